@@ -1,0 +1,269 @@
+//! The kernel signature: the ABI shared by the compiler (which produces it) and the runtime
+//! (which checks arguments against it and builds the launch parameter buffer).
+//!
+//! Invariants:
+//! - `params` lists the PTX kernel parameters in declaration order; the PTX entry point takes
+//!   exactly these, with the sizes and alignments `AbiParam::size_align` gives.
+//! - Every `Tensor` named by an `AbiParam` is declared in `tensors`; every shape symbol used by a
+//!   tensor, a `Dim` parameter or the grid is a symbol of some tensor's shape.
+//! - The signature has a one-line-per-item text form (`Display`, parsed back by
+//!   `Signature::parse`), embedded in the macro output and read by the runtime.
+
+use std::fmt;
+
+/// Element type of a tensor or of a buffer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ElemType {
+    /// bfloat16.
+    Bf16,
+    /// IEEE half.
+    F16,
+    /// IEEE single.
+    F32,
+}
+
+impl ElemType {
+    /// Size in bytes.
+    pub fn bytes(self) -> u32 {
+        match self {
+            ElemType::Bf16 | ElemType::F16 => 2,
+            ElemType::F32 => 4,
+        }
+    }
+    /// The DSL / text spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            ElemType::Bf16 => "bf16",
+            ElemType::F16 => "f16",
+            ElemType::F32 => "f32",
+        }
+    }
+    /// Parses the DSL / text spelling.
+    pub fn from_name(s: &str) -> Option<ElemType> {
+        Some(match s {
+            "bf16" => ElemType::Bf16,
+            "f16" => ElemType::F16,
+            "f32" => ElemType::F32,
+            _ => return None,
+        })
+    }
+}
+
+/// Shared-memory swizzle mode of a layout (and of the TMA box that writes it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Swizzle {
+    /// No swizzle (interleave none).
+    None,
+    /// 32-byte swizzle.
+    B32,
+    /// 64-byte swizzle.
+    B64,
+    /// 128-byte swizzle.
+    B128,
+}
+
+impl Swizzle {
+    /// Span in bytes of one swizzle row (the largest inner box extent TMA accepts with it),
+    /// or `None` when unswizzled.
+    pub fn span_bytes(self) -> Option<u32> {
+        match self {
+            Swizzle::None => None,
+            Swizzle::B32 => Some(32),
+            Swizzle::B64 => Some(64),
+            Swizzle::B128 => Some(128),
+        }
+    }
+    /// Alignment in bytes the shared-memory buffer needs for the pattern to repeat from its
+    /// base (8 rows of the span; 1024 B for 128B swizzle).
+    pub fn align_bytes(self) -> u32 {
+        match self {
+            Swizzle::None => 128,
+            Swizzle::B32 => 256,
+            Swizzle::B64 => 512,
+            Swizzle::B128 => 1024,
+        }
+    }
+    /// The DSL / text spelling.
+    pub fn name(self) -> &'static str {
+        match self {
+            Swizzle::None => "none",
+            Swizzle::B32 => "B32",
+            Swizzle::B64 => "B64",
+            Swizzle::B128 => "B128",
+        }
+    }
+    /// Parses the DSL / text spelling.
+    pub fn from_name(s: &str) -> Option<Swizzle> {
+        Some(match s {
+            "none" | "None" => Swizzle::None,
+            "B32" => Swizzle::B32,
+            "B64" => Swizzle::B64,
+            "B128" => Swizzle::B128,
+            _ => return None,
+        })
+    }
+}
+
+/// A global tensor argument of the kernel: its element type and its shape as symbols,
+/// outermost dimension first (row-major: the last dimension is contiguous).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TensorDecl {
+    /// Parameter name in the user's function.
+    pub name: String,
+    /// Element type.
+    pub elem: ElemType,
+    /// Shape symbols, outermost first (e.g. `["M", "K"]`).
+    pub shape: Vec<String>,
+}
+
+/// One PTX kernel parameter.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AbiParam {
+    /// A `CUtensorMap` (128 bytes, 64-byte aligned, passed by value) for `tensor`, with the box
+    /// the kernel loads or stores, innermost dimension first as the TMA encoder takes it.
+    TensorMap {
+        /// The tensor it describes.
+        tensor: String,
+        /// Box extents in elements, innermost first.
+        box_dims: Vec<u32>,
+        /// Swizzle the box is written with.
+        swizzle: Swizzle,
+    },
+    /// The tensor's base address (`u64`).
+    Pointer {
+        /// The tensor.
+        tensor: String,
+    },
+    /// The tensor's stride of dimension `dim` (outermost = 0), in elements, as `u64`.
+    Stride {
+        /// The tensor.
+        tensor: String,
+        /// Dimension index, outermost first.
+        dim: usize,
+    },
+    /// A shape symbol's runtime value, as `u32`.
+    Dim {
+        /// The symbol (e.g. `"M"`).
+        symbol: String,
+    },
+}
+
+impl AbiParam {
+    /// (size, alignment) in bytes of the parameter in the launch buffer.
+    pub fn size_align(&self) -> (usize, usize) {
+        match self {
+            AbiParam::TensorMap { .. } => (128, 64),
+            AbiParam::Pointer { .. } | AbiParam::Stride { .. } => (8, 8),
+            AbiParam::Dim { .. } => (4, 4),
+        }
+    }
+}
+
+/// An integer expression over shape symbols, used for the grid.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SymExpr {
+    /// A constant.
+    Const(u64),
+    /// A shape symbol.
+    Sym(String),
+    /// Ceiling division.
+    CeilDiv(Box<SymExpr>, Box<SymExpr>),
+    /// Product.
+    Mul(Box<SymExpr>, Box<SymExpr>),
+}
+
+impl SymExpr {
+    /// Evaluates with `lookup` giving each symbol's value; `None` if a symbol is unknown or a
+    /// division by zero happens.
+    pub fn eval(&self, lookup: &dyn Fn(&str) -> Option<u64>) -> Option<u64> {
+        match self {
+            SymExpr::Const(c) => Some(*c),
+            SymExpr::Sym(s) => lookup(s),
+            SymExpr::CeilDiv(a, b) => {
+                let (a, b) = (a.eval(lookup)?, b.eval(lookup)?);
+                if b == 0 { None } else { Some(a.div_ceil(b)) }
+            }
+            SymExpr::Mul(a, b) => a.eval(lookup)?.checked_mul(b.eval(lookup)?),
+        }
+    }
+}
+
+impl fmt::Display for SymExpr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SymExpr::Const(c) => write!(f, "{c}"),
+            SymExpr::Sym(s) => write!(f, "{s}"),
+            SymExpr::CeilDiv(a, b) => write!(f, "cdiv({a}, {b})"),
+            SymExpr::Mul(a, b) => write!(f, "mul({a}, {b})"),
+        }
+    }
+}
+
+/// Compilation target.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Target {
+    /// Hopper with the arch-specific features (wgmma, setmaxnreg).
+    Sm90a,
+    /// Datacenter Blackwell with the arch-specific features (tcgen05, TMEM).
+    Sm100a,
+}
+
+impl Target {
+    /// Every target, in a fixed order.
+    pub const ALL: [Target; 2] = [Target::Sm90a, Target::Sm100a];
+    /// `sm_90a` / `sm_100a`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Sm90a => "sm_90a",
+            Target::Sm100a => "sm_100a",
+        }
+    }
+    /// Parses `sm_90a` / `sm_100a`. Other names give an explanation of why not.
+    pub fn from_name(s: &str) -> Result<Target, String> {
+        match s {
+            "sm_90a" => Ok(Target::Sm90a),
+            "sm_100a" => Ok(Target::Sm100a),
+            "sm_90" => Err("`sm_90` lacks wgmma and setmaxnreg; write `sm_90a`".into()),
+            "sm_100" => Err("`sm_100` lacks tcgen05; write `sm_100a`".into()),
+            "sm_120" | "sm_120a" | "sm_121" | "sm_121a" => Err(format!(
+                "`{s}` (consumer Blackwell) has no tcgen05 or tensor memory; tirx targets `sm_90a` and `sm_100a`"
+            )),
+            _ => Err(format!("unknown target `{s}`; tirx targets `sm_90a` and `sm_100a`")),
+        }
+    }
+    /// Whether the target has tcgen05 and tensor memory.
+    pub fn has_tcgen05(self) -> bool {
+        matches!(self, Target::Sm100a)
+    }
+    /// Whether the target has wgmma.
+    pub fn has_wgmma(self) -> bool {
+        matches!(self, Target::Sm90a)
+    }
+}
+
+/// Shared memory a CTA may use at most on both targets (227 KB; CUDA C Programming Guide,
+/// compute capability 9.0 and 10.0 tables).
+pub const MAX_SMEM_BYTES: u32 = 227 * 1024;
+
+/// The kernel signature.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Signature {
+    /// PTX entry name (the user's function name plus config and target).
+    pub entry: String,
+    /// Target.
+    pub target: Target,
+    /// Global tensors, in the user's parameter order.
+    pub tensors: Vec<TensorDecl>,
+    /// PTX parameters in order.
+    pub params: Vec<AbiParam>,
+    /// Threads per CTA (x only).
+    pub threads: u32,
+    /// Cluster dimensions.
+    pub cluster: [u32; 3],
+    /// Grid dimensions, in CTAs, as expressions over shape symbols.
+    pub grid: [SymExpr; 3],
+    /// Dynamic shared memory in bytes.
+    pub smem_bytes: u32,
+    /// Tensor-memory columns allocated (0 on Hopper).
+    pub tmem_cols: u32,
+}
