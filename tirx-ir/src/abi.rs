@@ -149,6 +149,21 @@ pub enum AbiParam {
 }
 
 impl AbiParam {
+    /// The PTX parameter name: `p_<tensor>_tmap_<inner box>x<outer box…>`, `p_<tensor>_ptr`, `p_<tensor>_stride<dim>`,
+    /// `p_dim_<symbol>`. Lowering and the PTX writer both use this function.
+    pub fn ptx_name(&self) -> String {
+        match self {
+            AbiParam::TensorMap {
+                tensor, box_dims, ..
+            } => {
+                let dims: Vec<String> = box_dims.iter().map(|d| d.to_string()).collect();
+                format!("p_{tensor}_tmap_{}", dims.join("x"))
+            }
+            AbiParam::Pointer { tensor } => format!("p_{tensor}_ptr"),
+            AbiParam::Stride { tensor, dim } => format!("p_{tensor}_stride{dim}"),
+            AbiParam::Dim { symbol } => format!("p_dim_{symbol}"),
+        }
+    }
     /// (size, alignment) in bytes of the parameter in the launch buffer.
     pub fn size_align(&self) -> (usize, usize) {
         match self {
@@ -228,7 +243,9 @@ impl Target {
             "sm_120" | "sm_120a" | "sm_121" | "sm_121a" => Err(format!(
                 "`{s}` (consumer Blackwell) has no tcgen05 or tensor memory; tirx targets `sm_90a` and `sm_100a`"
             )),
-            _ => Err(format!("unknown target `{s}`; tirx targets `sm_90a` and `sm_100a`")),
+            _ => Err(format!(
+                "unknown target `{s}`; tirx targets `sm_90a` and `sm_100a`"
+            )),
         }
     }
     /// Whether the target has tcgen05 and tensor memory.

@@ -2,4 +2,19 @@
 //! signature ABI shared with the runtime.
 
 pub mod abi;
+pub mod abi_text;
+pub mod arena;
+pub mod diag;
+pub mod dispatch;
 pub mod encode;
+pub mod ir;
+pub mod lower;
+pub mod parse;
+pub mod passes;
+pub mod valid;
+pub mod inst;
+pub mod print;
+
+pub use arena::{Arena, Handle};
+pub use diag::{Diagnostic, Diagnostics};
+pub use ir::*;

@@ -1,0 +1,69 @@
+//! `tma_load` — a global tile into a shared buffer through the TMA engine.
+//!
+//! When: `copy(smem_tile, tensor.tile(..), bar)` with the box legal for TMA (rank 1–5,
+//! extents ≤ 256, inner extent a multiple of 16 bytes and within the swizzle span), run by
+//! one thread.
+//! Before: `copy @a_s[%s] <- global a[%m, %k] bar @pipe.full[%s]`
+//! After: the tensor map's generic address, the destination and barrier addresses, and
+//! `cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
+//! [dst], [map, {k*BK, m*BM}], [bar]` — coordinates in elements, innermost first.
+//! PTX used: PTX ISA §9.7.9.25.5.1 (cp.async.bulk.tensor), §9.7.9.18 (cvta.param).
+//! The runtime encodes the map with the same box and swizzle (`AbiParam::TensorMap`), so the
+//! swizzle TMA writes is the one the buffer declares.
+
+use super::tma_box;
+use crate::diag::Diagnostics;
+use crate::dispatch::{Cx, Variant};
+use crate::inst::reg;
+use crate::ir::{Expr, Inst, Op, ScalarType, TileRef};
+use crate::lower::{Lower, mul};
+
+/// The variant.
+pub static VARIANT: Variant = Variant { name: "tma_load", priority: 10, applies, lower };
+
+fn applies(cx: &Cx) -> Result<(), String> {
+    let Op::Copy { dst, src, bar, .. } = cx.op else { return Err("not a copy".into()) };
+    if !matches!(src, TileRef::Global { .. }) {
+        return Err("the source is not a global tile".into());
+    }
+    if bar.is_none() {
+        return Err("a TMA load signals an mbarrier: pass one as the third argument".into());
+    }
+    tma_box(cx.k, dst, src)?;
+    if !cx.threads.is_single() {
+        return Err(format!("it runs on {}; a TMA load is issued by one thread (`#[scope(warp = W, elect)]`)", cx.threads.describe()));
+    }
+    Ok(())
+}
+
+/// TMA coordinates (elements, innermost first) of tile `coords` (tile units, outermost first).
+pub fn element_coords(lw: &mut Lower, coords: &[Expr], dims: &[u32]) -> Vec<crate::ir::Operand> {
+    coords
+        .iter()
+        .zip(dims)
+        .rev()
+        .map(|(c, &d)| {
+            let e = mul(c.clone(), Expr::u32(d));
+            match e {
+                Expr::Imm(v, _) => crate::ir::Operand::Imm(v),
+                e => reg(lw.let_("crd", ScalarType::U32, e)),
+            }
+        })
+        .collect()
+}
+
+fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
+    let Op::Copy { dst, src, bar: Some(bar), .. } = op else { return Err(lw.internal("tma_load on a non-load")) };
+    let (b, dims) = tma_box(lw.k, dst, src).map_err(|e| lw.error(e))?;
+    let swizzle = b.layout.swizzle;
+    let TileRef::Buf { buf, index } = dst else { unreachable!("checked by tma_box") };
+    let TileRef::Global { tensor, coords } = src else { unreachable!("checked by tma_box") };
+    let inner_first: Vec<u32> = dims.iter().rev().copied().collect();
+    let map = lw.tensor_map(tensor, inner_first, swizzle);
+    let crd = element_coords(lw, coords, &dims);
+    let dst_e = lw.smem_addr(*buf, index)?;
+    let dst_v = lw.let_("dst", ScalarType::U32, dst_e);
+    let bar_v = lw.bar_addr_var(bar)?;
+    lw.inst(Inst::cp_async_bulk_tensor_load(dst_v, map, crd, bar_v));
+    Ok(())
+}

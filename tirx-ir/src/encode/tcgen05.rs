@@ -1,0 +1,577 @@
+//! Blackwell `tcgen05.mma`: the 64-bit shared-memory descriptor, the 32-bit instruction
+//! descriptor of `.kind::f16` / `.kind::tf32`, and Tensor Memory addresses.
+//!
+//! Shared-memory descriptor — PTX ISA 9.x §9.7.16.4.1 "Shared Memory Descriptor", Table 40:
+//!
+//! | bits  | width | field                                                          |
+//! |-------|-------|----------------------------------------------------------------|
+//! | 0-13  | 14    | matrix-descriptor-encode(matrix start address)                 |
+//! | 16-29 | 14    | matrix-descriptor-encode(LBO, relative offset or absolute addr)|
+//! | 32-45 | 14    | matrix-descriptor-encode(SBO)                                  |
+//! | 46-48 | 3     | fixed constant 0b001                                           |
+//! | 49-51 | 3     | matrix base offset                                             |
+//! | 52    | 1     | leading dimension stride mode: 0 relative, 1 absolute          |
+//! | 53-60 | 8     | fixed constant 0                                               |
+//! | 61-63 | 3     | swizzle: 0 none, 1 128B with 32B atomic, 2 128B, 4 64B, 6 32B  |
+//!
+//! (3, 5, 7 are invalid swizzle values.) CUTLASS's `UMMA::SmemDescriptor`
+//! (`cute/arch/mma_sm100_desc.hpp`) agrees, calling bits 46-47 a 2-bit `version_` = 1.
+//!
+//! Instruction descriptor — PTX ISA 9.x §9.7.16.4.2 "Instruction descriptor", Table 42
+//! (`.kind::tf32`, `.kind::f16` columns):
+//!
+//! | bits  | field                                   | f16 kind            | tf32 kind |
+//! |-------|-----------------------------------------|---------------------|-----------|
+//! | 0-1   | sparsity selector                       | 0 (dense)           | 0         |
+//! | 2     | sparsity: dense 0 / sparse 1            | 0                   | 0         |
+//! | 3     | saturate (integer kinds only)           | 0                   | 0         |
+//! | 4-5   | dtype (D)                               | F16 = 0, F32 = 1    | F32 = 1   |
+//! | 6     | reserved                                | 0                   | 0         |
+//! | 7-9   | atype (A)                               | F16 = 0, BF16 = 1   | TF32 = 2  |
+//! | 10-12 | btype (B)                               | F16 = 0, BF16 = 1   | TF32 = 2  |
+//! | 13    | negate A                                | 0                   | 0         |
+//! | 14    | negate B                                | 0                   | 0         |
+//! | 15    | transpose A (0 = K-major, 1 = M-major)  |                     |           |
+//! | 16    | transpose B (0 = K-major, 1 = N-major)  |                     |           |
+//! | 17-22 | N >> 3                                  |                     |           |
+//! | 23    | reserved                                | 0                   | 0         |
+//! | 24-28 | M >> 4                                  |                     |           |
+//! | 29    | reserved                                | 0                   | 0         |
+//! | 30-31 | max shift (`.ws` only)                  | 0                   | 0         |
+//!
+//! CUTLASS's `UMMA::InstrDescriptor` (same file) puts `m_dim_` at bits [24, 29) after a 1-bit
+//! gap at 23, confirming the M position.
+//!
+//! Tensor Memory address — PTX ISA 9.x §9.7.16.1.1 "Tensor Memory Addressing": lane index in
+//! bits 31-16, column index in bits 15-0.
+
+use super::{AccType, EncodeError, Major, check_max, matrix_descriptor_encode};
+use crate::abi::{ElemType, Swizzle};
+
+/// Mask of the start-address field (bits 0-13) of the shared-memory descriptor.
+pub const START_ADDR_MASK: u64 = 0x3FFF;
+
+/// Lanes (rows) of Tensor Memory per CTA.
+pub const TMEM_LANES: u32 = 128;
+
+/// 32-bit columns of Tensor Memory per CTA.
+pub const TMEM_COLUMNS: u32 = 512;
+
+/// Swizzle mode of a `tcgen05` shared-memory descriptor (bits 61-63).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SwizzleMode {
+    /// No swizzling (code 0).
+    None,
+    /// 128-byte swizzle with 32-byte atomicity (code 1).
+    B128Atom32B,
+    /// 128-byte swizzle, 16-byte atomicity (code 2).
+    B128,
+    /// 64-byte swizzle (code 4).
+    B64,
+    /// 32-byte swizzle (code 6).
+    B32,
+}
+
+impl SwizzleMode {
+    /// The 3-bit code of bits 61-63 (Table 40).
+    pub fn code(self) -> u64 {
+        match self {
+            SwizzleMode::None => 0,
+            SwizzleMode::B128Atom32B => 1,
+            SwizzleMode::B128 => 2,
+            SwizzleMode::B64 => 4,
+            SwizzleMode::B32 => 6,
+        }
+    }
+}
+
+impl From<Swizzle> for SwizzleMode {
+    /// The layout's swizzle, with TMA's default 16-byte atomicity.
+    fn from(sw: Swizzle) -> Self {
+        match sw {
+            Swizzle::None => SwizzleMode::None,
+            Swizzle::B32 => SwizzleMode::B32,
+            Swizzle::B64 => SwizzleMode::B64,
+            Swizzle::B128 => SwizzleMode::B128,
+        }
+    }
+}
+
+/// How the LBO field is read (bit 52; PTX ISA §9.7.16.3.1 "Leading Dimension Stride").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LboMode {
+    /// LBO is a byte offset relative to the start address (bit 52 = 0); the usual mode.
+    Relative,
+    /// LBO is the absolute shared address of the second chunk (bit 52 = 1); only for a 48-byte
+    /// K tile, and supported on sm_103a only (§9.7.16.4.1.1 "Target ISA Note").
+    Absolute,
+}
+
+/// A `tcgen05.mma` shared-memory descriptor, in bytes (before encoding).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SmemDesc {
+    /// Shared-memory byte address of the operand tile; 16-byte aligned, below 256 KiB.
+    pub start_addr: u32,
+    /// Leading dimension stride in bytes (or absolute address, see [`LboMode`]): unused for
+    /// swizzled K-major tiles ("assumed to be 1", i.e. 16 bytes). 16-byte aligned.
+    pub lbo: u32,
+    /// Stride dimension byte offset: distance between 8-row groups (1024 B for a K-major
+    /// 128B-swizzled tile written by TMA). 16-byte aligned.
+    pub sbo: u32,
+    /// Matrix base offset (0-7): 0 when the swizzle pattern starts at the mode's repeat
+    /// boundary (Table 41: 1024/512/256 B), else `(pattern start address >> 7) & 7`.
+    pub base_offset: u8,
+    /// How LBO is read.
+    pub lbo_mode: LboMode,
+    /// Swizzle mode the tile was written with.
+    pub swizzle: SwizzleMode,
+}
+
+impl SmemDesc {
+    /// Encodes the 64-bit descriptor.
+    ///
+    /// Errors: start address, LBO or SBO not 16-byte aligned or ≥ 256 KiB, base offset > 7.
+    pub fn encode(&self) -> Result<u64, EncodeError> {
+        let start = matrix_descriptor_encode("start address", self.start_addr)?;
+        Ok(self.const_bits()? | start)
+    }
+
+    /// Every field but the start address, encoded.
+    fn const_bits(&self) -> Result<u64, EncodeError> {
+        let lbo = matrix_descriptor_encode("leading dimension byte offset", self.lbo)?;
+        let sbo = matrix_descriptor_encode("stride dimension byte offset", self.sbo)?;
+        check_max("base offset", u64::from(self.base_offset), 7)?;
+        let lbo_mode = match self.lbo_mode {
+            LboMode::Relative => 0u64,
+            LboMode::Absolute => 1,
+        };
+        Ok((lbo << 16)
+            | (sbo << 32)
+            | (0b001 << 46)
+            | (u64::from(self.base_offset) << 49)
+            | (lbo_mode << 52)
+            | (self.swizzle.code() << 61))
+    }
+}
+
+/// The shared-memory descriptor with start address 0.
+///
+/// Contract with generated code (as for `wgmma::desc_const_part`): the descriptor of an operand
+/// at shared address `addr` is `desc_const_part(..) | ((addr >> 4) & START_ADDR_MASK)`; bits
+/// 0-13 of the constant are zero, so OR and ADD agree, provided `addr` is 16-byte aligned and
+/// below 256 KiB.
+pub fn desc_const_part(
+    lbo: u32,
+    sbo: u32,
+    base_offset: u8,
+    lbo_mode: LboMode,
+    swizzle: SwizzleMode,
+) -> Result<u64, EncodeError> {
+    SmemDesc {
+        start_addr: 0,
+        lbo,
+        sbo,
+        base_offset,
+        lbo_mode,
+        swizzle,
+    }
+    .const_bits()
+}
+
+/// The `.kind` of a `tcgen05.mma`, decided by the operand types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// `.kind::f16`: f16 or bf16 operands, K = 16 per instruction (dense).
+    F16,
+    /// `.kind::tf32`: tf32 operands (stored as f32), K = 8 per instruction (dense).
+    Tf32,
+}
+
+impl Kind {
+    /// The PTX qualifier.
+    pub fn ptx(self) -> &'static str {
+        match self {
+            Kind::F16 => ".kind::f16",
+            Kind::Tf32 => ".kind::tf32",
+        }
+    }
+    /// K of one dense instruction (32 bytes of each operand row).
+    pub fn k(self) -> u32 {
+        match self {
+            Kind::F16 => 16,
+            Kind::Tf32 => 8,
+        }
+    }
+}
+
+/// The instruction descriptor of a dense `tcgen05.mma.cta_group::1` of `.kind::f16` or
+/// `.kind::tf32`, without negation, saturation or `.ws` shift.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct InstrDesc {
+    /// Accumulator (D) type.
+    pub d: AccType,
+    /// A element type (`F32` means tf32 operands).
+    pub a: ElemType,
+    /// B element type (must equal `a`).
+    pub b: ElemType,
+    /// Which dimension of A is contiguous in shared memory.
+    pub a_major: Major,
+    /// Which dimension of B is contiguous in shared memory.
+    pub b_major: Major,
+    /// Rows of D (64 or 128 for one CTA).
+    pub m: u32,
+    /// Columns of D (a multiple of 8 in 8..=256).
+    pub n: u32,
+}
+
+/// The 3-bit atype/btype code of Table 42 for `t`, given the kind.
+fn operand_code(kind: Kind, t: ElemType) -> u32 {
+    match (kind, t) {
+        (Kind::Tf32, _) => 2,
+        (Kind::F16, ElemType::Bf16) => 1,
+        (Kind::F16, _) => 0,
+    }
+}
+
+impl InstrDesc {
+    /// The `.kind` these operand and accumulator types select.
+    ///
+    /// Errors ([`EncodeError::Types`]): A and B differ, a type no `tcgen05` kind handled here
+    /// takes, an f16 accumulator with bf16 or tf32 operands (PTX ISA §9.7.16.2.1 "Matrix
+    /// Shape", Table 39: dtype `.f16` only with `.f16` operands; `.tf32` accumulates in `.f32`).
+    pub fn kind(&self) -> Result<Kind, EncodeError> {
+        if self.a != self.b {
+            return Err(EncodeError::Types(format!(
+                "A is {} but B is {}; tcgen05.mma takes one operand type",
+                self.a.name(),
+                self.b.name()
+            )));
+        }
+        let kind = if matches!(self.a, ElemType::F16 | ElemType::Bf16) {
+            Kind::F16
+        } else if self.a == ElemType::F32 {
+            Kind::Tf32
+        } else {
+            return Err(EncodeError::Types(format!(
+                "no tcgen05 kind for {} operands",
+                self.a.name()
+            )));
+        };
+        if self.d == AccType::F16 && self.a != ElemType::F16 {
+            return Err(EncodeError::Types(format!(
+                "an f16 accumulator needs f16 operands, not {}",
+                self.a.name()
+            )));
+        }
+        Ok(kind)
+    }
+
+    /// Checks M and N for a dense single-CTA MMA (PTX ISA §9.7.16.2.1, Table 39: kinds f16
+    /// and tf32, no `.ws`, CTA group 1: M ∈ {64, 128}, N ∈ {8, 16, …, 256}).
+    pub fn check_shape(&self) -> Result<(), EncodeError> {
+        if self.m != 64 && self.m != 128 {
+            return Err(EncodeError::Shape(format!(
+                "tcgen05.mma.cta_group::1 has M = 64 or 128, not M = {}",
+                self.m
+            )));
+        }
+        if self.n < 8 || self.n > 256 || !self.n.is_multiple_of(8) {
+            return Err(EncodeError::Shape(format!(
+                "tcgen05.mma N must be a multiple of 8 in 8..=256, not N = {}",
+                self.n
+            )));
+        }
+        Ok(())
+    }
+
+    /// Encodes the 32-bit instruction descriptor (Table 42), after checking types and shape.
+    pub fn encode(&self) -> Result<u32, EncodeError> {
+        let kind = self.kind()?;
+        self.check_shape()?;
+        let dtype = match self.d {
+            AccType::F16 => 0u32,
+            AccType::F32 => 1,
+        };
+        let major = |m: Major| match m {
+            Major::K => 0u32,
+            Major::MN => 1,
+        };
+        Ok((dtype << 4)
+            | (operand_code(kind, self.a) << 7)
+            | (operand_code(kind, self.b) << 10)
+            | (major(self.a_major) << 15)
+            | (major(self.b_major) << 16)
+            | ((self.n >> 3) << 17)
+            | ((self.m >> 4) << 24))
+    }
+}
+
+/// The Tensor Memory address of `lane` (bits 31-16) and 32-bit `column` (bits 15-0)
+/// (PTX ISA §9.7.16.1.1 "Tensor Memory Addressing").
+///
+/// The caller guarantees `lane < 128` and `column < 512` (checked in debug builds); use
+/// [`checked_tmem_addr`] where the values are not known to be in range. Adding a lane or column
+/// offset to an address from `tcgen05.alloc` is `base + tmem_addr(dl, dc)`.
+pub fn tmem_addr(lane: u32, column: u32) -> u32 {
+    debug_assert!(
+        lane < TMEM_LANES && column < TMEM_COLUMNS,
+        "TMEM ({lane}, {column})"
+    );
+    (lane << 16) | column
+}
+
+/// [`tmem_addr`] with range checks: lane below 128, column below 512.
+pub fn checked_tmem_addr(lane: u32, column: u32) -> Result<u32, EncodeError> {
+    check_max("TMEM lane", u64::from(lane), u64::from(TMEM_LANES - 1))?;
+    check_max(
+        "TMEM column",
+        u64::from(column),
+        u64::from(TMEM_COLUMNS - 1),
+    )?;
+    Ok(tmem_addr(lane, column))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encode::wgmma::kmajor_desc_fields;
+
+    fn bf16_kmajor(m: u32, n: u32) -> InstrDesc {
+        InstrDesc {
+            d: AccType::F32,
+            a: ElemType::Bf16,
+            b: ElemType::Bf16,
+            a_major: Major::K,
+            b_major: Major::K,
+            m,
+            n,
+        }
+    }
+
+    #[test]
+    fn instr_desc_bf16_f32_m128_n256_kmajor() {
+        // dtype F32 = 1     << 4  = 0x0000_0010
+        // atype BF16 = 1    << 7  = 0x0000_0080
+        // btype BF16 = 1    << 10 = 0x0000_0400
+        // transpose A/B = 0 (K-major)
+        // N >> 3 = 32       << 17 = 0x0040_0000
+        // M >> 4 = 8        << 24 = 0x0800_0000
+        // Public cross-check: pyptx's test `test_make_instr_desc_f16bf16_f32` (m=128, n=256,
+        // bf16, K-major) expects 0x08400490, and a Julia port's tests cite the same golden.
+        assert_eq!(bf16_kmajor(128, 256).encode(), Ok(0x0840_0490));
+    }
+
+    #[test]
+    fn instr_desc_other_types() {
+        let f16 = InstrDesc {
+            a: ElemType::F16,
+            b: ElemType::F16,
+            ..bf16_kmajor(128, 256)
+        };
+        // F32 acc (0x10), F16 A/B (code 0): 0x10 | 0x40_0000 | 0x800_0000. pyptx: 0x08400010.
+        assert_eq!(f16.encode(), Ok(0x0840_0010));
+        let tf32 = InstrDesc {
+            a: ElemType::F32,
+            b: ElemType::F32,
+            ..bf16_kmajor(128, 256)
+        };
+        // TF32 = 2: 2 << 7 = 0x100, 2 << 10 = 0x800; 0x10 | 0x900 | 0x0840_0000. pyptx: 0x08400910.
+        assert_eq!(tf32.kind(), Ok(Kind::Tf32));
+        assert_eq!(tf32.encode(), Ok(0x0840_0910));
+        // M = 64, N = 8, f16 x f16 -> f16, both MN-major:
+        // dtype 0; atype/btype 0; transpose A 1 << 15 = 0x8000; transpose B 1 << 16 = 0x1_0000;
+        // N >> 3 = 1 << 17 = 0x2_0000; M >> 4 = 4 << 24 = 0x0400_0000.
+        let small = InstrDesc {
+            d: AccType::F16,
+            a: ElemType::F16,
+            b: ElemType::F16,
+            a_major: Major::MN,
+            b_major: Major::MN,
+            m: 64,
+            n: 8,
+        };
+        assert_eq!(small.encode(), Ok(0x0403_8000));
+        // M = 128, N = 8 is legal for the SS form (Table 39: steps of 8 for M = 64 and 128).
+        assert_eq!(bf16_kmajor(128, 8).encode(), Ok(0x0802_0490));
+    }
+
+    #[test]
+    fn instr_desc_errors() {
+        for m in [0, 32, 96, 256] {
+            assert!(
+                matches!(bf16_kmajor(m, 128).encode(), Err(EncodeError::Shape(_))),
+                "M = {m}"
+            );
+        }
+        for n in [0, 4, 12, 260, 264, 512] {
+            assert!(
+                matches!(bf16_kmajor(128, n).encode(), Err(EncodeError::Shape(_))),
+                "N = {n}"
+            );
+        }
+        let f16_acc_bf16 = InstrDesc {
+            d: AccType::F16,
+            ..bf16_kmajor(128, 128)
+        };
+        assert!(matches!(f16_acc_bf16.encode(), Err(EncodeError::Types(_))));
+        let mixed = InstrDesc {
+            b: ElemType::F16,
+            ..bf16_kmajor(128, 128)
+        };
+        assert!(matches!(mixed.encode(), Err(EncodeError::Types(_))));
+        let tf32_f16_acc = InstrDesc {
+            d: AccType::F16,
+            a: ElemType::F32,
+            b: ElemType::F32,
+            ..bf16_kmajor(128, 128)
+        };
+        assert!(matches!(tf32_f16_acc.encode(), Err(EncodeError::Types(_))));
+    }
+
+    #[test]
+    fn smem_desc_kmajor_sw128_bf16_at_0x400() {
+        let (lbo, sbo) = kmajor_desc_fields(Swizzle::B128, 2).unwrap();
+        let d = SmemDesc {
+            start_addr: 0x400,
+            lbo,
+            sbo,
+            base_offset: 0,
+            lbo_mode: LboMode::Relative,
+            swizzle: Swizzle::B128.into(),
+        };
+        // start   0x400 >> 4 = 0x40           -> 0x0000_0000_0000_0040
+        // LBO     16 >> 4 = 1 << 16           -> 0x0000_0000_0001_0000
+        // SBO     1024 >> 4 = 0x40 << 32      -> 0x0000_0040_0000_0000
+        // fixed   0b001 << 46                 -> 0x0000_4000_0000_0000
+        // base 0, LBO mode 0
+        // swizzle 128B = 2 << 61              -> 0x4000_0000_0000_0000
+        assert_eq!(d.encode(), Ok(0x4000_4040_0001_0040));
+        let c = desc_const_part(lbo, sbo, 0, LboMode::Relative, SwizzleMode::B128).unwrap();
+        assert_eq!(c, 0x4000_4040_0001_0000);
+        assert_eq!(c | ((0x400 >> 4) & START_ADDR_MASK), 0x4000_4040_0001_0040);
+    }
+
+    #[test]
+    fn smem_desc_fields_in_place() {
+        let d = |swizzle, base_offset, lbo_mode| {
+            SmemDesc {
+                start_addr: 0,
+                lbo: 0,
+                sbo: 0,
+                base_offset,
+                lbo_mode,
+                swizzle,
+            }
+            .encode()
+        };
+        let fixed = 1u64 << 46; // 0x0000_4000_0000_0000
+        assert_eq!(d(SwizzleMode::None, 0, LboMode::Relative), Ok(fixed));
+        assert_eq!(
+            d(SwizzleMode::B128Atom32B, 0, LboMode::Relative),
+            Ok(0x2000_4000_0000_0000)
+        );
+        assert_eq!(
+            d(SwizzleMode::B128, 0, LboMode::Relative),
+            Ok(0x4000_4000_0000_0000)
+        );
+        assert_eq!(
+            d(SwizzleMode::B64, 0, LboMode::Relative),
+            Ok(0x8000_4000_0000_0000)
+        );
+        assert_eq!(
+            d(SwizzleMode::B32, 0, LboMode::Relative),
+            Ok(0xC000_4000_0000_0000)
+        );
+        // base 7 << 49 = 0x000E_0000_0000_0000; absolute LBO 1 << 52 = 0x0010_0000_0000_0000.
+        assert_eq!(
+            d(SwizzleMode::None, 7, LboMode::Absolute),
+            Ok(0x001E_4000_0000_0000)
+        );
+        // All 14-bit fields full: none may bleed into bits 14-15, 30-31 or the constant.
+        let full = SmemDesc {
+            start_addr: 0x3FFF0,
+            lbo: 0x3FFF0,
+            sbo: 0x3FFF0,
+            base_offset: 0,
+            lbo_mode: LboMode::Relative,
+            swizzle: SwizzleMode::None,
+        };
+        assert_eq!(full.encode(), Ok(0x0000_7FFF_3FFF_3FFF));
+    }
+
+    #[test]
+    fn smem_desc_errors() {
+        let ok = SmemDesc {
+            start_addr: 0x400,
+            lbo: 16,
+            sbo: 1024,
+            base_offset: 0,
+            lbo_mode: LboMode::Relative,
+            swizzle: SwizzleMode::B128,
+        };
+        assert!(matches!(
+            SmemDesc {
+                start_addr: 0x401,
+                ..ok
+            }
+            .encode(),
+            Err(EncodeError::Misaligned {
+                field: "start address",
+                ..
+            })
+        ));
+        assert!(matches!(
+            SmemDesc {
+                sbo: 0x4_0000,
+                ..ok
+            }
+            .encode(),
+            Err(EncodeError::Overflow {
+                field: "stride dimension byte offset",
+                ..
+            })
+        ));
+        assert!(matches!(
+            SmemDesc {
+                base_offset: 8,
+                ..ok
+            }
+            .encode(),
+            Err(EncodeError::Overflow {
+                field: "base offset",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn tmem_addresses() {
+        assert_eq!(tmem_addr(0, 0), 0);
+        // lane 32 << 16 = 0x0020_0000, column 5.
+        assert_eq!(tmem_addr(32, 5), 0x0020_0005);
+        // lane 127 << 16 = 0x007F_0000, column 511 = 0x1FF.
+        assert_eq!(checked_tmem_addr(127, 511), Ok(0x007F_01FF));
+        assert!(matches!(
+            checked_tmem_addr(128, 0),
+            Err(EncodeError::Overflow {
+                field: "TMEM lane",
+                ..
+            })
+        ));
+        assert!(matches!(
+            checked_tmem_addr(0, 512),
+            Err(EncodeError::Overflow {
+                field: "TMEM column",
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn kinds() {
+        assert_eq!(bf16_kmajor(128, 256).kind(), Ok(Kind::F16));
+        assert_eq!(Kind::F16.ptx(), ".kind::f16");
+        assert_eq!(Kind::Tf32.k(), 8);
+        assert_eq!(Kind::F16.k(), 16);
+    }
+}

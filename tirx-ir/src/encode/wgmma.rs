@@ -1,0 +1,373 @@
+//! Hopper `wgmma.mma_async`: the 64-bit shared-memory matrix descriptor, the LBO/SBO of a
+//! K-major operand tile written by TMA, and the legal instruction shapes.
+//!
+//! Descriptor layout — PTX ISA 9.x §9.7.15.5.1.2.2 "Matrix Descriptor Format" (wgmma section):
+//!
+//! | bits  | width | field                                                        |
+//! |-------|-------|--------------------------------------------------------------|
+//! | 0-13  | 14    | matrix-descriptor-encode(matrix start address)               |
+//! | 16-29 | 14    | matrix-descriptor-encode(leading dimension byte offset, LBO) |
+//! | 32-45 | 14    | matrix-descriptor-encode(stride dimension byte offset, SBO)  |
+//! | 49-51 | 3     | matrix base offset (not valid with no-swizzle)               |
+//! | 62-63 | 2     | swizzle: 0 none, 1 = 128B, 2 = 64B, 3 = 32B                  |
+//!
+//! with `matrix-descriptor-encode(x) = (x & 0x3FFFF) >> 4`; all other bits are zero. The same
+//! positions appear in CUTLASS's `GmmaDescriptor` (`cute/arch/mma_sm90_desc.hpp`, whose
+//! `LayoutType` is `INTERLEAVE = 0, B128 = 1, B64 = 2, B32 = 3`).
+//!
+//! Invariants: [`SmemDesc`] holds byte values; encoding divides by 16 and refuses values that are
+//! misaligned or do not fit (≥ 256 KiB), instead of letting them wrap as the hardware would.
+
+use super::{EncodeError, check_max, matrix_descriptor_encode};
+use crate::abi::{ElemType, Swizzle};
+
+/// Mask of the start-address field (bits 0-13), in which generated code places the runtime
+/// `(smem_addr >> 4)` of an operand (see [`desc_const_part`]).
+pub const START_ADDR_MASK: u64 = 0x3FFF;
+
+/// A `wgmma` shared-memory matrix descriptor, in bytes (before encoding).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SmemDesc {
+    /// Shared-memory (`.shared::cta` window) byte address of the operand tile; 16-byte aligned,
+    /// below 256 KiB.
+    pub start_addr: u32,
+    /// Leading dimension byte offset: K-major no-swizzle — distance between the two core
+    /// matrices adjacent in K; K-major swizzled — unused, conventionally 16 (encodes as 1);
+    /// MN-major — see PTX ISA §9.7.15.5.1.2 "Shared Memory Matrix Layout". 16-byte aligned.
+    pub lbo: u32,
+    /// Stride dimension byte offset: the distance between consecutive groups of 8 rows (core
+    /// matrices adjacent in M or N) for K-major tiles. 16-byte aligned.
+    pub sbo: u32,
+    /// Matrix base offset (0-7): 0 when the swizzle pattern starts at the mode's repeat boundary
+    /// (1024/512/256 B for 128B/64B/32B), else `(pattern start address >> 7) & 7`.
+    pub base_offset: u8,
+    /// Swizzle mode the tile was written with (must match the TMA box's).
+    pub swizzle: Swizzle,
+}
+
+/// The 2-bit swizzle code of bits 62-63 (PTX ISA §9.7.15.5.1.2.2).
+pub fn swizzle_code(sw: Swizzle) -> u64 {
+    match sw {
+        Swizzle::None => 0,
+        Swizzle::B128 => 1,
+        Swizzle::B64 => 2,
+        Swizzle::B32 => 3,
+    }
+}
+
+impl SmemDesc {
+    /// Encodes the 64-bit descriptor.
+    ///
+    /// Errors: start address, LBO or SBO not 16-byte aligned ([`EncodeError::Misaligned`]) or
+    /// ≥ 256 KiB, base offset > 7 ([`EncodeError::Overflow`]), or a non-zero base offset without
+    /// swizzle ([`EncodeError::Unsupported`]: the ISA defines it for swizzled modes only).
+    pub fn encode_wgmma(&self) -> Result<u64, EncodeError> {
+        let start = matrix_descriptor_encode("start address", self.start_addr)?;
+        Ok(self.const_bits()? | start)
+    }
+
+    /// Every field but the start address, encoded.
+    fn const_bits(&self) -> Result<u64, EncodeError> {
+        let lbo = matrix_descriptor_encode("leading dimension byte offset", self.lbo)?;
+        let sbo = matrix_descriptor_encode("stride dimension byte offset", self.sbo)?;
+        check_max("base offset", u64::from(self.base_offset), 7)?;
+        if self.base_offset != 0 && self.swizzle == Swizzle::None {
+            return Err(EncodeError::Unsupported(
+                "a wgmma base offset is only defined for swizzled layouts".into(),
+            ));
+        }
+        Ok((lbo << 16)
+            | (sbo << 32)
+            | (u64::from(self.base_offset) << 49)
+            | (swizzle_code(self.swizzle) << 62))
+    }
+}
+
+/// The descriptor with start address 0: everything known at compile time.
+///
+/// Contract with generated code: the full descriptor of an operand at shared address `addr` is
+/// `desc_const_part(..) | ((addr >> 4) & START_ADDR_MASK)` — bits 0-13 of the constant are zero,
+/// so OR and ADD give the same result. The caller guarantees what [`SmemDesc::encode_wgmma`]
+/// checks: `addr` is 16-byte aligned and below 256 KiB (so `addr >> 4` fits in 14 bits and does
+/// not carry into the LBO field). Advancing an operand by `d` bytes along K inside one swizzle
+/// atom is likewise `desc + (d >> 4)`, as CUTLASS's `DescriptorIterator` does, under the same
+/// no-carry condition.
+pub fn desc_const_part(
+    lbo: u32,
+    sbo: u32,
+    base_offset: u8,
+    swizzle: Swizzle,
+) -> Result<u64, EncodeError> {
+    SmemDesc {
+        start_addr: 0,
+        lbo,
+        sbo,
+        base_offset,
+        swizzle,
+    }
+    .const_bits()
+}
+
+/// (LBO, SBO) in bytes for a K-major operand tile laid out the way TMA writes a box with
+/// `swizzle`: rows of `span` bytes (`swizzle.span_bytes()`, the box's inner extent), one M/N row
+/// after another, so 8 consecutive rows form one swizzle atom.
+///
+/// - SBO = 8 rows × span: the distance between core-matrix groups adjacent in M/N (1024 B for
+///   128B swizzle).
+/// - LBO = 16 (encoded 1): K-major swizzled layouts do not use it; the ISA says it is "assumed
+///   to be 1" (PTX ISA §9.7.16.3.1.1, the tcgen05 statement of the same layout rule), and
+///   CUTLASS's `make_gmma_desc<Major::K>` (`cute/atom/mma_traits_sm90_gmma.hpp`) derives it as
+///   the stride 1 (in 16-byte units) of the canonical layout `Swizzle<3,4,3> o ((8,n),2):((8,SBO),1)`.
+///   For K-major SW128 bf16 that function yields leading_byte_offset 1 and stride_byte_offset 64
+///   (= 1024 B), the values this returns.
+///
+/// The result is the same for every element size (the layout is defined in 16-byte units and
+/// one MMA K-step is 32 bytes, which every span covers); `elem_bytes` is checked to be an
+/// operand size the MMAs take (1, 2 or 4).
+///
+/// Errors: [`EncodeError::Unsupported`] without swizzle — a TMA box written without swizzle is
+/// not in core-matrix order unless its inner extent is 16 bytes, and its LBO then depends on the
+/// tile's row count, which this function does not take.
+pub fn kmajor_desc_fields(swizzle: Swizzle, elem_bytes: u32) -> Result<(u32, u32), EncodeError> {
+    if !matches!(elem_bytes, 1 | 2 | 4) {
+        return Err(EncodeError::Types(format!(
+            "{elem_bytes}-byte MMA operands"
+        )));
+    }
+    match swizzle.span_bytes() {
+        Some(span) => Ok((16, 8 * span)),
+        None => Err(EncodeError::Unsupported(
+            "K-major operand without swizzle: LBO depends on the tile's rows; use a swizzled layout"
+                .into(),
+        )),
+    }
+}
+
+/// Checks a `wgmma.mma_async` shape `m64nNkK` for dense A/B of element type `a`
+/// (PTX ISA §9.7.15.5.2 "wgmma.mma_async", `.shape` lists; §9.7.15.2 "Matrix Shape"):
+/// M = 64 always; K = 16 for `.f16`/`.bf16`, K = 8 for `.tf32` (written `ElemType::F32` here);
+/// N a multiple of 8 in 8..=256.
+pub fn wgmma_shape_ok(m: u32, n: u32, k: u32, a: ElemType) -> Result<(), String> {
+    let want_k = if matches!(a, ElemType::F16 | ElemType::Bf16) {
+        16
+    } else if a == ElemType::F32 {
+        8
+    } else {
+        return Err(format!("wgmma has no dense {} variant here", a.name()));
+    };
+    if m != 64 {
+        return Err(format!("wgmma has M = 64 only, not M = {m}"));
+    }
+    if k != want_k {
+        return Err(format!(
+            "wgmma with {} operands has K = {want_k}, not K = {k}",
+            a.name()
+        ));
+    }
+    if n == 0 || n > 256 || !n.is_multiple_of(8) {
+        return Err(format!(
+            "wgmma N must be a multiple of 8 in 8..=256, not N = {n}"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kmajor_sw128_bf16_at_0x400() {
+        let (lbo, sbo) = kmajor_desc_fields(Swizzle::B128, 2).unwrap();
+        assert_eq!((lbo, sbo), (16, 1024));
+        let desc = SmemDesc {
+            start_addr: 0x400,
+            lbo,
+            sbo,
+            base_offset: 0,
+            swizzle: Swizzle::B128,
+        };
+        // start   0x400 >> 4 = 0x40                       -> 0x0000_0000_0000_0040
+        // LBO     16 >> 4 = 1, << 16                      -> 0x0000_0000_0001_0000
+        // SBO     1024 >> 4 = 0x40, << 32                 -> 0x0000_0040_0000_0000
+        // base    0 << 49                                 -> 0
+        // swizzle 128B = 1, << 62                         -> 0x4000_0000_0000_0000
+        // This is also the value CuTe prints for a K-major SW128 16-bit tile at 0x400
+        // (`GmmaDescriptor: 0x4000004000010040`, start_addr 0x0040, leading_off 1,
+        // stride_off 64, layout_type B128), quoted in public CuTe walk-throughs of
+        // `make_gmma_desc` and in a recorded H100 run of an MLIR nvgpu TMA+WGMMA example.
+        assert_eq!(desc.encode_wgmma(), Ok(0x4000_0040_0001_0040));
+    }
+
+    #[test]
+    fn const_part_plus_runtime_address() {
+        let c = desc_const_part(16, 1024, 0, Swizzle::B128).unwrap();
+        assert_eq!(c, 0x4000_0040_0001_0000);
+        assert_eq!(c & START_ADDR_MASK, 0);
+        for addr in [0u32, 0x400, 0x1_2340, 0x3FFF0] {
+            let full = SmemDesc {
+                start_addr: addr,
+                lbo: 16,
+                sbo: 1024,
+                base_offset: 0,
+                swizzle: Swizzle::B128,
+            };
+            let runtime = (u64::from(addr) >> 4) & START_ADDR_MASK;
+            assert_eq!(full.encode_wgmma(), Ok(c | runtime));
+            assert_eq!(full.encode_wgmma(), Ok(c + runtime));
+        }
+    }
+
+    #[test]
+    fn every_field_at_its_maximum_stays_in_place() {
+        let desc = SmemDesc {
+            start_addr: 0x3FFF0,
+            lbo: 0x3FFF0,
+            sbo: 0x3FFF0,
+            base_offset: 7,
+            swizzle: Swizzle::B32,
+        };
+        // 0x3FFF           bits  0-13 -> 0x0000_0000_0000_3FFF
+        // 0x3FFF << 16     bits 16-29 -> 0x0000_0000_3FFF_0000
+        // 0x3FFF << 32     bits 32-45 -> 0x0000_3FFF_0000_0000
+        // 7 << 49          bits 49-51 -> 0x000E_0000_0000_0000
+        // 3 (32B) << 62    bits 62-63 -> 0xC000_0000_0000_0000
+        assert_eq!(desc.encode_wgmma(), Ok(0xC00E_3FFF_3FFF_3FFF));
+    }
+
+    #[test]
+    fn swizzle_codes() {
+        let d = |swizzle| {
+            SmemDesc {
+                start_addr: 0,
+                lbo: 0,
+                sbo: 0,
+                base_offset: 0,
+                swizzle,
+            }
+            .encode_wgmma()
+        };
+        assert_eq!(d(Swizzle::None), Ok(0));
+        assert_eq!(d(Swizzle::B128), Ok(1 << 62)); // 0x4000_0000_0000_0000
+        assert_eq!(d(Swizzle::B64), Ok(2 << 62)); // 0x8000_0000_0000_0000
+        assert_eq!(d(Swizzle::B32), Ok(3 << 62)); // 0xC000_0000_0000_0000
+    }
+
+    #[test]
+    fn kmajor_fields_per_swizzle() {
+        assert_eq!(kmajor_desc_fields(Swizzle::B64, 2), Ok((16, 512)));
+        assert_eq!(kmajor_desc_fields(Swizzle::B32, 4), Ok((16, 256)));
+        assert_eq!(kmajor_desc_fields(Swizzle::B128, 1), Ok((16, 1024)));
+        assert!(matches!(
+            kmajor_desc_fields(Swizzle::None, 2),
+            Err(EncodeError::Unsupported(_))
+        ));
+        assert!(matches!(
+            kmajor_desc_fields(Swizzle::B128, 8),
+            Err(EncodeError::Types(_))
+        ));
+    }
+
+    #[test]
+    fn errors() {
+        let ok = SmemDesc {
+            start_addr: 0x400,
+            lbo: 16,
+            sbo: 1024,
+            base_offset: 0,
+            swizzle: Swizzle::B128,
+        };
+        let misaligned = SmemDesc {
+            start_addr: 0x408,
+            ..ok
+        };
+        assert!(matches!(
+            misaligned.encode_wgmma(),
+            Err(EncodeError::Misaligned {
+                field: "start address",
+                value: 0x408,
+                align: 16
+            })
+        ));
+        let too_far = SmemDesc {
+            start_addr: 0x4_0000,
+            ..ok
+        };
+        assert!(matches!(
+            too_far.encode_wgmma(),
+            Err(EncodeError::Overflow {
+                field: "start address",
+                ..
+            })
+        ));
+        let big_sbo = SmemDesc {
+            sbo: 0x4_0000,
+            ..ok
+        };
+        assert!(matches!(
+            big_sbo.encode_wgmma(),
+            Err(EncodeError::Overflow {
+                field: "stride dimension byte offset",
+                ..
+            })
+        ));
+        let odd_lbo = SmemDesc { lbo: 8, ..ok };
+        assert!(matches!(
+            odd_lbo.encode_wgmma(),
+            Err(EncodeError::Misaligned {
+                field: "leading dimension byte offset",
+                ..
+            })
+        ));
+        let base = SmemDesc {
+            base_offset: 8,
+            ..ok
+        };
+        assert!(matches!(
+            base.encode_wgmma(),
+            Err(EncodeError::Overflow {
+                field: "base offset",
+                ..
+            })
+        ));
+        let base_unswizzled = SmemDesc {
+            base_offset: 1,
+            swizzle: Swizzle::None,
+            ..ok
+        };
+        assert!(matches!(
+            base_unswizzled.encode_wgmma(),
+            Err(EncodeError::Unsupported(_))
+        ));
+        assert!(desc_const_part(16, 1024, 0, Swizzle::B128).is_ok());
+        assert!(desc_const_part(16, 1025, 0, Swizzle::B128).is_err());
+    }
+
+    #[test]
+    fn base_offset_field() {
+        // A 128B tile whose pattern starts at 0x480 ((0x480 >> 7) & 7 = 1).
+        let d = SmemDesc {
+            start_addr: 0x480,
+            lbo: 16,
+            sbo: 1024,
+            base_offset: 1,
+            swizzle: Swizzle::B128,
+        };
+        // 0x480 >> 4 = 0x48; base 1 << 49 = 0x0002_0000_0000_0000.
+        assert_eq!(d.encode_wgmma(), Ok(0x4002_0040_0001_0048));
+    }
+
+    #[test]
+    fn shapes() {
+        assert_eq!(wgmma_shape_ok(64, 256, 16, ElemType::Bf16), Ok(()));
+        assert_eq!(wgmma_shape_ok(64, 8, 16, ElemType::F16), Ok(()));
+        assert_eq!(wgmma_shape_ok(64, 136, 16, ElemType::F16), Ok(()));
+        assert_eq!(wgmma_shape_ok(64, 128, 8, ElemType::F32), Ok(()));
+        assert!(wgmma_shape_ok(128, 128, 16, ElemType::Bf16).is_err());
+        assert!(wgmma_shape_ok(64, 0, 16, ElemType::Bf16).is_err());
+        assert!(wgmma_shape_ok(64, 264, 16, ElemType::Bf16).is_err());
+        assert!(wgmma_shape_ok(64, 12, 16, ElemType::Bf16).is_err());
+        assert!(wgmma_shape_ok(64, 128, 8, ElemType::Bf16).is_err());
+        assert!(wgmma_shape_ok(64, 128, 16, ElemType::F32).is_err());
+    }
+}

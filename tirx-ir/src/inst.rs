@@ -1,0 +1,265 @@
+//! Constructors for every PTX instruction the lowering emits, named after the mnemonic.
+//!
+//! Each cites the PTX ISA section (PTX ISA 9.0, docs.nvidia.com/cuda/parallel-thread-execution)
+//! that defines its syntax and semantics. Shared-memory addresses are 32-bit shared-window
+//! addresses (`.shared::cta` / `.shared::cluster` with a `u32` register), global addresses are
+//! 64-bit generic addresses.
+
+use crate::arena::Handle;
+use crate::ir::{Inst, Operand, Var};
+
+fn inst(opcode: impl Into<String>, dsts: Vec<Operand>, srcs: Vec<Operand>) -> Inst {
+    Inst { opcode: opcode.into(), dsts, srcs, guard: None }
+}
+
+/// A register operand.
+pub fn reg(v: Handle<Var>) -> Operand {
+    Operand::Reg(v)
+}
+
+/// `[v + off]`.
+pub fn mem(v: Handle<Var>, off: i64) -> Operand {
+    Operand::Mem(Box::new(Operand::Reg(v)), off)
+}
+
+impl Inst {
+    /// Guards the instruction with `@p` (or `@!p`).
+    pub fn guarded(mut self, p: Handle<Var>, negate: bool) -> Inst {
+        self.guard = Some(if negate { Operand::NotReg(p) } else { Operand::Reg(p) });
+        self
+    }
+
+    /// Generic arithmetic / logic `op.ty d, a, b` (§9.7.1 integer, §9.7.3 floating point,
+    /// §9.7.8 logic and shift). `op_ty` is e.g. `add.u32`, `mul.lo.u32`, `shl.b32`.
+    pub fn binary(op_ty: &str, d: Handle<Var>, a: Operand, b: Operand) -> Inst {
+        inst(op_ty, vec![reg(d)], vec![a, b])
+    }
+
+    /// `mov.ty d, a` (§9.7.9.1).
+    pub fn mov(ty: &str, d: Handle<Var>, a: Operand) -> Inst {
+        inst(format!("mov.{ty}"), vec![reg(d)], vec![a])
+    }
+
+    /// `setp.cmp.ty p, a, b` (§9.7.7.1 setp).
+    pub fn setp(cmp: &str, ty: &str, p: Handle<Var>, a: Operand, b: Operand) -> Inst {
+        inst(format!("setp.{cmp}.{ty}"), vec![reg(p)], vec![a, b])
+    }
+
+    /// `cvt.u64.u32 d, a` (§9.7.9.21 cvt).
+    pub fn cvt(to_from: &str, d: Handle<Var>, a: Operand) -> Inst {
+        inst(format!("cvt.{to_from}"), vec![reg(d)], vec![a])
+    }
+
+    /// `ld.param.ty d, [name]` (§9.7.9.8 ld, state space `.param`, §5.1.6).
+    pub fn ld_param(ty: &str, d: Handle<Var>, name: &str) -> Inst {
+        inst(
+            format!("ld.param.{ty}"),
+            vec![reg(d)],
+            vec![Operand::Mem(Box::new(Operand::Sym(name.into())), 0)],
+        )
+    }
+
+    /// `ld.shared.u32 d, [addr]` (§9.7.9.8 ld).
+    pub fn ld_shared_u32(d: Handle<Var>, addr: Handle<Var>, off: i64) -> Inst {
+        inst("ld.shared.u32", vec![reg(d)], vec![mem(addr, off)])
+    }
+
+    /// `st.global.ty [addr+off], v` (§9.7.9.10 st).
+    pub fn st_global(ty: &str, addr: Handle<Var>, off: i64, v: Operand) -> Inst {
+        inst(format!("st.global.{ty}"), vec![], vec![mem(addr, off), v])
+    }
+
+    /// `cvt.rn.bf16.f32` / `cvt.rn.f16.f32` into a b16 register (§9.7.9.21 cvt; bf16 needs
+    /// sm_80+).
+    pub fn cvt_rn_f32_to(half: &str, d: Handle<Var>, a: Handle<Var>) -> Inst {
+        inst(format!("cvt.rn.{half}.f32"), vec![reg(d)], vec![reg(a)])
+    }
+
+    /// `mov.u64 d, param; cvta.param.u64 d, d` — the generic address of a by-value kernel
+    /// parameter (§9.7.9.18 cvta with `.param`, PTX 7.7+). TMA must read the tensor map through
+    /// this address.
+    pub fn cvta_param(d: Handle<Var>, param: &str) -> [Inst; 2] {
+        [
+            inst("mov.u64", vec![reg(d)], vec![Operand::Sym(param.into())]),
+            inst("cvta.param.u64", vec![reg(d)], vec![reg(d)]),
+        ]
+    }
+
+    /// `elect.sync %r|%p, 0xffffffff` (§9.7.13.12 elect.sync, sm_90+): one lane of the warp
+    /// gets `p` true; `lane` receives the elected lane's index.
+    pub fn elect_sync(lane: Handle<Var>, p: Handle<Var>) -> Inst {
+        let pair = Operand::Pair(Box::new(reg(lane)), Box::new(reg(p)));
+        inst("elect.sync", vec![pair], vec![Operand::Imm(0xffff_ffff)])
+    }
+
+    /// `bar.sync 0` (§9.7.13.4 bar/barrier): all threads of the CTA.
+    pub fn bar_sync() -> Inst {
+        inst("bar.sync", vec![], vec![Operand::Imm(0)])
+    }
+
+    /// `mbarrier.init.shared::cta.b64 [addr], count` (§9.7.13.15.9 mbarrier.init).
+    pub fn mbarrier_init(addr: Handle<Var>, off: i64, count: u32) -> Inst {
+        inst("mbarrier.init.shared::cta.b64", vec![], vec![mem(addr, off), Operand::Imm(count as i64)])
+    }
+
+    /// `mbarrier.arrive.shared::cta.b64 _, [addr]` (§9.7.13.15.13 mbarrier.arrive).
+    pub fn mbarrier_arrive(addr: Handle<Var>) -> Inst {
+        inst("mbarrier.arrive.shared::cta.b64", vec![Operand::Sym("_".into())], vec![mem(addr, 0)])
+    }
+
+    /// `mbarrier.arrive.expect_tx.shared::cta.b64 _, [addr], bytes` (§9.7.13.15.13, the
+    /// `.expect_tx` form; PTX 8.0, sm_90+): arrive once and raise the tx-count by `bytes`.
+    pub fn mbarrier_arrive_expect_tx(addr: Handle<Var>, bytes: u32) -> Inst {
+        inst(
+            "mbarrier.arrive.expect_tx.shared::cta.b64",
+            vec![Operand::Sym("_".into())],
+            vec![mem(addr, 0), Operand::Imm(bytes as i64)],
+        )
+    }
+
+    /// `mbarrier.try_wait.parity.shared::cta.b64 p, [addr], parity` (§9.7.13.15.16
+    /// mbarrier.test_wait/try_wait): `p` true once the phase with that parity completed.
+    pub fn mbarrier_try_wait_parity(p: Handle<Var>, addr: Handle<Var>, parity: Operand) -> Inst {
+        inst("mbarrier.try_wait.parity.shared::cta.b64", vec![reg(p)], vec![mem(addr, 0), parity])
+    }
+
+    /// `fence.mbarrier_init.release.cluster` (§9.7.13.4 membar/fence): makes barrier inits
+    /// visible to the async proxy and other CTAs of the cluster.
+    pub fn fence_mbarrier_init() -> Inst {
+        inst("fence.mbarrier_init.release.cluster", vec![], vec![])
+    }
+
+    /// `fence.proxy.async.shared::cta` (§9.7.13.4): orders generic-proxy shared-memory
+    /// accesses with later async-proxy (TMA, tensor core) accesses.
+    pub fn fence_proxy_async() -> Inst {
+        inst("fence.proxy.async.shared::cta", vec![], vec![])
+    }
+
+    /// `cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes
+    /// [dst], [map, {coords}], [mbar]` (§9.7.9.25.5.1 cp.async.bulk.tensor): a TMA load that
+    /// completes `box bytes` of tx-count on `mbar`.
+    pub fn cp_async_bulk_tensor_load(dst: Handle<Var>, map: Handle<Var>, coords: Vec<Operand>, mbar: Handle<Var>) -> Inst {
+        let n = coords.len();
+        inst(
+            format!("cp.async.bulk.tensor.{n}d.shared::cluster.global.mbarrier::complete_tx::bytes"),
+            vec![],
+            vec![mem(dst, 0), Operand::TensorMem(Box::new(reg(map)), coords), mem(mbar, 0)],
+        )
+    }
+
+    /// `cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group [map, {coords}], [src]`
+    /// (§9.7.9.25.5.1): a TMA store, completed through the bulk async-group.
+    pub fn cp_async_bulk_tensor_store(map: Handle<Var>, coords: Vec<Operand>, src: Handle<Var>) -> Inst {
+        let n = coords.len();
+        inst(
+            format!("cp.async.bulk.tensor.{n}d.global.shared::cta.bulk_group"),
+            vec![],
+            vec![Operand::TensorMem(Box::new(reg(map)), coords), mem(src, 0)],
+        )
+    }
+
+    /// `cp.async.bulk.commit_group` (§9.7.9.25.6.1).
+    pub fn cp_async_bulk_commit_group() -> Inst {
+        inst("cp.async.bulk.commit_group", vec![], vec![])
+    }
+
+    /// `cp.async.bulk.wait_group[.read] n` (§9.7.9.25.6.2).
+    pub fn cp_async_bulk_wait_group(n: u32, read: bool) -> Inst {
+        let op = if read { "cp.async.bulk.wait_group.read" } else { "cp.async.bulk.wait_group" };
+        inst(op, vec![], vec![Operand::Imm(n as i64)])
+    }
+
+    /// `wgmma.fence.sync.aligned` (§9.7.15.7.1).
+    pub fn wgmma_fence() -> Inst {
+        inst("wgmma.fence.sync.aligned", vec![], vec![])
+    }
+
+    /// `wgmma.commit_group.sync.aligned` (§9.7.15.7.3).
+    pub fn wgmma_commit_group() -> Inst {
+        inst("wgmma.commit_group.sync.aligned", vec![], vec![])
+    }
+
+    /// `wgmma.wait_group.sync.aligned n` (§9.7.15.7.4).
+    pub fn wgmma_wait_group(n: u32) -> Inst {
+        inst("wgmma.wait_group.sync.aligned", vec![], vec![Operand::Imm(n as i64)])
+    }
+
+    /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.<ab>.<ab> {d}, adesc, bdesc, p, 1, 1, 0, 0`
+    /// (§9.7.15.5.2 wgmma.mma_async): A and B from shared-memory descriptors, both K-major
+    /// (transpose immediates 0), scale-d predicate `p` (false: D = A·B, true: D += A·B).
+    pub fn wgmma_mma_async(n: u32, ab: &str, d: &[Handle<Var>], adesc: Handle<Var>, bdesc: Handle<Var>, p: Handle<Var>) -> Inst {
+        inst(
+            format!("wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ab}.{ab}"),
+            vec![Operand::Vector(d.iter().map(|&v| reg(v)).collect())],
+            vec![reg(adesc), reg(bdesc), reg(p), Operand::Imm(1), Operand::Imm(1), Operand::Imm(0), Operand::Imm(0)],
+        )
+    }
+
+    /// `tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], ncols` (§9.7.16.7.1):
+    /// the whole warp allocates `ncols` TMEM columns and writes the base address to `slot`.
+    pub fn tcgen05_alloc(slot: Handle<Var>, ncols: u32) -> Inst {
+        inst(
+            "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32",
+            vec![],
+            vec![mem(slot, 0), Operand::Imm(ncols as i64)],
+        )
+    }
+
+    /// `tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned` (§9.7.16.7.1).
+    pub fn tcgen05_relinquish_alloc_permit() -> Inst {
+        inst("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned", vec![], vec![])
+    }
+
+    /// `tcgen05.dealloc.cta_group::1.sync.aligned.b32 taddr, ncols` (§9.7.16.7.1).
+    pub fn tcgen05_dealloc(taddr: Handle<Var>, ncols: u32) -> Inst {
+        inst(
+            "tcgen05.dealloc.cta_group::1.sync.aligned.b32",
+            vec![],
+            vec![reg(taddr), Operand::Imm(ncols as i64)],
+        )
+    }
+
+    /// `tcgen05.mma.cta_group::1.kind::f16 [d], adesc, bdesc, idesc, p` (§9.7.16.10.9
+    /// tcgen05.mma): D in TMEM at `d`; `p` false overwrites D.
+    pub fn tcgen05_mma(d: Handle<Var>, adesc: Handle<Var>, bdesc: Handle<Var>, idesc: Handle<Var>, p: Handle<Var>) -> Inst {
+        inst(
+            "tcgen05.mma.cta_group::1.kind::f16",
+            vec![],
+            vec![mem(d, 0), reg(adesc), reg(bdesc), reg(idesc), reg(p)],
+        )
+    }
+
+    /// `tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [mbar]`
+    /// (§9.7.16.10.10 tcgen05.commit): one arrival on `mbar` once all prior async tcgen05
+    /// operations of this thread complete.
+    pub fn tcgen05_commit(mbar: Handle<Var>) -> Inst {
+        inst(
+            "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64",
+            vec![],
+            vec![mem(mbar, 0)],
+        )
+    }
+
+    /// `tcgen05.ld.sync.aligned.32x32b.xN.b32 {r…}, [taddr]` (§9.7.16.8.3 tcgen05.ld): each
+    /// thread of the warp reads N consecutive 32-bit columns of its lane (lane = warp's
+    /// quarter × 32 + lane id).
+    pub fn tcgen05_ld_32x32b(regs: &[Handle<Var>], taddr: Handle<Var>) -> Inst {
+        inst(
+            format!("tcgen05.ld.sync.aligned.32x32b.x{}.b32", regs.len()),
+            vec![Operand::Vector(regs.iter().map(|&v| reg(v)).collect())],
+            vec![mem(taddr, 0)],
+        )
+    }
+
+    /// `tcgen05.wait::ld.sync.aligned` (§9.7.16.8.5 tcgen05.wait).
+    pub fn tcgen05_wait_ld() -> Inst {
+        inst("tcgen05.wait::ld.sync.aligned", vec![], vec![])
+    }
+
+    /// `tcgen05.fence::before_thread_sync` / `::after_thread_sync` (§9.7.16.6.4 tcgen05
+    /// fences): order tcgen05 operations across a thread synchronisation.
+    pub fn tcgen05_fence(after: bool) -> Inst {
+        let op = if after { "tcgen05.fence::after_thread_sync" } else { "tcgen05.fence::before_thread_sync" };
+        inst(op, vec![], vec![])
+    }
+}

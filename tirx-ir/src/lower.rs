@@ -1,0 +1,134 @@
+//! The lowering context shared by the dispatch variants and the lowering passes: emits
+//! statements, makes variables, computes shared-memory and barrier addresses, and registers
+//! kernel parameters in the signature on first use.
+//!
+//! Invariant: addresses are computed from offsets that `plan_memory` assigned; calling an
+//! address helper before it ran is an internal error reported as a diagnostic.
+
+use crate::abi::{AbiParam, ElemType, Swizzle};
+use crate::arena::Handle;
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::ir::{BarRef, BinOp, Buffer, Expr, Inst, Kernel, Op, ScalarType, Span, Special, Stmt, StmtKind, Var};
+use std::collections::HashMap;
+
+/// Emits the statements that replace one tile op.
+pub struct Lower<'k> {
+    /// The kernel being lowered (for variables, buffers, the signature).
+    pub k: &'k mut Kernel,
+    /// The replacement statements.
+    pub out: Vec<Stmt>,
+    /// The span every emitted statement carries (the tile op's).
+    pub span: Span,
+    /// Register fragments of `Space::Reg` buffers, allocated once per kernel.
+    pub frags: &'k mut HashMap<Handle<Buffer>, Vec<Handle<Var>>>,
+}
+
+/// `a + b` on u32 expressions, folding immediates.
+pub fn add(a: Expr, b: Expr) -> Expr {
+    match (&a, &b) {
+        (Expr::Imm(0, _), _) => b,
+        (_, Expr::Imm(0, _)) => a,
+        (Expr::Imm(x, t), Expr::Imm(y, _)) => Expr::Imm(x + y, *t),
+        _ => Expr::bin(BinOp::Add, a, b),
+    }
+}
+
+/// `a * b` on u32 expressions, folding immediates.
+pub fn mul(a: Expr, b: Expr) -> Expr {
+    match (&a, &b) {
+        (Expr::Imm(1, _), _) => b,
+        (_, Expr::Imm(1, _)) => a,
+        (Expr::Imm(x, t), Expr::Imm(y, _)) => Expr::Imm(x * y, *t),
+        _ => Expr::bin(BinOp::Mul, a, b),
+    }
+}
+
+impl<'k> Lower<'k> {
+    /// A fresh variable.
+    pub fn var(&mut self, name: &str, ty: ScalarType) -> Handle<Var> {
+        self.k.new_var(name, ty)
+    }
+    /// Emits a statement kind at the op's span.
+    pub fn emit(&mut self, kind: StmtKind) {
+        self.out.push(Stmt::at(kind, self.span));
+    }
+    /// `let v = e` into a fresh variable.
+    pub fn let_(&mut self, name: &str, ty: ScalarType, e: Expr) -> Handle<Var> {
+        let v = self.var(name, ty);
+        self.emit(StmtKind::Let { var: v, value: e });
+        v
+    }
+    /// Emits an instruction.
+    pub fn inst(&mut self, i: Inst) {
+        self.emit(StmtKind::Inst(i));
+    }
+    /// Emits a synchronisation op (lowered later by `lower-sync-ops`).
+    pub fn op(&mut self, op: Op) {
+        self.emit(StmtKind::Op(op));
+    }
+    /// An internal error at the op.
+    pub fn internal(&self, msg: impl Into<String>) -> Diagnostics {
+        vec![Diagnostic::new(self.span, format!("internal error: {}", msg.into()))]
+    }
+    /// An error at the op.
+    pub fn error(&self, msg: impl Into<String>) -> Diagnostics {
+        vec![Diagnostic::new(self.span, msg.into())]
+    }
+
+    /// Shared-window address of `buf[index…]` (u32).
+    pub fn smem_addr(&self, buf: Handle<Buffer>, index: &[Expr]) -> Result<Expr, Diagnostics> {
+        let b = &self.k.buffers[buf];
+        let off = b.offset.ok_or_else(|| self.internal(format!("buffer `{}` has no offset", b.name)))?;
+        let eb = b.elem.bytes();
+        let mut e = add(Expr::Special(Special::SmemBase), Expr::u32(off));
+        for (i, ix) in index.iter().enumerate() {
+            e = add(e, mul(ix.clone(), Expr::u32(b.layout.stride[i] * eb)));
+        }
+        Ok(e)
+    }
+    /// Shared-window address of one mbarrier (u32).
+    pub fn bar_addr(&self, r: &BarRef) -> Result<Expr, Diagnostics> {
+        let b = &self.k.barriers[r.bar];
+        let off = b.offset.ok_or_else(|| self.internal(format!("barrier `{}` has no offset", b.name)))?;
+        Ok(add(add(Expr::Special(Special::SmemBase), Expr::u32(off)), mul(r.index.clone(), Expr::u32(8))))
+    }
+    /// The barrier's address in a fresh variable.
+    pub fn bar_addr_var(&mut self, r: &BarRef) -> Result<Handle<Var>, Diagnostics> {
+        let e = self.bar_addr(r)?;
+        Ok(self.let_("mbar", ScalarType::U32, e))
+    }
+    /// Registers a kernel parameter (once) and returns its PTX name.
+    pub fn param(&mut self, p: AbiParam) -> String {
+        let name = p.ptx_name();
+        if !self.k.sig.params.contains(&p) {
+            self.k.sig.params.push(p);
+        }
+        name
+    }
+    /// The generic address of the tensor map of `tensor` with this box, in a fresh variable.
+    pub fn tensor_map(&mut self, tensor: &str, box_dims: Vec<u32>, swizzle: Swizzle) -> Handle<Var> {
+        let name = self.param(AbiParam::TensorMap { tensor: tensor.into(), box_dims, swizzle });
+        let v = self.var("tmap", ScalarType::U64);
+        for i in Inst::cvta_param(v, &name) {
+            self.inst(i);
+        }
+        v
+    }
+    /// A u32 kernel-parameter value of a shape symbol.
+    pub fn dim(&mut self, symbol: &str) -> Expr {
+        self.param(AbiParam::Dim { symbol: symbol.into() });
+        Expr::Dim(symbol.into())
+    }
+    /// A predicate variable holding a constant.
+    pub fn pred_const(&mut self, value: bool) -> Handle<Var> {
+        self.let_("p", ScalarType::Pred, Expr::Imm(value as i64, ScalarType::Pred))
+    }
+    /// The element type of a tensor parameter.
+    pub fn tensor_elem(&self, tensor: &str) -> Option<ElemType> {
+        self.k.sig.tensors.iter().find(|t| t.name == tensor).map(|t| t.elem)
+    }
+    /// The shape symbols of a tensor parameter.
+    pub fn tensor_shape(&self, tensor: &str) -> Vec<String> {
+        self.k.sig.tensors.iter().find(|t| t.name == tensor).map(|t| t.shape.clone()).unwrap_or_default()
+    }
+}

@@ -1,0 +1,519 @@
+//! Text form: parsing. [`parse_module`] reads back what `Display for Module` (`print.rs`)
+//! writes, exactly: `parse_module(&m.to_string()) == Ok(m)` for every module whose buffer,
+//! barrier and pipeline names are unique within their arenas and whose handles are in range.
+//!
+//! A small hand-written lexer (`lexer.rs`, shared with `abi_text.rs`) and a recursive-descent
+//! parser. The grammar is line-oriented: each declaration and statement is one line; a block
+//! statement's header line ends with `{`, its body follows, and `}` closes it on its own line
+//! (`} else {`, `} until %n`). Indentation is not read. `//` starts a comment.
+//!
+//! Names resolve while parsing: `%n` must be declared by a `var` line (in index order) before
+//! the body, and `@name` is looked up among the buffers, barriers or pipelines declared so far,
+//! as the position requires. Spans: a ` !<id>` suffix at the end of a statement's or
+//! declaration's header line sets its span; without one it is `Span::NONE`.
+
+pub(crate) mod lexer;
+mod expr;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+
+use crate::abi_text::{parse_elem, parse_signature, parse_swizzle};
+use crate::arena::{Arena, Handle};
+use crate::ir::*;
+use lexer::{Cursor, Tok};
+
+/// A syntax or name error in the text form, at a 1-based line and column.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("line {line}, col {col}: {message}")]
+pub struct ParseError {
+    /// Line, from 1.
+    pub line: usize,
+    /// Column in characters, from 1.
+    pub col: usize,
+    /// What was expected and what was found.
+    pub message: String,
+}
+
+/// Parses a module: zero or more kernels.
+pub fn parse_module(text: &str) -> Result<Module, ParseError> {
+    let mut c = Cursor::new(text)?;
+    let mut kernels = Vec::new();
+    loop {
+        c.skip_newlines();
+        if matches!(c.peek(), Tok::Eof) {
+            return Ok(Module { kernels });
+        }
+        kernels.push(Parser::new(&mut c).kernel()?);
+    }
+}
+
+/// Parses text holding exactly one kernel.
+pub fn parse_kernel(text: &str) -> Result<Kernel, ParseError> {
+    let mut c = Cursor::new(text)?;
+    c.skip_newlines();
+    let k = Parser::new(&mut c).kernel()?;
+    c.skip_newlines();
+    match c.peek() {
+        Tok::Eof => Ok(k),
+        _ => Err(c.expected("end of input after the kernel")),
+    }
+}
+
+/// Parses one kernel, resolving names against its declarations.
+struct Parser<'c> {
+    c: &'c mut Cursor,
+    vars: Arena<Var>,
+    buffers: Arena<Buffer>,
+    barriers: Arena<Barrier>,
+    pipelines: Arena<Pipeline>,
+    buffer_names: HashMap<String, Handle<Buffer>>,
+    barrier_names: HashMap<String, Handle<Barrier>>,
+    pipeline_names: HashMap<String, Handle<Pipeline>>,
+}
+
+/// Which arena an `@name` refers to.
+#[derive(Clone, Copy)]
+enum Kind {
+    Buffer,
+    Barrier,
+    Pipeline,
+}
+
+impl Kind {
+    fn word(self) -> &'static str {
+        match self {
+            Kind::Buffer => "buffer",
+            Kind::Barrier => "barrier",
+            Kind::Pipeline => "pipeline",
+        }
+    }
+}
+
+impl<'c> Parser<'c> {
+    fn new(c: &'c mut Cursor) -> Self {
+        Parser {
+            c,
+            vars: Arena::new(),
+            buffers: Arena::new(),
+            barriers: Arena::new(),
+            pipelines: Arena::new(),
+            buffer_names: HashMap::new(),
+            barrier_names: HashMap::new(),
+            pipeline_names: HashMap::new(),
+        }
+    }
+
+    /// `kernel NAME config NAME phase PHASE`, the declarations, then `{ body }`.
+    fn kernel(mut self) -> Result<Kernel, ParseError> {
+        let c = &mut *self.c;
+        c.expect_kw("kernel", "to start a kernel")?;
+        let name = c.expect_name("a kernel name after `kernel`")?;
+        c.expect_kw("config", "after the kernel name")?;
+        let config = c.expect_name("a config name after `config`")?;
+        c.expect_kw("phase", "after the config name")?;
+        let phase = match c.peek() {
+            Tok::Ident(p) if p == "tile" => Phase::Tile,
+            Tok::Ident(p) if p == "thread" => Phase::Thread,
+            Tok::Ident(p) if p == "ptx" => Phase::Ptx,
+            _ => return Err(c.expected("a phase (`tile`, `thread` or `ptx`)")),
+        };
+        c.bump();
+        c.expect_eol("after the kernel header")?;
+        let (mut consts, mut sig) = (Vec::new(), None);
+        loop {
+            self.c.skip_newlines();
+            match self.c.peek() {
+                Tok::Punct("{") => break,
+                Tok::Ident(w) if w == "const" => {
+                    self.c.bump();
+                    let name = self.c.expect_name("a constant name after `const`")?;
+                    self.c.expect_punct("=", "after the constant name")?;
+                    consts.push((name, self.c.expect_i64("the constant's value")?));
+                    self.c.expect_eol("after the constant")?;
+                }
+                Tok::Ident(w) if w == "signature" => {
+                    if sig.is_some() {
+                        return Err(self.c.error("a kernel has one signature; this is the second"));
+                    }
+                    sig = Some(parse_signature(self.c)?);
+                }
+                Tok::Ident(w) if w == "var" => self.var_decl()?,
+                Tok::Ident(w) if w == "buffer" => self.buffer_decl()?,
+                Tok::Ident(w) if w == "barrier" => self.barrier_decl()?,
+                Tok::Ident(w) if w == "pipeline" => self.pipeline_decl()?,
+                _ => {
+                    return Err(self.c.expected(
+                        "a declaration (`const`, `signature`, `var`, `buffer`, `barrier`, `pipeline`) or `{`",
+                    ));
+                }
+            }
+        }
+        let Some(sig) = sig else {
+            return Err(self.c.error("the kernel has no `signature` before its body"));
+        };
+        let body = self.body("to open the kernel body")?;
+        self.c.expect_eol("after the kernel's closing `}`")?;
+        Ok(Kernel {
+            name,
+            config,
+            consts,
+            phase,
+            sig,
+            vars: self.vars,
+            buffers: self.buffers,
+            barriers: self.barriers,
+            pipelines: self.pipelines,
+            body,
+        })
+    }
+
+    /// `var %N: TYPE "name"`; `N` must be the next index.
+    fn var_decl(&mut self) -> Result<(), ParseError> {
+        self.c.bump();
+        let next = self.vars.len();
+        match *self.c.peek() {
+            Tok::Var(i) if i as usize == next => self.c.bump(),
+            Tok::Var(i) => {
+                return Err(self.c.error(format!("variables are declared in index order: expected %{next}, found %{i}")));
+            }
+            _ => return Err(self.c.expected(&format!("`%{next}` after `var`"))),
+        };
+        self.c.expect_punct(":", "after the variable")?;
+        let ty = self.scalar_type()?;
+        let name = self.c.expect_str("the variable's name as a quoted string")?;
+        self.vars.append(Var { name, ty });
+        self.c.expect_eol("after the variable declaration")
+    }
+
+    /// `@name:` of a declaration, checked to be new within its arena.
+    fn decl_name(&mut self, kind: Kind) -> Result<String, ParseError> {
+        self.c.bump();
+        self.c.expect_punct("@", &format!("before the {} name", kind.word()))?;
+        let at = self.c.pos();
+        let name = self.c.expect_name(&format!("a {} name", kind.word()))?;
+        let taken = match kind {
+            Kind::Buffer => self.buffer_names.contains_key(&name),
+            Kind::Barrier => self.barrier_names.contains_key(&name),
+            Kind::Pipeline => self.pipeline_names.contains_key(&name),
+        };
+        if taken {
+            self.c.reset(at);
+            return Err(self.c.error(format!("a {} named `@{name}` is already declared", kind.word())));
+        }
+        self.c.expect_punct(":", &format!("after the {} name", kind.word()))?;
+        Ok(name)
+    }
+
+    /// An optional `word <u32>` clause.
+    fn opt_u32(&mut self, word: &str) -> Result<Option<u32>, ParseError> {
+        if self.c.eat_kw(word) { Ok(Some(self.c.expect_u32(&format!("a number after `{word}`"))?)) } else { Ok(None) }
+    }
+
+    /// A declaration's optional span and the end of its line.
+    fn decl_end(&mut self, kind: Kind) -> Result<Span, ParseError> {
+        let span = self.c.opt_span()?;
+        self.c.expect_eol(&format!("after the {} declaration", kind.word()))?;
+        Ok(span)
+    }
+
+    /// `buffer @NAME: SPACE ELEM (SHAPE):(STRIDE) swizzle SW [offset N] [cols N]`.
+    fn buffer_decl(&mut self) -> Result<(), ParseError> {
+        let name = self.decl_name(Kind::Buffer)?;
+        let space = match self.c.peek() {
+            Tok::Ident(s) if s == "smem" => Space::Shared,
+            Tok::Ident(s) if s == "tmem" => Space::Tmem,
+            Tok::Ident(s) if s == "reg" => Space::Reg,
+            _ => return Err(self.c.expected("a memory space (`smem`, `tmem` or `reg`)")),
+        };
+        self.c.bump();
+        let elem = parse_elem(self.c)?;
+        let shape = self.dims("shape")?;
+        self.c.expect_punct(":", "between the shape and the strides (`(64, 64):(64, 1)`)")?;
+        let stride = self.dims("stride")?;
+        self.c.expect_kw("swizzle", "after the layout")?;
+        let swizzle = parse_swizzle(self.c)?;
+        let offset = self.opt_u32("offset")?;
+        let tmem_cols = self.opt_u32("cols")?;
+        let span = self.decl_end(Kind::Buffer)?;
+        let layout = Layout { shape, stride, swizzle };
+        let h = self.buffers.append(Buffer { name: name.clone(), space, elem, layout, offset, tmem_cols, span });
+        self.buffer_names.insert(name, h);
+        Ok(())
+    }
+
+    /// `(d0, d1, …)`.
+    fn dims(&mut self, what: &str) -> Result<Vec<u32>, ParseError> {
+        self.c.expect_punct("(", &format!("before the layout's {what}"))?;
+        let mut out = Vec::new();
+        while !self.c.eat_punct(")") {
+            if !out.is_empty() {
+                self.c.expect_punct(",", &format!("between {what} entries"))?;
+            }
+            out.push(self.c.expect_u32(&format!("a {what} entry"))?);
+        }
+        Ok(out)
+    }
+
+    /// `barrier @NAME: count N arrivals N [offset N]`.
+    fn barrier_decl(&mut self) -> Result<(), ParseError> {
+        let name = self.decl_name(Kind::Barrier)?;
+        self.c.expect_kw("count", "after the barrier name")?;
+        let count = self.c.expect_u32("the number of barriers")?;
+        self.c.expect_kw("arrivals", "after the barrier count")?;
+        let arrivals = self.c.expect_u32("the arrival count")?;
+        let offset = self.opt_u32("offset")?;
+        let span = self.decl_end(Kind::Barrier)?;
+        let h = self.barriers.append(Barrier { name: name.clone(), count, arrivals, offset, span });
+        self.barrier_names.insert(name, h);
+        Ok(())
+    }
+
+    /// `pipeline @NAME: stages N full @BAR empty @BAR`.
+    fn pipeline_decl(&mut self) -> Result<(), ParseError> {
+        let name = self.decl_name(Kind::Pipeline)?;
+        self.c.expect_kw("stages", "after the pipeline name")?;
+        let stages = self.c.expect_u32("the number of stages")?;
+        self.c.expect_kw("full", "after the stages")?;
+        let full = self.barrier_ref_name()?;
+        self.c.expect_kw("empty", "after the full barrier")?;
+        let empty = self.barrier_ref_name()?;
+        let span = self.decl_end(Kind::Pipeline)?;
+        let h = self.pipelines.append(Pipeline { name: name.clone(), stages, full, empty, span });
+        self.pipeline_names.insert(name, h);
+        Ok(())
+    }
+
+    /// `@name`, looked up in the arena of `kind`; returns the raw index.
+    fn lookup(&mut self, kind: Kind) -> Result<usize, ParseError> {
+        self.c.expect_punct("@", &format!("before a {} name", kind.word()))?;
+        let at = self.c.pos();
+        let name = self.c.expect_name(&format!("a {} name", kind.word()))?;
+        let found = match kind {
+            Kind::Buffer => self.buffer_names.get(&name).map(|h| h.index()),
+            Kind::Barrier => self.barrier_names.get(&name).map(|h| h.index()),
+            Kind::Pipeline => self.pipeline_names.get(&name).map(|h| h.index()),
+        };
+        found.ok_or_else(|| {
+            self.c.reset(at);
+            self.c.error(format!("no {} named `@{name}` is declared", kind.word()))
+        })
+    }
+
+    fn buffer_ref(&mut self) -> Result<Handle<Buffer>, ParseError> {
+        self.lookup(Kind::Buffer).map(Handle::from_index)
+    }
+    fn barrier_ref_name(&mut self) -> Result<Handle<Barrier>, ParseError> {
+        self.lookup(Kind::Barrier).map(Handle::from_index)
+    }
+    fn pipeline_ref(&mut self) -> Result<Handle<Pipeline>, ParseError> {
+        self.lookup(Kind::Pipeline).map(Handle::from_index)
+    }
+
+    /// `{`, line end, statements, `}` (the caller ends the line after it).
+    fn body(&mut self, ctx: &str) -> Result<Block, ParseError> {
+        self.c.expect_punct("{", ctx)?;
+        self.c.expect_eol("after `{`")?;
+        let mut stmts = Vec::new();
+        loop {
+            self.c.skip_newlines();
+            match self.c.peek() {
+                Tok::Punct("}") => {
+                    self.c.bump();
+                    return Ok(stmts);
+                }
+                Tok::Eof => return Err(self.c.expected("`}` to close the block")),
+                _ => stmts.push(self.stmt()?),
+            }
+        }
+    }
+
+    /// One statement, through the end of its line.
+    fn stmt(&mut self) -> Result<Stmt, ParseError> {
+        let word = match self.c.peek() {
+            Tok::Ident(w) => w.clone(),
+            Tok::Var(_) => String::new(),
+            _ => return Err(self.c.expected("a statement")),
+        };
+        let kind = match word.as_str() {
+            "" | "let" => {
+                let is_let = self.c.eat_kw("let");
+                let var = self.var_ref()?;
+                self.c.expect_punct("=", "after the variable")?;
+                let value = self.expr()?;
+                if is_let { StmtKind::Let { var, value } } else { StmtKind::Assign { var, value } }
+            }
+            "if" | "for" | "loop" | "scope" => return self.block_stmt(&word),
+            "op" => {
+                self.c.bump();
+                StmtKind::Op(self.op()?)
+            }
+            "inst" => {
+                self.c.bump();
+                StmtKind::Inst(self.inst()?)
+            }
+            w => {
+                return Err(self.c.error(format!(
+                    "expected a statement (`let`, `%n = …`, `if`, `for`, `loop`, `scope`, `op` or `inst`), found `{w}`"
+                )));
+            }
+        };
+        let span = self.c.opt_span()?;
+        self.c.expect_eol("after the statement")?;
+        Ok(Stmt { kind, span })
+    }
+
+    /// `if`, `for`, `loop` and `scope`, through the end of the closing line.
+    fn block_stmt(&mut self, word: &str) -> Result<Stmt, ParseError> {
+        self.c.bump();
+        let ctx = format!("after {word}");
+        let (kind, span) = match word {
+            "if" => {
+                let cond = self.expr()?;
+                let span = self.c.opt_span()?;
+                let then_body = self.body(&ctx)?;
+                let else_body = if self.c.eat_kw("else") { self.body("after else")? } else { Vec::new() };
+                (StmtKind::If { cond, then_body, else_body }, span)
+            }
+            "for" => {
+                let var = self.var_ref()?;
+                self.c.expect_punct("=", "after the loop variable")?;
+                let start = self.expr()?;
+                self.c.expect_kw("to", "after the loop start")?;
+                let end = self.expr()?;
+                self.c.expect_kw("step", "after the loop bound")?;
+                let step = self.expr()?;
+                let span = self.c.opt_span()?;
+                (StmtKind::For { var, start, end, step, body: self.body(&ctx)? }, span)
+            }
+            "loop" => {
+                let span = self.c.opt_span()?;
+                let body = self.body(&ctx)?;
+                self.c.expect_kw("until", "after the loop body")?;
+                (StmtKind::Loop { body, until: self.var_ref()? }, span)
+            }
+            _ => {
+                let scope = self.scope()?;
+                let span = self.c.opt_span()?;
+                (StmtKind::Scope { scope, body: self.body(&ctx)? }, span)
+            }
+        };
+        self.c.expect_eol(&format!("after the `{word}` block"))?;
+        Ok(Stmt { kind, span })
+    }
+
+    /// `cta`, `warpgroup A..=B`, `warp A..=B`, `thread N` or `elect`.
+    fn scope(&mut self) -> Result<Scope, ParseError> {
+        let at = self.c.pos();
+        let word = self.c.expect_ident("a scope (`cta`, `warpgroup`, `warp`, `thread` or `elect`)")?;
+        Ok(match word.as_str() {
+            "cta" => Scope::Cta,
+            "elect" => Scope::Elect,
+            "thread" => Scope::Thread(self.c.expect_u32("a thread index")?),
+            "warp" | "warpgroup" => {
+                let first = self.c.expect_u32(&format!("the first {word}"))?;
+                self.c.expect_punct("..=", &format!("in the {word} range (`{word} 0..=1`)"))?;
+                let last = self.c.expect_u32(&format!("the last {word}"))?;
+                if word == "warp" { Scope::Warp(first, last) } else { Scope::Warpgroup(first, last) }
+            }
+            _ => {
+                self.c.reset(at);
+                return Err(self.c.expected("a scope (`cta`, `warpgroup`, `warp`, `thread` or `elect`)"));
+            }
+        })
+    }
+
+    /// `[@GUARD] [DSTS =] OPCODE [SRCS]` after `inst`.
+    fn inst(&mut self) -> Result<Inst, ParseError> {
+        let guard = if self.c.eat_punct("@") { Some(self.operand()?) } else { None };
+        // Destinations are present exactly when an operand list is followed by `=`.
+        let at = self.c.pos();
+        let dsts = match self.operands() {
+            Ok(d) if !d.is_empty() && self.c.eat_punct("=") => d,
+            _ => {
+                self.c.reset(at);
+                Vec::new()
+            }
+        };
+        let opcode = self.c.expect_name("an opcode")?;
+        let srcs = self.operands()?;
+        Ok(Inst { opcode, dsts, srcs, guard })
+    }
+
+    /// The op after `op`.
+    fn op(&mut self) -> Result<Op, ParseError> {
+        let at = self.c.pos();
+        let name = self.c.expect_ident("an op name")?;
+        Ok(match name.as_str() {
+            "copy" => {
+                let dst = self.tile()?;
+                self.c.expect_punct("<-", "after the copy's destination")?;
+                let src = self.tile()?;
+                let bar = if self.c.eat_kw("bar") { Some(self.bar_ref()?) } else { None };
+                Op::Copy { dst, src, bar, variant: self.variant()? }
+            }
+            "mma" => {
+                let acc = self.tile()?;
+                self.c.expect_punct("<-", "after the accumulator")?;
+                let a = self.tile()?;
+                self.c.expect_punct(",", "between the mma operands")?;
+                let b = self.tile()?;
+                self.c.expect_kw("accumulate", "after the mma operands")?;
+                let accumulate = self.expr()?;
+                Op::Mma { acc, a, b, accumulate, variant: self.variant()? }
+            }
+            "producer_acquire" | "consumer_wait" => {
+                let pipe = self.pipeline_ref()?;
+                self.c.expect_kw("iter", "after the pipeline")?;
+                let iter = self.expr()?;
+                self.c.expect_punct("->", "before the stage variable")?;
+                let stage = self.var_ref()?;
+                if name == "producer_acquire" {
+                    Op::ProducerAcquire { pipe, iter, stage }
+                } else {
+                    Op::ConsumerWait { pipe, iter, stage }
+                }
+            }
+            "consumer_release" => {
+                let pipe = self.pipeline_ref()?;
+                self.c.expect_kw("stage", "after the pipeline")?;
+                Op::ConsumerRelease { pipe, stage: self.expr()? }
+            }
+            "mbar_init" => Op::MbarInit { bar: self.barrier_ref_name()? },
+            "mbar_arrive" => Op::MbarArrive { bar: self.bar_ref()? },
+            "mbar_arrive_expect_tx" => Op::MbarArriveExpectTx { bar: self.bar_ref()?, bytes: self.opt_u32("bytes")? },
+            "mbar_wait" => {
+                let bar = self.bar_ref()?;
+                self.c.expect_kw("parity", "after the barrier")?;
+                Op::MbarWait { bar, parity: self.expr()? }
+            }
+            "tma_wait_group" => {
+                let n = self.c.expect_u32("the number of groups left pending")?;
+                Op::TmaWaitGroup { n, read: self.c.eat_kw("read") }
+            }
+            "tmem_alloc" => Op::TmemAlloc { buf: self.buffer_ref()? },
+            "tmem_dealloc" => Op::TmemDealloc { buf: self.buffer_ref()? },
+            "tcgen05_commit" => Op::Tcgen05Commit { bar: self.bar_ref()? },
+            "wgmma_wait" => Op::WgmmaWait { n: self.c.expect_u32("the number of groups left pending")? },
+            "fence_mbarrier_init" => Op::FenceMbarrierInit,
+            "fence_proxy_async" => Op::FenceProxyAsync,
+            "sync_threads" => Op::SyncThreads,
+            "tma_commit_group" => Op::TmaCommitGroup,
+            "tmem_relinquish" => Op::TmemRelinquish,
+            "tcgen05_fence_before" => Op::Tcgen05FenceBefore,
+            "tcgen05_fence_after" => Op::Tcgen05FenceAfter,
+            "wgmma_fence" => Op::WgmmaFence,
+            "wgmma_commit" => Op::WgmmaCommit,
+            _ => {
+                self.c.reset(at);
+                return Err(self.c.error(format!("unknown op `{name}`")));
+            }
+        })
+    }
+
+    /// An optional `variant NAME` clause.
+    fn variant(&mut self) -> Result<Option<String>, ParseError> {
+        if self.c.eat_kw("variant") { Ok(Some(self.c.expect_name("a variant name")?)) } else { Ok(None) }
+    }
+}

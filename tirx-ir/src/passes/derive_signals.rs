@@ -1,0 +1,108 @@
+//! derive-signals — the completion-signal contract for TMA loads: the bytes a barrier
+//! expects are the sum of the boxes that signal it in one phase.
+//!
+//! Phase: Tile. Preconditions: TMA loads are `Op::Copy` from a global tile into a shared
+//! buffer with `bar: Some(..)`. Postconditions: in every block, the loads that signal the
+//! same barrier reference form one phase, and an `MbarArriveExpectTx { bytes: Some(sum) }`
+//! stands before the first of them. A user-written `expect_tx(n)` for that barrier in the same
+//! block is kept and checked against the sum instead (error at the user's line if it
+//! differs). The tx-count of an mbarrier phase is limited to 2^20 - 1 bytes (PTX ISA
+//! §9.7.13.15.1 "Contents of the mbarrier object").
+
+use super::Pass;
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::ir::{BarRef, Block, Kernel, Op, Span, Stmt, StmtKind, TileRef};
+
+/// The pass.
+pub struct DeriveSignals;
+
+const TX_LIMIT: u64 = (1 << 20) - 1;
+
+/// Bytes of the box a copy of `buf` (indexed on `index.len()` leading dims) moves.
+pub fn box_bytes(k: &Kernel, t: &TileRef) -> Option<u64> {
+    let TileRef::Buf { buf, index } = t else { return None };
+    let b = &k.buffers[*buf];
+    let dims = b.layout.shape.get(index.len()..)?;
+    Some(dims.iter().map(|&d| d as u64).product::<u64>() * b.elem.bytes() as u64)
+}
+
+fn load_bar(op: &Op) -> Option<&BarRef> {
+    match op {
+        Op::Copy { src: TileRef::Global { .. }, bar: Some(b), .. } => Some(b),
+        _ => None,
+    }
+}
+
+fn process(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
+    // Group loads by barrier reference: (bar, first index, sum, span of first load).
+    let mut groups: Vec<(BarRef, usize, u64, Span)> = Vec::new();
+    for (i, s) in block.iter().enumerate() {
+        if let StmtKind::Op(op) = &s.kind {
+            if let (Some(bar), Op::Copy { dst, .. }) = (load_bar(op), op) {
+                let bytes = box_bytes(k, dst).unwrap_or(0);
+                match groups.iter_mut().find(|g| &g.0 == bar) {
+                    Some(g) => g.2 += bytes,
+                    None => groups.push((bar.clone(), i, bytes, s.span)),
+                }
+            }
+        }
+    }
+    let mut inserts: Vec<(usize, Stmt)> = Vec::new();
+    let mut out = block;
+    for (bar, first, sum, span) in groups {
+        if sum > TX_LIMIT {
+            errs.push(Diagnostic::new(span, format!("the TMA loads signalling this barrier move {sum} bytes in one phase; an mbarrier phase counts at most {TX_LIMIT}")));
+            continue;
+        }
+        let explicit = out.iter_mut().find_map(|s| match &mut s.kind {
+            StmtKind::Op(Op::MbarArriveExpectTx { bar: b, bytes }) if *b == bar => Some((bytes, s.span)),
+            _ => None,
+        });
+        match explicit {
+            Some((bytes @ &mut None, _)) => *bytes = Some(sum as u32),
+            Some((Some(n), sp)) if *n as u64 != sum => errs.push(Diagnostic::new(
+                sp,
+                format!("expect_tx({n}) disagrees with the TMA boxes that signal this barrier: they move {sum} bytes per phase; write expect_tx({sum}) or leave it out"),
+            )),
+            Some(_) => {}
+            None => inserts.push((first, Stmt::at(StmtKind::Op(Op::MbarArriveExpectTx { bar, bytes: Some(sum as u32) }), span))),
+        }
+    }
+    inserts.sort_by_key(|(i, _)| std::cmp::Reverse(*i));
+    for (i, s) in inserts {
+        out.insert(i, s);
+    }
+    out
+}
+
+fn walk(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
+    let block = block
+        .into_iter()
+        .map(|mut s| {
+            match &mut s.kind {
+                StmtKind::If { then_body, else_body, .. } => {
+                    *then_body = walk(k, std::mem::take(then_body), errs);
+                    *else_body = walk(k, std::mem::take(else_body), errs);
+                }
+                StmtKind::For { body, .. } | StmtKind::Loop { body, .. } | StmtKind::Scope { body, .. } => {
+                    *body = walk(k, std::mem::take(body), errs);
+                }
+                _ => {}
+            }
+            s
+        })
+        .collect();
+    process(k, block, errs)
+}
+
+impl Pass for DeriveSignals {
+    fn name(&self) -> &'static str {
+        "derive-signals"
+    }
+    fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
+        let mut errs = Vec::new();
+        let body = std::mem::take(&mut k.body);
+        k.body = walk(k, body, &mut errs);
+        if errs.is_empty() { Ok(()) } else { Err(errs) }
+    }
+}

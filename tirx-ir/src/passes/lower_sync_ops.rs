@@ -1,0 +1,97 @@
+//! lower-sync-ops — mbarrier, fence, bulk-group, wgmma-group and TMEM-allocation ops become
+//! instructions.
+//!
+//! Phase: Thread. Preconditions: memory planned; no tile ops. Postconditions: no `Op`
+//! remains. A wait is a spin loop on `mbarrier.try_wait.parity` (PTX ISA §9.7.13.15.16:
+//! try_wait suspends for a system-dependent time, so the loop rarely spins).
+
+use super::Pass;
+use super::walk::rewrite_body;
+use crate::diag::Diagnostics;
+use crate::inst::reg;
+use crate::ir::{Expr, Inst, Kernel, Op, Operand, ScalarType as T, Special, StmtKind};
+use crate::lower::{Lower, add};
+use std::collections::HashMap;
+
+/// The pass.
+pub struct LowerSyncOps;
+
+fn operand(lw: &mut Lower, e: &Expr) -> Operand {
+    match e {
+        Expr::Imm(v, _) => Operand::Imm(*v),
+        e => reg(lw.let_("x", T::U32, e.clone())),
+    }
+}
+
+fn tmem_slot(lw: &mut Lower, buf: crate::arena::Handle<crate::ir::Buffer>) -> Result<(crate::arena::Handle<crate::ir::Var>, u32), Diagnostics> {
+    let b = &lw.k.buffers[buf];
+    let (slot, cols) = (b.offset, b.tmem_cols);
+    let (Some(slot), Some(cols)) = (slot, cols) else { return Err(lw.internal("TMEM buffer not planned")) };
+    Ok((lw.let_("slot", T::U32, add(Expr::Special(Special::SmemBase), Expr::u32(slot))), cols))
+}
+
+fn lower(lw: &mut Lower, op: Op) -> Result<(), Diagnostics> {
+    let i = match op {
+        Op::MbarInit { bar } => {
+            let (count, arrivals) = (lw.k.barriers[bar].count, lw.k.barriers[bar].arrivals);
+            let a = lw.bar_addr_var(&crate::ir::BarRef { bar, index: Expr::u32(0) })?;
+            for i in 0..count {
+                lw.inst(Inst::mbarrier_init(a, 8 * i as i64, arrivals));
+            }
+            return Ok(());
+        }
+        Op::MbarArrive { bar } => Inst::mbarrier_arrive(lw.bar_addr_var(&bar)?),
+        Op::MbarArriveExpectTx { bar, bytes } => {
+            let bytes = bytes.ok_or_else(|| lw.internal("expect_tx without a byte count"))?;
+            Inst::mbarrier_arrive_expect_tx(lw.bar_addr_var(&bar)?, bytes)
+        }
+        Op::MbarWait { bar, parity } => {
+            let a = lw.bar_addr_var(&bar)?;
+            let par = operand(lw, &parity);
+            let done = lw.var("done", T::Pred);
+            let body = vec![crate::ir::Stmt::at(StmtKind::Inst(Inst::mbarrier_try_wait_parity(done, a, par)), lw.span)];
+            lw.emit(StmtKind::Loop { body, until: done });
+            return Ok(());
+        }
+        Op::FenceMbarrierInit => Inst::fence_mbarrier_init(),
+        Op::FenceProxyAsync => Inst::fence_proxy_async(),
+        Op::SyncThreads => Inst::bar_sync(),
+        Op::TmaCommitGroup => Inst::cp_async_bulk_commit_group(),
+        Op::TmaWaitGroup { n, read } => Inst::cp_async_bulk_wait_group(n, read),
+        Op::TmemAlloc { buf } => {
+            let (slot, cols) = tmem_slot(lw, buf)?;
+            Inst::tcgen05_alloc(slot, cols)
+        }
+        Op::TmemRelinquish => Inst::tcgen05_relinquish_alloc_permit(),
+        Op::TmemDealloc { buf } => {
+            let (slot, cols) = tmem_slot(lw, buf)?;
+            let t = lw.var("taddr", T::U32);
+            lw.inst(Inst::ld_shared_u32(t, slot, 0));
+            Inst::tcgen05_dealloc(t, cols)
+        }
+        Op::Tcgen05Commit { bar } => Inst::tcgen05_commit(lw.bar_addr_var(&bar)?),
+        Op::Tcgen05FenceBefore => Inst::tcgen05_fence(false),
+        Op::Tcgen05FenceAfter => Inst::tcgen05_fence(true),
+        Op::WgmmaFence => Inst::wgmma_fence(),
+        Op::WgmmaCommit => Inst::wgmma_commit_group(),
+        Op::WgmmaWait { n } => Inst::wgmma_wait_group(n),
+        other => return Err(lw.internal(format!("tile op reached lower-sync-ops: {other:?}"))),
+    };
+    lw.inst(i);
+    Ok(())
+}
+
+impl Pass for LowerSyncOps {
+    fn name(&self) -> &'static str {
+        "lower-sync-ops"
+    }
+    fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
+        let mut frags = HashMap::new();
+        rewrite_body(k, &mut |k, s| {
+            let StmtKind::Op(op) = s.kind else { return Ok(vec![s]) };
+            let mut lw = Lower { k, out: Vec::new(), span: s.span, frags: &mut frags };
+            lower(&mut lw, op)?;
+            Ok(lw.out)
+        })
+    }
+}

@@ -1,0 +1,79 @@
+//! The pass pipeline: one list, read top to bottom.
+//!
+//! Each pass is one file holding one struct that implements `Pass`. The verifier
+//! (`crate::valid::verify`) runs on the input and after every pass; its errors after a pass
+//! are compiler bugs and say which pass broke the IR.
+
+mod derive_signals;
+mod dispatch_ops;
+mod flatten_exprs;
+mod lower_scopes;
+mod lower_sync_ops;
+mod lower_tile_ops;
+mod plan_memory;
+mod verify_scopes;
+pub(crate) mod walk;
+
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::ir::{Kernel, Span};
+
+/// A transformation of one kernel.
+pub trait Pass: Sync {
+    /// kebab-case name, shown by `tirx explain`.
+    fn name(&self) -> &'static str;
+    /// Runs the pass; errors carry the user's spans.
+    fn run(&self, kernel: &mut Kernel) -> Result<(), Diagnostics>;
+}
+
+/// The pipeline, in order.
+pub static PIPELINE: &[&dyn Pass] = &[
+    // Scope rules are checked on the user's scopes, before any pass rewrites them.
+    &verify_scopes::VerifyScopes,
+    // Needs the TMA copies as tile ops (their boxes); inserts arrive-expect-tx ops.
+    &derive_signals::DeriveSignals,
+    // Picks a variant for every copy and mma; everything after relies on `variant` being set.
+    &dispatch_ops::DispatchOps,
+    // Offsets and TMEM columns; needs the variants (which buffers TMA writes decide
+    // alignment) and must precede every lowering that computes an address.
+    &plan_memory::PlanMemory,
+    // Tile ops and pipeline ops → sync ops + instructions (phase Tile → Thread).
+    &lower_tile_ops::LowerTileOps,
+    // Sync ops → instructions; after lower_tile_ops, which emits sync ops of its own.
+    &lower_sync_ops::LowerSyncOps,
+    // Scopes → guarded blocks; after every lowering that checks or emits scoped code.
+    &lower_scopes::LowerScopes,
+    // Expressions → instructions on atoms (phase Thread → Ptx); last, since every pass
+    // before it writes nested expressions.
+    &flatten_exprs::FlattenExprs,
+];
+
+/// The IR text after one pass (for `tirx explain`).
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    /// Pass name (`"input"` for the front end's output).
+    pub pass: &'static str,
+    /// The kernel printed after it.
+    pub text: String,
+}
+
+/// Runs every pass on a `Tile`-phase kernel, returning the `Ptx`-phase kernel and, when
+/// `record` is set, the IR after each pass.
+pub fn run_pipeline(mut kernel: Kernel, record: bool) -> Result<(Kernel, Vec<Snapshot>), Diagnostics> {
+    let mut snaps = Vec::new();
+    crate::valid::verify(&kernel)?;
+    if record {
+        snaps.push(Snapshot { pass: "input", text: kernel.to_string() });
+    }
+    for pass in PIPELINE {
+        pass.run(&mut kernel)?;
+        crate::valid::verify(&kernel).map_err(|errs| {
+            errs.into_iter()
+                .map(|e| Diagnostic::new(Span::NONE, format!("internal error: IR invalid after pass `{}`: {}", pass.name(), e.message)))
+                .collect::<Vec<_>>()
+        })?;
+        if record {
+            snaps.push(Snapshot { pass: pass.name(), text: kernel.to_string() });
+        }
+    }
+    Ok((kernel, snaps))
+}

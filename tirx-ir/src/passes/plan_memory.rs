@@ -1,0 +1,104 @@
+//! plan-memory — lays out dynamic shared memory and sizes tensor memory.
+//!
+//! Phase: Tile. Preconditions: variants chosen. Postconditions:
+//! - every barrier has an 8-byte-aligned `offset` (mbarrier objects are 8 bytes, PTX ISA
+//!   §9.7.13.15.1); every TMEM buffer has the `offset` of a 4-byte slot that receives its
+//!   base address from `tcgen05.alloc`, and `tmem_cols`;
+//! - every shared buffer has an `offset` aligned for its swizzle (`Swizzle::align_bytes`:
+//!   1024 B for 128B swizzle — the pattern repeats every 8 rows of 128 B and TMA and the MMA
+//!   descriptors assume the atom starts at an aligned address);
+//! - `sig.smem_bytes` is the total plus 1024 bytes of slack, because the kernel aligns the
+//!   dynamic shared-memory base up to 1024 at run time; `sig.tmem_cols` is the TMEM total.
+//!
+//! Errors (at the declaration that crosses the limit): shared memory over 227 KB; TMEM
+//! columns of a buffer not a power of two in 32..=512, or more than 512 in total, or more
+//! than 128 rows (TMEM has 128 lanes; PTX ISA §9.7.16.1).
+
+use super::Pass;
+use crate::abi::MAX_SMEM_BYTES;
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::ir::{Kernel, Space};
+
+/// The pass.
+pub struct PlanMemory;
+
+/// Slack for aligning the dynamic shared-memory base at run time.
+pub const BASE_ALIGN: u32 = 1024;
+
+fn tmem_cols(rows: u32, cols: u32, name: &str) -> Result<u32, String> {
+    if rows > 128 {
+        return Err(format!("tensor memory has 128 lanes; `{name}` asks for {rows} rows"));
+    }
+    if !(32..=512).contains(&cols) || !cols.is_power_of_two() {
+        let up = cols.next_power_of_two().clamp(32, 512);
+        return Err(format!(
+            "`{name}` needs {cols} TMEM columns; tcgen05.alloc takes a power of two in 32..=512 (use {up} columns{})",
+            if cols > 512 { ", or split the tile: 512 is the most a CTA has" } else { "" }
+        ));
+    }
+    Ok(cols)
+}
+
+impl Pass for PlanMemory {
+    fn name(&self) -> &'static str {
+        "plan-memory"
+    }
+    fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
+        let mut errs = Vec::new();
+        let mut off = 0u32;
+        for (_, b) in k.barriers.iter_mut() {
+            b.offset = Some(off);
+            off += 8 * b.count;
+        }
+        let mut tmem_total = 0u32;
+        for (_, b) in k.buffers.iter_mut() {
+            if b.space != Space::Tmem {
+                continue;
+            }
+            let (rows, cols) = match b.layout.shape.as_slice() {
+                [r, c] => (*r, *c * b.elem.bytes() / 4),
+                _ => {
+                    errs.push(Diagnostic::new(b.span, format!("`{}`: TMEM buffers are 2-D (rows × columns)", b.name)));
+                    continue;
+                }
+            };
+            match tmem_cols(rows, cols, &b.name) {
+                Ok(c) => {
+                    b.offset = Some(off);
+                    off += 4;
+                    b.tmem_cols = Some(c);
+                    tmem_total += c;
+                    if tmem_total > 512 {
+                        errs.push(Diagnostic::new(b.span, format!("TMEM over budget: {tmem_total} columns allocated, a CTA has 512")));
+                    }
+                }
+                Err(e) => errs.push(Diagnostic::new(b.span, e)),
+            }
+        }
+        for (_, b) in k.buffers.iter_mut() {
+            if b.space != Space::Shared {
+                continue;
+            }
+            let align = b.layout.swizzle.align_bytes();
+            off = off.div_ceil(align) * align;
+            b.offset = Some(off);
+            let bytes = b.layout.elements() * b.elem.bytes() as u64;
+            let end = off as u64 + bytes;
+            if end + BASE_ALIGN as u64 > MAX_SMEM_BYTES as u64 {
+                errs.push(Diagnostic::new(
+                    b.span,
+                    format!(
+                        "shared memory over budget: `{}` ({bytes} bytes) ends at {} bytes (with {BASE_ALIGN} bytes of alignment slack); a CTA has at most {MAX_SMEM_BYTES} (227 KB) — fewer stages or a smaller tile would fit",
+                        b.name,
+                        end + BASE_ALIGN as u64
+                    ),
+                ));
+                break;
+            }
+            off = end as u32;
+        }
+        k.sig.smem_bytes = if off == 0 { 0 } else { off + BASE_ALIGN };
+        k.sig.tmem_cols = tmem_total;
+        if errs.is_empty() { Ok(()) } else { Err(errs) }
+    }
+}

@@ -1,0 +1,197 @@
+//! The verifier: structural invariants every pass must preserve.
+//!
+//! Checks that every handle is in range, that buffer/barrier names are unique, and that the
+//! statements fit the kernel's phase (`Thread`: no tile ops; `Ptx`: no scopes or ops, atoms
+//! only). Scope rules are checked once, by the `verify-scopes` pass, on the user's scopes.
+
+pub mod scope;
+
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::ir::{BarRef, Expr, Kernel, Op, Operand, Phase, Stmt, StmtKind, TileRef};
+use crate::passes::walk::visit;
+use std::collections::HashSet;
+
+/// Verifies `k`, reporting every problem found.
+pub fn verify(k: &Kernel) -> Result<(), Diagnostics> {
+    let mut errs = Vec::new();
+    let mut names = HashSet::new();
+    for (_, b) in k.buffers.iter() {
+        if !names.insert(b.name.clone()) {
+            errs.push(Diagnostic::new(b.span, format!("`{}` is declared twice", b.name)));
+        }
+        if b.layout.shape.len() != b.layout.stride.len() {
+            errs.push(Diagnostic::new(b.span, format!("buffer `{}`: shape and stride ranks differ", b.name)));
+        }
+    }
+    for (_, b) in k.barriers.iter() {
+        if !names.insert(b.name.clone()) {
+            errs.push(Diagnostic::new(b.span, format!("`{}` is declared twice", b.name)));
+        }
+    }
+    for (_, p) in k.pipelines.iter() {
+        if !k.barriers.contains(p.full) || !k.barriers.contains(p.empty) {
+            errs.push(Diagnostic::new(p.span, format!("pipeline `{}` names a missing barrier", p.name)));
+        }
+    }
+    visit(&k.body, &mut |s, _| check_stmt(k, s, &mut errs));
+    if errs.is_empty() { Ok(()) } else { Err(errs) }
+}
+
+fn check_stmt(k: &Kernel, s: &Stmt, errs: &mut Diagnostics) {
+    let mut bad = |msg: String| errs.push(Diagnostic::new(s.span, msg));
+    let mut exprs: Vec<&Expr> = Vec::new();
+    match &s.kind {
+        StmtKind::Let { var, value } | StmtKind::Assign { var, value } => {
+            if !k.vars.contains(*var) {
+                bad(format!("variable %{} out of range", var.index()));
+            }
+            exprs.push(value);
+        }
+        StmtKind::If { cond, .. } => exprs.push(cond),
+        StmtKind::For { var, start, end, step, .. } => {
+            if !k.vars.contains(*var) {
+                bad(format!("variable %{} out of range", var.index()));
+            }
+            exprs.extend([start, end, step]);
+        }
+        StmtKind::Loop { until, .. } => {
+            if !k.vars.contains(*until) {
+                bad(format!("variable %{} out of range", until.index()));
+            }
+        }
+        StmtKind::Scope { .. } => {
+            if k.phase == Phase::Ptx {
+                bad("scope left in the ptx phase".into());
+            }
+        }
+        StmtKind::Op(op) => {
+            if k.phase == Phase::Ptx {
+                bad(format!("op {op:?} left in the ptx phase"));
+            } else if k.phase == Phase::Thread && is_tile_op(op) {
+                bad(format!("tile op left in the thread phase: {op:?}"));
+            }
+            op_exprs(k, op, &mut exprs, &mut bad);
+        }
+        StmtKind::Inst(i) => {
+            for o in i.dsts.iter().chain(&i.srcs).chain(i.guard.iter()) {
+                check_operand(k, o, &mut bad);
+            }
+        }
+    }
+    for e in exprs {
+        if k.phase == Phase::Ptx && !e.is_atom() {
+            bad(format!("non-atomic expression in the ptx phase: {e:?}"));
+        }
+        check_expr(k, e, &mut bad);
+    }
+}
+
+fn is_tile_op(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Copy { .. } | Op::Mma { .. } | Op::ProducerAcquire { .. } | Op::ConsumerWait { .. } | Op::ConsumerRelease { .. }
+    )
+}
+
+fn op_exprs<'a>(k: &Kernel, op: &'a Op, exprs: &mut Vec<&'a Expr>, bad: &mut dyn FnMut(String)) {
+    let tile = |t: &'a TileRef, exprs: &mut Vec<&'a Expr>, bad: &mut dyn FnMut(String)| match t {
+        TileRef::Buf { buf, index } => {
+            if !k.buffers.contains(*buf) {
+                bad(format!("buffer #{} out of range", buf.index()));
+            }
+            exprs.extend(index.iter());
+        }
+        TileRef::Global { tensor, coords } => {
+            if !k.sig.tensors.iter().any(|t| &t.name == tensor) {
+                bad(format!("unknown tensor `{tensor}`"));
+            }
+            exprs.extend(coords.iter());
+        }
+    };
+    let barref = |b: &'a BarRef, exprs: &mut Vec<&'a Expr>, bad: &mut dyn FnMut(String)| {
+        if !k.barriers.contains(b.bar) {
+            bad(format!("barrier #{} out of range", b.bar.index()));
+        }
+        exprs.push(&b.index);
+    };
+    match op {
+        Op::Copy { dst, src, bar, .. } => {
+            tile(dst, exprs, bad);
+            tile(src, exprs, bad);
+            if let Some(b) = bar {
+                barref(b, exprs, bad);
+            }
+        }
+        Op::Mma { acc, a, b, accumulate, .. } => {
+            tile(acc, exprs, bad);
+            tile(a, exprs, bad);
+            tile(b, exprs, bad);
+            exprs.push(accumulate);
+        }
+        Op::ProducerAcquire { pipe, iter, .. } | Op::ConsumerWait { pipe, iter, .. } => {
+            if !k.pipelines.contains(*pipe) {
+                bad(format!("pipeline #{} out of range", pipe.index()));
+            }
+            exprs.push(iter);
+        }
+        Op::ConsumerRelease { pipe, stage } => {
+            if !k.pipelines.contains(*pipe) {
+                bad(format!("pipeline #{} out of range", pipe.index()));
+            }
+            exprs.push(stage);
+        }
+        Op::MbarArrive { bar } | Op::MbarArriveExpectTx { bar, .. } | Op::Tcgen05Commit { bar } => barref(bar, exprs, bad),
+        Op::MbarWait { bar, parity } => {
+            barref(bar, exprs, bad);
+            exprs.push(parity);
+        }
+        Op::MbarInit { bar } => {
+            if !k.barriers.contains(*bar) {
+                bad(format!("barrier #{} out of range", bar.index()));
+            }
+        }
+        Op::TmemAlloc { buf } | Op::TmemDealloc { buf } => {
+            if !k.buffers.contains(*buf) {
+                bad(format!("buffer #{} out of range", buf.index()));
+            }
+        }
+        _ => {}
+    }
+}
+
+fn check_expr(k: &Kernel, e: &Expr, bad: &mut dyn FnMut(String)) {
+    match e {
+        Expr::Var(v) => {
+            if !k.vars.contains(*v) {
+                bad(format!("variable %{} out of range", v.index()));
+            }
+        }
+        Expr::Bin(_, a, b) | Expr::Cmp(_, a, b) | Expr::AndP(a, b) => {
+            check_expr(k, a, bad);
+            check_expr(k, b, bad);
+        }
+        Expr::Not(a) => check_expr(k, a, bad),
+        Expr::Imm(..) | Expr::Dim(_) | Expr::Special(_) => {}
+    }
+}
+
+fn check_operand(k: &Kernel, o: &Operand, bad: &mut dyn FnMut(String)) {
+    match o {
+        Operand::Reg(v) | Operand::NotReg(v) => {
+            if !k.vars.contains(*v) {
+                bad(format!("register %{} out of range", v.index()));
+            }
+        }
+        Operand::Mem(b, _) => check_operand(k, b, bad),
+        Operand::TensorMem(m, cs) => {
+            check_operand(k, m, bad);
+            cs.iter().for_each(|c| check_operand(k, c, bad));
+        }
+        Operand::Vector(vs) => vs.iter().for_each(|c| check_operand(k, c, bad)),
+        Operand::Pair(a, b) => {
+            check_operand(k, a, bad);
+            check_operand(k, b, bad);
+        }
+        Operand::Imm(_) | Operand::F32Bits(_) | Operand::Sym(_) => {}
+    }
+}

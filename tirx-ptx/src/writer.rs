@@ -1,0 +1,481 @@
+//! `Writer`: prints one kernel in `Phase::Ptx` as a complete PTX module.
+//!
+//! Section order is fixed (PTX ISA §11, "Directives"):
+//!
+//! ```text
+//! // tirx <version> — <kernel>, config <config>, target <target>
+//! .version 8.7 / .target sm_90a|sm_100a / .address_size 64
+//! .extern .shared .align 1024 .b8 tirx_smem[];         dynamic shared memory
+//! .visible .entry <sig.entry>( <params in sig.params order> )
+//! .maxntid <threads>, 1, 1  [.reqnctapercluster x, y, z]
+//! {  register declarations (arena order), blank line, body, ret;  }
+//! ```
+//!
+//! Conventions, all deterministic (no hashing, numbering in print order):
+//! - Registers are named by `Namer` (type prefix + arena index, `%r12`); only variables the body
+//!   mentions are declared. The writer's own loop predicates are `%pfN`.
+//! - Every `If`, `For` and `Loop` takes the next number `N` of one counter when the writer
+//!   reaches it (pre-order), and names its labels `$L_else_N`/`$L_end_N`, `$L_for_N`/
+//!   `$L_for_end_N` (with predicate `%pfN`), or `$L_loop_N`. One counter for all three kinds
+//!   keeps every label of a kernel unique and lets `N` identify the construct.
+//! - Instructions are one per line, indented by one tab whatever the nesting; labels start in
+//!   column 0.
+//! - `Expr::Imm(v, _)` assigned to an `f32` variable means the *number* `v`, converted to `f32`
+//!   (`2` → `0f40000000`); to move raw bits use an `Inst` with `Operand::F32Bits`.
+//! - Addresses are `[base]` or `[base+off]`; a negative offset prints as `[base+-4]`, the only
+//!   spelling ptxas parses (`[base-4]` is a syntax error).
+//! - An `If` on a constant predicate (`Expr::Imm`) prints only the branch that runs.
+//!
+//! The `.version` is 8.7: the lowest that knows both `sm_100a` and the tcgen05 family is 8.6,
+//! and the H200's driver (CUDA 13.0) rejects anything above 9.0 (DESIGN.md §6).
+//!
+//! Invariant: the writer never panics on its input; anything it cannot print is a `PtxError`.
+
+use std::fmt::Write as _;
+
+use tirx_ir::abi::AbiParam;
+use tirx_ir::{
+    Block, Expr, Handle, Inst, Kernel, Op, Operand, Phase, ScalarType, Span, Stmt, StmtKind, Var,
+};
+
+use crate::error::PtxError;
+use crate::namer::Namer;
+
+/// The PTX ISA version every module declares. Keep at 9.0 or less (DESIGN.md §6).
+pub const PTX_VERSION: &str = "8.7";
+
+/// The symbol of the dynamic shared memory window; lowering refers to it as
+/// `Operand::Sym(SMEM_SYMBOL)`.
+pub const SMEM_SYMBOL: &str = "tirx_smem";
+
+/// Prints one kernel. Use through [`crate::write_string`].
+pub struct Writer<'k> {
+    kernel: &'k Kernel,
+    namer: Namer,
+    /// The body, written first because the declarations depend on what it mentions.
+    body: String,
+    /// Whether the body mentions each variable, by arena index.
+    used: Vec<bool>,
+    /// The `%pfN` predicates `For` loops made, in print order.
+    loop_preds: Vec<String>,
+    /// Number of the next control construct.
+    next_label: u32,
+}
+
+/// The condition of an `If`, once its `Not`s are folded.
+enum Cond {
+    /// Known at compile time.
+    Const(bool),
+    /// A predicate register, possibly negated.
+    Reg { name: String, negated: bool },
+}
+
+impl<'k> Writer<'k> {
+    /// A writer for `kernel`.
+    pub fn new(kernel: &'k Kernel) -> Writer<'k> {
+        Writer {
+            kernel,
+            namer: Namer::new(&kernel.vars),
+            body: String::new(),
+            used: vec![false; kernel.vars.len()],
+            loop_preds: Vec::new(),
+            next_label: 0,
+        }
+    }
+
+    /// Prints the whole module.
+    pub fn write(mut self) -> Result<String, PtxError> {
+        let kernel = self.kernel;
+        if kernel.phase != Phase::Ptx {
+            return Err(PtxError::WrongPhase {
+                kernel: kernel.name.clone(),
+                phase: kernel.phase,
+            });
+        }
+        self.block(&kernel.body)?;
+        let mut out = String::new();
+        self.module_header(&mut out)?;
+        self.entry_header(&mut out)?;
+        out.push_str("{\n");
+        self.declarations(&mut out)?;
+        out.push('\n');
+        out.push_str(&self.body);
+        out.push_str("\tret;\n}\n");
+        Ok(out)
+    }
+
+    /// The comment line, the module directives and the dynamic shared memory.
+    fn module_header(&self, out: &mut String) -> Result<(), PtxError> {
+        let k = self.kernel;
+        writeln!(
+            out,
+            "// tirx {} — {}, config {}, target {}",
+            env!("CARGO_PKG_VERSION"),
+            k.name,
+            k.config,
+            k.target().name()
+        )?;
+        writeln!(out, ".version {PTX_VERSION}")?;
+        writeln!(out, ".target {}", k.target().name())?;
+        writeln!(out, ".address_size 64")?;
+        out.push('\n');
+        // PTX ISA §5.1.5: an `.extern .shared` array of unspecified size is the dynamic shared
+        // memory. 1024-byte alignment is what 128B-swizzled tiles need (DESIGN.md §4).
+        writeln!(out, ".extern .shared .align 1024 .b8 {SMEM_SYMBOL}[];")?;
+        out.push('\n');
+        Ok(())
+    }
+
+    /// `.visible .entry name(params)` and the performance-tuning directives (PTX ISA §11.4).
+    fn entry_header(&self, out: &mut String) -> Result<(), PtxError> {
+        let sig = &self.kernel.sig;
+        write!(out, ".visible .entry {}(", sig.entry)?;
+        for (i, param) in sig.params.iter().enumerate() {
+            out.push_str(if i == 0 { "\n" } else { ",\n" });
+            write!(out, "\t{}", param_decl(param))?;
+        }
+        if !sig.params.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(")\n");
+        writeln!(out, ".maxntid {}, 1, 1", sig.threads)?;
+        let [x, y, z] = sig.cluster;
+        if sig.cluster != [1, 1, 1] {
+            writeln!(out, ".reqnctapercluster {x}, {y}, {z}")?;
+        }
+        self.register_cap(out)
+    }
+
+    /// Hook for a per-thread register cap. Lowering may later rely on one (`.maxnreg N`,
+    /// PTX ISA §11.4.1), printed here after `.maxntid`; today nothing in the signature carries a
+    /// cap, so nothing is printed. Note for whoever adds it: warp-specialised kernels that use
+    /// `setmaxnreg` must not also carry `.maxnreg`.
+    fn register_cap(&self, _out: &mut String) -> Result<(), PtxError> {
+        Ok(())
+    }
+
+    /// `.reg` lines for the variables the body mentions, in arena order, then the loop
+    /// predicates in print order (PTX ISA §5.1.1).
+    fn declarations(&self, out: &mut String) -> Result<(), PtxError> {
+        for (h, var) in self.kernel.vars.iter() {
+            if self.used[h.index()] {
+                writeln!(out, "\t.reg .{} {};", var.ty.name(), self.namer.name(h)?)?;
+            }
+        }
+        for pred in &self.loop_preds {
+            writeln!(out, "\t.reg .pred {pred};")?;
+        }
+        Ok(())
+    }
+
+    fn block(&mut self, block: &Block) -> Result<(), PtxError> {
+        block.iter().try_for_each(|stmt| self.stmt(stmt))
+    }
+
+    fn stmt(&mut self, stmt: &Stmt) -> Result<(), PtxError> {
+        match &stmt.kind {
+            StmtKind::Inst(inst) => self.inst(inst),
+            StmtKind::Let { var, value } | StmtKind::Assign { var, value } => {
+                self.mov(*var, value, stmt.span)
+            }
+            StmtKind::If {
+                cond,
+                then_body,
+                else_body,
+            } => self.if_else(cond, then_body, else_body, stmt.span),
+            StmtKind::For {
+                var,
+                start,
+                end,
+                step,
+                body,
+            } => self.for_loop(*var, [start, end, step], body, stmt.span),
+            StmtKind::Loop { body, until } => self.spin_loop(body, *until),
+            StmtKind::Scope { scope, .. } => Err(PtxError::NotLowered {
+                what: format!("scope `{scope:?}`{}", at(stmt.span)),
+            }),
+            StmtKind::Op(op) => Err(PtxError::NotLowered {
+                what: format!("op `{}`{}", op_name(op), at(stmt.span)),
+            }),
+        }
+    }
+
+    /// `[@guard ]opcode dsts…, srcs…;`
+    fn inst(&mut self, inst: &Inst) -> Result<(), PtxError> {
+        let guard = match &inst.guard {
+            None => String::new(),
+            Some(g @ (Operand::Reg(v) | Operand::NotReg(v))) => {
+                self.expect_ty(*v, ScalarType::Pred, "instruction guard")?;
+                format!("@{} ", self.operand(g)?)
+            }
+            Some(other) => {
+                return Err(PtxError::BadOperand {
+                    what: format!("guard `{other:?}` of `{}`", inst.opcode),
+                });
+            }
+        };
+        let ops = inst
+            .dsts
+            .iter()
+            .chain(&inst.srcs)
+            .map(|op| self.operand(op))
+            .collect::<Result<Vec<_>, _>>()?;
+        let sep = if ops.is_empty() { "" } else { " " };
+        writeln!(
+            self.body,
+            "\t{guard}{}{sep}{};",
+            inst.opcode,
+            ops.join(", ")
+        )?;
+        Ok(())
+    }
+
+    /// One operand as PTX text (PTX ISA §6.4, "Operand Types").
+    fn operand(&mut self, op: &Operand) -> Result<String, PtxError> {
+        Ok(match op {
+            Operand::Reg(v) => self.reg(*v)?,
+            Operand::NotReg(v) => {
+                self.expect_ty(*v, ScalarType::Pred, "negated operand")?;
+                format!("!{}", self.reg(*v)?)
+            }
+            Operand::Imm(v) => v.to_string(),
+            Operand::F32Bits(bits) => f32_bits(*bits),
+            Operand::Sym(s) => s.clone(),
+            Operand::Mem(base, off) => {
+                let base = self.operand(base)?;
+                // PTX ISA §6.4.1: the address form is `[reg+imm]` with a signed `imm`; ptxas
+                // 13.5 rejects `[reg-4]` with a syntax error, so a negative offset prints
+                // as `[reg+-4]`.
+                match off {
+                    0 => format!("[{base}]"),
+                    o => format!("[{base}+{o}]"),
+                }
+            }
+            Operand::TensorMem(map, coords) => {
+                format!("[{}, {}]", self.operand(map)?, self.vector(coords)?)
+            }
+            Operand::Vector(items) => self.vector(items)?,
+            // `elect.sync %r|%p, …` and two-output `setp` (PTX ISA §9.7.13.x, §9.7.3.x).
+            Operand::Pair(a, b) => format!("{}|{}", self.operand(a)?, self.operand(b)?),
+        })
+    }
+
+    fn vector(&mut self, items: &[Operand]) -> Result<String, PtxError> {
+        let items = items
+            .iter()
+            .map(|op| self.operand(op))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(format!("{{{}}}", items.join(", ")))
+    }
+
+    /// `Let`/`Assign` of an atom: `mov.<type of var> var, value;` (PTX ISA §9.7.9.1).
+    fn mov(&mut self, var: Handle<Var>, value: &Expr, span: Span) -> Result<(), PtxError> {
+        let ty = self.ty(var)?;
+        let dst = self.reg(var)?;
+        let src = self.atom(value, ty, span)?;
+        writeln!(self.body, "\tmov.{} {dst}, {src};", ty.name())?;
+        Ok(())
+    }
+
+    /// Structured `If` as a forward branch around each arm (PTX ISA §9.7.13.4, `bra`).
+    fn if_else(
+        &mut self,
+        cond: &Expr,
+        then_body: &Block,
+        else_body: &Block,
+        span: Span,
+    ) -> Result<(), PtxError> {
+        let (name, negated) = match self.cond(cond, span)? {
+            Cond::Const(taken) => return self.block(if taken { then_body } else { else_body }),
+            Cond::Reg { name, negated } => (name, negated),
+        };
+        let n = self.next_label();
+        // Branch past the then-arm when the condition is false.
+        let skip_guard = if negated { "@" } else { "@!" };
+        let skip_to = if else_body.is_empty() { "end" } else { "else" };
+        writeln!(self.body, "\t{skip_guard}{name} bra $L_{skip_to}_{n};")?;
+        self.block(then_body)?;
+        if !else_body.is_empty() {
+            writeln!(self.body, "\tbra.uni $L_end_{n};")?;
+            writeln!(self.body, "$L_else_{n}:")?;
+            self.block(else_body)?;
+        }
+        writeln!(self.body, "$L_end_{n}:")?;
+        Ok(())
+    }
+
+    /// Counted loop, tested at the top: `var = start; while var < end { body; var += step }`.
+    fn for_loop(
+        &mut self,
+        var: Handle<Var>,
+        [start, end, step]: [&Expr; 3],
+        body: &Block,
+        span: Span,
+    ) -> Result<(), PtxError> {
+        let ty = self.ty(var)?;
+        if !matches!(ty, ScalarType::U32 | ScalarType::S32 | ScalarType::U64) {
+            return Err(self.mismatch(var, "loop counter", "u32, s32 or u64"));
+        }
+        let iv = self.reg(var)?;
+        let (start, end, step) = (
+            self.atom(start, ty, span)?,
+            self.atom(end, ty, span)?,
+            self.atom(step, ty, span)?,
+        );
+        let n = self.next_label();
+        let pred = Namer::loop_pred(n);
+        self.loop_preds.push(pred.clone());
+        let t = ty.name();
+        writeln!(self.body, "\tmov.{t} {iv}, {start};")?;
+        writeln!(self.body, "$L_for_{n}:")?;
+        writeln!(self.body, "\tsetp.lt.{t} {pred}, {iv}, {end};")?;
+        writeln!(self.body, "\t@!{pred} bra $L_for_end_{n};")?;
+        self.block(body)?;
+        writeln!(self.body, "\tadd.{t} {iv}, {iv}, {step};")?;
+        writeln!(self.body, "\tbra.uni $L_for_{n};")?;
+        writeln!(self.body, "$L_for_end_{n}:")?;
+        Ok(())
+    }
+
+    /// Spin loop, tested at the bottom: repeat `body` until `until` holds.
+    fn spin_loop(&mut self, body: &Block, until: Handle<Var>) -> Result<(), PtxError> {
+        self.expect_ty(until, ScalarType::Pred, "loop exit condition")?;
+        let pred = self.reg(until)?;
+        let n = self.next_label();
+        writeln!(self.body, "$L_loop_{n}:")?;
+        self.block(body)?;
+        writeln!(self.body, "\t@!{pred} bra $L_loop_{n};")?;
+        Ok(())
+    }
+
+    /// Folds `Not`s around a predicate variable or constant.
+    fn cond(&mut self, cond: &Expr, span: Span) -> Result<Cond, PtxError> {
+        Ok(match cond {
+            Expr::Imm(v, _) => Cond::Const(*v != 0),
+            Expr::Var(v) => {
+                self.expect_ty(*v, ScalarType::Pred, "if condition")?;
+                Cond::Reg {
+                    name: self.reg(*v)?,
+                    negated: false,
+                }
+            }
+            Expr::Not(inner) => match self.cond(inner, span)? {
+                Cond::Const(b) => Cond::Const(!b),
+                Cond::Reg { name, negated } => Cond::Reg {
+                    name,
+                    negated: !negated,
+                },
+            },
+            other => return Err(not_atom(other, span)),
+        })
+    }
+
+    /// An atom as a source operand of an instruction typed `ty`.
+    fn atom(&mut self, value: &Expr, ty: ScalarType, span: Span) -> Result<String, PtxError> {
+        match value {
+            Expr::Imm(v, _) if ty == ScalarType::F32 => Ok(f32_bits((*v as f32).to_bits())),
+            Expr::Imm(v, _) => Ok(v.to_string()),
+            Expr::Var(v) => {
+                let found = self.ty(*v)?;
+                let same_width_int = matches!(
+                    (found, ty),
+                    (ScalarType::U32, ScalarType::S32) | (ScalarType::S32, ScalarType::U32)
+                );
+                if found != ty && !same_width_int {
+                    return Err(self.mismatch(*v, "operand", ty.name()));
+                }
+                self.reg(*v)
+            }
+            other => Err(not_atom(other, span)),
+        }
+    }
+
+    /// A variable's register name; records that the body uses it.
+    fn reg(&mut self, var: Handle<Var>) -> Result<String, PtxError> {
+        let name = self.namer.name(var)?.to_owned();
+        self.used[var.index()] = true;
+        Ok(name)
+    }
+
+    fn ty(&self, var: Handle<Var>) -> Result<ScalarType, PtxError> {
+        if !self.kernel.vars.contains(var) {
+            return Err(PtxError::UnknownVar { index: var.index() });
+        }
+        Ok(self.kernel.vars[var].ty)
+    }
+
+    fn expect_ty(
+        &self,
+        var: Handle<Var>,
+        expected: ScalarType,
+        what: &str,
+    ) -> Result<(), PtxError> {
+        if self.ty(var)? == expected {
+            Ok(())
+        } else {
+            Err(self.mismatch(var, what, expected.name()))
+        }
+    }
+
+    fn mismatch(&self, var: Handle<Var>, what: &str, expected: &'static str) -> PtxError {
+        PtxError::TypeMismatch {
+            what: what.to_owned(),
+            index: var.index(),
+            found: self.kernel.vars[var].ty.name(),
+            expected,
+        }
+    }
+
+    fn next_label(&mut self) -> u32 {
+        let n = self.next_label;
+        self.next_label += 1;
+        n
+    }
+}
+
+/// A kernel parameter declaration, with the size and alignment the ABI gives
+/// (PTX ISA §5.1.6.1, kernel parameters).
+fn param_decl(param: &AbiParam) -> String {
+    let name = param.ptx_name();
+    match param {
+        AbiParam::TensorMap { .. } => {
+            let (size, align) = param.size_align();
+            format!(".param .align {align} .b8 {name}[{size}]")
+        }
+        AbiParam::Pointer { .. } | AbiParam::Stride { .. } => format!(".param .u64 {name}"),
+        AbiParam::Dim { .. } => format!(".param .u32 {name}"),
+    }
+}
+
+/// A 32-bit float literal by its bits (`0f3F800000`, PTX ISA §4.5.1).
+fn f32_bits(bits: u32) -> String {
+    format!("0f{bits:08X}")
+}
+
+/// ` at span N`, or nothing for compiler-made nodes.
+fn at(span: Span) -> String {
+    if span == Span::NONE {
+        String::new()
+    } else {
+        format!(" at span {}", span.0)
+    }
+}
+
+fn not_atom(expr: &Expr, span: Span) -> PtxError {
+    PtxError::NotLowered {
+        what: format!("expression `{expr:?}`{}", at(span)),
+    }
+}
+
+/// The variant name of an op (`MbarInit`), without its fields.
+fn op_name(op: &Op) -> String {
+    let debug = format!("{op:?}");
+    debug
+        .split(|c: char| !c.is_alphanumeric())
+        .next()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[cfg(test)]
+mod tests;
