@@ -1,2 +1,20 @@
 //! tirx: a tile-kernel language embedded in Rust.
+//!
+//! A `#[tile_kernel]` function is compiled at `cargo build` time through the tile IR
+//! (`tirx-ir`) into PTX (`tirx-ptx`) and becomes a module with the compiled artifacts and a
+//! typed launcher that runs on the `tirx-runtime`. This crate is the one dependency a user
+//! adds: generated code refers only to `::tirx::…` paths.
+
+pub use half::{bf16, f16};
+pub use tirx_ir::abi;
 pub use tirx_macros::tile_kernel;
+pub use tirx_runtime::{Element, KernelArtifact, Runtime, RuntimeError, Target, Tensor, TensorArg, select};
+
+/// The runtime crate, whole.
+pub use tirx_runtime as runtime;
+
+/// What a kernel file imports.
+pub mod prelude {
+    pub use crate::tile_kernel;
+    pub use half::{bf16, f16};
+}

@@ -1,1 +1,15 @@
-//! tirx-kernels
+//! tirx-kernels: the shipped kernels, written in the tirx language, and their host-side
+//! checks. Every kernel is an ordinary user of `#[tile_kernel]`.
+
+pub mod copy {
+    //! Data movement.
+    pub mod tma_copy;
+}
+pub mod gemm {
+    //! The GEMM ladder.
+    pub mod level_03_pipeline_tcgen05;
+    pub mod level_03_pipeline_wgmma;
+}
+pub mod check;
+pub mod registry;
+pub mod reference;

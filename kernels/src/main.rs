@@ -1,1 +1,213 @@
-fn main() {}
+//! The `tirx` command-line tool: list, print, explain, check and run the shipped kernels.
+//! With no arguments it takes the tour: list, check, and run what this machine can run.
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+use tirx::{KernelArtifact, Runtime, RuntimeError, Target};
+use tirx_kernels::check::{check_artifact, key_sass};
+use tirx_kernels::registry::{self, CheckReport, Kind, Shipped};
+
+#[derive(Parser)]
+#[command(name = "tirx", about = "The tirx tile-kernel language: list, inspect, check and run the shipped kernels")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Option<Cmd>,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// One compiled kernel per line: name, target, threads, cluster, shared memory, TMEM columns, config.
+    List,
+    /// Print a kernel's PTX.
+    Ptx(Which),
+    /// Print the IR after every pass, then the PTX.
+    Explain(Which),
+    /// Assemble every kernel with ptxas and inspect its SASS; non-zero exit on any failure.
+    Check,
+    /// Run a kernel on the GPU and verify it against the CPU reference.
+    Run {
+        /// Kernel name.
+        name: String,
+        /// Config (default: every config).
+        #[arg(long)]
+        config: Option<String>,
+        /// Rows.
+        #[arg(long, default_value_t = 1000)]
+        m: usize,
+        /// Columns.
+        #[arg(long, default_value_t = 1000)]
+        n: usize,
+        /// Reduction length (GEMM; a multiple of 8).
+        #[arg(long, default_value_t = 1000)]
+        k: usize,
+    },
+}
+
+#[derive(clap::Args)]
+struct Which {
+    /// Kernel name.
+    name: String,
+    /// Target: sm_90a or sm_100a.
+    #[arg(long)]
+    target: String,
+    /// Config.
+    #[arg(long, default_value = "default")]
+    config: String,
+}
+
+fn artifact(w: &Which) -> Result<&'static KernelArtifact, String> {
+    let k = registry::find(&w.name).ok_or_else(|| format!("no kernel `{}`; `tirx list` shows them", w.name))?;
+    let t = Target::from_name(&w.target)?;
+    k.artifacts
+        .iter()
+        .find(|a| a.target == t && a.config == w.config)
+        .ok_or_else(|| format!("`{}` has no config `{}` for {}; `tirx list` shows what exists", w.name, w.config, w.target))
+}
+
+fn list() {
+    for k in registry::all() {
+        for a in k.artifacts {
+            let s = (a.signature)();
+            let [cx, cy, cz] = s.cluster;
+            println!(
+                "{:<12} {:<8} threads={:<4} cluster={cx}x{cy}x{cz} smem={:<7} tmem={:<4} config={}",
+                k.name,
+                a.target.name(),
+                s.threads,
+                s.smem_bytes,
+                s.tmem_cols,
+                a.config
+            );
+        }
+    }
+}
+
+fn explain(a: &KernelArtifact) -> Result<(), String> {
+    let module = tirx_ir::parse::parse_module(a.ir).map_err(|e| format!("the embedded IR does not parse: {e}"))?;
+    let kernel = module.kernels.into_iter().next().ok_or("the embedded IR has no kernel")?;
+    let (k, snaps) = tirx_ir::passes::run_pipeline(kernel, true).map_err(|e| format!("{e:?}"))?;
+    for s in snaps {
+        println!("// ===== after {} =====\n{}", s.pass, s.text);
+    }
+    println!("// ===== PTX =====\n{}", tirx_ptx::write_string(&k).map_err(|e| e.to_string())?);
+    Ok(())
+}
+
+fn check() -> bool {
+    let mut ok = true;
+    println!("{:<12} {:<8} {:<8} {:>5} {:>6}  sass", "kernel", "target", "config", "regs", "spills");
+    for k in registry::all() {
+        for a in k.artifacts {
+            match check_artifact(k.name, a) {
+                Ok(c) => {
+                    let status = if c.problems.is_empty() { "ok".to_string() } else { format!("FAIL: {}", c.problems.join("; ")) };
+                    println!("{:<12} {:<8} {:<8} {:>5} {:>6}  {}  {status}", c.kernel, c.target, c.config, c.registers, c.spills, key_sass(&c));
+                    ok &= c.problems.is_empty();
+                }
+                Err(e) => {
+                    println!("{:<12} {:<8} {:<8} FAIL: {e}", k.name, a.target.name(), a.config);
+                    ok = false;
+                }
+            }
+        }
+    }
+    ok
+}
+
+fn run_one(rt: &Runtime, k: &Shipped, config: &str, (m, n, kk): (usize, usize, usize), seed: u64) -> Result<CheckReport, RuntimeError> {
+    match k.kind {
+        Kind::Copy(l) => registry::check_copy(rt, l, config, m, n, seed),
+        Kind::Gemm(l) => registry::check_gemm(rt, l, config, m, n, kk, seed),
+    }
+}
+
+fn run(rt: &Runtime, k: &Shipped, config: Option<&str>, shape: (usize, usize, usize)) -> bool {
+    let target = match rt.target() {
+        Ok(t) => t,
+        Err(e) => {
+            println!("{e}");
+            return false;
+        }
+    };
+    let mut ok = true;
+    let mut ran = false;
+    for a in k.artifacts.iter().filter(|a| a.target == target && config.is_none_or(|c| c == a.config)) {
+        ran = true;
+        match run_one(rt, k, a.config, shape, 0x5eed) {
+            Ok(r) => {
+                let what = if matches!(k.kind, Kind::Copy(_)) { "mismatches" } else { "rel. error" };
+                println!("{} {} {}: {}x{}x{} {what} {:.3e} {}", k.name, a.config, target.name(), r.shape.0, r.shape.1, r.shape.2, r.error, if r.ok { "ok" } else { "FAIL" });
+                ok &= r.ok;
+            }
+            Err(e) => {
+                println!("{} {} {}: error: {e}", k.name, a.config, target.name());
+                ok = false;
+            }
+        }
+    }
+    if !ran {
+        println!("{}: nothing compiled for {} here (config {:?})", k.name, target.name(), config.unwrap_or("any"));
+    }
+    ok
+}
+
+fn gpu() -> Result<Runtime, RuntimeError> {
+    Runtime::new(0)
+}
+
+fn tour() -> ExitCode {
+    println!("== tirx list");
+    list();
+    println!("\n== tirx check");
+    let checked = check();
+    println!("\n== tirx run");
+    let ran = match gpu() {
+        Ok(rt) => {
+            println!("GPU: {} (compute capability {:?})", rt.name(), rt.compute_capability());
+            registry::all().iter().all(|k| run(&rt, k, None, (1000, 1000, 1000)))
+        }
+        Err(e) => {
+            println!("no GPU here ({e}); kernels were compiled and checked, not run. Run `tirx run NAME` on a machine with an H100/H200.");
+            true
+        }
+    };
+    if checked && ran { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result: Result<bool, String> = match cli.cmd {
+        None => return tour(),
+        Some(Cmd::List) => {
+            list();
+            Ok(true)
+        }
+        Some(Cmd::Ptx(w)) => artifact(&w).map(|a| {
+            print!("{}", a.ptx);
+            true
+        }),
+        Some(Cmd::Explain(w)) => artifact(&w).and_then(explain).map(|_| true),
+        Some(Cmd::Check) => Ok(check()),
+        Some(Cmd::Run { name, config, m, n, k }) => {
+            let Some(kernel) = registry::find(&name) else {
+                eprintln!("no kernel `{name}`; `tirx list` shows them");
+                return ExitCode::FAILURE;
+            };
+            match gpu() {
+                Ok(rt) => Ok(run(&rt, &kernel, config.as_deref(), (m, n, k))),
+                Err(e) => {
+                    eprintln!("tirx run needs a GPU: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
+    };
+    match result {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,76 @@
+//! `tirx check`: assembles every compiled kernel with ptxas, disassembles it with nvdisasm,
+//! and checks what the PTX asked for is in the machine code: no spills, and for each async
+//! instruction family the SASS opcode it must become (wgmma → `HGMMA`, TMA load → `UTMALDG`,
+//! TMA store → `UTMASTG`, tcgen05.mma → `UTCHMMA`/`UTCQMMA`, tcgen05.ld → `LDTM`).
+
+use std::collections::BTreeMap;
+use tirx::KernelArtifact;
+use tirx_ptx::tools::{self, ToolError};
+
+/// The SASS opcodes a PTX text must produce: (PTX fragment, acceptable SASS opcodes).
+pub const EXPECTED_SASS: &[(&str, &[&str])] = &[
+    ("wgmma.mma_async", &["HGMMA"]),
+    ("cp.async.bulk.tensor.2d.shared::cluster.global", &["UTMALDG"]),
+    ("cp.async.bulk.tensor.2d.global.shared::cta", &["UTMASTG"]),
+    ("tcgen05.mma", &["UTCHMMA", "UTCQMMA", "UTCMMA"]),
+    ("tcgen05.ld", &["LDTM"]),
+    ("mbarrier.try_wait", &["SYNCS"]),
+];
+
+/// The check of one artifact.
+#[derive(Clone, Debug)]
+pub struct Checked {
+    /// Kernel name.
+    pub kernel: &'static str,
+    /// Config.
+    pub config: &'static str,
+    /// Target (`sm_90a`, …).
+    pub target: &'static str,
+    /// Registers per thread.
+    pub registers: u32,
+    /// Spill bytes (stores + loads).
+    pub spills: u32,
+    /// Static shared memory ptxas reports (dynamic comes from the signature).
+    pub smem: u32,
+    /// SASS opcode counts.
+    pub sass: BTreeMap<String, usize>,
+    /// Problems found (empty = passed).
+    pub problems: Vec<String>,
+}
+
+/// Assembles and inspects one artifact.
+pub fn check_artifact(name: &'static str, a: &KernelArtifact) -> Result<Checked, ToolError> {
+    let report = tools::ptxas(a.ptx, a.target.name())?;
+    let entry = (a.signature)().entry;
+    let f = report.entry(&entry).cloned().unwrap_or_default();
+    let sass_text = tools::nvdisasm(&report.cubin)?;
+    let sass = tools::sass_histogram(&sass_text);
+    let mut problems = Vec::new();
+    if f.spill_store_bytes + f.spill_load_bytes > 0 {
+        problems.push(format!("{} bytes spilled", f.spill_store_bytes + f.spill_load_bytes));
+    }
+    if f.stack_frame_bytes > 0 {
+        problems.push(format!("{}-byte stack frame (local memory)", f.stack_frame_bytes));
+    }
+    for (ptx, ops) in EXPECTED_SASS {
+        if a.ptx.contains(ptx) && !ops.iter().any(|op| sass.contains_key(*op)) {
+            problems.push(format!("PTX has `{ptx}` but the SASS has none of {}", ops.join("/")));
+        }
+    }
+    Ok(Checked {
+        kernel: name,
+        config: a.config,
+        target: a.target.name(),
+        registers: f.registers,
+        spills: f.spill_store_bytes + f.spill_load_bytes,
+        smem: f.smem_bytes,
+        sass,
+        problems,
+    })
+}
+
+/// The key SASS opcodes, for the summary line.
+pub fn key_sass(c: &Checked) -> String {
+    let keys = ["HGMMA", "UTCHMMA", "UTCQMMA", "UTMALDG", "UTMASTG", "LDTM", "SYNCS"];
+    keys.iter().filter_map(|k| c.sass.get(*k).map(|n| format!("{k}×{n}"))).collect::<Vec<_>>().join(" ")
+}
