@@ -77,7 +77,11 @@ pub(crate) fn write_signature(f: &mut dyn Write, sig: &Signature, indent: usize)
     }
     for p in &sig.params {
         match p {
-            AbiParam::TensorMap { tensor, box_dims, swizzle } => {
+            AbiParam::TensorMap {
+                tensor,
+                box_dims,
+                swizzle,
+            } => {
                 write!(f, "{pad}param tensormap {} box [", Name(tensor))?;
                 for (i, d) in box_dims.iter().enumerate() {
                     write!(f, "{}{d}", if i > 0 { ", " } else { "" })?;
@@ -85,7 +89,9 @@ pub(crate) fn write_signature(f: &mut dyn Write, sig: &Signature, indent: usize)
                 writeln!(f, "] swizzle {}", swizzle.name())?;
             }
             AbiParam::Pointer { tensor } => writeln!(f, "{pad}param ptr {}", Name(tensor))?,
-            AbiParam::Stride { tensor, dim } => writeln!(f, "{pad}param stride {} {dim}", Name(tensor))?,
+            AbiParam::Stride { tensor, dim } => {
+                writeln!(f, "{pad}param stride {} {dim}", Name(tensor))?
+            }
             AbiParam::Dim { symbol } => writeln!(f, "{pad}param dim {}", Name(symbol))?,
         }
     }
@@ -108,7 +114,9 @@ impl fmt::Display for Sym<'_> {
 }
 
 /// The words that start a signature item line.
-const ITEMS: [&str; 8] = ["target", "threads", "cluster", "grid", "smem", "tmem", "tensor", "param"];
+const ITEMS: [&str; 8] = [
+    "target", "threads", "cluster", "grid", "smem", "tmem", "tensor", "param",
+];
 
 /// Parses a signature starting at its `signature` line; stops before the first line that does
 /// not start with a signature item word.
@@ -145,12 +153,24 @@ pub(crate) fn parse_signature(c: &mut Cursor) -> Result<Signature, ParseError> {
         } else if let Tok::Ident(w) = c.peek()
             && ITEMS.contains(&w.as_str())
         {
-            return Err(c.error(format!("`{w}` may appear only once, before the tensors and params")));
+            return Err(c.error(format!(
+                "`{w}` may appear only once, before the tensors and params"
+            )));
         } else {
             break;
         }
     }
-    Ok(Signature { entry, target, tensors, params, threads, cluster, grid, smem_bytes, tmem_cols })
+    Ok(Signature {
+        entry,
+        target,
+        tensors,
+        params,
+        threads,
+        cluster,
+        grid,
+        smem_bytes,
+        tmem_cols,
+    })
 }
 
 /// A `kw <u32>` line, which must follow the `prev` item.
@@ -198,7 +218,11 @@ fn parse_sym(c: &mut Cursor) -> Result<SymExpr, ParseError> {
             let b = parse_sym(c)?;
             c.expect_punct(")", &format!("after the arguments of `{f}`"))?;
             let (a, b) = (Box::new(a), Box::new(b));
-            Ok(if f == "cdiv" { SymExpr::CeilDiv(a, b) } else { SymExpr::Mul(a, b) })
+            Ok(if f == "cdiv" {
+                SymExpr::CeilDiv(a, b)
+            } else {
+                SymExpr::Mul(a, b)
+            })
         }
         Tok::Ident(s) | Tok::Str(s) => {
             c.bump();
@@ -263,9 +287,15 @@ fn parse_param(c: &mut Cursor) -> Result<AbiParam, ParseError> {
                 box_dims.push(c.expect_u32("a box dimension")?);
             }
             c.expect_kw("swizzle", "after the box")?;
-            AbiParam::TensorMap { tensor, box_dims, swizzle: parse_swizzle(c)? }
+            AbiParam::TensorMap {
+                tensor,
+                box_dims,
+                swizzle: parse_swizzle(c)?,
+            }
         }
-        "ptr" => AbiParam::Pointer { tensor: c.expect_name("a tensor name after `ptr`")? },
+        "ptr" => AbiParam::Pointer {
+            tensor: c.expect_name("a tensor name after `ptr`")?,
+        },
         "stride" => {
             let tensor = c.expect_name("a tensor name after `stride`")?;
             let at = c.pos();
@@ -276,7 +306,9 @@ fn parse_param(c: &mut Cursor) -> Result<AbiParam, ParseError> {
             })?;
             AbiParam::Stride { tensor, dim }
         }
-        "dim" => AbiParam::Dim { symbol: c.expect_name("a shape symbol after `dim`")? },
+        "dim" => AbiParam::Dim {
+            symbol: c.expect_name("a shape symbol after `dim`")?,
+        },
         _ => {
             c.reset(at);
             return Err(c.expected("a parameter kind (`tensormap`, `ptr`, `stride` or `dim`)"));
@@ -293,20 +325,43 @@ mod tests {
             entry: "tma_copy_default_sm_90a".into(),
             target: Target::Sm90a,
             tensors: vec![
-                TensorDecl { name: "src".into(), elem: ElemType::Bf16, shape: vec!["M".into(), "N".into()] },
-                TensorDecl { name: "odd name".into(), elem: ElemType::F32, shape: vec![] },
+                TensorDecl {
+                    name: "src".into(),
+                    elem: ElemType::Bf16,
+                    shape: vec!["M".into(), "N".into()],
+                },
+                TensorDecl {
+                    name: "odd name".into(),
+                    elem: ElemType::F32,
+                    shape: vec![],
+                },
             ],
             params: vec![
-                AbiParam::TensorMap { tensor: "src".into(), box_dims: vec![64, 64], swizzle: Swizzle::B128 },
-                AbiParam::Pointer { tensor: "odd name".into() },
-                AbiParam::Stride { tensor: "src".into(), dim: 0 },
+                AbiParam::TensorMap {
+                    tensor: "src".into(),
+                    box_dims: vec![64, 64],
+                    swizzle: Swizzle::B128,
+                },
+                AbiParam::Pointer {
+                    tensor: "odd name".into(),
+                },
+                AbiParam::Stride {
+                    tensor: "src".into(),
+                    dim: 0,
+                },
                 AbiParam::Dim { symbol: "M".into() },
             ],
             threads: 128,
             cluster: [2, 1, 1],
             grid: [
-                SymExpr::CeilDiv(Box::new(SymExpr::Sym("N".into())), Box::new(SymExpr::Const(64))),
-                SymExpr::Mul(Box::new(SymExpr::Sym("cdiv".into())), Box::new(SymExpr::Const(2))),
+                SymExpr::CeilDiv(
+                    Box::new(SymExpr::Sym("N".into())),
+                    Box::new(SymExpr::Const(64)),
+                ),
+                SymExpr::Mul(
+                    Box::new(SymExpr::Sym("cdiv".into())),
+                    Box::new(SymExpr::Const(2)),
+                ),
                 SymExpr::Const(1),
             ],
             smem_bytes: 33792,
@@ -344,10 +399,15 @@ signature tma_copy_default_sm_90a
 
     #[test]
     fn reports_the_failing_line() {
-        let text = sample().to_string().replace("cluster (2, 1, 1)", "cluster (2, 1)");
+        let text = sample()
+            .to_string()
+            .replace("cluster (2, 1, 1)", "cluster (2, 1)");
         let err = Signature::parse(&text).unwrap_err();
         assert_eq!((err.line, err.col), (4, 16));
-        assert_eq!(err.to_string(), "line 4, col 16: expected `,` between cluster dimensions, found `)`");
+        assert_eq!(
+            err.to_string(),
+            "line 4, col 16: expected `,` between cluster dimensions, found `)`"
+        );
         let err = Signature::parse("signature k\n  target sm_120a\n").unwrap_err();
         assert_eq!(err.line, 2);
         assert!(err.message.contains("consumer Blackwell"), "{err}");

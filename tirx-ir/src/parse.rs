@@ -12,8 +12,10 @@
 //! as the position requires. Spans: a ` !<id>` suffix at the end of a statement's or
 //! declaration's header line sets its span; without one it is `Span::NONE`.
 
-pub(crate) mod lexer;
 mod expr;
+#[cfg(test)]
+mod fixture;
+pub(crate) mod lexer;
 #[cfg(test)]
 mod tests;
 
@@ -135,7 +137,9 @@ impl<'c> Parser<'c> {
                 }
                 Tok::Ident(w) if w == "signature" => {
                     if sig.is_some() {
-                        return Err(self.c.error("a kernel has one signature; this is the second"));
+                        return Err(self
+                            .c
+                            .error("a kernel has one signature; this is the second"));
                     }
                     sig = Some(parse_signature(self.c)?);
                 }
@@ -151,7 +155,9 @@ impl<'c> Parser<'c> {
             }
         }
         let Some(sig) = sig else {
-            return Err(self.c.error("the kernel has no `signature` before its body"));
+            return Err(self
+                .c
+                .error("the kernel has no `signature` before its body"));
         };
         let body = self.body("to open the kernel body")?;
         self.c.expect_eol("after the kernel's closing `}`")?;
@@ -176,13 +182,17 @@ impl<'c> Parser<'c> {
         match *self.c.peek() {
             Tok::Var(i) if i as usize == next => self.c.bump(),
             Tok::Var(i) => {
-                return Err(self.c.error(format!("variables are declared in index order: expected %{next}, found %{i}")));
+                return Err(self.c.error(format!(
+                    "variables are declared in index order: expected %{next}, found %{i}"
+                )));
             }
             _ => return Err(self.c.expected(&format!("`%{next}` after `var`"))),
         };
         self.c.expect_punct(":", "after the variable")?;
         let ty = self.scalar_type()?;
-        let name = self.c.expect_str("the variable's name as a quoted string")?;
+        let name = self
+            .c
+            .expect_str("the variable's name as a quoted string")?;
         self.vars.append(Var { name, ty });
         self.c.expect_eol("after the variable declaration")
     }
@@ -190,7 +200,8 @@ impl<'c> Parser<'c> {
     /// `@name:` of a declaration, checked to be new within its arena.
     fn decl_name(&mut self, kind: Kind) -> Result<String, ParseError> {
         self.c.bump();
-        self.c.expect_punct("@", &format!("before the {} name", kind.word()))?;
+        self.c
+            .expect_punct("@", &format!("before the {} name", kind.word()))?;
         let at = self.c.pos();
         let name = self.c.expect_name(&format!("a {} name", kind.word()))?;
         let taken = match kind {
@@ -200,21 +211,32 @@ impl<'c> Parser<'c> {
         };
         if taken {
             self.c.reset(at);
-            return Err(self.c.error(format!("a {} named `@{name}` is already declared", kind.word())));
+            return Err(self.c.error(format!(
+                "a {} named `@{name}` is already declared",
+                kind.word()
+            )));
         }
-        self.c.expect_punct(":", &format!("after the {} name", kind.word()))?;
+        self.c
+            .expect_punct(":", &format!("after the {} name", kind.word()))?;
         Ok(name)
     }
 
     /// An optional `word <u32>` clause.
     fn opt_u32(&mut self, word: &str) -> Result<Option<u32>, ParseError> {
-        if self.c.eat_kw(word) { Ok(Some(self.c.expect_u32(&format!("a number after `{word}`"))?)) } else { Ok(None) }
+        if self.c.eat_kw(word) {
+            Ok(Some(
+                self.c.expect_u32(&format!("a number after `{word}`"))?,
+            ))
+        } else {
+            Ok(None)
+        }
     }
 
     /// A declaration's optional span and the end of its line.
     fn decl_end(&mut self, kind: Kind) -> Result<Span, ParseError> {
         let span = self.c.opt_span()?;
-        self.c.expect_eol(&format!("after the {} declaration", kind.word()))?;
+        self.c
+            .expect_eol(&format!("after the {} declaration", kind.word()))?;
         Ok(span)
     }
 
@@ -230,26 +252,43 @@ impl<'c> Parser<'c> {
         self.c.bump();
         let elem = parse_elem(self.c)?;
         let shape = self.dims("shape")?;
-        self.c.expect_punct(":", "between the shape and the strides (`(64, 64):(64, 1)`)")?;
+        self.c.expect_punct(
+            ":",
+            "between the shape and the strides (`(64, 64):(64, 1)`)",
+        )?;
         let stride = self.dims("stride")?;
         self.c.expect_kw("swizzle", "after the layout")?;
         let swizzle = parse_swizzle(self.c)?;
         let offset = self.opt_u32("offset")?;
         let tmem_cols = self.opt_u32("cols")?;
         let span = self.decl_end(Kind::Buffer)?;
-        let layout = Layout { shape, stride, swizzle };
-        let h = self.buffers.append(Buffer { name: name.clone(), space, elem, layout, offset, tmem_cols, span });
+        let layout = Layout {
+            shape,
+            stride,
+            swizzle,
+        };
+        let h = self.buffers.append(Buffer {
+            name: name.clone(),
+            space,
+            elem,
+            layout,
+            offset,
+            tmem_cols,
+            span,
+        });
         self.buffer_names.insert(name, h);
         Ok(())
     }
 
     /// `(d0, d1, …)`.
     fn dims(&mut self, what: &str) -> Result<Vec<u32>, ParseError> {
-        self.c.expect_punct("(", &format!("before the layout's {what}"))?;
+        self.c
+            .expect_punct("(", &format!("before the layout's {what}"))?;
         let mut out = Vec::new();
         while !self.c.eat_punct(")") {
             if !out.is_empty() {
-                self.c.expect_punct(",", &format!("between {what} entries"))?;
+                self.c
+                    .expect_punct(",", &format!("between {what} entries"))?;
             }
             out.push(self.c.expect_u32(&format!("a {what} entry"))?);
         }
@@ -265,7 +304,13 @@ impl<'c> Parser<'c> {
         let arrivals = self.c.expect_u32("the arrival count")?;
         let offset = self.opt_u32("offset")?;
         let span = self.decl_end(Kind::Barrier)?;
-        let h = self.barriers.append(Barrier { name: name.clone(), count, arrivals, offset, span });
+        let h = self.barriers.append(Barrier {
+            name: name.clone(),
+            count,
+            arrivals,
+            offset,
+            span,
+        });
         self.barrier_names.insert(name, h);
         Ok(())
     }
@@ -280,14 +325,21 @@ impl<'c> Parser<'c> {
         self.c.expect_kw("empty", "after the full barrier")?;
         let empty = self.barrier_ref_name()?;
         let span = self.decl_end(Kind::Pipeline)?;
-        let h = self.pipelines.append(Pipeline { name: name.clone(), stages, full, empty, span });
+        let h = self.pipelines.append(Pipeline {
+            name: name.clone(),
+            stages,
+            full,
+            empty,
+            span,
+        });
         self.pipeline_names.insert(name, h);
         Ok(())
     }
 
     /// `@name`, looked up in the arena of `kind`; returns the raw index.
     fn lookup(&mut self, kind: Kind) -> Result<usize, ParseError> {
-        self.c.expect_punct("@", &format!("before a {} name", kind.word()))?;
+        self.c
+            .expect_punct("@", &format!("before a {} name", kind.word()))?;
         let at = self.c.pos();
         let name = self.c.expect_name(&format!("a {} name", kind.word()))?;
         let found = match kind {
@@ -297,7 +349,8 @@ impl<'c> Parser<'c> {
         };
         found.ok_or_else(|| {
             self.c.reset(at);
-            self.c.error(format!("no {} named `@{name}` is declared", kind.word()))
+            self.c
+                .error(format!("no {} named `@{name}` is declared", kind.word()))
         })
     }
 
@@ -342,7 +395,11 @@ impl<'c> Parser<'c> {
                 let var = self.var_ref()?;
                 self.c.expect_punct("=", "after the variable")?;
                 let value = self.expr()?;
-                if is_let { StmtKind::Let { var, value } } else { StmtKind::Assign { var, value } }
+                if is_let {
+                    StmtKind::Let { var, value }
+                } else {
+                    StmtKind::Assign { var, value }
+                }
             }
             "if" | "for" | "loop" | "scope" => return self.block_stmt(&word),
             "op" => {
@@ -373,8 +430,19 @@ impl<'c> Parser<'c> {
                 let cond = self.expr()?;
                 let span = self.c.opt_span()?;
                 let then_body = self.body(&ctx)?;
-                let else_body = if self.c.eat_kw("else") { self.body("after else")? } else { Vec::new() };
-                (StmtKind::If { cond, then_body, else_body }, span)
+                let else_body = if self.c.eat_kw("else") {
+                    self.body("after else")?
+                } else {
+                    Vec::new()
+                };
+                (
+                    StmtKind::If {
+                        cond,
+                        then_body,
+                        else_body,
+                    },
+                    span,
+                )
             }
             "for" => {
                 let var = self.var_ref()?;
@@ -385,18 +453,39 @@ impl<'c> Parser<'c> {
                 self.c.expect_kw("step", "after the loop bound")?;
                 let step = self.expr()?;
                 let span = self.c.opt_span()?;
-                (StmtKind::For { var, start, end, step, body: self.body(&ctx)? }, span)
+                (
+                    StmtKind::For {
+                        var,
+                        start,
+                        end,
+                        step,
+                        body: self.body(&ctx)?,
+                    },
+                    span,
+                )
             }
             "loop" => {
                 let span = self.c.opt_span()?;
                 let body = self.body(&ctx)?;
                 self.c.expect_kw("until", "after the loop body")?;
-                (StmtKind::Loop { body, until: self.var_ref()? }, span)
+                (
+                    StmtKind::Loop {
+                        body,
+                        until: self.var_ref()?,
+                    },
+                    span,
+                )
             }
             _ => {
                 let scope = self.scope()?;
                 let span = self.c.opt_span()?;
-                (StmtKind::Scope { scope, body: self.body(&ctx)? }, span)
+                (
+                    StmtKind::Scope {
+                        scope,
+                        body: self.body(&ctx)?,
+                    },
+                    span,
+                )
             }
         };
         self.c.expect_eol(&format!("after the `{word}` block"))?;
@@ -406,27 +495,40 @@ impl<'c> Parser<'c> {
     /// `cta`, `warpgroup A..=B`, `warp A..=B`, `thread N` or `elect`.
     fn scope(&mut self) -> Result<Scope, ParseError> {
         let at = self.c.pos();
-        let word = self.c.expect_ident("a scope (`cta`, `warpgroup`, `warp`, `thread` or `elect`)")?;
+        let word = self
+            .c
+            .expect_ident("a scope (`cta`, `warpgroup`, `warp`, `thread` or `elect`)")?;
         Ok(match word.as_str() {
             "cta" => Scope::Cta,
             "elect" => Scope::Elect,
             "thread" => Scope::Thread(self.c.expect_u32("a thread index")?),
             "warp" | "warpgroup" => {
                 let first = self.c.expect_u32(&format!("the first {word}"))?;
-                self.c.expect_punct("..=", &format!("in the {word} range (`{word} 0..=1`)"))?;
+                self.c
+                    .expect_punct("..=", &format!("in the {word} range (`{word} 0..=1`)"))?;
                 let last = self.c.expect_u32(&format!("the last {word}"))?;
-                if word == "warp" { Scope::Warp(first, last) } else { Scope::Warpgroup(first, last) }
+                if word == "warp" {
+                    Scope::Warp(first, last)
+                } else {
+                    Scope::Warpgroup(first, last)
+                }
             }
             _ => {
                 self.c.reset(at);
-                return Err(self.c.expected("a scope (`cta`, `warpgroup`, `warp`, `thread` or `elect`)"));
+                return Err(self
+                    .c
+                    .expected("a scope (`cta`, `warpgroup`, `warp`, `thread` or `elect`)"));
             }
         })
     }
 
     /// `[@GUARD] [DSTS =] OPCODE [SRCS]` after `inst`.
     fn inst(&mut self) -> Result<Inst, ParseError> {
-        let guard = if self.c.eat_punct("@") { Some(self.operand()?) } else { None };
+        let guard = if self.c.eat_punct("@") {
+            Some(self.operand()?)
+        } else {
+            None
+        };
         // Destinations are present exactly when an operand list is followed by `=`.
         let at = self.c.pos();
         let dsts = match self.operands() {
@@ -438,20 +540,45 @@ impl<'c> Parser<'c> {
         };
         let opcode = self.c.expect_name("an opcode")?;
         let srcs = self.operands()?;
-        Ok(Inst { opcode, dsts, srcs, guard })
+        Ok(Inst {
+            opcode,
+            dsts,
+            srcs,
+            guard,
+        })
     }
 
     /// The op after `op`.
     fn op(&mut self) -> Result<Op, ParseError> {
         let at = self.c.pos();
         let name = self.c.expect_ident("an op name")?;
-        Ok(match name.as_str() {
+        match self.tile_op(&name)? {
+            Some(op) => Ok(op),
+            None => self.sync_op(&name).transpose().unwrap_or_else(|| {
+                self.c.reset(at);
+                Err(self.c.error(format!("unknown op `{name}`")))
+            }),
+        }
+    }
+
+    /// The tile and pipeline ops (`None`: `name` is not one of them).
+    fn tile_op(&mut self, name: &str) -> Result<Option<Op>, ParseError> {
+        Ok(Some(match name {
             "copy" => {
                 let dst = self.tile()?;
                 self.c.expect_punct("<-", "after the copy's destination")?;
                 let src = self.tile()?;
-                let bar = if self.c.eat_kw("bar") { Some(self.bar_ref()?) } else { None };
-                Op::Copy { dst, src, bar, variant: self.variant()? }
+                let bar = if self.c.eat_kw("bar") {
+                    Some(self.bar_ref()?)
+                } else {
+                    None
+                };
+                Op::Copy {
+                    dst,
+                    src,
+                    bar,
+                    variant: self.variant()?,
+                }
             }
             "mma" => {
                 let acc = self.tile()?;
@@ -461,7 +588,13 @@ impl<'c> Parser<'c> {
                 let b = self.tile()?;
                 self.c.expect_kw("accumulate", "after the mma operands")?;
                 let accumulate = self.expr()?;
-                Op::Mma { acc, a, b, accumulate, variant: self.variant()? }
+                Op::Mma {
+                    acc,
+                    a,
+                    b,
+                    accumulate,
+                    variant: self.variant()?,
+                }
             }
             "producer_acquire" | "consumer_wait" => {
                 let pipe = self.pipeline_ref()?;
@@ -478,24 +611,55 @@ impl<'c> Parser<'c> {
             "consumer_release" => {
                 let pipe = self.pipeline_ref()?;
                 self.c.expect_kw("stage", "after the pipeline")?;
-                Op::ConsumerRelease { pipe, stage: self.expr()? }
+                Op::ConsumerRelease {
+                    pipe,
+                    stage: self.expr()?,
+                }
             }
-            "mbar_init" => Op::MbarInit { bar: self.barrier_ref_name()? },
-            "mbar_arrive" => Op::MbarArrive { bar: self.bar_ref()? },
-            "mbar_arrive_expect_tx" => Op::MbarArriveExpectTx { bar: self.bar_ref()?, bytes: self.opt_u32("bytes")? },
+            _ => return Ok(None),
+        }))
+    }
+
+    /// The barrier, fence and wait ops (`None`: `name` is not one of them).
+    fn sync_op(&mut self, name: &str) -> Result<Option<Op>, ParseError> {
+        Ok(Some(match name {
+            "mbar_init" => Op::MbarInit {
+                bar: self.barrier_ref_name()?,
+            },
+            "mbar_arrive" => Op::MbarArrive {
+                bar: self.bar_ref()?,
+            },
+            "mbar_arrive_expect_tx" => Op::MbarArriveExpectTx {
+                bar: self.bar_ref()?,
+                bytes: self.opt_u32("bytes")?,
+            },
             "mbar_wait" => {
                 let bar = self.bar_ref()?;
                 self.c.expect_kw("parity", "after the barrier")?;
-                Op::MbarWait { bar, parity: self.expr()? }
+                Op::MbarWait {
+                    bar,
+                    parity: self.expr()?,
+                }
             }
             "tma_wait_group" => {
                 let n = self.c.expect_u32("the number of groups left pending")?;
-                Op::TmaWaitGroup { n, read: self.c.eat_kw("read") }
+                Op::TmaWaitGroup {
+                    n,
+                    read: self.c.eat_kw("read"),
+                }
             }
-            "tmem_alloc" => Op::TmemAlloc { buf: self.buffer_ref()? },
-            "tmem_dealloc" => Op::TmemDealloc { buf: self.buffer_ref()? },
-            "tcgen05_commit" => Op::Tcgen05Commit { bar: self.bar_ref()? },
-            "wgmma_wait" => Op::WgmmaWait { n: self.c.expect_u32("the number of groups left pending")? },
+            "tmem_alloc" => Op::TmemAlloc {
+                buf: self.buffer_ref()?,
+            },
+            "tmem_dealloc" => Op::TmemDealloc {
+                buf: self.buffer_ref()?,
+            },
+            "tcgen05_commit" => Op::Tcgen05Commit {
+                bar: self.bar_ref()?,
+            },
+            "wgmma_wait" => Op::WgmmaWait {
+                n: self.c.expect_u32("the number of groups left pending")?,
+            },
             "fence_mbarrier_init" => Op::FenceMbarrierInit,
             "fence_proxy_async" => Op::FenceProxyAsync,
             "sync_threads" => Op::SyncThreads,
@@ -505,15 +669,16 @@ impl<'c> Parser<'c> {
             "tcgen05_fence_after" => Op::Tcgen05FenceAfter,
             "wgmma_fence" => Op::WgmmaFence,
             "wgmma_commit" => Op::WgmmaCommit,
-            _ => {
-                self.c.reset(at);
-                return Err(self.c.error(format!("unknown op `{name}`")));
-            }
-        })
+            _ => return Ok(None),
+        }))
     }
 
     /// An optional `variant NAME` clause.
     fn variant(&mut self) -> Result<Option<String>, ParseError> {
-        if self.c.eat_kw("variant") { Ok(Some(self.c.expect_name("a variant name")?)) } else { Ok(None) }
+        if self.c.eat_kw("variant") {
+            Ok(Some(self.c.expect_name("a variant name")?))
+        } else {
+            Ok(None)
+        }
     }
 }

@@ -43,7 +43,11 @@ impl fmt::Display for Module {
             if i > 0 {
                 f.write_str("\n")?;
             }
-            if f.alternate() { write!(f, "{k:#}")? } else { write!(f, "{k}")? }
+            if f.alternate() {
+                write!(f, "{k:#}")?
+            } else {
+                write!(f, "{k}")?
+            }
         }
         Ok(())
     }
@@ -52,7 +56,12 @@ impl fmt::Display for Module {
 impl fmt::Display for Kernel {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let spans = f.alternate();
-        Printer { out: f, k: self, spans }.kernel()
+        Printer {
+            out: f,
+            k: self,
+            spans,
+        }
+        .kernel()
     }
 }
 
@@ -126,7 +135,11 @@ pub(crate) fn cmp_name(op: CmpOp) -> &'static str {
 pub(crate) fn special_name(s: Special) -> String {
     match s {
         Special::CtaId(n) | Special::NCtaId(n) if n > 2 => {
-            let base = if matches!(s, Special::CtaId(_)) { "ctaid" } else { "nctaid" };
+            let base = if matches!(s, Special::CtaId(_)) {
+                "ctaid"
+            } else {
+                "nctaid"
+            };
             format!("{base}.{n}")
         }
         _ => s.name().to_string(),
@@ -263,16 +276,34 @@ struct Printer<'a, 'k> {
 impl<'k> Printer<'_, 'k> {
     fn kernel(&mut self) -> fmt::Result {
         let k = self.k;
-        writeln!(self.out, "kernel {} config {} phase {}", Name(&k.name), Name(&k.config), phase_name(k.phase))?;
+        writeln!(
+            self.out,
+            "kernel {} config {} phase {}",
+            Name(&k.name),
+            Name(&k.config),
+            phase_name(k.phase)
+        )?;
         for (name, v) in &k.consts {
             writeln!(self.out, "  const {} = {v}", Name(name))?;
         }
         write_signature(self.out, &k.sig, 2)?;
         for (h, v) in k.vars.iter() {
-            writeln!(self.out, "  var %{}: {} {}", h.index(), v.ty.name(), Quoted(&v.name))?;
+            writeln!(
+                self.out,
+                "  var %{}: {} {}",
+                h.index(),
+                v.ty.name(),
+                Quoted(&v.name)
+            )?;
         }
         for (h, b) in k.buffers.iter() {
-            write!(self.out, "  buffer {}: {} {} (", self.buf(h), b.space.name(), b.elem.name())?;
+            write!(
+                self.out,
+                "  buffer {}: {} {} (",
+                self.buf(h),
+                b.space.name(),
+                b.elem.name()
+            )?;
             write_list(self.out, &b.layout.shape, |o, d| write!(o, "{d}"))?;
             self.out.write_str("):(")?;
             write_list(self.out, &b.layout.stride, |o, d| write!(o, "{d}"))?;
@@ -286,7 +317,13 @@ impl<'k> Printer<'_, 'k> {
             self.end(b.span)?;
         }
         for (h, b) in k.barriers.iter() {
-            write!(self.out, "  barrier {}: count {} arrivals {}", self.bar(h), b.count, b.arrivals)?;
+            write!(
+                self.out,
+                "  barrier {}: count {} arrivals {}",
+                self.bar(h),
+                b.count,
+                b.arrivals
+            )?;
             if let Some(o) = b.offset {
                 write!(self.out, " offset {o}")?;
             }
@@ -294,7 +331,12 @@ impl<'k> Printer<'_, 'k> {
         }
         for (h, p) in k.pipelines.iter() {
             let (full, empty) = (self.bar(p.full), self.bar(p.empty));
-            write!(self.out, "  pipeline {}: stages {} full {full} empty {empty}", self.pipe(h), p.stages)?;
+            write!(
+                self.out,
+                "  pipeline {}: stages {} full {full} empty {empty}",
+                self.pipe(h),
+                p.stages
+            )?;
             self.end(p.span)?;
         }
         self.out.write_str("{\n")?;
@@ -322,7 +364,11 @@ impl<'k> Printer<'_, 'k> {
     }
 
     fn span(&mut self, span: Span) -> fmt::Result {
-        if self.spans && span != Span::NONE { write!(self.out, " !{}", span.0) } else { Ok(()) }
+        if self.spans && span != Span::NONE {
+            write!(self.out, " !{}", span.0)
+        } else {
+            Ok(())
+        }
     }
 
     fn block(&mut self, body: &Block, indent: usize) -> fmt::Result {
@@ -348,7 +394,11 @@ impl<'k> Printer<'_, 'k> {
                 write!(self.out, "%{} = ", var.index())?;
                 write_expr(self.out, value, 0)?;
             }
-            StmtKind::If { cond, then_body, else_body } => {
+            StmtKind::If {
+                cond,
+                then_body,
+                else_body,
+            } => {
                 self.out.write_str("if ")?;
                 write_expr(self.out, cond, 0)?;
                 self.nested(s.span, then_body, indent)?;
@@ -359,7 +409,13 @@ impl<'k> Printer<'_, 'k> {
                 }
                 return self.out.write_str("\n");
             }
-            StmtKind::For { var, start, end, step, body } => {
+            StmtKind::For {
+                var,
+                start,
+                end,
+                step,
+                body,
+            } => {
                 write!(self.out, "for %{} = ", var.index())?;
                 write_expr(self.out, start, 0)?;
                 self.out.write_str(" to ")?;
@@ -452,7 +508,12 @@ impl<'k> Printer<'_, 'k> {
         let name = op_name(op);
         self.out.write_str(name)?;
         match op {
-            Op::Copy { dst, src, bar, variant } => {
+            Op::Copy {
+                dst,
+                src,
+                bar,
+                variant,
+            } => {
                 self.out.write_str(" ")?;
                 self.tile(dst)?;
                 self.out.write_str(" <- ")?;
@@ -463,7 +524,13 @@ impl<'k> Printer<'_, 'k> {
                 }
                 self.variant(variant)
             }
-            Op::Mma { acc, a, b, accumulate, variant } => {
+            Op::Mma {
+                acc,
+                a,
+                b,
+                accumulate,
+                variant,
+            } => {
                 self.out.write_str(" ")?;
                 self.tile(acc)?;
                 self.out.write_str(" <- ")?;
@@ -507,7 +574,9 @@ impl<'k> Printer<'_, 'k> {
                 self.out.write_str(" parity ")?;
                 write_expr(self.out, parity, 0)
             }
-            Op::TmaWaitGroup { n, read } => write!(self.out, " {n}{}", if *read { " read" } else { "" }),
+            Op::TmaWaitGroup { n, read } => {
+                write!(self.out, " {n}{}", if *read { " read" } else { "" })
+            }
             Op::TmemAlloc { buf } | Op::TmemDealloc { buf } => {
                 let b = self.buf(*buf);
                 write!(self.out, " {b}")
@@ -556,129 +625,4 @@ pub(crate) fn op_name(op: &Op) -> &'static str {
 }
 
 #[cfg(test)]
-mod tests {
-    use crate::abi::{AbiParam, ElemType, Signature, Swizzle, SymExpr, Target, TensorDecl};
-    use crate::arena::Arena;
-    use crate::ir::*;
-
-    /// A TMA copy: one elected thread of warp 0 loads a tile per iteration.
-    fn tma_copy() -> Kernel {
-        let cdiv = |s: &str, n| SymExpr::CeilDiv(Box::new(SymExpr::Sym(s.into())), Box::new(SymExpr::Const(n)));
-        let tensor = |n: &str| TensorDecl { name: n.into(), elem: ElemType::Bf16, shape: vec!["M".into(), "N".into()] };
-        let mut k = Kernel {
-            name: "tma_copy".into(),
-            config: "default".into(),
-            consts: vec![("BM".into(), 64)],
-            phase: Phase::Tile,
-            sig: Signature {
-                entry: "tma_copy_default_sm_90a".into(),
-                target: Target::Sm90a,
-                tensors: vec![tensor("src")],
-                params: vec![
-                    AbiParam::TensorMap { tensor: "src".into(), box_dims: vec![64, 64], swizzle: Swizzle::B128 },
-                    AbiParam::Dim { symbol: "M".into() },
-                ],
-                threads: 128,
-                cluster: [1, 1, 1],
-                grid: [cdiv("N", 64), cdiv("M", 64), SymExpr::Const(1)],
-                smem_bytes: 32_832,
-                tmem_cols: 0,
-            },
-            vars: Arena::new(),
-            buffers: Arena::new(),
-            barriers: Arena::new(),
-            pipelines: Arena::new(),
-            body: Vec::new(),
-        };
-        let i = k.new_var("k", ScalarType::U32);
-        let s = k.new_var("s", ScalarType::U32);
-        let tile = k.buffers.append(Buffer {
-            name: "tile".into(),
-            space: Space::Shared,
-            elem: ElemType::Bf16,
-            layout: Layout::row_major(&[4, 64, 64], Swizzle::B128),
-            offset: Some(0),
-            tmem_cols: None,
-            span: Span(2),
-        });
-        let full = k.barriers.append(Barrier { name: "pipe.full".into(), count: 4, arrivals: 1, offset: Some(32_768), span: Span::NONE });
-        let empty = k.barriers.append(Barrier { name: "pipe.empty".into(), count: 4, arrivals: 1, offset: Some(32_800), span: Span::NONE });
-        let pipe = k.pipelines.append(Pipeline { name: "pipe".into(), stages: 4, full, empty, span: Span(3) });
-        let bound = Expr::bin(BinOp::CeilDiv, Expr::Dim("M".into()), Expr::u32(64));
-        let copy = Op::Copy {
-            dst: TileRef::Buf { buf: tile, index: vec![Expr::Var(s)] },
-            src: TileRef::Global { tensor: "src".into(), coords: vec![Expr::Special(Special::CtaId(1)), Expr::Var(i)] },
-            bar: Some(BarRef { bar: full, index: Expr::Var(s) }),
-            variant: None,
-        };
-        let body = vec![
-            Stmt::new(StmtKind::Op(Op::ProducerAcquire { pipe, iter: Expr::Var(i), stage: s })),
-            Stmt::at(StmtKind::Op(copy), Span(5)),
-        ];
-        let lp = StmtKind::For { var: i, start: Expr::u32(0), end: bound, step: Expr::u32(1), body };
-        let elect = Stmt::new(StmtKind::Scope { scope: Scope::Elect, body: vec![Stmt::at(lp, Span(4))] });
-        k.body = vec![Stmt::new(StmtKind::Scope { scope: Scope::Warp(0, 0), body: vec![elect] })];
-        k
-    }
-
-    const GOLDEN: &str = "\
-kernel tma_copy config default phase tile
-  const BM = 64
-  signature tma_copy_default_sm_90a
-    target sm_90a
-    threads 128
-    cluster (1, 1, 1)
-    grid (cdiv(N, 64), cdiv(M, 64), 1)
-    smem 32832
-    tmem 0
-    tensor src: bf16[M, N]
-    param tensormap src box [64, 64] swizzle B128
-    param dim M
-  var %0: u32 \"k\"
-  var %1: u32 \"s\"
-  buffer @tile: smem bf16 (4, 64, 64):(4096, 64, 1) swizzle B128 offset 0
-  barrier @pipe.full: count 4 arrivals 1 offset 32768
-  barrier @pipe.empty: count 4 arrivals 1 offset 32800
-  pipeline @pipe: stages 4 full @pipe.full empty @pipe.empty
-{
-  scope warp 0..=0 {
-    scope elect {
-      for %0 = 0:u32 to cdiv(dim M, 64:u32) step 1:u32 {
-        op producer_acquire @pipe iter %0 -> %1
-        op copy @tile[%1] <- global src[ctaid.y, %0] bar @pipe.full[%1]
-      }
-    }
-  }
-}
-";
-
-    #[test]
-    fn golden_text() {
-        let k = tma_copy();
-        assert_eq!(k.to_string(), GOLDEN);
-        assert_eq!(crate::parse::parse_kernel(GOLDEN).as_ref(), Ok(&without_spans(k)));
-    }
-
-    #[test]
-    fn golden_text_with_spans() {
-        let text = format!("{:#}", tma_copy());
-        let expected = GOLDEN
-            .replace("offset 0\n", "offset 0 !2\n")
-            .replace("@pipe.empty\n{", "@pipe.empty !3\n{")
-            .replace("1:u32 {", "1:u32 !4 {")
-            .replace("@pipe.full[%1]\n", "@pipe.full[%1] !5\n");
-        assert_eq!(text, expected);
-        assert_eq!(crate::parse::parse_kernel(&text), Ok(tma_copy()));
-    }
-
-    fn without_spans(mut k: Kernel) -> Kernel {
-        k.buffers.iter_mut().for_each(|(_, b)| b.span = Span::NONE);
-        k.pipelines.iter_mut().for_each(|(_, p)| p.span = Span::NONE);
-        let StmtKind::Scope { body, .. } = &mut k.body[0].kind else { unreachable!() };
-        let StmtKind::Scope { body, .. } = &mut body[0].kind else { unreachable!() };
-        body[0].span = Span::NONE;
-        let StmtKind::For { body, .. } = &mut body[0].kind else { unreachable!() };
-        body[1].span = Span::NONE;
-        k
-    }
-}
+mod tests;

@@ -155,11 +155,18 @@ impl<'k> Writer<'k> {
     }
 
     /// `.reg` lines for the variables the body mentions, in arena order, then the loop
-    /// predicates in print order (PTX ISA §5.1.1).
+    /// predicates in print order (PTX ISA §5.1.1). Integers are declared with bit-size types
+    /// (`.b32`, `.b64`): typed instructions accept same-size bit-size registers (§5.2.2), while
+    /// some instructions (`tcgen05.mma` operands, for one) reject `.u32` registers.
     fn declarations(&self, out: &mut String) -> Result<(), PtxError> {
         for (h, var) in self.kernel.vars.iter() {
             if self.used[h.index()] {
-                writeln!(out, "\t.reg .{} {};", var.ty.name(), self.namer.name(h)?)?;
+                let ty = match var.ty {
+                    tirx_ir::ScalarType::U32 | tirx_ir::ScalarType::S32 => "b32",
+                    tirx_ir::ScalarType::U64 => "b64",
+                    other => other.name(),
+                };
+                writeln!(out, "\t.reg .{ty} {};", self.namer.name(h)?)?;
             }
         }
         for pred in &self.loop_preds {
@@ -255,7 +262,7 @@ impl<'k> Writer<'k> {
                 format!("[{}, {}]", self.operand(map)?, self.vector(coords)?)
             }
             Operand::Vector(items) => self.vector(items)?,
-            // `elect.sync %r|%p, …` and two-output `setp` (PTX ISA §9.7.13.x, §9.7.3.x).
+            // `elect.sync %r|%p, …` and two-output `setp` (PTX ISA §9.7.13.12, §9.7.7.1).
             Operand::Pair(a, b) => format!("{}|{}", self.operand(a)?, self.operand(b)?),
         })
     }

@@ -5,8 +5,8 @@
 //! an expression ends at the first token that cannot continue it (a keyword such as `to`,
 //! `step`, `variant`, or `->`, `{`, a ` !<id>` span or the line end).
 
-use super::{ParseError, Parser};
 use super::lexer::Tok;
+use super::{ParseError, Parser};
 use crate::arena::Handle;
 use crate::ir::*;
 use crate::print::bin_info;
@@ -101,11 +101,16 @@ impl Parser<'_> {
                 let neg = self.c.eat_punct("-");
                 let at = self.c.pos();
                 let magnitude = self.c.expect_u64("an integer")? as i128;
-                self.c.expect_punct(":", "and a type after an integer immediate (`5:u32`)")?;
+                self.c
+                    .expect_punct(":", "and a type after an integer immediate (`5:u32`)")?;
                 let ty = self.scalar_type()?;
                 let v = if neg { -magnitude } else { magnitude };
                 // A u64 immediate is written as its unsigned value and stored as its bits.
-                let fits = if ty == ScalarType::U64 && !neg { u64::try_from(v).ok().map(|u| u as i64) } else { i64::try_from(v).ok() };
+                let fits = if ty == ScalarType::U64 && !neg {
+                    u64::try_from(v).ok().map(|u| u as i64)
+                } else {
+                    i64::try_from(v).ok()
+                };
                 fits.map(|v| Expr::Imm(v, ty)).ok_or_else(|| {
                     self.c.reset(at);
                     self.c.error(format!("immediate {v} does not fit in i64"))
@@ -121,14 +126,20 @@ impl Parser<'_> {
                     "cdiv" => BinOp::CeilDiv,
                     "min" => BinOp::Min,
                     "max" => BinOp::Max,
-                    _ => return Err(self.c.error(format!("unknown function `{f}`; expected `cdiv`, `min` or `max`"))),
+                    _ => {
+                        return Err(self.c.error(format!(
+                            "unknown function `{f}`; expected `cdiv`, `min` or `max`"
+                        )));
+                    }
                 };
                 self.c.bump();
                 self.c.bump();
                 let a = self.expr()?;
-                self.c.expect_punct(",", &format!("between the arguments of `{f}`"))?;
+                self.c
+                    .expect_punct(",", &format!("between the arguments of `{f}`"))?;
                 let b = self.expr()?;
-                self.c.expect_punct(")", &format!("after the arguments of `{f}`"))?;
+                self.c
+                    .expect_punct(")", &format!("after the arguments of `{f}`"))?;
                 Ok(Expr::bin(op, a, b))
             }
             Tok::Ident(w) => match special(&w) {
@@ -152,7 +163,9 @@ impl Parser<'_> {
             self.c.bump();
             return Ok(t);
         }
-        Err(self.c.expected("a scalar type (`pred`, `b16`, `u32`, `s32`, `u64` or `f32`)"))
+        Err(self
+            .c
+            .expected("a scalar type (`pred`, `b16`, `u32`, `s32`, `u64` or `f32`)"))
     }
 
     /// `%n`, which must be declared.
@@ -185,7 +198,8 @@ impl Parser<'_> {
             Tok::Punct("(") => {
                 self.c.bump();
                 let o = self.operand()?;
-                self.c.expect_punct(")", "to close the parenthesised operand")?;
+                self.c
+                    .expect_punct(")", "to close the parenthesised operand")?;
                 Ok(o)
             }
             Tok::Var(_) => Ok(Operand::Reg(self.var_ref()?)),
@@ -235,7 +249,8 @@ impl Parser<'_> {
         let mut out = Vec::new();
         while !self.c.eat_punct(close) {
             if !out.is_empty() {
-                self.c.expect_punct(",", &format!("or `{close}` after an operand"))?;
+                self.c
+                    .expect_punct(",", &format!("or `{close}` after an operand"))?;
             }
             out.push(self.operand()?);
         }
@@ -272,20 +287,30 @@ impl Parser<'_> {
         if self.c.eat_kw("global") {
             let tensor = self.c.expect_name("a tensor name after `global`")?;
             self.c.expect_punct("[", "before the tile coordinates")?;
-            return Ok(TileRef::Global { tensor, coords: self.index_list()? });
+            return Ok(TileRef::Global {
+                tensor,
+                coords: self.index_list()?,
+            });
         }
         if !self.c.is_punct("@") {
-            return Err(self.c.expected("a tile (`@buffer[…]` or `global tensor[…]`)"));
+            return Err(self
+                .c
+                .expected("a tile (`@buffer[…]` or `global tensor[…]`)"));
         }
         let buf = self.buffer_ref()?;
-        let index = if self.c.eat_punct("[") { self.index_list()? } else { Vec::new() };
+        let index = if self.c.eat_punct("[") {
+            self.index_list()?
+        } else {
+            Vec::new()
+        };
         Ok(TileRef::Buf { buf, index })
     }
 
     /// `@barrier[index]`.
     pub(super) fn bar_ref(&mut self) -> Result<BarRef, ParseError> {
         let bar = self.barrier_ref_name()?;
-        self.c.expect_punct("[", "after the barrier name (`@bar[i]`)")?;
+        self.c
+            .expect_punct("[", "after the barrier name (`@bar[i]`)")?;
         let index = self.expr()?;
         self.c.expect_punct("]", "after the barrier index")?;
         Ok(BarRef { bar, index })

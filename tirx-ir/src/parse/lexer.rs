@@ -52,8 +52,8 @@ impl fmt::Display for Tok {
 
 /// Punctuation, longest first so that greedy matching picks `<=` over `<`.
 const PUNCTS: [&str; 31] = [
-    "..=", "->", "<-", "==", "!=", "<=", ">=", "<<", ">>", "&&", "@", ":", ",", "(", ")", "[",
-    "]", "{", "}", "=", "!", "<", ">", "+", "-", "*", "/", "%", "&", "|", "^",
+    "..=", "->", "<-", "==", "!=", "<=", ">=", "<<", ">>", "&&", "@", ":", ",", "(", ")", "[", "]",
+    "{", "}", "=", "!", "<", ">", "+", "-", "*", "/", "%", "&", "|", "^",
 ];
 
 /// A token with its 1-based position.
@@ -82,7 +82,10 @@ pub(crate) fn is_plain_name(s: &str) -> bool {
     while i < b.len() {
         if ident_continue(b[i]) {
             i += 1;
-        } else if b[i] == ':' && b.get(i + 1) == Some(&':') && b.get(i + 2).is_some_and(|&c| ident_continue(c)) {
+        } else if b[i] == ':'
+            && b.get(i + 1) == Some(&':')
+            && b.get(i + 2).is_some_and(|&c| ident_continue(c))
+        {
             i += 2;
         } else {
             return false;
@@ -117,7 +120,11 @@ pub(crate) struct Name<'a>(pub &'a str);
 
 impl fmt::Display for Name<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if is_plain_name(self.0) { f.write_str(self.0) } else { Quoted(self.0).fmt(f) }
+        if is_plain_name(self.0) {
+            f.write_str(self.0)
+        } else {
+            Quoted(self.0).fmt(f)
+        }
     }
 }
 
@@ -132,7 +139,13 @@ pub(crate) fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
         let err = |message: String| ParseError { line, col, message };
         let push = |out: &mut Vec<Token>, tok: Tok| out.push(Token { tok, line, col });
         if c == '\n' {
-            if !matches!(out.last(), None | Some(Token { tok: Tok::Newline, .. })) {
+            if !matches!(
+                out.last(),
+                None | Some(Token {
+                    tok: Tok::Newline,
+                    ..
+                })
+            ) {
                 push(&mut out, Tok::Newline);
             }
             i += 1;
@@ -165,15 +178,22 @@ pub(crate) fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
             i += len;
         } else if c == '%' && chars.get(i + 1).is_some_and(|c| c.is_ascii_digit()) {
             let (tok, len) = lex_number(&chars[i + 1..]).map_err(err)?;
-            let Tok::Int(v) = tok else { return Err(err("expected a variable index after `%`".into())) };
-            let v = u32::try_from(v).map_err(|_| err(format!("variable index %{v} is too large")))?;
+            let Tok::Int(v) = tok else {
+                return Err(err("expected a variable index after `%`".into()));
+            };
+            let v =
+                u32::try_from(v).map_err(|_| err(format!("variable index %{v} is too large")))?;
             push(&mut out, Tok::Var(v));
             i += 1 + len;
         } else if c == '"' {
             let (s, len) = lex_string(&chars[i..]).map_err(err)?;
             push(&mut out, Tok::Str(s));
             i += len;
-        } else if let Some(p) = PUNCTS.iter().find(|p| p.chars().enumerate().all(|(k, pc)| chars.get(i + k) == Some(&pc))) {
+        } else if let Some(p) = PUNCTS.iter().find(|p| {
+            p.chars()
+                .enumerate()
+                .all(|(k, pc)| chars.get(i + k) == Some(&pc))
+        }) {
             push(&mut out, Tok::Punct(p));
             i += p.len();
         } else {
@@ -181,13 +201,18 @@ pub(crate) fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
         }
     }
     let col = i - line_start + 1;
-    out.push(Token { tok: Tok::Eof, line, col });
+    out.push(Token {
+        tok: Tok::Eof,
+        line,
+        col,
+    });
     Ok(out)
 }
 
 /// A decimal integer, or `0f` + 8 hex digits; returns the token and its length in chars.
 fn lex_number(s: &[char]) -> Result<(Tok, usize), String> {
-    if s.len() >= 10 && s[0] == '0' && s[1] == 'f' && s[2..10].iter().all(|c| c.is_ascii_hexdigit()) {
+    if s.len() >= 10 && s[0] == '0' && s[1] == 'f' && s[2..10].iter().all(|c| c.is_ascii_hexdigit())
+    {
         let hex: String = s[2..10].iter().collect();
         let bits = u32::from_str_radix(&hex, 16).expect("8 hex digits fit in u32");
         return Ok((Tok::F32(bits), 10));
@@ -197,7 +222,9 @@ fn lex_number(s: &[char]) -> Result<(Tok, usize), String> {
     if s.get(len).is_some_and(|&c| ident_start(c)) {
         return Err(format!("malformed number `{digits}{}`", s[len]));
     }
-    let v = digits.parse::<u64>().map_err(|_| format!("integer `{digits}` is too large"))?;
+    let v = digits
+        .parse::<u64>()
+        .map_err(|_| format!("integer `{digits}` is too large"))?;
     Ok((Tok::Int(v), len))
 }
 
@@ -220,7 +247,10 @@ fn lex_string(s: &[char]) -> Result<(String, usize), String> {
                     Some('r') => out.push('\r'),
                     Some('0') => out.push('\0'),
                     Some('u') if s.get(i) == Some(&'{') => {
-                        let len = s[i + 1..].iter().take_while(|&&c| c != '}' && c != '"').count();
+                        let len = s[i + 1..]
+                            .iter()
+                            .take_while(|&&c| c != '}' && c != '"')
+                            .count();
                         let hex: String = s[i + 1..i + 1 + len].iter().collect();
                         let ch = u32::from_str_radix(&hex, 16).ok().and_then(char::from_u32);
                         let ch = ch.ok_or_else(|| format!("invalid escape `\\u{{{hex}}}`"))?;
@@ -251,7 +281,10 @@ pub(crate) struct Cursor {
 impl Cursor {
     /// Lexes `text`.
     pub fn new(text: &str) -> Result<Cursor, ParseError> {
-        Ok(Cursor { toks: lex(text)?, pos: 0 })
+        Ok(Cursor {
+            toks: lex(text)?,
+            pos: 0,
+        })
     }
     /// Current position (for backtracking).
     pub fn pos(&self) -> usize {
@@ -280,7 +313,11 @@ impl Cursor {
     /// An error at the current token.
     pub fn error(&self, message: impl Into<String>) -> ParseError {
         let t = &self.toks[self.pos.min(self.toks.len() - 1)];
-        ParseError { line: t.line, col: t.col, message: message.into() }
+        ParseError {
+            line: t.line,
+            col: t.col,
+            message: message.into(),
+        }
     }
     /// "expected X, found Y" at the current token.
     pub fn expected(&self, what: &str) -> ParseError {
@@ -312,11 +349,19 @@ impl Cursor {
     }
     /// Requires the punctuation `p`; `ctx` completes "expected `p` …".
     pub fn expect_punct(&mut self, p: &str, ctx: &str) -> Result<(), ParseError> {
-        if self.eat_punct(p) { Ok(()) } else { Err(self.expected(&format!("`{p}` {ctx}"))) }
+        if self.eat_punct(p) {
+            Ok(())
+        } else {
+            Err(self.expected(&format!("`{p}` {ctx}")))
+        }
     }
     /// Requires the keyword `k`; `ctx` completes "expected `k` …".
     pub fn expect_kw(&mut self, k: &str, ctx: &str) -> Result<(), ParseError> {
-        if self.eat_kw(k) { Ok(()) } else { Err(self.expected(&format!("`{k}` {ctx}"))) }
+        if self.eat_kw(k) {
+            Ok(())
+        } else {
+            Err(self.expected(&format!("`{k}` {ctx}")))
+        }
     }
     /// An identifier (keywords included).
     pub fn expect_ident(&mut self, what: &str) -> Result<String, ParseError> {

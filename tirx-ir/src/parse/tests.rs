@@ -1,302 +1,11 @@
-//! Round-trip and error tests of the text form: a hand-built module that uses every node
-//! variant is printed, parsed back, compared, and printed again; malformed texts report the
-//! line and column of the mistake.
+//! Round-trip and error tests of the text form: the fixture module (`fixture.rs`), which uses
+//! every node variant, is printed, parsed back, compared, and printed again; malformed texts
+//! report the line and column of the mistake.
 
+use super::fixture::{bin, boxed, imm, module, ptx_kernel, without_spans};
 use super::{parse_kernel, parse_module};
-use crate::abi::{AbiParam, ElemType, Signature, Swizzle, SymExpr, Target, TensorDecl};
-use crate::arena::{Arena, Handle};
+use crate::arena::Handle;
 use crate::ir::*;
-
-fn imm(v: i64, ty: ScalarType) -> Expr {
-    Expr::Imm(v, ty)
-}
-fn var(h: Handle<Var>) -> Expr {
-    Expr::Var(h)
-}
-fn bin(op: BinOp, a: Expr, b: Expr) -> Expr {
-    Expr::bin(op, a, b)
-}
-fn stmt(kind: StmtKind) -> Stmt {
-    Stmt::new(kind)
-}
-fn op(o: Op) -> Stmt {
-    stmt(StmtKind::Op(o))
-}
-fn boxed(o: Operand) -> Box<Operand> {
-    Box::new(o)
-}
-
-fn signature(target: Target) -> Signature {
-    let sym = |s: &str| Box::new(SymExpr::Sym(s.into()));
-    Signature {
-        entry: format!("every_{}", target.name()),
-        target,
-        tensors: vec![
-            TensorDecl { name: "a".into(), elem: ElemType::Bf16, shape: vec!["M".into(), "K".into()] },
-            TensorDecl { name: "d".into(), elem: ElemType::F16, shape: vec!["M".into(), "N".into()] },
-            TensorDecl { name: "weird tensor".into(), elem: ElemType::F32, shape: vec!["1st".into()] },
-        ],
-        params: vec![
-            AbiParam::TensorMap { tensor: "a".into(), box_dims: vec![64, 128], swizzle: Swizzle::B128 },
-            AbiParam::TensorMap { tensor: "d".into(), box_dims: vec![], swizzle: Swizzle::None },
-            AbiParam::Pointer { tensor: "d".into() },
-            AbiParam::Stride { tensor: "d".into(), dim: 1 },
-            AbiParam::Dim { symbol: "M".into() },
-        ],
-        threads: 256,
-        cluster: [2, 1, 1],
-        grid: [
-            SymExpr::CeilDiv(sym("N"), Box::new(SymExpr::Const(256))),
-            SymExpr::Mul(sym("M"), Box::new(SymExpr::CeilDiv(sym("K"), sym("1st")))),
-            SymExpr::Const(1),
-        ],
-        smem_bytes: 200_704,
-        tmem_cols: 256,
-    }
-}
-
-/// A kernel in the `Tile` phase holding every `Expr`, `Op`, `Scope`, `StmtKind` and `Space`.
-fn tile_kernel() -> Kernel {
-    let mut k = Kernel {
-        name: "every".into(),
-        config: "odd config".into(),
-        consts: vec![("BM".into(), 128), ("NEG".into(), -4), ("MIN".into(), i64::MIN)],
-        phase: Phase::Tile,
-        sig: signature(Target::Sm100a),
-        vars: Arena::new(),
-        buffers: Arena::new(),
-        barriers: Arena::new(),
-        pipelines: Arena::new(),
-        body: Vec::new(),
-    };
-    let i = k.new_var("k", ScalarType::U32);
-    let s = k.new_var("stage", ScalarType::U32);
-    let p = k.new_var("done?", ScalarType::Pred);
-    let x = k.new_var("esc \"q\" \\ \n\t\u{1} é", ScalarType::S32);
-    let w = k.new_var("", ScalarType::U64);
-    let a_s = k.buffers.append(Buffer {
-        name: "a_s".into(),
-        space: Space::Shared,
-        elem: ElemType::Bf16,
-        layout: Layout::row_major(&[4, 128, 64], Swizzle::B128),
-        offset: Some(0),
-        tmem_cols: None,
-        span: Span(3),
-    });
-    let acc = k.buffers.append(Buffer {
-        name: "acc".into(),
-        space: Space::Tmem,
-        elem: ElemType::F32,
-        layout: Layout { shape: vec![128, 256], stride: vec![256], swizzle: Swizzle::None },
-        offset: Some(196_608),
-        tmem_cols: Some(256),
-        span: Span::NONE,
-    });
-    let frag = k.buffers.append(Buffer {
-        name: "frag 1".into(),
-        space: Space::Reg,
-        elem: ElemType::F16,
-        layout: Layout { shape: vec![], stride: vec![], swizzle: Swizzle::B32 },
-        offset: None,
-        tmem_cols: None,
-        span: Span(0),
-    });
-    let full = k.barriers.append(Barrier { name: "pipe.full".into(), count: 4, arrivals: 1, offset: Some(1024), span: Span::NONE });
-    let empty = k.barriers.append(Barrier { name: "pipe.empty".into(), count: 4, arrivals: 2, offset: None, span: Span(9) });
-    let pipe = k.pipelines.append(Pipeline { name: "pipe".into(), stages: 4, full, empty, span: Span(10) });
-    let b = |h, e| BarRef { bar: h, index: e };
-    let buf = |h, index| TileRef::Buf { buf: h, index };
-
-    let all_bins = [
-        BinOp::Add, BinOp::Sub, BinOp::Mul, BinOp::Div, BinOp::Rem, BinOp::And, BinOp::Or,
-        BinOp::Xor, BinOp::Shl, BinOp::Shr, BinOp::CeilDiv, BinOp::Min, BinOp::Max,
-    ];
-    let mut body: Block = all_bins
-        .iter()
-        .map(|&o| stmt(StmtKind::Assign { var: x, value: bin(o, var(x), imm(-3, ScalarType::S32)) }))
-        .collect();
-    // Precedence and grouping: every parenthesisation must come back as it was.
-    let (e1, e2, e3) = (var(i), Expr::Dim("M".into()), imm(7, ScalarType::U32));
-    for value in [
-        bin(BinOp::Sub, e1.clone(), bin(BinOp::Sub, e2.clone(), e3.clone())),
-        bin(BinOp::Sub, bin(BinOp::Sub, e1.clone(), e2.clone()), e3.clone()),
-        bin(BinOp::Mul, bin(BinOp::Add, e1.clone(), e2.clone()), e3.clone()),
-        bin(BinOp::Add, e1.clone(), bin(BinOp::Mul, e2.clone(), e3.clone())),
-        bin(BinOp::Shl, bin(BinOp::And, e1.clone(), e2.clone()), bin(BinOp::Or, e3.clone(), e1.clone())),
-        bin(BinOp::Xor, bin(BinOp::Or, e1.clone(), e2.clone()), bin(BinOp::CeilDiv, e3.clone(), bin(BinOp::Min, e1.clone(), e2.clone()))),
-        bin(BinOp::Max, Expr::Special(Special::CtaId(3)), imm(i64::MIN, ScalarType::U64)),
-    ] {
-        body.push(stmt(StmtKind::Let { var: i, value }));
-    }
-    for sp in Special::ALL {
-        body.push(stmt(StmtKind::Let { var: i, value: Expr::Special(sp) }));
-    }
-    body.push(stmt(StmtKind::Let { var: i, value: Expr::Dim("weird dim".into()) }));
-    let cmps = [CmpOp::Eq, CmpOp::Ne, CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge];
-    for c in cmps {
-        body.push(stmt(StmtKind::Assign { var: p, value: Expr::cmp(c, var(i), imm(-1, ScalarType::S32)) }));
-    }
-    let cmp = |c, a, b| Expr::cmp(c, a, b);
-    let and = |a, b| Expr::AndP(Box::new(a), Box::new(b));
-    let not = |a| Expr::Not(Box::new(a));
-    body.push(stmt(StmtKind::Assign {
-        var: p,
-        value: and(
-            and(var(p), not(cmp(CmpOp::Lt, var(i), e3.clone()))),
-            and(not(not(var(p))), cmp(CmpOp::Eq, cmp(CmpOp::Ne, var(i), e3.clone()), imm(1, ScalarType::Pred))),
-        ),
-    }));
-    body.push(stmt(StmtKind::Let { var: p, value: not(imm(0, ScalarType::Pred)) }));
-    body.push(stmt(StmtKind::Let { var: x, value: not(imm(-5, ScalarType::B16)) }));
-    body.push(stmt(StmtKind::Let { var: x, value: imm(2, ScalarType::F32) }));
-    body.push(stmt(StmtKind::Let { var: w, value: imm(-1, ScalarType::U64) }));
-    body.push(stmt(StmtKind::Let { var: w, value: imm(i64::MAX, ScalarType::U64) }));
-
-    let producer = vec![
-        op(Op::ProducerAcquire { pipe, iter: var(i), stage: s }),
-        Stmt::at(
-            StmtKind::Op(Op::Copy {
-                dst: buf(a_s, vec![var(s)]),
-                src: TileRef::Global { tensor: "a".into(), coords: vec![Expr::Special(Special::CtaId(1)), var(i)] },
-                bar: Some(b(full, var(s))),
-                variant: Some("tma_load".into()),
-            }),
-            Span(11),
-        ),
-        op(Op::MbarArriveExpectTx { bar: b(full, var(s)), bytes: None }),
-        op(Op::MbarArriveExpectTx { bar: b(full, var(s)), bytes: Some(32_768) }),
-    ];
-    let consumer = vec![
-        op(Op::ConsumerWait { pipe, iter: bin(BinOp::Add, var(i), e3.clone()), stage: s }),
-        op(Op::Mma {
-            acc: buf(acc, vec![]),
-            a: buf(a_s, vec![var(s)]),
-            b: buf(a_s, vec![var(s), imm(0, ScalarType::U32)]),
-            accumulate: cmp(CmpOp::Gt, var(i), imm(0, ScalarType::U32)),
-            variant: None,
-        }),
-        op(Op::Mma {
-            acc: buf(frag, vec![]),
-            a: buf(a_s, vec![]),
-            b: buf(a_s, vec![]),
-            accumulate: imm(1, ScalarType::Pred),
-            variant: Some("wgmma".into()),
-        }),
-        op(Op::Tcgen05Commit { bar: b(empty, var(s)) }),
-        op(Op::ConsumerRelease { pipe, stage: var(s) }),
-    ];
-    let for_loop = |body| StmtKind::For {
-        var: i,
-        start: imm(0, ScalarType::U32),
-        end: bin(BinOp::CeilDiv, Expr::Dim("K".into()), imm(64, ScalarType::U32)),
-        step: imm(1, ScalarType::U32),
-        body,
-    };
-    let elect = |body| stmt(StmtKind::Scope { scope: Scope::Elect, body: vec![stmt(for_loop(body))] });
-    body.extend([
-        Stmt::at(StmtKind::Scope { scope: Scope::Cta, body: vec![op(Op::MbarInit { bar: full }), op(Op::MbarInit { bar: empty }), op(Op::FenceMbarrierInit), op(Op::SyncThreads)] }, Span(1)),
-        stmt(StmtKind::Scope { scope: Scope::Warp(0, 0), body: vec![op(Op::TmemAlloc { buf: acc }), op(Op::TmemRelinquish)] }),
-        Stmt::at(StmtKind::Scope { scope: Scope::Warp(1, 1), body: vec![elect(producer)] }, Span(12)),
-        stmt(StmtKind::Scope { scope: Scope::Warp(2, 3), body: vec![elect(consumer)] }),
-        stmt(StmtKind::Scope {
-            scope: Scope::Warpgroup(1, 1),
-            body: vec![
-                op(Op::MbarWait { bar: b(full, imm(0, ScalarType::U32)), parity: bin(BinOp::And, var(i), imm(1, ScalarType::U32)) }),
-                op(Op::Tcgen05FenceAfter),
-                op(Op::Copy { dst: TileRef::Global { tensor: "weird tensor".into(), coords: vec![] }, src: buf(acc, vec![]), bar: None, variant: None }),
-                op(Op::FenceProxyAsync),
-                op(Op::TmaCommitGroup),
-                op(Op::TmaWaitGroup { n: 0, read: true }),
-                op(Op::TmaWaitGroup { n: 1, read: false }),
-                op(Op::Tcgen05FenceBefore),
-                op(Op::WgmmaFence),
-                op(Op::WgmmaCommit),
-                op(Op::WgmmaWait { n: 0 }),
-                op(Op::MbarArrive { bar: b(empty, imm(3, ScalarType::U32)) }),
-            ],
-        }),
-        stmt(StmtKind::Scope { scope: Scope::Thread(0), body: vec![op(Op::TmemDealloc { buf: acc })] }),
-        stmt(StmtKind::If { cond: var(p), then_body: vec![], else_body: vec![] }),
-        Stmt::at(StmtKind::If { cond: and(var(p), var(p)), then_body: vec![op(Op::SyncThreads)], else_body: vec![stmt(StmtKind::Assign { var: w, value: imm(0, ScalarType::U64) })] }, Span(0)),
-        Stmt::at(StmtKind::Loop { body: vec![stmt(StmtKind::Assign { var: p, value: not(var(p)) })], until: p }, Span(7)),
-        stmt(StmtKind::Loop { body: vec![], until: p }),
-        stmt(StmtKind::Inst(Inst { opcode: "nop".into(), dsts: vec![], srcs: vec![], guard: None })),
-    ]);
-    k.body = body;
-    k
-}
-
-/// A kernel in the `Ptx` phase holding every `Operand` and the forms of `Inst`.
-fn ptx_kernel() -> Kernel {
-    let mut k = tile_kernel();
-    k.name = "every_ptx".into();
-    k.config = "default".into();
-    k.consts.clear();
-    k.phase = Phase::Ptx;
-    k.sig = signature(Target::Sm90a);
-    let [r0, r1, r2] = [0, 1, 2].map(Handle::<Var>::from_index);
-    let (reg, sym) = (|h| Operand::Reg(h), |s: &str| Operand::Sym(s.into()));
-    let inst = |opcode: &str, dsts, srcs, guard| stmt(StmtKind::Inst(Inst { opcode: opcode.into(), dsts, srcs, guard }));
-    k.body = vec![
-        inst("add.u32", vec![reg(r0)], vec![reg(r1), Operand::Imm(-7)], None),
-        inst("mov.b32", vec![reg(r1)], vec![Operand::F32Bits(0x3F80_0000), Operand::F32Bits(0)], Some(Operand::NotReg(r2))),
-        inst("elect.sync", vec![Operand::Pair(boxed(reg(r0)), boxed(reg(r2)))], vec![Operand::Imm(-1)], None),
-        inst(
-            "x.pairs",
-            vec![Operand::Pair(boxed(Operand::Pair(boxed(reg(r0)), boxed(reg(r1)))), boxed(reg(r2)))],
-            vec![Operand::Pair(boxed(reg(r0)), boxed(Operand::Pair(boxed(reg(r1)), boxed(sym("s")))))],
-            None,
-        ),
-        inst("st.shared.u32", vec![], vec![Operand::Mem(boxed(reg(r0)), 0), reg(r1)], Some(reg(r2))),
-        inst("ld.shared.u32", vec![reg(r1)], vec![Operand::Mem(boxed(reg(r0)), 16)], None),
-        inst("ld.param.u64", vec![reg(r1)], vec![Operand::Mem(boxed(sym("every_param_0")), -8)], None),
-        inst("ld.weird", vec![reg(r1)], vec![Operand::Mem(boxed(Operand::Imm(i64::MIN)), i64::MIN)], None),
-        inst(
-            "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes",
-            vec![Operand::Mem(boxed(reg(r0)), 0)],
-            vec![Operand::TensorMem(boxed(sym("a_map")), vec![reg(r1), Operand::Imm(64)]), Operand::Mem(boxed(reg(r2)), 8)],
-            None,
-        ),
-        inst("x.empty", vec![Operand::Vector(vec![])], vec![Operand::TensorMem(boxed(reg(r0)), vec![])], None),
-        inst("tcgen05.ld.sync.aligned.32x32b.x2.b32", vec![Operand::Vector(vec![reg(r0), reg(r1)])], vec![Operand::Mem(boxed(reg(r2)), 0)], None),
-        inst("weird op", vec![sym("quoted sym"), sym("plain")], vec![sym("q\"")], Some(sym("g"))),
-        inst("bar.sync", vec![], vec![Operand::Imm(0)], None),
-        inst("fence.proxy.async.shared::cta", vec![], vec![], Some(Operand::NotReg(r0))),
-        inst("exit", vec![], vec![], None),
-    ];
-    k
-}
-
-fn module() -> Module {
-    let mut thread = tile_kernel();
-    thread.name = "every_thread".into();
-    thread.phase = Phase::Thread;
-    Module { kernels: vec![tile_kernel(), thread, ptx_kernel()] }
-}
-
-/// Every span set to `Span::NONE` (what parsing the `{}` form gives).
-fn without_spans(mut m: Module) -> Module {
-    fn block(b: &mut Block) {
-        for s in b {
-            s.span = Span::NONE;
-            match &mut s.kind {
-                StmtKind::If { then_body, else_body, .. } => {
-                    block(then_body);
-                    block(else_body);
-                }
-                StmtKind::For { body, .. } | StmtKind::Loop { body, .. } | StmtKind::Scope { body, .. } => block(body),
-                _ => {}
-            }
-        }
-    }
-    for k in &mut m.kernels {
-        block(&mut k.body);
-        k.buffers.iter_mut().for_each(|(_, b)| b.span = Span::NONE);
-        k.barriers.iter_mut().for_each(|(_, b)| b.span = Span::NONE);
-        k.pipelines.iter_mut().for_each(|(_, p)| p.span = Span::NONE);
-    }
-    m
-}
 
 #[test]
 fn every_variant_round_trips() {
@@ -305,7 +14,10 @@ fn every_variant_round_trips() {
     let back = parse_module(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
     assert_eq!(back, without_spans(m.clone()));
     assert_eq!(back.to_string(), text);
-    let has_span = |l: &str| l.rsplit_once(" !").is_some_and(|(_, id)| id.trim_end_matches(" {").parse::<u32>().is_ok());
+    let has_span = |l: &str| {
+        l.rsplit_once(" !")
+            .is_some_and(|(_, id)| id.trim_end_matches(" {").parse::<u32>().is_ok())
+    };
     assert!(!text.lines().any(has_span), "spans only print under {{:#}}");
     assert!(format!("{m:#}").lines().any(has_span));
 }
@@ -318,7 +30,9 @@ fn every_variant_round_trips_with_spans() {
     assert_eq!(back, m);
     assert_eq!(format!("{back:#}"), text);
     assert!(text.contains("  scope warp 1..=1 !12 {\n"), "{text}");
-    assert!(text.contains("  buffer @a_s: smem bf16 (4, 128, 64):(8192, 64, 1) swizzle B128 offset 0 !3\n"));
+    assert!(text.contains(
+        "  buffer @a_s: smem bf16 (4, 128, 64):(8192, 64, 1) swizzle B128 offset 0 !3\n"
+    ));
 }
 
 #[test]
@@ -331,9 +45,16 @@ fn single_kernel_and_empty_module() {
 
 #[test]
 fn expr_and_operand_display() {
-    let e = bin(BinOp::Mul, bin(BinOp::Add, Expr::Dim("M".into()), imm(1, ScalarType::U32)), imm(-2, ScalarType::S32));
+    let e = bin(
+        BinOp::Mul,
+        bin(BinOp::Add, Expr::Dim("M".into()), imm(1, ScalarType::U32)),
+        imm(-2, ScalarType::S32),
+    );
     assert_eq!(e.to_string(), "(dim M + 1:u32) * -2:s32");
-    let o = Operand::TensorMem(boxed(Operand::Sym("map".into())), vec![Operand::F32Bits(0x3F80_0000), Operand::Imm(-1)]);
+    let o = Operand::TensorMem(
+        boxed(Operand::Sym("map".into())),
+        vec![Operand::F32Bits(0x3F80_0000), Operand::Imm(-1)],
+    );
     assert_eq!(o.to_string(), "[map, {0f3F800000, -1}]");
 }
 
@@ -359,35 +80,329 @@ const HEADER: &str = "kernel k config default phase tile
 fn errors_point_at_the_mistake() {
     let body = |b: &str| format!("{HEADER}{{\n{b}}}\n");
     assert_eq!(
-        error(&body("  scope elect\n    for %0 = 0:u32 to 4:u32 step 1:u32 {\n    }\n  }\n")),
+        error(&body(
+            "  scope elect\n    for %0 = 0:u32 to 4:u32 step 1:u32 {\n    }\n  }\n"
+        )),
         (12, 14, "expected `{` after scope, found end of line".into())
     );
-    assert_eq!(error(&body("  scope elect for\n")), (12, 15, "expected `{` after scope, found `for`".into()));
-    assert_eq!(error(&body("  let %1 = 0:u32\n")), (12, 7, "use of undeclared %1 (the kernel declares 1 variables)".into()));
+    assert_eq!(
+        error(&body("  scope elect for\n")),
+        (12, 15, "expected `{` after scope, found `for`".into())
+    );
+    assert_eq!(
+        error(&body("  let %1 = 0:u32\n")),
+        (
+            12,
+            7,
+            "use of undeclared %1 (the kernel declares 1 variables)".into()
+        )
+    );
     assert_eq!(error(&body("  let %0 = 5\n")).0, 12);
     assert!(error(&body("  let %0 = 5\n")).2.contains("`5:u32`"));
-    assert_eq!(error(&body("  op mbar_arrive @nope[0:u32]\n")), (12, 19, "no barrier named `@nope` is declared".into()));
-    assert_eq!(error(&body("  op frobnicate\n")), (12, 6, "unknown op `frobnicate`".into()));
-    assert_eq!(error(&body("  if %0 < 1:u32 < 2:u32 {\n  }\n")).2, "comparisons do not chain; add parentheses");
-    assert_eq!(error(&body("  let %0 = M\n")).2, "expected an expression, found `M` (shape symbols are written `dim M`)");
-    assert_eq!(error(&body("  scope warp 0..=0 {\n    op sync_threads\n")), (15, 1, "expected `}` to close the block, found end of input".into()));
-    assert_eq!(error(&format!("{HEADER}  var %2: u32 \"j\"\n{{\n}}\n")).0, 11);
-    assert_eq!(error(&format!("{HEADER}  barrier @bar: count 1 arrivals 1\n{{\n}}\n")).2, "a barrier named `@bar` is already declared");
-    assert_eq!(error("kernel k config default phase tile\n{\n}\n"), (2, 1, "the kernel has no `signature` before its body".into()));
-    assert_eq!(error("kernel k config c phase tile\n  var %0: u32 \"unterminated\n").0, 2);
-    assert_eq!(error("kernel k config c phase warp\n").2, "expected a phase (`tile`, `thread` or `ptx`), found `warp`");
+    assert_eq!(
+        error(&body("  op mbar_arrive @nope[0:u32]\n")),
+        (12, 19, "no barrier named `@nope` is declared".into())
+    );
+    assert_eq!(
+        error(&body("  op frobnicate\n")),
+        (12, 6, "unknown op `frobnicate`".into())
+    );
+    assert_eq!(
+        error(&body("  if %0 < 1:u32 < 2:u32 {\n  }\n")).2,
+        "comparisons do not chain; add parentheses"
+    );
+    assert_eq!(
+        error(&body("  let %0 = M\n")).2,
+        "expected an expression, found `M` (shape symbols are written `dim M`)"
+    );
+    assert_eq!(
+        error(&body("  scope warp 0..=0 {\n    op sync_threads\n")),
+        (
+            15,
+            1,
+            "expected `}` to close the block, found end of input".into()
+        )
+    );
+    assert_eq!(
+        error(&format!("{HEADER}  var %2: u32 \"j\"\n{{\n}}\n")).0,
+        11
+    );
+    assert_eq!(
+        error(&format!(
+            "{HEADER}  barrier @bar: count 1 arrivals 1\n{{\n}}\n"
+        ))
+        .2,
+        "a barrier named `@bar` is already declared"
+    );
+    assert_eq!(
+        error("kernel k config default phase tile\n{\n}\n"),
+        (2, 1, "the kernel has no `signature` before its body".into())
+    );
+    assert_eq!(
+        error("kernel k config c phase tile\n  var %0: u32 \"unterminated\n").0,
+        2
+    );
+    assert_eq!(
+        error("kernel k config c phase warp\n").2,
+        "expected a phase (`tile`, `thread` or `ptx`), found `warp`"
+    );
 }
 
 #[test]
 fn spans_and_comments_in_hand_written_text() {
-    let text = format!("// a comment\n{HEADER}{{\n  scope elect !5 {{ // the producer\n    let %0 = !1:pred !6\n  }}\n}}\n");
+    let text = format!(
+        "// a comment\n{HEADER}{{\n  scope elect !5 {{ // the producer\n    let %0 = !1:pred !6\n  }}\n}}\n"
+    );
     let k = parse_kernel(&text).unwrap();
-    let StmtKind::Scope { body, .. } = &k.body[0].kind else { panic!() };
+    let StmtKind::Scope { body, .. } = &k.body[0].kind else {
+        panic!()
+    };
     assert_eq!((k.body[0].span, body[0].span), (Span(5), Span(6)));
-    assert_eq!(body[0].kind, StmtKind::Let { var: Handle::from_index(0), value: Expr::Not(Box::new(imm(1, ScalarType::Pred))) });
+    assert_eq!(
+        body[0].kind,
+        StmtKind::Let {
+            var: Handle::from_index(0),
+            value: Expr::Not(Box::new(imm(1, ScalarType::Pred)))
+        }
+    );
+}
+
+/// Names of the variants a module uses. The matches are exhaustive on purpose: a new IR
+/// variant stops this compiling until it is added here and to the fixture.
+fn variants(m: &Module) -> std::collections::BTreeSet<String> {
+    fn expr(e: &Expr, out: &mut Vec<String>) {
+        let name = match e {
+            Expr::Imm(_, ty) => format!("Imm:{}", ty.name()),
+            Expr::Var(_) => "Var".into(),
+            Expr::Dim(_) => "Dim".into(),
+            Expr::Special(s) => format!("Special:{s:?}"),
+            Expr::Bin(op, a, b) => {
+                expr(a, out);
+                expr(b, out);
+                format!("Bin:{op:?}")
+            }
+            Expr::Cmp(op, a, b) => {
+                expr(a, out);
+                expr(b, out);
+                format!("Cmp:{op:?}")
+            }
+            Expr::Not(a) => {
+                expr(a, out);
+                "Not".into()
+            }
+            Expr::AndP(a, b) => {
+                expr(a, out);
+                expr(b, out);
+                "AndP".into()
+            }
+        };
+        out.push(name);
+    }
+    fn operand(o: &Operand, out: &mut Vec<String>) {
+        let name = match o {
+            Operand::Reg(_) => "Reg",
+            Operand::NotReg(_) => "NotReg",
+            Operand::Imm(_) => "OImm",
+            Operand::F32Bits(_) => "F32Bits",
+            Operand::Sym(_) => "Sym",
+            Operand::Mem(b, _) => {
+                operand(b, out);
+                "Mem"
+            }
+            Operand::TensorMem(b, cs) => {
+                operand(b, out);
+                cs.iter().for_each(|c| operand(c, out));
+                "TensorMem"
+            }
+            Operand::Vector(xs) => {
+                xs.iter().for_each(|x| operand(x, out));
+                "Vector"
+            }
+            Operand::Pair(a, b) => {
+                operand(a, out);
+                operand(b, out);
+                "Pair"
+            }
+        };
+        out.push(name.into());
+    }
+    fn tile(t: &TileRef, out: &mut Vec<String>) {
+        match t {
+            TileRef::Buf { index, .. } => {
+                index.iter().for_each(|e| expr(e, out));
+                out.push("TileBuf".into());
+            }
+            TileRef::Global { coords, .. } => {
+                coords.iter().for_each(|e| expr(e, out));
+                out.push("TileGlobal".into());
+            }
+        }
+    }
+    fn op(o: &Op, out: &mut Vec<String>) {
+        match o {
+            Op::Copy { dst, src, bar, .. } => {
+                tile(dst, out);
+                tile(src, out);
+                bar.iter().for_each(|b| expr(&b.index, out));
+            }
+            Op::Mma {
+                acc,
+                a,
+                b,
+                accumulate,
+                ..
+            } => {
+                [acc, a, b].into_iter().for_each(|t| tile(t, out));
+                expr(accumulate, out);
+            }
+            Op::ProducerAcquire { iter: e, .. }
+            | Op::ConsumerWait { iter: e, .. }
+            | Op::ConsumerRelease { stage: e, .. } => expr(e, out),
+            Op::MbarArrive { bar }
+            | Op::MbarArriveExpectTx { bar, .. }
+            | Op::Tcgen05Commit { bar } => expr(&bar.index, out),
+            Op::MbarWait { bar, parity } => {
+                expr(&bar.index, out);
+                expr(parity, out);
+            }
+            Op::MbarInit { .. }
+            | Op::FenceMbarrierInit
+            | Op::FenceProxyAsync
+            | Op::SyncThreads
+            | Op::TmaCommitGroup
+            | Op::TmaWaitGroup { .. }
+            | Op::TmemAlloc { .. }
+            | Op::TmemRelinquish
+            | Op::TmemDealloc { .. }
+            | Op::Tcgen05FenceBefore
+            | Op::Tcgen05FenceAfter
+            | Op::WgmmaFence
+            | Op::WgmmaCommit
+            | Op::WgmmaWait { .. } => {}
+        }
+        let name = format!("{o:?}");
+        out.push(format!(
+            "Op:{}",
+            name.split([' ', '{', '(']).next().unwrap()
+        ));
+    }
+    fn block(b: &Block, out: &mut Vec<String>) {
+        for s in b {
+            let name = match &s.kind {
+                StmtKind::Let { value, .. } | StmtKind::Assign { value, .. } => {
+                    expr(value, out);
+                    if matches!(s.kind, StmtKind::Let { .. }) {
+                        "Let"
+                    } else {
+                        "Assign"
+                    }
+                }
+                StmtKind::If {
+                    cond,
+                    then_body,
+                    else_body,
+                } => {
+                    expr(cond, out);
+                    block(then_body, out);
+                    block(else_body, out);
+                    if else_body.is_empty() { "If" } else { "IfElse" }
+                }
+                StmtKind::For {
+                    start,
+                    end,
+                    step,
+                    body,
+                    ..
+                } => {
+                    [start, end, step].into_iter().for_each(|e| expr(e, out));
+                    block(body, out);
+                    "For"
+                }
+                StmtKind::Loop { body, .. } => {
+                    block(body, out);
+                    "Loop"
+                }
+                StmtKind::Scope { scope, body } => {
+                    block(body, out);
+                    out.push(format!(
+                        "Scope:{}",
+                        format!("{scope:?}").split('(').next().unwrap()
+                    ));
+                    "Scope"
+                }
+                StmtKind::Op(o) => {
+                    op(o, out);
+                    "Op"
+                }
+                StmtKind::Inst(i) => {
+                    i.guard
+                        .iter()
+                        .chain(&i.dsts)
+                        .chain(&i.srcs)
+                        .for_each(|o| operand(o, out));
+                    "Inst"
+                }
+            };
+            out.push(name.into());
+        }
+    }
+    let mut out = Vec::new();
+    for k in &m.kernels {
+        out.push(format!("Phase:{:?}", k.phase));
+        block(&k.body, &mut out);
+        k.buffers
+            .iter()
+            .for_each(|(_, b)| out.push(format!("Space:{:?}", b.space)));
+        for p in &k.sig.params {
+            out.push(format!(
+                "Param:{}",
+                format!("{p:?}").split(' ').next().unwrap()
+            ));
+        }
+    }
+    out.into_iter().collect()
 }
 
 #[test]
-fn zz_dump() {
-    println!("{:#}", module());
+fn fixture_uses_every_variant() {
+    let seen = variants(&module());
+    let mut missing = Vec::new();
+    let mut want = |name: String| {
+        if !seen.contains(&name) {
+            missing.push(name);
+        }
+    };
+    let ops = "Copy Mma ProducerAcquire ConsumerWait ConsumerRelease MbarInit MbarArrive \
+        MbarArriveExpectTx MbarWait FenceMbarrierInit FenceProxyAsync SyncThreads TmaCommitGroup \
+        TmaWaitGroup TmemAlloc TmemRelinquish TmemDealloc Tcgen05Commit Tcgen05FenceBefore \
+        Tcgen05FenceAfter WgmmaFence WgmmaCommit WgmmaWait";
+    ops.split_whitespace().for_each(|o| want(format!("Op:{o}")));
+    let plain = "Let Assign If IfElse For Loop Scope Op Inst Var Dim Not AndP Reg NotReg OImm \
+        F32Bits Sym Mem TensorMem Vector Pair TileBuf TileGlobal";
+    plain.split_whitespace().for_each(|n| want(n.into()));
+    for ty in ["pred", "b16", "u32", "s32", "u64", "f32"] {
+        want(format!("Imm:{ty}"));
+    }
+    for s in Special::ALL {
+        want(format!("Special:{s:?}"));
+    }
+    for b in "Add Sub Mul Div Rem And Or Xor Shl Shr CeilDiv Min Max".split(' ') {
+        want(format!("Bin:{b}"));
+    }
+    for c in "Eq Ne Lt Le Gt Ge".split(' ') {
+        want(format!("Cmp:{c}"));
+    }
+    for s in "Cta Warpgroup Warp Thread Elect".split(' ') {
+        want(format!("Scope:{s}"));
+    }
+    for s in "Shared Tmem Reg".split(' ') {
+        want(format!("Space:{s}"));
+    }
+    for p in "TensorMap Pointer Stride Dim".split(' ') {
+        want(format!("Param:{p}"));
+    }
+    for p in "Tile Thread Ptx".split(' ') {
+        want(format!("Phase:{p}"));
+    }
+    assert!(missing.is_empty(), "the fixture lacks {missing:?}");
 }

@@ -1,0 +1,45 @@
+//! Every kernel × config × target assembles with ptxas for its architecture with no spills
+//! and no local memory, and its SASS has the instructions its PTX asked for. In CI
+//! (`TIRX_REQUIRE_PTXAS=1`) a missing ptxas fails this test.
+
+use tirx_kernels::check::check_artifact;
+use tirx_kernels::registry;
+use tirx_ptx::tools::{find_ptxas, tool_for_test};
+
+#[test]
+fn every_kernel_assembles_without_spills_and_with_its_sass() {
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for k in registry::all() {
+        for a in k.artifacts {
+            count += 1;
+            match check_artifact(k.name, a) {
+                Ok(c) if c.problems.is_empty() => {}
+                Ok(c) => failures.push(format!("{} {} {}: {}", k.name, a.config, a.target.name(), c.problems.join("; "))),
+                Err(e) => failures.push(format!("{} {} {}: {e}", k.name, a.config, a.target.name())),
+            }
+        }
+    }
+    assert!(count >= 5, "expected every kernel × target, found {count}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn blackwell_gemm_sass_has_the_tensor_core_and_tma_and_tmem_loads() {
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    let k = registry::find("gemm_sm100").expect("shipped");
+    let c = check_artifact(k.name, &k.artifacts[0]).expect("assembles");
+    for op in ["UTCHMMA", "UTMALDG", "LDTM"] {
+        assert!(c.sass.contains_key(op), "{op} missing from {:?}", c.sass.keys().collect::<Vec<_>>());
+    }
+    let h = registry::find("gemm_sm90").expect("shipped");
+    let c = check_artifact(h.name, &h.artifacts[0]).expect("assembles");
+    for op in ["HGMMA", "UTMALDG"] {
+        assert!(c.sass.contains_key(op), "{op} missing from {:?}", c.sass.keys().collect::<Vec<_>>());
+    }
+}

@@ -1,0 +1,57 @@
+//! Dispatch: when no variant fits an op, the error is a table of every candidate and why it
+//! refused; a forced variant that does not apply says why.
+
+use tirx_ir::parse::parse_module;
+use tirx_ir::passes::run_pipeline;
+
+fn messages(text: &str) -> String {
+    let m = parse_module(text).expect("test input parses");
+    let k = m.kernels.into_iter().next().expect("one kernel");
+    match run_pipeline(k, false) {
+        Ok(_) => panic!("expected a dispatch error"),
+        Err(errs) => errs.iter().map(|e| e.message.clone()).collect::<Vec<_>>().join("\n---\n"),
+    }
+}
+
+const HEADER: &str = "kernel bad config default phase tile
+  signature bad_default_TARGET
+    target TARGET
+    threads 128
+    cluster (1, 1, 1)
+    grid (1, 1, 1)
+    smem 0
+    tmem 0
+    tensor a: bf16[M, K]
+  buffer @a_s: smem bf16 (128, 64):(64, 1) swizzle B128
+  buffer @b_s: smem bf16 (128, 64):(64, 1) swizzle B128
+";
+
+#[test]
+fn mma_with_a_register_accumulator_on_blackwell_lists_every_candidate() {
+    let text = HEADER.replace("TARGET", "sm_100a")
+        + "  buffer @acc: reg f32 (128, 128):(128, 1) swizzle none\n{\n  op mma @acc <- @a_s, @b_s accumulate 1:pred\n}\n";
+    let msg = messages(&text);
+    assert_eq!(
+        msg,
+        "no variant of `mma` fits on sm_100a; candidates:\n  \
+         tcgen05  refused: accumulator `acc` is in reg; this path accumulates in tensor memory (`tmem::<f32>`)\n  \
+         wgmma    refused: sm_100a has no wgmma (sm_90a only)"
+    );
+}
+
+#[test]
+fn copy_from_tmem_in_one_thread_names_the_scope_it_needs() {
+    let text = HEADER.replace("TARGET", "sm_100a")
+        + "  buffer @acc: tmem f32 (128, 128):(128, 1) swizzle none\n{\n  scope thread 0 {\n    op copy global a[0:u32, 0:u32] <- @acc\n  }\n}\n";
+    let msg = messages(&text);
+    assert!(msg.contains("tmem_epilogue  refused: it runs on one thread; tcgen05.ld needs one whole warpgroup"), "{msg}");
+    assert!(msg.contains("reg_epilogue   refused: the register fragment layout is wgmma's"), "{msg}");
+}
+
+#[test]
+fn forced_wgmma_on_a_tmem_accumulator_says_why() {
+    let text = HEADER.replace("TARGET", "sm_90a")
+        + "  buffer @acc: tmem f32 (128, 128):(128, 1) swizzle none\n{\n  op mma @acc <- @a_s, @b_s accumulate 1:pred variant wgmma\n}\n";
+    let msg = messages(&text);
+    assert!(msg.contains("wgmma  refused: accumulator `acc` is in tmem; this path accumulates in registers"), "{msg}");
+}

@@ -1,0 +1,460 @@
+//! The `#[tile_kernel(...)]` attribute: syntax and meaning.
+//!
+//! Grammar (one comma-separated list of `key = value` or `key(list)`):
+//! `targets(sm_90a, sm_100a)` or `target = sm_90a`; `threads = N`; `cluster = (x[, y[, z]])`;
+//! `grid = (e[, e[, e]])`; `configs(name = (C = v, …), …)`.
+//!
+//! Hand-written rather than darling, which needs syn 2. Every problem is reported at its token
+//! and parsing continues, so one build shows every attribute mistake. Grid entries stay syntax
+//! here: they fold differently per config (see [`grid_for`]).
+
+use crate::error::{ErrorSink, SpanRange, span_range};
+use crate::model::ConfigDef;
+use proc_macro2::TokenStream;
+use syn::parse::{Parse, ParseStream, Parser};
+use syn::punctuated::Punctuated;
+use syn::{Expr, Ident, Token};
+use tirx_ir::abi::{SymExpr, Target};
+
+/// The attribute's keys, for the "unknown argument" message.
+const KEYS: &str = "targets, target, threads, cluster, grid, configs";
+
+/// The attribute, checked. Missing or bad values have been reported and replaced by defaults.
+#[derive(Clone, Debug)]
+pub struct KernelArgs {
+    /// Targets in declaration order (deduplicated).
+    pub targets: Vec<Target>,
+    /// Threads per CTA.
+    pub threads: u32,
+    /// Cluster shape.
+    pub cluster: [u32; 3],
+    /// Grid entries (1–3), as written.
+    pub grid: Vec<Expr>,
+    /// Configs; one config `default` with no constants when none is written.
+    pub configs: Vec<ConfigDef>,
+}
+
+/// One `key = value` or `key(list)` entry, before interpretation.
+struct RawArg {
+    key: Ident,
+    value: RawValue,
+}
+
+enum RawValue {
+    Eq(Box<Expr>),
+    List(Punctuated<Expr, Token![,]>),
+    Flag,
+}
+
+impl Parse for RawArg {
+    fn parse(input: ParseStream) -> syn::Result<Self> {
+        let key: Ident = input.call(syn::ext::IdentExt::parse_any)?;
+        let value = if input.peek(Token![=]) {
+            input.parse::<Token![=]>()?;
+            RawValue::Eq(Box::new(input.parse()?))
+        } else if input.peek(syn::token::Paren) {
+            let content;
+            syn::parenthesized!(content in input);
+            RawValue::List(content.parse_terminated(Expr::parse, Token![,])?)
+        } else {
+            RawValue::Flag
+        };
+        Ok(RawArg { key, value })
+    }
+}
+
+/// Parses and checks the attribute's tokens. `name` is the function's name (the place for
+/// "missing argument" errors).
+pub fn parse_args(tokens: TokenStream, name: &Ident, sink: &mut ErrorSink) -> KernelArgs {
+    let mut args = KernelArgs {
+        targets: Vec::new(),
+        threads: 128,
+        cluster: [1, 1, 1],
+        grid: Vec::new(),
+        configs: Vec::new(),
+    };
+    let raw = match Punctuated::<RawArg, Token![,]>::parse_terminated.parse2(tokens) {
+        Ok(raw) => raw,
+        Err(e) => {
+            sink.push_syn(e);
+            args.targets.push(Target::Sm90a);
+            args.configs.push(ConfigDef::default_config());
+            return args;
+        }
+    };
+    let mut seen: Vec<String> = Vec::new();
+    let (mut has_targets, mut has_threads, mut has_grid) = (false, false, false);
+    for arg in &raw {
+        let key = arg.key.to_string();
+        let canonical = if key == "target" {
+            "targets".to_string()
+        } else {
+            key.clone()
+        };
+        if seen.contains(&canonical) {
+            sink.push(span_range(&arg.key), format!("duplicate argument `{key}`"));
+            continue;
+        }
+        seen.push(canonical);
+        match key.as_str() {
+            "targets" | "target" => {
+                has_targets = true;
+                args.targets = parse_targets(arg, sink);
+            }
+            "threads" => {
+                has_threads = true;
+                if let Some(e) = expect_eq(arg, "threads = 128", sink) {
+                    args.threads = positive(e, 1024, "`threads`", sink).unwrap_or(128);
+                }
+            }
+            "cluster" => {
+                if let Some(dims) = tuple_arg(arg, "cluster = (2, 1, 1)", sink) {
+                    args.cluster = cluster_dims(arg, &dims, sink);
+                }
+            }
+            "grid" => {
+                has_grid = true;
+                if let Some(dims) = tuple_arg(arg, "grid = (cdiv(N, BN), cdiv(M, BM))", sink) {
+                    if dims.is_empty() || dims.len() > 3 {
+                        sink.push(span_range(&arg.key), "`grid` takes 1 to 3 entries");
+                    }
+                    args.grid = dims.into_iter().take(3).collect();
+                }
+            }
+            "configs" => args.configs = parse_configs(arg, sink),
+            _ => sink.push(
+                span_range(&arg.key),
+                format!("unknown argument `{key}`; expected {KEYS}"),
+            ),
+        }
+    }
+    let missing = |what: &str| format!("`#[tile_kernel]` needs {what}");
+    if !has_targets {
+        sink.push(
+            span_range(name),
+            missing("`target = sm_90a` or `targets(sm_90a, sm_100a)`"),
+        );
+    }
+    if !has_threads {
+        sink.push(span_range(name), missing("`threads = N` (threads per CTA)"));
+    }
+    if !has_grid {
+        sink.push(
+            span_range(name),
+            missing("`grid = (x, y, z)` (CTAs, over shape symbols and constants)"),
+        );
+    }
+    if args.targets.is_empty() {
+        args.targets.push(Target::Sm90a);
+    }
+    if args.configs.is_empty() {
+        args.configs.push(ConfigDef::default_config());
+    }
+    args
+}
+
+/// `targets(a, b)` or `target = a`.
+fn parse_targets(arg: &RawArg, sink: &mut ErrorSink) -> Vec<Target> {
+    let items: Vec<&Expr> = match (&arg.value, arg.key == "target") {
+        (RawValue::Eq(e), true) => vec![&**e],
+        (RawValue::List(list), false) => list.iter().collect(),
+        _ => {
+            let hint = if arg.key == "target" {
+                "target = sm_90a"
+            } else {
+                "targets(sm_90a, sm_100a)"
+            };
+            sink.push(span_range(&arg.key), format!("expected `{hint}`"));
+            return Vec::new();
+        }
+    };
+    if items.is_empty() {
+        sink.push(
+            span_range(&arg.key),
+            "`targets` needs at least one target: sm_90a, sm_100a",
+        );
+    }
+    let mut out = Vec::new();
+    for item in items {
+        let Some(name) = path_ident(item) else {
+            sink.push(span_range(item), "expected a target name: sm_90a, sm_100a");
+            continue;
+        };
+        match Target::from_name(&name.to_string()) {
+            Ok(t) if out.contains(&t) => {
+                sink.push(span_range(item), format!("target `{name}` listed twice"))
+            }
+            Ok(t) => out.push(t),
+            Err(message) => sink.push(span_range(item), message),
+        }
+    }
+    out
+}
+
+/// `cluster = (x[, y[, z]])`: 1–3 positive constants.
+fn cluster_dims(arg: &RawArg, dims: &[Expr], sink: &mut ErrorSink) -> [u32; 3] {
+    let mut out = [1u32; 3];
+    if dims.is_empty() || dims.len() > 3 {
+        sink.push(span_range(&arg.key), "`cluster` takes 1 to 3 entries");
+    }
+    for (slot, e) in out.iter_mut().zip(dims) {
+        *slot = positive(e, 16, "a cluster dimension", sink).unwrap_or(1);
+    }
+    out
+}
+
+/// `configs(name = (C = v, …), …)`.
+fn parse_configs(arg: &RawArg, sink: &mut ErrorSink) -> Vec<ConfigDef> {
+    let RawValue::List(list) = &arg.value else {
+        sink.push(
+            span_range(&arg.key),
+            "expected `configs(default = (BM = 64, BN = 64), …)`",
+        );
+        return Vec::new();
+    };
+    let mut out: Vec<ConfigDef> = Vec::new();
+    for item in list {
+        let Expr::Assign(assign) = item else {
+            sink.push(span_range(item), "expected `name = (CONST = value, …)`");
+            continue;
+        };
+        let Some(name) = path_ident(&assign.left) else {
+            sink.push(
+                span_range(&assign.left),
+                "a config name must be an identifier",
+            );
+            continue;
+        };
+        let name = name.to_string();
+        if out.iter().any(|c| c.name == name) {
+            sink.push(
+                span_range(&assign.left),
+                format!("config `{name}` defined twice"),
+            );
+            continue;
+        }
+        let consts = config_consts(&assign.right, sink);
+        out.push(ConfigDef { name, consts });
+    }
+    if out.is_empty() {
+        sink.push(span_range(&arg.key), "`configs` needs at least one config");
+    }
+    out
+}
+
+/// `(C = v, …)`: each value an integer constant expression over literals and the config's
+/// earlier constants.
+fn config_consts(e: &Expr, sink: &mut ErrorSink) -> Vec<(String, i64)> {
+    let mut consts: Vec<(String, i64)> = Vec::new();
+    for item in tuple_elems(e) {
+        let Expr::Assign(assign) = item else {
+            sink.push(
+                span_range(item),
+                "expected `CONST = value` in a config, e.g. `BM = 128`",
+            );
+            continue;
+        };
+        let Some(name) = path_ident(&assign.left) else {
+            sink.push(
+                span_range(&assign.left),
+                "a config constant's name must be an identifier",
+            );
+            continue;
+        };
+        let name = name.to_string();
+        if consts.iter().any(|(n, _)| *n == name) {
+            sink.push(
+                span_range(&assign.left),
+                format!("constant `{name}` defined twice in this config"),
+            );
+            continue;
+        }
+        let lookup = |s: &str| consts.iter().find(|(n, _)| n == s).map(|(_, v)| *v);
+        match eval_const(&assign.right, &lookup) {
+            Ok(v) => consts.push((name, v)),
+            Err((range, why)) => {
+                sink.push(
+                    range,
+                    format!("bad value for config constant `{name}`: {why}"),
+                );
+            }
+        }
+    }
+    consts
+}
+
+/// A constant in `1..=max`, or an error at it.
+fn positive(e: &Expr, max: i64, what: &str, sink: &mut ErrorSink) -> Option<u32> {
+    match eval_const(e, &|_| None) {
+        Ok(v) if (1..=max).contains(&v) => Some(v as u32),
+        Ok(v) => {
+            sink.push(
+                span_range(e),
+                format!("{what} must be between 1 and {max}, found {v}"),
+            );
+            None
+        }
+        Err((range, why)) => {
+            sink.push(range, format!("{what}: {why}"));
+            None
+        }
+    }
+}
+
+/// The value of `key = value`, or an error showing `example`.
+fn expect_eq<'a>(arg: &'a RawArg, example: &str, sink: &mut ErrorSink) -> Option<&'a Expr> {
+    match &arg.value {
+        RawValue::Eq(e) => Some(e),
+        _ => {
+            sink.push(span_range(&arg.key), format!("expected `{example}`"));
+            None
+        }
+    }
+}
+
+/// The entries of `key = (a, b)` (also `key = a` and `key(a, b)`).
+fn tuple_arg(arg: &RawArg, example: &str, sink: &mut ErrorSink) -> Option<Vec<Expr>> {
+    match &arg.value {
+        RawValue::Eq(e) => Some(tuple_elems(e).into_iter().cloned().collect()),
+        RawValue::List(list) => Some(list.iter().cloned().collect()),
+        RawValue::Flag => {
+            sink.push(span_range(&arg.key), format!("expected `{example}`"));
+            None
+        }
+    }
+}
+
+/// The elements of a tuple expression; a parenthesised or bare expression is one element.
+pub fn tuple_elems(e: &Expr) -> Vec<&Expr> {
+    match e {
+        Expr::Tuple(t) => t.elems.iter().collect(),
+        Expr::Paren(p) => vec![&*p.expr],
+        Expr::Group(g) => tuple_elems(&g.expr),
+        _ => vec![e],
+    }
+}
+
+/// The identifier of a one-segment path expression.
+pub fn path_ident(e: &Expr) -> Option<&Ident> {
+    match e {
+        Expr::Path(p) if p.qself.is_none() => p.path.get_ident(),
+        Expr::Group(g) => path_ident(&g.expr),
+        _ => None,
+    }
+}
+
+/// Why a constant expression could not be evaluated, and where.
+pub type ConstError = (SpanRange, String);
+
+/// Evaluates an integer constant expression: literals, names `lookup` knows, parentheses,
+/// unary `-`, `+ - * / % << >> & | ^`, `cdiv(a, b)`, `min(a, b)`, `max(a, b)`.
+pub fn eval_const(e: &Expr, lookup: &dyn Fn(&str) -> Option<i64>) -> Result<i64, ConstError> {
+    let fail = |what: String| Err((span_range(e), what));
+    match e {
+        Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(i),
+            ..
+        }) => i
+            .base10_parse::<i64>()
+            .map_err(|err| (span_range(e), err.to_string())),
+        Expr::Lit(_) => fail("expected an integer constant".into()),
+        Expr::Paren(p) => eval_const(&p.expr, lookup),
+        Expr::Group(g) => eval_const(&g.expr, lookup),
+        Expr::Path(_) => match path_ident(e) {
+            Some(id) => match lookup(&id.to_string()) {
+                Some(v) => Ok(v),
+                None => fail(format!("`{id}` is not a known constant here")),
+            },
+            None => fail("expected an integer constant".into()),
+        },
+        Expr::Unary(u) if matches!(u.op, syn::UnOp::Neg(_)) => eval_const(&u.expr, lookup)?
+            .checked_neg()
+            .ok_or((span_range(e), "overflow".into())),
+        Expr::Binary(b) => {
+            let (l, r) = (eval_const(&b.left, lookup)?, eval_const(&b.right, lookup)?);
+            let v = match b.op {
+                syn::BinOp::Add(_) => l.checked_add(r),
+                syn::BinOp::Sub(_) => l.checked_sub(r),
+                syn::BinOp::Mul(_) => l.checked_mul(r),
+                syn::BinOp::Div(_) => l.checked_div(r),
+                syn::BinOp::Rem(_) => l.checked_rem(r),
+                syn::BinOp::Shl(_) => u32::try_from(r).ok().and_then(|r| l.checked_shl(r)),
+                syn::BinOp::Shr(_) => u32::try_from(r).ok().and_then(|r| l.checked_shr(r)),
+                syn::BinOp::BitAnd(_) => Some(l & r),
+                syn::BinOp::BitOr(_) => Some(l | r),
+                syn::BinOp::BitXor(_) => Some(l ^ r),
+                _ => return fail("operator not allowed in a constant".into()),
+            };
+            v.ok_or((span_range(e), "overflow or division by zero".into()))
+        }
+        Expr::Call(c) => {
+            let name = path_ident(&c.func)
+                .map(|i| i.to_string())
+                .unwrap_or_default();
+            let args: Vec<i64> = c
+                .args
+                .iter()
+                .map(|a| eval_const(a, lookup))
+                .collect::<Result<_, _>>()?;
+            match (name.as_str(), args.as_slice()) {
+                ("cdiv", [a, b]) if *b > 0 => {
+                    Ok(a.div_euclid(*b) + i64::from(a.rem_euclid(*b) != 0))
+                }
+                ("min", [a, b]) => Ok(*a.min(b)),
+                ("max", [a, b]) => Ok(*a.max(b)),
+                _ => fail("expected `cdiv(a, b)`, `min(a, b)` or `max(a, b)`".into()),
+            }
+        }
+        _ => fail("expected an integer constant expression".into()),
+    }
+}
+
+/// The grid of one config: each entry folded into a `SymExpr` over `shapes`, padded to three
+/// with 1. Errors carry their range.
+pub fn grid_for(
+    grid: &[Expr],
+    consts: &[(String, i64)],
+    shapes: &[String],
+) -> Result<[SymExpr; 3], ConstError> {
+    let mut out = [SymExpr::Const(1), SymExpr::Const(1), SymExpr::Const(1)];
+    for (slot, e) in out.iter_mut().zip(grid) {
+        *slot = grid_sym(e, consts, shapes)?;
+    }
+    Ok(out)
+}
+
+/// One grid entry: constants fold; shape symbols stay; `cdiv` and `*` combine them.
+fn grid_sym(e: &Expr, consts: &[(String, i64)], shapes: &[String]) -> Result<SymExpr, ConstError> {
+    let lookup = |s: &str| consts.iter().find(|(n, _)| n == s).map(|(_, v)| *v);
+    if let Ok(v) = eval_const(e, &lookup) {
+        return u64::try_from(v)
+            .map(SymExpr::Const)
+            .map_err(|_| (span_range(e), format!("grid entry is negative ({v})")));
+    }
+    let sym = |x: &Expr| grid_sym(x, consts, shapes).map(Box::new);
+    match e {
+        Expr::Paren(p) => grid_sym(&p.expr, consts, shapes),
+        Expr::Group(g) => grid_sym(&g.expr, consts, shapes),
+        Expr::Path(_) => match path_ident(e) {
+            Some(id) if shapes.contains(&id.to_string()) => Ok(SymExpr::Sym(id.to_string())),
+            _ => Err((
+                span_range(e),
+                format!(
+                    "unknown name `{}` in the grid; expected a shape symbol ({}) or a config constant",
+                    quote::quote!(#e),
+                    shapes.join(", ")
+                ),
+            )),
+        },
+        Expr::Binary(b) if matches!(b.op, syn::BinOp::Mul(_)) => {
+            Ok(SymExpr::Mul(sym(&b.left)?, sym(&b.right)?))
+        }
+        Expr::Call(c) if path_ident(&c.func).is_some_and(|i| i == "cdiv") && c.args.len() == 2 => {
+            Ok(SymExpr::CeilDiv(sym(&c.args[0])?, sym(&c.args[1])?))
+        }
+        _ => Err((
+            span_range(e),
+            "a grid entry is a constant, a shape symbol, `cdiv(a, b)` or `a * b` of those".into(),
+        )),
+    }
+}

@@ -1,0 +1,111 @@
+//! The module that replaces the user's function: `ARTIFACTS` (every compiled instance), one
+//! `__sig_*` function per instance, and the typed `launch` function.
+//!
+//! The module and `launch` have the same shape whether or not compilation succeeded (on errors
+//! `ARTIFACTS` is empty, so `launch` returns the runtime's "no such config" error), so callers
+//! and IDEs keep working while the user fixes the kernel.
+
+use super::Artifact;
+use super::signature::signature_tokens;
+use crate::model::{KernelDef, ParamDef};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use tirx_ir::abi::{ElemType, Target};
+
+/// The generated module for `def` with `artifacts` (empty on errors).
+pub fn module(def: &KernelDef, artifacts: &[Artifact]) -> TokenStream {
+    let KernelDef {
+        name, vis, attrs, ..
+    } = def;
+    let kernel = name.to_string();
+    let entries = artifacts.iter().map(|a| {
+        let config = &a.config;
+        let target = artifact_target(a.target);
+        let (ptx, ir) = (&a.ptx, &a.ir);
+        let sig_fn = sig_fn_name(a);
+        // SAFETY: this PTX and this signature come from the same compilation, by this macro.
+        quote! {
+            unsafe { ::tirx::KernelArtifact::new(#kernel, #config, #target, #ptx, #ir, #sig_fn) }
+        }
+    });
+    let sig_fns = artifacts.iter().map(|a| {
+        let sig_fn = sig_fn_name(a);
+        let body = signature_tokens(&a.sig);
+        let doc = format!(
+            "The signature of config `{}` on `{}`, after compilation.",
+            a.config,
+            a.target.name()
+        );
+        quote! {
+            #[doc = #doc]
+            fn #sig_fn() -> ::tirx::abi::Signature { #body }
+        }
+    });
+    let launch = launch_fn(def);
+    quote! {
+        #(#attrs)*
+        #[allow(non_snake_case, dead_code)]
+        #vis mod #name {
+            /// Every compiled instance.
+            pub static ARTIFACTS: &[::tirx::KernelArtifact] = &[#(#entries),*];
+            #(#sig_fns)*
+            #launch
+        }
+    }
+}
+
+/// `__sig_<config>_<target>`.
+fn sig_fn_name(a: &Artifact) -> proc_macro2::Ident {
+    format_ident!("__sig_{}_{}", a.config, a.target.name())
+}
+
+/// The facade's `Target` value.
+fn artifact_target(target: Target) -> TokenStream {
+    match target {
+        Target::Sm90a => quote!(::tirx::Target::Sm90a),
+        Target::Sm100a => quote!(::tirx::Target::Sm100a),
+    }
+}
+
+/// `::tirx::Tensor<elem>`.
+fn tensor_type(p: &ParamDef) -> TokenStream {
+    let elem = match p.elem {
+        ElemType::Bf16 => quote!(::tirx::bf16),
+        ElemType::F16 => quote!(::tirx::f16),
+        ElemType::F32 => quote!(::core::primitive::f32),
+    };
+    quote!(::tirx::Tensor<#elem>)
+}
+
+/// `pub fn launch(rt, config, tensors…)`: tensors the body writes are `&mut`.
+fn launch_fn(def: &KernelDef) -> TokenStream {
+    let params = def.params.iter().map(|p| {
+        let (ident, ty) = (&p.ident, tensor_type(p));
+        if def.written.contains(&p.ident.to_string()) {
+            quote!(#ident: &mut #ty)
+        } else {
+            quote!(#ident: &#ty)
+        }
+    });
+    let views = def.params.iter().map(|p| {
+        let ident = &p.ident;
+        quote!(#ident.view())
+    });
+    let doc = format!(
+        "Launches config `config` of `{}` on `rt`'s device; tensors in the function's parameter order.",
+        def.name
+    );
+    quote! {
+        #[doc = #doc]
+        pub fn launch(
+            rt: &::tirx::Runtime,
+            config: &str,
+            #(#params),*
+        ) -> ::core::result::Result<(), ::tirx::RuntimeError> {
+            let __art = ::tirx::select(ARTIFACTS, config, rt.target()?)?;
+            // `Runtime::launch` is safe: the PTX/signature pairing was vouched for when the
+            // artifact was built (`KernelArtifact::new`, unsafe, above).
+            rt.launch(__art, &[#(#views),*])
+        }
+    }
+}

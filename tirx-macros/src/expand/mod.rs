@@ -1,0 +1,145 @@
+//! The macro's expansion: read the attribute and the function, lower the body once per config,
+//! compile each config × target through `tirx_ir::passes::run_pipeline` and `tirx_ptx`, and
+//! emit the module (`launcher.rs`) with the signatures as tokens (`signature.rs`).
+//!
+//! Errors from every stage go to one `ErrorSink` and come out as `compile_error!`s next to the
+//! module skeleton. The passes only run when the front end found no error, so their
+//! diagnostics are never caused by the front end's recovery.
+
+mod launcher;
+mod signature;
+
+use crate::args;
+use crate::error::{ErrorSink, span_range};
+use crate::model::{ConfigDef, KernelDef};
+use crate::parse::{self, Lowered};
+use proc_macro2::TokenStream;
+use quote::quote;
+use tirx_ir::abi::{Signature, Target};
+
+/// One compiled instance.
+#[derive(Clone, Debug)]
+pub struct Artifact {
+    /// Config name.
+    pub config: String,
+    /// Target.
+    pub target: Target,
+    /// PTX text.
+    pub ptx: String,
+    /// The `Tile`-phase IR text (before the passes).
+    pub ir: String,
+    /// The final signature (after the passes).
+    pub sig: Signature,
+}
+
+/// `#[tile_kernel(attr)] item` → the module (plus `compile_error!`s on errors).
+pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let item: syn::ItemFn = match syn::parse2(item) {
+        Ok(f) => f,
+        Err(e) => {
+            let message = format!("`#[tile_kernel]` applies to a function: {e}");
+            return syn::Error::new(e.span(), message).into_compile_error();
+        }
+    };
+    let mut sink = ErrorSink::new();
+    let def = KernelDef::new(attr, item, &mut sink);
+    let artifacts = compile(&def, &mut sink);
+    let module = launcher::module(&def, &artifacts);
+    let errors = sink.to_compile_errors();
+    quote!(#errors #module)
+}
+
+/// Lowers and compiles every instance; empty when anything failed (errors in `sink`).
+pub fn compile(def: &KernelDef, sink: &mut ErrorSink) -> Vec<Artifact> {
+    let lowered = lower_all(def, sink);
+    if !sink.is_empty() {
+        return Vec::new();
+    }
+    let total = lowered.len() * def.targets().len();
+    let mut out = Vec::new();
+    for (config, low) in &lowered {
+        for &target in def.targets() {
+            let label = format!("config `{}`, {}", config.name, target.name());
+            match compile_instance(def, config, low, target) {
+                Ok(a) => out.push(a),
+                Err(errors) => {
+                    for (range, message) in errors {
+                        sink.push_in(range, message, Some((label.clone(), total)));
+                    }
+                }
+            }
+        }
+    }
+    if sink.is_empty() { out } else { Vec::new() }
+}
+
+/// Lowers the body once per config (the target changes only the signature).
+pub fn lower_all<'d>(def: &'d KernelDef, sink: &mut ErrorSink) -> Vec<(&'d ConfigDef, Lowered)> {
+    let shapes = def.shape_symbols();
+    let configs = &def.args.configs;
+    let mut out = Vec::new();
+    for config in configs {
+        let label = Some((format!("config `{}`", config.name), configs.len()));
+        let grid = match args::grid_for(&def.args.grid, &config.consts, &shapes) {
+            Ok(g) => g,
+            Err((range, message)) => {
+                sink.push_in(range, message, label);
+                continue;
+            }
+        };
+        let target = def.targets()[0];
+        let sig = Signature {
+            entry: entry_name(def, config, target),
+            target,
+            tensors: def.tensors(),
+            params: Vec::new(),
+            threads: def.args.threads,
+            cluster: def.args.cluster,
+            grid,
+            smem_bytes: 0,
+            tmem_cols: 0,
+        };
+        match parse::lower(def, config, sig) {
+            Ok(low) => out.push((config, low)),
+            Err(errors) => {
+                for (range, message) in errors {
+                    sink.push_in(range, message, label.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `<fn>_<config>_<target>`, e.g. `tma_copy_default_sm_90a`.
+pub fn entry_name(def: &KernelDef, config: &ConfigDef, target: Target) -> String {
+    format!("{}_{}_{}", def.name, config.name, target.name())
+}
+
+/// One config × target: the passes, then PTX. Errors are placed at the user's tokens.
+fn compile_instance(
+    def: &KernelDef,
+    config: &ConfigDef,
+    low: &Lowered,
+    target: Target,
+) -> Result<Artifact, Vec<(crate::error::SpanRange, String)>> {
+    let mut kernel = low.kernel.clone();
+    kernel.sig.target = target;
+    kernel.sig.entry = entry_name(def, config, target);
+    let ir = kernel.to_string();
+    let (compiled, _) = tirx_ir::passes::run_pipeline(kernel, false).map_err(|diags| {
+        diags
+            .iter()
+            .map(|d| (low.spans.get(d.span), d.message.clone()))
+            .collect::<Vec<_>>()
+    })?;
+    let ptx = tirx_ptx::write_string(&compiled)
+        .map_err(|e| vec![(span_range(&def.name), format!("PTX generation failed: {e}"))])?;
+    Ok(Artifact {
+        config: config.name.clone(),
+        target,
+        ptx,
+        ir,
+        sig: compiled.sig,
+    })
+}

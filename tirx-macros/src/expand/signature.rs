@@ -1,0 +1,123 @@
+//! Tokens that rebuild a `tirx_ir::abi::Signature` value in the user's crate (through the
+//! `::tirx::abi` re-export), so the runtime gets the final signature without parsing text.
+
+use proc_macro2::TokenStream;
+use quote::quote;
+use tirx_ir::abi::{AbiParam, ElemType, Signature, Swizzle, SymExpr, Target, TensorDecl};
+
+/// An expression of type `::tirx::abi::Signature` equal to `sig`.
+pub fn signature_tokens(sig: &Signature) -> TokenStream {
+    let Signature {
+        entry,
+        target,
+        tensors,
+        params,
+        threads,
+        cluster,
+        grid,
+        smem_bytes,
+        tmem_cols,
+    } = sig;
+    let target = target_tokens(*target);
+    let tensors = tensors.iter().map(tensor_tokens);
+    let params = params.iter().map(param_tokens);
+    let [cx, cy, cz] = cluster;
+    let grid = grid.iter().map(sym_tokens);
+    quote! {
+        ::tirx::abi::Signature {
+            entry: ::std::string::String::from(#entry),
+            target: #target,
+            tensors: ::std::vec![#(#tensors),*],
+            params: ::std::vec![#(#params),*],
+            threads: #threads,
+            cluster: [#cx, #cy, #cz],
+            grid: [#(#grid),*],
+            smem_bytes: #smem_bytes,
+            tmem_cols: #tmem_cols,
+        }
+    }
+}
+
+/// `::tirx::abi::Target::Sm90a` etc.
+pub fn target_tokens(target: Target) -> TokenStream {
+    match target {
+        Target::Sm90a => quote!(::tirx::abi::Target::Sm90a),
+        Target::Sm100a => quote!(::tirx::abi::Target::Sm100a),
+    }
+}
+
+fn elem_tokens(elem: ElemType) -> TokenStream {
+    match elem {
+        ElemType::Bf16 => quote!(::tirx::abi::ElemType::Bf16),
+        ElemType::F16 => quote!(::tirx::abi::ElemType::F16),
+        ElemType::F32 => quote!(::tirx::abi::ElemType::F32),
+    }
+}
+
+fn swizzle_tokens(swizzle: Swizzle) -> TokenStream {
+    match swizzle {
+        Swizzle::None => quote!(::tirx::abi::Swizzle::None),
+        Swizzle::B32 => quote!(::tirx::abi::Swizzle::B32),
+        Swizzle::B64 => quote!(::tirx::abi::Swizzle::B64),
+        Swizzle::B128 => quote!(::tirx::abi::Swizzle::B128),
+    }
+}
+
+fn string(s: &str) -> TokenStream {
+    quote!(::std::string::String::from(#s))
+}
+
+fn tensor_tokens(t: &TensorDecl) -> TokenStream {
+    let name = string(&t.name);
+    let elem = elem_tokens(t.elem);
+    let shape = t.shape.iter().map(|s| string(s));
+    quote!(::tirx::abi::TensorDecl { name: #name, elem: #elem, shape: ::std::vec![#(#shape),*] })
+}
+
+fn param_tokens(p: &AbiParam) -> TokenStream {
+    match p {
+        AbiParam::TensorMap {
+            tensor,
+            box_dims,
+            swizzle,
+        } => {
+            let tensor = string(tensor);
+            let swizzle = swizzle_tokens(*swizzle);
+            quote!(::tirx::abi::AbiParam::TensorMap {
+                tensor: #tensor,
+                box_dims: ::std::vec![#(#box_dims),*],
+                swizzle: #swizzle,
+            })
+        }
+        AbiParam::Pointer { tensor } => {
+            let tensor = string(tensor);
+            quote!(::tirx::abi::AbiParam::Pointer { tensor: #tensor })
+        }
+        AbiParam::Stride { tensor, dim } => {
+            let tensor = string(tensor);
+            quote!(::tirx::abi::AbiParam::Stride { tensor: #tensor, dim: #dim })
+        }
+        AbiParam::Dim { symbol } => {
+            let symbol = string(symbol);
+            quote!(::tirx::abi::AbiParam::Dim { symbol: #symbol })
+        }
+    }
+}
+
+fn sym_tokens(e: &SymExpr) -> TokenStream {
+    match e {
+        SymExpr::Const(c) => quote!(::tirx::abi::SymExpr::Const(#c)),
+        SymExpr::Sym(s) => {
+            let s = string(s);
+            quote!(::tirx::abi::SymExpr::Sym(#s))
+        }
+        SymExpr::CeilDiv(a, b) => {
+            let (a, b) = (sym_tokens(a), sym_tokens(b));
+            quote!(::tirx::abi::SymExpr::CeilDiv(::std::boxed::Box::new(#a), ::std::boxed::Box::new(#b)))
+        }
+        SymExpr::Mul(a, b) => {
+            let (a, b) = (sym_tokens(a), sym_tokens(b));
+            quote!(::tirx::abi::SymExpr::Mul(::std::boxed::Box::new(#a), ::std::boxed::Box::new(#b)))
+        }
+    }
+}

@@ -1,0 +1,318 @@
+//! What the macro extracted from the attribute and the function, checked: configs, targets,
+//! tensor parameters, and which tensors the body writes.
+//!
+//! A `KernelDef` is always produced, even when the input has errors (they go to the sink and
+//! the bad parts are left out), so the expansion can emit the module skeleton with the same
+//! launcher the user expects.
+
+use crate::args::{self, KernelArgs, path_ident};
+use crate::error::{ErrorSink, span_range};
+use proc_macro2::TokenStream;
+use std::collections::BTreeSet;
+use syn::punctuated::Punctuated;
+use syn::{Attribute, Expr, FnArg, Ident, Pat, Stmt, Token, Type, Visibility};
+use tirx_ir::abi::{ElemType, Target, TensorDecl};
+
+/// Names the launcher uses for its own parameters; a tensor may not take them.
+const RESERVED: [&str; 2] = ["rt", "config"];
+
+/// One config: a name and its comptime constants.
+#[derive(Clone, Debug)]
+pub struct ConfigDef {
+    /// Name (`default`, `wide`, …).
+    pub name: String,
+    /// Constants in declaration order.
+    pub consts: Vec<(String, i64)>,
+}
+
+impl ConfigDef {
+    /// The implicit config of a kernel without `configs(...)`.
+    pub fn default_config() -> ConfigDef {
+        ConfigDef {
+            name: "default".into(),
+            consts: Vec::new(),
+        }
+    }
+}
+
+/// A tensor parameter: `#[shape(M, N)] name: Tensor<bf16>`.
+#[derive(Clone, Debug)]
+pub struct ParamDef {
+    /// Parameter name.
+    pub ident: Ident,
+    /// Element type.
+    pub elem: ElemType,
+    /// Shape symbols, outermost first.
+    pub shape: Vec<Ident>,
+}
+
+impl ParamDef {
+    /// The signature's declaration of this tensor.
+    pub fn decl(&self) -> TensorDecl {
+        TensorDecl {
+            name: self.ident.to_string(),
+            elem: self.elem,
+            shape: self.shape.iter().map(Ident::to_string).collect(),
+        }
+    }
+}
+
+/// Everything the macro knows about one `#[tile_kernel]` function.
+#[derive(Clone, Debug)]
+pub struct KernelDef {
+    /// The function's name (also the generated module's name).
+    pub name: Ident,
+    /// The function's visibility (given to the module).
+    pub vis: Visibility,
+    /// `#[doc]` and `#[cfg]` attributes, forwarded to the module.
+    pub attrs: Vec<Attribute>,
+    /// The checked attribute.
+    pub args: KernelArgs,
+    /// Tensor parameters in order (bad ones left out).
+    pub params: Vec<ParamDef>,
+    /// Names of tensors the body writes (launched as `&mut`).
+    pub written: BTreeSet<String>,
+    /// The body.
+    pub body: syn::Block,
+}
+
+impl KernelDef {
+    /// Reads the attribute tokens and the function.
+    pub fn new(attr: TokenStream, item: syn::ItemFn, sink: &mut ErrorSink) -> KernelDef {
+        let name = item.sig.ident.clone();
+        check_signature(&item.sig, sink);
+        let args = args::parse_args(attr, &name, sink);
+        let mut attrs = Vec::new();
+        for a in &item.attrs {
+            if a.path().is_ident("doc") || a.path().is_ident("cfg") {
+                attrs.push(a.clone());
+            } else {
+                sink.push(span_range(a), "a tile kernel accepts only `#[doc]` and `#[cfg]` attributes besides `#[tile_kernel]`");
+            }
+        }
+        let params: Vec<ParamDef> = item
+            .sig
+            .inputs
+            .iter()
+            .filter_map(|arg| param(arg, sink))
+            .collect();
+        check_params(&params, &args, sink);
+        let written = written_tensors(&item.block.stmts);
+        KernelDef {
+            name,
+            vis: item.vis,
+            attrs,
+            args,
+            params,
+            written,
+            body: *item.block,
+        }
+    }
+
+    /// Every shape symbol, in first-use order.
+    pub fn shape_symbols(&self) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for s in self.params.iter().flat_map(|p| &p.shape) {
+            if !out.iter().any(|o| s == o) {
+                out.push(s.to_string());
+            }
+        }
+        out
+    }
+
+    /// The tensor declarations, in parameter order.
+    pub fn tensors(&self) -> Vec<TensorDecl> {
+        self.params.iter().map(ParamDef::decl).collect()
+    }
+
+    /// The targets.
+    pub fn targets(&self) -> &[Target] {
+        &self.args.targets
+    }
+}
+
+/// A tile kernel is a plain `fn` with tensor parameters and no result.
+fn check_signature(sig: &syn::Signature, sink: &mut ErrorSink) {
+    let bad = |what: &str| format!("a tile kernel cannot be {what}");
+    if let Some(t) = &sig.constness {
+        sink.push(span_range(t), bad("`const`"));
+    }
+    if let Some(t) = &sig.asyncness {
+        sink.push(span_range(t), bad("`async`"));
+    }
+    if let Some(abi) = &sig.abi {
+        sink.push(span_range(abi), bad("`extern`"));
+    }
+    if !sig.generics.params.is_empty() {
+        sink.push(
+            span_range(&sig.generics),
+            "a tile kernel takes no generic parameters; put comptime values in `configs(...)`",
+        );
+    }
+    if let syn::ReturnType::Type(arrow, ty) = &sig.output {
+        let range = (span_range(arrow).0, span_range(ty).1);
+        sink.push(
+            range,
+            "a tile kernel returns nothing; write results with `copy` to an output tensor",
+        );
+    }
+    if let Some(v) = &sig.variadic {
+        sink.push(span_range(v), bad("variadic"));
+    }
+}
+
+/// One parameter, or `None` after reporting why not.
+fn param(arg: &FnArg, sink: &mut ErrorSink) -> Option<ParamDef> {
+    let FnArg::Typed(pt) = arg else {
+        sink.push(span_range(arg), "a tile kernel takes no `self`");
+        return None;
+    };
+    let Pat::Ident(pi) = &*pt.pat else {
+        sink.push(span_range(&pt.pat), "expected a parameter name");
+        return None;
+    };
+    let ident = pi.ident.clone();
+    if RESERVED.contains(&ident.to_string().as_str()) {
+        sink.push(
+            span_range(&ident),
+            format!("`{ident}` is a parameter of the generated launcher; rename this tensor"),
+        );
+        return None;
+    }
+    let elem = tensor_elem(&pt.ty, sink)?;
+    let mut shape = None;
+    for a in &pt.attrs {
+        if a.path().is_ident("shape") && shape.is_none() {
+            match a.parse_args_with(Punctuated::<Ident, Token![,]>::parse_terminated) {
+                Ok(list) if !list.is_empty() => shape = Some(list.into_iter().collect::<Vec<_>>()),
+                Ok(_) => sink.push(span_range(a), "`#[shape(...)]` needs at least one symbol"),
+                Err(e) => sink.push(span_range(a), format!("expected `#[shape(M, N)]`: {e}")),
+            }
+        } else {
+            sink.push(
+                span_range(a),
+                "expected one `#[shape(M, N)]` attribute on a tensor parameter",
+            );
+        }
+    }
+    let Some(shape) = shape else {
+        sink.push(
+            span_range(&ident),
+            format!("tensor `{ident}` needs its shape: `#[shape(M, N)] {ident}: Tensor<…>`"),
+        );
+        return None;
+    };
+    Some(ParamDef { ident, elem, shape })
+}
+
+/// `Tensor<bf16 | f16 | f32>` → the element type.
+fn tensor_elem(ty: &Type, sink: &mut ErrorSink) -> Option<ElemType> {
+    let expected = "expected `Tensor<bf16>`, `Tensor<f16>` or `Tensor<f32>`";
+    let Type::Path(tp) = ty else {
+        sink.push(span_range(ty), expected);
+        return None;
+    };
+    let last = tp.path.segments.last()?;
+    let syn::PathArguments::AngleBracketed(ab) = &last.arguments else {
+        sink.push(span_range(ty), expected);
+        return None;
+    };
+    if last.ident != "Tensor" || ab.args.len() != 1 {
+        sink.push(span_range(ty), expected);
+        return None;
+    }
+    let arg = &ab.args[0];
+    let name = match arg {
+        syn::GenericArgument::Type(Type::Path(p)) => p.path.get_ident().map(Ident::to_string),
+        _ => None,
+    };
+    match name.as_deref().and_then(ElemType::from_name) {
+        Some(e) => Some(e),
+        None => {
+            sink.push(
+                span_range(arg),
+                "unknown element type; expected bf16, f16 or f32",
+            );
+            None
+        }
+    }
+}
+
+/// Names must not collide: tensors with each other, shape symbols with config constants.
+fn check_params(params: &[ParamDef], args: &KernelArgs, sink: &mut ErrorSink) {
+    for (i, p) in params.iter().enumerate() {
+        if params[..i].iter().any(|q| q.ident == p.ident) {
+            sink.push(
+                span_range(&p.ident),
+                format!("tensor `{}` declared twice", p.ident),
+            );
+        }
+        for s in &p.shape {
+            if let Some(c) = args
+                .configs
+                .iter()
+                .find(|c| c.consts.iter().any(|(n, _)| s == n))
+            {
+                sink.push(
+                    span_range(s),
+                    format!(
+                        "`{s}` is both a shape symbol and a constant of config `{}`",
+                        c.name
+                    ),
+                );
+            }
+        }
+    }
+}
+
+/// Tensors the body writes: the `x` of `copy(x.tile(..), …)` and `tma::store(x.tile(..), …)`.
+/// Syntactic, so it works even when the body has errors.
+pub fn written_tensors(stmts: &[Stmt]) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    for s in stmts {
+        if let Stmt::Expr(e, _) = s {
+            scan_expr(e, &mut out);
+        }
+    }
+    out
+}
+
+fn scan_expr(e: &Expr, out: &mut BTreeSet<String>) {
+    match e {
+        Expr::Block(b) => out.extend(written_tensors(&b.block.stmts)),
+        Expr::ForLoop(f) => out.extend(written_tensors(&f.body.stmts)),
+        Expr::If(i) => {
+            out.extend(written_tensors(&i.then_branch.stmts));
+            if let Some((_, els)) = &i.else_branch {
+                scan_expr(els, out);
+            }
+        }
+        Expr::Call(c) => {
+            let is_copy = match &c.func.as_ref() {
+                Expr::Path(p) => {
+                    let segs: Vec<String> = p
+                        .path
+                        .segments
+                        .iter()
+                        .map(|s| s.ident.to_string())
+                        .collect();
+                    matches!(
+                        segs.iter()
+                            .map(String::as_str)
+                            .collect::<Vec<_>>()
+                            .as_slice(),
+                        ["copy"] | ["tma", "store"]
+                    )
+                }
+                _ => false,
+            };
+            if let (true, Some(Expr::MethodCall(m))) = (is_copy, c.args.first())
+                && m.method == "tile"
+                && let Some(id) = path_ident(&m.receiver)
+            {
+                out.insert(id.to_string());
+            }
+        }
+        _ => {}
+    }
+}

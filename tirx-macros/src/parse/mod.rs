@@ -1,0 +1,251 @@
+//! The kernel body (syn) → a `Tile`-phase `Kernel` for one config.
+//!
+//! [`lower`] walks the body once, resolving names lexically (locals shadow outer locals;
+//! config constants, shape symbols, tensors and built-ins are global and cannot be shadowed),
+//! folding constant subexpressions (config constants are immediates) and recording one span
+//! per statement, buffer, barrier and pipeline in a [`SpanTable`].
+//!
+//! Errors do not stop the walk: each failing statement records its error and the next one is
+//! lowered. A `let` whose value failed binds its name to a poison entry, so later uses do not
+//! report a second, derived error.
+//!
+//! Submodules: `expr` (scalars), `stmt` (statements, control flow, scopes), `ops` (op calls,
+//! operands and declarations).
+
+mod expr;
+mod ops;
+mod stmt;
+
+use crate::error::{SpanRange, SpanTable, span_range};
+use crate::model::{ConfigDef, KernelDef};
+use quote::ToTokens;
+use tirx_ir::abi::Signature;
+use tirx_ir::{Arena, Barrier, Buffer, Handle, Kernel, Phase, Pipeline, Var};
+
+/// A lowered body: the kernel and the table its span ids index.
+#[derive(Clone, Debug)]
+pub struct Lowered {
+    /// The `Tile`-phase kernel (its signature is the one passed to [`lower`]).
+    pub kernel: Kernel,
+    /// Span ids → user tokens.
+    pub spans: SpanTable,
+}
+
+/// One error of a lowering: where and what.
+pub type LowerError = (SpanRange, String);
+
+/// Lowers `def`'s body for `config` into a `Tile`-phase kernel with signature `sig`.
+pub fn lower(
+    def: &KernelDef,
+    config: &ConfigDef,
+    sig: Signature,
+) -> Result<Lowered, Vec<LowerError>> {
+    let kernel = Kernel {
+        name: def.name.to_string(),
+        config: config.name.clone(),
+        consts: config.consts.clone(),
+        phase: Phase::Tile,
+        sig,
+        vars: Arena::new(),
+        buffers: Arena::new(),
+        barriers: Arena::new(),
+        pipelines: Arena::new(),
+        body: Vec::new(),
+    };
+    let mut cx = Lowerer {
+        def,
+        kernel,
+        spans: SpanTable::new(def.name.span()),
+        env: Vec::new(),
+        depth: 0,
+        errors: Vec::new(),
+    };
+    let body = cx.block(&def.body.stmts);
+    cx.kernel.body = body;
+    if cx.errors.is_empty() {
+        Ok(Lowered {
+            kernel: cx.kernel,
+            spans: cx.spans,
+        })
+    } else {
+        Err(cx.errors)
+    }
+}
+
+/// What a local name refers to.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Local {
+    /// A scalar variable.
+    Var { var: Handle<Var>, mutable: bool },
+    /// A buffer.
+    Buf(Handle<Buffer>),
+    /// An mbarrier array.
+    Bar(Handle<Barrier>),
+    /// A pipeline.
+    Pipe(Handle<Pipeline>),
+    /// A name whose declaration failed (already reported).
+    Poison,
+}
+
+/// An error has been recorded; the caller skips what it was building.
+#[derive(Debug)]
+pub(crate) struct Fail;
+
+/// Result of a lowering step.
+pub(crate) type Res<T> = Result<T, Fail>;
+
+/// The walk's state.
+pub(crate) struct Lowerer<'a> {
+    /// The kernel definition (params, configs).
+    pub(crate) def: &'a KernelDef,
+    /// The kernel being built.
+    pub(crate) kernel: Kernel,
+    /// Spans of the built nodes.
+    pub(crate) spans: SpanTable,
+    /// Lexical scopes, innermost last.
+    env: Vec<Vec<(String, Local)>>,
+    /// Nesting depth of blocks below the body (declarations only at depth 0).
+    pub(crate) depth: usize,
+    /// Errors so far.
+    errors: Vec<LowerError>,
+}
+
+/// Built-in scalar names (besides `cta.x|y|z`).
+pub(crate) const BUILTINS: [&str; 4] = ["cta", "tid", "warp_id", "lane_id"];
+
+impl Lowerer<'_> {
+    /// Records an error at `node` and returns the marker.
+    pub(crate) fn fail(&mut self, node: &impl ToTokens, message: impl Into<String>) -> Fail {
+        self.fail_at(span_range(node), message)
+    }
+
+    /// Records an error at `range` and returns the marker.
+    pub(crate) fn fail_at(&mut self, range: SpanRange, message: impl Into<String>) -> Fail {
+        self.errors.push((range, message.into()));
+        Fail
+    }
+
+    /// Interns `node`'s range.
+    pub(crate) fn span(&mut self, node: &impl ToTokens) -> tirx_ir::Span {
+        self.spans.intern(node)
+    }
+
+    /// Opens a lexical scope.
+    pub(crate) fn push_scope(&mut self) {
+        self.env.push(Vec::new());
+    }
+
+    /// Closes the innermost lexical scope.
+    pub(crate) fn pop_scope(&mut self) {
+        self.env.pop();
+    }
+
+    /// The innermost local named `name`.
+    pub(crate) fn local(&self, name: &str) -> Option<Local> {
+        self.env
+            .iter()
+            .rev()
+            .flat_map(|s| s.iter().rev())
+            .find(|(n, _)| n == name)
+            .map(|(_, l)| *l)
+    }
+
+    /// Binds `ident` in the innermost scope; global names cannot be shadowed.
+    pub(crate) fn bind(&mut self, ident: &syn::Ident, local: Local) -> Res<()> {
+        let name = ident.to_string();
+        let clash = if self.kernel.const_value(&name).is_some() {
+            Some("a config constant")
+        } else if self
+            .def
+            .params
+            .iter()
+            .any(|p| p.shape.iter().any(|s| *s == name))
+        {
+            Some("a shape symbol")
+        } else if self.def.params.iter().any(|p| p.ident == name) {
+            Some("a tensor parameter")
+        } else if BUILTINS.contains(&name.as_str()) {
+            Some("a built-in")
+        } else {
+            None
+        };
+        if let Some(what) = clash {
+            return Err(self.fail(ident, format!("`{name}` is {what}; choose another name")));
+        }
+        if self.env.is_empty() {
+            self.push_scope();
+        }
+        self.env
+            .last_mut()
+            .expect("a scope is open")
+            .push((name, local));
+        Ok(())
+    }
+
+    /// Binds `ident` to a poison entry after its declaration failed (no further checks, so
+    /// no second error).
+    pub(crate) fn poison(&mut self, ident: &syn::Ident) {
+        if self.env.is_empty() {
+            self.push_scope();
+        }
+        self.env
+            .last_mut()
+            .expect("a scope is open")
+            .push((ident.to_string(), Local::Poison));
+    }
+
+    /// Every name visible here (for "did you mean" hints).
+    pub(crate) fn visible_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.env.iter().flatten().map(|(n, _)| n.clone()).collect();
+        names.extend(self.kernel.consts.iter().map(|(n, _)| n.clone()));
+        names.extend(self.def.shape_symbols());
+        names.extend(self.def.params.iter().map(|p| p.ident.to_string()));
+        names.extend(BUILTINS.iter().map(|s| s.to_string()));
+        names
+    }
+
+    /// "cannot find `name`" with a suggestion when a visible name is close.
+    pub(crate) fn not_found(&mut self, ident: &syn::Ident) -> Fail {
+        let name = ident.to_string();
+        let hint = closest(&name, &self.visible_names())
+            .map(|c| format!("; did you mean `{c}`?"))
+            .unwrap_or_default();
+        self.fail(ident, format!("cannot find `{name}` in this kernel{hint}"))
+    }
+}
+
+/// The candidate closest to `name` by edit distance, if close enough to be a likely typo.
+pub(crate) fn closest<'c>(name: &str, candidates: &'c [String]) -> Option<&'c str> {
+    let limit = (name.len() / 3).clamp(1, 3);
+    candidates
+        .iter()
+        .map(|c| (edit_distance(name, c), c))
+        .filter(|(d, _)| *d <= limit)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c.as_str())
+}
+
+/// Edit distance over chars where an insertion, a deletion, a substitution or a swap of two
+/// adjacent chars costs 1 (optimal string alignment), so `tlie` is one edit from `tile`.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for j in 0..=b.len() {
+        d[0][j] = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            d[i][j] = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                d[i][j] = d[i][j].min(d[i - 2][j - 2] + 1);
+            }
+        }
+    }
+    d[a.len()][b.len()]
+}

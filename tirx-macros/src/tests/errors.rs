@@ -1,0 +1,313 @@
+//! Every documented error, asserted on its message.
+
+use super::*;
+
+fn assert_one(errors: &[String], expected: &str) {
+    assert!(
+        errors.iter().any(|e| e == expected),
+        "expected {expected:?} among {errors:#?}"
+    );
+}
+
+fn assert_contains(errors: &[String], needle: &str) {
+    assert!(
+        errors.iter().any(|e| e.contains(needle)),
+        "expected an error containing {needle:?} among {errors:#?}"
+    );
+}
+
+const BODY_PRELUDE: &str =
+    "let tile = smem::<bf16>([BM, BN]); let bar = mbarrier(); let pipe = pipeline::<2>();";
+
+fn with_prelude(stmts: &str) -> Vec<String> {
+    body_errors(&format!("{BODY_PRELUDE} {stmts}"))
+}
+
+#[test]
+fn unknown_op() {
+    let e = with_prelude("tma::lod(tile, src.tile(0, 0), bar);");
+    assert_eq!(
+        e,
+        [
+            "unknown op `tma::lod`; tma ops are load, store, commit_group, wait_group, wait_group_read"
+        ]
+    );
+    let e = with_prelude("cpy(tile, src.tile(0, 0));");
+    assert_contains(
+        &e,
+        "unknown op `cpy`; ops are copy, mma, sync_threads, tma::…, wgmma::…, tcgen05::…, fence::…; did you mean `copy`?",
+    );
+    assert_one(
+        &with_prelude("tmaa::load(tile, src.tile(0, 0), bar);"),
+        "unknown op namespace `tmaa` in `tmaa::load`; namespaces are tma, wgmma, tcgen05, fence",
+    );
+    assert_one(
+        &with_prelude("bar.arive();"),
+        "unknown method `arive`; barrier methods are arrive, expect_tx, wait; pipeline methods are producer_acquire, consumer_wait, consumer_release",
+    );
+}
+
+#[test]
+fn unknown_scope_key() {
+    let e = with_prelude("#[scope(warpz = 0)] { sync_threads(); }");
+    assert_eq!(
+        e,
+        [
+            "unknown scope key `warpz`; expected warp, warps, warpgroup, warpgroups, thread, cta, elect"
+        ]
+    );
+    assert_one(
+        &with_prelude("#[scope(warp = 0, thread = 1)] { }"),
+        "a scope names one group of threads; found both `warp` and `thread`",
+    );
+    assert_one(
+        &with_prelude("#[scope(warp = 4)] { }"),
+        "warp 4 does not exist: the kernel has 4 warps (threads = 128)",
+    );
+    assert_one(
+        &with_prelude("#[scope(warps = 2..2)] { }"),
+        "the range is empty",
+    );
+    assert_one(
+        &with_prelude("#[inline] { }"),
+        "unknown attribute `#[inline]`; statements accept `#[scope(...)]`",
+    );
+}
+
+#[test]
+fn bad_target() {
+    let attr = STD_ATTR.replace("target = sm_90a", "targets(sm_90a, sm_120)");
+    let e = errors(&attr, "fn k(#[shape(M, N)] src: Tensor<bf16>) {}");
+    assert_eq!(
+        e,
+        [
+            "`sm_120` (consumer Blackwell) has no tcgen05 or tensor memory; tirx targets `sm_90a` and `sm_100a`"
+        ]
+    );
+    let attr = STD_ATTR.replace("target = sm_90a", "target = sm_90");
+    assert_contains(
+        &errors(&attr, "fn k(#[shape(M, N)] src: Tensor<bf16>) {}"),
+        "write `sm_90a`",
+    );
+}
+
+#[test]
+fn bad_config_value() {
+    let attr = STD_ATTR.replace("BN = 64", "BN = 64.0");
+    let e = errors(&attr, "fn k(#[shape(M, N)] src: Tensor<bf16>) {}");
+    assert_contains(
+        &e,
+        "bad value for config constant `BN`: expected an integer constant",
+    );
+    let attr = STD_ATTR.replace("BN = 64", "BN = BM * 2, BK = BQ");
+    let e = errors(&attr, "fn k(#[shape(M, N)] src: Tensor<bf16>) {}");
+    assert_eq!(
+        e,
+        ["bad value for config constant `BK`: `BQ` is not a known constant here"]
+    );
+    let attr = STD_ATTR.replace("(BM = 64, BN = 64)", "(BM = 64, BN = 64), default = ()");
+    assert_one(
+        &errors(&attr, "fn k(#[shape(M, N)] src: Tensor<bf16>) {}"),
+        "config `default` defined twice",
+    );
+}
+
+#[test]
+fn bad_attribute() {
+    let e = errors("target = sm_90a, treads = 128", "fn k() {}");
+    assert_contains(
+        &e,
+        "unknown argument `treads`; expected targets, target, threads, cluster, grid, configs",
+    );
+    assert_contains(&e, "`#[tile_kernel]` needs `threads = N` (threads per CTA)");
+    assert_contains(&e, "`#[tile_kernel]` needs `grid = (x, y, z)`");
+    let attr = STD_ATTR.replace("cdiv(M, BM)", "cdiv(Q, BM)");
+    assert_one(
+        &errors(&attr, "fn k(#[shape(M, N)] src: Tensor<bf16>) {}"),
+        "unknown name `Q` in the grid; expected a shape symbol (M, N) or a config constant",
+    );
+    assert_contains(
+        &errors(&format!("{STD_ATTR}, cluster = (1, 1, 1, 1)"), "fn k() {}"),
+        "`cluster` takes 1 to 3 entries",
+    );
+    assert_contains(
+        &errors(&STD_ATTR.replace("128", "2048"), "fn k() {}"),
+        "`threads` must be between 1 and 1024, found 2048",
+    );
+}
+
+#[test]
+fn bad_parameters() {
+    let e = errors(
+        STD_ATTR,
+        "fn k(src: Tensor<bf16>, #[shape(M)] x: Tensor<i8>, #[shape(BM)] y: Tensor<f32>) -> u32 {}",
+    );
+    assert_contains(
+        &e,
+        "tensor `src` needs its shape: `#[shape(M, N)] src: Tensor<…>`",
+    );
+    assert_contains(&e, "unknown element type; expected bf16, f16 or f32");
+    assert_contains(
+        &e,
+        "`BM` is both a shape symbol and a constant of config `default`",
+    );
+    assert_contains(&e, "a tile kernel returns nothing");
+}
+
+#[test]
+fn undeclared_name() {
+    assert_one(
+        &with_prelude("let x = foo + 1;"),
+        "cannot find `foo` in this kernel",
+    );
+    assert_one(
+        &with_prelude("copy(tlie, src.tile(0, 0));"),
+        "cannot find `tlie` in this kernel; did you mean `tile`?",
+    );
+    assert_one(
+        &with_prelude("bar.wait(phase);"),
+        "cannot find `phase` in this kernel",
+    );
+}
+
+#[test]
+fn wrong_kinds_and_arities() {
+    assert_one(
+        &with_prelude("let x = tile + 1;"),
+        "`tile` is a smem buffer, not a scalar",
+    );
+    assert_one(
+        &with_prelude("copy(tile, src);"),
+        "`src` is a global tensor; name one tile of it: `src.tile(i, j)`",
+    );
+    assert_one(
+        &with_prelude("tma::load(tile, src.tile(0, 0));"),
+        "`tma::load` takes 3 argument(s): `tma::load(dst, src, bar)`; found 2",
+    );
+    assert_one(
+        &with_prelude("copy(tile, src.tile(0));"),
+        "`src` has 2 dimension(s) (M, N); `tile` takes 2 coordinate(s), found 1",
+    );
+    assert_one(
+        &with_prelude("tma::load(tile, src.tile(0, 0), pipe);"),
+        "`pipe` is a pipeline; name one of its barriers: `pipe.full(s)` or `pipe.empty(s)`",
+    );
+    assert_one(
+        &with_prelude("tma::load(tile, src.tile(0, 0), bar[1]);"),
+        "barrier index 1 out of range: `bar` has 1 barrier(s)",
+    );
+    assert_one(
+        &with_prelude("mma(tile, tile, tile, acumulate = true);"),
+        "unknown argument `acumulate` of `mma`; expected accumulate",
+    );
+    assert_one(
+        &with_prelude("mma(tile, tile, tile, accumulate = 1);"),
+        "expected a predicate (a comparison such as `k > 0`, or `true`/`false`), found an integer",
+    );
+    assert_one(
+        &with_prelude("tcgen05::alloc(tile);"),
+        "`tcgen05::alloc` takes a TMEM buffer declared with `tmem::<f32>([BM, BN])`",
+    );
+    assert_one(
+        &with_prelude("pipe.producer_acquire(0);"),
+        "`producer_acquire` gives the stage; bind it: `let s = pipe.producer_acquire(k);`",
+    );
+    assert_one(
+        &with_prelude("let t = smem::<i8>([4]);"),
+        "expected an element type (bf16, f16, f32): `smem::<bf16>([BM, BK], swizzle = B128)`",
+    );
+    assert_one(
+        &with_prelude("let t = smem::<bf16>([M]);"),
+        "a buffer dimension must be a build-time constant (literals and config constants)",
+    );
+    assert_one(
+        &with_prelude("let t = smem::<bf16>([4], swizzle = B256);"),
+        "unknown swizzle; expected none, B32, B64, B128",
+    );
+    assert_one(
+        &with_prelude("for k in 0..4 { let t = mbarrier(); }"),
+        "declare buffers, barriers and pipelines at the top level of the kernel body",
+    );
+}
+
+#[test]
+fn variables() {
+    assert_one(
+        &with_prelude("let x = 1; x = 2;"),
+        "cannot assign to `x`: declare it with `let mut x`",
+    );
+    assert_one(
+        &with_prelude("let mut x = 1; x = 1 > 0;"),
+        "`x` is a u32; this value is a pred",
+    );
+    assert_one(
+        &with_prelude("let BM = 1;"),
+        "`BM` is a config constant; choose another name",
+    );
+    assert_one(&with_prelude("let x = 1 / 0;"), "division by zero");
+    assert_one(
+        &with_prelude("let x = -1;"),
+        "negation is not supported: scalars are u32",
+    );
+    assert_one(
+        &with_prelude("let x = cta.w;"),
+        "unknown field `w` of `cta`; expected x, y, z",
+    );
+    assert_one(
+        &with_prelude("let x = foo(1);"),
+        "unknown function `foo`; scalar functions are cdiv, min, max",
+    );
+}
+
+/// Several errors in one build, and no follow-up error from a failed `let`.
+#[test]
+fn errors_are_collected_without_cascades() {
+    let e = with_prelude("let x = foo; let y = x + 1; tma::lod(); sync_threads(1);");
+    assert_eq!(
+        e,
+        [
+            "cannot find `foo` in this kernel",
+            "unknown op `tma::lod`; tma ops are load, store, commit_group, wait_group, wait_group_read",
+            "`sync_threads` takes 0 argument(s): `sync_threads()`; found 1",
+        ]
+    );
+}
+
+/// An error in only some configs names them; one in every config is reported once, plainly.
+#[test]
+fn config_specific_errors() {
+    let attr = STD_ATTR.replace(
+        "(BM = 64, BN = 64)",
+        "(BM = 64, BN = 64, BK = 32), wide = (BM = 64, BN = 128)",
+    );
+    let e = errors(
+        &attr,
+        "fn k(#[shape(M, N)] src: Tensor<bf16>) { let t = smem::<bf16>([BM, BK]); let u = foo; }",
+    );
+    // First-seen order: config `default` is lowered first.
+    assert_eq!(
+        e,
+        [
+            "cannot find `foo` in this kernel",
+            "cannot find `BK` in this kernel; did you mean `BM`? (in config `wide`)"
+        ]
+    );
+}
+
+/// Diagnostics from the passes come back as errors (here: TMEM on Hopper).
+#[test]
+fn pass_diagnostics_are_reported() {
+    let (def, mut sink) = def(
+        STD_ATTR,
+        "fn k(#[shape(M, N)] src: Tensor<bf16>) { let acc = tmem::<f32>([128, 64]); let a = smem::<bf16>([128, 64], swizzle = B128); #[scope(warp = 0, elect)] { tcgen05::mma(acc, a, a); } }",
+    );
+    let arts = expand::compile(&def, &mut sink);
+    assert!(arts.is_empty());
+    let e: Vec<String> = sink
+        .finish()
+        .into_iter()
+        .flatten()
+        .map(|e| e.to_string())
+        .collect();
+    assert!(!e.is_empty());
+}

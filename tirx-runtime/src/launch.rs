@@ -1,0 +1,463 @@
+//! Launching compiled kernels: the [`KernelArtifact`] the macro emits, variant selection, the
+//! parameter buffer, and the launch through `cuLaunchKernelEx` (CUDA Driver API §6.22,
+//! "Execution Control").
+//!
+//! The one unsafe entry is [`Runtime::launch_ptx`]: it trusts that the PTX is memory-safe for
+//! any arguments its signature accepts. [`KernelArtifact::new`] is `unsafe` and carries that
+//! same promise, so [`Runtime::launch`] (used by generated launchers) is safe.
+//!
+//! Order of a launch, and why:
+//! 1. target: the device runs the artifact's target (arch-specific PTX loads on nothing else);
+//! 2. plan ([`plan_launch`]): every argument check happens before any driver call, so a wrong
+//!    call is an error value, not a fault;
+//! 3. load: module from the cache, or JIT (with the JIT log on failure), opting in to > 48 KB
+//!    of dynamic shared memory and checking the entry's parameter count and sizes once;
+//! 4. encode the TMA descriptors, fill the parameter buffer, launch with the cluster attribute.
+
+use std::ffi::c_void;
+
+use cudarc::driver::CudaFunction;
+use cudarc::driver::sys;
+use tirx_ir::abi::{Signature, Target};
+
+use crate::device::Runtime;
+use crate::error::RuntimeError;
+use crate::plan::{LaunchPlan, PlannedParam, TensorMeta, plan_launch};
+use crate::tensor::TensorArg;
+
+/// One compiled variant of a kernel (one config on one target), as the `#[tile_kernel]` macro
+/// emits it in a `static` array.
+///
+/// `#[non_exhaustive]` so that only the `unsafe` [`KernelArtifact::new`] makes one outside
+/// this crate: its promise is what makes [`Runtime::launch`] safe.
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct KernelArtifact {
+    /// The user's function name.
+    pub kernel: &'static str,
+    /// The configuration name (e.g. `"default"`).
+    pub config: &'static str,
+    /// The target the PTX is for.
+    pub target: Target,
+    /// The PTX module text.
+    pub ptx: &'static str,
+    /// The tile IR, as stable text.
+    pub ir: &'static str,
+    /// The kernel signature (a function so the array can be a `static`).
+    pub signature: fn() -> Signature,
+}
+
+impl KernelArtifact {
+    /// Describes one compiled kernel variant.
+    ///
+    /// # Safety
+    /// `ptx` must have been produced by the tirx compiler together with `signature`: its
+    /// entry `signature().entry` takes exactly `signature().params`, and for any arguments that
+    /// pass [`plan_launch`] against that signature it accesses only the memory those tensors
+    /// describe and the shared/tensor memory the signature declares. (The macro upholds this;
+    /// hand-written PTX should use [`Runtime::launch_ptx`] instead.)
+    pub const unsafe fn new(
+        kernel: &'static str,
+        config: &'static str,
+        target: Target,
+        ptx: &'static str,
+        ir: &'static str,
+        signature: fn() -> Signature,
+    ) -> KernelArtifact {
+        KernelArtifact {
+            kernel,
+            config,
+            target,
+            ptx,
+            ir,
+            signature,
+        }
+    }
+}
+
+/// The artifact for `config` on `target`, or an error listing every compiled (config, target).
+pub fn select<'a>(
+    artifacts: &'a [KernelArtifact],
+    config: &str,
+    target: Target,
+) -> Result<&'a KernelArtifact, RuntimeError> {
+    artifacts
+        .iter()
+        .find(|a| a.config == config && a.target == target)
+        .ok_or_else(|| RuntimeError::NoSuchKernel {
+            kernel: artifacts
+                .first()
+                .map_or("<no artifacts>", |a| a.kernel)
+                .to_string(),
+            config: config.to_string(),
+            target,
+            available: artifacts
+                .iter()
+                .map(|a| (a.config.to_string(), a.target))
+                .collect(),
+        })
+}
+
+/// A kernel's parameter bytes, laid out as the plan says, with the buffer's start aligned to
+/// 128 bytes so every parameter sits at its natural alignment in host memory too.
+#[derive(Clone, Debug)]
+pub struct ParamBuffer {
+    storage: Vec<u8>,
+    start: usize,
+    offsets: Vec<usize>,
+    len: usize,
+}
+
+impl ParamBuffer {
+    /// Fills the buffer from `plan`; `maps` holds the encoded descriptors of the plan's
+    /// `TensorMap` parameters, in order.
+    pub fn new(plan: &LaunchPlan, maps: &[[u8; 128]]) -> ParamBuffer {
+        let mut storage = vec![0u8; plan.param_bytes + 128];
+        let start = storage.as_ptr().align_offset(128).min(128);
+        let mut maps = maps.iter();
+        for (param, &offset) in plan.params.iter().zip(&plan.param_offsets) {
+            let at = start + offset;
+            match param {
+                PlannedParam::TensorMap { .. } => {
+                    let map = maps
+                        .next()
+                        .expect("one encoded descriptor per TensorMap parameter");
+                    storage[at..at + 128].copy_from_slice(map);
+                }
+                PlannedParam::Pointer(v) | PlannedParam::Stride(v) => {
+                    storage[at..at + 8].copy_from_slice(&v.to_ne_bytes());
+                }
+                PlannedParam::Dim(v) => storage[at..at + 4].copy_from_slice(&v.to_ne_bytes()),
+            }
+        }
+        ParamBuffer {
+            storage,
+            start,
+            offsets: plan.param_offsets.clone(),
+            len: plan.param_bytes,
+        }
+    }
+
+    /// The parameter bytes, from offset 0.
+    pub fn bytes(&self) -> &[u8] {
+        &self.storage[self.start..self.start + self.len]
+    }
+
+    /// One pointer per parameter, to its bytes: the `kernelParams` array of a launch.
+    fn pointers(&mut self) -> Vec<*mut c_void> {
+        let base = self.storage.as_mut_ptr().wrapping_add(self.start);
+        self.offsets
+            .iter()
+            .map(|&o| base.wrapping_add(o).cast::<c_void>())
+            .collect()
+    }
+}
+
+impl Runtime {
+    /// Launches a compiled variant on this runtime's stream after checking `args` against its
+    /// signature. Returns once the launch is queued; [`Runtime::synchronize`] waits for it.
+    pub fn launch(
+        &self,
+        artifact: &KernelArtifact,
+        args: &[TensorArg<'_>],
+    ) -> Result<(), RuntimeError> {
+        let target = self.target()?;
+        if artifact.target != target {
+            return Err(RuntimeError::UnsupportedDevice {
+                cc: self.compute_capability(),
+                want: Some(artifact.target),
+            });
+        }
+        let sig = (artifact.signature)();
+        if sig.target != artifact.target {
+            return Err(RuntimeError::BadSignature {
+                entry: sig.entry,
+                reason: format!(
+                    "the artifact is for {} but its signature says {}",
+                    artifact.target.name(),
+                    sig.target.name()
+                ),
+            });
+        }
+        // SAFETY: `KernelArtifact::new`'s contract is exactly `launch_ptx`'s.
+        unsafe { self.launch_ptx(artifact.ptx, &sig, args) }
+    }
+
+    /// Selects the variant for `config` on this device's target ([`select`]) and launches it:
+    /// what a generated launcher calls.
+    pub fn launch_variant(
+        &self,
+        artifacts: &[KernelArtifact],
+        config: &str,
+        args: &[TensorArg<'_>],
+    ) -> Result<(), RuntimeError> {
+        self.launch(select(artifacts, config, self.target()?)?, args)
+    }
+
+    /// Launches entry `sig.entry` of `ptx` with `args` after checking them against `sig`.
+    ///
+    /// # Safety
+    /// The PTX entry must take exactly `sig.params` (their count and sizes are also checked at
+    /// load where the driver can report them), and for any arguments that pass [`plan_launch`]
+    /// against `sig` it must access only the global memory those tensors describe and the
+    /// shared memory `sig` declares. The checks here cannot see what the PTX does.
+    pub unsafe fn launch_ptx(
+        &self,
+        ptx: &str,
+        sig: &Signature,
+        args: &[TensorArg<'_>],
+    ) -> Result<(), RuntimeError> {
+        let target = self.target()?;
+        if sig.target != target {
+            return Err(RuntimeError::UnsupportedDevice {
+                cc: self.compute_capability(),
+                want: Some(sig.target),
+            });
+        }
+        if let Some(i) = args.iter().position(|a| !a.belongs_to(self)) {
+            let tensor = sig
+                .tensors
+                .get(i)
+                .map_or_else(|| format!("#{i}"), |t| t.name.clone());
+            return Err(RuntimeError::WrongContext { tensor });
+        }
+        let metas: Vec<TensorMeta> = args.iter().map(|a| a.meta().clone()).collect();
+        let plan = plan_launch(sig, &metas, self.limits())?;
+        let function = self.function(&sig.entry, ptx, sig.smem_bytes, |f| {
+            verify_param_layout(f, sig)
+        })?;
+        let mut maps = Vec::new();
+        for p in &plan.params {
+            if let PlannedParam::TensorMap {
+                tensor,
+                box_dims,
+                swizzle,
+            } = p
+            {
+                let name = &sig.tensors[*tensor].name;
+                maps.push(
+                    self.encode_tiled(name, &metas[*tensor], box_dims, *swizzle)?
+                        .as_bytes(),
+                );
+            }
+        }
+        let mut params = ParamBuffer::new(&plan, &maps);
+        self.context().bind_to_thread()?;
+        // SAFETY: the plan checked the arguments against `sig`, the buffer holds exactly
+        // `sig.params` laid out as the entry takes them; the rest is the caller's promise.
+        unsafe { self.launch_planned(&function, &plan, &mut params) }
+    }
+
+    /// `cuLaunchKernelEx` with the plan's grid, block, shared memory and (when not 1×1×1) the
+    /// cluster-dimension attribute.
+    ///
+    /// # Safety
+    /// `params` must hold the entry's parameters, as [`Runtime::launch_ptx`] builds them.
+    unsafe fn launch_planned(
+        &self,
+        function: &CudaFunction,
+        plan: &LaunchPlan,
+        params: &mut ParamBuffer,
+    ) -> Result<(), RuntimeError> {
+        let mut value = sys::CUlaunchAttributeValue { pad: [0; 64] };
+        value.clusterDim = sys::CUlaunchAttributeValue_union__bindgen_ty_1 {
+            x: plan.cluster[0],
+            y: plan.cluster[1],
+            z: plan.cluster[2],
+        };
+        let mut attrs = [sys::CUlaunchAttribute {
+            id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+            pad: [0; 4],
+            value,
+        }];
+        let clustered = plan.cluster != [1, 1, 1];
+        let config = sys::CUlaunchConfig {
+            gridDimX: plan.grid[0],
+            gridDimY: plan.grid[1],
+            gridDimZ: plan.grid[2],
+            blockDimX: plan.block[0],
+            blockDimY: plan.block[1],
+            blockDimZ: plan.block[2],
+            sharedMemBytes: plan.smem_bytes,
+            hStream: self.stream().cu_stream(),
+            attrs: if clustered {
+                attrs.as_mut_ptr()
+            } else {
+                std::ptr::null_mut()
+            },
+            numAttrs: u32::from(clustered),
+        };
+        let mut pointers = params.pointers();
+        // SAFETY: `config`, `attrs` and `pointers` (each into `params`) outlive the call, which
+        // copies the parameters before returning; the rest is this function's precondition.
+        unsafe {
+            sys::cuLaunchKernelEx(
+                &config,
+                function.cu_function(),
+                pointers.as_mut_ptr(),
+                std::ptr::null_mut(),
+            )
+            .result()?;
+        }
+        Ok(())
+    }
+}
+
+/// Checks that the loaded entry has every parameter of the signature, with the same sizes,
+/// through `cuFuncGetParamInfo` (driver 12.4+; skipped on older drivers), so a signature that
+/// disagrees with its PTX is an error instead of a kernel reading garbage.
+///
+/// Extra trailing PTX parameters are not detected: finding them means asking for one index
+/// past the end, which fails by design and shows up as an API error in every
+/// `compute-sanitizer` run (`cuFuncGetParamCount` needs a CUDA 13.2 driver).
+///
+/// Offsets are not compared: on the H200 (driver 580) the driver reports a first
+/// `.param .align 64 .b8 [128]` at offset 48, because it aligns parameters within its constant
+/// bank, not from the start of the parameter list. Passing `kernelParams` as one pointer per
+/// parameter (as [`Runtime::launch_ptx`] does) leaves the layout to the driver, so only the
+/// sizes must agree.
+fn verify_param_layout(function: &CudaFunction, sig: &Signature) -> Result<(), RuntimeError> {
+    let mut version = 0;
+    // SAFETY: the driver is loaded (a `Runtime` exists); writes one int.
+    unsafe { sys::cuDriverGetVersion(&mut version) }.result()?;
+    if version < 12040 {
+        return Ok(());
+    }
+    let info = |i: usize| {
+        let (mut offset, mut size) = (0usize, 0usize);
+        // SAFETY: `function` is a loaded entry; the call writes two `usize`s or fails.
+        let r =
+            unsafe { sys::cuFuncGetParamInfo(function.cu_function(), i, &mut offset, &mut size) };
+        r.result().map(|()| size)
+    };
+    let bad = |reason: String| RuntimeError::BadSignature {
+        entry: sig.entry.clone(),
+        reason,
+    };
+    for (i, p) in sig.params.iter().enumerate() {
+        let want = p.size_align().0;
+        match info(i) {
+            Ok(got) if got == want => {}
+            Ok(got) => {
+                return Err(bad(format!(
+                    "parameter {i} ({p:?}) has {got} bytes in the PTX but {want} in the signature"
+                )));
+            }
+            Err(e) if e.0 == sys::CUresult::CUDA_ERROR_INVALID_VALUE => {
+                return Err(bad(format!(
+                    "the PTX entry has {i} parameter(s); the signature lists {}",
+                    sig.params.len()
+                )));
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use tirx_ir::abi::{AbiParam, ElemType, Swizzle, SymExpr, TensorDecl};
+
+    use super::*;
+    use crate::plan::{DeviceLimits, layout_params};
+
+    fn sig() -> Signature {
+        Signature {
+            entry: "copy_default_sm_90a".into(),
+            target: Target::Sm90a,
+            tensors: vec![TensorDecl {
+                name: "x".into(),
+                elem: ElemType::F32,
+                shape: vec!["N".into()],
+            }],
+            params: vec![
+                AbiParam::Dim { symbol: "N".into() },
+                AbiParam::TensorMap {
+                    tensor: "x".into(),
+                    box_dims: vec![64],
+                    swizzle: Swizzle::None,
+                },
+                AbiParam::Pointer { tensor: "x".into() },
+            ],
+            threads: 128,
+            cluster: [1, 1, 1],
+            grid: [SymExpr::Const(1), SymExpr::Const(1), SymExpr::Const(1)],
+            smem_bytes: 0,
+            tmem_cols: 0,
+        }
+    }
+
+    fn artifacts() -> [KernelArtifact; 3] {
+        // SAFETY: never launched; only selected.
+        unsafe {
+            [
+                KernelArtifact::new("copy", "default", Target::Sm90a, "", "", sig),
+                KernelArtifact::new("copy", "default", Target::Sm100a, "", "", sig),
+                KernelArtifact::new("copy", "wide", Target::Sm100a, "", "", sig),
+            ]
+        }
+    }
+
+    #[test]
+    fn select_finds_config_and_target() {
+        let arts = artifacts();
+        assert_eq!(
+            select(&arts, "wide", Target::Sm100a).unwrap().config,
+            "wide"
+        );
+        assert_eq!(
+            select(&arts, "default", Target::Sm90a).unwrap().target,
+            Target::Sm90a
+        );
+    }
+
+    #[test]
+    fn select_lists_what_exists() {
+        let err = select(&artifacts(), "wide", Target::Sm90a).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "`copy` has no variant for config `wide` on sm_90a; compiled:\n  config `default` on \
+             sm_90a\n  config `default` on sm_100a\n  config `wide` on sm_100a"
+        );
+        let err = select(&[], "default", Target::Sm90a).unwrap_err();
+        assert!(err.to_string().ends_with("compiled: none"), "{err}");
+    }
+
+    #[test]
+    fn param_buffer_honours_offsets_and_alignment() {
+        let s = sig();
+        let meta = TensorMeta::row_major(ElemType::F32, &[1000], 0xdead_0000);
+        let plan = plan_launch(&s, &[meta], &DeviceLimits::HOPPER).unwrap();
+        // Dim at 0 (4 B), the map at 64 (64-aligned, 128 B), the pointer at 192.
+        assert_eq!(plan.param_offsets, vec![0, 64, 192]);
+        assert_eq!(plan.param_bytes, 200);
+        assert_eq!(layout_params(&s.params), (plan.param_offsets.clone(), 200));
+        let map = [0xabu8; 128];
+        let mut buf = ParamBuffer::new(&plan, &[map]);
+        let bytes = buf.bytes().to_vec();
+        assert_eq!(bytes.len(), 200);
+        assert_eq!(&bytes[0..4], &1000u32.to_ne_bytes());
+        assert_eq!(&bytes[4..64], &[0u8; 60]);
+        assert_eq!(&bytes[64..192], &map);
+        assert_eq!(&bytes[192..200], &0xdead_0000u64.to_ne_bytes());
+        let ptrs = buf.pointers();
+        assert_eq!(ptrs.len(), 3);
+        assert_eq!(
+            ptrs[1] as usize % 64,
+            0,
+            "the descriptor's bytes are 64-aligned in host memory"
+        );
+        assert_eq!(ptrs[2] as usize - ptrs[0] as usize, 192);
+    }
+
+    #[test]
+    fn artifact_fields_are_readable() {
+        let a = &artifacts()[2];
+        assert_eq!(
+            (a.kernel, a.config, a.target),
+            ("copy", "wide", Target::Sm100a)
+        );
+        assert_eq!((a.signature)().entry, "copy_default_sm_90a");
+    }
+}
