@@ -8,7 +8,9 @@
 pub use half::{bf16, f16};
 pub use tirx_ir::abi;
 pub use tirx_macros::tile_kernel;
-pub use tirx_runtime::{Element, KernelArtifact, Runtime, RuntimeError, Target, Tensor, TensorArg, select};
+pub use tirx_runtime::{
+    Element, KernelArtifact, Runtime, RuntimeError, Target, Tensor, TensorArg, select,
+};
 
 /// The runtime crate, whole.
 pub use tirx_runtime as runtime;

@@ -18,13 +18,38 @@ fn every_kernel_assembles_without_spills_and_with_its_sass() {
             count += 1;
             match check_artifact(k.name, a) {
                 Ok(c) if c.problems.is_empty() => {}
-                Ok(c) => failures.push(format!("{} {} {}: {}", k.name, a.config, a.target.name(), c.problems.join("; "))),
-                Err(e) => failures.push(format!("{} {} {}: {e}", k.name, a.config, a.target.name())),
+                Ok(c) => failures.push(format!(
+                    "{} {} {}: {}",
+                    k.name,
+                    a.config,
+                    a.target.name(),
+                    c.problems.join("; ")
+                )),
+                Err(e) => {
+                    failures.push(format!("{} {} {}: {e}", k.name, a.config, a.target.name()))
+                }
             }
         }
     }
     assert!(count >= 5, "expected every kernel × target, found {count}");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The driver's JIT rejects any non-ASCII byte in PTX, even in a comment (seen on the H200,
+/// driver 580: "Unexpected non-ASCII character encountered on line 1").
+#[test]
+fn every_ptx_is_ascii() {
+    for k in registry::all() {
+        for a in k.artifacts {
+            assert!(
+                a.ptx.is_ascii(),
+                "{} {} {}: non-ASCII PTX",
+                k.name,
+                a.config,
+                a.target.name()
+            );
+        }
+    }
 }
 
 #[test]
@@ -35,11 +60,19 @@ fn blackwell_gemm_sass_has_the_tensor_core_and_tma_and_tmem_loads() {
     let k = registry::find("gemm_sm100").expect("shipped");
     let c = check_artifact(k.name, &k.artifacts[0]).expect("assembles");
     for op in ["UTCHMMA", "UTMALDG", "LDTM"] {
-        assert!(c.sass.contains_key(op), "{op} missing from {:?}", c.sass.keys().collect::<Vec<_>>());
+        assert!(
+            c.sass.contains_key(op),
+            "{op} missing from {:?}",
+            c.sass.keys().collect::<Vec<_>>()
+        );
     }
     let h = registry::find("gemm_sm90").expect("shipped");
     let c = check_artifact(h.name, &h.artifacts[0]).expect("assembles");
     for op in ["HGMMA", "UTMALDG"] {
-        assert!(c.sass.contains_key(op), "{op} missing from {:?}", c.sass.keys().collect::<Vec<_>>());
+        assert!(
+            c.sass.contains_key(op),
+            "{op} missing from {:?}",
+            c.sass.keys().collect::<Vec<_>>()
+        );
     }
 }

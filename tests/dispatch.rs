@@ -9,7 +9,11 @@ fn messages(text: &str) -> String {
     let k = m.kernels.into_iter().next().expect("one kernel");
     match run_pipeline(k, false) {
         Ok(_) => panic!("expected a dispatch error"),
-        Err(errs) => errs.iter().map(|e| e.message.clone()).collect::<Vec<_>>().join("\n---\n"),
+        Err(errs) => errs
+            .iter()
+            .map(|e| e.message.clone())
+            .collect::<Vec<_>>()
+            .join("\n---\n"),
     }
 }
 
@@ -44,8 +48,16 @@ fn copy_from_tmem_in_one_thread_names_the_scope_it_needs() {
     let text = HEADER.replace("TARGET", "sm_100a")
         + "  buffer @acc: tmem f32 (128, 128):(128, 1) swizzle none\n{\n  scope thread 0 {\n    op copy global a[0:u32, 0:u32] <- @acc\n  }\n}\n";
     let msg = messages(&text);
-    assert!(msg.contains("tmem_epilogue  refused: it runs on one thread; tcgen05.ld needs one whole warpgroup"), "{msg}");
-    assert!(msg.contains("reg_epilogue   refused: the register fragment layout is wgmma's"), "{msg}");
+    assert!(
+        msg.contains(
+            "tmem_epilogue  refused: it runs on one thread; tcgen05.ld needs one whole warpgroup"
+        ),
+        "{msg}"
+    );
+    assert!(
+        msg.contains("reg_epilogue   refused: the register fragment layout is wgmma's"),
+        "{msg}"
+    );
 }
 
 #[test]
@@ -53,5 +65,10 @@ fn forced_wgmma_on_a_tmem_accumulator_says_why() {
     let text = HEADER.replace("TARGET", "sm_90a")
         + "  buffer @acc: tmem f32 (128, 128):(128, 1) swizzle none\n{\n  op mma @acc <- @a_s, @b_s accumulate 1:pred variant wgmma\n}\n";
     let msg = messages(&text);
-    assert!(msg.contains("wgmma  refused: accumulator `acc` is in tmem; this path accumulates in registers"), "{msg}");
+    assert!(
+        msg.contains(
+            "wgmma  refused: accumulator `acc` is in tmem; this path accumulates in registers"
+        ),
+        "{msg}"
+    );
 }

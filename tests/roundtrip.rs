@@ -10,13 +10,26 @@ fn shipped_ir_prints_parses_and_recompiles_to_the_same_ptx() {
     for k in registry::all() {
         for a in k.artifacts {
             let m = parse_module(a.ir).unwrap_or_else(|e| panic!("{} {}: {e}", k.name, a.config));
-            assert_eq!(m.to_string(), a.ir, "{} {} {}: print(parse(ir)) differs", k.name, a.config, a.target.name());
+            assert_eq!(
+                m.to_string(),
+                a.ir,
+                "{} {} {}: print(parse(ir)) differs",
+                k.name,
+                a.config,
+                a.target.name()
+            );
             let kernel = m.kernels.into_iter().next().expect("one kernel");
             let (lowered, snaps) = tirx_ir::passes::run_pipeline(kernel, true).expect("compiles");
             assert_eq!(snaps.len(), tirx_ir::passes::PIPELINE.len() + 1);
             for s in &snaps {
-                let again = parse_module(&s.text).unwrap_or_else(|e| panic!("after {}: {e}", s.pass));
-                assert_eq!(again.to_string(), s.text, "IR after {} does not round-trip", s.pass);
+                let again =
+                    parse_module(&s.text).unwrap_or_else(|e| panic!("after {}: {e}", s.pass));
+                assert_eq!(
+                    again.to_string(),
+                    s.text,
+                    "IR after {} does not round-trip",
+                    s.pass
+                );
             }
             assert_eq!(tirx_ptx::write_string(&lowered).expect("prints"), a.ptx);
         }

@@ -10,7 +10,10 @@ use tirx_ptx::tools::{self, ToolError};
 /// The SASS opcodes a PTX text must produce: (PTX fragment, acceptable SASS opcodes).
 pub const EXPECTED_SASS: &[(&str, &[&str])] = &[
     ("wgmma.mma_async", &["HGMMA"]),
-    ("cp.async.bulk.tensor.2d.shared::cluster.global", &["UTMALDG"]),
+    (
+        "cp.async.bulk.tensor.2d.shared::cluster.global",
+        &["UTMALDG"],
+    ),
     ("cp.async.bulk.tensor.2d.global.shared::cta", &["UTMASTG"]),
     ("tcgen05.mma", &["UTCHMMA", "UTCQMMA", "UTCMMA"]),
     ("tcgen05.ld", &["LDTM"]),
@@ -47,14 +50,23 @@ pub fn check_artifact(name: &'static str, a: &KernelArtifact) -> Result<Checked,
     let sass = tools::sass_histogram(&sass_text);
     let mut problems = Vec::new();
     if f.spill_store_bytes + f.spill_load_bytes > 0 {
-        problems.push(format!("{} bytes spilled", f.spill_store_bytes + f.spill_load_bytes));
+        problems.push(format!(
+            "{} bytes spilled",
+            f.spill_store_bytes + f.spill_load_bytes
+        ));
     }
     if f.stack_frame_bytes > 0 {
-        problems.push(format!("{}-byte stack frame (local memory)", f.stack_frame_bytes));
+        problems.push(format!(
+            "{}-byte stack frame (local memory)",
+            f.stack_frame_bytes
+        ));
     }
     for (ptx, ops) in EXPECTED_SASS {
         if a.ptx.contains(ptx) && !ops.iter().any(|op| sass.contains_key(*op)) {
-            problems.push(format!("PTX has `{ptx}` but the SASS has none of {}", ops.join("/")));
+            problems.push(format!(
+                "PTX has `{ptx}` but the SASS has none of {}",
+                ops.join("/")
+            ));
         }
     }
     Ok(Checked {
@@ -71,6 +83,11 @@ pub fn check_artifact(name: &'static str, a: &KernelArtifact) -> Result<Checked,
 
 /// The key SASS opcodes, for the summary line.
 pub fn key_sass(c: &Checked) -> String {
-    let keys = ["HGMMA", "UTCHMMA", "UTCQMMA", "UTMALDG", "UTMASTG", "LDTM", "SYNCS"];
-    keys.iter().filter_map(|k| c.sass.get(*k).map(|n| format!("{k}×{n}"))).collect::<Vec<_>>().join(" ")
+    let keys = [
+        "HGMMA", "UTCHMMA", "UTCQMMA", "UTMALDG", "UTMASTG", "LDTM", "SYNCS",
+    ];
+    keys.iter()
+        .filter_map(|k| c.sass.get(*k).map(|n| format!("{k}×{n}")))
+        .collect::<Vec<_>>()
+        .join(" ")
 }

@@ -10,6 +10,7 @@ pub mod gemm {
     pub mod level_03_pipeline_tcgen05;
     pub mod level_03_pipeline_wgmma;
 }
+pub mod bench;
 pub mod check;
-pub mod registry;
 pub mod reference;
+pub mod registry;

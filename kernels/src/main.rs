@@ -8,7 +8,10 @@ use tirx_kernels::check::{check_artifact, key_sass};
 use tirx_kernels::registry::{self, CheckReport, Kind, Shipped};
 
 #[derive(Parser)]
-#[command(name = "tirx", about = "The tirx tile-kernel language: list, inspect, check and run the shipped kernels")]
+#[command(
+    name = "tirx",
+    about = "The tirx tile-kernel language: list, inspect, check and run the shipped kernels"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Option<Cmd>,
@@ -24,6 +27,15 @@ enum Cmd {
     Explain(Which),
     /// Assemble every kernel with ptxas and inspect its SASS; non-zero exit on any failure.
     Check,
+    /// Time kernels on the GPU (median of many runs, inputs rotated past L2): `copy` (tma_copy
+    /// against a plain device copy) or `gemm` (TFLOP/s).
+    Bench {
+        /// `copy` or `gemm`.
+        what: String,
+        /// Shapes `M,N` (copy) or `M,N,K` (gemm); repeatable. Default: a fixed sweep.
+        #[arg(long = "shape")]
+        shapes: Vec<String>,
+    },
     /// Run a kernel on the GPU and verify it against the CPU reference.
     Run {
         /// Kernel name.
@@ -56,12 +68,18 @@ struct Which {
 }
 
 fn artifact(w: &Which) -> Result<&'static KernelArtifact, String> {
-    let k = registry::find(&w.name).ok_or_else(|| format!("no kernel `{}`; `tirx list` shows them", w.name))?;
+    let k = registry::find(&w.name)
+        .ok_or_else(|| format!("no kernel `{}`; `tirx list` shows them", w.name))?;
     let t = Target::from_name(&w.target)?;
     k.artifacts
         .iter()
         .find(|a| a.target == t && a.config == w.config)
-        .ok_or_else(|| format!("`{}` has no config `{}` for {}; `tirx list` shows what exists", w.name, w.config, w.target))
+        .ok_or_else(|| {
+            format!(
+                "`{}` has no config `{}` for {}; `tirx list` shows what exists",
+                w.name, w.config, w.target
+            )
+        })
 }
 
 fn list() {
@@ -83,29 +101,57 @@ fn list() {
 }
 
 fn explain(a: &KernelArtifact) -> Result<(), String> {
-    let module = tirx_ir::parse::parse_module(a.ir).map_err(|e| format!("the embedded IR does not parse: {e}"))?;
-    let kernel = module.kernels.into_iter().next().ok_or("the embedded IR has no kernel")?;
+    let module = tirx_ir::parse::parse_module(a.ir)
+        .map_err(|e| format!("the embedded IR does not parse: {e}"))?;
+    let kernel = module
+        .kernels
+        .into_iter()
+        .next()
+        .ok_or("the embedded IR has no kernel")?;
     let (k, snaps) = tirx_ir::passes::run_pipeline(kernel, true).map_err(|e| format!("{e:?}"))?;
     for s in snaps {
         println!("// ===== after {} =====\n{}", s.pass, s.text);
     }
-    println!("// ===== PTX =====\n{}", tirx_ptx::write_string(&k).map_err(|e| e.to_string())?);
+    println!(
+        "// ===== PTX =====\n{}",
+        tirx_ptx::write_string(&k).map_err(|e| e.to_string())?
+    );
     Ok(())
 }
 
 fn check() -> bool {
     let mut ok = true;
-    println!("{:<12} {:<8} {:<8} {:>5} {:>6}  sass", "kernel", "target", "config", "regs", "spills");
+    println!(
+        "{:<12} {:<8} {:<8} {:>5} {:>6}  sass",
+        "kernel", "target", "config", "regs", "spills"
+    );
     for k in registry::all() {
         for a in k.artifacts {
             match check_artifact(k.name, a) {
                 Ok(c) => {
-                    let status = if c.problems.is_empty() { "ok".to_string() } else { format!("FAIL: {}", c.problems.join("; ")) };
-                    println!("{:<12} {:<8} {:<8} {:>5} {:>6}  {}  {status}", c.kernel, c.target, c.config, c.registers, c.spills, key_sass(&c));
+                    let status = if c.problems.is_empty() {
+                        "ok".to_string()
+                    } else {
+                        format!("FAIL: {}", c.problems.join("; "))
+                    };
+                    println!(
+                        "{:<12} {:<8} {:<8} {:>5} {:>6}  {}  {status}",
+                        c.kernel,
+                        c.target,
+                        c.config,
+                        c.registers,
+                        c.spills,
+                        key_sass(&c)
+                    );
                     ok &= c.problems.is_empty();
                 }
                 Err(e) => {
-                    println!("{:<12} {:<8} {:<8} FAIL: {e}", k.name, a.target.name(), a.config);
+                    println!(
+                        "{:<12} {:<8} {:<8} FAIL: {e}",
+                        k.name,
+                        a.target.name(),
+                        a.config
+                    );
                     ok = false;
                 }
             }
@@ -114,7 +160,13 @@ fn check() -> bool {
     ok
 }
 
-fn run_one(rt: &Runtime, k: &Shipped, config: &str, (m, n, kk): (usize, usize, usize), seed: u64) -> Result<CheckReport, RuntimeError> {
+fn run_one(
+    rt: &Runtime,
+    k: &Shipped,
+    config: &str,
+    (m, n, kk): (usize, usize, usize),
+    seed: u64,
+) -> Result<CheckReport, RuntimeError> {
     match k.kind {
         Kind::Copy(l) => registry::check_copy(rt, l, config, m, n, seed),
         Kind::Gemm(l) => registry::check_gemm(rt, l, config, m, n, kk, seed),
@@ -131,12 +183,30 @@ fn run(rt: &Runtime, k: &Shipped, config: Option<&str>, shape: (usize, usize, us
     };
     let mut ok = true;
     let mut ran = false;
-    for a in k.artifacts.iter().filter(|a| a.target == target && config.is_none_or(|c| c == a.config)) {
+    for a in k
+        .artifacts
+        .iter()
+        .filter(|a| a.target == target && config.is_none_or(|c| c == a.config))
+    {
         ran = true;
         match run_one(rt, k, a.config, shape, 0x5eed) {
             Ok(r) => {
-                let what = if matches!(k.kind, Kind::Copy(_)) { "mismatches" } else { "rel. error" };
-                println!("{} {} {}: {}x{}x{} {what} {:.3e} {}", k.name, a.config, target.name(), r.shape.0, r.shape.1, r.shape.2, r.error, if r.ok { "ok" } else { "FAIL" });
+                let what = if matches!(k.kind, Kind::Copy(_)) {
+                    "mismatches"
+                } else {
+                    "rel. error"
+                };
+                println!(
+                    "{} {} {}: {}x{}x{} {what} {:.3e} {}",
+                    k.name,
+                    a.config,
+                    target.name(),
+                    r.shape.0,
+                    r.shape.1,
+                    r.shape.2,
+                    r.error,
+                    if r.ok { "ok" } else { "FAIL" }
+                );
                 ok &= r.ok;
             }
             Err(e) => {
@@ -146,9 +216,89 @@ fn run(rt: &Runtime, k: &Shipped, config: Option<&str>, shape: (usize, usize, us
         }
     }
     if !ran {
-        println!("{}: nothing compiled for {} here (config {:?})", k.name, target.name(), config.unwrap_or("any"));
+        println!(
+            "{}: nothing compiled for {} here (config {:?})",
+            k.name,
+            target.name(),
+            config.unwrap_or("any")
+        );
     }
     ok
+}
+
+fn parse_shape(s: &str, want: usize) -> Result<Vec<usize>, String> {
+    let v: Vec<usize> = s
+        .split(',')
+        .map(|x| x.trim().parse::<usize>())
+        .collect::<Result<_, _>>()
+        .map_err(|e| format!("bad shape `{s}`: {e}"))?;
+    if v.len() == want {
+        Ok(v)
+    } else {
+        Err(format!("bad shape `{s}`: {want} numbers expected"))
+    }
+}
+
+fn bench(rt: &Runtime, what: &str, shapes: &[String]) -> Result<bool, String> {
+    use tirx_kernels::bench;
+    println!(
+        "{} (compute capability {:?}); median of {} runs after {} warm-up, inputs rotated past L2",
+        rt.name(),
+        rt.compute_capability(),
+        bench::RUNS,
+        bench::WARMUP
+    );
+    let mut rows = Vec::new();
+    match what {
+        "copy" => {
+            let k = registry::find("tma_copy").ok_or("tma_copy is not shipped")?;
+            let Kind::Copy(launch) = k.kind else {
+                return Err("tma_copy is not a copy".into());
+            };
+            let shapes = if shapes.is_empty() {
+                vec!["8192,8192".to_string(), "16384,16384".to_string()]
+            } else {
+                shapes.to_vec()
+            };
+            for s in &shapes {
+                let v = parse_shape(s, 2)?;
+                for config in ["default", "tall"] {
+                    rows.extend(
+                        bench::copy(rt, launch, config, v[0], v[1]).map_err(|e| e.to_string())?,
+                    );
+                }
+            }
+            println!("{:<44} {:>10} {:>8}", "what", "median ms", "TB/s");
+        }
+        "gemm" => {
+            let target = rt.target().map_err(|e| e.to_string())?;
+            let shapes = if shapes.is_empty() {
+                ["2048,2048,2048", "4096,4096,4096", "8192,8192,8192"]
+                    .map(String::from)
+                    .to_vec()
+            } else {
+                shapes.to_vec()
+            };
+            for k in registry::all() {
+                let Kind::Gemm(launch) = k.kind else { continue };
+                for a in k.artifacts.iter().filter(|a| a.target == target) {
+                    for s in &shapes {
+                        let v = parse_shape(s, 3)?;
+                        rows.push(
+                            bench::gemm(rt, launch, k.name, a.config, (v[0], v[1], v[2]))
+                                .map_err(|e| e.to_string())?,
+                        );
+                    }
+                }
+            }
+            println!("{:<44} {:>10} {:>8}", "what", "median ms", "TFLOP/s");
+        }
+        other => return Err(format!("unknown bench `{other}`: copy or gemm")),
+    }
+    for r in &rows {
+        println!("{:<44} {:>10.4} {:>8.1}", r.what, r.median_ms, r.rate);
+    }
+    Ok(true)
 }
 
 fn gpu() -> Result<Runtime, RuntimeError> {
@@ -163,15 +313,27 @@ fn tour() -> ExitCode {
     println!("\n== tirx run");
     let ran = match gpu() {
         Ok(rt) => {
-            println!("GPU: {} (compute capability {:?})", rt.name(), rt.compute_capability());
-            registry::all().iter().all(|k| run(&rt, k, None, (1000, 1000, 1000)))
+            println!(
+                "GPU: {} (compute capability {:?})",
+                rt.name(),
+                rt.compute_capability()
+            );
+            registry::all()
+                .iter()
+                .all(|k| run(&rt, k, None, (1000, 1000, 1000)))
         }
         Err(e) => {
-            println!("no GPU here ({e}); kernels were compiled and checked, not run. Run `tirx run NAME` on a machine with an H100/H200.");
+            println!(
+                "no GPU here ({e}); kernels were compiled and checked, not run. Run `tirx run NAME` on a machine with an H100/H200."
+            );
             true
         }
     };
-    if checked && ran { ExitCode::SUCCESS } else { ExitCode::FAILURE }
+    if checked && ran {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
 
 fn main() -> ExitCode {
@@ -188,7 +350,20 @@ fn main() -> ExitCode {
         }),
         Some(Cmd::Explain(w)) => artifact(&w).and_then(explain).map(|_| true),
         Some(Cmd::Check) => Ok(check()),
-        Some(Cmd::Run { name, config, m, n, k }) => {
+        Some(Cmd::Bench { what, shapes }) => match gpu() {
+            Ok(rt) => bench(&rt, &what, &shapes),
+            Err(e) => {
+                eprintln!("tirx bench needs a GPU: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        Some(Cmd::Run {
+            name,
+            config,
+            m,
+            n,
+            k,
+        }) => {
             let Some(kernel) = registry::find(&name) else {
                 eprintln!("no kernel `{name}`; `tirx list` shows them");
                 return ExitCode::FAILURE;

@@ -59,7 +59,11 @@ pub fn rel_frobenius(got: &[bf16], want: &[f64]) -> f64 {
         num += (g - w) * (g - w);
         den += w * w;
     }
-    if den == 0.0 { num.sqrt() } else { (num / den).sqrt() }
+    if den == 0.0 {
+        num.sqrt()
+    } else {
+        (num / den).sqrt()
+    }
 }
 
 #[cfg(test)]
@@ -68,10 +72,19 @@ mod tests {
 
     #[test]
     fn reference_gemm_matches_a_hand_computed_product() {
-        let a: Vec<bf16> = [1.0, 2.0, 3.0, 4.0].iter().map(|&x| bf16::from_f32(x)).collect();
-        let b: Vec<bf16> = [5.0, 6.0, 7.0, 8.0, 9.0, 10.0].iter().map(|&x| bf16::from_f32(x)).collect();
+        let a: Vec<bf16> = [1.0, 2.0, 3.0, 4.0]
+            .iter()
+            .map(|&x| bf16::from_f32(x))
+            .collect();
+        let b: Vec<bf16> = [5.0, 6.0, 7.0, 8.0, 9.0, 10.0]
+            .iter()
+            .map(|&x| bf16::from_f32(x))
+            .collect();
         // A 2×2, B 3×2: D[i][j] = A[i]·B[j].
-        assert_eq!(gemm_tn_f64(&a, &b, 2, 3, 2), vec![17.0, 23.0, 29.0, 39.0, 53.0, 67.0]);
+        assert_eq!(
+            gemm_tn_f64(&a, &b, 2, 3, 2),
+            vec![17.0, 23.0, 29.0, 39.0, 53.0, 67.0]
+        );
     }
 
     #[test]
@@ -88,7 +101,11 @@ mod tests {
     fn rng_is_deterministic_and_spread() {
         let (mut a, mut b) = (Rng::new(7), Rng::new(7));
         let xs: Vec<f32> = (0..1000).map(|_| a.unit()).collect();
-        assert!(xs.iter().zip((0..1000).map(|_| b.unit())).all(|(x, y)| *x == y));
+        assert!(
+            xs.iter()
+                .zip((0..1000).map(|_| b.unit()))
+                .all(|(x, y)| *x == y)
+        );
         assert!(xs.iter().all(|x| (-1.0..1.0).contains(x)));
         let mean = xs.iter().sum::<f32>() / 1000.0;
         assert!(mean.abs() < 0.1, "mean {mean}");

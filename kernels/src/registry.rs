@@ -8,9 +8,11 @@ use half::bf16;
 use tirx::{KernelArtifact, Runtime, RuntimeError, Tensor};
 
 /// A launcher of a copy kernel (`src` → `dst`, both M×N).
-pub type CopyLaunch = fn(&Runtime, &str, &Tensor<bf16>, &mut Tensor<bf16>) -> Result<(), RuntimeError>;
+pub type CopyLaunch =
+    fn(&Runtime, &str, &Tensor<bf16>, &mut Tensor<bf16>) -> Result<(), RuntimeError>;
 /// A launcher of a GEMM kernel (`d = a·bᵀ`).
-pub type GemmLaunch = fn(&Runtime, &str, &Tensor<bf16>, &Tensor<bf16>, &mut Tensor<bf16>) -> Result<(), RuntimeError>;
+pub type GemmLaunch =
+    fn(&Runtime, &str, &Tensor<bf16>, &Tensor<bf16>, &mut Tensor<bf16>) -> Result<(), RuntimeError>;
 
 /// What a kernel computes, and its typed launcher.
 #[derive(Clone, Copy)]
@@ -34,9 +36,21 @@ pub struct Shipped {
 /// All shipped kernels.
 pub fn all() -> [Shipped; 3] {
     [
-        Shipped { name: "tma_copy", artifacts: tma_copy::tma_copy::ARTIFACTS, kind: Kind::Copy(tma_copy::tma_copy::launch) },
-        Shipped { name: "gemm_sm90", artifacts: gemm90::gemm_sm90::ARTIFACTS, kind: Kind::Gemm(gemm90::gemm_sm90::launch) },
-        Shipped { name: "gemm_sm100", artifacts: gemm100::gemm_sm100::ARTIFACTS, kind: Kind::Gemm(gemm100::gemm_sm100::launch) },
+        Shipped {
+            name: "tma_copy",
+            artifacts: tma_copy::tma_copy::ARTIFACTS,
+            kind: Kind::Copy(tma_copy::tma_copy::launch),
+        },
+        Shipped {
+            name: "gemm_sm90",
+            artifacts: gemm90::gemm_sm90::ARTIFACTS,
+            kind: Kind::Gemm(gemm90::gemm_sm90::launch),
+        },
+        Shipped {
+            name: "gemm_sm100",
+            artifacts: gemm100::gemm_sm100::ARTIFACTS,
+            kind: Kind::Gemm(gemm100::gemm_sm100::launch),
+        },
     ]
 }
 
@@ -60,7 +74,14 @@ pub struct CheckReport {
 pub const GEMM_TOL: f64 = 1e-2;
 
 /// Runs a copy of an M×N random tensor and counts elements that are not bit-exact.
-pub fn check_copy(rt: &Runtime, launch: CopyLaunch, config: &str, m: usize, n: usize, seed: u64) -> Result<CheckReport, RuntimeError> {
+pub fn check_copy(
+    rt: &Runtime,
+    launch: CopyLaunch,
+    config: &str,
+    m: usize,
+    n: usize,
+    seed: u64,
+) -> Result<CheckReport, RuntimeError> {
     let host = Rng::new(seed).bf16s(m * n);
     let src = rt.upload(&host, &[m, n])?;
     let mut dst = rt.zeros::<bf16>(&[m, n])?;
@@ -68,12 +89,28 @@ pub fn check_copy(rt: &Runtime, launch: CopyLaunch, config: &str, m: usize, n: u
     launch(rt, config, &src, &mut dst)?;
     rt.synchronize()?;
     let got = rt.download(&dst)?;
-    let bad = got.iter().zip(&host).filter(|(g, h)| g.to_bits() != h.to_bits()).count();
-    Ok(CheckReport { shape: (m, n, 0), error: bad as f64, ok: bad == 0 })
+    let bad = got
+        .iter()
+        .zip(&host)
+        .filter(|(g, h)| g.to_bits() != h.to_bits())
+        .count();
+    Ok(CheckReport {
+        shape: (m, n, 0),
+        error: bad as f64,
+        ok: bad == 0,
+    })
 }
 
 /// Runs D = A·Bᵀ on random data and compares with the f64 reference.
-pub fn check_gemm(rt: &Runtime, launch: GemmLaunch, config: &str, m: usize, n: usize, k: usize, seed: u64) -> Result<CheckReport, RuntimeError> {
+pub fn check_gemm(
+    rt: &Runtime,
+    launch: GemmLaunch,
+    config: &str,
+    m: usize,
+    n: usize,
+    k: usize,
+    seed: u64,
+) -> Result<CheckReport, RuntimeError> {
     let mut rng = Rng::new(seed);
     let (ha, hb) = (rng.bf16s(m * k), rng.bf16s(n * k));
     let a = rt.upload(&ha, &[m, k])?;
@@ -84,5 +121,9 @@ pub fn check_gemm(rt: &Runtime, launch: GemmLaunch, config: &str, m: usize, n: u
     rt.synchronize()?;
     let got = rt.download(&d)?;
     let err = rel_frobenius(&got, &gemm_tn_f64(&ha, &hb, m, n, k));
-    Ok(CheckReport { shape: (m, n, k), error: err, ok: err < GEMM_TOL })
+    Ok(CheckReport {
+        shape: (m, n, k),
+        error: err,
+        ok: err < GEMM_TOL,
+    })
 }

@@ -9,7 +9,12 @@ use crate::arena::Handle;
 use crate::ir::{Inst, Operand, Var};
 
 fn inst(opcode: impl Into<String>, dsts: Vec<Operand>, srcs: Vec<Operand>) -> Inst {
-    Inst { opcode: opcode.into(), dsts, srcs, guard: None }
+    Inst {
+        opcode: opcode.into(),
+        dsts,
+        srcs,
+        guard: None,
+    }
 }
 
 /// A register operand.
@@ -25,7 +30,11 @@ pub fn mem(v: Handle<Var>, off: i64) -> Operand {
 impl Inst {
     /// Guards the instruction with `@p` (or `@!p`).
     pub fn guarded(mut self, p: Handle<Var>, negate: bool) -> Inst {
-        self.guard = Some(if negate { Operand::NotReg(p) } else { Operand::Reg(p) });
+        self.guard = Some(if negate {
+            Operand::NotReg(p)
+        } else {
+            Operand::Reg(p)
+        });
         self
     }
 
@@ -99,12 +108,20 @@ impl Inst {
 
     /// `mbarrier.init.shared::cta.b64 [addr], count` (§9.7.13.15.9 mbarrier.init).
     pub fn mbarrier_init(addr: Handle<Var>, off: i64, count: u32) -> Inst {
-        inst("mbarrier.init.shared::cta.b64", vec![], vec![mem(addr, off), Operand::Imm(count as i64)])
+        inst(
+            "mbarrier.init.shared::cta.b64",
+            vec![],
+            vec![mem(addr, off), Operand::Imm(count as i64)],
+        )
     }
 
     /// `mbarrier.arrive.shared::cta.b64 _, [addr]` (§9.7.13.15.13 mbarrier.arrive).
     pub fn mbarrier_arrive(addr: Handle<Var>) -> Inst {
-        inst("mbarrier.arrive.shared::cta.b64", vec![Operand::Sym("_".into())], vec![mem(addr, 0)])
+        inst(
+            "mbarrier.arrive.shared::cta.b64",
+            vec![Operand::Sym("_".into())],
+            vec![mem(addr, 0)],
+        )
     }
 
     /// `mbarrier.arrive.expect_tx.shared::cta.b64 _, [addr], bytes` (§9.7.13.15.13, the
@@ -120,7 +137,11 @@ impl Inst {
     /// `mbarrier.try_wait.parity.shared::cta.b64 p, [addr], parity` (§9.7.13.15.16
     /// mbarrier.test_wait/try_wait): `p` true once the phase with that parity completed.
     pub fn mbarrier_try_wait_parity(p: Handle<Var>, addr: Handle<Var>, parity: Operand) -> Inst {
-        inst("mbarrier.try_wait.parity.shared::cta.b64", vec![reg(p)], vec![mem(addr, 0), parity])
+        inst(
+            "mbarrier.try_wait.parity.shared::cta.b64",
+            vec![reg(p)],
+            vec![mem(addr, 0), parity],
+        )
     }
 
     /// `fence.mbarrier_init.release.cluster` (§9.7.13.4 membar/fence): makes barrier inits
@@ -138,18 +159,33 @@ impl Inst {
     /// `cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes
     /// [dst], [map, {coords}], [mbar]` (§9.7.9.25.5.1 cp.async.bulk.tensor): a TMA load that
     /// completes `box bytes` of tx-count on `mbar`.
-    pub fn cp_async_bulk_tensor_load(dst: Handle<Var>, map: Handle<Var>, coords: Vec<Operand>, mbar: Handle<Var>) -> Inst {
+    pub fn cp_async_bulk_tensor_load(
+        dst: Handle<Var>,
+        map: Handle<Var>,
+        coords: Vec<Operand>,
+        mbar: Handle<Var>,
+    ) -> Inst {
         let n = coords.len();
         inst(
-            format!("cp.async.bulk.tensor.{n}d.shared::cluster.global.mbarrier::complete_tx::bytes"),
+            format!(
+                "cp.async.bulk.tensor.{n}d.shared::cluster.global.mbarrier::complete_tx::bytes"
+            ),
             vec![],
-            vec![mem(dst, 0), Operand::TensorMem(Box::new(reg(map)), coords), mem(mbar, 0)],
+            vec![
+                mem(dst, 0),
+                Operand::TensorMem(Box::new(reg(map)), coords),
+                mem(mbar, 0),
+            ],
         )
     }
 
     /// `cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group [map, {coords}], [src]`
     /// (§9.7.9.25.5.1): a TMA store, completed through the bulk async-group.
-    pub fn cp_async_bulk_tensor_store(map: Handle<Var>, coords: Vec<Operand>, src: Handle<Var>) -> Inst {
+    pub fn cp_async_bulk_tensor_store(
+        map: Handle<Var>,
+        coords: Vec<Operand>,
+        src: Handle<Var>,
+    ) -> Inst {
         let n = coords.len();
         inst(
             format!("cp.async.bulk.tensor.{n}d.global.shared::cta.bulk_group"),
@@ -165,7 +201,11 @@ impl Inst {
 
     /// `cp.async.bulk.wait_group[.read] n` (§9.7.9.25.6.2).
     pub fn cp_async_bulk_wait_group(n: u32, read: bool) -> Inst {
-        let op = if read { "cp.async.bulk.wait_group.read" } else { "cp.async.bulk.wait_group" };
+        let op = if read {
+            "cp.async.bulk.wait_group.read"
+        } else {
+            "cp.async.bulk.wait_group"
+        };
         inst(op, vec![], vec![Operand::Imm(n as i64)])
     }
 
@@ -181,17 +221,36 @@ impl Inst {
 
     /// `wgmma.wait_group.sync.aligned n` (§9.7.15.7.4).
     pub fn wgmma_wait_group(n: u32) -> Inst {
-        inst("wgmma.wait_group.sync.aligned", vec![], vec![Operand::Imm(n as i64)])
+        inst(
+            "wgmma.wait_group.sync.aligned",
+            vec![],
+            vec![Operand::Imm(n as i64)],
+        )
     }
 
     /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.<ab>.<ab> {d}, adesc, bdesc, p, 1, 1, 0, 0`
     /// (§9.7.15.5.2 wgmma.mma_async): A and B from shared-memory descriptors, both K-major
     /// (transpose immediates 0), scale-d predicate `p` (false: D = A·B, true: D += A·B).
-    pub fn wgmma_mma_async(n: u32, ab: &str, d: &[Handle<Var>], adesc: Handle<Var>, bdesc: Handle<Var>, p: Handle<Var>) -> Inst {
+    pub fn wgmma_mma_async(
+        n: u32,
+        ab: &str,
+        d: &[Handle<Var>],
+        adesc: Handle<Var>,
+        bdesc: Handle<Var>,
+        p: Handle<Var>,
+    ) -> Inst {
         inst(
             format!("wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ab}.{ab}"),
             vec![Operand::Vector(d.iter().map(|&v| reg(v)).collect())],
-            vec![reg(adesc), reg(bdesc), reg(p), Operand::Imm(1), Operand::Imm(1), Operand::Imm(0), Operand::Imm(0)],
+            vec![
+                reg(adesc),
+                reg(bdesc),
+                reg(p),
+                Operand::Imm(1),
+                Operand::Imm(1),
+                Operand::Imm(0),
+                Operand::Imm(0),
+            ],
         )
     }
 
@@ -207,7 +266,11 @@ impl Inst {
 
     /// `tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned` (§9.7.16.7.1).
     pub fn tcgen05_relinquish_alloc_permit() -> Inst {
-        inst("tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned", vec![], vec![])
+        inst(
+            "tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned",
+            vec![],
+            vec![],
+        )
     }
 
     /// `tcgen05.dealloc.cta_group::1.sync.aligned.b32 taddr, ncols` (§9.7.16.7.1).
@@ -221,7 +284,13 @@ impl Inst {
 
     /// `tcgen05.mma.cta_group::1.kind::f16 [d], adesc, bdesc, idesc, p` (§9.7.16.10.9
     /// tcgen05.mma): D in TMEM at `d`; `p` false overwrites D.
-    pub fn tcgen05_mma(d: Handle<Var>, adesc: Handle<Var>, bdesc: Handle<Var>, idesc: Handle<Var>, p: Handle<Var>) -> Inst {
+    pub fn tcgen05_mma(
+        d: Handle<Var>,
+        adesc: Handle<Var>,
+        bdesc: Handle<Var>,
+        idesc: Handle<Var>,
+        p: Handle<Var>,
+    ) -> Inst {
         inst(
             "tcgen05.mma.cta_group::1.kind::f16",
             vec![],
@@ -259,7 +328,11 @@ impl Inst {
     /// `tcgen05.fence::before_thread_sync` / `::after_thread_sync` (§9.7.16.6.4 tcgen05
     /// fences): order tcgen05 operations across a thread synchronisation.
     pub fn tcgen05_fence(after: bool) -> Inst {
-        let op = if after { "tcgen05.fence::after_thread_sync" } else { "tcgen05.fence::before_thread_sync" };
+        let op = if after {
+            "tcgen05.fence::after_thread_sync"
+        } else {
+            "tcgen05.fence::before_thread_sync"
+        };
         inst(op, vec![], vec![])
     }
 }

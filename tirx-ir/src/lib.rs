@@ -7,13 +7,13 @@ pub mod arena;
 pub mod diag;
 pub mod dispatch;
 pub mod encode;
+pub mod inst;
 pub mod ir;
 pub mod lower;
 pub mod parse;
 pub mod passes;
-pub mod valid;
-pub mod inst;
 pub mod print;
+pub mod valid;
 
 pub use arena::{Arena, Handle};
 pub use diag::{Diagnostic, Diagnostics};

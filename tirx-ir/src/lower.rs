@@ -8,7 +8,9 @@
 use crate::abi::{AbiParam, ElemType, Swizzle};
 use crate::arena::Handle;
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::ir::{BarRef, BinOp, Buffer, Expr, Inst, Kernel, Op, ScalarType, Span, Special, Stmt, StmtKind, Var};
+use crate::ir::{
+    BarRef, BinOp, Buffer, Expr, Inst, Kernel, Op, ScalarType, Span, Special, Stmt, StmtKind, Var,
+};
 use std::collections::HashMap;
 
 /// Emits the statements that replace one tile op.
@@ -68,7 +70,10 @@ impl<'k> Lower<'k> {
     }
     /// An internal error at the op.
     pub fn internal(&self, msg: impl Into<String>) -> Diagnostics {
-        vec![Diagnostic::new(self.span, format!("internal error: {}", msg.into()))]
+        vec![Diagnostic::new(
+            self.span,
+            format!("internal error: {}", msg.into()),
+        )]
     }
     /// An error at the op.
     pub fn error(&self, msg: impl Into<String>) -> Diagnostics {
@@ -78,7 +83,9 @@ impl<'k> Lower<'k> {
     /// Shared-window address of `buf[index…]` (u32).
     pub fn smem_addr(&self, buf: Handle<Buffer>, index: &[Expr]) -> Result<Expr, Diagnostics> {
         let b = &self.k.buffers[buf];
-        let off = b.offset.ok_or_else(|| self.internal(format!("buffer `{}` has no offset", b.name)))?;
+        let off = b
+            .offset
+            .ok_or_else(|| self.internal(format!("buffer `{}` has no offset", b.name)))?;
         let eb = b.elem.bytes();
         let mut e = add(Expr::Special(Special::SmemBase), Expr::u32(off));
         for (i, ix) in index.iter().enumerate() {
@@ -89,8 +96,13 @@ impl<'k> Lower<'k> {
     /// Shared-window address of one mbarrier (u32).
     pub fn bar_addr(&self, r: &BarRef) -> Result<Expr, Diagnostics> {
         let b = &self.k.barriers[r.bar];
-        let off = b.offset.ok_or_else(|| self.internal(format!("barrier `{}` has no offset", b.name)))?;
-        Ok(add(add(Expr::Special(Special::SmemBase), Expr::u32(off)), mul(r.index.clone(), Expr::u32(8))))
+        let off = b
+            .offset
+            .ok_or_else(|| self.internal(format!("barrier `{}` has no offset", b.name)))?;
+        Ok(add(
+            add(Expr::Special(Special::SmemBase), Expr::u32(off)),
+            mul(r.index.clone(), Expr::u32(8)),
+        ))
     }
     /// The barrier's address in a fresh variable.
     pub fn bar_addr_var(&mut self, r: &BarRef) -> Result<Handle<Var>, Diagnostics> {
@@ -106,8 +118,17 @@ impl<'k> Lower<'k> {
         name
     }
     /// The generic address of the tensor map of `tensor` with this box, in a fresh variable.
-    pub fn tensor_map(&mut self, tensor: &str, box_dims: Vec<u32>, swizzle: Swizzle) -> Handle<Var> {
-        let name = self.param(AbiParam::TensorMap { tensor: tensor.into(), box_dims, swizzle });
+    pub fn tensor_map(
+        &mut self,
+        tensor: &str,
+        box_dims: Vec<u32>,
+        swizzle: Swizzle,
+    ) -> Handle<Var> {
+        let name = self.param(AbiParam::TensorMap {
+            tensor: tensor.into(),
+            box_dims,
+            swizzle,
+        });
         let v = self.var("tmap", ScalarType::U64);
         for i in Inst::cvta_param(v, &name) {
             self.inst(i);
@@ -116,19 +137,36 @@ impl<'k> Lower<'k> {
     }
     /// A u32 kernel-parameter value of a shape symbol.
     pub fn dim(&mut self, symbol: &str) -> Expr {
-        self.param(AbiParam::Dim { symbol: symbol.into() });
+        self.param(AbiParam::Dim {
+            symbol: symbol.into(),
+        });
         Expr::Dim(symbol.into())
     }
     /// A predicate variable holding a constant.
     pub fn pred_const(&mut self, value: bool) -> Handle<Var> {
-        self.let_("p", ScalarType::Pred, Expr::Imm(value as i64, ScalarType::Pred))
+        self.let_(
+            "p",
+            ScalarType::Pred,
+            Expr::Imm(value as i64, ScalarType::Pred),
+        )
     }
     /// The element type of a tensor parameter.
     pub fn tensor_elem(&self, tensor: &str) -> Option<ElemType> {
-        self.k.sig.tensors.iter().find(|t| t.name == tensor).map(|t| t.elem)
+        self.k
+            .sig
+            .tensors
+            .iter()
+            .find(|t| t.name == tensor)
+            .map(|t| t.elem)
     }
     /// The shape symbols of a tensor parameter.
     pub fn tensor_shape(&self, tensor: &str) -> Vec<String> {
-        self.k.sig.tensors.iter().find(|t| t.name == tensor).map(|t| t.shape.clone()).unwrap_or_default()
+        self.k
+            .sig
+            .tensors
+            .iter()
+            .find(|t| t.name == tensor)
+            .map(|t| t.shape.clone())
+            .unwrap_or_default()
     }
 }

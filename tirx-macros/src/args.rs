@@ -73,76 +73,37 @@ pub fn parse_args(tokens: TokenStream, name: &Ident, sink: &mut ErrorSink) -> Ke
         grid: Vec::new(),
         configs: Vec::new(),
     };
-    let raw = match Punctuated::<RawArg, Token![,]>::parse_terminated.parse2(tokens) {
-        Ok(raw) => raw,
-        Err(e) => {
-            sink.push_syn(e);
-            args.targets.push(Target::Sm90a);
-            args.configs.push(ConfigDef::default_config());
-            return args;
-        }
-    };
     let mut seen: Vec<String> = Vec::new();
-    let (mut has_targets, mut has_threads, mut has_grid) = (false, false, false);
-    for arg in &raw {
-        let key = arg.key.to_string();
-        let canonical = if key == "target" {
-            "targets".to_string()
-        } else {
-            key.clone()
-        };
-        if seen.contains(&canonical) {
-            sink.push(span_range(&arg.key), format!("duplicate argument `{key}`"));
-            continue;
+    match Punctuated::<RawArg, Token![,]>::parse_terminated.parse2(tokens) {
+        Ok(raw) => {
+            for arg in &raw {
+                // `target` and `targets` are one argument.
+                let key = arg.key.to_string().replace("targets", "target");
+                if seen.contains(&key) {
+                    sink.push(
+                        span_range(&arg.key),
+                        format!("duplicate argument `{}`", arg.key),
+                    );
+                    continue;
+                }
+                seen.push(key);
+                apply(&mut args, arg, sink);
+            }
+            let missing = |what: &str| format!("`#[tile_kernel]` needs {what}");
+            for (key, what) in [
+                ("target", "`target = sm_90a` or `targets(sm_90a, sm_100a)`"),
+                ("threads", "`threads = N` (threads per CTA)"),
+                (
+                    "grid",
+                    "`grid = (x, y, z)` (CTAs, over shape symbols and constants)",
+                ),
+            ] {
+                if !seen.iter().any(|s| s == key) {
+                    sink.push(span_range(name), missing(what));
+                }
+            }
         }
-        seen.push(canonical);
-        match key.as_str() {
-            "targets" | "target" => {
-                has_targets = true;
-                args.targets = parse_targets(arg, sink);
-            }
-            "threads" => {
-                has_threads = true;
-                if let Some(e) = expect_eq(arg, "threads = 128", sink) {
-                    args.threads = positive(e, 1024, "`threads`", sink).unwrap_or(128);
-                }
-            }
-            "cluster" => {
-                if let Some(dims) = tuple_arg(arg, "cluster = (2, 1, 1)", sink) {
-                    args.cluster = cluster_dims(arg, &dims, sink);
-                }
-            }
-            "grid" => {
-                has_grid = true;
-                if let Some(dims) = tuple_arg(arg, "grid = (cdiv(N, BN), cdiv(M, BM))", sink) {
-                    if dims.is_empty() || dims.len() > 3 {
-                        sink.push(span_range(&arg.key), "`grid` takes 1 to 3 entries");
-                    }
-                    args.grid = dims.into_iter().take(3).collect();
-                }
-            }
-            "configs" => args.configs = parse_configs(arg, sink),
-            _ => sink.push(
-                span_range(&arg.key),
-                format!("unknown argument `{key}`; expected {KEYS}"),
-            ),
-        }
-    }
-    let missing = |what: &str| format!("`#[tile_kernel]` needs {what}");
-    if !has_targets {
-        sink.push(
-            span_range(name),
-            missing("`target = sm_90a` or `targets(sm_90a, sm_100a)`"),
-        );
-    }
-    if !has_threads {
-        sink.push(span_range(name), missing("`threads = N` (threads per CTA)"));
-    }
-    if !has_grid {
-        sink.push(
-            span_range(name),
-            missing("`grid = (x, y, z)` (CTAs, over shape symbols and constants)"),
-        );
+        Err(e) => sink.push_syn(e),
     }
     if args.targets.is_empty() {
         args.targets.push(Target::Sm90a);
@@ -151,6 +112,37 @@ pub fn parse_args(tokens: TokenStream, name: &Ident, sink: &mut ErrorSink) -> Ke
         args.configs.push(ConfigDef::default_config());
     }
     args
+}
+
+/// Interprets one argument into `args`.
+fn apply(args: &mut KernelArgs, arg: &RawArg, sink: &mut ErrorSink) {
+    let key = arg.key.to_string();
+    match key.as_str() {
+        "targets" | "target" => args.targets = parse_targets(arg, sink),
+        "threads" => {
+            if let Some(e) = expect_eq(arg, "threads = 128", sink) {
+                args.threads = positive(e, 1024, "`threads`", sink).unwrap_or(128);
+            }
+        }
+        "cluster" => {
+            if let Some(dims) = tuple_arg(arg, "cluster = (2, 1, 1)", sink) {
+                args.cluster = cluster_dims(arg, &dims, sink);
+            }
+        }
+        "grid" => {
+            if let Some(dims) = tuple_arg(arg, "grid = (cdiv(N, BN), cdiv(M, BM))", sink) {
+                if dims.is_empty() || dims.len() > 3 {
+                    sink.push(span_range(&arg.key), "`grid` takes 1 to 3 entries");
+                }
+                args.grid = dims.into_iter().take(3).collect();
+            }
+        }
+        "configs" => args.configs = parse_configs(arg, sink),
+        _ => sink.push(
+            span_range(&arg.key),
+            format!("unknown argument `{key}`; expected {KEYS}"),
+        ),
+    }
 }
 
 /// `targets(a, b)` or `target = a`.
@@ -225,7 +217,7 @@ fn parse_configs(arg: &RawArg, sink: &mut ErrorSink) -> Vec<ConfigDef> {
             );
             continue;
         };
-        let name = name.to_string();
+        let name = syn::ext::IdentExt::unraw(name).to_string();
         if out.iter().any(|c| c.name == name) {
             sink.push(
                 span_range(&assign.left),
@@ -261,7 +253,7 @@ fn config_consts(e: &Expr, sink: &mut ErrorSink) -> Vec<(String, i64)> {
             );
             continue;
         };
-        let name = name.to_string();
+        let name = syn::ext::IdentExt::unraw(name).to_string();
         if consts.iter().any(|(n, _)| *n == name) {
             sink.push(
                 span_range(&assign.left),
@@ -277,6 +269,9 @@ fn config_consts(e: &Expr, sink: &mut ErrorSink) -> Vec<(String, i64)> {
                     range,
                     format!("bad value for config constant `{name}`: {why}"),
                 );
+                // A placeholder keeps later uses from reporting "unknown name"; nothing is
+                // compiled while an error is pending.
+                consts.push((name, 1));
             }
         }
     }

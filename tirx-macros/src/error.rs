@@ -188,7 +188,7 @@ impl ErrorSink {
     }
 
     /// The collected errors as `compile_error!` invocations.
-    pub fn to_compile_errors(self) -> TokenStream {
+    pub fn into_compile_errors(self) -> TokenStream {
         self.finish()
             .map(syn::Error::into_compile_error)
             .unwrap_or_default()

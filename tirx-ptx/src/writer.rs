@@ -3,7 +3,7 @@
 //! Section order is fixed (PTX ISA §11, "Directives"):
 //!
 //! ```text
-//! // tirx <version> — <kernel>, config <config>, target <target>
+//! // tirx <version> - <kernel>, config <config>, target <target>
 //! .version 8.7 / .target sm_90a|sm_100a / .address_size 64
 //! .extern .shared .align 1024 .b8 tirx_smem[];         dynamic shared memory
 //! .visible .entry <sig.entry>( <params in sig.params order> )
@@ -109,7 +109,7 @@ impl<'k> Writer<'k> {
         let k = self.kernel;
         writeln!(
             out,
-            "// tirx {} — {}, config {}, target {}",
+            "// tirx {} - {}, config {}, target {}",
             env!("CARGO_PKG_VERSION"),
             k.name,
             k.config,

@@ -199,6 +199,11 @@ impl<T: Element> Tensor<T> {
         &self.buf
     }
 
+    /// The underlying buffer, mutably (for copies and fills outside tirx kernels).
+    pub fn buffer_mut(&mut self) -> &mut CudaSlice<T::Bits> {
+        &mut self.buf
+    }
+
     fn addr(&self) -> u64 {
         let (ptr, _sync) = self.buf.device_ptr(self.buf.stream());
         ptr

@@ -11,12 +11,25 @@ pub fn run(args: &[&str]) -> Result<(), String> {
     let env = crate::tools::env_for_children(&tools);
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
     let status = Command::new(&cargo)
-        .args(["run", "--release", "--quiet", "-p", "tirx-kernels", "--bin", "tirx", "--"])
+        .args([
+            "run",
+            "--release",
+            "--quiet",
+            "-p",
+            "tirx-kernels",
+            "--bin",
+            "tirx",
+            "--",
+        ])
         .args(args)
         .envs(env)
         .current_dir(crate::workspace_root())
         .stdin(Stdio::null())
         .status()
         .map_err(|e| format!("could not run the tirx tool: {e}"))?;
-    if status.success() { Ok(()) } else { Err(format!("`tirx {}` failed ({status})", args.join(" "))) }
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`tirx {}` failed ({status})", args.join(" ")))
+    }
 }

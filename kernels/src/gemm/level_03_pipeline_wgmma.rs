@@ -20,7 +20,11 @@ use tirx::prelude::*;
     grid = (cdiv(N, BN), cdiv(M, BM)),
     configs(default = (BM = 128, BN = 128, BK = 64, STAGES = 4)),
 )]
-pub fn gemm_sm90(#[shape(M, K)] a: Tensor<bf16>, #[shape(N, K)] b: Tensor<bf16>, #[shape(M, N)] d: Tensor<bf16>) {
+pub fn gemm_sm90(
+    #[shape(M, K)] a: Tensor<bf16>,
+    #[shape(N, K)] b: Tensor<bf16>,
+    #[shape(M, N)] d: Tensor<bf16>,
+) {
     let a_s = smem::<bf16>([STAGES, BM, BK], swizzle = B128);
     let b_s = smem::<bf16>([STAGES, BN, BK], swizzle = B128);
     let acc = regs::<f32>([BM, BN]);

@@ -40,7 +40,12 @@ pub struct Variant {
 }
 
 /// Copy variants.
-pub static COPY: &[&Variant] = &[&copy::reg_epilogue::VARIANT, &copy::tma_load::VARIANT, &copy::tma_store::VARIANT, &copy::tmem_epilogue::VARIANT];
+pub static COPY: &[&Variant] = &[
+    &copy::reg_epilogue::VARIANT,
+    &copy::tma_load::VARIANT,
+    &copy::tma_store::VARIANT,
+    &copy::tmem_epilogue::VARIANT,
+];
 /// Mma variants.
 pub static MMA: &[&Variant] = &[&mma::tcgen05::VARIANT, &mma::wgmma::VARIANT];
 
@@ -57,10 +62,24 @@ pub struct DispatchError {
 
 impl fmt::Display for DispatchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "no variant of `{}` fits on {}; candidates:", self.op, self.target.name())?;
-        let w = self.rejections.iter().map(|(n, _)| n.len()).max().unwrap_or(0);
+        writeln!(
+            f,
+            "no variant of `{}` fits on {}; candidates:",
+            self.op,
+            self.target.name()
+        )?;
+        let w = self
+            .rejections
+            .iter()
+            .map(|(n, _)| n.len())
+            .max()
+            .unwrap_or(0);
         for (i, (name, why)) in self.rejections.iter().enumerate() {
-            let nl = if i + 1 < self.rejections.len() { "\n" } else { "" };
+            let nl = if i + 1 < self.rejections.len() {
+                "\n"
+            } else {
+                ""
+            };
             write!(f, "  {name:<w$}  refused: {why}{nl}")?;
         }
         Ok(())
@@ -83,14 +102,25 @@ pub fn select(cx: &Cx, forced: Option<&str>) -> Result<&'static Variant, Dispatc
     if let Some(name) = forced {
         let Some(v) = all.iter().find(|v| v.name == name) else {
             let names: Vec<_> = all.iter().map(|v| v.name).collect();
-            rejections.push(("(forced)", format!("no variant named `{name}`; known: {}", names.join(", "))));
-            return Err(DispatchError { op, target: cx.k.target(), rejections });
+            rejections.push((
+                "(forced)",
+                format!("no variant named `{name}`; known: {}", names.join(", ")),
+            ));
+            return Err(DispatchError {
+                op,
+                target: cx.k.target(),
+                rejections,
+            });
         };
         return match (v.applies)(cx) {
             Ok(()) => Ok(v),
             Err(why) => {
                 rejections.push((v.name, why));
-                Err(DispatchError { op, target: cx.k.target(), rejections })
+                Err(DispatchError {
+                    op,
+                    target: cx.k.target(),
+                    rejections,
+                })
             }
         };
     }
@@ -102,7 +132,11 @@ pub fn select(cx: &Cx, forced: Option<&str>) -> Result<&'static Variant, Dispatc
             Err(why) => rejections.push((v.name, why)),
         }
     }
-    Err(DispatchError { op, target: cx.k.target(), rejections })
+    Err(DispatchError {
+        op,
+        target: cx.k.target(),
+        rejections,
+    })
 }
 
 /// Looks a variant up by name (after dispatch set it).

@@ -20,7 +20,9 @@ const TX_LIMIT: u64 = (1 << 20) - 1;
 
 /// Bytes of the box a copy of `buf` (indexed on `index.len()` leading dims) moves.
 pub fn box_bytes(k: &Kernel, t: &TileRef) -> Option<u64> {
-    let TileRef::Buf { buf, index } = t else { return None };
+    let TileRef::Buf { buf, index } = t else {
+        return None;
+    };
     let b = &k.buffers[*buf];
     let dims = b.layout.shape.get(index.len()..)?;
     Some(dims.iter().map(|&d| d as u64).product::<u64>() * b.elem.bytes() as u64)
@@ -28,7 +30,11 @@ pub fn box_bytes(k: &Kernel, t: &TileRef) -> Option<u64> {
 
 fn load_bar(op: &Op) -> Option<&BarRef> {
     match op {
-        Op::Copy { src: TileRef::Global { .. }, bar: Some(b), .. } => Some(b),
+        Op::Copy {
+            src: TileRef::Global { .. },
+            bar: Some(b),
+            ..
+        } => Some(b),
         _ => None,
     }
 }
@@ -37,13 +43,13 @@ fn process(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
     // Group loads by barrier reference: (bar, first index, sum, span of first load).
     let mut groups: Vec<(BarRef, usize, u64, Span)> = Vec::new();
     for (i, s) in block.iter().enumerate() {
-        if let StmtKind::Op(op) = &s.kind {
-            if let (Some(bar), Op::Copy { dst, .. }) = (load_bar(op), op) {
-                let bytes = box_bytes(k, dst).unwrap_or(0);
-                match groups.iter_mut().find(|g| &g.0 == bar) {
-                    Some(g) => g.2 += bytes,
-                    None => groups.push((bar.clone(), i, bytes, s.span)),
-                }
+        if let StmtKind::Op(op) = &s.kind
+            && let (Some(bar), Op::Copy { dst, .. }) = (load_bar(op), op)
+        {
+            let bytes = box_bytes(k, dst).unwrap_or(0);
+            match groups.iter_mut().find(|g| &g.0 == bar) {
+                Some(g) => g.2 += bytes,
+                None => groups.push((bar.clone(), i, bytes, s.span)),
             }
         }
     }
@@ -55,7 +61,9 @@ fn process(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
             continue;
         }
         let explicit = out.iter_mut().find_map(|s| match &mut s.kind {
-            StmtKind::Op(Op::MbarArriveExpectTx { bar: b, bytes }) if *b == bar => Some((bytes, s.span)),
+            StmtKind::Op(Op::MbarArriveExpectTx { bar: b, bytes }) if *b == bar => {
+                Some((bytes, s.span))
+            }
             _ => None,
         });
         match explicit {
@@ -80,11 +88,17 @@ fn walk(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
         .into_iter()
         .map(|mut s| {
             match &mut s.kind {
-                StmtKind::If { then_body, else_body, .. } => {
+                StmtKind::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
                     *then_body = walk(k, std::mem::take(then_body), errs);
                     *else_body = walk(k, std::mem::take(else_body), errs);
                 }
-                StmtKind::For { body, .. } | StmtKind::Loop { body, .. } | StmtKind::Scope { body, .. } => {
+                StmtKind::For { body, .. }
+                | StmtKind::Loop { body, .. }
+                | StmtKind::Scope { body, .. } => {
                     *body = walk(k, std::mem::take(body), errs);
                 }
                 _ => {}

@@ -18,11 +18,17 @@ fn walk(k: &Kernel, block: &mut Block, threads: Threads, errs: &mut Diagnostics)
     for s in block.iter_mut() {
         match &mut s.kind {
             StmtKind::Scope { scope, body } => walk(k, body, threads.enter(scope), errs),
-            StmtKind::If { then_body, else_body, .. } => {
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
                 walk(k, then_body, threads, errs);
                 walk(k, else_body, threads, errs);
             }
-            StmtKind::For { body, .. } | StmtKind::Loop { body, .. } => walk(k, body, threads, errs),
+            StmtKind::For { body, .. } | StmtKind::Loop { body, .. } => {
+                walk(k, body, threads, errs)
+            }
             StmtKind::Op(op @ (Op::Copy { .. } | Op::Mma { .. })) => {
                 let forced = match op {
                     Op::Copy { variant, .. } | Op::Mma { variant, .. } => variant.clone(),
@@ -30,7 +36,9 @@ fn walk(k: &Kernel, block: &mut Block, threads: Threads, errs: &mut Diagnostics)
                 };
                 let chosen = select(&Cx { k, op, threads }, forced.as_deref()).map(|v| v.name);
                 match (chosen, op) {
-                    (Ok(name), Op::Copy { variant, .. } | Op::Mma { variant, .. }) => *variant = Some(name.to_string()),
+                    (Ok(name), Op::Copy { variant, .. } | Op::Mma { variant, .. }) => {
+                        *variant = Some(name.to_string())
+                    }
                     (Err(e), _) => errs.push(Diagnostic::new(s.span, e.to_string())),
                     _ => {}
                 }

@@ -17,7 +17,10 @@ use crate::abi::AbiParam;
 use crate::arena::Handle;
 use crate::diag::Diagnostics;
 use crate::inst::reg;
-use crate::ir::{BinOp, Block, CmpOp, Expr, Inst, Kernel, Operand, Phase, ScalarType as T, Special, Stmt, StmtKind, Var};
+use crate::ir::{
+    BinOp, Block, CmpOp, Expr, Inst, Kernel, Operand, Phase, ScalarType as T, Special, Stmt,
+    StmtKind, Var,
+};
 use std::collections::HashMap;
 
 /// The pass.
@@ -148,7 +151,13 @@ impl Flat<'_> {
             }
         };
         let cmp = if value { "eq" } else { "ne" };
-        out.push(Stmt::new(StmtKind::Inst(Inst::setp(cmp, "u32", d, reg(z), Operand::Imm(0)))));
+        out.push(Stmt::new(StmtKind::Inst(Inst::setp(
+            cmp,
+            "u32",
+            d,
+            reg(z),
+            Operand::Imm(0),
+        ))));
     }
     /// An operand holding `e`.
     fn atom(&mut self, out: &mut Block, e: &Expr) -> Operand {
@@ -160,13 +169,13 @@ impl Flat<'_> {
             e => {
                 let ty = type_of(self.k, e);
                 let d = self.k.new_var("t", ty);
-                self.into_var(out, d, e);
+                self.emit_into(out, d, e);
                 reg(d)
             }
         }
     }
     /// Emits instructions computing `e` into `d`.
-    fn into_var(&mut self, out: &mut Block, d: Handle<Var>, e: &Expr) {
+    fn emit_into(&mut self, out: &mut Block, d: Handle<Var>, e: &Expr) {
         let ty = self.k.vars[d].ty;
         let push = |out: &mut Block, i: Inst| out.push(Stmt::new(StmtKind::Inst(i)));
         match e {
@@ -182,10 +191,18 @@ impl Flat<'_> {
             }
             Expr::Bin(BinOp::CeilDiv, a, b) => {
                 let t = type_of(self.k, a);
-                let sum = Expr::bin(BinOp::Sub, Expr::bin(BinOp::Add, (**a).clone(), (**b).clone()), Expr::Imm(1, t));
-                self.into_var(out, d, &Expr::bin(BinOp::Div, sum, (**b).clone()));
+                let sum = Expr::bin(
+                    BinOp::Sub,
+                    Expr::bin(BinOp::Add, (**a).clone(), (**b).clone()),
+                    Expr::Imm(1, t),
+                );
+                self.emit_into(out, d, &Expr::bin(BinOp::Div, sum, (**b).clone()));
             }
-            Expr::Bin(op @ (BinOp::Div | BinOp::Rem), a, b) if matches!(**b, Expr::Imm(v, _) if v > 0 && (v as u64).is_power_of_two()) && ty != T::S32 && ty != T::F32 => {
+            Expr::Bin(op @ (BinOp::Div | BinOp::Rem), a, b)
+                if matches!(**b, Expr::Imm(v, _) if v > 0 && (v as u64).is_power_of_two())
+                    && ty != T::S32
+                    && ty != T::F32 =>
+            {
                 let Expr::Imm(v, _) = **b else { unreachable!() };
                 let x = self.atom(out, a);
                 let (opc, imm) = match op {
@@ -207,7 +224,15 @@ impl Flat<'_> {
             }
             Expr::Not(a) => {
                 let x = self.atom(out, a);
-                push(out, Inst { opcode: "not.pred".into(), dsts: vec![reg(d)], srcs: vec![x], guard: None });
+                push(
+                    out,
+                    Inst {
+                        opcode: "not.pred".into(),
+                        dsts: vec![reg(d)],
+                        srcs: vec![x],
+                        guard: None,
+                    },
+                );
             }
             Expr::AndP(a, b) => {
                 let (x, y) = (self.atom(out, a), self.atom(out, b));
@@ -215,12 +240,15 @@ impl Flat<'_> {
             }
         }
     }
-    fn to_var(&mut self, out: &mut Block, e: &Expr, ty: T) -> Handle<Var> {
+    fn var_of(&mut self, out: &mut Block, e: &Expr, ty: T) -> Handle<Var> {
         match self.atom(out, e) {
             Operand::Reg(v) => v,
             Operand::Imm(v) => {
                 let d = self.k.new_var("c", ty);
-                out.push(Stmt::new(StmtKind::Let { var: d, value: Expr::Imm(v, ty) }));
+                out.push(Stmt::new(StmtKind::Let {
+                    var: d,
+                    value: Expr::Imm(v, ty),
+                }));
                 d
             }
             _ => unreachable!("atoms are registers or immediates"),
@@ -239,22 +267,50 @@ impl Flat<'_> {
             let span = s.span;
             let start = out.len();
             match s.kind {
-                StmtKind::Let { var, value } | StmtKind::Assign { var, value } => self.into_var(&mut out, var, &value),
-                StmtKind::If { cond, then_body, else_body } => {
-                    let p = self.to_var(&mut out, &cond, T::Pred);
-                    let (t, e) = (self.block(then_body), self.block(else_body));
-                    out.push(Stmt::new(StmtKind::If { cond: Expr::Var(p), then_body: t, else_body: e }));
+                StmtKind::Let { var, value } | StmtKind::Assign { var, value } => {
+                    self.emit_into(&mut out, var, &value)
                 }
-                StmtKind::For { var, start: a, end, step, body } => {
-                    let (a, end, step) = (self.atom_expr(&mut out, &a), self.atom_expr(&mut out, &end), self.atom_expr(&mut out, &step));
+                StmtKind::If {
+                    cond,
+                    then_body,
+                    else_body,
+                } => {
+                    let p = self.var_of(&mut out, &cond, T::Pred);
+                    let (t, e) = (self.block(then_body), self.block(else_body));
+                    out.push(Stmt::new(StmtKind::If {
+                        cond: Expr::Var(p),
+                        then_body: t,
+                        else_body: e,
+                    }));
+                }
+                StmtKind::For {
+                    var,
+                    start: a,
+                    end,
+                    step,
+                    body,
+                } => {
+                    let (a, end, step) = (
+                        self.atom_expr(&mut out, &a),
+                        self.atom_expr(&mut out, &end),
+                        self.atom_expr(&mut out, &step),
+                    );
                     let body = self.block(body);
-                    out.push(Stmt::new(StmtKind::For { var, start: a, end, step, body }));
+                    out.push(Stmt::new(StmtKind::For {
+                        var,
+                        start: a,
+                        end,
+                        step,
+                        body,
+                    }));
                 }
                 StmtKind::Loop { body, until } => {
                     let body = self.block(body);
                     out.push(Stmt::new(StmtKind::Loop { body, until }));
                 }
-                kind @ (StmtKind::Inst(_) | StmtKind::Scope { .. } | StmtKind::Op(_)) => out.push(Stmt::new(kind)),
+                kind @ (StmtKind::Inst(_) | StmtKind::Scope { .. } | StmtKind::Op(_)) => {
+                    out.push(Stmt::new(kind))
+                }
             }
             for s in &mut out[start..] {
                 if s.span == crate::ir::Span::NONE {
@@ -272,7 +328,13 @@ impl Pass for FlattenExprs {
     }
     fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
         let body = std::mem::take(&mut k.body);
-        let mut f = Flat { k, pre: Vec::new(), specials: HashMap::new(), dims: HashMap::new(), zero: None };
+        let mut f = Flat {
+            k,
+            pre: Vec::new(),
+            specials: HashMap::new(),
+            dims: HashMap::new(),
+            zero: None,
+        };
         let body = f.block(body);
         let pre = std::mem::take(&mut f.pre);
         k.body = pre.into_iter().chain(body).collect();

@@ -19,7 +19,11 @@ fn range(of: Expr, a: u32, b: u32) -> Expr {
     }
     let lo = Expr::cmp(CmpOp::Ge, of.clone(), Expr::u32(a));
     let hi = Expr::cmp(CmpOp::Le, of, Expr::u32(b));
-    if a == 0 { hi } else { Expr::AndP(Box::new(lo), Box::new(hi)) }
+    if a == 0 {
+        hi
+    } else {
+        Expr::AndP(Box::new(lo), Box::new(hi))
+    }
 }
 
 impl Pass for LowerScopes {
@@ -28,7 +32,9 @@ impl Pass for LowerScopes {
     }
     fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
         rewrite_body(k, &mut |k, s| {
-            let StmtKind::Scope { scope, body } = s.kind else { return Ok(vec![s]) };
+            let StmtKind::Scope { scope, body } = s.kind else {
+                return Ok(vec![s]);
+            };
             let tid = Expr::Special(Special::TidX);
             let cond = match scope {
                 Scope::Cta => return Ok(body),
@@ -39,11 +45,25 @@ impl Pass for LowerScopes {
                     let lane = k.new_var("elected_lane", ScalarType::U32);
                     let p = k.new_var("elected", ScalarType::Pred);
                     let elect = Stmt::at(StmtKind::Inst(Inst::elect_sync(lane, p)), s.span);
-                    let guarded = Stmt::at(StmtKind::If { cond: Expr::Var(p), then_body: body, else_body: vec![] }, s.span);
+                    let guarded = Stmt::at(
+                        StmtKind::If {
+                            cond: Expr::Var(p),
+                            then_body: body,
+                            else_body: vec![],
+                        },
+                        s.span,
+                    );
                     return Ok(vec![elect, guarded]);
                 }
             };
-            Ok(vec![Stmt::at(StmtKind::If { cond, then_body: body, else_body: vec![] }, s.span)])
+            Ok(vec![Stmt::at(
+                StmtKind::If {
+                    cond,
+                    then_body: body,
+                    else_body: vec![],
+                },
+                s.span,
+            )])
         })
     }
 }

@@ -23,18 +23,33 @@ fn operand(lw: &mut Lower, e: &Expr) -> Operand {
     }
 }
 
-fn tmem_slot(lw: &mut Lower, buf: crate::arena::Handle<crate::ir::Buffer>) -> Result<(crate::arena::Handle<crate::ir::Var>, u32), Diagnostics> {
+fn tmem_slot(
+    lw: &mut Lower,
+    buf: crate::arena::Handle<crate::ir::Buffer>,
+) -> Result<(crate::arena::Handle<crate::ir::Var>, u32), Diagnostics> {
     let b = &lw.k.buffers[buf];
     let (slot, cols) = (b.offset, b.tmem_cols);
-    let (Some(slot), Some(cols)) = (slot, cols) else { return Err(lw.internal("TMEM buffer not planned")) };
-    Ok((lw.let_("slot", T::U32, add(Expr::Special(Special::SmemBase), Expr::u32(slot))), cols))
+    let (Some(slot), Some(cols)) = (slot, cols) else {
+        return Err(lw.internal("TMEM buffer not planned"));
+    };
+    Ok((
+        lw.let_(
+            "slot",
+            T::U32,
+            add(Expr::Special(Special::SmemBase), Expr::u32(slot)),
+        ),
+        cols,
+    ))
 }
 
 fn lower(lw: &mut Lower, op: Op) -> Result<(), Diagnostics> {
     let i = match op {
         Op::MbarInit { bar } => {
             let (count, arrivals) = (lw.k.barriers[bar].count, lw.k.barriers[bar].arrivals);
-            let a = lw.bar_addr_var(&crate::ir::BarRef { bar, index: Expr::u32(0) })?;
+            let a = lw.bar_addr_var(&crate::ir::BarRef {
+                bar,
+                index: Expr::u32(0),
+            })?;
             for i in 0..count {
                 lw.inst(Inst::mbarrier_init(a, 8 * i as i64, arrivals));
             }
@@ -49,7 +64,10 @@ fn lower(lw: &mut Lower, op: Op) -> Result<(), Diagnostics> {
             let a = lw.bar_addr_var(&bar)?;
             let par = operand(lw, &parity);
             let done = lw.var("done", T::Pred);
-            let body = vec![crate::ir::Stmt::at(StmtKind::Inst(Inst::mbarrier_try_wait_parity(done, a, par)), lw.span)];
+            let body = vec![crate::ir::Stmt::at(
+                StmtKind::Inst(Inst::mbarrier_try_wait_parity(done, a, par)),
+                lw.span,
+            )];
             lw.emit(StmtKind::Loop { body, until: done });
             return Ok(());
         }
@@ -88,8 +106,15 @@ impl Pass for LowerSyncOps {
     fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
         let mut frags = HashMap::new();
         rewrite_body(k, &mut |k, s| {
-            let StmtKind::Op(op) = s.kind else { return Ok(vec![s]) };
-            let mut lw = Lower { k, out: Vec::new(), span: s.span, frags: &mut frags };
+            let StmtKind::Op(op) = s.kind else {
+                return Ok(vec![s]);
+            };
+            let mut lw = Lower {
+                k,
+                out: Vec::new(),
+                span: s.span,
+                frags: &mut frags,
+            };
             lower(&mut lw, op)?;
             Ok(lw.out)
         })

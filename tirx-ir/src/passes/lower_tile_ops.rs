@@ -16,11 +16,14 @@
 
 use super::Pass;
 use super::walk::rewrite_body;
+use crate::arena::Handle;
 use crate::diag::Diagnostics;
 use crate::dispatch::by_name;
-use crate::ir::{BarRef, BinOp, Buffer, Expr, Kernel, Op, Phase, ScalarType, Scope, Space, Span, Stmt, StmtKind, Var};
+use crate::ir::{
+    BarRef, BinOp, Buffer, Expr, Kernel, Op, Phase, ScalarType, Scope, Space, Span, Stmt, StmtKind,
+    Var,
+};
 use crate::lower::Lower;
-use crate::arena::Handle;
 use std::collections::HashMap;
 
 /// The pass.
@@ -29,29 +32,57 @@ pub struct LowerTileOps;
 fn stage_parity(k: &Kernel, pipe: Handle<crate::ir::Pipeline>, iter: &Expr) -> (Expr, Expr) {
     let s = k.pipelines[pipe].stages;
     let stage = Expr::bin(BinOp::Rem, iter.clone(), Expr::u32(s));
-    let parity = Expr::bin(BinOp::And, Expr::bin(BinOp::Div, iter.clone(), Expr::u32(s)), Expr::u32(1));
+    let parity = Expr::bin(
+        BinOp::And,
+        Expr::bin(BinOp::Div, iter.clone(), Expr::u32(s)),
+        Expr::u32(1),
+    );
     (stage, parity)
 }
 
 fn lower_op(lw: &mut Lower, op: Op) -> Result<(), Diagnostics> {
     match &op {
-        Op::Copy { variant: Some(v), .. } | Op::Mma { variant: Some(v), .. } => {
-            let var = by_name(&op, v).ok_or_else(|| lw.internal(format!("unknown variant `{v}`")))?;
+        Op::Copy {
+            variant: Some(v), ..
+        }
+        | Op::Mma {
+            variant: Some(v), ..
+        } => {
+            let var =
+                by_name(&op, v).ok_or_else(|| lw.internal(format!("unknown variant `{v}`")))?;
             (var.lower)(lw, &op)
         }
         Op::Copy { .. } | Op::Mma { .. } => Err(lw.internal("copy/mma without a variant")),
         Op::ProducerAcquire { pipe, iter, stage } | Op::ConsumerWait { pipe, iter, stage } => {
             let producer = matches!(op, Op::ProducerAcquire { .. });
             let (st, parity) = stage_parity(lw.k, *pipe, iter);
-            lw.emit(StmtKind::Let { var: *stage, value: st });
+            lw.emit(StmtKind::Let {
+                var: *stage,
+                value: st,
+            });
             let p = &lw.k.pipelines[*pipe];
-            let (bar, parity) = if producer { (p.empty, Expr::bin(BinOp::Xor, parity, Expr::u32(1))) } else { (p.full, parity) };
-            lw.op(Op::MbarWait { bar: BarRef { bar, index: Expr::Var(*stage) }, parity });
+            let (bar, parity) = if producer {
+                (p.empty, Expr::bin(BinOp::Xor, parity, Expr::u32(1)))
+            } else {
+                (p.full, parity)
+            };
+            lw.op(Op::MbarWait {
+                bar: BarRef {
+                    bar,
+                    index: Expr::Var(*stage),
+                },
+                parity,
+            });
             Ok(())
         }
         Op::ConsumerRelease { pipe, stage } => {
             let bar = lw.k.pipelines[*pipe].empty;
-            lw.op(Op::MbarArrive { bar: BarRef { bar, index: stage.clone() } });
+            lw.op(Op::MbarArrive {
+                bar: BarRef {
+                    bar,
+                    index: stage.clone(),
+                },
+            });
             Ok(())
         }
         _ => {
@@ -63,20 +94,33 @@ fn lower_op(lw: &mut Lower, op: Op) -> Result<(), Diagnostics> {
 
 fn prologue(k: &mut Kernel, frags: &mut HashMap<Handle<Buffer>, Vec<Handle<Var>>>) -> Vec<Stmt> {
     let mut pre = Vec::new();
-    let regs: Vec<(Handle<Buffer>, u64)> =
-        k.buffers.iter().filter(|(_, b)| b.space == Space::Reg).map(|(h, b)| (h, b.layout.elements() / 128)).collect();
+    let regs: Vec<(Handle<Buffer>, u64)> = k
+        .buffers
+        .iter()
+        .filter(|(_, b)| b.space == Space::Reg)
+        .map(|(h, b)| (h, b.layout.elements() / 128))
+        .collect();
     for (h, n) in regs {
         let vars: Vec<_> = (0..n).map(|_| k.new_var("acc", ScalarType::F32)).collect();
         for &v in &vars {
-            pre.push(Stmt::new(StmtKind::Let { var: v, value: Expr::Imm(0, ScalarType::F32) }));
+            pre.push(Stmt::new(StmtKind::Let {
+                var: v,
+                value: Expr::Imm(0, ScalarType::F32),
+            }));
         }
         frags.insert(h, vars);
     }
     let bars: Vec<_> = k.barriers.iter().map(|(h, _)| h).collect();
     if !bars.is_empty() {
-        let mut init: Vec<Stmt> = bars.into_iter().map(|bar| Stmt::new(StmtKind::Op(Op::MbarInit { bar }))).collect();
+        let mut init: Vec<Stmt> = bars
+            .into_iter()
+            .map(|bar| Stmt::new(StmtKind::Op(Op::MbarInit { bar })))
+            .collect();
         init.push(Stmt::new(StmtKind::Op(Op::FenceMbarrierInit)));
-        pre.push(Stmt::new(StmtKind::Scope { scope: Scope::Thread(0), body: init }));
+        pre.push(Stmt::new(StmtKind::Scope {
+            scope: Scope::Thread(0),
+            body: init,
+        }));
         pre.push(Stmt::new(StmtKind::Op(Op::SyncThreads)));
     }
     pre
@@ -90,8 +134,15 @@ impl Pass for LowerTileOps {
         let mut frags = HashMap::new();
         let pre = prologue(k, &mut frags);
         rewrite_body(k, &mut |k, s| {
-            let StmtKind::Op(op) = s.kind else { return Ok(vec![s]) };
-            let mut lw = Lower { k, out: Vec::new(), span: s.span, frags: &mut frags };
+            let StmtKind::Op(op) = s.kind else {
+                return Ok(vec![s]);
+            };
+            let mut lw = Lower {
+                k,
+                out: Vec::new(),
+                span: s.span,
+                frags: &mut frags,
+            };
             lower_op(&mut lw, op)?;
             Ok(lw.out)
         })?;

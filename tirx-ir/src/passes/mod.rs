@@ -58,21 +58,39 @@ pub struct Snapshot {
 
 /// Runs every pass on a `Tile`-phase kernel, returning the `Ptx`-phase kernel and, when
 /// `record` is set, the IR after each pass.
-pub fn run_pipeline(mut kernel: Kernel, record: bool) -> Result<(Kernel, Vec<Snapshot>), Diagnostics> {
+pub fn run_pipeline(
+    mut kernel: Kernel,
+    record: bool,
+) -> Result<(Kernel, Vec<Snapshot>), Diagnostics> {
     let mut snaps = Vec::new();
     crate::valid::verify(&kernel)?;
     if record {
-        snaps.push(Snapshot { pass: "input", text: kernel.to_string() });
+        snaps.push(Snapshot {
+            pass: "input",
+            text: kernel.to_string(),
+        });
     }
     for pass in PIPELINE {
         pass.run(&mut kernel)?;
         crate::valid::verify(&kernel).map_err(|errs| {
             errs.into_iter()
-                .map(|e| Diagnostic::new(Span::NONE, format!("internal error: IR invalid after pass `{}`: {}", pass.name(), e.message)))
+                .map(|e| {
+                    Diagnostic::new(
+                        Span::NONE,
+                        format!(
+                            "internal error: IR invalid after pass `{}`: {}",
+                            pass.name(),
+                            e.message
+                        ),
+                    )
+                })
                 .collect::<Vec<_>>()
         })?;
         if record {
-            snaps.push(Snapshot { pass: pass.name(), text: kernel.to_string() });
+            snaps.push(Snapshot {
+                pass: pass.name(),
+                text: kernel.to_string(),
+            });
         }
     }
     Ok((kernel, snaps))

@@ -27,13 +27,19 @@ pub const BASE_ALIGN: u32 = 1024;
 
 fn tmem_cols(rows: u32, cols: u32, name: &str) -> Result<u32, String> {
     if rows > 128 {
-        return Err(format!("tensor memory has 128 lanes; `{name}` asks for {rows} rows"));
+        return Err(format!(
+            "tensor memory has 128 lanes; `{name}` asks for {rows} rows"
+        ));
     }
     if !(32..=512).contains(&cols) || !cols.is_power_of_two() {
         let up = cols.next_power_of_two().clamp(32, 512);
         return Err(format!(
             "`{name}` needs {cols} TMEM columns; tcgen05.alloc takes a power of two in 32..=512 (use {up} columns{})",
-            if cols > 512 { ", or split the tile: 512 is the most a CTA has" } else { "" }
+            if cols > 512 {
+                ", or split the tile: 512 is the most a CTA has"
+            } else {
+                ""
+            }
         ));
     }
     Ok(cols)
@@ -58,7 +64,10 @@ impl Pass for PlanMemory {
             let (rows, cols) = match b.layout.shape.as_slice() {
                 [r, c] => (*r, *c * b.elem.bytes() / 4),
                 _ => {
-                    errs.push(Diagnostic::new(b.span, format!("`{}`: TMEM buffers are 2-D (rows × columns)", b.name)));
+                    errs.push(Diagnostic::new(
+                        b.span,
+                        format!("`{}`: TMEM buffers are 2-D (rows × columns)", b.name),
+                    ));
                     continue;
                 }
             };
@@ -69,7 +78,12 @@ impl Pass for PlanMemory {
                     b.tmem_cols = Some(c);
                     tmem_total += c;
                     if tmem_total > 512 {
-                        errs.push(Diagnostic::new(b.span, format!("TMEM over budget: {tmem_total} columns allocated, a CTA has 512")));
+                        errs.push(Diagnostic::new(
+                            b.span,
+                            format!(
+                                "TMEM over budget: {tmem_total} columns allocated, a CTA has 512"
+                            ),
+                        ));
                     }
                 }
                 Err(e) => errs.push(Diagnostic::new(b.span, e)),

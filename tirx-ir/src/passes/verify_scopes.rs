@@ -28,10 +28,18 @@ enum Need {
 
 fn need(op: &Op) -> Option<(Need, &'static str)> {
     Some(match op {
-        Op::Copy { variant: Some(v), .. } if v == "tma_load" => (Need::Single, "tma::load"),
-        Op::Copy { variant: Some(v), .. } if v == "tma_store" => (Need::Single, "tma::store"),
-        Op::Mma { variant: Some(v), .. } if v == "tcgen05" => (Need::Single, "tcgen05::mma"),
-        Op::Mma { variant: Some(v), .. } if v == "wgmma" => (Need::Warpgroup, "wgmma::mma"),
+        Op::Copy {
+            variant: Some(v), ..
+        } if v == "tma_load" => (Need::Single, "tma::load"),
+        Op::Copy {
+            variant: Some(v), ..
+        } if v == "tma_store" => (Need::Single, "tma::store"),
+        Op::Mma {
+            variant: Some(v), ..
+        } if v == "tcgen05" => (Need::Single, "tcgen05::mma"),
+        Op::Mma {
+            variant: Some(v), ..
+        } if v == "wgmma" => (Need::Warpgroup, "wgmma::mma"),
         Op::Tcgen05Commit { .. } => (Need::Single, "tcgen05::commit"),
         Op::MbarArriveExpectTx { .. } => (Need::Single, "expect_tx"),
         Op::TmaCommitGroup => (Need::Single, "tma::commit_group"),
@@ -48,11 +56,25 @@ fn need(op: &Op) -> Option<(Need, &'static str)> {
 
 fn check(need: Need, t: Threads, what: &str) -> Option<String> {
     let (ok, want) = match need {
-        Need::Single => (t.is_single(), "one thread: put it under `#[scope(warp = W, elect)]` or `#[scope(thread = T)]`"),
-        Need::Warpgroup => (t.is_one_warpgroup(), "one whole warpgroup: `#[scope(warpgroup = G)]` (or a 128-thread CTA)"),
-        Need::Warp => (t.is_one_warp(), "one whole warp: `#[scope(warp = W)]` without `elect`"),
+        Need::Single => (
+            t.is_single(),
+            "one thread: put it under `#[scope(warp = W, elect)]` or `#[scope(thread = T)]`",
+        ),
+        Need::Warpgroup => (
+            t.is_one_warpgroup(),
+            "one whole warpgroup: `#[scope(warpgroup = G)]` (or a 128-thread CTA)",
+        ),
+        Need::Warp => (
+            t.is_one_warp(),
+            "one whole warp: `#[scope(warp = W)]` without `elect`",
+        ),
     };
-    (!ok).then(|| format!("`{what}` runs here on {}, but it must run on {want}", t.describe()))
+    (!ok).then(|| {
+        format!(
+            "`{what}` runs here on {}, but it must run on {want}",
+            t.describe()
+        )
+    })
 }
 
 fn feature(op: &Op, k: &Kernel) -> Option<String> {
@@ -60,14 +82,26 @@ fn feature(op: &Op, k: &Kernel) -> Option<String> {
     let tc = matches!(op, Op::Mma { variant: Some(v), .. } if v == "tcgen05")
         || matches!(
             op,
-            Op::Tcgen05Commit { .. } | Op::TmemAlloc { .. } | Op::TmemDealloc { .. } | Op::TmemRelinquish | Op::Tcgen05FenceBefore | Op::Tcgen05FenceAfter
+            Op::Tcgen05Commit { .. }
+                | Op::TmemAlloc { .. }
+                | Op::TmemDealloc { .. }
+                | Op::TmemRelinquish
+                | Op::Tcgen05FenceBefore
+                | Op::Tcgen05FenceAfter
         );
-    let wg = matches!(op, Op::Mma { variant: Some(v), .. } if v == "wgmma") || matches!(op, Op::WgmmaFence | Op::WgmmaCommit | Op::WgmmaWait { .. });
+    let wg = matches!(op, Op::Mma { variant: Some(v), .. } if v == "wgmma")
+        || matches!(op, Op::WgmmaFence | Op::WgmmaCommit | Op::WgmmaWait { .. });
     if tc && !t.has_tcgen05() {
-        return Some(format!("tcgen05 is not available on {}: it needs sm_100a (use `wgmma` on sm_90a)", t.name()));
+        return Some(format!(
+            "tcgen05 is not available on {}: it needs sm_100a (use `wgmma` on sm_90a)",
+            t.name()
+        ));
     }
     if wg && !t.has_wgmma() {
-        return Some(format!("wgmma is not available on {}: it needs sm_90a (use `tcgen05` on sm_100a)", t.name()));
+        return Some(format!(
+            "wgmma is not available on {}: it needs sm_90a (use `tcgen05` on sm_100a)",
+            t.name()
+        ));
     }
     None
 }
@@ -84,10 +118,10 @@ impl Pass for VerifyScopes {
                 errs.push(Diagnostic::new(s.span, msg));
                 return;
             }
-            if let Some((n, what)) = need(op) {
-                if let Some(msg) = check(n, threads_of(stack, k.sig.threads), what) {
-                    errs.push(Diagnostic::new(s.span, msg));
-                }
+            if let Some((n, what)) = need(op)
+                && let Some(msg) = check(n, threads_of(stack, k.sig.threads), what)
+            {
+                errs.push(Diagnostic::new(s.span, msg));
             }
         });
         if errs.is_empty() { Ok(()) } else { Err(errs) }

@@ -22,7 +22,11 @@ pub fn rewrite_body(k: &mut Kernel, f: &mut Rewrite<'_>) -> Result<(), Diagnosti
 }
 
 /// Rewrites one block.
-pub fn rewrite_block(k: &mut Kernel, block: Block, f: &mut Rewrite<'_>) -> Result<Block, Diagnostics> {
+pub fn rewrite_block(
+    k: &mut Kernel,
+    block: Block,
+    f: &mut Rewrite<'_>,
+) -> Result<Block, Diagnostics> {
     let mut out = Vec::with_capacity(block.len());
     let mut errors = Vec::new();
     for stmt in block {
@@ -38,12 +42,24 @@ pub fn rewrite_block(k: &mut Kernel, block: Block, f: &mut Rewrite<'_>) -> Resul
             Err(e) => errors.extend(e),
         }
     }
-    if errors.is_empty() { Ok(out) } else { Err(errors) }
+    if errors.is_empty() {
+        Ok(out)
+    } else {
+        Err(errors)
+    }
 }
 
-fn rewrite_children(k: &mut Kernel, mut stmt: Stmt, f: &mut Rewrite<'_>) -> Result<Stmt, Diagnostics> {
+fn rewrite_children(
+    k: &mut Kernel,
+    mut stmt: Stmt,
+    f: &mut Rewrite<'_>,
+) -> Result<Stmt, Diagnostics> {
     match &mut stmt.kind {
-        StmtKind::If { then_body, else_body, .. } => {
+        StmtKind::If {
+            then_body,
+            else_body,
+            ..
+        } => {
             *then_body = rewrite_block(k, std::mem::take(then_body), f)?;
             *else_body = rewrite_block(k, std::mem::take(else_body), f)?;
         }
@@ -57,16 +73,26 @@ fn rewrite_children(k: &mut Kernel, mut stmt: Stmt, f: &mut Rewrite<'_>) -> Resu
 
 /// Visits every statement (pre-order) with the chain of enclosing statements' kinds.
 pub fn visit<'a>(block: &'a Block, f: &mut dyn FnMut(&'a Stmt, &[&'a Stmt])) {
-    fn go<'a>(block: &'a Block, stack: &mut Vec<&'a Stmt>, f: &mut dyn FnMut(&'a Stmt, &[&'a Stmt])) {
+    fn go<'a>(
+        block: &'a Block,
+        stack: &mut Vec<&'a Stmt>,
+        f: &mut dyn FnMut(&'a Stmt, &[&'a Stmt]),
+    ) {
         for s in block {
             f(s, stack);
             stack.push(s);
             match &s.kind {
-                StmtKind::If { then_body, else_body, .. } => {
+                StmtKind::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
                     go(then_body, stack, f);
                     go(else_body, stack, f);
                 }
-                StmtKind::For { body, .. } | StmtKind::Loop { body, .. } | StmtKind::Scope { body, .. } => go(body, stack, f),
+                StmtKind::For { body, .. }
+                | StmtKind::Loop { body, .. }
+                | StmtKind::Scope { body, .. } => go(body, stack, f),
                 _ => {}
             }
             stack.pop();

@@ -17,20 +17,32 @@ pub fn verify(k: &Kernel) -> Result<(), Diagnostics> {
     let mut names = HashSet::new();
     for (_, b) in k.buffers.iter() {
         if !names.insert(b.name.clone()) {
-            errs.push(Diagnostic::new(b.span, format!("`{}` is declared twice", b.name)));
+            errs.push(Diagnostic::new(
+                b.span,
+                format!("`{}` is declared twice", b.name),
+            ));
         }
         if b.layout.shape.len() != b.layout.stride.len() {
-            errs.push(Diagnostic::new(b.span, format!("buffer `{}`: shape and stride ranks differ", b.name)));
+            errs.push(Diagnostic::new(
+                b.span,
+                format!("buffer `{}`: shape and stride ranks differ", b.name),
+            ));
         }
     }
     for (_, b) in k.barriers.iter() {
         if !names.insert(b.name.clone()) {
-            errs.push(Diagnostic::new(b.span, format!("`{}` is declared twice", b.name)));
+            errs.push(Diagnostic::new(
+                b.span,
+                format!("`{}` is declared twice", b.name),
+            ));
         }
     }
     for (_, p) in k.pipelines.iter() {
         if !k.barriers.contains(p.full) || !k.barriers.contains(p.empty) {
-            errs.push(Diagnostic::new(p.span, format!("pipeline `{}` names a missing barrier", p.name)));
+            errs.push(Diagnostic::new(
+                p.span,
+                format!("pipeline `{}` names a missing barrier", p.name),
+            ));
         }
     }
     visit(&k.body, &mut |s, _| check_stmt(k, s, &mut errs));
@@ -48,7 +60,13 @@ fn check_stmt(k: &Kernel, s: &Stmt, errs: &mut Diagnostics) {
             exprs.push(value);
         }
         StmtKind::If { cond, .. } => exprs.push(cond),
-        StmtKind::For { var, start, end, step, .. } => {
+        StmtKind::For {
+            var,
+            start,
+            end,
+            step,
+            ..
+        } => {
             if !k.vars.contains(*var) {
                 bad(format!("variable %{} out of range", var.index()));
             }
@@ -89,7 +107,11 @@ fn check_stmt(k: &Kernel, s: &Stmt, errs: &mut Diagnostics) {
 fn is_tile_op(op: &Op) -> bool {
     matches!(
         op,
-        Op::Copy { .. } | Op::Mma { .. } | Op::ProducerAcquire { .. } | Op::ConsumerWait { .. } | Op::ConsumerRelease { .. }
+        Op::Copy { .. }
+            | Op::Mma { .. }
+            | Op::ProducerAcquire { .. }
+            | Op::ConsumerWait { .. }
+            | Op::ConsumerRelease { .. }
     )
 }
 
@@ -122,7 +144,13 @@ fn op_exprs<'a>(k: &Kernel, op: &'a Op, exprs: &mut Vec<&'a Expr>, bad: &mut dyn
                 barref(b, exprs, bad);
             }
         }
-        Op::Mma { acc, a, b, accumulate, .. } => {
+        Op::Mma {
+            acc,
+            a,
+            b,
+            accumulate,
+            ..
+        } => {
             tile(acc, exprs, bad);
             tile(a, exprs, bad);
             tile(b, exprs, bad);
@@ -140,20 +168,18 @@ fn op_exprs<'a>(k: &Kernel, op: &'a Op, exprs: &mut Vec<&'a Expr>, bad: &mut dyn
             }
             exprs.push(stage);
         }
-        Op::MbarArrive { bar } | Op::MbarArriveExpectTx { bar, .. } | Op::Tcgen05Commit { bar } => barref(bar, exprs, bad),
+        Op::MbarArrive { bar } | Op::MbarArriveExpectTx { bar, .. } | Op::Tcgen05Commit { bar } => {
+            barref(bar, exprs, bad)
+        }
         Op::MbarWait { bar, parity } => {
             barref(bar, exprs, bad);
             exprs.push(parity);
         }
-        Op::MbarInit { bar } => {
-            if !k.barriers.contains(*bar) {
-                bad(format!("barrier #{} out of range", bar.index()));
-            }
+        Op::MbarInit { bar } if !k.barriers.contains(*bar) => {
+            bad(format!("barrier #{} out of range", bar.index()));
         }
-        Op::TmemAlloc { buf } | Op::TmemDealloc { buf } => {
-            if !k.buffers.contains(*buf) {
-                bad(format!("buffer #{} out of range", buf.index()));
-            }
+        Op::TmemAlloc { buf } | Op::TmemDealloc { buf } if !k.buffers.contains(*buf) => {
+            bad(format!("buffer #{} out of range", buf.index()));
         }
         _ => {}
     }

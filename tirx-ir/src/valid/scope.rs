@@ -54,7 +54,10 @@ impl Threads {
     }
     /// Exactly one whole warpgroup (128 threads, warp-aligned).
     pub fn is_one_warpgroup(self) -> bool {
-        matches!(self, Threads::Cta(128) | Threads::Warpgroups(1) | Threads::Warps(4, true))
+        matches!(
+            self,
+            Threads::Cta(128) | Threads::Warpgroups(1) | Threads::Warps(4, true)
+        )
     }
     /// Exactly one whole warp.
     pub fn is_one_warp(self) -> bool {

@@ -91,8 +91,16 @@ fn launch_fn(def: &KernelDef) -> TokenStream {
         let ident = &p.ident;
         quote!(#ident.view())
     });
+    let configs: Vec<String> = def
+        .args
+        .configs
+        .iter()
+        .map(|c| format!("`{}`", c.name))
+        .collect();
     let doc = format!(
-        "Launches config `config` of `{}` on `rt`'s device; tensors in the function's parameter order.",
+        "Launches config `config` ({}) of `{}` on `rt`'s device; tensors in the function's \
+         parameter order.",
+        configs.join(", "),
         def.name
     );
     quote! {

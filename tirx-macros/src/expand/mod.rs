@@ -15,7 +15,7 @@ use crate::model::{ConfigDef, KernelDef};
 use crate::parse::{self, Lowered};
 use proc_macro2::TokenStream;
 use quote::quote;
-use tirx_ir::abi::{Signature, Target};
+use tirx_ir::abi::{Signature, SymExpr, Target};
 
 /// One compiled instance.
 #[derive(Clone, Debug)]
@@ -45,7 +45,7 @@ pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     let def = KernelDef::new(attr, item, &mut sink);
     let artifacts = compile(&def, &mut sink);
     let module = launcher::module(&def, &artifacts);
-    let errors = sink.to_compile_errors();
+    let errors = sink.into_compile_errors();
     quote!(#errors #module)
 }
 
@@ -80,13 +80,13 @@ pub fn lower_all<'d>(def: &'d KernelDef, sink: &mut ErrorSink) -> Vec<(&'d Confi
     let mut out = Vec::new();
     for config in configs {
         let label = Some((format!("config `{}`", config.name), configs.len()));
-        let grid = match args::grid_for(&def.args.grid, &config.consts, &shapes) {
-            Ok(g) => g,
-            Err((range, message)) => {
-                sink.push_in(range, message, label);
-                continue;
-            }
-        };
+        // On a grid error the body is still lowered (with a placeholder grid) for its errors.
+        let grid = args::grid_for(&def.args.grid, &config.consts, &shapes).unwrap_or_else(
+            |(range, message)| {
+                sink.push_in(range, message, label.clone());
+                [SymExpr::Const(1), SymExpr::Const(1), SymExpr::Const(1)]
+            },
+        );
         let target = def.targets()[0];
         let sig = Signature {
             entry: entry_name(def, config, target),

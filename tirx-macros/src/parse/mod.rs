@@ -9,10 +9,12 @@
 //! lowered. A `let` whose value failed binds its name to a poison entry, so later uses do not
 //! report a second, derived error.
 //!
-//! Submodules: `expr` (scalars), `stmt` (statements, control flow, scopes), `ops` (op calls,
-//! operands and declarations).
+//! Submodules: `expr` (scalars), `stmt` (statements, control flow, scopes), `ops` (op calls),
+//! `operand` (tiles and barriers), `decl` (buffers, barriers, pipelines).
 
+mod decl;
 mod expr;
+mod operand;
 mod ops;
 mod stmt;
 
@@ -233,8 +235,8 @@ fn edit_distance(a: &str, b: &str) -> usize {
     for (i, row) in d.iter_mut().enumerate() {
         row[0] = i;
     }
-    for j in 0..=b.len() {
-        d[0][j] = j;
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
     }
     for i in 1..=a.len() {
         for j in 1..=b.len() {

@@ -1,26 +1,22 @@
-//! Ops, operands and declarations.
+//! Op statements: calls and method calls → `Op`.
 //!
-//! - Op calls: `copy`, `mma`, `sync_threads` (the compiler picks the variant) and the
-//!   namespaced forms `tma::…`, `wgmma::…`, `tcgen05::…`, `fence::…` (the namespace forces
-//!   the variant). Method ops on barriers (`arrive`, `expect_tx`, `wait`) and pipelines
-//!   (`consumer_release`, and `producer_acquire` / `consumer_wait` bound by `let`).
-//! - Operands: tiles (`buf`, `buf[s]`, `tensor.tile(i, j)`) and barriers (`bar`, `bar[i]`,
-//!   `pipe.full(s)`, `pipe.empty(s)`).
-//! - Declarations: `smem::<T>([..], swizzle = B128)`, `tmem::<T>([..])`, `regs::<T>([..])`,
-//!   `mbarrier(count = 1, arrivals = 1)`, `pipeline::<STAGES>(consumers = 1)`.
+//! - Calls: `copy`, `mma`, `sync_threads` (the compiler picks the variant) and the namespaced
+//!   forms `tma::…`, `wgmma::…`, `tcgen05::…`, `fence::…` (the namespace forces the variant).
+//! - Methods on barriers (`arrive`, `expect_tx`, `wait`) and pipelines (`consumer_release`, and
+//!   `producer_acquire` / `consumer_wait`, which `let` binds to the stage).
 //!
-//! Every unknown name lists the names allowed at that place.
+//! Every unknown name lists the names allowed at that place. [`CallArgs`] (positional and
+//! `name = value` arguments, checked against a usage string) is shared with `operand.rs` and
+//! `decl.rs`.
 
+use super::decl::DECLS;
 use super::stmt::strip_parens;
 use super::{Fail, Local, Lowerer, Res, closest};
 use crate::error::span_range;
 use quote::ToTokens;
 use syn::punctuated::Punctuated;
 use syn::{Expr as SExpr, Ident, Token};
-use tirx_ir::abi::{ElemType, Swizzle};
-use tirx_ir::{
-    BarRef, Barrier, Buffer, Expr, Layout, Op, Pipeline, ScalarType, Space, Stmt, StmtKind, TileRef,
-};
+use tirx_ir::{Expr, Op, ScalarType, Stmt, StmtKind};
 
 /// Namespaced ops, for "unknown op" messages.
 const NAMESPACES: [(&str, &str); 4] = [
@@ -39,30 +35,15 @@ const NAMESPACES: [(&str, &str); 4] = [
 /// Un-namespaced ops.
 const PLAIN: &str = "copy, mma, sync_threads";
 
-/// Declaration constructors.
-const DECLS: [&str; 5] = ["smem", "tmem", "regs", "mbarrier", "pipeline"];
-
-/// If `func` names a declaration constructor (`smem`, `smem::<bf16>`, …), its name.
-pub(crate) fn decl_kind(func: &SExpr) -> Option<String> {
-    let SExpr::Path(p) = strip_parens(func) else {
-        return None;
-    };
-    let [seg] = p.path.segments.iter().collect::<Vec<_>>()[..] else {
-        return None;
-    };
-    let name = seg.ident.to_string();
-    DECLS.contains(&name.as_str()).then_some(name)
-}
-
 /// A call's arguments split into positional ones and `name = value` ones.
-struct CallArgs<'e> {
-    pos: Vec<&'e SExpr>,
-    named: Vec<(&'e Ident, &'e SExpr)>,
+pub(crate) struct CallArgs<'e> {
+    pub(crate) pos: Vec<&'e SExpr>,
+    pub(crate) named: Vec<(&'e Ident, &'e SExpr)>,
 }
 
 impl<'e> CallArgs<'e> {
     /// The value of named argument `key`.
-    fn get(&self, key: &str) -> Option<&'e SExpr> {
+    pub(crate) fn get(&self, key: &str) -> Option<&'e SExpr> {
         self.named.iter().find(|(k, _)| *k == key).map(|(_, v)| *v)
     }
 }
@@ -70,7 +51,7 @@ impl<'e> CallArgs<'e> {
 impl Lowerer<'_> {
     /// Splits and checks `args` against `usage` (e.g. `tma::load(dst, src, bar)`): exactly
     /// `arity` positional arguments, named ones only from `allowed`.
-    fn call_args<'e>(
+    pub(crate) fn call_args<'e>(
         &mut self,
         args: &'e Punctuated<SExpr, Token![,]>,
         at: &impl ToTokens,
@@ -411,39 +392,6 @@ impl Lowerer<'_> {
         };
         Ok(Stmt::at(StmtKind::Op(op), span))
     }
-
-    /// What a name is, for "`x` is …, not a …" messages.
-    fn describe(&self, name: &str) -> Option<&'static str> {
-        match self.local(name) {
-            Some(Local::Var { .. }) => Some("a scalar variable"),
-            Some(Local::Buf(_)) => Some("a buffer"),
-            Some(Local::Bar(_)) => Some("an mbarrier"),
-            Some(Local::Pipe(_)) => Some("a pipeline"),
-            Some(Local::Poison) => None,
-            None if self.kernel.const_value(name).is_some() => Some("a config constant"),
-            None if self.def.params.iter().any(|p| p.ident == name) => Some("a global tensor"),
-            None if self
-                .def
-                .params
-                .iter()
-                .any(|p| p.shape.iter().any(|s| s == name)) =>
-            {
-                Some("a shape symbol")
-            }
-            None if super::BUILTINS.contains(&name) => Some("a built-in scalar"),
-            None => None,
-        }
-    }
-
-    /// The error for a name that is not the expected kind of thing.
-    fn wrong_kind(&mut self, id: &Ident, expected: &str, hint: &str) -> Fail {
-        let name = id.to_string();
-        match self.describe(&name) {
-            Some(what) => self.fail(id, format!("`{name}` is {what}, not {expected}{hint}")),
-            None if matches!(self.local(&name), Some(Local::Poison)) => Fail,
-            None => self.not_found(id),
-        }
-    }
 }
 
 /// Every op's full name, for "did you mean".
@@ -453,374 +401,4 @@ fn all_ops() -> Vec<String> {
         out.extend(ops.split(", ").map(|o| format!("{ns}::{o}")));
     }
     out
-}
-
-impl Lowerer<'_> {
-    /// A tile operand: `buf`, `buf[i]…`, `tensor.tile(c0, c1, …)`.
-    pub(crate) fn tile_ref(&mut self, e: &SExpr) -> Res<TileRef> {
-        const EXPECTED: &str = "expected a tile: a buffer (`a_s`), a stage of one (`a_s[s]`) or a tensor tile (`src.tile(i, j)`)";
-        match strip_parens(e) {
-            SExpr::Path(_) => {
-                let id = crate::args::path_ident(e).ok_or_else(|| self.fail(e, EXPECTED))?;
-                match self.local(&id.to_string()) {
-                    Some(Local::Buf(buf)) => Ok(TileRef::Buf {
-                        buf,
-                        index: Vec::new(),
-                    }),
-                    _ if self.def.params.iter().any(|p| p.ident == *id) => Err(self.fail(
-                        id,
-                        format!(
-                            "`{id}` is a global tensor; name one tile of it: `{id}.tile(i, j)`"
-                        ),
-                    )),
-                    _ => Err(self.wrong_kind(id, "a tile", "")),
-                }
-            }
-            SExpr::Index(_) => self.indexed_tile(e),
-            SExpr::MethodCall(m) if m.method == "tile" => self.tensor_tile(m),
-            other => Err(self.fail(other, EXPECTED)),
-        }
-    }
-
-    /// `buf[i][j]…`: leading indices of a buffer.
-    fn indexed_tile(&mut self, e: &SExpr) -> Res<TileRef> {
-        let mut indices = Vec::new();
-        let mut base = strip_parens(e);
-        while let SExpr::Index(ix) = base {
-            indices.push(&*ix.index);
-            base = strip_parens(&ix.expr);
-        }
-        indices.reverse();
-        let Some(id) = crate::args::path_ident(base) else {
-            return Err(self.fail(base, "expected a buffer name before `[…]`"));
-        };
-        let buf = match self.local(&id.to_string()) {
-            Some(Local::Buf(b)) => b,
-            _ => {
-                return Err(self.wrong_kind(id, "a buffer", "; only buffers are indexed as tiles"));
-            }
-        };
-        let rank = self.kernel.buffers[buf].layout.shape.len();
-        if indices.len() >= rank {
-            return Err(self.fail(
-                e,
-                format!(
-                    "`{id}` has {rank} dimension(s); index at most {} leading one(s)",
-                    rank - 1
-                ),
-            ));
-        }
-        let mut index = Vec::new();
-        let mut failed = false;
-        for i in indices {
-            match self.int(i) {
-                Ok(v) => index.push(v),
-                Err(_) => failed = true,
-            }
-        }
-        if failed {
-            Err(Fail)
-        } else {
-            Ok(TileRef::Buf { buf, index })
-        }
-    }
-
-    /// `tensor.tile(c0, c1, …)`: one coordinate per dimension.
-    fn tensor_tile(&mut self, m: &syn::ExprMethodCall) -> Res<TileRef> {
-        let Some(id) = crate::args::path_ident(&m.receiver) else {
-            return Err(self.fail(&m.receiver, "expected a tensor name before `.tile(…)`"));
-        };
-        let Some(param) = self.def.params.iter().find(|p| p.ident == *id) else {
-            return Err(self.wrong_kind(
-                id,
-                "a global tensor",
-                "; `.tile(…)` names a tile of a tensor parameter",
-            ));
-        };
-        let rank = param.shape.len();
-        let dims: Vec<String> = param.shape.iter().map(Ident::to_string).collect();
-        if m.args.len() != rank {
-            let found = m.args.len();
-            return Err(self.fail(m, format!("`{id}` has {rank} dimension(s) ({}); `tile` takes {rank} coordinate(s), found {found}", dims.join(", "))));
-        }
-        let coords: Vec<Res<Expr>> = m.args.iter().map(|a| self.int(a)).collect();
-        let coords = coords.into_iter().collect::<Res<Vec<_>>>()?;
-        Ok(TileRef::Global {
-            tensor: id.to_string(),
-            coords,
-        })
-    }
-
-    /// A barrier operand: `bar`, `bar[i]`, `pipe.full(s)`, `pipe.empty(s)`.
-    pub(crate) fn bar_ref(&mut self, e: &SExpr) -> Res<BarRef> {
-        const EXPECTED: &str =
-            "expected a barrier: `bar`, `bar[i]`, `pipe.full(s)` or `pipe.empty(s)`";
-        let (base, index) = match strip_parens(e) {
-            SExpr::Index(ix) => (&*ix.expr, Some(&*ix.index)),
-            SExpr::MethodCall(m) if m.method == "full" || m.method == "empty" => {
-                return self.pipe_bar(m);
-            }
-            other => (other, None),
-        };
-        let Some(id) = crate::args::path_ident(base) else {
-            return Err(self.fail(e, EXPECTED));
-        };
-        let bar = match self.local(&id.to_string()) {
-            Some(Local::Bar(b)) => b,
-            Some(Local::Pipe(_)) => {
-                return Err(self.fail(id, format!("`{id}` is a pipeline; name one of its barriers: `{id}.full(s)` or `{id}.empty(s)`")));
-            }
-            _ => return Err(self.wrong_kind(id, "a barrier", "")),
-        };
-        let index_syntax = index;
-        let index = match index {
-            Some(i) => self.int(i)?,
-            None => Expr::u32(0),
-        };
-        let count = self.kernel.barriers[bar].count;
-        if let (Expr::Imm(v, _), Some(i)) = (&index, index_syntax)
-            && *v >= i64::from(count)
-        {
-            return Err(self.fail(
-                i,
-                format!("barrier index {v} out of range: `{id}` has {count} barrier(s)"),
-            ));
-        }
-        Ok(BarRef { bar, index })
-    }
-
-    /// `pipe.full(s)` / `pipe.empty(s)`.
-    fn pipe_bar(&mut self, m: &syn::ExprMethodCall) -> Res<BarRef> {
-        let pipe =
-            match crate::args::path_ident(&m.receiver).and_then(|id| self.local(&id.to_string())) {
-                Some(Local::Pipe(p)) => p,
-                Some(Local::Poison) => return Err(Fail),
-                _ => {
-                    return Err(self.fail(
-                        &m.receiver,
-                        format!(
-                            "`.{}(s)` names a barrier of a pipeline; this is not a pipeline",
-                            m.method
-                        ),
-                    ));
-                }
-            };
-        let usage = format!("{}(stage)", m.method);
-        let args = self.call_args(&m.args, m, &usage, 1..=1, &[])?;
-        let index = self.int(args.pos[0])?;
-        let p = &self.kernel.pipelines[pipe];
-        let bar = if m.method == "full" { p.full } else { p.empty };
-        Ok(BarRef { bar, index })
-    }
-
-    /// The TMEM buffer named by `e` (`tcgen05::alloc`/`dealloc`).
-    fn tmem_buffer(&mut self, e: &SExpr, op: &str) -> Res<tirx_ir::Handle<Buffer>> {
-        let hint =
-            format!("`tcgen05::{op}` takes a TMEM buffer declared with `tmem::<f32>([BM, BN])`");
-        let Some(id) = crate::args::path_ident(e) else {
-            return Err(self.fail(e, hint));
-        };
-        match self.local(&id.to_string()) {
-            Some(Local::Buf(b)) if self.kernel.buffers[b].space == Space::Tmem => Ok(b),
-            Some(Local::Poison) => Err(Fail),
-            _ => Err(self.fail(id, hint)),
-        }
-    }
-}
-
-impl Lowerer<'_> {
-    /// A declaration `let ident = smem::<T>(…)` etc.; returns what `ident` binds to.
-    pub(crate) fn declare(
-        &mut self,
-        ident: &Ident,
-        c: &syn::ExprCall,
-        l: &syn::Local,
-    ) -> Res<Local> {
-        let kind = decl_kind(&c.func).expect("caller checked");
-        let SExpr::Path(p) = strip_parens(&c.func) else {
-            unreachable!("decl_kind matched a path")
-        };
-        let generics = match &p.path.segments[0].arguments {
-            syn::PathArguments::None => Vec::new(),
-            syn::PathArguments::AngleBracketed(ab) => ab.args.iter().collect(),
-            other => return Err(self.fail(other, "expected `::<…>`")),
-        };
-        let span = self.span(l);
-        let name = ident.to_string();
-        match kind.as_str() {
-            "smem" | "tmem" | "regs" => {
-                let space = match kind.as_str() {
-                    "smem" => Space::Shared,
-                    "tmem" => Space::Tmem,
-                    _ => Space::Reg,
-                };
-                let buffer = self.buffer(&kind, space, &generics, c, name, span)?;
-                Ok(Local::Buf(self.kernel.buffers.append(buffer)))
-            }
-            "mbarrier" => {
-                if let Some(g) = generics.first() {
-                    return Err(self.fail(g, "`mbarrier` takes no generic arguments: `mbarrier(count = 1, arrivals = 1)`"));
-                }
-                let args = self.call_args(
-                    &c.args,
-                    c,
-                    "mbarrier(count = 1, arrivals = 1)",
-                    0..=0,
-                    &["count", "arrivals"],
-                )?;
-                let count = self.positive_arg(&args, "count")?;
-                let arrivals = self.positive_arg(&args, "arrivals")?;
-                let bar = Barrier {
-                    name,
-                    count,
-                    arrivals,
-                    offset: None,
-                    span,
-                };
-                Ok(Local::Bar(self.kernel.barriers.append(bar)))
-            }
-            _ => self.pipeline(&generics, c, name, span),
-        }
-    }
-
-    /// `smem::<T>([d0, d1, …], swizzle = B128)` and the TMEM / register forms.
-    fn buffer(
-        &mut self,
-        kind: &str,
-        space: Space,
-        generics: &[&syn::GenericArgument],
-        c: &syn::ExprCall,
-        name: String,
-        span: tirx_ir::Span,
-    ) -> Res<Buffer> {
-        let usage = format!(
-            "{kind}::<bf16>([BM, BK]{})",
-            if space == Space::Shared {
-                ", swizzle = B128"
-            } else {
-                ""
-            }
-        );
-        let elem = match generics {
-            [syn::GenericArgument::Type(syn::Type::Path(t))] => t
-                .path
-                .get_ident()
-                .and_then(|i| ElemType::from_name(&i.to_string())),
-            _ => None,
-        };
-        let Some(elem) = elem else {
-            let at: &dyn ToTokens = generics
-                .first()
-                .map_or(&c.func as &dyn ToTokens, |g| *g as &dyn ToTokens);
-            return Err(self.fail_at(
-                span_range(&at),
-                format!("expected an element type (bf16, f16, f32): `{usage}`"),
-            ));
-        };
-        let allowed: &[&str] = if space == Space::Shared {
-            &["swizzle"]
-        } else {
-            &[]
-        };
-        let args = self.call_args(&c.args, c, &usage, 1..=1, allowed)?;
-        let SExpr::Array(dims) = strip_parens(args.pos[0]) else {
-            return Err(self.fail(
-                args.pos[0],
-                format!("expected the shape as an array: `{usage}`"),
-            ));
-        };
-        if dims.elems.is_empty() {
-            return Err(self.fail(dims, "a buffer needs at least one dimension"));
-        }
-        let mut shape = Vec::new();
-        for d in &dims.elems {
-            match self.const_u32(d, "a buffer dimension")? {
-                0 => return Err(self.fail(d, "a buffer dimension must be positive")),
-                v => shape.push(v),
-            }
-        }
-        let swizzle = match args.get("swizzle") {
-            None => Swizzle::None,
-            Some(s) => {
-                let named =
-                    crate::args::path_ident(s).and_then(|i| Swizzle::from_name(&i.to_string()));
-                named
-                    .ok_or_else(|| self.fail(s, "unknown swizzle; expected none, B32, B64, B128"))?
-            }
-        };
-        let layout = Layout::row_major(&shape, swizzle);
-        Ok(Buffer {
-            name,
-            space,
-            elem,
-            layout,
-            offset: None,
-            tmem_cols: None,
-            span,
-        })
-    }
-
-    /// `pipeline::<STAGES>(consumers = n)`: the pipeline and its `.full` / `.empty` barriers.
-    fn pipeline(
-        &mut self,
-        generics: &[&syn::GenericArgument],
-        c: &syn::ExprCall,
-        name: String,
-        span: tirx_ir::Span,
-    ) -> Res<Local> {
-        const USAGE: &str = "pipeline::<STAGES>(consumers = 1)";
-        let stages_expr: SExpr = match generics {
-            [syn::GenericArgument::Const(e)] => e.clone(),
-            [syn::GenericArgument::Type(syn::Type::Path(t))] if t.qself.is_none() => {
-                SExpr::Path(syn::ExprPath {
-                    attrs: Vec::new(),
-                    qself: None,
-                    path: t.path.clone(),
-                })
-            }
-            _ => {
-                return Err(self.fail(&c.func, format!("expected the number of stages: `{USAGE}`")));
-            }
-        };
-        let args = self.call_args(&c.args, c, USAGE, 0..=0, &["consumers"]);
-        let stages = self.const_u32(&stages_expr, "the number of stages");
-        let (args, stages) = (args?, stages?);
-        if stages == 0 {
-            return Err(self.fail(&stages_expr, "a pipeline needs at least one stage"));
-        }
-        let consumers = self.positive_arg(&args, "consumers")?;
-        let full = Barrier {
-            name: format!("{name}.full"),
-            count: stages,
-            arrivals: 1,
-            offset: None,
-            span,
-        };
-        let empty = Barrier {
-            name: format!("{name}.empty"),
-            count: stages,
-            arrivals: consumers,
-            offset: None,
-            span,
-        };
-        let full = self.kernel.barriers.append(full);
-        let empty = self.kernel.barriers.append(empty);
-        let pipe = Pipeline {
-            name,
-            stages,
-            full,
-            empty,
-            span,
-        };
-        Ok(Local::Pipe(self.kernel.pipelines.append(pipe)))
-    }
-
-    /// A named count argument (default 1), positive.
-    fn positive_arg(&mut self, args: &CallArgs, key: &str) -> Res<u32> {
-        let Some(e) = args.get(key) else { return Ok(1) };
-        match self.const_u32(e, &format!("`{key}`"))? {
-            0 => Err(self.fail(e, format!("`{key}` must be at least 1"))),
-            v => Ok(v),
-        }
-    }
 }

@@ -146,7 +146,7 @@ impl Lowerer<'_> {
         out: &mut Block,
     ) -> Res<()> {
         if let SExpr::Call(c) = init
-            && super::ops::decl_kind(&c.func).is_some()
+            && super::decl::decl_kind(&c.func).is_some()
         {
             if self.depth > 0 {
                 return Err(self.fail(
@@ -402,10 +402,8 @@ impl Lowerer<'_> {
         let mut elect = false;
         for item in items {
             let key = item.key.to_string();
-            if key == "elect" || key == "cta" {
-                if let Some(v) = &item.value {
-                    return Err(self.fail(v, format!("`{key}` takes no value")));
-                }
+            if let ("elect" | "cta", Some(v)) = (key.as_str(), &item.value) {
+                return Err(self.fail(v, format!("`{key}` takes no value")));
             }
             let scope = match key.as_str() {
                 "elect" => {

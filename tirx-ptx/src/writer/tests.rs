@@ -318,7 +318,7 @@ fn tma_kernel(target: Target) -> Kernel {
 const SCALAR_SM90A: &str = concat!(
     "// tirx ",
     env!("CARGO_PKG_VERSION"),
-    " — scalar, config default, target sm_90a\n",
+    " - scalar, config default, target sm_90a\n",
     r".version 8.7
 .target sm_90a
 .address_size 64
@@ -331,21 +331,21 @@ const SCALAR_SM90A: &str = concat!(
 )
 .maxntid 128, 1, 1
 {
-	.reg .u64 %rd0;
-	.reg .u32 %r1;
-	.reg .u32 %r2;
+	.reg .b64 %rd0;
+	.reg .b32 %r1;
+	.reg .b32 %r2;
 	.reg .pred %p3;
-	.reg .u32 %r4;
-	.reg .u32 %r5;
-	.reg .u32 %r6;
+	.reg .b32 %r4;
+	.reg .b32 %r5;
+	.reg .b32 %r6;
 	.reg .pred %p7;
 	.reg .f32 %f8;
 	.reg .b16 %h9;
-	.reg .u32 %r10;
-	.reg .s32 %r11;
-	.reg .u64 %rd12;
-	.reg .u64 %rd13;
-	.reg .u32 %r15;
+	.reg .b32 %r10;
+	.reg .b32 %r11;
+	.reg .b64 %rd12;
+	.reg .b64 %rd13;
+	.reg .b32 %r15;
 	.reg .pred %pf1;
 
 	ld.param.u64 %rd0, [p_out_ptr];
@@ -417,7 +417,7 @@ fn output_is_stable() {
 fn tma_kernel_header_and_tensor_operands() {
     let text = write_string(&tma_kernel(Target::Sm100a)).unwrap();
     assert!(text.starts_with(&format!(
-        "// tirx {} — tma, config default, target sm_100a\n.version 8.7\n.target sm_100a\n",
+        "// tirx {} - tma, config default, target sm_100a\n.version 8.7\n.target sm_100a\n",
         env!("CARGO_PKG_VERSION")
     )));
     for line in [
@@ -587,7 +587,7 @@ fn constant_conditions_print_one_branch() {
     ];
     let text = write_string(&kernel).unwrap();
     assert!(
-        text.ends_with("{\n\t.reg .u32 %r0;\n\n\tmov.u32 %r0, 1;\n\tmov.u32 %r0, 2;\n\tret;\n}\n"),
+        text.ends_with("{\n\t.reg .b32 %r0;\n\n\tmov.u32 %r0, 1;\n\tmov.u32 %r0, 2;\n\tret;\n}\n"),
         "{text}"
     );
 }

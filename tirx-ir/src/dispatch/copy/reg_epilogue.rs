@@ -17,42 +17,83 @@ use crate::ir::{BinOp, Expr, Op, Space, Special, TileRef};
 use crate::lower::{Lower, add, mul};
 
 /// The variant.
-pub static VARIANT: Variant = Variant { name: "reg_epilogue", priority: 10, applies, lower };
+pub static VARIANT: Variant = Variant {
+    name: "reg_epilogue",
+    priority: 10,
+    applies,
+    lower,
+};
 
 fn applies(cx: &Cx) -> Result<(), String> {
-    let Op::Copy { dst, src, .. } = cx.op else { return Err("not a copy".into()) };
+    let Op::Copy { dst, src, .. } = cx.op else {
+        return Err("not a copy".into());
+    };
     if !cx.k.target().has_wgmma() {
-        return Err(format!("the register fragment layout is wgmma's, and {} has no wgmma", cx.k.target().name()));
+        return Err(format!(
+            "the register fragment layout is wgmma's, and {} has no wgmma",
+            cx.k.target().name()
+        ));
     }
-    let TileRef::Global { .. } = dst else { return Err("the destination is not a global tile".into()) };
+    let TileRef::Global { .. } = dst else {
+        return Err("the destination is not a global tile".into());
+    };
     let (_, m, n) = crate::dispatch::mma::accumulator(cx.k, src, Space::Reg)?;
     if m % 64 != 0 || n % 8 != 0 {
-        return Err(format!("the accumulator is {m}×{n}; wgmma fragments are 64 rows × a multiple of 8"));
+        return Err(format!(
+            "the accumulator is {m}×{n}; wgmma fragments are 64 rows × a multiple of 8"
+        ));
     }
     if !cx.threads.is_one_warpgroup() {
-        return Err(format!("it runs on {}; the fragment is spread over one warpgroup", cx.threads.describe()));
+        return Err(format!(
+            "it runs on {}; the fragment is spread over one warpgroup",
+            cx.threads.describe()
+        ));
     }
     Ok(())
 }
 
 fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
-    let Op::Copy { dst: TileRef::Global { tensor, coords }, src: TileRef::Buf { buf, .. }, .. } = op else {
+    let Op::Copy {
+        dst: TileRef::Global { tensor, coords },
+        src: TileRef::Buf { buf, .. },
+        ..
+    } = op
+    else {
         return Err(lw.internal("reg_epilogue on a different copy"));
     };
     if coords.len() != 2 {
         return Err(lw.error(format!("`{tensor}.tile(..)` needs 2 coordinates here")));
     }
-    let (bm, bn) = (lw.k.buffers[*buf].layout.shape[0], lw.k.buffers[*buf].layout.shape[1]);
-    let frag = lw.frags.get(buf).cloned().ok_or_else(|| lw.internal("register fragment not allocated"))?;
+    let (bm, bn) = (
+        lw.k.buffers[*buf].layout.shape[0],
+        lw.k.buffers[*buf].layout.shape[1],
+    );
+    let frag = lw
+        .frags
+        .get(buf)
+        .cloned()
+        .ok_or_else(|| lw.internal("register fragment not allocated"))?;
     let t = Expr::bin(BinOp::Rem, Expr::Special(Special::TidX), Expr::u32(128));
     let t = lw.let_("t", crate::ir::ScalarType::U32, t);
     let w = Expr::bin(BinOp::Div, Expr::Var(t), Expr::u32(32));
     let l = Expr::bin(BinOp::Rem, Expr::Var(t), Expr::u32(32));
-    let quad_row = add(mul(w, Expr::u32(16)), Expr::bin(BinOp::Div, l.clone(), Expr::u32(4)));
-    let col0 = add(mul(coords[1].clone(), Expr::u32(bn)), mul(Expr::bin(BinOp::Rem, l, Expr::u32(4)), Expr::u32(2)));
+    let quad_row = add(
+        mul(w, Expr::u32(16)),
+        Expr::bin(BinOp::Div, l.clone(), Expr::u32(4)),
+    );
+    let col0 = add(
+        mul(coords[1].clone(), Expr::u32(bn)),
+        mul(Expr::bin(BinOp::Rem, l, Expr::u32(4)), Expr::u32(2)),
+    );
     for slice in 0..bm / 64 {
         for half in 0..2 {
-            let row = add(add(mul(coords[0].clone(), Expr::u32(bm)), Expr::u32(slice * 64 + 8 * half)), quad_row.clone());
+            let row = add(
+                add(
+                    mul(coords[0].clone(), Expr::u32(bm)),
+                    Expr::u32(slice * 64 + 8 * half),
+                ),
+                quad_row.clone(),
+            );
             let rs = RowStore::new(lw, tensor, row, col0.clone())?;
             for j in 0..bn / 8 {
                 for c in 0..2 {

@@ -19,10 +19,17 @@ use crate::ir::{Expr, Inst, Op, ScalarType, TileRef};
 use crate::lower::{Lower, mul};
 
 /// The variant.
-pub static VARIANT: Variant = Variant { name: "tma_load", priority: 10, applies, lower };
+pub static VARIANT: Variant = Variant {
+    name: "tma_load",
+    priority: 10,
+    applies,
+    lower,
+};
 
 fn applies(cx: &Cx) -> Result<(), String> {
-    let Op::Copy { dst, src, bar, .. } = cx.op else { return Err("not a copy".into()) };
+    let Op::Copy { dst, src, bar, .. } = cx.op else {
+        return Err("not a copy".into());
+    };
     if !matches!(src, TileRef::Global { .. }) {
         return Err("the source is not a global tile".into());
     }
@@ -31,7 +38,10 @@ fn applies(cx: &Cx) -> Result<(), String> {
     }
     tma_box(cx.k, dst, src)?;
     if !cx.threads.is_single() {
-        return Err(format!("it runs on {}; a TMA load is issued by one thread (`#[scope(warp = W, elect)]`)", cx.threads.describe()));
+        return Err(format!(
+            "it runs on {}; a TMA load is issued by one thread (`#[scope(warp = W, elect)]`)",
+            cx.threads.describe()
+        ));
     }
     Ok(())
 }
@@ -53,11 +63,23 @@ pub fn element_coords(lw: &mut Lower, coords: &[Expr], dims: &[u32]) -> Vec<crat
 }
 
 fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
-    let Op::Copy { dst, src, bar: Some(bar), .. } = op else { return Err(lw.internal("tma_load on a non-load")) };
+    let Op::Copy {
+        dst,
+        src,
+        bar: Some(bar),
+        ..
+    } = op
+    else {
+        return Err(lw.internal("tma_load on a non-load"));
+    };
     let (b, dims) = tma_box(lw.k, dst, src).map_err(|e| lw.error(e))?;
     let swizzle = b.layout.swizzle;
-    let TileRef::Buf { buf, index } = dst else { unreachable!("checked by tma_box") };
-    let TileRef::Global { tensor, coords } = src else { unreachable!("checked by tma_box") };
+    let TileRef::Buf { buf, index } = dst else {
+        unreachable!("checked by tma_box")
+    };
+    let TileRef::Global { tensor, coords } = src else {
+        unreachable!("checked by tma_box")
+    };
     let inner_first: Vec<u32> = dims.iter().rev().copied().collect();
     let map = lw.tensor_map(tensor, inner_first, swizzle);
     let crd = element_coords(lw, coords, &dims);

@@ -15,10 +15,17 @@ use crate::ir::{Inst, Op, ScalarType, TileRef};
 use crate::lower::Lower;
 
 /// The variant.
-pub static VARIANT: Variant = Variant { name: "tma_store", priority: 10, applies, lower };
+pub static VARIANT: Variant = Variant {
+    name: "tma_store",
+    priority: 10,
+    applies,
+    lower,
+};
 
 fn applies(cx: &Cx) -> Result<(), String> {
-    let Op::Copy { dst, src, bar, .. } = cx.op else { return Err("not a copy".into()) };
+    let Op::Copy { dst, src, bar, .. } = cx.op else {
+        return Err("not a copy".into());
+    };
     if !matches!(dst, TileRef::Global { .. }) {
         return Err("the destination is not a global tile".into());
     }
@@ -27,17 +34,26 @@ fn applies(cx: &Cx) -> Result<(), String> {
     }
     tma_box(cx.k, src, dst)?;
     if !cx.threads.is_single() {
-        return Err(format!("it runs on {}; a TMA store is issued by one thread", cx.threads.describe()));
+        return Err(format!(
+            "it runs on {}; a TMA store is issued by one thread",
+            cx.threads.describe()
+        ));
     }
     Ok(())
 }
 
 fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
-    let Op::Copy { dst, src, .. } = op else { return Err(lw.internal("tma_store on a non-copy")) };
+    let Op::Copy { dst, src, .. } = op else {
+        return Err(lw.internal("tma_store on a non-copy"));
+    };
     let (b, dims) = tma_box(lw.k, src, dst).map_err(|e| lw.error(e))?;
     let swizzle = b.layout.swizzle;
-    let TileRef::Buf { buf, index } = src else { unreachable!("checked by tma_box") };
-    let TileRef::Global { tensor, coords } = dst else { unreachable!("checked by tma_box") };
+    let TileRef::Buf { buf, index } = src else {
+        unreachable!("checked by tma_box")
+    };
+    let TileRef::Global { tensor, coords } = dst else {
+        unreachable!("checked by tma_box")
+    };
     let inner_first: Vec<u32> = dims.iter().rev().copied().collect();
     let map = lw.tensor_map(tensor, inner_first, swizzle);
     let crd = element_coords(lw, coords, &dims);

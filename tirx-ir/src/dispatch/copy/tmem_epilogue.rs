@@ -17,47 +17,97 @@ use crate::ir::{BinOp, Expr, Inst, Op, ScalarType, Space, Special, TileRef};
 use crate::lower::{Lower, add, mul};
 
 /// The variant.
-pub static VARIANT: Variant = Variant { name: "tmem_epilogue", priority: 10, applies, lower };
+pub static VARIANT: Variant = Variant {
+    name: "tmem_epilogue",
+    priority: 10,
+    applies,
+    lower,
+};
 
 const CHUNK: u32 = 32;
 
 fn applies(cx: &Cx) -> Result<(), String> {
-    let Op::Copy { dst, src, .. } = cx.op else { return Err("not a copy".into()) };
+    let Op::Copy { dst, src, .. } = cx.op else {
+        return Err("not a copy".into());
+    };
     if !cx.k.target().has_tcgen05() {
         return Err(format!("{} has no tensor memory", cx.k.target().name()));
     }
-    let TileRef::Global { .. } = dst else { return Err("the destination is not a global tile".into()) };
+    let TileRef::Global { .. } = dst else {
+        return Err("the destination is not a global tile".into());
+    };
     let (_, m, n) = crate::dispatch::mma::accumulator(cx.k, src, Space::Tmem)?;
     if m != 128 || n % CHUNK != 0 {
-        return Err(format!("the accumulator is {m}×{n}; this epilogue reads 128 lanes and columns in chunks of {CHUNK}"));
+        return Err(format!(
+            "the accumulator is {m}×{n}; this epilogue reads 128 lanes and columns in chunks of {CHUNK}"
+        ));
     }
     if !cx.threads.is_one_warpgroup() {
-        return Err(format!("it runs on {}; tcgen05.ld needs one whole warpgroup (`#[scope(warpgroup = G)]`)", cx.threads.describe()));
+        return Err(format!(
+            "it runs on {}; tcgen05.ld needs one whole warpgroup (`#[scope(warpgroup = G)]`)",
+            cx.threads.describe()
+        ));
     }
     Ok(())
 }
 
 fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
-    let Op::Copy { dst: TileRef::Global { tensor, coords }, src: TileRef::Buf { buf, .. }, .. } = op else {
+    let Op::Copy {
+        dst: TileRef::Global { tensor, coords },
+        src: TileRef::Buf { buf, .. },
+        ..
+    } = op
+    else {
         return Err(lw.internal("tmem_epilogue on a different copy"));
     };
-    let (bm, bn) = (lw.k.buffers[*buf].layout.shape[0], lw.k.buffers[*buf].layout.shape[1]);
-    let slot = lw.k.buffers[*buf].offset.ok_or_else(|| lw.internal("TMEM buffer without slot"))?;
+    let (bm, bn) = (
+        lw.k.buffers[*buf].layout.shape[0],
+        lw.k.buffers[*buf].layout.shape[1],
+    );
+    let slot = lw.k.buffers[*buf]
+        .offset
+        .ok_or_else(|| lw.internal("TMEM buffer without slot"))?;
     if coords.len() != 2 {
         return Err(lw.error(format!("`{tensor}.tile(..)` needs 2 coordinates here")));
     }
     lw.op(Op::Tcgen05FenceAfter);
-    let slot_addr = lw.let_("slot", ScalarType::U32, add(Expr::Special(Special::SmemBase), Expr::u32(slot)));
+    let slot_addr = lw.let_(
+        "slot",
+        ScalarType::U32,
+        add(Expr::Special(Special::SmemBase), Expr::u32(slot)),
+    );
     let taddr = lw.var("taddr", ScalarType::U32);
     lw.inst(Inst::ld_shared_u32(taddr, slot_addr, 0));
-    let quarter = lw.let_("quarter", ScalarType::U32, Expr::bin(BinOp::Rem, Expr::Special(Special::WarpId), Expr::u32(4)));
-    let row_local = add(mul(Expr::Var(quarter), Expr::u32(32)), Expr::Special(Special::LaneId));
+    let quarter = lw.let_(
+        "quarter",
+        ScalarType::U32,
+        Expr::bin(BinOp::Rem, Expr::Special(Special::WarpId), Expr::u32(4)),
+    );
+    let row_local = add(
+        mul(Expr::Var(quarter), Expr::u32(32)),
+        Expr::Special(Special::LaneId),
+    );
     let row = add(mul(coords[0].clone(), Expr::u32(bm)), row_local);
     let col0 = mul(coords[1].clone(), Expr::u32(bn));
     let rs = RowStore::new(lw, tensor, row, col0)?;
-    let lane_base = lw.let_("tlane", ScalarType::U32, Expr::bin(BinOp::Shl, mul(Expr::Var(quarter), Expr::u32(32)), Expr::u32(16)));
+    let lane_base = lw.let_(
+        "tlane",
+        ScalarType::U32,
+        Expr::bin(
+            BinOp::Shl,
+            mul(Expr::Var(quarter), Expr::u32(32)),
+            Expr::u32(16),
+        ),
+    );
     for c in 0..bn / CHUNK {
-        let ta = lw.let_("ta", ScalarType::U32, add(add(Expr::Var(taddr), Expr::Var(lane_base)), Expr::u32(c * CHUNK)));
+        let ta = lw.let_(
+            "ta",
+            ScalarType::U32,
+            add(
+                add(Expr::Var(taddr), Expr::Var(lane_base)),
+                Expr::u32(c * CHUNK),
+            ),
+        );
         let regs: Vec<_> = (0..CHUNK).map(|_| lw.var("v", ScalarType::F32)).collect();
         lw.inst(Inst::tcgen05_ld_32x32b(&regs, ta));
         lw.inst(Inst::tcgen05_wait_ld());

@@ -24,47 +24,100 @@ use crate::ir::{Expr, Inst, Op, Operand as O, ScalarType as T, Space, Special, T
 use crate::lower::{Lower, add};
 
 /// The variant.
-pub static VARIANT: Variant = Variant { name: "tcgen05", priority: 20, applies, lower };
+pub static VARIANT: Variant = Variant {
+    name: "tcgen05",
+    priority: 20,
+    applies,
+    lower,
+};
 
-fn instr_desc(cx_k: &crate::ir::Kernel, acc: &TileRef, a: &TileRef, b: &TileRef) -> Result<InstrDesc, String> {
+fn instr_desc(
+    cx_k: &crate::ir::Kernel,
+    acc: &TileRef,
+    a: &TileRef,
+    b: &TileRef,
+) -> Result<InstrDesc, String> {
     let (_, m, n) = accumulator(cx_k, acc, Space::Tmem)?;
     let (oa, ob) = (smem_operand(cx_k, a, "A")?, smem_operand(cx_k, b, "B")?);
     if oa.rows != m || ob.rows != n || oa.k != ob.k {
-        return Err(format!("shapes disagree: acc {m}×{n}, A {}×{}, B {}×{}", oa.rows, oa.k, ob.rows, ob.k));
+        return Err(format!(
+            "shapes disagree: acc {m}×{n}, A {}×{}, B {}×{}",
+            oa.rows, oa.k, ob.rows, ob.k
+        ));
     }
     if m != 128 {
-        return Err(format!("M = {m}; this path issues cta_group::1 MMAs with M = 128 (TMEM lane = row)"));
+        return Err(format!(
+            "M = {m}; this path issues cta_group::1 MMAs with M = 128 (TMEM lane = row)"
+        ));
     }
-    let d = InstrDesc { d: AccType::F32, a: oa.buf.elem, b: ob.buf.elem, a_major: Major::K, b_major: Major::K, m, n };
+    let d = InstrDesc {
+        d: AccType::F32,
+        a: oa.buf.elem,
+        b: ob.buf.elem,
+        a_major: Major::K,
+        b_major: Major::K,
+        m,
+        n,
+    };
     d.encode().map_err(|e| e.to_string())?;
     Ok(d)
 }
 
 fn applies(cx: &Cx) -> Result<(), String> {
-    let Op::Mma { acc, a, b, .. } = cx.op else { return Err("not an mma".into()) };
+    let Op::Mma { acc, a, b, .. } = cx.op else {
+        return Err("not an mma".into());
+    };
     if !cx.k.target().has_tcgen05() {
-        return Err(format!("{} has no tcgen05 (sm_100a only)", cx.k.target().name()));
+        return Err(format!(
+            "{} has no tcgen05 (sm_100a only)",
+            cx.k.target().name()
+        ));
     }
     instr_desc(cx.k, acc, a, b)?;
     if !cx.threads.is_single() {
-        return Err(format!("it runs on {}; tcgen05.mma is issued by one thread (`#[scope(warp = W, elect)]`)", cx.threads.describe()));
+        return Err(format!(
+            "it runs on {}; tcgen05.mma is issued by one thread (`#[scope(warp = W, elect)]`)",
+            cx.threads.describe()
+        ));
     }
     Ok(())
 }
 
 fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
-    let Op::Mma { acc, a, b, accumulate, .. } = op else { return Err(lw.internal("tcgen05 on a non-mma")) };
+    let Op::Mma {
+        acc,
+        a,
+        b,
+        accumulate,
+        ..
+    } = op
+    else {
+        return Err(lw.internal("tcgen05 on a non-mma"));
+    };
     let id = instr_desc(lw.k, acc, a, b).map_err(|e| lw.error(e))?;
     let idesc_bits = id.encode().map_err(|e| lw.internal(e.to_string()))?;
-    let (TileRef::Buf { buf: hacc, .. }, TileRef::Buf { buf: ha, index: ia }, TileRef::Buf { buf: hb, index: ib }) = (acc, a, b) else {
+    let (
+        TileRef::Buf { buf: hacc, .. },
+        TileRef::Buf { buf: ha, index: ia },
+        TileRef::Buf { buf: hb, index: ib },
+    ) = (acc, a, b)
+    else {
         unreachable!("checked by instr_desc")
     };
     let kext = smem_operand(lw.k, a, "A").map_err(|e| lw.error(e))?.k;
     let eb = lw.k.buffers[*ha].elem.bytes();
-    let (lbo, sbo) = kmajor_desc_fields(Swizzle::B128, eb).map_err(|e| lw.internal(e.to_string()))?;
-    let cst = desc_const_part(lbo, sbo, 0, LboMode::Relative, SwizzleMode::B128).map_err(|e| lw.internal(e.to_string()))?;
-    let slot = lw.k.buffers[*hacc].offset.ok_or_else(|| lw.internal("TMEM buffer without slot"))?;
-    let slot_addr = lw.let_("slot", T::U32, add(Expr::Special(Special::SmemBase), Expr::u32(slot)));
+    let (lbo, sbo) =
+        kmajor_desc_fields(Swizzle::B128, eb).map_err(|e| lw.internal(e.to_string()))?;
+    let cst = desc_const_part(lbo, sbo, 0, LboMode::Relative, SwizzleMode::B128)
+        .map_err(|e| lw.internal(e.to_string()))?;
+    let slot = lw.k.buffers[*hacc]
+        .offset
+        .ok_or_else(|| lw.internal("TMEM buffer without slot"))?;
+    let slot_addr = lw.let_(
+        "slot",
+        T::U32,
+        add(Expr::Special(Special::SmemBase), Expr::u32(slot)),
+    );
     let taddr = lw.var("taddr", T::U32);
     lw.inst(Inst::ld_shared_u32(taddr, slot_addr, 0));
     let idesc = lw.let_("idesc", T::U32, Expr::u32(idesc_bits));
@@ -78,7 +131,13 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         let (ad, bd) = (lw.var("adesc", T::U64), lw.var("bdesc", T::U64));
         lw.inst(Inst::binary("add.u64", ad, reg(adesc0), O::Imm(step)));
         lw.inst(Inst::binary("add.u64", bd, reg(bdesc0), O::Imm(step)));
-        lw.inst(Inst::tcgen05_mma(taddr, ad, bd, idesc, if kk == 0 { first } else { always }));
+        lw.inst(Inst::tcgen05_mma(
+            taddr,
+            ad,
+            bd,
+            idesc,
+            if kk == 0 { first } else { always },
+        ));
     }
     Ok(())
 }

@@ -21,12 +21,22 @@ use crate::ir::{BinOp, Expr, Inst, Op, Operand as O, ScalarType as T, Space};
 use crate::lower::Lower;
 
 /// The variant.
-pub static VARIANT: Variant = Variant { name: "wgmma", priority: 10, applies, lower };
+pub static VARIANT: Variant = Variant {
+    name: "wgmma",
+    priority: 10,
+    applies,
+    lower,
+};
 
 fn applies(cx: &Cx) -> Result<(), String> {
-    let Op::Mma { acc, a, b, .. } = cx.op else { return Err("not an mma".into()) };
+    let Op::Mma { acc, a, b, .. } = cx.op else {
+        return Err("not an mma".into());
+    };
     if !cx.k.target().has_wgmma() {
-        return Err(format!("{} has no wgmma (sm_90a only)", cx.k.target().name()));
+        return Err(format!(
+            "{} has no wgmma (sm_90a only)",
+            cx.k.target().name()
+        ));
     }
     let (_, m, n) = accumulator(cx.k, acc, Space::Reg)?;
     let (a, b) = (smem_operand(cx.k, a, "A")?, smem_operand(cx.k, b, "B")?);
@@ -34,20 +44,37 @@ fn applies(cx: &Cx) -> Result<(), String> {
         return Err("A and B have different element types".into());
     }
     if a.rows != m || b.rows != n || a.k != b.k {
-        return Err(format!("shapes disagree: acc {m}×{n}, A {}×{}, B {}×{}", a.rows, a.k, b.rows, b.k));
+        return Err(format!(
+            "shapes disagree: acc {m}×{n}, A {}×{}, B {}×{}",
+            a.rows, a.k, b.rows, b.k
+        ));
     }
     if m % 64 != 0 {
-        return Err(format!("M = {m}; wgmma issues 64-row slices, so M must be a multiple of 64"));
+        return Err(format!(
+            "M = {m}; wgmma issues 64-row slices, so M must be a multiple of 64"
+        ));
     }
     wgmma_shape_ok(64, n, 16, a.buf.elem)?;
     if !cx.threads.is_one_warpgroup() {
-        return Err(format!("it runs on {}; wgmma is issued by one whole warpgroup", cx.threads.describe()));
+        return Err(format!(
+            "it runs on {}; wgmma is issued by one whole warpgroup",
+            cx.threads.describe()
+        ));
     }
     Ok(())
 }
 
 fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
-    let Op::Mma { acc, a, b, accumulate, .. } = op else { return Err(lw.internal("wgmma on a non-mma")) };
+    let Op::Mma {
+        acc,
+        a,
+        b,
+        accumulate,
+        ..
+    } = op
+    else {
+        return Err(lw.internal("wgmma on a non-mma"));
+    };
     let (acc_buf, m, n, ab, kext, a_buf, a_ix, b_buf, b_ix) = {
         let (ab_, m, n) = accumulator(lw.k, acc, Space::Reg).map_err(|e| lw.error(e))?;
         let acc_h = match acc {
@@ -55,13 +82,36 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
             _ => unreachable!("checked by accumulator"),
         };
         let _ = ab_;
-        let (oa, ob) = (smem_operand(lw.k, a, "A").map_err(|e| lw.error(e))?, smem_operand(lw.k, b, "B").map_err(|e| lw.error(e))?);
-        let (crate::ir::TileRef::Buf { buf: ha, .. }, crate::ir::TileRef::Buf { buf: hb, .. }) = (a, b) else { unreachable!() };
-        (acc_h, m, n, oa.buf.elem, oa.k, *ha, oa.index.to_vec(), *hb, ob.index.to_vec())
+        let (oa, ob) = (
+            smem_operand(lw.k, a, "A").map_err(|e| lw.error(e))?,
+            smem_operand(lw.k, b, "B").map_err(|e| lw.error(e))?,
+        );
+        let (crate::ir::TileRef::Buf { buf: ha, .. }, crate::ir::TileRef::Buf { buf: hb, .. }) =
+            (a, b)
+        else {
+            unreachable!()
+        };
+        (
+            acc_h,
+            m,
+            n,
+            oa.buf.elem,
+            oa.k,
+            *ha,
+            oa.index.to_vec(),
+            *hb,
+            ob.index.to_vec(),
+        )
     };
-    let (lbo, sbo) = kmajor_desc_fields(crate::abi::Swizzle::B128, ab.bytes()).map_err(|e| lw.internal(e.to_string()))?;
-    let cst = desc_const_part(lbo, sbo, 0, crate::abi::Swizzle::B128).map_err(|e| lw.internal(e.to_string()))?;
-    let frag = lw.frags.get(&acc_buf).cloned().ok_or_else(|| lw.internal("register fragment not allocated"))?;
+    let (lbo, sbo) = kmajor_desc_fields(crate::abi::Swizzle::B128, ab.bytes())
+        .map_err(|e| lw.internal(e.to_string()))?;
+    let cst = desc_const_part(lbo, sbo, 0, crate::abi::Swizzle::B128)
+        .map_err(|e| lw.internal(e.to_string()))?;
+    let frag = lw
+        .frags
+        .get(&acc_buf)
+        .cloned()
+        .ok_or_else(|| lw.internal("register fragment not allocated"))?;
     let adesc0 = desc_base(lw, a_buf, &a_ix, cst)?;
     let bdesc0 = desc_base(lw, b_buf, &b_ix, cst)?;
     let first = lw.let_("acc_in", T::Pred, accumulate.clone());
@@ -69,11 +119,21 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     let row_bytes = kext * ab.bytes();
     for kk in 0..kext / 16 {
         let bdesc = lw.var("bdesc", T::U64);
-        lw.inst(Inst::binary("add.u64", bdesc, reg(bdesc0), O::Imm((kk * 32 / 16) as i64)));
+        lw.inst(Inst::binary(
+            "add.u64",
+            bdesc,
+            reg(bdesc0),
+            O::Imm((kk * 32 / 16) as i64),
+        ));
         for slice in 0..m / 64 {
             let adesc = lw.var("adesc", T::U64);
             let off = slice * 64 * row_bytes + kk * 32;
-            lw.inst(Inst::binary("add.u64", adesc, reg(adesc0), O::Imm((off / 16) as i64)));
+            lw.inst(Inst::binary(
+                "add.u64",
+                adesc,
+                reg(adesc0),
+                O::Imm((off / 16) as i64),
+            ));
             let regs = &frag[(slice * n / 2) as usize..((slice + 1) * n / 2) as usize];
             let p = if kk == 0 { first } else { always };
             lw.inst(Inst::wgmma_mma_async(n, ab.name(), regs, adesc, bdesc, p));
@@ -83,7 +143,12 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
 }
 
 /// `const | (addr >> 4)` for the operand's tile, as a u64 variable.
-pub fn desc_base(lw: &mut Lower, buf: crate::arena::Handle<crate::ir::Buffer>, index: &[Expr], cst: u64) -> Result<crate::arena::Handle<crate::ir::Var>, Diagnostics> {
+pub fn desc_base(
+    lw: &mut Lower,
+    buf: crate::arena::Handle<crate::ir::Buffer>,
+    index: &[Expr],
+    cst: u64,
+) -> Result<crate::arena::Handle<crate::ir::Var>, Diagnostics> {
     let addr = lw.smem_addr(buf, index)?;
     let a16 = lw.let_("addr16", T::U32, Expr::bin(BinOp::Shr, addr, Expr::u32(4)));
     let a64 = lw.var("addr64", T::U64);

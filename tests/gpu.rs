@@ -1,0 +1,101 @@
+//! GPU tests (feature `gpu`; run on the H200, recorded in `docs/perf/`): the shipped kernels
+//! on random data against CPU references, odd shapes and tails included, outputs poisoned
+//! before each run; and bad launches refused with typed errors before reaching the GPU.
+
+use half::bf16;
+use tirx::{Runtime, RuntimeError};
+use tirx_kernels::reference::Rng;
+use tirx_kernels::registry::{self, Kind};
+
+fn rt() -> Runtime {
+    Runtime::new(0).expect("the gpu feature needs a GPU")
+}
+
+#[test]
+fn tma_copy_is_bit_exact_on_random_shapes_with_tails() {
+    let rt = rt();
+    let Kind::Copy(launch) = registry::find("tma_copy").unwrap().kind else {
+        panic!()
+    };
+    let mut rng = Rng::new(11);
+    let mut shapes = vec![
+        (1, 8),
+        (64, 64),
+        (65, 72),
+        (127, 136),
+        (1000, 1000),
+        (4096, 4104),
+    ];
+    shapes.extend((0..14).map(|_| (rng.range(1, 700), 8 * rng.range(1, 90))));
+    for (i, &(m, n)) in shapes.iter().enumerate() {
+        for config in ["default", "tall"] {
+            let r = registry::check_copy(&rt, launch, config, m, n, 100 + i as u64).expect("runs");
+            assert!(r.ok, "{config} {m}x{n}: {} elements differ", r.error);
+        }
+    }
+}
+
+#[test]
+fn gemm_sm90_matches_the_f64_reference_on_random_shapes() {
+    let rt = rt();
+    let Kind::Gemm(launch) = registry::find("gemm_sm90").unwrap().kind else {
+        panic!()
+    };
+    let mut rng = Rng::new(12);
+    let mut shapes = vec![
+        (1, 1, 8),
+        (128, 128, 64),
+        (129, 257, 72),
+        (1000, 1000, 1000),
+        (64, 500, 8),
+        (1024, 1024, 1024),
+    ];
+    shapes.extend((0..46).map(|_| (rng.range(1, 600), rng.range(1, 600), 8 * rng.range(1, 80))));
+    for (i, &(m, n, k)) in shapes.iter().enumerate() {
+        let r =
+            registry::check_gemm(&rt, launch, "default", m, n, k, 200 + i as u64).expect("runs");
+        assert!(r.ok, "{m}x{n}x{k}: relative error {:.3e}", r.error);
+    }
+}
+
+#[test]
+fn a_k_that_breaks_tma_alignment_is_a_typed_error() {
+    let rt = rt();
+    let Kind::Gemm(launch) = registry::find("gemm_sm90").unwrap().kind else {
+        panic!()
+    };
+    let a = rt.zeros::<bf16>(&[64, 100]).unwrap();
+    let b = rt.zeros::<bf16>(&[64, 100]).unwrap();
+    let mut d = rt.zeros::<bf16>(&[64, 64]).unwrap();
+    let err = launch(&rt, "default", &a, &b, &mut d).unwrap_err();
+    assert!(
+        matches!(err, RuntimeError::StrideMisaligned { .. }),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn disagreeing_shapes_are_a_typed_error() {
+    let rt = rt();
+    let Kind::Gemm(launch) = registry::find("gemm_sm90").unwrap().kind else {
+        panic!()
+    };
+    let a = rt.zeros::<bf16>(&[64, 64]).unwrap();
+    let b = rt.zeros::<bf16>(&[64, 128]).unwrap();
+    let mut d = rt.zeros::<bf16>(&[64, 64]).unwrap();
+    let err = launch(&rt, "default", &a, &b, &mut d).unwrap_err();
+    assert!(matches!(err, RuntimeError::ShapeMismatch { .. }), "{err:?}");
+}
+
+#[test]
+fn a_blackwell_kernel_is_refused_on_hopper() {
+    let rt = rt();
+    let Kind::Gemm(launch) = registry::find("gemm_sm100").unwrap().kind else {
+        panic!()
+    };
+    let a = rt.zeros::<bf16>(&[128, 64]).unwrap();
+    let b = rt.zeros::<bf16>(&[128, 64]).unwrap();
+    let mut d = rt.zeros::<bf16>(&[128, 128]).unwrap();
+    let err = launch(&rt, "default", &a, &b, &mut d).unwrap_err();
+    assert!(matches!(err, RuntimeError::NoSuchKernel { .. }), "{err:?}");
+}

@@ -1,0 +1,8 @@
+use tirx::prelude::*;
+
+#[tile_kernel(target = sm_120, threads = 128, grid = (1, 1))]
+pub fn k(#[shape(M, N)] d: Tensor<bf16>) {
+    let acc = tmem::<f32>([128, 128]);
+}
+
+fn main() {}

@@ -1,0 +1,227 @@
+//! Declarations: `smem::<T>([..], swizzle = B128)`, `tmem::<T>([..])`, `regs::<T>([..])`,
+//! `mbarrier(count = 1, arrivals = 1)`, `pipeline::<STAGES>(consumers = 1)`.
+//!
+//! Shapes, counts and stages are build-time constants (literals and config constants); a
+//! pipeline also creates its `<name>.full` and `<name>.empty` barrier arrays, which share the
+//! pipeline's span.
+
+use super::ops::CallArgs;
+use super::stmt::strip_parens;
+use super::{Local, Lowerer, Res};
+use crate::error::span_range;
+use quote::ToTokens;
+use syn::{Expr as SExpr, Ident};
+use tirx_ir::abi::{ElemType, Swizzle};
+use tirx_ir::{Barrier, Buffer, Layout, Pipeline, Space};
+
+/// Declaration constructors.
+pub(crate) const DECLS: [&str; 5] = ["smem", "tmem", "regs", "mbarrier", "pipeline"];
+
+/// If `func` names a declaration constructor (`smem`, `smem::<bf16>`, …), its name.
+pub(crate) fn decl_kind(func: &SExpr) -> Option<String> {
+    let SExpr::Path(p) = strip_parens(func) else {
+        return None;
+    };
+    let [seg] = p.path.segments.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    let name = seg.ident.to_string();
+    DECLS.contains(&name.as_str()).then_some(name)
+}
+
+impl Lowerer<'_> {
+    /// A declaration `let ident = smem::<T>(…)` etc.; returns what `ident` binds to.
+    pub(crate) fn declare(
+        &mut self,
+        ident: &Ident,
+        c: &syn::ExprCall,
+        l: &syn::Local,
+    ) -> Res<Local> {
+        let kind = decl_kind(&c.func).expect("caller checked");
+        let SExpr::Path(p) = strip_parens(&c.func) else {
+            unreachable!("decl_kind matched a path")
+        };
+        let generics = match &p.path.segments[0].arguments {
+            syn::PathArguments::None => Vec::new(),
+            syn::PathArguments::AngleBracketed(ab) => ab.args.iter().collect(),
+            other => return Err(self.fail(other, "expected `::<…>`")),
+        };
+        let span = self.span(l);
+        let name = ident.to_string();
+        match kind.as_str() {
+            "smem" | "tmem" | "regs" => {
+                let space = match kind.as_str() {
+                    "smem" => Space::Shared,
+                    "tmem" => Space::Tmem,
+                    _ => Space::Reg,
+                };
+                let buffer = self.buffer(&kind, space, &generics, c, name, span)?;
+                Ok(Local::Buf(self.kernel.buffers.append(buffer)))
+            }
+            "mbarrier" => {
+                if let Some(g) = generics.first() {
+                    return Err(self.fail(g, "`mbarrier` takes no generic arguments: `mbarrier(count = 1, arrivals = 1)`"));
+                }
+                let args = self.call_args(
+                    &c.args,
+                    c,
+                    "mbarrier(count = 1, arrivals = 1)",
+                    0..=0,
+                    &["count", "arrivals"],
+                )?;
+                let count = self.positive_arg(&args, "count")?;
+                let arrivals = self.positive_arg(&args, "arrivals")?;
+                let bar = Barrier {
+                    name,
+                    count,
+                    arrivals,
+                    offset: None,
+                    span,
+                };
+                Ok(Local::Bar(self.kernel.barriers.append(bar)))
+            }
+            _ => self.pipeline(&generics, c, name, span),
+        }
+    }
+
+    /// `smem::<T>([d0, d1, …], swizzle = B128)` and the TMEM / register forms.
+    fn buffer(
+        &mut self,
+        kind: &str,
+        space: Space,
+        generics: &[&syn::GenericArgument],
+        c: &syn::ExprCall,
+        name: String,
+        span: tirx_ir::Span,
+    ) -> Res<Buffer> {
+        let usage = format!(
+            "{kind}::<bf16>([BM, BK]{})",
+            if space == Space::Shared {
+                ", swizzle = B128"
+            } else {
+                ""
+            }
+        );
+        let elem = match generics {
+            [syn::GenericArgument::Type(syn::Type::Path(t))] => t
+                .path
+                .get_ident()
+                .and_then(|i| ElemType::from_name(&i.to_string())),
+            _ => None,
+        };
+        let Some(elem) = elem else {
+            let at: &dyn ToTokens = generics
+                .first()
+                .map_or(&c.func as &dyn ToTokens, |g| *g as &dyn ToTokens);
+            return Err(self.fail_at(
+                span_range(&at),
+                format!("expected an element type (bf16, f16, f32): `{usage}`"),
+            ));
+        };
+        let allowed: &[&str] = if space == Space::Shared {
+            &["swizzle"]
+        } else {
+            &[]
+        };
+        let args = self.call_args(&c.args, c, &usage, 1..=1, allowed)?;
+        let SExpr::Array(dims) = strip_parens(args.pos[0]) else {
+            return Err(self.fail(
+                args.pos[0],
+                format!("expected the shape as an array: `{usage}`"),
+            ));
+        };
+        if dims.elems.is_empty() {
+            return Err(self.fail(dims, "a buffer needs at least one dimension"));
+        }
+        let mut shape = Vec::new();
+        for d in &dims.elems {
+            match self.const_u32(d, "a buffer dimension")? {
+                0 => return Err(self.fail(d, "a buffer dimension must be positive")),
+                v => shape.push(v),
+            }
+        }
+        let swizzle = match args.get("swizzle") {
+            None => Swizzle::None,
+            Some(s) => {
+                let named =
+                    crate::args::path_ident(s).and_then(|i| Swizzle::from_name(&i.to_string()));
+                named
+                    .ok_or_else(|| self.fail(s, "unknown swizzle; expected none, B32, B64, B128"))?
+            }
+        };
+        let layout = Layout::row_major(&shape, swizzle);
+        Ok(Buffer {
+            name,
+            space,
+            elem,
+            layout,
+            offset: None,
+            tmem_cols: None,
+            span,
+        })
+    }
+
+    /// `pipeline::<STAGES>(consumers = n)`: the pipeline and its `.full` / `.empty` barriers.
+    fn pipeline(
+        &mut self,
+        generics: &[&syn::GenericArgument],
+        c: &syn::ExprCall,
+        name: String,
+        span: tirx_ir::Span,
+    ) -> Res<Local> {
+        const USAGE: &str = "pipeline::<STAGES>(consumers = 1)";
+        let stages_expr: SExpr = match generics {
+            [syn::GenericArgument::Const(e)] => e.clone(),
+            [syn::GenericArgument::Type(syn::Type::Path(t))] if t.qself.is_none() => {
+                SExpr::Path(syn::ExprPath {
+                    attrs: Vec::new(),
+                    qself: None,
+                    path: t.path.clone(),
+                })
+            }
+            _ => {
+                return Err(self.fail(&c.func, format!("expected the number of stages: `{USAGE}`")));
+            }
+        };
+        let args = self.call_args(&c.args, c, USAGE, 0..=0, &["consumers"]);
+        let stages = self.const_u32(&stages_expr, "the number of stages");
+        let (args, stages) = (args?, stages?);
+        if stages == 0 {
+            return Err(self.fail(&stages_expr, "a pipeline needs at least one stage"));
+        }
+        let consumers = self.positive_arg(&args, "consumers")?;
+        let full = Barrier {
+            name: format!("{name}.full"),
+            count: stages,
+            arrivals: 1,
+            offset: None,
+            span,
+        };
+        let empty = Barrier {
+            name: format!("{name}.empty"),
+            count: stages,
+            arrivals: consumers,
+            offset: None,
+            span,
+        };
+        let full = self.kernel.barriers.append(full);
+        let empty = self.kernel.barriers.append(empty);
+        let pipe = Pipeline {
+            name,
+            stages,
+            full,
+            empty,
+            span,
+        };
+        Ok(Local::Pipe(self.kernel.pipelines.append(pipe)))
+    }
+
+    /// A named count argument (default 1), positive.
+    fn positive_arg(&mut self, args: &CallArgs, key: &str) -> Res<u32> {
+        let Some(e) = args.get(key) else { return Ok(1) };
+        match self.const_u32(e, &format!("`{key}`"))? {
+            0 => Err(self.fail(e, format!("`{key}` must be at least 1"))),
+            v => Ok(v),
+        }
+    }
+}
