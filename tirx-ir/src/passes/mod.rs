@@ -2,7 +2,8 @@
 //!
 //! Each pass is one file holding one struct that implements `Pass`. The verifier
 //! (`crate::valid::verify`) runs on the input and after every pass; its errors after a pass
-//! are compiler bugs and say which pass broke the IR.
+//! are compiler bugs and say which pass broke the IR. `TIRX_DUMP=<pass>` (or `all`) prints
+//! the IR before and after that pass to stderr.
 
 mod derive_signals;
 mod dispatch_ops;
@@ -63,6 +64,9 @@ pub fn run_pipeline(
     record: bool,
 ) -> Result<(Kernel, Vec<Snapshot>), Diagnostics> {
     let mut snaps = Vec::new();
+    // `TIRX_DUMP=<pass>` (or `all`) prints the IR before and after that pass to stderr.
+    let dump = std::env::var("TIRX_DUMP").ok();
+    let dumps = |name: &str| dump.as_deref().is_some_and(|d| d == name || d == "all");
     crate::valid::verify(&kernel)?;
     if record {
         snaps.push(Snapshot {
@@ -71,7 +75,21 @@ pub fn run_pipeline(
         });
     }
     for pass in PIPELINE {
+        if dumps(pass.name()) {
+            eprintln!(
+                "// ===== {} before {} =====\n{kernel}",
+                kernel.sig.entry,
+                pass.name()
+            );
+        }
         pass.run(&mut kernel)?;
+        if dumps(pass.name()) {
+            eprintln!(
+                "// ===== {} after {} =====\n{kernel}",
+                kernel.sig.entry,
+                pass.name()
+            );
+        }
         crate::valid::verify(&kernel).map_err(|errs| {
             errs.into_iter()
                 .map(|e| {
