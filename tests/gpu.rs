@@ -36,25 +36,25 @@ fn tma_copy_is_bit_exact_on_random_shapes_with_tails() {
 }
 
 #[test]
-fn gemm_sm90_matches_the_f64_reference_on_random_shapes() {
+fn hopper_gemms_match_the_f64_reference_on_random_shapes() {
     let rt = rt();
-    let Kind::Gemm(launch) = registry::find("gemm_sm90").unwrap().kind else {
-        panic!()
-    };
-    let mut rng = Rng::new(12);
-    let mut shapes = vec![
-        (1, 1, 8),
-        (128, 128, 64),
-        (129, 257, 72),
-        (1000, 1000, 1000),
-        (64, 500, 8),
-        (1024, 1024, 1024),
-    ];
-    shapes.extend((0..46).map(|_| (rng.range(1, 600), rng.range(1, 600), 8 * rng.range(1, 80))));
-    for (i, &(m, n, k)) in shapes.iter().enumerate() {
-        let r =
-            registry::check_gemm(&rt, launch, "default", m, n, k, 200 + i as u64).expect("runs");
-        assert!(r.ok, "{m}x{n}x{k}: relative error {:.3e}", r.error);
+    for name in ["gemm_sm90", "gemm_sm90_ws"] {
+        let Kind::Gemm(launch) = registry::find(name).unwrap().kind else { panic!() };
+        let mut rng = Rng::new(12);
+        let mut shapes = vec![
+            (1, 1, 8),
+            (128, 128, 64),
+            (129, 257, 72),
+            (1000, 1000, 1000),
+            (64, 500, 8),
+            (1024, 1024, 1024),
+            (2000, 2100, 264),
+        ];
+        shapes.extend((0..46).map(|_| (rng.range(1, 600), rng.range(1, 600), 8 * rng.range(1, 80))));
+        for (i, &(m, n, k)) in shapes.iter().enumerate() {
+            let r = registry::check_gemm(&rt, launch, "default", m, n, k, 200 + i as u64).expect("runs");
+            assert!(r.ok, "{name} {m}x{n}x{k}: relative error {:.3e}", r.error);
+        }
     }
 }
 

@@ -2,7 +2,10 @@
 //! GPU and compares with the CPU reference. The `tirx` tool and the tests iterate this list.
 
 use crate::copy::tma_copy;
-use crate::gemm::{level_03_pipeline_tcgen05 as gemm100, level_03_pipeline_wgmma as gemm90};
+use crate::gemm::{
+    level_03_pipeline_tcgen05 as gemm100, level_03_pipeline_wgmma as gemm90,
+    level_06_persistent_ws as gemm90ws,
+};
 use crate::reference::{Rng, gemm_tn_f64, rel_frobenius};
 use half::bf16;
 use tirx::{KernelArtifact, Runtime, RuntimeError, Tensor};
@@ -34,7 +37,7 @@ pub struct Shipped {
 }
 
 /// All shipped kernels.
-pub fn all() -> [Shipped; 3] {
+pub fn all() -> [Shipped; 4] {
     [
         Shipped {
             name: "tma_copy",
@@ -45,6 +48,11 @@ pub fn all() -> [Shipped; 3] {
             name: "gemm_sm90",
             artifacts: gemm90::gemm_sm90::ARTIFACTS,
             kind: Kind::Gemm(gemm90::gemm_sm90::launch),
+        },
+        Shipped {
+            name: "gemm_sm90_ws",
+            artifacts: gemm90ws::gemm_sm90_ws::ARTIFACTS,
+            kind: Kind::Gemm(gemm90ws::gemm_sm90_ws::launch),
         },
         Shipped {
             name: "gemm_sm100",

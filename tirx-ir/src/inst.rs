@@ -254,6 +254,17 @@ impl Inst {
         )
     }
 
+    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (§9.7.19.6 setmaxnreg, sm_90a): all
+    /// threads of the warpgroup raise or lower their register count.
+    pub fn setmaxnreg(inc: bool, count: u32) -> Inst {
+        let op = if inc {
+            "setmaxnreg.inc.sync.aligned.u32"
+        } else {
+            "setmaxnreg.dec.sync.aligned.u32"
+        };
+        inst(op, vec![], vec![Operand::Imm(count as i64)])
+    }
+
     /// `tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], ncols` (§9.7.16.7.1):
     /// the whole warp allocates `ncols` TMEM columns and writes the base address to `slot`.
     pub fn tcgen05_alloc(slot: Handle<Var>, ncols: u32) -> Inst {

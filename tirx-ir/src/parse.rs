@@ -657,6 +657,19 @@ impl<'c> Parser<'c> {
             "tcgen05_commit" => Op::Tcgen05Commit {
                 bar: self.bar_ref()?,
             },
+            "setmaxnreg" => {
+                let inc = if self.c.eat_kw("inc") {
+                    true
+                } else if self.c.eat_kw("dec") {
+                    false
+                } else {
+                    return Err(self.c.expected("`inc` or `dec`"));
+                };
+                Op::SetMaxNReg {
+                    inc,
+                    count: self.c.expect_u32("the register count")?,
+                }
+            }
             "wgmma_wait" => Op::WgmmaWait {
                 n: self.c.expect_u32("the number of groups left pending")?,
             },

@@ -582,6 +582,9 @@ impl<'k> Printer<'_, 'k> {
                 write!(self.out, " {b}")
             }
             Op::WgmmaWait { n } => write!(self.out, " {n}"),
+            Op::SetMaxNReg { inc, count } => {
+                write!(self.out, " {} {count}", if *inc { "inc" } else { "dec" })
+            }
             Op::FenceMbarrierInit
             | Op::FenceProxyAsync
             | Op::SyncThreads
@@ -621,6 +624,7 @@ pub(crate) fn op_name(op: &Op) -> &'static str {
         Op::WgmmaFence => "wgmma_fence",
         Op::WgmmaCommit => "wgmma_commit",
         Op::WgmmaWait { .. } => "wgmma_wait",
+        Op::SetMaxNReg { .. } => "setmaxnreg",
     }
 }
 

@@ -503,6 +503,14 @@ pub enum Op {
         /// Groups allowed to stay pending.
         n: u32,
     },
+    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (warpgroup): move registers between
+    /// warpgroups of different roles.
+    SetMaxNReg {
+        /// Raise (true) or lower the per-thread register count.
+        inc: bool,
+        /// The new count (24..=256, a multiple of 8).
+        count: u32,
+    },
 }
 
 /// An instruction operand (`Ptx` phase and instructions in the `Thread` phase).

@@ -479,6 +479,7 @@ fn sync_stmts(h: H) -> Block {
                 op(Op::WgmmaFence),
                 op(Op::WgmmaCommit),
                 op(Op::WgmmaWait { n: 0 }),
+                op(Op::SetMaxNReg { inc: true, count: 232 }),
                 op(Op::MbarArrive {
                     bar: b(empty, imm(3, ScalarType::U32)),
                 }),

@@ -278,7 +278,8 @@ fn variants(m: &Module) -> std::collections::BTreeSet<String> {
             | Op::Tcgen05FenceAfter
             | Op::WgmmaFence
             | Op::WgmmaCommit
-            | Op::WgmmaWait { .. } => {}
+            | Op::WgmmaWait { .. }
+            | Op::SetMaxNReg { .. } => {}
         }
         let name = format!("{o:?}");
         out.push(format!(
@@ -375,7 +376,7 @@ fn fixture_uses_every_variant() {
     let ops = "Copy Mma ProducerAcquire ConsumerWait ConsumerRelease MbarInit MbarArrive \
         MbarArriveExpectTx MbarWait FenceMbarrierInit FenceProxyAsync SyncThreads TmaCommitGroup \
         TmaWaitGroup TmemAlloc TmemRelinquish TmemDealloc Tcgen05Commit Tcgen05FenceBefore \
-        Tcgen05FenceAfter WgmmaFence WgmmaCommit WgmmaWait";
+        Tcgen05FenceAfter WgmmaFence WgmmaCommit WgmmaWait SetMaxNReg";
     ops.split_whitespace().for_each(|o| want(format!("Op:{o}")));
     let plain = "Let Assign If IfElse For Loop Scope Op Inst Var Dim Not AndP Reg NotReg OImm \
         F32Bits Sym Mem TensorMem Vector Pair TileBuf TileGlobal";

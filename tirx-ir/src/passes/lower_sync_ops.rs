@@ -93,6 +93,7 @@ fn lower(lw: &mut Lower, op: Op) -> Result<(), Diagnostics> {
         Op::WgmmaFence => Inst::wgmma_fence(),
         Op::WgmmaCommit => Inst::wgmma_commit_group(),
         Op::WgmmaWait { n } => Inst::wgmma_wait_group(n),
+        Op::SetMaxNReg { inc, count } => Inst::setmaxnreg(inc, count),
         other => return Err(lw.internal(format!("tile op reached lower-sync-ops: {other:?}"))),
     };
     lw.inst(i);

@@ -47,6 +47,7 @@ fn need(op: &Op) -> Option<(Need, &'static str)> {
         Op::WgmmaFence => (Need::Warpgroup, "wgmma::fence"),
         Op::WgmmaCommit => (Need::Warpgroup, "wgmma::commit"),
         Op::WgmmaWait { .. } => (Need::Warpgroup, "wgmma::wait"),
+        Op::SetMaxNReg { .. } => (Need::Warpgroup, "setmaxnreg"),
         Op::TmemAlloc { .. } => (Need::Warp, "tcgen05::alloc"),
         Op::TmemDealloc { .. } => (Need::Warp, "tcgen05::dealloc"),
         Op::TmemRelinquish => (Need::Warp, "tcgen05::relinquish"),
@@ -61,8 +62,8 @@ fn check(need: Need, t: Threads, what: &str) -> Option<String> {
             "one thread: put it under `#[scope(warp = W, elect)]` or `#[scope(thread = T)]`",
         ),
         Need::Warpgroup => (
-            t.is_one_warpgroup(),
-            "one whole warpgroup: `#[scope(warpgroup = G)]` (or a 128-thread CTA)",
+            t.is_whole_warpgroups(),
+            "whole warpgroups: `#[scope(warpgroup = G)]` or `#[scope(warpgroups = A..B)]` (or a CTA of whole warpgroups)",
         ),
         Need::Warp => (
             t.is_one_warp(),
@@ -90,7 +91,10 @@ fn feature(op: &Op, k: &Kernel) -> Option<String> {
                 | Op::Tcgen05FenceAfter
         );
     let wg = matches!(op, Op::Mma { variant: Some(v), .. } if v == "wgmma")
-        || matches!(op, Op::WgmmaFence | Op::WgmmaCommit | Op::WgmmaWait { .. });
+        || matches!(
+            op,
+            Op::WgmmaFence | Op::WgmmaCommit | Op::WgmmaWait { .. } | Op::SetMaxNReg { .. }
+        );
     if tc && !t.has_tcgen05() {
         return Some(format!(
             "tcgen05 is not available on {}: it needs sm_100a (use `wgmma` on sm_90a)",

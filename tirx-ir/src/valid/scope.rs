@@ -59,6 +59,15 @@ impl Threads {
             Threads::Cta(128) | Threads::Warpgroups(1) | Threads::Warps(4, true)
         )
     }
+    /// One or more whole warpgroups (each runs its own copy of a warpgroup op).
+    pub fn is_whole_warpgroups(self) -> bool {
+        match self {
+            Threads::Cta(t) => t % 128 == 0,
+            Threads::Warpgroups(_) => true,
+            Threads::Warps(_, aligned) => aligned,
+            _ => false,
+        }
+    }
     /// Exactly one whole warp.
     pub fn is_one_warp(self) -> bool {
         matches!(self, Threads::Cta(32) | Threads::Warps(1, _))

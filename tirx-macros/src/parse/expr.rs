@@ -133,10 +133,10 @@ impl Lowerer<'_> {
             "tid" => return Ok(Expr::Special(Special::TidX)),
             "warp_id" => return Ok(Expr::Special(Special::WarpId)),
             "lane_id" => return Ok(Expr::Special(Special::LaneId)),
-            "cta" => {
+            "cta" | "ncta" => {
                 return Err(self.fail(
                     id,
-                    "`cta` is the CTA index; use `cta.x`, `cta.y` or `cta.z`",
+                    format!("`{name}` has fields x, y, z: write `{name}.x`, `{name}.y` or `{name}.z`"),
                 ));
             }
             _ => {}
@@ -150,10 +150,11 @@ impl Lowerer<'_> {
     /// `cta.x|y|z`.
     fn field(&mut self, f: &syn::ExprField) -> Res<Expr> {
         let base = crate::args::path_ident(&f.base).map(|i| i.to_string());
-        if base.as_deref() != Some("cta") || self.local("cta").is_some() {
+        let grid = base.as_deref() == Some("ncta");
+        if !matches!(base.as_deref(), Some("cta" | "ncta")) || self.local(base.as_deref().unwrap_or("")).is_some() {
             return Err(self.fail(
                 f,
-                "unsupported field access; the only scalar fields are `cta.x`, `cta.y`, `cta.z`",
+                "unsupported field access; the scalar fields are `cta.x|y|z` (CTA index) and `ncta.x|y|z` (grid size)",
             ));
         }
         let dim = match &f.member {
@@ -168,7 +169,7 @@ impl Lowerer<'_> {
                 ));
             }
         };
-        Ok(Expr::Special(Special::CtaId(dim)))
+        Ok(Expr::Special(if grid { Special::NCtaId(dim) } else { Special::CtaId(dim) }))
     }
 
     fn binary(&mut self, b: &syn::ExprBinary) -> Res<Expr> {

@@ -19,7 +19,7 @@ use syn::{Expr as SExpr, Ident, Token};
 use tirx_ir::{Expr, Op, ScalarType, Stmt, StmtKind};
 
 /// Namespaced ops, for "unknown op" messages.
-const NAMESPACES: [(&str, &str); 4] = [
+const NAMESPACES: [(&str, &str); 5] = [
     (
         "tma",
         "load, store, commit_group, wait_group, wait_group_read",
@@ -30,6 +30,7 @@ const NAMESPACES: [(&str, &str); 4] = [
         "mma, commit, alloc, dealloc, relinquish, fence_before, fence_after",
     ),
     ("fence", "proxy_async, mbarrier_init"),
+    ("setmaxnreg", "inc, dec"),
 ];
 
 /// Un-namespaced ops.
@@ -196,6 +197,11 @@ impl Lowerer<'_> {
             ("wgmma", "commit") => Op::WgmmaCommit,
             ("wgmma", "wait") => {
                 return self.count_op(c, "wgmma::wait(n)", |n| Op::WgmmaWait { n });
+            }
+            ("setmaxnreg", "inc" | "dec") => {
+                let inc = name == "inc";
+                let usage = format!("setmaxnreg::{name}(count)");
+                return self.count_op(c, &usage, |count| Op::SetMaxNReg { inc, count });
             }
             ("tcgen05", "mma") => return self.mma_op(c, "tcgen05::mma", Some("tcgen05")),
             ("tcgen05", "commit") => {

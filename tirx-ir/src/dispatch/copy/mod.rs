@@ -28,13 +28,20 @@ pub fn tma_box<'k>(
             b.space.name()
         ));
     }
-    let dims: Vec<u32> = b.layout.shape.get(index.len()..).unwrap_or(&[]).to_vec();
+    let mut dims: Vec<u32> = b.layout.shape.get(index.len()..).unwrap_or(&[]).to_vec();
     let t = k
         .sig
         .tensors
         .iter()
         .find(|t| &t.name == tensor)
         .ok_or_else(|| format!("unknown tensor `{tensor}`"))?;
+    // A dense tile of higher rank than the tensor is the same bytes as the box with its
+    // leading dimensions merged (`[2, 64, 64]` is a `[128, 64]` box), which lets a kernel split
+    // a loaded tile between consumers by indexing (`a_s[s, wg]`).
+    while dims.len() > t.shape.len() && dims.len() >= 2 {
+        let outer = dims.remove(0);
+        dims[0] *= outer;
+    }
     if t.elem != b.elem {
         return Err(format!(
             "`{}` holds {} but `{tensor}` holds {}",

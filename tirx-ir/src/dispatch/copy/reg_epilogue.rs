@@ -43,7 +43,7 @@ fn applies(cx: &Cx) -> Result<(), String> {
             "the accumulator is {m}×{n}; wgmma fragments are 64 rows × a multiple of 8"
         ));
     }
-    if !cx.threads.is_one_warpgroup() {
+    if !cx.threads.is_whole_warpgroups() {
         return Err(format!(
             "it runs on {}; the fragment is spread over one warpgroup",
             cx.threads.describe()

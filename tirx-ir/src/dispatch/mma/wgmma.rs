@@ -55,7 +55,7 @@ fn applies(cx: &Cx) -> Result<(), String> {
         ));
     }
     wgmma_shape_ok(64, n, 16, a.buf.elem)?;
-    if !cx.threads.is_one_warpgroup() {
+    if !cx.threads.is_whole_warpgroups() {
         return Err(format!(
             "it runs on {}; wgmma is issued by one whole warpgroup",
             cx.threads.describe()
