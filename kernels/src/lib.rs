@@ -9,6 +9,7 @@ pub mod gemm {
     //! The GEMM ladder.
     pub mod level_03_pipeline_tcgen05;
     pub mod level_03_pipeline_wgmma;
+    pub mod level_06_persistent_ws;
 }
 pub mod bench;
 pub mod check;
