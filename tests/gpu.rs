@@ -38,8 +38,10 @@ fn tma_copy_is_bit_exact_on_random_shapes_with_tails() {
 #[test]
 fn hopper_gemms_match_the_f64_reference_on_random_shapes() {
     let rt = rt();
-    for name in ["gemm_sm90", "gemm_sm90_ws"] {
-        let Kind::Gemm(launch) = registry::find(name).unwrap().kind else { panic!() };
+    for name in ["gemm_sm90", "gemm_sm90_ws", "gemm_sm90_cluster"] {
+        let Kind::Gemm(launch) = registry::find(name).unwrap().kind else {
+            panic!()
+        };
         let mut rng = Rng::new(12);
         let mut shapes = vec![
             (1, 1, 8),
@@ -50,9 +52,11 @@ fn hopper_gemms_match_the_f64_reference_on_random_shapes() {
             (1024, 1024, 1024),
             (2000, 2100, 264),
         ];
-        shapes.extend((0..46).map(|_| (rng.range(1, 600), rng.range(1, 600), 8 * rng.range(1, 80))));
+        shapes
+            .extend((0..46).map(|_| (rng.range(1, 600), rng.range(1, 600), 8 * rng.range(1, 80))));
         for (i, &(m, n, k)) in shapes.iter().enumerate() {
-            let r = registry::check_gemm(&rt, launch, "default", m, n, k, 200 + i as u64).expect("runs");
+            let r = registry::check_gemm(&rt, launch, "default", m, n, k, 200 + i as u64)
+                .expect("runs");
             assert!(r.ok, "{name} {m}x{n}x{k}: relative error {:.3e}", r.error);
         }
     }

@@ -10,6 +10,7 @@ pub mod gemm {
     pub mod level_03_pipeline_tcgen05;
     pub mod level_03_pipeline_wgmma;
     pub mod level_06_persistent_ws;
+    pub mod level_07_cluster_multicast;
 }
 pub mod bench;
 pub mod check;

@@ -35,6 +35,16 @@ enum Cmd {
         /// Shapes `M,N` (copy) or `M,N,K` (gemm); repeatable. Default: a fixed sweep.
         #[arg(long = "shape")]
         shapes: Vec<String>,
+        /// GEMM: kernels to measure (repeatable; every config of each competes per shape).
+        /// Default: the production kernel.
+        #[arg(long = "kernel")]
+        kernels: Vec<String>,
+        /// GEMM: every level of the ladder on one shape (default 8192³), each against cuBLASLt.
+        #[arg(long)]
+        ladder: bool,
+        /// GEMM: the JSON file (the PNG plot goes next to it).
+        #[arg(long)]
+        json: Option<std::path::PathBuf>,
     },
     /// Run a kernel on the GPU and verify it against the CPU reference.
     Run {
@@ -270,35 +280,91 @@ fn bench(rt: &Runtime, what: &str, shapes: &[String]) -> Result<bool, String> {
             }
             println!("{:<44} {:>10} {:>8}", "what", "median ms", "TB/s");
         }
-        "gemm" => {
-            let target = rt.target().map_err(|e| e.to_string())?;
-            let shapes = if shapes.is_empty() {
-                ["2048,2048,2048", "4096,4096,4096", "8192,8192,8192"]
-                    .map(String::from)
-                    .to_vec()
-            } else {
-                shapes.to_vec()
-            };
-            for k in registry::all() {
-                let Kind::Gemm(launch) = k.kind else { continue };
-                for a in k.artifacts.iter().filter(|a| a.target == target) {
-                    for s in &shapes {
-                        let v = parse_shape(s, 3)?;
-                        rows.push(
-                            bench::gemm(rt, launch, k.name, a.config, (v[0], v[1], v[2]))
-                                .map_err(|e| e.to_string())?,
-                        );
-                    }
-                }
-            }
-            println!("{:<44} {:>10} {:>8}", "what", "median ms", "TFLOP/s");
-        }
         other => return Err(format!("unknown bench `{other}`: copy or gemm")),
     }
     for r in &rows {
         println!("{:<44} {:>10.4} {:>8.1}", r.what, r.median_ms, r.rate);
     }
     Ok(true)
+}
+
+/// `tirx bench gemm`: ours (best config per shape) against cuBLASLt in one process.
+fn bench_gemm(
+    rt: &Runtime,
+    shapes: &[String],
+    names: &[String],
+    ladder: bool,
+    json: Option<&std::path::Path>,
+) -> Result<bool, String> {
+    use tirx_kernels::bench::run_gemm_bench;
+    let target = rt.target().map_err(|e| e.to_string())?;
+    let shapes = shapes
+        .iter()
+        .map(|s| parse_shape(s, 3).map(|v| (v[0], v[1], v[2])))
+        .collect::<Result<Vec<_>, _>>()?;
+    let gemms: Vec<Shipped> = registry::all()
+        .into_iter()
+        .filter(|k| matches!(k.kind, Kind::Gemm(_)))
+        .collect();
+    let chosen: Vec<&Shipped> = if !names.is_empty() {
+        names
+            .iter()
+            .map(|n| {
+                gemms
+                    .iter()
+                    .find(|k| k.name == n)
+                    .ok_or_else(|| format!("no GEMM kernel `{n}`"))
+            })
+            .collect::<Result<_, _>>()?
+    } else if ladder {
+        gemms.iter().collect()
+    } else {
+        gemms
+            .iter()
+            .filter(|k| k.name == registry::PRODUCTION_GEMM)
+            .collect()
+    };
+    let entries = |k: &Shipped| -> Vec<(&'static str, &'static str, registry::GemmLaunch)> {
+        let Kind::Gemm(launch) = k.kind else {
+            return vec![];
+        };
+        k.artifacts
+            .iter()
+            .filter(|a| a.target == target)
+            .map(|a| (k.name, a.config, launch))
+            .collect()
+    };
+    if ladder {
+        let shapes = if shapes.is_empty() {
+            vec![(8192, 8192, 8192)]
+        } else {
+            shapes
+        };
+        let mut ok = true;
+        for k in chosen {
+            let list = entries(k);
+            if list.is_empty() {
+                continue;
+            }
+            println!("\n== ladder: {}", k.name);
+            let path = std::path::PathBuf::from(format!("bench-ladder-{}.json", k.name));
+            ok &= run_gemm_bench(rt, &list, Some(shapes.clone()), Some(&path), None)
+                .map_err(|e| e.to_string())?;
+        }
+        return Ok(ok);
+    }
+    let list: Vec<_> = chosen.into_iter().flat_map(entries).collect();
+    if list.is_empty() {
+        return Err(format!("no GEMM kernel compiled for {}", target.name()));
+    }
+    run_gemm_bench(
+        rt,
+        &list,
+        (!shapes.is_empty()).then_some(shapes),
+        json,
+        None,
+    )
+    .map_err(|e| e.to_string())
 }
 
 fn gpu() -> Result<Runtime, RuntimeError> {
@@ -350,7 +416,14 @@ fn main() -> ExitCode {
         }),
         Some(Cmd::Explain(w)) => artifact(&w).and_then(explain).map(|_| true),
         Some(Cmd::Check) => Ok(check()),
-        Some(Cmd::Bench { what, shapes }) => match gpu() {
+        Some(Cmd::Bench {
+            what,
+            shapes,
+            kernels,
+            ladder,
+            json,
+        }) => match gpu() {
+            Ok(rt) if what == "gemm" => bench_gemm(&rt, &shapes, &kernels, ladder, json.as_deref()),
             Ok(rt) => bench(&rt, &what, &shapes),
             Err(e) => {
                 eprintln!("tirx bench needs a GPU: {e}");

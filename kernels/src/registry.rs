@@ -4,7 +4,7 @@
 use crate::copy::tma_copy;
 use crate::gemm::{
     level_03_pipeline_tcgen05 as gemm100, level_03_pipeline_wgmma as gemm90,
-    level_06_persistent_ws as gemm90ws,
+    level_06_persistent_ws as gemm90ws, level_07_cluster_multicast as gemm90cl,
 };
 use crate::reference::{Rng, gemm_tn_f64, rel_frobenius};
 use half::bf16;
@@ -37,7 +37,7 @@ pub struct Shipped {
 }
 
 /// All shipped kernels.
-pub fn all() -> [Shipped; 4] {
+pub fn all() -> [Shipped; 5] {
     [
         Shipped {
             name: "tma_copy",
@@ -53,6 +53,11 @@ pub fn all() -> [Shipped; 4] {
             name: "gemm_sm90_ws",
             artifacts: gemm90ws::gemm_sm90_ws::ARTIFACTS,
             kind: Kind::Gemm(gemm90ws::gemm_sm90_ws::launch),
+        },
+        Shipped {
+            name: "gemm_sm90_cluster",
+            artifacts: gemm90cl::gemm_sm90_cluster::ARTIFACTS,
+            kind: Kind::Gemm(gemm90cl::gemm_sm90_cluster::launch),
         },
         Shipped {
             name: "gemm_sm100",
@@ -77,6 +82,9 @@ pub struct CheckReport {
     /// Whether it is within tolerance.
     pub ok: bool,
 }
+
+/// The GEMM `tirx bench gemm` measures by default: the top of the ladder.
+pub const PRODUCTION_GEMM: &str = "gemm_sm90_ws";
 
 /// Relative Frobenius error a bf16-output GEMM must stay under.
 pub const GEMM_TOL: f64 = 1e-2;

@@ -179,6 +179,60 @@ impl Inst {
         )
     }
 
+    /// The `.multicast::cluster` form of the TMA load (§9.7.9.25.5.1): the box lands at the
+    /// same shared-memory offset in every CTA of `mask` and completes tx-count on the barrier
+    /// at `mbar`'s offset in each of them. `mask` is a 16-bit register.
+    pub fn cp_async_bulk_tensor_load_multicast(
+        dst: Handle<Var>,
+        map: Handle<Var>,
+        coords: Vec<Operand>,
+        mbar: Handle<Var>,
+        mask: Handle<Var>,
+    ) -> Inst {
+        let n = coords.len();
+        inst(
+            format!(
+                "cp.async.bulk.tensor.{n}d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster"
+            ),
+            vec![],
+            vec![
+                mem(dst, 0),
+                Operand::TensorMem(Box::new(reg(map)), coords),
+                mem(mbar, 0),
+                reg(mask),
+            ],
+        )
+    }
+
+    /// `mapa.shared::cluster.u32 d, addr, rank` (§9.7.9.15 mapa): the address of the same
+    /// shared-memory location in CTA `rank` of the cluster.
+    pub fn mapa(d: Handle<Var>, addr: Handle<Var>, rank: Operand) -> Inst {
+        inst(
+            "mapa.shared::cluster.u32",
+            vec![reg(d)],
+            vec![reg(addr), rank],
+        )
+    }
+
+    /// `mbarrier.arrive.release.cluster.shared::cluster.b64 _, [addr]` (§9.7.13.15.13): an
+    /// arrival on a barrier of another CTA of the cluster.
+    pub fn mbarrier_arrive_remote(addr: Handle<Var>) -> Inst {
+        inst(
+            "mbarrier.arrive.release.cluster.shared::cluster.b64",
+            vec![Operand::Sym("_".into())],
+            vec![mem(addr, 0)],
+        )
+    }
+
+    /// `barrier.cluster.arrive.release.aligned` then `barrier.cluster.wait.acquire.aligned`
+    /// (§9.7.13.5 barrier.cluster): every thread of every CTA in the cluster.
+    pub fn barrier_cluster() -> [Inst; 2] {
+        [
+            inst("barrier.cluster.arrive.release.aligned", vec![], vec![]),
+            inst("barrier.cluster.wait.acquire.aligned", vec![], vec![]),
+        ]
+    }
+
     /// `cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group [map, {coords}], [src]`
     /// (§9.7.9.25.5.1): a TMA store, completed through the bulk async-group.
     pub fn cp_async_bulk_tensor_store(

@@ -324,12 +324,18 @@ impl<'c> Parser<'c> {
         let full = self.barrier_ref_name()?;
         self.c.expect_kw("empty", "after the full barrier")?;
         let empty = self.barrier_ref_name()?;
+        let peers = if self.c.eat_kw("peers") {
+            self.c.expect_u32("the number of peer CTAs")?
+        } else {
+            1
+        };
         let span = self.decl_end(Kind::Pipeline)?;
         let h = self.pipelines.append(Pipeline {
             name: name.clone(),
             stages,
             full,
             empty,
+            peers,
             span,
         });
         self.pipeline_names.insert(name, h);
@@ -573,10 +579,16 @@ impl<'c> Parser<'c> {
                 } else {
                     None
                 };
+                let multicast = if self.c.eat_kw("multicast") {
+                    Some(self.expr()?)
+                } else {
+                    None
+                };
                 Op::Copy {
                     dst,
                     src,
                     bar,
+                    multicast,
                     variant: self.variant()?,
                 }
             }
@@ -674,6 +686,7 @@ impl<'c> Parser<'c> {
                 n: self.c.expect_u32("the number of groups left pending")?,
             },
             "fence_mbarrier_init" => Op::FenceMbarrierInit,
+            "cluster_sync" => Op::ClusterSync,
             "fence_proxy_async" => Op::FenceProxyAsync,
             "sync_threads" => Op::SyncThreads,
             "tma_commit_group" => Op::TmaCommitGroup,

@@ -337,6 +337,9 @@ impl<'k> Printer<'_, 'k> {
                 self.pipe(h),
                 p.stages
             )?;
+            if p.peers != 1 {
+                write!(self.out, " peers {}", p.peers)?;
+            }
             self.end(p.span)?;
         }
         self.out.write_str("{\n")?;
@@ -512,6 +515,7 @@ impl<'k> Printer<'_, 'k> {
                 dst,
                 src,
                 bar,
+                multicast,
                 variant,
             } => {
                 self.out.write_str(" ")?;
@@ -521,6 +525,10 @@ impl<'k> Printer<'_, 'k> {
                 if let Some(b) = bar {
                     self.out.write_str(" bar ")?;
                     self.bar_ref(b)?;
+                }
+                if let Some(m) = multicast {
+                    self.out.write_str(" multicast ")?;
+                    write_expr(self.out, m, 0)?;
                 }
                 self.variant(variant)
             }
@@ -593,7 +601,8 @@ impl<'k> Printer<'_, 'k> {
             | Op::Tcgen05FenceBefore
             | Op::Tcgen05FenceAfter
             | Op::WgmmaFence
-            | Op::WgmmaCommit => Ok(()),
+            | Op::WgmmaCommit
+            | Op::ClusterSync => Ok(()),
         }
     }
 }
@@ -625,6 +634,7 @@ pub(crate) fn op_name(op: &Op) -> &'static str {
         Op::WgmmaCommit => "wgmma_commit",
         Op::WgmmaWait { .. } => "wgmma_wait",
         Op::SetMaxNReg { .. } => "setmaxnreg",
+        Op::ClusterSync => "cluster_sync",
     }
 }
 

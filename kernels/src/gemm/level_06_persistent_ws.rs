@@ -26,7 +26,11 @@ use tirx::prelude::*;
         group16 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 16),
     ),
 )]
-pub fn gemm_sm90_ws(#[shape(M, K)] a: Tensor<bf16>, #[shape(N, K)] b: Tensor<bf16>, #[shape(M, N)] d: Tensor<bf16>) {
+pub fn gemm_sm90_ws(
+    #[shape(M, K)] a: Tensor<bf16>,
+    #[shape(N, K)] b: Tensor<bf16>,
+    #[shape(M, N)] d: Tensor<bf16>,
+) {
     let a_s = smem::<bf16>([STAGES, 2, 64, BK], swizzle = B128);
     let b_s = smem::<bf16>([STAGES, BN, BK], swizzle = B128);
     let acc = regs::<f32>([64, BN]);

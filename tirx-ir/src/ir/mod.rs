@@ -191,6 +191,9 @@ pub struct Pipeline {
     pub full: Handle<Barrier>,
     /// Signalled by consumers when a stage may be overwritten, waited on by the producer.
     pub empty: Handle<Barrier>,
+    /// CTAs of the cluster whose producers write into this CTA's stages (multicast): a
+    /// consumer release arrives on the empty barrier of each of them. 1 without multicast.
+    pub peers: u32,
     /// Where it was declared.
     pub span: Span,
 }
@@ -391,6 +394,9 @@ pub enum Op {
         src: TileRef,
         /// Completion barrier (TMA loads).
         bar: Option<BarRef>,
+        /// TMA loads: the CTAs of the cluster that receive the box (a constant bit mask), each
+        /// at the same shared-memory offset and signalling its own barrier at `bar`'s offset.
+        multicast: Option<Expr>,
         /// Forced or chosen variant.
         variant: Option<String>,
     },
@@ -503,6 +509,9 @@ pub enum Op {
         /// Groups allowed to stay pending.
         n: u32,
     },
+    /// `barrier.cluster.arrive` + `barrier.cluster.wait`: every thread of every CTA of the
+    /// cluster.
+    ClusterSync,
     /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (warpgroup): move registers between
     /// warpgroups of different roles.
     SetMaxNReg {

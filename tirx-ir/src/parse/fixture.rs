@@ -188,6 +188,7 @@ fn declare() -> (Kernel, H) {
         stages: 4,
         full,
         empty,
+        peers: 2,
         span: Span(10),
     });
     let h = H {
@@ -350,6 +351,7 @@ fn pipeline_stmts(h: H) -> Block {
                     coords: vec![Expr::Special(Special::CtaId(1)), var(i)],
                 },
                 bar: Some(b(full, var(s))),
+                multicast: Some(imm(3, ScalarType::U32)),
                 variant: Some("tma_load".into()),
             }),
             Span(11),
@@ -469,6 +471,7 @@ fn sync_stmts(h: H) -> Block {
                     },
                     src: buf(acc, vec![]),
                     bar: None,
+                    multicast: None,
                     variant: None,
                 }),
                 op(Op::FenceProxyAsync),
@@ -479,7 +482,11 @@ fn sync_stmts(h: H) -> Block {
                 op(Op::WgmmaFence),
                 op(Op::WgmmaCommit),
                 op(Op::WgmmaWait { n: 0 }),
-                op(Op::SetMaxNReg { inc: true, count: 232 }),
+                op(Op::SetMaxNReg {
+                    inc: true,
+                    count: 232,
+                }),
+                op(Op::ClusterSync),
                 op(Op::MbarArrive {
                     bar: b(empty, imm(3, ScalarType::U32)),
                 }),

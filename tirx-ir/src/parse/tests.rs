@@ -279,7 +279,8 @@ fn variants(m: &Module) -> std::collections::BTreeSet<String> {
             | Op::WgmmaFence
             | Op::WgmmaCommit
             | Op::WgmmaWait { .. }
-            | Op::SetMaxNReg { .. } => {}
+            | Op::SetMaxNReg { .. }
+            | Op::ClusterSync => {}
         }
         let name = format!("{o:?}");
         out.push(format!(
@@ -376,7 +377,7 @@ fn fixture_uses_every_variant() {
     let ops = "Copy Mma ProducerAcquire ConsumerWait ConsumerRelease MbarInit MbarArrive \
         MbarArriveExpectTx MbarWait FenceMbarrierInit FenceProxyAsync SyncThreads TmaCommitGroup \
         TmaWaitGroup TmemAlloc TmemRelinquish TmemDealloc Tcgen05Commit Tcgen05FenceBefore \
-        Tcgen05FenceAfter WgmmaFence WgmmaCommit WgmmaWait SetMaxNReg";
+        Tcgen05FenceAfter WgmmaFence WgmmaCommit WgmmaWait SetMaxNReg ClusterSync";
     ops.split_whitespace().for_each(|o| want(format!("Op:{o}")));
     let plain = "Let Assign If IfElse For Loop Scope Op Inst Var Dim Not AndP Reg NotReg OImm \
         F32Bits Sym Mem TensorMem Vector Pair TileBuf TileGlobal";

@@ -7,11 +7,13 @@
 //! stands before the first of them. A user-written `expect_tx(n)` for that barrier in the same
 //! block is kept and checked against the sum instead (error at the user's line if it
 //! differs). The tx-count of an mbarrier phase is limited to 2^20 - 1 bytes (PTX ISA
-//! §9.7.13.15.1 "Contents of the mbarrier object").
+//! §9.7.13.15.1 "Contents of the mbarrier object"). A load multicast to a mask of n CTAs
+//! counts n times: the contract is that every CTA of the mask issues its own slice to the
+//! same barrier offset (symmetric multicast), so each barrier receives n boxes per phase.
 
 use super::Pass;
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::ir::{BarRef, Block, Kernel, Op, Span, Stmt, StmtKind, TileRef};
+use crate::ir::{BarRef, Block, Expr, Kernel, Op, Span, Stmt, StmtKind, TileRef};
 
 /// The pass.
 pub struct DeriveSignals;
@@ -44,9 +46,22 @@ fn process(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
     let mut groups: Vec<(BarRef, usize, u64, Span)> = Vec::new();
     for (i, s) in block.iter().enumerate() {
         if let StmtKind::Op(op) = &s.kind
-            && let (Some(bar), Op::Copy { dst, .. }) = (load_bar(op), op)
+            && let (Some(bar), Op::Copy { dst, multicast, .. }) = (load_bar(op), op)
         {
-            let bytes = box_bytes(k, dst).unwrap_or(0);
+            // A multicast box lands in every CTA of the mask; with every CTA of the mask issuing
+            // its slice symmetrically, each barrier receives the box once per CTA of the mask.
+            let copies = match multicast {
+                None => 1,
+                Some(Expr::Imm(mask, _)) => (*mask as u64).count_ones() as u64,
+                Some(_) => {
+                    errs.push(Diagnostic::new(
+                        s.span,
+                        "the multicast mask must be a build-time constant: the barrier's byte count depends on it",
+                    ));
+                    1
+                }
+            };
+            let bytes = box_bytes(k, dst).unwrap_or(0) * copies;
             match groups.iter_mut().find(|g| &g.0 == bar) {
                 Some(g) => g.2 += bytes,
                 None => groups.push((bar.clone(), i, bytes, s.span)),

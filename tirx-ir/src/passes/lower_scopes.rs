@@ -12,7 +12,9 @@
 
 use super::Pass;
 use crate::diag::Diagnostics;
-use crate::ir::{BinOp, Block, CmpOp, Expr, Inst, Kernel, ScalarType, Scope, Special, Stmt, StmtKind};
+use crate::ir::{
+    BinOp, Block, CmpOp, Expr, Inst, Kernel, ScalarType, Scope, Special, Stmt, StmtKind,
+};
 
 /// The pass.
 pub struct LowerScopes;
@@ -23,7 +25,11 @@ fn range(of: Expr, a: u32, b: u32) -> Expr {
     }
     let lo = Expr::cmp(CmpOp::Ge, of.clone(), Expr::u32(a));
     let hi = Expr::cmp(CmpOp::Le, of, Expr::u32(b));
-    if a == 0 { hi } else { Expr::AndP(Box::new(lo), Box::new(hi)) }
+    if a == 0 {
+        hi
+    } else {
+        Expr::AndP(Box::new(lo), Box::new(hi))
+    }
 }
 
 /// The warps a warp/warpgroup scope selects.
@@ -60,11 +66,19 @@ fn lower_block(k: &mut Kernel, block: Block) -> Block {
                 // A run of adjacent, disjoint warp ranges: one if / else-if chain.
                 let mut chain = vec![(scope, body, s.span)];
                 while let Some(next) = it.peek() {
-                    let StmtKind::Scope { scope: sc, .. } = &next.kind else { break };
+                    let StmtKind::Scope { scope: sc, .. } = &next.kind else {
+                        break;
+                    };
                     let Some((a, b)) = warps(sc) else { break };
                     if b < taken.0 || a > taken.1 {
                         taken = (taken.0.min(a), taken.1.max(b));
-                        let Some(Stmt { kind: StmtKind::Scope { scope, body }, span }) = it.next() else { unreachable!() };
+                        let Some(Stmt {
+                            kind: StmtKind::Scope { scope, body },
+                            span,
+                        }) = it.next()
+                        else {
+                            unreachable!()
+                        };
                         let body = lower_block(k, body);
                         chain.push((scope, body, span));
                     } else {
@@ -74,20 +88,50 @@ fn lower_block(k: &mut Kernel, block: Block) -> Block {
                 let mut else_body = Vec::new();
                 for (scope, body, span) in chain.into_iter().rev() {
                     let cond = guard(&scope).expect("warp scopes have guards");
-                    else_body = vec![Stmt::at(StmtKind::If { cond, then_body: body, else_body }, span)];
+                    else_body = vec![Stmt::at(
+                        StmtKind::If {
+                            cond,
+                            then_body: body,
+                            else_body,
+                        },
+                        span,
+                    )];
                 }
                 out.extend(else_body);
             }
-            StmtKind::If { cond, then_body, else_body } => {
-                s.kind = StmtKind::If { cond, then_body: lower_block(k, then_body), else_body: lower_block(k, else_body) };
+            StmtKind::If {
+                cond,
+                then_body,
+                else_body,
+            } => {
+                s.kind = StmtKind::If {
+                    cond,
+                    then_body: lower_block(k, then_body),
+                    else_body: lower_block(k, else_body),
+                };
                 out.push(s);
             }
-            StmtKind::For { var, start, end, step, body } => {
-                s.kind = StmtKind::For { var, start, end, step, body: lower_block(k, body) };
+            StmtKind::For {
+                var,
+                start,
+                end,
+                step,
+                body,
+            } => {
+                s.kind = StmtKind::For {
+                    var,
+                    start,
+                    end,
+                    step,
+                    body: lower_block(k, body),
+                };
                 out.push(s);
             }
             StmtKind::Loop { body, until } => {
-                s.kind = StmtKind::Loop { body: lower_block(k, body), until };
+                s.kind = StmtKind::Loop {
+                    body: lower_block(k, body),
+                    until,
+                };
                 out.push(s);
             }
             other => {
@@ -106,12 +150,26 @@ fn lower_single(k: &mut Kernel, scope: Scope, body: Block, span: crate::ir::Span
             let lane = k.new_var("elected_lane", ScalarType::U32);
             let p = k.new_var("elected", ScalarType::Pred);
             let elect = Stmt::at(StmtKind::Inst(Inst::elect_sync(lane, p)), span);
-            let guarded = Stmt::at(StmtKind::If { cond: Expr::Var(p), then_body: body, else_body: vec![] }, span);
+            let guarded = Stmt::at(
+                StmtKind::If {
+                    cond: Expr::Var(p),
+                    then_body: body,
+                    else_body: vec![],
+                },
+                span,
+            );
             vec![elect, guarded]
         }
         other => {
             let cond = guard(&other).expect("thread scopes have guards");
-            vec![Stmt::at(StmtKind::If { cond, then_body: body, else_body: vec![] }, span)]
+            vec![Stmt::at(
+                StmtKind::If {
+                    cond,
+                    then_body: body,
+                    else_body: vec![],
+                },
+                span,
+            )]
         }
     }
 }

@@ -94,6 +94,11 @@ fn lower(lw: &mut Lower, op: Op) -> Result<(), Diagnostics> {
         Op::WgmmaCommit => Inst::wgmma_commit_group(),
         Op::WgmmaWait { n } => Inst::wgmma_wait_group(n),
         Op::SetMaxNReg { inc, count } => Inst::setmaxnreg(inc, count),
+        Op::ClusterSync => {
+            let [arrive, wait] = Inst::barrier_cluster();
+            lw.inst(arrive);
+            wait
+        }
         other => return Err(lw.internal(format!("tile op reached lower-sync-ops: {other:?}"))),
     };
     lw.inst(i);

@@ -20,8 +20,8 @@ use crate::arena::Handle;
 use crate::diag::Diagnostics;
 use crate::dispatch::by_name;
 use crate::ir::{
-    BarRef, BinOp, Buffer, Expr, Kernel, Op, Phase, ScalarType, Scope, Space, Span, Stmt, StmtKind,
-    Var,
+    BarRef, BinOp, Buffer, Expr, Inst, Kernel, Op, Phase, ScalarType, Scope, Space, Span, Stmt,
+    StmtKind, Var,
 };
 use crate::lower::Lower;
 use std::collections::HashMap;
@@ -76,13 +76,27 @@ fn lower_op(lw: &mut Lower, op: Op) -> Result<(), Diagnostics> {
             Ok(())
         }
         Op::ConsumerRelease { pipe, stage } => {
-            let bar = lw.k.pipelines[*pipe].empty;
-            lw.op(Op::MbarArrive {
-                bar: BarRef {
-                    bar,
-                    index: stage.clone(),
-                },
-            });
+            let (bar, peers) = (lw.k.pipelines[*pipe].empty, lw.k.pipelines[*pipe].peers);
+            let r = BarRef {
+                bar,
+                index: stage.clone(),
+            };
+            if peers == 1 {
+                lw.op(Op::MbarArrive { bar: r });
+                return Ok(());
+            }
+            // Every peer's producer writes into this stage: arrive on each peer's empty
+            // barrier (the same offset in their shared memory, PTX ISA §9.7.9.15 mapa).
+            let local = lw.bar_addr_var(&r)?;
+            for rank in 0..peers {
+                let remote = lw.var("peer_bar", ScalarType::U32);
+                lw.inst(Inst::mapa(
+                    remote,
+                    local,
+                    crate::ir::Operand::Imm(rank as i64),
+                ));
+                lw.inst(Inst::mbarrier_arrive_remote(remote));
+            }
             Ok(())
         }
         _ => {
@@ -121,9 +135,20 @@ fn prologue(k: &mut Kernel, frags: &mut HashMap<Handle<Buffer>, Vec<Handle<Var>>
             scope: Scope::Thread(0),
             body: init,
         }));
-        pre.push(Stmt::new(StmtKind::Op(Op::SyncThreads)));
+        // In a cluster, peers multicast into this CTA's buffers and arrive on its barriers:
+        // every CTA's barriers must be initialised before any CTA proceeds.
+        let sync = if cluster_size(k) > 1 {
+            Op::ClusterSync
+        } else {
+            Op::SyncThreads
+        };
+        pre.push(Stmt::new(StmtKind::Op(sync)));
     }
     pre
+}
+
+fn cluster_size(k: &Kernel) -> u32 {
+    k.sig.cluster.iter().product()
 }
 
 impl Pass for LowerTileOps {
@@ -146,8 +171,13 @@ impl Pass for LowerTileOps {
             lower_op(&mut lw, op)?;
             Ok(lw.out)
         })?;
-        let body = std::mem::take(&mut k.body);
-        k.body = pre.into_iter().chain(body).collect();
+        let mut body: Vec<Stmt> = pre.into_iter().chain(std::mem::take(&mut k.body)).collect();
+        // No CTA of a cluster may exit while a peer can still write into its shared memory or
+        // arrive on its barriers.
+        if cluster_size(k) > 1 {
+            body.push(Stmt::new(StmtKind::Op(Op::ClusterSync)));
+        }
+        k.body = body;
         k.phase = Phase::Thread;
         let _ = Span::NONE;
         Ok(())

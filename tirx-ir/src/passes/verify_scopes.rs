@@ -21,6 +21,7 @@ pub struct VerifyScopes;
 
 #[derive(Clone, Copy)]
 enum Need {
+    Cta,
     Single,
     Warpgroup,
     Warp,
@@ -48,6 +49,7 @@ fn need(op: &Op) -> Option<(Need, &'static str)> {
         Op::WgmmaCommit => (Need::Warpgroup, "wgmma::commit"),
         Op::WgmmaWait { .. } => (Need::Warpgroup, "wgmma::wait"),
         Op::SetMaxNReg { .. } => (Need::Warpgroup, "setmaxnreg"),
+        Op::ClusterSync => (Need::Cta, "cluster_sync"),
         Op::TmemAlloc { .. } => (Need::Warp, "tcgen05::alloc"),
         Op::TmemDealloc { .. } => (Need::Warp, "tcgen05::dealloc"),
         Op::TmemRelinquish => (Need::Warp, "tcgen05::relinquish"),
@@ -57,6 +59,10 @@ fn need(op: &Op) -> Option<(Need, &'static str)> {
 
 fn check(need: Need, t: Threads, what: &str) -> Option<String> {
     let (ok, want) = match need {
+        Need::Cta => (
+            matches!(t, Threads::Cta(_)),
+            "every thread of the CTA: call it outside any scope",
+        ),
         Need::Single => (
             t.is_single(),
             "one thread: put it under `#[scope(warp = W, elect)]` or `#[scope(thread = T)]`",

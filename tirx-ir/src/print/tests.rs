@@ -77,6 +77,7 @@ fn tma_copy() -> Kernel {
         stages: 4,
         full,
         empty,
+        peers: 1,
         span: Span(3),
     });
     let bound = Expr::bin(BinOp::CeilDiv, Expr::Dim("M".into()), Expr::u32(64));
@@ -93,6 +94,7 @@ fn tma_copy() -> Kernel {
             bar: full,
             index: Expr::Var(s),
         }),
+        multicast: None,
         variant: None,
     };
     let body = vec![

@@ -137,7 +137,14 @@ fn op_exprs<'a>(k: &Kernel, op: &'a Op, exprs: &mut Vec<&'a Expr>, bad: &mut dyn
         exprs.push(&b.index);
     };
     match op {
-        Op::Copy { dst, src, bar, .. } => {
+        Op::Copy {
+            dst,
+            src,
+            bar,
+            multicast,
+            ..
+        } => {
+            exprs.extend(multicast.iter());
             tile(dst, exprs, bad);
             tile(src, exprs, bad);
             if let Some(b) = bar {

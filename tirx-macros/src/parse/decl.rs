@@ -169,7 +169,7 @@ impl Lowerer<'_> {
         name: String,
         span: tirx_ir::Span,
     ) -> Res<Local> {
-        const USAGE: &str = "pipeline::<STAGES>(consumers = 1)";
+        const USAGE: &str = "pipeline::<STAGES>(consumers = 1, peers = 1)";
         let stages_expr: SExpr = match generics {
             [syn::GenericArgument::Const(e)] => e.clone(),
             [syn::GenericArgument::Type(syn::Type::Path(t))] if t.qself.is_none() => {
@@ -183,13 +183,16 @@ impl Lowerer<'_> {
                 return Err(self.fail(&c.func, format!("expected the number of stages: `{USAGE}`")));
             }
         };
-        let args = self.call_args(&c.args, c, USAGE, 0..=0, &["consumers"]);
+        let args = self.call_args(&c.args, c, USAGE, 0..=0, &["consumers", "peers"]);
         let stages = self.const_u32(&stages_expr, "the number of stages");
         let (args, stages) = (args?, stages?);
         if stages == 0 {
             return Err(self.fail(&stages_expr, "a pipeline needs at least one stage"));
         }
         let consumers = self.positive_arg(&args, "consumers")?;
+        // With multicast, the producers of `peers` CTAs write into each stage, so a stage is
+        // empty once the consumers of every one of them released it.
+        let peers = self.positive_arg(&args, "peers")?;
         let full = Barrier {
             name: format!("{name}.full"),
             count: stages,
@@ -200,7 +203,7 @@ impl Lowerer<'_> {
         let empty = Barrier {
             name: format!("{name}.empty"),
             count: stages,
-            arrivals: consumers,
+            arrivals: consumers * peers,
             offset: None,
             span,
         };
@@ -211,6 +214,7 @@ impl Lowerer<'_> {
             stages,
             full,
             empty,
+            peers,
             span,
         };
         Ok(Local::Pipe(self.kernel.pipelines.append(pipe)))

@@ -131,12 +131,15 @@ impl Lowerer<'_> {
         }
         match name.as_str() {
             "tid" => return Ok(Expr::Special(Special::TidX)),
+            "cta_rank" => return Ok(Expr::Special(Special::ClusterCtaRank)),
             "warp_id" => return Ok(Expr::Special(Special::WarpId)),
             "lane_id" => return Ok(Expr::Special(Special::LaneId)),
             "cta" | "ncta" => {
                 return Err(self.fail(
                     id,
-                    format!("`{name}` has fields x, y, z: write `{name}.x`, `{name}.y` or `{name}.z`"),
+                    format!(
+                        "`{name}` has fields x, y, z: write `{name}.x`, `{name}.y` or `{name}.z`"
+                    ),
                 ));
             }
             _ => {}
@@ -151,7 +154,9 @@ impl Lowerer<'_> {
     fn field(&mut self, f: &syn::ExprField) -> Res<Expr> {
         let base = crate::args::path_ident(&f.base).map(|i| i.to_string());
         let grid = base.as_deref() == Some("ncta");
-        if !matches!(base.as_deref(), Some("cta" | "ncta")) || self.local(base.as_deref().unwrap_or("")).is_some() {
+        if !matches!(base.as_deref(), Some("cta" | "ncta"))
+            || self.local(base.as_deref().unwrap_or("")).is_some()
+        {
             return Err(self.fail(
                 f,
                 "unsupported field access; the scalar fields are `cta.x|y|z` (CTA index) and `ncta.x|y|z` (grid size)",
@@ -169,7 +174,11 @@ impl Lowerer<'_> {
                 ));
             }
         };
-        Ok(Expr::Special(if grid { Special::NCtaId(dim) } else { Special::CtaId(dim) }))
+        Ok(Expr::Special(if grid {
+            Special::NCtaId(dim)
+        } else {
+            Special::CtaId(dim)
+        }))
     }
 
     fn binary(&mut self, b: &syn::ExprBinary) -> Res<Expr> {

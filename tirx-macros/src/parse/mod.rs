@@ -113,7 +113,7 @@ pub(crate) struct Lowerer<'a> {
 }
 
 /// Built-in scalar names (besides `cta.x|y|z`).
-pub(crate) const BUILTINS: [&str; 5] = ["cta", "ncta", "tid", "warp_id", "lane_id"];
+pub(crate) const BUILTINS: [&str; 6] = ["cta", "ncta", "cta_rank", "tid", "warp_id", "lane_id"];
 
 impl Lowerer<'_> {
     /// Records an error at `node` and returns the marker.

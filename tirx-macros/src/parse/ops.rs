@@ -34,7 +34,7 @@ const NAMESPACES: [(&str, &str); 5] = [
 ];
 
 /// Un-namespaced ops.
-const PLAIN: &str = "copy, mma, sync_threads";
+const PLAIN: &str = "copy, mma, sync_threads, cluster_sync";
 
 /// A call's arguments split into positional ones and `name = value` ones.
 pub(crate) struct CallArgs<'e> {
@@ -142,6 +142,7 @@ impl Lowerer<'_> {
             "copy" => self.copy_op(c, "copy(dst, src[, bar])", 2..=3, None),
             "mma" => self.mma_op(c, "mma", None),
             "sync_threads" => self.no_arg_op(c, "sync_threads()", Op::SyncThreads),
+            "cluster_sync" => self.no_arg_op(c, "cluster_sync()", Op::ClusterSync),
             _ if DECLS.contains(&name) => Err(self.fail(
                 &c.func,
                 format!("`{name}` declares something; bind it: `let x = {name}(…);`"),
@@ -270,14 +271,16 @@ impl Lowerer<'_> {
         arity: std::ops::RangeInclusive<usize>,
         variant: Option<&str>,
     ) -> Res<Op> {
-        let args = self.call_args(&c.args, c, usage, arity, &[])?;
+        let args = self.call_args(&c.args, c, usage, arity, &["multicast"])?;
         let dst = self.tile_ref(args.pos[0]);
         let src = self.tile_ref(args.pos[1]);
         let bar = args.pos.get(2).map(|b| self.bar_ref(b)).transpose();
+        let multicast = args.get("multicast").map(|m| self.int(m)).transpose();
         Ok(Op::Copy {
             dst: dst?,
             src: src?,
             bar: bar?,
+            multicast: multicast?,
             variant: variant.map(String::from),
         })
     }

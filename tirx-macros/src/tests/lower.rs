@@ -103,6 +103,7 @@ fn copy_kernel_structure() {
         dst,
         src,
         bar,
+        multicast: None,
         variant,
     }) = &body[1].kind
     else {

@@ -7,6 +7,8 @@
 //! After: the tensor map's generic address, the destination and barrier addresses, and
 //! `cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
 //! [dst], [map, {k*BK, m*BM}], [bar]` — coordinates in elements, innermost first.
+//! With `multicast = MASK` (a constant), the `.multicast::cluster` form: the box lands at the
+//! same offset in every CTA of the mask, and each of their barriers counts it.
 //! PTX used: PTX ISA §9.7.9.25.5.1 (cp.async.bulk.tensor), §9.7.9.18 (cvta.param).
 //! The runtime encodes the map with the same box and swizzle (`AbiParam::TensorMap`), so the
 //! swizzle TMA writes is the one the buffer declares.
@@ -27,9 +29,28 @@ pub static VARIANT: Variant = Variant {
 };
 
 fn applies(cx: &Cx) -> Result<(), String> {
-    let Op::Copy { dst, src, bar, .. } = cx.op else {
+    let Op::Copy {
+        dst,
+        src,
+        bar,
+        multicast,
+        ..
+    } = cx.op
+    else {
         return Err("not a copy".into());
     };
+    if let Some(m) = multicast {
+        let size: u32 = cx.k.sig.cluster.iter().product();
+        match m {
+            Expr::Imm(v, _) if *v > 0 && (*v as u64) < (1u64 << size) => {}
+            _ => {
+                return Err(format!(
+                    "the multicast mask must be a constant naming CTAs of the {size}-CTA cluster (1..{})",
+                    (1u64 << size) - 1
+                ));
+            }
+        }
+    }
     if !matches!(src, TileRef::Global { .. }) {
         return Err("the source is not a global tile".into());
     }
@@ -67,6 +88,7 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         dst,
         src,
         bar: Some(bar),
+        multicast,
         ..
     } = op
     else {
@@ -86,6 +108,14 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     let dst_e = lw.smem_addr(*buf, index)?;
     let dst_v = lw.let_("dst", ScalarType::U32, dst_e);
     let bar_v = lw.bar_addr_var(bar)?;
-    lw.inst(Inst::cp_async_bulk_tensor_load(dst_v, map, crd, bar_v));
+    match multicast {
+        None => lw.inst(Inst::cp_async_bulk_tensor_load(dst_v, map, crd, bar_v)),
+        Some(mask) => {
+            let m = lw.let_("mask", ScalarType::B16, mask.clone());
+            lw.inst(Inst::cp_async_bulk_tensor_load_multicast(
+                dst_v, map, crd, bar_v, m,
+            ));
+        }
+    }
     Ok(())
 }

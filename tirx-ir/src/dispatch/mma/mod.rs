@@ -39,7 +39,13 @@ pub fn smem_operand<'k>(k: &'k Kernel, t: &'k TileRef, which: &str) -> Result<Op
             b.elem.name()
         ));
     }
-    let dims = &b.layout.shape[index.len().min(b.layout.shape.len())..];
+    // Leading dimensions of a dense row-major tile merge into rows (`[2, 128, 64]` is a
+    // `[256, 64]` operand), as for TMA boxes.
+    let mut dims = b.layout.shape[index.len().min(b.layout.shape.len())..].to_vec();
+    while dims.len() > 2 {
+        let outer = dims.remove(0);
+        dims[0] *= outer;
+    }
     if dims.len() != 2 {
         return Err(format!(
             "{which} `{}` indexed this way is rank {}, not a 2-D tile",

@@ -1,0 +1,246 @@
+//! cuBLASLt as the bench's baseline: the same row-major bf16 GEMM D = A·Bᵀ (A M×K, B N×K,
+//! D M×N, f32 accumulation) on the same [`Tensor`]s our kernels use.
+//!
+//! cuBLAS is column-major. A row-major X (r×c, ld c) is the column-major Xᵀ (c×r, ld c), so
+//! row-major D = A·Bᵀ is column-major Dᵀ (N×M, ld N) = B·Aᵀ: cuBLAS's "A" is our B buffer
+//! (stored K×N, ld K) used transposed, its "B" is our A buffer (stored K×M, ld K) used as is,
+//! and m = N, n = M, k = K.
+//!
+//! The algorithm is the heuristic's first choice, as PyTorch takes it. Where a leading
+//! dimension is not a multiple of 8 elements (16 bytes), e.g. N = 4097, that choice is a slow
+//! kernel (≈95 TFLOP/s on an H200 at 4095×4097×4096): the baseline is what a user of
+//! cuBLASLt gets, not the best cuBLASLt could do after timing its candidates.
+//!
+//! Invariants:
+//! - Nothing here panics when `libcublasLt` is missing: cudarc's dynamic loading panics on the
+//!   first call into a library it cannot open, so [`CublasLt::new`] asks
+//!   `cublaslt::sys::is_culib_present` before any call, and every later call goes through a
+//!   `CublasLt`, whose existence proves the library loaded.
+//! - A [`TnGemm`] holds the descriptors and the algorithm chosen once by cuBLASLt's heuristic,
+//!   so a timed [`TnGemm::run`] is one `cublasLtMatmul` call, nothing else on the host.
+//! - All work goes to the runtime's one stream.
+
+use std::sync::Arc;
+
+use cudarc::cublaslt::result::{self, CublasError};
+use cudarc::cublaslt::sys;
+use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
+use half::bf16;
+use tirx::{Runtime, RuntimeError, Tensor};
+
+use super::BenchError;
+
+/// Workspace cuBLASLt may use: NVIDIA recommends 32 MiB on Hopper.
+pub const WORKSPACE_BYTES: usize = 32 << 20;
+
+/// What to tell a user whose machine lacks the library.
+pub const MISSING: &str = "libcublasLt.so could not be loaded; it ships with the CUDA toolkit \
+    (e.g. /usr/local/cuda/lib64): run with LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH";
+
+/// A cuBLASLt handle and its workspace, on a runtime's stream.
+pub struct CublasLt {
+    handle: sys::cublasLtHandle_t,
+    workspace: CudaSlice<u8>,
+    stream: Arc<CudaStream>,
+}
+
+fn lt(what: &'static str) -> impl FnOnce(CublasError) -> BenchError {
+    move |e| BenchError::Cublas(format!("{what}: {e}"))
+}
+
+impl CublasLt {
+    /// Opens cuBLASLt on `rt`'s stream. [`BenchError::NoCublas`] when the library is missing.
+    pub fn new(rt: &Runtime) -> Result<CublasLt, BenchError> {
+        // SAFETY: only tries `dlopen` on the candidate library names; calls nothing in them.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(BenchError::NoCublas(MISSING.into()));
+        }
+        rt.context().bind_to_thread().map_err(RuntimeError::from)?;
+        let workspace = rt
+            .stream()
+            .alloc_zeros::<u8>(WORKSPACE_BYTES)
+            .map_err(RuntimeError::from)?;
+        let handle = result::create_handle().map_err(lt("cublasLtCreate"))?;
+        Ok(CublasLt {
+            handle,
+            workspace,
+            stream: rt.stream().clone(),
+        })
+    }
+
+    /// The library's version, e.g. 130000 for 13.0.0.
+    pub fn version(&self) -> usize {
+        // SAFETY: the library is loaded (see the module invariants); no arguments.
+        unsafe { sys::cublasLtGetVersion() }
+    }
+
+    /// Prepares D = A·Bᵀ for M×N×K: descriptors, and the algorithm cuBLASLt's heuristic ranks
+    /// first for them within [`WORKSPACE_BYTES`].
+    pub fn tn_gemm(&self, (m, n, k): (usize, usize, usize)) -> Result<TnGemm<'_>, BenchError> {
+        let bf = sys::cudaDataType_t::CUDA_R_16BF;
+        let (m64, n64, k64) = (m as u64, n as u64, k as u64);
+        let layout = |rows, cols, ld| {
+            result::create_matrix_layout(bf, rows, cols, ld)
+                .map(Layout)
+                .map_err(lt("cublasLtMatrixLayoutCreate"))
+        };
+        // cuBLAS's A is our B (K×N column-major, transposed); its B is our A (K×M); C = D.
+        let a = layout(k64, n64, k as i64)?;
+        let b = layout(k64, m64, k as i64)?;
+        let c = layout(n64, m64, n as i64)?;
+        let desc = result::create_matmul_desc(
+            sys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
+            sys::cudaDataType_t::CUDA_R_32F,
+        )
+        .map(Desc)
+        .map_err(lt("cublasLtMatmulDescCreate"))?;
+        // cublasOperation_t: CUBLAS_OP_N = 0, CUBLAS_OP_T = 1.
+        for (attr, op) in [
+            (
+                sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_TRANSA,
+                1i32,
+            ),
+            (
+                sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_TRANSB,
+                0i32,
+            ),
+        ] {
+            // SAFETY: `desc` is live; the attribute is an int32 cublasOperation_t.
+            unsafe {
+                result::set_matmul_desc_attribute(desc.0, attr, (&op as *const i32).cast(), 4)
+            }
+            .map_err(lt("cublasLtMatmulDescSetAttribute"))?;
+        }
+        let pref = result::create_matmul_pref()
+            .map(Pref)
+            .map_err(lt("cublasLtMatmulPreferenceCreate"))?;
+        let ws = WORKSPACE_BYTES;
+        // SAFETY: `pref` is live; the attribute is a uint64 byte count.
+        unsafe {
+            result::set_matmul_pref_attribute(
+                pref.0,
+                sys::cublasLtMatmulPreferenceAttributes_t::CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                (&ws as *const usize).cast(),
+                size_of::<usize>(),
+            )
+        }
+        .map_err(lt("cublasLtMatmulPreferenceSetAttribute"))?;
+        // SAFETY: every descriptor is live and describes this problem.
+        let heuristic = unsafe {
+            result::get_matmul_algo_heuristic(self.handle, desc.0, a.0, b.0, c.0, c.0, pref.0)
+        }
+        .map_err(lt(
+            "cublasLtMatmulAlgoGetHeuristic (no algorithm for this shape)",
+        ))?;
+        Ok(TnGemm {
+            lt: self,
+            shape: (m, n, k),
+            desc,
+            a,
+            b,
+            c,
+            algo: heuristic.algo,
+        })
+    }
+}
+
+impl Drop for CublasLt {
+    fn drop(&mut self) {
+        // SAFETY: the handle was created in `new` and is destroyed once; a failure to destroy
+        // it at exit is not worth a panic.
+        let _ = unsafe { result::destroy_handle(self.handle) };
+    }
+}
+
+struct Layout(sys::cublasLtMatrixLayout_t);
+struct Desc(sys::cublasLtMatmulDesc_t);
+struct Pref(sys::cublasLtMatmulPreference_t);
+
+impl Drop for Layout {
+    fn drop(&mut self) {
+        // SAFETY: created once in `tn_gemm`, destroyed once here.
+        let _ = unsafe { result::destroy_matrix_layout(self.0) };
+    }
+}
+impl Drop for Desc {
+    fn drop(&mut self) {
+        // SAFETY: created once in `tn_gemm`, destroyed once here.
+        let _ = unsafe { result::destroy_matmul_desc(self.0) };
+    }
+}
+impl Drop for Pref {
+    fn drop(&mut self) {
+        // SAFETY: created once in `tn_gemm`, destroyed once here.
+        let _ = unsafe { result::destroy_matmul_pref(self.0) };
+    }
+}
+
+/// D = A·Bᵀ for one shape, ready to run.
+pub struct TnGemm<'a> {
+    lt: &'a CublasLt,
+    shape: (usize, usize, usize),
+    desc: Desc,
+    a: Layout,
+    b: Layout,
+    c: Layout,
+    algo: sys::cublasLtMatmulAlgo_t,
+}
+
+impl TnGemm<'_> {
+    /// Queues D = A·Bᵀ on the stream (`a` M×K, `b` N×K, `d` M×N; shapes checked first).
+    pub fn run(
+        &self,
+        a: &Tensor<bf16>,
+        b: &Tensor<bf16>,
+        d: &mut Tensor<bf16>,
+    ) -> Result<(), BenchError> {
+        let (m, n, k) = self.shape;
+        let views = [("a", a.shape(), a.strides(), [m, k])]
+            .into_iter()
+            .chain([("b", b.shape(), b.strides(), [n, k])])
+            .chain([("d", d.shape(), d.strides(), [m, n])]);
+        for (name, shape, strides, want) in views {
+            if shape != want || strides != [want[1], 1] {
+                return Err(BenchError::Cublas(format!(
+                    "tensor `{name}` is {shape:?} with strides {strides:?}; the cuBLASLt plan \
+                     wants a contiguous {want:?}"
+                )));
+            }
+        }
+        let (alpha, beta) = (1.0f32, 0.0f32);
+        let lt = self.lt;
+        let s = &lt.stream;
+        let (pa, _ra) = a.buffer().device_ptr(s);
+        let (pb, _rb) = b.buffer().device_ptr(s);
+        let (pd, _rd) = d.buffer_mut().device_ptr_mut(s);
+        let (pw, _rw) = lt.workspace.device_ptr(s);
+        // SAFETY: the descriptors describe exactly these buffers (shapes checked above, all
+        // contiguous row-major), the workspace is WORKSPACE_BYTES long, and everything is
+        // queued on the stream that owns the buffers.
+        unsafe {
+            result::matmul(
+                lt.handle,
+                self.desc.0,
+                (&alpha as *const f32).cast(),
+                (&beta as *const f32).cast(),
+                pb as *const _, // cuBLAS's A: our B
+                self.a.0,
+                pa as *const _, // cuBLAS's B: our A
+                self.b.0,
+                pd as *const _,
+                self.c.0,
+                pd as *mut _,
+                self.c.0,
+                &self.algo,
+                pw as *mut _,
+                WORKSPACE_BYTES,
+                s.cu_stream() as *mut _,
+            )
+        }
+        .map_err(lt_err)
+    }
+}
+
+fn lt_err(e: CublasError) -> BenchError {
+    BenchError::Cublas(format!("cublasLtMatmul: {e}"))
+}

@@ -1,0 +1,273 @@
+//! `tirx bench`: timings on a GPU, measured the way peers measure: CUDA events around each
+//! launch, warm-up first, the median of many timed runs, and inputs rotated over several
+//! buffer sets whose total exceeds the L2 cache (60 MB on an H200) twice over, so repeated runs
+//! do not read from L2. Every timed kernel's output is also checked.
+//!
+//! - [`copy`] and [`gemm`]: one kernel on one shape.
+//! - [`run_gemm_bench`]: `tirx bench gemm`, our GEMM configs and cuBLASLt side by side in one
+//!   process on the same buffers, over a sweep of shapes ([`sweep`]), with a progress bar
+//!   ([`progress`]), then a table, a JSON file and a PNG plot ([`report`], [`png`]).
+//!
+//! Timing: each run is bracketed by its own pair of events, and the runs are queued without
+//! waiting in between; the host reads the events only after the last run. The GPU therefore
+//! stays busy, and a run's time is its kernel's, not the host's launch latency, as long as the
+//! host queues faster than the GPU runs (for tiny shapes it does not, and that shows).
+
+pub mod cublaslt;
+pub mod font;
+pub mod png;
+pub mod progress;
+pub mod report;
+pub mod sweep;
+
+use std::path::{Path, PathBuf};
+
+use crate::registry::{CopyLaunch, GemmLaunch};
+use cudarc::driver::sys::CUevent_flags;
+use half::bf16;
+use tirx::{Runtime, RuntimeError, Tensor};
+
+/// Timed runs per measurement.
+pub const RUNS: usize = 50;
+/// Untimed runs first.
+pub const WARMUP: usize = 5;
+
+/// Why a measurement failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BenchError {
+    /// The runtime refused or failed.
+    #[error("{0}")]
+    Runtime(#[from] RuntimeError),
+    /// The timed kernel computed a wrong result.
+    #[error("wrong result: {0}")]
+    Wrong(String),
+    /// cuBLASLt could not be loaded.
+    #[error("no cuBLASLt: {0}")]
+    NoCublas(String),
+    /// A cuBLASLt call failed.
+    #[error("cuBLASLt: {0}")]
+    Cublas(String),
+    /// An output file could not be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
+/// One measurement.
+#[derive(Clone, Debug)]
+pub struct Timing {
+    /// What was timed.
+    pub what: String,
+    /// Median milliseconds per run.
+    pub median_ms: f64,
+    /// Work rate: TFLOP/s for GEMMs, TB/s (bytes read + written) for copies.
+    pub rate: f64,
+}
+
+fn median(mut v: Vec<f32>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2] as f64
+}
+
+/// The fewest rotating sets (at least 2, at most 256) whose bytes exceed `l2_bytes` twice over;
+/// shapes under 1 MB a set cannot reach that within 256 sets and get 256.
+pub fn rotation(set_bytes: usize, l2_bytes: usize) -> usize {
+    ((2 * l2_bytes) / set_bytes.max(1) + 1).clamp(2, 256)
+}
+
+/// Times [`RUNS`] runs of `run(set)` after [`WARMUP`] untimed ones, cycling over `sets` buffer
+/// sets; returns each run's milliseconds. See the module docs for why the runs are queued.
+fn time_runs(
+    rt: &Runtime,
+    sets: usize,
+    mut run: impl FnMut(usize) -> Result<(), BenchError>,
+) -> Result<Vec<f32>, BenchError> {
+    for i in 0..WARMUP {
+        run(i % sets)?;
+    }
+    let timed = Some(CUevent_flags::CU_EVENT_DEFAULT);
+    let driver = |e| BenchError::Runtime(RuntimeError::from(e));
+    let mut events = Vec::with_capacity(RUNS);
+    for i in 0..RUNS {
+        let start = rt.context().new_event(timed).map_err(driver)?;
+        let end = rt.context().new_event(timed).map_err(driver)?;
+        start.record(rt.stream()).map_err(driver)?;
+        run((WARMUP + i) % sets)?;
+        end.record(rt.stream()).map_err(driver)?;
+        events.push((start, end));
+    }
+    events
+        .iter()
+        .map(|(s, e)| s.elapsed_ms(e).map_err(driver))
+        .collect()
+}
+
+fn alloc_sets(
+    sets: usize,
+    make: impl Fn() -> Result<Tensor<bf16>, RuntimeError>,
+) -> Result<Vec<Tensor<bf16>>, RuntimeError> {
+    (0..sets).map(|_| make()).collect()
+}
+
+/// The copy kernel against a plain device-to-device copy of the same bytes, on M×N bf16.
+pub fn copy(
+    rt: &Runtime,
+    launch: CopyLaunch,
+    config: &str,
+    m: usize,
+    n: usize,
+) -> Result<Vec<Timing>, BenchError> {
+    let bytes = m * n * 2;
+    let sets = sweep::rotation_within(2 * bytes, sweep::L2_BYTES, sweep::MEMORY_CAP);
+    let host = crate::reference::Rng::new(1).bf16s(m * n);
+    let srcs = alloc_sets(sets, || rt.upload(&host, &[m, n]))?;
+    let mut dsts = alloc_sets(sets, || rt.zeros(&[m, n]))?;
+    let ours = time_runs(rt, sets, |i| {
+        Ok(launch(rt, config, &srcs[i], &mut dsts[i])?)
+    })?;
+    let got = rt.download(&dsts[0])?;
+    if got
+        .iter()
+        .zip(&host)
+        .any(|(g, h)| g.to_bits() != h.to_bits())
+    {
+        return Err(BenchError::Wrong(format!(
+            "{config} {m}x{n}: the copy differs from its input"
+        )));
+    }
+    let plain = time_runs(rt, sets, |i| {
+        let src = srcs[i].buffer();
+        let dst = dsts[i].buffer_mut();
+        rt.stream()
+            .memcpy_dtod(src, dst)
+            .map_err(|e| RuntimeError::from(e).into())
+    })?;
+    let tb = |ms: f64| 2.0 * bytes as f64 / (ms * 1e-3) / 1e12;
+    let (a, b) = (median(ours), median(plain));
+    Ok(vec![
+        Timing {
+            what: format!("tirx tma_copy {config} {m}x{n}"),
+            median_ms: a,
+            rate: tb(a),
+        },
+        Timing {
+            what: format!("device copy (cuMemcpyDtoD) {m}x{n}"),
+            median_ms: b,
+            rate: tb(b),
+        },
+    ])
+}
+
+/// The GEMM kernel on M×N×K bf16 (output checked against the f64 reference on a corner).
+pub fn gemm(
+    rt: &Runtime,
+    launch: GemmLaunch,
+    name: &str,
+    config: &str,
+    (m, n, k): (usize, usize, usize),
+) -> Result<Timing, BenchError> {
+    let sets = sweep::rotation_within(
+        sweep::set_bytes((m, n, k)),
+        sweep::L2_BYTES,
+        sweep::MEMORY_CAP,
+    );
+    let mut rng = crate::reference::Rng::new(2);
+    let (ha, hb) = (rng.bf16s(m * k), rng.bf16s(n * k));
+    let a = alloc_sets(sets, || rt.upload(&ha, &[m, k]))?;
+    let b = alloc_sets(sets, || rt.upload(&hb, &[n, k]))?;
+    let mut d = alloc_sets(sets, || rt.zeros(&[m, n]))?;
+    let times = time_runs(rt, sets, |i| {
+        Ok(launch(rt, config, &a[i], &b[i], &mut d[i])?)
+    })?;
+    // Check a 64×64 corner of the output against the f64 reference.
+    let got = rt.download(&d[0])?;
+    let (cm, cn) = (m.min(64), n.min(64));
+    let corner: Vec<bf16> = (0..cm)
+        .flat_map(|i| got[i * n..i * n + cn].to_vec())
+        .collect();
+    let want = crate::reference::gemm_tn_f64(&ha[..cm * k], &hb[..cn * k], cm, cn, k);
+    let err = crate::reference::rel_frobenius(&corner, &want);
+    if err >= crate::registry::GEMM_TOL {
+        return Err(BenchError::Wrong(format!(
+            "{name} {m}x{n}x{k}: rel. error {err:.3e} on the 64x64 corner"
+        )));
+    }
+    let ms = median(times);
+    Ok(Timing {
+        what: format!("tirx {name} {config} {m}x{n}x{k}"),
+        median_ms: ms,
+        rate: 2.0 * (m * n * k) as f64 / (ms * 1e-3) / 1e12,
+    })
+}
+
+/// Default JSON output of [`run_gemm_bench`].
+pub const DEFAULT_JSON: &str = "bench-gemm.json";
+
+/// `tirx bench gemm`: for each shape (default [`sweep::default_shapes`]) times cuBLASLt and
+/// every one of `kernels` (name, config, launcher) on the same buffers, checks each result
+/// against cuBLASLt's and the f64 reference, and reports the fastest right config as "ours".
+/// Prints the table to stdout, writes the JSON to `json` (default [`DEFAULT_JSON`]) and the
+/// plot to `png` (default: the JSON path with a `.png` extension).
+///
+/// Returns `Ok(true)` when every shape passed ([`report::Row::ok`]), `Ok(false)` when some
+/// shape failed (the table says why); `Err` when nothing could be measured (no cuBLASLt) or
+/// an output could not be written.
+pub fn run_gemm_bench(
+    rt: &Runtime,
+    kernels: &[(&'static str, &'static str, GemmLaunch)],
+    shapes: Option<Vec<(usize, usize, usize)>>,
+    json: Option<&Path>,
+    png: Option<&Path>,
+) -> Result<bool, BenchError> {
+    let lt = cublaslt::CublasLt::new(rt)?;
+    let shapes = shapes.unwrap_or_else(sweep::default_shapes);
+    let json = json.map_or_else(|| PathBuf::from(DEFAULT_JSON), Path::to_path_buf);
+    let png = png.map_or_else(|| json.with_extension("png"), Path::to_path_buf);
+    println!(
+        "{} (compute capability {:?}), cuBLASLt {}; median of {RUNS} runs after {WARMUP} \
+         warm-up, inputs rotated past L2; {} shape(s) x ({} config(s) + cuBLASLt)",
+        rt.name(),
+        rt.compute_capability(),
+        lt.version(),
+        shapes.len(),
+        kernels.len()
+    );
+    let mut bar = progress::Progress::new(shapes.len());
+    let mut rows = Vec::with_capacity(shapes.len());
+    for &shape in &shapes {
+        let row = sweep::measure_shape(rt, &lt, kernels, shape, &mut bar).unwrap_or_else(|e| {
+            report::Row {
+                shape,
+                cublas: None,
+                cublas_err_vs_ref: None,
+                candidates: Vec::new(),
+                failure: Some(e.to_string()),
+            }
+        });
+        rows.push(row);
+        bar.step();
+    }
+    bar.finish("done");
+    let report = report::Report {
+        date: report::now(),
+        device: rt.name().to_string(),
+        cublaslt_version: lt.version(),
+        rows,
+    };
+    print!("{}", report.table());
+    write(&json, report.json().as_bytes())?;
+    write(&png, &report.png())?;
+    println!("wrote {} and {}", json.display(), png.display());
+    Ok(report.rows.iter().all(report::Row::ok))
+}
+
+fn write(path: &Path, bytes: &[u8]) -> Result<(), BenchError> {
+    std::fs::write(path, bytes).map_err(|source| BenchError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}

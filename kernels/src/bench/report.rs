@@ -1,0 +1,542 @@
+//! What `tirx bench gemm` found, and its three forms: the table printed at the end, the JSON
+//! file (written by hand: a handful of flat fields needs no serializer) and the PNG plot's bars.
+//!
+//! Invariants:
+//! - A row's "ours" is its fastest candidate among those that ran and were checked right;
+//!   a candidate that computed a wrong result is never chosen, and makes the row fail.
+//! - Non-finite numbers are written to JSON as `null` (JSON has no NaN or infinity).
+
+use std::fmt::Write as _;
+
+use super::png::{self, BarPair};
+use super::{RUNS, WARMUP};
+
+/// A median time and the rate it gives.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Measured {
+    /// Median milliseconds per run.
+    pub median_ms: f64,
+    /// 2·M·N·K / median time, in TFLOP/s.
+    pub tflops: f64,
+}
+
+impl Measured {
+    /// The measurement of an M×N×K GEMM taking `median_ms`.
+    pub fn gemm((m, n, k): (usize, usize, usize), median_ms: f64) -> Measured {
+        Measured {
+            median_ms,
+            tflops: 2.0 * m as f64 * n as f64 * k as f64 / (median_ms * 1e-3) / 1e12,
+        }
+    }
+}
+
+/// Why a candidate has no usable timing.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Failure {
+    /// It did not run on this shape (e.g. the launcher refused the shape).
+    Refused(String),
+    /// It ran and computed a wrong result.
+    Wrong(String),
+}
+
+/// One kernel config measured on one shape.
+#[derive(Clone, Debug)]
+pub struct Candidate {
+    /// The kernel's name.
+    pub kernel: String,
+    /// The config.
+    pub config: String,
+    /// Its timing, when it ran.
+    pub timing: Option<Measured>,
+    /// ‖ours − cuBLAS‖_F / ‖cuBLAS‖_F over the compared elements.
+    pub err_vs_cublas: Option<f64>,
+    /// Relative Frobenius error of the 64×64 corner against the f64 CPU reference.
+    pub err_vs_ref: Option<f64>,
+    /// Why it cannot be chosen, if it cannot.
+    pub failure: Option<Failure>,
+}
+
+/// One shape: cuBLASLt and every candidate.
+#[derive(Clone, Debug)]
+pub struct Row {
+    /// M, N, K.
+    pub shape: (usize, usize, usize),
+    /// cuBLASLt's timing, when it ran.
+    pub cublas: Option<Measured>,
+    /// cuBLASLt's 64×64 corner against the f64 reference.
+    pub cublas_err_vs_ref: Option<f64>,
+    /// Every kernel config tried.
+    pub candidates: Vec<Candidate>,
+    /// Why the shape as a whole failed (allocation, cuBLASLt), if it did.
+    pub failure: Option<String>,
+}
+
+/// "M×N×K" as the labels write it.
+pub fn shape_label((m, n, k): (usize, usize, usize)) -> String {
+    format!("{m}x{n}x{k}")
+}
+
+impl Row {
+    /// The fastest candidate that ran and was right.
+    pub fn best(&self) -> Option<&Candidate> {
+        self.candidates
+            .iter()
+            .filter(|c| c.failure.is_none())
+            .filter_map(|c| c.timing.map(|t| (c, t.median_ms)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(c, _)| c)
+    }
+
+    /// Our best TFLOP/s over cuBLASLt's.
+    pub fn ratio(&self) -> Option<f64> {
+        Some(self.best()?.timing?.tflops / self.cublas?.tflops)
+    }
+
+    /// The largest relative error measured on this shape (any candidate, either check, and
+    /// cuBLASLt against the reference).
+    pub fn max_err(&self) -> Option<f64> {
+        self.candidates
+            .iter()
+            .flat_map(|c| [c.err_vs_cublas, c.err_vs_ref])
+            .chain([self.cublas_err_vs_ref])
+            .flatten()
+            .reduce(f64::max)
+    }
+
+    /// Whether the shape passed: cuBLASLt ran, some candidate ran right, none was wrong.
+    pub fn ok(&self) -> bool {
+        self.failure.is_none()
+            && self.cublas.is_some()
+            && self.best().is_some()
+            && !self
+                .candidates
+                .iter()
+                .any(|c| matches!(c.failure, Some(Failure::Wrong(_))))
+    }
+
+    /// What went wrong, one line per problem.
+    pub fn problems(&self) -> Vec<String> {
+        let mut out: Vec<String> = self.failure.iter().cloned().collect();
+        for c in &self.candidates {
+            match &c.failure {
+                Some(Failure::Refused(why)) => {
+                    out.push(format!("{}/{}: {why}", c.kernel, c.config))
+                }
+                Some(Failure::Wrong(why)) => {
+                    out.push(format!("{}/{}: WRONG: {why}", c.kernel, c.config))
+                }
+                None => {}
+            }
+        }
+        out
+    }
+}
+
+/// Geometric mean and minimum of the ratios (`None` when there are none).
+pub fn summary(ratios: &[f64]) -> Option<(f64, f64)> {
+    if ratios.is_empty() {
+        return None;
+    }
+    let log_mean = ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64;
+    Some((
+        log_mean.exp(),
+        ratios.iter().copied().fold(f64::INFINITY, f64::min),
+    ))
+}
+
+/// A whole run.
+#[derive(Clone, Debug)]
+pub struct Report {
+    /// UTC date and time, ISO 8601.
+    pub date: String,
+    /// The GPU's name.
+    pub device: String,
+    /// cuBLASLt's version number.
+    pub cublaslt_version: usize,
+    /// One row per shape, in the order measured.
+    pub rows: Vec<Row>,
+}
+
+fn num(x: Option<f64>, digits: usize) -> String {
+    match x {
+        Some(v) if v.is_finite() => format!("{v:.digits$}"),
+        _ => "-".into(),
+    }
+}
+
+impl Report {
+    /// The rows' ratios, where both sides ran.
+    pub fn ratios(&self) -> Vec<f64> {
+        self.rows.iter().filter_map(Row::ratio).collect()
+    }
+
+    /// The table printed at the end: one line per shape, problems under it, then the
+    /// geometric mean and minimum of the ratios.
+    pub fn table(&self) -> String {
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "{:<19} {:<24} {:>12} {:>15} {:>7} {:>14}",
+            "shape", "config", "ours TFLOP/s", "cuBLAS TFLOP/s", "ratio", "max rel. err"
+        );
+        for r in &self.rows {
+            let best = r.best();
+            let config = best.map_or("-".into(), |c| format!("{}/{}", c.kernel, c.config));
+            let _ = writeln!(
+                s,
+                "{:<19} {:<24} {:>12} {:>15} {:>7} {:>14}",
+                shape_label(r.shape),
+                config,
+                num(best.and_then(|c| c.timing).map(|t| t.tflops), 1),
+                num(r.cublas.map(|t| t.tflops), 1),
+                num(r.ratio(), 3),
+                r.max_err()
+                    .filter(|e| e.is_finite())
+                    .map_or("-".into(), |e| format!("{e:.2e}")),
+            );
+            for p in r.problems() {
+                let _ = writeln!(s, "    {}", p.replace('\n', "\n      "));
+            }
+        }
+        match summary(&self.ratios()) {
+            Some((geo, min)) => {
+                let at = self
+                    .rows
+                    .iter()
+                    .find(|r| r.ratio() == Some(min))
+                    .map_or(String::new(), |r| format!(" ({})", shape_label(r.shape)));
+                let _ = writeln!(s, "geometric mean of ratios: {geo:.3}");
+                let _ = writeln!(s, "minimum ratio: {min:.3}{at}");
+            }
+            None => s.push_str("no shape ran on both sides\n"),
+        }
+        s
+    }
+
+    /// The JSON file's text.
+    pub fn json(&self) -> String {
+        let mut s = String::from("{\n");
+        let _ = writeln!(s, "  \"date\": {},", json_str(&self.date));
+        let _ = writeln!(s, "  \"device\": {},", json_str(&self.device));
+        let _ = writeln!(s, "  \"cublaslt_version\": {},", self.cublaslt_version);
+        let _ = writeln!(s, "  \"runs\": {RUNS},\n  \"warmup\": {WARMUP},");
+        let (geo, min) = summary(&self.ratios()).unzip();
+        let _ = writeln!(s, "  \"geomean_ratio\": {},", json_num(geo));
+        let _ = writeln!(s, "  \"min_ratio\": {},", json_num(min));
+        s.push_str("  \"rows\": [");
+        for (i, r) in self.rows.iter().enumerate() {
+            s.push_str(if i == 0 { "\n" } else { ",\n" });
+            s.push_str(&row_json(r));
+        }
+        s.push_str("\n  ]\n}\n");
+        s
+    }
+
+    /// The plot's bar pairs.
+    pub fn bars(&self) -> Vec<BarPair> {
+        self.rows
+            .iter()
+            .map(|r| BarPair {
+                label: shape_label(r.shape),
+                ours: r.best().and_then(|c| c.timing).map(|t| t.tflops),
+                cublas: r.cublas.map(|t| t.tflops),
+                note: r.ratio().map_or("failed".into(), |x| format!("{x:.2}x")),
+            })
+            .collect()
+    }
+
+    /// The plot as PNG bytes.
+    pub fn png(&self) -> Vec<u8> {
+        let title = format!("tirx vs cuBLASLt: bf16 GEMM D = A*B^T on {}", self.device);
+        let subtitle = match summary(&self.ratios()) {
+            Some((geo, min)) => format!(
+                "TFLOP/s, median of {RUNS} runs, inputs rotated past L2. {} - geomean ratio {geo:.2}, min {min:.2}",
+                self.date
+            ),
+            None => format!("TFLOP/s, median of {RUNS} runs. {}", self.date),
+        };
+        png::plot(&title, &subtitle, &self.bars()).encode()
+    }
+}
+
+fn row_json(r: &Row) -> String {
+    let (m, n, k) = r.shape;
+    let best = r.best();
+    let fields = [
+        ("m", m.to_string()),
+        ("n", n.to_string()),
+        ("k", k.to_string()),
+        ("kernel", opt_str(best.map(|c| c.kernel.as_str()))),
+        ("config", opt_str(best.map(|c| c.config.as_str()))),
+        (
+            "ours_ms",
+            json_num(best.and_then(|c| c.timing).map(|t| t.median_ms)),
+        ),
+        (
+            "ours_tflops",
+            json_num(best.and_then(|c| c.timing).map(|t| t.tflops)),
+        ),
+        ("cublas_ms", json_num(r.cublas.map(|t| t.median_ms))),
+        ("cublas_tflops", json_num(r.cublas.map(|t| t.tflops))),
+        ("ratio", json_num(r.ratio())),
+        ("max_rel_err", json_num(r.max_err())),
+        ("cublas_rel_err_vs_ref", json_num(r.cublas_err_vs_ref)),
+        ("ok", r.ok().to_string()),
+        ("failure", opt_str(r.failure.as_deref())),
+    ];
+    let mut s = String::from("    {");
+    for (name, value) in fields {
+        let _ = write!(s, "\"{name}\": {value}, ");
+    }
+    s.push_str("\"candidates\": [");
+    for (i, c) in r.candidates.iter().enumerate() {
+        let (kind, why) = match &c.failure {
+            None => (None, None),
+            Some(Failure::Refused(w)) => (Some("refused"), Some(w.as_str())),
+            Some(Failure::Wrong(w)) => (Some("wrong"), Some(w.as_str())),
+        };
+        let _ = write!(
+            s,
+            "{}\n      {{\"kernel\": {}, \"config\": {}, \"ms\": {}, \"tflops\": {}, \
+             \"rel_err_vs_cublas\": {}, \"rel_err_vs_ref\": {}, \"failure\": {}, \"why\": {}}}",
+            if i == 0 { "" } else { "," },
+            json_str(&c.kernel),
+            json_str(&c.config),
+            json_num(c.timing.map(|t| t.median_ms)),
+            json_num(c.timing.map(|t| t.tflops)),
+            json_num(c.err_vs_cublas),
+            json_num(c.err_vs_ref),
+            opt_str(kind),
+            opt_str(why),
+        );
+    }
+    s.push_str(if r.candidates.is_empty() {
+        "]}"
+    } else {
+        "\n    ]}"
+    });
+    s
+}
+
+/// A JSON string literal (RFC 8259 §7): quotes, backslashes and control characters escaped.
+pub fn json_str(text: &str) -> String {
+    let mut s = String::with_capacity(text.len() + 2);
+    s.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => s.push_str("\\\""),
+            '\\' => s.push_str("\\\\"),
+            '\n' => s.push_str("\\n"),
+            '\r' => s.push_str("\\r"),
+            '\t' => s.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(s, "\\u{:04x}", c as u32);
+            }
+            c => s.push(c),
+        }
+    }
+    s.push('"');
+    s
+}
+
+fn opt_str(text: Option<&str>) -> String {
+    text.map_or("null".into(), json_str)
+}
+
+/// A JSON number, or `null` for none, NaN or infinity.
+pub fn json_num(x: Option<f64>) -> String {
+    match x {
+        Some(v) if v.is_finite() => format!("{v}"),
+        _ => "null".into(),
+    }
+}
+
+/// `secs` since the Unix epoch as an ISO 8601 UTC date-time (civil-from-days, H. Hinnant).
+pub fn iso8601(secs: u64) -> String {
+    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem / 60 % 60,
+        rem % 60
+    )
+}
+
+/// Now, as [`iso8601`].
+pub fn now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    iso8601(secs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn candidate(config: &str, ms: f64, failure: Option<Failure>) -> Candidate {
+        Candidate {
+            kernel: "gemm_sm90".into(),
+            config: config.into(),
+            // Rates are irrelevant here: rows compare times, and `row` uses the same shape.
+            timing: Some(Measured::gemm((1024, 1024, 1024), ms)),
+            err_vs_cublas: Some(1e-3),
+            err_vs_ref: Some(2e-3),
+            failure,
+        }
+    }
+
+    fn row(shape: (usize, usize, usize), cublas_ms: f64, candidates: Vec<Candidate>) -> Row {
+        Row {
+            shape,
+            cublas: Some(Measured::gemm((1024, 1024, 1024), cublas_ms)),
+            cublas_err_vs_ref: Some(5e-3),
+            candidates,
+            failure: None,
+        }
+    }
+
+    #[test]
+    fn tflops_count_two_flops_per_multiply_add() {
+        let t = Measured::gemm((1000, 1000, 1000), 1.0);
+        assert!((t.tflops - 2.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_fastest_right_candidate_is_chosen() {
+        let wrong = Some(Failure::Wrong("rel. error 0.5".into()));
+        let r = row(
+            (1024, 1024, 1024),
+            1.0,
+            vec![
+                candidate("a", 2.0, None),
+                candidate("b", 0.5, wrong),
+                candidate("c", 1.25, None),
+                candidate("d", 0.1, Some(Failure::Refused("shape".into()))),
+            ],
+        );
+        assert_eq!(r.best().unwrap().config, "c");
+        assert!((r.ratio().unwrap() - 0.8).abs() < 1e-12);
+        assert_eq!(r.max_err(), Some(5e-3));
+        assert!(!r.ok(), "a wrong candidate fails the row");
+        assert_eq!(r.problems().len(), 2);
+        let fine = row((64, 64, 64), 1.0, vec![candidate("a", 1.0, None)]);
+        assert!(fine.ok());
+    }
+
+    #[test]
+    fn geometric_mean_and_minimum() {
+        let (geo, min) = summary(&[0.5, 2.0, 1.0]).unwrap();
+        assert!((geo - 1.0).abs() < 1e-12);
+        assert_eq!(min, 0.5);
+        let (geo, min) = summary(&[0.9, 0.4]).unwrap();
+        assert!((geo - 0.6).abs() < 1e-12);
+        assert_eq!(min, 0.4);
+        assert_eq!(summary(&[]), None);
+    }
+
+    #[test]
+    fn json_strings_are_escaped() {
+        assert_eq!(json_str("plain"), "\"plain\"");
+        assert_eq!(
+            json_str("a\"b\\c\nd\te\u{1}f\u{7f}é"),
+            "\"a\\\"b\\\\c\\nd\\te\\u0001f\u{7f}é\""
+        );
+        assert_eq!(json_num(Some(f64::NAN)), "null");
+        assert_eq!(json_num(Some(f64::INFINITY)), "null");
+        assert_eq!(json_num(None), "null");
+        assert_eq!(json_num(Some(1.5)), "1.5");
+    }
+
+    #[test]
+    fn dates_are_iso_8601_utc() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00Z");
+        assert_eq!(iso8601(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(iso8601(1_709_251_199), "2024-02-29T23:59:59Z");
+        assert_eq!(iso8601(4_102_444_800), "2100-01-01T00:00:00Z");
+    }
+
+    fn report() -> Report {
+        let failed = Row {
+            shape: (4095, 4097, 4096),
+            cublas: None,
+            cublas_err_vs_ref: None,
+            candidates: vec![],
+            failure: Some("cuBLASLt: \"no algorithm\"".into()),
+        };
+        Report {
+            date: iso8601(0),
+            device: "NVIDIA H200".into(),
+            cublaslt_version: 130000,
+            rows: vec![
+                row(
+                    (1024, 1024, 1024),
+                    1.0,
+                    vec![candidate("default", 2.0, None)],
+                ),
+                row(
+                    (2048, 2048, 2048),
+                    1.0,
+                    vec![candidate("default", 1.0, None)],
+                ),
+                failed,
+            ],
+        }
+    }
+
+    #[test]
+    fn table_lists_every_shape_and_the_summary() {
+        let t = report().table();
+        assert!(t.contains("1024x1024x1024      gemm_sm90/default"), "{t}");
+        assert!(t.contains("0.500"), "{t}");
+        assert!(t.contains("cuBLASLt: \"no algorithm\""), "{t}");
+        assert!(t.contains("geometric mean of ratios: 0.707"), "{t}");
+        assert!(t.contains("minimum ratio: 0.500 (1024x1024x1024)"), "{t}");
+    }
+
+    #[test]
+    fn json_has_every_row_and_balanced_brackets() {
+        let j = report().json();
+        assert!(j.contains("\"device\": \"NVIDIA H200\""), "{j}");
+        assert!(j.contains("\"runs\": 50"), "{j}");
+        assert_eq!(j.matches("\"m\": ").count(), 3);
+        assert!(
+            j.contains("\"failure\": \"cuBLASLt: \\\"no algorithm\\\"\""),
+            "{j}"
+        );
+        assert!(j.contains("\"ratio\": null"), "{j}");
+        // Outside strings, brackets balance.
+        let (mut depth, mut in_str, mut esc) = (0i32, false, false);
+        for c in j.chars() {
+            match (in_str, esc, c) {
+                (true, true, _) => esc = false,
+                (true, false, '\\') => esc = true,
+                (_, false, '"') => in_str = !in_str,
+                (false, _, '{' | '[') => depth += 1,
+                (false, _, '}' | ']') => depth -= 1,
+                _ => {}
+            }
+            assert!(depth >= 0);
+        }
+        assert_eq!((depth, in_str), (0, false));
+    }
+
+    #[test]
+    fn bars_mark_failed_shapes() {
+        let bars = report().bars();
+        assert_eq!(bars.len(), 3);
+        assert_eq!(bars[0].note, "0.50x");
+        assert_eq!(bars[2].ours, None);
+        assert_eq!(bars[2].note, "failed");
+        assert_eq!(&report().png()[..8], b"\x89PNG\r\n\x1a\n");
+    }
+}
