@@ -20,8 +20,13 @@ use tirx::prelude::*;
     target = sm_90a,
     threads = 384,
     cluster = (2, 1, 1),
-    grid = (132, 1),
-    configs(default = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8)),
+    grid = (CTAS, 1),
+    configs(
+        default = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, CTAS = 132),
+        ctas128 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, CTAS = 128),
+        ctas120 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, CTAS = 120),
+        ctas112 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, CTAS = 112),
+    ),
 )]
 pub fn gemm_sm90_cluster(
     #[shape(M, K)] a: Tensor<bf16>,
