@@ -84,7 +84,7 @@ pub struct CheckReport {
 }
 
 /// The GEMM `tirx bench gemm` measures by default: the top of the ladder.
-pub const PRODUCTION_GEMM: &str = "gemm_sm90_ws";
+pub const PRODUCTION_GEMM: &str = "gemm_sm90_cluster";
 
 /// Relative Frobenius error a bf16-output GEMM must stay under.
 pub const GEMM_TOL: f64 = 1e-2;

@@ -84,6 +84,25 @@ impl Inst {
         inst(format!("cvt.rn.{half}.f32"), vec![reg(d)], vec![reg(a)])
     }
 
+    /// `cvt.rn.bf16x2.f32 d, hi, lo` / `.f16x2` (§9.7.9.21 cvt): two f32 values packed into one
+    /// 32-bit register, `hi` in the upper half (the higher address in memory).
+    pub fn cvt_rn_pack(half: &str, d: Handle<Var>, hi: Handle<Var>, lo: Handle<Var>) -> Inst {
+        inst(
+            format!("cvt.rn.{half}x2.f32"),
+            vec![reg(d)],
+            vec![reg(hi), reg(lo)],
+        )
+    }
+
+    /// `st.global.v2.f32 [addr+off], {a, b}` (§9.7.9.10 st): needs 8-byte alignment.
+    pub fn st_global_v2_f32(addr: Handle<Var>, off: i64, a: Handle<Var>, b: Handle<Var>) -> Inst {
+        inst(
+            "st.global.v2.f32",
+            vec![],
+            vec![mem(addr, off), Operand::Vector(vec![reg(a), reg(b)])],
+        )
+    }
+
     /// `mov.u64 d, param; cvta.param.u64 d, d` — the generic address of a by-value kernel
     /// parameter (§9.7.9.18 cvta with `.param`, PTX 7.7+). TMA must read the tensor map through
     /// this address.

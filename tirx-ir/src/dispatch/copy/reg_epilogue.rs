@@ -95,12 +95,16 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
                 quad_row.clone(),
             );
             let rs = RowStore::new(lw, tensor, row, col0.clone())?;
-            for j in 0..bn / 8 {
-                for c in 0..2 {
-                    let r = frag[(slice * (bn / 2) + 4 * j + 2 * half + c) as usize];
-                    rs.store(lw, 8 * j + c, r);
-                }
-            }
+            let vals: Vec<(u32, _)> = (0..bn / 8)
+                .flat_map(|j| (0..2).map(move |c| (j, c)))
+                .map(|(j, c)| {
+                    (
+                        8 * j + c,
+                        frag[(slice * (bn / 2) + 4 * j + 2 * half + c) as usize],
+                    )
+                })
+                .collect();
+            rs.store_all(lw, &vals);
         }
     }
     Ok(())

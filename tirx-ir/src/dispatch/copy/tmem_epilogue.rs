@@ -111,9 +111,12 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         let regs: Vec<_> = (0..CHUNK).map(|_| lw.var("v", ScalarType::F32)).collect();
         lw.inst(Inst::tcgen05_ld_32x32b(&regs, ta));
         lw.inst(Inst::tcgen05_wait_ld());
-        for (j, &r) in regs.iter().enumerate() {
-            rs.store(lw, c * CHUNK + j as u32, r);
-        }
+        let vals: Vec<(u32, _)> = regs
+            .iter()
+            .enumerate()
+            .map(|(j, &r)| (c * CHUNK + j as u32, r))
+            .collect();
+        rs.store_all(lw, &vals);
     }
     Ok(())
 }
