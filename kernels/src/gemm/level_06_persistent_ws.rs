@@ -24,6 +24,8 @@ use tirx::prelude::*;
     configs(
         default = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8),
         group16 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 16),
+        n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8),
+        n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8),
     ),
 )]
 pub fn gemm_sm90_ws(

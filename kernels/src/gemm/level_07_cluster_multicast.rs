@@ -23,9 +23,7 @@ use tirx::prelude::*;
     grid = (CTAS, 1),
     configs(
         default = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, CTAS = 132),
-        ctas128 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, CTAS = 128),
-        ctas120 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, CTAS = 120),
-        ctas112 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, CTAS = 112),
+        n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, CTAS = 132),
     ),
 )]
 pub fn gemm_sm90_cluster(
@@ -34,7 +32,7 @@ pub fn gemm_sm90_cluster(
     #[shape(M, N)] d: Tensor<bf16>,
 ) {
     let a_s = smem::<bf16>([STAGES, 2, 64, BK], swizzle = B128);
-    let b_s = smem::<bf16>([STAGES, 2, 128, BK], swizzle = B128);
+    let b_s = smem::<bf16>([STAGES, 2, BN / 2, BK], swizzle = B128);
     let acc = regs::<f32>([64, BN]);
     let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
     let pairs_m = cdiv(cdiv(M, BM), 2);
