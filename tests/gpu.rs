@@ -103,3 +103,48 @@ fn a_blackwell_kernel_is_refused_on_hopper() {
     let err = launch(&rt, "default", &a, &b, &mut d).unwrap_err();
     assert!(matches!(err, RuntimeError::NoSuchKernel { .. }), "{err:?}");
 }
+
+#[test]
+fn the_host_side_choice_runs_a_correct_kernel_for_every_size_class() {
+    let rt = rt();
+    for (i, &(m, n, k)) in [
+        (100, 200, 64),
+        (1000, 1000, 1000),
+        (2048, 2048, 256),
+        (4096, 4096, 128),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let mut rng = Rng::new(300 + i as u64);
+        let (ha, hb) = (rng.bf16s(m * k), rng.bf16s(n * k));
+        let a = rt.upload(&ha, &[m, k]).unwrap();
+        let b = rt.upload(&hb, &[n, k]).unwrap();
+        let mut d = rt.zeros::<bf16>(&[m, n]).unwrap();
+        rt.poison(&mut d).unwrap();
+        registry::gemm_auto(&rt, &a, &b, &mut d).expect("runs");
+        let got = rt.download(&d).unwrap();
+        // Rows sampled to keep the CPU reference short on the large shapes.
+        let rows: Vec<usize> = (0..m).step_by((m / 64).max(1)).collect();
+        let want = tirx_kernels::reference::gemm_tn_f64(
+            &rows
+                .iter()
+                .flat_map(|&r| ha[r * k..(r + 1) * k].to_vec())
+                .collect::<Vec<_>>(),
+            &hb,
+            rows.len(),
+            n,
+            k,
+        );
+        let got: Vec<bf16> = rows
+            .iter()
+            .flat_map(|&r| got[r * n..(r + 1) * n].to_vec())
+            .collect();
+        let err = tirx_kernels::reference::rel_frobenius(&got, &want);
+        assert!(
+            err < registry::GEMM_TOL,
+            "{m}x{n}x{k} via {:?}: {err:.3e}",
+            registry::choose_gemm(m, n, k)
+        );
+    }
+}

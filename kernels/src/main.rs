@@ -357,14 +357,25 @@ fn bench_gemm(
     if list.is_empty() {
         return Err(format!("no GEMM kernel compiled for {}", target.name()));
     }
-    run_gemm_bench(
+    let measured = if shapes.is_empty() {
+        tirx_kernels::bench::sweep::default_shapes()
+    } else {
+        shapes.clone()
+    };
+    let ok = run_gemm_bench(
         rt,
         &list,
         (!shapes.is_empty()).then_some(shapes),
         json,
         None,
     )
-    .map_err(|e| e.to_string())
+    .map_err(|e| e.to_string())?;
+    println!("host-side choice without measuring (registry::choose_gemm):");
+    for (m, n, k) in measured {
+        let (name, config) = registry::choose_gemm(m, n, k);
+        println!("  {m}x{n}x{k} -> {name}/{config}");
+    }
+    Ok(ok)
 }
 
 fn gpu() -> Result<Runtime, RuntimeError> {

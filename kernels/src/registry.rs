@@ -86,6 +86,52 @@ pub struct CheckReport {
 /// The GEMM `tirx bench gemm` measures by default: the top of the ladder.
 pub const PRODUCTION_GEMM: &str = "gemm_sm90_cluster";
 
+/// SMs of the H100/H200 SXM part the persistent configs are compiled for (their grid).
+pub const PERSISTENT_CTAS: usize = 132;
+
+/// The host-side choice of GEMM kernel and config for a shape (sm_90a), from the number of
+/// output tiles each tile size gives against the SMs that will run them:
+/// - at least two waves of 128×256 tiles: the 2×1-cluster kernel, 128×256 (`default`);
+/// - at least one wave of 128×128 tiles: the cluster kernel, 128×128 (`n128`);
+/// - fewer: the non-cluster kernel with 128×64 tiles (`n64`), which spreads a small output
+///   over the most SMs.
+///
+/// Measured basis (docs/perf/gemm-h200.md, 2026-11-29): 4096³ and up best with 128×256,
+/// 2048³ with 128×128, 1024³ and 1000³ with 128×64.
+pub fn choose_gemm(m: usize, n: usize, _k: usize) -> (&'static str, &'static str) {
+    let tiles = |bm: usize, bn: usize| m.div_ceil(bm) * n.div_ceil(bn);
+    if tiles(128, 256) >= 2 * PERSISTENT_CTAS {
+        ("gemm_sm90_cluster", "default")
+    } else if tiles(128, 128) >= PERSISTENT_CTAS {
+        ("gemm_sm90_cluster", "n128")
+    } else {
+        ("gemm_sm90_ws", "n64")
+    }
+}
+
+/// Runs D = A·Bᵀ with the kernel and config `choose_gemm` picks for the shape.
+pub fn gemm_auto(
+    rt: &Runtime,
+    a: &Tensor<bf16>,
+    b: &Tensor<bf16>,
+    d: &mut Tensor<bf16>,
+) -> Result<(), RuntimeError> {
+    let (m, n, k) = (
+        a.shape()[0],
+        b.shape()[0],
+        a.shape().get(1).copied().unwrap_or(0),
+    );
+    let (name, config) = choose_gemm(m, n, k);
+    let Some(Shipped {
+        kind: Kind::Gemm(launch),
+        ..
+    }) = find(name)
+    else {
+        unreachable!("choose_gemm names a shipped GEMM")
+    };
+    launch(rt, config, a, b, d)
+}
+
 /// Relative Frobenius error a bf16-output GEMM must stay under.
 pub const GEMM_TOL: f64 = 1e-2;
 
@@ -142,4 +188,32 @@ pub fn check_gemm(
         error: err,
         ok: err < GEMM_TOL,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_choice_follows_the_tile_count_and_names_a_compiled_config() {
+        assert_eq!(
+            choose_gemm(8192, 8192, 8192),
+            ("gemm_sm90_cluster", "default")
+        );
+        assert_eq!(
+            choose_gemm(4096, 4096, 4096),
+            ("gemm_sm90_cluster", "default")
+        );
+        assert_eq!(choose_gemm(2048, 2048, 2048), ("gemm_sm90_cluster", "n128"));
+        assert_eq!(choose_gemm(1024, 1024, 1024), ("gemm_sm90_ws", "n64"));
+        assert_eq!(choose_gemm(1, 1, 8), ("gemm_sm90_ws", "n64"));
+        for (m, n) in [(8192, 8192), (2048, 2048), (1000, 1000), (4095, 4097)] {
+            let (name, config) = choose_gemm(m, n, 4096);
+            let k = find(name).expect("shipped");
+            assert!(
+                k.artifacts.iter().any(|a| a.config == config),
+                "{name}/{config} is not compiled"
+            );
+        }
+    }
 }
