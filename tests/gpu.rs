@@ -38,7 +38,13 @@ fn tma_copy_is_bit_exact_on_random_shapes_with_tails() {
 #[test]
 fn hopper_gemms_match_the_f64_reference_on_random_shapes() {
     let rt = rt();
-    for name in ["gemm_sm90", "gemm_sm90_ws", "gemm_sm90_cluster"] {
+    for name in [
+        "gemm_sm90_tma",
+        "gemm_sm90",
+        "gemm_sm90_2wg",
+        "gemm_sm90_ws",
+        "gemm_sm90_cluster",
+    ] {
         let Kind::Gemm(launch) = registry::find(name).unwrap().kind else {
             panic!()
         };

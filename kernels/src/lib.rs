@@ -7,8 +7,10 @@ pub mod copy {
 }
 pub mod gemm {
     //! The GEMM ladder.
+    pub mod level_02_tma;
     pub mod level_03_pipeline_tcgen05;
     pub mod level_03_pipeline_wgmma;
+    pub mod level_05_two_consumers;
     pub mod level_06_persistent_ws;
     pub mod level_07_cluster_multicast;
 }

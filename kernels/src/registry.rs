@@ -3,7 +3,8 @@
 
 use crate::copy::tma_copy;
 use crate::gemm::{
-    level_03_pipeline_tcgen05 as gemm100, level_03_pipeline_wgmma as gemm90,
+    level_02_tma as gemm90tma, level_03_pipeline_tcgen05 as gemm100,
+    level_03_pipeline_wgmma as gemm90, level_05_two_consumers as gemm902wg,
     level_06_persistent_ws as gemm90ws, level_07_cluster_multicast as gemm90cl,
 };
 use crate::reference::{Rng, gemm_tn_f64, rel_frobenius};
@@ -37,7 +38,7 @@ pub struct Shipped {
 }
 
 /// All shipped kernels.
-pub fn all() -> [Shipped; 5] {
+pub fn all() -> [Shipped; 7] {
     [
         Shipped {
             name: "tma_copy",
@@ -45,9 +46,19 @@ pub fn all() -> [Shipped; 5] {
             kind: Kind::Copy(tma_copy::tma_copy::launch),
         },
         Shipped {
+            name: "gemm_sm90_tma",
+            artifacts: gemm90tma::gemm_sm90_tma::ARTIFACTS,
+            kind: Kind::Gemm(gemm90tma::gemm_sm90_tma::launch),
+        },
+        Shipped {
             name: "gemm_sm90",
             artifacts: gemm90::gemm_sm90::ARTIFACTS,
             kind: Kind::Gemm(gemm90::gemm_sm90::launch),
+        },
+        Shipped {
+            name: "gemm_sm90_2wg",
+            artifacts: gemm902wg::gemm_sm90_2wg::ARTIFACTS,
+            kind: Kind::Gemm(gemm902wg::gemm_sm90_2wg::launch),
         },
         Shipped {
             name: "gemm_sm90_ws",
