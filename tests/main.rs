@@ -4,6 +4,7 @@
 //! on a GPU against CPU references.
 
 mod assemble;
+mod contracts;
 mod dispatch;
 #[cfg(feature = "gpu")]
 mod gpu;

@@ -12,8 +12,9 @@
 //! same barrier offset (symmetric multicast), so each barrier receives n boxes per phase.
 
 use super::Pass;
+use crate::arena::Handle;
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::ir::{BarRef, Block, Expr, Kernel, Op, Span, Stmt, StmtKind, TileRef};
+use crate::ir::{BarRef, Block, Expr, Kernel, Op, Span, Stmt, StmtKind, TileRef, Var};
 
 /// The pass.
 pub struct DeriveSignals;
@@ -111,9 +112,15 @@ fn walk(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
                     *then_body = walk(k, std::mem::take(then_body), errs);
                     *else_body = walk(k, std::mem::take(else_body), errs);
                 }
-                StmtKind::For { body, .. }
-                | StmtKind::Loop { body, .. }
-                | StmtKind::Scope { body, .. } => {
+                StmtKind::For { var, body, .. } => {
+                    *body = walk(k, std::mem::take(body), errs);
+                    check_loop(Some(*var), body, errs);
+                }
+                StmtKind::Loop { body, .. } => {
+                    *body = walk(k, std::mem::take(body), errs);
+                    check_loop(None, body, errs);
+                }
+                StmtKind::Scope { body, .. } => {
                     *body = walk(k, std::mem::take(body), errs);
                 }
                 _ => {}
@@ -122,6 +129,103 @@ fn walk(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
         })
         .collect();
     process(k, block, errs)
+}
+
+/// Variables written anywhere in `block`.
+fn written(block: &Block, out: &mut Vec<Handle<Var>>) {
+    for s in block {
+        match &s.kind {
+            StmtKind::Let { var, .. } | StmtKind::Assign { var, .. } => out.push(*var),
+            StmtKind::Op(Op::ProducerAcquire { stage, .. } | Op::ConsumerWait { stage, .. }) => {
+                out.push(*stage)
+            }
+            StmtKind::For { var, body, .. } => {
+                out.push(*var);
+                written(body, out);
+            }
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                written(then_body, out);
+                written(else_body, out);
+            }
+            StmtKind::Loop { body, .. } | StmtKind::Scope { body, .. } => written(body, out),
+            _ => {}
+        }
+    }
+}
+
+fn mentions(e: &Expr, vars: &[Handle<Var>]) -> bool {
+    match e {
+        Expr::Var(v) => vars.contains(v),
+        Expr::Bin(_, a, b) | Expr::Cmp(_, a, b) | Expr::AndP(a, b) => {
+            mentions(a, vars) || mentions(b, vars)
+        }
+        Expr::Not(a) => mentions(a, vars),
+        Expr::Imm(..) | Expr::Dim(_) | Expr::Special(_) => false,
+    }
+}
+
+/// A loop whose every iteration arrives (expect-tx) on the same barrier would arrive several
+/// times in one phase: the phase would complete after the first iteration's bytes, and the
+/// consumer would read tiles still in flight. Reject TMA loads in a loop body that signal a
+/// barrier reference the loop does not change (directly in the body or in its ifs/scopes;
+/// inner loops are checked on their own) — unless the body also waits on that barrier, which
+/// makes each iteration a phase of its own.
+fn check_loop(var: Option<Handle<Var>>, body: &Block, errs: &mut Diagnostics) {
+    let mut vars: Vec<Handle<Var>> = var.into_iter().collect();
+    written(body, &mut vars);
+    let mut waits = Vec::new();
+    waited(body, &mut waits);
+    fn waited(block: &Block, out: &mut Vec<BarRef>) {
+        for s in block {
+            match &s.kind {
+                StmtKind::Op(Op::MbarWait { bar, .. }) => out.push(bar.clone()),
+                StmtKind::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
+                    waited(then_body, out);
+                    waited(else_body, out);
+                }
+                StmtKind::For { body, .. }
+                | StmtKind::Loop { body, .. }
+                | StmtKind::Scope { body, .. } => waited(body, out),
+                _ => {}
+            }
+        }
+    }
+    fn scan(block: &Block, vars: &[Handle<Var>], waits: &[BarRef], errs: &mut Diagnostics) {
+        for s in block {
+            match &s.kind {
+                StmtKind::Op(op) => {
+                    if let Some(bar) = load_bar(op)
+                        && !mentions(&bar.index, vars)
+                        && !waits.contains(bar)
+                    {
+                        errs.push(Diagnostic::new(
+                            s.span,
+                            "this TMA load signals the same barrier in every iteration of its loop, so one barrier phase would receive several arrivals and complete after the first; index the barrier by the iteration (a pipeline stage) or unroll the loop",
+                        ));
+                    }
+                }
+                StmtKind::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
+                    scan(then_body, vars, waits, errs);
+                    scan(else_body, vars, waits, errs);
+                }
+                StmtKind::Scope { body, .. } => scan(body, vars, waits, errs),
+                _ => {}
+            }
+        }
+    }
+    scan(body, &vars, &waits, errs);
 }
 
 impl Pass for DeriveSignals {

@@ -1,0 +1,99 @@
+//! The completion-signal contract checked at build time: errors a kernel gets instead of a
+//! silent race or a hang on the GPU.
+
+use tirx_ir::parse::parse_module;
+use tirx_ir::passes::run_pipeline;
+
+fn compile(body: &str) -> Result<(), String> {
+    let text = format!(
+        "kernel k config default phase tile
+  signature k_default_sm_90a
+    target sm_90a
+    threads 128
+    cluster (1, 1, 1)
+    grid (1, 1, 1)
+    smem 0
+    tmem 0
+    tensor a: bf16[M, K]
+  var %0: u32 \"h\"
+  buffer @a_s: smem bf16 (2, 64, 64):(4096, 64, 1) swizzle B128
+  barrier @bar: count 1 arrivals 1
+{{
+{body}
+}}
+"
+    );
+    let k = parse_module(&text)
+        .expect("test input parses")
+        .kernels
+        .remove(0);
+    run_pipeline(k, false).map(|_| ()).map_err(|e| {
+        e.iter()
+            .map(|d| d.message.clone())
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
+}
+
+#[test]
+fn loads_signalling_one_barrier_phase_from_every_loop_iteration_are_rejected() {
+    let err = compile(
+        "  scope thread 0 {
+    for %0 = 0:u32 to 2:u32 step 1:u32 {
+      op copy @a_s[%0] <- global a[0:u32, %0] bar @bar[0:u32]
+    }
+  }",
+    )
+    .unwrap_err();
+    assert!(
+        err.contains("signals the same barrier in every iteration"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_loop_that_waits_on_its_barrier_every_iteration_is_accepted() {
+    compile(
+        "  for %0 = 0:u32 to 2:u32 step 1:u32 {
+    scope thread 0 {
+      op copy @a_s[%0] <- global a[0:u32, %0] bar @bar[0:u32]
+    }
+    op mbar_wait @bar[0:u32] parity %0 % 2:u32
+  }",
+    )
+    .unwrap();
+}
+
+#[test]
+fn both_boxes_of_one_phase_count_toward_the_derived_bytes() {
+    let text = "kernel k config default phase tile
+  signature k_default_sm_90a
+    target sm_90a
+    threads 128
+    cluster (1, 1, 1)
+    grid (1, 1, 1)
+    smem 0
+    tmem 0
+    tensor a: bf16[M, K]
+  buffer @a_s: smem bf16 (2, 64, 64):(4096, 64, 1) swizzle B128
+  barrier @bar: count 1 arrivals 1
+{
+  scope thread 0 {
+    op copy @a_s[0:u32] <- global a[0:u32, 0:u32] bar @bar[0:u32]
+    op copy @a_s[1:u32] <- global a[0:u32, 1:u32] bar @bar[0:u32]
+  }
+}
+";
+    let k = parse_module(text).unwrap().kernels.remove(0);
+    let (_, snaps) = run_pipeline(k, true).unwrap();
+    let after = &snaps
+        .iter()
+        .find(|s| s.pass == "derive-signals")
+        .unwrap()
+        .text;
+    assert!(
+        after.contains("op mbar_arrive_expect_tx @bar[0:u32] bytes 16384"),
+        "{after}"
+    );
+    assert_eq!(after.matches("mbar_arrive_expect_tx").count(), 1, "{after}");
+}
