@@ -94,6 +94,11 @@ impl Inst {
         )
     }
 
+    /// `st.shared.ty [addr+off], v` (§9.7.9.10 st).
+    pub fn st_shared(ty: &str, addr: Handle<Var>, off: i64, v: Operand) -> Inst {
+        inst(format!("st.shared.{ty}"), vec![], vec![mem(addr, off), v])
+    }
+
     /// `st.global.v2.f32 [addr+off], {a, b}` (§9.7.9.10 st): needs 8-byte alignment.
     pub fn st_global_v2_f32(addr: Handle<Var>, off: i64, a: Handle<Var>, b: Handle<Var>) -> Inst {
         inst(
@@ -123,6 +128,12 @@ impl Inst {
     /// `bar.sync 0` (§9.7.13.4 bar/barrier): all threads of the CTA.
     pub fn bar_sync() -> Inst {
         inst("bar.sync", vec![], vec![Operand::Imm(0)])
+    }
+
+    /// `bar.sync id, threads` (§9.7.13.4 bar/barrier): a named barrier among `threads`
+    /// threads (a multiple of the warp size).
+    pub fn bar_sync_named(id: Operand, threads: u32) -> Inst {
+        inst("bar.sync", vec![], vec![id, Operand::Imm(threads as i64)])
     }
 
     /// `mbarrier.init.shared::cta.b64 [addr], count` (§9.7.13.15.9 mbarrier.init).

@@ -507,6 +507,7 @@ impl<'c> Parser<'c> {
         Ok(match word.as_str() {
             "cta" => Scope::Cta,
             "elect" => Scope::Elect,
+            "leader" => Scope::Leader,
             "thread" => Scope::Thread(self.c.expect_u32("a thread index")?),
             "warp" | "warpgroup" => {
                 let first = self.c.expect_u32(&format!("the first {word}"))?;
@@ -687,6 +688,14 @@ impl<'c> Parser<'c> {
             },
             "fence_mbarrier_init" => Op::FenceMbarrierInit,
             "cluster_sync" => Op::ClusterSync,
+            "named_barrier" => {
+                let id = self.expr()?;
+                self.c.expect_kw("threads", "after the barrier id")?;
+                Op::NamedBarrier {
+                    id,
+                    threads: self.c.expect_u32("the thread count")?,
+                }
+            }
             "fence_proxy_async" => Op::FenceProxyAsync,
             "sync_threads" => Op::SyncThreads,
             "tma_commit_group" => Op::TmaCommitGroup,

@@ -441,6 +441,7 @@ impl<'k> Printer<'_, 'k> {
                     Scope::Warp(a, b) => write!(self.out, "warp {a}..={b}")?,
                     Scope::Thread(t) => write!(self.out, "thread {t}")?,
                     Scope::Elect => self.out.write_str("elect")?,
+                    Scope::Leader => self.out.write_str("leader")?,
                 }
                 self.nested(s.span, body, indent)?;
                 return self.out.write_str("\n");
@@ -590,6 +591,11 @@ impl<'k> Printer<'_, 'k> {
                 write!(self.out, " {b}")
             }
             Op::WgmmaWait { n } => write!(self.out, " {n}"),
+            Op::NamedBarrier { id, threads } => {
+                self.out.write_str(" ")?;
+                write_expr(self.out, id, 0)?;
+                write!(self.out, " threads {threads}")
+            }
             Op::SetMaxNReg { inc, count } => {
                 write!(self.out, " {} {count}", if *inc { "inc" } else { "dec" })
             }
@@ -635,6 +641,7 @@ pub(crate) fn op_name(op: &Op) -> &'static str {
         Op::WgmmaWait { .. } => "wgmma_wait",
         Op::SetMaxNReg { .. } => "setmaxnreg",
         Op::ClusterSync => "cluster_sync",
+        Op::NamedBarrier { .. } => "named_barrier",
     }
 }
 

@@ -42,6 +42,7 @@ pub struct Variant {
 /// Copy variants.
 pub static COPY: &[&Variant] = &[
     &copy::reg_epilogue::VARIANT,
+    &copy::reg_stage::VARIANT,
     &copy::tma_load::VARIANT,
     &copy::tma_store::VARIANT,
     &copy::tmem_epilogue::VARIANT,

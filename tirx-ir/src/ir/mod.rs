@@ -351,6 +351,9 @@ pub enum Scope {
     Thread(u32),
     /// One elected thread of each enclosing warp (`elect.sync`).
     Elect,
+    /// The first thread of each enclosing warpgroup (`tid % 128 == 0`): one issuer per
+    /// warpgroup, e.g. for a consumer warpgroup's own TMA store.
+    Leader,
 }
 
 /// A reference to one barrier of an array.
@@ -512,6 +515,14 @@ pub enum Op {
     /// `barrier.cluster.arrive` + `barrier.cluster.wait`: every thread of every CTA of the
     /// cluster.
     ClusterSync,
+    /// `bar.sync id, threads`: a named barrier among `threads` threads (whole warps), e.g.
+    /// the 128 threads of one warpgroup while other roles run on.
+    NamedBarrier {
+        /// Barrier id (1..=15; 0 is `sync_threads`).
+        id: Expr,
+        /// Threads that arrive (a multiple of 32).
+        threads: u32,
+    },
     /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (warpgroup): move registers between
     /// warpgroups of different roles.
     SetMaxNReg {

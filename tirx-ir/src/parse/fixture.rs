@@ -487,6 +487,10 @@ fn sync_stmts(h: H) -> Block {
                     count: 232,
                 }),
                 op(Op::ClusterSync),
+                op(Op::NamedBarrier {
+                    id: imm(1, ScalarType::U32),
+                    threads: 128,
+                }),
                 op(Op::MbarArrive {
                     bar: b(empty, imm(3, ScalarType::U32)),
                 }),
@@ -495,6 +499,10 @@ fn sync_stmts(h: H) -> Block {
         stmt(StmtKind::Scope {
             scope: Scope::Thread(0),
             body: vec![op(Op::TmemDealloc { buf: acc })],
+        }),
+        stmt(StmtKind::Scope {
+            scope: Scope::Leader,
+            body: vec![op(Op::TmaCommitGroup)],
         }),
         stmt(StmtKind::If {
             cond: var(p),

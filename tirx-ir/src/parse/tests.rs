@@ -280,7 +280,8 @@ fn variants(m: &Module) -> std::collections::BTreeSet<String> {
             | Op::WgmmaCommit
             | Op::WgmmaWait { .. }
             | Op::SetMaxNReg { .. }
-            | Op::ClusterSync => {}
+            | Op::ClusterSync
+            | Op::NamedBarrier { .. } => {}
         }
         let name = format!("{o:?}");
         out.push(format!(
@@ -377,7 +378,7 @@ fn fixture_uses_every_variant() {
     let ops = "Copy Mma ProducerAcquire ConsumerWait ConsumerRelease MbarInit MbarArrive \
         MbarArriveExpectTx MbarWait FenceMbarrierInit FenceProxyAsync SyncThreads TmaCommitGroup \
         TmaWaitGroup TmemAlloc TmemRelinquish TmemDealloc Tcgen05Commit Tcgen05FenceBefore \
-        Tcgen05FenceAfter WgmmaFence WgmmaCommit WgmmaWait SetMaxNReg ClusterSync";
+        Tcgen05FenceAfter WgmmaFence WgmmaCommit WgmmaWait SetMaxNReg ClusterSync NamedBarrier";
     ops.split_whitespace().for_each(|o| want(format!("Op:{o}")));
     let plain = "Let Assign If IfElse For Loop Scope Op Inst Var Dim Not AndP Reg NotReg OImm \
         F32Bits Sym Mem TensorMem Vector Pair TileBuf TileGlobal";
@@ -394,7 +395,7 @@ fn fixture_uses_every_variant() {
     for c in "Eq Ne Lt Le Gt Ge".split(' ') {
         want(format!("Cmp:{c}"));
     }
-    for s in "Cta Warpgroup Warp Thread Elect".split(' ') {
+    for s in "Cta Warpgroup Warp Thread Elect Leader".split(' ') {
         want(format!("Scope:{s}"));
     }
     for s in "Shared Tmem Reg".split(' ') {

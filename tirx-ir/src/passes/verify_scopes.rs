@@ -22,6 +22,7 @@ pub struct VerifyScopes;
 #[derive(Clone, Copy)]
 enum Need {
     Cta,
+    Warps,
     Single,
     Warpgroup,
     Warp,
@@ -50,6 +51,7 @@ fn need(op: &Op) -> Option<(Need, &'static str)> {
         Op::WgmmaWait { .. } => (Need::Warpgroup, "wgmma::wait"),
         Op::SetMaxNReg { .. } => (Need::Warpgroup, "setmaxnreg"),
         Op::ClusterSync => (Need::Cta, "cluster_sync"),
+        Op::NamedBarrier { .. } => (Need::Warps, "named_barrier"),
         Op::TmemAlloc { .. } => (Need::Warp, "tcgen05::alloc"),
         Op::TmemDealloc { .. } => (Need::Warp, "tcgen05::dealloc"),
         Op::TmemRelinquish => (Need::Warp, "tcgen05::relinquish"),
@@ -62,6 +64,10 @@ fn check(need: Need, t: Threads, what: &str) -> Option<String> {
         Need::Cta => (
             matches!(t, Threads::Cta(_)),
             "every thread of the CTA: call it outside any scope",
+        ),
+        Need::Warps => (
+            !matches!(t, Threads::Single | Threads::ElectPerWarp(_)),
+            "whole warps (a named barrier counts threads by the warp)",
         ),
         Need::Single => (
             t.is_single(),

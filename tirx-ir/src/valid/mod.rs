@@ -182,6 +182,7 @@ fn op_exprs<'a>(k: &Kernel, op: &'a Op, exprs: &mut Vec<&'a Expr>, bad: &mut dyn
             barref(bar, exprs, bad);
             exprs.push(parity);
         }
+        Op::NamedBarrier { id, .. } => exprs.push(id),
         Op::MbarInit { bar } if !k.barriers.contains(*bar) => {
             bad(format!("barrier #{} out of range", bar.index()));
         }

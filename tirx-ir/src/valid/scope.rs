@@ -32,7 +32,7 @@ impl Threads {
                 let n = b - a + 1;
                 Threads::Warps(n, a % 4 == 0 && n % 4 == 0)
             }
-            Scope::Thread(_) => Threads::Single,
+            Scope::Thread(_) | Scope::Leader => Threads::Single,
             Scope::Elect => match self {
                 Threads::Single | Threads::Warps(1, _) => Threads::Single,
                 other => Threads::ElectPerWarp(other.warps()),

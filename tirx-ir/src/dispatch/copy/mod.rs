@@ -1,6 +1,7 @@
 //! Copy variants, and the tile-shape checks they share.
 
 pub mod reg_epilogue;
+pub mod reg_stage;
 pub mod row_store;
 pub mod tma_load;
 pub mod tma_store;
