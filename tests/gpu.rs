@@ -39,6 +39,7 @@ fn tma_copy_is_bit_exact_on_random_shapes_with_tails() {
 fn hopper_gemms_match_the_f64_reference_on_random_shapes() {
     let rt = rt();
     for name in [
+        "gemm_sm90_sync",
         "gemm_sm90_tma",
         "gemm_sm90",
         "gemm_sm90_2wg",

@@ -7,6 +7,7 @@ pub mod copy {
 }
 pub mod gemm {
     //! The GEMM ladder.
+    pub mod level_01_sync;
     pub mod level_02_tma;
     pub mod level_03_pipeline_tcgen05;
     pub mod level_03_pipeline_wgmma;

@@ -3,7 +3,7 @@
 
 use crate::copy::tma_copy;
 use crate::gemm::{
-    level_02_tma as gemm90tma, level_03_pipeline_tcgen05 as gemm100,
+    level_01_sync as gemm90sync, level_02_tma as gemm90tma, level_03_pipeline_tcgen05 as gemm100,
     level_03_pipeline_wgmma as gemm90, level_05_two_consumers as gemm902wg,
     level_06_persistent_ws as gemm90ws, level_07_cluster_multicast as gemm90cl,
 };
@@ -38,12 +38,17 @@ pub struct Shipped {
 }
 
 /// All shipped kernels.
-pub fn all() -> [Shipped; 7] {
+pub fn all() -> [Shipped; 8] {
     [
         Shipped {
             name: "tma_copy",
             artifacts: tma_copy::tma_copy::ARTIFACTS,
             kind: Kind::Copy(tma_copy::tma_copy::launch),
+        },
+        Shipped {
+            name: "gemm_sm90_sync",
+            artifacts: gemm90sync::gemm_sm90_sync::ARTIFACTS,
+            kind: Kind::Gemm(gemm90sync::gemm_sm90_sync::launch),
         },
         Shipped {
             name: "gemm_sm90_tma",

@@ -433,4 +433,13 @@ impl Inst {
         };
         inst(op, vec![], vec![])
     }
+
+    /// `ld.global.ty d, [addr+off]` (§9.7.9.8 ld): `addr` a 64-bit global address.
+    pub fn ld_global(ty: &str, d: Handle<Var>, addr: Handle<Var>, off: i64) -> Inst {
+        inst(
+            format!("ld.global.{ty}"),
+            vec![reg(d)],
+            vec![mem(addr, off)],
+        )
+    }
 }

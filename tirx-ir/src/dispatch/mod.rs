@@ -43,6 +43,7 @@ pub struct Variant {
 pub static COPY: &[&Variant] = &[
     &copy::reg_epilogue::VARIANT,
     &copy::reg_stage::VARIANT,
+    &copy::thread_load::VARIANT,
     &copy::tma_load::VARIANT,
     &copy::tma_store::VARIANT,
     &copy::tmem_epilogue::VARIANT,

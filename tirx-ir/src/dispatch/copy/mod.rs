@@ -3,6 +3,7 @@
 pub mod reg_epilogue;
 pub mod reg_stage;
 pub mod row_store;
+pub mod thread_load;
 pub mod tma_load;
 pub mod tma_store;
 pub mod tmem_epilogue;
