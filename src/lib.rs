@@ -7,7 +7,7 @@
 
 pub use half::{bf16, f16};
 pub use tirx_ir::abi;
-pub use tirx_macros::tile_kernel;
+pub use tirx_macros::{tile_fn, tile_kernel, tile_module};
 pub use tirx_runtime::{
     Element, KernelArtifact, Runtime, RuntimeError, Target, Tensor, TensorArg, select,
 };
@@ -17,6 +17,6 @@ pub use tirx_runtime as runtime;
 
 /// What a kernel file imports.
 pub mod prelude {
-    pub use crate::tile_kernel;
+    pub use crate::{tile_fn, tile_kernel, tile_module};
     pub use half::{bf16, f16};
 }

@@ -14,6 +14,7 @@ pub mod gemm {
     pub mod level_05_two_consumers;
     pub mod level_06_persistent_ws;
     pub mod level_07_cluster_multicast;
+    pub mod level_08_tma_store_epilogue;
 }
 pub mod bench;
 pub mod check;

@@ -6,6 +6,7 @@ use crate::gemm::{
     level_01_sync as gemm90sync, level_02_tma as gemm90tma, level_03_pipeline_tcgen05 as gemm100,
     level_03_pipeline_wgmma as gemm90, level_05_two_consumers as gemm902wg,
     level_06_persistent_ws as gemm90ws, level_07_cluster_multicast as gemm90cl,
+    level_08_tma_store_epilogue as gemm90epi,
 };
 use crate::reference::{Rng, gemm_tn_f64, rel_frobenius};
 use half::bf16;
@@ -38,7 +39,7 @@ pub struct Shipped {
 }
 
 /// All shipped kernels.
-pub fn all() -> [Shipped; 8] {
+pub fn all() -> [Shipped; 9] {
     [
         Shipped {
             name: "tma_copy",
@@ -76,6 +77,11 @@ pub fn all() -> [Shipped; 8] {
             kind: Kind::Gemm(gemm90cl::gemm_sm90_cluster::launch),
         },
         Shipped {
+            name: "gemm_sm90_tma_epi",
+            artifacts: gemm90epi::gemm_sm90_tma_epi::ARTIFACTS,
+            kind: Kind::Gemm(gemm90epi::gemm_sm90_tma_epi::launch),
+        },
+        Shipped {
             name: "gemm_sm100",
             artifacts: gemm100::gemm_sm100::ARTIFACTS,
             kind: Kind::Gemm(gemm100::gemm_sm100::launch),
@@ -100,23 +106,28 @@ pub struct CheckReport {
 }
 
 /// The GEMM `tirx bench gemm` measures by default: the top of the ladder.
-pub const PRODUCTION_GEMM: &str = "gemm_sm90_cluster";
+pub const PRODUCTION_GEMM: &str = "gemm_sm90_tma_epi";
 
 /// SMs of the H100/H200 SXM part the persistent configs are compiled for (their grid).
 pub const PERSISTENT_CTAS: usize = 132;
 
 /// The host-side choice of GEMM kernel and config for a shape (sm_90a), from the number of
 /// output tiles each tile size gives against the SMs that will run them:
-/// - at least two waves of 128×256 tiles: the 2×1-cluster kernel, 128×256 (`default`);
+/// - at least two waves of 128×256 tiles: the 2×1-cluster kernel with the TMA-store
+///   epilogue when D's rows are 16-byte aligned (N a multiple of 8), else the 2×1-cluster
+///   kernel storing from registers;
 /// - at least one wave of 128×128 tiles: the cluster kernel, 128×128 (`n128`);
 /// - fewer: the non-cluster kernel with 128×64 tiles (`n64`), which spreads a small output
 ///   over the most SMs.
 ///
-/// Measured basis (docs/perf/gemm-h200.md, 2026-11-29): 4096³ and up best with 128×256,
+/// Measured basis (docs/perf/gemm-h200.md, 2026-11-29): 4096³ and up best with 128×256
+/// (the TMA-store epilogue kernel ahead of the register-epilogue one),
 /// 2048³ with 128×128, 1024³ and 1000³ with 128×64.
 pub fn choose_gemm(m: usize, n: usize, _k: usize) -> (&'static str, &'static str) {
     let tiles = |bm: usize, bn: usize| m.div_ceil(bm) * n.div_ceil(bn);
-    if tiles(128, 256) >= 2 * PERSISTENT_CTAS {
+    if tiles(128, 256) >= 2 * PERSISTENT_CTAS && n.is_multiple_of(8) {
+        ("gemm_sm90_tma_epi", "default")
+    } else if tiles(128, 256) >= 2 * PERSISTENT_CTAS {
         ("gemm_sm90_cluster", "default")
     } else if tiles(128, 128) >= PERSISTENT_CTAS {
         ("gemm_sm90_cluster", "n128")
@@ -214,10 +225,14 @@ mod tests {
     fn the_choice_follows_the_tile_count_and_names_a_compiled_config() {
         assert_eq!(
             choose_gemm(8192, 8192, 8192),
-            ("gemm_sm90_cluster", "default")
+            ("gemm_sm90_tma_epi", "default")
         );
         assert_eq!(
             choose_gemm(4096, 4096, 4096),
+            ("gemm_sm90_tma_epi", "default")
+        );
+        assert_eq!(
+            choose_gemm(4095, 4097, 4096),
             ("gemm_sm90_cluster", "default")
         );
         assert_eq!(choose_gemm(2048, 2048, 2048), ("gemm_sm90_cluster", "n128"));

@@ -8,6 +8,11 @@
 //!   message at the same place from several instances) and, when an error shows up in only
 //!   some instances, says which.
 //!
+//! - Tile functions are inlined: a span interned inside an inlined body keeps the tile
+//!   function's tokens and remembers the chain of calls it came through ([`CallSite`]), so an
+//!   error there is followed by one "in this call" error at each call site (stable proc macros
+//!   cannot attach notes, so the notes are errors of their own, placed right after).
+//!
 //! Invariant: one body walk interns its spans in a fixed order, so two configs lowered from the
 //! same function give the same ids to the same statements.
 
@@ -35,10 +40,50 @@ pub fn error_at(range: SpanRange, message: impl std::fmt::Display) -> syn::Error
     syn::Error::new_spanned(quote!(#first #last), message)
 }
 
+/// A call of a tile function that an inlined piece of syntax came through.
+#[derive(Clone, Debug)]
+pub struct CallSite {
+    /// The call (callee to closing parenthesis).
+    pub range: SpanRange,
+    /// The tile function called.
+    pub callee: String,
+}
+
+impl CallSite {
+    /// Same place, same callee (spans have no `PartialEq`; their debug form identifies them).
+    fn same(&self, other: &CallSite) -> bool {
+        let key = |c: &CallSite| format!("{:?}{:?}|{}", c.range.0, c.range.1, c.callee);
+        key(self) == key(other)
+    }
+}
+
+/// One error at the user's tokens, with the calls it was inlined through, innermost first.
+#[derive(Clone, Debug)]
+pub struct Diag {
+    /// Where.
+    pub range: SpanRange,
+    /// What.
+    pub message: String,
+    /// Through which calls of tile functions (empty outside them).
+    pub calls: Vec<CallSite>,
+}
+
+/// One active call of a tile function while a body is lowered.
+#[derive(Clone, Debug)]
+struct Frame {
+    site: CallSite,
+    parent: Option<u32>,
+}
+
 /// IR span ids ↔ user token ranges, for one lowered body.
 #[derive(Clone, Debug)]
 pub struct SpanTable {
-    entries: Vec<SpanRange>,
+    /// Each id's range and the innermost call frame it was interned in.
+    entries: Vec<(SpanRange, Option<u32>)>,
+    /// Every call frame ever entered (frames are never removed: ids keep pointing at them).
+    frames: Vec<Frame>,
+    /// The frame being lowered now.
+    current: Option<u32>,
     fallback: SpanRange,
 }
 
@@ -47,6 +92,8 @@ impl SpanTable {
     pub fn new(fallback: Span) -> SpanTable {
         SpanTable {
             entries: Vec::new(),
+            frames: Vec::new(),
+            current: None,
             fallback: (fallback, fallback),
         }
     }
@@ -58,7 +105,7 @@ impl SpanTable {
 
     /// Records `range` and returns its id.
     pub fn intern_range(&mut self, range: SpanRange) -> ir::Span {
-        self.entries.push(range);
+        self.entries.push((range, self.current));
         ir::Span((self.entries.len() - 1) as u32)
     }
 
@@ -66,8 +113,51 @@ impl SpanTable {
     pub fn get(&self, span: ir::Span) -> SpanRange {
         self.entries
             .get(span.0 as usize)
-            .copied()
-            .unwrap_or(self.fallback)
+            .map_or(self.fallback, |(range, _)| *range)
+    }
+
+    /// The calls `span` was inlined through, innermost first.
+    pub fn calls(&self, span: ir::Span) -> Vec<CallSite> {
+        let frame = self.entries.get(span.0 as usize).and_then(|(_, f)| *f);
+        self.chain(frame)
+    }
+
+    /// The calls being lowered now, innermost first.
+    pub fn current_calls(&self) -> Vec<CallSite> {
+        self.chain(self.current)
+    }
+
+    /// Enters the body of `callee`, called at `range`.
+    pub fn enter(&mut self, range: SpanRange, callee: &str) {
+        let site = CallSite {
+            range,
+            callee: callee.to_string(),
+        };
+        self.frames.push(Frame {
+            site,
+            parent: self.current,
+        });
+        self.current = Some((self.frames.len() - 1) as u32);
+    }
+
+    /// Leaves the innermost call entered.
+    pub fn leave(&mut self) {
+        self.current = self.current.and_then(|f| self.frames[f as usize].parent);
+    }
+
+    /// Whether the body of a tile function is being lowered.
+    pub fn in_call(&self) -> bool {
+        self.current.is_some()
+    }
+
+    fn chain(&self, mut frame: Option<u32>) -> Vec<CallSite> {
+        let mut out = Vec::new();
+        while let Some(f) = frame {
+            let f = &self.frames[f as usize];
+            out.push(f.site.clone());
+            frame = f.parent;
+        }
+        out
     }
 
     /// Number of interned spans.
@@ -91,12 +181,16 @@ struct Entry {
     body: Body,
     instances: Vec<String>,
     total: usize,
+    /// Calls of tile functions the error was reached through (each reported after it).
+    calls: Vec<CallSite>,
 }
 
 /// Collects errors from several instances, deduplicated, in first-seen order.
 #[derive(Default)]
 pub struct ErrorSink {
     entries: Vec<Entry>,
+    /// Every push, repeats included.
+    pushes: usize,
 }
 
 impl ErrorSink {
@@ -118,12 +212,33 @@ impl ErrorSink {
         message: impl Into<String>,
         instance: Option<(String, usize)>,
     ) {
-        let message = message.into();
+        let diag = Diag {
+            range,
+            message: message.into(),
+            calls: Vec::new(),
+        };
+        self.push_diag(diag, instance);
+    }
+
+    /// Adds `diag` (see [`ErrorSink::push_in`] for `instance`). The same error reached through
+    /// other calls of a tile function is one entry with every call site.
+    pub fn push_diag(&mut self, diag: Diag, instance: Option<(String, usize)>) {
+        let Diag {
+            range,
+            message,
+            calls,
+        } = diag;
+        self.pushes += 1;
         let key = format!("{:?}{:?}|{message}", range.0, range.1);
         let (label, total) = instance.unwrap_or_default();
         if let Some(entry) = self.entries.iter_mut().find(|e| e.key == key) {
-            if !label.is_empty() {
+            if !label.is_empty() && !entry.instances.contains(&label) {
                 entry.instances.push(label);
+            }
+            for call in calls {
+                if !entry.calls.iter().any(|c| c.same(&call)) {
+                    entry.calls.push(call);
+                }
             }
             return;
         }
@@ -137,12 +252,14 @@ impl ErrorSink {
             body: Body::Ours { range, message },
             instances,
             total,
+            calls,
         });
     }
 
     /// Adds errors produced by syn's parsers (kept with their own ranges).
     pub fn push_syn(&mut self, error: syn::Error) {
         for e in error {
+            self.pushes += 1;
             let key = format!("{:?}|{e}", e.span());
             if !self.entries.iter().any(|x| x.key == key) {
                 self.entries.push(Entry {
@@ -150,6 +267,7 @@ impl ErrorSink {
                     body: Body::Syn(e),
                     instances: Vec::new(),
                     total: 0,
+                    calls: Vec::new(),
                 });
             }
         }
@@ -158,6 +276,12 @@ impl ErrorSink {
     /// Whether nothing was collected.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// Number of errors pushed so far, repeats included: compare two readings to learn
+    /// whether a step found an error.
+    pub fn pushes(&self) -> usize {
+        self.pushes
     }
 
     /// The collected errors combined into one (`None` when there are none). An error seen in
@@ -179,9 +303,18 @@ impl ErrorSink {
                     }
                 }
             };
-            match &mut out {
-                Some(all) => all.combine(error),
-                None => out = Some(error),
+            let notes = entry.calls.iter().map(|call| {
+                let message = format!(
+                    "in this call of tile function `{}` (the error above is in its body)",
+                    call.callee
+                );
+                error_at(call.range, message)
+            });
+            for error in std::iter::once(error).chain(notes) {
+                match &mut out {
+                    Some(all) => all.combine(error),
+                    None => out = Some(error),
+                }
             }
         }
         out

@@ -7,6 +7,7 @@
 
 use crate::args::{self, KernelArgs, path_ident};
 use crate::error::{ErrorSink, span_range};
+use crate::module::{ParamKind, TileFns};
 use proc_macro2::TokenStream;
 use std::collections::BTreeSet;
 use syn::punctuated::Punctuated;
@@ -77,8 +78,13 @@ pub struct KernelDef {
 }
 
 impl KernelDef {
-    /// Reads the attribute tokens and the function.
-    pub fn new(attr: TokenStream, item: syn::ItemFn, sink: &mut ErrorSink) -> KernelDef {
+    /// Reads the attribute tokens and the function; `fns` are the tile functions it may call.
+    pub fn new(
+        attr: TokenStream,
+        item: syn::ItemFn,
+        fns: &TileFns,
+        sink: &mut ErrorSink,
+    ) -> KernelDef {
         let name = item.sig.ident.clone();
         check_signature(&item.sig, sink);
         let args = args::parse_args(attr, &name, sink);
@@ -97,7 +103,7 @@ impl KernelDef {
             .filter_map(|arg| param(arg, sink))
             .collect();
         check_params(&params, &args, sink);
-        let written = written_tensors(&item.block.stmts);
+        let written = written_tensors(&item.block.stmts, fns);
         KernelDef {
             name,
             vis: item.vis,
@@ -265,54 +271,108 @@ fn check_params(params: &[ParamDef], args: &KernelArgs, sink: &mut ErrorSink) {
     }
 }
 
-/// Tensors the body writes: the `x` of `copy(x.tile(..), …)` and `tma::store(x.tile(..), …)`.
+/// Tensors the body writes: the `x` of `copy(x.tile(..), …)` and `tma::store(x.tile(..), …)`,
+/// also through a call of a tile function whose `Global` parameter is written so.
 /// Syntactic, so it works even when the body has errors.
-pub fn written_tensors(stmts: &[Stmt]) -> BTreeSet<String> {
+pub fn written_tensors(stmts: &[Stmt], fns: &TileFns) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    for s in stmts {
-        if let Stmt::Expr(e, _) = s {
-            scan_expr(e, &mut out);
-        }
-    }
+    let mut scan = Writes {
+        fns,
+        active: Vec::new(),
+    };
+    scan.stmts(stmts, &mut out);
     out
 }
 
-fn scan_expr(e: &Expr, out: &mut BTreeSet<String>) {
-    match e {
-        Expr::Block(b) => out.extend(written_tensors(&b.block.stmts)),
-        Expr::ForLoop(f) => out.extend(written_tensors(&f.body.stmts)),
-        Expr::If(i) => {
-            out.extend(written_tensors(&i.then_branch.stmts));
-            if let Some((_, els)) = &i.else_branch {
-                scan_expr(els, out);
+/// The scan of [`written_tensors`]; `active` are the tile functions being scanned (a
+/// recursive call is skipped here and reported by the lowering).
+struct Writes<'f> {
+    fns: &'f TileFns,
+    active: Vec<String>,
+}
+
+impl Writes<'_> {
+    fn stmts(&mut self, stmts: &[Stmt], out: &mut BTreeSet<String>) {
+        for s in stmts {
+            match s {
+                Stmt::Expr(e, _) => self.expr(e, out),
+                Stmt::Local(l) => {
+                    if let Some(init) = &l.init {
+                        self.expr(&init.expr, out);
+                    }
+                }
+                _ => {}
             }
         }
-        Expr::Call(c) => {
-            let is_copy = match &c.func.as_ref() {
-                Expr::Path(p) => {
-                    let segs: Vec<String> = p
-                        .path
-                        .segments
-                        .iter()
-                        .map(|s| s.ident.to_string())
-                        .collect();
-                    matches!(
-                        segs.iter()
-                            .map(String::as_str)
-                            .collect::<Vec<_>>()
-                            .as_slice(),
-                        ["copy"] | ["tma", "store"]
-                    )
+    }
+
+    fn expr(&mut self, e: &Expr, out: &mut BTreeSet<String>) {
+        match e {
+            Expr::Block(b) => self.stmts(&b.block.stmts, out),
+            Expr::ForLoop(f) => self.stmts(&f.body.stmts, out),
+            Expr::If(i) => {
+                self.stmts(&i.then_branch.stmts, out);
+                if let Some((_, els)) = &i.else_branch {
+                    self.expr(els, out);
                 }
-                _ => false,
-            };
-            if let (true, Some(Expr::MethodCall(m))) = (is_copy, c.args.first())
-                && m.method == "tile"
-                && let Some(id) = path_ident(&m.receiver)
+            }
+            Expr::Assign(a) => self.expr(&a.right, out),
+            Expr::Paren(p) => self.expr(&p.expr, out),
+            Expr::Call(c) => {
+                if let Some(id) = copy_destination(c) {
+                    out.insert(id.to_string());
+                } else {
+                    self.call(c, out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A call of a tile function: the arguments of its written `Global` parameters.
+    fn call(&mut self, c: &syn::ExprCall, out: &mut BTreeSet<String>) {
+        let Some(f) = path_ident(&c.func).and_then(|id| self.fns.get(&id.to_string())) else {
+            return;
+        };
+        let name = f.ident.to_string();
+        if self.active.contains(&name) {
+            return;
+        }
+        self.active.push(name);
+        let mut inner = BTreeSet::new();
+        self.stmts(&f.body.stmts, &mut inner);
+        self.active.pop();
+        for (p, a) in f.params.iter().zip(&c.args) {
+            if p.kind == ParamKind::Global
+                && inner.contains(&p.ident.to_string())
+                && let Some(id) = path_ident(a)
             {
                 out.insert(id.to_string());
             }
         }
-        _ => {}
+    }
+}
+
+/// The `x` of `copy(x.tile(..), …)` and `tma::store(x.tile(..), …)`.
+fn copy_destination(c: &syn::ExprCall) -> Option<&Ident> {
+    let Expr::Path(p) = c.func.as_ref() else {
+        return None;
+    };
+    let segs: Vec<String> = p
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
+    let is_copy = matches!(
+        segs.iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .as_slice(),
+        ["copy"] | ["tma", "store"]
+    );
+    match c.args.first() {
+        Some(Expr::MethodCall(m)) if is_copy && m.method == "tile" => path_ident(&m.receiver),
+        _ => None,
     }
 }

@@ -47,7 +47,11 @@ fn guard(scope: &Scope) -> Option<Expr> {
         Scope::Warpgroup(a, b) => Some(range(Expr::bin(BinOp::Div, tid, Expr::u32(128)), *a, *b)),
         Scope::Warp(a, b) => Some(range(Expr::Special(Special::WarpId), *a, *b)),
         Scope::Thread(t) => Some(Expr::cmp(CmpOp::Eq, tid, Expr::u32(*t))),
-        Scope::Leader => Some(Expr::cmp(CmpOp::Eq, Expr::bin(BinOp::Rem, tid, Expr::u32(128)), Expr::u32(0))),
+        Scope::Leader => Some(Expr::cmp(
+            CmpOp::Eq,
+            Expr::bin(BinOp::Rem, tid, Expr::u32(128)),
+            Expr::u32(0),
+        )),
         Scope::Cta | Scope::Elect => None,
     }
 }

@@ -1,17 +1,23 @@
 //! The macro's expansion: read the attribute and the function, lower the body once per config,
 //! compile each config × target through `tirx_ir::passes::run_pipeline` and `tirx_ptx`, and
-//! emit the module (`launcher.rs`) with the signatures as tokens (`signature.rs`).
+//! emit the module (`launcher.rs`) with the signatures as tokens (`signature.rs`). A
+//! `#[tile_module]` (`module.rs`) expands each of its kernels the same way, with its tile
+//! functions.
 //!
 //! Errors from every stage go to one `ErrorSink` and come out as `compile_error!`s next to the
 //! module skeleton. The passes only run when the front end found no error, so their
 //! diagnostics are never caused by the front end's recovery.
 
 mod launcher;
+mod module;
 mod signature;
 
+pub use module::{lone_tile_fn, tile_module};
+
 use crate::args;
-use crate::error::{ErrorSink, span_range};
+use crate::error::{Diag, ErrorSink, span_range};
 use crate::model::{ConfigDef, KernelDef};
+use crate::module::TileFns;
 use crate::parse::{self, Lowered};
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -41,18 +47,25 @@ pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
             return syn::Error::new(e.span(), message).into_compile_error();
         }
     };
+    kernel(attr, item, &TileFns::default())
+}
+
+/// One kernel (its `#[tile_kernel]` attribute's tokens `attr` and the function) that may call
+/// the tile functions `fns` → its module (plus `compile_error!`s on errors).
+pub fn kernel(attr: TokenStream, item: syn::ItemFn, fns: &TileFns) -> TokenStream {
     let mut sink = ErrorSink::new();
-    let def = KernelDef::new(attr, item, &mut sink);
-    let artifacts = compile(&def, &mut sink);
+    let def = KernelDef::new(attr, item, fns, &mut sink);
+    let artifacts = compile(&def, fns, &mut sink);
     let module = launcher::module(&def, &artifacts);
     let errors = sink.into_compile_errors();
     quote!(#errors #module)
 }
 
-/// Lowers and compiles every instance; empty when anything failed (errors in `sink`).
-pub fn compile(def: &KernelDef, sink: &mut ErrorSink) -> Vec<Artifact> {
-    let lowered = lower_all(def, sink);
-    if !sink.is_empty() {
+/// Lowers and compiles every instance; empty when anything failed (errors in `sink`, or
+/// reported elsewhere: a call of a tile function with a bad signature).
+pub fn compile(def: &KernelDef, fns: &TileFns, sink: &mut ErrorSink) -> Vec<Artifact> {
+    let lowered = lower_all(def, fns, sink);
+    if !sink.is_empty() || lowered.len() != def.args.configs.len() {
         return Vec::new();
     }
     let total = lowered.len() * def.targets().len();
@@ -63,8 +76,8 @@ pub fn compile(def: &KernelDef, sink: &mut ErrorSink) -> Vec<Artifact> {
             match compile_instance(def, config, low, target) {
                 Ok(a) => out.push(a),
                 Err(errors) => {
-                    for (range, message) in errors {
-                        sink.push_in(range, message, Some((label.clone(), total)));
+                    for diag in errors {
+                        sink.push_diag(diag, Some((label.clone(), total)));
                     }
                 }
             }
@@ -74,7 +87,11 @@ pub fn compile(def: &KernelDef, sink: &mut ErrorSink) -> Vec<Artifact> {
 }
 
 /// Lowers the body once per config (the target changes only the signature).
-pub fn lower_all<'d>(def: &'d KernelDef, sink: &mut ErrorSink) -> Vec<(&'d ConfigDef, Lowered)> {
+pub fn lower_all<'d>(
+    def: &'d KernelDef,
+    fns: &TileFns,
+    sink: &mut ErrorSink,
+) -> Vec<(&'d ConfigDef, Lowered)> {
     let shapes = def.shape_symbols();
     let configs = &def.args.configs;
     let mut out = Vec::new();
@@ -99,11 +116,11 @@ pub fn lower_all<'d>(def: &'d KernelDef, sink: &mut ErrorSink) -> Vec<(&'d Confi
             smem_bytes: 0,
             tmem_cols: 0,
         };
-        match parse::lower(def, config, sig) {
+        match parse::lower(def, fns, config, sig) {
             Ok(low) => out.push((config, low)),
             Err(errors) => {
-                for (range, message) in errors {
-                    sink.push_in(range, message, label.clone());
+                for diag in errors {
+                    sink.push_diag(diag, label.clone());
                 }
             }
         }
@@ -122,7 +139,7 @@ fn compile_instance(
     config: &ConfigDef,
     low: &Lowered,
     target: Target,
-) -> Result<Artifact, Vec<(crate::error::SpanRange, String)>> {
+) -> Result<Artifact, Vec<Diag>> {
     let mut kernel = low.kernel.clone();
     kernel.sig.target = target;
     kernel.sig.entry = entry_name(def, config, target);
@@ -130,11 +147,20 @@ fn compile_instance(
     let (compiled, _) = tirx_ir::passes::run_pipeline(kernel, false).map_err(|diags| {
         diags
             .iter()
-            .map(|d| (low.spans.get(d.span), d.message.clone()))
+            .map(|d| Diag {
+                range: low.spans.get(d.span),
+                message: d.message.clone(),
+                calls: low.spans.calls(d.span),
+            })
             .collect::<Vec<_>>()
     })?;
-    let ptx = tirx_ptx::write_string(&compiled)
-        .map_err(|e| vec![(span_range(&def.name), format!("PTX generation failed: {e}"))])?;
+    let ptx = tirx_ptx::write_string(&compiled).map_err(|e| {
+        vec![Diag {
+            range: span_range(&def.name),
+            message: format!("PTX generation failed: {e}"),
+            calls: Vec::new(),
+        }]
+    })?;
     Ok(Artifact {
         config: config.name.clone(),
         target,

@@ -106,7 +106,9 @@ impl Lowerer<'_> {
         if let Some(local) = self.local(&name) {
             let what = match local {
                 Local::Var { var, .. } => return Ok(Expr::Var(var)),
+                Local::Value(i) => return Ok(self.values[i].clone()),
                 Local::Poison => return Err(Fail),
+                Local::Tensor(_) => "a global tensor".to_string(),
                 Local::Buf(b) => format!("a {} buffer", self.kernel.buffers[b].space.name()),
                 Local::Bar(_) => "an mbarrier".to_string(),
                 Local::Pipe(_) => "a pipeline".to_string(),
@@ -143,9 +145,6 @@ impl Lowerer<'_> {
                 ));
             }
             _ => {}
-        }
-        if self.def.params.iter().any(|p| p.ident == name) {
-            return Err(self.fail(id, format!("`{name}` is a global tensor, not a scalar")));
         }
         Err(self.not_found(id))
     }
@@ -286,12 +285,22 @@ impl Lowerer<'_> {
             "cdiv" => BinOp::CeilDiv,
             "min" => BinOp::Min,
             "max" => BinOp::Max,
+            _ if self.tile_fn_of(&c.func).is_some() => {
+                return Err(self.fail(
+                    c,
+                    format!(
+                        "`{name}` is a tile function, inlined as a statement; bind its result first: `let v = {name}(…);`"
+                    ),
+                ));
+            }
             _ => {
                 let func = &c.func;
                 let shown = quote::quote!(#func).to_string().replace(' ', "");
+                let scalar_fns: Vec<String> = FUNCTIONS.split(", ").map(String::from).collect();
+                let hint = self.tile_fn_hint(&name, &scalar_fns);
                 return Err(self.fail(
                     &c.func,
-                    format!("unknown function `{shown}`; scalar functions are {FUNCTIONS}"),
+                    format!("unknown function `{shown}`; scalar functions are {FUNCTIONS}{hint}"),
                 ));
             }
         };

@@ -9,20 +9,27 @@
 //! lowered. A `let` whose value failed binds its name to a poison entry, so later uses do not
 //! report a second, derived error.
 //!
+//! Tensor parameters live in the outermost scope. A call of a tile function is inlined
+//! (`inline`): its body is lowered in a fresh environment above `env_base`, so it sees its
+//! parameters and the global names but none of the caller's locals.
+//!
 //! Submodules: `expr` (scalars), `stmt` (statements, control flow, scopes), `ops` (op calls),
-//! `operand` (tiles and barriers), `decl` (buffers, barriers, pipelines).
+//! `operand` (tiles and barriers), `decl` (buffers, barriers, pipelines), `inline` (tile
+//! function calls).
 
 mod decl;
 mod expr;
+mod inline;
 mod operand;
 mod ops;
 mod stmt;
 
-use crate::error::{SpanRange, SpanTable, span_range};
+use crate::error::{Diag, SpanRange, SpanTable, span_range};
 use crate::model::{ConfigDef, KernelDef};
+use crate::module::TileFns;
 use quote::ToTokens;
 use tirx_ir::abi::Signature;
-use tirx_ir::{Arena, Barrier, Buffer, Handle, Kernel, Phase, Pipeline, Var};
+use tirx_ir::{Arena, Barrier, Buffer, Expr, Handle, Kernel, Phase, Pipeline, Var};
 
 /// A lowered body: the kernel and the table its span ids index.
 #[derive(Clone, Debug)]
@@ -33,12 +40,17 @@ pub struct Lowered {
     pub spans: SpanTable,
 }
 
-/// One error of a lowering: where and what.
-pub type LowerError = (SpanRange, String);
+/// One error of a lowering: where, what, and through which tile function calls.
+pub type LowerError = Diag;
 
-/// Lowers `def`'s body for `config` into a `Tile`-phase kernel with signature `sig`.
+/// Lowers `def`'s body for `config` into a `Tile`-phase kernel with signature `sig`; `fns`
+/// are the tile functions it may call.
+///
+/// An empty error list means a failure already reported elsewhere (a call of a tile function
+/// whose signature is wrong).
 pub fn lower(
     def: &KernelDef,
+    fns: &TileFns,
     config: &ConfigDef,
     sig: Signature,
 ) -> Result<Lowered, Vec<LowerError>> {
@@ -54,17 +66,27 @@ pub fn lower(
         pipelines: Arena::new(),
         body: Vec::new(),
     };
+    let tensors = def
+        .params
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (p.ident.to_string(), Local::Tensor(i)))
+        .collect();
     let mut cx = Lowerer {
         def,
+        fns,
         kernel,
         spans: SpanTable::new(def.name.span()),
-        env: Vec::new(),
+        env: vec![tensors],
+        env_base: 0,
+        values: Vec::new(),
         depth: 0,
         errors: Vec::new(),
+        silent: false,
     };
     let body = cx.block(&def.body.stmts);
     cx.kernel.body = body;
-    if cx.errors.is_empty() {
+    if cx.errors.is_empty() && !cx.silent {
         Ok(Lowered {
             kernel: cx.kernel,
             spans: cx.spans,
@@ -79,12 +101,17 @@ pub fn lower(
 pub(crate) enum Local {
     /// A scalar variable.
     Var { var: Handle<Var>, mutable: bool },
+    /// A scalar parameter of a tile function bound to a value that needs no variable (an
+    /// immediate, a shape symbol, a built-in): an index into `Lowerer::values`.
+    Value(usize),
     /// A buffer.
     Buf(Handle<Buffer>),
     /// An mbarrier array.
     Bar(Handle<Barrier>),
     /// A pipeline.
     Pipe(Handle<Pipeline>),
+    /// A tensor parameter of the kernel: an index into `KernelDef::params`.
+    Tensor(usize),
     /// A name whose declaration failed (already reported).
     Poison,
 }
@@ -100,16 +127,25 @@ pub(crate) type Res<T> = Result<T, Fail>;
 pub(crate) struct Lowerer<'a> {
     /// The kernel definition (params, configs).
     pub(crate) def: &'a KernelDef,
+    /// The tile functions the body may call.
+    pub(crate) fns: &'a TileFns,
     /// The kernel being built.
     pub(crate) kernel: Kernel,
     /// Spans of the built nodes.
     pub(crate) spans: SpanTable,
-    /// Lexical scopes, innermost last.
+    /// Lexical scopes, innermost last; the first holds the tensor parameters.
     env: Vec<Vec<(String, Local)>>,
+    /// The first scope visible: 0 in the kernel body, the callee's parameters' scope inside
+    /// an inlined tile function.
+    env_base: usize,
+    /// The values of `Local::Value` bindings.
+    values: Vec<Expr>,
     /// Nesting depth of blocks below the body (declarations only at depth 0).
     pub(crate) depth: usize,
     /// Errors so far.
     errors: Vec<LowerError>,
+    /// A failure reported elsewhere (a call of a broken tile function).
+    silent: bool,
 }
 
 /// Built-in scalar names (besides `cta.x|y|z`).
@@ -123,7 +159,12 @@ impl Lowerer<'_> {
 
     /// Records an error at `range` and returns the marker.
     pub(crate) fn fail_at(&mut self, range: SpanRange, message: impl Into<String>) -> Fail {
-        self.errors.push((range, message.into()));
+        let calls = self.spans.current_calls();
+        self.errors.push(Diag {
+            range,
+            message: message.into(),
+            calls,
+        });
         Fail
     }
 
@@ -144,7 +185,7 @@ impl Lowerer<'_> {
 
     /// The innermost local named `name`.
     pub(crate) fn local(&self, name: &str) -> Option<Local> {
-        self.env
+        self.env[self.env_base..]
             .iter()
             .rev()
             .flat_map(|s| s.iter().rev())
@@ -164,7 +205,7 @@ impl Lowerer<'_> {
             .any(|p| p.shape.iter().any(|s| *s == name))
         {
             Some("a shape symbol")
-        } else if self.def.params.iter().any(|p| p.ident == name) {
+        } else if matches!(self.local(&name), Some(Local::Tensor(_))) {
             Some("a tensor parameter")
         } else if BUILTINS.contains(&name.as_str()) {
             Some("a built-in")
@@ -198,10 +239,13 @@ impl Lowerer<'_> {
 
     /// Every name visible here (for "did you mean" hints).
     pub(crate) fn visible_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.env.iter().flatten().map(|(n, _)| n.clone()).collect();
+        let mut names: Vec<String> = self.env[self.env_base..]
+            .iter()
+            .flatten()
+            .map(|(n, _)| n.clone())
+            .collect();
         names.extend(self.kernel.consts.iter().map(|(n, _)| n.clone()));
         names.extend(self.def.shape_symbols());
-        names.extend(self.def.params.iter().map(|p| p.ident.to_string()));
         names.extend(BUILTINS.iter().map(|s| s.to_string()));
         names
     }
@@ -212,7 +256,21 @@ impl Lowerer<'_> {
         let hint = closest(&name, &self.visible_names())
             .map(|c| format!("; did you mean `{c}`?"))
             .unwrap_or_default();
-        self.fail(ident, format!("cannot find `{name}` in this kernel{hint}"))
+        let Some(call) = self.spans.current_calls().into_iter().next() else {
+            return self.fail(ident, format!("cannot find `{name}` in this kernel{hint}"));
+        };
+        // Inside a tile function: the caller's names are hidden on purpose.
+        let callers = self.env[..self.env_base].iter().flatten();
+        let hint = if callers.clone().any(|(n, _)| *n == name) {
+            format!("; the caller's `{name}` is not visible here: pass it as a parameter")
+        } else {
+            hint
+        };
+        let f = call.callee;
+        self.fail(
+            ident,
+            format!("cannot find `{name}` in tile function `{f}`{hint}"),
+        )
     }
 }
 

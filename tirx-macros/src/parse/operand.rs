@@ -19,7 +19,7 @@ impl Lowerer<'_> {
                         buf,
                         index: Vec::new(),
                     }),
-                    _ if self.def.params.iter().any(|p| p.ident == *id) => Err(self.fail(
+                    Some(Local::Tensor(_)) => Err(self.fail(
                         id,
                         format!(
                             "`{id}` is a global tensor; name one tile of it: `{id}.tile(i, j)`"
@@ -82,13 +82,15 @@ impl Lowerer<'_> {
         let Some(id) = crate::args::path_ident(&m.receiver) else {
             return Err(self.fail(&m.receiver, "expected a tensor name before `.tile(…)`"));
         };
-        let Some(param) = self.def.params.iter().find(|p| p.ident == *id) else {
+        let Some(Local::Tensor(i)) = self.local(&id.to_string()) else {
             return Err(self.wrong_kind(
                 id,
                 "a global tensor",
                 "; `.tile(…)` names a tile of a tensor parameter",
             ));
         };
+        // Inside a tile function `id` is its parameter; the tile is of the kernel's tensor.
+        let param = &self.def.params[i];
         let rank = param.shape.len();
         let dims: Vec<String> = param.shape.iter().map(Ident::to_string).collect();
         if m.args.len() != rank {
@@ -98,7 +100,7 @@ impl Lowerer<'_> {
         let coords: Vec<Res<Expr>> = m.args.iter().map(|a| self.int(a)).collect();
         let coords = coords.into_iter().collect::<Res<Vec<_>>>()?;
         Ok(TileRef::Global {
-            tensor: id.to_string(),
+            tensor: self.def.params[i].ident.to_string(),
             coords,
         })
     }
@@ -182,15 +184,20 @@ impl Lowerer<'_> {
 
 impl Lowerer<'_> {
     /// What a name is, for "`x` is …, not a …" messages.
-    fn describe(&self, name: &str) -> Option<&'static str> {
+    pub(crate) fn describe(&self, name: &str) -> Option<&'static str> {
         match self.local(name) {
             Some(Local::Var { .. }) => Some("a scalar variable"),
-            Some(Local::Buf(_)) => Some("a buffer"),
+            Some(Local::Value(_)) => Some("a scalar"),
+            Some(Local::Buf(b)) => Some(match self.kernel.buffers[b].space {
+                Space::Shared => "a smem buffer",
+                Space::Tmem => "a tmem buffer",
+                Space::Reg => "a reg buffer",
+            }),
             Some(Local::Bar(_)) => Some("an mbarrier"),
             Some(Local::Pipe(_)) => Some("a pipeline"),
+            Some(Local::Tensor(_)) => Some("a global tensor"),
             Some(Local::Poison) => None,
             None if self.kernel.const_value(name).is_some() => Some("a config constant"),
-            None if self.def.params.iter().any(|p| p.ident == name) => Some("a global tensor"),
             None if self
                 .def
                 .params

@@ -34,7 +34,7 @@ const NAMESPACES: [(&str, &str); 5] = [
 ];
 
 /// Un-namespaced ops.
-const PLAIN: &str = "copy, mma, sync_threads, cluster_sync";
+const PLAIN: &str = "copy, mma, sync_threads, cluster_sync, named_barrier";
 
 /// A call's arguments split into positional ones and `name = value` ones.
 pub(crate) struct CallArgs<'e> {
@@ -143,6 +143,17 @@ impl Lowerer<'_> {
             "mma" => self.mma_op(c, "mma", None),
             "sync_threads" => self.no_arg_op(c, "sync_threads()", Op::SyncThreads),
             "cluster_sync" => self.no_arg_op(c, "cluster_sync()", Op::ClusterSync),
+            "named_barrier" => {
+                let usage = "named_barrier(id, threads)";
+                let args = self.call_args(&c.args, c, usage, 2..=2, &[])?;
+                let id = self.int(args.pos[0]);
+                let threads = self.const_u32(args.pos[1], "the number of threads");
+                let (id, threads) = (id?, threads?);
+                if threads == 0 || !threads.is_multiple_of(32) {
+                    return Err(self.fail(args.pos[1], format!("a named barrier counts whole warps: {threads} is not a positive multiple of 32")));
+                }
+                Ok(Op::NamedBarrier { id, threads })
+            }
             _ if DECLS.contains(&name) => Err(self.fail(
                 &c.func,
                 format!("`{name}` declares something; bind it: `let x = {name}(…);`"),
@@ -153,13 +164,17 @@ impl Lowerer<'_> {
             )),
             _ => {
                 let all = all_ops();
-                let hint = closest(name, &all)
-                    .map(|s| format!("; did you mean `{s}`?"))
-                    .unwrap_or_default();
                 let spaces: Vec<String> = NAMESPACES
                     .iter()
                     .map(|(ns, _)| format!("{ns}::…"))
                     .collect();
+                let hint = if self.fns.names().is_empty() {
+                    closest(name, &all)
+                        .map(|s| format!("; did you mean `{s}`?"))
+                        .unwrap_or_default()
+                } else {
+                    self.tile_fn_hint(name, &all)
+                };
                 Err(self.fail(
                     &c.func,
                     format!(

@@ -15,18 +15,23 @@ use syn::{Expr as SExpr, Ident, Token};
 use tirx_ir::{BinOp, Block, Expr, ScalarType, Scope, Stmt, StmtKind};
 
 /// Scope keys, for the "unknown scope key" message.
-const SCOPE_KEYS: &str = "warp, warps, warpgroup, warpgroups, thread, cta, elect";
+const SCOPE_KEYS: &str = "warp, warps, warpgroup, warpgroups, thread, leader, cta, elect";
 
 impl Lowerer<'_> {
     /// Lowers a block in a new lexical scope.
     pub(crate) fn block(&mut self, stmts: &[syn::Stmt]) -> Block {
         self.push_scope();
         let mut out = Vec::new();
-        for s in stmts {
-            let _ = self.stmt(s, &mut out);
-        }
+        self.stmts_into(stmts, &mut out);
         self.pop_scope();
         out
+    }
+
+    /// Lowers statements into `out`, in the current lexical scope.
+    pub(crate) fn stmts_into(&mut self, stmts: &[syn::Stmt], out: &mut Block) {
+        for s in stmts {
+            let _ = self.stmt(s, out);
+        }
     }
 
     /// Lowers a block nested in control flow or a scope.
@@ -85,11 +90,19 @@ impl Lowerer<'_> {
                 out.extend(inner);
                 return Ok(());
             }
-            SExpr::Assign(a) => self.assign(&a.left, &a.right, None, e)?,
+            SExpr::Assign(a) => match strip_parens(&a.right) {
+                SExpr::Call(c) if let Some(f) = self.tile_fn_of(&c.func) => {
+                    return self.assign_call(&a.left, c, f, e, out);
+                }
+                _ => self.assign(&a.left, &a.right, None, e)?,
+            },
             SExpr::Binary(b) => match compound_op(&b.op) {
                 Some(op) => self.assign(&b.left, &b.right, Some(op), e)?,
                 None => return Err(self.fail(e, "this value is unused; expected a statement")),
             },
+            SExpr::Call(c) if let Some(f) = self.tile_fn_of(&c.func) => {
+                return self.call_stmt(c, f, out);
+            }
             SExpr::Call(c) => self.op_call(c)?,
             SExpr::MethodCall(m) => self.op_method(m)?,
             SExpr::While(_) | SExpr::Loop(_) => {
@@ -111,6 +124,14 @@ impl Lowerer<'_> {
                 a,
                 "attributes on `let` are not supported; put `#[scope(...)]` on a block",
             ));
+        }
+        // A tile function's results bind to any pattern of names (`let (m, n) = f(…);`).
+        if let Some(init) = &l.init
+            && init.diverge.is_none()
+            && let SExpr::Call(c) = strip_parens(&init.expr)
+            && let Some(f) = self.tile_fn_of(&c.func)
+        {
+            return self.let_call(l, c, f, out);
         }
         let (ident, mutable) = match &l.pat {
             syn::Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => {
@@ -148,6 +169,13 @@ impl Lowerer<'_> {
         if let SExpr::Call(c) = init
             && super::decl::decl_kind(&c.func).is_some()
         {
+            if self.spans.in_call() {
+                return Err(self.fail(
+                    &c.func,
+                    "declare buffers, barriers and pipelines in the kernel body and pass them to \
+                     the tile function (parameters `Smem`, `Tmem`, `Regs`, `Bar`, `Pipe`)",
+                ));
+            }
             if self.depth > 0 {
                 return Err(self.fail(
                     &c.func,
@@ -185,21 +213,8 @@ impl Lowerer<'_> {
         op: Option<BinOp>,
         whole: &SExpr,
     ) -> Res<Stmt> {
-        let Some(ident) = crate::args::path_ident(left) else {
-            return Err(self.fail(left, "only variables can be assigned"));
-        };
-        let var = match self.local(&ident.to_string()) {
-            Some(Local::Var { var, mutable: true }) => var,
-            Some(Local::Var { .. }) => {
-                return Err(self.fail(
-                    ident,
-                    format!("cannot assign to `{ident}`: declare it with `let mut {ident}`"),
-                ));
-            }
-            Some(Local::Poison) => return Err(Fail),
-            Some(_) => return Err(self.fail(ident, format!("`{ident}` is not a variable"))),
-            None => return Err(self.not_found(ident)),
-        };
+        let var = self.assign_target(left)?;
+        let ident = crate::args::path_ident(left).expect("an assignment target is a name");
         let value = match op {
             Some(op) => {
                 let rhs = self.int(right)?;
@@ -228,6 +243,23 @@ impl Lowerer<'_> {
         };
         let span = self.span(whole);
         Ok(Stmt::at(StmtKind::Assign { var, value }, span))
+    }
+
+    /// The variable `left` names, if it can be assigned.
+    pub(crate) fn assign_target(&mut self, left: &SExpr) -> Res<tirx_ir::Handle<tirx_ir::Var>> {
+        let Some(ident) = crate::args::path_ident(left) else {
+            return Err(self.fail(left, "only variables can be assigned"));
+        };
+        match self.local(&ident.to_string()) {
+            Some(Local::Var { var, mutable: true }) => Ok(var),
+            Some(Local::Var { .. } | Local::Value(_)) => Err(self.fail(
+                ident,
+                format!("cannot assign to `{ident}`: declare it with `let mut {ident}`"),
+            )),
+            Some(Local::Poison) => Err(Fail),
+            Some(_) => Err(self.fail(ident, format!("`{ident}` is not a variable"))),
+            None => Err(self.not_found(ident)),
+        }
     }
 
     /// `for k in a..b { }` and `for k in (a..b).step_by(s) { }`.
@@ -402,7 +434,7 @@ impl Lowerer<'_> {
         let mut elect = false;
         for item in items {
             let key = item.key.to_string();
-            if let ("elect" | "cta", Some(v)) = (key.as_str(), &item.value) {
+            if let ("elect" | "cta" | "leader", Some(v)) = (key.as_str(), &item.value) {
                 return Err(self.fail(v, format!("`{key}` takes no value")));
             }
             let scope = match key.as_str() {
@@ -411,6 +443,7 @@ impl Lowerer<'_> {
                     continue;
                 }
                 "cta" => Scope::Cta,
+                "leader" => Scope::Leader,
                 "warp" | "warpgroup" | "thread" => {
                     let v = self.scope_value(item)?;
                     let n = self.const_u32(v, &format!("the {key} index"))?;
@@ -446,7 +479,7 @@ impl Lowerer<'_> {
             }
             group = Some((scope, &item.key));
         }
-        if matches!(group, Some((Scope::Thread(_), _))) && elect {
+        if matches!(group, Some((Scope::Thread(_) | Scope::Leader, _))) && elect {
             return Err(self.fail(attr, "`elect` inside a single-thread scope is redundant"));
         }
         if group.is_none() && !elect {

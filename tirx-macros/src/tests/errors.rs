@@ -35,7 +35,7 @@ fn unknown_op() {
     let e = with_prelude("cpy(tile, src.tile(0, 0));");
     assert_contains(
         &e,
-        "unknown op `cpy`; ops are copy, mma, sync_threads, cluster_sync, tma::…, wgmma::…, tcgen05::…, fence::…, setmaxnreg::…; did you mean `copy`?",
+        "unknown op `cpy`; ops are copy, mma, sync_threads, cluster_sync, named_barrier, tma::…, wgmma::…, tcgen05::…, fence::…, setmaxnreg::…; did you mean `copy`?",
     );
     assert_one(
         &with_prelude("tmaa::load(tile, src.tile(0, 0), bar);"),
@@ -53,7 +53,7 @@ fn unknown_scope_key() {
     assert_eq!(
         e,
         [
-            "unknown scope key `warpz`; expected warp, warps, warpgroup, warpgroups, thread, cta, elect"
+            "unknown scope key `warpz`; expected warp, warps, warpgroup, warpgroups, thread, leader, cta, elect"
         ]
     );
     assert_one(
@@ -301,7 +301,7 @@ fn pass_diagnostics_are_reported() {
         STD_ATTR,
         "fn k(#[shape(M, N)] src: Tensor<bf16>) { let acc = tmem::<f32>([128, 64]); let a = smem::<bf16>([128, 64], swizzle = B128); #[scope(warp = 0, elect)] { tcgen05::mma(acc, a, a); } }",
     );
-    let arts = expand::compile(&def, &mut sink);
+    let arts = expand::compile(&def, &TileFns::default(), &mut sink);
     assert!(arts.is_empty());
     let e: Vec<String> = sink
         .finish()

@@ -170,7 +170,7 @@ fn gemm_lowering() {
 #[test]
 fn second_config_is_lowered_with_its_constants() {
     let (def, mut sink) = def(GEMM_ATTR, GEMM);
-    let all = expand::lower_all(&def, &mut sink);
+    let all = expand::lower_all(&def, &TileFns::default(), &mut sink);
     assert!(sink.is_empty());
     assert_eq!(all.len(), 2);
     let small = &all[1].1.kernel;

@@ -3,10 +3,12 @@
 
 mod errors;
 mod lower;
+mod module;
 
 use crate::error::ErrorSink;
 use crate::expand;
 use crate::model::KernelDef;
+use crate::module::TileFns;
 use crate::parse::Lowered;
 use proc_macro2::TokenStream;
 
@@ -15,14 +17,14 @@ pub(crate) fn def(attr: &str, item: &str) -> (KernelDef, ErrorSink) {
     let attr: TokenStream = attr.parse().expect("attribute tokens");
     let item: syn::ItemFn = syn::parse_str(item).expect("a function");
     let mut sink = ErrorSink::new();
-    let def = KernelDef::new(attr, item, &mut sink);
+    let def = KernelDef::new(attr, item, &TileFns::default(), &mut sink);
     (def, sink)
 }
 
 /// Every front-end error message for a kernel (attribute, parameters, body of every config).
 pub(crate) fn errors(attr: &str, item: &str) -> Vec<String> {
     let (def, mut sink) = def(attr, item);
-    let _ = expand::lower_all(&def, &mut sink);
+    let _ = expand::lower_all(&def, &TileFns::default(), &mut sink);
     sink.finish()
         .into_iter()
         .flatten()
@@ -33,7 +35,7 @@ pub(crate) fn errors(attr: &str, item: &str) -> Vec<String> {
 /// The lowered first config of a kernel that must have no front-end error.
 pub(crate) fn lowered(attr: &str, item: &str) -> Lowered {
     let (def, mut sink) = def(attr, item);
-    let mut all = expand::lower_all(&def, &mut sink);
+    let mut all = expand::lower_all(&def, &TileFns::default(), &mut sink);
     let messages: Vec<String> = sink
         .finish()
         .into_iter()

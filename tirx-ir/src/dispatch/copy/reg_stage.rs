@@ -24,19 +24,28 @@ use crate::ir::{BinOp, Expr, Inst, Op, ScalarType as T, Space, Special, TileRef}
 use crate::lower::{Lower, add, mul};
 
 /// The variant.
-pub static VARIANT: Variant = Variant { name: "reg_stage", priority: 10, applies, lower };
+pub static VARIANT: Variant = Variant {
+    name: "reg_stage",
+    priority: 10,
+    applies,
+    lower,
+};
 
 /// (acc rows, acc cols) and checks of the staging layout.
 fn shapes(cx_k: &crate::ir::Kernel, dst: &TileRef, src: &TileRef) -> Result<(u32, u32), String> {
     let (_, r, n) = crate::dispatch::mma::accumulator(cx_k, src, Space::Reg)?;
-    let TileRef::Buf { buf, index } = dst else { return Err("the destination is not a buffer".into()) };
+    let TileRef::Buf { buf, index } = dst else {
+        return Err("the destination is not a buffer".into());
+    };
     let b = &cx_k.buffers[*buf];
     if b.space != Space::Shared || b.elem.bytes() != 2 {
         return Err(format!("`{}` must be a bf16/f16 shared tile", b.name));
     }
     let dims = b.layout.shape.get(index.len()..).unwrap_or(&[]);
     if r % 64 != 0 || n % 64 != 0 {
-        return Err(format!("the accumulator is {r}×{n}; staging needs multiples of 64"));
+        return Err(format!(
+            "the accumulator is {r}×{n}; staging needs multiples of 64"
+        ));
     }
     if dims != [n / 64, r, 64] || b.layout.swizzle != crate::abi::Swizzle::B128 {
         return Err(format!(
@@ -50,46 +59,87 @@ fn shapes(cx_k: &crate::ir::Kernel, dst: &TileRef, src: &TileRef) -> Result<(u32
 }
 
 fn applies(cx: &Cx) -> Result<(), String> {
-    let Op::Copy { dst, src, bar: None, .. } = cx.op else { return Err("not a copy without barrier".into()) };
+    let Op::Copy {
+        dst,
+        src,
+        bar: None,
+        ..
+    } = cx.op
+    else {
+        return Err("not a copy without barrier".into());
+    };
     if !cx.k.target().has_wgmma() {
-        return Err(format!("the register fragment layout is wgmma's, and {} has no wgmma", cx.k.target().name()));
+        return Err(format!(
+            "the register fragment layout is wgmma's, and {} has no wgmma",
+            cx.k.target().name()
+        ));
     }
     shapes(cx.k, dst, src)?;
     if !cx.threads.is_whole_warpgroups() {
-        return Err(format!("it runs on {}; the fragment is spread over whole warpgroups", cx.threads.describe()));
+        return Err(format!(
+            "it runs on {}; the fragment is spread over whole warpgroups",
+            cx.threads.describe()
+        ));
     }
     Ok(())
 }
 
 fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
-    let Op::Copy { dst, src, .. } = op else { return Err(lw.internal("reg_stage on a non-copy")) };
+    let Op::Copy { dst, src, .. } = op else {
+        return Err(lw.internal("reg_stage on a non-copy"));
+    };
     let (rows, n) = shapes(lw.k, dst, src).map_err(|e| lw.error(e))?;
-    let (TileRef::Buf { buf, index }, TileRef::Buf { buf: acc, .. }) = (dst, src) else { unreachable!("checked") };
+    let (TileRef::Buf { buf, index }, TileRef::Buf { buf: acc, .. }) = (dst, src) else {
+        unreachable!("checked")
+    };
     let half = lw.k.buffers[*buf].elem.name();
-    let frag = lw.frags.get(acc).cloned().ok_or_else(|| lw.internal("register fragment not allocated"))?;
+    let frag = lw
+        .frags
+        .get(acc)
+        .cloned()
+        .ok_or_else(|| lw.internal("register fragment not allocated"))?;
     let base = lw.smem_addr(*buf, index)?;
-    let t = lw.let_("t", T::U32, Expr::bin(BinOp::Rem, Expr::Special(Special::TidX), Expr::u32(128)));
+    let t = lw.let_(
+        "t",
+        T::U32,
+        Expr::bin(BinOp::Rem, Expr::Special(Special::TidX), Expr::u32(128)),
+    );
     let w = Expr::bin(BinOp::Div, Expr::Var(t), Expr::u32(32));
     let l = Expr::bin(BinOp::Rem, Expr::Var(t), Expr::u32(32));
     let q = lw.let_("q", T::U32, Expr::bin(BinOp::Div, l.clone(), Expr::u32(4)));
     let row = add(mul(w, Expr::u32(16)), Expr::Var(q));
-    let thread_base = add(add(base, mul(row, Expr::u32(128))), mul(Expr::bin(BinOp::Rem, l, Expr::u32(4)), Expr::u32(4)));
+    let thread_base = add(
+        add(base, mul(row, Expr::u32(128))),
+        mul(Expr::bin(BinOp::Rem, l, Expr::u32(4)), Expr::u32(4)),
+    );
     let thread_base = lw.let_("stage_row", T::U32, thread_base);
     let chunk_addr: Vec<_> = (0..8u32)
         .map(|j| {
             let x = Expr::bin(BinOp::Xor, Expr::Var(q), Expr::u32(j));
-            lw.let_("stage_addr", T::U32, add(Expr::Var(thread_base), mul(x, Expr::u32(16))))
+            lw.let_(
+                "stage_addr",
+                T::U32,
+                add(Expr::Var(thread_base), mul(x, Expr::u32(16))),
+            )
         })
         .collect();
     let block_bytes = rows * 128;
     for slice in 0..rows / 64 {
         for h in 0..2 {
             for j in 0..n / 8 {
-                let (lo, hi) = (frag[(slice * (n / 2) + 4 * j + 2 * h) as usize], frag[(slice * (n / 2) + 4 * j + 2 * h + 1) as usize]);
+                let (lo, hi) = (
+                    frag[(slice * (n / 2) + 4 * j + 2 * h) as usize],
+                    frag[(slice * (n / 2) + 4 * j + 2 * h + 1) as usize],
+                );
                 let packed = lw.var("packed", T::U32);
                 lw.inst(Inst::cvt_rn_pack(half, packed, hi, lo));
                 let off = (j / 8) * block_bytes + slice * 64 * 128 + h * 8 * 128;
-                lw.inst(Inst::st_shared("b32", chunk_addr[(j % 8) as usize], off as i64, reg(packed)));
+                lw.inst(Inst::st_shared(
+                    "b32",
+                    chunk_addr[(j % 8) as usize],
+                    off as i64,
+                    reg(packed),
+                ));
             }
         }
     }
