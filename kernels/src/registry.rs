@@ -113,9 +113,10 @@ pub const PERSISTENT_CTAS: usize = 132;
 
 /// The host-side choice of GEMM kernel and config for a shape (sm_90a), from the number of
 /// output tiles each tile size gives against the SMs that will run them:
-/// - at least two waves of 128×256 tiles: the 2×1-cluster kernel with the TMA-store
-///   epilogue when D's rows are 16-byte aligned (N a multiple of 8), else the 2×1-cluster
-///   kernel storing from registers;
+/// - at least half a wave of 128×256 tiles and D's rows 16-byte aligned (N a multiple of 8):
+///   the 2×1-cluster kernel with the TMA-store epilogue;
+/// - at least two waves of 128×256 tiles otherwise: the 2×1-cluster kernel storing from
+///   registers;
 /// - at least one wave of 128×128 tiles: the cluster kernel, 128×128 (`n128`);
 /// - fewer: the non-cluster kernel with 128×64 tiles (`n64`), which spreads a small output
 ///   over the most SMs.
@@ -125,7 +126,7 @@ pub const PERSISTENT_CTAS: usize = 132;
 /// 2048³ with 128×128, 1024³ and 1000³ with 128×64.
 pub fn choose_gemm(m: usize, n: usize, _k: usize) -> (&'static str, &'static str) {
     let tiles = |bm: usize, bn: usize| m.div_ceil(bm) * n.div_ceil(bn);
-    if tiles(128, 256) >= 2 * PERSISTENT_CTAS && n.is_multiple_of(8) {
+    if tiles(128, 256) >= PERSISTENT_CTAS / 2 && n.is_multiple_of(8) {
         ("gemm_sm90_tma_epi", "default")
     } else if tiles(128, 256) >= 2 * PERSISTENT_CTAS {
         ("gemm_sm90_cluster", "default")
@@ -235,7 +236,11 @@ mod tests {
             choose_gemm(4095, 4097, 4096),
             ("gemm_sm90_cluster", "default")
         );
-        assert_eq!(choose_gemm(2048, 2048, 2048), ("gemm_sm90_cluster", "n128"));
+        assert_eq!(
+            choose_gemm(2048, 2048, 2048),
+            ("gemm_sm90_tma_epi", "default")
+        );
+        assert_eq!(choose_gemm(2048, 2049, 2048), ("gemm_sm90_cluster", "n128"));
         assert_eq!(choose_gemm(1024, 1024, 1024), ("gemm_sm90_ws", "n64"));
         assert_eq!(choose_gemm(1, 1, 8), ("gemm_sm90_ws", "n64"));
         for (m, n) in [(8192, 8192), (2048, 2048), (1000, 1000), (4095, 4097)] {
