@@ -11,10 +11,7 @@ pub mod gemm {
     pub mod level_02_tma;
     pub mod level_03_pipeline_tcgen05;
     pub mod level_03_pipeline_wgmma;
-    pub mod level_05_two_consumers;
-    pub mod level_06_persistent_ws;
-    pub mod level_07_cluster_multicast;
-    pub mod level_08_tma_store_epilogue;
+    pub mod warp_specialized;
 }
 pub mod bench;
 pub mod check;

@@ -2,11 +2,10 @@
 //! GPU and compares with the CPU reference. The `tirx` tool and the tests iterate this list.
 
 use crate::copy::tma_copy;
+use crate::gemm::warp_specialized::ladder as ws;
 use crate::gemm::{
     level_01_sync as gemm90sync, level_02_tma as gemm90tma, level_03_pipeline_tcgen05 as gemm100,
-    level_03_pipeline_wgmma as gemm90, level_05_two_consumers as gemm902wg,
-    level_06_persistent_ws as gemm90ws, level_07_cluster_multicast as gemm90cl,
-    level_08_tma_store_epilogue as gemm90epi,
+    level_03_pipeline_wgmma as gemm90,
 };
 use crate::reference::{Rng, gemm_tn_f64, rel_frobenius};
 use half::bf16;
@@ -63,23 +62,23 @@ pub fn all() -> [Shipped; 9] {
         },
         Shipped {
             name: "gemm_sm90_2wg",
-            artifacts: gemm902wg::gemm_sm90_2wg::ARTIFACTS,
-            kind: Kind::Gemm(gemm902wg::gemm_sm90_2wg::launch),
+            artifacts: ws::gemm_sm90_2wg::ARTIFACTS,
+            kind: Kind::Gemm(ws::gemm_sm90_2wg::launch),
         },
         Shipped {
             name: "gemm_sm90_ws",
-            artifacts: gemm90ws::gemm_sm90_ws::ARTIFACTS,
-            kind: Kind::Gemm(gemm90ws::gemm_sm90_ws::launch),
+            artifacts: ws::gemm_sm90_ws::ARTIFACTS,
+            kind: Kind::Gemm(ws::gemm_sm90_ws::launch),
         },
         Shipped {
             name: "gemm_sm90_cluster",
-            artifacts: gemm90cl::gemm_sm90_cluster::ARTIFACTS,
-            kind: Kind::Gemm(gemm90cl::gemm_sm90_cluster::launch),
+            artifacts: ws::gemm_sm90_cluster::ARTIFACTS,
+            kind: Kind::Gemm(ws::gemm_sm90_cluster::launch),
         },
         Shipped {
             name: "gemm_sm90_tma_epi",
-            artifacts: gemm90epi::gemm_sm90_tma_epi::ARTIFACTS,
-            kind: Kind::Gemm(gemm90epi::gemm_sm90_tma_epi::launch),
+            artifacts: ws::gemm_sm90_tma_epi::ARTIFACTS,
+            kind: Kind::Gemm(ws::gemm_sm90_tma_epi::launch),
         },
         Shipped {
             name: "gemm_sm100",

@@ -1,0 +1,330 @@
+//! GEMM ladder, levels 5–8: the warp-specialized family, in one `#[tile_module]` so the
+//! levels share their pieces instead of copying them.
+//!
+//! D = A·Bᵀ with A M×K and B N×K row-major (both K-major), BF16 in, FP32 accumulate, BF16 out.
+//! Every kernel here has the same roles: warpgroup 0 produces (its warp 0's elected thread
+//! issues the TMA loads) and gives registers away (`setmaxnreg::dec(40)`); warpgroups 1 and 2
+//! consume (`setmaxnreg::inc(232)`), each owning 64 rows of a 128-row tile (`a_s[s][wg]`: the
+//! 128-row TMA box is two 64-row halves in shared memory). The roles are disjoint scopes,
+//! lowered as one if/else chain, which is what lets ptxas give each branch its own register
+//! budget. Each level adds one move:
+//!
+//! - level 5 `gemm_sm90_2wg`: the roles above, one CTA per 128×256 tile;
+//! - level 6 `gemm_sm90_ws`: persistent — a grid of one CTA per SM walks the tiles in groups
+//!   of GROUP tile rows (L2 reuse); the pipeline counter runs on across tiles;
+//! - level 7 `gemm_sm90_cluster`: 2×1 clusters — the two CTAs compute vertically adjacent
+//!   tiles that need the same B slab, each loads half of it and multicasts it to both;
+//! - level 8 `gemm_sm90_tma_epi`: the epilogue goes through a swizzled staging tile in shared
+//!   memory and TMA stores, overlapped with the next tile's MMAs.
+//!
+//! Measured on the H200 in `docs/perf/gemm-h200.md`.
+
+use tirx::prelude::*;
+
+#[tile_module]
+pub mod ladder {
+    use tirx::prelude::*;
+
+    /// Grouped rasterization: unit `u` of `rows_total × tiles_n` units, visited in groups of
+    /// GROUP rows so that concurrently running CTAs share operand panels in L2; returns
+    /// (row unit, column tile).
+    #[tile_fn]
+    fn grouped(u: u32, rows_total: u32, tiles_n: u32) -> (u32, u32) {
+        let group_size = GROUP * tiles_n;
+        let first = (u / group_size) * GROUP;
+        let rows = min(rows_total - first, GROUP);
+        (first + (u % group_size) % rows, (u % group_size) / rows)
+    }
+
+    /// The producer's K loop of one tile: A rows `m` and B rows `n` (tile units); returns the
+    /// pipeline iteration after the tile.
+    #[tile_fn]
+    fn produce(
+        pipe: Pipe,
+        it: u32,
+        a_s: Smem,
+        b_s: Smem,
+        a: Global,
+        b: Global,
+        m: u32,
+        n: u32,
+        k_tiles: u32,
+    ) -> u32 {
+        let mut it = it;
+        for k in 0..k_tiles {
+            let s = pipe.producer_acquire(it);
+            tma::load(a_s[s], a.tile(m, k), pipe.full(s));
+            tma::load(b_s[s], b.tile(n, k), pipe.full(s));
+            it += 1;
+        }
+        it
+    }
+
+    /// The producer's K loop of one tile in a 2×1 cluster: this CTA's half of the B slab is
+    /// multicast to both CTAs (the full barrier counts both halves).
+    #[tile_fn]
+    fn produce_multicast(
+        pipe: Pipe,
+        it: u32,
+        a_s: Smem,
+        b_s: Smem,
+        a: Global,
+        b: Global,
+        m: u32,
+        n: u32,
+        k_tiles: u32,
+    ) -> u32 {
+        let mut it = it;
+        for k in 0..k_tiles {
+            let s = pipe.producer_acquire(it);
+            tma::load(a_s[s], a.tile(m, k), pipe.full(s));
+            tma::load(
+                b_s[s][cta_rank],
+                b.tile(2 * n + cta_rank, k),
+                pipe.full(s),
+                multicast = 3,
+            );
+            it += 1;
+        }
+        it
+    }
+
+    /// A consumer warpgroup's K loop of one tile: one wgmma group stays in flight
+    /// (`wgmma::wait(1)`), and each stage is released one K step later, once its MMAs are
+    /// done; returns the pipeline iteration after the tile.
+    #[tile_fn]
+    fn consume(pipe: Pipe, it: u32, acc: Regs, a_s: Smem, b_s: Smem, wg: u32, k_tiles: u32) -> u32 {
+        let leader = tid % 128 == 0;
+        let mut it = it;
+        for k in 0..k_tiles {
+            let s = pipe.consumer_wait(it);
+            wgmma::fence();
+            wgmma::mma(acc, a_s[s][wg], b_s[s], accumulate = k > 0);
+            wgmma::commit();
+            wgmma::wait(1);
+            if k > 0 && leader {
+                pipe.consumer_release((it + STAGES - 1) % STAGES);
+            }
+            it += 1;
+        }
+        wgmma::wait(0);
+        if leader {
+            pipe.consumer_release((it + STAGES - 1) % STAGES);
+        }
+        it
+    }
+
+    /// Level 5: warp specialization with register reallocation and two consumer warpgroups
+    /// on a 128×256 tile; one CTA per tile.
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 384,
+        grid = (cdiv(N, BN), cdiv(M, BM)),
+        configs(default = (BM = 128, BN = 256, BK = 64, STAGES = 4)),
+    )]
+    pub fn gemm_sm90_2wg(
+        #[shape(M, K)] a: Tensor<bf16>,
+        #[shape(N, K)] b: Tensor<bf16>,
+        #[shape(M, N)] d: Tensor<bf16>,
+    ) {
+        let a_s = smem::<bf16>([STAGES, 2, 64, BK], swizzle = B128);
+        let b_s = smem::<bf16>([STAGES, BN, BK], swizzle = B128);
+        let acc = regs::<f32>([64, BN]);
+        let pipe = pipeline::<STAGES>(consumers = 2);
+        let k_tiles = cdiv(K, BK);
+        #[scope(warpgroup = 0)]
+        {
+            setmaxnreg::dec(40);
+            #[scope(warp = 0, elect)]
+            {
+                let _ = produce(pipe, 0, a_s, b_s, a, b, cta.y, cta.x, k_tiles);
+            }
+        }
+        #[scope(warpgroups = 1..3)]
+        {
+            setmaxnreg::inc(232);
+            let wg = tid / 128 - 1;
+            let _ = consume(pipe, 0, acc, a_s, b_s, wg, k_tiles);
+            copy(d.tile(2 * cta.y + wg, cta.x), acc);
+        }
+    }
+
+    /// Level 6: persistent — one CTA per SM walks the output tiles with grouped
+    /// rasterization; the pipeline's iteration counter runs on across tiles, so stage and
+    /// phase stay consistent without a reset.
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 384,
+        grid = (132, 1),
+        configs(
+            default = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8),
+            group16 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 16),
+            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8),
+            n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8),
+        ),
+    )]
+    pub fn gemm_sm90_ws(
+        #[shape(M, K)] a: Tensor<bf16>,
+        #[shape(N, K)] b: Tensor<bf16>,
+        #[shape(M, N)] d: Tensor<bf16>,
+    ) {
+        let a_s = smem::<bf16>([STAGES, 2, 64, BK], swizzle = B128);
+        let b_s = smem::<bf16>([STAGES, BN, BK], swizzle = B128);
+        let acc = regs::<f32>([64, BN]);
+        let pipe = pipeline::<STAGES>(consumers = 2);
+        let tiles_m = cdiv(M, BM);
+        let tiles_n = cdiv(N, BN);
+        let k_tiles = cdiv(K, BK);
+        #[scope(warpgroup = 0)]
+        {
+            setmaxnreg::dec(40);
+            #[scope(warp = 0, elect)]
+            {
+                let mut it = 0;
+                for t in (cta.x..tiles_m * tiles_n).step_by(ncta.x) {
+                    let (m, n) = grouped(t, tiles_m, tiles_n);
+                    it = produce(pipe, it, a_s, b_s, a, b, m, n, k_tiles);
+                }
+            }
+        }
+        #[scope(warpgroups = 1..3)]
+        {
+            setmaxnreg::inc(232);
+            let wg = tid / 128 - 1;
+            let mut it = 0;
+            for t in (cta.x..tiles_m * tiles_n).step_by(ncta.x) {
+                let (m, n) = grouped(t, tiles_m, tiles_n);
+                it = consume(pipe, it, acc, a_s, b_s, wg, k_tiles);
+                copy(d.tile(2 * m + wg, n), acc);
+            }
+        }
+    }
+
+    /// Level 7: 2×1 clusters with TMA multicast — B crosses L2 once per cluster. A stage may
+    /// be overwritten only once the consumers of both CTAs released it (`peers = 2`), and
+    /// barriers are initialised cluster-wide before any multicast (the compiler adds the
+    /// cluster barriers at entry and exit).
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 384,
+        cluster = (2, 1, 1),
+        grid = (CTAS, 1),
+        configs(
+            default = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, CTAS = 132),
+            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, CTAS = 132),
+        ),
+    )]
+    pub fn gemm_sm90_cluster(
+        #[shape(M, K)] a: Tensor<bf16>,
+        #[shape(N, K)] b: Tensor<bf16>,
+        #[shape(M, N)] d: Tensor<bf16>,
+    ) {
+        let a_s = smem::<bf16>([STAGES, 2, 64, BK], swizzle = B128);
+        let b_s = smem::<bf16>([STAGES, 2, BN / 2, BK], swizzle = B128);
+        let acc = regs::<f32>([64, BN]);
+        let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
+        let pairs_m = cdiv(cdiv(M, BM), 2);
+        let tiles_n = cdiv(N, BN);
+        let k_tiles = cdiv(K, BK);
+        #[scope(warpgroup = 0)]
+        {
+            setmaxnreg::dec(40);
+            #[scope(warp = 0, elect)]
+            {
+                let mut it = 0;
+                for u in (cta.x / 2..pairs_m * tiles_n).step_by(ncta.x / 2) {
+                    let (mp, n) = grouped(u, pairs_m, tiles_n);
+                    it = produce_multicast(pipe, it, a_s, b_s, a, b, 2 * mp + cta_rank, n, k_tiles);
+                }
+            }
+        }
+        #[scope(warpgroups = 1..3)]
+        {
+            setmaxnreg::inc(232);
+            let wg = tid / 128 - 1;
+            let mut it = 0;
+            for u in (cta.x / 2..pairs_m * tiles_n).step_by(ncta.x / 2) {
+                let (mp, n) = grouped(u, pairs_m, tiles_n);
+                it = consume(pipe, it, acc, a_s, b_s, wg, k_tiles);
+                copy(d.tile(2 * (2 * mp + cta_rank) + wg, n), acc);
+            }
+        }
+    }
+
+    /// Level 8: the epilogue through shared memory and TMA stores, overlapped with the next
+    /// tile. A consumer warpgroup converts its accumulator into a 128B-swizzled staging tile
+    /// (`copy(d_s[wg], acc)`: conflict-free `st.shared`), fences the generic proxy against the
+    /// async one, and its leader hands the 64×64 column blocks to the TMA engine, which clips
+    /// them at the tensor's edge; the warpgroup goes straight on to the next tile's MMAs.
+    /// Before overwriting the staging tile, the leader waits only until the previous stores
+    /// have read it. Named barriers 1 and 2 order each warpgroup's threads around the staging
+    /// tile without stopping the other roles. The staging tiles take 64 KB, so three stages.
+    /// D's rows must be 16-byte aligned (N a multiple of 8): the runtime refuses others.
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 384,
+        cluster = (2, 1, 1),
+        grid = (CTAS, 1),
+        configs(default = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132)),
+    )]
+    pub fn gemm_sm90_tma_epi(
+        #[shape(M, K)] a: Tensor<bf16>,
+        #[shape(N, K)] b: Tensor<bf16>,
+        #[shape(M, N)] d: Tensor<bf16>,
+    ) {
+        let a_s = smem::<bf16>([STAGES, 2, 64, BK], swizzle = B128);
+        let b_s = smem::<bf16>([STAGES, 2, BN / 2, BK], swizzle = B128);
+        let d_s = smem::<bf16>([2, BN / 64, 64, 64], swizzle = B128);
+        let acc = regs::<f32>([64, BN]);
+        let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
+        let pairs_m = cdiv(cdiv(M, BM), 2);
+        let tiles_n = cdiv(N, BN);
+        let k_tiles = cdiv(K, BK);
+        #[scope(warpgroup = 0)]
+        {
+            setmaxnreg::dec(40);
+            #[scope(warp = 0, elect)]
+            {
+                let mut it = 0;
+                for u in (cta.x / 2..pairs_m * tiles_n).step_by(ncta.x / 2) {
+                    let (mp, n) = grouped(u, pairs_m, tiles_n);
+                    it = produce_multicast(pipe, it, a_s, b_s, a, b, 2 * mp + cta_rank, n, k_tiles);
+                }
+            }
+        }
+        #[scope(warpgroups = 1..3)]
+        {
+            setmaxnreg::inc(232);
+            let wg = tid / 128 - 1;
+            let mut it = 0;
+            for u in (cta.x / 2..pairs_m * tiles_n).step_by(ncta.x / 2) {
+                let (mp, n) = grouped(u, pairs_m, tiles_n);
+                it = consume(pipe, it, acc, a_s, b_s, wg, k_tiles);
+                #[scope(leader)]
+                {
+                    tma::wait_group_read(0);
+                }
+                named_barrier(wg + 1, 128);
+                copy(d_s[wg], acc);
+                fence::proxy_async();
+                named_barrier(wg + 1, 128);
+                #[scope(leader)]
+                {
+                    for cb in 0..BN / 64 {
+                        tma::store(
+                            d.tile(2 * (2 * mp + cta_rank) + wg, n * (BN / 64) + cb),
+                            d_s[wg][cb],
+                        );
+                    }
+                    tma::commit_group();
+                }
+            }
+            #[scope(leader)]
+            {
+                tma::wait_group(0);
+            }
+        }
+    }
+}
+
+pub use ladder::*;
