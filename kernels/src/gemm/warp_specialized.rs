@@ -89,6 +89,34 @@ pub mod ladder {
         it
     }
 
+    /// The producer warpgroup of a persistent 2×1-cluster kernel: gives its registers away,
+    /// then its warp 0's elected thread walks this cluster's tile pairs (row pair `mp`, this
+    /// CTA's row `2·mp + rank`) and loads each one's K steps, multicasting B halves.
+    #[tile_fn]
+    fn cluster_producer(
+        pipe: Pipe,
+        a_s: Smem,
+        b_s: Smem,
+        a: Global,
+        b: Global,
+        pairs_m: u32,
+        tiles_n: u32,
+        k_tiles: u32,
+    ) {
+        #[scope(warpgroup = 0)]
+        {
+            setmaxnreg::dec(40);
+            #[scope(warp = 0, elect)]
+            {
+                let mut it = 0;
+                for u in (cta.x / 2..pairs_m * tiles_n).step_by(ncta.x / 2) {
+                    let (mp, n) = grouped(u, pairs_m, tiles_n);
+                    it = produce_multicast(pipe, it, a_s, b_s, a, b, 2 * mp + cta_rank, n, k_tiles);
+                }
+            }
+        }
+    }
+
     /// A consumer warpgroup's K loop of one tile: one wgmma group stays in flight
     /// (`wgmma::wait(1)`), and each stage is released one K step later, once its MMAs are
     /// done; returns the pipeline iteration after the tile.
@@ -226,18 +254,7 @@ pub mod ladder {
         let pairs_m = cdiv(cdiv(M, BM), 2);
         let tiles_n = cdiv(N, BN);
         let k_tiles = cdiv(K, BK);
-        #[scope(warpgroup = 0)]
-        {
-            setmaxnreg::dec(40);
-            #[scope(warp = 0, elect)]
-            {
-                let mut it = 0;
-                for u in (cta.x / 2..pairs_m * tiles_n).step_by(ncta.x / 2) {
-                    let (mp, n) = grouped(u, pairs_m, tiles_n);
-                    it = produce_multicast(pipe, it, a_s, b_s, a, b, 2 * mp + cta_rank, n, k_tiles);
-                }
-            }
-        }
+        cluster_producer(pipe, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles);
         #[scope(warpgroups = 1..3)]
         {
             setmaxnreg::inc(232);
@@ -280,18 +297,7 @@ pub mod ladder {
         let pairs_m = cdiv(cdiv(M, BM), 2);
         let tiles_n = cdiv(N, BN);
         let k_tiles = cdiv(K, BK);
-        #[scope(warpgroup = 0)]
-        {
-            setmaxnreg::dec(40);
-            #[scope(warp = 0, elect)]
-            {
-                let mut it = 0;
-                for u in (cta.x / 2..pairs_m * tiles_n).step_by(ncta.x / 2) {
-                    let (mp, n) = grouped(u, pairs_m, tiles_n);
-                    it = produce_multicast(pipe, it, a_s, b_s, a, b, 2 * mp + cta_rank, n, k_tiles);
-                }
-            }
-        }
+        cluster_producer(pipe, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles);
         #[scope(warpgroups = 1..3)]
         {
             setmaxnreg::inc(232);
