@@ -5,8 +5,10 @@
 //!
 //! - [`copy`] and [`gemm`]: one kernel on one shape.
 //! - [`run_gemm_bench`]: `tirx bench gemm`, our GEMM configs and cuBLASLt side by side in one
-//!   process on the same buffers, over a sweep of shapes ([`sweep`]), with a progress bar
-//!   ([`progress`]), then a table, a JSON file and a PNG plot ([`report`], [`png`]).
+//!   process on the same buffers, timed in interleaved rounds (one run of each per round, so
+//!   clock drift hits all alike), over a sweep of shapes ([`sweep`], whose docs give the
+//!   method), with a progress bar ([`progress`]), then a table, a JSON file and a PNG plot
+//!   ([`report`], [`png`]).
 //!
 //! Timing: each run is bracketed by its own pair of events, and the runs are queued without
 //! waiting in between; the host reads the events only after the last run. The GPU therefore
@@ -24,6 +26,7 @@ use std::path::{Path, PathBuf};
 
 use crate::registry::{CopyLaunch, GemmLaunch};
 use cudarc::driver::sys::CUevent_flags;
+use cudarc::driver::{CudaEvent, DriverError};
 use half::bf16;
 use tirx::{Runtime, RuntimeError, Tensor};
 
@@ -79,8 +82,34 @@ pub fn rotation(set_bytes: usize, l2_bytes: usize) -> usize {
     ((2 * l2_bytes) / set_bytes.max(1) + 1).clamp(2, 256)
 }
 
+/// A pair of timing events, to bracket one run.
+fn event_pair(rt: &Runtime) -> Result<(CudaEvent, CudaEvent), BenchError> {
+    let timed = Some(CUevent_flags::CU_EVENT_DEFAULT);
+    let start = rt.context().new_event(timed).map_err(driver)?;
+    let end = rt.context().new_event(timed).map_err(driver)?;
+    Ok((start, end))
+}
+
+/// Queues `event` on the runtime's stream.
+fn record(rt: &Runtime, event: &CudaEvent) -> Result<(), BenchError> {
+    event.record(rt.stream()).map_err(driver)
+}
+
+/// The milliseconds between each pair's events (waits for the last to complete).
+fn elapsed(pairs: &[(CudaEvent, CudaEvent)]) -> Result<Vec<f32>, BenchError> {
+    pairs
+        .iter()
+        .map(|(s, e)| s.elapsed_ms(e).map_err(driver))
+        .collect()
+}
+
+fn driver(e: DriverError) -> BenchError {
+    BenchError::Runtime(RuntimeError::from(e))
+}
+
 /// Times [`RUNS`] runs of `run(set)` after [`WARMUP`] untimed ones, cycling over `sets` buffer
 /// sets; returns each run's milliseconds. See the module docs for why the runs are queued.
+/// (`bench gemm` interleaves its participants instead: [`sweep`].)
 fn time_runs(
     rt: &Runtime,
     sets: usize,
@@ -89,21 +118,15 @@ fn time_runs(
     for i in 0..WARMUP {
         run(i % sets)?;
     }
-    let timed = Some(CUevent_flags::CU_EVENT_DEFAULT);
-    let driver = |e| BenchError::Runtime(RuntimeError::from(e));
     let mut events = Vec::with_capacity(RUNS);
     for i in 0..RUNS {
-        let start = rt.context().new_event(timed).map_err(driver)?;
-        let end = rt.context().new_event(timed).map_err(driver)?;
-        start.record(rt.stream()).map_err(driver)?;
+        let (start, end) = event_pair(rt)?;
+        record(rt, &start)?;
         run((WARMUP + i) % sets)?;
-        end.record(rt.stream()).map_err(driver)?;
+        record(rt, &end)?;
         events.push((start, end));
     }
-    events
-        .iter()
-        .map(|(s, e)| s.elapsed_ms(e).map_err(driver))
-        .collect()
+    elapsed(&events)
 }
 
 fn alloc_sets(
@@ -228,8 +251,9 @@ pub fn run_gemm_bench(
     let json = json.map_or_else(|| PathBuf::from(DEFAULT_JSON), Path::to_path_buf);
     let png = png.map_or_else(|| json.with_extension("png"), Path::to_path_buf);
     println!(
-        "{} (compute capability {:?}), cuBLASLt {}; median of {RUNS} runs after {WARMUP} \
-         warm-up, inputs rotated past L2; {} shape(s) x ({} config(s) + cuBLASLt)",
+        "{} (compute capability {:?}), cuBLASLt {}; median of {RUNS} interleaved rounds after \
+         {WARMUP} warm-up runs each, inputs rotated past L2; {} shape(s) x ({} config(s) + \
+         cuBLASLt)",
         rt.name(),
         rt.compute_capability(),
         lt.version(),

@@ -220,6 +220,7 @@ impl Report {
         let _ = writeln!(s, "  \"device\": {},", json_str(&self.device));
         let _ = writeln!(s, "  \"cublaslt_version\": {},", self.cublaslt_version);
         let _ = writeln!(s, "  \"runs\": {RUNS},\n  \"warmup\": {WARMUP},");
+        let _ = writeln!(s, "  \"timing\": \"interleaved rounds\",");
         let (geo, min) = summary(&self.ratios()).unzip();
         let _ = writeln!(s, "  \"geomean_ratio\": {},", json_num(geo));
         let _ = writeln!(s, "  \"min_ratio\": {},", json_num(min));
@@ -250,10 +251,10 @@ impl Report {
         let title = format!("tirx vs cuBLASLt: bf16 GEMM D = A*B^T on {}", self.device);
         let subtitle = match summary(&self.ratios()) {
             Some((geo, min)) => format!(
-                "TFLOP/s, median of {RUNS} runs, inputs rotated past L2. {} - geomean ratio {geo:.2}, min {min:.2}",
+                "TFLOP/s, median of {RUNS} interleaved runs, inputs rotated past L2. {} - geomean ratio {geo:.2}, min {min:.2}",
                 self.date
             ),
-            None => format!("TFLOP/s, median of {RUNS} runs. {}", self.date),
+            None => format!("TFLOP/s, median of {RUNS} interleaved runs. {}", self.date),
         };
         png::plot(&title, &subtitle, &self.bars()).encode()
     }
@@ -508,6 +509,7 @@ mod tests {
         let j = report().json();
         assert!(j.contains("\"device\": \"NVIDIA H200\""), "{j}");
         assert!(j.contains("\"runs\": 50"), "{j}");
+        assert!(j.contains("\"timing\": \"interleaved rounds\""), "{j}");
         assert_eq!(j.matches("\"m\": ").count(), 3);
         assert!(
             j.contains("\"failure\": \"cuBLASLt: \\\"no algorithm\\\"\""),

@@ -1,12 +1,47 @@
 //! The GEMM sweep: which shapes `tirx bench gemm` measures, how many rotating buffer sets each
-//! gets, and the measurement of one shape (cuBLASLt, then every candidate config, on the same
-//! buffers, each output checked against cuBLASLt's and against the f64 CPU reference).
+//! gets, and the measurement of one shape: cuBLASLt and every candidate config on the same
+//! buffers, timed in interleaved rounds, each output checked against cuBLASLt's and against the
+//! f64 CPU reference.
+//!
+//! Method, per shape ([`measure_shape`]); the participants are cuBLASLt and the candidates:
+//! 1. Warm-up: each participant in turn runs [`WARMUP`] times, untimed. A candidate whose
+//!    launch fails (e.g. its launcher refuses the shape) is [`Failure::Refused`] and drops out;
+//!    if cuBLASLt fails, the row fails and the candidates are still measured.
+//! 2. Rounds: [`RUNS`] rounds; each times one run of every remaining participant, each run
+//!    bracketed by its own pair of CUDA events. Round r runs them in a rotated order
+//!    ([`round_order`]): it starts at participant r mod P (P participants) and goes on
+//!    cyclically, so no one always goes first, and over any P consecutive rounds each holds
+//!    every position once. All rounds are queued without waiting; the events are read after the
+//!    last (see [`super`] on why queueing). A launch that fails during the rounds drops its
+//!    participant as in step 1.
+//! 3. Each participant's time is the median of its [`RUNS`] runs.
+//! 4. Checks, untimed: one checked run per participant, cuBLASLt's first: D of set 0 poisoned
+//!    (NaN), one run on set 0, D read back. cuBLASLt's 64×64 corner is compared with the f64
+//!    reference (over the tolerance: the row fails); each candidate's corner with the f64
+//!    reference and its whole D with cuBLASLt's (a strided sample above 8192², see
+//!    [`sample_stride`]); over the tolerance, or NaN, is [`Failure::Wrong`].
+//!
+//! Why interleaved: GPU clocks drift during a run (on the H200, cuBLASLt's median at 8192³
+//! moved between 708 and 814 TFLOP/s across runs of one command). Timing the participants one
+//! after another, [`RUNS`] runs each, compared them at different clock states. The earlier
+//! remedy, timing cuBLASLt a second time after the candidates and keeping its faster median,
+//! only kept drift from flattering our ratio, at the cost of a third block of runs, and still
+//! compared candidates with each other at different clocks. In rounds every participant's runs
+//! spread over the same span of time, so drift slower than a round (P runs, ~1.4 ms each at
+//! 8192³) reaches all participants alike and the medians compare like with like; the second
+//! cuBLASLt pass is gone. What stays unequal: each participant always follows the same one
+//! (the rotation is cyclic), which matters only through effects that outlast a kernel, such as
+//! power state; L2 contents do not, by the shared rotation below.
 //!
 //! Invariants:
-//! - Every buffer set holds the same A and B, so every run of a kernel writes the same D and
-//!   the D of set 0 (written by one of the timed runs) is the one checked.
-//! - D is poisoned (NaN) before each candidate runs, so a kernel that writes nothing, or only
-//!   part of D, cannot pass on what cuBLASLt or an earlier candidate left there.
+//! - Every buffer set holds the same A and B, so every run of a kernel writes the same D.
+//! - One rotation over the buffer sets is shared by all participants, warm-up and rounds: each
+//!   run, whoever's, takes the next set. So a run never reads operands that the run before it
+//!   (another participant's, in the same round) just brought into L2, and a set is read again
+//!   only after all the others, whose bytes exceed twice the L2 ([`rotation_within`]).
+//! - D of set 0 is poisoned (NaN) right before each participant's checked run, so a kernel that
+//!   writes nothing, or only part of D, cannot pass on what a timed run, cuBLASLt or an earlier
+//!   candidate left there.
 
 use half::bf16;
 use tirx::{Runtime, Tensor};
@@ -14,7 +49,7 @@ use tirx::{Runtime, Tensor};
 use super::cublaslt::CublasLt;
 use super::progress::Progress;
 use super::report::{Candidate, Failure, Measured, Row, shape_label};
-use super::{BenchError, median, time_runs};
+use super::{BenchError, RUNS, WARMUP, elapsed, event_pair, median, record};
 use crate::reference::{Rng, gemm_tn_f64, rel_frobenius};
 use crate::registry::{GEMM_TOL, GemmLaunch};
 
@@ -127,9 +162,10 @@ impl Buffers {
         self.d.len()
     }
 
-    /// Poisons every D, so what is read back was written by the next kernel.
+    /// Poisons D of set 0, the one a checked run writes and [`Buffers::read_back`] reads, so
+    /// what is read back was written by the next kernel.
     fn poison(&mut self, rt: &Runtime) -> Result<(), BenchError> {
-        self.d.iter_mut().try_for_each(|d| Ok(rt.poison(d)?))
+        Ok(rt.poison(&mut self.d[0])?)
     }
 
     /// Downloads D of set 0 and measures its 64×64 corner against the reference.
@@ -145,7 +181,32 @@ impl Buffers {
     }
 }
 
-/// Measures one shape: cuBLASLt, then each of `kernels` (name, config, launcher).
+/// The order in which round `round` runs `p` participants (indices `0..p`): it starts at
+/// participant `round mod p` and goes on cyclically, so over any `p` consecutive rounds each
+/// participant holds every position once. Empty when `p` is 0.
+pub fn round_order(round: usize, p: usize) -> impl Iterator<Item = usize> {
+    (0..p).map(move |i| (round + i) % p)
+}
+
+/// Takes out of the rounds a participant whose launch failed: cuBLASLt (participant 0) fails
+/// the row and loses its timing; a candidate (participant `1 + i`) is refused.
+fn drop_out(row: &mut Row, alive: &mut [bool], who: usize, e: &BenchError) {
+    alive[who] = false;
+    match who {
+        0 => {
+            row.cublas = None;
+            row.failure = Some(format!("cuBLASLt: {e}"));
+        }
+        i => {
+            let c = &mut row.candidates[i - 1];
+            c.timing = None;
+            c.failure = Some(Failure::Refused(e.to_string()));
+        }
+    }
+}
+
+/// Measures one shape: cuBLASLt and each of `kernels` (name, config, launcher), warmed up,
+/// timed in interleaved rounds, then checked (see the module docs).
 pub fn measure_shape(
     rt: &Runtime,
     lt: &CublasLt,
@@ -160,97 +221,141 @@ pub fn measure_shape(
         shape,
         cublas: None,
         cublas_err_vs_ref: None,
-        candidates: Vec::new(),
+        candidates: kernels
+            .iter()
+            .map(|&(name, config, _)| Candidate {
+                kernel: name.into(),
+                config: config.into(),
+                timing: None,
+                err_vs_cublas: None,
+                err_vs_ref: None,
+                failure: None,
+            })
+            .collect(),
         failure: None,
     };
-    progress.show(&format!("{label} (cuBLASLt)"));
-    let theirs = match run_cublas(rt, lt, &mut bufs) {
-        Ok((timing, d, err)) => {
-            row.cublas = Some(timing);
-            row.cublas_err_vs_ref = Some(err);
-            if err >= GEMM_TOL {
-                row.failure = Some(format!(
-                    "cuBLASLt: rel. error {err:.3e} on the 64x64 corner against the f64 reference"
-                ));
-            }
-            Some(d)
-        }
+    // Participant 0 is cuBLASLt, participant 1 + i is kernels[i].
+    let gemm = match lt.tn_gemm(shape) {
+        Ok(g) => Some(g),
         Err(e) => {
             row.failure = Some(format!("cuBLASLt: {e}"));
             None
         }
     };
-    for &(name, config, launch) in kernels {
-        progress.show(&format!("{label} ({name}/{config})"));
-        row.candidates.push(run_candidate(
-            rt,
-            &mut bufs,
-            (name, config, launch),
-            theirs.as_deref(),
-        )?);
-    }
-    // Clocks drift between the first and the last measurement of a shape (seen on the H200:
-    // cuBLASLt's median moved from 708 to 802 TFLOP/s between runs of one command). Time
-    // cuBLASLt again after the candidates and keep its faster median, so drift never flatters
-    // the ratio.
-    if row.cublas.is_some() {
-        progress.show(&format!("{label} (cuBLASLt again)"));
-        if let Ok((again, _, _)) = run_cublas(rt, lt, &mut bufs)
-            && let Some(first) = &row.cublas
-            && again.median_ms < first.median_ms
-        {
-            row.cublas = Some(again);
+    let p = 1 + kernels.len();
+    let mut alive: Vec<bool> = std::iter::once(gemm.is_some())
+        .chain(kernels.iter().map(|_| true))
+        .collect();
+    let name = |who: usize| match who {
+        0 => "cuBLASLt".to_string(),
+        i => format!("{}/{}", kernels[i - 1].0, kernels[i - 1].1),
+    };
+    let run = |who: usize, bufs: &mut Buffers, set: usize| -> Result<(), BenchError> {
+        let Buffers { a, b, d, .. } = bufs;
+        match (who, &gemm) {
+            (0, Some(g)) => g.run(&a[set], &b[set], &mut d[set]),
+            (0, None) => Err(BenchError::Cublas("no plan for this shape".into())),
+            (i, _) => {
+                let (_, config, launch) = kernels[i - 1];
+                Ok(launch(rt, config, &a[set], &b[set], &mut d[set])?)
+            }
         }
+    };
+    // One rotation over the buffer sets, shared by all participants: every run takes the next.
+    let sets = bufs.sets();
+    let mut turn = 0usize;
+    let mut next_set = || {
+        turn += 1;
+        (turn - 1) % sets
+    };
+
+    // Warm-up; the first launch doubles as the refusal check.
+    for who in 0..p {
+        if !alive[who] {
+            continue;
+        }
+        progress.show(&format!("{label} (warm-up {})", name(who)));
+        for _ in 0..WARMUP {
+            if let Err(e) = run(who, &mut bufs, next_set()) {
+                drop_out(&mut row, &mut alive, who, &e);
+                break;
+            }
+        }
+    }
+
+    // Interleaved rounds, all queued; the events are read after the last.
+    let live = alive.iter().filter(|&&a| a).count();
+    progress.show(&format!("{label} ({RUNS} rounds x {live})"));
+    let mut events: Vec<Vec<_>> = (0..p).map(|_| Vec::with_capacity(RUNS)).collect();
+    for r in 0..RUNS {
+        let live: Vec<usize> = (0..p).filter(|&w| alive[w]).collect();
+        for who in round_order(r, live.len()).map(|i| live[i]) {
+            let (start, end) = event_pair(rt)?;
+            record(rt, &start)?;
+            if let Err(e) = run(who, &mut bufs, next_set()) {
+                drop_out(&mut row, &mut alive, who, &e);
+                continue;
+            }
+            record(rt, &end)?;
+            events[who].push((start, end));
+        }
+    }
+    for who in (0..p).filter(|&w| alive[w]) {
+        let timing = Measured::gemm(shape, median(elapsed(&events[who])?));
+        match who {
+            0 => row.cublas = Some(timing),
+            i => row.candidates[i - 1].timing = Some(timing),
+        }
+    }
+
+    // Checked runs, untimed: D poisoned, one run on set 0, read back. cuBLASLt's first, as the
+    // candidates are compared with its output.
+    let mut theirs = None;
+    if alive[0] {
+        progress.show(&format!("{label} (checking cuBLASLt)"));
+        bufs.poison(rt)?;
+        match run(0, &mut bufs, 0) {
+            Ok(()) => {
+                let (got, err) = bufs.read_back(rt)?;
+                row.cublas_err_vs_ref = Some(err);
+                if err >= GEMM_TOL {
+                    row.failure = Some(format!(
+                        "cuBLASLt: rel. error {err:.3e} on the 64x64 corner against the f64 \
+                         reference"
+                    ));
+                }
+                theirs = Some(got);
+            }
+            Err(e) => drop_out(&mut row, &mut alive, 0, &e),
+        }
+    }
+    for who in 1..p {
+        if !alive[who] {
+            continue;
+        }
+        progress.show(&format!("{label} (checking {})", name(who)));
+        bufs.poison(rt)?;
+        if let Err(e) = run(who, &mut bufs, 0) {
+            drop_out(&mut row, &mut alive, who, &e);
+            continue;
+        }
+        let (got, err_ref) = bufs.read_back(rt)?;
+        judge(
+            &mut row.candidates[who - 1],
+            &got,
+            err_ref,
+            theirs.as_deref(),
+        );
     }
     Ok(row)
 }
 
-fn run_cublas(
-    rt: &Runtime,
-    lt: &CublasLt,
-    bufs: &mut Buffers,
-) -> Result<(Measured, Vec<bf16>, f64), BenchError> {
-    let gemm = lt.tn_gemm(bufs.shape)?;
-    bufs.poison(rt)?;
-    let sets = bufs.sets();
-    let Buffers { a, b, d, .. } = bufs;
-    let times = time_runs(rt, sets, |i| gemm.run(&a[i], &b[i], &mut d[i]))?;
-    let (got, err) = bufs.read_back(rt)?;
-    Ok((Measured::gemm(bufs.shape, median(times)), got, err))
-}
-
-/// Times one candidate and checks it. A launch error becomes [`Failure::Refused`]; only an
-/// error reading D back (the device is in trouble) stops the sweep.
-fn run_candidate(
-    rt: &Runtime,
-    bufs: &mut Buffers,
-    (name, config, launch): (&'static str, &'static str, GemmLaunch),
-    theirs: Option<&[bf16]>,
-) -> Result<Candidate, BenchError> {
-    let mut c = Candidate {
-        kernel: name.into(),
-        config: config.into(),
-        timing: None,
-        err_vs_cublas: None,
-        err_vs_ref: None,
-        failure: None,
-    };
-    bufs.poison(rt)?;
-    let sets = bufs.sets();
-    let Buffers { a, b, d, .. } = bufs;
-    let times = match time_runs(rt, sets, |i| {
-        Ok(launch(rt, config, &a[i], &b[i], &mut d[i])?)
-    }) {
-        Ok(t) => t,
-        Err(e) => {
-            c.failure = Some(Failure::Refused(e.to_string()));
-            return Ok(c);
-        }
-    };
-    c.timing = Some(Measured::gemm(bufs.shape, median(times)));
-    let (got, err_ref) = bufs.read_back(rt)?;
+/// Records a candidate's checked output: its corner error `err_ref` against the f64 reference,
+/// its error against cuBLASLt's output `theirs` (when cuBLASLt ran), and [`Failure::Wrong`]
+/// when either reaches [`GEMM_TOL`] (or the latter is NaN).
+fn judge(c: &mut Candidate, got: &[bf16], err_ref: f64, theirs: Option<&[bf16]>) {
     c.err_vs_ref = Some(err_ref);
-    c.err_vs_cublas = theirs.map(|t| rel_frobenius_bf16(&got, t, sample_stride(got.len())));
+    c.err_vs_cublas = theirs.map(|t| rel_frobenius_bf16(got, t, sample_stride(got.len())));
     let mut wrong = Vec::new();
     if err_ref >= GEMM_TOL {
         wrong.push(format!(
@@ -263,7 +368,6 @@ fn run_candidate(
     if !wrong.is_empty() {
         c.failure = Some(Failure::Wrong(wrong.join("; ")));
     }
-    Ok(c)
 }
 
 #[cfg(test)]
@@ -319,6 +423,36 @@ mod tests {
             assert!(len.div_ceil(s) >= SAMPLE, "{len}: stride {s}");
         }
         assert_eq!(sample_stride(16384 * 16384), 63);
+    }
+
+    #[test]
+    fn rounds_rotate_who_goes_first() {
+        let order = |r, p| round_order(r, p).collect::<Vec<_>>();
+        assert_eq!(order(0, 3), [0, 1, 2]);
+        assert_eq!(order(1, 3), [1, 2, 0]);
+        assert_eq!(order(2, 3), [2, 0, 1]);
+        assert_eq!(order(3, 3), [0, 1, 2]);
+        assert_eq!(order(7, 1), [0]);
+        assert!(order(4, 0).is_empty());
+        for p in 1..=12 {
+            // Every round runs each participant once.
+            for r in 0..RUNS {
+                let mut o = order(r, p);
+                assert_eq!(o[0], r % p, "round {r} of {p}");
+                o.sort_unstable();
+                assert_eq!(o, (0..p).collect::<Vec<_>>(), "round {r} of {p}");
+            }
+            // Over any p consecutive rounds, each participant holds each position once.
+            for start in [0, 5, RUNS - p.min(RUNS)] {
+                let mut seen = vec![vec![0; p]; p];
+                for r in start..start + p {
+                    for (pos, who) in round_order(r, p).enumerate() {
+                        seen[who][pos] += 1;
+                    }
+                }
+                assert!(seen.iter().flatten().all(|&n| n == 1), "{p} from {start}");
+            }
+        }
     }
 
     #[test]
