@@ -17,7 +17,7 @@ use crate::diag::Diagnostics;
 use crate::dispatch::{Cx, Variant};
 use crate::encode::wgmma::{desc_const_part, kmajor_desc_fields, wgmma_shape_ok};
 use crate::inst::reg;
-use crate::ir::{BinOp, Expr, Inst, Op, Operand as O, ScalarType as T, Space};
+use crate::ir::{BinOp, Expr, Inst, Op, Operand as O, ScalarType as T, Space, TileRef};
 use crate::lower::Lower;
 
 /// The variant.
@@ -75,33 +75,24 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     else {
         return Err(lw.internal("wgmma on a non-mma"));
     };
-    let (acc_buf, m, n, ab, kext, a_buf, a_ix, b_buf, b_ix) = {
-        let (ab_, m, n) = accumulator(lw.k, acc, Space::Reg).map_err(|e| lw.error(e))?;
-        let acc_h = match acc {
-            crate::ir::TileRef::Buf { buf, .. } => *buf,
-            _ => unreachable!("checked by accumulator"),
-        };
-        let _ = ab_;
-        let (oa, ob) = (
-            smem_operand(lw.k, a, "A").map_err(|e| lw.error(e))?,
-            smem_operand(lw.k, b, "B").map_err(|e| lw.error(e))?,
-        );
-        let (crate::ir::TileRef::Buf { buf: ha, .. }, crate::ir::TileRef::Buf { buf: hb, .. }) =
-            (a, b)
-        else {
-            unreachable!()
-        };
-        (
-            acc_h,
-            m,
-            n,
-            oa.buf.elem,
-            oa.k,
-            *ha,
-            oa.index.to_vec(),
-            *hb,
-            ob.index.to_vec(),
-        )
+    let (
+        TileRef::Buf { buf: acc_buf, .. },
+        TileRef::Buf {
+            buf: a_buf,
+            index: a_ix,
+        },
+        TileRef::Buf {
+            buf: b_buf,
+            index: b_ix,
+        },
+    ) = (acc, a, b)
+    else {
+        return Err(lw.internal("wgmma operands are not buffers"));
+    };
+    let (_, m, n) = accumulator(lw.k, acc, Space::Reg).map_err(|e| lw.error(e))?;
+    let (ab, kext) = {
+        let oa = smem_operand(lw.k, a, "A").map_err(|e| lw.error(e))?;
+        (oa.buf.elem, oa.k)
     };
     let (lbo, sbo) = kmajor_desc_fields(crate::abi::Swizzle::B128, ab.bytes())
         .map_err(|e| lw.internal(e.to_string()))?;
@@ -109,11 +100,11 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         .map_err(|e| lw.internal(e.to_string()))?;
     let frag = lw
         .frags
-        .get(&acc_buf)
+        .get(acc_buf)
         .cloned()
         .ok_or_else(|| lw.internal("register fragment not allocated"))?;
-    let adesc0 = desc_base(lw, a_buf, &a_ix, cst)?;
-    let bdesc0 = desc_base(lw, b_buf, &b_ix, cst)?;
+    let adesc0 = desc_base(lw, *a_buf, a_ix, cst)?;
+    let bdesc0 = desc_base(lw, *b_buf, b_ix, cst)?;
     let first = lw.let_("acc_in", T::Pred, accumulate.clone());
     let always = lw.pred_const(true);
     let row_bytes = kext * ab.bytes();
