@@ -3,7 +3,7 @@
 //! before each run; and bad launches refused with typed errors before reaching the GPU.
 
 use half::bf16;
-use tirx::{Runtime, RuntimeError};
+use tirx::{Runtime, RuntimeError, Target};
 use tirx_kernels::reference::Rng;
 use tirx_kernels::registry::{self, Kind};
 
@@ -46,8 +46,10 @@ fn hopper_gemms_match_the_f64_reference_on_random_shapes() {
         "gemm_sm90_ws",
         "gemm_sm90_cluster",
         "gemm_sm90_tma_epi",
+        "gemm_sm90_pair_n",
     ] {
-        let Kind::Gemm(launch) = registry::find(name).unwrap().kind else {
+        let kernel = registry::find(name).unwrap();
+        let Kind::Gemm(launch) = kernel.kind else {
             panic!()
         };
         let mut rng = Rng::new(12);
@@ -62,16 +64,27 @@ fn hopper_gemms_match_the_f64_reference_on_random_shapes() {
         ];
         shapes
             .extend((0..46).map(|_| (rng.range(1, 600), rng.range(1, 600), 8 * rng.range(1, 80))));
-        for (i, &(m, n, k)) in shapes.iter().enumerate() {
-            // A TMA-stored D needs 16-byte rows (N a multiple of 8); the runtime refuses others.
-            let n = if name == "gemm_sm90_tma_epi" {
-                n.div_ceil(8) * 8
-            } else {
-                n
-            };
-            let r = registry::check_gemm(&rt, launch, "default", m, n, k, 200 + i as u64)
-                .expect("runs");
-            assert!(r.ok, "{name} {m}x{n}x{k}: relative error {:.3e}", r.error);
+        let configs = kernel
+            .artifacts
+            .iter()
+            .filter(|a| a.target == Target::Sm90a);
+        for config in configs.map(|a| a.config) {
+            for (i, &(m, n, k)) in shapes.iter().enumerate() {
+                // A TMA-stored D needs 16-byte rows (N a multiple of 8); the runtime refuses
+                // others.
+                let n = if matches!(name, "gemm_sm90_tma_epi" | "gemm_sm90_pair_n") {
+                    n.div_ceil(8) * 8
+                } else {
+                    n
+                };
+                let r = registry::check_gemm(&rt, launch, config, m, n, k, 200 + i as u64)
+                    .expect("runs");
+                assert!(
+                    r.ok,
+                    "{name}/{config} {m}x{n}x{k}: relative error {:.3e}",
+                    r.error
+                );
+            }
         }
     }
 }
@@ -124,8 +137,12 @@ fn the_host_side_choice_runs_a_correct_kernel_for_every_size_class() {
     for (i, &(m, n, k)) in [
         (100, 200, 64),
         (1000, 1000, 1000),
+        (1000, 1001, 1000),
+        (2000, 1000, 1000),
+        (2000, 1001, 1000),
         (2048, 2048, 256),
         (4096, 4096, 128),
+        (4095, 4097, 64),
     ]
     .iter()
     .enumerate()

@@ -288,7 +288,8 @@ fn bench(rt: &Runtime, what: &str, shapes: &[String]) -> Result<bool, String> {
     Ok(true)
 }
 
-/// `tirx bench gemm`: ours (best config per shape) against cuBLASLt in one process.
+/// `tirx bench gemm`: ours (the host-side choice per shape, or the fastest config of the named
+/// kernels) against cuBLASLt in one process.
 fn bench_gemm(
     rt: &Runtime,
     shapes: &[String],
@@ -306,23 +307,18 @@ fn bench_gemm(
         .into_iter()
         .filter(|k| matches!(k.kind, Kind::Gemm(_)))
         .collect();
-    let chosen: Vec<&Shipped> = if !names.is_empty() {
-        names
+    let by_name = |n: &str| {
+        gemms
             .iter()
-            .map(|n| {
-                gemms
-                    .iter()
-                    .find(|k| k.name == n)
-                    .ok_or_else(|| format!("no GEMM kernel `{n}`"))
-            })
-            .collect::<Result<_, _>>()?
+            .find(|k| k.name == n)
+            .ok_or_else(|| format!("no GEMM kernel `{n}`"))
+    };
+    let chosen: Vec<&Shipped> = if !names.is_empty() {
+        names.iter().map(|n| by_name(n)).collect::<Result<_, _>>()?
     } else if ladder {
         gemms.iter().collect()
     } else {
-        gemms
-            .iter()
-            .filter(|k| k.name == registry::PRODUCTION_GEMM)
-            .collect()
+        Vec::new()
     };
     let entries = |k: &Shipped| -> Vec<(&'static str, &'static str, registry::GemmLaunch)> {
         let Kind::Gemm(launch) = k.kind else {
@@ -348,13 +344,29 @@ fn bench_gemm(
             }
             println!("\n== ladder: {}", k.name);
             let path = std::path::PathBuf::from(format!("bench-ladder-{}.json", k.name));
-            ok &= run_gemm_bench(rt, &list, Some(shapes.clone()), Some(&path), None)
-                .map_err(|e| e.to_string())?;
+            ok &= run_gemm_bench(
+                rt,
+                &|_| list.clone(),
+                Some(shapes.clone()),
+                Some(&path),
+                None,
+            )
+            .map_err(|e| e.to_string())?;
         }
         return Ok(ok);
     }
+    // With `--kernel`: every config of the named kernels, the fastest reported; without: the
+    // kernel and config the host-side choice takes for each shape (what `gemm_auto` runs).
     let list: Vec<_> = chosen.into_iter().flat_map(entries).collect();
-    if list.is_empty() {
+    let choice = |(m, n, k): (usize, usize, usize)| {
+        let (name, config) = registry::choose_gemm(m, n, k);
+        let kernel = by_name(name).expect("choose_gemm names a shipped GEMM");
+        entries(kernel)
+            .into_iter()
+            .filter(|e| e.1 == config)
+            .collect::<Vec<_>>()
+    };
+    if !names.is_empty() && list.is_empty() {
         return Err(format!("no GEMM kernel compiled for {}", target.name()));
     }
     let measured = if shapes.is_empty() {
@@ -362,9 +374,12 @@ fn bench_gemm(
     } else {
         shapes.clone()
     };
+    let fixed = |_| list.clone();
+    let candidates: &dyn Fn((usize, usize, usize)) -> Vec<_> =
+        if names.is_empty() { &choice } else { &fixed };
     let ok = run_gemm_bench(
         rt,
-        &list,
+        candidates,
         (!shapes.is_empty()).then_some(shapes),
         json,
         None,

@@ -38,7 +38,7 @@ pub struct Shipped {
 }
 
 /// All shipped kernels.
-pub fn all() -> [Shipped; 9] {
+pub fn all() -> [Shipped; 10] {
     [
         Shipped {
             name: "tma_copy",
@@ -81,6 +81,11 @@ pub fn all() -> [Shipped; 9] {
             kind: Kind::Gemm(ws::gemm_sm90_tma_epi::launch),
         },
         Shipped {
+            name: "gemm_sm90_pair_n",
+            artifacts: ws::gemm_sm90_pair_n::ARTIFACTS,
+            kind: Kind::Gemm(ws::gemm_sm90_pair_n::launch),
+        },
+        Shipped {
             name: "gemm_sm100",
             artifacts: gemm100::gemm_sm100::ARTIFACTS,
             kind: Kind::Gemm(gemm100::gemm_sm100::launch),
@@ -110,29 +115,45 @@ pub const PRODUCTION_GEMM: &str = "gemm_sm90_tma_epi";
 /// SMs of the H100/H200 SXM part the persistent configs are compiled for (their grid).
 pub const PERSISTENT_CTAS: usize = 132;
 
-/// The host-side choice of GEMM kernel and config for a shape (sm_90a), from the number of
-/// output tiles each tile size gives against the SMs that will run them:
-/// - at least half a wave of 128×256 tiles and D's rows 16-byte aligned (N a multiple of 8):
-///   the 2×1-cluster kernel with the TMA-store epilogue;
-/// - at least two waves of 128×256 tiles otherwise: the 2×1-cluster kernel storing from
-///   registers;
-/// - at least one wave of 128×128 tiles: the cluster kernel, 128×128 (`n128`);
-/// - fewer: the non-cluster kernel with 128×64 tiles (`n64`), which spreads a small output
-///   over the most SMs.
+/// The host-side choice of GEMM kernel and config for a shape (sm_90a).
 ///
-/// Measured basis (docs/perf/gemm-h200.md, 2026-11-29): 4096³ and up best with 128×256
-/// (the TMA-store epilogue kernel ahead of the register-epilogue one),
-/// 2048³ with 128×128, 1024³ and 1000³ with 128×64.
-pub fn choose_gemm(m: usize, n: usize, _k: usize) -> (&'static str, &'static str) {
-    let tiles = |bm: usize, bn: usize| m.div_ceil(bm) * n.div_ceil(bn);
-    if tiles(128, 256) >= PERSISTENT_CTAS / 2 && n.is_multiple_of(8) {
-        ("gemm_sm90_tma_epi", "default")
-    } else if tiles(128, 256) >= 2 * PERSISTENT_CTAS {
-        ("gemm_sm90_cluster", "default")
-    } else if tiles(128, 128) >= PERSISTENT_CTAS {
-        ("gemm_sm90_cluster", "n128")
-    } else {
-        ("gemm_sm90_ws", "n64")
+/// First the tile: of 128×256, 128×128 and 128×64, the one whose tiles keep the SMs busiest
+/// over the waves they need (`tiles / (waves · SMs)`), the larger tile on a tie (within 2 %):
+/// a small output is spread over more SMs with smaller tiles, a large one keeps the larger
+/// tile's better operand reuse. Then the kernel for that tile:
+/// - D's rows 16-byte aligned (N a multiple of 8): the TMA-store epilogue kernels —
+///   `gemm_sm90_tma_epi` for 128×256 / 128×128 (`n128`); for 128×64, `gemm_sm90_pair_n`
+///   (A shared by a cluster pair) when A's rows are not 128-byte aligned (the operand loads
+///   are then the limit), else `gemm_sm90_ws`/`n64`;
+/// - otherwise the register-epilogue kernels: `gemm_sm90_cluster` (`default`, `n128`) or
+///   `gemm_sm90_ws`/`n64`.
+///
+/// Measured basis (docs/perf/gemm-h200.md, 2026-11-30 small-shape runs and the 2026-11-29
+/// sweeps): 4096³ and up best with 128×256 and the TMA-store epilogue; 2000×1000×1000 with
+/// 128×128 (`tma_epi/n128` 15.7 µs against 25.0 for 128×64); 1000³ `pair_n` 12.0 µs against
+/// `ws/n64` 14.6; 1024³ and 1024×1024×4096 `ws/n64` ahead of `pair_n` (10.2 against 10.8,
+/// 20.5 against 23.1).
+pub fn choose_gemm(m: usize, n: usize, k: usize) -> (&'static str, &'static str) {
+    let sms = PERSISTENT_CTAS;
+    let utilisation = |bn: usize| {
+        let tiles = m.div_ceil(128) * n.div_ceil(bn);
+        tiles as f64 / (tiles.div_ceil(sms) * sms) as f64
+    };
+    let mut bn = 256;
+    for smaller in [128, 64] {
+        if utilisation(smaller) > utilisation(bn) * 1.02 {
+            bn = smaller;
+        }
+    }
+    let tma_store = n.is_multiple_of(8);
+    let a_rows_aligned = (2 * k).is_multiple_of(128);
+    match (bn, tma_store) {
+        (256, true) => ("gemm_sm90_tma_epi", "default"),
+        (256, false) => ("gemm_sm90_cluster", "default"),
+        (128, true) => ("gemm_sm90_tma_epi", "n128"),
+        (128, false) => ("gemm_sm90_cluster", "n128"),
+        (_, true) if !a_rows_aligned => ("gemm_sm90_pair_n", "default"),
+        _ => ("gemm_sm90_ws", "n64"),
     }
 }
 
@@ -223,32 +244,41 @@ mod tests {
 
     #[test]
     fn the_choice_follows_the_tile_count_and_names_a_compiled_config() {
+        let tma_epi = ("gemm_sm90_tma_epi", "default");
+        assert_eq!(choose_gemm(8192, 8192, 8192), tma_epi);
+        assert_eq!(choose_gemm(4096, 4096, 4096), tma_epi);
+        assert_eq!(choose_gemm(2048, 2048, 2048), tma_epi);
+        assert_eq!(choose_gemm(4095, 4097, 4096), ("gemm_sm90_cluster", "n128"));
+        assert_eq!(choose_gemm(2000, 1000, 1000), ("gemm_sm90_tma_epi", "n128"));
+        assert_eq!(choose_gemm(2000, 1001, 1000), ("gemm_sm90_cluster", "n128"));
         assert_eq!(
-            choose_gemm(8192, 8192, 8192),
-            ("gemm_sm90_tma_epi", "default")
+            choose_gemm(1000, 1000, 1000),
+            ("gemm_sm90_pair_n", "default")
         );
         assert_eq!(
-            choose_gemm(4096, 4096, 4096),
-            ("gemm_sm90_tma_epi", "default")
+            choose_gemm(1000, 1000, 4000),
+            ("gemm_sm90_pair_n", "default")
         );
-        assert_eq!(
-            choose_gemm(4095, 4097, 4096),
-            ("gemm_sm90_cluster", "default")
-        );
-        assert_eq!(
-            choose_gemm(2048, 2048, 2048),
-            ("gemm_sm90_tma_epi", "default")
-        );
-        assert_eq!(choose_gemm(2048, 2049, 2048), ("gemm_sm90_cluster", "n128"));
         assert_eq!(choose_gemm(1024, 1024, 1024), ("gemm_sm90_ws", "n64"));
-        assert_eq!(choose_gemm(1, 1, 8), ("gemm_sm90_ws", "n64"));
-        for (m, n) in [(8192, 8192), (2048, 2048), (1000, 1000), (4095, 4097)] {
-            let (name, config) = choose_gemm(m, n, 4096);
-            let k = find(name).expect("shipped");
-            assert!(
-                k.artifacts.iter().any(|a| a.config == config),
-                "{name}/{config} is not compiled"
-            );
+        assert_eq!(choose_gemm(1000, 1001, 1000), ("gemm_sm90_ws", "n64"));
+        assert_eq!(choose_gemm(1, 1, 8), ("gemm_sm90_cluster", "default"));
+        assert_eq!(choose_gemm(8, 8, 8), tma_epi);
+        let shapes = [
+            (8192, 8192),
+            (2048, 2048),
+            (1000, 1000),
+            (4095, 4097),
+            (2000, 1000),
+        ];
+        for (m, n) in shapes {
+            for k in [1000, 4096] {
+                let (name, config) = choose_gemm(m, n, k);
+                let kernel = find(name).expect("shipped");
+                assert!(
+                    kernel.artifacts.iter().any(|a| a.config == config),
+                    "{name}/{config} is not compiled"
+                );
+            }
         }
     }
 }

@@ -30,10 +30,18 @@ use cudarc::driver::{CudaEvent, DriverError};
 use half::bf16;
 use tirx::{Runtime, RuntimeError, Tensor};
 
-/// Timed runs per measurement.
+/// Timed runs per measurement (the GEMM sweep's minimum number of rounds).
 pub const RUNS: usize = 50;
-/// Untimed runs first.
+/// Untimed runs first (the GEMM sweep's minimum per participant).
 pub const WARMUP: usize = 5;
+/// The GEMM sweep keeps warming up, in untimed interleaved rounds, until this much time has
+/// passed: a 10 µs kernel run five times does not bring the GPU's clocks up.
+pub const WARMUP_MS: f64 = 50.0;
+/// The GEMM sweep times at least [`RUNS`] rounds, and more (up to [`MAX_RUNS`]) until the
+/// rounds take about this long: small shapes get many more samples than large ones.
+pub const TIMED_MS: f64 = 200.0;
+/// Upper bound on the GEMM sweep's timed rounds.
+pub const MAX_RUNS: usize = 1000;
 
 /// Why a measurement failed.
 #[derive(Debug, thiserror::Error)]
@@ -230,8 +238,11 @@ pub fn gemm(
 /// Default JSON output of [`run_gemm_bench`].
 pub const DEFAULT_JSON: &str = "bench-gemm.json";
 
+/// A GEMM config to measure: kernel name, config, launcher.
+pub type GemmEntry = (&'static str, &'static str, GemmLaunch);
+
 /// `tirx bench gemm`: for each shape (default [`sweep::default_shapes`]) times cuBLASLt and
-/// every one of `kernels` (name, config, launcher) on the same buffers, checks each result
+/// every one of `kernels(shape)` (name, config, launcher) on the same buffers, checks each result
 /// against cuBLASLt's and the f64 reference, and reports the fastest right config as "ours".
 /// Prints the table to stdout, writes the JSON to `json` (default [`DEFAULT_JSON`]) and the
 /// plot to `png` (default: the JSON path with a `.png` extension).
@@ -241,7 +252,7 @@ pub const DEFAULT_JSON: &str = "bench-gemm.json";
 /// an output could not be written.
 pub fn run_gemm_bench(
     rt: &Runtime,
-    kernels: &[(&'static str, &'static str, GemmLaunch)],
+    kernels: &dyn Fn((usize, usize, usize)) -> Vec<GemmEntry>,
     shapes: Option<Vec<(usize, usize, usize)>>,
     json: Option<&Path>,
     png: Option<&Path>,
@@ -252,26 +263,27 @@ pub fn run_gemm_bench(
     let png = png.map_or_else(|| json.with_extension("png"), Path::to_path_buf);
     println!(
         "{} (compute capability {:?}), cuBLASLt {}; median of {RUNS} interleaved rounds after \
-         {WARMUP} warm-up runs each, inputs rotated past L2; {} shape(s) x ({} config(s) + \
-         cuBLASLt)",
+         {WARMUP} warm-up runs each, inputs rotated past L2; {} shape(s), cuBLASLt and our \
+         config(s) for each",
         rt.name(),
         rt.compute_capability(),
         lt.version(),
         shapes.len(),
-        kernels.len()
     );
     let mut bar = progress::Progress::new(shapes.len());
     let mut rows = Vec::with_capacity(shapes.len());
     for &shape in &shapes {
-        let row = sweep::measure_shape(rt, &lt, kernels, shape, &mut bar).unwrap_or_else(|e| {
-            report::Row {
-                shape,
-                cublas: None,
-                cublas_err_vs_ref: None,
-                candidates: Vec::new(),
-                failure: Some(e.to_string()),
-            }
-        });
+        let row =
+            sweep::measure_shape(rt, &lt, &kernels(shape), shape, &mut bar).unwrap_or_else(|e| {
+                report::Row {
+                    shape,
+                    cublas: None,
+                    cublas_err_vs_ref: None,
+                    candidates: Vec::new(),
+                    failure: Some(e.to_string()),
+                    rounds: 0,
+                }
+            });
         rows.push(row);
         bar.step();
     }

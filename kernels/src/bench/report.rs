@@ -69,6 +69,8 @@ pub struct Row {
     pub candidates: Vec<Candidate>,
     /// Why the shape as a whole failed (allocation, cuBLASLt), if it did.
     pub failure: Option<String>,
+    /// Timed interleaved rounds (each participant's median is over this many runs).
+    pub rounds: usize,
 }
 
 /// "M×N×K" as the labels write it.
@@ -284,6 +286,7 @@ fn row_json(r: &Row) -> String {
         ("cublas_rel_err_vs_ref", json_num(r.cublas_err_vs_ref)),
         ("ok", r.ok().to_string()),
         ("failure", opt_str(r.failure.as_deref())),
+        ("rounds", r.rounds.to_string()),
     ];
     let mut s = String::from("    {");
     for (name, value) in fields {
@@ -403,6 +406,7 @@ mod tests {
             cublas_err_vs_ref: Some(5e-3),
             candidates,
             failure: None,
+            rounds: 50,
         }
     }
 
@@ -473,6 +477,7 @@ mod tests {
             cublas_err_vs_ref: None,
             candidates: vec![],
             failure: Some("cuBLASLt: \"no algorithm\"".into()),
+            rounds: 0,
         };
         Report {
             date: iso8601(0),
@@ -510,6 +515,7 @@ mod tests {
         assert!(j.contains("\"device\": \"NVIDIA H200\""), "{j}");
         assert!(j.contains("\"runs\": 50"), "{j}");
         assert!(j.contains("\"timing\": \"interleaved rounds\""), "{j}");
+        assert!(j.contains("\"rounds\": 0"), "{j}");
         assert_eq!(j.matches("\"m\": ").count(), 3);
         assert!(
             j.contains("\"failure\": \"cuBLASLt: \\\"no algorithm\\\"\""),

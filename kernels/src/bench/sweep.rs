@@ -6,15 +6,19 @@
 //! Method, per shape ([`measure_shape`]); the participants are cuBLASLt and the candidates:
 //! 1. Warm-up: each participant in turn runs [`WARMUP`] times, untimed. A candidate whose
 //!    launch fails (e.g. its launcher refuses the shape) is [`Failure::Refused`] and drops out;
-//!    if cuBLASLt fails, the row fails and the candidates are still measured.
-//! 2. Rounds: [`RUNS`] rounds; each times one run of every remaining participant, each run
+//!    if cuBLASLt fails, the row fails and the candidates are still measured. Then untimed
+//!    interleaved rounds until [`WARMUP_MS`] have passed (small shapes: clocks come up; seen
+//!    on the H200, 2026-11-30: the first small shape of a sweep timed 1.6–1.8× slower than the
+//!    same shape later, for cuBLASLt and ours alike), which also give the round's duration.
+//! 2. Rounds: R rounds, R = [`RUNS`] or, for short rounds, as many as take about
+//!    [`TIMED_MS`] (at most [`MAX_RUNS`]); each times one run of every remaining participant, each run
 //!    bracketed by its own pair of CUDA events. Round r runs them in a rotated order
 //!    ([`round_order`]): it starts at participant r mod P (P participants) and goes on
 //!    cyclically, so no one always goes first, and over any P consecutive rounds each holds
 //!    every position once. All rounds are queued without waiting; the events are read after the
 //!    last (see [`super`] on why queueing). A launch that fails during the rounds drops its
 //!    participant as in step 1.
-//! 3. Each participant's time is the median of its [`RUNS`] runs.
+//! 3. Each participant's time is the median of its R runs.
 //! 4. Checks, untimed: one checked run per participant, cuBLASLt's first: D of set 0 poisoned
 //!    (NaN), one run on set 0, D read back. cuBLASLt's 64×64 corner is compared with the f64
 //!    reference (over the tolerance: the row fails); each candidate's corner with the f64
@@ -49,9 +53,11 @@ use tirx::{Runtime, Tensor};
 use super::cublaslt::CublasLt;
 use super::progress::Progress;
 use super::report::{Candidate, Failure, Measured, Row, shape_label};
-use super::{BenchError, RUNS, WARMUP, elapsed, event_pair, median, record};
+use super::{
+    BenchError, MAX_RUNS, RUNS, TIMED_MS, WARMUP, WARMUP_MS, elapsed, event_pair, median, record,
+};
 use crate::reference::{Rng, gemm_tn_f64, rel_frobenius};
-use crate::registry::{GEMM_TOL, GemmLaunch};
+use crate::registry::GEMM_TOL;
 
 /// L2 cache of an H200, in bytes.
 pub const L2_BYTES: usize = 60 << 20;
@@ -210,7 +216,7 @@ fn drop_out(row: &mut Row, alive: &mut [bool], who: usize, e: &BenchError) {
 pub fn measure_shape(
     rt: &Runtime,
     lt: &CublasLt,
-    kernels: &[(&'static str, &'static str, GemmLaunch)],
+    kernels: &[super::GemmEntry],
     shape: (usize, usize, usize),
     progress: &mut Progress,
 ) -> Result<Row, BenchError> {
@@ -233,6 +239,7 @@ pub fn measure_shape(
             })
             .collect(),
         failure: None,
+        rounds: 0,
     };
     // Participant 0 is cuBLASLt, participant 1 + i is kernels[i].
     let gemm = match lt.tn_gemm(shape) {
@@ -283,11 +290,28 @@ pub fn measure_shape(
         }
     }
 
+    // More warm-up, in untimed rounds, until WARMUP_MS have passed; it also times a round.
+    let started = std::time::Instant::now();
+    let mut warm_rounds = 0usize;
+    while started.elapsed().as_secs_f64() * 1e3 < WARMUP_MS && alive.iter().any(|&a| a) {
+        let live: Vec<usize> = (0..p).filter(|&w| alive[w]).collect();
+        for who in round_order(warm_rounds, live.len()).map(|i| live[i]) {
+            if let Err(e) = run(who, &mut bufs, next_set()) {
+                drop_out(&mut row, &mut alive, who, &e);
+            }
+        }
+        rt.synchronize()?;
+        warm_rounds += 1;
+    }
+    let round_ms = started.elapsed().as_secs_f64() * 1e3 / warm_rounds.max(1) as f64;
+    let rounds = ((TIMED_MS / round_ms).ceil() as usize).clamp(RUNS, MAX_RUNS);
+    row.rounds = rounds;
+
     // Interleaved rounds, all queued; the events are read after the last.
     let live = alive.iter().filter(|&&a| a).count();
-    progress.show(&format!("{label} ({RUNS} rounds x {live})"));
-    let mut events: Vec<Vec<_>> = (0..p).map(|_| Vec::with_capacity(RUNS)).collect();
-    for r in 0..RUNS {
+    progress.show(&format!("{label} ({rounds} rounds x {live})"));
+    let mut events: Vec<Vec<_>> = (0..p).map(|_| Vec::with_capacity(rounds)).collect();
+    for r in 0..rounds {
         let live: Vec<usize> = (0..p).filter(|&w| alive[w]).collect();
         for who in round_order(r, live.len()).map(|i| live[i]) {
             let (start, end) = event_pair(rt)?;

@@ -117,6 +117,97 @@ pub mod ladder {
         }
     }
 
+    /// The producer's K loop of one tile in a 1×2 cluster (pairs along N): the two CTAs
+    /// compute horizontally adjacent tiles that need the same A panel; each loads one 64-row
+    /// half of it and multicasts it to both (the full barrier counts both halves).
+    #[tile_fn]
+    fn produce_multicast_a(
+        pipe: Pipe,
+        it: u32,
+        a_s: Smem,
+        b_s: Smem,
+        a: Global,
+        b: Global,
+        m: u32,
+        n: u32,
+        k_tiles: u32,
+    ) -> u32 {
+        let mut it = it;
+        for k in 0..k_tiles {
+            let s = pipe.producer_acquire(it);
+            tma::load(
+                a_s[s][cta_rank],
+                a.tile(2 * m + cta_rank, k),
+                pipe.full(s),
+                multicast = 3,
+            );
+            tma::load(b_s[s], b.tile(n, k), pipe.full(s));
+            it += 1;
+        }
+        it
+    }
+
+    /// The producer warpgroup of a persistent cluster kernel whose pairs run along N: this
+    /// CTA computes column tile `2·np + rank` of row tile `m`, and shares the A panel.
+    #[tile_fn]
+    fn cluster_producer_a(
+        pipe: Pipe,
+        a_s: Smem,
+        b_s: Smem,
+        a: Global,
+        b: Global,
+        tiles_m: u32,
+        pairs_n: u32,
+        k_tiles: u32,
+    ) {
+        #[scope(warpgroup = 0)]
+        {
+            setmaxnreg::dec(40);
+            #[scope(warp = 0, elect)]
+            {
+                let mut it = 0;
+                for u in (cta.x / 2..tiles_m * pairs_n).step_by(ncta.x / 2) {
+                    let (m, np) = grouped(u, tiles_m, pairs_n);
+                    it = produce_multicast_a(
+                        pipe,
+                        it,
+                        a_s,
+                        b_s,
+                        a,
+                        b,
+                        m,
+                        2 * np + cta_rank,
+                        k_tiles,
+                    );
+                }
+            }
+        }
+    }
+
+    /// The TMA-store epilogue of one warpgroup's 64×BN accumulator: D rows `row` (64-row
+    /// units), columns from `col` (64-column units). The leader first waits until the previous
+    /// tile's stores have read the staging tile; the warpgroup converts the accumulator into
+    /// it, fences the generic proxy against the async one, and the leader issues the stores
+    /// without waiting for them.
+    #[tile_fn]
+    fn store_tile(d: Global, d_s: Smem, acc: Regs, wg: u32, row: u32, col: u32) {
+        #[scope(leader)]
+        {
+            tma::wait_group_read(0);
+        }
+        named_barrier(wg + 1, 128);
+        copy(d_s[wg], acc);
+        fence::proxy_async();
+        named_barrier(wg + 1, 128);
+        #[scope(leader)]
+        {
+            for cb in 0..BN / 64 {
+                tma::store(d.tile(row, col + cb), d_s[wg][cb]);
+            }
+            tma::commit_group();
+        }
+    }
+
     /// A consumer warpgroup's K loop of one tile: one wgmma group stays in flight
     /// (`wgmma::wait(1)`), and each stage is released one K step later, once its MMAs are
     /// done; returns the pipeline iteration after the tile.
@@ -282,7 +373,10 @@ pub mod ladder {
         threads = 384,
         cluster = (2, 1, 1),
         grid = (CTAS, 1),
-        configs(default = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132)),
+        configs(
+            default = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132),
+            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, CTAS = 132),
+        ),
     )]
     pub fn gemm_sm90_tma_epi(
         #[shape(M, K)] a: Tensor<bf16>,
@@ -306,24 +400,50 @@ pub mod ladder {
             for u in (cta.x / 2..pairs_m * tiles_n).step_by(ncta.x / 2) {
                 let (mp, n) = grouped(u, pairs_m, tiles_n);
                 it = consume(pipe, it, acc, a_s, b_s, wg, k_tiles);
-                #[scope(leader)]
-                {
-                    tma::wait_group_read(0);
-                }
-                named_barrier(wg + 1, 128);
-                copy(d_s[wg], acc);
-                fence::proxy_async();
-                named_barrier(wg + 1, 128);
-                #[scope(leader)]
-                {
-                    for cb in 0..BN / 64 {
-                        tma::store(
-                            d.tile(2 * (2 * mp + cta_rank) + wg, n * (BN / 64) + cb),
-                            d_s[wg][cb],
-                        );
-                    }
-                    tma::commit_group();
-                }
+                let row = 2 * (2 * mp + cta_rank) + wg;
+                store_tile(d, d_s, acc, wg, row, n * (BN / 64));
+            }
+            #[scope(leader)]
+            {
+                tma::wait_group(0);
+            }
+        }
+    }
+    /// Level 8 for few tiles: 128×64 tiles in 1×2 clusters along N — the two CTAs of a
+    /// cluster compute horizontally adjacent tiles, each loads one half of their common A
+    /// panel and multicasts it, so a CTA reads 128 operand rows per K step instead of 192;
+    /// the epilogue is level 8's. Small outputs (about one wave of 128×64 tiles) are
+    /// operand-supply bound, which is what this cuts.
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 384,
+        cluster = (2, 1, 1),
+        grid = (CTAS, 1),
+        configs(default = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132)),
+    )]
+    pub fn gemm_sm90_pair_n(
+        #[shape(M, K)] a: Tensor<bf16>,
+        #[shape(N, K)] b: Tensor<bf16>,
+        #[shape(M, N)] d: Tensor<bf16>,
+    ) {
+        let a_s = smem::<bf16>([STAGES, 2, 64, BK], swizzle = B128);
+        let b_s = smem::<bf16>([STAGES, BN, BK], swizzle = B128);
+        let d_s = smem::<bf16>([2, BN / 64, 64, 64], swizzle = B128);
+        let acc = regs::<f32>([64, BN]);
+        let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
+        let tiles_m = cdiv(M, BM);
+        let pairs_n = cdiv(cdiv(N, BN), 2);
+        let k_tiles = cdiv(K, BK);
+        cluster_producer_a(pipe, a_s, b_s, a, b, tiles_m, pairs_n, k_tiles);
+        #[scope(warpgroups = 1..3)]
+        {
+            setmaxnreg::inc(232);
+            let wg = tid / 128 - 1;
+            let mut it = 0;
+            for u in (cta.x / 2..tiles_m * pairs_n).step_by(ncta.x / 2) {
+                let (m, np) = grouped(u, tiles_m, pairs_n);
+                it = consume(pipe, it, acc, a_s, b_s, wg, k_tiles);
+                store_tile(d, d_s, acc, wg, 2 * m + wg, (2 * np + cta_rank) * (BN / 64));
             }
             #[scope(leader)]
             {
