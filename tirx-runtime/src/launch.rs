@@ -20,7 +20,7 @@ use cudarc::driver::CudaFunction;
 use cudarc::driver::sys;
 use tirx_ir::abi::{Signature, Target};
 
-use crate::device::Runtime;
+use crate::device::{PtxText, Runtime};
 use crate::error::RuntimeError;
 use crate::plan::{LaunchPlan, PlannedParam, TensorMeta, plan_launch};
 use crate::tensor::TensorArg;
@@ -180,7 +180,7 @@ impl Runtime {
             });
         }
         // SAFETY: `KernelArtifact::new`'s contract is exactly `launch_ptx`'s.
-        unsafe { self.launch_ptx(artifact.ptx, &sig, args) }
+        unsafe { self.launch_text(PtxText::Static(artifact.ptx), &sig, args) }
     }
 
     /// Selects the variant for `config` on this device's target ([`select`]) and launches it:
@@ -204,6 +204,21 @@ impl Runtime {
     pub unsafe fn launch_ptx(
         &self,
         ptx: &str,
+        sig: &Signature,
+        args: &[TensorArg<'_>],
+    ) -> Result<(), RuntimeError> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.launch_text(PtxText::Borrowed(ptx), sig, args) }
+    }
+
+    /// [`Runtime::launch_ptx`], told whether the text is `'static` (then the module cache
+    /// recognises it by address instead of hashing it).
+    ///
+    /// # Safety
+    /// As [`Runtime::launch_ptx`].
+    unsafe fn launch_text(
+        &self,
+        ptx: PtxText<'_>,
         sig: &Signature,
         args: &[TensorArg<'_>],
     ) -> Result<(), RuntimeError> {
