@@ -180,6 +180,7 @@ fn run_one(
     match k.kind {
         Kind::Copy(l) => registry::check_copy(rt, l, config, m, n, seed),
         Kind::Gemm(l) => registry::check_gemm(rt, l, config, m, n, kk, seed),
+        Kind::GemmNn(l) => registry::check_gemm_nn(rt, l, config, m, n, kk, seed),
     }
 }
 

@@ -7,14 +7,15 @@ use crate::gemm::{
     level_01_sync as gemm90sync, level_02_tma as gemm90tma, level_03_pipeline_tcgen05 as gemm100,
     level_03_pipeline_wgmma as gemm90,
 };
-use crate::reference::{Rng, gemm_tn_f64, rel_frobenius};
+use crate::reference::{Rng, gemm_nn_f64, gemm_tn_f64, rel_frobenius};
 use half::bf16;
 use tirx::{KernelArtifact, Runtime, RuntimeError, Tensor};
 
 /// A launcher of a copy kernel (`src` → `dst`, both M×N).
 pub type CopyLaunch =
     fn(&Runtime, &str, &Tensor<bf16>, &mut Tensor<bf16>) -> Result<(), RuntimeError>;
-/// A launcher of a GEMM kernel (`d = a·bᵀ`).
+/// A launcher of a GEMM kernel: `d = a·bᵀ` with `b` N×K ([`Kind::Gemm`]), or `d = a·b` with
+/// `b` K×N ([`Kind::GemmNn`]); the launcher checks `b`'s shape against the kernel's.
 pub type GemmLaunch =
     fn(&Runtime, &str, &Tensor<bf16>, &Tensor<bf16>, &mut Tensor<bf16>) -> Result<(), RuntimeError>;
 
@@ -23,8 +24,10 @@ pub type GemmLaunch =
 pub enum Kind {
     /// A tile copy.
     Copy(CopyLaunch),
-    /// D = A·Bᵀ.
+    /// D = A·Bᵀ, B given N×K (both operands K-major: "TN" in BLAS column-major terms).
     Gemm(GemmLaunch),
+    /// D = A·B, B given K×N (B N-major: "NN").
+    GemmNn(GemmLaunch),
 }
 
 /// A shipped kernel.
@@ -38,7 +41,7 @@ pub struct Shipped {
 }
 
 /// All shipped kernels.
-pub fn all() -> [Shipped; 9] {
+pub fn all() -> [Shipped; 10] {
     [
         Shipped {
             name: "tma_copy",
@@ -79,6 +82,11 @@ pub fn all() -> [Shipped; 9] {
             name: "gemm_sm90_tma_epi",
             artifacts: ws::gemm_sm90_tma_epi::ARTIFACTS,
             kind: Kind::Gemm(ws::gemm_sm90_tma_epi::launch),
+        },
+        Shipped {
+            name: "gemm_sm90_tma_epi_nn",
+            artifacts: ws::gemm_sm90_tma_epi_nn::ARTIFACTS,
+            kind: Kind::GemmNn(ws::gemm_sm90_tma_epi_nn::launch),
         },
         Shipped {
             name: "gemm_sm100",
@@ -190,6 +198,15 @@ pub fn check_copy(
     })
 }
 
+/// The layout of B a GEMM check uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BLayout {
+    /// B given N×K (D = A·Bᵀ).
+    Tn,
+    /// B given K×N (D = A·B).
+    Nn,
+}
+
 /// Runs D = A·Bᵀ on random data and compares with the f64 reference.
 pub fn check_gemm(
     rt: &Runtime,
@@ -200,16 +217,53 @@ pub fn check_gemm(
     k: usize,
     seed: u64,
 ) -> Result<CheckReport, RuntimeError> {
+    check_gemm_layout(rt, launch, BLayout::Tn, config, m, n, k, seed)
+}
+
+/// Runs D = A·B with B given K×N on random data and compares with the f64 NN reference.
+pub fn check_gemm_nn(
+    rt: &Runtime,
+    launch: GemmLaunch,
+    config: &str,
+    m: usize,
+    n: usize,
+    k: usize,
+    seed: u64,
+) -> Result<CheckReport, RuntimeError> {
+    check_gemm_layout(rt, launch, BLayout::Nn, config, m, n, k, seed)
+}
+
+/// Runs a GEMM with B in `layout` on random data (D poisoned first) and compares with the
+/// matching f64 reference.
+#[allow(clippy::too_many_arguments)]
+fn check_gemm_layout(
+    rt: &Runtime,
+    launch: GemmLaunch,
+    layout: BLayout,
+    config: &str,
+    m: usize,
+    n: usize,
+    k: usize,
+    seed: u64,
+) -> Result<CheckReport, RuntimeError> {
     let mut rng = Rng::new(seed);
     let (ha, hb) = (rng.bf16s(m * k), rng.bf16s(n * k));
     let a = rt.upload(&ha, &[m, k])?;
-    let b = rt.upload(&hb, &[n, k])?;
+    let b_shape = match layout {
+        BLayout::Tn => [n, k],
+        BLayout::Nn => [k, n],
+    };
+    let b = rt.upload(&hb, &b_shape)?;
     let mut d = rt.zeros::<bf16>(&[m, n])?;
     rt.poison(&mut d)?;
     launch(rt, config, &a, &b, &mut d)?;
     rt.synchronize()?;
     let got = rt.download(&d)?;
-    let err = rel_frobenius(&got, &gemm_tn_f64(&ha, &hb, m, n, k));
+    let want = match layout {
+        BLayout::Tn => gemm_tn_f64(&ha, &hb, m, n, k),
+        BLayout::Nn => gemm_nn_f64(&ha, &hb, m, n, k),
+    };
+    let err = rel_frobenius(&got, &want);
     Ok(CheckReport {
         shape: (m, n, k),
         error: err,
