@@ -5,7 +5,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 use tirx::{KernelArtifact, Runtime, RuntimeError, Target};
 use tirx_kernels::check::{check_artifact, key_sass};
-use tirx_kernels::registry::{self, CheckReport, Kind, Shipped};
+use tirx_kernels::registry::{self, BLayout, CheckReport, Kind, Shipped};
 
 #[derive(Parser)]
 #[command(
@@ -45,6 +45,10 @@ enum Cmd {
         /// GEMM: the JSON file (the PNG plot goes next to it).
         #[arg(long)]
         json: Option<std::path::PathBuf>,
+        /// GEMM: how B is given — `tn` (N×K, D = A·Bᵀ) or `nn` (K×N, D = A·B). Only kernels
+        /// taking that layout are measured, and cuBLASLt is run in the same layout.
+        #[arg(long, default_value = "tn")]
+        layout: String,
     },
     /// Run a kernel on the GPU and verify it against the CPU reference.
     Run {
@@ -289,6 +293,17 @@ fn bench(rt: &Runtime, what: &str, shapes: &[String]) -> Result<bool, String> {
     Ok(true)
 }
 
+/// `--layout tn|nn` of `tirx bench gemm`.
+fn parse_layout(s: &str) -> Result<BLayout, String> {
+    match s {
+        "tn" => Ok(BLayout::Tn),
+        "nn" => Ok(BLayout::Nn),
+        other => Err(format!(
+            "unknown layout `{other}`: tn (B given N×K) or nn (B given K×N)"
+        )),
+    }
+}
+
 /// `tirx bench gemm`: ours (best config per shape) against cuBLASLt in one process.
 fn bench_gemm(
     rt: &Runtime,
@@ -296,6 +311,7 @@ fn bench_gemm(
     names: &[String],
     ladder: bool,
     json: Option<&std::path::Path>,
+    layout: BLayout,
 ) -> Result<bool, String> {
     use tirx_kernels::bench::run_gemm_bench;
     let target = rt.target().map_err(|e| e.to_string())?;
@@ -305,8 +321,12 @@ fn bench_gemm(
         .collect::<Result<Vec<_>, _>>()?;
     let gemms: Vec<Shipped> = registry::all()
         .into_iter()
-        .filter(|k| matches!(k.kind, Kind::Gemm(_)))
+        .filter(|k| BLayout::of(k.kind) == Some(layout))
         .collect();
+    let production = match layout {
+        BLayout::Tn => registry::PRODUCTION_GEMM,
+        BLayout::Nn => registry::PRODUCTION_GEMM_NN,
+    };
     let chosen: Vec<&Shipped> = if !names.is_empty() {
         names
             .iter()
@@ -314,19 +334,16 @@ fn bench_gemm(
                 gemms
                     .iter()
                     .find(|k| k.name == n)
-                    .ok_or_else(|| format!("no GEMM kernel `{n}`"))
+                    .ok_or_else(|| format!("no GEMM kernel `{n}` taking B {layout:?}"))
             })
             .collect::<Result<_, _>>()?
     } else if ladder {
         gemms.iter().collect()
     } else {
-        gemms
-            .iter()
-            .filter(|k| k.name == registry::PRODUCTION_GEMM)
-            .collect()
+        gemms.iter().filter(|k| k.name == production).collect()
     };
     let entries = |k: &Shipped| -> Vec<(&'static str, &'static str, registry::GemmLaunch)> {
-        let Kind::Gemm(launch) = k.kind else {
+        let (Kind::Gemm(launch) | Kind::GemmNn(launch)) = k.kind else {
             return vec![];
         };
         k.artifacts
@@ -349,7 +366,7 @@ fn bench_gemm(
             }
             println!("\n== ladder: {}", k.name);
             let path = std::path::PathBuf::from(format!("bench-ladder-{}.json", k.name));
-            ok &= run_gemm_bench(rt, &list, Some(shapes.clone()), Some(&path), None)
+            ok &= run_gemm_bench(rt, &list, layout, Some(shapes.clone()), Some(&path), None)
                 .map_err(|e| e.to_string())?;
         }
         return Ok(ok);
@@ -366,11 +383,15 @@ fn bench_gemm(
     let ok = run_gemm_bench(
         rt,
         &list,
+        layout,
         (!shapes.is_empty()).then_some(shapes),
         json,
         None,
     )
     .map_err(|e| e.to_string())?;
+    if layout == BLayout::Nn {
+        return Ok(ok);
+    }
     println!("host-side choice without measuring (registry::choose_gemm):");
     for (m, n, k) in measured {
         let (name, config) = registry::choose_gemm(m, n, k);
@@ -434,8 +455,11 @@ fn main() -> ExitCode {
             kernels,
             ladder,
             json,
+            layout,
         }) => match gpu() {
-            Ok(rt) if what == "gemm" => bench_gemm(&rt, &shapes, &kernels, ladder, json.as_deref()),
+            Ok(rt) if what == "gemm" => parse_layout(&layout).and_then(|layout| {
+                bench_gemm(&rt, &shapes, &kernels, ladder, json.as_deref(), layout)
+            }),
             Ok(rt) => bench(&rt, &what, &shapes),
             Err(e) => {
                 eprintln!("tirx bench needs a GPU: {e}");

@@ -115,6 +115,9 @@ pub struct CheckReport {
 /// The GEMM `tirx bench gemm` measures by default: the top of the ladder.
 pub const PRODUCTION_GEMM: &str = "gemm_sm90_tma_epi";
 
+/// The NN GEMM (B given K×N) `tirx bench gemm --layout nn` measures by default.
+pub const PRODUCTION_GEMM_NN: &str = "gemm_sm90_tma_epi_nn";
+
 /// SMs of the H100/H200 SXM part the persistent configs are compiled for (their grid).
 pub const PERSISTENT_CTAS: usize = 132;
 
@@ -207,6 +210,39 @@ pub enum BLayout {
     Nn,
 }
 
+impl BLayout {
+    /// B's shape for an M×N×K problem: N×K or K×N.
+    pub fn b_shape(self, _m: usize, n: usize, k: usize) -> [usize; 2] {
+        match self {
+            BLayout::Tn => [n, k],
+            BLayout::Nn => [k, n],
+        }
+    }
+    /// The layout a shipped GEMM kind takes (`None` for a copy).
+    pub fn of(kind: Kind) -> Option<BLayout> {
+        match kind {
+            Kind::Copy(_) => None,
+            Kind::Gemm(_) => Some(BLayout::Tn),
+            Kind::GemmNn(_) => Some(BLayout::Nn),
+        }
+    }
+    /// The f64 reference D (m×n) of `a` (m×k) and `b` in this layout.
+    pub fn reference(self, a: &[bf16], b: &[bf16], m: usize, n: usize, k: usize) -> Vec<f64> {
+        match self {
+            BLayout::Tn => gemm_tn_f64(a, b, m, n, k),
+            BLayout::Nn => gemm_nn_f64(a, b, m, n, k),
+        }
+    }
+    /// The first `cn` output columns' worth of `b` (the operand of a D corner's reference):
+    /// the first `cn` rows of an N×K B, or the first `cn` columns of every row of a K×N B.
+    pub fn b_columns(self, b: &[bf16], n: usize, k: usize, cn: usize) -> Vec<bf16> {
+        match self {
+            BLayout::Tn => b[..cn * k].to_vec(),
+            BLayout::Nn => (0..k).flat_map(|p| b[p * n..p * n + cn].to_vec()).collect(),
+        }
+    }
+}
+
 /// Runs D = A·Bᵀ on random data and compares with the f64 reference.
 pub fn check_gemm(
     rt: &Runtime,
@@ -249,21 +285,13 @@ fn check_gemm_layout(
     let mut rng = Rng::new(seed);
     let (ha, hb) = (rng.bf16s(m * k), rng.bf16s(n * k));
     let a = rt.upload(&ha, &[m, k])?;
-    let b_shape = match layout {
-        BLayout::Tn => [n, k],
-        BLayout::Nn => [k, n],
-    };
-    let b = rt.upload(&hb, &b_shape)?;
+    let b = rt.upload(&hb, &layout.b_shape(m, n, k))?;
     let mut d = rt.zeros::<bf16>(&[m, n])?;
     rt.poison(&mut d)?;
     launch(rt, config, &a, &b, &mut d)?;
     rt.synchronize()?;
     let got = rt.download(&d)?;
-    let want = match layout {
-        BLayout::Tn => gemm_tn_f64(&ha, &hb, m, n, k),
-        BLayout::Nn => gemm_nn_f64(&ha, &hb, m, n, k),
-    };
-    let err = rel_frobenius(&got, &want);
+    let err = rel_frobenius(&got, &layout.reference(&ha, &hb, m, n, k));
     Ok(CheckReport {
         shape: (m, n, k),
         error: err,

@@ -24,7 +24,7 @@ pub mod sweep;
 
 use std::path::{Path, PathBuf};
 
-use crate::registry::{CopyLaunch, GemmLaunch};
+use crate::registry::{BLayout, CopyLaunch, GemmLaunch};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, DriverError};
 use half::bf16;
@@ -231,7 +231,8 @@ pub fn gemm(
 pub const DEFAULT_JSON: &str = "bench-gemm.json";
 
 /// `tirx bench gemm`: for each shape (default [`sweep::default_shapes`]) times cuBLASLt and
-/// every one of `kernels` (name, config, launcher) on the same buffers, checks each result
+/// every one of `kernels` (name, config, launcher) on the same buffers, B given in `layout`
+/// (N×K, or K×N for `tirx bench gemm --layout nn`; the kernels must take that layout), checks each result
 /// against cuBLASLt's and the f64 reference, and reports the fastest right config as "ours".
 /// Prints the table to stdout, writes the JSON to `json` (default [`DEFAULT_JSON`]) and the
 /// plot to `png` (default: the JSON path with a `.png` extension).
@@ -242,6 +243,7 @@ pub const DEFAULT_JSON: &str = "bench-gemm.json";
 pub fn run_gemm_bench(
     rt: &Runtime,
     kernels: &[(&'static str, &'static str, GemmLaunch)],
+    layout: BLayout,
     shapes: Option<Vec<(usize, usize, usize)>>,
     json: Option<&Path>,
     png: Option<&Path>,
@@ -251,27 +253,32 @@ pub fn run_gemm_bench(
     let json = json.map_or_else(|| PathBuf::from(DEFAULT_JSON), Path::to_path_buf);
     let png = png.map_or_else(|| json.with_extension("png"), Path::to_path_buf);
     println!(
-        "{} (compute capability {:?}), cuBLASLt {}; median of {RUNS} interleaved rounds after \
-         {WARMUP} warm-up runs each, inputs rotated past L2; {} shape(s) x ({} config(s) + \
-         cuBLASLt)",
+        "{} (compute capability {:?}), cuBLASLt {}; B given {}; median of {RUNS} interleaved \
+         rounds after {WARMUP} warm-up runs each, inputs rotated past L2; {} shape(s) x ({} \
+         config(s) + cuBLASLt)",
         rt.name(),
         rt.compute_capability(),
         lt.version(),
+        match layout {
+            BLayout::Tn => "NxK (D = A.B^T)",
+            BLayout::Nn => "KxN (D = A.B)",
+        },
         shapes.len(),
         kernels.len()
     );
     let mut bar = progress::Progress::new(shapes.len());
     let mut rows = Vec::with_capacity(shapes.len());
     for &shape in &shapes {
-        let row = sweep::measure_shape(rt, &lt, kernels, shape, &mut bar).unwrap_or_else(|e| {
-            report::Row {
-                shape,
-                cublas: None,
-                cublas_err_vs_ref: None,
-                candidates: Vec::new(),
-                failure: Some(e.to_string()),
-            }
-        });
+        let row =
+            sweep::measure_shape(rt, &lt, kernels, layout, shape, &mut bar).unwrap_or_else(|e| {
+                report::Row {
+                    shape,
+                    cublas: None,
+                    cublas_err_vs_ref: None,
+                    candidates: Vec::new(),
+                    failure: Some(e.to_string()),
+                }
+            });
         rows.push(row);
         bar.step();
     }
