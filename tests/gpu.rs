@@ -76,8 +76,8 @@ fn hopper_gemms_match_the_f64_reference_on_random_shapes() {
     }
 }
 
-/// B given K×N (NN): random shapes with tails in M, N and K, D poisoned before each run,
-/// against the f64 NN reference. N is a multiple of 8 (B's and D's rows must be 16-byte
+/// B given K×N (NN), every NN kernel and config: random shapes with tails in M, N and K, D
+/// poisoned before each run, against the f64 NN reference. N is a multiple of 8 (B's and D's rows must be 16-byte
 /// aligned for TMA); K is any multiple of 8 (A's rows), so K tails inside a 64-row B box occur.
 #[test]
 fn nn_gemm_matches_the_f64_reference_on_random_shapes() {
@@ -104,10 +104,24 @@ fn nn_gemm_matches_the_f64_reference_on_random_shapes() {
             8 * rng.range(1, 80),
         )
     }));
-    for (i, &(m, n, k)) in shapes.iter().enumerate() {
-        let r =
-            registry::check_gemm_nn(&rt, launch, "default", m, n, k, 400 + i as u64).expect("runs");
-        assert!(r.ok, "NN {m}x{n}x{k}: relative error {:.3e}", r.error);
+    let Kind::GemmNn(ws) = registry::find("gemm_sm90_ws_nn").unwrap().kind else {
+        panic!()
+    };
+    let runs = [
+        ("gemm_sm90_tma_epi_nn", launch, "default"),
+        ("gemm_sm90_ws_nn", ws, "n128"),
+        ("gemm_sm90_ws_nn", ws, "n64"),
+    ];
+    for (name, launch, config) in runs {
+        for (i, &(m, n, k)) in shapes.iter().enumerate() {
+            let r = registry::check_gemm_nn(&rt, launch, config, m, n, k, 400 + i as u64)
+                .expect("runs");
+            assert!(
+                r.ok,
+                "{name}/{config} NN {m}x{n}x{k}: relative error {:.3e}",
+                r.error
+            );
+        }
     }
 }
 

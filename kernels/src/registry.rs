@@ -41,7 +41,7 @@ pub struct Shipped {
 }
 
 /// All shipped kernels.
-pub fn all() -> [Shipped; 10] {
+pub fn all() -> [Shipped; 11] {
     [
         Shipped {
             name: "tma_copy",
@@ -82,6 +82,11 @@ pub fn all() -> [Shipped; 10] {
             name: "gemm_sm90_tma_epi",
             artifacts: ws::gemm_sm90_tma_epi::ARTIFACTS,
             kind: Kind::Gemm(ws::gemm_sm90_tma_epi::launch),
+        },
+        Shipped {
+            name: "gemm_sm90_ws_nn",
+            artifacts: ws::gemm_sm90_ws_nn::ARTIFACTS,
+            kind: Kind::GemmNn(ws::gemm_sm90_ws_nn::launch),
         },
         Shipped {
             name: "gemm_sm90_tma_epi_nn",
@@ -144,6 +149,22 @@ pub fn choose_gemm(m: usize, n: usize, _k: usize) -> (&'static str, &'static str
         ("gemm_sm90_cluster", "n128")
     } else {
         ("gemm_sm90_ws", "n64")
+    }
+}
+
+/// The NN counterpart of [`choose_gemm`] (B given K×N; N must be a multiple of 8 for every NN
+/// kernel): the cluster kernel with the TMA-store epilogue from half a wave of 128×256 tiles,
+/// else the persistent non-cluster kernel, 128×128 from one wave of such tiles, 128×64 below.
+/// Not yet measured on the H200: the thresholds are [`choose_gemm`]'s, applied to the NN
+/// kernels that exist (there is no NN register-epilogue cluster kernel).
+pub fn choose_gemm_nn(m: usize, n: usize, _k: usize) -> (&'static str, &'static str) {
+    let tiles = |bm: usize, bn: usize| m.div_ceil(bm) * n.div_ceil(bn);
+    if tiles(128, 256) >= PERSISTENT_CTAS / 2 {
+        ("gemm_sm90_tma_epi_nn", "default")
+    } else if tiles(128, 128) >= PERSISTENT_CTAS {
+        ("gemm_sm90_ws_nn", "n128")
+    } else {
+        ("gemm_sm90_ws_nn", "n64")
     }
 }
 
@@ -324,6 +345,20 @@ mod tests {
         assert_eq!(choose_gemm(2048, 2049, 2048), ("gemm_sm90_cluster", "n128"));
         assert_eq!(choose_gemm(1024, 1024, 1024), ("gemm_sm90_ws", "n64"));
         assert_eq!(choose_gemm(1, 1, 8), ("gemm_sm90_ws", "n64"));
+        assert_eq!(
+            choose_gemm_nn(8192, 8192, 8192),
+            ("gemm_sm90_tma_epi_nn", "default")
+        );
+        assert_eq!(choose_gemm_nn(1000, 1000, 1000), ("gemm_sm90_ws_nn", "n64"));
+        for (m, n) in [(8192, 8192), (2048, 2048), (1000, 1000), (4095, 4096)] {
+            let (name, config) = choose_gemm_nn(m, n, 4096);
+            let k = find(name).expect("shipped");
+            assert!(matches!(k.kind, Kind::GemmNn(_)), "{name} is not NN");
+            assert!(
+                k.artifacts.iter().any(|a| a.config == config),
+                "{name}/{config} is not compiled"
+            );
+        }
         for (m, n) in [(8192, 8192), (2048, 2048), (1000, 1000), (4095, 4097)] {
             let (name, config) = choose_gemm(m, n, 4096);
             let k = find(name).expect("shipped");

@@ -185,7 +185,9 @@ pub fn copy(
     ])
 }
 
-/// The GEMM kernel on M×N×K bf16 (output checked against the f64 reference on a corner).
+/// The GEMM kernel on M×N×K bf16 with B given N×K (a `Kind::Gemm` launcher; NN kernels go
+/// through [`run_gemm_bench`] with `BLayout::Nn`), output checked against the f64 reference
+/// on a corner.
 pub fn gemm(
     rt: &Runtime,
     launch: GemmLaunch,

@@ -17,7 +17,7 @@
 //!   tiles that need the same B slab, each loads half of it and multicasts it to both;
 //! - level 8 `gemm_sm90_tma_epi`: the epilogue goes through a swizzled staging tile in shared
 //!   memory and TMA stores, overlapped with the next tile's MMAs;
-//! - `gemm_sm90_tma_epi_nn`: level 8 with B given K×N (D = A·B, "NN"). Only B's shared
+//! - `gemm_sm90_ws_nn` (n64/n128) and `gemm_sm90_tma_epi_nn`: levels 6 and 8 with B given K×N (D = A·B, "NN"). Only B's shared
 //!   layout changes: `major = mn` chunks of 64 columns, one `[BK, 64]` TMA box each, read by
 //!   wgmma transposed — no copy of B is ever made.
 //!
@@ -59,6 +59,33 @@ pub mod ladder {
             let s = pipe.producer_acquire(it);
             tma::load(a_s[s], a.tile(m, k), pipe.full(s));
             tma::load(b_s[s], b.tile(n, k), pipe.full(s));
+            it += 1;
+        }
+        it
+    }
+
+    /// [`produce`] with B given K×N (NN): B's shared slab is MN-major, one `[BK, 64]` TMA box
+    /// per 64-column chunk; the chunk loop has constant bounds, so its boxes count toward the
+    /// stage's one expect-tx.
+    #[tile_fn]
+    fn produce_nn(
+        pipe: Pipe,
+        it: u32,
+        a_s: Smem,
+        b_s: Smem,
+        a: Global,
+        b: Global,
+        m: u32,
+        n: u32,
+        k_tiles: u32,
+    ) -> u32 {
+        let mut it = it;
+        for k in 0..k_tiles {
+            let s = pipe.producer_acquire(it);
+            tma::load(a_s[s], a.tile(m, k), pipe.full(s));
+            for c in 0..BN / 64 {
+                tma::load(b_s[s][c], b.tile(k, (BN / 64) * n + c), pipe.full(s));
+            }
             it += 1;
         }
         it
@@ -290,6 +317,62 @@ pub mod ladder {
                 }
             }
         }
+        ws_consumers(pipe, acc, a_s, b_s, d, tiles_m, tiles_n, k_tiles);
+    }
+
+    /// Level 6 with B given K×N ("NN"), for shapes too small for the cluster kernels: B's
+    /// shared slab is MN-major (`[BN / 64, BK, 64]` per stage, `major = mn`), loaded one
+    /// `[BK, 64]` box per chunk ([`produce_nn`]); the consumers are level 6's. N must be a
+    /// multiple of 8 (B's rows 16-byte aligned for TMA).
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 384,
+        grid = (132, 1),
+        configs(
+            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8),
+            n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8),
+        ),
+    )]
+    pub fn gemm_sm90_ws_nn(
+        #[shape(M, K)] a: Tensor<bf16>,
+        #[shape(K, N)] b: Tensor<bf16>,
+        #[shape(M, N)] d: Tensor<bf16>,
+    ) {
+        let a_s = smem::<bf16>([STAGES, 2, 64, BK], swizzle = B128);
+        let b_s = smem::<bf16>([STAGES, BN / 64, BK, 64], swizzle = B128, major = mn);
+        let acc = regs::<f32>([64, BN]);
+        let pipe = pipeline::<STAGES>(consumers = 2);
+        let tiles_m = cdiv(M, BM);
+        let tiles_n = cdiv(N, BN);
+        let k_tiles = cdiv(K, BK);
+        #[scope(warpgroup = 0)]
+        {
+            setmaxnreg::dec(40);
+            #[scope(warp = 0, elect)]
+            {
+                let mut it = 0;
+                for t in (cta.x..tiles_m * tiles_n).step_by(ncta.x) {
+                    let (m, n) = grouped(t, tiles_m, tiles_n);
+                    it = produce_nn(pipe, it, a_s, b_s, a, b, m, n, k_tiles);
+                }
+            }
+        }
+        ws_consumers(pipe, acc, a_s, b_s, d, tiles_m, tiles_n, k_tiles);
+    }
+
+    /// The consumer warpgroups of level 6: the same tile walk as the producer, each tile's K
+    /// loop, then the accumulator stored from registers.
+    #[tile_fn]
+    fn ws_consumers(
+        pipe: Pipe,
+        acc: Regs,
+        a_s: Smem,
+        b_s: Smem,
+        d: Global,
+        tiles_m: u32,
+        tiles_n: u32,
+        k_tiles: u32,
+    ) {
         #[scope(warpgroups = 1..3)]
         {
             setmaxnreg::inc(232);
