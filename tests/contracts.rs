@@ -37,10 +37,11 @@ fn compile(body: &str) -> Result<(), String> {
 
 #[test]
 fn loads_signalling_one_barrier_phase_from_every_loop_iteration_are_rejected() {
+    // A run-time trip count: the phase's byte count is not known at build time.
     let err = compile(
         "  scope thread 0 {
-    for %0 = 0:u32 to 2:u32 step 1:u32 {
-      op copy @a_s[%0] <- global a[0:u32, %0] bar @bar[0:u32]
+    for %0 = 0:u32 to cdiv(dim K, 64:u32) step 1:u32 {
+      op copy @a_s[%0 % 2:u32] <- global a[0:u32, %0] bar @bar[0:u32]
     }
   }",
     )
@@ -96,4 +97,49 @@ fn both_boxes_of_one_phase_count_toward_the_derived_bytes() {
         "{after}"
     );
     assert_eq!(after.matches("mbar_arrive_expect_tx").count(), 1, "{after}");
+}
+
+/// A loop with constant bounds over loads of one barrier phase (the chunk loop of an MN-major
+/// B slab) is that phase spread over its iterations: one expect-tx before the loop, for every
+/// iteration's boxes, and none inside.
+#[test]
+fn a_constant_loop_of_loads_is_one_phase_with_every_iterations_bytes() {
+    let text = "kernel k config default phase tile
+  signature k_default_sm_90a
+    target sm_90a
+    threads 128
+    cluster (1, 1, 1)
+    grid (1, 1, 1)
+    smem 0
+    tmem 0
+    tensor a: bf16[M, K]
+    tensor b: bf16[K, N]
+  var %0: u32 \"c\"
+  buffer @a_s: smem bf16 (64, 64):(64, 1) swizzle B128
+  buffer @b_s: smem bf16 (4, 64, 64):(4096, 64, 1) swizzle B128 major mn
+  barrier @bar: count 1 arrivals 1
+{
+  scope thread 0 {
+    op copy @a_s <- global a[0:u32, 0:u32] bar @bar[0:u32]
+    for %0 = 0:u32 to 4:u32 step 1:u32 {
+      op copy @b_s[%0] <- global b[0:u32, %0] bar @bar[0:u32]
+    }
+  }
+}
+";
+    let k = parse_module(text).unwrap().kernels.remove(0);
+    let (_, snaps) = run_pipeline(k, true).unwrap();
+    let after = &snaps
+        .iter()
+        .find(|s| s.pass == "derive-signals")
+        .unwrap()
+        .text;
+    // A's 8 KB box and four 8 KB chunks of B.
+    assert!(
+        after.contains("op mbar_arrive_expect_tx @bar[0:u32] bytes 40960"),
+        "{after}"
+    );
+    assert_eq!(after.matches("mbar_arrive_expect_tx").count(), 1, "{after}");
+    let expect_at = after.find("mbar_arrive_expect_tx").unwrap();
+    assert!(expect_at < after.find("for %0").unwrap(), "{after}");
 }

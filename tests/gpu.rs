@@ -89,6 +89,73 @@ fn hopper_gemms_match_the_f64_reference_on_random_shapes() {
     }
 }
 
+/// B given K×N (NN), every NN kernel and config: random shapes with tails in M, N and K, D
+/// poisoned before each run, against the f64 NN reference. N is a multiple of 8 (B's and D's rows must be 16-byte
+/// aligned for TMA); K is any multiple of 8 (A's rows), so K tails inside a 64-row B box occur.
+#[test]
+fn nn_gemm_matches_the_f64_reference_on_random_shapes() {
+    let rt = rt();
+    let Kind::GemmNn(launch) = registry::find("gemm_sm90_tma_epi_nn").unwrap().kind else {
+        panic!()
+    };
+    let mut rng = Rng::new(13);
+    let mut shapes = vec![
+        (1, 8, 8),
+        (128, 128, 64),
+        (129, 264, 72),
+        (256, 256, 64),
+        (1000, 1000, 1000),
+        (64, 504, 8),
+        (1024, 1024, 1024),
+        (2000, 2104, 264),
+        (300, 4096, 136),
+    ];
+    shapes.extend((0..40).map(|_| {
+        (
+            rng.range(1, 700),
+            8 * rng.range(1, 90),
+            8 * rng.range(1, 80),
+        )
+    }));
+    let Kind::GemmNn(ws) = registry::find("gemm_sm90_ws_nn").unwrap().kind else {
+        panic!()
+    };
+    let runs = [
+        ("gemm_sm90_tma_epi_nn", launch, "default"),
+        ("gemm_sm90_ws_nn", ws, "n128"),
+        ("gemm_sm90_ws_nn", ws, "n64"),
+    ];
+    for (name, launch, config) in runs {
+        for (i, &(m, n, k)) in shapes.iter().enumerate() {
+            let r = registry::check_gemm_nn(&rt, launch, config, m, n, k, 400 + i as u64)
+                .expect("runs");
+            assert!(
+                r.ok,
+                "{name}/{config} NN {m}x{n}x{k}: relative error {:.3e}",
+                r.error
+            );
+        }
+    }
+}
+
+/// B K×N with N not a multiple of 8: B's rows are not 16-byte aligned, which TMA cannot
+/// address; the launcher refuses it before the GPU sees it.
+#[test]
+fn an_nn_b_with_misaligned_rows_is_a_typed_error() {
+    let rt = rt();
+    let Kind::GemmNn(launch) = registry::find("gemm_sm90_tma_epi_nn").unwrap().kind else {
+        panic!()
+    };
+    let a = rt.zeros::<bf16>(&[128, 64]).unwrap();
+    let b = rt.zeros::<bf16>(&[64, 100]).unwrap();
+    let mut d = rt.zeros::<bf16>(&[128, 100]).unwrap();
+    let err = launch(&rt, "default", &a, &b, &mut d).unwrap_err();
+    assert!(
+        matches!(err, RuntimeError::StrideMisaligned { .. }),
+        "{err:?}"
+    );
+}
+
 #[test]
 fn a_k_that_breaks_tma_alignment_is_a_typed_error() {
     let rt = rt();

@@ -5,7 +5,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 use tirx::{KernelArtifact, Runtime, RuntimeError, Target};
 use tirx_kernels::check::{check_artifact, key_sass};
-use tirx_kernels::registry::{self, CheckReport, Kind, Shipped};
+use tirx_kernels::registry::{self, BLayout, CheckReport, Kind, Shipped};
 
 #[derive(Parser)]
 #[command(
@@ -45,6 +45,10 @@ enum Cmd {
         /// GEMM: the JSON file (the PNG plot goes next to it).
         #[arg(long)]
         json: Option<std::path::PathBuf>,
+        /// GEMM: how B is given — `tn` (N×K, D = A·Bᵀ) or `nn` (K×N, D = A·B). Only kernels
+        /// taking that layout are measured, and cuBLASLt is run in the same layout.
+        #[arg(long, default_value = "tn")]
+        layout: String,
     },
     /// Run a kernel on the GPU and verify it against the CPU reference.
     Run {
@@ -180,6 +184,7 @@ fn run_one(
     match k.kind {
         Kind::Copy(l) => registry::check_copy(rt, l, config, m, n, seed),
         Kind::Gemm(l) => registry::check_gemm(rt, l, config, m, n, kk, seed),
+        Kind::GemmNn(l) => registry::check_gemm_nn(rt, l, config, m, n, kk, seed),
     }
 }
 
@@ -288,6 +293,17 @@ fn bench(rt: &Runtime, what: &str, shapes: &[String]) -> Result<bool, String> {
     Ok(true)
 }
 
+/// `--layout tn|nn` of `tirx bench gemm`.
+fn parse_layout(s: &str) -> Result<BLayout, String> {
+    match s {
+        "tn" => Ok(BLayout::Tn),
+        "nn" => Ok(BLayout::Nn),
+        other => Err(format!(
+            "unknown layout `{other}`: tn (B given N×K) or nn (B given K×N)"
+        )),
+    }
+}
+
 /// `tirx bench gemm`: ours (the host-side choice per shape, or the fastest config of the named
 /// kernels) against cuBLASLt in one process.
 fn bench_gemm(
@@ -296,6 +312,7 @@ fn bench_gemm(
     names: &[String],
     ladder: bool,
     json: Option<&std::path::Path>,
+    layout: BLayout,
 ) -> Result<bool, String> {
     use tirx_kernels::bench::run_gemm_bench;
     let target = rt.target().map_err(|e| e.to_string())?;
@@ -305,13 +322,13 @@ fn bench_gemm(
         .collect::<Result<Vec<_>, _>>()?;
     let gemms: Vec<Shipped> = registry::all()
         .into_iter()
-        .filter(|k| matches!(k.kind, Kind::Gemm(_)))
+        .filter(|k| BLayout::of(k.kind) == Some(layout))
         .collect();
     let by_name = |n: &str| {
         gemms
             .iter()
             .find(|k| k.name == n)
-            .ok_or_else(|| format!("no GEMM kernel `{n}`"))
+            .ok_or_else(|| format!("no GEMM kernel `{n}` taking B {layout:?}"))
     };
     let chosen: Vec<&Shipped> = if !names.is_empty() {
         names.iter().map(|n| by_name(n)).collect::<Result<_, _>>()?
@@ -321,7 +338,7 @@ fn bench_gemm(
         Vec::new()
     };
     let entries = |k: &Shipped| -> Vec<(&'static str, &'static str, registry::GemmLaunch)> {
-        let Kind::Gemm(launch) = k.kind else {
+        let (Kind::Gemm(launch) | Kind::GemmNn(launch)) = k.kind else {
             return vec![];
         };
         k.artifacts
@@ -347,6 +364,7 @@ fn bench_gemm(
             ok &= run_gemm_bench(
                 rt,
                 &|_| list.clone(),
+                layout,
                 Some(shapes.clone()),
                 Some(&path),
                 None,
@@ -358,8 +376,12 @@ fn bench_gemm(
     // With `--kernel`: every config of the named kernels, the fastest reported; without: the
     // kernel and config the host-side choice takes for each shape (what `gemm_auto` runs).
     let list: Vec<_> = chosen.into_iter().flat_map(entries).collect();
+    let choose = match layout {
+        BLayout::Tn => registry::choose_gemm,
+        BLayout::Nn => registry::choose_gemm_nn,
+    };
     let choice = |(m, n, k): (usize, usize, usize)| {
-        let (name, config) = registry::choose_gemm(m, n, k);
+        let (name, config) = choose(m, n, k);
         let kernel = by_name(name).expect("choose_gemm names a shipped GEMM");
         entries(kernel)
             .into_iter()
@@ -380,14 +402,24 @@ fn bench_gemm(
     let ok = run_gemm_bench(
         rt,
         candidates,
+        layout,
         (!shapes.is_empty()).then_some(shapes),
         json,
         None,
     )
     .map_err(|e| e.to_string())?;
-    println!("host-side choice without measuring (registry::choose_gemm):");
+    if layout == BLayout::Nn {
+        return Ok(ok);
+    }
+    println!(
+        "host-side choice without measuring (registry::choose_gemm{}):",
+        match layout {
+            BLayout::Tn => "",
+            BLayout::Nn => "_nn",
+        }
+    );
     for (m, n, k) in measured {
-        let (name, config) = registry::choose_gemm(m, n, k);
+        let (name, config) = choose(m, n, k);
         println!("  {m}x{n}x{k} -> {name}/{config}");
     }
     Ok(ok)
@@ -448,8 +480,11 @@ fn main() -> ExitCode {
             kernels,
             ladder,
             json,
+            layout,
         }) => match gpu() {
-            Ok(rt) if what == "gemm" => bench_gemm(&rt, &shapes, &kernels, ladder, json.as_deref()),
+            Ok(rt) if what == "gemm" => parse_layout(&layout).and_then(|layout| {
+                bench_gemm(&rt, &shapes, &kernels, ladder, json.as_deref(), layout)
+            }),
             Ok(rt) => bench(&rt, &what, &shapes),
             Err(e) => {
                 eprintln!("tirx bench needs a GPU: {e}");

@@ -48,6 +48,36 @@ pub fn gemm_tn_f64(a: &[bf16], b: &[bf16], m: usize, n: usize, k: usize) -> Vec<
     d
 }
 
+/// D = A·B in f64 with B given K×N (A m×k, B k×n, row-major): the "NN" form.
+pub fn gemm_nn_f64(a: &[bf16], b: &[bf16], m: usize, n: usize, k: usize) -> Vec<f64> {
+    let a: Vec<f64> = a.iter().map(|x| x.to_f64()).collect();
+    let b: Vec<f64> = b.iter().map(|x| x.to_f64()).collect();
+    let mut d = vec![0.0; m * n];
+    for i in 0..m {
+        let dr = &mut d[i * n..(i + 1) * n];
+        // Row i of D is the sum over p of A[i][p] · (row p of B): contiguous in both.
+        for p in 0..k {
+            let x = a[i * k + p];
+            for (dj, y) in dr.iter_mut().zip(&b[p * n..(p + 1) * n]) {
+                *dj += x * y;
+            }
+        }
+    }
+    d
+}
+
+/// B (k×n, row-major) transposed into n×k, so that `gemm_tn_f64(a, &transpose(b), ..)` is the
+/// NN product; used to cross-check the two references.
+pub fn transpose(b: &[bf16], k: usize, n: usize) -> Vec<bf16> {
+    let mut t = vec![bf16::ZERO; k * n];
+    for p in 0..k {
+        for j in 0..n {
+            t[j * k + p] = b[p * n + j];
+        }
+    }
+    t
+}
+
 /// ‖got − want‖_F / ‖want‖_F; NaN anywhere gives infinity.
 pub fn rel_frobenius(got: &[bf16], want: &[f64]) -> f64 {
     let (mut num, mut den) = (0.0f64, 0.0f64);
@@ -85,6 +115,31 @@ mod tests {
             gemm_tn_f64(&a, &b, 2, 3, 2),
             vec![17.0, 23.0, 29.0, 39.0, 53.0, 67.0]
         );
+    }
+
+    #[test]
+    fn nn_reference_is_the_tn_reference_of_the_transpose() {
+        let a: Vec<bf16> = [1.0, 2.0, 3.0, 4.0]
+            .iter()
+            .map(|&x| bf16::from_f32(x))
+            .collect();
+        // B 2×3 (K×N): D[i][j] = Σ_p A[i][p]·B[p][j].
+        let b: Vec<bf16> = [5.0, 7.0, 9.0, 6.0, 8.0, 10.0]
+            .iter()
+            .map(|&x| bf16::from_f32(x))
+            .collect();
+        assert_eq!(
+            gemm_nn_f64(&a, &b, 2, 3, 2),
+            vec![17.0, 23.0, 29.0, 39.0, 53.0, 67.0]
+        );
+        let mut rng = Rng::new(3);
+        let (m, n, k) = (7, 13, 9);
+        let (a, b) = (rng.bf16s(m * k), rng.bf16s(k * n));
+        let (nn, tn) = (
+            gemm_nn_f64(&a, &b, m, n, k),
+            gemm_tn_f64(&a, &transpose(&b, k, n), m, n, k),
+        );
+        assert!(nn.iter().zip(&tn).all(|(x, y)| (x - y).abs() < 1e-12));
     }
 
     #[test]

@@ -7,14 +7,15 @@ use crate::gemm::{
     level_01_sync as gemm90sync, level_02_tma as gemm90tma, level_03_pipeline_tcgen05 as gemm100,
     level_03_pipeline_wgmma as gemm90,
 };
-use crate::reference::{Rng, gemm_tn_f64, rel_frobenius};
+use crate::reference::{Rng, gemm_nn_f64, gemm_tn_f64, rel_frobenius};
 use half::bf16;
 use tirx::{KernelArtifact, Runtime, RuntimeError, Tensor};
 
 /// A launcher of a copy kernel (`src` → `dst`, both M×N).
 pub type CopyLaunch =
     fn(&Runtime, &str, &Tensor<bf16>, &mut Tensor<bf16>) -> Result<(), RuntimeError>;
-/// A launcher of a GEMM kernel (`d = a·bᵀ`).
+/// A launcher of a GEMM kernel: `d = a·bᵀ` with `b` N×K ([`Kind::Gemm`]), or `d = a·b` with
+/// `b` K×N ([`Kind::GemmNn`]); the launcher checks `b`'s shape against the kernel's.
 pub type GemmLaunch =
     fn(&Runtime, &str, &Tensor<bf16>, &Tensor<bf16>, &mut Tensor<bf16>) -> Result<(), RuntimeError>;
 
@@ -23,8 +24,10 @@ pub type GemmLaunch =
 pub enum Kind {
     /// A tile copy.
     Copy(CopyLaunch),
-    /// D = A·Bᵀ.
+    /// D = A·Bᵀ, B given N×K (both operands K-major: "TN" in BLAS column-major terms).
     Gemm(GemmLaunch),
+    /// D = A·B, B given K×N (B N-major: "NN").
+    GemmNn(GemmLaunch),
 }
 
 /// A shipped kernel.
@@ -38,7 +41,7 @@ pub struct Shipped {
 }
 
 /// All shipped kernels.
-pub fn all() -> [Shipped; 10] {
+pub fn all() -> [Shipped; 12] {
     [
         Shipped {
             name: "tma_copy",
@@ -86,6 +89,16 @@ pub fn all() -> [Shipped; 10] {
             kind: Kind::Gemm(ws::gemm_sm90_pair_n::launch),
         },
         Shipped {
+            name: "gemm_sm90_ws_nn",
+            artifacts: ws::gemm_sm90_ws_nn::ARTIFACTS,
+            kind: Kind::GemmNn(ws::gemm_sm90_ws_nn::launch),
+        },
+        Shipped {
+            name: "gemm_sm90_tma_epi_nn",
+            artifacts: ws::gemm_sm90_tma_epi_nn::ARTIFACTS,
+            kind: Kind::GemmNn(ws::gemm_sm90_tma_epi_nn::launch),
+        },
+        Shipped {
             name: "gemm_sm100",
             artifacts: gemm100::gemm_sm100::ARTIFACTS,
             kind: Kind::Gemm(gemm100::gemm_sm100::launch),
@@ -112,6 +125,9 @@ pub struct CheckReport {
 /// The GEMM `tirx bench gemm` measures by default: the top of the ladder.
 pub const PRODUCTION_GEMM: &str = "gemm_sm90_tma_epi";
 
+/// The NN GEMM (B given K×N) `tirx bench gemm --layout nn` measures by default.
+pub const PRODUCTION_GEMM_NN: &str = "gemm_sm90_tma_epi_nn";
+
 /// SMs of the H100/H200 SXM part the persistent configs are compiled for (their grid).
 pub const PERSISTENT_CTAS: usize = 132;
 
@@ -134,6 +150,23 @@ pub const PERSISTENT_CTAS: usize = 132;
 /// `ws/n64` 14.6; 1024³ and 1024×1024×4096 `ws/n64` ahead of `pair_n` (10.2 against 10.8,
 /// 20.5 against 23.1).
 pub fn choose_gemm(m: usize, n: usize, k: usize) -> (&'static str, &'static str) {
+    let bn = tile_n(m, n);
+    let tma_store = n.is_multiple_of(8);
+    let a_rows_aligned = (2 * k).is_multiple_of(128);
+    match (bn, tma_store) {
+        (256, true) => ("gemm_sm90_tma_epi", "default"),
+        (256, false) => ("gemm_sm90_cluster", "default"),
+        (128, true) => ("gemm_sm90_tma_epi", "n128"),
+        (128, false) => ("gemm_sm90_cluster", "n128"),
+        (_, true) if !a_rows_aligned => ("gemm_sm90_pair_n", "default"),
+        _ => ("gemm_sm90_ws", "n64"),
+    }
+}
+
+/// The tile width (256, 128 or 64, for 128-row tiles) [`choose_gemm`] takes for an M×N
+/// output: the one whose tiles keep the SMs busiest over the waves they need, the larger on a
+/// tie (within 2 %).
+pub fn tile_n(m: usize, n: usize) -> usize {
     let sms = PERSISTENT_CTAS;
     let utilisation = |bn: usize| {
         let tiles = m.div_ceil(128) * n.div_ceil(bn);
@@ -145,15 +178,18 @@ pub fn choose_gemm(m: usize, n: usize, k: usize) -> (&'static str, &'static str)
             bn = smaller;
         }
     }
-    let tma_store = n.is_multiple_of(8);
-    let a_rows_aligned = (2 * k).is_multiple_of(128);
-    match (bn, tma_store) {
-        (256, true) => ("gemm_sm90_tma_epi", "default"),
-        (256, false) => ("gemm_sm90_cluster", "default"),
-        (128, true) => ("gemm_sm90_tma_epi", "n128"),
-        (128, false) => ("gemm_sm90_cluster", "n128"),
-        (_, true) if !a_rows_aligned => ("gemm_sm90_pair_n", "default"),
-        _ => ("gemm_sm90_ws", "n64"),
+    bn
+}
+
+/// The NN counterpart of [`choose_gemm`] (B given K×N; N must be a multiple of 8 for every NN
+/// kernel): [`tile_n`]'s tile, then the cluster kernel with the TMA-store epilogue for
+/// 128×256, the persistent non-cluster kernel (`gemm_sm90_ws_nn`) for 128×128 and 128×64.
+/// Not yet measured on the H200 as a choice: the tile rule is the TN one.
+pub fn choose_gemm_nn(m: usize, n: usize, _k: usize) -> (&'static str, &'static str) {
+    match tile_n(m, n) {
+        256 => ("gemm_sm90_tma_epi_nn", "default"),
+        128 => ("gemm_sm90_ws_nn", "n128"),
+        _ => ("gemm_sm90_ws_nn", "n64"),
     }
 }
 
@@ -211,6 +247,48 @@ pub fn check_copy(
     })
 }
 
+/// The layout of B a GEMM check uses.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BLayout {
+    /// B given N×K (D = A·Bᵀ).
+    Tn,
+    /// B given K×N (D = A·B).
+    Nn,
+}
+
+impl BLayout {
+    /// B's shape for an M×N×K problem: N×K or K×N.
+    pub fn b_shape(self, _m: usize, n: usize, k: usize) -> [usize; 2] {
+        match self {
+            BLayout::Tn => [n, k],
+            BLayout::Nn => [k, n],
+        }
+    }
+    /// The layout a shipped GEMM kind takes (`None` for a copy).
+    pub fn of(kind: Kind) -> Option<BLayout> {
+        match kind {
+            Kind::Copy(_) => None,
+            Kind::Gemm(_) => Some(BLayout::Tn),
+            Kind::GemmNn(_) => Some(BLayout::Nn),
+        }
+    }
+    /// The f64 reference D (m×n) of `a` (m×k) and `b` in this layout.
+    pub fn reference(self, a: &[bf16], b: &[bf16], m: usize, n: usize, k: usize) -> Vec<f64> {
+        match self {
+            BLayout::Tn => gemm_tn_f64(a, b, m, n, k),
+            BLayout::Nn => gemm_nn_f64(a, b, m, n, k),
+        }
+    }
+    /// The first `cn` output columns' worth of `b` (the operand of a D corner's reference):
+    /// the first `cn` rows of an N×K B, or the first `cn` columns of every row of a K×N B.
+    pub fn b_columns(self, b: &[bf16], n: usize, k: usize, cn: usize) -> Vec<bf16> {
+        match self {
+            BLayout::Tn => b[..cn * k].to_vec(),
+            BLayout::Nn => (0..k).flat_map(|p| b[p * n..p * n + cn].to_vec()).collect(),
+        }
+    }
+}
+
 /// Runs D = A·Bᵀ on random data and compares with the f64 reference.
 pub fn check_gemm(
     rt: &Runtime,
@@ -221,16 +299,45 @@ pub fn check_gemm(
     k: usize,
     seed: u64,
 ) -> Result<CheckReport, RuntimeError> {
+    check_gemm_layout(rt, launch, BLayout::Tn, config, m, n, k, seed)
+}
+
+/// Runs D = A·B with B given K×N on random data and compares with the f64 NN reference.
+pub fn check_gemm_nn(
+    rt: &Runtime,
+    launch: GemmLaunch,
+    config: &str,
+    m: usize,
+    n: usize,
+    k: usize,
+    seed: u64,
+) -> Result<CheckReport, RuntimeError> {
+    check_gemm_layout(rt, launch, BLayout::Nn, config, m, n, k, seed)
+}
+
+/// Runs a GEMM with B in `layout` on random data (D poisoned first) and compares with the
+/// matching f64 reference.
+#[allow(clippy::too_many_arguments)]
+fn check_gemm_layout(
+    rt: &Runtime,
+    launch: GemmLaunch,
+    layout: BLayout,
+    config: &str,
+    m: usize,
+    n: usize,
+    k: usize,
+    seed: u64,
+) -> Result<CheckReport, RuntimeError> {
     let mut rng = Rng::new(seed);
     let (ha, hb) = (rng.bf16s(m * k), rng.bf16s(n * k));
     let a = rt.upload(&ha, &[m, k])?;
-    let b = rt.upload(&hb, &[n, k])?;
+    let b = rt.upload(&hb, &layout.b_shape(m, n, k))?;
     let mut d = rt.zeros::<bf16>(&[m, n])?;
     rt.poison(&mut d)?;
     launch(rt, config, &a, &b, &mut d)?;
     rt.synchronize()?;
     let got = rt.download(&d)?;
-    let err = rel_frobenius(&got, &gemm_tn_f64(&ha, &hb, m, n, k));
+    let err = rel_frobenius(&got, &layout.reference(&ha, &hb, m, n, k));
     Ok(CheckReport {
         shape: (m, n, k),
         error: err,
@@ -279,6 +386,24 @@ mod tests {
                     "{name}/{config} is not compiled"
                 );
             }
+        }
+        assert_eq!(
+            choose_gemm_nn(8192, 8192, 8192),
+            ("gemm_sm90_tma_epi_nn", "default")
+        );
+        assert_eq!(
+            choose_gemm_nn(2000, 1000, 1000),
+            ("gemm_sm90_ws_nn", "n128")
+        );
+        assert_eq!(choose_gemm_nn(1000, 1000, 1000), ("gemm_sm90_ws_nn", "n64"));
+        for (m, n) in [(8192, 8192), (2048, 2048), (1000, 1000), (4095, 4096)] {
+            let (name, config) = choose_gemm_nn(m, n, 4096);
+            let k = find(name).expect("shipped");
+            assert!(matches!(k.kind, Kind::GemmNn(_)), "{name} is not NN");
+            assert!(
+                k.artifacts.iter().any(|a| a.config == config),
+                "{name}/{config} is not compiled"
+            );
         }
     }
 }

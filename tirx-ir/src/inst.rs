@@ -315,9 +315,12 @@ impl Inst {
         )
     }
 
-    /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.<ab>.<ab> {d}, adesc, bdesc, p, 1, 1, 0, 0`
-    /// (§9.7.15.5.2 wgmma.mma_async): A and B from shared-memory descriptors, both K-major
-    /// (transpose immediates 0), scale-d predicate `p` (false: D = A·B, true: D += A·B).
+    /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.<ab>.<ab> {d}, adesc, bdesc, p, 1, 1, 0, tb`
+    /// (§9.7.15.5.2 wgmma.mma_async): A and B from shared-memory descriptors, A K-major
+    /// (`imm-trans-a` 0), B K-major (`imm-trans-b` = `trans_b` = 0) or N-major (1, §9.7.15.5.1.2:
+    /// "If the value of the argument imm-trans-b is 1, then N-major is used for matrix B"; the
+    /// transpose exists only for `.f16`/`.bf16`, which the caller checks), scale-d predicate `p`
+    /// (false: D = A·B, true: D += A·B).
     pub fn wgmma_mma_async(
         n: u32,
         ab: &str,
@@ -325,6 +328,7 @@ impl Inst {
         adesc: Handle<Var>,
         bdesc: Handle<Var>,
         p: Handle<Var>,
+        trans_b: u32,
     ) -> Inst {
         inst(
             format!("wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ab}.{ab}"),
@@ -336,7 +340,7 @@ impl Inst {
                 Operand::Imm(1),
                 Operand::Imm(1),
                 Operand::Imm(0),
-                Operand::Imm(0),
+                Operand::Imm(i64::from(trans_b)),
             ],
         )
     }

@@ -240,7 +240,7 @@ impl<'c> Parser<'c> {
         Ok(span)
     }
 
-    /// `buffer @NAME: SPACE ELEM (SHAPE):(STRIDE) swizzle SW [offset N] [cols N]`.
+    /// `buffer @NAME: SPACE ELEM (SHAPE):(STRIDE) swizzle SW [major mn] [offset N] [cols N]`.
     fn buffer_decl(&mut self) -> Result<(), ParseError> {
         let name = self.decl_name(Kind::Buffer)?;
         let space = match self.c.peek() {
@@ -259,6 +259,19 @@ impl<'c> Parser<'c> {
         let stride = self.dims("stride")?;
         self.c.expect_kw("swizzle", "after the layout")?;
         let swizzle = parse_swizzle(self.c)?;
+        let major = if self.c.eat_kw("major") {
+            let m = match self.c.peek() {
+                Tok::Ident(s) => Major::from_name(s),
+                _ => None,
+            };
+            let Some(m) = m else {
+                return Err(self.c.expected("a majorness (`k` or `mn`) after `major`"));
+            };
+            self.c.bump();
+            m
+        } else {
+            Major::K
+        };
         let offset = self.opt_u32("offset")?;
         let tmem_cols = self.opt_u32("cols")?;
         let span = self.decl_end(Kind::Buffer)?;
@@ -266,6 +279,7 @@ impl<'c> Parser<'c> {
             shape,
             stride,
             swizzle,
+            major,
         };
         let h = self.buffers.append(Buffer {
             name: name.clone(),

@@ -308,6 +308,10 @@ impl<'k> Printer<'_, 'k> {
             self.out.write_str("):(")?;
             write_list(self.out, &b.layout.stride, |o, d| write!(o, "{d}"))?;
             write!(self.out, ") swizzle {}", b.layout.swizzle.name())?;
+            // K-major is the default and prints nothing, so K-major buffers read as before.
+            if b.layout.major != crate::ir::Major::K {
+                write!(self.out, " major {}", b.layout.major.name())?;
+            }
             if let Some(o) = b.offset {
                 write!(self.out, " offset {o}")?;
             }

@@ -6,6 +6,12 @@
 //! (stored K×N, ld K) used transposed, its "B" is our A buffer (stored K×M, ld K) used as is,
 //! and m = N, n = M, k = K.
 //!
+//! With B given K×N ("NN", [`BLayout::Nn`]): row-major D = A·B is column-major Dᵀ = Bᵀ·Aᵀ.
+//! Our row-major B (K×N, ld N) is the column-major Bᵀ (N×K, ld N) — exactly the operand Dᵀ
+//! needs first, so cuBLAS's "A" is our B buffer described as N×K with ld N and used as is
+//! (`CUBLASLT_MATMUL_DESC_TRANSA` = `CUBLAS_OP_N`); its "B" (our A) and C are as for TN.
+//! Transposition stays a layout description here too: no operand is copied.
+//!
 //! The algorithm is the heuristic's first choice, as PyTorch takes it. Where a leading
 //! dimension is not a multiple of 8 elements (16 bytes), e.g. N = 4097, that choice is a slow
 //! kernel (≈95 TFLOP/s on an H200 at 4095×4097×4096): the baseline is what a user of
@@ -16,8 +22,8 @@
 //!   first call into a library it cannot open, so [`CublasLt::new`] asks
 //!   `cublaslt::sys::is_culib_present` before any call, and every later call goes through a
 //!   `CublasLt`, whose existence proves the library loaded.
-//! - A [`TnGemm`] holds the descriptors and the algorithm chosen once by cuBLASLt's heuristic,
-//!   so a timed [`TnGemm::run`] is one `cublasLtMatmul` call, nothing else on the host.
+//! - An [`LtGemm`] holds the descriptors and the algorithm chosen once by cuBLASLt's heuristic,
+//!   so a timed [`LtGemm::run`] is one `cublasLtMatmul` call, nothing else on the host.
 //! - All work goes to the runtime's one stream.
 
 use std::sync::Arc;
@@ -29,6 +35,7 @@ use half::bf16;
 use tirx::{Runtime, RuntimeError, Tensor};
 
 use super::BenchError;
+use crate::registry::BLayout;
 
 /// Workspace cuBLASLt may use: NVIDIA recommends 32 MiB on Hopper.
 pub const WORKSPACE_BYTES: usize = 32 << 20;
@@ -76,7 +83,17 @@ impl CublasLt {
 
     /// Prepares D = A·Bᵀ for M×N×K: descriptors, and the algorithm cuBLASLt's heuristic ranks
     /// first for them within [`WORKSPACE_BYTES`].
-    pub fn tn_gemm(&self, (m, n, k): (usize, usize, usize)) -> Result<TnGemm<'_>, BenchError> {
+    pub fn tn_gemm(&self, shape: (usize, usize, usize)) -> Result<LtGemm<'_>, BenchError> {
+        self.gemm(shape, BLayout::Tn)
+    }
+
+    /// Prepares D = A·Bᵀ (B N×K, `BLayout::Tn`) or D = A·B (B K×N, `BLayout::Nn`) for
+    /// M×N×K; see the module docs for how each maps onto column-major cuBLAS.
+    pub fn gemm(
+        &self,
+        (m, n, k): (usize, usize, usize),
+        b_layout: BLayout,
+    ) -> Result<LtGemm<'_>, BenchError> {
         let bf = sys::cudaDataType_t::CUDA_R_16BF;
         let (m64, n64, k64) = (m as u64, n as u64, k as u64);
         let layout = |rows, cols, ld| {
@@ -84,8 +101,12 @@ impl CublasLt {
                 .map(Layout)
                 .map_err(lt("cublasLtMatrixLayoutCreate"))
         };
-        // cuBLAS's A is our B (K×N column-major, transposed); its B is our A (K×M); C = D.
-        let a = layout(k64, n64, k as i64)?;
+        // cuBLAS's A is our B: TN — stored K×N column-major (ld K), transposed; NN — stored
+        // N×K column-major (ld N), as is. Its B is our A (K×M, ld K); C = D (N×M, ld N).
+        let (a, trans_a) = match b_layout {
+            BLayout::Tn => (layout(k64, n64, k as i64)?, 1i32),
+            BLayout::Nn => (layout(n64, k64, n as i64)?, 0i32),
+        };
         let b = layout(k64, m64, k as i64)?;
         let c = layout(n64, m64, n as i64)?;
         let desc = result::create_matmul_desc(
@@ -98,7 +119,7 @@ impl CublasLt {
         for (attr, op) in [
             (
                 sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_TRANSA,
-                1i32,
+                trans_a,
             ),
             (
                 sys::cublasLtMatmulDescAttributes_t::CUBLASLT_MATMUL_DESC_TRANSB,
@@ -132,9 +153,10 @@ impl CublasLt {
         .map_err(lt(
             "cublasLtMatmulAlgoGetHeuristic (no algorithm for this shape)",
         ))?;
-        Ok(TnGemm {
+        Ok(LtGemm {
             lt: self,
             shape: (m, n, k),
+            b_layout,
             desc,
             a,
             b,
@@ -175,10 +197,11 @@ impl Drop for Pref {
     }
 }
 
-/// D = A·Bᵀ for one shape, ready to run.
-pub struct TnGemm<'a> {
+/// D = A·Bᵀ or D = A·B for one shape, ready to run.
+pub struct LtGemm<'a> {
     lt: &'a CublasLt,
     shape: (usize, usize, usize),
+    b_layout: BLayout,
     desc: Desc,
     a: Layout,
     b: Layout,
@@ -186,8 +209,9 @@ pub struct TnGemm<'a> {
     algo: sys::cublasLtMatmulAlgo_t,
 }
 
-impl TnGemm<'_> {
-    /// Queues D = A·Bᵀ on the stream (`a` M×K, `b` N×K, `d` M×N; shapes checked first).
+impl LtGemm<'_> {
+    /// Queues the GEMM on the stream (`a` M×K, `b` N×K or K×N by the layout, `d` M×N; shapes
+    /// checked first).
     pub fn run(
         &self,
         a: &Tensor<bf16>,
@@ -197,7 +221,7 @@ impl TnGemm<'_> {
         let (m, n, k) = self.shape;
         let views = [("a", a.shape(), a.strides(), [m, k])]
             .into_iter()
-            .chain([("b", b.shape(), b.strides(), [n, k])])
+            .chain([("b", b.shape(), b.strides(), self.b_layout.b_shape(m, n, k))])
             .chain([("d", d.shape(), d.strides(), [m, n])]);
         for (name, shape, strides, want) in views {
             if shape != want || strides != [want[1], 1] {

@@ -24,7 +24,7 @@ pub mod sweep;
 
 use std::path::{Path, PathBuf};
 
-use crate::registry::{CopyLaunch, GemmLaunch};
+use crate::registry::{BLayout, CopyLaunch, GemmLaunch};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, DriverError};
 use half::bf16;
@@ -193,7 +193,9 @@ pub fn copy(
     ])
 }
 
-/// The GEMM kernel on M×N×K bf16 (output checked against the f64 reference on a corner).
+/// The GEMM kernel on M×N×K bf16 with B given N×K (a `Kind::Gemm` launcher; NN kernels go
+/// through [`run_gemm_bench`] with `BLayout::Nn`), output checked against the f64 reference
+/// on a corner.
 pub fn gemm(
     rt: &Runtime,
     launch: GemmLaunch,
@@ -242,7 +244,9 @@ pub const DEFAULT_JSON: &str = "bench-gemm.json";
 pub type GemmEntry = (&'static str, &'static str, GemmLaunch);
 
 /// `tirx bench gemm`: for each shape (default [`sweep::default_shapes`]) times cuBLASLt and
-/// every one of `kernels(shape)` (name, config, launcher) on the same buffers, checks each result
+/// every one of `kernels(shape)` (name, config, launcher) on the same buffers, B given in
+/// `layout` (N×K, or K×N for `tirx bench gemm --layout nn`; the kernels must take that
+/// layout), checks each result
 /// against cuBLASLt's and the f64 reference, and reports the fastest right config as "ours".
 /// Prints the table to stdout, writes the JSON to `json` (default [`DEFAULT_JSON`]) and the
 /// plot to `png` (default: the JSON path with a `.png` extension).
@@ -253,6 +257,7 @@ pub type GemmEntry = (&'static str, &'static str, GemmLaunch);
 pub fn run_gemm_bench(
     rt: &Runtime,
     kernels: &dyn Fn((usize, usize, usize)) -> Vec<GemmEntry>,
+    layout: BLayout,
     shapes: Option<Vec<(usize, usize, usize)>>,
     json: Option<&Path>,
     png: Option<&Path>,
@@ -262,27 +267,29 @@ pub fn run_gemm_bench(
     let json = json.map_or_else(|| PathBuf::from(DEFAULT_JSON), Path::to_path_buf);
     let png = png.map_or_else(|| json.with_extension("png"), Path::to_path_buf);
     println!(
-        "{} (compute capability {:?}), cuBLASLt {}; median of {RUNS} interleaved rounds after \
-         {WARMUP} warm-up runs each, inputs rotated past L2; {} shape(s), cuBLASLt and our \
-         config(s) for each",
+        "{} (compute capability {:?}), cuBLASLt {}; B given {}; median of at least {RUNS} \
+         interleaved rounds after at least {WARMUP_MS} ms of warm-up, inputs rotated past L2; \
+         {} shape(s), cuBLASLt and our config(s) for each",
         rt.name(),
         rt.compute_capability(),
         lt.version(),
+        match layout {
+            BLayout::Tn => "NxK (D = A.B^T)",
+            BLayout::Nn => "KxN (D = A.B)",
+        },
         shapes.len(),
     );
     let mut bar = progress::Progress::new(shapes.len());
     let mut rows = Vec::with_capacity(shapes.len());
     for &shape in &shapes {
-        let row =
-            sweep::measure_shape(rt, &lt, &kernels(shape), shape, &mut bar).unwrap_or_else(|e| {
-                report::Row {
-                    shape,
-                    cublas: None,
-                    cublas_err_vs_ref: None,
-                    candidates: Vec::new(),
-                    failure: Some(e.to_string()),
-                    rounds: 0,
-                }
+        let row = sweep::measure_shape(rt, &lt, &kernels(shape), layout, shape, &mut bar)
+            .unwrap_or_else(|e| report::Row {
+                shape,
+                cublas: None,
+                cublas_err_vs_ref: None,
+                candidates: Vec::new(),
+                failure: Some(e.to_string()),
+                rounds: 0,
             });
         rows.push(row);
         bar.step();

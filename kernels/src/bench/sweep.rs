@@ -56,8 +56,8 @@ use super::report::{Candidate, Failure, Measured, Row, shape_label};
 use super::{
     BenchError, MAX_RUNS, RUNS, TIMED_MS, WARMUP, WARMUP_MS, elapsed, event_pair, median, record,
 };
-use crate::reference::{Rng, gemm_tn_f64, rel_frobenius};
-use crate::registry::GEMM_TOL;
+use crate::reference::{Rng, rel_frobenius};
+use crate::registry::{BLayout, GEMM_TOL};
 
 /// L2 cache of an H200, in bytes.
 pub const L2_BYTES: usize = 60 << 20;
@@ -141,7 +141,11 @@ struct Buffers {
 }
 
 impl Buffers {
-    fn new(rt: &Runtime, shape: (usize, usize, usize)) -> Result<Buffers, BenchError> {
+    fn new(
+        rt: &Runtime,
+        shape: (usize, usize, usize),
+        layout: BLayout,
+    ) -> Result<Buffers, BenchError> {
         let (m, n, k) = shape;
         let sets = rotation_within(set_bytes(shape), L2_BYTES, MEMORY_CAP);
         let mut rng = Rng::new(2);
@@ -149,12 +153,13 @@ impl Buffers {
         let upload = |h: &[bf16], dims: [usize; 2]| -> Result<Vec<Tensor<bf16>>, BenchError> {
             (0..sets).map(|_| Ok(rt.upload(h, &dims)?)).collect()
         };
-        let (a, b) = (upload(&ha, [m, k])?, upload(&hb, [n, k])?);
+        let (a, b) = (upload(&ha, [m, k])?, upload(&hb, layout.b_shape(m, n, k))?);
         let d = (0..sets)
             .map(|_| rt.zeros(&[m, n]))
             .collect::<Result<_, _>>()?;
         let (cm, cn) = (m.min(64), n.min(64));
-        let corner_ref = gemm_tn_f64(&ha[..cm * k], &hb[..cn * k], cm, cn, k);
+        let b_corner = layout.b_columns(&hb, n, k, cn);
+        let corner_ref = layout.reference(&ha[..cm * k], &b_corner, cm, cn, k);
         Ok(Buffers {
             shape,
             a,
@@ -211,18 +216,19 @@ fn drop_out(row: &mut Row, alive: &mut [bool], who: usize, e: &BenchError) {
     }
 }
 
-/// Measures one shape: cuBLASLt and each of `kernels` (name, config, launcher), warmed up,
-/// timed in interleaved rounds, then checked (see the module docs).
+/// Measures one shape: cuBLASLt and each of `kernels` (name, config, launcher), all with B in
+/// `layout`, warmed up, timed in interleaved rounds, then checked (see the module docs).
 pub fn measure_shape(
     rt: &Runtime,
     lt: &CublasLt,
     kernels: &[super::GemmEntry],
+    layout: BLayout,
     shape: (usize, usize, usize),
     progress: &mut Progress,
 ) -> Result<Row, BenchError> {
     let label = shape_label(shape);
     progress.show(&format!("{label} (allocating)"));
-    let mut bufs = Buffers::new(rt, shape)?;
+    let mut bufs = Buffers::new(rt, shape, layout)?;
     let mut row = Row {
         shape,
         cublas: None,
@@ -242,7 +248,7 @@ pub fn measure_shape(
         rounds: 0,
     };
     // Participant 0 is cuBLASLt, participant 1 + i is kernels[i].
-    let gemm = match lt.tn_gemm(shape) {
+    let gemm = match lt.gemm(shape, layout) {
         Ok(g) => Some(g),
         Err(e) => {
             row.failure = Some(format!("cuBLASLt: {e}"));

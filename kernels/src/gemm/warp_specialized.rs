@@ -1,7 +1,8 @@
 //! GEMM ladder, levels 5–8: the warp-specialized family, in one `#[tile_module]` so the
 //! levels share their pieces instead of copying them.
 //!
-//! D = A·Bᵀ with A M×K and B N×K row-major (both K-major), BF16 in, FP32 accumulate, BF16 out.
+//! D = A·Bᵀ with A M×K and B N×K row-major (both K-major), BF16 in, FP32 accumulate, BF16 out
+//! (and D = A·B with B K×N row-major for the `_nn` kernel).
 //! Every kernel here has the same roles: warpgroup 0 produces (its warp 0's elected thread
 //! issues the TMA loads) and gives registers away (`setmaxnreg::dec(40)`); warpgroups 1 and 2
 //! consume (`setmaxnreg::inc(232)`), each owning 64 rows of a 128-row tile (`a_s[s][wg]`: the
@@ -15,7 +16,12 @@
 //! - level 7 `gemm_sm90_cluster`: 2×1 clusters — the two CTAs compute vertically adjacent
 //!   tiles that need the same B slab, each loads half of it and multicasts it to both;
 //! - level 8 `gemm_sm90_tma_epi`: the epilogue goes through a swizzled staging tile in shared
-//!   memory and TMA stores, overlapped with the next tile's MMAs.
+//!   memory and TMA stores, overlapped with the next tile's MMAs;
+//! - `gemm_sm90_pair_n`: level 8 for small outputs — 128×64 tiles in 1×2 clusters along N,
+//!   the pair sharing (multicasting) its A panel;
+//! - `gemm_sm90_ws_nn` (n64/n128) and `gemm_sm90_tma_epi_nn`: levels 6 and 8 with B given K×N (D = A·B, "NN"). Only B's shared
+//!   layout changes: `major = mn` chunks of 64 columns, one `[BK, 64]` TMA box each, read by
+//!   wgmma transposed — no copy of B is ever made.
 //!
 //! Measured on the H200 in `docs/perf/gemm-h200.md`.
 
@@ -60,6 +66,33 @@ pub mod ladder {
         it
     }
 
+    /// [`produce`] with B given K×N (NN): B's shared slab is MN-major, one `[BK, 64]` TMA box
+    /// per 64-column chunk; the chunk loop has constant bounds, so its boxes count toward the
+    /// stage's one expect-tx.
+    #[tile_fn]
+    fn produce_nn(
+        pipe: Pipe,
+        it: u32,
+        a_s: Smem,
+        b_s: Smem,
+        a: Global,
+        b: Global,
+        m: u32,
+        n: u32,
+        k_tiles: u32,
+    ) -> u32 {
+        let mut it = it;
+        for k in 0..k_tiles {
+            let s = pipe.producer_acquire(it);
+            tma::load(a_s[s], a.tile(m, k), pipe.full(s));
+            for c in 0..BN / 64 {
+                tma::load(b_s[s][c], b.tile(k, (BN / 64) * n + c), pipe.full(s));
+            }
+            it += 1;
+        }
+        it
+    }
+
     /// The producer's K loop of one tile in a 2×1 cluster: this CTA's half of the B slab is
     /// multicast to both CTAs (the full barrier counts both halves).
     #[tile_fn]
@@ -89,6 +122,40 @@ pub mod ladder {
         it
     }
 
+    /// [`produce_multicast`] with B given K×N (NN): B's shared slab is MN-major,
+    /// `[BN / 64 chunks][BK rows][64 columns]`, one `[BK, 64]` TMA box per chunk. This CTA's
+    /// half of the slab is its BN / 128 chunks, each multicast to both CTAs; the chunk loop
+    /// has constant bounds, so its boxes count toward the stage's one expect-tx.
+    #[tile_fn]
+    fn produce_multicast_nn(
+        pipe: Pipe,
+        it: u32,
+        a_s: Smem,
+        b_s: Smem,
+        a: Global,
+        b: Global,
+        m: u32,
+        n: u32,
+        k_tiles: u32,
+    ) -> u32 {
+        let mut it = it;
+        for k in 0..k_tiles {
+            let s = pipe.producer_acquire(it);
+            tma::load(a_s[s], a.tile(m, k), pipe.full(s));
+            for c in 0..BN / 128 {
+                let chunk = (BN / 128) * cta_rank + c;
+                tma::load(
+                    b_s[s][chunk],
+                    b.tile(k, (BN / 64) * n + chunk),
+                    pipe.full(s),
+                    multicast = 3,
+                );
+            }
+            it += 1;
+        }
+        it
+    }
+
     /// The producer warpgroup of a persistent 2×1-cluster kernel: gives its registers away,
     /// then its warp 0's elected thread walks this cluster's tile pairs (row pair `mp`, this
     /// CTA's row `2·mp + rank`) and loads each one's K steps, multicasting B halves.
@@ -112,6 +179,43 @@ pub mod ladder {
                 for u in (cta.x / 2..pairs_m * tiles_n).step_by(ncta.x / 2) {
                     let (mp, n) = grouped(u, pairs_m, tiles_n);
                     it = produce_multicast(pipe, it, a_s, b_s, a, b, 2 * mp + cta_rank, n, k_tiles);
+                }
+            }
+        }
+    }
+
+    /// [`cluster_producer`] for B given K×N: the same role, walking the same tile pairs, with
+    /// [`produce_multicast_nn`]'s K loop.
+    #[tile_fn]
+    fn cluster_producer_nn(
+        pipe: Pipe,
+        a_s: Smem,
+        b_s: Smem,
+        a: Global,
+        b: Global,
+        pairs_m: u32,
+        tiles_n: u32,
+        k_tiles: u32,
+    ) {
+        #[scope(warpgroup = 0)]
+        {
+            setmaxnreg::dec(40);
+            #[scope(warp = 0, elect)]
+            {
+                let mut it = 0;
+                for u in (cta.x / 2..pairs_m * tiles_n).step_by(ncta.x / 2) {
+                    let (mp, n) = grouped(u, pairs_m, tiles_n);
+                    it = produce_multicast_nn(
+                        pipe,
+                        it,
+                        a_s,
+                        b_s,
+                        a,
+                        b,
+                        2 * mp + cta_rank,
+                        n,
+                        k_tiles,
+                    );
                 }
             }
         }
@@ -306,6 +410,62 @@ pub mod ladder {
                 }
             }
         }
+        ws_consumers(pipe, acc, a_s, b_s, d, tiles_m, tiles_n, k_tiles);
+    }
+
+    /// Level 6 with B given K×N ("NN"), for shapes too small for the cluster kernels: B's
+    /// shared slab is MN-major (`[BN / 64, BK, 64]` per stage, `major = mn`), loaded one
+    /// `[BK, 64]` box per chunk ([`produce_nn`]); the consumers are level 6's. N must be a
+    /// multiple of 8 (B's rows 16-byte aligned for TMA).
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 384,
+        grid = (132, 1),
+        configs(
+            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8),
+            n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8),
+        ),
+    )]
+    pub fn gemm_sm90_ws_nn(
+        #[shape(M, K)] a: Tensor<bf16>,
+        #[shape(K, N)] b: Tensor<bf16>,
+        #[shape(M, N)] d: Tensor<bf16>,
+    ) {
+        let a_s = smem::<bf16>([STAGES, 2, 64, BK], swizzle = B128);
+        let b_s = smem::<bf16>([STAGES, BN / 64, BK, 64], swizzle = B128, major = mn);
+        let acc = regs::<f32>([64, BN]);
+        let pipe = pipeline::<STAGES>(consumers = 2);
+        let tiles_m = cdiv(M, BM);
+        let tiles_n = cdiv(N, BN);
+        let k_tiles = cdiv(K, BK);
+        #[scope(warpgroup = 0)]
+        {
+            setmaxnreg::dec(40);
+            #[scope(warp = 0, elect)]
+            {
+                let mut it = 0;
+                for t in (cta.x..tiles_m * tiles_n).step_by(ncta.x) {
+                    let (m, n) = grouped(t, tiles_m, tiles_n);
+                    it = produce_nn(pipe, it, a_s, b_s, a, b, m, n, k_tiles);
+                }
+            }
+        }
+        ws_consumers(pipe, acc, a_s, b_s, d, tiles_m, tiles_n, k_tiles);
+    }
+
+    /// The consumer warpgroups of level 6: the same tile walk as the producer, each tile's K
+    /// loop, then the accumulator stored from registers.
+    #[tile_fn]
+    fn ws_consumers(
+        pipe: Pipe,
+        acc: Regs,
+        a_s: Smem,
+        b_s: Smem,
+        d: Global,
+        tiles_m: u32,
+        tiles_n: u32,
+        k_tiles: u32,
+    ) {
         #[scope(warpgroups = 1..3)]
         {
             setmaxnreg::inc(232);
@@ -392,6 +552,53 @@ pub mod ladder {
         let tiles_n = cdiv(N, BN);
         let k_tiles = cdiv(K, BK);
         cluster_producer(pipe, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles);
+        tma_epi_consumers(pipe, acc, a_s, b_s, d_s, d, pairs_m, tiles_n, k_tiles);
+    }
+
+    /// Level 8 with B given K×N ("NN": `b` row-major K×N, so N is contiguous): the same
+    /// kernel but for B's shared slab, which is MN-major — `[BN / 64, BK, 64]` per stage,
+    /// declared `major = mn`, filled by one `[BK, 64]` TMA box per 64-column chunk and read by
+    /// `wgmma` with `imm-trans-b = 1`. Transposition is a layout change, never a copy. N must
+    /// be a multiple of 8 (B's and D's rows 16-byte aligned: the runtime refuses others).
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 384,
+        cluster = (2, 1, 1),
+        grid = (CTAS, 1),
+        configs(default = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132)),
+    )]
+    pub fn gemm_sm90_tma_epi_nn(
+        #[shape(M, K)] a: Tensor<bf16>,
+        #[shape(K, N)] b: Tensor<bf16>,
+        #[shape(M, N)] d: Tensor<bf16>,
+    ) {
+        let a_s = smem::<bf16>([STAGES, 2, 64, BK], swizzle = B128);
+        let b_s = smem::<bf16>([STAGES, BN / 64, BK, 64], swizzle = B128, major = mn);
+        let d_s = smem::<bf16>([2, BN / 64, 64, 64], swizzle = B128);
+        let acc = regs::<f32>([64, BN]);
+        let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
+        let pairs_m = cdiv(cdiv(M, BM), 2);
+        let tiles_n = cdiv(N, BN);
+        let k_tiles = cdiv(K, BK);
+        cluster_producer_nn(pipe, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles);
+        tma_epi_consumers(pipe, acc, a_s, b_s, d_s, d, pairs_m, tiles_n, k_tiles);
+    }
+
+    /// The consumer warpgroups of level 8: each K loop of a tile pair, then the accumulator
+    /// through the swizzled staging tile `d_s[wg]` and TMA stores of its 64×64 column blocks,
+    /// overlapped with the next tile (see [`gemm_sm90_tma_epi`]).
+    #[tile_fn]
+    fn tma_epi_consumers(
+        pipe: Pipe,
+        acc: Regs,
+        a_s: Smem,
+        b_s: Smem,
+        d_s: Smem,
+        d: Global,
+        pairs_m: u32,
+        tiles_n: u32,
+        k_tiles: u32,
+    ) {
         #[scope(warpgroups = 1..3)]
         {
             setmaxnreg::inc(232);
@@ -409,6 +616,7 @@ pub mod ladder {
             }
         }
     }
+
     /// Level 8 for few tiles: 128×64 tiles in 1×2 clusters along N — the two CTAs of a
     /// cluster compute horizontally adjacent tiles, each loads one half of their common A
     /// panel and multicasts it, so a CTA reads 128 operand rows per K step instead of 192;

@@ -58,12 +58,38 @@ pub enum EncodeError {
 /// dimension (row-major A, column-major B in BLAS terms); "MN-major" means M (for A) or N (for B)
 /// is contiguous — the "transposed" case of the `imm-trans-a/b` operands of `wgmma` and of the
 /// transpose bits of the `tcgen05` instruction descriptor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Major {
-    /// K is contiguous (not transposed; descriptor/immediate value 0).
+    /// K is contiguous (not transposed; descriptor/immediate value 0); the default.
+    #[default]
     K,
     /// M or N is contiguous (transposed; descriptor/immediate value 1).
     MN,
+}
+
+impl Major {
+    /// Text spelling (`k`, `mn`), as in `smem::<T>(.., major = mn)` and the IR text form.
+    pub fn name(self) -> &'static str {
+        match self {
+            Major::K => "k",
+            Major::MN => "mn",
+        }
+    }
+    /// Parses [`Major::name`].
+    pub fn from_name(s: &str) -> Option<Major> {
+        match s {
+            "k" => Some(Major::K),
+            "mn" => Some(Major::MN),
+            _ => None,
+        }
+    }
+    /// The transpose immediate / descriptor bit: 0 for K-major, 1 for MN-major.
+    pub fn transpose_bit(self) -> u32 {
+        match self {
+            Major::K => 0,
+            Major::MN => 1,
+        }
+    }
 }
 
 /// Accumulator (matrix D) element type of an MMA.

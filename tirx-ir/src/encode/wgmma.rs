@@ -1,5 +1,5 @@
 //! Hopper `wgmma.mma_async`: the 64-bit shared-memory matrix descriptor, the LBO/SBO of a
-//! K-major operand tile written by TMA, and the legal instruction shapes.
+//! K-major or an MN-major operand tile written by TMA, and the legal instruction shapes.
 //!
 //! Descriptor layout — PTX ISA 9.x §9.7.15.5.1.2.2 "Matrix Descriptor Format" (wgmma section):
 //!
@@ -141,6 +141,63 @@ pub fn kmajor_desc_fields(swizzle: Swizzle, elem_bytes: u32) -> Result<(u32, u32
                 .into(),
         )),
     }
+}
+
+/// (LBO, SBO) in bytes for an MN-major (transposed, `imm-trans = 1`) 16-bit operand tile laid
+/// out as `[MN/atom chunks][k_rows][atom]`: each chunk is one TMA box of `atom` MN-elements
+/// (one swizzle span: 64 bf16/f16 for 128B) by `k_rows` K-rows, rows of `span` bytes, chunks
+/// one after another.
+///
+/// PTX ISA 9.x §9.7.15.5.1.2.1 "Majorness supported by strides", for matrices normalized to
+/// 128-bit elements:
+/// - §9.7.15.5.1.2.1.1 Leading Dimension Byte Offset, MN-major swizzled: "offset from the
+///   first (swizzle-byte-size/16) rows to the next (swizzle-byte-size/16) rows" — a "row" of
+///   the normalized MN-major matrix is one 16-byte unit along MN, so (span/16) of them make one
+///   span of MN elements: LBO is the distance between chunks adjacent in MN,
+///   `k_rows × span` bytes here.
+/// - §9.7.15.5.1.2.1.2 Stride Dimension Byte Offset, MN-major swizzled: "offset from the first
+///   8 columns to the next 8 columns" — columns run along K, so SBO is the distance between
+///   groups of 8 K-rows: `8 × span` (1024 B for 128B swizzle, one swizzle atom).
+///
+/// CUTLASS states the same canonical form for `make_gmma_desc<Major::MN>`
+/// (`cute/atom/mma_traits_sm90_gmma.hpp`): for B128, in 16-byte units,
+/// `Swizzle<3,4,3> o ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO))` — `m` (atoms along MN) strided by
+/// LBO, `k` (8-row groups along K) strided by SBO.
+///
+/// Errors: [`EncodeError::Types`] for operands other than 16-bit (the transpose exists only for
+/// the `.f16`/`.bf16` variants, PTX ISA §9.7.15.5.2 "wgmma.mma_async" description);
+/// [`EncodeError::Unsupported`] without swizzle (the interleaved MN-major form has a different
+/// atom, not produced here) or when `k_rows` is not a whole number of 8-row groups.
+pub fn mn_major_desc_fields(
+    swizzle: Swizzle,
+    elem_bytes: u32,
+    k_rows: u32,
+) -> Result<(u32, u32), EncodeError> {
+    if elem_bytes != 2 {
+        return Err(EncodeError::Types(format!(
+            "{elem_bytes}-byte MN-major operands (wgmma transposes f16/bf16 only)"
+        )));
+    }
+    let Some(span) = swizzle.span_bytes() else {
+        return Err(EncodeError::Unsupported(
+            "MN-major operand without swizzle: use a swizzled layout".into(),
+        ));
+    };
+    if k_rows == 0 || !k_rows.is_multiple_of(8) {
+        return Err(EncodeError::Unsupported(format!(
+            "MN-major operand with {k_rows} K-rows per chunk: a multiple of 8 is needed"
+        )));
+    }
+    Ok((k_rows * span, 8 * span))
+}
+
+/// Bytes the start address of an MN-major operand advances per `k` elements of K: `k` rows of
+/// one swizzle span each (K-rows are the outer dimension of a chunk). For bf16 with 128B
+/// swizzle and one wgmma K-step of 16, 16 × 128 = 2048 B = two 1024-byte 8-row groups, so the
+/// start stays on a swizzle-atom boundary and the base offset stays 0 (PTX ISA
+/// §9.7.15.5.1.2.2, "matrix base offset").
+pub fn mn_major_k_advance(swizzle: Swizzle, k: u32) -> Option<u32> {
+    swizzle.span_bytes().map(|span| k * span)
 }
 
 /// Checks a `wgmma.mma_async` shape `m64nNkK` for dense A/B of element type `a`
@@ -369,5 +426,89 @@ mod tests {
         assert!(wgmma_shape_ok(64, 12, 16, ElemType::Bf16).is_err());
         assert!(wgmma_shape_ok(64, 128, 8, ElemType::Bf16).is_err());
         assert!(wgmma_shape_ok(64, 128, 16, ElemType::F32).is_err());
+    }
+
+    #[test]
+    fn mn_major_sw128_bf16() {
+        // B given K×N, N-major: chunks of 64 N-columns (128 B) × 64 K-rows, one after another.
+        // LBO = the next chunk along N = 64 rows × 128 B = 8192 B; SBO = the next 8 K-rows =
+        // 8 × 128 B = 1024 B (PTX ISA §9.7.15.5.1.2.1.1 / .2, MN-major swizzled rows).
+        let (lbo, sbo) = mn_major_desc_fields(Swizzle::B128, 2, 64).unwrap();
+        assert_eq!((lbo, sbo), (8192, 1024));
+        let desc = SmemDesc {
+            start_addr: 0x8000,
+            lbo,
+            sbo,
+            base_offset: 0,
+            swizzle: Swizzle::B128,
+        };
+        // start   0x8000 >> 4 = 0x800                     -> 0x0000_0000_0000_0800
+        // LBO     8192 >> 4 = 0x200, << 16                -> 0x0000_0000_0200_0000
+        // SBO     1024 >> 4 = 0x40, << 32                 -> 0x0000_0040_0000_0000
+        // swizzle 128B = 1, << 62                         -> 0x4000_0000_0000_0000
+        assert_eq!(desc.encode_wgmma(), Ok(0x4000_0040_0200_0800));
+        // BK = 32: chunks of 32 rows, LBO 4096.
+        assert_eq!(mn_major_desc_fields(Swizzle::B128, 2, 32), Ok((4096, 1024)));
+        // 64B swizzle: 32-element chunks, rows of 64 B.
+        assert_eq!(mn_major_desc_fields(Swizzle::B64, 2, 64), Ok((4096, 512)));
+    }
+
+    #[test]
+    fn mn_major_refusals() {
+        assert!(matches!(
+            mn_major_desc_fields(Swizzle::B128, 4, 64),
+            Err(EncodeError::Types(_))
+        ));
+        assert!(matches!(
+            mn_major_desc_fields(Swizzle::B128, 1, 64),
+            Err(EncodeError::Types(_))
+        ));
+        assert!(matches!(
+            mn_major_desc_fields(Swizzle::None, 2, 64),
+            Err(EncodeError::Unsupported(_))
+        ));
+        assert!(matches!(
+            mn_major_desc_fields(Swizzle::B128, 2, 12),
+            Err(EncodeError::Unsupported(_))
+        ));
+    }
+
+    /// The address sequence of one MN-major operand over a K tile, checked against the ISA's
+    /// layout element by element: element (n, k) of a `[chunks][BK][64]` bf16 tile sits at
+    /// `chunk(n) × LBO + (k / 8) × SBO + (k % 8) × 128 + (n % 64) × 2` before the swizzle
+    /// (the canonical MN-major SW128 form of §9.7.15.5.1.2), and the tile TMA writes puts it at
+    /// `(n / 64) × BK × 128 + k × 128 + (n % 64) × 2` (row-major `[chunks][BK][64]`). Both
+    /// apply the same 128B swizzle to the same address bits, so comparing unswizzled offsets
+    /// suffices — provided every descriptor start is 1024-aligned (base offset 0), which the
+    /// loop also checks. Each K-step of 16 moves the start by `mn_major_k_advance`.
+    #[test]
+    fn mn_major_k_steps_cover_the_tma_tile() {
+        const BK: u32 = 64;
+        const CHUNKS: u32 = 4; // N = 256
+        let (lbo, sbo) = mn_major_desc_fields(Swizzle::B128, 2, BK).unwrap();
+        let step = mn_major_k_advance(Swizzle::B128, 16).unwrap();
+        assert_eq!(step, 2048);
+        let base = 0x1_0000u32; // a 1024-aligned stage
+        let mut seen = std::collections::BTreeSet::new();
+        for kk in 0..BK / 16 {
+            let start = base + kk * step;
+            assert_eq!(start % 1024, 0, "K-step {kk} starts mid-atom");
+            // The descriptor's address field advances by step / 16 with no carry into LBO.
+            let d0 = desc_const_part(lbo, sbo, 0, Swizzle::B128).unwrap() | u64::from(base >> 4);
+            let dk = desc_const_part(lbo, sbo, 0, Swizzle::B128).unwrap() | u64::from(start >> 4);
+            assert_eq!(dk, d0 + u64::from(kk * step / 16));
+            for n in 0..CHUNKS * 64 {
+                for k in 0..16 {
+                    let by_desc =
+                        start + (n / 64) * lbo + (k / 8) * sbo + (k % 8) * 128 + (n % 64) * 2;
+                    let kg = kk * 16 + k;
+                    let by_tma = base + (n / 64) * BK * 128 + kg * 128 + (n % 64) * 2;
+                    assert_eq!(by_desc, by_tma, "n {n} k {kg}");
+                    assert!(seen.insert(by_tma));
+                }
+            }
+        }
+        // Every element of the tile was read exactly once.
+        assert_eq!(seen.len() as u32, CHUNKS * 64 * BK);
     }
 }

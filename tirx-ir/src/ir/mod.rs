@@ -18,6 +18,7 @@
 
 use crate::abi::{ElemType, Signature, Swizzle, Target};
 use crate::arena::{Arena, Handle};
+pub use crate::encode::Major;
 
 /// Which subset of the IR a kernel is in (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -123,10 +124,17 @@ pub struct Layout {
     pub stride: Vec<u32>,
     /// Swizzle applied to byte offsets within each 8-row atom.
     pub swizzle: Swizzle,
+    /// Which operand dimension the innermost (contiguous) dimension holds when the buffer is
+    /// an MMA operand: K ([`Major::K`], the default) or M/N ([`Major::MN`]). It does not change
+    /// addresses; it says how an MMA reads the tile: an MN-major tile is
+    /// `[.., MN/atom chunks, K rows, atom]`, chunks of one swizzle span of M/N elements (64 bf16
+    /// for 128B) each K rows deep — a K×N B loaded in TMA boxes of `[BK, 64]`. Declared with
+    /// `major = mn` on `smem::<T>(..)`; printed as ` major mn` after the swizzle.
+    pub major: Major,
 }
 
 impl Layout {
-    /// Row-major (last dimension contiguous) layout of `shape`.
+    /// Row-major (last dimension contiguous) K-major layout of `shape`.
     pub fn row_major(shape: &[u32], swizzle: Swizzle) -> Layout {
         let mut stride = vec![1u32; shape.len()];
         for i in (0..shape.len().saturating_sub(1)).rev() {
@@ -136,7 +144,17 @@ impl Layout {
             shape: shape.to_vec(),
             stride,
             swizzle,
+            major: Major::K,
         }
+    }
+    /// Whether the strides are the dense row-major ones of the shape (any swizzle, any
+    /// majorness: majorness says how an MMA reads the tile, not where elements are).
+    pub fn is_row_major(&self) -> bool {
+        *self
+            == Layout {
+                major: self.major,
+                ..Layout::row_major(&self.shape, self.swizzle)
+            }
     }
     /// Number of elements.
     pub fn elements(&self) -> u64 {

@@ -356,6 +356,12 @@ fn variants(m: &Module) -> std::collections::BTreeSet<String> {
         k.buffers
             .iter()
             .for_each(|(_, b)| out.push(format!("Space:{:?}", b.space)));
+        for (_, b) in k.buffers.iter() {
+            out.push(match b.layout.major {
+                Major::K => "Major:K".into(),
+                Major::MN => "Major:Mn".into(),
+            });
+        }
         for p in &k.sig.params {
             out.push(format!(
                 "Param:{}",
@@ -400,6 +406,9 @@ fn fixture_uses_every_variant() {
     }
     for s in "Shared Tmem Reg".split(' ') {
         want(format!("Space:{s}"));
+    }
+    for m in "K Mn".split(' ') {
+        want(format!("Major:{m}"));
     }
     for p in "TensorMap Pointer Stride Dim".split(' ') {
         want(format!("Param:{p}"));

@@ -10,6 +10,12 @@
 //! §9.7.13.15.1 "Contents of the mbarrier object"). A load multicast to a mask of n CTAs
 //! counts n times: the contract is that every CTA of the mask issues its own slice to the
 //! same barrier offset (symmetric multicast), so each barrier receives n boxes per phase.
+//!
+//! A `for` loop with constant bounds whose body is only loads signalling barrier references
+//! the loop does not change (and plain statements) is one phase spread over its iterations
+//! (`for c in 0..BN / 64 { tma::load(b_s[s][c], b.tile(k, c), pipe.full(s)) }`): its boxes
+//! count trip-count times toward the enclosing block's sum, and its body gets no expect-tx of
+//! its own.
 
 use super::Pass;
 use crate::arena::Handle;
@@ -42,10 +48,65 @@ fn load_bar(op: &Op) -> Option<&BarRef> {
     }
 }
 
+/// Boxes per barrier reference of a constant-trip loop that is one phase spread over its
+/// iterations (see the module docs): `(bar, bytes over all iterations, span of the first
+/// load)`, or `None` when `s` is not such a loop (not a `for`, bounds not constant, no loads,
+/// a load nested deeper than the body's top level, a load whose barrier the loop changes, or a
+/// wait in the body).
+fn counted_loop(k: &Kernel, s: &Stmt) -> Option<Vec<(BarRef, u64, Span)>> {
+    let StmtKind::For {
+        var,
+        start: Expr::Imm(a, _),
+        end: Expr::Imm(b, _),
+        step: Expr::Imm(st, _),
+        body,
+    } = &s.kind
+    else {
+        return None;
+    };
+    let trips = if b > a && *st > 0 {
+        ((b - a) + st - 1) / st
+    } else {
+        0
+    } as u64;
+    let mut vars = vec![*var];
+    written(body, &mut vars);
+    let mut out: Vec<(BarRef, u64, Span)> = Vec::new();
+    for t in body {
+        match &t.kind {
+            StmtKind::Op(op @ Op::Copy { dst, multicast, .. }) if load_bar(op).is_some() => {
+                let bar = load_bar(op)?;
+                if mentions(&bar.index, &vars) {
+                    return None;
+                }
+                let copies = match multicast {
+                    None => 1,
+                    Some(Expr::Imm(mask, _)) => (*mask as u64).count_ones() as u64,
+                    Some(_) => return None,
+                };
+                let bytes = box_bytes(k, dst).unwrap_or(0) * copies * trips;
+                match out.iter_mut().find(|g| &g.0 == bar) {
+                    Some(g) => g.1 += bytes,
+                    None => out.push((bar.clone(), bytes, t.span)),
+                }
+            }
+            StmtKind::Let { .. } | StmtKind::Assign { .. } | StmtKind::Inst(_) => {}
+            _ => return None,
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
 fn process(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
     // Group loads by barrier reference: (bar, first index, sum, span of first load).
     let mut groups: Vec<(BarRef, usize, u64, Span)> = Vec::new();
     for (i, s) in block.iter().enumerate() {
+        for (bar, bytes, span) in counted_loop(k, s).unwrap_or_default() {
+            match groups.iter_mut().find(|g| g.0 == bar) {
+                Some(g) => g.2 += bytes,
+                None => groups.push((bar, i, bytes, span)),
+            }
+        }
         if let StmtKind::Op(op) = &s.kind
             && let (Some(bar), Op::Copy { dst, multicast, .. }) = (load_bar(op), op)
         {
@@ -103,6 +164,10 @@ fn walk(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
     let block = block
         .into_iter()
         .map(|mut s| {
+            // A counted loop's loads belong to the enclosing block's phase.
+            if counted_loop(k, &s).is_some() {
+                return s;
+            }
             match &mut s.kind {
                 StmtKind::If {
                     then_body,
@@ -208,7 +273,7 @@ fn check_loop(var: Option<Handle<Var>>, body: &Block, errs: &mut Diagnostics) {
                     {
                         errs.push(Diagnostic::new(
                             s.span,
-                            "this TMA load signals the same barrier in every iteration of its loop, so one barrier phase would receive several arrivals and complete after the first; index the barrier by the iteration (a pipeline stage) or unroll the loop",
+                            "this TMA load signals the same barrier in every iteration of its loop, so one barrier phase would receive several arrivals and complete after the first; index the barrier by the iteration (a pipeline stage), or give the loop constant bounds so that its iterations form one phase",
                         ));
                     }
                 }

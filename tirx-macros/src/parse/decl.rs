@@ -1,4 +1,4 @@
-//! Declarations: `smem::<T>([..], swizzle = B128)`, `tmem::<T>([..])`, `regs::<T>([..])`,
+//! Declarations: `smem::<T>([..], swizzle = B128, major = mn)`, `tmem::<T>([..])`, `regs::<T>([..])`,
 //! `mbarrier(count = 1, arrivals = 1)`, `pipeline::<STAGES>(consumers = 1)`.
 //!
 //! Shapes, counts and stages are build-time constants (literals and config constants); a
@@ -12,7 +12,7 @@ use crate::error::span_range;
 use quote::ToTokens;
 use syn::{Expr as SExpr, Ident};
 use tirx_ir::abi::{ElemType, Swizzle};
-use tirx_ir::{Barrier, Buffer, Layout, Pipeline, Space};
+use tirx_ir::{Barrier, Buffer, Layout, Major, Pipeline, Space};
 
 /// Declaration constructors.
 pub(crate) const DECLS: [&str; 5] = ["smem", "tmem", "regs", "mbarrier", "pipeline"];
@@ -119,7 +119,7 @@ impl Lowerer<'_> {
             ));
         };
         let allowed: &[&str] = if space == Space::Shared {
-            &["swizzle"]
+            &["swizzle", "major"]
         } else {
             &[]
         };
@@ -149,7 +149,10 @@ impl Lowerer<'_> {
                     .ok_or_else(|| self.fail(s, "unknown swizzle; expected none, B32, B64, B128"))?
             }
         };
-        let layout = Layout::row_major(&shape, swizzle);
+        let mut layout = Layout::row_major(&shape, swizzle);
+        if let Some(m) = args.get("major") {
+            layout.major = self.major(m, elem, &layout)?;
+        }
         Ok(Buffer {
             name,
             space,
@@ -159,6 +162,44 @@ impl Lowerer<'_> {
             tmem_cols: None,
             span,
         })
+    }
+
+    /// `major = k | mn` of a shared buffer: which operand dimension is contiguous when an MMA
+    /// reads it. An MN-major tile is `[.., chunks, K, span]` — its innermost dimension one
+    /// swizzle span of M/N elements — and holds f16/bf16 (the only types `wgmma` transposes,
+    /// PTX ISA §9.7.15.5.2); anything else is refused here, at the argument.
+    fn major(&mut self, m: &SExpr, elem: ElemType, layout: &Layout) -> Res<Major> {
+        let Some(major) = crate::args::path_ident(m).and_then(|i| Major::from_name(&i.to_string()))
+        else {
+            return Err(self.fail(m, "unknown majorness; expected `k` or `mn`"));
+        };
+        if major == Major::K {
+            return Ok(major);
+        }
+        if !matches!(elem, ElemType::Bf16 | ElemType::F16) {
+            return Err(self.fail(
+                m,
+                format!(
+                    "an MN-major tile must hold bf16 or f16 (wgmma transposes only 16-bit operands), not {}",
+                    elem.name()
+                ),
+            ));
+        }
+        let inner = layout.shape.last().copied().unwrap_or(0) * elem.bytes();
+        match layout.swizzle.span_bytes() {
+            Some(span) if span == inner && layout.shape.len() >= 2 => Ok(major),
+            Some(span) => Err(self.fail(
+                m,
+                format!(
+                    "an MN-major tile is `[.., chunks, K, {}]`: its innermost dimension must be one {span}-byte swizzle span of M/N elements, not {inner} bytes",
+                    span / elem.bytes()
+                ),
+            )),
+            None => Err(self.fail(
+                m,
+                "an MN-major tile needs a swizzle (`swizzle = B128`): its chunks are swizzle atoms",
+            )),
+        }
     }
 
     /// `pipeline::<STAGES>(consumers = n)`: the pipeline and its `.full` / `.empty` barriers.

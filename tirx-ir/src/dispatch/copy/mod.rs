@@ -88,7 +88,7 @@ pub fn tma_box<'k>(
         ));
     }
     // The buffer must be dense row-major for the box TMA writes to be the buffer's layout.
-    if b.layout != crate::ir::Layout::row_major(&b.layout.shape, b.layout.swizzle) {
+    if !b.layout.is_row_major() {
         return Err(format!(
             "`{}` is not dense row-major, which is the layout a TMA box has",
             b.name

@@ -32,7 +32,7 @@ use crate::dispatch::{Cx, Variant};
 use crate::encode::swizzle::cute_params;
 use crate::inst::reg;
 use crate::ir::{
-    BinOp, Buffer, CmpOp, Expr, Inst, Kernel, Layout, Op, Operand, ScalarType as T, Space, Special,
+    BinOp, Buffer, CmpOp, Expr, Inst, Kernel, Op, Operand, ScalarType as T, Space, Special,
     TileRef, Var,
 };
 use crate::lower::{Lower, add, mul};
@@ -135,7 +135,7 @@ fn tile<'o>(k: &Kernel, dst: &'o TileRef, src: &'o TileRef) -> Result<Tile<'o>, 
             coords.len()
         ));
     }
-    if b.layout != Layout::row_major(&b.layout.shape, b.layout.swizzle) {
+    if !b.layout.is_row_major() {
         return Err(format!("`{}` is not dense row-major", b.name));
     }
     // Leading dimensions of the dense tile merge into rows, as for TMA boxes.

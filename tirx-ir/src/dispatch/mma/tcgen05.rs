@@ -39,6 +39,16 @@ fn instr_desc(
 ) -> Result<InstrDesc, String> {
     let (_, m, n) = accumulator(cx_k, acc, Space::Tmem)?;
     let (oa, ob) = (smem_operand(cx_k, a, "A")?, smem_operand(cx_k, b, "B")?);
+    if let Some((which, o)) = [("A", &oa), ("B", &ob)]
+        .into_iter()
+        .find(|(_, o)| o.major != Major::K)
+    {
+        // The MN-major tcgen05 descriptor (§9.7.16.4.1) is not encoded yet: refuse, by name.
+        return Err(format!(
+            "{which} `{}` is MN-major; this path reads K-major operands only",
+            o.buf.name
+        ));
+    }
     if oa.rows != m || ob.rows != n || oa.k != ob.k {
         return Err(format!(
             "shapes disagree: acc {m}×{n}, A {}×{}, B {}×{}",

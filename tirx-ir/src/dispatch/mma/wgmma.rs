@@ -1,21 +1,37 @@
 //! `wgmma` — Hopper warpgroup MMA: A and B from shared memory, accumulator in registers.
 //!
 //! When: sm_90a; `acc` a `regs::<f32>([M, N])` with M a multiple of 64 and N a legal wgmma N;
-//! `a` (M×K) and `b` (N×K) K-major bf16/f16 shared tiles with swizzle B128 and 128-byte rows;
+//! `a` (M×K) a K-major bf16/f16 shared tile with swizzle B128 and 128-byte rows; `b` either
+//! K-major the same way (N×K: "TN", B given N×K) or MN-major (`smem::<bf16>([.., N / 64, K, 64],
+//! swizzle = B128, major = mn)`: "NN", B given K×N, each 64-column chunk one `[BK, 64]` TMA box);
 //! run by one warpgroup.
 //! Before: `mma @acc, @a_s[%s], @b_s[%s] accumulate (%k > 0)`
 //! After: descriptors for both operands, then for each K-step of 16 and each 64-row slice
-//! `wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16 {d…}, adesc, bdesc, p, 1, 1, 0, 0`
-//! (`p` = accumulate for the first K-step, true after). Fencing and completion
-//! (`wgmma::fence/commit/wait`) stay explicit in the kernel.
+//! `wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16 {d…}, adesc, bdesc, p, 1, 1, 0, tb`
+//! (`p` = accumulate for the first K-step, true after; `tb` = 1 for an MN-major B). Fencing and
+//! completion (`wgmma::fence/commit/wait`) stay explicit in the kernel.
 //! PTX used: PTX ISA §9.7.15.5.2 (wgmma.mma_async); descriptor §9.7.15.5.1.2.2 via
-//! `encode::wgmma`. Advancing K by 16 elements inside the 128-byte swizzle row adds 32 bytes
-//! (2 in the descriptor's address field): the hardware applies the swizzle to the address.
+//! `encode::wgmma`. K-major: advancing K by 16 elements inside the 128-byte swizzle row adds
+//! 32 bytes (2 in the descriptor's address field): the hardware applies the swizzle to the
+//! address. MN-major: K-rows are the chunk's outer dimension, so K + 16 is 16 rows of 128 B =
+//! 2048 B (two 1024-byte 8-row groups, 128 in the address field); LBO = the chunk stride
+//! (K rows × 128 B), SBO = 1024 (`encode::wgmma::mn_major_desc_fields`, §9.7.15.5.1.2.1).
+//!
+//! Why majorness is a declaration attribute (`major = mn` on the shared buffer) and not an
+//! operand marker on the mma: layout is declared once on the buffer and flows to every consumer
+//! (DESIGN §3). The same buffer is the TMA destination (whose `[BK, 64]` boxes are plain
+//! row-major and need no marker) and the MMA operand; a marker at the mma could disagree with
+//! how the buffer was filled, an attribute cannot. Only B may be MN-major here: A would be
+//! the `imm-trans-a` mirror image, but no kernel needs it yet, so it is refused by name rather
+//! than shipped untested.
 
 use super::{accumulator, smem_operand};
 use crate::diag::Diagnostics;
 use crate::dispatch::{Cx, Variant};
-use crate::encode::wgmma::{desc_const_part, kmajor_desc_fields, wgmma_shape_ok};
+use crate::encode::Major;
+use crate::encode::wgmma::{
+    desc_const_part, kmajor_desc_fields, mn_major_desc_fields, mn_major_k_advance, wgmma_shape_ok,
+};
 use crate::inst::reg;
 use crate::ir::{BinOp, Expr, Inst, Op, Operand as O, ScalarType as T, Space, TileRef};
 use crate::lower::Lower;
@@ -40,6 +56,12 @@ fn applies(cx: &Cx) -> Result<(), String> {
     }
     let (_, m, n) = accumulator(cx.k, acc, Space::Reg)?;
     let (a, b) = (smem_operand(cx.k, a, "A")?, smem_operand(cx.k, b, "B")?);
+    if a.major != Major::K {
+        return Err(format!(
+            "A `{}` is MN-major; wgmma reads A K-major here (only B may be `major = mn`)",
+            a.buf.name
+        ));
+    }
     if a.buf.elem != b.buf.elem {
         return Err("A and B have different element types".into());
     }
@@ -94,17 +116,27 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         let oa = smem_operand(lw.k, a, "A").map_err(|e| lw.error(e))?;
         (oa.buf.elem, oa.k)
     };
-    let (lbo, sbo) = kmajor_desc_fields(crate::abi::Swizzle::B128, ab.bytes())
-        .map_err(|e| lw.internal(e.to_string()))?;
-    let cst = desc_const_part(lbo, sbo, 0, crate::abi::Swizzle::B128)
-        .map_err(|e| lw.internal(e.to_string()))?;
+    let b_major = smem_operand(lw.k, b, "B").map_err(|e| lw.error(e))?.major;
+    let sw = crate::abi::Swizzle::B128;
+    let enc = |e: crate::encode::EncodeError| lw.internal(e.to_string());
+    let (lbo, sbo) = kmajor_desc_fields(sw, ab.bytes()).map_err(enc)?;
+    let acst = desc_const_part(lbo, sbo, 0, sw).map_err(enc)?;
+    // B: the descriptor's constant part and the address-field step per K-step of 16.
+    let (bcst, bstep) = match b_major {
+        Major::K => (acst, 32 / 16),
+        Major::MN => {
+            let (lbo, sbo) = mn_major_desc_fields(sw, ab.bytes(), kext).map_err(enc)?;
+            let step = mn_major_k_advance(sw, 16).ok_or_else(|| lw.internal("no swizzle span"))?;
+            (desc_const_part(lbo, sbo, 0, sw).map_err(enc)?, step / 16)
+        }
+    };
     let frag = lw
         .frags
         .get(acc_buf)
         .cloned()
         .ok_or_else(|| lw.internal("register fragment not allocated"))?;
-    let adesc0 = desc_base(lw, *a_buf, a_ix, cst)?;
-    let bdesc0 = desc_base(lw, *b_buf, b_ix, cst)?;
+    let adesc0 = desc_base(lw, *a_buf, a_ix, acst)?;
+    let bdesc0 = desc_base(lw, *b_buf, b_ix, bcst)?;
     let first = lw.let_("acc_in", T::Pred, accumulate.clone());
     let always = lw.pred_const(true);
     let row_bytes = kext * ab.bytes();
@@ -114,7 +146,7 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
             "add.u64",
             bdesc,
             reg(bdesc0),
-            O::Imm((kk * 32 / 16) as i64),
+            O::Imm(i64::from(kk * bstep)),
         ));
         for slice in 0..m / 64 {
             let adesc = lw.var("adesc", T::U64);
@@ -127,7 +159,15 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
             ));
             let regs = &frag[(slice * n / 2) as usize..((slice + 1) * n / 2) as usize];
             let p = if kk == 0 { first } else { always };
-            lw.inst(Inst::wgmma_mma_async(n, ab.name(), regs, adesc, bdesc, p));
+            lw.inst(Inst::wgmma_mma_async(
+                n,
+                ab.name(),
+                regs,
+                adesc,
+                bdesc,
+                p,
+                b_major.transpose_bit(),
+            ));
         }
     }
     Ok(())
