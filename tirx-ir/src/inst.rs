@@ -99,6 +99,16 @@ impl Inst {
         inst(format!("st.shared.{ty}"), vec![], vec![mem(addr, off), v])
     }
 
+    /// `st.shared.v2.f32 [addr+off], {a, b}` (§9.7.9.10 st, vector `.v2` of `.f32`): two
+    /// f32 values to 8-byte-aligned shared memory in one store.
+    pub fn st_shared_v2_f32(addr: Handle<Var>, off: i64, a: Handle<Var>, b: Handle<Var>) -> Inst {
+        inst(
+            "st.shared.v2.f32",
+            vec![],
+            vec![mem(addr, off), Operand::Vector(vec![reg(a), reg(b)])],
+        )
+    }
+
     /// `st.global.v2.f32 [addr+off], {a, b}` (§9.7.9.10 st): needs 8-byte alignment.
     pub fn st_global_v2_f32(addr: Handle<Var>, off: i64, a: Handle<Var>, b: Handle<Var>) -> Inst {
         inst(

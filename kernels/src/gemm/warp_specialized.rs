@@ -1,7 +1,10 @@
 //! GEMM ladder, levels 5–8: the warp-specialized family, in one `#[tile_module]` so the
 //! levels share their pieces instead of copying them.
 //!
-//! D = A·Bᵀ with A M×K and B N×K row-major (both K-major), BF16 in, FP32 accumulate, BF16 out.
+//! D = A·Bᵀ with A M×K and B N×K row-major (both K-major), FP32 accumulate. Levels 5 and 7 are
+//! BF16 in and out; levels 6 and 8 take their element types from the config (`TA` for A and
+//! B, `TD` for D): `default` is BF16 → BF16, a config named after one type is that type in and
+//! out (`f16`), and `<in>_<out>` names a mix (`bf16_f32`: BF16 in, FP32 out).
 //! Every kernel here has the same roles: warpgroup 0 produces (its warp 0's elected thread
 //! issues the TMA loads) and gives registers away (`setmaxnreg::dec(40)`); warpgroups 1 and 2
 //! consume (`setmaxnreg::inc(232)`), each owning 64 rows of a 128-row tile (`a_s[s][wg]`: the
@@ -185,19 +188,27 @@ pub mod ladder {
         threads = 384,
         grid = (132, 1),
         configs(
-            default = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8),
-            group16 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 16),
-            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8),
-            n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8),
+            default = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, TA = bf16, TD = bf16),
+            group16 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 16, TA = bf16, TD = bf16),
+            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = bf16, TD = bf16),
+            n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, TA = bf16, TD = bf16),
+            // The other element types, 128×128 tiles: the fallback of every type combination
+            // when the TMA-store kernel does not apply (D's rows not 16-byte aligned, or
+            // fewer tiles than half a wave).
+            f16 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = f16, TD = f16),
+            bf16_f16 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = bf16, TD = f16),
+            f16_bf16 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = f16, TD = bf16),
+            bf16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = bf16, TD = f32),
+            f16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = f16, TD = f32),
         ),
     )]
     pub fn gemm_sm90_ws(
-        #[shape(M, K)] a: Tensor<bf16>,
-        #[shape(N, K)] b: Tensor<bf16>,
-        #[shape(M, N)] d: Tensor<bf16>,
+        #[shape(M, K)] a: Tensor<TA>,
+        #[shape(N, K)] b: Tensor<TA>,
+        #[shape(M, N)] d: Tensor<TD>,
     ) {
-        let a_s = smem::<bf16>([STAGES, 2, 64, BK], swizzle = B128);
-        let b_s = smem::<bf16>([STAGES, BN, BK], swizzle = B128);
+        let a_s = smem::<TA>([STAGES, 2, 64, BK], swizzle = B128);
+        let b_s = smem::<TA>([STAGES, BN, BK], swizzle = B128);
         let acc = regs::<f32>([64, BN]);
         let pipe = pipeline::<STAGES>(consumers = 2);
         let tiles_m = cdiv(M, BM);
@@ -275,23 +286,35 @@ pub mod ladder {
     /// them at the tensor's edge; the warpgroup goes straight on to the next tile's MMAs.
     /// Before overwriting the staging tile, the leader waits only until the previous stores
     /// have read it. Named barriers 1 and 2 order each warpgroup's threads around the staging
-    /// tile without stopping the other roles. The staging tiles take 64 KB, so three stages.
-    /// D's rows must be 16-byte aligned (N a multiple of 8): the runtime refuses others.
+    /// tile without stopping the other roles. A staging block is one 128-byte swizzle row wide:
+    /// EPI_N = 64 columns of a 16-bit D, 32 of an f32 D. With a 16-bit D the staging tiles take
+    /// 64 KB, so three stages of 128×256; an f32 D would need 128 KB of staging at BN = 256,
+    /// which leaves too little for the pipeline, so f32 configs use 128×128 tiles (64 KB of
+    /// staging, five 32 KB stages: 224 KB of the 227 KB).
+    /// D's rows must be 16-byte aligned (N a multiple of 8, or of 4 for f32): the runtime
+    /// refuses others.
     #[tile_kernel(
         target = sm_90a,
         threads = 384,
         cluster = (2, 1, 1),
         grid = (CTAS, 1),
-        configs(default = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132)),
+        configs(
+            default = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64, TA = bf16, TD = bf16),
+            f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64, TA = f16, TD = f16),
+            bf16_f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64, TA = bf16, TD = f16),
+            f16_bf16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64, TA = f16, TD = bf16),
+            bf16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, CTAS = 132, EPI_N = 32, TA = bf16, TD = f32),
+            f16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, CTAS = 132, EPI_N = 32, TA = f16, TD = f32),
+        ),
     )]
     pub fn gemm_sm90_tma_epi(
-        #[shape(M, K)] a: Tensor<bf16>,
-        #[shape(N, K)] b: Tensor<bf16>,
-        #[shape(M, N)] d: Tensor<bf16>,
+        #[shape(M, K)] a: Tensor<TA>,
+        #[shape(N, K)] b: Tensor<TA>,
+        #[shape(M, N)] d: Tensor<TD>,
     ) {
-        let a_s = smem::<bf16>([STAGES, 2, 64, BK], swizzle = B128);
-        let b_s = smem::<bf16>([STAGES, 2, BN / 2, BK], swizzle = B128);
-        let d_s = smem::<bf16>([2, BN / 64, 64, 64], swizzle = B128);
+        let a_s = smem::<TA>([STAGES, 2, 64, BK], swizzle = B128);
+        let b_s = smem::<TA>([STAGES, 2, BN / 2, BK], swizzle = B128);
+        let d_s = smem::<TD>([2, BN / EPI_N, 64, EPI_N], swizzle = B128);
         let acc = regs::<f32>([64, BN]);
         let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
         let pairs_m = cdiv(cdiv(M, BM), 2);
@@ -316,9 +339,9 @@ pub mod ladder {
                 named_barrier(wg + 1, 128);
                 #[scope(leader)]
                 {
-                    for cb in 0..BN / 64 {
+                    for cb in 0..BN / EPI_N {
                         tma::store(
-                            d.tile(2 * (2 * mp + cta_rank) + wg, n * (BN / 64) + cb),
+                            d.tile(2 * (2 * mp + cta_rank) + wg, n * (BN / EPI_N) + cb),
                             d_s[wg][cb],
                         );
                     }
