@@ -3,9 +3,10 @@
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
+use tirx::abi::ElemType;
 use tirx::{KernelArtifact, Runtime, RuntimeError, Target};
 use tirx_kernels::check::{check_artifact, key_sass};
-use tirx_kernels::registry::{self, CheckReport, Kind, Shipped};
+use tirx_kernels::registry::{self, CheckReport, GemmTypes, Kind, Shipped};
 
 #[derive(Parser)]
 #[command(
@@ -45,6 +46,13 @@ enum Cmd {
         /// GEMM: the JSON file (the PNG plot goes next to it).
         #[arg(long)]
         json: Option<std::path::PathBuf>,
+        /// GEMM: element type of A and B: bf16 or f16 (accumulation is f32).
+        #[arg(long = "in", default_value = "bf16")]
+        input: String,
+        /// GEMM: element type of D: bf16, f16 or f32. Only configs of these types compete;
+        /// cuBLASLt runs in the same types.
+        #[arg(long = "out", default_value = "bf16")]
+        output: String,
     },
     /// Run a kernel on the GPU and verify it against the CPU reference.
     Run {
@@ -288,15 +296,42 @@ fn bench(rt: &Runtime, what: &str, shapes: &[String]) -> Result<bool, String> {
     Ok(true)
 }
 
-/// `tirx bench gemm`: ours (best config per shape) against cuBLASLt in one process.
+/// `--in X --out Y` → the GEMM element types.
+fn gemm_types(input: &str, output: &str) -> Result<GemmTypes, String> {
+    let elem = |s: &str| {
+        ElemType::from_name(s).ok_or_else(|| format!("unknown element type `{s}`: bf16, f16, f32"))
+    };
+    let types = GemmTypes {
+        input: elem(input)?,
+        output: elem(output)?,
+    };
+    if types.config().is_none() {
+        let all: Vec<String> = GemmTypes::ALL.iter().map(|t| t.to_string()).collect();
+        return Err(format!(
+            "no GEMM takes {types}; supported: {}",
+            all.join(", ")
+        ));
+    }
+    Ok(types)
+}
+
+/// `tirx bench gemm`: ours (best config per shape) against cuBLASLt in one process, in
+/// element types `types` (only configs of those types compete).
 fn bench_gemm(
     rt: &Runtime,
     shapes: &[String],
     names: &[String],
     ladder: bool,
     json: Option<&std::path::Path>,
+    types: GemmTypes,
 ) -> Result<bool, String> {
-    use tirx_kernels::bench::run_gemm_bench;
+    let run_gemm_bench = |rt: &Runtime,
+                          list: &[(&'static str, &'static str, registry::GemmLaunch)],
+                          shapes: Option<Vec<(usize, usize, usize)>>,
+                          json: Option<&std::path::Path>,
+                          png: Option<&std::path::Path>| {
+        tirx_kernels::bench::run_gemm_bench_for(rt, types, list, shapes, json, png)
+    };
     let target = rt.target().map_err(|e| e.to_string())?;
     let shapes = shapes
         .iter()
@@ -330,7 +365,7 @@ fn bench_gemm(
         };
         k.artifacts
             .iter()
-            .filter(|a| a.target == target)
+            .filter(|a| a.target == target && launch.types(a.config) == Some(types))
             .map(|a| (k.name, a.config, launch))
             .collect()
     };
@@ -355,7 +390,10 @@ fn bench_gemm(
     }
     let list: Vec<_> = chosen.into_iter().flat_map(entries).collect();
     if list.is_empty() {
-        return Err(format!("no GEMM kernel compiled for {}", target.name()));
+        return Err(format!(
+            "no GEMM config for {types} compiled for {} among the kernels asked for",
+            target.name()
+        ));
     }
     let measured = if shapes.is_empty() {
         tirx_kernels::bench::sweep::default_shapes()
@@ -370,10 +408,11 @@ fn bench_gemm(
         None,
     )
     .map_err(|e| e.to_string())?;
-    println!("host-side choice without measuring (registry::choose_gemm):");
+    println!("host-side choice without measuring (registry::choose_gemm_for, {types}):");
     for (m, n, k) in measured {
-        let (name, config) = registry::choose_gemm(m, n, k);
-        println!("  {m}x{n}x{k} -> {name}/{config}");
+        if let Some((name, config)) = registry::choose_gemm_for(types, m, n, k) {
+            println!("  {m}x{n}x{k} -> {name}/{config}");
+        }
     }
     Ok(ok)
 }
@@ -433,10 +472,15 @@ fn main() -> ExitCode {
             kernels,
             ladder,
             json,
-        }) => match gpu() {
-            Ok(rt) if what == "gemm" => bench_gemm(&rt, &shapes, &kernels, ladder, json.as_deref()),
-            Ok(rt) => bench(&rt, &what, &shapes),
-            Err(e) => {
+            input,
+            output,
+        }) => match (gpu(), gemm_types(&input, &output)) {
+            (_, Err(e)) => Err(e),
+            (Ok(rt), Ok(types)) if what == "gemm" => {
+                bench_gemm(&rt, &shapes, &kernels, ladder, json.as_deref(), types)
+            }
+            (Ok(rt), Ok(_)) => bench(&rt, &what, &shapes),
+            (Err(e), Ok(_)) => {
                 eprintln!("tirx bench needs a GPU: {e}");
                 return ExitCode::from(2);
             }

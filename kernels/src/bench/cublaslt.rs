@@ -1,5 +1,8 @@
-//! cuBLASLt as the bench's baseline: the same row-major bf16 GEMM D = A·Bᵀ (A M×K, B N×K,
-//! D M×N, f32 accumulation) on the same [`Tensor`]s our kernels use.
+//! cuBLASLt as the bench's baseline: the same row-major GEMM D = A·Bᵀ (A M×K, B N×K, D M×N,
+//! f32 accumulation and scale, `CUBLAS_COMPUTE_32F`) in the same element types (A/B and D
+//! layouts typed `CUDA_R_16BF` / `CUDA_R_16F` / `CUDA_R_32F` accordingly) on the same
+//! [`Tensor`]s our kernels use. cuBLASLt has no algorithm for some mixes (16-bit inputs of
+//! one kind with a 16-bit D of the other); there the plan fails and the bench says so.
 //!
 //! cuBLAS is column-major. A row-major X (r×c, ld c) is the column-major Xᵀ (c×r, ld c), so
 //! row-major D = A·Bᵀ is column-major Dᵀ (N×M, ld N) = B·Aᵀ: cuBLAS's "A" is our B buffer
@@ -25,10 +28,20 @@ use std::sync::Arc;
 use cudarc::cublaslt::result::{self, CublasError};
 use cudarc::cublaslt::sys;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
-use half::bf16;
-use tirx::{Runtime, RuntimeError, Tensor};
+use tirx::abi::ElemType;
+use tirx::{Element, Runtime, RuntimeError, Tensor};
 
 use super::BenchError;
+use crate::registry::GemmTypes;
+
+/// cuBLAS's name for an element type.
+fn data_type(e: ElemType) -> sys::cudaDataType_t {
+    match e {
+        ElemType::Bf16 => sys::cudaDataType_t::CUDA_R_16BF,
+        ElemType::F16 => sys::cudaDataType_t::CUDA_R_16F,
+        ElemType::F32 => sys::cudaDataType_t::CUDA_R_32F,
+    }
+}
 
 /// Workspace cuBLASLt may use: NVIDIA recommends 32 MiB on Hopper.
 pub const WORKSPACE_BYTES: usize = 32 << 20;
@@ -74,20 +87,23 @@ impl CublasLt {
         unsafe { sys::cublasLtGetVersion() }
     }
 
-    /// Prepares D = A·Bᵀ for M×N×K: descriptors, and the algorithm cuBLASLt's heuristic ranks
-    /// first for them within [`WORKSPACE_BYTES`].
-    pub fn tn_gemm(&self, (m, n, k): (usize, usize, usize)) -> Result<TnGemm<'_>, BenchError> {
-        let bf = sys::cudaDataType_t::CUDA_R_16BF;
+    /// Prepares D = A·Bᵀ for M×N×K in `types`: descriptors, and the algorithm cuBLASLt's
+    /// heuristic ranks first for them within [`WORKSPACE_BYTES`].
+    pub fn tn_gemm(
+        &self,
+        (m, n, k): (usize, usize, usize),
+        types: GemmTypes,
+    ) -> Result<TnGemm<'_>, BenchError> {
         let (m64, n64, k64) = (m as u64, n as u64, k as u64);
-        let layout = |rows, cols, ld| {
-            result::create_matrix_layout(bf, rows, cols, ld)
+        let layout = |elem, rows, cols, ld| {
+            result::create_matrix_layout(data_type(elem), rows, cols, ld)
                 .map(Layout)
                 .map_err(lt("cublasLtMatrixLayoutCreate"))
         };
         // cuBLAS's A is our B (K×N column-major, transposed); its B is our A (K×M); C = D.
-        let a = layout(k64, n64, k as i64)?;
-        let b = layout(k64, m64, k as i64)?;
-        let c = layout(n64, m64, n as i64)?;
+        let a = layout(types.input, k64, n64, k as i64)?;
+        let b = layout(types.input, k64, m64, k as i64)?;
+        let c = layout(types.output, n64, m64, n as i64)?;
         let desc = result::create_matmul_desc(
             sys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
             sys::cudaDataType_t::CUDA_R_32F,
@@ -135,6 +151,7 @@ impl CublasLt {
         Ok(TnGemm {
             lt: self,
             shape: (m, n, k),
+            types,
             desc,
             a,
             b,
@@ -179,6 +196,7 @@ impl Drop for Pref {
 pub struct TnGemm<'a> {
     lt: &'a CublasLt,
     shape: (usize, usize, usize),
+    types: GemmTypes,
     desc: Desc,
     a: Layout,
     b: Layout,
@@ -187,14 +205,23 @@ pub struct TnGemm<'a> {
 }
 
 impl TnGemm<'_> {
-    /// Queues D = A·Bᵀ on the stream (`a` M×K, `b` N×K, `d` M×N; shapes checked first).
-    pub fn run(
+    /// Queues D = A·Bᵀ on the stream (`a` M×K, `b` N×K, `d` M×N; shapes and element types
+    /// checked first).
+    pub fn run<A: Element, D: Element>(
         &self,
-        a: &Tensor<bf16>,
-        b: &Tensor<bf16>,
-        d: &mut Tensor<bf16>,
+        a: &Tensor<A>,
+        b: &Tensor<A>,
+        d: &mut Tensor<D>,
     ) -> Result<(), BenchError> {
         let (m, n, k) = self.shape;
+        if (A::ELEM, D::ELEM) != (self.types.input, self.types.output) {
+            return Err(BenchError::Cublas(format!(
+                "the plan is for {}, the tensors are {} -> {}",
+                self.types,
+                A::ELEM.name(),
+                D::ELEM.name()
+            )));
+        }
         let views = [("a", a.shape(), a.strides(), [m, k])]
             .into_iter()
             .chain([("b", b.shape(), b.strides(), [n, k])])

@@ -24,7 +24,8 @@ pub mod sweep;
 
 use std::path::{Path, PathBuf};
 
-use crate::registry::{CopyLaunch, GemmLaunch};
+use crate::reference::HostElem;
+use crate::registry::{CopyLaunch, GemmLaunch, GemmTypes};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, DriverError};
 use half::bf16;
@@ -204,7 +205,7 @@ pub fn gemm(
     let b = alloc_sets(sets, || rt.upload(&hb, &[n, k]))?;
     let mut d = alloc_sets(sets, || rt.zeros(&[m, n]))?;
     let times = time_runs(rt, sets, |i| {
-        Ok(launch(rt, config, &a[i], &b[i], &mut d[i])?)
+        Ok(launch.launch(rt, config, &a[i], &b[i], &mut d[i])?)
     })?;
     // Check a 64×64 corner of the output against the f64 reference.
     let got = rt.download(&d[0])?;
@@ -231,7 +232,8 @@ pub fn gemm(
 pub const DEFAULT_JSON: &str = "bench-gemm.json";
 
 /// `tirx bench gemm`: for each shape (default [`sweep::default_shapes`]) times cuBLASLt and
-/// every one of `kernels` (name, config, launcher) on the same buffers, checks each result
+/// every one of `kernels` (name, config, launcher) on the same buffers, in element types `A`
+/// (A and B) and `D` (D), cuBLASLt in the same types; checks each result
 /// against cuBLASLt's and the f64 reference, and reports the fastest right config as "ours".
 /// Prints the table to stdout, writes the JSON to `json` (default [`DEFAULT_JSON`]) and the
 /// plot to `png` (default: the JSON path with a `.png` extension).
@@ -239,7 +241,7 @@ pub const DEFAULT_JSON: &str = "bench-gemm.json";
 /// Returns `Ok(true)` when every shape passed ([`report::Row::ok`]), `Ok(false)` when some
 /// shape failed (the table says why); `Err` when nothing could be measured (no cuBLASLt) or
 /// an output could not be written.
-pub fn run_gemm_bench(
+pub fn run_gemm_bench<A: HostElem, D: HostElem>(
     rt: &Runtime,
     kernels: &[(&'static str, &'static str, GemmLaunch)],
     shapes: Option<Vec<(usize, usize, usize)>>,
@@ -250,10 +252,14 @@ pub fn run_gemm_bench(
     let shapes = shapes.unwrap_or_else(sweep::default_shapes);
     let json = json.map_or_else(|| PathBuf::from(DEFAULT_JSON), Path::to_path_buf);
     let png = png.map_or_else(|| json.with_extension("png"), Path::to_path_buf);
+    let types = GemmTypes {
+        input: A::ELEM,
+        output: D::ELEM,
+    };
     println!(
-        "{} (compute capability {:?}), cuBLASLt {}; median of {RUNS} interleaved rounds after \
-         {WARMUP} warm-up runs each, inputs rotated past L2; {} shape(s) x ({} config(s) + \
-         cuBLASLt)",
+        "{} (compute capability {:?}), cuBLASLt {}; {types} (f32 accumulation); median of \
+         {RUNS} interleaved rounds after {WARMUP} warm-up runs each, inputs rotated past L2; \
+         {} shape(s) x ({} config(s) + cuBLASLt)",
         rt.name(),
         rt.compute_capability(),
         lt.version(),
@@ -263,7 +269,7 @@ pub fn run_gemm_bench(
     let mut bar = progress::Progress::new(shapes.len());
     let mut rows = Vec::with_capacity(shapes.len());
     for &shape in &shapes {
-        let row = sweep::measure_shape(rt, &lt, kernels, shape, &mut bar).unwrap_or_else(|e| {
+        let row = sweep::measure_shape::<A, D>(rt, &lt, kernels, shape, &mut bar).unwrap_or_else(|e| {
             report::Row {
                 shape,
                 cublas: None,
@@ -280,6 +286,7 @@ pub fn run_gemm_bench(
         date: report::now(),
         device: rt.name().to_string(),
         cublaslt_version: lt.version(),
+        types: types.to_string(),
         rows,
     };
     print!("{}", report.table());
@@ -287,6 +294,37 @@ pub fn run_gemm_bench(
     write(&png, &report.png())?;
     println!("wrote {} and {}", json.display(), png.display());
     Ok(report.rows.iter().all(report::Row::ok))
+}
+
+/// [`run_gemm_bench`] in the element types `types`, chosen at run time (`tirx bench gemm --in
+/// f16 --out f32`); only the shipped combinations ([`GemmTypes::ALL`]).
+pub fn run_gemm_bench_for(
+    rt: &Runtime,
+    types: GemmTypes,
+    kernels: &[(&'static str, &'static str, GemmLaunch)],
+    shapes: Option<Vec<(usize, usize, usize)>>,
+    json: Option<&Path>,
+    png: Option<&Path>,
+) -> Result<bool, BenchError> {
+    use half::f16;
+    use tirx::abi::ElemType::{Bf16, F16, F32};
+    match (types.input, types.output) {
+        (Bf16, Bf16) => run_gemm_bench::<bf16, bf16>(rt, kernels, shapes, json, png),
+        (Bf16, F16) => run_gemm_bench::<bf16, f16>(rt, kernels, shapes, json, png),
+        (Bf16, F32) => run_gemm_bench::<bf16, f32>(rt, kernels, shapes, json, png),
+        (F16, Bf16) => run_gemm_bench::<f16, bf16>(rt, kernels, shapes, json, png),
+        (F16, F16) => run_gemm_bench::<f16, f16>(rt, kernels, shapes, json, png),
+        (F16, F32) => run_gemm_bench::<f16, f32>(rt, kernels, shapes, json, png),
+        _ => Err(BenchError::Runtime(RuntimeError::NoKernelForTypes {
+            what: "GEMM".into(),
+            types: types.to_string(),
+            supported: GemmTypes::ALL
+                .iter()
+                .map(GemmTypes::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })),
+    }
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), BenchError> {
