@@ -75,7 +75,9 @@ fn forced_wgmma_on_a_tmem_accumulator_says_why() {
 
 #[test]
 fn f32_operands_are_refused_by_every_mma_variant() {
-    let text = HEADER.replace("TARGET", "sm_90a").replace("smem bf16", "smem f32")
+    let text = HEADER
+        .replace("TARGET", "sm_90a")
+        .replace("smem bf16", "smem f32")
         + "  buffer @acc: reg f32 (128, 128):(128, 1) swizzle none\n{\n  scope warpgroup 0..=0 {\n    op mma @acc <- @a_s, @b_s accumulate 1:pred\n  }\n}\n";
     let msg = messages(&text);
     assert!(

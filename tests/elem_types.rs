@@ -6,7 +6,7 @@
 use half::{bf16, f16};
 use tirx::abi::ElemType;
 use tirx::runtime::{DeviceLimits, TensorMeta, plan_launch};
-use tirx::{RuntimeError, Runtime, Tensor};
+use tirx::{Runtime, RuntimeError, Tensor};
 use tirx_kernels::gemm::warp_specialized::ladder::{gemm_sm90_tma_epi, gemm_sm90_ws};
 use tirx_kernels::registry::{self, GemmTypes, Kind};
 
@@ -34,8 +34,12 @@ fn every_type_combination_has_a_production_config_that_plans() {
             .find(|a| a.config == config)
             .expect("compiled");
         let sig = (art.signature)();
-        plan_launch(&sig, &args(types, (4096, 4096, 4096)), &DeviceLimits::HOPPER)
-            .unwrap_or_else(|e| panic!("{config}: {e}"));
+        plan_launch(
+            &sig,
+            &args(types, (4096, 4096, 4096)),
+            &DeviceLimits::HOPPER,
+        )
+        .unwrap_or_else(|e| panic!("{config}: {e}"));
     }
 }
 
@@ -66,8 +70,8 @@ fn a_tensor_of_another_type_is_a_typed_error_before_launch() {
         input: ElemType::F16,
         output: ElemType::F16,
     };
-    let err = plan_launch(&sig("f16_f32"), &args(f16_in, (256, 256, 64)), &limits)
-        .expect_err("refused");
+    let err =
+        plan_launch(&sig("f16_f32"), &args(f16_in, (256, 256, 64)), &limits).expect_err("refused");
     assert!(
         matches!(&err, RuntimeError::ElemMismatch { tensor, got: ElemType::F16, expected: ElemType::F32 } if tensor == "d"),
         "{err:?}"
@@ -97,13 +101,8 @@ fn an_f32_d_needs_16_byte_rows() {
 /// user gets (checked by the compiler; the GPU tests run them).
 #[test]
 fn launchers_are_generic_over_the_config_types() {
-    type Launch<A, D> = fn(
-        &Runtime,
-        &str,
-        &Tensor<A>,
-        &Tensor<A>,
-        &mut Tensor<D>,
-    ) -> Result<(), RuntimeError>;
+    type Launch<A, D> =
+        fn(&Runtime, &str, &Tensor<A>, &Tensor<A>, &mut Tensor<D>) -> Result<(), RuntimeError>;
     let _: Launch<f16, f32> = gemm_sm90_tma_epi::launch::<f16, f32>;
     let _: Launch<bf16, f16> = gemm_sm90_tma_epi::launch::<bf16, f16>;
     let _: Launch<f16, f16> = gemm_sm90_ws::launch::<f16, f16>;

@@ -212,7 +212,11 @@ fn every_type_combination_matches_the_f64_reference_on_random_shapes() {
 }
 
 /// `gemm_auto` in types `A` → `D` on `(m, n, k)`, against the f64 reference on sampled rows.
-fn auto_error<A: HostElem, D: HostElem>(rt: &Runtime, (m, n, k): (usize, usize, usize), seed: u64) -> f64 {
+fn auto_error<A: HostElem, D: HostElem>(
+    rt: &Runtime,
+    (m, n, k): (usize, usize, usize),
+    seed: u64,
+) -> f64 {
     let mut rng = Rng::new(seed);
     let (ha, hb): (Vec<A>, Vec<A>) = (rng.values(m * k), rng.values(n * k));
     let a = rt.upload(&ha, &[m, k]).unwrap();
@@ -222,9 +226,15 @@ fn auto_error<A: HostElem, D: HostElem>(rt: &Runtime, (m, n, k): (usize, usize, 
     registry::gemm_auto(rt, &a, &b, &mut d).expect("runs");
     let got = rt.download(&d).unwrap();
     let rows: Vec<usize> = (0..m).step_by((m / 64).max(1)).collect();
-    let sampled_a: Vec<A> = rows.iter().flat_map(|&r| ha[r * k..(r + 1) * k].to_vec()).collect();
+    let sampled_a: Vec<A> = rows
+        .iter()
+        .flat_map(|&r| ha[r * k..(r + 1) * k].to_vec())
+        .collect();
     let want = gemm_tn_f64(&sampled_a, &hb, rows.len(), n, k);
-    let got: Vec<D> = rows.iter().flat_map(|&r| got[r * n..(r + 1) * n].to_vec()).collect();
+    let got: Vec<D> = rows
+        .iter()
+        .flat_map(|&r| got[r * n..(r + 1) * n].to_vec())
+        .collect();
     rel_frobenius(&got, &want)
 }
 
@@ -232,7 +242,12 @@ fn auto_error<A: HostElem, D: HostElem>(rt: &Runtime, (m, n, k): (usize, usize, 
 fn the_host_side_choice_is_correct_for_every_type_combination() {
     let rt = rt();
     // Small (register-epilogue fallback), N not TMA-aligned (fallback), large (TMA store).
-    let shapes = [(100, 200, 64), (1000, 1002, 256), (4096, 4096, 128), (2048, 4100, 64)];
+    let shapes = [
+        (100, 200, 64),
+        (1000, 1002, 256),
+        (4096, 4096, 128),
+        (2048, 4100, 64),
+    ];
     for types in GemmTypes::ALL {
         for (i, &shape) in shapes.iter().enumerate() {
             let seed = 500 + i as u64;
@@ -280,5 +295,8 @@ fn the_typed_launcher_runs_its_configs_types_and_refuses_others() {
     let a32 = rt.zeros::<f32>(&[m, k]).unwrap();
     let b32 = rt.zeros::<f32>(&[n, k]).unwrap();
     let err = registry::gemm_auto(&rt, &a32, &b32, &mut d).unwrap_err();
-    assert!(matches!(err, RuntimeError::NoKernelForTypes { .. }), "{err:?}");
+    assert!(
+        matches!(err, RuntimeError::NoKernelForTypes { .. }),
+        "{err:?}"
+    );
 }

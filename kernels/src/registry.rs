@@ -76,12 +76,30 @@ impl GemmTypes {
     pub const ALL: [GemmTypes; 6] = {
         use ElemType::{Bf16, F16, F32};
         [
-            GemmTypes { input: Bf16, output: Bf16 },
-            GemmTypes { input: Bf16, output: F16 },
-            GemmTypes { input: Bf16, output: F32 },
-            GemmTypes { input: F16, output: Bf16 },
-            GemmTypes { input: F16, output: F16 },
-            GemmTypes { input: F16, output: F32 },
+            GemmTypes {
+                input: Bf16,
+                output: Bf16,
+            },
+            GemmTypes {
+                input: Bf16,
+                output: F16,
+            },
+            GemmTypes {
+                input: Bf16,
+                output: F32,
+            },
+            GemmTypes {
+                input: F16,
+                output: Bf16,
+            },
+            GemmTypes {
+                input: F16,
+                output: F16,
+            },
+            GemmTypes {
+                input: F16,
+                output: F32,
+            },
         ]
     };
 
@@ -258,7 +276,11 @@ pub fn choose_gemm_for(
     let config = types.config()?;
     let tiles = |bm: usize, bn: usize| m.div_ceil(bm) * n.div_ceil(bn);
     if types != GemmTypes::BF16 {
-        let bn = if types.output == ElemType::F32 { 128 } else { 256 };
+        let bn = if types.output == ElemType::F32 {
+            128
+        } else {
+            256
+        };
         let aligned = (n * types.output.bytes() as usize).is_multiple_of(16);
         return Some(if tiles(128, bn) >= PERSISTENT_CTAS / 2 && aligned {
             ("gemm_sm90_tma_epi", config)
@@ -456,7 +478,13 @@ mod tests {
     #[test]
     fn every_type_combination_routes_to_a_config_of_its_types() {
         for types in GemmTypes::ALL {
-            for (m, n) in [(8192, 8192), (4096, 4097), (2048, 2048), (1000, 1000), (1, 1)] {
+            for (m, n) in [
+                (8192, 8192),
+                (4096, 4097),
+                (2048, 2048),
+                (1000, 1000),
+                (1, 1),
+            ] {
                 let (name, config) = choose_gemm_for(types, m, n, 4096).expect("shipped");
                 let Some(Shipped {
                     kind: Kind::Gemm(launch),

@@ -307,9 +307,11 @@ fn config_entries(config: &mut ConfigDef, e: &Expr, earlier: &[ConfigDef], sink:
             Err((range, why)) => {
                 let why = match path_ident(&assign.right) {
                     // A lowercase name reads as a type name (`f8`), not a constant (`BQ`).
-                    Some(id) if id.to_string().starts_with(|c: char| c.is_ascii_lowercase()) => format!(
-                        "{why}; an element-type entry takes bf16, f16, f32 or an earlier element-type entry"
-                    ),
+                    Some(id) if id.to_string().starts_with(|c: char| c.is_ascii_lowercase()) => {
+                        format!(
+                            "{why}; an element-type entry takes bf16, f16, f32 or an earlier element-type entry"
+                        )
+                    }
                     _ => why,
                 };
                 sink.push(

@@ -269,15 +269,16 @@ pub fn run_gemm_bench<A: HostElem, D: HostElem>(
     let mut bar = progress::Progress::new(shapes.len());
     let mut rows = Vec::with_capacity(shapes.len());
     for &shape in &shapes {
-        let row = sweep::measure_shape::<A, D>(rt, &lt, kernels, shape, &mut bar).unwrap_or_else(|e| {
-            report::Row {
-                shape,
-                cublas: None,
-                cublas_err_vs_ref: None,
-                candidates: Vec::new(),
-                failure: Some(e.to_string()),
-            }
-        });
+        let row =
+            sweep::measure_shape::<A, D>(rt, &lt, kernels, shape, &mut bar).unwrap_or_else(|e| {
+                report::Row {
+                    shape,
+                    cublas: None,
+                    cublas_err_vs_ref: None,
+                    candidates: Vec::new(),
+                    failure: Some(e.to_string()),
+                }
+            });
         rows.push(row);
         bar.step();
     }

@@ -88,10 +88,7 @@ pub fn set_bytes(shape: (usize, usize, usize)) -> usize {
 
 /// Bytes of one buffer set in `types`.
 pub fn set_bytes_of((m, n, k): (usize, usize, usize), types: GemmTypes) -> usize {
-    let (i, o) = (
-        types.input.bytes() as usize,
-        types.output.bytes() as usize,
-    );
+    let (i, o) = (types.input.bytes() as usize, types.output.bytes() as usize);
     i * (m * k + n * k) + o * m * n
 }
 

@@ -79,7 +79,8 @@ fn the_launcher_is_generic_over_each_symbol_once() {
 
 #[test]
 fn two_symbols_give_two_type_parameters() {
-    let attr = "target = sm_90a, threads = 128, grid = (1), configs(default = (TA = bf16, TD = f32))";
+    let attr =
+        "target = sm_90a, threads = 128, grid = (1), configs(default = (TA = bf16, TD = f32))";
     let item = "fn k(#[shape(M, N)] a: Tensor<TA>, #[shape(M, N)] b: Tensor<TA>, #[shape(M, N)] d: Tensor<TD>, #[shape(M, N)] e: Tensor<bf16>) {}";
     let out = expand::tile_kernel(attr.parse().unwrap(), item.parse().unwrap());
     let text = out.to_string();
@@ -87,7 +88,10 @@ fn two_symbols_give_two_type_parameters() {
         text.contains("pub fn launch < TA : :: tirx :: Element , TD : :: tirx :: Element > ("),
         "{text}"
     );
-    assert!(text.contains("e : & :: tirx :: Tensor < :: tirx :: bf16 >"), "{text}");
+    assert!(
+        text.contains("e : & :: tirx :: Tensor < :: tirx :: bf16 >"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -113,7 +117,10 @@ fn a_symbol_missing_from_a_config_is_an_error_at_the_parameter() {
 
 #[test]
 fn a_symbol_no_config_defines_is_an_unknown_type() {
-    let item = COPY.replace("Tensor<T>, #[shape(M, N)] dst", "Tensor<Q>, #[shape(M, N)] dst");
+    let item = COPY.replace(
+        "Tensor<T>, #[shape(M, N)] dst",
+        "Tensor<Q>, #[shape(M, N)] dst",
+    );
     let errs = errors(ATTR, &item);
     assert_eq!(errs.len(), 1, "{errs:#?}");
     assert!(errs[0].starts_with("unknown element type `Q`"), "{errs:#?}");
@@ -148,9 +155,8 @@ fn a_type_used_as_a_value_and_an_integer_used_as_a_type_are_errors() {
     let item = COPY.replace("smem::<T>", "smem::<BM>");
     let errs = errors(ATTR, &item);
     assert!(
-        errs.iter().any(|e| e.starts_with(
-            "`BM` is an integer constant of config `default`, not an element type"
-        )),
+        errs.iter().any(|e| e
+            .starts_with("`BM` is an integer constant of config `default`, not an element type")),
         "{errs:#?}"
     );
     let item = COPY.replace("let bar = mbarrier();", "let T = 3; let bar = mbarrier();");

@@ -146,7 +146,10 @@ fn bad_parameters() {
         &e,
         "tensor `src` needs its shape: `#[shape(M, N)] src: Tensor<…>`",
     );
-    assert_contains(&e, "unknown element type `i8`; expected bf16, f16, f32 or a config's element type");
+    assert_contains(
+        &e,
+        "unknown element type `i8`; expected bf16, f16, f32 or a config's element type",
+    );
     assert_contains(
         &e,
         "`BM` is both a shape symbol and a constant of config `default`",

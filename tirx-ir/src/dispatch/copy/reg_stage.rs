@@ -24,10 +24,12 @@
 //! the two wavefronts any 64-bit store needs).
 //! The kernel follows with `fence::proxy_async()` and a barrier before the TMA store reads it.
 
+use crate::abi::ElemType;
+use crate::arena::Handle;
 use crate::diag::Diagnostics;
 use crate::dispatch::{Cx, Variant};
 use crate::inst::reg;
-use crate::ir::{BinOp, Expr, Inst, Op, ScalarType as T, Space, Special, TileRef};
+use crate::ir::{BinOp, Expr, Inst, Op, ScalarType as T, Space, Special, TileRef, Var};
 use crate::lower::{Lower, add, mul};
 
 /// The variant.
@@ -69,7 +71,7 @@ fn shapes(cx_k: &crate::ir::Kernel, dst: &TileRef, src: &TileRef) -> Result<(u32
 }
 
 /// Columns of one staging block: one 128-byte swizzle row of `elem`.
-fn block_cols(elem: crate::abi::ElemType) -> u32 {
+fn block_cols(elem: ElemType) -> u32 {
     128 / elem.bytes()
 }
 
@@ -123,84 +125,121 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     let l = Expr::bin(BinOp::Rem, Expr::Var(t), Expr::u32(32));
     let q = lw.let_("q", T::U32, Expr::bin(BinOp::Div, l.clone(), Expr::u32(4)));
     let row = add(mul(w, Expr::u32(16)), Expr::Var(q));
-    let row_base = add(base, mul(row, Expr::u32(128)));
-    let block_bytes = rows * 128;
-    // (fragment register of the pair's first column, chunk slot, byte offset) per store.
-    let pair = |slice: u32, h: u32, j: u32| (slice * (n / 2) + 4 * j + 2 * h) as usize;
-    let fixed = |slice: u32, h: u32| slice * 64 * 128 + h * 8 * 128;
-    if elem == crate::abi::ElemType::F32 {
-        // Lane bits: l%2 picks the 8-byte half of a chunk, (l%4)/2 the odd chunk of a pair.
+    let stage = Stage {
+        frag,
+        rows,
+        n,
+        row_base: add(base, mul(row, Expr::u32(128))),
+        lane: l,
+        q,
+    };
+    if elem == ElemType::F32 {
+        stage.store_f32(lw);
+    } else {
+        stage.store_16bit(lw, elem);
+    }
+    Ok(())
+}
+
+/// One warpgroup's staging store: the fragment, its shape, and the thread's row address.
+struct Stage {
+    frag: Vec<Handle<Var>>,
+    /// Accumulator rows (a multiple of 64) and columns.
+    rows: u32,
+    n: u32,
+    /// `base + row(t)·128`: the start of the thread's first row in the tile.
+    row_base: Expr,
+    /// The lane `l` and its quad `q = l / 4` (the row within an 8-row swizzle atom).
+    lane: Expr,
+    q: Handle<Var>,
+}
+
+impl Stage {
+    /// The fragment register holding the first column of pair `j` in row half `h` of 64-row
+    /// slice `slice`, and the constant byte offset of that slice and half.
+    fn pair(&self, slice: u32, h: u32, j: u32) -> (usize, u32) {
+        let reg = (slice * (self.n / 2) + 4 * j + 2 * h) as usize;
+        (reg, slice * 64 * 128 + h * 8 * 128)
+    }
+
+    /// 16-bit elements: `cvt.rn.{bf16,f16}x2.f32` + `st.shared.b32`, 64-column blocks.
+    fn store_16bit(&self, lw: &mut Lower, elem: ElemType) {
+        let thread_base = lw.let_(
+            "stage_row",
+            T::U32,
+            add(
+                self.row_base.clone(),
+                mul(
+                    Expr::bin(BinOp::Rem, self.lane.clone(), Expr::u32(4)),
+                    Expr::u32(4),
+                ),
+            ),
+        );
+        let chunk_addr: Vec<_> = (0..8u32)
+            .map(|j| {
+                let x = Expr::bin(BinOp::Xor, Expr::Var(self.q), Expr::u32(j));
+                lw.let_(
+                    "stage_addr",
+                    T::U32,
+                    add(Expr::Var(thread_base), mul(x, Expr::u32(16))),
+                )
+            })
+            .collect();
+        for slice in 0..self.rows / 64 {
+            for h in 0..2 {
+                for j in 0..self.n / 8 {
+                    let (f, fixed) = self.pair(slice, h, j);
+                    let packed = lw.var("packed", T::U32);
+                    let (lo, hi) = (self.frag[f], self.frag[f + 1]);
+                    lw.inst(Inst::cvt_rn_pack(elem.name(), packed, hi, lo));
+                    let off = (j / 8) * self.rows * 128 + fixed;
+                    let addr = chunk_addr[(j % 8) as usize];
+                    lw.inst(Inst::st_shared("b32", addr, off as i64, reg(packed)));
+                }
+            }
+        }
+    }
+
+    /// f32: `st.shared.v2.f32`, no conversion, 32-column blocks. Lane bits: `l % 2` picks the
+    /// 8-byte half of a 16-byte chunk, `(l % 4) / 2` the odd chunk of a chunk pair.
+    fn store_f32(&self, lw: &mut Lower) {
+        let l = &self.lane;
         let lo = lw.let_(
             "stage_row",
             T::U32,
             add(
-                row_base,
+                self.row_base.clone(),
                 mul(Expr::bin(BinOp::Rem, l.clone(), Expr::u32(2)), Expr::u32(8)),
             ),
         );
         let odd = Expr::bin(
             BinOp::Div,
-            Expr::bin(BinOp::Rem, l, Expr::u32(4)),
+            Expr::bin(BinOp::Rem, l.clone(), Expr::u32(4)),
             Expr::u32(2),
         );
         let chunk_addr: Vec<_> = (0..4u32)
             .map(|jj| {
                 let chunk = add(Expr::u32(2 * jj), odd.clone());
-                let x = Expr::bin(BinOp::Xor, chunk, Expr::Var(q));
-                lw.let_("stage_addr", T::U32, add(Expr::Var(lo), mul(x, Expr::u32(16))))
+                let x = Expr::bin(BinOp::Xor, chunk, Expr::Var(self.q));
+                lw.let_(
+                    "stage_addr",
+                    T::U32,
+                    add(Expr::Var(lo), mul(x, Expr::u32(16))),
+                )
             })
             .collect();
-        for slice in 0..rows / 64 {
+        for slice in 0..self.rows / 64 {
             for h in 0..2 {
-                for j in 0..n / 8 {
-                    let f = pair(slice, h, j);
-                    let off = (j / 4) * block_bytes + fixed(slice, h);
-                    lw.inst(Inst::st_shared_v2_f32(
-                        chunk_addr[(j % 4) as usize],
-                        off as i64,
-                        frag[f],
-                        frag[f + 1],
-                    ));
+                for j in 0..self.n / 8 {
+                    let (f, fixed) = self.pair(slice, h, j);
+                    let off = (j / 4) * self.rows * 128 + fixed;
+                    let addr = chunk_addr[(j % 4) as usize];
+                    let (a, b) = (self.frag[f], self.frag[f + 1]);
+                    lw.inst(Inst::st_shared_v2_f32(addr, off as i64, a, b));
                 }
             }
         }
-        return Ok(());
     }
-    let thread_base = lw.let_(
-        "stage_row",
-        T::U32,
-        add(
-            row_base,
-            mul(Expr::bin(BinOp::Rem, l, Expr::u32(4)), Expr::u32(4)),
-        ),
-    );
-    let chunk_addr: Vec<_> = (0..8u32)
-        .map(|j| {
-            let x = Expr::bin(BinOp::Xor, Expr::Var(q), Expr::u32(j));
-            lw.let_(
-                "stage_addr",
-                T::U32,
-                add(Expr::Var(thread_base), mul(x, Expr::u32(16))),
-            )
-        })
-        .collect();
-    for slice in 0..rows / 64 {
-        for h in 0..2 {
-            for j in 0..n / 8 {
-                let f = pair(slice, h, j);
-                let packed = lw.var("packed", T::U32);
-                lw.inst(Inst::cvt_rn_pack(elem.name(), packed, frag[f + 1], frag[f]));
-                let off = (j / 8) * block_bytes + fixed(slice, h);
-                lw.inst(Inst::st_shared(
-                    "b32",
-                    chunk_addr[(j % 8) as usize],
-                    off as i64,
-                    reg(packed),
-                ));
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]
