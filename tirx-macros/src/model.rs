@@ -186,7 +186,7 @@ impl KernelDef {
         let mut out: Vec<&Ident> = Vec::new();
         for p in &self.params {
             if let ElemRef::Sym(id) = &p.elem
-                && !out.iter().any(|o| *o == id)
+                && !out.contains(&id)
             {
                 out.push(id);
             }
