@@ -84,8 +84,10 @@ impl Inst {
         inst(format!("cvt.rn.{half}.f32"), vec![reg(d)], vec![reg(a)])
     }
 
-    /// `cvt.rn.bf16x2.f32 d, hi, lo` / `.f16x2` (§9.7.9.21 cvt): two f32 values packed into one
-    /// 32-bit register, `hi` in the upper half (the higher address in memory).
+    /// `cvt.rn.bf16x2.f32 d, hi, lo` / `cvt.rn.f16x2.f32 d, hi, lo` (§9.7.9.21 cvt; both
+    /// packed forms need sm_80+ and PTX 7.0): two f32 values rounded to nearest even and packed
+    /// into one 32-bit register, the first source `hi` in the upper half (the higher address
+    /// in memory).
     pub fn cvt_rn_pack(half: &str, d: Handle<Var>, hi: Handle<Var>, lo: Handle<Var>) -> Inst {
         inst(
             format!("cvt.rn.{half}x2.f32"),

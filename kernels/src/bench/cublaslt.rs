@@ -146,7 +146,7 @@ impl CublasLt {
             result::get_matmul_algo_heuristic(self.handle, desc.0, a.0, b.0, c.0, c.0, pref.0)
         }
         .map_err(lt(
-            "cublasLtMatmulAlgoGetHeuristic (no algorithm for this shape)",
+            "cublasLtMatmulAlgoGetHeuristic (no algorithm for this shape and these types)",
         ))?;
         Ok(TnGemm {
             lt: self,
