@@ -1,8 +1,8 @@
 //! GEMM ladder, levels 5–8: the warp-specialized family, in one `#[tile_module]` so the
 //! levels share their pieces instead of copying them.
 //!
-//! D = A·Bᵀ with A M×K and B N×K row-major (both K-major), FP32 accumulate. Levels 5 and 7 are
-//! BF16 in and out; levels 6 and 8 take their element types from the config (`TA` for A and
+//! D = A·Bᵀ with A M×K and B N×K row-major (both K-major), FP32 accumulate. Level 5 is BF16 in
+//! and out; levels 6 to 8 take their element types from the config (`TA` for A and
 //! B, `TD` for D): `default` is BF16 → BF16, a config named after one type is that type in and
 //! out (`f16`), and `<in>_<out>` names a mix (`bf16_f32`: BF16 in, FP32 out).
 //! Every kernel here has the same roles: warpgroup 0 produces (its warp 0's elected thread
@@ -249,17 +249,22 @@ pub mod ladder {
         cluster = (2, 1, 1),
         grid = (CTAS, 1),
         configs(
-            default = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, CTAS = 132),
-            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, CTAS = 132),
+            default = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, CTAS = 132, TA = bf16, TD = bf16),
+            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, CTAS = 132, TA = bf16, TD = bf16),
+            // An f32 D from registers: each thread's pair is 8 contiguous bytes and four lanes
+            // fill a 32-byte sector, so the register epilogue keeps 128×256 tiles where the
+            // TMA-store kernel must drop to 128×128 (its staging would not fit).
+            bf16_f32 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, CTAS = 132, TA = bf16, TD = f32),
+            f16_f32 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, CTAS = 132, TA = f16, TD = f32),
         ),
     )]
     pub fn gemm_sm90_cluster(
-        #[shape(M, K)] a: Tensor<bf16>,
-        #[shape(N, K)] b: Tensor<bf16>,
-        #[shape(M, N)] d: Tensor<bf16>,
+        #[shape(M, K)] a: Tensor<TA>,
+        #[shape(N, K)] b: Tensor<TA>,
+        #[shape(M, N)] d: Tensor<TD>,
     ) {
-        let a_s = smem::<bf16>([STAGES, 2, 64, BK], swizzle = B128);
-        let b_s = smem::<bf16>([STAGES, 2, BN / 2, BK], swizzle = B128);
+        let a_s = smem::<TA>([STAGES, 2, 64, BK], swizzle = B128);
+        let b_s = smem::<TA>([STAGES, 2, BN / 2, BK], swizzle = B128);
         let acc = regs::<f32>([64, BN]);
         let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
         let pairs_m = cdiv(cdiv(M, BM), 2);
