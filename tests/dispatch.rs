@@ -72,3 +72,30 @@ fn forced_wgmma_on_a_tmem_accumulator_says_why() {
         "{msg}"
     );
 }
+
+#[test]
+fn f32_operands_are_refused_by_every_mma_variant() {
+    let text = HEADER
+        .replace("TARGET", "sm_90a")
+        .replace("smem bf16", "smem f32")
+        + "  buffer @acc: reg f32 (128, 128):(128, 1) swizzle none\n{\n  scope warpgroup 0..=0 {\n    op mma @acc <- @a_s, @b_s accumulate 1:pred\n  }\n}\n";
+    let msg = messages(&text);
+    assert!(
+        msg.contains("wgmma    refused: A `a_s` holds f32; bf16 and f16 are supported"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn an_f32_staging_tile_must_have_32_column_blocks() {
+    // 64-column f32 blocks are 256-byte rows: wider than the 128-byte swizzle span.
+    let text = HEADER.replace("TARGET", "sm_90a")
+        + "  buffer @acc: reg f32 (64, 128):(128, 1) swizzle none\n  buffer @d_s: smem f32 (2, 64, 64):(4096, 64, 1) swizzle B128\n{\n  scope warpgroup 0..=0 {\n    op copy @d_s <- @acc\n  }\n}\n";
+    let msg = messages(&text);
+    assert!(
+        msg.contains(
+            "reg_stage      refused: `d_s` must be [4, 64, 32] with swizzle B128 (32-column f32 blocks of 128-byte rows, one TMA box each); it is [2, 64, 64] with swizzle B128"
+        ),
+        "{msg}"
+    );
+}

@@ -2,10 +2,12 @@
 //! on random data against CPU references, odd shapes and tails included, outputs poisoned
 //! before each run; and bad launches refused with typed errors before reaching the GPU.
 
-use half::bf16;
+use half::{bf16, f16};
+use tirx::abi::ElemType;
 use tirx::{Runtime, RuntimeError, Target};
-use tirx_kernels::reference::Rng;
-use tirx_kernels::registry::{self, Kind};
+use tirx_kernels::gemm::warp_specialized::ladder::gemm_sm90_tma_epi;
+use tirx_kernels::reference::{HostElem, Rng, gemm_tn_f64, rel_frobenius};
+use tirx_kernels::registry::{self, GemmTypes, Kind};
 
 fn rt() -> Runtime {
     Runtime::new(0).expect("the gpu feature needs a GPU")
@@ -64,10 +66,10 @@ fn hopper_gemms_match_the_f64_reference_on_random_shapes() {
         ];
         shapes
             .extend((0..46).map(|_| (rng.range(1, 600), rng.range(1, 600), 8 * rng.range(1, 80))));
-        let configs = kernel
-            .artifacts
-            .iter()
-            .filter(|a| a.target == Target::Sm90a);
+        // Every BF16 → BF16 config (the other types: `every_type_combination_…` below).
+        let configs = kernel.artifacts.iter().filter(|a| {
+            a.target == Target::Sm90a && launch.types(a.config) == Some(GemmTypes::BF16)
+        });
         for config in configs.map(|a| a.config) {
             for (i, &(m, n, k)) in shapes.iter().enumerate() {
                 // A TMA-stored D needs 16-byte rows (N a multiple of 8); the runtime refuses
@@ -149,7 +151,7 @@ fn an_nn_b_with_misaligned_rows_is_a_typed_error() {
     let a = rt.zeros::<bf16>(&[128, 64]).unwrap();
     let b = rt.zeros::<bf16>(&[64, 100]).unwrap();
     let mut d = rt.zeros::<bf16>(&[128, 100]).unwrap();
-    let err = launch(&rt, "default", &a, &b, &mut d).unwrap_err();
+    let err = launch.launch(&rt, "default", &a, &b, &mut d).unwrap_err();
     assert!(
         matches!(err, RuntimeError::StrideMisaligned { .. }),
         "{err:?}"
@@ -165,7 +167,7 @@ fn a_k_that_breaks_tma_alignment_is_a_typed_error() {
     let a = rt.zeros::<bf16>(&[64, 100]).unwrap();
     let b = rt.zeros::<bf16>(&[64, 100]).unwrap();
     let mut d = rt.zeros::<bf16>(&[64, 64]).unwrap();
-    let err = launch(&rt, "default", &a, &b, &mut d).unwrap_err();
+    let err = launch.launch(&rt, "default", &a, &b, &mut d).unwrap_err();
     assert!(
         matches!(err, RuntimeError::StrideMisaligned { .. }),
         "{err:?}"
@@ -181,7 +183,7 @@ fn disagreeing_shapes_are_a_typed_error() {
     let a = rt.zeros::<bf16>(&[64, 64]).unwrap();
     let b = rt.zeros::<bf16>(&[64, 128]).unwrap();
     let mut d = rt.zeros::<bf16>(&[64, 64]).unwrap();
-    let err = launch(&rt, "default", &a, &b, &mut d).unwrap_err();
+    let err = launch.launch(&rt, "default", &a, &b, &mut d).unwrap_err();
     assert!(matches!(err, RuntimeError::ShapeMismatch { .. }), "{err:?}");
 }
 
@@ -194,7 +196,7 @@ fn a_blackwell_kernel_is_refused_on_hopper() {
     let a = rt.zeros::<bf16>(&[128, 64]).unwrap();
     let b = rt.zeros::<bf16>(&[128, 64]).unwrap();
     let mut d = rt.zeros::<bf16>(&[128, 128]).unwrap();
-    let err = launch(&rt, "default", &a, &b, &mut d).unwrap_err();
+    let err = launch.launch(&rt, "default", &a, &b, &mut d).unwrap_err();
     assert!(matches!(err, RuntimeError::NoSuchKernel { .. }), "{err:?}");
 }
 
@@ -245,4 +247,154 @@ fn the_host_side_choice_runs_a_correct_kernel_for_every_size_class() {
             registry::choose_gemm(m, n, k)
         );
     }
+}
+
+/// D's rows must be 16-byte aligned for a TMA-stored D: N rounded up to 8 (16-bit) or 4 (f32).
+fn tma_n(n: usize, output: ElemType) -> usize {
+    let per_16_bytes = 16 / output.bytes() as usize;
+    n.div_ceil(per_16_bytes) * per_16_bytes
+}
+
+#[test]
+fn every_type_combination_matches_the_f64_reference_on_random_shapes() {
+    let rt = rt();
+    let mut rng = Rng::new(13);
+    let mut shapes = vec![
+        (1, 1, 8),
+        (128, 128, 64),
+        (129, 257, 72),
+        (64, 500, 8),
+        (1000, 1000, 1000),
+        (2000, 2100, 264),
+    ];
+    shapes.extend((0..18).map(|_| (rng.range(1, 500), rng.range(1, 500), 8 * rng.range(1, 60))));
+    // Every config in other types than BF16 -> BF16 (those are covered above): the production
+    // kernel (TMA-store epilogue), the cluster kernel's f32-output configs and the
+    // register-epilogue fallback.
+    let mut covered = Vec::new();
+    for name in ["gemm_sm90_tma_epi", "gemm_sm90_cluster", "gemm_sm90_ws"] {
+        let Kind::Gemm(launch) = registry::find(name).unwrap().kind else {
+            panic!()
+        };
+        let configs = registry::find(name)
+            .unwrap()
+            .artifacts
+            .iter()
+            .map(|a| a.config);
+        for config in configs {
+            let types = launch.types(config).expect("a GEMM signature");
+            if types == GemmTypes::BF16 {
+                continue;
+            }
+            covered.push(types);
+            for (i, &(m, n, k)) in shapes.iter().enumerate() {
+                let n = if name == "gemm_sm90_tma_epi" {
+                    tma_n(n, types.output)
+                } else {
+                    n
+                };
+                let r = registry::check_gemm(&rt, launch, config, m, n, k, 400 + i as u64)
+                    .expect("runs");
+                assert!(
+                    r.ok,
+                    "{name}/{config} ({types}) {m}x{n}x{k}: relative error {:.3e} (tolerance {:.0e})",
+                    r.error,
+                    types.tolerance()
+                );
+            }
+        }
+    }
+    for types in GemmTypes::ALL.into_iter().filter(|t| *t != GemmTypes::BF16) {
+        assert!(covered.contains(&types), "no config runs {types}");
+    }
+}
+
+/// `gemm_auto` in types `A` → `D` on `(m, n, k)`, against the f64 reference on sampled rows.
+fn auto_error<A: HostElem, D: HostElem>(
+    rt: &Runtime,
+    (m, n, k): (usize, usize, usize),
+    seed: u64,
+) -> f64 {
+    let mut rng = Rng::new(seed);
+    let (ha, hb): (Vec<A>, Vec<A>) = (rng.values(m * k), rng.values(n * k));
+    let a = rt.upload(&ha, &[m, k]).unwrap();
+    let b = rt.upload(&hb, &[n, k]).unwrap();
+    let mut d = rt.zeros::<D>(&[m, n]).unwrap();
+    rt.poison(&mut d).unwrap();
+    registry::gemm_auto(rt, &a, &b, &mut d).expect("runs");
+    let got = rt.download(&d).unwrap();
+    let rows: Vec<usize> = (0..m).step_by((m / 64).max(1)).collect();
+    let sampled_a: Vec<A> = rows
+        .iter()
+        .flat_map(|&r| ha[r * k..(r + 1) * k].to_vec())
+        .collect();
+    let want = gemm_tn_f64(&sampled_a, &hb, rows.len(), n, k);
+    let got: Vec<D> = rows
+        .iter()
+        .flat_map(|&r| got[r * n..(r + 1) * n].to_vec())
+        .collect();
+    rel_frobenius(&got, &want)
+}
+
+#[test]
+fn the_host_side_choice_is_correct_for_every_type_combination() {
+    let rt = rt();
+    // Small (register-epilogue fallback), N not TMA-aligned (fallback), large (TMA store).
+    let shapes = [
+        (100, 200, 64),
+        (1000, 1002, 256),
+        (4096, 4096, 128),
+        (2048, 4100, 64),
+    ];
+    for types in GemmTypes::ALL {
+        for (i, &shape) in shapes.iter().enumerate() {
+            let seed = 500 + i as u64;
+            use ElemType::{Bf16, F16, F32};
+            let err = match (types.input, types.output) {
+                (Bf16, Bf16) => auto_error::<bf16, bf16>(&rt, shape, seed),
+                (Bf16, F16) => auto_error::<bf16, f16>(&rt, shape, seed),
+                (Bf16, F32) => auto_error::<bf16, f32>(&rt, shape, seed),
+                (F16, Bf16) => auto_error::<f16, bf16>(&rt, shape, seed),
+                (F16, F16) => auto_error::<f16, f16>(&rt, shape, seed),
+                (F16, F32) => auto_error::<f16, f32>(&rt, shape, seed),
+                _ => unreachable!("not shipped"),
+            };
+            let (m, n, k) = shape;
+            assert!(
+                err < types.tolerance(),
+                "{types} {m}x{n}x{k} via {:?}: {err:.3e}",
+                registry::choose_gemm_for(types, m, n, k)
+            );
+        }
+    }
+}
+
+#[test]
+fn the_typed_launcher_runs_its_configs_types_and_refuses_others() {
+    let rt = rt();
+    let (m, n, k) = (256, 512, 128);
+    let mut rng = Rng::new(600);
+    let (ha, hb): (Vec<f16>, Vec<f16>) = (rng.values(m * k), rng.values(n * k));
+    let a = rt.upload(&ha, &[m, k]).unwrap();
+    let b = rt.upload(&hb, &[n, k]).unwrap();
+    let mut d = rt.zeros::<f32>(&[m, n]).unwrap();
+    rt.poison(&mut d).unwrap();
+    gemm_sm90_tma_epi::launch(&rt, "f16_f32", &a, &b, &mut d).expect("runs");
+    let got = rt.download(&d).unwrap();
+    let err = rel_frobenius(&got, &gemm_tn_f64(&ha, &hb, m, n, k));
+    assert!(err < 1e-4, "{err:.3e}");
+    // The same tensors to the f16 -> f16 config: refused at `d` before launch.
+    let err = gemm_sm90_tma_epi::launch(&rt, "f16", &a, &b, &mut d).unwrap_err();
+    assert!(
+        matches!(&err, RuntimeError::ElemMismatch { tensor, .. } if tensor == "d"),
+        "{err:?}"
+    );
+    // f32 inputs: no GEMM takes them; a typed error from the host-side choice.
+    let a32 = rt.zeros::<f32>(&[m, k]).unwrap();
+    let b32 = rt.zeros::<f32>(&[n, k]).unwrap();
+    let err = registry::gemm_auto(&rt, &a32, &b32, &mut d).unwrap_err();
+    assert!(
+        matches!(err, RuntimeError::NoKernelForTypes { .. }),
+        "{err:?}"
+    );
 }

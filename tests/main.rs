@@ -6,6 +6,7 @@
 mod assemble;
 mod contracts;
 mod dispatch;
+mod elem_types;
 #[cfg(feature = "gpu")]
 mod gpu;
 mod roundtrip;

@@ -3,9 +3,11 @@
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
+use tirx::abi::ElemType;
 use tirx::{KernelArtifact, Runtime, RuntimeError, Target};
+use tirx_kernels::bench::GemmEntry;
 use tirx_kernels::check::{check_artifact, key_sass};
-use tirx_kernels::registry::{self, BLayout, CheckReport, Kind, Shipped};
+use tirx_kernels::registry::{self, BLayout, CheckReport, GemmTypes, Kind, Shipped};
 
 #[derive(Parser)]
 #[command(
@@ -49,6 +51,13 @@ enum Cmd {
         /// taking that layout are measured, and cuBLASLt is run in the same layout.
         #[arg(long, default_value = "tn")]
         layout: String,
+        /// GEMM: element type of A and B: bf16 or f16 (accumulation is f32).
+        #[arg(long = "in", default_value = "bf16")]
+        input: String,
+        /// GEMM: element type of D: bf16, f16 or f32. Only configs of these types compete;
+        /// cuBLASLt runs in the same types.
+        #[arg(long = "out", default_value = "bf16")]
+        output: String,
     },
     /// Run a kernel on the GPU and verify it against the CPU reference.
     Run {
@@ -304,8 +313,28 @@ fn parse_layout(s: &str) -> Result<BLayout, String> {
     }
 }
 
+/// `--in X --out Y` → the GEMM element types.
+fn gemm_types(input: &str, output: &str) -> Result<GemmTypes, String> {
+    let elem = |s: &str| {
+        ElemType::from_name(s).ok_or_else(|| format!("unknown element type `{s}`: bf16, f16, f32"))
+    };
+    let types = GemmTypes {
+        input: elem(input)?,
+        output: elem(output)?,
+    };
+    if types.config().is_none() {
+        let all: Vec<String> = GemmTypes::ALL.iter().map(|t| t.to_string()).collect();
+        return Err(format!(
+            "no GEMM takes {types}; supported: {}",
+            all.join(", ")
+        ));
+    }
+    Ok(types)
+}
+
 /// `tirx bench gemm`: ours (the host-side choice per shape, or the fastest config of the named
-/// kernels) against cuBLASLt in one process.
+/// kernels) against cuBLASLt in one process, B in `layout`, in element types `types` (only
+/// configs of those types compete).
 fn bench_gemm(
     rt: &Runtime,
     shapes: &[String],
@@ -313,8 +342,16 @@ fn bench_gemm(
     ladder: bool,
     json: Option<&std::path::Path>,
     layout: BLayout,
+    types: GemmTypes,
 ) -> Result<bool, String> {
-    use tirx_kernels::bench::run_gemm_bench;
+    let run_gemm_bench = |rt: &Runtime,
+                          list: &dyn Fn((usize, usize, usize)) -> Vec<GemmEntry>,
+                          layout: BLayout,
+                          shapes: Option<Vec<(usize, usize, usize)>>,
+                          json: Option<&std::path::Path>,
+                          png: Option<&std::path::Path>| {
+        tirx_kernels::bench::run_gemm_bench_for(rt, types, list, layout, shapes, json, png)
+    };
     let target = rt.target().map_err(|e| e.to_string())?;
     let shapes = shapes
         .iter()
@@ -337,13 +374,13 @@ fn bench_gemm(
     } else {
         Vec::new()
     };
-    let entries = |k: &Shipped| -> Vec<(&'static str, &'static str, registry::GemmLaunch)> {
+    let entries = |k: &Shipped| -> Vec<GemmEntry> {
         let (Kind::Gemm(launch) | Kind::GemmNn(launch)) = k.kind else {
             return vec![];
         };
         k.artifacts
             .iter()
-            .filter(|a| a.target == target)
+            .filter(|a| a.target == target && launch.types(a.config) == Some(types))
             .map(|a| (k.name, a.config, launch))
             .collect()
     };
@@ -376,20 +413,26 @@ fn bench_gemm(
     // With `--kernel`: every config of the named kernels, the fastest reported; without: the
     // kernel and config the host-side choice takes for each shape (what `gemm_auto` runs).
     let list: Vec<_> = chosen.into_iter().flat_map(entries).collect();
-    let choose = match layout {
-        BLayout::Tn => registry::choose_gemm,
-        BLayout::Nn => registry::choose_gemm_nn,
+    // The host-side choice for these types and this layout (the NN kernels are BF16 only).
+    let choose = |m: usize, n: usize, k: usize| match layout {
+        BLayout::Tn => registry::choose_gemm_for(types, m, n, k),
+        BLayout::Nn => (types == GemmTypes::BF16).then(|| registry::choose_gemm_nn(m, n, k)),
     };
     let choice = |(m, n, k): (usize, usize, usize)| {
-        let (name, config) = choose(m, n, k);
-        let kernel = by_name(name).expect("choose_gemm names a shipped GEMM");
+        let Some((name, config)) = choose(m, n, k) else {
+            return Vec::new();
+        };
+        let kernel = by_name(name).expect("the choice names a shipped GEMM");
         entries(kernel)
             .into_iter()
             .filter(|e| e.1 == config)
             .collect::<Vec<_>>()
     };
     if !names.is_empty() && list.is_empty() {
-        return Err(format!("no GEMM kernel compiled for {}", target.name()));
+        return Err(format!(
+            "no GEMM config for {types} compiled for {} among the kernels asked for",
+            target.name()
+        ));
     }
     let measured = if shapes.is_empty() {
         tirx_kernels::bench::sweep::default_shapes()
@@ -408,19 +451,12 @@ fn bench_gemm(
         None,
     )
     .map_err(|e| e.to_string())?;
-    if layout == BLayout::Nn {
-        return Ok(ok);
-    }
-    println!(
-        "host-side choice without measuring (registry::choose_gemm{}):",
-        match layout {
-            BLayout::Tn => "",
-            BLayout::Nn => "_nn",
-        }
-    );
+    println!("host-side choice without measuring ({types}, B {layout:?}):");
     for (m, n, k) in measured {
-        let (name, config) = choose(m, n, k);
-        println!("  {m}x{n}x{k} -> {name}/{config}");
+        match choose(m, n, k) {
+            Some((name, config)) => println!("  {m}x{n}x{k} -> {name}/{config}"),
+            None => println!("  {m}x{n}x{k} -> none shipped"),
+        }
     }
     Ok(ok)
 }
@@ -481,12 +517,21 @@ fn main() -> ExitCode {
             ladder,
             json,
             layout,
-        }) => match gpu() {
-            Ok(rt) if what == "gemm" => parse_layout(&layout).and_then(|layout| {
-                bench_gemm(&rt, &shapes, &kernels, ladder, json.as_deref(), layout)
-            }),
-            Ok(rt) => bench(&rt, &what, &shapes),
-            Err(e) => {
+            input,
+            output,
+        }) => match (gpu(), gemm_types(&input, &output), parse_layout(&layout)) {
+            (_, Err(e), _) | (_, _, Err(e)) => Err(e),
+            (Ok(rt), Ok(types), Ok(layout)) if what == "gemm" => bench_gemm(
+                &rt,
+                &shapes,
+                &kernels,
+                ladder,
+                json.as_deref(),
+                layout,
+                types,
+            ),
+            (Ok(rt), Ok(_), Ok(_)) => bench(&rt, &what, &shapes),
+            (Err(e), _, _) => {
                 eprintln!("tirx bench needs a GPU: {e}");
                 return ExitCode::from(2);
             }

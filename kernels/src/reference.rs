@@ -1,7 +1,44 @@
 //! CPU references and test data: a deterministic random generator (no dependency), the f64
-//! GEMM reference, and the error measures the checks use.
+//! GEMM reference, and the error measures the checks use, for every element type a kernel
+//! takes (bf16, f16, f32).
 
-use half::bf16;
+use half::{bf16, f16};
+use tirx::Element;
+
+/// An element type the host makes test data in and reads results from.
+pub trait HostElem: Element {
+    /// The nearest value to `x` (round to nearest even).
+    fn from_f32(x: f32) -> Self;
+    /// The exact value.
+    fn to_f64(self) -> f64;
+}
+
+impl HostElem for bf16 {
+    fn from_f32(x: f32) -> Self {
+        bf16::from_f32(x)
+    }
+    fn to_f64(self) -> f64 {
+        bf16::to_f64(self)
+    }
+}
+
+impl HostElem for f16 {
+    fn from_f32(x: f32) -> Self {
+        f16::from_f32(x)
+    }
+    fn to_f64(self) -> f64 {
+        f16::to_f64(self)
+    }
+}
+
+impl HostElem for f32 {
+    fn from_f32(x: f32) -> Self {
+        x
+    }
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+}
 
 /// A small deterministic generator (SplitMix64), enough for test data.
 pub struct Rng(u64);
@@ -29,12 +66,16 @@ impl Rng {
     }
     /// `n` random bf16 values in [-1, 1).
     pub fn bf16s(&mut self, n: usize) -> Vec<bf16> {
-        (0..n).map(|_| bf16::from_f32(self.unit())).collect()
+        self.values(n)
+    }
+    /// `n` random values in [-1, 1), rounded to `T`.
+    pub fn values<T: HostElem>(&mut self, n: usize) -> Vec<T> {
+        (0..n).map(|_| T::from_f32(self.unit())).collect()
     }
 }
 
-/// D = A·Bᵀ in f64 (A m×k, B n×k, row-major).
-pub fn gemm_tn_f64(a: &[bf16], b: &[bf16], m: usize, n: usize, k: usize) -> Vec<f64> {
+/// D = A·Bᵀ in f64 (A m×k, B n×k, row-major), from the inputs' exact values.
+pub fn gemm_tn_f64<T: HostElem>(a: &[T], b: &[T], m: usize, n: usize, k: usize) -> Vec<f64> {
     let a: Vec<f64> = a.iter().map(|x| x.to_f64()).collect();
     let b: Vec<f64> = b.iter().map(|x| x.to_f64()).collect();
     let mut d = vec![0.0; m * n];
@@ -49,7 +90,7 @@ pub fn gemm_tn_f64(a: &[bf16], b: &[bf16], m: usize, n: usize, k: usize) -> Vec<
 }
 
 /// D = A·B in f64 with B given K×N (A m×k, B k×n, row-major): the "NN" form.
-pub fn gemm_nn_f64(a: &[bf16], b: &[bf16], m: usize, n: usize, k: usize) -> Vec<f64> {
+pub fn gemm_nn_f64<T: HostElem>(a: &[T], b: &[T], m: usize, n: usize, k: usize) -> Vec<f64> {
     let a: Vec<f64> = a.iter().map(|x| x.to_f64()).collect();
     let b: Vec<f64> = b.iter().map(|x| x.to_f64()).collect();
     let mut d = vec![0.0; m * n];
@@ -68,8 +109,8 @@ pub fn gemm_nn_f64(a: &[bf16], b: &[bf16], m: usize, n: usize, k: usize) -> Vec<
 
 /// B (k×n, row-major) transposed into n×k, so that `gemm_tn_f64(a, &transpose(b), ..)` is the
 /// NN product; used to cross-check the two references.
-pub fn transpose(b: &[bf16], k: usize, n: usize) -> Vec<bf16> {
-    let mut t = vec![bf16::ZERO; k * n];
+pub fn transpose<T: Copy>(b: &[T], k: usize, n: usize) -> Vec<T> {
+    let mut t = b.to_vec();
     for p in 0..k {
         for j in 0..n {
             t[j * k + p] = b[p * n + j];
@@ -79,7 +120,7 @@ pub fn transpose(b: &[bf16], k: usize, n: usize) -> Vec<bf16> {
 }
 
 /// ‖got − want‖_F / ‖want‖_F; NaN anywhere gives infinity.
-pub fn rel_frobenius(got: &[bf16], want: &[f64]) -> f64 {
+pub fn rel_frobenius<T: HostElem>(got: &[T], want: &[f64]) -> f64 {
     let (mut num, mut den) = (0.0f64, 0.0f64);
     for (g, w) in got.iter().zip(want) {
         let g = g.to_f64();
@@ -150,6 +191,22 @@ mod tests {
         let off = vec![bf16::from_f32(3.0), bf16::from_f32(5.0)];
         assert!((rel_frobenius(&off, &want) - 0.2).abs() < 1e-12);
         assert!(rel_frobenius(&[bf16::NAN, bf16::ONE], &want).is_infinite());
+    }
+
+    #[test]
+    fn the_reference_reads_every_element_type_exactly() {
+        let (a16, b16): (Vec<f16>, Vec<f16>) = (
+            [1.5, -2.0].iter().map(|&x| f16::from_f32(x)).collect(),
+            [0.25, 3.0].iter().map(|&x| f16::from_f32(x)).collect(),
+        );
+        assert_eq!(gemm_tn_f64(&a16, &b16, 1, 1, 2), vec![1.5 * 0.25 - 6.0]);
+        let got = vec![f16::from_f32(-5.625)];
+        assert_eq!(rel_frobenius(&got, &[-5.625]), 0.0);
+        assert_eq!(rel_frobenius(&[3.0f32, 4.0], &[3.0, 4.0]), 0.0);
+        assert!(rel_frobenius(&[f16::NAN], &[1.0]).is_infinite());
+        let mut rng = Rng::new(3);
+        let xs: Vec<f16> = rng.values(100);
+        assert!(xs.iter().all(|x| (-1.0..1.0).contains(&x.to_f32())));
     }
 
     #[test]

@@ -1,5 +1,11 @@
 //! Every shipped kernel, with its compiled artifacts and a host-side check that runs it on a
 //! GPU and compares with the CPU reference. The `tirx` tool and the tests iterate this list.
+//!
+//! GEMMs come in several element-type combinations (each config of a kernel has its own; see
+//! `gemm/warp_specialized.rs`), so a GEMM is launched here through [`GemmLaunch`], generic over
+//! the tensors' types: the chosen artifact's signature decides which types it takes, and the
+//! runtime refuses others with `RuntimeError::ElemMismatch` before anything runs. The
+//! kernels' own typed launchers (`gemm_sm90_tma_epi::launch::<TA, TD>`) do the same.
 
 use crate::copy::tma_copy;
 use crate::gemm::warp_specialized::ladder as ws;
@@ -7,24 +13,138 @@ use crate::gemm::{
     level_01_sync as gemm90sync, level_02_tma as gemm90tma, level_03_pipeline_tcgen05 as gemm100,
     level_03_pipeline_wgmma as gemm90,
 };
-use crate::reference::{Rng, gemm_nn_f64, gemm_tn_f64, rel_frobenius};
-use half::bf16;
-use tirx::{KernelArtifact, Runtime, RuntimeError, Tensor};
+use crate::reference::{HostElem, Rng, gemm_nn_f64, gemm_tn_f64, rel_frobenius};
+use half::{bf16, f16};
+use tirx::abi::ElemType;
+use tirx::{Element, KernelArtifact, Runtime, RuntimeError, Tensor};
 
 /// A launcher of a copy kernel (`src` → `dst`, both M×N).
 pub type CopyLaunch =
     fn(&Runtime, &str, &Tensor<bf16>, &mut Tensor<bf16>) -> Result<(), RuntimeError>;
-/// A launcher of a GEMM kernel: `d = a·bᵀ` with `b` N×K ([`Kind::Gemm`]), or `d = a·b` with
-/// `b` K×N ([`Kind::GemmNn`]); the launcher checks `b`'s shape against the kernel's.
-pub type GemmLaunch =
-    fn(&Runtime, &str, &Tensor<bf16>, &Tensor<bf16>, &mut Tensor<bf16>) -> Result<(), RuntimeError>;
+
+/// The launch of a GEMM kernel (`d = a·bᵀ` with `b` N×K for [`Kind::Gemm`], `d = a·b` with `b`
+/// K×N for [`Kind::GemmNn`]) for any element types its configs take; the runtime checks `b`'s
+/// shape against the kernel's.
+#[derive(Clone, Copy)]
+pub struct GemmLaunch {
+    /// The kernel's artifacts.
+    pub artifacts: &'static [KernelArtifact],
+}
+
+impl GemmLaunch {
+    /// Launches `config` on `rt`'s device. A config compiled for other element types is a
+    /// `RuntimeError::ElemMismatch`, returned before launch.
+    pub fn launch<A: Element, D: Element>(
+        &self,
+        rt: &Runtime,
+        config: &str,
+        a: &Tensor<A>,
+        b: &Tensor<A>,
+        d: &mut Tensor<D>,
+    ) -> Result<(), RuntimeError> {
+        rt.launch_variant(self.artifacts, config, &[a.view(), b.view(), d.view()])
+    }
+
+    /// The element types `config` takes (from its first compiled target's signature; they do
+    /// not depend on the target), or `None` when there is no such config.
+    pub fn types(&self, config: &str) -> Option<GemmTypes> {
+        let a = self.artifacts.iter().find(|a| a.config == config)?;
+        let sig = (a.signature)();
+        let elem = |name: &str| sig.tensors.iter().find(|t| t.name == name).map(|t| t.elem);
+        Some(GemmTypes {
+            input: elem("a")?,
+            output: elem("d")?,
+        })
+    }
+}
+
+/// The element types of a GEMM: A and B (`input`) and D (`output`); accumulation is f32.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GemmTypes {
+    /// A's and B's element type.
+    pub input: ElemType,
+    /// D's element type.
+    pub output: ElemType,
+}
+
+impl GemmTypes {
+    /// BF16 in, BF16 out: the `default` configs.
+    pub const BF16: GemmTypes = GemmTypes {
+        input: ElemType::Bf16,
+        output: ElemType::Bf16,
+    };
+
+    /// Every combination the shipped GEMMs take: BF16/FP16 in × BF16/FP16/FP32 out.
+    pub const ALL: [GemmTypes; 6] = {
+        use ElemType::{Bf16, F16, F32};
+        [
+            GemmTypes {
+                input: Bf16,
+                output: Bf16,
+            },
+            GemmTypes {
+                input: Bf16,
+                output: F16,
+            },
+            GemmTypes {
+                input: Bf16,
+                output: F32,
+            },
+            GemmTypes {
+                input: F16,
+                output: Bf16,
+            },
+            GemmTypes {
+                input: F16,
+                output: F16,
+            },
+            GemmTypes {
+                input: F16,
+                output: F32,
+            },
+        ]
+    };
+
+    /// The config name this combination has in `gemm_sm90_ws` and `gemm_sm90_tma_epi` (the
+    /// naming of `gemm/warp_specialized.rs`); `None` for a combination nothing ships.
+    pub fn config(self) -> Option<&'static str> {
+        use ElemType::{Bf16, F16, F32};
+        Some(match (self.input, self.output) {
+            (Bf16, Bf16) => "default",
+            (Bf16, F16) => "bf16_f16",
+            (Bf16, F32) => "bf16_f32",
+            (F16, Bf16) => "f16_bf16",
+            (F16, F16) => "f16",
+            (F16, F32) => "f16_f32",
+            _ => return None,
+        })
+    }
+
+    /// Relative Frobenius error a GEMM with this output type must stay under: the output's
+    /// rounding (2⁻⁹ relative for bf16, 2⁻¹² for f16) with a margin; for f32 the f32
+    /// accumulation order only, since the inputs are exact.
+    pub fn tolerance(self) -> f64 {
+        match self.output {
+            ElemType::Bf16 => GEMM_TOL,
+            ElemType::F16 => 2e-3,
+            ElemType::F32 => 1e-4,
+        }
+    }
+}
+
+impl std::fmt::Display for GemmTypes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} -> {}", self.input.name(), self.output.name())
+    }
+}
 
 /// What a kernel computes, and its typed launcher.
 #[derive(Clone, Copy)]
 pub enum Kind {
     /// A tile copy.
     Copy(CopyLaunch),
-    /// D = A·Bᵀ, B given N×K (both operands K-major: "TN" in BLAS column-major terms).
+    /// D = A·Bᵀ, B given N×K (both operands K-major: "TN" in BLAS column-major terms), for
+    /// the element types of each config.
     Gemm(GemmLaunch),
     /// D = A·B, B given K×N (B N-major: "NN").
     GemmNn(GemmLaunch),
@@ -51,57 +171,79 @@ pub fn all() -> [Shipped; 12] {
         Shipped {
             name: "gemm_sm90_sync",
             artifacts: gemm90sync::gemm_sm90_sync::ARTIFACTS,
-            kind: Kind::Gemm(gemm90sync::gemm_sm90_sync::launch),
+            kind: Kind::Gemm(GemmLaunch {
+                artifacts: gemm90sync::gemm_sm90_sync::ARTIFACTS,
+            }),
         },
         Shipped {
             name: "gemm_sm90_tma",
             artifacts: gemm90tma::gemm_sm90_tma::ARTIFACTS,
-            kind: Kind::Gemm(gemm90tma::gemm_sm90_tma::launch),
+            kind: Kind::Gemm(GemmLaunch {
+                artifacts: gemm90tma::gemm_sm90_tma::ARTIFACTS,
+            }),
         },
         Shipped {
             name: "gemm_sm90",
             artifacts: gemm90::gemm_sm90::ARTIFACTS,
-            kind: Kind::Gemm(gemm90::gemm_sm90::launch),
+            kind: Kind::Gemm(GemmLaunch {
+                artifacts: gemm90::gemm_sm90::ARTIFACTS,
+            }),
         },
         Shipped {
             name: "gemm_sm90_2wg",
             artifacts: ws::gemm_sm90_2wg::ARTIFACTS,
-            kind: Kind::Gemm(ws::gemm_sm90_2wg::launch),
+            kind: Kind::Gemm(GemmLaunch {
+                artifacts: ws::gemm_sm90_2wg::ARTIFACTS,
+            }),
         },
         Shipped {
             name: "gemm_sm90_ws",
             artifacts: ws::gemm_sm90_ws::ARTIFACTS,
-            kind: Kind::Gemm(ws::gemm_sm90_ws::launch),
+            kind: Kind::Gemm(GemmLaunch {
+                artifacts: ws::gemm_sm90_ws::ARTIFACTS,
+            }),
         },
         Shipped {
             name: "gemm_sm90_cluster",
             artifacts: ws::gemm_sm90_cluster::ARTIFACTS,
-            kind: Kind::Gemm(ws::gemm_sm90_cluster::launch),
+            kind: Kind::Gemm(GemmLaunch {
+                artifacts: ws::gemm_sm90_cluster::ARTIFACTS,
+            }),
         },
         Shipped {
             name: "gemm_sm90_tma_epi",
             artifacts: ws::gemm_sm90_tma_epi::ARTIFACTS,
-            kind: Kind::Gemm(ws::gemm_sm90_tma_epi::launch),
+            kind: Kind::Gemm(GemmLaunch {
+                artifacts: ws::gemm_sm90_tma_epi::ARTIFACTS,
+            }),
         },
         Shipped {
             name: "gemm_sm90_pair_n",
             artifacts: ws::gemm_sm90_pair_n::ARTIFACTS,
-            kind: Kind::Gemm(ws::gemm_sm90_pair_n::launch),
+            kind: Kind::Gemm(GemmLaunch {
+                artifacts: ws::gemm_sm90_pair_n::ARTIFACTS,
+            }),
         },
         Shipped {
             name: "gemm_sm90_ws_nn",
             artifacts: ws::gemm_sm90_ws_nn::ARTIFACTS,
-            kind: Kind::GemmNn(ws::gemm_sm90_ws_nn::launch),
+            kind: Kind::GemmNn(GemmLaunch {
+                artifacts: ws::gemm_sm90_ws_nn::ARTIFACTS,
+            }),
         },
         Shipped {
             name: "gemm_sm90_tma_epi_nn",
             artifacts: ws::gemm_sm90_tma_epi_nn::ARTIFACTS,
-            kind: Kind::GemmNn(ws::gemm_sm90_tma_epi_nn::launch),
+            kind: Kind::GemmNn(GemmLaunch {
+                artifacts: ws::gemm_sm90_tma_epi_nn::ARTIFACTS,
+            }),
         },
         Shipped {
             name: "gemm_sm100",
             artifacts: gemm100::gemm_sm100::ARTIFACTS,
-            kind: Kind::Gemm(gemm100::gemm_sm100::launch),
+            kind: Kind::Gemm(GemmLaunch {
+                artifacts: gemm100::gemm_sm100::ARTIFACTS,
+            }),
         },
     ]
 }
@@ -131,7 +273,7 @@ pub const PRODUCTION_GEMM_NN: &str = "gemm_sm90_tma_epi_nn";
 /// SMs of the H100/H200 SXM part the persistent configs are compiled for (their grid).
 pub const PERSISTENT_CTAS: usize = 132;
 
-/// The host-side choice of GEMM kernel and config for a shape (sm_90a).
+/// The host-side choice of GEMM kernel and config for a BF16 → BF16 shape (sm_90a).
 ///
 /// First the tile: of 128×256, 128×128 and 128×64, the one whose tiles keep the SMs busiest
 /// over the waves they need (`tiles / (waves · SMs)`), the larger tile on a tie (within 2 %):
@@ -150,6 +292,41 @@ pub const PERSISTENT_CTAS: usize = 132;
 /// `ws/n64` 14.6; 1024³ and 1024×1024×4096 `ws/n64` ahead of `pair_n` (10.2 against 10.8,
 /// 20.5 against 23.1).
 pub fn choose_gemm(m: usize, n: usize, k: usize) -> (&'static str, &'static str) {
+    choose_gemm_for(GemmTypes::BF16, m, n, k)
+        .expect("every shipped combination has a choice, bf16 → bf16 first")
+}
+
+/// The host-side choice for any element types: BF16 → BF16 as [`choose_gemm`]; the other
+/// combinations have one TMA-store config (128×256 tiles for a 16-bit D, 128×128 for an f32
+/// D, whose staging is twice as large) and one register-epilogue fallback in `gemm_sm90_ws`
+/// (128×128), taken when D's rows are not 16-byte aligned or the TMA-store tiles would not
+/// fill half a wave. `None` for a combination nothing ships (f32 inputs).
+pub fn choose_gemm_for(
+    types: GemmTypes,
+    m: usize,
+    n: usize,
+    k: usize,
+) -> Option<(&'static str, &'static str)> {
+    let config = types.config()?;
+    let tiles = |bm: usize, bn: usize| m.div_ceil(bm) * n.div_ceil(bn);
+    if types != GemmTypes::BF16 {
+        let bn = if types.output == ElemType::F32 {
+            128
+        } else {
+            256
+        };
+        let aligned = (n * types.output.bytes() as usize).is_multiple_of(16);
+        return Some(if tiles(128, bn) >= PERSISTENT_CTAS / 2 && aligned {
+            ("gemm_sm90_tma_epi", config)
+        } else {
+            ("gemm_sm90_ws", config)
+        });
+    }
+    Some(choose_bf16(m, n, k))
+}
+
+/// The BF16 → BF16 choice ([`choose_gemm`]'s rule).
+fn choose_bf16(m: usize, n: usize, k: usize) -> (&'static str, &'static str) {
     let bn = tile_n(m, n);
     let tma_store = n.is_multiple_of(8);
     let a_rows_aligned = (2 * k).is_multiple_of(128);
@@ -193,19 +370,31 @@ pub fn choose_gemm_nn(m: usize, n: usize, _k: usize) -> (&'static str, &'static 
     }
 }
 
-/// Runs D = A·Bᵀ with the kernel and config `choose_gemm` picks for the shape.
-pub fn gemm_auto(
+/// Runs D = A·Bᵀ with the kernel and config `choose_gemm_for` picks for the shape and the
+/// tensors' element types; a combination nothing ships is `RuntimeError::NoKernelForTypes`.
+pub fn gemm_auto<A: Element, D: Element>(
     rt: &Runtime,
-    a: &Tensor<bf16>,
-    b: &Tensor<bf16>,
-    d: &mut Tensor<bf16>,
+    a: &Tensor<A>,
+    b: &Tensor<A>,
+    d: &mut Tensor<D>,
 ) -> Result<(), RuntimeError> {
     let (m, n, k) = (
         a.shape()[0],
         b.shape()[0],
         a.shape().get(1).copied().unwrap_or(0),
     );
-    let (name, config) = choose_gemm(m, n, k);
+    let types = GemmTypes {
+        input: A::ELEM,
+        output: D::ELEM,
+    };
+    let Some((name, config)) = choose_gemm_for(types, m, n, k) else {
+        let supported: Vec<String> = GemmTypes::ALL.iter().map(|t| t.to_string()).collect();
+        return Err(RuntimeError::NoKernelForTypes {
+            what: "GEMM".into(),
+            types: types.to_string(),
+            supported: supported.join(", "),
+        });
+    };
     let Some(Shipped {
         kind: Kind::Gemm(launch),
         ..
@@ -213,7 +402,7 @@ pub fn gemm_auto(
     else {
         unreachable!("choose_gemm names a shipped GEMM")
     };
-    launch(rt, config, a, b, d)
+    launch.launch(rt, config, a, b, d)
 }
 
 /// Relative Frobenius error a bf16-output GEMM must stay under.
@@ -273,7 +462,14 @@ impl BLayout {
         }
     }
     /// The f64 reference D (m×n) of `a` (m×k) and `b` in this layout.
-    pub fn reference(self, a: &[bf16], b: &[bf16], m: usize, n: usize, k: usize) -> Vec<f64> {
+    pub fn reference<T: HostElem>(
+        self,
+        a: &[T],
+        b: &[T],
+        m: usize,
+        n: usize,
+        k: usize,
+    ) -> Vec<f64> {
         match self {
             BLayout::Tn => gemm_tn_f64(a, b, m, n, k),
             BLayout::Nn => gemm_nn_f64(a, b, m, n, k),
@@ -281,7 +477,7 @@ impl BLayout {
     }
     /// The first `cn` output columns' worth of `b` (the operand of a D corner's reference):
     /// the first `cn` rows of an N×K B, or the first `cn` columns of every row of a K×N B.
-    pub fn b_columns(self, b: &[bf16], n: usize, k: usize, cn: usize) -> Vec<bf16> {
+    pub fn b_columns<T: Copy>(self, b: &[T], n: usize, k: usize, cn: usize) -> Vec<T> {
         match self {
             BLayout::Tn => b[..cn * k].to_vec(),
             BLayout::Nn => (0..k).flat_map(|p| b[p * n..p * n + cn].to_vec()).collect(),
@@ -289,7 +485,8 @@ impl BLayout {
     }
 }
 
-/// Runs D = A·Bᵀ on random data and compares with the f64 reference.
+/// Runs D = A·Bᵀ of `config` on random data in the config's element types (its signature's)
+/// and compares with the f64 reference, within the output type's tolerance.
 pub fn check_gemm(
     rt: &Runtime,
     launch: GemmLaunch,
@@ -299,10 +496,10 @@ pub fn check_gemm(
     k: usize,
     seed: u64,
 ) -> Result<CheckReport, RuntimeError> {
-    check_gemm_layout(rt, launch, BLayout::Tn, config, m, n, k, seed)
+    check_gemm_layout(rt, launch, BLayout::Tn, config, (m, n, k), seed)
 }
 
-/// Runs D = A·B with B given K×N on random data and compares with the f64 NN reference.
+/// [`check_gemm`] for D = A·B with B given K×N, against the f64 NN reference.
 pub fn check_gemm_nn(
     rt: &Runtime,
     launch: GemmLaunch,
@@ -312,37 +509,77 @@ pub fn check_gemm_nn(
     k: usize,
     seed: u64,
 ) -> Result<CheckReport, RuntimeError> {
-    check_gemm_layout(rt, launch, BLayout::Nn, config, m, n, k, seed)
+    check_gemm_layout(rt, launch, BLayout::Nn, config, (m, n, k), seed)
 }
 
-/// Runs a GEMM with B in `layout` on random data (D poisoned first) and compares with the
-/// matching f64 reference.
-#[allow(clippy::too_many_arguments)]
+/// A GEMM check with B in `layout`, in the config's element types.
 fn check_gemm_layout(
     rt: &Runtime,
     launch: GemmLaunch,
     layout: BLayout,
     config: &str,
-    m: usize,
-    n: usize,
-    k: usize,
+    (m, n, k): (usize, usize, usize),
     seed: u64,
 ) -> Result<CheckReport, RuntimeError> {
-    let mut rng = Rng::new(seed);
-    let (ha, hb) = (rng.bf16s(m * k), rng.bf16s(n * k));
-    let a = rt.upload(&ha, &[m, k])?;
-    let b = rt.upload(&hb, &layout.b_shape(m, n, k))?;
-    let mut d = rt.zeros::<bf16>(&[m, n])?;
-    rt.poison(&mut d)?;
-    launch(rt, config, &a, &b, &mut d)?;
-    rt.synchronize()?;
-    let got = rt.download(&d)?;
-    let err = rel_frobenius(&got, &layout.reference(&ha, &hb, m, n, k));
-    Ok(CheckReport {
+    // An unknown config: the launch reports it, with the configs that exist.
+    let types = launch.types(config).unwrap_or(GemmTypes::BF16);
+    let run = Check {
+        rt,
+        launch,
+        layout,
+        config,
         shape: (m, n, k),
-        error: err,
-        ok: err < GEMM_TOL,
-    })
+        seed,
+    };
+    use ElemType::{Bf16, F16, F32};
+    match (types.input, types.output) {
+        (Bf16, Bf16) => run.typed::<bf16, bf16>(),
+        (Bf16, F16) => run.typed::<bf16, f16>(),
+        (Bf16, F32) => run.typed::<bf16, f32>(),
+        (F16, Bf16) => run.typed::<f16, bf16>(),
+        (F16, F16) => run.typed::<f16, f16>(),
+        (F16, F32) => run.typed::<f16, f32>(),
+        (F32, Bf16) => run.typed::<f32, bf16>(),
+        (F32, F16) => run.typed::<f32, f16>(),
+        (F32, F32) => run.typed::<f32, f32>(),
+    }
+}
+
+/// One GEMM check, before its element types are chosen.
+struct Check<'r> {
+    rt: &'r Runtime,
+    launch: GemmLaunch,
+    layout: BLayout,
+    config: &'r str,
+    shape: (usize, usize, usize),
+    seed: u64,
+}
+
+impl Check<'_> {
+    /// Random A, B in `A`; D in `D`, poisoned first; compared with the f64 reference.
+    fn typed<A: HostElem, D: HostElem>(&self) -> Result<CheckReport, RuntimeError> {
+        let (rt, (m, n, k)) = (self.rt, self.shape);
+        let mut rng = Rng::new(self.seed);
+        let (ha, hb): (Vec<A>, Vec<A>) = (rng.values(m * k), rng.values(n * k));
+        let a = rt.upload(&ha, &[m, k])?;
+        let b = rt.upload(&hb, &self.layout.b_shape(m, n, k))?;
+        let mut d = rt.zeros::<D>(&[m, n])?;
+        rt.poison(&mut d)?;
+        self.launch.launch(rt, self.config, &a, &b, &mut d)?;
+        rt.synchronize()?;
+        let got = rt.download(&d)?;
+        let err = rel_frobenius(&got, &self.layout.reference(&ha, &hb, m, n, k));
+        let tol = GemmTypes {
+            input: A::ELEM,
+            output: D::ELEM,
+        }
+        .tolerance();
+        Ok(CheckReport {
+            shape: (m, n, k),
+            error: err,
+            ok: err < tol,
+        })
+    }
 }
 
 #[cfg(test)]
@@ -404,6 +641,68 @@ mod tests {
                 k.artifacts.iter().any(|a| a.config == config),
                 "{name}/{config} is not compiled"
             );
+        }
+    }
+
+    #[test]
+    fn every_type_combination_routes_to_a_config_of_its_types() {
+        for types in GemmTypes::ALL {
+            for (m, n) in [
+                (8192, 8192),
+                (4096, 4097),
+                (2048, 2048),
+                (1000, 1000),
+                (1, 1),
+            ] {
+                let (name, config) = choose_gemm_for(types, m, n, 4096).expect("shipped");
+                let Some(Shipped {
+                    kind: Kind::Gemm(launch),
+                    ..
+                }) = find(name)
+                else {
+                    panic!("{name} is not a GEMM")
+                };
+                assert_eq!(launch.types(config), Some(types), "{name}/{config}");
+            }
+        }
+        let f32_in = GemmTypes {
+            input: ElemType::F32,
+            output: ElemType::F32,
+        };
+        assert_eq!(choose_gemm_for(f32_in, 4096, 4096, 4096), None);
+        let f16_f32 = GemmTypes {
+            input: ElemType::F16,
+            output: ElemType::F32,
+        };
+        assert_eq!(
+            choose_gemm_for(f16_f32, 4096, 4096, 4096),
+            Some(("gemm_sm90_tma_epi", "f16_f32"))
+        );
+        // f32 rows are 16-byte aligned at N a multiple of 4, 16-bit ones at 8.
+        assert_eq!(
+            choose_gemm_for(f16_f32, 4096, 4092, 4096),
+            Some(("gemm_sm90_tma_epi", "f16_f32"))
+        );
+        let f16 = GemmTypes {
+            input: ElemType::F16,
+            output: ElemType::F16,
+        };
+        assert_eq!(
+            choose_gemm_for(f16, 4096, 4092, 4096),
+            Some(("gemm_sm90_ws", "f16"))
+        );
+    }
+
+    #[test]
+    fn every_gemm_config_declares_its_types() {
+        for k in all() {
+            let (Kind::Gemm(launch) | Kind::GemmNn(launch)) = k.kind else {
+                continue;
+            };
+            for a in k.artifacts {
+                let t = launch.types(a.config).expect("a, d tensors");
+                assert!(t.config().is_some(), "{}/{}: {t}", k.name, a.config);
+            }
         }
     }
 }

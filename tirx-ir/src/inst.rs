@@ -84,8 +84,10 @@ impl Inst {
         inst(format!("cvt.rn.{half}.f32"), vec![reg(d)], vec![reg(a)])
     }
 
-    /// `cvt.rn.bf16x2.f32 d, hi, lo` / `.f16x2` (§9.7.9.21 cvt): two f32 values packed into one
-    /// 32-bit register, `hi` in the upper half (the higher address in memory).
+    /// `cvt.rn.bf16x2.f32 d, hi, lo` / `cvt.rn.f16x2.f32 d, hi, lo` (§9.7.9.21 cvt; both
+    /// packed forms need sm_80+ and PTX 7.0): two f32 values rounded to nearest even and packed
+    /// into one 32-bit register, the first source `hi` in the upper half (the higher address
+    /// in memory).
     pub fn cvt_rn_pack(half: &str, d: Handle<Var>, hi: Handle<Var>, lo: Handle<Var>) -> Inst {
         inst(
             format!("cvt.rn.{half}x2.f32"),
@@ -97,6 +99,16 @@ impl Inst {
     /// `st.shared.ty [addr+off], v` (§9.7.9.10 st).
     pub fn st_shared(ty: &str, addr: Handle<Var>, off: i64, v: Operand) -> Inst {
         inst(format!("st.shared.{ty}"), vec![], vec![mem(addr, off), v])
+    }
+
+    /// `st.shared.v2.f32 [addr+off], {a, b}` (§9.7.9.10 st, vector `.v2` of `.f32`): two
+    /// f32 values to 8-byte-aligned shared memory in one store.
+    pub fn st_shared_v2_f32(addr: Handle<Var>, off: i64, a: Handle<Var>, b: Handle<Var>) -> Inst {
+        inst(
+            "st.shared.v2.f32",
+            vec![],
+            vec![mem(addr, off), Operand::Vector(vec![reg(a), reg(b)])],
+        )
     }
 
     /// `st.global.v2.f32 [addr+off], {a, b}` (§9.7.9.10 st): needs 8-byte alignment.

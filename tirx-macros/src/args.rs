@@ -4,17 +4,21 @@
 //! `targets(sm_90a, sm_100a)` or `target = sm_90a`; `threads = N`; `cluster = (x[, y[, z]])`;
 //! `grid = (e[, e[, e]])`; `configs(name = (C = v, …), …)`.
 //!
+//! A config entry's value is either an integer constant expression (`BM = 128`) or an element
+//! type (`TA = f16`, or the name of an earlier element-type entry: `TB = TA`). A name must be
+//! the same kind in every config, so a symbol is an integer or a type, never both.
+//!
 //! Hand-written rather than darling, which needs syn 2. Every problem is reported at its token
 //! and parsing continues, so one build shows every attribute mistake. Grid entries stay syntax
 //! here: they fold differently per config (see [`grid_for`]).
 
 use crate::error::{ErrorSink, SpanRange, span_range};
-use crate::model::ConfigDef;
+use crate::model::{ConfigDef, SymKind};
 use proc_macro2::TokenStream;
 use syn::parse::{Parse, ParseStream, Parser};
 use syn::punctuated::Punctuated;
 use syn::{Expr, Ident, Token};
-use tirx_ir::abi::{SymExpr, Target};
+use tirx_ir::abi::{ElemType, SymExpr, Target};
 
 /// The attribute's keys, for the "unknown argument" message.
 const KEYS: &str = "targets, target, threads, cluster, grid, configs";
@@ -225,8 +229,13 @@ fn parse_configs(arg: &RawArg, sink: &mut ErrorSink) -> Vec<ConfigDef> {
             );
             continue;
         }
-        let consts = config_consts(&assign.right, sink);
-        out.push(ConfigDef { name, consts });
+        let mut config = ConfigDef {
+            name,
+            consts: Vec::new(),
+            types: Vec::new(),
+        };
+        config_entries(&mut config, &assign.right, &out, sink);
+        out.push(config);
     }
     if out.is_empty() {
         sink.push(span_range(&arg.key), "`configs` needs at least one config");
@@ -234,15 +243,16 @@ fn parse_configs(arg: &RawArg, sink: &mut ErrorSink) -> Vec<ConfigDef> {
     out
 }
 
-/// `(C = v, …)`: each value an integer constant expression over literals and the config's
-/// earlier constants.
-fn config_consts(e: &Expr, sink: &mut ErrorSink) -> Vec<(String, i64)> {
-    let mut consts: Vec<(String, i64)> = Vec::new();
+/// `(C = v, …)` into `config`: each value an integer constant expression over literals and
+/// the config's earlier constants, or an element type (`bf16`, `f16`, `f32`, or an earlier
+/// element-type entry). `earlier` are the configs before this one: a name must be the same
+/// kind in all of them.
+fn config_entries(config: &mut ConfigDef, e: &Expr, earlier: &[ConfigDef], sink: &mut ErrorSink) {
     for item in tuple_elems(e) {
         let Expr::Assign(assign) = item else {
             sink.push(
                 span_range(item),
-                "expected `CONST = value` in a config, e.g. `BM = 128`",
+                "expected `CONST = value` in a config, e.g. `BM = 128` or `TA = f16`",
             );
             continue;
         };
@@ -254,28 +264,73 @@ fn config_consts(e: &Expr, sink: &mut ErrorSink) -> Vec<(String, i64)> {
             continue;
         };
         let name = syn::ext::IdentExt::unraw(name).to_string();
-        if consts.iter().any(|(n, _)| *n == name) {
+        if config.kind_of(&name).is_some() {
             sink.push(
                 span_range(&assign.left),
                 format!("constant `{name}` defined twice in this config"),
             );
             continue;
         }
-        let lookup = |s: &str| consts.iter().find(|(n, _)| n == s).map(|(_, v)| *v);
+        if let Some(elem) = config_type(&assign.right, config) {
+            if let Some(other) = earlier
+                .iter()
+                .find(|c| c.kind_of(&name) == Some(SymKind::Int))
+            {
+                sink.push(
+                    span_range(&assign.right),
+                    format!(
+                        "`{name}` is an integer in config `{}` but an element type here; a config symbol is the same kind in every config",
+                        other.name
+                    ),
+                );
+            }
+            config.types.push((name, elem));
+            continue;
+        }
+        let lookup = |s: &str| config.consts.iter().find(|(n, _)| n == s).map(|(_, v)| *v);
         match eval_const(&assign.right, &lookup) {
-            Ok(v) => consts.push((name, v)),
+            Ok(v) => {
+                if let Some(other) = earlier
+                    .iter()
+                    .find(|c| c.kind_of(&name) == Some(SymKind::Type))
+                {
+                    sink.push(
+                        span_range(&assign.right),
+                        format!(
+                            "`{name}` is an element type in config `{}` but an integer here; a config symbol is the same kind in every config",
+                            other.name
+                        ),
+                    );
+                }
+                config.consts.push((name, v));
+            }
             Err((range, why)) => {
+                let why = match path_ident(&assign.right) {
+                    // A lowercase name reads as a type name (`f8`), not a constant (`BQ`).
+                    Some(id) if id.to_string().starts_with(|c: char| c.is_ascii_lowercase()) => {
+                        format!(
+                            "{why}; an element-type entry takes bf16, f16, f32 or an earlier element-type entry"
+                        )
+                    }
+                    _ => why,
+                };
                 sink.push(
                     range,
                     format!("bad value for config constant `{name}`: {why}"),
                 );
                 // A placeholder keeps later uses from reporting "unknown name"; nothing is
                 // compiled while an error is pending.
-                consts.push((name, 1));
+                config.consts.push((name, 1));
             }
         }
     }
-    consts
+}
+
+/// The element type a config entry's value names: `bf16`/`f16`/`f32`, or an earlier
+/// element-type entry of `config`.
+fn config_type(e: &Expr, config: &ConfigDef) -> Option<ElemType> {
+    let id = path_ident(e)?.to_string();
+    ElemType::from_name(&id).or_else(|| config.elem_type(&id))
 }
 
 /// A constant in `1..=max`, or an error at it.

@@ -17,13 +17,25 @@ use tirx_ir::abi::{ElemType, Target, TensorDecl};
 /// Names the launcher uses for its own parameters; a tensor may not take them.
 const RESERVED: [&str; 2] = ["rt", "config"];
 
-/// One config: a name and its comptime constants.
+/// One config: a name, its integer constants and its element types.
 #[derive(Clone, Debug)]
 pub struct ConfigDef {
     /// Name (`default`, `wide`, …).
     pub name: String,
-    /// Constants in declaration order.
+    /// Integer constants in declaration order.
     pub consts: Vec<(String, i64)>,
+    /// Element-type entries (`TA = f16`) in declaration order. They are resolved by the front
+    /// end (tensor parameters, `smem::<TA>`, …), so the IR only ever sees concrete types.
+    pub types: Vec<(String, ElemType)>,
+}
+
+/// What a config symbol is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SymKind {
+    /// An integer constant (`BM = 128`).
+    Int,
+    /// An element type (`TA = f16`).
+    Type,
 }
 
 impl ConfigDef {
@@ -32,27 +44,64 @@ impl ConfigDef {
         ConfigDef {
             name: "default".into(),
             consts: Vec::new(),
+            types: Vec::new(),
+        }
+    }
+
+    /// The element type entry `name`, if this config has one.
+    pub fn elem_type(&self, name: &str) -> Option<ElemType> {
+        self.types.iter().find(|(n, _)| n == name).map(|(_, t)| *t)
+    }
+
+    /// Whether `name` is an integer constant or an element type of this config.
+    pub fn kind_of(&self, name: &str) -> Option<SymKind> {
+        if self.consts.iter().any(|(n, _)| n == name) {
+            Some(SymKind::Int)
+        } else if self.elem_type(name).is_some() {
+            Some(SymKind::Type)
+        } else {
+            None
         }
     }
 }
 
-/// A tensor parameter: `#[shape(M, N)] name: Tensor<bf16>`.
+/// A tensor parameter's element type as written: a type name, or a config symbol whose value
+/// is an element type (`Tensor<TA>`), which makes the generated launcher generic over it.
+#[derive(Clone, Debug)]
+pub enum ElemRef {
+    /// `bf16`, `f16` or `f32`.
+    Lit(ElemType),
+    /// A config's element-type entry.
+    Sym(Ident),
+}
+
+/// A tensor parameter: `#[shape(M, N)] name: Tensor<bf16>` or `Tensor<TA>`.
 #[derive(Clone, Debug)]
 pub struct ParamDef {
     /// Parameter name.
     pub ident: Ident,
     /// Element type.
-    pub elem: ElemType,
+    pub elem: ElemRef,
     /// Shape symbols, outermost first.
     pub shape: Vec<Ident>,
 }
 
 impl ParamDef {
-    /// The signature's declaration of this tensor.
-    pub fn decl(&self) -> TensorDecl {
+    /// The element type in `config` (`None`: a symbol `config` does not define as a type,
+    /// reported by [`KernelDef::new`]).
+    pub fn elem_in(&self, config: &ConfigDef) -> Option<ElemType> {
+        match &self.elem {
+            ElemRef::Lit(e) => Some(*e),
+            ElemRef::Sym(id) => config.elem_type(&id.to_string()),
+        }
+    }
+
+    /// The signature's declaration of this tensor in `config`.
+    pub fn decl(&self, config: &ConfigDef) -> TensorDecl {
         TensorDecl {
             name: self.ident.to_string(),
-            elem: self.elem,
+            // An undefined symbol was reported; nothing is compiled then.
+            elem: self.elem_in(config).unwrap_or(ElemType::Bf16),
             shape: self.shape.iter().map(Ident::to_string).collect(),
         }
     }
@@ -126,9 +175,23 @@ impl KernelDef {
         out
     }
 
-    /// The tensor declarations, in parameter order.
-    pub fn tensors(&self) -> Vec<TensorDecl> {
-        self.params.iter().map(ParamDef::decl).collect()
+    /// The tensor declarations in `config`, in parameter order.
+    pub fn tensors(&self, config: &ConfigDef) -> Vec<TensorDecl> {
+        self.params.iter().map(|p| p.decl(config)).collect()
+    }
+
+    /// The config symbols tensor parameters use as element types, in first-use order: the
+    /// type parameters of the generated launcher.
+    pub fn type_params(&self) -> Vec<&Ident> {
+        let mut out: Vec<&Ident> = Vec::new();
+        for p in &self.params {
+            if let ElemRef::Sym(id) = &p.elem
+                && !out.contains(&id)
+            {
+                out.push(id);
+            }
+        }
+        out
     }
 
     /// The targets.
@@ -211,9 +274,10 @@ fn param(arg: &FnArg, sink: &mut ErrorSink) -> Option<ParamDef> {
     Some(ParamDef { ident, elem, shape })
 }
 
-/// `Tensor<bf16 | f16 | f32>` → the element type.
-fn tensor_elem(ty: &Type, sink: &mut ErrorSink) -> Option<ElemType> {
-    let expected = "expected `Tensor<bf16>`, `Tensor<f16>` or `Tensor<f32>`";
+/// `Tensor<bf16 | f16 | f32 | SYM>` → the element type as written; a symbol is checked
+/// against the configs by [`check_params`].
+fn tensor_elem(ty: &Type, sink: &mut ErrorSink) -> Option<ElemRef> {
+    let expected = "expected `Tensor<bf16>`, `Tensor<f16>`, `Tensor<f32>` or `Tensor<T>` with `T` a config's element type";
     let Type::Path(tp) = ty else {
         sink.push(span_range(ty), expected);
         return None;
@@ -228,19 +292,48 @@ fn tensor_elem(ty: &Type, sink: &mut ErrorSink) -> Option<ElemType> {
         return None;
     }
     let arg = &ab.args[0];
-    let name = match arg {
-        syn::GenericArgument::Type(Type::Path(p)) => p.path.get_ident().map(Ident::to_string),
+    let ident = match arg {
+        syn::GenericArgument::Type(Type::Path(p)) if p.qself.is_none() => p.path.get_ident(),
         _ => None,
     };
-    match name.as_deref().and_then(ElemType::from_name) {
-        Some(e) => Some(e),
-        None => {
-            sink.push(
-                span_range(arg),
-                "unknown element type; expected bf16, f16 or f32",
-            );
-            None
-        }
+    let Some(ident) = ident else {
+        sink.push(
+            span_range(arg),
+            "unknown element type; expected bf16, f16, f32 or a config's element type",
+        );
+        return None;
+    };
+    Some(match ElemType::from_name(&ident.to_string()) {
+        Some(e) => ElemRef::Lit(e),
+        None => ElemRef::Sym(ident.clone()),
+    })
+}
+
+/// A tensor's element-type symbol must be an element type in every config.
+fn check_elem_sym(id: &Ident, args: &KernelArgs, sink: &mut ErrorSink) {
+    let name = id.to_string();
+    if args.configs.iter().all(|c| c.kind_of(&name).is_none()) {
+        sink.push(
+            span_range(id),
+            format!(
+                "unknown element type `{name}`; expected bf16, f16, f32 or a config's element type (`configs(default = (.., {name} = bf16))`)"
+            ),
+        );
+        return;
+    }
+    for c in &args.configs {
+        let why = match c.kind_of(&name) {
+            Some(SymKind::Type) => continue,
+            Some(SymKind::Int) => "is an integer there, not an element type",
+            None => "is not defined there",
+        };
+        sink.push(
+            span_range(id),
+            format!(
+                "`{name}` {why}: config `{}` needs `{name} = bf16`, `f16` or `f32`",
+                c.name
+            ),
+        );
     }
 }
 
@@ -253,11 +346,14 @@ fn check_params(params: &[ParamDef], args: &KernelArgs, sink: &mut ErrorSink) {
                 format!("tensor `{}` declared twice", p.ident),
             );
         }
+        if let ElemRef::Sym(id) = &p.elem {
+            check_elem_sym(id, args, sink);
+        }
         for s in &p.shape {
             if let Some(c) = args
                 .configs
                 .iter()
-                .find(|c| c.consts.iter().any(|(n, _)| s == n))
+                .find(|c| c.kind_of(&s.to_string()).is_some())
             {
                 sink.push(
                     span_range(s),

@@ -278,6 +278,18 @@ pub enum RuntimeError {
         available: Vec<(String, Target)>,
     },
 
+    /// No shipped kernel computes this combination of element types (a host-side choice such
+    /// as `gemm_auto` found none before launching anything).
+    #[error("no {what} kernel takes {types}; supported: {supported}")]
+    NoKernelForTypes {
+        /// What was asked for (`GEMM`).
+        what: String,
+        /// The element types passed (`f32 -> bf16`).
+        types: String,
+        /// The combinations that exist.
+        supported: String,
+    },
+
     /// A CUDA driver call failed.
     #[error("CUDA driver: {0}")]
     Driver(#[from] DriverError),

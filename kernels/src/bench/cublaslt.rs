@@ -1,5 +1,8 @@
-//! cuBLASLt as the bench's baseline: the same row-major bf16 GEMM D = A·Bᵀ (A M×K, B N×K,
-//! D M×N, f32 accumulation) on the same [`Tensor`]s our kernels use.
+//! cuBLASLt as the bench's baseline: the same row-major GEMM D = A·Bᵀ (A M×K, B N×K, D M×N,
+//! f32 accumulation and scale, `CUBLAS_COMPUTE_32F`) in the same element types (A/B and D
+//! layouts typed `CUDA_R_16BF` / `CUDA_R_16F` / `CUDA_R_32F` accordingly) on the same
+//! [`Tensor`]s our kernels use. cuBLASLt has no algorithm for some mixes (16-bit inputs of
+//! one kind with a 16-bit D of the other); there the plan fails and the bench says so.
 //!
 //! cuBLAS is column-major. A row-major X (r×c, ld c) is the column-major Xᵀ (c×r, ld c), so
 //! row-major D = A·Bᵀ is column-major Dᵀ (N×M, ld N) = B·Aᵀ: cuBLAS's "A" is our B buffer
@@ -31,11 +34,20 @@ use std::sync::Arc;
 use cudarc::cublaslt::result::{self, CublasError};
 use cudarc::cublaslt::sys;
 use cudarc::driver::{CudaSlice, CudaStream, DevicePtr, DevicePtrMut};
-use half::bf16;
-use tirx::{Runtime, RuntimeError, Tensor};
+use tirx::abi::ElemType;
+use tirx::{Element, Runtime, RuntimeError, Tensor};
 
 use super::BenchError;
-use crate::registry::BLayout;
+use crate::registry::{BLayout, GemmTypes};
+
+/// cuBLAS's name for an element type.
+fn data_type(e: ElemType) -> sys::cudaDataType_t {
+    match e {
+        ElemType::Bf16 => sys::cudaDataType_t::CUDA_R_16BF,
+        ElemType::F16 => sys::cudaDataType_t::CUDA_R_16F,
+        ElemType::F32 => sys::cudaDataType_t::CUDA_R_32F,
+    }
+}
 
 /// Workspace cuBLASLt may use: NVIDIA recommends 32 MiB on Hopper.
 pub const WORKSPACE_BYTES: usize = 32 << 20;
@@ -81,34 +93,30 @@ impl CublasLt {
         unsafe { sys::cublasLtGetVersion() }
     }
 
-    /// Prepares D = A·Bᵀ for M×N×K: descriptors, and the algorithm cuBLASLt's heuristic ranks
-    /// first for them within [`WORKSPACE_BYTES`].
-    pub fn tn_gemm(&self, shape: (usize, usize, usize)) -> Result<LtGemm<'_>, BenchError> {
-        self.gemm(shape, BLayout::Tn)
-    }
-
-    /// Prepares D = A·Bᵀ (B N×K, `BLayout::Tn`) or D = A·B (B K×N, `BLayout::Nn`) for
-    /// M×N×K; see the module docs for how each maps onto column-major cuBLAS.
+    /// Prepares D = A·Bᵀ (B N×K, `BLayout::Tn`) or D = A·B (B K×N, `BLayout::Nn`) for M×N×K
+    /// in `types`: descriptors, and the algorithm cuBLASLt's heuristic ranks first for them
+    /// within [`WORKSPACE_BYTES`]; see the module docs for how each layout maps onto
+    /// column-major cuBLAS.
     pub fn gemm(
         &self,
         (m, n, k): (usize, usize, usize),
         b_layout: BLayout,
+        types: GemmTypes,
     ) -> Result<LtGemm<'_>, BenchError> {
-        let bf = sys::cudaDataType_t::CUDA_R_16BF;
         let (m64, n64, k64) = (m as u64, n as u64, k as u64);
-        let layout = |rows, cols, ld| {
-            result::create_matrix_layout(bf, rows, cols, ld)
+        let layout = |elem, rows, cols, ld| {
+            result::create_matrix_layout(data_type(elem), rows, cols, ld)
                 .map(Layout)
                 .map_err(lt("cublasLtMatrixLayoutCreate"))
         };
         // cuBLAS's A is our B: TN — stored K×N column-major (ld K), transposed; NN — stored
         // N×K column-major (ld N), as is. Its B is our A (K×M, ld K); C = D (N×M, ld N).
         let (a, trans_a) = match b_layout {
-            BLayout::Tn => (layout(k64, n64, k as i64)?, 1i32),
-            BLayout::Nn => (layout(n64, k64, n as i64)?, 0i32),
+            BLayout::Tn => (layout(types.input, k64, n64, k as i64)?, 1i32),
+            BLayout::Nn => (layout(types.input, n64, k64, n as i64)?, 0i32),
         };
-        let b = layout(k64, m64, k as i64)?;
-        let c = layout(n64, m64, n as i64)?;
+        let b = layout(types.input, k64, m64, k as i64)?;
+        let c = layout(types.output, n64, m64, n as i64)?;
         let desc = result::create_matmul_desc(
             sys::cublasComputeType_t::CUBLAS_COMPUTE_32F,
             sys::cudaDataType_t::CUDA_R_32F,
@@ -151,12 +159,13 @@ impl CublasLt {
             result::get_matmul_algo_heuristic(self.handle, desc.0, a.0, b.0, c.0, c.0, pref.0)
         }
         .map_err(lt(
-            "cublasLtMatmulAlgoGetHeuristic (no algorithm for this shape)",
+            "cublasLtMatmulAlgoGetHeuristic (no algorithm for this shape and these types)",
         ))?;
         Ok(LtGemm {
             lt: self,
             shape: (m, n, k),
             b_layout,
+            types,
             desc,
             a,
             b,
@@ -180,19 +189,19 @@ struct Pref(sys::cublasLtMatmulPreference_t);
 
 impl Drop for Layout {
     fn drop(&mut self) {
-        // SAFETY: created once in `tn_gemm`, destroyed once here.
+        // SAFETY: created once in `gemm`, destroyed once here.
         let _ = unsafe { result::destroy_matrix_layout(self.0) };
     }
 }
 impl Drop for Desc {
     fn drop(&mut self) {
-        // SAFETY: created once in `tn_gemm`, destroyed once here.
+        // SAFETY: created once in `gemm`, destroyed once here.
         let _ = unsafe { result::destroy_matmul_desc(self.0) };
     }
 }
 impl Drop for Pref {
     fn drop(&mut self) {
-        // SAFETY: created once in `tn_gemm`, destroyed once here.
+        // SAFETY: created once in `gemm`, destroyed once here.
         let _ = unsafe { result::destroy_matmul_pref(self.0) };
     }
 }
@@ -202,6 +211,7 @@ pub struct LtGemm<'a> {
     lt: &'a CublasLt,
     shape: (usize, usize, usize),
     b_layout: BLayout,
+    types: GemmTypes,
     desc: Desc,
     a: Layout,
     b: Layout,
@@ -211,14 +221,22 @@ pub struct LtGemm<'a> {
 
 impl LtGemm<'_> {
     /// Queues the GEMM on the stream (`a` M×K, `b` N×K or K×N by the layout, `d` M×N; shapes
-    /// checked first).
-    pub fn run(
+    /// and element types checked first).
+    pub fn run<A: Element, D: Element>(
         &self,
-        a: &Tensor<bf16>,
-        b: &Tensor<bf16>,
-        d: &mut Tensor<bf16>,
+        a: &Tensor<A>,
+        b: &Tensor<A>,
+        d: &mut Tensor<D>,
     ) -> Result<(), BenchError> {
         let (m, n, k) = self.shape;
+        if (A::ELEM, D::ELEM) != (self.types.input, self.types.output) {
+            return Err(BenchError::Cublas(format!(
+                "the plan is for {}, the tensors are {} -> {}",
+                self.types,
+                A::ELEM.name(),
+                D::ELEM.name()
+            )));
+        }
         let views = [("a", a.shape(), a.strides(), [m, k])]
             .into_iter()
             .chain([("b", b.shape(), b.strides(), self.b_layout.b_shape(m, n, k))])

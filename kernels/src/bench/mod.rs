@@ -24,7 +24,8 @@ pub mod sweep;
 
 use std::path::{Path, PathBuf};
 
-use crate::registry::{BLayout, CopyLaunch, GemmLaunch};
+use crate::reference::HostElem;
+use crate::registry::{BLayout, CopyLaunch, GemmLaunch, GemmTypes};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, DriverError};
 use half::bf16;
@@ -214,7 +215,7 @@ pub fn gemm(
     let b = alloc_sets(sets, || rt.upload(&hb, &[n, k]))?;
     let mut d = alloc_sets(sets, || rt.zeros(&[m, n]))?;
     let times = time_runs(rt, sets, |i| {
-        Ok(launch(rt, config, &a[i], &b[i], &mut d[i])?)
+        Ok(launch.launch(rt, config, &a[i], &b[i], &mut d[i])?)
     })?;
     // Check a 64×64 corner of the output against the f64 reference.
     let got = rt.download(&d[0])?;
@@ -246,7 +247,8 @@ pub type GemmEntry = (&'static str, &'static str, GemmLaunch);
 /// `tirx bench gemm`: for each shape (default [`sweep::default_shapes`]) times cuBLASLt and
 /// every one of `kernels(shape)` (name, config, launcher) on the same buffers, B given in
 /// `layout` (N×K, or K×N for `tirx bench gemm --layout nn`; the kernels must take that
-/// layout), checks each result
+/// layout), in element types `A` (A and B) and `D` (D), cuBLASLt in the same types; checks
+/// each result
 /// against cuBLASLt's and the f64 reference, and reports the fastest right config as "ours".
 /// Prints the table to stdout, writes the JSON to `json` (default [`DEFAULT_JSON`]) and the
 /// plot to `png` (default: the JSON path with a `.png` extension).
@@ -254,7 +256,7 @@ pub type GemmEntry = (&'static str, &'static str, GemmLaunch);
 /// Returns `Ok(true)` when every shape passed ([`report::Row::ok`]), `Ok(false)` when some
 /// shape failed (the table says why); `Err` when nothing could be measured (no cuBLASLt) or
 /// an output could not be written.
-pub fn run_gemm_bench(
+pub fn run_gemm_bench<A: HostElem, D: HostElem>(
     rt: &Runtime,
     kernels: &dyn Fn((usize, usize, usize)) -> Vec<GemmEntry>,
     layout: BLayout,
@@ -266,10 +268,14 @@ pub fn run_gemm_bench(
     let shapes = shapes.unwrap_or_else(sweep::default_shapes);
     let json = json.map_or_else(|| PathBuf::from(DEFAULT_JSON), Path::to_path_buf);
     let png = png.map_or_else(|| json.with_extension("png"), Path::to_path_buf);
+    let types = GemmTypes {
+        input: A::ELEM,
+        output: D::ELEM,
+    };
     println!(
-        "{} (compute capability {:?}), cuBLASLt {}; B given {}; median of at least {RUNS} \
-         interleaved rounds after at least {WARMUP_MS} ms of warm-up, inputs rotated past L2; \
-         {} shape(s), cuBLASLt and our config(s) for each",
+        "{} (compute capability {:?}), cuBLASLt {}; {types} (f32 accumulation); B given {}; \
+         median of at least {RUNS} interleaved rounds after at least {WARMUP_MS} ms of \
+         warm-up, inputs rotated past L2; {} shape(s), cuBLASLt and our config(s) for each",
         rt.name(),
         rt.compute_capability(),
         lt.version(),
@@ -282,7 +288,7 @@ pub fn run_gemm_bench(
     let mut bar = progress::Progress::new(shapes.len());
     let mut rows = Vec::with_capacity(shapes.len());
     for &shape in &shapes {
-        let row = sweep::measure_shape(rt, &lt, &kernels(shape), layout, shape, &mut bar)
+        let row = sweep::measure_shape::<A, D>(rt, &lt, &kernels(shape), layout, shape, &mut bar)
             .unwrap_or_else(|e| report::Row {
                 shape,
                 cublas: None,
@@ -299,6 +305,7 @@ pub fn run_gemm_bench(
         date: report::now(),
         device: rt.name().to_string(),
         cublaslt_version: lt.version(),
+        types: types.to_string(),
         rows,
     };
     print!("{}", report.table());
@@ -306,6 +313,38 @@ pub fn run_gemm_bench(
     write(&png, &report.png())?;
     println!("wrote {} and {}", json.display(), png.display());
     Ok(report.rows.iter().all(report::Row::ok))
+}
+
+/// [`run_gemm_bench`] in the element types `types`, chosen at run time (`tirx bench gemm --in
+/// f16 --out f32`); only the shipped combinations ([`GemmTypes::ALL`]).
+pub fn run_gemm_bench_for(
+    rt: &Runtime,
+    types: GemmTypes,
+    kernels: &dyn Fn((usize, usize, usize)) -> Vec<GemmEntry>,
+    layout: BLayout,
+    shapes: Option<Vec<(usize, usize, usize)>>,
+    json: Option<&Path>,
+    png: Option<&Path>,
+) -> Result<bool, BenchError> {
+    use half::f16;
+    use tirx::abi::ElemType::{Bf16, F16, F32};
+    match (types.input, types.output) {
+        (Bf16, Bf16) => run_gemm_bench::<bf16, bf16>(rt, kernels, layout, shapes, json, png),
+        (Bf16, F16) => run_gemm_bench::<bf16, f16>(rt, kernels, layout, shapes, json, png),
+        (Bf16, F32) => run_gemm_bench::<bf16, f32>(rt, kernels, layout, shapes, json, png),
+        (F16, Bf16) => run_gemm_bench::<f16, bf16>(rt, kernels, layout, shapes, json, png),
+        (F16, F16) => run_gemm_bench::<f16, f16>(rt, kernels, layout, shapes, json, png),
+        (F16, F32) => run_gemm_bench::<f16, f32>(rt, kernels, layout, shapes, json, png),
+        _ => Err(BenchError::Runtime(RuntimeError::NoKernelForTypes {
+            what: "GEMM".into(),
+            types: types.to_string(),
+            supported: GemmTypes::ALL
+                .iter()
+                .map(GemmTypes::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
+        })),
+    }
 }
 
 fn write(path: &Path, bytes: &[u8]) -> Result<(), BenchError> {

@@ -155,6 +155,8 @@ pub struct Report {
     pub device: String,
     /// cuBLASLt's version number.
     pub cublaslt_version: usize,
+    /// The element types measured, `A/B -> D` (`bf16 -> f32`); accumulation is f32.
+    pub types: String,
     /// One row per shape, in the order measured.
     pub rows: Vec<Row>,
 }
@@ -221,6 +223,7 @@ impl Report {
         let _ = writeln!(s, "  \"date\": {},", json_str(&self.date));
         let _ = writeln!(s, "  \"device\": {},", json_str(&self.device));
         let _ = writeln!(s, "  \"cublaslt_version\": {},", self.cublaslt_version);
+        let _ = writeln!(s, "  \"types\": {},", json_str(&self.types));
         let _ = writeln!(s, "  \"runs\": {RUNS},\n  \"warmup\": {WARMUP},");
         let _ = writeln!(s, "  \"timing\": \"interleaved rounds\",");
         let (geo, min) = summary(&self.ratios()).unzip();
@@ -250,7 +253,10 @@ impl Report {
 
     /// The plot as PNG bytes.
     pub fn png(&self) -> Vec<u8> {
-        let title = format!("tirx vs cuBLASLt: bf16 GEMM D = A*B^T on {}", self.device);
+        let title = format!(
+            "tirx vs cuBLASLt: {} GEMM D = A*B^T on {}",
+            self.types, self.device
+        );
         let subtitle = match summary(&self.ratios()) {
             Some((geo, min)) => format!(
                 "TFLOP/s, median of {RUNS} interleaved runs, inputs rotated past L2. {} - geomean ratio {geo:.2}, min {min:.2}",
@@ -483,6 +489,7 @@ mod tests {
             date: iso8601(0),
             device: "NVIDIA H200".into(),
             cublaslt_version: 130000,
+            types: "bf16 -> bf16".into(),
             rows: vec![
                 row(
                     (1024, 1024, 1024),

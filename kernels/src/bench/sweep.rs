@@ -47,7 +47,6 @@
 //!   writes nothing, or only part of D, cannot pass on what a timed run, cuBLASLt or an earlier
 //!   candidate left there.
 
-use half::bf16;
 use tirx::{Runtime, Tensor};
 
 use super::cublaslt::CublasLt;
@@ -56,8 +55,8 @@ use super::report::{Candidate, Failure, Measured, Row, shape_label};
 use super::{
     BenchError, MAX_RUNS, RUNS, TIMED_MS, WARMUP, WARMUP_MS, elapsed, event_pair, median, record,
 };
-use crate::reference::{Rng, rel_frobenius};
-use crate::registry::{BLayout, GEMM_TOL};
+use crate::reference::{HostElem, Rng, rel_frobenius};
+use crate::registry::{BLayout, GemmTypes};
 
 /// L2 cache of an H200, in bytes.
 pub const L2_BYTES: usize = 60 << 20;
@@ -89,8 +88,14 @@ pub fn default_shapes() -> Vec<(usize, usize, usize)> {
 }
 
 /// Bytes of one buffer set (A, B and D in bf16).
-pub fn set_bytes((m, n, k): (usize, usize, usize)) -> usize {
-    2 * (m * k + n * k + m * n)
+pub fn set_bytes(shape: (usize, usize, usize)) -> usize {
+    set_bytes_of(shape, GemmTypes::BF16)
+}
+
+/// Bytes of one buffer set in `types`.
+pub fn set_bytes_of((m, n, k): (usize, usize, usize), types: GemmTypes) -> usize {
+    let (i, o) = (types.input.bytes() as usize, types.output.bytes() as usize);
+    i * (m * k + n * k) + o * m * n
 }
 
 /// How many sets to rotate: enough to exceed twice the L2 ([`super::rotation`]), but no more
@@ -113,7 +118,7 @@ pub fn sample_stride(len: usize) -> usize {
 }
 
 /// ‖got − want‖_F / ‖want‖_F over every `stride`-th element; NaN or infinity gives infinity.
-pub fn rel_frobenius_bf16(got: &[bf16], want: &[bf16], stride: usize) -> f64 {
+pub fn rel_frobenius_sampled<T: HostElem>(got: &[T], want: &[T], stride: usize) -> f64 {
     let (mut num, mut den) = (0.0f64, 0.0f64);
     for (g, w) in got.iter().step_by(stride).zip(want.iter().step_by(stride)) {
         let (g, w) = (g.to_f64(), w.to_f64());
@@ -130,27 +135,27 @@ pub fn rel_frobenius_bf16(got: &[bf16], want: &[bf16], stride: usize) -> f64 {
     }
 }
 
-/// The device buffers and host inputs of one shape.
-struct Buffers {
+/// The device buffers and host inputs of one shape, A and B in `A`, D in `D`.
+struct Buffers<A: HostElem, D: HostElem> {
     shape: (usize, usize, usize),
-    a: Vec<Tensor<bf16>>,
-    b: Vec<Tensor<bf16>>,
-    d: Vec<Tensor<bf16>>,
+    a: Vec<Tensor<A>>,
+    b: Vec<Tensor<A>>,
+    d: Vec<Tensor<D>>,
     /// The f64 reference for the 64×64 corner of D.
     corner_ref: Vec<f64>,
 }
 
-impl Buffers {
+impl<A: HostElem, D: HostElem> Buffers<A, D> {
     fn new(
         rt: &Runtime,
         shape: (usize, usize, usize),
         layout: BLayout,
-    ) -> Result<Buffers, BenchError> {
+    ) -> Result<Buffers<A, D>, BenchError> {
         let (m, n, k) = shape;
-        let sets = rotation_within(set_bytes(shape), L2_BYTES, MEMORY_CAP);
+        let sets = rotation_within(set_bytes_of(shape, types::<A, D>()), L2_BYTES, MEMORY_CAP);
         let mut rng = Rng::new(2);
-        let (ha, hb) = (rng.bf16s(m * k), rng.bf16s(n * k));
-        let upload = |h: &[bf16], dims: [usize; 2]| -> Result<Vec<Tensor<bf16>>, BenchError> {
+        let (ha, hb): (Vec<A>, Vec<A>) = (rng.values(m * k), rng.values(n * k));
+        let upload = |h: &[A], dims: [usize; 2]| -> Result<Vec<Tensor<A>>, BenchError> {
             (0..sets).map(|_| Ok(rt.upload(h, &dims)?)).collect()
         };
         let (a, b) = (upload(&ha, [m, k])?, upload(&hb, layout.b_shape(m, n, k))?);
@@ -180,15 +185,23 @@ impl Buffers {
     }
 
     /// Downloads D of set 0 and measures its 64×64 corner against the reference.
-    fn read_back(&self, rt: &Runtime) -> Result<(Vec<bf16>, f64), BenchError> {
+    fn read_back(&self, rt: &Runtime) -> Result<(Vec<D>, f64), BenchError> {
         let (m, n, _) = self.shape;
         let got = rt.download(&self.d[0])?;
         let (cm, cn) = (m.min(64), n.min(64));
-        let corner: Vec<bf16> = (0..cm)
+        let corner: Vec<D> = (0..cm)
             .flat_map(|i| got[i * n..i * n + cn].iter().copied())
             .collect();
         let err = rel_frobenius(&corner, &self.corner_ref);
         Ok((got, err))
+    }
+}
+
+/// The element types of `A` → `D`.
+fn types<A: HostElem, D: HostElem>() -> GemmTypes {
+    GemmTypes {
+        input: A::ELEM,
+        output: D::ELEM,
     }
 }
 
@@ -216,9 +229,11 @@ fn drop_out(row: &mut Row, alive: &mut [bool], who: usize, e: &BenchError) {
     }
 }
 
-/// Measures one shape: cuBLASLt and each of `kernels` (name, config, launcher), all with B in
-/// `layout`, warmed up, timed in interleaved rounds, then checked (see the module docs).
-pub fn measure_shape(
+/// Measures one shape in element types `A` → `D`: cuBLASLt and each of `kernels` (name,
+/// config, launcher), all with B in `layout`, warmed up, timed in interleaved rounds, then
+/// checked (see the module docs). A candidate compiled for other types is refused at its first
+/// launch.
+pub fn measure_shape<A: HostElem, D: HostElem>(
     rt: &Runtime,
     lt: &CublasLt,
     kernels: &[super::GemmEntry],
@@ -228,7 +243,8 @@ pub fn measure_shape(
 ) -> Result<Row, BenchError> {
     let label = shape_label(shape);
     progress.show(&format!("{label} (allocating)"));
-    let mut bufs = Buffers::new(rt, shape, layout)?;
+    let mut bufs = Buffers::<A, D>::new(rt, shape, layout)?;
+    let tol = types::<A, D>().tolerance();
     let mut row = Row {
         shape,
         cublas: None,
@@ -248,7 +264,7 @@ pub fn measure_shape(
         rounds: 0,
     };
     // Participant 0 is cuBLASLt, participant 1 + i is kernels[i].
-    let gemm = match lt.gemm(shape, layout) {
+    let gemm = match lt.gemm(shape, layout, types::<A, D>()) {
         Ok(g) => Some(g),
         Err(e) => {
             row.failure = Some(format!("cuBLASLt: {e}"));
@@ -263,14 +279,14 @@ pub fn measure_shape(
         0 => "cuBLASLt".to_string(),
         i => format!("{}/{}", kernels[i - 1].0, kernels[i - 1].1),
     };
-    let run = |who: usize, bufs: &mut Buffers, set: usize| -> Result<(), BenchError> {
+    let run = |who: usize, bufs: &mut Buffers<A, D>, set: usize| -> Result<(), BenchError> {
         let Buffers { a, b, d, .. } = bufs;
         match (who, &gemm) {
             (0, Some(g)) => g.run(&a[set], &b[set], &mut d[set]),
             (0, None) => Err(BenchError::Cublas("no plan for this shape".into())),
             (i, _) => {
                 let (_, config, launch) = kernels[i - 1];
-                Ok(launch(rt, config, &a[set], &b[set], &mut d[set])?)
+                Ok(launch.launch(rt, config, &a[set], &b[set], &mut d[set])?)
             }
         }
     };
@@ -348,7 +364,7 @@ pub fn measure_shape(
             Ok(()) => {
                 let (got, err) = bufs.read_back(rt)?;
                 row.cublas_err_vs_ref = Some(err);
-                if err >= GEMM_TOL {
+                if err >= tol {
                     row.failure = Some(format!(
                         "cuBLASLt: rel. error {err:.3e} on the 64x64 corner against the f64 \
                          reference"
@@ -375,6 +391,7 @@ pub fn measure_shape(
             &got,
             err_ref,
             theirs.as_deref(),
+            tol,
         );
     }
     Ok(row)
@@ -382,17 +399,17 @@ pub fn measure_shape(
 
 /// Records a candidate's checked output: its corner error `err_ref` against the f64 reference,
 /// its error against cuBLASLt's output `theirs` (when cuBLASLt ran), and [`Failure::Wrong`]
-/// when either reaches [`GEMM_TOL`] (or the latter is NaN).
-fn judge(c: &mut Candidate, got: &[bf16], err_ref: f64, theirs: Option<&[bf16]>) {
+/// when either reaches `tol`, the output type's tolerance (or the latter is NaN).
+fn judge<D: HostElem>(c: &mut Candidate, got: &[D], err_ref: f64, theirs: Option<&[D]>, tol: f64) {
     c.err_vs_ref = Some(err_ref);
-    c.err_vs_cublas = theirs.map(|t| rel_frobenius_bf16(got, t, sample_stride(got.len())));
+    c.err_vs_cublas = theirs.map(|t| rel_frobenius_sampled(got, t, sample_stride(got.len())));
     let mut wrong = Vec::new();
-    if err_ref >= GEMM_TOL {
+    if err_ref >= tol {
         wrong.push(format!(
             "rel. error {err_ref:.3e} on the 64x64 corner vs the f64 reference"
         ));
     }
-    if let Some(e) = c.err_vs_cublas.filter(|e| *e >= GEMM_TOL || e.is_nan()) {
+    if let Some(e) = c.err_vs_cublas.filter(|e| *e >= tol || e.is_nan()) {
         wrong.push(format!("rel. error {e:.3e} against cuBLASLt"));
     }
     if !wrong.is_empty() {
@@ -486,14 +503,27 @@ mod tests {
     }
 
     #[test]
-    fn bf16_comparison_measures_and_flags_nan() {
+    fn sampled_comparison_measures_and_flags_nan() {
+        use half::bf16;
         let f = |v: &[f32]| v.iter().map(|&x| bf16::from_f32(x)).collect::<Vec<_>>();
         let want = f(&[3.0, 100.0, 4.0, 100.0]);
-        assert_eq!(rel_frobenius_bf16(&want, &want, 1), 0.0);
+        assert_eq!(rel_frobenius_sampled(&want, &want, 1), 0.0);
         // Stride 2 sees only 3 and 4.
         let got = f(&[3.0, 0.0, 5.0, 0.0]);
-        assert!((rel_frobenius_bf16(&got, &want, 2) - 0.2).abs() < 1e-12);
+        assert!((rel_frobenius_sampled(&got, &want, 2) - 0.2).abs() < 1e-12);
         let nan = f(&[f32::NAN, 100.0, 4.0, 100.0]);
-        assert!(rel_frobenius_bf16(&nan, &want, 1).is_infinite());
+        assert!(rel_frobenius_sampled(&nan, &want, 1).is_infinite());
+        let wide = [3.0f32, 4.0];
+        assert_eq!(rel_frobenius_sampled(&wide, &wide, 1), 0.0);
+    }
+
+    #[test]
+    fn set_bytes_follow_the_element_types() {
+        let t = GemmTypes {
+            input: tirx::abi::ElemType::F16,
+            output: tirx::abi::ElemType::F32,
+        };
+        assert_eq!(set_bytes_of((4, 2, 8), t), 2 * (32 + 16) + 4 * 8);
+        assert_eq!(set_bytes((4, 2, 8)), 2 * (32 + 16 + 8));
     }
 }

@@ -1,8 +1,11 @@
 //! GEMM ladder, levels 5–8: the warp-specialized family, in one `#[tile_module]` so the
 //! levels share their pieces instead of copying them.
 //!
-//! D = A·Bᵀ with A M×K and B N×K row-major (both K-major), BF16 in, FP32 accumulate, BF16 out
-//! (and D = A·B with B K×N row-major for the `_nn` kernel).
+//! D = A·Bᵀ with A M×K and B N×K row-major (both K-major), FP32 accumulate (and D = A·B with
+//! B K×N row-major for the `_nn` kernels). Level 5 and the `_nn` and `pair_n` kernels are BF16
+//! in and out; levels 6 to 8 take their element types from the config (`TA` for A and B, `TD`
+//! for D): `default` is BF16 → BF16, a config named after one type is that type in and out
+//! (`f16`), and `<in>_<out>` names a mix (`bf16_f32`: BF16 in, FP32 out).
 //! Every kernel here has the same roles: warpgroup 0 produces (its warp 0's elected thread
 //! issues the TMA loads) and gives registers away (`setmaxnreg::dec(40)`); warpgroups 1 and 2
 //! consume (`setmaxnreg::inc(232)`), each owning 64 rows of a 128-row tile (`a_s[s][wg]`: the
@@ -289,7 +292,8 @@ pub mod ladder {
     }
 
     /// The TMA-store epilogue of one warpgroup's 64×BN accumulator: D rows `row` (64-row
-    /// units), columns from `col` (64-column units). The leader first waits until the previous
+    /// units), columns from `col` (EPI_N-column units: the staging blocks are 64 × EPI_N, one
+    /// 128-byte swizzle row wide — 64 columns of a 16-bit D, 32 of an f32 D). The leader first waits until the previous
     /// tile's stores have read the staging tile; the warpgroup converts the accumulator into
     /// it, fences the generic proxy against the async one, and the leader issues the stores
     /// without waiting for them.
@@ -305,7 +309,7 @@ pub mod ladder {
         named_barrier(wg + 1, 128);
         #[scope(leader)]
         {
-            for cb in 0..BN / 64 {
+            for cb in 0..BN / EPI_N {
                 tma::store(d.tile(row, col + cb), d_s[wg][cb]);
             }
             tma::commit_group();
@@ -380,19 +384,27 @@ pub mod ladder {
         threads = 384,
         grid = (132, 1),
         configs(
-            default = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8),
-            group16 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 16),
-            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8),
-            n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8),
+            default = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, TA = bf16, TD = bf16),
+            group16 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 16, TA = bf16, TD = bf16),
+            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = bf16, TD = bf16),
+            n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, TA = bf16, TD = bf16),
+            // The other element types, 128×128 tiles: the fallback of every type combination
+            // when the TMA-store kernel does not apply (D's rows not 16-byte aligned, or
+            // fewer tiles than half a wave).
+            f16 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = f16, TD = f16),
+            bf16_f16 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = bf16, TD = f16),
+            f16_bf16 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = f16, TD = bf16),
+            bf16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = bf16, TD = f32),
+            f16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = f16, TD = f32),
         ),
     )]
     pub fn gemm_sm90_ws(
-        #[shape(M, K)] a: Tensor<bf16>,
-        #[shape(N, K)] b: Tensor<bf16>,
-        #[shape(M, N)] d: Tensor<bf16>,
+        #[shape(M, K)] a: Tensor<TA>,
+        #[shape(N, K)] b: Tensor<TA>,
+        #[shape(M, N)] d: Tensor<TD>,
     ) {
-        let a_s = smem::<bf16>([STAGES, 2, 64, BK], swizzle = B128);
-        let b_s = smem::<bf16>([STAGES, BN, BK], swizzle = B128);
+        let a_s = smem::<TA>([STAGES, 2, 64, BK], swizzle = B128);
+        let b_s = smem::<TA>([STAGES, BN, BK], swizzle = B128);
         let acc = regs::<f32>([64, BN]);
         let pipe = pipeline::<STAGES>(consumers = 2);
         let tiles_m = cdiv(M, BM);
@@ -489,17 +501,22 @@ pub mod ladder {
         cluster = (2, 1, 1),
         grid = (CTAS, 1),
         configs(
-            default = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, CTAS = 132),
-            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, CTAS = 132),
+            default = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, CTAS = 132, TA = bf16, TD = bf16),
+            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, CTAS = 132, TA = bf16, TD = bf16),
+            // An f32 D from registers: each thread's pair is 8 contiguous bytes and four lanes
+            // fill a 32-byte sector, so the register epilogue keeps 128×256 tiles where the
+            // TMA-store kernel must drop to 128×128 (its staging would not fit).
+            bf16_f32 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, CTAS = 132, TA = bf16, TD = f32),
+            f16_f32 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, CTAS = 132, TA = f16, TD = f32),
         ),
     )]
     pub fn gemm_sm90_cluster(
-        #[shape(M, K)] a: Tensor<bf16>,
-        #[shape(N, K)] b: Tensor<bf16>,
-        #[shape(M, N)] d: Tensor<bf16>,
+        #[shape(M, K)] a: Tensor<TA>,
+        #[shape(N, K)] b: Tensor<TA>,
+        #[shape(M, N)] d: Tensor<TD>,
     ) {
-        let a_s = smem::<bf16>([STAGES, 2, 64, BK], swizzle = B128);
-        let b_s = smem::<bf16>([STAGES, 2, BN / 2, BK], swizzle = B128);
+        let a_s = smem::<TA>([STAGES, 2, 64, BK], swizzle = B128);
+        let b_s = smem::<TA>([STAGES, 2, BN / 2, BK], swizzle = B128);
         let acc = regs::<f32>([64, BN]);
         let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
         let pairs_m = cdiv(cdiv(M, BM), 2);
@@ -526,26 +543,36 @@ pub mod ladder {
     /// them at the tensor's edge; the warpgroup goes straight on to the next tile's MMAs.
     /// Before overwriting the staging tile, the leader waits only until the previous stores
     /// have read it. Named barriers 1 and 2 order each warpgroup's threads around the staging
-    /// tile without stopping the other roles. The staging tiles take 64 KB, so three stages.
-    /// D's rows must be 16-byte aligned (N a multiple of 8): the runtime refuses others.
+    /// tile without stopping the other roles. A staging block is one 128-byte swizzle row wide:
+    /// EPI_N = 64 columns of a 16-bit D, 32 of an f32 D. With a 16-bit D the staging tiles take
+    /// 64 KB, so three stages of 128×256; an f32 D would need 128 KB of staging at BN = 256,
+    /// which leaves too little for the pipeline, so f32 configs use 128×128 tiles (64 KB of
+    /// staging, five 32 KB stages: 224 KB of the 227 KB).
+    /// D's rows must be 16-byte aligned (N a multiple of 8, or of 4 for f32): the runtime
+    /// refuses others.
     #[tile_kernel(
         target = sm_90a,
         threads = 384,
         cluster = (2, 1, 1),
         grid = (CTAS, 1),
         configs(
-            default = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132),
-            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, CTAS = 132),
+            default = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64, TA = bf16, TD = bf16),
+            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, CTAS = 132, EPI_N = 64, TA = bf16, TD = bf16),
+            f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64, TA = f16, TD = f16),
+            bf16_f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64, TA = bf16, TD = f16),
+            f16_bf16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64, TA = f16, TD = bf16),
+            bf16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, CTAS = 132, EPI_N = 32, TA = bf16, TD = f32),
+            f16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, CTAS = 132, EPI_N = 32, TA = f16, TD = f32),
         ),
     )]
     pub fn gemm_sm90_tma_epi(
-        #[shape(M, K)] a: Tensor<bf16>,
-        #[shape(N, K)] b: Tensor<bf16>,
-        #[shape(M, N)] d: Tensor<bf16>,
+        #[shape(M, K)] a: Tensor<TA>,
+        #[shape(N, K)] b: Tensor<TA>,
+        #[shape(M, N)] d: Tensor<TD>,
     ) {
-        let a_s = smem::<bf16>([STAGES, 2, 64, BK], swizzle = B128);
-        let b_s = smem::<bf16>([STAGES, 2, BN / 2, BK], swizzle = B128);
-        let d_s = smem::<bf16>([2, BN / 64, 64, 64], swizzle = B128);
+        let a_s = smem::<TA>([STAGES, 2, 64, BK], swizzle = B128);
+        let b_s = smem::<TA>([STAGES, 2, BN / 2, BK], swizzle = B128);
+        let d_s = smem::<TD>([2, BN / EPI_N, 64, EPI_N], swizzle = B128);
         let acc = regs::<f32>([64, BN]);
         let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
         let pairs_m = cdiv(cdiv(M, BM), 2);
@@ -565,7 +592,9 @@ pub mod ladder {
         threads = 384,
         cluster = (2, 1, 1),
         grid = (CTAS, 1),
-        configs(default = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132)),
+        configs(
+            default = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64),
+        ),
     )]
     pub fn gemm_sm90_tma_epi_nn(
         #[shape(M, K)] a: Tensor<bf16>,
@@ -574,7 +603,7 @@ pub mod ladder {
     ) {
         let a_s = smem::<bf16>([STAGES, 2, 64, BK], swizzle = B128);
         let b_s = smem::<bf16>([STAGES, BN / 64, BK, 64], swizzle = B128, major = mn);
-        let d_s = smem::<bf16>([2, BN / 64, 64, 64], swizzle = B128);
+        let d_s = smem::<bf16>([2, BN / EPI_N, 64, EPI_N], swizzle = B128);
         let acc = regs::<f32>([64, BN]);
         let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
         let pairs_m = cdiv(cdiv(M, BM), 2);
@@ -608,7 +637,7 @@ pub mod ladder {
                 let (mp, n) = grouped(u, pairs_m, tiles_n);
                 it = consume(pipe, it, acc, a_s, b_s, wg, k_tiles);
                 let row = 2 * (2 * mp + cta_rank) + wg;
-                store_tile(d, d_s, acc, wg, row, n * (BN / 64));
+                store_tile(d, d_s, acc, wg, row, n * (BN / EPI_N));
             }
             #[scope(leader)]
             {
@@ -627,7 +656,9 @@ pub mod ladder {
         threads = 384,
         cluster = (2, 1, 1),
         grid = (CTAS, 1),
-        configs(default = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132)),
+        configs(
+            default = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132, EPI_N = 64),
+        ),
     )]
     pub fn gemm_sm90_pair_n(
         #[shape(M, K)] a: Tensor<bf16>,
@@ -636,7 +667,7 @@ pub mod ladder {
     ) {
         let a_s = smem::<bf16>([STAGES, 2, 64, BK], swizzle = B128);
         let b_s = smem::<bf16>([STAGES, BN, BK], swizzle = B128);
-        let d_s = smem::<bf16>([2, BN / 64, 64, 64], swizzle = B128);
+        let d_s = smem::<bf16>([2, BN / EPI_N, 64, EPI_N], swizzle = B128);
         let acc = regs::<f32>([64, BN]);
         let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
         let tiles_m = cdiv(M, BM);
@@ -651,7 +682,14 @@ pub mod ladder {
             for u in (cta.x / 2..tiles_m * pairs_n).step_by(ncta.x / 2) {
                 let (m, np) = grouped(u, tiles_m, pairs_n);
                 it = consume(pipe, it, acc, a_s, b_s, wg, k_tiles);
-                store_tile(d, d_s, acc, wg, 2 * m + wg, (2 * np + cta_rank) * (BN / 64));
+                store_tile(
+                    d,
+                    d_s,
+                    acc,
+                    wg,
+                    2 * m + wg,
+                    (2 * np + cta_rank) * (BN / EPI_N),
+                );
             }
             #[scope(leader)]
             {

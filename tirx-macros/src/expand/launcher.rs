@@ -7,7 +7,7 @@
 
 use super::Artifact;
 use super::signature::signature_tokens;
-use crate::model::{KernelDef, ParamDef};
+use crate::model::{ElemRef, KernelDef, ParamDef};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use tirx_ir::abi::{ElemType, Target};
@@ -67,18 +67,28 @@ fn artifact_target(target: Target) -> TokenStream {
     }
 }
 
-/// `::tirx::Tensor<elem>`.
+/// `::tirx::Tensor<elem>`; a config symbol stays a name (a type parameter of `launch`).
 fn tensor_type(p: &ParamDef) -> TokenStream {
-    let elem = match p.elem {
-        ElemType::Bf16 => quote!(::tirx::bf16),
-        ElemType::F16 => quote!(::tirx::f16),
-        ElemType::F32 => quote!(::core::primitive::f32),
+    let elem = match &p.elem {
+        ElemRef::Lit(ElemType::Bf16) => quote!(::tirx::bf16),
+        ElemRef::Lit(ElemType::F16) => quote!(::tirx::f16),
+        ElemRef::Lit(ElemType::F32) => quote!(::core::primitive::f32),
+        ElemRef::Sym(id) => quote!(#id),
     };
     quote!(::tirx::Tensor<#elem>)
 }
 
-/// `pub fn launch(rt, config, tensors…)`: tensors the body writes are `&mut`.
+/// `pub fn launch<T: Element, …>(rt, config, tensors…)`: one type parameter per config
+/// symbol the tensors use as element type (tensors sharing a symbol share the type); tensors
+/// the body writes are `&mut`. Which types a config takes is checked at launch, against the
+/// chosen artifact's signature (`RuntimeError::ElemMismatch`), before anything runs.
 fn launch_fn(def: &KernelDef) -> TokenStream {
+    let type_params = def.type_params();
+    let generics = if type_params.is_empty() {
+        quote!()
+    } else {
+        quote!(<#(#type_params: ::tirx::Element),*>)
+    };
     let params = def.params.iter().map(|p| {
         let (ident, ty) = (&p.ident, tensor_type(p));
         if def.written.contains(&p.ident.to_string()) {
@@ -97,15 +107,39 @@ fn launch_fn(def: &KernelDef) -> TokenStream {
         .iter()
         .map(|c| format!("`{}`", c.name))
         .collect();
-    let doc = format!(
+    let mut doc = format!(
         "Launches config `config` ({}) of `{}` on `rt`'s device; tensors in the function's \
          parameter order.",
         configs.join(", "),
         def.name
     );
+    if !type_params.is_empty() {
+        let per_config: Vec<String> = def
+            .args
+            .configs
+            .iter()
+            .map(|c| {
+                let types: Vec<String> = type_params
+                    .iter()
+                    .map(|t| {
+                        let name = t.to_string();
+                        let elem = c.elem_type(&name).map_or("?", |e| e.name());
+                        format!("{name} = {elem}")
+                    })
+                    .collect();
+                format!("`{}`: {}", c.name, types.join(", "))
+            })
+            .collect();
+        doc.push_str(&format!(
+            "\n\nElement types per config ({}); other types are refused with \
+             `RuntimeError::ElemMismatch` before launch.",
+            per_config.join("; ")
+        ));
+    }
     quote! {
         #[doc = #doc]
-        pub fn launch(
+        #[allow(non_camel_case_types)]
+        pub fn launch #generics (
             rt: &::tirx::Runtime,
             config: &str,
             #(#params),*

@@ -108,7 +108,7 @@ pub fn lower_all<'d>(
         let sig = Signature {
             entry: entry_name(def, config, target),
             target,
-            tensors: def.tensors(),
+            tensors: def.tensors(config),
             params: Vec::new(),
             threads: def.args.threads,
             cluster: def.args.cluster,

@@ -102,20 +102,49 @@ impl Lowerer<'_> {
                 ""
             }
         );
-        let elem = match generics {
-            [syn::GenericArgument::Type(syn::Type::Path(t))] => t
-                .path
-                .get_ident()
-                .and_then(|i| ElemType::from_name(&i.to_string())),
+        let ident = match generics {
+            [syn::GenericArgument::Type(syn::Type::Path(t))] if t.qself.is_none() => {
+                t.path.get_ident()
+            }
             _ => None,
         };
+        let elem = ident.and_then(|i| self.elem_type(i));
+        if let (Some(i), None) = (ident, elem)
+            && self.kernel.const_value(&i.to_string()).is_some()
+        {
+            return Err(self.fail(
+                i,
+                format!(
+                    "`{i}` is an integer constant of config `{}`, not an element type: `{usage}`",
+                    self.config.name
+                ),
+            ));
+        }
+        if let (Some(i), None) = (ident, elem)
+            && self
+                .def
+                .args
+                .configs
+                .iter()
+                .any(|c| c.elem_type(&i.to_string()).is_some())
+        {
+            return Err(self.fail(
+                i,
+                format!(
+                    "`{i}` is not defined in config `{}`: it needs `{i} = bf16`, `f16` or `f32`",
+                    self.config.name
+                ),
+            ));
+        }
         let Some(elem) = elem else {
             let at: &dyn ToTokens = generics
                 .first()
                 .map_or(&c.func as &dyn ToTokens, |g| *g as &dyn ToTokens);
             return Err(self.fail_at(
                 span_range(&at),
-                format!("expected an element type (bf16, f16, f32): `{usage}`"),
+                format!(
+                    "expected an element type (bf16, f16, f32 or a config's element type): `{usage}`"
+                ),
             ));
         };
         let allowed: &[&str] = if space == Space::Shared {
@@ -259,6 +288,13 @@ impl Lowerer<'_> {
             span,
         };
         Ok(Local::Pipe(self.kernel.pipelines.append(pipe)))
+    }
+
+    /// The element type `ident` names: `bf16`/`f16`/`f32`, or an element-type entry of the
+    /// config being lowered.
+    pub(crate) fn elem_type(&self, ident: &Ident) -> Option<ElemType> {
+        let name = ident.to_string();
+        ElemType::from_name(&name).or_else(|| self.config.elem_type(&name))
     }
 
     /// A named count argument (default 1), positive.

@@ -75,6 +75,7 @@ pub fn lower(
     let mut cx = Lowerer {
         def,
         fns,
+        config,
         kernel,
         spans: SpanTable::new(def.name.span()),
         env: vec![tensors],
@@ -129,6 +130,8 @@ pub(crate) struct Lowerer<'a> {
     pub(crate) def: &'a KernelDef,
     /// The tile functions the body may call.
     pub(crate) fns: &'a TileFns,
+    /// The config being lowered (its element types resolve `smem::<TA>` etc.).
+    pub(crate) config: &'a ConfigDef,
     /// The kernel being built.
     pub(crate) kernel: Kernel,
     /// Spans of the built nodes.
@@ -198,6 +201,8 @@ impl Lowerer<'_> {
         let name = ident.to_string();
         let clash = if self.kernel.const_value(&name).is_some() {
             Some("a config constant")
+        } else if self.config.elem_type(&name).is_some() {
+            Some("a config element type")
         } else if self
             .def
             .params
@@ -253,6 +258,16 @@ impl Lowerer<'_> {
     /// "cannot find `name`" with a suggestion when a visible name is close.
     pub(crate) fn not_found(&mut self, ident: &syn::Ident) -> Fail {
         let name = ident.to_string();
+        if let Some(t) = self.config.elem_type(&name) {
+            let config = &self.config.name;
+            return self.fail(
+                ident,
+                format!(
+                    "`{name}` is an element type in config `{config}` ({}), not a value; use it as a type: `Tensor<{name}>`, `smem::<{name}>(..)`",
+                    t.name()
+                ),
+            );
+        }
         let hint = closest(&name, &self.visible_names())
             .map(|c| format!("; did you mean `{c}`?"))
             .unwrap_or_default();

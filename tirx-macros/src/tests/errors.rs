@@ -146,7 +146,10 @@ fn bad_parameters() {
         &e,
         "tensor `src` needs its shape: `#[shape(M, N)] src: Tensor<…>`",
     );
-    assert_contains(&e, "unknown element type; expected bf16, f16 or f32");
+    assert_contains(
+        &e,
+        "unknown element type `i8`; expected bf16, f16, f32 or a config's element type",
+    );
     assert_contains(
         &e,
         "`BM` is both a shape symbol and a constant of config `default`",
@@ -214,7 +217,7 @@ fn wrong_kinds_and_arities() {
     );
     assert_one(
         &with_prelude("let t = smem::<i8>([4]);"),
-        "expected an element type (bf16, f16, f32): `smem::<bf16>([BM, BK], swizzle = B128)`",
+        "expected an element type (bf16, f16, f32 or a config's element type): `smem::<bf16>([BM, BK], swizzle = B128)`",
     );
     assert_one(
         &with_prelude("let t = smem::<bf16>([M]);"),

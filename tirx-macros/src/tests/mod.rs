@@ -1,6 +1,7 @@
 //! Unit tests of the front end: attribute, parameters, body lowering and error messages, run
 //! on sample functions without the proc-macro bridge (proc_macro2's fallback spans).
 
+mod elem_types;
 mod errors;
 mod lower;
 mod module;

@@ -2,25 +2,34 @@
 //! converted, laid out for TMA stores.
 //!
 //! When: `copy(stage, acc)` on sm_90a, run by whole warpgroups; `acc` a `regs::<f32>([R, N])`
-//! wgmma fragment (R a multiple of 64, N of 64); `stage` a bf16/f16 shared tile of shape
-//! `[N / 64, R, 64]` with swizzle B128 — column blocks of 64 elements, each one 128-byte-wide
-//! TMA box (`tma::store(d.tile(.., ..), stage[cb])`).
+//! wgmma fragment (R a multiple of 64, N of the block width W); `stage` a shared tile of shape
+//! `[N / W, R, W]` with swizzle B128, where W = 128 bytes / element size: 64 for bf16/f16, 32
+//! for f32 — column blocks of 128-byte rows, each one TMA box
+//! (`tma::store(d.tile(.., ..), stage[cb])`).
 //! Before: `copy @d_s[%wg] <- @acc`
-//! After: per thread t of the warpgroup (warp w = t/32, lane l): eight row-chunk addresses
-//! `base + row(l)·128 + ((j ^ l/4) · 16) + 4·(l%4)`, then for each column pair of the
-//! fragment `cvt.rn.bf16x2.f32` + `st.shared.b32` at that address plus a constant offset
-//! (column block, row half, 64-row slice).
+//! After: per thread t of the warpgroup (warp w = t/32, lane l), 16-bit elements: eight
+//! row-chunk addresses `base + row(l)·128 + ((j ^ l/4) · 16) + 4·(l%4)`, then for each column
+//! pair of the fragment `cvt.rn.bf16x2.f32` (or `.f16x2`) + `st.shared.b32` at that address
+//! plus a constant offset (column block, row half, 64-row slice). f32: the pair is 8 bytes,
+//! so a 16-byte chunk holds two lanes' pairs: four addresses
+//! `base + row(l)·128 + (((2j + (l%4)/2) ^ l/4) · 16) + 8·(l%2)` and `st.shared.v2.f32`, no
+//! conversion.
 //! Layout: the fragment (PTX ISA §9.7.15.5.1.1, "WGMMA .m64nNk16 register fragment layout
 //! for accumulator matrix D") puts columns 8j + 2(l%4) + {0, 1} of row 16w + l/4 (+8) in one
 //! thread; in a 128-byte row that pair is 16-byte chunk j % 8 at byte 4(l%4), which the 128B
 //! swizzle (PTX ISA §5.5.7) moves to chunk (j % 8) ^ (row % 8) = (j % 8) ^ (l / 4): the eight
 //! lanes sharing a row phase write eight different chunks, so the stores are conflict-free.
+//! For f32 the pair is chunk 2(j % 4) + (l%4)/2 at byte 8(l%2) of a 32-column block; the same
+//! XOR with l/4 spreads the eight rows of a store over all chunks (a warp's 256 bytes take
+//! the two wavefronts any 64-bit store needs).
 //! The kernel follows with `fence::proxy_async()` and a barrier before the TMA store reads it.
 
+use crate::abi::ElemType;
+use crate::arena::Handle;
 use crate::diag::Diagnostics;
 use crate::dispatch::{Cx, Variant};
 use crate::inst::reg;
-use crate::ir::{BinOp, Expr, Inst, Op, ScalarType as T, Space, Special, TileRef};
+use crate::ir::{BinOp, Expr, Inst, Op, ScalarType as T, Space, Special, TileRef, Var};
 use crate::lower::{Lower, add, mul};
 
 /// The variant.
@@ -38,24 +47,32 @@ fn shapes(cx_k: &crate::ir::Kernel, dst: &TileRef, src: &TileRef) -> Result<(u32
         return Err("the destination is not a buffer".into());
     };
     let b = &cx_k.buffers[*buf];
-    if b.space != Space::Shared || b.elem.bytes() != 2 {
-        return Err(format!("`{}` must be a bf16/f16 shared tile", b.name));
+    if b.space != Space::Shared {
+        return Err(format!("`{}` must be a shared tile", b.name));
     }
+    let w = block_cols(b.elem);
     let dims = b.layout.shape.get(index.len()..).unwrap_or(&[]);
-    if r % 64 != 0 || n % 64 != 0 {
+    if r % 64 != 0 || n % w != 0 {
         return Err(format!(
-            "the accumulator is {r}×{n}; staging needs multiples of 64"
+            "the accumulator is {r}×{n}; staging {} needs rows a multiple of 64 and columns of {w}",
+            b.elem.name()
         ));
     }
-    if dims != [n / 64, r, 64] || b.layout.swizzle != crate::abi::Swizzle::B128 {
+    if dims != [n / w, r, w] || b.layout.swizzle != crate::abi::Swizzle::B128 {
         return Err(format!(
-            "`{}` must be [{}, {r}, 64] with swizzle B128 (64-column blocks, one TMA box each); it is {dims:?} with swizzle {}",
+            "`{}` must be [{}, {r}, {w}] with swizzle B128 ({w}-column {} blocks of 128-byte rows, one TMA box each); it is {dims:?} with swizzle {}",
             b.name,
-            n / 64,
+            n / w,
+            b.elem.name(),
             b.layout.swizzle.name()
         ));
     }
     Ok((r, n))
+}
+
+/// Columns of one staging block: one 128-byte swizzle row of `elem`.
+fn block_cols(elem: ElemType) -> u32 {
+    128 / elem.bytes()
 }
 
 fn applies(cx: &Cx) -> Result<(), String> {
@@ -92,7 +109,7 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     let (TileRef::Buf { buf, index }, TileRef::Buf { buf: acc, .. }) = (dst, src) else {
         unreachable!("checked")
     };
-    let half = lw.k.buffers[*buf].elem.name();
+    let elem = lw.k.buffers[*buf].elem;
     let frag = lw
         .frags
         .get(acc)
@@ -108,40 +125,191 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     let l = Expr::bin(BinOp::Rem, Expr::Var(t), Expr::u32(32));
     let q = lw.let_("q", T::U32, Expr::bin(BinOp::Div, l.clone(), Expr::u32(4)));
     let row = add(mul(w, Expr::u32(16)), Expr::Var(q));
-    let thread_base = add(
-        add(base, mul(row, Expr::u32(128))),
-        mul(Expr::bin(BinOp::Rem, l, Expr::u32(4)), Expr::u32(4)),
-    );
-    let thread_base = lw.let_("stage_row", T::U32, thread_base);
-    let chunk_addr: Vec<_> = (0..8u32)
-        .map(|j| {
-            let x = Expr::bin(BinOp::Xor, Expr::Var(q), Expr::u32(j));
-            lw.let_(
-                "stage_addr",
-                T::U32,
-                add(Expr::Var(thread_base), mul(x, Expr::u32(16))),
-            )
-        })
-        .collect();
-    let block_bytes = rows * 128;
-    for slice in 0..rows / 64 {
-        for h in 0..2 {
-            for j in 0..n / 8 {
-                let (lo, hi) = (
-                    frag[(slice * (n / 2) + 4 * j + 2 * h) as usize],
-                    frag[(slice * (n / 2) + 4 * j + 2 * h + 1) as usize],
-                );
-                let packed = lw.var("packed", T::U32);
-                lw.inst(Inst::cvt_rn_pack(half, packed, hi, lo));
-                let off = (j / 8) * block_bytes + slice * 64 * 128 + h * 8 * 128;
-                lw.inst(Inst::st_shared(
-                    "b32",
-                    chunk_addr[(j % 8) as usize],
-                    off as i64,
-                    reg(packed),
-                ));
+    let stage = Stage {
+        frag,
+        rows,
+        n,
+        row_base: add(base, mul(row, Expr::u32(128))),
+        lane: l,
+        q,
+    };
+    if elem == ElemType::F32 {
+        stage.store_f32(lw);
+    } else {
+        stage.store_16bit(lw, elem);
+    }
+    Ok(())
+}
+
+/// One warpgroup's staging store: the fragment, its shape, and the thread's row address.
+struct Stage {
+    frag: Vec<Handle<Var>>,
+    /// Accumulator rows (a multiple of 64) and columns.
+    rows: u32,
+    n: u32,
+    /// `base + row(t)·128`: the start of the thread's first row in the tile.
+    row_base: Expr,
+    /// The lane `l` and its quad `q = l / 4` (the row within an 8-row swizzle atom).
+    lane: Expr,
+    q: Handle<Var>,
+}
+
+impl Stage {
+    /// The fragment register holding the first column of pair `j` in row half `h` of 64-row
+    /// slice `slice`, and the constant byte offset of that slice and half.
+    fn pair(&self, slice: u32, h: u32, j: u32) -> (usize, u32) {
+        let reg = (slice * (self.n / 2) + 4 * j + 2 * h) as usize;
+        (reg, slice * 64 * 128 + h * 8 * 128)
+    }
+
+    /// 16-bit elements: `cvt.rn.{bf16,f16}x2.f32` + `st.shared.b32`, 64-column blocks.
+    fn store_16bit(&self, lw: &mut Lower, elem: ElemType) {
+        let thread_base = lw.let_(
+            "stage_row",
+            T::U32,
+            add(
+                self.row_base.clone(),
+                mul(
+                    Expr::bin(BinOp::Rem, self.lane.clone(), Expr::u32(4)),
+                    Expr::u32(4),
+                ),
+            ),
+        );
+        let chunk_addr: Vec<_> = (0..8u32)
+            .map(|j| {
+                let x = Expr::bin(BinOp::Xor, Expr::Var(self.q), Expr::u32(j));
+                lw.let_(
+                    "stage_addr",
+                    T::U32,
+                    add(Expr::Var(thread_base), mul(x, Expr::u32(16))),
+                )
+            })
+            .collect();
+        for slice in 0..self.rows / 64 {
+            for h in 0..2 {
+                for j in 0..self.n / 8 {
+                    let (f, fixed) = self.pair(slice, h, j);
+                    let packed = lw.var("packed", T::U32);
+                    let (lo, hi) = (self.frag[f], self.frag[f + 1]);
+                    lw.inst(Inst::cvt_rn_pack(elem.name(), packed, hi, lo));
+                    let off = (j / 8) * self.rows * 128 + fixed;
+                    let addr = chunk_addr[(j % 8) as usize];
+                    lw.inst(Inst::st_shared("b32", addr, off as i64, reg(packed)));
+                }
             }
         }
     }
-    Ok(())
+
+    /// f32: `st.shared.v2.f32`, no conversion, 32-column blocks. Lane bits: `l % 2` picks the
+    /// 8-byte half of a 16-byte chunk, `(l % 4) / 2` the odd chunk of a chunk pair.
+    fn store_f32(&self, lw: &mut Lower) {
+        let l = &self.lane;
+        let lo = lw.let_(
+            "stage_row",
+            T::U32,
+            add(
+                self.row_base.clone(),
+                mul(Expr::bin(BinOp::Rem, l.clone(), Expr::u32(2)), Expr::u32(8)),
+            ),
+        );
+        let odd = Expr::bin(
+            BinOp::Div,
+            Expr::bin(BinOp::Rem, l.clone(), Expr::u32(4)),
+            Expr::u32(2),
+        );
+        let chunk_addr: Vec<_> = (0..4u32)
+            .map(|jj| {
+                let chunk = add(Expr::u32(2 * jj), odd.clone());
+                let x = Expr::bin(BinOp::Xor, chunk, Expr::Var(self.q));
+                lw.let_(
+                    "stage_addr",
+                    T::U32,
+                    add(Expr::Var(lo), mul(x, Expr::u32(16))),
+                )
+            })
+            .collect();
+        for slice in 0..self.rows / 64 {
+            for h in 0..2 {
+                for j in 0..self.n / 8 {
+                    let (f, fixed) = self.pair(slice, h, j);
+                    let off = (j / 4) * self.rows * 128 + fixed;
+                    let addr = chunk_addr[(j % 4) as usize];
+                    let (a, b) = (self.frag[f], self.frag[f + 1]);
+                    lw.inst(Inst::st_shared_v2_f32(addr, off as i64, a, b));
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::abi::Swizzle;
+    use crate::encode::swizzle::swizzle_offset;
+
+    /// The address the lowering gives thread `t`'s fragment pair `(slice, h, j)` (byte offset
+    /// from the staging tile's 1024-aligned base), for element size `bytes`, written as the
+    /// lowering builds it.
+    fn lowered_addr(bytes: u32, rows: u32, t: u32, slice: u32, h: u32, j: u32) -> u32 {
+        let (w, l) = (t / 32, t % 32);
+        let q = l / 4;
+        let row_base = (16 * w + q) * 128;
+        let block_bytes = rows * 128;
+        let fixed = slice * 64 * 128 + h * 8 * 128;
+        if bytes == 4 {
+            let lo = row_base + (l % 2) * 8;
+            let chunk = (2 * (j % 4) + (l % 4) / 2) ^ q;
+            lo + chunk * 16 + (j / 4) * block_bytes + fixed
+        } else {
+            let base = row_base + (l % 4) * 4;
+            base + ((q ^ (j % 8)) * 16) + (j / 8) * block_bytes + fixed
+        }
+    }
+
+    /// Where the element (row, col) of the R×N accumulator lies in the staging tile
+    /// `[N / W, R, W]` under the 128-byte swizzle.
+    fn swizzled(bytes: u32, rows: u32, row: u32, col: u32) -> u32 {
+        let w = 128 / bytes;
+        let linear = (col / w) * rows * 128 + row * 128 + (col % w) * bytes;
+        swizzle_offset(Swizzle::B128, linear)
+    }
+
+    #[test]
+    fn every_fragment_pair_lands_on_its_swizzled_address() {
+        for bytes in [2, 4] {
+            let (rows, n) = (64, 128);
+            for t in 0..128 {
+                let (w, l) = (t / 32, t % 32);
+                for slice in 0..rows / 64 {
+                    for h in 0..2 {
+                        for j in 0..n / 8 {
+                            // PTX ISA §9.7.15.5.1.1: the pair's row and first column.
+                            let row = 64 * slice + 16 * w + l / 4 + 8 * h;
+                            let col = 8 * j + 2 * (l % 4);
+                            assert_eq!(
+                                lowered_addr(bytes, rows, t, slice, h, j),
+                                swizzled(bytes, rows, row, col),
+                                "bytes {bytes} thread {t} slice {slice} h {h} j {j}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_warps_f32_stores_spread_over_all_banks() {
+        // One st.shared.v2.f32 of warp 0: 32 lanes × 8 bytes = 256 bytes, two wavefronts at
+        // best; each bank must be hit exactly twice (once per wavefront).
+        for j in 0..16 {
+            let mut hits = [0u32; 32];
+            for t in 0..32 {
+                let a = lowered_addr(4, 64, t, 0, 0, j);
+                hits[((a / 4) % 32) as usize] += 1;
+                hits[((a / 4 + 1) % 32) as usize] += 1;
+            }
+            assert!(hits.iter().all(|&h| h == 2), "j {j}: {hits:?}");
+        }
+    }
 }

@@ -8,7 +8,8 @@
 //! Before: `mma @acc, @a_s[%s], @b_s[%s] accumulate (%k > 0)`
 //! After: descriptors for both operands, then for each K-step of 16 and each 64-row slice
 //! `wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16 {d…}, adesc, bdesc, p, 1, 1, 0, tb`
-//! (`p` = accumulate for the first K-step, true after; `tb` = 1 for an MN-major B). Fencing and
+//! (`.f32.f16.f16` for f16 operands: the same K = 16 shape, descriptors and fragment;
+//! `p` = accumulate for the first K-step, true after; `tb` = 1 for an MN-major B). Fencing and
 //! completion (`wgmma::fence/commit/wait`) stay explicit in the kernel.
 //! PTX used: PTX ISA §9.7.15.5.2 (wgmma.mma_async); descriptor §9.7.15.5.1.2.2 via
 //! `encode::wgmma`. K-major: advancing K by 16 elements inside the 128-byte swizzle row adds
