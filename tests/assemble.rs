@@ -76,3 +76,40 @@ fn blackwell_gemm_sass_has_the_tensor_core_and_tma_and_tmem_loads() {
         );
     }
 }
+
+/// Every shared-memory matrix descriptor (wgmma, tcgen05) masks its start address to the
+/// 14-bit field, `(addr & 0x3FFFF) >> 4` (PTX ISA §9.7.15.5.1.2): in a cluster the `.shared`
+/// address of a variable can carry CTA-rank bits above bit 17, and unmasked they land in the
+/// leading-byte-offset field (on the H200, 2026-11-30, that computed wrong columns in CTA rank 1
+/// of `gemm_sm90_tma_epi_nn`, whose MN-major B uses that field). Each `(addr >> 4)` that builds
+/// a descriptor is followed by `& 16383`.
+#[test]
+fn descriptor_start_addresses_are_masked_to_their_field() {
+    let mut checked = 0;
+    for k in registry::all() {
+        for a in k.artifacts {
+            if !a.ptx.contains("wgmma.mma_async") && !a.ptx.contains("tcgen05.mma") {
+                continue;
+            }
+            checked += 1;
+            let lines: Vec<&str> = a.ptx.lines().map(str::trim).collect();
+            for (i, l) in lines.iter().enumerate() {
+                // The descriptor's address: `shr.u32 %rA, %rB, 4;` then `and.b32 %rC, %rA, 16383;`.
+                if l.starts_with("shr.u32") && l.ends_with(", 4;") {
+                    let dst = l["shr.u32".len()..].trim().split(',').next().unwrap_or("");
+                    let masked = lines[i + 1..].iter().take(3).any(|n| {
+                        n.starts_with("and.b32") && n.contains(dst) && n.ends_with("16383;")
+                    });
+                    assert!(
+                        masked,
+                        "{} {} {}: `{l}` is not masked to 14 bits",
+                        k.name,
+                        a.config,
+                        a.target.name()
+                    );
+                }
+            }
+        }
+    }
+    assert!(checked > 10, "only {checked} MMA kernels found");
+}

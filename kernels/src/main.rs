@@ -231,6 +231,9 @@ fn run(rt: &Runtime, k: &Shipped, config: Option<&str>, shape: (usize, usize, us
                     r.error,
                     if r.ok { "ok" } else { "FAIL" }
                 );
+                if !r.ok && !r.blocks.is_empty() {
+                    println!("  wrong 64x64 blocks of D (X):\n{}", r.blocks);
+                }
                 ok &= r.ok;
             }
             Err(e) => {

@@ -262,6 +262,9 @@ pub struct CheckReport {
     pub error: f64,
     /// Whether it is within tolerance.
     pub ok: bool,
+    /// For a failed GEMM check, which 64×64 blocks of D are wrong, one text line per block row
+    /// (`.` right, `X` over the tolerance, at most 32×32 blocks shown); empty otherwise.
+    pub blocks: String,
 }
 
 /// The GEMM `tirx bench gemm` measures by default: the top of the ladder.
@@ -433,6 +436,7 @@ pub fn check_copy(
         shape: (m, n, 0),
         error: bad as f64,
         ok: bad == 0,
+        blocks: String::new(),
     })
 }
 
@@ -568,7 +572,8 @@ impl Check<'_> {
         self.launch.launch(rt, self.config, &a, &b, &mut d)?;
         rt.synchronize()?;
         let got = rt.download(&d)?;
-        let err = rel_frobenius(&got, &self.layout.reference(&ha, &hb, m, n, k));
+        let want = self.layout.reference(&ha, &hb, m, n, k);
+        let err = rel_frobenius(&got, &want);
         let tol = GemmTypes {
             input: A::ELEM,
             output: D::ELEM,
@@ -578,8 +583,37 @@ impl Check<'_> {
             shape: (m, n, k),
             error: err,
             ok: err < tol,
+            blocks: if err < tol {
+                String::new()
+            } else {
+                block_map(&got, &want, m, n, tol)
+            },
         })
     }
+}
+
+/// The 64×64 blocks of an M×N result, `.` where the block's relative error is under `tol`
+/// and `X` where it is not, one line per block row (at most 32×32 blocks).
+fn block_map<T: HostElem>(got: &[T], want: &[f64], m: usize, n: usize, tol: f64) -> String {
+    let mut out = String::new();
+    for bi in 0..m.div_ceil(64).min(32) {
+        for bj in 0..n.div_ceil(64).min(32) {
+            let (mut num, mut den) = (0.0f64, 0.0f64);
+            for i in bi * 64..((bi + 1) * 64).min(m) {
+                for j in bj * 64..((bj + 1) * 64).min(n) {
+                    let (g, w) = (got[i * n + j].to_f64(), want[i * n + j]);
+                    num += (g - w) * (g - w);
+                    den += w * w;
+                }
+            }
+            // NaN is wrong too: only a finite error under the tolerance is right.
+            let right = num.sqrt() <= tol * den.sqrt().max(f64::MIN_POSITIVE);
+            let bad = !right;
+            out.push(if bad { 'X' } else { '.' });
+        }
+        out.push('\n');
+    }
+    out
 }
 
 #[cfg(test)]

@@ -174,7 +174,16 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     Ok(())
 }
 
-/// `const | (addr >> 4)` for the operand's tile, as a u64 variable.
+/// `const | ((addr & 0x3FFFF) >> 4)` for the operand's tile, as a u64 variable.
+///
+/// The start-address field is 14 bits, "matrix-descriptor-encode(x) = (x & 0x3FFFF) >> 4"
+/// (PTX ISA §9.7.15.5.1.2, matrix descriptor format; the tcgen05 shared memory descriptor
+/// encodes its start address the same way, §9.7.16.4.1). The mask matters: in a cluster
+/// launch the `.shared` address of a variable can carry bits above bit 17 that identify the
+/// CTA within the cluster (seen on the H200, 2026-11-30: CTA rank 1 of a 2×1 cluster), and
+/// unmasked they land in the leading-byte-offset field next to the address. A K-major
+/// operand with 128B swizzle ignores that field, so only MN-major B operands, whose chunk
+/// stride is the leading byte offset, computed wrong columns — in rank 1 only.
 pub fn desc_base(
     lw: &mut Lower,
     buf: crate::arena::Handle<crate::ir::Buffer>,
@@ -182,7 +191,12 @@ pub fn desc_base(
     cst: u64,
 ) -> Result<crate::arena::Handle<crate::ir::Var>, Diagnostics> {
     let addr = lw.smem_addr(buf, index)?;
-    let a16 = lw.let_("addr16", T::U32, Expr::bin(BinOp::Shr, addr, Expr::u32(4)));
+    let field = Expr::bin(
+        BinOp::And,
+        Expr::bin(BinOp::Shr, addr, Expr::u32(4)),
+        Expr::u32(0x3FFF),
+    );
+    let a16 = lw.let_("addr16", T::U32, field);
     let a64 = lw.var("addr64", T::U64);
     lw.inst(Inst::cvt("u64.u32", a64, reg(a16)));
     let d = lw.var("desc", T::U64);
