@@ -122,10 +122,14 @@ fn nn_gemm_matches_the_f64_reference_on_random_shapes() {
     let Kind::GemmNn(ws) = registry::find("gemm_sm90_ws_nn").unwrap().kind else {
         panic!()
     };
+    let Kind::GemmNn(pair) = registry::find("gemm_sm90_pair_n_nn").unwrap().kind else {
+        panic!()
+    };
     let runs = [
         ("gemm_sm90_tma_epi_nn", launch, "default"),
         ("gemm_sm90_ws_nn", ws, "n128"),
         ("gemm_sm90_ws_nn", ws, "n64"),
+        ("gemm_sm90_pair_n_nn", pair, "default"),
     ];
     for (name, launch, config) in runs {
         for (i, &(m, n, k)) in shapes.iter().enumerate() {
@@ -133,8 +137,8 @@ fn nn_gemm_matches_the_f64_reference_on_random_shapes() {
                 .expect("runs");
             assert!(
                 r.ok,
-                "{name}/{config} NN {m}x{n}x{k}: relative error {:.3e}",
-                r.error
+                "{name}/{config} NN {m}x{n}x{k}: relative error {:.3e}\n{}",
+                r.error, r.blocks
             );
         }
     }
@@ -272,7 +276,12 @@ fn every_type_combination_matches_the_f64_reference_on_random_shapes() {
     // kernel (TMA-store epilogue), the cluster kernel's f32-output configs and the
     // register-epilogue fallback.
     let mut covered = Vec::new();
-    for name in ["gemm_sm90_tma_epi", "gemm_sm90_cluster", "gemm_sm90_ws"] {
+    for name in [
+        "gemm_sm90_tma_epi",
+        "gemm_sm90_cluster",
+        "gemm_sm90_ws",
+        "gemm_sm90_pair_n",
+    ] {
         let Kind::Gemm(launch) = registry::find(name).unwrap().kind else {
             panic!()
         };
@@ -288,7 +297,7 @@ fn every_type_combination_matches_the_f64_reference_on_random_shapes() {
             }
             covered.push(types);
             for (i, &(m, n, k)) in shapes.iter().enumerate() {
-                let n = if name == "gemm_sm90_tma_epi" {
+                let n = if matches!(name, "gemm_sm90_tma_epi" | "gemm_sm90_pair_n") {
                     tma_n(n, types.output)
                 } else {
                     n
@@ -339,9 +348,12 @@ fn auto_error<A: HostElem, D: HostElem>(
 #[test]
 fn the_host_side_choice_is_correct_for_every_type_combination() {
     let rt = rt();
-    // Small (register-epilogue fallback), N not TMA-aligned (fallback), large (TMA store).
+    // Every size class of `choose_gemm_for`: 128×64 alone and in pairs, 128×128, 128×256,
+    // and N not TMA-aligned.
     let shapes = [
         (100, 200, 64),
+        (1000, 1000, 1000),
+        (2000, 1000, 1000),
         (1000, 1002, 256),
         (4096, 4096, 128),
         (2048, 4100, 64),

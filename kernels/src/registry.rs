@@ -161,7 +161,7 @@ pub struct Shipped {
 }
 
 /// All shipped kernels.
-pub fn all() -> [Shipped; 12] {
+pub fn all() -> [Shipped; 13] {
     [
         Shipped {
             name: "tma_copy",
@@ -239,6 +239,13 @@ pub fn all() -> [Shipped; 12] {
             }),
         },
         Shipped {
+            name: "gemm_sm90_pair_n_nn",
+            artifacts: ws::gemm_sm90_pair_n_nn::ARTIFACTS,
+            kind: Kind::GemmNn(GemmLaunch {
+                artifacts: ws::gemm_sm90_pair_n_nn::ARTIFACTS,
+            }),
+        },
+        Shipped {
             name: "gemm_sm100",
             artifacts: gemm100::gemm_sm100::ARTIFACTS,
             kind: Kind::Gemm(GemmLaunch {
@@ -299,48 +306,62 @@ pub fn choose_gemm(m: usize, n: usize, k: usize) -> (&'static str, &'static str)
         .expect("every shipped combination has a choice, bf16 → bf16 first")
 }
 
-/// The host-side choice for any element types: BF16 → BF16 as [`choose_gemm`]; the other
-/// combinations have one TMA-store config (128×256 tiles for a 16-bit D, 128×128 for an f32
-/// D, whose staging is twice as large) and one register-epilogue fallback in `gemm_sm90_ws`
-/// (128×128), taken when D's rows are not 16-byte aligned or the TMA-store tiles would not
-/// fill half a wave. `None` for a combination nothing ships (f32 inputs).
+/// The host-side choice for any element types, by the same rule as [`choose_gemm`]: the tile
+/// from [`tile_n`], then the kernel for it, in the config of those types (config names:
+/// `default`/`n128`/`n64` for BF16 → BF16; otherwise the types' name from
+/// [`GemmTypes::config`], with `_n128`/`_n64` for the smaller tiles):
+/// - 128×256: `gemm_sm90_tma_epi` for a 16-bit D with 16-byte rows; `gemm_sm90_cluster` for an
+///   f32 D (its register stores fill whole sectors; measured 681 against 624 TFLOP/s for the
+///   128×128 TMA-store config at 8192³, 2026-11-30) and for BF16 rows that are not aligned;
+/// - 128×128: `gemm_sm90_tma_epi` (`n128`, or the f32-D config, which is 128×128), or
+///   `gemm_sm90_cluster`/`n128` for unaligned BF16 rows;
+/// - 128×64: `gemm_sm90_pair_n` when A's rows are not 128-byte aligned and D's are 16-byte
+///   aligned, else `gemm_sm90_ws` (`n64`).
+///
+/// Where a kernel lacks the types' config (`gemm_sm90_cluster` has no 16-bit configs but
+/// BF16's), the fallback is `gemm_sm90_ws` at 128×128. `None` for a combination nothing ships
+/// (f32 inputs).
 pub fn choose_gemm_for(
     types: GemmTypes,
     m: usize,
     n: usize,
     k: usize,
 ) -> Option<(&'static str, &'static str)> {
-    let config = types.config()?;
-    let tiles = |bm: usize, bn: usize| m.div_ceil(bm) * n.div_ceil(bn);
-    if types != GemmTypes::BF16 {
-        let bn = if types.output == ElemType::F32 {
-            128
-        } else {
-            256
-        };
-        let aligned = (n * types.output.bytes() as usize).is_multiple_of(16);
-        return Some(if tiles(128, bn) >= PERSISTENT_CTAS / 2 && aligned {
-            ("gemm_sm90_tma_epi", config)
-        } else {
-            ("gemm_sm90_ws", config)
-        });
-    }
-    Some(choose_bf16(m, n, k))
+    types.config()?;
+    let bn = tile_n(m, n);
+    let f32_out = types.output == ElemType::F32;
+    let d_rows_aligned = (n * types.output.bytes() as usize).is_multiple_of(16);
+    let a_rows_aligned = (k * types.input.bytes() as usize).is_multiple_of(128);
+    let pick = |kernel: &'static str, suffix: Option<&str>| {
+        config_of(kernel, types, suffix).map(|c| (kernel, c))
+    };
+    let choice = match (bn, d_rows_aligned) {
+        (256, true) if !f32_out => pick("gemm_sm90_tma_epi", None),
+        (256, _) => pick("gemm_sm90_cluster", None),
+        (128, true) if f32_out => pick("gemm_sm90_tma_epi", None),
+        (128, true) => pick("gemm_sm90_tma_epi", Some("n128")),
+        (128, false) => pick("gemm_sm90_cluster", Some("n128")),
+        (_, true) if !a_rows_aligned => pick("gemm_sm90_pair_n", None),
+        _ => pick("gemm_sm90_ws", Some("n64")),
+    };
+    choice.or_else(|| pick("gemm_sm90_ws", None))
 }
 
-/// The BF16 → BF16 choice ([`choose_gemm`]'s rule).
-fn choose_bf16(m: usize, n: usize, k: usize) -> (&'static str, &'static str) {
-    let bn = tile_n(m, n);
-    let tma_store = n.is_multiple_of(8);
-    let a_rows_aligned = (2 * k).is_multiple_of(128);
-    match (bn, tma_store) {
-        (256, true) => ("gemm_sm90_tma_epi", "default"),
-        (256, false) => ("gemm_sm90_cluster", "default"),
-        (128, true) => ("gemm_sm90_tma_epi", "n128"),
-        (128, false) => ("gemm_sm90_cluster", "n128"),
-        (_, true) if !a_rows_aligned => ("gemm_sm90_pair_n", "default"),
-        _ => ("gemm_sm90_ws", "n64"),
-    }
+/// The config of `kernel` for `types` with an optional tile suffix (`n128`, `n64`): the
+/// types' base name ([`GemmTypes::config`]), `<base>_<suffix>`, or just the suffix for BF16 →
+/// BF16 (whose base name is `default`); `None` when the kernel has no such config.
+fn config_of(kernel: &str, types: GemmTypes, suffix: Option<&str>) -> Option<&'static str> {
+    let base = types.config()?;
+    let name = match (base, suffix) {
+        (base, None) => base.to_string(),
+        ("default", Some(suffix)) => suffix.to_string(),
+        (base, Some(suffix)) => format!("{base}_{suffix}"),
+    };
+    find(kernel)?
+        .artifacts
+        .iter()
+        .find(|a| a.config == name)
+        .map(|a| a.config)
 }
 
 /// The tile width (256, 128 or 64, for 128-row tiles) [`choose_gemm`] takes for an M×N
@@ -363,12 +384,14 @@ pub fn tile_n(m: usize, n: usize) -> usize {
 
 /// The NN counterpart of [`choose_gemm`] (B given K×N; N must be a multiple of 8 for every NN
 /// kernel): [`tile_n`]'s tile, then the cluster kernel with the TMA-store epilogue for
-/// 128×256, the persistent non-cluster kernel (`gemm_sm90_ws_nn`) for 128×128 and 128×64.
+/// 128×256, the persistent non-cluster kernel (`gemm_sm90_ws_nn`) for 128×128 and 128×64 —
+/// or, for 128×64 when A's rows are not 128-byte aligned, `gemm_sm90_pair_n_nn` (the TN rule).
 /// Not yet measured on the H200 as a choice: the tile rule is the TN one.
-pub fn choose_gemm_nn(m: usize, n: usize, _k: usize) -> (&'static str, &'static str) {
+pub fn choose_gemm_nn(m: usize, n: usize, k: usize) -> (&'static str, &'static str) {
     match tile_n(m, n) {
         256 => ("gemm_sm90_tma_epi_nn", "default"),
         128 => ("gemm_sm90_ws_nn", "n128"),
+        _ if !(2 * k).is_multiple_of(128) => ("gemm_sm90_pair_n_nn", "default"),
         _ => ("gemm_sm90_ws_nn", "n64"),
     }
 }
@@ -666,7 +689,11 @@ mod tests {
             choose_gemm_nn(2000, 1000, 1000),
             ("gemm_sm90_ws_nn", "n128")
         );
-        assert_eq!(choose_gemm_nn(1000, 1000, 1000), ("gemm_sm90_ws_nn", "n64"));
+        assert_eq!(
+            choose_gemm_nn(1000, 1000, 1000),
+            ("gemm_sm90_pair_n_nn", "default")
+        );
+        assert_eq!(choose_gemm_nn(1024, 1024, 1024), ("gemm_sm90_ws_nn", "n64"));
         for (m, n) in [(8192, 8192), (2048, 2048), (1000, 1000), (4095, 4096)] {
             let (name, config) = choose_gemm_nn(m, n, 4096);
             let k = find(name).expect("shipped");
@@ -708,13 +735,27 @@ mod tests {
             input: ElemType::F16,
             output: ElemType::F32,
         };
+        // An f32 D: 128×256 from registers, 128×128 through the TMA store, 128×64 tiles in
+        // pairs or alone.
         assert_eq!(
             choose_gemm_for(f16_f32, 4096, 4096, 4096),
+            Some(("gemm_sm90_cluster", "f16_f32"))
+        );
+        assert_eq!(
+            choose_gemm_for(f16_f32, 2000, 1000, 1000),
             Some(("gemm_sm90_tma_epi", "f16_f32"))
+        );
+        assert_eq!(
+            choose_gemm_for(f16_f32, 1000, 1000, 1000),
+            Some(("gemm_sm90_pair_n", "f16_f32"))
+        );
+        assert_eq!(
+            choose_gemm_for(f16_f32, 1024, 1024, 1024),
+            Some(("gemm_sm90_ws", "f16_f32_n64"))
         );
         // f32 rows are 16-byte aligned at N a multiple of 4, 16-bit ones at 8.
         assert_eq!(
-            choose_gemm_for(f16_f32, 4096, 4092, 4096),
+            choose_gemm_for(f16_f32, 2000, 1004, 1000),
             Some(("gemm_sm90_tma_epi", "f16_f32"))
         );
         let f16 = GemmTypes {
@@ -724,6 +765,22 @@ mod tests {
         assert_eq!(
             choose_gemm_for(f16, 4096, 4092, 4096),
             Some(("gemm_sm90_ws", "f16"))
+        );
+        assert_eq!(
+            choose_gemm_for(f16, 4096, 4096, 4096),
+            Some(("gemm_sm90_tma_epi", "f16"))
+        );
+        assert_eq!(
+            choose_gemm_for(f16, 2000, 1000, 1000),
+            Some(("gemm_sm90_tma_epi", "f16_n128"))
+        );
+        assert_eq!(
+            choose_gemm_for(f16, 1000, 1000, 1000),
+            Some(("gemm_sm90_pair_n", "f16"))
+        );
+        assert_eq!(
+            choose_gemm_for(f16, 1024, 1024, 1024),
+            Some(("gemm_sm90_ws", "f16_n64"))
         );
     }
 

@@ -254,6 +254,35 @@ pub mod ladder {
         it
     }
 
+    /// [`produce_multicast_a`] with B given K×N (NN): the B tile is one MN-major chunk of
+    /// 64 columns (`BN = 64`), one `[BK, 64]` box.
+    #[tile_fn]
+    fn produce_multicast_a_nn(
+        pipe: Pipe,
+        it: u32,
+        a_s: Smem,
+        b_s: Smem,
+        a: Global,
+        b: Global,
+        m: u32,
+        n: u32,
+        k_tiles: u32,
+    ) -> u32 {
+        let mut it = it;
+        for k in 0..k_tiles {
+            let s = pipe.producer_acquire(it);
+            tma::load(
+                a_s[s][cta_rank],
+                a.tile(2 * m + cta_rank, k),
+                pipe.full(s),
+                multicast = 3,
+            );
+            tma::load(b_s[s][0], b.tile(k, n), pipe.full(s));
+            it += 1;
+        }
+        it
+    }
+
     /// The producer warpgroup of a persistent cluster kernel whose pairs run along N: this
     /// CTA computes column tile `2·np + rank` of row tile `m`, and shares the A panel.
     #[tile_fn]
@@ -276,6 +305,42 @@ pub mod ladder {
                 for u in (cta.x / 2..tiles_m * pairs_n).step_by(ncta.x / 2) {
                     let (m, np) = grouped(u, tiles_m, pairs_n);
                     it = produce_multicast_a(
+                        pipe,
+                        it,
+                        a_s,
+                        b_s,
+                        a,
+                        b,
+                        m,
+                        2 * np + cta_rank,
+                        k_tiles,
+                    );
+                }
+            }
+        }
+    }
+
+    /// [`cluster_producer_a`] for B given K×N.
+    #[tile_fn]
+    fn cluster_producer_a_nn(
+        pipe: Pipe,
+        a_s: Smem,
+        b_s: Smem,
+        a: Global,
+        b: Global,
+        tiles_m: u32,
+        pairs_n: u32,
+        k_tiles: u32,
+    ) {
+        #[scope(warpgroup = 0)]
+        {
+            setmaxnreg::dec(40);
+            #[scope(warp = 0, elect)]
+            {
+                let mut it = 0;
+                for u in (cta.x / 2..tiles_m * pairs_n).step_by(ncta.x / 2) {
+                    let (m, np) = grouped(u, tiles_m, pairs_n);
+                    it = produce_multicast_a_nn(
                         pipe,
                         it,
                         a_s,
@@ -396,6 +461,11 @@ pub mod ladder {
             f16_bf16 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = f16, TD = bf16),
             bf16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = bf16, TD = f32),
             f16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = f16, TD = f32),
+            f16_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, TA = f16, TD = f16),
+            bf16_f16_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, TA = bf16, TD = f16),
+            f16_bf16_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, TA = f16, TD = bf16),
+            bf16_f32_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, TA = bf16, TD = f32),
+            f16_f32_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, TA = f16, TD = f32),
         ),
     )]
     pub fn gemm_sm90_ws(
@@ -561,6 +631,9 @@ pub mod ladder {
             f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64, TA = f16, TD = f16),
             bf16_f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64, TA = bf16, TD = f16),
             f16_bf16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64, TA = f16, TD = bf16),
+            f16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, CTAS = 132, EPI_N = 64, TA = f16, TD = f16),
+            bf16_f16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, CTAS = 132, EPI_N = 64, TA = bf16, TD = f16),
+            f16_bf16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, CTAS = 132, EPI_N = 64, TA = f16, TD = bf16),
             bf16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, CTAS = 132, EPI_N = 32, TA = bf16, TD = f32),
             f16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, CTAS = 132, EPI_N = 32, TA = f16, TD = f32),
         ),
@@ -657,23 +730,76 @@ pub mod ladder {
         cluster = (2, 1, 1),
         grid = (CTAS, 1),
         configs(
-            default = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132, EPI_N = 64),
+            default = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132, EPI_N = 64, TA = bf16, TD = bf16),
+            f16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132, EPI_N = 64, TA = f16, TD = f16),
+            bf16_f16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132, EPI_N = 64, TA = bf16, TD = f16),
+            f16_bf16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132, EPI_N = 64, TA = f16, TD = bf16),
+            bf16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132, EPI_N = 32, TA = bf16, TD = f32),
+            f16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132, EPI_N = 32, TA = f16, TD = f32),
         ),
     )]
     pub fn gemm_sm90_pair_n(
-        #[shape(M, K)] a: Tensor<bf16>,
-        #[shape(N, K)] b: Tensor<bf16>,
-        #[shape(M, N)] d: Tensor<bf16>,
+        #[shape(M, K)] a: Tensor<TA>,
+        #[shape(N, K)] b: Tensor<TA>,
+        #[shape(M, N)] d: Tensor<TD>,
     ) {
-        let a_s = smem::<bf16>([STAGES, 2, 64, BK], swizzle = B128);
-        let b_s = smem::<bf16>([STAGES, BN, BK], swizzle = B128);
-        let d_s = smem::<bf16>([2, BN / EPI_N, 64, EPI_N], swizzle = B128);
+        let a_s = smem::<TA>([STAGES, 2, 64, BK], swizzle = B128);
+        let b_s = smem::<TA>([STAGES, BN, BK], swizzle = B128);
+        let d_s = smem::<TD>([2, BN / EPI_N, 64, EPI_N], swizzle = B128);
         let acc = regs::<f32>([64, BN]);
         let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
         let tiles_m = cdiv(M, BM);
         let pairs_n = cdiv(cdiv(N, BN), 2);
         let k_tiles = cdiv(K, BK);
         cluster_producer_a(pipe, a_s, b_s, a, b, tiles_m, pairs_n, k_tiles);
+        #[scope(warpgroups = 1..3)]
+        {
+            setmaxnreg::inc(232);
+            let wg = tid / 128 - 1;
+            let mut it = 0;
+            for u in (cta.x / 2..tiles_m * pairs_n).step_by(ncta.x / 2) {
+                let (m, np) = grouped(u, tiles_m, pairs_n);
+                it = consume(pipe, it, acc, a_s, b_s, wg, k_tiles);
+                store_tile(
+                    d,
+                    d_s,
+                    acc,
+                    wg,
+                    2 * m + wg,
+                    (2 * np + cta_rank) * (BN / EPI_N),
+                );
+            }
+            #[scope(leader)]
+            {
+                tma::wait_group(0);
+            }
+        }
+    }
+
+    /// [`gemm_sm90_pair_n`] with B given K×N (NN): B's 64-column tile is one MN-major chunk.
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 384,
+        cluster = (2, 1, 1),
+        grid = (CTAS, 1),
+        configs(
+            default = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132, EPI_N = 64),
+        ),
+    )]
+    pub fn gemm_sm90_pair_n_nn(
+        #[shape(M, K)] a: Tensor<bf16>,
+        #[shape(K, N)] b: Tensor<bf16>,
+        #[shape(M, N)] d: Tensor<bf16>,
+    ) {
+        let a_s = smem::<bf16>([STAGES, 2, 64, BK], swizzle = B128);
+        let b_s = smem::<bf16>([STAGES, 1, BK, 64], swizzle = B128, major = mn);
+        let d_s = smem::<bf16>([2, BN / EPI_N, 64, EPI_N], swizzle = B128);
+        let acc = regs::<f32>([64, BN]);
+        let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
+        let tiles_m = cdiv(M, BM);
+        let pairs_n = cdiv(cdiv(N, BN), 2);
+        let k_tiles = cdiv(K, BK);
+        cluster_producer_a_nn(pipe, a_s, b_s, a, b, tiles_m, pairs_n, k_tiles);
         #[scope(warpgroups = 1..3)]
         {
             setmaxnreg::inc(232);
