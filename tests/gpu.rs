@@ -410,3 +410,78 @@ fn the_typed_launcher_runs_its_configs_types_and_refuses_others() {
         "{err:?}"
     );
 }
+
+/// D = α·A·Bᵀ + β·C: every config of `gemm_sm90_tma_epi_abc` on random shapes with tails, for
+/// α, β with β ≠ 0 (C random) and β = 0 (C all NaN, which must not be read), D poisoned,
+/// against the f64 reference; and the host entry `gemm_scaled` (which takes the plain kernel
+/// for α = 1, β = 0) on every tile class.
+#[test]
+fn scaled_gemm_matches_the_f64_reference() {
+    let rt = rt();
+    let kernel = registry::find("gemm_sm90_tma_epi_abc").unwrap();
+    let Kind::GemmScaled(launch) = kernel.kind else {
+        panic!()
+    };
+    let mut rng = Rng::new(21);
+    let mut shapes = vec![
+        (1, 8, 8),
+        (129, 264, 72),
+        (300, 520, 136),
+        (1000, 1000, 1000),
+    ];
+    shapes.extend((0..10).map(|_| {
+        (
+            rng.range(1, 600),
+            8 * rng.range(1, 70),
+            8 * rng.range(1, 60),
+        )
+    }));
+    for config in kernel.artifacts.iter().map(|a| a.config) {
+        for (i, &shape) in shapes.iter().enumerate() {
+            for (alpha, beta) in [(1.5f32, -0.75f32), (0.5, 0.0), (-2.0, 1.0)] {
+                let r = registry::check_gemm_scaled(
+                    &rt,
+                    launch,
+                    config,
+                    shape,
+                    alpha,
+                    beta,
+                    600 + i as u64,
+                )
+                .expect("runs");
+                let (m, n, k) = shape;
+                assert!(
+                    r.ok,
+                    "{config} {m}x{n}x{k} alpha {alpha} beta {beta}: {:.3e}\n{}",
+                    r.error, r.blocks
+                );
+            }
+        }
+    }
+    for (i, &(m, n, k)) in [(100, 200, 64), (1000, 1000, 1000), (2048, 2048, 128)]
+        .iter()
+        .enumerate()
+    {
+        for (alpha, beta) in [(1.0f32, 0.0f32), (2.0, 0.5)] {
+            let mut rng = Rng::new(700 + i as u64);
+            let (ha, hb, hc) = (rng.bf16s(m * k), rng.bf16s(n * k), rng.bf16s(m * n));
+            let a = rt.upload(&ha, &[m, k]).unwrap();
+            let b = rt.upload(&hb, &[n, k]).unwrap();
+            let c = rt.upload(&hc, &[m, n]).unwrap();
+            let mut d = rt.zeros::<bf16>(&[m, n]).unwrap();
+            rt.poison(&mut d).unwrap();
+            registry::gemm_scaled(&rt, alpha, &a, &b, beta, &c, &mut d).expect("runs");
+            let got = rt.download(&d).unwrap();
+            let want: Vec<f64> = gemm_tn_f64(&ha, &hb, m, n, k)
+                .iter()
+                .zip(&hc)
+                .map(|(ab, cv)| f64::from(alpha) * ab + f64::from(beta) * cv.to_f64())
+                .collect();
+            let err = rel_frobenius(&got, &want);
+            assert!(
+                err < registry::GEMM_TOL,
+                "{m}x{n}x{k} {alpha} {beta}: {err:.3e}"
+            );
+        }
+    }
+}

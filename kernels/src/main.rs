@@ -194,6 +194,9 @@ fn run_one(
         Kind::Copy(l) => registry::check_copy(rt, l, config, m, n, seed),
         Kind::Gemm(l) => registry::check_gemm(rt, l, config, m, n, kk, seed),
         Kind::GemmNn(l) => registry::check_gemm_nn(rt, l, config, m, n, kk, seed),
+        Kind::GemmScaled(l) => {
+            registry::check_gemm_scaled(rt, l, config, (m, n, kk), 1.5, -0.75, seed)
+        }
     }
 }
 

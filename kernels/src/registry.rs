@@ -45,6 +45,28 @@ impl GemmLaunch {
         rt.launch_variant(self.artifacts, config, &[a.view(), b.view(), d.view()])
     }
 
+    /// Launches `config` of a [`Kind::GemmScaled`] kernel: D = α·A·Bᵀ + β·C (C and D in D's
+    /// type; C is not read where β = 0).
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch_scaled<A: Element, D: Element>(
+        &self,
+        rt: &Runtime,
+        config: &str,
+        alpha: f32,
+        a: &Tensor<A>,
+        b: &Tensor<A>,
+        beta: f32,
+        c: &Tensor<D>,
+        d: &mut Tensor<D>,
+    ) -> Result<(), RuntimeError> {
+        rt.launch_variant_with(
+            self.artifacts,
+            config,
+            &[a.view(), b.view(), c.view(), d.view()],
+            &[alpha, beta],
+        )
+    }
+
     /// The element types `config` takes (from its first compiled target's signature; they do
     /// not depend on the target), or `None` when there is no such config.
     pub fn types(&self, config: &str) -> Option<GemmTypes> {
@@ -148,6 +170,8 @@ pub enum Kind {
     Gemm(GemmLaunch),
     /// D = A·B, B given K×N (B N-major: "NN").
     GemmNn(GemmLaunch),
+    /// D = α·A·Bᵀ + β·C, B given N×K ([`GemmLaunch::launch_scaled`]).
+    GemmScaled(GemmLaunch),
 }
 
 /// A shipped kernel.
@@ -161,7 +185,7 @@ pub struct Shipped {
 }
 
 /// All shipped kernels.
-pub fn all() -> [Shipped; 13] {
+pub fn all() -> [Shipped; 14] {
     [
         Shipped {
             name: "tma_copy",
@@ -243,6 +267,13 @@ pub fn all() -> [Shipped; 13] {
             artifacts: ws::gemm_sm90_pair_n_nn::ARTIFACTS,
             kind: Kind::GemmNn(GemmLaunch {
                 artifacts: ws::gemm_sm90_pair_n_nn::ARTIFACTS,
+            }),
+        },
+        Shipped {
+            name: "gemm_sm90_tma_epi_abc",
+            artifacts: ws::gemm_sm90_tma_epi_abc::ARTIFACTS,
+            kind: Kind::GemmScaled(GemmLaunch {
+                artifacts: ws::gemm_sm90_tma_epi_abc::ARTIFACTS,
             }),
         },
         Shipped {
@@ -431,6 +462,45 @@ pub fn gemm_auto<A: Element, D: Element>(
     launch.launch(rt, config, a, b, d)
 }
 
+/// D = α·A·Bᵀ + β·C with the host-side choice: β = 0 and α = 1 is the plain product
+/// ([`gemm_auto`]; C is not read); otherwise `gemm_sm90_tma_epi_abc` in the config of the
+/// tensors' types, 128×256 tiles for a 16-bit D when they fill half a wave, 128×128 otherwise
+/// (an f32 D's only config). D's rows must be 16-byte aligned (TMA stores); a combination no
+/// config takes is `RuntimeError::NoKernelForTypes`.
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_scaled<A: Element, D: Element>(
+    rt: &Runtime,
+    alpha: f32,
+    a: &Tensor<A>,
+    b: &Tensor<A>,
+    beta: f32,
+    c: &Tensor<D>,
+    d: &mut Tensor<D>,
+) -> Result<(), RuntimeError> {
+    if alpha == 1.0 && beta == 0.0 {
+        return gemm_auto(rt, a, b, d);
+    }
+    let (m, n) = (a.shape()[0], b.shape()[0]);
+    let types = GemmTypes {
+        input: A::ELEM,
+        output: D::ELEM,
+    };
+    let kernel = "gemm_sm90_tma_epi_abc";
+    let suffix = (tile_n(m, n) != 256 && types.output != ElemType::F32).then_some("n128");
+    let config = config_of(kernel, types, suffix).or_else(|| config_of(kernel, types, None));
+    let Some(config) = config else {
+        return Err(RuntimeError::NoKernelForTypes {
+            what: "scaled GEMM".into(),
+            types: types.to_string(),
+            supported: "bf16 -> bf16, f16 -> f16, bf16 -> f32, f16 -> f32".into(),
+        });
+    };
+    GemmLaunch {
+        artifacts: ws::gemm_sm90_tma_epi_abc::ARTIFACTS,
+    }
+    .launch_scaled(rt, config, alpha, a, b, beta, c, d)
+}
+
 /// Relative Frobenius error a bf16-output GEMM must stay under.
 pub const GEMM_TOL: f64 = 1e-2;
 
@@ -483,7 +553,7 @@ impl BLayout {
     /// The layout a shipped GEMM kind takes (`None` for a copy).
     pub fn of(kind: Kind) -> Option<BLayout> {
         match kind {
-            Kind::Copy(_) => None,
+            Kind::Copy(_) | Kind::GemmScaled(_) => None,
             Kind::Gemm(_) => Some(BLayout::Tn),
             Kind::GemmNn(_) => Some(BLayout::Nn),
         }
@@ -548,16 +618,45 @@ fn check_gemm_layout(
     (m, n, k): (usize, usize, usize),
     seed: u64,
 ) -> Result<CheckReport, RuntimeError> {
-    // An unknown config: the launch reports it, with the configs that exist.
-    let types = launch.types(config).unwrap_or(GemmTypes::BF16);
-    let run = Check {
+    check_typed(Check {
         rt,
         launch,
         layout,
         config,
         shape: (m, n, k),
+        scaled: None,
         seed,
-    };
+    })
+}
+
+/// Runs D = α·A·Bᵀ + β·C of a [`Kind::GemmScaled`] kernel's `config` on random data (C random,
+/// or all NaN where β = 0, which the kernel must then not read; D poisoned) and compares with
+/// the f64 reference α·A·Bᵀ + β·C.
+#[allow(clippy::too_many_arguments)]
+pub fn check_gemm_scaled(
+    rt: &Runtime,
+    launch: GemmLaunch,
+    config: &str,
+    (m, n, k): (usize, usize, usize),
+    alpha: f32,
+    beta: f32,
+    seed: u64,
+) -> Result<CheckReport, RuntimeError> {
+    check_typed(Check {
+        rt,
+        launch,
+        layout: BLayout::Tn,
+        config,
+        shape: (m, n, k),
+        scaled: Some((alpha, beta)),
+        seed,
+    })
+}
+
+/// Runs `run` in its config's element types.
+fn check_typed(run: Check<'_>) -> Result<CheckReport, RuntimeError> {
+    // An unknown config: the launch reports it, with the configs that exist.
+    let types = run.launch.types(run.config).unwrap_or(GemmTypes::BF16);
     use ElemType::{Bf16, F16, F32};
     match (types.input, types.output) {
         (Bf16, Bf16) => run.typed::<bf16, bf16>(),
@@ -579,6 +678,8 @@ struct Check<'r> {
     layout: BLayout,
     config: &'r str,
     shape: (usize, usize, usize),
+    /// (α, β) of a scaled GEMM.
+    scaled: Option<(f32, f32)>,
     seed: u64,
 }
 
@@ -592,10 +693,25 @@ impl Check<'_> {
         let b = rt.upload(&hb, &self.layout.b_shape(m, n, k))?;
         let mut d = rt.zeros::<D>(&[m, n])?;
         rt.poison(&mut d)?;
-        self.launch.launch(rt, self.config, &a, &b, &mut d)?;
+        let mut want = self.layout.reference(&ha, &hb, m, n, k);
+        match self.scaled {
+            None => self.launch.launch(rt, self.config, &a, &b, &mut d)?,
+            Some((alpha, beta)) => {
+                let hc: Vec<D> = rng.values(m * n);
+                let mut c = rt.upload(&hc, &[m, n])?;
+                if beta == 0.0 {
+                    rt.poison(&mut c)?;
+                }
+                for (w, cv) in want.iter_mut().zip(&hc) {
+                    let old = if beta == 0.0 { 0.0 } else { cv.to_f64() };
+                    *w = f64::from(alpha) * *w + f64::from(beta) * old;
+                }
+                let launch = self.launch;
+                launch.launch_scaled(rt, self.config, alpha, &a, &b, beta, &c, &mut d)?;
+            }
+        }
         rt.synchronize()?;
         let got = rt.download(&d)?;
-        let want = self.layout.reference(&ha, &hb, m, n, k);
         let err = rel_frobenius(&got, &want);
         let tol = GemmTypes {
             input: A::ELEM,
@@ -787,7 +903,8 @@ mod tests {
     #[test]
     fn every_gemm_config_declares_its_types() {
         for k in all() {
-            let (Kind::Gemm(launch) | Kind::GemmNn(launch)) = k.kind else {
+            let (Kind::Gemm(launch) | Kind::GemmNn(launch) | Kind::GemmScaled(launch)) = k.kind
+            else {
                 continue;
             };
             for a in k.artifacts {

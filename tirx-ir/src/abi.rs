@@ -146,11 +146,16 @@ pub enum AbiParam {
         /// The symbol (e.g. `"M"`).
         symbol: String,
     },
+    /// A scalar kernel argument (one of [`Signature::scalars`]), as `f32`.
+    Scalar {
+        /// The argument's name in the user's function.
+        name: String,
+    },
 }
 
 impl AbiParam {
     /// The PTX parameter name: `p_<tensor>_tmap_<inner box>x<outer box…>`, `p_<tensor>_ptr`, `p_<tensor>_stride<dim>`,
-    /// `p_dim_<symbol>`. Lowering and the PTX writer both use this function.
+    /// `p_dim_<symbol>`, `p_s_<scalar>`. Lowering and the PTX writer both use this function.
     pub fn ptx_name(&self) -> String {
         match self {
             AbiParam::TensorMap {
@@ -162,6 +167,7 @@ impl AbiParam {
             AbiParam::Pointer { tensor } => format!("p_{tensor}_ptr"),
             AbiParam::Stride { tensor, dim } => format!("p_{tensor}_stride{dim}"),
             AbiParam::Dim { symbol } => format!("p_dim_{symbol}"),
+            AbiParam::Scalar { name } => format!("p_s_{name}"),
         }
     }
     /// (size, alignment) in bytes of the parameter in the launch buffer.
@@ -169,7 +175,7 @@ impl AbiParam {
         match self {
             AbiParam::TensorMap { .. } => (128, 64),
             AbiParam::Pointer { .. } | AbiParam::Stride { .. } => (8, 8),
-            AbiParam::Dim { .. } => (4, 4),
+            AbiParam::Dim { .. } | AbiParam::Scalar { .. } => (4, 4),
         }
     }
 }
@@ -271,6 +277,9 @@ pub struct Signature {
     pub target: Target,
     /// Global tensors, in the user's parameter order.
     pub tensors: Vec<TensorDecl>,
+    /// Scalar (`f32`) arguments, in the user's parameter order; the launch passes them in this
+    /// order, after the tensors.
+    pub scalars: Vec<String>,
     /// PTX parameters in order.
     pub params: Vec<AbiParam>,
     /// Threads per CTA (x only).

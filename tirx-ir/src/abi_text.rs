@@ -10,14 +10,16 @@
 //!   smem 33792
 //!   tmem 0
 //!   tensor a: bf16[M, K]
+//!   scalar alpha
 //!   param tensormap a box [64, 64] swizzle B128
 //!   param ptr a
 //!   param stride a 0
 //!   param dim M
+//!   param scalar alpha
 //! ```
 //!
-//! Invariants: one item per line; the scalar lines come in the order above, each once; `tensor`
-//! and `param` lines follow in declaration order (a tensor map's `box` is innermost first, as
+//! Invariants: one item per line; the header lines come in the order above, each once; `tensor`,
+//! `scalar` and `param` lines follow in declaration order (a tensor map's `box` is innermost first, as
 //! the TMA encoder takes it). Names that are not plain identifiers print quoted, so every
 //! `Signature` value round-trips: `Signature::parse(&s.to_string()) == Ok(s)`.
 
@@ -75,6 +77,9 @@ pub(crate) fn write_signature(f: &mut dyn Write, sig: &Signature, indent: usize)
         }
         writeln!(f, "]")?;
     }
+    for name in &sig.scalars {
+        writeln!(f, "{pad}scalar {}", Name(name))?;
+    }
     for p in &sig.params {
         match p {
             AbiParam::TensorMap {
@@ -93,6 +98,7 @@ pub(crate) fn write_signature(f: &mut dyn Write, sig: &Signature, indent: usize)
                 writeln!(f, "{pad}param stride {} {dim}", Name(tensor))?
             }
             AbiParam::Dim { symbol } => writeln!(f, "{pad}param dim {}", Name(symbol))?,
+            AbiParam::Scalar { name } => writeln!(f, "{pad}param scalar {}", Name(name))?,
         }
     }
     Ok(())
@@ -114,8 +120,8 @@ impl fmt::Display for Sym<'_> {
 }
 
 /// The words that start a signature item line.
-const ITEMS: [&str; 8] = [
-    "target", "threads", "cluster", "grid", "smem", "tmem", "tensor", "param",
+const ITEMS: [&str; 9] = [
+    "target", "threads", "cluster", "grid", "smem", "tmem", "tensor", "scalar", "param",
 ];
 
 /// Parses a signature starting at its `signature` line; stops before the first line that does
@@ -142,11 +148,14 @@ pub(crate) fn parse_signature(c: &mut Cursor) -> Result<Signature, ParseError> {
     end_line(c, "grid")?;
     let smem_bytes = number_line(c, "smem", "grid")?;
     let tmem_cols = number_line(c, "tmem", "smem")?;
-    let (mut tensors, mut params) = (Vec::new(), Vec::new());
+    let (mut tensors, mut scalars, mut params) = (Vec::new(), Vec::new(), Vec::new());
     loop {
         if c.eat_kw("tensor") {
             tensors.push(parse_tensor(c)?);
             end_line(c, "tensor")?;
+        } else if c.eat_kw("scalar") {
+            scalars.push(c.expect_name("a scalar argument's name after `scalar`")?);
+            end_line(c, "scalar")?;
         } else if c.eat_kw("param") {
             params.push(parse_param(c)?);
             end_line(c, "param")?;
@@ -164,6 +173,7 @@ pub(crate) fn parse_signature(c: &mut Cursor) -> Result<Signature, ParseError> {
         entry,
         target,
         tensors,
+        scalars,
         params,
         threads,
         cluster,
@@ -273,7 +283,8 @@ pub(crate) fn parse_swizzle(c: &mut Cursor) -> Result<Swizzle, ParseError> {
 /// The rest of a `param` line.
 fn parse_param(c: &mut Cursor) -> Result<AbiParam, ParseError> {
     let at = c.pos();
-    let kind = c.expect_ident("a parameter kind (`tensormap`, `ptr`, `stride` or `dim`)")?;
+    let kind =
+        c.expect_ident("a parameter kind (`tensormap`, `ptr`, `stride`, `dim` or `scalar`)")?;
     Ok(match kind.as_str() {
         "tensormap" => {
             let tensor = c.expect_name("a tensor name after `tensormap`")?;
@@ -309,9 +320,14 @@ fn parse_param(c: &mut Cursor) -> Result<AbiParam, ParseError> {
         "dim" => AbiParam::Dim {
             symbol: c.expect_name("a shape symbol after `dim`")?,
         },
+        "scalar" => AbiParam::Scalar {
+            name: c.expect_name("a scalar argument's name after `scalar`")?,
+        },
         _ => {
             c.reset(at);
-            return Err(c.expected("a parameter kind (`tensormap`, `ptr`, `stride` or `dim`)"));
+            return Err(
+                c.expected("a parameter kind (`tensormap`, `ptr`, `stride`, `dim` or `scalar`)")
+            );
         }
     })
 }
@@ -336,6 +352,7 @@ mod tests {
                     shape: vec![],
                 },
             ],
+            scalars: vec!["alpha".into()],
             params: vec![
                 AbiParam::TensorMap {
                     tensor: "src".into(),
@@ -350,6 +367,9 @@ mod tests {
                     dim: 0,
                 },
                 AbiParam::Dim { symbol: "M".into() },
+                AbiParam::Scalar {
+                    name: "alpha".into(),
+                },
             ],
             threads: 128,
             cluster: [2, 1, 1],
@@ -381,10 +401,12 @@ signature tma_copy_default_sm_90a
   tmem 0
   tensor src: bf16[M, N]
   tensor \"odd name\": f32[]
+  scalar alpha
   param tensormap src box [64, 64] swizzle B128
   param ptr \"odd name\"
   param stride src 0
   param dim M
+  param scalar alpha
 ";
         assert_eq!(sample().to_string(), expected);
     }

@@ -111,6 +111,21 @@ impl Inst {
         )
     }
 
+    /// `ld.shared.v2.f32 {a, b}, [addr+off]` (§9.7.9.8 ld, vector `.v2` of `.f32`).
+    pub fn ld_shared_v2_f32(a: Handle<Var>, b: Handle<Var>, addr: Handle<Var>, off: i64) -> Inst {
+        inst(
+            "ld.shared.v2.f32",
+            vec![Operand::Vector(vec![reg(a), reg(b)])],
+            vec![mem(addr, off)],
+        )
+    }
+
+    /// `fma.rn.f32 d, a, b, c`: d = a·b + c with one rounding, to nearest even (§9.7.3.6
+    /// fma, floating point).
+    pub fn fma_rn_f32(d: Handle<Var>, a: Handle<Var>, b: Handle<Var>, c: Handle<Var>) -> Inst {
+        inst("fma.rn.f32", vec![reg(d)], vec![reg(a), reg(b), reg(c)])
+    }
+
     /// `st.global.v2.f32 [addr+off], {a, b}` (§9.7.9.10 st): needs 8-byte alignment.
     pub fn st_global_v2_f32(addr: Handle<Var>, off: i64, a: Handle<Var>, b: Handle<Var>) -> Inst {
         inst(

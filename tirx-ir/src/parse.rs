@@ -599,11 +599,23 @@ impl<'c> Parser<'c> {
                 } else {
                     None
                 };
+                let scale = if self.c.eat_kw("alpha") {
+                    let alpha = self.c.expect_name("a scalar argument after `alpha`")?;
+                    let beta = if self.c.eat_kw("beta") {
+                        Some(self.c.expect_name("a scalar argument after `beta`")?)
+                    } else {
+                        None
+                    };
+                    Some(crate::ir::Scale { alpha, beta })
+                } else {
+                    None
+                };
                 Op::Copy {
                     dst,
                     src,
                     bar,
                     multicast,
+                    scale,
                     variant: self.variant()?,
                 }
             }

@@ -521,6 +521,7 @@ impl<'k> Printer<'_, 'k> {
                 src,
                 bar,
                 multicast,
+                scale,
                 variant,
             } => {
                 self.out.write_str(" ")?;
@@ -534,6 +535,12 @@ impl<'k> Printer<'_, 'k> {
                 if let Some(m) = multicast {
                     self.out.write_str(" multicast ")?;
                     write_expr(self.out, m, 0)?;
+                }
+                if let Some(sc) = scale {
+                    write!(self.out, " alpha {}", Name(&sc.alpha))?;
+                    if let Some(b) = &sc.beta {
+                        write!(self.out, " beta {}", Name(b))?;
+                    }
                 }
                 self.variant(variant)
             }

@@ -120,6 +120,9 @@ pub struct KernelDef {
     pub args: KernelArgs,
     /// Tensor parameters in order (bad ones left out).
     pub params: Vec<ParamDef>,
+    /// Scalar (`f32`) parameters in order: the signature's `scalars`, passed by value after
+    /// the tensors; the body names them only as op arguments (`copy(.., alpha = alpha)`).
+    pub scalars: Vec<Ident>,
     /// Names of tensors the body writes (launched as `&mut`).
     pub written: BTreeSet<String>,
     /// The body.
@@ -145,12 +148,13 @@ impl KernelDef {
                 sink.push(span_range(a), "a tile kernel accepts only `#[doc]` and `#[cfg]` attributes besides `#[tile_kernel]`");
             }
         }
-        let params: Vec<ParamDef> = item
-            .sig
-            .inputs
-            .iter()
-            .filter_map(|arg| param(arg, sink))
-            .collect();
+        let (mut params, mut scalars) = (Vec::new(), Vec::new());
+        for p in item.sig.inputs.iter().filter_map(|arg| param(arg, sink)) {
+            match p {
+                Param::Tensor(t) => params.push(t),
+                Param::Scalar(id) => scalars.push(id),
+            }
+        }
         check_params(&params, &args, sink);
         let written = written_tensors(&item.block.stmts, fns);
         KernelDef {
@@ -159,6 +163,7 @@ impl KernelDef {
             attrs,
             args,
             params,
+            scalars,
             written,
             body: *item.block,
         }
@@ -230,8 +235,14 @@ fn check_signature(sig: &syn::Signature, sink: &mut ErrorSink) {
     }
 }
 
+/// A kernel parameter: a tensor, or a scalar (`name: f32`).
+enum Param {
+    Tensor(ParamDef),
+    Scalar(Ident),
+}
+
 /// One parameter, or `None` after reporting why not.
-fn param(arg: &FnArg, sink: &mut ErrorSink) -> Option<ParamDef> {
+fn param(arg: &FnArg, sink: &mut ErrorSink) -> Option<Param> {
     let FnArg::Typed(pt) = arg else {
         sink.push(span_range(arg), "a tile kernel takes no `self`");
         return None;
@@ -247,6 +258,16 @@ fn param(arg: &FnArg, sink: &mut ErrorSink) -> Option<ParamDef> {
             format!("`{ident}` is a parameter of the generated launcher; rename this tensor"),
         );
         return None;
+    }
+    if let Type::Path(tp) = &*pt.ty
+        && tp.qself.is_none()
+        && tp.path.is_ident("f32")
+    {
+        if let Some(a) = pt.attrs.first() {
+            sink.push(span_range(a), "a scalar parameter takes no attributes");
+            return None;
+        }
+        return Some(Param::Scalar(ident));
     }
     let elem = tensor_elem(&pt.ty, sink)?;
     let mut shape = None;
@@ -271,13 +292,13 @@ fn param(arg: &FnArg, sink: &mut ErrorSink) -> Option<ParamDef> {
         );
         return None;
     };
-    Some(ParamDef { ident, elem, shape })
+    Some(Param::Tensor(ParamDef { ident, elem, shape }))
 }
 
 /// `Tensor<bf16 | f16 | f32 | SYM>` → the element type as written; a symbol is checked
 /// against the configs by [`check_params`].
 fn tensor_elem(ty: &Type, sink: &mut ErrorSink) -> Option<ElemRef> {
-    let expected = "expected `Tensor<bf16>`, `Tensor<f16>`, `Tensor<f32>` or `Tensor<T>` with `T` a config's element type";
+    let expected = "expected `Tensor<bf16>`, `Tensor<f16>`, `Tensor<f32>` or `Tensor<T>` with `T` a config's element type, or `f32` for a scalar";
     let Type::Path(tp) = ty else {
         sink.push(span_range(ty), expected);
         return None;

@@ -451,6 +451,7 @@ fn param_decl(param: &AbiParam) -> String {
         }
         AbiParam::Pointer { .. } | AbiParam::Stride { .. } => format!(".param .u64 {name}"),
         AbiParam::Dim { .. } => format!(".param .u32 {name}"),
+        AbiParam::Scalar { .. } => format!(".param .f32 {name}"),
     }
 }
 

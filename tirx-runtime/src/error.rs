@@ -56,6 +56,19 @@ pub enum RuntimeError {
         bound_by: String,
     },
 
+    /// The launch passed a different number of scalar arguments than the kernel takes.
+    #[error("`{entry}` takes {expected} scalar argument(s) ({names}), but {got} were passed")]
+    ScalarCount {
+        /// The entry point.
+        entry: String,
+        /// Scalars passed.
+        got: usize,
+        /// Scalars the kernel takes.
+        expected: usize,
+        /// Their names, in order.
+        names: String,
+    },
+
     /// A tensor's element type is not the declared one.
     #[error("tensor `{tensor}` has element type {}, but the kernel takes {}", got.name(), expected.name())]
     ElemMismatch {

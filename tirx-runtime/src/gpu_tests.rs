@@ -88,6 +88,7 @@ fn add_one_sig() -> Signature {
             decl("x", ElemType::F32, &["R", "C"]),
             decl("y", ElemType::F32, &["R", "C"]),
         ],
+        scalars: vec![],
         params: vec![
             AbiParam::Pointer { tensor: "x".into() },
             AbiParam::Stride {
@@ -201,6 +202,7 @@ fn tma_copy_sig(entry: &str, swizzle: Swizzle) -> Signature {
             decl("x", ElemType::Bf16, &["R", "64"]),
             decl("y", ElemType::Bf16, &["R", "64"]),
         ],
+        scalars: vec![],
         params: vec![
             AbiParam::TensorMap {
                 tensor: "x".into(),
@@ -467,6 +469,7 @@ fn cluster_attribute_reaches_the_kernel() {
         entry: "cluster_ranks".into(),
         target: Target::Sm90a,
         tensors: vec![decl("out", ElemType::F32, &["G"])],
+        scalars: vec![],
         params: vec![AbiParam::Pointer {
             tensor: "out".into(),
         }],

@@ -22,7 +22,7 @@ use tirx_ir::abi::{Signature, Target};
 
 use crate::device::{PtxText, Runtime};
 use crate::error::RuntimeError;
-use crate::plan::{LaunchPlan, PlannedParam, TensorMeta, plan_launch};
+use crate::plan::{LaunchPlan, PlannedParam, TensorMeta, plan_launch_with};
 use crate::tensor::TensorArg;
 
 /// One compiled variant of a kernel (one config on one target), as the `#[tile_kernel]` macro
@@ -127,7 +127,9 @@ impl ParamBuffer {
                 PlannedParam::Pointer(v) | PlannedParam::Stride(v) => {
                     storage[at..at + 8].copy_from_slice(&v.to_ne_bytes());
                 }
-                PlannedParam::Dim(v) => storage[at..at + 4].copy_from_slice(&v.to_ne_bytes()),
+                PlannedParam::Dim(v) | PlannedParam::Scalar(v) => {
+                    storage[at..at + 4].copy_from_slice(&v.to_ne_bytes())
+                }
             }
         }
         ParamBuffer {
@@ -161,6 +163,17 @@ impl Runtime {
         artifact: &KernelArtifact,
         args: &[TensorArg<'_>],
     ) -> Result<(), RuntimeError> {
+        self.launch_with(artifact, args, &[])
+    }
+
+    /// [`Runtime::launch`] for a kernel that also takes scalar (`f32`) arguments, `scalars` in
+    /// the signature's order.
+    pub fn launch_with(
+        &self,
+        artifact: &KernelArtifact,
+        args: &[TensorArg<'_>],
+        scalars: &[f32],
+    ) -> Result<(), RuntimeError> {
         let target = self.target()?;
         if artifact.target != target {
             return Err(RuntimeError::UnsupportedDevice {
@@ -180,7 +193,7 @@ impl Runtime {
             });
         }
         // SAFETY: `KernelArtifact::new`'s contract is exactly `launch_ptx`'s.
-        unsafe { self.launch_text(PtxText::Static(artifact.ptx), &sig, args) }
+        unsafe { self.launch_text(PtxText::Static(artifact.ptx), &sig, args, scalars) }
     }
 
     /// Selects the variant for `config` on this device's target ([`select`]) and launches it:
@@ -192,6 +205,17 @@ impl Runtime {
         args: &[TensorArg<'_>],
     ) -> Result<(), RuntimeError> {
         self.launch(select(artifacts, config, self.target()?)?, args)
+    }
+
+    /// [`Runtime::launch_variant`] with scalar arguments ([`Runtime::launch_with`]).
+    pub fn launch_variant_with(
+        &self,
+        artifacts: &[KernelArtifact],
+        config: &str,
+        args: &[TensorArg<'_>],
+        scalars: &[f32],
+    ) -> Result<(), RuntimeError> {
+        self.launch_with(select(artifacts, config, self.target()?)?, args, scalars)
     }
 
     /// Launches entry `sig.entry` of `ptx` with `args` after checking them against `sig`.
@@ -208,7 +232,7 @@ impl Runtime {
         args: &[TensorArg<'_>],
     ) -> Result<(), RuntimeError> {
         // SAFETY: the caller's promise, passed on.
-        unsafe { self.launch_text(PtxText::Borrowed(ptx), sig, args) }
+        unsafe { self.launch_text(PtxText::Borrowed(ptx), sig, args, &[]) }
     }
 
     /// [`Runtime::launch_ptx`], told whether the text is `'static` (then the module cache
@@ -221,6 +245,7 @@ impl Runtime {
         ptx: PtxText<'_>,
         sig: &Signature,
         args: &[TensorArg<'_>],
+        scalars: &[f32],
     ) -> Result<(), RuntimeError> {
         let target = self.target()?;
         if sig.target != target {
@@ -237,7 +262,7 @@ impl Runtime {
             return Err(RuntimeError::WrongContext { tensor });
         }
         let metas: Vec<TensorMeta> = args.iter().map(|a| a.meta().clone()).collect();
-        let plan = plan_launch(sig, &metas, self.limits())?;
+        let plan = plan_launch_with(sig, &metas, scalars, self.limits())?;
         let function = self.function(&sig.entry, ptx, sig.smem_bytes, |f| {
             verify_param_layout(f, sig)
         })?;
@@ -375,7 +400,7 @@ mod tests {
     use tirx_ir::abi::{AbiParam, ElemType, Swizzle, SymExpr, TensorDecl};
 
     use super::*;
-    use crate::plan::{DeviceLimits, layout_params};
+    use crate::plan::{DeviceLimits, layout_params, plan_launch};
 
     fn sig() -> Signature {
         Signature {
@@ -386,6 +411,7 @@ mod tests {
                 elem: ElemType::F32,
                 shape: vec!["N".into()],
             }],
+            scalars: vec![],
             params: vec![
                 AbiParam::Dim { symbol: "N".into() },
                 AbiParam::TensorMap {

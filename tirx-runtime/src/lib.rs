@@ -31,7 +31,7 @@ pub use error::{RuntimeError, TmaReason};
 pub use launch::{KernelArtifact, ParamBuffer, select};
 pub use plan::{
     DeviceLimits, LaunchPlan, PlannedParam, TensorMeta, layout_params, plan_launch,
-    row_major_strides,
+    plan_launch_with, row_major_strides,
 };
 pub use tensor::{Element, Tensor, TensorArg};
 pub use tma::{MAX_BOX_EXTENT, MAX_RANK, TensorMap, TmaEncoding, tiled_encoding, validate_tiled};

@@ -98,6 +98,8 @@ pub enum PlannedParam {
     Stride(u64),
     /// A shape symbol's value.
     Dim(u32),
+    /// A scalar argument, as the bits of its `f32`.
+    Scalar(u32),
 }
 
 /// Everything a launch needs, checked.
@@ -128,6 +130,25 @@ pub fn plan_launch(
     args: &[TensorMeta],
     limits: &DeviceLimits,
 ) -> Result<LaunchPlan, RuntimeError> {
+    plan_launch_with(sig, args, &[], limits)
+}
+
+/// [`plan_launch`] for a kernel that also takes scalar arguments: `scalars` in the
+/// signature's order (`Signature::scalars`); a different count is a typed error.
+pub fn plan_launch_with(
+    sig: &Signature,
+    args: &[TensorMeta],
+    scalars: &[f32],
+    limits: &DeviceLimits,
+) -> Result<LaunchPlan, RuntimeError> {
+    if scalars.len() != sig.scalars.len() {
+        return Err(RuntimeError::ScalarCount {
+            entry: sig.entry.clone(),
+            got: scalars.len(),
+            expected: sig.scalars.len(),
+            names: sig.scalars.join(", "),
+        });
+    }
     if args.len() != sig.tensors.len() {
         let names: Vec<&str> = sig.tensors.iter().map(|t| t.name.as_str()).collect();
         return Err(RuntimeError::ArgCount {
@@ -141,7 +162,7 @@ pub fn plan_launch(
     check_tma_params(sig, args)?;
     let grid = eval_grid(sig, &bindings, limits)?;
     check_block(sig, &grid, limits)?;
-    let params = plan_params(sig, args, &bindings)?;
+    let params = plan_params(sig, args, scalars, &bindings)?;
     let (param_offsets, param_bytes) = layout_params(&sig.params);
     Ok(LaunchPlan {
         grid,
@@ -368,6 +389,7 @@ fn check_block(
 fn plan_params(
     sig: &Signature,
     args: &[TensorMeta],
+    scalars: &[f32],
     bindings: &[Binding],
 ) -> Result<Vec<PlannedParam>, RuntimeError> {
     let bad = |reason: String| RuntimeError::BadSignature {
@@ -411,6 +433,13 @@ fn plan_params(
                         value,
                     })?;
                     PlannedParam::Dim(v)
+                }
+                AbiParam::Scalar { name } => {
+                    let i =
+                        sig.scalars.iter().position(|s| s == name).ok_or_else(|| {
+                            bad(format!("parameter `{name}` is no scalar argument"))
+                        })?;
+                    PlannedParam::Scalar(scalars[i].to_bits())
                 }
             })
         })

@@ -823,6 +823,82 @@ pub mod ladder {
             }
         }
     }
+    /// Level 8 with the BLAS epilogue, D = α·A·Bᵀ + β·C (`alpha`, `beta` scalar arguments, C
+    /// M×N in D's type). Per tile, a consumer warpgroup's leader first loads C's blocks into
+    /// the staging tile with TMA (the same boxes the stores use, so tails are clipped and
+    /// zero-filled the same way), the warpgroup waits for them on its own barrier
+    /// (`c_bar[wg]`, one phase per tile), and `copy(d_s[wg], acc, alpha = alpha, beta = beta)`
+    /// turns each staged C value into `α·acc + β·C` in place before the TMA stores. Where β is
+    /// 0, C is loaded but never read (it may hold NaN), as BLAS specifies; the host sends
+    /// β = 0, α = 1 to `gemm_sm90_tma_epi` instead.
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 384,
+        cluster = (2, 1, 1),
+        grid = (CTAS, 1),
+        configs(
+            default = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64, TA = bf16, TD = bf16),
+            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, CTAS = 132, EPI_N = 64, TA = bf16, TD = bf16),
+            f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64, TA = f16, TD = f16),
+            bf16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, CTAS = 132, EPI_N = 32, TA = bf16, TD = f32),
+            f16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, CTAS = 132, EPI_N = 32, TA = f16, TD = f32),
+        ),
+    )]
+    pub fn gemm_sm90_tma_epi_abc(
+        #[shape(M, K)] a: Tensor<TA>,
+        #[shape(N, K)] b: Tensor<TA>,
+        #[shape(M, N)] c: Tensor<TD>,
+        #[shape(M, N)] d: Tensor<TD>,
+        alpha: f32,
+        beta: f32,
+    ) {
+        let a_s = smem::<TA>([STAGES, 2, 64, BK], swizzle = B128);
+        let b_s = smem::<TA>([STAGES, 2, BN / 2, BK], swizzle = B128);
+        let d_s = smem::<TD>([2, BN / EPI_N, 64, EPI_N], swizzle = B128);
+        let acc = regs::<f32>([64, BN]);
+        let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
+        let c_bar = mbarrier(count = 2);
+        let pairs_m = cdiv(cdiv(M, BM), 2);
+        let tiles_n = cdiv(N, BN);
+        let k_tiles = cdiv(K, BK);
+        cluster_producer(pipe, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles);
+        #[scope(warpgroups = 1..3)]
+        {
+            setmaxnreg::inc(232);
+            let wg = tid / 128 - 1;
+            let mut it = 0;
+            let mut tile = 0;
+            for u in (cta.x / 2..pairs_m * tiles_n).step_by(ncta.x / 2) {
+                let (mp, n) = grouped(u, pairs_m, tiles_n);
+                it = consume(pipe, it, acc, a_s, b_s, wg, k_tiles);
+                let row = 2 * (2 * mp + cta_rank) + wg;
+                let col = n * (BN / EPI_N);
+                #[scope(leader)]
+                {
+                    tma::wait_group_read(0);
+                    for cb in 0..BN / EPI_N {
+                        tma::load(d_s[wg][cb], c.tile(row, col + cb), c_bar[wg]);
+                    }
+                }
+                c_bar[wg].wait(tile % 2);
+                copy(d_s[wg], acc, alpha = alpha, beta = beta);
+                fence::proxy_async();
+                named_barrier(wg + 1, 128);
+                #[scope(leader)]
+                {
+                    for cb in 0..BN / EPI_N {
+                        tma::store(d.tile(row, col + cb), d_s[wg][cb]);
+                    }
+                    tma::commit_group();
+                }
+                tile += 1;
+            }
+            #[scope(leader)]
+            {
+                tma::wait_group(0);
+            }
+        }
+    }
 }
 
 pub use ladder::*;

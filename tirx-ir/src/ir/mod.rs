@@ -299,6 +299,18 @@ pub enum BinOp {
     Max,
 }
 
+/// The scaling of an accumulator epilogue, `dst = alpha · src + beta · dst`: both factors are
+/// scalar (`f32`) kernel arguments, named as in the signature's `scalars`. Without `beta` the
+/// destination is only written; with it, it is read first — except where `beta` is zero at
+/// run time, where it is not read at all (BLAS's convention: C may then hold anything).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scale {
+    /// The factor of the source (the accumulator).
+    pub alpha: String,
+    /// The factor of the destination's previous contents.
+    pub beta: Option<String>,
+}
+
 /// Comparisons (produce a predicate).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CmpOp {
@@ -418,6 +430,8 @@ pub enum Op {
         /// TMA loads: the CTAs of the cluster that receive the box (a constant bit mask), each
         /// at the same shared-memory offset and signalling its own barrier at `bar`'s offset.
         multicast: Option<Expr>,
+        /// Accumulator epilogues: `dst = alpha · src (+ beta · dst)` with scalar arguments.
+        scale: Option<Scale>,
         /// Forced or chosen variant.
         variant: Option<String>,
     },

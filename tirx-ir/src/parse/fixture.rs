@@ -63,6 +63,7 @@ fn signature(target: Target) -> Signature {
                 shape: vec!["1st".into()],
             },
         ],
+        scalars: vec!["alpha".into(), "odd beta".into()],
         params: vec![
             AbiParam::TensorMap {
                 tensor: "a".into(),
@@ -80,6 +81,9 @@ fn signature(target: Target) -> Signature {
                 dim: 1,
             },
             AbiParam::Dim { symbol: "M".into() },
+            AbiParam::Scalar {
+                name: "odd beta".into(),
+            },
         ],
         threads: 256,
         cluster: [2, 1, 1],
@@ -354,6 +358,7 @@ fn pipeline_stmts(h: H) -> Block {
                 },
                 bar: Some(b(full, var(s))),
                 multicast: Some(imm(3, ScalarType::U32)),
+                scale: None,
                 variant: Some("tma_load".into()),
             }),
             Span(11),
@@ -474,6 +479,10 @@ fn sync_stmts(h: H) -> Block {
                     src: buf(acc, vec![]),
                     bar: None,
                     multicast: None,
+                    scale: Some(Scale {
+                        alpha: "alpha".into(),
+                        beta: Some("odd beta".into()),
+                    }),
                     variant: None,
                 }),
                 op(Op::FenceProxyAsync),

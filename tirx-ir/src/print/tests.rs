@@ -27,6 +27,7 @@ fn tma_copy() -> Kernel {
             entry: "tma_copy_default_sm_90a".into(),
             target: Target::Sm90a,
             tensors: vec![tensor("src")],
+            scalars: vec![],
             params: vec![
                 AbiParam::TensorMap {
                     tensor: "src".into(),
@@ -95,6 +96,7 @@ fn tma_copy() -> Kernel {
             index: Expr::Var(s),
         }),
         multicast: None,
+        scale: None,
         variant: None,
     };
     let body = vec![

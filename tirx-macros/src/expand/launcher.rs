@@ -101,6 +101,8 @@ fn launch_fn(def: &KernelDef) -> TokenStream {
         let ident = &p.ident;
         quote!(#ident.view())
     });
+    let scalars = &def.scalars;
+    let scalar_params = scalars.iter().map(|s| quote!(#s: f32));
     let configs: Vec<String> = def
         .args
         .configs
@@ -108,8 +110,8 @@ fn launch_fn(def: &KernelDef) -> TokenStream {
         .map(|c| format!("`{}`", c.name))
         .collect();
     let mut doc = format!(
-        "Launches config `config` ({}) of `{}` on `rt`'s device; tensors in the function's \
-         parameter order.",
+        "Launches config `config` ({}) of `{}` on `rt`'s device; tensors, then scalars, in the \
+         function's parameter order.",
         configs.join(", "),
         def.name
     );
@@ -138,16 +140,18 @@ fn launch_fn(def: &KernelDef) -> TokenStream {
     }
     quote! {
         #[doc = #doc]
-        #[allow(non_camel_case_types)]
+        // The launcher's arity is the kernel's: rt, config, then every parameter.
+        #[allow(non_camel_case_types, clippy::too_many_arguments)]
         pub fn launch #generics (
             rt: &::tirx::Runtime,
             config: &str,
-            #(#params),*
+            #(#params,)*
+            #(#scalar_params),*
         ) -> ::core::result::Result<(), ::tirx::RuntimeError> {
             let __art = ::tirx::select(ARTIFACTS, config, rt.target()?)?;
-            // `Runtime::launch` is safe: the PTX/signature pairing was vouched for when the
-            // artifact was built (`KernelArtifact::new`, unsafe, above).
-            rt.launch(__art, &[#(#views),*])
+            // `Runtime::launch_with` is safe: the PTX/signature pairing was vouched for when
+            // the artifact was built (`KernelArtifact::new`, unsafe, above).
+            rt.launch_with(__art, &[#(#views),*], &[#(#scalars),*])
         }
     }
 }

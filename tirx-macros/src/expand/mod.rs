@@ -109,6 +109,7 @@ pub fn lower_all<'d>(
             entry: entry_name(def, config, target),
             target,
             tensors: def.tensors(config),
+            scalars: def.scalars.iter().map(ToString::to_string).collect(),
             params: Vec::new(),
             threads: def.args.threads,
             cluster: def.args.cluster,

@@ -11,6 +11,7 @@ pub fn signature_tokens(sig: &Signature) -> TokenStream {
         entry,
         target,
         tensors,
+        scalars,
         params,
         threads,
         cluster,
@@ -28,6 +29,7 @@ pub fn signature_tokens(sig: &Signature) -> TokenStream {
             entry: ::std::string::String::from(#entry),
             target: #target,
             tensors: ::std::vec![#(#tensors),*],
+            scalars: ::std::vec![#(::std::string::String::from(#scalars)),*],
             params: ::std::vec![#(#params),*],
             threads: #threads,
             cluster: [#cx, #cy, #cz],
@@ -96,6 +98,9 @@ fn param_tokens(p: &AbiParam) -> TokenStream {
         AbiParam::Stride { tensor, dim } => {
             let tensor = string(tensor);
             quote!(::tirx::abi::AbiParam::Stride { tensor: #tensor, dim: #dim })
+        }
+        AbiParam::Scalar { name } => {
+            quote!(::tirx::abi::AbiParam::Scalar { name: ::std::string::String::from(#name) })
         }
         AbiParam::Dim { symbol } => {
             let symbol = string(symbol);

@@ -16,7 +16,7 @@ use crate::error::span_range;
 use quote::ToTokens;
 use syn::punctuated::Punctuated;
 use syn::{Expr as SExpr, Ident, Token};
-use tirx_ir::{Expr, Op, ScalarType, Stmt, StmtKind};
+use tirx_ir::{Expr, Op, ScalarType, Scale, Stmt, StmtKind};
 
 /// Namespaced ops, for "unknown op" messages.
 const NAMESPACES: [(&str, &str); 5] = [
@@ -286,18 +286,59 @@ impl Lowerer<'_> {
         arity: std::ops::RangeInclusive<usize>,
         variant: Option<&str>,
     ) -> Res<Op> {
-        let args = self.call_args(&c.args, c, usage, arity, &["multicast"])?;
+        // The generic `copy` also scales an accumulator epilogue: `alpha = a, beta = b`.
+        let allowed: &[&str] = if variant.is_none() {
+            &["multicast", "alpha", "beta"]
+        } else {
+            &["multicast"]
+        };
+        let args = self.call_args(&c.args, c, usage, arity, allowed)?;
         let dst = self.tile_ref(args.pos[0]);
         let src = self.tile_ref(args.pos[1]);
         let bar = args.pos.get(2).map(|b| self.bar_ref(b)).transpose();
         let multicast = args.get("multicast").map(|m| self.int(m)).transpose();
+        let alpha = args.get("alpha").map(|e| self.scalar_arg(e)).transpose();
+        let beta = args.get("beta").map(|e| self.scalar_arg(e)).transpose();
+        let scale = match (alpha?, beta?) {
+            (Some(alpha), beta) => Some(Scale { alpha, beta }),
+            (None, None) => None,
+            (None, Some(_)) => {
+                let at = args.get("beta").expect("given");
+                return Err(self.fail(
+                    at,
+                    "`beta` scales the destination's old contents and needs `alpha` too \
+                     (`alpha = one` with a scalar parameter `one` set to 1.0)",
+                ));
+            }
+        };
         Ok(Op::Copy {
             dst: dst?,
             src: src?,
             bar: bar?,
             multicast: multicast?,
+            scale,
             variant: variant.map(String::from),
         })
+    }
+
+    /// The name of a scalar (`f32`) parameter of the kernel, given as an op argument.
+    fn scalar_arg(&mut self, e: &SExpr) -> Res<String> {
+        match crate::args::path_ident(e) {
+            Some(id) if self.def.scalars.iter().any(|s| s == id) => Ok(id.to_string()),
+            _ => {
+                let names: Vec<String> =
+                    self.def.scalars.iter().map(|s| format!("`{s}`")).collect();
+                let have = if names.is_empty() {
+                    "the kernel has none: add a parameter `alpha: f32`".to_string()
+                } else {
+                    format!("the kernel's are {}", names.join(", "))
+                };
+                Err(self.fail(
+                    e,
+                    format!("expected the name of a scalar (`f32`) parameter; {have}"),
+                ))
+            }
+        }
     }
 
     /// `mma(acc, a, b, accumulate = p)` and its namespaced forms.

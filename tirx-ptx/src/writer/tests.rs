@@ -31,6 +31,7 @@ fn shell(name: &str, target: Target, params: Vec<AbiParam>, cluster: [u32; 3]) -
             entry: format!("{name}_default_{}", target.name()),
             target,
             tensors,
+            scalars: Vec::new(),
             params,
             threads: 128,
             cluster,

@@ -46,6 +46,7 @@ fn gemm() -> Signature {
             decl("b", ElemType::Bf16, &["N", "K"]),
             decl("d", ElemType::Bf16, &["M", "N"]),
         ],
+        scalars: vec![],
         params: vec![
             tmap("a", &[64, 128], Swizzle::B128),
             tmap("b", &[64, 256], Swizzle::B128),
@@ -71,6 +72,7 @@ fn naive() -> Signature {
             decl("x", ElemType::F32, &["R", "C"]),
             decl("y", ElemType::F32, &["R", "C"]),
         ],
+        scalars: vec![],
         params: vec![
             AbiParam::Pointer { tensor: "x".into() },
             AbiParam::Stride {
@@ -494,4 +496,30 @@ fn row_major_strides_are_outermost_first() {
     assert_eq!(row_major_strides(&[2, 3, 4]), vec![12, 4, 1]);
     assert_eq!(row_major_strides(&[5]), vec![1]);
     assert_eq!(row_major_strides(&[]), Vec::<usize>::new());
+}
+
+#[test]
+fn scalar_arguments_are_counted_and_placed() {
+    let mut sig = gemm();
+    sig.scalars = vec!["alpha".into(), "beta".into()];
+    sig.params.push(AbiParam::Scalar {
+        name: "beta".into(),
+    });
+    let limits = DeviceLimits::HOPPER;
+    match plan_launch_with(&sig, &gemm_args(), &[1.0], &limits) {
+        Err(RuntimeError::ScalarCount {
+            got: 1,
+            expected: 2,
+            names,
+            ..
+        }) => assert_eq!(names, "alpha, beta"),
+        other => panic!("{other:?}"),
+    }
+    let p = plan_launch_with(&sig, &gemm_args(), &[2.0, -0.5], &limits).unwrap();
+    assert_eq!(
+        p.params.last(),
+        Some(&PlannedParam::Scalar((-0.5f32).to_bits()))
+    );
+    // The kernel without scalars: `plan_launch` passes none.
+    assert!(plan_launch(&gemm(), &gemm_args(), &limits).is_ok());
 }

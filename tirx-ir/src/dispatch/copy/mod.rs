@@ -12,6 +12,18 @@ use crate::abi::Swizzle;
 use crate::ir::{Buffer, Kernel, TileRef};
 pub use row_store::RowStore;
 
+/// Every copy variant but `reg_stage` refuses a scaled copy (`alpha = …, beta = …`).
+pub fn unscaled(op: &crate::ir::Op) -> Result<(), String> {
+    match op {
+        crate::ir::Op::Copy { scale: Some(_), .. } => Err(
+            "it does not scale (`alpha`/`beta` apply to an accumulator staged in shared memory: \
+             `reg_stage`)"
+                .into(),
+        ),
+        _ => Ok(()),
+    }
+}
+
 /// The shared buffer and the box (outermost first) a TMA copy moves, or why not.
 pub fn tma_box<'k>(
     k: &'k Kernel,

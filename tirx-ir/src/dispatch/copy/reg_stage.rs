@@ -23,13 +23,26 @@
 //! XOR with l/4 spreads the eight rows of a store over all chunks (a warp's 256 bytes take
 //! the two wavefronts any 64-bit store needs).
 //! The kernel follows with `fence::proxy_async()` and a barrier before the TMA store reads it.
+//!
+//! Scaled (`copy(stage, acc, alpha = a, beta = b)`, `a`, `b` scalar kernel arguments): each
+//! value becomes `a·acc` (`mul.rn.f32`), and with `b` also `+ b·old` (`fma.rn.f32`), `old` read
+//! from the same staging address first (`ld.shared.b32` and unpacked — a bf16 is the upper
+//! half of an f32, an f16 goes through `cvt.f32.f16` — or `ld.shared.v2.f32`): the kernel puts
+//! C there beforehand with TMA loads of the same boxes. The old value is read and added only
+//! under the predicate `b != 0` (the bits of `b` without the sign), so with `b = 0` C is never
+//! read and may hold anything, NaN included (BLAS's convention). PTX used: §9.7.3.5 mul,
+//! §9.7.3.6 fma, §9.7.9.8 ld, §9.7.9.21 cvt.
 
+use crate::abi::AbiParam;
 use crate::abi::ElemType;
 use crate::arena::Handle;
 use crate::diag::Diagnostics;
 use crate::dispatch::{Cx, Variant};
 use crate::inst::reg;
-use crate::ir::{BinOp, Expr, Inst, Op, ScalarType as T, Space, Special, TileRef, Var};
+use crate::ir::{
+    BinOp, CmpOp, Expr, Inst, Op, Operand as O, ScalarType as T, Scale, Space, Special, TileRef,
+    Var,
+};
 use crate::lower::{Lower, add, mul};
 
 /// The variant.
@@ -102,9 +115,13 @@ fn applies(cx: &Cx) -> Result<(), String> {
 }
 
 fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
-    let Op::Copy { dst, src, .. } = op else {
+    let Op::Copy {
+        dst, src, scale, ..
+    } = op
+    else {
         return Err(lw.internal("reg_stage on a non-copy"));
     };
+    let scaling = scale.as_ref().map(|sc| Scaling::load(lw, sc)).transpose()?;
     let (rows, n) = shapes(lw.k, dst, src).map_err(|e| lw.error(e))?;
     let (TileRef::Buf { buf, index }, TileRef::Buf { buf: acc, .. }) = (dst, src) else {
         unreachable!("checked")
@@ -132,6 +149,7 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         row_base: add(base, mul(row, Expr::u32(128))),
         lane: l,
         q,
+        scaling,
     };
     if elem == ElemType::F32 {
         stage.store_f32(lw);
@@ -152,6 +170,74 @@ struct Stage {
     /// The lane `l` and its quad `q = l / 4` (the row within an 8-row swizzle atom).
     lane: Expr,
     q: Handle<Var>,
+    /// `alpha`, `beta`, when the copy is scaled.
+    scaling: Option<Scaling>,
+}
+
+/// The scalar factors of a scaled copy, loaded from the kernel parameters.
+struct Scaling {
+    alpha: Handle<Var>,
+    /// `beta` and the predicate `beta != 0`.
+    beta: Option<(Handle<Var>, Handle<Var>)>,
+}
+
+impl Scaling {
+    fn load(lw: &mut Lower, sc: &Scale) -> Result<Scaling, Diagnostics> {
+        let alpha = scalar_param(lw, &sc.alpha)?;
+        let beta = match &sc.beta {
+            None => None,
+            Some(name) => {
+                let bits = lw.var("beta_bits", T::U32);
+                let p = lw.param(AbiParam::Scalar { name: name.clone() });
+                lw.inst(Inst::ld_param("b32", bits, &p));
+                let b = lw.var(name, T::F32);
+                lw.inst(Inst::mov("b32", b, reg(bits)));
+                let magnitude = Expr::bin(BinOp::And, Expr::Var(bits), Expr::u32(0x7FFF_FFFF));
+                let nonzero = lw.let_(
+                    "beta_nonzero",
+                    T::Pred,
+                    Expr::cmp(CmpOp::Ne, magnitude, Expr::u32(0)),
+                );
+                Some((b, nonzero))
+            }
+        };
+        Ok(Scaling { alpha, beta })
+    }
+
+    /// `alpha·v` for the pair `(lo, hi)`, plus `beta·old` where `beta != 0`, `old` read by
+    /// `read` (which returns the two old values as f32 under the predicate it is given).
+    fn apply(
+        &self,
+        lw: &mut Lower,
+        lo: Handle<Var>,
+        hi: Handle<Var>,
+        read: impl FnOnce(&mut Lower, Handle<Var>) -> (Handle<Var>, Handle<Var>),
+    ) -> (Handle<Var>, Handle<Var>) {
+        let out = [lo, hi].map(|v| {
+            let d = lw.var("scaled", T::F32);
+            lw.inst(Inst::binary("mul.rn.f32", d, reg(v), reg(self.alpha)));
+            d
+        });
+        if let Some((beta, nonzero)) = self.beta {
+            let old = read(lw, nonzero);
+            for (d, c) in out.iter().zip([old.0, old.1]) {
+                lw.inst(Inst::fma_rn_f32(*d, c, beta, *d).guarded(nonzero, false));
+            }
+        }
+        (out[0], out[1])
+    }
+}
+
+/// An `f32` kernel argument, loaded (`ld.param.f32`); an error if the kernel has none of
+/// that name.
+fn scalar_param(lw: &mut Lower, name: &str) -> Result<Handle<Var>, Diagnostics> {
+    if !lw.k.sig.scalars.iter().any(|s| s == name) {
+        return Err(lw.error(format!("`{name}` is not a scalar argument of the kernel")));
+    }
+    let p = lw.param(AbiParam::Scalar { name: name.into() });
+    let v = lw.var(name, T::F32);
+    lw.inst(Inst::ld_param("f32", v, &p));
+    Ok(v)
 }
 
 impl Stage {
@@ -190,10 +276,14 @@ impl Stage {
                 for j in 0..self.n / 8 {
                     let (f, fixed) = self.pair(slice, h, j);
                     let packed = lw.var("packed", T::U32);
-                    let (lo, hi) = (self.frag[f], self.frag[f + 1]);
-                    lw.inst(Inst::cvt_rn_pack(elem.name(), packed, hi, lo));
+                    let (mut lo, mut hi) = (self.frag[f], self.frag[f + 1]);
                     let off = (j / 8) * self.rows * 128 + fixed;
                     let addr = chunk_addr[(j % 8) as usize];
+                    if let Some(sc) = &self.scaling {
+                        (lo, hi) =
+                            sc.apply(lw, lo, hi, |lw, p| unpack_16bit(lw, elem, addr, off, p));
+                    }
+                    lw.inst(Inst::cvt_rn_pack(elem.name(), packed, hi, lo));
                     lw.inst(Inst::st_shared("b32", addr, off as i64, reg(packed)));
                 }
             }
@@ -234,12 +324,59 @@ impl Stage {
                     let (f, fixed) = self.pair(slice, h, j);
                     let off = (j / 4) * self.rows * 128 + fixed;
                     let addr = chunk_addr[(j % 4) as usize];
-                    let (a, b) = (self.frag[f], self.frag[f + 1]);
+                    let (mut a, mut b) = (self.frag[f], self.frag[f + 1]);
+                    if let Some(sc) = &self.scaling {
+                        (a, b) = sc.apply(lw, a, b, |lw, p| {
+                            let old = [lw.var("old", T::F32), lw.var("old", T::F32)];
+                            let ld = Inst::ld_shared_v2_f32(old[0], old[1], addr, off as i64);
+                            lw.inst(ld.guarded(p, false));
+                            (old[0], old[1])
+                        });
+                    }
                     lw.inst(Inst::st_shared_v2_f32(addr, off as i64, a, b));
                 }
             }
         }
     }
+}
+
+/// The two 16-bit values at `[addr + off]` (the first column in the low half), as f32, read
+/// under predicate `p`.
+fn unpack_16bit(
+    lw: &mut Lower,
+    elem: ElemType,
+    addr: Handle<Var>,
+    off: u32,
+    p: Handle<Var>,
+) -> (Handle<Var>, Handle<Var>) {
+    let packed = lw.var("old_packed", T::U32);
+    lw.inst(Inst::ld_shared_u32(packed, addr, off as i64).guarded(p, false));
+    let (lo, hi) = (lw.var("old", T::F32), lw.var("old", T::F32));
+    if elem == ElemType::Bf16 {
+        // A bf16 is the upper 16 bits of the f32 of the same value.
+        let (lo_bits, hi_bits) = (lw.var("old_bits", T::U32), lw.var("old_bits", T::U32));
+        lw.inst(Inst::binary("shl.b32", lo_bits, reg(packed), O::Imm(16)));
+        lw.inst(Inst::binary(
+            "and.b32",
+            hi_bits,
+            reg(packed),
+            O::Imm(0xFFFF_0000u32 as i32 as i64),
+        ));
+        lw.inst(Inst::mov("b32", lo, reg(lo_bits)));
+        lw.inst(Inst::mov("b32", hi, reg(hi_bits)));
+    } else {
+        let (lo16, hi16, hi32) = (
+            lw.var("old_half", T::B16),
+            lw.var("old_half", T::B16),
+            lw.var("old_bits", T::U32),
+        );
+        lw.inst(Inst::cvt("u16.u32", lo16, reg(packed)));
+        lw.inst(Inst::binary("shr.u32", hi32, reg(packed), O::Imm(16)));
+        lw.inst(Inst::cvt("u16.u32", hi16, reg(hi32)));
+        lw.inst(Inst::cvt("f32.f16", lo, reg(lo16)));
+        lw.inst(Inst::cvt("f32.f16", hi, reg(hi16)));
+    }
+    (lo, hi)
 }
 
 #[cfg(test)]

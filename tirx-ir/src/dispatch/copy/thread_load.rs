@@ -191,6 +191,7 @@ fn tile<'o>(k: &Kernel, dst: &'o TileRef, src: &'o TileRef) -> Result<Tile<'o>, 
 }
 
 fn applies(cx: &Cx) -> Result<(), String> {
+    super::unscaled(cx.op)?;
     let Op::Copy {
         dst,
         src,

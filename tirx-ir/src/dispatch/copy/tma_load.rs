@@ -29,6 +29,7 @@ pub static VARIANT: Variant = Variant {
 };
 
 fn applies(cx: &Cx) -> Result<(), String> {
+    super::unscaled(cx.op)?;
     let Op::Copy {
         dst,
         src,

@@ -23,6 +23,7 @@ pub static VARIANT: Variant = Variant {
 };
 
 fn applies(cx: &Cx) -> Result<(), String> {
+    super::unscaled(cx.op)?;
     let Op::Copy { dst, src, bar, .. } = cx.op else {
         return Err("not a copy".into());
     };

@@ -27,6 +27,7 @@ pub static VARIANT: Variant = Variant {
 const CHUNK: u32 = 32;
 
 fn applies(cx: &Cx) -> Result<(), String> {
+    super::unscaled(cx.op)?;
     let Op::Copy { dst, src, .. } = cx.op else {
         return Err("not a copy".into());
     };
