@@ -44,6 +44,7 @@ fn hopper_gemms_match_the_f64_reference_on_random_shapes() {
         "gemm_sm90_sync",
         "gemm_sm90_tma",
         "gemm_sm90",
+        "gemm_sm90_ws1",
         "gemm_sm90_2wg",
         "gemm_sm90_ws",
         "gemm_sm90_cluster",

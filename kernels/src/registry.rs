@@ -185,7 +185,7 @@ pub struct Shipped {
 }
 
 /// All shipped kernels.
-pub fn all() -> [Shipped; 14] {
+pub fn all() -> [Shipped; 15] {
     [
         Shipped {
             name: "tma_copy",
@@ -211,6 +211,13 @@ pub fn all() -> [Shipped; 14] {
             artifacts: gemm90::gemm_sm90::ARTIFACTS,
             kind: Kind::Gemm(GemmLaunch {
                 artifacts: gemm90::gemm_sm90::ARTIFACTS,
+            }),
+        },
+        Shipped {
+            name: "gemm_sm90_ws1",
+            artifacts: ws::gemm_sm90_ws1::ARTIFACTS,
+            kind: Kind::Gemm(GemmLaunch {
+                artifacts: ws::gemm_sm90_ws1::ARTIFACTS,
             }),
         },
         Shipped {

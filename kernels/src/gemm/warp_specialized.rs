@@ -1,4 +1,4 @@
-//! GEMM ladder, levels 5–8: the warp-specialized family, in one `#[tile_module]` so the
+//! GEMM ladder, levels 4–8: the warp-specialized family, in one `#[tile_module]` so the
 //! levels share their pieces instead of copying them.
 //!
 //! D = A·Bᵀ with A M×K and B N×K row-major (both K-major), FP32 accumulate (and D = A·B with
@@ -7,13 +7,15 @@
 //! for D): `default` is BF16 → BF16, a config named after one type is that type in and out
 //! (`f16`), and `<in>_<out>` names a mix (`bf16_f32`: BF16 in, FP32 out).
 //! Every kernel here has the same roles: warpgroup 0 produces (its warp 0's elected thread
-//! issues the TMA loads) and gives registers away (`setmaxnreg::dec(40)`); warpgroups 1 and 2
-//! consume (`setmaxnreg::inc(232)`), each owning 64 rows of a 128-row tile (`a_s[s][wg]`: the
-//! 128-row TMA box is two 64-row halves in shared memory). The roles are disjoint scopes,
+//! issues the TMA loads) and gives registers away (`setmaxnreg::dec(40)`); the consumers take
+//! them (`setmaxnreg::inc(232)`): from level 5 on, warpgroups 1 and 2, each owning 64 rows of a
+//! 128-row tile (`a_s[s][wg]`: the 128-row TMA box is two 64-row halves in shared memory). The roles are disjoint scopes,
 //! lowered as one if/else chain, which is what lets ptxas give each branch its own register
 //! budget. Each level adds one move:
 //!
-//! - level 5 `gemm_sm90_2wg`: the roles above, one CTA per 128×256 tile;
+//! - level 4 `gemm_sm90_ws1`: the roles alone — one producer and one consumer warpgroup
+//!   (256 threads) on a 128×128 tile, one CTA per tile;
+//! - level 5 `gemm_sm90_2wg`: two consumer warpgroups, one CTA per 128×256 tile;
 //! - level 6 `gemm_sm90_ws`: persistent — a grid of one CTA per SM walks the tiles in groups
 //!   of GROUP tile rows (L2 reuse); the pipeline counter runs on across tiles;
 //! - level 7 `gemm_sm90_cluster`: 2×1 clusters — the two CTAs compute vertically adjacent
@@ -404,6 +406,58 @@ pub mod ladder {
             pipe.consumer_release((it + STAGES - 1) % STAGES);
         }
         it
+    }
+
+    /// Level 4: warp specialization — the roles split by warpgroup. Warpgroup 0 produces: it
+    /// gives its registers away (`setmaxnreg::dec(40)`) and one elected thread of its warp 0
+    /// issues the TMA loads ([`produce`]); warpgroup 1 consumes with the registers it took
+    /// (`setmaxnreg::inc(232)`: a 128×128 f32 accumulator is 128 registers a thread), keeps
+    /// one wgmma group in flight and releases each stage one K step later. One CTA per
+    /// 128×128 tile.
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 256,
+        grid = (cdiv(N, BN), cdiv(M, BM)),
+        configs(default = (BM = 128, BN = 128, BK = 64, STAGES = 4)),
+    )]
+    pub fn gemm_sm90_ws1(
+        #[shape(M, K)] a: Tensor<bf16>,
+        #[shape(N, K)] b: Tensor<bf16>,
+        #[shape(M, N)] d: Tensor<bf16>,
+    ) {
+        let a_s = smem::<bf16>([STAGES, BM, BK], swizzle = B128);
+        let b_s = smem::<bf16>([STAGES, BN, BK], swizzle = B128);
+        let acc = regs::<f32>([BM, BN]);
+        let pipe = pipeline::<STAGES>(consumers = 1);
+        let k_tiles = cdiv(K, BK);
+        #[scope(warpgroup = 0)]
+        {
+            setmaxnreg::dec(40);
+            #[scope(warp = 0, elect)]
+            {
+                let _ = produce(pipe, 0, a_s, b_s, a, b, cta.y, cta.x, k_tiles);
+            }
+        }
+        #[scope(warpgroup = 1)]
+        {
+            setmaxnreg::inc(232);
+            let leader = tid % 128 == 0;
+            for k in 0..k_tiles {
+                let s = pipe.consumer_wait(k);
+                wgmma::fence();
+                wgmma::mma(acc, a_s[s], b_s[s], accumulate = k > 0);
+                wgmma::commit();
+                wgmma::wait(1);
+                if k > 0 && leader {
+                    pipe.consumer_release((k + STAGES - 1) % STAGES);
+                }
+            }
+            wgmma::wait(0);
+            if leader {
+                pipe.consumer_release((k_tiles + STAGES - 1) % STAGES);
+            }
+            copy(d.tile(cta.y, cta.x), acc);
+        }
     }
 
     /// Level 5: warp specialization with register reallocation and two consumer warpgroups
