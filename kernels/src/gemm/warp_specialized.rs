@@ -806,6 +806,23 @@ pub mod ladder {
         let pairs_n = cdiv(cdiv(N, BN), 2);
         let k_tiles = cdiv(K, BK);
         cluster_producer_a(pipe, a_s, b_s, a, b, tiles_m, pairs_n, k_tiles);
+        pair_n_consumers(pipe, acc, a_s, b_s, d_s, d, tiles_m, pairs_n, k_tiles);
+    }
+
+    /// The consumer warpgroups of [`gemm_sm90_pair_n`] (and its NN twin): the producer's tile
+    /// walk (pairs along N), each tile's K loop, then level 8's epilogue.
+    #[tile_fn]
+    fn pair_n_consumers(
+        pipe: Pipe,
+        acc: Regs,
+        a_s: Smem,
+        b_s: Smem,
+        d_s: Smem,
+        d: Global,
+        tiles_m: u32,
+        pairs_n: u32,
+        k_tiles: u32,
+    ) {
         #[scope(warpgroups = 1..3)]
         {
             setmaxnreg::inc(232);
@@ -854,28 +871,7 @@ pub mod ladder {
         let pairs_n = cdiv(cdiv(N, BN), 2);
         let k_tiles = cdiv(K, BK);
         cluster_producer_a_nn(pipe, a_s, b_s, a, b, tiles_m, pairs_n, k_tiles);
-        #[scope(warpgroups = 1..3)]
-        {
-            setmaxnreg::inc(232);
-            let wg = tid / 128 - 1;
-            let mut it = 0;
-            for u in (cta.x / 2..tiles_m * pairs_n).step_by(ncta.x / 2) {
-                let (m, np) = grouped(u, tiles_m, pairs_n);
-                it = consume(pipe, it, acc, a_s, b_s, wg, k_tiles);
-                store_tile(
-                    d,
-                    d_s,
-                    acc,
-                    wg,
-                    2 * m + wg,
-                    (2 * np + cta_rank) * (BN / EPI_N),
-                );
-            }
-            #[scope(leader)]
-            {
-                tma::wait_group(0);
-            }
-        }
+        pair_n_consumers(pipe, acc, a_s, b_s, d_s, d, tiles_m, pairs_n, k_tiles);
     }
     /// Level 8 with the BLAS epilogue, D = α·A·Bᵀ + β·C (`alpha`, `beta` scalar arguments, C
     /// M×N in D's type). Per tile, a consumer warpgroup's leader first loads C's blocks into
