@@ -15,6 +15,9 @@
 //! element — addresses, bounds checks, a 2-byte load and a store each — and wait for each load
 //! before issuing the MMA. Level 2 hands the copy to the TMA engine: one thread issues two
 //! bulk copies, the hardware swizzles and zero-fills, and an mbarrier says when the bytes are in.
+//!
+//! Measured (H200, 8192³, `tirx bench gemm --ladder`, 2026-11-29, interleaved with cuBLASLt):
+//! 173.9 TFLOP/s, 0.22× cuBLASLt. Details: `docs/perf/gemm-h200.md`.
 
 use tirx::prelude::*;
 

@@ -11,6 +11,13 @@
 //!
 //! Tails: TMA zero-fills out-of-bounds rows of A/B and columns past K, so partial tiles
 //! contribute zeros; the epilogue skips stores outside M×N.
+//!
+//! Measured (H200, 8192³, `tirx bench gemm --ladder`, interleaved with cuBLASLt): 498.6
+//! TFLOP/s, 0.73× (2026-11-29) and 500.3, 0.72× (2026-11-30) — below level 2, whose 32 KB of
+//! shared memory let three CTAs share an SM and hide each other's latency, while these four
+//! 32 KB stages leave room for one CTA per SM, whose consumer still waits for every wgmma
+//! (`docs/perf/gemm-h200.md`). Level 4 (`gemm_sm90_ws1`) gives the roles their own
+//! warpgroups and registers, and keeps one wgmma group in flight.
 
 use tirx::prelude::*;
 

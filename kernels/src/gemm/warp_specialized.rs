@@ -28,7 +28,10 @@
 //!   layout changes: `major = mn` chunks of 64 columns, one `[BK, 64]` TMA box each, read by
 //!   wgmma transposed — no copy of B is ever made.
 //!
-//! Measured on the H200 in `docs/perf/gemm-h200.md`.
+//! Measured on the H200 at 8192³ (`tirx bench gemm --ladder`, each level interleaved with
+//! cuBLASLt; `docs/perf/gemm-h200.md`): level 4 566.3 TFLOP/s (0.87×, 2026-11-30), level 5
+//! 650.2 (0.96×, 2026-11-30), level 6 658.0 (0.98×), level 7 657.0 (0.98×), level 8 697.3
+//! (1.01×, 2026-11-29; 703.2, 1.013× in the 2026-11-30 sweep).
 
 use tirx::prelude::*;
 
