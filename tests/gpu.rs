@@ -98,9 +98,6 @@ fn hopper_gemms_match_the_f64_reference_on_random_shapes() {
 #[test]
 fn nn_gemm_matches_the_f64_reference_on_random_shapes() {
     let rt = rt();
-    let Kind::GemmNn(launch) = registry::find("gemm_sm90_tma_epi_nn").unwrap().kind else {
-        panic!()
-    };
     let mut rng = Rng::new(13);
     let mut shapes = vec![
         (1, 8, 8),
@@ -120,18 +117,26 @@ fn nn_gemm_matches_the_f64_reference_on_random_shapes() {
             8 * rng.range(1, 80),
         )
     }));
-    let Kind::GemmNn(ws) = registry::find("gemm_sm90_ws_nn").unwrap().kind else {
-        panic!()
-    };
-    let Kind::GemmNn(pair) = registry::find("gemm_sm90_pair_n_nn").unwrap().kind else {
-        panic!()
-    };
-    let runs = [
-        ("gemm_sm90_tma_epi_nn", launch, "default"),
-        ("gemm_sm90_ws_nn", ws, "n128"),
-        ("gemm_sm90_ws_nn", ws, "n64"),
-        ("gemm_sm90_pair_n_nn", pair, "default"),
-    ];
+    // Every config of every NN kernel, in its own element types (check_gemm_nn reads them
+    // from the config's signature).
+    let mut runs = Vec::new();
+    for name in [
+        "gemm_sm90_tma_epi_nn",
+        "gemm_sm90_ws_nn",
+        "gemm_sm90_pair_n_nn",
+    ] {
+        let kernel = registry::find(name).unwrap();
+        let Kind::GemmNn(l) = kernel.kind else {
+            panic!("{name} is not NN")
+        };
+        for a in kernel
+            .artifacts
+            .iter()
+            .filter(|a| a.target == Target::Sm90a)
+        {
+            runs.push((name, l, a.config));
+        }
+    }
     for (name, launch, config) in runs {
         for (i, &(m, n, k)) in shapes.iter().enumerate() {
             let r = registry::check_gemm_nn(&rt, launch, config, m, n, k, 400 + i as u64)

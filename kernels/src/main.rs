@@ -419,10 +419,10 @@ fn bench_gemm(
     // With `--kernel`: every config of the named kernels, the fastest reported; without: the
     // kernel and config the host-side choice takes for each shape (what `gemm_auto` runs).
     let list: Vec<_> = chosen.into_iter().flat_map(entries).collect();
-    // The host-side choice for these types and this layout (the NN kernels are BF16 only).
+    // The host-side choice for these types and this layout.
     let choose = |m: usize, n: usize, k: usize| match layout {
         BLayout::Tn => registry::choose_gemm_for(types, m, n, k),
-        BLayout::Nn => (types == GemmTypes::BF16).then(|| registry::choose_gemm_nn(m, n, k)),
+        BLayout::Nn => registry::choose_gemm_nn_for(types, m, n, k),
     };
     let choice = |(m, n, k): (usize, usize, usize)| {
         let Some((name, config)) = choose(m, n, k) else {

@@ -421,16 +421,36 @@ pub fn tile_n(m: usize, n: usize) -> usize {
 }
 
 /// The NN counterpart of [`choose_gemm`] (B given K×N; N must be a multiple of 8 for every NN
-/// kernel): [`tile_n`]'s tile, then the cluster kernel with the TMA-store epilogue for
-/// 128×256, the persistent non-cluster kernel (`gemm_sm90_ws_nn`) for 128×128 and 128×64 —
-/// or, for 128×64 when A's rows are not 128-byte aligned, `gemm_sm90_pair_n_nn` (the TN rule).
-/// Not yet measured on the H200 as a choice: the tile rule is the TN one.
+/// kernel): BF16 → BF16 by [`choose_gemm_nn_for`].
 pub fn choose_gemm_nn(m: usize, n: usize, k: usize) -> (&'static str, &'static str) {
+    choose_gemm_nn_for(GemmTypes::BF16, m, n, k)
+        .expect("every shipped combination has an NN choice, bf16 → bf16 first")
+}
+
+/// The NN choice for any element types: [`tile_n`]'s tile, then the cluster kernel with the
+/// TMA-store epilogue for 128×256 (`gemm_sm90_tma_epi_nn`; an f32 D's config there is
+/// 128×128), the persistent non-cluster kernel (`gemm_sm90_ws_nn`, `n128`/`n64`) for the
+/// smaller tiles — or, for 128×64 when A's rows are not 128-byte aligned,
+/// `gemm_sm90_pair_n_nn` (the TN rule). BF16 → BF16 measured on the H200 (2026-11-30); the
+/// other types' NN configs were checked by ptxas and not yet run on a GPU. `None` for a
+/// combination nothing ships.
+pub fn choose_gemm_nn_for(
+    types: GemmTypes,
+    m: usize,
+    n: usize,
+    k: usize,
+) -> Option<(&'static str, &'static str)> {
+    types.config()?;
+    let a_rows_aligned = (k * types.input.bytes() as usize).is_multiple_of(128);
+    let pick = |kernel: &'static str, suffix: Option<&str>| {
+        config_of(kernel, types, suffix).map(|c| (kernel, c))
+    };
     match tile_n(m, n) {
-        256 => ("gemm_sm90_tma_epi_nn", "default"),
-        128 => ("gemm_sm90_ws_nn", "n128"),
-        _ if !(2 * k).is_multiple_of(128) => ("gemm_sm90_pair_n_nn", "default"),
-        _ => ("gemm_sm90_ws_nn", "n64"),
+        256 => pick("gemm_sm90_tma_epi_nn", None),
+        128 if types.output == ElemType::F32 => pick("gemm_sm90_tma_epi_nn", None),
+        128 => pick("gemm_sm90_ws_nn", Some("n128")),
+        _ if !a_rows_aligned => pick("gemm_sm90_pair_n_nn", None),
+        _ => pick("gemm_sm90_ws_nn", Some("n64")),
     }
 }
 
@@ -905,6 +925,28 @@ mod tests {
             choose_gemm_for(f16, 1024, 1024, 1024),
             Some(("gemm_sm90_ws", "f16_n64"))
         );
+    }
+
+    #[test]
+    fn every_nn_type_combination_routes_to_an_nn_config_of_its_types() {
+        for types in GemmTypes::ALL {
+            for (m, n, k) in [
+                (8192, 8192, 8192),
+                (2000, 1000, 1000),
+                (1000, 1000, 1000),
+                (1024, 1024, 1024),
+            ] {
+                let (name, config) = choose_gemm_nn_for(types, m, n, k).expect("shipped");
+                let Some(Shipped {
+                    kind: Kind::GemmNn(launch),
+                    ..
+                }) = find(name)
+                else {
+                    panic!("{name} is not an NN GEMM")
+                };
+                assert_eq!(launch.types(config), Some(types), "{name}/{config}");
+            }
+        }
     }
 
     #[test]

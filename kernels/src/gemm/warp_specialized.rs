@@ -2,8 +2,8 @@
 //! levels share their pieces instead of copying them.
 //!
 //! D = A·Bᵀ with A M×K and B N×K row-major (both K-major), FP32 accumulate (and D = A·B with
-//! B K×N row-major for the `_nn` kernels). Level 5 and the `_nn` and `pair_n` kernels are BF16
-//! in and out; levels 6 to 8 take their element types from the config (`TA` for A and B, `TD`
+//! B K×N row-major for the `_nn` kernels). Levels 4 and 5 are BF16 in and out; the others
+//! take their element types from the config (`TA` for A and B, `TD`
 //! for D): `default` is BF16 → BF16, a config named after one type is that type in and out
 //! (`f16`), and `<in>_<out>` names a mix (`bf16_f32`: BF16 in, FP32 out).
 //! Every kernel here has the same roles: warpgroup 0 produces (its warp 0's elected thread
@@ -561,17 +561,27 @@ pub mod ladder {
         threads = 384,
         grid = (132, 1),
         configs(
-            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8),
-            n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8),
+            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = bf16, TD = bf16),
+            n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, TA = bf16, TD = bf16),
+            f16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = f16, TD = f16),
+            f16_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, TA = f16, TD = f16),
+            bf16_f16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = bf16, TD = f16),
+            bf16_f16_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, TA = bf16, TD = f16),
+            f16_bf16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = f16, TD = bf16),
+            f16_bf16_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, TA = f16, TD = bf16),
+            bf16_f32_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = bf16, TD = f32),
+            bf16_f32_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, TA = bf16, TD = f32),
+            f16_f32_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = f16, TD = f32),
+            f16_f32_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, TA = f16, TD = f32),
         ),
     )]
     pub fn gemm_sm90_ws_nn(
-        #[shape(M, K)] a: Tensor<bf16>,
-        #[shape(K, N)] b: Tensor<bf16>,
-        #[shape(M, N)] d: Tensor<bf16>,
+        #[shape(M, K)] a: Tensor<TA>,
+        #[shape(K, N)] b: Tensor<TA>,
+        #[shape(M, N)] d: Tensor<TD>,
     ) {
-        let a_s = smem::<bf16>([STAGES, 2, 64, BK], swizzle = B128);
-        let b_s = smem::<bf16>([STAGES, BN / 64, BK, 64], swizzle = B128, major = mn);
+        let a_s = smem::<TA>([STAGES, 2, 64, BK], swizzle = B128);
+        let b_s = smem::<TA>([STAGES, BN / 64, BK, 64], swizzle = B128, major = mn);
         let acc = regs::<f32>([64, BN]);
         let pipe = pipeline::<STAGES>(consumers = 2);
         let tiles_m = cdiv(M, BM);
@@ -723,17 +733,22 @@ pub mod ladder {
         cluster = (2, 1, 1),
         grid = (CTAS, 1),
         configs(
-            default = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64),
+            default = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64, TA = bf16, TD = bf16),
+            f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64, TA = f16, TD = f16),
+            bf16_f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64, TA = bf16, TD = f16),
+            f16_bf16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64, TA = f16, TD = bf16),
+            bf16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, CTAS = 132, EPI_N = 32, TA = bf16, TD = f32),
+            f16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, CTAS = 132, EPI_N = 32, TA = f16, TD = f32),
         ),
     )]
     pub fn gemm_sm90_tma_epi_nn(
-        #[shape(M, K)] a: Tensor<bf16>,
-        #[shape(K, N)] b: Tensor<bf16>,
-        #[shape(M, N)] d: Tensor<bf16>,
+        #[shape(M, K)] a: Tensor<TA>,
+        #[shape(K, N)] b: Tensor<TA>,
+        #[shape(M, N)] d: Tensor<TD>,
     ) {
-        let a_s = smem::<bf16>([STAGES, 2, 64, BK], swizzle = B128);
-        let b_s = smem::<bf16>([STAGES, BN / 64, BK, 64], swizzle = B128, major = mn);
-        let d_s = smem::<bf16>([2, BN / EPI_N, 64, EPI_N], swizzle = B128);
+        let a_s = smem::<TA>([STAGES, 2, 64, BK], swizzle = B128);
+        let b_s = smem::<TA>([STAGES, BN / 64, BK, 64], swizzle = B128, major = mn);
+        let d_s = smem::<TD>([2, BN / EPI_N, 64, EPI_N], swizzle = B128);
         let acc = regs::<f32>([64, BN]);
         let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
         let pairs_m = cdiv(cdiv(M, BM), 2);
@@ -857,17 +872,22 @@ pub mod ladder {
         cluster = (2, 1, 1),
         grid = (CTAS, 1),
         configs(
-            default = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132, EPI_N = 64),
+            default = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132, EPI_N = 64, TA = bf16, TD = bf16),
+            f16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132, EPI_N = 64, TA = f16, TD = f16),
+            bf16_f16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132, EPI_N = 64, TA = bf16, TD = f16),
+            f16_bf16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132, EPI_N = 64, TA = f16, TD = bf16),
+            bf16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132, EPI_N = 32, TA = bf16, TD = f32),
+            f16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132, EPI_N = 32, TA = f16, TD = f32),
         ),
     )]
     pub fn gemm_sm90_pair_n_nn(
-        #[shape(M, K)] a: Tensor<bf16>,
-        #[shape(K, N)] b: Tensor<bf16>,
-        #[shape(M, N)] d: Tensor<bf16>,
+        #[shape(M, K)] a: Tensor<TA>,
+        #[shape(K, N)] b: Tensor<TA>,
+        #[shape(M, N)] d: Tensor<TD>,
     ) {
-        let a_s = smem::<bf16>([STAGES, 2, 64, BK], swizzle = B128);
-        let b_s = smem::<bf16>([STAGES, 1, BK, 64], swizzle = B128, major = mn);
-        let d_s = smem::<bf16>([2, BN / EPI_N, 64, EPI_N], swizzle = B128);
+        let a_s = smem::<TA>([STAGES, 2, 64, BK], swizzle = B128);
+        let b_s = smem::<TA>([STAGES, 1, BK, 64], swizzle = B128, major = mn);
+        let d_s = smem::<TD>([2, BN / EPI_N, 64, EPI_N], swizzle = B128);
         let acc = regs::<f32>([64, BN]);
         let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
         let tiles_m = cdiv(M, BM);
