@@ -35,6 +35,17 @@ fn compile(body: &str) -> Result<(), String> {
     })
 }
 
+/// The IR text of a kernel after the `derive-signals` pass.
+fn after_derive_signals(text: &str) -> String {
+    let k = parse_module(text).unwrap().kernels.remove(0);
+    let (_, snaps) = run_pipeline(k, true).unwrap();
+    snaps
+        .into_iter()
+        .find(|s| s.pass == "derive-signals")
+        .unwrap()
+        .text
+}
+
 #[test]
 fn loads_signalling_one_barrier_phase_from_every_loop_iteration_are_rejected() {
     // A run-time trip count: the phase's byte count is not known at build time.
@@ -85,13 +96,7 @@ fn both_boxes_of_one_phase_count_toward_the_derived_bytes() {
   }
 }
 ";
-    let k = parse_module(text).unwrap().kernels.remove(0);
-    let (_, snaps) = run_pipeline(k, true).unwrap();
-    let after = &snaps
-        .iter()
-        .find(|s| s.pass == "derive-signals")
-        .unwrap()
-        .text;
+    let after = &after_derive_signals(text);
     assert!(
         after.contains("op mbar_arrive_expect_tx @bar[0:u32] bytes 16384"),
         "{after}"
@@ -127,13 +132,7 @@ fn a_constant_loop_of_loads_is_one_phase_with_every_iterations_bytes() {
   }
 }
 ";
-    let k = parse_module(text).unwrap().kernels.remove(0);
-    let (_, snaps) = run_pipeline(k, true).unwrap();
-    let after = &snaps
-        .iter()
-        .find(|s| s.pass == "derive-signals")
-        .unwrap()
-        .text;
+    let after = &after_derive_signals(text);
     // A's 8 KB box and four 8 KB chunks of B.
     assert!(
         after.contains("op mbar_arrive_expect_tx @bar[0:u32] bytes 40960"),
@@ -142,4 +141,44 @@ fn a_constant_loop_of_loads_is_one_phase_with_every_iterations_bytes() {
     assert_eq!(after.matches("mbar_arrive_expect_tx").count(), 1, "{after}");
     let expect_at = after.find("mbar_arrive_expect_tx").unwrap();
     assert!(expect_at < after.find("for %0").unwrap(), "{after}");
+}
+
+#[test]
+fn loads_of_one_phase_split_between_a_block_and_a_nested_if_are_rejected() {
+    // The block's loads and the `if`'s each arrive with their bytes: two arrivals for one.
+    let err = compile(
+        "  scope thread 0 {
+    op copy @a_s[0:u32] <- global a[0:u32, 0:u32] bar @bar[0:u32]
+    if dim K > 64:u32 {
+      op copy @a_s[1:u32] <- global a[0:u32, 1:u32] bar @bar[0:u32]
+    }
+  }",
+    )
+    .unwrap_err();
+    assert!(err.contains("split over 2 blocks"), "{err}");
+    // Two sibling single-thread scopes: the same.
+    let err = compile(
+        "  scope thread 0 {
+    op copy @a_s[0:u32] <- global a[0:u32, 0:u32] bar @bar[0:u32]
+  }
+  scope thread 0 {
+    op copy @a_s[1:u32] <- global a[0:u32, 1:u32] bar @bar[0:u32]
+  }",
+    )
+    .unwrap_err();
+    assert!(err.contains("split over 2 blocks"), "{err}");
+}
+
+#[test]
+fn loads_in_the_two_branches_of_an_if_are_one_arrival() {
+    compile(
+        "  scope thread 0 {
+    if dim K > 64:u32 {
+      op copy @a_s[0:u32] <- global a[0:u32, 0:u32] bar @bar[0:u32]
+    } else {
+      op copy @a_s[1:u32] <- global a[0:u32, 1:u32] bar @bar[0:u32]
+    }
+  }",
+    )
+    .unwrap();
 }

@@ -11,6 +11,13 @@
 //! counts n times: the contract is that every CTA of the mask issues its own slice to the
 //! same barrier offset (symmetric multicast), so each barrier receives n boxes per phase.
 //!
+//! Each block with loads for a barrier reference gets its own expect-tx, which is an arrival.
+//! A thread that loads for one barrier phase both in a block and in an `if` or scope nested in
+//! it (or in two sibling scopes) would arrive more often than the barrier expects, and the phase
+//! would complete before the bytes are in: rejected at the nested load, unless the barrier
+//! was declared with that many arrivals (`mbarrier(arrivals = n)`). Loads in the two branches
+//! of one `if` are one arrival: only one branch runs.
+//!
 //! A `for` loop with constant bounds whose body is only loads signalling barrier references
 //! the loop does not change (and plain statements) is one phase spread over its iterations
 //! (`for c in 0..BN / 64 { tma::load(b_s[s][c], b.tile(k, c), pipe.full(s)) }`): its boxes
@@ -160,7 +167,106 @@ fn process(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
     out
 }
 
+/// The arrivals one execution of `block` makes on `bar` through derived expect-tx: one if the
+/// block itself loads for it (directly or in a counted loop), plus those of its nested scopes
+/// and ifs (the larger branch); loops are phases of their own (see [`check_loop`]). With the
+/// span of a load that makes one.
+fn arrival_sites(k: &Kernel, block: &Block, bar: &BarRef) -> (u32, Option<Span>) {
+    let mut own = None;
+    let (mut nested, mut nested_span) = (0, None);
+    for s in block {
+        if counted_loop(k, s).is_some_and(|g| g.iter().any(|(b, ..)| b == bar)) {
+            own = own.or(Some(s.span));
+            continue;
+        }
+        match &s.kind {
+            StmtKind::Op(op) if load_bar(op) == Some(bar) => own = own.or(Some(s.span)),
+            StmtKind::Scope { body, .. } => {
+                let (n, sp) = arrival_sites(k, body, bar);
+                nested += n;
+                nested_span = nested_span.or(sp);
+            }
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                let (a, sa) = arrival_sites(k, then_body, bar);
+                let (b, sb) = arrival_sites(k, else_body, bar);
+                nested += a.max(b);
+                nested_span = nested_span.or(sa).or(sb);
+            }
+            _ => {}
+        }
+    }
+    (u32::from(own.is_some()) + nested, nested_span.or(own))
+}
+
+/// Rejects a block whose loads for one barrier phase would arrive more often than the barrier
+/// expects (see the module docs); reported once, at the outermost block where it happens.
+fn check_arrivals(k: &Kernel, block: &Block, errs: &mut Diagnostics) {
+    let mut bars: Vec<&BarRef> = Vec::new();
+    collect_bars(block, &mut bars);
+    for bar in bars {
+        let expected = k.barriers[bar.bar].arrivals;
+        let (sites, span) = arrival_sites(k, block, bar);
+        if sites <= expected {
+            continue;
+        }
+        // Already reported inside a nested scope or branch that exceeds on its own?
+        let inner_exceeds = block.iter().any(|s| match &s.kind {
+            StmtKind::Scope { body, .. } => arrival_sites(k, body, bar).0 > expected,
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                arrival_sites(k, then_body, bar).0 > expected
+                    || arrival_sites(k, else_body, bar).0 > expected
+            }
+            _ => false,
+        });
+        if !inner_exceeds && let Some(span) = span {
+            errs.push(Diagnostic::new(
+                span,
+                format!(
+                    "TMA loads for this barrier phase are split over {sites} blocks (a block and an `if` or scope inside it, or sibling scopes); each block's loads arrive on the barrier with their expected bytes, so it would get {sites} arrivals where it expects {expected} and complete before the bytes are in: issue the phase's loads from one block, or declare `mbarrier(arrivals = {sites})`"
+                ),
+            ));
+        }
+    }
+}
+
+/// Every barrier reference a load in `block` signals, once each (loads inside loops too: a
+/// counted loop's loads are part of the block's phase; other loops add no sites).
+fn collect_bars<'b>(block: &'b Block, out: &mut Vec<&'b BarRef>) {
+    for s in block {
+        match &s.kind {
+            StmtKind::Op(op) => {
+                if let Some(bar) = load_bar(op)
+                    && !out.contains(&bar)
+                {
+                    out.push(bar);
+                }
+            }
+            StmtKind::Scope { body, .. }
+            | StmtKind::For { body, .. }
+            | StmtKind::Loop { body, .. } => collect_bars(body, out),
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                collect_bars(then_body, out);
+                collect_bars(else_body, out);
+            }
+            _ => {}
+        }
+    }
+}
+
 fn walk(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
+    check_arrivals(k, &block, errs);
     let block = block
         .into_iter()
         .map(|mut s| {
