@@ -7,7 +7,7 @@ use tirx::abi::ElemType;
 use tirx::{Runtime, RuntimeError, Target};
 use tirx_kernels::gemm::warp_specialized::ladder::gemm_sm90_tma_epi;
 use tirx_kernels::reference::{HostElem, Rng, gemm_tn_f64, rel_frobenius};
-use tirx_kernels::registry::{self, GemmTypes, Kind};
+use tirx_kernels::registry::{self, BLayout, GemmTypes, Kind};
 
 fn rt() -> Runtime {
     Runtime::new(0).expect("the gpu feature needs a GPU")
@@ -122,6 +122,7 @@ fn nn_gemm_matches_the_f64_reference_on_random_shapes() {
     let mut runs = Vec::new();
     for name in [
         "gemm_sm90_tma_epi_nn",
+        "gemm_sm90_cluster_nn",
         "gemm_sm90_ws_nn",
         "gemm_sm90_pair_n_nn",
     ] {
@@ -324,26 +325,32 @@ fn every_type_combination_matches_the_f64_reference_on_random_shapes() {
     }
 }
 
-/// `gemm_auto` in types `A` → `D` on `(m, n, k)`, against the f64 reference on sampled rows.
+/// `gemm_auto` (TN) or `gemm_auto_nn` (NN) in types `A` → `D` on `(m, n, k)`, against the
+/// f64 reference on sampled rows.
 fn auto_error<A: HostElem, D: HostElem>(
     rt: &Runtime,
+    layout: BLayout,
     (m, n, k): (usize, usize, usize),
     seed: u64,
 ) -> f64 {
     let mut rng = Rng::new(seed);
     let (ha, hb): (Vec<A>, Vec<A>) = (rng.values(m * k), rng.values(n * k));
     let a = rt.upload(&ha, &[m, k]).unwrap();
-    let b = rt.upload(&hb, &[n, k]).unwrap();
+    let b = rt.upload(&hb, &layout.b_shape(m, n, k)).unwrap();
     let mut d = rt.zeros::<D>(&[m, n]).unwrap();
     rt.poison(&mut d).unwrap();
-    registry::gemm_auto(rt, &a, &b, &mut d).expect("runs");
+    match layout {
+        BLayout::Tn => registry::gemm_auto(rt, &a, &b, &mut d),
+        BLayout::Nn => registry::gemm_auto_nn(rt, &a, &b, &mut d),
+    }
+    .expect("runs");
     let got = rt.download(&d).unwrap();
     let rows: Vec<usize> = (0..m).step_by((m / 64).max(1)).collect();
     let sampled_a: Vec<A> = rows
         .iter()
         .flat_map(|&r| ha[r * k..(r + 1) * k].to_vec())
         .collect();
-    let want = gemm_tn_f64(&sampled_a, &hb, rows.len(), n, k);
+    let want = layout.reference(&sampled_a, &hb, rows.len(), n, k);
     let got: Vec<D> = rows
         .iter()
         .flat_map(|&r| got[r * n..(r + 1) * n].to_vec())
@@ -364,24 +371,35 @@ fn the_host_side_choice_is_correct_for_every_type_combination() {
         (4096, 4096, 128),
         (2048, 4100, 64),
     ];
+    // NN takes N a multiple of 8 only (B's rows), so the unaligned-N shapes are TN's alone.
+    let runs = shapes.iter().map(|&s| (BLayout::Tn, s)).chain(
+        shapes
+            .iter()
+            .filter(|s| s.1 % 8 == 0)
+            .map(|&s| (BLayout::Nn, s)),
+    );
+    let runs: Vec<_> = runs.collect();
     for types in GemmTypes::ALL {
-        for (i, &shape) in shapes.iter().enumerate() {
+        for (i, &(layout, shape)) in runs.iter().enumerate() {
             let seed = 500 + i as u64;
             use ElemType::{Bf16, F16, F32};
             let err = match (types.input, types.output) {
-                (Bf16, Bf16) => auto_error::<bf16, bf16>(&rt, shape, seed),
-                (Bf16, F16) => auto_error::<bf16, f16>(&rt, shape, seed),
-                (Bf16, F32) => auto_error::<bf16, f32>(&rt, shape, seed),
-                (F16, Bf16) => auto_error::<f16, bf16>(&rt, shape, seed),
-                (F16, F16) => auto_error::<f16, f16>(&rt, shape, seed),
-                (F16, F32) => auto_error::<f16, f32>(&rt, shape, seed),
+                (Bf16, Bf16) => auto_error::<bf16, bf16>(&rt, layout, shape, seed),
+                (Bf16, F16) => auto_error::<bf16, f16>(&rt, layout, shape, seed),
+                (Bf16, F32) => auto_error::<bf16, f32>(&rt, layout, shape, seed),
+                (F16, Bf16) => auto_error::<f16, bf16>(&rt, layout, shape, seed),
+                (F16, F16) => auto_error::<f16, f16>(&rt, layout, shape, seed),
+                (F16, F32) => auto_error::<f16, f32>(&rt, layout, shape, seed),
                 _ => unreachable!("not shipped"),
             };
             let (m, n, k) = shape;
+            let choice = match layout {
+                BLayout::Tn => registry::choose_gemm_for(types, m, n, k),
+                BLayout::Nn => registry::choose_gemm_nn_for(types, m, n, k),
+            };
             assert!(
                 err < types.tolerance(),
-                "{types} {m}x{n}x{k} via {:?}: {err:.3e}",
-                registry::choose_gemm_for(types, m, n, k)
+                "{types} {layout:?} {m}x{n}x{k} via {choice:?}: {err:.3e}"
             );
         }
     }
@@ -417,17 +435,14 @@ fn the_typed_launcher_runs_its_configs_types_and_refuses_others() {
     );
 }
 
-/// D = α·A·Bᵀ + β·C: every config of `gemm_sm90_tma_epi_abc` on random shapes with tails, for
-/// α, β with β ≠ 0 (C random) and β = 0 (C all NaN, which must not be read), D poisoned,
-/// against the f64 reference; and the host entry `gemm_scaled` (which takes the plain kernel
-/// for α = 1, β = 0) on every tile class.
+/// D = α·A·op(B) + β·C: every config of every scaled kernel (`gemm_sm90_tma_epi_abc`,
+/// `gemm_sm90_pair_n_abc` with B N×K, their `_nn` twins with B K×N) on random shapes with tails, for α, β with β ≠ 0 (C
+/// random) and β = 0 (C all NaN, which must not be read), D poisoned, against the f64
+/// reference; and the host entries `gemm_scaled`/`gemm_scaled_nn` (which take the plain
+/// kernels for α = 1, β = 0) on every tile class.
 #[test]
 fn scaled_gemm_matches_the_f64_reference() {
     let rt = rt();
-    let kernel = registry::find("gemm_sm90_tma_epi_abc").unwrap();
-    let Kind::GemmScaled(launch) = kernel.kind else {
-        panic!()
-    };
     let mut rng = Rng::new(21);
     let mut shapes = vec![
         (1, 8, 8),
@@ -442,52 +457,68 @@ fn scaled_gemm_matches_the_f64_reference() {
             8 * rng.range(1, 60),
         )
     }));
-    for config in kernel.artifacts.iter().map(|a| a.config) {
-        for (i, &shape) in shapes.iter().enumerate() {
-            for (alpha, beta) in [(1.5f32, -0.75f32), (0.5, 0.0), (-2.0, 1.0)] {
-                let r = registry::check_gemm_scaled(
-                    &rt,
-                    launch,
-                    config,
-                    shape,
-                    alpha,
-                    beta,
-                    600 + i as u64,
-                )
-                .expect("runs");
-                let (m, n, k) = shape;
-                assert!(
-                    r.ok,
-                    "{config} {m}x{n}x{k} alpha {alpha} beta {beta}: {:.3e}\n{}",
-                    r.error, r.blocks
-                );
+    let scaled = registry::all()
+        .into_iter()
+        .filter_map(|k| match k.kind {
+            Kind::GemmScaled(launch, layout) => Some((k.name, k.artifacts, launch, layout)),
+            _ => None,
+        })
+        .collect::<Vec<_>>();
+    assert!(scaled.len() >= 4, "the scaled kernels of both layouts");
+    for (name, artifacts, launch, layout) in scaled {
+        for config in artifacts.iter().map(|a| a.config) {
+            for (i, &shape) in shapes.iter().enumerate() {
+                for (alpha, beta) in [(1.5f32, -0.75f32), (0.5, 0.0), (-2.0, 1.0)] {
+                    let seed = 600 + i as u64;
+                    let r = registry::check_gemm_scaled(
+                        &rt, launch, layout, config, shape, alpha, beta, seed,
+                    )
+                    .expect("runs");
+                    let (m, n, k) = shape;
+                    assert!(
+                        r.ok,
+                        "{name}/{config} {m}x{n}x{k} alpha {alpha} beta {beta}: {:.3e}\n{}",
+                        r.error, r.blocks
+                    );
+                }
             }
         }
     }
-    for (i, &(m, n, k)) in [(100, 200, 64), (1000, 1000, 1000), (2048, 2048, 128)]
-        .iter()
-        .enumerate()
-    {
-        for (alpha, beta) in [(1.0f32, 0.0f32), (2.0, 0.5)] {
-            let mut rng = Rng::new(700 + i as u64);
-            let (ha, hb, hc) = (rng.bf16s(m * k), rng.bf16s(n * k), rng.bf16s(m * n));
-            let a = rt.upload(&ha, &[m, k]).unwrap();
-            let b = rt.upload(&hb, &[n, k]).unwrap();
-            let c = rt.upload(&hc, &[m, n]).unwrap();
-            let mut d = rt.zeros::<bf16>(&[m, n]).unwrap();
-            rt.poison(&mut d).unwrap();
-            registry::gemm_scaled(&rt, alpha, &a, &b, beta, &c, &mut d).expect("runs");
-            let got = rt.download(&d).unwrap();
-            let want: Vec<f64> = gemm_tn_f64(&ha, &hb, m, n, k)
-                .iter()
-                .zip(&hc)
-                .map(|(ab, cv)| f64::from(alpha) * ab + f64::from(beta) * cv.to_f64())
-                .collect();
-            let err = rel_frobenius(&got, &want);
-            assert!(
-                err < registry::GEMM_TOL,
-                "{m}x{n}x{k} {alpha} {beta}: {err:.3e}"
-            );
+    // Every size class of `choose_gemm_scaled_for`: 128×64, 128×128, 128×256.
+    let entries = [
+        (100, 200, 64),
+        (1000, 1000, 1000),
+        (2000, 1000, 1000),
+        (2048, 2048, 128),
+    ];
+    for layout in [BLayout::Tn, BLayout::Nn] {
+        for (i, &(m, n, k)) in entries.iter().enumerate() {
+            for (alpha, beta) in [(1.0f32, 0.0f32), (2.0, 0.5)] {
+                let mut rng = Rng::new(700 + i as u64);
+                let (ha, hb, hc) = (rng.bf16s(m * k), rng.bf16s(n * k), rng.bf16s(m * n));
+                let a = rt.upload(&ha, &[m, k]).unwrap();
+                let b = rt.upload(&hb, &layout.b_shape(m, n, k)).unwrap();
+                let c = rt.upload(&hc, &[m, n]).unwrap();
+                let mut d = rt.zeros::<bf16>(&[m, n]).unwrap();
+                rt.poison(&mut d).unwrap();
+                match layout {
+                    BLayout::Tn => registry::gemm_scaled(&rt, alpha, &a, &b, beta, &c, &mut d),
+                    BLayout::Nn => registry::gemm_scaled_nn(&rt, alpha, &a, &b, beta, &c, &mut d),
+                }
+                .expect("runs");
+                let got = rt.download(&d).unwrap();
+                let want: Vec<f64> = layout
+                    .reference(&ha, &hb, m, n, k)
+                    .iter()
+                    .zip(&hc)
+                    .map(|(ab, cv)| f64::from(alpha) * ab + f64::from(beta) * cv.to_f64())
+                    .collect();
+                let err = rel_frobenius(&got, &want);
+                assert!(
+                    err < registry::GEMM_TOL,
+                    "{layout:?} {m}x{n}x{k} {alpha} {beta}: {err:.3e}"
+                );
+            }
         }
     }
 }

@@ -5,7 +5,7 @@ use clap::{Parser, Subcommand};
 use std::process::ExitCode;
 use tirx::abi::ElemType;
 use tirx::{KernelArtifact, Runtime, RuntimeError, Target};
-use tirx_kernels::bench::GemmEntry;
+use tirx_kernels::bench::{GemmEntry, Problem};
 use tirx_kernels::check::{check_artifact, key_sass};
 use tirx_kernels::registry::{self, BLayout, CheckReport, GemmTypes, Kind, Shipped};
 
@@ -58,6 +58,13 @@ enum Cmd {
         /// cuBLASLt runs in the same types.
         #[arg(long = "out", default_value = "bf16")]
         output: String,
+        /// GEMM: α of D = α·A·op(B) + β·C. With α ≠ 1 or β ≠ 0 the scaled kernels compete
+        /// (C random, its own buffer) and cuBLASLt computes the same.
+        #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+        alpha: f32,
+        /// GEMM: β of D = α·A·op(B) + β·C (see `--alpha`).
+        #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+        beta: f32,
     },
     /// Run a kernel on the GPU and verify it against the CPU reference.
     Run {
@@ -194,8 +201,8 @@ fn run_one(
         Kind::Copy(l) => registry::check_copy(rt, l, config, m, n, seed),
         Kind::Gemm(l) => registry::check_gemm(rt, l, config, m, n, kk, seed),
         Kind::GemmNn(l) => registry::check_gemm_nn(rt, l, config, m, n, kk, seed),
-        Kind::GemmScaled(l) => {
-            registry::check_gemm_scaled(rt, l, config, (m, n, kk), 1.5, -0.75, seed)
+        Kind::GemmScaled(l, layout) => {
+            registry::check_gemm_scaled(rt, l, layout, config, (m, n, kk), 1.5, -0.75, seed)
         }
     }
 }
@@ -347,31 +354,37 @@ fn bench_gemm(
     names: &[String],
     ladder: bool,
     json: Option<&std::path::Path>,
-    layout: BLayout,
+    problem: Problem,
     types: GemmTypes,
 ) -> Result<bool, String> {
+    let layout = problem.layout;
     let run_gemm_bench = |rt: &Runtime,
                           list: &dyn Fn((usize, usize, usize)) -> Vec<GemmEntry>,
-                          layout: BLayout,
                           shapes: Option<Vec<(usize, usize, usize)>>,
                           json: Option<&std::path::Path>,
                           png: Option<&std::path::Path>| {
-        tirx_kernels::bench::run_gemm_bench_for(rt, types, list, layout, shapes, json, png)
+        tirx_kernels::bench::run_gemm_bench_for(rt, types, list, problem, shapes, json, png)
     };
     let target = rt.target().map_err(|e| e.to_string())?;
     let shapes = shapes
         .iter()
         .map(|s| parse_shape(s, 3).map(|v| (v[0], v[1], v[2])))
         .collect::<Result<Vec<_>, _>>()?;
+    // The kernels that compute `problem`: plain or scaled, B in its layout.
+    let computes = |kind: Kind| match (kind, problem.scale) {
+        (Kind::GemmScaled(_, l), Some(_)) => l == layout,
+        (kind, None) => BLayout::of(kind) == Some(layout),
+        _ => false,
+    };
     let gemms: Vec<Shipped> = registry::all()
         .into_iter()
-        .filter(|k| BLayout::of(k.kind) == Some(layout))
+        .filter(|k| computes(k.kind))
         .collect();
     let by_name = |n: &str| {
         gemms
             .iter()
             .find(|k| k.name == n)
-            .ok_or_else(|| format!("no GEMM kernel `{n}` taking B {layout:?}"))
+            .ok_or_else(|| format!("no GEMM kernel `{n}` computing {}", problem.formula()))
     };
     let chosen: Vec<&Shipped> = if !names.is_empty() {
         names.iter().map(|n| by_name(n)).collect::<Result<_, _>>()?
@@ -381,7 +394,8 @@ fn bench_gemm(
         Vec::new()
     };
     let entries = |k: &Shipped| -> Vec<GemmEntry> {
-        let (Kind::Gemm(launch) | Kind::GemmNn(launch)) = k.kind else {
+        let (Kind::Gemm(launch) | Kind::GemmNn(launch) | Kind::GemmScaled(launch, _)) = k.kind
+        else {
             return vec![];
         };
         k.artifacts
@@ -407,7 +421,6 @@ fn bench_gemm(
             ok &= run_gemm_bench(
                 rt,
                 &|_| list.clone(),
-                layout,
                 Some(shapes.clone()),
                 Some(&path),
                 None,
@@ -420,9 +433,10 @@ fn bench_gemm(
     // kernel and config the host-side choice takes for each shape (what `gemm_auto` runs).
     let list: Vec<_> = chosen.into_iter().flat_map(entries).collect();
     // The host-side choice for these types and this layout.
-    let choose = |m: usize, n: usize, k: usize| match layout {
-        BLayout::Tn => registry::choose_gemm_for(types, m, n, k),
-        BLayout::Nn => registry::choose_gemm_nn_for(types, m, n, k),
+    let choose = |m: usize, n: usize, k: usize| match (layout, problem.scale) {
+        (layout, Some(_)) => registry::choose_gemm_scaled_for(layout, types, m, n, k),
+        (BLayout::Tn, None) => registry::choose_gemm_for(types, m, n, k),
+        (BLayout::Nn, None) => registry::choose_gemm_nn_for(types, m, n, k),
     };
     let choice = |(m, n, k): (usize, usize, usize)| {
         let Some((name, config)) = choose(m, n, k) else {
@@ -451,13 +465,15 @@ fn bench_gemm(
     let ok = run_gemm_bench(
         rt,
         candidates,
-        layout,
         (!shapes.is_empty()).then_some(shapes),
         json,
         None,
     )
     .map_err(|e| e.to_string())?;
-    println!("host-side choice without measuring ({types}, B {layout:?}):");
+    println!(
+        "host-side choice without measuring ({types}, {}):",
+        problem.formula()
+    );
     for (m, n, k) in measured {
         match choose(m, n, k) {
             Some((name, config)) => println!("  {m}x{n}x{k} -> {name}/{config}"),
@@ -525,6 +541,8 @@ fn main() -> ExitCode {
             layout,
             input,
             output,
+            alpha,
+            beta,
         }) => match (gpu(), gemm_types(&input, &output), parse_layout(&layout)) {
             (_, Err(e), _) | (_, _, Err(e)) => Err(e),
             (Ok(rt), Ok(types), Ok(layout)) if what == "gemm" => bench_gemm(
@@ -533,7 +551,10 @@ fn main() -> ExitCode {
                 &kernels,
                 ladder,
                 json.as_deref(),
-                layout,
+                Problem {
+                    layout,
+                    scale: (alpha != 1.0 || beta != 0.0).then_some((alpha, beta)),
+                },
                 types,
             ),
             (Ok(rt), Ok(_), Ok(_)) => bench(&rt, &what, &shapes),

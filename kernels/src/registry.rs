@@ -45,8 +45,8 @@ impl GemmLaunch {
         rt.launch_variant(self.artifacts, config, &[a.view(), b.view(), d.view()])
     }
 
-    /// Launches `config` of a [`Kind::GemmScaled`] kernel: D = α·A·Bᵀ + β·C (C and D in D's
-    /// type; C is not read where β = 0).
+    /// Launches `config` of a [`Kind::GemmScaled`] kernel: D = α·A·op(B) + β·C (C and D in
+    /// D's type; C is not read where β = 0).
     #[allow(clippy::too_many_arguments)]
     pub fn launch_scaled<A: Element, D: Element>(
         &self,
@@ -170,8 +170,9 @@ pub enum Kind {
     Gemm(GemmLaunch),
     /// D = A·B, B given K×N (B N-major: "NN").
     GemmNn(GemmLaunch),
-    /// D = α·A·Bᵀ + β·C, B given N×K ([`GemmLaunch::launch_scaled`]).
-    GemmScaled(GemmLaunch),
+    /// D = α·A·op(B) + β·C ([`GemmLaunch::launch_scaled`]), B in the given layout (N×K for
+    /// [`BLayout::Tn`], K×N for [`BLayout::Nn`]).
+    GemmScaled(GemmLaunch, BLayout),
 }
 
 /// A shipped kernel.
@@ -185,7 +186,7 @@ pub struct Shipped {
 }
 
 /// All shipped kernels.
-pub fn all() -> [Shipped; 15] {
+pub fn all() -> [Shipped; 19] {
     [
         Shipped {
             name: "tma_copy",
@@ -263,6 +264,13 @@ pub fn all() -> [Shipped; 15] {
             }),
         },
         Shipped {
+            name: "gemm_sm90_cluster_nn",
+            artifacts: ws::gemm_sm90_cluster_nn::ARTIFACTS,
+            kind: Kind::GemmNn(GemmLaunch {
+                artifacts: ws::gemm_sm90_cluster_nn::ARTIFACTS,
+            }),
+        },
+        Shipped {
             name: "gemm_sm90_tma_epi_nn",
             artifacts: ws::gemm_sm90_tma_epi_nn::ARTIFACTS,
             kind: Kind::GemmNn(GemmLaunch {
@@ -279,9 +287,42 @@ pub fn all() -> [Shipped; 15] {
         Shipped {
             name: "gemm_sm90_tma_epi_abc",
             artifacts: ws::gemm_sm90_tma_epi_abc::ARTIFACTS,
-            kind: Kind::GemmScaled(GemmLaunch {
-                artifacts: ws::gemm_sm90_tma_epi_abc::ARTIFACTS,
-            }),
+            kind: Kind::GemmScaled(
+                GemmLaunch {
+                    artifacts: ws::gemm_sm90_tma_epi_abc::ARTIFACTS,
+                },
+                BLayout::Tn,
+            ),
+        },
+        Shipped {
+            name: "gemm_sm90_tma_epi_abc_nn",
+            artifacts: ws::gemm_sm90_tma_epi_abc_nn::ARTIFACTS,
+            kind: Kind::GemmScaled(
+                GemmLaunch {
+                    artifacts: ws::gemm_sm90_tma_epi_abc_nn::ARTIFACTS,
+                },
+                BLayout::Nn,
+            ),
+        },
+        Shipped {
+            name: "gemm_sm90_pair_n_abc",
+            artifacts: ws::gemm_sm90_pair_n_abc::ARTIFACTS,
+            kind: Kind::GemmScaled(
+                GemmLaunch {
+                    artifacts: ws::gemm_sm90_pair_n_abc::ARTIFACTS,
+                },
+                BLayout::Tn,
+            ),
+        },
+        Shipped {
+            name: "gemm_sm90_pair_n_abc_nn",
+            artifacts: ws::gemm_sm90_pair_n_abc_nn::ARTIFACTS,
+            kind: Kind::GemmScaled(
+                GemmLaunch {
+                    artifacts: ws::gemm_sm90_pair_n_abc_nn::ARTIFACTS,
+                },
+                BLayout::Nn,
+            ),
         },
         Shipped {
             name: "gemm_sm100",
@@ -318,7 +359,8 @@ pub const PRODUCTION_GEMM: &str = "gemm_sm90_tma_epi";
 /// The NN GEMM (B given K×N) `tirx bench gemm --layout nn` measures by default.
 pub const PRODUCTION_GEMM_NN: &str = "gemm_sm90_tma_epi_nn";
 
-/// SMs of the H100/H200 SXM part the persistent configs are compiled for (their grid).
+/// SMs the host-side choice assumes when it weighs tile counts against waves (an H100/H200
+/// SXM); the persistent kernels themselves take the device's count at launch (`SMS`).
 pub const PERSISTENT_CTAS: usize = 132;
 
 /// The host-side choice of GEMM kernel and config for a BF16 → BF16 shape (sm_90a).
@@ -427,13 +469,13 @@ pub fn choose_gemm_nn(m: usize, n: usize, k: usize) -> (&'static str, &'static s
         .expect("every shipped combination has an NN choice, bf16 → bf16 first")
 }
 
-/// The NN choice for any element types: [`tile_n`]'s tile, then the cluster kernel with the
-/// TMA-store epilogue for 128×256 (`gemm_sm90_tma_epi_nn`; an f32 D's config there is
-/// 128×128), the persistent non-cluster kernel (`gemm_sm90_ws_nn`, `n128`/`n64`) for the
-/// smaller tiles — or, for 128×64 when A's rows are not 128-byte aligned,
-/// `gemm_sm90_pair_n_nn` (the TN rule). BF16 → BF16 measured on the H200 (2026-11-30); the
-/// other types' NN configs were checked by ptxas and not yet run on a GPU. `None` for a
-/// combination nothing ships.
+/// The NN choice for any element types: [`tile_n`]'s tile, then for 128×256 the cluster
+/// kernel — with the TMA-store epilogue for a 16-bit D (`gemm_sm90_tma_epi_nn`), with the
+/// register epilogue for an f32 D (`gemm_sm90_cluster_nn`, whose f32 configs keep 128×256
+/// tiles; the TN rule) —, for 128×128 the persistent non-cluster kernel (`gemm_sm90_ws_nn`,
+/// `n128`) or for an f32 D the TMA-store kernel's 128×128 config, and for 128×64
+/// `gemm_sm90_ws_nn`/`n64` or, when A's rows are not 128-byte aligned, `gemm_sm90_pair_n_nn`
+/// (the TN rule). `None` for a combination nothing ships.
 pub fn choose_gemm_nn_for(
     types: GemmTypes,
     m: usize,
@@ -442,12 +484,14 @@ pub fn choose_gemm_nn_for(
 ) -> Option<(&'static str, &'static str)> {
     types.config()?;
     let a_rows_aligned = (k * types.input.bytes() as usize).is_multiple_of(128);
+    let f32_out = types.output == ElemType::F32;
     let pick = |kernel: &'static str, suffix: Option<&str>| {
         config_of(kernel, types, suffix).map(|c| (kernel, c))
     };
     match tile_n(m, n) {
+        256 if f32_out => pick("gemm_sm90_cluster_nn", None),
         256 => pick("gemm_sm90_tma_epi_nn", None),
-        128 if types.output == ElemType::F32 => pick("gemm_sm90_tma_epi_nn", None),
+        128 if f32_out => pick("gemm_sm90_tma_epi_nn", None),
         128 => pick("gemm_sm90_ws_nn", Some("n128")),
         _ if !a_rows_aligned => pick("gemm_sm90_pair_n_nn", None),
         _ => pick("gemm_sm90_ws_nn", Some("n64")),
@@ -472,12 +516,7 @@ pub fn gemm_auto<A: Element, D: Element>(
         output: D::ELEM,
     };
     let Some((name, config)) = choose_gemm_for(types, m, n, k) else {
-        let supported: Vec<String> = GemmTypes::ALL.iter().map(|t| t.to_string()).collect();
-        return Err(RuntimeError::NoKernelForTypes {
-            what: "GEMM".into(),
-            types: types.to_string(),
-            supported: supported.join(", "),
-        });
+        return Err(no_kernel_for(types));
     };
     let Some(Shipped {
         kind: Kind::Gemm(launch),
@@ -489,11 +528,50 @@ pub fn gemm_auto<A: Element, D: Element>(
     launch.launch(rt, config, a, b, d)
 }
 
-/// D = α·A·Bᵀ + β·C with the host-side choice: β = 0 and α = 1 is the plain product
-/// ([`gemm_auto`]; C is not read); otherwise `gemm_sm90_tma_epi_abc` in the config of the
-/// tensors' types, 128×256 tiles for a 16-bit D when they fill half a wave, 128×128 otherwise
-/// (an f32 D's only config). D's rows must be 16-byte aligned (TMA stores); a combination no
-/// config takes is `RuntimeError::NoKernelForTypes`.
+/// No shipped GEMM takes `types`.
+fn no_kernel_for(types: GemmTypes) -> RuntimeError {
+    let supported: Vec<String> = GemmTypes::ALL.iter().map(|t| t.to_string()).collect();
+    RuntimeError::NoKernelForTypes {
+        what: "GEMM".into(),
+        types: types.to_string(),
+        supported: supported.join(", "),
+    }
+}
+
+/// Runs D = A·B (B given K×N) with the kernel and config [`choose_gemm_nn_for`] picks for
+/// the shape and the tensors' element types; a combination nothing ships is
+/// `RuntimeError::NoKernelForTypes`.
+pub fn gemm_auto_nn<A: Element, D: Element>(
+    rt: &Runtime,
+    a: &Tensor<A>,
+    b: &Tensor<A>,
+    d: &mut Tensor<D>,
+) -> Result<(), RuntimeError> {
+    let (m, k) = (a.shape()[0], a.shape().get(1).copied().unwrap_or(0));
+    let n = b.shape().get(1).copied().unwrap_or(0);
+    let types = GemmTypes {
+        input: A::ELEM,
+        output: D::ELEM,
+    };
+    let choice = choose_gemm_nn_for(types, m, n, k);
+    let Some((name, config)) = choice else {
+        return Err(no_kernel_for(types));
+    };
+    let Some(Shipped {
+        kind: Kind::GemmNn(launch),
+        ..
+    }) = find(name)
+    else {
+        unreachable!("choose_gemm_nn_for names a shipped NN GEMM")
+    };
+    launch.launch(rt, config, a, b, d)
+}
+
+/// D = α·A·Bᵀ + β·C (B given N×K) with the host-side choice: β = 0 and α = 1 is the plain
+/// product ([`gemm_auto`]; C is not read); otherwise `gemm_sm90_tma_epi_abc` in the config
+/// [`choose_gemm_scaled_for`] picks for the shape and the tensors' types. C's and D's rows
+/// must be 16-byte aligned (TMA loads and stores); a combination no config takes is
+/// `RuntimeError::NoKernelForTypes`.
 #[allow(clippy::too_many_arguments)]
 pub fn gemm_scaled<A: Element, D: Element>(
     rt: &Runtime,
@@ -507,25 +585,102 @@ pub fn gemm_scaled<A: Element, D: Element>(
     if alpha == 1.0 && beta == 0.0 {
         return gemm_auto(rt, a, b, d);
     }
-    let (m, n) = (a.shape()[0], b.shape()[0]);
+    scaled_in(BLayout::Tn, rt, alpha, a, b, beta, c, d)
+}
+
+/// [`gemm_scaled`] with B given K×N (D = α·A·B + β·C): [`gemm_auto_nn`] for α = 1, β = 0,
+/// otherwise `gemm_sm90_tma_epi_abc_nn` in [`choose_gemm_scaled_for`]'s config. N must be a
+/// multiple of 8 (B's, C's and D's rows 16-byte aligned).
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_scaled_nn<A: Element, D: Element>(
+    rt: &Runtime,
+    alpha: f32,
+    a: &Tensor<A>,
+    b: &Tensor<A>,
+    beta: f32,
+    c: &Tensor<D>,
+    d: &mut Tensor<D>,
+) -> Result<(), RuntimeError> {
+    if alpha == 1.0 && beta == 0.0 {
+        return gemm_auto_nn(rt, a, b, d);
+    }
+    scaled_in(BLayout::Nn, rt, alpha, a, b, beta, c, d)
+}
+
+/// The kernel and config the host takes for D = α·A·op(B) + β·C (α ≠ 1 or β ≠ 0) in
+/// `types`, B in `layout`: `gemm_sm90_tma_epi_abc` (TN) or `gemm_sm90_tma_epi_abc_nn` (NN),
+/// with [`tile_n`]'s tile: the types' base config for 128×256 (an f32 D's base config is
+/// 128×128, its largest), `n128` for 128×128 (a 16-bit D); for 128×64, when A's rows are not
+/// 128-byte aligned, the pair-N kernels (`gemm_sm90_pair_n_abc`, `_nn`: 1×2 clusters sharing
+/// A), else TN's `n64` config (NN has none: its cluster splits B's slab into 128-column
+/// halves) or NN's 128×128 one. The plain product's rule, and measured the same way
+/// (docs/perf/gemm-h200.md, 2026-11-30 01:37: 1000³ pair-N 13.6 µs against `n64` 14.9;
+/// 1024³ `n64` 12.7 against pair-N 16.0). `None` for types no scaled config takes.
+pub fn choose_gemm_scaled_for(
+    layout: BLayout,
+    types: GemmTypes,
+    m: usize,
+    n: usize,
+    k: usize,
+) -> Option<(&'static str, &'static str)> {
+    let (kernel, small) = match layout {
+        BLayout::Tn => ("gemm_sm90_tma_epi_abc", "gemm_sm90_pair_n_abc"),
+        BLayout::Nn => ("gemm_sm90_tma_epi_abc_nn", "gemm_sm90_pair_n_abc_nn"),
+    };
+    let a_rows_aligned = (k * types.input.bytes() as usize).is_multiple_of(128);
+    let f32_out = types.output == ElemType::F32;
+    let pick = |kernel: &'static str, suffix: Option<&str>| {
+        config_of(kernel, types, suffix).map(|c| (kernel, c))
+    };
+    match tile_n(m, n) {
+        256 => pick(kernel, None),
+        128 if f32_out => pick(kernel, None),
+        128 => pick(kernel, Some("n128")),
+        _ if !a_rows_aligned => pick(small, None),
+        _ => pick(kernel, Some("n64"))
+            .or_else(|| pick(kernel, (!f32_out).then_some("n128")))
+            .or_else(|| pick(kernel, None)),
+    }
+}
+
+/// The scaled kernel [`choose_gemm_scaled_for`] takes, launched.
+#[allow(clippy::too_many_arguments)]
+fn scaled_in<A: Element, D: Element>(
+    layout: BLayout,
+    rt: &Runtime,
+    alpha: f32,
+    a: &Tensor<A>,
+    b: &Tensor<A>,
+    beta: f32,
+    c: &Tensor<D>,
+    d: &mut Tensor<D>,
+) -> Result<(), RuntimeError> {
+    let (m, n) = (a.shape()[0], d.shape().get(1).copied().unwrap_or(0));
     let types = GemmTypes {
         input: A::ELEM,
         output: D::ELEM,
     };
-    let kernel = "gemm_sm90_tma_epi_abc";
-    let suffix = (tile_n(m, n) != 256 && types.output != ElemType::F32).then_some("n128");
-    let config = config_of(kernel, types, suffix).or_else(|| config_of(kernel, types, None));
-    let Some(config) = config else {
+    let k = a.shape().get(1).copied().unwrap_or(0);
+    let choice = choose_gemm_scaled_for(layout, types, m, n, k);
+    let Some((
+        Shipped {
+            kind: Kind::GemmScaled(launch, _),
+            ..
+        },
+        config,
+    )) = choice.and_then(|(kernel, config)| Some((find(kernel)?, config)))
+    else {
         return Err(RuntimeError::NoKernelForTypes {
             what: "scaled GEMM".into(),
             types: types.to_string(),
-            supported: "bf16 -> bf16, f16 -> f16, bf16 -> f32, f16 -> f32".into(),
+            supported: GemmTypes::ALL
+                .iter()
+                .map(GemmTypes::to_string)
+                .collect::<Vec<_>>()
+                .join(", "),
         });
     };
-    GemmLaunch {
-        artifacts: ws::gemm_sm90_tma_epi_abc::ARTIFACTS,
-    }
-    .launch_scaled(rt, config, alpha, a, b, beta, c, d)
+    launch.launch_scaled(rt, config, alpha, a, b, beta, c, d)
 }
 
 /// Relative Frobenius error a bf16-output GEMM must stay under.
@@ -580,7 +735,7 @@ impl BLayout {
     /// The layout a shipped GEMM kind takes (`None` for a copy).
     pub fn of(kind: Kind) -> Option<BLayout> {
         match kind {
-            Kind::Copy(_) | Kind::GemmScaled(_) => None,
+            Kind::Copy(_) | Kind::GemmScaled(..) => None,
             Kind::Gemm(_) => Some(BLayout::Tn),
             Kind::GemmNn(_) => Some(BLayout::Nn),
         }
@@ -656,13 +811,14 @@ fn check_gemm_layout(
     })
 }
 
-/// Runs D = α·A·Bᵀ + β·C of a [`Kind::GemmScaled`] kernel's `config` on random data (C random,
-/// or all NaN where β = 0, which the kernel must then not read; D poisoned) and compares with
-/// the f64 reference α·A·Bᵀ + β·C.
+/// Runs D = α·A·op(B) + β·C of a [`Kind::GemmScaled`] kernel's `config` (B in `layout`) on
+/// random data (C random, or all NaN where β = 0, which the kernel must then not read; D
+/// poisoned) and compares with the f64 reference α·A·op(B) + β·C.
 #[allow(clippy::too_many_arguments)]
 pub fn check_gemm_scaled(
     rt: &Runtime,
     launch: GemmLaunch,
+    layout: BLayout,
     config: &str,
     (m, n, k): (usize, usize, usize),
     alpha: f32,
@@ -672,7 +828,7 @@ pub fn check_gemm_scaled(
     check_typed(Check {
         rt,
         launch,
-        layout: BLayout::Tn,
+        layout,
         config,
         shape: (m, n, k),
         scaled: Some((alpha, beta)),
@@ -928,6 +1084,60 @@ mod tests {
     }
 
     #[test]
+    fn every_scaled_choice_is_a_scaled_config_of_its_types_and_layout() {
+        for types in GemmTypes::ALL {
+            for layout in [BLayout::Tn, BLayout::Nn] {
+                for (m, n, k) in [
+                    (8192, 8192, 8192),
+                    (1000, 1000, 1000),
+                    (1024, 1024, 1024),
+                    (2000, 1000, 1000),
+                    (1, 8, 8),
+                ] {
+                    let choice = choose_gemm_scaled_for(layout, types, m, n, k);
+                    let (name, config) = choice.expect("every shipped type has a scaled config");
+                    let Some(Shipped {
+                        kind: Kind::GemmScaled(launch, l),
+                        ..
+                    }) = find(name)
+                    else {
+                        panic!("{name} is not a scaled GEMM")
+                    };
+                    assert_eq!(l, layout, "{name}");
+                    assert_eq!(launch.types(config), Some(types), "{name}/{config}");
+                }
+            }
+        }
+        // The tile follows `tile_n`, as for the plain product.
+        let bf16 = GemmTypes::BF16;
+        let choose = |layout, m, n, k| choose_gemm_scaled_for(layout, bf16, m, n, k);
+        assert_eq!(
+            choose(BLayout::Tn, 1000, 1000, 1000),
+            Some(("gemm_sm90_pair_n_abc", "default"))
+        );
+        assert_eq!(
+            choose(BLayout::Tn, 1024, 1024, 1024),
+            Some(("gemm_sm90_tma_epi_abc", "n64"))
+        );
+        assert_eq!(
+            choose(BLayout::Tn, 8192, 8192, 8192),
+            Some(("gemm_sm90_tma_epi_abc", "default"))
+        );
+        assert_eq!(
+            choose(BLayout::Nn, 1000, 1000, 1000),
+            Some(("gemm_sm90_pair_n_abc_nn", "default"))
+        );
+        assert_eq!(
+            choose(BLayout::Nn, 1024, 1024, 1024),
+            Some(("gemm_sm90_tma_epi_abc_nn", "n128"))
+        );
+        assert_eq!(
+            choose(BLayout::Nn, 2000, 1000, 1000),
+            Some(("gemm_sm90_tma_epi_abc_nn", "n128"))
+        );
+    }
+
+    #[test]
     fn every_nn_type_combination_routes_to_an_nn_config_of_its_types() {
         for types in GemmTypes::ALL {
             for (m, n, k) in [
@@ -952,7 +1162,7 @@ mod tests {
     #[test]
     fn every_gemm_config_declares_its_types() {
         for k in all() {
-            let (Kind::Gemm(launch) | Kind::GemmNn(launch) | Kind::GemmScaled(launch)) = k.kind
+            let (Kind::Gemm(launch) | Kind::GemmNn(launch) | Kind::GemmScaled(launch, _)) = k.kind
             else {
                 continue;
             };

@@ -180,31 +180,45 @@ impl AbiParam {
     }
 }
 
-/// An integer expression over shape symbols, used for the grid.
+/// An integer expression over shape symbols and the device's SM count, used for the grid.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SymExpr {
     /// A constant.
     Const(u64),
     /// A shape symbol.
     Sym(String),
+    /// The number of streaming multiprocessors of the device launched on (`SMS` in a kernel's
+    /// grid): persistent kernels size their grid by it.
+    Sms,
     /// Ceiling division.
     CeilDiv(Box<SymExpr>, Box<SymExpr>),
+    /// Floor division.
+    Div(Box<SymExpr>, Box<SymExpr>),
     /// Product.
     Mul(Box<SymExpr>, Box<SymExpr>),
 }
 
 impl SymExpr {
-    /// Evaluates with `lookup` giving each symbol's value; `None` if a symbol is unknown or a
-    /// division by zero happens.
-    pub fn eval(&self, lookup: &dyn Fn(&str) -> Option<u64>) -> Option<u64> {
+    /// Evaluates on a device with `sms` multiprocessors, `lookup` giving each symbol's value;
+    /// `None` if a symbol is unknown, a division by zero happens or a product overflows.
+    pub fn eval(&self, sms: u64, lookup: &dyn Fn(&str) -> Option<u64>) -> Option<u64> {
+        let both = |a: &SymExpr, b: &SymExpr| Some((a.eval(sms, lookup)?, b.eval(sms, lookup)?));
         match self {
             SymExpr::Const(c) => Some(*c),
             SymExpr::Sym(s) => lookup(s),
+            SymExpr::Sms => Some(sms),
             SymExpr::CeilDiv(a, b) => {
-                let (a, b) = (a.eval(lookup)?, b.eval(lookup)?);
+                let (a, b) = both(a, b)?;
                 if b == 0 { None } else { Some(a.div_ceil(b)) }
             }
-            SymExpr::Mul(a, b) => a.eval(lookup)?.checked_mul(b.eval(lookup)?),
+            SymExpr::Div(a, b) => {
+                let (a, b) = both(a, b)?;
+                a.checked_div(b)
+            }
+            SymExpr::Mul(a, b) => {
+                let (a, b) = both(a, b)?;
+                a.checked_mul(b)
+            }
         }
     }
 }
@@ -214,7 +228,9 @@ impl fmt::Display for SymExpr {
         match self {
             SymExpr::Const(c) => write!(f, "{c}"),
             SymExpr::Sym(s) => write!(f, "{s}"),
+            SymExpr::Sms => write!(f, "sms()"),
             SymExpr::CeilDiv(a, b) => write!(f, "cdiv({a}, {b})"),
+            SymExpr::Div(a, b) => write!(f, "div({a}, {b})"),
             SymExpr::Mul(a, b) => write!(f, "mul({a}, {b})"),
         }
     }

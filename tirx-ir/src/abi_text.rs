@@ -104,7 +104,8 @@ pub(crate) fn write_signature(f: &mut dyn Write, sig: &Signature, indent: usize)
     Ok(())
 }
 
-/// A grid expression: `abi::SymExpr`'s own spelling (`cdiv(a, b)`, `mul(a, b)`), with symbols
+/// A grid expression: `abi::SymExpr`'s own spelling (`cdiv(a, b)`, `div(a, b)`, `mul(a, b)`,
+/// `sms()`), with symbols
 /// that are not plain identifiers quoted.
 struct Sym<'a>(&'a SymExpr);
 
@@ -113,7 +114,9 @@ impl fmt::Display for Sym<'_> {
         match self.0 {
             SymExpr::Const(c) => write!(f, "{c}"),
             SymExpr::Sym(s) => write!(f, "{}", Name(s)),
+            SymExpr::Sms => write!(f, "sms()"),
             SymExpr::CeilDiv(a, b) => write!(f, "cdiv({}, {})", Sym(a), Sym(b)),
+            SymExpr::Div(a, b) => write!(f, "div({}, {})", Sym(a), Sym(b)),
             SymExpr::Mul(a, b) => write!(f, "mul({}, {})", Sym(a), Sym(b)),
         }
     }
@@ -220,7 +223,16 @@ fn parse_sym(c: &mut Cursor) -> Result<SymExpr, ParseError> {
             c.bump();
             Ok(SymExpr::Const(v))
         }
-        Tok::Ident(f) if (f == "cdiv" || f == "mul") && matches!(c.peek_at(1), Tok::Punct("(")) => {
+        Tok::Ident(f) if f == "sms" && matches!(c.peek_at(1), Tok::Punct("(")) => {
+            c.bump();
+            c.bump();
+            c.expect_punct(")", "after `sms(`")?;
+            Ok(SymExpr::Sms)
+        }
+        Tok::Ident(f)
+            if matches!(f.as_str(), "cdiv" | "div" | "mul")
+                && matches!(c.peek_at(1), Tok::Punct("(")) =>
+        {
             c.bump();
             c.bump();
             let a = parse_sym(c)?;
@@ -228,17 +240,19 @@ fn parse_sym(c: &mut Cursor) -> Result<SymExpr, ParseError> {
             let b = parse_sym(c)?;
             c.expect_punct(")", &format!("after the arguments of `{f}`"))?;
             let (a, b) = (Box::new(a), Box::new(b));
-            Ok(if f == "cdiv" {
-                SymExpr::CeilDiv(a, b)
-            } else {
-                SymExpr::Mul(a, b)
+            Ok(match f.as_str() {
+                "cdiv" => SymExpr::CeilDiv(a, b),
+                "div" => SymExpr::Div(a, b),
+                _ => SymExpr::Mul(a, b),
             })
         }
         Tok::Ident(s) | Tok::Str(s) => {
             c.bump();
             Ok(SymExpr::Sym(s))
         }
-        _ => Err(c.expected("a grid expression (a number, a shape symbol, `cdiv(…)` or `mul(…)`)")),
+        _ => Err(c.expected(
+            "a grid expression (a number, a shape symbol, `sms()`, `cdiv(…)`, `div(…)` or `mul(…)`)",
+        )),
     }
 }
 
@@ -382,7 +396,13 @@ mod tests {
                     Box::new(SymExpr::Sym("cdiv".into())),
                     Box::new(SymExpr::Const(2)),
                 ),
-                SymExpr::Const(1),
+                SymExpr::Mul(
+                    Box::new(SymExpr::Div(
+                        Box::new(SymExpr::Sms),
+                        Box::new(SymExpr::Const(2)),
+                    )),
+                    Box::new(SymExpr::Const(2)),
+                ),
             ],
             smem_bytes: 33792,
             tmem_cols: 0,
@@ -396,7 +416,7 @@ signature tma_copy_default_sm_90a
   target sm_90a
   threads 128
   cluster (2, 1, 1)
-  grid (cdiv(N, 64), mul(cdiv, 2), 1)
+  grid (cdiv(N, 64), mul(cdiv, 2), mul(div(sms(), 2), 2))
   smem 33792
   tmem 0
   tensor src: bf16[M, N]

@@ -473,7 +473,8 @@ pub fn grid_for(
     Ok(out)
 }
 
-/// One grid entry: constants fold; shape symbols stay; `cdiv` and `*` combine them.
+/// One grid entry: constants fold; shape symbols and `SMS` (the device's SM count) stay;
+/// `cdiv`, `/` (floor) and `*` combine them.
 fn grid_sym(e: &Expr, consts: &[(String, i64)], shapes: &[String]) -> Result<SymExpr, ConstError> {
     let lookup = |s: &str| consts.iter().find(|(n, _)| n == s).map(|(_, v)| *v);
     if let Ok(v) = eval_const(e, &lookup) {
@@ -487,10 +488,12 @@ fn grid_sym(e: &Expr, consts: &[(String, i64)], shapes: &[String]) -> Result<Sym
         Expr::Group(g) => grid_sym(&g.expr, consts, shapes),
         Expr::Path(_) => match path_ident(e) {
             Some(id) if shapes.contains(&id.to_string()) => Ok(SymExpr::Sym(id.to_string())),
+            Some(id) if id == "SMS" => Ok(SymExpr::Sms),
             _ => Err((
                 span_range(e),
                 format!(
-                    "unknown name `{}` in the grid; expected a shape symbol ({}) or a config constant",
+                    "unknown name `{}` in the grid; expected a shape symbol ({}), a config \
+                     constant or `SMS` (the device's SM count)",
                     quote::quote!(#e),
                     shapes.join(", ")
                 ),
@@ -499,12 +502,17 @@ fn grid_sym(e: &Expr, consts: &[(String, i64)], shapes: &[String]) -> Result<Sym
         Expr::Binary(b) if matches!(b.op, syn::BinOp::Mul(_)) => {
             Ok(SymExpr::Mul(sym(&b.left)?, sym(&b.right)?))
         }
+        Expr::Binary(b) if matches!(b.op, syn::BinOp::Div(_)) => {
+            Ok(SymExpr::Div(sym(&b.left)?, sym(&b.right)?))
+        }
         Expr::Call(c) if path_ident(&c.func).is_some_and(|i| i == "cdiv") && c.args.len() == 2 => {
             Ok(SymExpr::CeilDiv(sym(&c.args[0])?, sym(&c.args[1])?))
         }
         _ => Err((
             span_range(e),
-            "a grid entry is a constant, a shape symbol, `cdiv(a, b)` or `a * b` of those".into(),
+            "a grid entry is a constant, a shape symbol, `SMS`, or `cdiv(a, b)`, `a / b`, `a * b` \
+             of those"
+                .into(),
         )),
     }
 }

@@ -46,8 +46,8 @@ const BUILTIN_CALLS: [&str; 12] = [
 ];
 
 /// The parameter types a tile function accepts, for error messages.
-const PARAM_TYPES: &str = "u32, bool (scalars), Smem, Tmem, Regs (buffers), Bar (an mbarrier), \
-                           Pipe (a pipeline), Global (a tensor)";
+const PARAM_TYPES: &str = "u32, bool (scalars), f32 (a scalar argument of the kernel), Smem, Tmem, \
+                           Regs (buffers), Bar (an mbarrier), Pipe (a pipeline), Global (a tensor)";
 
 /// What a tile function parameter binds to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,6 +62,8 @@ pub enum ParamKind {
     Pipe,
     /// A tensor parameter of the calling kernel (`Global`).
     Global,
+    /// A scalar (`f32`) argument of the calling kernel, passed on by name (`f32`).
+    Arg,
 }
 
 impl ParamKind {
@@ -76,6 +78,7 @@ impl ParamKind {
             "Bar" => ParamKind::Bar,
             "Pipe" => ParamKind::Pipe,
             "Global" => ParamKind::Global,
+            "f32" => ParamKind::Arg,
             _ => return None,
         })
     }
@@ -90,6 +93,7 @@ impl ParamKind {
             ParamKind::Bar => "Bar",
             ParamKind::Pipe => "Pipe",
             ParamKind::Global => "Global",
+            ParamKind::Arg => "f32",
         }
     }
 
@@ -104,6 +108,7 @@ impl ParamKind {
             ParamKind::Bar => "an mbarrier",
             ParamKind::Pipe => "a pipeline",
             ParamKind::Global => "a global tensor",
+            ParamKind::Arg => "an f32 argument of the kernel",
         }
     }
 }

@@ -119,6 +119,7 @@ impl Runtime {
         }
         let ctx = CudaContext::new(ordinal)?;
         let attr = |a: Attr| -> Result<u32, RuntimeError> { Ok(ctx.attribute(a)?.max(0) as u32) };
+        let sm_count = attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         let limits = DeviceLimits {
             max_dyn_smem: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN)?,
             max_threads_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK)?,
@@ -130,8 +131,8 @@ impl Runtime {
                 attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y)?,
                 attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
             ],
+            sm_count,
         };
-        let sm_count = attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?;
         let cc = ctx.compute_capability()?;
         let name = ctx.name()?;
         let stream = ctx.default_stream();

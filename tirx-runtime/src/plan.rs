@@ -67,16 +67,19 @@ pub struct DeviceLimits {
     pub max_cluster_size: u32,
     /// Grid extent in CTAs per dimension (x, y, z).
     pub max_grid: [u32; 3],
+    /// Streaming multiprocessors: the value of `SMS` in a grid.
+    pub sm_count: u32,
 }
 
 impl DeviceLimits {
-    /// The limits of an H100/H200 (and B200): 227 KB opt-in shared memory, 1024 threads,
-    /// portable clusters of 8, a grid of (2^31 - 1, 65535, 65535).
+    /// The limits of an H100/H200 SXM: 227 KB opt-in shared memory, 1024 threads, portable
+    /// clusters of 8, a grid of (2^31 - 1, 65535, 65535), 132 SMs.
     pub const HOPPER: DeviceLimits = DeviceLimits {
         max_dyn_smem: 227 * 1024,
         max_threads_per_block: 1024,
         max_cluster_size: 8,
         max_grid: [i32::MAX as u32, 65535, 65535],
+        sm_count: 132,
     };
 }
 
@@ -314,7 +317,8 @@ fn eval_grid(
 ) -> Result<[u32; 3], RuntimeError> {
     let mut grid = [0u64; 3];
     for (g, expr) in grid.iter_mut().zip(&sig.grid) {
-        *g = expr.eval(&|s| lookup(bindings, s)).ok_or_else(|| RuntimeError::BadSignature {
+        let sms = u64::from(limits.sm_count);
+        *g = expr.eval(sms, &|s| lookup(bindings, s)).ok_or_else(|| RuntimeError::BadSignature {
             entry: sig.entry.clone(),
             reason: format!(
                 "grid expression `{expr}` uses a symbol no tensor binds, divides by zero or overflows"

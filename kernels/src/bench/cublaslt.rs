@@ -220,12 +220,27 @@ pub struct LtGemm<'a> {
 }
 
 impl LtGemm<'_> {
-    /// Queues the GEMM on the stream (`a` M×K, `b` N×K or K×N by the layout, `d` M×N; shapes
-    /// and element types checked first).
+    /// Queues D = A·op(B) on the stream (`a` M×K, `b` N×K or K×N by the layout, `d` M×N;
+    /// shapes and element types checked first).
     pub fn run<A: Element, D: Element>(
         &self,
         a: &Tensor<A>,
         b: &Tensor<A>,
+        d: &mut Tensor<D>,
+    ) -> Result<(), BenchError> {
+        self.run_scaled(1.0, a, b, 0.0, None, d)
+    }
+
+    /// Queues D = α·A·op(B) + β·C on the stream; `c` M×N in D's type (`None`: C is D itself,
+    /// which cuBLASLt does not read where β = 0).
+    #[allow(clippy::too_many_arguments)]
+    pub fn run_scaled<A: Element, D: Element>(
+        &self,
+        alpha: f32,
+        a: &Tensor<A>,
+        b: &Tensor<A>,
+        beta: f32,
+        c: Option<&Tensor<D>>,
         d: &mut Tensor<D>,
     ) -> Result<(), BenchError> {
         let (m, n, k) = self.shape;
@@ -240,7 +255,8 @@ impl LtGemm<'_> {
         let views = [("a", a.shape(), a.strides(), [m, k])]
             .into_iter()
             .chain([("b", b.shape(), b.strides(), self.b_layout.b_shape(m, n, k))])
-            .chain([("d", d.shape(), d.strides(), [m, n])]);
+            .chain([("d", d.shape(), d.strides(), [m, n])])
+            .chain(c.map(|c| ("c", c.shape(), c.strides(), [m, n])));
         for (name, shape, strides, want) in views {
             if shape != want || strides != [want[1], 1] {
                 return Err(BenchError::Cublas(format!(
@@ -249,12 +265,13 @@ impl LtGemm<'_> {
                 )));
             }
         }
-        let (alpha, beta) = (1.0f32, 0.0f32);
         let lt = self.lt;
         let s = &lt.stream;
         let (pa, _ra) = a.buffer().device_ptr(s);
         let (pb, _rb) = b.buffer().device_ptr(s);
+        let c = c.map(|c| c.buffer().device_ptr(s));
         let (pd, _rd) = d.buffer_mut().device_ptr_mut(s);
+        let pc = c.as_ref().map_or(pd, |(pc, _)| *pc);
         let (pw, _rw) = lt.workspace.device_ptr(s);
         // SAFETY: the descriptors describe exactly these buffers (shapes checked above, all
         // contiguous row-major), the workspace is WORKSPACE_BYTES long, and everything is
@@ -269,7 +286,7 @@ impl LtGemm<'_> {
                 self.a.0,
                 pa as *const _, // cuBLAS's B: our A
                 self.b.0,
-                pd as *const _,
+                pc as *const _,
                 self.c.0,
                 pd as *mut _,
                 self.c.0,

@@ -238,6 +238,31 @@ pub fn gemm(
     })
 }
 
+/// What a GEMM bench computes: B's layout, and the BLAS epilogue's α, β (`None`: the plain
+/// product D = A·op(B), C not involved).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Problem {
+    /// How B is given.
+    pub layout: BLayout,
+    /// (α, β) of D = α·A·op(B) + β·C; the candidates are then scaled kernels
+    /// ([`crate::registry::Kind::GemmScaled`]) and cuBLASLt reads C from its own buffer.
+    pub scale: Option<(f32, f32)>,
+}
+
+impl Problem {
+    /// The formula, in ASCII (`D = A*B^T`, `D = 1.5*A*B + -0.5*C`).
+    pub fn formula(&self) -> String {
+        let ab = match self.layout {
+            BLayout::Tn => "A*B^T",
+            BLayout::Nn => "A*B",
+        };
+        match self.scale {
+            None => format!("D = {ab}"),
+            Some((alpha, beta)) => format!("D = {alpha}*{ab} + {beta}*C"),
+        }
+    }
+}
+
 /// Default JSON output of [`run_gemm_bench`].
 pub const DEFAULT_JSON: &str = "bench-gemm.json";
 
@@ -245,11 +270,11 @@ pub const DEFAULT_JSON: &str = "bench-gemm.json";
 pub type GemmEntry = (&'static str, &'static str, GemmLaunch);
 
 /// `tirx bench gemm`: for each shape (default [`sweep::default_shapes`]) times cuBLASLt and
-/// every one of `kernels(shape)` (name, config, launcher) on the same buffers, B given in
-/// `layout` (N×K, or K×N for `tirx bench gemm --layout nn`; the kernels must take that
-/// layout), in element types `A` (A and B) and `D` (D), cuBLASLt in the same types; checks
-/// each result
-/// against cuBLASLt's and the f64 reference, and reports the fastest right config as "ours".
+/// every one of `kernels(shape)` (name, config, launcher) on the same buffers, computing
+/// `problem` (B N×K, or K×N for `tirx bench gemm --layout nn`; with `--alpha`/`--beta`, D =
+/// α·A·op(B) + β·C; the kernels must compute that), in element types `A` (A and B) and `D` (C
+/// and D), cuBLASLt in the same types; checks each result against cuBLASLt's and the f64
+/// reference, and reports the fastest right config as "ours".
 /// Prints the table to stdout, writes the JSON to `json` (default [`DEFAULT_JSON`]) and the
 /// plot to `png` (default: the JSON path with a `.png` extension).
 ///
@@ -259,7 +284,7 @@ pub type GemmEntry = (&'static str, &'static str, GemmLaunch);
 pub fn run_gemm_bench<A: HostElem, D: HostElem>(
     rt: &Runtime,
     kernels: &dyn Fn((usize, usize, usize)) -> Vec<GemmEntry>,
-    layout: BLayout,
+    problem: Problem,
     shapes: Option<Vec<(usize, usize, usize)>>,
     json: Option<&Path>,
     png: Option<&Path>,
@@ -273,22 +298,23 @@ pub fn run_gemm_bench<A: HostElem, D: HostElem>(
         output: D::ELEM,
     };
     println!(
-        "{} (compute capability {:?}), cuBLASLt {}; {types} (f32 accumulation); B given {}; \
-         median of at least {RUNS} interleaved rounds after at least {WARMUP_MS} ms of \
+        "{} (compute capability {:?}), cuBLASLt {}; {types} (f32 accumulation); {}, B given \
+         {}; median of at least {RUNS} interleaved rounds after at least {WARMUP_MS} ms of \
          warm-up, inputs rotated past L2; {} shape(s), cuBLASLt and our config(s) for each",
         rt.name(),
         rt.compute_capability(),
         lt.version(),
-        match layout {
-            BLayout::Tn => "NxK (D = A.B^T)",
-            BLayout::Nn => "KxN (D = A.B)",
+        problem.formula(),
+        match problem.layout {
+            BLayout::Tn => "NxK",
+            BLayout::Nn => "KxN",
         },
         shapes.len(),
     );
     let mut bar = progress::Progress::new(shapes.len());
     let mut rows = Vec::with_capacity(shapes.len());
     for &shape in &shapes {
-        let row = sweep::measure_shape::<A, D>(rt, &lt, &kernels(shape), layout, shape, &mut bar)
+        let row = sweep::measure_shape::<A, D>(rt, &lt, &kernels(shape), problem, shape, &mut bar)
             .unwrap_or_else(|e| report::Row {
                 shape,
                 cublas: None,
@@ -306,6 +332,7 @@ pub fn run_gemm_bench<A: HostElem, D: HostElem>(
         device: rt.name().to_string(),
         cublaslt_version: lt.version(),
         types: types.to_string(),
+        problem: problem.formula(),
         rows,
     };
     print!("{}", report.table());
@@ -321,7 +348,7 @@ pub fn run_gemm_bench_for(
     rt: &Runtime,
     types: GemmTypes,
     kernels: &dyn Fn((usize, usize, usize)) -> Vec<GemmEntry>,
-    layout: BLayout,
+    problem: Problem,
     shapes: Option<Vec<(usize, usize, usize)>>,
     json: Option<&Path>,
     png: Option<&Path>,
@@ -329,12 +356,12 @@ pub fn run_gemm_bench_for(
     use half::f16;
     use tirx::abi::ElemType::{Bf16, F16, F32};
     match (types.input, types.output) {
-        (Bf16, Bf16) => run_gemm_bench::<bf16, bf16>(rt, kernels, layout, shapes, json, png),
-        (Bf16, F16) => run_gemm_bench::<bf16, f16>(rt, kernels, layout, shapes, json, png),
-        (Bf16, F32) => run_gemm_bench::<bf16, f32>(rt, kernels, layout, shapes, json, png),
-        (F16, Bf16) => run_gemm_bench::<f16, bf16>(rt, kernels, layout, shapes, json, png),
-        (F16, F16) => run_gemm_bench::<f16, f16>(rt, kernels, layout, shapes, json, png),
-        (F16, F32) => run_gemm_bench::<f16, f32>(rt, kernels, layout, shapes, json, png),
+        (Bf16, Bf16) => run_gemm_bench::<bf16, bf16>(rt, kernels, problem, shapes, json, png),
+        (Bf16, F16) => run_gemm_bench::<bf16, f16>(rt, kernels, problem, shapes, json, png),
+        (Bf16, F32) => run_gemm_bench::<bf16, f32>(rt, kernels, problem, shapes, json, png),
+        (F16, Bf16) => run_gemm_bench::<f16, bf16>(rt, kernels, problem, shapes, json, png),
+        (F16, F16) => run_gemm_bench::<f16, f16>(rt, kernels, problem, shapes, json, png),
+        (F16, F32) => run_gemm_bench::<f16, f32>(rt, kernels, problem, shapes, json, png),
         _ => Err(BenchError::Runtime(RuntimeError::NoKernelForTypes {
             what: "GEMM".into(),
             types: types.to_string(),

@@ -157,6 +157,8 @@ pub struct Report {
     pub cublaslt_version: usize,
     /// The element types measured, `A/B -> D` (`bf16 -> f32`); accumulation is f32.
     pub types: String,
+    /// What was computed ([`super::Problem::formula`]: `D = A*B^T`, `D = 2*A*B + 0.5*C`).
+    pub problem: String,
     /// One row per shape, in the order measured.
     pub rows: Vec<Row>,
 }
@@ -224,6 +226,7 @@ impl Report {
         let _ = writeln!(s, "  \"device\": {},", json_str(&self.device));
         let _ = writeln!(s, "  \"cublaslt_version\": {},", self.cublaslt_version);
         let _ = writeln!(s, "  \"types\": {},", json_str(&self.types));
+        let _ = writeln!(s, "  \"problem\": {},", json_str(&self.problem));
         let _ = writeln!(s, "  \"runs\": {RUNS},\n  \"warmup\": {WARMUP},");
         let _ = writeln!(s, "  \"timing\": \"interleaved rounds\",");
         let (geo, min) = summary(&self.ratios()).unzip();
@@ -254,8 +257,8 @@ impl Report {
     /// The plot as PNG bytes.
     pub fn png(&self) -> Vec<u8> {
         let title = format!(
-            "tirx vs cuBLASLt: {} GEMM D = A*B^T on {}",
-            self.types, self.device
+            "tirx vs cuBLASLt: {} GEMM {} on {}",
+            self.types, self.problem, self.device
         );
         let subtitle = match summary(&self.ratios()) {
             Some((geo, min)) => format!(
@@ -490,6 +493,7 @@ mod tests {
             device: "NVIDIA H200".into(),
             cublaslt_version: 130000,
             types: "bf16 -> bf16".into(),
+            problem: "D = A*B^T".into(),
             rows: vec![
                 row(
                     (1024, 1024, 1024),

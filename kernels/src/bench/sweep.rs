@@ -49,6 +49,7 @@
 
 use tirx::{Runtime, Tensor};
 
+use super::Problem;
 use super::cublaslt::CublasLt;
 use super::progress::Progress;
 use super::report::{Candidate, Failure, Measured, Row, shape_label};
@@ -56,7 +57,7 @@ use super::{
     BenchError, MAX_RUNS, RUNS, TIMED_MS, WARMUP, WARMUP_MS, elapsed, event_pair, median, record,
 };
 use crate::reference::{HostElem, Rng, rel_frobenius};
-use crate::registry::{BLayout, GemmTypes};
+use crate::registry::GemmTypes;
 
 /// L2 cache of an H200, in bytes.
 pub const L2_BYTES: usize = 60 << 20;
@@ -135,11 +136,13 @@ pub fn rel_frobenius_sampled<T: HostElem>(got: &[T], want: &[T], stride: usize) 
     }
 }
 
-/// The device buffers and host inputs of one shape, A and B in `A`, D in `D`.
+/// The device buffers and host inputs of one shape, A and B in `A`, C and D in `D`.
 struct Buffers<A: HostElem, D: HostElem> {
     shape: (usize, usize, usize),
     a: Vec<Tensor<A>>,
     b: Vec<Tensor<A>>,
+    /// C of a scaled problem, one per set (random, never written); empty otherwise.
+    c: Vec<Tensor<D>>,
     d: Vec<Tensor<D>>,
     /// The f64 reference for the 64×64 corner of D.
     corner_ref: Vec<f64>,
@@ -149,10 +152,15 @@ impl<A: HostElem, D: HostElem> Buffers<A, D> {
     fn new(
         rt: &Runtime,
         shape: (usize, usize, usize),
-        layout: BLayout,
+        problem: Problem,
     ) -> Result<Buffers<A, D>, BenchError> {
         let (m, n, k) = shape;
-        let sets = rotation_within(set_bytes_of(shape, types::<A, D>()), L2_BYTES, MEMORY_CAP);
+        let layout = problem.layout;
+        let mut set = set_bytes_of(shape, types::<A, D>());
+        if problem.scale.is_some() {
+            set += m * n * D::ELEM.bytes() as usize;
+        }
+        let sets = rotation_within(set, L2_BYTES, MEMORY_CAP);
         let mut rng = Rng::new(2);
         let (ha, hb): (Vec<A>, Vec<A>) = (rng.values(m * k), rng.values(n * k));
         let upload = |h: &[A], dims: [usize; 2]| -> Result<Vec<Tensor<A>>, BenchError> {
@@ -164,11 +172,23 @@ impl<A: HostElem, D: HostElem> Buffers<A, D> {
             .collect::<Result<_, _>>()?;
         let (cm, cn) = (m.min(64), n.min(64));
         let b_corner = layout.b_columns(&hb, n, k, cn);
-        let corner_ref = layout.reference(&ha[..cm * k], &b_corner, cm, cn, k);
+        let mut corner_ref = layout.reference(&ha[..cm * k], &b_corner, cm, cn, k);
+        let mut c = Vec::new();
+        if let Some((alpha, beta)) = problem.scale {
+            let hc: Vec<D> = rng.values(m * n);
+            for (i, w) in corner_ref.iter_mut().enumerate() {
+                let old = hc[(i / cn) * n + i % cn].to_f64();
+                *w = f64::from(alpha) * *w + f64::from(beta) * old;
+            }
+            c = (0..sets)
+                .map(|_| rt.upload(&hc, &[m, n]))
+                .collect::<Result<_, _>>()?;
+        }
         Ok(Buffers {
             shape,
             a,
             b,
+            c,
             d,
             corner_ref,
         })
@@ -230,20 +250,20 @@ fn drop_out(row: &mut Row, alive: &mut [bool], who: usize, e: &BenchError) {
 }
 
 /// Measures one shape in element types `A` → `D`: cuBLASLt and each of `kernels` (name,
-/// config, launcher), all with B in `layout`, warmed up, timed in interleaved rounds, then
-/// checked (see the module docs). A candidate compiled for other types is refused at its first
-/// launch.
+/// config, launcher), all computing `problem`, warmed up, timed in interleaved rounds, then
+/// checked (see the module docs). A candidate compiled for other types, or for another
+/// problem, is refused at its first launch.
 pub fn measure_shape<A: HostElem, D: HostElem>(
     rt: &Runtime,
     lt: &CublasLt,
     kernels: &[super::GemmEntry],
-    layout: BLayout,
+    problem: Problem,
     shape: (usize, usize, usize),
     progress: &mut Progress,
 ) -> Result<Row, BenchError> {
     let label = shape_label(shape);
     progress.show(&format!("{label} (allocating)"));
-    let mut bufs = Buffers::<A, D>::new(rt, shape, layout)?;
+    let mut bufs = Buffers::<A, D>::new(rt, shape, problem)?;
     let tol = types::<A, D>().tolerance();
     let mut row = Row {
         shape,
@@ -264,7 +284,7 @@ pub fn measure_shape<A: HostElem, D: HostElem>(
         rounds: 0,
     };
     // Participant 0 is cuBLASLt, participant 1 + i is kernels[i].
-    let gemm = match lt.gemm(shape, layout, types::<A, D>()) {
+    let gemm = match lt.gemm(shape, problem.layout, types::<A, D>()) {
         Ok(g) => Some(g),
         Err(e) => {
             row.failure = Some(format!("cuBLASLt: {e}"));
@@ -280,13 +300,20 @@ pub fn measure_shape<A: HostElem, D: HostElem>(
         i => format!("{}/{}", kernels[i - 1].0, kernels[i - 1].1),
     };
     let run = |who: usize, bufs: &mut Buffers<A, D>, set: usize| -> Result<(), BenchError> {
-        let Buffers { a, b, d, .. } = bufs;
-        match (who, &gemm) {
-            (0, Some(g)) => g.run(&a[set], &b[set], &mut d[set]),
-            (0, None) => Err(BenchError::Cublas("no plan for this shape".into())),
-            (i, _) => {
+        let Buffers { a, b, c, d, .. } = bufs;
+        let (a, b, d) = (&a[set], &b[set], &mut d[set]);
+        match (who, &gemm, problem.scale) {
+            (0, Some(g), None) => g.run(a, b, d),
+            (0, Some(g), Some((alpha, beta))) => g.run_scaled(alpha, a, b, beta, Some(&c[set]), d),
+            (0, None, _) => Err(BenchError::Cublas("no plan for this shape".into())),
+            (i, _, scale) => {
                 let (_, config, launch) = kernels[i - 1];
-                Ok(launch.launch(rt, config, &a[set], &b[set], &mut d[set])?)
+                Ok(match scale {
+                    None => launch.launch(rt, config, a, b, d),
+                    Some((alpha, beta)) => {
+                        launch.launch_scaled(rt, config, alpha, a, b, beta, &c[set], d)
+                    }
+                }?)
             }
         }
     };
@@ -515,6 +542,15 @@ mod tests {
         assert!(rel_frobenius_sampled(&nan, &want, 1).is_infinite());
         let wide = [3.0f32, 4.0];
         assert_eq!(rel_frobenius_sampled(&wide, &wide, 1), 0.0);
+    }
+
+    #[test]
+    fn problems_name_their_formula() {
+        use crate::registry::BLayout;
+        let p = |layout, scale| Problem { layout, scale }.formula();
+        assert_eq!(p(BLayout::Tn, None), "D = A*B^T");
+        assert_eq!(p(BLayout::Nn, None), "D = A*B");
+        assert_eq!(p(BLayout::Nn, Some((1.5, -0.5))), "D = 1.5*A*B + -0.5*C");
     }
 
     #[test]

@@ -133,7 +133,9 @@ pub mod ladder {
     /// [`produce_multicast`] with B given K×N (NN): B's shared slab is MN-major,
     /// `[BN / 64 chunks][BK rows][64 columns]`, one `[BK, 64]` TMA box per chunk. This CTA's
     /// half of the slab is its BN / 128 chunks, each multicast to both CTAs; the chunk loop
-    /// has constant bounds, so its boxes count toward the stage's one expect-tx.
+    /// has constant bounds, so its boxes count toward the stage's one expect-tx. BN must be a
+    /// multiple of 128 (with BN = 64 the chunk loop would never run, which the compiler
+    /// refuses).
     #[tile_fn]
     fn produce_multicast_nn(
         pipe: Pipe,
@@ -500,11 +502,13 @@ pub mod ladder {
 
     /// Level 6: persistent — one CTA per SM walks the output tiles with grouped
     /// rasterization; the pipeline's iteration counter runs on across tiles, so stage and
-    /// phase stay consistent without a reset.
+    /// phase stay consistent without a reset. `grid = (SMS, 1)`: the launcher reads the
+    /// device's SM count (the cluster kernels below take it rounded down to whole clusters,
+    /// `SMS / 2 * 2`).
     #[tile_kernel(
         target = sm_90a,
         threads = 384,
-        grid = (132, 1),
+        grid = (SMS, 1),
         configs(
             default = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, TA = bf16, TD = bf16),
             group16 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 16, TA = bf16, TD = bf16),
@@ -559,7 +563,7 @@ pub mod ladder {
     #[tile_kernel(
         target = sm_90a,
         threads = 384,
-        grid = (132, 1),
+        grid = (SMS, 1),
         configs(
             n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = bf16, TD = bf16),
             n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, TA = bf16, TD = bf16),
@@ -636,15 +640,15 @@ pub mod ladder {
         target = sm_90a,
         threads = 384,
         cluster = (2, 1, 1),
-        grid = (CTAS, 1),
+        grid = (SMS / 2 * 2, 1),
         configs(
-            default = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, CTAS = 132, TA = bf16, TD = bf16),
-            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, CTAS = 132, TA = bf16, TD = bf16),
+            default = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, TA = bf16, TD = bf16),
+            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = bf16, TD = bf16),
             // An f32 D from registers: each thread's pair is 8 contiguous bytes and four lanes
             // fill a 32-byte sector, so the register epilogue keeps 128×256 tiles where the
             // TMA-store kernel must drop to 128×128 (its staging would not fit).
-            bf16_f32 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, CTAS = 132, TA = bf16, TD = f32),
-            f16_f32 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, CTAS = 132, TA = f16, TD = f32),
+            bf16_f32 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, TA = bf16, TD = f32),
+            f16_f32 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, TA = f16, TD = f32),
         ),
     )]
     pub fn gemm_sm90_cluster(
@@ -660,6 +664,52 @@ pub mod ladder {
         let tiles_n = cdiv(N, BN);
         let k_tiles = cdiv(K, BK);
         cluster_producer(pipe, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles);
+        cluster_consumers(pipe, acc, a_s, b_s, d, pairs_m, tiles_n, k_tiles);
+    }
+
+    /// Level 7 with B given K×N (NN): level 7's NN producer, the same consumers. Shipped for
+    /// an f32 D, whose register epilogue keeps 128×256 tiles (the TMA-store NN kernel's f32
+    /// configs are 128×128), and BF16 → BF16.
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 384,
+        cluster = (2, 1, 1),
+        grid = (SMS / 2 * 2, 1),
+        configs(
+            default = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, TA = bf16, TD = bf16),
+            bf16_f32 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, TA = bf16, TD = f32),
+            f16_f32 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, TA = f16, TD = f32),
+        ),
+    )]
+    pub fn gemm_sm90_cluster_nn(
+        #[shape(M, K)] a: Tensor<TA>,
+        #[shape(K, N)] b: Tensor<TA>,
+        #[shape(M, N)] d: Tensor<TD>,
+    ) {
+        let a_s = smem::<TA>([STAGES, 2, 64, BK], swizzle = B128);
+        let b_s = smem::<TA>([STAGES, BN / 64, BK, 64], swizzle = B128, major = mn);
+        let acc = regs::<f32>([64, BN]);
+        let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
+        let pairs_m = cdiv(cdiv(M, BM), 2);
+        let tiles_n = cdiv(N, BN);
+        let k_tiles = cdiv(K, BK);
+        cluster_producer_nn(pipe, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles);
+        cluster_consumers(pipe, acc, a_s, b_s, d, pairs_m, tiles_n, k_tiles);
+    }
+
+    /// The consumer warpgroups of level 7: the cluster's tile walk (pairs of M tiles), each
+    /// tile's K loop, then the accumulator stored from registers.
+    #[tile_fn]
+    fn cluster_consumers(
+        pipe: Pipe,
+        acc: Regs,
+        a_s: Smem,
+        b_s: Smem,
+        d: Global,
+        pairs_m: u32,
+        tiles_n: u32,
+        k_tiles: u32,
+    ) {
         #[scope(warpgroups = 1..3)]
         {
             setmaxnreg::inc(232);
@@ -691,18 +741,18 @@ pub mod ladder {
         target = sm_90a,
         threads = 384,
         cluster = (2, 1, 1),
-        grid = (CTAS, 1),
+        grid = (SMS / 2 * 2, 1),
         configs(
-            default = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64, TA = bf16, TD = bf16),
-            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, CTAS = 132, EPI_N = 64, TA = bf16, TD = bf16),
-            f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64, TA = f16, TD = f16),
-            bf16_f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64, TA = bf16, TD = f16),
-            f16_bf16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64, TA = f16, TD = bf16),
-            f16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, CTAS = 132, EPI_N = 64, TA = f16, TD = f16),
-            bf16_f16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, CTAS = 132, EPI_N = 64, TA = bf16, TD = f16),
-            f16_bf16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, CTAS = 132, EPI_N = 64, TA = f16, TD = bf16),
-            bf16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, CTAS = 132, EPI_N = 32, TA = bf16, TD = f32),
-            f16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, CTAS = 132, EPI_N = 32, TA = f16, TD = f32),
+            default = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
+            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
+            f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
+            bf16_f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
+            f16_bf16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
+            f16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
+            bf16_f16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
+            f16_bf16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
+            bf16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 32, TA = bf16, TD = f32),
+            f16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 32, TA = f16, TD = f32),
         ),
     )]
     pub fn gemm_sm90_tma_epi(
@@ -731,14 +781,14 @@ pub mod ladder {
         target = sm_90a,
         threads = 384,
         cluster = (2, 1, 1),
-        grid = (CTAS, 1),
+        grid = (SMS / 2 * 2, 1),
         configs(
-            default = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64, TA = bf16, TD = bf16),
-            f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64, TA = f16, TD = f16),
-            bf16_f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64, TA = bf16, TD = f16),
-            f16_bf16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64, TA = f16, TD = bf16),
-            bf16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, CTAS = 132, EPI_N = 32, TA = bf16, TD = f32),
-            f16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, CTAS = 132, EPI_N = 32, TA = f16, TD = f32),
+            default = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
+            f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
+            bf16_f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
+            f16_bf16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
+            bf16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 32, TA = bf16, TD = f32),
+            f16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 32, TA = f16, TD = f32),
         ),
     )]
     pub fn gemm_sm90_tma_epi_nn(
@@ -800,14 +850,14 @@ pub mod ladder {
         target = sm_90a,
         threads = 384,
         cluster = (2, 1, 1),
-        grid = (CTAS, 1),
+        grid = (SMS / 2 * 2, 1),
         configs(
-            default = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132, EPI_N = 64, TA = bf16, TD = bf16),
-            f16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132, EPI_N = 64, TA = f16, TD = f16),
-            bf16_f16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132, EPI_N = 64, TA = bf16, TD = f16),
-            f16_bf16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132, EPI_N = 64, TA = f16, TD = bf16),
-            bf16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132, EPI_N = 32, TA = bf16, TD = f32),
-            f16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132, EPI_N = 32, TA = f16, TD = f32),
+            default = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
+            f16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
+            bf16_f16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
+            f16_bf16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
+            bf16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 32, TA = bf16, TD = f32),
+            f16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 32, TA = f16, TD = f32),
         ),
     )]
     pub fn gemm_sm90_pair_n(
@@ -870,14 +920,14 @@ pub mod ladder {
         target = sm_90a,
         threads = 384,
         cluster = (2, 1, 1),
-        grid = (CTAS, 1),
+        grid = (SMS / 2 * 2, 1),
         configs(
-            default = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132, EPI_N = 64, TA = bf16, TD = bf16),
-            f16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132, EPI_N = 64, TA = f16, TD = f16),
-            bf16_f16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132, EPI_N = 64, TA = bf16, TD = f16),
-            f16_bf16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132, EPI_N = 64, TA = f16, TD = bf16),
-            bf16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132, EPI_N = 32, TA = bf16, TD = f32),
-            f16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, CTAS = 132, EPI_N = 32, TA = f16, TD = f32),
+            default = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
+            f16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
+            bf16_f16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
+            f16_bf16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
+            bf16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 32, TA = bf16, TD = f32),
+            f16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 32, TA = f16, TD = f32),
         ),
     )]
     pub fn gemm_sm90_pair_n_nn(
@@ -897,24 +947,36 @@ pub mod ladder {
         pair_n_consumers(pipe, acc, a_s, b_s, d_s, d, tiles_m, pairs_n, k_tiles);
     }
     /// Level 8 with the BLAS epilogue, D = α·A·Bᵀ + β·C (`alpha`, `beta` scalar arguments, C
-    /// M×N in D's type). Per tile, a consumer warpgroup's leader first loads C's blocks into
-    /// the staging tile with TMA (the same boxes the stores use, so tails are clipped and
-    /// zero-filled the same way), the warpgroup waits for them on its own barrier
-    /// (`c_bar[wg]`, one phase per tile), and `copy(d_s[wg], acc, alpha = alpha, beta = beta)`
-    /// turns each staged C value into `α·acc + β·C` in place before the TMA stores. Where β is
+    /// M×N in D's type). Per tile, before its K loop, a consumer warpgroup's leader loads C's
+    /// blocks into the staging tile with TMA (the same boxes the stores use, so tails are
+    /// clipped and zero-filled the same way), so they arrive while the MMAs run; after the K
+    /// loop the warpgroup waits for them on its own barrier (`c_bar[wg]`, one phase per tile),
+    /// and `copy(d_s[wg], acc, alpha = alpha, beta = beta)` turns each staged C value into
+    /// `α·acc + β·C` in place before the TMA stores. Where β is
     /// 0, C is loaded but never read (it may hold NaN), as BLAS specifies; the host sends
     /// β = 0, α = 1 to `gemm_sm90_tma_epi` instead.
     #[tile_kernel(
         target = sm_90a,
         threads = 384,
         cluster = (2, 1, 1),
-        grid = (CTAS, 1),
+        grid = (SMS / 2 * 2, 1),
         configs(
-            default = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64, TA = bf16, TD = bf16),
-            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, CTAS = 132, EPI_N = 64, TA = bf16, TD = bf16),
-            f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, CTAS = 132, EPI_N = 64, TA = f16, TD = f16),
-            bf16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, CTAS = 132, EPI_N = 32, TA = bf16, TD = f32),
-            f16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, CTAS = 132, EPI_N = 32, TA = f16, TD = f32),
+            default = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
+            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
+            n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
+            f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
+            f16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
+            f16_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
+            bf16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 32, TA = bf16, TD = f32),
+            bf16_f32_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 7, GROUP = 8, EPI_N = 32, TA = bf16, TD = f32),
+            f16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 32, TA = f16, TD = f32),
+            f16_f32_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 7, GROUP = 8, EPI_N = 32, TA = f16, TD = f32),
+            bf16_f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
+            bf16_f16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
+            bf16_f16_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
+            f16_bf16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
+            f16_bf16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
+            f16_bf16_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
         ),
     )]
     pub fn gemm_sm90_tma_epi_abc(
@@ -935,6 +997,72 @@ pub mod ladder {
         let tiles_n = cdiv(N, BN);
         let k_tiles = cdiv(K, BK);
         cluster_producer(pipe, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles);
+        abc_consumers(
+            pipe, acc, a_s, b_s, d_s, c_bar, c, d, alpha, beta, pairs_m, tiles_n, k_tiles,
+        );
+    }
+
+    /// [`gemm_sm90_tma_epi_abc`] with B given K×N (NN): level 8's NN producer, the same
+    /// consumers.
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 384,
+        cluster = (2, 1, 1),
+        grid = (SMS / 2 * 2, 1),
+        configs(
+            default = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
+            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
+            f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
+            f16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
+            bf16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 32, TA = bf16, TD = f32),
+            f16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 32, TA = f16, TD = f32),
+            bf16_f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
+            bf16_f16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
+            f16_bf16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
+            f16_bf16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
+        ),
+    )]
+    pub fn gemm_sm90_tma_epi_abc_nn(
+        #[shape(M, K)] a: Tensor<TA>,
+        #[shape(K, N)] b: Tensor<TA>,
+        #[shape(M, N)] c: Tensor<TD>,
+        #[shape(M, N)] d: Tensor<TD>,
+        alpha: f32,
+        beta: f32,
+    ) {
+        let a_s = smem::<TA>([STAGES, 2, 64, BK], swizzle = B128);
+        let b_s = smem::<TA>([STAGES, BN / 64, BK, 64], swizzle = B128, major = mn);
+        let d_s = smem::<TD>([2, BN / EPI_N, 64, EPI_N], swizzle = B128);
+        let acc = regs::<f32>([64, BN]);
+        let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
+        let c_bar = mbarrier(count = 2);
+        let pairs_m = cdiv(cdiv(M, BM), 2);
+        let tiles_n = cdiv(N, BN);
+        let k_tiles = cdiv(K, BK);
+        cluster_producer_nn(pipe, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles);
+        abc_consumers(
+            pipe, acc, a_s, b_s, d_s, c_bar, c, d, alpha, beta, pairs_m, tiles_n, k_tiles,
+        );
+    }
+
+    /// The consumer warpgroups of [`gemm_sm90_tma_epi_abc`] (and its NN twin): each tile's
+    /// K loop, C's blocks loaded into the staging tile, `α·acc + β·C` in place, TMA stores.
+    #[tile_fn]
+    fn abc_consumers(
+        pipe: Pipe,
+        acc: Regs,
+        a_s: Smem,
+        b_s: Smem,
+        d_s: Smem,
+        c_bar: Bar,
+        c: Global,
+        d: Global,
+        alpha: f32,
+        beta: f32,
+        pairs_m: u32,
+        tiles_n: u32,
+        k_tiles: u32,
+    ) {
         #[scope(warpgroups = 1..3)]
         {
             setmaxnreg::inc(232);
@@ -943,27 +1071,171 @@ pub mod ladder {
             let mut tile = 0;
             for u in (cta.x / 2..pairs_m * tiles_n).step_by(ncta.x / 2) {
                 let (mp, n) = grouped(u, pairs_m, tiles_n);
-                it = consume(pipe, it, acc, a_s, b_s, wg, k_tiles);
                 let row = 2 * (2 * mp + cta_rank) + wg;
                 let col = n * (BN / EPI_N);
-                #[scope(leader)]
-                {
-                    tma::wait_group_read(0);
-                    for cb in 0..BN / EPI_N {
-                        tma::load(d_s[wg][cb], c.tile(row, col + cb), c_bar[wg]);
-                    }
-                }
-                c_bar[wg].wait(tile % 2);
-                copy(d_s[wg], acc, alpha = alpha, beta = beta);
-                fence::proxy_async();
-                named_barrier(wg + 1, 128);
-                #[scope(leader)]
-                {
-                    for cb in 0..BN / EPI_N {
-                        tma::store(d.tile(row, col + cb), d_s[wg][cb]);
-                    }
-                    tma::commit_group();
-                }
+                load_c(d_s, c_bar, c, wg, row, col);
+                it = consume(pipe, it, acc, a_s, b_s, wg, k_tiles);
+                store_scaled(d_s, acc, c_bar, d, alpha, beta, wg, row, col, tile);
+                tile += 1;
+            }
+            #[scope(leader)]
+            {
+                tma::wait_group(0);
+            }
+        }
+    }
+
+    /// The first half of the scaled epilogue, issued before a tile's K loop so that C arrives
+    /// while the MMAs run: once the previous tile's stores have read the staging tile, the
+    /// leader loads C's blocks (row block `row`, column blocks from `col`) into `d_s[wg]`,
+    /// counted by `c_bar[wg]`.
+    #[tile_fn]
+    fn load_c(d_s: Smem, c_bar: Bar, c: Global, wg: u32, row: u32, col: u32) {
+        #[scope(leader)]
+        {
+            tma::wait_group_read(0);
+            for cb in 0..BN / EPI_N {
+                tma::load(d_s[wg][cb], c.tile(row, col + cb), c_bar[wg]);
+            }
+        }
+    }
+
+    /// The second half, after the K loop: wait for C (phase `tile % 2` of `c_bar[wg]`), turn
+    /// each staged value into `α·acc + β·C` in place, and store the blocks with TMA.
+    #[tile_fn]
+    fn store_scaled(
+        d_s: Smem,
+        acc: Regs,
+        c_bar: Bar,
+        d: Global,
+        alpha: f32,
+        beta: f32,
+        wg: u32,
+        row: u32,
+        col: u32,
+        tile: u32,
+    ) {
+        c_bar[wg].wait(tile % 2);
+        copy(d_s[wg], acc, alpha = alpha, beta = beta);
+        fence::proxy_async();
+        named_barrier(wg + 1, 128);
+        #[scope(leader)]
+        {
+            for cb in 0..BN / EPI_N {
+                tma::store(d.tile(row, col + cb), d_s[wg][cb]);
+            }
+            tma::commit_group();
+        }
+    }
+
+    /// [`gemm_sm90_pair_n`] with the BLAS epilogue of [`gemm_sm90_tma_epi_abc`], D = α·A·Bᵀ +
+    /// β·C: 128×64 tiles in 1×2 clusters sharing A, for outputs of about one wave of them.
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 384,
+        cluster = (2, 1, 1),
+        grid = (SMS / 2 * 2, 1),
+        configs(
+            default = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
+            f16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
+            bf16_f16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
+            f16_bf16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
+            bf16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 32, TA = bf16, TD = f32),
+            f16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 32, TA = f16, TD = f32),
+        ),
+    )]
+    pub fn gemm_sm90_pair_n_abc(
+        #[shape(M, K)] a: Tensor<TA>,
+        #[shape(N, K)] b: Tensor<TA>,
+        #[shape(M, N)] c: Tensor<TD>,
+        #[shape(M, N)] d: Tensor<TD>,
+        alpha: f32,
+        beta: f32,
+    ) {
+        let a_s = smem::<TA>([STAGES, 2, 64, BK], swizzle = B128);
+        let b_s = smem::<TA>([STAGES, BN, BK], swizzle = B128);
+        let d_s = smem::<TD>([2, BN / EPI_N, 64, EPI_N], swizzle = B128);
+        let acc = regs::<f32>([64, BN]);
+        let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
+        let c_bar = mbarrier(count = 2);
+        let tiles_m = cdiv(M, BM);
+        let pairs_n = cdiv(cdiv(N, BN), 2);
+        let k_tiles = cdiv(K, BK);
+        cluster_producer_a(pipe, a_s, b_s, a, b, tiles_m, pairs_n, k_tiles);
+        pair_n_abc_consumers(
+            pipe, acc, a_s, b_s, d_s, c_bar, c, d, alpha, beta, tiles_m, pairs_n, k_tiles,
+        );
+    }
+
+    /// [`gemm_sm90_pair_n_abc`] with B given K×N (NN).
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 384,
+        cluster = (2, 1, 1),
+        grid = (SMS / 2 * 2, 1),
+        configs(
+            default = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
+            f16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
+            bf16_f16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
+            f16_bf16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
+            bf16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 32, TA = bf16, TD = f32),
+            f16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 32, TA = f16, TD = f32),
+        ),
+    )]
+    pub fn gemm_sm90_pair_n_abc_nn(
+        #[shape(M, K)] a: Tensor<TA>,
+        #[shape(K, N)] b: Tensor<TA>,
+        #[shape(M, N)] c: Tensor<TD>,
+        #[shape(M, N)] d: Tensor<TD>,
+        alpha: f32,
+        beta: f32,
+    ) {
+        let a_s = smem::<TA>([STAGES, 2, 64, BK], swizzle = B128);
+        let b_s = smem::<TA>([STAGES, 1, BK, 64], swizzle = B128, major = mn);
+        let d_s = smem::<TD>([2, BN / EPI_N, 64, EPI_N], swizzle = B128);
+        let acc = regs::<f32>([64, BN]);
+        let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
+        let c_bar = mbarrier(count = 2);
+        let tiles_m = cdiv(M, BM);
+        let pairs_n = cdiv(cdiv(N, BN), 2);
+        let k_tiles = cdiv(K, BK);
+        cluster_producer_a_nn(pipe, a_s, b_s, a, b, tiles_m, pairs_n, k_tiles);
+        pair_n_abc_consumers(
+            pipe, acc, a_s, b_s, d_s, c_bar, c, d, alpha, beta, tiles_m, pairs_n, k_tiles,
+        );
+    }
+
+    /// The consumer warpgroups of the pair-N scaled kernels: [`pair_n_consumers`]' tile walk
+    /// with the scaled epilogue ([`load_c`] before each K loop, [`store_scaled`] after).
+    #[tile_fn]
+    fn pair_n_abc_consumers(
+        pipe: Pipe,
+        acc: Regs,
+        a_s: Smem,
+        b_s: Smem,
+        d_s: Smem,
+        c_bar: Bar,
+        c: Global,
+        d: Global,
+        alpha: f32,
+        beta: f32,
+        tiles_m: u32,
+        pairs_n: u32,
+        k_tiles: u32,
+    ) {
+        #[scope(warpgroups = 1..3)]
+        {
+            setmaxnreg::inc(232);
+            let wg = tid / 128 - 1;
+            let mut it = 0;
+            let mut tile = 0;
+            for u in (cta.x / 2..tiles_m * pairs_n).step_by(ncta.x / 2) {
+                let (m, np) = grouped(u, tiles_m, pairs_n);
+                let row = 2 * m + wg;
+                let col = (2 * np + cta_rank) * (BN / EPI_N);
+                load_c(d_s, c_bar, c, wg, row, col);
+                it = consume(pipe, it, acc, a_s, b_s, wg, k_tiles);
+                store_scaled(d_s, acc, c_bar, d, alpha, beta, wg, row, col, tile);
                 tile += 1;
             }
             #[scope(leader)]

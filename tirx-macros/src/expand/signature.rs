@@ -116,9 +116,14 @@ fn sym_tokens(e: &SymExpr) -> TokenStream {
             let s = string(s);
             quote!(::tirx::abi::SymExpr::Sym(#s))
         }
+        SymExpr::Sms => quote!(::tirx::abi::SymExpr::Sms),
         SymExpr::CeilDiv(a, b) => {
             let (a, b) = (sym_tokens(a), sym_tokens(b));
             quote!(::tirx::abi::SymExpr::CeilDiv(::std::boxed::Box::new(#a), ::std::boxed::Box::new(#b)))
+        }
+        SymExpr::Div(a, b) => {
+            let (a, b) = (sym_tokens(a), sym_tokens(b));
+            quote!(::tirx::abi::SymExpr::Div(::std::boxed::Box::new(#a), ::std::boxed::Box::new(#b)))
         }
         SymExpr::Mul(a, b) => {
             let (a, b) = (sym_tokens(a), sym_tokens(b));

@@ -109,6 +109,15 @@ impl Lowerer<'_> {
                 Local::Value(i) => return Ok(self.values[i].clone()),
                 Local::Poison => return Err(Fail),
                 Local::Tensor(_) => "a global tensor".to_string(),
+                Local::Arg(_) => {
+                    return Err(self.fail(
+                        id,
+                        format!(
+                            "`{name}` is an f32 argument of the kernel; it only scales a copy \
+                             (`copy(stage, acc, alpha = {name})`), it is not a u32 scalar"
+                        ),
+                    ));
+                }
                 Local::Buf(b) => format!("a {} buffer", self.kernel.buffers[b].space.name()),
                 Local::Bar(_) => "an mbarrier".to_string(),
                 Local::Pipe(_) => "a pipeline".to_string(),

@@ -386,7 +386,13 @@ impl<'a> Lowerer<'a> {
         if let ParamKind::Scalar(ty) = p.kind {
             if let Some((
                 id,
-                Some(Local::Buf(_) | Local::Bar(_) | Local::Pipe(_) | Local::Tensor(_)),
+                Some(
+                    Local::Buf(_)
+                    | Local::Bar(_)
+                    | Local::Pipe(_)
+                    | Local::Tensor(_)
+                    | Local::Arg(_),
+                ),
             )) = named
             {
                 let found = self.describe(&id.to_string()).unwrap_or("not a scalar");
@@ -425,7 +431,8 @@ impl<'a> Lowerer<'a> {
             (ParamKind::Buf(space), Some(Local::Buf(b))) => self.kernel.buffers[b].space == space,
             (ParamKind::Bar, Some(Local::Bar(_)))
             | (ParamKind::Pipe, Some(Local::Pipe(_)))
-            | (ParamKind::Global, Some(Local::Tensor(_))) => true,
+            | (ParamKind::Global, Some(Local::Tensor(_)))
+            | (ParamKind::Arg, Some(Local::Arg(_))) => true,
             _ => false,
         };
         match (fits, local, self.describe(&id.to_string())) {

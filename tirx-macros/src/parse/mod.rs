@@ -66,11 +66,17 @@ pub fn lower(
         pipelines: Arena::new(),
         body: Vec::new(),
     };
+    let args = def
+        .scalars
+        .iter()
+        .enumerate()
+        .map(|(i, s)| (s.to_string(), Local::Arg(i)));
     let tensors = def
         .params
         .iter()
         .enumerate()
         .map(|(i, p)| (p.ident.to_string(), Local::Tensor(i)))
+        .chain(args)
         .collect();
     let mut cx = Lowerer {
         def,
@@ -113,6 +119,8 @@ pub(crate) enum Local {
     Pipe(Handle<Pipeline>),
     /// A tensor parameter of the kernel: an index into `KernelDef::params`.
     Tensor(usize),
+    /// A scalar (`f32`) argument of the kernel: an index into `KernelDef::scalars`.
+    Arg(usize),
     /// A name whose declaration failed (already reported).
     Poison,
 }
@@ -212,6 +220,8 @@ impl Lowerer<'_> {
             Some("a shape symbol")
         } else if matches!(self.local(&name), Some(Local::Tensor(_))) {
             Some("a tensor parameter")
+        } else if matches!(self.local(&name), Some(Local::Arg(_))) {
+            Some("a scalar argument of the kernel")
         } else if BUILTINS.contains(&name.as_str()) {
             Some("a built-in")
         } else {

@@ -323,22 +323,22 @@ impl Lowerer<'_> {
 
     /// The name of a scalar (`f32`) parameter of the kernel, given as an op argument.
     fn scalar_arg(&mut self, e: &SExpr) -> Res<String> {
-        match crate::args::path_ident(e) {
-            Some(id) if self.def.scalars.iter().any(|s| s == id) => Ok(id.to_string()),
-            _ => {
-                let names: Vec<String> =
-                    self.def.scalars.iter().map(|s| format!("`{s}`")).collect();
-                let have = if names.is_empty() {
-                    "the kernel has none: add a parameter `alpha: f32`".to_string()
-                } else {
-                    format!("the kernel's are {}", names.join(", "))
-                };
-                Err(self.fail(
-                    e,
-                    format!("expected the name of a scalar (`f32`) parameter; {have}"),
-                ))
-            }
+        let local = crate::args::path_ident(e).map(|id| self.local(&id.to_string()));
+        if let Some(Some(Local::Arg(i))) = local {
+            return Ok(self.def.scalars[i].to_string());
         }
+        let names: Vec<String> = self.def.scalars.iter().map(|s| format!("`{s}`")).collect();
+        let have = if names.is_empty() {
+            "the kernel has none: add a parameter `alpha: f32`".to_string()
+        } else if self.spans.current_calls().is_empty() {
+            format!("the kernel's are {}", names.join(", "))
+        } else {
+            "pass the kernel's to this tile function as a parameter `alpha: f32`".to_string()
+        };
+        Err(self.fail(
+            e,
+            format!("expected the name of a scalar (`f32`) argument; {have}"),
+        ))
     }
 
     /// `mma(acc, a, b, accumulate = p)` and its namespaced forms.

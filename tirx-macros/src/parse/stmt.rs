@@ -301,6 +301,19 @@ impl Lowerer<'_> {
             Some((v, _)) => v,
             None => Expr::u32(1),
         };
+        // A loop whose bounds are constants and that never runs is a config that does not fit
+        // the code (`0..BN / 128` with BN = 64): its body would silently vanish.
+        if let (Expr::Imm(a, _), Expr::Imm(b, _)) = (&start, &end)
+            && a >= b
+        {
+            return Err(self.fail(
+                range,
+                format!(
+                    "this loop never runs: its range is {a}..{b}, so its body would be left \
+                     out; fix the config or the bounds"
+                ),
+            ));
+        }
         let span = self
             .spans
             .intern_range((span_range(&f.for_token).0, span_range(&f.expr).1));

@@ -124,7 +124,12 @@ fn bad_attribute() {
     let attr = STD_ATTR.replace("cdiv(M, BM)", "cdiv(Q, BM)");
     assert_one(
         &errors(&attr, "fn k(#[shape(M, N)] src: Tensor<bf16>) {}"),
-        "unknown name `Q` in the grid; expected a shape symbol (M, N) or a config constant",
+        "unknown name `Q` in the grid; expected a shape symbol (M, N), a config constant or `SMS` (the device's SM count)",
+    );
+    let attr = STD_ATTR.replace("cdiv(M, BM)", "M % 2");
+    assert_one(
+        &errors(&attr, "fn k(#[shape(M, N)] src: Tensor<bf16>) {}"),
+        "a grid entry is a constant, a shape symbol, `SMS`, or `cdiv(a, b)`, `a / b`, `a * b` of those",
     );
     assert_contains(
         &errors(&format!("{STD_ATTR}, cluster = (1, 1, 1, 1)"), "fn k() {}"),

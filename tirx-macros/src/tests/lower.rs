@@ -180,6 +180,23 @@ fn second_config_is_lowered_with_its_constants() {
     assert_eq!(small.sig.grid[0].to_string(), "cdiv(N, 64)");
 }
 
+/// `SMS` (the device's SM count) and `/` stay symbolic in the grid; constants fold around them.
+#[test]
+fn the_grid_takes_the_sm_count() {
+    let attr = GEMM_ATTR.replace(
+        "grid = (cdiv(N, BN), cdiv(M, BM))",
+        "grid = (SMS / 2 * 2, BN / 32)",
+    );
+    let (def, mut sink) = def(&attr, GEMM);
+    let all = expand::lower_all(&def, &TileFns::default(), &mut sink);
+    assert!(sink.is_empty());
+    let grid = &all[0].1.kernel.sig.grid;
+    assert_eq!(grid[0].to_string(), "mul(div(sms(), 2), 2)");
+    assert_eq!(grid[1].to_string(), "8");
+    assert_eq!(grid[0].eval(133, &|_| None), Some(132));
+    assert_eq!(grid[0].eval(114, &|_| None), Some(114));
+}
+
 #[test]
 fn scalars_are_typed_and_folded() {
     let low = lowered(

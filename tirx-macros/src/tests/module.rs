@@ -433,7 +433,7 @@ fn unknown_callees_list_the_tile_fns() {
 #[test]
 fn signatures_are_checked() {
     let e = module_errors(
-        "mod m { #[tile_fn] fn copy(a: f32, mut b: Smem, c: &Bar) -> (u32,) {} \
+        "mod m { #[tile_fn] fn copy(a: f64, mut b: Smem, c: &Bar) -> (u32,) {} \
                  #[tile_fn] fn g() -> Smem {} #[tile_fn] fn g() {} #[tile_fn(x)] fn h<T>(self) {} \
                  #[tile_fn] struct S; }",
     );
@@ -441,7 +441,7 @@ fn signatures_are_checked() {
         e,
         [
             "`copy` is a built-in of the language; name the tile function differently",
-            "unknown parameter type; expected u32, bool (scalars), Smem, Tmem, Regs (buffers), Bar (an mbarrier), Pipe (a pipeline), Global (a tensor)",
+            "unknown parameter type; expected u32, bool (scalars), f32 (a scalar argument of the kernel), Smem, Tmem, Regs (buffers), Bar (an mbarrier), Pipe (a pipeline), Global (a tensor)",
             "only scalar parameters can be `mut`; `Smem` is not a variable",
             // (`c: &Bar` has the same message; without real spans the two merge here.)
             "a one-element tuple; write the scalar type itself",
@@ -459,7 +459,7 @@ fn signatures_are_checked() {
 #[test]
 fn broken_tile_fns_fail_quietly() {
     let src = format!(
-        "mod m {{ #[tile_fn] fn f(a: f32) {{}} #[tile_kernel({STD_ATTR})] fn k(#[shape(M, N)] src: Tensor<bf16>) {{ f(1); }} }}"
+        "mod m {{ #[tile_fn] fn f(a: f64) {{}} #[tile_kernel({STD_ATTR})] fn k(#[shape(M, N)] src: Tensor<bf16>) {{ f(1); }} }}"
     );
     let (def, mut sink) = module(&src);
     let before = sink.pushes();

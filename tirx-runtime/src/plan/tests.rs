@@ -409,6 +409,40 @@ fn cluster_must_divide_grid() {
     );
 }
 
+/// A persistent grid takes the device's SM count: whole clusters of it, and an odd count
+/// with a grid of exactly `SMS` and clusters of 2 is refused before launch.
+#[test]
+fn the_grid_reads_the_sm_count() {
+    let div = |a: SymExpr, b: u64| SymExpr::Div(Box::new(a), Box::new(SymExpr::Const(b)));
+    let mul = |a: SymExpr, b: u64| SymExpr::Mul(Box::new(a), Box::new(SymExpr::Const(b)));
+    let mut sig = gemm();
+    sig.grid = [
+        mul(div(SymExpr::Sms, 2), 2),
+        SymExpr::Const(1),
+        SymExpr::Const(1),
+    ];
+    for (sms, grid) in [(132, 132), (114, 114), (133, 132)] {
+        let limits = DeviceLimits {
+            sm_count: sms,
+            ..DeviceLimits::HOPPER
+        };
+        let p = plan_launch(&sig, &gemm_args(), &limits).unwrap();
+        assert_eq!(p.grid, [grid, 1, 1], "{sms} SMs");
+    }
+    sig.grid[0] = SymExpr::Sms;
+    let limits = DeviceLimits {
+        sm_count: 133,
+        ..DeviceLimits::HOPPER
+    };
+    assert!(matches!(
+        plan_launch(&sig, &gemm_args(), &limits),
+        Err(RuntimeError::ClusterDoesNotDivideGrid {
+            grid: [133, 1, 1],
+            ..
+        })
+    ));
+}
+
 #[test]
 fn cluster_too_large() {
     let mut sig = gemm();
