@@ -46,7 +46,7 @@ pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///         (t / tiles_n, t % tiles_n)
 ///     }
 ///
-///     #[tile_kernel(target = sm_90a, threads = 384, grid = (132, 1), configs(…))]
+///     #[tile_kernel(target = sm_90a, threads = 384, grid = (SMS, 1), configs(…))]
 ///     pub fn persistent(#[shape(M, K)] a: Tensor<bf16>, …) {
 ///         …
 ///         let (m, n) = tile_of(t, tiles_n);
@@ -63,7 +63,8 @@ pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 ///
 /// **Tile functions.** Parameters are `u32` and `bool` scalars (a `mut` one is a variable of
 /// the body) and the markers `Smem`, `Tmem`, `Regs` (buffers), `Bar` (an mbarrier array),
-/// `Pipe` (a pipeline) and `Global` (a tensor parameter of the kernel). The result is
+/// `Pipe` (a pipeline), `Global` (a tensor parameter of the kernel) and `f32` (a scalar
+/// argument of the kernel, passed by name; it only scales a copy). The result is
 /// nothing, a scalar, or a tuple of two or more scalars: the value of the body's tail
 /// expression (which may itself be a call of a tile function with the same results). The body
 /// sees its parameters, the calling kernel's config constants and shape symbols (so `BM`,
