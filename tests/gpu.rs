@@ -361,6 +361,7 @@ fn auto_error<A: HostElem, D: HostElem>(
 #[test]
 fn the_host_side_choice_is_correct_for_every_type_combination() {
     let rt = rt();
+    let sms = rt.sm_count() as usize;
     // Every size class of `choose_gemm_for`: 128×64 alone and in pairs, 128×128, 128×256,
     // and N not TMA-aligned.
     let shapes = [
@@ -394,8 +395,8 @@ fn the_host_side_choice_is_correct_for_every_type_combination() {
             };
             let (m, n, k) = shape;
             let choice = match layout {
-                BLayout::Tn => registry::choose_gemm_for(types, m, n, k),
-                BLayout::Nn => registry::choose_gemm_nn_for(types, m, n, k),
+                BLayout::Tn => registry::choose_gemm_for(sms, types, m, n, k),
+                BLayout::Nn => registry::choose_gemm_nn_for(sms, types, m, n, k),
             };
             assert!(
                 err < types.tolerance(),

@@ -432,11 +432,12 @@ fn bench_gemm(
     // With `--kernel`: every config of the named kernels, the fastest reported; without: the
     // kernel and config the host-side choice takes for each shape (what `gemm_auto` runs).
     let list: Vec<_> = chosen.into_iter().flat_map(entries).collect();
-    // The host-side choice for these types and this layout.
+    // The host-side choice for these types and this layout, on this device's SMs.
+    let sms = rt.sm_count() as usize;
     let choose = |m: usize, n: usize, k: usize| match (layout, problem.scale) {
-        (layout, Some(_)) => registry::choose_gemm_scaled_for(layout, types, m, n, k),
-        (BLayout::Tn, None) => registry::choose_gemm_for(types, m, n, k),
-        (BLayout::Nn, None) => registry::choose_gemm_nn_for(types, m, n, k),
+        (layout, Some(_)) => registry::choose_gemm_scaled_for(sms, layout, types, m, n, k),
+        (BLayout::Tn, None) => registry::choose_gemm_for(sms, types, m, n, k),
+        (BLayout::Nn, None) => registry::choose_gemm_nn_for(sms, types, m, n, k),
     };
     let choice = |(m, n, k): (usize, usize, usize)| {
         let Some((name, config)) = choose(m, n, k) else {

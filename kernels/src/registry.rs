@@ -359,9 +359,10 @@ pub const PRODUCTION_GEMM: &str = "gemm_sm90_tma_epi";
 /// The NN GEMM (B given K×N) `tirx bench gemm --layout nn` measures by default.
 pub const PRODUCTION_GEMM_NN: &str = "gemm_sm90_tma_epi_nn";
 
-/// SMs the host-side choice assumes when it weighs tile counts against waves (an H100/H200
-/// SXM); the persistent kernels themselves take the device's count at launch (`SMS`).
-pub const PERSISTENT_CTAS: usize = 132;
+/// SMs of an H100/H200 SXM: what [`choose_gemm`] and [`choose_gemm_nn`] assume; the `_for`
+/// choices take the count (the `gemm_*` entries pass the device's), and the persistent
+/// kernels read it at launch (`SMS` in their grid).
+pub const H200_SMS: usize = 132;
 
 /// The host-side choice of GEMM kernel and config for a BF16 → BF16 shape (sm_90a).
 ///
@@ -382,12 +383,12 @@ pub const PERSISTENT_CTAS: usize = 132;
 /// `ws/n64` 14.6; 1024³ and 1024×1024×4096 `ws/n64` ahead of `pair_n` (10.2 against 10.8,
 /// 20.5 against 23.1).
 pub fn choose_gemm(m: usize, n: usize, k: usize) -> (&'static str, &'static str) {
-    choose_gemm_for(GemmTypes::BF16, m, n, k)
+    choose_gemm_for(H200_SMS, GemmTypes::BF16, m, n, k)
         .expect("every shipped combination has a choice, bf16 → bf16 first")
 }
 
-/// The host-side choice for any element types, by the same rule as [`choose_gemm`]: the tile
-/// from [`tile_n`], then the kernel for it, in the config of those types (config names:
+/// The host-side choice for any element types on a device with `sms` SMs, by the same rule as
+/// [`choose_gemm`]: the tile from [`tile_n`], then the kernel for it, in the config of those types (config names:
 /// `default`/`n128`/`n64` for BF16 → BF16; otherwise the types' name from
 /// [`GemmTypes::config`], with `_n128`/`_n64` for the smaller tiles):
 /// - 128×256: `gemm_sm90_tma_epi` for a 16-bit D with 16-byte rows; `gemm_sm90_cluster` for an
@@ -402,13 +403,14 @@ pub fn choose_gemm(m: usize, n: usize, k: usize) -> (&'static str, &'static str)
 /// BF16's), the fallback is `gemm_sm90_ws` at 128×128. `None` for a combination nothing ships
 /// (f32 inputs).
 pub fn choose_gemm_for(
+    sms: usize,
     types: GemmTypes,
     m: usize,
     n: usize,
     k: usize,
 ) -> Option<(&'static str, &'static str)> {
     types.config()?;
-    let bn = tile_n(m, n);
+    let bn = tile_n(sms, m, n);
     let f32_out = types.output == ElemType::F32;
     let d_rows_aligned = (n * types.output.bytes() as usize).is_multiple_of(16);
     let a_rows_aligned = (k * types.input.bytes() as usize).is_multiple_of(128);
@@ -444,11 +446,10 @@ fn config_of(kernel: &str, types: GemmTypes, suffix: Option<&str>) -> Option<&'s
         .map(|a| a.config)
 }
 
-/// The tile width (256, 128 or 64, for 128-row tiles) [`choose_gemm`] takes for an M×N
-/// output: the one whose tiles keep the SMs busiest over the waves they need, the larger on a
-/// tie (within 2 %).
-pub fn tile_n(m: usize, n: usize) -> usize {
-    let sms = PERSISTENT_CTAS;
+/// The tile width (256, 128 or 64, for 128-row tiles) the host-side choice takes for an M×N
+/// output on `sms` SMs: the one whose tiles keep the SMs busiest over the waves they need, the
+/// larger on a tie (within 2 %).
+pub fn tile_n(sms: usize, m: usize, n: usize) -> usize {
     let utilisation = |bn: usize| {
         let tiles = m.div_ceil(128) * n.div_ceil(bn);
         tiles as f64 / (tiles.div_ceil(sms) * sms) as f64
@@ -465,7 +466,7 @@ pub fn tile_n(m: usize, n: usize) -> usize {
 /// The NN counterpart of [`choose_gemm`] (B given K×N; N must be a multiple of 8 for every NN
 /// kernel): BF16 → BF16 by [`choose_gemm_nn_for`].
 pub fn choose_gemm_nn(m: usize, n: usize, k: usize) -> (&'static str, &'static str) {
-    choose_gemm_nn_for(GemmTypes::BF16, m, n, k)
+    choose_gemm_nn_for(H200_SMS, GemmTypes::BF16, m, n, k)
         .expect("every shipped combination has an NN choice, bf16 → bf16 first")
 }
 
@@ -477,6 +478,7 @@ pub fn choose_gemm_nn(m: usize, n: usize, k: usize) -> (&'static str, &'static s
 /// `gemm_sm90_ws_nn`/`n64` or, when A's rows are not 128-byte aligned, `gemm_sm90_pair_n_nn`
 /// (the TN rule). `None` for a combination nothing ships.
 pub fn choose_gemm_nn_for(
+    sms: usize,
     types: GemmTypes,
     m: usize,
     n: usize,
@@ -488,7 +490,7 @@ pub fn choose_gemm_nn_for(
     let pick = |kernel: &'static str, suffix: Option<&str>| {
         config_of(kernel, types, suffix).map(|c| (kernel, c))
     };
-    match tile_n(m, n) {
+    match tile_n(sms, m, n) {
         256 if f32_out => pick("gemm_sm90_cluster_nn", None),
         256 => pick("gemm_sm90_tma_epi_nn", None),
         128 if f32_out => pick("gemm_sm90_tma_epi_nn", None),
@@ -515,7 +517,8 @@ pub fn gemm_auto<A: Element, D: Element>(
         input: A::ELEM,
         output: D::ELEM,
     };
-    let Some((name, config)) = choose_gemm_for(types, m, n, k) else {
+    let sms = rt.sm_count() as usize;
+    let Some((name, config)) = choose_gemm_for(sms, types, m, n, k) else {
         return Err(no_kernel_for(types));
     };
     let Some(Shipped {
@@ -553,7 +556,7 @@ pub fn gemm_auto_nn<A: Element, D: Element>(
         input: A::ELEM,
         output: D::ELEM,
     };
-    let choice = choose_gemm_nn_for(types, m, n, k);
+    let choice = choose_gemm_nn_for(rt.sm_count() as usize, types, m, n, k);
     let Some((name, config)) = choice else {
         return Err(no_kernel_for(types));
     };
@@ -617,6 +620,7 @@ pub fn gemm_scaled_nn<A: Element, D: Element>(
 /// (docs/perf/gemm-h200.md, 2026-11-30 01:37: 1000³ pair-N 13.6 µs against `n64` 14.9;
 /// 1024³ `n64` 12.7 against pair-N 16.0). `None` for types no scaled config takes.
 pub fn choose_gemm_scaled_for(
+    sms: usize,
     layout: BLayout,
     types: GemmTypes,
     m: usize,
@@ -632,7 +636,7 @@ pub fn choose_gemm_scaled_for(
     let pick = |kernel: &'static str, suffix: Option<&str>| {
         config_of(kernel, types, suffix).map(|c| (kernel, c))
     };
-    match tile_n(m, n) {
+    match tile_n(sms, m, n) {
         256 => pick(kernel, None),
         128 if f32_out => pick(kernel, None),
         128 => pick(kernel, Some("n128")),
@@ -661,7 +665,7 @@ fn scaled_in<A: Element, D: Element>(
         output: D::ELEM,
     };
     let k = a.shape().get(1).copied().unwrap_or(0);
-    let choice = choose_gemm_scaled_for(layout, types, m, n, k);
+    let choice = choose_gemm_scaled_for(rt.sm_count() as usize, layout, types, m, n, k);
     let Some((
         Shipped {
             kind: Kind::GemmScaled(launch, _),
@@ -1014,7 +1018,7 @@ mod tests {
                 (1000, 1000),
                 (1, 1),
             ] {
-                let (name, config) = choose_gemm_for(types, m, n, 4096).expect("shipped");
+                let (name, config) = choose_gemm_for(H200_SMS, types, m, n, 4096).expect("shipped");
                 let Some(Shipped {
                     kind: Kind::Gemm(launch),
                     ..
@@ -1029,7 +1033,7 @@ mod tests {
             input: ElemType::F32,
             output: ElemType::F32,
         };
-        assert_eq!(choose_gemm_for(f32_in, 4096, 4096, 4096), None);
+        assert_eq!(choose_gemm_for(H200_SMS, f32_in, 4096, 4096, 4096), None);
         let f16_f32 = GemmTypes {
             input: ElemType::F16,
             output: ElemType::F32,
@@ -1037,24 +1041,24 @@ mod tests {
         // An f32 D: 128×256 from registers, 128×128 through the TMA store, 128×64 tiles in
         // pairs or alone.
         assert_eq!(
-            choose_gemm_for(f16_f32, 4096, 4096, 4096),
+            choose_gemm_for(H200_SMS, f16_f32, 4096, 4096, 4096),
             Some(("gemm_sm90_cluster", "f16_f32"))
         );
         assert_eq!(
-            choose_gemm_for(f16_f32, 2000, 1000, 1000),
+            choose_gemm_for(H200_SMS, f16_f32, 2000, 1000, 1000),
             Some(("gemm_sm90_tma_epi", "f16_f32"))
         );
         assert_eq!(
-            choose_gemm_for(f16_f32, 1000, 1000, 1000),
+            choose_gemm_for(H200_SMS, f16_f32, 1000, 1000, 1000),
             Some(("gemm_sm90_pair_n", "f16_f32"))
         );
         assert_eq!(
-            choose_gemm_for(f16_f32, 1024, 1024, 1024),
+            choose_gemm_for(H200_SMS, f16_f32, 1024, 1024, 1024),
             Some(("gemm_sm90_ws", "f16_f32_n64"))
         );
         // f32 rows are 16-byte aligned at N a multiple of 4, 16-bit ones at 8.
         assert_eq!(
-            choose_gemm_for(f16_f32, 2000, 1004, 1000),
+            choose_gemm_for(H200_SMS, f16_f32, 2000, 1004, 1000),
             Some(("gemm_sm90_tma_epi", "f16_f32"))
         );
         let f16 = GemmTypes {
@@ -1062,24 +1066,38 @@ mod tests {
             output: ElemType::F16,
         };
         assert_eq!(
-            choose_gemm_for(f16, 4096, 4092, 4096),
+            choose_gemm_for(H200_SMS, f16, 4096, 4092, 4096),
             Some(("gemm_sm90_ws", "f16"))
         );
         assert_eq!(
-            choose_gemm_for(f16, 4096, 4096, 4096),
+            choose_gemm_for(H200_SMS, f16, 4096, 4096, 4096),
             Some(("gemm_sm90_tma_epi", "f16"))
         );
         assert_eq!(
-            choose_gemm_for(f16, 2000, 1000, 1000),
+            choose_gemm_for(H200_SMS, f16, 2000, 1000, 1000),
             Some(("gemm_sm90_tma_epi", "f16_n128"))
         );
         assert_eq!(
-            choose_gemm_for(f16, 1000, 1000, 1000),
+            choose_gemm_for(H200_SMS, f16, 1000, 1000, 1000),
             Some(("gemm_sm90_pair_n", "f16"))
         );
         assert_eq!(
-            choose_gemm_for(f16, 1024, 1024, 1024),
+            choose_gemm_for(H200_SMS, f16, 1024, 1024, 1024),
             Some(("gemm_sm90_ws", "f16_n64"))
+        );
+    }
+
+    /// The tile follows the device's SM count: 2048² is one wave of 128×256 tiles on 132
+    /// SMs, but two (the second 14 % full) on 114, where 128×64 tiles fill 90 %.
+    #[test]
+    fn the_tile_follows_the_sm_count() {
+        assert_eq!(tile_n(H200_SMS, 2048, 2048), 256);
+        assert_eq!(tile_n(114, 2048, 2048), 64);
+        assert_eq!(tile_n(114, 8192, 8192), 256);
+        let bf16 = GemmTypes::BF16;
+        assert_eq!(
+            choose_gemm_for(114, bf16, 2048, 2048, 2048),
+            Some(("gemm_sm90_ws", "n64"))
         );
     }
 
@@ -1094,7 +1112,7 @@ mod tests {
                     (2000, 1000, 1000),
                     (1, 8, 8),
                 ] {
-                    let choice = choose_gemm_scaled_for(layout, types, m, n, k);
+                    let choice = choose_gemm_scaled_for(H200_SMS, layout, types, m, n, k);
                     let (name, config) = choice.expect("every shipped type has a scaled config");
                     let Some(Shipped {
                         kind: Kind::GemmScaled(launch, l),
@@ -1110,31 +1128,23 @@ mod tests {
         }
         // The tile follows `tile_n`, as for the plain product.
         let bf16 = GemmTypes::BF16;
-        let choose = |layout, m, n, k| choose_gemm_scaled_for(layout, bf16, m, n, k);
-        assert_eq!(
-            choose(BLayout::Tn, 1000, 1000, 1000),
-            Some(("gemm_sm90_pair_n_abc", "default"))
-        );
-        assert_eq!(
-            choose(BLayout::Tn, 1024, 1024, 1024),
-            Some(("gemm_sm90_tma_epi_abc", "n64"))
-        );
-        assert_eq!(
-            choose(BLayout::Tn, 8192, 8192, 8192),
-            Some(("gemm_sm90_tma_epi_abc", "default"))
-        );
-        assert_eq!(
-            choose(BLayout::Nn, 1000, 1000, 1000),
-            Some(("gemm_sm90_pair_n_abc_nn", "default"))
-        );
-        assert_eq!(
-            choose(BLayout::Nn, 1024, 1024, 1024),
-            Some(("gemm_sm90_tma_epi_abc_nn", "n128"))
-        );
-        assert_eq!(
-            choose(BLayout::Nn, 2000, 1000, 1000),
-            Some(("gemm_sm90_tma_epi_abc_nn", "n128"))
-        );
+        let (tn, nn) = (BLayout::Tn, BLayout::Nn);
+        for (layout, shape, want) in [
+            (tn, (1000, 1000, 1000), ("gemm_sm90_pair_n_abc", "default")),
+            (tn, (1024, 1024, 1024), ("gemm_sm90_tma_epi_abc", "n64")),
+            (tn, (8192, 8192, 8192), ("gemm_sm90_tma_epi_abc", "default")),
+            (
+                nn,
+                (1000, 1000, 1000),
+                ("gemm_sm90_pair_n_abc_nn", "default"),
+            ),
+            (nn, (1024, 1024, 1024), ("gemm_sm90_tma_epi_abc_nn", "n128")),
+            (nn, (2000, 1000, 1000), ("gemm_sm90_tma_epi_abc_nn", "n128")),
+        ] {
+            let (m, n, k) = shape;
+            let got = choose_gemm_scaled_for(H200_SMS, layout, bf16, m, n, k);
+            assert_eq!(got, Some(want), "{layout:?} {shape:?}");
+        }
     }
 
     #[test]
@@ -1146,7 +1156,7 @@ mod tests {
                 (1000, 1000, 1000),
                 (1024, 1024, 1024),
             ] {
-                let (name, config) = choose_gemm_nn_for(types, m, n, k).expect("shipped");
+                let (name, config) = choose_gemm_nn_for(H200_SMS, types, m, n, k).expect("shipped");
                 let Some(Shipped {
                     kind: Kind::GemmNn(launch),
                     ..
