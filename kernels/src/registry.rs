@@ -394,6 +394,8 @@ pub fn choose_gemm(m: usize, n: usize, k: usize) -> (&'static str, &'static str)
 /// - 128×256: `gemm_sm90_tma_epi` for a 16-bit D with 16-byte rows; `gemm_sm90_cluster` for an
 ///   f32 D (its register stores fill whole sectors; measured 681 against 624 TFLOP/s for the
 ///   128×128 TMA-store config at 8192³, 2026-11-30) and for BF16 rows that are not aligned;
+/// - 128×192 (`n192` configs): the same kernels — where 128×256 tiles leave a wave mostly
+///   empty (1536³: 72 tiles on 132 SMs, 96 of 128×192; measured 18.8 against 23.1 µs);
 /// - 128×128: `gemm_sm90_tma_epi` (`n128`, or the f32-D config, which is 128×128), or
 ///   `gemm_sm90_cluster`/`n128` for unaligned BF16 rows;
 /// - 128×64: `gemm_sm90_pair_n` when A's rows are not 128-byte aligned and D's are 16-byte
@@ -410,7 +412,7 @@ pub fn choose_gemm_for(
     k: usize,
 ) -> Option<(&'static str, &'static str)> {
     types.config()?;
-    let bn = tile_n(sms, m, n);
+    let bn = tile_n(sms, m, n, &TN_WIDTHS);
     let f32_out = types.output == ElemType::F32;
     let d_rows_aligned = (n * types.output.bytes() as usize).is_multiple_of(16);
     let a_rows_aligned = (k * types.input.bytes() as usize).is_multiple_of(128);
@@ -420,6 +422,8 @@ pub fn choose_gemm_for(
     let choice = match (bn, d_rows_aligned) {
         (256, true) if !f32_out => pick("gemm_sm90_tma_epi", None),
         (256, _) => pick("gemm_sm90_cluster", None),
+        (192, true) if !f32_out => pick("gemm_sm90_tma_epi", Some("n192")),
+        (192, _) => pick("gemm_sm90_cluster", Some("n192")),
         (128, true) if f32_out => pick("gemm_sm90_tma_epi", None),
         (128, true) => pick("gemm_sm90_tma_epi", Some("n128")),
         (128, false) => pick("gemm_sm90_cluster", Some("n128")),
@@ -446,21 +450,35 @@ fn config_of(kernel: &str, types: GemmTypes, suffix: Option<&str>) -> Option<&'s
         .map(|a| a.config)
 }
 
-/// The tile width (256, 128 or 64, for 128-row tiles) the host-side choice takes for an M×N
-/// output on `sms` SMs: the one whose tiles keep the SMs busiest over the waves they need, the
-/// larger on a tie (within 2 %).
-pub fn tile_n(sms: usize, m: usize, n: usize) -> usize {
-    let utilisation = |bn: usize| {
+/// The tile widths (of 128-row tiles) the TN choice weighs; the NN and scaled kernels have no
+/// 192-wide configs (the NN cluster splits B's slab into 128-column halves).
+pub const TN_WIDTHS: [usize; 4] = [256, 192, 128, 64];
+/// The widths the NN and scaled choices weigh.
+pub const WIDTHS: [usize; 3] = [256, 128, 64];
+
+/// The tile width the host-side choice takes for an M×N output on `sms` SMs, of `widths`
+/// (largest first): the one with the least estimated time, `waves × width / efficiency`, where
+/// a wave is `sms` tiles and a tile's time is proportional to its width over its efficiency
+/// relative to 128×256 — 1.0 for 256 and 192, 0.92 for 128, 0.85 for 64 (measured on the H200,
+/// docs/perf/gemm-h200.md, 2026-11-30 01:48: 6144³ in 9 waves of 128×256 tiles 682.5 µs, 12
+/// waves of 128×192 670.5, 18 of 128×128 743.6). A smaller width must be 3 % faster to win.
+pub fn tile_n(sms: usize, m: usize, n: usize, widths: &[usize]) -> usize {
+    let cost = |bn: usize| {
+        let efficiency = match bn {
+            256 | 192 => 1.0,
+            128 => 0.92,
+            _ => 0.85,
+        };
         let tiles = m.div_ceil(128) * n.div_ceil(bn);
-        tiles as f64 / (tiles.div_ceil(sms) * sms) as f64
+        (tiles.div_ceil(sms.max(1)) * bn) as f64 / efficiency
     };
-    let mut bn = 256;
-    for smaller in [128, 64] {
-        if utilisation(smaller) > utilisation(bn) * 1.02 {
-            bn = smaller;
+    let mut best = widths[0];
+    for &bn in &widths[1..] {
+        if cost(bn) < 0.97 * cost(best) {
+            best = bn;
         }
     }
-    bn
+    best
 }
 
 /// The NN counterpart of [`choose_gemm`] (B given K×N; N must be a multiple of 8 for every NN
@@ -490,7 +508,7 @@ pub fn choose_gemm_nn_for(
     let pick = |kernel: &'static str, suffix: Option<&str>| {
         config_of(kernel, types, suffix).map(|c| (kernel, c))
     };
-    match tile_n(sms, m, n) {
+    match tile_n(sms, m, n, &WIDTHS) {
         256 if f32_out => pick("gemm_sm90_cluster_nn", None),
         256 => pick("gemm_sm90_tma_epi_nn", None),
         128 if f32_out => pick("gemm_sm90_tma_epi_nn", None),
@@ -636,7 +654,7 @@ pub fn choose_gemm_scaled_for(
     let pick = |kernel: &'static str, suffix: Option<&str>| {
         config_of(kernel, types, suffix).map(|c| (kernel, c))
     };
-    match tile_n(sms, m, n) {
+    match tile_n(sms, m, n, &WIDTHS) {
         256 => pick(kernel, None),
         128 if f32_out => pick(kernel, None),
         128 => pick(kernel, Some("n128")),
@@ -965,8 +983,11 @@ mod tests {
         );
         assert_eq!(choose_gemm(1024, 1024, 1024), ("gemm_sm90_ws", "n64"));
         assert_eq!(choose_gemm(1000, 1001, 1000), ("gemm_sm90_ws", "n64"));
-        assert_eq!(choose_gemm(1, 1, 8), ("gemm_sm90_cluster", "default"));
-        assert_eq!(choose_gemm(8, 8, 8), tma_epi);
+        // One tile either way: the narrowest does the least wasted work.
+        assert_eq!(choose_gemm(1, 1, 8), ("gemm_sm90_ws", "n64"));
+        assert_eq!(choose_gemm(8, 8, 8), ("gemm_sm90_pair_n", "default"));
+        assert_eq!(choose_gemm(1536, 1536, 1536), ("gemm_sm90_tma_epi", "n192"));
+        assert_eq!(choose_gemm(1536, 1538, 1536), ("gemm_sm90_cluster", "n192"));
         let shapes = [
             (8192, 8192),
             (2048, 2048),
@@ -1087,17 +1108,30 @@ mod tests {
         );
     }
 
-    /// The tile follows the device's SM count: 2048² is one wave of 128×256 tiles on 132
-    /// SMs, but two (the second 14 % full) on 114, where 128×64 tiles fill 90 %.
+    /// The tile follows the device's SM count and the widths the kernel family has: 2048² is
+    /// one wave of 128×256 tiles on 132 SMs, but two (the second 14 % full) on 114, where
+    /// 128×192 tiles (TN) or 128×64 (without 192) do better; 1536² and 3072² leave 128×256
+    /// waves mostly empty on 132 SMs and go to 128×192.
     #[test]
-    fn the_tile_follows_the_sm_count() {
-        assert_eq!(tile_n(H200_SMS, 2048, 2048), 256);
-        assert_eq!(tile_n(114, 2048, 2048), 64);
-        assert_eq!(tile_n(114, 8192, 8192), 256);
+    fn the_tile_follows_the_sm_count_and_the_widths() {
+        let h200 = H200_SMS;
+        assert_eq!(tile_n(h200, 2048, 2048, &TN_WIDTHS), 256);
+        assert_eq!(tile_n(114, 2048, 2048, &TN_WIDTHS), 192);
+        assert_eq!(tile_n(114, 2048, 2048, &WIDTHS), 64);
+        assert_eq!(tile_n(h200, 1536, 1536, &TN_WIDTHS), 192);
+        assert_eq!(tile_n(h200, 3072, 3072, &TN_WIDTHS), 192);
+        for big in [4096, 6144, 8192, 16384] {
+            assert_eq!(tile_n(h200, big, big, &TN_WIDTHS), 256, "{big}");
+            assert_eq!(tile_n(114, big, big, &WIDTHS), 256, "{big}");
+        }
         let bf16 = GemmTypes::BF16;
         assert_eq!(
+            choose_gemm_for(h200, bf16, 1536, 1536, 1536),
+            Some(("gemm_sm90_tma_epi", "n192"))
+        );
+        assert_eq!(
             choose_gemm_for(114, bf16, 2048, 2048, 2048),
-            Some(("gemm_sm90_ws", "n64"))
+            Some(("gemm_sm90_tma_epi", "n192"))
         );
     }
 

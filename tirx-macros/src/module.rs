@@ -30,8 +30,9 @@ use tirx_ir::{ScalarType, Space};
 
 /// Names a tile function may not take: built-in ops, declarations and scalar functions, which
 /// are called with the same syntax.
-const BUILTIN_CALLS: [&str; 12] = [
+const BUILTIN_CALLS: [&str; 13] = [
     "copy",
+    "static_assert",
     "mma",
     "sync_threads",
     "cluster_sync",

@@ -134,8 +134,8 @@ pub mod ladder {
     /// `[BN / 64 chunks][BK rows][64 columns]`, one `[BK, 64]` TMA box per chunk. This CTA's
     /// half of the slab is its BN / 128 chunks, each multicast to both CTAs; the chunk loop
     /// has constant bounds, so its boxes count toward the stage's one expect-tx. BN must be a
-    /// multiple of 128 (with BN = 64 the chunk loop would never run, which the compiler
-    /// refuses).
+    /// multiple of 128, which a static assertion checks per config (with BN = 192 a third of B
+    /// would silently never load).
     #[tile_fn]
     fn produce_multicast_nn(
         pipe: Pipe,
@@ -148,6 +148,10 @@ pub mod ladder {
         n: u32,
         k_tiles: u32,
     ) -> u32 {
+        static_assert(
+            BN % 128 == 0,
+            "each CTA of the pair loads BN / 128 whole 64-column chunks of B: BN must be a multiple of 128",
+        );
         let mut it = it;
         for k in 0..k_tiles {
             let s = pipe.producer_acquire(it);
@@ -644,11 +648,14 @@ pub mod ladder {
         configs(
             default = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, TA = bf16, TD = bf16),
             n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = bf16, TD = bf16),
+            n192 = (BM = 128, BN = 192, BK = 64, STAGES = 5, GROUP = 8, TA = bf16, TD = bf16),
             // An f32 D from registers: each thread's pair is 8 contiguous bytes and four lanes
             // fill a 32-byte sector, so the register epilogue keeps 128×256 tiles where the
             // TMA-store kernel must drop to 128×128 (its staging would not fit).
             bf16_f32 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, TA = bf16, TD = f32),
             f16_f32 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, TA = f16, TD = f32),
+            bf16_f32_n192 = (BM = 128, BN = 192, BK = 64, STAGES = 5, GROUP = 8, TA = bf16, TD = f32),
+            f16_f32_n192 = (BM = 128, BN = 192, BK = 64, STAGES = 5, GROUP = 8, TA = f16, TD = f32),
         ),
     )]
     pub fn gemm_sm90_cluster(
@@ -745,12 +752,16 @@ pub mod ladder {
         configs(
             default = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
             n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
+            n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
             f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
             bf16_f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
             f16_bf16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
             f16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
             bf16_f16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
             f16_bf16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
+            f16_n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
+            bf16_f16_n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
+            f16_bf16_n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
             bf16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 32, TA = bf16, TD = f32),
             f16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 32, TA = f16, TD = f32),
         ),

@@ -7,6 +7,7 @@
 //! body: buffers and barriers are static allocations of the whole CTA.
 
 use super::{Fail, Local, Lowerer, Res};
+use crate::args::path_ident;
 use crate::error::span_range;
 use quote::ToTokens;
 use syn::parse::Parser;
@@ -103,6 +104,9 @@ impl Lowerer<'_> {
             SExpr::Call(c) if let Some(f) = self.tile_fn_of(&c.func) => {
                 return self.call_stmt(c, f, out);
             }
+            SExpr::Call(c) if path_ident(&c.func).is_some_and(|i| i == "static_assert") => {
+                return self.static_assert(c);
+            }
             SExpr::Call(c) => self.op_call(c)?,
             SExpr::MethodCall(m) => self.op_method(m)?,
             SExpr::While(_) | SExpr::Loop(_) => {
@@ -115,6 +119,30 @@ impl Lowerer<'_> {
         };
         out.push(stmt);
         Ok(())
+    }
+
+    /// `static_assert(cond, "why")`: a condition over config constants and literals that must
+    /// hold in every config the code is compiled in; it compiles to nothing. A false one is an
+    /// error at the call, with the message; a condition known only at run time is an error too.
+    fn static_assert(&mut self, c: &syn::ExprCall) -> Res<()> {
+        let usage = "static_assert(condition, \"why it must hold\")";
+        let args = self.call_args(&c.args, c, usage, 2..=2, &[])?;
+        let SExpr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(why),
+            ..
+        }) = strip_parens(args.pos[1])
+        else {
+            return Err(self.fail(args.pos[1], format!("expected a string literal: `{usage}`")));
+        };
+        match self.pred(args.pos[0])? {
+            Expr::Imm(1, _) => Ok(()),
+            Expr::Imm(..) => Err(self.fail(c, format!("static assertion failed: {}", why.value()))),
+            _ => Err(self.fail(
+                args.pos[0],
+                "a static assertion's condition must be known at build time (literals and \
+                 config constants)",
+            )),
+        }
     }
 
     /// `let x = …;`: a declaration, a pipeline stage, or a scalar.
