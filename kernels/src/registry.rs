@@ -412,7 +412,7 @@ pub fn choose_gemm_for(
     k: usize,
 ) -> Option<(&'static str, &'static str)> {
     types.config()?;
-    let bn = tile_n(sms, m, n, &TN_WIDTHS);
+    let bn = tile_n(sms, m, n, &WIDTHS);
     let f32_out = types.output == ElemType::F32;
     let d_rows_aligned = (n * types.output.bytes() as usize).is_multiple_of(16);
     let a_rows_aligned = (k * types.input.bytes() as usize).is_multiple_of(128);
@@ -450,11 +450,11 @@ fn config_of(kernel: &str, types: GemmTypes, suffix: Option<&str>) -> Option<&'s
         .map(|a| a.config)
 }
 
-/// The tile widths (of 128-row tiles) the TN choice weighs; the NN and scaled kernels have no
-/// 192-wide configs (the NN cluster splits B's slab into 128-column halves).
-pub const TN_WIDTHS: [usize; 4] = [256, 192, 128, 64];
-/// The widths the NN and scaled choices weigh.
-pub const WIDTHS: [usize; 3] = [256, 128, 64];
+/// The tile widths (of 128-row tiles) the choices weigh for a 16-bit D (and the TN choice for
+/// any D).
+pub const WIDTHS: [usize; 4] = [256, 192, 128, 64];
+/// The widths the NN and scaled choices weigh for an f32 D, which has no 128×192 configs there.
+pub const WIDTHS_WITHOUT_192: [usize; 3] = [256, 128, 64];
 
 /// The tile width the host-side choice takes for an M×N output on `sms` SMs, of `widths`
 /// (largest first): the one with the least estimated time, `waves × width / efficiency`, where
@@ -508,8 +508,14 @@ pub fn choose_gemm_nn_for(
     let pick = |kernel: &'static str, suffix: Option<&str>| {
         config_of(kernel, types, suffix).map(|c| (kernel, c))
     };
-    match tile_n(sms, m, n, &WIDTHS) {
+    let widths: &[usize] = if f32_out {
+        &WIDTHS_WITHOUT_192
+    } else {
+        &WIDTHS
+    };
+    match tile_n(sms, m, n, widths) {
         256 if f32_out => pick("gemm_sm90_cluster_nn", None),
+        192 => pick("gemm_sm90_pair_n_nn", Some("n192")),
         256 => pick("gemm_sm90_tma_epi_nn", None),
         128 if f32_out => pick("gemm_sm90_tma_epi_nn", None),
         128 => pick("gemm_sm90_ws_nn", Some("n128")),
@@ -654,8 +660,14 @@ pub fn choose_gemm_scaled_for(
     let pick = |kernel: &'static str, suffix: Option<&str>| {
         config_of(kernel, types, suffix).map(|c| (kernel, c))
     };
-    match tile_n(sms, m, n, &WIDTHS) {
+    let widths: &[usize] = if f32_out {
+        &WIDTHS_WITHOUT_192
+    } else {
+        &WIDTHS
+    };
+    match tile_n(sms, m, n, widths) {
         256 => pick(kernel, None),
+        192 => pick(small, Some("n192")),
         128 if f32_out => pick(kernel, None),
         128 => pick(kernel, Some("n128")),
         _ if !a_rows_aligned => pick(small, None),
@@ -1110,19 +1122,20 @@ mod tests {
 
     /// The tile follows the device's SM count and the widths the kernel family has: 2048² is
     /// one wave of 128×256 tiles on 132 SMs, but two (the second 14 % full) on 114, where
-    /// 128×192 tiles (TN) or 128×64 (without 192) do better; 1536² and 3072² leave 128×256
-    /// waves mostly empty on 132 SMs and go to 128×192.
+    /// 128×192 tiles or (without 192) 128×64 do better; 1536² and 3072² leave 128×256 waves
+    /// mostly empty on 132 SMs and go to 128×192, in every layout.
     #[test]
     fn the_tile_follows_the_sm_count_and_the_widths() {
         let h200 = H200_SMS;
-        assert_eq!(tile_n(h200, 2048, 2048, &TN_WIDTHS), 256);
-        assert_eq!(tile_n(114, 2048, 2048, &TN_WIDTHS), 192);
-        assert_eq!(tile_n(114, 2048, 2048, &WIDTHS), 64);
-        assert_eq!(tile_n(h200, 1536, 1536, &TN_WIDTHS), 192);
-        assert_eq!(tile_n(h200, 3072, 3072, &TN_WIDTHS), 192);
+        let no_192 = &WIDTHS_WITHOUT_192;
+        assert_eq!(tile_n(h200, 2048, 2048, &WIDTHS), 256);
+        assert_eq!(tile_n(114, 2048, 2048, &WIDTHS), 192);
+        assert_eq!(tile_n(114, 2048, 2048, no_192), 64);
+        assert_eq!(tile_n(h200, 1536, 1536, &WIDTHS), 192);
+        assert_eq!(tile_n(h200, 3072, 3072, &WIDTHS), 192);
         for big in [4096, 6144, 8192, 16384] {
-            assert_eq!(tile_n(h200, big, big, &TN_WIDTHS), 256, "{big}");
-            assert_eq!(tile_n(114, big, big, &WIDTHS), 256, "{big}");
+            assert_eq!(tile_n(h200, big, big, &WIDTHS), 256, "{big}");
+            assert_eq!(tile_n(114, big, big, no_192), 256, "{big}");
         }
         let bf16 = GemmTypes::BF16;
         assert_eq!(
@@ -1132,6 +1145,22 @@ mod tests {
         assert_eq!(
             choose_gemm_for(114, bf16, 2048, 2048, 2048),
             Some(("gemm_sm90_tma_epi", "n192"))
+        );
+        assert_eq!(
+            choose_gemm_nn_for(h200, bf16, 3072, 3072, 3072),
+            Some(("gemm_sm90_pair_n_nn", "n192"))
+        );
+        let f32_out = GemmTypes {
+            input: ElemType::Bf16,
+            output: ElemType::F32,
+        };
+        assert_eq!(
+            choose_gemm_nn_for(h200, f32_out, 3072, 3072, 3072),
+            Some(("gemm_sm90_tma_epi_nn", "bf16_f32"))
+        );
+        assert_eq!(
+            choose_gemm_scaled_for(h200, BLayout::Tn, bf16, 1536, 1536, 1536),
+            Some(("gemm_sm90_pair_n_abc", "n192"))
         );
     }
 

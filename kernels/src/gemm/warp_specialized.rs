@@ -265,8 +265,8 @@ pub mod ladder {
         it
     }
 
-    /// [`produce_multicast_a`] with B given K×N (NN): the B tile is one MN-major chunk of
-    /// 64 columns (`BN = 64`), one `[BK, 64]` box.
+    /// [`produce_multicast_a`] with B given K×N (NN): the B tile is `BN / 64` MN-major chunks
+    /// of 64 columns, one `[BK, 64]` box each, all this CTA's own (A is what the pair shares).
     #[tile_fn]
     fn produce_multicast_a_nn(
         pipe: Pipe,
@@ -288,7 +288,9 @@ pub mod ladder {
                 pipe.full(s),
                 multicast = 3,
             );
-            tma::load(b_s[s][0], b.tile(k, n), pipe.full(s));
+            for c in 0..BN / 64 {
+                tma::load(b_s[s][c], b.tile(k, (BN / 64) * n + c), pipe.full(s));
+            }
             it += 1;
         }
         it
@@ -939,6 +941,10 @@ pub mod ladder {
             f16_bf16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
             bf16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 32, TA = bf16, TD = f32),
             f16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 32, TA = f16, TD = f32),
+            n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
+            f16_n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
+            bf16_f16_n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
+            f16_bf16_n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
         ),
     )]
     pub fn gemm_sm90_pair_n_nn(
@@ -947,7 +953,7 @@ pub mod ladder {
         #[shape(M, N)] d: Tensor<TD>,
     ) {
         let a_s = smem::<TA>([STAGES, 2, 64, BK], swizzle = B128);
-        let b_s = smem::<TA>([STAGES, 1, BK, 64], swizzle = B128, major = mn);
+        let b_s = smem::<TA>([STAGES, BN / 64, BK, 64], swizzle = B128, major = mn);
         let d_s = smem::<TD>([2, BN / EPI_N, 64, EPI_N], swizzle = B128);
         let acc = regs::<f32>([64, BN]);
         let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
@@ -1153,6 +1159,10 @@ pub mod ladder {
             f16_bf16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
             bf16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 32, TA = bf16, TD = f32),
             f16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 32, TA = f16, TD = f32),
+            n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
+            f16_n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
+            bf16_f16_n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
+            f16_bf16_n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
         ),
     )]
     pub fn gemm_sm90_pair_n_abc(
@@ -1191,6 +1201,10 @@ pub mod ladder {
             f16_bf16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
             bf16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 32, TA = bf16, TD = f32),
             f16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 32, TA = f16, TD = f32),
+            n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
+            f16_n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
+            bf16_f16_n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
+            f16_bf16_n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
         ),
     )]
     pub fn gemm_sm90_pair_n_abc_nn(
@@ -1202,7 +1216,7 @@ pub mod ladder {
         beta: f32,
     ) {
         let a_s = smem::<TA>([STAGES, 2, 64, BK], swizzle = B128);
-        let b_s = smem::<TA>([STAGES, 1, BK, 64], swizzle = B128, major = mn);
+        let b_s = smem::<TA>([STAGES, BN / 64, BK, 64], swizzle = B128, major = mn);
         let d_s = smem::<TD>([2, BN / EPI_N, 64, EPI_N], swizzle = B128);
         let acc = regs::<f32>([64, BN]);
         let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
