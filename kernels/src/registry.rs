@@ -1138,30 +1138,44 @@ mod tests {
             assert_eq!(tile_n(114, big, big, no_192), 256, "{big}");
         }
         let bf16 = GemmTypes::BF16;
-        assert_eq!(
-            choose_gemm_for(h200, bf16, 1536, 1536, 1536),
-            Some(("gemm_sm90_tma_epi", "n192"))
-        );
-        assert_eq!(
-            choose_gemm_for(114, bf16, 2048, 2048, 2048),
-            Some(("gemm_sm90_tma_epi", "n192"))
-        );
-        assert_eq!(
-            choose_gemm_nn_for(h200, bf16, 3072, 3072, 3072),
-            Some(("gemm_sm90_pair_n_nn", "n192"))
-        );
         let f32_out = GemmTypes {
             input: ElemType::Bf16,
             output: ElemType::F32,
         };
-        assert_eq!(
-            choose_gemm_nn_for(h200, f32_out, 3072, 3072, 3072),
-            Some(("gemm_sm90_tma_epi_nn", "bf16_f32"))
-        );
-        assert_eq!(
-            choose_gemm_scaled_for(h200, BLayout::Tn, bf16, 1536, 1536, 1536),
-            Some(("gemm_sm90_pair_n_abc", "n192"))
-        );
+        let (tn, nn) = (BLayout::Tn, BLayout::Nn);
+        let cases = [
+            (tn, None, h200, bf16, 1536, ("gemm_sm90_tma_epi", "n192")),
+            (tn, None, 114, bf16, 2048, ("gemm_sm90_tma_epi", "n192")),
+            (nn, None, h200, bf16, 3072, ("gemm_sm90_pair_n_nn", "n192")),
+            (
+                nn,
+                None,
+                h200,
+                f32_out,
+                3072,
+                ("gemm_sm90_tma_epi_nn", "bf16_f32"),
+            ),
+            (
+                tn,
+                Some(()),
+                h200,
+                bf16,
+                1536,
+                ("gemm_sm90_pair_n_abc", "n192"),
+            ),
+        ];
+        for (layout, scaled, sms, types, s, want) in cases {
+            let got = match (layout, scaled) {
+                (layout, Some(())) => choose_gemm_scaled_for(sms, layout, types, s, s, s),
+                (BLayout::Tn, None) => choose_gemm_for(sms, types, s, s, s),
+                (BLayout::Nn, None) => choose_gemm_nn_for(sms, types, s, s, s),
+            };
+            assert_eq!(
+                got,
+                Some(want),
+                "{layout:?} {scaled:?} {sms} SMs {types} {s}³"
+            );
+        }
     }
 
     #[test]
