@@ -491,8 +491,10 @@ pub fn choose_gemm_nn(m: usize, n: usize, k: usize) -> (&'static str, &'static s
 /// The NN choice for any element types: [`tile_n`]'s tile, then for 128×256 the cluster
 /// kernel — with the TMA-store epilogue for a 16-bit D (`gemm_sm90_tma_epi_nn`), with the
 /// register epilogue for an f32 D (`gemm_sm90_cluster_nn`, whose f32 configs keep 128×256
-/// tiles; the TN rule) —, for 128×128 the persistent non-cluster kernel (`gemm_sm90_ws_nn`,
-/// `n128`) or for an f32 D the TMA-store kernel's 128×128 config, and for 128×64
+/// tiles; the TN rule) —, for 128×192 (a 16-bit D) `gemm_sm90_pair_n_nn`/`n192` (its CTAs
+/// load their own B chunks, so no 128-column split), for 128×128 the persistent non-cluster
+/// kernel (`gemm_sm90_ws_nn`, `n128`) or for an f32 D the TMA-store kernel's 128×128 config,
+/// and for 128×64
 /// `gemm_sm90_ws_nn`/`n64` or, when A's rows are not 128-byte aligned, `gemm_sm90_pair_n_nn`
 /// (the TN rule). `None` for a combination nothing ships.
 pub fn choose_gemm_nn_for(
@@ -543,7 +545,7 @@ pub fn gemm_auto<A: Element, D: Element>(
     };
     let sms = rt.sm_count() as usize;
     let Some((name, config)) = choose_gemm_for(sms, types, m, n, k) else {
-        return Err(no_kernel_for(types));
+        return Err(no_kernel_for("GEMM", types));
     };
     let Some(Shipped {
         kind: Kind::Gemm(launch),
@@ -555,11 +557,12 @@ pub fn gemm_auto<A: Element, D: Element>(
     launch.launch(rt, config, a, b, d)
 }
 
-/// No shipped GEMM takes `types`.
-fn no_kernel_for(types: GemmTypes) -> RuntimeError {
+/// No shipped `what` ("GEMM", "scaled GEMM") takes `types`; the error lists the combinations
+/// that ship ([`GemmTypes::ALL`]).
+pub fn no_kernel_for(what: &str, types: GemmTypes) -> RuntimeError {
     let supported: Vec<String> = GemmTypes::ALL.iter().map(|t| t.to_string()).collect();
     RuntimeError::NoKernelForTypes {
-        what: "GEMM".into(),
+        what: what.into(),
         types: types.to_string(),
         supported: supported.join(", "),
     }
@@ -582,7 +585,7 @@ pub fn gemm_auto_nn<A: Element, D: Element>(
     };
     let choice = choose_gemm_nn_for(rt.sm_count() as usize, types, m, n, k);
     let Some((name, config)) = choice else {
-        return Err(no_kernel_for(types));
+        return Err(no_kernel_for("GEMM", types));
     };
     let Some(Shipped {
         kind: Kind::GemmNn(launch),
@@ -637,7 +640,8 @@ pub fn gemm_scaled_nn<A: Element, D: Element>(
 /// The kernel and config the host takes for D = α·A·op(B) + β·C (α ≠ 1 or β ≠ 0) in
 /// `types`, B in `layout`: `gemm_sm90_tma_epi_abc` (TN) or `gemm_sm90_tma_epi_abc_nn` (NN),
 /// with [`tile_n`]'s tile: the types' base config for 128×256 (an f32 D's base config is
-/// 128×128, its largest), `n128` for 128×128 (a 16-bit D); for 128×64, when A's rows are not
+/// 128×128, its largest), the pair-N kernel's `n192` for 128×192 (a 16-bit D), `n128` for
+/// 128×128 (a 16-bit D); for 128×64, when A's rows are not
 /// 128-byte aligned, the pair-N kernels (`gemm_sm90_pair_n_abc`, `_nn`: 1×2 clusters sharing
 /// A), else TN's `n64` config (NN has none: its cluster splits B's slab into 128-column
 /// halves) or NN's 128×128 one. The plain product's rule, and measured the same way
@@ -704,15 +708,7 @@ fn scaled_in<A: Element, D: Element>(
         config,
     )) = choice.and_then(|(kernel, config)| Some((find(kernel)?, config)))
     else {
-        return Err(RuntimeError::NoKernelForTypes {
-            what: "scaled GEMM".into(),
-            types: types.to_string(),
-            supported: GemmTypes::ALL
-                .iter()
-                .map(GemmTypes::to_string)
-                .collect::<Vec<_>>()
-                .join(", "),
-        });
+        return Err(no_kernel_for("scaled GEMM", types));
     };
     launch.launch_scaled(rt, config, alpha, a, b, beta, c, d)
 }
@@ -1071,53 +1067,41 @@ mod tests {
             input: ElemType::F16,
             output: ElemType::F32,
         };
-        // An f32 D: 128×256 from registers, 128×128 through the TMA store, 128×64 tiles in
-        // pairs or alone.
-        assert_eq!(
-            choose_gemm_for(H200_SMS, f16_f32, 4096, 4096, 4096),
-            Some(("gemm_sm90_cluster", "f16_f32"))
-        );
-        assert_eq!(
-            choose_gemm_for(H200_SMS, f16_f32, 2000, 1000, 1000),
-            Some(("gemm_sm90_tma_epi", "f16_f32"))
-        );
-        assert_eq!(
-            choose_gemm_for(H200_SMS, f16_f32, 1000, 1000, 1000),
-            Some(("gemm_sm90_pair_n", "f16_f32"))
-        );
-        assert_eq!(
-            choose_gemm_for(H200_SMS, f16_f32, 1024, 1024, 1024),
-            Some(("gemm_sm90_ws", "f16_f32_n64"))
-        );
-        // f32 rows are 16-byte aligned at N a multiple of 4, 16-bit ones at 8.
-        assert_eq!(
-            choose_gemm_for(H200_SMS, f16_f32, 2000, 1004, 1000),
-            Some(("gemm_sm90_tma_epi", "f16_f32"))
-        );
         let f16 = GemmTypes {
             input: ElemType::F16,
             output: ElemType::F16,
         };
-        assert_eq!(
-            choose_gemm_for(H200_SMS, f16, 4096, 4092, 4096),
-            Some(("gemm_sm90_ws", "f16"))
-        );
-        assert_eq!(
-            choose_gemm_for(H200_SMS, f16, 4096, 4096, 4096),
-            Some(("gemm_sm90_tma_epi", "f16"))
-        );
-        assert_eq!(
-            choose_gemm_for(H200_SMS, f16, 2000, 1000, 1000),
-            Some(("gemm_sm90_tma_epi", "f16_n128"))
-        );
-        assert_eq!(
-            choose_gemm_for(H200_SMS, f16, 1000, 1000, 1000),
-            Some(("gemm_sm90_pair_n", "f16"))
-        );
-        assert_eq!(
-            choose_gemm_for(H200_SMS, f16, 1024, 1024, 1024),
-            Some(("gemm_sm90_ws", "f16_n64"))
-        );
+        for (types, shape, want) in [
+            // An f32 D: 128×256 from registers, 128×128 through the TMA store, 128×64 tiles in
+            // pairs or alone.
+            (
+                f16_f32,
+                (4096, 4096, 4096),
+                ("gemm_sm90_cluster", "f16_f32"),
+            ),
+            (
+                f16_f32,
+                (2000, 1000, 1000),
+                ("gemm_sm90_tma_epi", "f16_f32"),
+            ),
+            (f16_f32, (1000, 1000, 1000), ("gemm_sm90_pair_n", "f16_f32")),
+            (f16_f32, (1024, 1024, 1024), ("gemm_sm90_ws", "f16_f32_n64")),
+            // f32 rows are 16-byte aligned at N a multiple of 4, 16-bit ones at 8.
+            (
+                f16_f32,
+                (2000, 1004, 1000),
+                ("gemm_sm90_tma_epi", "f16_f32"),
+            ),
+            (f16, (4096, 4092, 4096), ("gemm_sm90_ws", "f16")),
+            (f16, (4096, 4096, 4096), ("gemm_sm90_tma_epi", "f16")),
+            (f16, (2000, 1000, 1000), ("gemm_sm90_tma_epi", "f16_n128")),
+            (f16, (1000, 1000, 1000), ("gemm_sm90_pair_n", "f16")),
+            (f16, (1024, 1024, 1024), ("gemm_sm90_ws", "f16_n64")),
+        ] {
+            let (m, n, k) = shape;
+            let got = choose_gemm_for(H200_SMS, types, m, n, k);
+            assert_eq!(got, Some(want), "{types} {shape:?}");
+        }
     }
 
     /// The tile follows the device's SM count and the widths the kernel family has: 2048² is

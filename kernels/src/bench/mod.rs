@@ -362,15 +362,9 @@ pub fn run_gemm_bench_for(
         (F16, Bf16) => run_gemm_bench::<f16, bf16>(rt, kernels, problem, shapes, json, png),
         (F16, F16) => run_gemm_bench::<f16, f16>(rt, kernels, problem, shapes, json, png),
         (F16, F32) => run_gemm_bench::<f16, f32>(rt, kernels, problem, shapes, json, png),
-        _ => Err(BenchError::Runtime(RuntimeError::NoKernelForTypes {
-            what: "GEMM".into(),
-            types: types.to_string(),
-            supported: GemmTypes::ALL
-                .iter()
-                .map(GemmTypes::to_string)
-                .collect::<Vec<_>>()
-                .join(", "),
-        })),
+        _ => Err(BenchError::Runtime(crate::registry::no_kernel_for(
+            "GEMM", types,
+        ))),
     }
 }
 
