@@ -7,9 +7,10 @@
 
 pub use half::{bf16, f16};
 pub use tirx_ir::abi;
+pub use tirx_ir::problem;
 pub use tirx_macros::{tile_fn, tile_kernel, tile_module};
 pub use tirx_runtime::{
-    Element, KernelArtifact, Runtime, RuntimeError, Target, Tensor, TensorArg, select,
+    Element, Kernel, KernelArtifact, Runtime, RuntimeError, Target, Tensor, TensorArg, select,
 };
 
 /// The runtime crate, whole.

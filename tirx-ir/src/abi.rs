@@ -309,3 +309,27 @@ pub struct Signature {
     /// Tensor-memory columns allocated (0 on Hopper).
     pub tmem_cols: u32,
 }
+
+pub use crate::encode::Major;
+
+/// The value of one config entry (`configs(name = (BM = 128, TA = f16, …))`), as the artifact
+/// carries it: an integer constant, an element type, or an operand majorness (`k`/`mn`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ConfigValue {
+    /// An integer constant (`BM = 128`).
+    Int(i64),
+    /// An element type (`TA = f16`).
+    Elem(ElemType),
+    /// An operand majorness (`MB = mn`).
+    Major(Major),
+}
+
+impl fmt::Display for ConfigValue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ConfigValue::Int(v) => write!(f, "{v}"),
+            ConfigValue::Elem(e) => write!(f, "{}", e.name()),
+            ConfigValue::Major(m) => write!(f, "{}", m.name()),
+        }
+    }
+}

@@ -13,6 +13,7 @@ pub mod lower;
 pub mod parse;
 pub mod passes;
 pub mod print;
+pub mod problem;
 pub mod valid;
 
 pub use arena::{Arena, Handle};

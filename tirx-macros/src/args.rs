@@ -12,16 +12,17 @@
 //! and parsing continues, so one build shows every attribute mistake. Grid entries stay syntax
 //! here: they fold differently per config (see [`grid_for`]).
 
+use crate::configs::ConfigDef;
 use crate::error::{ErrorSink, SpanRange, span_range};
-use crate::model::{ConfigDef, SymKind};
 use proc_macro2::TokenStream;
 use syn::parse::{Parse, ParseStream, Parser};
 use syn::punctuated::Punctuated;
 use syn::{Expr, Ident, Token};
 use tirx_ir::abi::{ElemType, SymExpr, Target};
+use tirx_ir::problem::{PROBLEM_KINDS, ProblemKind};
 
 /// The attribute's keys, for the "unknown argument" message.
-const KEYS: &str = "targets, target, threads, cluster, grid, configs";
+const KEYS: &str = "targets, target, threads, cluster, grid, configs, solves";
 
 /// The attribute, checked. Missing or bad values have been reported and replaced by defaults.
 #[derive(Clone, Debug)]
@@ -36,6 +37,8 @@ pub struct KernelArgs {
     pub grid: Vec<Expr>,
     /// Configs; one config `default` with no constants when none is written.
     pub configs: Vec<ConfigDef>,
+    /// `solves = kind`: the problem kind the kernel declares, and where.
+    pub solves: Option<(ProblemKind, SpanRange)>,
 }
 
 /// One `key = value` or `key(list)` entry, before interpretation.
@@ -76,6 +79,7 @@ pub fn parse_args(tokens: TokenStream, name: &Ident, sink: &mut ErrorSink) -> Ke
         cluster: [1, 1, 1],
         grid: Vec::new(),
         configs: Vec::new(),
+        solves: None,
     };
     let mut seen: Vec<String> = Vec::new();
     match Punctuated::<RawArg, Token![,]>::parse_terminated.parse2(tokens) {
@@ -141,7 +145,17 @@ fn apply(args: &mut KernelArgs, arg: &RawArg, sink: &mut ErrorSink) {
                 args.grid = dims.into_iter().take(3).collect();
             }
         }
-        "configs" => args.configs = parse_configs(arg, sink),
+        "configs" => match &arg.value {
+            RawValue::List(list) => {
+                let items: Vec<&Expr> = list.iter().collect();
+                args.configs = crate::configs::parse_configs(&items, span_range(&arg.key), sink);
+            }
+            _ => sink.push(
+                span_range(&arg.key),
+                "expected `configs(default = (BM = 64, BN = 64), …)`",
+            ),
+        },
+        "solves" => args.solves = parse_solves(arg, sink),
         _ => sink.push(
             span_range(&arg.key),
             format!("unknown argument `{key}`; expected {KEYS}"),
@@ -199,138 +213,28 @@ fn cluster_dims(arg: &RawArg, dims: &[Expr], sink: &mut ErrorSink) -> [u32; 3] {
     out
 }
 
-/// `configs(name = (C = v, …), …)`.
-fn parse_configs(arg: &RawArg, sink: &mut ErrorSink) -> Vec<ConfigDef> {
-    let RawValue::List(list) = &arg.value else {
-        sink.push(
-            span_range(&arg.key),
-            "expected `configs(default = (BM = 64, BN = 64), …)`",
-        );
-        return Vec::new();
+/// `solves = kind`: one of [`PROBLEM_KINDS`].
+fn parse_solves(arg: &RawArg, sink: &mut ErrorSink) -> Option<(ProblemKind, SpanRange)> {
+    let names: Vec<&str> = PROBLEM_KINDS.iter().map(|k| k.name()).collect();
+    let expected = format!(
+        "expected `solves = kind` with kind one of: {}",
+        names.join(", ")
+    );
+    let e = expect_eq(arg, "solves = gemm", sink)?;
+    let Some(id) = path_ident(e) else {
+        sink.push(span_range(e), expected);
+        return None;
     };
-    let mut out: Vec<ConfigDef> = Vec::new();
-    for item in list {
-        let Expr::Assign(assign) = item else {
-            sink.push(span_range(item), "expected `name = (CONST = value, …)`");
-            continue;
-        };
-        let Some(name) = path_ident(&assign.left) else {
+    match ProblemKind::from_name(&id.to_string()) {
+        Some(kind) => Some((kind, span_range(e))),
+        None => {
             sink.push(
-                span_range(&assign.left),
-                "a config name must be an identifier",
+                span_range(e),
+                format!("unknown problem kind `{id}`; {expected}"),
             );
-            continue;
-        };
-        let name = syn::ext::IdentExt::unraw(name).to_string();
-        if out.iter().any(|c| c.name == name) {
-            sink.push(
-                span_range(&assign.left),
-                format!("config `{name}` defined twice"),
-            );
-            continue;
-        }
-        let mut config = ConfigDef {
-            name,
-            consts: Vec::new(),
-            types: Vec::new(),
-        };
-        config_entries(&mut config, &assign.right, &out, sink);
-        out.push(config);
-    }
-    if out.is_empty() {
-        sink.push(span_range(&arg.key), "`configs` needs at least one config");
-    }
-    out
-}
-
-/// `(C = v, …)` into `config`: each value an integer constant expression over literals and
-/// the config's earlier constants, or an element type (`bf16`, `f16`, `f32`, or an earlier
-/// element-type entry). `earlier` are the configs before this one: a name must be the same
-/// kind in all of them.
-fn config_entries(config: &mut ConfigDef, e: &Expr, earlier: &[ConfigDef], sink: &mut ErrorSink) {
-    for item in tuple_elems(e) {
-        let Expr::Assign(assign) = item else {
-            sink.push(
-                span_range(item),
-                "expected `CONST = value` in a config, e.g. `BM = 128` or `TA = f16`",
-            );
-            continue;
-        };
-        let Some(name) = path_ident(&assign.left) else {
-            sink.push(
-                span_range(&assign.left),
-                "a config constant's name must be an identifier",
-            );
-            continue;
-        };
-        let name = syn::ext::IdentExt::unraw(name).to_string();
-        if config.kind_of(&name).is_some() {
-            sink.push(
-                span_range(&assign.left),
-                format!("constant `{name}` defined twice in this config"),
-            );
-            continue;
-        }
-        if let Some(elem) = config_type(&assign.right, config) {
-            if let Some(other) = earlier
-                .iter()
-                .find(|c| c.kind_of(&name) == Some(SymKind::Int))
-            {
-                sink.push(
-                    span_range(&assign.right),
-                    format!(
-                        "`{name}` is an integer in config `{}` but an element type here; a config symbol is the same kind in every config",
-                        other.name
-                    ),
-                );
-            }
-            config.types.push((name, elem));
-            continue;
-        }
-        let lookup = |s: &str| config.consts.iter().find(|(n, _)| n == s).map(|(_, v)| *v);
-        match eval_const(&assign.right, &lookup) {
-            Ok(v) => {
-                if let Some(other) = earlier
-                    .iter()
-                    .find(|c| c.kind_of(&name) == Some(SymKind::Type))
-                {
-                    sink.push(
-                        span_range(&assign.right),
-                        format!(
-                            "`{name}` is an element type in config `{}` but an integer here; a config symbol is the same kind in every config",
-                            other.name
-                        ),
-                    );
-                }
-                config.consts.push((name, v));
-            }
-            Err((range, why)) => {
-                let why = match path_ident(&assign.right) {
-                    // A lowercase name reads as a type name (`f8`), not a constant (`BQ`).
-                    Some(id) if id.to_string().starts_with(|c: char| c.is_ascii_lowercase()) => {
-                        format!(
-                            "{why}; an element-type entry takes bf16, f16, f32 or an earlier element-type entry"
-                        )
-                    }
-                    _ => why,
-                };
-                sink.push(
-                    range,
-                    format!("bad value for config constant `{name}`: {why}"),
-                );
-                // A placeholder keeps later uses from reporting "unknown name"; nothing is
-                // compiled while an error is pending.
-                config.consts.push((name, 1));
-            }
+            None
         }
     }
-}
-
-/// The element type a config entry's value names: `bf16`/`f16`/`f32`, or an earlier
-/// element-type entry of `config`.
-fn config_type(e: &Expr, config: &ConfigDef) -> Option<ElemType> {
-    let id = path_ident(e)?.to_string();
-    ElemType::from_name(&id).or_else(|| config.elem_type(&id))
 }
 
 /// A constant in `1..=max`, or an error at it.
@@ -393,12 +297,33 @@ pub fn path_ident(e: &Expr) -> Option<&Ident> {
     }
 }
 
+/// An identity for a token range (spans have no `PartialEq`; their debug form identifies
+/// them), to group the configs one `product` generated.
+pub type SpanKey = String;
+
+/// The [`SpanKey`] of `range`.
+pub fn span_key(range: &SpanRange) -> SpanKey {
+    format!("{:?}{:?}", range.0, range.1)
+}
+
 /// Why a constant expression could not be evaluated, and where.
 pub type ConstError = (SpanRange, String);
 
 /// Evaluates an integer constant expression: literals, names `lookup` knows, parentheses,
 /// unary `-`, `+ - * / % << >> & | ^`, `cdiv(a, b)`, `min(a, b)`, `max(a, b)`.
 pub fn eval_const(e: &Expr, lookup: &dyn Fn(&str) -> Option<i64>) -> Result<i64, ConstError> {
+    eval_const_with(e, lookup, &|_| None)
+}
+
+/// [`eval_const`] where `size_of(T)` is also a constant: the bytes of the element type `elems`
+/// gives for `T` (a config's element-type entry).
+pub fn eval_const_with(
+    e: &Expr,
+    lookup: &dyn Fn(&str) -> Option<i64>,
+    elems: &dyn Fn(&str) -> Option<ElemType>,
+) -> Result<i64, ConstError> {
+    let eval_const =
+        |e: &Expr, lookup: &dyn Fn(&str) -> Option<i64>| eval_const_with(e, lookup, elems);
     let fail = |what: String| Err((span_range(e), what));
     match e {
         Expr::Lit(syn::ExprLit {
@@ -441,6 +366,18 @@ pub fn eval_const(e: &Expr, lookup: &dyn Fn(&str) -> Option<i64>) -> Result<i64,
             let name = path_ident(&c.func)
                 .map(|i| i.to_string())
                 .unwrap_or_default();
+            if name == "size_of" {
+                let ty = match c.args.first().and_then(path_ident) {
+                    Some(t) if c.args.len() == 1 => t.to_string(),
+                    _ => return fail("expected `size_of(T)` with `T` an element type".into()),
+                };
+                return match ElemType::from_name(&ty).or_else(|| elems(&ty)) {
+                    Some(elem) => Ok(i64::from(elem.bytes())),
+                    None => fail(format!(
+                        "`{ty}` is not an element type here (bf16, f16, f32 or an earlier element-type entry)"
+                    )),
+                };
+            }
             let args: Vec<i64> = c
                 .args
                 .iter()
@@ -452,7 +389,7 @@ pub fn eval_const(e: &Expr, lookup: &dyn Fn(&str) -> Option<i64>) -> Result<i64,
                 }
                 ("min", [a, b]) => Ok(*a.min(b)),
                 ("max", [a, b]) => Ok(*a.max(b)),
-                _ => fail("expected `cdiv(a, b)`, `min(a, b)` or `max(a, b)`".into()),
+                _ => fail("expected `cdiv(a, b)`, `min(a, b)`, `max(a, b)` or `size_of(T)`".into()),
             }
         }
         _ => fail("expected an integer constant expression".into()),

@@ -14,6 +14,7 @@
 //! error collection). This file is the entry point only.
 
 mod args;
+mod configs;
 mod error;
 mod expand;
 mod model;

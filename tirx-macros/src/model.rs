@@ -17,53 +17,7 @@ use tirx_ir::abi::{ElemType, Target, TensorDecl};
 /// Names the launcher uses for its own parameters; a tensor may not take them.
 const RESERVED: [&str; 2] = ["rt", "config"];
 
-/// One config: a name, its integer constants and its element types.
-#[derive(Clone, Debug)]
-pub struct ConfigDef {
-    /// Name (`default`, `wide`, …).
-    pub name: String,
-    /// Integer constants in declaration order.
-    pub consts: Vec<(String, i64)>,
-    /// Element-type entries (`TA = f16`) in declaration order. They are resolved by the front
-    /// end (tensor parameters, `smem::<TA>`, …), so the IR only ever sees concrete types.
-    pub types: Vec<(String, ElemType)>,
-}
-
-/// What a config symbol is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SymKind {
-    /// An integer constant (`BM = 128`).
-    Int,
-    /// An element type (`TA = f16`).
-    Type,
-}
-
-impl ConfigDef {
-    /// The implicit config of a kernel without `configs(...)`.
-    pub fn default_config() -> ConfigDef {
-        ConfigDef {
-            name: "default".into(),
-            consts: Vec::new(),
-            types: Vec::new(),
-        }
-    }
-
-    /// The element type entry `name`, if this config has one.
-    pub fn elem_type(&self, name: &str) -> Option<ElemType> {
-        self.types.iter().find(|(n, _)| n == name).map(|(_, t)| *t)
-    }
-
-    /// Whether `name` is an integer constant or an element type of this config.
-    pub fn kind_of(&self, name: &str) -> Option<SymKind> {
-        if self.consts.iter().any(|(n, _)| n == name) {
-            Some(SymKind::Int)
-        } else if self.elem_type(name).is_some() {
-            Some(SymKind::Type)
-        } else {
-            None
-        }
-    }
-}
+pub use crate::configs::{ConfigDef, SymKind};
 
 /// A tensor parameter's element type as written: a type name, or a config symbol whose value
 /// is an element type (`Tensor<TA>`), which makes the generated launcher generic over it.
@@ -346,6 +300,7 @@ fn check_elem_sym(id: &Ident, args: &KernelArgs, sink: &mut ErrorSink) {
         let why = match c.kind_of(&name) {
             Some(SymKind::Type) => continue,
             Some(SymKind::Int) => "is an integer there, not an element type",
+            Some(SymKind::Major) => "is a majorness there, not an element type",
             None => "is not defined there",
         };
         sink.push(

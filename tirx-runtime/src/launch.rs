@@ -18,7 +18,8 @@ use std::ffi::c_void;
 
 use cudarc::driver::CudaFunction;
 use cudarc::driver::sys;
-use tirx_ir::abi::{Signature, Target};
+use tirx_ir::abi::{ConfigValue, ElemType, Signature, Target};
+use tirx_ir::problem::Problem;
 
 use crate::device::{PtxText, Runtime};
 use crate::error::RuntimeError;
@@ -45,6 +46,13 @@ pub struct KernelArtifact {
     pub ir: &'static str,
     /// The kernel signature (a function so the array can be a `static`).
     pub signature: fn() -> Signature,
+    /// The config's entries in declaration order (`BM = 128`, `TA = bf16`, `MB = mn`): what
+    /// the artifact is, as data; the host chooses by these, never by the config's name.
+    pub consts: &'static [(&'static str, ConfigValue)],
+    /// The problem it solves (`solves = …` in the kernel's attribute, derived per config from
+    /// the signature), or `None` for a kernel that declares none (it is never chosen by a
+    /// host-side dispatcher, only launched by name).
+    pub problem: Option<Problem>,
 }
 
 impl KernelArtifact {
@@ -71,7 +79,79 @@ impl KernelArtifact {
             ptx,
             ir,
             signature,
+            consts: &[],
+            problem: None,
         }
+    }
+
+    /// The same artifact described by its config entries and problem (the macro adds these;
+    /// they choose artifacts, they do not change what the PTX may touch, so this is safe).
+    pub const fn with_meta(
+        self,
+        consts: &'static [(&'static str, ConfigValue)],
+        problem: Option<Problem>,
+    ) -> KernelArtifact {
+        KernelArtifact {
+            consts,
+            problem,
+            ..self
+        }
+    }
+
+    /// The config entry `name`.
+    pub fn value(&self, name: &str) -> Option<ConfigValue> {
+        self.consts
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, v)| *v)
+    }
+
+    /// The integer config constant `name` (`BN`, `STAGES`, …).
+    pub fn int(&self, name: &str) -> Option<i64> {
+        match self.value(name)? {
+            ConfigValue::Int(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The element type of the tensor parameter `tensor` (from the signature).
+    pub fn elem_of(&self, tensor: &str) -> Option<ElemType> {
+        (self.signature)()
+            .tensors
+            .iter()
+            .find(|t| t.name == tensor)
+            .map(|t| t.elem)
+    }
+}
+
+/// A kernel as data, as the macro emits it (`<kernel>::KERNEL`; a `#[tile_module]` lists its
+/// kernels in `KERNELS`): its name, every compiled (config, target), and the configs a
+/// `product` generated that a `static_assert` pruned.
+#[derive(Debug)]
+pub struct Kernel {
+    /// The kernel's name (the function's).
+    pub name: &'static str,
+    /// Every compiled instance, configs in declaration order, each for every target.
+    pub artifacts: &'static [KernelArtifact],
+    /// Generated configs dropped by a failed `static_assert`: (config, the assertion's message).
+    pub pruned: &'static [(&'static str, &'static str)],
+}
+
+impl Kernel {
+    /// The problem the kernel solves (its first artifact's; `None` if it declares none).
+    pub fn problem(&self) -> Option<Problem> {
+        self.artifacts.first().and_then(|a| a.problem)
+    }
+
+    /// Its configs' names, each once, in declaration order.
+    pub fn configs(&self) -> Vec<&'static str> {
+        let mut out: Vec<&'static str> = Vec::new();
+        for a in self.artifacts {
+            if !out.contains(&a.config) {
+                out.push(a.config);
+            }
+        }
+        out
     }
 }
 

@@ -28,7 +28,7 @@ mod tma;
 
 pub use device::{DEFAULT_DYN_SMEM, Runtime, driver_present, target_for};
 pub use error::{RuntimeError, TmaReason};
-pub use launch::{KernelArtifact, ParamBuffer, select};
+pub use launch::{Kernel, KernelArtifact, ParamBuffer, select};
 pub use plan::{
     DeviceLimits, LaunchPlan, PlannedParam, TensorMeta, layout_params, plan_launch,
     plan_launch_with, row_major_strides,

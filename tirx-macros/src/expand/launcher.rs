@@ -5,15 +5,19 @@
 //! `ARTIFACTS` is empty, so `launch` returns the runtime's "no such config" error), so callers
 //! and IDEs keep working while the user fixes the kernel.
 
-use super::Artifact;
 use super::signature::signature_tokens;
+use super::{Artifact, Pruned};
+use crate::configs::ConfigDef;
 use crate::model::{ElemRef, KernelDef, ParamDef};
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
-use tirx_ir::abi::{ElemType, Target};
+use tirx_ir::Major;
+use tirx_ir::abi::{ConfigValue, ElemType, Target};
+use tirx_ir::problem::{BLayout, Epilogue, Problem};
 
-/// The generated module for `def` with `artifacts` (empty on errors).
-pub fn module(def: &KernelDef, artifacts: &[Artifact]) -> TokenStream {
+/// The generated module for `def` with `artifacts` (empty on errors) and the generated configs
+/// a `static_assert` pruned.
+pub fn module(def: &KernelDef, artifacts: &[Artifact], pruned: &[Pruned]) -> TokenStream {
     let KernelDef {
         name, vis, attrs, ..
     } = def;
@@ -23,10 +27,22 @@ pub fn module(def: &KernelDef, artifacts: &[Artifact]) -> TokenStream {
         let target = artifact_target(a.target);
         let (ptx, ir) = (&a.ptx, &a.ir);
         let sig_fn = sig_fn_name(a);
+        let consts = def
+            .args
+            .configs
+            .iter()
+            .find(|c| c.name == a.config)
+            .map_or_else(|| quote!(), config_values);
+        let problem = problem_tokens(a.problem);
         // SAFETY: this PTX and this signature come from the same compilation, by this macro.
         quote! {
             unsafe { ::tirx::KernelArtifact::new(#kernel, #config, #target, #ptx, #ir, #sig_fn) }
+                .with_meta(&[#consts], #problem)
         }
+    });
+    let pruned = pruned.iter().map(|p| {
+        let (config, why) = (&p.config, &p.why);
+        quote!((#config, #why))
     });
     let sig_fns = artifacts.iter().map(|a| {
         let sig_fn = sig_fn_name(a);
@@ -48,10 +64,68 @@ pub fn module(def: &KernelDef, artifacts: &[Artifact]) -> TokenStream {
         #vis mod #name {
             /// Every compiled instance.
             pub static ARTIFACTS: &[::tirx::KernelArtifact] = &[#(#entries),*];
+            /// The kernel as data: its name, every compiled instance, and the configs a
+            /// `product` generated that a `static_assert` pruned (name, why).
+            pub static KERNEL: ::tirx::Kernel = ::tirx::Kernel {
+                name: #kernel,
+                artifacts: ARTIFACTS,
+                pruned: &[#(#pruned),*],
+            };
             #(#sig_fns)*
             #launch
         }
     }
+}
+
+/// A config's entries as `("BM", ConfigValue::Int(128)), …`.
+fn config_values(config: &ConfigDef) -> TokenStream {
+    let entries = config.entries.iter().map(|(name, value)| {
+        let value = match value {
+            ConfigValue::Int(v) => quote!(::tirx::abi::ConfigValue::Int(#v)),
+            ConfigValue::Elem(e) => {
+                let e = elem_tokens(*e);
+                quote!(::tirx::abi::ConfigValue::Elem(#e))
+            }
+            ConfigValue::Major(Major::K) => {
+                quote!(::tirx::abi::ConfigValue::Major(::tirx::abi::Major::K))
+            }
+            ConfigValue::Major(Major::MN) => {
+                quote!(::tirx::abi::ConfigValue::Major(::tirx::abi::Major::MN))
+            }
+        };
+        quote!((#name, #value))
+    });
+    quote!(#(#entries),*)
+}
+
+/// `::tirx::abi::ElemType::…`.
+fn elem_tokens(e: ElemType) -> TokenStream {
+    match e {
+        ElemType::Bf16 => quote!(::tirx::abi::ElemType::Bf16),
+        ElemType::F16 => quote!(::tirx::abi::ElemType::F16),
+        ElemType::F32 => quote!(::tirx::abi::ElemType::F32),
+    }
+}
+
+/// `Some(::tirx::problem::Problem::…)` or `None`.
+fn problem_tokens(problem: Option<Problem>) -> TokenStream {
+    let path = quote!(::tirx::problem);
+    let value = match problem {
+        None => return quote!(::core::option::Option::None),
+        Some(Problem::Copy) => quote!(#path::Problem::Copy),
+        Some(Problem::Gemm(g)) => {
+            let b = match g.b {
+                BLayout::Tn => quote!(#path::BLayout::Tn),
+                BLayout::Nn => quote!(#path::BLayout::Nn),
+            };
+            let epilogue = match g.epilogue {
+                Epilogue::Plain => quote!(#path::Epilogue::Plain),
+                Epilogue::Scaled => quote!(#path::Epilogue::Scaled),
+            };
+            quote!(#path::Problem::Gemm(#path::GemmProblem { b: #b, epilogue: #epilogue }))
+        }
+    };
+    quote!(::core::option::Option::Some(#value))
 }
 
 /// `__sig_<config>_<target>`.

@@ -1,6 +1,7 @@
 //! `#[tile_module] mod name { … }` → the same module with every kernel expanded (as
 //! `super::kernel`, with the module's tile functions), the tile functions removed (they are
-//! inlined into the kernels and are not Rust) and every other item unchanged.
+//! inlined into the kernels and are not Rust), every other item unchanged, and a
+//! `pub static KERNELS: &[&tirx::Kernel]` listing the module's kernels in source order.
 //!
 //! One `#[allow(unused_imports)] use <attribute path> as _;` per consumed attribute path keeps
 //! `#[tile_kernel]` / `#[tile_fn]` resolving like ordinary attributes (a typo or a missing
@@ -40,14 +41,20 @@ pub fn tile_module(attr: TokenStream, item: TokenStream) -> TokenStream {
     };
     let def = ModuleDef::new(items, &mut sink);
     let mut out: Vec<Item> = Vec::new();
+    let mut kernels = Vec::new();
     for item in def.items {
         out.push(match item {
             ModuleItem::Kernel { attr, item } => {
+                kernels.push(item.sig.ident.clone());
                 Item::Verbatim(super::kernel(attr, item, &def.fns))
             }
             ModuleItem::Other(item) => item,
         });
     }
+    out.push(Item::Verbatim(quote! {
+        /// Every kernel of this module, in source order: what a catalogue is built from.
+        pub static KERNELS: &[&::tirx::Kernel] = &[#(&#kernels::KERNEL),*];
+    }));
     for path in &def.markers {
         out.push(Item::Verbatim(quote_spanned! {path.span()=>
             #[allow(unused_imports)]

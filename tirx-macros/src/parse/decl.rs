@@ -193,14 +193,20 @@ impl Lowerer<'_> {
         })
     }
 
-    /// `major = k | mn` of a shared buffer: which operand dimension is contiguous when an MMA
+    /// `major = k | mn` (or a config's majorness entry, `major = MB`) of a shared buffer: which operand dimension is contiguous when an MMA
     /// reads it. An MN-major tile is `[.., chunks, K, span]` — its innermost dimension one
     /// swizzle span of M/N elements — and holds f16/bf16 (the only types `wgmma` transposes,
     /// PTX ISA §9.7.15.5.2); anything else is refused here, at the argument.
     fn major(&mut self, m: &SExpr, elem: ElemType, layout: &Layout) -> Res<Major> {
-        let Some(major) = crate::args::path_ident(m).and_then(|i| Major::from_name(&i.to_string()))
-        else {
-            return Err(self.fail(m, "unknown majorness; expected `k` or `mn`"));
+        let name = crate::args::path_ident(m).map(|i| i.to_string());
+        let major = name
+            .as_deref()
+            .and_then(|n| Major::from_name(n).or_else(|| self.config.major(n)));
+        let Some(major) = major else {
+            return Err(self.fail(
+                m,
+                "unknown majorness; expected `k`, `mn` or a config's majorness entry (`MB = mn`)",
+            ));
         };
         if major == Major::K {
             return Ok(major);

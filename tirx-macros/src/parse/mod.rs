@@ -57,7 +57,7 @@ pub fn lower(
     let kernel = Kernel {
         name: def.name.to_string(),
         config: config.name.clone(),
-        consts: config.consts.clone(),
+        consts: config.consts(),
         phase: Phase::Tile,
         sig,
         vars: Arena::new(),
@@ -175,7 +175,17 @@ impl Lowerer<'_> {
             range,
             message: message.into(),
             calls,
+            assertion: false,
         });
+        Fail
+    }
+
+    /// Records a failed `static_assert` at `node` (see [`Diag::assertion`]).
+    pub(crate) fn fail_assertion(&mut self, node: &impl ToTokens, message: String) -> Fail {
+        self.fail(node, message);
+        if let Some(last) = self.errors.last_mut() {
+            last.assertion = true;
+        }
         Fail
     }
 

@@ -136,7 +136,9 @@ impl Lowerer<'_> {
         };
         match self.pred(args.pos[0])? {
             Expr::Imm(1, _) => Ok(()),
-            Expr::Imm(..) => Err(self.fail(c, format!("static assertion failed: {}", why.value()))),
+            Expr::Imm(..) => {
+                Err(self.fail_assertion(c, format!("static assertion failed: {}", why.value())))
+            }
             _ => Err(self.fail(
                 args.pos[0],
                 "a static assertion's condition must be known at build time (literals and \

@@ -309,7 +309,7 @@ fn pass_diagnostics_are_reported() {
         STD_ATTR,
         "fn k(#[shape(M, N)] src: Tensor<bf16>) { let acc = tmem::<f32>([128, 64]); let a = smem::<bf16>([128, 64], swizzle = B128); #[scope(warp = 0, elect)] { tcgen05::mma(acc, a, a); } }",
     );
-    let arts = expand::compile(&def, &TileFns::default(), &mut sink);
+    let (arts, _) = expand::compile(&def, &TileFns::default(), &mut sink);
     assert!(arts.is_empty());
     let e: Vec<String> = sink
         .finish()
@@ -318,4 +318,22 @@ fn pass_diagnostics_are_reported() {
         .map(|e| e.to_string())
         .collect();
     assert!(!e.is_empty());
+}
+
+/// A pass's scope error on a kernel with one implicit config still fails the build.
+#[test]
+fn a_scope_error_from_the_passes_fails_a_one_config_kernel() {
+    let (def, mut sink) = def(
+        "target = sm_100a, threads = 128, grid = (1, 1)",
+        "fn k(#[shape(M, K)] a: Tensor<bf16>) { let a_s = smem::<bf16>([128, 64], swizzle = B128); let b_s = smem::<bf16>([128, 64], swizzle = B128); let acc = tmem::<f32>([128, 128]); tcgen05::mma(acc, a_s, b_s, accumulate = false); }",
+    );
+    let (arts, _) = expand::compile(&def, &TileFns::default(), &mut sink);
+    let e: Vec<String> = sink
+        .finish()
+        .into_iter()
+        .flatten()
+        .map(|e| e.to_string())
+        .collect();
+    assert!(arts.is_empty(), "{e:?}");
+    assert!(e[0].contains("must run on one thread"), "{e:?}");
 }

@@ -171,7 +171,7 @@ fn gemm_lowering() {
 #[test]
 fn second_config_is_lowered_with_its_constants() {
     let (def, mut sink) = def(GEMM_ATTR, GEMM);
-    let all = expand::lower_all(&def, &TileFns::default(), &mut sink);
+    let all = expand::lower_configs(&def, &TileFns::default(), &mut sink).ok;
     assert!(sink.is_empty());
     assert_eq!(all.len(), 2);
     let small = &all[1].1.kernel;
@@ -188,7 +188,7 @@ fn the_grid_takes_the_sm_count() {
         "grid = (SMS / 2 * 2, BN / 32)",
     );
     let (def, mut sink) = def(&attr, GEMM);
-    let all = expand::lower_all(&def, &TileFns::default(), &mut sink);
+    let all = expand::lower_configs(&def, &TileFns::default(), &mut sink).ok;
     assert!(sink.is_empty());
     let grid = &all[0].1.kernel.sig.grid;
     assert_eq!(grid[0].to_string(), "mul(div(sms(), 2), 2)");

@@ -25,7 +25,7 @@ pub(crate) fn def(attr: &str, item: &str) -> (KernelDef, ErrorSink) {
 /// Every front-end error message for a kernel (attribute, parameters, body of every config).
 pub(crate) fn errors(attr: &str, item: &str) -> Vec<String> {
     let (def, mut sink) = def(attr, item);
-    let _ = expand::lower_all(&def, &TileFns::default(), &mut sink);
+    let _ = expand::lower_configs(&def, &TileFns::default(), &mut sink).ok;
     sink.finish()
         .into_iter()
         .flatten()
@@ -36,7 +36,7 @@ pub(crate) fn errors(attr: &str, item: &str) -> Vec<String> {
 /// The lowered first config of a kernel that must have no front-end error.
 pub(crate) fn lowered(attr: &str, item: &str) -> Lowered {
     let (def, mut sink) = def(attr, item);
-    let mut all = expand::lower_all(&def, &TileFns::default(), &mut sink);
+    let mut all = expand::lower_configs(&def, &TileFns::default(), &mut sink).ok;
     let messages: Vec<String> = sink
         .finish()
         .into_iter()

@@ -134,7 +134,7 @@ fn messages(sink: ErrorSink) -> Vec<String> {
 fn module_errors(src: &str) -> Vec<String> {
     let (def, mut sink) = module(src);
     for k in kernels(&def, &mut sink) {
-        let _ = expand::lower_all(&k, &def.fns, &mut sink);
+        let _ = expand::lower_configs(&k, &def.fns, &mut sink).ok;
     }
     messages(sink)
 }
@@ -146,7 +146,7 @@ fn module_ir(src: &str, name: &str) -> String {
         .into_iter()
         .find(|k| k.name == name)
         .expect("the kernel");
-    let low = expand::lower_all(&k, &def.fns, &mut sink);
+    let low = expand::lower_configs(&k, &def.fns, &mut sink).ok;
     let errors = messages(sink);
     assert!(errors.is_empty(), "unexpected errors: {errors:#?}");
     low[0].1.kernel.to_string()
@@ -188,7 +188,7 @@ fn two_kernels_share_helpers_and_compile() {
     for k in &ks {
         // `d` is written inside `mma_k`: the launcher takes it `&mut`.
         assert_eq!(k.written.iter().collect::<Vec<_>>(), ["d"], "{}", k.name);
-        let artifacts = expand::compile(k, &def.fns, &mut sink);
+        let (artifacts, _) = expand::compile(k, &def.fns, &mut sink);
         assert_eq!(artifacts.len(), 1, "{}", k.name);
     }
     let errors = messages(sink);
@@ -464,7 +464,7 @@ fn broken_tile_fns_fail_quietly() {
     let (def, mut sink) = module(&src);
     let before = sink.pushes();
     let k = kernels(&def, &mut sink).remove(0);
-    assert!(expand::compile(&k, &def.fns, &mut sink).is_empty());
+    assert!(expand::compile(&k, &def.fns, &mut sink).0.is_empty());
     assert_eq!(sink.pushes(), before);
 }
 
@@ -520,7 +520,7 @@ mod m {
 "#;
     let (def, mut sink) = module(src);
     let k = kernels(&def, &mut sink).remove(0);
-    assert!(expand::compile(&k, &def.fns, &mut sink).is_empty());
+    assert!(expand::compile(&k, &def.fns, &mut sink).0.is_empty());
     let e = messages(sink);
     assert_eq!(e.len(), 2, "{e:#?}");
     assert!(
@@ -563,7 +563,10 @@ fn expansion_keeps_items_and_drops_tile_fns() {
 fn inlined_spans_remember_their_call() {
     let (def, mut sink) = module(LADDER);
     let k = kernels(&def, &mut sink).remove(1);
-    let low = expand::lower_all(&k, &def.fns, &mut sink).remove(0).1;
+    let low = expand::lower_configs(&k, &def.fns, &mut sink)
+        .ok
+        .remove(0)
+        .1;
     let mut inlined = 0;
     for s in 0..low.spans.len() {
         let calls = low.spans.calls(tirx_ir::Span(s as u32));

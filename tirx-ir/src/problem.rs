@@ -1,0 +1,264 @@
+//! What a kernel computes: the problem an artifact solves, as typed data the host reads.
+//!
+//! A kernel declares its problem kind in its attribute (`solves = gemm`); the front end derives
+//! the rest from the kernel's signature in each config (which layout B has, whether the
+//! epilogue is scaled) with [`ProblemKind::derive`], which also checks that the signature has
+//! the roles the problem needs (tensor names, shapes, scalars) and says what is missing. The
+//! artifact carries the resulting [`Problem`]; the host-side dispatcher (`tirx-kernels`)
+//! accepts or rejects artifacts by it, never by a kernel's or a config's name.
+//!
+//! Adding a problem kind: a variant here (its declaration and its roles), and its host-side
+//! definition in `kernels/src/dispatch/` (see `docs/adding-a-kernel.md`).
+//!
+//! Invariant: a `Problem` is derived from a signature that has every role it names, with the
+//! shapes it names, so the host may launch the artifact by role (`a`, `b`, `d`, …).
+
+use crate::abi::{Signature, TensorDecl};
+use crate::encode::Major;
+use std::fmt;
+
+/// A problem kind as a kernel declares it (`solves = <name>`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ProblemKind {
+    /// `solves = copy`: a tile copy, `dst ← src`.
+    Copy,
+    /// `solves = gemm`: D = A·op(B), or D = α·A·op(B) + β·C.
+    Gemm,
+}
+
+/// Every problem kind, for "expected one of" messages and the reference.
+pub const PROBLEM_KINDS: [ProblemKind; 2] = [ProblemKind::Copy, ProblemKind::Gemm];
+
+/// How a GEMM's B operand is given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BLayout {
+    /// B given N×K, K contiguous (both operands K-major; "TN" in BLAS's column-major terms):
+    /// D = A·Bᵀ.
+    Tn,
+    /// B given K×N, N contiguous (B MN-major; "NN"): D = A·B.
+    Nn,
+}
+
+impl BLayout {
+    /// `tn` / `nn`.
+    pub fn name(self) -> &'static str {
+        match self {
+            BLayout::Tn => "tn",
+            BLayout::Nn => "nn",
+        }
+    }
+    /// Parses [`BLayout::name`].
+    pub fn from_name(s: &str) -> Option<BLayout> {
+        match s {
+            "tn" => Some(BLayout::Tn),
+            "nn" => Some(BLayout::Nn),
+            _ => None,
+        }
+    }
+    /// B's majorness as an MMA operand: K-major for TN, MN-major for NN.
+    pub fn major(self) -> Major {
+        match self {
+            BLayout::Tn => Major::K,
+            BLayout::Nn => Major::MN,
+        }
+    }
+}
+
+/// The epilogue of a GEMM.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Epilogue {
+    /// D = A·op(B).
+    Plain,
+    /// D = α·A·op(B) + β·C, with `alpha`, `beta` scalar arguments and C in D's type.
+    Scaled,
+}
+
+impl Epilogue {
+    /// `plain` / `scaled`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Epilogue::Plain => "plain",
+            Epilogue::Scaled => "scaled",
+        }
+    }
+}
+
+/// A GEMM's variant: B's layout and the epilogue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct GemmProblem {
+    /// How B is given.
+    pub b: BLayout,
+    /// The epilogue.
+    pub epilogue: Epilogue,
+}
+
+/// The problem one artifact solves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Problem {
+    /// `dst ← src`, both M×N of one element type.
+    Copy,
+    /// A GEMM (tensors `a`, `b`, `d`, and `c` with scalars `alpha`, `beta` when scaled).
+    Gemm(GemmProblem),
+}
+
+impl ProblemKind {
+    /// The spelling in `solves = …`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ProblemKind::Copy => "copy",
+            ProblemKind::Gemm => "gemm",
+        }
+    }
+
+    /// Parses [`ProblemKind::name`].
+    pub fn from_name(s: &str) -> Option<ProblemKind> {
+        PROBLEM_KINDS.into_iter().find(|k| k.name() == s)
+    }
+
+    /// What the kind needs of a kernel's signature, for error messages.
+    pub fn roles(self) -> &'static str {
+        match self {
+            ProblemKind::Copy => "tensors `src` [M, N] and `dst` [M, N] of one element type",
+            ProblemKind::Gemm => {
+                "tensors `a` [M, K], `b` [N, K] (B given N×K) or [K, N] (B given K×N) and \
+                 `d` [M, N], A and B of one element type; for D = α·A·op(B) + β·C also `c` \
+                 [M, N] in D's type and the scalars `alpha` and `beta`"
+            }
+        }
+    }
+
+    /// The problem `sig` solves as this kind, or why `sig` does not fit it.
+    pub fn derive(self, sig: &Signature) -> Result<Problem, String> {
+        match self {
+            ProblemKind::Copy => derive_copy(sig),
+            ProblemKind::Gemm => derive_gemm(sig).map(Problem::Gemm),
+        }
+    }
+}
+
+/// The tensor named `name`, or why not.
+fn role<'s>(sig: &'s Signature, kind: ProblemKind, name: &str) -> Result<&'s TensorDecl, String> {
+    sig.tensors.iter().find(|t| t.name == name).ok_or_else(|| {
+        format!(
+            "`solves = {}` needs a tensor `{name}`; the kind takes {}",
+            kind.name(),
+            kind.roles()
+        )
+    })
+}
+
+/// The two shape symbols of a rank-2 tensor, or why not.
+fn dims2(t: &TensorDecl) -> Result<(&str, &str), String> {
+    match t.shape.as_slice() {
+        [r, c] => Ok((r, c)),
+        other => Err(format!(
+            "tensor `{}` has rank {}; the problem needs rank 2",
+            t.name,
+            other.len()
+        )),
+    }
+}
+
+fn derive_copy(sig: &Signature) -> Result<Problem, String> {
+    let kind = ProblemKind::Copy;
+    let (src, dst) = (role(sig, kind, "src")?, role(sig, kind, "dst")?);
+    if src.shape != dst.shape || src.elem != dst.elem {
+        return Err(format!(
+            "`solves = copy` needs `src` and `dst` of one shape and element type; found {} {:?} and {} {:?}",
+            src.elem.name(),
+            src.shape,
+            dst.elem.name(),
+            dst.shape
+        ));
+    }
+    Ok(Problem::Copy)
+}
+
+fn derive_gemm(sig: &Signature) -> Result<GemmProblem, String> {
+    let kind = ProblemKind::Gemm;
+    let (a, b, d) = (
+        role(sig, kind, "a")?,
+        role(sig, kind, "b")?,
+        role(sig, kind, "d")?,
+    );
+    let ((m, k), (dm, n)) = (dims2(a)?, dims2(d)?);
+    if dm != m {
+        return Err(format!(
+            "`d` is [{dm}, {n}] but `a` is [{m}, {k}]: D's rows are A's rows"
+        ));
+    }
+    let layout = match dims2(b)? {
+        (bn, bk) if bn == n && bk == k => BLayout::Tn,
+        (bk, bn) if bn == n && bk == k => BLayout::Nn,
+        (r, c) => {
+            return Err(format!(
+                "`b` is [{r}, {c}]; with `a` [{m}, {k}] and `d` [{m}, {n}] it must be [{n}, {k}] \
+                 (B given N×K) or [{k}, {n}] (B given K×N)"
+            ));
+        }
+    };
+    if a.elem != b.elem {
+        return Err(format!(
+            "`a` holds {} but `b` holds {}: A and B have one element type",
+            a.elem.name(),
+            b.elem.name()
+        ));
+    }
+    let scalars = |names: &[&str]| names.iter().all(|s| sig.scalars.iter().any(|x| x == s));
+    let epilogue = match sig.tensors.iter().find(|t| t.name == "c") {
+        None if sig.scalars.is_empty() => Epilogue::Plain,
+        Some(c) if scalars(&["alpha", "beta"]) && sig.scalars.len() == 2 => {
+            if c.shape != d.shape || c.elem != d.elem {
+                return Err(format!(
+                    "`c` must have D's shape and element type ({} {:?}), found {} {:?}",
+                    d.elem.name(),
+                    d.shape,
+                    c.elem.name(),
+                    c.shape
+                ));
+            }
+            Epilogue::Scaled
+        }
+        _ => {
+            return Err(format!(
+                "`solves = gemm` takes either no `c` and no scalars (D = A·op(B)) or a tensor \
+                 `c` and exactly the scalars `alpha` and `beta` (D = α·A·op(B) + β·C); found \
+                 c: {}, scalars: [{}]",
+                if sig.tensors.iter().any(|t| t.name == "c") {
+                    "yes"
+                } else {
+                    "no"
+                },
+                sig.scalars.join(", ")
+            ));
+        }
+    };
+    if sig.tensors.len() != 3 + usize::from(epilogue == Epilogue::Scaled) {
+        return Err(format!(
+            "`solves = gemm` takes {}; this kernel has more tensors",
+            kind.roles()
+        ));
+    }
+    Ok(GemmProblem {
+        b: layout,
+        epilogue,
+    })
+}
+
+impl fmt::Display for Problem {
+    /// `copy`, `gemm(b = tn, epilogue = plain)`: the text form of the signature and listings.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Problem::Copy => write!(f, "copy"),
+            Problem::Gemm(g) => write!(
+                f,
+                "gemm(b = {}, epilogue = {})",
+                g.b.name(),
+                g.epilogue.name()
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,123 @@
+//! Deriving a problem from a signature: each kind's roles, and the messages for what is missing.
+
+use super::*;
+use crate::abi::{ElemType, SymExpr, Target};
+
+fn tensor(name: &str, elem: ElemType, shape: &[&str]) -> TensorDecl {
+    TensorDecl {
+        name: name.into(),
+        elem,
+        shape: shape.iter().map(|s| s.to_string()).collect(),
+    }
+}
+
+fn sig(tensors: Vec<TensorDecl>, scalars: &[&str]) -> Signature {
+    Signature {
+        entry: "k".into(),
+        target: Target::Sm90a,
+        tensors,
+        scalars: scalars.iter().map(|s| s.to_string()).collect(),
+        params: Vec::new(),
+        threads: 128,
+        cluster: [1, 1, 1],
+        grid: [SymExpr::Const(1), SymExpr::Const(1), SymExpr::Const(1)],
+        smem_bytes: 0,
+        tmem_cols: 0,
+    }
+}
+
+use ElemType::{Bf16, F32};
+
+#[test]
+fn a_gemm_is_tn_or_nn_by_bs_shape_and_scaled_by_c_alpha_beta() {
+    let tn = sig(
+        vec![
+            tensor("a", Bf16, &["M", "K"]),
+            tensor("b", Bf16, &["N", "K"]),
+            tensor("d", F32, &["M", "N"]),
+        ],
+        &[],
+    );
+    let want = |b, epilogue| Ok(Problem::Gemm(GemmProblem { b, epilogue }));
+    assert_eq!(
+        ProblemKind::Gemm.derive(&tn),
+        want(BLayout::Tn, Epilogue::Plain)
+    );
+    let mut nn = tn.clone();
+    nn.tensors[1].shape = vec!["K".into(), "N".into()];
+    assert_eq!(
+        ProblemKind::Gemm.derive(&nn),
+        want(BLayout::Nn, Epilogue::Plain)
+    );
+    let mut scaled = nn.clone();
+    scaled.tensors.insert(2, tensor("c", F32, &["M", "N"]));
+    scaled.scalars = vec!["alpha".into(), "beta".into()];
+    assert_eq!(
+        ProblemKind::Gemm.derive(&scaled),
+        want(BLayout::Nn, Epilogue::Scaled)
+    );
+    assert_eq!(
+        Problem::Gemm(GemmProblem {
+            b: BLayout::Nn,
+            epilogue: Epilogue::Scaled
+        })
+        .to_string(),
+        "gemm(b = nn, epilogue = scaled)"
+    );
+}
+
+#[test]
+fn a_gemm_signature_that_does_not_fit_says_why() {
+    let base = || {
+        sig(
+            vec![
+                tensor("a", Bf16, &["M", "K"]),
+                tensor("b", Bf16, &["N", "K"]),
+                tensor("d", Bf16, &["M", "N"]),
+            ],
+            &[],
+        )
+    };
+    let err = |s: Signature| ProblemKind::Gemm.derive(&s).unwrap_err();
+    let mut no_d = base();
+    no_d.tensors.pop();
+    assert!(err(no_d).contains("needs a tensor `d`"));
+    let mut wrong_b = base();
+    wrong_b.tensors[1].shape = vec!["N".into(), "M".into()];
+    assert!(err(wrong_b).contains("must be [N, K] (B given N×K) or [K, N]"));
+    let mut mixed = base();
+    mixed.tensors[1].elem = F32;
+    assert!(err(mixed).contains("`a` holds bf16 but `b` holds f32"));
+    let mut only_alpha = base();
+    only_alpha.scalars = vec!["alpha".into()];
+    assert!(err(only_alpha).contains("exactly the scalars `alpha` and `beta`"));
+    let mut bad_c = base();
+    bad_c.tensors.push(tensor("c", F32, &["M", "N"]));
+    bad_c.scalars = vec!["alpha".into(), "beta".into()];
+    assert!(err(bad_c).contains("`c` must have D's shape and element type"));
+    let mut rows = base();
+    rows.tensors[2].shape = vec!["P".into(), "N".into()];
+    assert!(err(rows).contains("D's rows are A's rows"));
+}
+
+#[test]
+fn a_copy_needs_src_and_dst_alike() {
+    let ok = sig(
+        vec![
+            tensor("src", Bf16, &["M", "N"]),
+            tensor("dst", Bf16, &["M", "N"]),
+        ],
+        &[],
+    );
+    assert_eq!(ProblemKind::Copy.derive(&ok), Ok(Problem::Copy));
+    let mut bad = ok.clone();
+    bad.tensors[1].elem = F32;
+    assert!(
+        ProblemKind::Copy
+            .derive(&bad)
+            .unwrap_err()
+            .contains("one shape and element type")
+    );
+    assert_eq!(ProblemKind::from_name("gemm"), Some(ProblemKind::Gemm));
+    assert_eq!(ProblemKind::from_name("attention"), None);
+}
