@@ -8,7 +8,7 @@ use tirx::abi::ElemType;
 use tirx::runtime::{DeviceLimits, TensorMeta, plan_launch};
 use tirx::{Runtime, RuntimeError, Tensor};
 use tirx_kernels::gemm::warp_specialized::ladder::{gemm_sm90_tma_epi, gemm_sm90_ws};
-use tirx_kernels::registry::{self, GemmTypes, Kind};
+use tirx_kernels::registry::{self, GemmTypes};
 
 /// Row-major metas of an M×N×K GEMM in `types`, at 1 MiB-aligned addresses.
 fn args(types: GemmTypes, (m, n, k): (usize, usize, usize)) -> Vec<TensorMeta> {
@@ -19,27 +19,23 @@ fn args(types: GemmTypes, (m, n, k): (usize, usize, usize)) -> Vec<TensorMeta> {
     ]
 }
 
+/// Every shipped type combination has a host-side choice, in its types, that plans.
 #[test]
-fn every_type_combination_has_a_production_config_that_plans() {
-    let k = registry::find(registry::PRODUCTION_GEMM).expect("shipped");
-    let Kind::Gemm(launch) = k.kind else {
-        panic!("not a GEMM")
-    };
+fn every_type_combination_has_a_choice_that_plans() {
+    use tirx::problem::{BLayout, Epilogue};
+    use tirx_kernels::dispatch::Device;
     for types in GemmTypes::ALL {
-        let config = types.config().expect("named");
-        assert_eq!(launch.types(config), Some(types), "{config}");
-        let art = k
-            .artifacts
-            .iter()
-            .find(|a| a.config == config)
-            .expect("compiled");
-        let sig = (art.signature)();
-        plan_launch(
-            &sig,
-            &args(types, (4096, 4096, 4096)),
-            &DeviceLimits::HOPPER,
-        )
-        .unwrap_or_else(|e| panic!("{config}: {e}"));
+        let shape = (4096, 4096, 4096);
+        let c =
+            registry::choose_gemm_for(&Device::h200(), BLayout::Tn, Epilogue::Plain, types, shape)
+                .unwrap_or_else(|e| panic!("{types}: {e}"));
+        assert_eq!(
+            registry::GemmLaunch::of(c.kernel).types(c.artifact.config),
+            Some(types)
+        );
+        let sig = (c.artifact.signature)();
+        plan_launch(&sig, &args(types, shape), &DeviceLimits::HOPPER)
+            .unwrap_or_else(|e| panic!("{}: {e}", c.label()));
     }
 }
 

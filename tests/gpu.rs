@@ -7,7 +7,7 @@ use tirx::abi::ElemType;
 use tirx::{Runtime, RuntimeError, Target};
 use tirx_kernels::gemm::warp_specialized::ladder::gemm_sm90_tma_epi;
 use tirx_kernels::reference::{HostElem, Rng, gemm_tn_f64, rel_frobenius};
-use tirx_kernels::registry::{self, BLayout, GemmTypes, Kind};
+use tirx_kernels::registry::{self, BLayout, GemmLaunch, GemmTypes};
 
 fn rt() -> Runtime {
     Runtime::new(0).expect("the gpu feature needs a GPU")
@@ -16,9 +16,7 @@ fn rt() -> Runtime {
 #[test]
 fn tma_copy_is_bit_exact_on_random_shapes_with_tails() {
     let rt = rt();
-    let Kind::Copy(launch) = registry::find("tma_copy").unwrap().kind else {
-        panic!()
-    };
+    let kernel = registry::find("tma_copy").unwrap();
     let mut rng = Rng::new(11);
     let mut shapes = vec![
         (1, 8),
@@ -31,7 +29,7 @@ fn tma_copy_is_bit_exact_on_random_shapes_with_tails() {
     shapes.extend((0..14).map(|_| (rng.range(1, 700), 8 * rng.range(1, 90))));
     for (i, &(m, n)) in shapes.iter().enumerate() {
         for config in ["default", "tall"] {
-            let r = registry::check_copy(&rt, launch, config, m, n, 100 + i as u64).expect("runs");
+            let r = registry::check_copy(&rt, kernel, config, m, n, 100 + i as u64).expect("runs");
             assert!(r.ok, "{config} {m}x{n}: {} elements differ", r.error);
         }
     }
@@ -52,9 +50,7 @@ fn hopper_gemms_match_the_f64_reference_on_random_shapes() {
         "gemm_sm90_pair_n",
     ] {
         let kernel = registry::find(name).unwrap();
-        let Kind::Gemm(launch) = kernel.kind else {
-            panic!()
-        };
+        let launch = GemmLaunch::of(kernel);
         let mut rng = Rng::new(12);
         let mut shapes = vec![
             (1, 1, 8),
@@ -127,9 +123,7 @@ fn nn_gemm_matches_the_f64_reference_on_random_shapes() {
         "gemm_sm90_pair_n_nn",
     ] {
         let kernel = registry::find(name).unwrap();
-        let Kind::GemmNn(l) = kernel.kind else {
-            panic!("{name} is not NN")
-        };
+        let l = GemmLaunch::of(kernel);
         for a in kernel
             .artifacts
             .iter()
@@ -156,9 +150,7 @@ fn nn_gemm_matches_the_f64_reference_on_random_shapes() {
 #[test]
 fn an_nn_b_with_misaligned_rows_is_a_typed_error() {
     let rt = rt();
-    let Kind::GemmNn(launch) = registry::find("gemm_sm90_tma_epi_nn").unwrap().kind else {
-        panic!()
-    };
+    let launch = GemmLaunch::of(registry::find("gemm_sm90_tma_epi_nn").unwrap());
     let a = rt.zeros::<bf16>(&[128, 64]).unwrap();
     let b = rt.zeros::<bf16>(&[64, 100]).unwrap();
     let mut d = rt.zeros::<bf16>(&[128, 100]).unwrap();
@@ -172,9 +164,7 @@ fn an_nn_b_with_misaligned_rows_is_a_typed_error() {
 #[test]
 fn a_k_that_breaks_tma_alignment_is_a_typed_error() {
     let rt = rt();
-    let Kind::Gemm(launch) = registry::find("gemm_sm90").unwrap().kind else {
-        panic!()
-    };
+    let launch = GemmLaunch::of(registry::find("gemm_sm90").unwrap());
     let a = rt.zeros::<bf16>(&[64, 100]).unwrap();
     let b = rt.zeros::<bf16>(&[64, 100]).unwrap();
     let mut d = rt.zeros::<bf16>(&[64, 64]).unwrap();
@@ -188,9 +178,7 @@ fn a_k_that_breaks_tma_alignment_is_a_typed_error() {
 #[test]
 fn disagreeing_shapes_are_a_typed_error() {
     let rt = rt();
-    let Kind::Gemm(launch) = registry::find("gemm_sm90").unwrap().kind else {
-        panic!()
-    };
+    let launch = GemmLaunch::of(registry::find("gemm_sm90").unwrap());
     let a = rt.zeros::<bf16>(&[64, 64]).unwrap();
     let b = rt.zeros::<bf16>(&[64, 128]).unwrap();
     let mut d = rt.zeros::<bf16>(&[64, 64]).unwrap();
@@ -201,9 +189,7 @@ fn disagreeing_shapes_are_a_typed_error() {
 #[test]
 fn a_blackwell_kernel_is_refused_on_hopper() {
     let rt = rt();
-    let Kind::Gemm(launch) = registry::find("gemm_sm100").unwrap().kind else {
-        panic!()
-    };
+    let launch = GemmLaunch::of(registry::find("gemm_sm100").unwrap());
     let a = rt.zeros::<bf16>(&[128, 64]).unwrap();
     let b = rt.zeros::<bf16>(&[128, 64]).unwrap();
     let mut d = rt.zeros::<bf16>(&[128, 128]).unwrap();
@@ -233,7 +219,7 @@ fn the_host_side_choice_runs_a_correct_kernel_for_every_size_class() {
         let b = rt.upload(&hb, &[n, k]).unwrap();
         let mut d = rt.zeros::<bf16>(&[m, n]).unwrap();
         rt.poison(&mut d).unwrap();
-        registry::gemm_auto(&rt, &a, &b, &mut d).expect("runs");
+        let choice = registry::gemm_auto(&rt, &a, &b, &mut d).expect("runs");
         let got = rt.download(&d).unwrap();
         // Rows sampled to keep the CPU reference short on the large shapes.
         let rows: Vec<usize> = (0..m).step_by((m / 64).max(1)).collect();
@@ -254,8 +240,8 @@ fn the_host_side_choice_runs_a_correct_kernel_for_every_size_class() {
         let err = tirx_kernels::reference::rel_frobenius(&got, &want);
         assert!(
             err < registry::GEMM_TOL,
-            "{m}x{n}x{k} via {:?}: {err:.3e}",
-            registry::choose_gemm(m, n, k)
+            "{m}x{n}x{k} via {}: {err:.3e}",
+            choice.label()
         );
     }
 }
@@ -289,9 +275,7 @@ fn every_type_combination_matches_the_f64_reference_on_random_shapes() {
         "gemm_sm90_ws",
         "gemm_sm90_pair_n",
     ] {
-        let Kind::Gemm(launch) = registry::find(name).unwrap().kind else {
-            panic!()
-        };
+        let launch = GemmLaunch::of(registry::find(name).unwrap());
         let configs = registry::find(name)
             .unwrap()
             .artifacts
@@ -332,14 +316,14 @@ fn auto_error<A: HostElem, D: HostElem>(
     layout: BLayout,
     (m, n, k): (usize, usize, usize),
     seed: u64,
-) -> f64 {
+) -> (f64, String) {
     let mut rng = Rng::new(seed);
     let (ha, hb): (Vec<A>, Vec<A>) = (rng.values(m * k), rng.values(n * k));
     let a = rt.upload(&ha, &[m, k]).unwrap();
     let b = rt.upload(&hb, &layout.b_shape(m, n, k)).unwrap();
     let mut d = rt.zeros::<D>(&[m, n]).unwrap();
     rt.poison(&mut d).unwrap();
-    match layout {
+    let choice = match layout {
         BLayout::Tn => registry::gemm_auto(rt, &a, &b, &mut d),
         BLayout::Nn => registry::gemm_auto_nn(rt, &a, &b, &mut d),
     }
@@ -355,14 +339,13 @@ fn auto_error<A: HostElem, D: HostElem>(
         .iter()
         .flat_map(|&r| got[r * n..(r + 1) * n].to_vec())
         .collect();
-    rel_frobenius(&got, &want)
+    (rel_frobenius(&got, &want), choice.label())
 }
 
 #[test]
 fn the_host_side_choice_is_correct_for_every_type_combination() {
     let rt = rt();
-    let sms = rt.sm_count() as usize;
-    // Every size class of `choose_gemm_for`: 128×64 alone and in pairs, 128×128, 128×256,
+    // Every size class of the cost model: 128×64 alone and in pairs, 128×128, 128×256,
     // and N not TMA-aligned.
     let shapes = [
         (100, 200, 64),
@@ -384,7 +367,7 @@ fn the_host_side_choice_is_correct_for_every_type_combination() {
         for (i, &(layout, shape)) in runs.iter().enumerate() {
             let seed = 500 + i as u64;
             use ElemType::{Bf16, F16, F32};
-            let err = match (types.input, types.output) {
+            let (err, choice) = match (types.input, types.output) {
                 (Bf16, Bf16) => auto_error::<bf16, bf16>(&rt, layout, shape, seed),
                 (Bf16, F16) => auto_error::<bf16, f16>(&rt, layout, shape, seed),
                 (Bf16, F32) => auto_error::<bf16, f32>(&rt, layout, shape, seed),
@@ -394,13 +377,9 @@ fn the_host_side_choice_is_correct_for_every_type_combination() {
                 _ => unreachable!("not shipped"),
             };
             let (m, n, k) = shape;
-            let choice = match layout {
-                BLayout::Tn => registry::choose_gemm_for(sms, types, m, n, k),
-                BLayout::Nn => registry::choose_gemm_nn_for(sms, types, m, n, k),
-            };
             assert!(
                 err < types.tolerance(),
-                "{types} {layout:?} {m}x{n}x{k} via {choice:?}: {err:.3e}"
+                "{types} {layout:?} {m}x{n}x{k} via {choice}: {err:.3e}"
             );
         }
     }
@@ -431,7 +410,7 @@ fn the_typed_launcher_runs_its_configs_types_and_refuses_others() {
     let b32 = rt.zeros::<f32>(&[n, k]).unwrap();
     let err = registry::gemm_auto(&rt, &a32, &b32, &mut d).unwrap_err();
     assert!(
-        matches!(err, RuntimeError::NoKernelForTypes { .. }),
+        matches!(&err, RuntimeError::NoKernelFits { problem, .. } if problem.contains("f32 -> f32")),
         "{err:?}"
     );
 }
@@ -458,10 +437,13 @@ fn scaled_gemm_matches_the_f64_reference() {
             8 * rng.range(1, 60),
         )
     }));
+    use tirx::problem::{Epilogue, Problem};
     let scaled = registry::all()
         .into_iter()
-        .filter_map(|k| match k.kind {
-            Kind::GemmScaled(launch, layout) => Some((k.name, k.artifacts, launch, layout)),
+        .filter_map(|k| match k.problem() {
+            Some(Problem::Gemm(g)) if g.epilogue == Epilogue::Scaled => {
+                Some((k.name, k.artifacts, GemmLaunch::of(k), BLayout::of(g.b)))
+            }
             _ => None,
         })
         .collect::<Vec<_>>();
@@ -485,7 +467,7 @@ fn scaled_gemm_matches_the_f64_reference() {
             }
         }
     }
-    // Every size class of `choose_gemm_scaled_for`: 128×64, 128×128, 128×256.
+    // Every size class of the cost model: 128×64, 128×128, 128×256.
     let entries = [
         (100, 200, 64),
         (1000, 1000, 1000),

@@ -14,6 +14,8 @@ pub mod gemm {
     pub mod warp_specialized;
 }
 pub mod bench;
+pub mod catalogue;
 pub mod check;
+pub mod dispatch;
 pub mod reference;
 pub mod registry;

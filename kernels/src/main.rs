@@ -3,11 +3,14 @@
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
+use tirx::Kernel;
 use tirx::abi::ElemType;
+use tirx::problem::{Epilogue, Problem as Solves};
 use tirx::{KernelArtifact, Runtime, RuntimeError, Target};
 use tirx_kernels::bench::{GemmEntry, Problem};
 use tirx_kernels::check::{check_artifact, key_sass};
-use tirx_kernels::registry::{self, BLayout, CheckReport, GemmTypes, Kind, Shipped};
+use tirx_kernels::dispatch::{self, Device, gemm::GemmRequest};
+use tirx_kernels::registry::{self, BLayout, GemmLaunch, GemmTypes};
 
 #[derive(Parser)]
 #[command(
@@ -21,8 +24,14 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// One compiled kernel per line: name, target, threads, cluster, shared memory, TMEM columns, config.
-    List,
+    /// One compiled kernel per line: name, target, threads, cluster, shared memory, TMEM columns,
+    /// config, problem; `--json`: every artifact's metadata as JSON.
+    List {
+        /// Print JSON: per artifact its kernel, config, target, problem, config entries,
+        /// tensors, threads, cluster, grid and resources.
+        #[arg(long)]
+        json: bool,
+    },
     /// Print a kernel's PTX.
     Ptx(Which),
     /// Print the IR after every pass, then the PTX.
@@ -65,6 +74,38 @@ enum Cmd {
         /// GEMM: β of D = α·A·op(B) + β·C (see `--alpha`).
         #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
         beta: f32,
+        /// GEMM: every config the dispatcher accepts competes (instead of the host's choice
+        /// alone); the table marks the host's choice and its time against the fastest.
+        #[arg(long)]
+        all: bool,
+    },
+    /// Measure every accepted candidate of a problem on the GPU and remember the fastest in the
+    /// tune cache that the host-side choice reads first (`gemm`).
+    Tune {
+        /// `gemm`.
+        what: String,
+        /// Shapes `M,N,K`; repeatable. Default: the bench's sweep.
+        #[arg(long = "shape")]
+        shapes: Vec<String>,
+        /// How B is given: `tn` or `nn`.
+        #[arg(long, default_value = "tn")]
+        layout: String,
+        /// Element type of A and B.
+        #[arg(long = "in", default_value = "bf16")]
+        input: String,
+        /// Element type of D.
+        #[arg(long = "out", default_value = "bf16")]
+        output: String,
+        /// Tune the scaled epilogue (D = α·A·op(B) + β·C, measured with α = 1.5, β = −0.75).
+        #[arg(long)]
+        scaled: bool,
+        /// The cache file to update (default `$TIRX_TUNE_CACHE`, else
+        /// `~/.cache/tirx/tune.json`).
+        #[arg(long)]
+        cache: Option<std::path::PathBuf>,
+        /// Where the measurements' JSON goes (the plot beside it).
+        #[arg(long, default_value = "tune-gemm.json")]
+        json: std::path::PathBuf,
     },
     /// Run a kernel on the GPU and verify it against the CPU reference.
     Run {
@@ -100,6 +141,7 @@ struct Which {
 fn artifact(w: &Which) -> Result<&'static KernelArtifact, String> {
     let k = registry::find(&w.name)
         .ok_or_else(|| format!("no kernel `{}`; `tirx list` shows them", w.name))?;
+    let k: &'static Kernel = k;
     let t = Target::from_name(&w.target)?;
     k.artifacts
         .iter()
@@ -112,13 +154,25 @@ fn artifact(w: &Which) -> Result<&'static KernelArtifact, String> {
         })
 }
 
-fn list() {
+fn list(json: bool) {
+    if json {
+        let all: Vec<serde_json::Value> = registry::all()
+            .into_iter()
+            .flat_map(|k| k.artifacts.iter().map(move |a| artifact_json(k, a)))
+            .collect();
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&all).expect("JSON values serialize")
+        );
+        return;
+    }
     for k in registry::all() {
         for a in k.artifacts {
             let s = (a.signature)();
             let [cx, cy, cz] = s.cluster;
+            let problem = a.problem.map_or_else(|| "-".to_string(), |p| p.to_string());
             println!(
-                "{:<12} {:<8} threads={:<4} cluster={cx}x{cy}x{cz} smem={:<7} tmem={:<4} config={}",
+                "{:<12} {:<8} threads={:<4} cluster={cx}x{cy}x{cz} smem={:<7} tmem={:<4} config={:<14} {problem}",
                 k.name,
                 a.target.name(),
                 s.threads,
@@ -128,6 +182,61 @@ fn list() {
             );
         }
     }
+}
+
+/// One artifact's metadata, as `tirx list --json` prints it.
+fn artifact_json(k: &Kernel, a: &tirx::KernelArtifact) -> serde_json::Value {
+    use tirx::abi::ConfigValue;
+    let s = (a.signature)();
+    let consts: serde_json::Map<String, serde_json::Value> = a
+        .consts
+        .iter()
+        .map(|(n, v)| {
+            let v = match v {
+                ConfigValue::Int(i) => serde_json::json!(i),
+                other => serde_json::json!(other.to_string()),
+            };
+            (n.to_string(), v)
+        })
+        .collect();
+    let tensors: Vec<serde_json::Value> = s
+        .tensors
+        .iter()
+        .map(|t| serde_json::json!({ "name": t.name, "elem": t.elem.name(), "shape": t.shape }))
+        .collect();
+    let tma: Vec<serde_json::Value> = s
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            tirx::abi::AbiParam::TensorMap {
+                tensor, box_dims, ..
+            } => Some(serde_json::json!({ "tensor": tensor, "box": box_dims })),
+            _ => None,
+        })
+        .collect();
+    let problem = match a.problem {
+        None => serde_json::Value::Null,
+        Some(Solves::Copy) => serde_json::json!({ "kind": "copy" }),
+        Some(Solves::Gemm(g)) => serde_json::json!({
+            "kind": "gemm", "b": g.b.name(), "epilogue": g.epilogue.name()
+        }),
+    };
+    serde_json::json!({
+        "kernel": k.name,
+        "config": a.config,
+        "target": a.target.name(),
+        "entry": s.entry,
+        "problem": problem,
+        "consts": consts,
+        "tensors": tensors,
+        "tma_boxes": tma,
+        "scalars": s.scalars,
+        "threads": s.threads,
+        "cluster": s.cluster,
+        "grid": s.grid.iter().map(|g| format!("{g:?}")).collect::<Vec<_>>(),
+        "smem_bytes": s.smem_bytes,
+        "tmem_cols": s.tmem_cols,
+    })
 }
 
 fn explain(a: &KernelArtifact) -> Result<(), String> {
@@ -190,24 +299,12 @@ fn check() -> bool {
     ok
 }
 
-fn run_one(
+fn run(
     rt: &Runtime,
-    k: &Shipped,
-    config: &str,
-    (m, n, kk): (usize, usize, usize),
-    seed: u64,
-) -> Result<CheckReport, RuntimeError> {
-    match k.kind {
-        Kind::Copy(l) => registry::check_copy(rt, l, config, m, n, seed),
-        Kind::Gemm(l) => registry::check_gemm(rt, l, config, m, n, kk, seed),
-        Kind::GemmNn(l) => registry::check_gemm_nn(rt, l, config, m, n, kk, seed),
-        Kind::GemmScaled(l, layout) => {
-            registry::check_gemm_scaled(rt, l, layout, config, (m, n, kk), 1.5, -0.75, seed)
-        }
-    }
-}
-
-fn run(rt: &Runtime, k: &Shipped, config: Option<&str>, shape: (usize, usize, usize)) -> bool {
+    k: &'static Kernel,
+    config: Option<&str>,
+    shape: (usize, usize, usize),
+) -> bool {
     let target = match rt.target() {
         Ok(t) => t,
         Err(e) => {
@@ -223,9 +320,9 @@ fn run(rt: &Runtime, k: &Shipped, config: Option<&str>, shape: (usize, usize, us
         .filter(|a| a.target == target && config.is_none_or(|c| c == a.config))
     {
         ran = true;
-        match run_one(rt, k, a.config, shape, 0x5eed) {
+        match registry::check(rt, k, a.config, shape, 0x5eed) {
             Ok(r) => {
-                let what = if matches!(k.kind, Kind::Copy(_)) {
+                let what = if k.problem() == Some(Solves::Copy) {
                     "mismatches"
                 } else {
                     "rel. error"
@@ -288,10 +385,7 @@ fn bench(rt: &Runtime, what: &str, shapes: &[String]) -> Result<bool, String> {
     let mut rows = Vec::new();
     match what {
         "copy" => {
-            let k = registry::find("tma_copy").ok_or("tma_copy is not shipped")?;
-            let Kind::Copy(launch) = k.kind else {
-                return Err("tma_copy is not a copy".into());
-            };
+            let launch: registry::CopyLaunch = tirx_kernels::copy::tma_copy::tma_copy::launch;
             let shapes = if shapes.is_empty() {
                 vec!["8192,8192".to_string(), "16384,16384".to_string()]
             } else {
@@ -335,7 +429,7 @@ fn gemm_types(input: &str, output: &str) -> Result<GemmTypes, String> {
         input: elem(input)?,
         output: elem(output)?,
     };
-    if types.config().is_none() {
+    if !types.is_shipped() {
         let all: Vec<String> = GemmTypes::ALL.iter().map(|t| t.to_string()).collect();
         return Err(format!(
             "no GEMM takes {types}; supported: {}",
@@ -345,64 +439,75 @@ fn gemm_types(input: &str, output: &str) -> Result<GemmTypes, String> {
     Ok(types)
 }
 
-/// `tirx bench gemm`: ours (the host-side choice per shape, or the fastest config of the named
-/// kernels) against cuBLASLt in one process, B in `layout`, in element types `types` (only
-/// configs of those types compete).
+/// The problem a GEMM bench computes, as the dispatcher states it.
+fn gemm_request(problem: Problem, types: GemmTypes, shape: (usize, usize, usize)) -> GemmRequest {
+    let epilogue = match problem.scale {
+        None => Epilogue::Plain,
+        Some(_) => Epilogue::Scaled,
+    };
+    let mut r = GemmRequest::contiguous(problem.layout.problem(), epilogue, types, shape);
+    if let Some((alpha, beta)) = problem.scale {
+        r.scalars = (alpha, beta);
+    }
+    r
+}
+
+/// The configs of `k` in `types` compiled for `target`, as bench entries.
+fn entries(k: &'static Kernel, types: GemmTypes, target: tirx::Target) -> Vec<GemmEntry> {
+    let launch = GemmLaunch::of(k);
+    k.artifacts
+        .iter()
+        .filter(|a| a.target == target && launch.types(a.config) == Some(types))
+        .map(|a| (k.name, a.config, launch))
+        .collect()
+}
+
+/// Every artifact the dispatcher accepts for the problem on `device`, cheapest first.
+fn accepted(device: &Device, request: &GemmRequest) -> Vec<GemmEntry> {
+    let verdicts = dispatch::judge(request, &registry::all(), device);
+    dispatch::ranked(&verdicts)
+        .into_iter()
+        .map(|(v, _)| (v.kernel.name, v.artifact.config, GemmLaunch::of(v.kernel)))
+        .collect()
+}
+
+/// `tirx bench gemm`: ours (the host-side choice per shape, every accepted config with
+/// `--all`, or every config of the named kernels) against cuBLASLt in one process, B in
+/// `layout`, in element types `types` (only configs of those types compete).
+#[allow(clippy::too_many_arguments)]
 fn bench_gemm(
     rt: &Runtime,
     shapes: &[String],
     names: &[String],
     ladder: bool,
+    all: bool,
     json: Option<&std::path::Path>,
     problem: Problem,
     types: GemmTypes,
 ) -> Result<bool, String> {
-    let layout = problem.layout;
-    let run_gemm_bench = |rt: &Runtime,
-                          list: &dyn Fn((usize, usize, usize)) -> Vec<GemmEntry>,
-                          shapes: Option<Vec<(usize, usize, usize)>>,
-                          json: Option<&std::path::Path>,
-                          png: Option<&std::path::Path>| {
-        tirx_kernels::bench::run_gemm_bench_for(rt, types, list, problem, shapes, json, png)
-    };
-    let target = rt.target().map_err(|e| e.to_string())?;
+    let device = Device::of(rt).map_err(|e| e.to_string())?;
+    let target = device.target;
     let shapes = shapes
         .iter()
         .map(|s| parse_shape(s, 3).map(|v| (v[0], v[1], v[2])))
         .collect::<Result<Vec<_>, _>>()?;
     // The kernels that compute `problem`: plain or scaled, B in its layout.
-    let computes = |kind: Kind| match (kind, problem.scale) {
-        (Kind::GemmScaled(_, l), Some(_)) => l == layout,
-        (kind, None) => BLayout::of(kind) == Some(layout),
-        _ => false,
-    };
-    let gemms: Vec<Shipped> = registry::all()
+    let solves = gemm_request(problem, types, (1, 1, 1));
+    let gemms: Vec<&'static Kernel> = registry::all()
         .into_iter()
-        .filter(|k| computes(k.kind))
+        .filter(|k| {
+            k.artifacts
+                .iter()
+                .any(|a| dispatch::ProblemDef::solves(&solves, a).is_ok())
+        })
         .collect();
     let by_name = |n: &str| {
-        gemms
-            .iter()
-            .find(|k| k.name == n)
-            .ok_or_else(|| format!("no GEMM kernel `{n}` computing {}", problem.formula()))
-    };
-    let chosen: Vec<&Shipped> = if !names.is_empty() {
-        names.iter().map(|n| by_name(n)).collect::<Result<_, _>>()?
-    } else if ladder {
-        gemms.iter().collect()
-    } else {
-        Vec::new()
-    };
-    let entries = |k: &Shipped| -> Vec<GemmEntry> {
-        let (Kind::Gemm(launch) | Kind::GemmNn(launch) | Kind::GemmScaled(launch, _)) = k.kind
-        else {
-            return vec![];
-        };
-        k.artifacts
-            .iter()
-            .filter(|a| a.target == target && launch.types(a.config) == Some(types))
-            .map(|a| (k.name, a.config, launch))
-            .collect()
+        gemms.iter().copied().find(|k| k.name == n).ok_or_else(|| {
+            format!(
+                "no GEMM kernel `{n}` computing {} in {types}",
+                problem.formula()
+            )
+        })
     };
     if ladder {
         let shapes = if shapes.is_empty() {
@@ -411,16 +516,19 @@ fn bench_gemm(
             shapes
         };
         let mut ok = true;
-        for k in chosen {
-            let list = entries(k);
+        for k in gemms {
+            let list = entries(k, types, target);
             if list.is_empty() {
                 continue;
             }
             println!("\n== ladder: {}", k.name);
             let path = std::path::PathBuf::from(format!("bench-ladder-{}.json", k.name));
-            ok &= run_gemm_bench(
+            let list_of = |_| list.clone();
+            ok &= tirx_kernels::bench::run_gemm_bench_for(
                 rt,
-                &|_| list.clone(),
+                types,
+                &list_of,
+                problem,
                 Some(shapes.clone()),
                 Some(&path),
                 None,
@@ -429,59 +537,182 @@ fn bench_gemm(
         }
         return Ok(ok);
     }
-    // With `--kernel`: every config of the named kernels, the fastest reported; without: the
-    // kernel and config the host-side choice takes for each shape (what `gemm_auto` runs).
-    let list: Vec<_> = chosen.into_iter().flat_map(entries).collect();
-    // The host-side choice for these types and this layout, on this device's SMs.
-    let sms = rt.sm_count() as usize;
-    let choose = |m: usize, n: usize, k: usize| match (layout, problem.scale) {
-        (layout, Some(_)) => registry::choose_gemm_scaled_for(sms, layout, types, m, n, k),
-        (BLayout::Tn, None) => registry::choose_gemm_for(sms, types, m, n, k),
-        (BLayout::Nn, None) => registry::choose_gemm_nn_for(sms, types, m, n, k),
-    };
-    let choice = |(m, n, k): (usize, usize, usize)| {
-        let Some((name, config)) = choose(m, n, k) else {
-            return Vec::new();
-        };
-        let kernel = by_name(name).expect("the choice names a shipped GEMM");
-        entries(kernel)
-            .into_iter()
-            .filter(|e| e.1 == config)
-            .collect::<Vec<_>>()
-    };
-    if !names.is_empty() && list.is_empty() {
+    let named: Vec<GemmEntry> = names
+        .iter()
+        .map(|n| by_name(n).map(|k| entries(k, types, target)))
+        .collect::<Result<Vec<_>, _>>()?
+        .concat();
+    if !names.is_empty() && named.is_empty() {
         return Err(format!(
             "no GEMM config for {types} compiled for {} among the kernels asked for",
             target.name()
         ));
     }
+    let choice = |shape: (usize, usize, usize)| {
+        registry::choose_gemm(&device, &gemm_request(problem, types, shape))
+    };
+    let candidates = |shape: (usize, usize, usize)| -> Vec<GemmEntry> {
+        if !names.is_empty() {
+            named.clone()
+        } else if all {
+            accepted(&device, &gemm_request(problem, types, shape))
+        } else {
+            choice(shape)
+                .map(|c| vec![(c.kernel.name, c.artifact.config, GemmLaunch::of(c.kernel))])
+                .unwrap_or_default()
+        }
+    };
     let measured = if shapes.is_empty() {
         tirx_kernels::bench::sweep::default_shapes()
     } else {
         shapes.clone()
     };
-    let fixed = |_| list.clone();
-    let candidates: &dyn Fn((usize, usize, usize)) -> Vec<_> =
-        if names.is_empty() { &choice } else { &fixed };
-    let ok = run_gemm_bench(
+    let report = tirx_kernels::bench::gemm_report_for(
         rt,
-        candidates,
+        types,
+        &candidates,
+        problem,
         (!shapes.is_empty()).then_some(shapes),
         json,
         None,
     )
     .map_err(|e| e.to_string())?;
-    println!(
-        "host-side choice without measuring ({types}, {}):",
-        problem.formula()
-    );
-    for (m, n, k) in measured {
-        match choose(m, n, k) {
-            Some((name, config)) => println!("  {m}x{n}x{k} -> {name}/{config}"),
-            None => println!("  {m}x{n}x{k} -> none shipped"),
-        }
+    let ok = report.rows.iter().all(|r| r.ok());
+    println!("host-side choice ({types}, {}):", problem.formula());
+    let mut worst: Option<f64> = None;
+    for shape in measured {
+        let (m, n, k) = shape;
+        let c = match choice(shape) {
+            Ok(c) => c,
+            Err(e) => {
+                println!("  {m}x{n}x{k} -> {e}");
+                continue;
+            }
+        };
+        // With every accepted config measured: the choice's time against the fastest's.
+        let row = report.rows.iter().find(|r| r.shape == shape);
+        let time_of = |kernel: &str, config: &str| {
+            row.and_then(|r| {
+                r.candidates
+                    .iter()
+                    .find(|x| x.kernel == kernel && x.config == config && x.failure.is_none())
+                    .and_then(|x| x.timing.map(|t| t.median_ms))
+            })
+        };
+        let mine = time_of(c.kernel.name, c.artifact.config);
+        let best = row
+            .and_then(|r| r.best())
+            .and_then(|b| b.timing.map(|t| t.median_ms));
+        let versus = match (all, mine, best) {
+            (true, Some(mine), Some(best)) => {
+                let ratio = best / mine;
+                worst = Some(worst.map_or(ratio, |w: f64| w.min(ratio)));
+                format!(", {:.3} of the fastest config measured", ratio)
+            }
+            _ => String::new(),
+        };
+        println!("  {m}x{n}x{k} -> {} ({:?}){versus}", c.label(), c.source);
+    }
+    if let Some(w) = worst {
+        println!("the choice's worst ratio to the fastest config of the same run: {w:.3}");
     }
     Ok(ok)
+}
+
+/// `tirx tune gemm`: every accepted candidate of the problem measured on each shape (in the
+/// bench's interleaved rounds beside cuBLASLt, every result checked), the right ones written
+/// fastest first into the tune cache; per shape, the cost model's pick against the fastest.
+fn tune_gemm(
+    rt: &Runtime,
+    shapes: &[String],
+    problem: Problem,
+    types: GemmTypes,
+    cache_path: Option<&std::path::Path>,
+    json: &std::path::Path,
+) -> Result<bool, String> {
+    use tirx_kernels::dispatch::tune::{self, Cache, Entry, Measured};
+    let device = Device::of(rt).map_err(|e| e.to_string())?;
+    let shapes = if shapes.is_empty() {
+        tirx_kernels::bench::sweep::default_shapes()
+    } else {
+        shapes
+            .iter()
+            .map(|s| parse_shape(s, 3).map(|v| (v[0], v[1], v[2])))
+            .collect::<Result<Vec<_>, _>>()?
+    };
+    let path = cache_path
+        .map(std::path::Path::to_path_buf)
+        .or_else(tune::user_path)
+        .ok_or("no cache file: pass --cache PATH or set TIRX_TUNE_CACHE")?;
+    let mut cache = Cache::load(&path).map_err(|e| e.to_string())?;
+    let candidates = |shape| accepted(&device, &gemm_request(problem, types, shape));
+    let report = tirx_kernels::bench::gemm_report_for(
+        rt,
+        types,
+        &candidates,
+        problem,
+        Some(shapes),
+        Some(json),
+        None,
+    )
+    .map_err(|e| e.to_string())?;
+    println!(
+        "tuned ({types}, {}) on {} ({} SMs):",
+        problem.formula(),
+        device.name,
+        device.limits.sm_count
+    );
+    for row in &report.rows {
+        let request = gemm_request(problem, types, row.shape);
+        let (m, n, k) = row.shape;
+        let measured: Vec<Measured> = row
+            .candidates
+            .iter()
+            .filter(|c| c.failure.is_none())
+            .filter_map(|c| {
+                c.timing.map(|t| Measured {
+                    kernel: c.kernel.clone(),
+                    config: c.config.clone(),
+                    median_us: t.median_ms * 1e3,
+                })
+            })
+            .collect();
+        let Some(best) = measured
+            .iter()
+            .min_by(|a, b| a.median_us.total_cmp(&b.median_us))
+        else {
+            println!("  {m}x{n}x{k}: no candidate ran right; nothing remembered");
+            continue;
+        };
+        let model = dispatch::choose(&request, &registry::all(), &device, &Cache::default());
+        let model_us = model.as_ref().ok().and_then(|c| {
+            measured
+                .iter()
+                .find(|x| x.kernel == c.kernel.name && x.config == c.artifact.config)
+                .map(|x| x.median_us)
+        });
+        let model_label = model.as_ref().map_or_else(|e| e.to_string(), |c| c.label());
+        println!(
+            "  {m}x{n}x{k}: fastest {}/{} {:.1} us; cost model {} {}",
+            best.kernel,
+            best.config,
+            best.median_us,
+            model_label,
+            model_us.map_or_else(
+                || "not measured".to_string(),
+                |us| format!("{us:.1} us ({:.3} of the fastest)", best.median_us / us)
+            ),
+        );
+        cache.insert(Entry {
+            key: dispatch::ProblemDef::cache_key(&request, &device),
+            shape: [m, n, k],
+            date: report.date.clone(),
+            measured,
+        });
+    }
+    cache.save(&path).map_err(|e| e.to_string())?;
+    println!("wrote {} ({} entries)", path.display(), cache.entries.len());
+    Ok(report.rows.iter().all(|r| r.ok()))
 }
 
 fn gpu() -> Result<Runtime, RuntimeError> {
@@ -490,7 +721,7 @@ fn gpu() -> Result<Runtime, RuntimeError> {
 
 fn tour() -> ExitCode {
     println!("== tirx list");
-    list();
+    list(false);
     println!("\n== tirx check");
     let checked = check();
     println!("\n== tirx run");
@@ -523,8 +754,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result: Result<bool, String> = match cli.cmd {
         None => return tour(),
-        Some(Cmd::List) => {
-            list();
+        Some(Cmd::List { json }) => {
+            list(json);
             Ok(true)
         }
         Some(Cmd::Ptx(w)) => artifact(&w).map(|a| {
@@ -544,6 +775,7 @@ fn main() -> ExitCode {
             output,
             alpha,
             beta,
+            all,
         }) => match (gpu(), gemm_types(&input, &output), parse_layout(&layout)) {
             (_, Err(e), _) | (_, _, Err(e)) => Err(e),
             (Ok(rt), Ok(types), Ok(layout)) if what == "gemm" => bench_gemm(
@@ -551,6 +783,7 @@ fn main() -> ExitCode {
                 &shapes,
                 &kernels,
                 ladder,
+                all,
                 json.as_deref(),
                 Problem {
                     layout,
@@ -561,6 +794,30 @@ fn main() -> ExitCode {
             (Ok(rt), Ok(_), Ok(_)) => bench(&rt, &what, &shapes),
             (Err(e), _, _) => {
                 eprintln!("tirx bench needs a GPU: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        Some(Cmd::Tune {
+            what,
+            shapes,
+            layout,
+            input,
+            output,
+            scaled,
+            cache,
+            json,
+        }) => match (gpu(), gemm_types(&input, &output), parse_layout(&layout)) {
+            (_, Err(e), _) | (_, _, Err(e)) => Err(e),
+            (Ok(rt), Ok(types), Ok(layout)) if what == "gemm" => {
+                let problem = Problem {
+                    layout,
+                    scale: scaled.then_some((1.5, -0.75)),
+                };
+                tune_gemm(&rt, &shapes, problem, types, cache.as_deref(), &json)
+            }
+            (Ok(_), Ok(_), Ok(_)) => Err(format!("unknown tune `{what}`: gemm")),
+            (Err(e), _, _) => {
+                eprintln!("tirx tune needs a GPU: {e}");
                 return ExitCode::from(2);
             }
         },
@@ -576,7 +833,7 @@ fn main() -> ExitCode {
                 return ExitCode::FAILURE;
             };
             match gpu() {
-                Ok(rt) => Ok(run(&rt, &kernel, config.as_deref(), (m, n, k))),
+                Ok(rt) => Ok(run(&rt, kernel, config.as_deref(), (m, n, k))),
                 Err(e) => {
                     eprintln!("tirx run needs a GPU: {e}");
                     return ExitCode::from(2);

@@ -1,29 +1,29 @@
-//! Every shipped kernel, with its compiled artifacts and a host-side check that runs it on a
-//! GPU and compares with the CPU reference. The `tirx` tool and the tests iterate this list.
+//! The host side of the shipped kernels: typed launches by role, the host entries that choose
+//! an artifact through the dispatcher ([`crate::dispatch`]) and run it, and the checks that
+//! run an artifact on a GPU against the CPU reference. The `tirx` tool and the tests use these;
+//! the kernels themselves are listed by [`crate::catalogue`].
 //!
-//! GEMMs come in several element-type combinations (each config of a kernel has its own; see
-//! `gemm/warp_specialized.rs`), so a GEMM is launched here through [`GemmLaunch`], generic over
-//! the tensors' types: the chosen artifact's signature decides which types it takes, and the
-//! runtime refuses others with `RuntimeError::ElemMismatch` before anything runs. The
-//! kernels' own typed launchers (`gemm_sm90_tma_epi::launch::<TA, TD>`) do the same.
+//! GEMMs come in several element-type combinations (each config of a kernel has its own), so a
+//! GEMM is launched here generic over the tensors' types: the chosen artifact's signature
+//! decides which types it takes, and the runtime refuses others with
+//! `RuntimeError::ElemMismatch` before anything runs. Tensors are passed by role (`a`, `b`,
+//! `c`, `d`), in whatever order the kernel declares them.
 
-use crate::copy::tma_copy;
-use crate::gemm::warp_specialized::ladder as ws;
-use crate::gemm::{
-    level_01_sync as gemm90sync, level_02_tma as gemm90tma, level_03_pipeline_tcgen05 as gemm100,
-    level_03_pipeline_wgmma as gemm90,
-};
+pub use crate::catalogue::{all, find};
+use crate::dispatch::gemm::GemmRequest;
+use crate::dispatch::{self, Choice, Device, tune::Cache};
 use crate::reference::{HostElem, Rng, gemm_nn_f64, gemm_tn_f64, rel_frobenius};
 use half::{bf16, f16};
 use tirx::abi::ElemType;
-use tirx::{Element, KernelArtifact, Runtime, RuntimeError, Tensor};
+use tirx::problem::{self, Epilogue};
+use tirx::{Element, Kernel, KernelArtifact, Runtime, RuntimeError, Tensor, TensorArg};
 
-/// A launcher of a copy kernel (`src` → `dst`, both M×N).
+/// A copy kernel's typed launcher (`src` → `dst`, both M×N bf16), e.g. `tma_copy::launch`.
 pub type CopyLaunch =
     fn(&Runtime, &str, &Tensor<bf16>, &mut Tensor<bf16>) -> Result<(), RuntimeError>;
 
-/// The launch of a GEMM kernel (`d = a·bᵀ` with `b` N×K for [`Kind::Gemm`], `d = a·b` with `b`
-/// K×N for [`Kind::GemmNn`]) for any element types its configs take; the runtime checks `b`'s
+/// The launch of a GEMM kernel's configs (`d = a·bᵀ` with `b` N×K, `d = a·b` with `b` K×N,
+/// or the scaled form) for any element types its configs take; the runtime checks `b`'s
 /// shape against the kernel's.
 #[derive(Clone, Copy)]
 pub struct GemmLaunch {
@@ -32,6 +32,13 @@ pub struct GemmLaunch {
 }
 
 impl GemmLaunch {
+    /// The launch of `kernel`'s configs.
+    pub fn of(kernel: &'static Kernel) -> GemmLaunch {
+        GemmLaunch {
+            artifacts: kernel.artifacts,
+        }
+    }
+
     /// Launches `config` on `rt`'s device. A config compiled for other element types is a
     /// `RuntimeError::ElemMismatch`, returned before launch.
     pub fn launch<A: Element, D: Element>(
@@ -42,11 +49,18 @@ impl GemmLaunch {
         b: &Tensor<A>,
         d: &mut Tensor<D>,
     ) -> Result<(), RuntimeError> {
-        rt.launch_variant(self.artifacts, config, &[a.view(), b.view(), d.view()])
+        let art = tirx::select(self.artifacts, config, rt.target()?)?;
+        launch_roles(
+            rt,
+            art,
+            &[("a", a.view()), ("b", b.view()), ("d", d.view())],
+            1.0,
+            0.0,
+        )
     }
 
-    /// Launches `config` of a [`Kind::GemmScaled`] kernel: D = α·A·op(B) + β·C (C and D in
-    /// D's type; C is not read where β = 0).
+    /// Launches `config` of a scaled kernel: D = α·A·op(B) + β·C (C and D in D's type; C is
+    /// not read where β = 0).
     #[allow(clippy::too_many_arguments)]
     pub fn launch_scaled<A: Element, D: Element>(
         &self,
@@ -59,25 +73,54 @@ impl GemmLaunch {
         c: &Tensor<D>,
         d: &mut Tensor<D>,
     ) -> Result<(), RuntimeError> {
-        rt.launch_variant_with(
-            self.artifacts,
-            config,
-            &[a.view(), b.view(), c.view(), d.view()],
-            &[alpha, beta],
-        )
+        let art = tirx::select(self.artifacts, config, rt.target()?)?;
+        let roles = [
+            ("a", a.view()),
+            ("b", b.view()),
+            ("c", c.view()),
+            ("d", d.view()),
+        ];
+        launch_roles(rt, art, &roles, alpha, beta)
     }
 
     /// The element types `config` takes (from its first compiled target's signature; they do
     /// not depend on the target), or `None` when there is no such config.
     pub fn types(&self, config: &str) -> Option<GemmTypes> {
         let a = self.artifacts.iter().find(|a| a.config == config)?;
-        let sig = (a.signature)();
-        let elem = |name: &str| sig.tensors.iter().find(|t| t.name == name).map(|t| t.elem);
         Some(GemmTypes {
-            input: elem("a")?,
-            output: elem("d")?,
+            input: a.elem_of("a")?,
+            output: a.elem_of("d")?,
         })
     }
+}
+
+/// Launches `art` with the tensors of `roles` in the order its signature declares them, and
+/// its scalars (`alpha`, `beta`) by name. A role the kernel does not take is left out; a
+/// tensor it takes that is not among `roles` is the runtime's argument-count error.
+fn launch_roles(
+    rt: &Runtime,
+    art: &KernelArtifact,
+    roles: &[(&str, TensorArg<'_>)],
+    alpha: f32,
+    beta: f32,
+) -> Result<(), RuntimeError> {
+    let sig = (art.signature)();
+    let args: Vec<TensorArg<'_>> = sig
+        .tensors
+        .iter()
+        .filter_map(|t| {
+            roles
+                .iter()
+                .find(|(r, _)| *r == t.name)
+                .map(|(_, v)| v.clone())
+        })
+        .collect();
+    let scalars: Vec<f32> = sig
+        .scalars
+        .iter()
+        .map(|s| if s == "alpha" { alpha } else { beta })
+        .collect();
+    rt.launch_with(art, &args, &scalars)
 }
 
 /// The element types of a GEMM: A and B (`input`) and D (`output`); accumulation is f32.
@@ -127,19 +170,9 @@ impl GemmTypes {
         ]
     };
 
-    /// The config name this combination has in `gemm_sm90_ws` and `gemm_sm90_tma_epi` (the
-    /// naming of `gemm/warp_specialized.rs`); `None` for a combination nothing ships.
-    pub fn config(self) -> Option<&'static str> {
-        use ElemType::{Bf16, F16, F32};
-        Some(match (self.input, self.output) {
-            (Bf16, Bf16) => "default",
-            (Bf16, F16) => "bf16_f16",
-            (Bf16, F32) => "bf16_f32",
-            (F16, Bf16) => "f16_bf16",
-            (F16, F16) => "f16",
-            (F16, F32) => "f16_f32",
-            _ => return None,
-        })
+    /// Whether the shipped GEMMs take this combination ([`GemmTypes::ALL`]).
+    pub fn is_shipped(self) -> bool {
+        GemmTypes::ALL.contains(&self)
     }
 
     /// Relative Frobenius error a GEMM with this output type must stay under: the output's
@@ -160,183 +193,111 @@ impl std::fmt::Display for GemmTypes {
     }
 }
 
-/// What a kernel computes, and its typed launcher.
-#[derive(Clone, Copy)]
-pub enum Kind {
-    /// A tile copy.
-    Copy(CopyLaunch),
-    /// D = A·Bᵀ, B given N×K (both operands K-major: "TN" in BLAS column-major terms), for
-    /// the element types of each config.
-    Gemm(GemmLaunch),
-    /// D = A·B, B given K×N (B N-major: "NN").
-    GemmNn(GemmLaunch),
-    /// D = α·A·op(B) + β·C ([`GemmLaunch::launch_scaled`]), B in the given layout (N×K for
-    /// [`BLayout::Tn`], K×N for [`BLayout::Nn`]).
-    GemmScaled(GemmLaunch, BLayout),
+/// SMs of an H100/H200 SXM: the device [`Device::h200`] describes, for choices made without
+/// a GPU; the host entries take the device's own count.
+pub const H200_SMS: usize = 132;
+
+/// The artifact the host takes for `request` on `device`: the tune cache's fastest accepted
+/// one, else the cost model's (see [`crate::dispatch`]); the table of candidates when none fits.
+pub fn choose_gemm(device: &Device, request: &GemmRequest) -> Result<Choice, RuntimeError> {
+    dispatch::choose(request, &all(), device, Cache::host())
 }
 
-/// A shipped kernel.
-pub struct Shipped {
-    /// The kernel's name.
-    pub name: &'static str,
-    /// Every config × target compiled.
-    pub artifacts: &'static [KernelArtifact],
-    /// What it computes.
-    pub kind: Kind,
+/// D = A·op(B) with B in `layout`, or D = α·A·op(B) + β·C when `scaled` is `Some((α, C, β))`,
+/// on the artifact the dispatcher chooses for these tensors and this device; returns the
+/// choice. α = 1, β = 0 is the plain product (C is not read).
+pub fn gemm<A: Element, D: Element>(
+    rt: &Runtime,
+    layout: problem::BLayout,
+    a: &Tensor<A>,
+    b: &Tensor<A>,
+    scaled: Option<(f32, &Tensor<D>, f32)>,
+    d: &mut Tensor<D>,
+) -> Result<Choice, RuntimeError> {
+    let scaled = scaled.filter(|&(alpha, _, beta)| alpha != 1.0 || beta != 0.0);
+    let (av, bv, dv) = (a.view(), b.view(), d.view());
+    let cv = scaled.map(|(_, c, _)| c.view());
+    let request = GemmRequest::on(
+        layout,
+        &av,
+        &bv,
+        scaled
+            .zip(cv.as_ref())
+            .map(|((alpha, _, beta), c)| (alpha, c, beta)),
+        &dv,
+    );
+    let choice = choose_gemm(&Device::of(rt)?, &request)?;
+    let (alpha, beta) = request.scalars;
+    let mut roles = vec![("a", av), ("b", bv), ("d", dv)];
+    if let Some(c) = cv {
+        roles.push(("c", c));
+    }
+    launch_roles(rt, choice.artifact, &roles, alpha, beta)?;
+    Ok(choice)
 }
 
-/// All shipped kernels.
-pub fn all() -> [Shipped; 19] {
-    [
-        Shipped {
-            name: "tma_copy",
-            artifacts: tma_copy::tma_copy::ARTIFACTS,
-            kind: Kind::Copy(tma_copy::tma_copy::launch),
-        },
-        Shipped {
-            name: "gemm_sm90_sync",
-            artifacts: gemm90sync::gemm_sm90_sync::ARTIFACTS,
-            kind: Kind::Gemm(GemmLaunch {
-                artifacts: gemm90sync::gemm_sm90_sync::ARTIFACTS,
-            }),
-        },
-        Shipped {
-            name: "gemm_sm90_tma",
-            artifacts: gemm90tma::gemm_sm90_tma::ARTIFACTS,
-            kind: Kind::Gemm(GemmLaunch {
-                artifacts: gemm90tma::gemm_sm90_tma::ARTIFACTS,
-            }),
-        },
-        Shipped {
-            name: "gemm_sm90",
-            artifacts: gemm90::gemm_sm90::ARTIFACTS,
-            kind: Kind::Gemm(GemmLaunch {
-                artifacts: gemm90::gemm_sm90::ARTIFACTS,
-            }),
-        },
-        Shipped {
-            name: "gemm_sm90_ws1",
-            artifacts: ws::gemm_sm90_ws1::ARTIFACTS,
-            kind: Kind::Gemm(GemmLaunch {
-                artifacts: ws::gemm_sm90_ws1::ARTIFACTS,
-            }),
-        },
-        Shipped {
-            name: "gemm_sm90_2wg",
-            artifacts: ws::gemm_sm90_2wg::ARTIFACTS,
-            kind: Kind::Gemm(GemmLaunch {
-                artifacts: ws::gemm_sm90_2wg::ARTIFACTS,
-            }),
-        },
-        Shipped {
-            name: "gemm_sm90_ws",
-            artifacts: ws::gemm_sm90_ws::ARTIFACTS,
-            kind: Kind::Gemm(GemmLaunch {
-                artifacts: ws::gemm_sm90_ws::ARTIFACTS,
-            }),
-        },
-        Shipped {
-            name: "gemm_sm90_cluster",
-            artifacts: ws::gemm_sm90_cluster::ARTIFACTS,
-            kind: Kind::Gemm(GemmLaunch {
-                artifacts: ws::gemm_sm90_cluster::ARTIFACTS,
-            }),
-        },
-        Shipped {
-            name: "gemm_sm90_tma_epi",
-            artifacts: ws::gemm_sm90_tma_epi::ARTIFACTS,
-            kind: Kind::Gemm(GemmLaunch {
-                artifacts: ws::gemm_sm90_tma_epi::ARTIFACTS,
-            }),
-        },
-        Shipped {
-            name: "gemm_sm90_pair_n",
-            artifacts: ws::gemm_sm90_pair_n::ARTIFACTS,
-            kind: Kind::Gemm(GemmLaunch {
-                artifacts: ws::gemm_sm90_pair_n::ARTIFACTS,
-            }),
-        },
-        Shipped {
-            name: "gemm_sm90_ws_nn",
-            artifacts: ws::gemm_sm90_ws_nn::ARTIFACTS,
-            kind: Kind::GemmNn(GemmLaunch {
-                artifacts: ws::gemm_sm90_ws_nn::ARTIFACTS,
-            }),
-        },
-        Shipped {
-            name: "gemm_sm90_cluster_nn",
-            artifacts: ws::gemm_sm90_cluster_nn::ARTIFACTS,
-            kind: Kind::GemmNn(GemmLaunch {
-                artifacts: ws::gemm_sm90_cluster_nn::ARTIFACTS,
-            }),
-        },
-        Shipped {
-            name: "gemm_sm90_tma_epi_nn",
-            artifacts: ws::gemm_sm90_tma_epi_nn::ARTIFACTS,
-            kind: Kind::GemmNn(GemmLaunch {
-                artifacts: ws::gemm_sm90_tma_epi_nn::ARTIFACTS,
-            }),
-        },
-        Shipped {
-            name: "gemm_sm90_pair_n_nn",
-            artifacts: ws::gemm_sm90_pair_n_nn::ARTIFACTS,
-            kind: Kind::GemmNn(GemmLaunch {
-                artifacts: ws::gemm_sm90_pair_n_nn::ARTIFACTS,
-            }),
-        },
-        Shipped {
-            name: "gemm_sm90_tma_epi_abc",
-            artifacts: ws::gemm_sm90_tma_epi_abc::ARTIFACTS,
-            kind: Kind::GemmScaled(
-                GemmLaunch {
-                    artifacts: ws::gemm_sm90_tma_epi_abc::ARTIFACTS,
-                },
-                BLayout::Tn,
-            ),
-        },
-        Shipped {
-            name: "gemm_sm90_tma_epi_abc_nn",
-            artifacts: ws::gemm_sm90_tma_epi_abc_nn::ARTIFACTS,
-            kind: Kind::GemmScaled(
-                GemmLaunch {
-                    artifacts: ws::gemm_sm90_tma_epi_abc_nn::ARTIFACTS,
-                },
-                BLayout::Nn,
-            ),
-        },
-        Shipped {
-            name: "gemm_sm90_pair_n_abc",
-            artifacts: ws::gemm_sm90_pair_n_abc::ARTIFACTS,
-            kind: Kind::GemmScaled(
-                GemmLaunch {
-                    artifacts: ws::gemm_sm90_pair_n_abc::ARTIFACTS,
-                },
-                BLayout::Tn,
-            ),
-        },
-        Shipped {
-            name: "gemm_sm90_pair_n_abc_nn",
-            artifacts: ws::gemm_sm90_pair_n_abc_nn::ARTIFACTS,
-            kind: Kind::GemmScaled(
-                GemmLaunch {
-                    artifacts: ws::gemm_sm90_pair_n_abc_nn::ARTIFACTS,
-                },
-                BLayout::Nn,
-            ),
-        },
-        Shipped {
-            name: "gemm_sm100",
-            artifacts: gemm100::gemm_sm100::ARTIFACTS,
-            kind: Kind::Gemm(GemmLaunch {
-                artifacts: gemm100::gemm_sm100::ARTIFACTS,
-            }),
-        },
-    ]
+/// D = A·Bᵀ (B given N×K) on the host's choice for the tensors' shapes and types; a
+/// combination nothing takes is `RuntimeError::NoKernelFits`, with the table of candidates.
+pub fn gemm_auto<A: Element, D: Element>(
+    rt: &Runtime,
+    a: &Tensor<A>,
+    b: &Tensor<A>,
+    d: &mut Tensor<D>,
+) -> Result<Choice, RuntimeError> {
+    gemm(rt, problem::BLayout::Tn, a, b, None, d)
 }
 
-/// The shipped kernel named `name`.
-pub fn find(name: &str) -> Option<Shipped> {
-    all().into_iter().find(|k| k.name == name)
+/// D = A·B (B given K×N) on the host's choice ([`gemm_auto`]'s NN counterpart).
+pub fn gemm_auto_nn<A: Element, D: Element>(
+    rt: &Runtime,
+    a: &Tensor<A>,
+    b: &Tensor<A>,
+    d: &mut Tensor<D>,
+) -> Result<Choice, RuntimeError> {
+    gemm(rt, problem::BLayout::Nn, a, b, None, d)
+}
+
+/// D = α·A·Bᵀ + β·C (B given N×K) on the host's choice; α = 1, β = 0 is [`gemm_auto`].
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_scaled<A: Element, D: Element>(
+    rt: &Runtime,
+    alpha: f32,
+    a: &Tensor<A>,
+    b: &Tensor<A>,
+    beta: f32,
+    c: &Tensor<D>,
+    d: &mut Tensor<D>,
+) -> Result<Choice, RuntimeError> {
+    gemm(rt, problem::BLayout::Tn, a, b, Some((alpha, c, beta)), d)
+}
+
+/// [`gemm_scaled`] with B given K×N (D = α·A·B + β·C).
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_scaled_nn<A: Element, D: Element>(
+    rt: &Runtime,
+    alpha: f32,
+    a: &Tensor<A>,
+    b: &Tensor<A>,
+    beta: f32,
+    c: &Tensor<D>,
+    d: &mut Tensor<D>,
+) -> Result<Choice, RuntimeError> {
+    gemm(rt, problem::BLayout::Nn, a, b, Some((alpha, c, beta)), d)
+}
+
+/// The choice for a GEMM given by its problem alone (contiguous tensors), on `device`:
+/// what `tirx bench gemm` measures by default and `tirx tune` compares with.
+pub fn choose_gemm_for(
+    device: &Device,
+    layout: problem::BLayout,
+    epilogue: Epilogue,
+    types: GemmTypes,
+    shape: (usize, usize, usize),
+) -> Result<Choice, RuntimeError> {
+    choose_gemm(
+        device,
+        &GemmRequest::contiguous(layout, epilogue, types, shape),
+    )
 }
 
 /// What a check found.
@@ -353,373 +314,47 @@ pub struct CheckReport {
     pub blocks: String,
 }
 
-/// The GEMM `tirx bench gemm` measures by default: the top of the ladder.
-pub const PRODUCTION_GEMM: &str = "gemm_sm90_tma_epi";
-
-/// The NN GEMM (B given K×N) `tirx bench gemm --layout nn` measures by default.
-pub const PRODUCTION_GEMM_NN: &str = "gemm_sm90_tma_epi_nn";
-
-/// SMs of an H100/H200 SXM: what [`choose_gemm`] and [`choose_gemm_nn`] assume; the `_for`
-/// choices take the count (the `gemm_*` entries pass the device's), and the persistent
-/// kernels read it at launch (`SMS` in their grid).
-pub const H200_SMS: usize = 132;
-
-/// The host-side choice of GEMM kernel and config for a BF16 → BF16 shape (sm_90a).
-///
-/// First the tile: of 128×256, 128×128 and 128×64, the one whose tiles keep the SMs busiest
-/// over the waves they need (`tiles / (waves · SMs)`), the larger tile on a tie (within 2 %):
-/// a small output is spread over more SMs with smaller tiles, a large one keeps the larger
-/// tile's better operand reuse. Then the kernel for that tile:
-/// - D's rows 16-byte aligned (N a multiple of 8): the TMA-store epilogue kernels —
-///   `gemm_sm90_tma_epi` for 128×256 / 128×128 (`n128`); for 128×64, `gemm_sm90_pair_n`
-///   (A shared by a cluster pair) when A's rows are not 128-byte aligned (the operand loads
-///   are then the limit), else `gemm_sm90_ws`/`n64`;
-/// - otherwise the register-epilogue kernels: `gemm_sm90_cluster` (`default`, `n128`) or
-///   `gemm_sm90_ws`/`n64`.
-///
-/// Measured basis (docs/perf/gemm-h200.md, 2026-11-30 small-shape runs and the 2026-11-29
-/// sweeps): 4096³ and up best with 128×256 and the TMA-store epilogue; 2000×1000×1000 with
-/// 128×128 (`tma_epi/n128` 15.7 µs against 25.0 for 128×64); 1000³ `pair_n` 12.0 µs against
-/// `ws/n64` 14.6; 1024³ and 1024×1024×4096 `ws/n64` ahead of `pair_n` (10.2 against 10.8,
-/// 20.5 against 23.1).
-pub fn choose_gemm(m: usize, n: usize, k: usize) -> (&'static str, &'static str) {
-    choose_gemm_for(H200_SMS, GemmTypes::BF16, m, n, k)
-        .expect("every shipped combination has a choice, bf16 → bf16 first")
-}
-
-/// The host-side choice for any element types on a device with `sms` SMs, by the same rule as
-/// [`choose_gemm`]: the tile from [`tile_n`], then the kernel for it, in the config of those types (config names:
-/// `default`/`n128`/`n64` for BF16 → BF16; otherwise the types' name from
-/// [`GemmTypes::config`], with `_n128`/`_n64` for the smaller tiles):
-/// - 128×256: `gemm_sm90_tma_epi` for a 16-bit D with 16-byte rows; `gemm_sm90_cluster` for an
-///   f32 D (its register stores fill whole sectors; measured 681 against 624 TFLOP/s for the
-///   128×128 TMA-store config at 8192³, 2026-11-30) and for BF16 rows that are not aligned;
-/// - 128×192 (`n192` configs): the same kernels — where 128×256 tiles leave a wave mostly
-///   empty (1536³: 72 tiles on 132 SMs, 96 of 128×192; measured 18.8 against 23.1 µs);
-/// - 128×128: `gemm_sm90_tma_epi` (`n128`, or the f32-D config, which is 128×128), or
-///   `gemm_sm90_cluster`/`n128` for unaligned BF16 rows;
-/// - 128×64: `gemm_sm90_pair_n` when A's rows are not 128-byte aligned and D's are 16-byte
-///   aligned, else `gemm_sm90_ws` (`n64`).
-///
-/// Where a kernel lacks the types' config (`gemm_sm90_cluster` has no 16-bit configs but
-/// BF16's), the fallback is `gemm_sm90_ws` at 128×128. `None` for a combination nothing ships
-/// (f32 inputs).
-pub fn choose_gemm_for(
-    sms: usize,
-    types: GemmTypes,
-    m: usize,
-    n: usize,
-    k: usize,
-) -> Option<(&'static str, &'static str)> {
-    types.config()?;
-    let bn = tile_n(sms, m, n, &WIDTHS);
-    let f32_out = types.output == ElemType::F32;
-    let d_rows_aligned = (n * types.output.bytes() as usize).is_multiple_of(16);
-    let a_rows_aligned = (k * types.input.bytes() as usize).is_multiple_of(128);
-    let pick = |kernel: &'static str, suffix: Option<&str>| {
-        config_of(kernel, types, suffix).map(|c| (kernel, c))
-    };
-    let choice = match (bn, d_rows_aligned) {
-        (256, true) if !f32_out => pick("gemm_sm90_tma_epi", None),
-        (256, _) => pick("gemm_sm90_cluster", None),
-        (192, true) if !f32_out => pick("gemm_sm90_tma_epi", Some("n192")),
-        (192, _) => pick("gemm_sm90_cluster", Some("n192")),
-        (128, true) if f32_out => pick("gemm_sm90_tma_epi", None),
-        (128, true) => pick("gemm_sm90_tma_epi", Some("n128")),
-        (128, false) => pick("gemm_sm90_cluster", Some("n128")),
-        (_, true) if !a_rows_aligned => pick("gemm_sm90_pair_n", None),
-        _ => pick("gemm_sm90_ws", Some("n64")),
-    };
-    choice.or_else(|| pick("gemm_sm90_ws", None))
-}
-
-/// The config of `kernel` for `types` with an optional tile suffix (`n128`, `n64`): the
-/// types' base name ([`GemmTypes::config`]), `<base>_<suffix>`, or just the suffix for BF16 →
-/// BF16 (whose base name is `default`); `None` when the kernel has no such config.
-fn config_of(kernel: &str, types: GemmTypes, suffix: Option<&str>) -> Option<&'static str> {
-    let base = types.config()?;
-    let name = match (base, suffix) {
-        (base, None) => base.to_string(),
-        ("default", Some(suffix)) => suffix.to_string(),
-        (base, Some(suffix)) => format!("{base}_{suffix}"),
-    };
-    find(kernel)?
-        .artifacts
-        .iter()
-        .find(|a| a.config == name)
-        .map(|a| a.config)
-}
-
-/// The tile widths (of 128-row tiles) the choices weigh for a 16-bit D (and the TN choice for
-/// any D).
-pub const WIDTHS: [usize; 4] = [256, 192, 128, 64];
-/// The widths the NN and scaled choices weigh for an f32 D, which has no 128×192 configs there.
-pub const WIDTHS_WITHOUT_192: [usize; 3] = [256, 128, 64];
-
-/// The tile width the host-side choice takes for an M×N output on `sms` SMs, of `widths`
-/// (largest first): the one with the least estimated time, `waves × width / efficiency`, where
-/// a wave is `sms` tiles and a tile's time is proportional to its width over its efficiency
-/// relative to 128×256 — 1.0 for 256 and 192, 0.92 for 128, 0.85 for 64 (measured on the H200,
-/// docs/perf/gemm-h200.md, 2026-11-30 01:48: 6144³ in 9 waves of 128×256 tiles 682.5 µs, 12
-/// waves of 128×192 670.5, 18 of 128×128 743.6). A smaller width must be 3 % faster to win.
-pub fn tile_n(sms: usize, m: usize, n: usize, widths: &[usize]) -> usize {
-    let cost = |bn: usize| {
-        let efficiency = match bn {
-            256 | 192 => 1.0,
-            128 => 0.92,
-            _ => 0.85,
-        };
-        let tiles = m.div_ceil(128) * n.div_ceil(bn);
-        (tiles.div_ceil(sms.max(1)) * bn) as f64 / efficiency
-    };
-    let mut best = widths[0];
-    for &bn in &widths[1..] {
-        if cost(bn) < 0.97 * cost(best) {
-            best = bn;
-        }
-    }
-    best
-}
-
-/// The NN counterpart of [`choose_gemm`] (B given K×N; N must be a multiple of 8 for every NN
-/// kernel): BF16 → BF16 by [`choose_gemm_nn_for`].
-pub fn choose_gemm_nn(m: usize, n: usize, k: usize) -> (&'static str, &'static str) {
-    choose_gemm_nn_for(H200_SMS, GemmTypes::BF16, m, n, k)
-        .expect("every shipped combination has an NN choice, bf16 → bf16 first")
-}
-
-/// The NN choice for any element types: [`tile_n`]'s tile, then for 128×256 the cluster
-/// kernel — with the TMA-store epilogue for a 16-bit D (`gemm_sm90_tma_epi_nn`), with the
-/// register epilogue for an f32 D (`gemm_sm90_cluster_nn`, whose f32 configs keep 128×256
-/// tiles; the TN rule) —, for 128×192 (a 16-bit D) `gemm_sm90_pair_n_nn`/`n192` (its CTAs
-/// load their own B chunks, so no 128-column split), for 128×128 the persistent non-cluster
-/// kernel (`gemm_sm90_ws_nn`, `n128`) or for an f32 D the TMA-store kernel's 128×128 config,
-/// and for 128×64
-/// `gemm_sm90_ws_nn`/`n64` or, when A's rows are not 128-byte aligned, `gemm_sm90_pair_n_nn`
-/// (the TN rule). `None` for a combination nothing ships.
-pub fn choose_gemm_nn_for(
-    sms: usize,
-    types: GemmTypes,
-    m: usize,
-    n: usize,
-    k: usize,
-) -> Option<(&'static str, &'static str)> {
-    types.config()?;
-    let a_rows_aligned = (k * types.input.bytes() as usize).is_multiple_of(128);
-    let f32_out = types.output == ElemType::F32;
-    let pick = |kernel: &'static str, suffix: Option<&str>| {
-        config_of(kernel, types, suffix).map(|c| (kernel, c))
-    };
-    let widths: &[usize] = if f32_out {
-        &WIDTHS_WITHOUT_192
-    } else {
-        &WIDTHS
-    };
-    match tile_n(sms, m, n, widths) {
-        256 if f32_out => pick("gemm_sm90_cluster_nn", None),
-        192 => pick("gemm_sm90_pair_n_nn", Some("n192")),
-        256 => pick("gemm_sm90_tma_epi_nn", None),
-        128 if f32_out => pick("gemm_sm90_tma_epi_nn", None),
-        128 => pick("gemm_sm90_ws_nn", Some("n128")),
-        _ if !a_rows_aligned => pick("gemm_sm90_pair_n_nn", None),
-        _ => pick("gemm_sm90_ws_nn", Some("n64")),
-    }
-}
-
-/// Runs D = A·Bᵀ with the kernel and config `choose_gemm_for` picks for the shape and the
-/// tensors' element types; a combination nothing ships is `RuntimeError::NoKernelForTypes`.
-pub fn gemm_auto<A: Element, D: Element>(
-    rt: &Runtime,
-    a: &Tensor<A>,
-    b: &Tensor<A>,
-    d: &mut Tensor<D>,
-) -> Result<(), RuntimeError> {
-    let (m, n, k) = (
-        a.shape()[0],
-        b.shape()[0],
-        a.shape().get(1).copied().unwrap_or(0),
-    );
-    let types = GemmTypes {
-        input: A::ELEM,
-        output: D::ELEM,
-    };
-    let sms = rt.sm_count() as usize;
-    let Some((name, config)) = choose_gemm_for(sms, types, m, n, k) else {
-        return Err(no_kernel_for("GEMM", types));
-    };
-    let Some(Shipped {
-        kind: Kind::Gemm(launch),
-        ..
-    }) = find(name)
-    else {
-        unreachable!("choose_gemm names a shipped GEMM")
-    };
-    launch.launch(rt, config, a, b, d)
-}
-
-/// No shipped `what` ("GEMM", "scaled GEMM") takes `types`; the error lists the combinations
-/// that ship ([`GemmTypes::ALL`]).
-pub fn no_kernel_for(what: &str, types: GemmTypes) -> RuntimeError {
-    let supported: Vec<String> = GemmTypes::ALL.iter().map(|t| t.to_string()).collect();
-    RuntimeError::NoKernelForTypes {
-        what: what.into(),
-        types: types.to_string(),
-        supported: supported.join(", "),
-    }
-}
-
-/// Runs D = A·B (B given K×N) with the kernel and config [`choose_gemm_nn_for`] picks for
-/// the shape and the tensors' element types; a combination nothing ships is
-/// `RuntimeError::NoKernelForTypes`.
-pub fn gemm_auto_nn<A: Element, D: Element>(
-    rt: &Runtime,
-    a: &Tensor<A>,
-    b: &Tensor<A>,
-    d: &mut Tensor<D>,
-) -> Result<(), RuntimeError> {
-    let (m, k) = (a.shape()[0], a.shape().get(1).copied().unwrap_or(0));
-    let n = b.shape().get(1).copied().unwrap_or(0);
-    let types = GemmTypes {
-        input: A::ELEM,
-        output: D::ELEM,
-    };
-    let choice = choose_gemm_nn_for(rt.sm_count() as usize, types, m, n, k);
-    let Some((name, config)) = choice else {
-        return Err(no_kernel_for("GEMM", types));
-    };
-    let Some(Shipped {
-        kind: Kind::GemmNn(launch),
-        ..
-    }) = find(name)
-    else {
-        unreachable!("choose_gemm_nn_for names a shipped NN GEMM")
-    };
-    launch.launch(rt, config, a, b, d)
-}
-
-/// D = α·A·Bᵀ + β·C (B given N×K) with the host-side choice: β = 0 and α = 1 is the plain
-/// product ([`gemm_auto`]; C is not read); otherwise `gemm_sm90_tma_epi_abc` in the config
-/// [`choose_gemm_scaled_for`] picks for the shape and the tensors' types. C's and D's rows
-/// must be 16-byte aligned (TMA loads and stores); a combination no config takes is
-/// `RuntimeError::NoKernelForTypes`.
-#[allow(clippy::too_many_arguments)]
-pub fn gemm_scaled<A: Element, D: Element>(
-    rt: &Runtime,
-    alpha: f32,
-    a: &Tensor<A>,
-    b: &Tensor<A>,
-    beta: f32,
-    c: &Tensor<D>,
-    d: &mut Tensor<D>,
-) -> Result<(), RuntimeError> {
-    if alpha == 1.0 && beta == 0.0 {
-        return gemm_auto(rt, a, b, d);
-    }
-    scaled_in(BLayout::Tn, rt, alpha, a, b, beta, c, d)
-}
-
-/// [`gemm_scaled`] with B given K×N (D = α·A·B + β·C): [`gemm_auto_nn`] for α = 1, β = 0,
-/// otherwise `gemm_sm90_tma_epi_abc_nn` in [`choose_gemm_scaled_for`]'s config. N must be a
-/// multiple of 8 (B's, C's and D's rows 16-byte aligned).
-#[allow(clippy::too_many_arguments)]
-pub fn gemm_scaled_nn<A: Element, D: Element>(
-    rt: &Runtime,
-    alpha: f32,
-    a: &Tensor<A>,
-    b: &Tensor<A>,
-    beta: f32,
-    c: &Tensor<D>,
-    d: &mut Tensor<D>,
-) -> Result<(), RuntimeError> {
-    if alpha == 1.0 && beta == 0.0 {
-        return gemm_auto_nn(rt, a, b, d);
-    }
-    scaled_in(BLayout::Nn, rt, alpha, a, b, beta, c, d)
-}
-
-/// The kernel and config the host takes for D = α·A·op(B) + β·C (α ≠ 1 or β ≠ 0) in
-/// `types`, B in `layout`: `gemm_sm90_tma_epi_abc` (TN) or `gemm_sm90_tma_epi_abc_nn` (NN),
-/// with [`tile_n`]'s tile: the types' base config for 128×256 (an f32 D's base config is
-/// 128×128, its largest), the pair-N kernel's `n192` for 128×192 (a 16-bit D), `n128` for
-/// 128×128 (a 16-bit D); for 128×64, when A's rows are not
-/// 128-byte aligned, the pair-N kernels (`gemm_sm90_pair_n_abc`, `_nn`: 1×2 clusters sharing
-/// A), else TN's `n64` config (NN has none: its cluster splits B's slab into 128-column
-/// halves) or NN's 128×128 one. The plain product's rule, and measured the same way
-/// (docs/perf/gemm-h200.md, 2026-11-30 01:37: 1000³ pair-N 13.6 µs against `n64` 14.9;
-/// 1024³ `n64` 12.7 against pair-N 16.0). `None` for types no scaled config takes.
-pub fn choose_gemm_scaled_for(
-    sms: usize,
-    layout: BLayout,
-    types: GemmTypes,
-    m: usize,
-    n: usize,
-    k: usize,
-) -> Option<(&'static str, &'static str)> {
-    let (kernel, small) = match layout {
-        BLayout::Tn => ("gemm_sm90_tma_epi_abc", "gemm_sm90_pair_n_abc"),
-        BLayout::Nn => ("gemm_sm90_tma_epi_abc_nn", "gemm_sm90_pair_n_abc_nn"),
-    };
-    let a_rows_aligned = (k * types.input.bytes() as usize).is_multiple_of(128);
-    let f32_out = types.output == ElemType::F32;
-    let pick = |kernel: &'static str, suffix: Option<&str>| {
-        config_of(kernel, types, suffix).map(|c| (kernel, c))
-    };
-    let widths: &[usize] = if f32_out {
-        &WIDTHS_WITHOUT_192
-    } else {
-        &WIDTHS
-    };
-    match tile_n(sms, m, n, widths) {
-        256 => pick(kernel, None),
-        192 => pick(small, Some("n192")),
-        128 if f32_out => pick(kernel, None),
-        128 => pick(kernel, Some("n128")),
-        _ if !a_rows_aligned => pick(small, None),
-        _ => pick(kernel, Some("n64"))
-            .or_else(|| pick(kernel, (!f32_out).then_some("n128")))
-            .or_else(|| pick(kernel, None)),
-    }
-}
-
-/// The scaled kernel [`choose_gemm_scaled_for`] takes, launched.
-#[allow(clippy::too_many_arguments)]
-fn scaled_in<A: Element, D: Element>(
-    layout: BLayout,
-    rt: &Runtime,
-    alpha: f32,
-    a: &Tensor<A>,
-    b: &Tensor<A>,
-    beta: f32,
-    c: &Tensor<D>,
-    d: &mut Tensor<D>,
-) -> Result<(), RuntimeError> {
-    let (m, n) = (a.shape()[0], d.shape().get(1).copied().unwrap_or(0));
-    let types = GemmTypes {
-        input: A::ELEM,
-        output: D::ELEM,
-    };
-    let k = a.shape().get(1).copied().unwrap_or(0);
-    let choice = choose_gemm_scaled_for(rt.sm_count() as usize, layout, types, m, n, k);
-    let Some((
-        Shipped {
-            kind: Kind::GemmScaled(launch, _),
-            ..
-        },
-        config,
-    )) = choice.and_then(|(kernel, config)| Some((find(kernel)?, config)))
-    else {
-        return Err(no_kernel_for("scaled GEMM", types));
-    };
-    launch.launch_scaled(rt, config, alpha, a, b, beta, c, d)
-}
-
 /// Relative Frobenius error a bf16-output GEMM must stay under.
 pub const GEMM_TOL: f64 = 1e-2;
+
+/// Runs `config` of `kernel` on random data of shape `(m, n, k)` and compares with the CPU
+/// reference, whatever problem it solves (from its artifacts' metadata): a copy bit-exact, a
+/// GEMM within its output type's tolerance (a scaled one with α = 1.5, β = −0.75).
+pub fn check(
+    rt: &Runtime,
+    kernel: &'static Kernel,
+    config: &str,
+    (m, n, k): (usize, usize, usize),
+    seed: u64,
+) -> Result<CheckReport, RuntimeError> {
+    use problem::Problem;
+    let launch = GemmLaunch::of(kernel);
+    match kernel.problem() {
+        Some(Problem::Copy) => check_copy(rt, kernel, config, m, n, seed),
+        Some(Problem::Gemm(g)) => {
+            let layout = BLayout::of(g.b);
+            let scaled = (g.epilogue == Epilogue::Scaled).then_some((1.5, -0.75));
+            check_typed(Check {
+                rt,
+                launch,
+                layout,
+                config,
+                shape: (m, n, k),
+                scaled,
+                seed,
+            })
+        }
+        None => Err(RuntimeError::NoKernelFits {
+            problem: format!("a check of `{}`", kernel.name),
+            table: "  it declares no problem (`solves = …`), so nothing knows its inputs\n".into(),
+        }),
+    }
+}
 
 /// Runs a copy of an M×N random tensor and counts elements that are not bit-exact.
 pub fn check_copy(
     rt: &Runtime,
-    launch: CopyLaunch,
+    kernel: &'static Kernel,
     config: &str,
     m: usize,
     n: usize,
@@ -729,7 +364,14 @@ pub fn check_copy(
     let src = rt.upload(&host, &[m, n])?;
     let mut dst = rt.zeros::<bf16>(&[m, n])?;
     rt.poison(&mut dst)?;
-    launch(rt, config, &src, &mut dst)?;
+    let art = tirx::select(kernel.artifacts, config, rt.target()?)?;
+    launch_roles(
+        rt,
+        art,
+        &[("src", src.view()), ("dst", dst.view())],
+        1.0,
+        0.0,
+    )?;
     rt.synchronize()?;
     let got = rt.download(&dst)?;
     let bad = got
@@ -762,12 +404,18 @@ impl BLayout {
             BLayout::Nn => [k, n],
         }
     }
-    /// The layout a shipped GEMM kind takes (`None` for a copy).
-    pub fn of(kind: Kind) -> Option<BLayout> {
-        match kind {
-            Kind::Copy(_) | Kind::GemmScaled(..) => None,
-            Kind::Gemm(_) => Some(BLayout::Tn),
-            Kind::GemmNn(_) => Some(BLayout::Nn),
+    /// The layout of a problem's B.
+    pub fn of(layout: problem::BLayout) -> BLayout {
+        match layout {
+            problem::BLayout::Tn => BLayout::Tn,
+            problem::BLayout::Nn => BLayout::Nn,
+        }
+    }
+    /// The problem's spelling of this layout.
+    pub fn problem(self) -> problem::BLayout {
+        match self {
+            BLayout::Tn => problem::BLayout::Tn,
+            BLayout::Nn => problem::BLayout::Nn,
         }
     }
     /// The f64 reference D (m×n) of `a` (m×k) and `b` in this layout.
@@ -841,7 +489,7 @@ fn check_gemm_layout(
     })
 }
 
-/// Runs D = α·A·op(B) + β·C of a [`Kind::GemmScaled`] kernel's `config` (B in `layout`) on
+/// Runs D = α·A·op(B) + β·C of a scaled kernel's `config` (B in `layout`) on
 /// random data (C random, or all NaN where β = 0, which the kernel must then not read; D
 /// poisoned) and compares with the f64 reference α·A·op(B) + β·C.
 #[allow(clippy::too_many_arguments)]
@@ -969,278 +617,4 @@ fn block_map<T: HostElem>(got: &[T], want: &[f64], m: usize, n: usize, tol: f64)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_choice_follows_the_tile_count_and_names_a_compiled_config() {
-        let tma_epi = ("gemm_sm90_tma_epi", "default");
-        assert_eq!(choose_gemm(8192, 8192, 8192), tma_epi);
-        assert_eq!(choose_gemm(4096, 4096, 4096), tma_epi);
-        assert_eq!(choose_gemm(2048, 2048, 2048), tma_epi);
-        assert_eq!(choose_gemm(4095, 4097, 4096), ("gemm_sm90_cluster", "n128"));
-        assert_eq!(choose_gemm(2000, 1000, 1000), ("gemm_sm90_tma_epi", "n128"));
-        assert_eq!(choose_gemm(2000, 1001, 1000), ("gemm_sm90_cluster", "n128"));
-        assert_eq!(
-            choose_gemm(1000, 1000, 1000),
-            ("gemm_sm90_pair_n", "default")
-        );
-        assert_eq!(
-            choose_gemm(1000, 1000, 4000),
-            ("gemm_sm90_pair_n", "default")
-        );
-        assert_eq!(choose_gemm(1024, 1024, 1024), ("gemm_sm90_ws", "n64"));
-        assert_eq!(choose_gemm(1000, 1001, 1000), ("gemm_sm90_ws", "n64"));
-        // One tile either way: the narrowest does the least wasted work.
-        assert_eq!(choose_gemm(1, 1, 8), ("gemm_sm90_ws", "n64"));
-        assert_eq!(choose_gemm(8, 8, 8), ("gemm_sm90_pair_n", "default"));
-        assert_eq!(choose_gemm(1536, 1536, 1536), ("gemm_sm90_tma_epi", "n192"));
-        assert_eq!(choose_gemm(1536, 1538, 1536), ("gemm_sm90_cluster", "n192"));
-        let shapes = [
-            (8192, 8192),
-            (2048, 2048),
-            (1000, 1000),
-            (4095, 4097),
-            (2000, 1000),
-        ];
-        for (m, n) in shapes {
-            for k in [1000, 4096] {
-                let (name, config) = choose_gemm(m, n, k);
-                let kernel = find(name).expect("shipped");
-                assert!(
-                    kernel.artifacts.iter().any(|a| a.config == config),
-                    "{name}/{config} is not compiled"
-                );
-            }
-        }
-        assert_eq!(
-            choose_gemm_nn(8192, 8192, 8192),
-            ("gemm_sm90_tma_epi_nn", "default")
-        );
-        assert_eq!(
-            choose_gemm_nn(2000, 1000, 1000),
-            ("gemm_sm90_ws_nn", "n128")
-        );
-        assert_eq!(
-            choose_gemm_nn(1000, 1000, 1000),
-            ("gemm_sm90_pair_n_nn", "default")
-        );
-        assert_eq!(choose_gemm_nn(1024, 1024, 1024), ("gemm_sm90_ws_nn", "n64"));
-        for (m, n) in [(8192, 8192), (2048, 2048), (1000, 1000), (4095, 4096)] {
-            let (name, config) = choose_gemm_nn(m, n, 4096);
-            let k = find(name).expect("shipped");
-            assert!(matches!(k.kind, Kind::GemmNn(_)), "{name} is not NN");
-            assert!(
-                k.artifacts.iter().any(|a| a.config == config),
-                "{name}/{config} is not compiled"
-            );
-        }
-    }
-
-    #[test]
-    fn every_type_combination_routes_to_a_config_of_its_types() {
-        for types in GemmTypes::ALL {
-            for (m, n) in [
-                (8192, 8192),
-                (4096, 4097),
-                (2048, 2048),
-                (1000, 1000),
-                (1, 1),
-            ] {
-                let (name, config) = choose_gemm_for(H200_SMS, types, m, n, 4096).expect("shipped");
-                let Some(Shipped {
-                    kind: Kind::Gemm(launch),
-                    ..
-                }) = find(name)
-                else {
-                    panic!("{name} is not a GEMM")
-                };
-                assert_eq!(launch.types(config), Some(types), "{name}/{config}");
-            }
-        }
-        let f32_in = GemmTypes {
-            input: ElemType::F32,
-            output: ElemType::F32,
-        };
-        assert_eq!(choose_gemm_for(H200_SMS, f32_in, 4096, 4096, 4096), None);
-        let f16_f32 = GemmTypes {
-            input: ElemType::F16,
-            output: ElemType::F32,
-        };
-        let f16 = GemmTypes {
-            input: ElemType::F16,
-            output: ElemType::F16,
-        };
-        for (types, shape, want) in [
-            // An f32 D: 128×256 from registers, 128×128 through the TMA store, 128×64 tiles in
-            // pairs or alone.
-            (
-                f16_f32,
-                (4096, 4096, 4096),
-                ("gemm_sm90_cluster", "f16_f32"),
-            ),
-            (
-                f16_f32,
-                (2000, 1000, 1000),
-                ("gemm_sm90_tma_epi", "f16_f32"),
-            ),
-            (f16_f32, (1000, 1000, 1000), ("gemm_sm90_pair_n", "f16_f32")),
-            (f16_f32, (1024, 1024, 1024), ("gemm_sm90_ws", "f16_f32_n64")),
-            // f32 rows are 16-byte aligned at N a multiple of 4, 16-bit ones at 8.
-            (
-                f16_f32,
-                (2000, 1004, 1000),
-                ("gemm_sm90_tma_epi", "f16_f32"),
-            ),
-            (f16, (4096, 4092, 4096), ("gemm_sm90_ws", "f16")),
-            (f16, (4096, 4096, 4096), ("gemm_sm90_tma_epi", "f16")),
-            (f16, (2000, 1000, 1000), ("gemm_sm90_tma_epi", "f16_n128")),
-            (f16, (1000, 1000, 1000), ("gemm_sm90_pair_n", "f16")),
-            (f16, (1024, 1024, 1024), ("gemm_sm90_ws", "f16_n64")),
-        ] {
-            let (m, n, k) = shape;
-            let got = choose_gemm_for(H200_SMS, types, m, n, k);
-            assert_eq!(got, Some(want), "{types} {shape:?}");
-        }
-    }
-
-    /// The tile follows the device's SM count and the widths the kernel family has: 2048² is
-    /// one wave of 128×256 tiles on 132 SMs, but two (the second 14 % full) on 114, where
-    /// 128×192 tiles or (without 192) 128×64 do better; 1536² and 3072² leave 128×256 waves
-    /// mostly empty on 132 SMs and go to 128×192, in every layout.
-    #[test]
-    fn the_tile_follows_the_sm_count_and_the_widths() {
-        let h200 = H200_SMS;
-        let no_192 = &WIDTHS_WITHOUT_192;
-        assert_eq!(tile_n(h200, 2048, 2048, &WIDTHS), 256);
-        assert_eq!(tile_n(114, 2048, 2048, &WIDTHS), 192);
-        assert_eq!(tile_n(114, 2048, 2048, no_192), 64);
-        assert_eq!(tile_n(h200, 1536, 1536, &WIDTHS), 192);
-        assert_eq!(tile_n(h200, 3072, 3072, &WIDTHS), 192);
-        for big in [4096, 6144, 8192, 16384] {
-            assert_eq!(tile_n(h200, big, big, &WIDTHS), 256, "{big}");
-            assert_eq!(tile_n(114, big, big, no_192), 256, "{big}");
-        }
-        let bf16 = GemmTypes::BF16;
-        let f32_out = GemmTypes {
-            input: ElemType::Bf16,
-            output: ElemType::F32,
-        };
-        let (tn, nn) = (BLayout::Tn, BLayout::Nn);
-        let cases = [
-            (tn, None, h200, bf16, 1536, ("gemm_sm90_tma_epi", "n192")),
-            (tn, None, 114, bf16, 2048, ("gemm_sm90_tma_epi", "n192")),
-            (nn, None, h200, bf16, 3072, ("gemm_sm90_pair_n_nn", "n192")),
-            (
-                nn,
-                None,
-                h200,
-                f32_out,
-                3072,
-                ("gemm_sm90_tma_epi_nn", "bf16_f32"),
-            ),
-            (
-                tn,
-                Some(()),
-                h200,
-                bf16,
-                1536,
-                ("gemm_sm90_pair_n_abc", "n192"),
-            ),
-        ];
-        for (layout, scaled, sms, types, s, want) in cases {
-            let got = match (layout, scaled) {
-                (layout, Some(())) => choose_gemm_scaled_for(sms, layout, types, s, s, s),
-                (BLayout::Tn, None) => choose_gemm_for(sms, types, s, s, s),
-                (BLayout::Nn, None) => choose_gemm_nn_for(sms, types, s, s, s),
-            };
-            assert_eq!(
-                got,
-                Some(want),
-                "{layout:?} {scaled:?} {sms} SMs {types} {s}³"
-            );
-        }
-    }
-
-    #[test]
-    fn every_scaled_choice_is_a_scaled_config_of_its_types_and_layout() {
-        for types in GemmTypes::ALL {
-            for layout in [BLayout::Tn, BLayout::Nn] {
-                for (m, n, k) in [
-                    (8192, 8192, 8192),
-                    (1000, 1000, 1000),
-                    (1024, 1024, 1024),
-                    (2000, 1000, 1000),
-                    (1, 8, 8),
-                ] {
-                    let choice = choose_gemm_scaled_for(H200_SMS, layout, types, m, n, k);
-                    let (name, config) = choice.expect("every shipped type has a scaled config");
-                    let Some(Shipped {
-                        kind: Kind::GemmScaled(launch, l),
-                        ..
-                    }) = find(name)
-                    else {
-                        panic!("{name} is not a scaled GEMM")
-                    };
-                    assert_eq!(l, layout, "{name}");
-                    assert_eq!(launch.types(config), Some(types), "{name}/{config}");
-                }
-            }
-        }
-        // The tile follows `tile_n`, as for the plain product.
-        let bf16 = GemmTypes::BF16;
-        let (tn, nn) = (BLayout::Tn, BLayout::Nn);
-        for (layout, shape, want) in [
-            (tn, (1000, 1000, 1000), ("gemm_sm90_pair_n_abc", "default")),
-            (tn, (1024, 1024, 1024), ("gemm_sm90_tma_epi_abc", "n64")),
-            (tn, (8192, 8192, 8192), ("gemm_sm90_tma_epi_abc", "default")),
-            (
-                nn,
-                (1000, 1000, 1000),
-                ("gemm_sm90_pair_n_abc_nn", "default"),
-            ),
-            (nn, (1024, 1024, 1024), ("gemm_sm90_tma_epi_abc_nn", "n128")),
-            (nn, (2000, 1000, 1000), ("gemm_sm90_tma_epi_abc_nn", "n128")),
-        ] {
-            let (m, n, k) = shape;
-            let got = choose_gemm_scaled_for(H200_SMS, layout, bf16, m, n, k);
-            assert_eq!(got, Some(want), "{layout:?} {shape:?}");
-        }
-    }
-
-    #[test]
-    fn every_nn_type_combination_routes_to_an_nn_config_of_its_types() {
-        for types in GemmTypes::ALL {
-            for (m, n, k) in [
-                (8192, 8192, 8192),
-                (2000, 1000, 1000),
-                (1000, 1000, 1000),
-                (1024, 1024, 1024),
-            ] {
-                let (name, config) = choose_gemm_nn_for(H200_SMS, types, m, n, k).expect("shipped");
-                let Some(Shipped {
-                    kind: Kind::GemmNn(launch),
-                    ..
-                }) = find(name)
-                else {
-                    panic!("{name} is not an NN GEMM")
-                };
-                assert_eq!(launch.types(config), Some(types), "{name}/{config}");
-            }
-        }
-    }
-
-    #[test]
-    fn every_gemm_config_declares_its_types() {
-        for k in all() {
-            let (Kind::Gemm(launch) | Kind::GemmNn(launch) | Kind::GemmScaled(launch, _)) = k.kind
-            else {
-                continue;
-            };
-            for a in k.artifacts {
-                let t = launch.types(a.config).expect("a, d tensors");
-                assert!(t.config().is_some(), "{}/{}: {t}", k.name, a.config);
-            }
-        }
-    }
-}
+mod tests;

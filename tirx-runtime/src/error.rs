@@ -291,16 +291,14 @@ pub enum RuntimeError {
         available: Vec<(String, Target)>,
     },
 
-    /// No shipped kernel computes this combination of element types (a host-side choice such
-    /// as `gemm_auto` found none before launching anything).
-    #[error("no {what} kernel takes {types}; supported: {supported}")]
-    NoKernelForTypes {
-        /// What was asked for (`GEMM`).
-        what: String,
-        /// The element types passed (`f32 -> bf16`).
-        types: String,
-        /// The combinations that exist.
-        supported: String,
+    /// The host-side dispatcher found no artifact that fits the problem; `table` lists every
+    /// candidate with why it was refused (one line each), like the compile-time dispatcher.
+    #[error("no kernel fits {problem}; the candidates:\n{table}")]
+    NoKernelFits {
+        /// The problem asked for (`gemm tn plain, bf16 -> bf16, 1000x1000x1000`).
+        problem: String,
+        /// One line per candidate artifact: kernel/config, target, and why it was refused.
+        table: String,
     },
 
     /// A CUDA driver call failed.

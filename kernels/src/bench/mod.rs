@@ -289,6 +289,19 @@ pub fn run_gemm_bench<A: HostElem, D: HostElem>(
     json: Option<&Path>,
     png: Option<&Path>,
 ) -> Result<bool, BenchError> {
+    let report = gemm_report::<A, D>(rt, kernels, problem, shapes, json, png)?;
+    Ok(report.rows.iter().all(report::Row::ok))
+}
+
+/// [`run_gemm_bench`], returning the whole report (`tirx tune` keeps every candidate's time).
+pub fn gemm_report<A: HostElem, D: HostElem>(
+    rt: &Runtime,
+    kernels: &dyn Fn((usize, usize, usize)) -> Vec<GemmEntry>,
+    problem: Problem,
+    shapes: Option<Vec<(usize, usize, usize)>>,
+    json: Option<&Path>,
+    png: Option<&Path>,
+) -> Result<report::Report, BenchError> {
     let lt = cublaslt::CublasLt::new(rt)?;
     let shapes = shapes.unwrap_or_else(sweep::default_shapes);
     let json = json.map_or_else(|| PathBuf::from(DEFAULT_JSON), Path::to_path_buf);
@@ -339,7 +352,7 @@ pub fn run_gemm_bench<A: HostElem, D: HostElem>(
     write(&json, report.json().as_bytes())?;
     write(&png, &report.png())?;
     println!("wrote {} and {}", json.display(), png.display());
-    Ok(report.rows.iter().all(report::Row::ok))
+    Ok(report)
 }
 
 /// [`run_gemm_bench`] in the element types `types`, chosen at run time (`tirx bench gemm --in
@@ -353,18 +366,33 @@ pub fn run_gemm_bench_for(
     json: Option<&Path>,
     png: Option<&Path>,
 ) -> Result<bool, BenchError> {
+    let report = gemm_report_for(rt, types, kernels, problem, shapes, json, png)?;
+    Ok(report.rows.iter().all(report::Row::ok))
+}
+
+/// [`gemm_report`] in the element types `types`, chosen at run time.
+pub fn gemm_report_for(
+    rt: &Runtime,
+    types: GemmTypes,
+    kernels: &dyn Fn((usize, usize, usize)) -> Vec<GemmEntry>,
+    problem: Problem,
+    shapes: Option<Vec<(usize, usize, usize)>>,
+    json: Option<&Path>,
+    png: Option<&Path>,
+) -> Result<report::Report, BenchError> {
     use half::f16;
     use tirx::abi::ElemType::{Bf16, F16, F32};
     match (types.input, types.output) {
-        (Bf16, Bf16) => run_gemm_bench::<bf16, bf16>(rt, kernels, problem, shapes, json, png),
-        (Bf16, F16) => run_gemm_bench::<bf16, f16>(rt, kernels, problem, shapes, json, png),
-        (Bf16, F32) => run_gemm_bench::<bf16, f32>(rt, kernels, problem, shapes, json, png),
-        (F16, Bf16) => run_gemm_bench::<f16, bf16>(rt, kernels, problem, shapes, json, png),
-        (F16, F16) => run_gemm_bench::<f16, f16>(rt, kernels, problem, shapes, json, png),
-        (F16, F32) => run_gemm_bench::<f16, f32>(rt, kernels, problem, shapes, json, png),
-        _ => Err(BenchError::Runtime(crate::registry::no_kernel_for(
-            "GEMM", types,
-        ))),
+        (Bf16, Bf16) => gemm_report::<bf16, bf16>(rt, kernels, problem, shapes, json, png),
+        (Bf16, F16) => gemm_report::<bf16, f16>(rt, kernels, problem, shapes, json, png),
+        (Bf16, F32) => gemm_report::<bf16, f32>(rt, kernels, problem, shapes, json, png),
+        (F16, Bf16) => gemm_report::<f16, bf16>(rt, kernels, problem, shapes, json, png),
+        (F16, F16) => gemm_report::<f16, f16>(rt, kernels, problem, shapes, json, png),
+        (F16, F32) => gemm_report::<f16, f32>(rt, kernels, problem, shapes, json, png),
+        _ => Err(BenchError::Runtime(RuntimeError::NoKernelFits {
+            problem: format!("a GEMM bench in {types}"),
+            table: "  the bench runs bf16 or f16 inputs and bf16, f16 or f32 outputs\n".into(),
+        })),
     }
 }
 

@@ -10,6 +10,7 @@
 use tirx::prelude::*;
 
 #[tile_kernel(
+    solves = copy,
     targets(sm_90a, sm_100a),
     threads = 128,
     grid = (cdiv(N, BN), cdiv(M, BM)),

@@ -22,6 +22,7 @@
 use tirx::prelude::*;
 
 #[tile_kernel(
+    solves = gemm,
     target = sm_90a,
     threads = 128,
     grid = (cdiv(N, BN), cdiv(M, BM)),

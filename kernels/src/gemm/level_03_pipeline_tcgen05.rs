@@ -13,6 +13,7 @@
 use tirx::prelude::*;
 
 #[tile_kernel(
+    solves = gemm,
     target = sm_100a,
     threads = 128,
     grid = (cdiv(N, BN), cdiv(M, BM)),

@@ -426,6 +426,7 @@ pub mod ladder {
     /// one wgmma group in flight and releases each stage one K step later. One CTA per
     /// 128×128 tile.
     #[tile_kernel(
+        solves = gemm,
         target = sm_90a,
         threads = 256,
         grid = (cdiv(N, BN), cdiv(M, BM)),
@@ -474,6 +475,7 @@ pub mod ladder {
     /// Level 5: warp specialization with register reallocation and two consumer warpgroups
     /// on a 128×256 tile; one CTA per tile.
     #[tile_kernel(
+        solves = gemm,
         target = sm_90a,
         threads = 384,
         grid = (cdiv(N, BN), cdiv(M, BM)),
@@ -512,6 +514,7 @@ pub mod ladder {
     /// device's SM count (the cluster kernels below take it rounded down to whole clusters,
     /// `SMS / 2 * 2`).
     #[tile_kernel(
+        solves = gemm,
         target = sm_90a,
         threads = 384,
         grid = (SMS, 1),
@@ -567,6 +570,7 @@ pub mod ladder {
     /// `[BK, 64]` box per chunk ([`produce_nn`]); the consumers are level 6's. N must be a
     /// multiple of 8 (B's rows 16-byte aligned for TMA).
     #[tile_kernel(
+        solves = gemm,
         target = sm_90a,
         threads = 384,
         grid = (SMS, 1),
@@ -643,6 +647,7 @@ pub mod ladder {
     /// barriers are initialised cluster-wide before any multicast (the compiler adds the
     /// cluster barriers at entry and exit).
     #[tile_kernel(
+        solves = gemm,
         target = sm_90a,
         threads = 384,
         cluster = (2, 1, 1),
@@ -680,6 +685,7 @@ pub mod ladder {
     /// an f32 D, whose register epilogue keeps 128×256 tiles (the TMA-store NN kernel's f32
     /// configs are 128×128), and BF16 → BF16.
     #[tile_kernel(
+        solves = gemm,
         target = sm_90a,
         threads = 384,
         cluster = (2, 1, 1),
@@ -747,6 +753,7 @@ pub mod ladder {
     /// D's rows must be 16-byte aligned (N a multiple of 8, or of 4 for f32): the runtime
     /// refuses others.
     #[tile_kernel(
+        solves = gemm,
         target = sm_90a,
         threads = 384,
         cluster = (2, 1, 1),
@@ -791,6 +798,7 @@ pub mod ladder {
     /// `wgmma` with `imm-trans-b = 1`. Transposition is a layout change, never a copy. N must
     /// be a multiple of 8 (B's and D's rows 16-byte aligned: the runtime refuses others).
     #[tile_kernel(
+        solves = gemm,
         target = sm_90a,
         threads = 384,
         cluster = (2, 1, 1),
@@ -860,6 +868,7 @@ pub mod ladder {
     /// the epilogue is level 8's. Small outputs (about one wave of 128×64 tiles) are
     /// operand-supply bound, which is what this cuts.
     #[tile_kernel(
+        solves = gemm,
         target = sm_90a,
         threads = 384,
         cluster = (2, 1, 1),
@@ -930,6 +939,7 @@ pub mod ladder {
 
     /// [`gemm_sm90_pair_n`] with B given K×N (NN): B's 64-column tile is one MN-major chunk.
     #[tile_kernel(
+        solves = gemm,
         target = sm_90a,
         threads = 384,
         cluster = (2, 1, 1),
@@ -973,6 +983,7 @@ pub mod ladder {
     /// 0, C is loaded but never read (it may hold NaN), as BLAS specifies; the host sends
     /// β = 0, α = 1 to `gemm_sm90_tma_epi` instead.
     #[tile_kernel(
+        solves = gemm,
         target = sm_90a,
         threads = 384,
         cluster = (2, 1, 1),
@@ -1022,6 +1033,7 @@ pub mod ladder {
     /// [`gemm_sm90_tma_epi_abc`] with B given K×N (NN): level 8's NN producer, the same
     /// consumers.
     #[tile_kernel(
+        solves = gemm,
         target = sm_90a,
         threads = 384,
         cluster = (2, 1, 1),
@@ -1148,6 +1160,7 @@ pub mod ladder {
     /// [`gemm_sm90_pair_n`] with the BLAS epilogue of [`gemm_sm90_tma_epi_abc`], D = α·A·Bᵀ +
     /// β·C: 128×64 tiles in 1×2 clusters sharing A, for outputs of about one wave of them.
     #[tile_kernel(
+        solves = gemm,
         target = sm_90a,
         threads = 384,
         cluster = (2, 1, 1),
@@ -1190,6 +1203,7 @@ pub mod ladder {
 
     /// [`gemm_sm90_pair_n_abc`] with B given K×N (NN).
     #[tile_kernel(
+        solves = gemm,
         target = sm_90a,
         threads = 384,
         cluster = (2, 1, 1),

@@ -1,0 +1,34 @@
+//! The catalogue: every shipped kernel, built from the kernel files' own lists.
+//!
+//! Each `#[tile_module]` lists its kernels (`KERNELS`, in source order) and each kernel outside
+//! a module has its `KERNEL`; this file names each list once, so adding a kernel to a module
+//! adds it here, and a new file adds one line. Everything else — what a kernel solves, its
+//! element types, tiles and target — is read from the artifacts (see [`crate::dispatch`]).
+
+use tirx::Kernel;
+
+use crate::copy::tma_copy;
+use crate::gemm::{
+    level_01_sync, level_02_tma, level_03_pipeline_tcgen05, level_03_pipeline_wgmma,
+    warp_specialized,
+};
+
+/// The lists the catalogue is made of, in the order `tirx list` prints them.
+const LISTS: [&[&Kernel]; 6] = [
+    &[&tma_copy::tma_copy::KERNEL],
+    &[&level_01_sync::gemm_sm90_sync::KERNEL],
+    &[&level_02_tma::gemm_sm90_tma::KERNEL],
+    &[&level_03_pipeline_wgmma::gemm_sm90::KERNEL],
+    warp_specialized::ladder::KERNELS,
+    &[&level_03_pipeline_tcgen05::gemm_sm100::KERNEL],
+];
+
+/// Every shipped kernel.
+pub fn all() -> Vec<&'static Kernel> {
+    LISTS.iter().flat_map(|l| l.iter().copied()).collect()
+}
+
+/// The shipped kernel named `name`.
+pub fn find(name: &str) -> Option<&'static Kernel> {
+    all().into_iter().find(|k| k.name == name)
+}

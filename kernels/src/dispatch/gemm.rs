@@ -1,0 +1,257 @@
+//! The GEMM problem: D = A·op(B) (plain) or D = α·A·op(B) + β·C (scaled), B given N×K (TN)
+//! or K×N (NN), in one pair of element types — its acceptance rules and its cost model.
+//!
+//! Acceptance ([`ProblemDef::solves`] and the planner): the artifact declares
+//! `solves = gemm` and its signature derives this layout and epilogue; its `a` and `d` hold
+//! the requested types; and the runtime plans its launch on exactly these tensors (which checks
+//! shapes, 16-byte TMA strides, base alignment, shared memory, the cluster and the grid
+//! against the device's SM count).
+//!
+//! The cost model ([`GemmRequest::cost`]) estimates time from what the artifact is, never
+//! from its name: `BM`, `BN` and `STAGES` from its config entries; from its signature, whether
+//! A and D go through TMA, the cluster size and whether the grid is persistent (`SMS`). Per
+//! 128-row tile of width BN, a wave of `SMS` tiles costs `BN / efficiency(BN)`; the factors
+//! below multiply. Every number is a measurement on the H200 (docs/perf/gemm-h200.md):
+//! - efficiency 1.0 for 256 columns, 0.97 for 192, 0.92 for 128, 0.82 for 64 (2026-11-30
+//!   01:48: 6144³ in 9 waves of 128×256 tiles 682.5 µs, 12 of 128×192 670.5, 18 of 128×128
+//!   743.6; 192 and 64 carry the 3 % margin the measured rule of that session demanded of a
+//!   narrower tile, since at full waves 8192³ measured 128×256 ahead);
+//! - D stored from registers instead of by TMA: ×1.02 (levels 7 → 8 at 8192³, 0.98 → 1.01);
+//! - a 2-CTA cluster multicasting a shared operand: ×0.98 (levels 6 → 7 with the TMA store);
+//!   but sharing A (each CTA's TMA box of A holds fewer than BM rows) on 64-column tiles is
+//!   ×0.95 when A's rows are not 128-byte aligned (1000³: pair-N 12.0 µs against 14.6
+//!   unshared; scaled 13.6 against 14.9 sharing B) and ×1.06 when they are (1024³: 10.8
+//!   against 10.2 unshared; scaled 16.0 against 12.7 sharing B);
+//! - a grid that is not persistent: ×1.25, no software pipeline (`STAGES` absent): ×1.3, A
+//!   not loaded by TMA: ×3 (the ladder's levels 1–5 at 8192³: 0.22–0.96 of level 8).
+//!
+//! The model ranks; the tune cache corrects it where it is wrong.
+
+use tirx::problem::{BLayout, Epilogue, GemmProblem, Problem};
+use tirx::runtime::TensorMeta;
+use tirx::{KernelArtifact, TensorArg};
+
+use super::tune::{self, Key};
+use super::{Device, ProblemDef, Reject};
+use crate::registry::GemmTypes;
+
+/// One GEMM to run: the problem and the tensors it runs on.
+#[derive(Clone, Debug)]
+pub struct GemmRequest {
+    /// How B is given.
+    pub layout: BLayout,
+    /// Plain or scaled.
+    pub epilogue: Epilogue,
+    /// A's/B's and D's element types.
+    pub types: GemmTypes,
+    /// M, N, K.
+    pub shape: (usize, usize, usize),
+    /// A (M×K), B (N×K or K×N), C (M×N, scaled only), D (M×N).
+    pub a: TensorMeta,
+    /// B.
+    pub b: TensorMeta,
+    /// C, for the scaled epilogue.
+    pub c: Option<TensorMeta>,
+    /// D.
+    pub d: TensorMeta,
+    /// α, β (scaled only; 1, 0 otherwise).
+    pub scalars: (f32, f32),
+}
+
+impl GemmRequest {
+    /// The request on contiguous tensors at 256-byte aligned addresses: what a choice made
+    /// before any tensor exists (listings, tests, the bench) judges.
+    pub fn contiguous(
+        layout: BLayout,
+        epilogue: Epilogue,
+        types: GemmTypes,
+        (m, n, k): (usize, usize, usize),
+    ) -> GemmRequest {
+        let meta = |elem, shape: &[usize]| TensorMeta::row_major(elem, shape, 0);
+        let b_shape = match layout {
+            BLayout::Tn => [n, k],
+            BLayout::Nn => [k, n],
+        };
+        GemmRequest {
+            layout,
+            epilogue,
+            types,
+            shape: (m, n, k),
+            a: meta(types.input, &[m, k]),
+            b: meta(types.input, &b_shape),
+            c: (epilogue == Epilogue::Scaled).then(|| meta(types.output, &[m, n])),
+            d: meta(types.output, &[m, n]),
+            scalars: (1.0, 0.0),
+        }
+    }
+
+    /// The request on the tensors given (their real strides and addresses count: a base that is
+    /// not 16-byte aligned refuses the TMA kernels). M and K come from A, N from D.
+    pub fn on(
+        layout: BLayout,
+        a: &TensorArg<'_>,
+        b: &TensorArg<'_>,
+        scaled: Option<(f32, &TensorArg<'_>, f32)>,
+        d: &TensorArg<'_>,
+    ) -> GemmRequest {
+        let dim = |t: &TensorMeta, i: usize| t.shape.get(i).copied().unwrap_or(0);
+        let (a, b, d) = (a.meta().clone(), b.meta().clone(), d.meta().clone());
+        let shape = (dim(&a, 0), dim(&d, 1), dim(&a, 1));
+        let types = GemmTypes {
+            input: a.elem,
+            output: d.elem,
+        };
+        let (epilogue, c, scalars) = match scaled {
+            None => (Epilogue::Plain, None, (1.0, 0.0)),
+            Some((alpha, c, beta)) => (Epilogue::Scaled, Some(c.meta().clone()), (alpha, beta)),
+        };
+        GemmRequest {
+            layout,
+            epilogue,
+            types,
+            shape,
+            a,
+            b,
+            c,
+            d,
+            scalars,
+        }
+    }
+
+    /// `gemm tn plain`: the problem without types or shape (a cache key's part).
+    pub fn problem_name(&self) -> String {
+        format!("gemm {} {}", self.layout.name(), self.epilogue.name())
+    }
+}
+
+impl ProblemDef for GemmRequest {
+    fn describe(&self) -> String {
+        let (m, n, k) = self.shape;
+        format!("{}, {}, {m}x{n}x{k}", self.problem_name(), self.types)
+    }
+
+    fn solves(&self, artifact: &KernelArtifact) -> Result<(), Reject> {
+        let want = Problem::Gemm(GemmProblem {
+            b: self.layout,
+            epilogue: self.epilogue,
+        });
+        if artifact.problem != Some(want) {
+            let found = artifact
+                .problem
+                .map_or_else(|| "nothing declared".to_string(), |p| p.to_string());
+            return Err(Reject::Problem { found });
+        }
+        let types = (artifact.elem_of("a"), artifact.elem_of("d"));
+        if types != (Some(self.types.input), Some(self.types.output)) {
+            let name = |e: Option<tirx::abi::ElemType>| e.map_or("?", |e| e.name());
+            return Err(Reject::Types {
+                found: format!("{} -> {}", name(types.0), name(types.1)),
+            });
+        }
+        Ok(())
+    }
+
+    fn arguments(&self, artifact: &KernelArtifact) -> (Vec<TensorMeta>, Vec<f32>) {
+        let sig = (artifact.signature)();
+        let tensors = sig
+            .tensors
+            .iter()
+            .filter_map(|t| match t.name.as_str() {
+                "a" => Some(self.a.clone()),
+                "b" => Some(self.b.clone()),
+                "c" => self.c.clone(),
+                "d" => Some(self.d.clone()),
+                _ => None,
+            })
+            .collect();
+        let scalars = sig
+            .scalars
+            .iter()
+            .map(|s| match s.as_str() {
+                "alpha" => self.scalars.0,
+                _ => self.scalars.1,
+            })
+            .collect();
+        (tensors, scalars)
+    }
+
+    fn cost(&self, artifact: &KernelArtifact, device: &Device) -> Result<f64, Reject> {
+        let (m, n, k) = self.shape;
+        let (Some(bm), Some(bn)) = (artifact.int("BM"), artifact.int("BN")) else {
+            return Err(Reject::Unranked(
+                "the cost model needs the config constants BM and BN".into(),
+            ));
+        };
+        let (bm, bn) = (bm.max(1) as usize, bn.max(1) as usize);
+        let sig = (artifact.signature)();
+        let by_tma = |tensor: &str| {
+            sig.params.iter().any(
+                |p| matches!(p, tirx::abi::AbiParam::TensorMap { tensor: t, .. } if t == tensor),
+            )
+        };
+        let persistent = sig.grid.iter().any(mentions_sms);
+        let cluster: u32 = sig.cluster.iter().product();
+        let efficiency = match bn {
+            256.. => 1.0,
+            192..=255 => 0.97,
+            128..=191 => 0.92,
+            _ => 0.82,
+        };
+        let tiles = m.div_ceil(bm) * n.div_ceil(bn);
+        let waves = tiles.div_ceil(device.limits.sm_count.max(1) as usize);
+        let mut cost = waves as f64 * (bm as f64 / 128.0) * bn as f64 / efficiency;
+        if !by_tma("d") {
+            cost *= 1.02;
+        }
+        if cluster > 1 {
+            // A is the shared operand when each CTA's box of A holds fewer rows than BM (the
+            // pair loads half each and multicasts it).
+            let a_rows = sig.params.iter().find_map(|p| match p {
+                tirx::abi::AbiParam::TensorMap {
+                    tensor, box_dims, ..
+                } if tensor == "a" => box_dims.last().copied(),
+                _ => None,
+            });
+            let shares_a = a_rows.is_some_and(|r| (r as usize) < bm);
+            let a_rows_aligned = (k * self.types.input.bytes() as usize).is_multiple_of(128);
+            cost *= match (shares_a && bn < 128, a_rows_aligned) {
+                (false, _) => 0.98,
+                (true, false) => 0.95,
+                (true, true) => 1.06,
+            };
+        }
+        if !persistent {
+            cost *= 1.25;
+        }
+        if artifact.int("STAGES").is_none() {
+            cost *= 1.3;
+        }
+        if !by_tma("a") {
+            cost *= 3.0;
+        }
+        Ok(cost)
+    }
+
+    fn cache_key(&self, device: &Device) -> Key {
+        let (m, n, k) = self.shape;
+        Key {
+            device: device.name.clone(),
+            sms: device.limits.sm_count,
+            problem: self.problem_name(),
+            types: self.types.to_string(),
+            bucket: [tune::bucket(m), tune::bucket(n), tune::bucket(k)],
+        }
+    }
+}
+
+/// Whether a grid expression reads the SM count (a persistent kernel's grid).
+fn mentions_sms(e: &tirx::abi::SymExpr) -> bool {
+    use tirx::abi::SymExpr;
+    match e {
+        SymExpr::Sms => true,
+        SymExpr::Const(_) | SymExpr::Sym(_) => false,
+        SymExpr::CeilDiv(a, b) | SymExpr::Div(a, b) | SymExpr::Mul(a, b) => {
+            mentions_sms(a) || mentions_sms(b)
+        }
+    }
+}

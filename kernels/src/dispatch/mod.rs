@@ -1,0 +1,264 @@
+//! The host-side dispatcher: which compiled artifact runs a problem, chosen from the artifacts'
+//! own metadata, the way the compile-time dispatcher chooses an instruction.
+//!
+//! A problem definition ([`ProblemDef`], one per problem kind: [`gemm::GemmRequest`]) judges
+//! every artifact of the catalogue ([`crate::catalogue`]): it is accepted with an estimated
+//! cost, or refused with a typed [`Reject`] (another problem, another target, other element
+//! types, or a launch the runtime would refuse: shapes, alignment, shared memory, clusters,
+//! the SM count). The accepted ones are ranked by a measured cache entry first ([`tune`]: the
+//! fastest accepted artifact measured on this device for this problem and shape bucket), and
+//! otherwise by the problem's cost model. When nothing fits, the error prints the table of
+//! every candidate and its reason ([`RuntimeError::NoKernelFits`]).
+//!
+//! Invariants:
+//! - Nothing here reads a kernel's or a config's name for meaning: names only label rows, and
+//!   identify a measured artifact in the cache (a renamed config is re-measured, never
+//!   misrouted: its entry no longer matches, and the cost model decides).
+//! - An accepted artifact is one the runtime's pure launch planner accepts for exactly these
+//!   tensors, so choosing never picks a kernel that would then refuse to launch.
+
+pub mod gemm;
+pub mod tune;
+
+use std::fmt;
+
+use tirx::runtime::{DeviceLimits, TensorMeta, plan_launch_with};
+use tirx::{Kernel, KernelArtifact, RuntimeError, Target};
+
+/// The device a choice is made for: what the cache is keyed by and the planner checks.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Device {
+    /// The device's name (`NVIDIA H200`), a cache key.
+    pub name: String,
+    /// The target its artifacts must be compiled for.
+    pub target: Target,
+    /// Launch limits, the SM count among them.
+    pub limits: DeviceLimits,
+}
+
+impl Device {
+    /// An H100/H200 SXM (132 SMs), for choices made without a GPU (tests, listings).
+    pub fn h200() -> Device {
+        Device {
+            name: "NVIDIA H200".into(),
+            target: Target::Sm90a,
+            limits: DeviceLimits::HOPPER,
+        }
+    }
+
+    /// `h200()` with another SM count (an H100 PCIe has 114).
+    pub fn hopper_with_sms(sms: u32) -> Device {
+        let mut d = Device::h200();
+        d.limits.sm_count = sms;
+        d
+    }
+
+    /// The device `rt` runs on.
+    pub fn of(rt: &tirx::Runtime) -> Result<Device, RuntimeError> {
+        Ok(Device {
+            name: rt.name().to_string(),
+            target: rt.target()?,
+            limits: *rt.limits(),
+        })
+    }
+}
+
+/// Why an artifact does not fit a problem.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Reject {
+    /// It solves another problem (or declares none).
+    Problem {
+        /// What it solves, in text (`gemm(b = nn, epilogue = plain)`, `nothing declared`).
+        found: String,
+    },
+    /// It is compiled for another target.
+    Target {
+        /// Its target.
+        found: Target,
+    },
+    /// Its tensors hold other element types.
+    Types {
+        /// Its types, in text (`f16 -> f32`).
+        found: String,
+    },
+    /// The runtime would refuse this launch (shapes, strides, alignment, shared memory,
+    /// cluster, grid).
+    Launch(String),
+    /// The cost model cannot rank it (a config constant it needs is missing).
+    Unranked(String),
+}
+
+impl fmt::Display for Reject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Reject::Problem { found } => write!(f, "solves {found}"),
+            Reject::Target { found } => write!(f, "compiled for {}", found.name()),
+            Reject::Types { found } => write!(f, "takes {found}"),
+            Reject::Launch(why) => write!(f, "launch refused: {why}"),
+            Reject::Unranked(why) => write!(f, "cannot be ranked: {why}"),
+        }
+    }
+}
+
+/// A problem kind's host-side definition.
+pub trait ProblemDef {
+    /// The problem in words, for tables and errors (`gemm tn plain, bf16 -> bf16, 8x8x8`).
+    fn describe(&self) -> String;
+    /// Whether `artifact` computes this problem in these types (not yet whether it launches).
+    fn solves(&self, artifact: &KernelArtifact) -> Result<(), Reject>;
+    /// The tensors and scalars to plan the launch with, in the artifact's parameter order.
+    fn arguments(&self, artifact: &KernelArtifact) -> (Vec<TensorMeta>, Vec<f32>);
+    /// The estimated time of an accepted artifact on `device`, in arbitrary units (lower runs
+    /// sooner); `Err` when the model cannot rank it.
+    fn cost(&self, artifact: &KernelArtifact, device: &Device) -> Result<f64, Reject>;
+    /// The key of this problem's measured entries in the tune cache.
+    fn cache_key(&self, device: &Device) -> tune::Key;
+}
+
+/// One candidate and what the dispatcher made of it.
+#[derive(Clone, Debug)]
+pub struct Verdict {
+    /// The kernel.
+    pub kernel: &'static Kernel,
+    /// The artifact.
+    pub artifact: &'static KernelArtifact,
+    /// The estimated cost, or why it was refused.
+    pub outcome: Result<f64, Reject>,
+}
+
+/// How a choice was made.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Source {
+    /// The fastest accepted artifact measured for this device, problem and shape bucket
+    /// (`tirx tune`), with its median time in microseconds.
+    Measured(f64),
+    /// The cost model's cheapest (no cache entry, or none of its artifacts fits).
+    Model,
+}
+
+/// The artifact chosen for a problem.
+#[derive(Clone, Copy, Debug)]
+pub struct Choice {
+    /// Its kernel.
+    pub kernel: &'static Kernel,
+    /// The artifact.
+    pub artifact: &'static KernelArtifact,
+    /// How it was chosen.
+    pub source: Source,
+}
+
+impl Choice {
+    /// `kernel/config`.
+    pub fn label(&self) -> String {
+        format!("{}/{}", self.kernel.name, self.artifact.config)
+    }
+}
+
+/// Judges every artifact of `kernels` for `problem` on `device`, in catalogue order.
+pub fn judge(
+    problem: &dyn ProblemDef,
+    kernels: &[&'static Kernel],
+    device: &Device,
+) -> Vec<Verdict> {
+    let mut out = Vec::new();
+    for &kernel in kernels {
+        for artifact in kernel.artifacts {
+            let outcome = judge_one(problem, artifact, device);
+            out.push(Verdict {
+                kernel,
+                artifact,
+                outcome,
+            });
+        }
+    }
+    out
+}
+
+/// One artifact: target, problem, then the launch planner, then the cost model.
+fn judge_one(
+    problem: &dyn ProblemDef,
+    artifact: &'static KernelArtifact,
+    device: &Device,
+) -> Result<f64, Reject> {
+    if artifact.target != device.target {
+        return Err(Reject::Target {
+            found: artifact.target,
+        });
+    }
+    problem.solves(artifact)?;
+    let (tensors, scalars) = problem.arguments(artifact);
+    plan_launch_with(&(artifact.signature)(), &tensors, &scalars, &device.limits)
+        .map_err(|e| Reject::Launch(e.to_string()))?;
+    problem.cost(artifact, device)
+}
+
+/// The accepted verdicts, cheapest first (ties keep catalogue order).
+pub fn ranked(verdicts: &[Verdict]) -> Vec<(&Verdict, f64)> {
+    let mut ok: Vec<(&Verdict, f64)> = verdicts
+        .iter()
+        .filter_map(|v| v.outcome.as_ref().ok().map(|c| (v, *c)))
+        .collect();
+    ok.sort_by(|a, b| a.1.total_cmp(&b.1));
+    ok
+}
+
+/// The choice for `problem`: the cache's fastest accepted artifact, else the cost model's
+/// cheapest; when nothing fits, [`RuntimeError::NoKernelFits`] with the table.
+pub fn choose(
+    problem: &dyn ProblemDef,
+    kernels: &[&'static Kernel],
+    device: &Device,
+    cache: &tune::Cache,
+) -> Result<Choice, RuntimeError> {
+    let verdicts = judge(problem, kernels, device);
+    let accepted = |kernel: &str, config: &str| {
+        verdicts
+            .iter()
+            .find(|v| v.kernel.name == kernel && v.artifact.config == config && v.outcome.is_ok())
+    };
+    if let Some(entry) = cache.lookup(&problem.cache_key(device)) {
+        for m in &entry.measured {
+            if let Some(v) = accepted(&m.kernel, &m.config) {
+                return Ok(Choice {
+                    kernel: v.kernel,
+                    artifact: v.artifact,
+                    source: Source::Measured(m.median_us),
+                });
+            }
+        }
+    }
+    match ranked(&verdicts).first() {
+        Some((v, _)) => Ok(Choice {
+            kernel: v.kernel,
+            artifact: v.artifact,
+            source: Source::Model,
+        }),
+        None => Err(RuntimeError::NoKernelFits {
+            problem: problem.describe(),
+            table: table(&verdicts),
+        }),
+    }
+}
+
+/// The candidates and their outcomes, one line each (`kernel/config  target  accepted, cost
+/// 123.4` or `refused: why`), aligned.
+pub fn table(verdicts: &[Verdict]) -> String {
+    let label = |v: &Verdict| format!("{}/{}", v.kernel.name, v.artifact.config);
+    let width = verdicts.iter().map(|v| label(v).len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for v in verdicts {
+        let what = match &v.outcome {
+            Ok(cost) => format!("accepted, cost {cost:.1}"),
+            Err(why) => format!("refused: {why}"),
+        };
+        out.push_str(&format!(
+            "  {:<width$}  {:<7}  {what}\n",
+            label(v),
+            v.artifact.target.name()
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests;

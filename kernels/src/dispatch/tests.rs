@@ -1,0 +1,468 @@
+//! The dispatcher on the shipped catalogue, without a GPU: acceptance, the cost model's
+//! choices, the rejection table, and the tune cache's precedence.
+
+use super::gemm::GemmRequest;
+use super::tune::{Cache, Entry, Measured, bucket};
+use super::*;
+use crate::catalogue;
+use crate::registry::GemmTypes;
+use tirx::abi::ElemType::{Bf16, F16, F32};
+use tirx::problem::{BLayout, Epilogue};
+
+fn types(input: tirx::abi::ElemType, output: tirx::abi::ElemType) -> GemmTypes {
+    GemmTypes { input, output }
+}
+
+/// The cost model's choice (no cache) as `kernel/config`.
+fn model(
+    device: &Device,
+    layout: BLayout,
+    epi: Epilogue,
+    t: GemmTypes,
+    shape: (usize, usize, usize),
+) -> String {
+    let req = GemmRequest::contiguous(layout, epi, t, shape);
+    choose(&req, &catalogue::all(), device, &Cache::default())
+        .unwrap_or_else(|e| panic!("{shape:?}: {e}"))
+        .label()
+}
+
+/// The choices the measured rules of the 2026-11-30 sessions made (docs/perf/gemm-h200.md),
+/// reproduced by the cost model from the artifacts' data alone.
+#[test]
+fn the_cost_model_takes_the_measured_best_tiles_and_kernels() {
+    let h200 = Device::h200();
+    let bf16 = GemmTypes::BF16;
+    let (tn, nn) = (BLayout::Tn, BLayout::Nn);
+    let (plain, scaled) = (Epilogue::Plain, Epilogue::Scaled);
+    type Case = (BLayout, Epilogue, GemmTypes, (usize, usize, usize), &'static str);
+    let cases: &[Case] = &[
+        (
+            tn,
+            plain,
+            bf16,
+            (8192, 8192, 8192),
+            "gemm_sm90_tma_epi/default",
+        ),
+        (
+            tn,
+            plain,
+            bf16,
+            (4096, 4096, 4096),
+            "gemm_sm90_tma_epi/default",
+        ),
+        (
+            tn,
+            plain,
+            bf16,
+            (2048, 2048, 2048),
+            "gemm_sm90_tma_epi/default",
+        ),
+        // D's rows not 16-byte aligned: no TMA store; 128-wide tiles fill the waves best.
+        (
+            tn,
+            plain,
+            bf16,
+            (4095, 4097, 4096),
+            "gemm_sm90_cluster/n128",
+        ),
+        (
+            tn,
+            plain,
+            bf16,
+            (2000, 1000, 1000),
+            "gemm_sm90_tma_epi/n128",
+        ),
+        (
+            tn,
+            plain,
+            bf16,
+            (2000, 1001, 1000),
+            "gemm_sm90_cluster/n128",
+        ),
+        // 128×64: A shared by a pair when its rows are not 128-byte aligned.
+        (
+            tn,
+            plain,
+            bf16,
+            (1000, 1000, 1000),
+            "gemm_sm90_pair_n/default",
+        ),
+        (
+            tn,
+            plain,
+            bf16,
+            (1000, 1000, 4000),
+            "gemm_sm90_pair_n/default",
+        ),
+        (tn, plain, bf16, (1024, 1024, 1024), "gemm_sm90_ws/n64"),
+        (tn, plain, bf16, (1000, 1001, 1000), "gemm_sm90_ws/n64"),
+        (
+            tn,
+            plain,
+            bf16,
+            (1536, 1536, 1536),
+            "gemm_sm90_tma_epi/n192",
+        ),
+        (
+            tn,
+            plain,
+            bf16,
+            (1536, 1538, 1536),
+            "gemm_sm90_cluster/n192",
+        ),
+        // An f32 D: 128×256 from registers beats 128×128 through the TMA store.
+        (
+            tn,
+            plain,
+            types(F16, F32),
+            (4096, 4096, 4096),
+            "gemm_sm90_cluster/f16_f32",
+        ),
+        (
+            tn,
+            plain,
+            types(F16, F32),
+            (2000, 1000, 1000),
+            "gemm_sm90_tma_epi/f16_f32",
+        ),
+        (
+            tn,
+            plain,
+            types(F16, F16),
+            (4096, 4096, 4096),
+            "gemm_sm90_tma_epi/f16",
+        ),
+        (
+            tn,
+            plain,
+            types(F16, F16),
+            (2000, 1000, 1000),
+            "gemm_sm90_tma_epi/f16_n128",
+        ),
+        (
+            tn,
+            plain,
+            types(F16, F16),
+            (1000, 1000, 1000),
+            "gemm_sm90_pair_n/f16",
+        ),
+        (
+            nn,
+            plain,
+            bf16,
+            (8192, 8192, 8192),
+            "gemm_sm90_tma_epi_nn/default",
+        ),
+        (
+            nn,
+            plain,
+            bf16,
+            (1000, 1000, 1000),
+            "gemm_sm90_pair_n_nn/default",
+        ),
+        (nn, plain, bf16, (1024, 1024, 1024), "gemm_sm90_ws_nn/n64"),
+        (
+            nn,
+            plain,
+            bf16,
+            (3072, 3072, 3072),
+            "gemm_sm90_pair_n_nn/n192",
+        ),
+        (
+            nn,
+            plain,
+            types(Bf16, F32),
+            (3072, 3072, 3072),
+            "gemm_sm90_tma_epi_nn/bf16_f32",
+        ),
+        (
+            tn,
+            scaled,
+            bf16,
+            (8192, 8192, 8192),
+            "gemm_sm90_tma_epi_abc/default",
+        ),
+        (
+            tn,
+            scaled,
+            bf16,
+            (1000, 1000, 1000),
+            "gemm_sm90_pair_n_abc/default",
+        ),
+        (
+            tn,
+            scaled,
+            bf16,
+            (1536, 1536, 1536),
+            "gemm_sm90_pair_n_abc/n192",
+        ),
+        (
+            nn,
+            scaled,
+            bf16,
+            (1000, 1000, 1000),
+            "gemm_sm90_pair_n_abc_nn/default",
+        ),
+    ];
+    for &(layout, epi, t, shape, want) in cases {
+        let got = model(&h200, layout, epi, t, shape);
+        assert_eq!(got, want, "{layout:?} {epi:?} {t} {shape:?}");
+    }
+    // On 114 SMs 2048² is two waves of 128×256 tiles; 128×192 fills them better.
+    let h100 = Device::hopper_with_sms(114);
+    assert_eq!(
+        model(&h100, tn, plain, bf16, (2048, 2048, 2048)),
+        "gemm_sm90_tma_epi/n192"
+    );
+}
+
+/// Every choice computes what was asked, in the types asked, for the target of the device.
+#[test]
+fn every_choice_solves_the_problem_in_its_types() {
+    let h200 = Device::h200();
+    let shapes: [(usize, usize, usize); 5] = [
+        (8192, 8192, 8192),
+        (4096, 4097, 4096),
+        (1000, 1000, 1000),
+        (1, 8, 8),
+        (2000, 1000, 1000),
+    ];
+    for t in GemmTypes::ALL {
+        for layout in [BLayout::Tn, BLayout::Nn] {
+            for epi in [Epilogue::Plain, Epilogue::Scaled] {
+                for &(m, n, k) in &shapes {
+                    // NN, and a scaled D (C and D by TMA), need N a multiple of 8.
+                    let n = if layout == BLayout::Nn || epi == Epilogue::Scaled {
+                        n.next_multiple_of(8)
+                    } else {
+                        n
+                    };
+                    let req = GemmRequest::contiguous(layout, epi, t, (m, n, k));
+                    let c = choose(&req, &catalogue::all(), &h200, &Cache::default())
+                        .unwrap_or_else(|e| panic!("{} : {e}", req.describe()));
+                    let want = tirx::problem::Problem::Gemm(tirx::problem::GemmProblem {
+                        b: layout,
+                        epilogue: epi,
+                    });
+                    assert_eq!(c.artifact.problem, Some(want), "{}", c.label());
+                    assert_eq!(c.artifact.elem_of("a"), Some(t.input), "{}", c.label());
+                    assert_eq!(c.artifact.elem_of("d"), Some(t.output), "{}", c.label());
+                    assert_eq!(c.artifact.target, tirx::Target::Sm90a);
+                }
+            }
+        }
+    }
+}
+
+/// Nothing takes f32 inputs: the error lists every candidate with its reason.
+#[test]
+fn no_fit_prints_the_table_of_candidates_and_reasons() {
+    let req = GemmRequest::contiguous(BLayout::Tn, Epilogue::Plain, types(F32, F32), (64, 64, 64));
+    let err = choose(&req, &catalogue::all(), &Device::h200(), &Cache::default()).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.starts_with("no kernel fits gemm tn plain, f32 -> f32, 64x64x64; the candidates:\n"),
+        "{text}"
+    );
+    let line = |label: &str, rest: &str| {
+        text.lines()
+            .any(|l| l.trim_start().starts_with(label) && l.ends_with(rest))
+    };
+    assert!(
+        line("tma_copy/default ", "sm_90a   refused: solves copy"),
+        "{text}"
+    );
+    assert!(
+        text.contains("gemm_sm100/default") && text.contains("refused: compiled for sm_100a"),
+        "{text}"
+    );
+    assert!(
+        text.contains("gemm_sm90_tma_epi/default") && text.contains("refused: takes bf16 -> bf16"),
+        "{text}"
+    );
+    assert!(
+        text.contains("gemm_sm90_tma_epi_nn/default")
+            && text.contains("refused: solves gemm(b = nn, epilogue = plain)"),
+        "{text}"
+    );
+    assert!(!text.contains("accepted"), "{text}");
+}
+
+/// A launch the planner refuses is a refusal with the planner's reason (here a K×N B whose
+/// rows are not 16-byte aligned: every NN kernel reads B by TMA).
+#[test]
+fn a_launch_the_runtime_would_refuse_is_a_refusal() {
+    let req = GemmRequest::contiguous(
+        BLayout::Nn,
+        Epilogue::Plain,
+        GemmTypes::BF16,
+        (64, 1001, 64),
+    );
+    let verdicts = judge(&req, &catalogue::all(), &Device::h200());
+    let nn: Vec<&Verdict> = verdicts
+        .iter()
+        .filter(|v| v.kernel.name == "gemm_sm90_ws_nn")
+        .collect();
+    assert!(!nn.is_empty());
+    for v in nn {
+        match &v.outcome {
+            Err(Reject::Launch(why)) => assert!(why.contains("16"), "{why}"),
+            Err(Reject::Types { .. }) => {}
+            other => panic!("{}: {other:?}", v.artifact.config),
+        }
+    }
+}
+
+/// The choice reads artifacts' constants, not their names: a config renamed keeps its
+/// cost, so it still wins where it won.
+#[test]
+fn a_renamed_config_still_routes_by_its_constants() {
+    let real = catalogue::find("gemm_sm90_tma_epi").expect("shipped");
+    let renamed: Vec<tirx::KernelArtifact> = real
+        .artifacts
+        .iter()
+        .map(|a| {
+            let mut a = *a;
+            a.config = if a.config == "n192" {
+                "wide_tiles"
+            } else {
+                a.config
+            };
+            a
+        })
+        .collect();
+    let kernel: &'static Kernel = Box::leak(Box::new(Kernel {
+        name: "renamed",
+        artifacts: Box::leak(renamed.into_boxed_slice()),
+        pruned: &[],
+    }));
+    let req = GemmRequest::contiguous(
+        BLayout::Tn,
+        Epilogue::Plain,
+        GemmTypes::BF16,
+        (1536, 1536, 1536),
+    );
+    let c = choose(&req, &[kernel], &Device::h200(), &Cache::default()).expect("fits");
+    assert_eq!(c.artifact.config, "wide_tiles");
+    assert_eq!(c.artifact.int("BN"), Some(192));
+}
+
+fn entry(req: &GemmRequest, measured: &[(&str, &str, f64)]) -> Entry {
+    let (m, n, k) = req.shape;
+    Entry {
+        key: req.cache_key(&Device::h200()),
+        shape: [m, n, k],
+        date: "2026-12-01T00:00:00Z".into(),
+        measured: measured
+            .iter()
+            .map(|&(kernel, config, median_us)| Measured {
+                kernel: kernel.into(),
+                config: config.into(),
+                median_us,
+            })
+            .collect(),
+    }
+}
+
+/// A cache entry wins over the model; an entry's artifact the dispatcher refuses for these
+/// tensors is skipped; another device's entry is not read.
+#[test]
+fn the_cache_is_read_first_and_only_where_it_fits() {
+    let all = catalogue::all();
+    let h200 = Device::h200();
+    let req = GemmRequest::contiguous(
+        BLayout::Tn,
+        Epilogue::Plain,
+        GemmTypes::BF16,
+        (8192, 8192, 8192),
+    );
+    let mut cache = Cache::default();
+    cache.insert(entry(
+        &req,
+        &[
+            ("gemm_sm90_ws", "n128", 1500.0),
+            ("no_such_kernel", "default", 1.0),
+            ("gemm_sm90_cluster", "default", 1400.0),
+        ],
+    ));
+    // Sorted fastest first on insert; the unknown kernel is skipped.
+    let c = choose(&req, &all, &h200, &cache).expect("fits");
+    assert_eq!(c.label(), "gemm_sm90_cluster/default");
+    assert_eq!(c.source, Source::Measured(1400.0));
+    // The same bucket, unaligned D: the TMA-store kernels are refused, the measured
+    // register-epilogue ones still fit.
+    let odd = GemmRequest::contiguous(
+        BLayout::Tn,
+        Epilogue::Plain,
+        GemmTypes::BF16,
+        (8191, 8191, 8192),
+    );
+    assert_eq!(odd.cache_key(&h200), req.cache_key(&h200));
+    let mut only_tma = Cache::default();
+    only_tma.insert(entry(&req, &[("gemm_sm90_tma_epi", "default", 1000.0)]));
+    let c = choose(&odd, &all, &h200, &only_tma).expect("fits");
+    assert_eq!(c.source, Source::Model);
+    assert_ne!(c.kernel.name, "gemm_sm90_tma_epi");
+    // Another SM count is another key.
+    let h100 = Device::hopper_with_sms(114);
+    assert_eq!(
+        choose(&req, &all, &h100, &cache).expect("fits").source,
+        Source::Model
+    );
+}
+
+#[test]
+fn a_cache_round_trips_through_its_file_and_merges_by_key() {
+    let req = GemmRequest::contiguous(
+        BLayout::Nn,
+        Epilogue::Plain,
+        GemmTypes::BF16,
+        (3000, 5000, 2048),
+    );
+    let mut cache = Cache::default();
+    cache.insert(entry(&req, &[("gemm_sm90_tma_epi_nn", "default", 90.0)]));
+    let dir = std::env::temp_dir().join(format!("tirx-tune-test-{}", std::process::id()));
+    let path = dir.join("sub/tune.json");
+    cache.save(&path).expect("writes");
+    let back = Cache::load(&path).expect("reads");
+    assert_eq!(back, cache);
+    let newer = {
+        let mut c = Cache::default();
+        c.insert(entry(&req, &[("gemm_sm90_pair_n_nn", "n192", 80.0)]));
+        c
+    };
+    let merged = back.merged_with(newer);
+    assert_eq!(merged.entries.len(), 1);
+    assert_eq!(merged.entries[0].measured[0].kernel, "gemm_sm90_pair_n_nn");
+    assert!(
+        Cache::load(&dir.join("missing.json"))
+            .expect("empty")
+            .entries
+            .is_empty()
+    );
+    std::fs::write(dir.join("bad.json"), "{ not json").expect("writes");
+    let err = Cache::load(&dir.join("bad.json")).unwrap_err().to_string();
+    assert!(err.contains("is not a tirx tune cache"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+    assert_eq!(
+        (bucket(1000), bucket(1024), bucket(1536), bucket(2048)),
+        (40, 40, 42, 44)
+    );
+}
+
+/// The shipped cache parses, and each of its entries names an artifact of the catalogue.
+#[test]
+fn the_shipped_cache_names_shipped_artifacts() {
+    for e in Cache::shipped().entries {
+        for m in &e.measured {
+            let k = catalogue::find(&m.kernel).unwrap_or_else(|| panic!("{}", m.kernel));
+            assert!(
+                k.artifacts.iter().any(|a| a.config == m.config),
+                "{}/{}",
+                m.kernel,
+                m.config
+            );
+        }
+    }
+}

@@ -1,0 +1,44 @@
+//! The catalogue's kernels as the host sees them.
+
+use super::*;
+
+/// Every shipped kernel declares what it solves, and every GEMM config takes a shipped type
+/// combination (the host entries and the bench build inputs from these).
+#[test]
+fn every_kernel_declares_its_problem_and_types() {
+    for k in all() {
+        let problem = k
+            .problem()
+            .unwrap_or_else(|| panic!("{} declares no problem", k.name));
+        for a in k.artifacts {
+            assert_eq!(
+                a.problem,
+                Some(problem),
+                "{}/{}: one problem per kernel",
+                k.name,
+                a.config
+            );
+            if let problem::Problem::Gemm(_) = problem {
+                let t = GemmLaunch::of(k).types(a.config).expect("a, d tensors");
+                assert!(t.is_shipped(), "{}/{}: {t}", k.name, a.config);
+                assert!(
+                    a.int("BM").is_some() && a.int("BN").is_some(),
+                    "{}/{}",
+                    k.name,
+                    a.config
+                );
+            }
+        }
+    }
+}
+
+/// Names are unique: `tirx run NAME` and the tune cache find kernels by them.
+#[test]
+fn kernel_names_are_unique() {
+    let names: Vec<&str> = all().iter().map(|k| k.name).collect();
+    for n in &names {
+        assert_eq!(names.iter().filter(|m| *m == n).count(), 1, "{n}");
+    }
+    assert!(find("gemm_sm90_tma_epi").is_some());
+    assert!(find("no_such_kernel").is_none());
+}
