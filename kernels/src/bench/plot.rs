@@ -92,6 +92,8 @@ fn draw(
             (0..pairs.len().saturating_sub(1)).into_segmented(),
             0.0..ymax,
         )?;
+    // Enough decimals to tell plotters' ~10 ticks apart: none once they are 1 or more apart.
+    let digits = (-(ymax / 10.0).log10().floor()).max(0.0) as usize;
     let label_of = |x: &SegmentValue<usize>| match x {
         SegmentValue::CenterOf(i) => pairs.get(*i).map_or(String::new(), |p| p.label.clone()),
         _ => String::new(),
@@ -101,7 +103,7 @@ fn draw(
         .disable_x_mesh()
         .x_labels(pairs.len().max(1))
         .x_label_formatter(&label_of)
-        .y_label_formatter(&|v| format!("{v:.0}"))
+        .y_label_formatter(&|v| format!("{v:.digits$}"))
         .light_line_style(TRANSPARENT)
         .bold_line_style(RGBColor(225, 225, 225))
         .y_desc("TFLOP/s")
