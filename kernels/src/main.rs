@@ -53,7 +53,7 @@ enum Cmd {
         /// GEMM: every level of the ladder on one shape (default 8192³), each against cuBLASLt.
         #[arg(long)]
         ladder: bool,
-        /// GEMM: the JSON file (the PNG plot goes next to it).
+        /// GEMM: the JSON file (the SVG plot goes next to it).
         #[arg(long)]
         json: Option<std::path::PathBuf>,
         /// GEMM: how B is given — `tn` (N×K, D = A·Bᵀ) or `nn` (K×N, D = A·B). Only kernels

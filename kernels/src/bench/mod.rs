@@ -7,8 +7,8 @@
 //! - [`run_gemm_bench`]: `tirx bench gemm`, our GEMM configs and cuBLASLt side by side in one
 //!   process on the same buffers, timed in interleaved rounds (one run of each per round, so
 //!   clock drift hits all alike), over a sweep of shapes ([`sweep`], whose docs give the
-//!   method), with a progress bar ([`progress`]), then a table, a JSON file and a PNG plot
-//!   ([`report`], [`png`]).
+//!   method), with a progress bar ([`progress`]), then a table ([`report`]), a JSON file
+//!   ([`json`]) and an SVG plot ([`plot`]).
 //!
 //! Timing: each run is bracketed by its own pair of events, and the runs are queued without
 //! waiting in between; the host reads the events only after the last run. The GPU therefore
@@ -16,8 +16,8 @@
 //! host queues faster than the GPU runs (for tiny shapes it does not, and that shows).
 
 pub mod cublaslt;
-pub mod font;
-pub mod png;
+pub mod json;
+pub mod plot;
 pub mod progress;
 pub mod report;
 pub mod sweep;
@@ -59,6 +59,9 @@ pub enum BenchError {
     /// A cuBLASLt call failed.
     #[error("cuBLASLt: {0}")]
     Cublas(String),
+    /// The plot could not be drawn.
+    #[error("cannot draw the plot: {0}")]
+    Plot(#[from] plot::PlotError),
     /// An output file could not be written.
     #[error("cannot write {}: {source}", path.display())]
     Write {
@@ -276,7 +279,7 @@ pub type GemmEntry = (&'static str, &'static str, GemmLaunch);
 /// and D), cuBLASLt in the same types; checks each result against cuBLASLt's and the f64
 /// reference, and reports the fastest right config as "ours".
 /// Prints the table to stdout, writes the JSON to `json` (default [`DEFAULT_JSON`]) and the
-/// plot to `png` (default: the JSON path with a `.png` extension).
+/// SVG plot to `plot` (default: the JSON path with a `.svg` extension).
 ///
 /// Returns `Ok(true)` when every shape passed ([`report::Row::ok`]), `Ok(false)` when some
 /// shape failed (the table says why); `Err` when nothing could be measured (no cuBLASLt) or
@@ -287,9 +290,9 @@ pub fn run_gemm_bench<A: HostElem, D: HostElem>(
     problem: Problem,
     shapes: Option<Vec<(usize, usize, usize)>>,
     json: Option<&Path>,
-    png: Option<&Path>,
+    plot: Option<&Path>,
 ) -> Result<bool, BenchError> {
-    let report = gemm_report::<A, D>(rt, kernels, problem, shapes, json, png)?;
+    let report = gemm_report::<A, D>(rt, kernels, problem, shapes, json, plot)?;
     Ok(report.rows.iter().all(report::Row::ok))
 }
 
@@ -300,12 +303,12 @@ pub fn gemm_report<A: HostElem, D: HostElem>(
     problem: Problem,
     shapes: Option<Vec<(usize, usize, usize)>>,
     json: Option<&Path>,
-    png: Option<&Path>,
+    plot: Option<&Path>,
 ) -> Result<report::Report, BenchError> {
     let lt = cublaslt::CublasLt::new(rt)?;
     let shapes = shapes.unwrap_or_else(sweep::default_shapes);
     let json = json.map_or_else(|| PathBuf::from(DEFAULT_JSON), Path::to_path_buf);
-    let png = png.map_or_else(|| json.with_extension("png"), Path::to_path_buf);
+    let plot = plot.map_or_else(|| json.with_extension("svg"), Path::to_path_buf);
     let types = GemmTypes {
         input: A::ELEM,
         output: D::ELEM,
@@ -324,10 +327,10 @@ pub fn gemm_report<A: HostElem, D: HostElem>(
         },
         shapes.len(),
     );
-    let mut bar = progress::Progress::new(shapes.len());
+    let bar = progress::bar(shapes.len());
     let mut rows = Vec::with_capacity(shapes.len());
     for &shape in &shapes {
-        let row = sweep::measure_shape::<A, D>(rt, &lt, &kernels(shape), problem, shape, &mut bar)
+        let row = sweep::measure_shape::<A, D>(rt, &lt, &kernels(shape), problem, shape, &bar)
             .unwrap_or_else(|e| report::Row {
                 shape,
                 cublas: None,
@@ -337,9 +340,9 @@ pub fn gemm_report<A: HostElem, D: HostElem>(
                 rounds: 0,
             });
         rows.push(row);
-        bar.step();
+        bar.inc(1);
     }
-    bar.finish("done");
+    bar.finish_with_message("done");
     let report = report::Report {
         date: report::now(),
         device: rt.name().to_string(),
@@ -350,8 +353,8 @@ pub fn gemm_report<A: HostElem, D: HostElem>(
     };
     print!("{}", report.table());
     write(&json, report.json().as_bytes())?;
-    write(&png, &report.png())?;
-    println!("wrote {} and {}", json.display(), png.display());
+    write(&plot, report.svg()?.as_bytes())?;
+    println!("wrote {} and {}", json.display(), plot.display());
     Ok(report)
 }
 
@@ -364,9 +367,9 @@ pub fn run_gemm_bench_for(
     problem: Problem,
     shapes: Option<Vec<(usize, usize, usize)>>,
     json: Option<&Path>,
-    png: Option<&Path>,
+    plot: Option<&Path>,
 ) -> Result<bool, BenchError> {
-    let report = gemm_report_for(rt, types, kernels, problem, shapes, json, png)?;
+    let report = gemm_report_for(rt, types, kernels, problem, shapes, json, plot)?;
     Ok(report.rows.iter().all(report::Row::ok))
 }
 
@@ -378,17 +381,17 @@ pub fn gemm_report_for(
     problem: Problem,
     shapes: Option<Vec<(usize, usize, usize)>>,
     json: Option<&Path>,
-    png: Option<&Path>,
+    plot: Option<&Path>,
 ) -> Result<report::Report, BenchError> {
     use half::f16;
     use tirx::abi::ElemType::{Bf16, F16, F32};
     match (types.input, types.output) {
-        (Bf16, Bf16) => gemm_report::<bf16, bf16>(rt, kernels, problem, shapes, json, png),
-        (Bf16, F16) => gemm_report::<bf16, f16>(rt, kernels, problem, shapes, json, png),
-        (Bf16, F32) => gemm_report::<bf16, f32>(rt, kernels, problem, shapes, json, png),
-        (F16, Bf16) => gemm_report::<f16, bf16>(rt, kernels, problem, shapes, json, png),
-        (F16, F16) => gemm_report::<f16, f16>(rt, kernels, problem, shapes, json, png),
-        (F16, F32) => gemm_report::<f16, f32>(rt, kernels, problem, shapes, json, png),
+        (Bf16, Bf16) => gemm_report::<bf16, bf16>(rt, kernels, problem, shapes, json, plot),
+        (Bf16, F16) => gemm_report::<bf16, f16>(rt, kernels, problem, shapes, json, plot),
+        (Bf16, F32) => gemm_report::<bf16, f32>(rt, kernels, problem, shapes, json, plot),
+        (F16, Bf16) => gemm_report::<f16, bf16>(rt, kernels, problem, shapes, json, plot),
+        (F16, F16) => gemm_report::<f16, f16>(rt, kernels, problem, shapes, json, plot),
+        (F16, F32) => gemm_report::<f16, f32>(rt, kernels, problem, shapes, json, plot),
         _ => Err(BenchError::Runtime(RuntimeError::NoKernelFits {
             problem: format!("a GEMM bench in {types}"),
             table: "  the bench runs bf16 or f16 inputs and bf16, f16 or f32 outputs\n".into(),

@@ -1,73 +1,23 @@
-//! A progress bar on stderr, `[#####.....] 7/11 4096x14336x4096 (cuBLASLt)`, redrawn in place
-//! with `\r` when stderr is a terminal and printed one line per update otherwise (so a log
-//! file stays readable). No dependency: the bar is a string, which is what the tests check.
+//! The sweep's progress bar, `[######....] 7/11 4096x14336x4096 (cuBLASLt)`: an indicatif bar
+//! on stderr, which indicatif hides when stderr is not a terminal (a log file gets only the
+//! table). One step per shape; the message says what runs now.
 
-use std::io::{IsTerminal, Write};
+use indicatif::{ProgressBar, ProgressStyle};
 
-/// Cells in the bar.
-pub const CELLS: usize = 10;
+/// Cells in the bar, then the count and the current activity.
+pub const TEMPLATE: &str = "[{bar:10}] {pos}/{len} {msg}";
 
-/// The bar's text: `done` of `total` steps, then what is running now.
-pub fn render(done: usize, total: usize, what: &str) -> String {
-    let filled = (done * CELLS)
-        .checked_div(total)
-        .unwrap_or(CELLS)
-        .min(CELLS);
-    format!(
-        "[{}{}] {done}/{total} {what}",
-        "#".repeat(filled),
-        ".".repeat(CELLS - filled)
-    )
+/// The bar's look: `#` for done cells, `.` for the rest ([`TEMPLATE`]).
+pub fn style() -> ProgressStyle {
+    ProgressStyle::with_template(TEMPLATE)
+        // The template is a constant, and a test parses it.
+        .expect("the progress template parses")
+        .progress_chars("#.")
 }
 
-/// A bar being drawn on stderr.
-pub struct Progress {
-    total: usize,
-    done: usize,
-    /// Length of the last line drawn, to blank what a shorter line would leave behind.
-    last_len: usize,
-    in_place: bool,
-}
-
-impl Progress {
-    /// A bar of `total` steps; draws nothing until [`Progress::show`].
-    pub fn new(total: usize) -> Progress {
-        Progress {
-            total,
-            done: 0,
-            last_len: 0,
-            in_place: std::io::stderr().is_terminal(),
-        }
-    }
-
-    /// Draws the bar with `what` as the current activity.
-    pub fn show(&mut self, what: &str) {
-        let line = render(self.done, self.total, what);
-        let mut err = std::io::stderr().lock();
-        // Progress output is best effort: a closed stderr must not stop the measurement.
-        let _ = if self.in_place {
-            let pad = self.last_len.saturating_sub(line.chars().count());
-            write!(err, "\r{line}{}", " ".repeat(pad))
-        } else {
-            writeln!(err, "{line}")
-        };
-        let _ = err.flush();
-        self.last_len = line.chars().count();
-    }
-
-    /// Counts one step as done.
-    pub fn step(&mut self) {
-        self.done = (self.done + 1).min(self.total);
-    }
-
-    /// Draws the full bar and ends its line.
-    pub fn finish(&mut self, what: &str) {
-        self.done = self.total;
-        self.show(what);
-        if self.in_place {
-            eprintln!();
-        }
-    }
+/// A bar of `total` steps on stderr.
+pub fn bar(total: usize) -> ProgressBar {
+    ProgressBar::new(total as u64).with_style(style())
 }
 
 #[cfg(test)]
@@ -75,13 +25,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn bar_fills_in_proportion() {
-        assert_eq!(
-            render(7, 11, "4096x14336x4096"),
-            "[######....] 7/11 4096x14336x4096"
-        );
-        assert_eq!(render(0, 11, "a"), "[..........] 0/11 a");
-        assert_eq!(render(11, 11, "done"), "[##########] 11/11 done");
-        assert_eq!(render(0, 0, "nothing"), "[##########] 0/0 nothing");
+    fn the_template_parses_and_the_bar_counts() {
+        assert!(ProgressStyle::with_template(TEMPLATE).is_ok());
+        let bar = ProgressBar::hidden().with_style(style());
+        bar.set_length(11);
+        bar.set_message("4096x14336x4096 (cuBLASLt)");
+        for _ in 0..7 {
+            bar.inc(1);
+        }
+        assert_eq!((bar.position(), bar.length()), (7, Some(11)));
+        assert_eq!(bar.message(), "4096x14336x4096 (cuBLASLt)");
+        bar.finish_with_message("done");
+        assert!(bar.is_finished());
     }
 }

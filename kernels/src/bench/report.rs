@@ -1,15 +1,15 @@
 //! What `tirx bench gemm` found, and its three forms: the table printed at the end, the JSON
-//! file (written by hand: a handful of flat fields needs no serializer) and the PNG plot's bars.
+//! file ([`super::json`]) and the SVG plot ([`super::plot`]).
 //!
 //! Invariants:
 //! - A row's "ours" is its fastest candidate among those that ran and were checked right;
 //!   a candidate that computed a wrong result is never chosen, and makes the row fail.
-//! - Non-finite numbers are written to JSON as `null` (JSON has no NaN or infinity).
 
 use std::fmt::Write as _;
 
-use super::png::{self, BarPair};
-use super::{RUNS, WARMUP};
+use super::RUNS;
+use super::json::ReportJson;
+use super::plot::{self, BarPair, PlotError};
 
 /// A median time and the rate it gives.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -40,7 +40,7 @@ pub enum Failure {
 }
 
 /// One kernel config measured on one shape.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Candidate {
     /// The kernel's name.
     pub kernel: String,
@@ -57,7 +57,7 @@ pub struct Candidate {
 }
 
 /// One shape: cuBLASLt and every candidate.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Row {
     /// M, N, K.
     pub shape: (usize, usize, usize),
@@ -147,7 +147,7 @@ pub fn summary(ratios: &[f64]) -> Option<(f64, f64)> {
 }
 
 /// A whole run.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Report {
     /// UTC date and time, ISO 8601.
     pub date: String,
@@ -219,26 +219,9 @@ impl Report {
         s
     }
 
-    /// The JSON file's text.
+    /// The JSON file's text ([`ReportJson`]).
     pub fn json(&self) -> String {
-        let mut s = String::from("{\n");
-        let _ = writeln!(s, "  \"date\": {},", json_str(&self.date));
-        let _ = writeln!(s, "  \"device\": {},", json_str(&self.device));
-        let _ = writeln!(s, "  \"cublaslt_version\": {},", self.cublaslt_version);
-        let _ = writeln!(s, "  \"types\": {},", json_str(&self.types));
-        let _ = writeln!(s, "  \"problem\": {},", json_str(&self.problem));
-        let _ = writeln!(s, "  \"runs\": {RUNS},\n  \"warmup\": {WARMUP},");
-        let _ = writeln!(s, "  \"timing\": \"interleaved rounds\",");
-        let (geo, min) = summary(&self.ratios()).unzip();
-        let _ = writeln!(s, "  \"geomean_ratio\": {},", json_num(geo));
-        let _ = writeln!(s, "  \"min_ratio\": {},", json_num(min));
-        s.push_str("  \"rows\": [");
-        for (i, r) in self.rows.iter().enumerate() {
-            s.push_str(if i == 0 { "\n" } else { ",\n" });
-            s.push_str(&row_json(r));
-        }
-        s.push_str("\n  ]\n}\n");
-        s
+        ReportJson::from(self).to_text()
     }
 
     /// The plot's bar pairs.
@@ -254,146 +237,38 @@ impl Report {
             .collect()
     }
 
-    /// The plot as PNG bytes.
-    pub fn png(&self) -> Vec<u8> {
+    /// The plot as an SVG document.
+    pub fn svg(&self) -> Result<String, PlotError> {
         let title = format!(
             "tirx vs cuBLASLt: {} GEMM {} on {}",
             self.types, self.problem, self.device
         );
         let subtitle = match summary(&self.ratios()) {
             Some((geo, min)) => format!(
-                "TFLOP/s, median of {RUNS} interleaved runs, inputs rotated past L2. {} - geomean ratio {geo:.2}, min {min:.2}",
+                "TFLOP/s, median of at least {RUNS} interleaved rounds, inputs rotated past L2. {} - geomean ratio {geo:.2}, min {min:.2}",
                 self.date
             ),
-            None => format!("TFLOP/s, median of {RUNS} interleaved runs. {}", self.date),
+            None => format!(
+                "TFLOP/s, median of at least {RUNS} interleaved rounds. {}",
+                self.date
+            ),
         };
-        png::plot(&title, &subtitle, &self.bars()).encode()
+        plot::svg(&title, &subtitle, &self.bars())
     }
 }
 
-fn row_json(r: &Row) -> String {
-    let (m, n, k) = r.shape;
-    let best = r.best();
-    let fields = [
-        ("m", m.to_string()),
-        ("n", n.to_string()),
-        ("k", k.to_string()),
-        ("kernel", opt_str(best.map(|c| c.kernel.as_str()))),
-        ("config", opt_str(best.map(|c| c.config.as_str()))),
-        (
-            "ours_ms",
-            json_num(best.and_then(|c| c.timing).map(|t| t.median_ms)),
-        ),
-        (
-            "ours_tflops",
-            json_num(best.and_then(|c| c.timing).map(|t| t.tflops)),
-        ),
-        ("cublas_ms", json_num(r.cublas.map(|t| t.median_ms))),
-        ("cublas_tflops", json_num(r.cublas.map(|t| t.tflops))),
-        ("ratio", json_num(r.ratio())),
-        ("max_rel_err", json_num(r.max_err())),
-        ("cublas_rel_err_vs_ref", json_num(r.cublas_err_vs_ref)),
-        ("ok", r.ok().to_string()),
-        ("failure", opt_str(r.failure.as_deref())),
-        ("rounds", r.rounds.to_string()),
-    ];
-    let mut s = String::from("    {");
-    for (name, value) in fields {
-        let _ = write!(s, "\"{name}\": {value}, ");
-    }
-    s.push_str("\"candidates\": [");
-    for (i, c) in r.candidates.iter().enumerate() {
-        let (kind, why) = match &c.failure {
-            None => (None, None),
-            Some(Failure::Refused(w)) => (Some("refused"), Some(w.as_str())),
-            Some(Failure::Wrong(w)) => (Some("wrong"), Some(w.as_str())),
-        };
-        let _ = write!(
-            s,
-            "{}\n      {{\"kernel\": {}, \"config\": {}, \"ms\": {}, \"tflops\": {}, \
-             \"rel_err_vs_cublas\": {}, \"rel_err_vs_ref\": {}, \"failure\": {}, \"why\": {}}}",
-            if i == 0 { "" } else { "," },
-            json_str(&c.kernel),
-            json_str(&c.config),
-            json_num(c.timing.map(|t| t.median_ms)),
-            json_num(c.timing.map(|t| t.tflops)),
-            json_num(c.err_vs_cublas),
-            json_num(c.err_vs_ref),
-            opt_str(kind),
-            opt_str(why),
-        );
-    }
-    s.push_str(if r.candidates.is_empty() {
-        "]}"
-    } else {
-        "\n    ]}"
-    });
-    s
+/// `t` as the report writes dates: ISO 8601 in UTC, to the second (`2026-11-30T01:39:42Z`).
+pub fn utc(t: jiff::Timestamp) -> String {
+    t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
-/// A JSON string literal (RFC 8259 §7): quotes, backslashes and control characters escaped.
-pub fn json_str(text: &str) -> String {
-    let mut s = String::with_capacity(text.len() + 2);
-    s.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => s.push_str("\\\""),
-            '\\' => s.push_str("\\\\"),
-            '\n' => s.push_str("\\n"),
-            '\r' => s.push_str("\\r"),
-            '\t' => s.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(s, "\\u{:04x}", c as u32);
-            }
-            c => s.push(c),
-        }
-    }
-    s.push('"');
-    s
-}
-
-fn opt_str(text: Option<&str>) -> String {
-    text.map_or("null".into(), json_str)
-}
-
-/// A JSON number, or `null` for none, NaN or infinity.
-pub fn json_num(x: Option<f64>) -> String {
-    match x {
-        Some(v) if v.is_finite() => format!("{v}"),
-        _ => "null".into(),
-    }
-}
-
-/// `secs` since the Unix epoch as an ISO 8601 UTC date-time (civil-from-days, H. Hinnant).
-pub fn iso8601(secs: u64) -> String {
-    let (days, rem) = ((secs / 86_400) as i64, secs % 86_400);
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem / 60 % 60,
-        rem % 60
-    )
-}
-
-/// Now, as [`iso8601`].
+/// Now, as [`utc`].
 pub fn now() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    iso8601(secs)
+    utc(jiff::Timestamp::now())
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn candidate(config: &str, ms: f64, failure: Option<Failure>) -> Candidate {
@@ -459,27 +334,20 @@ mod tests {
     }
 
     #[test]
-    fn json_strings_are_escaped() {
-        assert_eq!(json_str("plain"), "\"plain\"");
-        assert_eq!(
-            json_str("a\"b\\c\nd\te\u{1}f\u{7f}é"),
-            "\"a\\\"b\\\\c\\nd\\te\\u0001f\u{7f}é\""
-        );
-        assert_eq!(json_num(Some(f64::NAN)), "null");
-        assert_eq!(json_num(Some(f64::INFINITY)), "null");
-        assert_eq!(json_num(None), "null");
-        assert_eq!(json_num(Some(1.5)), "1.5");
-    }
-
-    #[test]
     fn dates_are_iso_8601_utc() {
-        assert_eq!(iso8601(0), "1970-01-01T00:00:00Z");
-        assert_eq!(iso8601(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(iso8601(1_709_251_199), "2024-02-29T23:59:59Z");
-        assert_eq!(iso8601(4_102_444_800), "2100-01-01T00:00:00Z");
+        let at = |secs| utc(jiff::Timestamp::from_second(secs).unwrap());
+        assert_eq!(at(0), "1970-01-01T00:00:00Z");
+        assert_eq!(at(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(at(1_709_251_199), "2024-02-29T23:59:59Z");
+        assert_eq!(at(4_102_444_800), "2100-01-01T00:00:00Z");
+        // Sub-second parts are dropped, not rounded.
+        let t = jiff::Timestamp::new(59, 999_999_999).unwrap();
+        assert_eq!(utc(t), "1970-01-01T00:00:59Z");
+        assert_eq!(now().len(), "1970-01-01T00:00:00Z".len());
     }
 
-    fn report() -> Report {
+    /// A made-up run: two shapes that ran (ratios 0.5 and 1) and one whose cuBLASLt failed.
+    pub(crate) fn report() -> Report {
         let failed = Row {
             shape: (4095, 4097, 4096),
             cublas: None,
@@ -489,7 +357,7 @@ mod tests {
             rounds: 0,
         };
         Report {
-            date: iso8601(0),
+            date: utc(jiff::Timestamp::UNIX_EPOCH),
             device: "NVIDIA H200".into(),
             cublaslt_version: 130000,
             types: "bf16 -> bf16".into(),
@@ -521,41 +389,14 @@ mod tests {
     }
 
     #[test]
-    fn json_has_every_row_and_balanced_brackets() {
-        let j = report().json();
-        assert!(j.contains("\"device\": \"NVIDIA H200\""), "{j}");
-        assert!(j.contains("\"runs\": 50"), "{j}");
-        assert!(j.contains("\"timing\": \"interleaved rounds\""), "{j}");
-        assert!(j.contains("\"rounds\": 0"), "{j}");
-        assert_eq!(j.matches("\"m\": ").count(), 3);
-        assert!(
-            j.contains("\"failure\": \"cuBLASLt: \\\"no algorithm\\\"\""),
-            "{j}"
-        );
-        assert!(j.contains("\"ratio\": null"), "{j}");
-        // Outside strings, brackets balance.
-        let (mut depth, mut in_str, mut esc) = (0i32, false, false);
-        for c in j.chars() {
-            match (in_str, esc, c) {
-                (true, true, _) => esc = false,
-                (true, false, '\\') => esc = true,
-                (_, false, '"') => in_str = !in_str,
-                (false, _, '{' | '[') => depth += 1,
-                (false, _, '}' | ']') => depth -= 1,
-                _ => {}
-            }
-            assert!(depth >= 0);
-        }
-        assert_eq!((depth, in_str), (0, false));
-    }
-
-    #[test]
     fn bars_mark_failed_shapes() {
         let bars = report().bars();
         assert_eq!(bars.len(), 3);
         assert_eq!(bars[0].note, "0.50x");
         assert_eq!(bars[2].ours, None);
         assert_eq!(bars[2].note, "failed");
-        assert_eq!(&report().png()[..8], b"\x89PNG\r\n\x1a\n");
+        let svg = report().svg().unwrap();
+        assert!(svg.contains("tirx vs cuBLASLt: bf16 -&gt; bf16 GEMM D = A*B^T on NVIDIA H200"));
+        assert!(svg.contains("geomean ratio 0.71, min 0.50"), "{svg}");
     }
 }

@@ -47,11 +47,11 @@
 //!   writes nothing, or only part of D, cannot pass on what a timed run, cuBLASLt or an earlier
 //!   candidate left there.
 
+use indicatif::ProgressBar;
 use tirx::{Runtime, Tensor};
 
 use super::Problem;
 use super::cublaslt::CublasLt;
-use super::progress::Progress;
 use super::report::{Candidate, Failure, Measured, Row, shape_label};
 use super::{
     BenchError, MAX_RUNS, RUNS, TIMED_MS, WARMUP, WARMUP_MS, elapsed, event_pair, median, record,
@@ -259,10 +259,10 @@ pub fn measure_shape<A: HostElem, D: HostElem>(
     kernels: &[super::GemmEntry],
     problem: Problem,
     shape: (usize, usize, usize),
-    progress: &mut Progress,
+    progress: &ProgressBar,
 ) -> Result<Row, BenchError> {
     let label = shape_label(shape);
-    progress.show(&format!("{label} (allocating)"));
+    progress.set_message(format!("{label} (allocating)"));
     let mut bufs = Buffers::<A, D>::new(rt, shape, problem)?;
     let tol = types::<A, D>().tolerance();
     let mut row = Row {
@@ -330,7 +330,7 @@ pub fn measure_shape<A: HostElem, D: HostElem>(
         if !alive[who] {
             continue;
         }
-        progress.show(&format!("{label} (warm-up {})", name(who)));
+        progress.set_message(format!("{label} (warm-up {})", name(who)));
         for _ in 0..WARMUP {
             if let Err(e) = run(who, &mut bufs, next_set()) {
                 drop_out(&mut row, &mut alive, who, &e);
@@ -358,7 +358,7 @@ pub fn measure_shape<A: HostElem, D: HostElem>(
 
     // Interleaved rounds, all queued; the events are read after the last.
     let live = alive.iter().filter(|&&a| a).count();
-    progress.show(&format!("{label} ({rounds} rounds x {live})"));
+    progress.set_message(format!("{label} ({rounds} rounds x {live})"));
     let mut events: Vec<Vec<_>> = (0..p).map(|_| Vec::with_capacity(rounds)).collect();
     for r in 0..rounds {
         let live: Vec<usize> = (0..p).filter(|&w| alive[w]).collect();
@@ -385,7 +385,7 @@ pub fn measure_shape<A: HostElem, D: HostElem>(
     // candidates are compared with its output.
     let mut theirs = None;
     if alive[0] {
-        progress.show(&format!("{label} (checking cuBLASLt)"));
+        progress.set_message(format!("{label} (checking cuBLASLt)"));
         bufs.poison(rt)?;
         match run(0, &mut bufs, 0) {
             Ok(()) => {
@@ -406,7 +406,7 @@ pub fn measure_shape<A: HostElem, D: HostElem>(
         if !alive[who] {
             continue;
         }
-        progress.show(&format!("{label} (checking {})", name(who)));
+        progress.set_message(format!("{label} (checking {})", name(who)));
         bufs.poison(rt)?;
         if let Err(e) = run(who, &mut bufs, 0) {
             drop_out(&mut row, &mut alive, who, &e);
