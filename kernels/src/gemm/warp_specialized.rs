@@ -575,18 +575,11 @@ pub mod ladder {
         threads = 384,
         grid = (SMS, 1),
         configs(
-            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = bf16, TD = bf16),
-            n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, TA = bf16, TD = bf16),
-            f16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = f16, TD = f16),
-            f16_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, TA = f16, TD = f16),
-            bf16_f16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = bf16, TD = f16),
-            bf16_f16_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, TA = bf16, TD = f16),
-            f16_bf16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = f16, TD = bf16),
-            f16_bf16_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, TA = f16, TD = bf16),
-            bf16_f32_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = bf16, TD = f32),
-            bf16_f32_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, TA = bf16, TD = f32),
-            f16_f32_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = f16, TD = f32),
-            f16_f32_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, TA = f16, TD = f32),
+            product(
+                types(default = (TA = bf16, TD = bf16), f16 = (TA = f16, TD = f16), bf16_f16 = (TA = bf16, TD = f16), f16_bf16 = (TA = f16, TD = bf16), bf16_f32 = (TA = bf16, TD = f32), f16_f32 = (TA = f16, TD = f32)),
+                tile(n128 = (BN = 128, STAGES = 6), n64 = (BN = 64, STAGES = 8)),
+                with = (BM = 128, BK = 64, GROUP = 8),
+            ),
         ),
     )]
     pub fn gemm_sm90_ws_nn(
@@ -653,16 +646,12 @@ pub mod ladder {
         cluster = (2, 1, 1),
         grid = (SMS / 2 * 2, 1),
         configs(
-            default = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, TA = bf16, TD = bf16),
             n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = bf16, TD = bf16),
-            n192 = (BM = 128, BN = 192, BK = 64, STAGES = 5, GROUP = 8, TA = bf16, TD = bf16),
-            // An f32 D from registers: each thread's pair is 8 contiguous bytes and four lanes
-            // fill a 32-byte sector, so the register epilogue keeps 128×256 tiles where the
-            // TMA-store kernel must drop to 128×128 (its staging would not fit).
-            bf16_f32 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, TA = bf16, TD = f32),
-            f16_f32 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, TA = f16, TD = f32),
-            bf16_f32_n192 = (BM = 128, BN = 192, BK = 64, STAGES = 5, GROUP = 8, TA = bf16, TD = f32),
-            f16_f32_n192 = (BM = 128, BN = 192, BK = 64, STAGES = 5, GROUP = 8, TA = f16, TD = f32),
+            product(
+                types(default = (TA = bf16, TD = bf16), bf16_f32 = (TA = bf16, TD = f32), f16_f32 = (TA = f16, TD = f32)),
+                tile(default = (BN = 256, STAGES = 4), n192 = (BN = 192, STAGES = 5)),
+                with = (BM = 128, BK = 64, GROUP = 8),
+            ),
         ),
     )]
     pub fn gemm_sm90_cluster(
@@ -691,9 +680,10 @@ pub mod ladder {
         cluster = (2, 1, 1),
         grid = (SMS / 2 * 2, 1),
         configs(
-            default = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, TA = bf16, TD = bf16),
-            bf16_f32 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, TA = bf16, TD = f32),
-            f16_f32 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, TA = f16, TD = f32),
+            product(
+                types(default = (TA = bf16, TD = bf16), bf16_f32 = (TA = bf16, TD = f32), f16_f32 = (TA = f16, TD = f32)),
+                with = (BM = 128, BK = 64, GROUP = 8, BN = 256, STAGES = 4),
+            ),
         ),
     )]
     pub fn gemm_sm90_cluster_nn(
@@ -759,20 +749,15 @@ pub mod ladder {
         cluster = (2, 1, 1),
         grid = (SMS / 2 * 2, 1),
         configs(
-            default = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
-            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
-            n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
-            f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
-            bf16_f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
-            f16_bf16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
-            f16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
-            bf16_f16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
-            f16_bf16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
-            f16_n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
-            bf16_f16_n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
-            f16_bf16_n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
-            bf16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 32, TA = bf16, TD = f32),
-            f16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 32, TA = f16, TD = f32),
+            product(
+                types(default = (TA = bf16, TD = bf16), f16 = (TA = f16, TD = f16), bf16_f16 = (TA = bf16, TD = f16), f16_bf16 = (TA = f16, TD = bf16)),
+                tile(default = (BN = 256, STAGES = 3), n128 = (BN = 128, STAGES = 5), n192 = (BN = 192, STAGES = 4)),
+                with = (BM = 128, BK = 64, GROUP = 8, EPI_N = 64),
+            ),
+            product(
+                types(bf16_f32 = (TA = bf16, TD = f32), f16_f32 = (TA = f16, TD = f32)),
+                with = (BM = 128, BK = 64, GROUP = 8, BN = 128, STAGES = 5, EPI_N = 32),
+            ),
         ),
     )]
     pub fn gemm_sm90_tma_epi(
@@ -804,12 +789,14 @@ pub mod ladder {
         cluster = (2, 1, 1),
         grid = (SMS / 2 * 2, 1),
         configs(
-            default = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
-            f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
-            bf16_f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
-            f16_bf16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
-            bf16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 32, TA = bf16, TD = f32),
-            f16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 32, TA = f16, TD = f32),
+            product(
+                types(default = (TA = bf16, TD = bf16), f16 = (TA = f16, TD = f16), bf16_f16 = (TA = bf16, TD = f16), f16_bf16 = (TA = f16, TD = bf16)),
+                with = (BM = 128, BK = 64, GROUP = 8, BN = 256, STAGES = 3, EPI_N = 64),
+            ),
+            product(
+                types(bf16_f32 = (TA = bf16, TD = f32), f16_f32 = (TA = f16, TD = f32)),
+                with = (BM = 128, BK = 64, GROUP = 8, BN = 128, STAGES = 5, EPI_N = 32),
+            ),
         ),
     )]
     pub fn gemm_sm90_tma_epi_nn(
@@ -874,12 +861,10 @@ pub mod ladder {
         cluster = (2, 1, 1),
         grid = (SMS / 2 * 2, 1),
         configs(
-            default = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
-            f16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
-            bf16_f16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
-            f16_bf16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
-            bf16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 32, TA = bf16, TD = f32),
-            f16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 32, TA = f16, TD = f32),
+            product(
+                types(default = (TA = bf16, TD = bf16), f16 = (TA = f16, TD = f16), bf16_f16 = (TA = bf16, TD = f16), f16_bf16 = (TA = f16, TD = bf16), bf16_f32 = (TA = bf16, TD = f32), f16_f32 = (TA = f16, TD = f32)),
+                with = (BM = 128, BK = 64, GROUP = 8, BN = 64, STAGES = 8, EPI_N = 128 / size_of(TD)),
+            ),
         ),
     )]
     pub fn gemm_sm90_pair_n(
@@ -945,16 +930,15 @@ pub mod ladder {
         cluster = (2, 1, 1),
         grid = (SMS / 2 * 2, 1),
         configs(
-            default = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
-            f16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
-            bf16_f16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
-            f16_bf16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
-            bf16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 32, TA = bf16, TD = f32),
-            f16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 32, TA = f16, TD = f32),
-            n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
-            f16_n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
-            bf16_f16_n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
-            f16_bf16_n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
+            product(
+                types(default = (TA = bf16, TD = bf16), f16 = (TA = f16, TD = f16), bf16_f16 = (TA = bf16, TD = f16), f16_bf16 = (TA = f16, TD = bf16), bf16_f32 = (TA = bf16, TD = f32), f16_f32 = (TA = f16, TD = f32)),
+                with = (BM = 128, BK = 64, GROUP = 8, BN = 64, STAGES = 8, EPI_N = 128 / size_of(TD)),
+            ),
+            product(
+                types(default = (TA = bf16, TD = bf16), f16 = (TA = f16, TD = f16), bf16_f16 = (TA = bf16, TD = f16), f16_bf16 = (TA = f16, TD = bf16)),
+                tile(n192 = (BN = 192, STAGES = 4)),
+                with = (BM = 128, BK = 64, GROUP = 8, EPI_N = 64),
+            ),
         ),
     )]
     pub fn gemm_sm90_pair_n_nn(
@@ -989,22 +973,16 @@ pub mod ladder {
         cluster = (2, 1, 1),
         grid = (SMS / 2 * 2, 1),
         configs(
-            default = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
-            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
-            n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
-            f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
-            f16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
-            f16_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
-            bf16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 32, TA = bf16, TD = f32),
-            bf16_f32_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 7, GROUP = 8, EPI_N = 32, TA = bf16, TD = f32),
-            f16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 32, TA = f16, TD = f32),
-            f16_f32_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 7, GROUP = 8, EPI_N = 32, TA = f16, TD = f32),
-            bf16_f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
-            bf16_f16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
-            bf16_f16_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
-            f16_bf16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
-            f16_bf16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
-            f16_bf16_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
+            product(
+                types(default = (TA = bf16, TD = bf16), f16 = (TA = f16, TD = f16), bf16_f16 = (TA = bf16, TD = f16), f16_bf16 = (TA = f16, TD = bf16)),
+                tile(default = (BN = 256, STAGES = 3), n128 = (BN = 128, STAGES = 5), n64 = (BN = 64, STAGES = 8)),
+                with = (BM = 128, BK = 64, GROUP = 8, EPI_N = 64),
+            ),
+            product(
+                types(bf16_f32 = (TA = bf16, TD = f32), f16_f32 = (TA = f16, TD = f32)),
+                tile(default = (BN = 128, STAGES = 5), n64 = (BN = 64, STAGES = 7)),
+                with = (BM = 128, BK = 64, GROUP = 8, EPI_N = 32),
+            ),
         ),
     )]
     pub fn gemm_sm90_tma_epi_abc(
@@ -1039,16 +1017,15 @@ pub mod ladder {
         cluster = (2, 1, 1),
         grid = (SMS / 2 * 2, 1),
         configs(
-            default = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
-            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
-            f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
-            f16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
-            bf16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 32, TA = bf16, TD = f32),
-            f16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 32, TA = f16, TD = f32),
-            bf16_f16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
-            bf16_f16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
-            f16_bf16 = (BM = 128, BN = 256, BK = 64, STAGES = 3, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
-            f16_bf16_n128 = (BM = 128, BN = 128, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
+            product(
+                types(default = (TA = bf16, TD = bf16), f16 = (TA = f16, TD = f16), bf16_f16 = (TA = bf16, TD = f16), f16_bf16 = (TA = f16, TD = bf16)),
+                tile(default = (BN = 256, STAGES = 3), n128 = (BN = 128, STAGES = 5)),
+                with = (BM = 128, BK = 64, GROUP = 8, EPI_N = 64),
+            ),
+            product(
+                types(bf16_f32 = (TA = bf16, TD = f32), f16_f32 = (TA = f16, TD = f32)),
+                with = (BM = 128, BK = 64, GROUP = 8, BN = 128, STAGES = 5, EPI_N = 32),
+            ),
         ),
     )]
     pub fn gemm_sm90_tma_epi_abc_nn(
@@ -1166,16 +1143,15 @@ pub mod ladder {
         cluster = (2, 1, 1),
         grid = (SMS / 2 * 2, 1),
         configs(
-            default = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
-            f16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
-            bf16_f16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
-            f16_bf16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
-            bf16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 32, TA = bf16, TD = f32),
-            f16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 32, TA = f16, TD = f32),
-            n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
-            f16_n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
-            bf16_f16_n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
-            f16_bf16_n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
+            product(
+                types(default = (TA = bf16, TD = bf16), f16 = (TA = f16, TD = f16), bf16_f16 = (TA = bf16, TD = f16), f16_bf16 = (TA = f16, TD = bf16), bf16_f32 = (TA = bf16, TD = f32), f16_f32 = (TA = f16, TD = f32)),
+                with = (BM = 128, BK = 64, GROUP = 8, BN = 64, STAGES = 8, EPI_N = 128 / size_of(TD)),
+            ),
+            product(
+                types(default = (TA = bf16, TD = bf16), f16 = (TA = f16, TD = f16), bf16_f16 = (TA = bf16, TD = f16), f16_bf16 = (TA = f16, TD = bf16)),
+                tile(n192 = (BN = 192, STAGES = 4)),
+                with = (BM = 128, BK = 64, GROUP = 8, EPI_N = 64),
+            ),
         ),
     )]
     pub fn gemm_sm90_pair_n_abc(
@@ -1209,16 +1185,15 @@ pub mod ladder {
         cluster = (2, 1, 1),
         grid = (SMS / 2 * 2, 1),
         configs(
-            default = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
-            f16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
-            bf16_f16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
-            f16_bf16 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
-            bf16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 32, TA = bf16, TD = f32),
-            f16_f32 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, EPI_N = 32, TA = f16, TD = f32),
-            n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = bf16, TD = bf16),
-            f16_n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = f16, TD = f16),
-            bf16_f16_n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = bf16, TD = f16),
-            f16_bf16_n192 = (BM = 128, BN = 192, BK = 64, STAGES = 4, GROUP = 8, EPI_N = 64, TA = f16, TD = bf16),
+            product(
+                types(default = (TA = bf16, TD = bf16), f16 = (TA = f16, TD = f16), bf16_f16 = (TA = bf16, TD = f16), f16_bf16 = (TA = f16, TD = bf16), bf16_f32 = (TA = bf16, TD = f32), f16_f32 = (TA = f16, TD = f32)),
+                with = (BM = 128, BK = 64, GROUP = 8, BN = 64, STAGES = 8, EPI_N = 128 / size_of(TD)),
+            ),
+            product(
+                types(default = (TA = bf16, TD = bf16), f16 = (TA = f16, TD = f16), bf16_f16 = (TA = bf16, TD = f16), f16_bf16 = (TA = f16, TD = bf16)),
+                tile(n192 = (BN = 192, STAGES = 4)),
+                with = (BM = 128, BK = 64, GROUP = 8, EPI_N = 64),
+            ),
         ),
     )]
     pub fn gemm_sm90_pair_n_abc_nn(
