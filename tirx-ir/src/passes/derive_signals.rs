@@ -25,6 +25,7 @@
 //! its own.
 
 use super::Pass;
+use super::walk::{Rewriter, rewrite_body_with, visit};
 use crate::arena::Handle;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::ir::{BarRef, Block, Expr, Kernel, Op, Span, Stmt, StmtKind, TileRef, Var};
@@ -240,92 +241,59 @@ fn check_arrivals(k: &Kernel, block: &Block, errs: &mut Diagnostics) {
 /// Every barrier reference a load in `block` signals, once each (loads inside loops too: a
 /// counted loop's loads are part of the block's phase; other loops add no sites).
 fn collect_bars<'b>(block: &'b Block, out: &mut Vec<&'b BarRef>) {
-    for s in block {
-        match &s.kind {
-            StmtKind::Op(op) => {
-                if let Some(bar) = load_bar(op)
-                    && !out.contains(&bar)
-                {
-                    out.push(bar);
-                }
-            }
-            StmtKind::Scope { body, .. }
-            | StmtKind::For { body, .. }
-            | StmtKind::Loop { body, .. } => collect_bars(body, out),
-            StmtKind::If {
-                then_body,
-                else_body,
-                ..
-            } => {
-                collect_bars(then_body, out);
-                collect_bars(else_body, out);
-            }
-            _ => {}
+    visit(block, &mut |s, _| {
+        if let StmtKind::Op(op) = &s.kind
+            && let Some(bar) = load_bar(op)
+            && !out.contains(&bar)
+        {
+            out.push(bar);
         }
-    }
+    });
 }
 
-fn walk(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
-    check_arrivals(k, &block, errs);
-    let block = block
-        .into_iter()
-        .map(|mut s| {
-            // A counted loop's loads belong to the enclosing block's phase.
-            if counted_loop(k, &s).is_some() {
-                return s;
-            }
-            match &mut s.kind {
-                StmtKind::If {
-                    then_body,
-                    else_body,
-                    ..
-                } => {
-                    *then_body = walk(k, std::mem::take(then_body), errs);
-                    *else_body = walk(k, std::mem::take(else_body), errs);
-                }
-                StmtKind::For { var, body, .. } => {
-                    *body = walk(k, std::mem::take(body), errs);
-                    check_loop(Some(*var), body, errs);
-                }
-                StmtKind::Loop { body, .. } => {
-                    *body = walk(k, std::mem::take(body), errs);
-                    check_loop(None, body, errs);
-                }
-                StmtKind::Scope { body, .. } => {
-                    *body = walk(k, std::mem::take(body), errs);
-                }
-                _ => {}
-            }
-            s
-        })
-        .collect();
-    process(k, block, errs)
+/// The rewrite: every block is checked for split arrivals before its statements, and gets its
+/// expect-tx after them (nested blocks first); a loop is checked once its body is done. A
+/// counted loop's loads belong to the enclosing block's phase: its body is not a block of its
+/// own.
+struct Signals<'e> {
+    errs: &'e mut Diagnostics,
+}
+
+impl Rewriter for Signals<'_> {
+    fn enter_block(&mut self, k: &mut Kernel, block: &Block) -> Result<(), Diagnostics> {
+        check_arrivals(k, block, self.errs);
+        Ok(())
+    }
+    fn descend(&mut self, k: &Kernel, s: &Stmt) -> bool {
+        counted_loop(k, s).is_none()
+    }
+    fn exit_stmt(&mut self, k: &mut Kernel, s: Stmt) -> Result<Vec<Stmt>, Diagnostics> {
+        if counted_loop(k, &s).is_some() {
+            return Ok(vec![s]);
+        }
+        match &s.kind {
+            StmtKind::For { var, body, .. } => check_loop(Some(*var), body, self.errs),
+            StmtKind::Loop { body, .. } => check_loop(None, body, self.errs),
+            _ => {}
+        }
+        Ok(vec![s])
+    }
+    fn exit_block(&mut self, k: &mut Kernel, block: Block) -> Result<Block, Diagnostics> {
+        Ok(process(k, block, self.errs))
+    }
 }
 
 /// Variables written anywhere in `block`.
 fn written(block: &Block, out: &mut Vec<Handle<Var>>) {
-    for s in block {
-        match &s.kind {
-            StmtKind::Let { var, .. } | StmtKind::Assign { var, .. } => out.push(*var),
-            StmtKind::Op(Op::ProducerAcquire { stage, .. } | Op::ConsumerWait { stage, .. }) => {
-                out.push(*stage)
-            }
-            StmtKind::For { var, body, .. } => {
-                out.push(*var);
-                written(body, out);
-            }
-            StmtKind::If {
-                then_body,
-                else_body,
-                ..
-            } => {
-                written(then_body, out);
-                written(else_body, out);
-            }
-            StmtKind::Loop { body, .. } | StmtKind::Scope { body, .. } => written(body, out),
-            _ => {}
+    visit(block, &mut |s, _| match &s.kind {
+        StmtKind::Let { var, .. } | StmtKind::Assign { var, .. } | StmtKind::For { var, .. } => {
+            out.push(*var)
         }
-    }
+        StmtKind::Op(Op::ProducerAcquire { stage, .. } | Op::ConsumerWait { stage, .. }) => {
+            out.push(*stage)
+        }
+        _ => {}
+    });
 }
 
 fn mentions(e: &Expr, vars: &[Handle<Var>]) -> bool {
@@ -348,55 +316,31 @@ fn mentions(e: &Expr, vars: &[Handle<Var>]) -> bool {
 fn check_loop(var: Option<Handle<Var>>, body: &Block, errs: &mut Diagnostics) {
     let mut vars: Vec<Handle<Var>> = var.into_iter().collect();
     written(body, &mut vars);
-    let mut waits = Vec::new();
-    waited(body, &mut waits);
-    fn waited(block: &Block, out: &mut Vec<BarRef>) {
-        for s in block {
-            match &s.kind {
-                StmtKind::Op(Op::MbarWait { bar, .. }) => out.push(bar.clone()),
-                StmtKind::If {
-                    then_body,
-                    else_body,
-                    ..
-                } => {
-                    waited(then_body, out);
-                    waited(else_body, out);
-                }
-                StmtKind::For { body, .. }
-                | StmtKind::Loop { body, .. }
-                | StmtKind::Scope { body, .. } => waited(body, out),
-                _ => {}
-            }
+    let mut waits: Vec<&BarRef> = Vec::new();
+    visit(body, &mut |s, _| {
+        if let StmtKind::Op(Op::MbarWait { bar, .. }) = &s.kind {
+            waits.push(bar);
         }
-    }
-    fn scan(block: &Block, vars: &[Handle<Var>], waits: &[BarRef], errs: &mut Diagnostics) {
-        for s in block {
-            match &s.kind {
-                StmtKind::Op(op) => {
-                    if let Some(bar) = load_bar(op)
-                        && !mentions(&bar.index, vars)
-                        && !waits.contains(bar)
-                    {
-                        errs.push(Diagnostic::new(
-                            s.span,
-                            "this TMA load signals the same barrier in every iteration of its loop, so one barrier phase would receive several arrivals and complete after the first; index the barrier by the iteration (a pipeline stage), or give the loop constant bounds so that its iterations form one phase",
-                        ));
-                    }
-                }
-                StmtKind::If {
-                    then_body,
-                    else_body,
-                    ..
-                } => {
-                    scan(then_body, vars, waits, errs);
-                    scan(else_body, vars, waits, errs);
-                }
-                StmtKind::Scope { body, .. } => scan(body, vars, waits, errs),
-                _ => {}
-            }
+    });
+    visit(body, &mut |s, stack| {
+        // Inner loops are checked on their own.
+        if stack
+            .iter()
+            .any(|p| matches!(p.kind, StmtKind::For { .. } | StmtKind::Loop { .. }))
+        {
+            return;
         }
-    }
-    scan(body, &vars, &waits, errs);
+        if let StmtKind::Op(op) = &s.kind
+            && let Some(bar) = load_bar(op)
+            && !mentions(&bar.index, &vars)
+            && !waits.contains(&bar)
+        {
+            errs.push(Diagnostic::new(
+                s.span,
+                "this TMA load signals the same barrier in every iteration of its loop, so one barrier phase would receive several arrivals and complete after the first; index the barrier by the iteration (a pipeline stage), or give the loop constant bounds so that its iterations form one phase",
+            ));
+        }
+    });
 }
 
 impl Pass for DeriveSignals {
@@ -405,8 +349,7 @@ impl Pass for DeriveSignals {
     }
     fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
         let mut errs = Vec::new();
-        let body = std::mem::take(&mut k.body);
-        k.body = walk(k, body, &mut errs);
+        rewrite_body_with(k, &mut Signals { errs: &mut errs })?;
         if errs.is_empty() { Ok(()) } else { Err(errs) }
     }
 }
