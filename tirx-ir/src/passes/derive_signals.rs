@@ -33,7 +33,52 @@ use crate::ir::{BarRef, Block, Expr, Kernel, Op, Span, Stmt, StmtKind, TileRef, 
 /// The pass.
 pub struct DeriveSignals;
 
-const TX_LIMIT: u64 = (1 << 20) - 1;
+/// The most bytes one mbarrier phase counts.
+pub const TX_LIMIT: u64 = (1 << 20) - 1;
+
+/// A broken completion-signal contract.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SignalError {
+    /// A multicast load whose mask is not known at build time.
+    #[error(
+        "the multicast mask must be a build-time constant: the barrier's byte count depends on it"
+    )]
+    MulticastMask,
+    /// One phase's loads move more bytes than a phase counts.
+    #[error(
+        "the TMA loads signalling this barrier move {bytes} bytes in one phase; an mbarrier phase counts at most {}",
+        TX_LIMIT
+    )]
+    TxLimit {
+        /// Bytes of the phase.
+        bytes: u64,
+    },
+    /// A written `expect_tx(n)` that is not the sum of the boxes.
+    #[error(
+        "expect_tx({written}) disagrees with the TMA boxes that signal this barrier: they move {derived} bytes per phase; write expect_tx({derived}) or leave it out"
+    )]
+    ExpectTx {
+        /// The user's count.
+        written: u32,
+        /// The boxes' sum.
+        derived: u64,
+    },
+    /// One phase's loads arrive from more blocks than the barrier expects arrivals.
+    #[error(
+        "TMA loads for this barrier phase are split over {sites} blocks (a block and an `if` or scope inside it, or sibling scopes); each block's loads arrive on the barrier with their expected bytes, so it would get {sites} arrivals where it expects {expected} and complete before the bytes are in: issue the phase's loads from one block, or declare `mbarrier(arrivals = {sites})`"
+    )]
+    SplitPhase {
+        /// Blocks that arrive.
+        sites: u32,
+        /// Arrivals the barrier was declared with.
+        expected: u32,
+    },
+    /// A loop whose every iteration signals the same barrier reference.
+    #[error(
+        "this TMA load signals the same barrier in every iteration of its loop, so one barrier phase would receive several arrivals and complete after the first; index the barrier by the iteration (a pipeline stage), or give the loop constant bounds so that its iterations form one phase"
+    )]
+    SameBarrierEveryIteration,
+}
 
 /// Bytes of the box a copy of `buf` (indexed on `index.len()` leading dims) moves.
 pub fn box_bytes(k: &Kernel, t: &TileRef) -> Option<u64> {
@@ -124,10 +169,7 @@ fn process(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
                 None => 1,
                 Some(Expr::Imm(mask, _)) => (*mask as u64).count_ones() as u64,
                 Some(_) => {
-                    errs.push(Diagnostic::new(
-                        s.span,
-                        "the multicast mask must be a build-time constant: the barrier's byte count depends on it",
-                    ));
+                    errs.push(Diagnostic::new(s.span, SignalError::MulticastMask));
                     1
                 }
             };
@@ -142,7 +184,7 @@ fn process(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
     let mut out = block;
     for (bar, first, sum, span) in groups {
         if sum > TX_LIMIT {
-            errs.push(Diagnostic::new(span, format!("the TMA loads signalling this barrier move {sum} bytes in one phase; an mbarrier phase counts at most {TX_LIMIT}")));
+            errs.push(Diagnostic::new(span, SignalError::TxLimit { bytes: sum }));
             continue;
         }
         let explicit = out.iter_mut().find_map(|s| match &mut s.kind {
@@ -155,10 +197,22 @@ fn process(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
             Some((bytes @ &mut None, _)) => *bytes = Some(sum as u32),
             Some((Some(n), sp)) if *n as u64 != sum => errs.push(Diagnostic::new(
                 sp,
-                format!("expect_tx({n}) disagrees with the TMA boxes that signal this barrier: they move {sum} bytes per phase; write expect_tx({sum}) or leave it out"),
+                SignalError::ExpectTx {
+                    written: *n,
+                    derived: sum,
+                },
             )),
             Some(_) => {}
-            None => inserts.push((first, Stmt::at(StmtKind::Op(Op::MbarArriveExpectTx { bar, bytes: Some(sum as u32) }), span))),
+            None => inserts.push((
+                first,
+                Stmt::at(
+                    StmtKind::Op(Op::MbarArriveExpectTx {
+                        bar,
+                        bytes: Some(sum as u32),
+                    }),
+                    span,
+                ),
+            )),
         }
     }
     inserts.sort_by_key(|(i, _)| std::cmp::Reverse(*i));
@@ -230,9 +284,7 @@ fn check_arrivals(k: &Kernel, block: &Block, errs: &mut Diagnostics) {
         if !inner_exceeds && let Some(span) = span {
             errs.push(Diagnostic::new(
                 span,
-                format!(
-                    "TMA loads for this barrier phase are split over {sites} blocks (a block and an `if` or scope inside it, or sibling scopes); each block's loads arrive on the barrier with their expected bytes, so it would get {sites} arrivals where it expects {expected} and complete before the bytes are in: issue the phase's loads from one block, or declare `mbarrier(arrivals = {sites})`"
-                ),
+                SignalError::SplitPhase { sites, expected },
             ));
         }
     }
@@ -337,7 +389,7 @@ fn check_loop(var: Option<Handle<Var>>, body: &Block, errs: &mut Diagnostics) {
         {
             errs.push(Diagnostic::new(
                 s.span,
-                "this TMA load signals the same barrier in every iteration of its loop, so one barrier phase would receive several arrivals and complete after the first; index the barrier by the iteration (a pipeline stage), or give the loop constant bounds so that its iterations form one phase",
+                SignalError::SameBarrierEveryIteration,
             ));
         }
     });

@@ -29,7 +29,7 @@ fn dispatch(k: &Kernel, s: &mut Stmt, threads: Threads, errs: &mut Diagnostics) 
         (Ok(name), Op::Copy { variant, .. } | Op::Mma { variant, .. }) => {
             *variant = Some(name.to_string())
         }
-        (Err(e), _) => errs.push(Diagnostic::new(s.span, e.to_string())),
+        (Err(e), _) => errs.push(Diagnostic::new(s.span, e)),
         _ => {}
     }
 }
