@@ -12,6 +12,8 @@ mod lower_scopes;
 mod lower_sync_ops;
 mod lower_tile_ops;
 mod plan_memory;
+#[cfg(test)]
+mod tests;
 mod verify_scopes;
 pub(crate) mod walk;
 
