@@ -7,6 +7,7 @@
 
 use crate::abi::{ElemType, Swizzle, Target};
 use crate::encode::EncodeError;
+use crate::encode::wgmma::WgmmaShapeError;
 use crate::ir::Space;
 use crate::valid::scope::Threads;
 
@@ -328,9 +329,9 @@ pub enum Reject {
         /// M.
         m: u32,
     },
-    /// An instruction shape wgmma lacks (`encode::wgmma::wgmma_shape_ok`'s words).
-    #[error("{0}")]
-    WgmmaShape(String),
+    /// An instruction shape wgmma lacks.
+    #[error(transparent)]
+    WgmmaShape(#[from] WgmmaShapeError),
     /// tcgen05 with M other than 128.
     #[error("M = {m}; this path issues cta_group::1 MMAs with M = 128 (TMEM lane = row)")]
     Tcgen05M {

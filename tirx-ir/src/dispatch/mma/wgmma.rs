@@ -75,7 +75,7 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
     if m % 64 != 0 {
         return Err(Reject::WgmmaM { m });
     }
-    wgmma_shape_ok(64, n, 16, a.buf.elem).map_err(Reject::WgmmaShape)?;
+    wgmma_shape_ok(64, n, 16, a.buf.elem)?;
     if !cx.threads.is_whole_warpgroups() {
         return Err(Reject::Threads {
             threads: cx.threads,
