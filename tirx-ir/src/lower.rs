@@ -8,10 +8,50 @@
 use crate::abi::{AbiParam, ElemType, Swizzle};
 use crate::arena::Handle;
 use crate::diag::{Diagnostic, Diagnostics};
+use crate::dispatch::Reject;
 use crate::ir::{
     BarRef, BinOp, Buffer, Expr, Inst, Kernel, Op, ScalarType, Span, Special, Stmt, StmtKind, Var,
 };
 use std::collections::HashMap;
+
+/// An op that cannot be lowered as written, or a compiler bug found while lowering.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum LowerError {
+    /// The variant's check refuses the op (found again when lowering it).
+    #[error(transparent)]
+    Rejected(#[from] Reject),
+    /// A global tile with another number of coordinates than the epilogue stores.
+    #[error("`{tensor}.tile(..)` needs 2 coordinates here")]
+    TileCoords {
+        /// The tensor.
+        tensor: String,
+    },
+    /// An epilogue into a tensor that is not 2-D.
+    #[error("`{tensor}` has rank {rank}; the register/TMEM epilogue stores 2-D tiles")]
+    EpilogueRank {
+        /// The tensor.
+        tensor: String,
+        /// Its rank.
+        rank: usize,
+    },
+    /// A scale naming something that is not a scalar argument.
+    #[error("`{name}` is not a scalar argument of the kernel")]
+    NotScalar {
+        /// The name.
+        name: String,
+    },
+    /// A buffer or barrier address asked for before `plan-memory` placed it.
+    #[error("internal error: {what} `{name}` has no offset")]
+    Unplanned {
+        /// "buffer" or "barrier".
+        what: &'static str,
+        /// Its name.
+        name: String,
+    },
+    /// A compiler bug: an invariant an earlier pass guarantees does not hold.
+    #[error("internal error: {0}")]
+    Internal(String),
+}
 
 /// Emits the statements that replace one tile op.
 pub struct Lower<'k> {
@@ -70,22 +110,22 @@ impl<'k> Lower<'k> {
     }
     /// An internal error at the op.
     pub fn internal(&self, msg: impl Into<String>) -> Diagnostics {
-        vec![Diagnostic::new(
-            self.span,
-            format!("internal error: {}", msg.into()),
-        )]
+        self.error(LowerError::Internal(msg.into()))
     }
     /// An error at the op.
-    pub fn error(&self, msg: impl Into<String>) -> Diagnostics {
-        vec![Diagnostic::new(self.span, msg.into())]
+    pub fn error(&self, e: impl Into<LowerError>) -> Diagnostics {
+        vec![Diagnostic::new(self.span, e.into())]
     }
 
     /// Shared-window address of `buf[index…]` (u32).
     pub fn smem_addr(&self, buf: Handle<Buffer>, index: &[Expr]) -> Result<Expr, Diagnostics> {
         let b = &self.k.buffers[buf];
-        let off = b
-            .offset
-            .ok_or_else(|| self.internal(format!("buffer `{}` has no offset", b.name)))?;
+        let off = b.offset.ok_or_else(|| {
+            self.error(LowerError::Unplanned {
+                what: "buffer",
+                name: b.name.clone(),
+            })
+        })?;
         let eb = b.elem.bytes();
         let mut e = add(Expr::Special(Special::SmemBase), Expr::u32(off));
         for (i, ix) in index.iter().enumerate() {
@@ -96,9 +136,12 @@ impl<'k> Lower<'k> {
     /// Shared-window address of one mbarrier (u32).
     pub fn bar_addr(&self, r: &BarRef) -> Result<Expr, Diagnostics> {
         let b = &self.k.barriers[r.bar];
-        let off = b
-            .offset
-            .ok_or_else(|| self.internal(format!("barrier `{}` has no offset", b.name)))?;
+        let off = b.offset.ok_or_else(|| {
+            self.error(LowerError::Unplanned {
+                what: "barrier",
+                name: b.name.clone(),
+            })
+        })?;
         Ok(add(
             add(Expr::Special(Special::SmemBase), Expr::u32(off)),
             mul(r.index.clone(), Expr::u32(8)),

@@ -9,6 +9,9 @@
 
 pub mod copy;
 pub mod mma;
+mod reject;
+
+pub use reject::Reject;
 
 use crate::abi::Target;
 use crate::diag::Diagnostics;
@@ -34,7 +37,7 @@ pub struct Variant {
     /// Higher wins among applicable variants.
     pub priority: i32,
     /// `Ok` when the variant can execute the op, else the reason it refuses.
-    pub applies: fn(&Cx) -> Result<(), String>,
+    pub applies: fn(&Cx) -> Result<(), Reject>,
     /// Lowers the op (phase Tile → Thread statements).
     pub lower: fn(&mut Lower, &Op) -> Result<(), Diagnostics>,
 }
@@ -59,7 +62,7 @@ pub struct DispatchError {
     /// The target.
     pub target: Target,
     /// (variant, reason) for every candidate considered.
-    pub rejections: Vec<(&'static str, String)>,
+    pub rejections: Vec<(&'static str, Reject)>,
 }
 
 impl fmt::Display for DispatchError {
@@ -88,6 +91,8 @@ impl fmt::Display for DispatchError {
     }
 }
 
+impl std::error::Error for DispatchError {}
+
 /// The variants of an op, and its name.
 pub fn candidates(op: &Op) -> Option<(&'static str, &'static [&'static Variant])> {
     match op {
@@ -103,10 +108,12 @@ pub fn select(cx: &Cx, forced: Option<&str>) -> Result<&'static Variant, Dispatc
     let mut rejections = Vec::new();
     if let Some(name) = forced {
         let Some(v) = all.iter().find(|v| v.name == name) else {
-            let names: Vec<_> = all.iter().map(|v| v.name).collect();
             rejections.push((
                 "(forced)",
-                format!("no variant named `{name}`; known: {}", names.join(", ")),
+                Reject::UnknownVariant {
+                    name: name.to_string(),
+                    known: all.iter().map(|v| v.name).collect(),
+                },
             ));
             return Err(DispatchError {
                 op,

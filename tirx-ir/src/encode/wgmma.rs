@@ -200,31 +200,54 @@ pub fn mn_major_k_advance(swizzle: Swizzle, k: u32) -> Option<u32> {
     swizzle.span_bytes().map(|span| k * span)
 }
 
+/// A `wgmma.mma_async` shape that does not exist.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum WgmmaShapeError {
+    /// No dense variant takes operands of this type.
+    #[error("wgmma has no dense {} variant here", .0.name())]
+    Elem(ElemType),
+    /// M other than 64.
+    #[error("wgmma has M = 64 only, not M = {0}")]
+    M(u32),
+    /// K other than the operand type's.
+    #[error("wgmma with {} operands has K = {want}, not K = {k}", .elem.name())]
+    K {
+        /// The operands' type.
+        elem: ElemType,
+        /// Its K.
+        want: u32,
+        /// The K asked for.
+        k: u32,
+    },
+    /// N outside the multiples of 8 in 8..=256.
+    #[error("wgmma N must be a multiple of 8 in 8..=256, not N = {0}")]
+    N(u32),
+}
+
 /// Checks a `wgmma.mma_async` shape `m64nNkK` for dense A/B of element type `a`
 /// (PTX ISA §9.7.15.5.2 "wgmma.mma_async", `.shape` lists; §9.7.15.2 "Matrix Shape"):
 /// M = 64 always; K = 16 for `.f16`/`.bf16`, K = 8 for `.tf32` (written `ElemType::F32` here);
 /// N a multiple of 8 in 8..=256.
-pub fn wgmma_shape_ok(m: u32, n: u32, k: u32, a: ElemType) -> Result<(), String> {
+pub fn wgmma_shape_ok(m: u32, n: u32, k: u32, a: ElemType) -> Result<(), WgmmaShapeError> {
     let want_k = if matches!(a, ElemType::F16 | ElemType::Bf16) {
         16
     } else if a == ElemType::F32 {
         8
     } else {
-        return Err(format!("wgmma has no dense {} variant here", a.name()));
+        return Err(WgmmaShapeError::Elem(a));
     };
     if m != 64 {
-        return Err(format!("wgmma has M = 64 only, not M = {m}"));
+        return Err(WgmmaShapeError::M(m));
     }
     if k != want_k {
-        return Err(format!(
-            "wgmma with {} operands has K = {want_k}, not K = {k}",
-            a.name()
-        ));
+        return Err(WgmmaShapeError::K {
+            elem: a,
+            want: want_k,
+            k,
+        });
     }
     if n == 0 || n > 256 || !n.is_multiple_of(8) {
-        return Err(format!(
-            "wgmma N must be a multiple of 8 in 8..=256, not N = {n}"
-        ));
+        return Err(WgmmaShapeError::N(n));
     }
     Ok(())
 }
@@ -420,7 +443,10 @@ mod tests {
         assert_eq!(wgmma_shape_ok(64, 8, 16, ElemType::F16), Ok(()));
         assert_eq!(wgmma_shape_ok(64, 136, 16, ElemType::F16), Ok(()));
         assert_eq!(wgmma_shape_ok(64, 128, 8, ElemType::F32), Ok(()));
-        assert!(wgmma_shape_ok(128, 128, 16, ElemType::Bf16).is_err());
+        assert_eq!(
+            wgmma_shape_ok(128, 128, 16, ElemType::Bf16),
+            Err(WgmmaShapeError::M(128))
+        );
         assert!(wgmma_shape_ok(64, 0, 16, ElemType::Bf16).is_err());
         assert!(wgmma_shape_ok(64, 264, 16, ElemType::Bf16).is_err());
         assert!(wgmma_shape_ok(64, 12, 16, ElemType::Bf16).is_err());

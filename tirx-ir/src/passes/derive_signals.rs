@@ -25,6 +25,7 @@
 //! its own.
 
 use super::Pass;
+use super::walk::{Rewriter, rewrite_body_with, visit};
 use crate::arena::Handle;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::ir::{BarRef, Block, Expr, Kernel, Op, Span, Stmt, StmtKind, TileRef, Var};
@@ -32,7 +33,52 @@ use crate::ir::{BarRef, Block, Expr, Kernel, Op, Span, Stmt, StmtKind, TileRef, 
 /// The pass.
 pub struct DeriveSignals;
 
-const TX_LIMIT: u64 = (1 << 20) - 1;
+/// The most bytes one mbarrier phase counts.
+pub const TX_LIMIT: u64 = (1 << 20) - 1;
+
+/// A broken completion-signal contract.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SignalError {
+    /// A multicast load whose mask is not known at build time.
+    #[error(
+        "the multicast mask must be a build-time constant: the barrier's byte count depends on it"
+    )]
+    MulticastMask,
+    /// One phase's loads move more bytes than a phase counts.
+    #[error(
+        "the TMA loads signalling this barrier move {bytes} bytes in one phase; an mbarrier phase counts at most {}",
+        TX_LIMIT
+    )]
+    TxLimit {
+        /// Bytes of the phase.
+        bytes: u64,
+    },
+    /// A written `expect_tx(n)` that is not the sum of the boxes.
+    #[error(
+        "expect_tx({written}) disagrees with the TMA boxes that signal this barrier: they move {derived} bytes per phase; write expect_tx({derived}) or leave it out"
+    )]
+    ExpectTx {
+        /// The user's count.
+        written: u32,
+        /// The boxes' sum.
+        derived: u64,
+    },
+    /// One phase's loads arrive from more blocks than the barrier expects arrivals.
+    #[error(
+        "TMA loads for this barrier phase are split over {sites} blocks (a block and an `if` or scope inside it, or sibling scopes); each block's loads arrive on the barrier with their expected bytes, so it would get {sites} arrivals where it expects {expected} and complete before the bytes are in: issue the phase's loads from one block, or declare `mbarrier(arrivals = {sites})`"
+    )]
+    SplitPhase {
+        /// Blocks that arrive.
+        sites: u32,
+        /// Arrivals the barrier was declared with.
+        expected: u32,
+    },
+    /// A loop whose every iteration signals the same barrier reference.
+    #[error(
+        "this TMA load signals the same barrier in every iteration of its loop, so one barrier phase would receive several arrivals and complete after the first; index the barrier by the iteration (a pipeline stage), or give the loop constant bounds so that its iterations form one phase"
+    )]
+    SameBarrierEveryIteration,
+}
 
 /// Bytes of the box a copy of `buf` (indexed on `index.len()` leading dims) moves.
 pub fn box_bytes(k: &Kernel, t: &TileRef) -> Option<u64> {
@@ -123,10 +169,7 @@ fn process(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
                 None => 1,
                 Some(Expr::Imm(mask, _)) => (*mask as u64).count_ones() as u64,
                 Some(_) => {
-                    errs.push(Diagnostic::new(
-                        s.span,
-                        "the multicast mask must be a build-time constant: the barrier's byte count depends on it",
-                    ));
+                    errs.push(Diagnostic::new(s.span, SignalError::MulticastMask));
                     1
                 }
             };
@@ -141,7 +184,7 @@ fn process(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
     let mut out = block;
     for (bar, first, sum, span) in groups {
         if sum > TX_LIMIT {
-            errs.push(Diagnostic::new(span, format!("the TMA loads signalling this barrier move {sum} bytes in one phase; an mbarrier phase counts at most {TX_LIMIT}")));
+            errs.push(Diagnostic::new(span, SignalError::TxLimit { bytes: sum }));
             continue;
         }
         let explicit = out.iter_mut().find_map(|s| match &mut s.kind {
@@ -154,10 +197,22 @@ fn process(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
             Some((bytes @ &mut None, _)) => *bytes = Some(sum as u32),
             Some((Some(n), sp)) if *n as u64 != sum => errs.push(Diagnostic::new(
                 sp,
-                format!("expect_tx({n}) disagrees with the TMA boxes that signal this barrier: they move {sum} bytes per phase; write expect_tx({sum}) or leave it out"),
+                SignalError::ExpectTx {
+                    written: *n,
+                    derived: sum,
+                },
             )),
             Some(_) => {}
-            None => inserts.push((first, Stmt::at(StmtKind::Op(Op::MbarArriveExpectTx { bar, bytes: Some(sum as u32) }), span))),
+            None => inserts.push((
+                first,
+                Stmt::at(
+                    StmtKind::Op(Op::MbarArriveExpectTx {
+                        bar,
+                        bytes: Some(sum as u32),
+                    }),
+                    span,
+                ),
+            )),
         }
     }
     inserts.sort_by_key(|(i, _)| std::cmp::Reverse(*i));
@@ -229,9 +284,7 @@ fn check_arrivals(k: &Kernel, block: &Block, errs: &mut Diagnostics) {
         if !inner_exceeds && let Some(span) = span {
             errs.push(Diagnostic::new(
                 span,
-                format!(
-                    "TMA loads for this barrier phase are split over {sites} blocks (a block and an `if` or scope inside it, or sibling scopes); each block's loads arrive on the barrier with their expected bytes, so it would get {sites} arrivals where it expects {expected} and complete before the bytes are in: issue the phase's loads from one block, or declare `mbarrier(arrivals = {sites})`"
-                ),
+                SignalError::SplitPhase { sites, expected },
             ));
         }
     }
@@ -240,92 +293,59 @@ fn check_arrivals(k: &Kernel, block: &Block, errs: &mut Diagnostics) {
 /// Every barrier reference a load in `block` signals, once each (loads inside loops too: a
 /// counted loop's loads are part of the block's phase; other loops add no sites).
 fn collect_bars<'b>(block: &'b Block, out: &mut Vec<&'b BarRef>) {
-    for s in block {
-        match &s.kind {
-            StmtKind::Op(op) => {
-                if let Some(bar) = load_bar(op)
-                    && !out.contains(&bar)
-                {
-                    out.push(bar);
-                }
-            }
-            StmtKind::Scope { body, .. }
-            | StmtKind::For { body, .. }
-            | StmtKind::Loop { body, .. } => collect_bars(body, out),
-            StmtKind::If {
-                then_body,
-                else_body,
-                ..
-            } => {
-                collect_bars(then_body, out);
-                collect_bars(else_body, out);
-            }
-            _ => {}
+    visit(block, &mut |s, _| {
+        if let StmtKind::Op(op) = &s.kind
+            && let Some(bar) = load_bar(op)
+            && !out.contains(&bar)
+        {
+            out.push(bar);
         }
-    }
+    });
 }
 
-fn walk(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
-    check_arrivals(k, &block, errs);
-    let block = block
-        .into_iter()
-        .map(|mut s| {
-            // A counted loop's loads belong to the enclosing block's phase.
-            if counted_loop(k, &s).is_some() {
-                return s;
-            }
-            match &mut s.kind {
-                StmtKind::If {
-                    then_body,
-                    else_body,
-                    ..
-                } => {
-                    *then_body = walk(k, std::mem::take(then_body), errs);
-                    *else_body = walk(k, std::mem::take(else_body), errs);
-                }
-                StmtKind::For { var, body, .. } => {
-                    *body = walk(k, std::mem::take(body), errs);
-                    check_loop(Some(*var), body, errs);
-                }
-                StmtKind::Loop { body, .. } => {
-                    *body = walk(k, std::mem::take(body), errs);
-                    check_loop(None, body, errs);
-                }
-                StmtKind::Scope { body, .. } => {
-                    *body = walk(k, std::mem::take(body), errs);
-                }
-                _ => {}
-            }
-            s
-        })
-        .collect();
-    process(k, block, errs)
+/// The rewrite: every block is checked for split arrivals before its statements, and gets its
+/// expect-tx after them (nested blocks first); a loop is checked once its body is done. A
+/// counted loop's loads belong to the enclosing block's phase: its body is not a block of its
+/// own.
+struct Signals<'e> {
+    errs: &'e mut Diagnostics,
+}
+
+impl Rewriter for Signals<'_> {
+    fn enter_block(&mut self, k: &mut Kernel, block: &Block) -> Result<(), Diagnostics> {
+        check_arrivals(k, block, self.errs);
+        Ok(())
+    }
+    fn descend(&mut self, k: &Kernel, s: &Stmt) -> bool {
+        counted_loop(k, s).is_none()
+    }
+    fn exit_stmt(&mut self, k: &mut Kernel, s: Stmt) -> Result<Vec<Stmt>, Diagnostics> {
+        if counted_loop(k, &s).is_some() {
+            return Ok(vec![s]);
+        }
+        match &s.kind {
+            StmtKind::For { var, body, .. } => check_loop(Some(*var), body, self.errs),
+            StmtKind::Loop { body, .. } => check_loop(None, body, self.errs),
+            _ => {}
+        }
+        Ok(vec![s])
+    }
+    fn exit_block(&mut self, k: &mut Kernel, block: Block) -> Result<Block, Diagnostics> {
+        Ok(process(k, block, self.errs))
+    }
 }
 
 /// Variables written anywhere in `block`.
 fn written(block: &Block, out: &mut Vec<Handle<Var>>) {
-    for s in block {
-        match &s.kind {
-            StmtKind::Let { var, .. } | StmtKind::Assign { var, .. } => out.push(*var),
-            StmtKind::Op(Op::ProducerAcquire { stage, .. } | Op::ConsumerWait { stage, .. }) => {
-                out.push(*stage)
-            }
-            StmtKind::For { var, body, .. } => {
-                out.push(*var);
-                written(body, out);
-            }
-            StmtKind::If {
-                then_body,
-                else_body,
-                ..
-            } => {
-                written(then_body, out);
-                written(else_body, out);
-            }
-            StmtKind::Loop { body, .. } | StmtKind::Scope { body, .. } => written(body, out),
-            _ => {}
+    visit(block, &mut |s, _| match &s.kind {
+        StmtKind::Let { var, .. } | StmtKind::Assign { var, .. } | StmtKind::For { var, .. } => {
+            out.push(*var)
         }
-    }
+        StmtKind::Op(Op::ProducerAcquire { stage, .. } | Op::ConsumerWait { stage, .. }) => {
+            out.push(*stage)
+        }
+        _ => {}
+    });
 }
 
 fn mentions(e: &Expr, vars: &[Handle<Var>]) -> bool {
@@ -348,55 +368,31 @@ fn mentions(e: &Expr, vars: &[Handle<Var>]) -> bool {
 fn check_loop(var: Option<Handle<Var>>, body: &Block, errs: &mut Diagnostics) {
     let mut vars: Vec<Handle<Var>> = var.into_iter().collect();
     written(body, &mut vars);
-    let mut waits = Vec::new();
-    waited(body, &mut waits);
-    fn waited(block: &Block, out: &mut Vec<BarRef>) {
-        for s in block {
-            match &s.kind {
-                StmtKind::Op(Op::MbarWait { bar, .. }) => out.push(bar.clone()),
-                StmtKind::If {
-                    then_body,
-                    else_body,
-                    ..
-                } => {
-                    waited(then_body, out);
-                    waited(else_body, out);
-                }
-                StmtKind::For { body, .. }
-                | StmtKind::Loop { body, .. }
-                | StmtKind::Scope { body, .. } => waited(body, out),
-                _ => {}
-            }
+    let mut waits: Vec<&BarRef> = Vec::new();
+    visit(body, &mut |s, _| {
+        if let StmtKind::Op(Op::MbarWait { bar, .. }) = &s.kind {
+            waits.push(bar);
         }
-    }
-    fn scan(block: &Block, vars: &[Handle<Var>], waits: &[BarRef], errs: &mut Diagnostics) {
-        for s in block {
-            match &s.kind {
-                StmtKind::Op(op) => {
-                    if let Some(bar) = load_bar(op)
-                        && !mentions(&bar.index, vars)
-                        && !waits.contains(bar)
-                    {
-                        errs.push(Diagnostic::new(
-                            s.span,
-                            "this TMA load signals the same barrier in every iteration of its loop, so one barrier phase would receive several arrivals and complete after the first; index the barrier by the iteration (a pipeline stage), or give the loop constant bounds so that its iterations form one phase",
-                        ));
-                    }
-                }
-                StmtKind::If {
-                    then_body,
-                    else_body,
-                    ..
-                } => {
-                    scan(then_body, vars, waits, errs);
-                    scan(else_body, vars, waits, errs);
-                }
-                StmtKind::Scope { body, .. } => scan(body, vars, waits, errs),
-                _ => {}
-            }
+    });
+    visit(body, &mut |s, stack| {
+        // Inner loops are checked on their own.
+        if stack
+            .iter()
+            .any(|p| matches!(p.kind, StmtKind::For { .. } | StmtKind::Loop { .. }))
+        {
+            return;
         }
-    }
-    scan(body, &vars, &waits, errs);
+        if let StmtKind::Op(op) = &s.kind
+            && let Some(bar) = load_bar(op)
+            && !mentions(&bar.index, &vars)
+            && !waits.contains(&bar)
+        {
+            errs.push(Diagnostic::new(
+                s.span,
+                SignalError::SameBarrierEveryIteration,
+            ));
+        }
+    });
 }
 
 impl Pass for DeriveSignals {
@@ -405,8 +401,7 @@ impl Pass for DeriveSignals {
     }
     fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
         let mut errs = Vec::new();
-        let body = std::mem::take(&mut k.body);
-        k.body = walk(k, body, &mut errs);
+        rewrite_body_with(k, &mut Signals { errs: &mut errs })?;
         if errs.is_empty() { Ok(()) } else { Err(errs) }
     }
 }

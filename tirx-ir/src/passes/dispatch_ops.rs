@@ -8,43 +8,37 @@
 use super::Pass;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::dispatch::{Cx, select};
-use crate::ir::{Block, Kernel, Op, StmtKind};
+use crate::ir::{Kernel, Op, Stmt, StmtKind};
+use crate::passes::walk::visit_mut_with;
 use crate::valid::scope::Threads;
 
 /// The pass.
 pub struct DispatchOps;
 
-fn walk(k: &Kernel, block: &mut Block, threads: Threads, errs: &mut Diagnostics) {
-    for s in block.iter_mut() {
-        match &mut s.kind {
-            StmtKind::Scope { scope, body } => walk(k, body, threads.enter(scope), errs),
-            StmtKind::If {
-                then_body,
-                else_body,
-                ..
-            } => {
-                walk(k, then_body, threads, errs);
-                walk(k, else_body, threads, errs);
-            }
-            StmtKind::For { body, .. } | StmtKind::Loop { body, .. } => {
-                walk(k, body, threads, errs)
-            }
-            StmtKind::Op(op @ (Op::Copy { .. } | Op::Mma { .. })) => {
-                let forced = match op {
-                    Op::Copy { variant, .. } | Op::Mma { variant, .. } => variant.clone(),
-                    _ => None,
-                };
-                let chosen = select(&Cx { k, op, threads }, forced.as_deref()).map(|v| v.name);
-                match (chosen, op) {
-                    (Ok(name), Op::Copy { variant, .. } | Op::Mma { variant, .. }) => {
-                        *variant = Some(name.to_string())
-                    }
-                    (Err(e), _) => errs.push(Diagnostic::new(s.span, e.to_string())),
-                    _ => {}
-                }
-            }
-            _ => {}
+/// Chooses the variant of one copy or mma (any other statement is left alone).
+fn dispatch(k: &Kernel, s: &mut Stmt, threads: Threads, errs: &mut Diagnostics) {
+    let StmtKind::Op(op @ (Op::Copy { .. } | Op::Mma { .. })) = &mut s.kind else {
+        return;
+    };
+    let forced = match op {
+        Op::Copy { variant, .. } | Op::Mma { variant, .. } => variant.clone(),
+        _ => None,
+    };
+    let chosen = select(&Cx { k, op, threads }, forced.as_deref()).map(|v| v.name);
+    match (chosen, op) {
+        (Ok(name), Op::Copy { variant, .. } | Op::Mma { variant, .. }) => {
+            *variant = Some(name.to_string())
         }
+        (Err(e), _) => errs.push(Diagnostic::new(s.span, e)),
+        _ => {}
+    }
+}
+
+/// The thread set of a nested block: narrowed by a scope, inherited otherwise.
+fn enter(threads: &Threads, s: &Stmt) -> Threads {
+    match &s.kind {
+        StmtKind::Scope { scope, .. } => threads.enter(scope),
+        _ => *threads,
     }
 }
 
@@ -55,7 +49,10 @@ impl Pass for DispatchOps {
     fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
         let mut errs = Vec::new();
         let mut body = std::mem::take(&mut k.body);
-        walk(k, &mut body, Threads::Cta(k.sig.threads), &mut errs);
+        let cta = Threads::Cta(k.sig.threads);
+        visit_mut_with(&mut body, &cta, &enter, &mut |s, t| {
+            dispatch(k, s, *t, &mut errs)
+        });
         k.body = body;
         if errs.is_empty() { Ok(()) } else { Err(errs) }
     }

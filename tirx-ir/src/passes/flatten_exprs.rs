@@ -13,12 +13,13 @@
 //! `%cluster_ctarank`), §9.7.9.8 (ld.param).
 
 use super::Pass;
+use super::walk::{Rewriter, rewrite_body_with};
 use crate::abi::AbiParam;
 use crate::arena::Handle;
 use crate::diag::Diagnostics;
 use crate::inst::reg;
 use crate::ir::{
-    BinOp, Block, CmpOp, Expr, Inst, Kernel, Operand, Phase, ScalarType as T, Special, Stmt,
+    BinOp, Block, CmpOp, Expr, Inst, Kernel, Operand, Phase, ScalarType as T, Span, Special, Stmt,
     StmtKind, Var,
 };
 use std::collections::HashMap;
@@ -26,8 +27,7 @@ use std::collections::HashMap;
 /// The pass.
 pub struct FlattenExprs;
 
-struct Flat<'k> {
-    k: &'k mut Kernel,
+struct Flat {
     pre: Vec<Stmt>,
     specials: HashMap<&'static str, Handle<Var>>,
     dims: HashMap<String, Handle<Var>>,
@@ -102,18 +102,18 @@ fn special_src(s: Special) -> &'static str {
     }
 }
 
-impl Flat<'_> {
+impl Flat {
     fn pre_inst(&mut self, i: Inst) {
         self.pre.push(Stmt::new(StmtKind::Inst(i)));
     }
-    fn special(&mut self, s: Special) -> Handle<Var> {
+    fn special(&mut self, k: &mut Kernel, s: Special) -> Handle<Var> {
         if let Some(v) = self.specials.get(s.name()) {
             return *v;
         }
-        let v = self.k.new_var(s.name(), T::U32);
+        let v = k.new_var(s.name(), T::U32);
         match s {
             Special::WarpId => {
-                let tid = self.special(Special::TidX);
+                let tid = self.special(k, Special::TidX);
                 self.pre_inst(Inst::binary("shr.u32", v, reg(tid), Operand::Imm(5)));
             }
             Special::SmemBase => {
@@ -126,25 +126,25 @@ impl Flat<'_> {
         self.specials.insert(s.name(), v);
         v
     }
-    fn dim(&mut self, sym: &str) -> Handle<Var> {
+    fn dim(&mut self, k: &mut Kernel, sym: &str) -> Handle<Var> {
         if let Some(v) = self.dims.get(sym) {
             return *v;
         }
         let p = AbiParam::Dim { symbol: sym.into() };
         let name = p.ptx_name();
-        if !self.k.sig.params.contains(&p) {
-            self.k.sig.params.push(p);
+        if !k.sig.params.contains(&p) {
+            k.sig.params.push(p);
         }
-        let v = self.k.new_var(sym, T::U32);
+        let v = k.new_var(sym, T::U32);
         self.pre_inst(Inst::ld_param("u32", v, &name));
         self.dims.insert(sym.into(), v);
         v
     }
-    fn pred_imm(&mut self, out: &mut Block, d: Handle<Var>, value: bool) {
+    fn pred_imm(&mut self, k: &mut Kernel, out: &mut Block, d: Handle<Var>, value: bool) {
         let z = match self.zero {
             Some(z) => z,
             None => {
-                let z = self.k.new_var("zero", T::U32);
+                let z = k.new_var("zero", T::U32);
                 self.pre_inst(Inst::mov("u32", z, Operand::Imm(0)));
                 self.zero = Some(z);
                 z
@@ -160,28 +160,28 @@ impl Flat<'_> {
         ))));
     }
     /// An operand holding `e`.
-    fn atom(&mut self, out: &mut Block, e: &Expr) -> Operand {
+    fn atom(&mut self, k: &mut Kernel, out: &mut Block, e: &Expr) -> Operand {
         match e {
             Expr::Imm(v, t) if *t != T::Pred => Operand::Imm(*v),
             Expr::Var(v) => reg(*v),
-            Expr::Special(s) => reg(self.special(*s)),
-            Expr::Dim(s) => reg(self.dim(s)),
+            Expr::Special(s) => reg(self.special(k, *s)),
+            Expr::Dim(s) => reg(self.dim(k, s)),
             e => {
-                let ty = type_of(self.k, e);
-                let d = self.k.new_var("t", ty);
-                self.emit_into(out, d, e);
+                let ty = type_of(k, e);
+                let d = k.new_var("t", ty);
+                self.emit_into(k, out, d, e);
                 reg(d)
             }
         }
     }
     /// Emits instructions computing `e` into `d`.
-    fn emit_into(&mut self, out: &mut Block, d: Handle<Var>, e: &Expr) {
-        let ty = self.k.vars[d].ty;
+    fn emit_into(&mut self, k: &mut Kernel, out: &mut Block, d: Handle<Var>, e: &Expr) {
+        let ty = k.vars[d].ty;
         let push = |out: &mut Block, i: Inst| out.push(Stmt::new(StmtKind::Inst(i)));
         match e {
-            Expr::Imm(v, T::Pred) => self.pred_imm(out, d, *v != 0),
+            Expr::Imm(v, T::Pred) => self.pred_imm(k, out, d, *v != 0),
             Expr::Imm(..) | Expr::Var(_) | Expr::Special(_) | Expr::Dim(_) => {
-                let a = self.atom(out, e);
+                let a = self.atom(k, out, e);
                 let value = match a {
                     Operand::Reg(v) => Expr::Var(v),
                     Operand::Imm(v) => Expr::Imm(v, ty),
@@ -190,13 +190,13 @@ impl Flat<'_> {
                 out.push(Stmt::new(StmtKind::Let { var: d, value }));
             }
             Expr::Bin(BinOp::CeilDiv, a, b) => {
-                let t = type_of(self.k, a);
+                let t = type_of(k, a);
                 let sum = Expr::bin(
                     BinOp::Sub,
                     Expr::bin(BinOp::Add, (**a).clone(), (**b).clone()),
                     Expr::Imm(1, t),
                 );
-                self.emit_into(out, d, &Expr::bin(BinOp::Div, sum, (**b).clone()));
+                self.emit_into(k, out, d, &Expr::bin(BinOp::Div, sum, (**b).clone()));
             }
             Expr::Bin(op @ (BinOp::Div | BinOp::Rem), a, b)
                 if matches!(**b, Expr::Imm(v, _) if v > 0 && (v as u64).is_power_of_two())
@@ -204,7 +204,7 @@ impl Flat<'_> {
                     && ty != T::F32 =>
             {
                 let Expr::Imm(v, _) = **b else { unreachable!() };
-                let x = self.atom(out, a);
+                let x = self.atom(k, out, a);
                 let (opc, imm) = match op {
                     BinOp::Div => (bin_opcode(BinOp::Shr, ty), v.trailing_zeros() as i64),
                     _ => (bin_opcode(BinOp::And, ty), v - 1),
@@ -212,18 +212,18 @@ impl Flat<'_> {
                 push(out, Inst::binary(&opc, d, x, Operand::Imm(imm)));
             }
             Expr::Bin(op, a, b) => {
-                let t = type_of(self.k, e);
-                let (x, y) = (self.atom(out, a), self.atom(out, b));
+                let t = type_of(k, e);
+                let (x, y) = (self.atom(k, out, a), self.atom(k, out, b));
                 push(out, Inst::binary(&bin_opcode(*op, t), d, x, y));
             }
             Expr::Cmp(c, a, b) => {
-                let t = type_of(self.k, a);
+                let t = type_of(k, a);
                 let t = if t == T::Pred { T::U32 } else { t };
-                let (x, y) = (self.atom(out, a), self.atom(out, b));
+                let (x, y) = (self.atom(k, out, a), self.atom(k, out, b));
                 push(out, Inst::setp(cmp_name(*c), t.name(), d, x, y));
             }
             Expr::Not(a) => {
-                let x = self.atom(out, a);
+                let x = self.atom(k, out, a);
                 push(
                     out,
                     Inst {
@@ -235,16 +235,16 @@ impl Flat<'_> {
                 );
             }
             Expr::AndP(a, b) => {
-                let (x, y) = (self.atom(out, a), self.atom(out, b));
+                let (x, y) = (self.atom(k, out, a), self.atom(k, out, b));
                 push(out, Inst::binary("and.pred", d, x, y));
             }
         }
     }
-    fn var_of(&mut self, out: &mut Block, e: &Expr, ty: T) -> Handle<Var> {
-        match self.atom(out, e) {
+    fn var_of(&mut self, k: &mut Kernel, out: &mut Block, e: &Expr, ty: T) -> Handle<Var> {
+        match self.atom(k, out, e) {
             Operand::Reg(v) => v,
             Operand::Imm(v) => {
-                let d = self.k.new_var("c", ty);
+                let d = k.new_var("c", ty);
                 out.push(Stmt::new(StmtKind::Let {
                     var: d,
                     value: Expr::Imm(v, ty),
@@ -254,71 +254,55 @@ impl Flat<'_> {
             _ => unreachable!("atoms are registers or immediates"),
         }
     }
-    fn atom_expr(&mut self, out: &mut Block, e: &Expr) -> Expr {
-        match self.atom(out, e) {
+    fn atom_expr(&mut self, k: &mut Kernel, out: &mut Block, e: &Expr) -> Expr {
+        match self.atom(k, out, e) {
             Operand::Reg(v) => Expr::Var(v),
-            Operand::Imm(v) => Expr::Imm(v, type_of(self.k, e)),
+            Operand::Imm(v) => Expr::Imm(v, type_of(k, e)),
             _ => unreachable!("atoms are registers or immediates"),
         }
     }
-    fn block(&mut self, block: Block) -> Block {
-        let mut out = Vec::with_capacity(block.len());
-        for s in block {
-            let span = s.span;
-            let start = out.len();
-            match s.kind {
-                StmtKind::Let { var, value } | StmtKind::Assign { var, value } => {
-                    self.emit_into(&mut out, var, &value)
-                }
-                StmtKind::If {
-                    cond,
-                    then_body,
-                    else_body,
-                } => {
-                    let p = self.var_of(&mut out, &cond, T::Pred);
-                    let (t, e) = (self.block(then_body), self.block(else_body));
-                    out.push(Stmt::new(StmtKind::If {
-                        cond: Expr::Var(p),
-                        then_body: t,
-                        else_body: e,
-                    }));
-                }
-                StmtKind::For {
-                    var,
-                    start: a,
-                    end,
-                    step,
-                    body,
-                } => {
-                    let (a, end, step) = (
-                        self.atom_expr(&mut out, &a),
-                        self.atom_expr(&mut out, &end),
-                        self.atom_expr(&mut out, &step),
-                    );
-                    let body = self.block(body);
-                    out.push(Stmt::new(StmtKind::For {
-                        var,
-                        start: a,
-                        end,
-                        step,
-                        body,
-                    }));
-                }
-                StmtKind::Loop { body, until } => {
-                    let body = self.block(body);
-                    out.push(Stmt::new(StmtKind::Loop { body, until }));
-                }
-                kind @ (StmtKind::Inst(_) | StmtKind::Scope { .. } | StmtKind::Op(_)) => {
-                    out.push(Stmt::new(kind))
-                }
-            }
-            for s in &mut out[start..] {
-                if s.span == crate::ir::Span::NONE {
-                    s.span = span;
-                }
-            }
+}
+
+/// Puts the statement's span on what flattening made for it (made with `Span::NONE`).
+fn with_span(mut v: Vec<Stmt>, span: Span) -> Vec<Stmt> {
+    for s in &mut v {
+        if s.span == Span::NONE {
+            s.span = span;
         }
-        out
+    }
+    v
+}
+
+impl Rewriter for Flat {
+    /// An `if` condition or `for` bounds are computed before the statement (and before its
+    /// nested blocks, so their variables come first).
+    fn enter_stmt(&mut self, k: &mut Kernel, s: &mut Stmt) -> Result<Vec<Stmt>, Diagnostics> {
+        let mut out = Vec::new();
+        match &mut s.kind {
+            StmtKind::If { cond, .. } => {
+                let p = self.var_of(k, &mut out, cond, T::Pred);
+                *cond = Expr::Var(p);
+            }
+            StmtKind::For {
+                start, end, step, ..
+            } => {
+                *start = self.atom_expr(k, &mut out, start);
+                *end = self.atom_expr(k, &mut out, end);
+                *step = self.atom_expr(k, &mut out, step);
+            }
+            _ => {}
+        }
+        Ok(with_span(out, s.span))
+    }
+    fn exit_stmt(&mut self, k: &mut Kernel, s: Stmt) -> Result<Vec<Stmt>, Diagnostics> {
+        match s.kind {
+            StmtKind::Let { var, value } | StmtKind::Assign { var, value } => {
+                let mut out = Vec::new();
+                self.emit_into(k, &mut out, var, &value);
+                Ok(with_span(out, s.span))
+            }
+            _ => Ok(vec![s]),
+        }
     }
 }
 
@@ -327,17 +311,15 @@ impl Pass for FlattenExprs {
         "flatten-exprs"
     }
     fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
-        let body = std::mem::take(&mut k.body);
         let mut f = Flat {
-            k,
             pre: Vec::new(),
             specials: HashMap::new(),
             dims: HashMap::new(),
             zero: None,
         };
-        let body = f.block(body);
-        let pre = std::mem::take(&mut f.pre);
-        k.body = pre.into_iter().chain(body).collect();
+        rewrite_body_with(k, &mut f)?;
+        let body = std::mem::take(&mut k.body);
+        k.body = f.pre.into_iter().chain(body).collect();
         k.phase = Phase::Ptx;
         Ok(())
     }

@@ -11,6 +11,7 @@
 //! register budget.
 
 use super::Pass;
+use super::walk::{Rewriter, rewrite_body_with};
 use crate::diag::Diagnostics;
 use crate::ir::{
     BinOp, Block, CmpOp, Expr, Inst, Kernel, ScalarType, Scope, Special, Stmt, StmtKind,
@@ -56,94 +57,76 @@ fn guard(scope: &Scope) -> Option<Expr> {
     }
 }
 
-fn lower_block(k: &mut Kernel, block: Block) -> Block {
+/// The rewrite: a thread or elect scope becomes its guarded block as soon as its body is
+/// lowered (in program order, so the elect variables are made in the order a recursion would
+/// make them); warp and warpgroup scopes wait for their block, where adjacent ones chain, and
+/// so do CTA scopes, which are inlined there (a CTA scope between two warp scopes separates
+/// them, even when it is empty).
+struct Lowering;
+
+impl Rewriter for Lowering {
+    fn exit_stmt(&mut self, k: &mut Kernel, s: Stmt) -> Result<Vec<Stmt>, Diagnostics> {
+        match s.kind {
+            StmtKind::Scope { scope, body } if warps(&scope).is_none() && scope != Scope::Cta => {
+                Ok(lower_single(k, scope, body, s.span))
+            }
+            kind => Ok(vec![Stmt { kind, ..s }]),
+        }
+    }
+    fn exit_block(&mut self, k: &mut Kernel, block: Block) -> Result<Block, Diagnostics> {
+        Ok(chain_warp_scopes(k, block))
+    }
+}
+
+/// Warp and warpgroup scopes (bodies already lowered) → guarded blocks; a run of adjacent,
+/// disjoint warp ranges becomes one if / else-if chain. CTA scopes are inlined.
+fn chain_warp_scopes(k: &mut Kernel, block: Block) -> Block {
     let mut out = Vec::with_capacity(block.len());
     let mut it = block.into_iter().peekable();
-    while let Some(mut s) = it.next() {
-        let kind = std::mem::replace(&mut s.kind, StmtKind::Inst(Inst::bar_sync()));
-        match kind {
-            StmtKind::Scope { scope, body } => {
-                let body = lower_block(k, body);
-                let Some(mut taken) = warps(&scope) else {
-                    out.extend(lower_single(k, scope, body, s.span));
-                    continue;
-                };
-                // A run of adjacent, disjoint warp ranges: one if / else-if chain.
-                let mut chain = vec![(scope, body, s.span)];
-                while let Some(next) = it.peek() {
-                    let StmtKind::Scope { scope: sc, .. } = &next.kind else {
-                        break;
-                    };
-                    let Some((a, b)) = warps(sc) else { break };
-                    if b < taken.0 || a > taken.1 {
-                        taken = (taken.0.min(a), taken.1.max(b));
-                        let Some(Stmt {
-                            kind: StmtKind::Scope { scope, body },
-                            span,
-                        }) = it.next()
-                        else {
-                            unreachable!()
-                        };
-                        let body = lower_block(k, body);
-                        chain.push((scope, body, span));
-                    } else {
-                        break;
-                    }
-                }
-                let mut else_body = Vec::new();
-                for (scope, body, span) in chain.into_iter().rev() {
-                    let cond = guard(&scope).expect("warp scopes have guards");
-                    else_body = vec![Stmt::at(
-                        StmtKind::If {
-                            cond,
-                            then_body: body,
-                            else_body,
-                        },
-                        span,
-                    )];
-                }
-                out.extend(else_body);
+    while let Some(s) = it.next() {
+        let (scope, body) = match s.kind {
+            StmtKind::Scope { scope, body } => (scope, body),
+            kind => {
+                out.push(Stmt { kind, ..s });
+                continue;
             }
-            StmtKind::If {
-                cond,
-                then_body,
-                else_body,
-            } => {
-                s.kind = StmtKind::If {
-                    cond,
-                    then_body: lower_block(k, then_body),
-                    else_body: lower_block(k, else_body),
-                };
-                out.push(s);
+        };
+        let Some(mut taken) = warps(&scope) else {
+            out.extend(lower_single(k, scope, body, s.span));
+            continue;
+        };
+        let mut chain = vec![(scope, body, s.span)];
+        while let Some(next) = it.peek() {
+            let StmtKind::Scope { scope: sc, .. } = &next.kind else {
+                break;
+            };
+            let Some((a, b)) = warps(sc) else { break };
+            if !(b < taken.0 || a > taken.1) {
+                break;
             }
-            StmtKind::For {
-                var,
-                start,
-                end,
-                step,
-                body,
-            } => {
-                s.kind = StmtKind::For {
-                    var,
-                    start,
-                    end,
-                    step,
-                    body: lower_block(k, body),
-                };
-                out.push(s);
-            }
-            StmtKind::Loop { body, until } => {
-                s.kind = StmtKind::Loop {
-                    body: lower_block(k, body),
-                    until,
-                };
-                out.push(s);
-            }
-            other => {
-                s.kind = other;
-                out.push(s);
-            }
+            taken = (taken.0.min(a), taken.1.max(b));
+            let Some(Stmt {
+                kind: StmtKind::Scope { scope, body },
+                span,
+            }) = it.next()
+            else {
+                unreachable!("peeked a scope")
+            };
+            chain.push((scope, body, span));
         }
+        let mut else_body = Vec::new();
+        for (scope, body, span) in chain.into_iter().rev() {
+            let cond = guard(&scope).expect("warp scopes have guards");
+            else_body = vec![Stmt::at(
+                StmtKind::If {
+                    cond,
+                    then_body: body,
+                    else_body,
+                },
+                span,
+            )];
+        }
+        out.extend(else_body);
     }
     out
 }
@@ -184,8 +167,6 @@ impl Pass for LowerScopes {
         "lower-scopes"
     }
     fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
-        let body = std::mem::take(&mut k.body);
-        k.body = lower_block(k, body);
-        Ok(())
+        rewrite_body_with(k, &mut Lowering)
     }
 }

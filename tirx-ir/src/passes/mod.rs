@@ -12,11 +12,30 @@ mod lower_scopes;
 mod lower_sync_ops;
 mod lower_tile_ops;
 mod plan_memory;
+#[cfg(test)]
+mod tests;
 mod verify_scopes;
 pub(crate) mod walk;
 
-use crate::diag::{Diagnostic, Diagnostics};
-use crate::ir::{Kernel, Span};
+pub use derive_signals::SignalError;
+pub use plan_memory::MemoryError;
+pub use verify_scopes::{Need, ScopeError};
+
+use crate::diag::{DiagKind, Diagnostic, Diagnostics};
+use crate::ir::Kernel;
+
+/// An error of the pipeline itself: a compiler bug.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PassError {
+    /// The verifier rejects the IR a pass produced.
+    #[error("internal error: IR invalid after pass `{pass}`: {error}")]
+    InvalidAfter {
+        /// The pass.
+        pass: &'static str,
+        /// What the verifier found.
+        error: Box<DiagKind>,
+    },
+}
 
 /// A transformation of one kernel.
 pub trait Pass: Sync {
@@ -47,6 +66,25 @@ pub static PIPELINE: &[&dyn Pass] = &[
     // before it writes nested expressions.
     &flatten_exprs::FlattenExprs,
 ];
+
+/// Verifies `k` after `pass`: the verifier's errors become compiler bugs that name the pass
+/// and keep the span of the statement or declaration that broke (a pass's statements inherit
+/// the span of the user's statement they came from).
+fn verify_after(pass: &dyn Pass, k: &Kernel) -> Result<(), Diagnostics> {
+    crate::valid::verify(k).map_err(|errs| {
+        errs.into_iter()
+            .map(|e| {
+                Diagnostic::new(
+                    e.span,
+                    PassError::InvalidAfter {
+                        pass: pass.name(),
+                        error: Box::new(e.kind),
+                    },
+                )
+            })
+            .collect()
+    })
+}
 
 /// The IR text after one pass (for `tirx explain`).
 #[derive(Clone, Debug)]
@@ -90,20 +128,7 @@ pub fn run_pipeline(
                 pass.name()
             );
         }
-        crate::valid::verify(&kernel).map_err(|errs| {
-            errs.into_iter()
-                .map(|e| {
-                    Diagnostic::new(
-                        Span::NONE,
-                        format!(
-                            "internal error: IR invalid after pass `{}`: {}",
-                            pass.name(),
-                            e.message
-                        ),
-                    )
-                })
-                .collect::<Vec<_>>()
-        })?;
+        verify_after(*pass, &kernel)?;
         if record {
             snaps.push(Snapshot {
                 pass: pass.name(),

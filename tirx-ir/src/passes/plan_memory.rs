@@ -25,22 +25,74 @@ pub struct PlanMemory;
 /// Slack for aligning the dynamic shared-memory base at run time.
 pub const BASE_ALIGN: u32 = 1024;
 
-fn tmem_cols(rows: u32, cols: u32, name: &str) -> Result<u32, String> {
+/// A memory budget or TMEM allocation rule a declaration breaks.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MemoryError {
+    /// A TMEM buffer of more rows than TMEM has lanes.
+    #[error("tensor memory has 128 lanes; `{buffer}` asks for {rows} rows")]
+    TmemLanes {
+        /// The buffer.
+        buffer: String,
+        /// Its rows.
+        rows: u32,
+    },
+    /// A TMEM buffer whose column count `tcgen05.alloc` cannot allocate.
+    #[error(
+        "`{buffer}` needs {cols} TMEM columns; tcgen05.alloc takes a power of two in 32..=512 (use {} columns{})",
+        alloc_cols(*.cols),
+        if *.cols > 512 { ", or split the tile: 512 is the most a CTA has" } else { "" }
+    )]
+    TmemColumns {
+        /// The buffer.
+        buffer: String,
+        /// The 32-bit columns it needs.
+        cols: u32,
+    },
+    /// A TMEM buffer that is not rows × columns.
+    #[error("`{buffer}`: TMEM buffers are 2-D (rows × columns)")]
+    TmemRank {
+        /// The buffer.
+        buffer: String,
+    },
+    /// The TMEM buffers together need more columns than a CTA has.
+    #[error("TMEM over budget: {total} columns allocated, a CTA has 512")]
+    TmemBudget {
+        /// Columns allocated up to and including this buffer.
+        total: u32,
+    },
+    /// Shared memory ends past what a CTA can have.
+    #[error(
+        "shared memory over budget: `{buffer}` ({bytes} bytes) ends at {end} bytes (with {} bytes of alignment slack); a CTA has at most {} (227 KB) — fewer stages or a smaller tile would fit",
+        BASE_ALIGN,
+        MAX_SMEM_BYTES
+    )]
+    SmemBudget {
+        /// The buffer that crosses the limit.
+        buffer: String,
+        /// Its size.
+        bytes: u64,
+        /// Where it ends, with the alignment slack.
+        end: u64,
+    },
+}
+
+/// The column count `tcgen05.alloc` would take for `cols`.
+fn alloc_cols(cols: u32) -> u32 {
+    cols.next_power_of_two().clamp(32, 512)
+}
+
+fn tmem_cols(rows: u32, cols: u32, name: &str) -> Result<u32, MemoryError> {
     if rows > 128 {
-        return Err(format!(
-            "tensor memory has 128 lanes; `{name}` asks for {rows} rows"
-        ));
+        return Err(MemoryError::TmemLanes {
+            buffer: name.into(),
+            rows,
+        });
     }
     if !(32..=512).contains(&cols) || !cols.is_power_of_two() {
-        let up = cols.next_power_of_two().clamp(32, 512);
-        return Err(format!(
-            "`{name}` needs {cols} TMEM columns; tcgen05.alloc takes a power of two in 32..=512 (use {up} columns{})",
-            if cols > 512 {
-                ", or split the tile: 512 is the most a CTA has"
-            } else {
-                ""
-            }
-        ));
+        return Err(MemoryError::TmemColumns {
+            buffer: name.into(),
+            cols,
+        });
     }
     Ok(cols)
 }
@@ -66,7 +118,9 @@ impl Pass for PlanMemory {
                 _ => {
                     errs.push(Diagnostic::new(
                         b.span,
-                        format!("`{}`: TMEM buffers are 2-D (rows × columns)", b.name),
+                        MemoryError::TmemRank {
+                            buffer: b.name.clone(),
+                        },
                     ));
                     continue;
                 }
@@ -80,9 +134,7 @@ impl Pass for PlanMemory {
                     if tmem_total > 512 {
                         errs.push(Diagnostic::new(
                             b.span,
-                            format!(
-                                "TMEM over budget: {tmem_total} columns allocated, a CTA has 512"
-                            ),
+                            MemoryError::TmemBudget { total: tmem_total },
                         ));
                     }
                 }
@@ -101,11 +153,11 @@ impl Pass for PlanMemory {
             if end + BASE_ALIGN as u64 > MAX_SMEM_BYTES as u64 {
                 errs.push(Diagnostic::new(
                     b.span,
-                    format!(
-                        "shared memory over budget: `{}` ({bytes} bytes) ends at {} bytes (with {BASE_ALIGN} bytes of alignment slack); a CTA has at most {MAX_SMEM_BYTES} (227 KB) — fewer stages or a smaller tile would fit",
-                        b.name,
-                        end + BASE_ALIGN as u64
-                    ),
+                    MemoryError::SmemBudget {
+                        buffer: b.name.clone(),
+                        bytes,
+                        end: end + BASE_ALIGN as u64,
+                    },
                 ));
                 break;
             }

@@ -11,6 +11,7 @@
 //! they need. Also checks target features (tcgen05/wgmma ops on a target without them).
 
 use super::Pass;
+use crate::abi::Target;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::ir::{Kernel, Op, StmtKind};
 use crate::passes::walk::visit;
@@ -19,13 +20,73 @@ use crate::valid::scope::{Threads, threads_of};
 /// The pass.
 pub struct VerifyScopes;
 
-#[derive(Clone, Copy)]
-enum Need {
+/// The threads an op must run on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Need {
+    /// Every thread of the CTA.
     Cta,
+    /// Whole warps.
     Warps,
+    /// One thread.
     Single,
+    /// Whole warpgroups.
     Warpgroup,
+    /// One whole warp.
     Warp,
+}
+
+impl Need {
+    /// Whether `t` satisfies the need.
+    fn holds(self, t: Threads) -> bool {
+        match self {
+            Need::Cta => matches!(t, Threads::Cta(_)),
+            Need::Warps => !matches!(t, Threads::Single | Threads::ElectPerWarp(_)),
+            Need::Single => t.is_single(),
+            Need::Warpgroup => t.is_whole_warpgroups(),
+            Need::Warp => t.is_one_warp(),
+        }
+    }
+    /// Words for error messages: what is needed and how to write it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Need::Cta => "every thread of the CTA: call it outside any scope",
+            Need::Warps => "whole warps (a named barrier counts threads by the warp)",
+            Need::Single => {
+                "one thread: put it under `#[scope(warp = W, elect)]` or `#[scope(thread = T)]`"
+            }
+            Need::Warpgroup => {
+                "whole warpgroups: `#[scope(warpgroup = G)]` or `#[scope(warpgroups = A..B)]` (or a CTA of whole warpgroups)"
+            }
+            Need::Warp => "one whole warp: `#[scope(warp = W)]` without `elect`",
+        }
+    }
+}
+
+/// An op in the wrong scope, or on a target without it.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ScopeError {
+    /// The enclosing scopes select threads the op cannot run on.
+    #[error("`{op}` runs here on {}, but it must run on {}", .threads.describe(), .need.describe())]
+    Threads {
+        /// The op as the user writes it (`tma::load`).
+        op: &'static str,
+        /// The threads its scopes select.
+        threads: Threads,
+        /// The threads it needs.
+        need: Need,
+    },
+    /// A tcgen05 op on a target without tcgen05.
+    #[error("tcgen05 is not available on {}: it needs sm_100a (use `wgmma` on sm_90a)", .target.name())]
+    NoTcgen05 {
+        /// The kernel's target.
+        target: Target,
+    },
+    /// A wgmma op on a target without wgmma.
+    #[error("wgmma is not available on {}: it needs sm_90a (use `tcgen05` on sm_100a)", .target.name())]
+    NoWgmma {
+        /// The kernel's target.
+        target: Target,
+    },
 }
 
 fn need(op: &Op) -> Option<(Need, &'static str)> {
@@ -59,38 +120,11 @@ fn need(op: &Op) -> Option<(Need, &'static str)> {
     })
 }
 
-fn check(need: Need, t: Threads, what: &str) -> Option<String> {
-    let (ok, want) = match need {
-        Need::Cta => (
-            matches!(t, Threads::Cta(_)),
-            "every thread of the CTA: call it outside any scope",
-        ),
-        Need::Warps => (
-            !matches!(t, Threads::Single | Threads::ElectPerWarp(_)),
-            "whole warps (a named barrier counts threads by the warp)",
-        ),
-        Need::Single => (
-            t.is_single(),
-            "one thread: put it under `#[scope(warp = W, elect)]` or `#[scope(thread = T)]`",
-        ),
-        Need::Warpgroup => (
-            t.is_whole_warpgroups(),
-            "whole warpgroups: `#[scope(warpgroup = G)]` or `#[scope(warpgroups = A..B)]` (or a CTA of whole warpgroups)",
-        ),
-        Need::Warp => (
-            t.is_one_warp(),
-            "one whole warp: `#[scope(warp = W)]` without `elect`",
-        ),
-    };
-    (!ok).then(|| {
-        format!(
-            "`{what}` runs here on {}, but it must run on {want}",
-            t.describe()
-        )
-    })
+fn check(need: Need, threads: Threads, op: &'static str) -> Option<ScopeError> {
+    (!need.holds(threads)).then_some(ScopeError::Threads { op, threads, need })
 }
 
-fn feature(op: &Op, k: &Kernel) -> Option<String> {
+fn feature(op: &Op, k: &Kernel) -> Option<ScopeError> {
     let t = k.target();
     let tc = matches!(op, Op::Mma { variant: Some(v), .. } if v == "tcgen05")
         || matches!(
@@ -108,16 +142,10 @@ fn feature(op: &Op, k: &Kernel) -> Option<String> {
             Op::WgmmaFence | Op::WgmmaCommit | Op::WgmmaWait { .. } | Op::SetMaxNReg { .. }
         );
     if tc && !t.has_tcgen05() {
-        return Some(format!(
-            "tcgen05 is not available on {}: it needs sm_100a (use `wgmma` on sm_90a)",
-            t.name()
-        ));
+        return Some(ScopeError::NoTcgen05 { target: t });
     }
     if wg && !t.has_wgmma() {
-        return Some(format!(
-            "wgmma is not available on {}: it needs sm_90a (use `tcgen05` on sm_100a)",
-            t.name()
-        ));
+        return Some(ScopeError::NoWgmma { target: t });
     }
     None
 }

@@ -4,7 +4,10 @@
 //! statements fit the kernel's phase (`Thread`: no tile ops; `Ptx`: no scopes or ops, atoms
 //! only). Scope rules are checked once, by the `verify-scopes` pass, on the user's scopes.
 
+mod error;
 pub mod scope;
+
+pub use error::VerifyError;
 
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::ir::{BarRef, Expr, Kernel, Op, Operand, Phase, Stmt, StmtKind, TileRef};
@@ -19,13 +22,17 @@ pub fn verify(k: &Kernel) -> Result<(), Diagnostics> {
         if !names.insert(b.name.clone()) {
             errs.push(Diagnostic::new(
                 b.span,
-                format!("`{}` is declared twice", b.name),
+                VerifyError::DeclaredTwice {
+                    name: b.name.clone(),
+                },
             ));
         }
         if b.layout.shape.len() != b.layout.stride.len() {
             errs.push(Diagnostic::new(
                 b.span,
-                format!("buffer `{}`: shape and stride ranks differ", b.name),
+                VerifyError::StrideRank {
+                    buffer: b.name.clone(),
+                },
             ));
         }
     }
@@ -33,7 +40,9 @@ pub fn verify(k: &Kernel) -> Result<(), Diagnostics> {
         if !names.insert(b.name.clone()) {
             errs.push(Diagnostic::new(
                 b.span,
-                format!("`{}` is declared twice", b.name),
+                VerifyError::DeclaredTwice {
+                    name: b.name.clone(),
+                },
             ));
         }
     }
@@ -41,7 +50,9 @@ pub fn verify(k: &Kernel) -> Result<(), Diagnostics> {
         if !k.barriers.contains(p.full) || !k.barriers.contains(p.empty) {
             errs.push(Diagnostic::new(
                 p.span,
-                format!("pipeline `{}` names a missing barrier", p.name),
+                VerifyError::PipelineBarrier {
+                    pipeline: p.name.clone(),
+                },
             ));
         }
     }
@@ -50,12 +61,12 @@ pub fn verify(k: &Kernel) -> Result<(), Diagnostics> {
 }
 
 fn check_stmt(k: &Kernel, s: &Stmt, errs: &mut Diagnostics) {
-    let mut bad = |msg: String| errs.push(Diagnostic::new(s.span, msg));
+    let mut bad = |e: VerifyError| errs.push(Diagnostic::new(s.span, e));
     let mut exprs: Vec<&Expr> = Vec::new();
     match &s.kind {
         StmtKind::Let { var, value } | StmtKind::Assign { var, value } => {
             if !k.vars.contains(*var) {
-                bad(format!("variable %{} out of range", var.index()));
+                bad(VerifyError::Var { index: var.index() });
             }
             exprs.push(value);
         }
@@ -68,25 +79,31 @@ fn check_stmt(k: &Kernel, s: &Stmt, errs: &mut Diagnostics) {
             ..
         } => {
             if !k.vars.contains(*var) {
-                bad(format!("variable %{} out of range", var.index()));
+                bad(VerifyError::Var { index: var.index() });
             }
             exprs.extend([start, end, step]);
         }
         StmtKind::Loop { until, .. } => {
             if !k.vars.contains(*until) {
-                bad(format!("variable %{} out of range", until.index()));
+                bad(VerifyError::Var {
+                    index: until.index(),
+                });
             }
         }
         StmtKind::Scope { .. } => {
             if k.phase == Phase::Ptx {
-                bad("scope left in the ptx phase".into());
+                bad(VerifyError::ScopeInPtx);
             }
         }
         StmtKind::Op(op) => {
             if k.phase == Phase::Ptx {
-                bad(format!("op {op:?} left in the ptx phase"));
+                bad(VerifyError::OpInPtx {
+                    op: format!("{op:?}"),
+                });
             } else if k.phase == Phase::Thread && is_tile_op(op) {
-                bad(format!("tile op left in the thread phase: {op:?}"));
+                bad(VerifyError::TileOpInThread {
+                    op: format!("{op:?}"),
+                });
             }
             op_exprs(k, op, &mut exprs, &mut bad);
         }
@@ -98,7 +115,9 @@ fn check_stmt(k: &Kernel, s: &Stmt, errs: &mut Diagnostics) {
     }
     for e in exprs {
         if k.phase == Phase::Ptx && !e.is_atom() {
-            bad(format!("non-atomic expression in the ptx phase: {e:?}"));
+            bad(VerifyError::NonAtomic {
+                expr: format!("{e:?}"),
+            });
         }
         check_expr(k, e, &mut bad);
     }
@@ -115,24 +134,34 @@ fn is_tile_op(op: &Op) -> bool {
     )
 }
 
-fn op_exprs<'a>(k: &Kernel, op: &'a Op, exprs: &mut Vec<&'a Expr>, bad: &mut dyn FnMut(String)) {
-    let tile = |t: &'a TileRef, exprs: &mut Vec<&'a Expr>, bad: &mut dyn FnMut(String)| match t {
+fn op_exprs<'a>(
+    k: &Kernel,
+    op: &'a Op,
+    exprs: &mut Vec<&'a Expr>,
+    bad: &mut dyn FnMut(VerifyError),
+) {
+    let tile = |t: &'a TileRef, exprs: &mut Vec<&'a Expr>, bad: &mut dyn FnMut(VerifyError)| match t
+    {
         TileRef::Buf { buf, index } => {
             if !k.buffers.contains(*buf) {
-                bad(format!("buffer #{} out of range", buf.index()));
+                bad(VerifyError::Buffer { index: buf.index() });
             }
             exprs.extend(index.iter());
         }
         TileRef::Global { tensor, coords } => {
             if !k.sig.tensors.iter().any(|t| &t.name == tensor) {
-                bad(format!("unknown tensor `{tensor}`"));
+                bad(VerifyError::UnknownTensor {
+                    tensor: tensor.clone(),
+                });
             }
             exprs.extend(coords.iter());
         }
     };
-    let barref = |b: &'a BarRef, exprs: &mut Vec<&'a Expr>, bad: &mut dyn FnMut(String)| {
+    let barref = |b: &'a BarRef, exprs: &mut Vec<&'a Expr>, bad: &mut dyn FnMut(VerifyError)| {
         if !k.barriers.contains(b.bar) {
-            bad(format!("barrier #{} out of range", b.bar.index()));
+            bad(VerifyError::Barrier {
+                index: b.bar.index(),
+            });
         }
         exprs.push(&b.index);
     };
@@ -165,13 +194,17 @@ fn op_exprs<'a>(k: &Kernel, op: &'a Op, exprs: &mut Vec<&'a Expr>, bad: &mut dyn
         }
         Op::ProducerAcquire { pipe, iter, .. } | Op::ConsumerWait { pipe, iter, .. } => {
             if !k.pipelines.contains(*pipe) {
-                bad(format!("pipeline #{} out of range", pipe.index()));
+                bad(VerifyError::Pipeline {
+                    index: pipe.index(),
+                });
             }
             exprs.push(iter);
         }
         Op::ConsumerRelease { pipe, stage } => {
             if !k.pipelines.contains(*pipe) {
-                bad(format!("pipeline #{} out of range", pipe.index()));
+                bad(VerifyError::Pipeline {
+                    index: pipe.index(),
+                });
             }
             exprs.push(stage);
         }
@@ -184,20 +217,20 @@ fn op_exprs<'a>(k: &Kernel, op: &'a Op, exprs: &mut Vec<&'a Expr>, bad: &mut dyn
         }
         Op::NamedBarrier { id, .. } => exprs.push(id),
         Op::MbarInit { bar } if !k.barriers.contains(*bar) => {
-            bad(format!("barrier #{} out of range", bar.index()));
+            bad(VerifyError::Barrier { index: bar.index() });
         }
         Op::TmemAlloc { buf } | Op::TmemDealloc { buf } if !k.buffers.contains(*buf) => {
-            bad(format!("buffer #{} out of range", buf.index()));
+            bad(VerifyError::Buffer { index: buf.index() });
         }
         _ => {}
     }
 }
 
-fn check_expr(k: &Kernel, e: &Expr, bad: &mut dyn FnMut(String)) {
+fn check_expr(k: &Kernel, e: &Expr, bad: &mut dyn FnMut(VerifyError)) {
     match e {
         Expr::Var(v) => {
             if !k.vars.contains(*v) {
-                bad(format!("variable %{} out of range", v.index()));
+                bad(VerifyError::Var { index: v.index() });
             }
         }
         Expr::Bin(_, a, b) | Expr::Cmp(_, a, b) | Expr::AndP(a, b) => {
@@ -209,11 +242,11 @@ fn check_expr(k: &Kernel, e: &Expr, bad: &mut dyn FnMut(String)) {
     }
 }
 
-fn check_operand(k: &Kernel, o: &Operand, bad: &mut dyn FnMut(String)) {
+fn check_operand(k: &Kernel, o: &Operand, bad: &mut dyn FnMut(VerifyError)) {
     match o {
         Operand::Reg(v) | Operand::NotReg(v) => {
             if !k.vars.contains(*v) {
-                bad(format!("register %{} out of range", v.index()));
+                bad(VerifyError::Register { index: v.index() });
             }
         }
         Operand::Mem(b, _) => check_operand(k, b, bad),

@@ -8,18 +8,15 @@ pub mod tma_load;
 pub mod tma_store;
 pub mod tmem_epilogue;
 
+use super::Reject;
 use crate::abi::Swizzle;
 use crate::ir::{Buffer, Kernel, TileRef};
 pub use row_store::RowStore;
 
 /// Every copy variant but `reg_stage` refuses a scaled copy (`alpha = …, beta = …`).
-pub fn unscaled(op: &crate::ir::Op) -> Result<(), String> {
+pub fn unscaled(op: &crate::ir::Op) -> Result<(), Reject> {
     match op {
-        crate::ir::Op::Copy { scale: Some(_), .. } => Err(
-            "it does not scale (`alpha`/`beta` apply to an accumulator staged in shared memory: \
-             `reg_stage`)"
-                .into(),
-        ),
+        crate::ir::Op::Copy { scale: Some(_), .. } => Err(Reject::Scaled),
         _ => Ok(()),
     }
 }
@@ -29,20 +26,21 @@ pub fn tma_box<'k>(
     k: &'k Kernel,
     smem: &TileRef,
     global: &TileRef,
-) -> Result<(&'k Buffer, Vec<u32>), String> {
+) -> Result<(&'k Buffer, Vec<u32>), Reject> {
     let TileRef::Buf { buf, index } = smem else {
-        return Err("the shared side is not a buffer".into());
+        return Err(Reject::NotBuffer {
+            what: "the shared side",
+        });
     };
     let TileRef::Global { tensor, coords } = global else {
-        return Err("the other side is not a global tile".into());
+        return Err(Reject::NotGlobal { side: "other side" });
     };
     let b = &k.buffers[*buf];
     if b.space != crate::ir::Space::Shared {
-        return Err(format!(
-            "`{}` is in {}, TMA moves between global and shared memory",
-            b.name,
-            b.space.name()
-        ));
+        return Err(Reject::TmaSpace {
+            buffer: b.name.clone(),
+            space: b.space,
+        });
     }
     let mut dims: Vec<u32> = b.layout.shape.get(index.len()..).unwrap_or(&[]).to_vec();
     let t = k
@@ -50,7 +48,9 @@ pub fn tma_box<'k>(
         .tensors
         .iter()
         .find(|t| &t.name == tensor)
-        .ok_or_else(|| format!("unknown tensor `{tensor}`"))?;
+        .ok_or_else(|| Reject::UnknownTensor {
+            tensor: tensor.clone(),
+        })?;
     // A dense tile of higher rank than the tensor is the same bytes as the box with its
     // leading dimensions merged (`[2, 64, 64]` is a `[128, 64]` box), which lets a kernel split
     // a loaded tile between consumers by indexing (`a_s[s, wg]`).
@@ -59,52 +59,45 @@ pub fn tma_box<'k>(
         dims[0] *= outer;
     }
     if t.elem != b.elem {
-        return Err(format!(
-            "`{}` holds {} but `{tensor}` holds {}",
-            b.name,
-            b.elem.name(),
-            t.elem.name()
-        ));
+        return Err(Reject::TmaElem {
+            buffer: b.name.clone(),
+            elem: b.elem,
+            tensor: tensor.clone(),
+            tensor_elem: t.elem,
+        });
     }
     if dims.len() != t.shape.len() || coords.len() != t.shape.len() {
-        return Err(format!(
-            "the box has rank {} and {} coordinates, but `{tensor}` has rank {}",
-            dims.len(),
-            coords.len(),
-            t.shape.len()
-        ));
+        return Err(Reject::TmaRank {
+            rank: dims.len(),
+            coords: coords.len(),
+            tensor: tensor.clone(),
+            tensor_rank: t.shape.len(),
+        });
     }
     if !(1..=5).contains(&dims.len()) {
-        return Err(format!(
-            "TMA boxes have rank 1 to 5, this one {}",
-            dims.len()
-        ));
+        return Err(Reject::BoxRank { rank: dims.len() });
     }
     if let Some(d) = dims.iter().find(|&&d| d == 0 || d > 256) {
-        return Err(format!(
-            "TMA box extents are 1..=256 elements, this box has {d}"
-        ));
+        return Err(Reject::BoxExtent { extent: *d });
     }
     let inner = dims[dims.len() - 1] * b.elem.bytes();
     if !inner.is_multiple_of(16) {
-        return Err(format!(
-            "the box's inner extent is {inner} bytes; TMA needs a multiple of 16"
-        ));
+        return Err(Reject::BoxInnerBytes { bytes: inner });
     }
     if let Some(span) = b.layout.swizzle.span_bytes()
         && inner > span
     {
-        return Err(format!(
-            "the box's inner extent is {inner} bytes, over the {span}-byte span of swizzle {}",
-            b.layout.swizzle.name()
-        ));
+        return Err(Reject::BoxOverSwizzle {
+            bytes: inner,
+            span,
+            swizzle: b.layout.swizzle,
+        });
     }
     // The buffer must be dense row-major for the box TMA writes to be the buffer's layout.
     if !b.layout.is_row_major() {
-        return Err(format!(
-            "`{}` is not dense row-major, which is the layout a TMA box has",
-            b.name
-        ));
+        return Err(Reject::TmaRowMajor {
+            buffer: b.name.clone(),
+        });
     }
     let _ = Swizzle::None;
     Ok((b, dims))

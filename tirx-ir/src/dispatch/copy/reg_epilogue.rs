@@ -12,9 +12,9 @@
 
 use super::RowStore;
 use crate::diag::Diagnostics;
-use crate::dispatch::{Cx, Variant};
+use crate::dispatch::{Cx, Reject, Variant};
 use crate::ir::{BinOp, Expr, Op, Space, Special, TileRef};
-use crate::lower::{Lower, add, mul};
+use crate::lower::{Lower, LowerError, add, mul};
 
 /// The variant.
 pub static VARIANT: Variant = Variant {
@@ -24,31 +24,30 @@ pub static VARIANT: Variant = Variant {
     lower,
 };
 
-fn applies(cx: &Cx) -> Result<(), String> {
+fn applies(cx: &Cx) -> Result<(), Reject> {
     super::unscaled(cx.op)?;
     let Op::Copy { dst, src, .. } = cx.op else {
-        return Err("not a copy".into());
+        return Err(Reject::WrongOp { expected: "a copy" });
     };
     if !cx.k.target().has_wgmma() {
-        return Err(format!(
-            "the register fragment layout is wgmma's, and {} has no wgmma",
-            cx.k.target().name()
-        ));
+        return Err(Reject::NoWgmmaFragments {
+            target: cx.k.target(),
+        });
     }
     let TileRef::Global { .. } = dst else {
-        return Err("the destination is not a global tile".into());
+        return Err(Reject::NotGlobal {
+            side: "destination",
+        });
     };
     let (_, m, n) = crate::dispatch::mma::accumulator(cx.k, src, Space::Reg)?;
     if m % 64 != 0 || n % 8 != 0 {
-        return Err(format!(
-            "the accumulator is {m}×{n}; wgmma fragments are 64 rows × a multiple of 8"
-        ));
+        return Err(Reject::FragmentShape { m, n });
     }
     if !cx.threads.is_whole_warpgroups() {
-        return Err(format!(
-            "it runs on {}; the fragment is spread over one warpgroup",
-            cx.threads.describe()
-        ));
+        return Err(Reject::Threads {
+            threads: cx.threads,
+            need: "the fragment is spread over one warpgroup",
+        });
     }
     Ok(())
 }
@@ -63,7 +62,9 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         return Err(lw.internal("reg_epilogue on a different copy"));
     };
     if coords.len() != 2 {
-        return Err(lw.error(format!("`{tensor}.tile(..)` needs 2 coordinates here")));
+        return Err(lw.error(LowerError::TileCoords {
+            tensor: tensor.clone(),
+        }));
     }
     let (bm, bn) = (
         lw.k.buffers[*buf].layout.shape[0],

@@ -37,13 +37,13 @@ use crate::abi::AbiParam;
 use crate::abi::ElemType;
 use crate::arena::Handle;
 use crate::diag::Diagnostics;
-use crate::dispatch::{Cx, Variant};
+use crate::dispatch::{Cx, Reject, Variant};
 use crate::inst::reg;
 use crate::ir::{
     BinOp, CmpOp, Expr, Inst, Op, Operand as O, ScalarType as T, Scale, Space, Special, TileRef,
     Var,
 };
-use crate::lower::{Lower, add, mul};
+use crate::lower::{Lower, LowerError, add, mul};
 
 /// The variant.
 pub static VARIANT: Variant = Variant {
@@ -54,31 +54,37 @@ pub static VARIANT: Variant = Variant {
 };
 
 /// (acc rows, acc cols) and checks of the staging layout.
-fn shapes(cx_k: &crate::ir::Kernel, dst: &TileRef, src: &TileRef) -> Result<(u32, u32), String> {
+fn shapes(cx_k: &crate::ir::Kernel, dst: &TileRef, src: &TileRef) -> Result<(u32, u32), Reject> {
     let (_, r, n) = crate::dispatch::mma::accumulator(cx_k, src, Space::Reg)?;
     let TileRef::Buf { buf, index } = dst else {
-        return Err("the destination is not a buffer".into());
+        return Err(Reject::NotBuffer {
+            what: "the destination",
+        });
     };
     let b = &cx_k.buffers[*buf];
     if b.space != Space::Shared {
-        return Err(format!("`{}` must be a shared tile", b.name));
+        return Err(Reject::StagingSpace {
+            buffer: b.name.clone(),
+        });
     }
     let w = block_cols(b.elem);
     let dims = b.layout.shape.get(index.len()..).unwrap_or(&[]);
     if r % 64 != 0 || n % w != 0 {
-        return Err(format!(
-            "the accumulator is {r}×{n}; staging {} needs rows a multiple of 64 and columns of {w}",
-            b.elem.name()
-        ));
+        return Err(Reject::StagingShape {
+            m: r,
+            n,
+            elem: b.elem,
+            block: w,
+        });
     }
     if dims != [n / w, r, w] || b.layout.swizzle != crate::abi::Swizzle::B128 {
-        return Err(format!(
-            "`{}` must be [{}, {r}, {w}] with swizzle B128 ({w}-column {} blocks of 128-byte rows, one TMA box each); it is {dims:?} with swizzle {}",
-            b.name,
-            n / w,
-            b.elem.name(),
-            b.layout.swizzle.name()
-        ));
+        return Err(Reject::StagingLayout {
+            buffer: b.name.clone(),
+            want: [n / w, r, w],
+            elem: b.elem,
+            dims: dims.to_vec(),
+            swizzle: b.layout.swizzle,
+        });
     }
     Ok((r, n))
 }
@@ -88,7 +94,7 @@ fn block_cols(elem: ElemType) -> u32 {
     128 / elem.bytes()
 }
 
-fn applies(cx: &Cx) -> Result<(), String> {
+fn applies(cx: &Cx) -> Result<(), Reject> {
     let Op::Copy {
         dst,
         src,
@@ -96,20 +102,21 @@ fn applies(cx: &Cx) -> Result<(), String> {
         ..
     } = cx.op
     else {
-        return Err("not a copy without barrier".into());
+        return Err(Reject::WrongOp {
+            expected: "a copy without barrier",
+        });
     };
     if !cx.k.target().has_wgmma() {
-        return Err(format!(
-            "the register fragment layout is wgmma's, and {} has no wgmma",
-            cx.k.target().name()
-        ));
+        return Err(Reject::NoWgmmaFragments {
+            target: cx.k.target(),
+        });
     }
     shapes(cx.k, dst, src)?;
     if !cx.threads.is_whole_warpgroups() {
-        return Err(format!(
-            "it runs on {}; the fragment is spread over whole warpgroups",
-            cx.threads.describe()
-        ));
+        return Err(Reject::Threads {
+            threads: cx.threads,
+            need: "the fragment is spread over whole warpgroups",
+        });
     }
     Ok(())
 }
@@ -232,7 +239,7 @@ impl Scaling {
 /// that name.
 fn scalar_param(lw: &mut Lower, name: &str) -> Result<Handle<Var>, Diagnostics> {
     if !lw.k.sig.scalars.iter().any(|s| s == name) {
-        return Err(lw.error(format!("`{name}` is not a scalar argument of the kernel")));
+        return Err(lw.error(LowerError::NotScalar { name: name.into() }));
     }
     let p = lw.param(AbiParam::Scalar { name: name.into() });
     let v = lw.var(name, T::F32);

@@ -16,7 +16,7 @@ use crate::arena::Handle;
 use crate::diag::Diagnostics;
 use crate::inst::reg;
 use crate::ir::{CmpOp, Expr, Inst, Operand, ScalarType as T, StmtKind, Var};
-use crate::lower::{Lower, add};
+use crate::lower::{Lower, LowerError, add};
 
 /// One row segment `tensor[row, col0 + j]`.
 pub struct RowStore {
@@ -40,10 +40,10 @@ impl RowStore {
             .tensor_elem(tensor)
             .ok_or_else(|| lw.internal(format!("unknown tensor `{tensor}`")))?;
         if shape.len() != 2 {
-            return Err(lw.error(format!(
-                "`{tensor}` has rank {}; the register/TMEM epilogue stores 2-D tiles",
-                shape.len()
-            )));
+            return Err(lw.error(LowerError::EpilogueRank {
+                tensor: tensor.into(),
+                rank: shape.len(),
+            }));
         }
         let rows = lw.dim(&shape[0]);
         let cols = lw.dim(&shape[1]);

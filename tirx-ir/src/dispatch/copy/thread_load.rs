@@ -28,7 +28,7 @@
 use crate::abi::{AbiParam, ElemType, Swizzle};
 use crate::arena::Handle;
 use crate::diag::Diagnostics;
-use crate::dispatch::{Cx, Variant};
+use crate::dispatch::{Cx, Reject, Variant};
 use crate::encode::swizzle::cute_params;
 use crate::inst::reg;
 use crate::ir::{
@@ -76,12 +76,14 @@ fn gcd(a: u32, b: u32) -> u32 {
 }
 
 impl Plan {
-    fn new(rows: u32, cols: u32, threads: u32) -> Result<Plan, String> {
+    fn new(rows: u32, cols: u32, threads: u32) -> Result<Plan, Reject> {
         let elems = rows as u64 * cols as u64;
         if threads == 0 || !elems.is_multiple_of(threads as u64) {
-            return Err(format!(
-                "the {rows}×{cols} tile has {elems} elements, not a multiple of the CTA's {threads} threads"
-            ));
+            return Err(Reject::ThreadShare {
+                rows,
+                cols,
+                threads,
+            });
         }
         let g = gcd(threads, cols);
         let tr = threads / g;
@@ -99,44 +101,49 @@ impl Plan {
     }
 }
 
-fn tile<'o>(k: &Kernel, dst: &'o TileRef, src: &'o TileRef) -> Result<Tile<'o>, String> {
+fn tile<'o>(k: &Kernel, dst: &'o TileRef, src: &'o TileRef) -> Result<Tile<'o>, Reject> {
     let TileRef::Global { tensor, coords } = src else {
-        return Err("the source is not a global tile".into());
+        return Err(Reject::NotGlobal { side: "source" });
     };
     let TileRef::Buf { buf, index } = dst else {
-        return Err("the destination is not a buffer".into());
+        return Err(Reject::NotBuffer {
+            what: "the destination",
+        });
     };
     let b = &k.buffers[*buf];
     if b.space != Space::Shared {
-        return Err(format!(
-            "`{}` is in {}; this path stores into shared memory",
-            b.name,
-            b.space.name()
-        ));
+        return Err(Reject::StoreSpace {
+            buffer: b.name.clone(),
+            space: b.space,
+        });
     }
     let t = k
         .sig
         .tensors
         .iter()
         .find(|t| &t.name == tensor)
-        .ok_or_else(|| format!("unknown tensor `{tensor}`"))?;
+        .ok_or_else(|| Reject::UnknownTensor {
+            tensor: tensor.clone(),
+        })?;
     if !matches!(b.elem, ElemType::Bf16 | ElemType::F16) || t.elem != b.elem {
-        return Err(format!(
-            "`{}` holds {} and `{tensor}` holds {}; this path copies bf16 or f16 of one type",
-            b.name,
-            b.elem.name(),
-            t.elem.name()
-        ));
+        return Err(Reject::ThreadElem {
+            buffer: b.name.clone(),
+            elem: b.elem,
+            tensor: tensor.clone(),
+            tensor_elem: t.elem,
+        });
     }
     if t.shape.len() != 2 || coords.len() != 2 {
-        return Err(format!(
-            "`{tensor}` has rank {} and the tile {} coordinates; this path copies 2-D tiles",
-            t.shape.len(),
-            coords.len()
-        ));
+        return Err(Reject::ThreadRank {
+            tensor: tensor.clone(),
+            rank: t.shape.len(),
+            coords: coords.len(),
+        });
     }
     if !b.layout.is_row_major() {
-        return Err(format!("`{}` is not dense row-major", b.name));
+        return Err(Reject::NotRowMajor {
+            buffer: b.name.clone(),
+        });
     }
     // Leading dimensions of the dense tile merge into rows, as for TMA boxes.
     let mut dims: Vec<u32> = b.layout.shape.get(index.len()..).unwrap_or(&[]).to_vec();
@@ -145,37 +152,34 @@ fn tile<'o>(k: &Kernel, dst: &'o TileRef, src: &'o TileRef) -> Result<Tile<'o>, 
         dims[0] *= outer;
     }
     let [rows, cols] = dims[..] else {
-        return Err(format!(
-            "`{}` indexed this way is rank {}, not a 2-D tile",
-            b.name,
-            dims.len()
-        ));
+        return Err(Reject::TileRank {
+            buffer: b.name.clone(),
+            rank: dims.len(),
+        });
     };
     let row_bytes = cols * b.elem.bytes();
     match b.layout.swizzle {
         Swizzle::None => {}
         Swizzle::B128 if row_bytes != 128 => {
-            return Err(format!(
-                "`{}` has swizzle B128 and {row_bytes}-byte rows; the 128B swizzle needs rows of exactly 128 bytes",
-                b.name
-            ));
+            return Err(Reject::SwizzleRows {
+                buffer: b.name.clone(),
+                row_bytes,
+            });
         }
         // The swizzle is computed on offsets within the tile, so every tile an index can pick
         // must start on a swizzle repeat (the buffer itself is aligned by plan-memory).
         Swizzle::B128 if !index.is_empty() && !(rows * row_bytes).is_multiple_of(1024) => {
-            return Err(format!(
-                "the tiles of `{}` are {} bytes, so an indexed one may start off the 1024-byte swizzle repeat",
-                b.name,
-                rows * row_bytes
-            ));
+            return Err(Reject::SwizzleRepeat {
+                buffer: b.name.clone(),
+                tile_bytes: rows * row_bytes,
+            });
         }
         Swizzle::B128 => {}
         other => {
-            return Err(format!(
-                "`{}` has swizzle {}; this path writes swizzle none or B128",
-                b.name,
-                other.name()
-            ));
+            return Err(Reject::SwizzleKind {
+                buffer: b.name.clone(),
+                swizzle: other,
+            });
         }
     }
     Ok(Tile {
@@ -190,7 +194,7 @@ fn tile<'o>(k: &Kernel, dst: &'o TileRef, src: &'o TileRef) -> Result<Tile<'o>, 
     })
 }
 
-fn applies(cx: &Cx) -> Result<(), String> {
+fn applies(cx: &Cx) -> Result<(), Reject> {
     super::unscaled(cx.op)?;
     let Op::Copy {
         dst,
@@ -200,20 +204,17 @@ fn applies(cx: &Cx) -> Result<(), String> {
         ..
     } = cx.op
     else {
-        return Err("not a copy".into());
+        return Err(Reject::WrongOp { expected: "a copy" });
     };
     let t = tile(cx.k, dst, src)?;
     if bar.is_some() || multicast.is_some() {
-        return Err(
-            "the threads' own stores complete this copy; it signals no mbarrier and multicasts nowhere (drop the barrier, or use `tma::load`)"
-                .into(),
-        );
+        return Err(Reject::ThreadCopySignals);
     }
     let Threads::Cta(threads) = cx.threads else {
-        return Err(format!(
-            "it runs on {}; this path divides the tile over every thread of the CTA (call it outside any scope)",
-            cx.threads.describe()
-        ));
+        return Err(Reject::Threads {
+            threads: cx.threads,
+            need: "this path divides the tile over every thread of the CTA (call it outside any scope)",
+        });
     };
     Plan::new(t.rows, t.cols, threads)?;
     Ok(())

@@ -15,7 +15,7 @@
 
 use super::tma_box;
 use crate::diag::Diagnostics;
-use crate::dispatch::{Cx, Variant};
+use crate::dispatch::{Cx, Reject, Variant};
 use crate::inst::reg;
 use crate::ir::{Expr, Inst, Op, ScalarType, TileRef};
 use crate::lower::{Lower, mul};
@@ -28,7 +28,7 @@ pub static VARIANT: Variant = Variant {
     lower,
 };
 
-fn applies(cx: &Cx) -> Result<(), String> {
+fn applies(cx: &Cx) -> Result<(), Reject> {
     super::unscaled(cx.op)?;
     let Op::Copy {
         dst,
@@ -38,32 +38,29 @@ fn applies(cx: &Cx) -> Result<(), String> {
         ..
     } = cx.op
     else {
-        return Err("not a copy".into());
+        return Err(Reject::WrongOp { expected: "a copy" });
     };
     if let Some(m) = multicast {
         let size: u32 = cx.k.sig.cluster.iter().product();
         match m {
             Expr::Imm(v, _) if *v > 0 && (*v as u64) < (1u64 << size) => {}
             _ => {
-                return Err(format!(
-                    "the multicast mask must be a constant naming CTAs of the {size}-CTA cluster (1..{})",
-                    (1u64 << size) - 1
-                ));
+                return Err(Reject::MulticastMask { cluster: size });
             }
         }
     }
     if !matches!(src, TileRef::Global { .. }) {
-        return Err("the source is not a global tile".into());
+        return Err(Reject::NotGlobal { side: "source" });
     }
     if bar.is_none() {
-        return Err("a TMA load signals an mbarrier: pass one as the third argument".into());
+        return Err(Reject::LoadWithoutBarrier);
     }
     tma_box(cx.k, dst, src)?;
     if !cx.threads.is_single() {
-        return Err(format!(
-            "it runs on {}; a TMA load is issued by one thread (`#[scope(warp = W, elect)]`)",
-            cx.threads.describe()
-        ));
+        return Err(Reject::Threads {
+            threads: cx.threads,
+            need: "a TMA load is issued by one thread (`#[scope(warp = W, elect)]`)",
+        });
     }
     Ok(())
 }

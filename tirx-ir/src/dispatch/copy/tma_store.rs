@@ -10,7 +10,7 @@
 use super::tma_box;
 use super::tma_load::element_coords;
 use crate::diag::Diagnostics;
-use crate::dispatch::{Cx, Variant};
+use crate::dispatch::{Cx, Reject, Variant};
 use crate::ir::{Inst, Op, ScalarType, TileRef};
 use crate::lower::Lower;
 
@@ -22,23 +22,25 @@ pub static VARIANT: Variant = Variant {
     lower,
 };
 
-fn applies(cx: &Cx) -> Result<(), String> {
+fn applies(cx: &Cx) -> Result<(), Reject> {
     super::unscaled(cx.op)?;
     let Op::Copy { dst, src, bar, .. } = cx.op else {
-        return Err("not a copy".into());
+        return Err(Reject::WrongOp { expected: "a copy" });
     };
     if !matches!(dst, TileRef::Global { .. }) {
-        return Err("the destination is not a global tile".into());
+        return Err(Reject::NotGlobal {
+            side: "destination",
+        });
     }
     if bar.is_some() {
-        return Err("a TMA store completes through a bulk group, not an mbarrier".into());
+        return Err(Reject::StoreWithBarrier);
     }
     tma_box(cx.k, src, dst)?;
     if !cx.threads.is_single() {
-        return Err(format!(
-            "it runs on {}; a TMA store is issued by one thread",
-            cx.threads.describe()
-        ));
+        return Err(Reject::Threads {
+            threads: cx.threads,
+            need: "a TMA store is issued by one thread",
+        });
     }
     Ok(())
 }

@@ -12,9 +12,9 @@
 
 use super::RowStore;
 use crate::diag::Diagnostics;
-use crate::dispatch::{Cx, Variant};
+use crate::dispatch::{Cx, Reject, Variant};
 use crate::ir::{BinOp, Expr, Inst, Op, ScalarType, Space, Special, TileRef};
-use crate::lower::{Lower, add, mul};
+use crate::lower::{Lower, LowerError, add, mul};
 
 /// The variant.
 pub static VARIANT: Variant = Variant {
@@ -26,28 +26,30 @@ pub static VARIANT: Variant = Variant {
 
 const CHUNK: u32 = 32;
 
-fn applies(cx: &Cx) -> Result<(), String> {
+fn applies(cx: &Cx) -> Result<(), Reject> {
     super::unscaled(cx.op)?;
     let Op::Copy { dst, src, .. } = cx.op else {
-        return Err("not a copy".into());
+        return Err(Reject::WrongOp { expected: "a copy" });
     };
     if !cx.k.target().has_tcgen05() {
-        return Err(format!("{} has no tensor memory", cx.k.target().name()));
+        return Err(Reject::NoTmem {
+            target: cx.k.target(),
+        });
     }
     let TileRef::Global { .. } = dst else {
-        return Err("the destination is not a global tile".into());
+        return Err(Reject::NotGlobal {
+            side: "destination",
+        });
     };
     let (_, m, n) = crate::dispatch::mma::accumulator(cx.k, src, Space::Tmem)?;
     if m != 128 || n % CHUNK != 0 {
-        return Err(format!(
-            "the accumulator is {m}×{n}; this epilogue reads 128 lanes and columns in chunks of {CHUNK}"
-        ));
+        return Err(Reject::TmemEpilogueShape { m, n, chunk: CHUNK });
     }
     if !cx.threads.is_one_warpgroup() {
-        return Err(format!(
-            "it runs on {}; tcgen05.ld needs one whole warpgroup (`#[scope(warpgroup = G)]`)",
-            cx.threads.describe()
-        ));
+        return Err(Reject::Threads {
+            threads: cx.threads,
+            need: "tcgen05.ld needs one whole warpgroup (`#[scope(warpgroup = G)]`)",
+        });
     }
     Ok(())
 }
@@ -69,7 +71,9 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         .offset
         .ok_or_else(|| lw.internal("TMEM buffer without slot"))?;
     if coords.len() != 2 {
-        return Err(lw.error(format!("`{tensor}.tile(..)` needs 2 coordinates here")));
+        return Err(lw.error(LowerError::TileCoords {
+            tensor: tensor.clone(),
+        }));
     }
     lw.op(Op::Tcgen05FenceAfter);
     let slot_addr = lw.let_(

@@ -3,6 +3,7 @@
 pub mod tcgen05;
 pub mod wgmma;
 
+use super::Reject;
 use crate::abi::{ElemType, Swizzle};
 use crate::ir::{Buffer, Expr, Kernel, Major, Space, TileRef};
 
@@ -25,24 +26,28 @@ pub struct Operand<'k> {
 /// - K-major (the default): `[rows, K]` with rows of one swizzle span (64 bf16);
 /// - MN-major (`major = mn`): `[rows / 64, K, 64]` — chunks of 64 M/N elements (one span), each
 ///   K rows deep, one TMA box each.
-pub fn smem_operand<'k>(k: &'k Kernel, t: &'k TileRef, which: &str) -> Result<Operand<'k>, String> {
+pub fn smem_operand<'k>(
+    k: &'k Kernel,
+    t: &'k TileRef,
+    which: &'static str,
+) -> Result<Operand<'k>, Reject> {
     let TileRef::Buf { buf, index } = t else {
-        return Err(format!("{which} is not a buffer"));
+        return Err(Reject::NotBuffer { what: which });
     };
     let b = &k.buffers[*buf];
     if b.space != Space::Shared {
-        return Err(format!(
-            "{which} `{}` is in {}; MMA operands come from shared memory here",
-            b.name,
-            b.space.name()
-        ));
+        return Err(Reject::OperandSpace {
+            which,
+            buffer: b.name.clone(),
+            space: b.space,
+        });
     }
     if !matches!(b.elem, ElemType::Bf16 | ElemType::F16) {
-        return Err(format!(
-            "{which} `{}` holds {}; bf16 and f16 are supported",
-            b.name,
-            b.elem.name()
-        ));
+        return Err(Reject::OperandElem {
+            which,
+            buffer: b.name.clone(),
+            elem: b.elem,
+        });
     }
     let dims = b.layout.shape[index.len().min(b.layout.shape.len())..].to_vec();
     let (rows, kext) = match b.layout.major {
@@ -59,7 +64,7 @@ pub fn smem_operand<'k>(k: &'k Kernel, t: &'k TileRef, which: &str) -> Result<Op
 }
 
 /// (rows, K) of a K-major tile whose indexed shape is `dims`.
-fn kmajor_dims(b: &Buffer, mut dims: Vec<u32>, which: &str) -> Result<(u32, u32), String> {
+fn kmajor_dims(b: &Buffer, mut dims: Vec<u32>, which: &'static str) -> Result<(u32, u32), Reject> {
     // Leading dimensions of a dense row-major tile merge into rows (`[2, 128, 64]` is a
     // `[256, 64]` operand), as for TMA boxes.
     while dims.len() > 2 {
@@ -67,33 +72,38 @@ fn kmajor_dims(b: &Buffer, mut dims: Vec<u32>, which: &str) -> Result<(u32, u32)
         dims[0] *= outer;
     }
     if dims.len() != 2 {
-        return Err(format!(
-            "{which} `{}` indexed this way is rank {}, not a 2-D tile",
-            b.name,
-            dims.len()
-        ));
+        return Err(Reject::OperandRank {
+            which,
+            buffer: b.name.clone(),
+            rank: dims.len(),
+        });
     }
     if b.layout.swizzle != Swizzle::B128 || dims[1] * b.elem.bytes() != 128 {
-        return Err(format!(
-            "{which} `{}` must be K-major with swizzle B128 and 128-byte rows ({} elements of K); it has swizzle {} and {}-byte rows",
-            b.name,
-            128 / b.elem.bytes(),
-            b.layout.swizzle.name(),
-            dims[1] * b.elem.bytes()
-        ));
+        return Err(Reject::KMajorLayout {
+            which,
+            buffer: b.name.clone(),
+            elem: b.elem,
+            swizzle: b.layout.swizzle,
+            row_bytes: dims[1] * b.elem.bytes(),
+        });
     }
     if !dims[0].is_multiple_of(8) {
-        return Err(format!(
-            "{which} `{}` has {} rows; a multiple of 8 (one swizzle atom) is needed",
-            b.name, dims[0]
-        ));
+        return Err(Reject::OperandRows {
+            which,
+            buffer: b.name.clone(),
+            rows: dims[0],
+        });
     }
     Ok((dims[0], dims[1]))
 }
 
 /// (rows, K) of an MN-major tile whose indexed shape is `dims`: `[chunks.., K, 64]`, leading
 /// dimensions merged into the chunk count (chunks are contiguous, so `[2, 2, 64, 64]` is 4).
-fn mn_major_dims(b: &Buffer, mut dims: Vec<u32>, which: &str) -> Result<(u32, u32), String> {
+fn mn_major_dims(
+    b: &Buffer,
+    mut dims: Vec<u32>,
+    which: &'static str,
+) -> Result<(u32, u32), Reject> {
     while dims.len() > 3 {
         let outer = dims.remove(0);
         dims[0] *= outer;
@@ -102,28 +112,28 @@ fn mn_major_dims(b: &Buffer, mut dims: Vec<u32>, which: &str) -> Result<(u32, u3
         dims.insert(0, 1);
     }
     let [chunks, kext, atom] = dims[..] else {
-        return Err(format!(
-            "{which} `{}` is MN-major and indexed this way is rank {}; expected `[chunks, K, {}]` or `[K, {}]`",
-            b.name,
-            dims.len(),
-            128 / b.elem.bytes(),
-            128 / b.elem.bytes()
-        ));
+        return Err(Reject::MnRank {
+            which,
+            buffer: b.name.clone(),
+            rank: dims.len(),
+            elem: b.elem,
+        });
     };
     if b.layout.swizzle != Swizzle::B128 || atom * b.elem.bytes() != 128 {
-        return Err(format!(
-            "{which} `{}` is MN-major: it needs swizzle B128 and chunks of {} M/N elements (128 bytes, one swizzle span) as its innermost dimension; it has swizzle {} and {}-byte chunks",
-            b.name,
-            128 / b.elem.bytes(),
-            b.layout.swizzle.name(),
-            atom * b.elem.bytes()
-        ));
+        return Err(Reject::MnLayout {
+            which,
+            buffer: b.name.clone(),
+            elem: b.elem,
+            swizzle: b.layout.swizzle,
+            chunk_bytes: atom * b.elem.bytes(),
+        });
     }
     if !kext.is_multiple_of(8) {
-        return Err(format!(
-            "{which} `{}` has {kext} K-rows per chunk; a multiple of 8 (one swizzle atom) is needed",
-            b.name
-        ));
+        return Err(Reject::MnKRows {
+            which,
+            buffer: b.name.clone(),
+            k_rows: kext,
+        });
     }
     Ok((chunks * atom, kext))
 }
@@ -133,28 +143,24 @@ pub fn accumulator<'k>(
     k: &'k Kernel,
     t: &'k TileRef,
     space: Space,
-) -> Result<(&'k Buffer, u32, u32), String> {
+) -> Result<(&'k Buffer, u32, u32), Reject> {
     let TileRef::Buf { buf, index } = t else {
-        return Err("the accumulator is not a buffer".into());
+        return Err(Reject::NotBuffer {
+            what: "the accumulator",
+        });
     };
     let b = &k.buffers[*buf];
     if b.space != space {
-        let how = match space {
-            Space::Tmem => "tensor memory (`tmem::<f32>`)",
-            Space::Reg => "registers (`regs::<f32>`)",
-            Space::Shared => "shared memory",
-        };
-        return Err(format!(
-            "accumulator `{}` is in {}; this path accumulates in {how}",
-            b.name,
-            b.space.name()
-        ));
+        return Err(Reject::AccumulatorSpace {
+            buffer: b.name.clone(),
+            space: b.space,
+            want: space,
+        });
     }
     if b.elem != ElemType::F32 || !index.is_empty() || b.layout.shape.len() != 2 {
-        return Err(format!(
-            "accumulator `{}` must be an unindexed 2-D f32 tile",
-            b.name
-        ));
+        return Err(Reject::AccumulatorShape {
+            buffer: b.name.clone(),
+        });
     }
     Ok((b, b.layout.shape[0], b.layout.shape[1]))
 }

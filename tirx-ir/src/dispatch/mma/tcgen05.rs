@@ -15,7 +15,7 @@ use super::wgmma::desc_base;
 use super::{accumulator, smem_operand};
 use crate::abi::Swizzle;
 use crate::diag::Diagnostics;
-use crate::dispatch::{Cx, Variant};
+use crate::dispatch::{Cx, Reject, Variant};
 use crate::encode::tcgen05::{InstrDesc, LboMode, SwizzleMode, desc_const_part};
 use crate::encode::wgmma::kmajor_desc_fields;
 use crate::encode::{AccType, Major};
@@ -36,7 +36,7 @@ fn instr_desc(
     acc: &TileRef,
     a: &TileRef,
     b: &TileRef,
-) -> Result<InstrDesc, String> {
+) -> Result<InstrDesc, Reject> {
     let (_, m, n) = accumulator(cx_k, acc, Space::Tmem)?;
     let (oa, ob) = (smem_operand(cx_k, a, "A")?, smem_operand(cx_k, b, "B")?);
     if let Some((which, o)) = [("A", &oa), ("B", &ob)]
@@ -44,21 +44,21 @@ fn instr_desc(
         .find(|(_, o)| o.major != Major::K)
     {
         // The MN-major tcgen05 descriptor (§9.7.16.4.1) is not encoded yet: refuse, by name.
-        return Err(format!(
-            "{which} `{}` is MN-major; this path reads K-major operands only",
-            o.buf.name
-        ));
+        return Err(Reject::MnMajor {
+            which,
+            buffer: o.buf.name.clone(),
+        });
     }
     if oa.rows != m || ob.rows != n || oa.k != ob.k {
-        return Err(format!(
-            "shapes disagree: acc {m}×{n}, A {}×{}, B {}×{}",
-            oa.rows, oa.k, ob.rows, ob.k
-        ));
+        return Err(Reject::ShapesDisagree {
+            m,
+            n,
+            a: (oa.rows, oa.k),
+            b: (ob.rows, ob.k),
+        });
     }
     if m != 128 {
-        return Err(format!(
-            "M = {m}; this path issues cta_group::1 MMAs with M = 128 (TMEM lane = row)"
-        ));
+        return Err(Reject::Tcgen05M { m });
     }
     let d = InstrDesc {
         d: AccType::F32,
@@ -69,26 +69,25 @@ fn instr_desc(
         m,
         n,
     };
-    d.encode().map_err(|e| e.to_string())?;
+    d.encode()?;
     Ok(d)
 }
 
-fn applies(cx: &Cx) -> Result<(), String> {
+fn applies(cx: &Cx) -> Result<(), Reject> {
     let Op::Mma { acc, a, b, .. } = cx.op else {
-        return Err("not an mma".into());
+        return Err(Reject::WrongOp { expected: "an mma" });
     };
     if !cx.k.target().has_tcgen05() {
-        return Err(format!(
-            "{} has no tcgen05 (sm_100a only)",
-            cx.k.target().name()
-        ));
+        return Err(Reject::NoTcgen05 {
+            target: cx.k.target(),
+        });
     }
     instr_desc(cx.k, acc, a, b)?;
     if !cx.threads.is_single() {
-        return Err(format!(
-            "it runs on {}; tcgen05.mma is issued by one thread (`#[scope(warp = W, elect)]`)",
-            cx.threads.describe()
-        ));
+        return Err(Reject::Threads {
+            threads: cx.threads,
+            need: "tcgen05.mma is issued by one thread (`#[scope(warp = W, elect)]`)",
+        });
     }
     Ok(())
 }

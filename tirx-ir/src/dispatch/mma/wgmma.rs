@@ -28,7 +28,7 @@
 
 use super::{accumulator, smem_operand};
 use crate::diag::Diagnostics;
-use crate::dispatch::{Cx, Variant};
+use crate::dispatch::{Cx, Reject, Variant};
 use crate::encode::Major;
 use crate::encode::wgmma::{
     desc_const_part, kmajor_desc_fields, mn_major_desc_fields, mn_major_k_advance, wgmma_shape_ok,
@@ -45,44 +45,42 @@ pub static VARIANT: Variant = Variant {
     lower,
 };
 
-fn applies(cx: &Cx) -> Result<(), String> {
+fn applies(cx: &Cx) -> Result<(), Reject> {
     let Op::Mma { acc, a, b, .. } = cx.op else {
-        return Err("not an mma".into());
+        return Err(Reject::WrongOp { expected: "an mma" });
     };
     if !cx.k.target().has_wgmma() {
-        return Err(format!(
-            "{} has no wgmma (sm_90a only)",
-            cx.k.target().name()
-        ));
+        return Err(Reject::NoWgmma {
+            target: cx.k.target(),
+        });
     }
     let (_, m, n) = accumulator(cx.k, acc, Space::Reg)?;
     let (a, b) = (smem_operand(cx.k, a, "A")?, smem_operand(cx.k, b, "B")?);
     if a.major != Major::K {
-        return Err(format!(
-            "A `{}` is MN-major; wgmma reads A K-major here (only B may be `major = mn`)",
-            a.buf.name
-        ));
+        return Err(Reject::MnMajorA {
+            buffer: a.buf.name.clone(),
+        });
     }
     if a.buf.elem != b.buf.elem {
-        return Err("A and B have different element types".into());
+        return Err(Reject::ElemsDiffer);
     }
     if a.rows != m || b.rows != n || a.k != b.k {
-        return Err(format!(
-            "shapes disagree: acc {m}×{n}, A {}×{}, B {}×{}",
-            a.rows, a.k, b.rows, b.k
-        ));
+        return Err(Reject::ShapesDisagree {
+            m,
+            n,
+            a: (a.rows, a.k),
+            b: (b.rows, b.k),
+        });
     }
     if m % 64 != 0 {
-        return Err(format!(
-            "M = {m}; wgmma issues 64-row slices, so M must be a multiple of 64"
-        ));
+        return Err(Reject::WgmmaM { m });
     }
     wgmma_shape_ok(64, n, 16, a.buf.elem)?;
     if !cx.threads.is_whole_warpgroups() {
-        return Err(format!(
-            "it runs on {}; wgmma is issued by one whole warpgroup",
-            cx.threads.describe()
-        ));
+        return Err(Reject::Threads {
+            threads: cx.threads,
+            need: "wgmma is issued by one whole warpgroup",
+        });
     }
     Ok(())
 }

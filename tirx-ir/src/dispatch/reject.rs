@@ -1,0 +1,502 @@
+//! Why a dispatch variant refuses an op: one value per reason, holding the names and numbers
+//! of the problem; its `Display` is the line the rejection table prints.
+//!
+//! Shared checks (`copy::tma_box`, `mma::smem_operand`, `mma::accumulator`) return these
+//! too, and a variant's `lower` reports them as `LowerError::Rejected` when it finds the op
+//! it was forced onto unfit.
+
+use crate::abi::{ElemType, Swizzle, Target};
+use crate::encode::EncodeError;
+use crate::encode::wgmma::WgmmaShapeError;
+use crate::ir::Space;
+use crate::valid::scope::Threads;
+
+/// Why a variant refuses an op.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Reject {
+    /// The op is not the kind the variant lowers (`expected`: "a copy", "an mma", …).
+    #[error("not {expected}")]
+    WrongOp {
+        /// What the variant lowers, with its article.
+        expected: &'static str,
+    },
+    /// A forced variant that the op has no variant of.
+    #[error("no variant named `{name}`; known: {}", .known.join(", "))]
+    UnknownVariant {
+        /// The forced name.
+        name: String,
+        /// The op's variants.
+        known: Vec<&'static str>,
+    },
+    /// A scaled copy on a path that does not scale.
+    #[error(
+        "it does not scale (`alpha`/`beta` apply to an accumulator staged in shared memory: `reg_stage`)"
+    )]
+    Scaled,
+    /// The variant's threads are not the op's.
+    #[error("it runs on {}; {need}", .threads.describe())]
+    Threads {
+        /// The threads the op's scopes select.
+        threads: Threads,
+        /// What the variant needs, and how to write it.
+        need: &'static str,
+    },
+    /// A side of the copy that should be a global tile is not.
+    #[error("the {side} is not a global tile")]
+    NotGlobal {
+        /// "source", "destination", "other side".
+        side: &'static str,
+    },
+    /// An operand that should be a buffer is not (`what`: "the destination", "A", …).
+    #[error("{what} is not a buffer")]
+    NotBuffer {
+        /// The operand.
+        what: &'static str,
+    },
+    /// A global tile of a tensor the signature does not have.
+    #[error("unknown tensor `{tensor}`")]
+    UnknownTensor {
+        /// The tensor.
+        tensor: String,
+    },
+    /// The target has no tensor memory.
+    #[error("{} has no tensor memory", .target.name())]
+    NoTmem {
+        /// The target.
+        target: Target,
+    },
+    /// A register-fragment path on a target without wgmma.
+    #[error("the register fragment layout is wgmma's, and {} has no wgmma", .target.name())]
+    NoWgmmaFragments {
+        /// The target.
+        target: Target,
+    },
+    /// wgmma on a target without it.
+    #[error("{} has no wgmma (sm_90a only)", .target.name())]
+    NoWgmma {
+        /// The target.
+        target: Target,
+    },
+    /// tcgen05 on a target without it.
+    #[error("{} has no tcgen05 (sm_100a only)", .target.name())]
+    NoTcgen05 {
+        /// The target.
+        target: Target,
+    },
+    /// A multicast mask that is not a constant subset of the cluster.
+    #[error(
+        "the multicast mask must be a constant naming CTAs of the {cluster}-CTA cluster (1..{})",
+        (1u64 << .cluster) - 1
+    )]
+    MulticastMask {
+        /// CTAs in the cluster.
+        cluster: u32,
+    },
+    /// A TMA load without a barrier.
+    #[error("a TMA load signals an mbarrier: pass one as the third argument")]
+    LoadWithoutBarrier,
+    /// A TMA store with a barrier.
+    #[error("a TMA store completes through a bulk group, not an mbarrier")]
+    StoreWithBarrier,
+    /// A thread-copied load with a barrier or a multicast mask.
+    #[error(
+        "the threads' own stores complete this copy; it signals no mbarrier and multicasts nowhere (drop the barrier, or use `tma::load`)"
+    )]
+    ThreadCopySignals,
+    /// A TMA copy of a buffer outside shared memory.
+    #[error("`{buffer}` is in {}, TMA moves between global and shared memory", .space.name())]
+    TmaSpace {
+        /// The buffer.
+        buffer: String,
+        /// Its space.
+        space: Space,
+    },
+    /// A TMA box and its tensor of different element types.
+    #[error("`{buffer}` holds {} but `{tensor}` holds {}", .elem.name(), .tensor_elem.name())]
+    TmaElem {
+        /// The buffer.
+        buffer: String,
+        /// Its element type.
+        elem: ElemType,
+        /// The tensor.
+        tensor: String,
+        /// Its element type.
+        tensor_elem: ElemType,
+    },
+    /// A TMA box whose rank or coordinates are not the tensor's rank.
+    #[error(
+        "the box has rank {rank} and {coords} coordinates, but `{tensor}` has rank {tensor_rank}"
+    )]
+    TmaRank {
+        /// The box's rank.
+        rank: usize,
+        /// The tile's coordinates.
+        coords: usize,
+        /// The tensor.
+        tensor: String,
+        /// Its rank.
+        tensor_rank: usize,
+    },
+    /// A TMA box of rank outside 1..=5.
+    #[error("TMA boxes have rank 1 to 5, this one {rank}")]
+    BoxRank {
+        /// The rank.
+        rank: usize,
+    },
+    /// A TMA box extent outside 1..=256.
+    #[error("TMA box extents are 1..=256 elements, this box has {extent}")]
+    BoxExtent {
+        /// The extent.
+        extent: u32,
+    },
+    /// A TMA box whose inner extent is not a multiple of 16 bytes.
+    #[error("the box's inner extent is {bytes} bytes; TMA needs a multiple of 16")]
+    BoxInnerBytes {
+        /// The inner extent in bytes.
+        bytes: u32,
+    },
+    /// A TMA box whose inner extent is over its swizzle's span.
+    #[error(
+        "the box's inner extent is {bytes} bytes, over the {span}-byte span of swizzle {}",
+        .swizzle.name()
+    )]
+    BoxOverSwizzle {
+        /// The inner extent in bytes.
+        bytes: u32,
+        /// The swizzle's span in bytes.
+        span: u32,
+        /// The swizzle.
+        swizzle: Swizzle,
+    },
+    /// A TMA box into a buffer that is not dense row-major.
+    #[error("`{buffer}` is not dense row-major, which is the layout a TMA box has")]
+    TmaRowMajor {
+        /// The buffer.
+        buffer: String,
+    },
+    /// An MMA operand outside shared memory.
+    #[error("{which} `{buffer}` is in {}; MMA operands come from shared memory here", .space.name())]
+    OperandSpace {
+        /// "A" or "B".
+        which: &'static str,
+        /// The buffer.
+        buffer: String,
+        /// Its space.
+        space: Space,
+    },
+    /// An MMA operand of an unsupported element type.
+    #[error("{which} `{buffer}` holds {}; bf16 and f16 are supported", .elem.name())]
+    OperandElem {
+        /// "A" or "B".
+        which: &'static str,
+        /// The buffer.
+        buffer: String,
+        /// Its element type.
+        elem: ElemType,
+    },
+    /// A K-major operand that is not 2-D as indexed.
+    #[error("{which} `{buffer}` indexed this way is rank {rank}, not a 2-D tile")]
+    OperandRank {
+        /// "A" or "B".
+        which: &'static str,
+        /// The buffer.
+        buffer: String,
+        /// Its rank as indexed.
+        rank: usize,
+    },
+    /// A K-major operand without the 128B-swizzled layout of one span per row.
+    #[error(
+        "{which} `{buffer}` must be K-major with swizzle B128 and 128-byte rows ({} elements of K); it has swizzle {} and {row_bytes}-byte rows",
+        128 / .elem.bytes(),
+        .swizzle.name()
+    )]
+    KMajorLayout {
+        /// "A" or "B".
+        which: &'static str,
+        /// The buffer.
+        buffer: String,
+        /// Its element type.
+        elem: ElemType,
+        /// Its swizzle.
+        swizzle: Swizzle,
+        /// Its row length in bytes.
+        row_bytes: u32,
+    },
+    /// A K-major operand whose rows are not whole swizzle atoms.
+    #[error("{which} `{buffer}` has {rows} rows; a multiple of 8 (one swizzle atom) is needed")]
+    OperandRows {
+        /// "A" or "B".
+        which: &'static str,
+        /// The buffer.
+        buffer: String,
+        /// Its rows.
+        rows: u32,
+    },
+    /// An MN-major operand of the wrong rank as indexed.
+    #[error(
+        "{which} `{buffer}` is MN-major and indexed this way is rank {rank}; expected `[chunks, K, {}]` or `[K, {}]`",
+        128 / .elem.bytes(),
+        128 / .elem.bytes()
+    )]
+    MnRank {
+        /// "A" or "B".
+        which: &'static str,
+        /// The buffer.
+        buffer: String,
+        /// Its rank as indexed.
+        rank: usize,
+        /// Its element type.
+        elem: ElemType,
+    },
+    /// An MN-major operand without 128B-swizzled chunks of one span.
+    #[error(
+        "{which} `{buffer}` is MN-major: it needs swizzle B128 and chunks of {} M/N elements (128 bytes, one swizzle span) as its innermost dimension; it has swizzle {} and {chunk_bytes}-byte chunks",
+        128 / .elem.bytes(),
+        .swizzle.name()
+    )]
+    MnLayout {
+        /// "A" or "B".
+        which: &'static str,
+        /// The buffer.
+        buffer: String,
+        /// Its element type.
+        elem: ElemType,
+        /// Its swizzle.
+        swizzle: Swizzle,
+        /// Its chunk length in bytes.
+        chunk_bytes: u32,
+    },
+    /// An MN-major operand whose chunks are not whole swizzle atoms deep.
+    #[error(
+        "{which} `{buffer}` has {k_rows} K-rows per chunk; a multiple of 8 (one swizzle atom) is needed"
+    )]
+    MnKRows {
+        /// "A" or "B".
+        which: &'static str,
+        /// The buffer.
+        buffer: String,
+        /// K-rows per chunk.
+        k_rows: u32,
+    },
+    /// An MN-major operand on a path that reads K-major ones only.
+    #[error("{which} `{buffer}` is MN-major; this path reads K-major operands only")]
+    MnMajor {
+        /// "A" or "B".
+        which: &'static str,
+        /// The buffer.
+        buffer: String,
+    },
+    /// An MN-major A on wgmma.
+    #[error("A `{buffer}` is MN-major; wgmma reads A K-major here (only B may be `major = mn`)")]
+    MnMajorA {
+        /// The buffer.
+        buffer: String,
+    },
+    /// An accumulator in another space than the path accumulates in.
+    #[error("accumulator `{buffer}` is in {}; this path accumulates in {}", .space.name(), accumulates_in(*.want))]
+    AccumulatorSpace {
+        /// The buffer.
+        buffer: String,
+        /// Its space.
+        space: Space,
+        /// The path's space.
+        want: Space,
+    },
+    /// An accumulator that is not an unindexed 2-D f32 tile.
+    #[error("accumulator `{buffer}` must be an unindexed 2-D f32 tile")]
+    AccumulatorShape {
+        /// The buffer.
+        buffer: String,
+    },
+    /// A and B of different element types.
+    #[error("A and B have different element types")]
+    ElemsDiffer,
+    /// Accumulator and operand shapes that do not multiply.
+    #[error("shapes disagree: acc {m}×{n}, A {}×{}, B {}×{}", .a.0, .a.1, .b.0, .b.1)]
+    ShapesDisagree {
+        /// Accumulator rows.
+        m: u32,
+        /// Accumulator columns.
+        n: u32,
+        /// A's (rows, K).
+        a: (u32, u32),
+        /// B's (rows, K).
+        b: (u32, u32),
+    },
+    /// wgmma with M not a multiple of its 64-row slices.
+    #[error("M = {m}; wgmma issues 64-row slices, so M must be a multiple of 64")]
+    WgmmaM {
+        /// M.
+        m: u32,
+    },
+    /// An instruction shape wgmma lacks.
+    #[error(transparent)]
+    WgmmaShape(#[from] WgmmaShapeError),
+    /// tcgen05 with M other than 128.
+    #[error("M = {m}; this path issues cta_group::1 MMAs with M = 128 (TMEM lane = row)")]
+    Tcgen05M {
+        /// M.
+        m: u32,
+    },
+    /// The instruction descriptor cannot encode the op.
+    #[error(transparent)]
+    Encode(#[from] EncodeError),
+    /// A TMEM accumulator the epilogue cannot read.
+    #[error(
+        "the accumulator is {m}×{n}; this epilogue reads 128 lanes and columns in chunks of {chunk}"
+    )]
+    TmemEpilogueShape {
+        /// Rows.
+        m: u32,
+        /// Columns.
+        n: u32,
+        /// Columns per load.
+        chunk: u32,
+    },
+    /// A register accumulator that is not whole wgmma fragments.
+    #[error("the accumulator is {m}×{n}; wgmma fragments are 64 rows × a multiple of 8")]
+    FragmentShape {
+        /// Rows.
+        m: u32,
+        /// Columns.
+        n: u32,
+    },
+    /// A staging buffer outside shared memory.
+    #[error("`{buffer}` must be a shared tile")]
+    StagingSpace {
+        /// The buffer.
+        buffer: String,
+    },
+    /// An accumulator that does not stage in whole blocks.
+    #[error(
+        "the accumulator is {m}×{n}; staging {} needs rows a multiple of 64 and columns of {block}",
+        .elem.name()
+    )]
+    StagingShape {
+        /// Rows.
+        m: u32,
+        /// Columns.
+        n: u32,
+        /// The staged element type.
+        elem: ElemType,
+        /// Columns per block.
+        block: u32,
+    },
+    /// A staging buffer whose layout is not the blocks TMA stores.
+    #[error(
+        "`{buffer}` must be [{}, {}, {}] with swizzle B128 ({}-column {} blocks of 128-byte rows, one TMA box each); it is {dims:?} with swizzle {}",
+        .want[0], .want[1], .want[2], .want[2], .elem.name(), .swizzle.name()
+    )]
+    StagingLayout {
+        /// The buffer.
+        buffer: String,
+        /// The shape it must have.
+        want: [u32; 3],
+        /// Its element type.
+        elem: ElemType,
+        /// Its shape as indexed.
+        dims: Vec<u32>,
+        /// Its swizzle.
+        swizzle: Swizzle,
+    },
+    /// A thread-copied buffer outside shared memory.
+    #[error("`{buffer}` is in {}; this path stores into shared memory", .space.name())]
+    StoreSpace {
+        /// The buffer.
+        buffer: String,
+        /// Its space.
+        space: Space,
+    },
+    /// A thread copy of other element types than one 16-bit type.
+    #[error(
+        "`{buffer}` holds {} and `{tensor}` holds {}; this path copies bf16 or f16 of one type",
+        .elem.name(),
+        .tensor_elem.name()
+    )]
+    ThreadElem {
+        /// The buffer.
+        buffer: String,
+        /// Its element type.
+        elem: ElemType,
+        /// The tensor.
+        tensor: String,
+        /// Its element type.
+        tensor_elem: ElemType,
+    },
+    /// A thread copy that is not of 2-D tiles.
+    #[error(
+        "`{tensor}` has rank {rank} and the tile {coords} coordinates; this path copies 2-D tiles"
+    )]
+    ThreadRank {
+        /// The tensor.
+        tensor: String,
+        /// Its rank.
+        rank: usize,
+        /// The tile's coordinates.
+        coords: usize,
+    },
+    /// A buffer that is not dense row-major.
+    #[error("`{buffer}` is not dense row-major")]
+    NotRowMajor {
+        /// The buffer.
+        buffer: String,
+    },
+    /// A buffer that is not 2-D as indexed.
+    #[error("`{buffer}` indexed this way is rank {rank}, not a 2-D tile")]
+    TileRank {
+        /// The buffer.
+        buffer: String,
+        /// Its rank as indexed.
+        rank: usize,
+    },
+    /// 128B swizzle on rows other than 128 bytes.
+    #[error(
+        "`{buffer}` has swizzle B128 and {row_bytes}-byte rows; the 128B swizzle needs rows of exactly 128 bytes"
+    )]
+    SwizzleRows {
+        /// The buffer.
+        buffer: String,
+        /// Its row length in bytes.
+        row_bytes: u32,
+    },
+    /// Indexed tiles that may start off a swizzle repeat.
+    #[error(
+        "the tiles of `{buffer}` are {tile_bytes} bytes, so an indexed one may start off the 1024-byte swizzle repeat"
+    )]
+    SwizzleRepeat {
+        /// The buffer.
+        buffer: String,
+        /// Bytes per tile.
+        tile_bytes: u32,
+    },
+    /// A swizzle the path does not write.
+    #[error("`{buffer}` has swizzle {}; this path writes swizzle none or B128", .swizzle.name())]
+    SwizzleKind {
+        /// The buffer.
+        buffer: String,
+        /// Its swizzle.
+        swizzle: Swizzle,
+    },
+    /// A tile the CTA's threads cannot share evenly.
+    #[error(
+        "the {rows}×{cols} tile has {} elements, not a multiple of the CTA's {threads} threads",
+        *.rows as u64 * *.cols as u64
+    )]
+    ThreadShare {
+        /// Rows.
+        rows: u32,
+        /// Columns.
+        cols: u32,
+        /// The CTA's threads.
+        threads: u32,
+    },
+}
+
+/// Words for the space an accumulator path accumulates in.
+fn accumulates_in(space: Space) -> &'static str {
+    match space {
+        Space::Tmem => "tensor memory (`tmem::<f32>`)",
+        Space::Reg => "registers (`regs::<f32>`)",
+        Space::Shared => "shared memory",
+    }
+}
