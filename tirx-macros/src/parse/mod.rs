@@ -23,6 +23,9 @@ mod inline;
 mod operand;
 mod ops;
 mod stmt;
+mod vocab;
+
+pub(crate) use vocab::reserved_call;
 
 use crate::error::{Diag, SpanRange, SpanTable, span_range};
 use crate::model::{ConfigDef, KernelDef};
@@ -159,9 +162,6 @@ pub(crate) struct Lowerer<'a> {
     silent: bool,
 }
 
-/// Built-in scalar names (besides `cta.x|y|z`).
-pub(crate) const BUILTINS: [&str; 6] = ["cta", "ncta", "cta_rank", "tid", "warp_id", "lane_id"];
-
 impl Lowerer<'_> {
     /// Records an error at `node` and returns the marker.
     pub(crate) fn fail(&mut self, node: &impl ToTokens, message: impl Into<String>) -> Fail {
@@ -222,7 +222,7 @@ impl Lowerer<'_> {
             Some("a tensor parameter")
         } else if matches!(self.local(&name), Some(Local::Arg(_))) {
             Some("a scalar argument of the kernel")
-        } else if BUILTINS.contains(&name.as_str()) {
+        } else if vocab::is_builtin(&name) {
             Some("a built-in")
         } else {
             None
@@ -261,7 +261,11 @@ impl Lowerer<'_> {
             .collect();
         names.extend(self.kernel.consts.iter().map(|(n, _)| n.clone()));
         names.extend(self.def.shape_symbols());
-        names.extend(BUILTINS.iter().map(|s| s.to_string()));
+        names.extend(
+            vocab::names(vocab::Kind::Builtin)
+                .iter()
+                .map(|s| s.to_string()),
+        );
         names
     }
 
