@@ -155,6 +155,22 @@ impl Lowerer<'_> {
                 v => shape.push(v),
             }
         }
+        // Strides, offsets and byte sizes are u32 everywhere downstream.
+        let bytes = shape
+            .iter()
+            .try_fold(u64::from(elem.bytes()), |n, &d| n.checked_mul(u64::from(d)));
+        if bytes.is_none_or(|b| b > u64::from(u32::MAX)) {
+            let extents: Vec<String> = shape.iter().map(u32::to_string).collect();
+            return Err(self.fail(
+                dims,
+                format!(
+                    "this buffer is too large: {} {} elements of {} bytes do not fit in 2^32 bytes",
+                    extents.join(" × "),
+                    elem.name(),
+                    elem.bytes()
+                ),
+            ));
+        }
         let swizzle = match args.get("swizzle") {
             None => Swizzle::None,
             Some(s) => {
@@ -250,6 +266,12 @@ impl Lowerer<'_> {
         // With multicast, the producers of `peers` CTAs write into each stage, so a stage is
         // empty once the consumers of every one of them released it.
         let peers = self.positive_arg(&args, "peers")?;
+        let Some(arrivals) = consumers.checked_mul(peers) else {
+            return Err(self.fail(
+                &c.args,
+                format!("{consumers} consumers × {peers} peers arrivals overflow a u32 count"),
+            ));
+        };
         let full = Barrier {
             name: format!("{name}.full"),
             count: stages,
@@ -260,7 +282,7 @@ impl Lowerer<'_> {
         let empty = Barrier {
             name: format!("{name}.empty"),
             count: stages,
-            arrivals: consumers * peers,
+            arrivals,
             offset: None,
             span,
         };

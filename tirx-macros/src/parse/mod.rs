@@ -230,26 +230,22 @@ impl Lowerer<'_> {
         if let Some(what) = clash {
             return Err(self.fail(ident, format!("`{name}` is {what}; choose another name")));
         }
-        if self.env.is_empty() {
-            self.push_scope();
-        }
-        self.env
-            .last_mut()
-            .expect("a scope is open")
-            .push((name, local));
+        self.push_local(name, local);
         Ok(())
     }
 
     /// Binds `ident` to a poison entry after its declaration failed (no further checks, so
     /// no second error).
     pub(crate) fn poison(&mut self, ident: &syn::Ident) {
-        if self.env.is_empty() {
-            self.push_scope();
+        self.push_local(ident.to_string(), Local::Poison);
+    }
+
+    /// Adds a binding to the innermost scope (opening one if none is).
+    fn push_local(&mut self, name: String, local: Local) {
+        match self.env.last_mut() {
+            Some(scope) => scope.push((name, local)),
+            None => self.env.push(vec![(name, local)]),
         }
-        self.env
-            .last_mut()
-            .expect("a scope is open")
-            .push((ident.to_string(), Local::Poison));
     }
 
     /// Every name visible here (for "did you mean" hints).

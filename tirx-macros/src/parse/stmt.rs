@@ -244,7 +244,9 @@ impl Lowerer<'_> {
         whole: &SExpr,
     ) -> Res<Stmt> {
         let var = self.assign_target(left)?;
-        let ident = crate::args::path_ident(left).expect("an assignment target is a name");
+        let Some(ident) = crate::args::path_ident(left) else {
+            return Err(self.fail(left, "only variables can be assigned"));
+        };
         let value = match op {
             Some(op) => {
                 let rhs = self.int(right)?;
