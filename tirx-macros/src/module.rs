@@ -28,24 +28,6 @@ use proc_macro2::TokenStream;
 use syn::{FnArg, Ident, Item, Pat, ReturnType, Type};
 use tirx_ir::{ScalarType, Space};
 
-/// Names a tile function may not take: built-in ops, declarations and scalar functions, which
-/// are called with the same syntax.
-const BUILTIN_CALLS: [&str; 13] = [
-    "copy",
-    "static_assert",
-    "mma",
-    "sync_threads",
-    "cluster_sync",
-    "smem",
-    "tmem",
-    "regs",
-    "mbarrier",
-    "pipeline",
-    "cdiv",
-    "min",
-    "max",
-];
-
 /// The parameter types a tile function accepts, for error messages.
 const PARAM_TYPES: &str = "u32, bool (scalars), f32 (a scalar argument of the kernel), Smem, Tmem, \
                            Regs (buffers), Bar (an mbarrier), Pipe (a pipeline), Global (a tensor)";
@@ -166,7 +148,8 @@ impl TileFnDef {
         let sig = &item.sig;
         check_modifiers(sig, sink);
         let name = sig.ident.to_string();
-        if BUILTIN_CALLS.contains(&name.as_str()) {
+        // Built-in ops, declarations and scalar functions are called with the same syntax.
+        if crate::parse::reserved_call(&name) {
             sink.push(
                 span_range(&sig.ident),
                 format!(

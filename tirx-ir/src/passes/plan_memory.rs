@@ -106,7 +106,21 @@ impl Pass for PlanMemory {
         let mut off = 0u32;
         for (_, b) in k.barriers.iter_mut() {
             b.offset = Some(off);
-            off += 8 * b.count;
+            // Counts come from the user: checked, and over budget long before they overflow.
+            match b.count.checked_mul(8).and_then(|n| off.checked_add(n)) {
+                Some(end) if end + BASE_ALIGN <= MAX_SMEM_BYTES => off = end,
+                _ => {
+                    let bytes = u64::from(b.count) * 8;
+                    errs.push(Diagnostic::new(
+                        b.span,
+                        format!(
+                            "shared memory over budget: the mbarriers `{}` ({} of 8 bytes, {bytes} bytes) do not fit in {MAX_SMEM_BYTES} (227 KB)",
+                            b.name, b.count
+                        ),
+                    ));
+                    return Err(errs);
+                }
+            }
         }
         let mut tmem_total = 0u32;
         for (_, b) in k.buffers.iter_mut() {
@@ -114,7 +128,10 @@ impl Pass for PlanMemory {
                 continue;
             }
             let (rows, cols) = match b.layout.shape.as_slice() {
-                [r, c] => (*r, *c * b.elem.bytes() / 4),
+                [r, c] => {
+                    let cols = u64::from(*c) * u64::from(b.elem.bytes()) / 4;
+                    (*r, u32::try_from(cols).unwrap_or(u32::MAX))
+                }
                 _ => {
                     errs.push(Diagnostic::new(
                         b.span,

@@ -7,6 +7,7 @@
 
 use super::ops::CallArgs;
 use super::stmt::strip_parens;
+use super::vocab::{self, Id, Kind, Word};
 use super::{Local, Lowerer, Res};
 use crate::error::span_range;
 use quote::ToTokens;
@@ -14,19 +15,19 @@ use syn::{Expr as SExpr, Ident};
 use tirx_ir::abi::{ElemType, Swizzle};
 use tirx_ir::{Barrier, Buffer, Layout, Major, Pipeline, Space};
 
-/// Declaration constructors.
-pub(crate) const DECLS: [&str; 5] = ["smem", "tmem", "regs", "mbarrier", "pipeline"];
-
-/// If `func` names a declaration constructor (`smem`, `smem::<bf16>`, …), its name.
-pub(crate) fn decl_kind(func: &SExpr) -> Option<String> {
+/// If `func` names a declaration constructor (`smem`, `smem::<bf16>`, …), its word and path
+/// segment.
+pub(crate) fn decl_kind(func: &SExpr) -> Option<(&'static Word, &syn::PathSegment)> {
     let SExpr::Path(p) = strip_parens(func) else {
         return None;
     };
     let [seg] = p.path.segments.iter().collect::<Vec<_>>()[..] else {
         return None;
     };
-    let name = seg.ident.to_string();
-    DECLS.contains(&name.as_str()).then_some(name)
+    Some((
+        vocab::lookup(None, &seg.ident.to_string(), &[Kind::Decl])?,
+        seg,
+    ))
 }
 
 impl Lowerer<'_> {
@@ -37,38 +38,35 @@ impl Lowerer<'_> {
         c: &syn::ExprCall,
         l: &syn::Local,
     ) -> Res<Local> {
-        let kind = decl_kind(&c.func).expect("caller checked");
-        let SExpr::Path(p) = strip_parens(&c.func) else {
-            unreachable!("decl_kind matched a path")
+        let Some((word, seg)) = decl_kind(&c.func) else {
+            return Err(self.fail(
+                &c.func,
+                "expected a declaration such as `smem::<bf16>([BM, BK])`",
+            ));
         };
-        let generics = match &p.path.segments[0].arguments {
+        let generics = match &seg.arguments {
             syn::PathArguments::None => Vec::new(),
             syn::PathArguments::AngleBracketed(ab) => ab.args.iter().collect(),
             other => return Err(self.fail(other, "expected `::<…>`")),
         };
         let span = self.span(l);
         let name = ident.to_string();
-        match kind.as_str() {
-            "smem" | "tmem" | "regs" => {
-                let space = match kind.as_str() {
-                    "smem" => Space::Shared,
-                    "tmem" => Space::Tmem,
-                    _ => Space::Reg,
-                };
-                let buffer = self.buffer(&kind, space, &generics, c, name, span)?;
+        let space = match word.id {
+            Id::Smem => Some(Space::Shared),
+            Id::Tmem => Some(Space::Tmem),
+            Id::Regs => Some(Space::Reg),
+            _ => None,
+        };
+        match (word.id, space) {
+            (_, Some(space)) => {
+                let buffer = self.buffer(word, space, &generics, c, name, span)?;
                 Ok(Local::Buf(self.kernel.buffers.append(buffer)))
             }
-            "mbarrier" => {
+            (Id::Mbarrier, _) => {
                 if let Some(g) = generics.first() {
                     return Err(self.fail(g, "`mbarrier` takes no generic arguments: `mbarrier(count = 1, arrivals = 1)`"));
                 }
-                let args = self.call_args(
-                    &c.args,
-                    c,
-                    "mbarrier(count = 1, arrivals = 1)",
-                    0..=0,
-                    &["count", "arrivals"],
-                )?;
+                let args = self.word_args(word, &c.args, c)?;
                 let count = self.positive_arg(&args, "count")?;
                 let arrivals = self.positive_arg(&args, "arrivals")?;
                 let bar = Barrier {
@@ -80,28 +78,21 @@ impl Lowerer<'_> {
                 };
                 Ok(Local::Bar(self.kernel.barriers.append(bar)))
             }
-            _ => self.pipeline(&generics, c, name, span),
+            _ => self.pipeline(word, &generics, c, name, span),
         }
     }
 
     /// `smem::<T>([d0, d1, …], swizzle = B128)` and the TMEM / register forms.
     fn buffer(
         &mut self,
-        kind: &str,
+        word: &Word,
         space: Space,
         generics: &[&syn::GenericArgument],
         c: &syn::ExprCall,
         name: String,
         span: tirx_ir::Span,
     ) -> Res<Buffer> {
-        let usage = format!(
-            "{kind}::<bf16>([BM, BK]{})",
-            if space == Space::Shared {
-                ", swizzle = B128"
-            } else {
-                ""
-            }
-        );
+        let usage = word.usage;
         let ident = match generics {
             [syn::GenericArgument::Type(syn::Type::Path(t))] if t.qself.is_none() => {
                 t.path.get_ident()
@@ -147,12 +138,7 @@ impl Lowerer<'_> {
                 ),
             ));
         };
-        let allowed: &[&str] = if space == Space::Shared {
-            &["swizzle", "major"]
-        } else {
-            &[]
-        };
-        let args = self.call_args(&c.args, c, &usage, 1..=1, allowed)?;
+        let args = self.word_args(word, &c.args, c)?;
         let SExpr::Array(dims) = strip_parens(args.pos[0]) else {
             return Err(self.fail(
                 args.pos[0],
@@ -168,6 +154,22 @@ impl Lowerer<'_> {
                 0 => return Err(self.fail(d, "a buffer dimension must be positive")),
                 v => shape.push(v),
             }
+        }
+        // Strides, offsets and byte sizes are u32 everywhere downstream.
+        let bytes = shape
+            .iter()
+            .try_fold(u64::from(elem.bytes()), |n, &d| n.checked_mul(u64::from(d)));
+        if bytes.is_none_or(|b| b > u64::from(u32::MAX)) {
+            let extents: Vec<String> = shape.iter().map(u32::to_string).collect();
+            return Err(self.fail(
+                dims,
+                format!(
+                    "this buffer is too large: {} {} elements of {} bytes do not fit in 2^32 bytes",
+                    extents.join(" × "),
+                    elem.name(),
+                    elem.bytes()
+                ),
+            ));
         }
         let swizzle = match args.get("swizzle") {
             None => Swizzle::None,
@@ -240,12 +242,13 @@ impl Lowerer<'_> {
     /// `pipeline::<STAGES>(consumers = n)`: the pipeline and its `.full` / `.empty` barriers.
     fn pipeline(
         &mut self,
+        word: &Word,
         generics: &[&syn::GenericArgument],
         c: &syn::ExprCall,
         name: String,
         span: tirx_ir::Span,
     ) -> Res<Local> {
-        const USAGE: &str = "pipeline::<STAGES>(consumers = 1, peers = 1)";
+        let usage = word.usage;
         let stages_expr: SExpr = match generics {
             [syn::GenericArgument::Const(e)] => e.clone(),
             [syn::GenericArgument::Type(syn::Type::Path(t))] if t.qself.is_none() => {
@@ -256,10 +259,10 @@ impl Lowerer<'_> {
                 })
             }
             _ => {
-                return Err(self.fail(&c.func, format!("expected the number of stages: `{USAGE}`")));
+                return Err(self.fail(&c.func, format!("expected the number of stages: `{usage}`")));
             }
         };
-        let args = self.call_args(&c.args, c, USAGE, 0..=0, &["consumers", "peers"]);
+        let args = self.word_args(word, &c.args, c);
         let stages = self.const_u32(&stages_expr, "the number of stages");
         let (args, stages) = (args?, stages?);
         if stages == 0 {
@@ -269,6 +272,12 @@ impl Lowerer<'_> {
         // With multicast, the producers of `peers` CTAs write into each stage, so a stage is
         // empty once the consumers of every one of them released it.
         let peers = self.positive_arg(&args, "peers")?;
+        let Some(arrivals) = consumers.checked_mul(peers) else {
+            return Err(self.fail(
+                &c.args,
+                format!("{consumers} consumers × {peers} peers arrivals overflow a u32 count"),
+            ));
+        };
         let full = Barrier {
             name: format!("{name}.full"),
             count: stages,
@@ -279,7 +288,7 @@ impl Lowerer<'_> {
         let empty = Barrier {
             name: format!("{name}.empty"),
             count: stages,
-            arrivals: consumers * peers,
+            arrivals,
             offset: None,
             span,
         };

@@ -8,11 +8,9 @@
 //! Names: locals, then config constants (`Imm`), shape symbols (`Dim`), built-ins (`tid`,
 //! `warp_id`, `lane_id`, `cta.x|y|z`). Buffers, barriers, pipelines and tensors are not scalars.
 
+use super::vocab::{self, Id, Kind};
 use super::{Fail, Local, Lowerer, Res};
 use tirx_ir::{BinOp, CmpOp, Expr, ScalarType, Special};
-
-/// Scalar functions, for the "unknown function" message.
-const FUNCTIONS: &str = "cdiv, min, max";
 
 impl Lowerer<'_> {
     /// Lowers a scalar expression.
@@ -290,10 +288,11 @@ impl Lowerer<'_> {
         let name = crate::args::path_ident(&c.func)
             .map(|i| i.to_string())
             .unwrap_or_default();
-        let op = match name.as_str() {
-            "cdiv" => BinOp::CeilDiv,
-            "min" => BinOp::Min,
-            "max" => BinOp::Max,
+        let word = vocab::lookup(None, &name, &[Kind::Function]);
+        let op = match word.map(|w| w.id) {
+            Some(Id::Cdiv) => BinOp::CeilDiv,
+            Some(Id::Min) => BinOp::Min,
+            Some(Id::Max) => BinOp::Max,
             _ if self.tile_fn_of(&c.func).is_some() => {
                 return Err(self.fail(
                     c,
@@ -305,21 +304,25 @@ impl Lowerer<'_> {
             _ => {
                 let func = &c.func;
                 let shown = quote::quote!(#func).to_string().replace(' ', "");
-                let scalar_fns: Vec<String> = FUNCTIONS.split(", ").map(String::from).collect();
+                let scalar_fns: Vec<String> = vocab::names(Kind::Function)
+                    .iter()
+                    .map(|s| s.to_string())
+                    .collect();
                 let hint = self.tile_fn_hint(&name, &scalar_fns);
+                let functions = scalar_fns.join(", ");
                 return Err(self.fail(
                     &c.func,
-                    format!("unknown function `{shown}`; scalar functions are {FUNCTIONS}{hint}"),
+                    format!("unknown function `{shown}`; scalar functions are {functions}{hint}"),
                 ));
             }
         };
-        if c.args.len() != 2 {
+        let [a, b] = c.args.iter().collect::<Vec<_>>()[..] else {
             return Err(self.fail(
                 c,
                 format!("`{name}` takes 2 arguments, found {}", c.args.len()),
             ));
-        }
-        let (l, r) = (self.int(&c.args[0]), self.int(&c.args[1]));
+        };
+        let (l, r) = (self.int(a), self.int(b));
         self.fold_bin(c, op, l?, r?)
     }
 }

@@ -23,6 +23,9 @@ mod inline;
 mod operand;
 mod ops;
 mod stmt;
+mod vocab;
+
+pub(crate) use vocab::reserved_call;
 
 use crate::error::{Diag, SpanRange, SpanTable, span_range};
 use crate::model::{ConfigDef, KernelDef};
@@ -159,9 +162,6 @@ pub(crate) struct Lowerer<'a> {
     silent: bool,
 }
 
-/// Built-in scalar names (besides `cta.x|y|z`).
-pub(crate) const BUILTINS: [&str; 6] = ["cta", "ncta", "cta_rank", "tid", "warp_id", "lane_id"];
-
 impl Lowerer<'_> {
     /// Records an error at `node` and returns the marker.
     pub(crate) fn fail(&mut self, node: &impl ToTokens, message: impl Into<String>) -> Fail {
@@ -232,7 +232,7 @@ impl Lowerer<'_> {
             Some("a tensor parameter")
         } else if matches!(self.local(&name), Some(Local::Arg(_))) {
             Some("a scalar argument of the kernel")
-        } else if BUILTINS.contains(&name.as_str()) {
+        } else if vocab::is_builtin(&name) {
             Some("a built-in")
         } else {
             None
@@ -240,26 +240,22 @@ impl Lowerer<'_> {
         if let Some(what) = clash {
             return Err(self.fail(ident, format!("`{name}` is {what}; choose another name")));
         }
-        if self.env.is_empty() {
-            self.push_scope();
-        }
-        self.env
-            .last_mut()
-            .expect("a scope is open")
-            .push((name, local));
+        self.push_local(name, local);
         Ok(())
     }
 
     /// Binds `ident` to a poison entry after its declaration failed (no further checks, so
     /// no second error).
     pub(crate) fn poison(&mut self, ident: &syn::Ident) {
-        if self.env.is_empty() {
-            self.push_scope();
+        self.push_local(ident.to_string(), Local::Poison);
+    }
+
+    /// Adds a binding to the innermost scope (opening one if none is).
+    fn push_local(&mut self, name: String, local: Local) {
+        match self.env.last_mut() {
+            Some(scope) => scope.push((name, local)),
+            None => self.env.push(vec![(name, local)]),
         }
-        self.env
-            .last_mut()
-            .expect("a scope is open")
-            .push((ident.to_string(), Local::Poison));
     }
 
     /// Every name visible here (for "did you mean" hints).
@@ -271,7 +267,11 @@ impl Lowerer<'_> {
             .collect();
         names.extend(self.kernel.consts.iter().map(|(n, _)| n.clone()));
         names.extend(self.def.shape_symbols());
-        names.extend(BUILTINS.iter().map(|s| s.to_string()));
+        names.extend(
+            vocab::names(vocab::Kind::Builtin)
+                .iter()
+                .map(|s| s.to_string()),
+        );
         names
     }
 

@@ -207,7 +207,7 @@ impl Lowerer<'_> {
             {
                 Some("a shape symbol")
             }
-            None if super::BUILTINS.contains(&name) => Some("a built-in scalar"),
+            None if super::vocab::is_builtin(name) => Some("a built-in scalar"),
             None => None,
         }
     }

@@ -9,32 +9,14 @@
 //! `name = value` arguments, checked against a usage string) is shared with `operand.rs` and
 //! `decl.rs`.
 
-use super::decl::DECLS;
 use super::stmt::strip_parens;
+use super::vocab::{self, Id, Kind, Word};
 use super::{Fail, Local, Lowerer, Res, closest};
 use crate::error::span_range;
 use quote::ToTokens;
 use syn::punctuated::Punctuated;
 use syn::{Expr as SExpr, Ident, Token};
 use tirx_ir::{Expr, Op, ScalarType, Scale, Stmt, StmtKind};
-
-/// Namespaced ops, for "unknown op" messages.
-const NAMESPACES: [(&str, &str); 5] = [
-    (
-        "tma",
-        "load, store, commit_group, wait_group, wait_group_read",
-    ),
-    ("wgmma", "mma, fence, commit, wait"),
-    (
-        "tcgen05",
-        "mma, commit, alloc, dealloc, relinquish, fence_before, fence_after",
-    ),
-    ("fence", "proxy_async, mbarrier_init"),
-    ("setmaxnreg", "inc, dec"),
-];
-
-/// Un-namespaced ops.
-const PLAIN: &str = "copy, mma, sync_threads, cluster_sync, named_barrier";
 
 /// A call's arguments split into positional ones and `name = value` ones.
 pub(crate) struct CallArgs<'e> {
@@ -104,6 +86,16 @@ impl Lowerer<'_> {
         Ok(out)
     }
 
+    /// Checks `args` against word `w`'s arity, named arguments and usage.
+    pub(crate) fn word_args<'e>(
+        &mut self,
+        w: &Word,
+        args: &'e Punctuated<SExpr, Token![,]>,
+        at: &impl ToTokens,
+    ) -> Res<CallArgs<'e>> {
+        self.call_args(args, at, w.usage, w.arity.clone(), w.named)
+    }
+
     /// An op call statement (`copy(…)`, `tma::load(…)`, …).
     pub(crate) fn op_call(&mut self, c: &syn::ExprCall) -> Res<Stmt> {
         let SExpr::Path(p) = strip_parens(&c.func) else {
@@ -111,7 +103,7 @@ impl Lowerer<'_> {
         };
         if let Some(seg) = p.path.segments.iter().find(|s| !s.arguments.is_none()) {
             let name = &seg.ident;
-            if DECLS.contains(&name.to_string().as_str()) {
+            if vocab::lookup(None, &name.to_string(), &[Kind::Decl]).is_some() {
                 return Err(self.fail(
                     &c.func,
                     format!("`{name}` declares something; bind it: `let x = {name}::<…>(…);`"),
@@ -128,171 +120,160 @@ impl Lowerer<'_> {
         let span = self
             .spans
             .intern_range((span_range(&c.func).0, c.paren_token.span.close()));
-        let op = match names.as_slice() {
-            [n] => self.plain_op(n, c)?,
-            [ns, n] => self.namespaced_op(ns, n, c)?,
+        let word = match names.as_slice() {
+            [n] => vocab::lookup(None, n, &[Kind::Op]).ok_or_else(|| self.unknown_plain(n, c)),
+            [ns, n] => vocab::lookup(Some(ns), n, &[Kind::Op])
+                .ok_or_else(|| self.unknown_namespaced(ns, n, c)),
             _ => return Err(self.fail(&c.func, format!("unknown op `{}`", names.join("::")))),
-        };
+        }?;
+        let op = self.op(word, c)?;
         Ok(Stmt::at(StmtKind::Op(op), span))
     }
 
-    /// `copy`, `mma`, `sync_threads`.
-    fn plain_op(&mut self, name: &str, c: &syn::ExprCall) -> Res<Op> {
-        match name {
-            "copy" => self.copy_op(c, "copy(dst, src[, bar])", 2..=3, None),
-            "mma" => self.mma_op(c, "mma", None),
-            "sync_threads" => self.no_arg_op(c, "sync_threads()", Op::SyncThreads),
-            "cluster_sync" => self.no_arg_op(c, "cluster_sync()", Op::ClusterSync),
-            "named_barrier" => {
-                let usage = "named_barrier(id, threads)";
-                let args = self.call_args(&c.args, c, usage, 2..=2, &[])?;
+    /// The op word `w` applied to `c`'s arguments.
+    fn op(&mut self, w: &'static Word, c: &syn::ExprCall) -> Res<Op> {
+        let args = self.word_args(w, &c.args, c)?;
+        Ok(match w.id {
+            Id::Copy => return self.copy_op(&args, None),
+            Id::TmaLoad => return self.copy_op(&args, Some("tma_load")),
+            Id::TmaStore => return self.copy_op(&args, Some("tma_store")),
+            Id::Mma => return self.mma_op(&args, None),
+            Id::WgmmaMma => return self.mma_op(&args, Some("wgmma")),
+            Id::Tcgen05Mma => return self.mma_op(&args, Some("tcgen05")),
+            Id::SyncThreads => Op::SyncThreads,
+            Id::ClusterSync => Op::ClusterSync,
+            Id::NamedBarrier => {
                 let id = self.int(args.pos[0]);
                 let threads = self.const_u32(args.pos[1], "the number of threads");
                 let (id, threads) = (id?, threads?);
                 if threads == 0 || !threads.is_multiple_of(32) {
                     return Err(self.fail(args.pos[1], format!("a named barrier counts whole warps: {threads} is not a positive multiple of 32")));
                 }
-                Ok(Op::NamedBarrier { id, threads })
+                Op::NamedBarrier { id, threads }
             }
-            _ if DECLS.contains(&name) => Err(self.fail(
-                &c.func,
-                format!("`{name}` declares something; bind it: `let x = {name}(…);`"),
-            )),
-            "cdiv" | "min" | "max" => Err(self.fail(
-                &c.func,
-                format!("`{name}` is a scalar function; use its value in a `let` or an argument"),
-            )),
-            _ => {
-                let all = all_ops();
-                let spaces: Vec<String> = NAMESPACES
-                    .iter()
-                    .map(|(ns, _)| format!("{ns}::…"))
-                    .collect();
-                let hint = if self.fns.names().is_empty() {
-                    closest(name, &all)
-                        .map(|s| format!("; did you mean `{s}`?"))
-                        .unwrap_or_default()
-                } else {
-                    self.tile_fn_hint(name, &all)
-                };
-                Err(self.fail(
-                    &c.func,
-                    format!(
-                        "unknown op `{name}`; ops are {PLAIN}, {}{hint}",
-                        spaces.join(", ")
-                    ),
-                ))
+            Id::TmaCommitGroup => Op::TmaCommitGroup,
+            Id::TmaWaitGroup => Op::TmaWaitGroup {
+                n: self.count(&args)?,
+                read: false,
+            },
+            Id::TmaWaitGroupRead => Op::TmaWaitGroup {
+                n: self.count(&args)?,
+                read: true,
+            },
+            Id::WgmmaFence => Op::WgmmaFence,
+            Id::WgmmaCommit => Op::WgmmaCommit,
+            Id::WgmmaWait => Op::WgmmaWait {
+                n: self.count(&args)?,
+            },
+            Id::SetMaxNRegInc | Id::SetMaxNRegDec => Op::SetMaxNReg {
+                inc: w.id == Id::SetMaxNRegInc,
+                count: self.count(&args)?,
+            },
+            Id::Tcgen05Commit => Op::Tcgen05Commit {
+                bar: self.bar_ref(args.pos[0])?,
+            },
+            Id::Tcgen05Alloc => Op::TmemAlloc {
+                buf: self.tmem_buffer(args.pos[0], w.name)?,
+            },
+            Id::Tcgen05Dealloc => Op::TmemDealloc {
+                buf: self.tmem_buffer(args.pos[0], w.name)?,
+            },
+            Id::Tcgen05Relinquish => Op::TmemRelinquish,
+            Id::Tcgen05FenceBefore => Op::Tcgen05FenceBefore,
+            Id::Tcgen05FenceAfter => Op::Tcgen05FenceAfter,
+            Id::FenceProxyAsync => Op::FenceProxyAsync,
+            Id::FenceMbarrierInit => Op::FenceMbarrierInit,
+            // `lookup` was asked for ops only.
+            Id::StaticAssert
+            | Id::Smem
+            | Id::Tmem
+            | Id::Regs
+            | Id::Mbarrier
+            | Id::Pipeline
+            | Id::Cdiv
+            | Id::Min
+            | Id::Max
+            | Id::Arrive
+            | Id::ExpectTx
+            | Id::Wait
+            | Id::ConsumerRelease
+            | Id::ProducerAcquire
+            | Id::ConsumerWait
+            | Id::Cta
+            | Id::NCta
+            | Id::CtaRank
+            | Id::Tid
+            | Id::WarpIndex
+            | Id::LaneIndex => {
+                return Err(self.fail(&c.func, format!("`{}` is not an op", w.full_name())));
             }
-        }
+        })
     }
 
-    /// `tma::…`, `wgmma::…`, `tcgen05::…`, `fence::…`.
-    fn namespaced_op(&mut self, ns: &str, name: &str, c: &syn::ExprCall) -> Res<Op> {
-        let op = match (ns, name) {
-            ("tma", "load") => {
-                return self.copy_op(c, "tma::load(dst, src, bar)", 3..=3, Some("tma_load"));
-            }
-            ("tma", "store") => {
-                return self.copy_op(c, "tma::store(dst, src)", 2..=2, Some("tma_store"));
-            }
-            ("tma", "commit_group") => Op::TmaCommitGroup,
-            ("tma", "wait_group") => {
-                return self.count_op(c, "tma::wait_group(n)", |n| Op::TmaWaitGroup {
-                    n,
-                    read: false,
-                });
-            }
-            ("tma", "wait_group_read") => {
-                return self.count_op(c, "tma::wait_group_read(n)", |n| Op::TmaWaitGroup {
-                    n,
-                    read: true,
-                });
-            }
-            ("wgmma", "mma") => return self.mma_op(c, "wgmma::mma", Some("wgmma")),
-            ("wgmma", "fence") => Op::WgmmaFence,
-            ("wgmma", "commit") => Op::WgmmaCommit,
-            ("wgmma", "wait") => {
-                return self.count_op(c, "wgmma::wait(n)", |n| Op::WgmmaWait { n });
-            }
-            ("setmaxnreg", "inc" | "dec") => {
-                let inc = name == "inc";
-                let usage = format!("setmaxnreg::{name}(count)");
-                return self.count_op(c, &usage, |count| Op::SetMaxNReg { inc, count });
-            }
-            ("tcgen05", "mma") => return self.mma_op(c, "tcgen05::mma", Some("tcgen05")),
-            ("tcgen05", "commit") => {
-                let args = self.call_args(&c.args, c, "tcgen05::commit(bar)", 1..=1, &[])?;
-                return Ok(Op::Tcgen05Commit {
-                    bar: self.bar_ref(args.pos[0])?,
-                });
-            }
-            ("tcgen05", "alloc" | "dealloc") => {
-                let usage = format!("tcgen05::{name}(tmem_buffer)");
-                let args = self.call_args(&c.args, c, &usage, 1..=1, &[])?;
-                let buf = self.tmem_buffer(args.pos[0], name)?;
-                return Ok(if name == "alloc" {
-                    Op::TmemAlloc { buf }
-                } else {
-                    Op::TmemDealloc { buf }
-                });
-            }
-            ("tcgen05", "relinquish") => Op::TmemRelinquish,
-            ("tcgen05", "fence_before") => Op::Tcgen05FenceBefore,
-            ("tcgen05", "fence_after") => Op::Tcgen05FenceAfter,
-            ("fence", "proxy_async") => Op::FenceProxyAsync,
-            ("fence", "mbarrier_init") => Op::FenceMbarrierInit,
-            _ => return Err(self.unknown_namespaced(ns, name, c)),
+    /// An unknown plain callee: a declaration or scalar function in the wrong place, or a
+    /// typo (with the ops and, in a module, its tile functions as hints).
+    fn unknown_plain(&mut self, name: &str, c: &syn::ExprCall) -> Fail {
+        if vocab::lookup(None, name, &[Kind::Decl]).is_some() {
+            return self.fail(
+                &c.func,
+                format!("`{name}` declares something; bind it: `let x = {name}(…);`"),
+            );
+        }
+        if vocab::lookup(None, name, &[Kind::Function]).is_some() {
+            return self.fail(
+                &c.func,
+                format!("`{name}` is a scalar function; use its value in a `let` or an argument"),
+            );
+        }
+        let all = vocab::all_ops();
+        let spaces: Vec<String> = vocab::namespaces()
+            .iter()
+            .map(|ns| format!("{ns}::…"))
+            .collect();
+        let hint = if self.fns.names().is_empty() {
+            closest(name, &all)
+                .map(|s| format!("; did you mean `{s}`?"))
+                .unwrap_or_default()
+        } else {
+            self.tile_fn_hint(name, &all)
         };
-        self.no_arg_op(c, &format!("{ns}::{name}()"), op)
+        self.fail(
+            &c.func,
+            format!(
+                "unknown op `{name}`; ops are {}, {}{hint}",
+                vocab::names(Kind::Op).join(", "),
+                spaces.join(", ")
+            ),
+        )
     }
 
     fn unknown_namespaced(&mut self, ns: &str, name: &str, c: &syn::ExprCall) -> Fail {
-        match NAMESPACES.iter().find(|(n, _)| *n == ns) {
-            Some((_, ops)) => self.fail(
+        let ops = vocab::namespace_ops(ns);
+        if ops.is_empty() {
+            self.fail(
                 &c.func,
-                format!("unknown op `{ns}::{name}`; {ns} ops are {ops}"),
-            ),
-            None => {
-                let spaces: Vec<&str> = NAMESPACES.iter().map(|(n, _)| *n).collect();
-                self.fail(
-                    &c.func,
-                    format!(
-                        "unknown op namespace `{ns}` in `{ns}::{name}`; namespaces are {}",
-                        spaces.join(", ")
-                    ),
-                )
-            }
+                format!(
+                    "unknown op namespace `{ns}` in `{ns}::{name}`; namespaces are {}",
+                    vocab::namespaces().join(", ")
+                ),
+            )
+        } else {
+            self.fail(
+                &c.func,
+                format!("unknown op `{ns}::{name}`; {ns} ops are {}", ops.join(", ")),
+            )
         }
     }
 
-    fn no_arg_op(&mut self, c: &syn::ExprCall, usage: &str, op: Op) -> Res<Op> {
-        self.call_args(&c.args, c, usage, 0..=0, &[])?;
-        Ok(op)
-    }
-
-    /// An op with one build-time count (`wait_group(n)`, `wgmma::wait(n)`).
-    fn count_op(&mut self, c: &syn::ExprCall, usage: &str, make: impl Fn(u32) -> Op) -> Res<Op> {
-        let args = self.call_args(&c.args, c, usage, 1..=1, &[])?;
-        Ok(make(
-            self.const_u32(args.pos[0], "the number of pending groups")?,
-        ))
+    /// The one build-time count of `wait_group(n)`, `wgmma::wait(n)`, `setmaxnreg::inc(n)`.
+    fn count(&mut self, args: &CallArgs) -> Res<u32> {
+        self.const_u32(args.pos[0], "the number of pending groups")
     }
 
     /// `copy(dst, src[, bar])`, `tma::load(dst, src, bar)`, `tma::store(dst, src)`.
-    fn copy_op(
-        &mut self,
-        c: &syn::ExprCall,
-        usage: &str,
-        arity: std::ops::RangeInclusive<usize>,
-        variant: Option<&str>,
-    ) -> Res<Op> {
-        // The generic `copy` also scales an accumulator epilogue: `alpha = a, beta = b`.
-        let allowed: &[&str] = if variant.is_none() {
-            &["multicast", "alpha", "beta"]
-        } else {
-            &["multicast"]
-        };
-        let args = self.call_args(&c.args, c, usage, arity, allowed)?;
+    fn copy_op(&mut self, args: &CallArgs, variant: Option<&str>) -> Res<Op> {
+        // The generic `copy` also scales an accumulator epilogue: `alpha = a, beta = b` (the
+        // vocabulary allows those named arguments only there).
         let dst = self.tile_ref(args.pos[0]);
         let src = self.tile_ref(args.pos[1]);
         let bar = args.pos.get(2).map(|b| self.bar_ref(b)).transpose();
@@ -303,9 +284,9 @@ impl Lowerer<'_> {
             (Some(alpha), beta) => Some(Scale { alpha, beta }),
             (None, None) => None,
             (None, Some(_)) => {
-                let at = args.get("beta").expect("given");
+                let at = args.get("beta");
                 return Err(self.fail(
-                    at,
+                    &at,
                     "`beta` scales the destination's old contents and needs `alpha` too \
                      (`alpha = one` with a scalar parameter `one` set to 1.0)",
                 ));
@@ -342,9 +323,7 @@ impl Lowerer<'_> {
     }
 
     /// `mma(acc, a, b, accumulate = p)` and its namespaced forms.
-    fn mma_op(&mut self, c: &syn::ExprCall, op: &str, variant: Option<&str>) -> Res<Op> {
-        let usage = format!("{op}(acc, a, b, accumulate = …)");
-        let args = self.call_args(&c.args, c, &usage, 3..=3, &["accumulate"])?;
+    fn mma_op(&mut self, args: &CallArgs, variant: Option<&str>) -> Res<Op> {
         let acc = self.tile_ref(args.pos[0]);
         let a = self.tile_ref(args.pos[1]);
         let b = self.tile_ref(args.pos[2]);
@@ -369,54 +348,54 @@ impl Lowerer<'_> {
             .intern_range((span_range(&m.receiver).0, m.paren_token.span.close()));
         let receiver =
             crate::args::path_ident(&m.receiver).and_then(|id| self.local(&id.to_string()));
-        let op = match (receiver, method.as_str()) {
+        let word = vocab::lookup(None, &method, &[Kind::BarrierMethod, Kind::PipeMethod]);
+        let pipe_methods = vocab::names(Kind::PipeMethod).join(", ");
+        let op = match (receiver, word) {
             (Some(Local::Poison), _) => return Err(Fail),
-            (Some(Local::Pipe(pipe)), "consumer_release") => {
-                let args = self.call_args(&m.args, m, "consumer_release(stage)", 1..=1, &[])?;
+            (Some(Local::Pipe(pipe)), Some(w)) if w.id == Id::ConsumerRelease => {
+                let args = self.word_args(w, &m.args, m)?;
                 Op::ConsumerRelease {
                     pipe,
                     stage: self.int(args.pos[0])?,
                 }
             }
-            (Some(Local::Pipe(_)), "producer_acquire" | "consumer_wait") => {
+            (Some(Local::Pipe(_)), Some(w)) if w.kind == Kind::PipeMethod => {
                 return Err(self.fail(
                     &m.method,
                     format!("`{method}` gives the stage; bind it: `let s = pipe.{method}(k);`"),
                 ));
             }
             (Some(Local::Pipe(_)), _) => {
-                return Err(self.fail(&m.method, format!("unknown pipeline method `{method}`; pipeline methods are producer_acquire, consumer_wait, consumer_release (and full, empty to name its barriers)")));
+                return Err(self.fail(&m.method, format!("unknown pipeline method `{method}`; pipeline methods are {pipe_methods} (and full, empty to name its barriers)")));
             }
-            (_, "arrive") => {
-                self.call_args(&m.args, m, "arrive()", 0..=0, &[])?;
-                Op::MbarArrive {
-                    bar: self.bar_ref(&m.receiver)?,
-                }
-            }
-            (_, "expect_tx") => {
-                let args = self.call_args(&m.args, m, "expect_tx(bytes)", 0..=1, &[])?;
+            (_, Some(w)) if w.kind == Kind::BarrierMethod => {
+                let args = self.word_args(w, &m.args, m)?;
                 let bar = self.bar_ref(&m.receiver);
-                let bytes = args
-                    .pos
-                    .first()
-                    .map(|b| self.const_u32(b, "the expected bytes"))
-                    .transpose();
-                Op::MbarArriveExpectTx {
-                    bar: bar?,
-                    bytes: bytes?,
-                }
-            }
-            (_, "wait") => {
-                let args = self.call_args(&m.args, m, "wait(parity)", 1..=1, &[])?;
-                let bar = self.bar_ref(&m.receiver);
-                let parity = self.int(args.pos[0]);
-                Op::MbarWait {
-                    bar: bar?,
-                    parity: parity?,
+                match w.id {
+                    Id::Arrive => Op::MbarArrive { bar: bar? },
+                    Id::ExpectTx => {
+                        let bytes = args
+                            .pos
+                            .first()
+                            .map(|b| self.const_u32(b, "the expected bytes"))
+                            .transpose();
+                        Op::MbarArriveExpectTx {
+                            bar: bar?,
+                            bytes: bytes?,
+                        }
+                    }
+                    _ => {
+                        let parity = self.int(args.pos[0]);
+                        Op::MbarWait {
+                            bar: bar?,
+                            parity: parity?,
+                        }
+                    }
                 }
             }
             _ => {
-                return Err(self.fail(&m.method, format!("unknown method `{method}`; barrier methods are arrive, expect_tx, wait; pipeline methods are producer_acquire, consumer_wait, consumer_release")));
+                let bar_methods = vocab::names(Kind::BarrierMethod).join(", ");
+                return Err(self.fail(&m.method, format!("unknown method `{method}`; barrier methods are {bar_methods}; pipeline methods are {pipe_methods}")));
             }
         };
         Ok(Stmt::at(StmtKind::Op(op), span))
@@ -436,8 +415,10 @@ impl Lowerer<'_> {
                     ));
                 }
             };
-        let usage = format!("{method}(k)");
-        let args = self.call_args(&m.args, m, &usage, 1..=1, &[])?;
+        let Some(word) = vocab::lookup(None, &method, &[Kind::PipeMethod]) else {
+            return Err(self.fail(&m.method, format!("`{method}` is not a pipeline method")));
+        };
+        let args = self.word_args(word, &m.args, m)?;
         let iter = self.int(args.pos[0])?;
         let span = self
             .spans
@@ -450,20 +431,11 @@ impl Lowerer<'_> {
                 mutable: false,
             },
         )?;
-        let op = if method == "producer_acquire" {
+        let op = if word.id == Id::ProducerAcquire {
             Op::ProducerAcquire { pipe, iter, stage }
         } else {
             Op::ConsumerWait { pipe, iter, stage }
         };
         Ok(Stmt::at(StmtKind::Op(op), span))
     }
-}
-
-/// Every op's full name, for "did you mean".
-fn all_ops() -> Vec<String> {
-    let mut out: Vec<String> = PLAIN.split(", ").map(String::from).collect();
-    for (ns, ops) in NAMESPACES {
-        out.extend(ops.split(", ").map(|o| format!("{ns}::{o}")));
-    }
-    out
 }

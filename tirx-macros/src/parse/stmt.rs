@@ -6,6 +6,7 @@
 //! Declarations (`smem`, `mbarrier`, `pipeline`, …) are allowed only at the top level of the
 //! body: buffers and barriers are static allocations of the whole CTA.
 
+use super::vocab::{self, Id, Kind};
 use super::{Fail, Local, Lowerer, Res};
 use crate::args::path_ident;
 use crate::error::span_range;
@@ -104,7 +105,9 @@ impl Lowerer<'_> {
             SExpr::Call(c) if let Some(f) = self.tile_fn_of(&c.func) => {
                 return self.call_stmt(c, f, out);
             }
-            SExpr::Call(c) if path_ident(&c.func).is_some_and(|i| i == "static_assert") => {
+            SExpr::Call(c)
+                if path_ident(&c.func).is_some_and(|i| i == vocab::word(Id::StaticAssert).name) =>
+            {
                 return self.static_assert(c);
             }
             SExpr::Call(c) => self.op_call(c)?,
@@ -125,8 +128,9 @@ impl Lowerer<'_> {
     /// hold in every config the code is compiled in; it compiles to nothing. A false one is an
     /// error at the call, with the message; a condition known only at run time is an error too.
     fn static_assert(&mut self, c: &syn::ExprCall) -> Res<()> {
-        let usage = "static_assert(condition, \"why it must hold\")";
-        let args = self.call_args(&c.args, c, usage, 2..=2, &[])?;
+        let word = vocab::word(Id::StaticAssert);
+        let usage = word.usage;
+        let args = self.word_args(word, &c.args, c)?;
         let SExpr::Lit(syn::ExprLit {
             lit: syn::Lit::Str(why),
             ..
@@ -219,10 +223,8 @@ impl Lowerer<'_> {
             return self.bind(ident, local);
         }
         if let SExpr::MethodCall(m) = init
-            && matches!(
-                m.method.to_string().as_str(),
-                "producer_acquire" | "consumer_wait"
-            )
+            && vocab::lookup(None, &m.method.to_string(), &[Kind::PipeMethod])
+                .is_some_and(|w| w.id != Id::ConsumerRelease)
         {
             let stmt = self.acquire(ident, m)?;
             out.push(stmt);
@@ -244,7 +246,9 @@ impl Lowerer<'_> {
         whole: &SExpr,
     ) -> Res<Stmt> {
         let var = self.assign_target(left)?;
-        let ident = crate::args::path_ident(left).expect("an assignment target is a name");
+        let Some(ident) = crate::args::path_ident(left) else {
+            return Err(self.fail(left, "only variables can be assigned"));
+        };
         let value = match op {
             Some(op) => {
                 let rhs = self.int(right)?;

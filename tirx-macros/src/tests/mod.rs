@@ -5,6 +5,7 @@ mod elem_types;
 mod errors;
 mod lower;
 mod module;
+mod mutate;
 
 use crate::error::ErrorSink;
 use crate::expand;

@@ -1,0 +1,302 @@
+//! The DSL's vocabulary: every op, declaration, scalar function, method and built-in name, in
+//! one table ([`VOCABULARY`]).
+//!
+//! Everything that lists names is derived from it: the parser's dispatch (`ops.rs`, `decl.rs`,
+//! `expr.rs` look a call up here and match on its [`Id`], checking its arguments against the
+//! word's arity, named arguments and usage text), the names a tile function may not take
+//! ([`reserved_call`], used by `module.rs`), the names a `let` may not shadow
+//! ([`is_builtin`]), and the "unknown op … ops are …; did you mean …" hints.
+//!
+//! Invariants: a (namespace, name, kind) triple appears once; the order of the table is the
+//! order of every list shown to the user (so messages are stable); every [`Id`] is handled by
+//! an exhaustive `match` in the parser, so a word added here without a lowering is a build
+//! error of the macro, not a silent hole.
+
+use std::ops::RangeInclusive;
+
+/// What a word is, and so where it may be written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// An op statement: `copy(…)`, `tma::load(…)`.
+    Op,
+    /// A declaration bound by `let`: `let t = smem::<bf16>(…);`.
+    Decl,
+    /// A scalar function in expressions: `cdiv(a, b)`.
+    Function,
+    /// A build-time check statement: `static_assert(…)`.
+    Assert,
+    /// A method of an mbarrier: `bar.wait(p)`.
+    BarrierMethod,
+    /// A method of a pipeline: `pipe.consumer_release(s)`.
+    PipeMethod,
+    /// A built-in scalar name (`tid`, `cta.x`); not called.
+    Builtin,
+}
+
+/// Which word a lookup found; the parser matches on it exhaustively.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(missing_docs)]
+pub(crate) enum Id {
+    Copy,
+    Mma,
+    SyncThreads,
+    ClusterSync,
+    NamedBarrier,
+    StaticAssert,
+    Smem,
+    Tmem,
+    Regs,
+    Mbarrier,
+    Pipeline,
+    Cdiv,
+    Min,
+    Max,
+    TmaLoad,
+    TmaStore,
+    TmaCommitGroup,
+    TmaWaitGroup,
+    TmaWaitGroupRead,
+    WgmmaMma,
+    WgmmaFence,
+    WgmmaCommit,
+    WgmmaWait,
+    Tcgen05Mma,
+    Tcgen05Commit,
+    Tcgen05Alloc,
+    Tcgen05Dealloc,
+    Tcgen05Relinquish,
+    Tcgen05FenceBefore,
+    Tcgen05FenceAfter,
+    FenceProxyAsync,
+    FenceMbarrierInit,
+    SetMaxNRegInc,
+    SetMaxNRegDec,
+    Arrive,
+    ExpectTx,
+    Wait,
+    ProducerAcquire,
+    ConsumerWait,
+    ConsumerRelease,
+    Cta,
+    NCta,
+    CtaRank,
+    Tid,
+    WarpIndex,
+    LaneIndex,
+}
+
+/// One word of the DSL.
+#[derive(Debug)]
+pub(crate) struct Word {
+    /// Which word (the parser's dispatch key).
+    pub(crate) id: Id,
+    /// `tma` in `tma::load`; `None` for plain names and methods.
+    pub(crate) namespace: Option<&'static str>,
+    /// The name as written.
+    pub(crate) name: &'static str,
+    /// Where it is written.
+    pub(crate) kind: Kind,
+    /// How many positional arguments it takes (empty range for a built-in name).
+    pub(crate) arity: RangeInclusive<usize>,
+    /// The `name = value` arguments it accepts.
+    pub(crate) named: &'static [&'static str],
+    /// Its usage, shown in argument errors: `tma::load(dst, src, bar)`.
+    pub(crate) usage: &'static str,
+}
+
+impl Word {
+    /// `tma::load` / `copy`.
+    pub(crate) fn full_name(&self) -> String {
+        match self.namespace {
+            Some(ns) => format!("{ns}::{}", self.name),
+            None => self.name.to_string(),
+        }
+    }
+}
+
+/// Shorthand for a table row.
+const fn w(
+    id: Id,
+    namespace: Option<&'static str>,
+    name: &'static str,
+    kind: Kind,
+    arity: (usize, usize),
+    named: &'static [&'static str],
+    usage: &'static str,
+) -> Word {
+    Word {
+        id,
+        namespace,
+        name,
+        kind,
+        arity: RangeInclusive::new(arity.0, arity.1),
+        named,
+        usage,
+    }
+}
+
+use Kind::{Assert, BarrierMethod, Builtin, Decl, Function, Op, PipeMethod};
+
+const TMA: Option<&str> = Some("tma");
+const WGMMA: Option<&str> = Some("wgmma");
+const TCGEN05: Option<&str> = Some("tcgen05");
+const FENCE: Option<&str> = Some("fence");
+const SETMAXNREG: Option<&str> = Some("setmaxnreg");
+const ACC: &[&str] = &["accumulate"];
+
+/// The vocabulary, in the order every list of names is shown.
+#[rustfmt::skip]
+pub(crate) const VOCABULARY: &[Word] = &[
+    // Plain ops (the compiler picks the variant).
+    w(Id::Copy, None, "copy", Op, (2, 3), &["multicast", "alpha", "beta"], "copy(dst, src[, bar])"),
+    w(Id::Mma, None, "mma", Op, (3, 3), ACC, "mma(acc, a, b, accumulate = …)"),
+    w(Id::SyncThreads, None, "sync_threads", Op, (0, 0), &[], "sync_threads()"),
+    w(Id::ClusterSync, None, "cluster_sync", Op, (0, 0), &[], "cluster_sync()"),
+    w(Id::NamedBarrier, None, "named_barrier", Op, (2, 2), &[], "named_barrier(id, threads)"),
+    w(Id::StaticAssert, None, "static_assert", Assert, (2, 2), &[], "static_assert(condition, \"why it must hold\")"),
+    // Declarations.
+    w(Id::Smem, None, "smem", Decl, (1, 1), &["swizzle", "major"], "smem::<bf16>([BM, BK], swizzle = B128)"),
+    w(Id::Tmem, None, "tmem", Decl, (1, 1), &[], "tmem::<bf16>([BM, BK])"),
+    w(Id::Regs, None, "regs", Decl, (1, 1), &[], "regs::<bf16>([BM, BK])"),
+    w(Id::Mbarrier, None, "mbarrier", Decl, (0, 0), &["count", "arrivals"], "mbarrier(count = 1, arrivals = 1)"),
+    w(Id::Pipeline, None, "pipeline", Decl, (0, 0), &["consumers", "peers"], "pipeline::<STAGES>(consumers = 1, peers = 1)"),
+    // Scalar functions.
+    w(Id::Cdiv, None, "cdiv", Function, (2, 2), &[], "cdiv(a, b)"),
+    w(Id::Min, None, "min", Function, (2, 2), &[], "min(a, b)"),
+    w(Id::Max, None, "max", Function, (2, 2), &[], "max(a, b)"),
+    // Namespaced ops (the namespace forces the variant).
+    w(Id::TmaLoad, TMA, "load", Op, (3, 3), &["multicast"], "tma::load(dst, src, bar)"),
+    w(Id::TmaStore, TMA, "store", Op, (2, 2), &["multicast"], "tma::store(dst, src)"),
+    w(Id::TmaCommitGroup, TMA, "commit_group", Op, (0, 0), &[], "tma::commit_group()"),
+    w(Id::TmaWaitGroup, TMA, "wait_group", Op, (1, 1), &[], "tma::wait_group(n)"),
+    w(Id::TmaWaitGroupRead, TMA, "wait_group_read", Op, (1, 1), &[], "tma::wait_group_read(n)"),
+    w(Id::WgmmaMma, WGMMA, "mma", Op, (3, 3), ACC, "wgmma::mma(acc, a, b, accumulate = …)"),
+    w(Id::WgmmaFence, WGMMA, "fence", Op, (0, 0), &[], "wgmma::fence()"),
+    w(Id::WgmmaCommit, WGMMA, "commit", Op, (0, 0), &[], "wgmma::commit()"),
+    w(Id::WgmmaWait, WGMMA, "wait", Op, (1, 1), &[], "wgmma::wait(n)"),
+    w(Id::Tcgen05Mma, TCGEN05, "mma", Op, (3, 3), ACC, "tcgen05::mma(acc, a, b, accumulate = …)"),
+    w(Id::Tcgen05Commit, TCGEN05, "commit", Op, (1, 1), &[], "tcgen05::commit(bar)"),
+    w(Id::Tcgen05Alloc, TCGEN05, "alloc", Op, (1, 1), &[], "tcgen05::alloc(tmem_buffer)"),
+    w(Id::Tcgen05Dealloc, TCGEN05, "dealloc", Op, (1, 1), &[], "tcgen05::dealloc(tmem_buffer)"),
+    w(Id::Tcgen05Relinquish, TCGEN05, "relinquish", Op, (0, 0), &[], "tcgen05::relinquish()"),
+    w(Id::Tcgen05FenceBefore, TCGEN05, "fence_before", Op, (0, 0), &[], "tcgen05::fence_before()"),
+    w(Id::Tcgen05FenceAfter, TCGEN05, "fence_after", Op, (0, 0), &[], "tcgen05::fence_after()"),
+    w(Id::FenceProxyAsync, FENCE, "proxy_async", Op, (0, 0), &[], "fence::proxy_async()"),
+    w(Id::FenceMbarrierInit, FENCE, "mbarrier_init", Op, (0, 0), &[], "fence::mbarrier_init()"),
+    w(Id::SetMaxNRegInc, SETMAXNREG, "inc", Op, (1, 1), &[], "setmaxnreg::inc(count)"),
+    w(Id::SetMaxNRegDec, SETMAXNREG, "dec", Op, (1, 1), &[], "setmaxnreg::dec(count)"),
+    // Methods.
+    w(Id::Arrive, None, "arrive", BarrierMethod, (0, 0), &[], "arrive()"),
+    w(Id::ExpectTx, None, "expect_tx", BarrierMethod, (0, 1), &[], "expect_tx(bytes)"),
+    w(Id::Wait, None, "wait", BarrierMethod, (1, 1), &[], "wait(parity)"),
+    w(Id::ProducerAcquire, None, "producer_acquire", PipeMethod, (1, 1), &[], "producer_acquire(k)"),
+    w(Id::ConsumerWait, None, "consumer_wait", PipeMethod, (1, 1), &[], "consumer_wait(k)"),
+    w(Id::ConsumerRelease, None, "consumer_release", PipeMethod, (1, 1), &[], "consumer_release(stage)"),
+    // Built-in scalars.
+    w(Id::Cta, None, "cta", Builtin, (1, 0), &[], "cta.x|y|z"),
+    w(Id::NCta, None, "ncta", Builtin, (1, 0), &[], "ncta.x|y|z"),
+    w(Id::CtaRank, None, "cta_rank", Builtin, (1, 0), &[], "cta_rank"),
+    w(Id::Tid, None, "tid", Builtin, (1, 0), &[], "tid"),
+    w(Id::WarpIndex, None, "warp_id", Builtin, (1, 0), &[], "warp_id"),
+    w(Id::LaneIndex, None, "lane_id", Builtin, (1, 0), &[], "lane_id"),
+];
+
+// The table is in `Id` order, so `word` is an index (checked when the macro is built).
+const _: () = {
+    assert!(VOCABULARY.len() == Id::LaneIndex as usize + 1);
+    let mut i = 0;
+    while i < VOCABULARY.len() {
+        assert!(
+            VOCABULARY[i].id as usize == i,
+            "VOCABULARY is in `Id` order"
+        );
+        i += 1;
+    }
+};
+
+/// The word `id`.
+pub(crate) const fn word(id: Id) -> &'static Word {
+    &VOCABULARY[id as usize]
+}
+
+/// The word `namespace::name` (or plain `name`) of one of `kinds`.
+pub(crate) fn lookup(namespace: Option<&str>, name: &str, kinds: &[Kind]) -> Option<&'static Word> {
+    VOCABULARY
+        .iter()
+        .find(|w| w.namespace == namespace && w.name == name && kinds.contains(&w.kind))
+}
+
+/// The names of the words of `kind` without a namespace, in table order.
+pub(crate) fn names(kind: Kind) -> Vec<&'static str> {
+    VOCABULARY
+        .iter()
+        .filter(|w| w.kind == kind && w.namespace.is_none())
+        .map(|w| w.name)
+        .collect()
+}
+
+/// The op namespaces, in table order.
+pub(crate) fn namespaces() -> Vec<&'static str> {
+    let mut out: Vec<&'static str> = Vec::new();
+    for ns in VOCABULARY.iter().filter_map(|w| w.namespace) {
+        if !out.contains(&ns) {
+            out.push(ns);
+        }
+    }
+    out
+}
+
+/// The ops of namespace `ns`, in table order.
+pub(crate) fn namespace_ops(ns: &str) -> Vec<&'static str> {
+    VOCABULARY
+        .iter()
+        .filter(|w| w.namespace == Some(ns))
+        .map(|w| w.name)
+        .collect()
+}
+
+/// Every op's full name (`copy`, `tma::load`), for "did you mean".
+pub(crate) fn all_ops() -> Vec<String> {
+    VOCABULARY
+        .iter()
+        .filter(|w| w.kind == Op)
+        .map(Word::full_name)
+        .collect()
+}
+
+/// A plain name written with call syntax (`name(…)`) that the language defines, so a tile
+/// function may not take it: ops, declarations, scalar functions and `static_assert`.
+pub(crate) fn reserved_call(name: &str) -> bool {
+    VOCABULARY.iter().any(|w| {
+        w.namespace.is_none() && w.name == name && matches!(w.kind, Op | Decl | Function | Assert)
+    })
+}
+
+/// A built-in scalar name (`tid`, `cta`, …), which a `let` may not shadow.
+pub(crate) fn is_builtin(name: &str) -> bool {
+    lookup(None, name, &[Builtin]).is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_word_once() {
+        for (i, a) in VOCABULARY.iter().enumerate() {
+            for b in &VOCABULARY[i + 1..] {
+                assert!(
+                    a.id != b.id && (a.namespace, a.name, a.kind) != (b.namespace, b.name, b.kind),
+                    "{a:?} and {b:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn usage_names_the_word() {
+        for w in VOCABULARY.iter().filter(|w| w.kind != Builtin) {
+            assert!(w.usage.starts_with(&w.full_name()), "{w:?}");
+        }
+    }
+}
