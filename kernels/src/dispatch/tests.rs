@@ -35,7 +35,13 @@ fn the_cost_model_takes_the_measured_best_tiles_and_kernels() {
     let bf16 = GemmTypes::BF16;
     let (tn, nn) = (BLayout::Tn, BLayout::Nn);
     let (plain, scaled) = (Epilogue::Plain, Epilogue::Scaled);
-    type Case = (BLayout, Epilogue, GemmTypes, (usize, usize, usize), &'static str);
+    type Case = (
+        BLayout,
+        Epilogue,
+        GemmTypes,
+        (usize, usize, usize),
+        &'static str,
+    );
     let cases: &[Case] = &[
         (
             tn,

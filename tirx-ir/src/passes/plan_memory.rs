@@ -60,6 +60,19 @@ pub enum MemoryError {
         /// Columns allocated up to and including this buffer.
         total: u32,
     },
+    /// An mbarrier array larger than shared memory.
+    #[error(
+        "shared memory over budget: the mbarriers `{barrier}` ({count} of 8 bytes, {bytes} bytes) do not fit in {} (227 KB)",
+        MAX_SMEM_BYTES
+    )]
+    BarrierBudget {
+        /// The barrier array.
+        barrier: String,
+        /// Its barriers.
+        count: u32,
+        /// Their bytes.
+        bytes: u64,
+    },
     /// Shared memory ends past what a CTA can have.
     #[error(
         "shared memory over budget: `{buffer}` ({bytes} bytes) ends at {end} bytes (with {} bytes of alignment slack); a CTA has at most {} (227 KB) — fewer stages or a smaller tile would fit",
@@ -113,10 +126,11 @@ impl Pass for PlanMemory {
                     let bytes = u64::from(b.count) * 8;
                     errs.push(Diagnostic::new(
                         b.span,
-                        format!(
-                            "shared memory over budget: the mbarriers `{}` ({} of 8 bytes, {bytes} bytes) do not fit in {MAX_SMEM_BYTES} (227 KB)",
-                            b.name, b.count
-                        ),
+                        MemoryError::BarrierBudget {
+                            barrier: b.name.clone(),
+                            count: b.count,
+                            bytes,
+                        },
                     ));
                     return Err(errs);
                 }
