@@ -444,7 +444,12 @@ fn scan(ts: TokenStream, artifacts: &mut Vec<bool>, error: &mut bool) {
     for (i, tt) in tokens.iter().enumerate() {
         match tt {
             TokenTree::Ident(id) if id == "compile_error" => *error = true,
-            TokenTree::Ident(id) if id == "ARTIFACTS" => {
+            // `static ARTIFACTS: … = &[…]` (not the `artifacts: ARTIFACTS` of `KERNEL`).
+            TokenTree::Ident(id)
+                if id == "ARTIFACTS"
+                    && i > 0
+                    && matches!(&tokens[i - 1], TokenTree::Ident(s) if s == "static") =>
+            {
                 let list = tokens[i..].iter().find_map(|t| match t {
                     TokenTree::Group(g) if g.delimiter() == Delimiter::Bracket => Some(g),
                     _ => None,
