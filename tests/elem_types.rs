@@ -7,7 +7,8 @@ use half::{bf16, f16};
 use tirx::abi::ElemType;
 use tirx::runtime::{DeviceLimits, TensorMeta, plan_launch};
 use tirx::{Runtime, RuntimeError, Tensor};
-use tirx_kernels::gemm::warp_specialized::ladder::{gemm_sm90_tma_epi, gemm_sm90_ws};
+use tirx_kernels::gemm::level_06_persistent::kernels::gemm_sm90_ws;
+use tirx_kernels::gemm::level_08_tma_epi::kernels::gemm_sm90_tma_epi;
 use tirx_kernels::registry::{self, GemmTypes};
 
 /// Row-major metas of an M×N×K GEMM in `types`, at 1 MiB-aligned addresses.

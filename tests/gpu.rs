@@ -5,7 +5,7 @@
 use half::{bf16, f16};
 use tirx::abi::ElemType;
 use tirx::{Runtime, RuntimeError, Target};
-use tirx_kernels::gemm::warp_specialized::ladder::gemm_sm90_tma_epi;
+use tirx_kernels::gemm::level_08_tma_epi::kernels::gemm_sm90_tma_epi;
 use tirx_kernels::reference::{HostElem, Rng, gemm_tn_f64, rel_frobenius};
 use tirx_kernels::registry::{self, BLayout, GemmLaunch, GemmTypes};
 
@@ -116,22 +116,17 @@ fn nn_gemm_matches_the_f64_reference_on_random_shapes() {
     // Every config of every NN kernel, in its own element types (check_gemm_nn reads them
     // from the config's signature).
     let mut runs = Vec::new();
-    for name in [
-        "gemm_sm90_tma_epi_nn",
-        "gemm_sm90_cluster_nn",
-        "gemm_sm90_ws_nn",
-        "gemm_sm90_pair_n_nn",
-    ] {
-        let kernel = registry::find(name).unwrap();
+    use tirx::problem::{BLayout as B, Problem};
+    let nn = |a: &tirx::KernelArtifact| matches!(a.problem, Some(Problem::Gemm(g)) if g.b == B::Nn);
+    for kernel in registry::all() {
         let l = GemmLaunch::of(kernel);
-        for a in kernel
-            .artifacts
-            .iter()
-            .filter(|a| a.target == Target::Sm90a)
-        {
-            runs.push((name, l, a.config));
+        for a in kernel.artifacts.iter().filter(|a| a.target == Target::Sm90a && nn(a)) {
+            if a.problem.is_some_and(|p| matches!(p, Problem::Gemm(g) if g.epilogue == tirx::problem::Epilogue::Plain)) {
+                runs.push((kernel.name, l, a.config));
+            }
         }
     }
+    assert!(runs.len() >= 30, "every plain NN config of the shipped kernels: {}", runs.len());
     for (name, launch, config) in runs {
         for (i, &(m, n, k)) in shapes.iter().enumerate() {
             let r = registry::check_gemm_nn(&rt, launch, config, m, n, k, 400 + i as u64)
@@ -150,11 +145,11 @@ fn nn_gemm_matches_the_f64_reference_on_random_shapes() {
 #[test]
 fn an_nn_b_with_misaligned_rows_is_a_typed_error() {
     let rt = rt();
-    let launch = GemmLaunch::of(registry::find("gemm_sm90_tma_epi_nn").unwrap());
+    let launch = GemmLaunch::of(registry::find("gemm_sm90_tma_epi").unwrap());
     let a = rt.zeros::<bf16>(&[128, 64]).unwrap();
     let b = rt.zeros::<bf16>(&[64, 100]).unwrap();
     let mut d = rt.zeros::<bf16>(&[128, 100]).unwrap();
-    let err = launch.launch(&rt, "default", &a, &b, &mut d).unwrap_err();
+    let err = launch.launch(&rt, "nn", &a, &b, &mut d).unwrap_err();
     assert!(
         matches!(err, RuntimeError::StrideMisaligned { .. }),
         "{err:?}"
@@ -438,18 +433,21 @@ fn scaled_gemm_matches_the_f64_reference() {
         )
     }));
     use tirx::problem::{Epilogue, Problem};
+    // Every config of every scaled kernel, each in its own layout.
     let scaled = registry::all()
         .into_iter()
-        .filter_map(|k| match k.problem() {
-            Some(Problem::Gemm(g)) if g.epilogue == Epilogue::Scaled => {
-                Some((k.name, k.artifacts, GemmLaunch::of(k), BLayout::of(g.b)))
-            }
-            _ => None,
+        .flat_map(|k| {
+            k.artifacts.iter().filter_map(move |a| match a.problem {
+                Some(Problem::Gemm(g)) if g.epilogue == Epilogue::Scaled => {
+                    Some((k.name, a.config, GemmLaunch::of(k), BLayout::of(g.b)))
+                }
+                _ => None,
+            })
         })
         .collect::<Vec<_>>();
-    assert!(scaled.len() >= 4, "the scaled kernels of both layouts");
-    for (name, artifacts, launch, layout) in scaled {
-        for config in artifacts.iter().map(|a| a.config) {
+    assert!(scaled.len() >= 40, "the scaled configs of both layouts");
+    for (name, config, launch, layout) in scaled {
+        {
             for (i, &shape) in shapes.iter().enumerate() {
                 for (alpha, beta) in [(1.5f32, -0.75f32), (0.5, 0.0), (-2.0, 1.0)] {
                     let seed = 600 + i as u64;

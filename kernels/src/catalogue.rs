@@ -10,16 +10,23 @@ use tirx::Kernel;
 use crate::copy::tma_copy;
 use crate::gemm::{
     level_01_sync, level_02_tma, level_03_pipeline_tcgen05, level_03_pipeline_wgmma,
-    warp_specialized,
+    level_04_ws1, level_05_2wg, level_06_persistent, level_07_cluster, level_08_tma_epi, pair_n,
+    scaled,
 };
 
 /// The lists the catalogue is made of, in the order `tirx list` prints them.
-const LISTS: [&[&Kernel]; 6] = [
+const LISTS: [&[&Kernel]; 12] = [
     &[&tma_copy::tma_copy::KERNEL],
     &[&level_01_sync::gemm_sm90_sync::KERNEL],
     &[&level_02_tma::gemm_sm90_tma::KERNEL],
     &[&level_03_pipeline_wgmma::gemm_sm90::KERNEL],
-    warp_specialized::ladder::KERNELS,
+    level_04_ws1::kernels::KERNELS,
+    level_05_2wg::kernels::KERNELS,
+    level_06_persistent::kernels::KERNELS,
+    level_07_cluster::kernels::KERNELS,
+    level_08_tma_epi::kernels::KERNELS,
+    pair_n::kernels::KERNELS,
+    scaled::kernels::KERNELS,
     &[&level_03_pipeline_tcgen05::gemm_sm100::KERNEL],
 ];
 

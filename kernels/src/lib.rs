@@ -11,7 +11,14 @@ pub mod gemm {
     pub mod level_02_tma;
     pub mod level_03_pipeline_tcgen05;
     pub mod level_03_pipeline_wgmma;
-    pub mod warp_specialized;
+    pub mod level_04_ws1;
+    pub mod level_05_2wg;
+    pub mod level_06_persistent;
+    pub mod level_07_cluster;
+    pub mod level_08_tma_epi;
+    pub mod pair_n;
+    pub mod pieces;
+    pub mod scaled;
 }
 pub mod bench;
 pub mod catalogue;

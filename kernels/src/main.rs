@@ -322,7 +322,7 @@ fn run(
         ran = true;
         match registry::check(rt, k, a.config, shape, 0x5eed) {
             Ok(r) => {
-                let what = if k.problem() == Some(Solves::Copy) {
+                let what = if a.problem == Some(Solves::Copy) {
                     "mismatches"
                 } else {
                     "rel. error"

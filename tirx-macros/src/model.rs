@@ -12,6 +12,7 @@ use proc_macro2::TokenStream;
 use std::collections::BTreeSet;
 use syn::punctuated::Punctuated;
 use syn::{Attribute, Expr, FnArg, Ident, Pat, Stmt, Token, Type, Visibility};
+use tirx_ir::Major;
 use tirx_ir::abi::{ElemType, Target, TensorDecl};
 
 /// Names the launcher uses for its own parameters; a tensor may not take them.
@@ -29,15 +30,29 @@ pub enum ElemRef {
     Sym(Ident),
 }
 
-/// A tensor parameter: `#[shape(M, N)] name: Tensor<bf16>` or `Tensor<TA>`.
+/// A tensor parameter: `#[shape(M, N)] name: Tensor<bf16>` or `Tensor<TA>`, optionally
+/// `#[major(mn)]` (or `#[major(MB)]` with a config's majorness entry).
 #[derive(Clone, Debug)]
 pub struct ParamDef {
     /// Parameter name.
     pub ident: Ident,
     /// Element type.
     pub elem: ElemRef,
-    /// Shape symbols, outermost first.
+    /// Shape symbols, outermost first: the logical shape (`[N, K]` for a B operand).
     pub shape: Vec<Ident>,
+    /// `#[major(…)]`: which dimension of a rank-2 tensor is contiguous in memory. `None` or
+    /// `k`: the last (row-major, as declared); `mn`: the first — the tensor is stored as the
+    /// transpose of its logical shape (`#[shape(N, K)] #[major(mn)]` is a K×N row-major array).
+    pub major: Option<MajorRef>,
+}
+
+/// A tensor's majorness as written: `k`/`mn`, or a config's majorness entry.
+#[derive(Clone, Debug)]
+pub enum MajorRef {
+    /// A literal majorness.
+    Lit(Major),
+    /// A config's majorness entry (`MB`).
+    Sym(Ident),
 }
 
 impl ParamDef {
@@ -50,13 +65,28 @@ impl ParamDef {
         }
     }
 
-    /// The signature's declaration of this tensor in `config`.
+    /// The majorness in `config` (K-major unless `#[major(…)]` says otherwise; an undefined
+    /// symbol was reported by [`KernelDef::new`]).
+    pub fn major_in(&self, config: &ConfigDef) -> Major {
+        match &self.major {
+            None => Major::K,
+            Some(MajorRef::Lit(m)) => *m,
+            Some(MajorRef::Sym(id)) => config.major(&id.to_string()).unwrap_or(Major::K),
+        }
+    }
+
+    /// The signature's declaration of this tensor in `config`: its shape as stored (an
+    /// MN-major tensor's logical shape reversed), which is what the host passes.
     pub fn decl(&self, config: &ConfigDef) -> TensorDecl {
+        let mut shape: Vec<String> = self.shape.iter().map(Ident::to_string).collect();
+        if self.major_in(config) == Major::MN {
+            shape.reverse();
+        }
         TensorDecl {
             name: self.ident.to_string(),
             // An undefined symbol was reported; nothing is compiled then.
             elem: self.elem_in(config).unwrap_or(ElemType::Bf16),
-            shape: self.shape.iter().map(Ident::to_string).collect(),
+            shape,
         }
     }
 }
@@ -225,6 +255,7 @@ fn param(arg: &FnArg, sink: &mut ErrorSink) -> Option<Param> {
     }
     let elem = tensor_elem(&pt.ty, sink)?;
     let mut shape = None;
+    let mut major = None;
     for a in &pt.attrs {
         if a.path().is_ident("shape") && shape.is_none() {
             match a.parse_args_with(Punctuated::<Ident, Token![,]>::parse_terminated) {
@@ -232,10 +263,23 @@ fn param(arg: &FnArg, sink: &mut ErrorSink) -> Option<Param> {
                 Ok(_) => sink.push(span_range(a), "`#[shape(...)]` needs at least one symbol"),
                 Err(e) => sink.push(span_range(a), format!("expected `#[shape(M, N)]`: {e}")),
             }
+        } else if a.path().is_ident("major") && major.is_none() {
+            match a.parse_args::<Ident>() {
+                Ok(id) => {
+                    major = Some(match Major::from_name(&id.to_string()) {
+                        Some(m) => MajorRef::Lit(m),
+                        None => MajorRef::Sym(id),
+                    })
+                }
+                Err(_) => sink.push(
+                    span_range(a),
+                    "expected `#[major(k)]`, `#[major(mn)]` or `#[major(MB)]` with a config's majorness entry",
+                ),
+            }
         } else {
             sink.push(
                 span_range(a),
-                "expected one `#[shape(M, N)]` attribute on a tensor parameter",
+                "expected one `#[shape(M, N)]` and at most one `#[major(k | mn | MB)]` attribute on a tensor parameter",
             );
         }
     }
@@ -246,7 +290,22 @@ fn param(arg: &FnArg, sink: &mut ErrorSink) -> Option<Param> {
         );
         return None;
     };
-    Some(Param::Tensor(ParamDef { ident, elem, shape }))
+    if major.is_some() && shape.len() != 2 {
+        sink.push(
+            span_range(&ident),
+            format!(
+                "`#[major(…)]` is for a rank-2 tensor (which of its two dimensions is contiguous); `{ident}` has rank {}",
+                shape.len()
+            ),
+        );
+        return None;
+    }
+    Some(Param::Tensor(ParamDef {
+        ident,
+        elem,
+        shape,
+        major,
+    }))
 }
 
 /// `Tensor<bf16 | f16 | f32 | SYM>` → the element type as written; a symbol is checked
@@ -324,6 +383,20 @@ fn check_params(params: &[ParamDef], args: &KernelArgs, sink: &mut ErrorSink) {
         }
         if let ElemRef::Sym(id) = &p.elem {
             check_elem_sym(id, args, sink);
+        }
+        if let Some(MajorRef::Sym(id)) = &p.major {
+            for c in &args.configs {
+                if c.major(&id.to_string()).is_none() {
+                    sink.push(
+                        span_range(id),
+                        format!(
+                            "`{id}` is not a majorness in config `{}`: it needs `{id} = k` or `{id} = mn`",
+                            c.name
+                        ),
+                    );
+                    break;
+                }
+            }
         }
         for s in &p.shape {
             if let Some(c) = args

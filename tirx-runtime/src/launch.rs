@@ -138,7 +138,9 @@ pub struct Kernel {
 }
 
 impl Kernel {
-    /// The problem the kernel solves (its first artifact's; `None` if it declares none).
+    /// The problem its first artifact solves (`None` if it declares none); configs may solve
+    /// variants of it (a GEMM's `nn` configs take B given K×N), so choose by
+    /// [`KernelArtifact::problem`].
     pub fn problem(&self) -> Option<Problem> {
         self.artifacts.first().and_then(|a| a.problem)
     }

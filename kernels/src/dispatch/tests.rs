@@ -158,29 +158,29 @@ fn the_cost_model_takes_the_measured_best_tiles_and_kernels() {
             plain,
             bf16,
             (8192, 8192, 8192),
-            "gemm_sm90_tma_epi_nn/default",
+            "gemm_sm90_tma_epi/nn",
         ),
         (
             nn,
             plain,
             bf16,
             (1000, 1000, 1000),
-            "gemm_sm90_pair_n_nn/default",
+            "gemm_sm90_pair_n/nn",
         ),
-        (nn, plain, bf16, (1024, 1024, 1024), "gemm_sm90_ws_nn/n64"),
+        (nn, plain, bf16, (1024, 1024, 1024), "gemm_sm90_ws/nn_n64"),
         (
             nn,
             plain,
             bf16,
             (3072, 3072, 3072),
-            "gemm_sm90_pair_n_nn/n192",
+            "gemm_sm90_pair_n/nn_n192",
         ),
         (
             nn,
             plain,
             types(Bf16, F32),
             (3072, 3072, 3072),
-            "gemm_sm90_tma_epi_nn/bf16_f32",
+            "gemm_sm90_tma_epi/nn_bf16_f32",
         ),
         (
             tn,
@@ -208,7 +208,7 @@ fn the_cost_model_takes_the_measured_best_tiles_and_kernels() {
             scaled,
             bf16,
             (1000, 1000, 1000),
-            "gemm_sm90_pair_n_abc_nn/default",
+            "gemm_sm90_pair_n_abc/nn",
         ),
     ];
     for &(layout, epi, t, shape, want) in cases {
@@ -288,7 +288,7 @@ fn no_fit_prints_the_table_of_candidates_and_reasons() {
         "{text}"
     );
     assert!(
-        text.contains("gemm_sm90_tma_epi_nn/default")
+        text.contains("gemm_sm90_tma_epi/nn")
             && text.contains("refused: solves gemm(b = nn, epilogue = plain)"),
         "{text}"
     );
@@ -308,7 +308,7 @@ fn a_launch_the_runtime_would_refuse_is_a_refusal() {
     let verdicts = judge(&req, &catalogue::all(), &Device::h200());
     let nn: Vec<&Verdict> = verdicts
         .iter()
-        .filter(|v| v.kernel.name == "gemm_sm90_ws_nn")
+        .filter(|v| v.kernel.name == "gemm_sm90_ws" && v.artifact.config.starts_with("nn"))
         .collect();
     assert!(!nn.is_empty());
     for v in nn {
@@ -427,7 +427,7 @@ fn a_cache_round_trips_through_its_file_and_merges_by_key() {
         (3000, 5000, 2048),
     );
     let mut cache = Cache::default();
-    cache.insert(entry(&req, &[("gemm_sm90_tma_epi_nn", "default", 90.0)]));
+    cache.insert(entry(&req, &[("gemm_sm90_tma_epi", "nn", 90.0)]));
     let dir = std::env::temp_dir().join(format!("tirx-tune-test-{}", std::process::id()));
     let path = dir.join("sub/tune.json");
     cache.save(&path).expect("writes");
@@ -435,12 +435,12 @@ fn a_cache_round_trips_through_its_file_and_merges_by_key() {
     assert_eq!(back, cache);
     let newer = {
         let mut c = Cache::default();
-        c.insert(entry(&req, &[("gemm_sm90_pair_n_nn", "n192", 80.0)]));
+        c.insert(entry(&req, &[("gemm_sm90_pair_n", "nn_n192", 80.0)]));
         c
     };
     let merged = back.merged_with(newer);
     assert_eq!(merged.entries.len(), 1);
-    assert_eq!(merged.entries[0].measured[0].kernel, "gemm_sm90_pair_n_nn");
+    assert_eq!(merged.entries[0].measured[0].config, "nn_n192");
     assert!(
         Cache::load(&dir.join("missing.json"))
             .expect("empty")

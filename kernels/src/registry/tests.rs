@@ -2,7 +2,8 @@
 
 use super::*;
 
-/// Every shipped kernel declares what it solves, and every GEMM config takes a shipped type
+/// Every shipped artifact declares what it solves (one kernel may solve a problem in several
+/// layouts: its `nn` configs take B given K×N), and every GEMM config takes a shipped type
 /// combination (the host entries and the bench build inputs from these).
 #[test]
 fn every_kernel_declares_its_problem_and_types() {

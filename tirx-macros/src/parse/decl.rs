@@ -180,10 +180,15 @@ impl Lowerer<'_> {
                     .ok_or_else(|| self.fail(s, "unknown swizzle; expected none, B32, B64, B128"))?
             }
         };
-        let mut layout = Layout::row_major(&shape, swizzle);
-        if let Some(m) = args.get("major") {
-            layout.major = self.major(m, elem, &layout)?;
-        }
+        let major = match args.get("major") {
+            Some(m) => self.major(m, elem, &shape, swizzle)?,
+            None => Major::K,
+        };
+        let mut layout = match major {
+            Major::K => Layout::row_major(&shape, swizzle),
+            Major::MN => Layout::row_major(&mn_chunks(&shape, swizzle, elem), swizzle),
+        };
+        layout.major = major;
         Ok(Buffer {
             name,
             space,
@@ -195,11 +200,12 @@ impl Lowerer<'_> {
         })
     }
 
-    /// `major = k | mn` (or a config's majorness entry, `major = MB`) of a shared buffer: which operand dimension is contiguous when an MMA
-    /// reads it. An MN-major tile is `[.., chunks, K, span]` — its innermost dimension one
-    /// swizzle span of M/N elements — and holds f16/bf16 (the only types `wgmma` transposes,
-    /// PTX ISA §9.7.15.5.2); anything else is refused here, at the argument.
-    fn major(&mut self, m: &SExpr, elem: ElemType, layout: &Layout) -> Res<Major> {
+    /// `major = k | mn` (or a config's majorness entry, `major = MB`) of a shared buffer:
+    /// which operand dimension is contiguous when an MMA reads it. The shape is logical,
+    /// `[.., MN, K]`, either way; an MN-major tile holds f16/bf16 (the only types `wgmma`
+    /// transposes, PTX ISA §9.7.15.5.2) and its MN extent is whole swizzle spans (its chunks
+    /// are swizzle atoms: [`mn_chunks`]); anything else is refused here, at the argument.
+    fn major(&mut self, m: &SExpr, elem: ElemType, shape: &[u32], swizzle: Swizzle) -> Res<Major> {
         let name = crate::args::path_ident(m).map(|i| i.to_string());
         let major = name
             .as_deref()
@@ -222,19 +228,25 @@ impl Lowerer<'_> {
                 ),
             ));
         }
-        let inner = layout.shape.last().copied().unwrap_or(0) * elem.bytes();
-        match layout.swizzle.span_bytes() {
-            Some(span) if span == inner && layout.shape.len() >= 2 => Ok(major),
-            Some(span) => Err(self.fail(
-                m,
-                format!(
-                    "an MN-major tile is `[.., chunks, K, {}]`: its innermost dimension must be one {span}-byte swizzle span of M/N elements, not {inner} bytes",
-                    span / elem.bytes()
-                ),
-            )),
-            None => Err(self.fail(
+        let Some(span_bytes) = swizzle.span_bytes() else {
+            return Err(self.fail(
                 m,
                 "an MN-major tile needs a swizzle (`swizzle = B128`): its chunks are swizzle atoms",
+            ));
+        };
+        let span = span_bytes / elem.bytes();
+        match shape {
+            [.., mn, _k] if mn % span == 0 => Ok(major),
+            [.., mn, _k] => Err(self.fail(
+                m,
+                format!(
+                    "an MN-major tile `[.., MN, K]` is stored in chunks of one {span_bytes}-byte swizzle span ({span} {} elements) of MN: MN must be a multiple of {span}, not {mn}",
+                    elem.name()
+                ),
+            )),
+            _ => Err(self.fail(
+                m,
+                "an MN-major tile has at least two dimensions, `[.., MN, K]`",
             )),
         }
     }
@@ -320,4 +332,18 @@ impl Lowerer<'_> {
             v => Ok(v),
         }
     }
+}
+
+/// The stored shape of an MN-major tile of logical shape `[.., MN, K]`: `[.., MN / span, K,
+/// span]`, chunks of one swizzle span of MN elements, each `K` rows of one swizzle row (what
+/// one `[K, span]` TMA box of an MN-major tensor fills, and what a transposed wgmma operand
+/// descriptor walks). The caller checked that MN is whole spans.
+pub(crate) fn mn_chunks(shape: &[u32], swizzle: Swizzle, elem: ElemType) -> Vec<u32> {
+    let span = swizzle.span_bytes().unwrap_or(128) / elem.bytes();
+    let (lead, rest) = shape.split_at(shape.len().saturating_sub(2));
+    let mut out = lead.to_vec();
+    if let [mn, k] = rest {
+        out.extend([mn / span, *k, span]);
+    }
+    out
 }

@@ -52,7 +52,19 @@ impl Lowerer<'_> {
                 return Err(self.wrong_kind(id, "a buffer", "; only buffers are indexed as tiles"));
             }
         };
-        let rank = self.kernel.buffers[buf].layout.shape.len();
+        let layout = &self.kernel.buffers[buf].layout;
+        let rank = layout.shape.len();
+        // An MN-major tile is stored `[.., chunks, K, span]` for a logical `[.., MN, K]`: only
+        // the leading dimensions are the user's to index.
+        if layout.major == tirx_ir::Major::MN && indices.len() + 3 > rank {
+            return Err(self.fail(
+                e,
+                format!(
+                    "`{id}` is an MN-major tile: index its {} leading dimension(s) only, not its [MN, K] tile",
+                    rank - 3
+                ),
+            ));
+        }
         if indices.len() >= rank {
             return Err(self.fail(
                 e,

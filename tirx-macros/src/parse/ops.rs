@@ -16,7 +16,7 @@ use crate::error::span_range;
 use quote::ToTokens;
 use syn::punctuated::Punctuated;
 use syn::{Expr as SExpr, Ident, Token};
-use tirx_ir::{Expr, Op, ScalarType, Scale, Stmt, StmtKind};
+use tirx_ir::{BinOp, Expr, Op, ScalarType, Scale, Stmt, StmtKind, TileRef};
 
 /// A call's arguments split into positional ones and `name = value` ones.
 pub(crate) struct CallArgs<'e> {
@@ -127,7 +127,105 @@ impl Lowerer<'_> {
             _ => return Err(self.fail(&c.func, format!("unknown op `{}`", names.join("::")))),
         }?;
         let op = self.op(word, c)?;
+        if let Some(tensor) = self.mn_tensor_of(&op) {
+            return self.mn_load(op, &tensor, span, c);
+        }
         Ok(Stmt::at(StmtKind::Op(op), span))
+    }
+
+    /// The MN-major tensor (`#[major(mn)]` in this config) a copy names, if any.
+    fn mn_tensor_of(&self, op: &Op) -> Option<String> {
+        let Op::Copy { dst, src, .. } = op else {
+            return None;
+        };
+        [dst, src].into_iter().find_map(|t| match t {
+            TileRef::Global { tensor, .. } => self
+                .def
+                .params
+                .iter()
+                .find(|p| p.ident == tensor.as_str())
+                .filter(|p| p.major_in(self.config) == tirx_ir::Major::MN)
+                .map(|_| tensor.clone()),
+            _ => None,
+        })
+    }
+
+    /// `tma::load(tile, t.tile(i, j), bar)` with `t` MN-major: the tile must be an MN-major
+    /// buffer stage, stored as `[chunks, K, span]`; the load becomes one `[K, span]` box per
+    /// chunk, `for c in 0..chunks { tile[c] ← t's stored tile (j, i · chunks + c) }` — a loop
+    /// of constant bounds, so its boxes count toward the barrier's one expect-tx. Any other
+    /// copy of an MN-major tensor is refused: TMA moves boxes, it does not transpose them.
+    fn mn_load(
+        &mut self,
+        op: Op,
+        tensor: &str,
+        span: tirx_ir::Span,
+        c: &syn::ExprCall,
+    ) -> Res<Stmt> {
+        let Op::Copy {
+            dst: TileRef::Buf { buf, index },
+            src: TileRef::Global { coords, .. },
+            bar,
+            multicast,
+            scale: None,
+            variant: Some(variant),
+        } = op
+        else {
+            return Err(self.fail(
+                c,
+                format!(
+                    "`{tensor}` is MN-major (`#[major(mn)]`): it is only read, by                      `tma::load(tile, {tensor}.tile(i, j), bar)` into an MN-major tile"
+                ),
+            ));
+        };
+        let b = &self.kernel.buffers[buf];
+        let stored = b.layout.shape.get(index.len()..).unwrap_or(&[]).to_vec();
+        let (name, major) = (b.name.clone(), b.layout.major);
+        if variant != "tma_load" || major != tirx_ir::Major::MN || stored.len() != 3 {
+            let why = if variant != "tma_load" {
+                "only `tma::load` reads it".to_string()
+            } else if major != tirx_ir::Major::MN {
+                format!(
+                    "`{name}` is K-major; TMA copies boxes without transposing, so declare it                      `major = mn` (or the same majorness entry as `{tensor}`)"
+                )
+            } else {
+                format!(
+                    "name one `[MN, K]` tile of `{name}`: index its leading dimensions                      (`{name}[s]`), {} of them here",
+                    b.layout.shape.len().saturating_sub(3)
+                )
+            };
+            return Err(self.fail(c, format!("`{tensor}` is MN-major (`#[major(mn)]`): {why}")));
+        }
+        let [i, j] = <[Expr; 2]>::try_from(coords).map_err(|_| {
+            self.fail(c, format!("`{tensor}` has 2 dimensions; `tile` takes 2 coordinates"))
+        })?;
+        let chunks = stored[0];
+        let var = self.kernel.new_var("chunk", ScalarType::U32);
+        let first = Expr::bin(BinOp::Mul, Expr::u32(chunks), i);
+        let load = Op::Copy {
+            dst: TileRef::Buf {
+                buf,
+                index: index.into_iter().chain([Expr::Var(var)]).collect(),
+            },
+            src: TileRef::Global {
+                tensor: tensor.to_string(),
+                coords: vec![j, Expr::bin(BinOp::Add, first, Expr::Var(var))],
+            },
+            bar,
+            multicast,
+            scale: None,
+            variant: Some(variant),
+        };
+        Ok(Stmt::at(
+            StmtKind::For {
+                var,
+                start: Expr::u32(0),
+                end: Expr::u32(chunks),
+                step: Expr::u32(1),
+                body: vec![Stmt::at(StmtKind::Op(load), span)],
+            },
+            span,
+        ))
     }
 
     /// The op word `w` applied to `c`'s arguments.

@@ -49,8 +49,32 @@ const SOURCES: &[(&str, &str)] = &[
         include_str!("../../../kernels/src/gemm/level_03_pipeline_tcgen05.rs"),
     ),
     (
-        "warp_specialized",
-        include_str!("../../../kernels/src/gemm/warp_specialized.rs"),
+        "level_04",
+        include_str!("../../../kernels/src/gemm/level_04_ws1.rs"),
+    ),
+    (
+        "level_05",
+        include_str!("../../../kernels/src/gemm/level_05_2wg.rs"),
+    ),
+    (
+        "level_06",
+        include_str!("../../../kernels/src/gemm/level_06_persistent.rs"),
+    ),
+    (
+        "level_07",
+        include_str!("../../../kernels/src/gemm/level_07_cluster.rs"),
+    ),
+    (
+        "level_08",
+        include_str!("../../../kernels/src/gemm/level_08_tma_epi.rs"),
+    ),
+    (
+        "pair_n",
+        include_str!("../../../kernels/src/gemm/pair_n.rs"),
+    ),
+    (
+        "scaled",
+        include_str!("../../../kernels/src/gemm/scaled.rs"),
     ),
     (
         "ui/elem_type_and_integer",
@@ -179,18 +203,46 @@ fn take(attrs: &mut Vec<syn::Attribute>, name: &str) -> Option<TokenStream> {
     })
 }
 
-/// `configs(a = (…), b = (…))` → `configs(a = (…))`, anywhere in `ts`.
+/// The items of a comma-separated token list up to its first comma.
+fn first_item(ts: TokenStream) -> TokenStream {
+    ts.into_iter()
+        .take_while(|t| !matches!(t, TokenTree::Punct(p) if p.as_char() == ','))
+        .collect()
+}
+
+/// `product(axis(a = …, b = …), …, with = (…))` → every axis cut to its first option.
+fn first_options(ts: TokenStream) -> TokenStream {
+    let mut out = Vec::new();
+    let mut axis = false;
+    for tt in ts {
+        let tt = match tt {
+            TokenTree::Group(g) if axis && g.delimiter() == Delimiter::Parenthesis => {
+                TokenTree::Group(Group::new(Delimiter::Parenthesis, first_item(g.stream())))
+            }
+            other => other,
+        };
+        axis = matches!(&tt, TokenTree::Ident(i) if i != "with");
+        out.push(tt);
+    }
+    out.into_iter().collect()
+}
+
+/// `configs(a = (…), b = (…))` → `configs(a = (…))`, anywhere in `ts`; a first config that is
+/// a `product(…)` keeps one option per axis (one member).
 fn first_config(ts: TokenStream) -> TokenStream {
     let mut out = Vec::new();
     let mut after_configs = false;
     for tt in ts {
         let tt = match tt {
             TokenTree::Group(g) if after_configs && g.delimiter() == Delimiter::Parenthesis => {
-                let first: TokenStream = g
-                    .stream()
-                    .into_iter()
-                    .take_while(|t| !matches!(t, TokenTree::Punct(p) if p.as_char() == ','))
-                    .collect();
+                let first: Vec<TokenTree> = first_item(g.stream()).into_iter().collect();
+                let first: TokenStream = match first.as_slice() {
+                    [TokenTree::Ident(p), TokenTree::Group(args)] if p == "product" => {
+                        let args = Group::new(Delimiter::Parenthesis, first_options(args.stream()));
+                        [TokenTree::Ident(p.clone()), TokenTree::Group(args)].into_iter().collect()
+                    }
+                    _ => first.into_iter().collect(),
+                };
                 TokenTree::Group(Group::new(Delimiter::Parenthesis, first))
             }
             TokenTree::Group(g) => {
@@ -220,13 +272,35 @@ fn seeds_of(src: &str) -> Vec<Seed> {
                 }
             }
             syn::Item::Mod(mut m) => {
-                let marked = take(&mut m.attrs, "tile_module").is_some();
-                out.extend(marked.then(|| module_seeds(m)).into_iter().flatten());
+                let attr = take(&mut m.attrs, "tile_module");
+                // `#[tile_module(uses(…gemm_pieces))]`: the library's tile functions join
+                // the module, as its macro would put them there.
+                if attr.as_ref().is_some_and(|a| a.to_string().contains("uses"))
+                    && let Some((_, items)) = &mut m.content
+                {
+                    items.splice(0..0, library_fns());
+                }
+                out.extend(attr.is_some().then(|| module_seeds(m)).into_iter().flatten());
             }
             _ => {}
         }
     }
     out
+}
+
+/// The tile functions of the GEMM pieces library (`kernels/src/gemm/pieces.rs`).
+fn library_fns() -> Vec<syn::Item> {
+    let file = syn::parse_file(include_str!("../../../kernels/src/gemm/pieces.rs"))
+        .expect("the library parses");
+    file.items
+        .into_iter()
+        .filter_map(|i| match i {
+            syn::Item::Mod(m) => m.content.map(|(_, items)| items),
+            _ => None,
+        })
+        .flatten()
+        .filter(|i| matches!(i, syn::Item::Fn(_)))
+        .collect()
 }
 
 /// A module, one per kernel (each with every other item), configs cut to the first.

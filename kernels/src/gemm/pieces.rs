@@ -1,0 +1,269 @@
+//! The GEMM ladder's shared pieces, a tile library: the tile walk ([`grouped`]), the
+//! producers' K loops and roles (plain, multicasting B's half in a 2×1 cluster, or A's half in
+//! a 1×2 pair), the consumers' K loop ([`consume`]) and the epilogue blocks (TMA store of one
+//! warpgroup's accumulator; C loaded for the scaled epilogue). Each level's file names it
+//! with `#[tile_module(uses(super::pieces::gemm_pieces))]`, and the functions are inlined
+//! there as if written in that file.
+//!
+//! Every function here is generic over B's layout: a producer's `tma::load(b_s[s], b.tile(n,
+//! k), …)` loads a K-major B in one box and an MN-major B (`#[major(mn)]`, shared tile
+//! `major = mn`) in one `[BK, 64]` box per 64-column chunk — the layout decides.
+
+use tirx::prelude::*;
+
+#[tile_module(library)]
+mod gemm_pieces {
+    use tirx::prelude::*;
+
+    /// Grouped rasterization: unit `u` of `rows_total × tiles_n` units, visited in groups of
+    /// GROUP rows so that concurrently running CTAs share operand panels in L2; returns
+    /// (row unit, column tile).
+    #[tile_fn]
+    fn grouped(u: u32, rows_total: u32, tiles_n: u32) -> (u32, u32) {
+        let group_size = GROUP * tiles_n;
+        let first = (u / group_size) * GROUP;
+        let rows = min(rows_total - first, GROUP);
+        (first + (u % group_size) % rows, (u % group_size) / rows)
+    }
+
+    /// The producer's K loop of one tile: A rows `m` and B rows `n` (tile units); returns the
+    /// pipeline iteration after the tile.
+    #[tile_fn]
+    fn produce(
+        pipe: Pipe,
+        it: u32,
+        a_s: Smem,
+        b_s: Smem,
+        a: Global,
+        b: Global,
+        m: u32,
+        n: u32,
+        k_tiles: u32,
+    ) -> u32 {
+        let mut it = it;
+        for k in 0..k_tiles {
+            let s = pipe.producer_acquire(it);
+            tma::load(a_s[s], a.tile(m, k), pipe.full(s));
+            tma::load(b_s[s], b.tile(n, k), pipe.full(s));
+            it += 1;
+        }
+        it
+    }
+
+    /// The producer's K loop of one tile in a 2×1 cluster: this CTA's half of the B slab is
+    /// multicast to both CTAs (the full barrier counts both halves).
+    #[tile_fn]
+    fn produce_multicast(
+        pipe: Pipe,
+        it: u32,
+        a_s: Smem,
+        b_s: Smem,
+        a: Global,
+        b: Global,
+        m: u32,
+        n: u32,
+        k_tiles: u32,
+    ) -> u32 {
+        let mut it = it;
+        for k in 0..k_tiles {
+            let s = pipe.producer_acquire(it);
+            tma::load(a_s[s], a.tile(m, k), pipe.full(s));
+            tma::load(
+                b_s[s][cta_rank],
+                b.tile(2 * n + cta_rank, k),
+                pipe.full(s),
+                multicast = 3,
+            );
+            it += 1;
+        }
+        it
+    }
+
+    /// The producer warpgroup of a persistent 2×1-cluster kernel: gives its registers away,
+    /// then its warp 0's elected thread walks this cluster's tile pairs (row pair `mp`, this
+    /// CTA's row `2·mp + rank`) and loads each one's K steps, multicasting B halves.
+    #[tile_fn]
+    fn cluster_producer(
+        pipe: Pipe,
+        a_s: Smem,
+        b_s: Smem,
+        a: Global,
+        b: Global,
+        pairs_m: u32,
+        tiles_n: u32,
+        k_tiles: u32,
+    ) {
+        #[scope(warpgroup = 0)]
+        {
+            setmaxnreg::dec(40);
+            #[scope(warp = 0, elect)]
+            {
+                let mut it = 0;
+                for u in (cta.x / 2..pairs_m * tiles_n).step_by(ncta.x / 2) {
+                    let (mp, n) = grouped(u, pairs_m, tiles_n);
+                    it = produce_multicast(pipe, it, a_s, b_s, a, b, 2 * mp + cta_rank, n, k_tiles);
+                }
+            }
+        }
+    }
+
+    /// The producer's K loop of one tile in a 1×2 cluster (pairs along N): the two CTAs
+    /// compute horizontally adjacent tiles that need the same A panel; each loads one 64-row
+    /// half of it and multicasts it to both (the full barrier counts both halves).
+    #[tile_fn]
+    fn produce_multicast_a(
+        pipe: Pipe,
+        it: u32,
+        a_s: Smem,
+        b_s: Smem,
+        a: Global,
+        b: Global,
+        m: u32,
+        n: u32,
+        k_tiles: u32,
+    ) -> u32 {
+        let mut it = it;
+        for k in 0..k_tiles {
+            let s = pipe.producer_acquire(it);
+            tma::load(
+                a_s[s][cta_rank],
+                a.tile(2 * m + cta_rank, k),
+                pipe.full(s),
+                multicast = 3,
+            );
+            tma::load(b_s[s], b.tile(n, k), pipe.full(s));
+            it += 1;
+        }
+        it
+    }
+
+    /// The producer warpgroup of a persistent cluster kernel whose pairs run along N: this
+    /// CTA computes column tile `2·np + rank` of row tile `m`, and shares the A panel.
+    #[tile_fn]
+    fn cluster_producer_a(
+        pipe: Pipe,
+        a_s: Smem,
+        b_s: Smem,
+        a: Global,
+        b: Global,
+        tiles_m: u32,
+        pairs_n: u32,
+        k_tiles: u32,
+    ) {
+        #[scope(warpgroup = 0)]
+        {
+            setmaxnreg::dec(40);
+            #[scope(warp = 0, elect)]
+            {
+                let mut it = 0;
+                for u in (cta.x / 2..tiles_m * pairs_n).step_by(ncta.x / 2) {
+                    let (m, np) = grouped(u, tiles_m, pairs_n);
+                    it = produce_multicast_a(
+                        pipe,
+                        it,
+                        a_s,
+                        b_s,
+                        a,
+                        b,
+                        m,
+                        2 * np + cta_rank,
+                        k_tiles,
+                    );
+                }
+            }
+        }
+    }
+
+    /// The TMA-store epilogue of one warpgroup's 64×BN accumulator: D rows `row` (64-row
+    /// units), columns from `col` (EPI_N-column units: the staging blocks are 64 × EPI_N, one
+    /// 128-byte swizzle row wide — 64 columns of a 16-bit D, 32 of an f32 D). The leader first waits until the previous
+    /// tile's stores have read the staging tile; the warpgroup converts the accumulator into
+    /// it, fences the generic proxy against the async one, and the leader issues the stores
+    /// without waiting for them.
+    #[tile_fn]
+    fn store_tile(d: Global, d_s: Smem, acc: Regs, wg: u32, row: u32, col: u32) {
+        #[scope(leader)]
+        {
+            tma::wait_group_read(0);
+        }
+        named_barrier(wg + 1, 128);
+        copy(d_s[wg], acc);
+        fence::proxy_async();
+        named_barrier(wg + 1, 128);
+        #[scope(leader)]
+        {
+            for cb in 0..BN / EPI_N {
+                tma::store(d.tile(row, col + cb), d_s[wg][cb]);
+            }
+            tma::commit_group();
+        }
+    }
+
+    /// A consumer warpgroup's K loop of one tile: one wgmma group stays in flight
+    /// (`wgmma::wait(1)`), and each stage is released one K step later, once its MMAs are
+    /// done; returns the pipeline iteration after the tile.
+    #[tile_fn]
+    fn consume(pipe: Pipe, it: u32, acc: Regs, a_s: Smem, b_s: Smem, wg: u32, k_tiles: u32) -> u32 {
+        let leader = tid % 128 == 0;
+        let mut it = it;
+        for k in 0..k_tiles {
+            let s = pipe.consumer_wait(it);
+            wgmma::fence();
+            wgmma::mma(acc, a_s[s][wg], b_s[s], accumulate = k > 0);
+            wgmma::commit();
+            wgmma::wait(1);
+            if k > 0 && leader {
+                pipe.consumer_release((it + STAGES - 1) % STAGES);
+            }
+            it += 1;
+        }
+        wgmma::wait(0);
+        if leader {
+            pipe.consumer_release((it + STAGES - 1) % STAGES);
+        }
+        it
+    }
+
+    /// The first half of the scaled epilogue, issued before a tile's K loop so that C arrives
+    /// while the MMAs run: once the previous tile's stores have read the staging tile, the
+    /// leader loads C's blocks (row block `row`, column blocks from `col`) into `d_s[wg]`,
+    /// counted by `c_bar[wg]`.
+    #[tile_fn]
+    fn load_c(d_s: Smem, c_bar: Bar, c: Global, wg: u32, row: u32, col: u32) {
+        #[scope(leader)]
+        {
+            tma::wait_group_read(0);
+            for cb in 0..BN / EPI_N {
+                tma::load(d_s[wg][cb], c.tile(row, col + cb), c_bar[wg]);
+            }
+        }
+    }
+
+    /// The second half, after the K loop: wait for C (phase `tile % 2` of `c_bar[wg]`), turn
+    /// each staged value into `α·acc + β·C` in place, and store the blocks with TMA.
+    #[tile_fn]
+    fn store_scaled(
+        d_s: Smem,
+        acc: Regs,
+        c_bar: Bar,
+        d: Global,
+        alpha: f32,
+        beta: f32,
+        wg: u32,
+        row: u32,
+        col: u32,
+        tile: u32,
+    ) {
+        c_bar[wg].wait(tile % 2);
+        copy(d_s[wg], acc, alpha = alpha, beta = beta);
+        fence::proxy_async();
+        named_barrier(wg + 1, 128);
+        #[scope(leader)]
+        {
+            for cb in 0..BN / EPI_N {
+                tma::store(d.tile(row, col + cb), d_s[wg][cb]);
+            }
+            tma::commit_group();
+        }
+    }
+}
