@@ -120,13 +120,23 @@ fn nn_gemm_matches_the_f64_reference_on_random_shapes() {
     let nn = |a: &tirx::KernelArtifact| matches!(a.problem, Some(Problem::Gemm(g)) if g.b == B::Nn);
     for kernel in registry::all() {
         let l = GemmLaunch::of(kernel);
-        for a in kernel.artifacts.iter().filter(|a| a.target == Target::Sm90a && nn(a)) {
-            if a.problem.is_some_and(|p| matches!(p, Problem::Gemm(g) if g.epilogue == tirx::problem::Epilogue::Plain)) {
+        for a in kernel
+            .artifacts
+            .iter()
+            .filter(|a| a.target == Target::Sm90a && nn(a))
+        {
+            if a.problem.is_some_and(
+                |p| matches!(p, Problem::Gemm(g) if g.epilogue == tirx::problem::Epilogue::Plain),
+            ) {
                 runs.push((kernel.name, l, a.config));
             }
         }
     }
-    assert!(runs.len() >= 30, "every plain NN config of the shipped kernels: {}", runs.len());
+    assert!(
+        runs.len() >= 30,
+        "every plain NN config of the shipped kernels: {}",
+        runs.len()
+    );
     for (name, launch, config) in runs {
         for (i, &(m, n, k)) in shapes.iter().enumerate() {
             let r = registry::check_gemm_nn(&rt, launch, config, m, n, k, 400 + i as u64)

@@ -329,7 +329,11 @@ pub fn check(
 ) -> Result<CheckReport, RuntimeError> {
     use problem::Problem;
     let launch = GemmLaunch::of(kernel);
-    let solves = kernel.artifacts.iter().find(|a| a.config == config).and_then(|a| a.problem);
+    let solves = kernel
+        .artifacts
+        .iter()
+        .find(|a| a.config == config)
+        .and_then(|a| a.problem);
     match solves.or(kernel.problem()) {
         Some(Problem::Copy) => check_copy(rt, kernel, config, m, n, seed),
         Some(Problem::Gemm(g)) => {

@@ -153,20 +153,8 @@ fn the_cost_model_takes_the_measured_best_tiles_and_kernels() {
             (1000, 1000, 1000),
             "gemm_sm90_pair_n/f16",
         ),
-        (
-            nn,
-            plain,
-            bf16,
-            (8192, 8192, 8192),
-            "gemm_sm90_tma_epi/nn",
-        ),
-        (
-            nn,
-            plain,
-            bf16,
-            (1000, 1000, 1000),
-            "gemm_sm90_pair_n/nn",
-        ),
+        (nn, plain, bf16, (8192, 8192, 8192), "gemm_sm90_tma_epi/nn"),
+        (nn, plain, bf16, (1000, 1000, 1000), "gemm_sm90_pair_n/nn"),
         (nn, plain, bf16, (1024, 1024, 1024), "gemm_sm90_ws/nn_n64"),
         (
             nn,

@@ -8,18 +8,22 @@ use super::*;
 #[test]
 fn every_kernel_declares_its_problem_and_types() {
     for k in all() {
-        let problem = k
+        let kind = |p: problem::Problem| std::mem::discriminant(&p);
+        let first = k
             .problem()
             .unwrap_or_else(|| panic!("{} declares no problem", k.name));
         for a in k.artifacts {
+            let problem = a
+                .problem
+                .unwrap_or_else(|| panic!("{}/{} declares no problem", k.name, a.config));
             assert_eq!(
-                a.problem,
-                Some(problem),
-                "{}/{}: one problem per kernel",
+                kind(problem),
+                kind(first),
+                "{}/{}: one kind per kernel",
                 k.name,
                 a.config
             );
-            if let problem::Problem::Gemm(_) = problem {
+            if let problem::Problem::Gemm(g) = problem {
                 let t = GemmLaunch::of(k).types(a.config).expect("a, d tensors");
                 assert!(t.is_shipped(), "{}/{}: {t}", k.name, a.config);
                 assert!(
@@ -28,6 +32,9 @@ fn every_kernel_declares_its_problem_and_types() {
                     k.name,
                     a.config
                 );
+                // The `nn` configs, and only they, take B given K×N.
+                let nn = a.config == "nn" || a.config.starts_with("nn_");
+                assert_eq!(g.b == problem::BLayout::Nn, nn, "{}/{}", k.name, a.config);
             }
         }
     }

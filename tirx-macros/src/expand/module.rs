@@ -127,12 +127,18 @@ fn library(module: syn::ItemMod) -> TokenStream {
         )
         .into_compile_error();
     };
+    let is_tile_fn = |a: &syn::Attribute| {
+        a.path()
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "tile_fn")
+    };
     let mut fns = Vec::new();
     let mut errors = TokenStream::new();
     for item in items {
         match item {
-            Item::Fn(mut f) if f.attrs.iter().any(|a| a.path().segments.last().is_some_and(|s| s.ident == "tile_fn")) => {
-                f.attrs.retain(|a| !a.path().segments.last().is_some_and(|s| s.ident == "tile_fn"));
+            Item::Fn(mut f) if f.attrs.iter().any(is_tile_fn) => {
+                f.attrs.retain(|a| !is_tile_fn(a));
                 fns.push(quote!(#[::tirx::tile_fn] #f));
             }
             // The library's own `use tirx::prelude::*;` is for readers; the using module has its own.

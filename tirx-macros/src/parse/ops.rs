@@ -174,7 +174,7 @@ impl Lowerer<'_> {
             return Err(self.fail(
                 c,
                 format!(
-                    "`{tensor}` is MN-major (`#[major(mn)]`): it is only read, by                      `tma::load(tile, {tensor}.tile(i, j), bar)` into an MN-major tile"
+                    "`{tensor}` is MN-major (`#[major(mn)]`): it is only read, by `tma::load(tile, {tensor}.tile(i, j), bar)` into an MN-major tile"
                 ),
             ));
         };
@@ -186,18 +186,21 @@ impl Lowerer<'_> {
                 "only `tma::load` reads it".to_string()
             } else if major != tirx_ir::Major::MN {
                 format!(
-                    "`{name}` is K-major; TMA copies boxes without transposing, so declare it                      `major = mn` (or the same majorness entry as `{tensor}`)"
+                    "`{name}` is K-major; TMA copies boxes without transposing, so declare it `major = mn` (or the same majorness entry as `{tensor}`)"
                 )
             } else {
                 format!(
-                    "name one `[MN, K]` tile of `{name}`: index its leading dimensions                      (`{name}[s]`), {} of them here",
+                    "name one `[MN, K]` tile of `{name}`: index its leading dimensions (`{name}[s]`), {} of them here",
                     b.layout.shape.len().saturating_sub(3)
                 )
             };
             return Err(self.fail(c, format!("`{tensor}` is MN-major (`#[major(mn)]`): {why}")));
         }
         let [i, j] = <[Expr; 2]>::try_from(coords).map_err(|_| {
-            self.fail(c, format!("`{tensor}` has 2 dimensions; `tile` takes 2 coordinates"))
+            self.fail(
+                c,
+                format!("`{tensor}` has 2 dimensions; `tile` takes 2 coordinates"),
+            )
         })?;
         let chunks = stored[0];
         let var = self.kernel.new_var("chunk", ScalarType::U32);
