@@ -240,6 +240,7 @@ impl ProblemDef for GemmRequest {
             problem: self.problem_name(),
             types: self.types.to_string(),
             bucket: [tune::bucket(m), tune::bucket(n), tune::bucket(k)],
+            align: [tune::alignment(m), tune::alignment(n), tune::alignment(k)],
         }
     }
 }

@@ -2,7 +2,7 @@
 //! choices, the rejection table, and the tune cache's precedence.
 
 use super::gemm::GemmRequest;
-use super::tune::{Cache, Entry, Measured, bucket};
+use super::tune::{Cache, Entry, Measured, alignment, bucket};
 use super::*;
 use crate::catalogue;
 use crate::registry::GemmTypes;
@@ -384,17 +384,20 @@ fn the_cache_is_read_first_and_only_where_it_fits() {
     let c = choose(&req, &all, &h200, &cache).expect("fits");
     assert_eq!(c.label(), "gemm_sm90_cluster/default");
     assert_eq!(c.source, Source::Measured(1400.0));
-    // The same bucket, unaligned D: the TMA-store kernels are refused, the measured
-    // register-epilogue ones still fit.
+    // Another alignment is another key; and an entry whose artifact these tensors refuse is
+    // skipped (a key forged to match: an unaligned D refuses the TMA-store kernels), so the
+    // model decides.
     let odd = GemmRequest::contiguous(
         BLayout::Tn,
         Epilogue::Plain,
         GemmTypes::BF16,
         (8191, 8191, 8192),
     );
-    assert_eq!(odd.cache_key(&h200), req.cache_key(&h200));
+    assert_ne!(odd.cache_key(&h200), req.cache_key(&h200));
     let mut only_tma = Cache::default();
-    only_tma.insert(entry(&req, &[("gemm_sm90_tma_epi", "default", 1000.0)]));
+    let mut forged = entry(&req, &[("gemm_sm90_tma_epi", "default", 1000.0)]);
+    forged.key = odd.cache_key(&h200);
+    only_tma.insert(forged);
     let c = choose(&odd, &all, &h200, &only_tma).expect("fits");
     assert_eq!(c.source, Source::Model);
     assert_ne!(c.kernel.name, "gemm_sm90_tma_epi");

@@ -13,7 +13,10 @@
 //! works); `tirx tune` reports a malformed one instead of overwriting it.
 //!
 //! Buckets: each of M, N, K rounds to the nearest quarter-octave (`round(4·log2 x)`), so 1000
-//! and 1024 share a bucket, and 1536 and 2048 do not.
+//! and 1024 share a bucket, and 1536 and 2048 do not; the key also holds each dimension's
+//! alignment class (trailing zero bits, at most 6), since alignment decides which kernels fit
+//! and which is fastest (measured on the H200, 2026-12-01: 1000³ fastest `pair_n`, 1024³
+//! `ws/n64`; 4095×4097×4096 `cluster/n128`, 4096³ `tma_epi`).
 
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
@@ -33,6 +36,9 @@ pub struct Key {
     pub types: String,
     /// The shape bucket ([`bucket`] of each dimension).
     pub bucket: [i32; 3],
+    /// Each dimension's alignment class ([`alignment`]): shapes of one bucket but other
+    /// alignments accept other kernels and rank them differently (1000 and 1024; 4095 and 4096).
+    pub align: [u32; 3],
 }
 
 /// One artifact's measurement.
@@ -93,6 +99,12 @@ pub enum TuneError {
 /// A dimension's bucket: the nearest quarter-octave.
 pub fn bucket(x: usize) -> i32 {
     (4.0 * (x.max(1) as f64).log2()).round() as i32
+}
+
+/// A dimension's alignment class: its number of trailing zero bits, at most 6 (a multiple of
+/// 64 elements, 128 bytes of a 16-bit type, is the finest alignment any choice depends on).
+pub fn alignment(x: usize) -> u32 {
+    x.trailing_zeros().min(6)
 }
 
 impl Cache {
