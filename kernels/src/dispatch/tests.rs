@@ -446,6 +446,13 @@ fn a_cache_round_trips_through_its_file_and_merges_by_key() {
         (bucket(1000), bucket(1024), bucket(1536), bucket(2048)),
         (40, 40, 42, 44)
     );
+    let classes = (
+        alignment(1000),
+        alignment(1024),
+        alignment(4095),
+        alignment(4097),
+    );
+    assert_eq!(classes, (3, 6, 0, 0));
 }
 
 /// The shipped cache parses, and each of its entries names an artifact of the catalogue.

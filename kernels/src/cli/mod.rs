@@ -1,0 +1,4 @@
+//! The `tirx` tool's subcommands that outgrew `main.rs`.
+
+pub mod gemm;
+pub mod list;
