@@ -1,0 +1,338 @@
+//! Statements and what they hold: scopes, tile operands, tile and synchronisation ops
+//! (`Op`), PTX instructions (`Inst`, `Operand`), `StmtKind`, `Stmt` and `Block`.
+//! Re-exported from `ir` (see its module docs for the phases).
+
+use super::{Barrier, Buffer, Expr, Pipeline, Span, Var};
+use crate::arena::Handle;
+
+/// The scaling of an accumulator epilogue, `dst = alpha · src + beta · dst`: both factors are
+/// scalar (`f32`) kernel arguments, named as in the signature's `scalars`. Without `beta` the
+/// destination is only written; with it, it is read first — except where `beta` is zero at
+/// run time, where it is not read at all (BLAS's convention: C may then hold anything).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Scale {
+    /// The factor of the source (the accumulator).
+    pub alpha: String,
+    /// The factor of the destination's previous contents.
+    pub beta: Option<String>,
+}
+
+/// Which threads execute a block.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Scope {
+    /// Every thread of the CTA.
+    Cta,
+    /// Warpgroups `first..=last` (4 consecutive warps each, starting at a multiple of 4).
+    Warpgroup(u32, u32),
+    /// Warps `first..=last`.
+    Warp(u32, u32),
+    /// One thread, by CTA-linear index.
+    Thread(u32),
+    /// One elected thread of each enclosing warp (`elect.sync`).
+    Elect,
+    /// The first thread of each enclosing warpgroup (`tid % 128 == 0`): one issuer per
+    /// warpgroup, e.g. for a consumer warpgroup's own TMA store.
+    Leader,
+}
+
+/// A reference to one barrier of an array.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BarRef {
+    /// The array.
+    pub bar: Handle<Barrier>,
+    /// Index into it.
+    pub index: Expr,
+}
+
+/// A tile operand.
+#[derive(Clone, Debug, PartialEq)]
+pub enum TileRef {
+    /// A buffer, indexed on its leading dimensions (`a_s[s]` picks stage `s`).
+    Buf {
+        /// The buffer.
+        buf: Handle<Buffer>,
+        /// Leading indices.
+        index: Vec<Expr>,
+    },
+    /// A tile of a global tensor: tile coordinates (in units of the tile shape, outermost
+    /// first); the tile shape is the shape of the buffer on the other side of the op.
+    Global {
+        /// Tensor parameter name.
+        tensor: String,
+        /// Tile coordinates, outermost first.
+        coords: Vec<Expr>,
+    },
+}
+
+/// Tile and synchronisation ops.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Op {
+    /// Copy a tile (`dst` ← `src`); dispatch picks TMA load/store or a register/TMEM epilogue.
+    /// `bar` is the barrier a TMA load signals.
+    Copy {
+        /// Destination.
+        dst: TileRef,
+        /// Source.
+        src: TileRef,
+        /// Completion barrier (TMA loads).
+        bar: Option<BarRef>,
+        /// TMA loads: the CTAs of the cluster that receive the box (a constant bit mask), each
+        /// at the same shared-memory offset and signalling its own barrier at `bar`'s offset.
+        multicast: Option<Expr>,
+        /// Accumulator epilogues: `dst = alpha · src (+ beta · dst)` with scalar arguments.
+        scale: Option<Scale>,
+        /// Forced or chosen variant.
+        variant: Option<String>,
+    },
+    /// `acc (+)= a · bᵀ` on tiles (`a` M×K, `b` N×K, both K-major in shared memory);
+    /// dispatch picks tcgen05 or wgmma. `accumulate` false overwrites `acc`.
+    Mma {
+        /// Accumulator (TMEM on tcgen05, registers on wgmma).
+        acc: TileRef,
+        /// Left operand.
+        a: TileRef,
+        /// Right operand.
+        b: TileRef,
+        /// Predicate: add to the accumulator (else overwrite).
+        accumulate: Expr,
+        /// Forced or chosen variant.
+        variant: Option<String>,
+    },
+    /// Producer side of a pipeline: wait until stage `iter % stages` is empty, then bind
+    /// `stage` to it. `derive_signals` adds the arrive-expect-tx on its full barrier.
+    ProducerAcquire {
+        /// Pipeline.
+        pipe: Handle<Pipeline>,
+        /// Iteration counter.
+        iter: Expr,
+        /// Receives the stage index.
+        stage: Handle<Var>,
+    },
+    /// Consumer side: wait until stage `iter % stages` is full; bind `stage`.
+    ConsumerWait {
+        /// Pipeline.
+        pipe: Handle<Pipeline>,
+        /// Iteration counter.
+        iter: Expr,
+        /// Receives the stage index.
+        stage: Handle<Var>,
+    },
+    /// Consumer side: mark a stage empty (plain arrive on its empty barrier).
+    ConsumerRelease {
+        /// Pipeline.
+        pipe: Handle<Pipeline>,
+        /// Stage index.
+        stage: Expr,
+    },
+    /// `mbarrier.init` every barrier of an array with its arrival count.
+    MbarInit {
+        /// The array.
+        bar: Handle<Barrier>,
+    },
+    /// `mbarrier.arrive`.
+    MbarArrive {
+        /// Barrier.
+        bar: BarRef,
+    },
+    /// `mbarrier.arrive.expect_tx` with a byte count (`None`: derived by `derive_signals`).
+    MbarArriveExpectTx {
+        /// Barrier.
+        bar: BarRef,
+        /// Bytes.
+        bytes: Option<u32>,
+    },
+    /// Wait until the barrier's phase with the given parity has completed.
+    MbarWait {
+        /// Barrier.
+        bar: BarRef,
+        /// Parity (0/1).
+        parity: Expr,
+    },
+    /// `fence.mbarrier_init.release.cluster`.
+    FenceMbarrierInit,
+    /// `fence.proxy.async.shared::cta`.
+    FenceProxyAsync,
+    /// `bar.sync 0` over the whole CTA.
+    SyncThreads,
+    /// `cp.async.bulk.commit_group`.
+    TmaCommitGroup,
+    /// `cp.async.bulk.wait_group[.read] n`.
+    TmaWaitGroup {
+        /// Groups allowed to stay pending.
+        n: u32,
+        /// Wait only until the sources have been read.
+        read: bool,
+    },
+    /// `tcgen05.alloc` of a TMEM buffer's columns (whole warp).
+    TmemAlloc {
+        /// The TMEM buffer.
+        buf: Handle<Buffer>,
+    },
+    /// `tcgen05.relinquish_alloc_permit` (whole warp).
+    TmemRelinquish,
+    /// `tcgen05.dealloc` (whole warp).
+    TmemDealloc {
+        /// The TMEM buffer.
+        buf: Handle<Buffer>,
+    },
+    /// `tcgen05.commit` to an mbarrier (one thread): arrives when prior MMAs complete.
+    Tcgen05Commit {
+        /// Barrier.
+        bar: BarRef,
+    },
+    /// `tcgen05.fence::before_thread_sync`.
+    Tcgen05FenceBefore,
+    /// `tcgen05.fence::after_thread_sync`.
+    Tcgen05FenceAfter,
+    /// `wgmma.fence` (warpgroup).
+    WgmmaFence,
+    /// `wgmma.commit_group` (warpgroup).
+    WgmmaCommit,
+    /// `wgmma.wait_group n` (warpgroup).
+    WgmmaWait {
+        /// Groups allowed to stay pending.
+        n: u32,
+    },
+    /// `barrier.cluster.arrive` + `barrier.cluster.wait`: every thread of every CTA of the
+    /// cluster.
+    ClusterSync,
+    /// `bar.sync id, threads`: a named barrier among `threads` threads (whole warps), e.g.
+    /// the 128 threads of one warpgroup while other roles run on.
+    NamedBarrier {
+        /// Barrier id (1..=15; 0 is `sync_threads`).
+        id: Expr,
+        /// Threads that arrive (a multiple of 32).
+        threads: u32,
+    },
+    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (warpgroup): move registers between
+    /// warpgroups of different roles.
+    SetMaxNReg {
+        /// Raise (true) or lower the per-thread register count.
+        inc: bool,
+        /// The new count (24..=256, a multiple of 8).
+        count: u32,
+    },
+}
+
+/// An instruction operand (`Ptx` phase and instructions in the `Thread` phase).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Operand {
+    /// A register.
+    Reg(Handle<Var>),
+    /// A negated predicate register (`!%p`).
+    NotReg(Handle<Var>),
+    /// An integer immediate.
+    Imm(i64),
+    /// A 32-bit float immediate, as its bits.
+    F32Bits(u32),
+    /// A symbol: a kernel parameter or label name.
+    Sym(String),
+    /// `[base + offset]`.
+    Mem(Box<Operand>, i64),
+    /// `[map, {c0, c1, …}]` (tensor-map addressing).
+    TensorMem(Box<Operand>, Vec<Operand>),
+    /// `{a, b, …}`.
+    Vector(Vec<Operand>),
+    /// `a|b`: the destination pair of `elect.sync` (and `setp` with two outputs).
+    Pair(Box<Operand>, Box<Operand>),
+}
+
+/// One PTX instruction on virtual registers: `[@guard] opcode dsts…, srcs…;`.
+/// Built only through the constructors in `inst.rs`, each citing the PTX ISA.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Inst {
+    /// Full opcode with modifiers, e.g. `add.u32` or
+    /// `cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes`.
+    pub opcode: String,
+    /// Operands written.
+    pub dsts: Vec<Operand>,
+    /// Operands read.
+    pub srcs: Vec<Operand>,
+    /// Guard predicate (`@%p` / `@!%p`).
+    pub guard: Option<Operand>,
+}
+
+/// A statement kind.
+#[derive(Clone, Debug, PartialEq)]
+pub enum StmtKind {
+    /// Define (first assignment of) a variable.
+    Let {
+        /// Variable.
+        var: Handle<Var>,
+        /// Value.
+        value: Expr,
+    },
+    /// Re-assign a variable.
+    Assign {
+        /// Variable.
+        var: Handle<Var>,
+        /// Value.
+        value: Expr,
+    },
+    /// Conditional.
+    If {
+        /// Predicate.
+        cond: Expr,
+        /// Then-branch.
+        then_body: Block,
+        /// Else-branch.
+        else_body: Block,
+    },
+    /// Counted loop: `var` from `start` while `var < end`, stepping by `step`.
+    For {
+        /// Induction variable.
+        var: Handle<Var>,
+        /// First value.
+        start: Expr,
+        /// Exclusive bound.
+        end: Expr,
+        /// Step (> 0).
+        step: Expr,
+        /// Body.
+        body: Block,
+    },
+    /// Run `body`, then repeat while the predicate `until` is false (a spin loop).
+    Loop {
+        /// Body.
+        body: Block,
+        /// Exit when this predicate is true after the body.
+        until: Handle<Var>,
+    },
+    /// A block executed by the threads of a scope.
+    Scope {
+        /// Which threads.
+        scope: Scope,
+        /// Body.
+        body: Block,
+    },
+    /// A tile or synchronisation op.
+    Op(Op),
+    /// A PTX instruction.
+    Inst(Inst),
+}
+
+/// A statement with its source location.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stmt {
+    /// What it does.
+    pub kind: StmtKind,
+    /// Where it came from.
+    pub span: Span,
+}
+
+/// A sequence of statements.
+pub type Block = Vec<Stmt>;
+
+impl Stmt {
+    /// A statement with no user location.
+    pub fn new(kind: StmtKind) -> Stmt {
+        Stmt {
+            kind,
+            span: Span::NONE,
+        }
+    }
+    /// A statement at `span`.
+    pub fn at(kind: StmtKind, span: Span) -> Stmt {
+        Stmt { kind, span }
+    }
+}
