@@ -26,23 +26,20 @@ pub mod kernels {
         threads = 384,
         grid = (SMS, 1),
         configs(
-            default = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 8, TA = bf16, TD = bf16, MB = k),
             group16 = (BM = 128, BN = 256, BK = 64, STAGES = 4, GROUP = 16, TA = bf16, TD = bf16, MB = k),
-            n128 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = bf16, TD = bf16, MB = k),
-            n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, TA = bf16, TD = bf16, MB = k),
-            // The other element types, 128×128 tiles: the fallback of every type combination
-            // when the TMA-store kernel does not apply (D's rows not 16-byte aligned, or
-            // fewer tiles than half a wave).
-            f16 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = f16, TD = f16, MB = k),
-            bf16_f16 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = bf16, TD = f16, MB = k),
-            f16_bf16 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = f16, TD = bf16, MB = k),
-            bf16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = bf16, TD = f32, MB = k),
-            f16_f32 = (BM = 128, BN = 128, BK = 64, STAGES = 6, GROUP = 8, TA = f16, TD = f32, MB = k),
-            f16_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, TA = f16, TD = f16, MB = k),
-            bf16_f16_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, TA = bf16, TD = f16, MB = k),
-            f16_bf16_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, TA = f16, TD = bf16, MB = k),
-            bf16_f32_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, TA = bf16, TD = f32, MB = k),
-            f16_f32_n64 = (BM = 128, BN = 64, BK = 64, STAGES = 8, GROUP = 8, TA = f16, TD = f32, MB = k),
+            product(
+                types(default = (TA = bf16, TD = bf16)),
+                tile(default = (BN = 256, STAGES = 4), n128 = (BN = 128, STAGES = 6), n64 = (BN = 64, STAGES = 8)),
+                with = (BM = 128, BK = 64, GROUP = 8, MB = k),
+            ),
+            // The other element types at 128×128 and 128×64: the fallback of every type
+            // combination when the TMA-store kernel does not apply (D's rows not 16-byte
+            // aligned, or fewer tiles than half a wave).
+            product(
+                types(f16 = (TA = f16, TD = f16), bf16_f16 = (TA = bf16, TD = f16), f16_bf16 = (TA = f16, TD = bf16), bf16_f32 = (TA = bf16, TD = f32), f16_f32 = (TA = f16, TD = f32)),
+                tile(default = (BN = 128, STAGES = 6), n64 = (BN = 64, STAGES = 8)),
+                with = (BM = 128, BK = 64, GROUP = 8, MB = k),
+            ),
             product(
                 layout(nn = (MB = mn)),
                 types(default = (TA = bf16, TD = bf16), f16 = (TA = f16, TD = f16), bf16_f16 = (TA = bf16, TD = f16), f16_bf16 = (TA = f16, TD = bf16), bf16_f32 = (TA = bf16, TD = f32), f16_f32 = (TA = f16, TD = f32)),
