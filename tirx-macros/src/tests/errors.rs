@@ -337,3 +337,12 @@ fn a_scope_error_from_the_passes_fails_a_one_config_kernel() {
     assert!(arts.is_empty(), "{e:?}");
     assert!(e[0].contains("must run on one thread"), "{e:?}");
 }
+
+/// A TMA store has no multicast form: the argument is refused, not ignored.
+#[test]
+fn a_tma_store_takes_no_multicast() {
+    let e = body_errors(
+        "let t = smem::<bf16>([64, 64], swizzle = B128); #[scope(thread = 0)] { tma::store(dst.tile(0, 0), t, multicast = 3); }",
+    );
+    assert!(e.iter().any(|m| m.contains("multicast")), "{e:?}");
+}
