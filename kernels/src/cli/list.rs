@@ -1,27 +1,32 @@
 //! `tirx list`: one line per compiled artifact, or every artifact's metadata as JSON.
 
+use std::io::Write;
 use tirx::Kernel;
 use tirx::problem::Problem as Solves;
 use tirx_kernels::registry;
 
+/// Prints the listing to stdout; a closed stdout (`tirx list | head`) ends it quietly.
 pub fn list(json: bool) {
+    let _ = write_list(&mut std::io::stdout().lock(), json);
+}
+
+/// The listing, written to `out`.
+fn write_list(out: &mut impl Write, json: bool) -> std::io::Result<()> {
     if json {
         let all: Vec<serde_json::Value> = registry::all()
             .into_iter()
             .flat_map(|k| k.artifacts.iter().map(move |a| artifact_json(k, a)))
             .collect();
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&all).expect("JSON values serialize")
-        );
-        return;
+        let text = serde_json::to_string_pretty(&all).expect("JSON values serialize");
+        return writeln!(out, "{text}");
     }
     for k in registry::all() {
         for a in k.artifacts {
             let s = (a.signature)();
             let [cx, cy, cz] = s.cluster;
             let problem = a.problem.map_or_else(|| "-".to_string(), |p| p.to_string());
-            println!(
+            writeln!(
+                out,
                 "{:<12} {:<8} threads={:<4} cluster={cx}x{cy}x{cz} smem={:<7} tmem={:<4} config={:<14} {problem}",
                 k.name,
                 a.target.name(),
@@ -29,9 +34,10 @@ pub fn list(json: bool) {
                 s.smem_bytes,
                 s.tmem_cols,
                 a.config
-            );
+            )?;
         }
     }
+    Ok(())
 }
 
 /// One artifact's metadata, as `tirx list --json` prints it.
@@ -92,6 +98,22 @@ fn artifact_json(k: &Kernel, a: &tirx::KernelArtifact) -> serde_json::Value {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One line per artifact, each naming its problem.
+    #[test]
+    fn the_listing_has_a_line_per_artifact() {
+        let mut out = Vec::new();
+        write_list(&mut out, false).expect("writes");
+        let text = String::from_utf8(out).expect("utf-8");
+        let count: usize = registry::all().iter().map(|k| k.artifacts.len()).sum();
+        assert_eq!(text.lines().count(), count);
+        assert!(
+            text.lines().any(|l| l.starts_with("gemm_sm90_tma_epi ")
+                && l.contains("config=nn ")
+                && l.ends_with("gemm(b = nn, epilogue = plain)")),
+            "{text}"
+        );
+    }
 
     /// The JSON carries what the host routes by, as data: problem, config entries, tensors.
     #[test]
