@@ -1,7 +1,7 @@
 //! The integration tests, in one binary: snapshots of every shipped kernel's IR and PTX,
 //! ptxas assembly and SASS checks of every kernel × target, the IR text round trip through
 //! the pipeline, compile-fail cases of the macro, dispatch tables, and (feature `gpu`) runs
-//! on a GPU against CPU references.
+//! on a GPU against CPU references; the emulator's PTX front end on every shipped kernel.
 
 mod assemble;
 mod contracts;
@@ -10,5 +10,6 @@ mod elem_types;
 #[cfg(feature = "gpu")]
 mod gpu;
 mod roundtrip;
+mod sim;
 mod snapshots;
 mod ui;
