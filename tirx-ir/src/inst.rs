@@ -8,6 +8,8 @@
 use crate::arena::Handle;
 use crate::ir::{Inst, Operand, Var};
 
+mod tile;
+
 fn inst(opcode: impl Into<String>, dsts: Vec<Operand>, srcs: Vec<Operand>) -> Inst {
     Inst {
         opcode: opcode.into(),

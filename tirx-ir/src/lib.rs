@@ -14,6 +14,7 @@ pub mod parse;
 pub mod passes;
 pub mod print;
 pub mod problem;
+pub mod regtile;
 pub mod valid;
 
 pub use arena::{Arena, Handle};

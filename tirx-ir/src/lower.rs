@@ -48,6 +48,9 @@ pub enum LowerError {
         /// Its name.
         name: String,
     },
+    /// A register-tile op that does not fit its tiles' layouts or types.
+    #[error(transparent)]
+    RegTile(#[from] crate::regtile::RegTileError),
     /// A compiler bug: an invariant an earlier pass guarantees does not hold.
     #[error("internal error: {0}")]
     Internal(String),
@@ -184,6 +187,17 @@ impl<'k> Lower<'k> {
             symbol: symbol.into(),
         });
         Expr::Dim(symbol.into())
+    }
+    /// An `f32` kernel argument, loaded (`ld.param.f32`); an error if the kernel has none of
+    /// that name.
+    pub fn scalar_param(&mut self, name: &str) -> Result<Handle<Var>, Diagnostics> {
+        if !self.k.sig.scalars.iter().any(|s| s == name) {
+            return Err(self.error(LowerError::NotScalar { name: name.into() }));
+        }
+        let p = self.param(AbiParam::Scalar { name: name.into() });
+        let v = self.var(name, ScalarType::F32);
+        self.inst(Inst::ld_param("f32", v, &p));
+        Ok(v)
     }
     /// A predicate variable holding a constant.
     pub fn pred_const(&mut self, value: bool) -> Handle<Var> {

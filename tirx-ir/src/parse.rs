@@ -20,6 +20,7 @@ pub(crate) mod lexer;
 mod stmt;
 #[cfg(test)]
 mod tests;
+mod tile;
 
 use std::collections::HashMap;
 
@@ -242,7 +243,7 @@ impl<'c> Parser<'c> {
         Ok(span)
     }
 
-    /// `buffer @NAME: SPACE ELEM (SHAPE):(STRIDE) swizzle SW [major mn] [offset N] [cols N]`.
+    /// `buffer @NAME: SPACE ELEM (SHAPE):(STRIDE) swizzle SW [major mn] [regs (..) (..)] [offset N] [cols N]`.
     fn buffer_decl(&mut self) -> Result<(), ParseError> {
         let name = self.decl_name(Kind::Buffer)?;
         let space = match self.c.peek() {
@@ -274,6 +275,7 @@ impl<'c> Parser<'c> {
         } else {
             Major::K
         };
+        let regs = self.opt_reg_layout()?;
         let offset = self.opt_u32("offset")?;
         let tmem_cols = self.opt_u32("cols")?;
         let span = self.decl_end(Kind::Buffer)?;
@@ -290,6 +292,7 @@ impl<'c> Parser<'c> {
             layout,
             offset,
             tmem_cols,
+            regs,
             span,
         });
         self.buffer_names.insert(name, h);

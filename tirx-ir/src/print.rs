@@ -312,6 +312,9 @@ impl<'k> Printer<'_, 'k> {
             if b.layout.major != crate::ir::Major::K {
                 write!(self.out, " major {}", b.layout.major.name())?;
             }
+            if let Some(l) = &b.regs {
+                tile::write_reg_layout(self.out, l)?;
+            }
             if let Some(o) = b.offset {
                 write!(self.out, " offset {o}")?;
             }
@@ -620,6 +623,7 @@ impl<'k> Printer<'_, 'k> {
             | Op::WgmmaFence
             | Op::WgmmaCommit
             | Op::ClusterSync => Ok(()),
+            Op::Compute { .. } | Op::Reduce { .. } => self.tile_op(op),
         }
     }
 }
@@ -653,8 +657,12 @@ pub(crate) fn op_name(op: &Op) -> &'static str {
         Op::SetMaxNReg { .. } => "setmaxnreg",
         Op::ClusterSync => "cluster_sync",
         Op::NamedBarrier { .. } => "named_barrier",
+        Op::Compute { .. } => "compute",
+        Op::Reduce { .. } => "reduce",
     }
 }
 
 #[cfg(test)]
 mod tests;
+mod tile;
+pub(crate) use tile::{CMPS, cmp_word};

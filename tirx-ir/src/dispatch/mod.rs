@@ -45,7 +45,9 @@ pub struct Variant {
 /// Copy variants.
 pub static COPY: &[&Variant] = &[
     &copy::reg_epilogue::VARIANT,
+    &copy::reg_load::VARIANT,
     &copy::reg_stage::VARIANT,
+    &copy::reg_store::VARIANT,
     &copy::thread_load::VARIANT,
     &copy::tma_load::VARIANT,
     &copy::tma_store::VARIANT,

@@ -353,6 +353,18 @@ pub enum Reject {
         /// Columns per load.
         chunk: u32,
     },
+    /// A register tile declared with another layout than the wgmma accumulator fragment.
+    #[error("`{buffer}` does not have the wgmma accumulator layout (`layout = wgmma`)")]
+    NotFragment {
+        /// The tile.
+        buffer: String,
+    },
+    /// A register-tile copy the register load/store path cannot do.
+    #[error("{why}")]
+    RegTile {
+        /// What does not fit.
+        why: String,
+    },
     /// A register accumulator that is not whole wgmma fragments.
     #[error("the accumulator is {m}×{n}; wgmma fragments are 64 rows × a multiple of 8")]
     FragmentShape {

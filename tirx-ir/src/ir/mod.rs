@@ -20,12 +20,14 @@
 
 mod expr;
 mod stmt;
+mod tile;
 
 use crate::abi::{ElemType, Signature, Swizzle, Target};
 use crate::arena::{Arena, Handle};
 pub use crate::encode::Major;
 pub use expr::*;
 pub use stmt::*;
+pub use tile::*;
 
 /// Which subset of the IR a kernel is in (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -133,6 +135,8 @@ pub struct Buffer {
     pub offset: Option<u32>,
     /// TMEM columns (TMEM buffers; set by `plan_memory`).
     pub tmem_cols: Option<u32>,
+    /// Register tiles: which thread holds which element (`None` for other spaces).
+    pub regs: Option<RegLayout>,
     /// Where it was declared.
     pub span: Span,
 }

@@ -2,7 +2,7 @@
 //! (`Op`), PTX instructions (`Inst`, `Operand`), `StmtKind`, `Stmt` and `Block`.
 //! Re-exported from `ir` (see its module docs for the phases).
 
-use super::{Barrier, Buffer, Expr, Pipeline, Span, Var};
+use super::{Barrier, Buffer, Expr, Pipeline, ReduceKind, Span, TExpr, Var};
 use crate::arena::Handle;
 
 /// The scaling of an accumulator epilogue, `dst = alpha · src + beta · dst`: both factors are
@@ -203,6 +203,32 @@ pub enum Op {
         id: Expr,
         /// Threads that arrive (a multiple of 32).
         threads: u32,
+    },
+    /// `dst = value`, elementwise over the register tile `dst` (every tile `value` reads has
+    /// `dst`'s layout or is a statistic of it, broadcast); run by the threads that own `dst`.
+    Compute {
+        /// The register tile written.
+        dst: Handle<Buffer>,
+        /// The value of each element.
+        value: TExpr,
+    },
+    /// `dst = reduce(src)` along `axis` (1: one value per row): in each thread, then across
+    /// the lanes that share a row (`shfl.sync.bfly`), then across warps through `scratch`.
+    Reduce {
+        /// The statistic (layout `src.reduce(axis)`).
+        dst: Handle<Buffer>,
+        /// The tile reduced.
+        src: Handle<Buffer>,
+        /// Max or sum.
+        kind: ReduceKind,
+        /// 0: down the rows; 1: along the columns.
+        axis: u8,
+        /// Shared memory for the exchange across warps (set by `plan-reductions` when the
+        /// statistic's threads span warps).
+        scratch: Option<Handle<Buffer>>,
+        /// The exchange may run again before every thread read its result (the op is in a
+        /// loop): synchronise once more after reading.
+        again: bool,
     },
     /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (warpgroup): move registers between
     /// warpgroups of different roles.

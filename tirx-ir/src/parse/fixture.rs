@@ -148,6 +148,7 @@ fn declare() -> (Kernel, H) {
         layout: Layout::row_major(&[4, 128, 64], Swizzle::B128),
         offset: Some(0),
         tmem_cols: None,
+        regs: None,
         span: Span(3),
     });
     let acc = k.buffers.append(Buffer {
@@ -162,6 +163,7 @@ fn declare() -> (Kernel, H) {
         },
         offset: Some(196_608),
         tmem_cols: Some(256),
+        regs: None,
         span: Span::NONE,
     });
     let frag = k.buffers.append(Buffer {
@@ -176,6 +178,7 @@ fn declare() -> (Kernel, H) {
         },
         offset: None,
         tmem_cols: None,
+        regs: None,
         span: Span(0),
     });
     let full = k.barriers.append(Barrier {
@@ -329,13 +332,23 @@ fn pred_stmts(h: H) -> Block {
     body
 }
 
-/// A kernel in the `Tile` phase holding every `Expr`, `Op`, `Scope`, `StmtKind` and `Space`.
+mod tile;
+
+/// A kernel in the `Tile` phase holding every `Expr`, `Op`, `Scope`, `StmtKind`, `Space` and
+/// register-tile form.
 fn tile_kernel() -> Kernel {
     let (mut k, h) = declare();
-    k.body = [arith_stmts, pred_stmts, pipeline_stmts, sync_stmts]
-        .iter()
-        .flat_map(|f| f(h))
-        .collect();
+    tile::declare_tiles(&mut k);
+    k.body = [
+        arith_stmts,
+        pred_stmts,
+        pipeline_stmts,
+        sync_stmts,
+        tile::tile_stmts,
+    ]
+    .iter()
+    .flat_map(|f| f(h))
+    .collect();
     k
 }
 

@@ -198,6 +198,9 @@ impl Parser<'_> {
     fn op(&mut self) -> Result<Op, ParseError> {
         let at = self.c.pos();
         let name = self.c.expect_ident("an op name")?;
+        if let Some(op) = self.reg_tile_op(&name)? {
+            return Ok(op);
+        }
         match self.tile_op(&name)? {
             Some(op) => Ok(op),
             None => self.sync_op(&name).transpose().unwrap_or_else(|| {

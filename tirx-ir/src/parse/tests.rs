@@ -238,6 +238,42 @@ fn variants(m: &Module) -> std::collections::BTreeSet<String> {
             }
         }
     }
+    fn texpr(e: &TExpr, out: &mut Vec<String>) {
+        let name = match e {
+            TExpr::Tile(_) => "TTile".into(),
+            TExpr::F32(_) => "TF32".into(),
+            TExpr::Arg(_) => "TArg".into(),
+            TExpr::Int(x) => {
+                expr(x, out);
+                "TInt".into()
+            }
+            TExpr::Index(a) => format!("TIndex:{a}"),
+            TExpr::Un(f, a) => {
+                texpr(a, out);
+                format!("TUn:{}", f.name())
+            }
+            TExpr::Bin(o, a, b) => {
+                texpr(a, out);
+                texpr(b, out);
+                format!("TBin:{}", o.name())
+            }
+            TExpr::Cmp(c, a, b) => {
+                texpr(a, out);
+                texpr(b, out);
+                format!("TCmp:{c:?}")
+            }
+            TExpr::Fma(a, b, c) | TExpr::Select(a, b, c) => {
+                [a, b, c].into_iter().for_each(|x| texpr(x, out));
+                if matches!(e, TExpr::Fma(..)) {
+                    "TFma"
+                } else {
+                    "TSelect"
+                }
+                .into()
+            }
+        };
+        out.push(name);
+    }
     fn op(o: &Op, out: &mut Vec<String>) {
         match o {
             Op::Copy { dst, src, bar, .. } => {
@@ -282,6 +318,8 @@ fn variants(m: &Module) -> std::collections::BTreeSet<String> {
             | Op::SetMaxNReg { .. }
             | Op::ClusterSync
             | Op::NamedBarrier { .. } => {}
+            Op::Compute { value, .. } => texpr(value, out),
+            Op::Reduce { kind, .. } => out.push(format!("Reduce:{kind:?}")),
         }
         let name = format!("{o:?}");
         out.push(format!(
@@ -384,7 +422,8 @@ fn fixture_uses_every_variant() {
     let ops = "Copy Mma ProducerAcquire ConsumerWait ConsumerRelease MbarInit MbarArrive \
         MbarArriveExpectTx MbarWait FenceMbarrierInit FenceProxyAsync SyncThreads TmaCommitGroup \
         TmaWaitGroup TmemAlloc TmemRelinquish TmemDealloc Tcgen05Commit Tcgen05FenceBefore \
-        Tcgen05FenceAfter WgmmaFence WgmmaCommit WgmmaWait SetMaxNReg ClusterSync NamedBarrier";
+        Tcgen05FenceAfter WgmmaFence WgmmaCommit WgmmaWait SetMaxNReg ClusterSync NamedBarrier \
+        Compute Reduce";
     ops.split_whitespace().for_each(|o| want(format!("Op:{o}")));
     let plain = "Let Assign If IfElse For Loop Scope Op Inst Var Dim Not AndP Reg NotReg OImm \
         F32Bits Sym Mem TensorMem Vector Pair TileBuf TileGlobal";
@@ -415,6 +454,19 @@ fn fixture_uses_every_variant() {
     }
     for p in "Tile Thread Ptx".split(' ') {
         want(format!("Phase:{p}"));
+    }
+    for t in "TTile TF32 TArg TInt TIndex:0 TIndex:1 TFma TSelect Reduce:Max Reduce:Sum".split(' ')
+    {
+        want(t.into());
+    }
+    for f in TUn::ALL {
+        want(format!("TUn:{}", f.name()));
+    }
+    for o in TBin::ALL {
+        want(format!("TBin:{}", o.name()));
+    }
+    for c in "Eq Ne Lt Le Gt Ge".split(' ') {
+        want(format!("TCmp:{c}"));
     }
     assert!(missing.is_empty(), "the fixture lacks {missing:?}");
 }

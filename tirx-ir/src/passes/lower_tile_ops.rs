@@ -53,6 +53,25 @@ fn lower_op(lw: &mut Lower, op: Op) -> Result<(), Diagnostics> {
             (var.lower)(lw, &op)
         }
         Op::Copy { .. } | Op::Mma { .. } => Err(lw.internal("copy/mma without a variant")),
+        Op::Compute { dst, value } => crate::regtile::compute::lower(lw, *dst, value),
+        Op::Reduce {
+            dst,
+            src,
+            kind,
+            axis,
+            scratch,
+            again,
+        } => crate::regtile::reduce::lower(
+            lw,
+            &crate::regtile::reduce::Reduce {
+                dst: *dst,
+                src: *src,
+                kind: *kind,
+                axis: *axis as usize,
+                scratch: *scratch,
+                again: *again,
+            },
+        ),
         Op::ProducerAcquire { pipe, iter, stage } | Op::ConsumerWait { pipe, iter, stage } => {
             let producer = matches!(op, Op::ProducerAcquire { .. });
             let (st, parity) = stage_parity(lw.k, *pipe, iter);
@@ -108,18 +127,36 @@ fn lower_op(lw: &mut Lower, op: Op) -> Result<(), Diagnostics> {
 
 fn prologue(k: &mut Kernel, frags: &mut HashMap<Handle<Buffer>, Vec<Handle<Var>>>) -> Vec<Stmt> {
     let mut pre = Vec::new();
-    let regs: Vec<(Handle<Buffer>, u64)> = k
+    // Register tiles: their layout's registers per thread (a legacy accumulator without a
+    // layout: the wgmma fragment's, elements / 128), f32 or b16 by element type.
+    let regs: Vec<(Handle<Buffer>, u64, ScalarType, String)> = k
         .buffers
         .iter()
         .filter(|(_, b)| b.space == Space::Reg)
-        .map(|(h, b)| (h, b.layout.elements() / 128))
+        .map(|(h, b)| {
+            let n = match &b.regs {
+                Some(l) => l.value_count() as u64,
+                None => b.layout.elements() / 128,
+            };
+            let frag = b.layout.shape.len() == 2
+                && b.regs.as_ref()
+                    == crate::ir::RegLayout::wgmma_acc(b.layout.shape[0], b.layout.shape[1])
+                        .ok()
+                        .as_ref();
+            let name = if b.regs.is_none() || frag {
+                "acc"
+            } else {
+                &b.name
+            };
+            (h, n, crate::regtile::reg_type(b.elem), name.to_string())
+        })
         .collect();
-    for (h, n) in regs {
-        let vars: Vec<_> = (0..n).map(|_| k.new_var("acc", ScalarType::F32)).collect();
+    for (h, n, ty, name) in regs {
+        let vars: Vec<_> = (0..n).map(|_| k.new_var(name.clone(), ty)).collect();
         for &v in &vars {
             pre.push(Stmt::new(StmtKind::Let {
                 var: v,
-                value: Expr::Imm(0, ScalarType::F32),
+                value: Expr::Imm(0, ty),
             }));
         }
         frags.insert(h, vars);

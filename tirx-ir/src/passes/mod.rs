@@ -12,6 +12,7 @@ mod lower_scopes;
 mod lower_sync_ops;
 mod lower_tile_ops;
 mod plan_memory;
+mod plan_reg_tiles;
 #[cfg(test)]
 mod tests;
 mod verify_scopes;
@@ -53,6 +54,9 @@ pub static PIPELINE: &[&dyn Pass] = &[
     &derive_signals::DeriveSignals,
     // Picks a variant for every copy and mma; everything after relies on `variant` being set.
     &dispatch_ops::DispatchOps,
+    // Register-tile ops checked against their tiles and threads; cross-warp reductions get
+    // their shared scratch, which plan_memory then places.
+    &plan_reg_tiles::PlanRegTiles,
     // Offsets and TMEM columns; needs the variants (which buffers TMA writes decide
     // alignment) and must precede every lowering that computes an address.
     &plan_memory::PlanMemory,

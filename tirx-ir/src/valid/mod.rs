@@ -131,6 +131,8 @@ fn is_tile_op(op: &Op) -> bool {
             | Op::ProducerAcquire { .. }
             | Op::ConsumerWait { .. }
             | Op::ConsumerRelease { .. }
+            | Op::Compute { .. }
+            | Op::Reduce { .. }
     )
 }
 
@@ -216,6 +218,25 @@ fn op_exprs<'a>(
             exprs.push(parity);
         }
         Op::NamedBarrier { id, .. } => exprs.push(id),
+        Op::Compute { dst, value } => {
+            let mut bufs = vec![*dst];
+            value.tiles(&mut bufs);
+            for b in bufs.into_iter().filter(|b| !k.buffers.contains(*b)) {
+                bad(VerifyError::Buffer { index: b.index() });
+            }
+            value.exprs(exprs);
+        }
+        Op::Reduce {
+            dst, src, scratch, ..
+        } => {
+            for b in [Some(*dst), Some(*src), *scratch]
+                .into_iter()
+                .flatten()
+                .filter(|b| !k.buffers.contains(*b))
+            {
+                bad(VerifyError::Buffer { index: b.index() });
+            }
+        }
         Op::MbarInit { bar } if !k.barriers.contains(*bar) => {
             bad(VerifyError::Barrier { index: bar.index() });
         }

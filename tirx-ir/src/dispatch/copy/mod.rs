@@ -1,7 +1,9 @@
 //! Copy variants, and the tile-shape checks they share.
 
 pub mod reg_epilogue;
+pub mod reg_load;
 pub mod reg_stage;
+pub mod reg_store;
 pub mod row_store;
 pub mod thread_load;
 pub mod tma_load;
@@ -12,6 +14,16 @@ use super::Reject;
 use crate::abi::Swizzle;
 use crate::ir::{Buffer, Kernel, TileRef};
 pub use row_store::RowStore;
+
+/// A register-tile op runs on exactly the threads its tile is spread over.
+pub fn owner_threads(
+    cx: &crate::dispatch::Cx,
+    l: &crate::ir::RegLayout,
+    name: &str,
+) -> Result<(), Reject> {
+    crate::regtile::check_owner(cx.threads, l, name)
+        .map_err(|e| Reject::RegTile { why: e.to_string() })
+}
 
 /// Every copy variant but `reg_stage` refuses a scaled copy (`alpha = …, beta = …`).
 pub fn unscaled(op: &crate::ir::Op) -> Result<(), Reject> {

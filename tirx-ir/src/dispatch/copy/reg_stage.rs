@@ -43,7 +43,7 @@ use crate::ir::{
     BinOp, CmpOp, Expr, Inst, Op, Operand as O, ScalarType as T, Scale, Space, Special, TileRef,
     Var,
 };
-use crate::lower::{Lower, LowerError, add, mul};
+use crate::lower::{Lower, add, mul};
 
 /// The variant.
 pub static VARIANT: Variant = Variant {
@@ -190,7 +190,7 @@ struct Scaling {
 
 impl Scaling {
     fn load(lw: &mut Lower, sc: &Scale) -> Result<Scaling, Diagnostics> {
-        let alpha = scalar_param(lw, &sc.alpha)?;
+        let alpha = lw.scalar_param(&sc.alpha)?;
         let beta = match &sc.beta {
             None => None,
             Some(name) => {
@@ -233,18 +233,6 @@ impl Scaling {
         }
         (out[0], out[1])
     }
-}
-
-/// An `f32` kernel argument, loaded (`ld.param.f32`); an error if the kernel has none of
-/// that name.
-fn scalar_param(lw: &mut Lower, name: &str) -> Result<Handle<Var>, Diagnostics> {
-    if !lw.k.sig.scalars.iter().any(|s| s == name) {
-        return Err(lw.error(LowerError::NotScalar { name: name.into() }));
-    }
-    let p = lw.param(AbiParam::Scalar { name: name.into() });
-    let v = lw.var(name, T::F32);
-    lw.inst(Inst::ld_param("f32", v, &p));
-    Ok(v)
 }
 
 impl Stage {

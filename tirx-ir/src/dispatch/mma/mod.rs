@@ -162,5 +162,13 @@ pub fn accumulator<'k>(
             buffer: b.name.clone(),
         });
     }
-    Ok((b, b.layout.shape[0], b.layout.shape[1]))
+    let (m, n) = (b.layout.shape[0], b.layout.shape[1]);
+    if let Some(l) = &b.regs
+        && crate::ir::RegLayout::wgmma_acc(m, n).as_ref() != Ok(l)
+    {
+        return Err(Reject::NotFragment {
+            buffer: b.name.clone(),
+        });
+    }
+    Ok((b, m, n))
 }

@@ -1,0 +1,68 @@
+//! `reg_store` — a register tile into a tile of a 2-D global tensor, vectorized and masked.
+//!
+//! When: `copy(y.tile(r, c), t)` with `t` a register tile of any layout, `y` row-major 2-D,
+//! run by the threads that own `t`; an f32 tile rounds to the tensor's type (to nearest
+//! even), 16-bit tiles keep theirs or widen into an f32 tensor.
+//! Before: `copy global y[%r, %c] <- @t`
+//! After: the fast/edge paths of `regtile::access`: per chunk, pairs packed by
+//! `cvt.rn.bf16x2.f32` into `st.global.v4.b32`, or masked element stores at the edges.
+//! (A wgmma accumulator without other layout goes to `reg_epilogue` first, by priority.)
+
+use crate::diag::Diagnostics;
+use crate::dispatch::{Cx, Reject, Variant};
+use crate::ir::{Op, TileRef};
+use crate::lower::Lower;
+use crate::regtile::{access, layout};
+
+/// The variant.
+pub static VARIANT: Variant = Variant {
+    name: "reg_store",
+    priority: 5,
+    applies,
+    lower,
+};
+
+fn reject(e: crate::regtile::RegTileError) -> Reject {
+    Reject::RegTile { why: e.to_string() }
+}
+
+fn applies(cx: &Cx) -> Result<(), Reject> {
+    super::unscaled(cx.op)?;
+    let Op::Copy {
+        dst,
+        src,
+        bar: None,
+        multicast: None,
+        ..
+    } = cx.op
+    else {
+        return Err(Reject::WrongOp {
+            expected: "a copy without barrier or multicast",
+        });
+    };
+    let (buf, tensor, _) = access::operands(cx.k, src, dst).map_err(reject)?;
+    let elem =
+        cx.k.sig
+            .tensors
+            .iter()
+            .find(|t| t.name == tensor)
+            .map(|t| t.elem)
+            .ok_or(Reject::UnknownTensor {
+                tensor: tensor.into(),
+            })?;
+    access::check_types(cx.k.buffers[buf].elem, elem, true).map_err(reject)?;
+    let l = layout(cx.k, buf).map_err(reject)?;
+    super::owner_threads(cx, &l, &cx.k.buffers[buf].name)
+}
+
+fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
+    let Op::Copy {
+        dst: TileRef::Global { tensor, coords },
+        src: TileRef::Buf { buf, .. },
+        ..
+    } = op
+    else {
+        return Err(lw.internal("reg_store on a different copy"));
+    };
+    access::store(lw, *buf, tensor, coords)
+}

@@ -1,0 +1,98 @@
+//! Constructors for the instructions register tiles lower to: floating-point arithmetic and
+//! the approximate transcendentals, selects, conversions between f32 and the 16-bit floats,
+//! lane shuffles and vector loads and stores. Each cites its PTX ISA 9.0 section.
+
+use super::{inst, mem, reg};
+use crate::arena::Handle;
+use crate::ir::{Inst, Operand, Var};
+
+impl Inst {
+    /// A one-source instruction `op d, a`: `neg.f32`, `abs.f32` (§9.7.3.9, §9.7.3.10),
+    /// `ex2.approx.ftz.f32` (§9.7.3.21: max relative error 2^-22.5 for |x| ≤ 126 … the ISA's
+    /// table), `lg2.approx.ftz.f32` (§9.7.3.20), `rsqrt.approx.ftz.f32` (§9.7.3.18),
+    /// `rcp.approx.ftz.f32` / `rcp.rn.f32` (§9.7.3.16), `sqrt.rn.f32` (§9.7.3.17),
+    /// `tanh.approx.f32` (§9.7.3.23, sm_75+), `not.pred` (§9.7.8.4).
+    pub fn unary(op_ty: &str, d: Handle<Var>, a: Operand) -> Inst {
+        inst(op_ty, vec![reg(d)], vec![a])
+    }
+
+    /// `fma.rn.f32 d, a, b, c` on operands (§9.7.3.6).
+    pub fn fma_f32(d: Handle<Var>, a: Operand, b: Operand, c: Operand) -> Inst {
+        inst("fma.rn.f32", vec![reg(d)], vec![a, b, c])
+    }
+
+    /// `selp.ty d, a, b, p`: `d = p ? a : b` (§9.7.7.3 selp).
+    pub fn selp(ty: &str, d: Handle<Var>, a: Operand, b: Operand, p: Handle<Var>) -> Inst {
+        inst(format!("selp.{ty}"), vec![reg(d)], vec![a, b, reg(p)])
+    }
+
+    /// `cvt.f32.bf16 d, h` / `cvt.f32.f16 d, h`: widen a 16-bit float, exactly (§9.7.9.21
+    /// cvt; the `.bf16` source needs sm_90 / PTX 7.8).
+    pub fn cvt_f32_from(half: &str, d: Handle<Var>, h: Handle<Var>) -> Inst {
+        inst(format!("cvt.f32.{half}"), vec![reg(d)], vec![reg(h)])
+    }
+
+    /// `mov.b32 {lo, hi}, r`: split a 32-bit register into its low and high halves
+    /// (§9.7.9.1 mov, vector unpacking form).
+    pub fn unpack_b32(lo: Handle<Var>, hi: Handle<Var>, r: Handle<Var>) -> Inst {
+        inst(
+            "mov.b32",
+            vec![Operand::Vector(vec![reg(lo), reg(hi)])],
+            vec![reg(r)],
+        )
+    }
+
+    /// `mov.b32 r, {lo, hi}`: pack two 16-bit halves (§9.7.9.1 mov, vector packing form).
+    pub fn pack_b32(r: Handle<Var>, lo: Handle<Var>, hi: Handle<Var>) -> Inst {
+        inst(
+            "mov.b32",
+            vec![reg(r)],
+            vec![Operand::Vector(vec![reg(lo), reg(hi)])],
+        )
+    }
+
+    /// `shfl.sync.bfly.b32 d, a, lanemask, 0x1f, 0xffffffff` (§9.7.9.6 shfl.sync): lane `l`
+    /// reads `a` of lane `l ^ lanemask`; every lane of the warp takes part.
+    pub fn shfl_bfly(d: Handle<Var>, a: Handle<Var>, lanemask: u32) -> Inst {
+        inst(
+            "shfl.sync.bfly.b32",
+            vec![reg(d)],
+            vec![
+                reg(a),
+                Operand::Imm(lanemask as i64),
+                Operand::Imm(0x1f),
+                Operand::Imm(0xffff_ffff),
+            ],
+        )
+    }
+
+    /// `ld.global.vN.ty {d…}, [addr+off]` (§9.7.9.8 ld, vector forms `.v2`/`.v4`; a single
+    /// register for N = 1): the address must be aligned to the whole vector.
+    pub fn ld_global_vec(ty: &str, ds: &[Handle<Var>], addr: Handle<Var>, off: i64) -> Inst {
+        let (op, dsts) = match ds {
+            [d] => (format!("ld.global.{ty}"), vec![reg(*d)]),
+            _ => (
+                format!("ld.global.v{}.{ty}", ds.len()),
+                vec![Operand::Vector(ds.iter().map(|d| reg(*d)).collect())],
+            ),
+        };
+        inst(op, dsts, vec![mem(addr, off)])
+    }
+
+    /// `st.global.vN.ty [addr+off], {v…}` (§9.7.9.10 st, vector forms).
+    pub fn st_global_vec(ty: &str, addr: Handle<Var>, off: i64, vs: &[Handle<Var>]) -> Inst {
+        let (op, v) = match vs {
+            [v] => (format!("st.global.{ty}"), reg(*v)),
+            _ => (
+                format!("st.global.v{}.{ty}", vs.len()),
+                Operand::Vector(vs.iter().map(|v| reg(*v)).collect()),
+            ),
+        };
+        inst(op, vec![], vec![mem(addr, off), v])
+    }
+
+    /// `ld.shared.f32 d, [addr+off]` (§9.7.9.8 ld).
+    pub fn ld_shared_f32(d: Handle<Var>, addr: Handle<Var>, off: i64) -> Inst {
+        inst("ld.shared.f32", vec![reg(d)], vec![mem(addr, off)])
+    }
+}

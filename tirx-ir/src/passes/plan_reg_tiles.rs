@@ -1,0 +1,147 @@
+//! plan-reg-tiles — checks every register-tile op against its tiles and its threads, and
+//! gives each reduction whose rows span warps its shared-memory scratch.
+//!
+//! Phase: Tile. Preconditions: scopes verified. Postconditions: every `compute` and `reduce`
+//! runs on exactly the threads its tiles are spread over, every tile it reads has the
+//! destination's layout or is a statistic of it, every value has the destination's type (or
+//! widens into it); every `reduce` whose statistic combines warps has `scratch` set (a fresh
+//! shared `f32` buffer of `threads · registers` elements, named `<dst>.scratch`) and is owned
+//! by the whole CTA, and `again` set when it sits in a loop. Violations are errors at the op.
+
+use super::Pass;
+use crate::abi::{ElemType, Swizzle};
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::ir::{Buffer, Kernel, Layout, Op, Space, Stmt, StmtKind};
+use crate::passes::walk::visit_mut_with;
+use crate::regtile::{RegTileError, check_owner, layout};
+use crate::valid::scope::Threads;
+
+/// The pass.
+pub struct PlanRegTiles;
+
+/// What an op sees from its enclosing statements.
+#[derive(Clone, Copy)]
+struct Ctx {
+    threads: Threads,
+    in_loop: bool,
+}
+
+fn enter(c: &Ctx, s: &Stmt) -> Ctx {
+    match &s.kind {
+        StmtKind::Scope { scope, .. } => Ctx {
+            threads: c.threads.enter(scope),
+            ..*c
+        },
+        StmtKind::For { .. } | StmtKind::Loop { .. } => Ctx {
+            in_loop: true,
+            ..*c
+        },
+        _ => *c,
+    }
+}
+
+/// A scratch buffer to add: for the reduce at this statement.
+struct Scratch {
+    elements: u32,
+    name: String,
+}
+
+fn check(k: &Kernel, op: &mut Op, c: Ctx) -> Result<Option<Scratch>, RegTileError> {
+    match op {
+        Op::Compute { dst, value } => {
+            let l = layout(k, *dst)?;
+            check_owner(c.threads, &l, &k.buffers[*dst].name)?;
+            let mut tiles = Vec::new();
+            value.tiles(&mut tiles);
+            for t in tiles {
+                let lt = layout(k, t)?;
+                if lt != l && !(0..2).any(|a| l.reduce(a).as_ref() == Ok(&lt)) {
+                    return Err(RegTileError::Layout {
+                        tile: k.buffers[t].name.clone(),
+                        dst: k.buffers[*dst].name.clone(),
+                    });
+                }
+            }
+            crate::regtile::ttype(k, value)?;
+            Ok(None)
+        }
+        Op::Reduce {
+            dst,
+            src,
+            axis,
+            scratch,
+            again,
+            ..
+        } => {
+            let ls = layout(k, *src)?;
+            let ld = layout(k, *dst)?;
+            check_owner(c.threads, &ls, &k.buffers[*src].name)?;
+            if ls.reduce(*axis as usize)? != ld {
+                return Err(RegTileError::ReduceLayout {
+                    dst: k.buffers[*dst].name.clone(),
+                    src: k.buffers[*src].name.clone(),
+                    axis: *axis,
+                });
+            }
+            let warps = ls.reduce_bits(*axis as usize).iter().any(|&b| b >= 5);
+            if !warps || scratch.is_some() {
+                return Ok(None);
+            }
+            let owner = ls.thread_count();
+            if c.threads != Threads::Cta(k.sig.threads) || owner != k.sig.threads {
+                return Err(RegTileError::CrossWarp {
+                    tile: k.buffers[*src].name.clone(),
+                    owner,
+                    cta: k.sig.threads,
+                });
+            }
+            *again = c.in_loop;
+            Ok(Some(Scratch {
+                elements: owner * ld.value_count(),
+                name: format!("{}.scratch", k.buffers[*dst].name),
+            }))
+        }
+        _ => Ok(None),
+    }
+}
+
+impl Pass for PlanRegTiles {
+    fn name(&self) -> &'static str {
+        "plan-reg-tiles"
+    }
+    fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
+        let mut errs = Vec::new();
+        let mut body = std::mem::take(&mut k.body);
+        let top = Ctx {
+            threads: Threads::Cta(k.sig.threads),
+            in_loop: false,
+        };
+        visit_mut_with(&mut body, &top, &enter, &mut |s, c| {
+            let span = s.span;
+            let StmtKind::Op(op) = &mut s.kind else {
+                return;
+            };
+            match check(k, op, *c) {
+                Ok(Some(sc)) => {
+                    let h = k.buffers.append(Buffer {
+                        name: sc.name,
+                        space: Space::Shared,
+                        elem: ElemType::F32,
+                        layout: Layout::row_major(&[sc.elements], Swizzle::None),
+                        offset: None,
+                        tmem_cols: None,
+                        regs: None,
+                        span,
+                    });
+                    if let Op::Reduce { scratch, .. } = op {
+                        *scratch = Some(h);
+                    }
+                }
+                Ok(None) => {}
+                Err(e) => errs.push(Diagnostic::new(span, e)),
+            }
+        });
+        k.body = body;
+        if errs.is_empty() { Ok(()) } else { Err(errs) }
+    }
+}

@@ -1,0 +1,515 @@
+//! Loads and stores between a register tile and a tile of a row-major 2-D global tensor,
+//! vectorized from the layout and masked at the tensor's edges (the `reg_load` and
+//! `reg_store` copy variants).
+//!
+//! The vector: the layout's fastest value mode, when it walks along a row (`stride (0, 1)`),
+//! gives each thread runs of consecutive columns; a run is split into chunks of `w` elements,
+//! `w` the largest power of two dividing the run and every other column stride of the layout
+//! (so every chunk starts at a multiple of `w`), and at most 16 bytes (`ld.global.v4.b32`).
+//!
+//! Two paths, chosen at run time for the whole tile (a uniform branch: every thread of the
+//! CTA takes the same one):
+//! - fast: the tile lies inside the tensor and every row starts 16-byte aligned (base address
+//!   and row stride): one unguarded vector access per chunk;
+//! - edge: each chunk is one vector access guarded by `row < M && col + w <= N` (and the
+//!   alignment), else its elements one by one, each guarded by `row < M && col + e < N`;
+//!   elements outside the tensor are loaded as 0 and not stored.
+//!
+//! PTX used: §9.7.9.8 ld / §9.7.9.10 st (vector forms, alignment), §9.7.9.21 cvt (the packed
+//! `cvt.rn.bf16x2.f32`: the first source goes to the upper half, the higher address), §9.7.9.1
+//! mov (packing and unpacking halves).
+
+use super::{RegTileError, frag, layout, origin};
+use crate::abi::{AbiParam, ElemType};
+use crate::arena::Handle;
+use crate::diag::Diagnostics;
+use crate::inst::reg;
+use crate::ir::{
+    CmpOp, Expr, Inst, Kernel, Operand, RegLayout, ScalarType as T, StmtKind, TileRef, Var,
+};
+use crate::lower::{Lower, LowerError, add, mul};
+
+/// The chunk width of a layout for a tensor of `eb`-byte elements.
+pub fn chunk_width(l: &RegLayout, eb: u32) -> u32 {
+    let run = match l.values.first() {
+        Some(m) if m.stride == [0, 1] => m.size,
+        _ => 1,
+    };
+    let mut g = run;
+    for m in l.threads.iter().chain(l.values.iter().skip(1)) {
+        if m.stride[1] != 0 {
+            g = gcd(g, m.stride[1]);
+        }
+    }
+    let pow2 = 1u32 << g.trailing_zeros();
+    pow2.min(16 / eb).max(1)
+}
+
+fn gcd(a: u32, b: u32) -> u32 {
+    if b == 0 { a } else { gcd(b, a % b) }
+}
+
+/// Whether a copy between a tile of `tile` elements and a tensor of `tensor` elements is
+/// lossless or an explicit store (narrowing only on stores: rounding results to the output
+/// type is what a store of an f32 tile into a bf16 tensor means).
+pub fn check_types(tile: ElemType, tensor: ElemType, store: bool) -> Result<(), RegTileError> {
+    let ok = tile == tensor
+        || (store && tile == ElemType::F32)
+        || (!store && tile == ElemType::F32)
+        || (store && tensor == ElemType::F32);
+    if ok {
+        Ok(())
+    } else {
+        Err(RegTileError::Copy(format!(
+            "a {} tile cannot be {} a {} tensor without a cast: load into an f32 tile (exact) or cast explicitly",
+            tile.name(),
+            if store { "stored into" } else { "loaded from" },
+            tensor.name()
+        )))
+    }
+}
+
+/// The register tile and global tile of a register load or store, or why not.
+pub fn operands<'o>(
+    k: &Kernel,
+    reg_side: &'o TileRef,
+    global: &'o TileRef,
+) -> Result<(Handle<crate::ir::Buffer>, &'o str, &'o [Expr]), RegTileError> {
+    let TileRef::Buf { buf, index } = reg_side else {
+        return Err(RegTileError::Copy(
+            "the register side is not a buffer".into(),
+        ));
+    };
+    layout(k, *buf)?;
+    if !index.is_empty() {
+        return Err(RegTileError::Copy(
+            "a register tile is not indexed: copy the whole tile".into(),
+        ));
+    }
+    let TileRef::Global { tensor, coords } = global else {
+        return Err(RegTileError::Copy(
+            "the other side is not a global tile".into(),
+        ));
+    };
+    let t = k
+        .sig
+        .tensors
+        .iter()
+        .find(|t| &t.name == tensor)
+        .ok_or_else(|| RegTileError::Copy(format!("unknown tensor `{tensor}`")))?;
+    if t.shape.len() != 2 || coords.len() != 2 {
+        return Err(RegTileError::Copy(format!(
+            "register tiles move to and from 2-D tensors with 2 tile coordinates; `{tensor}` has rank {}",
+            t.shape.len()
+        )));
+    }
+    if k.buffers[*buf].layout.shape.len() != 2 {
+        return Err(RegTileError::Copy("register tiles are 2-D".into()));
+    }
+    Ok((*buf, tensor, coords))
+}
+
+/// One chunk: `w` consecutive registers from `reg0`, at (`dr`, `dc`) from the thread's origin.
+struct Chunk {
+    reg0: u32,
+    dr: u32,
+    dc: u32,
+}
+
+/// What a load or store needs, computed once.
+struct Access {
+    frag: Vec<Handle<Var>>,
+    tile_elem: ElemType,
+    elem: ElemType,
+    w: u32,
+    chunks: Vec<Chunk>,
+    /// Row address (u64) per distinct `dr`.
+    rows: Vec<(u32, Handle<Var>, Handle<Var>)>,
+    col: Handle<Var>,
+    cols: Expr,
+    aligned: Handle<Var>,
+}
+
+fn prepare(
+    lw: &mut Lower,
+    buf: Handle<crate::ir::Buffer>,
+    tensor: &str,
+    coords: &[Expr],
+) -> Result<(Access, Handle<Var>), Diagnostics> {
+    let l = layout(lw.k, buf).map_err(|e| lw.error(e))?;
+    let (bm, bn) = (
+        lw.k.buffers[buf].layout.shape[0],
+        lw.k.buffers[buf].layout.shape[1],
+    );
+    let elem = lw
+        .tensor_elem(tensor)
+        .ok_or_else(|| lw.internal(format!("unknown tensor `{tensor}`")))?;
+    let shape = lw.tensor_shape(tensor);
+    if shape.len() != 2 {
+        return Err(lw.error(LowerError::EpilogueRank {
+            tensor: tensor.into(),
+            rank: shape.len(),
+        }));
+    }
+    let w = chunk_width(&l, elem.bytes());
+    let chunks: Vec<Chunk> = (0..l.value_count())
+        .step_by(w as usize)
+        .map(|i| {
+            let [dr, dc] = l.value_coord(i);
+            Chunk { reg0: i, dr, dc }
+        })
+        .collect();
+    let m = lw.dim(&shape[0]);
+    let n = lw.dim(&shape[1]);
+    let ptr_name = lw.param(AbiParam::Pointer {
+        tensor: tensor.into(),
+    });
+    let stride_name = lw.param(AbiParam::Stride {
+        tensor: tensor.into(),
+        dim: 0,
+    });
+    let [or, oc] = origin(lw, &l);
+    let row0 = lw.let_(
+        "row0",
+        T::U32,
+        add(mul(coords[0].clone(), Expr::u32(bm)), Expr::Var(or)),
+    );
+    let col = lw.let_(
+        "col0",
+        T::U32,
+        add(mul(coords[1].clone(), Expr::u32(bn)), Expr::Var(oc)),
+    );
+    let ptr = lw.var("ptr", T::U64);
+    lw.inst(Inst::ld_param("u64", ptr, &ptr_name));
+    let stride = lw.var("stride", T::U64);
+    lw.inst(Inst::ld_param("u64", stride, &stride_name));
+    let eb = elem.bytes() as i64;
+    // Alignment of every row start for whole chunks: base and row stride in bytes.
+    let sb = lw.var("stride_b", T::U64);
+    lw.inst(Inst::binary(
+        "mul.lo.u64",
+        sb,
+        reg(stride),
+        Operand::Imm(eb),
+    ));
+    let low = lw.var("low", T::U64);
+    lw.inst(Inst::binary("or.b64", low, reg(ptr), reg(sb)));
+    lw.inst(Inst::binary(
+        "and.b64",
+        low,
+        reg(low),
+        Operand::Imm(w as i64 * eb - 1),
+    ));
+    let aligned = lw.let_(
+        "aligned",
+        T::Pred,
+        Expr::cmp(CmpOp::Eq, Expr::Var(low), Expr::Imm(0, T::U64)),
+    );
+    // Whole tile inside the tensor (uniform over the CTA).
+    let tile_r = add(mul(coords[0].clone(), Expr::u32(bm)), Expr::u32(bm));
+    let tile_c = add(mul(coords[1].clone(), Expr::u32(bn)), Expr::u32(bn));
+    let inside = Expr::AndP(
+        Box::new(Expr::cmp(CmpOp::Le, tile_r, m.clone())),
+        Box::new(Expr::cmp(CmpOp::Le, tile_c, n.clone())),
+    );
+    let fast = lw.let_(
+        "fast",
+        T::Pred,
+        Expr::AndP(Box::new(inside), Box::new(Expr::Var(aligned))),
+    );
+    let c64 = lw.var("col64", T::U64);
+    lw.inst(Inst::cvt("u64.u32", c64, reg(col)));
+    let mut drs: Vec<u32> = chunks.iter().map(|c| c.dr).collect();
+    drs.sort();
+    drs.dedup();
+    let mut rows = Vec::new();
+    for dr in drs {
+        let r = lw.let_("row", T::U32, add(Expr::Var(row0), Expr::u32(dr)));
+        let ok = lw.let_(
+            "row_ok",
+            T::Pred,
+            Expr::cmp(CmpOp::Lt, Expr::Var(r), m.clone()),
+        );
+        let r64 = lw.var("row64", T::U64);
+        lw.inst(Inst::cvt("u64.u32", r64, reg(r)));
+        let a = lw.var("addr", T::U64);
+        lw.inst(Inst::binary("mul.lo.u64", a, reg(r64), reg(stride)));
+        lw.inst(Inst::binary("add.u64", a, reg(a), reg(c64)));
+        lw.inst(Inst::binary(
+            "shl.b64",
+            a,
+            reg(a),
+            Operand::Imm(eb.trailing_zeros() as i64),
+        ));
+        lw.inst(Inst::binary("add.u64", a, reg(a), reg(ptr)));
+        rows.push((dr, a, ok));
+    }
+    let access = Access {
+        frag: frag(lw, buf)?,
+        tile_elem: lw.k.buffers[buf].elem,
+        elem,
+        w,
+        chunks,
+        rows,
+        col,
+        cols: n,
+        aligned,
+    };
+    Ok((access, fast))
+}
+
+impl Access {
+    fn row(&self, dr: u32) -> (Handle<Var>, Handle<Var>) {
+        let r = self.rows.iter().find(|r| r.0 == dr).expect("row prepared");
+        (r.1, r.2)
+    }
+
+    /// Emits the two paths around `chunk` (which emits one chunk, guarded or not).
+    fn paths(
+        &self,
+        lw: &mut Lower,
+        fast: Handle<Var>,
+        mut chunk: impl FnMut(&Access, &mut Lower, &Chunk, Option<Handle<Var>>),
+        mut element: impl FnMut(&Access, &mut Lower, &Chunk, u32, Handle<Var>),
+    ) {
+        let outer = std::mem::take(&mut lw.out);
+        for c in &self.chunks {
+            chunk(self, lw, c, None);
+        }
+        let then_body = std::mem::take(&mut lw.out);
+        for c in &self.chunks {
+            let (_, row_ok) = self.row(c.dr);
+            let colc = add(Expr::Var(self.col), Expr::u32(c.dc));
+            let whole = Expr::AndP(
+                Box::new(Expr::AndP(
+                    Box::new(Expr::Var(row_ok)),
+                    Box::new(Expr::Var(self.aligned)),
+                )),
+                Box::new(Expr::cmp(
+                    CmpOp::Le,
+                    add(colc.clone(), Expr::u32(self.w)),
+                    self.cols.clone(),
+                )),
+            );
+            let pv = lw.let_("whole", T::Pred, whole);
+            chunk(self, lw, c, Some(pv));
+            if self.w > 1 {
+                for e in 0..self.w {
+                    let ok = Expr::AndP(
+                        Box::new(Expr::AndP(
+                            Box::new(Expr::Not(Box::new(Expr::Var(pv)))),
+                            Box::new(Expr::Var(row_ok)),
+                        )),
+                        Box::new(Expr::cmp(
+                            CmpOp::Lt,
+                            add(colc.clone(), Expr::u32(e)),
+                            self.cols.clone(),
+                        )),
+                    );
+                    let pe = lw.let_("in", T::Pred, ok);
+                    element(self, lw, c, e, pe);
+                }
+            }
+        }
+        let else_body = std::mem::replace(&mut lw.out, outer);
+        lw.emit(StmtKind::If {
+            cond: Expr::Var(fast),
+            then_body,
+            else_body,
+        });
+    }
+}
+
+fn guard(i: Inst, p: Option<Handle<Var>>) -> Inst {
+    match p {
+        Some(p) => i.guarded(p, false),
+        None => i,
+    }
+}
+
+/// `copy(tile, tensor.tile(r, c))`.
+pub fn load(
+    lw: &mut Lower,
+    buf: Handle<crate::ir::Buffer>,
+    tensor: &str,
+    coords: &[Expr],
+) -> Result<(), Diagnostics> {
+    let (a, fast) = prepare(lw, buf, tensor, coords)?;
+    // Elements outside the tensor read as 0.
+    let zero = match a.tile_elem {
+        ElemType::F32 => Operand::F32Bits(0),
+        _ => Operand::Imm(0),
+    };
+    let ty = if a.tile_elem == ElemType::F32 {
+        "f32"
+    } else {
+        "b16"
+    };
+    let outer = std::mem::take(&mut lw.out);
+    for &r in &a.frag {
+        lw.inst(Inst::mov(ty, r, zero.clone()));
+    }
+    let zeros = std::mem::replace(&mut lw.out, outer);
+    let mut first = true;
+    a.paths(
+        lw,
+        fast,
+        |a, lw, c, p| {
+            if p.is_some() && first {
+                lw.out.extend(zeros.iter().cloned());
+                first = false;
+            }
+            load_chunk(a, lw, c, p)
+        },
+        load_element,
+    );
+    Ok(())
+}
+
+fn load_chunk(a: &Access, lw: &mut Lower, c: &Chunk, p: Option<Handle<Var>>) {
+    let (addr, _) = a.row(c.dr);
+    let off = (c.dc * a.elem.bytes()) as i64;
+    let regs = &a.frag[c.reg0 as usize..(c.reg0 + a.w) as usize];
+    match (a.elem, a.tile_elem) {
+        (ElemType::F32, _) => lw.inst(guard(Inst::ld_global_vec("f32", regs, addr, off), p)),
+        (_, _) if a.w == 1 => {
+            let p = p.unwrap_or_else(|| lw.pred_const(true));
+            load_element(a, lw, c, 0, p)
+        }
+        (half, tile) => {
+            let words: Vec<_> = (0..a.w / 2).map(|_| lw.var("ld", T::U32)).collect();
+            if p.is_some() {
+                for &wd in &words {
+                    lw.inst(Inst::mov("b32", wd, Operand::Imm(0)));
+                }
+            }
+            lw.inst(guard(Inst::ld_global_vec("b32", &words, addr, off), p));
+            for (k, &wd) in words.iter().enumerate() {
+                let (lo, hi) = (regs[2 * k], regs[2 * k + 1]);
+                if tile == half {
+                    lw.inst(Inst::unpack_b32(lo, hi, wd));
+                } else {
+                    let (hl, hh) = (lw.var("h", T::B16), lw.var("h", T::B16));
+                    lw.inst(Inst::unpack_b32(hl, hh, wd));
+                    lw.inst(Inst::cvt_f32_from(half.name(), lo, hl));
+                    lw.inst(Inst::cvt_f32_from(half.name(), hi, hh));
+                }
+            }
+        }
+    }
+}
+
+fn load_element(a: &Access, lw: &mut Lower, c: &Chunk, e: u32, p: Handle<Var>) {
+    let (addr, _) = a.row(c.dr);
+    let off = ((c.dc + e) * a.elem.bytes()) as i64;
+    let r = a.frag[(c.reg0 + e) as usize];
+    match (a.elem, a.tile_elem) {
+        (ElemType::F32, _) => lw.inst(Inst::ld_global("f32", r, addr, off).guarded(p, false)),
+        (half, tile) if tile == half => {
+            lw.inst(Inst::ld_global("b16", r, addr, off).guarded(p, false))
+        }
+        (half, _) => {
+            let h = lw.var("h", T::B16);
+            lw.inst(Inst::mov("b16", h, Operand::Imm(0)));
+            lw.inst(Inst::ld_global("b16", h, addr, off).guarded(p, false));
+            lw.inst(Inst::cvt_f32_from(half.name(), r, h).guarded(p, false));
+        }
+    }
+}
+
+/// `copy(tensor.tile(r, c), tile)`.
+pub fn store(
+    lw: &mut Lower,
+    buf: Handle<crate::ir::Buffer>,
+    tensor: &str,
+    coords: &[Expr],
+) -> Result<(), Diagnostics> {
+    let (a, fast) = prepare(lw, buf, tensor, coords)?;
+    // Convert once, before either path: the values the tensor receives, one register each
+    // (16-bit values in b16 registers, f32 in f32).
+    let vals: Vec<Handle<Var>> = match (a.tile_elem, a.elem) {
+        (t, e) if t == e => a.frag.clone(),
+        (ElemType::F32, half) if a.w == 1 => a
+            .frag
+            .iter()
+            .map(|&r| {
+                let h = lw.var("h", T::B16);
+                lw.inst(Inst::cvt_rn_f32_to(half.name(), h, r));
+                h
+            })
+            .collect(),
+        (ElemType::F32, _) => a.frag.clone(),
+        (half, _) => a
+            .frag
+            .iter()
+            .map(|&r| {
+                let f = lw.var("w", T::F32);
+                lw.inst(Inst::cvt_f32_from(half.name(), f, r));
+                f
+            })
+            .collect(),
+    };
+    a.paths(
+        lw,
+        fast,
+        |a, lw, c, p| store_chunk(a, lw, &vals, c, p),
+        |a, lw, c, e, p| store_element(a, lw, &vals, c, e, p),
+    );
+    Ok(())
+}
+
+fn store_chunk(
+    a: &Access,
+    lw: &mut Lower,
+    vals: &[Handle<Var>],
+    c: &Chunk,
+    p: Option<Handle<Var>>,
+) {
+    let (addr, _) = a.row(c.dr);
+    let off = (c.dc * a.elem.bytes()) as i64;
+    let regs = &vals[c.reg0 as usize..(c.reg0 + a.w) as usize];
+    if a.w == 1 {
+        let p = p.unwrap_or_else(|| lw.pred_const(true));
+        return store_element(a, lw, vals, c, 0, p);
+    }
+    match a.elem {
+        ElemType::F32 => lw.inst(guard(Inst::st_global_vec("f32", addr, off, regs), p)),
+        half => {
+            let words: Vec<_> = (0..a.w / 2)
+                .map(|k| {
+                    let wd = lw.var("st", T::U32);
+                    let (lo, hi) = (regs[2 * k as usize], regs[2 * k as usize + 1]);
+                    if a.tile_elem == ElemType::F32 {
+                        lw.inst(Inst::cvt_rn_pack(half.name(), wd, hi, lo));
+                    } else {
+                        lw.inst(Inst::pack_b32(wd, lo, hi));
+                    }
+                    wd
+                })
+                .collect();
+            lw.inst(guard(Inst::st_global_vec("b32", addr, off, &words), p));
+        }
+    }
+}
+
+fn store_element(
+    a: &Access,
+    lw: &mut Lower,
+    vals: &[Handle<Var>],
+    c: &Chunk,
+    e: u32,
+    p: Handle<Var>,
+) {
+    let (addr, _) = a.row(c.dr);
+    let off = ((c.dc + e) * a.elem.bytes()) as i64;
+    let v = vals[(c.reg0 + e) as usize];
+    match (a.elem, lw.k.vars[v].ty) {
+        (ElemType::F32, _) => lw.inst(Inst::st_global("f32", addr, off, reg(v)).guarded(p, false)),
+        (_, T::B16) => lw.inst(Inst::st_global("b16", addr, off, reg(v)).guarded(p, false)),
+        (half, _) => {
+            let h = lw.var("h", T::B16);
+            lw.inst(Inst::cvt_rn_f32_to(half.name(), h, v));
+            lw.inst(Inst::st_global("b16", addr, off, reg(h)).guarded(p, false));
+        }
+    }
+}

@@ -1,0 +1,332 @@
+//! `compute @dst = EXPR`: one instruction sequence per register of the destination.
+//!
+//! Before: `compute @e = (exp2_approx (mul (sub @x @m) (f32 0f3FB8AA3B)))`
+//! After (per register `i` of each thread, unrolled): `sub.f32 %a, %x_i, %m_j;`
+//! `mul.f32 %b, %a, 0f3FB8AA3B; ex2.approx.ftz.f32 %e_i, %b;` where `j` is the register of the
+//! statistic `@m` that register `i` of `@x` broadcasts from (`RegLayout::broadcast_index`).
+//!
+//! Scalars (kernel arguments, `u32` expressions) are loaded once before the unrolled body;
+//! `row`/`col` indices are the thread's origin (computed once) plus the register's constant
+//! offset. 16-bit floats are widened exactly (`cvt.f32.bf16`) where arithmetic reads them.
+//! PTX used: §9.7.3 (floating point), §9.7.7 (setp, selp), §9.7.9.21 (cvt).
+
+use super::{RegTileError, frag, layout, origin, reg_type, ttype};
+use crate::abi::ElemType;
+use crate::arena::Handle;
+use crate::diag::Diagnostics;
+use crate::inst::reg;
+use crate::ir::{
+    Buffer, CmpOp, Inst, Operand, RegLayout, ScalarType as T, TBin, TExpr, TType, TUn, Var,
+};
+use crate::lower::Lower;
+
+/// How an operand tile is read at the destination's register `i`.
+#[derive(Clone, Copy)]
+enum Read {
+    /// The same layout: register `i`.
+    Same,
+    /// A statistic along the axis: register `broadcast_index(axis, i)`.
+    Stat(usize),
+}
+
+/// A tile expression with its scalars loaded.
+enum P {
+    Tile(Vec<Handle<Var>>, Read, TType),
+    Op(Operand, TType),
+    Index(usize),
+    Un(TUn, Box<P>),
+    Bin(TBin, Box<P>, Box<P>),
+    Fma(Box<P>, Box<P>, Box<P>),
+    Cmp(CmpOp, Box<P>, Box<P>),
+    Select(Box<P>, Box<P>, Box<P>),
+}
+
+/// Lowers `compute dst = value`.
+pub fn lower(lw: &mut Lower, dst: Handle<Buffer>, value: &TExpr) -> Result<(), Diagnostics> {
+    let l = layout(lw.k, dst).map_err(|e| lw.error(e))?;
+    let ty = ttype(lw.k, value).map_err(|e| lw.error(e))?;
+    let elem = lw.k.buffers[dst].elem;
+    let fits = match (ty, elem) {
+        (TType::Elem(a), b) if a == b => true,
+        (TType::Elem(a), ElemType::F32) => a != ElemType::F32,
+        _ => false,
+    };
+    if !fits {
+        return Err(lw.error(RegTileError::Assign {
+            dst: lw.k.buffers[dst].name.clone(),
+            want: elem.name(),
+            got: ty.name(),
+        }));
+    }
+    let p = prepare(lw, dst, &l, value)?;
+    let org = uses_index(&p).then(|| origin(lw, &l));
+    let out = frag(lw, dst)?;
+    for (i, d) in out.iter().enumerate() {
+        let (v, t) = eval(lw, &l, org, &p, i as u32);
+        let v = if elem == ElemType::F32 {
+            f32_of(lw, v, t)
+        } else {
+            v
+        };
+        let ty = if elem == ElemType::F32 { "f32" } else { "b16" };
+        lw.inst(Inst::mov(ty, *d, v));
+    }
+    Ok(())
+}
+
+fn prepare(
+    lw: &mut Lower,
+    dst: Handle<Buffer>,
+    l: &RegLayout,
+    e: &TExpr,
+) -> Result<P, Diagnostics> {
+    let sub = |lw: &mut Lower, x: &TExpr| prepare(lw, dst, l, x).map(Box::new);
+    Ok(match e {
+        TExpr::Tile(b) => {
+            let lb = layout(lw.k, *b).map_err(|e| lw.error(e))?;
+            let read = if lb == *l {
+                Read::Same
+            } else if let Some(a) = (0..2).find(|&a| l.reduce(a).as_ref() == Ok(&lb)) {
+                Read::Stat(a)
+            } else {
+                return Err(lw.error(RegTileError::Layout {
+                    tile: lw.k.buffers[*b].name.clone(),
+                    dst: lw.k.buffers[dst].name.clone(),
+                }));
+            };
+            P::Tile(frag(lw, *b)?, read, TType::Elem(lw.k.buffers[*b].elem))
+        }
+        TExpr::F32(bits) => P::Op(Operand::F32Bits(*bits), TType::Elem(ElemType::F32)),
+        TExpr::Arg(name) => {
+            let v = lw.scalar_param(name)?;
+            P::Op(reg(v), TType::Elem(ElemType::F32))
+        }
+        TExpr::Int(x) => {
+            let v = lw.let_("s", T::U32, x.clone());
+            P::Op(reg(v), TType::U32)
+        }
+        TExpr::Index(a) => P::Index(*a as usize),
+        TExpr::Un(f, a) => P::Un(*f, sub(lw, a)?),
+        TExpr::Bin(op, a, b) => P::Bin(*op, sub(lw, a)?, sub(lw, b)?),
+        TExpr::Fma(a, b, c) => P::Fma(sub(lw, a)?, sub(lw, b)?, sub(lw, c)?),
+        TExpr::Cmp(c, a, b) => P::Cmp(*c, sub(lw, a)?, sub(lw, b)?),
+        TExpr::Select(c, a, b) => P::Select(sub(lw, c)?, sub(lw, a)?, sub(lw, b)?),
+    })
+}
+
+fn uses_index(p: &P) -> bool {
+    match p {
+        P::Index(_) => true,
+        P::Tile(..) | P::Op(..) => false,
+        P::Un(_, a) => uses_index(a),
+        P::Bin(_, a, b) | P::Cmp(_, a, b) => uses_index(a) || uses_index(b),
+        P::Fma(a, b, c) | P::Select(a, b, c) => uses_index(a) || uses_index(b) || uses_index(c),
+    }
+}
+
+/// `v` as an f32 operand (16-bit floats widened exactly).
+fn f32_of(lw: &mut Lower, v: Operand, t: TType) -> Operand {
+    match (t, v) {
+        (TType::Elem(h @ (ElemType::Bf16 | ElemType::F16)), Operand::Reg(r)) => {
+            let d = lw.var("w", T::F32);
+            lw.inst(Inst::cvt_f32_from(h.name(), d, r));
+            reg(d)
+        }
+        (_, v) => v,
+    }
+}
+
+fn tmp(lw: &mut Lower, t: T) -> Handle<Var> {
+    lw.var("v", t)
+}
+
+fn eval(
+    lw: &mut Lower,
+    l: &RegLayout,
+    org: Option<[Handle<Var>; 2]>,
+    p: &P,
+    i: u32,
+) -> (Operand, TType) {
+    let f32t = TType::Elem(ElemType::F32);
+    match p {
+        P::Tile(regs, read, t) => {
+            let j = match read {
+                Read::Same => i,
+                Read::Stat(a) => l.broadcast_index(*a, i),
+            };
+            (reg(regs[j as usize]), *t)
+        }
+        P::Op(o, t) => (o.clone(), *t),
+        P::Index(a) => {
+            let [r, c] = org.expect("origin computed for index tiles");
+            let base = if *a == 0 { r } else { c };
+            let d = tmp(lw, T::U32);
+            let off = l.value_coord(i)[*a] as i64;
+            lw.inst(Inst::binary("add.u32", d, reg(base), Operand::Imm(off)));
+            (reg(d), TType::U32)
+        }
+        P::Un(TUn::Not, a) => {
+            let (v, _) = eval(lw, l, org, a, i);
+            let d = tmp(lw, T::Pred);
+            lw.inst(Inst::unary("not.pred", d, v));
+            (reg(d), TType::Pred)
+        }
+        P::Un(TUn::Cast(to), a) => {
+            let (v, t) = eval(lw, l, org, a, i);
+            match (t, *to) {
+                (TType::Elem(from), to) if from == to => (v, t),
+                (_, ElemType::F32) => (f32_of(lw, v, t), f32t),
+                (_, half) => {
+                    let v = f32_of(lw, v, t);
+                    let src = match v {
+                        Operand::Reg(r) => r,
+                        other => {
+                            let r = tmp(lw, T::F32);
+                            lw.inst(Inst::mov("f32", r, other));
+                            r
+                        }
+                    };
+                    let d = tmp(lw, T::B16);
+                    lw.inst(Inst::cvt_rn_f32_to(half.name(), d, src));
+                    (reg(d), TType::Elem(half))
+                }
+            }
+        }
+        P::Un(f, a) => {
+            let (v, t) = eval(lw, l, org, a, i);
+            let v = f32_of(lw, v, t);
+            let op = match f {
+                TUn::Neg => "neg.f32",
+                TUn::Abs => "abs.f32",
+                TUn::Exp2Approx => "ex2.approx.ftz.f32",
+                TUn::Log2Approx => "lg2.approx.ftz.f32",
+                TUn::RsqrtApprox => "rsqrt.approx.ftz.f32",
+                TUn::RcpApprox => "rcp.approx.ftz.f32",
+                TUn::Rcp => "rcp.rn.f32",
+                TUn::Sqrt => "sqrt.rn.f32",
+                TUn::TanhApprox => "tanh.approx.f32",
+                TUn::Not | TUn::Cast(_) => unreachable!("handled above"),
+            };
+            let d = tmp(lw, T::F32);
+            lw.inst(Inst::unary(op, d, v));
+            (reg(d), f32t)
+        }
+        P::Bin(op, a, b) => {
+            let (va, ta) = eval(lw, l, org, a, i);
+            let (vb, tb) = eval(lw, l, org, b, i);
+            if ta == TType::Pred {
+                let d = tmp(lw, T::Pred);
+                let o = if *op == TBin::And {
+                    "and.pred"
+                } else {
+                    "or.pred"
+                };
+                lw.inst(Inst::binary(o, d, va, vb));
+                return (reg(d), TType::Pred);
+            }
+            let float = ta != TType::U32;
+            let (va, vb) = if float {
+                (f32_of(lw, va, ta), f32_of(lw, vb, tb))
+            } else {
+                (va, vb)
+            };
+            let s = if float { "f32" } else { "u32" };
+            let o = match op {
+                TBin::Add => format!("add.{s}"),
+                TBin::Sub => format!("sub.{s}"),
+                TBin::Mul if float => "mul.f32".into(),
+                TBin::Mul => "mul.lo.u32".into(),
+                TBin::Div => "div.rn.f32".into(),
+                TBin::Min => format!("min.{s}"),
+                TBin::Max => format!("max.{s}"),
+                TBin::And | TBin::Or => unreachable!("predicates handled above"),
+            };
+            let (rt, tt) = if float {
+                (T::F32, f32t)
+            } else {
+                (T::U32, TType::U32)
+            };
+            let d = tmp(lw, rt);
+            lw.inst(Inst::binary(&o, d, va, vb));
+            (reg(d), tt)
+        }
+        P::Fma(a, b, c) => {
+            let mut ops = Vec::new();
+            for x in [a, b, c] {
+                let (v, t) = eval(lw, l, org, x, i);
+                ops.push(f32_of(lw, v, t));
+            }
+            let [a, b, c]: [Operand; 3] = ops.try_into().expect("three operands");
+            let d = tmp(lw, T::F32);
+            lw.inst(Inst::fma_f32(d, a, b, c));
+            (reg(d), f32t)
+        }
+        P::Cmp(c, a, b) => {
+            let (va, ta) = eval(lw, l, org, a, i);
+            let (vb, tb) = eval(lw, l, org, b, i);
+            let float = ta != TType::U32;
+            let (va, vb) = if float {
+                (f32_of(lw, va, ta), f32_of(lw, vb, tb))
+            } else {
+                (va, vb)
+            };
+            let d = tmp(lw, T::Pred);
+            let cmp = cmp_name(*c, float);
+            lw.inst(Inst::setp(
+                cmp,
+                if float { "f32" } else { "u32" },
+                d,
+                va,
+                vb,
+            ));
+            (reg(d), TType::Pred)
+        }
+        P::Select(c, a, b) => {
+            let (vc, _) = eval(lw, l, org, c, i);
+            let (va, ta) = eval(lw, l, org, a, i);
+            let (vb, tb) = eval(lw, l, org, b, i);
+            let Operand::Reg(pc) = vc else {
+                unreachable!("predicates are registers")
+            };
+            let (va, vb, ty, rt, t) = if ta == tb && ta != f32t {
+                let (name, rt) = match ta {
+                    TType::U32 => ("u32", T::U32),
+                    TType::Pred => ("pred", T::Pred),
+                    _ => ("b16", reg_type(ElemType::Bf16)),
+                };
+                (va, vb, name, rt, ta)
+            } else {
+                (f32_of(lw, va, ta), f32_of(lw, vb, tb), "f32", T::F32, f32t)
+            };
+            let d = tmp(lw, rt);
+            if ty == "pred" {
+                // selp has no .pred form: (c && a) || (!c && b).
+                let (x, y, nc) = (tmp(lw, T::Pred), tmp(lw, T::Pred), tmp(lw, T::Pred));
+                lw.inst(Inst::binary("and.pred", x, reg(pc), va));
+                lw.inst(Inst::unary("not.pred", nc, reg(pc)));
+                lw.inst(Inst::binary("and.pred", y, reg(nc), vb));
+                lw.inst(Inst::binary("or.pred", d, reg(x), reg(y)));
+            } else {
+                lw.inst(Inst::selp(ty, d, va, vb, pc));
+            }
+            (reg(d), t)
+        }
+    }
+}
+
+/// The `setp` comparison: ordered for floats (false when either side is NaN, like C's).
+fn cmp_name(c: CmpOp, float: bool) -> &'static str {
+    match (c, float) {
+        (CmpOp::Eq, _) => "eq",
+        (CmpOp::Ne, true) => "neu",
+        (CmpOp::Ne, false) => "ne",
+        (CmpOp::Lt, true) => "lt",
+        (CmpOp::Lt, false) => "lo",
+        (CmpOp::Le, true) => "le",
+        (CmpOp::Le, false) => "ls",
+        (CmpOp::Gt, true) => "gt",
+        (CmpOp::Gt, false) => "hi",
+        (CmpOp::Ge, true) => "ge",
+        (CmpOp::Ge, false) => "hs",
+    }
+}

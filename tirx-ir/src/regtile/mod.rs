@@ -1,0 +1,309 @@
+//! Register tiles lowered to per-thread instructions: the type rules of tile expressions,
+//! the thread coordinates a layout gives each thread, and the lowering of `compute`
+//! ([`compute`]), `reduce` ([`reduce`]) and the register loads and stores the copy variants
+//! use ([`access`]).
+//!
+//! A register tile is a vector of virtual registers per thread (`Lower::frags`), register `i`
+//! holding the element its layout assigns to (thread, `i`). Every loop over elements here is
+//! unrolled at build time: a thread's registers are named, never indexed at run time.
+
+pub mod access;
+pub mod compute;
+pub mod reduce;
+
+use crate::abi::ElemType;
+use crate::arena::Handle;
+use crate::diag::Diagnostics;
+use crate::ir::{
+    BinOp, Buffer, Expr, Kernel, LayoutError, RegLayout, ScalarType, Space, Special, TBin, TExpr,
+    TType, TUn, Var,
+};
+use crate::lower::Lower;
+
+/// A register-tile op that does not fit its tiles.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum RegTileError {
+    /// A buffer used as a register tile that is not one.
+    #[error("`{name}` is not a register tile (declare it with `regs::<T>([R, C], layout = …)`)")]
+    NotRegTile {
+        /// The buffer.
+        name: String,
+    },
+    /// A tile read by an op whose layout is neither the destination's nor a statistic of it.
+    #[error(
+        "`{tile}` has another layout than `{dst}` and is not a row or column statistic of it; elementwise ops combine tiles of one layout (and statistics reduced from it)"
+    )]
+    Layout {
+        /// The tile read.
+        tile: String,
+        /// The destination.
+        dst: String,
+    },
+    /// Operand types an operator does not take.
+    #[error("`{op}` takes {want}; this operand is {got}")]
+    Type {
+        /// The operator or function.
+        op: &'static str,
+        /// What it takes.
+        want: &'static str,
+        /// What it got.
+        got: &'static str,
+    },
+    /// A value of one type assigned to a tile of another without a cast.
+    #[error(
+        "`{dst}` holds {want}; this value is {got} (round explicitly with `cast::<{want}>(…)`; widening is implicit, narrowing never is)"
+    )]
+    Assign {
+        /// The destination.
+        dst: String,
+        /// Its element type.
+        want: &'static str,
+        /// The value's type.
+        got: &'static str,
+    },
+    /// The op runs on other threads than the ones that own the tile.
+    #[error("`{tile}` is spread over {owner} threads, but this op runs on {threads}")]
+    Threads {
+        /// The tile.
+        tile: String,
+        /// Threads of its layout.
+        owner: u32,
+        /// The op's threads, described.
+        threads: String,
+    },
+    /// A reduction whose rows span warps, in a tile owned by less than the whole CTA.
+    #[error(
+        "reducing `{tile}` combines values across warps through shared memory and a CTA barrier; the tile must be owned by the whole CTA ({cta} threads), not {owner}"
+    )]
+    CrossWarp {
+        /// The tile.
+        tile: String,
+        /// Its threads.
+        owner: u32,
+        /// The CTA's threads.
+        cta: u32,
+    },
+    /// The layout of a statistic is not the one its tile reduces to.
+    #[error("`{dst}` does not have the layout `{src}` reduces to along axis {axis}")]
+    ReduceLayout {
+        /// The statistic.
+        dst: String,
+        /// The tile.
+        src: String,
+        /// The axis.
+        axis: u8,
+    },
+    /// A layout that cannot be built or reduced.
+    #[error(transparent)]
+    Layout2(#[from] LayoutError),
+    /// A copy between a register tile and memory the variant cannot do.
+    #[error("{0}")]
+    Copy(String),
+}
+
+/// The layout of a register tile, or why `b` is not one. A register buffer declared without
+/// a layout is a wgmma accumulator: its layout is the fragment's.
+pub fn layout(k: &Kernel, b: Handle<Buffer>) -> Result<RegLayout, RegTileError> {
+    let buf = &k.buffers[b];
+    let not = || RegTileError::NotRegTile {
+        name: buf.name.clone(),
+    };
+    match (&buf.regs, buf.space, &buf.layout.shape[..]) {
+        (Some(l), Space::Reg, _) => Ok(l.clone()),
+        (None, Space::Reg, &[m, n]) => RegLayout::wgmma_acc(m, n).map_err(|_| not()),
+        _ => Err(not()),
+    }
+}
+
+fn is_float(t: TType) -> bool {
+    matches!(t, TType::Elem(_))
+}
+
+fn float_bin(op: TBin) -> bool {
+    !matches!(op, TBin::And | TBin::Or)
+}
+
+/// The type of a tile expression (see `docs/language.md`, "Register tiles"): arithmetic on
+/// floats is `f32` (16-bit tiles widen when read), on indices `u32`; comparisons and `&&`/`||`
+/// are predicates; `cast::<T>` rounds to `T`.
+pub fn ttype(k: &Kernel, e: &TExpr) -> Result<TType, RegTileError> {
+    let ty = |x: &TExpr| ttype(k, x);
+    let got = |t: TType| t.name();
+    Ok(match e {
+        TExpr::Tile(b) => TType::Elem(k.buffers[*b].elem),
+        TExpr::F32(_) | TExpr::Arg(_) => TType::Elem(ElemType::F32),
+        TExpr::Int(_) | TExpr::Index(_) => TType::U32,
+        TExpr::Un(TUn::Not, a) => match ty(a)? {
+            TType::Pred => TType::Pred,
+            t => {
+                return Err(RegTileError::Type {
+                    op: "!",
+                    want: "a predicate",
+                    got: got(t),
+                });
+            }
+        },
+        TExpr::Un(f, a) => {
+            let t = ty(a)?;
+            if !is_float(t) {
+                return Err(RegTileError::Type {
+                    op: f.name(),
+                    want: "a float",
+                    got: got(t),
+                });
+            }
+            match f {
+                TUn::Cast(to) => TType::Elem(*to),
+                _ => TType::Elem(ElemType::F32),
+            }
+        }
+        TExpr::Bin(op, a, b) => {
+            let (ta, tb) = (ty(a)?, ty(b)?);
+            match (float_bin(*op), ta, tb) {
+                (true, TType::Elem(_), TType::Elem(_)) => TType::Elem(ElemType::F32),
+                (true, TType::U32, TType::U32) if *op != TBin::Div => TType::U32,
+                (false, TType::Pred, TType::Pred) => TType::Pred,
+                (true, x, y) => {
+                    let bad = if is_float(x) || x == TType::U32 { y } else { x };
+                    return Err(RegTileError::Type {
+                        op: op.name(),
+                        want: "two floats or two indices",
+                        got: got(bad),
+                    });
+                }
+                (false, x, y) => {
+                    return Err(RegTileError::Type {
+                        op: op.name(),
+                        want: "two predicates",
+                        got: got(if x == TType::Pred { y } else { x }),
+                    });
+                }
+            }
+        }
+        TExpr::Fma(a, b, c) => {
+            for x in [a, b, c] {
+                let t = ty(x)?;
+                if !is_float(t) {
+                    return Err(RegTileError::Type {
+                        op: "fma",
+                        want: "floats",
+                        got: got(t),
+                    });
+                }
+            }
+            TType::Elem(ElemType::F32)
+        }
+        TExpr::Cmp(_, a, b) => match (ty(a)?, ty(b)?) {
+            (TType::Elem(_), TType::Elem(_)) | (TType::U32, TType::U32) => TType::Pred,
+            (x, y) => {
+                return Err(RegTileError::Type {
+                    op: "a comparison",
+                    want: "two floats or two indices",
+                    got: got(if x == TType::Pred { x } else { y }),
+                });
+            }
+        },
+        TExpr::Select(c, a, b) => {
+            let tc = ty(c)?;
+            if tc != TType::Pred {
+                return Err(RegTileError::Type {
+                    op: "select",
+                    want: "a predicate first",
+                    got: got(tc),
+                });
+            }
+            match (ty(a)?, ty(b)?) {
+                (x, y) if x == y => x,
+                (TType::Elem(_), TType::Elem(_)) => TType::Elem(ElemType::F32),
+                (x, _) => {
+                    return Err(RegTileError::Type {
+                        op: "select",
+                        want: "two values of one kind",
+                        got: got(x),
+                    });
+                }
+            }
+        }
+    })
+}
+
+/// The register type that holds one element of a tile of `elem`.
+pub fn reg_type(elem: ElemType) -> ScalarType {
+    match elem {
+        ElemType::F32 => ScalarType::F32,
+        ElemType::Bf16 | ElemType::F16 => ScalarType::B16,
+    }
+}
+
+/// The index of the executing thread within the owner of a layout of `l`'s threads: the
+/// CTA-linear index modulo the layout's thread count (owners are aligned groups of threads —
+/// a warpgroup, the CTA — which the scope checks ensure).
+pub fn owner_thread(lw: &mut Lower, l: &RegLayout) -> Handle<Var> {
+    let t = l.thread_count();
+    let e = if t >= lw.k.sig.threads {
+        Expr::Special(Special::TidX)
+    } else {
+        Expr::bin(BinOp::Rem, Expr::Special(Special::TidX), Expr::u32(t))
+    };
+    lw.let_("t", ScalarType::U32, e)
+}
+
+/// The (row, col) of the executing thread's register 0 within the tile: Σ digit · stride over
+/// the thread modes, as `u32` variables.
+pub fn origin(lw: &mut Lower, l: &RegLayout) -> [Handle<Var>; 2] {
+    let t = owner_thread(lw, l);
+    let mut acc = [Expr::u32(0), Expr::u32(0)];
+    let mut below = 1u32;
+    for m in &l.threads {
+        let digit = Expr::bin(
+            BinOp::Rem,
+            Expr::bin(BinOp::Div, Expr::Var(t), Expr::u32(below)),
+            Expr::u32(m.size),
+        );
+        for (a, sum) in acc.iter_mut().enumerate() {
+            if m.stride[a] != 0 {
+                let term = crate::lower::mul(digit.clone(), Expr::u32(m.stride[a]));
+                *sum = crate::lower::add(sum.clone(), term);
+            }
+        }
+        below *= m.size;
+    }
+    let [r, c] = acc;
+    [
+        lw.let_("tile_row", ScalarType::U32, r),
+        lw.let_("tile_col", ScalarType::U32, c),
+    ]
+}
+
+/// The registers of a tile (allocated by `lower-tile-ops`' prologue).
+pub fn frag(lw: &Lower, b: Handle<Buffer>) -> Result<Vec<Handle<Var>>, Diagnostics> {
+    lw.frags
+        .get(&b)
+        .cloned()
+        .ok_or_else(|| lw.internal("register tile not allocated"))
+}
+
+/// Whether `threads` (an op's scope) are exactly the owner of a tile of layout `l`.
+pub fn check_owner(
+    threads: crate::valid::scope::Threads,
+    l: &RegLayout,
+    name: &str,
+) -> Result<(), RegTileError> {
+    use crate::valid::scope::Threads as Th;
+    let owner = l.thread_count();
+    let n = match threads {
+        Th::Cta(n) => Some(n),
+        Th::Warpgroups(g) => Some(128 * g),
+        Th::Warps(w, _) => Some(32 * w),
+        Th::ElectPerWarp(_) | Th::Single => None,
+    };
+    if n == Some(owner) {
+        Ok(())
+    } else {
+        Err(RegTileError::Threads {
+            tile: name.into(),
+            owner,
+            threads: threads.describe(),
+        })
+    }
+}

@@ -1,0 +1,164 @@
+//! `reduce @dst <- @src KIND axis A`: a row (A = 1) or column (A = 0) statistic of a register
+//! tile, left replicated in every thread that holds part of that row or column.
+//!
+//! Three stages, each derived from the layout (`RegLayout::reduce_bits`):
+//! 1. in each thread, over its registers of one row (`max.f32` / `add.f32`);
+//! 2. across the lanes that share the row: one `shfl.sync.bfly.b32` + combine per lane bit
+//!    of the thread index whose mode moves along the axis (PTX ISA §9.7.9.6: the butterfly
+//!    leaves every lane with the combined value, so no broadcast follows);
+//! 3. across the warps that share the row (thread-index bits ≥ 5): lane-representatives
+//!    store their warp's value to shared scratch, `bar.sync 0`, and every thread reads the
+//!    values of all warps of its row — constant offsets from one address, since the warp bits
+//!    along the axis are disjoint from the others — and combines them in warp order (so every
+//!    thread gets the bit-identical result). In a loop a second `bar.sync` follows the reads,
+//!    so the next iteration's stores cannot overtake them.
+//!
+//! Shape: `scratch` holds `warps · 32 · registers` f32 slots (`plan-reg-tiles` sizes it).
+
+use super::{RegTileError, frag, layout, owner_thread};
+use crate::arena::Handle;
+use crate::diag::Diagnostics;
+use crate::inst::reg;
+use crate::ir::{BinOp, Buffer, CmpOp, Expr, Inst, Op, Operand, ReduceKind, ScalarType as T, Var};
+use crate::lower::Lower;
+
+/// The operands of one `reduce`.
+pub struct Reduce {
+    /// Statistic.
+    pub dst: Handle<Buffer>,
+    /// Tile.
+    pub src: Handle<Buffer>,
+    /// Max or sum.
+    pub kind: ReduceKind,
+    /// Axis.
+    pub axis: usize,
+    /// Cross-warp scratch.
+    pub scratch: Option<Handle<Buffer>>,
+    /// In a loop: synchronise after reading the scratch.
+    pub again: bool,
+}
+
+/// Lowers one `reduce`.
+pub fn lower(lw: &mut Lower, r: &Reduce) -> Result<(), Diagnostics> {
+    let ls = layout(lw.k, r.src).map_err(|e| lw.error(e))?;
+    let ld = layout(lw.k, r.dst).map_err(|e| lw.error(e))?;
+    let want = ls
+        .reduce(r.axis)
+        .map_err(|e| lw.error(RegTileError::from(e)))?;
+    if want != ld {
+        return Err(lw.error(RegTileError::ReduceLayout {
+            dst: lw.k.buffers[r.dst].name.clone(),
+            src: lw.k.buffers[r.src].name.clone(),
+            axis: r.axis as u8,
+        }));
+    }
+    let op = match r.kind {
+        ReduceKind::Max => "max.f32",
+        ReduceKind::Sum => "add.f32",
+    };
+    let (sv, dv) = (frag(lw, r.src)?, frag(lw, r.dst)?);
+    let half = lw.k.buffers[r.src].elem;
+    // 1. Within the thread.
+    let mut acc: Vec<Option<Handle<Var>>> = vec![None; dv.len()];
+    for (i, &s) in sv.iter().enumerate() {
+        let v = if half.bytes() == 2 {
+            let w = lw.var("w", T::F32);
+            lw.inst(Inst::cvt_f32_from(half.name(), w, s));
+            w
+        } else {
+            s
+        };
+        let j = ls.broadcast_index(r.axis, i as u32) as usize;
+        acc[j] = Some(match acc[j] {
+            None => v,
+            Some(a) => {
+                let d = lw.var("red", T::F32);
+                lw.inst(Inst::binary(op, d, reg(a), reg(v)));
+                d
+            }
+        });
+    }
+    for (d, a) in dv.iter().zip(&acc) {
+        let a = a.ok_or_else(|| lw.internal("a statistic register no element reduces into"))?;
+        lw.inst(Inst::mov("f32", *d, reg(a)));
+    }
+    // 2. Across lanes.
+    let bits = ls.reduce_bits(r.axis);
+    for &b in bits.iter().filter(|&&b| b < 5) {
+        for &d in &dv {
+            let t = lw.var("shfl", T::F32);
+            lw.inst(Inst::shfl_bfly(t, d, 1 << b));
+            lw.inst(Inst::binary(op, d, reg(d), reg(t)));
+        }
+    }
+    // 3. Across warps.
+    let warp_bits: Vec<u32> = bits.iter().filter(|&&b| b >= 5).map(|b| b - 5).collect();
+    if warp_bits.is_empty() {
+        return Ok(());
+    }
+    let scratch = r
+        .scratch
+        .ok_or_else(|| lw.internal("cross-warp reduction without scratch"))?;
+    let lane_mask: u32 = bits.iter().filter(|&&b| b < 5).map(|b| 1u32 << b).sum();
+    let warp_mask: u32 = warp_bits.iter().map(|b| 1u32 << b).sum();
+    let nv = dv.len() as u32;
+    let t = owner_thread(lw, &ls);
+    let base = lw.smem_addr(scratch, &[])?;
+    // Slot of (warp with the axis bits cleared, lane with the axis bits cleared).
+    let own = Expr::bin(
+        BinOp::And,
+        Expr::Var(t),
+        Expr::u32(!(lane_mask | (warp_mask << 5))),
+    );
+    let slot = lw.let_(
+        "slot",
+        T::U32,
+        crate::lower::add(base.clone(), crate::lower::mul(own, Expr::u32(4 * nv))),
+    );
+    let wslot = lw.let_(
+        "wslot",
+        T::U32,
+        crate::lower::add(
+            base,
+            crate::lower::mul(
+                Expr::bin(BinOp::And, Expr::Var(t), Expr::u32(!lane_mask)),
+                Expr::u32(4 * nv),
+            ),
+        ),
+    );
+    let writer = lw.let_(
+        "writer",
+        T::Pred,
+        Expr::cmp(
+            CmpOp::Eq,
+            Expr::bin(BinOp::And, Expr::Var(t), Expr::u32(lane_mask)),
+            Expr::u32(0),
+        ),
+    );
+    for (j, &d) in dv.iter().enumerate() {
+        lw.inst(Inst::st_shared("f32", wslot, 4 * j as i64, reg(d)).guarded(writer, false));
+    }
+    lw.op(Op::SyncThreads);
+    for k in 0..(1u32 << warp_bits.len()) {
+        let dep: u32 = warp_bits
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| k >> i & 1 == 1)
+            .map(|(_, b)| 1u32 << b)
+            .sum();
+        for (j, &d) in dv.iter().enumerate() {
+            let off = (dep * 32 * nv + j as u32) as i64 * 4;
+            if k == 0 {
+                lw.inst(Inst::ld_shared_f32(d, slot, off));
+            } else {
+                let v = lw.var("part", T::F32);
+                lw.inst(Inst::ld_shared_f32(v, slot, off));
+                lw.inst(Inst::binary(op, d, reg(d), Operand::Reg(v)));
+            }
+        }
+    }
+    if r.again {
+        lw.op(Op::SyncThreads);
+    }
+    Ok(())
+}
