@@ -53,10 +53,8 @@ fn gcd(a: u32, b: u32) -> u32 {
 /// lossless or an explicit store (narrowing only on stores: rounding results to the output
 /// type is what a store of an f32 tile into a bf16 tensor means).
 pub fn check_types(tile: ElemType, tensor: ElemType, store: bool) -> Result<(), RegTileError> {
-    let ok = tile == tensor
-        || (store && tile == ElemType::F32)
-        || (!store && tile == ElemType::F32)
-        || (store && tensor == ElemType::F32);
+    // Loads widen into f32 tiles; stores round f32 tiles and widen into f32 tensors.
+    let ok = tile == tensor || tile == ElemType::F32 || (store && tensor == ElemType::F32);
     if ok {
         Ok(())
     } else {
