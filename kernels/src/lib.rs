@@ -20,6 +20,10 @@ pub mod gemm {
     pub mod pieces;
     pub mod scaled;
 }
+pub mod row_kernels {
+    //! Row kernels: register tiles that compute.
+    pub mod softmax;
+}
 pub mod bench;
 pub mod catalogue;
 pub mod check;

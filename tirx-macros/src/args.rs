@@ -29,8 +29,11 @@ const KEYS: &str = "targets, target, threads, cluster, grid, configs, solves";
 pub struct KernelArgs {
     /// Targets in declaration order (deduplicated).
     pub targets: Vec<Target>,
-    /// Threads per CTA.
+    /// Threads per CTA (128 when not written; a config-dependent count is in `threads_expr`).
     pub threads: u32,
+    /// `threads = T` when it names config constants: evaluated per config
+    /// ([`threads_for`]).
+    pub threads_expr: Option<Expr>,
     /// Cluster shape.
     pub cluster: [u32; 3],
     /// Grid entries (1–3), as written.
@@ -76,6 +79,7 @@ pub fn parse_args(tokens: TokenStream, name: &Ident, sink: &mut ErrorSink) -> Ke
     let mut args = KernelArgs {
         targets: Vec::new(),
         threads: 128,
+        threads_expr: None,
         cluster: [1, 1, 1],
         grid: Vec::new(),
         configs: Vec::new(),
@@ -129,7 +133,11 @@ fn apply(args: &mut KernelArgs, arg: &RawArg, sink: &mut ErrorSink) {
         "targets" | "target" => args.targets = parse_targets(arg, sink),
         "threads" => {
             if let Some(e) = expect_eq(arg, "threads = 128", sink) {
-                args.threads = positive(e, 1024, "`threads`", sink).unwrap_or(128);
+                // A count that names config constants is checked per config.
+                match eval_const(e, &|_| None) {
+                    Err(_) => args.threads_expr = Some(e.clone()),
+                    Ok(_) => args.threads = positive(e, 1024, "`threads`", sink).unwrap_or(128),
+                }
             }
         }
         "cluster" => {
@@ -393,6 +401,23 @@ pub fn eval_const_with(
             }
         }
         _ => fail("expected an integer constant expression".into()),
+    }
+}
+
+/// The threads per CTA in a config: the literal count, or `threads = T` evaluated over the
+/// config's constants (1 to 1024).
+pub fn threads_for(args: &KernelArgs, consts: &[(String, i64)]) -> Result<u32, ConstError> {
+    let Some(e) = &args.threads_expr else {
+        return Ok(args.threads);
+    };
+    let lookup = |s: &str| consts.iter().find(|(n, _)| n == s).map(|(_, v)| *v);
+    match eval_const(e, &lookup) {
+        Ok(v) if (1..=1024).contains(&v) => Ok(v as u32),
+        Ok(v) => Err((
+            span_range(e),
+            format!("`threads` must be between 1 and 1024, found {v}"),
+        )),
+        Err((r, why)) => Err((r, format!("`threads`: {why}"))),
     }
 }
 

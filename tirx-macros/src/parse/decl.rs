@@ -60,7 +60,11 @@ impl Lowerer<'_> {
         match (word.id, space) {
             (_, Some(space)) => {
                 let buffer = self.buffer(word, space, &generics, c, name, span)?;
-                Ok(Local::Buf(self.kernel.buffers.append(buffer)))
+                let h = self.kernel.buffers.append(buffer);
+                if space == Space::Reg {
+                    self.mutable_tiles.push(h);
+                }
+                Ok(Local::Buf(h))
             }
             (Id::Mbarrier, _) => {
                 if let Some(g) = generics.first() {
@@ -80,6 +84,56 @@ impl Lowerer<'_> {
             }
             _ => self.pipeline(word, &generics, c, name, span),
         }
+    }
+
+    /// A register tile's `layout = …`: `wgmma` (the accumulator fragment, also the default),
+    /// `blocked(vec = V)` / `blocked(vec = V, threads = T)` (threads default to the kernel's),
+    /// or `tmem_32x32b` (what `tcgen05.ld.32x32b` gives a warpgroup of a 128-row tile).
+    fn reg_layout(&mut self, e: &SExpr, shape: &[u32]) -> Res<Option<tirx_ir::RegLayout>> {
+        use tirx_ir::RegLayout;
+        const USAGE: &str = "expected `wgmma`, `blocked(vec = V)`, `blocked(vec = V, threads = T)` or `tmem_32x32b`";
+        let &[rows, cols] = shape else {
+            return Err(self.fail(e, "a register tile is 2-D: `regs::<f32>([R, C], layout = …)`"));
+        };
+        let e = strip_parens(e);
+        let name = match e {
+            SExpr::Call(c) => crate::args::path_ident(&c.func).map(|i| i.to_string()),
+            _ => crate::args::path_ident(e).map(|i| i.to_string()),
+        };
+        let built = match (name.as_deref(), e) {
+            (Some("wgmma"), SExpr::Path(_)) => {
+                return match RegLayout::wgmma_acc(rows, cols) {
+                    Ok(_) => Ok(None),
+                    Err(why) => Err(self.fail(e, why.to_string())),
+                };
+            }
+            (Some("tmem_32x32b"), SExpr::Path(_)) if rows == 128 => RegLayout::tmem_32x32b(cols),
+            (Some("tmem_32x32b"), SExpr::Path(_)) => {
+                return Err(self.fail(e, format!("`tmem_32x32b` spreads 128 TMEM lanes over a warpgroup; this tile has {rows} rows")));
+            }
+            (Some("blocked"), SExpr::Call(c)) => {
+                let (mut vec, mut threads) = (None, None);
+                for a in &c.args {
+                    let SExpr::Assign(kv) = a else {
+                        return Err(self.fail(a, "expected `vec = V` or `threads = T`"));
+                    };
+                    let key = crate::args::path_ident(&kv.left).map(|i| i.to_string());
+                    let v = self.const_u32(&kv.right, "a layout parameter")?;
+                    match key.as_deref() {
+                        Some("vec") => vec = Some(v),
+                        Some("threads") => threads = Some(v),
+                        _ => return Err(self.fail(&kv.left, "unknown layout parameter; expected `vec` or `threads`")),
+                    }
+                }
+                let Some(vec) = vec else {
+                    return Err(self.fail(c, "`blocked` needs `vec = V` (consecutive elements per thread)"));
+                };
+                let threads = threads.unwrap_or(self.kernel.sig.threads);
+                RegLayout::blocked(rows, cols, threads, vec).map_err(|why| self.fail(c, why.to_string()))?
+            }
+            _ => return Err(self.fail(e, USAGE)),
+        };
+        Ok(Some(built))
     }
 
     /// `smem::<T>([d0, d1, …], swizzle = B128)` and the TMEM / register forms.
@@ -189,6 +243,10 @@ impl Lowerer<'_> {
             Major::MN => Layout::row_major(&mn_chunks(&shape, swizzle, elem), swizzle),
         };
         layout.major = major;
+        let regs = match args.get("layout") {
+            Some(l) => self.reg_layout(l, &shape)?,
+            None => None,
+        };
         Ok(Buffer {
             name,
             space,
@@ -196,6 +254,7 @@ impl Lowerer<'_> {
             layout,
             offset: None,
             tmem_cols: None,
+            regs,
             span,
         })
     }

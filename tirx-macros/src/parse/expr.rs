@@ -111,14 +111,16 @@ impl Lowerer<'_> {
                     return Err(self.fail(
                         id,
                         format!(
-                            "`{name}` is an f32 argument of the kernel; it only scales a copy \
-                             (`copy(stage, acc, alpha = {name})`), it is not a u32 scalar"
+                            "`{name}` is an f32 argument of the kernel: a value in register-tile \
+                             expressions (`x * {name}`) and a copy's scale (`alpha = {name}`), \
+                             not a u32 scalar"
                         ),
                     ));
                 }
                 Local::Buf(b) => format!("a {} buffer", self.kernel.buffers[b].space.name()),
                 Local::Bar(_) => "an mbarrier".to_string(),
                 Local::Pipe(_) => "a pipeline".to_string(),
+                Local::TileExpr(_) => "a mask or index tile".to_string(),
             };
             return Err(self.fail(id, format!("`{name}` is {what}, not a scalar")));
         }

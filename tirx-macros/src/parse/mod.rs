@@ -23,6 +23,7 @@ mod inline;
 mod operand;
 mod ops;
 mod stmt;
+mod tile;
 mod vocab;
 
 pub(crate) use vocab::reserved_call;
@@ -93,6 +94,8 @@ pub fn lower(
         depth: 0,
         errors: Vec::new(),
         silent: false,
+        tile_aliases: Vec::new(),
+        mutable_tiles: Vec::new(),
     };
     let body = cx.block(&def.body.stmts);
     cx.kernel.body = body;
@@ -124,6 +127,8 @@ pub(crate) enum Local {
     Tensor(usize),
     /// A scalar (`f32`) argument of the kernel: an index into `KernelDef::scalars`.
     Arg(usize),
+    /// A mask or index tile bound by `let`: an index into `Lowerer::tile_aliases`.
+    TileExpr(usize),
     /// A name whose declaration failed (already reported).
     Poison,
 }
@@ -160,6 +165,10 @@ pub(crate) struct Lowerer<'a> {
     errors: Vec<LowerError>,
     /// A failure reported elsewhere (a call of a broken tile function).
     silent: bool,
+    /// The expressions of `Local::TileExpr` bindings.
+    tile_aliases: Vec<tirx_ir::TExpr>,
+    /// Register tiles that may be assigned (declared with `regs`, or `let mut`).
+    mutable_tiles: Vec<Handle<Buffer>>,
 }
 
 impl Lowerer<'_> {

@@ -209,6 +209,7 @@ impl Lowerer<'_> {
             Some(Local::Pipe(_)) => Some("a pipeline"),
             Some(Local::Tensor(_)) => Some("a global tensor"),
             Some(Local::Arg(_)) => Some("an f32 argument of the kernel"),
+            Some(Local::TileExpr(_)) => Some("a mask or index tile"),
             Some(Local::Poison) => None,
             None if self.kernel.const_value(name).is_some() => Some("a config constant"),
             None if self

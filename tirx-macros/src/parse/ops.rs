@@ -305,7 +305,22 @@ impl Lowerer<'_> {
             | Id::CtaRank
             | Id::Tid
             | Id::WarpIndex
-            | Id::LaneIndex => {
+            | Id::LaneIndex
+            | Id::Exp2Approx
+            | Id::Log2Approx
+            | Id::RsqrtApprox
+            | Id::RcpApprox
+            | Id::Rcp
+            | Id::Sqrt
+            | Id::TanhApprox
+            | Id::Abs
+            | Id::Fma
+            | Id::Select
+            | Id::Cast
+            | Id::RowIndex
+            | Id::ColIndex
+            | Id::ReduceMax
+            | Id::ReduceSum => {
                 return Err(self.fail(&c.func, format!("`{}` is not an op", w.full_name())));
             }
         })
@@ -318,6 +333,12 @@ impl Lowerer<'_> {
             return self.fail(
                 &c.func,
                 format!("`{name}` declares something; bind it: `let x = {name}(…);`"),
+            );
+        }
+        if vocab::lookup(None, name, &[Kind::TileFn]).is_some() {
+            return self.fail(
+                &c.func,
+                format!("`{name}` computes on register tiles; bind its value: `let y = {name}(…);`"),
             );
         }
         if vocab::lookup(None, name, &[Kind::Function]).is_some() {

@@ -92,6 +92,12 @@ impl Lowerer<'_> {
                 out.extend(inner);
                 return Ok(());
             }
+            SExpr::Assign(a) if self.assigns_tile(&a.left) => {
+                return self.assign_tile(&a.left, &a.right, None, e, out);
+            }
+            SExpr::Binary(b) if self.assigns_tile(&b.left) && tile_compound(&b.op).is_some() => {
+                return self.assign_tile(&b.left, &b.right, tile_compound(&b.op), e, out);
+            }
             SExpr::Assign(a) => match strip_parens(&a.right) {
                 SExpr::Call(c) if let Some(f) = self.tile_fn_of(&c.func) => {
                     return self.assign_call(&a.left, c, f, e, out);
@@ -229,6 +235,9 @@ impl Lowerer<'_> {
             let stmt = self.acquire(ident, m)?;
             out.push(stmt);
             return Ok(());
+        }
+        if self.is_tile_expr(init) {
+            return self.let_tile(ident, mutable, init, out);
         }
         let value = self.scalar(init)?;
         let var = self.kernel.new_var(ident.to_string(), self.ty(&value));
@@ -574,7 +583,7 @@ impl Lowerer<'_> {
 
     /// Checks that warp / warpgroup / thread `last` exists for the kernel's `threads`.
     fn check_unit(&mut self, key: &str, last: u32, at: &SExpr) -> Res<()> {
-        let threads = self.def.args.threads;
+        let threads = self.kernel.sig.threads;
         let (unit, count) = match key {
             "warp" | "warps" => ("warps", threads.div_ceil(32)),
             "warpgroup" | "warpgroups" => ("warpgroups", threads / 128),
@@ -602,6 +611,18 @@ fn expr_attrs(e: &SExpr) -> &[syn::Attribute] {
 }
 
 /// `+=` etc. → the arithmetic op.
+/// The tile operator of a compound assignment (`+=`, `-=`, `*=`, `/=`).
+fn tile_compound(op: &syn::BinOp) -> Option<tirx_ir::TBin> {
+    use tirx_ir::TBin;
+    match op {
+        syn::BinOp::AddAssign(_) => Some(TBin::Add),
+        syn::BinOp::SubAssign(_) => Some(TBin::Sub),
+        syn::BinOp::MulAssign(_) => Some(TBin::Mul),
+        syn::BinOp::DivAssign(_) => Some(TBin::Div),
+        _ => None,
+    }
+}
+
 fn compound_op(op: &syn::BinOp) -> Option<BinOp> {
     use syn::BinOp as S;
     Some(match op {

@@ -31,6 +31,8 @@ pub(crate) enum Kind {
     PipeMethod,
     /// A built-in scalar name (`tid`, `cta.x`); not called.
     Builtin,
+    /// An elementwise function or reduction of register tiles: `exp2_approx(x)`.
+    TileFn,
 }
 
 /// Which word a lookup found; the parser matches on it exhaustively.
@@ -83,6 +85,21 @@ pub(crate) enum Id {
     Tid,
     WarpIndex,
     LaneIndex,
+    Exp2Approx,
+    Log2Approx,
+    RsqrtApprox,
+    RcpApprox,
+    Rcp,
+    Sqrt,
+    TanhApprox,
+    Abs,
+    Fma,
+    Select,
+    Cast,
+    RowIndex,
+    ColIndex,
+    ReduceMax,
+    ReduceSum,
 }
 
 /// One word of the DSL.
@@ -135,7 +152,7 @@ const fn w(
     }
 }
 
-use Kind::{Assert, BarrierMethod, Builtin, Decl, Function, Op, PipeMethod};
+use Kind::{Assert, BarrierMethod, Builtin, Decl, Function, Op, PipeMethod, TileFn};
 
 const TMA: Option<&str> = Some("tma");
 const WGMMA: Option<&str> = Some("wgmma");
@@ -157,7 +174,7 @@ pub(crate) const VOCABULARY: &[Word] = &[
     // Declarations.
     w(Id::Smem, None, "smem", Decl, (1, 1), &["swizzle", "major"], "smem::<bf16>([BM, BK], swizzle = B128)"),
     w(Id::Tmem, None, "tmem", Decl, (1, 1), &[], "tmem::<bf16>([BM, BK])"),
-    w(Id::Regs, None, "regs", Decl, (1, 1), &[], "regs::<bf16>([BM, BK])"),
+    w(Id::Regs, None, "regs", Decl, (1, 1), &["layout"], "regs::<f32>([R, C], layout = blocked(vec = 8))"),
     w(Id::Mbarrier, None, "mbarrier", Decl, (0, 0), &["count", "arrivals"], "mbarrier(count = 1, arrivals = 1)"),
     w(Id::Pipeline, None, "pipeline", Decl, (0, 0), &["consumers", "peers"], "pipeline::<STAGES>(consumers = 1, peers = 1)"),
     // Scalar functions.
@@ -199,11 +216,27 @@ pub(crate) const VOCABULARY: &[Word] = &[
     w(Id::Tid, None, "tid", Builtin, (1, 0), &[], "tid"),
     w(Id::WarpIndex, None, "warp_id", Builtin, (1, 0), &[], "warp_id"),
     w(Id::LaneIndex, None, "lane_id", Builtin, (1, 0), &[], "lane_id"),
+    // Register-tile functions (elementwise, indices, reductions).
+    w(Id::Exp2Approx, None, "exp2_approx", TileFn, (1, 1), &[], "exp2_approx(x)"),
+    w(Id::Log2Approx, None, "log2_approx", TileFn, (1, 1), &[], "log2_approx(x)"),
+    w(Id::RsqrtApprox, None, "rsqrt_approx", TileFn, (1, 1), &[], "rsqrt_approx(x)"),
+    w(Id::RcpApprox, None, "rcp_approx", TileFn, (1, 1), &[], "rcp_approx(x)"),
+    w(Id::Rcp, None, "rcp", TileFn, (1, 1), &[], "rcp(x)"),
+    w(Id::Sqrt, None, "sqrt", TileFn, (1, 1), &[], "sqrt(x)"),
+    w(Id::TanhApprox, None, "tanh_approx", TileFn, (1, 1), &[], "tanh_approx(x)"),
+    w(Id::Abs, None, "abs", TileFn, (1, 1), &[], "abs(x)"),
+    w(Id::Fma, None, "fma", TileFn, (3, 3), &[], "fma(a, b, c)"),
+    w(Id::Select, None, "select", TileFn, (3, 3), &[], "select(cond, a, b)"),
+    w(Id::Cast, None, "cast", TileFn, (1, 1), &[], "cast::<bf16>(x)"),
+    w(Id::RowIndex, None, "row_index", TileFn, (1, 1), &[], "row_index(tile)"),
+    w(Id::ColIndex, None, "col_index", TileFn, (1, 1), &[], "col_index(tile)"),
+    w(Id::ReduceMax, None, "reduce_max", TileFn, (1, 1), &["axis"], "reduce_max(tile, axis = 1)"),
+    w(Id::ReduceSum, None, "reduce_sum", TileFn, (1, 1), &["axis"], "reduce_sum(tile, axis = 1)"),
 ];
 
 // The table is in `Id` order, so `word` is an index (checked when the macro is built).
 const _: () = {
-    assert!(VOCABULARY.len() == Id::LaneIndex as usize + 1);
+    assert!(VOCABULARY.len() == Id::ReduceSum as usize + 1);
     let mut i = 0;
     while i < VOCABULARY.len() {
         assert!(
@@ -268,7 +301,9 @@ pub(crate) fn all_ops() -> Vec<String> {
 /// function may not take it: ops, declarations, scalar functions and `static_assert`.
 pub(crate) fn reserved_call(name: &str) -> bool {
     VOCABULARY.iter().any(|w| {
-        w.namespace.is_none() && w.name == name && matches!(w.kind, Op | Decl | Function | Assert)
+        w.namespace.is_none()
+            && w.name == name
+            && matches!(w.kind, Op | Decl | Function | Assert | TileFn)
     })
 }
 
