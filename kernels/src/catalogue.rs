@@ -8,14 +8,14 @@
 use tirx::Kernel;
 
 use crate::copy::tma_copy;
-use crate::row_kernels::softmax;
+use crate::row_kernels::{layernorm, rmsnorm, softmax, softmax_long};
 use crate::gemm::{
     level_01_sync, level_02_tma, level_03_pipeline_tcgen05, level_03_pipeline_wgmma, level_04_ws1,
     level_05_2wg, level_06_persistent, level_07_cluster, level_08_tma_epi, pair_n, scaled,
 };
 
 /// The lists the catalogue is made of, in the order `tirx list` prints them.
-const LISTS: [&[&Kernel]; 13] = [
+const LISTS: [&[&Kernel]; 16] = [
     &[&tma_copy::tma_copy::KERNEL],
     &[&level_01_sync::gemm_sm90_sync::KERNEL],
     &[&level_02_tma::gemm_sm90_tma::KERNEL],
@@ -29,6 +29,9 @@ const LISTS: [&[&Kernel]; 13] = [
     scaled::kernels::KERNELS,
     &[&level_03_pipeline_tcgen05::gemm_sm100::KERNEL],
     &[&softmax::softmax::KERNEL],
+    &[&softmax_long::softmax_long::KERNEL],
+    &[&rmsnorm::rmsnorm::KERNEL],
+    &[&layernorm::layernorm::KERNEL],
 ];
 
 /// Every shipped kernel.

@@ -1,7 +1,9 @@
 //! `tirx check`: assembles every compiled kernel with ptxas, disassembles it with nvdisasm,
 //! and checks what the PTX asked for is in the machine code: no spills, and for each async
 //! instruction family the SASS opcode it must become (wgmma → `HGMMA`, TMA load → `UTMALDG`,
-//! TMA store → `UTMASTG`, tcgen05.mma → `UTCHMMA`/`UTCQMMA`, tcgen05.ld → `LDTM`).
+//! TMA store → `UTMASTG`, tcgen05.mma → `UTCHMMA`/`UTCQMMA`, tcgen05.ld → `LDTM`; for
+//! register tiles: `ex2.approx` → `MUFU.EX2`, `shfl.sync.bfly` → `SHFL.BFLY`, 16-byte
+//! vector loads and stores → `LDG.E.128`/`STG.E.128`).
 
 use std::collections::BTreeMap;
 use tirx::KernelArtifact;
@@ -18,6 +20,13 @@ pub const EXPECTED_SASS: &[(&str, &[&str])] = &[
     ("tcgen05.mma", &["UTCHMMA", "UTCQMMA", "UTCMMA"]),
     ("tcgen05.ld", &["LDTM"]),
     ("mbarrier.try_wait", &["SYNCS"]),
+    ("ex2.approx", &["MUFU.EX2"]),
+    ("rsqrt.approx", &["MUFU.RSQ"]),
+    ("rcp.approx", &["MUFU.RCP"]),
+    ("tanh.approx", &["MUFU.TANH"]),
+    ("shfl.sync.bfly", &["SHFL.BFLY"]),
+    ("ld.global.v4", &["LDG.E.128", "LDG.E.128.CONSTANT"]),
+    ("st.global.v4", &["STG.E.128"]),
 ];
 
 /// The check of one artifact.
@@ -47,7 +56,13 @@ pub fn check_artifact(name: &'static str, a: &KernelArtifact) -> Result<Checked,
     let entry = (a.signature)().entry;
     let f = report.entry(&entry).cloned().unwrap_or_default();
     let sass_text = tools::nvdisasm(&report.cubin)?;
-    let sass = tools::sass_histogram(&sass_text);
+    let mut sass = tools::sass_histogram(&sass_text);
+    // Mnemonics with modifiers too (`MUFU.EX2`), so both forms can be asked for.
+    for (k, n) in tools::sass_mnemonics(&sass_text) {
+        if k.contains('.') {
+            sass.insert(k, n);
+        }
+    }
     let mut problems = Vec::new();
     if f.spill_store_bytes + f.spill_load_bytes > 0 {
         problems.push(format!(
@@ -84,7 +99,18 @@ pub fn check_artifact(name: &'static str, a: &KernelArtifact) -> Result<Checked,
 /// The key SASS opcodes, for the summary line.
 pub fn key_sass(c: &Checked) -> String {
     let keys = [
-        "HGMMA", "UTCHMMA", "UTCQMMA", "UTMALDG", "UTMASTG", "LDTM", "SYNCS",
+        "HGMMA",
+        "UTCHMMA",
+        "UTCQMMA",
+        "UTMALDG",
+        "UTMASTG",
+        "LDTM",
+        "SYNCS",
+        "MUFU.EX2",
+        "MUFU.RSQ",
+        "SHFL.BFLY",
+        "LDG.E.128",
+        "STG.E.128",
     ];
     keys.iter()
         .filter_map(|k| c.sass.get(*k).map(|n| format!("{k}×{n}")))

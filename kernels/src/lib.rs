@@ -22,7 +22,11 @@ pub mod gemm {
 }
 pub mod row_kernels {
     //! Row kernels: register tiles that compute.
+    pub mod host;
+    pub mod layernorm;
+    pub mod rmsnorm;
     pub mod softmax;
+    pub mod softmax_long;
 }
 pub mod bench;
 pub mod catalogue;

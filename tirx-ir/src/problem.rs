@@ -24,10 +24,57 @@ pub enum ProblemKind {
     Copy,
     /// `solves = gemm`: D = A·op(B), or D = α·A·op(B) + β·C.
     Gemm,
+    /// `solves = softmax`, `rmsnorm`, `layernorm`: a row op `y ← f(x)` (see [`RowOp`]).
+    Row(RowOp),
 }
 
 /// Every problem kind, for "expected one of" messages and the reference.
-pub const PROBLEM_KINDS: [ProblemKind; 2] = [ProblemKind::Copy, ProblemKind::Gemm];
+pub const PROBLEM_KINDS: [ProblemKind; 5] = [
+    ProblemKind::Copy,
+    ProblemKind::Gemm,
+    ProblemKind::Row(RowOp::Softmax),
+    ProblemKind::Row(RowOp::RmsNorm),
+    ProblemKind::Row(RowOp::LayerNorm),
+];
+
+/// A row op: each row of `x` [M, N] independently into the same row of `y` [M, N], with
+/// statistics in f32.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RowOp {
+    /// `y = exp(x − max x) / Σ exp(x − max x)`.
+    Softmax,
+    /// `y = x · rsqrt(mean(x²) + eps) · w` (`w` [N], scalar `eps`).
+    RmsNorm,
+    /// `y = (x − mean x) · rsqrt(var x + eps) · w + b` (`w`, `b` [N], scalar `eps`; the
+    /// biased variance).
+    LayerNorm,
+}
+
+impl RowOp {
+    /// `softmax` / `rmsnorm` / `layernorm`.
+    pub fn name(self) -> &'static str {
+        match self {
+            RowOp::Softmax => "softmax",
+            RowOp::RmsNorm => "rmsnorm",
+            RowOp::LayerNorm => "layernorm",
+        }
+    }
+    /// The vectors [N] the op takes besides `x` and `y`.
+    pub fn vectors(self) -> &'static [&'static str] {
+        match self {
+            RowOp::Softmax => &[],
+            RowOp::RmsNorm => &["w"],
+            RowOp::LayerNorm => &["w", "b"],
+        }
+    }
+    /// The scalars it takes.
+    pub fn scalars(self) -> &'static [&'static str] {
+        match self {
+            RowOp::Softmax => &[],
+            RowOp::RmsNorm | RowOp::LayerNorm => &["eps"],
+        }
+    }
+}
 
 /// How a GEMM's B operand is given.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -99,6 +146,8 @@ pub enum Problem {
     Copy,
     /// A GEMM (tensors `a`, `b`, `d`, and `c` with scalars `alpha`, `beta` when scaled).
     Gemm(GemmProblem),
+    /// A row op (tensors `x`, `y` and the op's vectors and scalars).
+    Row(RowOp),
 }
 
 impl ProblemKind {
@@ -107,6 +156,7 @@ impl ProblemKind {
         match self {
             ProblemKind::Copy => "copy",
             ProblemKind::Gemm => "gemm",
+            ProblemKind::Row(op) => op.name(),
         }
     }
 
@@ -124,6 +174,13 @@ impl ProblemKind {
                  `d` [M, N], A and B of one element type; for D = α·A·op(B) + β·C also `c` \
                  [M, N] in D's type and the scalars `alpha` and `beta`"
             }
+            ProblemKind::Row(RowOp::Softmax) => "tensors `x` [M, N] and `y` [M, N]",
+            ProblemKind::Row(RowOp::RmsNorm) => {
+                "tensors `x` [M, N], `w` [N] and `y` [M, N], and the scalar `eps`"
+            }
+            ProblemKind::Row(RowOp::LayerNorm) => {
+                "tensors `x` [M, N], `w` [N], `b` [N] and `y` [M, N], and the scalar `eps`"
+            }
         }
     }
 
@@ -132,6 +189,7 @@ impl ProblemKind {
         match self {
             ProblemKind::Copy => derive_copy(sig),
             ProblemKind::Gemm => derive_gemm(sig).map(Problem::Gemm),
+            ProblemKind::Row(op) => derive_row(sig, op).map(|()| Problem::Row(op)),
         }
     }
 }
@@ -172,6 +230,44 @@ fn derive_copy(sig: &Signature) -> Result<Problem, String> {
         ));
     }
     Ok(Problem::Copy)
+}
+
+fn derive_row(sig: &Signature, op: RowOp) -> Result<(), String> {
+    let kind = ProblemKind::Row(op);
+    let (x, y) = (role(sig, kind, "x")?, role(sig, kind, "y")?);
+    let (_, n) = dims2(x)?;
+    if x.shape != y.shape {
+        return Err(format!(
+            "`y` must have `x`'s shape {:?}, found {:?}",
+            x.shape, y.shape
+        ));
+    }
+    for v in op.vectors() {
+        let t = role(sig, kind, v)?;
+        if t.shape.as_slice() != [n.to_string()] {
+            return Err(format!(
+                "`{v}` must be a vector [{n}] (one entry per column), found {:?}",
+                t.shape
+            ));
+        }
+    }
+    let want: Vec<&str> = op.scalars().to_vec();
+    if sig.scalars.iter().map(String::as_str).collect::<Vec<_>>() != want {
+        return Err(format!(
+            "`solves = {}` takes the scalars [{}]; found [{}]",
+            op.name(),
+            want.join(", "),
+            sig.scalars.join(", ")
+        ));
+    }
+    if sig.tensors.len() != 2 + op.vectors().len() {
+        return Err(format!(
+            "`solves = {}` takes {}; this kernel has more tensors",
+            op.name(),
+            kind.roles()
+        ));
+    }
+    Ok(())
 }
 
 fn derive_gemm(sig: &Signature) -> Result<GemmProblem, String> {
@@ -250,6 +346,7 @@ impl fmt::Display for Problem {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Problem::Copy => write!(f, "copy"),
+            Problem::Row(op) => write!(f, "{}", op.name()),
             Problem::Gemm(g) => write!(
                 f,
                 "gemm(b = {}, epilogue = {})",

@@ -27,7 +27,7 @@ mod tests;
 
 pub use lookup::{find_nvdisasm, find_ptxas, tool_for_test};
 pub use report::{FunctionReport, PtxasReport};
-pub use sass::sass_histogram;
+pub use sass::{sass_histogram, sass_mnemonics};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

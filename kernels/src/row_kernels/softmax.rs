@@ -11,6 +11,7 @@
 use tirx::prelude::*;
 
 #[tile_kernel(
+    solves = softmax,
     target = sm_90a,
     threads = T,
     grid = (cdiv(M, R), 1),
@@ -21,6 +22,7 @@ use tirx::prelude::*;
         c8k = (T = 256, R = 1, C = 8192, V = 8),
         c16k = (T = 512, R = 1, C = 16384, V = 8),
         c32k = (T = 512, R = 1, C = 32768, V = 8),
+        c32k_t1024 = (T = 1024, R = 1, C = 32768, V = 8),
     ),
 )]
 pub fn softmax(#[shape(M, N)] x: Tensor<bf16>, #[shape(M, N)] y: Tensor<bf16>) {

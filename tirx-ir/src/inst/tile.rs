@@ -8,8 +8,8 @@ use crate::ir::{Inst, Operand, Var};
 
 impl Inst {
     /// A one-source instruction `op d, a`: `neg.f32`, `abs.f32` (§9.7.3.9, §9.7.3.10),
-    /// `ex2.approx.ftz.f32` (§9.7.3.21: max relative error 2^-22.5 for |x| ≤ 126 … the ISA's
-    /// table), `lg2.approx.ftz.f32` (§9.7.3.20), `rsqrt.approx.ftz.f32` (§9.7.3.18),
+    /// `ex2.approx.ftz.f32` (§9.7.3.21, whose text gives the error bound),
+    /// `lg2.approx.ftz.f32` (§9.7.3.20), `rsqrt.approx.ftz.f32` (§9.7.3.18),
     /// `rcp.approx.ftz.f32` / `rcp.rn.f32` (§9.7.3.16), `sqrt.rn.f32` (§9.7.3.17),
     /// `tanh.approx.f32` (§9.7.3.23, sm_75+), `not.pred` (§9.7.8.4).
     pub fn unary(op_ty: &str, d: Handle<Var>, a: Operand) -> Inst {

@@ -11,7 +11,9 @@
 use super::Pass;
 use crate::abi::{ElemType, Swizzle};
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::ir::{Buffer, Kernel, Layout, Op, Space, Stmt, StmtKind};
+use crate::arena::Handle;
+use crate::ir::{Buffer, Kernel, Layout, Op, Scope, Space, Stmt, StmtKind, TileRef};
+use std::collections::HashMap;
 use crate::passes::walk::visit_mut_with;
 use crate::regtile::{RegTileError, check_owner, layout};
 use crate::valid::scope::Threads;
@@ -20,23 +22,46 @@ use crate::valid::scope::Threads;
 pub struct PlanRegTiles;
 
 /// What an op sees from its enclosing statements.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct Ctx {
     threads: Threads,
     in_loop: bool,
+    /// The innermost enclosing scope (`Cta` at the top).
+    scope: Scope,
 }
 
 fn enter(c: &Ctx, s: &Stmt) -> Ctx {
     match &s.kind {
         StmtKind::Scope { scope, .. } => Ctx {
             threads: c.threads.enter(scope),
-            ..*c
+            scope: scope.clone(),
+            ..c.clone()
         },
         StmtKind::For { .. } | StmtKind::Loop { .. } => Ctx {
             in_loop: true,
-            ..*c
+            ..c.clone()
         },
-        _ => *c,
+        _ => c.clone(),
+    }
+}
+
+/// The tiles an op touches.
+fn tiles_of(op: &Op) -> Vec<Handle<Buffer>> {
+    match op {
+        Op::Compute { dst, value } => {
+            let mut v = vec![*dst];
+            value.tiles(&mut v);
+            v
+        }
+        Op::Reduce { dst, src, .. } => vec![*src, *dst],
+        Op::Copy { dst, src, .. } => [dst, src]
+            .into_iter()
+            .filter_map(|t| match t {
+                TileRef::Buf { buf, .. } => Some(*buf),
+                TileRef::Global { .. } => None,
+            })
+            .collect(),
+        _ => Vec::new(),
     }
 }
 
@@ -46,7 +71,7 @@ struct Scratch {
     name: String,
 }
 
-fn check(k: &Kernel, op: &mut Op, c: Ctx) -> Result<Option<Scratch>, RegTileError> {
+fn check(k: &Kernel, op: &mut Op, c: &Ctx) -> Result<Option<Scratch>, RegTileError> {
     match op {
         Op::Compute { dst, value } => {
             let l = layout(k, *dst)?;
@@ -115,13 +140,34 @@ impl Pass for PlanRegTiles {
         let top = Ctx {
             threads: Threads::Cta(k.sig.threads),
             in_loop: false,
+            scope: Scope::Cta,
         };
+        // The scope each register tile is first used in: its owners. A tile's registers are
+        // those threads'; another scope with as many threads holds other registers.
+        let mut owners: HashMap<Handle<Buffer>, Scope> = HashMap::new();
         visit_mut_with(&mut body, &top, &enter, &mut |s, c| {
             let span = s.span;
             let StmtKind::Op(op) = &mut s.kind else {
                 return;
             };
-            match check(k, op, *c) {
+            for t in tiles_of(op) {
+                if k.buffers[t].space != Space::Reg {
+                    continue;
+                }
+                let owner = owners.entry(t).or_insert_with(|| c.scope.clone());
+                if *owner != c.scope {
+                    errs.push(Diagnostic::new(
+                        span,
+                        RegTileError::Owner {
+                            tile: k.buffers[t].name.clone(),
+                            first: format!("{owner:?}"),
+                            here: format!("{:?}", c.scope),
+                        },
+                    ));
+                    return;
+                }
+            }
+            match check(k, op, c) {
                 Ok(Some(sc)) => {
                     let h = k.buffers.append(Buffer {
                         name: sc.name,

@@ -95,14 +95,18 @@ pub fn operands<'o>(
         .iter()
         .find(|t| &t.name == tensor)
         .ok_or_else(|| RegTileError::Copy(format!("unknown tensor `{tensor}`")))?;
-    if t.shape.len() != 2 || coords.len() != 2 {
-        return Err(RegTileError::Copy(format!(
-            "register tiles move to and from 2-D tensors with 2 tile coordinates; `{tensor}` has rank {}",
-            t.shape.len()
-        )));
-    }
-    if k.buffers[*buf].layout.shape.len() != 2 {
+    let shape = &k.buffers[*buf].layout.shape;
+    if shape.len() != 2 {
         return Err(RegTileError::Copy("register tiles are 2-D".into()));
+    }
+    // A vector [N] moves as the one-row tile [1, C], at one tile coordinate.
+    let vector = t.shape.len() == 1 && coords.len() == 1 && shape[0] == 1;
+    if !vector && (t.shape.len() != 2 || coords.len() != 2) {
+        return Err(RegTileError::Copy(format!(
+            "register tiles move to and from 2-D tensors with 2 tile coordinates, or vectors [N] as [1, C] tiles with 1; `{tensor}` has rank {} and {} coordinate(s)",
+            t.shape.len(),
+            coords.len()
+        )));
     }
     Ok((*buf, tensor, coords))
 }
@@ -143,12 +147,19 @@ fn prepare(
         .tensor_elem(tensor)
         .ok_or_else(|| lw.internal(format!("unknown tensor `{tensor}`")))?;
     let shape = lw.tensor_shape(tensor);
-    if shape.len() != 2 {
+    // A vector [N]: one row, column tile coordinate `coords[0]`.
+    let vector = shape.len() == 1;
+    if !(vector || shape.len() == 2) {
         return Err(lw.error(LowerError::EpilogueRank {
             tensor: tensor.into(),
             rank: shape.len(),
         }));
     }
+    let coords: Vec<Expr> = if vector {
+        vec![Expr::u32(0), coords[0].clone()]
+    } else {
+        coords.to_vec()
+    };
     let w = chunk_width(&l, elem.bytes());
     let chunks: Vec<Chunk> = (0..l.value_count())
         .step_by(w as usize)
@@ -157,14 +168,13 @@ fn prepare(
             Chunk { reg0: i, dr, dc }
         })
         .collect();
-    let m = lw.dim(&shape[0]);
-    let n = lw.dim(&shape[1]);
+    let (m, n) = if vector {
+        (Expr::u32(1), lw.dim(&shape[0]))
+    } else {
+        (lw.dim(&shape[0]), lw.dim(&shape[1]))
+    };
     let ptr_name = lw.param(AbiParam::Pointer {
         tensor: tensor.into(),
-    });
-    let stride_name = lw.param(AbiParam::Stride {
-        tensor: tensor.into(),
-        dim: 0,
     });
     let [or, oc] = origin(lw, &l);
     let row0 = lw.let_(
@@ -180,7 +190,15 @@ fn prepare(
     let ptr = lw.var("ptr", T::U64);
     lw.inst(Inst::ld_param("u64", ptr, &ptr_name));
     let stride = lw.var("stride", T::U64);
-    lw.inst(Inst::ld_param("u64", stride, &stride_name));
+    if vector {
+        lw.inst(Inst::mov("u64", stride, Operand::Imm(0)));
+    } else {
+        let stride_name = lw.param(AbiParam::Stride {
+            tensor: tensor.into(),
+            dim: 0,
+        });
+        lw.inst(Inst::ld_param("u64", stride, &stride_name));
+    }
     let eb = elem.bytes() as i64;
     // Alignment of every row start for whole chunks: base and row stride in bytes.
     let sb = lw.var("stride_b", T::U64);

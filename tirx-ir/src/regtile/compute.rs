@@ -175,6 +175,11 @@ fn eval(
             let (v, t) = eval(lw, l, org, a, i);
             match (t, *to) {
                 (TType::Elem(from), to) if from == to => (v, t),
+                (TType::U32, _) => {
+                    let d = tmp(lw, T::F32);
+                    lw.inst(Inst::cvt("rn.f32.u32", d, v));
+                    (reg(d), f32t)
+                }
                 (_, ElemType::F32) => (f32_of(lw, v, t), f32t),
                 (_, half) => {
                     let v = f32_of(lw, v, t);

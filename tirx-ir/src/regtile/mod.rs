@@ -71,6 +71,18 @@ pub enum RegTileError {
         /// The op's threads, described.
         threads: String,
     },
+    /// A tile used by other threads than the ones that first used it.
+    #[error(
+        "`{tile}` lives in the registers of the threads of scope {first}, where it is first used; this op runs in scope {here}, whose registers are others'"
+    )]
+    Owner {
+        /// The tile.
+        tile: String,
+        /// The scope of its first use.
+        first: String,
+        /// This op's scope.
+        here: String,
+    },
     /// A reduction whose rows span warps, in a tile owned by less than the whole CTA.
     #[error(
         "reducing `{tile}` combines values across warps through shared memory and a CTA barrier; the tile must be owned by the whole CTA ({cta} threads), not {owner}"
@@ -143,6 +155,9 @@ pub fn ttype(k: &Kernel, e: &TExpr) -> Result<TType, RegTileError> {
                 });
             }
         },
+        TExpr::Un(TUn::Cast(ElemType::F32), a) if ty(a)? == TType::U32 => {
+            TType::Elem(ElemType::F32)
+        }
         TExpr::Un(f, a) => {
             let t = ty(a)?;
             if !is_float(t) {

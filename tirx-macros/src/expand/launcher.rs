@@ -13,7 +13,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use tirx_ir::Major;
 use tirx_ir::abi::{ConfigValue, ElemType, Target};
-use tirx_ir::problem::{BLayout, Epilogue, Problem};
+use tirx_ir::problem::{BLayout, Epilogue, Problem, RowOp};
 
 /// The generated module for `def` with `artifacts` (empty on errors) and the generated configs
 /// a `static_assert` pruned.
@@ -113,6 +113,14 @@ fn problem_tokens(problem: Option<Problem>) -> TokenStream {
     let value = match problem {
         None => return quote!(::core::option::Option::None),
         Some(Problem::Copy) => quote!(#path::Problem::Copy),
+        Some(Problem::Row(op)) => {
+            let op = match op {
+                RowOp::Softmax => quote!(#path::RowOp::Softmax),
+                RowOp::RmsNorm => quote!(#path::RowOp::RmsNorm),
+                RowOp::LayerNorm => quote!(#path::RowOp::LayerNorm),
+            };
+            quote!(#path::Problem::Row(#op))
+        }
         Some(Problem::Gemm(g)) => {
             let b = match g.b {
                 BLayout::Tn => quote!(#path::BLayout::Tn),

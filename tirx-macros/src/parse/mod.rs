@@ -33,7 +33,7 @@ use crate::model::{ConfigDef, KernelDef};
 use crate::module::TileFns;
 use quote::ToTokens;
 use tirx_ir::abi::Signature;
-use tirx_ir::{Arena, Barrier, Buffer, Expr, Handle, Kernel, Phase, Pipeline, Var};
+use tirx_ir::{Arena, Barrier, Block, Buffer, Expr, Handle, Kernel, Phase, Pipeline, Var};
 
 /// A lowered body: the kernel and the table its span ids index.
 #[derive(Clone, Debug)]
@@ -96,6 +96,7 @@ pub fn lower(
         silent: false,
         tile_aliases: Vec::new(),
         mutable_tiles: Vec::new(),
+        pre: Vec::new(),
     };
     let body = cx.block(&def.body.stmts);
     cx.kernel.body = body;
@@ -169,6 +170,9 @@ pub(crate) struct Lowerer<'a> {
     tile_aliases: Vec<tirx_ir::TExpr>,
     /// Register tiles that may be assigned (declared with `regs`, or `let mut`).
     mutable_tiles: Vec<Handle<Buffer>>,
+    /// Statements an operand needs before its op (a tile expression computed into a
+    /// temporary), flushed by the statement that holds the op.
+    pre: Block,
 }
 
 impl Lowerer<'_> {

@@ -30,6 +30,11 @@ impl Lowerer<'_> {
             }
             SExpr::Index(_) => self.indexed_tile(e),
             SExpr::MethodCall(m) if m.method == "tile" => self.tensor_tile(m),
+            // A register-tile expression: computed into a temporary tile just before the op.
+            other if self.is_tile_expr(other) => Ok(TileRef::Buf {
+                buf: self.tile_operand(other)?,
+                index: Vec::new(),
+            }),
             other => Err(self.fail(other, EXPECTED)),
         }
     }

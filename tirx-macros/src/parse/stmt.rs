@@ -126,6 +126,7 @@ impl Lowerer<'_> {
                 "expected a statement: an op call, `let`, an assignment, `for`, `if` or a block",
             )),
         };
+        out.append(&mut self.pre);
         out.push(stmt);
         Ok(())
     }
@@ -236,7 +237,7 @@ impl Lowerer<'_> {
             out.push(stmt);
             return Ok(());
         }
-        if self.is_tile_expr(init) {
+        if self.is_tile_expr(init) || self.mentions_float(init) {
             return self.let_tile(ident, mutable, init, out);
         }
         let value = self.scalar(init)?;

@@ -66,6 +66,16 @@ impl Lowerer<'_> {
         }
     }
 
+    /// `base`, or `base.2`, `base.3`, … when a buffer already has that name (temporaries,
+    /// shadowed `let`s): buffer names are unique.
+    fn fresh(&self, base: &str) -> String {
+        let taken = |n: &str| self.kernel.buffers.iter().any(|(_, b)| b.name == n);
+        if !taken(base) {
+            return base.to_string();
+        }
+        (2..).map(|i| format!("{base}.{i}")).find(|n| !taken(n)).expect("a free name")
+    }
+
     /// Whether `e` is a tile expression (see the module docs).
     pub(crate) fn is_tile_expr(&self, e: &SExpr) -> bool {
         if self.tile_local(e).is_some() {
@@ -86,7 +96,7 @@ impl Lowerer<'_> {
     }
 
     /// Whether `e` mentions a float (a literal, `f32::…`, an f32 argument).
-    fn mentions_float(&self, e: &SExpr) -> bool {
+    pub(crate) fn mentions_float(&self, e: &SExpr) -> bool {
         match strip_parens(e) {
             SExpr::Lit(l) => matches!(l.lit, syn::Lit::Float(_)),
             SExpr::Path(p) => {
@@ -121,6 +131,25 @@ impl Lowerer<'_> {
         if let Some(v) = f32_const(e) {
             return Ok(TExpr::F32(v.to_bits()));
         }
+        if let SExpr::Path(p) = strip_parens(e)
+            && let Some(id) = p.path.get_ident()
+            && let Some(Local::Tensor(_)) = self.local(&id.to_string())
+        {
+            return Err(self.fail(
+                id,
+                format!("`{id}` is a global tensor; copy a tile of it into a register tile first: `copy(t, {id}.tile(i, j))`"),
+            ));
+        }
+        if let SExpr::Path(p) = strip_parens(e)
+            && let Some(id) = p.path.get_ident()
+            && let Some(Local::Buf(bf)) = self.local(&id.to_string())
+        {
+            let space = self.kernel.buffers[bf].space.name();
+            return Err(self.fail(
+                id,
+                format!("`{id}` is a {space} buffer, not a register tile; copy it into one: `copy(t, {id})`"),
+            ));
+        }
         if !self.is_tile_expr(e) && !self.mentions_float(e) {
             let v = self.scalar(e)?;
             if self.ty(&v) != ScalarType::U32 {
@@ -146,13 +175,6 @@ impl Lowerer<'_> {
                 };
                 match self.local(&id.to_string()) {
                     Some(Local::Arg(i)) => TExpr::Arg(self.def.scalars[i].to_string()),
-                    Some(Local::Buf(bf)) => {
-                        let space = self.kernel.buffers[bf].space.name();
-                        return Err(self.fail(
-                            id,
-                            format!("`{id}` is a {space} buffer, not a register tile; copy it into one: `copy(t, {id})`"),
-                        ));
-                    }
                     _ => return Err(self.fail(id, format!("`{id}` is not a tile or a scalar"))),
                 }
             }
@@ -297,7 +319,7 @@ impl Lowerer<'_> {
         let shape = if axis == 1 { vec![shape[0], 1] } else { vec![1, shape[1]] };
         let span = self.span(c);
         let dst = self.kernel.buffers.append(Buffer {
-            name: name.unwrap_or_else(|| format!("{name_of}.out")),
+            name: self.fresh(&name.unwrap_or_else(|| format!("{name_of}.out"))),
             space: Space::Reg,
             elem: ElemType::F32,
             layout: Layout::row_major(&shape, Swizzle::None),
@@ -371,7 +393,15 @@ impl Lowerer<'_> {
         }
         let mut carriers = Vec::new();
         let value = self.texpr(init, out, &mut carriers)?;
+        let mut tiles = carriers.clone();
+        value.tiles(&mut tiles);
         match tirx_ir::regtile::ttype(&self.kernel, &value) {
+            // A float scalar (`cast::<f32>(N)`, `alpha * 0.5`): a named expression too.
+            Ok(TType::Elem(_)) if tiles.is_empty() && !mutable => {
+                self.tile_aliases.push(value);
+                let i = self.tile_aliases.len() - 1;
+                return self.bind(ident, Local::TileExpr(i));
+            }
             Ok(TType::Elem(_)) => {}
             Ok(_) if mutable => {
                 return Err(self.fail(ident, "a mask or index tile is a named expression, not a variable; drop `mut`"));
@@ -406,7 +436,7 @@ impl Lowerer<'_> {
         let template = self.template(e, &value, carriers)?;
         let b = &self.kernel.buffers[template];
         let buf = Buffer {
-            name,
+            name: self.fresh(&name),
             space: Space::Reg,
             elem,
             layout: Layout::row_major(&b.layout.shape, Swizzle::None),
@@ -419,6 +449,15 @@ impl Lowerer<'_> {
         let span = self.span(e);
         out.push(Stmt::at(StmtKind::Op(Op::Compute { dst, value }), span));
         Ok(dst)
+    }
+
+    /// A tile expression used as an op's operand (`copy(y.tile(i, 0), t * r)`): computed
+    /// into a temporary tile by statements that go before the op (`Lowerer::pre`).
+    pub(crate) fn tile_operand(&mut self, e: &SExpr) -> Res<Handle<Buffer>> {
+        let mut pre = std::mem::take(&mut self.pre);
+        let r = self.materialize(e, "operand".into(), &mut pre);
+        self.pre = pre;
+        r
     }
 
     /// Whether `left` names a register tile (an assignment to it is a `compute`).

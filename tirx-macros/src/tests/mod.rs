@@ -7,6 +7,7 @@ mod language_doc;
 mod lower;
 mod module;
 mod mutate;
+mod tiles;
 
 use crate::error::ErrorSink;
 use crate::expand;

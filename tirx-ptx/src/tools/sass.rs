@@ -7,6 +7,16 @@ use std::collections::BTreeMap;
 /// `@!P0 SYNCS.ARRIVE.TRANS64.A1T0 …` counts as `SYNCS`. Instruction lines are the ones that
 /// start with an offset comment, `/*01c0*/`; everything else (labels, directives) is skipped.
 pub fn sass_histogram(sass: &str) -> BTreeMap<String, usize> {
+    histogram_by(sass, |word| word.split(['.', ';']).next().unwrap_or_default())
+}
+
+/// Like [`sass_histogram`], keyed by the whole mnemonic with its modifiers (`MUFU.EX2`,
+/// `SHFL.BFLY`, `LDG.E.128`).
+pub fn sass_mnemonics(sass: &str) -> BTreeMap<String, usize> {
+    histogram_by(sass, |word| word.split(';').next().unwrap_or_default())
+}
+
+fn histogram_by(sass: &str, key: impl Fn(&str) -> &str) -> BTreeMap<String, usize> {
     let mut histogram = BTreeMap::new();
     for line in sass.lines() {
         let Some(rest) = line.trim_start().strip_prefix("/*") else {
@@ -27,7 +37,7 @@ pub fn sass_histogram(sass: &str) -> BTreeMap<String, usize> {
             let Some(next) = words.next() else { continue };
             word = next;
         }
-        let opcode = word.split(['.', ';']).next().unwrap_or_default();
+        let opcode = key(word);
         if !opcode.is_empty() {
             *histogram.entry(opcode.to_owned()).or_insert(0) += 1;
         }

@@ -238,6 +238,18 @@ fn histogram_strips_predicates_modifiers_and_braces() {
 }
 
 #[test]
+fn mnemonics_keep_their_modifiers() {
+    let sass = "        /*0100*/ @!P0 MUFU.EX2 R4, R5 ;\n\
+                    /*0110*/ SHFL.BFLY PT, R2, R3, 0x1, 0x1f ;\n\
+                    /*0120*/ MUFU.EX2 R6, R7 ;\n";
+    let m = sass_mnemonics(sass);
+    assert_eq!(
+        m.into_iter().collect::<Vec<_>>(),
+        [("MUFU.EX2".to_owned(), 2), ("SHFL.BFLY".to_owned(), 1)]
+    );
+}
+
+#[test]
 fn explicit_variable_must_point_at_a_file() {
     let missing = OsString::from("/nonexistent/ptxas");
     let error = locate("ptxas", "TIRX_PTXAS", Some(missing), &[], None).unwrap_err();

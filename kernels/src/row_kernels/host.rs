@@ -1,0 +1,165 @@
+//! The host side of the row kernels: which artifact runs a row problem, its launch, and the
+//! check `tirx run` does against an f64 reference.
+//!
+//! Choice: among the catalogue's artifacts that solve the op on the device's target, the one
+//! whose row capacity ([`capacity`]: `CAP`, or `C`, the columns its register tile holds) is
+//! the smallest that holds the row — columns past `N` are masked, so any `N ≤ C` runs, and
+//! the smallest `C` wastes the fewest registers and lanes. Rows longer than every `C` are a
+//! typed error listing the capacities, never a launch.
+
+use crate::catalogue;
+use half::bf16;
+use tirx::abi::ConfigValue;
+use tirx::problem::{Problem, RowOp};
+use tirx::{Kernel, KernelArtifact, Runtime, RuntimeError, Target, Tensor, TensorArg};
+
+/// The longest row an artifact handles: its config's `CAP` (a kernel that walks a row in
+/// chunks), else `C` (the columns its register tile holds), if it is a row kernel.
+pub fn capacity(a: &KernelArtifact) -> Option<usize> {
+    let get = |key: &str| {
+        a.consts.iter().find_map(|(n, v)| match v {
+            ConfigValue::Int(c) if *n == key => Some(*c as usize),
+            _ => None,
+        })
+    };
+    get("CAP").or_else(|| get("C"))
+}
+
+/// The artifact that runs `op` on rows of `cols` columns on `target`, or why none does.
+pub fn choose(
+    op: RowOp,
+    cols: usize,
+    target: Target,
+) -> Result<(&'static Kernel, &'static KernelArtifact), RuntimeError> {
+    let mut table = String::new();
+    let mut best: Option<(&'static Kernel, &'static KernelArtifact, usize)> = None;
+    for k in catalogue::all() {
+        for a in k.artifacts {
+            if a.problem != Some(Problem::Row(op)) || a.target != target {
+                continue;
+            }
+            match capacity(a) {
+                Some(c) if c >= cols => {
+                    if best.is_none_or(|(_, _, b)| c < b) {
+                        best = Some((k, a, c));
+                    }
+                }
+                Some(c) => table += &format!("  {} {}: holds rows of {c} columns\n", k.name, a.config),
+                None => table += &format!("  {} {}: declares no capacity `C`\n", k.name, a.config),
+            }
+        }
+    }
+    best.map(|(k, a, _)| (k, a)).ok_or_else(|| RuntimeError::NoKernelFits {
+        problem: format!("{} of rows of {cols} columns on {}", op.name(), target.name()),
+        table,
+    })
+}
+
+/// The inputs of one row op.
+pub struct RowArgs<'a> {
+    /// `x` [M, N].
+    pub x: &'a Tensor<bf16>,
+    /// `w` [N] (RMSNorm, LayerNorm).
+    pub w: Option<&'a Tensor<bf16>>,
+    /// `b` [N] (LayerNorm).
+    pub b: Option<&'a Tensor<bf16>>,
+    /// `eps` (RMSNorm, LayerNorm).
+    pub eps: f32,
+}
+
+/// Launches `art` on `args` into `y` (the runtime checks every shape against the signature).
+pub fn launch(
+    rt: &Runtime,
+    art: &KernelArtifact,
+    args: &RowArgs<'_>,
+    y: &mut Tensor<bf16>,
+) -> Result<(), RuntimeError> {
+    let sig = (art.signature)();
+    let mut tensors: Vec<TensorArg<'_>> = Vec::new();
+    for t in &sig.tensors {
+        let view = match t.name.as_str() {
+            "x" => args.x.view(),
+            "y" => y.view(),
+            "w" | "b" => {
+                let v = if t.name == "w" { args.w } else { args.b };
+                v.ok_or_else(|| RuntimeError::NoKernelFits {
+                    problem: format!("`{}` needs the vector `{}`", art.kernel, t.name),
+                    table: String::new(),
+                })?
+                .view()
+            }
+            other => {
+                return Err(RuntimeError::NoKernelFits {
+                    problem: format!("`{}` takes a tensor `{other}` no row op has", art.kernel),
+                    table: String::new(),
+                });
+            }
+        };
+        tensors.push(view);
+    }
+    let scalars: Vec<f32> = sig.scalars.iter().map(|_| args.eps).collect();
+    rt.launch_with(art, &tensors, &scalars)
+}
+
+/// Chooses and launches the row kernel for `op` on `x`'s shape.
+pub fn run(rt: &Runtime, op: RowOp, args: &RowArgs<'_>, y: &mut Tensor<bf16>) -> Result<(), RuntimeError> {
+    let cols = args.x.shape().get(1).copied().unwrap_or(0);
+    let (_, art) = choose(op, cols, rt.target()?)?;
+    launch(rt, art, args, y)
+}
+
+/// `tirx run` of a row kernel's config: random rows (a spread of magnitudes, so softmax sees
+/// large exponents and the norms uneven rows), a poisoned output, the f64 reference of
+/// `crate::rows::reference` on sampled rows, and its tolerance.
+pub fn check(
+    rt: &Runtime,
+    kernel: &'static Kernel,
+    config: &str,
+    op: RowOp,
+    (m, n): (usize, usize),
+    seed: u64,
+) -> Result<crate::registry::CheckReport, RuntimeError> {
+    use crate::reference::Rng;
+    use crate::rows::{RowProblem, reference};
+    let art = tirx::select(kernel.artifacts, config, rt.target()?)?;
+    let mut rng = Rng::new(seed);
+    let scale = 1.0 + 7.0 * rng.unit();
+    let host: Vec<bf16> = (0..m * n)
+        .map(|_| bf16::from_f32((rng.unit() * 2.0 - 1.0) * scale))
+        .collect();
+    let wv: Vec<bf16> = (0..n).map(|_| bf16::from_f32(0.5 + rng.unit())).collect();
+    let bv: Vec<bf16> = (0..n).map(|_| bf16::from_f32(rng.unit() - 0.5)).collect();
+    let x = rt.upload(&host, &[m, n])?;
+    let w = rt.upload(&wv, &[n])?;
+    let b = rt.upload(&bv, &[n])?;
+    let mut y = rt.zeros::<bf16>(&[m, n])?;
+    rt.poison(&mut y)?;
+    let p = RowProblem {
+        op,
+        rows: m,
+        cols: n,
+        eps: 1e-6,
+    };
+    let args = RowArgs {
+        x: &x,
+        w: op.takes_weight().then_some(&w),
+        b: op.takes_bias().then_some(&b),
+        eps: p.eps,
+    };
+    launch(rt, art, &args, &mut y)?;
+    rt.synchronize()?;
+    let got = rt.download(&y)?;
+    let rows = reference::sample_rows(m, 256);
+    let want = reference::reference_rows(&p, &host, args.w.map(|_| &wv[..]), args.b.map(|_| &bv[..]), &rows);
+    let got_rows: Vec<bf16> = rows.iter().flat_map(|&r| got[r * n..(r + 1) * n].iter().copied()).collect();
+    let (error, ok, blocks) = match reference::check(op, &got_rows, &want, n) {
+        Ok(e) => (e, true, String::new()),
+        Err(e) => (f64::INFINITY, false, format!("  {e}")),
+    };
+    Ok(crate::registry::CheckReport {
+        shape: (m, n, 0),
+        error,
+        ok,
+        blocks,
+    })
+}

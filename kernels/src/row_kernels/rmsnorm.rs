@@ -1,0 +1,37 @@
+//! `rmsnorm` — RMSNorm forward, bf16 in and out, f32 statistics:
+//! `y[r, c] = x[r, c] · rsqrt(mean_c(x[r, c]²) + eps) · w[c]`.
+//!
+//! One CTA per row: the row and the weight live in registers in one `blocked` layout (16-byte
+//! loads), so x is read once, y written once and w read once per CTA (it stays in L2).
+//! Columns past `N` read as 0 and add nothing to the sum of squares; the mean divides by `N`.
+
+use tirx::prelude::*;
+
+#[tile_kernel(
+    solves = rmsnorm,
+    target = sm_90a,
+    threads = T,
+    grid = (M, 1),
+    configs(
+        c1k = (T = 128, C = 1024, V = 8),
+        c2k = (T = 128, C = 2048, V = 8),
+        c4k = (T = 128, C = 4096, V = 8),
+        c8k = (T = 256, C = 8192, V = 8),
+        c16k = (T = 512, C = 16384, V = 8),
+        c32k = (T = 512, C = 32768, V = 8),
+    ),
+)]
+pub fn rmsnorm(
+    #[shape(M, N)] x: Tensor<bf16>,
+    #[shape(N)] w: Tensor<bf16>,
+    #[shape(M, N)] y: Tensor<bf16>,
+    eps: f32,
+) {
+    let t = regs::<f32>([1, C], layout = blocked(vec = V));
+    let g = regs::<f32>([1, C], layout = blocked(vec = V));
+    copy(t, x.tile(cta.x, 0));
+    copy(g, w.tile(0));
+    let ss = reduce_sum(t * t, axis = 1);
+    let r = rsqrt_approx(ss / cast::<f32>(N) + eps);
+    copy(y.tile(cta.x, 0), t * r * g);
+}
