@@ -26,3 +26,4 @@ pub mod check;
 pub mod dispatch;
 pub mod reference;
 pub mod registry;
+pub mod rows;
