@@ -34,3 +34,4 @@ pub mod check;
 pub mod dispatch;
 pub mod reference;
 pub mod registry;
+pub mod rows;

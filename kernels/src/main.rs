@@ -6,6 +6,7 @@ mod cli;
 use clap::{Parser, Subcommand};
 use cli::gemm::{bench_gemm, gemm_types, parse_layout, parse_shape, tune_gemm};
 use cli::list::list;
+use cli::rows::bench_rows;
 use std::process::ExitCode;
 use tirx::Kernel;
 use tirx::problem::Problem as Solves;
@@ -41,11 +42,13 @@ enum Cmd {
     /// Assemble every kernel with ptxas and inspect its SASS; non-zero exit on any failure.
     Check,
     /// Time kernels on the GPU (median of many runs, inputs rotated past L2): `copy` (tma_copy
-    /// against a plain device copy) or `gemm` (TFLOP/s).
+    /// against a plain device copy), `gemm` (TFLOP/s) or `rows` (softmax, RMSNorm, LayerNorm in
+    /// GB/s, against the copy roof and the peers).
     Bench {
-        /// `copy` or `gemm`.
+        /// `copy`, `gemm` or `rows`.
         what: String,
-        /// Shapes `M,N` (copy) or `M,N,K` (gemm); repeatable. Default: a fixed sweep.
+        /// Shapes `M,N` (copy), `M,N,K` (gemm) or `ROWS,COLS` (rows); repeatable. Default: a
+        /// fixed sweep.
         #[arg(long = "shape")]
         shapes: Vec<String>,
         /// GEMM: kernels to measure (repeatable; every config of each competes per shape).
@@ -55,9 +58,15 @@ enum Cmd {
         /// GEMM: every level of the ladder on one shape (default 8192³), each against cuBLASLt.
         #[arg(long)]
         ladder: bool,
-        /// GEMM: the JSON file (the SVG plot goes next to it).
+        /// GEMM, rows: the JSON file (the SVG plot goes next to it).
         #[arg(long)]
         json: Option<std::path::PathBuf>,
+        /// Rows: the ops to measure (softmax, rmsnorm, layernorm; repeatable). Default: all.
+        #[arg(long = "op")]
+        ops: Vec<String>,
+        /// Rows: the peers' numbers, from `kernels/bench/rows_peers.py` on the same GPU.
+        #[arg(long)]
+        peers: Option<std::path::PathBuf>,
         /// GEMM: how B is given — `tn` (N×K, D = A·Bᵀ) or `nn` (K×N, D = A·B). Only kernels
         /// taking that layout are measured, and cuBLASLt is run in the same layout.
         #[arg(long, default_value = "tn")]
@@ -305,7 +314,7 @@ fn bench(rt: &Runtime, what: &str, shapes: &[String]) -> Result<bool, String> {
             }
             println!("{:<44} {:>10} {:>8}", "what", "median ms", "TB/s");
         }
-        other => return Err(format!("unknown bench `{other}`: copy or gemm")),
+        other => return Err(format!("unknown bench `{other}`: copy, gemm or rows")),
     }
     for r in &rows {
         println!("{:<44} {:>10.4} {:>8.1}", r.what, r.median_ms, r.rate);
@@ -374,6 +383,8 @@ fn main() -> ExitCode {
             alpha,
             beta,
             all,
+            ops,
+            peers,
         }) => match (gpu(), gemm_types(&input, &output), parse_layout(&layout)) {
             (_, Err(e), _) | (_, _, Err(e)) => Err(e),
             (Ok(rt), Ok(types), Ok(layout)) if what == "gemm" => bench_gemm(
@@ -389,6 +400,9 @@ fn main() -> ExitCode {
                 },
                 types,
             ),
+            (Ok(rt), Ok(_), Ok(_)) if what == "rows" => {
+                bench_rows(&rt, &shapes, &ops, peers.as_deref(), json.as_deref())
+            }
             (Ok(rt), Ok(_), Ok(_)) => bench(&rt, &what, &shapes),
             (Err(e), _, _) => {
                 eprintln!("tirx bench needs a GPU: {e}");

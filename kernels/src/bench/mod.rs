@@ -20,6 +20,7 @@ pub mod json;
 pub mod plot;
 pub mod progress;
 pub mod report;
+pub mod rows;
 pub mod sweep;
 
 use std::path::{Path, PathBuf};

@@ -2,3 +2,4 @@
 
 pub mod gemm;
 pub mod list;
+pub mod rows;
