@@ -9,6 +9,8 @@ mod dispatch;
 mod elem_types;
 #[cfg(feature = "gpu")]
 mod gpu;
+#[cfg(feature = "gpu")]
+mod gpu_rows;
 mod roundtrip;
 mod sim;
 mod snapshots;

@@ -8,14 +8,14 @@
 use tirx::Kernel;
 
 use crate::copy::tma_copy;
-use crate::row_kernels::{layernorm, rmsnorm, softmax, softmax_long};
+use crate::row_kernels::{layernorm, norm_long, rmsnorm, softmax, softmax_long};
 use crate::gemm::{
     level_01_sync, level_02_tma, level_03_pipeline_tcgen05, level_03_pipeline_wgmma, level_04_ws1,
     level_05_2wg, level_06_persistent, level_07_cluster, level_08_tma_epi, pair_n, scaled,
 };
 
 /// The lists the catalogue is made of, in the order `tirx list` prints them.
-const LISTS: [&[&Kernel]; 16] = [
+const LISTS: [&[&Kernel]; 18] = [
     &[&tma_copy::tma_copy::KERNEL],
     &[&level_01_sync::gemm_sm90_sync::KERNEL],
     &[&level_02_tma::gemm_sm90_tma::KERNEL],
@@ -32,6 +32,8 @@ const LISTS: [&[&Kernel]; 16] = [
     &[&softmax_long::softmax_long::KERNEL],
     &[&rmsnorm::rmsnorm::KERNEL],
     &[&layernorm::layernorm::KERNEL],
+    &[&norm_long::rmsnorm_long::KERNEL],
+    &[&norm_long::layernorm_long::KERNEL],
 ];
 
 /// Every shipped kernel.

@@ -24,6 +24,7 @@ pub mod row_kernels {
     //! Row kernels: register tiles that compute.
     pub mod host;
     pub mod layernorm;
+    pub mod norm_long;
     pub mod rmsnorm;
     pub mod softmax;
     pub mod softmax_long;

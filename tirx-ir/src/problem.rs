@@ -51,6 +51,24 @@ pub enum RowOp {
 }
 
 impl RowOp {
+    /// Every row op, in the order listings and benches show them.
+    pub const ALL: [RowOp; 3] = [RowOp::Softmax, RowOp::RmsNorm, RowOp::LayerNorm];
+
+    /// The op named `s` ([`RowOp::name`]), if any.
+    pub fn parse(s: &str) -> Option<RowOp> {
+        RowOp::ALL.into_iter().find(|op| op.name() == s)
+    }
+
+    /// Whether the op takes the weight vector `w`.
+    pub fn takes_weight(self) -> bool {
+        !matches!(self, RowOp::Softmax)
+    }
+
+    /// Whether the op takes the bias vector `b`.
+    pub fn takes_bias(self) -> bool {
+        matches!(self, RowOp::LayerNorm)
+    }
+
     /// `softmax` / `rmsnorm` / `layernorm`.
     pub fn name(self) -> &'static str {
         match self {
@@ -339,6 +357,12 @@ fn derive_gemm(sig: &Signature) -> Result<GemmProblem, String> {
         b: layout,
         epilogue,
     })
+}
+
+impl fmt::Display for RowOp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 impl fmt::Display for Problem {

@@ -76,6 +76,7 @@ fn artifact_json(k: &Kernel, a: &tirx::KernelArtifact) -> serde_json::Value {
         Some(Solves::Gemm(g)) => serde_json::json!({
             "kind": "gemm", "b": g.b.name(), "epilogue": g.epilogue.name()
         }),
+        Some(Solves::Row(op)) => serde_json::json!({ "kind": op.name() }),
     };
     serde_json::json!({
         "kernel": k.name,

@@ -47,12 +47,15 @@ pub fn parse_row_shapes(shapes: &[String]) -> Result<Vec<(usize, usize)>, String
         .collect()
 }
 
-/// `tirx bench rows [--shape R,C]… [--op NAME]… [--peers PATH] [--json PATH]`: our row ops
-/// (through `tirx_kernels::rows::run`) against the copy roof and the peers file's numbers.
+/// `tirx bench rows [--shape R,C]… [--op NAME]… [--kernel NAME]… [--peers PATH] [--json PATH]`:
+/// our row ops against the copy roof and the peers file's numbers — through the host-side
+/// choice (`tirx_kernels::rows::run`), or with `--kernel`, every sm_90a config of the named
+/// row kernels forced in turn (each config's JSON goes to `PATH` with `-<kernel>-<config>`).
 pub fn bench_rows(
     rt: &Runtime,
     shapes: &[String],
     ops: &[String],
+    kernels: &[String],
     peers: Option<&Path>,
     json: Option<&Path>,
 ) -> Result<bool, String> {
@@ -65,7 +68,49 @@ pub fn bench_rows(
         shapes: parse_row_shapes(shapes)?,
         ..RowsBench::new(peers.as_ref())
     };
-    run_rows_bench(rt, &bench, json, None).map_err(|e| e.to_string())
+    if kernels.is_empty() {
+        return run_rows_bench(rt, &bench, json, None).map_err(|e| e.to_string());
+    }
+    let mut ok = true;
+    for name in kernels {
+        let k = tirx_kernels::catalogue::find(name).ok_or_else(|| format!("unknown kernel `{name}`"))?;
+        for a in k.artifacts.iter().filter(|a| a.target == tirx::Target::Sm90a) {
+            let Some(tirx::problem::Problem::Row(op)) = a.problem else {
+                return Err(format!("`{name}` is not a row kernel"));
+            };
+            let Some(cap) = tirx_kernels::row_kernels::host::capacity(a) else {
+                continue;
+            };
+            let launch = |rt: &Runtime,
+                          p: &tirx_kernels::rows::RowProblem,
+                          x: &tirx::Tensor<half::bf16>,
+                          w: Option<&tirx::Tensor<half::bf16>>,
+                          b: Option<&tirx::Tensor<half::bf16>>,
+                          y: &mut tirx::Tensor<half::bf16>| {
+                let args = tirx_kernels::row_kernels::host::RowArgs { x, w, b, eps: p.eps };
+                tirx_kernels::row_kernels::host::launch(rt, a, &args, y)
+            };
+            let forced = RowsBench {
+                launch: &launch,
+                ops: vec![op],
+                shapes: bench.shapes.iter().copied().filter(|&(_, c)| c <= cap).collect(),
+                ..bench.clone()
+            };
+            if forced.shapes.is_empty() {
+                continue;
+            }
+            println!("== {} {} (rows up to {cap} columns)", k.name, a.config);
+            let path = json.map_or_else(
+                || std::path::PathBuf::from(format!("bench-rows-{}-{}.json", k.name, a.config)),
+                |p| {
+                    let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("bench-rows");
+                    p.with_file_name(format!("{stem}-{}-{}.json", k.name, a.config))
+                },
+            );
+            ok &= run_rows_bench(rt, &forced, Some(&path), None).map_err(|e| e.to_string())?;
+        }
+    }
+    Ok(ok)
 }
 
 #[cfg(test)]

@@ -163,3 +163,40 @@ pub fn check(
         blocks,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_smallest_capacity_that_holds_the_row_is_chosen() {
+        for op in RowOp::ALL {
+            let mut last = 0;
+            for n in [1, 1024, 1025, 4096, 8192, 16384, 16385, 32768, 65536, 1 << 20] {
+                let (_, a) = choose(op, n, Target::Sm90a).expect("fits");
+                let cap = capacity(a).expect("a capacity");
+                assert!(cap >= n, "{op} {n}: capacity {cap}");
+                // No other artifact of the op holds the row with less.
+                for k in catalogue::all() {
+                    for b in k.artifacts.iter().filter(|b| b.problem == Some(Problem::Row(op))) {
+                        if b.target == Target::Sm90a && let Some(c) = capacity(b) {
+                            assert!(c < n || c >= cap, "{op} {n}: {} holds {c} < {cap}", b.config);
+                        }
+                    }
+                }
+                assert!(cap >= last, "capacities grow with the row");
+                last = cap;
+            }
+        }
+    }
+
+    #[test]
+    fn a_row_longer_than_every_kernel_is_a_typed_error_with_the_capacities() {
+        let e = choose(RowOp::Softmax, (1 << 20) + 1, Target::Sm90a).unwrap_err();
+        let text = e.to_string();
+        assert!(text.contains("softmax of rows of 1048577 columns"), "{text}");
+        assert!(text.contains("holds rows of 1024 columns"), "{text}");
+        // No row kernel is compiled for Blackwell yet.
+        assert!(choose(RowOp::RmsNorm, 64, Target::Sm100a).is_err());
+    }
+}

@@ -18,7 +18,6 @@ use tirx::prelude::*;
         c4k = (T = 128, C = 4096, V = 8),
         c8k = (T = 256, C = 8192, V = 8),
         c16k = (T = 512, C = 16384, V = 8),
-        c32k = (T = 512, C = 32768, V = 8),
     ),
 )]
 pub fn rmsnorm(

@@ -24,51 +24,9 @@ use tirx::{Runtime, RuntimeError, Tensor};
 /// to torch and Liger as well, so every side computes the same thing.
 pub const DEFAULT_EPS: f32 = 1e-6;
 
-/// A row op.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum RowOp {
-    /// Softmax along each row, max-subtracted.
-    Softmax,
-    /// Root-mean-square normalization, scaled by `w`.
-    RmsNorm,
-    /// Layer normalization (biased variance), scaled by `w` and shifted by `b`.
-    LayerNorm,
-}
-
-impl RowOp {
-    /// Every op, in the order the bench measures them.
-    pub const ALL: [RowOp; 3] = [RowOp::Softmax, RowOp::RmsNorm, RowOp::LayerNorm];
-
-    /// The op's name on the command line and in JSON files: `softmax`, `rmsnorm`, `layernorm`.
-    pub fn name(self) -> &'static str {
-        match self {
-            RowOp::Softmax => "softmax",
-            RowOp::RmsNorm => "rmsnorm",
-            RowOp::LayerNorm => "layernorm",
-        }
-    }
-
-    /// The op named `s` ([`RowOp::name`]), if any.
-    pub fn parse(s: &str) -> Option<RowOp> {
-        RowOp::ALL.into_iter().find(|op| op.name() == s)
-    }
-
-    /// Whether the op takes the weight vector `w`.
-    pub fn takes_weight(self) -> bool {
-        !matches!(self, RowOp::Softmax)
-    }
-
-    /// Whether the op takes the bias vector `b`.
-    pub fn takes_bias(self) -> bool {
-        matches!(self, RowOp::LayerNorm)
-    }
-}
-
-impl std::fmt::Display for RowOp {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
+/// A row op: the IR's problem kind (`solves = softmax | rmsnorm | layernorm`), so the
+/// kernels, the dispatch and the bench name the same thing.
+pub use tirx::problem::RowOp;
 
 /// One row op on one shape.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -123,29 +81,19 @@ impl std::fmt::Display for RowProblem {
 }
 
 /// Computes `p` on the GPU: `y = op(x)` row by row, with the weight `w` (RMSNorm, LayerNorm)
-/// and bias `b` (LayerNorm) of `p.cols` elements each; x and y `[p.rows, p.cols]`.
-///
-/// Today no row kernel is shipped, and this returns [`RuntimeError::NoKernelFits`] for every
-/// problem, without touching `y`; the bench reports the op as refused and still measures the
-/// copy roof and reads the peers.
-// replaced by the row-kernel dispatch
+/// and bias `b` (LayerNorm) of `p.cols` elements each; x and y `[p.rows, p.cols]`. The kernel
+/// and config are the host-side choice of [`crate::row_kernels::host::choose`]; a row longer
+/// than every shipped kernel holds, or a missing vector, is a typed error before any launch.
 pub fn run(
-    _rt: &Runtime,
+    rt: &Runtime,
     p: &RowProblem,
-    _x: &Tensor<bf16>,
-    _w: Option<&Tensor<bf16>>,
-    _b: Option<&Tensor<bf16>>,
-    _y: &mut Tensor<bf16>,
+    x: &Tensor<bf16>,
+    w: Option<&Tensor<bf16>>,
+    b: Option<&Tensor<bf16>>,
+    y: &mut Tensor<bf16>,
 ) -> Result<(), RuntimeError> {
-    Err(no_row_kernel(p))
-}
-
-/// The error of the stand-in [`run`].
-fn no_row_kernel(p: &RowProblem) -> RuntimeError {
-    RuntimeError::NoKernelFits {
-        problem: p.to_string(),
-        table: "  (none: no row kernel is shipped yet)\n".into(),
-    }
+    let args = crate::row_kernels::host::RowArgs { x, w, b, eps: p.eps };
+    crate::row_kernels::host::run(rt, p.op, &args, y)
 }
 
 #[cfg(test)]
@@ -182,13 +130,5 @@ mod tests {
         assert_eq!(ln.bytes(), 24);
         assert_eq!(ln.to_string(), "layernorm 2x3 bf16, eps 1e-6");
         assert_eq!(p.to_string(), "softmax 16384x4096 bf16");
-    }
-
-    #[test]
-    fn the_stand_in_refuses_with_a_typed_error() {
-        let e = no_row_kernel(&RowProblem::new(RowOp::RmsNorm, 8, 16));
-        assert!(matches!(e, RuntimeError::NoKernelFits { .. }));
-        let text = e.to_string();
-        assert!(text.contains("no kernel fits rmsnorm 8x16 bf16"), "{text}");
     }
 }

@@ -1,0 +1,78 @@
+//! GPU tests of the row kernels (feature `gpu`; run on the H200, recorded in `docs/perf/`):
+//! every config of every row kernel, and the host-side choice, against the f64 reference on
+//! random rows, outputs poisoned first, with odd row counts and row lengths that are not a
+//! multiple of the vector, the tile or 16 bytes (the edge paths).
+
+use tirx::problem::{Problem, RowOp};
+use tirx::{Runtime, Target};
+use tirx_kernels::catalogue;
+use tirx_kernels::row_kernels::host;
+
+fn rt() -> Runtime {
+    Runtime::new(0).expect("the gpu feature needs a GPU")
+}
+
+#[test]
+fn every_row_kernel_config_matches_the_f64_reference_with_tails() {
+    let rt = rt();
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for k in catalogue::all() {
+        for a in k.artifacts.iter().filter(|a| a.target == Target::Sm90a) {
+            let Some(Problem::Row(op)) = a.problem else {
+                continue;
+            };
+            let cap = host::capacity(a).expect("row kernels declare their capacity");
+            // Full tiles, one column, odd lengths, lengths just under and over a vector, and
+            // (for the chunked kernels) several chunks with a ragged last one.
+            let mut cols = vec![1, 7, 9, 100, 1000, cap.min(8192), cap.min(8192) - 3];
+            if cap > 8192 {
+                cols.extend([8192 * 3 + 5, 65536, 70001]);
+            } else {
+                cols.extend([cap, cap - 1]);
+            }
+            for (i, &n) in cols.iter().enumerate() {
+                for m in [1, 3, 37] {
+                    runs += 1;
+                    match host::check(&rt, k, a.config, op, (m, n), 40 + i as u64) {
+                        Ok(r) if r.ok => {}
+                        Ok(r) => failures.push(format!("{} {} {m}x{n}: {}", k.name, a.config, r.blocks)),
+                        Err(e) => failures.push(format!("{} {} {m}x{n}: {e}", k.name, a.config)),
+                    }
+                }
+            }
+        }
+    }
+    assert!(runs > 100, "expected every row kernel config, ran {runs}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn the_host_side_choice_is_correct_for_every_length_class() {
+    let rt = rt();
+    for op in RowOp::ALL {
+        for (i, n) in [5, 1024, 1500, 4096, 8200, 16384, 20000, 32768, 40000, 65536]
+            .into_iter()
+            .enumerate()
+        {
+            let (k, a) = host::choose(op, n, Target::Sm90a).expect("a kernel fits");
+            let r = host::check(&rt, k, a.config, op, (9, n), 70 + i as u64).expect("runs");
+            assert!(r.ok, "{op} 9x{n} by {} {}: {}", k.name, a.config, r.blocks);
+        }
+    }
+}
+
+#[test]
+fn a_missing_vector_is_a_typed_error_before_launch() {
+    let rt = rt();
+    let x = rt.zeros::<half::bf16>(&[4, 64]).unwrap();
+    let mut y = rt.zeros::<half::bf16>(&[4, 64]).unwrap();
+    let args = host::RowArgs {
+        x: &x,
+        w: None,
+        b: None,
+        eps: 1e-6,
+    };
+    let e = host::run(&rt, RowOp::RmsNorm, &args, &mut y).unwrap_err();
+    assert!(e.to_string().contains("needs the vector `w`"), "{e}");
+}
