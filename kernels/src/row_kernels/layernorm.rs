@@ -19,6 +19,9 @@ use tirx::prelude::*;
         c4k = (T = 128, C = 4096, V = 8),
         c8k = (T = 256, C = 8192, V = 8),
         c16k = (T = 512, C = 16384, V = 8),
+        c4k_t256 = (T = 256, C = 4096, V = 8),
+        c8k_t512 = (T = 512, C = 8192, V = 8),
+        c16k_t1024 = (T = 1024, C = 16384, V = 8),
     ),
 )]
 pub fn layernorm(
@@ -32,12 +35,14 @@ pub fn layernorm(
     let g = regs::<f32>([1, C], layout = blocked(vec = V));
     let h = regs::<f32>([1, C], layout = blocked(vec = V));
     copy(t, x.tile(cta.x, 0));
-    copy(g, w.tile(0));
-    copy(h, b.tile(0));
     let n = cast::<f32>(N);
     let mean = reduce_sum(t, axis = 1) / n;
     let d = select(col_index(t) < N, t - mean, 0.0);
     let var = reduce_sum(d * d, axis = 1) / n;
     let r = rsqrt_approx(var + eps);
+    // The weights are loaded after the reductions (whose barriers keep them there), so their
+    // registers are not live while the row's are needed alone.
+    copy(g, w.tile(0));
+    copy(h, b.tile(0));
     copy(y.tile(cta.x, 0), d * r * g + h);
 }

@@ -18,6 +18,9 @@ use tirx::prelude::*;
         c4k = (T = 128, C = 4096, V = 8),
         c8k = (T = 256, C = 8192, V = 8),
         c16k = (T = 512, C = 16384, V = 8),
+        c4k_t256 = (T = 256, C = 4096, V = 8),
+        c8k_t512 = (T = 512, C = 8192, V = 8),
+        c16k_t1024 = (T = 1024, C = 16384, V = 8),
     ),
 )]
 pub fn rmsnorm(
@@ -29,8 +32,9 @@ pub fn rmsnorm(
     let t = regs::<f32>([1, C], layout = blocked(vec = V));
     let g = regs::<f32>([1, C], layout = blocked(vec = V));
     copy(t, x.tile(cta.x, 0));
-    copy(g, w.tile(0));
     let ss = reduce_sum(t * t, axis = 1);
     let r = rsqrt_approx(ss / cast::<f32>(N) + eps);
+    // The weight is loaded after the reduction, so its registers are live only at the end.
+    copy(g, w.tile(0));
     copy(y.tile(cta.x, 0), t * r * g);
 }

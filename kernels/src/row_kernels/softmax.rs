@@ -23,6 +23,9 @@ use tirx::prelude::*;
         c16k = (T = 512, R = 1, C = 16384, V = 8),
         c32k = (T = 512, R = 1, C = 32768, V = 8),
         c32k_t1024 = (T = 1024, R = 1, C = 32768, V = 8),
+        c4k_t256 = (T = 256, R = 1, C = 4096, V = 8),
+        c8k_t512 = (T = 512, R = 1, C = 8192, V = 8),
+        c16k_t1024 = (T = 1024, R = 1, C = 16384, V = 8),
     ),
 )]
 pub fn softmax(#[shape(M, N)] x: Tensor<bf16>, #[shape(M, N)] y: Tensor<bf16>) {
