@@ -25,7 +25,16 @@ fn every_row_kernel_config_matches_the_f64_reference_with_tails() {
             let cap = host::capacity(a).expect("row kernels declare their capacity");
             // Full tiles, one column, odd lengths, lengths just under and over a vector, and
             // (for the chunked kernels) several chunks with a ragged last one.
-            let mut cols = vec![1, 7, 9, 100, 1000, cap.min(8192), cap.min(8192) - 3, cap - 1];
+            let mut cols = vec![
+                1,
+                7,
+                9,
+                100,
+                1000,
+                cap.min(8192),
+                cap.min(8192) - 3,
+                cap - 1,
+            ];
             if cap > 65536 {
                 cols.extend([8192 * 3 + 5, 65536, 70001]);
             } else {
@@ -37,7 +46,9 @@ fn every_row_kernel_config_matches_the_f64_reference_with_tails() {
                     runs += 1;
                     match host::check(&rt, k, a.config, op, (m, n), 40 + i as u64) {
                         Ok(r) if r.ok => {}
-                        Ok(r) => failures.push(format!("{} {} {m}x{n}: {}", k.name, a.config, r.blocks)),
+                        Ok(r) => {
+                            failures.push(format!("{} {} {m}x{n}: {}", k.name, a.config, r.blocks))
+                        }
                         Err(e) => failures.push(format!("{} {} {m}x{n}: {e}", k.name, a.config)),
                     }
                 }

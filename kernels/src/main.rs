@@ -400,9 +400,14 @@ fn main() -> ExitCode {
                 },
                 types,
             ),
-            (Ok(rt), Ok(_), Ok(_)) if what == "rows" => {
-                bench_rows(&rt, &shapes, &ops, &kernels, peers.as_deref(), json.as_deref())
-            }
+            (Ok(rt), Ok(_), Ok(_)) if what == "rows" => bench_rows(
+                &rt,
+                &shapes,
+                &ops,
+                &kernels,
+                peers.as_deref(),
+                json.as_deref(),
+            ),
             (Ok(rt), Ok(_), Ok(_)) => bench(&rt, &what, &shapes),
             (Err(e), _, _) => {
                 eprintln!("tirx bench needs a GPU: {e}");

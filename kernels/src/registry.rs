@@ -349,7 +349,9 @@ pub fn check(
                 seed,
             })
         }
-        Some(Problem::Row(op)) => crate::row_kernels::host::check(rt, kernel, config, op, (m, n), seed),
+        Some(Problem::Row(op)) => {
+            crate::row_kernels::host::check(rt, kernel, config, op, (m, n), seed)
+        }
         None => Err(RuntimeError::NoKernelFits {
             problem: format!("a check of `{}`", kernel.name),
             table: "  it declares no problem (`solves = …`), so nothing knows its inputs\n".into(),

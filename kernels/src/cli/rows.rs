@@ -73,8 +73,13 @@ pub fn bench_rows(
     }
     let mut ok = true;
     for name in kernels {
-        let k = tirx_kernels::catalogue::find(name).ok_or_else(|| format!("unknown kernel `{name}`"))?;
-        for a in k.artifacts.iter().filter(|a| a.target == tirx::Target::Sm90a) {
+        let k = tirx_kernels::catalogue::find(name)
+            .ok_or_else(|| format!("unknown kernel `{name}`"))?;
+        for a in k
+            .artifacts
+            .iter()
+            .filter(|a| a.target == tirx::Target::Sm90a)
+        {
             let Some(tirx::problem::Problem::Row(op)) = a.problem else {
                 return Err(format!("`{name}` is not a row kernel"));
             };
@@ -87,13 +92,23 @@ pub fn bench_rows(
                           w: Option<&tirx::Tensor<half::bf16>>,
                           b: Option<&tirx::Tensor<half::bf16>>,
                           y: &mut tirx::Tensor<half::bf16>| {
-                let args = tirx_kernels::row_kernels::host::RowArgs { x, w, b, eps: p.eps };
+                let args = tirx_kernels::row_kernels::host::RowArgs {
+                    x,
+                    w,
+                    b,
+                    eps: p.eps,
+                };
                 tirx_kernels::row_kernels::host::launch(rt, a, &args, y)
             };
             let forced = RowsBench {
                 launch: &launch,
                 ops: vec![op],
-                shapes: bench.shapes.iter().copied().filter(|&(_, c)| c <= cap).collect(),
+                shapes: bench
+                    .shapes
+                    .iter()
+                    .copied()
+                    .filter(|&(_, c)| c <= cap)
+                    .collect(),
                 ..bench.clone()
             };
             if forced.shapes.is_empty() {
@@ -103,7 +118,10 @@ pub fn bench_rows(
             let path = json.map_or_else(
                 || std::path::PathBuf::from(format!("bench-rows-{}-{}.json", k.name, a.config)),
                 |p| {
-                    let stem = p.file_stem().and_then(|s| s.to_str()).unwrap_or("bench-rows");
+                    let stem = p
+                        .file_stem()
+                        .and_then(|s| s.to_str())
+                        .unwrap_or("bench-rows");
                     p.with_file_name(format!("{stem}-{}-{}.json", k.name, a.config))
                 },
             );

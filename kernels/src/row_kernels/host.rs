@@ -44,15 +44,22 @@ pub fn choose(
                         best = Some((k, a, c));
                     }
                 }
-                Some(c) => table += &format!("  {} {}: holds rows of {c} columns\n", k.name, a.config),
+                Some(c) => {
+                    table += &format!("  {} {}: holds rows of {c} columns\n", k.name, a.config)
+                }
                 None => table += &format!("  {} {}: declares no capacity `C`\n", k.name, a.config),
             }
         }
     }
-    best.map(|(k, a, _)| (k, a)).ok_or_else(|| RuntimeError::NoKernelFits {
-        problem: format!("{} of rows of {cols} columns on {}", op.name(), target.name()),
-        table,
-    })
+    best.map(|(k, a, _)| (k, a))
+        .ok_or_else(|| RuntimeError::NoKernelFits {
+            problem: format!(
+                "{} of rows of {cols} columns on {}",
+                op.name(),
+                target.name()
+            ),
+            table,
+        })
 }
 
 /// The inputs of one row op.
@@ -102,7 +109,12 @@ pub fn launch(
 }
 
 /// Chooses and launches the row kernel for `op` on `x`'s shape.
-pub fn run(rt: &Runtime, op: RowOp, args: &RowArgs<'_>, y: &mut Tensor<bf16>) -> Result<(), RuntimeError> {
+pub fn run(
+    rt: &Runtime,
+    op: RowOp,
+    args: &RowArgs<'_>,
+    y: &mut Tensor<bf16>,
+) -> Result<(), RuntimeError> {
     let cols = args.x.shape().get(1).copied().unwrap_or(0);
     let (_, art) = choose(op, cols, rt.target()?)?;
     launch(rt, art, args, y)
@@ -150,8 +162,17 @@ pub fn check(
     rt.synchronize()?;
     let got = rt.download(&y)?;
     let rows = reference::sample_rows(m, 256);
-    let want = reference::reference_rows(&p, &host, args.w.map(|_| &wv[..]), args.b.map(|_| &bv[..]), &rows);
-    let got_rows: Vec<bf16> = rows.iter().flat_map(|&r| got[r * n..(r + 1) * n].iter().copied()).collect();
+    let want = reference::reference_rows(
+        &p,
+        &host,
+        args.w.map(|_| &wv[..]),
+        args.b.map(|_| &bv[..]),
+        &rows,
+    );
+    let got_rows: Vec<bf16> = rows
+        .iter()
+        .flat_map(|&r| got[r * n..(r + 1) * n].iter().copied())
+        .collect();
     let (error, ok, blocks) = match reference::check(op, &got_rows, &want, n) {
         Ok(e) => (e, true, String::new()),
         Err(e) => (f64::INFINITY, false, format!("  {e}")),
@@ -172,15 +193,36 @@ mod tests {
     fn the_smallest_capacity_that_holds_the_row_is_chosen() {
         for op in RowOp::ALL {
             let mut last = 0;
-            for n in [1, 1024, 1025, 4096, 8192, 16384, 16385, 32768, 65536, 1 << 20] {
+            for n in [
+                1,
+                1024,
+                1025,
+                4096,
+                8192,
+                16384,
+                16385,
+                32768,
+                65536,
+                1 << 20,
+            ] {
                 let (_, a) = choose(op, n, Target::Sm90a).expect("fits");
                 let cap = capacity(a).expect("a capacity");
                 assert!(cap >= n, "{op} {n}: capacity {cap}");
                 // No other artifact of the op holds the row with less.
                 for k in catalogue::all() {
-                    for b in k.artifacts.iter().filter(|b| b.problem == Some(Problem::Row(op))) {
-                        if b.target == Target::Sm90a && let Some(c) = capacity(b) {
-                            assert!(c < n || c >= cap, "{op} {n}: {} holds {c} < {cap}", b.config);
+                    for b in k
+                        .artifacts
+                        .iter()
+                        .filter(|b| b.problem == Some(Problem::Row(op)))
+                    {
+                        if b.target == Target::Sm90a
+                            && let Some(c) = capacity(b)
+                        {
+                            assert!(
+                                c < n || c >= cap,
+                                "{op} {n}: {} holds {c} < {cap}",
+                                b.config
+                            );
                         }
                     }
                 }
@@ -194,7 +236,10 @@ mod tests {
     fn a_row_longer_than_every_kernel_is_a_typed_error_with_the_capacities() {
         let e = choose(RowOp::Softmax, (1 << 20) + 1, Target::Sm90a).unwrap_err();
         let text = e.to_string();
-        assert!(text.contains("softmax of rows of 1048577 columns"), "{text}");
+        assert!(
+            text.contains("softmax of rows of 1048577 columns"),
+            "{text}"
+        );
         assert!(text.contains("holds rows of 1024 columns"), "{text}");
         // No row kernel is compiled for Blackwell yet.
         assert!(choose(RowOp::RmsNorm, 64, Target::Sm100a).is_err());

@@ -28,7 +28,8 @@ pub fn softmax_long(#[shape(M, N)] x: Tensor<bf16>, #[shape(M, N)] y: Tensor<bf1
         copy(t, x.tile(cta.x, j));
         let v = select(col_index(t) + j * C < N, t, f32::NEG_INFINITY);
         let mj = max(m, reduce_max(v, axis = 1));
-        s = s * exp2_approx((m - mj) * 1.442695) + reduce_sum(exp2_approx((v - mj) * 1.442695), axis = 1);
+        s = s * exp2_approx((m - mj) * 1.442695)
+            + reduce_sum(exp2_approx((v - mj) * 1.442695), axis = 1);
         m = mj;
     }
     let inv = rcp_approx(s);

@@ -92,7 +92,12 @@ pub fn run(
     b: Option<&Tensor<bf16>>,
     y: &mut Tensor<bf16>,
 ) -> Result<(), RuntimeError> {
-    let args = crate::row_kernels::host::RowArgs { x, w, b, eps: p.eps };
+    let args = crate::row_kernels::host::RowArgs {
+        x,
+        w,
+        b,
+        eps: p.eps,
+    };
     crate::row_kernels::host::run(rt, p.op, &args, y)
 }
 

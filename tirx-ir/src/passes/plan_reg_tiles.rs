@@ -10,13 +10,13 @@
 
 use super::Pass;
 use crate::abi::{ElemType, Swizzle};
-use crate::diag::{Diagnostic, Diagnostics};
 use crate::arena::Handle;
+use crate::diag::{Diagnostic, Diagnostics};
 use crate::ir::{Buffer, Kernel, Layout, Op, Scope, Space, Stmt, StmtKind, TileRef};
-use std::collections::HashMap;
 use crate::passes::walk::visit_mut_with;
 use crate::regtile::{RegTileError, check_owner, layout};
 use crate::valid::scope::Threads;
+use std::collections::HashMap;
 
 /// The pass.
 pub struct PlanRegTiles;

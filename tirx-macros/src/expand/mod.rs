@@ -136,12 +136,11 @@ pub fn lower_configs<'d>(def: &'d KernelDef, fns: &TileFns, sink: &mut ErrorSink
             },
         );
         let target = def.targets()[0];
-        let threads = args::threads_for(&def.args, &config.consts()).unwrap_or_else(
-            |(range, message)| {
+        let threads =
+            args::threads_for(&def.args, &config.consts()).unwrap_or_else(|(range, message)| {
                 sink.push_in(range, message, label.clone());
                 128
-            },
-        );
+            });
         let sig = Signature {
             entry: entry_name(def, config, target),
             target,

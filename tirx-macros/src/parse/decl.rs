@@ -93,7 +93,10 @@ impl Lowerer<'_> {
         use tirx_ir::RegLayout;
         const USAGE: &str = "expected `wgmma`, `blocked(vec = V)`, `blocked(vec = V, threads = T)` or `tmem_32x32b`";
         let &[rows, cols] = shape else {
-            return Err(self.fail(e, "a register tile is 2-D: `regs::<f32>([R, C], layout = …)`"));
+            return Err(self.fail(
+                e,
+                "a register tile is 2-D: `regs::<f32>([R, C], layout = …)`",
+            ));
         };
         let e = strip_parens(e);
         let name = match e {
@@ -122,14 +125,23 @@ impl Lowerer<'_> {
                     match key.as_deref() {
                         Some("vec") => vec = Some(v),
                         Some("threads") => threads = Some(v),
-                        _ => return Err(self.fail(&kv.left, "unknown layout parameter; expected `vec` or `threads`")),
+                        _ => {
+                            return Err(self.fail(
+                                &kv.left,
+                                "unknown layout parameter; expected `vec` or `threads`",
+                            ));
+                        }
                     }
                 }
                 let Some(vec) = vec else {
-                    return Err(self.fail(c, "`blocked` needs `vec = V` (consecutive elements per thread)"));
+                    return Err(self.fail(
+                        c,
+                        "`blocked` needs `vec = V` (consecutive elements per thread)",
+                    ));
                 };
                 let threads = threads.unwrap_or(self.kernel.sig.threads);
-                RegLayout::blocked(rows, cols, threads, vec).map_err(|why| self.fail(c, why.to_string()))?
+                RegLayout::blocked(rows, cols, threads, vec)
+                    .map_err(|why| self.fail(c, why.to_string()))?
             }
             _ => return Err(self.fail(e, USAGE)),
         };

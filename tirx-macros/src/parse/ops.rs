@@ -338,7 +338,9 @@ impl Lowerer<'_> {
         if vocab::lookup(None, name, &[Kind::TileFn]).is_some() {
             return self.fail(
                 &c.func,
-                format!("`{name}` computes on register tiles; bind its value: `let y = {name}(…);`"),
+                format!(
+                    "`{name}` computes on register tiles; bind its value: `let y = {name}(…);`"
+                ),
             );
         }
         if vocab::lookup(None, name, &[Kind::Function]).is_some() {

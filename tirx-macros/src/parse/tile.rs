@@ -22,11 +22,11 @@ use super::vocab::{self, Id, Kind};
 use super::{Local, Lowerer, Res};
 use syn::Expr as SExpr;
 use tirx_ir::abi::ElemType;
-use tirx_ir::{
-    Block, Buffer, CmpOp, Handle, Layout, Op, ReduceKind, ScalarType, Space, Stmt,
-    StmtKind, TBin, TExpr, TType, TUn,
-};
 use tirx_ir::abi::Swizzle;
+use tirx_ir::{
+    Block, Buffer, CmpOp, Handle, Layout, Op, ReduceKind, ScalarType, Space, Stmt, StmtKind, TBin,
+    TExpr, TType, TUn,
+};
 
 /// The last path segment's name of a callee (`cast` in `cast::<bf16>`).
 fn callee(func: &SExpr) -> Option<String> {
@@ -43,7 +43,12 @@ fn f32_const(e: &SExpr) -> Option<f32> {
     let SExpr::Path(p) = strip_parens(e) else {
         return None;
     };
-    let segs: Vec<String> = p.path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let segs: Vec<String> = p
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
     match segs.iter().map(String::as_str).collect::<Vec<_>>()[..] {
         ["f32", "INFINITY"] => Some(f32::INFINITY),
         ["f32", "NEG_INFINITY"] => Some(f32::NEG_INFINITY),
@@ -73,7 +78,10 @@ impl Lowerer<'_> {
         if !taken(base) {
             return base.to_string();
         }
-        (2..).map(|i| format!("{base}.{i}")).find(|n| !taken(n)).expect("a free name")
+        (2..)
+            .map(|i| format!("{base}.{i}"))
+            .find(|n| !taken(n))
+            .expect("a free name")
     }
 
     /// Whether `e` is a tile expression (see the module docs).
@@ -101,9 +109,9 @@ impl Lowerer<'_> {
             SExpr::Lit(l) => matches!(l.lit, syn::Lit::Float(_)),
             SExpr::Path(p) => {
                 f32_const(e).is_some()
-                    || p.path.get_ident().is_some_and(|i| {
-                        matches!(self.local(&i.to_string()), Some(Local::Arg(_)))
-                    })
+                    || p.path
+                        .get_ident()
+                        .is_some_and(|i| matches!(self.local(&i.to_string()), Some(Local::Arg(_))))
             }
             SExpr::Binary(b) => self.mentions_float(&b.left) || self.mentions_float(&b.right),
             SExpr::Unary(u) => self.mentions_float(&u.expr),
@@ -248,7 +256,11 @@ impl Lowerer<'_> {
         }
         Ok(match w.id {
             Id::Min | Id::Max => {
-                let op = if w.id == Id::Min { TBin::Min } else { TBin::Max };
+                let op = if w.id == Id::Min {
+                    TBin::Min
+                } else {
+                    TBin::Max
+                };
                 TExpr::Bin(op, sub(self, 0)?, sub(self, 1)?)
             }
             Id::Fma => TExpr::Fma(sub(self, 0)?, sub(self, 1)?, sub(self, 2)?),
@@ -305,18 +317,26 @@ impl Lowerer<'_> {
             None => return Err(self.fail(c, format!("say the axis: `{}`", w.usage))),
         };
         if axis > 1 {
-            return Err(self.fail(args.get("axis").expect("given"), "the axis is 0 (down the rows) or 1 (along the columns)"));
+            return Err(self.fail(
+                args.get("axis").expect("given"),
+                "the axis is 0 (down the rows) or 1 (along the columns)",
+            ));
         }
         let src = match self.tile_local(args.pos[0]) {
             Some(Local::Buf(b)) => b,
             _ => self.materialize(args.pos[0], format!("{name_of}.in"), out)?,
         };
-        let l = tirx_ir::regtile::layout(&self.kernel, src).map_err(|e| self.fail(args.pos[0], e.to_string()))?;
+        let l = tirx_ir::regtile::layout(&self.kernel, src)
+            .map_err(|e| self.fail(args.pos[0], e.to_string()))?;
         let stat = l
             .reduce(axis as usize)
             .map_err(|e| self.fail(c, e.to_string()))?;
         let shape = &self.kernel.buffers[src].layout.shape;
-        let shape = if axis == 1 { vec![shape[0], 1] } else { vec![1, shape[1]] };
+        let shape = if axis == 1 {
+            vec![shape[0], 1]
+        } else {
+            vec![1, shape[1]]
+        };
         let span = self.span(c);
         let dst = self.kernel.buffers.append(Buffer {
             name: self.fresh(&name.unwrap_or_else(|| format!("{name_of}.out"))),
@@ -328,7 +348,11 @@ impl Lowerer<'_> {
             regs: Some(stat),
             span,
         });
-        let kind = if w.id == Id::ReduceMax { ReduceKind::Max } else { ReduceKind::Sum };
+        let kind = if w.id == Id::ReduceMax {
+            ReduceKind::Max
+        } else {
+            ReduceKind::Sum
+        };
         out.push(Stmt::at(
             StmtKind::Op(Op::Reduce {
                 dst,
@@ -356,7 +380,12 @@ impl Lowerer<'_> {
 
     /// The tile whose layout an expression's result takes: the one every other tile it
     /// reads equals or is a statistic of.
-    fn template(&mut self, e: &SExpr, v: &TExpr, carriers: &[Handle<Buffer>]) -> Res<Handle<Buffer>> {
+    fn template(
+        &mut self,
+        e: &SExpr,
+        v: &TExpr,
+        carriers: &[Handle<Buffer>],
+    ) -> Res<Handle<Buffer>> {
         let mut tiles = carriers.to_vec();
         v.tiles(&mut tiles);
         let k = &self.kernel;
@@ -364,7 +393,8 @@ impl Lowerer<'_> {
         let fits = |c: Handle<Buffer>| {
             let Some(lc) = lay(c) else { return false };
             tiles.iter().all(|&t| {
-                lay(t).is_some_and(|lt| lt == lc || (0..2).any(|a| lc.reduce(a).as_ref() == Ok(&lt)))
+                lay(t)
+                    .is_some_and(|lt| lt == lc || (0..2).any(|a| lc.reduce(a).as_ref() == Ok(&lt)))
             })
         };
         match tiles.iter().copied().find(|&c| fits(c)) {
@@ -383,7 +413,10 @@ impl Lowerer<'_> {
         out: &mut Block,
     ) -> Res<()> {
         if let SExpr::Call(c) = strip_parens(init)
-            && matches!(callee(&c.func).as_deref(), Some("reduce_max" | "reduce_sum"))
+            && matches!(
+                callee(&c.func).as_deref(),
+                Some("reduce_max" | "reduce_sum")
+            )
         {
             let b = self.reduce_into(c, Some(ident.to_string()), out)?;
             if mutable {
@@ -404,7 +437,10 @@ impl Lowerer<'_> {
             }
             Ok(TType::Elem(_)) => {}
             Ok(_) if mutable => {
-                return Err(self.fail(ident, "a mask or index tile is a named expression, not a variable; drop `mut`"));
+                return Err(self.fail(
+                    ident,
+                    "a mask or index tile is a named expression, not a variable; drop `mut`",
+                ));
             }
             Ok(_) => {
                 self.tile_aliases.push(value);

@@ -58,7 +58,10 @@ fn a_softmax_body_becomes_compute_and_reduce_ops() {
         })
         .collect();
     // The operand `e * s` is computed into a temporary right before the store.
-    assert_eq!(names, ["copy", "compute", "reduce", "compute", "compute", "copy"]);
+    assert_eq!(
+        names,
+        ["copy", "compute", "reduce", "compute", "compute", "copy"]
+    );
     let Op::Compute { value, .. } = ops[1] else {
         unreachable!()
     };
@@ -103,28 +106,69 @@ fn compound_assignment_recomputes_a_mutable_tile() {
     let k = row_lowered(&format!("{DECL} let mut u = t * 2.0; u += t; t = u;"));
     let ops = ops(&k);
     assert_eq!(ops.len(), 3);
-    assert!(matches!(ops[1], Op::Compute { value: TExpr::Bin(TBin::Add, a, _), .. } if matches!(**a, TExpr::Tile(_))));
+    assert!(
+        matches!(ops[1], Op::Compute { value: TExpr::Bin(TBin::Add, a, _), .. } if matches!(**a, TExpr::Tile(_)))
+    );
 }
 
 #[test]
 fn errors_point_at_the_tile_expression() {
     let cases: &[(&str, &str)] = &[
-        ("let u = t * 2; ", "`mul` takes two floats or two indices; this operand is u32"),
-        ("let u = t * 2.0; u = t;", "cannot assign to `u`: declare it with `let mut u`"),
-        ("let u = exp2_approx(x);", "`x` is a global tensor; copy a tile of it into a register tile first"),
-        ("let m = reduce_max(t);", "say the axis: `reduce_max(tile, axis = 1)`"),
-        ("let m = reduce_max(t, axis = 2);", "the axis is 0 (down the rows) or 1"),
-        ("let q = regs::<f32>([1, C], layout = blocked(vec = 3));", "cannot be spread over 128 threads"),
-        ("let q = regs::<f32>([1, C], layout = striped);", "expected `wgmma`, `blocked(vec = V)`"),
-        ("let q = regs::<f32>([64, 32], layout = tmem_32x32b);", "spreads 128 TMEM lanes"),
-        ("let q = regs::<f32>([96, 32], layout = wgmma);", "m64·i × n8·j; 96×32 is not"),
+        (
+            "let u = t * 2; ",
+            "`mul` takes two floats or two indices; this operand is u32",
+        ),
+        (
+            "let u = t * 2.0; u = t;",
+            "cannot assign to `u`: declare it with `let mut u`",
+        ),
+        (
+            "let u = exp2_approx(x);",
+            "`x` is a global tensor; copy a tile of it into a register tile first",
+        ),
+        (
+            "let m = reduce_max(t);",
+            "say the axis: `reduce_max(tile, axis = 1)`",
+        ),
+        (
+            "let m = reduce_max(t, axis = 2);",
+            "the axis is 0 (down the rows) or 1",
+        ),
+        (
+            "let q = regs::<f32>([1, C], layout = blocked(vec = 3));",
+            "cannot be spread over 128 threads",
+        ),
+        (
+            "let q = regs::<f32>([1, C], layout = striped);",
+            "expected `wgmma`, `blocked(vec = V)`",
+        ),
+        (
+            "let q = regs::<f32>([64, 32], layout = tmem_32x32b);",
+            "spreads 128 TMEM lanes",
+        ),
+        (
+            "let q = regs::<f32>([96, 32], layout = wgmma);",
+            "m64·i × n8·j; 96×32 is not",
+        ),
         ("let p = t % 2.0;", "tiles take + - * / comparisons && ||"),
         ("let z = 1.5f64 * t;", "expected an f32 literal"),
-        ("let q = smem::<f32>([1, C]); let u = q * t;", "is a smem buffer, not a register tile"),
-        ("let mut inside = col_index(t) < N;", "a mask or index tile is a named expression"),
+        (
+            "let q = smem::<f32>([1, C]); let u = q * t;",
+            "is a smem buffer, not a register tile",
+        ),
+        (
+            "let mut inside = col_index(t) < N;",
+            "a mask or index tile is a named expression",
+        ),
         ("let u = cast::<i8>(t);", "expected an element type"),
-        ("let u = select(t, t, t);", "`select` takes a predicate first; this operand is f32"),
-        ("exp2_approx(t);", "computes on register tiles; bind its value"),
+        (
+            "let u = select(t, t, t);",
+            "`select` takes a predicate first; this operand is f32",
+        ),
+        (
+            "exp2_approx(t);",
+            "computes on register tiles; bind its value",
+        ),
     ];
     for (body, want) in cases {
         let e = row_errors(&format!("{DECL} {body}"));

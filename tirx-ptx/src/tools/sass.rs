@@ -7,7 +7,9 @@ use std::collections::BTreeMap;
 /// `@!P0 SYNCS.ARRIVE.TRANS64.A1T0 …` counts as `SYNCS`. Instruction lines are the ones that
 /// start with an offset comment, `/*01c0*/`; everything else (labels, directives) is skipped.
 pub fn sass_histogram(sass: &str) -> BTreeMap<String, usize> {
-    histogram_by(sass, |word| word.split(['.', ';']).next().unwrap_or_default())
+    histogram_by(sass, |word| {
+        word.split(['.', ';']).next().unwrap_or_default()
+    })
 }
 
 /// Like [`sass_histogram`], keyed by the whole mnemonic with its modifiers (`MUFU.EX2`,

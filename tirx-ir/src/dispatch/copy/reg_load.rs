@@ -39,6 +39,12 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
             expected: "a copy without barrier or multicast",
         });
     };
+    let is_tile = matches!(dst, TileRef::Buf { buf, .. } if cx.k.buffers[*buf].space == crate::ir::Space::Reg);
+    if !is_tile {
+        return Err(Reject::RegTile {
+            why: "the destination is not a register tile".into(),
+        });
+    }
     let (buf, tensor, _) = access::operands(cx.k, dst, src).map_err(reject)?;
     let elem =
         cx.k.sig

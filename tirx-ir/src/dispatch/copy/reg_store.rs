@@ -40,6 +40,12 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
             expected: "a copy without barrier or multicast",
         });
     };
+    let is_tile = matches!(src, TileRef::Buf { buf, .. } if cx.k.buffers[*buf].space == crate::ir::Space::Reg);
+    if !is_tile {
+        return Err(Reject::RegTile {
+            why: "the source is not a register tile".into(),
+        });
+    }
     let (buf, tensor, _) = access::operands(cx.k, src, dst).map_err(reject)?;
     let elem =
         cx.k.sig
