@@ -10,12 +10,12 @@ use tirx::Kernel;
 use crate::copy::tma_copy;
 use crate::gemm::{
     level_01_sync, level_02_tma, level_03_pipeline_tcgen05, level_03_pipeline_wgmma, level_04_ws1,
-    level_05_2wg, level_06_persistent, level_07_cluster, level_08_tma_epi, pair_n, scaled,
+    fused, level_05_2wg, level_06_persistent, level_07_cluster, level_08_tma_epi, pair_n, scaled,
 };
-use crate::row_kernels::{layernorm, norm_long, rmsnorm, softmax, softmax_long};
+use crate::row_kernels::{layernorm, norm_long, rmsnorm, softmax, softmax_long, swiglu};
 
 /// The lists the catalogue is made of, in the order `tirx list` prints them.
-const LISTS: [&[&Kernel]; 18] = [
+const LISTS: [&[&Kernel]; 20] = [
     &[&tma_copy::tma_copy::KERNEL],
     &[&level_01_sync::gemm_sm90_sync::KERNEL],
     &[&level_02_tma::gemm_sm90_tma::KERNEL],
@@ -27,6 +27,7 @@ const LISTS: [&[&Kernel]; 18] = [
     level_08_tma_epi::kernels::KERNELS,
     pair_n::kernels::KERNELS,
     scaled::kernels::KERNELS,
+    fused::kernels::KERNELS,
     &[&level_03_pipeline_tcgen05::gemm_sm100::KERNEL],
     &[&softmax::softmax::KERNEL],
     &[&softmax_long::softmax_long::KERNEL],
@@ -34,6 +35,7 @@ const LISTS: [&[&Kernel]; 18] = [
     &[&layernorm::layernorm::KERNEL],
     &[&norm_long::rmsnorm_long::KERNEL],
     &[&norm_long::layernorm_long::KERNEL],
+    &[&swiglu::silu_mul::KERNEL],
 ];
 
 /// Every shipped kernel.

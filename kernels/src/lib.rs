@@ -15,6 +15,7 @@ pub mod gemm {
     pub mod level_05_2wg;
     pub mod level_06_persistent;
     pub mod level_07_cluster;
+    pub mod fused;
     pub mod level_08_tma_epi;
     pub mod pair_n;
     pub mod pieces;
@@ -28,6 +29,7 @@ pub mod row_kernels {
     pub mod rmsnorm;
     pub mod softmax;
     pub mod softmax_long;
+    pub mod swiglu;
 }
 pub mod bench;
 pub mod catalogue;

@@ -285,6 +285,24 @@ pub fn gemm_scaled_nn<A: Element, D: Element>(
     gemm(rt, problem::BLayout::Nn, a, b, Some((alpha, c, beta)), d)
 }
 
+/// D = act(A·Bᵀ + bias) (B given N×K, `bias` a vector [N] in D's type) on the host's choice
+/// of a fused-epilogue kernel; a combination nothing takes is `RuntimeError::NoKernelFits`.
+pub fn gemm_bias_act<A: Element, D: Element>(
+    rt: &Runtime,
+    act: problem::Act,
+    a: &Tensor<A>,
+    b: &Tensor<A>,
+    bias: &Tensor<D>,
+    d: &mut Tensor<D>,
+) -> Result<Choice, RuntimeError> {
+    let (av, bv, biasv, dv) = (a.view(), b.view(), bias.view(), d.view());
+    let request = GemmRequest::on_bias(problem::BLayout::Tn, act, &av, &bv, &biasv, &dv);
+    let choice = choose_gemm(&Device::of(rt)?, &request)?;
+    let roles = [("a", av), ("b", bv), ("bias", biasv), ("d", dv)];
+    launch_roles(rt, choice.artifact, &roles, 1.0, 0.0)?;
+    Ok(choice)
+}
+
 /// The choice for a GEMM given by its problem alone (contiguous tensors), on `device`:
 /// what `tirx bench gemm` measures by default and `tirx tune` compares with.
 pub fn choose_gemm_for(
@@ -349,6 +367,7 @@ pub fn check(
                 seed,
             })
         }
+        Some(Problem::SiluMul) => crate::row_kernels::host::check_silu_mul(rt, kernel, config, (m, n), seed),
         Some(Problem::Row(op)) => {
             crate::row_kernels::host::check(rt, kernel, config, op, (m, n), seed)
         }

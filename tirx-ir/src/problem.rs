@@ -26,15 +26,18 @@ pub enum ProblemKind {
     Gemm,
     /// `solves = softmax`, `rmsnorm`, `layernorm`: a row op `y ← f(x)` (see [`RowOp`]).
     Row(RowOp),
+    /// `solves = silu_mul`: the elementwise `y = silu(x) · g` of a SwiGLU MLP.
+    SiluMul,
 }
 
 /// Every problem kind, for "expected one of" messages and the reference.
-pub const PROBLEM_KINDS: [ProblemKind; 5] = [
+pub const PROBLEM_KINDS: [ProblemKind; 6] = [
     ProblemKind::Copy,
     ProblemKind::Gemm,
     ProblemKind::Row(RowOp::Softmax),
     ProblemKind::Row(RowOp::RmsNorm),
     ProblemKind::Row(RowOp::LayerNorm),
+    ProblemKind::SiluMul,
 ];
 
 /// A row op: each row of `x` [M, N] independently into the same row of `y` [M, N], with
@@ -129,6 +132,37 @@ impl BLayout {
     }
 }
 
+/// The activation of a fused bias epilogue, applied after the bias.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Act {
+    /// None: D = A·op(B) + bias.
+    None,
+    /// `max(x, 0)`.
+    Relu,
+    /// GELU, tanh form: `0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³)))`.
+    Gelu,
+    /// SiLU: `x·σ(x)`.
+    Silu,
+}
+
+impl Act {
+    /// Every activation, by its config code (`ACT = 0 … 3`).
+    pub const ALL: [Act; 4] = [Act::None, Act::Relu, Act::Gelu, Act::Silu];
+    /// `bias`, `bias-relu`, `bias-gelu`, `bias-silu`: the epilogue's name.
+    pub fn epilogue_name(self) -> &'static str {
+        match self {
+            Act::None => "bias",
+            Act::Relu => "bias-relu",
+            Act::Gelu => "bias-gelu",
+            Act::Silu => "bias-silu",
+        }
+    }
+    /// The activation of a config code `ACT`.
+    pub fn of_code(code: i64) -> Option<Act> {
+        usize::try_from(code).ok().and_then(|i| Act::ALL.get(i).copied())
+    }
+}
+
 /// The epilogue of a GEMM.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Epilogue {
@@ -136,14 +170,18 @@ pub enum Epilogue {
     Plain,
     /// D = α·A·op(B) + β·C, with `alpha`, `beta` scalar arguments and C in D's type.
     Scaled,
+    /// D = act(A·op(B) + bias), `bias` a vector [N] in D's type added to every row; the
+    /// activation is the config constant `ACT` (0 none, 1 ReLU, 2 GELU tanh form, 3 SiLU).
+    Bias(Act),
 }
 
 impl Epilogue {
-    /// `plain` / `scaled`.
+    /// `plain` / `scaled` / `bias-gelu` …
     pub fn name(self) -> &'static str {
         match self {
             Epilogue::Plain => "plain",
             Epilogue::Scaled => "scaled",
+            Epilogue::Bias(a) => a.epilogue_name(),
         }
     }
 }
@@ -166,6 +204,8 @@ pub enum Problem {
     Gemm(GemmProblem),
     /// A row op (tensors `x`, `y` and the op's vectors and scalars).
     Row(RowOp),
+    /// `y = silu(x) · g` (tensors `x`, `g`, `y`, all [M, N] of one type).
+    SiluMul,
 }
 
 impl ProblemKind {
@@ -175,6 +215,7 @@ impl ProblemKind {
             ProblemKind::Copy => "copy",
             ProblemKind::Gemm => "gemm",
             ProblemKind::Row(op) => op.name(),
+            ProblemKind::SiluMul => "silu_mul",
         }
     }
 
@@ -193,6 +234,7 @@ impl ProblemKind {
                  [M, N] in D's type and the scalars `alpha` and `beta`"
             }
             ProblemKind::Row(RowOp::Softmax) => "tensors `x` [M, N] and `y` [M, N]",
+            ProblemKind::SiluMul => "tensors `x`, `g` and `y`, all [M, N] of one element type",
             ProblemKind::Row(RowOp::RmsNorm) => {
                 "tensors `x` [M, N], `w` [N] and `y` [M, N], and the scalar `eps`"
             }
@@ -204,10 +246,25 @@ impl ProblemKind {
 
     /// The problem `sig` solves as this kind, or why `sig` does not fit it.
     pub fn derive(self, sig: &Signature) -> Result<Problem, String> {
+        self.derive_with(sig, &[])
+    }
+
+    /// [`ProblemKind::derive`] in a config with these integer constants (a fused GEMM
+    /// epilogue's activation is its `ACT`).
+    pub fn derive_with(self, sig: &Signature, consts: &[(String, i64)]) -> Result<Problem, String> {
         match self {
             ProblemKind::Copy => derive_copy(sig),
-            ProblemKind::Gemm => derive_gemm(sig).map(Problem::Gemm),
+            ProblemKind::Gemm => derive_gemm(sig, consts).map(Problem::Gemm),
             ProblemKind::Row(op) => derive_row(sig, op).map(|()| Problem::Row(op)),
+            ProblemKind::SiluMul => {
+                let kind = ProblemKind::SiluMul;
+                let ts = [role(sig, kind, "x")?, role(sig, kind, "g")?, role(sig, kind, "y")?];
+                let same = ts.iter().all(|t| t.shape == ts[0].shape && t.elem == ts[0].elem);
+                if !same || ts[0].shape.len() != 2 || sig.tensors.len() != 3 {
+                    return Err(format!("`solves = silu_mul` takes {}", kind.roles()));
+                }
+                Ok(Problem::SiluMul)
+            }
         }
     }
 }
@@ -288,7 +345,7 @@ fn derive_row(sig: &Signature, op: RowOp) -> Result<(), String> {
     Ok(())
 }
 
-fn derive_gemm(sig: &Signature) -> Result<GemmProblem, String> {
+fn derive_gemm(sig: &Signature, consts: &[(String, i64)]) -> Result<GemmProblem, String> {
     let kind = ProblemKind::Gemm;
     let (a, b, d) = (
         role(sig, kind, "a")?,
@@ -319,7 +376,24 @@ fn derive_gemm(sig: &Signature) -> Result<GemmProblem, String> {
         ));
     }
     let scalars = |names: &[&str]| names.iter().all(|s| sig.scalars.iter().any(|x| x == s));
+    let bias = sig.tensors.iter().find(|t| t.name == "bias");
     let epilogue = match sig.tensors.iter().find(|t| t.name == "c") {
+        None if sig.scalars.is_empty() && bias.is_some() => {
+            let bias = bias.expect("checked");
+            if bias.shape.as_slice() != [n.to_string()] || bias.elem != d.elem {
+                return Err(format!(
+                    "`bias` must be a vector [{n}] in D's type ({}), found {} {:?}",
+                    d.elem.name(),
+                    bias.elem.name(),
+                    bias.shape
+                ));
+            }
+            let code = consts.iter().find(|(k, _)| k == "ACT").map_or(0, |(_, v)| *v);
+            let act = Act::of_code(code).ok_or_else(|| {
+                format!("`ACT = {code}` is no activation: 0 none, 1 ReLU, 2 GELU, 3 SiLU")
+            })?;
+            Epilogue::Bias(act)
+        }
         None if sig.scalars.is_empty() => Epilogue::Plain,
         Some(c) if scalars(&["alpha", "beta"]) && sig.scalars.len() == 2 => {
             if c.shape != d.shape || c.elem != d.elem {
@@ -347,7 +421,8 @@ fn derive_gemm(sig: &Signature) -> Result<GemmProblem, String> {
             ));
         }
     };
-    if sig.tensors.len() != 3 + usize::from(epilogue == Epilogue::Scaled) {
+    let extra = usize::from(matches!(epilogue, Epilogue::Scaled | Epilogue::Bias(_)));
+    if sig.tensors.len() != 3 + extra {
         return Err(format!(
             "`solves = gemm` takes {}; this kernel has more tensors",
             kind.roles()
@@ -371,6 +446,7 @@ impl fmt::Display for Problem {
         match self {
             Problem::Copy => write!(f, "copy"),
             Problem::Row(op) => write!(f, "{}", op.name()),
+            Problem::SiluMul => write!(f, "silu_mul"),
             Problem::Gemm(g) => write!(
                 f,
                 "gemm(b = {}, epilogue = {})",

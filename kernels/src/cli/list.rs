@@ -77,6 +77,7 @@ fn artifact_json(k: &Kernel, a: &tirx::KernelArtifact) -> serde_json::Value {
             "kind": "gemm", "b": g.b.name(), "epilogue": g.epilogue.name()
         }),
         Some(Solves::Row(op)) => serde_json::json!({ "kind": op.name() }),
+        Some(Solves::SiluMul) => serde_json::json!({ "kind": "silu_mul" }),
     };
     serde_json::json!({
         "kernel": k.name,

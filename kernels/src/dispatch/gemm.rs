@@ -52,6 +52,8 @@ pub struct GemmRequest {
     pub b: TensorMeta,
     /// C, for the scaled epilogue.
     pub c: Option<TensorMeta>,
+    /// The bias vector [N], for the fused bias epilogues.
+    pub bias: Option<TensorMeta>,
     /// D.
     pub d: TensorMeta,
     /// α, β (scaled only; 1, 0 otherwise).
@@ -80,6 +82,7 @@ impl GemmRequest {
             a: meta(types.input, &[m, k]),
             b: meta(types.input, &b_shape),
             c: (epilogue == Epilogue::Scaled).then(|| meta(types.output, &[m, n])),
+            bias: matches!(epilogue, Epilogue::Bias(_)).then(|| meta(types.output, &[n])),
             d: meta(types.output, &[m, n]),
             scalars: (1.0, 0.0),
         }
@@ -113,8 +116,25 @@ impl GemmRequest {
             a,
             b,
             c,
+            bias: None,
             d,
             scalars,
+        }
+    }
+
+    /// The request of D = act(A·op(B) + bias) on the tensors given.
+    pub fn on_bias(
+        layout: BLayout,
+        act: tirx::problem::Act,
+        a: &TensorArg<'_>,
+        b: &TensorArg<'_>,
+        bias: &TensorArg<'_>,
+        d: &TensorArg<'_>,
+    ) -> GemmRequest {
+        GemmRequest {
+            epilogue: Epilogue::Bias(act),
+            bias: Some(bias.meta().clone()),
+            ..GemmRequest::on(layout, a, b, None, d)
         }
     }
 
@@ -160,6 +180,7 @@ impl ProblemDef for GemmRequest {
                 "a" => Some(self.a.clone()),
                 "b" => Some(self.b.clone()),
                 "c" => self.c.clone(),
+                "bias" => self.bias.clone(),
                 "d" => Some(self.d.clone()),
                 _ => None,
             })

@@ -185,6 +185,46 @@ pub fn check(
     })
 }
 
+/// `tirx run` of `silu_mul`: random x and g, a poisoned y, every element against
+/// `silu(x)·g` in f64 within the row ops' bf16 tolerance.
+pub fn check_silu_mul(
+    rt: &Runtime,
+    kernel: &'static Kernel,
+    config: &str,
+    (m, n): (usize, usize),
+    seed: u64,
+) -> Result<crate::registry::CheckReport, RuntimeError> {
+    use crate::reference::Rng;
+    let art = tirx::select(kernel.artifacts, config, rt.target()?)?;
+    let mut rng = Rng::new(seed);
+    let xs: Vec<bf16> = (0..m * n).map(|_| bf16::from_f32(8.0 * rng.unit() - 4.0)).collect();
+    let gs: Vec<bf16> = (0..m * n).map(|_| bf16::from_f32(2.0 * rng.unit() - 1.0)).collect();
+    let x = rt.upload(&xs, &[m, n])?;
+    let g = rt.upload(&gs, &[m, n])?;
+    let mut y = rt.zeros::<bf16>(&[m, n])?;
+    rt.poison(&mut y)?;
+    rt.launch_with(art, &[x.view(), g.view(), y.view()], &[])?;
+    rt.synchronize()?;
+    let got = rt.download(&y)?;
+    let mut worst = 0.0f64;
+    let mut bad = None;
+    for (i, ((xv, gv), yv)) in xs.iter().zip(&gs).zip(&got).enumerate() {
+        let (xf, gf) = (xv.to_f64(), gv.to_f64());
+        let want = xf / (1.0 + (-xf).exp()) * gf;
+        let err = (yv.to_f64() - want).abs() / (want.abs() + 1e-2);
+        if !err.is_finite() || err > crate::rows::reference::RTOL {
+            bad.get_or_insert(format!("  element {i}: {} vs {want:.6e}", yv.to_f64()));
+        }
+        worst = worst.max(err);
+    }
+    Ok(crate::registry::CheckReport {
+        shape: (m, n, 0),
+        error: worst,
+        ok: bad.is_none(),
+        blocks: bad.unwrap_or_default(),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -298,7 +298,8 @@ pub fn frag(lw: &Lower, b: Handle<Buffer>) -> Result<Vec<Handle<Var>>, Diagnosti
         .ok_or_else(|| lw.internal("register tile not allocated"))
 }
 
-/// Whether `threads` (an op's scope) are exactly the owner of a tile of layout `l`.
+/// Whether `threads` (an op's scope) own tiles of layout `l`: its `T` threads, or a multiple
+/// of them, each aligned group of `T` holding its own tile.
 pub fn check_owner(
     threads: crate::valid::scope::Threads,
     l: &RegLayout,
@@ -312,7 +313,9 @@ pub fn check_owner(
         Th::Warps(w, _) => Some(32 * w),
         Th::ElectPerWarp(_) | Th::Single => None,
     };
-    if n == Some(owner) {
+    // A scope of k·T threads holds k tiles, one per aligned group of T threads (the
+    // accumulators of several consumer warpgroups).
+    if n.is_some_and(|n| n >= owner && n % owner == 0) {
         Ok(())
     } else {
         Err(RegTileError::Threads {

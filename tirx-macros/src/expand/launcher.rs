@@ -13,7 +13,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use tirx_ir::Major;
 use tirx_ir::abi::{ConfigValue, ElemType, Target};
-use tirx_ir::problem::{BLayout, Epilogue, Problem, RowOp};
+use tirx_ir::problem::{Act, BLayout, Epilogue, Problem, RowOp};
 
 /// The generated module for `def` with `artifacts` (empty on errors) and the generated configs
 /// a `static_assert` pruned.
@@ -113,6 +113,7 @@ fn problem_tokens(problem: Option<Problem>) -> TokenStream {
     let value = match problem {
         None => return quote!(::core::option::Option::None),
         Some(Problem::Copy) => quote!(#path::Problem::Copy),
+        Some(Problem::SiluMul) => quote!(#path::Problem::SiluMul),
         Some(Problem::Row(op)) => {
             let op = match op {
                 RowOp::Softmax => quote!(#path::RowOp::Softmax),
@@ -129,6 +130,15 @@ fn problem_tokens(problem: Option<Problem>) -> TokenStream {
             let epilogue = match g.epilogue {
                 Epilogue::Plain => quote!(#path::Epilogue::Plain),
                 Epilogue::Scaled => quote!(#path::Epilogue::Scaled),
+                Epilogue::Bias(act) => {
+                    let act = match act {
+                        Act::None => quote!(#path::Act::None),
+                        Act::Relu => quote!(#path::Act::Relu),
+                        Act::Gelu => quote!(#path::Act::Gelu),
+                        Act::Silu => quote!(#path::Act::Silu),
+                    };
+                    quote!(#path::Epilogue::Bias(#act))
+                }
             };
             quote!(#path::Problem::Gemm(#path::GemmProblem { b: #b, epilogue: #epilogue }))
         }

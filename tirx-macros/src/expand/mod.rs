@@ -227,7 +227,7 @@ fn compile_instance(
     kernel.sig.entry = entry_name(def, config, target);
     let problem = match def.args.solves {
         None => None,
-        Some((kind, at)) => Some(kind.derive(&kernel.sig).map_err(|why| {
+        Some((kind, at)) => Some(kind.derive_with(&kernel.sig, &kernel.consts).map_err(|why| {
             vec![Diag {
                 range: at,
                 message: format!("this kernel does not fit `solves = {}`: {why}", kind.name()),

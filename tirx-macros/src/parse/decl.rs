@@ -91,7 +91,7 @@ impl Lowerer<'_> {
     /// or `tmem_32x32b` (what `tcgen05.ld.32x32b` gives a warpgroup of a 128-row tile).
     fn reg_layout(&mut self, e: &SExpr, shape: &[u32]) -> Res<Option<tirx_ir::RegLayout>> {
         use tirx_ir::RegLayout;
-        const USAGE: &str = "expected `wgmma`, `blocked(vec = V)`, `blocked(vec = V, threads = T)` or `tmem_32x32b`";
+        const USAGE: &str = "expected `wgmma`, `blocked(vec = V)`, `blocked(vec = V, threads = T)`, `stat(tile, axis = A)` or `tmem_32x32b`";
         let &[rows, cols] = shape else {
             return Err(self.fail(
                 e,
@@ -113,6 +113,36 @@ impl Lowerer<'_> {
             (Some("tmem_32x32b"), SExpr::Path(_)) if rows == 128 => RegLayout::tmem_32x32b(cols),
             (Some("tmem_32x32b"), SExpr::Path(_)) => {
                 return Err(self.fail(e, format!("`tmem_32x32b` spreads 128 TMEM lanes over a warpgroup; this tile has {rows} rows")));
+            }
+            (Some("stat"), SExpr::Call(c)) => {
+                // `stat(t, axis = A)`: the layout of `t`'s statistic along `A` (a row or
+                // column vector broadcast onto `t`, e.g. a bias per column of an accumulator).
+                let (Some(first), Some(SExpr::Assign(kv))) = (c.args.first(), c.args.iter().nth(1)) else {
+                    return Err(self.fail(c, "expected `stat(tile, axis = A)`"));
+                };
+                let tile = crate::args::path_ident(first).and_then(|i| match self.local(&i.to_string()) {
+                    Some(super::Local::Buf(b)) => Some(b),
+                    _ => None,
+                });
+                let Some(tile) = tile else {
+                    return Err(self.fail(first, "expected a register tile declared before: `stat(acc, axis = 0)`"));
+                };
+                if crate::args::path_ident(&kv.left).is_none_or(|k| k != "axis") {
+                    return Err(self.fail(&kv.left, "expected `axis = 0` or `axis = 1`"));
+                }
+                let axis = self.const_u32(&kv.right, "the axis")?;
+                if axis > 1 {
+                    return Err(self.fail(&kv.right, "the axis is 0 (one value per column) or 1 (one value per row)"));
+                }
+                let l = tirx_ir::regtile::layout(&self.kernel, tile).map_err(|e| self.fail(first, e.to_string()))?;
+                let want: [u32; 2] = {
+                    let s = &self.kernel.buffers[tile].layout.shape;
+                    if axis == 0 { [1, s[1]] } else { [s[0], 1] }
+                };
+                if [rows, cols] != want {
+                    return Err(self.fail(c, format!("a statistic of that tile along axis {axis} is {}×{}, not {rows}×{cols}", want[0], want[1])));
+                }
+                l.reduce(axis as usize).map_err(|e| self.fail(c, e.to_string()))?
             }
             (Some("blocked"), SExpr::Call(c)) => {
                 let (mut vec, mut threads) = (None, None);

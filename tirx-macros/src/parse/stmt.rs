@@ -417,9 +417,19 @@ impl Lowerer<'_> {
                 other => return Err(self.fail(other, "expected a block or `if` after `else`")),
             },
         };
+        // A condition known at build time (`if ACT == 2` over config constants) keeps only
+        // the branch taken: the other is checked but not compiled.
+        let cond = cond?;
+        let (cond, then_body, else_body) = match cond {
+            Expr::Imm(v, _) => {
+                let taken = if v != 0 { then_body } else { else_body };
+                (Expr::Imm(1, ScalarType::Pred), taken, Vec::new())
+            }
+            c => (c, then_body, else_body),
+        };
         Ok(Stmt::at(
             StmtKind::If {
-                cond: cond?,
+                cond,
                 then_body,
                 else_body,
             },

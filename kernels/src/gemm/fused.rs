@@ -1,0 +1,98 @@
+//! GEMM with fused epilogues: the production GEMM (level 8) computing
+//! `D = act(A·Bᵀ + bias)` in the consumer warpgroups' accumulator registers, between the
+//! last MMA of a tile and its store through the swizzled staging tile — no extra pass over D.
+//!
+//! The bias is a vector [N] in D's type, loaded per tile into a register tile with the
+//! layout of the accumulator's column statistic (`stat(acc, axis = 0)`: each thread holds the
+//! columns its fragment holds), and broadcast down the rows. The activation is the config
+//! constant `ACT`: 0 none, 1 ReLU, 2 GELU (tanh form, `tanh_approx`), 3 SiLU
+//! (`x · 1/(1 + 2^(−x·log2 e))` with `exp2_approx` and `rcp_approx`). Everything else — the
+//! cluster producer, the multicast loads, the persistent walk, the overlapped TMA-store
+//! epilogue — is level 8's pieces.
+
+use tirx::prelude::*;
+
+#[tile_module(uses(super::pieces::gemm_pieces))]
+pub mod kernels {
+    use tirx::prelude::*;
+
+    /// Level 8 with a fused bias + activation epilogue (see the module docs). B given N×K.
+    #[tile_kernel(
+        solves = gemm,
+        target = sm_90a,
+        threads = 384,
+        cluster = (2, 1, 1),
+        grid = (SMS / 2 * 2, 1),
+        configs(
+            product(
+                act(bias = (ACT = 0), relu = (ACT = 1), gelu = (ACT = 2), silu = (ACT = 3)),
+                tile(n256 = (BN = 256, STAGES = 3), n128 = (BN = 128, STAGES = 5), n192 = (BN = 192, STAGES = 4)),
+                with = (TA = bf16, TD = bf16, BM = 128, BK = 64, GROUP = 8, EPI_N = 64),
+            ),
+        ),
+    )]
+    pub fn gemm_sm90_bias_act(
+        #[shape(M, K)] a: Tensor<TA>,
+        #[shape(N, K)] b: Tensor<TA>,
+        #[shape(N)] bias: Tensor<TD>,
+        #[shape(M, N)] d: Tensor<TD>,
+    ) {
+        let a_s = smem::<TA>([STAGES, 2, 64, BK], swizzle = B128);
+        let b_s = smem::<TA>([STAGES, 2, BN / 2, BK], swizzle = B128);
+        let d_s = smem::<TD>([2, BN / EPI_N, 64, EPI_N], swizzle = B128);
+        let acc = regs::<f32>([64, BN]);
+        let bias_t = regs::<TD>([1, BN], layout = stat(acc, axis = 0));
+        let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
+        let pairs_m = cdiv(cdiv(M, BM), 2);
+        let tiles_n = cdiv(N, BN);
+        let k_tiles = cdiv(K, BK);
+        cluster_producer(pipe, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles);
+        bias_act_consumers(pipe, acc, bias_t, a_s, b_s, d_s, d, bias, pairs_m, tiles_n, k_tiles);
+    }
+
+    /// Level 8's consumer warpgroups with the epilogue applied to the accumulator before
+    /// `store_tile`: the tile's bias columns are loaded after its K loop (they come from L2),
+    /// added, and the activation applied in place.
+    #[tile_fn]
+    fn bias_act_consumers(
+        pipe: Pipe,
+        acc: Regs,
+        bias_t: Regs,
+        a_s: Smem,
+        b_s: Smem,
+        d_s: Smem,
+        d: Global,
+        bias: Global,
+        pairs_m: u32,
+        tiles_n: u32,
+        k_tiles: u32,
+    ) {
+        #[scope(warpgroups = 1..3)]
+        {
+            setmaxnreg::inc(232);
+            let wg = tid / 128 - 1;
+            let mut it = 0;
+            for u in (cta.x / 2..pairs_m * tiles_n).step_by(ncta.x / 2) {
+                let (mp, n) = grouped(u, pairs_m, tiles_n);
+                it = consume(pipe, it, acc, a_s, b_s, wg, k_tiles);
+                copy(bias_t, bias.tile(n));
+                acc = acc + bias_t;
+                if ACT == 1 {
+                    acc = max(acc, 0.0);
+                }
+                if ACT == 2 {
+                    acc = 0.5 * acc * (1.0 + tanh_approx(0.7978846 * (acc + 0.044715 * acc * acc * acc)));
+                }
+                if ACT == 3 {
+                    acc = acc * rcp_approx(1.0 + exp2_approx(acc * -1.442695));
+                }
+                let row = 2 * (2 * mp + cta_rank) + wg;
+                store_tile(d, d_s, acc, wg, row, n * (BN / EPI_N));
+            }
+            #[scope(leader)]
+            {
+                tma::wait_group(0);
+            }
+        }
+    }
+}
