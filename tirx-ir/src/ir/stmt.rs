@@ -217,8 +217,11 @@ pub enum Op {
     Reduce {
         /// The statistic (layout `src.reduce(axis)`).
         dst: Handle<Buffer>,
-        /// The tile reduced.
+        /// The tile reduced (with `value`: the tile whose layout the values have).
         src: Handle<Buffer>,
+        /// The values reduced, when they are an expression over `src`'s layout rather than
+        /// `src` itself: evaluated per element and combined as they are made, never stored.
+        value: Option<TExpr>,
         /// Max or sum.
         kind: ReduceKind,
         /// 0: down the rows; 1: along the columns.

@@ -105,6 +105,11 @@ impl Parser<'_> {
                 };
                 self.c.expect_kw("axis", "after the reduction kind")?;
                 let axis = self.c.expect_u32("an axis (0 or 1)")? as u8;
+                let value = if self.c.eat_kw("of") {
+                    Some(self.texpr()?)
+                } else {
+                    None
+                };
                 let scratch = if self.c.eat_kw("scratch") {
                     Some(self.buffer_ref()?)
                 } else {
@@ -113,6 +118,7 @@ impl Parser<'_> {
                 Op::Reduce {
                     dst,
                     src,
+                    value,
                     kind,
                     axis,
                     scratch,

@@ -57,6 +57,7 @@ fn lower_op(lw: &mut Lower, op: Op) -> Result<(), Diagnostics> {
         Op::Reduce {
             dst,
             src,
+            value,
             kind,
             axis,
             scratch,
@@ -66,6 +67,7 @@ fn lower_op(lw: &mut Lower, op: Op) -> Result<(), Diagnostics> {
             &crate::regtile::reduce::Reduce {
                 dst: *dst,
                 src: *src,
+                value: value.as_ref(),
                 kind: *kind,
                 axis: *axis as usize,
                 scratch: *scratch,

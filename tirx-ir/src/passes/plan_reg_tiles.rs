@@ -53,7 +53,15 @@ fn tiles_of(op: &Op) -> Vec<Handle<Buffer>> {
             value.tiles(&mut v);
             v
         }
-        Op::Reduce { dst, src, .. } => vec![*src, *dst],
+        Op::Reduce {
+            dst, src, value, ..
+        } => {
+            let mut v = vec![*src, *dst];
+            if let Some(e) = value {
+                e.tiles(&mut v);
+            }
+            v
+        }
         Op::Copy { dst, src, .. } => [dst, src]
             .into_iter()
             .filter_map(|t| match t {
@@ -93,12 +101,33 @@ fn check(k: &Kernel, op: &mut Op, c: &Ctx) -> Result<Option<Scratch>, RegTileErr
         Op::Reduce {
             dst,
             src,
+            value,
             axis,
             scratch,
             again,
             ..
         } => {
             let ls = layout(k, *src)?;
+            if let Some(v) = value {
+                let mut tiles = Vec::new();
+                v.tiles(&mut tiles);
+                for t in tiles {
+                    let lt = layout(k, t)?;
+                    if lt != ls && !(0..2).any(|a| ls.reduce(a).as_ref() == Ok(&lt)) {
+                        return Err(RegTileError::Layout {
+                            tile: k.buffers[t].name.clone(),
+                            dst: k.buffers[*src].name.clone(),
+                        });
+                    }
+                }
+                if !matches!(crate::regtile::ttype(k, v)?, crate::ir::TType::Elem(_)) {
+                    return Err(RegTileError::Type {
+                        op: "a reduction",
+                        want: "float values",
+                        got: crate::regtile::ttype(k, v)?.name(),
+                    });
+                }
+            }
             let ld = layout(k, *dst)?;
             check_owner(c.threads, &ls, &k.buffers[*src].name)?;
             if ls.reduce(*axis as usize)? != ld {

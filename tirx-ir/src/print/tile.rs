@@ -6,7 +6,7 @@
 //! - `compute @dst = EXPR`, `EXPR` in prefix form: `@tile`, `(f32 0f3FB8AA3B)`, `(arg alpha)`,
 //!   `(int EXPR)`, `(row)`, `(col)`, `(FN x)` for a unary function, `(OP a b)` for a binary
 //!   operator or a comparison (`eq`, `lt`, …), `(fma a b c)`, `(select c a b)`;
-//! - `reduce @dst <- @src KIND axis N [scratch @buf] [again]`.
+//! - `reduce @dst <- @src KIND axis N [of EXPR] [scratch @buf] [again]`.
 
 use super::{Printer, write_expr};
 use crate::ir::*;
@@ -91,6 +91,7 @@ impl Printer<'_, '_> {
             Op::Reduce {
                 dst,
                 src,
+                value,
                 kind,
                 axis,
                 scratch,
@@ -98,6 +99,10 @@ impl Printer<'_, '_> {
             } => {
                 let (d, s) = (self.buf(*dst), self.buf(*src));
                 write!(self.out, " {d} <- {s} {} axis {axis}", kind.name())?;
+                if let Some(v) = value {
+                    self.out.write_str(" of ")?;
+                    self.texpr(v)?;
+                }
                 if let Some(b) = scratch {
                     let b = self.buf(*b);
                     write!(self.out, " scratch {b}")?;

@@ -22,7 +22,7 @@ use crate::lower::Lower;
 
 /// How an operand tile is read at the destination's register `i`.
 #[derive(Clone, Copy)]
-enum Read {
+pub(super) enum Read {
     /// The same layout: register `i`.
     Same,
     /// A statistic along the axis: register `broadcast_index(axis, i)`.
@@ -30,7 +30,7 @@ enum Read {
 }
 
 /// A tile expression with its scalars loaded.
-enum P {
+pub(super) enum P {
     Tile(Vec<Handle<Var>>, Read, TType),
     Op(Operand, TType),
     Index(usize),
@@ -74,7 +74,7 @@ pub fn lower(lw: &mut Lower, dst: Handle<Buffer>, value: &TExpr) -> Result<(), D
     Ok(())
 }
 
-fn prepare(
+pub(super) fn prepare(
     lw: &mut Lower,
     dst: Handle<Buffer>,
     l: &RegLayout,
@@ -114,7 +114,7 @@ fn prepare(
     })
 }
 
-fn uses_index(p: &P) -> bool {
+pub(super) fn uses_index(p: &P) -> bool {
     match p {
         P::Index(_) => true,
         P::Tile(..) | P::Op(..) => false,
@@ -125,7 +125,7 @@ fn uses_index(p: &P) -> bool {
 }
 
 /// `v` as an f32 operand (16-bit floats widened exactly).
-fn f32_of(lw: &mut Lower, v: Operand, t: TType) -> Operand {
+pub(super) fn f32_of(lw: &mut Lower, v: Operand, t: TType) -> Operand {
     match (t, v) {
         (TType::Elem(h @ (ElemType::Bf16 | ElemType::F16)), Operand::Reg(r)) => {
             let d = lw.var("w", T::F32);
@@ -140,7 +140,7 @@ fn tmp(lw: &mut Lower, t: T) -> Handle<Var> {
     lw.var("v", t)
 }
 
-fn eval(
+pub(super) fn eval(
     lw: &mut Lower,
     l: &RegLayout,
     org: Option<[Handle<Var>; 2]>,

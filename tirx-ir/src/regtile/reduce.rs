@@ -15,19 +15,23 @@
 //!
 //! Shape: `scratch` holds `warps · 32 · registers` f32 slots (`plan-reg-tiles` sizes it).
 
-use super::{RegTileError, frag, layout, owner_thread};
+use super::{RegTileError, compute, frag, layout, owner_thread};
 use crate::arena::Handle;
 use crate::diag::Diagnostics;
 use crate::inst::reg;
-use crate::ir::{BinOp, Buffer, CmpOp, Expr, Inst, Op, Operand, ReduceKind, ScalarType as T, Var};
+use crate::ir::{
+    BinOp, Buffer, CmpOp, Expr, Inst, Op, Operand, ReduceKind, ScalarType as T, TExpr, Var,
+};
 use crate::lower::Lower;
 
 /// The operands of one `reduce`.
-pub struct Reduce {
+pub struct Reduce<'a> {
     /// Statistic.
     pub dst: Handle<Buffer>,
-    /// Tile.
+    /// Tile (the layout carrier when `value` is given).
     pub src: Handle<Buffer>,
+    /// The values, when they are an expression over `src`'s layout.
+    pub value: Option<&'a TExpr>,
     /// Max or sum.
     pub kind: ReduceKind,
     /// Axis.
@@ -39,7 +43,7 @@ pub struct Reduce {
 }
 
 /// Lowers one `reduce`.
-pub fn lower(lw: &mut Lower, r: &Reduce) -> Result<(), Diagnostics> {
+pub fn lower(lw: &mut Lower, r: &Reduce<'_>) -> Result<(), Diagnostics> {
     let ls = layout(lw.k, r.src).map_err(|e| lw.error(e))?;
     let ld = layout(lw.k, r.dst).map_err(|e| lw.error(e))?;
     let want = ls
@@ -58,10 +62,30 @@ pub fn lower(lw: &mut Lower, r: &Reduce) -> Result<(), Diagnostics> {
     };
     let (sv, dv) = (frag(lw, r.src)?, frag(lw, r.dst)?);
     let half = lw.k.buffers[r.src].elem;
+    // The values: the tile's registers, or the expression evaluated per element as it is
+    // combined (never stored).
+    let expr = match r.value {
+        Some(e) => {
+            let p = compute::prepare(lw, r.src, &ls, e)?;
+            let org = compute::uses_index(&p).then(|| super::origin(lw, &ls));
+            Some((p, org))
+        }
+        None => None,
+    };
     // 1. Within the thread.
     let mut acc: Vec<Option<Handle<Var>>> = vec![None; dv.len()];
     for (i, &s) in sv.iter().enumerate() {
-        let v = if half.bytes() == 2 {
+        let v = if let Some((p, org)) = &expr {
+            let (o, t) = compute::eval(lw, &ls, *org, p, i as u32);
+            match compute::f32_of(lw, o, t) {
+                Operand::Reg(r) => r,
+                other => {
+                    let r = lw.var("v", T::F32);
+                    lw.inst(Inst::mov("f32", r, other));
+                    r
+                }
+            }
+        } else if half.bytes() == 2 {
             let w = lw.var("w", T::F32);
             lw.inst(Inst::cvt_f32_from(half.name(), w, s));
             w

@@ -227,13 +227,18 @@ fn op_exprs<'a>(
             value.exprs(exprs);
         }
         Op::Reduce {
-            dst, src, scratch, ..
+            dst,
+            src,
+            value,
+            scratch,
+            ..
         } => {
-            for b in [Some(*dst), Some(*src), *scratch]
-                .into_iter()
-                .flatten()
-                .filter(|b| !k.buffers.contains(*b))
-            {
+            let mut bufs: Vec<_> = [Some(*dst), Some(*src), *scratch].into_iter().flatten().collect();
+            if let Some(v) = value {
+                v.tiles(&mut bufs);
+                v.exprs(exprs);
+            }
+            for b in bufs.into_iter().filter(|b| !k.buffers.contains(*b)) {
                 bad(VerifyError::Buffer { index: b.index() });
             }
         }

@@ -322,9 +322,22 @@ impl Lowerer<'_> {
                 "the axis is 0 (down the rows) or 1 (along the columns)",
             ));
         }
-        let src = match self.tile_local(args.pos[0]) {
-            Some(Local::Buf(b)) => b,
-            _ => self.materialize(args.pos[0], format!("{name_of}.in"), out)?,
+        // A tile is reduced as it is; an expression is evaluated element by element as the
+        // reduction combines it, never stored (its layout is the template tile's).
+        let (src, value) = match self.tile_local(args.pos[0]) {
+            Some(Local::Buf(b)) => (b, None),
+            _ => {
+                let mut carriers = Vec::new();
+                let v = self.texpr(args.pos[0], out, &mut carriers)?;
+                match tirx_ir::regtile::ttype(&self.kernel, &v) {
+                    Ok(TType::Elem(_)) => {}
+                    Ok(t) => {
+                        return Err(self.fail(args.pos[0], format!("a reduction takes float values; this is {}", t.name())));
+                    }
+                    Err(why) => return Err(self.fail(args.pos[0], why.to_string())),
+                }
+                (self.template(args.pos[0], &v, &carriers)?, Some(v))
+            }
         };
         let l = tirx_ir::regtile::layout(&self.kernel, src)
             .map_err(|e| self.fail(args.pos[0], e.to_string()))?;
@@ -357,6 +370,7 @@ impl Lowerer<'_> {
             StmtKind::Op(Op::Reduce {
                 dst,
                 src,
+                value,
                 kind,
                 axis: axis as u8,
                 scratch: None,
