@@ -94,9 +94,16 @@ fn silu_mul_matches_the_f64_reference_with_tails_in_both_dimensions() {
     let rt = rt();
     let k = catalogue::find("silu_mul").expect("shipped");
     for a in k.artifacts {
-        for (i, (m, n)) in [(1, 1), (7, 9), (8, 512), (33, 1000), (1000, 4100), (4096, 4096)]
-            .into_iter()
-            .enumerate()
+        for (i, (m, n)) in [
+            (1, 1),
+            (7, 9),
+            (8, 512),
+            (33, 1000),
+            (1000, 4100),
+            (4096, 4096),
+        ]
+        .into_iter()
+        .enumerate()
         {
             let r = host::check_silu_mul(&rt, k, a.config, (m, n), 90 + i as u64).expect("runs");
             assert!(r.ok, "{} {m}x{n}: {}", a.config, r.blocks);

@@ -9,8 +9,9 @@ use tirx::Kernel;
 
 use crate::copy::tma_copy;
 use crate::gemm::{
-    level_01_sync, level_02_tma, level_03_pipeline_tcgen05, level_03_pipeline_wgmma, level_04_ws1,
-    fused, level_05_2wg, level_06_persistent, level_07_cluster, level_08_tma_epi, pair_n, scaled,
+    fused, level_01_sync, level_02_tma, level_03_pipeline_tcgen05, level_03_pipeline_wgmma,
+    level_04_ws1, level_05_2wg, level_06_persistent, level_07_cluster, level_08_tma_epi, pair_n,
+    scaled,
 };
 use crate::row_kernels::{layernorm, norm_long, rmsnorm, softmax, softmax_long, swiglu};
 

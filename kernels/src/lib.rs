@@ -7,6 +7,7 @@ pub mod copy {
 }
 pub mod gemm {
     //! The GEMM ladder.
+    pub mod fused;
     pub mod level_01_sync;
     pub mod level_02_tma;
     pub mod level_03_pipeline_tcgen05;
@@ -15,7 +16,6 @@ pub mod gemm {
     pub mod level_05_2wg;
     pub mod level_06_persistent;
     pub mod level_07_cluster;
-    pub mod fused;
     pub mod level_08_tma_epi;
     pub mod pair_n;
     pub mod pieces;

@@ -367,7 +367,9 @@ pub fn check(
                 seed,
             })
         }
-        Some(Problem::SiluMul) => crate::row_kernels::host::check_silu_mul(rt, kernel, config, (m, n), seed),
+        Some(Problem::SiluMul) => {
+            crate::row_kernels::host::check_silu_mul(rt, kernel, config, (m, n), seed)
+        }
         Some(Problem::Row(op)) => {
             crate::row_kernels::host::check(rt, kernel, config, op, (m, n), seed)
         }

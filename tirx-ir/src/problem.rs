@@ -159,7 +159,9 @@ impl Act {
     }
     /// The activation of a config code `ACT`.
     pub fn of_code(code: i64) -> Option<Act> {
-        usize::try_from(code).ok().and_then(|i| Act::ALL.get(i).copied())
+        usize::try_from(code)
+            .ok()
+            .and_then(|i| Act::ALL.get(i).copied())
     }
 }
 
@@ -258,8 +260,14 @@ impl ProblemKind {
             ProblemKind::Row(op) => derive_row(sig, op).map(|()| Problem::Row(op)),
             ProblemKind::SiluMul => {
                 let kind = ProblemKind::SiluMul;
-                let ts = [role(sig, kind, "x")?, role(sig, kind, "g")?, role(sig, kind, "y")?];
-                let same = ts.iter().all(|t| t.shape == ts[0].shape && t.elem == ts[0].elem);
+                let ts = [
+                    role(sig, kind, "x")?,
+                    role(sig, kind, "g")?,
+                    role(sig, kind, "y")?,
+                ];
+                let same = ts
+                    .iter()
+                    .all(|t| t.shape == ts[0].shape && t.elem == ts[0].elem);
                 if !same || ts[0].shape.len() != 2 || sig.tensors.len() != 3 {
                     return Err(format!("`solves = silu_mul` takes {}", kind.roles()));
                 }
@@ -388,7 +396,10 @@ fn derive_gemm(sig: &Signature, consts: &[(String, i64)]) -> Result<GemmProblem,
                     bias.shape
                 ));
             }
-            let code = consts.iter().find(|(k, _)| k == "ACT").map_or(0, |(_, v)| *v);
+            let code = consts
+                .iter()
+                .find(|(k, _)| k == "ACT")
+                .map_or(0, |(_, v)| *v);
             let act = Act::of_code(code).ok_or_else(|| {
                 format!("`ACT = {code}` is no activation: 0 none, 1 ReLU, 2 GELU, 3 SiLU")
             })?;

@@ -47,7 +47,9 @@ pub mod kernels {
         let tiles_n = cdiv(N, BN);
         let k_tiles = cdiv(K, BK);
         cluster_producer(pipe, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles);
-        bias_act_consumers(pipe, acc, bias_t, a_s, b_s, d_s, d, bias, pairs_m, tiles_n, k_tiles);
+        bias_act_consumers(
+            pipe, acc, bias_t, a_s, b_s, d_s, d, bias, pairs_m, tiles_n, k_tiles,
+        );
     }
 
     /// Level 8's consumer warpgroups with the epilogue applied to the accumulator before
@@ -81,7 +83,9 @@ pub mod kernels {
                     acc = max(acc, 0.0);
                 }
                 if ACT == 2 {
-                    acc = 0.5 * acc * (1.0 + tanh_approx(0.7978846 * (acc + 0.044715 * acc * acc * acc)));
+                    acc = 0.5
+                        * acc
+                        * (1.0 + tanh_approx(0.7978846 * (acc + 0.044715 * acc * acc * acc)));
                 }
                 if ACT == 3 {
                     acc = acc * rcp_approx(1.0 + exp2_approx(acc * -1.442695));

@@ -197,8 +197,12 @@ pub fn check_silu_mul(
     use crate::reference::Rng;
     let art = tirx::select(kernel.artifacts, config, rt.target()?)?;
     let mut rng = Rng::new(seed);
-    let xs: Vec<bf16> = (0..m * n).map(|_| bf16::from_f32(8.0 * rng.unit() - 4.0)).collect();
-    let gs: Vec<bf16> = (0..m * n).map(|_| bf16::from_f32(2.0 * rng.unit() - 1.0)).collect();
+    let xs: Vec<bf16> = (0..m * n)
+        .map(|_| bf16::from_f32(8.0 * rng.unit() - 4.0))
+        .collect();
+    let gs: Vec<bf16> = (0..m * n)
+        .map(|_| bf16::from_f32(2.0 * rng.unit() - 1.0))
+        .collect();
     let x = rt.upload(&xs, &[m, n])?;
     let g = rt.upload(&gs, &[m, n])?;
     let mut y = rt.zeros::<bf16>(&[m, n])?;

@@ -23,5 +23,8 @@ pub fn silu_mul(
     let gt = regs::<f32>([R, C], layout = blocked(vec = V));
     copy(xt, x.tile(cta.y, cta.x));
     copy(gt, g.tile(cta.y, cta.x));
-    copy(y.tile(cta.y, cta.x), xt * rcp_approx(1.0 + exp2_approx(xt * -1.442695)) * gt);
+    copy(
+        y.tile(cta.y, cta.x),
+        xt * rcp_approx(1.0 + exp2_approx(xt * -1.442695)) * gt,
+    );
 }

@@ -233,7 +233,10 @@ fn op_exprs<'a>(
             scratch,
             ..
         } => {
-            let mut bufs: Vec<_> = [Some(*dst), Some(*src), *scratch].into_iter().flatten().collect();
+            let mut bufs: Vec<_> = [Some(*dst), Some(*src), *scratch]
+                .into_iter()
+                .flatten()
+                .collect();
             if let Some(v) = value {
                 v.tiles(&mut bufs);
                 v.exprs(exprs);

@@ -227,14 +227,20 @@ fn compile_instance(
     kernel.sig.entry = entry_name(def, config, target);
     let problem = match def.args.solves {
         None => None,
-        Some((kind, at)) => Some(kind.derive_with(&kernel.sig, &kernel.consts).map_err(|why| {
-            vec![Diag {
-                range: at,
-                message: format!("this kernel does not fit `solves = {}`: {why}", kind.name()),
-                calls: Vec::new(),
-                assertion: false,
-            }]
-        })?),
+        Some((kind, at)) => Some(
+            kind.derive_with(&kernel.sig, &kernel.consts)
+                .map_err(|why| {
+                    vec![Diag {
+                        range: at,
+                        message: format!(
+                            "this kernel does not fit `solves = {}`: {why}",
+                            kind.name()
+                        ),
+                        calls: Vec::new(),
+                        assertion: false,
+                    }]
+                })?,
+        ),
     };
     let ir = kernel.to_string();
     let (compiled, _) = tirx_ir::passes::run_pipeline(kernel, false).map_err(|diags| {

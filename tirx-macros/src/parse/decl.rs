@@ -117,24 +117,33 @@ impl Lowerer<'_> {
             (Some("stat"), SExpr::Call(c)) => {
                 // `stat(t, axis = A)`: the layout of `t`'s statistic along `A` (a row or
                 // column vector broadcast onto `t`, e.g. a bias per column of an accumulator).
-                let (Some(first), Some(SExpr::Assign(kv))) = (c.args.first(), c.args.iter().nth(1)) else {
+                let (Some(first), Some(SExpr::Assign(kv))) = (c.args.first(), c.args.iter().nth(1))
+                else {
                     return Err(self.fail(c, "expected `stat(tile, axis = A)`"));
                 };
-                let tile = crate::args::path_ident(first).and_then(|i| match self.local(&i.to_string()) {
-                    Some(super::Local::Buf(b)) => Some(b),
-                    _ => None,
-                });
+                let tile =
+                    crate::args::path_ident(first).and_then(|i| match self.local(&i.to_string()) {
+                        Some(super::Local::Buf(b)) => Some(b),
+                        _ => None,
+                    });
                 let Some(tile) = tile else {
-                    return Err(self.fail(first, "expected a register tile declared before: `stat(acc, axis = 0)`"));
+                    return Err(self.fail(
+                        first,
+                        "expected a register tile declared before: `stat(acc, axis = 0)`",
+                    ));
                 };
                 if crate::args::path_ident(&kv.left).is_none_or(|k| k != "axis") {
                     return Err(self.fail(&kv.left, "expected `axis = 0` or `axis = 1`"));
                 }
                 let axis = self.const_u32(&kv.right, "the axis")?;
                 if axis > 1 {
-                    return Err(self.fail(&kv.right, "the axis is 0 (one value per column) or 1 (one value per row)"));
+                    return Err(self.fail(
+                        &kv.right,
+                        "the axis is 0 (one value per column) or 1 (one value per row)",
+                    ));
                 }
-                let l = tirx_ir::regtile::layout(&self.kernel, tile).map_err(|e| self.fail(first, e.to_string()))?;
+                let l = tirx_ir::regtile::layout(&self.kernel, tile)
+                    .map_err(|e| self.fail(first, e.to_string()))?;
                 let want: [u32; 2] = {
                     let s = &self.kernel.buffers[tile].layout.shape;
                     if axis == 0 { [1, s[1]] } else { [s[0], 1] }
@@ -142,7 +151,8 @@ impl Lowerer<'_> {
                 if [rows, cols] != want {
                     return Err(self.fail(c, format!("a statistic of that tile along axis {axis} is {}×{}, not {rows}×{cols}", want[0], want[1])));
                 }
-                l.reduce(axis as usize).map_err(|e| self.fail(c, e.to_string()))?
+                l.reduce(axis as usize)
+                    .map_err(|e| self.fail(c, e.to_string()))?
             }
             (Some("blocked"), SExpr::Call(c)) => {
                 let (mut vec, mut threads) = (None, None);

@@ -332,7 +332,10 @@ impl Lowerer<'_> {
                 match tirx_ir::regtile::ttype(&self.kernel, &v) {
                     Ok(TType::Elem(_)) => {}
                     Ok(t) => {
-                        return Err(self.fail(args.pos[0], format!("a reduction takes float values; this is {}", t.name())));
+                        return Err(self.fail(
+                            args.pos[0],
+                            format!("a reduction takes float values; this is {}", t.name()),
+                        ));
                     }
                     Err(why) => return Err(self.fail(args.pos[0], why.to_string())),
                 }
