@@ -4,7 +4,9 @@
 mod cli;
 
 use clap::{Parser, Subcommand};
-use cli::gemm::{bench_gemm, gemm_types, parse_layout, parse_shape, tune_gemm};
+use cli::gemm::{
+    bench_gemm, bench_gemm_epilogue, gemm_types, parse_layout, parse_shape, tune_gemm,
+};
 use cli::list::list;
 use cli::rows::bench_rows;
 use std::process::ExitCode;
@@ -12,6 +14,7 @@ use tirx::Kernel;
 use tirx::problem::Problem as Solves;
 use tirx::{KernelArtifact, Runtime, RuntimeError, Target};
 use tirx_kernels::bench::Problem;
+use tirx_kernels::bench::epilogue_ref::Act;
 use tirx_kernels::check::{check_artifact, key_sass};
 use tirx_kernels::registry;
 
@@ -89,6 +92,11 @@ enum Cmd {
         /// alone); the table marks the host's choice and its time against the fastest.
         #[arg(long)]
         all: bool,
+        /// GEMM: a fused epilogue, D = act(A·Bᵀ + bias) with a bias of length N per column — `bias`,
+        /// `bias-relu`, `bias-gelu` (tanh form) or `bias-silu` — against cuBLASLt's own fused
+        /// epilogue (for `bias-silu`, which cuBLASLt lacks, its bias epilogue). TN, bf16 → bf16.
+        #[arg(long, conflicts_with_all = EPILOGUE_CONFLICTS)]
+        epilogue: Option<Act>,
     },
     /// Measure every accepted candidate of a problem on the GPU and remember the fastest in the
     /// tune cache that the host-side choice reads first (`gemm`).
@@ -136,6 +144,12 @@ enum Cmd {
         k: usize,
     },
 }
+
+/// What `--epilogue` fixes (TN, bf16 → bf16, α = 1, β = 0, one fused kernel): the options
+/// that would change it.
+const EPILOGUE_CONFLICTS: [&str; 8] = [
+    "kernels", "ladder", "layout", "input", "output", "alpha", "beta", "all",
+];
 
 #[derive(clap::Args)]
 struct Which {
@@ -385,21 +399,25 @@ fn main() -> ExitCode {
             all,
             ops,
             peers,
+            epilogue,
         }) => match (gpu(), gemm_types(&input, &output), parse_layout(&layout)) {
             (_, Err(e), _) | (_, _, Err(e)) => Err(e),
-            (Ok(rt), Ok(types), Ok(layout)) if what == "gemm" => bench_gemm(
-                &rt,
-                &shapes,
-                &kernels,
-                ladder,
-                all,
-                json.as_deref(),
-                Problem {
-                    layout,
-                    scale: (alpha != 1.0 || beta != 0.0).then_some((alpha, beta)),
-                },
-                types,
-            ),
+            (Ok(rt), Ok(types), Ok(layout)) if what == "gemm" => match epilogue {
+                Some(act) => bench_gemm_epilogue(&rt, &shapes, act, json.as_deref()),
+                None => bench_gemm(
+                    &rt,
+                    &shapes,
+                    &kernels,
+                    ladder,
+                    all,
+                    json.as_deref(),
+                    Problem {
+                        layout,
+                        scale: (alpha != 1.0 || beta != 0.0).then_some((alpha, beta)),
+                    },
+                    types,
+                ),
+            },
             (Ok(rt), Ok(_), Ok(_)) if what == "rows" => bench_rows(
                 &rt,
                 &shapes,
@@ -464,6 +482,65 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("{e}");
             ExitCode::FAILURE
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bench_args(extra: &[&str]) -> Result<Cli, clap::Error> {
+        let args = ["tirx", "bench", "gemm"].iter().chain(extra);
+        Cli::try_parse_from(args)
+    }
+
+    fn epilogue_of(cli: Cli) -> Option<Act> {
+        match cli.cmd {
+            Some(Cmd::Bench { epilogue, .. }) => epilogue,
+            _ => panic!("not a bench command"),
+        }
+    }
+
+    #[test]
+    fn epilogue_takes_the_four_names() {
+        for act in Act::ALL {
+            let cli = bench_args(&["--epilogue", act.cli_name()]).unwrap();
+            assert_eq!(epilogue_of(cli), Some(act));
+        }
+        assert_eq!(epilogue_of(bench_args(&[]).unwrap()), None);
+        let cli = bench_args(&["--epilogue", "bias-gelu", "--shape", "8192,4096,4096"]).unwrap();
+        assert_eq!(epilogue_of(cli), Some(Act::GeluTanh));
+    }
+
+    #[test]
+    fn epilogue_refuses_other_names_and_conflicting_options() {
+        let err = bench_args(&["--epilogue", "gelu"])
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(err.contains("unknown epilogue `gelu`"), "{err}");
+        for extra in [
+            &["--layout", "nn"][..],
+            &["--in", "f16"],
+            &["--out", "f32"],
+            &["--alpha", "2"],
+            &["--beta", "1"],
+            &["--kernel", "gemm_sm90_ws"],
+            &["--ladder"],
+            &["--all"],
+        ] {
+            let args: Vec<&str> = ["--epilogue", "bias"]
+                .iter()
+                .chain(extra)
+                .copied()
+                .collect();
+            let err = bench_args(&args).err();
+            assert!(
+                err.as_ref()
+                    .is_some_and(|e| e.kind() == clap::error::ErrorKind::ArgumentConflict),
+                "{extra:?}: {err:?}"
+            );
         }
     }
 }

@@ -9,6 +9,9 @@
 //!   clock drift hits all alike), over a sweep of shapes ([`sweep`], whose docs give the
 //!   method), with a progress bar ([`progress`]), then a table ([`report`]), a JSON file
 //!   ([`json`]) and an SVG plot ([`plot`]).
+//! - [`epilogue`]: `tirx bench gemm --epilogue`, a fused GEMM D = act(A·Bᵀ + bias) against
+//!   cuBLASLt's own fused epilogues, by the same rounds (`sweep::time_rounds`), checked
+//!   against the CPU reference of [`epilogue_ref`].
 //!
 //! Timing: each run is bracketed by its own pair of events, and the runs are queued without
 //! waiting in between; the host reads the events only after the last run. The GPU therefore
@@ -16,6 +19,8 @@
 //! host queues faster than the GPU runs (for tiny shapes it does not, and that shows).
 
 pub mod cublaslt;
+pub mod epilogue;
+pub mod epilogue_ref;
 pub mod json;
 pub mod plot;
 pub mod progress;
@@ -332,14 +337,7 @@ pub fn gemm_report<A: HostElem, D: HostElem>(
     let mut rows = Vec::with_capacity(shapes.len());
     for &shape in &shapes {
         let row = sweep::measure_shape::<A, D>(rt, &lt, &kernels(shape), problem, shape, &bar)
-            .unwrap_or_else(|e| report::Row {
-                shape,
-                cublas: None,
-                cublas_err_vs_ref: None,
-                candidates: Vec::new(),
-                failure: Some(e.to_string()),
-                rounds: 0,
-            });
+            .unwrap_or_else(|e| report::Row::failed(shape, e.to_string()));
         rows.push(row);
         bar.inc(1);
     }

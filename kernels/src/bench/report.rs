@@ -79,6 +79,18 @@ pub fn shape_label((m, n, k): (usize, usize, usize)) -> String {
 }
 
 impl Row {
+    /// A shape that could not be measured at all, and why.
+    pub fn failed(shape: (usize, usize, usize), why: String) -> Row {
+        Row {
+            shape,
+            cublas: None,
+            cublas_err_vs_ref: None,
+            candidates: Vec::new(),
+            failure: Some(why),
+            rounds: 0,
+        }
+    }
+
     /// The fastest candidate that ran and was right.
     pub fn best(&self) -> Option<&Candidate> {
         self.candidates

@@ -234,7 +234,7 @@ pub fn round_order(round: usize, p: usize) -> impl Iterator<Item = usize> {
 
 /// Takes out of the rounds a participant whose launch failed: cuBLASLt (participant 0) fails
 /// the row and loses its timing; a candidate (participant `1 + i`) is refused.
-fn drop_out(row: &mut Row, alive: &mut [bool], who: usize, e: &BenchError) {
+pub(super) fn drop_out(row: &mut Row, alive: &mut [bool], who: usize, e: &BenchError) {
     alive[who] = false;
     match who {
         0 => {
@@ -295,10 +295,9 @@ pub fn measure_shape<A: HostElem, D: HostElem>(
     let mut alive: Vec<bool> = std::iter::once(gemm.is_some())
         .chain(kernels.iter().map(|_| true))
         .collect();
-    let name = |who: usize| match who {
-        0 => "cuBLASLt".to_string(),
-        i => format!("{}/{}", kernels[i - 1].0, kernels[i - 1].1),
-    };
+    let names: Vec<String> = std::iter::once("cuBLASLt".to_string())
+        .chain(kernels.iter().map(|(k, c, _)| format!("{k}/{c}")))
+        .collect();
     let run = |who: usize, bufs: &mut Buffers<A, D>, set: usize| -> Result<(), BenchError> {
         let Buffers { a, b, c, d, .. } = bufs;
         let (a, b, d) = (&a[set], &b[set], &mut d[set]);
@@ -317,69 +316,17 @@ pub fn measure_shape<A: HostElem, D: HostElem>(
             }
         }
     };
-    // One rotation over the buffer sets, shared by all participants: every run takes the next.
     let sets = bufs.sets();
-    let mut turn = 0usize;
-    let mut next_set = || {
-        turn += 1;
-        (turn - 1) % sets
-    };
-
-    // Warm-up; the first launch doubles as the refusal check.
-    for who in 0..p {
-        if !alive[who] {
-            continue;
-        }
-        progress.set_message(format!("{label} (warm-up {})", name(who)));
-        for _ in 0..WARMUP {
-            if let Err(e) = run(who, &mut bufs, next_set()) {
-                drop_out(&mut row, &mut alive, who, &e);
-                break;
-            }
-        }
-    }
-
-    // More warm-up, in untimed rounds, until WARMUP_MS have passed; it also times a round.
-    let started = std::time::Instant::now();
-    let mut warm_rounds = 0usize;
-    while started.elapsed().as_secs_f64() * 1e3 < WARMUP_MS && alive.iter().any(|&a| a) {
-        let live: Vec<usize> = (0..p).filter(|&w| alive[w]).collect();
-        for who in round_order(warm_rounds, live.len()).map(|i| live[i]) {
-            if let Err(e) = run(who, &mut bufs, next_set()) {
-                drop_out(&mut row, &mut alive, who, &e);
-            }
-        }
-        rt.synchronize()?;
-        warm_rounds += 1;
-    }
-    let round_ms = started.elapsed().as_secs_f64() * 1e3 / warm_rounds.max(1) as f64;
-    let rounds = ((TIMED_MS / round_ms).ceil() as usize).clamp(RUNS, MAX_RUNS);
-    row.rounds = rounds;
-
-    // Interleaved rounds, all queued; the events are read after the last.
-    let live = alive.iter().filter(|&&a| a).count();
-    progress.set_message(format!("{label} ({rounds} rounds x {live})"));
-    let mut events: Vec<Vec<_>> = (0..p).map(|_| Vec::with_capacity(rounds)).collect();
-    for r in 0..rounds {
-        let live: Vec<usize> = (0..p).filter(|&w| alive[w]).collect();
-        for who in round_order(r, live.len()).map(|i| live[i]) {
-            let (start, end) = event_pair(rt)?;
-            record(rt, &start)?;
-            if let Err(e) = run(who, &mut bufs, next_set()) {
-                drop_out(&mut row, &mut alive, who, &e);
-                continue;
-            }
-            record(rt, &end)?;
-            events[who].push((start, end));
-        }
-    }
-    for who in (0..p).filter(|&w| alive[w]) {
-        let timing = Measured::gemm(shape, median(elapsed(&events[who])?));
-        match who {
-            0 => row.cublas = Some(timing),
-            i => row.candidates[i - 1].timing = Some(timing),
-        }
-    }
+    let timed = time_rounds(
+        rt,
+        &label,
+        &names,
+        alive.clone(),
+        sets,
+        progress,
+        &mut |who, set| run(who, &mut bufs, set),
+    )?;
+    timed.record(&mut row, &mut alive);
 
     // Checked runs, untimed: D poisoned, one run on set 0, read back. cuBLASLt's first, as the
     // candidates are compared with its output.
@@ -406,42 +353,170 @@ pub fn measure_shape<A: HostElem, D: HostElem>(
         if !alive[who] {
             continue;
         }
-        progress.set_message(format!("{label} (checking {})", name(who)));
+        progress.set_message(format!("{label} (checking {})", names[who]));
         bufs.poison(rt)?;
         if let Err(e) = run(who, &mut bufs, 0) {
             drop_out(&mut row, &mut alive, who, &e);
             continue;
         }
         let (got, err_ref) = bufs.read_back(rt)?;
+        let err_cublas = theirs
+            .as_deref()
+            .map(|t| rel_frobenius_sampled(&got, t, sample_stride(got.len())));
         judge(
             &mut row.candidates[who - 1],
-            &got,
             err_ref,
-            theirs.as_deref(),
+            "the 64x64 corner",
+            err_cublas,
             tol,
         );
     }
     Ok(row)
 }
 
-/// Records a candidate's checked output: its corner error `err_ref` against the f64 reference,
-/// its error against cuBLASLt's output `theirs` (when cuBLASLt ran), and [`Failure::Wrong`]
-/// when either reaches `tol`, the output type's tolerance (or the latter is NaN).
-fn judge<D: HostElem>(c: &mut Candidate, got: &[D], err_ref: f64, theirs: Option<&[D]>, tol: f64) {
+/// Records a candidate's checked output: its error `err_ref` against the f64 reference over
+/// `ref_part` (e.g. "the 64x64 corner"), its error `err_cublas` against cuBLASLt's output
+/// (when cuBLASLt ran), and [`Failure::Wrong`] when either reaches `tol`, the output type's
+/// tolerance (or the latter is NaN).
+pub(super) fn judge(
+    c: &mut Candidate,
+    err_ref: f64,
+    ref_part: &str,
+    err_cublas: Option<f64>,
+    tol: f64,
+) {
     c.err_vs_ref = Some(err_ref);
-    c.err_vs_cublas = theirs.map(|t| rel_frobenius_sampled(got, t, sample_stride(got.len())));
+    c.err_vs_cublas = err_cublas;
     let mut wrong = Vec::new();
     if err_ref >= tol {
         wrong.push(format!(
-            "rel. error {err_ref:.3e} on the 64x64 corner vs the f64 reference"
+            "rel. error {err_ref:.3e} on {ref_part} vs the f64 reference"
         ));
     }
-    if let Some(e) = c.err_vs_cublas.filter(|e| *e >= tol || e.is_nan()) {
+    if let Some(e) = err_cublas.filter(|e| *e >= tol || e.is_nan()) {
         wrong.push(format!("rel. error {e:.3e} against cuBLASLt"));
     }
     if !wrong.is_empty() {
         c.failure = Some(Failure::Wrong(wrong.join("; ")));
     }
+}
+
+/// What the rounds of one shape found ([`time_rounds`]), per participant.
+pub(super) struct Timed {
+    /// Median milliseconds of each participant that ran to the end.
+    pub medians: Vec<Option<f64>>,
+    /// Why a participant dropped out (its first failed launch), where one did.
+    pub failures: Vec<Option<BenchError>>,
+    /// Timed rounds.
+    pub rounds: usize,
+}
+
+impl Timed {
+    /// Writes what the rounds found into `row` (participant 0 is cuBLASLt, participant `1 + i`
+    /// the row's candidate `i`): the round count, each median as a [`Measured`] of the row's
+    /// shape, and each dropout ([`drop_out`], which also clears its `alive` flag).
+    pub(super) fn record(&self, row: &mut Row, alive: &mut [bool]) {
+        row.rounds = self.rounds;
+        for (who, e) in self.failures.iter().enumerate() {
+            if let Some(e) = e {
+                drop_out(row, alive, who, e);
+            }
+        }
+        for (who, ms) in self.medians.iter().enumerate() {
+            let Some(ms) = *ms else { continue };
+            let timing = Measured::gemm(row.shape, ms);
+            match who {
+                0 => row.cublas = Some(timing),
+                i => row.candidates[i - 1].timing = Some(timing),
+            }
+        }
+    }
+}
+
+/// Steps 1 to 3 of the method (module docs) for participants `0..names.len()`, those of
+/// `alive` taking part: warm-up (the first launch doubles as the refusal check), untimed
+/// rounds until [`WARMUP_MS`], then the timed interleaved rounds, all queued, the events read
+/// after the last. `run(who, set)` queues one run of participant `who` on buffer set `set`;
+/// one rotation over the `sets` buffer sets is shared by all (each run takes the next set).
+/// A participant whose launch fails drops out, its error kept. `label` names the shape in the
+/// progress messages.
+pub(super) fn time_rounds(
+    rt: &Runtime,
+    label: &str,
+    names: &[String],
+    mut alive: Vec<bool>,
+    sets: usize,
+    progress: &ProgressBar,
+    run: &mut dyn FnMut(usize, usize) -> Result<(), BenchError>,
+) -> Result<Timed, BenchError> {
+    let p = names.len();
+    let mut failures: Vec<Option<BenchError>> = (0..p).map(|_| None).collect();
+    let mut fail = |alive: &mut [bool], who: usize, e: BenchError| {
+        alive[who] = false;
+        failures[who] = Some(e);
+    };
+    let mut turn = 0usize;
+    let mut next_set = || {
+        turn += 1;
+        (turn - 1) % sets
+    };
+
+    // Warm-up; the first launch doubles as the refusal check.
+    for who in 0..p {
+        if !alive[who] {
+            continue;
+        }
+        progress.set_message(format!("{label} (warm-up {})", names[who]));
+        for _ in 0..WARMUP {
+            if let Err(e) = run(who, next_set()) {
+                fail(&mut alive, who, e);
+                break;
+            }
+        }
+    }
+
+    // More warm-up, in untimed rounds, until WARMUP_MS have passed; it also times a round.
+    let started = std::time::Instant::now();
+    let mut warm_rounds = 0usize;
+    while started.elapsed().as_secs_f64() * 1e3 < WARMUP_MS && alive.iter().any(|&a| a) {
+        let live: Vec<usize> = (0..p).filter(|&w| alive[w]).collect();
+        for who in round_order(warm_rounds, live.len()).map(|i| live[i]) {
+            if let Err(e) = run(who, next_set()) {
+                fail(&mut alive, who, e);
+            }
+        }
+        rt.synchronize()?;
+        warm_rounds += 1;
+    }
+    let round_ms = started.elapsed().as_secs_f64() * 1e3 / warm_rounds.max(1) as f64;
+    let rounds = ((TIMED_MS / round_ms).ceil() as usize).clamp(RUNS, MAX_RUNS);
+
+    // Interleaved rounds, all queued; the events are read after the last.
+    let live = alive.iter().filter(|&&a| a).count();
+    progress.set_message(format!("{label} ({rounds} rounds x {live})"));
+    let mut events: Vec<Vec<_>> = (0..p).map(|_| Vec::with_capacity(rounds)).collect();
+    for r in 0..rounds {
+        let live: Vec<usize> = (0..p).filter(|&w| alive[w]).collect();
+        for who in round_order(r, live.len()).map(|i| live[i]) {
+            let (start, end) = event_pair(rt)?;
+            record(rt, &start)?;
+            if let Err(e) = run(who, next_set()) {
+                fail(&mut alive, who, e);
+                continue;
+            }
+            record(rt, &end)?;
+            events[who].push((start, end));
+        }
+    }
+    let mut medians = vec![None; p];
+    for who in (0..p).filter(|&w| alive[w]) {
+        medians[who] = Some(median(elapsed(&events[who])?));
+    }
+    Ok(Timed {
+        medians,
+        failures,
+        rounds,
+    })
 }
 
 #[cfg(test)]
