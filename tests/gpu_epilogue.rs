@@ -24,7 +24,7 @@ fn act_of(e: LtEpilogue) -> Act {
     match e {
         LtEpilogue::Bias => Act::None,
         LtEpilogue::ReluBias => Act::Relu,
-        LtEpilogue::GeluBias => Act::GeluTanh,
+        LtEpilogue::GeluBias => Act::Gelu,
     }
 }
 
@@ -191,7 +191,7 @@ fn the_bench_passes_a_right_launch_and_catches_a_wrong_one() {
     let shape = (512, 256, 1024);
     let dir = std::env::temp_dir();
     for (act, stand_in, right) in [
-        (Act::GeluTanh, LtEpilogue::GeluBias, true),
+        (Act::Gelu, LtEpilogue::GeluBias, true),
         (Act::None, LtEpilogue::ReluBias, false),
         // SiLU: checked through the host's SiLU of cuBLASLt's bias-only output.
         (Act::Silu, LtEpilogue::Bias, false),
@@ -209,7 +209,7 @@ fn the_bench_passes_a_right_launch_and_catches_a_wrong_one() {
                     table: String::new(),
                 })
         };
-        let json = dir.join(format!("tirx-epilogue-test-{act}.json"));
+        let json = dir.join(format!("tirx-epilogue-test-{}.json", act.epilogue_name()));
         let r = epilogue_report(
             &rt,
             act,
@@ -224,7 +224,7 @@ fn the_bench_passes_a_right_launch_and_catches_a_wrong_one() {
         let c = &row.candidates[0];
         assert!(row.cublas.is_some() && c.timing.is_some(), "{row:?}");
         assert!(row.cublas_err_vs_ref.unwrap() < GEMM_TOL, "{row:?}");
-        assert_eq!(row.ok(), right, "{act}: {row:?}");
+        assert_eq!(row.ok(), right, "{act:?}: {row:?}");
         assert_eq!(
             matches!(c.failure, Some(Failure::Wrong(_))),
             !right,
@@ -232,7 +232,7 @@ fn the_bench_passes_a_right_launch_and_catches_a_wrong_one() {
         );
         let text = std::fs::read_to_string(&json).unwrap();
         let file = tirx_kernels::bench::epilogue::EpilogueReportJson::parse(&text).unwrap();
-        assert_eq!(file.epilogue, act.cli_name());
+        assert_eq!(file.epilogue, act.epilogue_name());
         assert!(json.with_extension("svg").exists());
     }
 }

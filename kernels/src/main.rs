@@ -14,7 +14,7 @@ use tirx::Kernel;
 use tirx::problem::Problem as Solves;
 use tirx::{KernelArtifact, Runtime, RuntimeError, Target};
 use tirx_kernels::bench::Problem;
-use tirx_kernels::bench::epilogue_ref::Act;
+use tirx_kernels::bench::epilogue_ref::{Act, parse_epilogue};
 use tirx_kernels::check::{check_artifact, key_sass};
 use tirx_kernels::registry;
 
@@ -95,7 +95,7 @@ enum Cmd {
         /// GEMM: a fused epilogue, D = act(A·Bᵀ + bias) with a bias of length N per column — `bias`,
         /// `bias-relu`, `bias-gelu` (tanh form) or `bias-silu` — against cuBLASLt's own fused
         /// epilogue (for `bias-silu`, which cuBLASLt lacks, its bias epilogue). TN, bf16 → bf16.
-        #[arg(long, conflicts_with_all = EPILOGUE_CONFLICTS)]
+        #[arg(long, value_parser = parse_epilogue, conflicts_with_all = EPILOGUE_CONFLICTS)]
         epilogue: Option<Act>,
     },
     /// Measure every accepted candidate of a problem on the GPU and remember the fastest in the
@@ -505,12 +505,12 @@ mod tests {
     #[test]
     fn epilogue_takes_the_four_names() {
         for act in Act::ALL {
-            let cli = bench_args(&["--epilogue", act.cli_name()]).unwrap();
+            let cli = bench_args(&["--epilogue", act.epilogue_name()]).unwrap();
             assert_eq!(epilogue_of(cli), Some(act));
         }
         assert_eq!(epilogue_of(bench_args(&[]).unwrap()), None);
         let cli = bench_args(&["--epilogue", "bias-gelu", "--shape", "8192,4096,4096"]).unwrap();
-        assert_eq!(epilogue_of(cli), Some(Act::GeluTanh));
+        assert_eq!(epilogue_of(cli), Some(Act::Gelu));
     }
 
     #[test]

@@ -34,7 +34,7 @@ use serde::{Deserialize, Serialize};
 use tirx::{Runtime, RuntimeError, Tensor};
 
 use super::cublaslt::{CublasLt, LtEpilogue};
-use super::epilogue_ref::{Act, apply_epilogue};
+use super::epilogue_ref::{Act, activate, apply_epilogue, formula};
 use super::json::ReportJson;
 use super::report::{Candidate, Report, Row, shape_label};
 use super::sweep::{self, L2_BYTES, MEMORY_CAP, drop_out, judge, sample_stride, time_rounds};
@@ -77,7 +77,7 @@ impl Baseline {
         let (epilogue, computes) = match act {
             Act::None => (LtEpilogue::Bias, Act::None),
             Act::Relu => (LtEpilogue::ReluBias, Act::Relu),
-            Act::GeluTanh => (LtEpilogue::GeluBias, Act::GeluTanh),
+            Act::Gelu => (LtEpilogue::GeluBias, Act::Gelu),
             Act::Silu => (LtEpilogue::Bias, Act::None),
         };
         Baseline { epilogue, computes }
@@ -116,7 +116,7 @@ pub fn default_shapes() -> Vec<(usize, usize, usize)> {
 
 /// The JSON file written by default for `act`: `bench-gemm-bias-gelu.json`.
 pub fn default_json(act: Act) -> PathBuf {
-    PathBuf::from(format!("bench-gemm-{}.json", act.cli_name()))
+    PathBuf::from(format!("bench-gemm-{}.json", act.epilogue_name()))
 }
 
 /// The three checked blocks of an M×N output, `(row, col, rows, cols)`: top-left, centre,
@@ -141,7 +141,7 @@ pub fn rel_err_after(got: &[bf16], theirs: &[bf16], post: Act, stride: usize) ->
         .step_by(stride)
         .zip(theirs.iter().step_by(stride))
     {
-        let (g, w) = (g.to_f64(), post.apply(t.to_f64()));
+        let (g, w) = (g.to_f64(), activate(post, t.to_f64()));
         if !g.is_finite() || !w.is_finite() {
             return f64::INFINITY;
         }
@@ -267,7 +267,7 @@ fn measure_shape(
         cublas_err_vs_ref: None,
         candidates: vec![Candidate {
             kernel: ours_name.to_string(),
-            config: act.cli_name().to_string(),
+            config: act.epilogue_name().to_string(),
             timing: None,
             err_vs_cublas: None,
             err_vs_ref: None,
@@ -294,7 +294,7 @@ fn measure_shape(
     };
     let names = [
         format!("cuBLASLt {}", baseline.epilogue.name()),
-        format!("{ours_name}/{act}"),
+        format!("{ours_name}/{}", act.epilogue_name()),
     ];
     let mut alive = vec![plan.is_some(), true];
     let sets = bufs.a.len();
@@ -391,14 +391,14 @@ impl EpilogueReport {
         if self.baseline.computes == self.act {
             format!(
                 "cuBLASLt: {name}, the same epilogue ({})",
-                self.act.formula()
+                formula(self.act)
             )
         } else {
             format!(
                 "cuBLASLt: {name}, {}: cuBLASLt has no epilogue for {}, so its column does less \
                  work than ours",
-                self.baseline.computes.formula(),
-                self.act.formula()
+                formula(self.baseline.computes),
+                formula(self.act)
             )
         }
     }
@@ -433,7 +433,7 @@ pub struct EpilogueReportJson {
 impl From<&EpilogueReport> for EpilogueReportJson {
     fn from(r: &EpilogueReport) -> EpilogueReportJson {
         EpilogueReportJson {
-            epilogue: r.act.cli_name().to_string(),
+            epilogue: r.act.epilogue_name().to_string(),
             cublaslt_epilogue: r.baseline.epilogue.name().to_string(),
             cublaslt_same_epilogue: r.baseline.computes == r.act,
             b_scale: format!("2^-round(log2(sqrt(K)/{B_SPREAD}))"),
@@ -502,7 +502,7 @@ pub fn epilogue_report(
         rt.name(),
         rt.compute_capability(),
         lt.version(),
-        act.formula(),
+        formula(act),
         baseline.epilogue.name(),
         shapes.len(),
     );
@@ -516,12 +516,12 @@ pub fn epilogue_report(
     }
     bar.finish_with_message("done");
     let problem = if baseline.computes == act {
-        act.formula().to_string()
+        formula(act).to_string()
     } else {
         format!(
             "{} vs cuBLASLt {}",
-            act.formula(),
-            baseline.computes.formula()
+            formula(act),
+            formula(baseline.computes)
         )
     };
     let r = EpilogueReport {
@@ -554,12 +554,12 @@ mod tests {
         let b = Baseline::of;
         assert_eq!(b(Act::None).epilogue, LtEpilogue::Bias);
         assert_eq!(b(Act::Relu).epilogue, LtEpilogue::ReluBias);
-        assert_eq!(b(Act::GeluTanh).epilogue, LtEpilogue::GeluBias);
+        assert_eq!(b(Act::Gelu).epilogue, LtEpilogue::GeluBias);
         // cuBLASLt has no SiLU epilogue: the bias alone, the host applies SiLU to compare.
         assert_eq!(b(Act::Silu).epilogue, LtEpilogue::Bias);
         assert_eq!(b(Act::Silu).computes, Act::None);
         assert_eq!(b(Act::Silu).host_after(Act::Silu), Act::Silu);
-        for act in [Act::None, Act::Relu, Act::GeluTanh] {
+        for act in [Act::None, Act::Relu, Act::Gelu] {
             assert_eq!(b(act).computes, act);
             assert_eq!(b(act).host_after(act), Act::None);
         }
@@ -671,7 +671,7 @@ mod tests {
             assert_eq!(EpilogueReportJson::parse(&text).unwrap(), file, "{text}");
             assert!(text.ends_with("}\n"));
             let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-            assert_eq!(v["epilogue"], act.cli_name());
+            assert_eq!(v["epilogue"], act.epilogue_name());
             assert_eq!(v["cublaslt_same_epilogue"], act != Act::Silu);
             assert_eq!(v["b_scale"], "2^-round(log2(sqrt(K)/3))");
             // The GEMM bench's fields sit at the top level, as in its own files.
@@ -687,7 +687,7 @@ mod tests {
 
     #[test]
     fn the_table_says_what_cublaslt_computes() {
-        let gelu = epilogue_report_of(Act::GeluTanh).table();
+        let gelu = epilogue_report_of(Act::Gelu).table();
         assert!(
             gelu.starts_with("cuBLASLt: CUBLASLT_EPILOGUE_GELU_BIAS, the same epilogue"),
             "{gelu}"

@@ -1,6 +1,8 @@
-//! The CPU reference of the fused GEMM epilogue D = act(A·Bᵀ + bias): the activations in f64,
-//! their names on the command line (`--epilogue bias|bias-relu|bias-gelu|bias-silu`), and
-//! [`apply_epilogue`], which turns an f64 GEMM reference ([`gemm_tn_f64`]) into the epilogue's.
+//! The CPU reference of the fused GEMM epilogue D = act(A·Bᵀ + bias): the activations of
+//! [`Act`] (the problem's own, `tirx::problem::Act`, which the fused kernels' configs name) in
+//! f64, their names on the command line (`--epilogue bias|bias-relu|bias-gelu|bias-silu`, from
+//! [`Act::epilogue_name`]), and [`apply_epilogue`], which turns an f64 GEMM reference
+//! ([`gemm_tn_f64`]) into the epilogue's.
 //!
 //! The activations, from the inputs' exact values in f64:
 //! - ReLU: max(x, 0).
@@ -14,81 +16,43 @@
 //! Invariant: the bias is added per column, before the activation:
 //! `D[i][j] = act(acc[i][j] + bias[j])`, bias of length N for a row-major M×N D.
 
-use std::fmt;
-use std::str::FromStr;
-
 use half::bf16;
 
-use crate::reference::gemm_tn_f64;
+pub use tirx::problem::Act;
 
-/// The activation applied after the bias.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum Act {
-    /// None: D = A·Bᵀ + bias.
-    None,
-    /// ReLU: max(x, 0).
-    Relu,
-    /// GELU in its tanh form ([`gelu_tanh`]).
-    GeluTanh,
-    /// SiLU (swish): x·σ(x).
-    Silu,
-}
+use crate::reference::gemm_tn_f64;
 
 /// `--epilogue` named no epilogue the bench knows.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("unknown epilogue `{0}`: bias, bias-relu, bias-gelu or bias-silu")]
 pub struct UnknownEpilogue(pub String);
 
-impl Act {
-    /// Every activation, in the order the command line lists them.
-    pub const ALL: [Act; 4] = [Act::None, Act::Relu, Act::GeluTanh, Act::Silu];
+/// The activation named `s` on the command line, the inverse of [`Act::epilogue_name`]
+/// (`bias`, `bias-relu`, `bias-gelu`, `bias-silu`).
+pub fn parse_epilogue(s: &str) -> Result<Act, UnknownEpilogue> {
+    Act::ALL
+        .into_iter()
+        .find(|a| a.epilogue_name() == s)
+        .ok_or_else(|| UnknownEpilogue(s.to_string()))
+}
 
-    /// act(x).
-    pub fn apply(self, x: f64) -> f64 {
-        match self {
-            Act::None => x,
-            Act::Relu => relu(x),
-            Act::GeluTanh => gelu_tanh(x),
-            Act::Silu => silu(x),
-        }
-    }
-
-    /// The epilogue's name on the command line: `bias`, `bias-relu`, `bias-gelu`, `bias-silu`.
-    pub fn cli_name(self) -> &'static str {
-        match self {
-            Act::None => "bias",
-            Act::Relu => "bias-relu",
-            Act::GeluTanh => "bias-gelu",
-            Act::Silu => "bias-silu",
-        }
-    }
-
-    /// The epilogue's formula in ASCII, as reports print it (`D = relu(A*B^T + bias)`).
-    pub fn formula(self) -> &'static str {
-        match self {
-            Act::None => "D = A*B^T + bias",
-            Act::Relu => "D = relu(A*B^T + bias)",
-            Act::GeluTanh => "D = gelu_tanh(A*B^T + bias)",
-            Act::Silu => "D = silu(A*B^T + bias)",
-        }
+/// act(x) in f64.
+pub fn activate(act: Act, x: f64) -> f64 {
+    match act {
+        Act::None => x,
+        Act::Relu => relu(x),
+        Act::Gelu => gelu_tanh(x),
+        Act::Silu => silu(x),
     }
 }
 
-impl fmt::Display for Act {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.cli_name())
-    }
-}
-
-impl FromStr for Act {
-    type Err = UnknownEpilogue;
-
-    /// The inverse of [`Act::cli_name`].
-    fn from_str(s: &str) -> Result<Act, UnknownEpilogue> {
-        Act::ALL
-            .into_iter()
-            .find(|a| a.cli_name() == s)
-            .ok_or_else(|| UnknownEpilogue(s.to_string()))
+/// The epilogue's formula in ASCII, as reports print it (`D = relu(A*B^T + bias)`).
+pub fn formula(act: Act) -> &'static str {
+    match act {
+        Act::None => "D = A*B^T + bias",
+        Act::Relu => "D = relu(A*B^T + bias)",
+        Act::Gelu => "D = gelu_tanh(A*B^T + bias)",
+        Act::Silu => "D = silu(A*B^T + bias)",
     }
 }
 
@@ -124,7 +88,7 @@ pub fn apply_epilogue(acc_f64: &mut [f64], n: usize, bias: &[bf16], act: Act) {
     let bias: Vec<f64> = bias.iter().map(|b| b.to_f64()).collect();
     for row in acc_f64.chunks_exact_mut(n) {
         for (x, b) in row.iter_mut().zip(&bias) {
-            *x = act.apply(*x + b);
+            *x = activate(act, *x + b);
         }
     }
 }
@@ -169,7 +133,10 @@ mod tests {
         assert_eq!(silu(0.0), 0.0);
         assert_eq!(relu(-1.0), 0.0);
         assert_eq!(relu(2.5), 2.5);
-        assert_eq!(Act::None.apply(-3.0), -3.0);
+        assert_eq!(activate(Act::None, -3.0), -3.0);
+        assert_eq!(activate(Act::Relu, -3.0), 0.0);
+        assert_eq!(activate(Act::Gelu, 1.0), gelu_tanh(1.0));
+        assert_eq!(activate(Act::Silu, 1.0), silu(1.0));
     }
 
     #[test]
@@ -192,7 +159,7 @@ mod tests {
         apply_epilogue(&mut acc, 3, &bias, Act::Relu);
         assert_eq!(acc, [0.5, 0.0, 0.0, 3.0, 1.0, 0.5]);
         let mut g = vec![0.0, 0.0];
-        apply_epilogue(&mut g, 2, &bf(&[1.0, -1.0]), Act::GeluTanh);
+        apply_epilogue(&mut g, 2, &bf(&[1.0, -1.0]), Act::Gelu);
         assert!(close(g[0], 0.841192) && close(g[1], -0.158808), "{g:?}");
         let mut s = vec![2.0, 0.0];
         apply_epilogue(&mut s, 1, &bf(&[-1.0]), Act::Silu);
@@ -221,12 +188,11 @@ mod tests {
     #[test]
     fn names_parse_back() {
         for act in Act::ALL {
-            assert_eq!(act.cli_name().parse::<Act>(), Ok(act));
-            assert_eq!(act.to_string(), act.cli_name());
-            assert!(act.formula().starts_with("D = "));
+            assert_eq!(parse_epilogue(act.epilogue_name()), Ok(act));
+            assert!(formula(act).starts_with("D = "));
         }
-        assert_eq!("bias-gelu".parse::<Act>(), Ok(Act::GeluTanh));
-        let err = "gelu".parse::<Act>().unwrap_err();
+        assert_eq!(parse_epilogue("bias-gelu"), Ok(Act::Gelu));
+        let err = parse_epilogue("gelu").unwrap_err();
         assert_eq!(err, UnknownEpilogue("gelu".into()));
         assert!(err.to_string().contains("bias-silu"), "{err}");
     }

@@ -4,9 +4,9 @@
 
 use half::bf16;
 use tirx::abi::ElemType;
+use tirx::problem::Act;
 use tirx::problem::Epilogue;
 use tirx::{Kernel, Runtime, RuntimeError, Tensor};
-use tirx_kernels::bench::epilogue_ref::Act;
 use tirx_kernels::bench::{GemmEntry, Problem};
 use tirx_kernels::dispatch::{self, Device, gemm::GemmRequest};
 use tirx_kernels::registry::{self, BLayout, GemmLaunch, GemmTypes};
@@ -234,16 +234,6 @@ pub fn bench_gemm(
     Ok(ok)
 }
 
-/// What our fused launch answers until the fused-epilogue kernel (written on another branch)
-/// lands: a typed refusal, so the bench measures cuBLASLt alone and marks ours refused.
-fn no_fused_kernel(act: Act) -> RuntimeError {
-    RuntimeError::NoKernelFits {
-        problem: format!("gemm tn {act}, bf16 -> bf16"),
-        // No final newline: the bench's table indents each line of an error under its row.
-        table: "  no fused-epilogue kernel yet".into(),
-    }
-}
-
 /// `tirx bench gemm --epilogue E`: our fused epilogue against cuBLASLt's own
 /// ([`tirx_kernels::bench::epilogue`]) on `shapes` (default: 8192³ and LLM shapes).
 pub fn bench_gemm_epilogue(
@@ -256,18 +246,21 @@ pub fn bench_gemm_epilogue(
         .iter()
         .map(|s| parse_shape(s, 3).map(|v| (v[0], v[1], v[2])))
         .collect::<Result<Vec<_>, _>>()?;
-    // Ours: D = act(A·Bᵀ + bias) queued on rt's stream. Replace this closure's body with the
-    // fused-epilogue kernel's launch once it exists.
-    let ours = |_rt: &Runtime,
-                _a: &Tensor<bf16>,
-                _b: &Tensor<bf16>,
-                _bias: &Tensor<bf16>,
-                _d: &mut Tensor<bf16>|
-     -> Result<(), RuntimeError> { Err(no_fused_kernel(act)) };
+    // Ours: D = act(A·Bᵀ + bias) on rt's stream, the host-side choice of a fused-epilogue
+    // kernel per launch (`registry::gemm_bias_act`; a shape none takes is NoKernelFits, and
+    // the bench marks ours refused there).
+    let ours = |rt: &Runtime,
+                a: &Tensor<bf16>,
+                b: &Tensor<bf16>,
+                bias: &Tensor<bf16>,
+                d: &mut Tensor<bf16>|
+     -> Result<(), RuntimeError> {
+        registry::gemm_bias_act(rt, act, a, b, bias, d).map(|_choice| ())
+    };
     tirx_kernels::bench::epilogue::run_epilogue_bench(
         rt,
         act,
-        "fused",
+        "gemm_bias_act",
         &ours,
         (!shapes.is_empty()).then_some(shapes),
         json,
