@@ -12,6 +12,8 @@ mod gpu;
 #[cfg(feature = "gpu")]
 mod gpu_epilogue;
 #[cfg(feature = "gpu")]
+mod gpu_fused;
+#[cfg(feature = "gpu")]
 mod gpu_rows;
 mod roundtrip;
 mod sim;

@@ -355,6 +355,9 @@ pub fn check(
     match solves.or(kernel.problem()) {
         Some(Problem::Copy) => check_copy(rt, kernel, config, m, n, seed),
         Some(Problem::Gemm(g)) => {
+            if let Epilogue::Bias(act) = g.epilogue {
+                return fused::check_bias(rt, kernel, config, act, (m, n, k), seed);
+            }
             let layout = BLayout::of(g.b);
             let scaled = (g.epilogue == Epilogue::Scaled).then_some((1.5, -0.75));
             check_typed(Check {
@@ -645,5 +648,7 @@ fn block_map<T: HostElem>(got: &[T], want: &[f64], m: usize, n: usize, tol: f64)
     out
 }
 
+mod fused;
+pub use fused::check_bias as fused_check;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,75 @@
+//! GPU tests of the fused-epilogue GEMM (feature `gpu`): every config of
+//! `gemm_sm90_bias_act` (bias, ReLU, GELU, SiLU × three tile widths) against the f64
+//! reference with the same epilogue, on shapes with tails in M, N and K, D poisoned first; and
+//! the host entry `gemm_bias_act` for every activation.
+
+use half::bf16;
+use tirx::problem::{Act, Epilogue, Problem};
+use tirx::{Runtime, Target};
+use tirx_kernels::reference::Rng;
+use tirx_kernels::registry;
+
+fn rt() -> Runtime {
+    Runtime::new(0).expect("the gpu feature needs a GPU")
+}
+
+#[test]
+fn every_fused_epilogue_config_matches_the_f64_reference_with_tails() {
+    let rt = rt();
+    let k = registry::find("gemm_sm90_bias_act").expect("shipped");
+    let mut failures = Vec::new();
+    for a in k.artifacts.iter().filter(|a| a.target == Target::Sm90a) {
+        let Some(Problem::Gemm(g)) = a.problem else {
+            panic!("{}: not a GEMM", a.config)
+        };
+        let Epilogue::Bias(act) = g.epilogue else {
+            panic!("{}: not a bias epilogue", a.config)
+        };
+        for (i, shape) in [
+            (128, 256, 64),
+            (200, 264, 136),
+            (1000, 1000, 520),
+            (2048, 3072, 1024),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            match registry::fused_check(&rt, k, a.config, act, shape, 30 + i as u64) {
+                Ok(r) if r.ok => {}
+                Ok(r) => failures.push(format!(
+                    "{} {shape:?}: {:.3e}\n{}",
+                    a.config, r.error, r.blocks
+                )),
+                Err(e) => failures.push(format!("{} {shape:?}: {e}", a.config)),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn the_host_entry_runs_every_activation() {
+    let rt = rt();
+    let (m, n, k) = (777, 1032, 264);
+    let mut rng = Rng::new(5);
+    let (ha, hb): (Vec<bf16>, Vec<bf16>) = (rng.values(m * k), rng.values(n * k));
+    let hbias: Vec<bf16> = (0..n).map(|_| bf16::from_f32(rng.unit() - 0.5)).collect();
+    let a = rt.upload(&ha, &[m, k]).unwrap();
+    let b = rt.upload(&hb, &[n, k]).unwrap();
+    let bias = rt.upload(&hbias, &[n]).unwrap();
+    for act in Act::ALL {
+        let mut d = rt.zeros::<bf16>(&[m, n]).unwrap();
+        rt.poison(&mut d).unwrap();
+        let choice = registry::gemm_bias_act(&rt, act, &a, &b, &bias, &mut d).expect("runs");
+        rt.synchronize().unwrap();
+        let got = rt.download(&d).unwrap();
+        let mut want = tirx_kernels::reference::gemm_tn_f64(&ha, &hb, m, n, k);
+        tirx_kernels::bench::epilogue_ref::apply_epilogue(&mut want, n, &hbias, act);
+        let err = tirx_kernels::reference::rel_frobenius(&got, &want);
+        assert!(
+            err < 1e-2,
+            "{act:?} by {}: {err:.3e}",
+            choice.artifact.config
+        );
+    }
+}
