@@ -25,6 +25,51 @@ pub fn owner_threads(
         .map_err(|e| Reject::RegTile { why: e.to_string() })
 }
 
+/// The check both register-tile copies make (`store`: the tile is the source): a plain copy
+/// between a register tile and a tile of a 2-D tensor (or a vector), types that widen or
+/// round as the direction allows, run by the tile's owners.
+pub fn reg_copy(cx: &crate::dispatch::Cx, store: bool) -> Result<(), Reject> {
+    use crate::regtile::{access, layout};
+    let reject = |e: crate::regtile::RegTileError| Reject::RegTile { why: e.to_string() };
+    unscaled(cx.op)?;
+    let crate::ir::Op::Copy {
+        dst,
+        src,
+        bar: None,
+        multicast: None,
+        ..
+    } = cx.op
+    else {
+        return Err(Reject::WrongOp {
+            expected: "a copy without barrier or multicast",
+        });
+    };
+    let (tile, global, side) = if store {
+        (src, dst, "source")
+    } else {
+        (dst, src, "destination")
+    };
+    let is_tile = matches!(tile, TileRef::Buf { buf, .. } if cx.k.buffers[*buf].space == crate::ir::Space::Reg);
+    if !is_tile {
+        return Err(Reject::RegTile {
+            why: format!("the {side} is not a register tile"),
+        });
+    }
+    let (buf, tensor, _) = access::operands(cx.k, tile, global).map_err(reject)?;
+    let elem =
+        cx.k.sig
+            .tensors
+            .iter()
+            .find(|t| t.name == tensor)
+            .map(|t| t.elem)
+            .ok_or(Reject::UnknownTensor {
+                tensor: tensor.into(),
+            })?;
+    access::check_types(cx.k.buffers[buf].elem, elem, store).map_err(reject)?;
+    let l = layout(cx.k, buf).map_err(reject)?;
+    owner_threads(cx, &l, &cx.k.buffers[buf].name)
+}
+
 /// Every copy variant but `reg_stage` refuses a scaled copy (`alpha = …, beta = …`).
 pub fn unscaled(op: &crate::ir::Op) -> Result<(), Reject> {
     match op {

@@ -12,7 +12,7 @@ use crate::diag::Diagnostics;
 use crate::dispatch::{Cx, Reject, Variant};
 use crate::ir::{Op, TileRef};
 use crate::lower::Lower;
-use crate::regtile::{access, layout};
+use crate::regtile::access;
 
 /// The variant.
 pub static VARIANT: Variant = Variant {
@@ -22,43 +22,8 @@ pub static VARIANT: Variant = Variant {
     lower,
 };
 
-fn reject(e: crate::regtile::RegTileError) -> Reject {
-    Reject::RegTile { why: e.to_string() }
-}
-
 fn applies(cx: &Cx) -> Result<(), Reject> {
-    super::unscaled(cx.op)?;
-    let Op::Copy {
-        dst,
-        src,
-        bar: None,
-        multicast: None,
-        ..
-    } = cx.op
-    else {
-        return Err(Reject::WrongOp {
-            expected: "a copy without barrier or multicast",
-        });
-    };
-    let is_tile = matches!(src, TileRef::Buf { buf, .. } if cx.k.buffers[*buf].space == crate::ir::Space::Reg);
-    if !is_tile {
-        return Err(Reject::RegTile {
-            why: "the source is not a register tile".into(),
-        });
-    }
-    let (buf, tensor, _) = access::operands(cx.k, src, dst).map_err(reject)?;
-    let elem =
-        cx.k.sig
-            .tensors
-            .iter()
-            .find(|t| t.name == tensor)
-            .map(|t| t.elem)
-            .ok_or(Reject::UnknownTensor {
-                tensor: tensor.into(),
-            })?;
-    access::check_types(cx.k.buffers[buf].elem, elem, true).map_err(reject)?;
-    let l = layout(cx.k, buf).map_err(reject)?;
-    super::owner_threads(cx, &l, &cx.k.buffers[buf].name)
+    super::reg_copy(cx, true)
 }
 
 fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
