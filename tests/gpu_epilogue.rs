@@ -231,7 +231,7 @@ fn the_bench_passes_a_right_launch_and_catches_a_wrong_one() {
             "{row:?}"
         );
         let text = std::fs::read_to_string(&json).unwrap();
-        let file = tirx_kernels::bench::epilogue::EpilogueReportJson::parse(&text).unwrap();
+        let file = tirx_kernels::bench::json::EpilogueReportJson::parse(&text).unwrap();
         assert_eq!(file.epilogue, act.epilogue_name());
         assert!(json.with_extension("svg").exists());
     }

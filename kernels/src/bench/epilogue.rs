@@ -30,12 +30,11 @@ use std::path::{Path, PathBuf};
 
 use half::bf16;
 use indicatif::ProgressBar;
-use serde::{Deserialize, Serialize};
 use tirx::{Runtime, RuntimeError, Tensor};
 
 use super::cublaslt::{CublasLt, LtEpilogue};
 use super::epilogue_ref::{Act, activate, apply_epilogue, formula};
-use super::json::ReportJson;
+use super::json::{EpilogueReportJson, ReportJson};
 use super::report::{Candidate, Report, Row, shape_label};
 use super::sweep::{self, L2_BYTES, MEMORY_CAP, drop_out, judge, sample_stride, time_rounds};
 use super::{BenchError, RUNS, WARMUP_MS, progress, write};
@@ -414,22 +413,6 @@ impl EpilogueReport {
     }
 }
 
-/// The JSON file: the GEMM bench's fields ([`ReportJson`]) after the epilogue's own.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct EpilogueReportJson {
-    /// Our epilogue, as `--epilogue` names it (`bias-gelu`).
-    pub epilogue: String,
-    /// cuBLASLt's epilogue (`CUBLASLT_EPILOGUE_GELU_BIAS`).
-    pub cublaslt_epilogue: String,
-    /// Whether cuBLASLt computes the same D as ours (false for `bias-silu`).
-    pub cublaslt_same_epilogue: bool,
-    /// B's scale, as a formula of K (see the module docs).
-    pub b_scale: String,
-    /// The rest, as `tirx bench gemm` writes it.
-    #[serde(flatten)]
-    pub report: ReportJson,
-}
-
 impl From<&EpilogueReport> for EpilogueReportJson {
     fn from(r: &EpilogueReport) -> EpilogueReportJson {
         EpilogueReportJson {
@@ -439,22 +422,6 @@ impl From<&EpilogueReport> for EpilogueReportJson {
             b_scale: format!("2^-round(log2(sqrt(K)/{B_SPREAD}))"),
             report: ReportJson::from(&r.report),
         }
-    }
-}
-
-impl EpilogueReportJson {
-    /// The file's text: pretty-printed, with a final newline.
-    pub fn to_text(&self) -> String {
-        // As for `ReportJson::to_text`: strings, numbers, booleans and lists only.
-        let mut s =
-            serde_json::to_string_pretty(self).expect("the report's JSON always serializes");
-        s.push('\n');
-        s
-    }
-
-    /// Parses a file's text.
-    pub fn parse(text: &str) -> Result<EpilogueReportJson, serde_json::Error> {
-        serde_json::from_str(text)
     }
 }
 

@@ -1,5 +1,6 @@
 //! The JSON file `tirx bench gemm` writes (and `docs/perf/*.json` holds): its schema as serde
-//! types, built from a [`Report`].
+//! types, built from a [`Report`]; and the one `tirx bench gemm --epilogue` writes
+//! ([`EpilogueReportJson`]), the same fields after the epilogue's.
 //!
 //! The file is a denormalized view of the report: each row repeats its best candidate's kernel,
 //! config and timings, its ratio and whether it passed, so a reader needs no rules to find
@@ -199,6 +200,39 @@ impl ReportJson {
 
     /// Parses a file's text.
     pub fn parse(text: &str) -> Result<ReportJson, serde_json::Error> {
+        serde_json::from_str(text)
+    }
+}
+
+/// The file `tirx bench gemm --epilogue` writes ([`super::epilogue`]): the GEMM bench's fields
+/// ([`ReportJson`]) after the epilogue's own.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EpilogueReportJson {
+    /// Our epilogue, as `--epilogue` names it (`bias-gelu`).
+    pub epilogue: String,
+    /// cuBLASLt's epilogue (`CUBLASLT_EPILOGUE_GELU_BIAS`).
+    pub cublaslt_epilogue: String,
+    /// Whether cuBLASLt computes the same D as ours (false for `bias-silu`).
+    pub cublaslt_same_epilogue: bool,
+    /// B's scale, as a formula of K ([`super::epilogue::b_scale`]).
+    pub b_scale: String,
+    /// The rest, as `tirx bench gemm` writes it.
+    #[serde(flatten)]
+    pub report: ReportJson,
+}
+
+impl EpilogueReportJson {
+    /// The file's text: pretty-printed, with a final newline.
+    pub fn to_text(&self) -> String {
+        // As for `ReportJson::to_text`: strings, numbers, booleans and lists only.
+        let mut s =
+            serde_json::to_string_pretty(self).expect("the report's JSON always serializes");
+        s.push('\n');
+        s
+    }
+
+    /// Parses a file's text.
+    pub fn parse(text: &str) -> Result<EpilogueReportJson, serde_json::Error> {
         serde_json::from_str(text)
     }
 }
