@@ -15,7 +15,10 @@ mod gpu_epilogue;
 mod gpu_fused;
 #[cfg(feature = "gpu")]
 mod gpu_rows;
+#[cfg(feature = "gpu")]
+mod gpu_rs;
 mod roundtrip;
+mod rs_kernels;
 mod sim;
 mod snapshots;
 mod ui;

@@ -374,6 +374,32 @@ impl Inst {
         )
     }
 
+    /// The register-A form `wgmma.mma_async.sync.aligned.m64nNk16.f32.ab.ab {d…}, {a0, a1,
+    /// a2, a3}, bdesc, p, 1, 1, tb` (§9.7.15.5.2: A in four `b32` registers of packed 16-bit
+    /// pairs; no `imm-trans-a`).
+    pub fn wgmma_mma_async_rs(
+        n: u32,
+        ab: &str,
+        d: &[Handle<Var>],
+        a: &[Handle<Var>],
+        bdesc: Handle<Var>,
+        p: Handle<Var>,
+        trans_b: u32,
+    ) -> Inst {
+        inst(
+            format!("wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ab}.{ab}"),
+            vec![Operand::Vector(d.iter().map(|&v| reg(v)).collect())],
+            vec![
+                Operand::Vector(a.iter().map(|&v| reg(v)).collect()),
+                reg(bdesc),
+                reg(p),
+                Operand::Imm(1),
+                Operand::Imm(1),
+                Operand::Imm(i64::from(trans_b)),
+            ],
+        )
+    }
+
     /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (§9.7.19.6 setmaxnreg, sm_90a): all
     /// threads of the warpgroup raise or lower their register count.
     pub fn setmaxnreg(inc: bool, count: u32) -> Inst {

@@ -1,4 +1,5 @@
-//! `wgmma` — Hopper warpgroup MMA: A and B from shared memory, accumulator in registers.
+//! `wgmma` — Hopper warpgroup MMA: A from shared memory or from registers (the RS form),
+//! B from shared memory, accumulator in registers.
 //!
 //! When: sm_90a; `acc` a `regs::<f32>([M, N])` with M a multiple of 64 and N a legal wgmma N;
 //! `a` (M×K) a K-major bf16/f16 shared tile with swizzle B128 and 128-byte rows; `b` either
@@ -55,6 +56,9 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
         });
     }
     let (_, m, n) = accumulator(cx.k, acc, Space::Reg)?;
+    if let Some(ra) = reg_a(cx.k, a) {
+        return applies_rs(cx, ra, b, m, n);
+    }
     let (a, b) = (smem_operand(cx.k, a, "A")?, smem_operand(cx.k, b, "B")?);
     if a.major != Major::K {
         return Err(Reject::MnMajorA {
@@ -111,6 +115,9 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         return Err(lw.internal("wgmma operands are not buffers"));
     };
     let (_, m, n) = accumulator(lw.k, acc, Space::Reg).map_err(|e| lw.error(e))?;
+    if reg_a(lw.k, a).is_some() {
+        return lower_rs(lw, *acc_buf, *a_buf, b, (*b_buf, b_ix), accumulate, (m, n));
+    }
     let (ab, kext) = {
         let oa = smem_operand(lw.k, a, "A").map_err(|e| lw.error(e))?;
         (oa.buf.elem, oa.k)
@@ -163,6 +170,146 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
                 ab.name(),
                 regs,
                 adesc,
+                bdesc,
+                p,
+                b_major.transpose_bit(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// A in registers: the buffer, if `a` is a register tile.
+fn reg_a(k: &crate::ir::Kernel, a: &TileRef) -> Option<crate::arena::Handle<crate::ir::Buffer>> {
+    match a {
+        TileRef::Buf { buf, index } if index.is_empty() && k.buffers[*buf].space == Space::Reg => {
+            Some(*buf)
+        }
+        _ => None,
+    }
+}
+
+/// The RS form: A an `[M, K]` 16-bit register tile in the accumulator-fragment layout (the
+/// layout PTX ISA §9.7.15.5.1.1.1 gives matrix A in registers: per K-step of 16, thread `t`
+/// holds rows `16(t/32) + (t%32)/4 (+8)` and columns `2(t%4) (+1) (+8)` — the fragment of
+/// two n8 column groups of an accumulator, so a converted accumulator feeds the next MMA).
+fn applies_rs(
+    cx: &Cx,
+    a: crate::arena::Handle<crate::ir::Buffer>,
+    b: &TileRef,
+    m: u32,
+    n: u32,
+) -> Result<(), Reject> {
+    let ab = &cx.k.buffers[a];
+    let b = smem_operand(cx.k, b, "B")?;
+    let (am, ak) = match ab.layout.shape[..] {
+        [am, ak] => (am, ak),
+        _ => {
+            return Err(Reject::RegTile {
+                why: format!("A `{}` must be a 2-D register tile", ab.name),
+            });
+        }
+    };
+    if ab.elem.bytes() != 2 {
+        return Err(Reject::RegTile {
+            why: format!(
+                "A `{}` in registers must be bf16 or f16 (cast it: `cast::<bf16>(…)`), not {}",
+                ab.name,
+                ab.elem.name()
+            ),
+        });
+    }
+    let want = crate::ir::RegLayout::wgmma_acc(am, ak).ok();
+    if crate::regtile::layout(cx.k, a).ok() != want || !ak.is_multiple_of(16) {
+        return Err(Reject::RegTile {
+            why: format!(
+                "A `{}` in registers must have the wgmma fragment layout, K a multiple of 16",
+                ab.name
+            ),
+        });
+    }
+    if ab.elem != b.buf.elem {
+        return Err(Reject::ElemsDiffer);
+    }
+    if am != m || b.rows != n || ak != b.k {
+        return Err(Reject::ShapesDisagree {
+            m,
+            n,
+            a: (am, ak),
+            b: (b.rows, b.k),
+        });
+    }
+    wgmma_shape_ok(64, n, 16, ab.elem)?;
+    if !cx.threads.is_whole_warpgroups() {
+        return Err(Reject::Threads {
+            threads: cx.threads,
+            need: "wgmma is issued by one whole warpgroup",
+        });
+    }
+    Ok(())
+}
+
+/// Lowers the RS form: per K-step and 64-row slice, A's eight 16-bit registers packed into
+/// four `b32` (`mov.b32 {lo, hi}`), then `wgmma.mma_async … {d…}, {a0, a1, a2, a3}, bdesc, p,
+/// 1, 1, tb` (PTX ISA §9.7.15.5.2: the register-A form has no `imm-trans-a`).
+fn lower_rs(
+    lw: &mut Lower,
+    acc: crate::arena::Handle<crate::ir::Buffer>,
+    a: crate::arena::Handle<crate::ir::Buffer>,
+    b: &TileRef,
+    (b_buf, b_ix): (crate::arena::Handle<crate::ir::Buffer>, &[Expr]),
+    accumulate: &Expr,
+    (m, n): (u32, u32),
+) -> Result<(), Diagnostics> {
+    let ob = smem_operand(lw.k, b, "B").map_err(|e| lw.error(e))?;
+    let (ab, kext, b_major) = (ob.buf.elem, ob.k, ob.major);
+    let sw = crate::abi::Swizzle::B128;
+    let enc = |e: crate::encode::EncodeError| lw.internal(e.to_string());
+    let (bcst, bstep) = match b_major {
+        Major::K => {
+            let (lbo, sbo) = kmajor_desc_fields(sw, ab.bytes()).map_err(enc)?;
+            (desc_const_part(lbo, sbo, 0, sw).map_err(enc)?, 32 / 16)
+        }
+        Major::MN => {
+            let (lbo, sbo) = mn_major_desc_fields(sw, ab.bytes(), kext).map_err(enc)?;
+            let step = mn_major_k_advance(sw, 16).ok_or_else(|| lw.internal("no swizzle span"))?;
+            (desc_const_part(lbo, sbo, 0, sw).map_err(enc)?, step / 16)
+        }
+    };
+    let frag = crate::regtile::frag(lw, acc)?;
+    let afrag = crate::regtile::frag(lw, a)?;
+    let bdesc0 = desc_base(lw, b_buf, b_ix, bcst)?;
+    let first = lw.let_("acc_in", T::Pred, accumulate.clone());
+    let always = lw.pred_const(true);
+    for kk in 0..kext / 16 {
+        let bdesc = lw.var("bdesc", T::U64);
+        lw.inst(Inst::binary(
+            "add.u64",
+            bdesc,
+            reg(bdesc0),
+            O::Imm(i64::from(kk * bstep)),
+        ));
+        for slice in 0..m / 64 {
+            // Registers of columns 16kk..16kk+16 of this slice: n8 groups 2kk and 2kk + 1.
+            let base = (slice * kext / 2 + 8 * kk) as usize;
+            let words: Vec<_> = (0..4)
+                .map(|w| {
+                    let r = lw.var("a", T::U32);
+                    lw.inst(Inst::pack_b32(
+                        r,
+                        afrag[base + 2 * w],
+                        afrag[base + 2 * w + 1],
+                    ));
+                    r
+                })
+                .collect();
+            let regs = &frag[(slice * n / 2) as usize..((slice + 1) * n / 2) as usize];
+            let p = if kk == 0 { first } else { always };
+            lw.inst(Inst::wgmma_mma_async_rs(
+                n,
+                ab.name(),
+                regs,
+                &words,
                 bdesc,
                 p,
                 b_major.transpose_bit(),
