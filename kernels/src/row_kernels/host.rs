@@ -4,7 +4,8 @@
 //! Choice: among the catalogue's artifacts that solve the op on the device's target, the one
 //! whose row capacity ([`capacity`]: `CAP`, or `C`, the columns its register tile holds) is
 //! the smallest that holds the row — columns past `N` are masked, so any `N ≤ C` runs, and
-//! the smallest `C` wastes the fewest registers and lanes. Rows longer than every `C` are a
+//! the smallest `C` wastes the fewest registers and lanes; among configs of one capacity, the
+//! first the kernel lists (kernels list their measured-fastest first). Rows longer than every `C` are a
 //! typed error listing the capacities, never a launch.
 
 use crate::catalogue;

@@ -13,14 +13,16 @@ use tirx::prelude::*;
     target = sm_90a,
     threads = T,
     grid = (M, 1),
+    // Among configs of one capacity the host takes the first: at 4096 and 8192 columns the
+    // wider CTAs measured faster (docs/perf/rows-h200-2026-12-02.md), so they come first.
     configs(
         c1k = (T = 128, C = 1024, V = 8),
         c2k = (T = 128, C = 2048, V = 8),
-        c4k = (T = 128, C = 4096, V = 8),
-        c8k = (T = 256, C = 8192, V = 8),
-        c16k = (T = 512, C = 16384, V = 8),
         c4k_t256 = (T = 256, C = 4096, V = 8),
         c8k_t512 = (T = 512, C = 8192, V = 8),
+        c16k = (T = 512, C = 16384, V = 8),
+        c4k = (T = 128, C = 4096, V = 8),
+        c8k = (T = 256, C = 8192, V = 8),
         c16k_t1024 = (T = 1024, C = 16384, V = 8),
     ),
 )]
