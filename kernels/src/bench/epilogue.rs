@@ -134,24 +134,11 @@ pub fn blocks(m: usize, n: usize) -> Vec<(usize, usize, usize, usize)> {
 /// ‖got − post(theirs)‖_F / ‖post(theirs)‖_F over every `stride`-th element, `post` applied to
 /// cuBLASLt's output on the host ([`Baseline::host_after`]); NaN or infinity gives infinity.
 pub fn rel_err_after(got: &[bf16], theirs: &[bf16], post: Act, stride: usize) -> f64 {
-    let (mut num, mut den) = (0.0f64, 0.0f64);
-    for (g, t) in got
+    let pairs = got
         .iter()
         .step_by(stride)
-        .zip(theirs.iter().step_by(stride))
-    {
-        let (g, w) = (g.to_f64(), activate(post, t.to_f64()));
-        if !g.is_finite() || !w.is_finite() {
-            return f64::INFINITY;
-        }
-        num += (g - w) * (g - w);
-        den += w * w;
-    }
-    if den == 0.0 {
-        num.sqrt()
-    } else {
-        (num / den).sqrt()
-    }
+        .zip(theirs.iter().step_by(stride));
+    super::sweep::rel_frobenius_of(pairs.map(|(g, t)| (g.to_f64(), activate(post, t.to_f64()))))
 }
 
 /// The device buffers of one shape (one set per rotation slot) and the f64 references of the

@@ -120,9 +120,15 @@ pub fn sample_stride(len: usize) -> usize {
 
 /// ‖got − want‖_F / ‖want‖_F over every `stride`-th element; NaN or infinity gives infinity.
 pub fn rel_frobenius_sampled<T: HostElem>(got: &[T], want: &[T], stride: usize) -> f64 {
+    let pairs = got.iter().step_by(stride).zip(want.iter().step_by(stride));
+    rel_frobenius_of(pairs.map(|(g, w)| (g.to_f64(), w.to_f64())))
+}
+
+/// ‖g − w‖_F / ‖w‖_F over `(g, w)` pairs (‖g − w‖_F when w is all zero); NaN or infinity in
+/// either gives infinity.
+pub fn rel_frobenius_of(pairs: impl Iterator<Item = (f64, f64)>) -> f64 {
     let (mut num, mut den) = (0.0f64, 0.0f64);
-    for (g, w) in got.iter().step_by(stride).zip(want.iter().step_by(stride)) {
-        let (g, w) = (g.to_f64(), w.to_f64());
+    for (g, w) in pairs {
         if !g.is_finite() || !w.is_finite() {
             return f64::INFINITY;
         }

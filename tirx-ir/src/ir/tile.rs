@@ -577,6 +577,15 @@ mod tests {
     }
 
     #[test]
+    fn tcgen05_ld_fragment_gives_each_thread_one_lane() {
+        let l = RegLayout::tmem_32x32b(16);
+        assert_eq!(l.thread_count(), 128);
+        assert_eq!(elements(&l), all(128, 16));
+        assert_eq!(l.thread_coord(77), [77, 0]);
+        assert_eq!(l.value_coord(5), [0, 5]);
+    }
+
+    #[test]
     fn row_reduction_of_the_fragment_shuffles_the_quad() {
         let l = RegLayout::wgmma_acc(64, 32).unwrap();
         let r = l.reduce(1).unwrap();
