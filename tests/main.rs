@@ -17,8 +17,11 @@ mod gpu_fused;
 mod gpu_rows;
 #[cfg(feature = "gpu")]
 mod gpu_rs;
+#[cfg(feature = "gpu")]
+mod gpu_smem;
 mod roundtrip;
 mod rs_kernels;
 mod sim;
+mod smem_kernels;
 mod snapshots;
 mod ui;

@@ -44,10 +44,14 @@ pub struct Variant {
 
 /// Copy variants.
 pub static COPY: &[&Variant] = &[
+    &copy::ldmatrix::VARIANT,
     &copy::reg_epilogue::VARIANT,
     &copy::reg_load::VARIANT,
     &copy::reg_stage::VARIANT,
     &copy::reg_store::VARIANT,
+    &copy::shared_load::VARIANT,
+    &copy::shared_store::VARIANT,
+    &copy::stmatrix::VARIANT,
     &copy::thread_load::VARIANT,
     &copy::tma_load::VARIANT,
     &copy::tma_store::VARIANT,

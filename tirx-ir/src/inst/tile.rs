@@ -95,4 +95,55 @@ impl Inst {
     pub fn ld_shared_f32(d: Handle<Var>, addr: Handle<Var>, off: i64) -> Inst {
         inst("ld.shared.f32", vec![reg(d)], vec![mem(addr, off)])
     }
+
+    /// `ld.shared.vN.ty {d…}, [addr+off]`, or the scalar form for one register (§9.7.9.8 ld,
+    /// vector forms: the address aligned to the vector's size).
+    pub fn ld_shared_vec(ty: &str, ds: &[Handle<Var>], addr: Handle<Var>, off: i64) -> Inst {
+        let (op, dsts) = match ds {
+            [d] => (format!("ld.shared.{ty}"), vec![reg(*d)]),
+            _ => (
+                format!("ld.shared.v{}.{ty}", ds.len()),
+                vec![Operand::Vector(ds.iter().map(|d| reg(*d)).collect())],
+            ),
+        };
+        inst(op, dsts, vec![mem(addr, off)])
+    }
+
+    /// `st.shared.vN.ty [addr+off], {v…}`, or the scalar form (§9.7.9.10 st, vector forms).
+    pub fn st_shared_vec(ty: &str, addr: Handle<Var>, off: i64, vs: &[Handle<Var>]) -> Inst {
+        let (op, v) = match vs {
+            [v] => (format!("st.shared.{ty}"), reg(*v)),
+            _ => (
+                format!("st.shared.v{}.{ty}", vs.len()),
+                Operand::Vector(vs.iter().map(|v| reg(*v)).collect()),
+            ),
+        };
+        inst(op, vec![], vec![mem(addr, off), v])
+    }
+
+    /// `ldmatrix.sync.aligned.m8n8.xN.shared.b16 {d…}, [addr]` (§9.7.14.5.15 ldmatrix): N
+    /// 8×8 matrices of 16-bit elements; lanes 8q … 8q+7 give the addresses of matrix q's eight
+    /// rows (16 contiguous bytes each), and lane `l` receives in `d[q]` elements
+    /// `(l / 4, 2(l % 4))` and `(l / 4, 2(l % 4) + 1)` of matrix q, the lower column in the
+    /// lower half. Every lane of the warp executes it.
+    pub fn ldmatrix(ds: &[Handle<Var>], addr: Handle<Var>) -> Inst {
+        inst(
+            format!("ldmatrix.sync.aligned.m8n8.x{}.shared.b16", ds.len()),
+            vec![Operand::Vector(ds.iter().map(|d| reg(*d)).collect())],
+            vec![mem(addr, 0)],
+        )
+    }
+
+    /// `stmatrix.sync.aligned.m8n8.xN.shared.b16 [addr], {v…}` (§9.7.14.5.16 stmatrix,
+    /// sm_90+): the inverse of [`Inst::ldmatrix`], with the same lane roles.
+    pub fn stmatrix(addr: Handle<Var>, vs: &[Handle<Var>]) -> Inst {
+        inst(
+            format!("stmatrix.sync.aligned.m8n8.x{}.shared.b16", vs.len()),
+            vec![],
+            vec![
+                mem(addr, 0),
+                Operand::Vector(vs.iter().map(|v| reg(*v)).collect()),
+            ],
+        )
+    }
 }

@@ -400,18 +400,84 @@ fn load_chunk(a: &Access, lw: &mut Lower, c: &Chunk, p: Option<Handle<Var>>) {
                 }
             }
             lw.inst(guard(Inst::ld_global_vec("b32", &words, addr, off), p));
-            for (k, &wd) in words.iter().enumerate() {
-                let (lo, hi) = (regs[2 * k], regs[2 * k + 1]);
-                if tile == half {
-                    lw.inst(Inst::unpack_b32(lo, hi, wd));
-                } else {
-                    let (hl, hh) = (lw.var("h", T::B16), lw.var("h", T::B16));
-                    lw.inst(Inst::unpack_b32(hl, hh, wd));
-                    lw.inst(Inst::cvt_f32_from(half.name(), lo, hl));
-                    lw.inst(Inst::cvt_f32_from(half.name(), hi, hh));
-                }
-            }
+            unpack_words(lw, &words, regs, half, tile);
         }
+    }
+}
+
+/// Splits 32-bit words of packed 16-bit `half` values into the tile registers `regs` (two
+/// per word, the lower address in the lower half), widening them when the tile is f32.
+pub(crate) fn unpack_words(
+    lw: &mut Lower,
+    words: &[Handle<Var>],
+    regs: &[Handle<Var>],
+    half: ElemType,
+    tile: ElemType,
+) {
+    for (k, &wd) in words.iter().enumerate() {
+        let (lo, hi) = (regs[2 * k], regs[2 * k + 1]);
+        if tile == half {
+            lw.inst(Inst::unpack_b32(lo, hi, wd));
+        } else {
+            let (hl, hh) = (lw.var("h", T::B16), lw.var("h", T::B16));
+            lw.inst(Inst::unpack_b32(hl, hh, wd));
+            lw.inst(Inst::cvt_f32_from(half.name(), lo, hl));
+            lw.inst(Inst::cvt_f32_from(half.name(), hi, hh));
+        }
+    }
+}
+
+/// Packs pairs of tile registers into 32-bit words of 16-bit `half` values: f32 values
+/// rounded in pairs (`cvt.rn.bf16x2.f32`), 16-bit ones moved.
+pub(crate) fn pack_words(
+    lw: &mut Lower,
+    regs: &[Handle<Var>],
+    half: ElemType,
+    tile: ElemType,
+) -> Vec<Handle<Var>> {
+    regs.chunks(2)
+        .map(|pair| {
+            let wd = lw.var("st", T::U32);
+            let (lo, hi) = (pair[0], pair[1]);
+            if tile == ElemType::F32 {
+                lw.inst(Inst::cvt_rn_pack(half.name(), wd, hi, lo));
+            } else {
+                lw.inst(Inst::pack_b32(wd, lo, hi));
+            }
+            wd
+        })
+        .collect()
+}
+
+/// The values a store of a `tile` tile into `elem` memory writes, one register each: the
+/// tile's own registers when the types agree or when pairs will be rounded as they are packed
+/// (`w > 1`), else each value rounded (f32 → 16-bit) or widened (16-bit → f32) alone.
+pub(crate) fn store_values(
+    lw: &mut Lower,
+    frag: &[Handle<Var>],
+    tile: ElemType,
+    elem: ElemType,
+    w: u32,
+) -> Vec<Handle<Var>> {
+    match (tile, elem) {
+        (t, e) if t == e => frag.to_vec(),
+        (ElemType::F32, half) if w == 1 => frag
+            .iter()
+            .map(|&r| {
+                let h = lw.var("h", T::B16);
+                lw.inst(Inst::cvt_rn_f32_to(half.name(), h, r));
+                h
+            })
+            .collect(),
+        (ElemType::F32, _) => frag.to_vec(),
+        (half, _) => frag
+            .iter()
+            .map(|&r| {
+                let f = lw.var("w", T::F32);
+                lw.inst(Inst::cvt_f32_from(half.name(), f, r));
+                f
+            })
+            .collect(),
     }
 }
 
@@ -443,28 +509,7 @@ pub fn store(
     let (a, fast) = prepare(lw, buf, tensor, coords)?;
     // Convert once, before either path: the values the tensor receives, one register each
     // (16-bit values in b16 registers, f32 in f32).
-    let vals: Vec<Handle<Var>> = match (a.tile_elem, a.elem) {
-        (t, e) if t == e => a.frag.clone(),
-        (ElemType::F32, half) if a.w == 1 => a
-            .frag
-            .iter()
-            .map(|&r| {
-                let h = lw.var("h", T::B16);
-                lw.inst(Inst::cvt_rn_f32_to(half.name(), h, r));
-                h
-            })
-            .collect(),
-        (ElemType::F32, _) => a.frag.clone(),
-        (half, _) => a
-            .frag
-            .iter()
-            .map(|&r| {
-                let f = lw.var("w", T::F32);
-                lw.inst(Inst::cvt_f32_from(half.name(), f, r));
-                f
-            })
-            .collect(),
-    };
+    let vals = store_values(lw, &a.frag, a.tile_elem, a.elem, a.w);
     a.paths(
         lw,
         fast,
@@ -491,18 +536,7 @@ fn store_chunk(
     match a.elem {
         ElemType::F32 => lw.inst(guard(Inst::st_global_vec("f32", addr, off, regs), p)),
         half => {
-            let words: Vec<_> = (0..a.w / 2)
-                .map(|k| {
-                    let wd = lw.var("st", T::U32);
-                    let (lo, hi) = (regs[2 * k as usize], regs[2 * k as usize + 1]);
-                    if a.tile_elem == ElemType::F32 {
-                        lw.inst(Inst::cvt_rn_pack(half.name(), wd, hi, lo));
-                    } else {
-                        lw.inst(Inst::pack_b32(wd, lo, hi));
-                    }
-                    wd
-                })
-                .collect();
+            let words = pack_words(lw, regs, half, a.tile_elem);
             lw.inst(guard(Inst::st_global_vec("b32", addr, off, &words), p));
         }
     }

@@ -10,6 +10,7 @@
 pub mod access;
 pub mod compute;
 pub mod reduce;
+pub mod shared;
 
 use crate::abi::ElemType;
 use crate::arena::Handle;

@@ -1,10 +1,14 @@
 //! Copy variants, and the tile-shape checks they share.
 
+pub mod ldmatrix;
 pub mod reg_epilogue;
 pub mod reg_load;
 pub mod reg_stage;
 pub mod reg_store;
 pub mod row_store;
+pub mod shared_load;
+pub mod shared_store;
+pub mod stmatrix;
 pub mod thread_load;
 pub mod tma_load;
 pub mod tma_store;
@@ -68,6 +72,53 @@ pub fn reg_copy(cx: &crate::dispatch::Cx, store: bool) -> Result<(), Reject> {
     access::check_types(cx.k.buffers[buf].elem, elem, store).map_err(reject)?;
     let l = layout(cx.k, buf).map_err(reject)?;
     owner_threads(cx, &l, &cx.k.buffers[buf].name)
+}
+
+/// The check the register ↔ shared moves share (`store`: registers → shared): a plain copy
+/// between a register tile and a shared tile of its shape (see `regtile::shared`), run by
+/// the tile's owners. Gives the tile and the shared side.
+pub fn reg_shared(
+    cx: &crate::dispatch::Cx,
+    store: bool,
+) -> Result<(crate::arena::Handle<Buffer>, crate::regtile::shared::View), Reject> {
+    use crate::regtile::{layout, shared};
+    let reject = |e: crate::regtile::RegTileError| Reject::RegTile { why: e.to_string() };
+    unscaled(cx.op)?;
+    let crate::ir::Op::Copy {
+        dst,
+        src,
+        bar: None,
+        multicast: None,
+        ..
+    } = cx.op
+    else {
+        return Err(Reject::WrongOp {
+            expected: "a copy without barrier or multicast",
+        });
+    };
+    let (tile, smem, side) = if store {
+        (src, dst, "source")
+    } else {
+        (dst, src, "destination")
+    };
+    let space = |t: &TileRef| match t {
+        TileRef::Buf { buf, .. } => Some(cx.k.buffers[*buf].space),
+        _ => None,
+    };
+    if space(tile) != Some(crate::ir::Space::Reg) {
+        return Err(Reject::RegTile {
+            why: format!("the {side} is not a register tile"),
+        });
+    }
+    if space(smem) != Some(crate::ir::Space::Shared) {
+        return Err(Reject::RegTile {
+            why: "the other side is not a shared-memory tile".into(),
+        });
+    }
+    let (buf, view) = shared::view(cx.k, tile, smem, store).map_err(reject)?;
+    let l = layout(cx.k, buf).map_err(reject)?;
+    owner_threads(cx, &l, &cx.k.buffers[buf].name)?;
+    Ok((buf, view))
 }
 
 /// Every copy variant but `reg_stage` refuses a scaled copy (`alpha = …, beta = …`).
