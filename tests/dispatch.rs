@@ -88,13 +88,15 @@ fn f32_operands_are_refused_by_every_mma_variant() {
 
 #[test]
 fn an_f32_staging_tile_must_have_32_column_blocks() {
-    // 64-column f32 blocks are 256-byte rows: wider than the 128-byte swizzle span.
+    // 64-column f32 blocks are 256-byte rows: wider than the 128-byte swizzle span, so no TMA
+    // box can store them (a plain `st.shared` of the fragment, `shared_store`, still can:
+    // forced here to the staging path).
     let text = HEADER.replace("TARGET", "sm_90a")
-        + "  buffer @acc: reg f32 (64, 128):(128, 1) swizzle none\n  buffer @d_s: smem f32 (2, 64, 64):(4096, 64, 1) swizzle B128\n{\n  scope warpgroup 0..=0 {\n    op copy @d_s <- @acc\n  }\n}\n";
+        + "  buffer @acc: reg f32 (64, 128):(128, 1) swizzle none\n  buffer @d_s: smem f32 (2, 64, 64):(4096, 64, 1) swizzle B128\n{\n  scope warpgroup 0..=0 {\n    op copy @d_s <- @acc variant reg_stage\n  }\n}\n";
     let msg = messages(&text);
     assert!(
         msg.contains(
-            "reg_stage      refused: `d_s` must be [4, 64, 32] with swizzle B128 (32-column f32 blocks of 128-byte rows, one TMA box each); it is [2, 64, 64] with swizzle B128"
+            "reg_stage  refused: `d_s` must be [4, 64, 32] with swizzle B128 (32-column f32 blocks of 128-byte rows, one TMA box each); it is [2, 64, 64] with swizzle B128"
         ),
         "{msg}"
     );

@@ -3,7 +3,9 @@
 //! random rows, outputs poisoned first, with odd row counts and row lengths that are not a
 //! multiple of the vector, the tile or 16 bytes (the edge paths).
 
+use tirx::abi::{AbiParam, ElemType};
 use tirx::problem::{Problem, RowOp};
+use tirx::runtime::TensorMeta;
 use tirx::{Runtime, Target};
 use tirx_kernels::catalogue;
 use tirx_kernels::row_kernels::host;
@@ -41,6 +43,27 @@ fn every_row_kernel_config_matches_the_f64_reference_with_tails() {
                 cols.push(cap);
             }
             cols.retain(|&n| n <= cap);
+            // A kernel that stages rows by TMA takes 16-byte aligned rows only: its lengths are
+            // rounded up to a multiple of 8, and an odd one must be a typed error.
+            let tma = (a.signature)()
+                .params
+                .iter()
+                .any(|p| matches!(p, AbiParam::TensorMap { .. }));
+            if tma {
+                for n in cols.iter_mut() {
+                    *n = (n.div_ceil(8) * 8).min(cap);
+                }
+                cols.dedup();
+                match host::check(&rt, k, a.config, op, (3, 1001), 1) {
+                    Err(e) if e.to_string().contains("multiple of 16") => {}
+                    other => failures.push(format!(
+                        "{} {}: an unaligned row gave {:?}, not the planner's error",
+                        k.name,
+                        a.config,
+                        other.map(|r| r.ok)
+                    )),
+                }
+            }
             for (i, &n) in cols.iter().enumerate() {
                 for m in [1, 3, 37] {
                     runs += 1;
@@ -63,11 +86,23 @@ fn every_row_kernel_config_matches_the_f64_reference_with_tails() {
 fn the_host_side_choice_is_correct_for_every_length_class() {
     let rt = rt();
     for op in RowOp::ALL {
-        for (i, n) in [5, 1024, 1500, 4096, 8200, 16384, 20000, 32768, 40000, 65536]
-            .into_iter()
-            .enumerate()
+        for (i, n) in [
+            5, 1024, 1500, 4096, 8200, 16384, 20000, 24577, 30001, 32768, 40000, 65536,
+        ]
+        .into_iter()
+        .enumerate()
         {
-            let (k, a) = host::choose(op, n, Target::Sm90a).expect("a kernel fits");
+            // The planner sees the tensors `check` allocates: row-major, 256-byte aligned.
+            let meta = |shape: &[usize]| TensorMeta::row_major(ElemType::Bf16, shape, 1 << 20);
+            let (x, w, y) = (meta(&[9, n]), meta(&[n]), meta(&[9, n]));
+            let t = host::RowMetas {
+                x: &x,
+                w: op.takes_weight().then_some(&w),
+                b: op.takes_bias().then_some(&w),
+                y: &y,
+            };
+            let (k, a) =
+                host::choose_for(op, &t, Target::Sm90a, rt.limits()).expect("a kernel fits");
             let r = host::check(&rt, k, a.config, op, (9, n), 70 + i as u64).expect("runs");
             assert!(r.ok, "{op} 9x{n} by {} {}: {}", k.name, a.config, r.blocks);
         }

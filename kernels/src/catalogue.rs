@@ -13,10 +13,10 @@ use crate::gemm::{
     level_04_ws1, level_05_2wg, level_06_persistent, level_07_cluster, level_08_tma_epi, pair_n,
     scaled,
 };
-use crate::row_kernels::{layernorm, norm_long, rmsnorm, softmax, softmax_long, swiglu};
+use crate::row_kernels::{layernorm, norm_long, rmsnorm, softmax, softmax_long, staged, swiglu};
 
 /// The lists the catalogue is made of, in the order `tirx list` prints them.
-const LISTS: [&[&Kernel]; 20] = [
+const LISTS: [&[&Kernel]; 22] = [
     &[&tma_copy::tma_copy::KERNEL],
     &[&level_01_sync::gemm_sm90_sync::KERNEL],
     &[&level_02_tma::gemm_sm90_tma::KERNEL],
@@ -32,7 +32,9 @@ const LISTS: [&[&Kernel]; 20] = [
     &[&level_03_pipeline_tcgen05::gemm_sm100::KERNEL],
     &[&softmax::softmax::KERNEL],
     &[&softmax_long::softmax_long::KERNEL],
+    &[&staged::softmax_staged::KERNEL],
     &[&rmsnorm::rmsnorm::KERNEL],
+    &[&staged::rmsnorm_staged::KERNEL],
     &[&layernorm::layernorm::KERNEL],
     &[&norm_long::rmsnorm_long::KERNEL],
     &[&norm_long::layernorm_long::KERNEL],

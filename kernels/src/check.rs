@@ -3,7 +3,8 @@
 //! instruction family the SASS opcode it must become (wgmma → `HGMMA`, TMA load → `UTMALDG`,
 //! TMA store → `UTMASTG`, tcgen05.mma → `UTCHMMA`/`UTCQMMA`, tcgen05.ld → `LDTM`; for
 //! register tiles: `ex2.approx` → `MUFU.EX2`, `shfl.sync.bfly` → `SHFL.BFLY`, 16-byte
-//! vector loads and stores → `LDG.E.128`/`STG.E.128`).
+//! vector loads and stores → `LDG.E.128`/`STG.E.128`, `LDS.128`/`STS.128` in shared memory;
+//! `ldmatrix`/`stmatrix` `.x4` → `LDSM.16.M88.4`/`STSM.16.M88.4`).
 
 use std::collections::BTreeMap;
 use tirx::KernelArtifact;
@@ -27,6 +28,10 @@ pub const EXPECTED_SASS: &[(&str, &[&str])] = &[
     ("shfl.sync.bfly", &["SHFL.BFLY"]),
     ("ld.global.v4", &["LDG.E.128", "LDG.E.128.CONSTANT"]),
     ("st.global.v4", &["STG.E.128"]),
+    ("ld.shared.v4", &["LDS.128"]),
+    ("st.shared.v4", &["STS.128"]),
+    ("ldmatrix.sync.aligned.m8n8.x4", &["LDSM.16.M88.4"]),
+    ("stmatrix.sync.aligned.m8n8.x4", &["STSM.16.M88.4"]),
 ];
 
 /// The check of one artifact.
@@ -111,6 +116,10 @@ pub fn key_sass(c: &Checked) -> String {
         "SHFL.BFLY",
         "LDG.E.128",
         "STG.E.128",
+        "LDS.128",
+        "STS.128",
+        "LDSM.16.M88.4",
+        "STSM.16.M88.4",
     ];
     keys.iter()
         .filter_map(|k| c.sass.get(*k).map(|n| format!("{k}×{n}")))

@@ -29,6 +29,7 @@ pub mod row_kernels {
     pub mod rmsnorm;
     pub mod softmax;
     pub mod softmax_long;
+    pub mod staged;
     pub mod swiglu;
 }
 pub mod bench;

@@ -12,6 +12,7 @@ use crate::catalogue;
 use half::bf16;
 use tirx::abi::ConfigValue;
 use tirx::problem::{Problem, RowOp};
+use tirx::runtime::{DeviceLimits, TensorMeta, plan_launch_with};
 use tirx::{Kernel, KernelArtifact, Runtime, RuntimeError, Target, Tensor, TensorArg};
 
 /// The longest row an artifact handles: its config's `CAP` (a kernel that walks a row in
@@ -26,11 +27,69 @@ pub fn capacity(a: &KernelArtifact) -> Option<usize> {
     get("CAP").or_else(|| get("C"))
 }
 
-/// The artifact that runs `op` on rows of `cols` columns on `target`, or why none does.
+/// The artifact that runs `op` on rows of `cols` columns on `target`, or why none does (the
+/// choice by capacity alone; [`choose_for`] also asks the launch planner).
 pub fn choose(
     op: RowOp,
     cols: usize,
     target: Target,
+) -> Result<(&'static Kernel, &'static KernelArtifact), RuntimeError> {
+    choose_where(op, cols, target, |_| Ok(()))
+}
+
+/// The tensors of a row problem as the launch planner sees them: `x`, `y`, and `w`/`b` where
+/// the op takes them.
+pub struct RowMetas<'a> {
+    /// `x` [M, N].
+    pub x: &'a TensorMeta,
+    /// `w` [N].
+    pub w: Option<&'a TensorMeta>,
+    /// `b` [N].
+    pub b: Option<&'a TensorMeta>,
+    /// `y` [M, N].
+    pub y: &'a TensorMeta,
+}
+
+/// [`choose`] among the artifacts whose launch the runtime's planner accepts on these
+/// tensors: a kernel that stages rows by TMA needs 16-byte aligned rows, so a row of an odd
+/// length goes to a register kernel of the same capacity, or the next one up.
+pub fn choose_for(
+    op: RowOp,
+    t: &RowMetas<'_>,
+    target: Target,
+    limits: &DeviceLimits,
+) -> Result<(&'static Kernel, &'static KernelArtifact), RuntimeError> {
+    let cols = t.x.shape.get(1).copied().unwrap_or(0);
+    choose_where(op, cols, target, |a| {
+        let sig = (a.signature)();
+        let mut metas = Vec::new();
+        for p in &sig.tensors {
+            let m = match p.name.as_str() {
+                "x" => Some(t.x),
+                "y" => Some(t.y),
+                "w" => t.w,
+                "b" => t.b,
+                _ => None,
+            };
+            metas.push(
+                m.ok_or_else(|| format!("takes `{}`, which this problem lacks", p.name))?
+                    .clone(),
+            );
+        }
+        let scalars = vec![0.0; sig.scalars.len()];
+        plan_launch_with(&sig, &metas, &scalars, limits)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    })
+}
+
+/// The smallest-capacity artifact for `op` that holds the row and that `fits` accepts (the
+/// first listed among equals).
+fn choose_where(
+    op: RowOp,
+    cols: usize,
+    target: Target,
+    fits: impl Fn(&KernelArtifact) -> Result<(), String>,
 ) -> Result<(&'static Kernel, &'static KernelArtifact), RuntimeError> {
     let mut table = String::new();
     let mut best: Option<(&'static Kernel, &'static KernelArtifact, usize)> = None;
@@ -40,11 +99,11 @@ pub fn choose(
                 continue;
             }
             match capacity(a) {
-                Some(c) if c >= cols => {
-                    if best.is_none_or(|(_, _, b)| c < b) {
-                        best = Some((k, a, c));
-                    }
-                }
+                Some(c) if c >= cols => match fits(a) {
+                    Ok(()) if best.is_none_or(|(_, _, b)| c < b) => best = Some((k, a, c)),
+                    Ok(()) => {}
+                    Err(why) => table += &format!("  {} {}: {why}\n", k.name, a.config),
+                },
                 Some(c) => {
                     table += &format!("  {} {}: holds rows of {c} columns\n", k.name, a.config)
                 }
@@ -116,8 +175,15 @@ pub fn run(
     args: &RowArgs<'_>,
     y: &mut Tensor<bf16>,
 ) -> Result<(), RuntimeError> {
-    let cols = args.x.shape().get(1).copied().unwrap_or(0);
-    let (_, art) = choose(op, cols, rt.target()?)?;
+    let (xv, yv) = (args.x.view(), y.view());
+    let (wv, bv) = (args.w.map(|w| w.view()), args.b.map(|b| b.view()));
+    let metas = RowMetas {
+        x: xv.meta(),
+        w: wv.as_ref().map(|v| v.meta()),
+        b: bv.as_ref().map(|v| v.meta()),
+        y: yv.meta(),
+    };
+    let (_, art) = choose_for(op, &metas, rt.target()?, rt.limits())?;
     launch(rt, art, args, y)
 }
 
@@ -274,6 +340,68 @@ mod tests {
                 assert!(cap >= last, "capacities grow with the row");
                 last = cap;
             }
+        }
+    }
+
+    /// Tensors as the planner sees them: row-major at a 256-byte aligned address.
+    fn metas(op: RowOp, m: usize, n: usize) -> (TensorMeta, Option<TensorMeta>, TensorMeta) {
+        use tirx::abi::ElemType;
+        let x = TensorMeta::row_major(ElemType::Bf16, &[m, n], 1 << 20);
+        let w = op
+            .takes_weight()
+            .then(|| TensorMeta::row_major(ElemType::Bf16, &[n], 1 << 30));
+        let y = TensorMeta::row_major(ElemType::Bf16, &[m, n], 1 << 32);
+        (x, w, y)
+    }
+
+    #[test]
+    fn rows_tma_cannot_stage_go_to_a_register_kernel() {
+        for op in [RowOp::Softmax, RowOp::RmsNorm] {
+            for n in [24577, 30001, 32767] {
+                let (x, w, y) = metas(op, 64, n);
+                let t = RowMetas {
+                    x: &x,
+                    w: w.as_ref(),
+                    b: None,
+                    y: &y,
+                };
+                let (k, a) = choose_for(op, &t, Target::Sm90a, &DeviceLimits::HOPPER).unwrap();
+                assert!(
+                    !k.name.ends_with("_staged"),
+                    "{op} {n}: {} {}",
+                    k.name,
+                    a.config
+                );
+                assert!(capacity(a).unwrap() >= n);
+                // The planner is what refuses the staged kernels (their tensor maps).
+                let all = catalogue::all();
+                let staged = all
+                    .iter()
+                    .filter(|k| k.name.ends_with("_staged"))
+                    .flat_map(|k| k.artifacts)
+                    .filter(|a| a.problem == Some(Problem::Row(op)));
+                for a in staged {
+                    let sig = (a.signature)();
+                    let mut ts = vec![x.clone()];
+                    ts.extend(w.clone());
+                    ts.push(y.clone());
+                    let scalars = vec![0.0; sig.scalars.len()];
+                    let e = plan_launch_with(&sig, &ts, &scalars, &DeviceLimits::HOPPER);
+                    assert!(e.is_err(), "{op} {n}: {} accepted", a.config);
+                }
+            }
+            // An aligned row may be staged: the planner accepts every capacity choice.
+            let (x, w, y) = metas(op, 64, 32768);
+            let t = RowMetas {
+                x: &x,
+                w: w.as_ref(),
+                b: None,
+                y: &y,
+            };
+            let planned = choose_for(op, &t, Target::Sm90a, &DeviceLimits::HOPPER).unwrap();
+            let plain = choose(op, 32768, Target::Sm90a).unwrap();
+            assert_eq!(planned.1.config, plain.1.config, "{op}");
+            assert_eq!(planned.0.name, plain.0.name, "{op}");
         }
     }
 

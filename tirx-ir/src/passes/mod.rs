@@ -5,6 +5,7 @@
 //! are compiler bugs and say which pass broke the IR. `TIRX_DUMP=<pass>` (or `all`) prints
 //! the IR before and after that pass to stderr.
 
+mod check_wgmma_regs;
 mod derive_signals;
 mod dispatch_ops;
 mod flatten_exprs;
@@ -54,6 +55,9 @@ pub static PIPELINE: &[&dyn Pass] = &[
     &derive_signals::DeriveSignals,
     // Picks a variant for every copy and mma; everything after relies on `variant` being set.
     &dispatch_ops::DispatchOps,
+    // Register tiles an in-flight wgmma writes (accumulators) or reads (A) are not touched
+    // before the wait that retires it; needs the variants (which MMAs are wgmma).
+    &check_wgmma_regs::CheckWgmmaRegs,
     // Register-tile ops checked against their tiles and threads; cross-warp reductions get
     // their shared scratch, which plan_memory then places.
     &plan_reg_tiles::PlanRegTiles,

@@ -109,6 +109,18 @@ pub enum RegTileError {
     /// A layout that cannot be built or reduced.
     #[error(transparent)]
     Layout2(#[from] LayoutError),
+    /// A register tile touched while an asynchronous wgmma still uses it.
+    #[error(
+        "`{tile}` is {access} here while a wgmma issued earlier {role} and may still be running: retire it first with `wgmma::commit()` and `wgmma::wait(0)` (or a `wait(n)` that leaves only later groups pending)"
+    )]
+    InFlight {
+        /// The tile.
+        tile: String,
+        /// "read" or "overwritten".
+        access: &'static str,
+        /// What the MMA does with it.
+        role: &'static str,
+    },
     /// A copy between a register tile and memory the variant cannot do.
     #[error("{0}")]
     Copy(String),
