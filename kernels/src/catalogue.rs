@@ -13,10 +13,12 @@ use crate::gemm::{
     level_04_ws1, level_05_2wg, level_06_persistent, level_07_cluster, level_08_tma_epi, pair_n,
     scaled,
 };
-use crate::row_kernels::{layernorm, norm_long, rmsnorm, softmax, softmax_long, staged, swiglu};
+use crate::row_kernels::{
+    cluster, layernorm, norm_long, rmsnorm, softmax, softmax_long, staged, swiglu,
+};
 
 /// The lists the catalogue is made of, in the order `tirx list` prints them.
-const LISTS: [&[&Kernel]; 22] = [
+const LISTS: [&[&Kernel]; 24] = [
     &[&tma_copy::tma_copy::KERNEL],
     &[&level_01_sync::gemm_sm90_sync::KERNEL],
     &[&level_02_tma::gemm_sm90_tma::KERNEL],
@@ -30,11 +32,15 @@ const LISTS: [&[&Kernel]; 22] = [
     scaled::kernels::KERNELS,
     fused::kernels::KERNELS,
     &[&level_03_pipeline_tcgen05::gemm_sm100::KERNEL],
+    // Staged before the register kernel: at 32k columns (their one shared capacity) it was
+    // measured faster (docs/perf/rows-h200-2026-12-02b.md); the host takes the first listed.
+    &[&staged::softmax_staged::KERNEL],
     &[&softmax::softmax::KERNEL],
     &[&softmax_long::softmax_long::KERNEL],
-    &[&staged::softmax_staged::KERNEL],
+    &[&cluster::softmax_cluster::KERNEL],
     &[&rmsnorm::rmsnorm::KERNEL],
     &[&staged::rmsnorm_staged::KERNEL],
+    &[&cluster::rmsnorm_cluster::KERNEL],
     &[&layernorm::layernorm::KERNEL],
     &[&norm_long::rmsnorm_long::KERNEL],
     &[&norm_long::layernorm_long::KERNEL],

@@ -23,6 +23,7 @@ pub mod gemm {
 }
 pub mod row_kernels {
     //! Row kernels: register tiles that compute.
+    pub mod cluster;
     pub mod host;
     pub mod layernorm;
     pub mod norm_long;

@@ -34,8 +34,11 @@ pub struct KernelArgs {
     /// `threads = T` when it names config constants: evaluated per config
     /// ([`threads_for`]).
     pub threads_expr: Option<Expr>,
-    /// Cluster shape.
+    /// Cluster shape (1s where a dimension names config constants: see `cluster_exprs`).
     pub cluster: [u32; 3],
+    /// `cluster = (CS, 1, 1)` when an entry names config constants: evaluated per config
+    /// ([`cluster_for`]).
+    pub cluster_exprs: Option<Vec<Expr>>,
     /// Grid entries (1–3), as written.
     pub grid: Vec<Expr>,
     /// Configs; one config `default` with no constants when none is written.
@@ -81,6 +84,7 @@ pub fn parse_args(tokens: TokenStream, name: &Ident, sink: &mut ErrorSink) -> Ke
         threads: 128,
         threads_expr: None,
         cluster: [1, 1, 1],
+        cluster_exprs: None,
         grid: Vec::new(),
         configs: Vec::new(),
         solves: None,
@@ -142,7 +146,14 @@ fn apply(args: &mut KernelArgs, arg: &RawArg, sink: &mut ErrorSink) {
         }
         "cluster" => {
             if let Some(dims) = tuple_arg(arg, "cluster = (2, 1, 1)", sink) {
-                args.cluster = cluster_dims(arg, &dims, sink);
+                // Dimensions that name config constants are checked per config.
+                if dims.iter().any(|e| eval_const(e, &|_| None).is_err())
+                    && (1..=3).contains(&dims.len())
+                {
+                    args.cluster_exprs = Some(dims);
+                } else {
+                    args.cluster = cluster_dims(arg, &dims, sink);
+                }
             }
         }
         "grid" => {
@@ -419,6 +430,29 @@ pub fn threads_for(args: &KernelArgs, consts: &[(String, i64)]) -> Result<u32, C
         )),
         Err((r, why)) => Err((r, format!("`threads`: {why}"))),
     }
+}
+
+/// The cluster shape in a config: the literal one, or each `cluster = (…)` entry evaluated
+/// over the config's constants (1 to 16 each).
+pub fn cluster_for(args: &KernelArgs, consts: &[(String, i64)]) -> Result<[u32; 3], ConstError> {
+    let Some(dims) = &args.cluster_exprs else {
+        return Ok(args.cluster);
+    };
+    let lookup = |s: &str| consts.iter().find(|(n, _)| n == s).map(|(_, v)| *v);
+    let mut out = [1u32; 3];
+    for (slot, e) in out.iter_mut().zip(dims) {
+        match eval_const(e, &lookup) {
+            Ok(v) if (1..=16).contains(&v) => *slot = v as u32,
+            Ok(v) => {
+                return Err((
+                    span_range(e),
+                    format!("a cluster dimension must be between 1 and 16, found {v}"),
+                ));
+            }
+            Err((r, why)) => return Err((r, format!("a cluster dimension: {why}"))),
+        }
+    }
+    Ok(out)
 }
 
 /// The grid of one config: each entry folded into a `SymExpr` over `shapes`, padded to three

@@ -72,8 +72,10 @@ pub fn choose_for(
                 _ => None,
             };
             metas.push(
-                m.ok_or_else(|| format!("takes `{}`, which this problem lacks", p.name))?
-                    .clone(),
+                m.ok_or_else(|| {
+                    format!("needs the vector `{}`, which this problem lacks", p.name)
+                })?
+                .clone(),
             );
         }
         let scalars = vec![0.0; sig.scalars.len()];

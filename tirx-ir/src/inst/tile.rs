@@ -121,6 +121,12 @@ impl Inst {
         inst(op, vec![], vec![mem(addr, off), v])
     }
 
+    /// `ld.shared::cluster.f32 d, [addr+off]` (§9.7.9.8 ld: a `.shared::cluster` address from
+    /// `mapa` names shared memory of another CTA of the cluster — distributed shared memory).
+    pub fn ld_shared_cluster_f32(d: Handle<Var>, addr: Handle<Var>, off: i64) -> Inst {
+        inst("ld.shared::cluster.f32", vec![reg(d)], vec![mem(addr, off)])
+    }
+
     /// `ldmatrix.sync.aligned.m8n8.xN.shared.b16 {d…}, [addr]` (§9.7.14.5.15 ldmatrix): N
     /// 8×8 matrices of 16-bit elements; lanes 8q … 8q+7 give the addresses of matrix q's eight
     /// rows (16 contiguous bytes each), and lane `l` receives in `d[q]` elements

@@ -232,6 +232,12 @@ pub enum Op {
         /// The exchange may run again before every thread read its result (the op is in a
         /// loop): synchronise once more after reading.
         again: bool,
+        /// The statistic also combines the CTAs of the cluster (`across = cluster`): each
+        /// CTA's value is pushed into every CTA's `cluster_scratch` through distributed shared
+        /// memory, a cluster barrier, then combined in rank order.
+        cluster: bool,
+        /// Shared memory for the exchange across the cluster (set by `plan-reg-tiles`).
+        cluster_scratch: Option<Handle<Buffer>>,
     },
     /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (warpgroup): move registers between
     /// warpgroups of different roles.

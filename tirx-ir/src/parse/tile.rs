@@ -115,6 +115,12 @@ impl Parser<'_> {
                 } else {
                     None
                 };
+                let cluster = self.c.eat_kw("cluster");
+                let cluster_scratch = if cluster && self.c.is_punct("@") {
+                    Some(self.buffer_ref()?)
+                } else {
+                    None
+                };
                 Op::Reduce {
                     dst,
                     src,
@@ -123,6 +129,8 @@ impl Parser<'_> {
                     axis,
                     scratch,
                     again: self.c.eat_kw("again"),
+                    cluster,
+                    cluster_scratch,
                 }
             }
             _ => return Ok(None),

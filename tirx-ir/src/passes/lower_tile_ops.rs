@@ -62,6 +62,8 @@ fn lower_op(lw: &mut Lower, op: Op) -> Result<(), Diagnostics> {
             axis,
             scratch,
             again,
+            cluster: _,
+            cluster_scratch,
         } => crate::regtile::reduce::lower(
             lw,
             &crate::regtile::reduce::Reduce {
@@ -72,6 +74,7 @@ fn lower_op(lw: &mut Lower, op: Op) -> Result<(), Diagnostics> {
                 axis: *axis as usize,
                 scratch: *scratch,
                 again: *again,
+                cluster_scratch: *cluster_scratch,
             },
         ),
         Op::ProducerAcquire { pipe, iter, stage } | Op::ConsumerWait { pipe, iter, stage } => {

@@ -6,7 +6,9 @@
 //! destination's layout or is a statistic of it, every value has the destination's type (or
 //! widens into it); every `reduce` whose statistic combines warps has `scratch` set (a fresh
 //! shared `f32` buffer of `threads · registers` elements, named `<dst>.scratch`) and is owned
-//! by the whole CTA, and `again` set when it sits in a loop. Violations are errors at the op.
+//! by the whole CTA, and `again` set when it sits in a loop; every `reduce … across = cluster`
+//! has `cluster_scratch` (`threads · registers` f32, `<dst>.cluster`) and is
+//! owned by the whole CTA of a kernel with a cluster. Violations are errors at the op.
 
 use super::Pass;
 use crate::abi::{ElemType, Swizzle};
@@ -73,13 +75,15 @@ fn tiles_of(op: &Op) -> Vec<Handle<Buffer>> {
     }
 }
 
-/// A scratch buffer to add: for the reduce at this statement.
+/// A scratch buffer to add: for the reduce at this statement (`cluster`: its exchange across
+/// the cluster).
 struct Scratch {
     elements: u32,
     name: String,
+    cluster: bool,
 }
 
-fn check(k: &Kernel, op: &mut Op, c: &Ctx) -> Result<Option<Scratch>, RegTileError> {
+fn check(k: &Kernel, op: &mut Op, c: &Ctx) -> Result<Vec<Scratch>, RegTileError> {
     match op {
         Op::Compute { dst, value } => {
             let l = layout(k, *dst)?;
@@ -96,7 +100,7 @@ fn check(k: &Kernel, op: &mut Op, c: &Ctx) -> Result<Option<Scratch>, RegTileErr
                 }
             }
             crate::regtile::ttype(k, value)?;
-            Ok(None)
+            Ok(Vec::new())
         }
         Op::Reduce {
             dst,
@@ -105,6 +109,8 @@ fn check(k: &Kernel, op: &mut Op, c: &Ctx) -> Result<Option<Scratch>, RegTileErr
             axis,
             scratch,
             again,
+            cluster,
+            cluster_scratch,
             ..
         } => {
             let ls = layout(k, *src)?;
@@ -138,24 +144,44 @@ fn check(k: &Kernel, op: &mut Op, c: &Ctx) -> Result<Option<Scratch>, RegTileErr
                 });
             }
             let warps = ls.reduce_bits(*axis as usize).iter().any(|&b| b >= 5);
-            if !warps || scratch.is_some() {
-                return Ok(None);
-            }
             let owner = ls.thread_count();
-            if c.threads != Threads::Cta(k.sig.threads) || owner != k.sig.threads {
-                return Err(RegTileError::CrossWarp {
-                    tile: k.buffers[*src].name.clone(),
-                    owner,
-                    cta: k.sig.threads,
+            let whole = c.threads == Threads::Cta(k.sig.threads) && owner == k.sig.threads;
+            let mut out = Vec::new();
+            if warps && scratch.is_none() {
+                if !whole {
+                    return Err(RegTileError::CrossWarp {
+                        tile: k.buffers[*src].name.clone(),
+                        owner,
+                        cta: k.sig.threads,
+                    });
+                }
+                *again = c.in_loop;
+                out.push(Scratch {
+                    elements: owner * ld.value_count(),
+                    name: format!("{}.scratch", k.buffers[*dst].name),
+                    cluster: false,
                 });
             }
-            *again = c.in_loop;
-            Ok(Some(Scratch {
-                elements: owner * ld.value_count(),
-                name: format!("{}.scratch", k.buffers[*dst].name),
-            }))
+            if *cluster && cluster_scratch.is_none() {
+                let size: u32 = k.sig.cluster.iter().product();
+                if size < 2 || !whole {
+                    return Err(RegTileError::CrossCluster {
+                        tile: k.buffers[*src].name.clone(),
+                        cluster: size,
+                        owner,
+                        cta: k.sig.threads,
+                    });
+                }
+                *again = c.in_loop;
+                out.push(Scratch {
+                    elements: owner * ld.value_count(),
+                    name: format!("{}.cluster", k.buffers[*dst].name),
+                    cluster: true,
+                });
+            }
+            Ok(out)
         }
-        _ => Ok(None),
+        _ => Ok(Vec::new()),
     }
 }
 
@@ -197,22 +223,32 @@ impl Pass for PlanRegTiles {
                 }
             }
             match check(k, op, c) {
-                Ok(Some(sc)) => {
-                    let h = k.buffers.append(Buffer {
-                        name: sc.name,
-                        space: Space::Shared,
-                        elem: ElemType::F32,
-                        layout: Layout::row_major(&[sc.elements], Swizzle::None),
-                        offset: None,
-                        tmem_cols: None,
-                        regs: None,
-                        span,
-                    });
-                    if let Op::Reduce { scratch, .. } = op {
-                        *scratch = Some(h);
+                Ok(scratches) => {
+                    for sc in scratches {
+                        let h = k.buffers.append(Buffer {
+                            name: sc.name,
+                            space: Space::Shared,
+                            elem: ElemType::F32,
+                            layout: Layout::row_major(&[sc.elements], Swizzle::None),
+                            offset: None,
+                            tmem_cols: None,
+                            regs: None,
+                            span,
+                        });
+                        if let Op::Reduce {
+                            scratch,
+                            cluster_scratch,
+                            ..
+                        } = op
+                        {
+                            if sc.cluster {
+                                *cluster_scratch = Some(h);
+                            } else {
+                                *scratch = Some(h);
+                            }
+                        }
                     }
                 }
-                Ok(None) => {}
                 Err(e) => errs.push(Diagnostic::new(span, e)),
             }
         });

@@ -6,7 +6,7 @@
 //! - `compute @dst = EXPR`, `EXPR` in prefix form: `@tile`, `(f32 0f3FB8AA3B)`, `(arg alpha)`,
 //!   `(int EXPR)`, `(row)`, `(col)`, `(FN x)` for a unary function, `(OP a b)` for a binary
 //!   operator or a comparison (`eq`, `lt`, …), `(fma a b c)`, `(select c a b)`;
-//! - `reduce @dst <- @src KIND axis N [of EXPR] [scratch @buf] [again]`.
+//! - `reduce @dst <- @src KIND axis N [of EXPR] [scratch @buf] [cluster [@buf]] [again]`.
 
 use super::{Printer, write_expr};
 use crate::ir::*;
@@ -96,6 +96,8 @@ impl Printer<'_, '_> {
                 axis,
                 scratch,
                 again,
+                cluster,
+                cluster_scratch,
             } => {
                 let (d, s) = (self.buf(*dst), self.buf(*src));
                 write!(self.out, " {d} <- {s} {} axis {axis}", kind.name())?;
@@ -106,6 +108,13 @@ impl Printer<'_, '_> {
                 if let Some(b) = scratch {
                     let b = self.buf(*b);
                     write!(self.out, " scratch {b}")?;
+                }
+                if *cluster {
+                    self.out.write_str(" cluster")?;
+                    if let Some(b) = cluster_scratch {
+                        let b = self.buf(*b);
+                        write!(self.out, " {b}")?;
+                    }
                 }
                 if *again {
                     self.out.write_str(" again")?;

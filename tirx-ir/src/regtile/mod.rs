@@ -96,6 +96,20 @@ pub enum RegTileError {
         /// The CTA's threads.
         cta: u32,
     },
+    /// A reduction across the cluster where there is no cluster, or not by the whole CTA.
+    #[error(
+        "reducing `{tile}` across the cluster exchanges values through distributed shared memory and a cluster barrier: the kernel needs a cluster of 2 or more CTAs (it has {cluster}) and the tile must be owned by the whole CTA ({cta} threads, not {owner})"
+    )]
+    CrossCluster {
+        /// The tile.
+        tile: String,
+        /// The kernel's cluster size.
+        cluster: u32,
+        /// Its threads.
+        owner: u32,
+        /// The CTA's threads.
+        cta: u32,
+    },
     /// The layout of a statistic is not the one its tile reduces to.
     #[error("`{dst}` does not have the layout `{src}` reduces to along axis {axis}")]
     ReduceLayout {

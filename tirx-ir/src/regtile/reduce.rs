@@ -13,7 +13,11 @@
 //!    thread gets the bit-identical result). In a loop a second `bar.sync` follows the reads,
 //!    so the next iteration's stores cannot overtake them.
 //!
-//! Shape: `scratch` holds `warps · 32 · registers` f32 slots (`plan-reg-tiles` sizes it).
+//! 4. with `across = cluster`, across the CTAs of the cluster through distributed shared
+//!    memory (see [`across_cluster`]).
+//!
+//! Shape: `scratch` and `cluster_scratch` hold `threads · registers` f32 slots
+//! (`plan-reg-tiles` sizes both).
 
 use super::{RegTileError, compute, frag, layout, owner_thread};
 use crate::arena::Handle;
@@ -40,6 +44,8 @@ pub struct Reduce<'a> {
     pub scratch: Option<Handle<Buffer>>,
     /// In a loop: synchronise after reading the scratch.
     pub again: bool,
+    /// The exchange across the cluster (`across = cluster`).
+    pub cluster_scratch: Option<Handle<Buffer>>,
 }
 
 /// Lowers one `reduce`.
@@ -117,16 +123,33 @@ pub fn lower(lw: &mut Lower, r: &Reduce<'_>) -> Result<(), Diagnostics> {
     }
     // 3. Across warps.
     let warp_bits: Vec<u32> = bits.iter().filter(|&&b| b >= 5).map(|b| b - 5).collect();
-    if warp_bits.is_empty() {
-        return Ok(());
+    if !warp_bits.is_empty() {
+        across_warps(lw, r, &ls, &dv, op, &bits, &warp_bits)?;
     }
+    // 4. Across the CTAs of the cluster.
+    if let Some(cs) = r.cluster_scratch {
+        across_cluster(lw, r, &ls, &dv, op, &bits, cs)?;
+    }
+    Ok(())
+}
+
+/// Stage 3: the warps that share a row, through `r.scratch` and `bar.sync`.
+fn across_warps(
+    lw: &mut Lower,
+    r: &Reduce<'_>,
+    ls: &crate::ir::RegLayout,
+    dv: &[Handle<Var>],
+    op: &str,
+    bits: &[u32],
+    warp_bits: &[u32],
+) -> Result<(), Diagnostics> {
     let scratch = r
         .scratch
         .ok_or_else(|| lw.internal("cross-warp reduction without scratch"))?;
     let lane_mask: u32 = bits.iter().filter(|&&b| b < 5).map(|b| 1u32 << b).sum();
     let warp_mask: u32 = warp_bits.iter().map(|b| 1u32 << b).sum();
     let nv = dv.len() as u32;
-    let t = owner_thread(lw, &ls);
+    let t = owner_thread(lw, ls);
     let base = lw.smem_addr(scratch, &[])?;
     // Slot of (warp with the axis bits cleared, lane with the axis bits cleared).
     let own = Expr::bin(
@@ -183,6 +206,65 @@ pub fn lower(lw: &mut Lower, r: &Reduce<'_>) -> Result<(), Diagnostics> {
     }
     if r.again {
         lw.op(Op::SyncThreads);
+    }
+    Ok(())
+}
+
+/// Stage 4: the CTAs of the cluster. Each group of threads sharing a statistic has one slot
+/// per register in `cs`; the group's first thread stores its CTA's value there, a cluster
+/// barrier (`barrier.cluster.arrive.release` / `wait.acquire`, PTX ISA §9.7.13.5) makes the
+/// stores visible cluster-wide, and every thread reads the slot of every CTA through
+/// distributed shared memory (`mapa` + `ld.shared::cluster`, §9.7.9.15, §9.7.9.8) and
+/// combines them in rank order — the same order in every CTA, so all hold the bit-identical
+/// result. Pulling after the barrier (rather than pushing before it) never touches a peer
+/// that might not have started; the kernel's exit barrier keeps every CTA alive until its
+/// peers' reads are done, and in a loop a second cluster barrier follows the reads.
+fn across_cluster(
+    lw: &mut Lower,
+    r: &Reduce<'_>,
+    ls: &crate::ir::RegLayout,
+    dv: &[Handle<Var>],
+    op: &str,
+    bits: &[u32],
+    cs: Handle<Buffer>,
+) -> Result<(), Diagnostics> {
+    use crate::lower::{add, mul};
+    let size: u32 = lw.k.sig.cluster.iter().product();
+    let axis_mask: u32 = bits.iter().map(|b| 1u32 << b).sum();
+    let nv = dv.len() as u32;
+    let t = owner_thread(lw, ls);
+    let base = lw.smem_addr(cs, &[])?;
+    let key = Expr::bin(BinOp::And, Expr::Var(t), Expr::u32(!axis_mask));
+    let slot = lw.let_("cslot", T::U32, add(base, mul(key, Expr::u32(4 * nv))));
+    let writer = lw.let_(
+        "cwriter",
+        T::Pred,
+        Expr::cmp(
+            CmpOp::Eq,
+            Expr::bin(BinOp::And, Expr::Var(t), Expr::u32(axis_mask)),
+            Expr::u32(0),
+        ),
+    );
+    for (j, &d) in dv.iter().enumerate() {
+        lw.inst(Inst::st_shared("f32", slot, 4 * j as i64, reg(d)).guarded(writer, false));
+    }
+    lw.op(Op::ClusterSync);
+    for p in 0..size {
+        let peer = lw.var("cpeer", T::U32);
+        lw.inst(Inst::mapa(peer, slot, Operand::Imm(p as i64)));
+        for (j, &d) in dv.iter().enumerate() {
+            let off = 4 * j as i64;
+            if p == 0 {
+                lw.inst(Inst::ld_shared_cluster_f32(d, peer, off));
+            } else {
+                let v = lw.var("cpart", T::F32);
+                lw.inst(Inst::ld_shared_cluster_f32(v, peer, off));
+                lw.inst(Inst::binary(op, d, reg(d), Operand::Reg(v)));
+            }
+        }
+    }
+    if r.again {
+        lw.op(Op::ClusterSync);
     }
     Ok(())
 }

@@ -231,9 +231,10 @@ fn op_exprs<'a>(
             src,
             value,
             scratch,
+            cluster_scratch,
             ..
         } => {
-            let mut bufs: Vec<_> = [Some(*dst), Some(*src), *scratch]
+            let mut bufs: Vec<_> = [Some(*dst), Some(*src), *scratch, *cluster_scratch]
                 .into_iter()
                 .flatten()
                 .collect();

@@ -141,6 +141,11 @@ pub fn lower_configs<'d>(def: &'d KernelDef, fns: &TileFns, sink: &mut ErrorSink
                 sink.push_in(range, message, label.clone());
                 128
             });
+        let cluster =
+            args::cluster_for(&def.args, &config.consts()).unwrap_or_else(|(range, message)| {
+                sink.push_in(range, message, label.clone());
+                [1, 1, 1]
+            });
         let sig = Signature {
             entry: entry_name(def, config, target),
             target,
@@ -148,7 +153,7 @@ pub fn lower_configs<'d>(def: &'d KernelDef, fns: &TileFns, sink: &mut ErrorSink
             scalars: def.scalars.iter().map(ToString::to_string).collect(),
             params: Vec::new(),
             threads,
-            cluster: def.args.cluster,
+            cluster,
             grid,
             smem_bytes: 0,
             tmem_cols: 0,

@@ -322,6 +322,28 @@ impl Lowerer<'_> {
                 "the axis is 0 (down the rows) or 1 (along the columns)",
             ));
         }
+        // `across = cluster`: the statistic combines the CTAs of the cluster too.
+        let cluster = match args.get("across") {
+            None => false,
+            Some(a) => match a {
+                SExpr::Path(p) if p.path.is_ident("cluster") => {
+                    let size: u32 = self.kernel.sig.cluster.iter().product();
+                    if size < 2 {
+                        return Err(self.fail(
+                            a,
+                            "`across = cluster` combines the CTAs of a cluster, but this kernel's cluster is one CTA: declare `cluster = (n, 1, 1)`",
+                        ));
+                    }
+                    true
+                }
+                _ => {
+                    return Err(self.fail(
+                        a,
+                        "`across` takes `cluster`: `reduce_sum(t, axis = 1, across = cluster)`",
+                    ));
+                }
+            },
+        };
         // A tile is reduced as it is; an expression is evaluated element by element as the
         // reduction combines it, never stored (its layout is the template tile's).
         let (src, value) = match self.tile_local(args.pos[0]) {
@@ -378,6 +400,8 @@ impl Lowerer<'_> {
                 axis: axis as u8,
                 scratch: None,
                 again: false,
+                cluster,
+                cluster_scratch: None,
             }),
             span,
         ));

@@ -230,8 +230,8 @@ pub(crate) const VOCABULARY: &[Word] = &[
     w(Id::Cast, None, "cast", TileFn, (1, 1), &[], "cast::<bf16>(x)"),
     w(Id::RowIndex, None, "row_index", TileFn, (1, 1), &[], "row_index(tile)"),
     w(Id::ColIndex, None, "col_index", TileFn, (1, 1), &[], "col_index(tile)"),
-    w(Id::ReduceMax, None, "reduce_max", TileFn, (1, 1), &["axis"], "reduce_max(tile, axis = 1)"),
-    w(Id::ReduceSum, None, "reduce_sum", TileFn, (1, 1), &["axis"], "reduce_sum(tile, axis = 1)"),
+    w(Id::ReduceMax, None, "reduce_max", TileFn, (1, 1), &["axis", "across"], "reduce_max(tile, axis = 1[, across = cluster])"),
+    w(Id::ReduceSum, None, "reduce_sum", TileFn, (1, 1), &["axis", "across"], "reduce_sum(tile, axis = 1[, across = cluster])"),
 ];
 
 // The table is in `Id` order, so `word` is an index (checked when the macro is built).

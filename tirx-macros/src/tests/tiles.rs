@@ -128,7 +128,7 @@ fn errors_point_at_the_tile_expression() {
         ),
         (
             "let m = reduce_max(t);",
-            "say the axis: `reduce_max(tile, axis = 1)`",
+            "say the axis: `reduce_max(tile, axis = 1[, across = cluster])`",
         ),
         (
             "let m = reduce_max(t, axis = 2);",
