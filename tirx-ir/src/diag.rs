@@ -34,6 +34,9 @@ pub enum DiagKind {
     /// Lowering a tile op (the variants' `lower`, `lower-*` passes).
     #[error(transparent)]
     Lower(#[from] LowerError),
+    /// Asynchronous-protocol rules (`check-protocol`).
+    #[error(transparent)]
+    Protocol(#[from] crate::passes::ProtocolError),
     /// Register-tile ops that do not fit their tiles or threads (`plan-reg-tiles`).
     #[error(transparent)]
     RegTile(#[from] crate::regtile::RegTileError),

@@ -5,6 +5,7 @@
 //! are compiler bugs and say which pass broke the IR. `TIRX_DUMP=<pass>` (or `all`) prints
 //! the IR before and after that pass to stderr.
 
+mod check_protocol;
 mod check_wgmma_regs;
 mod derive_signals;
 mod dispatch_ops;
@@ -19,6 +20,7 @@ mod tests;
 mod verify_scopes;
 pub(crate) mod walk;
 
+pub use check_protocol::ProtocolError;
 pub use derive_signals::SignalError;
 pub use plan_memory::MemoryError;
 pub use verify_scopes::{Need, ScopeError};
@@ -58,6 +60,9 @@ pub static PIPELINE: &[&dyn Pass] = &[
     // Register tiles an in-flight wgmma writes (accumulators) or reads (A) are not touched
     // before the wait that retires it; needs the variants (which MMAs are wgmma).
     &check_wgmma_regs::CheckWgmmaRegs,
+    // Phase parity in loops and proxy fences (issue #11); needs the variants (which copies
+    // are generic-proxy stores, which read through the async proxy).
+    &check_protocol::CheckProtocol,
     // Register-tile ops checked against their tiles and threads; cross-warp reductions get
     // their shared scratch, which plan_memory then places.
     &plan_reg_tiles::PlanRegTiles,

@@ -1,0 +1,358 @@
+//! check-protocol — asynchronous-protocol rules decided at build time (issue #11;
+//! `docs/contracts.md` lists each rule with its source and an example).
+//!
+//! Phase: Tile, after dispatch (the variants say which copies are generic-proxy writes and
+//! which ops read through the async proxy). Two rules so far:
+//!
+//! - **Phase parity in loops.** A barrier that completes a phase in every iteration of a loop
+//!   (a TMA load, arrive, expect-tx or `tcgen05::commit` signals it inside the loop) has a
+//!   parity that alternates with the iterations; a wait inside the loop on a parity that does
+//!   not change with the loop waits for a stale phase (it passes at once) or for one that never
+//!   comes (it hangs) — PTX ISA §9.7.13.15.16 (`mbarrier.try_wait.parity` waits for the phase
+//!   of the given parity). Likewise a pipeline waited or acquired with an iteration counter
+//!   that does not change in the loop. "Does not change": every variable the expression reads
+//!   is defined outside the loop and not assigned in it; anything else is accepted.
+//! - **Proxy fences.** Shared memory written by threads (the `thread_load`, `shared_store`,
+//!   `stmatrix` and `reg_stage` copies: generic-proxy stores) and then read by the async proxy
+//!   (a TMA store's source, a wgmma or tcgen05 MMA operand) needs `fence.proxy.async` between
+//!   the two (PTX ISA §9.7.13.3 "membar/fence": the async proxy does not see generic writes
+//!   otherwise). Tracked through the body in order: a fence clears every pending write;
+//!   branches join by union; loops are walked until the set stops growing.
+
+use super::Pass;
+use crate::arena::Handle;
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::ir::{BarRef, Block, Buffer, Expr, Kernel, Op, Space, Span, StmtKind, TileRef, Var};
+
+/// The pass.
+pub struct CheckProtocol;
+
+/// A broken protocol rule.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ProtocolError {
+    /// A loop-invariant parity on a barrier the loop signals.
+    #[error(
+        "phase parity: `{bar}` completes a phase in every iteration of this loop (it is signalled inside it), so the parity to wait for alternates; this wait's parity does not change with the loop, so it returns at once on a stale phase or hangs. Wait on the iteration's parity (`{bar}.wait(i % 2)` with `i` counting the loop's phases), or give each iteration its own barrier (`{bar}[i % 2]`)"
+    )]
+    FixedParity {
+        /// The barrier, as written.
+        bar: String,
+    },
+    /// A pipeline stage taken with a counter the loop does not advance.
+    #[error(
+        "phase parity: this `{op}` on pipeline `{pipe}` uses an iteration counter that does not change in its loop, so every iteration takes the same stage and parity; pass the loop's counter (`{op}(k)` with `k` advancing once per use)"
+    )]
+    FixedIteration {
+        /// `consumer_wait` or `producer_acquire`.
+        op: &'static str,
+        /// The pipeline.
+        pipe: String,
+    },
+    /// An async-proxy read of shared memory threads wrote without a proxy fence.
+    #[error(
+        "proxy fence: `{buffer}` was written by threads (generic-proxy stores, by `{writer}`) and is read here by {reader} through the async proxy, with no `fence::proxy_async()` between them: the async proxy may read stale data. Put `fence::proxy_async()` after the stores (and a barrier, if other threads issue the read)"
+    )]
+    MissingProxyFence {
+        /// The shared buffer.
+        buffer: String,
+        /// The variant that wrote it.
+        writer: String,
+        /// What reads it.
+        reader: &'static str,
+    },
+}
+
+/// Variables an expression reads.
+fn vars_of(e: &Expr, out: &mut Vec<Handle<Var>>) {
+    match e {
+        Expr::Var(v) => out.push(*v),
+        Expr::Bin(_, a, b) | Expr::Cmp(_, a, b) | Expr::AndP(a, b) => {
+            vars_of(a, out);
+            vars_of(b, out);
+        }
+        Expr::Not(a) => vars_of(a, out),
+        _ => {}
+    }
+}
+
+/// Variables defined or assigned anywhere in `b` (they may change from one iteration to the
+/// next).
+fn changed_in(b: &Block, out: &mut Vec<Handle<Var>>) {
+    for s in b {
+        match &s.kind {
+            StmtKind::Let { var, .. } | StmtKind::Assign { var, .. } => out.push(*var),
+            StmtKind::For { var, body, .. } => {
+                out.push(*var);
+                changed_in(body, out);
+            }
+            StmtKind::Loop { body, .. } | StmtKind::Scope { body, .. } => changed_in(body, out),
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                changed_in(then_body, out);
+                changed_in(else_body, out);
+            }
+            StmtKind::Op(Op::ProducerAcquire { stage, .. } | Op::ConsumerWait { stage, .. }) => {
+                out.push(*stage)
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether `e` reads nothing in `changed`.
+fn invariant(e: &Expr, changed: &[Handle<Var>]) -> bool {
+    let mut vs = Vec::new();
+    vars_of(e, &mut vs);
+    vs.iter().all(|v| !changed.contains(v))
+}
+
+/// The barrier references a block signals (anywhere inside it).
+fn signals(b: &Block, out: &mut Vec<BarRef>) {
+    for s in b {
+        match &s.kind {
+            StmtKind::Op(
+                Op::Copy { bar: Some(r), .. }
+                | Op::MbarArrive { bar: r }
+                | Op::MbarArriveExpectTx { bar: r, .. }
+                | Op::Tcgen05Commit { bar: r },
+            ) => out.push(r.clone()),
+            StmtKind::For { body, .. }
+            | StmtKind::Loop { body, .. }
+            | StmtKind::Scope { body, .. } => signals(body, out),
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                signals(then_body, out);
+                signals(else_body, out);
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether a loop with these bounds may run more than once (unknown bounds: yes).
+fn may_repeat(start: &Expr, end: &Expr, step: &Expr) -> bool {
+    match (start, end, step) {
+        (Expr::Imm(a, _), Expr::Imm(b, _), Expr::Imm(s, _)) if *s > 0 => b - a > *s,
+        _ => true,
+    }
+}
+
+struct Walk<'k> {
+    k: &'k Kernel,
+    errs: Vec<Diagnostic>,
+    report: bool,
+}
+
+/// Shared buffers written by threads and not yet fenced: (buffer, writing variant).
+type Pending = Vec<(Handle<Buffer>, String)>;
+
+fn join(a: &Pending, b: &Pending) -> Pending {
+    let mut out = a.clone();
+    for x in b {
+        if !out.iter().any(|y| y.0 == x.0) {
+            out.push(x.clone());
+        }
+    }
+    out
+}
+
+impl Walk<'_> {
+    fn push(&mut self, span: Span, e: ProtocolError) {
+        if self.report && !self.errs.iter().any(|d| d.span == span) {
+            self.errs.push(Diagnostic::new(span, e));
+        }
+    }
+
+    fn bar_name(&self, r: &BarRef) -> String {
+        let name = &self.k.barriers[r.bar].name;
+        match &r.index {
+            Expr::Imm(0, _) if self.k.barriers[r.bar].count == 1 => name.clone(),
+            Expr::Imm(i, _) => format!("{name}[{i}]"),
+            _ => name.clone(),
+        }
+    }
+
+    /// Rule 1 over one loop body: waits inside it (not in nested loops, which are checked on
+    /// their own) against the barriers signalled anywhere in it.
+    fn parity(&mut self, body: &Block, changed: &[Handle<Var>], signalled: &[BarRef]) {
+        for s in body {
+            match &s.kind {
+                StmtKind::Op(Op::MbarWait { bar, parity }) => {
+                    let same = signalled.iter().any(|r| {
+                        r.bar == bar.bar
+                            && (r.index == bar.index
+                                || !matches!(
+                                    (&r.index, &bar.index),
+                                    (Expr::Imm(..), Expr::Imm(..))
+                                ))
+                    });
+                    if same && invariant(parity, changed) && invariant(&bar.index, changed) {
+                        let bar = self.bar_name(bar);
+                        self.push(s.span, ProtocolError::FixedParity { bar });
+                    }
+                }
+                StmtKind::Op(
+                    op @ (Op::ConsumerWait { pipe, iter, .. }
+                    | Op::ProducerAcquire { pipe, iter, .. }),
+                ) if invariant(iter, changed) => {
+                    let name = if matches!(op, Op::ConsumerWait { .. }) {
+                        "consumer_wait"
+                    } else {
+                        "producer_acquire"
+                    };
+                    let pipe = self.k.pipelines[*pipe].name.clone();
+                    self.push(s.span, ProtocolError::FixedIteration { op: name, pipe });
+                }
+                StmtKind::Scope { body, .. } => self.parity(body, changed, signalled),
+                StmtKind::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
+                    self.parity(then_body, changed, signalled);
+                    self.parity(else_body, changed, signalled);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn block(&mut self, b: &Block, p: &mut Pending) {
+        for s in b {
+            match &s.kind {
+                StmtKind::Op(op) => self.op(op, s.span, p),
+                StmtKind::If {
+                    then_body,
+                    else_body,
+                    ..
+                } => {
+                    let mut t = p.clone();
+                    self.block(then_body, &mut t);
+                    let mut e = p.clone();
+                    self.block(else_body, &mut e);
+                    *p = join(&t, &e);
+                }
+                StmtKind::Scope { body, .. } => self.block(body, p),
+                StmtKind::For {
+                    start,
+                    end,
+                    step,
+                    body,
+                    var,
+                } => {
+                    if may_repeat(start, end, step) {
+                        let mut changed = vec![*var];
+                        changed_in(body, &mut changed);
+                        let mut sig = Vec::new();
+                        signals(body, &mut sig);
+                        self.parity(body, &changed, &sig);
+                    }
+                    self.looped(body, p);
+                }
+                StmtKind::Loop { body, .. } => {
+                    // A spin loop (a wait) repeats until a condition: its body is one phase.
+                    self.looped(body, p);
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// A loop body for the fence rule: walked from the entry state until the pending set
+    /// stops growing (it only grows: at most one more round per buffer), then reported.
+    fn looped(&mut self, body: &Block, p: &mut Pending) {
+        let report = std::mem::replace(&mut self.report, false);
+        let mut entry = p.clone();
+        for _ in 0..=self.k.buffers.len() {
+            let mut end = entry.clone();
+            self.block(body, &mut end);
+            let next = join(&entry, &end);
+            if next.len() == entry.len() {
+                break;
+            }
+            entry = next;
+        }
+        self.report = report;
+        let mut end = entry.clone();
+        self.block(body, &mut end);
+        *p = join(&entry, &end);
+    }
+
+    fn op(&mut self, op: &Op, span: Span, p: &mut Pending) {
+        let shared = |t: &TileRef| match t {
+            TileRef::Buf { buf, .. } if self.k.buffers[*buf].space == Space::Shared => Some(*buf),
+            _ => None,
+        };
+        match op {
+            Op::FenceProxyAsync => p.clear(),
+            Op::Copy {
+                dst,
+                src,
+                variant: Some(v),
+                ..
+            } => {
+                if v == "tma_store"
+                    && let Some(b) = shared(src)
+                {
+                    self.read(span, b, "a TMA store", p);
+                }
+                let generic = matches!(
+                    v.as_str(),
+                    "thread_load" | "shared_store" | "stmatrix" | "reg_stage"
+                );
+                if generic
+                    && let Some(b) = shared(dst)
+                    && !p.iter().any(|x| x.0 == b)
+                {
+                    p.push((b, v.clone()));
+                }
+            }
+            Op::Mma { a, b, .. } => {
+                for t in [a, b] {
+                    if let Some(buf) = shared(t) {
+                        self.read(span, buf, "an MMA", p);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn read(&mut self, span: Span, b: Handle<Buffer>, reader: &'static str, p: &Pending) {
+        if let Some((_, writer)) = p.iter().find(|x| x.0 == b) {
+            let e = ProtocolError::MissingProxyFence {
+                buffer: self.k.buffers[b].name.clone(),
+                writer: writer.clone(),
+                reader,
+            };
+            self.push(span, e);
+        }
+    }
+}
+
+impl Pass for CheckProtocol {
+    fn name(&self) -> &'static str {
+        "check-protocol"
+    }
+
+    fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
+        let mut w = Walk {
+            k,
+            errs: Vec::new(),
+            report: true,
+        };
+        let mut p = Pending::new();
+        w.block(&k.body, &mut p);
+        if w.errs.is_empty() {
+            Ok(())
+        } else {
+            Err(w.errs)
+        }
+    }
+}
