@@ -2,7 +2,7 @@
 //! `docs/contracts.md` lists each rule with its source and an example).
 //!
 //! Phase: Tile, after dispatch (the variants say which copies are generic-proxy writes and
-//! which ops read through the async proxy). Two rules so far:
+//! which ops read through the async proxy). Three rules so far:
 //!
 //! - **Phase parity in loops.** A barrier that completes a phase in every iteration of a loop
 //!   (a TMA load, arrive, expect-tx or `tcgen05::commit` signals it inside the loop) has a
@@ -18,6 +18,11 @@
 //!   the two (PTX ISA §9.7.13.3 "membar/fence": the async proxy does not see generic writes
 //!   otherwise). Tracked through the body in order: a fence clears every pending write;
 //!   branches join by union; loops are walked until the set stops growing.
+//! - **Missing wait.** A shared buffer a TMA load fills (signalling barrier `b`) read — by a
+//!   register-tile copy, a TMA store or an MMA — before any wait on `b` (`b.wait(…)`, or
+//!   `consumer_wait` on the pipeline whose full barrier `b` is) is an error: the bytes land
+//!   when the barrier's phase completes (§9.7.9.25.5.1, `complete_tx`). Any wait on the
+//!   barrier array counts (the stage it picks is a run-time value), in any scope.
 
 use super::Pass;
 use crate::arena::Handle;
@@ -47,6 +52,16 @@ pub enum ProtocolError {
         op: &'static str,
         /// The pipeline.
         pipe: String,
+    },
+    /// A TMA load's destination read before a wait on the barrier it signals.
+    #[error(
+        "missing wait: `{buffer}` is filled by a TMA load that signals `{bar}`, and is read here before any wait on `{bar}`: the bytes may not have landed. Wait first (`{bar}.wait(parity)`, or `consumer_wait` for a pipeline stage)"
+    )]
+    ReadBeforeWait {
+        /// The shared buffer.
+        buffer: String,
+        /// The barrier its load signals.
+        bar: String,
     },
     /// An async-proxy read of shared memory threads wrote without a proxy fence.
     #[error(
@@ -149,17 +164,34 @@ struct Walk<'k> {
     report: bool,
 }
 
-/// Shared buffers written by threads and not yet fenced: (buffer, writing variant).
-type Pending = Vec<(Handle<Buffer>, String)>;
+/// What may be pending at a point of the body.
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Pending {
+    /// Shared buffers written by threads and not yet fenced: (buffer, writing variant).
+    unfenced: Vec<(Handle<Buffer>, String)>,
+    /// Shared buffers a TMA load fills, with the barrier it signals, not yet waited on.
+    loading: Vec<(Handle<Buffer>, Handle<crate::ir::Barrier>)>,
+}
 
 fn join(a: &Pending, b: &Pending) -> Pending {
     let mut out = a.clone();
-    for x in b {
-        if !out.iter().any(|y| y.0 == x.0) {
-            out.push(x.clone());
+    for x in &b.unfenced {
+        if !out.unfenced.iter().any(|y| y.0 == x.0) {
+            out.unfenced.push(x.clone());
+        }
+    }
+    for x in &b.loading {
+        if !out.loading.contains(x) {
+            out.loading.push(*x);
         }
     }
     out
+}
+
+impl Pending {
+    fn len(&self) -> usize {
+        self.unfenced.len() + self.loading.len()
+    }
 }
 
 impl Walk<'_> {
@@ -290,17 +322,26 @@ impl Walk<'_> {
             _ => None,
         };
         match op {
-            Op::FenceProxyAsync => p.clear(),
+            Op::FenceProxyAsync => p.unfenced.clear(),
+            // A wait on a barrier covers every load that signals it (any index: the stage a
+            // wait picks is a run-time value; accepted rather than guessed).
+            Op::MbarWait { bar, .. } => p.loading.retain(|x| x.1 != bar.bar),
+            Op::ConsumerWait { pipe, .. } => {
+                let full = self.k.pipelines[*pipe].full;
+                p.loading.retain(|x| x.1 != full);
+            }
             Op::Copy {
                 dst,
                 src,
+                bar,
                 variant: Some(v),
                 ..
             } => {
-                if v == "tma_store"
-                    && let Some(b) = shared(src)
-                {
-                    self.read(span, b, "a TMA store", p);
+                if let Some(b) = shared(src) {
+                    self.loaded(span, b, p);
+                    if v == "tma_store" {
+                        self.read(span, b, "a TMA store", p);
+                    }
                 }
                 let generic = matches!(
                     v.as_str(),
@@ -308,14 +349,21 @@ impl Walk<'_> {
                 );
                 if generic
                     && let Some(b) = shared(dst)
-                    && !p.iter().any(|x| x.0 == b)
+                    && !p.unfenced.iter().any(|x| x.0 == b)
                 {
-                    p.push((b, v.clone()));
+                    p.unfenced.push((b, v.clone()));
+                }
+                if v == "tma_load"
+                    && let (Some(b), Some(r)) = (shared(dst), bar)
+                    && !p.loading.contains(&(b, r.bar))
+                {
+                    p.loading.push((b, r.bar));
                 }
             }
             Op::Mma { a, b, .. } => {
                 for t in [a, b] {
                     if let Some(buf) = shared(t) {
+                        self.loaded(span, buf, p);
                         self.read(span, buf, "an MMA", p);
                     }
                 }
@@ -324,8 +372,19 @@ impl Walk<'_> {
         }
     }
 
+    /// A read of `b` while a TMA load into it may not have landed.
+    fn loaded(&mut self, span: Span, b: Handle<Buffer>, p: &Pending) {
+        if let Some((_, bar)) = p.loading.iter().find(|x| x.0 == b) {
+            let e = ProtocolError::ReadBeforeWait {
+                buffer: self.k.buffers[b].name.clone(),
+                bar: self.k.barriers[*bar].name.clone(),
+            };
+            self.push(span, e);
+        }
+    }
+
     fn read(&mut self, span: Span, b: Handle<Buffer>, reader: &'static str, p: &Pending) {
-        if let Some((_, writer)) = p.iter().find(|x| x.0 == b) {
+        if let Some((_, writer)) = p.unfenced.iter().find(|x| x.0 == b) {
             let e = ProtocolError::MissingProxyFence {
                 buffer: self.k.buffers[b].name.clone(),
                 writer: writer.clone(),
@@ -347,7 +406,7 @@ impl Pass for CheckProtocol {
             errs: Vec::new(),
             report: true,
         };
-        let mut p = Pending::new();
+        let mut p = Pending::default();
         w.block(&k.body, &mut p);
         if w.errs.is_empty() {
             Ok(())
