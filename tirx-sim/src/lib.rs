@@ -9,4 +9,10 @@
 //! will match on [`ptx::Opcode`] values, whose list over the shipped kernels
 //! [`ptx::inventory`] gives.
 
+pub mod exec;
 pub mod ptx;
+
+pub use exec::{
+    Device, Launch, OobFill, ParamValue, Program, SimError, Stats, TensorMapDesc, TmaElem,
+    TmaSwizzle, run, run_program,
+};

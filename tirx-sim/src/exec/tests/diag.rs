@@ -1,0 +1,203 @@
+//! Diagnostics: each error names the PTX line, and a deadlock lists what every blocked
+//! group waits on with the object's state.
+
+use super::*;
+
+/// The PTX line of the first instruction whose text contains `needle` (lines of
+/// [`module`]'s source: 5 header lines, the entry, `.maxntid`, `{`, the register lines).
+fn line_of(m: &ptx::Module, needle: &str) -> u32 {
+    m.kernels[0]
+        .instructions()
+        .find(|i| i.opcode.to_string().contains(needle))
+        .map(|i| i.line)
+        .expect("instruction present")
+}
+
+#[test]
+fn a_wait_on_a_barrier_nobody_arrives_at_is_a_deadlock_with_its_state() {
+    let body = format!(
+        "{PROLOGUE}\tmov.u32 %r1, smem;\n\tsetp.eq.u32 %p0, %r0, 0;\n\
+         \t@%p0 mbarrier.init.shared::cta.b64 [%r1], 1;\n\tbar.sync 0;\n\
+         \t@%p0 mbarrier.expect_tx.shared::cta.b64 [%r1], 64;\n\
+         $L_w:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p1, [%r1], 0;\n\t@!%p1 bra $L_w;\n\
+         \tret;\n"
+    );
+    let m = module(OUT, &body);
+    let e = run_out(&m, &one_cta(64, 64), 256, 5).unwrap_err();
+    let SimError::Deadlock(blocked) = &e else {
+        panic!("{e}")
+    };
+    let line = line_of(&m, "try_wait");
+    assert_eq!(blocked.len(), 2, "{e}");
+    for (w, b) in blocked.iter().enumerate() {
+        assert_eq!((b.warp, b.lanes, b.line), (w as u32, u32::MAX, line), "{e}");
+        assert_eq!(
+            b.on,
+            WaitOn::Mbarrier {
+                addr: SMEM_BASE.next_multiple_of(1024),
+                parity: 0,
+                phase: 0,
+                pending: 1,
+                expected: 1,
+                tx: 64
+            }
+        );
+    }
+    let text = e.to_string();
+    assert!(text.contains("0 of 1 arrivals seen, tx-count 64"), "{text}");
+}
+
+#[test]
+fn a_barrier_count_never_reached_is_a_deadlock() {
+    // Warp 1 exits; warp 0 waits at a 64-thread barrier.
+    let body = format!(
+        "{PROLOGUE}\tsetp.ge.u32 %p0, %r0, 32;\n\t@%p0 bra $L_end;\n\tbar.sync 1, 64;\n\
+         $L_end:\n\tret;\n"
+    );
+    let m = module(OUT, &body);
+    let e = run_out(&m, &one_cta(64, 0), 256, 0).unwrap_err();
+    let SimError::Deadlock(b) = &e else {
+        panic!("{e}")
+    };
+    assert_eq!(b.len(), 1);
+    assert_eq!(b[0].line, line_of(&m, "bar"));
+    assert_eq!(
+        b[0].on,
+        WaitOn::Barrier {
+            id: 1,
+            arrived: 32,
+            expected: 64
+        }
+    );
+}
+
+#[test]
+fn out_of_bounds_and_misaligned_accesses_name_the_line() {
+    let body = format!("{PROLOGUE}\tld.global.u32 %r1, [%rd1+4096];\n\tret;\n");
+    let m = module(OUT, &body);
+    let e = run_out(&m, &one_cta(32, 0), 256, 0).unwrap_err();
+    match &e {
+        SimError::OutOfBounds {
+            line, space, size, ..
+        } => {
+            assert_eq!(
+                (*line, *space, *size),
+                (line_of(&m, "ld.global"), Space::Global, 4)
+            )
+        }
+        _ => panic!("{e}"),
+    }
+    assert!(e.to_string().contains("the allocation below it"), "{e}");
+    let body = format!("{PROLOGUE}\tld.global.v4.u32 {{%r1, %r2, %r3, %r4}}, [%rd0+4];\n\tret;\n");
+    let e = run_out(&module(OUT, &body), &one_cta(32, 0), 256, 0).unwrap_err();
+    assert!(matches!(e, SimError::Misaligned { align: 16, .. }), "{e}");
+    let body = format!("{PROLOGUE}\tmov.u32 %r1, 8;\n\tld.shared.u32 %r2, [%r1];\n\tret;\n");
+    let e = run_out(&module(OUT, &body), &one_cta(32, 0), 256, 0).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            SimError::OutOfBounds {
+                space: Space::Shared,
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn reading_a_register_never_written_is_an_error() {
+    let body = format!("{PROLOGUE}\tadd.u32 %r2, %r1, 1;\n\tret;\n");
+    let m = module(OUT, &body);
+    let e = run_out(&m, &one_cta(32, 0), 256, 0).unwrap_err();
+    match &e {
+        SimError::Uninitialised { reg, line, thread } => {
+            assert_eq!((reg.as_str(), *line), ("%r1", line_of(&m, "add.u32")));
+            assert_eq!(thread.cta, [0, 0, 0]);
+        }
+        _ => panic!("{e}"),
+    }
+}
+
+#[test]
+fn wgmma_is_unsupported_by_name_and_line() {
+    let body = "\twgmma.fence.sync.aligned;\n\tret;\n";
+    let m = module(OUT, body);
+    let e = run_out(&m, &one_cta(128, 0), 16, 0).unwrap_err();
+    match &e {
+        SimError::Unsupported { instr, line, .. } => {
+            assert_eq!(
+                (instr.as_str(), *line),
+                ("wgmma.fence.sync.aligned", line_of(&m, "wgmma"))
+            )
+        }
+        _ => panic!("{e}"),
+    }
+}
+
+#[test]
+fn tx_count_underflow_is_diagnosed() {
+    let body = format!(
+        "{PROLOGUE}\tmov.u32 %r1, smem;\n\tsetp.eq.u32 %p0, %r0, 0;\n\t@!%p0 bra $L_end;\n\
+         \tmbarrier.init.shared::cta.b64 [%r1], 1;\n\
+         \tmbarrier.arrive.expect_tx.shared::cta.b64 _, [%r1], 16;\n\
+         \tmbarrier.complete_tx.shared::cta.b64 [%r1], 32;\n$L_end:\n\tret;\n"
+    );
+    let m = module(OUT, &body);
+    let e = run_out(&m, &one_cta(32, 64), 256, 0).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            SimError::TxUnderflow {
+                excess: 16,
+                phase: 0,
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_shuffle_from_a_lane_outside_its_mask_is_an_error() {
+    let body = format!(
+        "{PROLOGUE}\tsetp.ge.u32 %p0, %r0, 16;\n\t@%p0 bra $L_end;\n\
+         \tshfl.sync.idx.b32 %r1, %r0, 20, 31, 65535;\n$L_end:\n\tret;\n"
+    );
+    let e = run_out(&module(OUT, &body), &one_cta(32, 0), 256, 0).unwrap_err();
+    assert!(e.to_string().contains("reads lane 20"), "{e}");
+}
+
+#[test]
+fn a_seed_replays_its_schedule() {
+    let m = super::tma::copy_kernel(true);
+    let run_once = |seed| {
+        let mut dev = Device::new();
+        let a = dev.alloc(64 * 64 * 2);
+        let map = TensorMapDesc {
+            elem: TmaElem::Bf16,
+            global_address: a,
+            dims: vec![64, 64],
+            strides_bytes: vec![128],
+            box_dims: vec![64, 8],
+            element_strides: vec![1, 1],
+            swizzle: TmaSwizzle::B128,
+            oob_fill: OobFill::Zero,
+        };
+        let params = [
+            ParamValue::TensorMap(map.clone()),
+            ParamValue::TensorMap(map),
+        ];
+        let launch = Launch {
+            grid: [1, 8, 1],
+            cluster: [1, 1, 1],
+            block: [128, 1, 1],
+            smem_bytes: 3072,
+        };
+        let s = run(&m, "k", &launch, &params, &mut dev, seed).unwrap();
+        (s.thread_instructions, s.warp_instructions)
+    };
+    assert_eq!(run_once(11), run_once(11));
+    let distinct: std::collections::HashSet<_> = (0..8).map(run_once).collect();
+    assert!(distinct.len() > 1, "every seed gave the same schedule");
+}
