@@ -20,5 +20,6 @@ mod gpu_rs;
 mod roundtrip;
 mod rs_kernels;
 mod sim;
+mod sim_exec;
 mod snapshots;
 mod ui;

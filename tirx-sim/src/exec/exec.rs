@@ -410,7 +410,9 @@ impl Machine<'_> {
         Ok(base.wrapping_add(a.offset as u64))
     }
 
-    /// Resolves and bounds-checks an access of `size` bytes; returns the location.
+    /// Resolves and bounds-checks an access of `size` bytes, aligned to its size; returns
+    /// the location.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn locate(
         &self,
         cl: &Cluster,
@@ -420,6 +422,22 @@ impl Machine<'_> {
         space: MemSpace,
         addr: u64,
         size: u32,
+    ) -> Result<Loc, SimError> {
+        self.locate_aligned(cl, ci, t, line, space, addr, size, size)
+    }
+
+    /// [`Machine::locate`] with an alignment other than the size (bulk copies).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn locate_aligned(
+        &self,
+        cl: &Cluster,
+        ci: usize,
+        t: u32,
+        line: u32,
+        space: MemSpace,
+        addr: u64,
+        size: u32,
+        align: u32,
     ) -> Result<Loc, SimError> {
         let thread = cl.ctas[ci].thread(t);
         let oob = |space, addr, detail: &str| SimError::OutOfBounds {
@@ -433,13 +451,13 @@ impl Machine<'_> {
         let loc = mem::resolve(space, addr, ci as u32).map_err(|(s, a)| oob(s, a, ""))?;
         match loc {
             Loc::Global(g) => {
-                mem::check_align(line, thread, Space::Global, g, size)?;
+                mem::check_align(line, thread, Space::Global, g, align)?;
                 if self.dev.slice(g, size as usize).is_none() {
                     return Err(self.dev.oob(line, thread, g, size));
                 }
             }
             Loc::Shared { cta, off } => {
-                mem::check_align(line, thread, Space::Shared, u64::from(off), size)?;
+                mem::check_align(line, thread, Space::Shared, u64::from(off), align)?;
                 let Some(c) = cl.ctas.get(cta as usize) else {
                     return Err(oob(
                         Space::Shared,
@@ -457,7 +475,7 @@ impl Machine<'_> {
                 }
             }
             Loc::Param(off) => {
-                mem::check_align(line, thread, Space::Param, u64::from(off), size)?;
+                mem::check_align(line, thread, Space::Param, u64::from(off), align)?;
                 if (off as usize).saturating_add(size as usize) > self.params.bytes.len() {
                     return Err(oob(Space::Param, u64::from(off), "; past the parameters"));
                 }

@@ -544,17 +544,9 @@ impl Machine<'_> {
         }
         let bytes = desc.box_bytes();
         let smem_at = |m: &Self, cl: &Cluster, a: &Addr, space| -> Result<(u32, u32), SimError> {
+            // Bulk tensor copies need a 128-byte aligned shared address (§9.7.9.25).
             let addr = m.ea(cl, ci, t, a, line)?;
-            if !addr.is_multiple_of(128) {
-                return Err(SimError::Misaligned {
-                    line,
-                    thread: cl.ctas[ci].thread(t),
-                    space: Space::Shared,
-                    addr,
-                    align: 128,
-                });
-            }
-            match m.locate(cl, ci, t, line, space, addr, bytes)? {
+            match m.locate_aligned(cl, ci, t, line, space, addr, bytes, 128)? {
                 Loc::Shared { cta, off } => Ok((cta, off)),
                 _ => Err(m.protocol(
                     cl,
