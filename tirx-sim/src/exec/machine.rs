@@ -23,11 +23,12 @@
 
 use std::collections::BTreeMap;
 
+use super::bulk::AsyncOp;
 use super::device::Device;
 use super::diag::{Blocked, SimError, ThreadId};
 use super::program::Program;
 use super::sched::{Policy, Rng};
-use super::sync::{AsyncOp, Mbar, NamedBar};
+use super::sync::{Mbar, NamedBar};
 use super::{Launch, ParamValue, Stats, TensorMapDesc};
 
 /// A thread's state.
@@ -293,7 +294,7 @@ impl<'a> Machine<'a> {
                     .get(&off)
                     .is_none_or(|m| m.phase_done(parity)),
                 Wait::Cluster { round } => cl.cbar.1 != round,
-                Wait::Bulk { n } => super::sync::pending_groups(cl, ci as u32, t) <= n,
+                Wait::Bulk { n } => super::bulk::pending_groups(cl, ci as u32, t) <= n,
                 Wait::Converge { .. } => false,
             };
             if ready {
@@ -329,7 +330,7 @@ impl<'a> Machine<'a> {
             }
             if pc as usize >= self.prog.insts.len() {
                 // Falling off the end of the body is an implicit `ret`.
-                for l in super::exec::lanes(group) {
+                for l in super::lane::lanes(group) {
                     self.exit_thread(cl, ci, wi * 32 + l)?;
                 }
                 return Ok(true);

@@ -15,11 +15,12 @@
 //! [`Device`] the caller fills and reads back.
 
 mod alu;
+mod bulk;
 mod decode;
 mod device;
 mod diag;
-mod exec;
 pub mod float;
+mod lane;
 mod machine;
 mod mem;
 mod ops;
@@ -27,6 +28,7 @@ mod program;
 mod sched;
 mod sync;
 mod tma;
+mod warp;
 
 #[cfg(test)]
 mod tests;

@@ -217,16 +217,16 @@ impl TensorMapDesc {
         let mut idx = vec![0u32; rank];
         let mut coords = vec![0i64; rank];
         for linear in 0..total {
-            for d in 0..rank {
-                coords[d] = start[d] + i64::from(idx[d]);
+            for ((c, &s), &i) in coords.iter_mut().zip(start).zip(&idx) {
+                *c = s + i64::from(i);
             }
             f(linear, self.element_addr(&coords))?;
-            for d in 0..rank {
-                idx[d] += 1;
-                if idx[d] < self.box_dims[d] {
+            for (i, &extent) in idx.iter_mut().zip(&self.box_dims) {
+                *i += 1;
+                if *i < extent {
                     break;
                 }
-                idx[d] = 0;
+                *i = 0;
             }
         }
         Ok(())

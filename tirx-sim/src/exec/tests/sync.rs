@@ -121,8 +121,8 @@ fn bar_sync_orders_shared_memory_across_warps() {
     let m = module(OUT, &body);
     for seed in 0..6 {
         let out = u32s(&run_out(&m, &one_cta(128, 512), 512, seed).unwrap());
-        for t in 0..128 {
-            assert_eq!(out[t], ((t + 1) % 128) as u32 + 7, "seed {seed}");
+        for (t, &v) in out.iter().enumerate() {
+            assert_eq!(v, ((t + 1) % 128) as u32 + 7, "seed {seed}");
         }
     }
     // Without the barrier, the scheduler's interleavings expose the race for some seed.

@@ -6,6 +6,8 @@
 //! `wgmma.*` and `tcgen05.*` (the next pieces of issue #10), and every name or modifier
 //! combination not listed here.
 
+mod memory;
+
 use super::diag::SimError;
 use super::float::Rnd;
 use super::ops::*;
@@ -13,24 +15,24 @@ use super::program::{Addr, Collective, Inst, Reg, Symbols, Val};
 use crate::ptx::{Instr, Operand, Type};
 
 /// What the decoder reads from one instruction.
-struct Cx<'a> {
+pub(super) struct Cx<'a> {
     i: &'a Instr,
     syms: &'a Symbols,
     text: String,
 }
 
 impl Cx<'_> {
-    fn err(&self, reason: impl Into<String>) -> SimError {
+    pub(super) fn err(&self, reason: impl Into<String>) -> SimError {
         SimError::Unsupported {
             line: self.i.line,
             instr: self.text.clone(),
             reason: reason.into(),
         }
     }
-    fn has(&self, m: &str) -> bool {
+    pub(super) fn has(&self, m: &str) -> bool {
         self.i.opcode.has(m)
     }
-    fn n(&self, want: usize) -> Result<(), SimError> {
+    pub(super) fn n(&self, want: usize) -> Result<(), SimError> {
         if self.i.operands.len() == want {
             Ok(())
         } else {
@@ -40,39 +42,39 @@ impl Cx<'_> {
             )))
         }
     }
-    fn op(&self, k: usize) -> Result<&Operand, SimError> {
+    pub(super) fn op(&self, k: usize) -> Result<&Operand, SimError> {
         self.i
             .operands
             .get(k)
             .ok_or_else(|| self.err(format!("missing operand {k}")))
     }
-    fn val(&self, k: usize) -> Result<Val, SimError> {
+    pub(super) fn val(&self, k: usize) -> Result<Val, SimError> {
         self.syms.val(self.op(k)?, self.i.line, &self.text)
     }
-    fn reg(&self, k: usize) -> Result<Reg, SimError> {
+    pub(super) fn reg(&self, k: usize) -> Result<Reg, SimError> {
         self.syms
             .dst(self.op(k)?, self.i.line, &self.text)?
             .ok_or_else(|| self.err("the sink `_` is not allowed here"))
     }
-    fn dst(&self, k: usize) -> Result<Option<Reg>, SimError> {
+    pub(super) fn dst(&self, k: usize) -> Result<Option<Reg>, SimError> {
         self.syms.dst(self.op(k)?, self.i.line, &self.text)
     }
-    fn addr(&self, k: usize) -> Result<Addr, SimError> {
+    pub(super) fn addr(&self, k: usize) -> Result<Addr, SimError> {
         self.syms.addr(self.op(k)?, self.i.line, &self.text)
     }
     /// The type modifiers, in order.
-    fn types(&self) -> Vec<Type> {
+    pub(super) fn types(&self) -> Vec<Type> {
         let m = &self.i.opcode.modifiers;
         m.iter().filter_map(|m| Type::from_name(m)).collect()
     }
     /// The last type modifier.
-    fn ty(&self) -> Result<Type, SimError> {
+    pub(super) fn ty(&self) -> Result<Type, SimError> {
         self.types()
             .last()
             .copied()
             .ok_or_else(|| self.err("no type modifier"))
     }
-    fn rnd(&self) -> Option<Rnd> {
+    pub(super) fn rnd(&self) -> Option<Rnd> {
         self.i
             .opcode
             .modifiers
@@ -80,7 +82,7 @@ impl Cx<'_> {
             .find_map(|m| rnd(m).map(|r| r.0))
     }
     /// A vector operand's elements, or the single operand.
-    fn list(&self, k: usize) -> Result<Vec<&Operand>, SimError> {
+    pub(super) fn list(&self, k: usize) -> Result<Vec<&Operand>, SimError> {
         Ok(match self.op(k)? {
             Operand::Vector(v) => v.iter().collect(),
             o => vec![o],
@@ -171,7 +173,7 @@ pub(crate) fn decode(i: &Instr, syms: &Symbols) -> Result<Inst, SimError> {
                 a: cx.val(1)?,
             }
         }
-        "ld" | "ld.global.nc" | "st" => ld_st(&cx)?,
+        "ld" | "ld.global.nc" | "st" => memory::ld_st(&cx)?,
         "bra" => {
             cx.n(1)?;
             let Operand::Sym(l) = cx.op(0)? else {
@@ -183,7 +185,7 @@ pub(crate) fn decode(i: &Instr, syms: &Symbols) -> Result<Inst, SimError> {
             Op::Bra { target }
         }
         "ret" | "exit" => Op::Exit,
-        "bar" | "barrier" => bar(&cx)?,
+        "bar" | "barrier" => memory::bar(&cx)?,
         "barrier.cluster" => {
             if cx.has("arrive") {
                 Op::ClusterArrive
@@ -200,7 +202,7 @@ pub(crate) fn decode(i: &Instr, syms: &Symbols) -> Result<Inst, SimError> {
                 count: cx.val(1)?,
             }
         }
-        "mbarrier.arrive" | "mbarrier.arrive_drop" => mbar_arrive(&cx)?,
+        "mbarrier.arrive" | "mbarrier.arrive_drop" => memory::mbar_arrive(&cx)?,
         "mbarrier.expect_tx" | "mbarrier.complete_tx" => {
             cx.n(2)?;
             Op::MbarTx {
@@ -295,7 +297,7 @@ pub(crate) fn decode(i: &Instr, syms: &Symbols) -> Result<Inst, SimError> {
                 rank: cx.val(2)?,
             }
         }
-        "cp.async.bulk.tensor" => tma(&cx)?,
+        "cp.async.bulk.tensor" => memory::tma(&cx)?,
         "cp.async.bulk.commit_group" => Op::BulkCommit,
         "cp.async.bulk.wait_group" => {
             cx.n(1)?;
@@ -333,7 +335,7 @@ pub(crate) fn decode(i: &Instr, syms: &Symbols) -> Result<Inst, SimError> {
 }
 
 /// A predicate operand, possibly negated (`!%p`).
-fn pred_operand(cx: &Cx<'_>, k: usize) -> Result<(Val, bool), SimError> {
+pub(super) fn pred_operand(cx: &Cx<'_>, k: usize) -> Result<(Val, bool), SimError> {
     match cx.op(k)? {
         Operand::NotReg(r) => Ok((Val::Reg(cx.syms.reg(r, cx.i.line, &cx.text)?), true)),
         _ => Ok((cx.val(k)?, false)),
@@ -593,145 +595,4 @@ fn cvt(cx: &Cx<'_>) -> Result<Op, SimError> {
         d: cx.reg(0)?,
         a: cx.val(1)?,
     })
-}
-
-fn mem_space(cx: &Cx<'_>) -> Result<MemSpace, SimError> {
-    let base = cx.i.opcode.base.as_str();
-    Ok(if base == "ld.global.nc" || cx.has("global") {
-        MemSpace::Global
-    } else if cx.has("shared::cluster") {
-        MemSpace::SharedCluster
-    } else if cx.has("shared") || cx.has("shared::cta") {
-        MemSpace::SharedCta
-    } else if cx.has("param") {
-        MemSpace::Param
-    } else if cx.has("local") || cx.has("const") {
-        return Err(cx.err(".local and .const state spaces"));
-    } else {
-        MemSpace::Generic
-    })
-}
-
-fn ld_st(cx: &Cx<'_>) -> Result<Op, SimError> {
-    cx.n(2)?;
-    let space = mem_space(cx)?;
-    let b = bits(cx.ty()?);
-    if b < 8 {
-        return Err(cx.err("ld/st of .pred"));
-    }
-    if cx.i.opcode.base == "st" {
-        let vals = cx
-            .list(1)?
-            .into_iter()
-            .map(|o| cx.syms.val(o, cx.i.line, &cx.text))
-            .collect::<Result<Vec<_>, _>>()?;
-        return Ok(Op::St {
-            space,
-            bits: b,
-            vals,
-            addr: cx.addr(0)?,
-        });
-    }
-    let ds = cx
-        .list(0)?
-        .into_iter()
-        .map(|o| cx.syms.dst(o, cx.i.line, &cx.text))
-        .collect::<Result<Vec<_>, _>>()?;
-    Ok(Op::Ld {
-        space,
-        bits: b,
-        ds,
-        addr: cx.addr(1)?,
-    })
-}
-
-fn bar(cx: &Cx<'_>) -> Result<Op, SimError> {
-    let wait = if cx.has("sync") {
-        true
-    } else if cx.has("arrive") {
-        false
-    } else {
-        return Err(cx.err("bar.red and other barrier forms"));
-    };
-    let n = cx.i.operands.len();
-    if !(1..=2).contains(&n) {
-        return Err(cx.err("bar takes a barrier id and an optional thread count"));
-    }
-    Ok(Op::Bar {
-        id: cx.val(0)?,
-        count: if n == 2 { Some(cx.val(1)?) } else { None },
-        wait,
-    })
-}
-
-fn mbar_arrive(cx: &Cx<'_>) -> Result<Op, SimError> {
-    let n = cx.i.operands.len();
-    if !(2..=3).contains(&n) {
-        return Err(cx.err("mbarrier.arrive takes state, [addr] and an optional count"));
-    }
-    let expect = cx.has("expect_tx");
-    let extra = if n == 3 { Some(cx.val(2)?) } else { None };
-    if expect && extra.is_none() {
-        return Err(cx.err("arrive.expect_tx needs a byte count"));
-    }
-    if cx.has("noComplete") {
-        return Err(cx.err(".noComplete"));
-    }
-    Ok(Op::MbarArrive {
-        d: cx.dst(0)?,
-        addr: cx.addr(1)?,
-        count: if expect { None } else { extra },
-        tx: if expect { extra } else { None },
-        cluster: cx.has("shared::cluster"),
-        drop: cx.i.opcode.base == "mbarrier.arrive_drop",
-    })
-}
-
-fn tma(cx: &Cx<'_>) -> Result<Op, SimError> {
-    if !cx.has("tile")
-        && cx
-            .i
-            .opcode
-            .modifiers
-            .iter()
-            .any(|m| m.starts_with("im2col"))
-    {
-        return Err(cx.err("im2col tensor copies"));
-    }
-    let tensor = |k: usize| -> Result<(Val, Vec<Val>), SimError> {
-        let Operand::Tensor { map, coords } = cx.op(k)? else {
-            return Err(cx.err("expected `[tensorMap, {coords}]`"));
-        };
-        let map = cx.syms.val(map, cx.i.line, &cx.text)?;
-        let coords = coords
-            .iter()
-            .map(|o| cx.syms.val(o, cx.i.line, &cx.text))
-            .collect::<Result<Vec<_>, _>>()?;
-        Ok((map, coords))
-    };
-    if cx.has("shared::cluster") && cx.has("global") && cx.has("mbarrier::complete_tx::bytes") {
-        let multicast = cx.has("multicast::cluster");
-        cx.n(if multicast { 4 } else { 3 })?;
-        if cx.i.opcode.modifiers.iter().any(|m| m.starts_with("L2::")) {
-            return Err(cx.err("L2 cache hints"));
-        }
-        let (map, coords) = tensor(1)?;
-        return Ok(Op::TmaLoad {
-            dst: cx.addr(0)?,
-            map,
-            coords,
-            mbar: cx.addr(2)?,
-            multicast: if multicast { Some(cx.val(3)?) } else { None },
-        });
-    }
-    if cx.has("global") && cx.has("shared::cta") && cx.has("bulk_group") {
-        cx.n(2)?;
-        let (map, coords) = tensor(0)?;
-        return Ok(Op::TmaStore {
-            map,
-            coords,
-            src: cx.addr(1)?,
-        });
-    }
-    Err(cx.err("this direction or completion mechanism of cp.async.bulk.tensor"))
 }
