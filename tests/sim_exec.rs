@@ -41,8 +41,19 @@ fn sim_launch(
     scalars: &[f32],
     seed: u64,
 ) -> Result<Stats, SimError> {
-    let sig = (art.signature)();
-    let plan = plan_launch_with(&sig, tensors, scalars, &DeviceLimits::HOPPER)
+    sim_launch_ptx(art.ptx, &(art.signature)(), dev, tensors, scalars, seed)
+}
+
+/// [`sim_launch`] of a PTX text with its signature.
+fn sim_launch_ptx(
+    ptx_text: &str,
+    sig: &tirx::runtime::Signature,
+    dev: &mut Device,
+    tensors: &[TensorMeta],
+    scalars: &[f32],
+    seed: u64,
+) -> Result<Stats, SimError> {
+    let plan = plan_launch_with(sig, tensors, scalars, &DeviceLimits::HOPPER)
         .unwrap_or_else(|e| panic!("{}: {e}", sig.entry));
     let params: Vec<ParamValue> = plan
         .params
@@ -81,7 +92,7 @@ fn sim_launch(
             PlannedParam::Scalar(bits) => ParamValue::F32(f32::from_bits(*bits)),
         })
         .collect();
-    let module = ptx::parse(art.ptx).expect("shipped PTX parses");
+    let module = ptx::parse(ptx_text).expect("the PTX parses");
     let launch = Launch {
         grid: plan.grid,
         cluster: plan.cluster,
@@ -314,4 +325,61 @@ fn an_mma_kernel_is_refused_with_the_instruction() {
         matches!(&e, SimError::Unsupported { instr, .. } if instr.starts_with("wgmma")),
         "{e}"
     );
+}
+
+/// Runs the shipped `tma_copy` default sm_90a PTX with `edit` applied (one planted bug) on a
+/// 64×64 tensor; returns the emulator's verdict.
+fn planted_copy(edit: impl Fn(&str) -> String) -> Result<Stats, SimError> {
+    let k = registry::find("tma_copy").expect("shipped");
+    let art = k
+        .artifacts
+        .iter()
+        .find(|a| a.target == Target::Sm90a && a.config == "default")
+        .expect("default sm_90a");
+    let text = edit(art.ptx);
+    assert_ne!(text, art.ptx, "the edit changed nothing");
+    let mut dev = Device::new();
+    let data = Rng::new(9).bf16s(64 * 64);
+    let src = upload(&mut dev, &data, &[64, 64]);
+    let dst = upload(&mut dev, &[], &[64, 64]);
+    sim_launch_ptx(&text, &(art.signature)(), &mut dev, &[src, dst], &[], 4)
+}
+
+/// Planted bugs in the shipped copy kernel, each diagnosed as what it is (issue #10,
+/// validation 3): a byte count too large (the phase never completes: a deadlock naming the
+/// bytes still expected), too small (tx-count underflow), an arrival count too large
+/// (deadlock, one arrival missing), the tensor map's param-space address instead of its
+/// generic one (the H200 reads the wrong address), and a missing bulk wait (the CTA exits
+/// with the store in flight).
+#[test]
+fn planted_bugs_in_the_copy_kernel_are_diagnosed() {
+    planted_copy(|p| p.replace("// tirx", "// planted: none\n// tirx"))
+        .expect("the unedited kernel runs");
+    let e = planted_copy(|p| p.replace("[%r12], 8192;", "[%r12], 16384;")).unwrap_err();
+    let SimError::Deadlock(blocked) = &e else {
+        panic!("{e}")
+    };
+    assert!(
+        blocked.iter().all(|b| matches!(
+            b.on,
+            tirx_sim::exec::WaitOn::Mbarrier {
+                tx: 8192,
+                pending: 0,
+                phase: 0,
+                ..
+            }
+        )),
+        "{e}"
+    );
+    let e = planted_copy(|p| p.replace("[%r12], 8192;", "[%r12], 4096;")).unwrap_err();
+    assert!(
+        matches!(e, SimError::TxUnderflow { excess: 4096, .. }),
+        "{e}"
+    );
+    let e = planted_copy(|p| p.replace("[%r11], 1;", "[%r11], 2;")).unwrap_err();
+    assert!(e.to_string().contains("1 of 2 arrivals seen"), "{e}");
+    let e = planted_copy(|p| p.replace("\tcvta.param.u64 %rd2, %rd2;\n", "")).unwrap_err();
+    assert!(e.to_string().contains("cvta.param"), "{e}");
+    let e = planted_copy(|p| p.replace("\tcp.async.bulk.wait_group 0;\n", "")).unwrap_err();
+    assert!(matches!(e, SimError::InFlightAtExit { ops: 1, .. }), "{e}");
 }
