@@ -93,6 +93,9 @@ impl Machine<'_> {
         pc: u32,
     ) -> Result<bool, SimError> {
         let inst = &self.prog.insts[pc as usize];
+        if inst.collective == Collective::No {
+            return Ok(true);
+        }
         let base = wi * 32;
         let cta = &cl.ctas[ci];
         let live = (0..32)

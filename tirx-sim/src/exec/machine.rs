@@ -308,41 +308,72 @@ impl<'a> Machine<'a> {
         let nt = cl.ctas[ci].nthreads;
         let lanes = wi * 32..(wi * 32 + 32).min(nt);
         self.wake(cl, ci, lanes.clone());
+        // The lowest PC of a running lane first (nearly always the only one); the others in
+        // ascending order only when its group cannot proceed.
         let cta = &cl.ctas[ci];
-        // Distinct PCs of running lanes, ascending.
+        let mut min = u32::MAX;
+        for t in lanes.clone() {
+            if cta.st[t as usize] == TState::Run {
+                min = min.min(cta.pc[t as usize]);
+            }
+        }
+        if min == u32::MAX {
+            return Ok(false);
+        }
+        if self.try_group(cl, ci, wi, min)? {
+            return Ok(true);
+        }
+        let cta = &cl.ctas[ci];
         let mut pcs: Vec<u32> = lanes
-            .clone()
             .filter(|&t| cta.st[t as usize] == TState::Run)
             .map(|t| cta.pc[t as usize])
+            .filter(|&pc| pc != min)
             .collect();
         pcs.sort_unstable();
         pcs.dedup();
         for pc in pcs {
-            let cta = &cl.ctas[ci];
-            let mut group = 0u32;
-            for t in lanes.clone() {
-                let s = cta.st[t as usize];
-                if cta.pc[t as usize] == pc
-                    && matches!(s, TState::Run | TState::Wait(Wait::Converge { .. }))
-                {
-                    group |= 1 << (t - wi * 32);
-                }
-            }
-            if pc as usize >= self.prog.insts.len() {
-                // Falling off the end of the body is an implicit `ret`.
-                for l in super::lane::lanes(group) {
-                    self.exit_thread(cl, ci, wi * 32 + l)?;
-                }
+            if self.try_group(cl, ci, wi, pc)? {
                 return Ok(true);
             }
-            if !self.collective_ready(cl, ci, wi, group, pc)? {
-                continue;
-            }
-            self.exec_group(cl, ci, wi, group, pc)?;
-            self.stats.warp_instructions += 1;
-            return Ok(true);
         }
         Ok(false)
+    }
+
+    /// Executes the group of warp `wi` at `pc` (its running lanes and those waiting there to
+    /// converge), unless a collective instruction still misses lanes.
+    fn try_group(
+        &mut self,
+        cl: &mut Cluster,
+        ci: usize,
+        wi: u32,
+        pc: u32,
+    ) -> Result<bool, SimError> {
+        let cta = &cl.ctas[ci];
+        let base = wi * 32;
+        let mut group = 0u32;
+        for t in base..(base + 32).min(cta.nthreads) {
+            if cta.pc[t as usize] == pc
+                && matches!(
+                    cta.st[t as usize],
+                    TState::Run | TState::Wait(Wait::Converge { .. })
+                )
+            {
+                group |= 1 << (t - base);
+            }
+        }
+        if pc as usize >= self.prog.insts.len() {
+            // Falling off the end of the body is an implicit `ret`.
+            for l in super::lane::lanes(group) {
+                self.exit_thread(cl, ci, base + l)?;
+            }
+            return Ok(true);
+        }
+        if !self.collective_ready(cl, ci, wi, group, pc)? {
+            return Ok(false);
+        }
+        self.exec_group(cl, ci, wi, group, pc)?;
+        self.stats.warp_instructions += 1;
+        Ok(true)
     }
 
     /// Marks thread `t` exited; checks barriers its exit may complete and async ops its CTA
