@@ -54,6 +54,13 @@ pub(crate) enum AsyncKind {
 }
 
 impl AsyncOp {
+    /// The index of its tensor-map parameter.
+    pub(crate) fn map(&self) -> usize {
+        match &self.kind {
+            AsyncKind::Load { map, .. } | AsyncKind::Store { map, .. } => *map,
+        }
+    }
+
     /// Whether it uses the shared memory of CTA `ci`.
     pub(crate) fn touches(&self, ci: u32) -> bool {
         match &self.kind {
@@ -202,6 +209,17 @@ impl Machine<'_> {
             }
             Op::TmaStore { src, .. } => {
                 let (_, soff) = smem_at(self, cl, src, MemSpace::SharedCta)?;
+                let span = bytes.next_multiple_of(128);
+                if let Some((addr, w, write_line)) = cl.ctas[ci].shadow.unfenced(soff & !127, span)
+                {
+                    return Err(SimError::UnfencedProxy {
+                        line,
+                        thread: cl.ctas[ci].thread(t),
+                        addr,
+                        writer: cl.ctas[ci].thread(w),
+                        write_line,
+                    });
+                }
                 AsyncKind::Store {
                     map,
                     coords,
@@ -251,8 +269,12 @@ impl Machine<'_> {
                 ..
             } => {
                 for r in lanes(*ctas) {
-                    let smem = &mut cl.ctas[r as usize].smem;
-                    tma::load_box(desc, coords, self.dev, smem, *dst).map_err(|f| fault(f, cl))?;
+                    let c = &mut cl.ctas[r as usize];
+                    tma::load_box(desc, coords, self.dev, &mut c.smem, *dst)
+                        .map_err(|f| fault(f, cl))?;
+                    let c = &mut cl.ctas[r as usize];
+                    c.shadow
+                        .async_write(*dst & !127, desc.box_bytes().next_multiple_of(128));
                 }
                 for r in lanes(*ctas) {
                     let bytes = i64::from(desc.box_bytes());

@@ -251,6 +251,35 @@ pub enum SimError {
         /// Bytes completed beyond the expected.
         excess: i64,
     },
+    /// A generic shared-memory access racing with an in-flight TMA copy.
+    #[error("PTX line {line}: {thread} {what}")]
+    Race {
+        /// Source line of the access.
+        line: u32,
+        /// The thread.
+        thread: ThreadId,
+        /// What, with the copy's line.
+        what: String,
+    },
+    /// A TMA store reads shared memory written through the generic proxy without a
+    /// `fence.proxy.async` of the writer in between.
+    #[error(
+        "PTX line {line}: {thread}: the TMA store reads shared+{addr:#x}, which {writer} wrote \
+         through the generic proxy (its last shared store: line {write_line}) without a \
+         fence.proxy.async since"
+    )]
+    UnfencedProxy {
+        /// Line of the TMA store.
+        line: u32,
+        /// The issuing thread.
+        thread: ThreadId,
+        /// The first unfenced byte.
+        addr: u32,
+        /// The thread that wrote it.
+        writer: ThreadId,
+        /// The writer's last shared-memory store.
+        write_line: u32,
+    },
     /// Every live thread is blocked and no asynchronous operation is in flight.
     #[error("{}", deadlock_text(.0))]
     Deadlock(Vec<Blocked>),

@@ -390,6 +390,7 @@ impl Machine<'_> {
             }
             Op::Exit => return self.exit_thread(cl, ci, t),
             Op::Nop => {}
+            Op::FenceProxyAsync => cl.ctas[ci].shadow.fence(t),
             _ => return self.sync_lane(cl, ci, t, pc, inst),
         }
         cl.ctas[ci].pc[t as usize] = pc + 1;
@@ -508,6 +509,7 @@ impl Machine<'_> {
         match loc {
             Loc::Global(g) => buf[..n].copy_from_slice(self.dev.slice(g, n).unwrap_or(&[])),
             Loc::Shared { cta, off } => {
+                self.check_race(cl, ci, t, line, cta, off, size, false)?;
                 let s = &cl.ctas[cta as usize].smem;
                 buf[..n].copy_from_slice(&s[off as usize..off as usize + n]);
             }
@@ -552,8 +554,14 @@ impl Machine<'_> {
                     out.copy_from_slice(&buf[..n]);
                 }
             }
-            Loc::Shared { cta, off } => cl.ctas[cta as usize].smem[off as usize..off as usize + n]
-                .copy_from_slice(&buf[..n]),
+            Loc::Shared { cta, off } => {
+                self.check_race(cl, ci, t, line, cta, off, size, true)?;
+                let c = &mut cl.ctas[cta as usize];
+                c.smem[off as usize..off as usize + n].copy_from_slice(&buf[..n]);
+                if cta as usize == ci {
+                    c.shadow.write(c.smem.len(), c.nthreads, off, size, t, line);
+                }
+            }
             Loc::Param(_) => {
                 return Err(self.protocol(
                     cl,
@@ -565,5 +573,48 @@ impl Machine<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A generic shared-memory access that touches bytes an in-flight TMA copy owns.
+    #[allow(clippy::too_many_arguments)]
+    fn check_race(
+        &self,
+        cl: &Cluster,
+        ci: usize,
+        t: u32,
+        line: u32,
+        cta: u32,
+        off: u32,
+        size: u32,
+        write: bool,
+    ) -> Result<(), SimError> {
+        if cl.ops.is_empty() {
+            return Ok(());
+        }
+        let maps = &self.params.maps;
+        let hit = super::shadow::conflict(&cl.ops, cta, off, size, write, |op| {
+            maps[op.map()].1.box_bytes()
+        });
+        let Some((op, how)) = hit else {
+            return Ok(());
+        };
+        let what = match how {
+            super::shadow::Conflict::LoadInFlight => format!(
+                "{} shared+{off:#x} while the TMA load issued at line {} is still writing it \
+                 (a missing wait on its mbarrier)",
+                if write { "writes" } else { "reads" },
+                op.line
+            ),
+            super::shadow::Conflict::StoreInFlight => format!(
+                "writes shared+{off:#x} while the TMA store issued at line {} is still reading \
+                 it (a missing cp.async.bulk.wait_group.read)",
+                op.line
+            ),
+        };
+        Err(SimError::Race {
+            line,
+            thread: cl.ctas[ci].thread(t),
+            what,
+        })
     }
 }

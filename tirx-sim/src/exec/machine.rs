@@ -116,6 +116,8 @@ pub(crate) struct Cta {
     /// Per thread: the cluster-barrier round it arrived in, if it has not waited yet.
     pub cluster_arrived: Vec<Option<u64>>,
     pub live: u32,
+    /// Generic-writer tags and fence epochs of the shared memory (`shadow.rs`).
+    pub shadow: super::shadow::Shadow,
 }
 
 impl Cta {
@@ -213,6 +215,7 @@ impl<'a> Machine<'a> {
                 bulk_next: vec![0; nt as usize],
                 cluster_arrived: vec![None; nt as usize],
                 live: nt,
+                shadow: Default::default(),
             });
             regs.push(Regs {
                 n: nregs,

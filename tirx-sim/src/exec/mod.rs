@@ -26,6 +26,7 @@ mod mem;
 mod ops;
 mod program;
 mod sched;
+mod shadow;
 mod sync;
 mod tma;
 mod warp;

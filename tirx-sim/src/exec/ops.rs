@@ -275,6 +275,9 @@ pub(crate) enum Op {
     /// Ordering only, a no-op for this sequentially consistent machine: `fence`, `membar`,
     /// `fence.proxy.*`, `fence.mbarrier_init`, `prefetch`, `nanosleep`.
     Nop,
+    /// `fence.proxy.async[.shared::cta]` (§9.7.13 "membar/fence"): orders the thread's
+    /// generic-proxy shared-memory writes before later async-proxy reads (`shadow.rs`).
+    FenceProxyAsync,
     /// `shfl.sync.mode.b32 d[|p], a, b, c, membermask` (§9.7.9.6).
     Shfl {
         mode: ShflMode,

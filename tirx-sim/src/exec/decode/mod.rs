@@ -222,6 +222,7 @@ pub(crate) fn decode(i: &Instr, syms: &Symbols) -> Result<Inst, SimError> {
                 block: base == "mbarrier.try_wait",
             }
         }
+        "fence" if cx.has("proxy") && cx.has("async") && !cx.has("global") => Op::FenceProxyAsync,
         "fence" | "membar" | "prefetch" | "prefetchu" | "nanosleep" => Op::Nop,
         "shfl.sync" => {
             cx.n(5)?;

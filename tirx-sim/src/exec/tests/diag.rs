@@ -201,3 +201,124 @@ fn a_seed_replays_its_schedule() {
     let distinct: std::collections::HashSet<_> = (0..8).map(run_once).collect();
     assert!(distinct.len() > 1, "every seed gave the same schedule");
 }
+
+/// Every thread writes its word of a 64×8 bf16 tile (`fence` after the write), a barrier,
+/// then thread 0 stores the tile with TMA, runs `after`, and waits for the store.
+fn store_kernel(fence: &str, after: &str) -> ptx::Module {
+    let body = format!(
+        "\tmov.u32 %r0, %tid.x;\n\tmov.u32 %r1, smem;\n\tadd.u32 %r1, %r1, 1023;\n\
+         \tand.b32 %r1, %r1, -1024;\n\tshl.b32 %r2, %r0, 2;\n\tadd.u32 %r3, %r1, %r2;\n\
+         \tst.shared.u32 [%r3], %r0;\n{fence}\tbar.sync 0;\n\
+         \tsetp.eq.u32 %p0, %r0, 0;\n\t@!%p0 bra $L_end;\n\
+         \tmov.u64 %rd4, p_dst;\n\tcvta.param.u64 %rd4, %rd4;\n\tmov.u32 %r5, 0;\n\
+         \tcp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd4, {{%r5, %r5}}], [%r1];\n\
+         {after}\tcp.async.bulk.commit_group;\n\tcp.async.bulk.wait_group.read 0;\n\
+         $L_end:\n\tret;\n"
+    );
+    module(".param .align 64 .b8 p_dst[128]", &body)
+}
+
+/// Runs a one-tile kernel with a 64×8 bf16 tensor map as its only parameter, async copies
+/// completing only when nothing else can run (so a race window stays open).
+fn run_tile(m: &ptx::Module) -> Result<Vec<u8>, SimError> {
+    let mut dev = Device::new();
+    let a = dev.alloc(64 * 8 * 2);
+    let map = TensorMapDesc {
+        elem: TmaElem::Bf16,
+        global_address: a,
+        dims: vec![64, 8],
+        strides_bytes: vec![128],
+        box_dims: vec![64, 8],
+        element_strides: vec![1, 1],
+        swizzle: TmaSwizzle::B128,
+        oob_fill: OobFill::Zero,
+    };
+    let policy = Policy {
+        complete_one_in: u64::MAX,
+        ..Policy::default()
+    };
+    let p = Program::new(m, "k")?;
+    run_program(
+        &p,
+        &one_cta(128, 2048),
+        &[ParamValue::TensorMap(map)],
+        &mut dev,
+        1,
+        &policy,
+    )?;
+    Ok(dev.read(a, 64 * 8 * 2).unwrap())
+}
+
+#[test]
+fn a_tma_store_of_generic_writes_needs_fence_proxy_async() {
+    let fenced = store_kernel("\tfence.proxy.async.shared::cta;\n", "");
+    let out = run_tile(&fenced).unwrap();
+    assert_eq!(u32s(&out[..512])[5], 5, "thread 5's word went out");
+    let unfenced = store_kernel("", "");
+    let e = run_tile(&unfenced).unwrap_err();
+    match &e {
+        SimError::UnfencedProxy {
+            writer,
+            write_line,
+            line,
+            ..
+        } => {
+            assert_eq!(writer.tid, 0);
+            assert_eq!(*write_line, line_of(&unfenced, "st.shared"));
+            assert_eq!(*line, line_of(&unfenced, "cp.async.bulk.tensor"));
+        }
+        _ => panic!("{e}"),
+    }
+    assert!(e.to_string().contains("without a fence.proxy.async"), "{e}");
+}
+
+#[test]
+fn writing_a_tile_a_tma_store_still_reads_is_a_race() {
+    let m = store_kernel(
+        "\tfence.proxy.async.shared::cta;\n",
+        "\tst.shared.u32 [%r1+64], %r0;\n",
+    );
+    let e = run_tile(&m).unwrap_err();
+    assert!(
+        matches!(&e, SimError::Race { what, .. } if what.contains("wait_group.read")),
+        "{e}"
+    );
+}
+
+#[test]
+fn reading_a_tile_a_tma_load_still_writes_is_a_race() {
+    // The copy kernel with a read of the tile right after the load is issued, before the
+    // mbarrier wait.
+    let body = super::tma::copy_body(true).replacen(
+        "$L_wait:",
+        "\tld.shared.u32 %r9, [%r2+256];\n$L_wait:",
+        1,
+    );
+    let m = module(super::tma::COPY_PARAMS, &body);
+    let mut dev = Device::new();
+    let a = dev.alloc(64 * 8 * 2);
+    let map = TensorMapDesc {
+        elem: TmaElem::Bf16,
+        global_address: a,
+        dims: vec![64, 8],
+        strides_bytes: vec![128],
+        box_dims: vec![64, 8],
+        element_strides: vec![1, 1],
+        swizzle: TmaSwizzle::B128,
+        oob_fill: OobFill::Zero,
+    };
+    let policy = Policy {
+        complete_one_in: u64::MAX,
+        ..Policy::default()
+    };
+    let p = Program::new(&m, "k").unwrap();
+    let params = [
+        ParamValue::TensorMap(map.clone()),
+        ParamValue::TensorMap(map),
+    ];
+    let e = run_program(&p, &one_cta(128, 3072), &params, &mut dev, 2, &policy).unwrap_err();
+    assert!(
+        matches!(&e, SimError::Race { what, .. } if what.contains("missing wait on its mbarrier")),
+        "{e}"
+    );
+}

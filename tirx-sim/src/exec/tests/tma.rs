@@ -111,12 +111,21 @@ fn encoder_rules_are_checked() {
 /// A hand-written copy kernel in the shape tirx emits: thread 0 arms the barrier and issues
 /// the load, everyone waits on phase 0, thread 0 stores the tile back and waits for it.
 pub(super) fn copy_kernel(cvta: bool) -> ptx::Module {
+    module(COPY_PARAMS, &copy_body(cvta))
+}
+
+/// The copy kernel's parameters.
+pub(super) const COPY_PARAMS: &str =
+    ".param .align 64 .b8 p_src[128], .param .align 64 .b8 p_dst[128]";
+
+/// The copy kernel's body.
+pub(super) fn copy_body(cvta: bool) -> String {
     let cvta = if cvta {
         "\tcvta.param.u64 %rd3, %rd3;\n\tcvta.param.u64 %rd4, %rd4;\n"
     } else {
         ""
     };
-    let body = format!(
+    format!(
         "\tmov.u32 %r0, %tid.x;\n\tmov.u32 %r1, smem;\n\tadd.u32 %r1, %r1, 1023;\n\
          \tand.b32 %r1, %r1, -1024;\n\tadd.u32 %r2, %r1, 1024;\n\
          \tmov.u32 %r3, %ctaid.x;\n\tmul.lo.u32 %r3, %r3, 64;\n\
@@ -132,10 +141,6 @@ pub(super) fn copy_kernel(cvta: bool) -> ptx::Module {
          \tcp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%rd4, {{%r3, %r4}}], [%r2];\n\
          \tcp.async.bulk.commit_group;\n\tcp.async.bulk.wait_group 0;\n\
          $L_end:\n\tret;\n"
-    );
-    module(
-        ".param .align 64 .b8 p_src[128], .param .align 64 .b8 p_dst[128]",
-        &body,
     )
 }
 
