@@ -3,6 +3,7 @@
 //! (`diag.rs`). Kernels are small hand-written PTX entries run through the public API.
 
 mod alu;
+mod cluster;
 mod diag;
 mod sync;
 mod tma;
