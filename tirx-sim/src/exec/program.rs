@@ -228,6 +228,71 @@ fn sreg(name: &str) -> Option<Sreg> {
 impl Program {
     /// Decodes entry `name` of `module`.
     pub fn new(module: &Module, name: &str) -> Result<Program, SimError> {
+        let (entry, layout) = Layout::of(module, name)?;
+        let mut insts = Vec::with_capacity(entry.instructions().count());
+        for i in entry.instructions() {
+            insts.push(decode::decode(i, &layout.syms)?);
+        }
+        Self::finish(entry, name, insts, layout)
+    }
+
+    /// Every instruction of entry `name` the executor cannot run, each as its
+    /// [`SimError::Unsupported`]: the executor's to-do list for a module (empty when
+    /// [`Program::new`] succeeds).
+    pub fn unsupported(module: &Module, name: &str) -> Result<Vec<SimError>, SimError> {
+        let (entry, layout) = Layout::of(module, name)?;
+        Ok(entry
+            .instructions()
+            .filter_map(|i| decode::decode(i, &layout.syms).err())
+            .collect())
+    }
+
+    fn finish(entry: &Entry, name: &str, insts: Vec<Inst>, l: Layout) -> Result<Program, SimError> {
+        let mut max_threads = None;
+        let mut req_cluster = None;
+        for d in &entry.directives {
+            match d {
+                ptx::Directive::MaxNtid(t) | ptx::Directive::ReqNtid(t) => {
+                    max_threads = Some(t.iter().product())
+                }
+                ptx::Directive::ReqNctaPerCluster(c) => req_cluster = Some(*c),
+                _ => {}
+            }
+        }
+        Ok(Program {
+            name: name.to_owned(),
+            insts,
+            reg_names: l.reg_names,
+            params: l.params,
+            param_bytes: l.param_bytes,
+            dyn_smem_base: l.dyn_smem_base,
+            max_threads,
+            req_cluster,
+        })
+    }
+
+    /// The number of instructions.
+    pub fn len(&self) -> usize {
+        self.insts.len()
+    }
+
+    /// Whether the body is empty.
+    pub fn is_empty(&self) -> bool {
+        self.insts.is_empty()
+    }
+}
+
+/// An entry's names and storage: what decoding its instructions needs.
+struct Layout {
+    syms: Symbols,
+    reg_names: Vec<String>,
+    params: Vec<(u32, u32)>,
+    param_bytes: u32,
+    dyn_smem_base: u32,
+}
+
+impl Layout {
+    fn of<'m>(module: &'m Module, name: &str) -> Result<(&'m Entry, Layout), SimError> {
         let entry = module
             .entry(name)
             .ok_or_else(|| SimError::NoEntry(name.to_owned()))?;
@@ -248,41 +313,14 @@ impl Program {
                 Statement::Instr(_) => n += 1,
             }
         }
-        let mut insts = Vec::with_capacity(n as usize);
-        for i in entry.instructions() {
-            insts.push(decode::decode(i, &syms)?);
-        }
-        let mut max_threads = None;
-        let mut req_cluster = None;
-        for d in &entry.directives {
-            match d {
-                ptx::Directive::MaxNtid(t) | ptx::Directive::ReqNtid(t) => {
-                    max_threads = Some(t.iter().product())
-                }
-                ptx::Directive::ReqNctaPerCluster(c) => req_cluster = Some(*c),
-                _ => {}
-            }
-        }
-        Ok(Program {
-            name: name.to_owned(),
-            insts,
+        let layout = Layout {
+            syms,
             reg_names,
             params,
             param_bytes,
             dyn_smem_base,
-            max_threads,
-            req_cluster,
-        })
-    }
-
-    /// The number of instructions.
-    pub fn len(&self) -> usize {
-        self.insts.len()
-    }
-
-    /// Whether the body is empty.
-    pub fn is_empty(&self) -> bool {
-        self.insts.is_empty()
+        };
+        Ok((entry, layout))
     }
 }
 
