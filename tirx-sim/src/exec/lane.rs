@@ -209,6 +209,12 @@ impl Machine<'_> {
         ) {
             return self.collective(cl, ci, wi, active, pc, inst);
         }
+        if matches!(
+            inst.op,
+            Op::WgmmaFence | Op::WgmmaCommit | Op::WgmmaWait { .. } | Op::Wgmma { .. }
+        ) {
+            return self.wgmma(cl, ci, wi, active, pc, inst);
+        }
         for l in lanes(active) {
             self.exec_lane(cl, ci, wi * 32 + l, pc, inst)?;
         }

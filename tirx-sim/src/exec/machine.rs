@@ -118,6 +118,8 @@ pub(crate) struct Cta {
     pub live: u32,
     /// Generic-writer tags and fence epochs of the shared memory (`shadow.rs`).
     pub shadow: super::shadow::Shadow,
+    /// Per warp: its wgmma operations in flight (`wgmma.rs`).
+    pub mma: Vec<super::wgmma::WarpMma>,
 }
 
 impl Cta {
@@ -216,6 +218,7 @@ impl<'a> Machine<'a> {
                 cluster_arrived: vec![None; nt as usize],
                 live: nt,
                 shadow: Default::default(),
+                mma: vec![Default::default(); nt.div_ceil(32) as usize],
             });
             regs.push(Regs {
                 n: nregs,
@@ -449,6 +452,17 @@ impl<'a> Machine<'a> {
 
     /// The uninitialised-register error.
     pub(crate) fn uninit(&self, cl: &Cluster, ci: usize, t: u32, r: u32, line: u32) -> SimError {
+        if let Some(at) = cl.ctas[ci].mma[(t / 32) as usize].owner(r) {
+            return SimError::Protocol {
+                line,
+                thread: cl.ctas[ci].thread(t),
+                what: format!(
+                    "reads `{}` while the wgmma.mma_async of line {at} still owns it (no \
+                     wgmma.wait_group has retired it)",
+                    self.prog.reg_names[r as usize]
+                ),
+            };
+        }
         SimError::Uninitialised {
             line,
             thread: cl.ctas[ci].thread(t),

@@ -30,6 +30,7 @@ mod shadow;
 mod sync;
 mod tma;
 mod warp;
+mod wgmma;
 
 #[cfg(test)]
 mod tests;
@@ -42,6 +43,7 @@ pub use mem::{PARAM_GENERIC, SHARED_GENERIC, SMEM_BASE};
 pub use program::Program;
 pub use sched::{Policy, Rng};
 pub use tma::{OobFill, TensorMapDesc, TmaElem, TmaSwizzle};
+pub use wgmma::MatrixDesc;
 
 use crate::ptx::Module;
 

@@ -319,6 +319,24 @@ pub(crate) enum Op {
     BulkCommit,
     /// `cp.async.bulk.wait_group[.read] n` (§9.7.9.27).
     BulkWait { n: u32 },
+    /// `wgmma.fence.sync.aligned` (§9.7.15.6.1).
+    WgmmaFence,
+    /// `wgmma.commit_group.sync.aligned` (§9.7.15.6.3).
+    WgmmaCommit,
+    /// `wgmma.wait_group.sync.aligned n` (§9.7.15.6.4).
+    WgmmaWait { n: u32 },
+    /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.atype.atype d, a-desc, b-desc, scale-d,
+    /// imm-scale-a, imm-scale-b, 0, 0` (§9.7.15.5.2), both operands K-major in shared memory.
+    Wgmma {
+        n: u32,
+        atype: Type,
+        d: Vec<Reg>,
+        a: Val,
+        b: Val,
+        scale_d: Val,
+        neg_a: bool,
+        neg_b: bool,
+    },
     /// `setmaxnreg.{inc,dec}.sync.aligned.u32 n` (§9.7.17 "setmaxnreg"): checked, no effect.
     Setmaxnreg,
 }

@@ -7,6 +7,7 @@
 //! combination not listed here.
 
 mod memory;
+mod mma;
 
 use super::diag::SimError;
 use super::float::Rnd;
@@ -319,6 +320,16 @@ pub(crate) fn decode(i: &Instr, syms: &Symbols) -> Result<Inst, SimError> {
             }
             Op::Setmaxnreg
         }
+        "wgmma.fence" => Op::WgmmaFence,
+        "wgmma.commit_group" => Op::WgmmaCommit,
+        "wgmma.wait_group" => {
+            cx.n(1)?;
+            let Val::Imm(n) = cx.val(0)? else {
+                return Err(cx.err("wait_group count must be a constant"));
+            };
+            Op::WgmmaWait { n: n as u32 }
+        }
+        "wgmma.mma_async" => mma::wgmma(&cx)?,
         b if b.starts_with("wgmma") || b.starts_with("tcgen05") => {
             return Err(cx.err(
                 "wgmma and tcgen05 are the next pieces of the emulator (issue #10); this \

@@ -7,6 +7,7 @@ mod cluster;
 mod diag;
 mod sync;
 mod tma;
+mod wgmma;
 
 use super::*;
 use crate::ptx;
