@@ -504,3 +504,151 @@ fn reading_the_accumulator_before_wgmma_wait_group_is_diagnosed() {
     let e = gemm_case(art, &text, (64, 64, 64), 3).unwrap_err();
     assert!(e.contains("still owns it"), "{e}");
 }
+
+/// Element values of `elem` as raw little-endian bytes, and their exact values.
+fn random_tensor(rng: &mut Rng, elem: ElemType, n: usize) -> (Vec<u8>, Vec<f64>) {
+    let mut bytes = Vec::with_capacity(n * 4);
+    let mut vals = Vec::with_capacity(n);
+    for _ in 0..n {
+        let x = rng.unit() * 2.0 - 1.0;
+        match elem {
+            ElemType::Bf16 => {
+                let v = bf16::from_f32(x);
+                bytes.extend_from_slice(&v.to_bits().to_le_bytes());
+                vals.push(v.to_f64());
+            }
+            ElemType::F16 => {
+                let v = half::f16::from_f32(x);
+                bytes.extend_from_slice(&v.to_bits().to_le_bytes());
+                vals.push(v.to_f64());
+            }
+            ElemType::F32 => {
+                bytes.extend_from_slice(&x.to_le_bytes());
+                vals.push(f64::from(x));
+            }
+        }
+    }
+    (bytes, vals)
+}
+
+/// Values of `elem` read back from `bytes`.
+fn decode_tensor(bytes: &[u8], elem: ElemType) -> Vec<f64> {
+    match elem {
+        ElemType::F32 => bytes
+            .chunks_exact(4)
+            .map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+            .collect(),
+        _ => bytes
+            .chunks_exact(2)
+            .map(|c| {
+                let b = u16::from_le_bytes([c[0], c[1]]);
+                if elem == ElemType::F16 {
+                    half::f16::from_bits(b).to_f64()
+                } else {
+                    bf16::from_bits(b).to_f64()
+                }
+            })
+            .collect(),
+    }
+}
+
+/// A TN GEMM artifact of any element types, with `c`, `alpha`, `beta` when it takes them:
+/// D = α·A·Bᵀ + β·C against the f64 reference, each element within half an ulp of D's type
+/// plus the f32 accumulation-order bound `(K + 2) · 2⁻²³ · (|α|·Σ|a·b| + |β·c|)`.
+fn typed_gemm_case(
+    art: &KernelArtifact,
+    (m, n, kk): (usize, usize, usize),
+    seed: u64,
+) -> Result<Stats, String> {
+    let sig = (art.signature)();
+    let elem = |name: &str| sig.tensors.iter().find(|t| t.name == name).map(|t| t.elem);
+    let (ta, td) = (elem("a").expect("a"), elem("d").expect("d"));
+    let mut rng = Rng::new(seed);
+    let (ab, av) = random_tensor(&mut rng, ta, m * kk);
+    let (bb, bv) = random_tensor(&mut rng, ta, n * kk);
+    let tc = elem("c");
+    let (cb, cv) = random_tensor(&mut rng, tc.unwrap_or(td), m * n);
+    let (alpha, beta) = if tc.is_some() {
+        (1.5f32, -0.75f32)
+    } else {
+        (1.0, 0.0)
+    };
+    let mut dev = Device::new();
+    let mut put = |bytes: &[u8], elem: ElemType, shape: &[usize]| {
+        let addr = dev.alloc(bytes.len());
+        dev.write(addr, bytes).expect("in bounds");
+        TensorMeta::row_major(elem, shape, addr)
+    };
+    let am = put(&ab, ta, &[m, kk]);
+    let bm = put(&bb, ta, &[n, kk]);
+    let cm = put(&cb, tc.unwrap_or(td), &[m, n]);
+    let dbytes = m * n * td.bytes() as usize;
+    let dm = put(&vec![0xff; dbytes], td, &[m, n]);
+    let tensors: Vec<TensorMeta> = sig
+        .tensors
+        .iter()
+        .map(|t| match t.name.as_str() {
+            "a" => am.clone(),
+            "b" => bm.clone(),
+            "c" => cm.clone(),
+            "d" => dm.clone(),
+            other => panic!("a GEMM tensor {other}"),
+        })
+        .collect();
+    let scalars: Vec<f32> = sig
+        .scalars
+        .iter()
+        .map(|s| if s == "alpha" { alpha } else { beta })
+        .collect();
+    let stats = sim_launch(art, &mut dev, &tensors, &scalars, seed).map_err(|e| e.to_string())?;
+    let got = decode_tensor(&dev.read(dm.addr, dbytes).expect("in bounds"), td);
+    let half_ulp = match td {
+        ElemType::Bf16 => 1.0 / 256.0,
+        ElemType::F16 => 1.0 / 2048.0,
+        ElemType::F32 => 1.0 / 16_777_216.0,
+    };
+    for i in 0..m {
+        for j in 0..n {
+            let (mut dot, mut mag) = (0.0, 0.0);
+            for p in 0..kk {
+                dot += av[i * kk + p] * bv[j * kk + p];
+                mag += (av[i * kk + p] * bv[j * kk + p]).abs();
+            }
+            let c = if tc.is_some() { cv[i * n + j] } else { 0.0 };
+            let w = f64::from(alpha) * dot + f64::from(beta) * c;
+            let scale = f64::from(alpha.abs()) * mag + (f64::from(beta) * c).abs();
+            let bound = w.abs() * half_ulp + (kk as f64 + 2.0) * scale / 8_388_608.0 + 1e-30;
+            let g = got[i * n + j];
+            if (g - w).abs() > bound || g.is_nan() {
+                return Err(format!("({i}, {j}): {g} vs {w:.6e} (bound {bound:.2e})"));
+            }
+        }
+    }
+    Ok(stats)
+}
+
+/// One config of every Hopper GEMM whose operands are K-major — the ladder from the
+/// synchronous level to the persistent, clustered, TMA-epilogue and α/β kernels, with f16
+/// inputs and f16/f32 outputs among them — on a shape with tails in M, N and K.
+#[test]
+fn every_hopper_gemm_kind_matches_the_reference() {
+    let mut runs = Vec::new();
+    for (kernel, config) in [
+        ("gemm_sm90_sync", "default"),
+        ("gemm_sm90_tma", "default"),
+        ("gemm_sm90_ws1", "default"),
+        ("gemm_sm90_2wg", "default"),
+        ("gemm_sm90_ws", "f16_f32_n64"),
+        ("gemm_sm90_cluster", "bf16_f32"),
+        ("gemm_sm90_tma_epi", "f16"),
+        ("gemm_sm90_pair_n", "bf16_f16"),
+        ("gemm_sm90_tma_epi_abc", "n64"),
+        ("gemm_sm90_pair_n_abc", "f16_f32"),
+    ] {
+        let art = sm90(kernel, config);
+        let stats = typed_gemm_case(art, (130, 136, 72), 41)
+            .unwrap_or_else(|e| panic!("{kernel} {config}: {e}"));
+        runs.push(stats);
+    }
+    report("hopper gemms", &runs);
+}
