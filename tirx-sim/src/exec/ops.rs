@@ -326,7 +326,8 @@ pub(crate) enum Op {
     /// `wgmma.wait_group.sync.aligned n` (§9.7.15.6.4).
     WgmmaWait { n: u32 },
     /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.atype.atype d, a-desc, b-desc, scale-d,
-    /// imm-scale-a, imm-scale-b, 0, 0` (§9.7.15.5.2), both operands K-major in shared memory.
+    /// imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b` (§9.7.15.5.2), both operands in shared
+    /// memory.
     Wgmma {
         n: u32,
         atype: Type,
@@ -336,6 +337,8 @@ pub(crate) enum Op {
         scale_d: Val,
         neg_a: bool,
         neg_b: bool,
+        tnsp_a: bool,
+        tnsp_b: bool,
     },
     /// `setmaxnreg.{inc,dec}.sync.aligned.u32 n` (§9.7.17 "setmaxnreg"): checked, no effect.
     Setmaxnreg,

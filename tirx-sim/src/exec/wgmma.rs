@@ -3,13 +3,18 @@
 //! `wgmma.commit_group`, `wgmma.wait_group`.
 //!
 //! Scope of this version: `.m64nNk16` with an f32 accumulator and bf16/f16 inputs, both
-//! operands K-major (`imm-trans-a = imm-trans-b = 0`), descriptors without a base offset.
-//! Other forms (MN-major operands, A from registers, other types) are refused at decode.
+//! operands in shared memory, K-major or (swizzled) MN-major (`imm-trans-a/b`), descriptors
+//! without a base offset. Other forms (A from registers, other types) are refused at decode;
+//! an unswizzled MN-major operand or a base offset when the MMA issues.
 //!
 //! **Matrix descriptor** (§9.7.15.5.1 "Matrix Descriptor Format"), decoded here from the
 //! ISA's table: bits 0–13 the start address >> 4, bits 16–29 the leading-dimension byte
 //! offset >> 4, bits 32–45 the stride-dimension byte offset >> 4, bits 49–51 the base offset,
 //! bits 62–63 the swizzle (0 none, 1 128B, 2 64B, 3 32B).
+//!
+//! **MN-major canonical layouts, swizzled** (§9.7.15.5.1): element (`r`, `k`) lies at
+//! `start + (r / (S/2))·LBO + (k / 8)·SBO + (k % 8)·S + 2·(r % (S/2))`, swizzled: each row of
+//! the span holds consecutive M/N elements of one `k`.
 //!
 //! **K-major canonical layouts** (§9.7.15.5.1): row `r` (of M for A, N for B) and column `k`
 //! of a 16-bit matrix lie at
@@ -75,6 +80,21 @@ impl MatrixDesc {
         }
     }
 
+    /// The shared-memory offset of element (`r`, `k`) of an MN-major 16-bit matrix (`r` along
+    /// M or N, contiguous), swizzled: rows of the span hold consecutive MN elements of one
+    /// `k`; 8 rows (k) form an atom, atoms SBO apart along K and LBO apart along MN. `None`
+    /// without a swizzle (not supported yet).
+    pub fn mn_major(&self, r: u32, k: u32) -> Option<u32> {
+        let span = self.swizzle.span()?;
+        let per_row = span / 2;
+        let plain = self.start
+            + (r / per_row) * self.lbo
+            + (k / 8) * self.sbo
+            + (k % 8) * span
+            + (r % per_row) * 2;
+        Some(self.swizzle.apply(plain))
+    }
+
     /// The shared-memory offset of element (`r`, `k`) of a K-major 16-bit matrix.
     pub fn k_major(&self, r: u32, k: u32) -> u32 {
         match self.swizzle.span() {
@@ -98,6 +118,9 @@ pub(crate) struct PendingMma {
     b: MatrixDesc,
     neg_a: bool,
     neg_b: bool,
+    /// MN-major A / B (`imm-trans-a`, `imm-trans-b`).
+    tnsp_a: bool,
+    tnsp_b: bool,
     /// The D registers, in operand order.
     d: Vec<Reg>,
     /// Per lane of the warp (32 × d.len()): the accumulator inputs (zero when scale-d is false).
@@ -164,10 +187,23 @@ impl Machine<'_> {
                 scale_d,
                 neg_a,
                 neg_b,
+                tnsp_a,
+                tnsp_b,
             } => {
                 let first = base + active.trailing_zeros();
                 let ad = MatrixDesc::decode(self.rd(cl, ci, first, *a, line)?);
                 let bd = MatrixDesc::decode(self.rd(cl, ci, first, *b, line)?);
+                if (*tnsp_a && ad.swizzle == TmaSwizzle::None)
+                    || (*tnsp_b && bd.swizzle == TmaSwizzle::None)
+                {
+                    return Err(self.protocol(
+                        cl,
+                        ci,
+                        first,
+                        line,
+                        "an MN-major operand without a swizzle is not supported yet".into(),
+                    ));
+                }
                 if ad.base_offset != 0 || bd.base_offset != 0 {
                     return Err(self.protocol(
                         cl,
@@ -200,6 +236,8 @@ impl Machine<'_> {
                     b: bd,
                     neg_a: *neg_a,
                     neg_b: *neg_b,
+                    tnsp_a: *tnsp_a,
+                    tnsp_b: *tnsp_b,
                     d: d.clone(),
                     acc,
                     chained,
@@ -224,8 +262,12 @@ impl Machine<'_> {
         p: &PendingMma,
     ) -> Result<(), SimError> {
         let smem = &cl.ctas[ci].smem;
-        let elem = |desc: &MatrixDesc, r: u32, k: u32| -> Option<f32> {
-            let off = desc.k_major(r, k) as usize;
+        let elem = |desc: &MatrixDesc, mn_major: bool, r: u32, k: u32| -> Option<f32> {
+            let off = if mn_major {
+                desc.mn_major(r, k)? as usize
+            } else {
+                desc.k_major(r, k) as usize
+            };
             let b = smem.get(off..off + 2)?;
             let bits = u16::from_le_bytes([b[0], b[1]]);
             Some(if p.atype == Type::F16 {
@@ -247,14 +289,15 @@ impl Machine<'_> {
         let mut a = [[0f64; 16]; 16];
         for (i, row) in a.iter_mut().enumerate() {
             for (k, v) in row.iter_mut().enumerate() {
-                let x = elem(&p.a, 16 * wr + i as u32, k as u32).ok_or_else(|| oob(self, cl))?;
+                let x = elem(&p.a, p.tnsp_a, 16 * wr + i as u32, k as u32)
+                    .ok_or_else(|| oob(self, cl))?;
                 *v = if p.neg_a { -f64::from(x) } else { f64::from(x) };
             }
         }
         let mut b = vec![[0f64; 16]; p.n as usize];
         for (nn, col) in b.iter_mut().enumerate() {
             for (k, v) in col.iter_mut().enumerate() {
-                let x = elem(&p.b, nn as u32, k as u32).ok_or_else(|| oob(self, cl))?;
+                let x = elem(&p.b, p.tnsp_b, nn as u32, k as u32).ok_or_else(|| oob(self, cl))?;
                 *v = if p.neg_b { -f64::from(x) } else { f64::from(x) };
             }
         }

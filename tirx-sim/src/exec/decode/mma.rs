@@ -53,8 +53,8 @@ pub(super) fn wgmma(cx: &Cx<'_>) -> Result<Op, SimError> {
         _ => Err(cx.err("scale and transpose operands must be constants")),
     };
     let (scale_a, scale_b, tnsp_a, tnsp_b) = (imm(4)?, imm(5)?, imm(6)?, imm(7)?);
-    if tnsp_a != 0 || tnsp_b != 0 {
-        return Err(cx.err("MN-major (transposed) operands are not supported yet"));
+    if ![0, 1].contains(&tnsp_a) || ![0, 1].contains(&tnsp_b) {
+        return Err(cx.err("imm-trans-a/b must be 0 or 1"));
     }
     if ![1, -1].contains(&scale_a) || ![1, -1].contains(&scale_b) {
         return Err(cx.err("imm-scale-a/b must be 1 or -1"));
@@ -68,5 +68,7 @@ pub(super) fn wgmma(cx: &Cx<'_>) -> Result<Op, SimError> {
         scale_d: cx.val(3)?,
         neg_a: scale_a == -1,
         neg_b: scale_b == -1,
+        tnsp_a: tnsp_a == 1,
+        tnsp_b: tnsp_b == 1,
     })
 }

@@ -55,3 +55,30 @@ fn k_major_layouts_place_core_matrices_and_swizzled_rows() {
     assert_eq!(s.k_major(3, 9), 0x2000 + 3 * 128 + ((1 ^ 3) * 16) + 2);
     assert_eq!(s.k_major(8, 0), 0x2000 + 1024);
 }
+
+#[test]
+fn mn_major_swizzled_rows_hold_consecutive_mn_elements_of_one_k() {
+    // tirx's MN-major B descriptor: 128B swizzle, LBO 8192 (64-element MN atoms), SBO 1024.
+    let d = MatrixDesc {
+        start: 0x4000,
+        lbo: 8192,
+        sbo: 1024,
+        base_offset: 0,
+        swizzle: TmaSwizzle::B128,
+    };
+    assert_eq!(d.mn_major(0, 0), Some(0x4000));
+    assert_eq!(d.mn_major(1, 0), Some(0x4000 + 2));
+    // k = 1 is the next 128-byte row, its chunks XOR 1.
+    assert_eq!(d.mn_major(0, 1), Some(0x4000 + 128 + 16));
+    assert_eq!(d.mn_major(64, 0), Some(0x4000 + 8192));
+    assert_eq!(d.mn_major(0, 8), Some(0x4000 + 1024));
+    let plain = MatrixDesc {
+        swizzle: TmaSwizzle::None,
+        ..d
+    };
+    assert_eq!(
+        plain.mn_major(0, 0),
+        None,
+        "not supported without a swizzle"
+    );
+}
