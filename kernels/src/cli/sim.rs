@@ -7,7 +7,8 @@
 //! (`tirx::runtime::plan_launch_with`); tensor maps are the `cuTensorMapEncodeTiled`
 //! arguments of `tirx::runtime::tiled_encoding`. `--schedules K` runs K interleavings, seeds
 //! `S, S+1, …`. Kernels that need wgmma or tcgen05 are refused with the instruction and line
-//! (the emulator does not run them yet); so are problems without a reference here (GEMMs).
+//! (the emulator does not run them yet). GEMMs run with K = `--n` (B given N×K or, for `nn`
+//! configs, K×N; `α = 1.5, β = −0.75` where the kernel takes C).
 
 use half::bf16;
 use tirx::KernelArtifact;
@@ -139,12 +140,13 @@ fn one(art: &KernelArtifact, m: usize, n: usize, seed: u64) -> Result<(Stats, St
                 format!("max error {worst:.2e} (tolerance {:.2e})", reference::RTOL),
             ))
         }
-        Some(Problem::Gemm(_)) | None => {
+        Some(Problem::Gemm(_)) => gemm(art, m, n, seed, &mut rng, &mut dev),
+        None => {
             // The emulator's own refusal names the first instruction it cannot run.
             let module = ptx::parse(art.ptx).map_err(|e| e.to_string())?;
             tirx_sim::Program::new(&module, &(art.signature)().entry).map_err(|e| e.to_string())?;
             Err(format!(
-                "`{}` has no reference in `tirx sim` yet",
+                "`{}` solves no problem `tirx sim` knows",
                 art.kernel
             ))
         }
@@ -197,6 +199,152 @@ fn row(
         stats,
         format!("max error {err:.2e} (tolerance {:.2e})", reference::RTOL),
     ))
+}
+
+/// A GEMM on M×N with K = N: D = α·A·op(B) + β·C against the f64 reference, each element
+/// within half an ulp of D's type plus `(K + 2)·2⁻²³·(|α|·Σ|a·b| + |β·c|)`.
+fn gemm(
+    art: &KernelArtifact,
+    m: usize,
+    n: usize,
+    seed: u64,
+    rng: &mut Rng,
+    dev: &mut Device,
+) -> Result<(Stats, String), String> {
+    let kk = n;
+    let sig = (art.signature)();
+    let elem = |name: &str| sig.tensors.iter().find(|t| t.name == name).map(|t| t.elem);
+    let (Some(ta), Some(td)) = (elem("a"), elem("d")) else {
+        return Err(format!("`{}` is not an a, b, d GEMM", art.kernel));
+    };
+    if sig
+        .tensors
+        .iter()
+        .any(|t| !["a", "b", "c", "d"].contains(&t.name.as_str()))
+    {
+        return Err(format!(
+            "`{}` takes tensors `tirx sim` has no reference for",
+            art.kernel
+        ));
+    }
+    let nn = sig
+        .tensors
+        .iter()
+        .any(|t| t.name == "b" && t.shape == ["K", "N"]);
+    let tc = elem("c");
+    let (av, ab) = values(rng, ta, m * kk);
+    let (bv, bb) = values(rng, ta, n * kk);
+    let (cv, cb) = values(rng, tc.unwrap_or(td), m * n);
+    let (alpha, beta) = if tc.is_some() {
+        (1.5f32, -0.75f32)
+    } else {
+        (1.0, 0.0)
+    };
+    let am = put(dev, &ab, ta, &[m, kk]);
+    let bm = put(dev, &bb, ta, &if nn { [kk, n] } else { [n, kk] });
+    let cm = put(dev, &cb, tc.unwrap_or(td), &[m, n]);
+    let dbytes = m * n * td.bytes() as usize;
+    let dm = put(dev, &vec![0xff; dbytes], td, &[m, n]);
+    let tensors: Vec<TensorMeta> = sig
+        .tensors
+        .iter()
+        .map(|t| match t.name.as_str() {
+            "a" => am.clone(),
+            "b" => bm.clone(),
+            "c" => cm.clone(),
+            _ => dm.clone(),
+        })
+        .collect();
+    let scalars: Vec<f32> = sig
+        .scalars
+        .iter()
+        .map(|s| if s == "alpha" { alpha } else { beta })
+        .collect();
+    let stats = launch(art, dev, &tensors, &scalars, seed)?;
+    let got = decode(&dev.read(dm.addr, dbytes).map_err(|e| e.to_string())?, td);
+    let half_ulp = match td {
+        ElemType::Bf16 => 1.0 / 256.0,
+        ElemType::F16 => 1.0 / 2048.0,
+        ElemType::F32 => 1.0 / 16_777_216.0,
+    };
+    let mut worst = 0.0f64;
+    for i in 0..m {
+        for j in 0..n {
+            let (mut dot, mut mag) = (0.0, 0.0);
+            for p in 0..kk {
+                let b = if nn { bv[p * n + j] } else { bv[j * kk + p] };
+                dot += av[i * kk + p] * b;
+                mag += (av[i * kk + p] * b).abs();
+            }
+            let c = if tc.is_some() { cv[i * n + j] } else { 0.0 };
+            let w = f64::from(alpha) * dot + f64::from(beta) * c;
+            let scale = f64::from(alpha.abs()) * mag + (f64::from(beta) * c).abs();
+            // D rounded (half an ulp of the result) after an f32 accumulation error `acc`.
+            let acc = (kk as f64 + 2.0) * scale / 8_388_608.0;
+            let bound = (w.abs() + acc) * half_ulp + acc + 1e-30;
+            let g = got[i * n + j];
+            if (g - w).abs() > bound || g.is_nan() {
+                return Err(format!(
+                    "D({i}, {j}) is {g}, the reference {w:.6e} (bound {bound:.2e})"
+                ));
+            }
+            worst = worst.max((g - w).abs() / bound);
+        }
+    }
+    Ok((
+        stats,
+        format!("K = {kk}, worst error {worst:.2} of the bound"),
+    ))
+}
+
+/// `n` random values of `elem` in [-1, 1): their exact values and their bytes.
+fn values(rng: &mut Rng, elem: ElemType, n: usize) -> (Vec<f64>, Vec<u8>) {
+    let mut vals = Vec::with_capacity(n);
+    let mut bytes = Vec::with_capacity(n * 4);
+    for _ in 0..n {
+        let x = rng.unit() * 2.0 - 1.0;
+        match elem {
+            ElemType::Bf16 => {
+                let v = bf16::from_f32(x);
+                vals.push(v.to_f64());
+                bytes.extend_from_slice(&v.to_bits().to_le_bytes());
+            }
+            ElemType::F16 => {
+                let v = half::f16::from_f32(x);
+                vals.push(v.to_f64());
+                bytes.extend_from_slice(&v.to_bits().to_le_bytes());
+            }
+            ElemType::F32 => {
+                vals.push(f64::from(x));
+                bytes.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+    }
+    (vals, bytes)
+}
+
+fn decode(bytes: &[u8], elem: ElemType) -> Vec<f64> {
+    match elem {
+        ElemType::F32 => bytes
+            .chunks_exact(4)
+            .map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+            .collect(),
+        ElemType::F16 => bytes
+            .chunks_exact(2)
+            .map(|c| half::f16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f64())
+            .collect(),
+        ElemType::Bf16 => bytes
+            .chunks_exact(2)
+            .map(|c| bf16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f64())
+            .collect(),
+    }
+}
+
+fn put(dev: &mut Device, bytes: &[u8], elem: ElemType, shape: &[usize]) -> TensorMeta {
+    let addr = dev.alloc(bytes.len());
+    dev.write(addr, bytes)
+        .expect("a fresh allocation holds its bytes");
+    TensorMeta::row_major(elem, shape, addr)
 }
 
 /// Plans the launch as the runtime does and runs it in the emulator.
