@@ -1,14 +1,14 @@
-//! `tirx sim NAME [--config C] [--m M] [--n N] [--seed S] [--schedules K]`: run a shipped
-//! sm_90a kernel in the CPU emulator (`tirx-sim`, issue #10) on random inputs, check it
-//! against the CPU reference, and report what the emulator saw. Exit 0 only when every
-//! schedule matched and no diagnostic fired.
+//! `tirx sim NAME [--target T] [--config C] [--m M] [--n N] [--seed S] [--schedules K]`: run
+//! a shipped kernel (sm_90a or sm_100a) in the CPU emulator (`tirx-sim`, issue #10) on random
+//! inputs, check it against the CPU reference, and report what the emulator saw. Exit 0 only
+//! when every schedule matched and no diagnostic fired.
 //!
 //! The launch is planned exactly as the runtime plans a GPU launch
 //! (`tirx::runtime::plan_launch_with`); tensor maps are the `cuTensorMapEncodeTiled`
 //! arguments of `tirx::runtime::tiled_encoding`. `--schedules K` runs K interleavings, seeds
-//! `S, S+1, …`. Kernels that need wgmma or tcgen05 are refused with the instruction and line
-//! (the emulator does not run them yet). GEMMs run with K = `--n` (B given N×K or, for `nn`
-//! configs, K×N; `α = 1.5, β = −0.75` where the kernel takes C).
+//! `S, S+1, …`. An instruction the emulator does not run is refused with its line. GEMMs run
+//! with K = `--n` (B given N×K or, for `nn` configs, K×N; `α = 1.5, β = −0.75` where the
+//! kernel takes C).
 
 use half::bf16;
 use tirx::KernelArtifact;
@@ -29,7 +29,10 @@ use tirx_sim::{
 pub struct SimArgs {
     /// Kernel name.
     name: String,
-    /// Config (default: every sm_90a config).
+    /// Target: sm_90a or sm_100a (default: every target the kernel has).
+    #[arg(long)]
+    target: Option<String>,
+    /// Config (default: every config).
     #[arg(long)]
     config: Option<String>,
     /// Rows.
@@ -50,16 +53,24 @@ pub struct SimArgs {
 pub fn sim(a: &SimArgs) -> Result<bool, String> {
     let k = registry::find(&a.name)
         .ok_or_else(|| format!("no kernel `{}`; `tirx list` shows them", a.name))?;
+    let target = match &a.target {
+        Some(t) => Some(Target::from_name(t)?),
+        None => None,
+    };
     let arts: Vec<&KernelArtifact> = k
         .artifacts
         .iter()
-        .filter(|x| x.target == Target::Sm90a)
+        .filter(|x| target.is_none_or(|t| x.target == t))
         .filter(|x| a.config.as_deref().is_none_or(|c| c == x.config))
         .collect();
     if arts.is_empty() {
         return Err(format!(
-            "`{}` has no sm_90a artifact{}",
+            "`{}` has no artifact{}{}",
             a.name,
+            a.target
+                .as_ref()
+                .map(|t| format!(" for {t}"))
+                .unwrap_or_default(),
             a.config
                 .as_ref()
                 .map(|c| format!(" of config `{c}`"))
@@ -70,8 +81,12 @@ pub fn sim(a: &SimArgs) -> Result<bool, String> {
     for art in arts {
         for seed in a.seed..a.seed + a.schedules.max(1) {
             let label = format!(
-                "{} {} sm_90a {}x{} seed {seed}",
-                art.kernel, art.config, a.m, a.n
+                "{} {} {} {}x{} seed {seed}",
+                art.kernel,
+                art.config,
+                art.target.name(),
+                a.m,
+                a.n
             );
             match one(art, a.m, a.n, seed) {
                 Ok((stats, verdict)) => {

@@ -45,6 +45,11 @@ pub(crate) enum AsyncKind {
         dst: u32,
         mbar: u32,
     },
+    /// A `tcgen05.commit`: the MMAs it covers, then one arrival on the mbarrier `(CTA, offset)`.
+    Tc05 {
+        mmas: Vec<super::tcgen05::Tc05Mma>,
+        mbar: (usize, u32),
+    },
     /// A tensor store from `src` of the issuing CTA.
     Store {
         map: usize,
@@ -55,9 +60,10 @@ pub(crate) enum AsyncKind {
 
 impl AsyncOp {
     /// The index of its tensor-map parameter.
-    pub(crate) fn map(&self) -> usize {
+    pub(crate) fn map(&self) -> Option<usize> {
         match &self.kind {
-            AsyncKind::Load { map, .. } | AsyncKind::Store { map, .. } => *map,
+            AsyncKind::Load { map, .. } | AsyncKind::Store { map, .. } => Some(*map),
+            AsyncKind::Tc05 { .. } => None,
         }
     }
 
@@ -65,7 +71,7 @@ impl AsyncOp {
     pub(crate) fn touches(&self, ci: u32) -> bool {
         match &self.kind {
             AsyncKind::Load { ctas, .. } => ctas >> ci & 1 == 1,
-            AsyncKind::Store { .. } => self.cta == ci,
+            AsyncKind::Store { .. } | AsyncKind::Tc05 { .. } => self.cta == ci,
         }
     }
 }
@@ -242,10 +248,17 @@ impl Machine<'_> {
 
     /// Completes an asynchronous operation: the copy, then the mbarrier signal of a load.
     pub(crate) fn complete(&mut self, cl: &mut Cluster, op: AsyncOp) -> Result<(), SimError> {
-        let desc = &self.params.maps[match &op.kind {
-            AsyncKind::Load { map, .. } | AsyncKind::Store { map, .. } => *map,
-        }]
-        .1;
+        let Some(map) = op.map() else {
+            // A tcgen05.commit: the MMAs in order, then one arrival.
+            if let AsyncKind::Tc05 { mmas, mbar } = &op.kind {
+                for m in mmas {
+                    self.tcgen05_run(cl, op.cta as usize, m, op.tid)?;
+                }
+                self.mbar_update(cl, *mbar, (op.cta as usize, op.tid), op.line, 1, 0, false)?;
+            }
+            return Ok(());
+        };
+        let desc = &self.params.maps[map].1;
         let fault = |f: CopyFault, cl: &Cluster| {
             let (space, addr) = match f {
                 CopyFault::Global(a) => (Space::Global, a),
@@ -293,6 +306,7 @@ impl Machine<'_> {
                 let smem = &cl.ctas[op.cta as usize].smem;
                 tma::store_box(desc, coords, self.dev, smem, *src).map_err(|f| fault(f, cl))?;
             }
+            AsyncKind::Tc05 { .. } => unreachable!("handled above"),
         }
         Ok(())
     }

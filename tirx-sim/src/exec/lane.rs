@@ -215,6 +215,16 @@ impl Machine<'_> {
         ) {
             return self.wgmma(cl, ci, wi, active, pc, inst);
         }
+        if matches!(
+            inst.op,
+            Op::TcAlloc { .. }
+                | Op::TcDealloc { .. }
+                | Op::TcRelinquish
+                | Op::TcLd { .. }
+                | Op::TcWaitLd
+        ) {
+            return self.tcgen05_warp(cl, ci, wi, active, pc, inst);
+        }
         for l in lanes(active) {
             self.exec_lane(cl, ci, wi * 32 + l, pc, inst)?;
         }
@@ -397,6 +407,13 @@ impl Machine<'_> {
             Op::Exit => return self.exit_thread(cl, ci, t),
             Op::Nop => {}
             Op::FenceProxyAsync => cl.ctas[ci].shadow.fence(t),
+            Op::TcMma {
+                d,
+                a,
+                b,
+                idesc,
+                enable,
+            } => self.tcgen05_mma(cl, ci, t, inst, (d, *a, *b, *idesc, *enable))?,
             _ => return self.sync_lane(cl, ci, t, pc, inst),
         }
         cl.ctas[ci].pc[t as usize] = pc + 1;
@@ -599,7 +616,7 @@ impl Machine<'_> {
         }
         let maps = &self.params.maps;
         let hit = super::shadow::conflict(&cl.ops, cta, off, size, write, |op| {
-            maps[op.map()].1.box_bytes()
+            op.map().map_or(0, |i| maps[i].1.box_bytes())
         });
         let Some((op, how)) = hit else {
             return Ok(());

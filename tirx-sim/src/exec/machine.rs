@@ -120,6 +120,12 @@ pub(crate) struct Cta {
     pub shadow: super::shadow::Shadow,
     /// Per warp: its wgmma operations in flight (`wgmma.rs`).
     pub mma: Vec<super::wgmma::WarpMma>,
+    /// Tensor memory and its allocations (`tcgen05.rs`).
+    pub tmem: super::tcgen05::Tmem,
+    /// `tcgen05.mma`s issued and not yet committed: (thread, MMA).
+    pub tc_queue: Vec<(u32, super::tcgen05::Tc05Mma)>,
+    /// Per warp: registers a `tcgen05.ld` filled that await `tcgen05.wait::ld`.
+    pub tc_ld: Vec<Vec<(u32, u32, u32)>>,
 }
 
 impl Cta {
@@ -219,6 +225,9 @@ impl<'a> Machine<'a> {
                 live: nt,
                 shadow: Default::default(),
                 mma: vec![Default::default(); nt.div_ceil(32) as usize],
+                tmem: Default::default(),
+                tc_queue: Vec::new(),
+                tc_ld: vec![Vec::new(); nt.div_ceil(32) as usize],
             });
             regs.push(Regs {
                 n: nregs,
@@ -280,9 +289,26 @@ impl<'a> Machine<'a> {
         }
     }
 
+    /// Completes one in-flight operation, chosen at random; `cl.ops` stays in issue order.
+    /// TMA copies complete in any order; a thread's tensor-core work (`tcgen05.commit`)
+    /// completes in the order it was issued, as the tensor core runs a thread's MMAs in order
+    /// (a commit tracks every earlier MMA of its thread), so the oldest commit of that thread
+    /// completes instead.
     fn complete_random(&mut self, cl: &mut Cluster) -> Result<(), SimError> {
-        let i = self.rng.below(cl.ops.len() as u64) as usize;
-        let op = cl.ops.swap_remove(i);
+        let mut i = self.rng.below(cl.ops.len() as u64) as usize;
+        if matches!(cl.ops[i].kind, super::bulk::AsyncKind::Tc05 { .. }) {
+            let (cta, tid) = (cl.ops[i].cta, cl.ops[i].tid);
+            i = cl
+                .ops
+                .iter()
+                .position(|o| {
+                    matches!(o.kind, super::bulk::AsyncKind::Tc05 { .. })
+                        && o.cta == cta
+                        && o.tid == tid
+                })
+                .unwrap_or(i);
+        }
+        let op = cl.ops.remove(i);
         self.stats.async_ops += 1;
         self.complete(cl, op)
     }
@@ -397,6 +423,14 @@ impl<'a> Machine<'a> {
         cta.st[t as usize] = TState::Exit;
         cta.live -= 1;
         super::sync::recheck_bars(cl, ci);
+        if cl.ctas[ci].live == 0 && !cl.ctas[ci].tmem.is_empty() {
+            return Err(SimError::Protocol {
+                line: 0,
+                thread: cl.ctas[ci].thread(t),
+                what: "the CTA exited with tensor memory still allocated (no tcgen05.dealloc)"
+                    .into(),
+            });
+        }
         if cl.ctas[ci].live == 0 {
             let mine: Vec<&AsyncOp> = cl.ops.iter().filter(|o| o.touches(ci as u32)).collect();
             if let Some(first) = mine.first() {
@@ -452,6 +486,16 @@ impl<'a> Machine<'a> {
 
     /// The uninitialised-register error.
     pub(crate) fn uninit(&self, cl: &Cluster, ci: usize, t: u32, r: u32, line: u32) -> SimError {
+        if let Some(at) = super::tcgen05::pending_ld(&cl.ctas[ci].tc_ld[(t / 32) as usize], t, r) {
+            return SimError::Protocol {
+                line,
+                thread: cl.ctas[ci].thread(t),
+                what: format!(
+                    "reads `{}`, loaded by the tcgen05.ld of line {at}, before tcgen05.wait::ld",
+                    self.prog.reg_names[r as usize]
+                ),
+            };
+        }
         if let Some(at) = cl.ctas[ci].mma[(t / 32) as usize].owner(r) {
             return SimError::Protocol {
                 line,

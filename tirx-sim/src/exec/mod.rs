@@ -28,6 +28,7 @@ mod program;
 mod sched;
 mod shadow;
 mod sync;
+mod tcgen05;
 mod tma;
 mod warp;
 mod wgmma;
@@ -42,6 +43,7 @@ pub use diag::{Blocked, SimError, Space, ThreadId, WaitOn};
 pub use mem::{PARAM_GENERIC, SHARED_GENERIC, SMEM_BASE};
 pub use program::Program;
 pub use sched::{Policy, Rng};
+pub use tcgen05::{InstrDesc, TMEM_COLS, TMEM_LANES, decode_idesc, decode_smem_desc};
 pub use tma::{OobFill, TensorMapDesc, TmaElem, TmaSwizzle};
 pub use wgmma::MatrixDesc;
 

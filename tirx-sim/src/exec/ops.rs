@@ -340,6 +340,32 @@ pub(crate) enum Op {
         tnsp_a: bool,
         tnsp_b: bool,
     },
+    /// `tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [dst], ncols` (§9.7.16.7.1).
+    TcAlloc { dst: Addr, ncols: Val },
+    /// `tcgen05.dealloc.cta_group::1.sync.aligned.b32 taddr, ncols`.
+    TcDealloc { taddr: Val, ncols: Val },
+    /// `tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned`.
+    TcRelinquish,
+    /// `tcgen05.ld.sync.aligned.32x32b.xN.b32 {…}, [taddr]` (§9.7.16.8.3).
+    TcLd {
+        ds: Vec<Reg>,
+        taddr: Addr,
+        reps: u32,
+    },
+    /// `tcgen05.wait::ld.sync.aligned` (§9.7.16.8.5).
+    TcWaitLd,
+    /// `tcgen05.mma.cta_group::1.kind::f16 [d], a-desc, b-desc, idesc, enable-input-d`
+    /// (§9.7.16.10.9).
+    TcMma {
+        d: Addr,
+        a: Val,
+        b: Val,
+        idesc: Val,
+        enable: Val,
+    },
+    /// `tcgen05.commit.cta_group::1.mbarrier::arrive::one[.shared::cluster].b64 [mbar]`
+    /// (§9.7.16.11.1).
+    TcCommit { mbar: Addr },
     /// `setmaxnreg.{inc,dec}.sync.aligned.u32 n` (§9.7.17 "setmaxnreg"): checked, no effect.
     Setmaxnreg,
 }

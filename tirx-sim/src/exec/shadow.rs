@@ -99,6 +99,8 @@ fn range(op: &AsyncOp, ci: u32, box_bytes: u32) -> Option<(u32, u32)> {
     let (start, ok) = match &op.kind {
         AsyncKind::Load { ctas, dst, .. } => (*dst, ctas >> ci & 1 == 1),
         AsyncKind::Store { src, .. } => (*src, op.cta == ci),
+        // The tensor core's operand reads are not tracked yet.
+        AsyncKind::Tc05 { .. } => return None,
     };
     ok.then(|| (start & !127, (start + box_bytes).next_multiple_of(128)))
 }
@@ -121,7 +123,7 @@ pub(crate) fn conflict(
         match op.kind {
             AsyncKind::Load { .. } => Some((op, Conflict::LoadInFlight)),
             AsyncKind::Store { .. } if write => Some((op, Conflict::StoreInFlight)),
-            AsyncKind::Store { .. } => None,
+            AsyncKind::Store { .. } | AsyncKind::Tc05 { .. } => None,
         }
     })
 }

@@ -399,6 +399,17 @@ impl Machine<'_> {
                 }
             }
             Op::TmaLoad { .. } | Op::TmaStore { .. } => self.tma_issue(cl, ci, t, inst)?,
+            Op::TcCommit { mbar } => {
+                let at = self.mbar_loc(cl, ci, t, mbar, line, true)?;
+                let mmas = Self::tcgen05_take(cl, ci, t);
+                cl.ops.push(super::bulk::AsyncOp {
+                    kind: super::bulk::AsyncKind::Tc05 { mmas, mbar: at },
+                    cta: ci as u32,
+                    tid: t,
+                    group: None,
+                    line,
+                });
+            }
             Op::BulkCommit => cl.ctas[ci].bulk_next[u] += 1,
             Op::BulkWait { n } => {
                 if pending_groups(cl, ci as u32, t) > *n {

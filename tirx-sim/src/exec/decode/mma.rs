@@ -72,3 +72,96 @@ pub(super) fn wgmma(cx: &Cx<'_>) -> Result<Op, SimError> {
         tnsp_b: tnsp_b == 1,
     })
 }
+
+/// The tcgen05 instructions of the shipped Blackwell GEMM (PTX ISA §9.7.16), `cta_group::1`.
+pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
+    let base = cx.i.opcode.base.as_str();
+    let needs_group = !matches!(
+        base,
+        "tcgen05.fence::before_thread_sync"
+            | "tcgen05.fence::after_thread_sync"
+            | "tcgen05.ld"
+            | "tcgen05.wait::ld"
+    );
+    if needs_group && !cx.has("cta_group::1") {
+        return Err(cx.err("only cta_group::1 is supported yet (2-CTA MMA is the next piece)"));
+    }
+    Ok(match base {
+        "tcgen05.fence::before_thread_sync" | "tcgen05.fence::after_thread_sync" => Op::Nop,
+        "tcgen05.alloc" => {
+            cx.n(2)?;
+            Op::TcAlloc {
+                dst: cx.addr(0)?,
+                ncols: cx.val(1)?,
+            }
+        }
+        "tcgen05.dealloc" => {
+            cx.n(2)?;
+            Op::TcDealloc {
+                taddr: cx.val(0)?,
+                ncols: cx.val(1)?,
+            }
+        }
+        "tcgen05.relinquish_alloc_permit" => Op::TcRelinquish,
+        "tcgen05.wait::ld" => Op::TcWaitLd,
+        "tcgen05.ld" => {
+            cx.n(2)?;
+            if !cx.has("32x32b") {
+                return Err(cx.err("only the 32x32b shape is supported yet"));
+            }
+            let reps =
+                cx.i.opcode
+                    .modifiers
+                    .iter()
+                    .find_map(|m| m.strip_prefix('x').and_then(|n| n.parse::<u32>().ok()))
+                    .ok_or_else(|| cx.err("no .xN repetition"))?;
+            let ds = cx
+                .list(0)?
+                .into_iter()
+                .map(|o| {
+                    cx.syms
+                        .dst(o, cx.i.line, &cx.text)?
+                        .ok_or_else(|| cx.err("a sink in a tcgen05.ld destination"))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            if ds.len() as u32 != reps {
+                return Err(cx.err(format!("{} registers for .x{reps}", ds.len())));
+            }
+            Op::TcLd {
+                ds,
+                taddr: cx.addr(1)?,
+                reps,
+            }
+        }
+        "tcgen05.mma" => {
+            if !cx.has("kind::f16") {
+                return Err(cx.err("only kind::f16 is supported yet"));
+            }
+            cx.n(5)?;
+            Op::TcMma {
+                d: cx.addr(0)?,
+                a: cx.val(1)?,
+                b: cx.val(2)?,
+                idesc: cx.val(3)?,
+                enable: cx.val(4)?,
+            }
+        }
+        "tcgen05.commit" => {
+            cx.n(1)?;
+            if !cx.has("mbarrier::arrive::one")
+                || cx
+                    .i
+                    .opcode
+                    .modifiers
+                    .iter()
+                    .any(|m| m.starts_with("multicast"))
+            {
+                return Err(
+                    cx.err("only a non-multicast mbarrier::arrive::one commit is supported")
+                );
+            }
+            Op::TcCommit { mbar: cx.addr(0)? }
+        }
+        _ => return Err(cx.err("this tcgen05 instruction is not supported yet")),
+    })
+}

@@ -330,11 +330,9 @@ pub(crate) fn decode(i: &Instr, syms: &Symbols) -> Result<Inst, SimError> {
             Op::WgmmaWait { n: n as u32 }
         }
         "wgmma.mma_async" => mma::wgmma(&cx)?,
-        b if b.starts_with("wgmma") || b.starts_with("tcgen05") => {
-            return Err(cx.err(
-                "tcgen05 (and the wgmma forms not listed in exec/wgmma.rs) is the next piece of \
-                 the emulator (issue #10)",
-            ));
+        b if b.starts_with("tcgen05") => mma::tcgen05(&cx)?,
+        b if b.starts_with("wgmma") => {
+            return Err(cx.err("this wgmma instruction is not supported yet"));
         }
         _ => return Err(cx.err("no executor for this instruction")),
     };

@@ -121,14 +121,14 @@ fn reading_a_register_never_written_is_an_error() {
 
 #[test]
 fn tcgen05_is_unsupported_by_name_and_line() {
-    let body = "\ttcgen05.fence::before_thread_sync;\n\tret;\n";
+    let body = "\ttcgen05.shift.cta_group::1.down [%r0];\n\tret;\n";
     let m = module(OUT, body);
     let e = run_out(&m, &one_cta(128, 0), 16, 0).unwrap_err();
     match &e {
         SimError::Unsupported { instr, line, .. } => {
             assert_eq!(
                 (instr.as_str(), *line),
-                ("tcgen05.fence::before_thread_sync", line_of(&m, "tcgen05"))
+                ("tcgen05.shift.cta_group::1.down", line_of(&m, "tcgen05"))
             )
         }
         _ => panic!("{e}"),

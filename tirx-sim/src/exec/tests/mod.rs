@@ -6,6 +6,7 @@ mod alu;
 mod cluster;
 mod diag;
 mod sync;
+mod tcgen05;
 mod tma;
 mod wgmma;
 
