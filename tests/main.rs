@@ -21,5 +21,6 @@ mod roundtrip;
 mod rs_kernels;
 mod sim;
 mod sim_exec;
+mod sim_gemm;
 mod snapshots;
 mod ui;

@@ -1,5 +1,5 @@
 //! The arithmetic of one lane, on register bits: integer and logic (PTX ISA §9.7.1, §9.7.7),
-//! floating point (§9.7.3), comparison and selection (§9.7.5), conversion (§9.7.9.21).
+//! floating point (§9.7.3), comparison and selection (§9.7.5), conversion (§9.7.9).
 //!
 //! Values are the low `N` bits of a `u64`, `N` the instruction type's width; results are
 //! truncated to the destination's width. Floating point follows IEEE 754 round-to-nearest-even
@@ -10,7 +10,7 @@
 //! The `.approx` instructions (`rcp`, `rsqrt`, `ex2`, `lg2`, `tanh`, `sin`, `cos`) are
 //! computed exactly: the f64 value of the function rounded once to f32 (the divisions and
 //! square roots correctly rounded in f32). The hardware's results differ from these by up
-//! to its documented maximum error (e.g. 2 ulp for `ex2.approx.f32`, §9.7.3.15); a kernel
+//! to its documented maximum error (e.g. 2 ulp for `ex2.approx.f32`, §9.7.3); a kernel
 //! whose output depends on more than that is not bit-identical to the H200 here.
 //!
 //! Integer division by zero is undefined in the ISA; here it returns all ones (quotient) or
@@ -75,7 +75,7 @@ pub(crate) fn int_bin(op: IntOp, ty: Type, a: u64, b: u64, c: u64) -> (u64, u32)
         IntOp::And => ua & ub,
         IntOp::Or => ua | ub,
         IntOp::Xor => ua ^ ub,
-        // Shift amounts are unsigned 32-bit; larger than the width clamps (§9.7.7.7/8).
+        // Shift amounts are unsigned 32-bit; larger than the width clamps (§9.7.7).
         IntOp::Shl => {
             let n = mask(b, 32);
             if n >= u64::from(w) { 0 } else { ua << n }

@@ -1,6 +1,6 @@
 //! Bulk asynchronous copies: `cp.async.bulk.tensor` issue and completion, and the bulk
-//! groups of stores (PTX ISA §9.7.9.25 `cp.async.bulk.tensor`, §9.7.9.26
-//! `cp.async.bulk.commit_group`, §9.7.9.27 `cp.async.bulk.wait_group`).
+//! groups of stores (PTX ISA §9.7.9.25 `cp.async.bulk.tensor`, §9.7.9
+//! `cp.async.bulk.commit_group`, §9.7.9 `cp.async.bulk.wait_group`).
 //!
 //! A load is queued with its coordinates, destination CTAs (one, or the `.multicast::cluster`
 //! mask) and mbarrier, and completes when the scheduler decides: the box is copied

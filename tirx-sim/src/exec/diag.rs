@@ -50,7 +50,7 @@ impl fmt::Display for Space {
 /// What one blocked group of lanes waits on, with the object's state at the deadlock.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WaitOn {
-    /// `bar.sync`/`barrier.sync` (PTX ISA §9.7.13.1 "bar, barrier").
+    /// `bar.sync`/`barrier.sync` (PTX ISA §9.7.13 "bar, barrier").
     Barrier {
         /// Barrier id 0..15.
         id: u32,
@@ -59,7 +59,7 @@ pub enum WaitOn {
         /// Threads the round needs.
         expected: u32,
     },
-    /// `mbarrier.try_wait.parity` (§9.7.13.15 "mbarrier").
+    /// `mbarrier.try_wait.parity` (§9.7.13 "mbarrier").
     Mbarrier {
         /// Shared-memory offset of the barrier object, in its CTA.
         addr: u32,
@@ -74,14 +74,14 @@ pub enum WaitOn {
         /// The tx-count: bytes expected minus bytes completed in the current phase.
         tx: i64,
     },
-    /// `barrier.cluster.wait` (§9.7.13.2).
+    /// `barrier.cluster.wait` (§9.7.13).
     ClusterBarrier {
         /// Threads of the cluster arrived in the current round.
         arrived: u32,
         /// Threads the round needs.
         expected: u32,
     },
-    /// `cp.async.bulk.wait_group` (§9.7.9.27): bulk groups still in flight.
+    /// `cp.async.bulk.wait_group` (§9.7.9): bulk groups still in flight.
     BulkGroup {
         /// Groups allowed to remain pending.
         allowed: u32,

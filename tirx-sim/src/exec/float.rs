@@ -1,5 +1,5 @@
 //! Floating-point formats and rounding, written from IEEE 754-2008 and the PTX ISA's
-//! conversion rules (§9.7.9.21 "cvt", §5.2.2 fundamental types; bf16 is the upper half of
+//! conversion rules (§9.7.9 "cvt", §5.2.2 fundamental types; bf16 is the upper half of
 //! an f32: 1 sign, 8 exponent, 7 fraction bits).
 //!
 //! One routine, [`round_to`], rounds any finite binary value `sig · 2^exp` into a narrower
@@ -7,7 +7,7 @@
 //! targets are instances of it. NaN results are PTX's canonical NaNs (`0x7fff` for the
 //! 16-bit formats, `0x7fffffff` for f32), as the ISA specifies for `cvt` and arithmetic.
 
-/// A rounding mode (PTX ISA §9.7.9.21 "Rounding modifiers": `.rn .rz .rm .rp`, and `.rna`
+/// A rounding mode (PTX ISA §9.7.9 "Rounding modifiers": `.rn .rz .rm .rp`, and `.rna`
 /// round-to-nearest, ties away from zero).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Rnd {

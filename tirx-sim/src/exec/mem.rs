@@ -1,6 +1,6 @@
 //! Address spaces: where an address points, and loads and stores with bounds and alignment
-//! checks (PTX ISA §5.1 "State Spaces", §6.4.1 "Addresses as Operands", §9.7.9.8 `ld`,
-//! §9.7.9.9 `st`, §9.7.9.19 `cvta`, §9.7.9.20 `mapa`).
+//! checks (PTX ISA §5.1 "State Spaces", §6.4.1 "Addresses as Operands", §9.7.9 `ld`,
+//! §9.7.9 `st`, §9.7.9 `cvta`, §9.7.9 `mapa`).
 //!
 //! The emulator's address map (64-bit generic addresses):
 //!

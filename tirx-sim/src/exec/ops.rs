@@ -99,7 +99,7 @@ pub(crate) enum BoolOp {
     Xor,
 }
 
-/// `shfl.sync` modes (§9.7.9.6 "shfl.sync").
+/// `shfl.sync` modes (§9.7.9 "shfl.sync").
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ShflMode {
     Up,
@@ -127,7 +127,7 @@ pub(crate) enum MemSpace {
     Param,
 }
 
-/// `cvt` (§9.7.9.21) options.
+/// `cvt` (§9.7.9) options.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct CvtMode {
     /// `.rn/.rz/.rm/.rp/.rna` or the integer forms `.rni/.rzi/.rmi/.rpi` (then `int` is set).
@@ -143,11 +143,11 @@ pub(crate) struct CvtMode {
 /// One executable instruction.
 #[derive(Clone, Debug)]
 pub(crate) enum Op {
-    /// `mov` (§9.7.9.1) of `bits` bits.
+    /// `mov` (§9.7.9) of `bits` bits.
     Mov { d: Reg, a: Val, bits: u32 },
-    /// `mov.bN d, {a, b, …}`: pack parts of `bits` bits, the first lowest (§9.7.9.1).
+    /// `mov.bN d, {a, b, …}`: pack parts of `bits` bits, the first lowest (§9.7.9).
     Pack { d: Reg, parts: Vec<Val>, bits: u32 },
-    /// `mov.bN {d0, d1, …}, a`: unpack (§9.7.9.1).
+    /// `mov.bN {d0, d1, …}, a`: unpack (§9.7.9).
     Unpack {
         ds: Vec<Option<Reg>>,
         a: Val,
@@ -195,7 +195,7 @@ pub(crate) enum Op {
         c: Val,
         c_neg: bool,
     },
-    /// `cvt.mode.dty.sty d, a` (§9.7.9.21).
+    /// `cvt.mode.dty.sty d, a` (§9.7.9).
     Cvt {
         dty: Type,
         sty: Type,
@@ -211,21 +211,21 @@ pub(crate) enum Op {
         a: Val,
         b: Val,
     },
-    /// `cvta[.to].space` (§9.7.9.19): between a space's addresses and generic ones.
+    /// `cvta[.to].space` (§9.7.9): between a space's addresses and generic ones.
     Cvta {
         to_generic: bool,
         space: MemSpace,
         d: Reg,
         a: Val,
     },
-    /// `ld[.space][.vN].ty` (§9.7.9.8), `bits` per element.
+    /// `ld[.space][.vN].ty` (§9.7.9), `bits` per element.
     Ld {
         space: MemSpace,
         bits: u32,
         ds: Vec<Option<Reg>>,
         addr: Addr,
     },
-    /// `st[.space][.vN].ty` (§9.7.9.9).
+    /// `st[.space][.vN].ty` (§9.7.9).
     St {
         space: MemSpace,
         bits: u32,
@@ -278,7 +278,7 @@ pub(crate) enum Op {
     /// `fence.proxy.async[.shared::cta]` (§9.7.13 "membar/fence"): orders the thread's
     /// generic-proxy shared-memory writes before later async-proxy reads (`shadow.rs`).
     FenceProxyAsync,
-    /// `shfl.sync.mode.b32 d[|p], a, b, c, membermask` (§9.7.9.6).
+    /// `shfl.sync.mode.b32 d[|p], a, b, c, membermask` (§9.7.9).
     Shfl {
         mode: ShflMode,
         d: Reg,
@@ -298,7 +298,7 @@ pub(crate) enum Op {
     Elect { d: Option<Reg>, p: Option<Reg> },
     /// `activemask.b32 d`.
     ActiveMask { d: Reg },
-    /// `mapa.shared::cluster d, a, rank` (§9.7.9.20 "mapa").
+    /// `mapa.shared::cluster d, a, rank` (§9.7.9 "mapa").
     Mapa { d: Reg, a: Val, rank: Val },
     /// `cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes`
     /// (§9.7.9.25), with the `.multicast::cluster` CTA mask if any.
@@ -315,18 +315,18 @@ pub(crate) enum Op {
         coords: Vec<Val>,
         src: Addr,
     },
-    /// `cp.async.bulk.commit_group` (§9.7.9.26).
+    /// `cp.async.bulk.commit_group` (§9.7.9).
     BulkCommit,
-    /// `cp.async.bulk.wait_group[.read] n` (§9.7.9.27).
+    /// `cp.async.bulk.wait_group[.read] n` (§9.7.9).
     BulkWait { n: u32 },
-    /// `wgmma.fence.sync.aligned` (§9.7.15.6.1).
+    /// `wgmma.fence.sync.aligned` (§9.7.15).
     WgmmaFence,
-    /// `wgmma.commit_group.sync.aligned` (§9.7.15.6.3).
+    /// `wgmma.commit_group.sync.aligned` (§9.7.15).
     WgmmaCommit,
-    /// `wgmma.wait_group.sync.aligned n` (§9.7.15.6.4).
+    /// `wgmma.wait_group.sync.aligned n` (§9.7.15).
     WgmmaWait { n: u32 },
     /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.atype.atype d, a-desc, b-desc, scale-d,
-    /// imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b` (§9.7.15.5.2), both operands in shared
+    /// imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b` (§9.7.15), both operands in shared
     /// memory.
     Wgmma {
         n: u32,
@@ -340,22 +340,22 @@ pub(crate) enum Op {
         tnsp_a: bool,
         tnsp_b: bool,
     },
-    /// `tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [dst], ncols` (§9.7.16.7.1).
+    /// `tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [dst], ncols` (§9.7.16).
     TcAlloc { dst: Addr, ncols: Val },
     /// `tcgen05.dealloc.cta_group::1.sync.aligned.b32 taddr, ncols`.
     TcDealloc { taddr: Val, ncols: Val },
     /// `tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned`.
     TcRelinquish,
-    /// `tcgen05.ld.sync.aligned.32x32b.xN.b32 {…}, [taddr]` (§9.7.16.8.3).
+    /// `tcgen05.ld.sync.aligned.32x32b.xN.b32 {…}, [taddr]` (§9.7.16).
     TcLd {
         ds: Vec<Reg>,
         taddr: Addr,
         reps: u32,
     },
-    /// `tcgen05.wait::ld.sync.aligned` (§9.7.16.8.5).
+    /// `tcgen05.wait::ld.sync.aligned` (§9.7.16).
     TcWaitLd,
     /// `tcgen05.mma.cta_group::1.kind::f16 [d], a-desc, b-desc, idesc, enable-input-d`
-    /// (§9.7.16.10.9).
+    /// (§9.7.16).
     TcMma {
         d: Addr,
         a: Val,
@@ -364,8 +364,8 @@ pub(crate) enum Op {
         enable: Val,
     },
     /// `tcgen05.commit.cta_group::1.mbarrier::arrive::one[.shared::cluster].b64 [mbar]`
-    /// (§9.7.16.11.1).
+    /// (§9.7.16).
     TcCommit { mbar: Addr },
-    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 n` (§9.7.17 "setmaxnreg"): checked, no effect.
+    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 n` (§9.7 "setmaxnreg"): checked, no effect.
     Setmaxnreg,
 }

@@ -5,18 +5,18 @@
 //! .mbarrier::arrive::one`, `tcgen05.ld.32x32b.xN` with `tcgen05.wait::ld`, and the
 //! `tcgen05.fence::*` orderings (no-ops here).
 //!
-//! **Tensor memory** (§9.7.16.2): per CTA 128 lanes × 512 columns of 32 bits; an address is
+//! **Tensor memory** (§9.7.16): per CTA 128 lanes × 512 columns of 32 bits; an address is
 //! `lane << 16 | column`. `alloc` takes a power-of-two column count in 32..=512, allocates
 //! the lowest free aligned range and writes its address to shared memory; more than 512
 //! columns in use is an error (the hardware would block), as are a `dealloc` that matches no
 //! allocation and an access outside every allocation (use after `dealloc`).
 //!
-//! **Instruction descriptor** (§9.7.16.4.2, `kind::f16`), decoded from the ISA's table:
+//! **Instruction descriptor** (§9.7.16, `kind::f16`), decoded from the ISA's table:
 //! bits 4–5 the D format (1: f32), 7–9 / 10–12 the A / B formats (0: f16, 1: bf16), 13 / 14
 //! negate A / B, 15 / 16 A / B MN-major, 17–22 N >> 3, 24–28 M >> 4; sparsity (bits 0–2),
 //! saturation (3) and the shift (30–31) must be zero.
 //!
-//! **Shared-memory descriptor** (§9.7.16.4.1): as wgmma's (start, LBO, SBO at the same bits,
+//! **Shared-memory descriptor** (§9.7.16): as wgmma's (start, LBO, SBO at the same bits,
 //! base offset 49–51) with bits 46–48 the fixed version 0b001 and the swizzle in bits 61–63
 //! (0 none, 2 128B, 4 64B, 6 32B; 1, 128B with 32-byte atoms, is refused); the canonical
 //! layouts are `wgmma.rs`'s.

@@ -1,5 +1,5 @@
-//! Warp collectives (PTX ISA §9.7.9.6 `shfl.sync`; §9.7.13 `vote.sync`, `elect.sync`,
-//! `activemask`; §9.7.17 `setmaxnreg`), executed for a whole group of lanes at once after
+//! Warp collectives (PTX ISA §9.7.9 `shfl.sync`; §9.7.13 `vote.sync`, `elect.sync`,
+//! `activemask`; §9.7 `setmaxnreg`), executed for a whole group of lanes at once after
 //! `collective_ready` (`lane.rs`) made sure every lane the instruction names is present.
 //!
 //! `shfl.sync` follows the ISA's lane computation: `b[4:0]` the lane or offset, `c[4:0]`

@@ -7,16 +7,16 @@
 //! without a base offset. Other forms (A from registers, other types) are refused at decode;
 //! an unswizzled MN-major operand or a base offset when the MMA issues.
 //!
-//! **Matrix descriptor** (§9.7.15.5.1 "Matrix Descriptor Format"), decoded here from the
+//! **Matrix descriptor** (§9.7.15 "Matrix Descriptor Format"), decoded here from the
 //! ISA's table: bits 0–13 the start address >> 4, bits 16–29 the leading-dimension byte
 //! offset >> 4, bits 32–45 the stride-dimension byte offset >> 4, bits 49–51 the base offset,
 //! bits 62–63 the swizzle (0 none, 1 128B, 2 64B, 3 32B).
 //!
-//! **MN-major canonical layouts, swizzled** (§9.7.15.5.1): element (`r`, `k`) lies at
+//! **MN-major canonical layouts, swizzled** (§9.7.15): element (`r`, `k`) lies at
 //! `start + (r / (S/2))·LBO + (k / 8)·SBO + (k % 8)·S + 2·(r % (S/2))`, swizzled: each row of
 //! the span holds consecutive M/N elements of one `k`.
 //!
-//! **K-major canonical layouts** (§9.7.15.5.1): row `r` (of M for A, N for B) and column `k`
+//! **K-major canonical layouts** (§9.7.15): row `r` (of M for A, N for B) and column `k`
 //! of a 16-bit matrix lie at
 //! - no swizzle: `start + (r / 8)·SBO + (k / 8)·LBO + (r % 8)·16 + (k % 8)·2` (8×16-byte core
 //!   matrices, LBO apart along K, SBO apart along M/N);
@@ -24,7 +24,7 @@
 //!   swizzle permutation of `tma.rs` applied to that shared-memory address (the same address
 //!   function as the TMA unit's, which is why a TMA-written tile reads back in order).
 //!
-//! **Accumulator fragment** (§9.7.15.5.1, "Register fragments, matrix D"): thread `l` of warp
+//! **Accumulator fragment** (§9.7.15, "Register fragments, matrix D"): thread `l` of warp
 //! `w` of the warpgroup holds, for each 8-column block `i` of N, registers `4i..4i+3` at
 //! rows `16w + l/4` (registers `4i`, `4i+1`) and `16w + l/4 + 8` (`4i+2`, `4i+3`), columns
 //! `8i + 2(l % 4)` and `+1`. Each warp's 16 rows depend only on its own slice of A, so a

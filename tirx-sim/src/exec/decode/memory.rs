@@ -1,5 +1,5 @@
 //! Decoding of memory, barrier and bulk-copy instructions: `ld`/`st` with their state
-//! spaces (PTX ISA §9.7.9.8–9), `bar`/`barrier` (§9.7.13), `mbarrier.arrive` (§9.7.13
+//! spaces (PTX ISA §9.7.9–9), `bar`/`barrier` (§9.7.13), `mbarrier.arrive` (§9.7.13
 //! "mbarrier"), `cp.async.bulk.tensor` (§9.7.9.25).
 
 use super::{Cx, bits};

@@ -1,4 +1,4 @@
-//! Decoding of `wgmma.mma_async` (PTX ISA §9.7.15.5.2): the shape `m64nNk16`, the types, the
+//! Decoding of `wgmma.mma_async` (PTX ISA §9.7.15): the shape `m64nNk16`, the types, the
 //! accumulator registers, the descriptors and the immediate scale and transpose operands.
 //! Forms the executor does not run yet are refused here with the reason.
 

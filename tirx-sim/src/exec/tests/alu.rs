@@ -1,5 +1,5 @@
 //! Arithmetic and conversions: bf16/f16 rounding at ties, subnormals and overflow
-//! (PTX ISA §9.7.9.21 `cvt`), integer edge cases, NaN rules, packing moves — directly on the
+//! (PTX ISA §9.7.9 `cvt`), integer edge cases, NaN rules, packing moves — directly on the
 //! ALU functions and end to end through PTX.
 
 use super::super::alu::{compare, cvt, float_op, int_bin};

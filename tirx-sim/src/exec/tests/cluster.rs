@@ -1,4 +1,4 @@
-//! Clusters: distributed shared memory through `mapa` (PTX ISA §9.7.9.20), the cluster
+//! Clusters: distributed shared memory through `mapa` (PTX ISA §9.7.9), the cluster
 //! barrier (§9.7.13 `barrier.cluster`), a remote `mbarrier.arrive`, and a multicast TMA load
 //! into both CTAs of a pair (§9.7.9.25 `.multicast::cluster`).
 

@@ -1,5 +1,5 @@
 //! Warp collectives and barriers: `shfl.sync` in every mode with clamps and segments (PTX
-//! ISA §9.7.9.6), `vote.sync`, `elect.sync`, named barriers, mbarrier phases and parity
+//! ISA §9.7.9), `vote.sync`, `elect.sync`, named barriers, mbarrier phases and parity
 //! (§9.7.13), divergent branches reconverging.
 
 use super::*;

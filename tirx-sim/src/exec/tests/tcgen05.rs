@@ -1,5 +1,5 @@
 //! tcgen05: the instruction and shared-memory descriptors against the ISA's field tables
-//! (PTX ISA §9.7.16.4), and tensor-memory allocation errors.
+//! (PTX ISA §9.7.16), and tensor-memory allocation errors.
 
 use super::*;
 

@@ -1,5 +1,5 @@
 //! wgmma: the matrix-descriptor fields and the K-major canonical layouts (PTX ISA
-//! §9.7.15.5.1), checked against the field table and the layout formulas written out here.
+//! §9.7.15), checked against the field table and the layout formulas written out here.
 
 use super::super::wgmma::MatrixDesc;
 use super::*;
