@@ -273,3 +273,50 @@ fn planted_bugs_in_the_blackwell_gemm_are_diagnosed() {
     let e = typed_gemm_on(art, &no_dealloc, (128, 128, 64), 1).unwrap_err();
     assert!(e.contains("tensor memory still allocated"), "{e}");
 }
+
+/// Planted pipeline bugs in the Blackwell GEMM, five K tiles on four stages: the producer
+/// waits on the wrong parity of the stage-free barrier (a deadlock naming each barrier's
+/// phase), or tests it once instead of waiting (`test_wait`, no retry), so a TMA load
+/// overwrites a stage an MMA still reads (or arms a full barrier twice in one phase); and the
+/// Hopper TMA-store epilogue without its `fence.proxy.async`, so the TMA store reads
+/// generic-proxy writes unfenced.
+#[test]
+fn planted_pipeline_and_fence_bugs_are_diagnosed() {
+    let art = registry::find("gemm_sm100").expect("shipped").artifacts[0..]
+        .iter()
+        .find(|a| a.target == Target::Sm100a)
+        .expect("an sm_100a artifact");
+    let shape = (128, 256, 320);
+    let wrong_parity = art.ptx.replacen(
+        "\txor.b32 %r974, %r1003, 1;\n",
+        "\tmov.b32 %r974, %r1003;\n",
+        1,
+    );
+    assert_ne!(wrong_parity, art.ptx);
+    let e = typed_gemm_on(art, &wrong_parity, shape, 1).unwrap_err();
+    assert!(
+        e.contains("deadlock") && e.contains("waits for parity 0"),
+        "{e}"
+    );
+    let no_wait = art.ptx.replacen(
+        "\tmbarrier.try_wait.parity.shared::cta.b64 %p975, [%r973], %r974;\n\t@!%p975 bra $L_loop_5;\n",
+        "\tmbarrier.test_wait.parity.shared::cta.b64 %p975, [%r973], %r974;\n",
+        1,
+    );
+    assert_ne!(no_wait, art.ptx);
+    let errors: Vec<String> = (1..=6)
+        .filter_map(|seed| typed_gemm_on(art, &no_wait, shape, seed).err())
+        .collect();
+    assert!(
+        errors.iter().any(|e| e.contains("still reads")),
+        "no overwrite of a stage in use diagnosed: {errors:?}"
+    );
+    let epi = sm90("gemm_sm90_tma_epi", "default");
+    let no_fence = epi.ptx.replace("\tfence.proxy.async.shared::cta;\n", "");
+    assert_ne!(no_fence, epi.ptx);
+    let e = typed_gemm_on(epi, &no_fence, (130, 136, 72), 1).unwrap_err();
+    assert!(
+        e.contains("the TMA store reads") && e.contains("without a fence.proxy.async"),
+        "{e}"
+    );
+}

@@ -220,6 +220,7 @@ impl Machine<'_> {
                 {
                     return Err(SimError::UnfencedProxy {
                         line,
+                        reader: "TMA store",
                         thread: cl.ctas[ci].thread(t),
                         addr,
                         writer: cl.ctas[ci].thread(w),
@@ -281,6 +282,21 @@ impl Machine<'_> {
                 mbar,
                 ..
             } => {
+                let span = desc.box_bytes().next_multiple_of(128);
+                for r in lanes(*ctas) {
+                    if let Some(at) = super::shadow::mma_reading(cl, r as usize, *dst & !127, span)
+                    {
+                        return Err(SimError::Race {
+                            line: op.line,
+                            thread: cl.ctas[op.cta as usize].thread(op.tid),
+                            what: format!(
+                                "issued a TMA load that overwrites shared+{dst:#x} of CTA rank {r}, \
+                                 which the MMA issued at line {at} still reads (the stage was \
+                                 released before the MMA completed)"
+                            ),
+                        });
+                    }
+                }
                 for r in lanes(*ctas) {
                     let c = &mut cl.ctas[r as usize];
                     tma::load_box(desc, coords, self.dev, &mut c.smem, *dst)

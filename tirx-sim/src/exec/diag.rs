@@ -264,13 +264,15 @@ pub enum SimError {
     /// A TMA store reads shared memory written through the generic proxy without a
     /// `fence.proxy.async` of the writer in between.
     #[error(
-        "PTX line {line}: {thread}: the TMA store reads shared+{addr:#x}, which {writer} wrote \
+        "PTX line {line}: {thread}: the {reader} reads shared+{addr:#x}, which {writer} wrote \
          through the generic proxy (its last shared store: line {write_line}) without a \
          fence.proxy.async since"
     )]
     UnfencedProxy {
-        /// Line of the TMA store.
+        /// Line of the async-proxy reader (a TMA store, an MMA).
         line: u32,
+        /// What reads: `TMA store`, `wgmma.mma_async`, `tcgen05.mma`.
+        reader: &'static str,
         /// The issuing thread.
         thread: ThreadId,
         /// The first unfenced byte.

@@ -611,6 +611,16 @@ impl Machine<'_> {
         size: u32,
         write: bool,
     ) -> Result<(), SimError> {
+        if write && let Some(at) = super::shadow::mma_reading(cl, cta as usize, off, size) {
+            return Err(SimError::Race {
+                line,
+                thread: cl.ctas[ci].thread(t),
+                what: format!(
+                    "writes shared+{off:#x}, which the MMA issued at line {at} still reads (a \
+                     missing wait for the MMA)"
+                ),
+            });
+        }
         if cl.ops.is_empty() {
             return Ok(());
         }

@@ -127,3 +127,39 @@ pub(crate) fn conflict(
         }
     })
 }
+
+/// The first in-flight tensor-core operation of CTA `ci` (a queued or committed
+/// `tcgen05.mma`, or a `wgmma.mma_async` not yet retired) that reads a byte of
+/// `[off, off + len)`: its line.
+pub(crate) fn mma_reading(
+    cl: &super::machine::Cluster,
+    ci: usize,
+    off: u32,
+    len: u32,
+) -> Option<u32> {
+    let hit = |(ranges, line): ([(u32, u32); 2], u32)| {
+        ranges
+            .iter()
+            .any(|&(lo, hi)| off < hi && lo < off + len)
+            .then_some(line)
+    };
+    let cta = &cl.ctas[ci];
+    let committed = cl
+        .ops
+        .iter()
+        .filter(|o| o.cta as usize == ci)
+        .flat_map(|o| match &o.kind {
+            AsyncKind::Tc05 { mmas, .. } => mmas.as_slice(),
+            _ => &[],
+        });
+    let queued = cta.tc_queue.iter().map(|(_, m)| m);
+    committed
+        .chain(queued)
+        .find_map(|m| hit(m.operands()))
+        .or_else(|| {
+            cta.mma
+                .iter()
+                .flat_map(|w| w.pending())
+                .find_map(|p| hit(p.operands()))
+        })
+}

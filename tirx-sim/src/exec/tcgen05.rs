@@ -85,6 +85,19 @@ pub(crate) struct Tc05Mma {
     accumulate: bool,
 }
 
+impl Tc05Mma {
+    /// The shared-memory ranges it reads (A, B) and its line.
+    pub(crate) fn operands(&self) -> ([(u32, u32); 2], u32) {
+        (
+            [
+                self.a.extent(self.m, self.mn_a),
+                self.b.extent(self.n, self.mn_b),
+            ],
+            self.line,
+        )
+    }
+}
+
 /// A decoded `kind::f16` instruction descriptor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct InstrDesc {
@@ -359,6 +372,7 @@ impl Machine<'_> {
         mma: &Tc05Mma,
         who: u32,
     ) -> Result<(), SimError> {
+        self.check_fenced(cl, ci, who, mma.operands(), "tcgen05.mma")?;
         let cta = &mut cl.ctas[ci];
         let smem = &cta.smem;
         let elem = |desc: &MatrixDesc, mn: bool, r: u32, k: u32| -> Option<f64> {

@@ -80,6 +80,27 @@ impl MatrixDesc {
         }
     }
 
+    /// The shared-memory bytes `[lo, hi)` a K = 16 slice of `rows` rows (M or N) can touch:
+    /// whole swizzle rows (a swizzle permutes chunks within a row only), whole core matrices.
+    pub fn extent(&self, rows: u32, mn_major: bool) -> (u32, u32) {
+        let groups = rows.div_ceil(8).max(1);
+        match (self.swizzle.span(), mn_major) {
+            (None, _) => {
+                let hi = self.start + (groups - 1) * self.sbo + self.lbo + 128;
+                (self.start, hi.max(self.start + 128))
+            }
+            (Some(span), false) => {
+                let lo = self.start & !(span - 1);
+                (lo, lo + (groups - 1) * self.sbo + 8 * span)
+            }
+            (Some(span), true) => {
+                let lo = self.start & !(span - 1);
+                let atoms = rows.div_ceil(span / 2).max(1);
+                (lo, lo + (atoms - 1) * self.lbo + self.sbo + 8 * span)
+            }
+        }
+    }
+
     /// The shared-memory offset of element (`r`, `k`) of an MN-major 16-bit matrix (`r` along
     /// M or N, contiguous), swizzled: rows of the span hold consecutive MN elements of one
     /// `k`; 8 rows (k) form an atom, atoms SBO apart along K and LBO apart along MN. `None`
@@ -138,7 +159,25 @@ pub(crate) struct WarpMma {
     groups: std::collections::VecDeque<Vec<PendingMma>>,
 }
 
+impl PendingMma {
+    /// The shared-memory ranges it reads (A, B) and its line.
+    pub(crate) fn operands(&self) -> ([(u32, u32); 2], u32) {
+        (
+            [
+                self.a.extent(64, self.tnsp_a),
+                self.b.extent(self.n, self.tnsp_b),
+            ],
+            self.line,
+        )
+    }
+}
+
 impl WarpMma {
+    /// Every MMA issued and not retired.
+    pub(crate) fn pending(&self) -> impl Iterator<Item = &PendingMma> {
+        self.open.iter().chain(self.groups.iter().flatten())
+    }
+
     /// The line of the pending MMA that owns register `r`, if any.
     pub(crate) fn owner(&self, r: Reg) -> Option<u32> {
         self.open
@@ -261,6 +300,7 @@ impl Machine<'_> {
         wi: u32,
         p: &PendingMma,
     ) -> Result<(), SimError> {
+        self.check_fenced(cl, ci, wi * 32, p.operands(), "wgmma.mma_async")?;
         let smem = &cl.ctas[ci].smem;
         let elem = |desc: &MatrixDesc, mn_major: bool, r: u32, k: u32| -> Option<f32> {
             let off = if mn_major {
@@ -322,6 +362,33 @@ impl Machine<'_> {
                     let rf = &mut cl.regs[ci];
                     rf.w[t as usize * rf.n + r as usize] = false;
                 }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Machine<'_> {
+    /// An MMA about to read `ranges` of CTA `ci`'s shared memory: no byte of them may hold a
+    /// generic-proxy write its writer has not fenced with `fence.proxy.async`.
+    pub(crate) fn check_fenced(
+        &self,
+        cl: &Cluster,
+        ci: usize,
+        who: u32,
+        (ranges, line): ([(u32, u32); 2], u32),
+        reader: &'static str,
+    ) -> Result<(), SimError> {
+        for (lo, hi) in ranges {
+            if let Some((addr, w, write_line)) = cl.ctas[ci].shadow.unfenced(lo, hi - lo) {
+                return Err(SimError::UnfencedProxy {
+                    line,
+                    reader,
+                    thread: cl.ctas[ci].thread(who),
+                    addr,
+                    writer: cl.ctas[ci].thread(w),
+                    write_line,
+                });
             }
         }
         Ok(())
