@@ -28,12 +28,21 @@ fn sm90(kernel: &str, config: &str) -> &'static KernelArtifact {
 }
 
 /// The Hopper GEMM through TMA, mbarriers and wgmma on odd shapes (tails in M, N and K, a
-/// single K tile), two seeds.
+/// single K tile, more K tiles than stages).
 #[test]
 fn gemm_sm90_runs_through_wgmma() {
     let art = sm90("gemm_sm90", "default");
     let mut runs = Vec::new();
-    for (shape, seed) in [((130, 136, 72), 31), ((64, 8, 16), 32)] {
+    // K = 320: five K tiles on four stages, so stages are reused. One thread of the consumer
+    // warpgroup releases a stage after its own `wgmma.wait_group`; that is right only because
+    // a warpgroup's MMA is one operation, retired for all four warps at once (an emulator that
+    // retired each warp's share separately saw the stage refilled under the other warps).
+    for (shape, seed) in [
+        ((130, 136, 72), 31),
+        ((64, 8, 16), 32),
+        ((200, 136, 320), 1),
+        ((200, 136, 320), 2),
+    ] {
         let stats = typed_gemm_case(art, shape, seed)
             .unwrap_or_else(|e| panic!("gemm_sm90 {shape:?}: {e}"));
         runs.push(stats);

@@ -88,6 +88,14 @@ pub enum WaitOn {
         /// Groups pending.
         pending: u32,
     },
+    /// `wgmma.wait_group` waiting for the sibling warps of its warpgroup to commit the groups
+    /// it retires (a warpgroup's MMA is one operation).
+    Warpgroup {
+        /// Groups every warp must have committed.
+        target: u64,
+        /// Warps of the warpgroup (bit = index in it) still behind.
+        behind: u32,
+    },
     /// A warp-collective instruction (`shfl.sync`, `.aligned` ops) waiting for the other
     /// lanes of its mask to reach it.
     Converge {
@@ -130,6 +138,11 @@ impl fmt::Display for WaitOn {
             WaitOn::BulkGroup { allowed, pending } => write!(
                 f,
                 "cp.async.bulk.wait_group {allowed}: {pending} bulk groups still pending"
+            ),
+            WaitOn::Warpgroup { target, behind } => write!(
+                f,
+                "wgmma.wait_group: warps {behind:#06b} of the warpgroup have not committed \
+                 {target} wgmma groups"
             ),
             WaitOn::Converge { needed, present } => write!(
                 f,

@@ -52,6 +52,8 @@ pub(crate) enum Wait {
     Bulk { n: u32 },
     /// The other lanes (`need`) of a collective instruction.
     Converge { need: u32 },
+    /// Every sibling warp of its warpgroup to commit `target` wgmma groups.
+    Wgmma { target: u64 },
 }
 
 /// The kernel parameters laid out as the entry declares them.
@@ -328,6 +330,9 @@ impl<'a> Machine<'a> {
                 Wait::Cluster { round } => cl.cbar.1 != round,
                 Wait::Bulk { n } => super::bulk::pending_groups(cl, ci as u32, t) <= n,
                 Wait::Converge { .. } => false,
+                Wait::Wgmma { target } => {
+                    super::wgmma::warpgroup_behind(cl, ci, t / 32, target) == 0
+                }
             };
             if ready {
                 cl.ctas[ci].st[t as usize] = TState::Run;

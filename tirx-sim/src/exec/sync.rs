@@ -114,6 +114,10 @@ pub(crate) fn describe(cl: &Cluster, ci: usize, t: u32, w: Wait) -> WaitOn {
             allowed: n,
             pending: pending_groups(cl, ci as u32, t),
         },
+        Wait::Wgmma { target } => WaitOn::Warpgroup {
+            target,
+            behind: super::wgmma::warpgroup_behind(cl, ci, t / 32, target),
+        },
         Wait::Converge { need } => {
             let base = t / 32 * 32;
             let pc = cta.pc[t as usize];

@@ -157,6 +157,9 @@ pub(crate) struct PendingMma {
 pub(crate) struct WarpMma {
     open: Vec<PendingMma>,
     groups: std::collections::VecDeque<Vec<PendingMma>>,
+    /// Groups this warp has committed, and retired, since the start.
+    committed: u64,
+    retired: u64,
 }
 
 impl PendingMma {
@@ -208,12 +211,35 @@ impl Machine<'_> {
                 let wm = &mut cl.ctas[ci].mma[w];
                 let open = std::mem::take(&mut wm.open);
                 wm.groups.push_back(open);
+                wm.committed += 1;
             }
             Op::WgmmaWait { n } => {
-                while cl.ctas[ci].mma[w].groups.len() > *n as usize {
-                    let group = cl.ctas[ci].mma[w].groups.pop_front().unwrap_or_default();
-                    for p in group {
-                        self.retire(cl, ci, wi, &p)?;
+                // A warpgroup's MMA is one operation: the groups this wait retires are the
+                // whole warpgroup's, so every sibling warp must have committed them first.
+                let target = cl.ctas[ci].mma[w].committed.saturating_sub(u64::from(*n));
+                if warpgroup_behind(cl, ci, wi, target) != 0 {
+                    for l in lanes(active) {
+                        cl.ctas[ci].st[(base + l) as usize] =
+                            TState::Wait(super::machine::Wait::Wgmma { target });
+                    }
+                    return Ok(());
+                }
+                for s in (wi / 4) * 4..(wi / 4) * 4 + 4 {
+                    let Some(wm) = cl.ctas[ci].mma.get(s as usize) else {
+                        continue;
+                    };
+                    let mut todo = Vec::new();
+                    let mut retired = wm.retired;
+                    let mut groups = wm.groups.clone();
+                    while retired < target {
+                        todo.extend(groups.pop_front().unwrap_or_default());
+                        retired += 1;
+                    }
+                    let wm = &mut cl.ctas[ci].mma[s as usize];
+                    wm.groups = groups;
+                    wm.retired = retired.max(wm.retired);
+                    for p in todo {
+                        self.retire(cl, ci, s, &p)?;
                     }
                 }
             }
@@ -393,4 +419,24 @@ impl Machine<'_> {
         }
         Ok(())
     }
+}
+
+/// The warps of warp `wi`'s warpgroup (those with a live lane) that have not yet committed
+/// `target` wgmma groups, as a mask of their index in the warpgroup.
+pub(crate) fn warpgroup_behind(cl: &Cluster, ci: usize, wi: u32, target: u64) -> u32 {
+    let cta = &cl.ctas[ci];
+    let mut behind = 0;
+    for (k, s) in ((wi / 4) * 4..(wi / 4) * 4 + 4).enumerate() {
+        let live =
+            (s * 32..(s * 32 + 32).min(cta.nthreads)).any(|t| cta.st[t as usize] != TState::Exit);
+        if live
+            && cta
+                .mma
+                .get(s as usize)
+                .is_some_and(|m| m.committed < target)
+        {
+            behind |= 1 << k;
+        }
+    }
+    behind
 }
