@@ -19,6 +19,7 @@ use tirx::runtime::{
 };
 use tirx_kernels::reference::Rng;
 use tirx_kernels::registry;
+use tirx_kernels::row_kernels::host::capacity;
 use tirx_kernels::rows::{RowProblem, reference};
 use tirx_sim::{
     Device, Launch, OobFill, ParamValue, SimError, Stats, TensorMapDesc, TmaElem, TmaSwizzle, ptx,
@@ -79,6 +80,20 @@ pub fn sim(a: &SimArgs) -> Result<bool, String> {
     }
     let mut ok = true;
     for art in arts {
+        // A row kernel computes the first `C` columns of a row (its capacity); the host never
+        // gives it a longer row (`row_kernels::host::choose`), so neither does `tirx sim`.
+        if let (Some(Problem::Row(_)), Some(c)) = (art.problem, capacity(art))
+            && c < a.n
+        {
+            println!(
+                "{} {} {}: skipped, it holds rows of {c} columns, not {}",
+                art.kernel,
+                art.config,
+                art.target.name(),
+                a.n
+            );
+            continue;
+        }
         for seed in a.seed..a.seed + a.schedules.max(1) {
             let label = format!(
                 "{} {} {} {}x{} seed {seed}",
