@@ -11,7 +11,9 @@
 
 use half::bf16;
 use tirx::KernelArtifact;
+use tirx::problem::{Epilogue, GemmProblem, Problem};
 use tirx::runtime::{ElemType, Target, TensorMeta};
+use tirx_kernels::bench::epilogue_ref::activate;
 use tirx_kernels::reference::Rng;
 use tirx_kernels::registry;
 use tirx_sim::{Device, Stats};
@@ -154,6 +156,17 @@ fn typed_gemm_on(
     let b_shape = if nn { [kk, n] } else { [n, kk] };
     let bm = put(&bb, ta, &b_shape);
     let cm = put(&cb, tc.unwrap_or(td), &[m, n]);
+    // D = act(A·Bᵀ + bias) kernels: the activation from the artifact's problem, as data.
+    let act = match art.problem {
+        Some(Problem::Gemm(GemmProblem {
+            epilogue: Epilogue::Bias(act),
+            ..
+        })) => Some(act),
+        _ => None,
+    };
+    let tbias = elem("bias").unwrap_or(td);
+    let (biasb, biasv) = random_tensor(&mut rng, tbias, n);
+    let biasm = put(&biasb, tbias, &[n]);
     let dbytes = m * n * td.bytes() as usize;
     let dm = put(&vec![0xff; dbytes], td, &[m, n]);
     let tensors: Vec<TensorMeta> = sig
@@ -164,6 +177,7 @@ fn typed_gemm_on(
             "b" => bm.clone(),
             "c" => cm.clone(),
             "d" => dm.clone(),
+            "bias" => biasm.clone(),
             other => panic!("a GEMM tensor {other}"),
         })
         .collect();
@@ -189,10 +203,17 @@ fn typed_gemm_on(
                 mag += (av[i * kk + p] * b).abs();
             }
             let c = if tc.is_some() { cv[i * n + j] } else { 0.0 };
-            let w = f64::from(alpha) * dot + f64::from(beta) * c;
+            let mut w = f64::from(alpha) * dot + f64::from(beta) * c;
             let scale = f64::from(alpha.abs()) * mag + (f64::from(beta) * c).abs();
             // D rounded (half an ulp of the result) after an f32 accumulation error `acc`.
-            let acc = (kk as f64 + 2.0) * scale / 8_388_608.0;
+            let mut acc = (kk as f64 + 2.0) * scale / 8_388_608.0;
+            if let Some(act) = act {
+                // The activations' slopes are below 1.2, and their f32 evaluation (tanh.approx,
+                // ex2.approx and rcp.approx computed exactly here) adds a few f32 ulps.
+                let x = w + biasv[j];
+                w = activate(act, x);
+                acc = 1.2 * acc + 4.0 * (x.abs() + 1.0) / 8_388_608.0;
+            }
             let bound = (w.abs() + acc) * half_ulp + acc + 1e-30;
             let g = got[i * n + j];
             if (g - w).abs() > bound || g.is_nan() {
@@ -328,4 +349,19 @@ fn planted_pipeline_and_fence_bugs_are_diagnosed() {
         e.contains("the TMA store reads") && e.contains("without a fence.proxy.async"),
         "{e}"
     );
+}
+
+/// The fused bias + activation GEMMs (D = act(A·Bᵀ + bias), act from the artifact's problem:
+/// none, ReLU, GELU in its tanh form, SiLU) against the f64 reference.
+#[test]
+fn bias_activation_gemms_match_the_reference() {
+    let mut runs = Vec::new();
+    // GELU and SiLU: the two with transcendental functions (`bias` and `relu` ran once too).
+    for config in ["gelu_n128", "silu_n128"] {
+        let art = sm90("gemm_sm90_bias_act", config);
+        let stats = typed_gemm_case(art, (130, 136, 72), 61)
+            .unwrap_or_else(|e| panic!("gemm_sm90_bias_act {config}: {e}"));
+        runs.push(stats);
+    }
+    report("bias/activation gemms", &runs);
 }
