@@ -32,6 +32,14 @@ use tirx_sim::{
     Device, Launch, OobFill, ParamValue, SimError, Stats, TensorMapDesc, TmaElem, TmaSwizzle,
 };
 
+/// The device the tests plan for: an H200's limits with 8 SMs, so a persistent kernel
+/// (grid = SMs) launches 8 CTAs that loop over several tiles each, rather than 132 mostly
+/// idle ones.
+const EMULATED: DeviceLimits = DeviceLimits {
+    sm_count: 8,
+    ..DeviceLimits::HOPPER
+};
+
 /// Runs `art` on `tensors` (and `scalars`) in the emulator, parameters planned as the
 /// runtime plans them.
 pub(crate) fn sim_launch(
@@ -53,7 +61,7 @@ pub(crate) fn sim_launch_ptx(
     scalars: &[f32],
     seed: u64,
 ) -> Result<Stats, SimError> {
-    let plan = plan_launch_with(sig, tensors, scalars, &DeviceLimits::HOPPER)
+    let plan = plan_launch_with(sig, tensors, scalars, &EMULATED)
         .unwrap_or_else(|e| panic!("{}: {e}", sig.entry));
     let params: Vec<ParamValue> = plan
         .params

@@ -225,19 +225,14 @@ impl Machine<'_> {
                     return Ok(());
                 }
                 for s in (wi / 4) * 4..(wi / 4) * 4 + 4 {
-                    let Some(wm) = cl.ctas[ci].mma.get(s as usize) else {
+                    let Some(wm) = cl.ctas[ci].mma.get_mut(s as usize) else {
                         continue;
                     };
                     let mut todo = Vec::new();
-                    let mut retired = wm.retired;
-                    let mut groups = wm.groups.clone();
-                    while retired < target {
-                        todo.extend(groups.pop_front().unwrap_or_default());
-                        retired += 1;
+                    while wm.retired < target {
+                        todo.extend(wm.groups.pop_front().unwrap_or_default());
+                        wm.retired += 1;
                     }
-                    let wm = &mut cl.ctas[ci].mma[s as usize];
-                    wm.groups = groups;
-                    wm.retired = retired.max(wm.retired);
                     for p in todo {
                         self.retire(cl, ci, s, &p)?;
                     }
