@@ -22,6 +22,8 @@ mod gpu_smem;
 mod roundtrip;
 mod rs_kernels;
 mod sim;
+mod sim_exec;
+mod sim_gemm;
 mod smem_kernels;
 mod snapshots;
 mod ui;

@@ -126,6 +126,9 @@ enum Cmd {
         #[arg(long, default_value = "tune-gemm.json")]
         json: std::path::PathBuf,
     },
+    /// Run a kernel in the CPU emulator (no GPU needed) on random inputs and verify it against
+    /// the CPU reference; exit 0 only when it matches and no diagnostic fired.
+    Sim(cli::sim::SimArgs),
     /// Run a kernel on the GPU and verify it against the CPU reference.
     Run {
         /// Kernel name.
@@ -385,6 +388,7 @@ fn main() -> ExitCode {
         }),
         Some(Cmd::Explain(w)) => artifact(&w).and_then(explain).map(|_| true),
         Some(Cmd::Check) => Ok(check()),
+        Some(Cmd::Sim(a)) => cli::sim::sim(&a),
         Some(Cmd::Bench {
             what,
             shapes,

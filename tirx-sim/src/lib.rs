@@ -1,12 +1,26 @@
-//! `tirx-sim`: the tirx emulator (issue #10, DESIGN.md §2).
+//! `tirx-sim`: the tirx emulator (issue #10, DESIGN.md §2): it runs the PTX tirx emits on
+//! the CPU and checks the asynchronous protocols while it runs.
 //!
-//! Today this crate holds the first piece, the PTX front end ([`ptx`]): a lexer and parser
-//! for the subset of PTX that tirx emits (`tirx-ptx/src/writer.rs`), producing a typed AST
-//! that the executor will run. The parser never panics: any input, however truncated or
-//! garbled, gives a `Module` or a [`ptx::ParseError`] with its line and column.
+//! - [`ptx`], the front end: a lexer and parser for the subset of PTX that tirx emits
+//!   (`tirx-ptx/src/writer.rs`), producing a typed AST. The parser never panics: any input,
+//!   however truncated or garbled, gives a `Module` or a [`ptx::ParseError`] with its line and
+//!   column.
+//! - [`exec`], the executor: [`Program`] decodes an entry (an instruction outside the
+//!   supported subset is an error naming it and its line), [`run`] executes it on a grid of
+//!   CTAs with a seeded scheduler — threads and warps, shared and global memory with bounds,
+//!   barriers and mbarriers, shuffles and votes, TMA copies, wgmma, tcgen05 and tensor memory
+//!   — and returns [`Stats`] or a typed [`SimError`] (deadlocks with every barrier's state,
+//!   out-of-bounds and misaligned accesses, uninitialised registers, tx-count underflow,
+//!   races with asynchronous copies, missing proxy fences). `docs/emulator.md` describes the
+//!   machine model.
 //!
-//! The machine model (threads, warps, CTAs, clusters, asynchronous units) comes next; it
-//! will match on [`ptx::Opcode`] values, whose list over the shipped kernels
-//! [`ptx::inventory`] gives.
+//! The crate depends on no tirx crate: its decoders are written from the PTX ISA, not
+//! derived from tirx's encoders.
 
+pub mod exec;
 pub mod ptx;
+
+pub use exec::{
+    Device, Launch, OobFill, ParamValue, Program, SimError, Stats, TensorMapDesc, TmaElem,
+    TmaSwizzle, run, run_program,
+};

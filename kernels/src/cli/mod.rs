@@ -3,3 +3,4 @@
 pub mod gemm;
 pub mod list;
 pub mod rows;
+pub mod sim;

@@ -239,6 +239,15 @@ const TYPES: [(Type, &str, u32); 21] = [
     (Type::Pred, "pred", 1),
 ];
 
+// `TYPES` lists the variants in declaration order, so a variant indexes its own row.
+const _: () = {
+    let mut i = 0;
+    while i < TYPES.len() {
+        assert!(TYPES[i].0 as usize == i);
+        i += 1;
+    }
+};
+
 impl Type {
     /// The type spelled `name` (without the dot).
     pub fn from_name(name: &str) -> Option<Type> {
@@ -247,12 +256,12 @@ impl Type {
 
     /// Its spelling, without the dot.
     pub fn name(self) -> &'static str {
-        TYPES.iter().find(|t| t.0 == self).map_or("?", |t| t.1)
+        TYPES[self as usize].1
     }
 
-    /// Size in bytes.
+    /// Size in bytes (the executor asks on every instruction: an index, not a search).
     pub fn size_bytes(self) -> u32 {
-        TYPES.iter().find(|t| t.0 == self).map_or(0, |t| t.2)
+        TYPES[self as usize].2
     }
 }
 

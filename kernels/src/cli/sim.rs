@@ -1,0 +1,463 @@
+//! `tirx sim NAME [--target T] [--config C] [--m M] [--n N] [--seed S] [--schedules K]`: run
+//! a shipped kernel (sm_90a or sm_100a) in the CPU emulator (`tirx-sim`, issue #10) on random
+//! inputs, check it against the CPU reference, and report what the emulator saw. Exit 0 only
+//! when every schedule matched and no diagnostic fired.
+//!
+//! The launch is planned exactly as the runtime plans a GPU launch
+//! (`tirx::runtime::plan_launch_with`); tensor maps are the `cuTensorMapEncodeTiled`
+//! arguments of `tirx::runtime::tiled_encoding`. `--schedules K` runs K interleavings, seeds
+//! `S, S+1, …`. An instruction the emulator does not run is refused with its line. GEMMs run
+//! with K = `--n` (B given N×K or, for `nn` configs, K×N; `α = 1.5, β = −0.75` where the
+//! kernel takes C).
+
+use half::bf16;
+use tirx::KernelArtifact;
+use tirx::problem::{Problem, RowOp};
+use tirx::runtime::{
+    DeviceLimits, ElemType, PlannedParam, Swizzle, Target, TensorMeta, plan_launch_with,
+    tiled_encoding,
+};
+use tirx_kernels::reference::Rng;
+use tirx_kernels::registry;
+use tirx_kernels::row_kernels::host::capacity;
+use tirx_kernels::rows::{RowProblem, reference};
+use tirx_sim::{
+    Device, Launch, OobFill, ParamValue, SimError, Stats, TensorMapDesc, TmaElem, TmaSwizzle, ptx,
+};
+
+/// `tirx sim`'s arguments.
+#[derive(clap::Args)]
+pub struct SimArgs {
+    /// Kernel name.
+    name: String,
+    /// Target: sm_90a or sm_100a (default: every target the kernel has).
+    #[arg(long)]
+    target: Option<String>,
+    /// Config (default: every config).
+    #[arg(long)]
+    config: Option<String>,
+    /// Rows.
+    #[arg(long, default_value_t = 3)]
+    m: usize,
+    /// Columns.
+    #[arg(long, default_value_t = 300)]
+    n: usize,
+    /// The first scheduler seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// How many interleavings (seeds `seed`, `seed + 1`, …) to run.
+    #[arg(long, default_value_t = 1)]
+    schedules: u64,
+}
+
+/// Runs `tirx sim`; `Ok(true)` when every run matched.
+pub fn sim(a: &SimArgs) -> Result<bool, String> {
+    let k = registry::find(&a.name)
+        .ok_or_else(|| format!("no kernel `{}`; `tirx list` shows them", a.name))?;
+    let target = match &a.target {
+        Some(t) => Some(Target::from_name(t)?),
+        None => None,
+    };
+    let arts: Vec<&KernelArtifact> = k
+        .artifacts
+        .iter()
+        .filter(|x| target.is_none_or(|t| x.target == t))
+        .filter(|x| a.config.as_deref().is_none_or(|c| c == x.config))
+        .collect();
+    if arts.is_empty() {
+        return Err(format!(
+            "`{}` has no artifact{}{}",
+            a.name,
+            a.target
+                .as_ref()
+                .map(|t| format!(" for {t}"))
+                .unwrap_or_default(),
+            a.config
+                .as_ref()
+                .map(|c| format!(" of config `{c}`"))
+                .unwrap_or_default()
+        ));
+    }
+    let mut ok = true;
+    for art in arts {
+        // A row kernel computes the first `C` columns of a row (its capacity); the host never
+        // gives it a longer row (`row_kernels::host::choose`), so neither does `tirx sim`.
+        if let (Some(Problem::Row(_)), Some(c)) = (art.problem, capacity(art))
+            && c < a.n
+        {
+            println!(
+                "{} {} {}: skipped, it holds rows of {c} columns, not {}",
+                art.kernel,
+                art.config,
+                art.target.name(),
+                a.n
+            );
+            continue;
+        }
+        for seed in a.seed..a.seed + a.schedules.max(1) {
+            let label = format!(
+                "{} {} {} {}x{} seed {seed}",
+                art.kernel,
+                art.config,
+                art.target.name(),
+                a.m,
+                a.n
+            );
+            match one(art, a.m, a.n, seed) {
+                Ok((stats, verdict)) => {
+                    println!(
+                        "{label}: {verdict}; {} thread-instructions, {} async copies, {:.2} M \
+                         instructions/s",
+                        stats.thread_instructions,
+                        stats.async_ops,
+                        stats.instructions_per_second() / 1e6
+                    );
+                }
+                Err(e) => {
+                    println!("{label}: FAILED: {e}");
+                    ok = false;
+                }
+            }
+        }
+    }
+    Ok(ok)
+}
+
+/// One run: inputs from `seed`, the emulator, the check. The verdict text on success.
+fn one(art: &KernelArtifact, m: usize, n: usize, seed: u64) -> Result<(Stats, String), String> {
+    let mut rng = Rng::new(seed);
+    let mut dev = Device::new();
+    match art.problem {
+        Some(Problem::Copy) => {
+            let data = rng.bf16s(m * n);
+            let src = upload(&mut dev, &data, &[m, n]);
+            let dst = upload(&mut dev, &[], &[m, n]);
+            let stats = launch(art, &mut dev, &[src, dst.clone()], &[], seed)?;
+            let got = download(&dev, &dst);
+            match got
+                .iter()
+                .zip(&data)
+                .position(|(g, d)| g.to_bits() != d.to_bits())
+            {
+                None => Ok((stats, "bit-exact".into())),
+                Some(i) => Err(format!("element {i} is {} , the input {}", got[i], data[i])),
+            }
+        }
+        Some(Problem::Row(op)) => row(art, op, m, n, seed, &mut rng, &mut dev),
+        Some(Problem::SiluMul) => {
+            let xs: Vec<bf16> = (0..m * n)
+                .map(|_| bf16::from_f32(8.0 * rng.unit() - 4.0))
+                .collect();
+            let gs: Vec<bf16> = (0..m * n)
+                .map(|_| bf16::from_f32(2.0 * rng.unit() - 1.0))
+                .collect();
+            let x = upload(&mut dev, &xs, &[m, n]);
+            let g = upload(&mut dev, &gs, &[m, n]);
+            let y = upload(&mut dev, &[], &[m, n]);
+            let stats = launch(art, &mut dev, &[x, g, y.clone()], &[], seed)?;
+            let mut worst = 0.0f64;
+            for (i, ((xv, gv), yv)) in xs.iter().zip(&gs).zip(download(&dev, &y)).enumerate() {
+                let (xf, gf) = (xv.to_f64(), gv.to_f64());
+                let want = xf / (1.0 + (-xf).exp()) * gf;
+                let err = (yv.to_f64() - want).abs() / (want.abs() + 1e-2);
+                if !err.is_finite() || err > reference::RTOL {
+                    return Err(format!("element {i} is {yv}, the reference {want:.6e}"));
+                }
+                worst = worst.max(err);
+            }
+            Ok((
+                stats,
+                format!("max error {worst:.2e} (tolerance {:.2e})", reference::RTOL),
+            ))
+        }
+        Some(Problem::Gemm(_)) => gemm(art, m, n, seed, &mut rng, &mut dev),
+        None => {
+            // The emulator's own refusal names the first instruction it cannot run.
+            let module = ptx::parse(art.ptx).map_err(|e| e.to_string())?;
+            tirx_sim::Program::new(&module, &(art.signature)().entry).map_err(|e| e.to_string())?;
+            Err(format!(
+                "`{}` solves no problem `tirx sim` knows",
+                art.kernel
+            ))
+        }
+    }
+}
+
+fn row(
+    art: &KernelArtifact,
+    op: RowOp,
+    m: usize,
+    n: usize,
+    seed: u64,
+    rng: &mut Rng,
+    dev: &mut Device,
+) -> Result<(Stats, String), String> {
+    let scale = 1.0 + 7.0 * rng.unit();
+    let x: Vec<bf16> = (0..m * n)
+        .map(|_| bf16::from_f32((rng.unit() * 2.0 - 1.0) * scale))
+        .collect();
+    let w: Vec<bf16> = (0..n).map(|_| bf16::from_f32(0.5 + rng.unit())).collect();
+    let b: Vec<bf16> = (0..n).map(|_| bf16::from_f32(rng.unit() - 0.5)).collect();
+    let p = RowProblem::new(op, m, n);
+    let sig = (art.signature)();
+    let xm = upload(dev, &x, &[m, n]);
+    let ym = upload(dev, &[], &[m, n]);
+    let wm = upload(dev, &w, &[n]);
+    let bm = upload(dev, &b, &[n]);
+    let tensors: Vec<TensorMeta> = sig
+        .tensors
+        .iter()
+        .map(|t| match t.name.as_str() {
+            "x" => Ok(xm.clone()),
+            "y" => Ok(ym.clone()),
+            "w" => Ok(wm.clone()),
+            "b" => Ok(bm.clone()),
+            other => Err(format!("a row kernel with a tensor `{other}`")),
+        })
+        .collect::<Result<_, _>>()?;
+    let scalars: Vec<f32> = sig.scalars.iter().map(|_| p.eps).collect();
+    let stats = launch(art, dev, &tensors, &scalars, seed)?;
+    let got = download(dev, &ym);
+    let want = reference::reference(
+        &p,
+        &x,
+        op.takes_weight().then_some(&w[..]),
+        op.takes_bias().then_some(&b[..]),
+    );
+    let err = reference::check(op, &got, &want, n).map_err(|e| e.to_string())?;
+    Ok((
+        stats,
+        format!("max error {err:.2e} (tolerance {:.2e})", reference::RTOL),
+    ))
+}
+
+/// A GEMM on M×N with K = N: D = α·A·op(B) + β·C against the f64 reference, each element
+/// within half an ulp of D's type plus `(K + 2)·2⁻²³·(|α|·Σ|a·b| + |β·c|)`.
+fn gemm(
+    art: &KernelArtifact,
+    m: usize,
+    n: usize,
+    seed: u64,
+    rng: &mut Rng,
+    dev: &mut Device,
+) -> Result<(Stats, String), String> {
+    let kk = n;
+    let sig = (art.signature)();
+    let elem = |name: &str| sig.tensors.iter().find(|t| t.name == name).map(|t| t.elem);
+    let (Some(ta), Some(td)) = (elem("a"), elem("d")) else {
+        return Err(format!("`{}` is not an a, b, d GEMM", art.kernel));
+    };
+    if sig
+        .tensors
+        .iter()
+        .any(|t| !["a", "b", "c", "d"].contains(&t.name.as_str()))
+    {
+        return Err(format!(
+            "`{}` takes tensors `tirx sim` has no reference for",
+            art.kernel
+        ));
+    }
+    let nn = sig
+        .tensors
+        .iter()
+        .any(|t| t.name == "b" && t.shape == ["K", "N"]);
+    let tc = elem("c");
+    let (av, ab) = values(rng, ta, m * kk);
+    let (bv, bb) = values(rng, ta, n * kk);
+    let (cv, cb) = values(rng, tc.unwrap_or(td), m * n);
+    let (alpha, beta) = if tc.is_some() {
+        (1.5f32, -0.75f32)
+    } else {
+        (1.0, 0.0)
+    };
+    let am = put(dev, &ab, ta, &[m, kk]);
+    let bm = put(dev, &bb, ta, &if nn { [kk, n] } else { [n, kk] });
+    let cm = put(dev, &cb, tc.unwrap_or(td), &[m, n]);
+    let dbytes = m * n * td.bytes() as usize;
+    let dm = put(dev, &vec![0xff; dbytes], td, &[m, n]);
+    let tensors: Vec<TensorMeta> = sig
+        .tensors
+        .iter()
+        .map(|t| match t.name.as_str() {
+            "a" => am.clone(),
+            "b" => bm.clone(),
+            "c" => cm.clone(),
+            _ => dm.clone(),
+        })
+        .collect();
+    let scalars: Vec<f32> = sig
+        .scalars
+        .iter()
+        .map(|s| if s == "alpha" { alpha } else { beta })
+        .collect();
+    let stats = launch(art, dev, &tensors, &scalars, seed)?;
+    let got = decode(&dev.read(dm.addr, dbytes).map_err(|e| e.to_string())?, td);
+    let half_ulp = match td {
+        ElemType::Bf16 => 1.0 / 256.0,
+        ElemType::F16 => 1.0 / 2048.0,
+        ElemType::F32 => 1.0 / 16_777_216.0,
+    };
+    let mut worst = 0.0f64;
+    for i in 0..m {
+        for j in 0..n {
+            let (mut dot, mut mag) = (0.0, 0.0);
+            for p in 0..kk {
+                let b = if nn { bv[p * n + j] } else { bv[j * kk + p] };
+                dot += av[i * kk + p] * b;
+                mag += (av[i * kk + p] * b).abs();
+            }
+            let c = if tc.is_some() { cv[i * n + j] } else { 0.0 };
+            let w = f64::from(alpha) * dot + f64::from(beta) * c;
+            let scale = f64::from(alpha.abs()) * mag + (f64::from(beta) * c).abs();
+            // D rounded (half an ulp of the result) after an f32 accumulation error `acc`.
+            let acc = (kk as f64 + 2.0) * scale / 8_388_608.0;
+            let bound = (w.abs() + acc) * half_ulp + acc + 1e-30;
+            let g = got[i * n + j];
+            if (g - w).abs() > bound || g.is_nan() {
+                return Err(format!(
+                    "D({i}, {j}) is {g}, the reference {w:.6e} (bound {bound:.2e})"
+                ));
+            }
+            worst = worst.max((g - w).abs() / bound);
+        }
+    }
+    Ok((
+        stats,
+        format!("K = {kk}, worst error {worst:.2} of the bound"),
+    ))
+}
+
+/// `n` random values of `elem` in [-1, 1): their exact values and their bytes.
+fn values(rng: &mut Rng, elem: ElemType, n: usize) -> (Vec<f64>, Vec<u8>) {
+    let mut vals = Vec::with_capacity(n);
+    let mut bytes = Vec::with_capacity(n * 4);
+    for _ in 0..n {
+        let x = rng.unit() * 2.0 - 1.0;
+        match elem {
+            ElemType::Bf16 => {
+                let v = bf16::from_f32(x);
+                vals.push(v.to_f64());
+                bytes.extend_from_slice(&v.to_bits().to_le_bytes());
+            }
+            ElemType::F16 => {
+                let v = half::f16::from_f32(x);
+                vals.push(v.to_f64());
+                bytes.extend_from_slice(&v.to_bits().to_le_bytes());
+            }
+            ElemType::F32 => {
+                vals.push(f64::from(x));
+                bytes.extend_from_slice(&x.to_le_bytes());
+            }
+        }
+    }
+    (vals, bytes)
+}
+
+fn decode(bytes: &[u8], elem: ElemType) -> Vec<f64> {
+    match elem {
+        ElemType::F32 => bytes
+            .chunks_exact(4)
+            .map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+            .collect(),
+        ElemType::F16 => bytes
+            .chunks_exact(2)
+            .map(|c| half::f16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f64())
+            .collect(),
+        ElemType::Bf16 => bytes
+            .chunks_exact(2)
+            .map(|c| bf16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f64())
+            .collect(),
+    }
+}
+
+fn put(dev: &mut Device, bytes: &[u8], elem: ElemType, shape: &[usize]) -> TensorMeta {
+    let addr = dev.alloc(bytes.len());
+    dev.write(addr, bytes)
+        .expect("a fresh allocation holds its bytes");
+    TensorMeta::row_major(elem, shape, addr)
+}
+
+/// Plans the launch as the runtime does and runs it in the emulator.
+fn launch(
+    art: &KernelArtifact,
+    dev: &mut Device,
+    tensors: &[TensorMeta],
+    scalars: &[f32],
+    seed: u64,
+) -> Result<Stats, String> {
+    let sig = (art.signature)();
+    let plan = plan_launch_with(&sig, tensors, scalars, &DeviceLimits::HOPPER)
+        .map_err(|e| e.to_string())?;
+    let params: Vec<ParamValue> = plan
+        .params
+        .iter()
+        .map(|p| match p {
+            PlannedParam::TensorMap {
+                tensor,
+                box_dims,
+                swizzle,
+            } => ParamValue::TensorMap(tensor_map(&tensors[*tensor], box_dims, *swizzle)),
+            PlannedParam::Pointer(a) | PlannedParam::Stride(a) => ParamValue::U64(*a),
+            PlannedParam::Dim(d) => ParamValue::U32(*d),
+            PlannedParam::Scalar(bits) => ParamValue::F32(f32::from_bits(*bits)),
+        })
+        .collect();
+    let module = ptx::parse(art.ptx).map_err(|e| e.to_string())?;
+    let launch = Launch {
+        grid: plan.grid,
+        cluster: plan.cluster,
+        block: plan.block,
+        smem_bytes: plan.smem_bytes,
+    };
+    tirx_sim::run(&module, &sig.entry, &launch, &params, dev, seed)
+        .map_err(|e: SimError| e.to_string())
+}
+
+/// The `cuTensorMapEncodeTiled` arguments the runtime would pass for `meta`.
+fn tensor_map(meta: &TensorMeta, box_dims: &[u32], swizzle: Swizzle) -> TensorMapDesc {
+    let enc = tiled_encoding(meta, box_dims);
+    TensorMapDesc {
+        elem: match meta.elem {
+            ElemType::Bf16 => TmaElem::Bf16,
+            ElemType::F16 => TmaElem::F16,
+            ElemType::F32 => TmaElem::F32,
+        },
+        global_address: meta.addr,
+        dims: enc.dims,
+        strides_bytes: enc.strides_bytes,
+        box_dims: enc.box_dims,
+        element_strides: enc.element_strides,
+        swizzle: match swizzle {
+            Swizzle::None => TmaSwizzle::None,
+            Swizzle::B32 => TmaSwizzle::B32,
+            Swizzle::B64 => TmaSwizzle::B64,
+            Swizzle::B128 => TmaSwizzle::B128,
+        },
+        oob_fill: OobFill::Zero,
+    }
+}
+
+/// A bf16 tensor holding `data`, or poison (`0xffff`, a NaN) when `data` is empty.
+fn upload(dev: &mut Device, data: &[bf16], shape: &[usize]) -> TensorMeta {
+    let n: usize = shape.iter().product();
+    let bytes: Vec<u8> = if data.is_empty() {
+        vec![0xff; n * 2]
+    } else {
+        data.iter()
+            .flat_map(|v| v.to_bits().to_le_bytes())
+            .collect()
+    };
+    let addr = dev.alloc(n * 2);
+    dev.write(addr, &bytes)
+        .expect("a fresh allocation holds its bytes");
+    TensorMeta::row_major(ElemType::Bf16, shape, addr)
+}
+
+fn download(dev: &Device, t: &TensorMeta) -> Vec<bf16> {
+    let n: usize = t.shape.iter().product();
+    dev.read(t.addr, n * 2)
+        .expect("the tensor's own allocation")
+        .chunks_exact(2)
+        .map(|c| bf16::from_bits(u16::from_le_bytes([c[0], c[1]])))
+        .collect()
+}

@@ -1,0 +1,410 @@
+//! The emulator (`tirx-sim`, issue #10) running shipped sm_90a artifacts that need no MMA:
+//! the TMA copy, the row kernels (softmax, RMSNorm, LayerNorm, each in its register-tile and
+//! its long-row form) and `silu_mul`, on small odd shapes with random inputs and poisoned
+//! outputs, over several scheduler seeds.
+//!
+//! Parameters are built the way the runtime builds them: `tirx::runtime::plan_launch_with`
+//! checks the tensors against the signature and gives the grid, block, cluster, dynamic
+//! shared memory and one planned value per ABI parameter; a tensor map becomes the
+//! `cuTensorMapEncodeTiled` arguments of `tirx::runtime::tiled_encoding` (what the runtime
+//! passes the driver), with zero out-of-bounds fill as the runtime asks.
+//!
+//! Bounds: the copy is bit-exact. Row kernels and `silu_mul` pass the project's bf16 check
+//! (`tirx_kernels::rows::reference::check`: |got − want| ≤ 2⁻⁷·(|want| + 2⁻³·rms(row))
+//! against the f64 reference) and, outside the cancellation floor (|want| ≥ 2⁻³·rms), are
+//! within 2 bf16 ulps of the f64 reference rounded to bf16: the emulator's f32 arithmetic is
+//! IEEE and its `.approx` functions exactly rounded, so only the f32 accumulation order and
+//! the final rounding separate it from the f64 value.
+
+use half::bf16;
+use tirx::KernelArtifact;
+use tirx::problem::RowOp;
+use tirx::runtime::{
+    DeviceLimits, ElemType, PlannedParam, Swizzle, Target, TensorMeta, plan_launch_with,
+    tiled_encoding,
+};
+use tirx_kernels::reference::Rng;
+use tirx_kernels::registry;
+use tirx_kernels::row_kernels::host::capacity;
+use tirx_kernels::rows::{RowProblem, reference};
+use tirx_sim::ptx;
+use tirx_sim::{
+    Device, Launch, OobFill, ParamValue, SimError, Stats, TensorMapDesc, TmaElem, TmaSwizzle,
+};
+
+/// The device the tests plan for: an H200's limits with 8 SMs, so a persistent kernel
+/// (grid = SMs) launches 8 CTAs that loop over several tiles each, rather than 132 mostly
+/// idle ones.
+const EMULATED: DeviceLimits = DeviceLimits {
+    sm_count: 8,
+    ..DeviceLimits::HOPPER
+};
+
+/// Runs `art` on `tensors` (and `scalars`) in the emulator, parameters planned as the
+/// runtime plans them.
+pub(crate) fn sim_launch(
+    art: &KernelArtifact,
+    dev: &mut Device,
+    tensors: &[TensorMeta],
+    scalars: &[f32],
+    seed: u64,
+) -> Result<Stats, SimError> {
+    sim_launch_ptx(art.ptx, &(art.signature)(), dev, tensors, scalars, seed)
+}
+
+/// [`sim_launch`] of a PTX text with its signature.
+pub(crate) fn sim_launch_ptx(
+    ptx_text: &str,
+    sig: &tirx::runtime::Signature,
+    dev: &mut Device,
+    tensors: &[TensorMeta],
+    scalars: &[f32],
+    seed: u64,
+) -> Result<Stats, SimError> {
+    let plan = plan_launch_with(sig, tensors, scalars, &EMULATED)
+        .unwrap_or_else(|e| panic!("{}: {e}", sig.entry));
+    let params: Vec<ParamValue> = plan
+        .params
+        .iter()
+        .map(|p| match p {
+            PlannedParam::TensorMap {
+                tensor,
+                box_dims,
+                swizzle,
+            } => {
+                let meta = &tensors[*tensor];
+                let enc = tiled_encoding(meta, box_dims);
+                ParamValue::TensorMap(TensorMapDesc {
+                    elem: match meta.elem {
+                        ElemType::Bf16 => TmaElem::Bf16,
+                        ElemType::F16 => TmaElem::F16,
+                        ElemType::F32 => TmaElem::F32,
+                    },
+                    global_address: meta.addr,
+                    dims: enc.dims,
+                    strides_bytes: enc.strides_bytes,
+                    box_dims: enc.box_dims,
+                    element_strides: enc.element_strides,
+                    swizzle: match swizzle {
+                        Swizzle::None => TmaSwizzle::None,
+                        Swizzle::B32 => TmaSwizzle::B32,
+                        Swizzle::B64 => TmaSwizzle::B64,
+                        Swizzle::B128 => TmaSwizzle::B128,
+                    },
+                    oob_fill: OobFill::Zero,
+                })
+            }
+            PlannedParam::Pointer(a) => ParamValue::U64(*a),
+            PlannedParam::Stride(s) => ParamValue::U64(*s),
+            PlannedParam::Dim(d) => ParamValue::U32(*d),
+            PlannedParam::Scalar(bits) => ParamValue::F32(f32::from_bits(*bits)),
+        })
+        .collect();
+    let module = ptx::parse(ptx_text).expect("the PTX parses");
+    let launch = Launch {
+        grid: plan.grid,
+        cluster: plan.cluster,
+        block: plan.block,
+        smem_bytes: plan.smem_bytes,
+    };
+    tirx_sim::run(&module, &sig.entry, &launch, &params, dev, seed)
+}
+
+/// A bf16 tensor of `shape` holding `data` (or poison, `0xffff`, a NaN, when empty).
+fn upload(dev: &mut Device, data: &[bf16], shape: &[usize]) -> TensorMeta {
+    let n: usize = shape.iter().product();
+    let bytes: Vec<u8> = if data.is_empty() {
+        vec![0xff; n * 2]
+    } else {
+        data.iter()
+            .flat_map(|v| v.to_bits().to_le_bytes())
+            .collect()
+    };
+    let addr = dev.alloc(n * 2);
+    dev.write(addr, &bytes).expect("in bounds");
+    TensorMeta::row_major(ElemType::Bf16, shape, addr)
+}
+
+fn download(dev: &Device, t: &TensorMeta) -> Vec<bf16> {
+    let n: usize = t.shape.iter().product();
+    dev.read(t.addr, n * 2)
+        .expect("in bounds")
+        .chunks_exact(2)
+        .map(|c| bf16::from_bits(u16::from_le_bytes([c[0], c[1]])))
+        .collect()
+}
+
+/// Instructions and wall time over the file's runs, for the report.
+pub(crate) fn report(what: &str, runs: &[Stats]) {
+    let instr: u64 = runs.iter().map(|s| s.thread_instructions).sum();
+    let wall: f64 = runs.iter().map(|s| s.wall.as_secs_f64()).sum();
+    println!(
+        "{what}: {} runs, {instr} thread-instructions in {wall:.2} s: {:.2} M instructions/s",
+        runs.len(),
+        instr as f64 / wall.max(1e-9) / 1e6
+    );
+}
+
+/// bf16 ulps between `got` and `want` rounded to bf16 (both finite).
+fn ulps(got: bf16, want: f64) -> u32 {
+    let key = |b: u16| -> i32 {
+        if b & 0x8000 != 0 {
+            -i32::from(b & 0x7fff)
+        } else {
+            i32::from(b)
+        }
+    };
+    (key(got.to_bits()) - key(bf16::from_f64(want).to_bits())).unsigned_abs()
+}
+
+/// Largest ulp distance over elements outside the cancellation floor of each row.
+fn max_ulps(got: &[bf16], want: &[f64], cols: usize) -> u32 {
+    let mut worst = 0;
+    for (g, w) in got.chunks(cols).zip(want.chunks(cols)) {
+        let rms = (w.iter().map(|v| v * v).sum::<f64>() / w.len() as f64).sqrt();
+        for (&g, &w) in g.iter().zip(w) {
+            if w.abs() >= reference::FLOOR * rms {
+                worst = worst.max(ulps(g, w));
+            }
+        }
+    }
+    worst
+}
+
+#[test]
+fn tma_copy_is_bit_exact_on_odd_shapes() {
+    let k = registry::find("tma_copy").expect("shipped");
+    let mut runs = Vec::new();
+    for art in k.artifacts.iter().filter(|a| a.target == Target::Sm90a) {
+        // Tails in both dimensions; N a multiple of 8 (TMA rows are multiples of 16 bytes).
+        for (m, n, seed) in [(70, 136, 1), (129, 72, 2), (5, 8, 3)] {
+            let mut rng = Rng::new(seed);
+            let data = rng.bf16s(m * n);
+            let mut dev = Device::new();
+            let src = upload(&mut dev, &data, &[m, n]);
+            let dst = upload(&mut dev, &[], &[m, n]);
+            let stats = sim_launch(art, &mut dev, &[src, dst.clone()], &[], seed)
+                .unwrap_or_else(|e| panic!("{} {m}x{n}: {e}", art.config));
+            let got = download(&dev, &dst);
+            assert!(
+                got.iter()
+                    .zip(&data)
+                    .all(|(g, d)| g.to_bits() == d.to_bits()),
+                "{} {m}x{n}: not bit-exact",
+                art.config
+            );
+            runs.push(stats);
+        }
+    }
+    report("tma_copy", &runs);
+}
+
+/// The kernel's sm_90a artifact with the smallest row capacity.
+fn smallest(name: &str) -> &'static KernelArtifact {
+    let k = registry::find(name).unwrap_or_else(|| panic!("{name} shipped"));
+    k.artifacts
+        .iter()
+        .filter(|a| a.target == Target::Sm90a)
+        .min_by_key(|a| capacity(a).unwrap_or(usize::MAX))
+        .expect("an sm_90a artifact")
+}
+
+fn row_case(art: &KernelArtifact, op: RowOp, rows: usize, cols: usize, seed: u64) -> Stats {
+    let mut rng = Rng::new(seed);
+    let scale = 1.0 + 7.0 * rng.unit();
+    let x: Vec<bf16> = (0..rows * cols)
+        .map(|_| bf16::from_f32((rng.unit() * 2.0 - 1.0) * scale))
+        .collect();
+    let w: Vec<bf16> = (0..cols)
+        .map(|_| bf16::from_f32(0.5 + rng.unit()))
+        .collect();
+    let b: Vec<bf16> = (0..cols)
+        .map(|_| bf16::from_f32(rng.unit() - 0.5))
+        .collect();
+    let p = RowProblem::new(op, rows, cols);
+    let mut dev = Device::new();
+    let sig = (art.signature)();
+    let xm = upload(&mut dev, &x, &[rows, cols]);
+    let wm = upload(&mut dev, &w, &[cols]);
+    let bm = upload(&mut dev, &b, &[cols]);
+    let ym = upload(&mut dev, &[], &[rows, cols]);
+    let tensors: Vec<TensorMeta> = sig
+        .tensors
+        .iter()
+        .map(|t| match t.name.as_str() {
+            "x" => xm.clone(),
+            "w" => wm.clone(),
+            "b" => bm.clone(),
+            "y" => ym.clone(),
+            other => panic!("unexpected tensor {other}"),
+        })
+        .collect();
+    let scalars: Vec<f32> = sig.scalars.iter().map(|_| p.eps).collect();
+    let label = format!("{} {} {rows}x{cols} seed {seed}", art.kernel, art.config);
+    let stats = sim_launch(art, &mut dev, &tensors, &scalars, seed)
+        .unwrap_or_else(|e| panic!("{label}: {e}"));
+    let got = download(&dev, &ym);
+    let wv = op.takes_weight().then_some(&w[..]);
+    let bv = op.takes_bias().then_some(&b[..]);
+    let want = reference::reference(&p, &x, wv, bv);
+    let err = reference::check(op, &got, &want, cols).unwrap_or_else(|e| panic!("{label}: {e}"));
+    let u = max_ulps(&got, &want, cols);
+    assert!(
+        u <= 2,
+        "{label}: {u} ulps from the f64 reference (error {err:.2e})"
+    );
+    stats
+}
+
+/// Every row kernel on 3 rows of odd lengths (non-multiples of 8 and of the vector width
+/// included), two seeds each.
+#[test]
+fn row_kernels_match_the_f64_reference() {
+    let mut runs = Vec::new();
+    // The staged kernels take 16-byte aligned rows (their tensor maps); the cluster kernels
+    // split each row over 4 CTAs exchanging statistics through distributed shared memory.
+    let cases: [(&str, RowOp, &[usize]); 10] = [
+        ("softmax", RowOp::Softmax, &[1, 7, 300]),
+        ("rmsnorm", RowOp::RmsNorm, &[8, 129, 300]),
+        ("layernorm", RowOp::LayerNorm, &[3, 64, 300]),
+        ("softmax_long", RowOp::Softmax, &[13, 300]),
+        ("rmsnorm_long", RowOp::RmsNorm, &[5, 300]),
+        ("layernorm_long", RowOp::LayerNorm, &[9, 300]),
+        ("softmax_staged", RowOp::Softmax, &[8, 296]),
+        ("rmsnorm_staged", RowOp::RmsNorm, &[8, 296]),
+        ("softmax_cluster", RowOp::Softmax, &[7, 300]),
+        ("rmsnorm_cluster", RowOp::RmsNorm, &[9, 300]),
+    ];
+    for (name, op, cols) in cases {
+        let art = smallest(name);
+        for &n in cols {
+            for seed in [11, 12] {
+                runs.push(row_case(art, op, 3, n, seed));
+            }
+        }
+    }
+    report("row kernels", &runs);
+}
+
+#[test]
+fn silu_mul_matches_the_f64_reference() {
+    let art = smallest("silu_mul");
+    let mut runs = Vec::new();
+    for (m, n, seed) in [(3, 300, 21), (9, 13, 22)] {
+        let mut rng = Rng::new(seed);
+        let xs: Vec<bf16> = (0..m * n)
+            .map(|_| bf16::from_f32(8.0 * rng.unit() - 4.0))
+            .collect();
+        let gs: Vec<bf16> = (0..m * n)
+            .map(|_| bf16::from_f32(2.0 * rng.unit() - 1.0))
+            .collect();
+        let mut dev = Device::new();
+        let x = upload(&mut dev, &xs, &[m, n]);
+        let g = upload(&mut dev, &gs, &[m, n]);
+        let y = upload(&mut dev, &[], &[m, n]);
+        runs.push(
+            sim_launch(art, &mut dev, &[x, g, y.clone()], &[], seed)
+                .unwrap_or_else(|e| panic!("silu_mul {m}x{n}: {e}")),
+        );
+        let got = download(&dev, &y);
+        for (i, ((xv, gv), yv)) in xs.iter().zip(&gs).zip(&got).enumerate() {
+            let (xf, gf) = (xv.to_f64(), gv.to_f64());
+            let want = xf / (1.0 + (-xf).exp()) * gf;
+            let err = (yv.to_f64() - want).abs() / (want.abs() + 1e-2);
+            assert!(
+                err.is_finite() && err <= reference::RTOL,
+                "silu_mul {m}x{n} element {i}: {} vs {want:.6e}",
+                yv.to_f64()
+            );
+            if want.abs() >= 1e-2 {
+                assert!(
+                    ulps(*yv, want) <= 2,
+                    "element {i}: {} vs {want:.6e}",
+                    yv.to_f64()
+                );
+            }
+        }
+    }
+    report("silu_mul", &runs);
+}
+
+/// Runs the shipped `tma_copy` default sm_90a PTX with `edit` applied (one planted bug) on a
+/// 64×64 tensor; returns the emulator's verdict.
+fn planted_copy(edit: impl Fn(&str) -> String) -> Result<Stats, SimError> {
+    let k = registry::find("tma_copy").expect("shipped");
+    let art = k
+        .artifacts
+        .iter()
+        .find(|a| a.target == Target::Sm90a && a.config == "default")
+        .expect("default sm_90a");
+    let text = edit(art.ptx);
+    assert_ne!(text, art.ptx, "the edit changed nothing");
+    let mut dev = Device::new();
+    let data = Rng::new(9).bf16s(64 * 64);
+    let src = upload(&mut dev, &data, &[64, 64]);
+    let dst = upload(&mut dev, &[], &[64, 64]);
+    sim_launch_ptx(&text, &(art.signature)(), &mut dev, &[src, dst], &[], 4)
+}
+
+/// Planted bugs in the shipped copy kernel, each diagnosed as what it is (issue #10,
+/// validation 3): a byte count too large (the phase never completes: a deadlock naming the
+/// bytes still expected), too small (tx-count underflow), an arrival count too large
+/// (deadlock, one arrival missing), the tensor map's param-space address instead of its
+/// generic one (the H200 reads the wrong address), and a missing bulk wait (the CTA exits
+/// with the store in flight).
+#[test]
+fn planted_bugs_in_the_copy_kernel_are_diagnosed() {
+    planted_copy(|p| p.replace("// tirx", "// planted: none\n// tirx"))
+        .expect("the unedited kernel runs");
+    let e = planted_copy(|p| p.replace("[%r12], 8192;", "[%r12], 16384;")).unwrap_err();
+    let SimError::Deadlock(blocked) = &e else {
+        panic!("{e}")
+    };
+    assert!(
+        blocked.iter().all(|b| matches!(
+            b.on,
+            tirx_sim::exec::WaitOn::Mbarrier {
+                tx: 8192,
+                pending: 0,
+                phase: 0,
+                ..
+            }
+        )),
+        "{e}"
+    );
+    let e = planted_copy(|p| p.replace("[%r12], 8192;", "[%r12], 4096;")).unwrap_err();
+    assert!(
+        matches!(e, SimError::TxUnderflow { excess: 4096, .. }),
+        "{e}"
+    );
+    let e = planted_copy(|p| p.replace("[%r11], 1;", "[%r11], 2;")).unwrap_err();
+    assert!(e.to_string().contains("1 of 2 arrivals seen"), "{e}");
+    let e = planted_copy(|p| p.replace("\tcvta.param.u64 %rd2, %rd2;\n", "")).unwrap_err();
+    assert!(e.to_string().contains("cvta.param"), "{e}");
+    let e = planted_copy(|p| p.replace("\tcp.async.bulk.wait_group 0;\n", "")).unwrap_err();
+    assert!(matches!(e, SimError::InFlightAtExit { ops: 1, .. }), "{e}");
+}
+
+/// Every shipped artifact, both targets, decodes completely: no instruction tirx emits is
+/// outside what the emulator executes (`Program::unsupported` is empty for each).
+#[test]
+fn every_shipped_artifact_decodes() {
+    let mut n = 0;
+    for k in registry::all() {
+        for art in k.artifacts {
+            let m = ptx::parse(art.ptx).expect("parses");
+            let errs = tirx_sim::Program::unsupported(&m, &(art.signature)().entry)
+                .unwrap_or_else(|e| panic!("{} {}: {e}", art.kernel, art.config));
+            assert!(
+                errs.is_empty(),
+                "{} {} {}: {}",
+                art.kernel,
+                art.config,
+                art.target.name(),
+                errs[0]
+            );
+            n += 1;
+        }
+    }
+    assert!(n >= 128, "{n} artifacts");
+}

@@ -1,0 +1,329 @@
+//! Bulk asynchronous copies: `cp.async.bulk.tensor` issue and completion, and the bulk
+//! groups of stores (PTX ISA §9.7.9.25 `cp.async.bulk.tensor`, §9.7.9
+//! `cp.async.bulk.commit_group`, §9.7.9 `cp.async.bulk.wait_group`).
+//!
+//! A load is queued with its coordinates, destination CTAs (one, or the `.multicast::cluster`
+//! mask) and mbarrier, and completes when the scheduler decides: the box is copied
+//! (`tma.rs`) into each destination and each destination's mbarrier gets `complete_tx` of the
+//! box's bytes. A store joins its thread's current bulk group, which `commit_group` closes and
+//! `wait_group N` waits on (at most `N` of the thread's committed groups pending). A store
+//! reads shared memory when it completes, so a write to the tile before `wait_group.read`
+//! races with it, as on the hardware.
+//!
+//! The tensor-map operand must be the generic address of a tensor-map parameter
+//! (`cvta.param`): a `.param`-space address is diagnosed, because on the H200 the TMA unit
+//! then reads the wrong address (DESIGN.md §6).
+
+use super::diag::{SimError, Space};
+use super::lane::lanes;
+use super::machine::{Cluster, Machine};
+use super::mem::{self, Loc};
+use super::ops::{MemSpace, Op};
+use super::program::{Addr, Inst, Val};
+use super::tma::{self, CopyFault};
+
+/// An asynchronous operation in flight.
+#[derive(Clone, Debug)]
+pub(crate) struct AsyncOp {
+    pub kind: AsyncKind,
+    /// Issuing CTA (rank) and thread.
+    pub cta: u32,
+    pub tid: u32,
+    /// The bulk group it belongs to (stores).
+    pub group: Option<u64>,
+    pub line: u32,
+}
+
+#[derive(Clone, Debug)]
+pub(crate) enum AsyncKind {
+    /// A tensor load into `dst` of each CTA in `ctas` (rank mask), signalling the mbarrier
+    /// at `mbar` of the same CTAs (`mbar_cta` for a non-multicast load).
+    Load {
+        map: usize,
+        coords: Vec<i64>,
+        ctas: u32,
+        dst: u32,
+        mbar: u32,
+    },
+    /// A `tcgen05.commit`: the MMAs it covers, then one arrival on the mbarrier `(CTA, offset)`.
+    Tc05 {
+        mmas: Vec<super::tcgen05::Tc05Mma>,
+        mbar: (usize, u32),
+    },
+    /// A tensor store from `src` of the issuing CTA.
+    Store {
+        map: usize,
+        coords: Vec<i64>,
+        src: u32,
+    },
+}
+
+impl AsyncOp {
+    /// The index of its tensor-map parameter.
+    pub(crate) fn map(&self) -> Option<usize> {
+        match &self.kind {
+            AsyncKind::Load { map, .. } | AsyncKind::Store { map, .. } => Some(*map),
+            AsyncKind::Tc05 { .. } => None,
+        }
+    }
+
+    /// Whether it uses the shared memory of CTA `ci`.
+    pub(crate) fn touches(&self, ci: u32) -> bool {
+        match &self.kind {
+            AsyncKind::Load { ctas, .. } => ctas >> ci & 1 == 1,
+            AsyncKind::Store { .. } | AsyncKind::Tc05 { .. } => self.cta == ci,
+        }
+    }
+}
+
+/// Committed bulk groups of thread `t` of CTA `ci` with an operation still in flight.
+pub(crate) fn pending_groups(cl: &Cluster, ci: u32, t: u32) -> u32 {
+    let next = cl.ctas[ci as usize].bulk_next[t as usize];
+    let mut groups: Vec<u64> = cl
+        .ops
+        .iter()
+        .filter(|o| o.cta == ci && o.tid == t)
+        .filter_map(|o| o.group)
+        .filter(|&g| g < next)
+        .collect();
+    groups.sort_unstable();
+    groups.dedup();
+    groups.len() as u32
+}
+
+impl Machine<'_> {
+    /// The tensor-map parameter a TMA operand names: it must be the parameter's generic
+    /// address (`cvta.param`), as the hardware needs (DESIGN.md §6).
+    fn tensor_map(
+        &self,
+        cl: &Cluster,
+        ci: usize,
+        t: u32,
+        v: Val,
+        line: u32,
+    ) -> Result<usize, SimError> {
+        let a = self.rd(cl, ci, t, v, line)?;
+        let param = match mem::resolve(MemSpace::Generic, a, ci as u32) {
+            Ok(Loc::Param(off)) => Some(off),
+            _ => None,
+        };
+        let found = param.and_then(|off| self.params.maps.iter().position(|(o, _)| *o == off));
+        found.ok_or_else(|| {
+            let why = if self.params.maps.iter().any(|(o, _)| u64::from(*o) == a) {
+                "is a .param-space address: the TMA unit needs the parameter's generic address \
+                 (cvta.param); on the H200 it would read the wrong address"
+            } else {
+                "is not the generic address of a tensor-map parameter"
+            };
+            self.protocol(cl, ci, t, line, format!("tensor-map operand {a:#x} {why}"))
+        })
+    }
+
+    pub(crate) fn tma_issue(
+        &mut self,
+        cl: &mut Cluster,
+        ci: usize,
+        t: u32,
+        inst: &Inst,
+    ) -> Result<(), SimError> {
+        let line = inst.line;
+        let (map_v, coord_v) = match &inst.op {
+            Op::TmaLoad { map, coords, .. } | Op::TmaStore { map, coords, .. } => (*map, coords),
+            _ => unreachable!("tma_issue of a non-TMA op"),
+        };
+        let map = self.tensor_map(cl, ci, t, map_v, line)?;
+        let desc = &self.params.maps[map].1;
+        if coord_v.len() != desc.dims.len() {
+            return Err(self.protocol(
+                cl,
+                ci,
+                t,
+                line,
+                format!(
+                    "{} coordinates for a tensor map of rank {}",
+                    coord_v.len(),
+                    desc.dims.len()
+                ),
+            ));
+        }
+        let mut coords = Vec::with_capacity(coord_v.len());
+        for c in coord_v {
+            coords.push(i64::from(self.rd(cl, ci, t, *c, line)? as u32 as i32));
+        }
+        let bytes = desc.box_bytes();
+        let smem_at = |m: &Self, cl: &Cluster, a: &Addr, space| -> Result<(u32, u32), SimError> {
+            // Bulk tensor copies need a 128-byte aligned shared address (§9.7.9.25).
+            let addr = m.ea(cl, ci, t, a, line)?;
+            match m.locate_aligned(cl, ci, t, line, space, addr, bytes, 128)? {
+                Loc::Shared { cta, off } => Ok((cta, off)),
+                _ => Err(m.protocol(
+                    cl,
+                    ci,
+                    t,
+                    line,
+                    "TMA shared operand outside shared memory".into(),
+                )),
+            }
+        };
+        let kind = match &inst.op {
+            Op::TmaLoad {
+                dst,
+                mbar,
+                multicast,
+                ..
+            } => {
+                let (dcta, doff) = smem_at(self, cl, dst, MemSpace::SharedCluster)?;
+                let (mcta, moff) = self.mbar_loc(cl, ci, t, mbar, line, true)?;
+                let ctas = match multicast {
+                    Some(v) => {
+                        let m = self.rd(cl, ci, t, *v, line)? as u32 & 0xffff;
+                        if m == 0 || m >> cl.ctas.len() != 0 {
+                            return Err(self.protocol(
+                                cl,
+                                ci,
+                                t,
+                                line,
+                                format!(
+                                    "multicast CTA mask {m:#x} for a cluster of {}",
+                                    cl.ctas.len()
+                                ),
+                            ));
+                        }
+                        m
+                    }
+                    None => {
+                        if mcta != dcta as usize {
+                            return Err(self.protocol(
+                                cl,
+                                ci,
+                                t,
+                                line,
+                                "the mbarrier of a TMA load must be in the destination's CTA"
+                                    .into(),
+                            ));
+                        }
+                        1 << dcta
+                    }
+                };
+                AsyncKind::Load {
+                    map,
+                    coords,
+                    ctas,
+                    dst: doff,
+                    mbar: moff,
+                }
+            }
+            Op::TmaStore { src, .. } => {
+                let (_, soff) = smem_at(self, cl, src, MemSpace::SharedCta)?;
+                let span = bytes.next_multiple_of(128);
+                if let Some((addr, w, write_line)) = cl.ctas[ci].shadow.unfenced(soff & !127, span)
+                {
+                    return Err(SimError::UnfencedProxy {
+                        line,
+                        reader: "TMA store",
+                        thread: cl.ctas[ci].thread(t),
+                        addr,
+                        writer: cl.ctas[ci].thread(w),
+                        write_line,
+                    });
+                }
+                AsyncKind::Store {
+                    map,
+                    coords,
+                    src: soff,
+                }
+            }
+            _ => unreachable!("checked above"),
+        };
+        let group =
+            matches!(kind, AsyncKind::Store { .. }).then(|| cl.ctas[ci].bulk_next[t as usize]);
+        cl.ops.push(AsyncOp {
+            kind,
+            cta: ci as u32,
+            tid: t,
+            group,
+            line,
+        });
+        Ok(())
+    }
+
+    /// Completes an asynchronous operation: the copy, then the mbarrier signal of a load.
+    pub(crate) fn complete(&mut self, cl: &mut Cluster, op: AsyncOp) -> Result<(), SimError> {
+        let Some(map) = op.map() else {
+            // A tcgen05.commit: the MMAs in order, then one arrival.
+            if let AsyncKind::Tc05 { mmas, mbar } = &op.kind {
+                for m in mmas {
+                    self.tcgen05_run(cl, op.cta as usize, m, op.tid)?;
+                }
+                self.mbar_update(cl, *mbar, (op.cta as usize, op.tid), op.line, 1, 0, false)?;
+            }
+            return Ok(());
+        };
+        let desc = &self.params.maps[map].1;
+        let fault = |f: CopyFault, cl: &Cluster| {
+            let (space, addr) = match f {
+                CopyFault::Global(a) => (Space::Global, a),
+                CopyFault::Shared(a) => (Space::Shared, u64::from(a)),
+            };
+            SimError::OutOfBounds {
+                line: op.line,
+                thread: cl.ctas[op.cta as usize].thread(op.tid),
+                space,
+                addr,
+                size: desc.elem.bytes(),
+                detail: " (by the TMA unit: the tensor map points outside its allocation)".into(),
+            }
+        };
+        match &op.kind {
+            AsyncKind::Load {
+                coords,
+                ctas,
+                dst,
+                mbar,
+                ..
+            } => {
+                let span = desc.box_bytes().next_multiple_of(128);
+                for r in lanes(*ctas) {
+                    if let Some(at) = super::shadow::mma_reading(cl, r as usize, *dst & !127, span)
+                    {
+                        return Err(SimError::Race {
+                            line: op.line,
+                            thread: cl.ctas[op.cta as usize].thread(op.tid),
+                            what: format!(
+                                "issued a TMA load that overwrites shared+{dst:#x} of CTA rank {r}, \
+                                 which the MMA issued at line {at} still reads (the stage was \
+                                 released before the MMA completed)"
+                            ),
+                        });
+                    }
+                }
+                for r in lanes(*ctas) {
+                    let c = &mut cl.ctas[r as usize];
+                    tma::load_box(desc, coords, self.dev, &mut c.smem, *dst)
+                        .map_err(|f| fault(f, cl))?;
+                    let c = &mut cl.ctas[r as usize];
+                    c.shadow
+                        .async_write(*dst & !127, desc.box_bytes().next_multiple_of(128));
+                }
+                for r in lanes(*ctas) {
+                    let bytes = i64::from(desc.box_bytes());
+                    self.mbar_update(
+                        cl,
+                        (r as usize, *mbar),
+                        (op.cta as usize, op.tid),
+                        op.line,
+                        0,
+                        -bytes,
+                        false,
+                    )?;
+                }
+            }
+            AsyncKind::Store { coords, src, .. } => {
+                let smem = &cl.ctas[op.cta as usize].smem;
+                tma::store_box(desc, coords, self.dev, smem, *src).map_err(|f| fault(f, cl))?;
+            }
+            AsyncKind::Tc05 { .. } => unreachable!("handled above"),
+        }
+        Ok(())
+    }
+}

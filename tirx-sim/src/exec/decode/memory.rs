@@ -1,0 +1,150 @@
+//! Decoding of memory, barrier and bulk-copy instructions: `ld`/`st` with their state
+//! spaces (PTX ISA §9.7.9–9), `bar`/`barrier` (§9.7.13), `mbarrier.arrive` (§9.7.13
+//! "mbarrier"), `cp.async.bulk.tensor` (§9.7.9.25).
+
+use super::{Cx, bits};
+use crate::exec::diag::SimError;
+use crate::exec::ops::{MemSpace, Op};
+use crate::exec::program::Val;
+use crate::ptx::Operand;
+
+fn mem_space(cx: &Cx<'_>) -> Result<MemSpace, SimError> {
+    let base = cx.i.opcode.base.as_str();
+    Ok(if base == "ld.global.nc" || cx.has("global") {
+        MemSpace::Global
+    } else if cx.has("shared::cluster") {
+        MemSpace::SharedCluster
+    } else if cx.has("shared") || cx.has("shared::cta") {
+        MemSpace::SharedCta
+    } else if cx.has("param") {
+        MemSpace::Param
+    } else if cx.has("local") || cx.has("const") {
+        return Err(cx.err(".local and .const state spaces"));
+    } else {
+        MemSpace::Generic
+    })
+}
+
+pub(super) fn ld_st(cx: &Cx<'_>) -> Result<Op, SimError> {
+    cx.n(2)?;
+    let space = mem_space(cx)?;
+    let b = bits(cx.ty()?);
+    if b < 8 {
+        return Err(cx.err("ld/st of .pred"));
+    }
+    if cx.i.opcode.base == "st" {
+        let vals = cx
+            .list(1)?
+            .into_iter()
+            .map(|o| cx.syms.val(o, cx.i.line, &cx.text))
+            .collect::<Result<Vec<_>, _>>()?;
+        return Ok(Op::St {
+            space,
+            bits: b,
+            vals,
+            addr: cx.addr(0)?,
+        });
+    }
+    let ds = cx
+        .list(0)?
+        .into_iter()
+        .map(|o| cx.syms.dst(o, cx.i.line, &cx.text))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Op::Ld {
+        space,
+        bits: b,
+        ds,
+        addr: cx.addr(1)?,
+    })
+}
+
+pub(super) fn bar(cx: &Cx<'_>) -> Result<Op, SimError> {
+    let wait = if cx.has("sync") {
+        true
+    } else if cx.has("arrive") {
+        false
+    } else {
+        return Err(cx.err("bar.red and other barrier forms"));
+    };
+    let n = cx.i.operands.len();
+    if !(1..=2).contains(&n) {
+        return Err(cx.err("bar takes a barrier id and an optional thread count"));
+    }
+    Ok(Op::Bar {
+        id: cx.val(0)?,
+        count: if n == 2 { Some(cx.val(1)?) } else { None },
+        wait,
+    })
+}
+
+pub(super) fn mbar_arrive(cx: &Cx<'_>) -> Result<Op, SimError> {
+    let n = cx.i.operands.len();
+    if !(2..=3).contains(&n) {
+        return Err(cx.err("mbarrier.arrive takes state, [addr] and an optional count"));
+    }
+    let expect = cx.has("expect_tx");
+    let extra = if n == 3 { Some(cx.val(2)?) } else { None };
+    if expect && extra.is_none() {
+        return Err(cx.err("arrive.expect_tx needs a byte count"));
+    }
+    if cx.has("noComplete") {
+        return Err(cx.err(".noComplete"));
+    }
+    Ok(Op::MbarArrive {
+        d: cx.dst(0)?,
+        addr: cx.addr(1)?,
+        count: if expect { None } else { extra },
+        tx: if expect { extra } else { None },
+        cluster: cx.has("shared::cluster"),
+        drop: cx.i.opcode.base == "mbarrier.arrive_drop",
+    })
+}
+
+pub(super) fn tma(cx: &Cx<'_>) -> Result<Op, SimError> {
+    if !cx.has("tile")
+        && cx
+            .i
+            .opcode
+            .modifiers
+            .iter()
+            .any(|m| m.starts_with("im2col"))
+    {
+        return Err(cx.err("im2col tensor copies"));
+    }
+    let tensor = |k: usize| -> Result<(Val, Vec<Val>), SimError> {
+        let Operand::Tensor { map, coords } = cx.op(k)? else {
+            return Err(cx.err("expected `[tensorMap, {coords}]`"));
+        };
+        let map = cx.syms.val(map, cx.i.line, &cx.text)?;
+        let coords = coords
+            .iter()
+            .map(|o| cx.syms.val(o, cx.i.line, &cx.text))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok((map, coords))
+    };
+    if cx.has("shared::cluster") && cx.has("global") && cx.has("mbarrier::complete_tx::bytes") {
+        let multicast = cx.has("multicast::cluster");
+        cx.n(if multicast { 4 } else { 3 })?;
+        if cx.i.opcode.modifiers.iter().any(|m| m.starts_with("L2::")) {
+            return Err(cx.err("L2 cache hints"));
+        }
+        let (map, coords) = tensor(1)?;
+        return Ok(Op::TmaLoad {
+            dst: cx.addr(0)?,
+            map,
+            coords,
+            mbar: cx.addr(2)?,
+            multicast: if multicast { Some(cx.val(3)?) } else { None },
+        });
+    }
+    if cx.has("global") && cx.has("shared::cta") && cx.has("bulk_group") {
+        cx.n(2)?;
+        let (map, coords) = tensor(0)?;
+        return Ok(Op::TmaStore {
+            map,
+            coords,
+            src: cx.addr(1)?,
+        });
+    }
+    Err(cx.err("this direction or completion mechanism of cp.async.bulk.tensor"))
+}

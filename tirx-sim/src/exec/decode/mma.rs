@@ -1,0 +1,167 @@
+//! Decoding of `wgmma.mma_async` (PTX ISA §9.7.15): the shape `m64nNk16`, the types, the
+//! accumulator registers, the descriptors and the immediate scale and transpose operands.
+//! Forms the executor does not run yet are refused here with the reason.
+
+use super::Cx;
+use crate::exec::diag::SimError;
+use crate::exec::ops::Op;
+use crate::exec::program::Val;
+use crate::ptx::{Operand, Type};
+
+pub(super) fn wgmma(cx: &Cx<'_>) -> Result<Op, SimError> {
+    let shape =
+        cx.i.opcode
+            .modifiers
+            .iter()
+            .find(|m| m.starts_with("m64n") && m.ends_with("k16"))
+            .ok_or_else(|| cx.err("only the .m64nNk16 shapes (16-bit inputs) are supported"))?;
+    let n: u32 = shape["m64n".len()..shape.len() - 3]
+        .parse()
+        .map_err(|_| cx.err("malformed shape"))?;
+    if n == 0 || n > 256 || !n.is_multiple_of(8) {
+        return Err(cx.err(format!("N = {n} is not a multiple of 8 in 8..=256")));
+    }
+    let tys = cx.types();
+    let [Type::F32, atype, btype] = tys[..] else {
+        return Err(cx.err("only an f32 accumulator is supported"));
+    };
+    if atype != btype || !matches!(atype, Type::Bf16 | Type::F16) {
+        return Err(cx.err("only bf16 × bf16 and f16 × f16 inputs are supported"));
+    }
+    cx.n(8)?;
+    if matches!(cx.op(1)?, Operand::Vector(_)) {
+        return Err(cx.err("A from registers (the RS form) is not supported yet"));
+    }
+    let d = cx
+        .list(0)?
+        .into_iter()
+        .map(|o| {
+            cx.syms
+                .dst(o, cx.i.line, &cx.text)?
+                .ok_or_else(|| cx.err("a sink in the accumulator"))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    if d.len() as u32 != n / 2 {
+        return Err(cx.err(format!(
+            "{} accumulator registers for N = {n} (expected {})",
+            d.len(),
+            n / 2
+        )));
+    }
+    let imm = |k: usize| match cx.val(k)? {
+        Val::Imm(v) => Ok(v as i64),
+        _ => Err(cx.err("scale and transpose operands must be constants")),
+    };
+    let (scale_a, scale_b, tnsp_a, tnsp_b) = (imm(4)?, imm(5)?, imm(6)?, imm(7)?);
+    if ![0, 1].contains(&tnsp_a) || ![0, 1].contains(&tnsp_b) {
+        return Err(cx.err("imm-trans-a/b must be 0 or 1"));
+    }
+    if ![1, -1].contains(&scale_a) || ![1, -1].contains(&scale_b) {
+        return Err(cx.err("imm-scale-a/b must be 1 or -1"));
+    }
+    Ok(Op::Wgmma {
+        n,
+        atype,
+        d,
+        a: cx.val(1)?,
+        b: cx.val(2)?,
+        scale_d: cx.val(3)?,
+        neg_a: scale_a == -1,
+        neg_b: scale_b == -1,
+        tnsp_a: tnsp_a == 1,
+        tnsp_b: tnsp_b == 1,
+    })
+}
+
+/// The tcgen05 instructions of the shipped Blackwell GEMM (PTX ISA §9.7.16), `cta_group::1`.
+pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
+    let base = cx.i.opcode.base.as_str();
+    let needs_group = !matches!(
+        base,
+        "tcgen05.fence::before_thread_sync"
+            | "tcgen05.fence::after_thread_sync"
+            | "tcgen05.ld"
+            | "tcgen05.wait::ld"
+    );
+    if needs_group && !cx.has("cta_group::1") {
+        return Err(cx.err("only cta_group::1 is supported yet (2-CTA MMA is the next piece)"));
+    }
+    Ok(match base {
+        "tcgen05.fence::before_thread_sync" | "tcgen05.fence::after_thread_sync" => Op::Nop,
+        "tcgen05.alloc" => {
+            cx.n(2)?;
+            Op::TcAlloc {
+                dst: cx.addr(0)?,
+                ncols: cx.val(1)?,
+            }
+        }
+        "tcgen05.dealloc" => {
+            cx.n(2)?;
+            Op::TcDealloc {
+                taddr: cx.val(0)?,
+                ncols: cx.val(1)?,
+            }
+        }
+        "tcgen05.relinquish_alloc_permit" => Op::TcRelinquish,
+        "tcgen05.wait::ld" => Op::TcWaitLd,
+        "tcgen05.ld" => {
+            cx.n(2)?;
+            if !cx.has("32x32b") {
+                return Err(cx.err("only the 32x32b shape is supported yet"));
+            }
+            let reps =
+                cx.i.opcode
+                    .modifiers
+                    .iter()
+                    .find_map(|m| m.strip_prefix('x').and_then(|n| n.parse::<u32>().ok()))
+                    .ok_or_else(|| cx.err("no .xN repetition"))?;
+            let ds = cx
+                .list(0)?
+                .into_iter()
+                .map(|o| {
+                    cx.syms
+                        .dst(o, cx.i.line, &cx.text)?
+                        .ok_or_else(|| cx.err("a sink in a tcgen05.ld destination"))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            if ds.len() as u32 != reps {
+                return Err(cx.err(format!("{} registers for .x{reps}", ds.len())));
+            }
+            Op::TcLd {
+                ds,
+                taddr: cx.addr(1)?,
+                reps,
+            }
+        }
+        "tcgen05.mma" => {
+            if !cx.has("kind::f16") {
+                return Err(cx.err("only kind::f16 is supported yet"));
+            }
+            cx.n(5)?;
+            Op::TcMma {
+                d: cx.addr(0)?,
+                a: cx.val(1)?,
+                b: cx.val(2)?,
+                idesc: cx.val(3)?,
+                enable: cx.val(4)?,
+            }
+        }
+        "tcgen05.commit" => {
+            cx.n(1)?;
+            if !cx.has("mbarrier::arrive::one")
+                || cx
+                    .i
+                    .opcode
+                    .modifiers
+                    .iter()
+                    .any(|m| m.starts_with("multicast"))
+            {
+                return Err(
+                    cx.err("only a non-multicast mbarrier::arrive::one commit is supported")
+                );
+            }
+            Op::TcCommit { mbar: cx.addr(0)? }
+        }
+        _ => return Err(cx.err("this tcgen05 instruction is not supported yet")),
+    })
+}

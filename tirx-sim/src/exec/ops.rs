@@ -1,0 +1,371 @@
+//! [`Op`]: the executable form of one PTX instruction, one variant per behaviour, with
+//! operands resolved (`program.rs`) and modifiers read (`decode.rs`). Each variant names
+//! the PTX ISA section it implements.
+
+use super::float::Rnd;
+use super::program::{Addr, Reg, Val};
+use crate::ptx::Type;
+
+/// Integer and bitwise binary operations (§9.7.1 "Integer Arithmetic", §9.7.7 "Logic and
+/// Shift"); on `.pred` operands the bitwise ones are the predicate logic of §9.7.7.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IntOp {
+    Add,
+    Sub,
+    MulLo,
+    MulHi,
+    MulWide,
+    MadLo,
+    MadHi,
+    MadWide,
+    Div,
+    Rem,
+    Min,
+    Max,
+    And,
+    Or,
+    Xor,
+    Shl,
+    Shr,
+}
+
+/// Integer unary operations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum IntUn {
+    Not,
+    Cnot,
+    Neg,
+    Abs,
+    Popc,
+    Clz,
+    Brev,
+}
+
+/// Floating-point operations with up to three sources (§9.7.3 "Floating-Point").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FOp {
+    Add,
+    Sub,
+    Mul,
+    Fma,
+    Div,
+    Min,
+    Max,
+    Neg,
+    Abs,
+    /// `rcp.approx` / `rcp.rn`: computed as the correctly rounded `1/x`.
+    Rcp,
+    /// `sqrt.*`: correctly rounded.
+    Sqrt,
+    /// `rsqrt.approx`: `1/sqrt(x)` evaluated in f64, rounded once to f32.
+    Rsqrt,
+    /// `ex2.approx`: `2^x` in f64, rounded once to f32.
+    Ex2,
+    /// `lg2.approx`: `log2 x` in f64, rounded once to f32.
+    Lg2,
+    /// `tanh.approx`: `tanh x` in f64, rounded once to f32.
+    Tanh,
+    /// `sin.approx`.
+    Sin,
+    /// `cos.approx`.
+    Cos,
+}
+
+/// A `setp` comparison (§9.7.5 "Comparison and Selection"; the `u`-suffixed float
+/// comparisons are true also when an operand is NaN).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Cmp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Equ,
+    Neu,
+    Ltu,
+    Leu,
+    Gtu,
+    Geu,
+    Num,
+    Nan,
+}
+
+/// The boolean combination of a `setp` with a third predicate (`.and/.or/.xor`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BoolOp {
+    And,
+    Or,
+    Xor,
+}
+
+/// `shfl.sync` modes (§9.7.9 "shfl.sync").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ShflMode {
+    Up,
+    Down,
+    Bfly,
+    Idx,
+}
+
+/// `vote.sync` modes (§9.7.13 "vote.sync").
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum VoteMode {
+    All,
+    Any,
+    Uni,
+    Ballot,
+}
+
+/// How a load or store names its state space (§5.1; none is generic addressing, §6.4.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MemSpace {
+    Generic,
+    Global,
+    SharedCta,
+    SharedCluster,
+    Param,
+}
+
+/// `cvt` (§9.7.9) options.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CvtMode {
+    /// `.rn/.rz/.rm/.rp/.rna` or the integer forms `.rni/.rzi/.rmi/.rpi` (then `int` is set).
+    pub rnd: Option<Rnd>,
+    /// Rounding to an integral value (`.rni` …).
+    pub int: bool,
+    pub ftz: bool,
+    pub sat: bool,
+    pub relu: bool,
+    pub satfinite: bool,
+}
+
+/// One executable instruction.
+#[derive(Clone, Debug)]
+pub(crate) enum Op {
+    /// `mov` (§9.7.9) of `bits` bits.
+    Mov { d: Reg, a: Val, bits: u32 },
+    /// `mov.bN d, {a, b, …}`: pack parts of `bits` bits, the first lowest (§9.7.9).
+    Pack { d: Reg, parts: Vec<Val>, bits: u32 },
+    /// `mov.bN {d0, d1, …}, a`: unpack (§9.7.9).
+    Unpack {
+        ds: Vec<Option<Reg>>,
+        a: Val,
+        bits: u32,
+    },
+    /// Integer/bitwise/predicate binary and ternary (`mad`) operations.
+    Int {
+        op: IntOp,
+        ty: Type,
+        d: Reg,
+        a: Val,
+        b: Val,
+        c: Option<Val>,
+    },
+    /// Integer unary operations.
+    IntUn { op: IntUn, ty: Type, d: Reg, a: Val },
+    /// Floating-point operations (`b`, `c` unused by the unary ones).
+    Float {
+        op: FOp,
+        ty: Type,
+        ftz: bool,
+        sat: bool,
+        d: Reg,
+        a: Val,
+        b: Val,
+        c: Val,
+    },
+    /// `setp.cmp[.bool].ty p[|q], a, b[, [!]c]` (§9.7.5).
+    Setp {
+        cmp: Cmp,
+        ty: Type,
+        ftz: bool,
+        p: Option<Reg>,
+        q: Option<Reg>,
+        a: Val,
+        b: Val,
+        combine: Option<(BoolOp, Val, bool)>,
+    },
+    /// `selp.ty d, a, b, [!]c` (§9.7.5).
+    Selp {
+        bits: u32,
+        d: Reg,
+        a: Val,
+        b: Val,
+        c: Val,
+        c_neg: bool,
+    },
+    /// `cvt.mode.dty.sty d, a` (§9.7.9).
+    Cvt {
+        dty: Type,
+        sty: Type,
+        mode: CvtMode,
+        d: Reg,
+        a: Val,
+    },
+    /// `cvt.rn.{f16x2,bf16x2}.f32 d, a, b`: `a` into the upper half, `b` the lower.
+    CvtPack {
+        dty: Type,
+        mode: CvtMode,
+        d: Reg,
+        a: Val,
+        b: Val,
+    },
+    /// `cvta[.to].space` (§9.7.9): between a space's addresses and generic ones.
+    Cvta {
+        to_generic: bool,
+        space: MemSpace,
+        d: Reg,
+        a: Val,
+    },
+    /// `ld[.space][.vN].ty` (§9.7.9), `bits` per element.
+    Ld {
+        space: MemSpace,
+        bits: u32,
+        ds: Vec<Option<Reg>>,
+        addr: Addr,
+    },
+    /// `st[.space][.vN].ty` (§9.7.9).
+    St {
+        space: MemSpace,
+        bits: u32,
+        vals: Vec<Val>,
+        addr: Addr,
+    },
+    /// `bra[.uni] target` (§9.7.13 control flow).
+    Bra { target: u32 },
+    /// `ret` / `exit`.
+    Exit,
+    /// `bar.sync`/`bar.arrive`/`barrier.sync`/`barrier.arrive` (§9.7.13 "bar, barrier").
+    Bar {
+        id: Val,
+        count: Option<Val>,
+        wait: bool,
+    },
+    /// `barrier.cluster.arrive` (§9.7.13 "barrier.cluster").
+    ClusterArrive,
+    /// `barrier.cluster.wait`.
+    ClusterWait,
+    /// `mbarrier.init` (§9.7.13 "mbarrier").
+    MbarInit { addr: Addr, count: Val },
+    /// `mbarrier.arrive[.expect_tx]`, `mbarrier.arrive_drop` (`drop`).
+    MbarArrive {
+        d: Option<Reg>,
+        addr: Addr,
+        count: Option<Val>,
+        tx: Option<Val>,
+        cluster: bool,
+        drop: bool,
+    },
+    /// `mbarrier.expect_tx` (`complete = false`) / `mbarrier.complete_tx`.
+    MbarTx {
+        addr: Addr,
+        tx: Val,
+        complete: bool,
+        cluster: bool,
+    },
+    /// `mbarrier.try_wait[.parity]` (`block`) / `mbarrier.test_wait[.parity]`.
+    MbarWait {
+        d: Option<Reg>,
+        addr: Addr,
+        arg: Val,
+        parity: bool,
+        block: bool,
+    },
+    /// Ordering only, a no-op for this sequentially consistent machine: `fence`, `membar`,
+    /// `fence.proxy.*`, `fence.mbarrier_init`, `prefetch`, `nanosleep`.
+    Nop,
+    /// `fence.proxy.async[.shared::cta]` (§9.7.13 "membar/fence"): orders the thread's
+    /// generic-proxy shared-memory writes before later async-proxy reads (`shadow.rs`).
+    FenceProxyAsync,
+    /// `shfl.sync.mode.b32 d[|p], a, b, c, membermask` (§9.7.9).
+    Shfl {
+        mode: ShflMode,
+        d: Reg,
+        p: Option<Reg>,
+        a: Val,
+        b: Val,
+        c: Val,
+    },
+    /// `vote.sync.mode` (§9.7.13).
+    Vote {
+        mode: VoteMode,
+        d: Reg,
+        a: Val,
+        a_neg: bool,
+    },
+    /// `elect.sync d|p, membermask` (§9.7.13 "elect.sync").
+    Elect { d: Option<Reg>, p: Option<Reg> },
+    /// `activemask.b32 d`.
+    ActiveMask { d: Reg },
+    /// `mapa.shared::cluster d, a, rank` (§9.7.9 "mapa").
+    Mapa { d: Reg, a: Val, rank: Val },
+    /// `cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes`
+    /// (§9.7.9.25), with the `.multicast::cluster` CTA mask if any.
+    TmaLoad {
+        dst: Addr,
+        map: Val,
+        coords: Vec<Val>,
+        mbar: Addr,
+        multicast: Option<Val>,
+    },
+    /// `cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group` (§9.7.9.25).
+    TmaStore {
+        map: Val,
+        coords: Vec<Val>,
+        src: Addr,
+    },
+    /// `cp.async.bulk.commit_group` (§9.7.9).
+    BulkCommit,
+    /// `cp.async.bulk.wait_group[.read] n` (§9.7.9).
+    BulkWait { n: u32 },
+    /// `wgmma.fence.sync.aligned` (§9.7.15).
+    WgmmaFence,
+    /// `wgmma.commit_group.sync.aligned` (§9.7.15).
+    WgmmaCommit,
+    /// `wgmma.wait_group.sync.aligned n` (§9.7.15).
+    WgmmaWait { n: u32 },
+    /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.atype.atype d, a-desc, b-desc, scale-d,
+    /// imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b` (§9.7.15), both operands in shared
+    /// memory.
+    Wgmma {
+        n: u32,
+        atype: Type,
+        d: Vec<Reg>,
+        a: Val,
+        b: Val,
+        scale_d: Val,
+        neg_a: bool,
+        neg_b: bool,
+        tnsp_a: bool,
+        tnsp_b: bool,
+    },
+    /// `tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [dst], ncols` (§9.7.16).
+    TcAlloc { dst: Addr, ncols: Val },
+    /// `tcgen05.dealloc.cta_group::1.sync.aligned.b32 taddr, ncols`.
+    TcDealloc { taddr: Val, ncols: Val },
+    /// `tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned`.
+    TcRelinquish,
+    /// `tcgen05.ld.sync.aligned.32x32b.xN.b32 {…}, [taddr]` (§9.7.16).
+    TcLd {
+        ds: Vec<Reg>,
+        taddr: Addr,
+        reps: u32,
+    },
+    /// `tcgen05.wait::ld.sync.aligned` (§9.7.16).
+    TcWaitLd,
+    /// `tcgen05.mma.cta_group::1.kind::f16 [d], a-desc, b-desc, idesc, enable-input-d`
+    /// (§9.7.16).
+    TcMma {
+        d: Addr,
+        a: Val,
+        b: Val,
+        idesc: Val,
+        enable: Val,
+    },
+    /// `tcgen05.commit.cta_group::1.mbarrier::arrive::one[.shared::cluster].b64 [mbar]`
+    /// (§9.7.16).
+    TcCommit { mbar: Addr },
+    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 n` (§9.7 "setmaxnreg"): checked, no effect.
+    Setmaxnreg,
+}

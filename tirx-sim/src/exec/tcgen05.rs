@@ -1,0 +1,456 @@
+//! The fifth-generation tensor core and tensor memory (PTX ISA §9.7.16 "TensorCore 5th
+//! Generation Family Instructions"), the subset the shipped Blackwell GEMM uses:
+//! `tcgen05.alloc/dealloc/relinquish_alloc_permit` (`cta_group::1`), `tcgen05.mma
+//! .cta_group::1.kind::f16` (M = 128, both operands in shared memory), `tcgen05.commit
+//! .mbarrier::arrive::one`, `tcgen05.ld.32x32b.xN` with `tcgen05.wait::ld`, and the
+//! `tcgen05.fence::*` orderings (no-ops here).
+//!
+//! **Tensor memory** (§9.7.16): per CTA 128 lanes × 512 columns of 32 bits; an address is
+//! `lane << 16 | column`. `alloc` takes a power-of-two column count in 32..=512, allocates
+//! the lowest free aligned range and writes its address to shared memory; more than 512
+//! columns in use is an error (the hardware would block), as are a `dealloc` that matches no
+//! allocation and an access outside every allocation (use after `dealloc`).
+//!
+//! **Instruction descriptor** (§9.7.16, `kind::f16`), decoded from the ISA's table:
+//! bits 4–5 the D format (1: f32), 7–9 / 10–12 the A / B formats (0: f16, 1: bf16), 13 / 14
+//! negate A / B, 15 / 16 A / B MN-major, 17–22 N >> 3, 24–28 M >> 4; sparsity (bits 0–2),
+//! saturation (3) and the shift (30–31) must be zero.
+//!
+//! **Shared-memory descriptor** (§9.7.16): as wgmma's (start, LBO, SBO at the same bits,
+//! base offset 49–51) with bits 46–48 the fixed version 0b001 and the swizzle in bits 61–63
+//! (0 none, 2 128B, 4 64B, 6 32B; 1, 128B with 32-byte atoms, is refused); the canonical
+//! layouts are `wgmma.rs`'s.
+//!
+//! **Asynchrony.** An MMA is queued by its thread; `tcgen05.commit` hands the thread's queued
+//! MMAs to an asynchronous operation that the scheduler completes later: the MMAs run in
+//! order (reading shared memory then) and the mbarrier gets one arrival. D row `m` is TMEM
+//! lane `lane0 + m`, column `n` column `col0 + n`. `tcgen05.ld` copies when it executes but
+//! the registers belong to the load until `tcgen05.wait::ld`: reading one before is
+//! diagnosed. Arithmetic as for wgmma: exact products of each K = 16 step summed in f64, one
+//! rounding into the f32 accumulator.
+
+use super::diag::SimError;
+use super::float::{Rnd, bf16_to_f32, f16_to_f32, f64_to_f32};
+use super::lane::lanes;
+use super::machine::{Cluster, Machine, TState};
+use super::ops::Op;
+use super::program::{Addr, Inst, Reg, Val};
+use super::tma::TmaSwizzle;
+use super::wgmma::MatrixDesc;
+
+/// Columns of tensor memory per CTA.
+pub const TMEM_COLS: u32 = 512;
+/// Lanes of tensor memory.
+pub const TMEM_LANES: u32 = 128;
+
+/// A CTA's tensor memory and its allocations.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Tmem {
+    /// `lanes × columns` 32-bit cells, lane-major; empty until the first allocation.
+    cells: Vec<u32>,
+    /// Allocated (first column, columns).
+    allocs: Vec<(u32, u32)>,
+}
+
+impl Tmem {
+    /// Whether no columns are allocated.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.allocs.is_empty()
+    }
+
+    fn cell(&mut self, lane: u32, col: u32) -> Option<&mut u32> {
+        let inside = self.allocs.iter().any(|&(c, n)| (c..c + n).contains(&col));
+        if !inside || lane >= TMEM_LANES {
+            return None;
+        }
+        self.cells.get_mut((lane * TMEM_COLS + col) as usize)
+    }
+}
+
+/// One queued `tcgen05.mma`.
+#[derive(Clone, Debug)]
+pub(crate) struct Tc05Mma {
+    line: u32,
+    d_lane: u32,
+    d_col: u32,
+    a: MatrixDesc,
+    b: MatrixDesc,
+    m: u32,
+    n: u32,
+    f16: bool,
+    neg_a: bool,
+    neg_b: bool,
+    mn_a: bool,
+    mn_b: bool,
+    accumulate: bool,
+}
+
+impl Tc05Mma {
+    /// The shared-memory ranges it reads (A, B) and its line.
+    pub(crate) fn operands(&self) -> ([(u32, u32); 2], u32) {
+        (
+            [
+                self.a.extent(self.m, self.mn_a),
+                self.b.extent(self.n, self.mn_b),
+            ],
+            self.line,
+        )
+    }
+}
+
+/// A decoded `kind::f16` instruction descriptor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InstrDesc {
+    /// M (64 or 128 for `cta_group::1`).
+    pub m: u32,
+    /// N.
+    pub n: u32,
+    /// f16 inputs (else bf16).
+    pub f16: bool,
+    /// Negate A.
+    pub neg_a: bool,
+    /// Negate B.
+    pub neg_b: bool,
+    /// A MN-major.
+    pub mn_a: bool,
+    /// B MN-major.
+    pub mn_b: bool,
+}
+
+/// Decodes a `kind::f16` instruction descriptor, or says why it is refused.
+pub fn decode_idesc(d: u32) -> Result<InstrDesc, String> {
+    let f = |lo: u32, n: u32| (d >> lo) & ((1 << n) - 1);
+    if f(0, 4) != 0 || f(30, 2) != 0 {
+        return Err(format!(
+            "instruction descriptor {d:#x}: sparsity, saturation or shift set"
+        ));
+    }
+    if f(4, 2) != 1 {
+        return Err(format!(
+            "instruction descriptor {d:#x}: only an f32 accumulator is supported"
+        ));
+    }
+    let (fa, fb) = (f(7, 3), f(10, 3));
+    if fa != fb || fa > 1 {
+        return Err(format!(
+            "instruction descriptor {d:#x}: A/B formats {fa}/{fb}"
+        ));
+    }
+    Ok(InstrDesc {
+        m: f(24, 5) << 4,
+        n: f(17, 6) << 3,
+        f16: fa == 0,
+        neg_a: f(13, 1) == 1,
+        neg_b: f(14, 1) == 1,
+        mn_a: f(15, 1) == 1,
+        mn_b: f(16, 1) == 1,
+    })
+}
+
+/// A tcgen05 shared-memory descriptor, decoded into the wgmma form, or why it is refused.
+pub fn decode_smem_desc(d: u64) -> Result<MatrixDesc, String> {
+    let swizzle = match d >> 61 {
+        0 => TmaSwizzle::None,
+        2 => TmaSwizzle::B128,
+        4 => TmaSwizzle::B64,
+        6 => TmaSwizzle::B32,
+        s => return Err(format!("shared-memory descriptor {d:#x}: swizzle mode {s}")),
+    };
+    if (d >> 46) & 7 != 1 {
+        return Err(format!(
+            "shared-memory descriptor {d:#x}: bits 46-48 are not 0b001"
+        ));
+    }
+    let mut m = MatrixDesc::decode(d & !(7u64 << 61));
+    m.swizzle = swizzle;
+    Ok(m)
+}
+
+impl Machine<'_> {
+    /// The warp-collective tcgen05 instructions (`alloc`, `dealloc`, `relinquish`, `ld`,
+    /// `wait::ld`) for the `active` lanes of warp `wi`.
+    pub(crate) fn tcgen05_warp(
+        &mut self,
+        cl: &mut Cluster,
+        ci: usize,
+        wi: u32,
+        active: u32,
+        pc: u32,
+        inst: &Inst,
+    ) -> Result<(), SimError> {
+        let line = inst.line;
+        let base = wi * 32;
+        let first = base + active.trailing_zeros();
+        match &inst.op {
+            Op::TcAlloc { dst, ncols } => {
+                let n = self.rd(cl, ci, first, *ncols, line)? as u32;
+                if !n.is_power_of_two() || !(32..=TMEM_COLS).contains(&n) {
+                    return Err(self.protocol(
+                        cl,
+                        ci,
+                        first,
+                        line,
+                        format!("tcgen05.alloc of {n} columns: a power of two in 32..=512"),
+                    ));
+                }
+                let tm = &mut cl.ctas[ci].tmem;
+                let used: u32 = tm.allocs.iter().map(|a| a.1).sum();
+                let free = (0..TMEM_COLS / n)
+                    .map(|i| i * n)
+                    .find(|&c| tm.allocs.iter().all(|&(s, k)| c + n <= s || s + k <= c));
+                let Some(col) = free else {
+                    return Err(self.protocol(
+                        cl,
+                        ci,
+                        first,
+                        line,
+                        format!(
+                            "tcgen05.alloc of {n} columns with {used} of 512 already allocated \
+                         (TMEM over-allocation: the hardware would block)"
+                        ),
+                    ));
+                };
+                if tm.cells.is_empty() {
+                    tm.cells = vec![0; (TMEM_LANES * TMEM_COLS) as usize];
+                }
+                tm.allocs.push((col, n));
+                let a = self.ea(cl, ci, first, dst, line)?;
+                let loc =
+                    self.locate(cl, ci, first, line, super::ops::MemSpace::SharedCta, a, 4)?;
+                if let super::mem::Loc::Shared { cta, off } = loc {
+                    let s = &mut cl.ctas[cta as usize].smem;
+                    s[off as usize..off as usize + 4].copy_from_slice(&col.to_le_bytes());
+                }
+            }
+            Op::TcDealloc { taddr, ncols } => {
+                let a = self.rd(cl, ci, first, *taddr, line)? as u32;
+                let n = self.rd(cl, ci, first, *ncols, line)? as u32;
+                let tm = &mut cl.ctas[ci].tmem;
+                let Some(i) = tm
+                    .allocs
+                    .iter()
+                    .position(|&(c, k)| c == a & 0xffff && k == n)
+                else {
+                    return Err(self.protocol(
+                        cl,
+                        ci,
+                        first,
+                        line,
+                        format!("tcgen05.dealloc of {n} columns at {a:#x} matches no allocation"),
+                    ));
+                };
+                tm.allocs.swap_remove(i);
+            }
+            Op::TcRelinquish => {}
+            Op::TcLd { ds, taddr, reps } => {
+                let quarter = wi % 4;
+                for l in lanes(active) {
+                    let t = base + l;
+                    let a = self.ea(cl, ci, t, taddr, line)? as u32;
+                    let (lane0, col0) = (a >> 16, a & 0xffff);
+                    if lane0 != 32 * quarter {
+                        return Err(self.protocol(
+                            cl,
+                            ci,
+                            t,
+                            line,
+                            format!(
+                                "warp {wi} may access TMEM lanes {}..{} only, not lane {lane0}",
+                                32 * quarter,
+                                32 * quarter + 32
+                            ),
+                        ));
+                    }
+                    for (j, &r) in ds.iter().enumerate().take(*reps as usize) {
+                        let Some(v) = cl.ctas[ci].tmem.cell(lane0 + l, col0 + j as u32).copied()
+                        else {
+                            return Err(self.protocol(
+                                cl,
+                                ci,
+                                t,
+                                line,
+                                format!(
+                                    "tcgen05.ld of lane {}, column {} outside every allocation",
+                                    lane0 + l,
+                                    col0 + j as u32
+                                ),
+                            ));
+                        };
+                        let rf = &mut cl.regs[ci];
+                        rf.v[t as usize * rf.n + r as usize] = u64::from(v);
+                        rf.w[t as usize * rf.n + r as usize] = false;
+                        cl.ctas[ci].tc_ld[wi as usize].push((t, r, line));
+                    }
+                }
+            }
+            Op::TcWaitLd => {
+                for (t, r, _) in std::mem::take(&mut cl.ctas[ci].tc_ld[wi as usize]) {
+                    let rf = &mut cl.regs[ci];
+                    rf.w[t as usize * rf.n + r as usize] = true;
+                }
+            }
+            _ => unreachable!("tcgen05_warp() of another op"),
+        }
+        for l in lanes(active) {
+            cl.ctas[ci].pc[(base + l) as usize] = pc + 1;
+            cl.ctas[ci].st[(base + l) as usize] = TState::Run;
+        }
+        Ok(())
+    }
+
+    /// `tcgen05.mma` by one thread: decoded and queued until its `tcgen05.commit`.
+    pub(crate) fn tcgen05_mma(
+        &mut self,
+        cl: &mut Cluster,
+        ci: usize,
+        t: u32,
+        inst: &Inst,
+        (d, a, b, idesc, enable): (&Addr, Val, Val, Val, Val),
+    ) -> Result<(), SimError> {
+        let line = inst.line;
+        let bad = |m: &Self, cl: &Cluster, s: String| m.protocol(cl, ci, t, line, s);
+        let taddr = self.ea(cl, ci, t, d, line)? as u32;
+        let InstrDesc {
+            m,
+            n,
+            f16,
+            neg_a,
+            neg_b,
+            mn_a,
+            mn_b,
+        } = decode_idesc(self.rd(cl, ci, t, idesc, line)? as u32).map_err(|s| bad(self, cl, s))?;
+        if m != 128 || n == 0 || n > 256 || !n.is_multiple_of(16) {
+            return Err(bad(
+                self,
+                cl,
+                format!(
+                    "tcgen05.mma with M = {m}, N = {n}: M = 128, N a multiple of 16 up to 256 are supported"
+                ),
+            ));
+        }
+        let ad = decode_smem_desc(self.rd(cl, ci, t, a, line)?).map_err(|s| bad(self, cl, s))?;
+        let bd = decode_smem_desc(self.rd(cl, ci, t, b, line)?).map_err(|s| bad(self, cl, s))?;
+        let accumulate = self.rd(cl, ci, t, enable, line)? & 1 == 1;
+        cl.ctas[ci].tc_queue.push((
+            t,
+            Tc05Mma {
+                line,
+                d_lane: taddr >> 16,
+                d_col: taddr & 0xffff,
+                a: ad,
+                b: bd,
+                m,
+                n,
+                f16,
+                neg_a,
+                neg_b,
+                mn_a,
+                mn_b,
+                accumulate,
+            },
+        ));
+        Ok(())
+    }
+
+    /// The MMAs thread `t` queued since its last commit, for `tcgen05.commit`.
+    pub(crate) fn tcgen05_take(cl: &mut Cluster, ci: usize, t: u32) -> Vec<Tc05Mma> {
+        let q = &mut cl.ctas[ci].tc_queue;
+        let mine: Vec<Tc05Mma> = q
+            .iter()
+            .filter(|(u, _)| *u == t)
+            .map(|(_, m)| m.clone())
+            .collect();
+        q.retain(|(u, _)| *u != t);
+        mine
+    }
+
+    /// Runs one MMA on CTA `ci`'s shared and tensor memory.
+    pub(crate) fn tcgen05_run(
+        &self,
+        cl: &mut Cluster,
+        ci: usize,
+        mma: &Tc05Mma,
+        who: u32,
+    ) -> Result<(), SimError> {
+        self.check_fenced(cl, ci, who, mma.operands(), "tcgen05.mma")?;
+        let cta = &mut cl.ctas[ci];
+        let smem = &cta.smem;
+        let elem = |desc: &MatrixDesc, mn: bool, r: u32, k: u32| -> Option<f64> {
+            let off = if mn {
+                desc.mn_major(r, k)?
+            } else {
+                desc.k_major(r, k)
+            } as usize;
+            let b = smem.get(off..off + 2)?;
+            let bits = u16::from_le_bytes([b[0], b[1]]);
+            Some(f64::from(if mma.f16 {
+                f16_to_f32(bits)
+            } else {
+                bf16_to_f32(bits)
+            }))
+        };
+        let mut a = vec![[0f64; 16]; mma.m as usize];
+        let mut b = vec![[0f64; 16]; mma.n as usize];
+        let mut ok = true;
+        for (r, row) in a.iter_mut().enumerate() {
+            for (k, v) in row.iter_mut().enumerate() {
+                let x = elem(&mma.a, mma.mn_a, r as u32, k as u32);
+                ok &= x.is_some();
+                *v = if mma.neg_a {
+                    -x.unwrap_or(0.0)
+                } else {
+                    x.unwrap_or(0.0)
+                };
+            }
+        }
+        for (r, row) in b.iter_mut().enumerate() {
+            for (k, v) in row.iter_mut().enumerate() {
+                let x = elem(&mma.b, mma.mn_b, r as u32, k as u32);
+                ok &= x.is_some();
+                *v = if mma.neg_b {
+                    -x.unwrap_or(0.0)
+                } else {
+                    x.unwrap_or(0.0)
+                };
+            }
+        }
+        let fault = |cl: &Cluster, what: &str| SimError::Protocol {
+            line: mma.line,
+            thread: cl.ctas[ci].thread(who),
+            what: what.to_owned(),
+        };
+        if !ok {
+            return Err(fault(
+                cl,
+                "a tcgen05.mma operand reaches outside shared memory",
+            ));
+        }
+        for (i, ar) in a.iter().enumerate() {
+            for (j, br) in b.iter().enumerate() {
+                let dot: f64 = ar.iter().zip(br).map(|(x, y)| x * y).sum();
+                let tm = &mut cl.ctas[ci].tmem;
+                let Some(cell) = tm.cell(mma.d_lane + i as u32, mma.d_col + j as u32) else {
+                    return Err(fault(
+                        cl,
+                        "tcgen05.mma writes tensor memory outside every allocation",
+                    ));
+                };
+                let acc = if mma.accumulate {
+                    f64::from(f32::from_bits(*cell))
+                } else {
+                    0.0
+                };
+                *cell = f64_to_f32(acc + dot, Rnd::Rn).to_bits();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The line of the `tcgen05.ld` whose result register `r` of thread `t` still awaits its
+/// `tcgen05.wait::ld`.
+pub(crate) fn pending_ld(list: &[(u32, Reg, u32)], t: u32, r: Reg) -> Option<u32> {
+    list.iter()
+        .find(|&&(u, q, _)| u == t && q == r)
+        .map(|x| x.2)
+}

@@ -1,0 +1,195 @@
+//! Arithmetic and conversions: bf16/f16 rounding at ties, subnormals and overflow
+//! (PTX ISA §9.7.9 `cvt`), integer edge cases, NaN rules, packing moves — directly on the
+//! ALU functions and end to end through PTX.
+
+use super::super::alu::{compare, cvt, float_op, int_bin};
+use super::super::float::{self, Rnd};
+use super::super::ops::{Cmp, CvtMode, FOp, IntOp};
+use super::*;
+use crate::ptx::Type;
+
+const RN: CvtMode = CvtMode {
+    rnd: Some(Rnd::Rn),
+    int: false,
+    ftz: false,
+    sat: false,
+    relu: false,
+    satfinite: false,
+};
+
+fn f(bits: u32) -> f32 {
+    f32::from_bits(bits)
+}
+
+#[test]
+fn bf16_ties_round_to_even_and_directed_modes_do_not() {
+    // 1 + 2^-8 is halfway between bf16 1.0 (even) and 1 + 2^-7 (odd): to 1.0.
+    assert_eq!(float::f32_to_bf16(f(0x3f80_8000), Rnd::Rn), 0x3f80);
+    // 1 + 3·2^-8 is halfway between 1 + 2^-7 (odd) and 1 + 2^-6 (even): up.
+    assert_eq!(float::f32_to_bf16(f(0x3f81_8000), Rnd::Rn), 0x3f82);
+    // Just above a tie goes up; negative ties mirror.
+    assert_eq!(float::f32_to_bf16(f(0x3f80_8001), Rnd::Rn), 0x3f81);
+    assert_eq!(float::f32_to_bf16(f(0xbf81_8000), Rnd::Rn), 0xbf82);
+    assert_eq!(float::f32_to_bf16(f(0x3f80_8000), Rnd::Rna), 0x3f81);
+    assert_eq!(float::f32_to_bf16(f(0x3f80_ffff), Rnd::Rz), 0x3f80);
+    assert_eq!(float::f32_to_bf16(f(0xbf80_0001), Rnd::Rm), 0xbf81);
+    assert_eq!(float::f32_to_bf16(f(0xbf80_0001), Rnd::Rp), 0xbf80);
+    // Overflow: f32::MAX rounds to infinity under rn, stays finite under rz.
+    assert_eq!(float::f32_to_bf16(f32::MAX, Rnd::Rn), 0x7f80);
+    assert_eq!(float::f32_to_bf16(f32::MAX, Rnd::Rz), 0x7f7f);
+    // NaN is canonical; subnormals keep their top bits.
+    assert_eq!(float::f32_to_bf16(f(0x7fc0_1234), Rnd::Rn), 0x7fff);
+    assert_eq!(float::f32_to_bf16(f(0x0001_8000), Rnd::Rn), 0x0002);
+    assert_eq!(float::bf16_to_f32(0x3f82), 1.015625);
+}
+
+#[test]
+fn f16_rounds_subnormals_and_overflow_like_ieee() {
+    assert_eq!(float::f32_to_f16(1.0, Rnd::Rn), 0x3c00);
+    assert_eq!(float::f32_to_f16(65504.0, Rnd::Rn), 0x7bff);
+    // 65520 is the tie between 65504 and 65536 (= infinity): to the even side, infinity.
+    assert_eq!(float::f32_to_f16(65520.0, Rnd::Rn), 0x7c00);
+    assert_eq!(float::f32_to_f16(65520.0, Rnd::Rz), 0x7bff);
+    // 2^-25 is the tie between 0 and the least subnormal 2^-24: to 0; 3·2^-25 up to 2·2^-24.
+    assert_eq!(float::f32_to_f16(2f32.powi(-25), Rnd::Rn), 0x0000);
+    assert_eq!(float::f32_to_f16(3.0 * 2f32.powi(-25), Rnd::Rn), 0x0002);
+    assert_eq!(float::f32_to_f16(2f32.powi(-25), Rnd::Rp), 0x0001);
+    // The largest subnormal rounds up into the least normal.
+    assert_eq!(
+        float::f32_to_f16(2f32.powi(-14) - 2f32.powi(-26), Rnd::Rn),
+        0x0400
+    );
+    assert_eq!(float::f16_to_f32(0x0001), 2f32.powi(-24));
+    assert_eq!(float::f16_to_f32(0xfbff), -65504.0);
+    assert!(float::f16_to_f32(0x7e00).is_nan());
+}
+
+#[test]
+fn float_to_int_rounds_and_saturates() {
+    let m = |rnd| CvtMode {
+        rnd: Some(rnd),
+        int: true,
+        ..RN
+    };
+    let c = |rnd, x: f32| cvt(Type::S32, Type::F32, m(rnd), u64::from(x.to_bits())) as u32 as i32;
+    assert_eq!(c(Rnd::Rz, -2.5), -2);
+    assert_eq!(c(Rnd::Rn, 2.5), 2);
+    assert_eq!(c(Rnd::Rn, 3.5), 4);
+    assert_eq!(c(Rnd::Rm, -2.5), -3);
+    assert_eq!(c(Rnd::Rz, 1e10), i32::MAX);
+    assert_eq!(c(Rnd::Rz, -1e10), i32::MIN);
+    assert_eq!(c(Rnd::Rz, f32::NAN), 0);
+    let u = cvt(
+        Type::U32,
+        Type::F32,
+        m(Rnd::Rz),
+        u64::from((-3.0f32).to_bits()),
+    );
+    assert_eq!(u, 0);
+    // u32 → f32: 2^24 + 1 is a tie, to even.
+    let r = cvt(Type::F32, Type::U32, RN, 16_777_217);
+    assert_eq!(f32::from_bits(r as u32), 16_777_216.0);
+    // Integer widening follows the source's signedness.
+    assert_eq!(cvt(Type::S64, Type::S32, RN, 0xffff_fffe), (-2i64) as u64);
+    assert_eq!(cvt(Type::U64, Type::U32, RN, 0xffff_fffe), 0xffff_fffe);
+    assert_eq!(cvt(Type::U16, Type::U32, RN, 0x1_2345), 0x2345);
+}
+
+#[test]
+fn comparisons_and_min_max_follow_the_nan_rules() {
+    let nan = u64::from(f32::NAN.to_bits());
+    let one = u64::from(1f32.to_bits());
+    assert!(!compare(Cmp::Lt, Type::F32, false, nan, one));
+    assert!(compare(Cmp::Ltu, Type::F32, false, nan, one));
+    assert!(
+        compare(Cmp::Ne, Type::F32, false, one, 0) && !compare(Cmp::Ne, Type::F32, false, nan, one)
+    );
+    assert!(compare(Cmp::Nan, Type::F32, false, nan, one));
+    // Unsigned vs signed integer order.
+    assert!(compare(Cmp::Lt, Type::S32, false, 0xffff_ffff, 0));
+    assert!(!compare(Cmp::Lt, Type::U32, false, 0xffff_ffff, 0));
+    let max = |a: f32, b: f32| {
+        f32::from_bits(float_op(
+            FOp::Max,
+            Type::F32,
+            false,
+            false,
+            u64::from(a.to_bits()),
+            u64::from(b.to_bits()),
+            0,
+        ) as u32)
+    };
+    assert_eq!(max(f32::NAN, 2.0), 2.0);
+    assert_eq!(max(-0.0, 0.0).to_bits(), 0);
+    assert_eq!(max(f32::NAN, f32::NAN).to_bits(), 0x7fff_ffff);
+    // ftz flushes a subnormal input: 2^-130 · 2^10 is 0 under ftz.
+    let tiny = 1u64 << 19; // 2^-149 · 2^19 = 2^-130, subnormal
+    let k = u64::from(1024f32.to_bits());
+    assert_eq!(float_op(FOp::Mul, Type::F32, true, false, tiny, k, 0), 0);
+    assert_eq!(
+        f32::from_bits(float_op(FOp::Mul, Type::F32, false, false, tiny, k, 0) as u32),
+        2f32.powi(-120)
+    );
+    // ex2.approx as the exactly rounded 2^x.
+    let e = float_op(
+        FOp::Ex2,
+        Type::F32,
+        true,
+        false,
+        u64::from(1.5f32.to_bits()),
+        0,
+        0,
+    );
+    assert_eq!(f32::from_bits(e as u32), 2f64.powf(1.5) as f32);
+}
+
+#[test]
+fn integer_edges() {
+    assert_eq!(
+        int_bin(IntOp::MulWide, Type::U32, 0xffff_ffff, 2, 0),
+        (0x1_ffff_fffe, 64)
+    );
+    assert_eq!(
+        int_bin(IntOp::MulWide, Type::S32, 0xffff_ffff, 2, 0).0,
+        (-2i64) as u64
+    );
+    assert_eq!(int_bin(IntOp::MulHi, Type::U32, 0x8000_0000, 4, 0).0, 2);
+    assert_eq!(
+        int_bin(IntOp::Shr, Type::S32, 0x8000_0000, 40, 0).0,
+        0xffff_ffff
+    );
+    assert_eq!(int_bin(IntOp::Shr, Type::U32, 0x8000_0000, 40, 0).0, 0);
+    assert_eq!(int_bin(IntOp::Shl, Type::B32, 1, 32, 0).0, 0);
+    assert_eq!(int_bin(IntOp::Add, Type::U32, 0xffff_ffff, 1, 0).0, 0);
+    assert_eq!(int_bin(IntOp::And, Type::Pred, 1, 1, 0).0, 1);
+    assert_eq!(
+        int_bin(IntOp::Rem, Type::S32, (-7i32) as u32 as u64, 2, 0).0,
+        0xffff_ffff
+    );
+}
+
+/// The same conversions end to end: PTX constants through `cvt`, packed and stored.
+#[test]
+fn cvt_through_ptx() {
+    let body = format!(
+        "{PROLOGUE}\tsetp.ne.u32 %p0, %r0, 0;\n\t@%p0 bra $L_end;\n\
+         \tmov.f32 %f0, 0f3F808000;\n\tmov.f32 %f1, 0f3F818000;\n\
+         \tcvt.rn.bf16x2.f32 %r1, %f0, %f1;\n\tst.global.b32 [%rd0], %r1;\n\
+         \tcvt.rn.bf16.f32 %h0, %f1;\n\tcvt.rz.bf16.f32 %h1, %f1;\n\
+         \tmov.b32 %r2, {{%h0, %h1}};\n\tst.global.b32 [%rd0+4], %r2;\n\
+         \tmov.b32 {{%h2, %h3}}, %r2;\n\tcvt.f32.bf16 %f2, %h3;\n\
+         \tst.global.f32 [%rd0+8], %f2;\n\
+         \tcvt.rn.f16.f32 %h4, %f1;\n\tcvt.u32.u16 %r3, %h4;\n\tst.global.b32 [%rd0+12], %r3;\n\
+         $L_end:\n\tret;\n"
+    );
+    let m = module(OUT, &body);
+    let out = u32s(&run_out(&m, &one_cta(32, 0), 16, 1).unwrap());
+    // The first source (1 + 2^-8 → 0x3f80) in the upper half, the second (→ 0x3f82) low.
+    assert_eq!(out[0], 0x3f80_3f82);
+    assert_eq!(out[1], 0x3f81_3f82); // {h0, h1}: h0 (rn) low, h1 (rz) high
+    assert_eq!(f32::from_bits(out[2]), float::bf16_to_f32(0x3f81));
+    assert_eq!(
+        out[3],
+        u32::from(float::f32_to_f16(f(0x3f81_8000), Rnd::Rn))
+    );
+}

@@ -1,0 +1,437 @@
+//! Warpgroup MMA (PTX ISA §9.7.15 "Asynchronous Warpgroup Level Matrix Multiply-Accumulate
+//! Instructions"): `wgmma.fence`, `wgmma.mma_async` with both operands in shared memory,
+//! `wgmma.commit_group`, `wgmma.wait_group`.
+//!
+//! Scope of this version: `.m64nNk16` with an f32 accumulator and bf16/f16 inputs, both
+//! operands in shared memory, K-major or (swizzled) MN-major (`imm-trans-a/b`), descriptors
+//! without a base offset. Other forms (A from registers, other types) are refused at decode;
+//! an unswizzled MN-major operand or a base offset when the MMA issues.
+//!
+//! **Matrix descriptor** (§9.7.15 "Matrix Descriptor Format"), decoded here from the
+//! ISA's table: bits 0–13 the start address >> 4, bits 16–29 the leading-dimension byte
+//! offset >> 4, bits 32–45 the stride-dimension byte offset >> 4, bits 49–51 the base offset,
+//! bits 62–63 the swizzle (0 none, 1 128B, 2 64B, 3 32B).
+//!
+//! **MN-major canonical layouts, swizzled** (§9.7.15): element (`r`, `k`) lies at
+//! `start + (r / (S/2))·LBO + (k / 8)·SBO + (k % 8)·S + 2·(r % (S/2))`, swizzled: each row of
+//! the span holds consecutive M/N elements of one `k`.
+//!
+//! **K-major canonical layouts** (§9.7.15): row `r` (of M for A, N for B) and column `k`
+//! of a 16-bit matrix lie at
+//! - no swizzle: `start + (r / 8)·SBO + (k / 8)·LBO + (r % 8)·16 + (k % 8)·2` (8×16-byte core
+//!   matrices, LBO apart along K, SBO apart along M/N);
+//! - swizzle of span `S` (32/64/128 bytes): `start + (r / 8)·SBO + (r % 8)·S + 2k`, then the
+//!   swizzle permutation of `tma.rs` applied to that shared-memory address (the same address
+//!   function as the TMA unit's, which is why a TMA-written tile reads back in order).
+//!
+//! **Accumulator fragment** (§9.7.15, "Register fragments, matrix D"): thread `l` of warp
+//! `w` of the warpgroup holds, for each 8-column block `i` of N, registers `4i..4i+3` at
+//! rows `16w + l/4` (registers `4i`, `4i+1`) and `16w + l/4 + 8` (`4i+2`, `4i+3`), columns
+//! `8i + 2(l % 4)` and `+1`. Each warp's 16 rows depend only on its own slice of A, so a
+//! warp's part of the MMA is computed on its own.
+//!
+//! **Asynchrony.** An `mma_async` captures its accumulator inputs at issue and takes the D
+//! registers away from the thread: reading one before the `wgmma.wait_group` that retires the
+//! MMA is an uninitialised-register error naming the wgmma. The shared-memory operands are
+//! read when the MMA completes, at the `wait_group` (a write to them in between races, as on
+//! the hardware). Arithmetic: the exact products of each k16 step summed in f64 and added to
+//! the f32 accumulator with one rounding; the tensor core's own order and rounding differ by
+//! an f32 accumulation-order bound.
+
+use super::diag::SimError;
+use super::float::{bf16_to_f32, f16_to_f32};
+use super::lane::lanes;
+use super::machine::{Cluster, Machine, TState};
+use super::ops::Op;
+use super::program::{Inst, Reg};
+use super::tma::TmaSwizzle;
+use crate::ptx::Type;
+
+/// A decoded shared-memory matrix descriptor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MatrixDesc {
+    /// Start address (shared window offset).
+    pub start: u32,
+    /// Leading-dimension byte offset.
+    pub lbo: u32,
+    /// Stride-dimension byte offset.
+    pub sbo: u32,
+    /// Base offset (bits 49–51).
+    pub base_offset: u32,
+    /// Swizzle mode.
+    pub swizzle: TmaSwizzle,
+}
+
+impl MatrixDesc {
+    /// Decodes the 64-bit descriptor.
+    pub fn decode(d: u64) -> MatrixDesc {
+        let field = |lo: u32, bits: u32| ((d >> lo) & ((1 << bits) - 1)) as u32;
+        MatrixDesc {
+            start: field(0, 14) << 4,
+            lbo: field(16, 14) << 4,
+            sbo: field(32, 14) << 4,
+            base_offset: field(49, 3),
+            swizzle: match d >> 62 {
+                0 => TmaSwizzle::None,
+                1 => TmaSwizzle::B128,
+                2 => TmaSwizzle::B64,
+                _ => TmaSwizzle::B32,
+            },
+        }
+    }
+
+    /// The shared-memory bytes `[lo, hi)` a K = 16 slice of `rows` rows (M or N) can touch:
+    /// whole swizzle rows (a swizzle permutes chunks within a row only), whole core matrices.
+    pub fn extent(&self, rows: u32, mn_major: bool) -> (u32, u32) {
+        let groups = rows.div_ceil(8).max(1);
+        match (self.swizzle.span(), mn_major) {
+            (None, _) => {
+                let hi = self.start + (groups - 1) * self.sbo + self.lbo + 128;
+                (self.start, hi.max(self.start + 128))
+            }
+            (Some(span), false) => {
+                let lo = self.start & !(span - 1);
+                (lo, lo + (groups - 1) * self.sbo + 8 * span)
+            }
+            (Some(span), true) => {
+                let lo = self.start & !(span - 1);
+                let atoms = rows.div_ceil(span / 2).max(1);
+                (lo, lo + (atoms - 1) * self.lbo + self.sbo + 8 * span)
+            }
+        }
+    }
+
+    /// The shared-memory offset of element (`r`, `k`) of an MN-major 16-bit matrix (`r` along
+    /// M or N, contiguous), swizzled: rows of the span hold consecutive MN elements of one
+    /// `k`; 8 rows (k) form an atom, atoms SBO apart along K and LBO apart along MN. `None`
+    /// without a swizzle (not supported yet).
+    pub fn mn_major(&self, r: u32, k: u32) -> Option<u32> {
+        let span = self.swizzle.span()?;
+        let per_row = span / 2;
+        let plain = self.start
+            + (r / per_row) * self.lbo
+            + (k / 8) * self.sbo
+            + (k % 8) * span
+            + (r % per_row) * 2;
+        Some(self.swizzle.apply(plain))
+    }
+
+    /// The shared-memory offset of element (`r`, `k`) of a K-major 16-bit matrix.
+    pub fn k_major(&self, r: u32, k: u32) -> u32 {
+        match self.swizzle.span() {
+            None => {
+                self.start + (r / 8) * self.sbo + (k / 8) * self.lbo + (r % 8) * 16 + (k % 8) * 2
+            }
+            Some(span) => self
+                .swizzle
+                .apply(self.start + (r / 8) * self.sbo + (r % 8) * span + 2 * k),
+        }
+    }
+}
+
+/// One warp's share of an issued `wgmma.mma_async`.
+#[derive(Clone, Debug)]
+pub(crate) struct PendingMma {
+    line: u32,
+    n: u32,
+    atype: Type,
+    a: MatrixDesc,
+    b: MatrixDesc,
+    neg_a: bool,
+    neg_b: bool,
+    /// MN-major A / B (`imm-trans-a`, `imm-trans-b`).
+    tnsp_a: bool,
+    tnsp_b: bool,
+    /// The D registers, in operand order.
+    d: Vec<Reg>,
+    /// Per lane of the warp (32 × d.len()): the accumulator inputs (zero when scale-d is false).
+    acc: Vec<f32>,
+    /// The accumulator is the result of an earlier MMA still in flight (a chain of MMAs into
+    /// the same registers, which the ISA allows without a wait): read it when this retires.
+    chained: bool,
+    lanes: u32,
+}
+
+/// A warp's wgmma state: MMAs issued since the last commit, and committed groups in order.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct WarpMma {
+    open: Vec<PendingMma>,
+    groups: std::collections::VecDeque<Vec<PendingMma>>,
+    /// Groups this warp has committed, and retired, since the start.
+    committed: u64,
+    retired: u64,
+}
+
+impl PendingMma {
+    /// The shared-memory ranges it reads (A, B) and its line.
+    pub(crate) fn operands(&self) -> ([(u32, u32); 2], u32) {
+        (
+            [
+                self.a.extent(64, self.tnsp_a),
+                self.b.extent(self.n, self.tnsp_b),
+            ],
+            self.line,
+        )
+    }
+}
+
+impl WarpMma {
+    /// Every MMA issued and not retired.
+    pub(crate) fn pending(&self) -> impl Iterator<Item = &PendingMma> {
+        self.open.iter().chain(self.groups.iter().flatten())
+    }
+
+    /// The line of the pending MMA that owns register `r`, if any.
+    pub(crate) fn owner(&self, r: Reg) -> Option<u32> {
+        self.open
+            .iter()
+            .chain(self.groups.iter().flatten())
+            .find(|p| p.d.contains(&r))
+            .map(|p| p.line)
+    }
+}
+
+impl Machine<'_> {
+    /// `wgmma.*` for the `active` lanes of warp `wi` (every live lane: `.aligned`).
+    pub(crate) fn wgmma(
+        &mut self,
+        cl: &mut Cluster,
+        ci: usize,
+        wi: u32,
+        active: u32,
+        pc: u32,
+        inst: &Inst,
+    ) -> Result<(), SimError> {
+        let line = inst.line;
+        let base = wi * 32;
+        let w = wi as usize;
+        match &inst.op {
+            Op::WgmmaFence => {}
+            Op::WgmmaCommit => {
+                let wm = &mut cl.ctas[ci].mma[w];
+                let open = std::mem::take(&mut wm.open);
+                wm.groups.push_back(open);
+                wm.committed += 1;
+            }
+            Op::WgmmaWait { n } => {
+                // A warpgroup's MMA is one operation: the groups this wait retires are the
+                // whole warpgroup's, so every sibling warp must have committed them first.
+                let target = cl.ctas[ci].mma[w].committed.saturating_sub(u64::from(*n));
+                if warpgroup_behind(cl, ci, wi, target) != 0 {
+                    for l in lanes(active) {
+                        cl.ctas[ci].st[(base + l) as usize] =
+                            TState::Wait(super::machine::Wait::Wgmma { target });
+                    }
+                    return Ok(());
+                }
+                for s in (wi / 4) * 4..(wi / 4) * 4 + 4 {
+                    let Some(wm) = cl.ctas[ci].mma.get_mut(s as usize) else {
+                        continue;
+                    };
+                    let mut todo = Vec::new();
+                    while wm.retired < target {
+                        todo.extend(wm.groups.pop_front().unwrap_or_default());
+                        wm.retired += 1;
+                    }
+                    for p in todo {
+                        self.retire(cl, ci, s, &p)?;
+                    }
+                }
+            }
+            Op::Wgmma {
+                n,
+                atype,
+                d,
+                a,
+                b,
+                scale_d,
+                neg_a,
+                neg_b,
+                tnsp_a,
+                tnsp_b,
+            } => {
+                let first = base + active.trailing_zeros();
+                let ad = MatrixDesc::decode(self.rd(cl, ci, first, *a, line)?);
+                let bd = MatrixDesc::decode(self.rd(cl, ci, first, *b, line)?);
+                if (*tnsp_a && ad.swizzle == TmaSwizzle::None)
+                    || (*tnsp_b && bd.swizzle == TmaSwizzle::None)
+                {
+                    return Err(self.protocol(
+                        cl,
+                        ci,
+                        first,
+                        line,
+                        "an MN-major operand without a swizzle is not supported yet".into(),
+                    ));
+                }
+                if ad.base_offset != 0 || bd.base_offset != 0 {
+                    return Err(self.protocol(
+                        cl,
+                        ci,
+                        first,
+                        line,
+                        "matrix descriptors with a base offset are not supported yet".into(),
+                    ));
+                }
+                let mut acc = vec![0f32; 32 * d.len()];
+                let chained = d.iter().any(|&r| cl.ctas[ci].mma[w].owner(r).is_some());
+                for l in lanes(active) {
+                    let t = base + l;
+                    let accumulate = self.rd(cl, ci, t, *scale_d, line)? & 1 == 1;
+                    for (j, &r) in d.iter().enumerate() {
+                        if accumulate && !chained {
+                            let v = self.rd(cl, ci, t, super::program::Val::Reg(r), line)?;
+                            acc[l as usize * d.len() + j] = f32::from_bits(v as u32);
+                        }
+                        // The MMA owns the register until it retires.
+                        let rf = &mut cl.regs[ci];
+                        rf.w[t as usize * rf.n + r as usize] = false;
+                    }
+                }
+                cl.ctas[ci].mma[w].open.push(PendingMma {
+                    line,
+                    n: *n,
+                    atype: *atype,
+                    a: ad,
+                    b: bd,
+                    neg_a: *neg_a,
+                    neg_b: *neg_b,
+                    tnsp_a: *tnsp_a,
+                    tnsp_b: *tnsp_b,
+                    d: d.clone(),
+                    acc,
+                    chained,
+                    lanes: active,
+                });
+            }
+            _ => unreachable!("wgmma() of another op"),
+        }
+        for l in lanes(active) {
+            cl.ctas[ci].pc[(base + l) as usize] = pc + 1;
+            cl.ctas[ci].st[(base + l) as usize] = TState::Run;
+        }
+        Ok(())
+    }
+
+    /// Completes one warp's share of an MMA: reads A and B, writes D.
+    fn retire(
+        &mut self,
+        cl: &mut Cluster,
+        ci: usize,
+        wi: u32,
+        p: &PendingMma,
+    ) -> Result<(), SimError> {
+        self.check_fenced(cl, ci, wi * 32, p.operands(), "wgmma.mma_async")?;
+        let smem = &cl.ctas[ci].smem;
+        let elem = |desc: &MatrixDesc, mn_major: bool, r: u32, k: u32| -> Option<f32> {
+            let off = if mn_major {
+                desc.mn_major(r, k)? as usize
+            } else {
+                desc.k_major(r, k) as usize
+            };
+            let b = smem.get(off..off + 2)?;
+            let bits = u16::from_le_bytes([b[0], b[1]]);
+            Some(if p.atype == Type::F16 {
+                f16_to_f32(bits)
+            } else {
+                bf16_to_f32(bits)
+            })
+        };
+        let oob = |m: &Self, cl: &Cluster| {
+            m.protocol(
+                cl,
+                ci,
+                wi * 32,
+                p.line,
+                "a wgmma operand reaches outside shared memory".into(),
+            )
+        };
+        let wr = wi % 4; // the warp's rank in its warpgroup
+        let mut a = [[0f64; 16]; 16];
+        for (i, row) in a.iter_mut().enumerate() {
+            for (k, v) in row.iter_mut().enumerate() {
+                let x = elem(&p.a, p.tnsp_a, 16 * wr + i as u32, k as u32)
+                    .ok_or_else(|| oob(self, cl))?;
+                *v = if p.neg_a { -f64::from(x) } else { f64::from(x) };
+            }
+        }
+        let mut b = vec![[0f64; 16]; p.n as usize];
+        for (nn, col) in b.iter_mut().enumerate() {
+            for (k, v) in col.iter_mut().enumerate() {
+                let x = elem(&p.b, p.tnsp_b, nn as u32, k as u32).ok_or_else(|| oob(self, cl))?;
+                *v = if p.neg_b { -f64::from(x) } else { f64::from(x) };
+            }
+        }
+        let nregs = p.d.len();
+        for l in lanes(p.lanes) {
+            let t = wi * 32 + l;
+            for (j, &r) in p.d.iter().enumerate() {
+                let (i, q) = (j as u32 / 4, j as u32 % 4);
+                let row = (l / 4 + 8 * (q / 2)) as usize;
+                let col = (8 * i + 2 * (l % 4) + q % 2) as usize;
+                let dot: f64 = (0..16).map(|k| a[row][k] * b[col][k]).sum();
+                let acc = if p.chained {
+                    let rf = &cl.regs[ci];
+                    f32::from_bits(rf.v[t as usize * rf.n + r as usize] as u32)
+                } else {
+                    p.acc[l as usize * nregs + j]
+                };
+                let v = super::float::f64_to_f32(f64::from(acc) + dot, super::float::Rnd::Rn);
+                Self::wr(cl, ci, t, r, u64::from(v.to_bits()));
+                if cl.ctas[ci].mma[wi as usize].owner(r).is_some() {
+                    // A later MMA of the chain still owns it.
+                    let rf = &mut cl.regs[ci];
+                    rf.w[t as usize * rf.n + r as usize] = false;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Machine<'_> {
+    /// An MMA about to read `ranges` of CTA `ci`'s shared memory: no byte of them may hold a
+    /// generic-proxy write its writer has not fenced with `fence.proxy.async`.
+    pub(crate) fn check_fenced(
+        &self,
+        cl: &Cluster,
+        ci: usize,
+        who: u32,
+        (ranges, line): ([(u32, u32); 2], u32),
+        reader: &'static str,
+    ) -> Result<(), SimError> {
+        for (lo, hi) in ranges {
+            if let Some((addr, w, write_line)) = cl.ctas[ci].shadow.unfenced(lo, hi - lo) {
+                return Err(SimError::UnfencedProxy {
+                    line,
+                    reader,
+                    thread: cl.ctas[ci].thread(who),
+                    addr,
+                    writer: cl.ctas[ci].thread(w),
+                    write_line,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The warps of warp `wi`'s warpgroup (those with a live lane) that have not yet committed
+/// `target` wgmma groups, as a mask of their index in the warpgroup.
+pub(crate) fn warpgroup_behind(cl: &Cluster, ci: usize, wi: u32, target: u64) -> u32 {
+    let cta = &cl.ctas[ci];
+    let mut behind = 0;
+    for (k, s) in ((wi / 4) * 4..(wi / 4) * 4 + 4).enumerate() {
+        let live =
+            (s * 32..(s * 32 + 32).min(cta.nthreads)).any(|t| cta.st[t as usize] != TState::Exit);
+        if live
+            && cta
+                .mma
+                .get(s as usize)
+                .is_some_and(|m| m.committed < target)
+        {
+            behind |= 1 << k;
+        }
+    }
+    behind
+}
