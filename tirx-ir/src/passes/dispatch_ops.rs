@@ -10,7 +10,7 @@ use crate::diag::{Diagnostic, Diagnostics};
 use crate::dispatch::{Cx, select};
 use crate::ir::{Kernel, Op, Stmt, StmtKind};
 use crate::passes::walk::visit_mut_with;
-use crate::valid::scope::Threads;
+use crate::valid::scope::{ScopeSet, Threads};
 
 /// The pass.
 pub struct DispatchOps;
@@ -34,11 +34,16 @@ fn dispatch(k: &Kernel, s: &mut Stmt, threads: Threads, errs: &mut Diagnostics) 
     }
 }
 
-/// The thread set of a nested block: narrowed by a scope, inherited otherwise.
-fn enter(threads: &Threads, s: &Stmt) -> Threads {
+/// The thread set of a nested block: narrowed by a scope (the intersection with the
+/// enclosing ones; an empty one, which `verify-scopes` rejects, keeps the scope's own set),
+/// inherited otherwise.
+fn enter(set: &ScopeSet, s: &Stmt) -> ScopeSet {
     match &s.kind {
-        StmtKind::Scope { scope, .. } => threads.enter(scope),
-        _ => *threads,
+        StmtKind::Scope { scope, .. } => set.enter(scope).unwrap_or(ScopeSet {
+            threads: set.threads.enter(scope),
+            ..*set
+        }),
+        _ => *set,
     }
 }
 
@@ -49,9 +54,9 @@ impl Pass for DispatchOps {
     fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
         let mut errs = Vec::new();
         let mut body = std::mem::take(&mut k.body);
-        let cta = Threads::Cta(k.sig.threads);
+        let cta = ScopeSet::cta(k.sig.threads);
         visit_mut_with(&mut body, &cta, &enter, &mut |s, t| {
-            dispatch(k, s, *t, &mut errs)
+            dispatch(k, s, t.threads, &mut errs)
         });
         k.body = body;
         if errs.is_empty() { Ok(()) } else { Err(errs) }

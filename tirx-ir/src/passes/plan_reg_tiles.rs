@@ -27,6 +27,8 @@ pub struct PlanRegTiles;
 #[derive(Clone)]
 struct Ctx {
     threads: Threads,
+    /// The enclosing scopes' intersection (whose `threads` is `threads`).
+    set: crate::valid::scope::ScopeSet,
     in_loop: bool,
     /// The innermost enclosing scope (`Cta` at the top).
     scope: Scope,
@@ -34,11 +36,18 @@ struct Ctx {
 
 fn enter(c: &Ctx, s: &Stmt) -> Ctx {
     match &s.kind {
-        StmtKind::Scope { scope, .. } => Ctx {
-            threads: c.threads.enter(scope),
-            scope: scope.clone(),
-            ..c.clone()
-        },
+        StmtKind::Scope { scope, .. } => {
+            let set = c.set.enter(scope).unwrap_or(crate::valid::scope::ScopeSet {
+                threads: c.threads.enter(scope),
+                ..c.set
+            });
+            Ctx {
+                threads: set.threads,
+                set,
+                scope: scope.clone(),
+                ..c.clone()
+            }
+        }
         StmtKind::For { .. } | StmtKind::Loop { .. } => Ctx {
             in_loop: true,
             ..c.clone()
@@ -194,6 +203,7 @@ impl Pass for PlanRegTiles {
         let mut body = std::mem::take(&mut k.body);
         let top = Ctx {
             threads: Threads::Cta(k.sig.threads),
+            set: crate::valid::scope::ScopeSet::cta(k.sig.threads),
             in_loop: false,
             scope: Scope::Cta,
         };

@@ -15,7 +15,7 @@ use crate::abi::Target;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::ir::{Kernel, Op, StmtKind};
 use crate::passes::walk::visit;
-use crate::valid::scope::{Threads, threads_of};
+use crate::valid::scope::{ScopeSet, Threads, threads_of};
 
 /// The pass.
 pub struct VerifyScopes;
@@ -74,6 +74,16 @@ pub enum ScopeError {
         threads: Threads,
         /// The threads it needs.
         need: Need,
+    },
+    /// A nested scope that names none of the threads its enclosing scopes select.
+    #[error(
+        "this scope selects {inner}, but its enclosing scopes select {outer} (or the CTA has fewer threads): a nested scope is the intersection of the enclosing ones, and this one is empty, so its body would never run. Index within the enclosing threads"
+    )]
+    EmptyScope {
+        /// The scope's own threads.
+        inner: String,
+        /// What the enclosing scopes leave.
+        outer: String,
     },
     /// A tcgen05 op on a target without tcgen05.
     #[error("tcgen05 is not available on {}: it needs sm_100a (use `wgmma` on sm_90a)", .target.name())]
@@ -157,6 +167,30 @@ impl Pass for VerifyScopes {
     fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
         let mut errs = Vec::new();
         visit(&k.body, &mut |s, stack| {
+            if let StmtKind::Scope { scope, .. } = &s.kind {
+                // The enclosing scopes' intersection, then this one.
+                let mut set = ScopeSet::cta(k.sig.threads);
+                for p in stack {
+                    if let StmtKind::Scope { scope, .. } = &p.kind {
+                        match set.enter(scope) {
+                            Some(n) => set = n,
+                            None => return,
+                        }
+                    }
+                }
+                if set.enter(scope).is_none() {
+                    let own = ScopeSet::cta(u32::MAX).enter(scope);
+                    let inner = own.map_or_else(|| "no threads".into(), |o| o.describe());
+                    errs.push(Diagnostic::new(
+                        s.span,
+                        ScopeError::EmptyScope {
+                            inner,
+                            outer: set.describe(),
+                        },
+                    ));
+                }
+                return;
+            }
             let StmtKind::Op(op) = &s.kind else { return };
             if let Some(msg) = feature(op, k) {
                 errs.push(Diagnostic::new(s.span, msg));

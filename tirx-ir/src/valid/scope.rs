@@ -84,13 +84,91 @@ impl Threads {
     }
 }
 
-/// The thread set of a statement given its enclosing statements (outermost first).
-pub fn threads_of(stack: &[&Stmt], cta_threads: u32) -> Threads {
-    let mut t = Threads::Cta(cta_threads);
-    for s in stack {
-        if let StmtKind::Scope { scope, .. } = &s.kind {
-            t = t.enter(scope);
+/// The threads a statement runs on, with the CTA-linear thread indices `[lo, hi)` its
+/// index scopes leave: a nested scope is the intersection of the enclosing ones.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScopeSet {
+    /// The thread set, as the ops' checks see it.
+    pub threads: Threads,
+    /// First thread index the scopes allow.
+    pub lo: u32,
+    /// One past the last.
+    pub hi: u32,
+}
+
+impl ScopeSet {
+    /// The whole CTA.
+    pub fn cta(threads: u32) -> ScopeSet {
+        ScopeSet {
+            threads: Threads::Cta(threads),
+            lo: 0,
+            hi: threads,
         }
     }
-    t
+
+    /// Narrowed by `scope`; `None` when the intersection is empty (a scope naming threads
+    /// its enclosing scopes exclude, or threads past the CTA).
+    pub fn enter(self, scope: &Scope) -> Option<ScopeSet> {
+        let range = match *scope {
+            Scope::Warpgroup(a, b) => Some((128 * a, 128 * (b + 1))),
+            Scope::Warp(a, b) => Some((32 * a, 32 * (b + 1))),
+            Scope::Thread(t) => Some((t, t + 1)),
+            Scope::Cta | Scope::Elect | Scope::Leader => None,
+        };
+        let Some((a, b)) = range else {
+            return Some(ScopeSet {
+                threads: self.threads.enter(scope),
+                ..self
+            });
+        };
+        let (lo, hi) = (self.lo.max(a), self.hi.min(b));
+        if lo >= hi {
+            return None;
+        }
+        let n = hi - lo;
+        let inner = self.threads.enter(scope);
+        let threads = match self.threads {
+            // The enclosing scopes keep all the threads this one names: its own set.
+            _ if (lo, hi) == (a, b)
+                && !matches!(self.threads, Threads::Single | Threads::ElectPerWarp(_)) =>
+            {
+                inner
+            }
+            // One thread (per warp) stays one thread (per warp) of what remains.
+            Threads::Single => Threads::Single,
+            Threads::ElectPerWarp(_) => Threads::ElectPerWarp(hi.div_ceil(32) - lo / 32),
+            _ if n == 1 => Threads::Single,
+            _ if lo % 128 == 0 && n % 128 == 0 => Threads::Warpgroups(n / 128),
+            _ if lo % 32 == 0 && n % 32 == 0 => {
+                Threads::Warps(n / 32, lo % 128 == 0 && n % 128 == 0)
+            }
+            _ => inner,
+        };
+        Some(ScopeSet { threads, lo, hi })
+    }
+
+    /// Words for error messages: the thread indices.
+    pub fn describe(self) -> String {
+        if self.hi - self.lo == 1 {
+            format!("thread {}", self.lo)
+        } else {
+            format!("threads {}..{}", self.lo, self.hi)
+        }
+    }
+}
+
+/// The thread set of a statement given its enclosing statements (outermost first): the
+/// intersection of their scopes (an empty one is reported by `verify-scopes`; here it keeps
+/// the innermost scope's set).
+pub fn threads_of(stack: &[&Stmt], cta_threads: u32) -> Threads {
+    let mut t = ScopeSet::cta(cta_threads);
+    for s in stack {
+        if let StmtKind::Scope { scope, .. } = &s.kind {
+            t = t.enter(scope).unwrap_or(ScopeSet {
+                threads: t.threads.enter(scope),
+                ..t
+            });
+        }
+    }
+    t.threads
 }

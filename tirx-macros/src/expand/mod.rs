@@ -146,6 +146,21 @@ pub fn lower_configs<'d>(def: &'d KernelDef, fns: &TileFns, sink: &mut ErrorSink
                 sink.push_in(range, message, label.clone());
                 [1, 1, 1]
             });
+        // A constant grid dimension must be whole clusters (the launch would fail with
+        // `cudaErrorClusterOutOfResources`-like errors at run time otherwise).
+        for (i, (g, c)) in grid.iter().zip(cluster).enumerate() {
+            if let (SymExpr::Const(g), Some(e)) = (g, def.args.grid.get(i))
+                && c > 1
+                && g % u64::from(c) != 0
+            {
+                let axis = ["x", "y", "z"][i];
+                sink.push_in(
+                    crate::error::span_range(e),
+                    format!("the grid's {axis} is {g} CTAs, not a multiple of the cluster's {c}: a grid is launched in whole clusters; make it a multiple of {c}"),
+                    label.clone(),
+                );
+            }
+        }
         let sig = Signature {
             entry: entry_name(def, config, target),
             target,

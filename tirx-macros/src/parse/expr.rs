@@ -243,6 +243,19 @@ impl Lowerer<'_> {
         l: Expr,
         r: Expr,
     ) -> Res<Expr> {
+        // A constant zero divisor is an error even when the dividend is known only at run
+        // time (`div.u32` by 0 gives an unspecified value, PTX ISA §9.7.1.8).
+        if matches!(op, BinOp::Div | BinOp::Rem | BinOp::CeilDiv) && matches!(r, Expr::Imm(0, _)) {
+            let what = if op == BinOp::CeilDiv {
+                "`cdiv` by"
+            } else {
+                "division by"
+            };
+            return Err(self.fail(
+                e,
+                format!("{what} zero: the divisor is the constant 0 (a config constant or literal), so the result is unspecified"),
+            ));
+        }
         let (Expr::Imm(a, _), Expr::Imm(b, _)) = (&l, &r) else {
             return Ok(Expr::bin(op, l, r));
         };

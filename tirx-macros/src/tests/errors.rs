@@ -252,7 +252,10 @@ fn variables() {
         &with_prelude("let BM = 1;"),
         "`BM` is a config constant; choose another name",
     );
-    assert_one(&with_prelude("let x = 1 / 0;"), "division by zero");
+    assert_one(
+        &with_prelude("let x = 1 / 0;"),
+        "division by zero: the divisor is the constant 0 (a config constant or literal), so the result is unspecified",
+    );
     assert_one(
         &with_prelude("let x = -1;"),
         "negation is not supported: scalars are u32",
