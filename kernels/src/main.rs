@@ -129,6 +129,21 @@ enum Cmd {
     /// Run a kernel in the CPU emulator (no GPU needed) on random inputs and verify it against
     /// the CPU reference; exit 0 only when it matches and no diagnostic fired.
     Sim(cli::sim::SimArgs),
+    /// Run the emulator-validation cases (every sm_90a kernel family on small odd shapes,
+    /// seeded inputs) on the GPU and write their outputs for `tirx sim-compare`: DIR/manifest.json
+    /// and DIR/outputs.bin.
+    SimDump {
+        /// The folder to write.
+        #[arg(long)]
+        out: std::path::PathBuf,
+        /// Take the outputs from the emulator instead of a GPU (to test the harness).
+        #[arg(long)]
+        emulator: bool,
+    },
+    /// Compare a `tirx sim-dump` of the GPU with the emulator on the same inputs (no GPU
+    /// needed): copies bit-exact, row kernels within 1 bf16 ulp, GEMMs within the f32
+    /// accumulation-order bound; exit nonzero on any failure.
+    SimCompare(cli::sim_compare::CompareArgs),
     /// Run a kernel on the GPU and verify it against the CPU reference.
     Run {
         /// Kernel name.
@@ -389,6 +404,21 @@ fn main() -> ExitCode {
         Some(Cmd::Explain(w)) => artifact(&w).and_then(explain).map(|_| true),
         Some(Cmd::Check) => Ok(check()),
         Some(Cmd::Sim(a)) => cli::sim::sim(&a),
+        Some(Cmd::SimCompare(a)) => cli::sim_compare::compare(&a),
+        Some(Cmd::SimDump { out, emulator }) => {
+            use cli::sim_dump::{Backend, dump};
+            if emulator {
+                dump(&Backend::Emulator, &out)
+            } else {
+                match gpu() {
+                    Ok(rt) => dump(&Backend::Gpu(&rt), &out),
+                    Err(e) => {
+                        eprintln!("tirx sim-dump needs a GPU (or --emulator): {e}");
+                        return ExitCode::from(2);
+                    }
+                }
+            }
+        }
         Some(Cmd::Bench {
             what,
             shapes,

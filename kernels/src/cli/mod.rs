@@ -4,3 +4,6 @@ pub mod gemm;
 pub mod list;
 pub mod rows;
 pub mod sim;
+pub mod sim_cases;
+pub mod sim_compare;
+pub mod sim_dump;

@@ -377,7 +377,7 @@ fn put(dev: &mut Device, bytes: &[u8], elem: ElemType, shape: &[usize]) -> Tenso
     TensorMeta::row_major(elem, shape, addr)
 }
 
-/// Plans the launch as the runtime does and runs it in the emulator.
+/// Plans the launch as the runtime does on an H200 and runs it in the emulator.
 fn launch(
     art: &KernelArtifact,
     dev: &mut Device,
@@ -385,9 +385,21 @@ fn launch(
     scalars: &[f32],
     seed: u64,
 ) -> Result<Stats, String> {
+    launch_on(art, dev, tensors, scalars, seed, &DeviceLimits::HOPPER)
+}
+
+/// [`launch`] planned for a device of `limits` (`tirx sim-compare` plans for the SM count
+/// the GPU run reported, so a persistent kernel splits its tiles the same way).
+pub(crate) fn launch_on(
+    art: &KernelArtifact,
+    dev: &mut Device,
+    tensors: &[TensorMeta],
+    scalars: &[f32],
+    seed: u64,
+    limits: &DeviceLimits,
+) -> Result<Stats, String> {
     let sig = (art.signature)();
-    let plan = plan_launch_with(&sig, tensors, scalars, &DeviceLimits::HOPPER)
-        .map_err(|e| e.to_string())?;
+    let plan = plan_launch_with(&sig, tensors, scalars, limits).map_err(|e| e.to_string())?;
     let params: Vec<ParamValue> = plan
         .params
         .iter()

@@ -1,0 +1,428 @@
+//! The cases `tirx sim-dump` runs on the H200 and `tirx sim-compare` runs in the emulator
+//! (issue #10, validation step 1): one table of (kernel, config, shape, seed) covering every
+//! sm_90a kernel family tirx ships, and the one function that turns a case into its inputs.
+//!
+//! Invariants:
+//! - Inputs are a pure function of the case (seeded [`Rng`], the generators of `tirx sim` and
+//!   the sim tests), so only the outputs travel back from the device; the manifest records a
+//!   hash of every input so a drift in the generator is caught, not compared.
+//! - Every tensor a kernel does not read is still given (the signature decides what is
+//!   passed); the output tensor starts as poison (`0xff` bytes, NaN in every float type), the
+//!   same bytes on both sides, so an element a kernel forgets to write stands out.
+
+use half::bf16;
+use tirx::KernelArtifact;
+use tirx::problem::{Epilogue, GemmProblem, Problem};
+use tirx::runtime::{ElemType, Target};
+use tirx_kernels::reference::Rng;
+use tirx_kernels::registry;
+use tirx_kernels::row_kernels::host::capacity;
+use tirx_kernels::rows::RowProblem;
+
+/// One run: a kernel's config on one shape, inputs from `seed`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Case {
+    /// Kernel name.
+    pub kernel: &'static str,
+    /// Config name; `None`: the sm_90a config of the smallest row capacity that holds the
+    /// row (row kernels), else the first sm_90a config.
+    pub config: Option<&'static str>,
+    /// M (rows), N (columns), K (GEMMs; 0 otherwise).
+    pub shape: (usize, usize, usize),
+    /// Input seed (also the emulator's scheduler seed).
+    pub seed: u64,
+}
+
+const fn case(kernel: &'static str, config: &'static str, shape: (usize, usize, usize)) -> Case {
+    Case {
+        kernel,
+        config: if config.is_empty() {
+            None
+        } else {
+            Some(config)
+        },
+        shape,
+        seed: 0,
+    }
+}
+
+/// The GEMM shape: tails in M (130 = 128 + 2), N (136 = 128 + 8) and K (96 = 64 + 32, two
+/// K tiles, the second half out of bounds).
+const GEMM: (usize, usize, usize) = (130, 136, 96);
+
+/// Every case, in the order of the table `sim-compare` prints. Seeds are the index + 101
+/// ([`cases`]). The GEMMs are the list of `tests/sim_gemm.rs` (every Hopper kind, TN and NN,
+/// each input/output type, α/β, clusters, TMA-store epilogues, bias + GELU/SiLU).
+const TABLE: [Case; 30] = [
+    // Copies: both configs, tails in both dimensions (N a multiple of 8: TMA rows are
+    // multiples of 16 bytes).
+    case("tma_copy", "default", (129, 136, 0)),
+    case("tma_copy", "tall", (129, 136, 0)),
+    // Row kernels: 3 rows of 300 (not a multiple of 8 or of any vector width); the staged
+    // kernels take 16-byte aligned rows (their tensor maps), so 296.
+    case("softmax", "", (3, 300, 0)),
+    case("rmsnorm", "", (3, 300, 0)),
+    case("layernorm", "", (3, 300, 0)),
+    case("softmax_long", "", (3, 300, 0)),
+    case("rmsnorm_long", "", (3, 300, 0)),
+    case("layernorm_long", "", (3, 300, 0)),
+    case("softmax_staged", "", (3, 296, 0)),
+    case("rmsnorm_staged", "", (3, 296, 0)),
+    case("softmax_cluster", "", (3, 300, 0)),
+    case("rmsnorm_cluster", "", (3, 300, 0)),
+    case("silu_mul", "default", (3, 300, 0)),
+    case("silu_mul", "wide", (3, 300, 0)),
+    case("gemm_sm90_sync", "default", GEMM),
+    case("gemm_sm90_tma", "default", GEMM),
+    case("gemm_sm90", "default", GEMM),
+    case("gemm_sm90_ws1", "default", GEMM),
+    case("gemm_sm90_2wg", "default", GEMM),
+    case("gemm_sm90_ws", "f16_f32_n64", GEMM),
+    case("gemm_sm90_cluster", "bf16_f32", GEMM),
+    case("gemm_sm90_tma_epi", "f16", GEMM),
+    case("gemm_sm90_pair_n", "bf16_f16", GEMM),
+    case("gemm_sm90_tma_epi_abc", "n64", GEMM),
+    case("gemm_sm90_pair_n_abc", "f16_f32", GEMM),
+    // B given K×N: MN-major B operands.
+    case("gemm_sm90_ws", "nn_n64", GEMM),
+    case("gemm_sm90_cluster", "nn_f16_f32", GEMM),
+    case("gemm_sm90_tma_epi_abc", "nn_bf16_f16_n128", GEMM),
+    // D = act(A·Bᵀ + bias): the two activations with transcendental functions.
+    case("gemm_sm90_bias_act", "gelu_n128", GEMM),
+    case("gemm_sm90_bias_act", "silu_n128", GEMM),
+];
+
+/// Every case with its seed.
+pub fn cases() -> Vec<Case> {
+    TABLE
+        .iter()
+        .enumerate()
+        .map(|(i, c)| Case {
+            seed: 101 + i as u64,
+            ..*c
+        })
+        .collect()
+}
+
+impl Case {
+    /// The sm_90a artifact the case runs.
+    pub fn artifact(&self) -> Result<&'static KernelArtifact, String> {
+        let k =
+            registry::find(self.kernel).ok_or_else(|| format!("no kernel `{}`", self.kernel))?;
+        let mut arts = k.artifacts.iter().filter(|a| a.target == Target::Sm90a);
+        match self.config {
+            Some(c) => arts
+                .find(|a| a.config == c)
+                .ok_or_else(|| format!("`{}` has no sm_90a config `{c}`", self.kernel)),
+            None => arts
+                .filter(|a| capacity(a).is_none_or(|cap| cap >= self.shape.1))
+                .min_by_key(|a| capacity(a).unwrap_or(usize::MAX))
+                .ok_or_else(|| {
+                    format!("no sm_90a `{}` holds rows of {}", self.kernel, self.shape.1)
+                }),
+        }
+    }
+
+    /// `kernel-config-MxN[xK]`: the case's name in the manifest and the table.
+    pub fn label(&self, config: &str) -> String {
+        let (m, n, k) = self.shape;
+        let shape = if k == 0 {
+            format!("{m}x{n}")
+        } else {
+            format!("{m}x{n}x{k}")
+        };
+        format!("{}-{config}-{shape}", self.kernel)
+    }
+}
+
+/// One tensor argument: its name in the signature, type, shape and bytes (little-endian).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TensorData {
+    /// The signature's name (`x`, `y`, `a`, `d`, …).
+    pub name: String,
+    /// Element type.
+    pub elem: ElemType,
+    /// Shape, row-major.
+    pub shape: Vec<usize>,
+    /// The contents.
+    pub bytes: Vec<u8>,
+}
+
+/// A case's arguments: tensors in the signature's order, scalars, and which tensor is the
+/// output.
+#[derive(Clone, Debug)]
+pub struct CaseData {
+    /// Tensors in the order the signature declares them.
+    pub tensors: Vec<TensorData>,
+    /// Scalars in the signature's order.
+    pub scalars: Vec<f32>,
+    /// Index into `tensors` of the output.
+    pub output: usize,
+}
+
+impl CaseData {
+    /// The output tensor.
+    pub fn out(&self) -> &TensorData {
+        &self.tensors[self.output]
+    }
+
+    /// The input tensor named `name`, if any.
+    pub fn input(&self, name: &str) -> Option<&TensorData> {
+        self.tensors.iter().find(|t| t.name == name)
+    }
+
+    /// FNV-1a over every input tensor's bytes and the scalars' bits: recorded by the dump,
+    /// checked by the compare.
+    pub fn input_hash(&self) -> u64 {
+        let mut h = Fnv::new();
+        for (i, t) in self.tensors.iter().enumerate() {
+            if i != self.output {
+                h.feed(t.name.as_bytes());
+                h.feed(&t.bytes);
+            }
+        }
+        for s in &self.scalars {
+            h.feed(&s.to_bits().to_le_bytes());
+        }
+        h.0
+    }
+}
+
+/// 64-bit FNV-1a: a stable fingerprint (std's hasher may change between Rust releases).
+pub struct Fnv(pub u64);
+
+impl Fnv {
+    /// The offset basis.
+    pub fn new() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+    /// Mixes in `bytes`.
+    pub fn feed(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    /// FNV-1a of `bytes` alone.
+    pub fn of(bytes: &[u8]) -> u64 {
+        let mut h = Fnv::new();
+        h.feed(bytes);
+        h.0
+    }
+}
+
+/// The output tensor's name for a problem.
+fn output_name(p: Option<Problem>) -> &'static str {
+    match p {
+        Some(Problem::Copy) => "dst",
+        Some(Problem::Gemm(_)) => "d",
+        _ => "y",
+    }
+}
+
+/// The arguments of `case` on `art`: the same bytes on every machine.
+pub fn inputs(art: &KernelArtifact, case: &Case) -> Result<CaseData, String> {
+    let (m, n, k) = case.shape;
+    let mut rng = Rng::new(case.seed);
+    let sig = (art.signature)();
+    let mut named: Vec<(&str, ElemType, Vec<usize>, Vec<u8>)> = Vec::new();
+    let mut scalars = Vec::new();
+    match art.problem {
+        Some(Problem::Copy) => {
+            named.push((
+                "src",
+                ElemType::Bf16,
+                vec![m, n],
+                bf16_bytes(&rng.bf16s(m * n)),
+            ));
+        }
+        Some(Problem::Row(op)) => {
+            // As `tirx sim` and tests/sim_exec.rs: a random scale per case, x in ±scale,
+            // w in [0.5, 1.5), b in [-0.5, 0.5).
+            let scale = 1.0 + 7.0 * rng.unit();
+            let x: Vec<bf16> = (0..m * n)
+                .map(|_| bf16::from_f32((rng.unit() * 2.0 - 1.0) * scale))
+                .collect();
+            let w: Vec<bf16> = (0..n).map(|_| bf16::from_f32(0.5 + rng.unit())).collect();
+            let b: Vec<bf16> = (0..n).map(|_| bf16::from_f32(rng.unit() - 0.5)).collect();
+            named.push(("x", ElemType::Bf16, vec![m, n], bf16_bytes(&x)));
+            named.push(("w", ElemType::Bf16, vec![n], bf16_bytes(&w)));
+            named.push(("b", ElemType::Bf16, vec![n], bf16_bytes(&b)));
+            let eps = RowProblem::new(op, m, n).eps;
+            scalars = sig.scalars.iter().map(|_| eps).collect();
+        }
+        Some(Problem::SiluMul) => {
+            let xs: Vec<bf16> = (0..m * n)
+                .map(|_| bf16::from_f32(8.0 * rng.unit() - 4.0))
+                .collect();
+            let gs: Vec<bf16> = (0..m * n)
+                .map(|_| bf16::from_f32(2.0 * rng.unit() - 1.0))
+                .collect();
+            named.push(("x", ElemType::Bf16, vec![m, n], bf16_bytes(&xs)));
+            named.push(("g", ElemType::Bf16, vec![m, n], bf16_bytes(&gs)));
+        }
+        Some(Problem::Gemm(GemmProblem { epilogue, .. })) => {
+            let elem = |name: &str| sig.tensors.iter().find(|t| t.name == name).map(|t| t.elem);
+            let (Some(ta), Some(td)) = (elem("a"), elem("d")) else {
+                return Err(format!("`{}` is not an a, b, d GEMM", art.kernel));
+            };
+            let nn = sig
+                .tensors
+                .iter()
+                .any(|t| t.name == "b" && t.shape == ["K", "N"]);
+            named.push(("a", ta, vec![m, k], random_bytes(&mut rng, ta, m * k)));
+            let b_shape = if nn { vec![k, n] } else { vec![n, k] };
+            named.push(("b", ta, b_shape, random_bytes(&mut rng, ta, n * k)));
+            let tc = elem("c").unwrap_or(td);
+            named.push(("c", tc, vec![m, n], random_bytes(&mut rng, tc, m * n)));
+            let tb = elem("bias").unwrap_or(td);
+            named.push(("bias", tb, vec![n], random_bytes(&mut rng, tb, n)));
+            let (alpha, beta) = gemm_scale(epilogue);
+            scalars = sig
+                .scalars
+                .iter()
+                .map(|s| if s == "alpha" { alpha } else { beta })
+                .collect();
+        }
+        None => return Err(format!("`{}` solves no problem the dump knows", art.kernel)),
+    }
+    let out = output_name(art.problem);
+    let mut tensors = Vec::new();
+    let mut output = None;
+    for t in &sig.tensors {
+        if t.name == out {
+            output = Some(tensors.len());
+            // Every output is M×N.
+            let shape = vec![m, n];
+            let bytes = vec![0xff; m * n * t.elem.bytes() as usize];
+            tensors.push(TensorData {
+                name: t.name.clone(),
+                elem: t.elem,
+                shape,
+                bytes,
+            });
+            continue;
+        }
+        let (_, elem, shape, bytes) =
+            named
+                .iter()
+                .find(|(name, ..)| *name == t.name)
+                .ok_or_else(|| {
+                    format!(
+                        "`{}` takes a tensor `{}` the dump has no input for",
+                        art.kernel, t.name
+                    )
+                })?;
+        tensors.push(TensorData {
+            name: t.name.clone(),
+            elem: *elem,
+            shape: shape.clone(),
+            bytes: bytes.clone(),
+        });
+    }
+    let output = output.ok_or_else(|| format!("`{}` has no output `{out}`", art.kernel))?;
+    Ok(CaseData {
+        tensors,
+        scalars,
+        output,
+    })
+}
+
+/// α, β of a GEMM epilogue: (1.5, −0.75) where it takes C, as `tirx sim` and the sim tests.
+pub fn gemm_scale(epilogue: Epilogue) -> (f32, f32) {
+    match epilogue {
+        Epilogue::Scaled => (1.5, -0.75),
+        _ => (1.0, 0.0),
+    }
+}
+
+fn bf16_bytes(v: &[bf16]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_bits().to_le_bytes()).collect()
+}
+
+/// `n` random values of `elem` in [-1, 1), as bytes (`tests/sim_gemm.rs`'s generator).
+fn random_bytes(rng: &mut Rng, elem: ElemType, n: usize) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(n * elem.bytes() as usize);
+    for _ in 0..n {
+        let x = rng.unit() * 2.0 - 1.0;
+        match elem {
+            ElemType::Bf16 => bytes.extend_from_slice(&bf16::from_f32(x).to_bits().to_le_bytes()),
+            ElemType::F16 => {
+                bytes.extend_from_slice(&half::f16::from_f32(x).to_bits().to_le_bytes())
+            }
+            ElemType::F32 => bytes.extend_from_slice(&x.to_le_bytes()),
+        }
+    }
+    bytes
+}
+
+/// The values of `bytes` read as `elem`.
+pub fn decode(bytes: &[u8], elem: ElemType) -> Vec<f64> {
+    match elem {
+        ElemType::F32 => bytes
+            .chunks_exact(4)
+            .map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+            .collect(),
+        ElemType::F16 => bytes
+            .chunks_exact(2)
+            .map(|c| half::f16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f64())
+            .collect(),
+        ElemType::Bf16 => bytes
+            .chunks_exact(2)
+            .map(|c| bf16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f64())
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::BTreeSet;
+
+    /// Every sm_90a kernel tirx ships has a case, every case resolves to an artifact, and
+    /// the inputs build.
+    #[test]
+    fn the_cases_cover_every_shipped_sm90_kernel() {
+        let covered: BTreeSet<&str> = cases().iter().map(|c| c.kernel).collect();
+        for k in registry::all() {
+            if k.artifacts.iter().any(|a| a.target == Target::Sm90a) {
+                assert!(
+                    covered.contains(k.name),
+                    "no sim-dump case runs `{}`",
+                    k.name
+                );
+            }
+        }
+        for c in cases() {
+            let art = c.artifact().unwrap_or_else(|e| panic!("{c:?}: {e}"));
+            let data = inputs(art, &c).unwrap_or_else(|e| panic!("{c:?}: {e}"));
+            assert!(data.out().bytes.iter().all(|&b| b == 0xff));
+        }
+    }
+
+    /// Row kernels take the smallest capacity that holds the row; tma_copy runs both configs.
+    #[test]
+    fn row_cases_pick_the_smallest_capacity_and_copies_both_configs() {
+        let all = cases();
+        let softmax = all.iter().find(|c| c.kernel == "softmax").unwrap();
+        assert_eq!(softmax.artifact().unwrap().config, "c1k");
+        let copies: Vec<_> = all.iter().filter(|c| c.kernel == "tma_copy").collect();
+        assert_eq!(copies.len(), 2);
+        let seeds: BTreeSet<u64> = all.iter().map(|c| c.seed).collect();
+        assert_eq!(seeds.len(), all.len(), "distinct seeds");
+    }
+
+    /// The inputs are a function of the case alone.
+    #[test]
+    fn inputs_are_deterministic() {
+        let c = cases()[2];
+        let art = c.artifact().unwrap();
+        let (a, b) = (inputs(art, &c).unwrap(), inputs(art, &c).unwrap());
+        assert_eq!(a.input_hash(), b.input_hash());
+        assert_eq!(a.tensors, b.tensors);
+        let other = Case {
+            seed: c.seed + 1,
+            ..c
+        };
+        assert_ne!(inputs(art, &other).unwrap().input_hash(), a.input_hash());
+    }
+}
