@@ -27,15 +27,7 @@ pub static VARIANT: Variant = Variant {
 };
 
 fn applies(cx: &Cx) -> Result<(), Reject> {
-    let (tile, view) = super::reg_shared(cx, false)?;
-    shared::matrix_fits(cx.k, tile, &view, false).map_err(|why| Reject::RegTile { why })?;
-    if !cx.threads.is_whole_warpgroups() {
-        return Err(Reject::Threads {
-            threads: cx.threads,
-            need: "the fragment is spread over whole warpgroups",
-        });
-    }
-    Ok(())
+    super::matrix_move(cx, false)
 }
 
 fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {

@@ -29,12 +29,13 @@ pub fn owner_threads(
         .map_err(|e| Reject::RegTile { why: e.to_string() })
 }
 
-/// The check both register-tile copies make (`store`: the tile is the source): a plain copy
-/// between a register tile and a tile of a 2-D tensor (or a vector), types that widen or
-/// round as the direction allows, run by the tile's owners.
-pub fn reg_copy(cx: &crate::dispatch::Cx, store: bool) -> Result<(), Reject> {
-    use crate::regtile::{access, layout};
-    let reject = |e: crate::regtile::RegTileError| Reject::RegTile { why: e.to_string() };
+/// The register side and the other side of a plain register-tile copy (`store`: the tile is
+/// the source), or why the op is not one: unscaled, no barrier or multicast, the tile side a
+/// register tile.
+fn reg_sides<'o>(
+    cx: &crate::dispatch::Cx<'o>,
+    store: bool,
+) -> Result<(&'o TileRef, &'o TileRef), Reject> {
     unscaled(cx.op)?;
     let crate::ir::Op::Copy {
         dst,
@@ -48,7 +49,7 @@ pub fn reg_copy(cx: &crate::dispatch::Cx, store: bool) -> Result<(), Reject> {
             expected: "a copy without barrier or multicast",
         });
     };
-    let (tile, global, side) = if store {
+    let (tile, other, side) = if store {
         (src, dst, "source")
     } else {
         (dst, src, "destination")
@@ -59,6 +60,16 @@ pub fn reg_copy(cx: &crate::dispatch::Cx, store: bool) -> Result<(), Reject> {
             why: format!("the {side} is not a register tile"),
         });
     }
+    Ok((tile, other))
+}
+
+/// The check both register-tile copies make (`store`: the tile is the source): a plain copy
+/// between a register tile and a tile of a 2-D tensor (or a vector), types that widen or
+/// round as the direction allows, run by the tile's owners.
+pub fn reg_copy(cx: &crate::dispatch::Cx, store: bool) -> Result<(), Reject> {
+    use crate::regtile::{access, layout};
+    let reject = |e: crate::regtile::RegTileError| Reject::RegTile { why: e.to_string() };
+    let (tile, global) = reg_sides(cx, store)?;
     let (buf, tensor, _) = access::operands(cx.k, tile, global).map_err(reject)?;
     let elem =
         cx.k.sig
@@ -83,33 +94,11 @@ pub fn reg_shared(
 ) -> Result<(crate::arena::Handle<Buffer>, crate::regtile::shared::View), Reject> {
     use crate::regtile::{layout, shared};
     let reject = |e: crate::regtile::RegTileError| Reject::RegTile { why: e.to_string() };
-    unscaled(cx.op)?;
-    let crate::ir::Op::Copy {
-        dst,
-        src,
-        bar: None,
-        multicast: None,
-        ..
-    } = cx.op
-    else {
-        return Err(Reject::WrongOp {
-            expected: "a copy without barrier or multicast",
-        });
-    };
-    let (tile, smem, side) = if store {
-        (src, dst, "source")
-    } else {
-        (dst, src, "destination")
-    };
+    let (tile, smem) = reg_sides(cx, store)?;
     let space = |t: &TileRef| match t {
         TileRef::Buf { buf, .. } => Some(cx.k.buffers[*buf].space),
         _ => None,
     };
-    if space(tile) != Some(crate::ir::Space::Reg) {
-        return Err(Reject::RegTile {
-            why: format!("the {side} is not a register tile"),
-        });
-    }
     if space(smem) != Some(crate::ir::Space::Shared) {
         return Err(Reject::RegTile {
             why: "the other side is not a shared-memory tile".into(),
@@ -119,6 +108,21 @@ pub fn reg_shared(
     let l = layout(cx.k, buf).map_err(reject)?;
     owner_threads(cx, &l, &cx.k.buffers[buf].name)?;
     Ok((buf, view))
+}
+
+/// The check `ldmatrix` and `stmatrix` share (`store`: `stmatrix`): a register ↔ shared move
+/// of a fragment by 8×8 matrices, run by whole warpgroups.
+pub fn matrix_move(cx: &crate::dispatch::Cx, store: bool) -> Result<(), Reject> {
+    let (tile, view) = reg_shared(cx, store)?;
+    crate::regtile::shared::matrix_fits(cx.k, tile, &view, store)
+        .map_err(|why| Reject::RegTile { why })?;
+    if !cx.threads.is_whole_warpgroups() {
+        return Err(Reject::Threads {
+            threads: cx.threads,
+            need: "the fragment is spread over whole warpgroups",
+        });
+    }
+    Ok(())
 }
 
 /// Every copy variant but `reg_stage` refuses a scaled copy (`alpha = …, beta = …`).
