@@ -3,11 +3,7 @@
 //! its long-row form) and `silu_mul`, on small odd shapes with random inputs and poisoned
 //! outputs, over several scheduler seeds.
 //!
-//! Parameters are built the way the runtime builds them: `tirx::runtime::plan_launch_with`
-//! checks the tensors against the signature and gives the grid, block, cluster, dynamic
-//! shared memory and one planned value per ABI parameter; a tensor map becomes the
-//! `cuTensorMapEncodeTiled` arguments of `tirx::runtime::tiled_encoding` (what the runtime
-//! passes the driver), with zero out-of-bounds fill as the runtime asks.
+//! Parameters are built the way the runtime builds them (`tirx_kernels::simulate::launch`).
 //!
 //! Bounds: the copy is bit-exact. Row kernels and `silu_mul` pass the project's bf16 check
 //! (`tirx_kernels::rows::reference::check`: |got − want| ≤ 2⁻⁷·(|want| + 2⁻³·rms(row))
@@ -19,18 +15,14 @@
 use half::bf16;
 use tirx::KernelArtifact;
 use tirx::problem::RowOp;
-use tirx::runtime::{
-    DeviceLimits, ElemType, PlannedParam, Swizzle, Target, TensorMeta, plan_launch_with,
-    tiled_encoding,
-};
+use tirx::runtime::{DeviceLimits, Target, TensorMeta};
 use tirx_kernels::reference::Rng;
 use tirx_kernels::registry;
 use tirx_kernels::row_kernels::host::capacity;
 use tirx_kernels::rows::{RowProblem, reference};
+use tirx_kernels::simulate::{self, LaunchError, download, upload};
 use tirx_sim::ptx;
-use tirx_sim::{
-    Device, Launch, OobFill, ParamValue, SimError, Stats, TensorMapDesc, TmaElem, TmaSwizzle,
-};
+use tirx_sim::{Device, SimError, Stats};
 
 /// The device the tests plan for: an H200's limits with 8 SMs, so a persistent kernel
 /// (grid = SMs) launches 8 CTAs that loop over several tiles each, rather than 132 mostly
@@ -52,7 +44,8 @@ pub(crate) fn sim_launch(
     sim_launch_ptx(art.ptx, &(art.signature)(), dev, tensors, scalars, seed)
 }
 
-/// [`sim_launch`] of a PTX text with its signature.
+/// [`sim_launch`] of a PTX text with its signature: the emulator's verdict (a planning or
+/// parsing failure is a broken test, not a verdict).
 pub(crate) fn sim_launch_ptx(
     ptx_text: &str,
     sig: &tirx::runtime::Signature,
@@ -61,77 +54,11 @@ pub(crate) fn sim_launch_ptx(
     scalars: &[f32],
     seed: u64,
 ) -> Result<Stats, SimError> {
-    let plan = plan_launch_with(sig, tensors, scalars, &EMULATED)
-        .unwrap_or_else(|e| panic!("{}: {e}", sig.entry));
-    let params: Vec<ParamValue> = plan
-        .params
-        .iter()
-        .map(|p| match p {
-            PlannedParam::TensorMap {
-                tensor,
-                box_dims,
-                swizzle,
-            } => {
-                let meta = &tensors[*tensor];
-                let enc = tiled_encoding(meta, box_dims);
-                ParamValue::TensorMap(TensorMapDesc {
-                    elem: match meta.elem {
-                        ElemType::Bf16 => TmaElem::Bf16,
-                        ElemType::F16 => TmaElem::F16,
-                        ElemType::F32 => TmaElem::F32,
-                    },
-                    global_address: meta.addr,
-                    dims: enc.dims,
-                    strides_bytes: enc.strides_bytes,
-                    box_dims: enc.box_dims,
-                    element_strides: enc.element_strides,
-                    swizzle: match swizzle {
-                        Swizzle::None => TmaSwizzle::None,
-                        Swizzle::B32 => TmaSwizzle::B32,
-                        Swizzle::B64 => TmaSwizzle::B64,
-                        Swizzle::B128 => TmaSwizzle::B128,
-                    },
-                    oob_fill: OobFill::Zero,
-                })
-            }
-            PlannedParam::Pointer(a) => ParamValue::U64(*a),
-            PlannedParam::Stride(s) => ParamValue::U64(*s),
-            PlannedParam::Dim(d) => ParamValue::U32(*d),
-            PlannedParam::Scalar(bits) => ParamValue::F32(f32::from_bits(*bits)),
-        })
-        .collect();
-    let module = ptx::parse(ptx_text).expect("the PTX parses");
-    let launch = Launch {
-        grid: plan.grid,
-        cluster: plan.cluster,
-        block: plan.block,
-        smem_bytes: plan.smem_bytes,
-    };
-    tirx_sim::run(&module, &sig.entry, &launch, &params, dev, seed)
-}
-
-/// A bf16 tensor of `shape` holding `data` (or poison, `0xffff`, a NaN, when empty).
-fn upload(dev: &mut Device, data: &[bf16], shape: &[usize]) -> TensorMeta {
-    let n: usize = shape.iter().product();
-    let bytes: Vec<u8> = if data.is_empty() {
-        vec![0xff; n * 2]
-    } else {
-        data.iter()
-            .flat_map(|v| v.to_bits().to_le_bytes())
-            .collect()
-    };
-    let addr = dev.alloc(n * 2);
-    dev.write(addr, &bytes).expect("in bounds");
-    TensorMeta::row_major(ElemType::Bf16, shape, addr)
-}
-
-fn download(dev: &Device, t: &TensorMeta) -> Vec<bf16> {
-    let n: usize = t.shape.iter().product();
-    dev.read(t.addr, n * 2)
-        .expect("in bounds")
-        .chunks_exact(2)
-        .map(|c| bf16::from_bits(u16::from_le_bytes([c[0], c[1]])))
-        .collect()
+    match simulate::launch(ptx_text, sig, dev, (tensors, scalars), seed, &EMULATED) {
+        Ok(s) => Ok(s),
+        Err(LaunchError::Sim(e)) => Err(e),
+        Err(e) => panic!("{}: {e}", sig.entry),
+    }
 }
 
 /// Instructions and wall time over the file's runs, for the report.

@@ -9,13 +9,13 @@
 //! the f32 accumulator; the tensor core's order and rounding differ) plus half an ulp of D's
 //! type at the accumulated value.
 
-use half::bf16;
 use tirx::KernelArtifact;
 use tirx::problem::{Epilogue, GemmProblem, Problem};
 use tirx::runtime::{ElemType, Target, TensorMeta};
 use tirx_kernels::bench::epilogue_ref::activate;
 use tirx_kernels::reference::Rng;
 use tirx_kernels::registry;
+use tirx_kernels::simulate::{decode, random_values};
 use tirx_sim::{Device, Stats};
 
 use super::sim_exec::{report, sim_launch_ptx};
@@ -63,53 +63,6 @@ fn reading_the_accumulator_before_wgmma_wait_group_is_diagnosed() {
     assert!(e.contains("still owns it"), "{e}");
 }
 
-/// Element values of `elem` as raw little-endian bytes, and their exact values.
-fn random_tensor(rng: &mut Rng, elem: ElemType, n: usize) -> (Vec<u8>, Vec<f64>) {
-    let mut bytes = Vec::with_capacity(n * 4);
-    let mut vals = Vec::with_capacity(n);
-    for _ in 0..n {
-        let x = rng.unit() * 2.0 - 1.0;
-        match elem {
-            ElemType::Bf16 => {
-                let v = bf16::from_f32(x);
-                bytes.extend_from_slice(&v.to_bits().to_le_bytes());
-                vals.push(v.to_f64());
-            }
-            ElemType::F16 => {
-                let v = half::f16::from_f32(x);
-                bytes.extend_from_slice(&v.to_bits().to_le_bytes());
-                vals.push(v.to_f64());
-            }
-            ElemType::F32 => {
-                bytes.extend_from_slice(&x.to_le_bytes());
-                vals.push(f64::from(x));
-            }
-        }
-    }
-    (bytes, vals)
-}
-
-/// Values of `elem` read back from `bytes`.
-fn decode_tensor(bytes: &[u8], elem: ElemType) -> Vec<f64> {
-    match elem {
-        ElemType::F32 => bytes
-            .chunks_exact(4)
-            .map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
-            .collect(),
-        _ => bytes
-            .chunks_exact(2)
-            .map(|c| {
-                let b = u16::from_le_bytes([c[0], c[1]]);
-                if elem == ElemType::F16 {
-                    half::f16::from_bits(b).to_f64()
-                } else {
-                    bf16::from_bits(b).to_f64()
-                }
-            })
-            .collect(),
-    }
-}
-
 /// A GEMM artifact of any element types, B given N×K (TN) or K×N (NN), with `c`, `alpha`,
 /// `beta` when it takes them: D = α·A·op(B) + β·C against the f64 reference, each element within half an ulp of D's type
 /// plus the f32 accumulation-order bound `(K + 2) · 2⁻²³ · (|α|·Σ|a·b| + |β·c|)`.
@@ -137,10 +90,10 @@ fn typed_gemm_on(
         .iter()
         .any(|t| t.name == "b" && t.shape == ["K", "N"]);
     let mut rng = Rng::new(seed);
-    let (ab, av) = random_tensor(&mut rng, ta, m * kk);
-    let (bb, bv) = random_tensor(&mut rng, ta, n * kk);
+    let (ab, av) = random_values(&mut rng, ta, m * kk);
+    let (bb, bv) = random_values(&mut rng, ta, n * kk);
     let tc = elem("c");
-    let (cb, cv) = random_tensor(&mut rng, tc.unwrap_or(td), m * n);
+    let (cb, cv) = random_values(&mut rng, tc.unwrap_or(td), m * n);
     let (alpha, beta) = if tc.is_some() {
         (1.5f32, -0.75f32)
     } else {
@@ -165,7 +118,7 @@ fn typed_gemm_on(
         _ => None,
     };
     let tbias = elem("bias").unwrap_or(td);
-    let (biasb, biasv) = random_tensor(&mut rng, tbias, n);
+    let (biasb, biasv) = random_values(&mut rng, tbias, n);
     let biasm = put(&biasb, tbias, &[n]);
     let dbytes = m * n * td.bytes() as usize;
     let dm = put(&vec![0xff; dbytes], td, &[m, n]);
@@ -188,7 +141,7 @@ fn typed_gemm_on(
         .collect();
     let stats = sim_launch_ptx(ptx_text, &sig, &mut dev, &tensors, &scalars, seed)
         .map_err(|e| e.to_string())?;
-    let got = decode_tensor(&dev.read(dm.addr, dbytes).expect("in bounds"), td);
+    let got = decode(&dev.read(dm.addr, dbytes).expect("in bounds"), td);
     let half_ulp = match td {
         ElemType::Bf16 => 1.0 / 256.0,
         ElemType::F16 => 1.0 / 2048.0,

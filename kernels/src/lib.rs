@@ -40,3 +40,4 @@ pub mod dispatch;
 pub mod reference;
 pub mod registry;
 pub mod rows;
+pub mod simulate;

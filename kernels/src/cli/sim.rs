@@ -13,17 +13,13 @@
 use half::bf16;
 use tirx::KernelArtifact;
 use tirx::problem::{Problem, RowOp};
-use tirx::runtime::{
-    DeviceLimits, ElemType, PlannedParam, Swizzle, Target, TensorMeta, plan_launch_with,
-    tiled_encoding,
-};
+use tirx::runtime::{DeviceLimits, ElemType, Target, TensorMeta};
 use tirx_kernels::reference::Rng;
 use tirx_kernels::registry;
 use tirx_kernels::row_kernels::host::capacity;
 use tirx_kernels::rows::{RowProblem, reference};
-use tirx_sim::{
-    Device, Launch, OobFill, ParamValue, SimError, Stats, TensorMapDesc, TmaElem, TmaSwizzle, ptx,
-};
+use tirx_kernels::simulate::{self, decode, download, put, random_values, upload};
+use tirx_sim::{Device, Stats, ptx};
 
 /// `tirx sim`'s arguments.
 #[derive(clap::Args)]
@@ -262,9 +258,9 @@ fn gemm(
         .iter()
         .any(|t| t.name == "b" && t.shape == ["K", "N"]);
     let tc = elem("c");
-    let (av, ab) = values(rng, ta, m * kk);
-    let (bv, bb) = values(rng, ta, n * kk);
-    let (cv, cb) = values(rng, tc.unwrap_or(td), m * n);
+    let (ab, av) = random_values(rng, ta, m * kk);
+    let (bb, bv) = random_values(rng, ta, n * kk);
+    let (cb, cv) = random_values(rng, tc.unwrap_or(td), m * n);
     let (alpha, beta) = if tc.is_some() {
         (1.5f32, -0.75f32)
     } else {
@@ -327,56 +323,6 @@ fn gemm(
     ))
 }
 
-/// `n` random values of `elem` in [-1, 1): their exact values and their bytes.
-fn values(rng: &mut Rng, elem: ElemType, n: usize) -> (Vec<f64>, Vec<u8>) {
-    let mut vals = Vec::with_capacity(n);
-    let mut bytes = Vec::with_capacity(n * 4);
-    for _ in 0..n {
-        let x = rng.unit() * 2.0 - 1.0;
-        match elem {
-            ElemType::Bf16 => {
-                let v = bf16::from_f32(x);
-                vals.push(v.to_f64());
-                bytes.extend_from_slice(&v.to_bits().to_le_bytes());
-            }
-            ElemType::F16 => {
-                let v = half::f16::from_f32(x);
-                vals.push(v.to_f64());
-                bytes.extend_from_slice(&v.to_bits().to_le_bytes());
-            }
-            ElemType::F32 => {
-                vals.push(f64::from(x));
-                bytes.extend_from_slice(&x.to_le_bytes());
-            }
-        }
-    }
-    (vals, bytes)
-}
-
-fn decode(bytes: &[u8], elem: ElemType) -> Vec<f64> {
-    match elem {
-        ElemType::F32 => bytes
-            .chunks_exact(4)
-            .map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
-            .collect(),
-        ElemType::F16 => bytes
-            .chunks_exact(2)
-            .map(|c| half::f16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f64())
-            .collect(),
-        ElemType::Bf16 => bytes
-            .chunks_exact(2)
-            .map(|c| bf16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f64())
-            .collect(),
-    }
-}
-
-fn put(dev: &mut Device, bytes: &[u8], elem: ElemType, shape: &[usize]) -> TensorMeta {
-    let addr = dev.alloc(bytes.len());
-    dev.write(addr, bytes)
-        .expect("a fresh allocation holds its bytes");
-    TensorMeta::row_major(elem, shape, addr)
-}
-
 /// Plans the launch as the runtime does on an H200 and runs it in the emulator.
 fn launch(
     art: &KernelArtifact,
@@ -385,91 +331,14 @@ fn launch(
     scalars: &[f32],
     seed: u64,
 ) -> Result<Stats, String> {
-    launch_on(art, dev, tensors, scalars, seed, &DeviceLimits::HOPPER)
-}
-
-/// [`launch`] planned for a device of `limits` (`tirx sim-compare` plans for the SM count
-/// the GPU run reported, so a persistent kernel splits its tiles the same way).
-pub(crate) fn launch_on(
-    art: &KernelArtifact,
-    dev: &mut Device,
-    tensors: &[TensorMeta],
-    scalars: &[f32],
-    seed: u64,
-    limits: &DeviceLimits,
-) -> Result<Stats, String> {
     let sig = (art.signature)();
-    let plan = plan_launch_with(&sig, tensors, scalars, limits).map_err(|e| e.to_string())?;
-    let params: Vec<ParamValue> = plan
-        .params
-        .iter()
-        .map(|p| match p {
-            PlannedParam::TensorMap {
-                tensor,
-                box_dims,
-                swizzle,
-            } => ParamValue::TensorMap(tensor_map(&tensors[*tensor], box_dims, *swizzle)),
-            PlannedParam::Pointer(a) | PlannedParam::Stride(a) => ParamValue::U64(*a),
-            PlannedParam::Dim(d) => ParamValue::U32(*d),
-            PlannedParam::Scalar(bits) => ParamValue::F32(f32::from_bits(*bits)),
-        })
-        .collect();
-    let module = ptx::parse(art.ptx).map_err(|e| e.to_string())?;
-    let launch = Launch {
-        grid: plan.grid,
-        cluster: plan.cluster,
-        block: plan.block,
-        smem_bytes: plan.smem_bytes,
-    };
-    tirx_sim::run(&module, &sig.entry, &launch, &params, dev, seed)
-        .map_err(|e: SimError| e.to_string())
-}
-
-/// The `cuTensorMapEncodeTiled` arguments the runtime would pass for `meta`.
-fn tensor_map(meta: &TensorMeta, box_dims: &[u32], swizzle: Swizzle) -> TensorMapDesc {
-    let enc = tiled_encoding(meta, box_dims);
-    TensorMapDesc {
-        elem: match meta.elem {
-            ElemType::Bf16 => TmaElem::Bf16,
-            ElemType::F16 => TmaElem::F16,
-            ElemType::F32 => TmaElem::F32,
-        },
-        global_address: meta.addr,
-        dims: enc.dims,
-        strides_bytes: enc.strides_bytes,
-        box_dims: enc.box_dims,
-        element_strides: enc.element_strides,
-        swizzle: match swizzle {
-            Swizzle::None => TmaSwizzle::None,
-            Swizzle::B32 => TmaSwizzle::B32,
-            Swizzle::B64 => TmaSwizzle::B64,
-            Swizzle::B128 => TmaSwizzle::B128,
-        },
-        oob_fill: OobFill::Zero,
-    }
-}
-
-/// A bf16 tensor holding `data`, or poison (`0xffff`, a NaN) when `data` is empty.
-fn upload(dev: &mut Device, data: &[bf16], shape: &[usize]) -> TensorMeta {
-    let n: usize = shape.iter().product();
-    let bytes: Vec<u8> = if data.is_empty() {
-        vec![0xff; n * 2]
-    } else {
-        data.iter()
-            .flat_map(|v| v.to_bits().to_le_bytes())
-            .collect()
-    };
-    let addr = dev.alloc(n * 2);
-    dev.write(addr, &bytes)
-        .expect("a fresh allocation holds its bytes");
-    TensorMeta::row_major(ElemType::Bf16, shape, addr)
-}
-
-fn download(dev: &Device, t: &TensorMeta) -> Vec<bf16> {
-    let n: usize = t.shape.iter().product();
-    dev.read(t.addr, n * 2)
-        .expect("the tensor's own allocation")
-        .chunks_exact(2)
-        .map(|c| bf16::from_bits(u16::from_le_bytes([c[0], c[1]])))
-        .collect()
+    simulate::launch(
+        art.ptx,
+        &sig,
+        dev,
+        (tensors, scalars),
+        seed,
+        &DeviceLimits::HOPPER,
+    )
+    .map_err(|e| e.to_string())
 }

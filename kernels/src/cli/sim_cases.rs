@@ -339,39 +339,13 @@ fn bf16_bytes(v: &[bf16]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_bits().to_le_bytes()).collect()
 }
 
-/// `n` random values of `elem` in [-1, 1), as bytes (`tests/sim_gemm.rs`'s generator).
+/// `n` random values of `elem` as bytes (`simulate::random_values`, the generator `tirx sim`
+/// and the tests use).
 fn random_bytes(rng: &mut Rng, elem: ElemType, n: usize) -> Vec<u8> {
-    let mut bytes = Vec::with_capacity(n * elem.bytes() as usize);
-    for _ in 0..n {
-        let x = rng.unit() * 2.0 - 1.0;
-        match elem {
-            ElemType::Bf16 => bytes.extend_from_slice(&bf16::from_f32(x).to_bits().to_le_bytes()),
-            ElemType::F16 => {
-                bytes.extend_from_slice(&half::f16::from_f32(x).to_bits().to_le_bytes())
-            }
-            ElemType::F32 => bytes.extend_from_slice(&x.to_le_bytes()),
-        }
-    }
-    bytes
+    tirx_kernels::simulate::random_values(rng, elem, n).0
 }
 
-/// The values of `bytes` read as `elem`.
-pub fn decode(bytes: &[u8], elem: ElemType) -> Vec<f64> {
-    match elem {
-        ElemType::F32 => bytes
-            .chunks_exact(4)
-            .map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
-            .collect(),
-        ElemType::F16 => bytes
-            .chunks_exact(2)
-            .map(|c| half::f16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f64())
-            .collect(),
-        ElemType::Bf16 => bytes
-            .chunks_exact(2)
-            .map(|c| bf16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f64())
-            .collect(),
-    }
-}
+pub use tirx_kernels::simulate::decode;
 
 #[cfg(test)]
 mod tests {

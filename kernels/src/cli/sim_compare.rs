@@ -324,7 +324,16 @@ pub fn emulate(
             Ok(TensorMeta::row_major(t.elem, &t.shape, addr))
         })
         .collect::<Result<_, String>>()?;
-    let stats = super::sim::launch_on(art, &mut dev, &metas, &data.scalars, seed, limits)?;
+    let sig = (art.signature)();
+    let stats = tirx_kernels::simulate::launch(
+        art.ptx,
+        &sig,
+        &mut dev,
+        (&metas, &data.scalars),
+        seed,
+        limits,
+    )
+    .map_err(|e| e.to_string())?;
     let out = &metas[data.output];
     let bytes = dev
         .read(out.addr, data.out().bytes.len())

@@ -133,6 +133,36 @@ pub fn lower(lw: &mut Lower, r: &Reduce<'_>) -> Result<(), Diagnostics> {
     Ok(())
 }
 
+/// The store both exchanges begin with: the statistic registers `dv` of each group of threads
+/// that agree on the thread-index bits outside `mask` go to that group's `dv.len()` slots from
+/// `base`, written by the group's first thread (those bits all 0). Returns the group's slot.
+fn publish(
+    lw: &mut Lower,
+    t: Handle<Var>,
+    base: Expr,
+    mask: u32,
+    dv: &[Handle<Var>],
+    [slot_name, writer_name]: [&str; 2],
+) -> Handle<Var> {
+    let nv = dv.len() as u32;
+    let key = Expr::bin(BinOp::And, Expr::Var(t), Expr::u32(!mask));
+    let slot = lw.let_(
+        slot_name,
+        T::U32,
+        crate::lower::add(base, crate::lower::mul(key, Expr::u32(4 * nv))),
+    );
+    let first = Expr::bin(BinOp::And, Expr::Var(t), Expr::u32(mask));
+    let writer = lw.let_(
+        writer_name,
+        T::Pred,
+        Expr::cmp(CmpOp::Eq, first, Expr::u32(0)),
+    );
+    for (j, &d) in dv.iter().enumerate() {
+        lw.inst(Inst::st_shared("f32", slot, 4 * j as i64, reg(d)).guarded(writer, false));
+    }
+    slot
+}
+
 /// Stage 3: the warps that share a row, through `r.scratch` and `bar.sync`.
 fn across_warps(
     lw: &mut Lower,
@@ -162,29 +192,7 @@ fn across_warps(
         T::U32,
         crate::lower::add(base.clone(), crate::lower::mul(own, Expr::u32(4 * nv))),
     );
-    let wslot = lw.let_(
-        "wslot",
-        T::U32,
-        crate::lower::add(
-            base,
-            crate::lower::mul(
-                Expr::bin(BinOp::And, Expr::Var(t), Expr::u32(!lane_mask)),
-                Expr::u32(4 * nv),
-            ),
-        ),
-    );
-    let writer = lw.let_(
-        "writer",
-        T::Pred,
-        Expr::cmp(
-            CmpOp::Eq,
-            Expr::bin(BinOp::And, Expr::Var(t), Expr::u32(lane_mask)),
-            Expr::u32(0),
-        ),
-    );
-    for (j, &d) in dv.iter().enumerate() {
-        lw.inst(Inst::st_shared("f32", wslot, 4 * j as i64, reg(d)).guarded(writer, false));
-    }
+    publish(lw, t, base, lane_mask, dv, ["wslot", "writer"]);
     lw.op(Op::SyncThreads);
     for k in 0..(1u32 << warp_bits.len()) {
         let dep: u32 = warp_bits
@@ -228,26 +236,11 @@ fn across_cluster(
     bits: &[u32],
     cs: Handle<Buffer>,
 ) -> Result<(), Diagnostics> {
-    use crate::lower::{add, mul};
     let size: u32 = lw.k.sig.cluster.iter().product();
     let axis_mask: u32 = bits.iter().map(|b| 1u32 << b).sum();
-    let nv = dv.len() as u32;
     let t = owner_thread(lw, ls);
     let base = lw.smem_addr(cs, &[])?;
-    let key = Expr::bin(BinOp::And, Expr::Var(t), Expr::u32(!axis_mask));
-    let slot = lw.let_("cslot", T::U32, add(base, mul(key, Expr::u32(4 * nv))));
-    let writer = lw.let_(
-        "cwriter",
-        T::Pred,
-        Expr::cmp(
-            CmpOp::Eq,
-            Expr::bin(BinOp::And, Expr::Var(t), Expr::u32(axis_mask)),
-            Expr::u32(0),
-        ),
-    );
-    for (j, &d) in dv.iter().enumerate() {
-        lw.inst(Inst::st_shared("f32", slot, 4 * j as i64, reg(d)).guarded(writer, false));
-    }
+    let slot = publish(lw, t, base, axis_mask, dv, ["cslot", "cwriter"]);
     lw.op(Op::ClusterSync);
     for p in 0..size {
         let peer = lw.var("cpeer", T::U32);

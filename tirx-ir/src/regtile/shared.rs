@@ -180,7 +180,7 @@ pub fn width(l: &RegLayout, v: &View) -> u32 {
 
 /// `addr` with the buffer's swizzle applied (the formula of
 /// `encode::swizzle::swizzle_offset` on the shared-window address).
-fn swizzled(sw: Swizzle, addr: Expr) -> Expr {
+pub(crate) fn swizzled(sw: Swizzle, addr: Expr) -> Expr {
     match cute_params(sw) {
         None => addr,
         Some((bits, base, shift)) => {

@@ -29,7 +29,6 @@ use crate::abi::{AbiParam, ElemType, Swizzle};
 use crate::arena::Handle;
 use crate::diag::Diagnostics;
 use crate::dispatch::{Cx, Reject, Variant};
-use crate::encode::swizzle::cute_params;
 use crate::inst::reg;
 use crate::ir::{
     BinOp, Buffer, CmpOp, Expr, Inst, Kernel, Op, Operand, ScalarType as T, Space, Special,
@@ -220,18 +219,10 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
     Ok(())
 }
 
-/// `o` with the buffer's swizzle applied: `o ^ ((o >> S) & mask)`, the formula of
-/// `encode::swizzle::swizzle_offset` (CuTe's `Swizzle<B, M, S>`).
+/// `o` with the buffer's swizzle applied (`regtile::shared::swizzled`, the formula of
+/// `encode::swizzle::swizzle_offset`).
 fn swizzled(sw: Swizzle, o: Handle<Var>) -> Expr {
-    match cute_params(sw) {
-        None => Expr::Var(o),
-        Some((bits, base, shift)) => {
-            let mask = ((1u32 << bits) - 1) << base;
-            let moved = Expr::bin(BinOp::Shr, Expr::Var(o), Expr::u32(shift));
-            let moved = Expr::bin(BinOp::And, moved, Expr::u32(mask));
-            Expr::bin(BinOp::Xor, Expr::Var(o), moved)
-        }
-    }
+    crate::regtile::shared::swizzled(sw, Expr::Var(o))
 }
 
 /// The 64-bit global address of `tensor[row, col]` (both u32 variables), and the row stride.

@@ -1,0 +1,197 @@
+//! Shipped artifacts in the CPU emulator (`tirx-sim`, issue #10): the launch planned exactly as
+//! the runtime plans a GPU launch, and the tensors the emulator's device holds — one copy for
+//! `tirx sim`, `tirx sim-compare` and the emulator tests.
+//!
+//! The plan is `tirx::runtime::plan_launch_with` (tensors checked against the signature; grid,
+//! block, cluster, dynamic shared memory and one value per ABI parameter); a tensor map becomes
+//! the `cuTensorMapEncodeTiled` arguments of `tirx::runtime::tiled_encoding` (what the runtime
+//! passes the driver), with the zero out-of-bounds fill the runtime asks for.
+
+use half::bf16;
+use tirx::runtime::{
+    DeviceLimits, ElemType, PlannedParam, Signature, Swizzle, TensorMeta, plan_launch_with,
+    tiled_encoding,
+};
+use tirx_sim::{
+    Device, Launch, OobFill, ParamValue, SimError, Stats, TensorMapDesc, TmaElem, TmaSwizzle, ptx,
+};
+
+use crate::reference::Rng;
+
+/// Why an emulated launch did not complete.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    /// The runtime's planner refused the tensors (what a GPU launch would refuse).
+    #[error("{0}")]
+    Plan(tirx::RuntimeError),
+    /// The PTX does not parse.
+    #[error("{0}")]
+    Parse(ptx::ParseError),
+    /// The emulator's verdict: an unsupported instruction or a diagnostic.
+    #[error("{0}")]
+    Sim(SimError),
+}
+
+/// Runs `ptx_text` (the PTX of an artifact with signature `sig`, or an edited copy of it) on
+/// `tensors` and `scalars`, planned for a device of `limits`, with scheduler `seed`.
+pub fn launch(
+    ptx_text: &str,
+    sig: &Signature,
+    dev: &mut Device,
+    (tensors, scalars): (&[TensorMeta], &[f32]),
+    seed: u64,
+    limits: &DeviceLimits,
+) -> Result<Stats, LaunchError> {
+    let plan = plan_launch_with(sig, tensors, scalars, limits).map_err(LaunchError::Plan)?;
+    let params: Vec<ParamValue> = plan
+        .params
+        .iter()
+        .map(|p| match p {
+            PlannedParam::TensorMap {
+                tensor,
+                box_dims,
+                swizzle,
+            } => ParamValue::TensorMap(tensor_map(&tensors[*tensor], box_dims, *swizzle)),
+            PlannedParam::Pointer(a) | PlannedParam::Stride(a) => ParamValue::U64(*a),
+            PlannedParam::Dim(d) => ParamValue::U32(*d),
+            PlannedParam::Scalar(bits) => ParamValue::F32(f32::from_bits(*bits)),
+        })
+        .collect();
+    let module = ptx::parse(ptx_text).map_err(LaunchError::Parse)?;
+    let launch = Launch {
+        grid: plan.grid,
+        cluster: plan.cluster,
+        block: plan.block,
+        smem_bytes: plan.smem_bytes,
+    };
+    tirx_sim::run(&module, &sig.entry, &launch, &params, dev, seed).map_err(LaunchError::Sim)
+}
+
+/// The `cuTensorMapEncodeTiled` arguments the runtime would pass for `meta`.
+pub fn tensor_map(meta: &TensorMeta, box_dims: &[u32], swizzle: Swizzle) -> TensorMapDesc {
+    let enc = tiled_encoding(meta, box_dims);
+    TensorMapDesc {
+        elem: match meta.elem {
+            ElemType::Bf16 => TmaElem::Bf16,
+            ElemType::F16 => TmaElem::F16,
+            ElemType::F32 => TmaElem::F32,
+        },
+        global_address: meta.addr,
+        dims: enc.dims,
+        strides_bytes: enc.strides_bytes,
+        box_dims: enc.box_dims,
+        element_strides: enc.element_strides,
+        swizzle: match swizzle {
+            Swizzle::None => TmaSwizzle::None,
+            Swizzle::B32 => TmaSwizzle::B32,
+            Swizzle::B64 => TmaSwizzle::B64,
+            Swizzle::B128 => TmaSwizzle::B128,
+        },
+        oob_fill: OobFill::Zero,
+    }
+}
+
+/// `n` random values of `elem`, `2·rng.unit() − 1` each (`unit` is in [-1, 1), so the values
+/// lie in [-3, 1): skewed negative, which keeps sums from cancelling to zero): their
+/// little-endian bytes and their exact values.
+pub fn random_values(rng: &mut Rng, elem: ElemType, n: usize) -> (Vec<u8>, Vec<f64>) {
+    let mut bytes = Vec::with_capacity(n * elem.bytes() as usize);
+    let mut vals = Vec::with_capacity(n);
+    for _ in 0..n {
+        let x = rng.unit() * 2.0 - 1.0;
+        match elem {
+            ElemType::Bf16 => {
+                let v = bf16::from_f32(x);
+                bytes.extend_from_slice(&v.to_bits().to_le_bytes());
+                vals.push(v.to_f64());
+            }
+            ElemType::F16 => {
+                let v = half::f16::from_f32(x);
+                bytes.extend_from_slice(&v.to_bits().to_le_bytes());
+                vals.push(v.to_f64());
+            }
+            ElemType::F32 => {
+                bytes.extend_from_slice(&x.to_le_bytes());
+                vals.push(f64::from(x));
+            }
+        }
+    }
+    (bytes, vals)
+}
+
+/// The values of `bytes` read as `elem`.
+pub fn decode(bytes: &[u8], elem: ElemType) -> Vec<f64> {
+    match elem {
+        ElemType::F32 => bytes
+            .chunks_exact(4)
+            .map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+            .collect(),
+        ElemType::F16 => bytes
+            .chunks_exact(2)
+            .map(|c| half::f16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f64())
+            .collect(),
+        ElemType::Bf16 => bytes
+            .chunks_exact(2)
+            .map(|c| bf16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f64())
+            .collect(),
+    }
+}
+
+/// A row-major tensor of `elem` and `shape` in a fresh allocation holding `bytes`.
+pub fn put(dev: &mut Device, bytes: &[u8], elem: ElemType, shape: &[usize]) -> TensorMeta {
+    let addr = dev.alloc(bytes.len());
+    dev.write(addr, bytes)
+        .expect("a fresh allocation holds its bytes");
+    TensorMeta::row_major(elem, shape, addr)
+}
+
+/// A bf16 tensor holding `data`, or poison (`0xffff`, a NaN) when `data` is empty.
+pub fn upload(dev: &mut Device, data: &[bf16], shape: &[usize]) -> TensorMeta {
+    let n: usize = shape.iter().product();
+    let bytes: Vec<u8> = if data.is_empty() {
+        vec![0xff; n * 2]
+    } else {
+        data.iter()
+            .flat_map(|v| v.to_bits().to_le_bytes())
+            .collect()
+    };
+    put(dev, &bytes, ElemType::Bf16, shape)
+}
+
+/// The bf16 elements of `t`.
+pub fn download(dev: &Device, t: &TensorMeta) -> Vec<bf16> {
+    let n: usize = t.shape.iter().product();
+    dev.read(t.addr, n * 2)
+        .expect("the tensor's own allocation")
+        .chunks_exact(2)
+        .map(|c| bf16::from_bits(u16::from_le_bytes([c[0], c[1]])))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random_values_decode_to_their_exact_values() {
+        for elem in [ElemType::Bf16, ElemType::F16, ElemType::F32] {
+            let (bytes, vals) = random_values(&mut Rng::new(3), elem, 257);
+            assert_eq!(bytes.len(), 257 * elem.bytes() as usize);
+            assert_eq!(decode(&bytes, elem), vals, "{elem:?}");
+            // Drawn in [-3, 1); rounding to 16 bits may reach 1.
+            assert!(vals.iter().all(|v| (-3.0..=1.0).contains(v)));
+            assert!(vals.iter().any(|v| *v < -1.0) && vals.iter().any(|v| *v > 0.0));
+            assert!(vals.windows(2).any(|w| w[0] != w[1]), "not constant");
+        }
+    }
+
+    #[test]
+    fn uploads_read_back_and_empty_ones_are_poison() {
+        let mut dev = Device::new();
+        let data = Rng::new(5).bf16s(6);
+        let t = upload(&mut dev, &data, &[2, 3]);
+        assert_eq!(download(&dev, &t), data);
+        let p = upload(&mut dev, &[], &[2, 3]);
+        assert!(download(&dev, &p).iter().all(|v| v.to_bits() == 0xffff));
+    }
+}
