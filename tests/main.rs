@@ -10,6 +10,8 @@ mod elem_types;
 #[cfg(feature = "gpu")]
 mod gpu;
 #[cfg(feature = "gpu")]
+mod gpu_attention;
+#[cfg(feature = "gpu")]
 mod gpu_epilogue;
 #[cfg(feature = "gpu")]
 mod gpu_fused;

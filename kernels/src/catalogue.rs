@@ -7,6 +7,7 @@
 
 use tirx::Kernel;
 
+use crate::attention::hopper;
 use crate::copy::tma_copy;
 use crate::gemm::{
     fused, level_01_sync, level_02_tma, level_03_pipeline_tcgen05, level_03_pipeline_wgmma,
@@ -18,7 +19,7 @@ use crate::row_kernels::{
 };
 
 /// The lists the catalogue is made of, in the order `tirx list` prints them.
-const LISTS: [&[&Kernel]; 24] = [
+const LISTS: [&[&Kernel]; 25] = [
     &[&tma_copy::tma_copy::KERNEL],
     &[&level_01_sync::gemm_sm90_sync::KERNEL],
     &[&level_02_tma::gemm_sm90_tma::KERNEL],
@@ -45,6 +46,7 @@ const LISTS: [&[&Kernel]; 24] = [
     &[&norm_long::rmsnorm_long::KERNEL],
     &[&norm_long::layernorm_long::KERNEL],
     &[&swiglu::silu_mul::KERNEL],
+    &[&hopper::attention_sm90::KERNEL],
 ];
 
 /// Every shipped kernel.

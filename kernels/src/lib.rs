@@ -1,6 +1,12 @@
 //! tirx-kernels: the shipped kernels, written in the tirx language, and their host-side
 //! checks. Every kernel is an ordinary user of `#[tile_kernel]`.
 
+pub mod attention {
+    //! Attention: two MMAs with the softmax between them.
+    pub mod hopper;
+    pub mod host;
+    pub mod reference;
+}
 pub mod copy {
     //! Data movement.
     pub mod tma_copy;

@@ -45,10 +45,10 @@ enum Cmd {
     /// Assemble every kernel with ptxas and inspect its SASS; non-zero exit on any failure.
     Check,
     /// Time kernels on the GPU (median of many runs, inputs rotated past L2): `copy` (tma_copy
-    /// against a plain device copy), `gemm` (TFLOP/s) or `rows` (softmax, RMSNorm, LayerNorm in
-    /// GB/s, against the copy roof and the peers).
+    /// against a plain device copy), `gemm` (TFLOP/s), `rows` (softmax, RMSNorm, LayerNorm in
+    /// GB/s, against the copy roof and the peers) or `attention` (TFLOP/s against the peers).
     Bench {
-        /// `copy`, `gemm` or `rows`.
+        /// `copy`, `gemm`, `rows` or `attention`.
         what: String,
         /// Shapes `M,N` (copy), `M,N,K` (gemm) or `ROWS,COLS` (rows); repeatable. Default: a
         /// fixed sweep.
@@ -67,9 +67,13 @@ enum Cmd {
         /// Rows: the ops to measure (softmax, rmsnorm, layernorm; repeatable). Default: all.
         #[arg(long = "op")]
         ops: Vec<String>,
-        /// Rows: the peers' numbers, from `kernels/bench/rows_peers.py` on the same GPU.
+        /// Rows, attention: the peers' numbers, from `kernels/bench/rows_peers.py` or
+        /// `kernels/bench/attention_peers.py` on the same GPU.
         #[arg(long)]
         peers: Option<std::path::PathBuf>,
+        /// Attention: sequence 2k and 8k only (the full sweep is 512…16k).
+        #[arg(long)]
+        quick: bool,
         /// GEMM: how B is given — `tn` (N×K, D = A·Bᵀ) or `nn` (K×N, D = A·B). Only kernels
         /// taking that layout are measured, and cuBLASLt is run in the same layout.
         #[arg(long, default_value = "tn")]
@@ -433,6 +437,7 @@ fn main() -> ExitCode {
             all,
             ops,
             peers,
+            quick,
             epilogue,
         }) => match (gpu(), gemm_types(&input, &output), parse_layout(&layout)) {
             (_, Err(e), _) | (_, _, Err(e)) => Err(e),
@@ -452,6 +457,13 @@ fn main() -> ExitCode {
                     types,
                 ),
             },
+            (Ok(rt), Ok(_), Ok(_)) if what == "attention" => cli::attention::bench_attention(
+                &rt,
+                quick,
+                &kernels,
+                peers.as_deref(),
+                json.as_deref(),
+            ),
             (Ok(rt), Ok(_), Ok(_)) if what == "rows" => bench_rows(
                 &rt,
                 &shapes,

@@ -159,10 +159,12 @@ impl Inst {
         inst("bar.sync", vec![], vec![Operand::Imm(0)])
     }
 
-    /// `bar.sync id, threads` (§9.7.13.4 bar/barrier): a named barrier among `threads`
-    /// threads (a multiple of the warp size).
-    pub fn bar_sync_named(id: Operand, threads: u32) -> Inst {
-        inst("bar.sync", vec![], vec![id, Operand::Imm(threads as i64)])
+    /// `bar.sync id, threads` or, with `arrive`, `bar.arrive id, threads` (§9.7.13.4
+    /// bar/barrier): a named barrier among `threads` threads (a multiple of the warp size);
+    /// `bar.arrive` counts the executing warp's threads without waiting for the barrier.
+    pub fn bar_named(id: Operand, threads: u32, arrive: bool) -> Inst {
+        let op = if arrive { "bar.arrive" } else { "bar.sync" };
+        inst(op, vec![], vec![id, Operand::Imm(threads as i64)])
     }
 
     /// `mbarrier.init.shared::cta.b64 [addr], count` (§9.7.13.15.9 mbarrier.init).

@@ -605,7 +605,7 @@ impl<'k> Printer<'_, 'k> {
                 write!(self.out, " {b}")
             }
             Op::WgmmaWait { n } => write!(self.out, " {n}"),
-            Op::NamedBarrier { id, threads } => {
+            Op::NamedBarrier { id, threads, .. } => {
                 self.out.write_str(" ")?;
                 write_expr(self.out, id, 0)?;
                 write!(self.out, " threads {threads}")
@@ -656,7 +656,8 @@ pub(crate) fn op_name(op: &Op) -> &'static str {
         Op::WgmmaWait { .. } => "wgmma_wait",
         Op::SetMaxNReg { .. } => "setmaxnreg",
         Op::ClusterSync => "cluster_sync",
-        Op::NamedBarrier { .. } => "named_barrier",
+        Op::NamedBarrier { arrive: false, .. } => "named_barrier",
+        Op::NamedBarrier { arrive: true, .. } => "named_barrier_arrive",
         Op::Compute { .. } => "compute",
         Op::Reduce { .. } => "reduce",
     }

@@ -40,9 +40,10 @@ pub struct ParamDef {
     pub elem: ElemRef,
     /// Shape symbols, outermost first: the logical shape (`[N, K]` for a B operand).
     pub shape: Vec<Ident>,
-    /// `#[major(…)]`: which dimension of a rank-2 tensor is contiguous in memory. `None` or
-    /// `k`: the last (row-major, as declared); `mn`: the first — the tensor is stored as the
-    /// transpose of its logical shape (`#[shape(N, K)] #[major(mn)]` is a K×N row-major array).
+    /// `#[major(…)]`: which of a tensor's last two dimensions is contiguous in memory. `None`
+    /// or `k`: the last (row-major, as declared); `mn`: the one before — the tensor is stored
+    /// with its last two logical dimensions swapped (`#[shape(N, K)] #[major(mn)]` is a K×N
+    /// row-major array, `#[shape(B, N, K)] #[major(mn)]` a B×K×N one).
     pub major: Option<MajorRef>,
 }
 
@@ -76,11 +77,12 @@ impl ParamDef {
     }
 
     /// The signature's declaration of this tensor in `config`: its shape as stored (an
-    /// MN-major tensor's logical shape reversed), which is what the host passes.
+    /// MN-major tensor's last two logical dimensions swapped), which is what the host passes.
     pub fn decl(&self, config: &ConfigDef) -> TensorDecl {
         let mut shape: Vec<String> = self.shape.iter().map(Ident::to_string).collect();
         if self.major_in(config) == Major::MN {
-            shape.reverse();
+            let r = shape.len();
+            shape.swap(r - 2, r - 1);
         }
         TensorDecl {
             name: self.ident.to_string(),
@@ -290,11 +292,11 @@ fn param(arg: &FnArg, sink: &mut ErrorSink) -> Option<Param> {
         );
         return None;
     };
-    if major.is_some() && shape.len() != 2 {
+    if major.is_some() && shape.len() < 2 {
         sink.push(
             span_range(&ident),
             format!(
-                "`#[major(…)]` is for a rank-2 tensor (which of its two dimensions is contiguous); `{ident}` has rank {}",
+                "`#[major(…)]` is for a tensor of rank 2 or more (which of its last two dimensions is contiguous); `{ident}` has rank {}",
                 shape.len()
             ),
         );

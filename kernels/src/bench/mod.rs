@@ -18,6 +18,7 @@
 //! stays busy, and a run's time is its kernel's, not the host's launch latency, as long as the
 //! host queues faster than the GPU runs (for tiny shapes it does not, and that shows).
 
+pub mod attention;
 pub mod cublaslt;
 pub mod epilogue;
 pub mod epilogue_ref;

@@ -1,5 +1,6 @@
 //! The `tirx` tool's subcommands that outgrew `main.rs`.
 
+pub mod attention;
 pub mod gemm;
 pub mod list;
 pub mod rows;

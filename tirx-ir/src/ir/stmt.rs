@@ -197,12 +197,17 @@ pub enum Op {
     /// cluster.
     ClusterSync,
     /// `bar.sync id, threads`: a named barrier among `threads` threads (whole warps), e.g.
-    /// the 128 threads of one warpgroup while other roles run on.
+    /// the 128 threads of one warpgroup while other roles run on; with `arrive`,
+    /// `bar.arrive id, threads`: these threads count toward the barrier without waiting (a
+    /// producer signalling threads that `bar.sync` on it, e.g. one warpgroup handing the
+    /// tensor core to another).
     NamedBarrier {
         /// Barrier id (1..=15; 0 is `sync_threads`).
         id: Expr,
-        /// Threads that arrive (a multiple of 32).
+        /// Threads that arrive in all, syncing or arriving (a multiple of 32).
         threads: u32,
+        /// `bar.arrive`: arrive without waiting.
+        arrive: bool,
     },
     /// `dst = value`, elementwise over the register tile `dst` (every tile `value` reads has
     /// `dst`'s layout or is a statistic of it, broadcast); run by the threads that own `dst`.

@@ -342,12 +342,13 @@ impl Parser<'_> {
             },
             "fence_mbarrier_init" => Op::FenceMbarrierInit,
             "cluster_sync" => Op::ClusterSync,
-            "named_barrier" => {
+            "named_barrier" | "named_barrier_arrive" => {
                 let id = self.expr()?;
                 self.c.expect_kw("threads", "after the barrier id")?;
                 Op::NamedBarrier {
                     id,
                     threads: self.c.expect_u32("the thread count")?,
+                    arrive: name == "named_barrier_arrive",
                 }
             }
             "fence_proxy_async" => Op::FenceProxyAsync,

@@ -22,7 +22,8 @@
 //! the loop does not change (and plain statements) is one phase spread over its iterations
 //! (`for c in 0..BN / 64 { tma::load(b_s[s][c], b.tile(k, c), pipe.full(s)) }`): its boxes
 //! count trip-count times toward the enclosing block's sum, and its body gets no expect-tx of
-//! its own.
+//! its own. A nest of such loops is one phase as well (Q's boxes per warpgroup and per column
+//! chunk: `for w in 0..NWG { for c in 0..D / 64 { … } }`).
 
 use super::Pass;
 use super::walk::{Rewriter, rewrite_body_with, visit};
@@ -141,6 +142,19 @@ fn counted_loop(k: &Kernel, s: &Stmt) -> Option<Vec<(BarRef, u64, Span)>> {
                 match out.iter_mut().find(|g| &g.0 == bar) {
                     Some(g) => g.1 += bytes,
                     None => out.push((bar.clone(), bytes, t.span)),
+                }
+            }
+            // A nest of counted loops is one phase too (`for w in 0..2 { for c in 0..D / 64 {
+            // … } }`): the inner loop's boxes count this loop's trips more.
+            StmtKind::For { .. } => {
+                for (bar, bytes, span) in counted_loop(k, t)? {
+                    if mentions(&bar.index, &vars) {
+                        return None;
+                    }
+                    match out.iter_mut().find(|g| g.0 == bar) {
+                        Some(g) => g.1 += bytes * trips,
+                        None => out.push((bar, bytes * trips, span)),
+                    }
                 }
             }
             StmtKind::Let { .. } | StmtKind::Assign { .. } | StmtKind::Inst(_) => {}
@@ -324,8 +338,8 @@ impl Rewriter for Signals<'_> {
             return Ok(vec![s]);
         }
         match &s.kind {
-            StmtKind::For { var, body, .. } => check_loop(Some(*var), body, self.errs),
-            StmtKind::Loop { body, .. } => check_loop(None, body, self.errs),
+            StmtKind::For { var, body, .. } => check_loop(k, Some(*var), body, self.errs),
+            StmtKind::Loop { body, .. } => check_loop(k, None, body, self.errs),
             _ => {}
         }
         Ok(vec![s])
@@ -365,7 +379,7 @@ fn mentions(e: &Expr, vars: &[Handle<Var>]) -> bool {
 /// barrier reference the loop does not change (directly in the body or in its ifs/scopes;
 /// inner loops are checked on their own) — unless the body also waits on that barrier, which
 /// makes each iteration a phase of its own.
-fn check_loop(var: Option<Handle<Var>>, body: &Block, errs: &mut Diagnostics) {
+fn check_loop(k: &Kernel, var: Option<Handle<Var>>, body: &Block, errs: &mut Diagnostics) {
     let mut vars: Vec<Handle<Var>> = var.into_iter().collect();
     written(body, &mut vars);
     let mut waits: Vec<&BarRef> = Vec::new();
@@ -375,11 +389,12 @@ fn check_loop(var: Option<Handle<Var>>, body: &Block, errs: &mut Diagnostics) {
         }
     });
     visit(body, &mut |s, stack| {
-        // Inner loops are checked on their own.
-        if stack
-            .iter()
-            .any(|p| matches!(p.kind, StmtKind::For { .. } | StmtKind::Loop { .. }))
-        {
+        // Inner loops are checked on their own, except counted ones: their loads are one phase
+        // of this loop's iteration.
+        if stack.iter().any(|p| {
+            matches!(p.kind, StmtKind::For { .. } | StmtKind::Loop { .. })
+                && counted_loop(k, p).is_none()
+        }) {
             return;
         }
         if let StmtKind::Op(op) = &s.kind

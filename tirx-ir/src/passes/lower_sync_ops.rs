@@ -94,9 +94,13 @@ fn lower(lw: &mut Lower, op: Op) -> Result<(), Diagnostics> {
         Op::WgmmaCommit => Inst::wgmma_commit_group(),
         Op::WgmmaWait { n } => Inst::wgmma_wait_group(n),
         Op::SetMaxNReg { inc, count } => Inst::setmaxnreg(inc, count),
-        Op::NamedBarrier { id, threads } => {
+        Op::NamedBarrier {
+            id,
+            threads,
+            arrive,
+        } => {
             let id = operand(lw, &id);
-            Inst::bar_sync_named(id, threads)
+            Inst::bar_named(id, threads, arrive)
         }
         Op::ClusterSync => {
             let [arrive, wait] = Inst::barrier_cluster();

@@ -152,7 +152,7 @@ impl Lowerer<'_> {
 
     /// `tma::load(tile, t.tile(i, j), bar)` with `t` MN-major: the tile must be an MN-major
     /// buffer stage, stored as `[chunks, K, span]`; the load becomes one `[K, span]` box per
-    /// chunk, `for c in 0..chunks { tile[c] ← t's stored tile (j, i · chunks + c) }` — a loop
+    /// chunk, `for c in 0..chunks { tile[c] ← t's stored tile (…, j, i · chunks + c) }` — a loop
     /// of constant bounds, so its boxes count toward the barrier's one expect-tx. Any other
     /// copy of an MN-major tensor is refused: TMA moves boxes, it does not transpose them.
     fn mn_load(
@@ -196,12 +196,14 @@ impl Lowerer<'_> {
             };
             return Err(self.fail(c, format!("`{tensor}` is MN-major (`#[major(mn)]`): {why}")));
         }
-        let [i, j] = <[Expr; 2]>::try_from(coords).map_err(|_| {
-            self.fail(
+        // Leading coordinates (batch, head) stay; the last two are swapped as stored.
+        let mut coords = coords;
+        let (Some(j), Some(i)) = (coords.pop(), coords.pop()) else {
+            return Err(self.fail(
                 c,
-                format!("`{tensor}` has 2 dimensions; `tile` takes 2 coordinates"),
-            )
-        })?;
+                format!("`{tensor}` is MN-major: `tile` takes at least 2 coordinates"),
+            ));
+        };
         let chunks = stored[0];
         let var = self.kernel.new_var("chunk", ScalarType::U32);
         let first = Expr::bin(BinOp::Mul, Expr::u32(chunks), i);
@@ -212,7 +214,10 @@ impl Lowerer<'_> {
             },
             src: TileRef::Global {
                 tensor: tensor.to_string(),
-                coords: vec![j, Expr::bin(BinOp::Add, first, Expr::Var(var))],
+                coords: coords
+                    .into_iter()
+                    .chain([j, Expr::bin(BinOp::Add, first, Expr::Var(var))])
+                    .collect(),
             },
             bar,
             multicast,
@@ -243,14 +248,18 @@ impl Lowerer<'_> {
             Id::Tcgen05Mma => return self.mma_op(&args, Some("tcgen05")),
             Id::SyncThreads => Op::SyncThreads,
             Id::ClusterSync => Op::ClusterSync,
-            Id::NamedBarrier => {
+            Id::NamedBarrier | Id::NamedBarrierArrive => {
                 let id = self.int(args.pos[0]);
                 let threads = self.const_u32(args.pos[1], "the number of threads");
                 let (id, threads) = (id?, threads?);
                 if threads == 0 || !threads.is_multiple_of(32) {
                     return Err(self.fail(args.pos[1], format!("a named barrier counts whole warps: {threads} is not a positive multiple of 32")));
                 }
-                Op::NamedBarrier { id, threads }
+                Op::NamedBarrier {
+                    id,
+                    threads,
+                    arrive: w.id == Id::NamedBarrierArrive,
+                }
             }
             Id::TmaCommitGroup => Op::TmaCommitGroup,
             Id::TmaWaitGroup => Op::TmaWaitGroup {

@@ -44,6 +44,7 @@ pub(crate) enum Id {
     SyncThreads,
     ClusterSync,
     NamedBarrier,
+    NamedBarrierArrive,
     StaticAssert,
     Smem,
     Tmem,
@@ -170,6 +171,7 @@ pub(crate) const VOCABULARY: &[Word] = &[
     w(Id::SyncThreads, None, "sync_threads", Op, (0, 0), &[], "sync_threads()"),
     w(Id::ClusterSync, None, "cluster_sync", Op, (0, 0), &[], "cluster_sync()"),
     w(Id::NamedBarrier, None, "named_barrier", Op, (2, 2), &[], "named_barrier(id, threads)"),
+    w(Id::NamedBarrierArrive, None, "named_barrier_arrive", Op, (2, 2), &[], "named_barrier_arrive(id, threads)"),
     w(Id::StaticAssert, None, "static_assert", Assert, (2, 2), &[], "static_assert(condition, \"why it must hold\")"),
     // Declarations.
     w(Id::Smem, None, "smem", Decl, (1, 1), &["swizzle", "major"], "smem::<bf16>([BM, BK], swizzle = B128)"),

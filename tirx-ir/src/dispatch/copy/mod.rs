@@ -170,6 +170,11 @@ pub fn tma_box<'k>(
         let outer = dims.remove(0);
         dims[0] *= outer;
     }
+    // A tile of lower rank than the tensor is a box of extent 1 in the tensor's leading
+    // dimensions: a `[BM, 64]` tile of a `[B, S, H·D]` tensor at `(b, m, h)` is one batch's rows.
+    while dims.len() < t.shape.len() && coords.len() == t.shape.len() {
+        dims.insert(0, 1);
+    }
     if t.elem != b.elem {
         return Err(Reject::TmaElem {
             buffer: b.name.clone(),

@@ -281,6 +281,11 @@ fn lower_rs(
     let bdesc0 = desc_base(lw, b_buf, b_ix, bcst)?;
     let first = lw.let_("acc_in", T::Pred, accumulate.clone());
     let always = lw.pred_const(true);
+    // Every A word is packed first, then a `wgmma.fence`, then the MMAs: the packing writes
+    // registers the MMAs read, and such writes must come before a fence that precedes the
+    // wgmma (PTX ISA §9.7.15.6.1, wgmma.fence); packed between them, ptxas inserts its own
+    // warpgroup arrive and may serialise the kernel's wgmmas (its C7519).
+    let mut issues = Vec::new();
     for kk in 0..kext / 16 {
         let bdesc = lw.var("bdesc", T::U64);
         lw.inst(Inst::binary(
@@ -303,18 +308,22 @@ fn lower_rs(
                     r
                 })
                 .collect();
-            let regs = &frag[(slice * n / 2) as usize..((slice + 1) * n / 2) as usize];
             let p = if kk == 0 { first } else { always };
-            lw.inst(Inst::wgmma_mma_async_rs(
-                n,
-                ab.name(),
-                regs,
-                &words,
-                bdesc,
-                p,
-                b_major.transpose_bit(),
-            ));
+            issues.push((slice, bdesc, words, p));
         }
+    }
+    lw.inst(Inst::wgmma_fence());
+    for (slice, bdesc, words, p) in issues {
+        let regs = &frag[(slice * n / 2) as usize..((slice + 1) * n / 2) as usize];
+        lw.inst(Inst::wgmma_mma_async_rs(
+            n,
+            ab.name(),
+            regs,
+            &words,
+            bdesc,
+            p,
+            b_major.transpose_bit(),
+        ));
     }
     Ok(())
 }

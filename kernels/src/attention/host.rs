@@ -1,0 +1,189 @@
+//! The host side of attention: which artifact runs a problem, and its launch.
+//!
+//! Choice, from the artifacts' metadata (never their config names): among the catalogue's
+//! attention kernels for the device's target, the first artifact whose head dimension `D`,
+//! mask `CAUSAL` and element type (Q's) are the problem's. Kernels list their configs fastest
+//! first. A problem no artifact takes is a typed error listing every candidate and why it was
+//! refused, before any launch; shapes the kernel cannot take (K/V heads that do not divide the
+//! query heads, a head dimension that is not the tensors') are refused here too.
+
+use crate::catalogue;
+use tirx::abi::{ConfigValue, ElemType};
+use tirx::{KernelArtifact, Runtime, RuntimeError, Target, Tensor, TensorArg};
+
+/// An attention problem as the dispatcher sees it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AttentionProblem {
+    /// Head dimension.
+    pub d: usize,
+    /// Query and output element type (K and V are the same).
+    pub elem: ElemType,
+    /// Causal (bottom-right aligned) mask.
+    pub causal: bool,
+}
+
+fn int(a: &KernelArtifact, key: &str) -> Option<i64> {
+    a.consts.iter().find_map(|(n, v)| match v {
+        ConfigValue::Int(c) if *n == key => Some(*c),
+        _ => None,
+    })
+}
+
+/// The artifact that runs `p` on `target`, or why none does.
+pub fn choose(
+    p: AttentionProblem,
+    target: Target,
+) -> Result<&'static KernelArtifact, RuntimeError> {
+    choose_tile(p, target, None)
+}
+
+/// [`choose`] restricted to the artifacts of one tile entry of the configs (`tile = Some("d128_s3")`
+/// takes `d128_s3`, `causal_d128_s3`, `f16_d128_s3`, …): for measuring one tile against another.
+pub fn choose_tile(
+    p: AttentionProblem,
+    target: Target,
+    tile: Option<&str>,
+) -> Result<&'static KernelArtifact, RuntimeError> {
+    let mut table = String::new();
+    for k in catalogue::all()
+        .into_iter()
+        .filter(|k| k.name.starts_with("attention"))
+    {
+        for a in k.artifacts {
+            if a.target != target {
+                continue;
+            }
+            let elem = (a.signature)().tensors.first().map(|t| t.elem);
+            let of_tile = |t: &str| a.config == t || a.config.ends_with(&format!("_{t}"));
+            let why = if tile.is_some_and(|t| !of_tile(t)) {
+                format!("not of tile {tile:?}")
+            } else if int(a, "D") != Some(p.d as i64) {
+                format!("head dim {:?}", int(a, "D"))
+            } else if int(a, "CAUSAL") != Some(i64::from(p.causal)) {
+                format!("causal = {:?}", int(a, "CAUSAL"))
+            } else if elem != Some(p.elem) {
+                format!("element type {elem:?}")
+            } else {
+                return Ok(a);
+            };
+            table += &format!("  {} {}: {why}\n", k.name, a.config);
+        }
+    }
+    Err(RuntimeError::NoKernelFits {
+        problem: format!(
+            "attention hd {}, {:?}, {} on {}",
+            p.d,
+            p.elem,
+            if p.causal { "causal" } else { "full" },
+            target.name()
+        ),
+        table,
+    })
+}
+
+/// O = softmax(scale·Q·Kᵀ)·V: `q`, `o` `[B, S, HQ·D]`, `k`, `v` `[B, SK, HK·D]` (torch's
+/// `[B, S, H, D]` row-major), `d` the head dimension. Chooses the artifact ([`choose`]) and
+/// launches it on the runtime's stream.
+#[allow(clippy::too_many_arguments)]
+pub fn run<T: tirx::Element>(
+    rt: &Runtime,
+    q: &Tensor<T>,
+    k: &Tensor<T>,
+    v: &Tensor<T>,
+    o: &mut Tensor<T>,
+    d: usize,
+    causal: bool,
+    scale: f32,
+) -> Result<(), RuntimeError> {
+    launch(
+        rt,
+        [q.view(), k.view(), v.view(), o.view()],
+        d,
+        causal,
+        scale,
+    )
+}
+
+/// [`run`] on launch arguments `[q, k, v, o]` (views of any buffers, e.g. one buffer reshaped
+/// per problem by the bench).
+pub fn launch(
+    rt: &Runtime,
+    args: [TensorArg<'_>; 4],
+    d: usize,
+    causal: bool,
+    scale: f32,
+) -> Result<(), RuntimeError> {
+    launch_tile(rt, args, d, causal, scale, None)
+}
+
+/// [`launch`] with the artifact of one tile entry ([`choose_tile`]).
+pub fn launch_tile(
+    rt: &Runtime,
+    args: [TensorArg<'_>; 4],
+    d: usize,
+    causal: bool,
+    scale: f32,
+    tile: Option<&str>,
+) -> Result<(), RuntimeError> {
+    let bad = |why: String| RuntimeError::NoKernelFits {
+        problem: format!("attention with {why}"),
+        table: String::new(),
+    };
+    let [qs, ks, vs, os] = [0, 1, 2, 3].map(|i| args[i].meta().shape.clone());
+    if qs.len() != 3 || ks.len() != 3 || vs != ks || os != qs {
+        return Err(bad(format!(
+            "q/o {qs:?}/{os:?} and k/v {ks:?}/{vs:?}: q and o must be [B, S, HQ·D], k and v [B, SK, HK·D]"
+        )));
+    }
+    if d == 0 || qs[2] % d != 0 || ks[2] % d != 0 || qs[0] != ks[0] {
+        return Err(bad(format!("head dim {d} over q {qs:?}, k {ks:?}")));
+    }
+    let (hq, hk) = (qs[2] / d, ks[2] / d);
+    if hk == 0 || hq % hk != 0 {
+        return Err(bad(format!(
+            "{hq} query heads over {hk} K/V heads (GQA needs HK | HQ)"
+        )));
+    }
+    let a = choose_tile(
+        AttentionProblem {
+            d,
+            elem: args[0].meta().elem,
+            causal,
+        },
+        rt.target()?,
+        tile,
+    )?;
+    let scale_log2 = scale * std::f32::consts::LOG2_E;
+    rt.launch_with(a, &args, &[scale_log2])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_head_dim_mask_and_type_has_an_artifact() {
+        for d in [64, 128, 256] {
+            for causal in [false, true] {
+                for elem in [ElemType::Bf16, ElemType::F16] {
+                    let a = choose(AttentionProblem { d, elem, causal }, Target::Sm90a)
+                        .unwrap_or_else(|e| panic!("{e}"));
+                    assert_eq!(int(a, "D"), Some(d as i64));
+                    assert_eq!(int(a, "CAUSAL"), Some(i64::from(causal)));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_head_dim_no_kernel_takes_is_an_error_listing_the_candidates() {
+        let p = AttentionProblem {
+            d: 96,
+            elem: ElemType::Bf16,
+            causal: false,
+        };
+        let e = choose(p, Target::Sm90a).unwrap_err().to_string();
+        assert!(e.contains("attention hd 96"), "{e}");
+        assert!(e.contains("head dim Some(128)"), "{e}");
+    }
+}

@@ -1,0 +1,413 @@
+//! `tirx bench attention`: the Hopper attention forward on the GPU in TFLOP/s, beside the peers
+//! (cuDNN and FA2 through torch SDPA, FA4's CuTe-DSL Hopper kernel) that
+//! `kernels/bench/attention_peers.py` measured on the same shapes with the same method.
+//!
+//! Method, per shape (that of the peers' script, which repeats it):
+//! 1. Inputs: q, k, v uniform in [-1, 1) (bf16), in [`SETS`] buffer sets whose bytes exceed
+//!    twice the L2 (one set of the sweep's shapes is 256 MB); each shape views the same
+//!    buffers with its own `[B, S, H·D]` shape.
+//! 2. Timing: [`WARMUP`] untimed runs, then runs until [`WARMUP_MS`] have passed, then
+//!    [`RUNS`] or more runs (about [`TIMED_MS`], at most [`MAX_RUNS`]), each bracketed by its
+//!    own pair of CUDA events and queued without waiting, cycling over the sets; the median.
+//!    TFLOP/s = 4·b·h·s²·d / t, halved for causal.
+//! 3. Check, untimed: O of set 0 poisoned, one run, read back: every element finite, and
+//!    [`CHECK_ROWS`] rows of batch 0, heads 0 and 1, within [`TOL`] of the f64 reference
+//!    ([`crate::attention::reference::attention_row`]).
+//!
+//! The peers file (`tirx-attention-peers/1`, the script's docstring gives the format) is read
+//! by [`PeersFile`]; the ratio is ours over the faster of cuDNN and FA4-cute.
+
+use std::path::Path;
+
+use half::bf16;
+use serde::{Deserialize, Serialize};
+use tirx::{Runtime, Tensor};
+
+use super::{
+    BenchError, MAX_RUNS, RUNS, TIMED_MS, WARMUP, WARMUP_MS, elapsed, event_pair, median, record,
+};
+use crate::attention::host;
+use crate::attention::reference::{Dims, attention_row};
+use crate::reference::Rng;
+
+/// Buffer sets the runs cycle over (each set is q, k, v and o of 16k tokens × 2048 or more:
+/// at least 256 MB).
+pub const SETS: usize = 2;
+/// Rows of each output compared with the f64 reference (per head checked).
+pub const CHECK_ROWS: usize = 24;
+/// Largest allowed |o − ref| (bf16 output of values of magnitude ≤ 1).
+pub const TOL: f64 = 2e-2;
+/// Tokens of every sweep shape (batch × sequence).
+pub const TOKENS: usize = 16384;
+/// Heads × head dim of every sweep shape.
+pub const WIDTH: usize = 2048;
+
+/// One point of the sweep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Shape {
+    /// Head dimension.
+    pub hd: usize,
+    /// Sequence length (queries and keys).
+    pub seq: usize,
+    /// Batch.
+    pub batch: usize,
+    /// Query heads.
+    pub heads: usize,
+    /// K/V heads.
+    pub kv_heads: usize,
+    /// Causal mask.
+    pub causal: bool,
+}
+
+impl Shape {
+    /// The FLOPs the sweep counts: 4·b·h·s²·d, halved for causal.
+    pub fn flops(&self) -> f64 {
+        let f =
+            4.0 * (self.batch * self.heads) as f64 * (self.seq * self.seq) as f64 * self.hd as f64;
+        if self.causal { f / 2.0 } else { f }
+    }
+    fn dims(&self) -> Dims {
+        Dims {
+            b: self.batch,
+            s: self.seq,
+            sk: self.seq,
+            hq: self.heads,
+            hk: self.kv_heads,
+            d: self.hd,
+        }
+    }
+    /// `hd128 s8192 b2 h16/16 full`.
+    pub fn label(&self) -> String {
+        format!(
+            "hd{} s{} b{} h{}/{} {}",
+            self.hd,
+            self.seq,
+            self.batch,
+            self.heads,
+            self.kv_heads,
+            if self.causal { "causal" } else { "full" }
+        )
+    }
+}
+
+/// The sweep: total tokens 16k, heads × head dim 2048, sequence 512…16k (`quick`: 2k and 8k),
+/// head dims 64/128/256, causal and not; then GQA, 32 query heads over 8 K/V heads at hd 128,
+/// sequence 8k. The peers' script lists the same.
+pub fn sweep(quick: bool) -> Vec<Shape> {
+    let seqs: &[usize] = if quick {
+        &[2048, 8192]
+    } else {
+        &[512, 1024, 2048, 4096, 8192, 16384]
+    };
+    let mut out = Vec::new();
+    for hd in [64, 128, 256] {
+        for &seq in seqs {
+            for causal in [false, true] {
+                let heads = WIDTH / hd;
+                out.push(Shape {
+                    hd,
+                    seq,
+                    batch: TOKENS / seq,
+                    heads,
+                    kv_heads: heads,
+                    causal,
+                });
+            }
+        }
+    }
+    for causal in [false, true] {
+        out.push(Shape {
+            hd: 128,
+            seq: 8192,
+            batch: 2,
+            heads: 32,
+            kv_heads: 8,
+            causal,
+        });
+    }
+    out
+}
+
+/// The peers' file.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PeersFile {
+    /// `tirx-attention-peers/1`.
+    pub format: String,
+    /// UTC, ISO 8601.
+    pub date: String,
+    /// The GPU.
+    pub device: String,
+    /// One result per (shape, peer).
+    pub results: Vec<PeerResult>,
+}
+
+/// One peer on one shape.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct PeerResult {
+    /// The shape's fields.
+    #[serde(flatten)]
+    pub shape: Shape,
+    /// `cudnn`, `fa2` or `fa4-cute-sm90`.
+    pub peer: String,
+    /// Median ms, if it ran.
+    pub median_ms: Option<f64>,
+    /// Whether its output passed the script's check.
+    pub ok: bool,
+}
+
+impl PeersFile {
+    /// Reads and checks the format tag.
+    pub fn read(path: &Path) -> Result<PeersFile, String> {
+        let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        let f: PeersFile =
+            serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        if f.format != "tirx-attention-peers/1" {
+            return Err(format!(
+                "{}: format `{}`, expected tirx-attention-peers/1",
+                path.display(),
+                f.format
+            ));
+        }
+        Ok(f)
+    }
+    /// The TFLOP/s of `peer` on `shape`, if it ran and passed its check.
+    pub fn tflops(&self, shape: &Shape, peer: &str) -> Option<f64> {
+        self.results
+            .iter()
+            .find(|r| r.shape == *shape && r.peer == peer && r.ok)
+            .and_then(|r| r.median_ms)
+            .map(|ms| shape.flops() / ms / 1e9)
+    }
+}
+
+/// One measured point.
+#[derive(Clone, Debug, Serialize)]
+pub struct Point {
+    /// The shape.
+    #[serde(flatten)]
+    pub shape: Shape,
+    /// The tile entry forced (`--kernel`), or `None`: the host's choice.
+    pub tile: Option<String>,
+    /// Our median ms.
+    pub median_ms: f64,
+    /// Our TFLOP/s.
+    pub tflops: f64,
+    /// Runs timed.
+    pub runs: usize,
+    /// Largest |o − ref| over the checked rows.
+    pub max_err: f64,
+    /// The peers' TFLOP/s (cuDNN, FA4-cute, FA2), where measured.
+    pub cudnn: Option<f64>,
+    /// FA4's CuTe-DSL Hopper kernel.
+    pub fa4: Option<f64>,
+    /// FA2.
+    pub fa2: Option<f64>,
+    /// Ours over the faster of cuDNN and FA4-cute.
+    pub ratio: Option<f64>,
+}
+
+/// Times `run(set)`: warm-up, then the timed runs (see the module docs); (median ms, runs).
+fn time(
+    rt: &Runtime,
+    mut run: impl FnMut(usize) -> Result<(), BenchError>,
+) -> Result<(f64, usize), BenchError> {
+    for i in 0..WARMUP {
+        run(i % SETS)?;
+    }
+    rt.synchronize()?;
+    let t0 = std::time::Instant::now();
+    let mut n = 0;
+    while t0.elapsed().as_secs_f64() * 1e3 < WARMUP_MS {
+        run(n % SETS)?;
+        rt.synchronize()?;
+        n += 1;
+    }
+    let per = (t0.elapsed().as_secs_f64() * 1e3 / n.max(1) as f64).max(1e-3);
+    let runs = ((TIMED_MS / per) as usize).clamp(RUNS, MAX_RUNS);
+    let mut events = Vec::with_capacity(runs);
+    for i in 0..runs {
+        let (s, e) = event_pair(rt)?;
+        record(rt, &s)?;
+        run(i % SETS)?;
+        record(rt, &e)?;
+        events.push((s, e));
+    }
+    Ok((median(elapsed(&events)?), runs))
+}
+
+/// Runs the sweep (or `shapes`), prints the table, writes `json` if given.
+pub fn run_attention_bench(
+    rt: &Runtime,
+    shapes: &[Shape],
+    tiles: &[String],
+    peers: Option<&PeersFile>,
+    json: Option<&Path>,
+) -> Result<Vec<Point>, BenchError> {
+    // One buffer per tensor, as large as the largest shape's (GQA's Q is 16k × 4096).
+    let numel = shapes
+        .iter()
+        .map(|s| s.batch * s.seq * s.heads.max(s.kv_heads) * s.hd)
+        .max()
+        .unwrap_or(0);
+    let mut rng = Rng::new(0xa77e);
+    let mut sets: Vec<[Tensor<bf16>; 4]> = Vec::new();
+    let mut host0: Vec<Vec<bf16>> = Vec::new();
+    for si in 0..SETS {
+        let mut t = Vec::new();
+        for _ in 0..3 {
+            let h: Vec<bf16> = rng.values(numel);
+            t.push(rt.upload(&h, &[numel])?);
+            if si == 0 {
+                host0.push(h);
+            }
+        }
+        t.push(rt.zeros::<bf16>(&[numel])?);
+        sets.push(t.try_into().map_err(|_| BenchError::Wrong("set".into()))?);
+    }
+    println!(
+        "{:<44} {:>9} {:>8} {:>8} {:>8} {:>8} {:>7} {:>9}",
+        "shape", "ours ms", "TFLOP/s", "cuDNN", "FA4", "FA2", "ratio", "max err"
+    );
+    let mut points = Vec::new();
+    // The host's choice, or each forced tile entry that has this head dim.
+    let choices: Vec<Option<&str>> = if tiles.is_empty() {
+        vec![None]
+    } else {
+        tiles.iter().map(|t| Some(t.as_str())).collect()
+    };
+    for (sh, tile) in shapes
+        .iter()
+        .flat_map(|s| choices.iter().map(move |t| (s, *t)))
+    {
+        let (b, s, hq, hk, d) = (sh.batch, sh.seq, sh.heads, sh.kv_heads, sh.hd);
+        let problem = host::AttentionProblem {
+            d,
+            elem: tirx::abi::ElemType::Bf16,
+            causal: sh.causal,
+        };
+        if tile.is_some() && host::choose_tile(problem, rt.target()?, tile).is_err() {
+            continue;
+        }
+        let q_shape = [b, s, hq * d];
+        let k_shape = [b, s, hk * d];
+        let strides = |sh: &[usize; 3]| [sh[1] * sh[2], sh[2], 1];
+        let scale = 1.0 / (d as f32).sqrt();
+        let launch = |set: &[Tensor<bf16>; 4]| -> Result<(), BenchError> {
+            let args = [
+                set[0].subview(0, &q_shape, &strides(&q_shape))?,
+                set[1].subview(0, &k_shape, &strides(&k_shape))?,
+                set[2].subview(0, &k_shape, &strides(&k_shape))?,
+                set[3].subview(0, &q_shape, &strides(&q_shape))?,
+            ];
+            host::launch_tile(rt, args, d, sh.causal, scale, tile)?;
+            Ok(())
+        };
+        let (ms, runs) = time(rt, |i| launch(&sets[i]))?;
+        // Check.
+        rt.poison(&mut sets[0][3])?;
+        launch(&sets[0])?;
+        rt.synchronize()?;
+        let o = rt.download(&sets[0][3])?;
+        let used = b * s * hq * d;
+        if let Some(i) = o[..used].iter().position(|x| !x.to_f64().is_finite()) {
+            return Err(BenchError::Wrong(format!(
+                "{}: element {i} not written (or not finite)",
+                sh.label()
+            )));
+        }
+        let mut max_err = 0.0f64;
+        for h in 0..2.min(hq) {
+            for r in 0..CHECK_ROWS {
+                let i = (r * 7919 + h * 104729) % s;
+                let (want, _) = attention_row(
+                    &host0[0],
+                    &host0[1],
+                    &host0[2],
+                    sh.dims(),
+                    sh.causal,
+                    f64::from(scale),
+                    (0, h, i),
+                );
+                let got = &o[i * hq * d + h * d..][..d];
+                for (g, w) in got.iter().zip(&want) {
+                    max_err = max_err.max((g.to_f64() - w).abs());
+                }
+            }
+        }
+        if max_err > TOL {
+            return Err(BenchError::Wrong(format!(
+                "{}: max |o − ref| = {max_err:.3e} > {TOL}",
+                sh.label()
+            )));
+        }
+        let tflops = sh.flops() / ms / 1e9;
+        let cudnn = peers.and_then(|p| p.tflops(sh, "cudnn"));
+        let fa4 = peers.and_then(|p| p.tflops(sh, "fa4-cute-sm90"));
+        let fa2 = peers.and_then(|p| p.tflops(sh, "fa2"));
+        let best = cudnn
+            .into_iter()
+            .chain(fa4)
+            .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
+        let ratio = best.map(|b| tflops / b);
+        let f = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.1}"));
+        let label = match tile {
+            Some(t) => format!("{} [{t}]", sh.label()),
+            None => sh.label(),
+        };
+        println!(
+            "{:<44} {:>9.4} {:>8.1} {:>8} {:>8} {:>8} {:>7} {:>9.2e}",
+            label,
+            ms,
+            tflops,
+            f(cudnn),
+            f(fa4),
+            f(fa2),
+            ratio.map_or("-".into(), |r| format!("{r:.3}")),
+            max_err
+        );
+        points.push(Point {
+            shape: *sh,
+            tile: tile.map(str::to_string),
+            median_ms: ms,
+            tflops,
+            runs,
+            max_err,
+            cudnn,
+            fa4,
+            fa2,
+            ratio,
+        });
+    }
+    let ratios: Vec<f64> = points.iter().filter_map(|p| p.ratio).collect();
+    if !ratios.is_empty() {
+        let g = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
+        let min2k = points
+            .iter()
+            .filter(|p| p.shape.seq >= 2048)
+            .filter_map(|p| p.ratio)
+            .fold(f64::INFINITY, f64::min);
+        println!(
+            "geomean ratio {g:.3} over {} points; lowest at seq ≥ 2k {min2k:.3}",
+            ratios.len()
+        );
+    }
+    if let Some(path) = json {
+        let doc = serde_json::json!({
+            "format": "tirx-bench-attention/1",
+            "date": super::report::now(),
+            "device": rt.name(),
+            "method": "module docs of kernels/src/bench/attention.rs",
+            "points": points,
+        });
+        std::fs::write(
+            path,
+            serde_json::to_string_pretty(&doc).expect("serialises"),
+        )
+        .map_err(|source| BenchError::Write {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        println!("wrote {}", path.display());
+    }
+    Ok(points)
+}

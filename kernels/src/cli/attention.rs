@@ -1,0 +1,25 @@
+//! `tirx bench attention [--quick] [--kernel TILE]… [--peers PATH] [--json PATH]`: the attention
+//! sweep ([`tirx_kernels::bench::attention`]) against the peers file's numbers; with `--kernel`,
+//! each named tile entry of the configs forced in turn where it has the shape's head dim.
+
+use std::path::Path;
+
+use tirx::Runtime;
+use tirx_kernels::bench::attention::{PeersFile, run_attention_bench, sweep};
+
+/// Runs the bench; `Ok(true)` when every point ran and passed its check.
+pub fn bench_attention(
+    rt: &Runtime,
+    quick: bool,
+    tiles: &[String],
+    peers: Option<&Path>,
+    json: Option<&Path>,
+) -> Result<bool, String> {
+    let peers = peers.map(PeersFile::read).transpose()?;
+    if let Some(p) = &peers {
+        println!("peers: {} on {}, {}", p.format, p.device, p.date);
+    }
+    run_attention_bench(rt, &sweep(quick), tiles, peers.as_ref(), json)
+        .map(|_| true)
+        .map_err(|e| e.to_string())
+}
