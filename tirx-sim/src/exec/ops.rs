@@ -117,6 +117,15 @@ pub(crate) enum VoteMode {
     Ballot,
 }
 
+/// Where a `wgmma.mma_async` takes A from (§9.7.15.5.1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum WgmmaA {
+    /// A shared-memory matrix descriptor (the SS form).
+    Desc(Val),
+    /// Four `.b32` registers of packed 16-bit pairs, the A fragment (the RS form).
+    Regs([Reg; 4]),
+}
+
 /// How a load or store names its state space (§5.1; none is generic addressing, §6.4.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum MemSpace {
@@ -326,13 +335,14 @@ pub(crate) enum Op {
     /// `wgmma.wait_group.sync.aligned n` (§9.7.15).
     WgmmaWait { n: u32 },
     /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.atype.atype d, a-desc, b-desc, scale-d,
-    /// imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b` (§9.7.15), both operands in shared
-    /// memory.
+    /// imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b` (§9.7.15.5.2), both operands in
+    /// shared memory; or the RS form `d, {a0, a1, a2, a3}, b-desc, scale-d, imm-scale-a,
+    /// imm-scale-b, imm-trans-b` with A from registers (`tnsp_a` false).
     Wgmma {
         n: u32,
         atype: Type,
         d: Vec<Reg>,
-        a: Val,
+        a: WgmmaA,
         b: Val,
         scale_d: Val,
         neg_a: bool,

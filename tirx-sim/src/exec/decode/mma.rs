@@ -1,10 +1,11 @@
-//! Decoding of `wgmma.mma_async` (PTX ISA §9.7.15): the shape `m64nNk16`, the types, the
-//! accumulator registers, the descriptors and the immediate scale and transpose operands.
+//! Decoding of `wgmma.mma_async` (PTX ISA §9.7.15.5.2): the shape `m64nNk16`, the types,
+//! the accumulator registers, A as a descriptor or (the RS form) four fragment registers, the
+//! B descriptor and the immediate scale and transpose operands.
 //! Forms the executor does not run yet are refused here with the reason.
 
 use super::Cx;
 use crate::exec::diag::SimError;
-use crate::exec::ops::Op;
+use crate::exec::ops::{Op, WgmmaA};
 use crate::exec::program::Val;
 use crate::ptx::{Operand, Type};
 
@@ -28,10 +29,29 @@ pub(super) fn wgmma(cx: &Cx<'_>) -> Result<Op, SimError> {
     if atype != btype || !matches!(atype, Type::Bf16 | Type::F16) {
         return Err(cx.err("only bf16 × bf16 and f16 × f16 inputs are supported"));
     }
-    cx.n(8)?;
-    if matches!(cx.op(1)?, Operand::Vector(_)) {
-        return Err(cx.err("A from registers (the RS form) is not supported yet"));
-    }
+    // The RS form (A from registers) has no imm-trans-a: 7 operands instead of 8.
+    let rs = matches!(cx.op(1)?, Operand::Vector(_));
+    cx.n(if rs { 7 } else { 8 })?;
+    let a = if rs {
+        let regs = cx
+            .list(1)?
+            .into_iter()
+            .map(|o| {
+                cx.syms
+                    .dst(o, cx.i.line, &cx.text)?
+                    .ok_or_else(|| cx.err("a sink in the A fragment"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let regs: [u32; 4] = regs.try_into().map_err(|v: Vec<u32>| {
+            cx.err(format!(
+                "{} A registers: the .f16/.bf16 A fragment is four .b32 registers",
+                v.len()
+            ))
+        })?;
+        WgmmaA::Regs(regs)
+    } else {
+        WgmmaA::Desc(cx.val(1)?)
+    };
     let d = cx
         .list(0)?
         .into_iter()
@@ -52,7 +72,8 @@ pub(super) fn wgmma(cx: &Cx<'_>) -> Result<Op, SimError> {
         Val::Imm(v) => Ok(v as i64),
         _ => Err(cx.err("scale and transpose operands must be constants")),
     };
-    let (scale_a, scale_b, tnsp_a, tnsp_b) = (imm(4)?, imm(5)?, imm(6)?, imm(7)?);
+    let (scale_a, scale_b) = (imm(4)?, imm(5)?);
+    let (tnsp_a, tnsp_b) = if rs { (0, imm(6)?) } else { (imm(6)?, imm(7)?) };
     if ![0, 1].contains(&tnsp_a) || ![0, 1].contains(&tnsp_b) {
         return Err(cx.err("imm-trans-a/b must be 0 or 1"));
     }
@@ -63,7 +84,7 @@ pub(super) fn wgmma(cx: &Cx<'_>) -> Result<Op, SimError> {
         n,
         atype,
         d,
-        a: cx.val(1)?,
+        a,
         b: cx.val(2)?,
         scale_d: cx.val(3)?,
         neg_a: scale_a == -1,
