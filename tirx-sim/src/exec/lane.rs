@@ -205,7 +205,7 @@ impl Machine<'_> {
                 | Op::Vote { .. }
                 | Op::Elect { .. }
                 | Op::ActiveMask { .. }
-                | Op::Setmaxnreg
+                | Op::Setmaxnreg { .. }
         ) {
             return self.collective(cl, ci, wi, active, pc, inst);
         }

@@ -54,6 +54,8 @@ pub(crate) enum Wait {
     Converge { need: u32 },
     /// Every sibling warp of its warpgroup to commit `target` wgmma groups.
     Wgmma { target: u64 },
+    /// The CTA's register pool to hold enough for `setmaxnreg.inc` to `count`.
+    Regs { count: u32 },
 }
 
 /// The kernel parameters laid out as the entry declares them.
@@ -128,6 +130,8 @@ pub(crate) struct Cta {
     pub tc_queue: Vec<(u32, super::tcgen05::Tc05Mma)>,
     /// Per warp: registers a `tcgen05.ld` filled that await `tcgen05.wait::ld`.
     pub tc_ld: Vec<Vec<(u32, u32, u32)>>,
+    /// Per-warp register counts and the pool (`setmaxnreg.rs`).
+    pub regs: super::setmaxnreg::RegBudget,
 }
 
 impl Cta {
@@ -230,6 +234,10 @@ impl<'a> Machine<'a> {
                 tmem: Default::default(),
                 tc_queue: Vec::new(),
                 tc_ld: vec![Vec::new(); nt.div_ceil(32) as usize],
+                regs: super::setmaxnreg::RegBudget::new(
+                    nt.div_ceil(32),
+                    self.policy.launch_regs.or(self.prog.max_regs),
+                ),
             });
             regs.push(Regs {
                 n: nregs,
@@ -333,6 +341,7 @@ impl<'a> Machine<'a> {
                 Wait::Wgmma { target } => {
                     super::wgmma::warpgroup_behind(cl, ci, t / 32, target) == 0
                 }
+                Wait::Regs { count } => cl.ctas[ci].regs.can_grow(t / 32, count),
             };
             if ready {
                 cl.ctas[ci].st[t as usize] = TState::Run;
@@ -434,6 +443,19 @@ impl<'a> Machine<'a> {
                 thread: cl.ctas[ci].thread(t),
                 what: "the CTA exited with tensor memory still allocated (no tcgen05.dealloc)"
                     .into(),
+            });
+        }
+        if cl.ctas[ci].live == 0
+            && let Some(r) = cl.ctas[ci].regs.rounds.iter().flatten().next()
+        {
+            return Err(SimError::Protocol {
+                line: r.line,
+                thread: cl.ctas[ci].thread(t),
+                what: format!(
+                    "the CTA exited with this setmaxnreg executed by warps {:#06b} of their \
+                     warpgroup only: every warp of the warpgroup must execute it",
+                    r.done
+                ),
             });
         }
         if cl.ctas[ci].live == 0 {

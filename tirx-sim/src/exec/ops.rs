@@ -376,6 +376,7 @@ pub(crate) enum Op {
     /// `tcgen05.commit.cta_group::1.mbarrier::arrive::one[.shared::cluster].b64 [mbar]`
     /// (§9.7.16).
     TcCommit { mbar: Addr },
-    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 n` (§9.7 "setmaxnreg"): checked, no effect.
-    Setmaxnreg,
+    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (§9.7.19.6): the warp's register budget
+    /// (`setmaxnreg.rs`).
+    Setmaxnreg { inc: bool, count: u32 },
 }

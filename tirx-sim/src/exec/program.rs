@@ -105,6 +105,8 @@ pub struct Program {
     pub(crate) max_threads: Option<u32>,
     /// `.reqnctapercluster`, if declared.
     pub(crate) req_cluster: Option<[u32; 3]>,
+    /// `.maxnreg`, if declared.
+    pub(crate) max_regs: Option<u32>,
 }
 
 /// Name tables the decoder reads.
@@ -250,12 +252,14 @@ impl Program {
     fn finish(entry: &Entry, name: &str, insts: Vec<Inst>, l: Layout) -> Result<Program, SimError> {
         let mut max_threads = None;
         let mut req_cluster = None;
+        let mut max_regs = None;
         for d in &entry.directives {
             match d {
                 ptx::Directive::MaxNtid(t) | ptx::Directive::ReqNtid(t) => {
                     max_threads = Some(t.iter().product())
                 }
                 ptx::Directive::ReqNctaPerCluster(c) => req_cluster = Some(*c),
+                ptx::Directive::MaxNreg(n) => max_regs = Some(*n),
                 _ => {}
             }
         }
@@ -268,6 +272,7 @@ impl Program {
             dyn_smem_base: l.dyn_smem_base,
             max_threads,
             req_cluster,
+            max_regs,
         })
     }
 

@@ -66,6 +66,9 @@ pub struct Policy {
     pub spurious_wait_one_in: u64,
     /// Stop with [`super::SimError::StepLimit`] after this many warp-instructions.
     pub step_limit: u64,
+    /// The per-thread register count the kernel was launched with (what ptxas chose), for
+    /// `setmaxnreg`; `None`: the entry's `.maxnreg` if declared, else unknown.
+    pub launch_regs: Option<u32>,
 }
 
 impl Default for Policy {
@@ -75,6 +78,7 @@ impl Default for Policy {
             complete_one_in: 6,
             spurious_wait_one_in: 8,
             step_limit: 200_000_000,
+            launch_regs: None,
         }
     }
 }

@@ -118,6 +118,11 @@ pub(crate) fn describe(cl: &Cluster, ci: usize, t: u32, w: Wait) -> WaitOn {
             target,
             behind: super::wgmma::warpgroup_behind(cl, ci, t / 32, target),
         },
+        Wait::Regs { count } => WaitOn::Registers {
+            count,
+            held: cta.regs.held_by_others(t / 32),
+            capacity: cta.regs.capacity,
+        },
         Wait::Converge { need } => {
             let base = t / 32 * 32;
             let pc = cta.pc[t as usize];

@@ -70,6 +70,10 @@ pub(super) fn bar(cx: &Cx<'_>) -> Result<Op, SimError> {
     if !(1..=2).contains(&n) {
         return Err(cx.err("bar takes a barrier id and an optional thread count"));
     }
+    // §9.7.13.1: `bar{.cta}.arrive a, b` and `barrier{.cta}.arrive a, b` name the count.
+    if !wait && n != 2 {
+        return Err(cx.err("bar.arrive needs its thread count operand"));
+    }
     Ok(Op::Bar {
         id: cx.val(0)?,
         count: if n == 2 { Some(cx.val(1)?) } else { None },

@@ -318,7 +318,17 @@ pub(crate) fn decode(i: &Instr, syms: &Symbols) -> Result<Inst, SimError> {
                     "register count {n} is not a multiple of 8 in 24..=256"
                 )));
             }
-            Op::Setmaxnreg
+            let inc = if cx.has("inc") {
+                true
+            } else if cx.has("dec") {
+                false
+            } else {
+                return Err(cx.err("setmaxnreg needs .inc or .dec"));
+            };
+            Op::Setmaxnreg {
+                inc,
+                count: n as u32,
+            }
         }
         "wgmma.fence" => Op::WgmmaFence,
         "wgmma.commit_group" => Op::WgmmaCommit,

@@ -5,6 +5,7 @@
 mod alu;
 mod cluster;
 mod diag;
+mod setmaxnreg;
 mod sync;
 mod tcgen05;
 mod tma;
