@@ -222,6 +222,8 @@ impl Machine<'_> {
                 | Op::TcRelinquish
                 | Op::TcLd { .. }
                 | Op::TcWaitLd
+                | Op::TcSt { .. }
+                | Op::TcWaitSt
         ) {
             return self.tcgen05_warp(cl, ci, wi, active, pc, inst);
         }

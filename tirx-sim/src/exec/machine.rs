@@ -130,6 +130,9 @@ pub(crate) struct Cta {
     pub tc_queue: Vec<(u32, super::tcgen05::Tc05Mma)>,
     /// Per warp: registers a `tcgen05.ld` filled that await `tcgen05.wait::ld`.
     pub tc_ld: Vec<Vec<(u32, u32, u32)>>,
+    /// Per warp: tensor-memory cells (lane, column, line) a `tcgen05.st` wrote that await
+    /// `tcgen05.wait::st`.
+    pub tc_st: Vec<Vec<(u32, u32, u32)>>,
     /// Per-warp register counts and the pool (`setmaxnreg.rs`).
     pub regs: super::setmaxnreg::RegBudget,
 }
@@ -234,6 +237,7 @@ impl<'a> Machine<'a> {
                 tmem: Default::default(),
                 tc_queue: Vec::new(),
                 tc_ld: vec![Vec::new(); nt.div_ceil(32) as usize],
+                tc_st: vec![Vec::new(); nt.div_ceil(32) as usize],
                 regs: super::setmaxnreg::RegBudget::new(
                     nt.div_ceil(32),
                     self.policy.launch_regs.or(self.prog.max_regs),

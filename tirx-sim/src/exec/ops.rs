@@ -364,6 +364,11 @@ pub(crate) enum Op {
     },
     /// `tcgen05.wait::ld.sync.aligned` (§9.7.16).
     TcWaitLd,
+    /// `tcgen05.st.sync.aligned.32x32b.xN.b32 [taddr], {…}` (§9.7.16.8.4; the shape
+    /// §9.7.16.2.3.1.1).
+    TcSt { taddr: Addr, vals: Vec<Val> },
+    /// `tcgen05.wait::st.sync.aligned` (§9.7.16.8.5).
+    TcWaitSt,
     /// `tcgen05.mma.cta_group::1.kind::f16 [d], a-desc, b-desc, idesc, enable-input-d`
     /// (§9.7.16).
     TcMma {

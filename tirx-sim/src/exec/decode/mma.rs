@@ -103,6 +103,8 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
             | "tcgen05.fence::after_thread_sync"
             | "tcgen05.ld"
             | "tcgen05.wait::ld"
+            | "tcgen05.st"
+            | "tcgen05.wait::st"
     );
     if needs_group && !cx.has("cta_group::1") {
         return Err(cx.err("only cta_group::1 is supported yet (2-CTA MMA is the next piece)"));
@@ -125,17 +127,41 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
         }
         "tcgen05.relinquish_alloc_permit" => Op::TcRelinquish,
         "tcgen05.wait::ld" => Op::TcWaitLd,
+        "tcgen05.wait::st" => Op::TcWaitSt,
+        "tcgen05.st" => {
+            cx.n(2)?;
+            if !cx.has("32x32b") {
+                return Err(cx.err("only the 32x32b shape is supported yet"));
+            }
+            if cx
+                .i
+                .opcode
+                .modifiers
+                .iter()
+                .any(|m| m.starts_with("unpack"))
+            {
+                return Err(cx.err(".unpack::16b is not supported yet"));
+            }
+            let reps = repetitions(cx)?;
+            let vals = cx
+                .list(1)?
+                .into_iter()
+                .map(|o| cx.syms.val(o, cx.i.line, &cx.text))
+                .collect::<Result<Vec<_>, _>>()?;
+            if vals.len() as u32 != reps {
+                return Err(cx.err(format!("{} registers for .x{reps}", vals.len())));
+            }
+            Op::TcSt {
+                taddr: cx.addr(0)?,
+                vals,
+            }
+        }
         "tcgen05.ld" => {
             cx.n(2)?;
             if !cx.has("32x32b") {
                 return Err(cx.err("only the 32x32b shape is supported yet"));
             }
-            let reps =
-                cx.i.opcode
-                    .modifiers
-                    .iter()
-                    .find_map(|m| m.strip_prefix('x').and_then(|n| n.parse::<u32>().ok()))
-                    .ok_or_else(|| cx.err("no .xN repetition"))?;
+            let reps = repetitions(cx)?;
             let ds = cx
                 .list(0)?
                 .into_iter()
@@ -185,4 +211,18 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
         }
         _ => return Err(cx.err("this tcgen05 instruction is not supported yet")),
     })
+}
+
+/// The `.num` of a tcgen05 data-movement instruction (`.x1` … `.x128`, §9.7.16.2.3).
+fn repetitions(cx: &Cx<'_>) -> Result<u32, SimError> {
+    let n =
+        cx.i.opcode
+            .modifiers
+            .iter()
+            .find_map(|m| m.strip_prefix('x').and_then(|n| n.parse::<u32>().ok()))
+            .ok_or_else(|| cx.err("no .xN repetition"))?;
+    if !n.is_power_of_two() || n > 128 {
+        return Err(cx.err(format!(".x{n}: .num is a power of two up to 128")));
+    }
+    Ok(n)
 }

@@ -89,3 +89,66 @@ fn tensor_memory_allocation_is_checked() {
     let e = tmem_kernel(&alloc(48)).unwrap_err();
     assert!(e.to_string().contains("power of two"), "{e}");
 }
+
+/// Two warps: warp 0 allocates 32 columns; each thread stores 4 values to its TMEM lane
+/// (warp `w` owns lanes `32w..32w + 32`, §9.7.16.2.3.1.1) at columns 4..8 with
+/// `tcgen05.st.32x32b.x4`, waits (`wait`), loads columns 0..8 back with `.x8` and writes them
+/// out (8 words per thread).
+fn st_kernel(wait: &str, lane_shift: u32) -> Result<Vec<u32>, SimError> {
+    let body = format!(
+        "{PROLOGUE}\tmov.u32 %r1, smem;\n\tsetp.lt.u32 %p0, %r0, 32;\n\
+         \t@%p0 tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r1], 32;\n\
+         \ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\ttcgen05.fence::after_thread_sync;\n\
+         \tld.shared.u32 %r2, [%r1];\n\tshr.u32 %r3, %r0, 5;\n\tshl.b32 %r3, %r3, {lane_shift};\n\
+         \tadd.u32 %r3, %r3, %r2;\n\tadd.u32 %r4, %r3, 4;\n\tmul.lo.u32 %r5, %r0, 1000;\n\
+         \tadd.u32 %r10, %r5, 4;\n\tadd.u32 %r11, %r5, 5;\n\tadd.u32 %r12, %r5, 6;\n\
+         \tadd.u32 %r13, %r5, 7;\n\
+         \ttcgen05.st.sync.aligned.32x32b.x4.b32 [%r4], {{%r10, %r11, %r12, %r13}};\n{wait}\
+         \ttcgen05.ld.sync.aligned.32x32b.x8.b32 {{%r20, %r21, %r22, %r23, %r24, %r25, %r26, \
+         %r27}}, [%r3];\n\ttcgen05.wait::ld.sync.aligned;\n\
+         \tmul.wide.u32 %rd2, %r0, 32;\n\tadd.u64 %rd2, %rd2, %rd0;\n\
+         \tst.global.v4.u32 [%rd2], {{%r20, %r21, %r22, %r23}};\n\
+         \tst.global.v4.u32 [%rd2+16], {{%r24, %r25, %r26, %r27}};\n\
+         \ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\
+         \t@%p0 tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 32;\n\tret;\n"
+    );
+    Ok(u32s(&run_out(
+        &module(OUT, &body),
+        &one_cta(64, 64),
+        64 * 32,
+        2,
+    )?))
+}
+
+#[test]
+fn tcgen05_st_writes_each_threads_lane_and_columns() {
+    let wait = "\ttcgen05.wait::st.sync.aligned;\n";
+    let out = st_kernel(wait, 21).expect("runs");
+    for t in 0..64u32 {
+        let row = &out[(t * 8) as usize..(t * 8 + 8) as usize];
+        // Columns 0..4 untouched (a fresh allocation reads zero here), 4..8 the values.
+        assert_eq!(
+            row,
+            [
+                0,
+                0,
+                0,
+                0,
+                t * 1000 + 4,
+                t * 1000 + 5,
+                t * 1000 + 6,
+                t * 1000 + 7
+            ]
+        );
+    }
+    // Loading before tcgen05.wait::st.
+    let e = st_kernel("", 21).unwrap_err();
+    assert!(e.to_string().contains("before its tcgen05.wait::st"), "{e}");
+    // Warp 1 addressing lanes 0..32 (its quarter is 32..64).
+    let e = st_kernel(wait, 0).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("warp 1 may access TMEM lanes 32..64"),
+        "{e}"
+    );
+}
