@@ -209,6 +209,9 @@ impl Machine<'_> {
         ) {
             return self.collective(cl, ci, wi, active, pc, inst);
         }
+        if matches!(inst.op, Op::Atom { .. }) {
+            return self.atom_group(cl, ci, wi, active, pc, inst);
+        }
         if matches!(
             inst.op,
             Op::WgmmaFence | Op::WgmmaCommit | Op::WgmmaWait { .. } | Op::Wgmma { .. }
@@ -602,7 +605,7 @@ impl Machine<'_> {
 
     /// A generic shared-memory access that touches bytes an in-flight TMA copy owns.
     #[allow(clippy::too_many_arguments)]
-    fn check_race(
+    pub(crate) fn check_race(
         &self,
         cl: &Cluster,
         ci: usize,

@@ -15,6 +15,7 @@
 //! [`Device`] the caller fills and reads back.
 
 mod alu;
+mod atom;
 mod bulk;
 mod decode;
 mod device;

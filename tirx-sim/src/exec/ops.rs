@@ -241,6 +241,17 @@ pub(crate) enum Op {
         vals: Vec<Val>,
         addr: Addr,
     },
+    /// `atom[.sem][.scope][.space].op.type d, [a], b[, c]` (§9.7.13.5) and `red…op.type [a],
+    /// b` (§9.7.13.6, `d` none).
+    Atom {
+        op: super::atom::AtomOp,
+        ty: Type,
+        space: MemSpace,
+        d: Option<Reg>,
+        addr: Addr,
+        b: Val,
+        c: Option<Val>,
+    },
     /// `bra[.uni] target` (§9.7.13 control flow).
     Bra { target: u32 },
     /// `ret` / `exit`.

@@ -152,3 +152,67 @@ pub(super) fn tma(cx: &Cx<'_>) -> Result<Op, SimError> {
     }
     Err(cx.err("this direction or completion mechanism of cp.async.bulk.tensor"))
 }
+
+/// `atom` (§9.7.13.5) and `red` (§9.7.13.6): the operation and type pairs `atom.rs` executes.
+pub(super) fn atom(cx: &Cx<'_>) -> Result<Op, SimError> {
+    use crate::exec::atom::AtomOp;
+    use crate::ptx::Type;
+    let red = cx.i.opcode.base == "red";
+    let space = mem_space(cx)?;
+    if space == MemSpace::Param {
+        return Err(cx.err("atomics on .param"));
+    }
+    let m = &cx.i.opcode.modifiers;
+    if m.iter()
+        .any(|m| m.starts_with("v2") || m.starts_with("v4") || m.starts_with("v8"))
+    {
+        return Err(cx.err("vector atomics"));
+    }
+    if m.iter().any(|m| m.starts_with("L2::") || m == "noftz") {
+        return Err(cx.err("cache hints and .noftz"));
+    }
+    let op = [
+        ("add", AtomOp::Add),
+        ("min", AtomOp::Min),
+        ("max", AtomOp::Max),
+        ("inc", AtomOp::Inc),
+        ("dec", AtomOp::Dec),
+        ("and", AtomOp::And),
+        ("or", AtomOp::Or),
+        ("xor", AtomOp::Xor),
+        ("exch", AtomOp::Exch),
+        ("cas", AtomOp::Cas),
+    ]
+    .into_iter()
+    .find(|(n, _)| cx.has(n))
+    .ok_or_else(|| cx.err("no atomic operation"))?
+    .1;
+    let ty = cx.ty()?;
+    use Type::*;
+    let ok = match op {
+        AtomOp::Add => matches!(ty, U32 | S32 | U64 | F32 | F64),
+        AtomOp::Min | AtomOp::Max => matches!(ty, U32 | S32 | U64 | S64),
+        AtomOp::Inc | AtomOp::Dec => ty == U32,
+        AtomOp::And | AtomOp::Or | AtomOp::Xor | AtomOp::Exch | AtomOp::Cas => {
+            matches!(ty, B32 | B64)
+        }
+    };
+    if !ok {
+        return Err(cx.err(format!("this atomic operation on .{ty}")));
+    }
+    if red && op == AtomOp::Cas {
+        return Err(cx.err("red has no .cas"));
+    }
+    let cas = op == AtomOp::Cas;
+    let k = usize::from(!red);
+    cx.n(k + 2 + usize::from(cas))?;
+    Ok(Op::Atom {
+        op,
+        ty,
+        space,
+        d: if red { None } else { cx.dst(0)? },
+        addr: cx.addr(k)?,
+        b: cx.val(k + 1)?,
+        c: if cas { Some(cx.val(k + 2)?) } else { None },
+    })
+}

@@ -175,6 +175,7 @@ pub(crate) fn decode(i: &Instr, syms: &Symbols) -> Result<Inst, SimError> {
             }
         }
         "ld" | "ld.global.nc" | "st" => memory::ld_st(&cx)?,
+        "atom" | "red" => memory::atom(&cx)?,
         "bra" => {
             cx.n(1)?;
             let Operand::Sym(l) = cx.op(0)? else {

@@ -3,6 +3,7 @@
 //! (`diag.rs`). Kernels are small hand-written PTX entries run through the public API.
 
 mod alu;
+mod atom;
 mod cluster;
 mod diag;
 mod setmaxnreg;
