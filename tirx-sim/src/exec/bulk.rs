@@ -50,6 +50,15 @@ pub(crate) enum AsyncKind {
         mmas: Vec<super::tcgen05::Tc05Mma>,
         mbar: (usize, u32),
     },
+    /// A `clusterlaunchcontrol.try_cancel`: the 16-byte response written at `resp` of each CTA
+    /// in `ctas`, then `complete_tx` of 16 bytes on the mbarrier at `mbar` of each.
+    Clc {
+        ctas: u32,
+        resp: u32,
+        mbar: u32,
+        /// The first CTA of the canceled cluster, or `None` for a failed request.
+        canceled: Option<[u32; 3]>,
+    },
     /// A tensor store from `src` of the issuing CTA.
     Store {
         map: usize,
@@ -63,14 +72,14 @@ impl AsyncOp {
     pub(crate) fn map(&self) -> Option<usize> {
         match &self.kind {
             AsyncKind::Load { map, .. } | AsyncKind::Store { map, .. } => Some(*map),
-            AsyncKind::Tc05 { .. } => None,
+            AsyncKind::Tc05 { .. } | AsyncKind::Clc { .. } => None,
         }
     }
 
     /// Whether it uses the shared memory of CTA `ci`.
     pub(crate) fn touches(&self, ci: u32) -> bool {
         match &self.kind {
-            AsyncKind::Load { ctas, .. } => ctas >> ci & 1 == 1,
+            AsyncKind::Load { ctas, .. } | AsyncKind::Clc { ctas, .. } => ctas >> ci & 1 == 1,
             AsyncKind::Store { .. } | AsyncKind::Tc05 { .. } => self.cta == ci,
         }
     }
@@ -257,6 +266,15 @@ impl Machine<'_> {
                 }
                 self.mbar_update(cl, *mbar, (op.cta as usize, op.tid), op.line, 1, 0, false)?;
             }
+            if let AsyncKind::Clc {
+                ctas,
+                resp,
+                mbar,
+                canceled,
+            } = &op.kind
+            {
+                self.clc_complete(cl, &op, (*ctas, *resp, *mbar, *canceled))?;
+            }
             return Ok(());
         };
         let desc = &self.params.maps[map].1;
@@ -322,7 +340,7 @@ impl Machine<'_> {
                 let smem = &cl.ctas[op.cta as usize].smem;
                 tma::store_box(desc, coords, self.dev, smem, *src).map_err(|f| fault(f, cl))?;
             }
-            AsyncKind::Tc05 { .. } => unreachable!("handled above"),
+            AsyncKind::Tc05 { .. } | AsyncKind::Clc { .. } => unreachable!("handled above"),
         }
         Ok(())
     }

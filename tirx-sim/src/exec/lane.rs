@@ -548,7 +548,13 @@ impl Machine<'_> {
         for (i, d) in ds.iter().enumerate() {
             if let Some(d) = d {
                 let k = i * eb as usize;
-                Self::wr(cl, ci, t, *d, mem::le_read(&buf[k..k + eb as usize]));
+                if bits == 128 {
+                    // The two slots of a `.b128` register.
+                    Self::wr(cl, ci, t, *d, mem::le_read(&buf[k..k + 8]));
+                    Self::wr(cl, ci, t, *d + 1, mem::le_read(&buf[k + 8..k + 16]));
+                } else {
+                    Self::wr(cl, ci, t, *d, mem::le_read(&buf[k..k + eb as usize]));
+                }
             }
         }
         Ok(())
@@ -573,7 +579,13 @@ impl Machine<'_> {
         let mut buf = [0u8; 64];
         for (i, v) in vals.iter().enumerate() {
             let k = i * eb as usize;
-            mem::le_write(&mut buf[k..k + eb as usize], self.rd(cl, ci, t, *v, line)?);
+            if let (128, Val::Reg(r)) = (bits, v) {
+                mem::le_write(&mut buf[k..k + 8], self.rd(cl, ci, t, *v, line)?);
+                let hi = self.rd(cl, ci, t, Val::Reg(r + 1), line)?;
+                mem::le_write(&mut buf[k + 8..k + 16], hi);
+            } else {
+                mem::le_write(&mut buf[k..k + eb as usize], self.rd(cl, ci, t, *v, line)?);
+            }
         }
         let n = size as usize;
         match loc {
@@ -640,6 +652,12 @@ impl Machine<'_> {
             super::shadow::Conflict::LoadInFlight => format!(
                 "{} shared+{off:#x} while the TMA load issued at line {} is still writing it \
                  (a missing wait on its mbarrier)",
+                if write { "writes" } else { "reads" },
+                op.line
+            ),
+            super::shadow::Conflict::ResponseInFlight => format!(
+                "{} shared+{off:#x} while the clusterlaunchcontrol.try_cancel issued at line {} \
+                 is still writing its response there (a missing wait on its mbarrier)",
                 if write { "writes" } else { "reads" },
                 op.line
             ),

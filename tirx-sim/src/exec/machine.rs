@@ -135,6 +135,8 @@ pub(crate) struct Cta {
     pub tc_st: Vec<Vec<(u32, u32, u32)>>,
     /// Per-warp register counts and the pool (`setmaxnreg.rs`).
     pub regs: super::setmaxnreg::RegBudget,
+    /// A thread of the CTA observed a failed `clusterlaunchcontrol.try_cancel` response.
+    pub clc_failed: bool,
 }
 
 impl Cta {
@@ -166,6 +168,9 @@ pub(crate) struct Machine<'a> {
     pub rng: Rng,
     pub policy: Policy,
     pub stats: Stats,
+    /// Clusters of the grid not started yet (linear indices, in launch order); a successful
+    /// `clusterlaunchcontrol.try_cancel` removes one.
+    pub pending: std::collections::VecDeque<u32>,
 }
 
 impl<'a> Machine<'a> {
@@ -185,6 +190,7 @@ impl<'a> Machine<'a> {
             rng: Rng::new(seed),
             policy,
             stats: Stats::default(),
+            pending: Default::default(),
         }
     }
 
@@ -197,8 +203,13 @@ impl<'a> Machine<'a> {
         let l = self.launch;
         let n = [0, 1, 2].map(|d| l.grid[d] / l.cluster[d]);
         let count = (n[0] * n[1] * n[2]) as usize;
-        for k in self.rng.permutation(count) {
-            let k = k as u32;
+        self.pending = self
+            .rng
+            .permutation(count)
+            .into_iter()
+            .map(|k| k as u32)
+            .collect();
+        while let Some(k) = self.pending.pop_front() {
             let id = [k % n[0], (k / n[0]) % n[1], k / (n[0] * n[1])];
             let mut cl = self.new_cluster(id);
             self.run_cluster(&mut cl)?;
@@ -238,6 +249,7 @@ impl<'a> Machine<'a> {
                 tc_queue: Vec::new(),
                 tc_ld: vec![Vec::new(); nt.div_ceil(32) as usize],
                 tc_st: vec![Vec::new(); nt.div_ceil(32) as usize],
+                clc_failed: false,
                 regs: super::setmaxnreg::RegBudget::new(
                     nt.div_ceil(32),
                     self.policy.launch_regs.or(self.prog.max_regs),

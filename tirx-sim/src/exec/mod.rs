@@ -17,6 +17,7 @@
 mod alu;
 mod atom;
 mod bulk;
+mod clc;
 mod decode;
 mod device;
 mod diag;
@@ -44,7 +45,7 @@ pub use device::{Device, GLOBAL_BASE, HostAccessError};
 pub use diag::{Blocked, SimError, Space, ThreadId, WaitOn};
 pub use mem::{PARAM_GENERIC, SHARED_GENERIC, SMEM_BASE};
 pub use program::Program;
-pub use sched::{Policy, Rng};
+pub use sched::{ClcMode, Policy, Rng};
 pub use setmaxnreg::REGISTER_FILE;
 pub use tcgen05::{InstrDesc, TMEM_COLS, TMEM_LANES, decode_idesc, decode_smem_desc};
 pub use tma::{OobFill, TensorMapDesc, TmaElem, TmaSwizzle};

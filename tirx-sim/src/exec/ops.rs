@@ -252,6 +252,21 @@ pub(crate) enum Op {
         b: Val,
         c: Option<Val>,
     },
+    /// `clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes
+    /// [.multicast::cluster::all].b128 [resp], [mbar]` (`clc.rs`).
+    ClcTryCancel {
+        resp: Addr,
+        mbar: Addr,
+        multicast: bool,
+    },
+    /// `clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 p, q` (`first: None`) and
+    /// `….get_first_ctaid[::dim][.v4].b32.b128 d, q` (the dimension, or all three into a
+    /// `.v4` with its fourth element ignored).
+    ClcQuery {
+        ds: Vec<Option<Reg>>,
+        q: Reg,
+        first: Option<Option<u8>>,
+    },
     /// `bra[.uni] target` (§9.7.13 control flow).
     Bra { target: u32 },
     /// `ret` / `exit`.

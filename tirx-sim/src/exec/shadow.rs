@@ -92,6 +92,8 @@ pub(crate) enum Conflict {
     LoadInFlight,
     /// The access writes bytes a TMA store is still reading.
     StoreInFlight,
+    /// The access touches the response a `clusterlaunchcontrol.try_cancel` is still writing.
+    ResponseInFlight,
 }
 
 /// The shared-memory bytes an async op uses in CTA `ci`: `[lo, hi)`.
@@ -101,6 +103,10 @@ fn range(op: &AsyncOp, ci: u32, box_bytes: u32) -> Option<(u32, u32)> {
         AsyncKind::Store { src, .. } => (*src, op.cta == ci),
         // The tensor core's operand reads are not tracked yet.
         AsyncKind::Tc05 { .. } => return None,
+        // The 16-byte response, exactly.
+        AsyncKind::Clc { ctas, resp, .. } => {
+            return (ctas >> ci & 1 == 1).then_some((*resp, resp + 16));
+        }
     };
     ok.then(|| (start & !127, (start + box_bytes).next_multiple_of(128)))
 }
@@ -122,6 +128,7 @@ pub(crate) fn conflict(
         }
         match op.kind {
             AsyncKind::Load { .. } => Some((op, Conflict::LoadInFlight)),
+            AsyncKind::Clc { .. } => Some((op, Conflict::ResponseInFlight)),
             AsyncKind::Store { .. } if write => Some((op, Conflict::StoreInFlight)),
             AsyncKind::Store { .. } | AsyncKind::Tc05 { .. } => None,
         }

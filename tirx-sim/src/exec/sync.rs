@@ -419,6 +419,8 @@ impl Machine<'_> {
                     line,
                 });
             }
+            Op::ClcTryCancel { .. } => self.clc_try_cancel(cl, ci, t, inst)?,
+            Op::ClcQuery { .. } => self.clc_query(cl, ci, t, inst)?,
             Op::BulkCommit => cl.ctas[ci].bulk_next[u] += 1,
             Op::BulkWait { n } => {
                 if pending_groups(cl, ci as u32, t) > *n {

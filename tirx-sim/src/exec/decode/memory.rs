@@ -32,6 +32,14 @@ pub(super) fn ld_st(cx: &Cx<'_>) -> Result<Op, SimError> {
     if b < 8 {
         return Err(cx.err("ld/st of .pred"));
     }
+    if b == 128
+        && matches!(
+            cx.op(if cx.i.opcode.base == "st" { 1 } else { 0 })?,
+            Operand::Vector(_)
+        )
+    {
+        return Err(cx.err("vectors of .b128"));
+    }
     if cx.i.opcode.base == "st" {
         let vals = cx
             .list(1)?
@@ -215,4 +223,63 @@ pub(super) fn atom(cx: &Cx<'_>) -> Result<Op, SimError> {
         b: cx.val(k + 1)?,
         c: if cas { Some(cx.val(k + 2)?) } else { None },
     })
+}
+
+/// `clusterlaunchcontrol.try_cancel` (`clc.rs`): the one form sm_100a has, with or without
+/// `.multicast::cluster::all`.
+pub(super) fn clc_try_cancel(cx: &Cx<'_>) -> Result<Op, SimError> {
+    cx.n(2)?;
+    for m in ["async", "mbarrier::complete_tx::bytes", "b128"] {
+        if !cx.has(m) {
+            return Err(cx.err(format!("try_cancel without .{m}")));
+        }
+    }
+    if !cx.has("shared::cta") {
+        return Err(cx.err("the response and mbarrier must be .shared::cta"));
+    }
+    Ok(Op::ClcTryCancel {
+        resp: cx.addr(0)?,
+        mbar: cx.addr(1)?,
+        multicast: cx.has("multicast::cluster::all"),
+    })
+}
+
+/// `clusterlaunchcontrol.query_cancel` (`clc.rs`).
+pub(super) fn clc_query(cx: &Cx<'_>) -> Result<Op, SimError> {
+    cx.n(2)?;
+    if !cx.has("b128") {
+        return Err(cx.err("query_cancel takes a .b128 response"));
+    }
+    let q = match cx.val(1)? {
+        Val::Reg(r) => r,
+        _ => return Err(cx.err("the response must be a .b128 register")),
+    };
+    let m = &cx.i.opcode.modifiers;
+    let ds: Vec<Option<crate::exec::program::Reg>> = cx
+        .list(0)?
+        .into_iter()
+        .map(|o| cx.syms.dst(o, cx.i.line, &cx.text))
+        .collect::<Result<_, _>>()?;
+    let first = if cx.has("is_canceled") {
+        if ds.len() != 1 || !cx.has("pred") {
+            return Err(cx.err("is_canceled writes one .pred"));
+        }
+        None
+    } else if let Some(g) = m.iter().find(|m| m.starts_with("get_first_ctaid")) {
+        let dim = match g.strip_prefix("get_first_ctaid") {
+            Some("") => None,
+            Some("::x") => Some(0),
+            Some("::y") => Some(1),
+            Some("::z") => Some(2),
+            _ => return Err(cx.err("get_first_ctaid of an unknown dimension")),
+        };
+        let want = if dim.is_some() { 1 } else { 4 };
+        if ds.len() != want || (dim.is_none() && !cx.has("v4")) {
+            return Err(cx.err(format!("get_first_ctaid writes {want} .b32 registers")));
+        }
+        Some(dim)
+    } else {
+        return Err(cx.err("query_cancel needs .is_canceled or .get_first_ctaid"));
+    };
+    Ok(Op::ClcQuery { ds, q, first })
 }

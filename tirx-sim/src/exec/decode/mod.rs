@@ -176,6 +176,8 @@ pub(crate) fn decode(i: &Instr, syms: &Symbols) -> Result<Inst, SimError> {
         }
         "ld" | "ld.global.nc" | "st" => memory::ld_st(&cx)?,
         "atom" | "red" => memory::atom(&cx)?,
+        "clusterlaunchcontrol.try_cancel" => memory::clc_try_cancel(&cx)?,
+        "clusterlaunchcontrol.query_cancel" => memory::clc_query(&cx)?,
         "bra" => {
             cx.n(1)?;
             let Operand::Sym(l) = cx.op(0)? else {

@@ -4,6 +4,7 @@
 
 mod alu;
 mod atom;
+mod clc;
 mod cluster;
 mod diag;
 mod setmaxnreg;
