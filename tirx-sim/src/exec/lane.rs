@@ -649,19 +649,19 @@ impl Machine<'_> {
             return Ok(());
         };
         let what = match how {
-            super::shadow::Conflict::LoadInFlight => format!(
+            super::shadow::Conflict::Load => format!(
                 "{} shared+{off:#x} while the TMA load issued at line {} is still writing it \
                  (a missing wait on its mbarrier)",
                 if write { "writes" } else { "reads" },
                 op.line
             ),
-            super::shadow::Conflict::ResponseInFlight => format!(
+            super::shadow::Conflict::Response => format!(
                 "{} shared+{off:#x} while the clusterlaunchcontrol.try_cancel issued at line {} \
                  is still writing its response there (a missing wait on its mbarrier)",
                 if write { "writes" } else { "reads" },
                 op.line
             ),
-            super::shadow::Conflict::StoreInFlight => format!(
+            super::shadow::Conflict::Store => format!(
                 "writes shared+{off:#x} while the TMA store issued at line {} is still reading \
                  it (a missing cp.async.bulk.wait_group.read)",
                 op.line

@@ -89,11 +89,11 @@ impl Shadow {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Conflict {
     /// The access touches bytes a TMA load is still writing.
-    LoadInFlight,
+    Load,
     /// The access writes bytes a TMA store is still reading.
-    StoreInFlight,
+    Store,
     /// The access touches the response a `clusterlaunchcontrol.try_cancel` is still writing.
-    ResponseInFlight,
+    Response,
 }
 
 /// The shared-memory bytes an async op uses in CTA `ci`: `[lo, hi)`.
@@ -127,9 +127,9 @@ pub(crate) fn conflict(
             return None;
         }
         match op.kind {
-            AsyncKind::Load { .. } => Some((op, Conflict::LoadInFlight)),
-            AsyncKind::Clc { .. } => Some((op, Conflict::ResponseInFlight)),
-            AsyncKind::Store { .. } if write => Some((op, Conflict::StoreInFlight)),
+            AsyncKind::Load { .. } => Some((op, Conflict::Load)),
+            AsyncKind::Clc { .. } => Some((op, Conflict::Response)),
+            AsyncKind::Store { .. } if write => Some((op, Conflict::Store)),
             AsyncKind::Store { .. } | AsyncKind::Tc05 { .. } => None,
         }
     })
