@@ -45,10 +45,11 @@ pub(crate) enum AsyncKind {
         dst: u32,
         mbar: u32,
     },
-    /// A `tcgen05.commit`: the MMAs it covers, then one arrival on the mbarrier `(CTA, offset)`.
+    /// A `tcgen05.commit`: the MMAs it covers, then one arrival on each mbarrier `(CTA,
+    /// offset)` (several with `.multicast::cluster`).
     Tc05 {
         mmas: Vec<super::tcgen05::Tc05Mma>,
-        mbar: (usize, u32),
+        mbars: Vec<(usize, u32)>,
     },
     /// A `clusterlaunchcontrol.try_cancel`: the 16-byte response written at `resp` of each CTA
     /// in `ctas`, then `complete_tx` of 16 bytes on the mbarrier at `mbar` of each.
@@ -260,11 +261,13 @@ impl Machine<'_> {
     pub(crate) fn complete(&mut self, cl: &mut Cluster, op: AsyncOp) -> Result<(), SimError> {
         let Some(map) = op.map() else {
             // A tcgen05.commit: the MMAs in order, then one arrival.
-            if let AsyncKind::Tc05 { mmas, mbar } = &op.kind {
+            if let AsyncKind::Tc05 { mmas, mbars } = &op.kind {
                 for m in mmas {
                     self.tcgen05_run(cl, op.cta as usize, m, op.tid)?;
                 }
-                self.mbar_update(cl, *mbar, (op.cta as usize, op.tid), op.line, 1, 0, false)?;
+                for &at in mbars {
+                    self.mbar_update(cl, at, (op.cta as usize, op.tid), op.line, 1, 0, false)?;
+                }
             }
             if let AsyncKind::Clc {
                 ctas,

@@ -404,9 +404,9 @@ pub(crate) enum Op {
         idesc: Val,
         enable: Val,
     },
-    /// `tcgen05.commit.cta_group::1.mbarrier::arrive::one[.shared::cluster].b64 [mbar]`
-    /// (§9.7.16).
-    TcCommit { mbar: Addr },
+    /// `tcgen05.commit.cta_group::1.mbarrier::arrive::one[.shared::cluster]
+    /// [.multicast::cluster].b64 [mbar][, ctaMask]` (§9.7.16 `tcgen05.commit`).
+    TcCommit { mbar: Addr, multicast: Option<Val> },
     /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (§9.7.19.6): the warp's register budget
     /// (`setmaxnreg.rs`).
     Setmaxnreg { inc: bool, count: u32 },

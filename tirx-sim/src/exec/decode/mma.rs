@@ -194,20 +194,16 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
             }
         }
         "tcgen05.commit" => {
-            cx.n(1)?;
-            if !cx.has("mbarrier::arrive::one")
-                || cx
-                    .i
-                    .opcode
-                    .modifiers
-                    .iter()
-                    .any(|m| m.starts_with("multicast"))
-            {
-                return Err(
-                    cx.err("only a non-multicast mbarrier::arrive::one commit is supported")
-                );
+            if !cx.has("mbarrier::arrive::one") {
+                return Err(cx.err("only the mbarrier::arrive::one completion is supported"));
             }
-            Op::TcCommit { mbar: cx.addr(0)? }
+            // `.multicast::cluster` takes a 16-bit CTA mask operand (§9.7.16 `tcgen05.commit`).
+            let multicast = cx.has("multicast::cluster");
+            cx.n(if multicast { 2 } else { 1 })?;
+            Op::TcCommit {
+                mbar: cx.addr(0)?,
+                multicast: if multicast { Some(cx.val(1)?) } else { None },
+            }
         }
         _ => return Err(cx.err("this tcgen05 instruction is not supported yet")),
     })

@@ -152,3 +152,45 @@ fn tcgen05_st_writes_each_threads_lane_and_columns() {
         "{e}"
     );
 }
+
+/// `tcgen05.commit … .multicast::cluster` (§9.7.16 `tcgen05.commit`): one commit by rank 0 of
+/// a cluster of two arrives on the mbarrier at the same offset in each CTA of `mask`; every
+/// thread waits on its own CTA's, then writes `rank + 1`.
+fn commit_multicast(mask: u32) -> Result<Vec<u32>, SimError> {
+    let body = format!(
+        "{PROLOGUE}\tmov.u32 %r6, %cluster_ctarank;\n\tmov.u32 %r1, smem;\n\
+         \tsetp.eq.u32 %p0, %r0, 0;\n\t@%p0 mbarrier.init.shared::cta.b64 [%r1], 1;\n\
+         \tbarrier.cluster.arrive;\n\tbarrier.cluster.wait;\n\tsetp.eq.u32 %p1, %r6, 0;\n\
+         \tand.pred %p2, %p0, %p1;\n\
+         \t@%p2 tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster\
+         .multicast::cluster.b64 [%r1], {mask};\n\
+         $L_wait:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p3, [%r1], 0;\n\
+         \t@!%p3 bra $L_wait;\n\tmul.lo.u32 %r7, %r6, 32;\n\tadd.u32 %r7, %r7, %r0;\n\
+         \tmul.wide.u32 %rd2, %r7, 4;\n\tadd.u64 %rd2, %rd2, %rd0;\n\tadd.u32 %r8, %r6, 1;\n\
+         \tst.global.u32 [%rd2], %r8;\n\tret;\n"
+    );
+    let launch = Launch {
+        grid: [2, 1, 1],
+        cluster: [2, 1, 1],
+        block: [32, 1, 1],
+        smem_bytes: 64,
+    };
+    Ok(u32s(&run_out(&module(OUT, &body), &launch, 256, 3)?))
+}
+
+#[test]
+fn a_multicast_commit_arrives_in_every_cta_of_its_mask() {
+    let out = commit_multicast(3).expect("both CTAs released");
+    assert!(out[..32].iter().all(|&v| v == 1) && out[32..].iter().all(|&v| v == 2));
+    // Rank 1 left out of the mask waits for ever.
+    let e = commit_multicast(1).unwrap_err();
+    assert!(
+        matches!(&e, SimError::Deadlock(b) if b.iter().all(|b| b.cta == [1, 0, 0])),
+        "{e}"
+    );
+    let e = commit_multicast(4).unwrap_err();
+    assert!(
+        e.to_string().contains("CTA mask 0x4 for a cluster of 2"),
+        "{e}"
+    );
+}
