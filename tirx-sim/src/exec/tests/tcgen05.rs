@@ -194,3 +194,68 @@ fn a_multicast_commit_arrives_in_every_cta_of_its_mask() {
         "{e}"
     );
 }
+
+/// Four warps store `4·lane + j` (as f32, j = 0..4) into columns 0..4 of their TMEM lanes
+/// (`wait_st` after), thread 0 runs one `tcgen05.mma` (M = 128, N = 16, A = B = 0 from zeroed
+/// shared memory, unswizzled K-major descriptors) into that D with enable-input-d = `acc`,
+/// commits to an mbarrier everyone waits on, and each thread loads its lane's columns 0..4.
+fn mma_over_stored_d(wait_st: &str, acc: u32) -> Result<Vec<u32>, SimError> {
+    // Descriptor bits: LBO 128 (8 << 16), SBO 256 (16 << 32), version 0b001 at bit 46.
+    let desc = "0x0000401000080000";
+    let body = format!(
+        "{PROLOGUE}\tmov.u32 %r1, smem;\n\tsetp.lt.u32 %p0, %r0, 32;\n\
+         \t@%p0 tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r1], 32;\n\
+         \tsetp.eq.u32 %p1, %r0, 0;\n\t@%p1 mbarrier.init.shared::cta.b64 [%r1+8], 1;\n\
+         \ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\ttcgen05.fence::after_thread_sync;\n\
+         \tld.shared.u32 %r2, [%r1];\n\tshr.u32 %r3, %r0, 5;\n\tshl.b32 %r3, %r3, 21;\n\
+         \tadd.u32 %r3, %r3, %r2;\n\tshl.b32 %r4, %r0, 2;\n\tcvt.rn.f32.u32 %f0, %r4;\n\
+         \tadd.u32 %r5, %r4, 1;\n\tcvt.rn.f32.u32 %f1, %r5;\n\tadd.u32 %r5, %r4, 2;\n\
+         \tcvt.rn.f32.u32 %f2, %r5;\n\tadd.u32 %r5, %r4, 3;\n\tcvt.rn.f32.u32 %f3, %r5;\n\
+         \ttcgen05.st.sync.aligned.32x32b.x4.b32 [%r3], {{%f0, %f1, %f2, %f3}};\n{wait_st}\
+         \ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\ttcgen05.fence::after_thread_sync;\n\
+         \tadd.u32 %r6, %r1, 1024;\n\tcvt.u64.u32 %rd3, %r6;\n\tshr.u64 %rd3, %rd3, 4;\n\
+         \tor.b64 %rd3, %rd3, {desc};\n\tadd.u32 %r7, %r1, 5120;\n\tcvt.u64.u32 %rd4, %r7;\n\
+         \tshr.u64 %rd4, %rd4, 4;\n\tor.b64 %rd4, %rd4, {desc};\n\tmov.b32 %r9, 0x08040490;\n\
+         \tsetp.ne.u32 %p2, {acc}, 0;\n\
+         \t@%p1 tcgen05.mma.cta_group::1.kind::f16 [%r2], %rd3, %rd4, %r9, %p2;\n\
+         \t@%p1 tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%r1+8];\n\
+         $L_wait:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p3, [%r1+8], 0;\n\
+         \t@!%p3 bra $L_wait;\n\ttcgen05.fence::after_thread_sync;\n\
+         \ttcgen05.ld.sync.aligned.32x32b.x4.b32 {{%r20, %r21, %r22, %r23}}, [%r3];\n\
+         \ttcgen05.wait::ld.sync.aligned;\n\tmul.wide.u32 %rd2, %r0, 16;\n\
+         \tadd.u64 %rd2, %rd2, %rd0;\n\tst.global.v4.u32 [%rd2], {{%r20, %r21, %r22, %r23}};\n\
+         \ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\
+         \t@%p0 tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 32;\n\tret;\n"
+    );
+    Ok(u32s(&run_out(
+        &module(OUT, &body),
+        &one_cta(128, 8192),
+        2048,
+        4,
+    )?))
+}
+
+#[test]
+fn an_mma_accumulates_onto_stored_tensor_memory_after_wait_st() {
+    let wait = "\ttcgen05.wait::st.sync.aligned;\n";
+    // enable-input-d: D = D + A·B = the stored values (A·B = 0).
+    let out = mma_over_stored_d(wait, 1).expect("runs");
+    for t in 0..128u32 {
+        for j in 0..4 {
+            assert_eq!(
+                f32::from_bits(out[(4 * t + j) as usize]),
+                (4 * t + j) as f32
+            );
+        }
+    }
+    // Without it: D = A·B = 0.
+    let out = mma_over_stored_d(wait, 0).expect("runs");
+    assert!(out.iter().all(|&v| v == 0));
+    // The MMA over cells whose tcgen05.st was never waited for.
+    let e = mma_over_stored_d("", 1).unwrap_err();
+    assert!(
+        e.to_string().contains("which the tcgen05.st of line")
+            && e.to_string().contains("wait::st"),
+        "{e}"
+    );
+}
