@@ -54,6 +54,7 @@ impl Machine<'_> {
         let i = t as usize * rf.n + r as usize;
         rf.v[i] = v;
         rf.w[i] = true;
+        rf.stamp[i] = rf.now;
     }
 
     fn sreg(&self, cl: &Cluster, ci: usize, t: u32, s: Sreg) -> u64 {
@@ -181,6 +182,7 @@ impl Machine<'_> {
     ) -> Result<(), SimError> {
         let prog = self.prog;
         let inst = &prog.insts[pc as usize];
+        cl.regs[ci].now += 1;
         let mut active = 0u32;
         for l in lanes(group) {
             let t = wi * 32 + l;

@@ -99,11 +99,16 @@ impl ParamBuf {
     }
 }
 
-/// A CTA's register file: one slot and one "written" flag per (thread, register).
+/// A CTA's register file: one slot and one "written" flag per (thread, register), and when
+/// the thread last wrote it (for the `wgmma.fence` rule, `wgmma.rs`).
 pub(crate) struct Regs {
     pub n: usize,
     pub v: Vec<u64>,
     pub w: Vec<bool>,
+    /// Per slot: the value of `now` at the thread's last write.
+    pub stamp: Vec<u32>,
+    /// Groups of lanes the CTA has executed (a clock).
+    pub now: u32,
 }
 
 /// One CTA: its threads' control state, shared memory and barriers.
@@ -259,6 +264,8 @@ impl<'a> Machine<'a> {
                 n: nregs,
                 v: vec![0; nregs * nt as usize],
                 w: vec![false; nregs * nt as usize],
+                stamp: vec![0; nregs * nt as usize],
+                now: 0,
             });
         }
         Cluster {

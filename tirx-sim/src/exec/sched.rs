@@ -81,6 +81,10 @@ pub struct Policy {
     pub step_limit: u64,
     /// How `clusterlaunchcontrol.try_cancel` requests are answered.
     pub clc: ClcMode,
+    /// Hold the RS form's A registers to the `wgmma.fence` rule too: a thread's write of one
+    /// after the fence (tirx packs A there) is diagnosed. Off by default: ptxas accepts the
+    /// pattern and serialises such MMAs instead; D registers are always held to it.
+    pub strict_wgmma_fence: bool,
     /// The per-thread register count the kernel was launched with (what ptxas chose), for
     /// `setmaxnreg`; `None`: the entry's `.maxnreg` if declared, else unknown.
     pub launch_regs: Option<u32>,
@@ -95,6 +99,7 @@ impl Default for Policy {
             step_limit: 200_000_000,
             launch_regs: None,
             clc: ClcMode::Random,
+            strict_wgmma_fence: false,
         }
     }
 }

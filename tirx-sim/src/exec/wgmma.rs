@@ -182,6 +182,8 @@ pub(crate) struct WarpMma {
     /// Groups this warp has committed, and retired, since the start.
     committed: u64,
     retired: u64,
+    /// The register clock (`Regs::now`) at the warp's last `wgmma.fence`, if any.
+    fenced_at: Option<u32>,
 }
 
 impl PendingMma {
@@ -243,7 +245,7 @@ impl Machine<'_> {
         let base = wi * 32;
         let w = wi as usize;
         match &inst.op {
-            Op::WgmmaFence => {}
+            Op::WgmmaFence => cl.ctas[ci].mma[w].fenced_at = Some(cl.regs[ci].now),
             Op::WgmmaCommit => {
                 let wm = &mut cl.ctas[ci].mma[w];
                 let open = std::mem::take(&mut wm.open);
@@ -298,6 +300,7 @@ impl Machine<'_> {
                 tnsp_b,
             } => {
                 let first = base + active.trailing_zeros();
+                self.check_wgmma_fence(cl, ci, wi, active, line, d, a)?;
                 let ad = match a {
                     WgmmaA::Desc(v) => Some(MatrixDesc::decode(self.rd(cl, ci, first, *v, line)?)),
                     WgmmaA::Regs(_) => None,
@@ -446,7 +449,11 @@ impl Machine<'_> {
                     p.acc[l as usize * nregs + j]
                 };
                 let v = super::float::f64_to_f32(f64::from(acc) + dot, super::float::Rnd::Rn);
-                Self::wr(cl, ci, t, r, u64::from(v.to_bits()));
+                // The MMA's write, not the thread's: no stamp (the fence rule exempts
+                // accumulator accesses by MMAs of the same shape).
+                let rf = &mut cl.regs[ci];
+                rf.v[t as usize * rf.n + r as usize] = u64::from(v.to_bits());
+                rf.w[t as usize * rf.n + r as usize] = true;
                 if cl.ctas[ci].mma[wi as usize].owner_d(r).is_some() {
                     // A later MMA of the chain still owns it.
                     let rf = &mut cl.regs[ci];
@@ -548,6 +555,58 @@ impl Machine<'_> {
                 let i = t as usize * rf.n + r as usize;
                 if rf.w[i] || rf.v[i] as u32 != f.vals[l as usize * 4 + q] {
                     return Err(self.fragment_race(cl, ci, t, r, line, line));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The `wgmma.fence` rule (§9.7.15.7.1 `wgmma.fence`): the warpgroup's warps fence before
+    /// their first `wgmma.mma_async`, and between a thread's access of a register and an MMA
+    /// that accesses it as accumulator or A fragment. Checked for writes: a D register (and,
+    /// with [`super::Policy::strict_wgmma_fence`], an A register) the thread wrote after its
+    /// warp's last `wgmma.fence` (MMAs' own writes of D exempt).
+    #[allow(clippy::too_many_arguments)]
+    fn check_wgmma_fence(
+        &self,
+        cl: &Cluster,
+        ci: usize,
+        wi: u32,
+        active: u32,
+        line: u32,
+        d: &[Reg],
+        a: &WgmmaA,
+    ) -> Result<(), SimError> {
+        let first = wi * 32 + active.trailing_zeros();
+        let Some(at) = cl.ctas[ci].mma[wi as usize].fenced_at else {
+            return Err(self.protocol(
+                cl,
+                ci,
+                first,
+                line,
+                format!("warp {wi} issues wgmma.mma_async without a wgmma.fence before it"),
+            ));
+        };
+        let frag: &[Reg] = match a {
+            WgmmaA::Regs(r) if self.policy.strict_wgmma_fence => r,
+            _ => &[],
+        };
+        let rf = &cl.regs[ci];
+        for l in lanes(active) {
+            let t = wi * 32 + l;
+            for &r in d.iter().chain(frag) {
+                if rf.stamp[t as usize * rf.n + r as usize] > at {
+                    return Err(self.protocol(
+                        cl,
+                        ci,
+                        t,
+                        line,
+                        format!(
+                            "wgmma.mma_async uses `{}`, which the thread wrote after its warp's \
+                             last wgmma.fence (a wgmma.fence must separate the two)",
+                            self.prog.reg_names[r as usize]
+                        ),
+                    ));
                 }
             }
         }

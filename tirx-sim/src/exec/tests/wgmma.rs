@@ -83,6 +83,10 @@ fn mn_major_swizzled_rows_hold_consecutive_mn_elements_of_one_k() {
     );
 }
 
+/// Zeroes the second MMA's D (`%f4..%f7`) when a test runs one MMA only.
+const ZERO_F4_F7: &str = "\tmov.f32 %f4, 0f00000000;\n\tmov.f32 %f5, 0f00000000;\n\
+                          \tmov.f32 %f6, 0f00000000;\n\tmov.f32 %f7, 0f00000000;\n";
+
 /// A[m][k] of the RS tests: small integers, exact in bf16 and in every sum.
 fn rs_a(m: u32, k: u32) -> f32 {
     ((m * 3 + k * 5) % 7) as f32 - 3.0
@@ -104,6 +108,16 @@ fn bf16_bits(x: f32) -> u32 {
 /// per thread (16 bytes each, and 16 more at +2048 for `mma2`). `between` goes between the
 /// commit and the wait; `mma2` after the first MMA.
 fn rs_kernel(between: &str, mma2: &str) -> Result<Vec<u32>, SimError> {
+    rs_kernel_edited(between, mma2, |b| b, &Policy::default())
+}
+
+/// [`rs_kernel`] with its body rewritten by `edit` (planted bugs).
+fn rs_kernel_edited(
+    between: &str,
+    mma2: &str,
+    edit: impl Fn(String) -> String,
+    policy: &Policy,
+) -> Result<Vec<u32>, SimError> {
     let body = format!(
         "\tld.param.u64 %rd2, [p_a];\n\tld.param.u64 %rd3, [p_b];\n\tld.param.u64 %rd0, [p_out];\n\
          \tmov.u32 %r0, %tid.x;\n\tmul.wide.u32 %rd4, %r0, 16;\n\tadd.u64 %rd5, %rd2, %rd4;\n\
@@ -122,7 +136,10 @@ fn rs_kernel(between: &str, mma2: &str) -> Result<Vec<u32>, SimError> {
          \tadd.u64 %rd9, %rd0, %rd4;\n\tst.global.v4.f32 [%rd9], {{%f0, %f1, %f2, %f3}};\n\
          \tst.global.v4.f32 [%rd9+2048], {{%f4, %f5, %f6, %f7}};\n\tret;\n"
     );
-    let m = module(".param .u64 p_a, .param .u64 p_b, .param .u64 p_out", &body);
+    let m = module(
+        ".param .u64 p_a, .param .u64 p_b, .param .u64 p_out",
+        &edit(body),
+    );
     // A as the ISA's fragment figure places it: thread t = 32w + l, register q holds row
     // 16w + l/4 + 8(q % 2), columns 2(l % 4) + 8(q / 2) (low half) and +1 (high half).
     let mut a_img = Vec::new();
@@ -147,7 +164,8 @@ fn rs_kernel(between: &str, mma2: &str) -> Result<Vec<u32>, SimError> {
     dev.write(b, &b_img).unwrap();
     dev.write(out, &[0xa5; 4096]).unwrap();
     let params = [ParamValue::U64(a), ParamValue::U64(b), ParamValue::U64(out)];
-    run(&m, "k", &one_cta(128, 1024), &params, &mut dev, 3)?;
+    let p = Program::new(&m, "k")?;
+    run_program(&p, &one_cta(128, 1024), &params, &mut dev, 3, policy)?;
     Ok(u32s(&dev.read(out, 4096).unwrap()))
 }
 
@@ -215,4 +233,47 @@ fn a_registers_of_an_in_flight_rs_mma_are_its_own() {
     // Writing it after the wait is fine.
     let after = rs_kernel("", zero).expect("runs");
     assert_eq!(f32::from_bits(after[0]), -1.0);
+}
+
+#[test]
+fn wgmma_fence_separates_register_writes_from_the_mma() {
+    // No wgmma.fence at all before the first MMA.
+    let lenient = Policy::default();
+    let strict = Policy {
+        strict_wgmma_fence: true,
+        ..Policy::default()
+    };
+    let no_fence = |b: String| b.replace("\twgmma.fence.sync.aligned;\n", "");
+    let e = rs_kernel_edited("", "", no_fence, &lenient).unwrap_err();
+    assert!(
+        e.to_string().contains("without a wgmma.fence before it"),
+        "{e}"
+    );
+    // An A register written after the fence: accepted by default (ptxas serialises the MMA),
+    // diagnosed when strict.
+    let late = |b: String| {
+        b.replace(
+            "\twgmma.fence.sync.aligned;\n",
+            "\twgmma.fence.sync.aligned;\n\tmov.b32 %r5, %r5;\n",
+        )
+    };
+    assert_eq!(
+        rs_kernel_edited("", ZERO_F4_F7, late, &lenient).unwrap()[0],
+        (-1f32).to_bits()
+    );
+    let e = rs_kernel_edited("", "", late, &strict).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("`%r5`, which the thread wrote after its warp's last wgmma.fence"),
+        "{e}"
+    );
+    // An accumulator zeroed after the fence.
+    let zeroed = |b: String| {
+        b.replace(
+            "\twgmma.fence.sync.aligned;\n",
+            "\twgmma.fence.sync.aligned;\n\tmov.f32 %f2, 0f00000000;\n",
+        )
+    };
+    let e = rs_kernel_edited("", "", zeroed, &lenient).unwrap_err();
+    assert!(e.to_string().contains("`%f2`"), "{e}");
 }
