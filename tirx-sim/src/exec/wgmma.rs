@@ -164,6 +164,8 @@ pub(crate) struct PendingMma {
     /// the same registers, which the ISA allows without a wait): read it when this retires.
     chained: bool,
     lanes: u32,
+    /// The register clock at issue: a thread write of D after it races with the MMA.
+    issued_at: u32,
 }
 
 /// The RS form's A operand: the four fragment registers and, per lane, their values at issue.
@@ -360,6 +362,7 @@ impl Machine<'_> {
                     acc,
                     chained,
                     lanes: active,
+                    issued_at: cl.regs[ci].now,
                 });
             }
             _ => unreachable!("wgmma() of another op"),
@@ -438,6 +441,18 @@ impl Machine<'_> {
         for l in lanes(p.lanes) {
             let t = wi * 32 + l;
             for (j, &r) in p.d.iter().enumerate() {
+                let rf = &cl.regs[ci];
+                if rf.stamp[t as usize * rf.n + r as usize] > p.issued_at {
+                    return Err(SimError::Race {
+                        line: p.line,
+                        thread: cl.ctas[ci].thread(t),
+                        what: format!(
+                            "wrote `{}`, an accumulator register of this wgmma.mma_async, while \
+                             the MMA was in flight (before the wgmma.wait_group that retires it)",
+                            self.prog.reg_names[r as usize]
+                        ),
+                    });
+                }
                 let (i, q) = (j as u32 / 4, j as u32 % 4);
                 let row = (l / 4 + 8 * (q / 2)) as usize;
                 let col = (8 * i + 2 * (l % 4) + q % 2) as usize;

@@ -230,6 +230,14 @@ fn a_registers_of_an_in_flight_rs_mma_are_its_own() {
             && e.to_string().contains("in flight"),
         "{e}"
     );
+    // An accumulator register written in flight.
+    let e = rs_kernel("\tmov.f32 %f1, 0f3F800000;\n", zero).unwrap_err();
+    assert!(
+        matches!(e, SimError::Race { .. })
+            && e.to_string()
+                .contains("wrote `%f1`, an accumulator register"),
+        "{e}"
+    );
     // Writing it after the wait is fine.
     let after = rs_kernel("", zero).expect("runs");
     assert_eq!(f32::from_bits(after[0]), -1.0);
