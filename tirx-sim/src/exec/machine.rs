@@ -133,8 +133,9 @@ pub(crate) struct Cta {
     pub tmem: super::tcgen05::Tmem,
     /// `tcgen05.mma`s issued and not yet committed: (thread, MMA).
     pub tc_queue: Vec<(u32, super::tcgen05::Tc05Mma)>,
-    /// Per warp: registers a `tcgen05.ld` filled that await `tcgen05.wait::ld`.
-    pub tc_ld: Vec<Vec<(u32, u32, u32)>>,
+    /// Per warp: registers a `tcgen05.ld` filled that await `tcgen05.wait::ld`: (thread,
+    /// register, the load's line, the register clock at the load).
+    pub tc_ld: Vec<Vec<(u32, u32, u32, u32)>>,
     /// Per warp: tensor-memory cells (lane, column, line) a `tcgen05.st` wrote that await
     /// `tcgen05.wait::st`.
     pub tc_st: Vec<Vec<(u32, u32, u32)>>,

@@ -301,7 +301,8 @@ impl Machine<'_> {
                         let rf = &mut cl.regs[ci];
                         rf.v[t as usize * rf.n + r as usize] = u64::from(v);
                         rf.w[t as usize * rf.n + r as usize] = false;
-                        cl.ctas[ci].tc_ld[wi as usize].push((t, r, line));
+                        let now = cl.regs[ci].now;
+                        cl.ctas[ci].tc_ld[wi as usize].push((t, r, line, now));
                     }
                 }
             }
@@ -346,9 +347,21 @@ impl Machine<'_> {
             }
             Op::TcWaitSt => cl.ctas[ci].tc_st[wi as usize].clear(),
             Op::TcWaitLd => {
-                for (t, r, _) in std::mem::take(&mut cl.ctas[ci].tc_ld[wi as usize]) {
+                for (t, r, at, now) in std::mem::take(&mut cl.ctas[ci].tc_ld[wi as usize]) {
                     let rf = &mut cl.regs[ci];
-                    rf.w[t as usize * rf.n + r as usize] = true;
+                    let i = t as usize * rf.n + r as usize;
+                    if rf.stamp[i] > now {
+                        return Err(SimError::Race {
+                            line,
+                            thread: cl.ctas[ci].thread(t),
+                            what: format!(
+                                "wrote `{}` while the tcgen05.ld of line {at} that fills it was in \
+                                 flight (before this tcgen05.wait::ld)",
+                                self.prog.reg_names[r as usize]
+                            ),
+                        });
+                    }
+                    rf.w[i] = true;
                 }
             }
             _ => unreachable!("tcgen05_warp() of another op"),
@@ -530,9 +543,9 @@ impl Machine<'_> {
 
 /// The line of the `tcgen05.ld` whose result register `r` of thread `t` still awaits its
 /// `tcgen05.wait::ld`.
-pub(crate) fn pending_ld(list: &[(u32, Reg, u32)], t: u32, r: Reg) -> Option<u32> {
+pub(crate) fn pending_ld(list: &[(u32, Reg, u32, u32)], t: u32, r: Reg) -> Option<u32> {
     list.iter()
-        .find(|&&(u, q, _)| u == t && q == r)
+        .find(|&&(u, q, _, _)| u == t && q == r)
         .map(|x| x.2)
 }
 

@@ -95,6 +95,15 @@ fn tensor_memory_allocation_is_checked() {
 /// `tcgen05.st.32x32b.x4`, waits (`wait`), loads columns 0..8 back with `.x8` and writes them
 /// out (8 words per thread).
 fn st_kernel(wait: &str, lane_shift: u32) -> Result<Vec<u32>, SimError> {
+    st_kernel_edited(wait, lane_shift, |b| b)
+}
+
+/// [`st_kernel`] with its body rewritten by `edit`.
+fn st_kernel_edited(
+    wait: &str,
+    lane_shift: u32,
+    edit: impl Fn(String) -> String,
+) -> Result<Vec<u32>, SimError> {
     let body = format!(
         "{PROLOGUE}\tmov.u32 %r1, smem;\n\tsetp.lt.u32 %p0, %r0, 32;\n\
          \t@%p0 tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r1], 32;\n\
@@ -113,7 +122,7 @@ fn st_kernel(wait: &str, lane_shift: u32) -> Result<Vec<u32>, SimError> {
          \t@%p0 tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 32;\n\tret;\n"
     );
     Ok(u32s(&run_out(
-        &module(OUT, &body),
+        &module(OUT, &edit(body)),
         &one_cta(64, 64),
         64 * 32,
         2,
@@ -144,6 +153,19 @@ fn tcgen05_st_writes_each_threads_lane_and_columns() {
     // Loading before tcgen05.wait::st.
     let e = st_kernel("", 21).unwrap_err();
     assert!(e.to_string().contains("before its tcgen05.wait::st"), "{e}");
+    // A destination register overwritten before tcgen05.wait::ld.
+    let e = st_kernel_edited(wait, 21, |b| {
+        b.replace(
+            "\ttcgen05.wait::ld.sync.aligned;\n",
+            "\tmov.b32 %r22, 5;\n\ttcgen05.wait::ld.sync.aligned;\n",
+        )
+    })
+    .unwrap_err();
+    assert!(
+        matches!(e, SimError::Race { .. })
+            && e.to_string().contains("wrote `%r22` while the tcgen05.ld"),
+        "{e}"
+    );
     // Warp 1 addressing lanes 0..32 (its quarter is 32..64).
     let e = st_kernel(wait, 0).unwrap_err();
     assert!(
