@@ -5,8 +5,11 @@
 //!            ─► run: params checked against the entry, one cluster at a time (machine.rs)
 //!                    ├─ warps scheduled by a seeded scheduler (sched.rs)
 //!                    ├─ lanes executed in lockstep groups (exec.rs, alu.rs, mem.rs)
-//!                    ├─ barriers, mbarriers, shuffles, votes (sync.rs)
-//!                    └─ TMA copies as async operations completed later (tma.rs)
+//!                    ├─ barriers, mbarriers, shuffles, votes (sync.rs, warp.rs)
+//!                    ├─ register budgets of setmaxnreg (setmaxnreg.rs), atomics (atom.rs)
+//!                    ├─ TMA copies as async operations completed later (bulk.rs, tma.rs)
+//!                    ├─ wgmma (wgmma.rs), tcgen05 and tensor memory (tcgen05.rs)
+//!                    └─ cluster launch control (clc.rs)
 //! ```
 //!
 //! Inputs are what the runtime passes the driver: a grid, cluster and block; dynamic shared
