@@ -205,6 +205,7 @@ impl Machine<'_> {
             inst.op,
             Op::Shfl { .. }
                 | Op::Vote { .. }
+                | Op::Redux { .. }
                 | Op::Elect { .. }
                 | Op::ActiveMask { .. }
                 | Op::Setmaxnreg { .. }

@@ -329,6 +329,14 @@ pub(crate) enum Op {
         a: Val,
         a_neg: bool,
     },
+    /// `redux.sync.op.type d, a, membermask` (§9.7.13 "redux.sync"): `.add/.min/.max` on
+    /// `.u32/.s32`, `.and/.or/.xor` on `.b32`, over the lanes of the mask.
+    Redux {
+        op: super::atom::AtomOp,
+        ty: Type,
+        d: Reg,
+        a: Val,
+    },
     /// `elect.sync d|p, membermask` (§9.7.13 "elect.sync").
     Elect { d: Option<Reg>, p: Option<Reg> },
     /// `activemask.b32 d`.

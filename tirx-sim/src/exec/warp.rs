@@ -101,6 +101,19 @@ impl Machine<'_> {
                     Self::wr(cl, ci, base + l, *d, r);
                 }
             }
+            Op::Redux { op, ty, d, a } => {
+                let mut acc: Option<u64> = None;
+                for l in lanes(active) {
+                    let v = self.rd(cl, ci, base + l, *a, line)? & 0xffff_ffff;
+                    acc = Some(match acc {
+                        None => v,
+                        Some(x) => super::atom::apply(*op, *ty, x, v, 0),
+                    });
+                }
+                for l in lanes(active) {
+                    Self::wr(cl, ci, base + l, *d, acc.unwrap_or(0));
+                }
+            }
             Op::Elect { d, p } => {
                 let leader = active.trailing_zeros();
                 for l in lanes(active) {

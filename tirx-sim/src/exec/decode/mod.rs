@@ -257,6 +257,39 @@ pub(crate) fn decode(i: &Instr, syms: &Symbols) -> Result<Inst, SimError> {
                 c: cx.val(3)?,
             }
         }
+        "redux.sync" => {
+            use super::atom::AtomOp;
+            cx.n(3)?;
+            let ty = cx.ty()?;
+            let op = [
+                ("add", AtomOp::Add),
+                ("min", AtomOp::Min),
+                ("max", AtomOp::Max),
+                ("and", AtomOp::And),
+                ("or", AtomOp::Or),
+                ("xor", AtomOp::Xor),
+            ]
+            .into_iter()
+            .find(|(n, _)| cx.has(n))
+            .ok_or_else(|| cx.err("no reduction operation"))?
+            .1;
+            let ok = match op {
+                AtomOp::Add | AtomOp::Min | AtomOp::Max => matches!(ty, Type::U32 | Type::S32),
+                _ => ty == Type::B32,
+            };
+            if !ok {
+                return Err(cx.err(format!(
+                    "redux.sync of .{ty} (the .f32 forms are not supported yet)"
+                )));
+            }
+            collective = Collective::Mask(cx.val(2)?);
+            Op::Redux {
+                op,
+                ty,
+                d: cx.reg(0)?,
+                a: cx.val(1)?,
+            }
+        }
         "vote.sync" => {
             cx.n(3)?;
             let mode = [

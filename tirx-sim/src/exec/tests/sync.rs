@@ -222,3 +222,39 @@ fn named_barriers_with_thread_counts() {
         "{e}"
     );
 }
+
+/// `redux.sync` (PTX ISA §9.7.13 "redux.sync"): lane `l` offers `3l − 40`; every lane of the
+/// mask receives the reduction. By hand over 32 lanes: Σ = 3·496 − 1280 = 208; signed min −40
+/// (lane 0), max 53 (lane 31); unsigned min 2 (lane 14), max 0xffffffff (lane 13's −1); over
+/// `l` itself: or 31, xor 0, and of `l | 0x100` 0x100. With mask 0xffff and lanes 16..32
+/// elsewhere: Σ over lanes 0..16 = 3·120 − 640 = −280.
+#[test]
+fn redux_sync_reduces_over_the_member_mask() {
+    let ops = [
+        ("add.s32", "%r2", 208i32 as u32),
+        ("min.s32", "%r2", -40i32 as u32),
+        ("max.s32", "%r2", 53),
+        ("min.u32", "%r2", 2),
+        ("max.u32", "%r2", u32::MAX),
+        ("or.b32", "%r0", 31),
+        ("xor.b32", "%r0", 0),
+        ("and.b32", "%r3", 0x100),
+    ];
+    for (op, src, want) in ops {
+        let body = format!(
+            "{PROLOGUE}\tmul.lo.u32 %r2, %r0, 3;\n\tsub.u32 %r2, %r2, 40;\n\
+             \tor.b32 %r3, %r0, 256;\n\tredux.sync.{op} %r4, {src}, -1;\n\
+             \tst.global.u32 [%rd1], %r4;\n\tret;\n"
+        );
+        let out = u32s(&run_out(&module(OUT, &body), &one_cta(32, 0), 128, 1).unwrap());
+        assert!(out.iter().all(|&v| v == want), "{op}: {out:?}");
+    }
+    let half = format!(
+        "{PROLOGUE}\tmul.lo.u32 %r2, %r0, 3;\n\tsub.u32 %r2, %r2, 40;\n\
+         \tsetp.ge.u32 %p0, %r0, 16;\n\t@%p0 bra $L_end;\n\
+         \tredux.sync.add.s32 %r4, %r2, 0xffff;\n\tst.global.u32 [%rd1], %r4;\n$L_end:\n\tret;\n"
+    );
+    let out = u32s(&run_out(&module(OUT, &half), &one_cta(32, 0), 128, 1).unwrap());
+    assert!(out[..16].iter().all(|&v| v == -280i32 as u32), "{out:?}");
+    assert!(out[16..].iter().all(|&v| v == 0xa5a5_a5a5));
+}
