@@ -257,6 +257,18 @@ impl Machine<'_> {
             Op::Mov { d, a, bits } => {
                 let v = alu::mask(rd!(*a), *bits);
                 Self::wr(cl, ci, t, *d, v);
+                if let (128, Val::Reg(r)) = (*bits, a) {
+                    // The high slot of a `.b128` copy.
+                    let hi = rd!(Val::Reg(r + 1));
+                    Self::wr(cl, ci, t, *d + 1, hi);
+                }
+            }
+            Op::Pack { d, parts, bits: 64 } => {
+                // Two 64-bit halves into the two slots of a `.b128` register.
+                for (i, p) in parts.iter().enumerate() {
+                    let v = rd!(*p);
+                    Self::wr(cl, ci, t, *d + i as u32, v);
+                }
             }
             Op::Pack { d, parts, bits } => {
                 let mut v = 0u64;
@@ -264,6 +276,19 @@ impl Machine<'_> {
                     v |= alu::mask(rd!(*p), *bits) << (i as u32 * bits);
                 }
                 Self::wr(cl, ci, t, *d, v);
+            }
+            Op::Unpack {
+                ds,
+                a: Val::Reg(r),
+                bits: 64,
+            } => {
+                // The slots of a `.b128` register (or the one slot of a `.b64`).
+                for (i, d) in ds.iter().enumerate() {
+                    let v = rd!(Val::Reg(r + i as u32));
+                    if let Some(d) = d {
+                        Self::wr(cl, ci, t, *d, v);
+                    }
+                }
             }
             Op::Unpack { ds, a, bits } => {
                 let v = rd!(*a);

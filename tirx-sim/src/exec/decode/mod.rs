@@ -401,6 +401,43 @@ pub(super) fn pred_operand(cx: &Cx<'_>, k: usize) -> Result<(Val, bool), SimErro
 fn mov(cx: &Cx<'_>) -> Result<Op, SimError> {
     cx.n(2)?;
     let b = bits(cx.ty()?);
+    // `.b128` (two 64-bit slots): a copy, or a pack/unpack of two 64-bit halves.
+    if b == 128 {
+        let halves = |k: usize| -> Result<bool, SimError> {
+            match cx.op(k)? {
+                Operand::Vector(v) if v.len() == 2 => Ok(true),
+                Operand::Vector(_) => Err(cx.err("mov.b128 packs or unpacks two 64-bit halves")),
+                Operand::Reg(_) => Ok(false),
+                _ => Err(cx.err("mov.b128 of a constant")),
+            }
+        };
+        return Ok(match (halves(0)?, halves(1)?) {
+            (false, false) => Op::Mov {
+                d: cx.reg(0)?,
+                a: cx.val(1)?,
+                bits: 128,
+            },
+            (true, false) => Op::Unpack {
+                ds: cx
+                    .list(0)?
+                    .into_iter()
+                    .map(|o| cx.syms.dst(o, cx.i.line, &cx.text))
+                    .collect::<Result<Vec<_>, _>>()?,
+                a: cx.val(1)?,
+                bits: 64,
+            },
+            (false, true) => Op::Pack {
+                d: cx.reg(0)?,
+                parts: cx
+                    .list(1)?
+                    .into_iter()
+                    .map(|o| cx.syms.val(o, cx.i.line, &cx.text))
+                    .collect::<Result<Vec<_>, _>>()?,
+                bits: 64,
+            },
+            (true, true) => return Err(cx.err("mov between two vectors")),
+        });
+    }
     match (cx.op(0)?, cx.op(1)?) {
         (Operand::Vector(_), _) => {
             let ds = cx
