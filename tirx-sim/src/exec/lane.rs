@@ -182,7 +182,8 @@ impl Machine<'_> {
     ) -> Result<(), SimError> {
         let prog = self.prog;
         let inst = &prog.insts[pc as usize];
-        cl.regs[ci].now += 1;
+        // Saturating: past 2³² groups of one CTA the write-order checks go quiet, never wrong.
+        cl.regs[ci].now = cl.regs[ci].now.saturating_add(1);
         let mut active = 0u32;
         for l in lanes(group) {
             let t = wi * 32 + l;
