@@ -2,9 +2,9 @@
 //! behaviour, its modifiers the type, rounding and variant (PTX ISA §9.7, one section per
 //! name, cited on each [`Op`] variant).
 //!
-//! Anything outside the subset is [`SimError::Unsupported`] with the opcode and line:
-//! `wgmma.*` and `tcgen05.*` (the next pieces of issue #10), and every name or modifier
-//! combination not listed here.
+//! Anything outside the subset is [`SimError::Unsupported`] with the opcode and line, with
+//! the reason: every name or modifier combination not listed here (`memory.rs` for memory,
+//! barriers, atomics and cluster launch control; `mma.rs` for wgmma and tcgen05).
 
 mod memory;
 mod mma;
