@@ -7,6 +7,16 @@ use super::*;
 /// Runs `body` (after [`PROLOGUE`]; each thread then stores 1 at its slot) on one CTA of
 /// `threads` threads, launched with `launch_regs` registers per thread.
 fn run_regs(threads: u32, launch_regs: Option<u32>, body: &str) -> Result<Vec<u32>, SimError> {
+    run_regs_seeded(threads, launch_regs, body, 5)
+}
+
+/// [`run_regs`] with scheduler seed `seed`.
+fn run_regs_seeded(
+    threads: u32,
+    launch_regs: Option<u32>,
+    body: &str,
+    seed: u64,
+) -> Result<Vec<u32>, SimError> {
     let m = module(
         OUT,
         &format!("{PROLOGUE}{body}\tst.global.u32 [%rd1], 1;\n\tret;\n"),
@@ -23,7 +33,7 @@ fn run_regs(threads: u32, launch_regs: Option<u32>, body: &str) -> Result<Vec<u3
         &one_cta(threads, 0),
         &[ParamValue::U64(out)],
         &mut dev,
-        5,
+        seed,
         &policy,
     )?;
     Ok(u32s(&dev.read(out, 4 * threads as usize).unwrap()))
@@ -122,4 +132,19 @@ fn every_warp_of_the_warpgroup_executes_the_same_setmaxnreg_once() {
             .contains("warp 0 executes setmaxnreg again before warps 0b1110"),
         "{e}"
     );
+}
+
+#[test]
+fn an_inc_waits_for_registers_a_later_dec_releases() {
+    // The producers spin before releasing; the consumers' `.inc` to 232 cannot be granted
+    // until then (at 168 per thread the CTA's pool is full), blocks, and resumes.
+    let body = split(40, 232).replace(
+        "\tsetmaxnreg.dec.sync.aligned.u32 40;\n",
+        "\tmov.u32 %r5, 0;\n$L_spin:\n\tadd.u32 %r5, %r5, 1;\n\tsetp.lt.u32 %p1, %r5, 300;\n\
+         \t@%p1 bra $L_spin;\n\tsetmaxnreg.dec.sync.aligned.u32 40;\n",
+    );
+    for seed in [5, 6] {
+        let out = run_regs_seeded(384, Some(168), &body, seed).expect("granted after the dec");
+        assert!(out.iter().all(|&v| v == 1));
+    }
 }
