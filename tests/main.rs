@@ -26,6 +26,7 @@ mod rs_kernels;
 mod sim;
 mod sim_exec;
 mod sim_gemm;
+mod sim_rs;
 mod smem_kernels;
 mod snapshots;
 mod ui;

@@ -54,7 +54,27 @@ pub(crate) fn sim_launch_ptx(
     scalars: &[f32],
     seed: u64,
 ) -> Result<Stats, SimError> {
-    match simulate::launch(ptx_text, sig, dev, (tensors, scalars), seed, &EMULATED) {
+    sim_launch_policy(
+        ptx_text,
+        sig,
+        dev,
+        (tensors, scalars),
+        seed,
+        &tirx_sim::Policy::default(),
+    )
+}
+
+/// [`sim_launch_ptx`] under a scheduling policy other than the default.
+pub(crate) fn sim_launch_policy(
+    ptx_text: &str,
+    sig: &tirx::runtime::Signature,
+    dev: &mut Device,
+    (tensors, scalars): (&[TensorMeta], &[f32]),
+    seed: u64,
+    policy: &tirx_sim::Policy,
+) -> Result<Stats, SimError> {
+    let planned = (tensors, scalars);
+    match simulate::launch_with(ptx_text, sig, dev, planned, seed, &EMULATED, policy) {
         Ok(s) => Ok(s),
         Err(LaunchError::Sim(e)) => Err(e),
         Err(e) => panic!("{}: {e}", sig.entry),

@@ -16,9 +16,9 @@ use tirx_kernels::bench::epilogue_ref::activate;
 use tirx_kernels::reference::Rng;
 use tirx_kernels::registry;
 use tirx_kernels::simulate::{decode, random_values};
-use tirx_sim::{Device, Stats};
+use tirx_sim::{Device, Policy, Stats};
 
-use super::sim_exec::{report, sim_launch_ptx};
+use super::sim_exec::{report, sim_launch_policy};
 
 fn sm90(kernel: &str, config: &str) -> &'static KernelArtifact {
     registry::find(kernel)
@@ -78,8 +78,19 @@ fn typed_gemm_case(
 fn typed_gemm_on(
     art: &KernelArtifact,
     ptx_text: &str,
+    shape: (usize, usize, usize),
+    seed: u64,
+) -> Result<Stats, String> {
+    typed_gemm_with(art, ptx_text, shape, seed, &Policy::default())
+}
+
+/// [`typed_gemm_on`] under a scheduling policy other than the default.
+fn typed_gemm_with(
+    art: &KernelArtifact,
+    ptx_text: &str,
     (m, n, kk): (usize, usize, usize),
     seed: u64,
+    policy: &Policy,
 ) -> Result<Stats, String> {
     let sig = (art.signature)();
     let elem = |name: &str| sig.tensors.iter().find(|t| t.name == name).map(|t| t.elem);
@@ -139,7 +150,7 @@ fn typed_gemm_on(
         .iter()
         .map(|s| if s == "alpha" { alpha } else { beta })
         .collect();
-    let stats = sim_launch_ptx(ptx_text, &sig, &mut dev, &tensors, &scalars, seed)
+    let stats = sim_launch_policy(ptx_text, &sig, &mut dev, (&tensors, &scalars), seed, policy)
         .map_err(|e| e.to_string())?;
     let got = decode(&dev.read(dm.addr, dbytes).expect("in bounds"), td);
     let half_ulp = match td {
@@ -317,4 +328,24 @@ fn bias_activation_gemms_match_the_reference() {
         runs.push(stats);
     }
     report("bias/activation gemms", &runs);
+}
+
+/// `setmaxnreg` on a shipped warp-specialised GEMM (384 threads: the producer warpgroup
+/// lowers its count to 40, the two consumer warpgroups raise theirs to 232). Launched at 168
+/// registers per thread (what a 384-thread CTA gets of the 64K file) the split fits exactly:
+/// 4·32·40 + 8·32·232 = 12·32·168. At 160 the consumers' `.inc` can never be granted, and the
+/// deadlock report says so.
+#[test]
+fn the_warp_specialised_register_split_fits_its_launch() {
+    let art = sm90("gemm_sm90_ws", "f16_f32_n64");
+    let at = |regs: u32| Policy {
+        launch_regs: Some(regs),
+        ..Policy::default()
+    };
+    typed_gemm_with(art, art.ptx, (130, 136, 72), 41, &at(168)).expect("fits at 168");
+    let e = typed_gemm_with(art, art.ptx, (130, 136, 72), 41, &at(160)).unwrap_err();
+    assert!(
+        e.contains("deadlock") && e.contains("setmaxnreg.inc to 232"),
+        "{e}"
+    );
 }

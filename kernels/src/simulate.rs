@@ -13,7 +13,8 @@ use tirx::runtime::{
     tiled_encoding,
 };
 use tirx_sim::{
-    Device, Launch, OobFill, ParamValue, SimError, Stats, TensorMapDesc, TmaElem, TmaSwizzle, ptx,
+    Device, Launch, OobFill, ParamValue, Policy, Program, SimError, Stats, TensorMapDesc, TmaElem,
+    TmaSwizzle, ptx,
 };
 
 use crate::reference::Rng;
@@ -42,6 +43,28 @@ pub fn launch(
     seed: u64,
     limits: &DeviceLimits,
 ) -> Result<Stats, LaunchError> {
+    launch_with(
+        ptx_text,
+        sig,
+        dev,
+        (tensors, scalars),
+        seed,
+        limits,
+        &Policy::default(),
+    )
+}
+
+/// [`launch`] under a scheduling [`Policy`] other than the default (a launch register count
+/// for `setmaxnreg`, how cluster-launch-control requests are answered, …).
+pub fn launch_with(
+    ptx_text: &str,
+    sig: &Signature,
+    dev: &mut Device,
+    (tensors, scalars): (&[TensorMeta], &[f32]),
+    seed: u64,
+    limits: &DeviceLimits,
+    policy: &Policy,
+) -> Result<Stats, LaunchError> {
     let plan = plan_launch_with(sig, tensors, scalars, limits).map_err(LaunchError::Plan)?;
     let params: Vec<ParamValue> = plan
         .params
@@ -64,7 +87,8 @@ pub fn launch(
         block: plan.block,
         smem_bytes: plan.smem_bytes,
     };
-    tirx_sim::run(&module, &sig.entry, &launch, &params, dev, seed).map_err(LaunchError::Sim)
+    let program = Program::new(&module, &sig.entry).map_err(LaunchError::Sim)?;
+    tirx_sim::run_program(&program, &launch, &params, dev, seed, policy).map_err(LaunchError::Sim)
 }
 
 /// The `cuTensorMapEncodeTiled` arguments the runtime would pass for `meta`.

@@ -8,7 +8,8 @@
 //! - [`exec`], the executor: [`Program`] decodes an entry (an instruction outside the
 //!   supported subset is an error naming it and its line), [`run`] executes it on a grid of
 //!   CTAs with a seeded scheduler — threads and warps, shared and global memory with bounds,
-//!   barriers and mbarriers, shuffles and votes, TMA copies, wgmma, tcgen05 and tensor memory
+//!   barriers and mbarriers, shuffles, votes and reductions, atomics, `setmaxnreg` budgets,
+//!   TMA copies, wgmma (both forms), tcgen05 and tensor memory, cluster launch control
 //!   — and returns [`Stats`] or a typed [`SimError`] (deadlocks with every barrier's state,
 //!   out-of-bounds and misaligned accesses, uninitialised registers, tx-count underflow,
 //!   races with asynchronous copies, missing proxy fences). `docs/emulator.md` describes the
@@ -21,6 +22,6 @@ pub mod exec;
 pub mod ptx;
 
 pub use exec::{
-    Device, Launch, OobFill, ParamValue, Program, SimError, Stats, TensorMapDesc, TmaElem,
-    TmaSwizzle, run, run_program,
+    ClcMode, Device, Launch, OobFill, ParamValue, Policy, Program, SimError, Stats, TensorMapDesc,
+    TmaElem, TmaSwizzle, run, run_program,
 };

@@ -1,4 +1,5 @@
-//! `tirx sim NAME [--target T] [--config C] [--m M] [--n N] [--seed S] [--schedules K]`: run
+//! `tirx sim NAME [--target T] [--config C] [--m M] [--n N] [--seed S] [--schedules K]
+//! [--launch-regs R] [--clc fail|succeed|random]`: run
 //! a shipped kernel (sm_90a or sm_100a) in the CPU emulator (`tirx-sim`, issue #10) on random
 //! inputs, check it against the CPU reference, and report what the emulator saw. Exit 0 only
 //! when every schedule matched and no diagnostic fired.
@@ -8,7 +9,8 @@
 //! arguments of `tirx::runtime::tiled_encoding`. `--schedules K` runs K interleavings, seeds
 //! `S, S+1, …`. An instruction the emulator does not run is refused with its line. GEMMs run
 //! with K = `--n` (B given N×K or, for `nn` configs, K×N; `α = 1.5, β = −0.75` where the
-//! kernel takes C).
+//! kernel takes C). `--launch-regs` is the per-thread register count ptxas gave the kernel (for
+//! the exact `setmaxnreg` pool); `--clc` how `clusterlaunchcontrol.try_cancel` is answered.
 
 use half::bf16;
 use tirx::KernelArtifact;
@@ -19,7 +21,13 @@ use tirx_kernels::registry;
 use tirx_kernels::row_kernels::host::capacity;
 use tirx_kernels::rows::{RowProblem, reference};
 use tirx_kernels::simulate::{self, decode, download, put, random_values, upload};
-use tirx_sim::{Device, Stats, ptx};
+use tirx_sim::{ClcMode, Device, Policy, Stats, ptx};
+
+/// One interleaving: the scheduler seed (also the inputs' seed) and the policy.
+struct Schedule {
+    seed: u64,
+    policy: Policy,
+}
 
 /// `tirx sim`'s arguments.
 #[derive(clap::Args)]
@@ -44,6 +52,13 @@ pub struct SimArgs {
     /// How many interleavings (seeds `seed`, `seed + 1`, …) to run.
     #[arg(long, default_value_t = 1)]
     schedules: u64,
+    /// The per-thread register count the kernel is launched with, for `setmaxnreg` (default:
+    /// the entry's `.maxnreg`, else unknown).
+    #[arg(long)]
+    launch_regs: Option<u32>,
+    /// How `clusterlaunchcontrol.try_cancel` requests are answered: fail, succeed or random.
+    #[arg(long, default_value = "random")]
+    clc: String,
 }
 
 /// Runs `tirx sim`; `Ok(true)` when every run matched.
@@ -74,6 +89,17 @@ pub fn sim(a: &SimArgs) -> Result<bool, String> {
                 .unwrap_or_default()
         ));
     }
+    let clc = match a.clc.as_str() {
+        "fail" => ClcMode::Fail,
+        "succeed" => ClcMode::Succeed,
+        "random" => ClcMode::Random,
+        other => return Err(format!("--clc {other}: fail, succeed or random")),
+    };
+    let policy = Policy {
+        launch_regs: a.launch_regs,
+        clc,
+        ..Policy::default()
+    };
     let mut ok = true;
     for art in arts {
         // A row kernel computes the first `C` columns of a row (its capacity); the host never
@@ -99,7 +125,7 @@ pub fn sim(a: &SimArgs) -> Result<bool, String> {
                 a.m,
                 a.n
             );
-            match one(art, a.m, a.n, seed) {
+            match one(art, a.m, a.n, &Schedule { seed, policy }) {
                 Ok((stats, verdict)) => {
                     println!(
                         "{label}: {verdict}; {} thread-instructions, {} async copies, {:.2} M \
@@ -120,15 +146,15 @@ pub fn sim(a: &SimArgs) -> Result<bool, String> {
 }
 
 /// One run: inputs from `seed`, the emulator, the check. The verdict text on success.
-fn one(art: &KernelArtifact, m: usize, n: usize, seed: u64) -> Result<(Stats, String), String> {
-    let mut rng = Rng::new(seed);
+fn one(art: &KernelArtifact, m: usize, n: usize, s: &Schedule) -> Result<(Stats, String), String> {
+    let mut rng = Rng::new(s.seed);
     let mut dev = Device::new();
     match art.problem {
         Some(Problem::Copy) => {
             let data = rng.bf16s(m * n);
             let src = upload(&mut dev, &data, &[m, n]);
             let dst = upload(&mut dev, &[], &[m, n]);
-            let stats = launch(art, &mut dev, &[src, dst.clone()], &[], seed)?;
+            let stats = launch(art, &mut dev, &[src, dst.clone()], &[], s)?;
             let got = download(&dev, &dst);
             match got
                 .iter()
@@ -139,7 +165,7 @@ fn one(art: &KernelArtifact, m: usize, n: usize, seed: u64) -> Result<(Stats, St
                 Some(i) => Err(format!("element {i} is {} , the input {}", got[i], data[i])),
             }
         }
-        Some(Problem::Row(op)) => row(art, op, m, n, seed, &mut rng, &mut dev),
+        Some(Problem::Row(op)) => row(art, op, m, n, s, &mut rng, &mut dev),
         Some(Problem::SiluMul) => {
             let xs: Vec<bf16> = (0..m * n)
                 .map(|_| bf16::from_f32(8.0 * rng.unit() - 4.0))
@@ -150,7 +176,7 @@ fn one(art: &KernelArtifact, m: usize, n: usize, seed: u64) -> Result<(Stats, St
             let x = upload(&mut dev, &xs, &[m, n]);
             let g = upload(&mut dev, &gs, &[m, n]);
             let y = upload(&mut dev, &[], &[m, n]);
-            let stats = launch(art, &mut dev, &[x, g, y.clone()], &[], seed)?;
+            let stats = launch(art, &mut dev, &[x, g, y.clone()], &[], s)?;
             let mut worst = 0.0f64;
             for (i, ((xv, gv), yv)) in xs.iter().zip(&gs).zip(download(&dev, &y)).enumerate() {
                 let (xf, gf) = (xv.to_f64(), gv.to_f64());
@@ -166,7 +192,7 @@ fn one(art: &KernelArtifact, m: usize, n: usize, seed: u64) -> Result<(Stats, St
                 format!("max error {worst:.2e} (tolerance {:.2e})", reference::RTOL),
             ))
         }
-        Some(Problem::Gemm(_)) => gemm(art, m, n, seed, &mut rng, &mut dev),
+        Some(Problem::Gemm(_)) => gemm(art, m, n, s, &mut rng, &mut dev),
         None => {
             // The emulator's own refusal names the first instruction it cannot run.
             let module = ptx::parse(art.ptx).map_err(|e| e.to_string())?;
@@ -184,7 +210,7 @@ fn row(
     op: RowOp,
     m: usize,
     n: usize,
-    seed: u64,
+    s: &Schedule,
     rng: &mut Rng,
     dev: &mut Device,
 ) -> Result<(Stats, String), String> {
@@ -212,7 +238,7 @@ fn row(
         })
         .collect::<Result<_, _>>()?;
     let scalars: Vec<f32> = sig.scalars.iter().map(|_| p.eps).collect();
-    let stats = launch(art, dev, &tensors, &scalars, seed)?;
+    let stats = launch(art, dev, &tensors, &scalars, s)?;
     let got = download(dev, &ym);
     let want = reference::reference(
         &p,
@@ -233,7 +259,7 @@ fn gemm(
     art: &KernelArtifact,
     m: usize,
     n: usize,
-    seed: u64,
+    s: &Schedule,
     rng: &mut Rng,
     dev: &mut Device,
 ) -> Result<(Stats, String), String> {
@@ -286,7 +312,7 @@ fn gemm(
         .iter()
         .map(|s| if s == "alpha" { alpha } else { beta })
         .collect();
-    let stats = launch(art, dev, &tensors, &scalars, seed)?;
+    let stats = launch(art, dev, &tensors, &scalars, s)?;
     let got = decode(&dev.read(dm.addr, dbytes).map_err(|e| e.to_string())?, td);
     let half_ulp = match td {
         ElemType::Bf16 => 1.0 / 256.0,
@@ -329,16 +355,17 @@ fn launch(
     dev: &mut Device,
     tensors: &[TensorMeta],
     scalars: &[f32],
-    seed: u64,
+    s: &Schedule,
 ) -> Result<Stats, String> {
     let sig = (art.signature)();
-    simulate::launch(
+    simulate::launch_with(
         art.ptx,
         &sig,
         dev,
         (tensors, scalars),
-        seed,
+        s.seed,
         &DeviceLimits::HOPPER,
+        &s.policy,
     )
     .map_err(|e| e.to_string())
 }

@@ -45,10 +45,20 @@ pub(crate) enum AsyncKind {
         dst: u32,
         mbar: u32,
     },
-    /// A `tcgen05.commit`: the MMAs it covers, then one arrival on the mbarrier `(CTA, offset)`.
+    /// A `tcgen05.commit`: the MMAs it covers, then one arrival on each mbarrier `(CTA,
+    /// offset)` (several with `.multicast::cluster`).
     Tc05 {
         mmas: Vec<super::tcgen05::Tc05Mma>,
-        mbar: (usize, u32),
+        mbars: Vec<(usize, u32)>,
+    },
+    /// A `clusterlaunchcontrol.try_cancel`: the 16-byte response written at `resp` of each CTA
+    /// in `ctas`, then `complete_tx` of 16 bytes on the mbarrier at `mbar` of each.
+    Clc {
+        ctas: u32,
+        resp: u32,
+        mbar: u32,
+        /// The first CTA of the canceled cluster, or `None` for a failed request.
+        canceled: Option<[u32; 3]>,
     },
     /// A tensor store from `src` of the issuing CTA.
     Store {
@@ -63,14 +73,14 @@ impl AsyncOp {
     pub(crate) fn map(&self) -> Option<usize> {
         match &self.kind {
             AsyncKind::Load { map, .. } | AsyncKind::Store { map, .. } => Some(*map),
-            AsyncKind::Tc05 { .. } => None,
+            AsyncKind::Tc05 { .. } | AsyncKind::Clc { .. } => None,
         }
     }
 
     /// Whether it uses the shared memory of CTA `ci`.
     pub(crate) fn touches(&self, ci: u32) -> bool {
         match &self.kind {
-            AsyncKind::Load { ctas, .. } => ctas >> ci & 1 == 1,
+            AsyncKind::Load { ctas, .. } | AsyncKind::Clc { ctas, .. } => ctas >> ci & 1 == 1,
             AsyncKind::Store { .. } | AsyncKind::Tc05 { .. } => self.cta == ci,
         }
     }
@@ -251,11 +261,22 @@ impl Machine<'_> {
     pub(crate) fn complete(&mut self, cl: &mut Cluster, op: AsyncOp) -> Result<(), SimError> {
         let Some(map) = op.map() else {
             // A tcgen05.commit: the MMAs in order, then one arrival.
-            if let AsyncKind::Tc05 { mmas, mbar } = &op.kind {
+            if let AsyncKind::Tc05 { mmas, mbars } = &op.kind {
                 for m in mmas {
                     self.tcgen05_run(cl, op.cta as usize, m, op.tid)?;
                 }
-                self.mbar_update(cl, *mbar, (op.cta as usize, op.tid), op.line, 1, 0, false)?;
+                for &at in mbars {
+                    self.mbar_update(cl, at, (op.cta as usize, op.tid), op.line, 1, 0, false)?;
+                }
+            }
+            if let AsyncKind::Clc {
+                ctas,
+                resp,
+                mbar,
+                canceled,
+            } = &op.kind
+            {
+                self.clc_complete(cl, &op, (*ctas, *resp, *mbar, *canceled))?;
             }
             return Ok(());
         };
@@ -322,7 +343,7 @@ impl Machine<'_> {
                 let smem = &cl.ctas[op.cta as usize].smem;
                 tma::store_box(desc, coords, self.dev, smem, *src).map_err(|f| fault(f, cl))?;
             }
-            AsyncKind::Tc05 { .. } => unreachable!("handled above"),
+            AsyncKind::Tc05 { .. } | AsyncKind::Clc { .. } => unreachable!("handled above"),
         }
         Ok(())
     }

@@ -96,6 +96,15 @@ pub enum WaitOn {
         /// Warps of the warpgroup (bit = index in it) still behind.
         behind: u32,
     },
+    /// `setmaxnreg.inc` waiting for the CTA's register pool (§9.7.19.6).
+    Registers {
+        /// The per-thread count requested.
+        count: u32,
+        /// Registers the other warps of the CTA hold (those whose count is known).
+        held: u32,
+        /// Registers the pool holds in all.
+        capacity: u32,
+    },
     /// A warp-collective instruction (`shfl.sync`, `.aligned` ops) waiting for the other
     /// lanes of its mask to reach it.
     Converge {
@@ -143,6 +152,16 @@ impl fmt::Display for WaitOn {
                 f,
                 "wgmma.wait_group: warps {behind:#06b} of the warpgroup have not committed \
                  {target} wgmma groups"
+            ),
+            WaitOn::Registers {
+                count,
+                held,
+                capacity,
+            } => write!(
+                f,
+                "setmaxnreg.inc to {count} registers per thread needs {} registers; the other \
+                 warps hold {held} of the CTA's {capacity}",
+                32 * count
             ),
             WaitOn::Converge { needed, present } => write!(
                 f,

@@ -54,6 +54,7 @@ impl Machine<'_> {
         let i = t as usize * rf.n + r as usize;
         rf.v[i] = v;
         rf.w[i] = true;
+        rf.stamp[i] = rf.now;
     }
 
     fn sreg(&self, cl: &Cluster, ci: usize, t: u32, s: Sreg) -> u64 {
@@ -181,6 +182,8 @@ impl Machine<'_> {
     ) -> Result<(), SimError> {
         let prog = self.prog;
         let inst = &prog.insts[pc as usize];
+        // Saturating: past 2³² groups of one CTA the write-order checks go quiet, never wrong.
+        cl.regs[ci].now = cl.regs[ci].now.saturating_add(1);
         let mut active = 0u32;
         for l in lanes(group) {
             let t = wi * 32 + l;
@@ -203,11 +206,15 @@ impl Machine<'_> {
             inst.op,
             Op::Shfl { .. }
                 | Op::Vote { .. }
+                | Op::Redux { .. }
                 | Op::Elect { .. }
                 | Op::ActiveMask { .. }
-                | Op::Setmaxnreg
+                | Op::Setmaxnreg { .. }
         ) {
             return self.collective(cl, ci, wi, active, pc, inst);
+        }
+        if matches!(inst.op, Op::Atom { .. }) {
+            return self.atom_group(cl, ci, wi, active, pc, inst);
         }
         if matches!(
             inst.op,
@@ -222,6 +229,8 @@ impl Machine<'_> {
                 | Op::TcRelinquish
                 | Op::TcLd { .. }
                 | Op::TcWaitLd
+                | Op::TcSt { .. }
+                | Op::TcWaitSt
         ) {
             return self.tcgen05_warp(cl, ci, wi, active, pc, inst);
         }
@@ -249,6 +258,18 @@ impl Machine<'_> {
             Op::Mov { d, a, bits } => {
                 let v = alu::mask(rd!(*a), *bits);
                 Self::wr(cl, ci, t, *d, v);
+                if let (128, Val::Reg(r)) = (*bits, a) {
+                    // The high slot of a `.b128` copy.
+                    let hi = rd!(Val::Reg(r + 1));
+                    Self::wr(cl, ci, t, *d + 1, hi);
+                }
+            }
+            Op::Pack { d, parts, bits: 64 } => {
+                // Two 64-bit halves into the two slots of a `.b128` register.
+                for (i, p) in parts.iter().enumerate() {
+                    let v = rd!(*p);
+                    Self::wr(cl, ci, t, *d + i as u32, v);
+                }
             }
             Op::Pack { d, parts, bits } => {
                 let mut v = 0u64;
@@ -256,6 +277,19 @@ impl Machine<'_> {
                     v |= alu::mask(rd!(*p), *bits) << (i as u32 * bits);
                 }
                 Self::wr(cl, ci, t, *d, v);
+            }
+            Op::Unpack {
+                ds,
+                a: Val::Reg(r),
+                bits: 64,
+            } => {
+                // The slots of a `.b128` register (or the one slot of a `.b64`).
+                for (i, d) in ds.iter().enumerate() {
+                    let v = rd!(Val::Reg(r + i as u32));
+                    if let Some(d) = d {
+                        Self::wr(cl, ci, t, *d, v);
+                    }
+                }
             }
             Op::Unpack { ds, a, bits } => {
                 let v = rd!(*a);
@@ -543,7 +577,13 @@ impl Machine<'_> {
         for (i, d) in ds.iter().enumerate() {
             if let Some(d) = d {
                 let k = i * eb as usize;
-                Self::wr(cl, ci, t, *d, mem::le_read(&buf[k..k + eb as usize]));
+                if bits == 128 {
+                    // The two slots of a `.b128` register.
+                    Self::wr(cl, ci, t, *d, mem::le_read(&buf[k..k + 8]));
+                    Self::wr(cl, ci, t, *d + 1, mem::le_read(&buf[k + 8..k + 16]));
+                } else {
+                    Self::wr(cl, ci, t, *d, mem::le_read(&buf[k..k + eb as usize]));
+                }
             }
         }
         Ok(())
@@ -568,7 +608,13 @@ impl Machine<'_> {
         let mut buf = [0u8; 64];
         for (i, v) in vals.iter().enumerate() {
             let k = i * eb as usize;
-            mem::le_write(&mut buf[k..k + eb as usize], self.rd(cl, ci, t, *v, line)?);
+            if let (128, Val::Reg(r)) = (bits, v) {
+                mem::le_write(&mut buf[k..k + 8], self.rd(cl, ci, t, *v, line)?);
+                let hi = self.rd(cl, ci, t, Val::Reg(r + 1), line)?;
+                mem::le_write(&mut buf[k + 8..k + 16], hi);
+            } else {
+                mem::le_write(&mut buf[k..k + eb as usize], self.rd(cl, ci, t, *v, line)?);
+            }
         }
         let n = size as usize;
         match loc {
@@ -600,7 +646,7 @@ impl Machine<'_> {
 
     /// A generic shared-memory access that touches bytes an in-flight TMA copy owns.
     #[allow(clippy::too_many_arguments)]
-    fn check_race(
+    pub(crate) fn check_race(
         &self,
         cl: &Cluster,
         ci: usize,
@@ -632,13 +678,19 @@ impl Machine<'_> {
             return Ok(());
         };
         let what = match how {
-            super::shadow::Conflict::LoadInFlight => format!(
+            super::shadow::Conflict::Load => format!(
                 "{} shared+{off:#x} while the TMA load issued at line {} is still writing it \
                  (a missing wait on its mbarrier)",
                 if write { "writes" } else { "reads" },
                 op.line
             ),
-            super::shadow::Conflict::StoreInFlight => format!(
+            super::shadow::Conflict::Response => format!(
+                "{} shared+{off:#x} while the clusterlaunchcontrol.try_cancel issued at line {} \
+                 is still writing its response there (a missing wait on its mbarrier)",
+                if write { "writes" } else { "reads" },
+                op.line
+            ),
+            super::shadow::Conflict::Store => format!(
                 "writes shared+{off:#x} while the TMA store issued at line {} is still reading \
                  it (a missing cp.async.bulk.wait_group.read)",
                 op.line

@@ -54,6 +54,8 @@ pub(crate) enum Wait {
     Converge { need: u32 },
     /// Every sibling warp of its warpgroup to commit `target` wgmma groups.
     Wgmma { target: u64 },
+    /// The CTA's register pool to hold enough for `setmaxnreg.inc` to `count`.
+    Regs { count: u32 },
 }
 
 /// The kernel parameters laid out as the entry declares them.
@@ -97,11 +99,16 @@ impl ParamBuf {
     }
 }
 
-/// A CTA's register file: one slot and one "written" flag per (thread, register).
+/// A CTA's register file: one slot and one "written" flag per (thread, register), and when
+/// the thread last wrote it (for the `wgmma.fence` rule, `wgmma.rs`).
 pub(crate) struct Regs {
     pub n: usize,
     pub v: Vec<u64>,
     pub w: Vec<bool>,
+    /// Per slot: the value of `now` at the thread's last write.
+    pub stamp: Vec<u32>,
+    /// Groups of lanes the CTA has executed (a clock).
+    pub now: u32,
 }
 
 /// One CTA: its threads' control state, shared memory and barriers.
@@ -126,8 +133,16 @@ pub(crate) struct Cta {
     pub tmem: super::tcgen05::Tmem,
     /// `tcgen05.mma`s issued and not yet committed: (thread, MMA).
     pub tc_queue: Vec<(u32, super::tcgen05::Tc05Mma)>,
-    /// Per warp: registers a `tcgen05.ld` filled that await `tcgen05.wait::ld`.
-    pub tc_ld: Vec<Vec<(u32, u32, u32)>>,
+    /// Per warp: registers a `tcgen05.ld` filled that await `tcgen05.wait::ld`: (thread,
+    /// register, the load's line, the register clock at the load).
+    pub tc_ld: Vec<Vec<(u32, u32, u32, u32)>>,
+    /// Per warp: tensor-memory cells (lane, column, line) a `tcgen05.st` wrote that await
+    /// `tcgen05.wait::st`.
+    pub tc_st: Vec<Vec<(u32, u32, u32)>>,
+    /// Per-warp register counts and the pool (`setmaxnreg.rs`).
+    pub regs: super::setmaxnreg::RegBudget,
+    /// A thread of the CTA observed a failed `clusterlaunchcontrol.try_cancel` response.
+    pub clc_failed: bool,
 }
 
 impl Cta {
@@ -159,6 +174,9 @@ pub(crate) struct Machine<'a> {
     pub rng: Rng,
     pub policy: Policy,
     pub stats: Stats,
+    /// Clusters of the grid not started yet (linear indices, in launch order); a successful
+    /// `clusterlaunchcontrol.try_cancel` removes one.
+    pub pending: std::collections::VecDeque<u32>,
 }
 
 impl<'a> Machine<'a> {
@@ -178,6 +196,7 @@ impl<'a> Machine<'a> {
             rng: Rng::new(seed),
             policy,
             stats: Stats::default(),
+            pending: Default::default(),
         }
     }
 
@@ -190,8 +209,13 @@ impl<'a> Machine<'a> {
         let l = self.launch;
         let n = [0, 1, 2].map(|d| l.grid[d] / l.cluster[d]);
         let count = (n[0] * n[1] * n[2]) as usize;
-        for k in self.rng.permutation(count) {
-            let k = k as u32;
+        self.pending = self
+            .rng
+            .permutation(count)
+            .into_iter()
+            .map(|k| k as u32)
+            .collect();
+        while let Some(k) = self.pending.pop_front() {
             let id = [k % n[0], (k / n[0]) % n[1], k / (n[0] * n[1])];
             let mut cl = self.new_cluster(id);
             self.run_cluster(&mut cl)?;
@@ -230,11 +254,19 @@ impl<'a> Machine<'a> {
                 tmem: Default::default(),
                 tc_queue: Vec::new(),
                 tc_ld: vec![Vec::new(); nt.div_ceil(32) as usize],
+                tc_st: vec![Vec::new(); nt.div_ceil(32) as usize],
+                clc_failed: false,
+                regs: super::setmaxnreg::RegBudget::new(
+                    nt.div_ceil(32),
+                    self.policy.launch_regs.or(self.prog.max_regs),
+                ),
             });
             regs.push(Regs {
                 n: nregs,
                 v: vec![0; nregs * nt as usize],
                 w: vec![false; nregs * nt as usize],
+                stamp: vec![0; nregs * nt as usize],
+                now: 0,
             });
         }
         Cluster {
@@ -333,6 +365,7 @@ impl<'a> Machine<'a> {
                 Wait::Wgmma { target } => {
                     super::wgmma::warpgroup_behind(cl, ci, t / 32, target) == 0
                 }
+                Wait::Regs { count } => cl.ctas[ci].regs.can_grow(t / 32, count),
             };
             if ready {
                 cl.ctas[ci].st[t as usize] = TState::Run;
@@ -434,6 +467,19 @@ impl<'a> Machine<'a> {
                 thread: cl.ctas[ci].thread(t),
                 what: "the CTA exited with tensor memory still allocated (no tcgen05.dealloc)"
                     .into(),
+            });
+        }
+        if cl.ctas[ci].live == 0
+            && let Some(r) = cl.ctas[ci].regs.rounds.iter().flatten().next()
+        {
+            return Err(SimError::Protocol {
+                line: r.line,
+                thread: cl.ctas[ci].thread(t),
+                what: format!(
+                    "the CTA exited with this setmaxnreg executed by warps {:#06b} of their \
+                     warpgroup only: every warp of the warpgroup must execute it",
+                    r.done
+                ),
             });
         }
         if cl.ctas[ci].live == 0 {

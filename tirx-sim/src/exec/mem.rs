@@ -136,6 +136,7 @@ pub(crate) fn le_read(b: &[u8]) -> u64 {
 /// Writes the low `b.len()` bytes of `v`, little-endian.
 pub(crate) fn le_write(b: &mut [u8], v: u64) {
     for (i, x) in b.iter_mut().enumerate() {
-        *x = (v >> (8 * i)) as u8;
+        // Bytes past the 8 of `v` (a 16-byte slot) are zero.
+        *x = v.checked_shr(8 * i as u32).unwrap_or(0) as u8;
     }
 }

@@ -5,8 +5,11 @@
 //!            ─► run: params checked against the entry, one cluster at a time (machine.rs)
 //!                    ├─ warps scheduled by a seeded scheduler (sched.rs)
 //!                    ├─ lanes executed in lockstep groups (exec.rs, alu.rs, mem.rs)
-//!                    ├─ barriers, mbarriers, shuffles, votes (sync.rs)
-//!                    └─ TMA copies as async operations completed later (tma.rs)
+//!                    ├─ barriers, mbarriers, shuffles, votes (sync.rs, warp.rs)
+//!                    ├─ register budgets of setmaxnreg (setmaxnreg.rs), atomics (atom.rs)
+//!                    ├─ TMA copies as async operations completed later (bulk.rs, tma.rs)
+//!                    ├─ wgmma (wgmma.rs), tcgen05 and tensor memory (tcgen05.rs)
+//!                    └─ cluster launch control (clc.rs)
 //! ```
 //!
 //! Inputs are what the runtime passes the driver: a grid, cluster and block; dynamic shared
@@ -15,7 +18,9 @@
 //! [`Device`] the caller fills and reads back.
 
 mod alu;
+mod atom;
 mod bulk;
+mod clc;
 mod decode;
 mod device;
 mod diag;
@@ -26,6 +31,7 @@ mod mem;
 mod ops;
 mod program;
 mod sched;
+mod setmaxnreg;
 mod shadow;
 mod sync;
 mod tcgen05;
@@ -42,7 +48,8 @@ pub use device::{Device, GLOBAL_BASE, HostAccessError};
 pub use diag::{Blocked, SimError, Space, ThreadId, WaitOn};
 pub use mem::{PARAM_GENERIC, SHARED_GENERIC, SMEM_BASE};
 pub use program::Program;
-pub use sched::{Policy, Rng};
+pub use sched::{ClcMode, Policy, Rng};
+pub use setmaxnreg::REGISTER_FILE;
 pub use tcgen05::{InstrDesc, TMEM_COLS, TMEM_LANES, decode_idesc, decode_smem_desc};
 pub use tma::{OobFill, TensorMapDesc, TmaElem, TmaSwizzle};
 pub use wgmma::MatrixDesc;

@@ -117,6 +117,15 @@ pub(crate) enum VoteMode {
     Ballot,
 }
 
+/// Where a `wgmma.mma_async` takes A from (§9.7.15.5.1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum WgmmaA {
+    /// A shared-memory matrix descriptor (the SS form).
+    Desc(Val),
+    /// Four `.b32` registers of packed 16-bit pairs, the A fragment (the RS form).
+    Regs([Reg; 4]),
+}
+
 /// How a load or store names its state space (§5.1; none is generic addressing, §6.4.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum MemSpace {
@@ -232,6 +241,32 @@ pub(crate) enum Op {
         vals: Vec<Val>,
         addr: Addr,
     },
+    /// `atom[.sem][.scope][.space].op.type d, [a], b[, c]` (§9.7.13.5) and `red…op.type [a],
+    /// b` (§9.7.13.6, `d` none).
+    Atom {
+        op: super::atom::AtomOp,
+        ty: Type,
+        space: MemSpace,
+        d: Option<Reg>,
+        addr: Addr,
+        b: Val,
+        c: Option<Val>,
+    },
+    /// `clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes
+    /// [.multicast::cluster::all].b128 [resp], [mbar]` (`clc.rs`).
+    ClcTryCancel {
+        resp: Addr,
+        mbar: Addr,
+        multicast: bool,
+    },
+    /// `clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 p, q` (`first: None`) and
+    /// `….get_first_ctaid[::dim][.v4].b32.b128 d, q` (the dimension, or all three into a
+    /// `.v4` with its fourth element ignored).
+    ClcQuery {
+        ds: Vec<Option<Reg>>,
+        q: Reg,
+        first: Option<Option<u8>>,
+    },
     /// `bra[.uni] target` (§9.7.13 control flow).
     Bra { target: u32 },
     /// `ret` / `exit`.
@@ -294,6 +329,14 @@ pub(crate) enum Op {
         a: Val,
         a_neg: bool,
     },
+    /// `redux.sync.op.type d, a, membermask` (§9.7.13 "redux.sync"): `.add/.min/.max` on
+    /// `.u32/.s32`, `.and/.or/.xor` on `.b32`, over the lanes of the mask.
+    Redux {
+        op: super::atom::AtomOp,
+        ty: Type,
+        d: Reg,
+        a: Val,
+    },
     /// `elect.sync d|p, membermask` (§9.7.13 "elect.sync").
     Elect { d: Option<Reg>, p: Option<Reg> },
     /// `activemask.b32 d`.
@@ -326,13 +369,14 @@ pub(crate) enum Op {
     /// `wgmma.wait_group.sync.aligned n` (§9.7.15).
     WgmmaWait { n: u32 },
     /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.atype.atype d, a-desc, b-desc, scale-d,
-    /// imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b` (§9.7.15), both operands in shared
-    /// memory.
+    /// imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b` (§9.7.15.5.2), both operands in
+    /// shared memory; or the RS form `d, {a0, a1, a2, a3}, b-desc, scale-d, imm-scale-a,
+    /// imm-scale-b, imm-trans-b` with A from registers (`tnsp_a` false).
     Wgmma {
         n: u32,
         atype: Type,
         d: Vec<Reg>,
-        a: Val,
+        a: WgmmaA,
         b: Val,
         scale_d: Val,
         neg_a: bool,
@@ -354,6 +398,11 @@ pub(crate) enum Op {
     },
     /// `tcgen05.wait::ld.sync.aligned` (§9.7.16).
     TcWaitLd,
+    /// `tcgen05.st.sync.aligned.32x32b.xN.b32 [taddr], {…}` (§9.7.16.8.4; the shape
+    /// §9.7.16.2.3.1.1).
+    TcSt { taddr: Addr, vals: Vec<Val> },
+    /// `tcgen05.wait::st.sync.aligned` (§9.7.16.8.5).
+    TcWaitSt,
     /// `tcgen05.mma.cta_group::1.kind::f16 [d], a-desc, b-desc, idesc, enable-input-d`
     /// (§9.7.16).
     TcMma {
@@ -363,9 +412,10 @@ pub(crate) enum Op {
         idesc: Val,
         enable: Val,
     },
-    /// `tcgen05.commit.cta_group::1.mbarrier::arrive::one[.shared::cluster].b64 [mbar]`
-    /// (§9.7.16).
-    TcCommit { mbar: Addr },
-    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 n` (§9.7 "setmaxnreg"): checked, no effect.
-    Setmaxnreg,
+    /// `tcgen05.commit.cta_group::1.mbarrier::arrive::one[.shared::cluster]
+    /// [.multicast::cluster].b64 [mbar][, ctaMask]` (§9.7.16 `tcgen05.commit`).
+    TcCommit { mbar: Addr, multicast: Option<Val> },
+    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (§9.7.19.6): the warp's register budget
+    /// (`setmaxnreg.rs`).
+    Setmaxnreg { inc: bool, count: u32 },
 }

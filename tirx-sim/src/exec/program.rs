@@ -2,7 +2,8 @@
 //! starts.
 //!
 //! - Registers (PTX ISA §5.1.1 `.reg`; §5.4.1 `%r<N>` ranges) are numbered densely; each
-//!   thread holds one 64-bit slot per register plus an "ever written" bit.
+//!   thread holds one 64-bit slot per register plus an "ever written" bit (two slots for a
+//!   `.b128` register, low half first).
 //! - Labels become instruction indices; `bra` targets are checked here.
 //! - Symbols become addresses: a shared variable its offset in the CTA's shared window
 //!   (static variables first, then the `.extern .shared` dynamic array at its alignment,
@@ -105,6 +106,8 @@ pub struct Program {
     pub(crate) max_threads: Option<u32>,
     /// `.reqnctapercluster`, if declared.
     pub(crate) req_cluster: Option<[u32; 3]>,
+    /// `.maxnreg`, if declared.
+    pub(crate) max_regs: Option<u32>,
 }
 
 /// Name tables the decoder reads.
@@ -250,12 +253,14 @@ impl Program {
     fn finish(entry: &Entry, name: &str, insts: Vec<Inst>, l: Layout) -> Result<Program, SimError> {
         let mut max_threads = None;
         let mut req_cluster = None;
+        let mut max_regs = None;
         for d in &entry.directives {
             match d {
                 ptx::Directive::MaxNtid(t) | ptx::Directive::ReqNtid(t) => {
                     max_threads = Some(t.iter().product())
                 }
                 ptx::Directive::ReqNctaPerCluster(c) => req_cluster = Some(*c),
+                ptx::Directive::MaxNreg(n) => max_regs = Some(*n),
                 _ => {}
             }
         }
@@ -268,6 +273,7 @@ impl Program {
             dyn_smem_base: l.dyn_smem_base,
             max_threads,
             req_cluster,
+            max_regs,
         })
     }
 
@@ -327,9 +333,16 @@ impl Layout {
 fn registers(entry: &Entry, regs: &mut HashMap<String, Reg>) -> Vec<String> {
     let mut names = Vec::new();
     for d in &entry.regs {
+        // A `.b128` register takes two slots: its low 64 bits, then its high 64 bits.
+        let wide = d.ty == ptx::Type::B128;
         let mut add = |n: String| {
             regs.insert(n.clone(), names.len() as Reg);
-            names.push(n);
+            if wide {
+                names.push(n.clone());
+                names.push(format!("{n}.hi"));
+            } else {
+                names.push(n);
+            }
         };
         match d.count {
             None => add(d.name.clone()),

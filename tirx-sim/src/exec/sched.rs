@@ -55,6 +55,19 @@ impl Rng {
     }
 }
 
+/// How the emulator answers `clusterlaunchcontrol.try_cancel` (`clc.rs`): a request can
+/// succeed only while some cluster of the grid has not started.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ClcMode {
+    /// Every request fails (each cluster does its own work).
+    Fail,
+    /// Every request succeeds while a cluster is pending (the first clusters take all).
+    Succeed,
+    /// Each request succeeds or fails as the seed decides.
+    #[default]
+    Random,
+}
+
 /// The scheduler's knobs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Policy {
@@ -66,6 +79,15 @@ pub struct Policy {
     pub spurious_wait_one_in: u64,
     /// Stop with [`super::SimError::StepLimit`] after this many warp-instructions.
     pub step_limit: u64,
+    /// How `clusterlaunchcontrol.try_cancel` requests are answered.
+    pub clc: ClcMode,
+    /// Hold the RS form's A registers to the `wgmma.fence` rule too: a thread's write of one
+    /// after the fence (tirx packs A there) is diagnosed. Off by default: ptxas accepts the
+    /// pattern and serialises such MMAs instead; D registers are always held to it.
+    pub strict_wgmma_fence: bool,
+    /// The per-thread register count the kernel was launched with (what ptxas chose), for
+    /// `setmaxnreg`; `None`: the entry's `.maxnreg` if declared, else unknown.
+    pub launch_regs: Option<u32>,
 }
 
 impl Default for Policy {
@@ -75,6 +97,9 @@ impl Default for Policy {
             complete_one_in: 6,
             spurious_wait_one_in: 8,
             step_limit: 200_000_000,
+            launch_regs: None,
+            clc: ClcMode::Random,
+            strict_wgmma_fence: false,
         }
     }
 }

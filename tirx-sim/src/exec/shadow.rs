@@ -89,9 +89,11 @@ impl Shadow {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Conflict {
     /// The access touches bytes a TMA load is still writing.
-    LoadInFlight,
+    Load,
     /// The access writes bytes a TMA store is still reading.
-    StoreInFlight,
+    Store,
+    /// The access touches the response a `clusterlaunchcontrol.try_cancel` is still writing.
+    Response,
 }
 
 /// The shared-memory bytes an async op uses in CTA `ci`: `[lo, hi)`.
@@ -101,6 +103,10 @@ fn range(op: &AsyncOp, ci: u32, box_bytes: u32) -> Option<(u32, u32)> {
         AsyncKind::Store { src, .. } => (*src, op.cta == ci),
         // The tensor core's operand reads are not tracked yet.
         AsyncKind::Tc05 { .. } => return None,
+        // The 16-byte response, exactly.
+        AsyncKind::Clc { ctas, resp, .. } => {
+            return (ctas >> ci & 1 == 1).then_some((*resp, resp + 16));
+        }
     };
     ok.then(|| (start & !127, (start + box_bytes).next_multiple_of(128)))
 }
@@ -121,8 +127,9 @@ pub(crate) fn conflict(
             return None;
         }
         match op.kind {
-            AsyncKind::Load { .. } => Some((op, Conflict::LoadInFlight)),
-            AsyncKind::Store { .. } if write => Some((op, Conflict::StoreInFlight)),
+            AsyncKind::Load { .. } => Some((op, Conflict::Load)),
+            AsyncKind::Clc { .. } => Some((op, Conflict::Response)),
+            AsyncKind::Store { .. } if write => Some((op, Conflict::Store)),
             AsyncKind::Store { .. } | AsyncKind::Tc05 { .. } => None,
         }
     })

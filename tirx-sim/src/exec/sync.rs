@@ -118,6 +118,11 @@ pub(crate) fn describe(cl: &Cluster, ci: usize, t: u32, w: Wait) -> WaitOn {
             target,
             behind: super::wgmma::warpgroup_behind(cl, ci, t / 32, target),
         },
+        Wait::Regs { count } => WaitOn::Registers {
+            count,
+            held: cta.regs.held_by_others(t / 32),
+            capacity: cta.regs.capacity,
+        },
         Wait::Converge { need } => {
             let base = t / 32 * 32;
             let pc = cta.pc[t as usize];
@@ -403,17 +408,39 @@ impl Machine<'_> {
                 }
             }
             Op::TmaLoad { .. } | Op::TmaStore { .. } => self.tma_issue(cl, ci, t, inst)?,
-            Op::TcCommit { mbar } => {
+            Op::TcCommit { mbar, multicast } => {
                 let at = self.mbar_loc(cl, ci, t, mbar, line, true)?;
+                let mbars = match multicast {
+                    None => vec![at],
+                    Some(v) => {
+                        let m = self.rd(cl, ci, t, *v, line)? as u32 & 0xffff;
+                        if m == 0 || m >> cl.ctas.len() != 0 {
+                            return Err(self.protocol(
+                                cl,
+                                ci,
+                                t,
+                                line,
+                                format!(
+                                    "tcgen05.commit multicast CTA mask {m:#x} for a cluster of {}",
+                                    cl.ctas.len()
+                                ),
+                            ));
+                        }
+                        // The same offset in each destination CTA.
+                        super::lane::lanes(m).map(|r| (r as usize, at.1)).collect()
+                    }
+                };
                 let mmas = Self::tcgen05_take(cl, ci, t);
                 cl.ops.push(super::bulk::AsyncOp {
-                    kind: super::bulk::AsyncKind::Tc05 { mmas, mbar: at },
+                    kind: super::bulk::AsyncKind::Tc05 { mmas, mbars },
                     cta: ci as u32,
                     tid: t,
                     group: None,
                     line,
                 });
             }
+            Op::ClcTryCancel { .. } => self.clc_try_cancel(cl, ci, t, inst)?,
+            Op::ClcQuery { .. } => self.clc_query(cl, ci, t, inst)?,
             Op::BulkCommit => cl.ctas[ci].bulk_next[u] += 1,
             Op::BulkWait { n } => {
                 if pending_groups(cl, ci as u32, t) > *n {

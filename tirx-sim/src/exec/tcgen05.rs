@@ -2,8 +2,16 @@
 //! Generation Family Instructions"), the subset the shipped Blackwell GEMM uses:
 //! `tcgen05.alloc/dealloc/relinquish_alloc_permit` (`cta_group::1`), `tcgen05.mma
 //! .cta_group::1.kind::f16` (M = 128, both operands in shared memory), `tcgen05.commit
-//! .mbarrier::arrive::one`, `tcgen05.ld.32x32b.xN` with `tcgen05.wait::ld`, and the
-//! `tcgen05.fence::*` orderings (no-ops here).
+//! .mbarrier::arrive::one`, `tcgen05.ld.32x32b.xN` with `tcgen05.wait::ld`,
+//! `tcgen05.st.32x32b.xN` with `tcgen05.wait::st`, and the `tcgen05.fence::*` orderings
+//! (no-ops here).
+//!
+//! **32x32b data movement** (§9.7.16.2.3.1.1): a warp accesses the 32 lanes of its quarter
+//! (warp `w % 4`: lanes `32(w % 4)..`), thread `l` lane `lane0 + l`, its `.num` registers
+//! columns `col0..col0 + num`. `tcgen05.st` (§9.7.16.8.4) is asynchronous: its values are
+//! taken at issue and written, but the cells belong to the store until the warp's
+//! `tcgen05.wait::st` (§9.7.16.8.5); a `tcgen05.ld` of them, or an MMA whose D covers them,
+//! before that is diagnosed.
 //!
 //! **Tensor memory** (§9.7.16): per CTA 128 lanes × 512 columns of 32 bits; an address is
 //! `lane << 16 | column`. `alloc` takes a power-of-two column count in 32..=512, allocates
@@ -262,6 +270,20 @@ impl Machine<'_> {
                         ));
                     }
                     for (j, &r) in ds.iter().enumerate().take(*reps as usize) {
+                        if let Some(at) = pending_st(&cl.ctas[ci], lane0 + l, col0 + j as u32) {
+                            return Err(self.protocol(
+                                cl,
+                                ci,
+                                t,
+                                line,
+                                format!(
+                                    "tcgen05.ld of lane {}, column {} written by the tcgen05.st \
+                                     of line {at} before its tcgen05.wait::st",
+                                    lane0 + l,
+                                    col0 + j as u32
+                                ),
+                            ));
+                        }
                         let Some(v) = cl.ctas[ci].tmem.cell(lane0 + l, col0 + j as u32).copied()
                         else {
                             return Err(self.protocol(
@@ -279,14 +301,67 @@ impl Machine<'_> {
                         let rf = &mut cl.regs[ci];
                         rf.v[t as usize * rf.n + r as usize] = u64::from(v);
                         rf.w[t as usize * rf.n + r as usize] = false;
-                        cl.ctas[ci].tc_ld[wi as usize].push((t, r, line));
+                        let now = cl.regs[ci].now;
+                        cl.ctas[ci].tc_ld[wi as usize].push((t, r, line, now));
                     }
                 }
             }
+            Op::TcSt { taddr, vals } => {
+                let quarter = wi % 4;
+                for l in lanes(active) {
+                    let t = base + l;
+                    let a = self.ea(cl, ci, t, taddr, line)? as u32;
+                    let (lane0, col0) = (a >> 16, a & 0xffff);
+                    if lane0 != 32 * quarter {
+                        return Err(self.protocol(
+                            cl,
+                            ci,
+                            t,
+                            line,
+                            format!(
+                                "warp {wi} may access TMEM lanes {}..{} only, not lane {lane0}",
+                                32 * quarter,
+                                32 * quarter + 32
+                            ),
+                        ));
+                    }
+                    for (j, &v) in vals.iter().enumerate() {
+                        let x = self.rd(cl, ci, t, v, line)? as u32;
+                        let col = col0 + j as u32;
+                        let Some(cell) = cl.ctas[ci].tmem.cell(lane0 + l, col) else {
+                            return Err(self.protocol(
+                                cl,
+                                ci,
+                                t,
+                                line,
+                                format!(
+                                    "tcgen05.st to lane {}, column {col} outside every allocation",
+                                    lane0 + l
+                                ),
+                            ));
+                        };
+                        *cell = x;
+                        cl.ctas[ci].tc_st[wi as usize].push((lane0 + l, col, line));
+                    }
+                }
+            }
+            Op::TcWaitSt => cl.ctas[ci].tc_st[wi as usize].clear(),
             Op::TcWaitLd => {
-                for (t, r, _) in std::mem::take(&mut cl.ctas[ci].tc_ld[wi as usize]) {
+                for (t, r, at, now) in std::mem::take(&mut cl.ctas[ci].tc_ld[wi as usize]) {
                     let rf = &mut cl.regs[ci];
-                    rf.w[t as usize * rf.n + r as usize] = true;
+                    let i = t as usize * rf.n + r as usize;
+                    if rf.stamp[i] > now {
+                        return Err(SimError::Race {
+                            line,
+                            thread: cl.ctas[ci].thread(t),
+                            what: format!(
+                                "wrote `{}` while the tcgen05.ld of line {at} that fills it was in \
+                                 flight (before this tcgen05.wait::ld)",
+                                self.prog.reg_names[r as usize]
+                            ),
+                        });
+                    }
+                    rf.w[i] = true;
                 }
             }
             _ => unreachable!("tcgen05_warp() of another op"),
@@ -425,8 +500,27 @@ impl Machine<'_> {
                 "a tcgen05.mma operand reaches outside shared memory",
             ));
         }
+        // D cells a `tcgen05.st` wrote without its `tcgen05.wait::st` yet: the MMA would read
+        // (accumulate) or overwrite them while the store is in flight.
+        let pending: std::collections::HashMap<(u32, u32), u32> = cl.ctas[ci]
+            .tc_st
+            .iter()
+            .flatten()
+            .map(|&(l, c, at)| ((l, c), at))
+            .collect();
         for (i, ar) in a.iter().enumerate() {
             for (j, br) in b.iter().enumerate() {
+                let key = (mma.d_lane + i as u32, mma.d_col + j as u32);
+                if let Some(at) = pending.get(&key) {
+                    return Err(fault(
+                        cl,
+                        &format!(
+                            "tcgen05.mma on lane {}, column {} of tensor memory, which the \
+                             tcgen05.st of line {at} wrote without a tcgen05.wait::st",
+                            key.0, key.1
+                        ),
+                    ));
+                }
                 let dot: f64 = ar.iter().zip(br).map(|(x, y)| x * y).sum();
                 let tm = &mut cl.ctas[ci].tmem;
                 let Some(cell) = tm.cell(mma.d_lane + i as u32, mma.d_col + j as u32) else {
@@ -449,8 +543,18 @@ impl Machine<'_> {
 
 /// The line of the `tcgen05.ld` whose result register `r` of thread `t` still awaits its
 /// `tcgen05.wait::ld`.
-pub(crate) fn pending_ld(list: &[(u32, Reg, u32)], t: u32, r: Reg) -> Option<u32> {
+pub(crate) fn pending_ld(list: &[(u32, Reg, u32, u32)], t: u32, r: Reg) -> Option<u32> {
     list.iter()
-        .find(|&&(u, q, _)| u == t && q == r)
+        .find(|&&(u, q, _, _)| u == t && q == r)
+        .map(|x| x.2)
+}
+
+/// The line of a `tcgen05.st` of CTA `cta` that wrote (`lane`, `col`) and awaits its
+/// `tcgen05.wait::st`.
+fn pending_st(cta: &super::machine::Cta, lane: u32, col: u32) -> Option<u32> {
+    cta.tc_st
+        .iter()
+        .flatten()
+        .find(|&&(l, c, _)| l == lane && c == col)
         .map(|x| x.2)
 }

@@ -2,10 +2,17 @@
 //! Instructions"): `wgmma.fence`, `wgmma.mma_async` with both operands in shared memory,
 //! `wgmma.commit_group`, `wgmma.wait_group`.
 //!
-//! Scope of this version: `.m64nNk16` with an f32 accumulator and bf16/f16 inputs, both
-//! operands in shared memory, K-major or (swizzled) MN-major (`imm-trans-a/b`), descriptors
-//! without a base offset. Other forms (A from registers, other types) are refused at decode;
-//! an unswizzled MN-major operand or a base offset when the MMA issues.
+//! Scope of this version: `.m64nNk16` with an f32 accumulator and bf16/f16 inputs; A in
+//! shared memory (the SS form) or in registers (the RS form), B in shared memory; shared
+//! operands K-major or (swizzled) MN-major (`imm-trans-a/b`), descriptors without a base
+//! offset. Other types are refused at decode; an unswizzled MN-major operand or a base offset
+//! when the MMA issues.
+//!
+//! **A fragment in registers** (§9.7.15.5.1.1.1, "Matrix Fragments for wgmma.mma_async
+//! .m64nNk16", the figure of the A layout): four `.b32` registers of two 16-bit elements each,
+//! the lower half the lower column. Thread `l` of warp `w` of the warpgroup holds in register
+//! `q` row `16w + l/4 + 8·(q % 2)`, columns `2(l % 4) + 8·(q / 2)` and `+1` — each warp's
+//! 16 rows are the m16n8k16 `mma` A fragment (§9.7.14.5.8).
 //!
 //! **Matrix descriptor** (§9.7.15 "Matrix Descriptor Format"), decoded here from the
 //! ISA's table: bits 0–13 the start address >> 4, bits 16–29 the leading-dimension byte
@@ -32,7 +39,12 @@
 //!
 //! **Asynchrony.** An `mma_async` captures its accumulator inputs at issue and takes the D
 //! registers away from the thread: reading one before the `wgmma.wait_group` that retires the
-//! MMA is an uninitialised-register error naming the wgmma. The shared-memory operands are
+//! MMA is an uninitialised-register error naming the wgmma. The RS form's A registers are in
+//! flight too (§9.7.15.7.3 `wgmma.wait_group`: accessing the accumulator or the registers
+//! holding A's fragments before the wait that retires the MMA is undefined): the MMA takes
+//! their values at issue and owns them, so a read is diagnosed at the reading line, and a
+//! write (detected when the MMA retires or another MMA reads them) is a race. Further MMAs
+//! may read the same A registers while they are in flight, as attention's P·V does. The shared-memory operands are
 //! read when the MMA completes, at the `wait_group` (a write to them in between races, as on
 //! the hardware). Arithmetic: the exact products of each k16 step summed in f64 and added to
 //! the f32 accumulator with one rounding; the tensor core's own order and rounding differ by
@@ -42,8 +54,8 @@ use super::diag::SimError;
 use super::float::{bf16_to_f32, f16_to_f32};
 use super::lane::lanes;
 use super::machine::{Cluster, Machine, TState};
-use super::ops::Op;
-use super::program::{Inst, Reg};
+use super::ops::{Op, WgmmaA};
+use super::program::{Inst, Reg, Val};
 use super::tma::TmaSwizzle;
 use crate::ptx::Type;
 
@@ -135,7 +147,9 @@ pub(crate) struct PendingMma {
     line: u32,
     n: u32,
     atype: Type,
-    a: MatrixDesc,
+    /// A's descriptor (the SS form), or `None` with `frag` set (the RS form).
+    a: Option<MatrixDesc>,
+    frag: Option<AFrag>,
     b: MatrixDesc,
     neg_a: bool,
     neg_b: bool,
@@ -150,6 +164,16 @@ pub(crate) struct PendingMma {
     /// the same registers, which the ISA allows without a wait): read it when this retires.
     chained: bool,
     lanes: u32,
+    /// The register clock at issue: a thread write of D after it races with the MMA.
+    issued_at: u32,
+}
+
+/// The RS form's A operand: the four fragment registers and, per lane, their values at issue.
+#[derive(Clone, Debug)]
+struct AFrag {
+    regs: [Reg; 4],
+    /// Lane-major, 32 × 4.
+    vals: Vec<u32>,
 }
 
 /// A warp's wgmma state: MMAs issued since the last commit, and committed groups in order.
@@ -160,6 +184,8 @@ pub(crate) struct WarpMma {
     /// Groups this warp has committed, and retired, since the start.
     committed: u64,
     retired: u64,
+    /// The register clock (`Regs::now`) at the warp's last `wgmma.fence`, if any.
+    fenced_at: Option<u32>,
 }
 
 impl PendingMma {
@@ -167,7 +193,8 @@ impl PendingMma {
     pub(crate) fn operands(&self) -> ([(u32, u32); 2], u32) {
         (
             [
-                self.a.extent(64, self.tnsp_a),
+                // The RS form reads no shared memory for A: an empty range.
+                self.a.map_or((0, 0), |a| a.extent(64, self.tnsp_a)),
                 self.b.extent(self.n, self.tnsp_b),
             ],
             self.line,
@@ -181,13 +208,27 @@ impl WarpMma {
         self.open.iter().chain(self.groups.iter().flatten())
     }
 
-    /// The line of the pending MMA that owns register `r`, if any.
+    /// The line of the pending MMA that owns register `r` (as D, or as an A fragment
+    /// register), if any.
     pub(crate) fn owner(&self, r: Reg) -> Option<u32> {
-        self.open
-            .iter()
-            .chain(self.groups.iter().flatten())
-            .find(|p| p.d.contains(&r))
+        self.pending()
+            .find(|p| p.d.contains(&r) || p.frag.as_ref().is_some_and(|f| f.regs.contains(&r)))
             .map(|p| p.line)
+    }
+
+    /// The line of the pending MMA that writes register `r` (one of its D), if any.
+    fn owner_d(&self, r: Reg) -> Option<u32> {
+        self.pending().find(|p| p.d.contains(&r)).map(|p| p.line)
+    }
+
+    /// The pending MMA that reads register `r` as an A fragment register, if any: its line
+    /// and the value it took of `r` in lane `l`.
+    fn reader_a(&self, r: Reg, l: u32) -> Option<(u32, u32)> {
+        self.pending().find_map(|p| {
+            let f = p.frag.as_ref()?;
+            let q = f.regs.iter().position(|&x| x == r)?;
+            Some((p.line, f.vals[l as usize * 4 + q]))
+        })
     }
 }
 
@@ -206,7 +247,7 @@ impl Machine<'_> {
         let base = wi * 32;
         let w = wi as usize;
         match &inst.op {
-            Op::WgmmaFence => {}
+            Op::WgmmaFence => cl.ctas[ci].mma[w].fenced_at = Some(cl.regs[ci].now),
             Op::WgmmaCommit => {
                 let wm = &mut cl.ctas[ci].mma[w];
                 let open = std::mem::take(&mut wm.open);
@@ -233,8 +274,18 @@ impl Machine<'_> {
                         todo.extend(wm.groups.pop_front().unwrap_or_default());
                         wm.retired += 1;
                     }
-                    for p in todo {
-                        self.retire(cl, ci, s, &p)?;
+                    // RS fragments: checked before any retires (MMAs retiring together may
+                    // share A registers), given back after all have.
+                    for p in &todo {
+                        if let Some(f) = &p.frag {
+                            self.check_fragment(cl, ci, s, p.line, f)?;
+                        }
+                    }
+                    for p in &todo {
+                        self.retire(cl, ci, s, p)?;
+                    }
+                    for f in todo.iter().filter_map(|p| p.frag.as_ref()) {
+                        release_fragment(cl, ci, s, f);
                     }
                 }
             }
@@ -251,11 +302,19 @@ impl Machine<'_> {
                 tnsp_b,
             } => {
                 let first = base + active.trailing_zeros();
-                let ad = MatrixDesc::decode(self.rd(cl, ci, first, *a, line)?);
+                self.check_wgmma_fence(cl, ci, wi, active, line, d, a)?;
+                let ad = match a {
+                    WgmmaA::Desc(v) => Some(MatrixDesc::decode(self.rd(cl, ci, first, *v, line)?)),
+                    WgmmaA::Regs(_) => None,
+                };
                 let bd = MatrixDesc::decode(self.rd(cl, ci, first, *b, line)?);
-                if (*tnsp_a && ad.swizzle == TmaSwizzle::None)
-                    || (*tnsp_b && bd.swizzle == TmaSwizzle::None)
-                {
+                let frag = match a {
+                    WgmmaA::Regs(regs) => Some(self.take_fragment(cl, ci, wi, active, line, regs)?),
+                    WgmmaA::Desc(_) => None,
+                };
+                let unswizzled =
+                    |d: Option<MatrixDesc>| d.is_some_and(|d| d.swizzle == TmaSwizzle::None);
+                if (*tnsp_a && unswizzled(ad)) || (*tnsp_b && bd.swizzle == TmaSwizzle::None) {
                     return Err(self.protocol(
                         cl,
                         ci,
@@ -264,7 +323,7 @@ impl Machine<'_> {
                         "an MN-major operand without a swizzle is not supported yet".into(),
                     ));
                 }
-                if ad.base_offset != 0 || bd.base_offset != 0 {
+                if ad.is_some_and(|d| d.base_offset != 0) || bd.base_offset != 0 {
                     return Err(self.protocol(
                         cl,
                         ci,
@@ -274,13 +333,13 @@ impl Machine<'_> {
                     ));
                 }
                 let mut acc = vec![0f32; 32 * d.len()];
-                let chained = d.iter().any(|&r| cl.ctas[ci].mma[w].owner(r).is_some());
+                let chained = d.iter().any(|&r| cl.ctas[ci].mma[w].owner_d(r).is_some());
                 for l in lanes(active) {
                     let t = base + l;
                     let accumulate = self.rd(cl, ci, t, *scale_d, line)? & 1 == 1;
                     for (j, &r) in d.iter().enumerate() {
                         if accumulate && !chained {
-                            let v = self.rd(cl, ci, t, super::program::Val::Reg(r), line)?;
+                            let v = self.rd(cl, ci, t, Val::Reg(r), line)?;
                             acc[l as usize * d.len() + j] = f32::from_bits(v as u32);
                         }
                         // The MMA owns the register until it retires.
@@ -293,6 +352,7 @@ impl Machine<'_> {
                     n: *n,
                     atype: *atype,
                     a: ad,
+                    frag,
                     b: bd,
                     neg_a: *neg_a,
                     neg_b: *neg_b,
@@ -302,6 +362,7 @@ impl Machine<'_> {
                     acc,
                     chained,
                     lanes: active,
+                    issued_at: cl.regs[ci].now,
                 });
             }
             _ => unreachable!("wgmma() of another op"),
@@ -348,10 +409,24 @@ impl Machine<'_> {
         };
         let wr = wi % 4; // the warp's rank in its warpgroup
         let mut a = [[0f64; 16]; 16];
+        let conv = |bits: u16| {
+            if p.atype == Type::F16 {
+                f16_to_f32(bits)
+            } else {
+                bf16_to_f32(bits)
+            }
+        };
         for (i, row) in a.iter_mut().enumerate() {
             for (k, v) in row.iter_mut().enumerate() {
-                let x = elem(&p.a, p.tnsp_a, 16 * wr + i as u32, k as u32)
-                    .ok_or_else(|| oob(self, cl))?;
+                let x = match (&p.a, &p.frag) {
+                    (Some(desc), _) => elem(desc, p.tnsp_a, 16 * wr + i as u32, k as u32)
+                        .ok_or_else(|| oob(self, cl))?,
+                    (None, Some(f)) => {
+                        let (l, q, hi) = fragment_slot(i as u32, k as u32);
+                        conv((f.vals[(l * 4 + q) as usize] >> (16 * hi)) as u16)
+                    }
+                    (None, None) => unreachable!("an MMA without A"),
+                };
                 *v = if p.neg_a { -f64::from(x) } else { f64::from(x) };
             }
         }
@@ -366,6 +441,18 @@ impl Machine<'_> {
         for l in lanes(p.lanes) {
             let t = wi * 32 + l;
             for (j, &r) in p.d.iter().enumerate() {
+                let rf = &cl.regs[ci];
+                if rf.stamp[t as usize * rf.n + r as usize] > p.issued_at {
+                    return Err(SimError::Race {
+                        line: p.line,
+                        thread: cl.ctas[ci].thread(t),
+                        what: format!(
+                            "wrote `{}`, an accumulator register of this wgmma.mma_async, while \
+                             the MMA was in flight (before the wgmma.wait_group that retires it)",
+                            self.prog.reg_names[r as usize]
+                        ),
+                    });
+                }
                 let (i, q) = (j as u32 / 4, j as u32 % 4);
                 let row = (l / 4 + 8 * (q / 2)) as usize;
                 let col = (8 * i + 2 * (l % 4) + q % 2) as usize;
@@ -377,8 +464,12 @@ impl Machine<'_> {
                     p.acc[l as usize * nregs + j]
                 };
                 let v = super::float::f64_to_f32(f64::from(acc) + dot, super::float::Rnd::Rn);
-                Self::wr(cl, ci, t, r, u64::from(v.to_bits()));
-                if cl.ctas[ci].mma[wi as usize].owner(r).is_some() {
+                // The MMA's write, not the thread's: no stamp (the fence rule exempts
+                // accumulator accesses by MMAs of the same shape).
+                let rf = &mut cl.regs[ci];
+                rf.v[t as usize * rf.n + r as usize] = u64::from(v.to_bits());
+                rf.w[t as usize * rf.n + r as usize] = true;
+                if cl.ctas[ci].mma[wi as usize].owner_d(r).is_some() {
                     // A later MMA of the chain still owns it.
                     let rf = &mut cl.regs[ci];
                     rf.w[t as usize * rf.n + r as usize] = false;
@@ -389,7 +480,175 @@ impl Machine<'_> {
     }
 }
 
+/// A retired RS MMA gives its A registers back to the threads of warp `wi`, unless another
+/// pending MMA still reads them.
+fn release_fragment(cl: &mut Cluster, ci: usize, wi: u32, f: &AFrag) {
+    for &r in &f.regs {
+        if cl.ctas[ci].mma[wi as usize].owner(r).is_some() {
+            continue;
+        }
+        let rf = &mut cl.regs[ci];
+        for l in 0..32 {
+            rf.w[(wi * 32 + l) as usize * rf.n + r as usize] = true;
+        }
+    }
+}
+
+/// Where element (`i`, `k`) of a warp's 16 × 16 slice of A lies in the RS fragment: the
+/// lane, the register (0..4) and the half (0 low, 1 high), §9.7.15.5.1.1.1.
+pub(crate) fn fragment_slot(i: u32, k: u32) -> (u32, u32, u32) {
+    let lane = 4 * (i % 8) + (k % 8) / 2;
+    let q = (i / 8) + 2 * (k / 8);
+    (lane, q, k % 2)
+}
+
 impl Machine<'_> {
+    /// The RS form's A registers at issue, for the `active` lanes of warp `wi` (the whole
+    /// warp: each lane holds part of its rows): their values, and the registers taken from
+    /// the thread until the MMA retires. A register another pending MMA reads as A is shared
+    /// (its value is the one that MMA took, unless the thread wrote it since: a race); one a
+    /// pending MMA writes as D is the uninitialised-register diagnostic of `rd`.
+    fn take_fragment(
+        &self,
+        cl: &mut Cluster,
+        ci: usize,
+        wi: u32,
+        active: u32,
+        line: u32,
+        regs: &[Reg; 4],
+    ) -> Result<AFrag, SimError> {
+        let base = wi * 32;
+        if active != u32::MAX {
+            return Err(self.protocol(
+                cl,
+                ci,
+                base + active.trailing_zeros(),
+                line,
+                format!(
+                    "wgmma.mma_async with A from registers executed by lanes {active:#010x} of                      warp {wi}: every lane holds part of A"
+                ),
+            ));
+        }
+        let mut vals = vec![0u32; 32 * 4];
+        for l in 0..32 {
+            let t = base + l;
+            for (q, &r) in regs.iter().enumerate() {
+                let rf = &cl.regs[ci];
+                let i = t as usize * rf.n + r as usize;
+                let v = match cl.ctas[ci].mma[wi as usize].reader_a(r, l) {
+                    Some((_, v)) if !rf.w[i] && rf.v[i] as u32 == v => v,
+                    Some((at, _)) => return Err(self.fragment_race(cl, ci, t, r, at, line)),
+                    None => self.rd(cl, ci, t, Val::Reg(r), line)? as u32,
+                };
+                vals[l as usize * 4 + q] = v;
+            }
+        }
+        for l in 0..32 {
+            let t = (base + l) as usize;
+            let rf = &mut cl.regs[ci];
+            for &r in regs {
+                rf.w[t * rf.n + r as usize] = false;
+            }
+        }
+        Ok(AFrag { regs: *regs, vals })
+    }
+
+    /// A retiring RS MMA's A registers: one the thread wrote while the MMA owned it (it is
+    /// marked written again, or holds another value) is a race.
+    fn check_fragment(
+        &self,
+        cl: &Cluster,
+        ci: usize,
+        wi: u32,
+        line: u32,
+        f: &AFrag,
+    ) -> Result<(), SimError> {
+        for l in 0..32 {
+            let t = wi * 32 + l;
+            for (q, &r) in f.regs.iter().enumerate() {
+                let rf = &cl.regs[ci];
+                let i = t as usize * rf.n + r as usize;
+                if rf.w[i] || rf.v[i] as u32 != f.vals[l as usize * 4 + q] {
+                    return Err(self.fragment_race(cl, ci, t, r, line, line));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The `wgmma.fence` rule (§9.7.15.7.1 `wgmma.fence`): the warpgroup's warps fence before
+    /// their first `wgmma.mma_async`, and between a thread's access of a register and an MMA
+    /// that accesses it as accumulator or A fragment. Checked for writes: a D register (and,
+    /// with [`super::Policy::strict_wgmma_fence`], an A register) the thread wrote after its
+    /// warp's last `wgmma.fence` (MMAs' own writes of D exempt).
+    #[allow(clippy::too_many_arguments)]
+    fn check_wgmma_fence(
+        &self,
+        cl: &Cluster,
+        ci: usize,
+        wi: u32,
+        active: u32,
+        line: u32,
+        d: &[Reg],
+        a: &WgmmaA,
+    ) -> Result<(), SimError> {
+        let first = wi * 32 + active.trailing_zeros();
+        let Some(at) = cl.ctas[ci].mma[wi as usize].fenced_at else {
+            return Err(self.protocol(
+                cl,
+                ci,
+                first,
+                line,
+                format!("warp {wi} issues wgmma.mma_async without a wgmma.fence before it"),
+            ));
+        };
+        let frag: &[Reg] = match a {
+            WgmmaA::Regs(r) if self.policy.strict_wgmma_fence => r,
+            _ => &[],
+        };
+        let rf = &cl.regs[ci];
+        for l in lanes(active) {
+            let t = wi * 32 + l;
+            for &r in d.iter().chain(frag) {
+                if rf.stamp[t as usize * rf.n + r as usize] > at {
+                    return Err(self.protocol(
+                        cl,
+                        ci,
+                        t,
+                        line,
+                        format!(
+                            "wgmma.mma_async uses `{}`, which the thread wrote after its warp's \
+                             last wgmma.fence (a wgmma.fence must separate the two)",
+                            self.prog.reg_names[r as usize]
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A write to register `r` of thread `t` while the RS MMA of line `at` reads it, found at
+    /// `line`.
+    fn fragment_race(
+        &self,
+        cl: &Cluster,
+        ci: usize,
+        t: u32,
+        r: Reg,
+        at: u32,
+        line: u32,
+    ) -> SimError {
+        SimError::Race {
+            line,
+            thread: cl.ctas[ci].thread(t),
+            what: format!(
+                "`{}`, an A register of the wgmma.mma_async of line {at}, was written while that                  MMA was in flight (before the wgmma.wait_group that retires it)",
+                self.prog.reg_names[r as usize]
+            ),
+        }
+    }
+
     /// An MMA about to read `ranges` of CTA `ci`'s shared memory: no byte of them may hold a
     /// generic-proxy write its writer has not fenced with `fence.proxy.async`.
     pub(crate) fn check_fenced(

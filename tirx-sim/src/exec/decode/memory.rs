@@ -32,6 +32,14 @@ pub(super) fn ld_st(cx: &Cx<'_>) -> Result<Op, SimError> {
     if b < 8 {
         return Err(cx.err("ld/st of .pred"));
     }
+    if b == 128
+        && matches!(
+            cx.op(if cx.i.opcode.base == "st" { 1 } else { 0 })?,
+            Operand::Vector(_)
+        )
+    {
+        return Err(cx.err("vectors of .b128"));
+    }
     if cx.i.opcode.base == "st" {
         let vals = cx
             .list(1)?
@@ -69,6 +77,10 @@ pub(super) fn bar(cx: &Cx<'_>) -> Result<Op, SimError> {
     let n = cx.i.operands.len();
     if !(1..=2).contains(&n) {
         return Err(cx.err("bar takes a barrier id and an optional thread count"));
+    }
+    // §9.7.13.1: `bar{.cta}.arrive a, b` and `barrier{.cta}.arrive a, b` name the count.
+    if !wait && n != 2 {
+        return Err(cx.err("bar.arrive needs its thread count operand"));
     }
     Ok(Op::Bar {
         id: cx.val(0)?,
@@ -147,4 +159,127 @@ pub(super) fn tma(cx: &Cx<'_>) -> Result<Op, SimError> {
         });
     }
     Err(cx.err("this direction or completion mechanism of cp.async.bulk.tensor"))
+}
+
+/// `atom` (§9.7.13.5) and `red` (§9.7.13.6): the operation and type pairs `atom.rs` executes.
+pub(super) fn atom(cx: &Cx<'_>) -> Result<Op, SimError> {
+    use crate::exec::atom::AtomOp;
+    use crate::ptx::Type;
+    let red = cx.i.opcode.base == "red";
+    let space = mem_space(cx)?;
+    if space == MemSpace::Param {
+        return Err(cx.err("atomics on .param"));
+    }
+    let m = &cx.i.opcode.modifiers;
+    if m.iter()
+        .any(|m| m.starts_with("v2") || m.starts_with("v4") || m.starts_with("v8"))
+    {
+        return Err(cx.err("vector atomics"));
+    }
+    if m.iter().any(|m| m.starts_with("L2::") || m == "noftz") {
+        return Err(cx.err("cache hints and .noftz"));
+    }
+    let op = [
+        ("add", AtomOp::Add),
+        ("min", AtomOp::Min),
+        ("max", AtomOp::Max),
+        ("inc", AtomOp::Inc),
+        ("dec", AtomOp::Dec),
+        ("and", AtomOp::And),
+        ("or", AtomOp::Or),
+        ("xor", AtomOp::Xor),
+        ("exch", AtomOp::Exch),
+        ("cas", AtomOp::Cas),
+    ]
+    .into_iter()
+    .find(|(n, _)| cx.has(n))
+    .ok_or_else(|| cx.err("no atomic operation"))?
+    .1;
+    let ty = cx.ty()?;
+    use Type::*;
+    let ok = match op {
+        AtomOp::Add => matches!(ty, U32 | S32 | U64 | F32 | F64),
+        AtomOp::Min | AtomOp::Max => matches!(ty, U32 | S32 | U64 | S64),
+        AtomOp::Inc | AtomOp::Dec => ty == U32,
+        AtomOp::And | AtomOp::Or | AtomOp::Xor | AtomOp::Exch | AtomOp::Cas => {
+            matches!(ty, B32 | B64)
+        }
+    };
+    if !ok {
+        return Err(cx.err(format!("this atomic operation on .{ty}")));
+    }
+    if red && op == AtomOp::Cas {
+        return Err(cx.err("red has no .cas"));
+    }
+    let cas = op == AtomOp::Cas;
+    let k = usize::from(!red);
+    cx.n(k + 2 + usize::from(cas))?;
+    Ok(Op::Atom {
+        op,
+        ty,
+        space,
+        d: if red { None } else { cx.dst(0)? },
+        addr: cx.addr(k)?,
+        b: cx.val(k + 1)?,
+        c: if cas { Some(cx.val(k + 2)?) } else { None },
+    })
+}
+
+/// `clusterlaunchcontrol.try_cancel` (`clc.rs`): the one form sm_100a has, with or without
+/// `.multicast::cluster::all`.
+pub(super) fn clc_try_cancel(cx: &Cx<'_>) -> Result<Op, SimError> {
+    cx.n(2)?;
+    for m in ["async", "mbarrier::complete_tx::bytes", "b128"] {
+        if !cx.has(m) {
+            return Err(cx.err(format!("try_cancel without .{m}")));
+        }
+    }
+    if !cx.has("shared::cta") {
+        return Err(cx.err("the response and mbarrier must be .shared::cta"));
+    }
+    Ok(Op::ClcTryCancel {
+        resp: cx.addr(0)?,
+        mbar: cx.addr(1)?,
+        multicast: cx.has("multicast::cluster::all"),
+    })
+}
+
+/// `clusterlaunchcontrol.query_cancel` (`clc.rs`).
+pub(super) fn clc_query(cx: &Cx<'_>) -> Result<Op, SimError> {
+    cx.n(2)?;
+    if !cx.has("b128") {
+        return Err(cx.err("query_cancel takes a .b128 response"));
+    }
+    let q = match cx.val(1)? {
+        Val::Reg(r) => r,
+        _ => return Err(cx.err("the response must be a .b128 register")),
+    };
+    let m = &cx.i.opcode.modifiers;
+    let ds: Vec<Option<crate::exec::program::Reg>> = cx
+        .list(0)?
+        .into_iter()
+        .map(|o| cx.syms.dst(o, cx.i.line, &cx.text))
+        .collect::<Result<_, _>>()?;
+    let first = if cx.has("is_canceled") {
+        if ds.len() != 1 || !cx.has("pred") {
+            return Err(cx.err("is_canceled writes one .pred"));
+        }
+        None
+    } else if let Some(g) = m.iter().find(|m| m.starts_with("get_first_ctaid")) {
+        let dim = match g.strip_prefix("get_first_ctaid") {
+            Some("") => None,
+            Some("::x") => Some(0),
+            Some("::y") => Some(1),
+            Some("::z") => Some(2),
+            _ => return Err(cx.err("get_first_ctaid of an unknown dimension")),
+        };
+        let want = if dim.is_some() { 1 } else { 4 };
+        if ds.len() != want || (dim.is_none() && !cx.has("v4")) {
+            return Err(cx.err(format!("get_first_ctaid writes {want} .b32 registers")));
+        }
+        Some(dim)
+    } else {
+        return Err(cx.err("query_cancel needs .is_canceled or .get_first_ctaid"));
+    };
+    Ok(Op::ClcQuery { ds, q, first })
 }

@@ -1,10 +1,11 @@
-//! Decoding of `wgmma.mma_async` (PTX ISA §9.7.15): the shape `m64nNk16`, the types, the
-//! accumulator registers, the descriptors and the immediate scale and transpose operands.
+//! Decoding of `wgmma.mma_async` (PTX ISA §9.7.15.5.2): the shape `m64nNk16`, the types,
+//! the accumulator registers, A as a descriptor or (the RS form) four fragment registers, the
+//! B descriptor and the immediate scale and transpose operands.
 //! Forms the executor does not run yet are refused here with the reason.
 
 use super::Cx;
 use crate::exec::diag::SimError;
-use crate::exec::ops::Op;
+use crate::exec::ops::{Op, WgmmaA};
 use crate::exec::program::Val;
 use crate::ptx::{Operand, Type};
 
@@ -28,10 +29,29 @@ pub(super) fn wgmma(cx: &Cx<'_>) -> Result<Op, SimError> {
     if atype != btype || !matches!(atype, Type::Bf16 | Type::F16) {
         return Err(cx.err("only bf16 × bf16 and f16 × f16 inputs are supported"));
     }
-    cx.n(8)?;
-    if matches!(cx.op(1)?, Operand::Vector(_)) {
-        return Err(cx.err("A from registers (the RS form) is not supported yet"));
-    }
+    // The RS form (A from registers) has no imm-trans-a: 7 operands instead of 8.
+    let rs = matches!(cx.op(1)?, Operand::Vector(_));
+    cx.n(if rs { 7 } else { 8 })?;
+    let a = if rs {
+        let regs = cx
+            .list(1)?
+            .into_iter()
+            .map(|o| {
+                cx.syms
+                    .dst(o, cx.i.line, &cx.text)?
+                    .ok_or_else(|| cx.err("a sink in the A fragment"))
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let regs: [u32; 4] = regs.try_into().map_err(|v: Vec<u32>| {
+            cx.err(format!(
+                "{} A registers: the .f16/.bf16 A fragment is four .b32 registers",
+                v.len()
+            ))
+        })?;
+        WgmmaA::Regs(regs)
+    } else {
+        WgmmaA::Desc(cx.val(1)?)
+    };
     let d = cx
         .list(0)?
         .into_iter()
@@ -52,7 +72,8 @@ pub(super) fn wgmma(cx: &Cx<'_>) -> Result<Op, SimError> {
         Val::Imm(v) => Ok(v as i64),
         _ => Err(cx.err("scale and transpose operands must be constants")),
     };
-    let (scale_a, scale_b, tnsp_a, tnsp_b) = (imm(4)?, imm(5)?, imm(6)?, imm(7)?);
+    let (scale_a, scale_b) = (imm(4)?, imm(5)?);
+    let (tnsp_a, tnsp_b) = if rs { (0, imm(6)?) } else { (imm(6)?, imm(7)?) };
     if ![0, 1].contains(&tnsp_a) || ![0, 1].contains(&tnsp_b) {
         return Err(cx.err("imm-trans-a/b must be 0 or 1"));
     }
@@ -63,7 +84,7 @@ pub(super) fn wgmma(cx: &Cx<'_>) -> Result<Op, SimError> {
         n,
         atype,
         d,
-        a: cx.val(1)?,
+        a,
         b: cx.val(2)?,
         scale_d: cx.val(3)?,
         neg_a: scale_a == -1,
@@ -82,6 +103,8 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
             | "tcgen05.fence::after_thread_sync"
             | "tcgen05.ld"
             | "tcgen05.wait::ld"
+            | "tcgen05.st"
+            | "tcgen05.wait::st"
     );
     if needs_group && !cx.has("cta_group::1") {
         return Err(cx.err("only cta_group::1 is supported yet (2-CTA MMA is the next piece)"));
@@ -104,17 +127,41 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
         }
         "tcgen05.relinquish_alloc_permit" => Op::TcRelinquish,
         "tcgen05.wait::ld" => Op::TcWaitLd,
+        "tcgen05.wait::st" => Op::TcWaitSt,
+        "tcgen05.st" => {
+            cx.n(2)?;
+            if !cx.has("32x32b") {
+                return Err(cx.err("only the 32x32b shape is supported yet"));
+            }
+            if cx
+                .i
+                .opcode
+                .modifiers
+                .iter()
+                .any(|m| m.starts_with("unpack"))
+            {
+                return Err(cx.err(".unpack::16b is not supported yet"));
+            }
+            let reps = repetitions(cx)?;
+            let vals = cx
+                .list(1)?
+                .into_iter()
+                .map(|o| cx.syms.val(o, cx.i.line, &cx.text))
+                .collect::<Result<Vec<_>, _>>()?;
+            if vals.len() as u32 != reps {
+                return Err(cx.err(format!("{} registers for .x{reps}", vals.len())));
+            }
+            Op::TcSt {
+                taddr: cx.addr(0)?,
+                vals,
+            }
+        }
         "tcgen05.ld" => {
             cx.n(2)?;
             if !cx.has("32x32b") {
                 return Err(cx.err("only the 32x32b shape is supported yet"));
             }
-            let reps =
-                cx.i.opcode
-                    .modifiers
-                    .iter()
-                    .find_map(|m| m.strip_prefix('x').and_then(|n| n.parse::<u32>().ok()))
-                    .ok_or_else(|| cx.err("no .xN repetition"))?;
+            let reps = repetitions(cx)?;
             let ds = cx
                 .list(0)?
                 .into_iter()
@@ -147,21 +194,31 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
             }
         }
         "tcgen05.commit" => {
-            cx.n(1)?;
-            if !cx.has("mbarrier::arrive::one")
-                || cx
-                    .i
-                    .opcode
-                    .modifiers
-                    .iter()
-                    .any(|m| m.starts_with("multicast"))
-            {
-                return Err(
-                    cx.err("only a non-multicast mbarrier::arrive::one commit is supported")
-                );
+            if !cx.has("mbarrier::arrive::one") {
+                return Err(cx.err("only the mbarrier::arrive::one completion is supported"));
             }
-            Op::TcCommit { mbar: cx.addr(0)? }
+            // `.multicast::cluster` takes a 16-bit CTA mask operand (§9.7.16 `tcgen05.commit`).
+            let multicast = cx.has("multicast::cluster");
+            cx.n(if multicast { 2 } else { 1 })?;
+            Op::TcCommit {
+                mbar: cx.addr(0)?,
+                multicast: if multicast { Some(cx.val(1)?) } else { None },
+            }
         }
         _ => return Err(cx.err("this tcgen05 instruction is not supported yet")),
     })
+}
+
+/// The `.num` of a tcgen05 data-movement instruction (`.x1` … `.x128`, §9.7.16.2.3).
+fn repetitions(cx: &Cx<'_>) -> Result<u32, SimError> {
+    let n =
+        cx.i.opcode
+            .modifiers
+            .iter()
+            .find_map(|m| m.strip_prefix('x').and_then(|n| n.parse::<u32>().ok()))
+            .ok_or_else(|| cx.err("no .xN repetition"))?;
+    if !n.is_power_of_two() || n > 128 {
+        return Err(cx.err(format!(".x{n}: .num is a power of two up to 128")));
+    }
+    Ok(n)
 }

@@ -2,9 +2,9 @@
 //! behaviour, its modifiers the type, rounding and variant (PTX ISA §9.7, one section per
 //! name, cited on each [`Op`] variant).
 //!
-//! Anything outside the subset is [`SimError::Unsupported`] with the opcode and line:
-//! `wgmma.*` and `tcgen05.*` (the next pieces of issue #10), and every name or modifier
-//! combination not listed here.
+//! Anything outside the subset is [`SimError::Unsupported`] with the opcode and line, with
+//! the reason: every name or modifier combination not listed here (`memory.rs` for memory,
+//! barriers, atomics and cluster launch control; `mma.rs` for wgmma and tcgen05).
 
 mod memory;
 mod mma;
@@ -175,6 +175,9 @@ pub(crate) fn decode(i: &Instr, syms: &Symbols) -> Result<Inst, SimError> {
             }
         }
         "ld" | "ld.global.nc" | "st" => memory::ld_st(&cx)?,
+        "atom" | "red" => memory::atom(&cx)?,
+        "clusterlaunchcontrol.try_cancel" => memory::clc_try_cancel(&cx)?,
+        "clusterlaunchcontrol.query_cancel" => memory::clc_query(&cx)?,
         "bra" => {
             cx.n(1)?;
             let Operand::Sym(l) = cx.op(0)? else {
@@ -254,6 +257,39 @@ pub(crate) fn decode(i: &Instr, syms: &Symbols) -> Result<Inst, SimError> {
                 c: cx.val(3)?,
             }
         }
+        "redux.sync" => {
+            use super::atom::AtomOp;
+            cx.n(3)?;
+            let ty = cx.ty()?;
+            let op = [
+                ("add", AtomOp::Add),
+                ("min", AtomOp::Min),
+                ("max", AtomOp::Max),
+                ("and", AtomOp::And),
+                ("or", AtomOp::Or),
+                ("xor", AtomOp::Xor),
+            ]
+            .into_iter()
+            .find(|(n, _)| cx.has(n))
+            .ok_or_else(|| cx.err("no reduction operation"))?
+            .1;
+            let ok = match op {
+                AtomOp::Add | AtomOp::Min | AtomOp::Max => matches!(ty, Type::U32 | Type::S32),
+                _ => ty == Type::B32,
+            };
+            if !ok {
+                return Err(cx.err(format!(
+                    "redux.sync of .{ty} (the .f32 forms are not supported yet)"
+                )));
+            }
+            collective = Collective::Mask(cx.val(2)?);
+            Op::Redux {
+                op,
+                ty,
+                d: cx.reg(0)?,
+                a: cx.val(1)?,
+            }
+        }
         "vote.sync" => {
             cx.n(3)?;
             let mode = [
@@ -318,7 +354,17 @@ pub(crate) fn decode(i: &Instr, syms: &Symbols) -> Result<Inst, SimError> {
                     "register count {n} is not a multiple of 8 in 24..=256"
                 )));
             }
-            Op::Setmaxnreg
+            let inc = if cx.has("inc") {
+                true
+            } else if cx.has("dec") {
+                false
+            } else {
+                return Err(cx.err("setmaxnreg needs .inc or .dec"));
+            };
+            Op::Setmaxnreg {
+                inc,
+                count: n as u32,
+            }
         }
         "wgmma.fence" => Op::WgmmaFence,
         "wgmma.commit_group" => Op::WgmmaCommit,
@@ -355,6 +401,43 @@ pub(super) fn pred_operand(cx: &Cx<'_>, k: usize) -> Result<(Val, bool), SimErro
 fn mov(cx: &Cx<'_>) -> Result<Op, SimError> {
     cx.n(2)?;
     let b = bits(cx.ty()?);
+    // `.b128` (two 64-bit slots): a copy, or a pack/unpack of two 64-bit halves.
+    if b == 128 {
+        let halves = |k: usize| -> Result<bool, SimError> {
+            match cx.op(k)? {
+                Operand::Vector(v) if v.len() == 2 => Ok(true),
+                Operand::Vector(_) => Err(cx.err("mov.b128 packs or unpacks two 64-bit halves")),
+                Operand::Reg(_) => Ok(false),
+                _ => Err(cx.err("mov.b128 of a constant")),
+            }
+        };
+        return Ok(match (halves(0)?, halves(1)?) {
+            (false, false) => Op::Mov {
+                d: cx.reg(0)?,
+                a: cx.val(1)?,
+                bits: 128,
+            },
+            (true, false) => Op::Unpack {
+                ds: cx
+                    .list(0)?
+                    .into_iter()
+                    .map(|o| cx.syms.dst(o, cx.i.line, &cx.text))
+                    .collect::<Result<Vec<_>, _>>()?,
+                a: cx.val(1)?,
+                bits: 64,
+            },
+            (false, true) => Op::Pack {
+                d: cx.reg(0)?,
+                parts: cx
+                    .list(1)?
+                    .into_iter()
+                    .map(|o| cx.syms.val(o, cx.i.line, &cx.text))
+                    .collect::<Result<Vec<_>, _>>()?,
+                bits: 64,
+            },
+            (true, true) => return Err(cx.err("mov between two vectors")),
+        });
+    }
     match (cx.op(0)?, cx.op(1)?) {
         (Operand::Vector(_), _) => {
             let ds = cx

@@ -193,3 +193,27 @@ fn cvt_through_ptx() {
         u32::from(float::f32_to_f16(f(0x3f81_8000), Rnd::Rn))
     );
 }
+
+/// `.b128` registers (two 64-bit slots): `mov.b128` packs two halves (the first the low one,
+/// PTX ISA §9.7.9 `mov`), copies, and unpacks; `st.shared.b128`/`ld.shared.b128` move all 16
+/// bytes, low half at the lower address.
+#[test]
+fn b128_registers_pack_copy_store_and_unpack() {
+    let body = format!(
+        "\t.reg .b128 %q<2>;\n{PROLOGUE}\tmov.u32 %r1, smem;\n\
+         \tmov.b64 %rd4, 0x1111222233334444;\n\tmov.b64 %rd5, 0x5555666677778888;\n\
+         \tmov.b128 %q0, {{%rd4, %rd5}};\n\tmov.b128 %q1, %q0;\n\
+         \tst.shared.b128 [%r1], %q1;\n\tld.shared.b128 %q0, [%r1];\n\
+         \tmov.b128 {{%rd6, %rd7}}, %q0;\n\tld.shared.u32 %r2, [%r1+8];\n\
+         \tst.global.u64 [%rd0], %rd6;\n\tst.global.u64 [%rd0+8], %rd7;\n\
+         \tst.global.u32 [%rd0+16], %r2;\n\tret;\n"
+    );
+    let out = run_out(&module(OUT, &body), &one_cta(1, 64), 20, 0).unwrap();
+    let w = |k: usize| u64::from_le_bytes(out[k..k + 8].try_into().unwrap());
+    assert_eq!((w(0), w(8)), (0x1111_2222_3333_4444, 0x5555_6666_7777_8888));
+    assert_eq!(
+        u32s(&out[16..20]),
+        [0x7777_8888],
+        "the high half at bytes 8..16"
+    );
+}

@@ -3,8 +3,11 @@
 //! (`diag.rs`). Kernels are small hand-written PTX entries run through the public API.
 
 mod alu;
+mod atom;
+mod clc;
 mod cluster;
 mod diag;
+mod setmaxnreg;
 mod sync;
 mod tcgen05;
 mod tma;

@@ -184,3 +184,77 @@ fn more_arrivals_than_expected_is_an_error() {
         "{e}"
     );
 }
+
+/// Named barriers with thread counts (PTX ISA §9.7.13.1): warp 0 writes shared memory and
+/// `bar.arrive 1, 64`; warp 1 `bar.sync 1, 64` and reads it; warps 2 and 3 never take part.
+/// A second exchange through barrier 2 (a second `bar.arrive 1` of warp 0 could complete
+/// barrier 1's round alone, 32 + 32 arrivals, as on the hardware), and the count errors.
+#[test]
+fn named_barriers_with_thread_counts() {
+    let body = |count2: u32| {
+        format!(
+            "{PROLOGUE}\tmov.u32 %r1, smem;\n\tshl.b32 %r2, %r0, 2;\n\tadd.u32 %r3, %r1, %r2;\n\
+             \tsetp.ge.u32 %p0, %r0, 64;\n\t@%p0 bra $L_end;\n\
+             \tsetp.ge.u32 %p1, %r0, 32;\n\t@%p1 bra $L_consumer;\n\
+             \tadd.u32 %r4, %r0, 100;\n\tst.shared.u32 [%r3], %r4;\n\tbar.arrive 1, 64;\n\
+             \tadd.u32 %r4, %r0, 200;\n\tst.shared.u32 [%r3+128], %r4;\n\tbar.arrive 2, 64;\n\
+             \tbra.uni $L_end;\n\
+             $L_consumer:\n\tbar.sync 1, 64;\n\tld.shared.u32 %r5, [%r3+-128];\n\
+             \tbar.sync 2, {count2};\n\tld.shared.u32 %r6, [%r3];\n\tadd.u32 %r5, %r5, %r6;\n\
+             \tst.global.u32 [%rd1], %r5;\n$L_end:\n\tret;\n"
+        )
+    };
+    let m = module(OUT, &body(64));
+    for seed in 0..4 {
+        let out = u32s(&run_out(&m, &one_cta(128, 512), 512, seed).unwrap());
+        for l in 0..32usize {
+            // Thread 32 + l reads thread l's two values: (l + 100) + (l + 200).
+            assert_eq!(out[32 + l], 2 * l as u32 + 300, "seed {seed} lane {l}");
+            assert_eq!(out[l], 0xa5a5_a5a5, "warp 0 stores nothing");
+        }
+    }
+    let e = run_out(&module(OUT, &body(96)), &one_cta(128, 512), 512, 0).unwrap_err();
+    assert!(e.to_string().contains("thread counts 64 and 96"), "{e}");
+    let no_count = body(64).replace("bar.arrive 2, 64;", "bar.arrive 2;");
+    let e = run_out(&module(OUT, &no_count), &one_cta(128, 512), 512, 0).unwrap_err();
+    assert!(
+        matches!(e, SimError::Unsupported { .. }) && e.to_string().contains("thread count"),
+        "{e}"
+    );
+}
+
+/// `redux.sync` (PTX ISA §9.7.13 "redux.sync"): lane `l` offers `3l − 40`; every lane of the
+/// mask receives the reduction. By hand over 32 lanes: Σ = 3·496 − 1280 = 208; signed min −40
+/// (lane 0), max 53 (lane 31); unsigned min 2 (lane 14), max 0xffffffff (lane 13's −1); over
+/// `l` itself: or 31, xor 0, and of `l | 0x100` 0x100. With mask 0xffff and lanes 16..32
+/// elsewhere: Σ over lanes 0..16 = 3·120 − 640 = −280.
+#[test]
+fn redux_sync_reduces_over_the_member_mask() {
+    let ops = [
+        ("add.s32", "%r2", 208i32 as u32),
+        ("min.s32", "%r2", -40i32 as u32),
+        ("max.s32", "%r2", 53),
+        ("min.u32", "%r2", 2),
+        ("max.u32", "%r2", u32::MAX),
+        ("or.b32", "%r0", 31),
+        ("xor.b32", "%r0", 0),
+        ("and.b32", "%r3", 0x100),
+    ];
+    for (op, src, want) in ops {
+        let body = format!(
+            "{PROLOGUE}\tmul.lo.u32 %r2, %r0, 3;\n\tsub.u32 %r2, %r2, 40;\n\
+             \tor.b32 %r3, %r0, 256;\n\tredux.sync.{op} %r4, {src}, -1;\n\
+             \tst.global.u32 [%rd1], %r4;\n\tret;\n"
+        );
+        let out = u32s(&run_out(&module(OUT, &body), &one_cta(32, 0), 128, 1).unwrap());
+        assert!(out.iter().all(|&v| v == want), "{op}: {out:?}");
+    }
+    let half = format!(
+        "{PROLOGUE}\tmul.lo.u32 %r2, %r0, 3;\n\tsub.u32 %r2, %r2, 40;\n\
+         \tsetp.ge.u32 %p0, %r0, 16;\n\t@%p0 bra $L_end;\n\
+         \tredux.sync.add.s32 %r4, %r2, 0xffff;\n\tst.global.u32 [%rd1], %r4;\n$L_end:\n\tret;\n"
+    );
+    let out = u32s(&run_out(&module(OUT, &half), &one_cta(32, 0), 128, 1).unwrap());
+    assert!(out[..16].iter().all(|&v| v == -280i32 as u32), "{out:?}");
+    assert!(out[16..].iter().all(|&v| v == 0xa5a5_a5a5));
+}

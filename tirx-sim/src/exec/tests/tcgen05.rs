@@ -89,3 +89,195 @@ fn tensor_memory_allocation_is_checked() {
     let e = tmem_kernel(&alloc(48)).unwrap_err();
     assert!(e.to_string().contains("power of two"), "{e}");
 }
+
+/// Two warps: warp 0 allocates 32 columns; each thread stores 4 values to its TMEM lane
+/// (warp `w` owns lanes `32w..32w + 32`, §9.7.16.2.3.1.1) at columns 4..8 with
+/// `tcgen05.st.32x32b.x4`, waits (`wait`), loads columns 0..8 back with `.x8` and writes them
+/// out (8 words per thread).
+fn st_kernel(wait: &str, lane_shift: u32) -> Result<Vec<u32>, SimError> {
+    st_kernel_edited(wait, lane_shift, |b| b)
+}
+
+/// [`st_kernel`] with its body rewritten by `edit`.
+fn st_kernel_edited(
+    wait: &str,
+    lane_shift: u32,
+    edit: impl Fn(String) -> String,
+) -> Result<Vec<u32>, SimError> {
+    let body = format!(
+        "{PROLOGUE}\tmov.u32 %r1, smem;\n\tsetp.lt.u32 %p0, %r0, 32;\n\
+         \t@%p0 tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r1], 32;\n\
+         \ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\ttcgen05.fence::after_thread_sync;\n\
+         \tld.shared.u32 %r2, [%r1];\n\tshr.u32 %r3, %r0, 5;\n\tshl.b32 %r3, %r3, {lane_shift};\n\
+         \tadd.u32 %r3, %r3, %r2;\n\tadd.u32 %r4, %r3, 4;\n\tmul.lo.u32 %r5, %r0, 1000;\n\
+         \tadd.u32 %r10, %r5, 4;\n\tadd.u32 %r11, %r5, 5;\n\tadd.u32 %r12, %r5, 6;\n\
+         \tadd.u32 %r13, %r5, 7;\n\
+         \ttcgen05.st.sync.aligned.32x32b.x4.b32 [%r4], {{%r10, %r11, %r12, %r13}};\n{wait}\
+         \ttcgen05.ld.sync.aligned.32x32b.x8.b32 {{%r20, %r21, %r22, %r23, %r24, %r25, %r26, \
+         %r27}}, [%r3];\n\ttcgen05.wait::ld.sync.aligned;\n\
+         \tmul.wide.u32 %rd2, %r0, 32;\n\tadd.u64 %rd2, %rd2, %rd0;\n\
+         \tst.global.v4.u32 [%rd2], {{%r20, %r21, %r22, %r23}};\n\
+         \tst.global.v4.u32 [%rd2+16], {{%r24, %r25, %r26, %r27}};\n\
+         \ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\
+         \t@%p0 tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 32;\n\tret;\n"
+    );
+    Ok(u32s(&run_out(
+        &module(OUT, &edit(body)),
+        &one_cta(64, 64),
+        64 * 32,
+        2,
+    )?))
+}
+
+#[test]
+fn tcgen05_st_writes_each_threads_lane_and_columns() {
+    let wait = "\ttcgen05.wait::st.sync.aligned;\n";
+    let out = st_kernel(wait, 21).expect("runs");
+    for t in 0..64u32 {
+        let row = &out[(t * 8) as usize..(t * 8 + 8) as usize];
+        // Columns 0..4 untouched (a fresh allocation reads zero here), 4..8 the values.
+        assert_eq!(
+            row,
+            [
+                0,
+                0,
+                0,
+                0,
+                t * 1000 + 4,
+                t * 1000 + 5,
+                t * 1000 + 6,
+                t * 1000 + 7
+            ]
+        );
+    }
+    // Loading before tcgen05.wait::st.
+    let e = st_kernel("", 21).unwrap_err();
+    assert!(e.to_string().contains("before its tcgen05.wait::st"), "{e}");
+    // A destination register overwritten before tcgen05.wait::ld.
+    let e = st_kernel_edited(wait, 21, |b| {
+        b.replace(
+            "\ttcgen05.wait::ld.sync.aligned;\n",
+            "\tmov.b32 %r22, 5;\n\ttcgen05.wait::ld.sync.aligned;\n",
+        )
+    })
+    .unwrap_err();
+    assert!(
+        matches!(e, SimError::Race { .. })
+            && e.to_string().contains("wrote `%r22` while the tcgen05.ld"),
+        "{e}"
+    );
+    // Warp 1 addressing lanes 0..32 (its quarter is 32..64).
+    let e = st_kernel(wait, 0).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("warp 1 may access TMEM lanes 32..64"),
+        "{e}"
+    );
+}
+
+/// `tcgen05.commit … .multicast::cluster` (§9.7.16 `tcgen05.commit`): one commit by rank 0 of
+/// a cluster of two arrives on the mbarrier at the same offset in each CTA of `mask`; every
+/// thread waits on its own CTA's, then writes `rank + 1`.
+fn commit_multicast(mask: u32) -> Result<Vec<u32>, SimError> {
+    let body = format!(
+        "{PROLOGUE}\tmov.u32 %r6, %cluster_ctarank;\n\tmov.u32 %r1, smem;\n\
+         \tsetp.eq.u32 %p0, %r0, 0;\n\t@%p0 mbarrier.init.shared::cta.b64 [%r1], 1;\n\
+         \tbarrier.cluster.arrive;\n\tbarrier.cluster.wait;\n\tsetp.eq.u32 %p1, %r6, 0;\n\
+         \tand.pred %p2, %p0, %p1;\n\
+         \t@%p2 tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster\
+         .multicast::cluster.b64 [%r1], {mask};\n\
+         $L_wait:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p3, [%r1], 0;\n\
+         \t@!%p3 bra $L_wait;\n\tmul.lo.u32 %r7, %r6, 32;\n\tadd.u32 %r7, %r7, %r0;\n\
+         \tmul.wide.u32 %rd2, %r7, 4;\n\tadd.u64 %rd2, %rd2, %rd0;\n\tadd.u32 %r8, %r6, 1;\n\
+         \tst.global.u32 [%rd2], %r8;\n\tret;\n"
+    );
+    let launch = Launch {
+        grid: [2, 1, 1],
+        cluster: [2, 1, 1],
+        block: [32, 1, 1],
+        smem_bytes: 64,
+    };
+    Ok(u32s(&run_out(&module(OUT, &body), &launch, 256, 3)?))
+}
+
+#[test]
+fn a_multicast_commit_arrives_in_every_cta_of_its_mask() {
+    let out = commit_multicast(3).expect("both CTAs released");
+    assert!(out[..32].iter().all(|&v| v == 1) && out[32..].iter().all(|&v| v == 2));
+    // Rank 1 left out of the mask waits for ever.
+    let e = commit_multicast(1).unwrap_err();
+    assert!(
+        matches!(&e, SimError::Deadlock(b) if b.iter().all(|b| b.cta == [1, 0, 0])),
+        "{e}"
+    );
+    let e = commit_multicast(4).unwrap_err();
+    assert!(
+        e.to_string().contains("CTA mask 0x4 for a cluster of 2"),
+        "{e}"
+    );
+}
+
+/// Four warps store `4·lane + j` (as f32, j = 0..4) into columns 0..4 of their TMEM lanes
+/// (`wait_st` after), thread 0 runs one `tcgen05.mma` (M = 128, N = 16, A = B = 0 from zeroed
+/// shared memory, unswizzled K-major descriptors) into that D with enable-input-d = `acc`,
+/// commits to an mbarrier everyone waits on, and each thread loads its lane's columns 0..4.
+fn mma_over_stored_d(wait_st: &str, acc: u32) -> Result<Vec<u32>, SimError> {
+    // Descriptor bits: LBO 128 (8 << 16), SBO 256 (16 << 32), version 0b001 at bit 46.
+    let desc = "0x0000401000080000";
+    let body = format!(
+        "{PROLOGUE}\tmov.u32 %r1, smem;\n\tsetp.lt.u32 %p0, %r0, 32;\n\
+         \t@%p0 tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r1], 32;\n\
+         \tsetp.eq.u32 %p1, %r0, 0;\n\t@%p1 mbarrier.init.shared::cta.b64 [%r1+8], 1;\n\
+         \ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\ttcgen05.fence::after_thread_sync;\n\
+         \tld.shared.u32 %r2, [%r1];\n\tshr.u32 %r3, %r0, 5;\n\tshl.b32 %r3, %r3, 21;\n\
+         \tadd.u32 %r3, %r3, %r2;\n\tshl.b32 %r4, %r0, 2;\n\tcvt.rn.f32.u32 %f0, %r4;\n\
+         \tadd.u32 %r5, %r4, 1;\n\tcvt.rn.f32.u32 %f1, %r5;\n\tadd.u32 %r5, %r4, 2;\n\
+         \tcvt.rn.f32.u32 %f2, %r5;\n\tadd.u32 %r5, %r4, 3;\n\tcvt.rn.f32.u32 %f3, %r5;\n\
+         \ttcgen05.st.sync.aligned.32x32b.x4.b32 [%r3], {{%f0, %f1, %f2, %f3}};\n{wait_st}\
+         \ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\ttcgen05.fence::after_thread_sync;\n\
+         \tadd.u32 %r6, %r1, 1024;\n\tcvt.u64.u32 %rd3, %r6;\n\tshr.u64 %rd3, %rd3, 4;\n\
+         \tor.b64 %rd3, %rd3, {desc};\n\tadd.u32 %r7, %r1, 5120;\n\tcvt.u64.u32 %rd4, %r7;\n\
+         \tshr.u64 %rd4, %rd4, 4;\n\tor.b64 %rd4, %rd4, {desc};\n\tmov.b32 %r9, 0x08040490;\n\
+         \tsetp.ne.u32 %p2, {acc}, 0;\n\
+         \t@%p1 tcgen05.mma.cta_group::1.kind::f16 [%r2], %rd3, %rd4, %r9, %p2;\n\
+         \t@%p1 tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%r1+8];\n\
+         $L_wait:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p3, [%r1+8], 0;\n\
+         \t@!%p3 bra $L_wait;\n\ttcgen05.fence::after_thread_sync;\n\
+         \ttcgen05.ld.sync.aligned.32x32b.x4.b32 {{%r20, %r21, %r22, %r23}}, [%r3];\n\
+         \ttcgen05.wait::ld.sync.aligned;\n\tmul.wide.u32 %rd2, %r0, 16;\n\
+         \tadd.u64 %rd2, %rd2, %rd0;\n\tst.global.v4.u32 [%rd2], {{%r20, %r21, %r22, %r23}};\n\
+         \ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\
+         \t@%p0 tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 32;\n\tret;\n"
+    );
+    Ok(u32s(&run_out(
+        &module(OUT, &body),
+        &one_cta(128, 8192),
+        2048,
+        4,
+    )?))
+}
+
+#[test]
+fn an_mma_accumulates_onto_stored_tensor_memory_after_wait_st() {
+    let wait = "\ttcgen05.wait::st.sync.aligned;\n";
+    // enable-input-d: D = D + A·B = the stored values (A·B = 0).
+    let out = mma_over_stored_d(wait, 1).expect("runs");
+    for t in 0..128u32 {
+        for j in 0..4 {
+            assert_eq!(
+                f32::from_bits(out[(4 * t + j) as usize]),
+                (4 * t + j) as f32
+            );
+        }
+    }
+    // Without it: D = A·B = 0.
+    let out = mma_over_stored_d(wait, 0).expect("runs");
+    assert!(out.iter().all(|&v| v == 0));
+    // The MMA over cells whose tcgen05.st was never waited for.
+    let e = mma_over_stored_d("", 1).unwrap_err();
+    assert!(
+        e.to_string().contains("which the tcgen05.st of line")
+            && e.to_string().contains("wait::st"),
+        "{e}"
+    );
+}

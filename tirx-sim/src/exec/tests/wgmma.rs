@@ -82,3 +82,206 @@ fn mn_major_swizzled_rows_hold_consecutive_mn_elements_of_one_k() {
         "not supported without a swizzle"
     );
 }
+
+/// Zeroes the second MMA's D (`%f4..%f7`) when a test runs one MMA only.
+const ZERO_F4_F7: &str = "\tmov.f32 %f4, 0f00000000;\n\tmov.f32 %f5, 0f00000000;\n\
+                          \tmov.f32 %f6, 0f00000000;\n\tmov.f32 %f7, 0f00000000;\n";
+
+/// A[m][k] of the RS tests: small integers, exact in bf16 and in every sum.
+fn rs_a(m: u32, k: u32) -> f32 {
+    ((m * 3 + k * 5) % 7) as f32 - 3.0
+}
+
+/// B[n][k] of the RS tests.
+fn rs_b(n: u32, k: u32) -> f32 {
+    ((n * 2 + k) % 5) as f32 - 2.0
+}
+
+fn bf16_bits(x: f32) -> u32 {
+    // Exact for the small integers used here.
+    x.to_bits() >> 16
+}
+
+/// One warpgroup: A (64 × 16) from registers loaded per thread, B (8 × 16) copied into
+/// shared memory in the unswizzled K-major layout (core matrices: element (n, k) at
+/// `(k / 8)·LBO + n·16 + (k % 8)·2`, LBO 128), `wgmma…m64n8k16` in the RS form, D stored
+/// per thread (16 bytes each, and 16 more at +2048 for `mma2`). `between` goes between the
+/// commit and the wait; `mma2` after the first MMA.
+fn rs_kernel(between: &str, mma2: &str) -> Result<Vec<u32>, SimError> {
+    rs_kernel_edited(between, mma2, |b| b, &Policy::default())
+}
+
+/// [`rs_kernel`] with its body rewritten by `edit` (planted bugs).
+fn rs_kernel_edited(
+    between: &str,
+    mma2: &str,
+    edit: impl Fn(String) -> String,
+    policy: &Policy,
+) -> Result<Vec<u32>, SimError> {
+    let body = format!(
+        "\tld.param.u64 %rd2, [p_a];\n\tld.param.u64 %rd3, [p_b];\n\tld.param.u64 %rd0, [p_out];\n\
+         \tmov.u32 %r0, %tid.x;\n\tmul.wide.u32 %rd4, %r0, 16;\n\tadd.u64 %rd5, %rd2, %rd4;\n\
+         \tld.global.v4.u32 {{%r4, %r5, %r6, %r7}}, [%rd5];\n\
+         \tmov.u32 %r1, smem;\n\tsetp.lt.u32 %p0, %r0, 64;\n\tmul.wide.u32 %rd6, %r0, 4;\n\
+         \tadd.u64 %rd7, %rd3, %rd6;\n\t@%p0 ld.global.u32 %r2, [%rd7];\n\
+         \tshl.b32 %r3, %r0, 2;\n\tadd.u32 %r3, %r3, %r1;\n\t@%p0 st.shared.u32 [%r3], %r2;\n\
+         \tfence.proxy.async.shared::cta;\n\tbar.sync 0;\n\
+         \tcvt.u64.u32 %rd8, %r1;\n\tshr.u64 %rd8, %rd8, 4;\n\
+         \tor.b64 %rd8, %rd8, 0x0000001000080000;\n\
+         \twgmma.fence.sync.aligned;\n\
+         \twgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {{%f0, %f1, %f2, %f3}}, \
+         {{%r4, %r5, %r6, %r7}}, %rd8, 0, 1, 1, 0;\n{mma2}\
+         \twgmma.commit_group.sync.aligned;\n{between}\
+         \twgmma.wait_group.sync.aligned 0;\n\
+         \tadd.u64 %rd9, %rd0, %rd4;\n\tst.global.v4.f32 [%rd9], {{%f0, %f1, %f2, %f3}};\n\
+         \tst.global.v4.f32 [%rd9+2048], {{%f4, %f5, %f6, %f7}};\n\tret;\n"
+    );
+    let m = module(
+        ".param .u64 p_a, .param .u64 p_b, .param .u64 p_out",
+        &edit(body),
+    );
+    // A as the ISA's fragment figure places it: thread t = 32w + l, register q holds row
+    // 16w + l/4 + 8(q % 2), columns 2(l % 4) + 8(q / 2) (low half) and +1 (high half).
+    let mut a_img = Vec::new();
+    for t in 0..128u32 {
+        let (w, l) = (t / 32, t % 32);
+        for q in 0..4 {
+            let (row, col) = (16 * w + l / 4 + 8 * (q % 2), 2 * (l % 4) + 8 * (q / 2));
+            let v = bf16_bits(rs_a(row, col)) | bf16_bits(rs_a(row, col + 1)) << 16;
+            a_img.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    let mut b_img = vec![0u8; 256];
+    for n in 0..8u32 {
+        for k in 0..16u32 {
+            let off = ((k / 8) * 128 + n * 16 + (k % 8) * 2) as usize;
+            b_img[off..off + 2].copy_from_slice(&(bf16_bits(rs_b(n, k)) as u16).to_le_bytes());
+        }
+    }
+    let mut dev = Device::new();
+    let (a, b, out) = (dev.alloc(2048), dev.alloc(256), dev.alloc(4096));
+    dev.write(a, &a_img).unwrap();
+    dev.write(b, &b_img).unwrap();
+    dev.write(out, &[0xa5; 4096]).unwrap();
+    let params = [ParamValue::U64(a), ParamValue::U64(b), ParamValue::U64(out)];
+    let p = Program::new(&m, "k")?;
+    run_program(&p, &one_cta(128, 1024), &params, &mut dev, 3, policy)?;
+    Ok(u32s(&dev.read(out, 4096).unwrap()))
+}
+
+/// D as the accumulator figure places it: thread t = 32w + l, register j (N = 8) holds row
+/// 16w + l/4 + 8(j / 2), column 2(l % 4) + j % 2; the value Σₖ A[row][k]·B[col][k].
+fn rs_expected(t: u32, j: u32) -> f32 {
+    let (w, l) = (t / 32, t % 32);
+    let (row, col) = (16 * w + l / 4 + 8 * (j / 2), 2 * (l % 4) + j % 2);
+    (0..16).map(|k| rs_a(row, k) * rs_b(col, k)).sum()
+}
+
+#[test]
+fn wgmma_takes_a_from_the_register_fragment() {
+    let out = rs_kernel(
+        "",
+        "\tmov.f32 %f4, 0f00000000;\n\tmov.f32 %f5, 0f00000000;\n\
+                             \tmov.f32 %f6, 0f00000000;\n\tmov.f32 %f7, 0f00000000;\n",
+    )
+    .expect("runs");
+    for t in 0..128u32 {
+        for j in 0..4 {
+            let got = f32::from_bits(out[(t * 4 + j) as usize]);
+            assert_eq!(got, rs_expected(t, j), "thread {t} register {j}");
+        }
+    }
+    // By hand: D[0][0] = Σₖ A[0][k]·B[0][k] with A[0][k] = (5k mod 7) − 3 = −3 2 0 −2 3 1 −1
+    // −3 2 0 −2 3 1 −1 −3 2 and B[0][k] = (k mod 5) − 2 = −2 −1 0 1 2 −2 −1 0 1 2 −2 −1 0 1 2
+    // −2: products 6 −2 0 −2 6 −2 1 0 2 0 4 −3 0 −1 −6 −4, sum −1; thread 0's register 0.
+    assert_eq!(f32::from_bits(out[0]), -1.0);
+    assert!(out.iter().take(512).any(|&v| f32::from_bits(v) != 0.0));
+}
+
+#[test]
+fn two_mmas_may_read_the_same_a_registers_in_flight() {
+    let second = "\twgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%f4, %f5, %f6, %f7}, \
+                  {%r4, %r5, %r6, %r7}, %rd8, 0, 1, -1, 0;\n";
+    let out = rs_kernel("", second).expect("runs");
+    for t in 0..128u32 {
+        for j in 0..4 {
+            let first = f32::from_bits(out[(t * 4 + j) as usize]);
+            let negated = f32::from_bits(out[512 + (t * 4 + j) as usize]);
+            assert_eq!(first, rs_expected(t, j));
+            // imm-scale-b = −1 negates B.
+            assert_eq!(negated, -rs_expected(t, j), "thread {t} register {j}");
+        }
+    }
+}
+
+#[test]
+fn a_registers_of_an_in_flight_rs_mma_are_its_own() {
+    let zero = "\tmov.f32 %f4, 0f00000000;\n\tmov.f32 %f5, 0f00000000;\n\
+                \tmov.f32 %f6, 0f00000000;\n\tmov.f32 %f7, 0f00000000;\n";
+    let e = rs_kernel("\tmov.b32 %r8, %r5;\n", zero).unwrap_err();
+    assert!(
+        matches!(e, SimError::Protocol { .. }) && e.to_string().contains("still owns"),
+        "{e}"
+    );
+    let e = rs_kernel("\tmov.b32 %r6, 7;\n", zero).unwrap_err();
+    assert!(
+        matches!(e, SimError::Race { .. })
+            && e.to_string().contains("`%r6`, an A register")
+            && e.to_string().contains("in flight"),
+        "{e}"
+    );
+    // An accumulator register written in flight.
+    let e = rs_kernel("\tmov.f32 %f1, 0f3F800000;\n", zero).unwrap_err();
+    assert!(
+        matches!(e, SimError::Race { .. })
+            && e.to_string()
+                .contains("wrote `%f1`, an accumulator register"),
+        "{e}"
+    );
+    // Writing it after the wait is fine.
+    let after = rs_kernel("", zero).expect("runs");
+    assert_eq!(f32::from_bits(after[0]), -1.0);
+}
+
+#[test]
+fn wgmma_fence_separates_register_writes_from_the_mma() {
+    // No wgmma.fence at all before the first MMA.
+    let lenient = Policy::default();
+    let strict = Policy {
+        strict_wgmma_fence: true,
+        ..Policy::default()
+    };
+    let no_fence = |b: String| b.replace("\twgmma.fence.sync.aligned;\n", "");
+    let e = rs_kernel_edited("", "", no_fence, &lenient).unwrap_err();
+    assert!(
+        e.to_string().contains("without a wgmma.fence before it"),
+        "{e}"
+    );
+    // An A register written after the fence: accepted by default (ptxas serialises the MMA),
+    // diagnosed when strict.
+    let late = |b: String| {
+        b.replace(
+            "\twgmma.fence.sync.aligned;\n",
+            "\twgmma.fence.sync.aligned;\n\tmov.b32 %r5, %r5;\n",
+        )
+    };
+    assert_eq!(
+        rs_kernel_edited("", ZERO_F4_F7, late, &lenient).unwrap()[0],
+        (-1f32).to_bits()
+    );
+    let e = rs_kernel_edited("", "", late, &strict).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("`%r5`, which the thread wrote after its warp's last wgmma.fence"),
+        "{e}"
+    );
+    // An accumulator zeroed after the fence.
+    let zeroed = |b: String| {
+        b.replace(
+            "\twgmma.fence.sync.aligned;\n",
+            "\twgmma.fence.sync.aligned;\n\tmov.f32 %f2, 0f00000000;\n",
+        )
+    };
+    let e = rs_kernel_edited("", "", zeroed, &lenient).unwrap_err();
+    assert!(e.to_string().contains("`%f2`"), "{e}");
+}
