@@ -512,3 +512,79 @@ pub(super) fn check(k: &Kernel) -> Vec<Diagnostic> {
     });
     errs
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::parse_module;
+
+    /// A 384-thread kernel with the barrier `@done` of `arrivals` and `body`.
+    fn kernel(arrivals: u32, body: &str) -> Kernel {
+        let text = format!(
+            "kernel k config default phase tile
+  signature k_default_sm_90a
+    target sm_90a
+    threads 384
+    cluster (1, 1, 1)
+    grid (1, 1, 1)
+    smem 0
+    tmem 0
+  barrier @done: count 1 arrivals {arrivals}
+{{
+{body}}}
+"
+        );
+        parse_module(&text)
+            .unwrap_or_else(|e| panic!("{e}\n{text}"))
+            .kernels
+            .remove(0)
+    }
+
+    const WARP_ARRIVES: &str = "  scope warp 0..=0 {
+    op mbar_arrive @done[0:u32]
+  }
+  op mbar_wait @done[0:u32] parity 0:u32
+";
+
+    #[test]
+    fn one_warp_arriving_on_a_barrier_of_128_is_counted_32() {
+        let errs = check(&kernel(128, WARP_ARRIVES));
+        assert_eq!(errs.len(), 1, "{errs:?}");
+        assert!(matches!(
+            &errs[0].kind,
+            crate::diag::DiagKind::Protocol(ProtocolError::ArrivalCount {
+                expected: 128,
+                got: 32,
+                ..
+            })
+        ));
+        assert!(check(&kernel(32, WARP_ARRIVES)).is_empty());
+    }
+
+    #[test]
+    fn a_leader_is_one_thread_per_warpgroup() {
+        let body = "  scope warpgroup 1..=2 {
+    scope leader {
+      op mbar_arrive @done[0:u32]
+    }
+  }
+  op mbar_wait @done[0:u32] parity 0:u32
+";
+        assert!(check(&kernel(2, body)).is_empty());
+        assert_eq!(check(&kernel(1, body)).len(), 1);
+    }
+
+    #[test]
+    fn arrivals_in_a_branch_or_a_later_phase_are_not_judged() {
+        let branch = "  if 1:pred {
+    op mbar_arrive @done[0:u32]
+  }
+  op mbar_wait @done[0:u32] parity 0:u32
+";
+        assert!(check(&kernel(128, branch)).is_empty());
+        let later = "  op mbar_arrive @done[0:u32]
+  op mbar_wait @done[0:u32] parity 1:u32
+";
+        assert!(check(&kernel(1, later)).is_empty());
+    }
+}

@@ -264,3 +264,75 @@ pub(super) fn check(k: &Kernel) -> Vec<Diagnostic> {
     };
     flow::run(k, &mut Tmem { k }, init)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::DiagKind;
+    use crate::parse::parse_module;
+
+    fn kernel(body: &str) -> Kernel {
+        let text = format!(
+            "kernel k config default phase tile
+  signature k_default_sm_100a
+    target sm_100a
+    threads 128
+    cluster (1, 1, 1)
+    grid (1, 1, 1)
+    smem 0
+    tmem 0
+  buffer @acc: tmem f32 (128, 128):(128, 1) swizzle none
+{{
+{body}}}
+"
+        );
+        parse_module(&text)
+            .unwrap_or_else(|e| panic!("{e}\n{text}"))
+            .kernels
+            .remove(0)
+    }
+
+    fn kinds(body: &str) -> Vec<ProtocolError> {
+        check(&kernel(body))
+            .into_iter()
+            .map(|d| match d.kind {
+                DiagKind::Protocol(e) => e,
+                other => panic!("{other}"),
+            })
+            .collect()
+    }
+
+    const ALLOC: &str = "  scope warp 0..=0 {\n    op tmem_alloc @acc\n  }\n";
+    const DEALLOC: &str = "  scope warp 0..=0 {\n    op tmem_dealloc @acc\n  }\n";
+
+    #[test]
+    fn alloc_then_dealloc_is_accepted() {
+        assert_eq!(kinds(&format!("{ALLOC}{DEALLOC}")), vec![]);
+    }
+
+    #[test]
+    fn a_missing_or_repeated_dealloc_is_reported() {
+        let leak = kinds(ALLOC);
+        assert!(
+            matches!(&leak[..], [ProtocolError::TmemLeak { .. }]),
+            "{leak:?}"
+        );
+        let twice = kinds(&format!("{ALLOC}{DEALLOC}{DEALLOC}"));
+        assert!(
+            matches!(
+                &twice[..],
+                [ProtocolError::TmemDeallocUnallocated {
+                    state: "already deallocated",
+                    ..
+                }]
+            ),
+            "{twice:?}"
+        );
+    }
+
+    #[test]
+    fn an_alloc_on_one_branch_only_is_not_judged() {
+        let body = format!("  if 1:pred {{\n{ALLOC}  }}\n{DEALLOC}");
+        assert_eq!(kinds(&body), vec![]);
+    }
+}
