@@ -337,8 +337,8 @@ fn loads_directly(b: &Block, bar: &BarRef) -> bool {
 fn nested_loads(b: &Block, bar: &BarRef) -> Option<&'static str> {
     b.iter().find_map(|s| {
         let place = match s.kind {
-            StmtKind::If { .. } => "an `if`",
-            StmtKind::Scope { .. } => "a nested scope",
+            StmtKind::If { .. } => "the `if`",
+            StmtKind::Scope { .. } => "the nested scope",
             _ => return None,
         };
         let mut found = false;

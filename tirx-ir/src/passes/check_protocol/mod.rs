@@ -213,7 +213,7 @@ pub enum ProtocolError {
     ExpectTxOutsideLoads {
         /// The barrier.
         bar: String,
-        /// `an \`if\`` or `a nested scope`.
+        /// `the \`if\`` or `the nested scope`.
         place: &'static str,
     },
     /// A multicast load some CTAs of its mask do not issue.
@@ -234,11 +234,13 @@ pub enum ProtocolError {
     },
     /// A pipeline stage refilled without acquiring it.
     #[error(
-        "stage refilled without acquire: this TMA load fills a stage of pipeline `{pipe}` (it signals `{pipe}.full(..)`) in a loop that reaches it without `{pipe}.producer_acquire(k)`: from the second round on, the stage may still be read by its consumer, which has not released it. Take the stage first in each iteration (`let s = {pipe}.producer_acquire(k);`)"
+        "stage refilled without acquire: this TMA load fills a stage of pipeline `{pipe}` (it signals `{pipe}.full(..)`) in a loop that reaches it without `{pipe}.producer_acquire(k)`: from the second round on, the stage may still be read by its consumer, which has not released it. Take the stage first in each iteration (`let s = {pipe}.producer_acquire(k);`); only a prologue of at most {stages} loads, one per stage, may go without"
     )]
     RefillWithoutAcquire {
         /// The pipeline.
         pipe: String,
+        /// Its stages.
+        stages: u32,
     },
 }
 

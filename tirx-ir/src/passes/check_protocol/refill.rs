@@ -55,8 +55,8 @@ impl Flow for Refill<'_> {
                     variant: Some(v),
                     ..
                 } if v == "tma_load" && r.bar == p.full && st[i] == STALE => {
-                    let pipe = p.name.clone();
-                    out.push(span, ProtocolError::RefillWithoutAcquire { pipe });
+                    let (pipe, stages) = (p.name.clone(), p.stages);
+                    out.push(span, ProtocolError::RefillWithoutAcquire { pipe, stages });
                 }
                 _ => {}
             }
