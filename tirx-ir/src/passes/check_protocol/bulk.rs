@@ -19,32 +19,19 @@
 //! aligned on the most recent group, as `wait(n)` counts. Beyond [`MAX_GROUPS`] the oldest
 //! groups are forgotten (a miss, never a false report).
 //!
-//! **Which part of a buffer.** A store's source is a buffer with leading indices
-//! (`d_s[wg][cb]`). A write overlaps it when, on every index both name, the two expressions
-//! are equal: two equal constants, or the same expression when the write runs on the same
-//! threads as the store and no variable the expression reads has changed since the store (a
-//! changed variable makes that index unknown). Anything else — a run-time index that may
-//! name another buffer of a double-buffered ring — is accepted.
+//! Which part of a buffer a write touches is decided as [`tiles`](super::tiles) says: a
+//! run-time index that may name another buffer of a double-buffered ring is accepted.
 
 use super::ProtocolError;
 use super::flow::{self, Flow, Sink};
+use super::tiles::{Source, overlaps, pipeline_stages};
 use crate::arena::Handle;
 use crate::diag::Diagnostic;
-use crate::ir::{Barrier, Buffer, Expr, Kernel, Op, Pipeline, Space, Span, TileRef, Var};
+use crate::ir::{Buffer, Expr, Kernel, Op, Pipeline, Space, Span, TileRef, Var};
 use crate::valid::scope::ScopeSet;
 
 /// Committed groups followed before the oldest are forgotten.
 const MAX_GROUPS: usize = 8;
-
-/// The shared tile a pending store reads.
-#[derive(Clone, Debug, PartialEq)]
-struct Source {
-    buf: Handle<Buffer>,
-    /// Leading indices; `None` once a variable the index reads has changed.
-    index: Vec<Option<Expr>>,
-    /// The threads that issued the store.
-    threads: ScopeSet,
-}
 
 type Group = Vec<Source>;
 
@@ -91,22 +78,6 @@ impl State {
             .flat_map(move |(i, g)| g.iter().map(move |s| (s, Some(len - 1 - i))));
         committed.chain(self.open.iter().map(|s| (s, None)))
     }
-}
-
-/// Whether a write of `buf[index]` by `threads` provably touches `src` (see the module docs).
-fn overlaps(src: &Source, buf: Handle<Buffer>, index: &[Expr], threads: ScopeSet) -> bool {
-    src.buf == buf
-        && src.index.iter().zip(index).all(|(a, b)| match (a, b) {
-            (Some(a @ Expr::Imm(..)), b @ Expr::Imm(..)) => a == b,
-            (Some(a), b) => a == b && src.threads == threads,
-            (None, _) => false,
-        })
-}
-
-fn mentions(e: &Expr, v: Handle<Var>) -> bool {
-    let mut vs = Vec::new();
-    super::vars_of(e, &mut vs);
-    vs.contains(&v)
 }
 
 struct Bulk<'k> {
@@ -217,11 +188,7 @@ impl Flow for Bulk<'_> {
                 if v == "tma_store"
                     && let Some((buf, index)) = self.shared(src)
                 {
-                    let s = Source {
-                        buf,
-                        index: index.iter().cloned().map(Some).collect(),
-                        threads,
-                    };
+                    let s = Source::new(buf, index, threads);
                     if !st.open.contains(&s) {
                         st.open.push(s);
                     }
@@ -251,34 +218,9 @@ impl Flow for Bulk<'_> {
 
     fn define(&mut self, var: Handle<Var>, st: &mut State) {
         for s in st.open.iter_mut().chain(st.groups.iter_mut().flatten()) {
-            for i in &mut s.index {
-                if i.as_ref().is_some_and(|e| mentions(e, var)) {
-                    *i = None;
-                }
-            }
+            s.forget(var);
         }
     }
-}
-
-/// Each pipeline with the shared buffers its TMA loads fill.
-fn pipeline_stages(k: &Kernel) -> Vec<(Handle<Pipeline>, Vec<Handle<Buffer>>)> {
-    let full: Vec<(Handle<Pipeline>, Handle<Barrier>)> =
-        k.pipelines.iter().map(|(h, p)| (h, p.full)).collect();
-    let mut out: Vec<(Handle<Pipeline>, Vec<Handle<Buffer>>)> =
-        full.iter().map(|(p, _)| (*p, Vec::new())).collect();
-    crate::passes::walk::visit(&k.body, &mut |s, _| {
-        if let crate::ir::StmtKind::Op(Op::Copy {
-            dst: TileRef::Buf { buf, .. },
-            bar: Some(r),
-            ..
-        }) = &s.kind
-            && let Some(i) = full.iter().position(|(_, f)| *f == r.bar)
-            && !out[i].1.contains(buf)
-        {
-            out[i].1.push(*buf);
-        }
-    });
-    out
 }
 
 /// The bulk-group rules over `k`.
@@ -313,45 +255,5 @@ mod tests {
         assert_eq!(s.groups, vec![vec![src(1)]]);
         let pending: Vec<_> = s.pending().map(|(x, n)| (x.buf, n)).collect();
         assert_eq!(pending, vec![(Handle::from_index(1), Some(0))]);
-    }
-
-    #[test]
-    fn indices_overlap_only_when_provably_equal() {
-        let t = ScopeSet::cta(128);
-        let c = |v| Expr::u32(v);
-        let s = Source {
-            buf: Handle::from_index(0),
-            index: vec![Some(c(1))],
-            threads: t,
-        };
-        assert!(overlaps(&s, Handle::from_index(0), &[c(1)], t));
-        assert!(!overlaps(&s, Handle::from_index(0), &[c(0)], t));
-        assert!(
-            overlaps(&s, Handle::from_index(0), &[], t),
-            "the whole buffer"
-        );
-        let unknown = Source {
-            index: vec![None],
-            ..s.clone()
-        };
-        assert!(!overlaps(&unknown, Handle::from_index(0), &[c(1)], t));
-        let v = Expr::Var(Handle::from_index(3));
-        let by_var = Source {
-            index: vec![Some(v.clone())],
-            ..s
-        };
-        let other = ScopeSet::cta(128)
-            .enter(&crate::ir::Scope::Thread(0))
-            .unwrap();
-        assert!(overlaps(
-            &by_var,
-            Handle::from_index(0),
-            std::slice::from_ref(&v),
-            t
-        ));
-        assert!(
-            !overlaps(&by_var, Handle::from_index(0), &[v], other),
-            "a thread-dependent index on other threads is another tile"
-        );
     }
 }

@@ -9,6 +9,7 @@
 //! - [`order`]: phase parity in loops, proxy fences, reads before the wait of a TMA load;
 //! - [`bulk`]: a TMA store's source overwritten, or its pipeline stage released, while the
 //!   store may still read it (bulk async-groups, `tma::wait_group_read`);
+//! - [`operands`]: a pipeline stage released while a wgmma or tcgen05 MMA may still read it;
 //! - [`tmem`]: the TMEM lifecycle (alloc → use → dealloc) and a tcgen05 accumulator read
 //!   before the barrier of its commit was waited on;
 //! - [`counts`]: arrival counts (`arrive()` and `consumer_release` against the declared
@@ -18,13 +19,16 @@
 //!
 //! Each rule reports only what it can prove from the body; a kernel it cannot judge (a
 //! run-time index, a data-dependent branch) is accepted, and the emulator checks it at run
-//! time. [`flow`] is the forward walk the state-following rules share.
+//! time. [`flow`] is the forward walk the state-following rules share; [`tiles`] decides which
+//! part of a shared buffer a pending read covers.
 
 mod bulk;
 mod counts;
 mod flow;
+mod operands;
 mod order;
 mod refill;
+mod tiles;
 mod tmem;
 
 use super::Pass;
@@ -105,6 +109,18 @@ pub enum ProtocolError {
         pending: &'static str,
         /// The `n` of a `wait_group_read(n)` that retires the store.
         n: usize,
+    },
+    /// A pipeline stage released while an MMA may still read it.
+    #[error(
+        "stage released under an MMA: `{buffer}` (a stage of pipeline `{pipe}`) is an operand of an MMA that may still be reading it, and this `consumer_release` lets the producer refill the stage under it — {fix}"
+    )]
+    ReleasedUnderMma {
+        /// The stage buffer.
+        buffer: String,
+        /// The pipeline.
+        pipe: String,
+        /// Why the MMA may still read, and the wait that makes the release safe.
+        fix: String,
     },
     /// A TMEM buffer used before its allocation.
     #[error(
@@ -298,9 +314,10 @@ impl Pass for CheckProtocol {
 
     fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
         let mut errs: Diagnostics = Vec::new();
-        let rules: [fn(&Kernel) -> Vec<Diagnostic>; 5] = [
+        let rules: [fn(&Kernel) -> Vec<Diagnostic>; 6] = [
             order::check,
             bulk::check,
+            operands::check,
             tmem::check,
             counts::check,
             refill::check,

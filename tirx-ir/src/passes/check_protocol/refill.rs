@@ -11,7 +11,9 @@
 //! consumer may still read.
 //!
 //! Loads before any such loop (a prologue filling the first round) and loops that fill each
-//! stage at most once are accepted; an acquire on some paths only is accepted.
+//! stage at most once are accepted; so are an acquire on some paths only, and a load after a
+//! `consumer_wait` of the same pipeline (a consumer refilling the stage it holds: whether it
+//! is the only reader is not known here).
 
 use super::flow::{self, Flow, Sink};
 use super::{ProtocolError, changed_in, invariant};
@@ -48,7 +50,12 @@ impl Flow for Refill<'_> {
     fn op(&mut self, op: &Op, span: Span, _: ScopeSet, st: &mut Vec<u8>, out: &mut Sink) {
         for (i, (_, p)) in self.k.pipelines.iter().enumerate() {
             match op {
-                Op::ProducerAcquire { pipe, .. } if pipe.index() == i => st[i] = HELD,
+                // A consumer refilling the stage it holds itself is not judged either.
+                Op::ProducerAcquire { pipe, .. } | Op::ConsumerWait { pipe, .. }
+                    if pipe.index() == i =>
+                {
+                    st[i] = HELD
+                }
                 Op::MbarWait { bar, .. } if bar.bar == p.empty => st[i] = HELD,
                 Op::Copy {
                     bar: Some(r),
