@@ -68,15 +68,17 @@ impl State {
     }
 
     /// The pending stores with the `n` of the `wait_group_read(n)` that retires each
-    /// (`None`: not committed yet).
+    /// (`None`: not committed yet), most demanding first: the uncommitted ones, then the
+    /// groups from the most recent (so the first match names the wait that retires them all).
     fn pending(&self) -> impl Iterator<Item = (&Source, Option<usize>)> {
-        let len = self.groups.len();
+        let open = self.open.iter().map(|s| (s, None));
         let committed = self
             .groups
             .iter()
+            .rev()
             .enumerate()
-            .flat_map(move |(i, g)| g.iter().map(move |s| (s, Some(len - 1 - i))));
-        committed.chain(self.open.iter().map(|s| (s, None)))
+            .flat_map(|(n, g)| g.iter().map(move |s| (s, Some(n))));
+        open.chain(committed)
     }
 }
 

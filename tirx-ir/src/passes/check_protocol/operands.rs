@@ -78,13 +78,13 @@ impl Operands<'_> {
             return "it is not committed yet: `wgmma::commit()` and `wgmma::wait(0)` first".into();
         }
         let len = st.groups.len();
-        if let Some(i) = st.groups.iter().position(|g| g.contains(src)) {
+        if let Some(i) = st.groups.iter().rposition(|g| g.contains(src)) {
             return format!(
                 "its wgmma group is still pending: `wgmma::wait({})` first, or release the stage one step later",
                 len - 1 - i
             );
         }
-        match st.tc.iter().find(|(s, _)| s == src).map(|(_, b)| b.first()) {
+        match st.tc.iter().find(|(s, _)| s == src).map(|(_, b)| b.last()) {
             Some(Some(bar)) => format!(
                 "no wait on `{}` that its `tcgen05::commit` signals: release with `tcgen05::commit(pipe.empty(s))`, which arrives when the MMAs are done",
                 self.k.barriers[*bar].name

@@ -42,7 +42,8 @@ struct Life {
     alloc: Option<Span>,
 }
 
-/// An MMA into `acc` that may be in flight, with the barriers its commits signal so far.
+/// An MMA into `acc` that may be in flight, with the barriers its commits signal so far (in
+/// order: an error names the last, the commit after the final MMAs).
 #[derive(Clone, Debug, PartialEq)]
 struct Flight {
     acc: Handle<Buffer>,
@@ -179,7 +180,7 @@ impl Tmem<'_> {
                     return;
                 };
                 let buffer = self.name(b);
-                let e = match f.commits.first() {
+                let e = match f.commits.last() {
                     None => ProtocolError::TmemReadBeforeCommit { buffer },
                     Some(bar) => ProtocolError::TmemReadBeforeWait {
                         buffer,
