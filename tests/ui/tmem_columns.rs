@@ -6,6 +6,7 @@ pub fn k(#[shape(M, N)] d: Tensor<bf16>) {
     #[scope(warp = 0)]
     {
         tcgen05::alloc(acc);
+        tcgen05::dealloc(acc);
     }
 }
 

@@ -60,8 +60,10 @@ pub static PIPELINE: &[&dyn Pass] = &[
     // Register tiles an in-flight wgmma writes (accumulators) or reads (A) are not touched
     // before the wait that retires it; needs the variants (which MMAs are wgmma).
     &check_wgmma_regs::CheckWgmmaRegs,
-    // Phase parity in loops and proxy fences (issue #11); needs the variants (which copies
-    // are generic-proxy stores, which read through the async proxy).
+    // The asynchronous protocol (issue #11: parity, fences, waits, bulk groups, TMEM,
+    // arrival and byte counts, refills); needs the variants (which copies are generic-proxy
+    // stores, TMA stores or loads, which ops read through the async proxy) and the expect-tx
+    // ops derive_signals placed (an explicit one outside its loads' `if` is found by them).
     &check_protocol::CheckProtocol,
     // Register-tile ops checked against their tiles and threads; cross-warp reductions get
     // their shared scratch, which plan_memory then places.

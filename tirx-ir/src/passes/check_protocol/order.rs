@@ -1,8 +1,5 @@
-//! check-protocol — asynchronous-protocol rules decided at build time (issue #11;
-//! `docs/contracts.md` lists each rule with its source and an example).
-//!
-//! Phase: Tile, after dispatch (the variants say which copies are generic-proxy writes and
-//! which ops read through the async proxy). Three rules so far:
+//! The first rules of check-protocol, in one walk: phase parity in loops, proxy fences and
+//! missing waits on TMA loads (see the module docs of `check_protocol`).
 //!
 //! - **Phase parity in loops.** A barrier that completes a phase in every iteration of a loop
 //!   (a TMA load, arrive, expect-tx or `tcgen05::commit` signals it inside the loop) has a
@@ -24,105 +21,10 @@
 //!   when the barrier's phase completes (§9.7.9.25.5.1, `complete_tx`). Any wait on the
 //!   barrier array counts (the stage it picks is a run-time value), in any scope.
 
-use super::Pass;
+use super::{ProtocolError, changed_in, invariant};
 use crate::arena::Handle;
-use crate::diag::{Diagnostic, Diagnostics};
+use crate::diag::Diagnostic;
 use crate::ir::{BarRef, Block, Buffer, Expr, Kernel, Op, Space, Span, StmtKind, TileRef, Var};
-
-/// The pass.
-pub struct CheckProtocol;
-
-/// A broken protocol rule.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum ProtocolError {
-    /// A loop-invariant parity on a barrier the loop signals.
-    #[error(
-        "phase parity: `{bar}` completes a phase in every iteration of this loop (it is signalled inside it), so the parity to wait for alternates; this wait's parity does not change with the loop, so it returns at once on a stale phase or hangs. Wait on the iteration's parity (`{bar}.wait(i % 2)` with `i` counting the loop's phases), or give each iteration its own barrier (`{bar}[i % 2]`)"
-    )]
-    FixedParity {
-        /// The barrier, as written.
-        bar: String,
-    },
-    /// A pipeline stage taken with a counter the loop does not advance.
-    #[error(
-        "phase parity: this `{op}` on pipeline `{pipe}` uses an iteration counter that does not change in its loop, so every iteration takes the same stage and parity; pass the loop's counter (`{op}(k)` with `k` advancing once per use)"
-    )]
-    FixedIteration {
-        /// `consumer_wait` or `producer_acquire`.
-        op: &'static str,
-        /// The pipeline.
-        pipe: String,
-    },
-    /// A TMA load's destination read before a wait on the barrier it signals.
-    #[error(
-        "missing wait: `{buffer}` is filled by a TMA load that signals `{bar}`, and is read here before any wait on `{bar}`: the bytes may not have landed. Wait first (`{bar}.wait(parity)`, or `consumer_wait` for a pipeline stage)"
-    )]
-    ReadBeforeWait {
-        /// The shared buffer.
-        buffer: String,
-        /// The barrier its load signals.
-        bar: String,
-    },
-    /// An async-proxy read of shared memory threads wrote without a proxy fence.
-    #[error(
-        "proxy fence: `{buffer}` was written by threads (generic-proxy stores, by `{writer}`) and is read here by {reader} through the async proxy, with no `fence::proxy_async()` between them: the async proxy may read stale data. Put `fence::proxy_async()` after the stores (and a barrier, if other threads issue the read)"
-    )]
-    MissingProxyFence {
-        /// The shared buffer.
-        buffer: String,
-        /// The variant that wrote it.
-        writer: String,
-        /// What reads it.
-        reader: &'static str,
-    },
-}
-
-/// Variables an expression reads.
-fn vars_of(e: &Expr, out: &mut Vec<Handle<Var>>) {
-    match e {
-        Expr::Var(v) => out.push(*v),
-        Expr::Bin(_, a, b) | Expr::Cmp(_, a, b) | Expr::AndP(a, b) => {
-            vars_of(a, out);
-            vars_of(b, out);
-        }
-        Expr::Not(a) => vars_of(a, out),
-        _ => {}
-    }
-}
-
-/// Variables defined or assigned anywhere in `b` (they may change from one iteration to the
-/// next).
-fn changed_in(b: &Block, out: &mut Vec<Handle<Var>>) {
-    for s in b {
-        match &s.kind {
-            StmtKind::Let { var, .. } | StmtKind::Assign { var, .. } => out.push(*var),
-            StmtKind::For { var, body, .. } => {
-                out.push(*var);
-                changed_in(body, out);
-            }
-            StmtKind::Loop { body, .. } | StmtKind::Scope { body, .. } => changed_in(body, out),
-            StmtKind::If {
-                then_body,
-                else_body,
-                ..
-            } => {
-                changed_in(then_body, out);
-                changed_in(else_body, out);
-            }
-            StmtKind::Op(Op::ProducerAcquire { stage, .. } | Op::ConsumerWait { stage, .. }) => {
-                out.push(*stage)
-            }
-            _ => {}
-        }
-    }
-}
-
-/// Whether `e` reads nothing in `changed`.
-fn invariant(e: &Expr, changed: &[Handle<Var>]) -> bool {
-    let mut vs = Vec::new();
-    vars_of(e, &mut vs);
-    vs.iter().all(|v| !changed.contains(v))
-}
 
 /// The barrier references a block signals (anywhere inside it).
 fn signals(b: &Block, out: &mut Vec<BarRef>) {
@@ -395,23 +297,14 @@ impl Walk<'_> {
     }
 }
 
-impl Pass for CheckProtocol {
-    fn name(&self) -> &'static str {
-        "check-protocol"
-    }
-
-    fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
-        let mut w = Walk {
-            k,
-            errs: Vec::new(),
-            report: true,
-        };
-        let mut p = Pending::default();
-        w.block(&k.body, &mut p);
-        if w.errs.is_empty() {
-            Ok(())
-        } else {
-            Err(w.errs)
-        }
-    }
+/// The rules of the first walk (phase parity, proxy fences, missing waits) over `k`.
+pub(super) fn check(k: &Kernel) -> Vec<Diagnostic> {
+    let mut w = Walk {
+        k,
+        errs: Vec::new(),
+        report: true,
+    };
+    let mut p = Pending::default();
+    w.block(&k.body, &mut p);
+    w.errs
 }

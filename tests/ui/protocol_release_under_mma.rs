@@ -1,0 +1,83 @@
+use tirx::prelude::*;
+
+// Stages released while an MMA may still read them: a wgmma consumer releasing its stage
+// before `wgmma::wait`, and a tcgen05 issuer releasing with `consumer_release` (which arrives
+// at once) instead of `tcgen05::commit(pipe.empty(s))`.
+#[tile_kernel(target = sm_90a, threads = 256, grid = (cdiv(N, 128), cdiv(M, 128)))]
+pub fn wgmma_release_early(
+    #[shape(M, K)] a: Tensor<bf16>,
+    #[shape(N, K)] b: Tensor<bf16>,
+    #[shape(M, N)] d: Tensor<bf16>,
+) {
+    let a_s = smem::<bf16>([4, 128, 64], swizzle = B128);
+    let b_s = smem::<bf16>([4, 128, 64], swizzle = B128);
+    let acc = regs::<f32>([128, 128]);
+    let pipe = pipeline::<4>();
+    #[scope(warp = 0, elect)]
+    for k in 0..cdiv(K, 64) {
+        let s = pipe.producer_acquire(k);
+        tma::load(a_s[s], a.tile(cta.y, k), pipe.full(s));
+        tma::load(b_s[s], b.tile(cta.x, k), pipe.full(s));
+    }
+    #[scope(warpgroup = 1)]
+    {
+        for k in 0..cdiv(K, 64) {
+            let s = pipe.consumer_wait(k);
+            wgmma::fence();
+            wgmma::mma(acc, a_s[s], b_s[s], accumulate = k > 0);
+            wgmma::commit();
+            #[scope(thread = 128)]
+            {
+                pipe.consumer_release(s);
+            }
+            wgmma::wait(0);
+        }
+        wgmma::wait(0);
+        copy(d.tile(cta.y, cta.x), acc);
+    }
+}
+
+#[tile_kernel(target = sm_100a, threads = 128, grid = (cdiv(N, 128), cdiv(M, 128)))]
+pub fn tcgen05_release_at_once(
+    #[shape(M, K)] a: Tensor<bf16>,
+    #[shape(N, K)] b: Tensor<bf16>,
+    #[shape(M, N)] d: Tensor<bf16>,
+) {
+    let a_s = smem::<bf16>([4, 128, 64], swizzle = B128);
+    let b_s = smem::<bf16>([4, 128, 64], swizzle = B128);
+    let acc = tmem::<f32>([128, 128]);
+    let pipe = pipeline::<4>();
+    let done = mbarrier();
+    #[scope(warp = 0)]
+    {
+        tcgen05::alloc(acc);
+    }
+    tcgen05::fence_before();
+    sync_threads();
+    tcgen05::fence_after();
+    #[scope(warp = 0, elect)]
+    for k in 0..cdiv(K, 64) {
+        let s = pipe.producer_acquire(k);
+        tma::load(a_s[s], a.tile(cta.y, k), pipe.full(s));
+        tma::load(b_s[s], b.tile(cta.x, k), pipe.full(s));
+    }
+    #[scope(warp = 1, elect)]
+    {
+        for k in 0..cdiv(K, 64) {
+            let s = pipe.consumer_wait(k);
+            tcgen05::mma(acc, a_s[s], b_s[s], accumulate = k > 0);
+            pipe.consumer_release(s);
+        }
+        tcgen05::commit(done);
+    }
+    done.wait(0);
+    copy(d.tile(cta.y, cta.x), acc);
+    tcgen05::fence_before();
+    sync_threads();
+    #[scope(warp = 0)]
+    {
+        tcgen05::dealloc(acc);
+    }
+}
+
+fn main() {}

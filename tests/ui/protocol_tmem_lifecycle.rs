@@ -1,0 +1,147 @@
+use tirx::prelude::*;
+
+// The TMEM lifecycle: an MMA into an accumulator not yet allocated, a read after the
+// dealloc, an allocation made twice, and one never released before the kernel ends.
+#[tile_kernel(target = sm_100a, threads = 128, grid = (cdiv(N, 128), cdiv(M, 128)))]
+pub fn mma_before_alloc(
+    #[shape(M, K)] a: Tensor<bf16>,
+    #[shape(N, K)] b: Tensor<bf16>,
+    #[shape(M, N)] d: Tensor<bf16>,
+) {
+    let a_s = smem::<bf16>([128, 64], swizzle = B128);
+    let b_s = smem::<bf16>([128, 64], swizzle = B128);
+    let acc = tmem::<f32>([128, 128]);
+    let loaded = mbarrier();
+    let done = mbarrier();
+    #[scope(thread = 0)]
+    {
+        tma::load(a_s, a.tile(cta.y, 0), loaded);
+        tma::load(b_s, b.tile(cta.x, 0), loaded);
+        loaded.wait(0);
+        tcgen05::mma(acc, a_s, b_s, accumulate = false);
+        tcgen05::commit(done);
+    }
+    #[scope(warp = 0)]
+    {
+        tcgen05::alloc(acc);
+    }
+    tcgen05::fence_before();
+    sync_threads();
+    tcgen05::fence_after();
+    done.wait(0);
+    copy(d.tile(cta.y, cta.x), acc);
+    tcgen05::fence_before();
+    sync_threads();
+    #[scope(warp = 0)]
+    {
+        tcgen05::dealloc(acc);
+    }
+}
+
+#[tile_kernel(target = sm_100a, threads = 128, grid = (cdiv(N, 128), cdiv(M, 128)))]
+pub fn read_after_dealloc(
+    #[shape(M, K)] a: Tensor<bf16>,
+    #[shape(N, K)] b: Tensor<bf16>,
+    #[shape(M, N)] d: Tensor<bf16>,
+) {
+    let a_s = smem::<bf16>([128, 64], swizzle = B128);
+    let b_s = smem::<bf16>([128, 64], swizzle = B128);
+    let acc = tmem::<f32>([128, 128]);
+    let loaded = mbarrier();
+    let done = mbarrier();
+    #[scope(warp = 0)]
+    {
+        tcgen05::alloc(acc);
+    }
+    tcgen05::fence_before();
+    sync_threads();
+    tcgen05::fence_after();
+    #[scope(thread = 0)]
+    {
+        tma::load(a_s, a.tile(cta.y, 0), loaded);
+        tma::load(b_s, b.tile(cta.x, 0), loaded);
+        loaded.wait(0);
+        tcgen05::mma(acc, a_s, b_s, accumulate = false);
+        tcgen05::commit(done);
+    }
+    done.wait(0);
+    tcgen05::fence_before();
+    sync_threads();
+    #[scope(warp = 0)]
+    {
+        tcgen05::dealloc(acc);
+    }
+    copy(d.tile(cta.y, cta.x), acc);
+}
+
+#[tile_kernel(target = sm_100a, threads = 128, grid = (cdiv(N, 128), cdiv(M, 128)))]
+pub fn double_alloc(
+    #[shape(M, K)] a: Tensor<bf16>,
+    #[shape(N, K)] b: Tensor<bf16>,
+    #[shape(M, N)] d: Tensor<bf16>,
+) {
+    let a_s = smem::<bf16>([128, 64], swizzle = B128);
+    let b_s = smem::<bf16>([128, 64], swizzle = B128);
+    let acc = tmem::<f32>([128, 128]);
+    let loaded = mbarrier();
+    let done = mbarrier();
+    #[scope(warp = 0)]
+    {
+        tcgen05::alloc(acc);
+    }
+    tcgen05::fence_before();
+    sync_threads();
+    tcgen05::fence_after();
+    #[scope(warp = 0)]
+    {
+        tcgen05::alloc(acc);
+    }
+    #[scope(thread = 0)]
+    {
+        tma::load(a_s, a.tile(cta.y, 0), loaded);
+        tma::load(b_s, b.tile(cta.x, 0), loaded);
+        loaded.wait(0);
+        tcgen05::mma(acc, a_s, b_s, accumulate = false);
+        tcgen05::commit(done);
+    }
+    done.wait(0);
+    copy(d.tile(cta.y, cta.x), acc);
+    tcgen05::fence_before();
+    sync_threads();
+    #[scope(warp = 0)]
+    {
+        tcgen05::dealloc(acc);
+    }
+}
+
+#[tile_kernel(target = sm_100a, threads = 128, grid = (cdiv(N, 128), cdiv(M, 128)))]
+pub fn leaked(
+    #[shape(M, K)] a: Tensor<bf16>,
+    #[shape(N, K)] b: Tensor<bf16>,
+    #[shape(M, N)] d: Tensor<bf16>,
+) {
+    let a_s = smem::<bf16>([128, 64], swizzle = B128);
+    let b_s = smem::<bf16>([128, 64], swizzle = B128);
+    let acc = tmem::<f32>([128, 128]);
+    let loaded = mbarrier();
+    let done = mbarrier();
+    #[scope(warp = 0)]
+    {
+        tcgen05::alloc(acc);
+    }
+    tcgen05::fence_before();
+    sync_threads();
+    tcgen05::fence_after();
+    #[scope(thread = 0)]
+    {
+        tma::load(a_s, a.tile(cta.y, 0), loaded);
+        tma::load(b_s, b.tile(cta.x, 0), loaded);
+        loaded.wait(0);
+        tcgen05::mma(acc, a_s, b_s, accumulate = false);
+        tcgen05::commit(done);
+    }
+    done.wait(0);
+    copy(d.tile(cta.y, cta.x), acc);
+}
+
+fn main() {}

@@ -1,0 +1,335 @@
+//! check-protocol — asynchronous-protocol rules decided at build time (issue #11;
+//! `docs/contracts.md` lists each rule with its source, cases and what is left undecided).
+//!
+//! Phase: Tile, after `derive-signals` (the expect-tx ops it derives stand in the body) and
+//! after dispatch (the variants say which copies are generic-proxy writes, which are TMA
+//! stores, which ops read through the async proxy). Reads the kernel; changes nothing.
+//!
+//! The rules, by file:
+//! - [`order`]: phase parity in loops, proxy fences, reads before the wait of a TMA load;
+//! - [`bulk`]: a TMA store's source overwritten, or its pipeline stage released, while the
+//!   store may still read it (bulk async-groups, `tma::wait_group_read`);
+//! - [`operands`]: a pipeline stage released while a wgmma or tcgen05 MMA may still read it;
+//! - [`tmem`]: the TMEM lifecycle (alloc → use → dealloc) and a tcgen05 accumulator read
+//!   before the barrier of its commit was waited on;
+//! - [`counts`]: arrival counts (`arrive()` and `consumer_release` against the declared
+//!   arrivals) and byte counts through control flow (an `expect_tx` outside the `if` of its
+//!   loads, a multicast only some CTAs of its mask issue);
+//! - [`refill`]: a pipeline stage refilled in a loop without `producer_acquire`.
+//!
+//! Each rule reports only what it can prove from the body; a kernel it cannot judge (a
+//! run-time index, a data-dependent branch) is accepted, and the emulator checks it at run
+//! time. [`flow`] is the forward walk the state-following rules share; [`tiles`] decides which
+//! part of a shared buffer a pending read covers.
+
+mod bulk;
+mod counts;
+mod flow;
+mod operands;
+mod order;
+mod refill;
+mod tiles;
+mod tmem;
+
+use super::Pass;
+use crate::arena::Handle;
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::ir::{Block, Expr, Kernel, Op, StmtKind, Var};
+
+/// The pass.
+pub struct CheckProtocol;
+
+/// A broken protocol rule.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ProtocolError {
+    /// A loop-invariant parity on a barrier the loop signals.
+    #[error(
+        "phase parity: `{bar}` completes a phase in every iteration of this loop (it is signalled inside it), so the parity to wait for alternates; this wait's parity does not change with the loop, so it returns at once on a stale phase or hangs. Wait on the iteration's parity (`{bar}.wait(i % 2)` with `i` counting the loop's phases), or give each iteration its own barrier (`{bar}[i % 2]`)"
+    )]
+    FixedParity {
+        /// The barrier, as written.
+        bar: String,
+    },
+    /// A pipeline stage taken with a counter the loop does not advance.
+    #[error(
+        "phase parity: this `{op}` on pipeline `{pipe}` uses an iteration counter that does not change in its loop, so every iteration takes the same stage and parity; pass the loop's counter (`{op}(k)` with `k` advancing once per use)"
+    )]
+    FixedIteration {
+        /// `consumer_wait` or `producer_acquire`.
+        op: &'static str,
+        /// The pipeline.
+        pipe: String,
+    },
+    /// A TMA load's destination read before a wait on the barrier it signals.
+    #[error(
+        "missing wait: `{buffer}` is filled by a TMA load that signals `{bar}`, and is read here before any wait on `{bar}`: the bytes may not have landed. Wait first (`{bar}.wait(parity)`, or `consumer_wait` for a pipeline stage)"
+    )]
+    ReadBeforeWait {
+        /// The shared buffer.
+        buffer: String,
+        /// The barrier its load signals.
+        bar: String,
+    },
+    /// An async-proxy read of shared memory threads wrote without a proxy fence.
+    #[error(
+        "proxy fence: `{buffer}` was written by threads (generic-proxy stores, by `{writer}`) and is read here by {reader} through the async proxy, with no `fence::proxy_async()` between them: the async proxy may read stale data. Put `fence::proxy_async()` after the stores (and a barrier, if other threads issue the read)"
+    )]
+    MissingProxyFence {
+        /// The shared buffer.
+        buffer: String,
+        /// The variant that wrote it.
+        writer: String,
+        /// What reads it.
+        reader: &'static str,
+    },
+    /// A TMA store's source written while the store may still read it.
+    #[error(
+        "store source overwritten: `{buffer}` is the source of a TMA store that may still be reading it ({pending}), and {writer} writes it here: the store may send the new data, or a mix. Wait until the store has read it first (`tma::wait_group_read({n})` after its `tma::commit_group()`), or write another buffer"
+    )]
+    StoreSourceOverwritten {
+        /// The shared buffer.
+        buffer: String,
+        /// What writes it (`a TMA load`, `the \`shared_store\` copy`).
+        writer: String,
+        /// Why the store may still be reading (its group state).
+        pending: &'static str,
+        /// The `n` of a `wait_group_read(n)` that retires the store.
+        n: usize,
+    },
+    /// A pipeline stage released while a TMA store still reads it.
+    #[error(
+        "stage released too early: `{buffer}` (a stage of pipeline `{pipe}`) is the source of a TMA store that may still be reading it ({pending}), and this `consumer_release` lets the producer refill the stage: the store may send the next tile's data. Wait until the store has read it first (`tma::wait_group_read({n})` after its `tma::commit_group()`), then release"
+    )]
+    ReleasedWhileStored {
+        /// The stage buffer.
+        buffer: String,
+        /// The pipeline.
+        pipe: String,
+        /// Why the store may still be reading.
+        pending: &'static str,
+        /// The `n` of a `wait_group_read(n)` that retires the store.
+        n: usize,
+    },
+    /// A pipeline stage released while an MMA may still read it.
+    #[error(
+        "stage released under an MMA: `{buffer}` (a stage of pipeline `{pipe}`) is an operand of an MMA that may still be reading it, and this `consumer_release` lets the producer refill the stage under it — {fix}"
+    )]
+    ReleasedUnderMma {
+        /// The stage buffer.
+        buffer: String,
+        /// The pipeline.
+        pipe: String,
+        /// Why the MMA may still read, and the wait that makes the release safe.
+        fix: String,
+    },
+    /// A TMEM buffer used before its allocation.
+    #[error(
+        "TMEM lifecycle: `{buffer}` is used here ({what}) before `tcgen05::alloc({buffer})`: no columns are allocated to it, and its address is unset. Allocate it first, in one whole warp (`#[scope(warp = 0)] {{ tcgen05::alloc({buffer}); }}`), then `tcgen05::fence_before(); sync_threads(); tcgen05::fence_after();`"
+    )]
+    TmemBeforeAlloc {
+        /// The TMEM buffer.
+        buffer: String,
+        /// The use.
+        what: &'static str,
+    },
+    /// A TMEM buffer used after its deallocation.
+    #[error(
+        "TMEM lifecycle: `{buffer}` is used here ({what}) after `tcgen05::dealloc({buffer})`: its columns may already belong to another CTA. Deallocate after the last use (`tcgen05::fence_before(); sync_threads();` then the dealloc)"
+    )]
+    TmemAfterDealloc {
+        /// The TMEM buffer.
+        buffer: String,
+        /// The use.
+        what: &'static str,
+    },
+    /// A TMEM buffer allocated twice.
+    #[error(
+        "TMEM lifecycle: `{buffer}` is already allocated here, and this `tcgen05::alloc` allocates its columns again: the first allocation leaks (and with 512 columns taken, the second blocks). Allocate once, before the first use"
+    )]
+    TmemDoubleAlloc {
+        /// The TMEM buffer.
+        buffer: String,
+    },
+    /// A dealloc of a TMEM buffer that is not allocated.
+    #[error(
+        "TMEM lifecycle: this `tcgen05::dealloc({buffer})` frees columns that are not allocated here ({state}): deallocate once, after `tcgen05::alloc({buffer})` and the last use"
+    )]
+    TmemDeallocUnallocated {
+        /// The TMEM buffer.
+        buffer: String,
+        /// `never allocated` or `already deallocated`.
+        state: &'static str,
+    },
+    /// A TMEM allocation never released.
+    #[error(
+        "TMEM lifecycle: `{buffer}` is allocated here and not deallocated on the way to the kernel's end; every TMEM allocation must be released before the kernel exits. Add `tcgen05::fence_before(); sync_threads();` and `#[scope(warp = 0)] {{ tcgen05::dealloc({buffer}); }}` after the last use (the same warp that allocated it)"
+    )]
+    TmemLeak {
+        /// The TMEM buffer.
+        buffer: String,
+    },
+    /// A tcgen05 accumulator read while an MMA into it is not committed.
+    #[error(
+        "accumulator in flight: `{buffer}` is written by a `tcgen05::mma` (asynchronous), and read here with no `tcgen05::commit` after the MMA: nothing signals when it is done, so the read may see partial sums. Commit to a barrier (`tcgen05::commit(done)`) after the MMAs and wait on it (`done.wait(parity)`) before the read"
+    )]
+    TmemReadBeforeCommit {
+        /// The TMEM accumulator.
+        buffer: String,
+    },
+    /// A tcgen05 accumulator read before the wait on its commit's barrier.
+    #[error(
+        "accumulator in flight: `{buffer}` is written by a `tcgen05::mma` (asynchronous) whose completion `tcgen05::commit({bar})` signals, and is read here before any wait on `{bar}`: the read may see partial sums. Wait first (`{bar}.wait(parity)`)"
+    )]
+    TmemReadBeforeWait {
+        /// The TMEM accumulator.
+        buffer: String,
+        /// The barrier the commit signals.
+        bar: String,
+    },
+    /// A barrier whose one phase gets provably more or fewer arrivals than declared.
+    #[error(
+        "arrival count: `{bar}` expects {expected} arrival(s) per phase (`mbarrier(arrivals = {expected})`), but {got} thread(s) arrive on it before this wait ({sites}), so {consequence}. Declare `mbarrier(arrivals = {got})`, or arrive from {expected} thread(s)"
+    )]
+    ArrivalCount {
+        /// The barrier.
+        bar: String,
+        /// The declared arrivals.
+        expected: u32,
+        /// Threads that arrive.
+        got: u32,
+        /// Where they arrive.
+        sites: String,
+        /// What happens.
+        consequence: &'static str,
+    },
+    /// A `consumer_release` by more threads than the pipeline expects.
+    #[error(
+        "release count: this `consumer_release` runs on {threads} thread(s) ({scope}), each an arrival on the stage's empty barrier, which expects consumers × peers = {expected} per phase (`pipeline::<S>(consumers = {consumers}, peers = {peers})`: each of the {consumers} consumer(s) releases once); {consequence}. {fix}"
+    )]
+    ReleaseCount {
+        /// Threads that release here (or in all sites).
+        threads: u32,
+        /// Which threads.
+        scope: String,
+        /// Arrivals the empty barrier expects.
+        expected: u32,
+        /// Consumers.
+        consumers: u32,
+        /// Peer CTAs.
+        peers: u32,
+        /// What happens.
+        consequence: &'static str,
+        /// The fix.
+        fix: &'static str,
+    },
+    /// An explicit expect-tx outside the block that issues its loads.
+    #[error(
+        "byte count: `{bar}.expect_tx(..)` arms `{bar}` here, but the TMA loads that signal it are inside {place} below, and the compiler arms the barrier with their bytes there: when they run, `{bar}` expects the bytes twice; when they do not, it expects bytes that never arrive. Either way the wait hangs. Leave this expect_tx out (the bytes are derived), or write it inside {place}, next to the loads"
+    )]
+    ExpectTxOutsideLoads {
+        /// The barrier.
+        bar: String,
+        /// `the \`if\`` or `the nested scope`.
+        place: &'static str,
+    },
+    /// A multicast load some CTAs of its mask do not issue.
+    #[error(
+        "multicast: this load lands in CTAs {receivers} of the cluster (`multicast = {mask}`), and the compiler arms each of their barriers for one box from every CTA of the mask ({boxes} boxes per phase); but it is issued only in CTA(s) {issuers} (its `if` on `cta_rank`), so CTA(s) {missing} send no box and arm nothing, and the barriers never complete. Issue the multicast from every CTA of the mask (each its own slice, outside the `if`), or load without `multicast`"
+    )]
+    MulticastNotSymmetric {
+        /// Ranks in the mask.
+        receivers: String,
+        /// The mask.
+        mask: i64,
+        /// Boxes each barrier expects.
+        boxes: u32,
+        /// Ranks that issue.
+        issuers: String,
+        /// Ranks of the mask that do not.
+        missing: String,
+    },
+    /// A pipeline stage refilled without acquiring it.
+    #[error(
+        "stage refilled without acquire: this TMA load fills a stage of pipeline `{pipe}` (it signals `{pipe}.full(..)`) in a loop that reaches it without `{pipe}.producer_acquire(k)`: from the second round on, the stage may still be read by its consumer, which has not released it. Take the stage first in each iteration (`let s = {pipe}.producer_acquire(k);`); only a prologue of at most {stages} loads, one per stage, may go without"
+    )]
+    RefillWithoutAcquire {
+        /// The pipeline.
+        pipe: String,
+        /// Its stages.
+        stages: u32,
+    },
+}
+
+/// Variables an expression reads.
+fn vars_of(e: &Expr, out: &mut Vec<Handle<Var>>) {
+    match e {
+        Expr::Var(v) => out.push(*v),
+        Expr::Bin(_, a, b) | Expr::Cmp(_, a, b) | Expr::AndP(a, b) => {
+            vars_of(a, out);
+            vars_of(b, out);
+        }
+        Expr::Not(a) => vars_of(a, out),
+        _ => {}
+    }
+}
+
+/// Variables defined or assigned anywhere in `b` (they may change from one iteration to the
+/// next).
+fn changed_in(b: &Block, out: &mut Vec<Handle<Var>>) {
+    for s in b {
+        match &s.kind {
+            StmtKind::Let { var, .. } | StmtKind::Assign { var, .. } => out.push(*var),
+            StmtKind::For { var, body, .. } => {
+                out.push(*var);
+                changed_in(body, out);
+            }
+            StmtKind::Loop { body, .. } | StmtKind::Scope { body, .. } => changed_in(body, out),
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                changed_in(then_body, out);
+                changed_in(else_body, out);
+            }
+            StmtKind::Op(Op::ProducerAcquire { stage, .. } | Op::ConsumerWait { stage, .. }) => {
+                out.push(*stage)
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Whether `e` reads nothing in `changed`.
+fn invariant(e: &Expr, changed: &[Handle<Var>]) -> bool {
+    let mut vs = Vec::new();
+    vars_of(e, &mut vs);
+    vs.iter().all(|v| !changed.contains(v))
+}
+
+impl Pass for CheckProtocol {
+    fn name(&self) -> &'static str {
+        "check-protocol"
+    }
+
+    fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
+        let mut errs: Diagnostics = Vec::new();
+        let rules: [fn(&Kernel) -> Vec<Diagnostic>; 6] = [
+            order::check,
+            bulk::check,
+            operands::check,
+            tmem::check,
+            counts::check,
+            refill::check,
+        ];
+        for rule in rules {
+            for d in rule(k) {
+                // One error per token: the first rule that finds something there says it.
+                if !errs.iter().any(|e| e.span == d.span) {
+                    errs.push(d);
+                }
+            }
+        }
+        if errs.is_empty() { Ok(()) } else { Err(errs) }
+    }
+}

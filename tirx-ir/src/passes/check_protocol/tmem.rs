@@ -1,0 +1,339 @@
+//! Tensor memory: the lifecycle of a TMEM buffer, and tcgen05 accumulators read in flight.
+//!
+//! - **Lifecycle.** A TMEM buffer's columns exist between `tcgen05::alloc` and
+//!   `tcgen05::dealloc` (PTX ISA §9.7.16.7.1: the address `tcgen05.alloc` writes is the only
+//!   way to name them, and "all of the Tensor Memory that was allocated … must be explicitly
+//!   deallocated … before the kernel exits"). Followed through the body as the set of states a
+//!   buffer may be in — never allocated, allocated, deallocated — an error is reported only
+//!   where every path agrees: a use (an MMA into it, a `tcgen05.ld` copy out of it) where it is
+//!   certainly not yet allocated or certainly deallocated, an alloc where it is certainly
+//!   allocated, a dealloc where it is certainly not, and an allocation that is certainly still
+//!   held at the kernel's end (reported at the alloc).
+//! - **Accumulator in flight.** `tcgen05.mma` is asynchronous: its accumulator is complete
+//!   when the mbarrier a later `tcgen05.commit` arrives on completes its phase (§9.7.16.10.9,
+//!   §9.7.16.10.10 "the mbarrier … tracks the completion of all prior async tcgen05
+//!   operations"). A copy out of the accumulator while an MMA into it has no commit after it,
+//!   or before any wait on a barrier one of its commits signals (any index of the array; a
+//!   pipeline's `consumer_wait` / `producer_acquire` wait on its full / empty barriers), is an
+//!   error at the copy.
+//!
+//! `tcgen05.ld` and its `tcgen05.wait::ld` are one op in the language (the TMEM epilogue
+//! copy waits itself), so a register read before `wait::ld` cannot be written.
+
+use super::ProtocolError;
+use super::flow::{self, Flow, Sink};
+use crate::arena::Handle;
+use crate::diag::Diagnostic;
+use crate::ir::{Barrier, Buffer, Kernel, Op, Space, Span, TileRef};
+use crate::valid::scope::ScopeSet;
+
+/// May be not yet allocated.
+const NEVER: u8 = 1;
+/// May be allocated.
+const LIVE: u8 = 2;
+/// May be deallocated.
+const FREED: u8 = 4;
+
+/// One TMEM buffer's possible states and the alloc that made it live.
+#[derive(Clone, Debug, PartialEq)]
+struct Life {
+    buf: Handle<Buffer>,
+    states: u8,
+    alloc: Option<Span>,
+}
+
+/// An MMA into `acc` that may be in flight, with the barriers its commits signal so far (in
+/// order: an error names the last, the commit after the final MMAs).
+#[derive(Clone, Debug, PartialEq)]
+struct Flight {
+    acc: Handle<Buffer>,
+    commits: Vec<Handle<Barrier>>,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+struct State {
+    /// Every TMEM buffer of the kernel.
+    life: Vec<Life>,
+    flights: Vec<Flight>,
+}
+
+struct Tmem<'k> {
+    k: &'k Kernel,
+}
+
+impl Tmem<'_> {
+    fn tmem(&self, t: &TileRef) -> Option<Handle<Buffer>> {
+        match t {
+            TileRef::Buf { buf, .. } if self.k.buffers[*buf].space == Space::Tmem => Some(*buf),
+            _ => None,
+        }
+    }
+
+    fn name(&self, b: Handle<Buffer>) -> String {
+        self.k.buffers[b].name.clone()
+    }
+
+    /// The uses of TMEM buffers an op makes, with words for them.
+    fn uses(&self, op: &Op) -> Vec<(Handle<Buffer>, &'static str)> {
+        match op {
+            Op::Mma { acc, .. } => self
+                .tmem(acc)
+                .map(|b| (b, "a tcgen05 MMA"))
+                .into_iter()
+                .collect(),
+            Op::Copy { dst, src, .. } => [(src, "a copy out of it"), (dst, "a copy into it")]
+                .into_iter()
+                .filter_map(|(t, w)| self.tmem(t).map(|b| (b, w)))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
+
+    fn lifecycle(&self, op: &Op, span: Span, st: &mut State, out: &mut Sink) {
+        for (buf, what) in self.uses(op) {
+            let Some(l) = st.life.iter().find(|l| l.buf == buf) else {
+                continue;
+            };
+            let name = self.name(buf);
+            match l.states {
+                NEVER => out.push(span, ProtocolError::TmemBeforeAlloc { buffer: name, what }),
+                FREED => out.push(span, ProtocolError::TmemAfterDealloc { buffer: name, what }),
+                _ => {}
+            }
+        }
+        match op {
+            Op::TmemAlloc { buf } => {
+                let Some(l) = st.life.iter_mut().find(|l| l.buf == *buf) else {
+                    return;
+                };
+                if l.states == LIVE {
+                    out.push(
+                        span,
+                        ProtocolError::TmemDoubleAlloc {
+                            buffer: self.name(*buf),
+                        },
+                    );
+                }
+                l.states = LIVE;
+                l.alloc = Some(span);
+            }
+            Op::TmemDealloc { buf } => {
+                let Some(l) = st.life.iter_mut().find(|l| l.buf == *buf) else {
+                    return;
+                };
+                let state = match l.states {
+                    NEVER => Some("never allocated"),
+                    FREED => Some("already deallocated"),
+                    _ => None,
+                };
+                if let Some(state) = state {
+                    let buffer = self.name(*buf);
+                    out.push(
+                        span,
+                        ProtocolError::TmemDeallocUnallocated { buffer, state },
+                    );
+                }
+                l.states = FREED;
+            }
+            _ => {}
+        }
+    }
+
+    fn in_flight(&self, op: &Op, span: Span, st: &mut State, out: &mut Sink) {
+        match op {
+            Op::Mma {
+                acc,
+                variant: Some(v),
+                ..
+            } if v == "tcgen05" => {
+                if let Some(b) = self.tmem(acc) {
+                    let f = Flight {
+                        acc: b,
+                        commits: Vec::new(),
+                    };
+                    if !st.flights.contains(&f) {
+                        st.flights.push(f);
+                    }
+                }
+            }
+            Op::Tcgen05Commit { bar } => {
+                for f in &mut st.flights {
+                    if !f.commits.contains(&bar.bar) {
+                        f.commits.push(bar.bar);
+                    }
+                }
+                dedup(&mut st.flights);
+            }
+            Op::MbarWait { bar, .. } => st.flights.retain(|f| !f.commits.contains(&bar.bar)),
+            Op::ConsumerWait { pipe, .. } | Op::ProducerAcquire { pipe, .. } => {
+                let p = &self.k.pipelines[*pipe];
+                let bar = if matches!(op, Op::ConsumerWait { .. }) {
+                    p.full
+                } else {
+                    p.empty
+                };
+                st.flights.retain(|f| !f.commits.contains(&bar));
+            }
+            Op::Copy { src, .. } => {
+                let Some(b) = self.tmem(src) else { return };
+                let Some(f) = st.flights.iter().find(|f| f.acc == b) else {
+                    return;
+                };
+                let buffer = self.name(b);
+                let e = match f.commits.last() {
+                    None => ProtocolError::TmemReadBeforeCommit { buffer },
+                    Some(bar) => ProtocolError::TmemReadBeforeWait {
+                        buffer,
+                        bar: self.k.barriers[*bar].name.clone(),
+                    },
+                };
+                out.push(span, e);
+            }
+            _ => {}
+        }
+    }
+}
+
+fn dedup(fs: &mut Vec<Flight>) {
+    let mut out: Vec<Flight> = Vec::new();
+    for f in fs.drain(..) {
+        if !out.contains(&f) {
+            out.push(f);
+        }
+    }
+    *fs = out;
+}
+
+impl Flow for Tmem<'_> {
+    type State = State;
+
+    fn op(&mut self, op: &Op, span: Span, _: ScopeSet, st: &mut State, out: &mut Sink) {
+        self.lifecycle(op, span, st, out);
+        self.in_flight(op, span, st, out);
+    }
+
+    fn join(&self, a: &State, b: &State) -> State {
+        let life = a
+            .life
+            .iter()
+            .zip(&b.life)
+            .map(|(x, y)| Life {
+                buf: x.buf,
+                states: x.states | y.states,
+                alloc: x.alloc.or(y.alloc),
+            })
+            .collect();
+        let mut flights = a.flights.clone();
+        flights.extend(b.flights.iter().cloned());
+        dedup(&mut flights);
+        State { life, flights }
+    }
+
+    fn finish(&mut self, st: &State, out: &mut Sink) {
+        for l in &st.life {
+            if l.states == LIVE
+                && let Some(span) = l.alloc
+            {
+                out.push(
+                    span,
+                    ProtocolError::TmemLeak {
+                        buffer: self.name(l.buf),
+                    },
+                );
+            }
+        }
+    }
+}
+
+/// The TMEM rules over `k`.
+pub(super) fn check(k: &Kernel) -> Vec<Diagnostic> {
+    if !k.buffers.iter().any(|(_, b)| b.space == Space::Tmem) {
+        return Vec::new();
+    }
+    let init = State {
+        life: k
+            .buffers
+            .iter()
+            .filter(|(_, b)| b.space == Space::Tmem)
+            .map(|(buf, _)| Life {
+                buf,
+                states: NEVER,
+                alloc: None,
+            })
+            .collect(),
+        flights: Vec::new(),
+    };
+    flow::run(k, &mut Tmem { k }, init)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::DiagKind;
+    use crate::parse::parse_module;
+
+    fn kernel(body: &str) -> Kernel {
+        let text = format!(
+            "kernel k config default phase tile
+  signature k_default_sm_100a
+    target sm_100a
+    threads 128
+    cluster (1, 1, 1)
+    grid (1, 1, 1)
+    smem 0
+    tmem 0
+  buffer @acc: tmem f32 (128, 128):(128, 1) swizzle none
+{{
+{body}}}
+"
+        );
+        parse_module(&text)
+            .unwrap_or_else(|e| panic!("{e}\n{text}"))
+            .kernels
+            .remove(0)
+    }
+
+    fn kinds(body: &str) -> Vec<ProtocolError> {
+        check(&kernel(body))
+            .into_iter()
+            .map(|d| match d.kind {
+                DiagKind::Protocol(e) => e,
+                other => panic!("{other}"),
+            })
+            .collect()
+    }
+
+    const ALLOC: &str = "  scope warp 0..=0 {\n    op tmem_alloc @acc\n  }\n";
+    const DEALLOC: &str = "  scope warp 0..=0 {\n    op tmem_dealloc @acc\n  }\n";
+
+    #[test]
+    fn alloc_then_dealloc_is_accepted() {
+        assert_eq!(kinds(&format!("{ALLOC}{DEALLOC}")), vec![]);
+    }
+
+    #[test]
+    fn a_missing_or_repeated_dealloc_is_reported() {
+        let leak = kinds(ALLOC);
+        assert!(
+            matches!(&leak[..], [ProtocolError::TmemLeak { .. }]),
+            "{leak:?}"
+        );
+        let twice = kinds(&format!("{ALLOC}{DEALLOC}{DEALLOC}"));
+        assert!(
+            matches!(
+                &twice[..],
+                [ProtocolError::TmemDeallocUnallocated {
+                    state: "already deallocated",
+                    ..
+                }]
+            ),
+            "{twice:?}"
+        );
+    }
+
+    #[test]
+    fn an_alloc_on_one_branch_only_is_not_judged() {
+        let body = format!("  if 1:pred {{\n{ALLOC}  }}\n{DEALLOC}");
+        assert_eq!(kinds(&body), vec![]);
+    }
+}
