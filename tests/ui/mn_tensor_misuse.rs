@@ -24,8 +24,8 @@ pub fn k(
 }
 
 #[tile_kernel(target = sm_90a, threads = 128, grid = (1, 1))]
-pub fn rank3(
-    #[shape(L, N, K)]
+pub fn rank1(
+    #[shape(N)]
     #[major(mn)]
     b: Tensor<bf16>,
 ) {

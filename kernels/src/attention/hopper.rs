@@ -12,7 +12,8 @@
 //! computes S = Q·Kᵀ (wgmma, both operands in shared memory), the online softmax in registers
 //! (running max and sum, exp2 with the scale folded in, the accumulator rescaled), converts P to
 //! 16 bits in registers and accumulates O += P·V with P as the register A operand (wgmma's RS
-//! form). Causal masking is bottom-right aligned (query i sees keys j ≤ i + SK − S, as FA2/FA3);
+//! form). O is divided by the row sum at the end and the log-sum-exp of each row written to
+//! `lse` (`[B·HQ, S, 1]`, natural log). Causal masking is bottom-right aligned (query i sees keys j ≤ i + SK − S, as FA2/FA3);
 //! a row that sees no key gets O = 0 and LSE = −∞.
 
 use tirx::prelude::*;
@@ -21,19 +22,29 @@ use tirx::prelude::*;
     target = sm_90a,
     threads = 128 * (NWG + 1),
     grid = (cdiv(S, 64 * NWG), HQ / D, B),
+    // Tiles per head dim, measured against each other on the H200 (docs/perf/attention-h200.md):
+    // hd 64 takes 192-column key blocks without the mask, 128 with it; hd 256 takes 80 (the
+    // largest that leaves two K/V stages in shared memory beside Q). `d128_ping` is the
+    // ping-pong schedule, listed after the plain one (measured no faster), never chosen.
     configs(
         product(
             types(default = (T = bf16), f16 = (T = f16)),
-            mask(default = (CAUSAL = 0), causal = (CAUSAL = 1)),
+            mask(default = (CAUSAL = 0)),
             tile(
+                d64 = (D = 64, BN = 192, NWG = 2, STAGES = 2, PING = 0),
                 d128 = (D = 128, BN = 128, NWG = 2, STAGES = 2, PING = 0),
-                d64 = (D = 64, BN = 128, NWG = 2, STAGES = 2, PING = 0),
-                d256 = (D = 256, BN = 64, NWG = 2, STAGES = 2, PING = 0),
-                d64_ping = (D = 64, BN = 128, NWG = 2, STAGES = 2, PING = 1),
+                d256 = (D = 256, BN = 80, NWG = 2, STAGES = 2, PING = 0),
                 d128_ping = (D = 128, BN = 128, NWG = 2, STAGES = 2, PING = 1),
-                d128_s3 = (D = 128, BN = 128, NWG = 2, STAGES = 3, PING = 0),
-                d64_n192 = (D = 64, BN = 192, NWG = 2, STAGES = 2, PING = 0),
-                d256_n80 = (D = 256, BN = 80, NWG = 2, STAGES = 2, PING = 0),
+            ),
+        ),
+        product(
+            types(default = (T = bf16), f16 = (T = f16)),
+            mask(causal = (CAUSAL = 1)),
+            tile(
+                d64 = (D = 64, BN = 128, NWG = 2, STAGES = 2, PING = 0),
+                d128 = (D = 128, BN = 128, NWG = 2, STAGES = 2, PING = 0),
+                d256 = (D = 256, BN = 80, NWG = 2, STAGES = 2, PING = 0),
+                d128_ping = (D = 128, BN = 128, NWG = 2, STAGES = 2, PING = 1),
             ),
         ),
     ),
@@ -45,6 +56,7 @@ pub fn attention_sm90(
     #[major(mn)]
     v: Tensor<T>,
     #[shape(B, S, HQ)] o: Tensor<T>,
+    #[shape(BH, S, ONE)] lse: Tensor<f32>,
     scale_log2: f32,
 ) {
     let q_s = smem::<T>([NWG, D / 64, 64, 64], swizzle = B128);
@@ -213,6 +225,14 @@ pub fn attention_sm90(
             }
         }
         acc = acc * select(l_i == 0.0, 0.0, rcp(l_i));
+        // LSE = ln Σ exp(scale·s) = (scale·log2(e)·max + log2 Σ 2^(…)) · ln 2; −∞ for a row that
+        // sees no key. (Rows past S are not stored.)
+        let lse_row = select(
+            l_i == 0.0,
+            f32::NEG_INFINITY,
+            (m_i * scale_log2 + log2_approx(l_i)) * 0.6931472,
+        );
+        copy(lse.tile(cta.z * (HQ / D) + h, mb * NWG + wg, 0), lse_row);
         // Q is no longer read: its tile stages O for the TMA store.
         copy(q_s[wg], acc);
         fence::proxy_async();

@@ -81,7 +81,16 @@ pub fn choose_tile(
     })
 }
 
-/// O = softmax(scale·Q·Kᵀ)·V: `q`, `o` `[B, S, HQ·D]`, `k`, `v` `[B, SK, HK·D]` (torch's
+/// The outputs of one attention call.
+pub struct Outputs<'a, T: tirx::Element> {
+    /// O `[B, S, HQ·D]`.
+    pub o: &'a mut Tensor<T>,
+    /// The log-sum-exp of each row, `[B·HQ, S, 1]` f32 (natural log; −∞ for a row that sees
+    /// no key).
+    pub lse: &'a mut Tensor<f32>,
+}
+
+/// O = softmax(scale·Q·Kᵀ)·V and the LSE: `q` `[B, S, HQ·D]`, `k`, `v` `[B, SK, HK·D]` (torch's
 /// `[B, S, H, D]` row-major), `d` the head dimension. Chooses the artifact ([`choose`]) and
 /// launches it on the runtime's stream.
 #[allow(clippy::too_many_arguments)]
@@ -90,25 +99,20 @@ pub fn run<T: tirx::Element>(
     q: &Tensor<T>,
     k: &Tensor<T>,
     v: &Tensor<T>,
-    o: &mut Tensor<T>,
+    out: Outputs<'_, T>,
     d: usize,
     causal: bool,
     scale: f32,
 ) -> Result<(), RuntimeError> {
-    launch(
-        rt,
-        [q.view(), k.view(), v.view(), o.view()],
-        d,
-        causal,
-        scale,
-    )
+    let args = [q.view(), k.view(), v.view(), out.o.view(), out.lse.view()];
+    launch(rt, args, d, causal, scale)
 }
 
-/// [`run`] on launch arguments `[q, k, v, o]` (views of any buffers, e.g. one buffer reshaped
-/// per problem by the bench).
+/// [`run`] on launch arguments `[q, k, v, o, lse]` (views of any buffers, e.g. one buffer
+/// reshaped per problem by the bench).
 pub fn launch(
     rt: &Runtime,
-    args: [TensorArg<'_>; 4],
+    args: [TensorArg<'_>; 5],
     d: usize,
     causal: bool,
     scale: f32,
@@ -119,7 +123,7 @@ pub fn launch(
 /// [`launch`] with the artifact of one tile entry ([`choose_tile`]).
 pub fn launch_tile(
     rt: &Runtime,
-    args: [TensorArg<'_>; 4],
+    args: [TensorArg<'_>; 5],
     d: usize,
     causal: bool,
     scale: f32,
@@ -129,7 +133,7 @@ pub fn launch_tile(
         problem: format!("attention with {why}"),
         table: String::new(),
     };
-    let [qs, ks, vs, os] = [0, 1, 2, 3].map(|i| args[i].meta().shape.clone());
+    let [qs, ks, vs, os, ls] = [0, 1, 2, 3, 4].map(|i| args[i].meta().shape.clone());
     if qs.len() != 3 || ks.len() != 3 || vs != ks || os != qs {
         return Err(bad(format!(
             "q/o {qs:?}/{os:?} and k/v {ks:?}/{vs:?}: q and o must be [B, S, HQ·D], k and v [B, SK, HK·D]"
@@ -139,6 +143,12 @@ pub fn launch_tile(
         return Err(bad(format!("head dim {d} over q {qs:?}, k {ks:?}")));
     }
     let (hq, hk) = (qs[2] / d, ks[2] / d);
+    if ls != [qs[0] * hq, qs[1], 1] {
+        return Err(bad(format!(
+            "lse {ls:?}: it must be [B·HQ, S, 1] = {:?}",
+            [qs[0] * hq, qs[1], 1]
+        )));
+    }
     if hk == 0 || hq % hk != 0 {
         return Err(bad(format!(
             "{hq} query heads over {hk} K/V heads (GQA needs HK | HQ)"

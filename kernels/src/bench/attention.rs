@@ -12,7 +12,7 @@
 //!    TFLOP/s = 4·b·h·s²·d / t, halved for causal.
 //! 3. Check, untimed: O of set 0 poisoned, one run, read back: every element finite, and
 //!    [`CHECK_ROWS`] rows of batch 0, heads 0 and 1, within [`TOL`] of the f64 reference
-//!    ([`crate::attention::reference::attention_row`]).
+//!    ([`crate::attention::reference::attention_row`]); their LSE within 8·[`TOL`].
 //!
 //! The peers file (`tirx-attention-peers/1`, the script's docstring gives the format) is read
 //! by [`PeersFile`]; the ratio is ours over the faster of cuDNN and FA4-cute.
@@ -251,6 +251,14 @@ pub fn run_attention_bench(
         .unwrap_or(0);
     let mut rng = Rng::new(0xa77e);
     let mut sets: Vec<[Tensor<bf16>; 4]> = Vec::new();
+    let lse_numel = shapes
+        .iter()
+        .map(|s| s.batch * s.seq * s.heads)
+        .max()
+        .unwrap_or(0);
+    let lse_sets: Vec<Tensor<f32>> = (0..SETS)
+        .map(|_| rt.zeros::<f32>(&[lse_numel]))
+        .collect::<Result<_, _>>()?;
     let mut host0: Vec<Vec<bf16>> = Vec::new();
     for si in 0..SETS {
         let mut t = Vec::new();
@@ -292,22 +300,25 @@ pub fn run_attention_bench(
         let k_shape = [b, s, hk * d];
         let strides = |sh: &[usize; 3]| [sh[1] * sh[2], sh[2], 1];
         let scale = 1.0 / (d as f32).sqrt();
-        let launch = |set: &[Tensor<bf16>; 4]| -> Result<(), BenchError> {
+        let l_shape = [b * hq, s, 1];
+        let launch = |set: &[Tensor<bf16>; 4], lse: &Tensor<f32>| -> Result<(), BenchError> {
             let args = [
                 set[0].subview(0, &q_shape, &strides(&q_shape))?,
                 set[1].subview(0, &k_shape, &strides(&k_shape))?,
                 set[2].subview(0, &k_shape, &strides(&k_shape))?,
                 set[3].subview(0, &q_shape, &strides(&q_shape))?,
+                lse.subview(0, &l_shape, &strides(&l_shape))?,
             ];
             host::launch_tile(rt, args, d, sh.causal, scale, tile)?;
             Ok(())
         };
-        let (ms, runs) = time(rt, |i| launch(&sets[i]))?;
+        let (ms, runs) = time(rt, |i| launch(&sets[i], &lse_sets[i]))?;
         // Check.
         rt.poison(&mut sets[0][3])?;
-        launch(&sets[0])?;
+        launch(&sets[0], &lse_sets[0])?;
         rt.synchronize()?;
         let o = rt.download(&sets[0][3])?;
+        let lse = rt.download(&lse_sets[0])?;
         let used = b * s * hq * d;
         if let Some(i) = o[..used].iter().position(|x| !x.to_f64().is_finite()) {
             return Err(BenchError::Wrong(format!(
@@ -319,7 +330,7 @@ pub fn run_attention_bench(
         for h in 0..2.min(hq) {
             for r in 0..CHECK_ROWS {
                 let i = (r * 7919 + h * 104729) % s;
-                let (want, _) = attention_row(
+                let (want, want_lse) = attention_row(
                     &host0[0],
                     &host0[1],
                     &host0[2],
@@ -332,6 +343,7 @@ pub fn run_attention_bench(
                 for (g, w) in got.iter().zip(&want) {
                     max_err = max_err.max((g.to_f64() - w).abs());
                 }
+                max_err = max_err.max((f64::from(lse[h * s + i]) - want_lse).abs() / 8.0);
             }
         }
         if max_err > TOL {

@@ -99,11 +99,13 @@ pub fn operands<'o>(
     if shape.len() != 2 {
         return Err(RegTileError::Copy("register tiles are 2-D".into()));
     }
-    // A vector [N] moves as the one-row tile [1, C], at one tile coordinate.
+    // A vector [N] moves as the one-row tile [1, C], at one tile coordinate; a rank-3 tensor
+    // `[L, M, N]` as an `[M, N]` matrix at leading index `coords[0]` (a batch or head).
     let vector = t.shape.len() == 1 && coords.len() == 1 && shape[0] == 1;
-    if !vector && (t.shape.len() != 2 || coords.len() != 2) {
+    let ranked = matches!(t.shape.len(), 2 | 3) && coords.len() == t.shape.len();
+    if !vector && !ranked {
         return Err(RegTileError::Copy(format!(
-            "register tiles move to and from 2-D tensors with 2 tile coordinates, or vectors [N] as [1, C] tiles with 1; `{tensor}` has rank {} and {} coordinate(s)",
+            "register tiles move to and from 2-D tensors with 2 tile coordinates, 3-D tensors with 3 (the first an index, the tile along the last two), or vectors [N] as [1, C] tiles with 1; `{tensor}` has rank {} and {} coordinate(s)",
             t.shape.len(),
             coords.len()
         )));
@@ -146,17 +148,25 @@ fn prepare(
     let elem = lw
         .tensor_elem(tensor)
         .ok_or_else(|| lw.internal(format!("unknown tensor `{tensor}`")))?;
-    let shape = lw.tensor_shape(tensor);
+    let mut shape = lw.tensor_shape(tensor);
     // A vector [N]: one row, column tile coordinate `coords[0]`.
     let vector = shape.len() == 1;
-    if !(vector || shape.len() == 2) {
+    if !(vector || shape.len() == 2 || shape.len() == 3) {
         return Err(lw.error(LowerError::EpilogueRank {
             tensor: tensor.into(),
             rank: shape.len(),
         }));
     }
+    // A rank-3 tensor: matrix `coords[0]` of its leading dimension (an element offset of
+    // `coords[0]` times that dimension's stride), then the last two as a 2-D tensor.
+    let lead = (shape.len() == 3).then(|| coords[0].clone());
+    if lead.is_some() {
+        shape.remove(0);
+    }
     let coords: Vec<Expr> = if vector {
         vec![Expr::u32(0), coords[0].clone()]
+    } else if lead.is_some() {
+        coords[1..].to_vec()
     } else {
         coords.to_vec()
     };
@@ -189,17 +199,37 @@ fn prepare(
     );
     let ptr = lw.var("ptr", T::U64);
     lw.inst(Inst::ld_param("u64", ptr, &ptr_name));
+    let eb = elem.bytes() as i64;
+    let row_dim = usize::from(lead.is_some());
+    if let Some(l) = &lead {
+        let lead_stride = lw.param(AbiParam::Stride {
+            tensor: tensor.into(),
+            dim: 0,
+        });
+        let ls = lw.var("lead_stride", T::U64);
+        lw.inst(Inst::ld_param("u64", ls, &lead_stride));
+        let li = lw.let_("lead", T::U32, l.clone());
+        let l64 = lw.var("lead64", T::U64);
+        lw.inst(Inst::cvt("u64.u32", l64, reg(li)));
+        lw.inst(Inst::binary("mul.lo.u64", l64, reg(l64), reg(ls)));
+        lw.inst(Inst::binary(
+            "shl.b64",
+            l64,
+            reg(l64),
+            Operand::Imm(eb.trailing_zeros() as i64),
+        ));
+        lw.inst(Inst::binary("add.u64", ptr, reg(ptr), reg(l64)));
+    }
     let stride = lw.var("stride", T::U64);
     if vector {
         lw.inst(Inst::mov("u64", stride, Operand::Imm(0)));
     } else {
         let stride_name = lw.param(AbiParam::Stride {
             tensor: tensor.into(),
-            dim: 0,
+            dim: row_dim,
         });
         lw.inst(Inst::ld_param("u64", stride, &stride_name));
     }
-    let eb = elem.bytes() as i64;
     // Alignment of every row start for whole chunks: base and row stride in bytes.
     let sb = lw.var("stride_b", T::U64);
     lw.inst(Inst::binary(

@@ -34,11 +34,17 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
             target: cx.k.target(),
         });
     }
-    let TileRef::Global { .. } = dst else {
+    let TileRef::Global { coords, .. } = dst else {
         return Err(Reject::NotGlobal {
             side: "destination",
         });
     };
+    if coords.len() != 2 {
+        return Err(Reject::RegTile {
+            why: "the accumulator epilogue stores into 2-D tensors (`reg_store` takes rank 3)"
+                .into(),
+        });
+    }
     let (_, m, n) = crate::dispatch::mma::accumulator(cx.k, src, Space::Reg)?;
     if m % 64 != 0 || n % 8 != 0 {
         return Err(Reject::FragmentShape { m, n });
