@@ -24,6 +24,7 @@ mod gpu_smem;
 mod roundtrip;
 mod rs_kernels;
 mod sim;
+mod sim_attention;
 mod sim_exec;
 mod sim_gemm;
 mod sim_rs;

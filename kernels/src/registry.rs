@@ -373,6 +373,9 @@ pub fn check(
         Some(Problem::SiluMul) => {
             crate::row_kernels::host::check_silu_mul(rt, kernel, config, (m, n), seed)
         }
+        Some(Problem::Attention) => {
+            crate::attention::host::check(rt, kernel, config, (m, n, k), seed)
+        }
         Some(Problem::Row(op)) => {
             crate::row_kernels::host::check(rt, kernel, config, op, (m, n), seed)
         }

@@ -13,7 +13,7 @@
 //! Invariant: a `Problem` is derived from a signature that has every role it names, with the
 //! shapes it names, so the host may launch the artifact by role (`a`, `b`, `d`, …).
 
-use crate::abi::{Signature, TensorDecl};
+use crate::abi::{ElemType, Signature, TensorDecl};
 use crate::encode::Major;
 use std::fmt;
 
@@ -28,16 +28,19 @@ pub enum ProblemKind {
     Row(RowOp),
     /// `solves = silu_mul`: the elementwise `y = silu(x) · g` of a SwiGLU MLP.
     SiluMul,
+    /// `solves = attention`: O = softmax(scale·Q·Kᵀ)·V and the log-sum-exp of each row.
+    Attention,
 }
 
 /// Every problem kind, for "expected one of" messages and the reference.
-pub const PROBLEM_KINDS: [ProblemKind; 6] = [
+pub const PROBLEM_KINDS: [ProblemKind; 7] = [
     ProblemKind::Copy,
     ProblemKind::Gemm,
     ProblemKind::Row(RowOp::Softmax),
     ProblemKind::Row(RowOp::RmsNorm),
     ProblemKind::Row(RowOp::LayerNorm),
     ProblemKind::SiluMul,
+    ProblemKind::Attention,
 ];
 
 /// A row op: each row of `x` [M, N] independently into the same row of `y` [M, N], with
@@ -208,6 +211,9 @@ pub enum Problem {
     Row(RowOp),
     /// `y = silu(x) · g` (tensors `x`, `g`, `y`, all [M, N] of one type).
     SiluMul,
+    /// Attention forward (tensors `q`, `k`, `v`, `o`, `lse`, scalar `scale_log2`); the head
+    /// dim and mask are the config's `D` and `CAUSAL`.
+    Attention,
 }
 
 impl ProblemKind {
@@ -218,6 +224,7 @@ impl ProblemKind {
             ProblemKind::Gemm => "gemm",
             ProblemKind::Row(op) => op.name(),
             ProblemKind::SiluMul => "silu_mul",
+            ProblemKind::Attention => "attention",
         }
     }
 
@@ -237,6 +244,11 @@ impl ProblemKind {
             }
             ProblemKind::Row(RowOp::Softmax) => "tensors `x` [M, N] and `y` [M, N]",
             ProblemKind::SiluMul => "tensors `x`, `g` and `y`, all [M, N] of one element type",
+            ProblemKind::Attention => {
+                "tensors `q` and `o` [B, S, HQ] and `k` [B, SK, HK] of one element type, `v` \
+                 (K/V heads, MN-major) of that type, `lse` [BH, S, 1] f32, and the scalar \
+                 `scale_log2`"
+            }
             ProblemKind::Row(RowOp::RmsNorm) => {
                 "tensors `x` [M, N], `w` [N] and `y` [M, N], and the scalar `eps`"
             }
@@ -272,6 +284,18 @@ impl ProblemKind {
                     return Err(format!("`solves = silu_mul` takes {}", kind.roles()));
                 }
                 Ok(Problem::SiluMul)
+            }
+            ProblemKind::Attention => {
+                let kind = ProblemKind::Attention;
+                let [q, k, v, o, lse] = ["q", "k", "v", "o", "lse"].map(|n| role(sig, kind, n));
+                let (q, k, v, o, lse) = (q?, k?, v?, o?, lse?);
+                let rank3 = [q, k, v, o, lse].iter().all(|t| t.shape.len() == 3);
+                let typed = [k, v, o].iter().all(|t| t.elem == q.elem) && lse.elem == ElemType::F32;
+                let scale = sig.scalars.iter().any(|s| s == "scale_log2");
+                if !rank3 || !typed || !scale || q.shape != o.shape {
+                    return Err(format!("`solves = attention` takes {}", kind.roles()));
+                }
+                Ok(Problem::Attention)
             }
         }
     }
@@ -458,6 +482,7 @@ impl fmt::Display for Problem {
             Problem::Copy => write!(f, "copy"),
             Problem::Row(op) => write!(f, "{}", op.name()),
             Problem::SiluMul => write!(f, "silu_mul"),
+            Problem::Attention => write!(f, "attention"),
             Problem::Gemm(g) => write!(
                 f,
                 "gemm(b = {}, epilogue = {})",

@@ -19,6 +19,7 @@
 use tirx::prelude::*;
 
 #[tile_kernel(
+    solves = attention,
     target = sm_90a,
     threads = 128 * (NWG + 1),
     grid = (cdiv(S, 64 * NWG), HQ / D, B),

@@ -167,6 +167,92 @@ pub fn launch_tile(
     rt.launch_with(a, &args, &[scale_log2])
 }
 
+/// `tirx run`'s check of one attention artifact: `(m, n, _)` read as sequence length `m`
+/// (queries and keys) and `n` heads, one batch, the config's head dim and mask, bf16 or f16 as
+/// the config takes; O and LSE against the f64 reference ([`crate::attention::reference`]).
+/// The report's error is the largest |o − ref| (LSE errors count an eighth as much).
+pub fn check(
+    rt: &Runtime,
+    kernel: &'static tirx::Kernel,
+    config: &str,
+    (m, n, _): (usize, usize, usize),
+    seed: u64,
+) -> Result<crate::registry::CheckReport, RuntimeError> {
+    use crate::attention::reference::{Dims, attention_f64};
+    use crate::reference::Rng;
+    let art = tirx::select(kernel.artifacts, config, rt.target()?)?;
+    let d = int(art, "D").unwrap_or(0) as usize;
+    let causal = int(art, "CAUSAL") == Some(1);
+    let dims = Dims {
+        b: 1,
+        s: m,
+        sk: m,
+        hq: n.max(1),
+        hk: n.max(1),
+        d,
+    };
+    let mut rng = Rng::new(seed);
+    let elem = (art.signature)().tensors[0].elem;
+    let (err, ok) = match elem {
+        ElemType::F16 => check_typed::<half::f16>(rt, art, dims, causal, &mut rng, attention_f64)?,
+        _ => check_typed::<half::bf16>(rt, art, dims, causal, &mut rng, attention_f64)?,
+    };
+    Ok(crate::registry::CheckReport {
+        shape: (m, n, d),
+        error: err,
+        ok,
+        blocks: String::new(),
+    })
+}
+
+type Reference<T> =
+    fn(&[T], &[T], &[T], crate::attention::reference::Dims, bool, f64) -> (Vec<f64>, Vec<f64>);
+
+fn check_typed<T: crate::reference::HostElem>(
+    rt: &Runtime,
+    art: &KernelArtifact,
+    dims: crate::attention::reference::Dims,
+    causal: bool,
+    rng: &mut crate::reference::Rng,
+    reference: Reference<T>,
+) -> Result<(f64, bool), RuntimeError> {
+    let (b, s, h, d) = (dims.b, dims.s, dims.hq, dims.d);
+    let hq: Vec<T> = rng.values(b * s * h * d);
+    let hk: Vec<T> = rng.values(b * s * h * d);
+    let hv: Vec<T> = rng.values(b * s * h * d);
+    let q = rt.upload(&hq, &[b, s, h * d])?;
+    let k = rt.upload(&hk, &[b, s, h * d])?;
+    let v = rt.upload(&hv, &[b, s, h * d])?;
+    let mut o = rt.zeros::<T>(&[b, s, h * d])?;
+    let mut lse = rt.zeros::<f32>(&[b * h, s, 1])?;
+    rt.poison(&mut o)?;
+    rt.poison(&mut lse)?;
+    let scale = 1.0 / (d as f64).sqrt();
+    let scale_log2 = (scale * std::f64::consts::LOG2_E) as f32;
+    rt.launch_with(
+        art,
+        &[q.view(), k.view(), v.view(), o.view(), lse.view()],
+        &[scale_log2],
+    )?;
+    rt.synchronize()?;
+    let (got, got_lse) = (rt.download(&o)?, rt.download(&lse)?);
+    let (want, want_lse) = reference(&hq, &hk, &hv, dims, causal, scale);
+    let mut err = 0.0f64;
+    for (g, w) in got.iter().zip(&want) {
+        let e = (g.to_f64() - w).abs();
+        err = err.max(if e.is_finite() { e } else { f64::INFINITY });
+    }
+    for (&g, &w) in got_lse.iter().zip(&want_lse) {
+        let e = if w == f64::NEG_INFINITY && f64::from(g) == w {
+            0.0
+        } else {
+            (f64::from(g) - w).abs() / 8.0
+        };
+        err = err.max(if e.is_finite() { e } else { f64::INFINITY });
+    }
+    Ok((err, err <= 2e-2))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -78,6 +78,7 @@ fn artifact_json(k: &Kernel, a: &tirx::KernelArtifact) -> serde_json::Value {
         }),
         Some(Solves::Row(op)) => serde_json::json!({ "kind": op.name() }),
         Some(Solves::SiluMul) => serde_json::json!({ "kind": "silu_mul" }),
+        Some(Solves::Attention) => serde_json::json!({ "kind": "attention" }),
     };
     serde_json::json!({
         "kernel": k.name,

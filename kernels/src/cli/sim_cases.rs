@@ -283,6 +283,12 @@ pub fn inputs(art: &KernelArtifact, case: &Case) -> Result<CaseData, String> {
                 .map(|s| if s == "alpha" { alpha } else { beta })
                 .collect();
         }
+        Some(Problem::Attention) => {
+            return Err(format!(
+                "`{}`: attention has no validation case yet (`tirx sim` runs it)",
+                art.kernel
+            ));
+        }
         None => return Err(format!("`{}` solves no problem the dump knows", art.kernel)),
     }
     let out = output_name(art.problem);

@@ -119,5 +119,33 @@ fn a_copy_needs_src_and_dst_alike() {
             .contains("one shape and element type")
     );
     assert_eq!(ProblemKind::from_name("gemm"), Some(ProblemKind::Gemm));
-    assert_eq!(ProblemKind::from_name("attention"), None);
+    assert_eq!(ProblemKind::from_name("attention"), Some(ProblemKind::Attention));
+    assert_eq!(ProblemKind::from_name("conv"), None);
+}
+
+#[test]
+fn attention_needs_q_k_v_o_of_one_type_an_f32_lse_and_the_scale() {
+    let ok = sig(
+        vec![
+            tensor("q", Bf16, &["B", "S", "HQ"]),
+            tensor("k", Bf16, &["B", "SK", "HK"]),
+            tensor("v", Bf16, &["B", "SK", "HK"]),
+            tensor("o", Bf16, &["B", "S", "HQ"]),
+            tensor("lse", F32, &["BH", "S", "ONE"]),
+        ],
+        &["scale_log2"],
+    );
+    assert_eq!(ProblemKind::Attention.derive(&ok), Ok(Problem::Attention));
+    let mut bf16_lse = ok.clone();
+    bf16_lse.tensors[4].elem = Bf16;
+    let mut no_scale = ok.clone();
+    no_scale.scalars.clear();
+    let mut no_v = ok.clone();
+    no_v.tensors.remove(2);
+    for bad in [bf16_lse, no_scale] {
+        let e = ProblemKind::Attention.derive(&bad).unwrap_err();
+        assert!(e.contains("`lse` [BH, S, 1] f32"), "{e}");
+    }
+    let e = ProblemKind::Attention.derive(&no_v).unwrap_err();
+    assert!(e.contains("needs a tensor `v`"), "{e}");
 }

@@ -114,6 +114,7 @@ fn problem_tokens(problem: Option<Problem>) -> TokenStream {
         None => return quote!(::core::option::Option::None),
         Some(Problem::Copy) => quote!(#path::Problem::Copy),
         Some(Problem::SiluMul) => quote!(#path::Problem::SiluMul),
+        Some(Problem::Attention) => quote!(#path::Problem::Attention),
         Some(Problem::Row(op)) => {
             let op = match op {
                 RowOp::Softmax => quote!(#path::RowOp::Softmax),

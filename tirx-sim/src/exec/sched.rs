@@ -82,8 +82,9 @@ pub struct Policy {
     /// How `clusterlaunchcontrol.try_cancel` requests are answered.
     pub clc: ClcMode,
     /// Hold the RS form's A registers to the `wgmma.fence` rule too: a thread's write of one
-    /// after the fence (tirx packs A there) is diagnosed. Off by default: ptxas accepts the
-    /// pattern and serialises such MMAs instead; D registers are always held to it.
+    /// after the fence is diagnosed (on by default: tirx packs A before its own fence; a
+    /// kernel written elsewhere that packs after the fence, which ptxas accepts and
+    /// serialises, can turn it off).
     pub strict_wgmma_fence: bool,
     /// The per-thread register count the kernel was launched with (what ptxas chose), for
     /// `setmaxnreg`; `None`: the entry's `.maxnreg` if declared, else unknown.
@@ -99,7 +100,7 @@ impl Default for Policy {
             step_limit: 200_000_000,
             launch_regs: None,
             clc: ClcMode::Random,
-            strict_wgmma_fence: false,
+            strict_wgmma_fence: true,
         }
     }
 }
