@@ -50,7 +50,7 @@ fn an_accumulator_converted_in_registers_feeds_the_next_mma() {
     // The reference rounds S to bf16 as the kernel does.
     let s: Vec<bf16> = gemm_tn_f64(&hq, &hk, m, j, kk)
         .into_iter()
-        .map(|x| bf16::from_f64(x))
+        .map(bf16::from_f64)
         .collect();
     let err = rel_frobenius(&got, &gemm_tn_f64(&s, &hv, m, n, j));
     assert!(err < 1e-2, "{err:.3e}");

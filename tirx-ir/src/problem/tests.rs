@@ -119,7 +119,10 @@ fn a_copy_needs_src_and_dst_alike() {
             .contains("one shape and element type")
     );
     assert_eq!(ProblemKind::from_name("gemm"), Some(ProblemKind::Gemm));
-    assert_eq!(ProblemKind::from_name("attention"), Some(ProblemKind::Attention));
+    assert_eq!(
+        ProblemKind::from_name("attention"),
+        Some(ProblemKind::Attention)
+    );
     assert_eq!(ProblemKind::from_name("conv"), None);
 }
 
