@@ -7,7 +7,7 @@
 use half::{bf16, f16};
 use tirx::{Runtime, Tensor};
 use tirx_kernels::attention::host;
-use tirx_kernels::attention::reference::{Dims, attention_row};
+use tirx_kernels::attention::reference::{Dims, attention_f64};
 use tirx_kernels::reference::{HostElem, Rng};
 
 fn rt() -> Runtime {
@@ -18,43 +18,6 @@ fn rt() -> Runtime {
 const TOL_O: f64 = 2e-2;
 /// Max |lse − ref| allowed.
 const TOL_LSE: f64 = 2e-3;
-
-/// The f64 reference of every row, in parallel over rows: (O `[b, s, hq·d]`, LSE `[b·hq, s]`).
-fn reference<T: HostElem + Sync>(
-    q: &[T],
-    k: &[T],
-    v: &[T],
-    dims: Dims,
-    causal: bool,
-    scale: f64,
-) -> (Vec<f64>, Vec<f64>) {
-    let Dims { b, s, hq, d, .. } = dims;
-    let rows: Vec<(usize, usize, usize)> = (0..b)
-        .flat_map(|bi| (0..hq).flat_map(move |h| (0..s).map(move |i| (bi, h, i))))
-        .collect();
-    let threads = std::thread::available_parallelism().map_or(4, |n| n.get());
-    let chunk = rows.len().div_ceil(threads).max(1);
-    let parts: Vec<Vec<(Vec<f64>, f64)>> = std::thread::scope(|sc| {
-        let hs: Vec<_> = rows
-            .chunks(chunk)
-            .map(|c| {
-                sc.spawn(move || {
-                    c.iter()
-                        .map(|&r| attention_row(q, k, v, dims, causal, scale, r))
-                        .collect()
-                })
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    let mut o = vec![0.0; b * s * hq * d];
-    let mut lse = vec![0.0; b * hq * s];
-    for (&(bi, h, i), (row, l)) in rows.iter().zip(parts.into_iter().flatten()) {
-        o[(bi * s + i) * hq * d + h * d..][..d].copy_from_slice(&row);
-        lse[(bi * hq + h) * s + i] = l;
-    }
-    (o, lse)
-}
 
 /// Runs one case (the tile entry `tile`, or the host's choice); returns (max |o − ref|,
 /// max |lse − ref|), infinite when an output is not finite where it must be.
@@ -90,7 +53,7 @@ fn run_case<T: HostElem + tirx::Element + Sync>(
         .unwrap_or_else(|e| panic!("{tile:?} {dims:?}: {e}"));
     rt.synchronize().unwrap();
     let (got, got_lse) = (rt.download(&o).unwrap(), rt.download(&lse).unwrap());
-    let (want, want_lse) = reference(&hqv, &hkv, &hvv, dims, causal, f64::from(scale));
+    let (want, want_lse) = attention_f64(&hqv, &hkv, &hvv, dims, causal, f64::from(scale));
     let mut max_o = 0.0f64;
     for (g, w) in got.iter().zip(&want) {
         let g = g.to_f64();

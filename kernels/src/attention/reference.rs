@@ -29,8 +29,10 @@ impl Dims {
     }
 }
 
-/// O `[b, s, hq·d]` and LSE `[b, hq, s]` (natural log) of softmax(scale·Q·Kᵀ)·V.
-pub fn attention_f64<T: HostElem>(
+/// O `[b, s, hq·d]` and LSE `[b, hq, s]` (natural log) of softmax(scale·Q·Kᵀ)·V, the rows
+/// computed on every core the machine has (each row on its own: the result does not depend on
+/// the split).
+pub fn attention_f64<T: HostElem + Sync>(
     q: &[T],
     k: &[T],
     v: &[T],
@@ -39,16 +41,32 @@ pub fn attention_f64<T: HostElem>(
     scale: f64,
 ) -> (Vec<f64>, Vec<f64>) {
     let Dims { b, s, hq, d, .. } = dims;
+    let rows: Vec<(usize, usize, usize)> = (0..b)
+        .flat_map(|bi| (0..hq).flat_map(move |h| (0..s).map(move |i| (bi, h, i))))
+        .collect();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = rows.len().div_ceil(threads).max(1);
+    let done: Vec<(Vec<f64>, f64)> = std::thread::scope(|sc| {
+        let parts: Vec<_> = rows
+            .chunks(chunk)
+            .map(|c| {
+                sc.spawn(move || {
+                    c.iter()
+                        .map(|&r| attention_row(q, k, v, dims, causal, scale, r))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|p| p.join().expect("a reference thread"))
+            .collect()
+    });
     let mut o = vec![0.0; b * s * hq * d];
     let mut lse = vec![f64::NEG_INFINITY; b * hq * s];
-    for bi in 0..b {
-        for h in 0..hq {
-            for i in 0..s {
-                let (row, l) = attention_row(q, k, v, dims, causal, scale, (bi, h, i));
-                o[(bi * s + i) * hq * d + h * d..][..d].copy_from_slice(&row);
-                lse[(bi * hq + h) * s + i] = l;
-            }
-        }
+    for (&(bi, h, i), (row, l)) in rows.iter().zip(done) {
+        o[(bi * s + i) * hq * d + h * d..][..d].copy_from_slice(&row);
+        lse[(bi * hq + h) * s + i] = l;
     }
     (o, lse)
 }

@@ -53,7 +53,7 @@ const GEMM: (usize, usize, usize) = (130, 136, 96);
 /// Every case, in the order of the table `sim-compare` prints. Seeds are the index + 101
 /// ([`cases`]). The GEMMs are the list of `tests/sim_gemm.rs` (every Hopper kind, TN and NN,
 /// each input/output type, α/β, clusters, TMA-store epilogues, bias + GELU/SiLU).
-const TABLE: [Case; 30] = [
+const TABLE: [Case; 31] = [
     // Copies: both configs, tails in both dimensions (N a multiple of 8: TMA rows are
     // multiples of 16 bytes).
     case("tma_copy", "default", (129, 136, 0)),
@@ -90,6 +90,9 @@ const TABLE: [Case; 30] = [
     // D = act(A·Bᵀ + bias): the two activations with transcendental functions.
     case("gemm_sm90_bias_act", "gelu_n128", GEMM),
     case("gemm_sm90_bias_act", "silu_n128", GEMM),
+    // Attention: 130 queries and keys (a tail in both), two heads of 64 (N = heads × D),
+    // causal, the RS-form P·V and the online softmax.
+    case("attention_sm90", "causal_d64", (130, 128, 0)),
 ];
 
 /// Every case with its seed.
@@ -215,6 +218,7 @@ fn output_name(p: Option<Problem>) -> &'static str {
     match p {
         Some(Problem::Copy) => "dst",
         Some(Problem::Gemm(_)) => "d",
+        Some(Problem::Attention) => "o",
         _ => "y",
     }
 }
@@ -284,10 +288,33 @@ pub fn inputs(art: &KernelArtifact, case: &Case) -> Result<CaseData, String> {
                 .collect();
         }
         Some(Problem::Attention) => {
-            return Err(format!(
-                "`{}`: attention has no validation case yet (`tirx sim` runs it)",
-                art.kernel
+            // One batch of m queries and keys, N = heads × D columns; the LSE (a second
+            // output, not compared) starts as poison.
+            let elem = sig.tensors[0].elem;
+            let d = art
+                .consts
+                .iter()
+                .find_map(|(key, v)| match v {
+                    tirx::abi::ConfigValue::Int(c) if *key == "D" => Some(*c as usize),
+                    _ => None,
+                })
+                .ok_or("no head dim `D`")?;
+            for name in ["q", "k", "v"] {
+                named.push((
+                    name,
+                    elem,
+                    vec![1, m, n],
+                    random_bytes(&mut rng, elem, m * n),
+                ));
+            }
+            named.push((
+                "lse",
+                ElemType::F32,
+                vec![n / d, m, 1],
+                vec![0xff; n / d * m * 4],
             ));
+            let scale_log2 = std::f64::consts::LOG2_E / (d as f64).sqrt();
+            scalars = vec![scale_log2 as f32];
         }
         None => return Err(format!("`{}` solves no problem the dump knows", art.kernel)),
     }
@@ -297,8 +324,12 @@ pub fn inputs(art: &KernelArtifact, case: &Case) -> Result<CaseData, String> {
     for t in &sig.tensors {
         if t.name == out {
             output = Some(tensors.len());
-            // Every output is M×N.
-            let shape = vec![m, n];
+            // Every output is M×N (attention's O: one batch of M×N).
+            let shape = if art.problem == Some(Problem::Attention) {
+                vec![1, m, n]
+            } else {
+                vec![m, n]
+            };
             let bytes = vec![0xff; m * n * t.elem.bytes() as usize];
             tensors.push(TensorData {
                 name: t.name.clone(),
