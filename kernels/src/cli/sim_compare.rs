@@ -536,7 +536,7 @@ mod tests {
         let mut entries = Vec::new();
         for case in all
             .iter()
-            .filter(|c| c.kernel == "tma_copy" || c.kernel == "softmax")
+            .filter(|c| ["tma_copy", "softmax", "attention_sm90"].contains(&c.kernel))
         {
             let art = case.artifact().unwrap();
             let data = inputs(art, case).unwrap();
