@@ -192,6 +192,85 @@ pub fn download(dev: &Device, t: &TensorMeta) -> Vec<bf16> {
         .collect()
 }
 
+/// Attention in the emulator on one batch of `s` queries and keys and `h` heads (the
+/// artifact's head dim `D`, mask `CAUSAL` and element type), inputs from `seed` (drawn by
+/// [`random_values`]), outputs poisoned first: O within 2e-2 and the LSE within 2e-3 of the
+/// f64 reference, or the first element that is not. Returns the stats and max |o − ref|.
+pub fn attention(
+    art: &tirx::KernelArtifact,
+    (s, h): (usize, usize),
+    seed: u64,
+    policy: &Policy,
+) -> Result<(Stats, f64), String> {
+    use crate::attention::reference::{Dims, attention_f64};
+    let d = art.int("D").ok_or("no head dim `D` in the config")? as usize;
+    let causal = art.int("CAUSAL") == Some(1);
+    let elem = (art.signature)().tensors[0].elem;
+    let mut rng = Rng::new(seed);
+    let mut dev = Device::new();
+    let n = s * h * d;
+    let [(qb, qv), (kb, kv), (vb, vv)] = [0; 3].map(|_| random_values(&mut rng, elem, n));
+    let shape = [1, s, h * d];
+    let ob = n * elem.bytes() as usize;
+    let tensors = [
+        put(&mut dev, &qb, elem, &shape),
+        put(&mut dev, &kb, elem, &shape),
+        put(&mut dev, &vb, elem, &shape),
+        put(&mut dev, &vec![0xff; ob], elem, &shape),
+        put(&mut dev, &vec![0xff; h * s * 4], ElemType::F32, &[h, s, 1]),
+    ];
+    let scale = 1.0 / (d as f64).sqrt();
+    let scalars = [(scale * std::f64::consts::LOG2_E) as f32];
+    let sig = (art.signature)();
+    let stats = launch_with(
+        art.ptx,
+        &sig,
+        &mut dev,
+        (&tensors, &scalars),
+        seed,
+        &DeviceLimits::HOPPER,
+        policy,
+    )
+    .map_err(|e| e.to_string())?;
+    let read = |t: &TensorMeta, bytes: usize, elem| {
+        dev.read(t.addr, bytes)
+            .map(|b| decode(&b, elem))
+            .map_err(|e| e.to_string())
+    };
+    let got = read(&tensors[3], ob, elem)?;
+    let got_lse = read(&tensors[4], h * s * 4, ElemType::F32)?;
+    // The reference on the exact input values (f32 holds bf16/f16 exactly).
+    let f = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
+    let dims = Dims {
+        b: 1,
+        s,
+        sk: s,
+        hq: h,
+        hk: h,
+        d,
+    };
+    let (want, want_lse) = attention_f64(&f(&qv), &f(&kv), &f(&vv), dims, causal, scale);
+    let mut worst = 0.0f64;
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        let e = (g - w).abs();
+        if e.is_nan() || e > 2e-2 {
+            return Err(format!("O element {i} is {g}, the reference {w:.6e}"));
+        }
+        worst = worst.max(e);
+    }
+    for (i, (g, w)) in got_lse.iter().zip(&want_lse).enumerate() {
+        let ok = if *w == f64::NEG_INFINITY {
+            g == w
+        } else {
+            (g - w).abs() <= 2e-3
+        };
+        if !ok {
+            return Err(format!("LSE of row {i} is {g}, the reference {w:.6e}"));
+        }
+    }
+    Ok((stats, worst))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,7 +8,7 @@
 //! query heads, a head dimension that is not the tensors') are refused here too.
 
 use crate::catalogue;
-use tirx::abi::{ConfigValue, ElemType};
+use tirx::abi::ElemType;
 use tirx::{KernelArtifact, Runtime, RuntimeError, Target, Tensor, TensorArg};
 
 /// An attention problem as the dispatcher sees it.
@@ -20,13 +20,6 @@ pub struct AttentionProblem {
     pub elem: ElemType,
     /// Causal (bottom-right aligned) mask.
     pub causal: bool,
-}
-
-fn int(a: &KernelArtifact, key: &str) -> Option<i64> {
-    a.consts.iter().find_map(|(n, v)| match v {
-        ConfigValue::Int(c) if *n == key => Some(*c),
-        _ => None,
-    })
 }
 
 /// The artifact that runs `p` on `target`, or why none does.
@@ -57,10 +50,10 @@ pub fn choose_tile(
             let of_tile = |t: &str| a.config == t || a.config.ends_with(&format!("_{t}"));
             let why = if tile.is_some_and(|t| !of_tile(t)) {
                 format!("not of tile {tile:?}")
-            } else if int(a, "D") != Some(p.d as i64) {
-                format!("head dim {:?}", int(a, "D"))
-            } else if int(a, "CAUSAL") != Some(i64::from(p.causal)) {
-                format!("causal = {:?}", int(a, "CAUSAL"))
+            } else if a.int("D") != Some(p.d as i64) {
+                format!("head dim {:?}", a.int("D"))
+            } else if a.int("CAUSAL") != Some(i64::from(p.causal)) {
+                format!("causal = {:?}", a.int("CAUSAL"))
             } else if elem != Some(p.elem) {
                 format!("element type {elem:?}")
             } else {
@@ -181,8 +174,8 @@ pub fn check(
     use crate::attention::reference::{Dims, attention_f64};
     use crate::reference::Rng;
     let art = tirx::select(kernel.artifacts, config, rt.target()?)?;
-    let d = int(art, "D").unwrap_or(0) as usize;
-    let causal = int(art, "CAUSAL") == Some(1);
+    let d = art.int("D").unwrap_or(0) as usize;
+    let causal = art.int("CAUSAL") == Some(1);
     let dims = Dims {
         b: 1,
         s: m,
@@ -264,8 +257,8 @@ mod tests {
                 for elem in [ElemType::Bf16, ElemType::F16] {
                     let a = choose(AttentionProblem { d, elem, causal }, Target::Sm90a)
                         .unwrap_or_else(|e| panic!("{e}"));
-                    assert_eq!(int(a, "D"), Some(d as i64));
-                    assert_eq!(int(a, "CAUSAL"), Some(i64::from(causal)));
+                    assert_eq!(a.int("D"), Some(d as i64));
+                    assert_eq!(a.int("CAUSAL"), Some(i64::from(causal)));
                 }
             }
         }

@@ -193,7 +193,7 @@ fn one(art: &KernelArtifact, m: usize, n: usize, s: &Schedule) -> Result<(Stats,
             ))
         }
         Some(Problem::Gemm(_)) => gemm(art, m, n, s, &mut rng, &mut dev),
-        Some(Problem::Attention) => attention(art, m, n, s, &mut rng, &mut dev),
+        Some(Problem::Attention) => attention(art, m, n, s),
         None => {
             // The emulator's own refusal names the first instruction it cannot run.
             let module = ptx::parse(art.ptx).map_err(|e| e.to_string())?;
@@ -350,72 +350,16 @@ fn gemm(
     ))
 }
 
-/// Attention on one batch: `m` queries and keys, `n` heads, the config's head dim and mask;
-/// O within 2e-2 and the LSE within 2e-3 of the f64 reference (P is rounded to 16 bits).
+/// Attention ([`simulate::attention`]): `m` queries and keys, `n` heads.
 fn attention(
     art: &KernelArtifact,
     m: usize,
     n: usize,
     s: &Schedule,
-    rng: &mut Rng,
-    dev: &mut Device,
 ) -> Result<(Stats, String), String> {
-    use tirx_kernels::attention::reference::{Dims, attention_f64};
-    let int = |key: &str| {
-        art.consts.iter().find_map(|(k, v)| match v {
-            tirx::abi::ConfigValue::Int(c) if *k == key => Some(*c as usize),
-            _ => None,
-        })
-    };
-    let d = int("D").ok_or("no head dim `D` in the config")?;
-    let causal = int("CAUSAL") == Some(1);
-    let h = n.max(1);
-    let dims = Dims {
-        b: 1,
-        s: m,
-        sk: m,
-        hq: h,
-        hk: h,
-        d,
-    };
-    let elem = (art.signature)().tensors[0].elem;
-    let numel = m * h * d;
-    let [(qb, qv), (kb, kv), (vb, vv)] = [0; 3].map(|_| random_values(rng, elem, numel));
-    let q = put(dev, &qb, elem, &[1, m, h * d]);
-    let k = put(dev, &kb, elem, &[1, m, h * d]);
-    let v = put(dev, &vb, elem, &[1, m, h * d]);
-    let ob = numel * elem.bytes() as usize;
-    let o = put(dev, &vec![0xff; ob], elem, &[1, m, h * d]);
-    let l = put(dev, &vec![0xff; h * m * 4], ElemType::F32, &[h, m, 1]);
-    let scale = 1.0 / (d as f64).sqrt();
-    let scale_log2 = (scale * std::f64::consts::LOG2_E) as f32;
-    let tensors = [q, k, v, o.clone(), l.clone()];
-    let stats = launch(art, dev, &tensors, &[scale_log2], s)?;
-    let got = decode(&dev.read(o.addr, ob).map_err(|e| e.to_string())?, elem);
-    let got_lse = decode(
-        &dev.read(l.addr, h * m * 4).map_err(|e| e.to_string())?,
-        ElemType::F32,
-    );
-    // The reference on the exact input values (f32 holds bf16/f16 exactly).
-    let f = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
-    let (want, want_lse) = attention_f64(&f(&qv), &f(&kv), &f(&vv), dims, causal, scale);
-    let mut worst = 0.0f64;
-    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-        if (g - w).abs().is_nan() || (g - w).abs() > 2e-2 {
-            return Err(format!("O element {i} is {g}, the reference {w:.6e}"));
-        }
-        worst = worst.max((g - w).abs());
-    }
-    for (i, (g, w)) in got_lse.iter().zip(&want_lse).enumerate() {
-        let ok = if *w == f64::NEG_INFINITY {
-            *g == *w
-        } else {
-            (g - w).abs() <= 2e-3
-        };
-        if !ok {
-            return Err(format!("LSE of row {i} is {g}, the reference {w:.6e}"));
-        }
-    }
+    let (stats, worst) = simulate::attention(art, (m, n.max(1)), s.seed, &s.policy)?;
+    let causal = art.int("CAUSAL") == Some(1);
+    let d = art.int("D").unwrap_or(0);
     Ok((
         stats,
         format!("hd {d}, causal {causal}: max |o − ref| {worst:.2e}"),

@@ -291,14 +291,7 @@ pub fn inputs(art: &KernelArtifact, case: &Case) -> Result<CaseData, String> {
             // One batch of m queries and keys, N = heads × D columns; the LSE (a second
             // output, not compared) starts as poison.
             let elem = sig.tensors[0].elem;
-            let d = art
-                .consts
-                .iter()
-                .find_map(|(key, v)| match v {
-                    tirx::abi::ConfigValue::Int(c) if *key == "D" => Some(*c as usize),
-                    _ => None,
-                })
-                .ok_or("no head dim `D`")?;
+            let d = art.int("D").map(|c| c as usize).ok_or("no head dim `D`")?;
             for name in ["q", "k", "v"] {
                 named.push((
                     name,
