@@ -94,16 +94,37 @@ const CASES: [(usize, usize, usize, usize, usize); 9] = [
     (1, 513, 513, 4, 2),
 ];
 
+/// Every (tile entry, mask) of the shipped attention configs with its head dim (the config
+/// names less their `f16_` / `causal_` prefixes), so a new tile is tested without being listed
+/// here.
+fn tiles() -> Vec<(usize, String, bool)> {
+    let mut out: Vec<(usize, String, bool)> = Vec::new();
+    for k in tirx_kernels::catalogue::all()
+        .into_iter()
+        .filter(|k| k.name.starts_with("attention"))
+    {
+        for a in k.artifacts {
+            let mut t = a.config;
+            for p in ["f16_", "causal_"] {
+                t = t.strip_prefix(p).unwrap_or(t);
+            }
+            let d = a.int("D").expect("every attention config has D") as usize;
+            let causal = a.int("CAUSAL") == Some(1);
+            if !out.iter().any(|(_, x, c)| x == t && *c == causal) {
+                out.push((d, t.to_string(), causal));
+            }
+        }
+    }
+    assert!(out.len() >= 8, "attention tiles: {out:?}");
+    out
+}
+
 fn every_config<T: HostElem + tirx::Element + Sync>(rt: &Runtime) {
     let mut failures = Vec::new();
     let mut n = 0;
-    for (d, tile) in [
-        (64, "d64"),
-        (128, "d128"),
-        (256, "d256"),
-        (128, "d128_ping"),
-    ] {
-        for causal in [false, true] {
+    for (d, tile, causal) in tiles() {
+        let tile = tile.as_str();
+        {
             for (i, &(b, s, sk, hq, hk)) in CASES.iter().enumerate() {
                 let dims = Dims {
                     b,

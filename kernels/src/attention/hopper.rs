@@ -23,30 +23,35 @@ use tirx::prelude::*;
     target = sm_90a,
     threads = 128 * (NWG + 1),
     grid = (cdiv(S, 64 * NWG), HQ / D, B),
-    // Tiles per head dim, measured against each other on the H200 (docs/perf/attention-h200.md):
-    // hd 64 takes 128-column key blocks (192 unmasked was 4% faster at s8k but spills 40 bytes
-    // once the LSE store was added); hd 256 takes 80 (the
-    // largest that leaves two K/V stages in shared memory beside Q). `d128_ping` is the
-    // ping-pong schedule, listed after the plain one (measured no faster), never chosen.
+    // Tiles per head dim, measured against each other on the H200 (docs/perf/attention-h200.md);
+    // the host takes the first that fits. hd 64: three consumer warpgroups (192-row tiles, as
+    // FA3), which fit once P is packed two per register, with O rescaled early (EARLY: while
+    // Q·Kᵀ runs; 9% faster than late at s8k for this tile, 1–2% slower for the others); the
+    // two-warpgroup `d64` stays as the smaller tile the emulator cases use. hd 128: 128-column
+    // key blocks (176 was 1.6% faster at s8k, 1.5% slower at s2k). hd 256: 80 (the largest
+    // that leaves two K/V stages in shared memory beside Q). `d128_ping` is the ping-pong
+    // schedule (measured no faster), never chosen.
     configs(
         product(
             types(default = (T = bf16), f16 = (T = f16)),
             mask(default = (CAUSAL = 0)),
             tile(
-                d64 = (D = 64, BN = 128, NWG = 2, STAGES = 2, PING = 0),
-                d128 = (D = 128, BN = 128, NWG = 2, STAGES = 2, PING = 0),
-                d256 = (D = 256, BN = 80, NWG = 2, STAGES = 2, PING = 0),
-                d128_ping = (D = 128, BN = 128, NWG = 2, STAGES = 2, PING = 1),
+                d64_w3 = (D = 64, BN = 128, NWG = 3, STAGES = 2, PING = 0, EARLY = 1),
+                d64 = (D = 64, BN = 128, NWG = 2, STAGES = 2, PING = 0, EARLY = 0),
+                d128 = (D = 128, BN = 128, NWG = 2, STAGES = 2, PING = 0, EARLY = 0),
+                d256 = (D = 256, BN = 80, NWG = 2, STAGES = 2, PING = 0, EARLY = 0),
+                d128_ping = (D = 128, BN = 128, NWG = 2, STAGES = 2, PING = 1, EARLY = 0),
             ),
         ),
         product(
             types(default = (T = bf16), f16 = (T = f16)),
             mask(causal = (CAUSAL = 1)),
             tile(
-                d64 = (D = 64, BN = 128, NWG = 2, STAGES = 2, PING = 0),
-                d128 = (D = 128, BN = 128, NWG = 2, STAGES = 2, PING = 0),
-                d256 = (D = 256, BN = 80, NWG = 2, STAGES = 2, PING = 0),
-                d128_ping = (D = 128, BN = 128, NWG = 2, STAGES = 2, PING = 1),
+                d64_w3 = (D = 64, BN = 128, NWG = 3, STAGES = 2, PING = 0, EARLY = 1),
+                d64 = (D = 64, BN = 128, NWG = 2, STAGES = 2, PING = 0, EARLY = 0),
+                d128 = (D = 128, BN = 128, NWG = 2, STAGES = 2, PING = 0, EARLY = 0),
+                d256 = (D = 256, BN = 80, NWG = 2, STAGES = 2, PING = 0, EARLY = 0),
+                d128_ping = (D = 128, BN = 128, NWG = 2, STAGES = 2, PING = 1, EARLY = 0),
             ),
         ),
     ),
@@ -72,6 +77,7 @@ pub fn attention_sm90(
     let pb = regs::<T>([64, BN]);
     let m_i = regs::<f32>([64, 1], layout = stat(s, axis = 1));
     let l_i = regs::<f32>([64, 1], layout = stat(s, axis = 1));
+    let corr = regs::<f32>([64, 1], layout = stat(s, axis = 1));
     let h = cta.y;
     let hk = h / (HQ / HK);
     // Longest first: with the causal mask, later query tiles see more keys.
@@ -125,6 +131,7 @@ pub fn attention_sm90(
         s = 0.0;
         m_i = f32::NEG_INFINITY;
         l_i = 0.0;
+        corr = 1.0;
         // Ping-pong: the warpgroups take turns issuing their MMAs (named barrier 3 + wg is
         // this warpgroup's turn; it passes the turn on when its MMAs are issued), so one
         // warpgroup's softmax runs while the other's MMAs do. Warpgroup 0 starts.
@@ -178,6 +185,12 @@ pub fn attention_sm90(
                     wgmma::mma(s, q_s[wg][c], k_s[sk][c], accumulate = c > 0);
                 }
                 wgmma::commit();
+                // EARLY: O rescaled by the previous block's correction while Q·K_nᵀ runs
+                // (FA3's order); else after the PV product retires. Measured per tile.
+                if EARLY == 1 {
+                    acc = acc * corr;
+                    wgmma::fence();
+                }
                 wgmma::mma(acc, pb, v_s[sv], accumulate = true);
                 wgmma::commit();
                 if PING == 1 {
@@ -189,28 +202,34 @@ pub fn attention_sm90(
                 }
                 if n >= n_full {
                     let key = col_index(s) + n * BN;
-                    s = select(key < SK, s, f32::NEG_INFINITY);
                     if CAUSAL == 1 {
                         s = select(key + S <= row_index(s) + row0 + SK, s, f32::NEG_INFINITY);
+                    } else {
+                        s = select(key < SK, s, f32::NEG_INFINITY);
                     }
                 }
                 let m_new = max(m_i, reduce_max(s, axis = 1));
                 // A row with no key seen yet keeps a max of −∞: subtract 0 (exp2(−∞) = 0).
                 let m_use = select(m_new == f32::NEG_INFINITY, 0.0, m_new * scale_log2);
                 s = exp2_approx(s * scale_log2 - m_use);
-                let corr = exp2_approx(m_i * scale_log2 - m_use);
+                corr = exp2_approx(m_i * scale_log2 - m_use);
                 l_i = l_i * corr + reduce_sum(s, axis = 1);
                 m_i = m_new;
                 wgmma::wait(0);
                 if leader {
                     v_pipe.consumer_release(sv);
                 }
-                acc = acc * corr;
+                if EARLY == 0 {
+                    acc = acc * corr;
+                }
                 pb = cast::<T>(s);
             }
             let sv = v_pipe.consumer_wait(n_blocks - 1);
             if PING == 1 {
                 named_barrier(3 + wg, 256);
+            }
+            if EARLY == 1 {
+                acc = acc * corr;
             }
             wgmma::fence();
             wgmma::mma(acc, pb, v_s[sv], accumulate = true);

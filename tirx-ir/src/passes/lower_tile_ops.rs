@@ -156,6 +156,14 @@ fn prologue(k: &mut Kernel, frags: &mut HashMap<Handle<Buffer>, Vec<Handle<Var>>
             (h, n, crate::regtile::reg_type(b.elem), name.to_string())
         })
         .collect();
+    let packed = crate::regtile::packed_tiles(k);
+    let regs = regs.into_iter().map(|(h, n, ty, name)| {
+        if packed.contains(&h) {
+            (h, n / 2, ScalarType::U32, name)
+        } else {
+            (h, n, ty, name)
+        }
+    });
     for (h, n, ty, name) in regs {
         let vars: Vec<_> = (0..n).map(|_| k.new_var(name.clone(), ty)).collect();
         for &v in &vars {

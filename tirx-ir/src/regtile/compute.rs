@@ -10,7 +10,7 @@
 //! offset. 16-bit floats are widened exactly (`cvt.f32.bf16`) where arithmetic reads them.
 //! PTX used: §9.7.3 (floating point), §9.7.7 (setp, selp), §9.7.9.21 (cvt).
 
-use super::{RegTileError, frag, layout, origin, reg_type, ttype};
+use super::{RegTileError, frag, frag_values, is_packed, layout, origin, reg_type, ttype};
 use crate::abi::ElemType;
 use crate::arena::Handle;
 use crate::diag::Diagnostics;
@@ -19,6 +19,7 @@ use crate::ir::{
     Buffer, CmpOp, Inst, Operand, RegLayout, ScalarType as T, TBin, TExpr, TType, TUn, Var,
 };
 use crate::lower::Lower;
+use std::collections::HashMap;
 
 /// How an operand tile is read at the destination's register `i`.
 #[derive(Clone, Copy)]
@@ -61,8 +62,33 @@ pub fn lower(lw: &mut Lower, dst: Handle<Buffer>, value: &TExpr) -> Result<(), D
     let p = prepare(lw, dst, &l, value)?;
     let org = uses_index(&p).then(|| origin(lw, &l));
     let out = frag(lw, dst)?;
+    let mut memo = Memo::default();
+    if is_packed(lw, dst) {
+        // Two elements per word. A value that rounds an f32 to the tile's type is evaluated
+        // inside the cast and both halves rounded by one `cvt.rn.{bf16,f16}x2.f32`
+        // (§9.7.9.21: the first source lands in the upper half).
+        let inner = match &p {
+            P::Un(TUn::Cast(to), a) if *to == elem => Some(&**a),
+            _ => None,
+        };
+        for (w, d) in out.iter().enumerate() {
+            let i = 2 * w as u32;
+            if let Some(a) = inner {
+                let lo = eval(lw, &l, org, a, i, &mut memo);
+                let hi = eval(lw, &l, org, a, i + 1, &mut memo);
+                let (lo, hi) = (f32_reg(lw, lo), f32_reg(lw, hi));
+                lw.inst(Inst::cvt_rn_pack(elem.name(), *d, hi, lo));
+            } else {
+                let (lo, _) = eval(lw, &l, org, &p, i, &mut memo);
+                let (hi, _) = eval(lw, &l, org, &p, i + 1, &mut memo);
+                let (lo, hi) = (b16_reg(lw, lo), b16_reg(lw, hi));
+                lw.inst(Inst::pack_b32(*d, lo, hi));
+            }
+        }
+        return Ok(());
+    }
     for (i, d) in out.iter().enumerate() {
-        let (v, t) = eval(lw, &l, org, &p, i as u32);
+        let (v, t) = eval(lw, &l, org, &p, i as u32, &mut memo);
         let v = if elem == ElemType::F32 {
             f32_of(lw, v, t)
         } else {
@@ -94,7 +120,11 @@ pub(super) fn prepare(
                     dst: lw.k.buffers[dst].name.clone(),
                 }));
             };
-            P::Tile(frag(lw, *b)?, read, TType::Elem(lw.k.buffers[*b].elem))
+            P::Tile(
+                frag_values(lw, *b)?,
+                read,
+                TType::Elem(lw.k.buffers[*b].elem),
+            )
         }
         TExpr::F32(bits) => P::Op(Operand::F32Bits(*bits), TType::Elem(ElemType::F32)),
         TExpr::Arg(name) => {
@@ -136,16 +166,120 @@ pub(super) fn f32_of(lw: &mut Lower, v: Operand, t: TType) -> Operand {
     }
 }
 
+/// A value as an f32 register: 16-bit floats widened, indices converted, immediates moved.
+fn f32_reg(lw: &mut Lower, (v, t): (Operand, TType)) -> Handle<Var> {
+    let v = if t == TType::U32 {
+        let d = tmp(lw, T::F32);
+        lw.inst(Inst::cvt("rn.f32.u32", d, v));
+        reg(d)
+    } else {
+        f32_of(lw, v, t)
+    };
+    match v {
+        Operand::Reg(r) => r,
+        other => {
+            let r = tmp(lw, T::F32);
+            lw.inst(Inst::mov("f32", r, other));
+            r
+        }
+    }
+}
+
+/// A 16-bit value as a `b16` register.
+fn b16_reg(lw: &mut Lower, v: Operand) -> Handle<Var> {
+    match v {
+        Operand::Reg(r) => r,
+        other => {
+            let r = tmp(lw, T::B16);
+            lw.inst(Inst::mov("b16", r, other));
+            r
+        }
+    }
+}
+
 fn tmp(lw: &mut Lower, t: T) -> Handle<Var> {
     lw.var("v", t)
 }
 
+/// What a subexpression's value depends on, across the destination's registers.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Varies {
+    /// Nothing per register: scalars and constants only.
+    Never,
+    /// Only statistics along this axis: one value per statistic register.
+    Stat(usize),
+    /// Each register.
+    Always,
+}
+
+fn varies(l: &RegLayout, p: &P) -> Varies {
+    let join = |a: Varies, b: Varies| match (a, b) {
+        (Varies::Never, x) | (x, Varies::Never) => x,
+        (Varies::Stat(x), Varies::Stat(y)) if x == y => Varies::Stat(x),
+        _ => Varies::Always,
+    };
+    match p {
+        P::Tile(_, Read::Same, _) => Varies::Always,
+        // A row index is the same along a row: it broadcasts like a row statistic (reduced
+        // along axis 1), a column index like a column statistic — when no value mode moves
+        // along both axes at once.
+        P::Index(a)
+            if l.values
+                .iter()
+                .all(|m| m.stride[0] == 0 || m.stride[1] == 0) =>
+        {
+            Varies::Stat(1 - *a)
+        }
+        P::Index(_) => Varies::Always,
+        P::Tile(_, Read::Stat(a), _) => Varies::Stat(*a),
+        P::Op(..) => Varies::Never,
+        P::Un(_, a) => varies(l, a),
+        P::Bin(_, a, b) | P::Cmp(_, a, b) => join(varies(l, a), varies(l, b)),
+        P::Fma(a, b, c) | P::Select(a, b, c) => {
+            join(join(varies(l, a), varies(l, b)), varies(l, c))
+        }
+    }
+}
+
+/// Values of broadcast subexpressions already computed in this op, by (node, statistic
+/// register): `acc * rcp(l)` computes `rcp(l)` once per row, not once per element.
+#[derive(Default)]
+pub(super) struct Memo(HashMap<(usize, u32), (Operand, TType)>);
+
+/// Register `i`'s value of `p`. A subexpression that reads only statistics (and scalars) is
+/// evaluated once per statistic register and reused by every register it broadcasts to.
 pub(super) fn eval(
     lw: &mut Lower,
     l: &RegLayout,
     org: Option<[Handle<Var>; 2]>,
     p: &P,
     i: u32,
+    memo: &mut Memo,
+) -> (Operand, TType) {
+    let key = match (p, varies(l, p)) {
+        (P::Tile(..) | P::Op(..), _) | (_, Varies::Always) => None,
+        (_, Varies::Never) => Some(0),
+        (_, Varies::Stat(a)) => Some(l.broadcast_index(a, i)),
+    };
+    let Some(j) = key else {
+        return eval_at(lw, l, org, p, i, memo);
+    };
+    let node = (p as *const P as usize, j);
+    if let Some(v) = memo.0.get(&node) {
+        return v.clone();
+    }
+    let v = eval_at(lw, l, org, p, i, memo);
+    memo.0.insert(node, v.clone());
+    v
+}
+
+fn eval_at(
+    lw: &mut Lower,
+    l: &RegLayout,
+    org: Option<[Handle<Var>; 2]>,
+    p: &P,
+    i: u32,
+    memo: &mut Memo,
 ) -> (Operand, TType) {
     let f32t = TType::Elem(ElemType::F32);
     match p {
@@ -166,13 +300,13 @@ pub(super) fn eval(
             (reg(d), TType::U32)
         }
         P::Un(TUn::Not, a) => {
-            let (v, _) = eval(lw, l, org, a, i);
+            let (v, _) = eval(lw, l, org, a, i, memo);
             let d = tmp(lw, T::Pred);
             lw.inst(Inst::unary("not.pred", d, v));
             (reg(d), TType::Pred)
         }
         P::Un(TUn::Cast(to), a) => {
-            let (v, t) = eval(lw, l, org, a, i);
+            let (v, t) = eval(lw, l, org, a, i, memo);
             match (t, *to) {
                 (TType::Elem(from), to) if from == to => (v, t),
                 (TType::U32, _) => {
@@ -198,7 +332,7 @@ pub(super) fn eval(
             }
         }
         P::Un(f, a) => {
-            let (v, t) = eval(lw, l, org, a, i);
+            let (v, t) = eval(lw, l, org, a, i, memo);
             let v = f32_of(lw, v, t);
             let op = match f {
                 TUn::Neg => "neg.f32",
@@ -217,8 +351,8 @@ pub(super) fn eval(
             (reg(d), f32t)
         }
         P::Bin(op, a, b) => {
-            let (va, ta) = eval(lw, l, org, a, i);
-            let (vb, tb) = eval(lw, l, org, b, i);
+            let (va, ta) = eval(lw, l, org, a, i, memo);
+            let (vb, tb) = eval(lw, l, org, b, i, memo);
             if ta == TType::Pred {
                 let d = tmp(lw, T::Pred);
                 let o = if *op == TBin::And {
@@ -258,7 +392,7 @@ pub(super) fn eval(
         P::Fma(a, b, c) => {
             let mut ops = Vec::new();
             for x in [a, b, c] {
-                let (v, t) = eval(lw, l, org, x, i);
+                let (v, t) = eval(lw, l, org, x, i, memo);
                 ops.push(f32_of(lw, v, t));
             }
             let [a, b, c]: [Operand; 3] = ops.try_into().expect("three operands");
@@ -267,8 +401,8 @@ pub(super) fn eval(
             (reg(d), f32t)
         }
         P::Cmp(c, a, b) => {
-            let (va, ta) = eval(lw, l, org, a, i);
-            let (vb, tb) = eval(lw, l, org, b, i);
+            let (va, ta) = eval(lw, l, org, a, i, memo);
+            let (vb, tb) = eval(lw, l, org, b, i, memo);
             let float = ta != TType::U32;
             let (va, vb) = if float {
                 (f32_of(lw, va, ta), f32_of(lw, vb, tb))
@@ -287,9 +421,9 @@ pub(super) fn eval(
             (reg(d), TType::Pred)
         }
         P::Select(c, a, b) => {
-            let (vc, _) = eval(lw, l, org, c, i);
-            let (va, ta) = eval(lw, l, org, a, i);
-            let (vb, tb) = eval(lw, l, org, b, i);
+            let (vc, _) = eval(lw, l, org, c, i, memo);
+            let (va, ta) = eval(lw, l, org, a, i, memo);
+            let (vb, tb) = eval(lw, l, org, b, i, memo);
             let Operand::Reg(pc) = vc else {
                 unreachable!("predicates are registers")
             };

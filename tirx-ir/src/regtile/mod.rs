@@ -317,12 +317,99 @@ pub fn origin(lw: &mut Lower, l: &RegLayout) -> [Handle<Var>; 2] {
     ]
 }
 
-/// The registers of a tile (allocated by `lower-tile-ops`' prologue).
+/// The registers of a tile (allocated by `lower-tile-ops`' prologue). For a packed tile
+/// ([`packed_tiles`]) these are its 32-bit words: [`frag_values`] gives one register per
+/// element.
 pub fn frag(lw: &Lower, b: Handle<Buffer>) -> Result<Vec<Handle<Var>>, Diagnostics> {
     lw.frags
         .get(&b)
         .cloned()
         .ok_or_else(|| lw.internal("register tile not allocated"))
+}
+
+/// Whether the tile's registers are packed 32-bit words, two 16-bit elements each.
+pub fn is_packed(lw: &Lower, b: Handle<Buffer>) -> bool {
+    let elem = lw.k.buffers[b].elem;
+    elem.bytes() == 2
+        && lw
+            .frags
+            .get(&b)
+            .and_then(|v| v.first())
+            .is_some_and(|&v| lw.k.vars[v].ty == ScalarType::U32)
+}
+
+/// One register per element of the tile: its own registers, or for a packed tile each word
+/// split into its two halves (`mov.b32 {lo, hi}`), element `2i` the low half of word `i`.
+pub fn frag_values(lw: &mut Lower, b: Handle<Buffer>) -> Result<Vec<Handle<Var>>, Diagnostics> {
+    let regs = frag(lw, b)?;
+    if !is_packed(lw, b) {
+        return Ok(regs);
+    }
+    let mut out = Vec::with_capacity(2 * regs.len());
+    for w in regs {
+        let (lo, hi) = (lw.var("lo", ScalarType::B16), lw.var("hi", ScalarType::B16));
+        lw.inst(crate::ir::Inst::unpack_b32(lo, hi, w));
+        out.extend([lo, hi]);
+    }
+    Ok(out)
+}
+
+/// Whether a layout pairs its registers along rows: register `2i + 1` holds the element to
+/// the right of register `2i`'s (the first value mode steps one column and has an even size),
+/// so each pair packs into one 32-bit word with the lower column in the low half — the order
+/// of a 16-bit matrix row in memory and of wgmma's register A operand (PTX ISA §9.7.15.5.1,
+/// "Register fragments and shared memory matrix layouts": A's pairs `a0, a1` are columns `2i`,
+/// `2i + 1` of one row, packed into one `.b32`).
+pub fn pairs_columns(l: &RegLayout) -> bool {
+    l.values
+        .first()
+        .is_some_and(|m| m.stride == [0, 1] && m.size % 2 == 0)
+}
+
+/// The 16-bit register tiles held packed, two elements per 32-bit register: those whose
+/// layout pairs columns ([`pairs_columns`]) and that only `compute` writes and reads,
+/// `reduce` reads and wgmma takes as its register A operand. A copy to or from the tile, or
+/// any other use, keeps it one register per element (ptxas gives a 16-bit register a 32-bit
+/// one of its own, so packing halves the tile's registers: P of attention at 128 key columns
+/// takes 32 instead of 64).
+pub fn packed_tiles(k: &Kernel) -> std::collections::HashSet<Handle<Buffer>> {
+    use crate::ir::{Op, StmtKind, TileRef};
+    let mut out: std::collections::HashSet<Handle<Buffer>> = k
+        .buffers
+        .iter()
+        .filter(|(_, b)| b.space == Space::Reg && b.elem.bytes() == 2)
+        .filter(|&(h, _)| layout(k, h).is_ok_and(|l| pairs_columns(&l)))
+        .map(|(h, _)| h)
+        .collect();
+    let buf = |t: &TileRef| match t {
+        TileRef::Buf { buf, .. } => Some(*buf),
+        TileRef::Global { .. } => None,
+    };
+    crate::passes::walk::visit(&k.body, &mut |s, _| {
+        let StmtKind::Op(op) = &s.kind else { return };
+        match op {
+            Op::Compute { .. } => {}
+            Op::Reduce { dst, .. } => {
+                out.remove(dst);
+            }
+            Op::Mma { acc, b, .. } => {
+                for t in [acc, b] {
+                    if let Some(b) = buf(t) {
+                        out.remove(&b);
+                    }
+                }
+            }
+            Op::Copy { dst, src, .. } => {
+                for t in [dst, src] {
+                    if let Some(b) = buf(t) {
+                        out.remove(&b);
+                    }
+                }
+            }
+            _ => {}
+        }
+    });
+    out
 }
 
 /// Whether `threads` (an op's scope) own tiles of layout `l`: its `T` threads, or a multiple

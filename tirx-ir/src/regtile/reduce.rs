@@ -66,7 +66,7 @@ pub fn lower(lw: &mut Lower, r: &Reduce<'_>) -> Result<(), Diagnostics> {
         ReduceKind::Max => "max.f32",
         ReduceKind::Sum => "add.f32",
     };
-    let (sv, dv) = (frag(lw, r.src)?, frag(lw, r.dst)?);
+    let (sv, dv) = (super::frag_values(lw, r.src)?, frag(lw, r.dst)?);
     let half = lw.k.buffers[r.src].elem;
     // The values: the tile's registers, or the expression evaluated per element as it is
     // combined (never stored).
@@ -79,10 +79,13 @@ pub fn lower(lw: &mut Lower, r: &Reduce<'_>) -> Result<(), Diagnostics> {
         None => None,
     };
     // 1. Within the thread.
-    let mut acc: Vec<Option<Handle<Var>>> = vec![None; dv.len()];
+    const CHAINS: usize = 4;
+    let mut acc: Vec<[Option<Handle<Var>>; CHAINS]> = vec![[None; CHAINS]; dv.len()];
+    let mut seen = vec![0usize; dv.len()];
+    let mut memo = compute::Memo::default();
     for (i, &s) in sv.iter().enumerate() {
         let v = if let Some((p, org)) = &expr {
-            let (o, t) = compute::eval(lw, &ls, *org, p, i as u32);
+            let (o, t) = compute::eval(lw, &ls, *org, p, i as u32, &mut memo);
             match compute::f32_of(lw, o, t) {
                 Operand::Reg(r) => r,
                 other => {
@@ -98,8 +101,13 @@ pub fn lower(lw: &mut Lower, r: &Reduce<'_>) -> Result<(), Diagnostics> {
         } else {
             s
         };
+        // Each statistic register folds its elements into CHAINS independent partial
+        // results, combined as a tree below: the dependent chain is n/CHAINS + log2(CHAINS)
+        // operations long instead of n, for the same instruction count.
         let j = ls.broadcast_index(r.axis, i as u32) as usize;
-        acc[j] = Some(match acc[j] {
+        let c = seen[j] % CHAINS;
+        seen[j] += 1;
+        acc[j][c] = Some(match acc[j][c] {
             None => v,
             Some(a) => {
                 let d = lw.var("red", T::F32);
@@ -108,8 +116,26 @@ pub fn lower(lw: &mut Lower, r: &Reduce<'_>) -> Result<(), Diagnostics> {
             }
         });
     }
-    for (d, a) in dv.iter().zip(&acc) {
-        let a = a.ok_or_else(|| lw.internal("a statistic register no element reduces into"))?;
+    for (d, chains) in dv.iter().zip(&acc) {
+        let mut level: Vec<Handle<Var>> = chains.iter().flatten().copied().collect();
+        while level.len() > 1 {
+            level = level
+                .chunks(2)
+                .map(|p| match p {
+                    [a, b] => {
+                        let d = lw.var("red", T::F32);
+                        lw.inst(Inst::binary(op, d, reg(*a), reg(*b)));
+                        d
+                    }
+                    [a] => *a,
+                    _ => unreachable!("chunks of two"),
+                })
+                .collect();
+        }
+        let a = level
+            .first()
+            .copied()
+            .ok_or_else(|| lw.internal("a statistic register no element reduces into"))?;
         lw.inst(Inst::mov("f32", *d, reg(a)));
     }
     // 2. Across lanes.

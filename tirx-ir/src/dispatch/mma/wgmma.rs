@@ -278,6 +278,8 @@ fn lower_rs(
     };
     let frag = crate::regtile::frag(lw, acc)?;
     let afrag = crate::regtile::frag(lw, a)?;
+    // A packed tile's words are the operand's registers as they are.
+    let a_packed = crate::regtile::is_packed(lw, a);
     let bdesc0 = desc_base(lw, b_buf, b_ix, bcst)?;
     let first = lw.let_("acc_in", T::Pred, accumulate.clone());
     let always = lw.pred_const(true);
@@ -299,6 +301,9 @@ fn lower_rs(
             let base = (slice * kext / 2 + 8 * kk) as usize;
             let words: Vec<_> = (0..4)
                 .map(|w| {
+                    if a_packed {
+                        return afrag[base / 2 + w];
+                    }
                     let r = lw.var("a", T::U32);
                     lw.inst(Inst::pack_b32(
                         r,
