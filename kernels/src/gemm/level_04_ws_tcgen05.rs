@@ -13,9 +13,10 @@
 //! rather than the six warps the roles need).
 //!
 //! Verified without a Blackwell GPU (none was used): ptxas `-arch=sm_100a` with 0 spills, and
-//! the SASS (`tirx check gemm_sm100_ws`) shows `UTCHMMA` (the MMAs), `UTMALDG` (the TMA loads),
-//! `LDTM` (`tcgen05.ld`) and `USETMAXREG` (`setmaxnreg`); the emulator runs it against the f64
-//! reference (`tests/sim_gemm.rs`).
+//! the SASS (`tirx check`, its `gemm_sm100_ws` line: `224 0 UTCHMMA×4 UTMALDG×2 LDTM×8
+//! USETMAXREG×2 SYNCS×16`) shows `UTCHMMA` (the MMAs), `UTMALDG` (the TMA loads), `LDTM`
+//! (`tcgen05.ld`) and `USETMAXREG` (`setmaxnreg`: `.DEALLOC.CTAPOOL` for the `dec`, `.TRY`
+//! for the `inc`); the emulator runs it against the f64 reference (`tests/sim_gemm.rs`).
 //!
 //! What the compiler knows (`tirx list`, `tirx check`, ptxas 13), beside a published B200
 //! kernel of the same kind, ThunderKittens' educational level 7 (HazyResearch/ThunderKittens,

@@ -15,9 +15,11 @@
 //! (`cta.x`, stepping by the grid size) in groups of GROUP tile rows ([`grouped`], L2 reuse).
 //!
 //! Verified without a Blackwell GPU (none was used): ptxas `-arch=sm_100a` with 0 spills, and
-//! the SASS (`tirx check gemm_sm100_persistent`) shows `UTCHMMA`, `UTMALDG`, `LDTM` and
-//! `USETMAXREG`; the emulator runs it against the f64 reference with more tiles than CTAs, so
-//! the walk wraps and both accumulator stages are reused (`tests/sim_gemm.rs`).
+//! the SASS (`tirx check`, its `gemm_sm100_persistent` lines: default `224 0 UTCHMMA×4
+//! UTMALDG×2 LDTM×8 USETMAXREG×2 SYNCS×22`, n128 `224 0 UTCHMMA×4 UTMALDG×2 LDTM×4
+//! USETMAXREG×2 SYNCS×26`) shows `UTCHMMA`, `UTMALDG`, `LDTM` and `USETMAXREG`; the emulator
+//! runs it against the f64 reference with more tiles than CTAs, so the walk wraps and both
+//! accumulator stages are reused (`tests/sim_gemm.rs`).
 //!
 //! What the compiler knows (`tirx list`, `tirx check`, ptxas 13), beside a published B200
 //! kernel: ThunderKittens' educational level 9 (HazyResearch/ThunderKittens,
