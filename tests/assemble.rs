@@ -66,6 +66,24 @@ fn blackwell_gemm_sass_has_the_tensor_core_and_tma_and_tmem_loads() {
             c.sass.keys().collect::<Vec<_>>()
         );
     }
+    // The Blackwell ladder's warp-specialised levels: the tensor core, TMA loads, TMEM loads
+    // and the register moves between the roles (`setmaxnreg`, which ptxas drops without a
+    // register count at entry: no USETMAXREG then).
+    for name in ["gemm_sm100_ws", "gemm_sm100_persistent"] {
+        let k = registry::find(name).expect("shipped");
+        for a in k.artifacts {
+            let c = check_artifact(k.name, a).expect("assembles");
+            assert_eq!(c.spills, 0, "{name} {}", a.config);
+            for op in ["UTCHMMA", "UTMALDG", "LDTM", "USETMAXREG"] {
+                assert!(
+                    c.sass.contains_key(op),
+                    "{name} {}: {op} missing from {:?}",
+                    a.config,
+                    c.sass.keys().collect::<Vec<_>>()
+                );
+            }
+        }
+    }
     let h = registry::find("gemm_sm90").expect("shipped");
     let c = check_artifact(h.name, &h.artifacts[0]).expect("assembles");
     for op in ["HGMMA", "UTMALDG"] {

@@ -27,7 +27,7 @@ use tirx_sim::{Device, SimError, Stats};
 /// The device the tests plan for: an H200's limits with 8 SMs, so a persistent kernel
 /// (grid = SMs) launches 8 CTAs that loop over several tiles each, rather than 132 mostly
 /// idle ones.
-const EMULATED: DeviceLimits = DeviceLimits {
+pub(crate) const EMULATED: DeviceLimits = DeviceLimits {
     sm_count: 8,
     ..DeviceLimits::HOPPER
 };
@@ -73,8 +73,28 @@ pub(crate) fn sim_launch_policy(
     seed: u64,
     policy: &tirx_sim::Policy,
 ) -> Result<Stats, SimError> {
-    let planned = (tensors, scalars);
-    match simulate::launch_with(ptx_text, sig, dev, planned, seed, &EMULATED, policy) {
+    sim_launch_on(
+        ptx_text,
+        sig,
+        dev,
+        (tensors, scalars),
+        seed,
+        policy,
+        &EMULATED,
+    )
+}
+
+/// [`sim_launch_policy`] on a device of other limits (fewer SMs: a persistent kernel's grid).
+pub(crate) fn sim_launch_on(
+    ptx_text: &str,
+    sig: &tirx::runtime::Signature,
+    dev: &mut Device,
+    planned: (&[TensorMeta], &[f32]),
+    seed: u64,
+    policy: &tirx_sim::Policy,
+    limits: &DeviceLimits,
+) -> Result<Stats, SimError> {
+    match simulate::launch_with(ptx_text, sig, dev, planned, seed, limits, policy) {
         Ok(s) => Ok(s),
         Err(LaunchError::Sim(e)) => Err(e),
         Err(e) => panic!("{}: {e}", sig.entry),

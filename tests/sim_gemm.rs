@@ -11,14 +11,14 @@
 
 use tirx::KernelArtifact;
 use tirx::problem::{Epilogue, GemmProblem, Problem};
-use tirx::runtime::{ElemType, Target, TensorMeta};
+use tirx::runtime::{DeviceLimits, ElemType, Target, TensorMeta};
 use tirx_kernels::bench::epilogue_ref::activate;
 use tirx_kernels::reference::Rng;
 use tirx_kernels::registry;
 use tirx_kernels::simulate::{decode, random_values};
 use tirx_sim::{Device, Policy, Stats};
 
-use super::sim_exec::{report, sim_launch_policy};
+use super::sim_exec::{EMULATED, report, sim_launch_on};
 
 fn sm90(kernel: &str, config: &str) -> &'static KernelArtifact {
     registry::find(kernel)
@@ -88,9 +88,21 @@ fn typed_gemm_on(
 fn typed_gemm_with(
     art: &KernelArtifact,
     ptx_text: &str,
+    shape: (usize, usize, usize),
+    seed: u64,
+    policy: &Policy,
+) -> Result<Stats, String> {
+    typed_gemm_on_device(art, ptx_text, shape, seed, policy, &EMULATED)
+}
+
+/// [`typed_gemm_with`] on a device of other limits (a persistent kernel's grid is its SMs).
+fn typed_gemm_on_device(
+    art: &KernelArtifact,
+    ptx_text: &str,
     (m, n, kk): (usize, usize, usize),
     seed: u64,
     policy: &Policy,
+    limits: &DeviceLimits,
 ) -> Result<Stats, String> {
     let sig = (art.signature)();
     let elem = |name: &str| sig.tensors.iter().find(|t| t.name == name).map(|t| t.elem);
@@ -150,7 +162,8 @@ fn typed_gemm_with(
         .iter()
         .map(|s| if s == "alpha" { alpha } else { beta })
         .collect();
-    let stats = sim_launch_policy(ptx_text, &sig, &mut dev, (&tensors, &scalars), seed, policy)
+    let planned = (&tensors[..], &scalars[..]);
+    let stats = sim_launch_on(ptx_text, &sig, &mut dev, planned, seed, policy, limits)
         .map_err(|e| e.to_string())?;
     let got = decode(&dev.read(dm.addr, dbytes).expect("in bounds"), td);
     let half_ulp = match td {
@@ -347,5 +360,170 @@ fn the_warp_specialised_register_split_fits_its_launch() {
     assert!(
         e.contains("deadlock") && e.contains("setmaxnreg.inc to 232"),
         "{e}"
+    );
+}
+
+/// The sm_100a artifact of `kernel`'s `config`.
+fn sm100(kernel: &str, config: &str) -> &'static KernelArtifact {
+    registry::find(kernel)
+        .expect("shipped")
+        .artifacts
+        .iter()
+        .find(|a| a.target == Target::Sm100a && a.config == config)
+        .expect("the sm_100a config")
+}
+
+/// The schedules the Blackwell ladder runs under besides the seeds: the default policy; short
+/// bursts with async operations completing almost at once and waits failing often; long
+/// bursts with slow completion (a warp runs far ahead of the tensor core and TMA).
+fn schedules() -> [Policy; 3] {
+    [
+        Policy::default(),
+        Policy {
+            max_burst: 2,
+            complete_one_in: 2,
+            spurious_wait_one_in: 3,
+            ..Policy::default()
+        },
+        Policy {
+            max_burst: 400,
+            complete_one_in: 40,
+            spurious_wait_one_in: 0,
+            ..Policy::default()
+        },
+    ]
+}
+
+/// Level 4 on Blackwell (`gemm_sm100_ws`: a TMA warp, an MMA warp and a TMEM epilogue
+/// warpgroup, registers moved between them by `setmaxnreg`) against the f64 reference: tails in
+/// M, N and K, a single K tile, more K tiles than stages (five on four), under every schedule.
+#[test]
+fn gemm_sm100_ws_runs_through_its_warp_roles() {
+    let art = sm100("gemm_sm100_ws", "default");
+    let mut runs = Vec::new();
+    for (i, policy) in schedules().iter().enumerate() {
+        for (shape, seed) in [
+            ((130, 136, 72), 71),
+            ((64, 8, 16), 72),
+            ((130, 300, 320), 73),
+        ] {
+            let seed = seed + 10 * i as u64;
+            let stats = typed_gemm_with(art, art.ptx, shape, seed, policy)
+                .unwrap_or_else(|e| panic!("gemm_sm100_ws {shape:?} schedule {i}: {e}"));
+            runs.push(stats);
+        }
+    }
+    report("gemm_sm100_ws", &runs);
+}
+
+/// A device of `sms` SMs: the persistent kernel's grid, so that the walk wraps.
+fn sms(sms: u32) -> DeviceLimits {
+    DeviceLimits {
+        sm_count: sms,
+        ..EMULATED
+    }
+}
+
+/// Level 6 on Blackwell (`gemm_sm100_persistent`: the accumulator double-buffered in TMEM)
+/// with more tiles than CTAs, so each CTA walks several tiles and both accumulator stages are
+/// reused: 6 tiles of 128×256 on 2 CTAs (3 each), 9 tiles of 128×128 on 2 CTAs (5 and 4, eight
+/// K tiles on six stages) and 6 on one CTA (each stage three times), with tails in M, N and K,
+/// under every schedule.
+#[test]
+fn gemm_sm100_persistent_reuses_both_accumulator_stages() {
+    let mut runs = Vec::new();
+    for (i, policy) in schedules().iter().enumerate() {
+        for (config, shape, ctas, seed) in [
+            ("default", (260, 300, 136), 2, 81),
+            ("n128", (300, 264, 456), 2, 82),
+            ("n128", (130, 300, 72), 1, 83),
+        ] {
+            let art = sm100("gemm_sm100_persistent", config);
+            let seed = seed + 10 * i as u64;
+            let stats = typed_gemm_on_device(art, art.ptx, shape, seed, policy, &sms(ctas))
+                .unwrap_or_else(|e| {
+                    panic!(
+                        "gemm_sm100_persistent {config} {shape:?} on {ctas} CTAs, schedule {i}: {e}"
+                    )
+                });
+            runs.push(stats);
+        }
+    }
+    report("gemm_sm100_persistent", &runs);
+}
+
+/// The Blackwell warp-specialised register split: at 256 threads ptxas launches the kernels
+/// with 224 registers a thread (`tirx check`), and warpgroup 0's 56 plus warpgroup 1's 224 fit
+/// (128·56 + 128·224 = 35840 ≤ 256·224). At a launch of 136 (34816 registers) the epilogue's
+/// `.inc` can never be granted, and the deadlock report says so.
+#[test]
+fn the_blackwell_register_split_fits_its_launch() {
+    let at = |regs: u32| Policy {
+        launch_regs: Some(regs),
+        ..Policy::default()
+    };
+    for (kernel, config) in [
+        ("gemm_sm100_ws", "default"),
+        ("gemm_sm100_persistent", "n128"),
+    ] {
+        let art = sm100(kernel, config);
+        typed_gemm_on_device(art, art.ptx, (130, 136, 72), 91, &at(224), &sms(1))
+            .unwrap_or_else(|e| panic!("{kernel} at 224: {e}"));
+        let e =
+            typed_gemm_on_device(art, art.ptx, (130, 136, 72), 91, &at(136), &sms(1)).unwrap_err();
+        assert!(
+            e.contains("deadlock") && e.contains("setmaxnreg.inc to 224"),
+            "{kernel}: {e}"
+        );
+    }
+}
+
+/// A planted bug in the persistent Blackwell GEMM: the epilogue releases its accumulator
+/// stage (`tcgen05.fence::before_thread_sync` + the arrive on `acc_empty[s]`) right after its
+/// first `tcgen05.ld`, before that load's `tcgen05.wait::ld` and the other chunks' loads. The
+/// MMA warp may then start the tile after next in that stage while the stage is still being
+/// read: the emulator diagnoses an MMA over cells a load still reads, or the epilogue stores
+/// the next tile's partial sums (a mismatch against the reference), on some schedule.
+#[test]
+fn releasing_an_accumulator_stage_before_wait_ld_is_diagnosed() {
+    let art = sm100("gemm_sm100_persistent", "n128");
+    let lines: Vec<&str> = art.ptx.lines().collect();
+    let arrive = lines
+        .iter()
+        .rposition(|l| l.starts_with("\tmbarrier.arrive.shared::cta.b64 _,"))
+        .expect("the epilogue's release");
+    let fence = lines[..arrive]
+        .iter()
+        .rposition(|l| *l == "\ttcgen05.fence::before_thread_sync;")
+        .expect("the fence before it");
+    let first_ld = lines
+        .iter()
+        .position(|l| l.starts_with("\ttcgen05.ld.sync"))
+        .expect("the epilogue's first load");
+    assert!(first_ld < fence);
+    let release = &lines[fence..=arrive];
+    let mut planted: Vec<&str> = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if (fence..=arrive).contains(&i) {
+            continue;
+        }
+        planted.push(l);
+        if i == first_ld {
+            planted.extend_from_slice(release);
+        }
+    }
+    let planted = planted.join("\n") + "\n";
+    // One K tile a tile, eight tiles on one CTA: each stage is released and refilled four times.
+    let errors: Vec<String> = (1..=6)
+        .filter_map(|seed| {
+            let policy = &schedules()[seed as usize % 3];
+            typed_gemm_on_device(art, &planted, (256, 512, 64), seed, policy, &sms(1)).err()
+        })
+        .collect();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("still reads") || e.contains(" vs ")),
+        "the early release went unnoticed: {errors:?}"
     );
 }

@@ -11,15 +11,15 @@ use crate::attention::hopper;
 use crate::copy::tma_copy;
 use crate::gemm::{
     fused, level_01_sync, level_02_tma, level_03_pipeline_tcgen05, level_03_pipeline_wgmma,
-    level_04_ws1, level_05_2wg, level_06_persistent, level_07_cluster, level_08_tma_epi, pair_n,
-    scaled,
+    level_04_ws_tcgen05, level_04_ws1, level_05_2wg, level_06_persistent,
+    level_06_persistent_tcgen05, level_07_cluster, level_08_tma_epi, pair_n, scaled,
 };
 use crate::row_kernels::{
     cluster, layernorm, norm_long, rmsnorm, softmax, softmax_long, staged, swiglu,
 };
 
 /// The lists the catalogue is made of, in the order `tirx list` prints them.
-const LISTS: [&[&Kernel]; 25] = [
+const LISTS: [&[&Kernel]; 27] = [
     &[&tma_copy::tma_copy::KERNEL],
     &[&level_01_sync::gemm_sm90_sync::KERNEL],
     &[&level_02_tma::gemm_sm90_tma::KERNEL],
@@ -33,6 +33,8 @@ const LISTS: [&[&Kernel]; 25] = [
     scaled::kernels::KERNELS,
     fused::kernels::KERNELS,
     &[&level_03_pipeline_tcgen05::gemm_sm100::KERNEL],
+    level_04_ws_tcgen05::kernels::KERNELS,
+    level_06_persistent_tcgen05::kernels::KERNELS,
     // Staged before the register kernel: at 32k columns (their one shared capacity) it was
     // measured faster (docs/perf/rows-h200-2026-12-02b.md); the host takes the first listed.
     &[&staged::softmax_staged::KERNEL],

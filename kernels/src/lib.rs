@@ -19,8 +19,10 @@ pub mod gemm {
     pub mod level_03_pipeline_tcgen05;
     pub mod level_03_pipeline_wgmma;
     pub mod level_04_ws1;
+    pub mod level_04_ws_tcgen05;
     pub mod level_05_2wg;
     pub mod level_06_persistent;
+    pub mod level_06_persistent_tcgen05;
     pub mod level_07_cluster;
     pub mod level_08_tma_epi;
     pub mod pair_n;

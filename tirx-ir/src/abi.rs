@@ -241,7 +241,7 @@ impl fmt::Display for SymExpr {
 pub enum Target {
     /// Hopper with the arch-specific features (wgmma, setmaxnreg).
     Sm90a,
-    /// Datacenter Blackwell with the arch-specific features (tcgen05, TMEM).
+    /// Datacenter Blackwell with the arch-specific features (tcgen05, TMEM, setmaxnreg).
     Sm100a,
 }
 

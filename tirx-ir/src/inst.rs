@@ -402,7 +402,7 @@ impl Inst {
         )
     }
 
-    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (§9.7.19.6 setmaxnreg, sm_90a): all
+    /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (§9.7.19.6 setmaxnreg, sm_90a and sm_100a): all
     /// threads of the warpgroup raise or lower their register count.
     pub fn setmaxnreg(inc: bool, count: u32) -> Inst {
         let op = if inc {

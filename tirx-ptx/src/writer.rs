@@ -60,6 +60,9 @@ pub struct Writer<'k> {
     loop_preds: Vec<String>,
     /// Number of the next control construct.
     next_label: u32,
+    /// Whether the body has a `setmaxnreg` (the entry then needs a register count: see
+    /// [`Writer::register_cap`]).
+    setmaxnreg: bool,
 }
 
 /// The condition of an `If`, once its `Not`s are folded.
@@ -80,6 +83,7 @@ impl<'k> Writer<'k> {
             used: vec![false; kernel.vars.len()],
             loop_preds: Vec::new(),
             next_label: 0,
+            setmaxnreg: false,
         }
     }
 
@@ -146,11 +150,20 @@ impl<'k> Writer<'k> {
         self.register_cap(out)
     }
 
-    /// Hook for a per-thread register cap. Lowering may later rely on one (`.maxnreg N`,
-    /// PTX ISA §11.4.1), printed here after `.maxntid`; today nothing in the signature carries a
-    /// cap, so nothing is printed. Note for whoever adds it: warp-specialised kernels that use
-    /// `setmaxnreg` must not also carry `.maxnreg`.
-    fn register_cap(&self, _out: &mut String) -> Result<(), PtxError> {
+    /// The register count at entry of a kernel that moves registers with `setmaxnreg`:
+    /// `.minnctapersm 1` (PTX ISA §11.4.4) after `.maxntid`. `setmaxnreg` "requires that the
+    /// kernel has been launched with a valid value of maximum number of per-thread registers"
+    /// (§9.7.19.6); with only `.maxntid` ptxas cannot determine it and drops every
+    /// `setmaxnreg` of the kernel (its info C7508, "'setmaxnreg' ignored; unable to determine
+    /// register count at entry"; no `USETMAXREG` in the SASS: seen with ptxas 13 on every
+    /// warp-specialised kernel, 2026-12-02). With one CTA per SM ptxas can size the count at
+    /// entry from the register file and the CTA's threads, and the warpgroups' counts move
+    /// within it (`tirx check` prints the count ptxas chose). A `.maxnreg` cap would also
+    /// determine it, but caps every warp at that count, defeating the `.inc`.
+    fn register_cap(&self, out: &mut String) -> Result<(), PtxError> {
+        if self.setmaxnreg {
+            writeln!(out, ".minnctapersm 1")?;
+        }
         Ok(())
     }
 
@@ -209,6 +222,7 @@ impl<'k> Writer<'k> {
 
     /// `[@guard ]opcode dsts…, srcs…;`
     fn inst(&mut self, inst: &Inst) -> Result<(), PtxError> {
+        self.setmaxnreg |= inst.opcode.starts_with("setmaxnreg.");
         let guard = match &inst.guard {
             None => String::new(),
             Some(g @ (Operand::Reg(v) | Operand::NotReg(v))) => {

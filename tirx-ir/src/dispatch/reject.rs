@@ -302,11 +302,18 @@ pub enum Reject {
         /// The path's space.
         want: Space,
     },
-    /// An accumulator that is not an unindexed 2-D f32 tile.
-    #[error("accumulator `{buffer}` must be an unindexed 2-D f32 tile")]
+    /// An accumulator that is not one 2-D f32 tile: a register fragment unindexed, a TMEM
+    /// buffer indexed down to its last two dimensions.
+    #[error(
+        "accumulator `{buffer}` must be one 2-D f32 tile: `{buffer}` has {rank} dimension(s) and {index} index(es); a register accumulator is [M, N] and unindexed, a TMEM one [M, N] or [stages.., M, N] indexed by its stages (`acc[s]`)"
+    )]
     AccumulatorShape {
         /// The buffer.
         buffer: String,
+        /// Its rank.
+        rank: usize,
+        /// Indices given.
+        index: usize,
     },
     /// A and B of different element types.
     #[error("A and B have different element types")]

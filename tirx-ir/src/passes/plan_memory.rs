@@ -10,8 +10,9 @@
 //! - `sig.smem_bytes` is the total plus 1024 bytes of slack, because the kernel aligns the
 //!   dynamic shared-memory base up to 1024 at run time; `sig.tmem_cols` is the TMEM total.
 //!
-//! Errors (at the declaration that crosses the limit): shared memory over 227 KB; TMEM
-//! columns of a buffer not a power of two in 32..=512, or more than 512 in total, or more
+//! A TMEM buffer `[stages.., rows, cols]` is allocated as one range of `stages · cols` columns
+//! (the stages side by side). Errors (at the declaration that crosses the limit): shared
+//! memory over 227 KB; TMEM columns of a buffer not a power of two in 32..=512, or more than 512 in total, or more
 //! than 128 rows (TMEM has 128 lanes; PTX ISA §9.7.16.1).
 
 use super::Pass;
@@ -48,8 +49,10 @@ pub enum MemoryError {
         /// The 32-bit columns it needs.
         cols: u32,
     },
-    /// A TMEM buffer that is not rows × columns.
-    #[error("`{buffer}`: TMEM buffers are 2-D (rows × columns)")]
+    /// A TMEM buffer that is not rows × columns (with optional leading stages).
+    #[error(
+        "`{buffer}`: TMEM buffers are rows × columns, with optional leading stages ([S, rows, columns])"
+    )]
     TmemRank {
         /// The buffer.
         buffer: String,
@@ -141,9 +144,15 @@ impl Pass for PlanMemory {
             if b.space != Space::Tmem {
                 continue;
             }
+            // `[stages.., rows, cols]`: the stages lie side by side along the columns (TMEM's
+            // 128 lanes are the rows; PTX ISA §9.7.16.1), so the allocation is their product.
             let (rows, cols) = match b.layout.shape.as_slice() {
-                [r, c] => {
-                    let cols = u64::from(*c) * u64::from(b.elem.bytes()) / 4;
+                [stages @ .., r, c] => {
+                    let cols = stages
+                        .iter()
+                        .fold(u64::from(*c) * u64::from(b.elem.bytes()) / 4, |n, &s| {
+                            n * u64::from(s)
+                        });
                     (*r, u32::try_from(cols).unwrap_or(u32::MAX))
                 }
                 _ => {

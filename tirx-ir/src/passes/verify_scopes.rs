@@ -146,11 +146,11 @@ fn feature(op: &Op, k: &Kernel) -> Option<ScopeError> {
                 | Op::Tcgen05FenceBefore
                 | Op::Tcgen05FenceAfter
         );
+    // `setmaxnreg` is not a wgmma feature: both targets have it (PTX ISA §9.7.19.6, target
+    // notes: sm_90a, and sm_100a among the later arch-specific targets; ptxas -arch=sm_100a
+    // assembles it to `USETMAXREG`), so it is checked for its scope only.
     let wg = matches!(op, Op::Mma { variant: Some(v), .. } if v == "wgmma")
-        || matches!(
-            op,
-            Op::WgmmaFence | Op::WgmmaCommit | Op::WgmmaWait { .. } | Op::SetMaxNReg { .. }
-        );
+        || matches!(op, Op::WgmmaFence | Op::WgmmaCommit | Op::WgmmaWait { .. });
     if tc && !t.has_tcgen05() {
         return Some(ScopeError::NoTcgen05 { target: t });
     }

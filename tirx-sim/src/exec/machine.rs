@@ -139,6 +139,9 @@ pub(crate) struct Cta {
     /// Per warp: tensor-memory cells (lane, column, line) a `tcgen05.st` wrote that await
     /// `tcgen05.wait::st`.
     pub tc_st: Vec<Vec<(u32, u32, u32)>>,
+    /// Per warp: tensor-memory cells (lane, column, line) a `tcgen05.ld` reads that await
+    /// `tcgen05.wait::ld`: an MMA writing them before is a race.
+    pub tc_ld_cells: Vec<Vec<(u32, u32, u32)>>,
     /// Per-warp register counts and the pool (`setmaxnreg.rs`).
     pub regs: super::setmaxnreg::RegBudget,
     /// A thread of the CTA observed a failed `clusterlaunchcontrol.try_cancel` response.
@@ -255,6 +258,7 @@ impl<'a> Machine<'a> {
                 tc_queue: Vec::new(),
                 tc_ld: vec![Vec::new(); nt.div_ceil(32) as usize],
                 tc_st: vec![Vec::new(); nt.div_ceil(32) as usize],
+                tc_ld_cells: vec![Vec::new(); nt.div_ceil(32) as usize],
                 clc_failed: false,
                 regs: super::setmaxnreg::RegBudget::new(
                     nt.div_ceil(32),

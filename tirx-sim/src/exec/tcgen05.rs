@@ -8,7 +8,9 @@
 //!
 //! **32x32b data movement** (§9.7.16.2.3.1.1): a warp accesses the 32 lanes of its quarter
 //! (warp `w % 4`: lanes `32(w % 4)..`), thread `l` lane `lane0 + l`, its `.num` registers
-//! columns `col0..col0 + num`. `tcgen05.st` (§9.7.16.8.4) is asynchronous: its values are
+//! columns `col0..col0 + num`. A `tcgen05.ld` reads its cells until the warp's
+//! `tcgen05.wait::ld`: an MMA whose D covers them before that is diagnosed (the accumulator
+//! stage released too early). `tcgen05.st` (§9.7.16.8.4) is asynchronous: its values are
 //! taken at issue and written, but the cells belong to the store until the warp's
 //! `tcgen05.wait::st` (§9.7.16.8.5); a `tcgen05.ld` of them, or an MMA whose D covers them,
 //! before that is diagnosed.
@@ -303,6 +305,11 @@ impl Machine<'_> {
                         rf.w[t as usize * rf.n + r as usize] = false;
                         let now = cl.regs[ci].now;
                         cl.ctas[ci].tc_ld[wi as usize].push((t, r, line, now));
+                        cl.ctas[ci].tc_ld_cells[wi as usize].push((
+                            lane0 + l,
+                            col0 + j as u32,
+                            line,
+                        ));
                     }
                 }
             }
@@ -347,6 +354,7 @@ impl Machine<'_> {
             }
             Op::TcWaitSt => cl.ctas[ci].tc_st[wi as usize].clear(),
             Op::TcWaitLd => {
+                cl.ctas[ci].tc_ld_cells[wi as usize].clear();
                 for (t, r, at, now) in std::mem::take(&mut cl.ctas[ci].tc_ld[wi as usize]) {
                     let rf = &mut cl.regs[ci];
                     let i = t as usize * rf.n + r as usize;
@@ -508,9 +516,29 @@ impl Machine<'_> {
             .flatten()
             .map(|&(l, c, at)| ((l, c), at))
             .collect();
+        // D cells a `tcgen05.ld` reads whose warp has not executed `tcgen05.wait::ld`: the
+        // load is asynchronous until then (§9.7.16.8.3, §9.7.16.8.5), so the MMA's result may
+        // be what it reads (an epilogue that releases its accumulator stage too early).
+        let reading: std::collections::HashMap<(u32, u32), u32> = cl.ctas[ci]
+            .tc_ld_cells
+            .iter()
+            .flatten()
+            .map(|&(l, c, at)| ((l, c), at))
+            .collect();
         for (i, ar) in a.iter().enumerate() {
             for (j, br) in b.iter().enumerate() {
                 let key = (mma.d_lane + i as u32, mma.d_col + j as u32);
+                if let Some(at) = reading.get(&key) {
+                    return Err(fault(
+                        cl,
+                        &format!(
+                            "tcgen05.mma writes lane {}, column {} of tensor memory, which the \
+                             tcgen05.ld of line {at} still reads (its warp has not executed \
+                             tcgen05.wait::ld)",
+                            key.0, key.1
+                        ),
+                    ));
+                }
                 if let Some(at) = pending.get(&key) {
                     return Err(fault(
                         cl,

@@ -1,7 +1,14 @@
 //! `tmem_epilogue` — an f32 accumulator in tensor memory into a global tile, converted.
 //!
 //! When: `copy(tensor.tile(m, n), acc)` with `acc` a `tmem::<f32>([128, N])` (N a multiple of
-//! 32), on sm_100a, run by one warpgroup (warp w reads TMEM lanes 32·(w%4) … +31).
+//! 32), or `acc[s]`, a stage of a `tmem::<f32>([S, 128, N])` (`s` may be a run-time value: the
+//! stage's columns start `s·N` in), on sm_100a, run by one warpgroup: warp w reads TMEM lanes
+//! 32·(w%4) … +31, the only lanes it may access (PTX ISA §9.7.16.8.1, access restrictions:
+//! "The Tensor Memory of a CTA is divided into 4 equal chunks such that each warp of a
+//! warpgroup in the CTA can access a chunk of the Tensor Memory. A lane of the Tensor Memory
+//! can be accessed by a single warp in the warpgroup": warp 0 of a warpgroup lanes 0–31, warp 1
+//! 32–63, warp 2 64–95, warp 3 96–127). Any aligned warpgroup satisfies it: its warps are
+//! `4G … 4G+3`, so `w % 4` is the warp's rank in it; a scope of other warps is refused.
 //! Before: `copy global d[%m, %n] <- @acc`
 //! After: per thread (row = 32·(warp%4) + lane): for each 32-column chunk,
 //! `tcgen05.ld.sync.aligned.32x32b.x32.b32`, `tcgen05.wait::ld`, then per column a
@@ -57,16 +64,18 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
 fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     let Op::Copy {
         dst: TileRef::Global { tensor, coords },
-        src: TileRef::Buf { buf, .. },
+        src: TileRef::Buf { buf, index },
         ..
     } = op
     else {
         return Err(lw.internal("tmem_epilogue on a different copy"));
     };
+    let lead = index.len();
     let (bm, bn) = (
-        lw.k.buffers[*buf].layout.shape[0],
-        lw.k.buffers[*buf].layout.shape[1],
+        lw.k.buffers[*buf].layout.shape[lead],
+        lw.k.buffers[*buf].layout.shape[lead + 1],
     );
+    let stage_col = crate::dispatch::mma::tmem_columns(&lw.k.buffers[*buf], index);
     let slot = lw.k.buffers[*buf]
         .offset
         .ok_or_else(|| lw.internal("TMEM buffer without slot"))?;
@@ -81,8 +90,13 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         ScalarType::U32,
         add(Expr::Special(Special::SmemBase), Expr::u32(slot)),
     );
-    let taddr = lw.var("taddr", ScalarType::U32);
-    lw.inst(Inst::ld_shared_u32(taddr, slot_addr, 0));
+    let base = lw.var("taddr", ScalarType::U32);
+    lw.inst(Inst::ld_shared_u32(base, slot_addr, 0));
+    // A stage `acc[s]` of a staged accumulator starts `s·N` columns in.
+    let taddr = match stage_col {
+        Expr::Imm(0, _) => base,
+        col => lw.let_("taddr_s", ScalarType::U32, add(Expr::Var(base), col)),
+    };
     let quarter = lw.let_(
         "quarter",
         ScalarType::U32,

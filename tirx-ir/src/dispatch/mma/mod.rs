@@ -138,7 +138,10 @@ fn mn_major_dims(
     Ok((chunks * atom, kext))
 }
 
-/// The accumulator buffer of an mma and its (M, N), if it is a 2-D f32 buffer in `space`.
+/// The accumulator buffer of an mma and its (M, N), if it is a 2-D f32 buffer in `space`. A
+/// TMEM buffer may have leading stage dimensions (`tmem::<f32>([2, 128, 256])`, two
+/// accumulators side by side in columns), indexed down to one `[M, N]` tile (`acc[s]`, with a
+/// run-time `s`); see [`tmem_columns`] for where a stage lives.
 pub fn accumulator<'k>(
     k: &'k Kernel,
     t: &'k TileRef,
@@ -157,12 +160,21 @@ pub fn accumulator<'k>(
             want: space,
         });
     }
-    if b.elem != ElemType::F32 || !index.is_empty() || b.layout.shape.len() != 2 {
+    let rank = b.layout.shape.len();
+    // Only TMEM accumulators have stages: a register fragment is named, never indexed.
+    let lead = if space == Space::Tmem {
+        rank.saturating_sub(2)
+    } else {
+        0
+    };
+    if b.elem != ElemType::F32 || rank != lead + 2 || index.len() != lead {
         return Err(Reject::AccumulatorShape {
             buffer: b.name.clone(),
+            rank,
+            index: index.len(),
         });
     }
-    let (m, n) = (b.layout.shape[0], b.layout.shape[1]);
+    let (m, n) = (b.layout.shape[lead], b.layout.shape[lead + 1]);
     if let Some(l) = &b.regs
         && crate::ir::RegLayout::wgmma_acc(m, n).as_ref() != Ok(l)
     {
@@ -171,4 +183,21 @@ pub fn accumulator<'k>(
         });
     }
     Ok((b, m, n))
+}
+
+/// The first TMEM column (relative to the buffer's allocation) of the accumulator tile `t`
+/// names: a TMEM buffer `[d0, …, M, N]` of f32 holds its stages side by side along the
+/// columns (TMEM has 128 lanes, so the rows cannot take them; PTX ISA §9.7.16.1), stage
+/// `(i0, …)` at column `(i0·d1·… + …)·N`. Zero for an unstaged buffer.
+pub fn tmem_columns(b: &Buffer, index: &[Expr]) -> Expr {
+    let lead = index.len();
+    let cols = b.layout.shape[lead + 1] * b.elem.bytes() / 4;
+    let mut flat = Expr::u32(0);
+    for (i, ix) in index.iter().enumerate() {
+        flat = crate::lower::add(
+            crate::lower::mul(flat, Expr::u32(b.layout.shape[i])),
+            ix.clone(),
+        );
+    }
+    crate::lower::mul(flat, Expr::u32(cols))
 }

@@ -1,18 +1,20 @@
 //! `tcgen05` — Blackwell fifth-generation tensor core MMA: A and B from shared memory,
 //! accumulator in tensor memory, issued by one thread.
 //!
-//! When: sm_100a; `acc` a `tmem::<f32>([128, N])` with N legal for `.kind::f16` (multiple of
+//! When: sm_100a; `acc` a `tmem::<f32>([128, N])` (or a stage `acc[s]` of a
+//! `tmem::<f32>([S, 128, N])`) with N legal for `.kind::f16` (multiple of
 //! 8 up to 256 per instruction descriptor); `a` (128×K) and `b` (N×K) K-major bf16/f16
 //! shared tiles with swizzle B128 and 128-byte rows; run by one thread.
 //! Before: `mma @acc, @a_s[%s], @b_s[%s] accumulate (%k > 0)`
-//! After: the TMEM base address (read from the allocation slot), the instruction descriptor,
+//! After: the TMEM base address (read from the allocation slot; plus `s·N` columns for a
+//! stage), the instruction descriptor,
 //! and per K-step of 16: `tcgen05.mma.cta_group::1.kind::f16 [taddr], adesc, bdesc, idesc, p`.
 //! Completion is explicit: `tcgen05::commit(bar)` after it.
 //! PTX used: PTX ISA §9.7.16.10.9 (tcgen05.mma); descriptors §9.7.16.4.1 (shared memory)
 //! and §9.7.16.4.2 (instruction), via `encode::tcgen05`.
 
 use super::wgmma::desc_base;
-use super::{accumulator, smem_operand};
+use super::{accumulator, smem_operand, tmem_columns};
 use crate::abi::Swizzle;
 use crate::diag::Diagnostics;
 use crate::dispatch::{Cx, Reject, Variant};
@@ -106,7 +108,10 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     let id = instr_desc(lw.k, acc, a, b).map_err(|e| lw.error(e))?;
     let idesc_bits = id.encode().map_err(|e| lw.internal(e.to_string()))?;
     let (
-        TileRef::Buf { buf: hacc, .. },
+        TileRef::Buf {
+            buf: hacc,
+            index: iacc,
+        },
         TileRef::Buf { buf: ha, index: ia },
         TileRef::Buf { buf: hb, index: ib },
     ) = (acc, a, b)
@@ -127,8 +132,14 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         T::U32,
         add(Expr::Special(Special::SmemBase), Expr::u32(slot)),
     );
-    let taddr = lw.var("taddr", T::U32);
-    lw.inst(Inst::ld_shared_u32(taddr, slot_addr, 0));
+    let base = lw.var("taddr", T::U32);
+    lw.inst(Inst::ld_shared_u32(base, slot_addr, 0));
+    // A staged accumulator (`acc[s]`): the stage's first column (TMEM address bits 15-0,
+    // PTX ISA §9.7.16.1.1).
+    let taddr = match tmem_columns(&lw.k.buffers[*hacc], iacc) {
+        Expr::Imm(0, _) => base,
+        col => lw.let_("taddr_s", T::U32, add(Expr::Var(base), col)),
+    };
     let idesc = lw.let_("idesc", T::U32, Expr::u32(idesc_bits));
     let (ia, ib) = (ia.clone(), ib.clone());
     let adesc0 = desc_base(lw, *ha, &ia, cst)?;

@@ -281,3 +281,53 @@ fn an_mma_accumulates_onto_stored_tensor_memory_after_wait_st() {
         "{e}"
     );
 }
+
+/// Four warps load columns 0..4 of their TMEM lanes (`tcgen05.ld`), then (`early`) wait for
+/// the loads before the CTA barrier or only after it; thread 0 then runs one `tcgen05.mma`
+/// (D = A·B = 0 over those columns), commits to an mbarrier everyone waits on. Waiting after
+/// the barrier is an epilogue releasing its accumulator while its loads may still read it.
+fn mma_over_loaded_d(early: bool) -> Result<Vec<u32>, SimError> {
+    let desc = "0x0000401000080000";
+    let wait_ld = "\ttcgen05.wait::ld.sync.aligned;\n";
+    let (before, after) = if early { (wait_ld, "") } else { ("", wait_ld) };
+    let body = format!(
+        "{PROLOGUE}\tmov.u32 %r1, smem;\n\tsetp.lt.u32 %p0, %r0, 32;\n\
+         \t@%p0 tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r1], 32;\n\
+         \tsetp.eq.u32 %p1, %r0, 0;\n\t@%p1 mbarrier.init.shared::cta.b64 [%r1+8], 1;\n\
+         \ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\ttcgen05.fence::after_thread_sync;\n\
+         \tld.shared.u32 %r2, [%r1];\n\tshr.u32 %r3, %r0, 5;\n\tshl.b32 %r3, %r3, 21;\n\
+         \tadd.u32 %r3, %r3, %r2;\n\
+         \ttcgen05.ld.sync.aligned.32x32b.x4.b32 {{%r20, %r21, %r22, %r23}}, [%r3];\n{before}\
+         \ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\ttcgen05.fence::after_thread_sync;\n\
+         \tadd.u32 %r6, %r1, 1024;\n\tcvt.u64.u32 %rd3, %r6;\n\tshr.u64 %rd3, %rd3, 4;\n\
+         \tor.b64 %rd3, %rd3, {desc};\n\tadd.u32 %r7, %r1, 5120;\n\tcvt.u64.u32 %rd4, %r7;\n\
+         \tshr.u64 %rd4, %rd4, 4;\n\tor.b64 %rd4, %rd4, {desc};\n\tmov.b32 %r9, 0x08040490;\n\
+         \tsetp.ne.u32 %p2, 0, 0;\n\
+         \t@%p1 tcgen05.mma.cta_group::1.kind::f16 [%r2], %rd3, %rd4, %r9, %p2;\n\
+         \t@%p1 tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%r1+8];\n\
+         $L_wait:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p3, [%r1+8], 0;\n\
+         \t@!%p3 bra $L_wait;\n{after}\tmul.wide.u32 %rd2, %r0, 16;\n\
+         \tadd.u64 %rd2, %rd2, %rd0;\n\tst.global.v4.u32 [%rd2], {{%r20, %r21, %r22, %r23}};\n\
+         \ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\
+         \t@%p0 tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 32;\n\tret;\n"
+    );
+    Ok(u32s(&run_out(
+        &module(OUT, &body),
+        &one_cta(128, 8192),
+        2048,
+        4,
+    )?))
+}
+
+#[test]
+fn an_mma_over_cells_a_load_still_reads_is_diagnosed() {
+    // Freshly allocated TMEM reads as zero; the load completed before the MMA was issued.
+    let out = mma_over_loaded_d(true).expect("runs");
+    assert!(out.iter().all(|&v| v == 0));
+    let e = mma_over_loaded_d(false).unwrap_err();
+    assert!(
+        e.to_string().contains("which the tcgen05.ld of line")
+            && e.to_string().contains("wait::ld"),
+        "{e}"
+    );
+}
