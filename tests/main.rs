@@ -21,6 +21,7 @@ mod gpu_rows;
 mod gpu_rs;
 #[cfg(feature = "gpu")]
 mod gpu_smem;
+mod regtile_lowering;
 mod roundtrip;
 mod rs_kernels;
 mod sim;

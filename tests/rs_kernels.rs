@@ -87,3 +87,30 @@ fn the_rs_kernels_assemble_with_hgmma_and_no_spills() {
         }
     }
 }
+
+/// `p = cast::<bf16>(s)`, used only by the RS product, is held packed: one
+/// `cvt.rn.bf16x2.f32` per pair and the words go to the wgmma as they are (no 16-bit
+/// registers, no packing moves). `a_r`, loaded by a copy, is held one element per register
+/// and packed into words at the MMA.
+#[test]
+fn a_16_bit_tile_used_only_by_compute_and_the_mma_is_packed() {
+    let chain = rs_chain::KERNEL.artifacts[0].ptx;
+    // P is 64×64 over 128 threads: 32 elements, 16 words per thread, rounded before the
+    // second product.
+    let second = chain
+        .match_indices("wgmma.mma_async")
+        .nth(4)
+        .expect("8 MMAs")
+        .0;
+    let packs = chain[..second].matches("cvt.rn.bf16x2.f32").count();
+    assert_eq!(packs, 16, "rs_chain: P's pairs rounded by one cvt each");
+    assert!(
+        !chain.contains(", {%h") && !chain[..second].contains("cvt.rn.bf16.f32"),
+        "rs_chain: P went through 16-bit registers"
+    );
+    let gemm = rs_gemm::KERNEL.artifacts[0].ptx;
+    assert!(
+        gemm.contains(".reg .b16") && gemm.contains("mov.b32 %r") && gemm.contains(", {%h"),
+        "rs_gemm: a copied tile is one element per register, packed at the MMA"
+    );
+}
