@@ -74,6 +74,10 @@ enum Cmd {
         /// Attention: sequence 2k and 8k only (the full sweep is 512…16k).
         #[arg(long)]
         quick: bool,
+        /// Attention: write batch 0 of each large point (seq ≥ 8k; Q, K, V and our O) into this
+        /// folder, for `kernels/bench/attention_compare.py` to check against cuDNN's output.
+        #[arg(long)]
+        dump: Option<std::path::PathBuf>,
         /// GEMM: how B is given — `tn` (N×K, D = A·Bᵀ) or `nn` (K×N, D = A·B). Only kernels
         /// taking that layout are measured, and cuBLASLt is run in the same layout.
         #[arg(long, default_value = "tn")]
@@ -438,6 +442,7 @@ fn main() -> ExitCode {
             ops,
             peers,
             quick,
+            dump,
             epilogue,
         }) => match (gpu(), gemm_types(&input, &output), parse_layout(&layout)) {
             (_, Err(e), _) | (_, _, Err(e)) => Err(e),
@@ -463,6 +468,7 @@ fn main() -> ExitCode {
                 &kernels,
                 peers.as_deref(),
                 json.as_deref(),
+                dump.as_deref(),
             ),
             (Ok(rt), Ok(_), Ok(_)) if what == "rows" => bench_rows(
                 &rt,

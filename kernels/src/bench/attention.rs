@@ -242,7 +242,9 @@ pub fn run_attention_bench(
     tiles: &[String],
     peers: Option<&PeersFile>,
     json: Option<&Path>,
+    dump: Option<&Path>,
 ) -> Result<Vec<Point>, BenchError> {
+    let mut dumped = Vec::new();
     // One buffer per tensor, as large as the largest shape's (GQA's Q is 16k × 4096).
     let numel = shapes
         .iter()
@@ -352,6 +354,9 @@ pub fn run_attention_bench(
                 sh.label()
             )));
         }
+        if let Some(dir) = dump.filter(|_| tile.is_none() && sh.seq >= DUMP_SEQ) {
+            dumped.push(dump_point(dir, sh, scale, &host0, &o)?);
+        }
         let tflops = sh.flops() / ms / 1e9;
         let cudnn = peers.and_then(|p| p.tflops(sh, "cudnn"));
         let fa4 = peers.and_then(|p| p.tflops(sh, "fa4-cute-sm90"));
@@ -403,7 +408,24 @@ pub fn run_attention_bench(
             ratios.len()
         );
     }
+    if let Some(dir) = dump {
+        let doc = serde_json::json!({
+            "format": "tirx-attention-dump/1",
+            "device": rt.name(),
+            "points": dumped,
+        });
+        write_file(
+            &dir.join("dump.json"),
+            serde_json::to_string_pretty(&doc)
+                .expect("serialises")
+                .as_bytes(),
+        )?;
+        println!("dumped {} points into {}", dumped.len(), dir.display());
+    }
     if let Some(path) = json {
+        let plot = path.with_extension("svg");
+        write_file(&plot, plot_svg(&points)?.as_bytes())?;
+        println!("wrote {}", plot.display());
         let doc = serde_json::json!({
             "format": "tirx-bench-attention/1",
             "date": super::report::now(),
@@ -422,4 +444,167 @@ pub fn run_attention_bench(
         println!("wrote {}", path.display());
     }
     Ok(points)
+}
+
+/// Points with at least this sequence length are dumped by `--dump` (the large shapes).
+const DUMP_SEQ: usize = 8192;
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), BenchError> {
+    std::fs::write(path, bytes).map_err(|source| BenchError::Write {
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+/// Writes batch 0 of a checked point (Q, K, V as uploaded, O as the kernel wrote it, each
+/// `[S, H, D]` little-endian bf16) into `dir`, for `kernels/bench/attention_compare.py` to
+/// run cuDNN on the same inputs; returns the manifest entry.
+fn dump_point(
+    dir: &Path,
+    sh: &Shape,
+    scale: f32,
+    inputs: &[Vec<bf16>],
+    o: &[bf16],
+) -> Result<serde_json::Value, BenchError> {
+    std::fs::create_dir_all(dir).map_err(|source| BenchError::Write {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let name = format!(
+        "hd{}_s{}_h{}_{}_{}",
+        sh.hd,
+        sh.seq,
+        sh.heads,
+        sh.kv_heads,
+        if sh.causal { "causal" } else { "full" }
+    );
+    let (nq, nk) = (sh.seq * sh.heads * sh.hd, sh.seq * sh.kv_heads * sh.hd);
+    let mut files = serde_json::Map::new();
+    for (what, data) in [
+        ("q", &inputs[0][..nq]),
+        ("k", &inputs[1][..nk]),
+        ("v", &inputs[2][..nk]),
+        ("o", &o[..nq]),
+    ] {
+        let file = format!("{name}.{what}.bin");
+        let bytes: Vec<u8> = data
+            .iter()
+            .flat_map(|x| x.to_bits().to_le_bytes())
+            .collect();
+        write_file(&dir.join(&file), &bytes)?;
+        files.insert(what.into(), file.into());
+    }
+    Ok(serde_json::json!({
+        "hd": sh.hd, "seq": sh.seq, "heads": sh.heads, "kv_heads": sh.kv_heads,
+        "causal": sh.causal, "scale": scale, "files": files,
+    }))
+}
+
+/// The sweep's plot: per point, our TFLOP/s beside the faster of cuDNN and FA4-cute, the
+/// ratio above the pair.
+fn plot_svg(points: &[Point]) -> Result<String, BenchError> {
+    let pairs: Vec<super::plot::BarPair> = points
+        .iter()
+        .map(|p| {
+            let best = [p.cudnn, p.fa4].into_iter().flatten().reduce(f64::max);
+            let sh = &p.shape;
+            super::plot::BarPair {
+                label: format!(
+                    "hd{} s{}{} {}",
+                    sh.hd,
+                    sh.seq,
+                    if sh.heads != sh.kv_heads {
+                        format!(" {}/{}", sh.heads, sh.kv_heads)
+                    } else {
+                        String::new()
+                    },
+                    if sh.causal { "causal" } else { "full" }
+                ),
+                ours: Some(p.tflops),
+                cublas: best,
+                note: p.ratio.map_or("no peer".into(), |r| format!("{r:.2}x")),
+            }
+        })
+        .collect();
+    super::plot::svg_with(
+        "tirx attention (sm_90a) vs the faster peer",
+        "TFLOP/s, 4·b·h·s²·d (halved for causal); bf16, total tokens 16k, heads × hd 2048",
+        ["tirx attention_sm90", "max(cuDNN, FA4-cute)"],
+        &pairs,
+    )
+    .map_err(|e| BenchError::Wrong(format!("plot: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn point(hd: usize, causal: bool, tflops: f64, cudnn: Option<f64>, fa4: Option<f64>) -> Point {
+        let best = [cudnn, fa4].into_iter().flatten().reduce(f64::max);
+        Point {
+            shape: Shape {
+                hd,
+                seq: 8192,
+                batch: 2,
+                heads: 2048 / hd,
+                kv_heads: 2048 / hd,
+                causal,
+            },
+            tile: None,
+            median_ms: 1.0,
+            tflops,
+            runs: 30,
+            max_err: 1e-4,
+            cudnn,
+            fa4,
+            fa2: None,
+            ratio: best.map(|b| tflops / b),
+        }
+    }
+
+    #[test]
+    fn the_plot_compares_each_point_with_the_faster_peer() {
+        let pts = [
+            point(128, false, 600.0, Some(605.0), Some(660.0)),
+            point(64, true, 400.0, None, None),
+        ];
+        let svg = plot_svg(&pts).unwrap();
+        assert!(svg.starts_with("<svg"));
+        for text in [
+            "hd128 s8192 full",
+            "hd64 s8192 causal",
+            "0.91x",
+            "no peer",
+            "max(cuDNN, FA4-cute)",
+        ] {
+            assert!(svg.contains(text), "{text} missing");
+        }
+    }
+
+    #[test]
+    fn a_dumped_point_holds_batch_0_of_each_tensor_as_bf16() {
+        let dir = std::env::temp_dir().join(format!("tirx-dump-test-{}", std::process::id()));
+        let sh = Shape {
+            hd: 64,
+            seq: 4,
+            batch: 2,
+            heads: 2,
+            kv_heads: 1,
+            causal: true,
+        };
+        let v = |n: usize, base: f32| -> Vec<bf16> {
+            (0..n).map(|i| bf16::from_f32(base + i as f32)).collect()
+        };
+        // Batch 0 is the first S·H·D (Q, O) or S·HK·D (K, V) elements of each buffer.
+        let inputs = [v(2 * 512, 1.0), v(2 * 256, 2.0), v(2 * 256, 3.0)];
+        let o = v(2 * 512, 4.0);
+        let entry = dump_point(&dir, &sh, 0.125, &inputs, &o).unwrap();
+        assert_eq!(entry["files"]["k"], "hd64_s4_h2_1_causal.k.bin");
+        let k = std::fs::read(dir.join("hd64_s4_h2_1_causal.k.bin")).unwrap();
+        assert_eq!(k.len(), 256 * 2);
+        assert_eq!(k[2..4], bf16::from_f32(3.0).to_bits().to_le_bytes());
+        let o_file = std::fs::read(dir.join("hd64_s4_h2_1_causal.o.bin")).unwrap();
+        assert_eq!(o_file.len(), 512 * 2);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -49,14 +49,25 @@ const GAP: u32 = 2;
 
 const FONT: &str = "sans-serif";
 
-/// The bar chart as an SVG document.
+/// The bar chart as an SVG document, the second bar of each pair labelled cuBLASLt.
 pub fn svg(title: &str, subtitle: &str, pairs: &[BarPair]) -> Result<String, PlotError> {
+    svg_with(title, subtitle, ["tirx (best config)", "cuBLASLt"], pairs)
+}
+
+/// [`svg`] with the two series named by `legend` (ours, then the peer's: `BarPair::cublas`
+/// holds whichever peer the plot compares with).
+pub fn svg_with(
+    title: &str,
+    subtitle: &str,
+    legend: [&str; 2],
+    pairs: &[BarPair],
+) -> Result<String, PlotError> {
     // Wide enough for the groups and for the subtitle (plotters' estimate: 0.45 em a char).
     let width = (SIDES + GROUP * pairs.len() as u32)
         .max(40 + (subtitle.chars().count() as u32 * 6))
         .max(640);
     let mut out = String::new();
-    draw(&mut out, (width, HEIGHT), title, subtitle, pairs)?;
+    draw(&mut out, (width, HEIGHT), title, subtitle, legend, pairs)?;
     Ok(out)
 }
 
@@ -65,6 +76,7 @@ fn draw(
     size: (u32, u32),
     title: &str,
     subtitle: &str,
+    legend: [&str; 2],
     pairs: &[BarPair],
 ) -> Result<(), PlotError> {
     let root = SVGBackend::with_string(out, size).into_drawing_area();
@@ -110,7 +122,7 @@ fn draw(
         .label_style((FONT, 12))
         .axis_desc_style((FONT, 13))
         .draw()?;
-    draw_bars(&mut chart, pairs)?;
+    draw_bars(&mut chart, legend, pairs)?;
     draw_marks_and_notes(&mut chart, pairs)?;
     chart
         .configure_series_labels()
@@ -128,8 +140,8 @@ type Chart<'a, 'b> =
 
 /// Per shape, our bar in the left half of its segment and cuBLASLt's in the right; each
 /// series labelled for the legend.
-fn draw_bars(chart: &mut Chart, pairs: &[BarPair]) -> Result<(), PlotError> {
-    for (side, (name, color)) in [("tirx (best config)", OURS), ("cuBLASLt", CUBLAS)]
+fn draw_bars(chart: &mut Chart, legend: [&str; 2], pairs: &[BarPair]) -> Result<(), PlotError> {
+    for (side, (name, color)) in [(legend[0], OURS), (legend[1], CUBLAS)]
         .into_iter()
         .enumerate()
     {

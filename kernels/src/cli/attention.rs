@@ -1,4 +1,4 @@
-//! `tirx bench attention [--quick] [--kernel TILE]… [--peers PATH] [--json PATH]`: the attention
+//! `tirx bench attention [--quick] [--kernel TILE]… [--peers PATH] [--json PATH] [--dump DIR]`: the attention
 //! sweep ([`tirx_kernels::bench::attention`]) against the peers file's numbers; with `--kernel`,
 //! each named tile entry of the configs forced in turn where it has the shape's head dim.
 
@@ -14,12 +14,13 @@ pub fn bench_attention(
     tiles: &[String],
     peers: Option<&Path>,
     json: Option<&Path>,
+    dump: Option<&Path>,
 ) -> Result<bool, String> {
     let peers = peers.map(PeersFile::read).transpose()?;
     if let Some(p) = &peers {
         println!("peers: {} on {}, {}", p.format, p.device, p.date);
     }
-    run_attention_bench(rt, &sweep(quick), tiles, peers.as_ref(), json)
+    run_attention_bench(rt, &sweep(quick), tiles, peers.as_ref(), json, dump)
         .map(|_| true)
         .map_err(|e| e.to_string())
 }
