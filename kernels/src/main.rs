@@ -44,6 +44,13 @@ enum Cmd {
     Explain(Which),
     /// Assemble every kernel with ptxas and inspect its SASS; non-zero exit on any failure.
     Check,
+    /// Time the compiler pass by pass over every shipped artifact (IR parse, each pass of the
+    /// pipeline, PTX writing): what the protocol checks cost beside the lowering.
+    TimePasses {
+        /// Rounds to run; the fastest is reported.
+        #[arg(long, default_value_t = 3)]
+        rounds: usize,
+    },
     /// Time kernels on the GPU (median of many runs, inputs rotated past L2): `copy` (tma_copy
     /// against a plain device copy), `gemm` (TFLOP/s), `rows` (softmax, RMSNorm, LayerNorm in
     /// GB/s, against the copy roof and the peers) or `attention` (TFLOP/s against the peers).
@@ -411,6 +418,7 @@ fn main() -> ExitCode {
         }),
         Some(Cmd::Explain(w)) => artifact(&w).and_then(explain).map(|_| true),
         Some(Cmd::Check) => Ok(check()),
+        Some(Cmd::TimePasses { rounds }) => cli::time_passes::time_passes(rounds),
         Some(Cmd::Sim(a)) => cli::sim::sim(&a),
         Some(Cmd::SimCompare(a)) => cli::sim_compare::compare(&a),
         Some(Cmd::SimDump { out, emulator }) => {

@@ -8,3 +8,4 @@ pub mod sim;
 pub mod sim_cases;
 pub mod sim_compare;
 pub mod sim_dump;
+pub mod time_passes;

@@ -112,15 +112,34 @@ pub struct Snapshot {
 
 /// Runs every pass on a `Tile`-phase kernel, returning the `Ptx`-phase kernel and, when
 /// `record` is set, the IR after each pass.
-pub fn run_pipeline(
+pub fn run_pipeline(kernel: Kernel, record: bool) -> Result<(Kernel, Vec<Snapshot>), Diagnostics> {
+    run(kernel, record, None)
+}
+
+/// [`run_pipeline`] with each pass timed: the wall time of every pass of [`PIPELINE`] in
+/// order (the input's verification first, as `verify`), for `tirx time-passes`.
+pub fn run_pipeline_timed(
+    kernel: Kernel,
+) -> Result<(Kernel, Vec<(&'static str, std::time::Duration)>), Diagnostics> {
+    let mut times = Vec::with_capacity(PIPELINE.len() + 1);
+    let (k, _) = run(kernel, false, Some(&mut times))?;
+    Ok((k, times))
+}
+
+fn run(
     mut kernel: Kernel,
     record: bool,
+    mut times: Option<&mut Vec<(&'static str, std::time::Duration)>>,
 ) -> Result<(Kernel, Vec<Snapshot>), Diagnostics> {
     let mut snaps = Vec::new();
+    let t0 = std::time::Instant::now();
     // `TIRX_DUMP=<pass>` (or `all`) prints the IR before and after that pass to stderr.
     let dump = std::env::var("TIRX_DUMP").ok();
     let dumps = |name: &str| dump.as_deref().is_some_and(|d| d == name || d == "all");
     crate::valid::verify(&kernel)?;
+    if let Some(t) = times.as_deref_mut() {
+        t.push(("verify", t0.elapsed()));
+    }
     if record {
         snaps.push(Snapshot {
             pass: "input",
@@ -135,7 +154,11 @@ pub fn run_pipeline(
                 pass.name()
             );
         }
+        let t = std::time::Instant::now();
         pass.run(&mut kernel)?;
+        if let Some(times) = times.as_deref_mut() {
+            times.push((pass.name(), t.elapsed()));
+        }
         if dumps(pass.name()) {
             eprintln!(
                 "// ===== {} after {} =====\n{kernel}",
