@@ -116,11 +116,12 @@ pub fn run_pipeline(kernel: Kernel, record: bool) -> Result<(Kernel, Vec<Snapsho
     run(kernel, record, None)
 }
 
+/// Each pass's name and wall time, in pipeline order.
+pub type PassTimes = Vec<(&'static str, std::time::Duration)>;
+
 /// [`run_pipeline`] with each pass timed: the wall time of every pass of [`PIPELINE`] in
 /// order (the input's verification first, as `verify`), for `tirx time-passes`.
-pub fn run_pipeline_timed(
-    kernel: Kernel,
-) -> Result<(Kernel, Vec<(&'static str, std::time::Duration)>), Diagnostics> {
+pub fn run_pipeline_timed(kernel: Kernel) -> Result<(Kernel, PassTimes), Diagnostics> {
     let mut times = Vec::with_capacity(PIPELINE.len() + 1);
     let (k, _) = run(kernel, false, Some(&mut times))?;
     Ok((k, times))
@@ -129,7 +130,7 @@ pub fn run_pipeline_timed(
 fn run(
     mut kernel: Kernel,
     record: bool,
-    mut times: Option<&mut Vec<(&'static str, std::time::Duration)>>,
+    mut times: Option<&mut PassTimes>,
 ) -> Result<(Kernel, Vec<Snapshot>), Diagnostics> {
     let mut snaps = Vec::new();
     let t0 = std::time::Instant::now();
