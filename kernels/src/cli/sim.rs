@@ -46,6 +46,9 @@ pub struct SimArgs {
     /// Columns.
     #[arg(long, default_value_t = 300)]
     n: usize,
+    /// GEMMs: the depth K (default: N).
+    #[arg(long)]
+    k: Option<usize>,
     /// The first scheduler seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
@@ -125,7 +128,11 @@ pub fn sim(a: &SimArgs) -> Result<bool, String> {
                 a.m,
                 a.n
             );
-            match one(art, a.m, a.n, &Schedule { seed, policy }) {
+            match one(
+                art,
+                (a.m, a.n, a.k.unwrap_or(a.n)),
+                &Schedule { seed, policy },
+            ) {
                 Ok((stats, verdict)) => {
                     println!(
                         "{label}: {verdict}; {} thread-instructions, {} async copies, {:.2} M \
@@ -146,7 +153,11 @@ pub fn sim(a: &SimArgs) -> Result<bool, String> {
 }
 
 /// One run: inputs from `seed`, the emulator, the check. The verdict text on success.
-fn one(art: &KernelArtifact, m: usize, n: usize, s: &Schedule) -> Result<(Stats, String), String> {
+fn one(
+    art: &KernelArtifact,
+    (m, n, k): (usize, usize, usize),
+    s: &Schedule,
+) -> Result<(Stats, String), String> {
     let mut rng = Rng::new(s.seed);
     let mut dev = Device::new();
     match art.problem {
@@ -192,7 +203,7 @@ fn one(art: &KernelArtifact, m: usize, n: usize, s: &Schedule) -> Result<(Stats,
                 format!("max error {worst:.2e} (tolerance {:.2e})", reference::RTOL),
             ))
         }
-        Some(Problem::Gemm(_)) => gemm(art, m, n, s, &mut rng, &mut dev),
+        Some(Problem::Gemm(_)) => gemm(art, (m, n, k), s, &mut rng, &mut dev),
         Some(Problem::Attention) => attention(art, m, n, s),
         None => {
             // The emulator's own refusal names the first instruction it cannot run.
@@ -254,17 +265,15 @@ fn row(
     ))
 }
 
-/// A GEMM on M×N with K = N: D = α·A·op(B) + β·C against the f64 reference, each element
-/// within half an ulp of D's type plus `(K + 2)·2⁻²³·(|α|·Σ|a·b| + |β·c|)`.
+/// A GEMM on M×N×K: D = α·A·op(B) + β·C against the f64 reference, each element within half
+/// an ulp of D's type plus `(K + 2)·2⁻²³·(|α|·Σ|a·b| + |β·c|)`.
 fn gemm(
     art: &KernelArtifact,
-    m: usize,
-    n: usize,
+    (m, n, kk): (usize, usize, usize),
     s: &Schedule,
     rng: &mut Rng,
     dev: &mut Device,
 ) -> Result<(Stats, String), String> {
-    let kk = n;
     let sig = (art.signature)();
     let elem = |name: &str| sig.tensors.iter().find(|t| t.name == name).map(|t| t.elem);
     let (Some(ta), Some(td)) = (elem("a"), elem("d")) else {
