@@ -258,6 +258,18 @@ pub enum ProtocolError {
         /// Its stages.
         stages: u32,
     },
+    /// A straight-line prologue filling one stage twice.
+    #[error(
+        "prologue overfill: this TMA load fills stage {stage} of pipeline `{pipe}` ({stages} stages) a second time with no `{pipe}.producer_acquire(k)` since the first: the first fill may not be consumed yet, and stage {stage}'s full barrier would be sent two fills' bytes in one phase. A prologue fills each of the {stages} stages at most once; take every later stage with `let s = {pipe}.producer_acquire(k);`"
+    )]
+    PrologueOverfill {
+        /// The pipeline.
+        pipe: String,
+        /// Its stages.
+        stages: u32,
+        /// The stage filled twice.
+        stage: i64,
+    },
 }
 
 /// Variables an expression reads.

@@ -107,11 +107,113 @@ impl Flow for Refill<'_> {
     }
 }
 
-/// The refill rule over `k`.
+/// The refill rule over `k`, and the straight-line prologue rule ([`prologue`]).
 pub(super) fn check(k: &Kernel) -> Vec<Diagnostic> {
     if k.pipelines.is_empty() {
         return Vec::new();
     }
     let init = vec![FRESH; k.pipelines.len()];
-    flow::run(k, &mut Refill { k }, init)
+    let mut out = flow::run(k, &mut Refill { k }, init);
+    let mut filled: Vec<Filled> = vec![Vec::new(); k.pipelines.len()];
+    prologue(k, &k.body, &mut filled, &mut out);
+    out
+}
+
+/// Loads outside loops that fill a pipeline's stages by constant index (`pipe.full(0)`, …,
+/// the prologue before a steady-state loop): the same destination (buffer and constant
+/// indices, e.g. `ring[0]`) loaded a second time for a stage with no `producer_acquire` (nor
+/// `consumer_wait`, nor a wait on the empty barriers) of the pipeline in between is an error
+/// at the second load (`PrologueOverfill`). Several loads into one stage (A and B, the chunks
+/// of a tile) are one fill. `filled` holds, per pipeline, the (destination, stage) pairs
+/// filled since the last acquire; both branches of an `if` count (union). A loop that touches
+/// the pipeline forgets them (its trip count decides; loops are the refill rule's); run-time
+/// indices are not judged.
+type Filled = Vec<(crate::arena::Handle<crate::ir::Buffer>, Vec<i64>)>;
+
+fn prologue(k: &Kernel, b: &crate::ir::Block, filled: &mut [Filled], out: &mut Vec<Diagnostic>) {
+    for s in b {
+        match &s.kind {
+            StmtKind::Op(op) => {
+                for (i, (_, p)) in k.pipelines.iter().enumerate() {
+                    match op {
+                        Op::ProducerAcquire { pipe, .. } | Op::ConsumerWait { pipe, .. }
+                            if pipe.index() == i =>
+                        {
+                            filled[i].clear()
+                        }
+                        Op::MbarWait { bar, .. } if bar.bar == p.empty => filled[i].clear(),
+                        Op::Copy {
+                            dst: crate::ir::TileRef::Buf { buf, index },
+                            bar: Some(r),
+                            variant: Some(v),
+                            ..
+                        } if v == "tma_load" && r.bar == p.full => {
+                            let Expr::Imm(c, _) = r.index else { continue };
+                            let Some(mut key) = index
+                                .iter()
+                                .map(|e| match e {
+                                    Expr::Imm(x, _) => Some(*x),
+                                    _ => None,
+                                })
+                                .collect::<Option<Vec<i64>>>()
+                            else {
+                                continue;
+                            };
+                            key.push(c);
+                            if filled[i].iter().any(|(b, x)| b == buf && *x == key) {
+                                let e = ProtocolError::PrologueOverfill {
+                                    pipe: p.name.clone(),
+                                    stages: p.stages,
+                                    stage: c,
+                                };
+                                if !out.iter().any(|d| d.span == s.span) {
+                                    out.push(Diagnostic::new(s.span, e));
+                                }
+                            } else {
+                                filled[i].push((*buf, key));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            }
+            StmtKind::Scope { body, .. } => prologue(k, body, filled, out),
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                let mut other = filled.to_vec();
+                prologue(k, then_body, filled, out);
+                prologue(k, else_body, &mut other, out);
+                for (a, b) in filled.iter_mut().zip(other) {
+                    for x in b {
+                        if !a.contains(&x) {
+                            a.push(x);
+                        }
+                    }
+                }
+            }
+            StmtKind::For { body, .. } | StmtKind::Loop { body, .. } => {
+                for (i, (_, p)) in k.pipelines.iter().enumerate() {
+                    let mut touches = false;
+                    visit(body, &mut |t, _| {
+                        if let StmtKind::Op(op) = &t.kind {
+                            touches |= match op {
+                                Op::ProducerAcquire { pipe, .. }
+                                | Op::ConsumerWait { pipe, .. } => pipe.index() == i,
+                                Op::MbarWait { bar, .. } => bar.bar == p.empty,
+                                Op::Copy { bar: Some(r), .. } => r.bar == p.full,
+                                _ => false,
+                            };
+                        }
+                    });
+                    if touches {
+                        filled[i].clear();
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
 }
