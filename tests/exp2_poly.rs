@@ -15,8 +15,8 @@
 //! `x ≥ 128` (+inf included) gives +inf, NaN gives NaN; integers give exact powers of two
 //! and the function is monotone (it never decreases along the sweep).
 //!
-//! The SASS check: a kernel using only `exp2_poly3` has FFMA and no MUFU at all, no FRND or
-//! F2I (the reduction stays on the FMA units), and no spills.
+//! The SASS check (sm_90a and sm_100a): a kernel using only `exp2_poly3` has FFMA and no
+//! MUFU at all, no FRND or F2I (the reduction stays on the FMA units), and no spills.
 
 use tirx::prelude::*;
 use tirx::runtime::{ElemType, TensorMeta};
@@ -40,8 +40,12 @@ pub fn exp2_both(
     copy(y2.tile(cta.y, cta.x), exp2_approx(t));
 }
 
-/// `y = exp2_poly3(x)` alone, for the SASS check.
-#[tile_kernel(target = sm_90a, threads = 128, grid = (cdiv(N, 64), cdiv(M, 64)))]
+/// `y = exp2_poly3(x)` alone, for the SASS check, on Hopper and Blackwell.
+#[tile_kernel(
+    targets(sm_90a, sm_100a),
+    threads = 128,
+    grid = (cdiv(N, 64), cdiv(M, 64))
+)]
 pub fn exp2_poly_only(#[shape(M, N)] x: Tensor<f32>, #[shape(M, N)] y: Tensor<f32>) {
     let t = regs::<f32>([64, 64], layout = blocked(vec = 4));
     copy(t, x.tile(cta.y, cta.x));
@@ -217,6 +221,7 @@ fn exp2_poly3_is_within_its_fit_over_the_whole_range_in_the_emulator() {
 
 #[test]
 fn exp2_poly3_lowers_to_fma_units_only() {
+    assert_eq!(exp2_poly_only::KERNEL.artifacts.len(), 2);
     let ptx = exp2_poly_only::KERNEL.artifacts[0].ptx;
     for want in [
         "max.NaN.f32",
@@ -224,6 +229,7 @@ fn exp2_poly3_lowers_to_fma_units_only() {
         "add.rm.f32",
         "fma.rn.f32",
         "shl.b32",
+        "mul.rn.f32",
     ] {
         assert!(ptx.contains(want), "no `{want}` in\n{ptx}");
     }
@@ -233,20 +239,28 @@ fn exp2_poly3_lowers_to_fma_units_only() {
     if tool_for_test(find_ptxas()).is_none() {
         return;
     }
-    let c = check_artifact(
-        exp2_poly_only::KERNEL.name,
-        &exp2_poly_only::KERNEL.artifacts[0],
-    )
-    .expect("assembles");
-    println!(
-        "exp2_poly_only ({}): {} registers, {} spill bytes, SASS {:?}",
-        c.target, c.registers, c.spills, c.sass
-    );
-    assert!(c.problems.is_empty(), "{:?}", c.problems);
-    assert_eq!(c.spills, 0);
-    assert!(c.sass.contains_key("FFMA"), "{:?}", c.sass.keys());
-    for not in ["MUFU", "MUFU.EX2", "FRND", "F2I"] {
-        assert!(!c.sass.contains_key(not), "{not} in {:?}", c.sass.keys());
+    for a in exp2_poly_only::KERNEL.artifacts {
+        let c = check_artifact(exp2_poly_only::KERNEL.name, a).expect("assembles");
+        println!(
+            "exp2_poly_only ({}): {} registers, {} spill bytes, SASS {:?}",
+            c.target, c.registers, c.spills, c.sass
+        );
+        assert!(c.problems.is_empty(), "{}: {:?}", c.target, c.problems);
+        assert_eq!(c.spills, 0, "{}", c.target);
+        assert!(
+            c.sass.contains_key("FFMA"),
+            "{}: {:?}",
+            c.target,
+            c.sass.keys()
+        );
+        for not in ["MUFU", "MUFU.EX2", "FRND", "F2I"] {
+            assert!(
+                !c.sass.contains_key(not),
+                "{}: {not} in {:?}",
+                c.target,
+                c.sass.keys()
+            );
+        }
     }
     // The function that does use MUFU, for contrast.
     let both =

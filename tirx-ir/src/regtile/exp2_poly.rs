@@ -18,7 +18,8 @@
 //! shl.b32      sb, tb, 23            // (floor(c) + 127) mod 2^9 into the exponent field:
 //!                                    // the f32 2^floor(c) (§9.7.8 shl)
 //! mov.b32      s, sb
-//! mul.f32      y, p, s               // p · 2^n, exact for n in [-126, 127] (§9.7.3 mul)
+//! mul.rn.f32   y, p, s               // p · 2^n, exact for n in [-126, 127]; `.rn` so that
+//!                                    // ptxas never fuses it into a following add (§9.7.3 mul)
 //! ```
 //!
 //! Why a multiply by `2^n` rather than an integer add of `n << 23` into `p`'s bits: the
@@ -83,7 +84,7 @@ pub fn lower(lw: &mut Lower, x: Operand) -> Handle<Var> {
     let s = f32v(lw);
     lw.inst(Inst::mov("b32", s, reg(sb)));
     let y = f32v(lw);
-    lw.inst(Inst::binary("mul.f32", y, reg(p), reg(s)));
+    lw.inst(Inst::binary("mul.rn.f32", y, reg(p), reg(s)));
     y
 }
 
