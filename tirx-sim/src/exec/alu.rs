@@ -5,7 +5,9 @@
 //! truncated to the destination's width. Floating point follows IEEE 754 round-to-nearest-even
 //! (Rust's `f32`/`f64` operations, `mul_add` for the fused `fma`), with the ISA's additions:
 //! `.ftz` flushes subnormal inputs and results to zero of the same sign, NaN results are the
-//! canonical NaN, `.sat` clamps to [0, 1] (NaN to 0).
+//! canonical NaN, `.sat` clamps to [0, 1] (NaN to 0). `add/sub/mul.{rz,rm,rp}.f32` round
+//! the exact result once in their direction ([`float_op_directed`]); `min/max.NaN` return NaN
+//! when a source is NaN.
 //!
 //! The `.approx` instructions (`rcp`, `rsqrt`, `ex2`, `lg2`, `tanh`, `sin`, `cos`) are
 //! computed exactly: the f64 value of the function rounded once to f32 (the divisions and
