@@ -7,12 +7,15 @@ mod assemble;
 mod contracts;
 mod dispatch;
 mod elem_types;
+mod exp2_poly;
 #[cfg(feature = "gpu")]
 mod gpu;
 #[cfg(feature = "gpu")]
 mod gpu_attention;
 #[cfg(feature = "gpu")]
 mod gpu_epilogue;
+#[cfg(feature = "gpu")]
+mod gpu_exp2_poly;
 #[cfg(feature = "gpu")]
 mod gpu_fused;
 #[cfg(feature = "gpu")]

@@ -8,7 +8,8 @@
 //! Scalars (kernel arguments, `u32` expressions) are loaded once before the unrolled body;
 //! `row`/`col` indices are the thread's origin (computed once) plus the register's constant
 //! offset. 16-bit floats are widened exactly (`cvt.f32.bf16`) where arithmetic reads them.
-//! PTX used: §9.7.3 (floating point), §9.7.7 (setp, selp), §9.7.9.21 (cvt).
+//! PTX used: §9.7.3 (floating point), §9.7.7 (setp, selp), §9.7.9.21 (cvt); `exp2_poly3`'s
+//! sequence is in `exp2_poly.rs`.
 
 use super::{RegTileError, frag, frag_values, is_packed, layout, origin, reg_type, ttype};
 use crate::abi::ElemType;
@@ -331,6 +332,11 @@ fn eval_at(
                 }
             }
         }
+        P::Un(TUn::Exp2Poly3, a) => {
+            let (v, t) = eval(lw, l, org, a, i, memo);
+            let v = f32_of(lw, v, t);
+            (reg(super::exp2_poly::lower(lw, v)), f32t)
+        }
         P::Un(f, a) => {
             let (v, t) = eval(lw, l, org, a, i, memo);
             let v = f32_of(lw, v, t);
@@ -344,7 +350,7 @@ fn eval_at(
                 TUn::Rcp => "rcp.rn.f32",
                 TUn::Sqrt => "sqrt.rn.f32",
                 TUn::TanhApprox => "tanh.approx.f32",
-                TUn::Not | TUn::Cast(_) => unreachable!("handled above"),
+                TUn::Not | TUn::Cast(_) | TUn::Exp2Poly3 => unreachable!("handled above"),
             };
             let d = tmp(lw, T::F32);
             lw.inst(Inst::unary(op, d, v));

@@ -1,6 +1,6 @@
 //! Register tiles lowered to per-thread instructions: the type rules of tile expressions,
 //! the thread coordinates a layout gives each thread, and the lowering of `compute`
-//! ([`compute`]), `reduce` ([`reduce`]) and the register loads and stores the copy variants
+//! ([`compute`], with `exp2_poly3` in [`exp2_poly`]), `reduce` ([`reduce`]) and the register loads and stores the copy variants
 //! use ([`access`]).
 //!
 //! A register tile is a vector of virtual registers per thread (`Lower::frags`), register `i`
@@ -9,6 +9,7 @@
 
 pub mod access;
 pub mod compute;
+pub mod exp2_poly;
 pub mod reduce;
 pub mod shared;
 

@@ -316,6 +316,7 @@ impl Lowerer<'_> {
             | Id::WarpIndex
             | Id::LaneIndex
             | Id::Exp2Approx
+            | Id::Exp2Poly3
             | Id::Log2Approx
             | Id::RsqrtApprox
             | Id::RcpApprox

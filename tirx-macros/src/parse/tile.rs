@@ -242,6 +242,7 @@ impl Lowerer<'_> {
         let mut sub = |cx: &mut Self, i: usize| cx.texpr(pos[i], out, carriers).map(Box::new);
         let unary = match w.id {
             Id::Exp2Approx => Some(TUn::Exp2Approx),
+            Id::Exp2Poly3 => Some(TUn::Exp2Poly3),
             Id::Log2Approx => Some(TUn::Log2Approx),
             Id::RsqrtApprox => Some(TUn::RsqrtApprox),
             Id::RcpApprox => Some(TUn::RcpApprox),

@@ -87,6 +87,7 @@ pub(crate) enum Id {
     WarpIndex,
     LaneIndex,
     Exp2Approx,
+    Exp2Poly3,
     Log2Approx,
     RsqrtApprox,
     RcpApprox,
@@ -220,6 +221,7 @@ pub(crate) const VOCABULARY: &[Word] = &[
     w(Id::LaneIndex, None, "lane_id", Builtin, (1, 0), &[], "lane_id"),
     // Register-tile functions (elementwise, indices, reductions).
     w(Id::Exp2Approx, None, "exp2_approx", TileFn, (1, 1), &[], "exp2_approx(x)"),
+    w(Id::Exp2Poly3, None, "exp2_poly3", TileFn, (1, 1), &[], "exp2_poly3(x)"),
     w(Id::Log2Approx, None, "log2_approx", TileFn, (1, 1), &[], "log2_approx(x)"),
     w(Id::RsqrtApprox, None, "rsqrt_approx", TileFn, (1, 1), &[], "rsqrt_approx(x)"),
     w(Id::RcpApprox, None, "rcp_approx", TileFn, (1, 1), &[], "rcp_approx(x)"),

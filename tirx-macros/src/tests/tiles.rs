@@ -169,6 +169,14 @@ fn errors_point_at_the_tile_expression() {
             "exp2_approx(t);",
             "computes on register tiles; bind its value",
         ),
+        (
+            "let u = exp2_poly3(col_index(t));",
+            "`exp2_poly3` takes a float; this operand is u32",
+        ),
+        (
+            "let u = exp2_poly3(x);",
+            "`x` is a global tensor; copy a tile of it into a register tile first",
+        ),
     ];
     for (body, want) in cases {
         let e = row_errors(&format!("{DECL} {body}"));

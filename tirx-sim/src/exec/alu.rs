@@ -5,7 +5,9 @@
 //! truncated to the destination's width. Floating point follows IEEE 754 round-to-nearest-even
 //! (Rust's `f32`/`f64` operations, `mul_add` for the fused `fma`), with the ISA's additions:
 //! `.ftz` flushes subnormal inputs and results to zero of the same sign, NaN results are the
-//! canonical NaN, `.sat` clamps to [0, 1] (NaN to 0).
+//! canonical NaN, `.sat` clamps to [0, 1] (NaN to 0). `add/sub/mul.{rz,rm,rp}.f32` round
+//! the exact result once in their direction ([`float_op_directed`]); `min/max.NaN` return NaN
+//! when a source is NaN.
 //!
 //! The `.approx` instructions (`rcp`, `rsqrt`, `ex2`, `lg2`, `tanh`, `sin`, `cos`) are
 //! computed exactly: the f64 value of the function rounded once to f32 (the divisions and
@@ -140,6 +142,9 @@ fn f32_op(op: FOp, ftz: bool, a: f32, b: f32, c: f32) -> f32 {
         FOp::Div => a / b,
         FOp::Min => minmax(f64::from(a), f64::from(b), false) as f32,
         FOp::Max => minmax(f64::from(a), f64::from(b), true) as f32,
+        FOp::MinNaN | FOp::MaxNaN if a.is_nan() || b.is_nan() => f32::NAN,
+        FOp::MinNaN => minmax(f64::from(a), f64::from(b), false) as f32,
+        FOp::MaxNaN => minmax(f64::from(a), f64::from(b), true) as f32,
         FOp::Neg => return -a,
         FOp::Abs => return a.abs(),
         FOp::Rcp => 1.0 / a,
@@ -164,6 +169,9 @@ fn f64_op(op: FOp, a: f64, b: f64, c: f64) -> f64 {
         FOp::Div => a / b,
         FOp::Min => minmax(a, b, false),
         FOp::Max => minmax(a, b, true),
+        FOp::MinNaN | FOp::MaxNaN if a.is_nan() || b.is_nan() => f64::NAN,
+        FOp::MinNaN => minmax(a, b, false),
+        FOp::MaxNaN => minmax(a, b, true),
         FOp::Neg => return -a,
         FOp::Abs => return a.abs(),
         FOp::Rcp => 1.0 / a,
@@ -194,6 +202,63 @@ pub(crate) fn float_op(op: FOp, ty: Type, ftz: bool, sat: bool, a: u64, b: u64, 
         r = if r.is_nan() { 0.0 } else { r.clamp(0.0, 1.0) };
     }
     u64::from(r.to_bits())
+}
+
+/// `add/sub/mul.{rz,rm,rp}.f32` (§9.7.3 `add`, `sub`, `mul`): the exact result rounded once
+/// in `rnd`. A product of two f32 is exact in f64, so it is rounded from there. A sum is
+/// split exactly into `s + e` (Knuth's TwoSum in f64): when `s` is itself an f32 value and
+/// `e` is not zero, the exact sum lies just beside `s` and the result steps one f32 away from
+/// `s` in `rnd`'s direction (or stays); otherwise `s` and `s + e` lie strictly between the
+/// same two f32 values, and rounding `s` decides.
+pub(crate) fn float_op_directed(
+    op: FOp,
+    ty: Type,
+    ftz: bool,
+    sat: bool,
+    rnd: Rnd,
+    a: u64,
+    b: u64,
+) -> u64 {
+    debug_assert!(ty == Type::F32 && matches!(op, FOp::Add | FOp::Sub | FOp::Mul));
+    let f = |x: u64| {
+        let v = f32::from_bits(x as u32);
+        f64::from(if ftz { flush(v) } else { v })
+    };
+    let (a, b) = (f(a), f(b));
+    let b = if op == FOp::Sub { -b } else { b };
+    let r = if op == FOp::Mul {
+        float::f64_to_f32(a * b, rnd)
+    } else {
+        let s = a + b;
+        let bb = s - a;
+        let e = (a - (s - bb)) + (b - bb);
+        let s32 = s as f32;
+        if e == 0.0 || !s.is_finite() || f64::from(s32) != s {
+            float::f64_to_f32(s, rnd)
+        } else {
+            // s ≠ 0 here: a zero sum of two floats is exact.
+            let away = match rnd {
+                Rnd::Rm => e < 0.0,
+                Rnd::Rp => e > 0.0,
+                Rnd::Rz => (e < 0.0) == (s > 0.0),
+                Rnd::Rn | Rnd::Rna => false,
+            };
+            if !away {
+                s32
+            } else {
+                // One f32 step in the direction of `e` (bits move away from zero when the
+                // step grows the magnitude).
+                let grow = (e > 0.0) == (s > 0.0);
+                let bits = s32.to_bits();
+                f32::from_bits(if grow { bits + 1 } else { bits - 1 })
+            }
+        }
+    };
+    let mut r = if ftz { flush(r) } else { r };
+    if sat {
+        r = if r.is_nan() { 0.0 } else { r.clamp(0.0, 1.0) };
+    }
+    u64::from(canon(r).to_bits())
 }
 
 /// `setp`'s comparison.

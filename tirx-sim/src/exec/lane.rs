@@ -316,6 +316,7 @@ impl Machine<'_> {
                 ty,
                 ftz,
                 sat,
+                rnd,
                 d,
                 a,
                 b,
@@ -330,6 +331,8 @@ impl Machine<'_> {
                         | super::ops::FOp::Div
                         | super::ops::FOp::Min
                         | super::ops::FOp::Max
+                        | super::ops::FOp::MinNaN
+                        | super::ops::FOp::MaxNaN
                 );
                 let a = rd!(*a);
                 let b = if unary { 0 } else { rd!(*b) };
@@ -338,7 +341,12 @@ impl Machine<'_> {
                 } else {
                     0
                 };
-                Self::wr(cl, ci, t, *d, alu::float_op(*op, *ty, *ftz, *sat, a, b, c));
+                let v = if *rnd == super::float::Rnd::Rn {
+                    alu::float_op(*op, *ty, *ftz, *sat, a, b, c)
+                } else {
+                    alu::float_op_directed(*op, *ty, *ftz, *sat, *rnd, a, b)
+                };
+                Self::wr(cl, ci, t, *d, v);
             }
             Op::Setp {
                 cmp,

@@ -51,6 +51,10 @@ pub(crate) enum FOp {
     Div,
     Min,
     Max,
+    /// `min.NaN`: the canonical NaN when either source is NaN (§9.7.3 `min`, sm_80+).
+    MinNaN,
+    /// `max.NaN` (§9.7.3 `max`, sm_80+).
+    MaxNaN,
     Neg,
     Abs,
     /// `rcp.approx` / `rcp.rn`: computed as the correctly rounded `1/x`.
@@ -173,12 +177,15 @@ pub(crate) enum Op {
     },
     /// Integer unary operations.
     IntUn { op: IntUn, ty: Type, d: Reg, a: Val },
-    /// Floating-point operations (`b`, `c` unused by the unary ones).
+    /// Floating-point operations (`b`, `c` unused by the unary ones). `rnd` is the rounding
+    /// of `add`/`sub`/`mul` (`.rn` unless `.rz/.rm/.rp` is written: §9.7.3 `add`, `sub`, `mul`);
+    /// the other operations round to nearest.
     Float {
         op: FOp,
         ty: Type,
         ftz: bool,
         sat: bool,
+        rnd: Rnd,
         d: Reg,
         a: Val,
         b: Val,

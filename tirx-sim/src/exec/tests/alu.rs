@@ -2,7 +2,7 @@
 //! (PTX ISA §9.7.9 `cvt`), integer edge cases, NaN rules, packing moves — directly on the
 //! ALU functions and end to end through PTX.
 
-use super::super::alu::{compare, cvt, float_op, int_bin};
+use super::super::alu::{compare, cvt, float_op, float_op_directed, int_bin};
 use super::super::float::{self, Rnd};
 use super::super::ops::{Cmp, CvtMode, FOp, IntOp};
 use super::*;
@@ -141,6 +141,107 @@ fn comparisons_and_min_max_follow_the_nan_rules() {
         0,
     );
     assert_eq!(f32::from_bits(e as u32), 2f64.powf(1.5) as f32);
+}
+
+/// `add/sub/mul.{rm,rp,rz}.f32` round the exact result once in the named direction
+/// (§9.7.3 `add`, `sub`, `mul`); `min/max.NaN` return NaN when a source is NaN (§9.7.3 `min`,
+/// `max`).
+#[test]
+fn directed_rounding_and_nan_min_max() {
+    let d = |op, rnd, a: f32, b: f32| {
+        let r = float_op_directed(
+            op,
+            Type::F32,
+            false,
+            false,
+            rnd,
+            u64::from(a.to_bits()),
+            u64::from(b.to_bits()),
+        );
+        f32::from_bits(r as u32)
+    };
+    let up = |x: f32| f32::from_bits(x.to_bits() + 1);
+    // The floor trick: 1.5·2^23 + 127 + x rounded down has ulp 1, so it is floor(x) + the
+    // constant; up and toward zero for comparison.
+    let m = 12_583_039.0f32;
+    assert_eq!(d(FOp::Add, Rnd::Rm, -0.25, m), m - 1.0);
+    assert_eq!(d(FOp::Add, Rnd::Rm, 2.5, m), m + 2.0);
+    assert_eq!(d(FOp::Add, Rnd::Rp, 2.5, m), m + 3.0);
+    assert_eq!(d(FOp::Add, Rnd::Rz, -m, 0.5), -(m - 1.0));
+    assert_eq!(d(FOp::Sub, Rnd::Rm, -126.75, -m), m - 127.0);
+    // A tiny addend: the sum is exactly representable in f64 but not in f32.
+    let t = 2f32.powi(-30);
+    assert_eq!(d(FOp::Add, Rnd::Rm, 1.0, t), 1.0);
+    assert_eq!(d(FOp::Add, Rnd::Rp, 1.0, t), up(1.0));
+    assert_eq!(d(FOp::Add, Rnd::Rz, -1.0, -t), -1.0);
+    assert_eq!(d(FOp::Add, Rnd::Rm, -1.0, -t), -up(1.0));
+    // Too far apart for f64 to hold the sum: TwoSum's error term decides.
+    let (big, small) = (2f32.powi(100), 2f32.powi(-100));
+    assert_eq!(d(FOp::Add, Rnd::Rp, big, small), up(big));
+    assert_eq!(
+        d(FOp::Sub, Rnd::Rm, big, small),
+        f32::from_bits(big.to_bits() - 1)
+    );
+    assert_eq!(d(FOp::Add, Rnd::Rz, big, small), big);
+    // Products: 3 · fl(1/3) = 1 + 2^-25 exactly.
+    let third = f(0x3eaa_aaab);
+    assert_eq!(d(FOp::Mul, Rnd::Rm, third, 3.0), 1.0);
+    assert_eq!(d(FOp::Mul, Rnd::Rp, third, 3.0), up(1.0));
+    // Overflow: towards zero stays finite, upwards is infinite.
+    assert_eq!(d(FOp::Add, Rnd::Rz, f32::MAX, f32::MAX), f32::MAX);
+    assert_eq!(d(FOp::Add, Rnd::Rp, f32::MAX, f32::MAX), f32::INFINITY);
+    assert!(d(FOp::Add, Rnd::Rm, f32::INFINITY, f32::NEG_INFINITY).is_nan());
+    let mm = |op, a: f32, b: f32| {
+        f32::from_bits(float_op(
+            op,
+            Type::F32,
+            false,
+            false,
+            u64::from(a.to_bits()),
+            u64::from(b.to_bits()),
+            0,
+        ) as u32)
+    };
+    assert_eq!(mm(FOp::MaxNaN, f32::NAN, 1.0).to_bits(), 0x7fff_ffff);
+    assert_eq!(mm(FOp::MinNaN, 1.0, f32::NAN).to_bits(), 0x7fff_ffff);
+    assert_eq!(mm(FOp::MaxNaN, 2.0, 1.0), 2.0);
+    assert_eq!(mm(FOp::MinNaN, f32::NEG_INFINITY, 1.0), f32::NEG_INFINITY);
+}
+
+/// The same forms decoded from PTX: `add.rm.f32`, `mul.rp.f32`, `max.NaN.f32`; `fma.rm` is
+/// refused rather than rounded to nearest.
+#[test]
+fn directed_rounding_through_ptx() {
+    let body = format!(
+        "{PROLOGUE}	setp.ne.u32 %p0, %r0, 0;
+	@%p0 bra $L_end;
+         	mov.f32 %f0, 0fBE800000;
+	add.rm.f32 %f1, %f0, 0f4B40007F;
+         	st.global.f32 [%rd0], %f1;
+         	mov.f32 %f2, 0f3EAAAAAB;
+	mul.rp.f32 %f3, %f2, 0f40400000;
+         	st.global.f32 [%rd0+4], %f3;
+         	mov.b32 %f4, 0x7FC00000;
+	max.NaN.f32 %f5, %f4, 0fC2FE0000;
+         	st.global.f32 [%rd0+8], %f5;
+         	max.f32 %f6, %f4, 0fC2FE0000;
+	st.global.f32 [%rd0+12], %f6;
+         $L_end:
+	ret;
+"
+    );
+    let out = u32s(&run_out(&module(OUT, &body), &one_cta(32, 0), 16, 1).unwrap());
+    assert_eq!(f32::from_bits(out[0]), 12_583_038.0);
+    assert_eq!(out[1], 0x3f80_0001);
+    assert_eq!(out[2], 0x7fff_ffff);
+    assert_eq!(f32::from_bits(out[3]), -127.0);
+    let bad = format!(
+        "{PROLOGUE}	fma.rm.f32 %f1, %f0, %f0, %f0;
+	ret;
+"
+    );
+    let e = run_out(&module(OUT, &bad), &one_cta(1, 0), 4, 0).unwrap_err();
+    assert!(e.to_string().contains("directed rounding"), "{e}");
 }
 
 #[test]
