@@ -375,3 +375,53 @@ fn every_shipped_artifact_decodes() {
     }
     assert!(n >= 128, "{n} artifacts");
 }
+
+/// The line of `needle` in the workspace file `path` (1-based).
+fn source_line_of(path: &str, needle: &str) -> u32 {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let text = std::fs::read_to_string(format!("{root}/{path}")).expect("the kernel's source");
+    text.lines()
+        .position(|l| l.contains(needle))
+        .map(|i| i as u32 + 1)
+        .expect("the statement is in the source")
+}
+
+/// Emulator diagnostics name the user's line, through the line map the macro emits with
+/// each artifact: the planted deadlock points at the `bar.wait(0)` the threads hang in, the
+/// store left in flight at the `tma::store` that issued it.
+#[test]
+fn emulator_diagnostics_name_the_source_line() {
+    let art = registry::find("tma_copy")
+        .expect("shipped")
+        .artifacts
+        .iter()
+        .find(|a| a.target == Target::Sm90a && a.config == "default")
+        .expect("default sm_90a");
+    assert_eq!(art.source_file, "kernels/src/copy/tma_copy.rs");
+    let name = |e: &SimError| tirx_kernels::simulate::with_source_lines(art, &e.to_string());
+    let wait = source_line_of(art.source_file, "bar.wait(0);");
+    let e = planted_copy(|p| p.replace("[%r12], 8192;", "[%r12], 16384;")).unwrap_err();
+    let msg = name(&e);
+    println!("{msg}");
+    assert!(
+        msg.contains(&format!("(kernels/src/copy/tma_copy.rs:{wait})")),
+        "{msg}"
+    );
+    let store = source_line_of(art.source_file, "tma::store(dst.tile(m, n), tile);");
+    let e = planted_copy(|p| p.replace("\tcp.async.bulk.wait_group 0;\n", "")).unwrap_err();
+    let msg = name(&e);
+    assert!(
+        msg.contains(&format!("(kernels/src/copy/tma_copy.rs:{store})")),
+        "{msg}"
+    );
+    // Every line of the map is in the file and the PTX lines increase.
+    let lines = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../kernels/src/copy/tma_copy.rs"
+    ))
+    .unwrap()
+    .lines()
+    .count() as u32;
+    assert!(art.line_map.windows(2).all(|w| w[0].0 < w[1].0));
+    assert!(art.line_map.iter().all(|&(_, l)| l >= 1 && l <= lines));
+}

@@ -271,6 +271,29 @@ pub fn attention(
     Ok((stats, worst))
 }
 
+/// `message` — an emulator diagnostic about `art`'s PTX — with every PTX line it names
+/// (`PTX line 3022`, `line 3022`) followed by the source line that line was written for,
+/// through the artifact's line map: `PTX line 3022 (kernels/src/attention/hopper.rs:183)`.
+/// Lines outside the map (the module's header, the compiler's own prologue) are left as
+/// they are.
+pub fn with_source_lines(art: &tirx::KernelArtifact, message: &str) -> String {
+    let mut out = String::with_capacity(message.len() + 64);
+    let mut rest = message;
+    while let Some(i) = rest.find("line ") {
+        let (head, tail) = rest.split_at(i + "line ".len());
+        out.push_str(head);
+        let digits = tail.chars().take_while(char::is_ascii_digit).count();
+        let (num, after) = tail.split_at(digits);
+        out.push_str(num);
+        if let Some(src) = num.parse().ok().and_then(|n| art.source_line(n)) {
+            out.push_str(&format!(" ({}:{src})", art.source_file));
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

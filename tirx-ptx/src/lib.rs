@@ -18,3 +18,11 @@ pub use writer::{PTX_VERSION, SMEM_SYMBOL, Writer};
 pub fn write_string(kernel: &tirx_ir::Kernel) -> Result<String, PtxError> {
     Writer::new(kernel).write()
 }
+
+/// [`write_string`] with the origin of each body line: `(PTX line, span)` pairs (see
+/// [`Writer::write_with_lines`]), from which the macro builds the artifact's line map.
+pub fn write_with_lines(
+    kernel: &tirx_ir::Kernel,
+) -> Result<(String, Vec<(u32, tirx_ir::Span)>), PtxError> {
+    Writer::new(kernel).write_with_lines()
+}

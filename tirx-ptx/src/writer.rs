@@ -54,6 +54,8 @@ pub struct Writer<'k> {
     namer: Namer,
     /// The body, written first because the declarations depend on what it mentions.
     body: String,
+    /// `(byte offset in body, span)` at the start of every statement written.
+    marks: Vec<(usize, Span)>,
     /// Whether the body mentions each variable, by arena index.
     used: Vec<bool>,
     /// The `%pfN` predicates `For` loops made, in print order.
@@ -80,6 +82,7 @@ impl<'k> Writer<'k> {
             kernel,
             namer: Namer::new(&kernel.vars),
             body: String::new(),
+            marks: Vec::new(),
             used: vec![false; kernel.vars.len()],
             loop_preds: Vec::new(),
             next_label: 0,
@@ -88,7 +91,15 @@ impl<'k> Writer<'k> {
     }
 
     /// Prints the whole module.
-    pub fn write(mut self) -> Result<String, PtxError> {
+    pub fn write(self) -> Result<String, PtxError> {
+        self.write_with_lines().map(|(ptx, _)| ptx)
+    }
+
+    /// Prints the whole module and says where each body line came from: `(line, span)` pairs,
+    /// 1-based PTX line numbers in increasing order, each the first line written for a
+    /// statement with that user span (the lines up to the next pair belong to it). Statements
+    /// without a span (`Span::NONE`, the compiler's own) are left out.
+    pub fn write_with_lines(mut self) -> Result<(String, Vec<(u32, Span)>), PtxError> {
         let kernel = self.kernel;
         if kernel.phase != Phase::Ptx {
             return Err(PtxError::WrongPhase {
@@ -103,9 +114,24 @@ impl<'k> Writer<'k> {
         out.push_str("{\n");
         self.declarations(&mut out)?;
         out.push('\n');
+        let first = out.matches('\n').count() as u32 + 1;
+        let mut lines: Vec<(u32, Span)> = Vec::new();
+        let (mut at, mut line) = (0usize, first);
+        for &(offset, span) in &self.marks {
+            line += self.body[at..offset].matches('\n').count() as u32;
+            at = offset;
+            if span == Span::NONE || lines.last().is_some_and(|l| l.1 == span) {
+                continue;
+            }
+            // A statement that wrote nothing leaves its line to the next one.
+            if lines.last().is_some_and(|l| l.0 == line) {
+                lines.pop();
+            }
+            lines.push((line, span));
+        }
         out.push_str(&self.body);
         out.push_str("\tret;\n}\n");
-        Ok(out)
+        Ok((out, lines))
     }
 
     /// The comment line, the module directives and the dynamic shared memory.
@@ -193,6 +219,7 @@ impl<'k> Writer<'k> {
     }
 
     fn stmt(&mut self, stmt: &Stmt) -> Result<(), PtxError> {
+        self.marks.push((self.body.len(), stmt.span));
         match &stmt.kind {
             StmtKind::Inst(inst) => self.inst(inst),
             StmtKind::Let { var, value } | StmtKind::Assign { var, value } => {

@@ -53,6 +53,12 @@ pub struct KernelArtifact {
     /// the signature), or `None` for a kernel that declares none (it is never chosen by a
     /// host-side dispatcher, only launched by name).
     pub problem: Option<Problem>,
+    /// The source file of the kernel (`file!()` where the macro expanded), or `""`.
+    pub source_file: &'static str,
+    /// The line map: `(PTX line, source line)` pairs, PTX lines increasing, each the first PTX
+    /// line of a statement from that source line (the lines up to the next pair belong to it),
+    /// so that a diagnostic about a PTX line (the emulator's, ptxas's) names the user's line.
+    pub line_map: &'static [(u32, u32)],
 }
 
 impl KernelArtifact {
@@ -81,7 +87,30 @@ impl KernelArtifact {
             signature,
             consts: &[],
             problem: None,
+            source_file: "",
+            line_map: &[],
         }
+    }
+
+    /// The same artifact with its source file and line map (the macro adds these).
+    pub const fn with_source(
+        self,
+        source_file: &'static str,
+        line_map: &'static [(u32, u32)],
+    ) -> KernelArtifact {
+        KernelArtifact {
+            source_file,
+            line_map,
+            ..self
+        }
+    }
+
+    /// The source line that PTX line `ptx_line` (1-based) was written for: the line of the
+    /// last map entry at or before it; `None` before the first (the module's header and
+    /// declarations) or without a map.
+    pub fn source_line(&self, ptx_line: u32) -> Option<u32> {
+        let i = self.line_map.partition_point(|&(p, _)| p <= ptx_line);
+        i.checked_sub(1).map(|i| self.line_map[i].1)
     }
 
     /// The same artifact described by its config entries and problem (the macro adds these;

@@ -143,6 +143,7 @@ pub fn sim(a: &SimArgs) -> Result<bool, String> {
                     );
                 }
                 Err(e) => {
+                    let e = tirx_kernels::simulate::with_source_lines(art, &e);
                     println!("{label}: FAILED: {e}");
                     ok = false;
                 }

@@ -34,10 +34,12 @@ pub fn module(def: &KernelDef, artifacts: &[Artifact], pruned: &[Pruned]) -> Tok
             .find(|c| c.name == a.config)
             .map_or_else(|| quote!(), config_values);
         let problem = problem_tokens(a.problem);
+        let lines = a.line_map.iter().map(|(p, l)| quote!((#p, #l)));
         // SAFETY: this PTX and this signature come from the same compilation, by this macro.
         quote! {
             unsafe { ::tirx::KernelArtifact::new(#kernel, #config, #target, #ptx, #ir, #sig_fn) }
                 .with_meta(&[#consts], #problem)
+                .with_source(::core::file!(), &[#(#lines),*])
         }
     });
     let pruned = pruned.iter().map(|p| {
