@@ -34,4 +34,5 @@ mod sim_gemm;
 mod sim_rs;
 mod smem_kernels;
 mod snapshots;
+mod tmem_regs;
 mod ui;

@@ -484,6 +484,25 @@ impl Inst {
         inst("tcgen05.wait::ld.sync.aligned", vec![], vec![])
     }
 
+    /// `tcgen05.st.sync.aligned.32x32b.xN.b32 [taddr], {v0 … vN-1}` (§9.7.16.8.4 tcgen05.st:
+    /// thread i of the warp writes lane base+i, register j column base+j).
+    pub fn tcgen05_st_32x32b(taddr: Handle<Var>, regs: &[Handle<Var>]) -> Inst {
+        inst(
+            format!("tcgen05.st.sync.aligned.32x32b.x{}.b32", regs.len()),
+            vec![],
+            vec![
+                mem(taddr, 0),
+                Operand::Vector(regs.iter().map(|&v| reg(v)).collect()),
+            ],
+        )
+    }
+
+    /// `tcgen05.wait::st.sync.aligned` (§9.7.16.8.5 tcgen05.wait): every prior `tcgen05.st`
+    /// of the thread is complete.
+    pub fn tcgen05_wait_st() -> Inst {
+        inst("tcgen05.wait::st.sync.aligned", vec![], vec![])
+    }
+
     /// `tcgen05.fence::before_thread_sync` / `::after_thread_sync` (§9.7.16.6.4 tcgen05
     /// fences): order tcgen05 operations across a thread synchronisation.
     pub fn tcgen05_fence(after: bool) -> Inst {

@@ -56,6 +56,8 @@ pub static COPY: &[&Variant] = &[
     &copy::tma_load::VARIANT,
     &copy::tma_store::VARIANT,
     &copy::tmem_epilogue::VARIANT,
+    &copy::tmem_regs::LOAD,
+    &copy::tmem_regs::STORE,
 ];
 /// Mma variants.
 pub static MMA: &[&Variant] = &[&mma::tcgen05::VARIANT, &mma::wgmma::VARIANT];

@@ -284,11 +284,15 @@ fn compile_instance(
             assertion: false,
         }]
     })?;
-    // The user's line of each statement's first token (0 where the compiler cannot tell,
-    // which the map leaves out).
+    // The user's line of each statement's first token, from the compiler's span
+    // (`proc_macro::Span::line`); none outside a macro invocation (the macro's unit tests),
+    // and a line of 0 is left out.
     let mut line_map: Vec<(u32, u32)> = Vec::new();
     for (ptx_line, span) in marks {
-        let line = low.spans.get(span).0.start().line as u32;
+        if !proc_macro::is_available() {
+            break;
+        }
+        let line = low.spans.get(span).0.unwrap().line() as u32;
         if line == 0 || line_map.last().is_some_and(|l| l.1 == line) {
             continue;
         }

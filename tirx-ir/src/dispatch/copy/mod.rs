@@ -13,6 +13,7 @@ pub mod thread_load;
 pub mod tma_load;
 pub mod tma_store;
 pub mod tmem_epilogue;
+pub mod tmem_regs;
 
 use super::Reject;
 use crate::abi::Swizzle;
