@@ -79,7 +79,7 @@ fn gemm_sm90_timeline_shows_tma_loads_overlapping_the_tensor_core() {
         );
         assert!(
             mmas.iter()
-                .all(|o| o.warp % 4 == 0 && o.warp / 4 != producer / 4)
+                .all(|o| o.warp.is_multiple_of(4) && o.warp / 4 != producer / 4)
         );
         let both: u64 = loads
             .iter()

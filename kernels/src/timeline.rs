@@ -144,10 +144,10 @@ pub fn svg(tl: &Timeline, title: &str) -> String {
     let legend_y = axis_y + 44.0;
     let height = legend_y + 2.0 * 20.0 + 10.0;
     let mut s = String::new();
-    let _ = write!(
+    let _ = writeln!(
         s,
         "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{WIDTH}\" height=\"{height}\" \
-         viewBox=\"0 0 {WIDTH} {height}\" font-family=\"sans-serif\" font-size=\"11\">\n"
+         viewBox=\"0 0 {WIDTH} {height}\" font-family=\"sans-serif\" font-size=\"11\">"
     );
     defs(&mut s);
     let _ = writeln!(s, "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>");

@@ -437,3 +437,62 @@ fn launch(
     )
     .map_err(|e| e.to_string())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        sim: SimArgs,
+    }
+
+    /// `tirx sim tma_copy --timeline FILE` writes the SVG and the JSON beside it, only once
+    /// (the first schedule), and the run still passes.
+    #[test]
+    fn timeline_writes_the_svg_and_its_json() {
+        let dir = std::env::temp_dir().join(format!("tirx-sim-timeline-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let svg = dir.join("copy.svg");
+        let args = Cli::try_parse_from([
+            "sim",
+            "tma_copy",
+            "--target",
+            "sm_90a",
+            "--config",
+            "default",
+            "--m",
+            "8",
+            "--n",
+            "64",
+            "--schedules",
+            "2",
+            "--timeline",
+            svg.to_str().unwrap(),
+        ])
+        .unwrap();
+        assert_eq!(sim(&args.sim), Ok(true));
+        let picture = std::fs::read_to_string(&svg).unwrap();
+        assert!(
+            picture.contains("tma_copy default sm_90a 8x64 seed 1"),
+            "{picture}"
+        );
+        assert!(picture.contains("data-lane=\"TMA\""));
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(svg.with_extension("json")).unwrap())
+                .unwrap();
+        let units: Vec<&str> = json["timeline"]["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["unit"].as_str().unwrap())
+            .collect();
+        assert!(
+            units.contains(&"tma_load") && units.contains(&"tma_store"),
+            "{units:?}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}

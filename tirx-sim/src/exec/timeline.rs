@@ -364,7 +364,7 @@ impl Recorder {
         let i = self.idx(ci, wi);
         let first = self.wgmma_open[i].take();
         let id = match first {
-            Some(t) if wi % 4 == 0 => self.issue(Unit::Wgmma, (ci, wi), line, t),
+            Some(t) if wi.is_multiple_of(4) => self.issue(Unit::Wgmma, (ci, wi), line, t),
             _ => None,
         };
         self.wgmma_groups[i].push_back(id);
