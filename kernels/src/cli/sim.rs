@@ -148,7 +148,12 @@ pub fn sim(a: &SimArgs) -> Result<bool, String> {
                 &Schedule { seed, policy },
             );
             if let (Some(file), Ok((stats, _))) = (record, &result) {
-                write_timeline(file, stats, &label)?;
+                // The title names the whole shape: a GEMM's K too.
+                let title = match art.problem {
+                    Some(Problem::Gemm(_)) => format!("{label}, K = {}", a.k.unwrap_or(a.n)),
+                    _ => label.clone(),
+                };
+                write_timeline(file, stats, &title)?;
             }
             match result {
                 Ok((stats, verdict)) => {
