@@ -32,6 +32,7 @@ mod sim_attention;
 mod sim_exec;
 mod sim_gemm;
 mod sim_rs;
+mod sim_timeline;
 mod smem_kernels;
 mod snapshots;
 mod tmem_regs;

@@ -20,7 +20,7 @@ use tirx_sim::{Device, Policy, Stats};
 
 use super::sim_exec::{EMULATED, report, sim_launch_on};
 
-fn sm90(kernel: &str, config: &str) -> &'static KernelArtifact {
+pub(crate) fn sm90(kernel: &str, config: &str) -> &'static KernelArtifact {
     registry::find(kernel)
         .expect("shipped")
         .artifacts
@@ -85,7 +85,7 @@ fn typed_gemm_on(
 }
 
 /// [`typed_gemm_on`] under a scheduling policy other than the default.
-fn typed_gemm_with(
+pub(crate) fn typed_gemm_with(
     art: &KernelArtifact,
     ptx_text: &str,
     shape: (usize, usize, usize),

@@ -49,3 +49,4 @@ pub mod reference;
 pub mod registry;
 pub mod rows;
 pub mod simulate;
+pub mod timeline;

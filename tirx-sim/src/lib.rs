@@ -23,5 +23,5 @@ pub mod ptx;
 
 pub use exec::{
     ClcMode, Device, Launch, OobFill, ParamValue, Policy, Program, SimError, Stats, TensorMapDesc,
-    TmaElem, TmaSwizzle, run, run_program,
+    Timeline, TmaElem, TmaSwizzle, run, run_program,
 };

@@ -1,5 +1,5 @@
 //! `tirx sim NAME [--target T] [--config C] [--m M] [--n N] [--seed S] [--schedules K]
-//! [--launch-regs R] [--clc fail|succeed|random]`: run
+//! [--launch-regs R] [--clc fail|succeed|random] [--timeline FILE]`: run
 //! a shipped kernel (sm_90a or sm_100a) in the CPU emulator (`tirx-sim`, issue #10) on random
 //! inputs, check it against the CPU reference, and report what the emulator saw. Exit 0 only
 //! when every schedule matched and no diagnostic fired.
@@ -11,6 +11,9 @@
 //! with K = `--n` (B given N×K or, for `nn` configs, K×N; `α = 1.5, β = −0.75` where the
 //! kernel takes C). `--launch-regs` is the per-thread register count ptxas gave the kernel (for
 //! the exact `setmaxnreg` pool); `--clc` how `clusterlaunchcontrol.try_cancel` is answered.
+//! `--timeline FILE` records the first schedule of the first artifact run and writes its
+//! picture (`tirx_kernels::timeline`: a lane per warp of CTA 0 and per asynchronous engine over
+//! emulated time) to FILE and its events to FILE with the extension `.json`.
 
 use half::bf16;
 use tirx::KernelArtifact;
@@ -62,6 +65,10 @@ pub struct SimArgs {
     /// How `clusterlaunchcontrol.try_cancel` requests are answered: fail, succeed or random.
     #[arg(long, default_value = "random")]
     clc: String,
+    /// Write an SVG timeline of the first schedule (warps of CTA 0 and the asynchronous
+    /// engines over emulated time) to FILE, and its events to FILE with extension `.json`.
+    #[arg(long, value_name = "FILE")]
+    timeline: Option<std::path::PathBuf>,
 }
 
 /// Runs `tirx sim`; `Ok(true)` when every run matched.
@@ -104,6 +111,8 @@ pub fn sim(a: &SimArgs) -> Result<bool, String> {
         ..Policy::default()
     };
     let mut ok = true;
+    // The timeline records the first schedule run, then is spent.
+    let mut timeline = a.timeline.as_deref();
     for art in arts {
         // A row kernel computes the first `C` columns of a row (its capacity); the host never
         // gives it a longer row (`row_kernels::host::choose`), so neither does `tirx sim`.
@@ -128,11 +137,25 @@ pub fn sim(a: &SimArgs) -> Result<bool, String> {
                 a.m,
                 a.n
             );
-            match one(
+            let record = timeline.take();
+            let policy = Policy {
+                timeline: record.is_some(),
+                ..policy
+            };
+            let result = one(
                 art,
                 (a.m, a.n, a.k.unwrap_or(a.n)),
                 &Schedule { seed, policy },
-            ) {
+            );
+            if let (Some(file), Ok((stats, _))) = (record, &result) {
+                // The title names the whole shape: a GEMM's K too.
+                let title = match art.problem {
+                    Some(Problem::Gemm(_)) => format!("{label}, K = {}", a.k.unwrap_or(a.n)),
+                    _ => label.clone(),
+                };
+                write_timeline(file, stats, &title)?;
+            }
+            match result {
                 Ok((stats, verdict)) => {
                     println!(
                         "{label}: {verdict}; {} thread-instructions, {} async copies, {:.2} M \
@@ -151,6 +174,29 @@ pub fn sim(a: &SimArgs) -> Result<bool, String> {
         }
     }
     Ok(ok)
+}
+
+/// Writes the recorded timeline of `stats` as an SVG to `file` and as JSON beside it.
+fn write_timeline(file: &std::path::Path, stats: &Stats, title: &str) -> Result<(), String> {
+    let tl = stats
+        .timeline
+        .as_deref()
+        .ok_or("the emulator recorded no timeline")?;
+    let json = file.with_extension("json");
+    let write = |p: &std::path::Path, text: String| {
+        std::fs::write(p, text).map_err(|e| format!("writing {}: {e}", p.display()))
+    };
+    write(file, tirx_kernels::timeline::svg(tl, title))?;
+    write(&json, tirx_kernels::timeline::json(tl, title))?;
+    println!(
+        "timeline of {title}: {} and {} ({} warp spans, {} async operations over {} steps)",
+        file.display(),
+        json.display(),
+        tl.warps.len(),
+        tl.ops.len(),
+        tl.end
+    );
+    Ok(())
 }
 
 /// One run: inputs from `seed`, the emulator, the check. The verdict text on success.
@@ -395,4 +441,63 @@ fn launch(
         &s.policy,
     )
     .map_err(|e| e.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        sim: SimArgs,
+    }
+
+    /// `tirx sim tma_copy --timeline FILE` writes the SVG and the JSON beside it, only once
+    /// (the first schedule), and the run still passes.
+    #[test]
+    fn timeline_writes_the_svg_and_its_json() {
+        let dir = std::env::temp_dir().join(format!("tirx-sim-timeline-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let svg = dir.join("copy.svg");
+        let args = Cli::try_parse_from([
+            "sim",
+            "tma_copy",
+            "--target",
+            "sm_90a",
+            "--config",
+            "default",
+            "--m",
+            "8",
+            "--n",
+            "64",
+            "--schedules",
+            "2",
+            "--timeline",
+            svg.to_str().unwrap(),
+        ])
+        .unwrap();
+        assert_eq!(sim(&args.sim), Ok(true));
+        let picture = std::fs::read_to_string(&svg).unwrap();
+        assert!(
+            picture.contains("tma_copy default sm_90a 8x64 seed 1"),
+            "{picture}"
+        );
+        assert!(picture.contains("data-lane=\"TMA\""));
+        let json: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(svg.with_extension("json")).unwrap())
+                .unwrap();
+        let units: Vec<&str> = json["timeline"]["ops"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["unit"].as_str().unwrap())
+            .collect();
+        assert!(
+            units.contains(&"tma_load") && units.contains(&"tma_store"),
+            "{units:?}"
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

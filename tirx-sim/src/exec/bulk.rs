@@ -32,6 +32,8 @@ pub(crate) struct AsyncOp {
     /// The bulk group it belongs to (stores).
     pub group: Option<u64>,
     pub line: u32,
+    /// Its operation in the timeline recorder (`timeline.rs`), if one is recording it.
+    pub rec: Option<u32>,
 }
 
 #[derive(Clone, Debug)]
@@ -83,6 +85,24 @@ impl AsyncOp {
             AsyncKind::Load { ctas, .. } | AsyncKind::Clc { ctas, .. } => ctas >> ci & 1 == 1,
             AsyncKind::Store { .. } | AsyncKind::Tc05 { .. } => self.cta == ci,
         }
+    }
+}
+
+impl Machine<'_> {
+    /// Puts `op` in flight, recording its issue when the timeline recorder is on.
+    pub(crate) fn push_op(&mut self, cl: &mut Cluster, mut op: AsyncOp) {
+        if let Some(r) = &mut self.rec {
+            use super::timeline::Unit;
+            let unit = match op.kind {
+                AsyncKind::Load { .. } => Unit::TmaLoad,
+                AsyncKind::Store { .. } => Unit::TmaStore,
+                AsyncKind::Tc05 { .. } => Unit::Tcgen05Mma,
+                AsyncKind::Clc { .. } => Unit::Clc,
+            };
+            let now = r.at(self.stats.warp_instructions);
+            op.rec = r.issue(unit, (op.cta as usize, op.tid / 32), op.line, now);
+        }
+        cl.ops.push(op);
     }
 }
 
@@ -247,13 +267,17 @@ impl Machine<'_> {
         };
         let group =
             matches!(kind, AsyncKind::Store { .. }).then(|| cl.ctas[ci].bulk_next[t as usize]);
-        cl.ops.push(AsyncOp {
-            kind,
-            cta: ci as u32,
-            tid: t,
-            group,
-            line,
-        });
+        self.push_op(
+            cl,
+            AsyncOp {
+                kind,
+                cta: ci as u32,
+                tid: t,
+                group,
+                line,
+                rec: None,
+            },
+        );
         Ok(())
     }
 

@@ -90,18 +90,22 @@ impl Machine<'_> {
         } else {
             1 << ci
         };
-        cl.ops.push(AsyncOp {
-            kind: AsyncKind::Clc {
-                ctas,
-                resp: off,
-                mbar: moff,
-                canceled,
+        self.push_op(
+            cl,
+            AsyncOp {
+                kind: AsyncKind::Clc {
+                    ctas,
+                    resp: off,
+                    mbar: moff,
+                    canceled,
+                },
+                cta: ci as u32,
+                tid: t,
+                group: None,
+                line,
+                rec: None,
             },
-            cta: ci as u32,
-            tid: t,
-            group: None,
-            line,
-        });
+        );
         Ok(())
     }
 

@@ -180,6 +180,8 @@ pub(crate) struct Machine<'a> {
     /// Clusters of the grid not started yet (linear indices, in launch order); a successful
     /// `clusterlaunchcontrol.try_cancel` removes one.
     pub pending: std::collections::VecDeque<u32>,
+    /// The event recorder (`timeline.rs`), when [`Policy::timeline`] asks for one.
+    pub rec: Option<Box<super::timeline::Recorder>>,
 }
 
 impl<'a> Machine<'a> {
@@ -200,6 +202,7 @@ impl<'a> Machine<'a> {
             policy,
             stats: Stats::default(),
             pending: Default::default(),
+            rec: policy.timeline.then(Default::default),
         }
     }
 
@@ -221,7 +224,14 @@ impl<'a> Machine<'a> {
         while let Some(k) = self.pending.pop_front() {
             let id = [k % n[0], (k / n[0]) % n[1], k / (n[0] * n[1])];
             let mut cl = self.new_cluster(id);
+            let wpc = self.threads_per_cta().div_ceil(32);
+            if let Some(r) = &mut self.rec {
+                r.begin(&cl, self.stats.warp_instructions, wpc);
+            }
             self.run_cluster(&mut cl)?;
+            if let Some(r) = &mut self.rec {
+                r.end(self.stats.warp_instructions);
+            }
             self.stats.ctas += cl.ctas.len() as u64;
         }
         Ok(())
@@ -348,6 +358,9 @@ impl<'a> Machine<'a> {
         }
         let op = cl.ops.remove(i);
         self.stats.async_ops += 1;
+        if let Some(r) = &mut self.rec {
+            r.complete(op.rec, self.stats.warp_instructions);
+        }
         self.complete(cl, op)
     }
 
@@ -382,6 +395,9 @@ impl<'a> Machine<'a> {
         let nt = cl.ctas[ci].nthreads;
         let lanes = wi * 32..(wi * 32 + 32).min(nt);
         self.wake(cl, ci, lanes.clone());
+        if let Some(r) = &mut self.rec {
+            r.note_warp(cl, ci, wi, self.stats.warp_instructions);
+        }
         // The lowest PC of a running lane first (nearly always the only one); the others in
         // ascending order only when its group cannot proceed.
         let cta = &cl.ctas[ci];
@@ -440,6 +456,9 @@ impl<'a> Machine<'a> {
             for l in super::lane::lanes(group) {
                 self.exit_thread(cl, ci, base + l)?;
             }
+            if let Some(r) = &mut self.rec {
+                r.note_warp(cl, ci, wi, self.stats.warp_instructions);
+            }
             return Ok(true);
         }
         if !self.collective_ready(cl, ci, wi, group, pc)? {
@@ -447,6 +466,9 @@ impl<'a> Machine<'a> {
         }
         self.exec_group(cl, ci, wi, group, pc)?;
         self.stats.warp_instructions += 1;
+        if let Some(r) = &mut self.rec {
+            r.note_warp(cl, ci, wi, self.stats.warp_instructions);
+        }
         Ok(true)
     }
 

@@ -9,7 +9,8 @@
 //!                    ├─ register budgets of setmaxnreg (setmaxnreg.rs), atomics (atom.rs)
 //!                    ├─ TMA copies as async operations completed later (bulk.rs, tma.rs)
 //!                    ├─ wgmma (wgmma.rs), tcgen05 and tensor memory (tcgen05.rs)
-//!                    └─ cluster launch control (clc.rs)
+//!                    ├─ cluster launch control (clc.rs)
+//!                    └─ the opt-in event recorder of `tirx sim --timeline` (timeline.rs)
 //! ```
 //!
 //! Inputs are what the runtime passes the driver: a grid, cluster and block; dynamic shared
@@ -35,6 +36,7 @@ mod setmaxnreg;
 mod shadow;
 mod sync;
 mod tcgen05;
+mod timeline;
 mod tma;
 mod warp;
 mod wgmma;
@@ -51,6 +53,7 @@ pub use program::Program;
 pub use sched::{ClcMode, Policy, Rng};
 pub use setmaxnreg::REGISTER_FILE;
 pub use tcgen05::{InstrDesc, TMEM_COLS, TMEM_LANES, decode_idesc, decode_smem_desc};
+pub use timeline::{MAX_EVENTS, OpSpan, Timeline, Unit, WaitKind, WarpSpan, WarpState};
 pub use tma::{OobFill, TensorMapDesc, TmaElem, TmaSwizzle};
 pub use wgmma::MatrixDesc;
 
@@ -83,7 +86,7 @@ pub enum ParamValue {
 }
 
 /// What a run did.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Stats {
     /// Instructions executed, counted per thread (a warp-instruction of 32 lanes is 32).
     pub thread_instructions: u64,
@@ -95,6 +98,8 @@ pub struct Stats {
     pub ctas: u64,
     /// Wall-clock time of the run.
     pub wall: Duration,
+    /// What the recorder saw, when [`Policy::timeline`] was on.
+    pub timeline: Option<Box<Timeline>>,
 }
 
 impl Stats {
@@ -130,9 +135,13 @@ pub fn run_program(
     let buf = machine::ParamBuf::new(program, params)?;
     check_launch(program, launch)?;
     let mut m = machine::Machine::new(program, launch, &buf, dev, seed, *policy);
-    m.run_grid()?;
+    let ran = m.run_grid();
+    let now = m.stats.warp_instructions;
+    let timeline = m.rec.take().map(|r| Box::new(r.finish(now)));
+    ran?;
     let mut stats = m.stats;
     stats.wall = start.elapsed();
+    stats.timeline = timeline;
     Ok(stats)
 }
 

@@ -89,6 +89,9 @@ pub struct Policy {
     /// The per-thread register count the kernel was launched with (what ptxas chose), for
     /// `setmaxnreg`; `None`: the entry's `.maxnreg` if declared, else unknown.
     pub launch_regs: Option<u32>,
+    /// Record a [`super::Timeline`] of the cluster holding CTA (0, 0, 0) into
+    /// [`super::Stats::timeline`] (off by default; off, the run records nothing).
+    pub timeline: bool,
 }
 
 impl Default for Policy {
@@ -101,6 +104,7 @@ impl Default for Policy {
             launch_regs: None,
             clc: ClcMode::Random,
             strict_wgmma_fence: true,
+            timeline: false,
         }
     }
 }

@@ -431,13 +431,17 @@ impl Machine<'_> {
                     }
                 };
                 let mmas = Self::tcgen05_take(cl, ci, t);
-                cl.ops.push(super::bulk::AsyncOp {
-                    kind: super::bulk::AsyncKind::Tc05 { mmas, mbars },
-                    cta: ci as u32,
-                    tid: t,
-                    group: None,
-                    line,
-                });
+                self.push_op(
+                    cl,
+                    super::bulk::AsyncOp {
+                        kind: super::bulk::AsyncKind::Tc05 { mmas, mbars },
+                        cta: ci as u32,
+                        tid: t,
+                        group: None,
+                        line,
+                        rec: None,
+                    },
+                );
             }
             Op::ClcTryCancel { .. } => self.clc_try_cancel(cl, ci, t, inst)?,
             Op::ClcQuery { .. } => self.clc_query(cl, ci, t, inst)?,

@@ -191,6 +191,16 @@ impl Machine<'_> {
         let line = inst.line;
         let base = wi * 32;
         let first = base + active.trailing_zeros();
+        if let Some(r) = &mut self.rec {
+            let now = self.stats.warp_instructions;
+            match inst.op {
+                Op::TcLd { .. } => r.tmem_access(ci, wi, false, line, now),
+                Op::TcSt { .. } => r.tmem_access(ci, wi, true, line, now),
+                Op::TcWaitLd => r.tmem_wait(ci, wi, false, now),
+                Op::TcWaitSt => r.tmem_wait(ci, wi, true, now),
+                _ => {}
+            }
+        }
         match &inst.op {
             Op::TcAlloc { dst, ncols } => {
                 let n = self.rd(cl, ci, first, *ncols, line)? as u32;

@@ -246,6 +246,14 @@ impl Machine<'_> {
         let line = inst.line;
         let base = wi * 32;
         let w = wi as usize;
+        if let Some(r) = &mut self.rec {
+            let now = self.stats.warp_instructions;
+            match inst.op {
+                Op::Wgmma { .. } => r.wgmma_issue(ci, wi, now),
+                Op::WgmmaCommit => r.wgmma_commit(ci, wi, line),
+                _ => {}
+            }
+        }
         match &inst.op {
             Op::WgmmaFence => cl.ctas[ci].mma[w].fenced_at = Some(cl.regs[ci].now),
             Op::WgmmaCommit => {
@@ -269,6 +277,10 @@ impl Machine<'_> {
                     let Some(wm) = cl.ctas[ci].mma.get_mut(s as usize) else {
                         continue;
                     };
+                    if let Some(r) = &mut self.rec {
+                        let groups = target.saturating_sub(wm.retired);
+                        r.wgmma_retire(ci, s, groups, self.stats.warp_instructions);
+                    }
                     let mut todo = Vec::new();
                     while wm.retired < target {
                         todo.extend(wm.groups.pop_front().unwrap_or_default());
