@@ -425,3 +425,42 @@ fn emulator_diagnostics_name_the_source_line() {
     assert!(art.line_map.windows(2).all(|w| w[0].0 < w[1].0));
     assert!(art.line_map.iter().all(|&(_, l)| l >= 1 && l <= lines));
 }
+
+/// Every shipped artifact has a line map into its own file (lines within the file, PTX lines
+/// increasing); a statement inlined from a tile library in another file is mapped to its call:
+/// `gemm_sm100_ws`'s `tcgen05.alloc` (written in `gemm/pieces.rs`) maps to the level's
+/// `tmem_acquire(acc);` line.
+#[test]
+fn every_line_map_points_into_the_kernels_own_file() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    for k in registry::all() {
+        for art in k.artifacts {
+            let text = std::fs::read_to_string(format!("{root}/{}", art.source_file))
+                .unwrap_or_else(|e| panic!("{} {}: {e}", art.kernel, art.source_file));
+            let lines = text.lines().count() as u32;
+            assert!(
+                !art.line_map.is_empty(),
+                "{} {}: no line map",
+                art.kernel,
+                art.config
+            );
+            assert!(art.line_map.windows(2).all(|w| w[0].0 < w[1].0));
+            assert!(
+                art.line_map.iter().all(|&(_, l)| (1..=lines).contains(&l)),
+                "{} {}: a line outside {}",
+                art.kernel,
+                art.config,
+                art.source_file
+            );
+        }
+    }
+    let art = &registry::find("gemm_sm100_ws").expect("shipped").artifacts[0];
+    let alloc = art
+        .ptx
+        .lines()
+        .position(|l| l.trim_start().starts_with("tcgen05.alloc"))
+        .expect("the allocation") as u32
+        + 1;
+    let call = source_line_of(art.source_file, "tmem_acquire(acc);");
+    assert_eq!(art.source_line(alloc), Some(call));
+}

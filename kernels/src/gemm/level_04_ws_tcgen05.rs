@@ -73,14 +73,7 @@ pub mod kernels {
             "the warpgroups' setmaxnreg counts exceed the 64K-register file",
         );
 
-        #[scope(warp = 0)]
-        {
-            tcgen05::alloc(acc);
-            tcgen05::relinquish();
-        }
-        tcgen05::fence_before();
-        sync_threads();
-        tcgen05::fence_after();
+        tmem_acquire(acc);
 
         // Warpgroup 0: the TMA warp and the MMA warp (warps 2 and 3 only give registers away).
         #[scope(warpgroup = 0)]
@@ -110,11 +103,6 @@ pub mod kernels {
             copy(d.tile(cta.y, cta.x), acc);
         }
 
-        tcgen05::fence_before();
-        sync_threads();
-        #[scope(warp = 0)]
-        {
-            tcgen05::dealloc(acc);
-        }
+        tmem_release(acc);
     }
 }

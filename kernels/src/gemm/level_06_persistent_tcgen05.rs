@@ -76,14 +76,7 @@ pub mod kernels {
             "the warpgroups' setmaxnreg counts exceed the 64K-register file",
         );
 
-        #[scope(warp = 0)]
-        {
-            tcgen05::alloc(acc);
-            tcgen05::relinquish();
-        }
-        tcgen05::fence_before();
-        sync_threads();
-        tcgen05::fence_after();
+        tmem_acquire(acc);
 
         #[scope(warpgroup = 0)]
         {
@@ -135,12 +128,7 @@ pub mod kernels {
             }
         }
 
-        tcgen05::fence_before();
-        sync_threads();
-        #[scope(warp = 0)]
-        {
-            tcgen05::dealloc(acc);
-        }
+        tmem_release(acc);
     }
 
     /// The MMA issuer's K loop of one tile into accumulator stage `stage`: each stage of the

@@ -15,6 +15,34 @@ use tirx::prelude::*;
 mod gemm_pieces {
     use tirx::prelude::*;
 
+    /// Tensor memory for `acc`: allocated by warp 0 (the allocating warp must be whole, PTX
+    /// ISA §9.7.16.7.1), the allocation permit given up for the CTAs that follow, and the
+    /// address made visible to every thread (`tcgen05.fence::before_thread_sync`, the CTA
+    /// barrier, `::after_thread_sync`, §9.7.16.6.4).
+    #[tile_fn]
+    fn tmem_acquire(acc: Tmem) {
+        #[scope(warp = 0)]
+        {
+            tcgen05::alloc(acc);
+            tcgen05::relinquish();
+        }
+        tcgen05::fence_before();
+        sync_threads();
+        tcgen05::fence_after();
+    }
+
+    /// The reverse of [`tmem_acquire`]: every thread's last TMEM access ordered before the
+    /// CTA barrier, then warp 0 — the warp that allocated — frees the columns.
+    #[tile_fn]
+    fn tmem_release(acc: Tmem) {
+        tcgen05::fence_before();
+        sync_threads();
+        #[scope(warp = 0)]
+        {
+            tcgen05::dealloc(acc);
+        }
+    }
+
     /// Grouped rasterization: unit `u` of `rows_total × tiles_n` units, visited in groups of
     /// GROUP rows so that concurrently running CTAs share operand panels in L2; returns
     /// (row unit, column tile).

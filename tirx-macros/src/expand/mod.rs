@@ -286,13 +286,27 @@ fn compile_instance(
     })?;
     // The user's line of each statement's first token, from the compiler's span
     // (`proc_macro::Span::line`); none outside a macro invocation (the macro's unit tests),
-    // and a line of 0 is left out.
+    // and a line of 0 is left out. A statement inlined from a tile function of another file
+    // (a tile library) is given the line of its call in the kernel's file: the map's lines
+    // are lines of `source_file`.
     let mut line_map: Vec<(u32, u32)> = Vec::new();
+    let here = proc_macro::is_available().then(|| def.name.span().unwrap().file());
     for (ptx_line, span) in marks {
-        if !proc_macro::is_available() {
-            break;
+        let Some(here) = &here else { break };
+        let mut at = low.spans.get(span).0.unwrap();
+        if at.file() != *here {
+            match low
+                .spans
+                .calls(span)
+                .into_iter()
+                .map(|c| c.range.0.unwrap())
+                .find(|c| c.file() == *here)
+            {
+                Some(call) => at = call,
+                None => continue,
+            }
         }
-        let line = low.spans.get(span).0.unwrap().line() as u32;
+        let line = at.line() as u32;
         if line == 0 || line_map.last().is_some_and(|l| l.1 == line) {
             continue;
         }
