@@ -168,7 +168,7 @@ pub(super) fn f32_of(lw: &mut Lower, v: Operand, t: TType) -> Operand {
 }
 
 /// A value as an f32 register: 16-bit floats widened, indices converted, immediates moved.
-fn f32_reg(lw: &mut Lower, (v, t): (Operand, TType)) -> Handle<Var> {
+pub(super) fn f32_reg(lw: &mut Lower, (v, t): (Operand, TType)) -> Handle<Var> {
     let v = if t == TType::U32 {
         let d = tmp(lw, T::F32);
         lw.inst(Inst::cvt("rn.f32.u32", d, v));
@@ -317,15 +317,7 @@ fn eval_at(
                 }
                 (_, ElemType::F32) => (f32_of(lw, v, t), f32t),
                 (_, half) => {
-                    let v = f32_of(lw, v, t);
-                    let src = match v {
-                        Operand::Reg(r) => r,
-                        other => {
-                            let r = tmp(lw, T::F32);
-                            lw.inst(Inst::mov("f32", r, other));
-                            r
-                        }
-                    };
+                    let src = f32_reg(lw, (v, t));
                     let d = tmp(lw, T::B16);
                     lw.inst(Inst::cvt_rn_f32_to(half.name(), d, src));
                     (reg(d), TType::Elem(half))

@@ -86,14 +86,7 @@ pub fn lower(lw: &mut Lower, r: &Reduce<'_>) -> Result<(), Diagnostics> {
     for (i, &s) in sv.iter().enumerate() {
         let v = if let Some((p, org)) = &expr {
             let (o, t) = compute::eval(lw, &ls, *org, p, i as u32, &mut memo);
-            match compute::f32_of(lw, o, t) {
-                Operand::Reg(r) => r,
-                other => {
-                    let r = lw.var("v", T::F32);
-                    lw.inst(Inst::mov("f32", r, other));
-                    r
-                }
-            }
+            compute::f32_reg(lw, (o, t))
         } else if half.bytes() == 2 {
             let w = lw.var("w", T::F32);
             lw.inst(Inst::cvt_f32_from(half.name(), w, s));

@@ -75,28 +75,13 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         lw.k.buffers[*buf].layout.shape[lead],
         lw.k.buffers[*buf].layout.shape[lead + 1],
     );
-    let stage_col = crate::dispatch::mma::tmem_columns(&lw.k.buffers[*buf], index);
-    let slot = lw.k.buffers[*buf]
-        .offset
-        .ok_or_else(|| lw.internal("TMEM buffer without slot"))?;
     if coords.len() != 2 {
         return Err(lw.error(LowerError::TileCoords {
             tensor: tensor.clone(),
         }));
     }
     lw.op(Op::Tcgen05FenceAfter);
-    let slot_addr = lw.let_(
-        "slot",
-        ScalarType::U32,
-        add(Expr::Special(Special::SmemBase), Expr::u32(slot)),
-    );
-    let base = lw.var("taddr", ScalarType::U32);
-    lw.inst(Inst::ld_shared_u32(base, slot_addr, 0));
-    // A stage `acc[s]` of a staged accumulator starts `s·N` columns in.
-    let taddr = match stage_col {
-        Expr::Imm(0, _) => base,
-        col => lw.let_("taddr_s", ScalarType::U32, add(Expr::Var(base), col)),
-    };
+    let taddr = tmem_base(lw, *buf, index)?;
     let quarter = lw.let_(
         "quarter",
         ScalarType::U32,
@@ -138,4 +123,30 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         rs.store_all(lw, &vals);
     }
     Ok(())
+}
+
+/// The TMEM address (lane 0) of `buf`'s tile, or of its stage `buf[index]`: the allocation's
+/// address, which `tcgen05.alloc` wrote into the buffer's shared-memory slot, loaded from
+/// there (§9.7.16.7.1), plus the stage's first column (a stage `acc[s]` of a staged
+/// accumulator starts `s·N` columns in).
+pub(super) fn tmem_base(
+    lw: &mut Lower,
+    buf: crate::arena::Handle<crate::ir::Buffer>,
+    index: &[Expr],
+) -> Result<crate::arena::Handle<crate::ir::Var>, Diagnostics> {
+    let stage_col = crate::dispatch::mma::tmem_columns(&lw.k.buffers[buf], index);
+    let slot = lw.k.buffers[buf]
+        .offset
+        .ok_or_else(|| lw.internal("TMEM buffer without slot"))?;
+    let slot_addr = lw.let_(
+        "slot",
+        ScalarType::U32,
+        add(Expr::Special(Special::SmemBase), Expr::u32(slot)),
+    );
+    let base = lw.var("taddr", ScalarType::U32);
+    lw.inst(Inst::ld_shared_u32(base, slot_addr, 0));
+    Ok(match stage_col {
+        Expr::Imm(0, _) => base,
+        col => lw.let_("taddr_s", ScalarType::U32, add(Expr::Var(base), col)),
+    })
 }

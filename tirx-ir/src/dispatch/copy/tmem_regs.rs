@@ -97,24 +97,10 @@ fn lane_address(
     let TileRef::Buf { buf, index } = tmem else {
         return Err(lw.internal("tmem_regs on a non-buffer TMEM side"));
     };
-    let stage_col = crate::dispatch::mma::tmem_columns(&lw.k.buffers[*buf], index);
-    let slot = lw.k.buffers[*buf]
-        .offset
-        .ok_or_else(|| lw.internal("TMEM buffer without slot"))?;
-    let slot_addr = lw.let_(
-        "slot",
-        ScalarType::U32,
-        add(Expr::Special(Special::SmemBase), Expr::u32(slot)),
-    );
-    let base = lw.var("taddr", ScalarType::U32);
-    lw.inst(Inst::ld_shared_u32(base, slot_addr, 0));
+    let base = super::tmem_epilogue::tmem_base(lw, *buf, index)?;
     let quarter = Expr::bin(BinOp::Rem, Expr::Special(Special::WarpId), Expr::u32(4));
     let lane = Expr::bin(BinOp::Shl, mul(quarter, Expr::u32(32)), Expr::u32(16));
-    Ok(lw.let_(
-        "tlane",
-        ScalarType::U32,
-        add(add(Expr::Var(base), stage_col), lane),
-    ))
+    Ok(lw.let_("tlane", ScalarType::U32, add(Expr::Var(base), lane)))
 }
 
 fn sides(op: &Op, store: bool) -> Option<(&TileRef, crate::arena::Handle<crate::ir::Buffer>)> {
