@@ -5,9 +5,10 @@
 //! dim, mask, element type drawn from a seeded generator).
 
 use half::{bf16, f16};
-use tirx::{Runtime, Tensor};
+use tirx::{KernelArtifact, Runtime, Tensor};
 use tirx_kernels::attention::host;
 use tirx_kernels::attention::reference::{Dims, attention_f64};
+use tirx_kernels::dispatch::attention::same_tile;
 use tirx_kernels::reference::{HostElem, Rng};
 
 fn rt() -> Runtime {
@@ -23,7 +24,7 @@ const TOL_LSE: f64 = 2e-3;
 /// max |lse − ref|), infinite when an output is not finite where it must be.
 fn run_case<T: HostElem + tirx::Element + Sync>(
     rt: &Runtime,
-    tile: Option<&str>,
+    tile: Option<&'static KernelArtifact>,
     dims: Dims,
     causal: bool,
     seed: u64,
@@ -49,8 +50,8 @@ fn run_case<T: HostElem + tirx::Element + Sync>(
     rt.poison(&mut lse).unwrap();
     let scale = 1.0 / (d as f32).sqrt();
     let args = [q.view(), k.view(), v.view(), o.view(), lse.view()];
-    host::launch_tile(rt, args, d, causal, scale, tile)
-        .unwrap_or_else(|e| panic!("{tile:?} {dims:?}: {e}"));
+    host::launch(rt, args, d, causal, scale, tile)
+        .unwrap_or_else(|e| panic!("{:?} {dims:?}: {e}", tile.map(|t| t.config)));
     rt.synchronize().unwrap();
     let (got, got_lse) = (rt.download(&o).unwrap(), rt.download(&lse).unwrap());
     let (want, want_lse) = attention_f64(&hqv, &hkv, &hvv, dims, causal, f64::from(scale));
@@ -94,28 +95,25 @@ const CASES: [(usize, usize, usize, usize, usize); 9] = [
     (1, 513, 513, 4, 2),
 ];
 
-/// Every (tile entry, mask) of the shipped attention configs with its head dim (the config
-/// names less their `f16_` / `causal_` prefixes), so a new tile is tested without being listed
-/// here.
-fn tiles() -> Vec<(usize, String, bool)> {
-    let mut out: Vec<(usize, String, bool)> = Vec::new();
-    for k in tirx_kernels::catalogue::all()
-        .into_iter()
-        .filter(|k| k.name.starts_with("attention"))
-    {
-        for a in k.artifacts {
-            let mut t = a.config;
-            for p in ["f16_", "causal_"] {
-                t = t.strip_prefix(p).unwrap_or(t);
-            }
-            let d = a.int("D").expect("every attention config has D") as usize;
-            let causal = a.int("CAUSAL") == Some(1);
-            if !out.iter().any(|(_, x, c)| x == t && *c == causal) {
-                out.push((d, t.to_string(), causal));
+/// Every (tile, mask) of the shipped attention configs with its head dim (one artifact per set
+/// of siblings that differ only in element type and mask), so a new tile is tested without
+/// being listed here.
+fn tiles() -> Vec<(usize, &'static KernelArtifact, bool)> {
+    let mut out = Vec::new();
+    for t in host::tiles() {
+        let d = t.int("D").expect("every attention config has D") as usize;
+        for causal in [false, true] {
+            // Only the masks some sibling of the tile takes.
+            let takes = tirx_kernels::catalogue::all()
+                .into_iter()
+                .flat_map(|k| k.artifacts)
+                .any(|a| same_tile(a, t) && a.int("CAUSAL") == Some(i64::from(causal)));
+            if takes {
+                out.push((d, t, causal));
             }
         }
     }
-    assert!(out.len() >= 8, "attention tiles: {out:?}");
+    assert!(out.len() >= 8, "attention tiles: {}", out.len());
     out
 }
 
@@ -123,7 +121,6 @@ fn every_config<T: HostElem + tirx::Element + Sync>(rt: &Runtime) {
     let mut failures = Vec::new();
     let mut n = 0;
     for (d, tile, causal) in tiles() {
-        let tile = tile.as_str();
         {
             for (i, &(b, s, sk, hq, hk)) in CASES.iter().enumerate() {
                 let dims = Dims {
@@ -136,7 +133,10 @@ fn every_config<T: HostElem + tirx::Element + Sync>(rt: &Runtime) {
                 };
                 let (eo, el) = run_case::<T>(rt, Some(tile), dims, causal, 1000 + i as u64);
                 n += 1;
-                let line = format!("{tile} causal={causal} {dims:?}: o {eo:.2e} lse {el:.2e}");
+                let line = format!(
+                    "{}/{} causal={causal} {dims:?}: o {eo:.2e} lse {el:.2e}",
+                    tile.kernel, tile.config
+                );
                 println!("{line}");
                 if !(eo <= TOL_O && el <= TOL_LSE) {
                     failures.push(line);

@@ -1,27 +1,34 @@
 //! The Hopper attention kernel in the emulator (`tirx-sim`): configs of every head dim and
 //! both masks on odd lengths, several schedules each, O and the LSE against the f64 reference,
 //! with the emulator's strict checks on (the RS operand's `wgmma.fence` rule, `setmaxnreg`
-//! budgets at the 168 registers ptxas gives a 384-thread CTA). No diagnostic may fire.
+//! budgets at the registers ptxas gives the CTA), and the persistent kernel with fewer SMs than
+//! tiles. No diagnostic may fire.
 
+use tirx::Kernel;
 use tirx_kernels::attention::hopper::attention_sm90;
+use tirx_kernels::attention::hopper_persistent::attention_sm90_persistent;
 use tirx_kernels::simulate;
 use tirx_sim::Policy;
 
-/// Runs `config` on `s` queries and keys, `h` heads ([`simulate::attention`], which also
-/// checks the LSE); returns max |o − ref|.
-fn run(config: &str, s: usize, h: usize, seed: u64) -> f64 {
-    let art = attention_sm90::KERNEL
+/// Runs `kernel`'s `config` on `s` queries and keys, `h` heads ([`simulate::attention`], which
+/// also checks the LSE) on a device of two SMs (a persistent CTA then walks several tiles, and
+/// its Q stages and K/V rings wrap across them); returns max |o − ref|.
+fn run(kernel: &Kernel, config: &str, s: usize, h: usize, seed: u64) -> f64 {
+    let art = kernel
         .artifacts
         .iter()
         .find(|a| a.config == config)
         .expect("a config of the kernel");
+    // The registers ptxas gives each thread of the CTA (`.minnctapersm 1`): 65536 / threads,
+    // in steps of 8 — 168 for 384 threads, 128 for the three-consumer tile's 512.
+    let threads = 128 * (art.int("NWG").expect("NWG") as u32 + 1);
     let policy = Policy {
         strict_wgmma_fence: true,
-        launch_regs: Some(168),
+        launch_regs: Some(65536 / threads / 8 * 8),
         ..Policy::default()
     };
-    simulate::attention(art, (s, h), seed, &policy)
-        .unwrap_or_else(|e| panic!("{config} s={s} h={h} seed {seed}: {e}"))
+    simulate::attention(art, (s, h), 2, seed, &policy)
+        .unwrap_or_else(|e| panic!("{} {config} s={s} h={h} seed {seed}: {e}", kernel.name))
         .1
 }
 
@@ -29,12 +36,29 @@ fn run(config: &str, s: usize, h: usize, seed: u64) -> f64 {
 fn attention_in_the_emulator_matches_the_f64_reference() {
     for (config, s, h) in [
         ("causal_d64", 130, 1),
+        ("d64_w3", 200, 1),
         ("d128", 70, 2),
         ("d128_ping", 129, 1),
         ("f16_causal_d256", 90, 1),
     ] {
         for seed in 1..=2 {
-            let err = run(config, s, h, seed);
+            let err = run(&attention_sm90::KERNEL, config, s, h, seed);
+            assert!(
+                err <= 2e-2,
+                "{config} s={s} h={h} seed {seed}: max |o − ref| {err:.3e}"
+            );
+        }
+    }
+}
+
+/// The persistent kernel on two SMs: six tiles (three per CTA, so the two Q stages wrap) with a
+/// key tail, and three tiles of one query tile each (the two CTAs walk unequal
+/// counts: two tiles and one).
+#[test]
+fn persistent_attention_in_the_emulator_walks_several_tiles() {
+    for (config, s, h) in [("d128_sms", 130, 3), ("f16_d128_sms", 70, 3)] {
+        for seed in 1..=2 {
+            let err = run(&attention_sm90_persistent::KERNEL, config, s, h, seed);
             assert!(
                 err <= 2e-2,
                 "{config} s={s} h={h} seed {seed}: max |o − ref| {err:.3e}"

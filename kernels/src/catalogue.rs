@@ -7,7 +7,7 @@
 
 use tirx::Kernel;
 
-use crate::attention::hopper;
+use crate::attention::{hopper, hopper_persistent};
 use crate::copy::tma_copy;
 use crate::gemm::{
     fused, level_01_sync, level_02_tma, level_03_pipeline_tcgen05, level_03_pipeline_wgmma,
@@ -48,7 +48,10 @@ const LISTS: [&[&Kernel]; 27] = [
     &[&norm_long::rmsnorm_long::KERNEL],
     &[&norm_long::layernorm_long::KERNEL],
     &[&swiglu::silu_mul::KERNEL],
-    &[&hopper::attention_sm90::KERNEL],
+    &[
+        &hopper_persistent::attention_sm90_persistent::KERNEL,
+        &hopper::attention_sm90::KERNEL,
+    ],
 ];
 
 /// Every shipped kernel.

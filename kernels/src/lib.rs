@@ -4,6 +4,7 @@
 pub mod attention {
     //! Attention: two MMAs with the softmax between them.
     pub mod hopper;
+    pub mod hopper_persistent;
     pub mod host;
     pub mod reference;
 }

@@ -193,12 +193,14 @@ pub fn download(dev: &Device, t: &TensorMeta) -> Vec<bf16> {
 }
 
 /// Attention in the emulator on one batch of `s` queries and keys and `h` heads (the
-/// artifact's head dim `D`, mask `CAUSAL` and element type), inputs from `seed` (drawn by
+/// artifact's head dim `D`, mask `CAUSAL` and element type) on a device of `sms` SMs (the
+/// persistent kernel's grid; fewer SMs than tiles make each CTA walk several), inputs from `seed` (drawn by
 /// [`random_values`]), outputs poisoned first: O within 2e-2 and the LSE within 2e-3 of the
 /// f64 reference, or the first element that is not. Returns the stats and max |o − ref|.
 pub fn attention(
     art: &tirx::KernelArtifact,
     (s, h): (usize, usize),
+    sms: u32,
     seed: u64,
     policy: &Policy,
 ) -> Result<(Stats, f64), String> {
@@ -228,7 +230,10 @@ pub fn attention(
         &mut dev,
         (&tensors, &scalars),
         seed,
-        &DeviceLimits::HOPPER,
+        &DeviceLimits {
+            sm_count: sms,
+            ..DeviceLimits::HOPPER
+        },
         policy,
     )
     .map_err(|e| e.to_string())?;

@@ -24,8 +24,8 @@ use tirx::prelude::*;
     threads = 128 * (NWG + 1),
     grid = (cdiv(S, 64 * NWG), HQ / D, B),
     // Tiles per head dim, measured against each other on the H200 (docs/perf/attention-h200.md);
-    // the host takes the first that fits. hd 64: three consumer warpgroups (192-row tiles, as
-    // FA3), which fit once P is packed two per register, with O rescaled early (EARLY: while
+    // the host's cost model ranks them (`dispatch::attention`). hd 64: three warpgroups (192
+    // rows, as FA3), which fit once P is packed two per register, with O rescaled early (EARLY: while
     // Q·Kᵀ runs; 9% faster than late at s8k for this tile, 1–2% slower for the others); the
     // two-warpgroup `d64` stays as the smaller tile the emulator cases use. hd 128: 128-column
     // key blocks (176 was 1.6% faster at s8k, 1.5% slower at s2k). hd 256: 80 (the largest

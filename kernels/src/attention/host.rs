@@ -1,77 +1,50 @@
 //! The host side of attention: which artifact runs a problem, and its launch.
 //!
-//! Choice, from the artifacts' metadata (never their config names): among the catalogue's
-//! attention kernels for the device's target, the first artifact whose head dimension `D`,
-//! mask `CAUSAL` and element type (Q's) are the problem's. Kernels list their configs fastest
-//! first. A problem no artifact takes is a typed error listing every candidate and why it was
-//! refused, before any launch; shapes the kernel cannot take (K/V heads that do not divide the
-//! query heads, a head dimension that is not the tensors') are refused here too.
+//! The choice is the one host-side dispatcher's ([`crate::dispatch`]) for an
+//! [`AttentionRequest`]: every artifact of the catalogue is judged from its metadata (the
+//! problem it solves, its head dimension `D`, mask `CAUSAL`, element type, and whether the
+//! runtime would launch it on these tensors), the accepted ones ranked by the tune cache, then
+//! the cost model ([`crate::dispatch::attention`]). A problem no artifact takes is a typed
+//! error listing every candidate and why it was refused, before any launch; shapes no kernel
+//! can take (K/V heads that do not divide the query heads, a head dimension that is not the
+//! tensors') are refused before that.
 
 use crate::catalogue;
+use crate::dispatch::attention::{AttentionRequest, same_tile};
+use crate::dispatch::{self, Choice, Device, tune::Cache};
 use tirx::abi::ElemType;
-use tirx::{KernelArtifact, Runtime, RuntimeError, Target, Tensor, TensorArg};
+use tirx::{KernelArtifact, Runtime, RuntimeError, Tensor, TensorArg};
 
-/// An attention problem as the dispatcher sees it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AttentionProblem {
-    /// Head dimension.
-    pub d: usize,
-    /// Query and output element type (K and V are the same).
-    pub elem: ElemType,
-    /// Causal (bottom-right aligned) mask.
-    pub causal: bool,
+/// The artifact the host takes for `request` on `device`, or the table of why none fits.
+pub fn choose(request: &AttentionRequest, device: &Device) -> Result<Choice, RuntimeError> {
+    dispatch::choose(request, &catalogue::all(), device, Cache::host())
 }
 
-/// The artifact that runs `p` on `target`, or why none does.
-pub fn choose(
-    p: AttentionProblem,
-    target: Target,
-) -> Result<&'static KernelArtifact, RuntimeError> {
-    choose_tile(p, target, None)
-}
-
-/// [`choose`] restricted to the artifacts of one tile entry of the configs (`tile = Some("d128_s3")`
-/// takes `d128_s3`, `causal_d128_s3`, `f16_d128_s3`, …): for measuring one tile against another.
-pub fn choose_tile(
-    p: AttentionProblem,
-    target: Target,
-    tile: Option<&str>,
-) -> Result<&'static KernelArtifact, RuntimeError> {
-    let mut table = String::new();
-    for k in catalogue::all()
-        .into_iter()
-        .filter(|k| k.name.starts_with("attention"))
-    {
+/// One artifact per tile of the shipped attention kernels (the first of each set of siblings
+/// that differ only in element type and mask, [`same_tile`]): what `--kernel` can force and
+/// the GPU tests run one by one.
+pub fn tiles() -> Vec<&'static KernelArtifact> {
+    let mut out: Vec<&'static KernelArtifact> = Vec::new();
+    for k in catalogue::all() {
         for a in k.artifacts {
-            if a.target != target {
-                continue;
+            if a.problem == Some(tirx::problem::Problem::Attention)
+                && !out.iter().any(|t| same_tile(t, a))
+            {
+                out.push(a);
             }
-            let elem = (a.signature)().tensors.first().map(|t| t.elem);
-            let of_tile = |t: &str| a.config == t || a.config.ends_with(&format!("_{t}"));
-            let why = if tile.is_some_and(|t| !of_tile(t)) {
-                format!("not of tile {tile:?}")
-            } else if a.int("D") != Some(p.d as i64) {
-                format!("head dim {:?}", a.int("D"))
-            } else if a.int("CAUSAL") != Some(i64::from(p.causal)) {
-                format!("causal = {:?}", a.int("CAUSAL"))
-            } else if elem != Some(p.elem) {
-                format!("element type {elem:?}")
-            } else {
-                return Ok(a);
-            };
-            table += &format!("  {} {}: {why}\n", k.name, a.config);
         }
     }
-    Err(RuntimeError::NoKernelFits {
-        problem: format!(
-            "attention hd {}, {:?}, {} on {}",
-            p.d,
-            p.elem,
-            if p.causal { "causal" } else { "full" },
-            target.name()
-        ),
-        table,
-    })
+    out
+}
+
+/// The tile a user names (`--kernel d128_ping`): the attention artifact whose config is
+/// `name`, exactly; [`AttentionRequest::forced`] then accepts its siblings in every element
+/// type and mask.
+pub fn tile_named(name: &str) -> Option<&'static KernelArtifact> {
+    catalogue::all()
+        .into_iter()
+        .flat_map(|k| k.artifacts)
+        .find(|a| a.problem == Some(tirx::problem::Problem::Attention) && a.config == name)
 }
 
 /// The outputs of one attention call.
@@ -85,7 +58,7 @@ pub struct Outputs<'a, T: tirx::Element> {
 
 /// O = softmax(scale·Q·Kᵀ)·V and the LSE: `q` `[B, S, HQ·D]`, `k`, `v` `[B, SK, HK·D]` (torch's
 /// `[B, S, H, D]` row-major), `d` the head dimension. Chooses the artifact ([`choose`]) and
-/// launches it on the runtime's stream.
+/// launches it on the runtime's stream; returns the choice.
 #[allow(clippy::too_many_arguments)]
 pub fn run<T: tirx::Element>(
     rt: &Runtime,
@@ -96,68 +69,27 @@ pub fn run<T: tirx::Element>(
     d: usize,
     causal: bool,
     scale: f32,
-) -> Result<(), RuntimeError> {
+) -> Result<Choice, RuntimeError> {
     let args = [q.view(), k.view(), v.view(), out.o.view(), out.lse.view()];
-    launch(rt, args, d, causal, scale)
+    launch(rt, args, d, causal, scale, None)
 }
 
 /// [`run`] on launch arguments `[q, k, v, o, lse]` (views of any buffers, e.g. one buffer
-/// reshaped per problem by the bench).
+/// reshaped per problem by the bench), with `tile` forcing one tile ([`tiles`],
+/// [`tile_named`]) or `None` for the dispatcher's choice.
 pub fn launch(
     rt: &Runtime,
     args: [TensorArg<'_>; 5],
     d: usize,
     causal: bool,
     scale: f32,
-) -> Result<(), RuntimeError> {
-    launch_tile(rt, args, d, causal, scale, None)
-}
-
-/// [`launch`] with the artifact of one tile entry ([`choose_tile`]).
-pub fn launch_tile(
-    rt: &Runtime,
-    args: [TensorArg<'_>; 5],
-    d: usize,
-    causal: bool,
-    scale: f32,
-    tile: Option<&str>,
-) -> Result<(), RuntimeError> {
-    let bad = |why: String| RuntimeError::NoKernelFits {
-        problem: format!("attention with {why}"),
-        table: String::new(),
-    };
-    let [qs, ks, vs, os, ls] = [0, 1, 2, 3, 4].map(|i| args[i].meta().shape.clone());
-    if qs.len() != 3 || ks.len() != 3 || vs != ks || os != qs {
-        return Err(bad(format!(
-            "q/o {qs:?}/{os:?} and k/v {ks:?}/{vs:?}: q and o must be [B, S, HQ·D], k and v [B, SK, HK·D]"
-        )));
-    }
-    if d == 0 || qs[2] % d != 0 || ks[2] % d != 0 || qs[0] != ks[0] {
-        return Err(bad(format!("head dim {d} over q {qs:?}, k {ks:?}")));
-    }
-    let (hq, hk) = (qs[2] / d, ks[2] / d);
-    if ls != [qs[0] * hq, qs[1], 1] {
-        return Err(bad(format!(
-            "lse {ls:?}: it must be [B·HQ, S, 1] = {:?}",
-            [qs[0] * hq, qs[1], 1]
-        )));
-    }
-    if hk == 0 || hq % hk != 0 {
-        return Err(bad(format!(
-            "{hq} query heads over {hk} K/V heads (GQA needs HK | HQ)"
-        )));
-    }
-    let a = choose_tile(
-        AttentionProblem {
-            d,
-            elem: args[0].meta().elem,
-            causal,
-        },
-        rt.target()?,
-        tile,
-    )?;
-    let scale_log2 = scale * std::f32::consts::LOG2_E;
-    rt.launch_with(a, &args, &[scale_log2])
+    tile: Option<&'static KernelArtifact>,
+) -> Result<Choice, RuntimeError> {
+    let mut request = AttentionRequest::on(&args, d, causal, scale)?;
+    request.tile = tile;
+    let choice = choose(&request, &Device::of(rt)?)?;
+    rt.launch_with(choice.artifact, &args, &[request.scale_log2])?;
+    Ok(choice)
 }
 
 /// `tirx run`'s check of one attention artifact: `(m, n, _)` read as sequence length `m`
@@ -249,16 +181,34 @@ fn check_typed<T: crate::reference::HostElem>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dispatch::attention::Dims;
+
+    /// The bench's sweep shape: 16k tokens, heads × head dim 2048, four query heads per K/V
+    /// head.
+    fn request(d: usize, elem: ElemType, causal: bool, s: usize) -> AttentionRequest {
+        let hq = 2048 / d;
+        let dims = Dims {
+            b: (16384 / s).max(1),
+            s,
+            sk: s,
+            hq,
+            hk: hq / 4,
+        };
+        AttentionRequest::contiguous(dims, d, elem, causal).expect("a valid request")
+    }
 
     #[test]
     fn every_head_dim_mask_and_type_has_an_artifact() {
         for d in [64, 128, 256] {
             for causal in [false, true] {
                 for elem in [ElemType::Bf16, ElemType::F16] {
-                    let a = choose(AttentionProblem { d, elem, causal }, Target::Sm90a)
-                        .unwrap_or_else(|e| panic!("{e}"));
-                    assert_eq!(a.int("D"), Some(d as i64));
-                    assert_eq!(a.int("CAUSAL"), Some(i64::from(causal)));
+                    for s in [1, 1000, 8192] {
+                        let c = choose(&request(d, elem, causal, s), &Device::h200())
+                            .unwrap_or_else(|e| panic!("{e}"));
+                        assert_eq!(c.artifact.int("D"), Some(d as i64));
+                        assert_eq!(c.artifact.int("CAUSAL"), Some(i64::from(causal)));
+                        assert_eq!(c.artifact.elem_of("q"), Some(elem));
+                    }
                 }
             }
         }
@@ -266,13 +216,75 @@ mod tests {
 
     #[test]
     fn a_head_dim_no_kernel_takes_is_an_error_listing_the_candidates() {
-        let p = AttentionProblem {
-            d: 96,
-            elem: ElemType::Bf16,
-            causal: false,
+        let dims = Dims {
+            b: 1,
+            s: 100,
+            sk: 100,
+            hq: 4,
+            hk: 2,
         };
-        let e = choose(p, Target::Sm90a).unwrap_err().to_string();
-        assert!(e.contains("attention hd 96"), "{e}");
-        assert!(e.contains("head dim Some(128)"), "{e}");
+        let r = AttentionRequest::contiguous(dims, 96, ElemType::Bf16, false).unwrap();
+        let e = choose(&r, &Device::h200()).unwrap_err().to_string();
+        assert!(e.contains("attention full hd 96"), "{e}");
+        assert!(e.contains("attention_sm90/d128"), "{e}");
+        assert!(e.contains("solves attention hd Some(128) full"), "{e}");
+        assert!(e.contains("solves gemm"), "{e}");
+    }
+
+    #[test]
+    fn shapes_no_kernel_takes_are_refused_before_the_choice() {
+        let dims = Dims {
+            b: 1,
+            s: 64,
+            sk: 64,
+            hq: 3,
+            hk: 2,
+        };
+        let e = AttentionRequest::contiguous(dims, 64, ElemType::Bf16, false)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("3 query heads over 2 K/V heads"), "{e}");
+    }
+
+    /// On the bench's sweep: the persistent hd 128 tile takes the unmasked hd 128 problems
+    /// (its overlapped prologue is cheaper at every length), the three-warpgroup tile the hd 64
+    /// ones, ping-pong none.
+    #[test]
+    fn the_cost_model_ranks_tiles_by_what_they_are() {
+        let dev = Device::h200();
+        let label = |d, causal, s| {
+            let c = choose(&request(d, ElemType::Bf16, causal, s), &dev).unwrap();
+            c.label()
+        };
+        for s in [512, 2048, 8192] {
+            assert_eq!(
+                label(128, false, s),
+                "attention_sm90_persistent/d128_sms",
+                "s {s}"
+            );
+            assert_eq!(label(128, true, s), "attention_sm90/causal_d128", "s {s}");
+            assert_eq!(label(64, false, s), "attention_sm90/d64_w3", "s {s}");
+            assert_eq!(label(64, true, s), "attention_sm90/causal_d64_w3", "s {s}");
+        }
+    }
+
+    #[test]
+    fn a_forced_tile_takes_its_siblings_in_every_type_and_mask() {
+        let ping = tile_named("d128_ping").expect("the ping-pong tile");
+        assert!(tiles().iter().any(|t| std::ptr::eq(*t, ping)));
+        for causal in [false, true] {
+            for elem in [ElemType::Bf16, ElemType::F16] {
+                let r = request(128, elem, causal, 1000).forced(ping);
+                let c = choose(&r, &Device::h200()).unwrap();
+                assert!(same_tile(c.artifact, ping), "{}", c.label());
+                assert_eq!(c.artifact.int("PING"), Some(1));
+            }
+        }
+        let r = request(64, ElemType::Bf16, false, 1000).forced(ping);
+        let e = choose(&r, &Device::h200()).unwrap_err().to_string();
+        assert!(
+            e.contains("another tile than the forced attention_sm90/d128_ping"),
+            "{e}"
+        );
     }
 }

@@ -28,6 +28,8 @@ use super::{
 };
 use crate::attention::host;
 use crate::attention::reference::{Dims, attention_row};
+use crate::dispatch::Device;
+use crate::dispatch::attention::{AttentionRequest, Dims as RequestDims};
 use crate::reference::Rng;
 
 /// Buffer sets the runs cycle over (each set is q, k, v and o of 16k tokens × 2048 or more:
@@ -280,24 +282,40 @@ pub fn run_attention_bench(
     );
     let mut points = Vec::new();
     // The host's choice, or each forced tile entry that has this head dim.
-    let choices: Vec<Option<&str>> = if tiles.is_empty() {
-        vec![None]
-    } else {
-        tiles.iter().map(|t| Some(t.as_str())).collect()
-    };
+    let mut choices: Vec<Option<(&str, &'static tirx::KernelArtifact)>> = Vec::new();
+    for t in tiles {
+        let Some(a) = host::tile_named(t) else {
+            let known: Vec<&str> = host::tiles().iter().map(|a| a.config).collect();
+            return Err(BenchError::Wrong(format!(
+                "no attention tile `{t}`; tiles: {known:?}"
+            )));
+        };
+        choices.push(Some((t.as_str(), a)));
+    }
+    if choices.is_empty() {
+        choices.push(None);
+    }
     for (sh, tile) in shapes
         .iter()
         .flat_map(|s| choices.iter().map(move |t| (s, *t)))
     {
         let (b, s, hq, hk, d) = (sh.batch, sh.seq, sh.heads, sh.kv_heads, sh.hd);
-        let problem = host::AttentionProblem {
-            d,
-            elem: tirx::abi::ElemType::Bf16,
-            causal: sh.causal,
-        };
-        if tile.is_some() && host::choose_tile(problem, rt.target()?, tile).is_err() {
-            continue;
+        let forced = tile.map(|(_, a)| a);
+        if let Some(a) = forced {
+            // A forced tile runs only the shapes it can take (its head dim).
+            let dims = RequestDims {
+                b,
+                s,
+                sk: s,
+                hq,
+                hk,
+            };
+            let r = AttentionRequest::contiguous(dims, d, tirx::abi::ElemType::Bf16, sh.causal)?;
+            if host::choose(&r.forced(a), &Device::of(rt)?).is_err() {
+                continue;
+            }
         }
+        let tile = tile.map(|(t, _)| t);
         let q_shape = [b, s, hq * d];
         let k_shape = [b, s, hk * d];
         let strides = |sh: &[usize; 3]| [sh[1] * sh[2], sh[2], 1];
@@ -311,7 +329,7 @@ pub fn run_attention_bench(
                 set[3].subview(0, &q_shape, &strides(&q_shape))?,
                 lse.subview(0, &l_shape, &strides(&l_shape))?,
             ];
-            host::launch_tile(rt, args, d, sh.causal, scale, tile)?;
+            host::launch(rt, args, d, sh.causal, scale, forced)?;
             Ok(())
         };
         let (ms, runs) = time(rt, |i| launch(&sets[i], &lse_sets[i]))?;

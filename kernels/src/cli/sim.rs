@@ -1,5 +1,5 @@
 //! `tirx sim NAME [--target T] [--config C] [--m M] [--n N] [--seed S] [--schedules K]
-//! [--launch-regs R] [--clc fail|succeed|random] [--timeline FILE]`: run
+//! [--launch-regs R] [--sms N] [--clc fail|succeed|random] [--timeline FILE]`: run
 //! a shipped kernel (sm_90a or sm_100a) in the CPU emulator (`tirx-sim`, issue #10) on random
 //! inputs, check it against the CPU reference, and report what the emulator saw. Exit 0 only
 //! when every schedule matched and no diagnostic fired.
@@ -29,6 +29,8 @@ use tirx_sim::{ClcMode, Device, Policy, Stats, ptx};
 /// One interleaving: the scheduler seed (also the inputs' seed) and the policy.
 struct Schedule {
     seed: u64,
+    /// The emulated device's SM count (`SMS` in a persistent kernel's grid).
+    sms: u32,
     policy: Policy,
 }
 
@@ -62,6 +64,10 @@ pub struct SimArgs {
     /// the entry's `.maxnreg`, else unknown).
     #[arg(long)]
     launch_regs: Option<u32>,
+    /// The SM count of the emulated device, `SMS` in a persistent kernel's grid (the H200's
+    /// 132 by default; fewer make each CTA of a persistent kernel walk more tiles).
+    #[arg(long, default_value_t = DeviceLimits::HOPPER.sm_count)]
+    sms: u32,
     /// How `clusterlaunchcontrol.try_cancel` requests are answered: fail, succeed or random.
     #[arg(long, default_value = "random")]
     clc: String,
@@ -145,7 +151,11 @@ pub fn sim(a: &SimArgs) -> Result<bool, String> {
             let result = one(
                 art,
                 (a.m, a.n, a.k.unwrap_or(a.n)),
-                &Schedule { seed, policy },
+                &Schedule {
+                    seed,
+                    sms: a.sms,
+                    policy,
+                },
             );
             if let (Some(file), Ok((stats, _))) = (record, &result) {
                 // The title names the whole shape: a GEMM's K too.
@@ -413,7 +423,7 @@ fn attention(
     n: usize,
     s: &Schedule,
 ) -> Result<(Stats, String), String> {
-    let (stats, worst) = simulate::attention(art, (m, n.max(1)), s.seed, &s.policy)?;
+    let (stats, worst) = simulate::attention(art, (m, n.max(1)), s.sms, s.seed, &s.policy)?;
     let causal = art.int("CAUSAL") == Some(1);
     let d = art.int("D").unwrap_or(0);
     Ok((
@@ -437,7 +447,10 @@ fn launch(
         dev,
         (tensors, scalars),
         s.seed,
-        &DeviceLimits::HOPPER,
+        &DeviceLimits {
+            sm_count: s.sms,
+            ..DeviceLimits::HOPPER
+        },
         &s.policy,
     )
     .map_err(|e| e.to_string())

@@ -53,7 +53,7 @@ const GEMM: (usize, usize, usize) = (130, 136, 96);
 /// Every case, in the order of the table `sim-compare` prints. Seeds are the index + 101
 /// ([`cases`]). The GEMMs are the list of `tests/sim_gemm.rs` (every Hopper kind, TN and NN,
 /// each input/output type, α/β, clusters, TMA-store epilogues, bias + GELU/SiLU).
-const TABLE: [Case; 31] = [
+const TABLE: [Case; 32] = [
     // Copies: both configs, tails in both dimensions (N a multiple of 8: TMA rows are
     // multiples of 16 bytes).
     case("tma_copy", "default", (129, 136, 0)),
@@ -93,6 +93,8 @@ const TABLE: [Case; 31] = [
     // Attention: 130 queries and keys (a tail in both), two heads of 64 (N = heads × D),
     // causal, the RS-form P·V and the online softmax.
     case("attention_sm90", "causal_d64", (130, 128, 0)),
+    // The persistent walk: three heads of 128, two query tiles each (six tiles).
+    case("attention_sm90_persistent", "d128_sms", (130, 384, 0)),
 ];
 
 /// Every case with its seed.

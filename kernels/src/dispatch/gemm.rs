@@ -32,7 +32,7 @@ use tirx::runtime::TensorMeta;
 use tirx::{KernelArtifact, TensorArg};
 
 use super::tune::{self, Key};
-use super::{Device, ProblemDef, Reject};
+use super::{Device, ProblemDef, Reject, mentions_sms};
 use crate::registry::GemmTypes;
 
 /// One GEMM to run: the problem and the tensors it runs on.
@@ -262,18 +262,6 @@ impl ProblemDef for GemmRequest {
             types: self.types.to_string(),
             bucket: [tune::bucket(m), tune::bucket(n), tune::bucket(k)],
             align: [tune::alignment(m), tune::alignment(n), tune::alignment(k)],
-        }
-    }
-}
-
-/// Whether a grid expression reads the SM count (a persistent kernel's grid).
-fn mentions_sms(e: &tirx::abi::SymExpr) -> bool {
-    use tirx::abi::SymExpr;
-    match e {
-        SymExpr::Sms => true,
-        SymExpr::Const(_) | SymExpr::Sym(_) => false,
-        SymExpr::CeilDiv(a, b) | SymExpr::Div(a, b) | SymExpr::Mul(a, b) => {
-            mentions_sms(a) || mentions_sms(b)
         }
     }
 }

@@ -17,6 +17,7 @@
 //! - An accepted artifact is one the runtime's pure launch planner accepts for exactly these
 //!   tensors, so choosing never picks a kernel that would then refuse to launch.
 
+pub mod attention;
 pub mod gemm;
 pub mod tune;
 
@@ -258,6 +259,18 @@ pub fn table(verdicts: &[Verdict]) -> String {
         ));
     }
     out
+}
+
+/// Whether a grid expression reads the SM count (a persistent kernel's grid).
+pub(crate) fn mentions_sms(e: &tirx::abi::SymExpr) -> bool {
+    use tirx::abi::SymExpr;
+    match e {
+        SymExpr::Sms => true,
+        SymExpr::Const(_) | SymExpr::Sym(_) => false,
+        SymExpr::CeilDiv(a, b) | SymExpr::Div(a, b) | SymExpr::Mul(a, b) => {
+            mentions_sms(a) || mentions_sms(b)
+        }
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,271 @@
+//! The attention problem: O = softmax(scale·Q·Kᵀ [+ causal mask])·V and the LSE per row, Q and
+//! O `[B, S, HQ·D]`, K and V `[B, SK, HK·D]` (torch's `[B, S, H, D]` row-major), LSE
+//! `[B·HQ, S, 1]` f32 — its acceptance rules and its cost model.
+//!
+//! Acceptance ([`ProblemDef::solves`] and the planner): the artifact declares
+//! `solves = attention`; its config's `D` and `CAUSAL` are the request's head dimension and
+//! mask; its `q` holds the request's element type; and the runtime plans its launch on exactly
+//! these tensors. A request may force one tile ([`AttentionRequest::tile`]): then only that
+//! artifact's siblings are accepted — the artifacts of the same kernel whose config entries
+//! equal its own except the element type and the mask, the two axes the problem chooses.
+//!
+//! The cost model ([`AttentionRequest::cost`]) estimates time from what the artifact is: its
+//! query tile (`64·NWG` rows), key block `BN` and head dimension from its config, whether its
+//! grid is persistent (`SMS`) from its signature. A CTA's tile costs one unit per key block
+//! (`rows·BN·D`, divided by the tile's efficiency), and a wave of CTAs costs its longest
+//! tile; a tile of a one-CTA-per-tile grid also pays its Q load, first Q·Kᵀ and O store
+//! unoverlapped, which a persistent CTA overlaps with its previous tile. Every number is a
+//! measurement on the H200 (docs/perf/attention-h200.md):
+//! - the unoverlapped prologue and epilogue: 0.8 of a key block (hd 128 unmasked, persistent
+//!   against one CTA per tile, 2026-12-02: +20% at seq 512 = 4 blocks, +12% at 1k, +6% at 2k,
+//!   +1% at 8k);
+//! - three consumer warpgroups (192-row tiles): efficiency 1.13 (hd 64, 2026-12-02 15:08: the
+//!   third warpgroup +13% over two);
+//! - ping-pong scheduling (`PING`): efficiency 0.99 (measured a wash, hd128 s2k +1.7%, s8k
+//!   causal −1.3%: it stays behind the plain schedule so the host keeps the simpler one).
+//!
+//! The model ranks; the tune cache corrects it where it is wrong.
+
+use tirx::abi::ElemType;
+use tirx::problem::Problem;
+use tirx::runtime::TensorMeta;
+use tirx::{KernelArtifact, RuntimeError, TensorArg};
+
+use super::tune::{self, Key};
+use super::{Device, ProblemDef, Reject, mentions_sms};
+
+/// Key blocks' worth of time a one-CTA-per-tile grid spends per tile on its unoverlapped Q
+/// load, first Q·Kᵀ and O store (see the module docs).
+const EXPOSED_BLOCKS: f64 = 0.8;
+
+/// One attention call to run: the problem and the tensors it runs on.
+#[derive(Clone, Debug)]
+pub struct AttentionRequest {
+    /// Head dimension.
+    pub d: usize,
+    /// Causal (bottom-right aligned) mask.
+    pub causal: bool,
+    /// Q, K, V and O's element type.
+    pub elem: ElemType,
+    /// `[q, k, v, o, lse]`.
+    pub tensors: [TensorMeta; 5],
+    /// scale·log2(e), the kernel's one scalar.
+    pub scale_log2: f32,
+    /// A forced tile: only this artifact's siblings (same kernel, same entries but the element
+    /// type and the mask) are accepted. `None`: every attention artifact competes.
+    pub tile: Option<&'static KernelArtifact>,
+}
+
+/// The batch, query length, key length, query heads and K/V heads of a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Dims {
+    /// Batch.
+    pub b: usize,
+    /// Query length.
+    pub s: usize,
+    /// Key length.
+    pub sk: usize,
+    /// Query heads.
+    pub hq: usize,
+    /// K/V heads.
+    pub hk: usize,
+}
+
+impl AttentionRequest {
+    /// The request on contiguous tensors at 256-byte aligned addresses (listings, tests, the
+    /// bench's choice before any tensor exists).
+    pub fn contiguous(
+        dims: Dims,
+        d: usize,
+        elem: ElemType,
+        causal: bool,
+    ) -> Result<AttentionRequest, RuntimeError> {
+        let Dims { b, s, sk, hq, hk } = dims;
+        let meta = |elem, shape: &[usize]| TensorMeta::row_major(elem, shape, 0);
+        let tensors = [
+            meta(elem, &[b, s, hq * d]),
+            meta(elem, &[b, sk, hk * d]),
+            meta(elem, &[b, sk, hk * d]),
+            meta(elem, &[b, s, hq * d]),
+            meta(ElemType::F32, &[b * hq, s, 1]),
+        ];
+        AttentionRequest::of(tensors, d, causal, 1.0 / (d.max(1) as f32).sqrt())
+    }
+
+    /// The request on the tensors given `[q, k, v, o, lse]` (their strides and addresses
+    /// count), with `scale` the softmax scale. Shapes that no attention kernel can take (q and
+    /// o, or k and v, disagreeing; a head dimension that does not divide the widths; K/V heads
+    /// that do not divide the query heads; an LSE not `[B·HQ, S, 1]`) are a typed error here,
+    /// before any candidate is judged.
+    pub fn on(
+        args: &[TensorArg<'_>; 5],
+        d: usize,
+        causal: bool,
+        scale: f32,
+    ) -> Result<AttentionRequest, RuntimeError> {
+        AttentionRequest::of(args.clone().map(|a| a.meta().clone()), d, causal, scale)
+    }
+
+    fn of(
+        tensors: [TensorMeta; 5],
+        d: usize,
+        causal: bool,
+        scale: f32,
+    ) -> Result<AttentionRequest, RuntimeError> {
+        let bad = |why: String| RuntimeError::NoKernelFits {
+            problem: format!("attention with {why}"),
+            table: String::new(),
+        };
+        let [qs, ks, vs, os, ls] = [0, 1, 2, 3, 4].map(|i| tensors[i].shape.clone());
+        if qs.len() != 3 || ks.len() != 3 || vs != ks || os != qs {
+            return Err(bad(format!(
+                "q/o {qs:?}/{os:?} and k/v {ks:?}/{vs:?}: q and o must be [B, S, HQ·D], k and v [B, SK, HK·D]"
+            )));
+        }
+        if d == 0 || qs[2] % d != 0 || ks[2] % d != 0 || qs[0] != ks[0] {
+            return Err(bad(format!("head dim {d} over q {qs:?}, k {ks:?}")));
+        }
+        let (hq, hk) = (qs[2] / d, ks[2] / d);
+        if ls != [qs[0] * hq, qs[1], 1] {
+            return Err(bad(format!(
+                "lse {ls:?}: it must be [B·HQ, S, 1] = {:?}",
+                [qs[0] * hq, qs[1], 1]
+            )));
+        }
+        if hk == 0 || hq % hk != 0 {
+            return Err(bad(format!(
+                "{hq} query heads over {hk} K/V heads (GQA needs HK | HQ)"
+            )));
+        }
+        Ok(AttentionRequest {
+            d,
+            causal,
+            elem: tensors[0].elem,
+            tensors,
+            scale_log2: scale * std::f32::consts::LOG2_E,
+            tile: None,
+        })
+    }
+
+    /// The same request with only `tile`'s siblings accepted.
+    pub fn forced(self, tile: &'static KernelArtifact) -> AttentionRequest {
+        AttentionRequest {
+            tile: Some(tile),
+            ..self
+        }
+    }
+
+    /// Batch, lengths and heads.
+    pub fn dims(&self) -> Dims {
+        let (q, k) = (&self.tensors[0].shape, &self.tensors[1].shape);
+        Dims {
+            b: q[0],
+            s: q[1],
+            sk: k[1],
+            hq: q[2] / self.d,
+            hk: k[2] / self.d,
+        }
+    }
+
+    /// `attention causal` / `attention full`: the problem without types or shape.
+    pub fn problem_name(&self) -> String {
+        format!("attention {}", if self.causal { "causal" } else { "full" })
+    }
+}
+
+/// Whether `a` and `b` are one tile in other element types or masks: the same kernel, the
+/// same config entries but `T` (the element type) and `CAUSAL`.
+pub fn same_tile(a: &KernelArtifact, b: &KernelArtifact) -> bool {
+    let tile = |x: &KernelArtifact| {
+        x.consts
+            .iter()
+            .filter(|(k, _)| !matches!(*k, "T" | "CAUSAL"))
+            .collect::<Vec<_>>()
+    };
+    a.kernel == b.kernel && a.target == b.target && tile(a) == tile(b)
+}
+
+impl ProblemDef for AttentionRequest {
+    fn describe(&self) -> String {
+        let Dims { b, s, sk, hq, hk } = self.dims();
+        format!(
+            "{} hd {}, {}, b {b} s {s} sk {sk} heads {hq}/{hk}",
+            self.problem_name(),
+            self.d,
+            self.elem.name()
+        )
+    }
+
+    fn solves(&self, artifact: &KernelArtifact) -> Result<(), Reject> {
+        if artifact.problem != Some(Problem::Attention) {
+            let found = artifact
+                .problem
+                .map_or_else(|| "nothing declared".to_string(), |p| p.to_string());
+            return Err(Reject::Problem { found });
+        }
+        if let Some(t) = self.tile.filter(|t| !same_tile(t, artifact)) {
+            return Err(Reject::Problem {
+                found: format!("another tile than the forced {}/{}", t.kernel, t.config),
+            });
+        }
+        let (d, causal) = (artifact.int("D"), artifact.int("CAUSAL"));
+        if d != Some(self.d as i64) || causal != Some(i64::from(self.causal)) {
+            let mask = |c: Option<i64>| match c {
+                Some(0) => "full",
+                Some(_) => "causal",
+                None => "no mask declared",
+            };
+            return Err(Reject::Problem {
+                found: format!("attention hd {d:?} {}", mask(causal)),
+            });
+        }
+        match artifact.elem_of("q") {
+            Some(e) if e == self.elem => Ok(()),
+            e => Err(Reject::Types {
+                found: e.map_or("?", |e| e.name()).to_string(),
+            }),
+        }
+    }
+
+    fn arguments(&self, _artifact: &KernelArtifact) -> (Vec<TensorMeta>, Vec<f32>) {
+        (self.tensors.to_vec(), vec![self.scale_log2])
+    }
+
+    fn cost(&self, artifact: &KernelArtifact, device: &Device) -> Result<f64, Reject> {
+        let (Some(nwg), Some(bn)) = (artifact.int("NWG"), artifact.int("BN")) else {
+            return Err(Reject::Unranked(
+                "the cost model needs the config constants NWG and BN".into(),
+            ));
+        };
+        let Dims { b, s, sk, hq, .. } = self.dims();
+        let rows = 64 * nwg.max(1) as usize;
+        let bn = bn.max(1) as usize;
+        let tiles = b * hq * s.div_ceil(rows);
+        let blocks = sk.div_ceil(bn).max(1) as f64;
+        let waves = tiles.div_ceil(device.limits.sm_count.max(1) as usize) as f64;
+        let persistent = (artifact.signature)().grid.iter().any(mentions_sms);
+        let exposed = if persistent { 0.0 } else { EXPOSED_BLOCKS };
+        let mut efficiency = if nwg >= 3 { 1.13 } else { 1.0 };
+        if artifact.int("PING") == Some(1) {
+            efficiency *= 0.99;
+        }
+        let block = (rows * bn * self.d) as f64 / efficiency;
+        Ok(waves * (blocks + exposed) * block / 1e6)
+    }
+
+    fn cache_key(&self, device: &Device) -> Key {
+        let Dims { s, sk, .. } = self.dims();
+        Key {
+            device: device.name.clone(),
+            sms: device.limits.sm_count,
+            problem: self.problem_name(),
+            types: self.elem.name().to_string(),
+            bucket: [tune::bucket(s), tune::bucket(sk), tune::bucket(self.d)],
+            align: [
+                tune::alignment(s),
+                tune::alignment(sk),
+                tune::alignment(self.d),
+            ],
+        }
+    }
+}
