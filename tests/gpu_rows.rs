@@ -3,11 +3,12 @@
 //! random rows, outputs poisoned first, with odd row counts and row lengths that are not a
 //! multiple of the vector, the tile or 16 bytes (the edge paths).
 
-use tirx::abi::{AbiParam, ElemType};
+use tirx::abi::AbiParam;
 use tirx::problem::{Problem, RowOp};
-use tirx::runtime::TensorMeta;
 use tirx::{Runtime, Target};
 use tirx_kernels::catalogue;
+use tirx_kernels::dispatch::Device;
+use tirx_kernels::dispatch::rows::RowRequest;
 use tirx_kernels::row_kernels::host;
 
 fn rt() -> Runtime {
@@ -92,17 +93,10 @@ fn the_host_side_choice_is_correct_for_every_length_class() {
         .into_iter()
         .enumerate()
         {
-            // The planner sees the tensors `check` allocates: row-major, 256-byte aligned.
-            let meta = |shape: &[usize]| TensorMeta::row_major(ElemType::Bf16, shape, 1 << 20);
-            let (x, w, y) = (meta(&[9, n]), meta(&[n]), meta(&[9, n]));
-            let t = host::RowMetas {
-                x: &x,
-                w: op.takes_weight().then_some(&w),
-                b: op.takes_bias().then_some(&w),
-                y: &y,
-            };
-            let (k, a) =
-                host::choose_for(op, &t, Target::Sm90a, rt.limits()).expect("a kernel fits");
+            // The request on the tensors `check` allocates: row-major, 256-byte aligned.
+            let request = RowRequest::contiguous(op, 9, n);
+            let c = host::choose(&request, &Device::of(&rt).unwrap()).expect("a kernel fits");
+            let (k, a) = (c.kernel, c.artifact);
             let r = host::check(&rt, k, a.config, op, (9, n), 70 + i as u64).expect("runs");
             assert!(r.ok, "{op} 9x{n} by {} {}: {}", k.name, a.config, r.blocks);
         }
@@ -121,7 +115,11 @@ fn a_missing_vector_is_a_typed_error_before_launch() {
         eps: 1e-6,
     };
     let e = host::run(&rt, RowOp::RmsNorm, &args, &mut y).unwrap_err();
-    assert!(e.to_string().contains("needs the vector `w`"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("the tensor `w`, which this one lacks"),
+        "{e}"
+    );
 }
 
 #[test]

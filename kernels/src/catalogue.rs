@@ -36,7 +36,8 @@ const LISTS: [&[&Kernel]; 27] = [
     level_04_ws_tcgen05::kernels::KERNELS,
     level_06_persistent_tcgen05::kernels::KERNELS,
     // Staged before the register kernel: at 32k columns (their one shared capacity) it was
-    // measured faster (docs/perf/rows-h200-2026-12-02b.md); the host takes the first listed.
+    // measured faster (docs/perf/rows-h200-2026-12-02b.md); the dispatcher keeps this order
+    // among equal costs.
     &[&staged::softmax_staged::KERNEL],
     &[&softmax::softmax::KERNEL],
     &[&softmax_long::softmax_long::KERNEL],

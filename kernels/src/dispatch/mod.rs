@@ -19,6 +19,7 @@
 
 pub mod attention;
 pub mod gemm;
+pub mod rows;
 pub mod tune;
 
 use std::fmt;

@@ -1,127 +1,25 @@
 //! The host side of the row kernels: which artifact runs a row problem, its launch, and the
 //! check `tirx run` does against an f64 reference.
 //!
-//! Choice: among the catalogue's artifacts that solve the op on the device's target, the one
-//! whose row capacity ([`capacity`]: `CAP`, or `C`, the columns its register tile holds) is
-//! the smallest that holds the row — columns past `N` are masked, so any `N ≤ C` runs, and
-//! the smallest `C` wastes the fewest registers and lanes; among configs of one capacity, the
-//! first the kernel lists (kernels list their measured-fastest first). Rows longer than every `C` are a
-//! typed error listing the capacities, never a launch.
+//! The choice is the one host-side dispatcher's ([`crate::dispatch`]) for a [`RowRequest`]:
+//! every artifact of the catalogue is judged from its metadata (the op it solves, its row
+//! capacity, the tensors it takes, and whether the runtime would launch it on these tensors),
+//! and the accepted ones ranked by the tune cache, then the cost model
+//! ([`crate::dispatch::rows`]: the smallest capacity that holds the row). Rows longer than
+//! every capacity are a typed error with the table of every candidate, never a launch.
 
 use crate::catalogue;
+use crate::dispatch::rows::RowRequest;
+use crate::dispatch::{self, Choice, Device, tune::Cache};
 use half::bf16;
-use tirx::abi::ConfigValue;
-use tirx::problem::{Problem, RowOp};
-use tirx::runtime::{DeviceLimits, TensorMeta, plan_launch_with};
-use tirx::{Kernel, KernelArtifact, Runtime, RuntimeError, Target, Tensor, TensorArg};
+use tirx::problem::RowOp;
+use tirx::{Kernel, KernelArtifact, Runtime, RuntimeError, Tensor, TensorArg};
 
-/// The longest row an artifact handles: its config's `CAP` (a kernel that walks a row in
-/// chunks), else `C` (the columns its register tile holds), if it is a row kernel.
-pub fn capacity(a: &KernelArtifact) -> Option<usize> {
-    let get = |key: &str| {
-        a.consts.iter().find_map(|(n, v)| match v {
-            ConfigValue::Int(c) if *n == key => Some(*c as usize),
-            _ => None,
-        })
-    };
-    get("CAP").or_else(|| get("C"))
-}
+pub use crate::dispatch::rows::capacity;
 
-/// The artifact that runs `op` on rows of `cols` columns on `target`, or why none does (the
-/// choice by capacity alone; [`choose_for`] also asks the launch planner).
-pub fn choose(
-    op: RowOp,
-    cols: usize,
-    target: Target,
-) -> Result<(&'static Kernel, &'static KernelArtifact), RuntimeError> {
-    choose_where(op, cols, target, |_| Ok(()))
-}
-
-/// The tensors of a row problem as the launch planner sees them: `x`, `y`, and `w`/`b` where
-/// the op takes them.
-pub struct RowMetas<'a> {
-    /// `x` [M, N].
-    pub x: &'a TensorMeta,
-    /// `w` [N].
-    pub w: Option<&'a TensorMeta>,
-    /// `b` [N].
-    pub b: Option<&'a TensorMeta>,
-    /// `y` [M, N].
-    pub y: &'a TensorMeta,
-}
-
-/// [`choose`] among the artifacts whose launch the runtime's planner accepts on these
-/// tensors: a kernel that stages rows by TMA needs 16-byte aligned rows, so a row of an odd
-/// length goes to a register kernel of the same capacity, or the next one up.
-pub fn choose_for(
-    op: RowOp,
-    t: &RowMetas<'_>,
-    target: Target,
-    limits: &DeviceLimits,
-) -> Result<(&'static Kernel, &'static KernelArtifact), RuntimeError> {
-    let cols = t.x.shape.get(1).copied().unwrap_or(0);
-    choose_where(op, cols, target, |a| {
-        let sig = (a.signature)();
-        let mut metas = Vec::new();
-        for p in &sig.tensors {
-            let m = match p.name.as_str() {
-                "x" => Some(t.x),
-                "y" => Some(t.y),
-                "w" => t.w,
-                "b" => t.b,
-                _ => None,
-            };
-            metas.push(
-                m.ok_or_else(|| {
-                    format!("needs the vector `{}`, which this problem lacks", p.name)
-                })?
-                .clone(),
-            );
-        }
-        let scalars = vec![0.0; sig.scalars.len()];
-        plan_launch_with(&sig, &metas, &scalars, limits)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
-    })
-}
-
-/// The smallest-capacity artifact for `op` that holds the row and that `fits` accepts (the
-/// first listed among equals).
-fn choose_where(
-    op: RowOp,
-    cols: usize,
-    target: Target,
-    fits: impl Fn(&KernelArtifact) -> Result<(), String>,
-) -> Result<(&'static Kernel, &'static KernelArtifact), RuntimeError> {
-    let mut table = String::new();
-    let mut best: Option<(&'static Kernel, &'static KernelArtifact, usize)> = None;
-    for k in catalogue::all() {
-        for a in k.artifacts {
-            if a.problem != Some(Problem::Row(op)) || a.target != target {
-                continue;
-            }
-            match capacity(a) {
-                Some(c) if c >= cols => match fits(a) {
-                    Ok(()) if best.is_none_or(|(_, _, b)| c < b) => best = Some((k, a, c)),
-                    Ok(()) => {}
-                    Err(why) => table += &format!("  {} {}: {why}\n", k.name, a.config),
-                },
-                Some(c) => {
-                    table += &format!("  {} {}: holds rows of {c} columns\n", k.name, a.config)
-                }
-                None => table += &format!("  {} {}: declares no capacity `C`\n", k.name, a.config),
-            }
-        }
-    }
-    best.map(|(k, a, _)| (k, a))
-        .ok_or_else(|| RuntimeError::NoKernelFits {
-            problem: format!(
-                "{} of rows of {cols} columns on {}",
-                op.name(),
-                target.name()
-            ),
-            table,
-        })
+/// The artifact the host takes for `request` on `device`, or the table of why none fits.
+pub fn choose(request: &RowRequest, device: &Device) -> Result<Choice, RuntimeError> {
+    dispatch::choose(request, &catalogue::all(), device, Cache::host())
 }
 
 /// The inputs of one row op.
@@ -170,23 +68,22 @@ pub fn launch(
     rt.launch_with(art, &tensors, &scalars)
 }
 
-/// Chooses and launches the row kernel for `op` on `x`'s shape.
+/// Chooses ([`choose`]) and launches the row kernel for `op` on `x`'s shape; returns the
+/// choice.
 pub fn run(
     rt: &Runtime,
     op: RowOp,
     args: &RowArgs<'_>,
     y: &mut Tensor<bf16>,
-) -> Result<(), RuntimeError> {
-    let (xv, yv) = (args.x.view(), y.view());
-    let (wv, bv) = (args.w.map(|w| w.view()), args.b.map(|b| b.view()));
-    let metas = RowMetas {
-        x: xv.meta(),
-        w: wv.as_ref().map(|v| v.meta()),
-        b: bv.as_ref().map(|v| v.meta()),
-        y: yv.meta(),
+) -> Result<Choice, RuntimeError> {
+    let request = {
+        let (xv, yv) = (args.x.view(), y.view());
+        let (wv, bv) = (args.w.map(|w| w.view()), args.b.map(|b| b.view()));
+        RowRequest::on(op, &xv, wv.as_ref(), bv.as_ref(), &yv, args.eps)
     };
-    let (_, art) = choose_for(op, &metas, rt.target()?, rt.limits())?;
-    launch(rt, art, args, y)
+    let choice = choose(&request, &Device::of(rt)?)?;
+    launch(rt, choice.artifact, args, y)?;
+    Ok(choice)
 }
 
 /// `tirx run` of a row kernel's config: random rows (a spread of magnitudes, so softmax sees
@@ -301,6 +198,13 @@ pub fn check_silu_mul(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dispatch::Reject;
+    use tirx::problem::Problem;
+    use tirx::runtime::{DeviceLimits, TensorMeta, plan_launch_with};
+
+    fn pick(op: RowOp, m: usize, n: usize) -> Result<Choice, RuntimeError> {
+        choose(&RowRequest::contiguous(op, m, n), &Device::h200())
+    }
 
     #[test]
     fn the_smallest_capacity_that_holds_the_row_is_chosen() {
@@ -318,7 +222,7 @@ mod tests {
                 65536,
                 1 << 20,
             ] {
-                let (_, a) = choose(op, n, Target::Sm90a).expect("fits");
+                let a = pick(op, 64, n).expect("fits").artifact;
                 let cap = capacity(a).expect("a capacity");
                 assert!(cap >= n, "{op} {n}: capacity {cap}");
                 // No other artifact of the op holds the row with less.
@@ -328,7 +232,7 @@ mod tests {
                         .iter()
                         .filter(|b| b.problem == Some(Problem::Row(op)))
                     {
-                        if b.target == Target::Sm90a
+                        if b.target == tirx::Target::Sm90a
                             && let Some(c) = capacity(b)
                         {
                             assert!(
@@ -345,78 +249,84 @@ mod tests {
         }
     }
 
-    /// Tensors as the planner sees them: row-major at a 256-byte aligned address.
-    fn metas(op: RowOp, m: usize, n: usize) -> (TensorMeta, Option<TensorMeta>, TensorMeta) {
-        use tirx::abi::ElemType;
-        let x = TensorMeta::row_major(ElemType::Bf16, &[m, n], 1 << 20);
-        let w = op
-            .takes_weight()
-            .then(|| TensorMeta::row_major(ElemType::Bf16, &[n], 1 << 30));
-        let y = TensorMeta::row_major(ElemType::Bf16, &[m, n], 1 << 32);
-        (x, w, y)
-    }
-
     #[test]
     fn rows_tma_cannot_stage_go_to_a_register_kernel() {
         for op in [RowOp::Softmax, RowOp::RmsNorm] {
             for n in [24577, 30001, 32767] {
-                let (x, w, y) = metas(op, 64, n);
-                let t = RowMetas {
-                    x: &x,
-                    w: w.as_ref(),
-                    b: None,
-                    y: &y,
+                let c = pick(op, 64, n).unwrap();
+                let by_tma = |a: &KernelArtifact| {
+                    (a.signature)()
+                        .params
+                        .iter()
+                        .any(|p| matches!(p, tirx::abi::AbiParam::TensorMap { .. }))
                 };
-                let (k, a) = choose_for(op, &t, Target::Sm90a, &DeviceLimits::HOPPER).unwrap();
-                assert!(
-                    !k.name.ends_with("_staged"),
-                    "{op} {n}: {} {}",
-                    k.name,
-                    a.config
+                assert!(!by_tma(c.artifact), "{op} {n}: {}", c.label());
+                assert!(capacity(c.artifact).unwrap() >= n);
+                // The planner is what refuses the kernels that stage rows by TMA.
+                let verdicts = dispatch::judge(
+                    &RowRequest::contiguous(op, 64, n),
+                    &catalogue::all(),
+                    &Device::h200(),
                 );
-                assert!(capacity(a).unwrap() >= n);
-                // The planner is what refuses the staged kernels (their tensor maps).
-                let all = catalogue::all();
-                let staged = all
+                let staged: Vec<_> = verdicts
                     .iter()
-                    .filter(|k| k.name.ends_with("_staged"))
-                    .flat_map(|k| k.artifacts)
-                    .filter(|a| a.problem == Some(Problem::Row(op)));
-                for a in staged {
-                    let sig = (a.signature)();
-                    let mut ts = vec![x.clone()];
-                    ts.extend(w.clone());
-                    ts.push(y.clone());
-                    let scalars = vec![0.0; sig.scalars.len()];
-                    let e = plan_launch_with(&sig, &ts, &scalars, &DeviceLimits::HOPPER);
-                    assert!(e.is_err(), "{op} {n}: {} accepted", a.config);
+                    .filter(|v| v.artifact.problem == Some(Problem::Row(op)) && by_tma(v.artifact))
+                    .collect();
+                assert!(!staged.is_empty(), "{op}: a kernel stages rows by TMA");
+                for v in staged {
+                    assert!(
+                        matches!(
+                            &v.outcome,
+                            Err(Reject::Launch(_)) | Err(Reject::Problem { .. })
+                        ),
+                        "{op} {n}: {} {:?}",
+                        v.artifact.config,
+                        v.outcome
+                    );
                 }
             }
-            // An aligned row may be staged: the planner accepts every capacity choice.
-            let (x, w, y) = metas(op, 64, 32768);
-            let t = RowMetas {
-                x: &x,
-                w: w.as_ref(),
-                b: None,
-                y: &y,
-            };
-            let planned = choose_for(op, &t, Target::Sm90a, &DeviceLimits::HOPPER).unwrap();
-            let plain = choose(op, 32768, Target::Sm90a).unwrap();
-            assert_eq!(planned.1.config, plain.1.config, "{op}");
-            assert_eq!(planned.0.name, plain.0.name, "{op}");
+            // An aligned row may be staged: the planner accepts it.
+            let (x, w, y) = (
+                TensorMeta::row_major(tirx::abi::ElemType::Bf16, &[64, 32768], 1 << 20),
+                TensorMeta::row_major(tirx::abi::ElemType::Bf16, &[32768], 1 << 30),
+                TensorMeta::row_major(tirx::abi::ElemType::Bf16, &[64, 32768], 1 << 32),
+            );
+            let c = pick(op, 64, 32768).unwrap();
+            let sig = (c.artifact.signature)();
+            let mut ts = vec![x];
+            if op.takes_weight() {
+                ts.push(w);
+            }
+            ts.push(y);
+            let scalars = vec![0.0; sig.scalars.len()];
+            assert!(plan_launch_with(&sig, &ts, &scalars, &DeviceLimits::HOPPER).is_ok());
         }
     }
 
     #[test]
-    fn a_row_longer_than_every_kernel_is_a_typed_error_with_the_capacities() {
-        let e = choose(RowOp::Softmax, (1 << 20) + 1, Target::Sm90a).unwrap_err();
+    fn a_row_longer_than_every_kernel_is_a_typed_error_with_the_table() {
+        let e = pick(RowOp::Softmax, 4, (1 << 20) + 1).unwrap_err();
         let text = e.to_string();
+        assert!(text.contains("softmax of 4x1048577 bf16"), "{text}");
         assert!(
-            text.contains("softmax of rows of 1048577 columns"),
+            text.contains("solves softmax of rows up to 1024 columns"),
             "{text}"
         );
-        assert!(text.contains("holds rows of 1024 columns"), "{text}");
+        assert!(text.contains("solves gemm"), "{text}");
         // No row kernel is compiled for Blackwell yet.
-        assert!(choose(RowOp::RmsNorm, 64, Target::Sm100a).is_err());
+        let b200 = Device {
+            target: tirx::Target::Sm100a,
+            ..Device::h200()
+        };
+        let e = choose(&RowRequest::contiguous(RowOp::RmsNorm, 4, 64), &b200).unwrap_err();
+        assert!(e.to_string().contains("compiled for sm_90a"), "{e}");
+    }
+
+    #[test]
+    fn a_missing_vector_refuses_every_kernel_of_the_op() {
+        let mut r = RowRequest::contiguous(RowOp::LayerNorm, 4, 64);
+        r.b = None;
+        let e = choose(&r, &Device::h200()).unwrap_err().to_string();
+        assert!(e.contains("the tensor `b`, which this one lacks"), "{e}");
     }
 }

@@ -1,0 +1,176 @@
+//! The row problems: `y = op(x)` row by row (softmax, RMSNorm, LayerNorm), x and y `[M, N]`
+//! bf16, with the weight `w` and bias `b` of `N` elements where the op takes them — their
+//! acceptance rules and their cost model.
+//!
+//! Acceptance ([`ProblemDef::solves`] and the planner): the artifact declares this op
+//! (`solves = softmax`, …); its row capacity ([`capacity`]: `CAP`, a kernel that walks a row in
+//! chunks, else `C`, the columns its register tile holds) holds the row — columns past `N` are
+//! masked, so any `N ≤ C` runs; it takes only tensors the problem has; and the runtime plans
+//! its launch on exactly these tensors (a kernel that stages rows by TMA needs 16-byte aligned
+//! rows, so a row of an odd length goes to a register kernel of the same capacity, or the next
+//! one up).
+//!
+//! The cost model ([`RowRequest::cost`]): the row capacity. The smallest capacity that holds
+//! the row wastes the fewest registers and lanes; among equal capacities the dispatcher keeps
+//! catalogue order, and kernels list their measured-fastest configs first
+//! (docs/perf/rows-h200-*.md). The tune cache corrects it where it is wrong.
+
+use tirx::abi::ConfigValue;
+use tirx::problem::{Problem, RowOp};
+use tirx::runtime::TensorMeta;
+use tirx::{KernelArtifact, TensorArg};
+
+use super::tune::{self, Key};
+use super::{Device, ProblemDef, Reject};
+
+/// The longest row an artifact handles: its config's `CAP` (a kernel that walks a row in
+/// chunks), else `C` (the columns its register tile holds), if it is a row kernel.
+pub fn capacity(a: &KernelArtifact) -> Option<usize> {
+    let get = |key: &str| {
+        a.consts.iter().find_map(|(n, v)| match v {
+            ConfigValue::Int(c) if *n == key => Some(*c as usize),
+            _ => None,
+        })
+    };
+    get("CAP").or_else(|| get("C"))
+}
+
+/// One row op to run: the op and the tensors it runs on.
+#[derive(Clone, Debug)]
+pub struct RowRequest {
+    /// The op.
+    pub op: RowOp,
+    /// `x` `[M, N]`.
+    pub x: TensorMeta,
+    /// `w` `[N]` (RMSNorm, LayerNorm).
+    pub w: Option<TensorMeta>,
+    /// `b` `[N]` (LayerNorm).
+    pub b: Option<TensorMeta>,
+    /// `y` `[M, N]`.
+    pub y: TensorMeta,
+    /// The norms' ε (every scalar of a row kernel is ε).
+    pub eps: f32,
+}
+
+impl RowRequest {
+    /// The request on contiguous bf16 tensors at 256-byte aligned addresses, with the vectors
+    /// the op takes.
+    pub fn contiguous(op: RowOp, rows: usize, cols: usize) -> RowRequest {
+        let meta = |shape: &[usize]| TensorMeta::row_major(tirx::abi::ElemType::Bf16, shape, 0);
+        RowRequest {
+            op,
+            x: meta(&[rows, cols]),
+            w: op.takes_weight().then(|| meta(&[cols])),
+            b: op.takes_bias().then(|| meta(&[cols])),
+            y: meta(&[rows, cols]),
+            eps: 1e-6,
+        }
+    }
+
+    /// The request on the tensors given (their strides and addresses count).
+    pub fn on(
+        op: RowOp,
+        x: &TensorArg<'_>,
+        w: Option<&TensorArg<'_>>,
+        b: Option<&TensorArg<'_>>,
+        y: &TensorArg<'_>,
+        eps: f32,
+    ) -> RowRequest {
+        RowRequest {
+            op,
+            x: x.meta().clone(),
+            w: w.map(|t| t.meta().clone()),
+            b: b.map(|t| t.meta().clone()),
+            y: y.meta().clone(),
+            eps,
+        }
+    }
+
+    /// The row length.
+    pub fn cols(&self) -> usize {
+        self.x.shape.get(1).copied().unwrap_or(0)
+    }
+
+    /// The tensor of the role `name` (`x`, `w`, `b`, `y`), if the problem has it.
+    pub fn tensor(&self, name: &str) -> Option<&TensorMeta> {
+        match name {
+            "x" => Some(&self.x),
+            "y" => Some(&self.y),
+            "w" => self.w.as_ref(),
+            "b" => self.b.as_ref(),
+            _ => None,
+        }
+    }
+}
+
+impl ProblemDef for RowRequest {
+    fn describe(&self) -> String {
+        let rows = self.x.shape.first().copied().unwrap_or(0);
+        format!("{} of {rows}x{} bf16", self.op.name(), self.cols())
+    }
+
+    fn solves(&self, artifact: &KernelArtifact) -> Result<(), Reject> {
+        if artifact.problem != Some(Problem::Row(self.op)) {
+            let found = artifact
+                .problem
+                .map_or_else(|| "nothing declared".to_string(), |p| p.to_string());
+            return Err(Reject::Problem { found });
+        }
+        match capacity(artifact) {
+            None => {
+                return Err(Reject::Unranked(
+                    "declares no row capacity `C` or `CAP`".into(),
+                ));
+            }
+            Some(c) if c < self.cols() => {
+                return Err(Reject::Problem {
+                    found: format!("{} of rows up to {c} columns", self.op.name()),
+                });
+            }
+            Some(_) => {}
+        }
+        let sig = (artifact.signature)();
+        if let Some(t) = sig.tensors.iter().find(|t| self.tensor(&t.name).is_none()) {
+            return Err(Reject::Problem {
+                found: format!(
+                    "a problem with the tensor `{}`, which this one lacks",
+                    t.name
+                ),
+            });
+        }
+        match artifact.elem_of("x") {
+            Some(e) if e == self.x.elem => Ok(()),
+            e => Err(Reject::Types {
+                found: e.map_or("?", |e| e.name()).to_string(),
+            }),
+        }
+    }
+
+    fn arguments(&self, artifact: &KernelArtifact) -> (Vec<TensorMeta>, Vec<f32>) {
+        let sig = (artifact.signature)();
+        let tensors = sig
+            .tensors
+            .iter()
+            .filter_map(|t| self.tensor(&t.name).cloned())
+            .collect();
+        (tensors, vec![self.eps; sig.scalars.len()])
+    }
+
+    fn cost(&self, artifact: &KernelArtifact, _device: &Device) -> Result<f64, Reject> {
+        capacity(artifact)
+            .map(|c| c as f64)
+            .ok_or_else(|| Reject::Unranked("no row capacity".into()))
+    }
+
+    fn cache_key(&self, device: &Device) -> Key {
+        let (rows, cols) = (self.x.shape.first().copied().unwrap_or(0), self.cols());
+        Key {
+            device: device.name.clone(),
+            sms: device.limits.sm_count,
+            problem: self.op.name().to_string(),
+            types: "bf16".into(),
+            bucket: [tune::bucket(rows), tune::bucket(cols), 0],
+            align: [tune::alignment(rows), tune::alignment(cols), 0],
+        }
+    }
+}
