@@ -19,7 +19,10 @@
 //!   register-tile copy, a TMA store or an MMA — before any wait on `b` (`b.wait(…)`, or
 //!   `consumer_wait` on the pipeline whose full barrier `b` is) is an error: the bytes land
 //!   when the barrier's phase completes (§9.7.9.25.5.1, `complete_tx`). Any wait on the
-//!   barrier array counts (the stage it picks is a run-time value), in any scope.
+//!   barrier array counts (the stage it picks is a run-time value), in any scope. Likewise a
+//!   cluster-launch-control response (`clc::try_cancel` into it, signalling `b`) decoded by
+//!   `clc::is_canceled` / `clc::first_cta` before any wait on `b` (PTX ISA §9.7.13.17: the
+//!   response is written asynchronously and only the mbarrier tells its completion).
 
 use super::{ProtocolError, changed_in, invariant};
 use crate::arena::Handle;
@@ -34,7 +37,8 @@ fn signals(b: &Block, out: &mut Vec<BarRef>) {
                 Op::Copy { bar: Some(r), .. }
                 | Op::MbarArrive { bar: r }
                 | Op::MbarArriveExpectTx { bar: r, .. }
-                | Op::Tcgen05Commit { bar: r },
+                | Op::Tcgen05Commit { bar: r }
+                | Op::ClcTryCancel { bar: r, .. },
             ) => out.push(r.clone()),
             StmtKind::For { body, .. }
             | StmtKind::Loop { body, .. }
@@ -260,6 +264,24 @@ impl Walk<'_> {
                     && !p.loading.contains(&(b, r.bar))
                 {
                     p.loading.push((b, r.bar));
+                }
+            }
+            Op::ClcTryCancel { resp, bar, .. } => {
+                if let Some(b) = shared(resp)
+                    && !p.loading.contains(&(b, bar.bar))
+                {
+                    p.loading.push((b, bar.bar));
+                }
+            }
+            Op::ClcIsCanceled { resp, .. } | Op::ClcFirstCta { resp, .. } => {
+                if let Some(b) = shared(resp)
+                    && let Some((_, bar)) = p.loading.iter().find(|x| x.0 == b)
+                {
+                    let e = ProtocolError::ResponseBeforeWait {
+                        buffer: self.k.buffers[b].name.clone(),
+                        bar: self.k.barriers[*bar].name.clone(),
+                    };
+                    self.push(span, e);
                 }
             }
             Op::Mma { a, b, .. } => {

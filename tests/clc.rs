@@ -1,0 +1,136 @@
+//! Cluster launch control in the language (`clc::try_cancel`, `clc::is_canceled`,
+//! `clc::first_cta`, sm_100a): a work-stealing kernel built with the same macro as the shipped
+//! ones — each CTA does its own tile, then keeps taking the tiles of CTAs not yet started until
+//! a request fails — assembled by ptxas with the CLC instructions in its SASS, and run in the
+//! emulator under every `ClcMode` against the CPU reference (no Blackwell GPU here).
+
+use half::bf16;
+use tirx::prelude::*;
+use tirx_kernels::check::check_artifact;
+use tirx_kernels::reference::Rng;
+use tirx_kernels::simulate::{download, upload};
+use tirx_ptx::tools::{find_ptxas, tool_for_test};
+use tirx_sim::{ClcMode, Device, Policy};
+
+use super::sim_exec::sim_launch_policy;
+
+/// y += 2·x + 1 over 64×64 tiles, one CTA per tile at launch. Each CTA asks for the next tile
+/// while it works on its own; while a request cancels a CTA not yet started, it does that CTA's
+/// tile too. Adding (rather than storing) makes a tile done twice visible in the output.
+#[tile_kernel(target = sm_100a, threads = 128, grid = (cdiv(N, 64), cdiv(M, 64)))]
+pub fn clc_steal(#[shape(M, N)] x: Tensor<bf16>, #[shape(M, N)] y: Tensor<bf16>) {
+    let resp = clc_response();
+    let next = mbarrier();
+    let t = regs::<f32>([64, 64], layout = blocked(vec = 8));
+    let u = regs::<f32>([64, 64], layout = blocked(vec = 8));
+    let mut tx = cta.x;
+    let mut ty = cta.y;
+    let mut k = 0;
+    let mut more = true;
+    while more {
+        #[scope(thread = 0)]
+        {
+            clc::try_cancel(resp, next);
+        }
+        copy(t, x.tile(ty, tx));
+        copy(u, y.tile(ty, tx));
+        copy(y.tile(ty, tx), u + t * 2.0 + 1.0);
+        next.wait(k % 2);
+        more = clc::is_canceled(resp);
+        if more {
+            let (cx, cy) = clc::first_cta(resp);
+            tx = cx;
+            ty = cy;
+        }
+        k += 1;
+        // Every thread has read the response before the next request overwrites it through
+        // the async proxy (PTX ISA §9.7.13.17).
+        fence::proxy_async();
+        sync_threads();
+    }
+}
+
+#[test]
+fn the_steal_loop_emits_the_clc_instructions() {
+    let art = &clc_steal::KERNEL.artifacts[0];
+    for want in [
+        "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.b128",
+        "clusterlaunchcontrol.query_cancel.is_canceled.pred.b128",
+        "clusterlaunchcontrol.query_cancel.get_first_ctaid::x.b32.b128",
+        "clusterlaunchcontrol.query_cancel.get_first_ctaid::y.b32.b128",
+        "ld.shared.b128",
+        "mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r",
+    ] {
+        assert!(art.ptx.contains(want), "{want}");
+    }
+    assert!(art.ptx.contains(", 16;"), "expect-tx of 16 bytes derived");
+}
+
+#[test]
+fn the_steal_loop_assembles_with_clc_in_the_sass() {
+    let art = &clc_steal::KERNEL.artifacts[0];
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    let c = check_artifact("clc_steal", art).expect("assembles");
+    assert!(c.problems.is_empty(), "{:?}", c.problems);
+    assert_eq!(c.spills, 0);
+    // ptxas 13 assembles `try_cancel` (unicast) to `UGETNEXTWORKID.SELFCAST`; the response
+    // load to `LDS.128`.
+    let has = |op: &str| c.sass.keys().any(|k| k == op);
+    assert!(
+        has("UGETNEXTWORKID.SELFCAST") && has("LDS.128"),
+        "{:?}",
+        c.sass
+    );
+}
+
+/// Runs `clc_steal` on an m×n problem under `mode`; returns y.
+fn steal(mode: ClcMode, seed: u64, x: &[bf16], (m, n): (usize, usize)) -> Vec<bf16> {
+    let art = &clc_steal::KERNEL.artifacts[0];
+    let mut dev = Device::new();
+    let tx = upload(&mut dev, x, &[m, n]);
+    let ty = upload(&mut dev, &vec![bf16::ZERO; m * n], &[m, n]);
+    let policy = Policy {
+        clc: mode,
+        ..Policy::default()
+    };
+    sim_launch_policy(
+        art.ptx,
+        &(art.signature)(),
+        &mut dev,
+        (&[tx, ty.clone()], &[]),
+        seed,
+        &policy,
+    )
+    .unwrap_or_else(|e| panic!("{mode:?} seed {seed}: {e}"));
+    download(&dev, &ty)
+}
+
+#[test]
+fn every_tile_is_done_exactly_once_under_every_clc_mode() {
+    let (m, n) = (128usize, 192usize);
+    let x = Rng::new(26).bf16s(m * n);
+    let want: Vec<bf16> = x
+        .iter()
+        .map(|v| bf16::from_f32(v.to_f32() * 2.0 + 1.0))
+        .collect();
+    for (mode, seeds) in [
+        (ClcMode::Fail, &[1u64][..]),
+        (ClcMode::Succeed, &[1, 2][..]),
+        (ClcMode::Random, &[1, 2, 3][..]),
+    ] {
+        for &seed in seeds {
+            let got = steal(mode, seed, &x, (m, n));
+            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                assert_eq!(
+                    g.to_bits(),
+                    w.to_bits(),
+                    "{mode:?} seed {seed}: element ({}, {}) is {g}, want {w}",
+                    i / n,
+                    i % n
+                );
+            }
+        }
+    }
+}
