@@ -10,7 +10,7 @@ use tirx_kernels::check::check_artifact;
 use tirx_kernels::reference::Rng;
 use tirx_kernels::simulate::{download, upload};
 use tirx_ptx::tools::{find_ptxas, tool_for_test};
-use tirx_sim::{ClcMode, Device, Policy};
+use tirx_sim::{ClcMode, Device, Policy, SimError};
 
 use super::sim_exec::sim_launch_policy;
 
@@ -85,26 +85,92 @@ fn the_steal_loop_assembles_with_clc_in_the_sass() {
     );
 }
 
-/// Runs `clc_steal` on an m×n problem under `mode`; returns y.
-fn steal(mode: ClcMode, seed: u64, x: &[bf16], (m, n): (usize, usize)) -> Vec<bf16> {
+/// Runs `clc_steal`'s PTX after `edit` on an m×n problem under `policy`; returns y.
+fn steal_edited(
+    edit: impl Fn(&str) -> String,
+    policy: Policy,
+    seed: u64,
+    x: &[bf16],
+    (m, n): (usize, usize),
+) -> Result<Vec<bf16>, SimError> {
     let art = &clc_steal::KERNEL.artifacts[0];
+    let text = edit(art.ptx);
     let mut dev = Device::new();
     let tx = upload(&mut dev, x, &[m, n]);
     let ty = upload(&mut dev, &vec![bf16::ZERO; m * n], &[m, n]);
-    let policy = Policy {
-        clc: mode,
-        ..Policy::default()
-    };
+    let sig = (art.signature)();
     sim_launch_policy(
-        art.ptx,
-        &(art.signature)(),
+        &text,
+        &sig,
         &mut dev,
         (&[tx, ty.clone()], &[]),
         seed,
         &policy,
-    )
-    .unwrap_or_else(|e| panic!("{mode:?} seed {seed}: {e}"));
-    download(&dev, &ty)
+    )?;
+    Ok(download(&dev, &ty))
+}
+
+/// Runs `clc_steal` on an m×n problem under `mode`; returns y.
+fn steal(mode: ClcMode, seed: u64, x: &[bf16], (m, n): (usize, usize)) -> Vec<bf16> {
+    let policy = Policy {
+        clc: mode,
+        ..Policy::default()
+    };
+    steal_edited(str::to_string, policy, seed, x, (m, n))
+        .unwrap_or_else(|e| panic!("{mode:?} seed {seed}: {e}"))
+}
+
+/// The PTX without the spin loop on the response's barrier (the `mbarrier.try_wait` and its
+/// branch back): the response is loaded and decoded before the request completed.
+fn without_the_wait(ptx: &str) -> String {
+    let lines: Vec<&str> = ptx.lines().collect();
+    let mut out = Vec::new();
+    let mut skip = false;
+    for (i, l) in lines.iter().enumerate() {
+        if skip {
+            skip = false;
+            continue;
+        }
+        if l.contains("mbarrier.try_wait.parity")
+            && lines
+                .get(i + 3)
+                .is_some_and(|n| n.contains("ld.shared.b128"))
+        {
+            skip = true;
+            continue;
+        }
+        out.push(*l);
+    }
+    out.join("\n") + "\n"
+}
+
+/// Planted bug: the response read before its barrier's wait. The emulator diagnoses it
+/// under every mode (the request is still in flight when the load reads the bytes).
+#[test]
+fn a_response_read_before_its_barrier_is_diagnosed_in_the_emulator() {
+    let (m, n) = (64usize, 128usize);
+    let x = Rng::new(5).bf16s(m * n);
+    let ptx = clc_steal::KERNEL.artifacts[0].ptx;
+    assert_ne!(without_the_wait(ptx), ptx, "the edit changed nothing");
+    for mode in [ClcMode::Fail, ClcMode::Succeed, ClcMode::Random] {
+        // Requests complete late (as they may on hardware), so the load meets one in flight.
+        let policy = Policy {
+            clc: mode,
+            complete_one_in: 1 << 20,
+            ..Policy::default()
+        };
+        let e = steal_edited(without_the_wait, policy, 1, &x, (m, n)).unwrap_err();
+        let msg = e.to_string();
+        assert!(
+            msg.contains("clusterlaunchcontrol.try_cancel")
+                && msg.contains(
+                    "is still writing its response there (a missing wait on its mbarrier)"
+                ),
+            "{mode:?}: {e}"
+        );
+        // The kernel as compiled waits, and runs clean under the same late completions.
+        steal_edited(str::to_string, policy, 1, &x, (m, n)).unwrap_or_else(|e| panic!("{e}"));
+    }
 }
 
 #[test]
