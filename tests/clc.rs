@@ -5,6 +5,7 @@
 //! emulator under every `ClcMode` against the CPU reference (no Blackwell GPU here).
 
 use half::bf16;
+use tirx::KernelArtifact;
 use tirx::prelude::*;
 use tirx_kernels::check::check_artifact;
 use tirx_kernels::reference::Rng;
@@ -50,6 +51,43 @@ pub fn clc_steal(#[shape(M, N)] x: Tensor<bf16>, #[shape(M, N)] y: Tensor<bf16>)
     }
 }
 
+/// `clc_steal` for clusters of two CTAs along x: the CTA of rank 0 asks for the next cluster
+/// with `multicast = true`, the response and its 16 bytes land in both CTAs, and rank `r` takes
+/// tile x = first x + r. A cluster barrier each round keeps rank 0's next request from
+/// overwriting a response its peer has not read.
+#[tile_kernel(target = sm_100a, threads = 128, cluster = (2, 1, 1), grid = (cdiv(N, 64), cdiv(M, 64)))]
+pub fn clc_steal_pair(#[shape(M, N)] x: Tensor<bf16>, #[shape(M, N)] y: Tensor<bf16>) {
+    let resp = clc_response();
+    let next = mbarrier();
+    let t = regs::<f32>([64, 64], layout = blocked(vec = 8));
+    let u = regs::<f32>([64, 64], layout = blocked(vec = 8));
+    let mut tx = cta.x;
+    let mut ty = cta.y;
+    let mut k = 0;
+    let mut more = true;
+    // Both CTAs' barriers are initialised before rank 0's first request signals them.
+    cluster_sync();
+    while more {
+        #[scope(thread = 0)]
+        {
+            clc::try_cancel(resp, next, multicast = true);
+        }
+        copy(t, x.tile(ty, tx));
+        copy(u, y.tile(ty, tx));
+        copy(y.tile(ty, tx), u + t * 2.0 + 1.0);
+        next.wait(k % 2);
+        more = clc::is_canceled(resp);
+        if more {
+            let (cx, cy) = clc::first_cta(resp);
+            tx = cx + cta_rank;
+            ty = cy;
+        }
+        k += 1;
+        fence::proxy_async();
+        cluster_sync();
+    }
+}
+
 #[test]
 fn the_steal_loop_emits_the_clc_instructions() {
     let art = &clc_steal::KERNEL.artifacts[0];
@@ -64,6 +102,10 @@ fn the_steal_loop_emits_the_clc_instructions() {
         assert!(art.ptx.contains(want), "{want}");
     }
     assert!(art.ptx.contains(", 16;"), "expect-tx of 16 bytes derived");
+    let pair = &clc_steal_pair::KERNEL.artifacts[0];
+    assert!(pair.ptx.contains(
+        "clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes.multicast::cluster::all.b128"
+    ));
 }
 
 #[test]
@@ -83,17 +125,26 @@ fn the_steal_loop_assembles_with_clc_in_the_sass() {
         "{:?}",
         c.sass
     );
+    let pair = &clc_steal_pair::KERNEL.artifacts[0];
+    let c = check_artifact("clc_steal_pair", pair).expect("assembles");
+    assert!(c.problems.is_empty(), "{:?}", c.problems);
+    // The multicast form assembles to `UGETNEXTWORKID.BROADCAST`.
+    assert!(
+        c.sass.keys().any(|k| k == "UGETNEXTWORKID.BROADCAST"),
+        "{:?}",
+        c.sass
+    );
 }
 
 /// Runs `clc_steal`'s PTX after `edit` on an m×n problem under `policy`; returns y.
 fn steal_edited(
+    art: &KernelArtifact,
     edit: impl Fn(&str) -> String,
     policy: Policy,
     seed: u64,
     x: &[bf16],
     (m, n): (usize, usize),
 ) -> Result<Vec<bf16>, SimError> {
-    let art = &clc_steal::KERNEL.artifacts[0];
     let text = edit(art.ptx);
     let mut dev = Device::new();
     let tx = upload(&mut dev, x, &[m, n]);
@@ -110,13 +161,19 @@ fn steal_edited(
     Ok(download(&dev, &ty))
 }
 
-/// Runs `clc_steal` on an m×n problem under `mode`; returns y.
-fn steal(mode: ClcMode, seed: u64, x: &[bf16], (m, n): (usize, usize)) -> Vec<bf16> {
+/// Runs `art` (`clc_steal` or `clc_steal_pair`) on an m×n problem under `mode`; returns y.
+fn steal(
+    art: &KernelArtifact,
+    mode: ClcMode,
+    seed: u64,
+    x: &[bf16],
+    (m, n): (usize, usize),
+) -> Vec<bf16> {
     let policy = Policy {
         clc: mode,
         ..Policy::default()
     };
-    steal_edited(str::to_string, policy, seed, x, (m, n))
+    steal_edited(art, str::to_string, policy, seed, x, (m, n))
         .unwrap_or_else(|e| panic!("{mode:?} seed {seed}: {e}"))
 }
 
@@ -150,8 +207,12 @@ fn without_the_wait(ptx: &str) -> String {
 fn a_response_read_before_its_barrier_is_diagnosed_in_the_emulator() {
     let (m, n) = (64usize, 128usize);
     let x = Rng::new(5).bf16s(m * n);
-    let ptx = clc_steal::KERNEL.artifacts[0].ptx;
-    assert_ne!(without_the_wait(ptx), ptx, "the edit changed nothing");
+    let art = &clc_steal::KERNEL.artifacts[0];
+    assert_ne!(
+        without_the_wait(art.ptx),
+        art.ptx,
+        "the edit changed nothing"
+    );
     for mode in [ClcMode::Fail, ClcMode::Succeed, ClcMode::Random] {
         // Requests complete late (as they may on hardware), so the load meets one in flight.
         let policy = Policy {
@@ -159,7 +220,7 @@ fn a_response_read_before_its_barrier_is_diagnosed_in_the_emulator() {
             complete_one_in: 1 << 20,
             ..Policy::default()
         };
-        let e = steal_edited(without_the_wait, policy, 1, &x, (m, n)).unwrap_err();
+        let e = steal_edited(art, without_the_wait, policy, 1, &x, (m, n)).unwrap_err();
         let msg = e.to_string();
         assert!(
             msg.contains("clusterlaunchcontrol.try_cancel")
@@ -169,13 +230,13 @@ fn a_response_read_before_its_barrier_is_diagnosed_in_the_emulator() {
             "{mode:?}: {e}"
         );
         // The kernel as compiled waits, and runs clean under the same late completions.
-        steal_edited(str::to_string, policy, 1, &x, (m, n)).unwrap_or_else(|e| panic!("{e}"));
+        steal_edited(art, str::to_string, policy, 1, &x, (m, n)).unwrap_or_else(|e| panic!("{e}"));
     }
 }
 
 #[test]
 fn every_tile_is_done_exactly_once_under_every_clc_mode() {
-    let (m, n) = (128usize, 192usize);
+    let (m, n) = (128usize, 256usize);
     let x = Rng::new(26).bf16s(m * n);
     let want: Vec<bf16> = x
         .iter()
@@ -187,15 +248,21 @@ fn every_tile_is_done_exactly_once_under_every_clc_mode() {
         (ClcMode::Random, &[1, 2, 3][..]),
     ] {
         for &seed in seeds {
-            let got = steal(mode, seed, &x, (m, n));
-            for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-                assert_eq!(
-                    g.to_bits(),
-                    w.to_bits(),
-                    "{mode:?} seed {seed}: element ({}, {}) is {g}, want {w}",
-                    i / n,
-                    i % n
-                );
+            for art in [
+                &clc_steal::KERNEL.artifacts[0],
+                &clc_steal_pair::KERNEL.artifacts[0],
+            ] {
+                let got = steal(art, mode, seed, &x, (m, n));
+                for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                    assert_eq!(
+                        g.to_bits(),
+                        w.to_bits(),
+                        "{} {mode:?} seed {seed}: element ({}, {}) is {g}, want {w}",
+                        art.kernel,
+                        i / n,
+                        i % n
+                    );
+                }
             }
         }
     }
