@@ -8,7 +8,8 @@
 //!   comes (it hangs) — PTX ISA §9.7.13.15.16 (`mbarrier.try_wait.parity` waits for the phase
 //!   of the given parity). Likewise a pipeline waited or acquired with an iteration counter
 //!   that does not change in the loop. "Does not change": every variable the expression reads
-//!   is defined outside the loop and not assigned in it; anything else is accepted.
+//!   is defined outside the loop and not assigned in it; anything else is accepted. A `while`
+//!   loop (a `Loop` in this phase) is held to it like a `for`.
 //! - **Proxy fences.** Shared memory written by threads (the `thread_load`, `shared_store`,
 //!   `stmatrix` and `reg_stage` copies: generic-proxy stores) and then read by the async proxy
 //!   (a TMA store's source, a wgmma or tcgen05 MMA operand) needs `fence.proxy.async` between
@@ -194,7 +195,13 @@ impl Walk<'_> {
                     self.looped(body, p);
                 }
                 StmtKind::Loop { body, .. } => {
-                    // A spin loop (a wait) repeats until a condition: its body is one phase.
+                    // In the Tile phase a `Loop` is the user's `while` (wait spin loops are
+                    // made later, by lower-sync-ops): it may repeat, so the parity rule holds.
+                    let mut changed = Vec::new();
+                    changed_in(body, &mut changed);
+                    let mut sig = Vec::new();
+                    signals(body, &mut sig);
+                    self.parity(body, &changed, &sig);
                     self.looped(body, p);
                 }
                 _ => {}
