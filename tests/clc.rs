@@ -1,8 +1,10 @@
 //! Cluster launch control in the language (`clc::try_cancel`, `clc::is_canceled`,
-//! `clc::first_cta`, sm_100a): a work-stealing kernel built with the same macro as the shipped
+//! `clc::first_cta`, sm_100a): work-stealing kernels built with the same macro as the shipped
 //! ones — each CTA does its own tile, then keeps taking the tiles of CTAs not yet started until
-//! a request fails — assembled by ptxas with the CLC instructions in its SASS, and run in the
-//! emulator under every `ClcMode` against the CPU reference (no Blackwell GPU here).
+//! a request fails (one CTA per tile, clusters of two with the multicast form, and a persistent
+//! grid whose static walks are what is stolen) — assembled by ptxas with the CLC instructions in
+//! their SASS, run in the emulator under every `ClcMode` against the CPU reference (no
+//! Blackwell GPU here), a planted bug diagnosed, and their IR through the text form.
 
 use half::bf16;
 use tirx::KernelArtifact;
@@ -88,6 +90,44 @@ pub fn clc_steal_pair(#[shape(M, N)] x: Tensor<bf16>, #[shape(M, N)] y: Tensor<b
     }
 }
 
+/// A persistent kernel whose CTAs steal whole static walks: CTA `(c, r)` of `P` along x does the
+/// column tiles `c, c + P, c + 2P, …` of 64-row strip `r`; while it works it asks to cancel a CTA not yet
+/// started and, if that succeeds, runs the cancelled CTA's walk next. When a request fails (every
+/// CTA started, or none left to cancel) it exits: every walk is run once, by its own CTA or by
+/// the one that cancelled it — the static persistent walk is the fallback.
+#[tile_kernel(target = sm_100a, threads = 128, grid = (4, cdiv(M, 64)))]
+pub fn clc_persistent(#[shape(M, N)] x: Tensor<bf16>, #[shape(M, N)] y: Tensor<bf16>) {
+    let resp = clc_response();
+    let next = mbarrier();
+    let t = regs::<f32>([64, 64], layout = blocked(vec = 8));
+    let u = regs::<f32>([64, 64], layout = blocked(vec = 8));
+    let mut me = cta.x;
+    let mut row = cta.y;
+    let mut k = 0;
+    let mut more = true;
+    while more {
+        #[scope(thread = 0)]
+        {
+            clc::try_cancel(resp, next);
+        }
+        for j in (me..cdiv(N, 64)).step_by(ncta.x) {
+            copy(t, x.tile(row, j));
+            copy(u, y.tile(row, j));
+            copy(y.tile(row, j), u + t * 2.0 + 1.0);
+        }
+        next.wait(k % 2);
+        more = clc::is_canceled(resp);
+        if more {
+            let (cx, cy) = clc::first_cta(resp);
+            me = cx;
+            row = cy;
+        }
+        k += 1;
+        fence::proxy_async();
+        sync_threads();
+    }
+}
+
 #[test]
 fn the_steal_loop_emits_the_clc_instructions() {
     let art = &clc_steal::KERNEL.artifacts[0];
@@ -125,6 +165,10 @@ fn the_steal_loop_assembles_with_clc_in_the_sass() {
         "{:?}",
         c.sass
     );
+    let persistent = &clc_persistent::KERNEL.artifacts[0];
+    let c = check_artifact("clc_persistent", persistent).expect("assembles");
+    assert!(c.problems.is_empty() && c.spills == 0, "{:?}", c.problems);
+    assert!(c.sass.keys().any(|k| k == "UGETNEXTWORKID.SELFCAST"));
     let pair = &clc_steal_pair::KERNEL.artifacts[0];
     let c = check_artifact("clc_steal_pair", pair).expect("assembles");
     assert!(c.problems.is_empty(), "{:?}", c.problems);
@@ -264,6 +308,54 @@ fn every_tile_is_done_exactly_once_under_every_clc_mode() {
                     );
                 }
             }
+        }
+    }
+}
+
+/// The text form carries the CLC ops: both kernels' IR parses back to the same text after every
+/// pass (the `.b128` response registers included), and the parsed IR recompiles to the PTX the
+/// macro emitted.
+#[test]
+fn the_clc_kernels_round_trip_through_the_text_form() {
+    use tirx_ir::parse::parse_module;
+    for art in [
+        &clc_steal::KERNEL.artifacts[0],
+        &clc_steal_pair::KERNEL.artifacts[0],
+    ] {
+        let m = parse_module(art.ir).unwrap_or_else(|e| panic!("{}: {e}", art.kernel));
+        assert_eq!(m.to_string(), art.ir, "{}", art.kernel);
+        assert!(art.ir.contains("clc_try_cancel") && art.ir.contains("clc_first_cta"));
+        let kernel = m.kernels.into_iter().next().expect("one kernel");
+        let (lowered, snaps) = tirx_ir::passes::run_pipeline(kernel, true).expect("compiles");
+        for s in &snaps {
+            let again = parse_module(&s.text).unwrap_or_else(|e| panic!("after {}: {e}", s.pass));
+            assert_eq!(again.to_string(), s.text, "after {}", s.pass);
+        }
+        assert_eq!(tirx_ptx::write_string(&lowered).expect("prints"), art.ptx);
+    }
+}
+
+/// The persistent kernel: 10 column tiles over 4 CTAs per strip, each walk run exactly once
+/// under every mode (by its own CTA when requests fail, by a stealing CTA when they succeed).
+#[test]
+fn the_persistent_walks_are_each_run_once_under_every_clc_mode() {
+    let (m, n) = (128usize, 640usize);
+    let x = Rng::new(27).bf16s(m * n);
+    let art = &clc_persistent::KERNEL.artifacts[0];
+    for (mode, seed) in [
+        (ClcMode::Fail, 1),
+        (ClcMode::Succeed, 1),
+        (ClcMode::Random, 2),
+        (ClcMode::Random, 3),
+    ] {
+        let got = steal(art, mode, seed, &x, (m, n));
+        for (i, (g, v)) in got.iter().zip(&x).enumerate() {
+            let w = bf16::from_f32(v.to_f32() * 2.0 + 1.0);
+            assert_eq!(
+                g.to_bits(),
+                w.to_bits(),
+                "{mode:?} seed {seed}: element {i}"
+            );
         }
     }
 }
