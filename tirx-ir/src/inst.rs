@@ -8,6 +8,7 @@
 use crate::arena::Handle;
 use crate::ir::{Inst, Operand, Var};
 
+mod clc;
 mod tile;
 
 fn inst(opcode: impl Into<String>, dsts: Vec<Operand>, srcs: Vec<Operand>) -> Inst {

@@ -583,6 +583,35 @@ impl<'k> Printer<'_, 'k> {
                 self.out.write_str(" ")?;
                 self.bar_ref(bar)
             }
+            Op::ClcTryCancel {
+                resp,
+                bar,
+                multicast,
+            } => {
+                self.out.write_str(" ")?;
+                self.tile(resp)?;
+                self.out.write_str(" bar ")?;
+                self.bar_ref(bar)?;
+                match multicast {
+                    true => self.out.write_str(" multicast"),
+                    false => Ok(()),
+                }
+            }
+            Op::ClcIsCanceled { resp, dst } => {
+                self.out.write_str(" ")?;
+                self.tile(resp)?;
+                write!(self.out, " -> %{}", dst.index())
+            }
+            Op::ClcFirstCta { resp, dsts } => {
+                self.out.write_str(" ")?;
+                self.tile(resp)?;
+                self.out.write_str(" ->")?;
+                for (i, d) in dsts.iter().enumerate() {
+                    let sep = if i == 0 { " " } else { ", " };
+                    write!(self.out, "{sep}%{}", d.index())?;
+                }
+                Ok(())
+            }
             Op::MbarArriveExpectTx { bar, bytes } => {
                 self.out.write_str(" ")?;
                 self.bar_ref(bar)?;
@@ -649,6 +678,9 @@ pub(crate) fn op_name(op: &Op) -> &'static str {
         Op::TmemRelinquish => "tmem_relinquish",
         Op::TmemDealloc { .. } => "tmem_dealloc",
         Op::Tcgen05Commit { .. } => "tcgen05_commit",
+        Op::ClcTryCancel { .. } => "clc_try_cancel",
+        Op::ClcIsCanceled { .. } => "clc_is_canceled",
+        Op::ClcFirstCta { .. } => "clc_first_cta",
         Op::Tcgen05FenceBefore => "tcgen05_fence_before",
         Op::Tcgen05FenceAfter => "tcgen05_fence_after",
         Op::WgmmaFence => "wgmma_fence",

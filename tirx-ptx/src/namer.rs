@@ -44,6 +44,7 @@ impl Namer {
             ScalarType::U32 | ScalarType::S32 => "%r",
             ScalarType::U64 => "%rd",
             ScalarType::F32 => "%f",
+            ScalarType::B128 => "%q",
         }
     }
 

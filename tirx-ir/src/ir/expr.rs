@@ -18,6 +18,8 @@ pub enum ScalarType {
     U64,
     /// 32-bit float.
     F32,
+    /// 128-bit untyped (a cluster-launch-control response, PTX ISA §9.7.13.18).
+    B128,
 }
 
 impl ScalarType {
@@ -30,6 +32,7 @@ impl ScalarType {
             ScalarType::S32 => "s32",
             ScalarType::U64 => "u64",
             ScalarType::F32 => "f32",
+            ScalarType::B128 => "b128",
         }
     }
     /// Parses a PTX type suffix.
@@ -41,6 +44,7 @@ impl ScalarType {
             "s32" => ScalarType::S32,
             "u64" => ScalarType::U64,
             "f32" => ScalarType::F32,
+            "b128" => ScalarType::B128,
             _ => return None,
         })
     }

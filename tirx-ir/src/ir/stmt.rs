@@ -180,6 +180,36 @@ pub enum Op {
         /// Barrier.
         bar: BarRef,
     },
+    /// Cluster launch control (PTX ISA §9.7.13.17): ask to cancel the launch of a cluster
+    /// that has not started; the 16-byte response lands in `resp` (16-byte aligned shared
+    /// memory) and `bar` gets `complete_tx` of 16 bytes (`derive_signals` adds the expect-tx).
+    /// One thread. With `multicast`, only the cluster's CTA of rank 0 issues it (each CTA's
+    /// thread still expects the bytes on its own barrier) and the response and the signal go
+    /// to every CTA of the cluster, at `resp`'s and `bar`'s offsets.
+    ClcTryCancel {
+        /// The 16-byte response buffer.
+        resp: TileRef,
+        /// The barrier the response signals.
+        bar: BarRef,
+        /// `.multicast::cluster::all`.
+        multicast: bool,
+    },
+    /// Decode a completed response (PTX ISA §9.7.13.18): `ld.shared.b128` of `resp`, then
+    /// `query_cancel.is_canceled` into the predicate `dst`.
+    ClcIsCanceled {
+        /// The response buffer.
+        resp: TileRef,
+        /// Receives whether the request cancelled a cluster.
+        dst: Handle<Var>,
+    },
+    /// Decode a completed, successful response (PTX ISA §9.7.13.18): `ld.shared.b128` of
+    /// `resp`, then `query_cancel.get_first_ctaid::{x,y,z}` into `dsts` (x first; one to three).
+    ClcFirstCta {
+        /// The response buffer.
+        resp: TileRef,
+        /// Receive the first CTA's x, y, z (as many as given).
+        dsts: Vec<Handle<Var>>,
+    },
     /// `tcgen05.fence::before_thread_sync`.
     Tcgen05FenceBefore,
     /// `tcgen05.fence::after_thread_sync`.

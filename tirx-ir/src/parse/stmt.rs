@@ -324,6 +324,33 @@ impl Parser<'_> {
             "tcgen05_commit" => Op::Tcgen05Commit {
                 bar: self.bar_ref()?,
             },
+            "clc_try_cancel" => {
+                let resp = self.tile()?;
+                self.c.expect_kw("bar", "after the response buffer")?;
+                Op::ClcTryCancel {
+                    resp,
+                    bar: self.bar_ref()?,
+                    multicast: self.c.eat_kw("multicast"),
+                }
+            }
+            "clc_is_canceled" => {
+                let resp = self.tile()?;
+                self.c.expect_punct("->", "before the predicate variable")?;
+                Op::ClcIsCanceled {
+                    resp,
+                    dst: self.var_ref()?,
+                }
+            }
+            "clc_first_cta" => {
+                let resp = self.tile()?;
+                self.c
+                    .expect_punct("->", "before the coordinate variables")?;
+                let mut dsts = vec![self.var_ref()?];
+                while self.c.eat_punct(",") {
+                    dsts.push(self.var_ref()?);
+                }
+                Op::ClcFirstCta { resp, dsts }
+            }
             "setmaxnreg" => {
                 let inc = if self.c.eat_kw("inc") {
                     true

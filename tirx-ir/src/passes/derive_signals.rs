@@ -7,7 +7,11 @@
 //! stands before the first of them. A user-written `expect_tx(n)` for that barrier in the same
 //! block is kept and checked against the sum instead (error at the user's line if it
 //! differs). The tx-count of an mbarrier phase is limited to 2^20 - 1 bytes (PTX ISA
-//! §9.7.13.15.1 "Contents of the mbarrier object"). A load multicast to a mask of n CTAs
+//! §9.7.13.15.1 "Contents of the mbarrier object"). A cluster-launch-control request
+//! (`clc::try_cancel`) signals its barrier like a load of 16 bytes (PTX ISA §9.7.13.17: the
+//! response is 16 bytes, completed by complete-tx of the bytes stored), also in its multicast
+//! form: there each CTA's barrier receives its own copy of the response, and each CTA's issuing
+//! thread expects it (the op itself is issued by rank 0 only). A load multicast to a mask of n CTAs
 //! counts n times: the contract is that every CTA of the mask issues its own slice to the
 //! same barrier offset (symmetric multicast), so each barrier receives n boxes per phase.
 //!
@@ -56,9 +60,11 @@ pub enum SignalError {
     },
     /// A written `expect_tx(n)` that is not the sum of the boxes.
     #[error(
-        "expect_tx({written}) disagrees with the TMA boxes that signal this barrier: they move {derived} bytes per phase; write expect_tx({derived}) or leave it out"
+        "expect_tx({written}) disagrees with the {what} that signal this barrier: they move {derived} bytes per phase; write expect_tx({derived}) or leave it out"
     )]
     ExpectTx {
+        /// What signals it: `TMA boxes`, or cluster-launch-control responses.
+        what: &'static str,
         /// The user's count.
         written: u32,
         /// The boxes' sum.
@@ -91,13 +97,18 @@ pub fn box_bytes(k: &Kernel, t: &TileRef) -> Option<u64> {
     Some(dims.iter().map(|&d| d as u64).product::<u64>() * b.elem.bytes() as u64)
 }
 
+/// The bytes of one cluster-launch-control response (PTX ISA §9.7.13.17).
+pub const CLC_RESPONSE_BYTES: u64 = 16;
+
+/// The barrier a TMA load or a cluster-launch-control request signals with bytes.
 fn load_bar(op: &Op) -> Option<&BarRef> {
     match op {
         Op::Copy {
             src: TileRef::Global { .. },
             bar: Some(b),
             ..
-        } => Some(b),
+        }
+        | Op::ClcTryCancel { bar: b, .. } => Some(b),
         _ => None,
     }
 }
@@ -167,6 +178,8 @@ fn counted_loop(k: &Kernel, s: &Stmt) -> Option<Vec<(BarRef, u64, Span)>> {
 fn process(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
     // Group loads by barrier reference: (bar, first index, sum, span of first load).
     let mut groups: Vec<(BarRef, usize, u64, Span)> = Vec::new();
+    // Barriers a cluster-launch-control request signals (for the wording of errors).
+    let mut clc: Vec<BarRef> = Vec::new();
     for (i, s) in block.iter().enumerate() {
         for (bar, bytes, span) in counted_loop(k, s).unwrap_or_default() {
             match groups.iter_mut().find(|g| g.0 == bar) {
@@ -193,6 +206,13 @@ fn process(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
                 None => groups.push((bar.clone(), i, bytes, s.span)),
             }
         }
+        if let StmtKind::Op(Op::ClcTryCancel { bar, .. }) = &s.kind {
+            clc.push(bar.clone());
+            match groups.iter_mut().find(|g| &g.0 == bar) {
+                Some(g) => g.2 += CLC_RESPONSE_BYTES,
+                None => groups.push((bar.clone(), i, CLC_RESPONSE_BYTES, s.span)),
+            }
+        }
     }
     let mut inserts: Vec<(usize, Stmt)> = Vec::new();
     let mut out = block;
@@ -212,6 +232,11 @@ fn process(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
             Some((Some(n), sp)) if *n as u64 != sum => errs.push(Diagnostic::new(
                 sp,
                 SignalError::ExpectTx {
+                    what: if clc.contains(&bar) {
+                        "cluster-launch-control responses (16 bytes per `clc::try_cancel`)"
+                    } else {
+                        "TMA boxes"
+                    },
                     written: *n,
                     derived: sum,
                 },
@@ -358,6 +383,8 @@ fn written(block: &Block, out: &mut Vec<Handle<Var>>) {
         StmtKind::Op(Op::ProducerAcquire { stage, .. } | Op::ConsumerWait { stage, .. }) => {
             out.push(*stage)
         }
+        StmtKind::Op(Op::ClcIsCanceled { dst, .. }) => out.push(*dst),
+        StmtKind::Op(Op::ClcFirstCta { dsts, .. }) => out.extend(dsts),
         _ => {}
     });
 }

@@ -56,6 +56,7 @@ fn bin_opcode(op: BinOp, t: T) -> String {
         T::F32 => ("f32", "b32"),
         T::B16 => ("u16", "b16"),
         T::Pred => ("pred", "pred"),
+        T::B128 => ("b128", "b128"),
     };
     match op {
         BinOp::Add => format!("add.{s}"),

@@ -3,13 +3,19 @@
 //!
 //! Phase: Thread. Preconditions: memory planned; no tile ops. Postconditions: no `Op`
 //! remains. A wait is a spin loop on `mbarrier.try_wait.parity` (PTX ISA §9.7.13.15.16:
-//! try_wait suspends for a system-dependent time, so the loop rarely spins).
+//! try_wait suspends for a system-dependent time, so the loop rarely spins). A multicast
+//! `try_cancel` is guarded to the cluster's CTA of rank 0 (PTX ISA §9.7.13.17: one request
+//! answers every CTA of the cluster); a response query loads the 16 bytes into a `.b128`
+//! register first (§9.7.13.18 decodes registers, not memory).
 
 use super::Pass;
 use super::walk::rewrite_body;
+use crate::arena::Handle;
 use crate::diag::Diagnostics;
 use crate::inst::reg;
-use crate::ir::{Expr, Inst, Kernel, Op, Operand, ScalarType as T, Special, StmtKind};
+use crate::ir::{
+    CmpOp, Expr, Inst, Kernel, Op, Operand, ScalarType as T, Special, Stmt, StmtKind, TileRef, Var,
+};
 use crate::lower::{Lower, add};
 use std::collections::HashMap;
 
@@ -42,8 +48,61 @@ fn tmem_slot(
     ))
 }
 
+/// The shared-window address of a response buffer, in a fresh variable.
+fn resp_addr(lw: &mut Lower, resp: &TileRef) -> Result<Handle<Var>, Diagnostics> {
+    let TileRef::Buf { buf, index } = resp else {
+        return Err(lw.internal("a cluster-launch-control response outside shared memory"));
+    };
+    let e = lw.smem_addr(*buf, index)?;
+    Ok(lw.let_("resp", T::U32, e))
+}
+
+/// `ld.shared.b128` of a response into a fresh register.
+fn load_resp(lw: &mut Lower, resp: &TileRef) -> Result<Handle<Var>, Diagnostics> {
+    let a = resp_addr(lw, resp)?;
+    let q = lw.var("clc", T::B128);
+    lw.inst(Inst::ld_shared_b128(q, a));
+    Ok(q)
+}
+
 fn lower(lw: &mut Lower, op: Op) -> Result<(), Diagnostics> {
     let i = match op {
+        Op::ClcTryCancel {
+            resp,
+            bar,
+            multicast,
+        } => {
+            let a = resp_addr(lw, &resp)?;
+            let m = lw.bar_addr_var(&bar)?;
+            let i = Inst::clc_try_cancel(a, m, multicast);
+            if !multicast {
+                i
+            } else {
+                let rank0 = Expr::cmp(
+                    CmpOp::Eq,
+                    Expr::Special(Special::ClusterCtaRank),
+                    Expr::u32(0),
+                );
+                let then_body = vec![Stmt::at(StmtKind::Inst(i), lw.span)];
+                lw.emit(StmtKind::If {
+                    cond: rank0,
+                    then_body,
+                    else_body: Vec::new(),
+                });
+                return Ok(());
+            }
+        }
+        Op::ClcIsCanceled { resp, dst } => {
+            let q = load_resp(lw, &resp)?;
+            Inst::clc_is_canceled(dst, q)
+        }
+        Op::ClcFirstCta { resp, dsts } => {
+            let q = load_resp(lw, &resp)?;
+            for (dim, d) in dsts.into_iter().enumerate() {
+                lw.inst(Inst::clc_first_ctaid(dim, d, q));
+            }
+            return Ok(());
+        }
         Op::MbarInit { bar } => {
             let (count, arrivals) = (lw.k.barriers[bar].count, lw.k.barriers[bar].arrivals);
             let a = lw.bar_addr_var(&crate::ir::BarRef {

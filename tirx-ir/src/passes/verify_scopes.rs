@@ -91,6 +91,12 @@ pub enum ScopeError {
         /// The kernel's target.
         target: Target,
     },
+    /// A cluster-launch-control op on a target without it.
+    #[error("cluster launch control is not available on {}: it needs sm_100a (PTX ISA §9.7.13.17)", .target.name())]
+    NoClc {
+        /// The kernel's target.
+        target: Target,
+    },
     /// A wgmma op on a target without wgmma.
     #[error("wgmma is not available on {}: it needs sm_90a (use `tcgen05` on sm_100a)", .target.name())]
     NoWgmma {
@@ -114,6 +120,9 @@ fn need(op: &Op) -> Option<(Need, &'static str)> {
             variant: Some(v), ..
         } if v == "wgmma" => (Need::Warpgroup, "wgmma::mma"),
         Op::Tcgen05Commit { .. } => (Need::Single, "tcgen05::commit"),
+        // One request per response: a second thread's request would answer into the same
+        // 16 bytes and add 16 more to the barrier's phase (PTX ISA §9.7.13.17).
+        Op::ClcTryCancel { .. } => (Need::Single, "clc::try_cancel"),
         Op::MbarArriveExpectTx { .. } => (Need::Single, "expect_tx"),
         Op::TmaCommitGroup => (Need::Single, "tma::commit_group"),
         Op::TmaWaitGroup { .. } => (Need::Single, "tma::wait_group"),
@@ -151,6 +160,14 @@ fn feature(op: &Op, k: &Kernel) -> Option<ScopeError> {
     // assembles it to `USETMAXREG`), so it is checked for its scope only.
     let wg = matches!(op, Op::Mma { variant: Some(v), .. } if v == "wgmma")
         || matches!(op, Op::WgmmaFence | Op::WgmmaCommit | Op::WgmmaWait { .. });
+    // Cluster launch control is sm_100 and later (PTX ISA §9.7.13.17/18, target notes).
+    let clc = matches!(
+        op,
+        Op::ClcTryCancel { .. } | Op::ClcIsCanceled { .. } | Op::ClcFirstCta { .. }
+    );
+    if clc && !t.has_tcgen05() {
+        return Some(ScopeError::NoClc { target: t });
+    }
     if tc && !t.has_tcgen05() {
         return Some(ScopeError::NoTcgen05 { target: t });
     }

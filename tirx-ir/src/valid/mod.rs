@@ -217,6 +217,22 @@ fn op_exprs<'a>(
             barref(bar, exprs, bad);
             exprs.push(parity);
         }
+        Op::ClcTryCancel { resp, bar, .. } => {
+            tile(resp, exprs, bad);
+            barref(bar, exprs, bad);
+        }
+        Op::ClcIsCanceled { resp, dst } => {
+            tile(resp, exprs, bad);
+            if !k.vars.contains(*dst) {
+                bad(VerifyError::Var { index: dst.index() });
+            }
+        }
+        Op::ClcFirstCta { resp, dsts } => {
+            tile(resp, exprs, bad);
+            for d in dsts.iter().filter(|d| !k.vars.contains(**d)) {
+                bad(VerifyError::Var { index: d.index() });
+            }
+        }
         Op::NamedBarrier { id, .. } => exprs.push(id),
         Op::Compute { dst, value } => {
             let mut bufs = vec![*dst];

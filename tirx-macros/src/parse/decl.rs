@@ -1,5 +1,9 @@
 //! Declarations: `smem::<T>([..], swizzle = B128, major = mn)`, `tmem::<T>([..])`, `regs::<T>([..])`,
-//! `mbarrier(count = 1, arrivals = 1)`, `pipeline::<STAGES>(consumers = 1)`.
+//! `mbarrier(count = 1, arrivals = 1)`, `pipeline::<STAGES>(consumers = 1)`,
+//! `clc_response(stages = 1)` (16 opaque bytes of shared memory per stage, where a
+//! cluster-launch-control request answers: a `[stages, 4]` buffer of 32-bit words, one stage
+//! per `resp[s]`; unswizzled buffers start 128-byte aligned, so each stage is 16-byte aligned
+//! as PTX ISA §9.7.13.17 requires).
 //!
 //! Shapes, counts and stages are build-time constants (literals and config constants); a
 //! pipeline also creates its `<name>.full` and `<name>.empty` barrier arrays, which share the
@@ -81,6 +85,32 @@ impl Lowerer<'_> {
                     span,
                 };
                 Ok(Local::Bar(self.kernel.barriers.append(bar)))
+            }
+            (Id::ClcResponse, _) => {
+                if let Some(g) = generics.first() {
+                    return Err(self.fail(
+                        g,
+                        "`clc_response` takes no generic arguments: `clc_response(stages = 1)`",
+                    ));
+                }
+                let args = self.word_args(word, &c.args, c)?;
+                let stages = self.positive_arg(&args, "stages")?;
+                let shape: &[u32] = if args.get("stages").is_some() {
+                    &[stages, 4]
+                } else {
+                    &[4]
+                };
+                let buffer = Buffer {
+                    name,
+                    space: Space::Shared,
+                    elem: ElemType::F32,
+                    layout: Layout::row_major(shape, Swizzle::None),
+                    offset: None,
+                    tmem_cols: None,
+                    regs: None,
+                    span,
+                };
+                Ok(Local::Buf(self.kernel.buffers.append(buffer)))
             }
             _ => self.pipeline(word, &generics, c, name, span),
         }

@@ -291,6 +291,8 @@ impl Lowerer<'_> {
             Id::Tcgen05Relinquish => Op::TmemRelinquish,
             Id::Tcgen05FenceBefore => Op::Tcgen05FenceBefore,
             Id::Tcgen05FenceAfter => Op::Tcgen05FenceAfter,
+            Id::ClcTryCancel => return self.clc_try_cancel(&args),
+            Id::ClcIsCanceled | Id::ClcFirstCta => return Err(self.clc_unbound(w, c)),
             Id::FenceProxyAsync => Op::FenceProxyAsync,
             Id::FenceMbarrierInit => Op::FenceMbarrierInit,
             // `lookup` was asked for ops only.
@@ -300,6 +302,7 @@ impl Lowerer<'_> {
             | Id::Regs
             | Id::Mbarrier
             | Id::Pipeline
+            | Id::ClcResponse
             | Id::Cdiv
             | Id::Min
             | Id::Max

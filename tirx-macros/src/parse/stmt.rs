@@ -98,6 +98,9 @@ impl Lowerer<'_> {
             SExpr::Binary(b) if self.assigns_tile(&b.left) && tile_compound(&b.op).is_some() => {
                 return self.assign_tile(&b.left, &b.right, tile_compound(&b.op), e, out);
             }
+            SExpr::Assign(a) if let Some(q) = super::clc::query_of(&a.right) => {
+                self.clc_assign(&a.left, q)?
+            }
             SExpr::Assign(a) => match strip_parens(&a.right) {
                 SExpr::Call(c) if let Some(f) = self.tile_fn_of(&c.func) => {
                     return self.assign_call(&a.left, c, f, e, out);
@@ -118,8 +121,12 @@ impl Lowerer<'_> {
             }
             SExpr::Call(c) => self.op_call(c)?,
             SExpr::MethodCall(m) => self.op_method(m)?,
-            SExpr::While(_) | SExpr::Loop(_) => {
-                return Err(self.fail(e, "only counted loops are supported: `for k in a..b { … }`"));
+            SExpr::While(w) => self.while_stmt(w)?,
+            SExpr::Loop(_) => {
+                return Err(self.fail(
+                    e,
+                    "only `for k in a..b { … }` and `while cond { … }` loops are supported",
+                ));
             }
             _ => return Err(self.fail(
                 e,
@@ -165,6 +172,15 @@ impl Lowerer<'_> {
                 a,
                 "attributes on `let` are not supported; put `#[scope(...)]` on a block",
             ));
+        }
+        // A cluster-launch-control query binds its decoded values.
+        if let Some(init) = &l.init
+            && init.diverge.is_none()
+            && let Some(q) = super::clc::query_of(&init.expr)
+        {
+            let stmt = self.clc_let(l, q)?;
+            out.push(stmt);
+            return Ok(());
         }
         // A tile function's results bind to any pattern of names (`let (m, n) = f(…);`).
         if let Some(init) = &l.init
@@ -304,6 +320,44 @@ impl Lowerer<'_> {
             Some(_) => Err(self.fail(ident, format!("`{ident}` is not a variable"))),
             None => Err(self.not_found(ident)),
         }
+    }
+
+    /// `while p { body }` on a predicate: `if p { do { body } until !p }`, the condition
+    /// evaluated again after each pass (e.g. a work-stealing loop that runs while
+    /// `clc::is_canceled` says another tile was taken).
+    fn while_stmt(&mut self, w: &syn::ExprWhile) -> Res<Stmt> {
+        if let Some(label) = &w.label {
+            return Err(self.fail(label, "loop labels are not supported"));
+        }
+        if let SExpr::Let(l) = &*w.cond {
+            return Err(self.fail(
+                &l.let_token,
+                "`while let` is not supported; conditions are predicates",
+            ));
+        }
+        let cond = self.pred(&w.cond);
+        let span = self
+            .spans
+            .intern_range((span_range(&w.while_token).0, span_range(&w.cond).1));
+        let mut body = self.nested(&w.body.stmts);
+        let cond = cond?;
+        let done = self.kernel.new_var("done", ScalarType::Pred);
+        let again = Expr::Not(Box::new(cond.clone()));
+        body.push(Stmt::at(
+            StmtKind::Let {
+                var: done,
+                value: again,
+            },
+            span,
+        ));
+        Ok(Stmt::at(
+            StmtKind::If {
+                cond,
+                then_body: vec![Stmt::at(StmtKind::Loop { body, until: done }, span)],
+                else_body: Vec::new(),
+            },
+            span,
+        ))
     }
 
     /// `for k in a..b { }` and `for k in (a..b).step_by(s) { }`.

@@ -51,6 +51,7 @@ pub(crate) enum Id {
     Regs,
     Mbarrier,
     Pipeline,
+    ClcResponse,
     Cdiv,
     Min,
     Max,
@@ -70,6 +71,9 @@ pub(crate) enum Id {
     Tcgen05Relinquish,
     Tcgen05FenceBefore,
     Tcgen05FenceAfter,
+    ClcTryCancel,
+    ClcIsCanceled,
+    ClcFirstCta,
     FenceProxyAsync,
     FenceMbarrierInit,
     SetMaxNRegInc,
@@ -159,6 +163,7 @@ use Kind::{Assert, BarrierMethod, Builtin, Decl, Function, Op, PipeMethod, TileF
 const TMA: Option<&str> = Some("tma");
 const WGMMA: Option<&str> = Some("wgmma");
 const TCGEN05: Option<&str> = Some("tcgen05");
+const CLC: Option<&str> = Some("clc");
 const FENCE: Option<&str> = Some("fence");
 const SETMAXNREG: Option<&str> = Some("setmaxnreg");
 const ACC: &[&str] = &["accumulate"];
@@ -180,6 +185,7 @@ pub(crate) const VOCABULARY: &[Word] = &[
     w(Id::Regs, None, "regs", Decl, (1, 1), &["layout"], "regs::<f32>([R, C], layout = blocked(vec = 8))"),
     w(Id::Mbarrier, None, "mbarrier", Decl, (0, 0), &["count", "arrivals"], "mbarrier(count = 1, arrivals = 1)"),
     w(Id::Pipeline, None, "pipeline", Decl, (0, 0), &["consumers", "peers"], "pipeline::<STAGES>(consumers = 1, peers = 1)"),
+    w(Id::ClcResponse, None, "clc_response", Decl, (0, 0), &["stages"], "clc_response(stages = 1)"),
     // Scalar functions.
     w(Id::Cdiv, None, "cdiv", Function, (2, 2), &[], "cdiv(a, b)"),
     w(Id::Min, None, "min", Function, (2, 2), &[], "min(a, b)"),
@@ -201,6 +207,9 @@ pub(crate) const VOCABULARY: &[Word] = &[
     w(Id::Tcgen05Relinquish, TCGEN05, "relinquish", Op, (0, 0), &[], "tcgen05::relinquish()"),
     w(Id::Tcgen05FenceBefore, TCGEN05, "fence_before", Op, (0, 0), &[], "tcgen05::fence_before()"),
     w(Id::Tcgen05FenceAfter, TCGEN05, "fence_after", Op, (0, 0), &[], "tcgen05::fence_after()"),
+    w(Id::ClcTryCancel, CLC, "try_cancel", Op, (2, 2), &["multicast"], "clc::try_cancel(resp, bar[, multicast = true])"),
+    w(Id::ClcIsCanceled, CLC, "is_canceled", Op, (1, 1), &[], "clc::is_canceled(resp)"),
+    w(Id::ClcFirstCta, CLC, "first_cta", Op, (1, 1), &[], "clc::first_cta(resp)"),
     w(Id::FenceProxyAsync, FENCE, "proxy_async", Op, (0, 0), &[], "fence::proxy_async()"),
     w(Id::FenceMbarrierInit, FENCE, "mbarrier_init", Op, (0, 0), &[], "fence::mbarrier_init()"),
     w(Id::SetMaxNRegInc, SETMAXNREG, "inc", Op, (1, 1), &[], "setmaxnreg::inc(count)"),

@@ -1,4 +1,4 @@
-//! Cluster launch control (PTX ISA §9.7.13, `clusterlaunchcontrol.try_cancel` and
+//! Cluster launch control (PTX ISA §9.7.13.17 `clusterlaunchcontrol.try_cancel` and §9.7.13.18
 //! `clusterlaunchcontrol.query_cancel`, sm_100 and later): a running cluster asks to cancel
 //! the launch of a cluster that has not started, and takes over its work.
 //!

@@ -92,7 +92,8 @@ fn other_signal(op: &Op) -> Option<&BarRef> {
     match op {
         Op::Copy { bar: Some(r), .. }
         | Op::MbarArriveExpectTx { bar: r, .. }
-        | Op::Tcgen05Commit { bar: r } => Some(r),
+        | Op::Tcgen05Commit { bar: r }
+        | Op::ClcTryCancel { bar: r, .. } => Some(r),
         _ => None,
     }
 }
@@ -317,7 +318,10 @@ fn children(s: &Stmt) -> Vec<&Block> {
 }
 
 fn is_load_for(s: &Stmt, bar: &BarRef) -> bool {
-    matches!(&s.kind, StmtKind::Op(Op::Copy { bar: Some(r), .. }) if r == bar)
+    matches!(
+        &s.kind,
+        StmtKind::Op(Op::Copy { bar: Some(r), .. } | Op::ClcTryCancel { bar: r, .. }) if r == bar
+    )
 }
 
 /// Whether `b` loads for `bar` itself: at its top level, or in a loop at its top level (a

@@ -70,6 +70,16 @@ pub enum ProtocolError {
         /// The barrier its load signals.
         bar: String,
     },
+    /// A cluster-launch-control response decoded before a wait on the barrier it signals.
+    #[error(
+        "missing wait: `{buffer}` receives the response of a `clc::try_cancel` that signals `{bar}`, and is decoded here before any wait on `{bar}`: the response may not have landed (PTX ISA §9.7.13.17: only the mbarrier tells its completion). Wait first (`{bar}.wait(parity)`)"
+    )]
+    ResponseBeforeWait {
+        /// The response buffer.
+        buffer: String,
+        /// The barrier its request signals.
+        bar: String,
+    },
     /// An async-proxy read of shared memory threads wrote without a proxy fence.
     #[error(
         "proxy fence: `{buffer}` was written by threads (generic-proxy stores, by `{writer}`) and is read here by {reader} through the async proxy, with no `fence::proxy_async()` between them: the async proxy may read stale data. Put `fence::proxy_async()` after the stores (and a barrier, if other threads issue the read)"
@@ -307,6 +317,8 @@ fn changed_in(b: &Block, out: &mut Vec<Handle<Var>>) {
             StmtKind::Op(Op::ProducerAcquire { stage, .. } | Op::ConsumerWait { stage, .. }) => {
                 out.push(*stage)
             }
+            StmtKind::Op(Op::ClcIsCanceled { dst, .. }) => out.push(*dst),
+            StmtKind::Op(Op::ClcFirstCta { dsts, .. }) => out.extend(dsts),
             _ => {}
         }
     }

@@ -8,7 +8,8 @@
 //!   comes (it hangs) — PTX ISA §9.7.13.15.16 (`mbarrier.try_wait.parity` waits for the phase
 //!   of the given parity). Likewise a pipeline waited or acquired with an iteration counter
 //!   that does not change in the loop. "Does not change": every variable the expression reads
-//!   is defined outside the loop and not assigned in it; anything else is accepted.
+//!   is defined outside the loop and not assigned in it; anything else is accepted. A `while`
+//!   loop (a `Loop` in this phase) is held to it like a `for`.
 //! - **Proxy fences.** Shared memory written by threads (the `thread_load`, `shared_store`,
 //!   `stmatrix` and `reg_stage` copies: generic-proxy stores) and then read by the async proxy
 //!   (a TMA store's source, a wgmma or tcgen05 MMA operand) needs `fence.proxy.async` between
@@ -19,7 +20,10 @@
 //!   register-tile copy, a TMA store or an MMA — before any wait on `b` (`b.wait(…)`, or
 //!   `consumer_wait` on the pipeline whose full barrier `b` is) is an error: the bytes land
 //!   when the barrier's phase completes (§9.7.9.25.5.1, `complete_tx`). Any wait on the
-//!   barrier array counts (the stage it picks is a run-time value), in any scope.
+//!   barrier array counts (the stage it picks is a run-time value), in any scope. Likewise a
+//!   cluster-launch-control response (`clc::try_cancel` into it, signalling `b`) decoded by
+//!   `clc::is_canceled` / `clc::first_cta` before any wait on `b` (PTX ISA §9.7.13.17: the
+//!   response is written asynchronously and only the mbarrier tells its completion).
 
 use super::{ProtocolError, changed_in, invariant};
 use crate::arena::Handle;
@@ -34,7 +38,8 @@ fn signals(b: &Block, out: &mut Vec<BarRef>) {
                 Op::Copy { bar: Some(r), .. }
                 | Op::MbarArrive { bar: r }
                 | Op::MbarArriveExpectTx { bar: r, .. }
-                | Op::Tcgen05Commit { bar: r },
+                | Op::Tcgen05Commit { bar: r }
+                | Op::ClcTryCancel { bar: r, .. },
             ) => out.push(r.clone()),
             StmtKind::For { body, .. }
             | StmtKind::Loop { body, .. }
@@ -190,7 +195,13 @@ impl Walk<'_> {
                     self.looped(body, p);
                 }
                 StmtKind::Loop { body, .. } => {
-                    // A spin loop (a wait) repeats until a condition: its body is one phase.
+                    // In the Tile phase a `Loop` is the user's `while` (wait spin loops are
+                    // made later, by lower-sync-ops): it may repeat, so the parity rule holds.
+                    let mut changed = Vec::new();
+                    changed_in(body, &mut changed);
+                    let mut sig = Vec::new();
+                    signals(body, &mut sig);
+                    self.parity(body, &changed, &sig);
                     self.looped(body, p);
                 }
                 _ => {}
@@ -260,6 +271,24 @@ impl Walk<'_> {
                     && !p.loading.contains(&(b, r.bar))
                 {
                     p.loading.push((b, r.bar));
+                }
+            }
+            Op::ClcTryCancel { resp, bar, .. } => {
+                if let Some(b) = shared(resp)
+                    && !p.loading.contains(&(b, bar.bar))
+                {
+                    p.loading.push((b, bar.bar));
+                }
+            }
+            Op::ClcIsCanceled { resp, .. } | Op::ClcFirstCta { resp, .. } => {
+                if let Some(b) = shared(resp)
+                    && let Some((_, bar)) = p.loading.iter().find(|x| x.0 == b)
+                {
+                    let e = ProtocolError::ResponseBeforeWait {
+                        buffer: self.k.buffers[b].name.clone(),
+                        bar: self.k.barriers[*bar].name.clone(),
+                    };
+                    self.push(span, e);
                 }
             }
             Op::Mma { a, b, .. } => {
