@@ -21,6 +21,7 @@
 mod expr;
 mod stmt;
 mod tile;
+mod tmem_shape;
 
 use crate::abi::{ElemType, Signature, Swizzle, Target};
 use crate::arena::{Arena, Handle};
@@ -28,6 +29,7 @@ pub use crate::encode::Major;
 pub use expr::*;
 pub use stmt::*;
 pub use tile::*;
+pub use tmem_shape::TmemShape;
 
 /// Which subset of the IR a kernel is in (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
