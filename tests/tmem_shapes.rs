@@ -135,6 +135,56 @@ bf16_roundtrip!(tmem_bf16_32x32b, tmem_32x32b);
 bf16_roundtrip!(tmem_bf16_16x256b, tmem_16x256b);
 bf16_roundtrip!(tmem_bf16_16x32bx2, tmem_16x32bx2);
 
+/// FA4's move: S (f32) into registers, P = bf16 of the same computation, written packed over
+/// the first 32 columns of S through a view (`alias = s`, no allocation of its own), read
+/// back through the view and written to D.
+#[tile_kernel(target = sm_100a, threads = 128, grid = (1, 1))]
+pub fn tmem_bf16_p_over_s(
+    #[shape(M, K)] a: Tensor<bf16>,
+    #[shape(N, K)] b: Tensor<bf16>,
+    #[shape(M, N)] d: Tensor<bf16>,
+) {
+    let a_s = smem::<bf16>([128, 64], swizzle = B128);
+    let b_s = smem::<bf16>([64, 64], swizzle = B128);
+    let s = tmem::<f32>([128, 64]);
+    let p_t = tmem::<bf16>([128, 64], alias = s);
+    let t = regs::<f32>([128, 64], layout = tmem_16x256b);
+    let p = regs::<bf16>([128, 64], layout = tmem_16x256b);
+    let loaded = mbarrier();
+    let done = mbarrier();
+    #[scope(warp = 0)]
+    {
+        tcgen05::alloc(s);
+        tcgen05::relinquish();
+    }
+    tcgen05::fence_before();
+    sync_threads();
+    tcgen05::fence_after();
+    #[scope(thread = 0)]
+    {
+        tma::load(a_s, a.tile(0, 0), loaded);
+        tma::load(b_s, b.tile(0, 0), loaded);
+    }
+    loaded.wait(0);
+    #[scope(thread = 0)]
+    {
+        tcgen05::mma(s, a_s, b_s, accumulate = false);
+        tcgen05::commit(done);
+    }
+    done.wait(0);
+    copy(t, s);
+    p = cast::<bf16>(t * 2.0 + cast::<f32>(col_index(t)) + cast::<f32>(row_index(t)) * 0.25);
+    copy(p_t, p);
+    copy(p, p_t);
+    copy(d.tile(0, 0), p);
+    tcgen05::fence_before();
+    sync_threads();
+    #[scope(warp = 0)]
+    {
+        tcgen05::dealloc(s);
+    }
+}
+
 /// Every kernel of this file with the instruction forms its PTX must hold.
 fn kernels() -> Vec<(&'static str, &'static tirx::Kernel, &'static [&'static str])> {
     vec![
@@ -198,7 +248,30 @@ fn kernels() -> Vec<(&'static str, &'static tirx::Kernel, &'static [&'static str
                 "tcgen05.ld.sync.aligned.16x32bx2.x16.pack::16b.b32",
             ],
         ),
+        (
+            "tmem_bf16_p_over_s",
+            &tmem_bf16_p_over_s::KERNEL,
+            &[
+                "tcgen05.st.sync.aligned.16x128b.x8.b32",
+                "tcgen05.ld.sync.aligned.16x128b.x8.b32",
+            ],
+        ),
     ]
+}
+
+#[test]
+fn a_view_allocates_nothing_and_shares_its_base_s_slot() {
+    let art = &tmem_bf16_p_over_s::KERNEL.artifacts[0];
+    // One allocation (S's 64 columns), and the view's address read from S's slot.
+    assert_eq!(art.ptx.matches("tcgen05.alloc").count(), 1, "{}", art.ptx);
+    assert_eq!((art.signature)().tmem_cols, 64);
+    // The view prints as `alias @s`, parses back, and recompiles to the same PTX.
+    assert!(art.ir.contains("alias @s"), "{}", art.ir);
+    let m = tirx_ir::parse::parse_module(art.ir).expect("parses");
+    assert_eq!(m.to_string(), art.ir);
+    let kernel = m.kernels.into_iter().next().expect("one kernel");
+    let (lowered, _) = tirx_ir::passes::run_pipeline(kernel, false).expect("compiles");
+    assert_eq!(tirx_ptx::write_string(&lowered).expect("prints"), art.ptx);
 }
 
 #[test]

@@ -305,6 +305,10 @@ impl Lowerer<'_> {
             Some(l) => self.reg_layout(l, &shape)?,
             None => None,
         };
+        let alias = match args.get("alias") {
+            Some(a) => Some(self.tmem_alias(a)?),
+            None => None,
+        };
         Ok(Buffer {
             name,
             space,
@@ -312,8 +316,24 @@ impl Lowerer<'_> {
             layout,
             offset: None,
             tmem_cols: None,
+            alias,
             regs,
             span,
+        })
+    }
+
+    /// `alias = s` of a TMEM buffer: a view of the TMEM buffer `s` declared before, from its
+    /// first column (the 16-bit P written over the f32 S it was computed from).
+    fn tmem_alias(&mut self, a: &SExpr) -> Res<tirx_ir::arena::Handle<Buffer>> {
+        let base = crate::args::path_ident(a).and_then(|i| match self.local(&i.to_string()) {
+            Some(super::Local::Buf(b)) if self.kernel.buffers[b].space == Space::Tmem => Some(b),
+            _ => None,
+        });
+        base.ok_or_else(|| {
+            self.fail(
+                a,
+                "expected a TMEM buffer declared before: `tmem::<bf16>([128, N], alias = s)`",
+            )
         })
     }
 
