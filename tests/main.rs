@@ -37,4 +37,5 @@ mod sim_timeline;
 mod smem_kernels;
 mod snapshots;
 mod tmem_regs;
+mod tmem_shapes;
 mod ui;

@@ -473,10 +473,58 @@ impl Inst {
     /// thread of the warp reads N consecutive 32-bit columns of its lane (lane = warp's
     /// quarter × 32 + lane id).
     pub fn tcgen05_ld_32x32b(regs: &[Handle<Var>], taddr: Handle<Var>) -> Inst {
+        Inst::tcgen05_ld(crate::ir::TmemShape::S32x32b, false, regs, taddr, 0)
+    }
+
+    /// `tcgen05.ld.sync.aligned.<shape>.xN{.pack::16b}.b32 {r…}, [taddr]{, split}`
+    /// (§9.7.16.8.3 tcgen05.ld; the shapes §9.7.16.2.3): N is the registers over the shape's
+    /// registers per `.x1`; `split` is `immHalfSplitoff`, written for `16x32bx2` only.
+    pub fn tcgen05_ld(
+        shape: crate::ir::TmemShape,
+        pack: bool,
+        regs: &[Handle<Var>],
+        taddr: Handle<Var>,
+        split: u32,
+    ) -> Inst {
+        let mut srcs = vec![mem(taddr, 0)];
+        if shape == crate::ir::TmemShape::S16x32bx2 {
+            srcs.push(Operand::Imm(i64::from(split)));
+        }
         inst(
-            format!("tcgen05.ld.sync.aligned.32x32b.x{}.b32", regs.len()),
+            format!(
+                "tcgen05.ld.sync.aligned.{}.x{}{}.b32",
+                shape.name(),
+                regs.len() as u32 / shape.regs_per_rep(),
+                if pack { ".pack::16b" } else { "" }
+            ),
             vec![Operand::Vector(regs.iter().map(|&v| reg(v)).collect())],
-            vec![mem(taddr, 0)],
+            srcs,
+        )
+    }
+
+    /// `tcgen05.st.sync.aligned.<shape>.xN{.unpack::16b}.b32 [taddr]{, split}, {v…}`
+    /// (§9.7.16.8.4 tcgen05.st; the shapes §9.7.16.2.3), the store twin of [`Inst::tcgen05_ld`].
+    pub fn tcgen05_st(
+        shape: crate::ir::TmemShape,
+        unpack: bool,
+        taddr: Handle<Var>,
+        regs: &[Handle<Var>],
+        split: u32,
+    ) -> Inst {
+        let mut srcs = vec![mem(taddr, 0)];
+        if shape == crate::ir::TmemShape::S16x32bx2 {
+            srcs.push(Operand::Imm(i64::from(split)));
+        }
+        srcs.push(Operand::Vector(regs.iter().map(|&v| reg(v)).collect()));
+        inst(
+            format!(
+                "tcgen05.st.sync.aligned.{}.x{}{}.b32",
+                shape.name(),
+                regs.len() as u32 / shape.regs_per_rep(),
+                if unpack { ".unpack::16b" } else { "" }
+            ),
+            vec![],
+            srcs,
         )
     }
 
@@ -488,14 +536,7 @@ impl Inst {
     /// `tcgen05.st.sync.aligned.32x32b.xN.b32 [taddr], {v0 … vN-1}` (§9.7.16.8.4 tcgen05.st:
     /// thread i of the warp writes lane base+i, register j column base+j).
     pub fn tcgen05_st_32x32b(taddr: Handle<Var>, regs: &[Handle<Var>]) -> Inst {
-        inst(
-            format!("tcgen05.st.sync.aligned.32x32b.x{}.b32", regs.len()),
-            vec![],
-            vec![
-                mem(taddr, 0),
-                Operand::Vector(regs.iter().map(|&v| reg(v)).collect()),
-            ],
-        )
+        Inst::tcgen05_st(crate::ir::TmemShape::S32x32b, false, taddr, regs, 0)
     }
 
     /// `tcgen05.wait::st.sync.aligned` (§9.7.16.8.5 tcgen05.wait): every prior `tcgen05.st`

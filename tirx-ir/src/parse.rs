@@ -243,7 +243,7 @@ impl<'c> Parser<'c> {
         Ok(span)
     }
 
-    /// `buffer @NAME: SPACE ELEM (SHAPE):(STRIDE) swizzle SW [major mn] [regs (..) (..)] [offset N] [cols N]`.
+    /// `buffer @NAME: SPACE ELEM (SHAPE):(STRIDE) swizzle SW [major mn] [regs (..) (..)] [offset N] [cols N] [alias @BUF]`.
     fn buffer_decl(&mut self) -> Result<(), ParseError> {
         let name = self.decl_name(Kind::Buffer)?;
         let space = match self.c.peek() {
@@ -278,6 +278,11 @@ impl<'c> Parser<'c> {
         let regs = self.opt_reg_layout()?;
         let offset = self.opt_u32("offset")?;
         let tmem_cols = self.opt_u32("cols")?;
+        let alias = if self.c.eat_kw("alias") {
+            Some(self.buffer_ref()?)
+        } else {
+            None
+        };
         let span = self.decl_end(Kind::Buffer)?;
         let layout = Layout {
             shape,
@@ -293,6 +298,7 @@ impl<'c> Parser<'c> {
             offset,
             tmem_cols,
             regs,
+            alias,
             span,
         });
         self.buffer_names.insert(name, h);

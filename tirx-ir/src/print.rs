@@ -321,6 +321,9 @@ impl<'k> Printer<'_, 'k> {
             if let Some(c) = b.tmem_cols {
                 write!(self.out, " cols {c}")?;
             }
+            if let Some(a) = b.alias {
+                write!(self.out, " alias {}", self.buf(a))?;
+            }
             self.end(b.span)?;
         }
         for (h, b) in k.barriers.iter() {

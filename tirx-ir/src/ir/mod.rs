@@ -21,6 +21,7 @@
 mod expr;
 mod stmt;
 mod tile;
+mod tmem_shape;
 
 use crate::abi::{ElemType, Signature, Swizzle, Target};
 use crate::arena::{Arena, Handle};
@@ -28,6 +29,7 @@ pub use crate::encode::Major;
 pub use expr::*;
 pub use stmt::*;
 pub use tile::*;
+pub use tmem_shape::TmemShape;
 
 /// Which subset of the IR a kernel is in (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -137,6 +139,10 @@ pub struct Buffer {
     pub tmem_cols: Option<u32>,
     /// Register tiles: which thread holds which element (`None` for other spaces).
     pub regs: Option<RegLayout>,
+    /// TMEM buffers: the buffer whose columns this one names from its first column (a view:
+    /// no allocation of its own, the same address slot; e.g. a 16-bit P written over the
+    /// columns of the f32 S it was computed from).
+    pub alias: Option<Handle<Buffer>>,
     /// Where it was declared.
     pub span: Span,
 }

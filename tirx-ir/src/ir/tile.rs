@@ -69,6 +69,16 @@ pub enum LayoutError {
         /// Columns.
         cols: u32,
     },
+    /// A TMEM shape's layout of a tile whose columns are not whole `.x1` repeats.
+    #[error("`tmem_{shape}` moves {per} columns per repeat; {cols} columns are not a multiple")]
+    TmemShape {
+        /// The shape.
+        shape: &'static str,
+        /// Tile columns.
+        cols: u32,
+        /// Columns per `.x1`.
+        per: u32,
+    },
     /// A reduction over a mode that moves along both axes, or whose thread digits are not
     /// whole bits of the thread index.
     #[error("this layout cannot be reduced along {axis}: {why}")]

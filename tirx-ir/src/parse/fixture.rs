@@ -148,6 +148,7 @@ fn declare() -> (Kernel, H) {
         layout: Layout::row_major(&[4, 128, 64], Swizzle::B128),
         offset: Some(0),
         tmem_cols: None,
+        alias: None,
         regs: None,
         span: Span(3),
     });
@@ -163,6 +164,7 @@ fn declare() -> (Kernel, H) {
         },
         offset: Some(196_608),
         tmem_cols: Some(256),
+        alias: None,
         regs: None,
         span: Span::NONE,
     });
@@ -178,6 +180,7 @@ fn declare() -> (Kernel, H) {
         },
         offset: None,
         tmem_cols: None,
+        alias: None,
         regs: None,
         span: Span(0),
     });

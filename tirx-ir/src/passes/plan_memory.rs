@@ -57,6 +57,18 @@ pub enum MemoryError {
         /// The buffer.
         buffer: String,
     },
+    /// A TMEM view (`alias = base`) that is not inside its base's columns and lanes.
+    #[error(
+        "`{buffer}` is a view of `{base}`: {why}; a view names the first columns of a TMEM buffer declared before it"
+    )]
+    TmemAlias {
+        /// The view.
+        buffer: String,
+        /// The buffer it names.
+        base: String,
+        /// What does not fit.
+        why: String,
+    },
     /// The TMEM buffers together need more columns than a CTA has.
     #[error("TMEM over budget: {total} columns allocated, a CTA has 512")]
     TmemBudget {
@@ -141,7 +153,8 @@ impl Pass for PlanMemory {
         }
         let mut tmem_total = 0u32;
         for (_, b) in k.buffers.iter_mut() {
-            if b.space != Space::Tmem {
+            // A view takes its base's slot below; it allocates nothing.
+            if b.space != Space::Tmem || b.alias.is_some() {
                 continue;
             }
             // `[stages.., rows, cols]`: the stages lie side by side along the columns (TMEM's
@@ -181,6 +194,7 @@ impl Pass for PlanMemory {
                 Err(e) => errs.push(Diagnostic::new(b.span, e)),
             }
         }
+        plan_views(k, &mut errs);
         for (_, b) in k.buffers.iter_mut() {
             if b.space != Space::Shared {
                 continue;
@@ -206,5 +220,50 @@ impl Pass for PlanMemory {
         k.sig.smem_bytes = if off == 0 { 0 } else { off + BASE_ALIGN };
         k.sig.tmem_cols = tmem_total;
         if errs.is_empty() { Ok(()) } else { Err(errs) }
+    }
+}
+
+/// TMEM views (`alias = base`): each takes its base's address slot, and must fit in the
+/// base's lanes and allocated columns (its own columns counted as for an allocation: 16-bit
+/// elements two to a column).
+fn plan_views(k: &mut Kernel, errs: &mut Vec<Diagnostic>) {
+    let views: Vec<_> = k
+        .buffers
+        .iter()
+        .filter_map(|(h, b)| b.alias.map(|a| (h, a)))
+        .collect();
+    for (h, a) in views {
+        let (v, base) = (&k.buffers[h], &k.buffers[a]);
+        let fail = |why: String| {
+            Diagnostic::new(
+                v.span,
+                MemoryError::TmemAlias {
+                    buffer: v.name.clone(),
+                    base: base.name.clone(),
+                    why,
+                },
+            )
+        };
+        let cols = |b: &crate::ir::Buffer| match b.layout.shape.as_slice() {
+            [stages @ .., r, c] => {
+                Some((*r, stages.iter().product::<u32>() * c * b.elem.bytes() / 4))
+            }
+            _ => None,
+        };
+        let why = match (cols(v), cols(base), base.tmem_cols) {
+            _ if v.space != Space::Tmem || base.space != Space::Tmem || base.alias.is_some() => {
+                Some("both must be TMEM buffers, the base not itself a view".to_string())
+            }
+            (Some((vr, vc)), Some((br, _)), Some(bc)) if vr > br || vc > bc => Some(format!(
+                "its {vr} rows × {vc} columns exceed the base's {br} × {bc}"
+            )),
+            (Some(_), Some(_), Some(_)) => None,
+            _ => Some("the base has no TMEM allocation".to_string()),
+        };
+        if let Some(why) = why {
+            errs.push(fail(why));
+            continue;
+        }
+        k.buffers[h].offset = k.buffers[a].offset;
     }
 }

@@ -242,6 +242,7 @@ impl Pass for PlanRegTiles {
                             layout: Layout::row_major(&[sc.elements], Swizzle::None),
                             offset: None,
                             tmem_cols: None,
+                            alias: None,
                             regs: None,
                             span,
                         });

@@ -57,6 +57,7 @@ fn tma_copy() -> Kernel {
         layout: Layout::row_major(&[4, 64, 64], Swizzle::B128),
         offset: Some(0),
         tmem_cols: None,
+        alias: None,
         regs: None,
         span: Span(2),
     });

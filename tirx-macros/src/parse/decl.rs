@@ -118,10 +118,11 @@ impl Lowerer<'_> {
 
     /// A register tile's `layout = …`: `wgmma` (the accumulator fragment, also the default),
     /// `blocked(vec = V)` / `blocked(vec = V, threads = T)` (threads default to the kernel's),
-    /// or `tmem_32x32b` (what `tcgen05.ld.32x32b` gives a warpgroup of a 128-row tile).
+    /// or `tmem_<shape>` (`tmem_32x32b`, `tmem_16x64b`, `tmem_16x128b`, `tmem_16x256b`,
+    /// `tmem_16x32bx2`: what `tcgen05.ld` of that shape gives a warpgroup of a 128-row tile).
     fn reg_layout(&mut self, e: &SExpr, shape: &[u32]) -> Res<Option<tirx_ir::RegLayout>> {
         use tirx_ir::RegLayout;
-        const USAGE: &str = "expected `wgmma`, `blocked(vec = V)`, `blocked(vec = V, threads = T)`, `stat(tile, axis = A)` or `tmem_32x32b`";
+        const USAGE: &str = "expected `wgmma`, `blocked(vec = V)`, `blocked(vec = V, threads = T)`, `stat(tile, axis = A)` or `tmem_<shape>` (`tmem_32x32b`, `tmem_16x64b`, `tmem_16x128b`, `tmem_16x256b`, `tmem_16x32bx2`)";
         let &[rows, cols] = shape else {
             return Err(self.fail(
                 e,
@@ -140,9 +141,14 @@ impl Lowerer<'_> {
                     Err(why) => Err(self.fail(e, why.to_string())),
                 };
             }
-            (Some("tmem_32x32b"), SExpr::Path(_)) if rows == 128 => RegLayout::tmem_32x32b(cols),
-            (Some("tmem_32x32b"), SExpr::Path(_)) => {
-                return Err(self.fail(e, format!("`tmem_32x32b` spreads 128 TMEM lanes over a warpgroup; this tile has {rows} rows")));
+            (Some(n), SExpr::Path(_)) if tirx_ir::TmemShape::from_layout_name(n).is_some() => {
+                if rows != 128 {
+                    return Err(self.fail(e, format!("`{n}` spreads 128 TMEM lanes over a warpgroup; this tile has {rows} rows")));
+                }
+                let shape = tirx_ir::TmemShape::from_layout_name(n).expect("matched above");
+                shape
+                    .layout(cols)
+                    .map_err(|why| self.fail(e, why.to_string()))?
             }
             (Some("stat"), SExpr::Call(c)) => {
                 // `stat(t, axis = A)`: the layout of `t`'s statistic along `A` (a row or
@@ -329,6 +335,10 @@ impl Lowerer<'_> {
             Some(l) => self.reg_layout(l, &shape)?,
             None => None,
         };
+        let alias = match args.get("alias") {
+            Some(a) => Some(self.tmem_alias(a)?),
+            None => None,
+        };
         Ok(Buffer {
             name,
             space,
@@ -336,8 +346,24 @@ impl Lowerer<'_> {
             layout,
             offset: None,
             tmem_cols: None,
+            alias,
             regs,
             span,
+        })
+    }
+
+    /// `alias = s` of a TMEM buffer: a view of the TMEM buffer `s` declared before, from its
+    /// first column (the 16-bit P written over the f32 S it was computed from).
+    fn tmem_alias(&mut self, a: &SExpr) -> Res<tirx_ir::arena::Handle<Buffer>> {
+        let base = crate::args::path_ident(a).and_then(|i| match self.local(&i.to_string()) {
+            Some(super::Local::Buf(b)) if self.kernel.buffers[b].space == Space::Tmem => Some(b),
+            _ => None,
+        });
+        base.ok_or_else(|| {
+            self.fail(
+                a,
+                "expected a TMEM buffer declared before: `tmem::<bf16>([128, N], alias = s)`",
+            )
         })
     }
 

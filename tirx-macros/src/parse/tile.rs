@@ -384,6 +384,7 @@ impl Lowerer<'_> {
             layout: Layout::row_major(&shape, Swizzle::None),
             offset: None,
             tmem_cols: None,
+            alias: None,
             regs: Some(stat),
             span,
         });
@@ -520,6 +521,7 @@ impl Lowerer<'_> {
             layout: Layout::row_major(&b.layout.shape, Swizzle::None),
             offset: None,
             tmem_cols: None,
+            alias: None,
             regs: b.regs.clone(),
             span: self.span(e),
         };

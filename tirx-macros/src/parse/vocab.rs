@@ -181,7 +181,7 @@ pub(crate) const VOCABULARY: &[Word] = &[
     w(Id::StaticAssert, None, "static_assert", Assert, (2, 2), &[], "static_assert(condition, \"why it must hold\")"),
     // Declarations.
     w(Id::Smem, None, "smem", Decl, (1, 1), &["swizzle", "major"], "smem::<bf16>([BM, BK], swizzle = B128)"),
-    w(Id::Tmem, None, "tmem", Decl, (1, 1), &[], "tmem::<bf16>([BM, BK])"),
+    w(Id::Tmem, None, "tmem", Decl, (1, 1), &["alias"], "tmem::<f32>([BM, BN]) or tmem::<bf16>([BM, BN], alias = s)"),
     w(Id::Regs, None, "regs", Decl, (1, 1), &["layout"], "regs::<f32>([R, C], layout = blocked(vec = 8))"),
     w(Id::Mbarrier, None, "mbarrier", Decl, (0, 0), &["count", "arrivals"], "mbarrier(count = 1, arrivals = 1)"),
     w(Id::Pipeline, None, "pipeline", Decl, (0, 0), &["consumers", "peers"], "pipeline::<STAGES>(consumers = 1, peers = 1)"),

@@ -36,8 +36,10 @@ mod setmaxnreg;
 mod shadow;
 mod sync;
 mod tcgen05;
+mod tcgen05_move;
 mod timeline;
 mod tma;
+mod tmem_shape;
 mod warp;
 mod wgmma;
 

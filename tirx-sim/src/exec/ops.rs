@@ -397,17 +397,24 @@ pub(crate) enum Op {
     TcDealloc { taddr: Val, ncols: Val },
     /// `tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned`.
     TcRelinquish,
-    /// `tcgen05.ld.sync.aligned.32x32b.xN.b32 {…}, [taddr]` (§9.7.16).
+    /// `tcgen05.ld.sync.aligned.<shape>.xN{.pack::16b}.b32 {…}, [taddr]{, split}`
+    /// (§9.7.16.8.3; the shapes §9.7.16.2.3, see `tmem_shape.rs`).
     TcLd {
         ds: Vec<Reg>,
         taddr: Addr,
-        reps: u32,
+        shape: super::tmem_shape::TmemShape,
+        pack: bool,
     },
     /// `tcgen05.wait::ld.sync.aligned` (§9.7.16).
     TcWaitLd,
-    /// `tcgen05.st.sync.aligned.32x32b.xN.b32 [taddr], {…}` (§9.7.16.8.4; the shape
-    /// §9.7.16.2.3.1.1).
-    TcSt { taddr: Addr, vals: Vec<Val> },
+    /// `tcgen05.st.sync.aligned.<shape>.xN{.unpack::16b}.b32 [taddr]{, split}, {…}`
+    /// (§9.7.16.8.4; the shapes §9.7.16.2.3, see `tmem_shape.rs`).
+    TcSt {
+        taddr: Addr,
+        vals: Vec<Val>,
+        shape: super::tmem_shape::TmemShape,
+        unpack: bool,
+    },
     /// `tcgen05.wait::st.sync.aligned` (§9.7.16.8.5).
     TcWaitSt,
     /// `tcgen05.mma.cta_group::1.kind::f16 [d], a-desc, b-desc, idesc, enable-input-d`

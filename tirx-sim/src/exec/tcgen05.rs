@@ -2,13 +2,13 @@
 //! Generation Family Instructions"), the subset the shipped Blackwell GEMM uses:
 //! `tcgen05.alloc/dealloc/relinquish_alloc_permit` (`cta_group::1`), `tcgen05.mma
 //! .cta_group::1.kind::f16` (M = 128, both operands in shared memory), `tcgen05.commit
-//! .mbarrier::arrive::one`, `tcgen05.ld.32x32b.xN` with `tcgen05.wait::ld`,
-//! `tcgen05.st.32x32b.xN` with `tcgen05.wait::st`, and the `tcgen05.fence::*` orderings
+//! .mbarrier::arrive::one`, `tcgen05.ld` with `tcgen05.wait::ld`,
+//! `tcgen05.st` with `tcgen05.wait::st`, and the `tcgen05.fence::*` orderings
 //! (no-ops here).
 //!
-//! **32x32b data movement** (§9.7.16.2.3.1.1): a warp accesses the 32 lanes of its quarter
-//! (warp `w % 4`: lanes `32(w % 4)..`), thread `l` lane `lane0 + l`, its `.num` registers
-//! columns `col0..col0 + num`. A `tcgen05.ld` reads its cells until the warp's
+//! **Data movement** (§9.7.16.2.3): every `.b32` shape, `.pack::16b` and `.unpack::16b`; the
+//! thread maps are `tmem_shape.rs`, one thread's move `tcgen05_move.rs`. A warp accesses
+//! the lanes of its quarter (warp `w % 4`: lanes `32(w % 4)..`). A `tcgen05.ld` reads its cells until the warp's
 //! `tcgen05.wait::ld`: an MMA whose D covers them before that is diagnosed (the accumulator
 //! stage released too early). `tcgen05.st` (§9.7.16.8.4) is asynchronous: its values are
 //! taken at issue and written, but the cells belong to the store until the warp's
@@ -68,7 +68,7 @@ impl Tmem {
         self.allocs.is_empty()
     }
 
-    fn cell(&mut self, lane: u32, col: u32) -> Option<&mut u32> {
+    pub(super) fn cell(&mut self, lane: u32, col: u32) -> Option<&mut u32> {
         let inside = self.allocs.iter().any(|&(c, n)| (c..c + n).contains(&col));
         if !inside || lane >= TMEM_LANES {
             return None;
@@ -262,104 +262,24 @@ impl Machine<'_> {
                 tm.allocs.swap_remove(i);
             }
             Op::TcRelinquish => {}
-            Op::TcLd { ds, taddr, reps } => {
-                let quarter = wi % 4;
+            Op::TcLd {
+                ds,
+                taddr,
+                shape,
+                pack,
+            } => {
                 for l in lanes(active) {
-                    let t = base + l;
-                    let a = self.ea(cl, ci, t, taddr, line)? as u32;
-                    let (lane0, col0) = (a >> 16, a & 0xffff);
-                    if lane0 != 32 * quarter {
-                        return Err(self.protocol(
-                            cl,
-                            ci,
-                            t,
-                            line,
-                            format!(
-                                "warp {wi} may access TMEM lanes {}..{} only, not lane {lane0}",
-                                32 * quarter,
-                                32 * quarter + 32
-                            ),
-                        ));
-                    }
-                    for (j, &r) in ds.iter().enumerate().take(*reps as usize) {
-                        if let Some(at) = pending_st(&cl.ctas[ci], lane0 + l, col0 + j as u32) {
-                            return Err(self.protocol(
-                                cl,
-                                ci,
-                                t,
-                                line,
-                                format!(
-                                    "tcgen05.ld of lane {}, column {} written by the tcgen05.st \
-                                     of line {at} before its tcgen05.wait::st",
-                                    lane0 + l,
-                                    col0 + j as u32
-                                ),
-                            ));
-                        }
-                        let Some(v) = cl.ctas[ci].tmem.cell(lane0 + l, col0 + j as u32).copied()
-                        else {
-                            return Err(self.protocol(
-                                cl,
-                                ci,
-                                t,
-                                line,
-                                format!(
-                                    "tcgen05.ld of lane {}, column {} outside every allocation",
-                                    lane0 + l,
-                                    col0 + j as u32
-                                ),
-                            ));
-                        };
-                        let rf = &mut cl.regs[ci];
-                        rf.v[t as usize * rf.n + r as usize] = u64::from(v);
-                        rf.w[t as usize * rf.n + r as usize] = false;
-                        let now = cl.regs[ci].now;
-                        cl.ctas[ci].tc_ld[wi as usize].push((t, r, line, now));
-                        cl.ctas[ci].tc_ld_cells[wi as usize].push((
-                            lane0 + l,
-                            col0 + j as u32,
-                            line,
-                        ));
-                    }
+                    self.tcgen05_ld(cl, ci, wi, l, line, (ds, taddr, *shape, *pack))?;
                 }
             }
-            Op::TcSt { taddr, vals } => {
-                let quarter = wi % 4;
+            Op::TcSt {
+                taddr,
+                vals,
+                shape,
+                unpack,
+            } => {
                 for l in lanes(active) {
-                    let t = base + l;
-                    let a = self.ea(cl, ci, t, taddr, line)? as u32;
-                    let (lane0, col0) = (a >> 16, a & 0xffff);
-                    if lane0 != 32 * quarter {
-                        return Err(self.protocol(
-                            cl,
-                            ci,
-                            t,
-                            line,
-                            format!(
-                                "warp {wi} may access TMEM lanes {}..{} only, not lane {lane0}",
-                                32 * quarter,
-                                32 * quarter + 32
-                            ),
-                        ));
-                    }
-                    for (j, &v) in vals.iter().enumerate() {
-                        let x = self.rd(cl, ci, t, v, line)? as u32;
-                        let col = col0 + j as u32;
-                        let Some(cell) = cl.ctas[ci].tmem.cell(lane0 + l, col) else {
-                            return Err(self.protocol(
-                                cl,
-                                ci,
-                                t,
-                                line,
-                                format!(
-                                    "tcgen05.st to lane {}, column {col} outside every allocation",
-                                    lane0 + l
-                                ),
-                            ));
-                        };
-                        *cell = x;
-                        cl.ctas[ci].tc_st[wi as usize].push((lane0 + l, col, line));
-                    }
+                    self.tcgen05_st(cl, ci, wi, l, line, (vals, taddr, *shape, *unpack))?;
                 }
             }
             Op::TcWaitSt => cl.ctas[ci].tc_st[wi as usize].clear(),
@@ -589,7 +509,7 @@ pub(crate) fn pending_ld(list: &[(u32, Reg, u32, u32)], t: u32, r: Reg) -> Optio
 
 /// The line of a `tcgen05.st` of CTA `cta` that wrote (`lane`, `col`) and awaits its
 /// `tcgen05.wait::st`.
-fn pending_st(cta: &super::machine::Cta, lane: u32, col: u32) -> Option<u32> {
+pub(super) fn pending_st(cta: &super::machine::Cta, lane: u32, col: u32) -> Option<u32> {
     cta.tc_st
         .iter()
         .flatten()

@@ -142,6 +142,16 @@ pub enum ProtocolError {
         /// The use.
         what: &'static str,
     },
+    /// `tcgen05::alloc` / `dealloc` of a TMEM view: its columns are its base's.
+    #[error(
+        "TMEM lifecycle: `{buffer}` is a view of `{base}` (`alias = {base}`) and has no columns of its own: allocate and deallocate `{base}`"
+    )]
+    TmemViewAlloc {
+        /// The view.
+        buffer: String,
+        /// Its base.
+        base: String,
+    },
     /// A TMEM buffer used after its deallocation.
     #[error(
         "TMEM lifecycle: `{buffer}` is used here ({what}) after `tcgen05::dealloc({buffer})`: its columns may already belong to another CTA. Deallocate after the last use (`tcgen05::fence_before(); sync_threads();` then the dealloc)"

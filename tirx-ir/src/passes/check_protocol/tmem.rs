@@ -64,7 +64,10 @@ struct Tmem<'k> {
 impl Tmem<'_> {
     fn tmem(&self, t: &TileRef) -> Option<Handle<Buffer>> {
         match t {
-            TileRef::Buf { buf, .. } if self.k.buffers[*buf].space == Space::Tmem => Some(*buf),
+            // A view's uses are its base's: the same columns, allocated and written once.
+            TileRef::Buf { buf, .. } if self.k.buffers[*buf].space == Space::Tmem => {
+                Some(self.k.buffers[*buf].alias.unwrap_or(*buf))
+            }
             _ => None,
         }
     }
@@ -100,6 +103,13 @@ impl Tmem<'_> {
                 FREED => out.push(span, ProtocolError::TmemAfterDealloc { buffer: name, what }),
                 _ => {}
             }
+        }
+        if let Op::TmemAlloc { buf } | Op::TmemDealloc { buf } = op
+            && let Some(base) = self.k.buffers[*buf].alias
+        {
+            let (buffer, base) = (self.name(*buf), self.name(base));
+            out.push(span, ProtocolError::TmemViewAlloc { buffer, base });
+            return;
         }
         match op {
             Op::TmemAlloc { buf } => {
@@ -254,7 +264,7 @@ pub(super) fn check(k: &Kernel) -> Vec<Diagnostic> {
         life: k
             .buffers
             .iter()
-            .filter(|(_, b)| b.space == Space::Tmem)
+            .filter(|(_, b)| b.space == Space::Tmem && b.alias.is_none())
             .map(|(buf, _)| Life {
                 buf,
                 states: NEVER,

@@ -7,6 +7,7 @@ use super::Cx;
 use crate::exec::diag::SimError;
 use crate::exec::ops::{Op, WgmmaA};
 use crate::exec::program::Val;
+use crate::exec::tmem_shape::TmemShape;
 use crate::ptx::{Operand, Type};
 
 pub(super) fn wgmma(cx: &Cx<'_>) -> Result<Op, SimError> {
@@ -129,39 +130,30 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
         "tcgen05.wait::ld" => Op::TcWaitLd,
         "tcgen05.wait::st" => Op::TcWaitSt,
         "tcgen05.st" => {
-            cx.n(2)?;
-            if !cx.has("32x32b") {
-                return Err(cx.err("only the 32x32b shape is supported yet"));
-            }
-            if cx
-                .i
-                .opcode
-                .modifiers
-                .iter()
-                .any(|m| m.starts_with("unpack"))
-            {
-                return Err(cx.err(".unpack::16b is not supported yet"));
-            }
-            let reps = repetitions(cx)?;
+            let (shape, num) = data_shape(cx)?;
+            let split = matches!(shape, TmemShape::S16x32bx2 { .. });
+            cx.n(if split { 3 } else { 2 })?;
+            let shape = with_split(cx, shape, 1)?;
             let vals = cx
-                .list(1)?
+                .list(if split { 2 } else { 1 })?
                 .into_iter()
                 .map(|o| cx.syms.val(o, cx.i.line, &cx.text))
                 .collect::<Result<Vec<_>, _>>()?;
-            if vals.len() as u32 != reps {
-                return Err(cx.err(format!("{} registers for .x{reps}", vals.len())));
+            if vals.len() as u32 != num * shape.regs_per_rep() {
+                return Err(cx.err(format!("{} registers for .x{num}", vals.len())));
             }
             Op::TcSt {
                 taddr: cx.addr(0)?,
                 vals,
+                shape,
+                unpack: cx.has("unpack::16b"),
             }
         }
         "tcgen05.ld" => {
-            cx.n(2)?;
-            if !cx.has("32x32b") {
-                return Err(cx.err("only the 32x32b shape is supported yet"));
-            }
-            let reps = repetitions(cx)?;
+            let (shape, num) = data_shape(cx)?;
+            let split = matches!(shape, TmemShape::S16x32bx2 { .. });
+            cx.n(if split { 3 } else { 2 })?;
+            let shape = with_split(cx, shape, 2)?;
             let ds = cx
                 .list(0)?
                 .into_iter()
@@ -171,13 +163,14 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
                         .ok_or_else(|| cx.err("a sink in a tcgen05.ld destination"))
                 })
                 .collect::<Result<Vec<_>, _>>()?;
-            if ds.len() as u32 != reps {
-                return Err(cx.err(format!("{} registers for .x{reps}", ds.len())));
+            if ds.len() as u32 != num * shape.regs_per_rep() {
+                return Err(cx.err(format!("{} registers for .x{num}", ds.len())));
             }
             Op::TcLd {
                 ds,
                 taddr: cx.addr(1)?,
-                reps,
+                shape,
+                pack: cx.has("pack::16b"),
             }
         }
         "tcgen05.mma" => {
@@ -209,16 +202,37 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
     })
 }
 
-/// The `.num` of a tcgen05 data-movement instruction (`.x1` … `.x128`, §9.7.16.2.3).
-fn repetitions(cx: &Cx<'_>) -> Result<u32, SimError> {
-    let n =
-        cx.i.opcode
-            .modifiers
-            .iter()
-            .find_map(|m| m.strip_prefix('x').and_then(|n| n.parse::<u32>().ok()))
-            .ok_or_else(|| cx.err("no .xN repetition"))?;
-    if !n.is_power_of_two() || n > 128 {
-        return Err(cx.err(format!(".x{n}: .num is a power of two up to 128")));
+/// The `.shape` and `.num` of a tcgen05 data movement (§9.7.16.2.3): `.num` a power of two
+/// with at most 128 registers per thread, only `.b32`, and neither `.red` (not supported yet).
+fn data_shape(cx: &Cx<'_>) -> Result<(TmemShape, u32), SimError> {
+    let m = &cx.i.opcode.modifiers;
+    let shape = m
+        .iter()
+        .find_map(|m| TmemShape::from_modifier(m))
+        .ok_or_else(|| cx.err("no .shape (32x32b, 16x64b, 16x128b, 16x256b, 16x32bx2)"))?;
+    if cx.has("red") || !cx.has("b32") {
+        return Err(cx.err("only the .b32 forms are supported (no .red)"));
     }
-    Ok(n)
+    let n = m
+        .iter()
+        .find_map(|m| m.strip_prefix('x').and_then(|n| n.parse::<u32>().ok()))
+        .ok_or_else(|| cx.err("no .xN repetition"))?;
+    if !n.is_power_of_two() || n > shape.max_num() {
+        return Err(cx.err(format!(
+            ".x{n}: .num is a power of two up to {} for this shape",
+            shape.max_num()
+        )));
+    }
+    Ok((shape, n))
+}
+
+/// The `16x32bx2` shape with its `immHalfSplitoff` (operand `k`, a constant).
+fn with_split(cx: &Cx<'_>, shape: TmemShape, k: usize) -> Result<TmemShape, SimError> {
+    if !matches!(shape, TmemShape::S16x32bx2 { .. }) {
+        return Ok(shape);
+    }
+    match cx.val(k)? {
+        Val::Imm(v) if v < 512 => Ok(TmemShape::S16x32bx2 { split: v as u32 }),
+        _ => Err(cx.err("immHalfSplitoff must be a constant column offset")),
+    }
 }

@@ -331,3 +331,92 @@ fn an_mma_over_cells_a_load_still_reads_is_diagnosed() {
         "{e}"
     );
 }
+
+/// [`st_kernel`] with its `.x8` load replaced by `load` (eight registers, from `[%r3]` plus
+/// `lane_off` lanes), so each shape's thread map reads back what the 32x32b store wrote:
+/// cell (lane `L`, column `c`) holds `1000·L + c` for `c` in 4..8 and 0 elsewhere.
+fn shaped_load(load: &str, lane_off: u32) -> Result<Vec<u32>, SimError> {
+    let old = "\ttcgen05.ld.sync.aligned.32x32b.x8.b32 {%r20, %r21, %r22, %r23, %r24, %r25, %r26, \
+               %r27}, [%r3];\n";
+    st_kernel_edited("\ttcgen05.wait::st.sync.aligned;\n", 21, |b| {
+        assert!(b.contains(old));
+        b.replace(
+            old,
+            &format!("\tadd.u32 %r3, %r3, {};\n\t{load}\n", lane_off << 16),
+        )
+    })
+}
+
+fn cell(lane: u32, col: u32) -> u32 {
+    if (4..8).contains(&col) {
+        1000 * lane + col
+    } else {
+        0
+    }
+}
+
+const REGS: &str = "{%r20, %r21, %r22, %r23, %r24, %r25, %r26, %r27}";
+
+#[test]
+fn each_shape_loads_the_cells_of_its_thread_map() {
+    // 16x256b.x2 (§9.7.16.2.3): register r of lane l is lane l/4 + 8·((r/2)%2), column
+    // 2·(l%4) + r%2 + 8·(r/4).
+    let out = shaped_load(
+        &format!("tcgen05.ld.sync.aligned.16x256b.x2.b32 {REGS}, [%r3];"),
+        0,
+    )
+    .expect("runs");
+    for t in 0..64u32 {
+        let (w, l) = (t / 32, t % 32);
+        for r in 0..8 {
+            let lane = 32 * w + l / 4 + 8 * ((r / 2) % 2);
+            let col = 2 * (l % 4) + r % 2 + 8 * (r / 4);
+            assert_eq!(
+                out[(t * 8 + r) as usize],
+                cell(lane, col),
+                "16x256b t{t} r{r}"
+            );
+        }
+    }
+    // 16x32bx2.x8 from lane +16, immHalfSplitoff 2: lanes 0–15 columns r, lanes 16–31
+    // columns 2 + r, both halves the same 16 TMEM lanes.
+    let out = shaped_load(
+        &format!("tcgen05.ld.sync.aligned.16x32bx2.x8.b32 {REGS}, [%r3], 2;"),
+        16,
+    )
+    .expect("runs");
+    for t in 0..64u32 {
+        let (w, l) = (t / 32, t % 32);
+        for r in 0..8 {
+            let lane = 32 * w + 16 + l % 16;
+            let col = r + if l >= 16 { 2 } else { 0 };
+            assert_eq!(
+                out[(t * 8 + r) as usize],
+                cell(lane, col),
+                "16x32bx2 t{t} r{r}"
+            );
+        }
+    }
+    // 32x32b.x8.pack::16b: register r packs the low halves of columns 2r and 2r + 1.
+    let out = shaped_load(
+        &format!("tcgen05.ld.sync.aligned.32x32b.x8.pack::16b.b32 {REGS}, [%r3];"),
+        0,
+    )
+    .expect("runs");
+    for t in 0..64u32 {
+        for r in 0..8 {
+            let want = (cell(t, 2 * r) & 0xffff) | (cell(t, 2 * r + 1) & 0xffff) << 16;
+            assert_eq!(out[(t * 8 + r) as usize], want, "pack t{t} r{r}");
+        }
+    }
+    // A 16-lane shape from lane +24 would reach past the warp's quarter.
+    let e = shaped_load(
+        &format!("tcgen05.ld.sync.aligned.16x256b.x2.b32 {REGS}, [%r3];"),
+        24,
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains("only: a 16-lane access from lane"),
+        "{e}"
+    );
+}
