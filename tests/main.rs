@@ -36,6 +36,7 @@ mod sim_rs;
 mod sim_timeline;
 mod smem_kernels;
 mod snapshots;
+mod tmem_a;
 mod tmem_regs;
 mod tmem_shapes;
 mod ui;

@@ -458,6 +458,23 @@ impl Inst {
         )
     }
 
+    /// `tcgen05.mma.cta_group::1.kind::f16 [d], [a], bdesc, idesc, p` (§9.7.16.10.9
+    /// tcgen05.mma, the `[a-tmem]` form): A read from tensor memory at address `a` (row `m`
+    /// in lane `m`, 16-bit elements two to a 32-bit column), B from shared memory.
+    pub fn tcgen05_mma_tmem_a(
+        d: Handle<Var>,
+        a: Handle<Var>,
+        bdesc: Handle<Var>,
+        idesc: Handle<Var>,
+        p: Handle<Var>,
+    ) -> Inst {
+        inst(
+            "tcgen05.mma.cta_group::1.kind::f16",
+            vec![],
+            vec![mem(d, 0), mem(a, 0), reg(bdesc), reg(idesc), reg(p)],
+        )
+    }
+
     /// `tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [mbar]`
     /// (§9.7.16.10.10 tcgen05.commit): one arrival on `mbar` once all prior async tcgen05
     /// operations of this thread complete.

@@ -184,6 +184,16 @@ pub enum Reject {
         /// Its space.
         space: Space,
     },
+    /// An A operand in tensor memory of a shape `tcgen05.mma` cannot read.
+    #[error(
+        "A `{buffer}` is in tmem as {dims:?}; an A operand in tensor memory is one [128, K] tile (row = TMEM lane, M = 128) with K a multiple of 16"
+    )]
+    TmemAShape {
+        /// The buffer.
+        buffer: String,
+        /// Its shape as indexed.
+        dims: Vec<u32>,
+    },
     /// An MMA operand of an unsupported element type.
     #[error("{which} `{buffer}` holds {}; bf16 and f16 are supported", .elem.name())]
     OperandElem {

@@ -455,7 +455,7 @@ impl Machine<'_> {
                 b,
                 idesc,
                 enable,
-            } => self.tcgen05_mma(cl, ci, t, inst, (d, *a, *b, *idesc, *enable))?,
+            } => self.tcgen05_mma(cl, ci, t, inst, (d, a, *b, *idesc, *enable))?,
             _ => return self.sync_lane(cl, ci, t, pc, inst),
         }
         cl.ctas[ci].pc[t as usize] = pc + 1;

@@ -417,11 +417,11 @@ pub(crate) enum Op {
     },
     /// `tcgen05.wait::st.sync.aligned` (§9.7.16.8.5).
     TcWaitSt,
-    /// `tcgen05.mma.cta_group::1.kind::f16 [d], a-desc, b-desc, idesc, enable-input-d`
-    /// (§9.7.16).
+    /// `tcgen05.mma.cta_group::1.kind::f16 [d], a-desc, b-desc, idesc, enable-input-d`, or
+    /// with `[a-tmem]` for A (§9.7.16.10.9).
     TcMma {
         d: Addr,
-        a: Val,
+        a: TcA,
         b: Val,
         idesc: Val,
         enable: Val,
@@ -432,4 +432,14 @@ pub(crate) enum Op {
     /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (§9.7.19.6): the warp's register budget
     /// (`setmaxnreg.rs`).
     Setmaxnreg { inc: bool, count: u32 },
+}
+
+/// The A operand of a `tcgen05.mma` (§9.7.16.10.9): a shared-memory matrix descriptor, or
+/// (`[a-tmem]`) the tensor-memory address of A.
+#[derive(Clone, Debug)]
+pub enum TcA {
+    /// `a-desc`.
+    Desc(Val),
+    /// `[a-tmem]`.
+    Tmem(Addr),
 }

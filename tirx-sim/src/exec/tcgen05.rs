@@ -1,7 +1,8 @@
 //! The fifth-generation tensor core and tensor memory (PTX ISA §9.7.16 "TensorCore 5th
 //! Generation Family Instructions"), the subset the shipped Blackwell GEMM uses:
 //! `tcgen05.alloc/dealloc/relinquish_alloc_permit` (`cta_group::1`), `tcgen05.mma
-//! .cta_group::1.kind::f16` (M = 128, both operands in shared memory), `tcgen05.commit
+//! .cta_group::1.kind::f16` (M = 128, B in shared memory, A in shared memory or — the
+//! `[a-tmem]` form, §9.7.16.10.9 — in tensor memory), `tcgen05.commit
 //! .mbarrier::arrive::one`, `tcgen05.ld` with `tcgen05.wait::ld`,
 //! `tcgen05.st` with `tcgen05.wait::st`, and the `tcgen05.fence::*` orderings
 //! (no-ops here).
@@ -33,7 +34,11 @@
 //!
 //! **Asynchrony.** An MMA is queued by its thread; `tcgen05.commit` hands the thread's queued
 //! MMAs to an asynchronous operation that the scheduler completes later: the MMAs run in
-//! order (reading shared memory then) and the mbarrier gets one arrival. D row `m` is TMEM
+//! order (reading shared memory then) and the mbarrier gets one arrival. A read from TMEM is
+//! read then too: row `m` from lane `lane0 + m` (data-path layout D, §9.7.16.10.5), K
+//! element `k` from the low (`k` even) or high half of column `col0 + k / 2`; a cell outside
+//! every allocation, or one a `tcgen05.st` wrote without its `tcgen05.wait::st`, is diagnosed,
+//! and the transpose-A bit is refused with A in TMEM. D row `m` is TMEM
 //! lane `lane0 + m`, column `n` column `col0 + n`. `tcgen05.ld` copies when it executes but
 //! the registers belong to the load until `tcgen05.wait::ld`: reading one before is
 //! diagnosed. Arithmetic as for wgmma: exact products of each K = 16 step summed in f64, one
@@ -43,7 +48,7 @@ use super::diag::SimError;
 use super::float::{Rnd, bf16_to_f32, f16_to_f32, f64_to_f32};
 use super::lane::lanes;
 use super::machine::{Cluster, Machine, TState};
-use super::ops::Op;
+use super::ops::{Op, TcA};
 use super::program::{Addr, Inst, Reg, Val};
 use super::tma::TmaSwizzle;
 use super::wgmma::MatrixDesc;
@@ -83,7 +88,7 @@ pub(crate) struct Tc05Mma {
     line: u32,
     d_lane: u32,
     d_col: u32,
-    a: MatrixDesc,
+    a: MmaA,
     b: MatrixDesc,
     m: u32,
     n: u32,
@@ -95,16 +100,24 @@ pub(crate) struct Tc05Mma {
     accumulate: bool,
 }
 
+/// Where a queued MMA reads A.
+#[derive(Clone, Debug)]
+pub(crate) enum MmaA {
+    /// Shared memory, through a matrix descriptor.
+    Smem(MatrixDesc),
+    /// Tensor memory from (lane, column): row `m` in lane `lane + m`, K element `k` in the
+    /// low (`k` even) or high half of column `col + k / 2` (§9.7.16.10.5, layout D).
+    Tmem { lane: u32, col: u32 },
+}
+
 impl Tc05Mma {
-    /// The shared-memory ranges it reads (A, B) and its line.
+    /// The shared-memory ranges it reads (A, B; A's empty when it is in TMEM) and its line.
     pub(crate) fn operands(&self) -> ([(u32, u32); 2], u32) {
-        (
-            [
-                self.a.extent(self.m, self.mn_a),
-                self.b.extent(self.n, self.mn_b),
-            ],
-            self.line,
-        )
+        let a = match &self.a {
+            MmaA::Smem(d) => d.extent(self.m, self.mn_a),
+            MmaA::Tmem { .. } => (0, 0),
+        };
+        ([a, self.b.extent(self.n, self.mn_b)], self.line)
     }
 }
 
@@ -318,7 +331,7 @@ impl Machine<'_> {
         ci: usize,
         t: u32,
         inst: &Inst,
-        (d, a, b, idesc, enable): (&Addr, Val, Val, Val, Val),
+        (d, a, b, idesc, enable): (&Addr, &TcA, Val, Val, Val),
     ) -> Result<(), SimError> {
         let line = inst.line;
         let bad = |m: &Self, cl: &Cluster, s: String| m.protocol(cl, ci, t, line, s);
@@ -341,7 +354,27 @@ impl Machine<'_> {
                 ),
             ));
         }
-        let ad = decode_smem_desc(self.rd(cl, ci, t, a, line)?).map_err(|s| bad(self, cl, s))?;
+        let ad = match a {
+            TcA::Desc(a) => MmaA::Smem(
+                decode_smem_desc(self.rd(cl, ci, t, *a, line)?).map_err(|s| bad(self, cl, s))?,
+            ),
+            TcA::Tmem(a) => {
+                if mn_a {
+                    return Err(bad(
+                        self,
+                        cl,
+                        "tcgen05.mma with A in tensor memory and the transpose-A bit set: A in \
+                         TMEM is K-major"
+                            .to_owned(),
+                    ));
+                }
+                let at = self.ea(cl, ci, t, a, line)? as u32;
+                MmaA::Tmem {
+                    lane: at >> 16,
+                    col: at & 0xffff,
+                }
+            }
+        };
         let bd = decode_smem_desc(self.rd(cl, ci, t, b, line)?).map_err(|s| bad(self, cl, s))?;
         let accumulate = self.rd(cl, ci, t, enable, line)? & 1 == 1;
         cl.ctas[ci].tc_queue.push((
@@ -386,6 +419,20 @@ impl Machine<'_> {
         who: u32,
     ) -> Result<(), SimError> {
         self.check_fenced(cl, ci, who, mma.operands(), "tcgen05.mma")?;
+        let mut a = vec![[0f64; 16]; mma.m as usize];
+        let mut b = vec![[0f64; 16]; mma.n as usize];
+        let mut ok = true;
+        let a_tmem = match &mma.a {
+            MmaA::Tmem { lane, col } => Some(self.tmem_a(cl, ci, mma, who, (*lane, *col))?),
+            MmaA::Smem(_) => None,
+        };
+        let half = |bits: u16| {
+            f64::from(if mma.f16 {
+                f16_to_f32(bits)
+            } else {
+                bf16_to_f32(bits)
+            })
+        };
         let cta = &mut cl.ctas[ci];
         let smem = &cta.smem;
         let elem = |desc: &MatrixDesc, mn: bool, r: u32, k: u32| -> Option<f64> {
@@ -395,19 +442,15 @@ impl Machine<'_> {
                 desc.k_major(r, k)
             } as usize;
             let b = smem.get(off..off + 2)?;
-            let bits = u16::from_le_bytes([b[0], b[1]]);
-            Some(f64::from(if mma.f16 {
-                f16_to_f32(bits)
-            } else {
-                bf16_to_f32(bits)
-            }))
+            Some(half(u16::from_le_bytes([b[0], b[1]])))
         };
-        let mut a = vec![[0f64; 16]; mma.m as usize];
-        let mut b = vec![[0f64; 16]; mma.n as usize];
-        let mut ok = true;
         for (r, row) in a.iter_mut().enumerate() {
             for (k, v) in row.iter_mut().enumerate() {
-                let x = elem(&mma.a, mma.mn_a, r as u32, k as u32);
+                let x = match (&mma.a, &a_tmem) {
+                    (_, Some(bits)) => Some(half(bits[r][k])),
+                    (MmaA::Smem(d), None) => elem(d, mma.mn_a, r as u32, k as u32),
+                    (MmaA::Tmem { .. }, None) => unreachable!("read above"),
+                };
                 ok &= x.is_some();
                 *v = if mma.neg_a {
                     -x.unwrap_or(0.0)
@@ -496,6 +539,52 @@ impl Machine<'_> {
             }
         }
         Ok(())
+    }
+}
+
+impl Machine<'_> {
+    /// A's `M × 16` 16-bit elements read from tensor memory (§9.7.16.10.9, `[a-tmem]`): row
+    /// `m` from lane `lane + m`, element `k` from the low (`k` even) or high half of column
+    /// `col + k / 2` (§9.7.16.10.5 layout D; two 16-bit elements to a 32-bit cell). A cell
+    /// outside every allocation, or one a `tcgen05.st` wrote without its `tcgen05.wait::st`
+    /// yet, is diagnosed.
+    fn tmem_a(
+        &self,
+        cl: &mut Cluster,
+        ci: usize,
+        mma: &Tc05Mma,
+        who: u32,
+        (lane, col): (u32, u32),
+    ) -> Result<Vec<[u16; 16]>, SimError> {
+        let fault = |cl: &Cluster, what: String| SimError::Protocol {
+            line: mma.line,
+            thread: cl.ctas[ci].thread(who),
+            what,
+        };
+        let mut out = vec![[0u16; 16]; mma.m as usize];
+        for (r, row) in out.iter_mut().enumerate() {
+            for c in 0..8u32 {
+                let (l, cc) = (lane + r as u32, col + c);
+                if let Some(at) = pending_st(&cl.ctas[ci], l, cc) {
+                    return Err(fault(
+                        cl,
+                        format!(
+                            "tcgen05.mma reads A from lane {l}, column {cc} of tensor memory, \
+                             which the tcgen05.st of line {at} wrote without a tcgen05.wait::st"
+                        ),
+                    ));
+                }
+                let Some(&mut w) = cl.ctas[ci].tmem.cell(l, cc) else {
+                    return Err(fault(
+                        cl,
+                        "tcgen05.mma reads A from tensor memory outside every allocation".into(),
+                    ));
+                };
+                row[2 * c as usize] = w as u16;
+                row[2 * c as usize + 1] = (w >> 16) as u16;
+            }
+        }
+        Ok(out)
     }
 }
 

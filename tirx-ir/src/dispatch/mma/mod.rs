@@ -201,3 +201,54 @@ pub fn tmem_columns(b: &Buffer, index: &[Expr]) -> Expr {
     }
     crate::lower::mul(flat, Expr::u32(cols))
 }
+
+/// An A operand in tensor memory: the buffer, its stage index, and K.
+pub struct TmemA<'k> {
+    /// The buffer (`tmem::<bf16|f16>([.., 128, K])`, or a view of one).
+    pub buf: &'k Buffer,
+    /// Leading (stage) indices.
+    pub index: &'k [Expr],
+    /// K extent.
+    pub k: u32,
+}
+
+/// Whether `t` names a tensor-memory buffer (the A-from-TMEM form of `tcgen05.mma`).
+pub fn in_tmem(k: &Kernel, t: &TileRef) -> bool {
+    matches!(t, TileRef::Buf { buf, .. } if k.buffers[*buf].space == Space::Tmem)
+}
+
+/// Checks that `t` is an A operand `tcgen05.mma` can read from tensor memory (PTX ISA
+/// §9.7.16.10, the `[a-tmem]` form): a 16-bit `[128, K]` tile (a stage of a staged buffer
+/// indexed down to one), row `m` in TMEM lane `m` (§9.7.16.10.5, layout D: M = 128,
+/// `cta_group::1`) and K packed along the columns 32 bits to a cell — two elements per
+/// column, the lower K in the low half, as `tmem_store` of a 16-bit tile writes them — with
+/// K a multiple of the instruction's 16 (`kind::f16`, §9.7.16.10.1).
+pub fn tmem_operand<'k>(k: &'k Kernel, t: &'k TileRef) -> Result<TmemA<'k>, Reject> {
+    let TileRef::Buf { buf, index } = t else {
+        return Err(Reject::NotBuffer { what: "A" });
+    };
+    let b = &k.buffers[*buf];
+    if !matches!(b.elem, ElemType::Bf16 | ElemType::F16) {
+        return Err(Reject::OperandElem {
+            which: "A",
+            buffer: b.name.clone(),
+            elem: b.elem,
+        });
+    }
+    let rank = b.layout.shape.len();
+    let (rows, kext) = match b.layout.shape[..] {
+        [.., r, c] if rank == index.len() + 2 => (r, c),
+        _ => (0, 0),
+    };
+    if rows != 128 || kext == 0 || !kext.is_multiple_of(16) {
+        return Err(Reject::TmemAShape {
+            buffer: b.name.clone(),
+            dims: b.layout.shape[index.len().min(rank)..].to_vec(),
+        });
+    }
+    Ok(TmemA {
+        buf: b,
+        index,
+        k: kext,
+    })
+}

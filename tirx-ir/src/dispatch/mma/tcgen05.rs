@@ -1,21 +1,27 @@
-//! `tcgen05` — Blackwell fifth-generation tensor core MMA: A and B from shared memory,
-//! accumulator in tensor memory, issued by one thread.
+//! `tcgen05` — Blackwell fifth-generation tensor core MMA: A from shared or tensor memory,
+//! B from shared memory, accumulator in tensor memory, issued by one thread.
 //!
 //! When: sm_100a; `acc` a `tmem::<f32>([128, N])` (or a stage `acc[s]` of a
 //! `tmem::<f32>([S, 128, N])`) with N legal for `.kind::f16` (multiple of
-//! 8 up to 256 per instruction descriptor); `a` (128×K) and `b` (N×K) K-major bf16/f16
-//! shared tiles with swizzle B128 and 128-byte rows; run by one thread.
+//! 8 up to 256 per instruction descriptor); `b` (N×K) a K-major bf16/f16 shared tile with
+//! swizzle B128 and 128-byte rows; `a` (128×K) either such a shared tile or a 16-bit TMEM
+//! tile `tmem::<bf16|f16>([128, K])` (a stage of a staged one, or an `alias` view such as
+//! FA4's P over S), K a multiple of 16 (`mma::tmem_operand`); run by one thread. The form is
+//! chosen by A's memory space.
 //! Before: `mma @acc, @a_s[%s], @b_s[%s] accumulate (%k > 0)`
 //! After: the TMEM base address (read from the allocation slot; plus `s·N` columns for a
 //! stage), the instruction descriptor,
-//! and per K-step of 16: `tcgen05.mma.cta_group::1.kind::f16 [taddr], adesc, bdesc, idesc, p`.
+//! and per K-step of 16: `tcgen05.mma.cta_group::1.kind::f16 [taddr], adesc, bdesc, idesc, p`
+//! — or, A in TMEM, `tcgen05.mma.cta_group::1.kind::f16 [taddr], [ataddr], bdesc, idesc, p`
+//! with `ataddr` A's TMEM address advanced 8 columns (16 packed 16-bit elements) per step.
 //! Completion is explicit: `tcgen05::commit(bar)` after it.
-//! PTX used: PTX ISA §9.7.16.10.9 (tcgen05.mma); descriptors §9.7.16.4.1 (shared memory)
-//! and §9.7.16.4.2 (instruction), via `encode::tcgen05`.
+//! PTX used: PTX ISA §9.7.16.10.9 (tcgen05.mma, both A forms); §9.7.16.10.5 (data-path
+//! layout D: M = 128 row `m` in lane `m`, for D and for A in TMEM); descriptors §9.7.16.4.1
+//! (shared memory) and §9.7.16.4.2 (instruction), via `encode::tcgen05`.
 
 use super::wgmma::desc_base;
-use super::{accumulator, smem_operand, tmem_columns};
-use crate::abi::Swizzle;
+use super::{accumulator, in_tmem, smem_operand, tmem_columns, tmem_operand};
+use crate::abi::{ElemType, Swizzle};
 use crate::diag::Diagnostics;
 use crate::dispatch::{Cx, Reject, Variant};
 use crate::encode::tcgen05::{InstrDesc, LboMode, SwizzleMode, desc_const_part};
@@ -33,6 +39,23 @@ pub static VARIANT: Variant = Variant {
     lower,
 };
 
+/// A's rows, K and element type: from shared memory (K-major) or from tensor memory.
+fn a_operand(k: &crate::ir::Kernel, a: &TileRef) -> Result<(u32, u32, ElemType), Reject> {
+    if in_tmem(k, a) {
+        let t = tmem_operand(k, a)?;
+        return Ok((128, t.k, t.buf.elem));
+    }
+    let o = smem_operand(k, a, "A")?;
+    if o.major != Major::K {
+        // The MN-major tcgen05 descriptor (§9.7.16.4.1) is not encoded yet: refuse, by name.
+        return Err(Reject::MnMajor {
+            which: "A",
+            buffer: o.buf.name.clone(),
+        });
+    }
+    Ok((o.rows, o.k, o.buf.elem))
+}
+
 fn instr_desc(
     cx_k: &crate::ir::Kernel,
     acc: &TileRef,
@@ -40,22 +63,19 @@ fn instr_desc(
     b: &TileRef,
 ) -> Result<InstrDesc, Reject> {
     let (_, m, n) = accumulator(cx_k, acc, Space::Tmem)?;
-    let (oa, ob) = (smem_operand(cx_k, a, "A")?, smem_operand(cx_k, b, "B")?);
-    if let Some((which, o)) = [("A", &oa), ("B", &ob)]
-        .into_iter()
-        .find(|(_, o)| o.major != Major::K)
-    {
-        // The MN-major tcgen05 descriptor (§9.7.16.4.1) is not encoded yet: refuse, by name.
+    let (a_rows, a_k, a_elem) = a_operand(cx_k, a)?;
+    let ob = smem_operand(cx_k, b, "B")?;
+    if ob.major != Major::K {
         return Err(Reject::MnMajor {
-            which,
-            buffer: o.buf.name.clone(),
+            which: "B",
+            buffer: ob.buf.name.clone(),
         });
     }
-    if oa.rows != m || ob.rows != n || oa.k != ob.k {
+    if a_rows != m || ob.rows != n || a_k != ob.k {
         return Err(Reject::ShapesDisagree {
             m,
             n,
-            a: (oa.rows, oa.k),
+            a: (a_rows, a_k),
             b: (ob.rows, ob.k),
         });
     }
@@ -64,7 +84,7 @@ fn instr_desc(
     }
     let d = InstrDesc {
         d: AccType::F32,
-        a: oa.buf.elem,
+        a: a_elem,
         b: ob.buf.elem,
         a_major: Major::K,
         b_major: Major::K,
@@ -118,13 +138,63 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     else {
         unreachable!("checked by instr_desc")
     };
-    let kext = smem_operand(lw.k, a, "A").map_err(|e| lw.error(e))?.k;
-    let eb = lw.k.buffers[*ha].elem.bytes();
+    let kext = smem_operand(lw.k, b, "B").map_err(|e| lw.error(e))?.k;
+    let eb = lw.k.buffers[*hb].elem.bytes();
     let (lbo, sbo) =
         kmajor_desc_fields(Swizzle::B128, eb).map_err(|e| lw.internal(e.to_string()))?;
     let cst = desc_const_part(lbo, sbo, 0, LboMode::Relative, SwizzleMode::B128)
         .map_err(|e| lw.internal(e.to_string()))?;
-    let slot = lw.k.buffers[*hacc]
+    let taddr = tmem_address(lw, *hacc, iacc)?;
+    let idesc = lw.let_("idesc", T::U32, Expr::u32(idesc_bits));
+    let (ia, ib) = (ia.clone(), ib.clone());
+    // A from shared memory: its descriptor; from tensor memory: its address (§9.7.16.10.9).
+    let a0 = if lw.k.buffers[*ha].space == Space::Tmem {
+        Err(tmem_address(lw, *ha, &ia)?)
+    } else {
+        Ok(desc_base(lw, *ha, &ia, cst)?)
+    };
+    let bdesc0 = desc_base(lw, *hb, &ib, cst)?;
+    let first = lw.let_("acc_in", T::Pred, accumulate.clone());
+    let always = lw.pred_const(true);
+    for kk in 0..kext / 16 {
+        // One K-step: 16 elements, 32 bytes — 2 descriptor units of 16 bytes, or 8 TMEM
+        // columns of two packed elements.
+        let step = (kk * 16 * eb / 16) as i64;
+        let p = if kk == 0 { first } else { always };
+        // The A step first, then B's: the order the shared-memory form always had.
+        let a_step = match a0 {
+            Ok(adesc0) => {
+                let ad = lw.var("adesc", T::U64);
+                lw.inst(Inst::binary("add.u64", ad, reg(adesc0), O::Imm(step)));
+                Ok(ad)
+            }
+            Err(abase) => {
+                let at = lw.var("ataddr", T::U32);
+                let cols = (kk * 16 * eb / 4) as i64;
+                lw.inst(Inst::binary("add.u32", at, reg(abase), O::Imm(cols)));
+                Err(at)
+            }
+        };
+        let bd = lw.var("bdesc", T::U64);
+        lw.inst(Inst::binary("add.u64", bd, reg(bdesc0), O::Imm(step)));
+        let inst = match a_step {
+            Ok(ad) => Inst::tcgen05_mma(taddr, ad, bd, idesc, p),
+            Err(at) => Inst::tcgen05_mma_tmem_a(taddr, at, bd, idesc, p),
+        };
+        lw.inst(inst);
+    }
+    Ok(())
+}
+
+/// The TMEM address of the tile `buf[index]`: the allocation's address, read from the
+/// buffer's slot in shared memory, plus the stage's first column (TMEM address bits 15-0,
+/// PTX ISA §9.7.16.1.1).
+fn tmem_address(
+    lw: &mut Lower,
+    buf: crate::arena::Handle<crate::ir::Buffer>,
+    index: &[Expr],
+) -> Result<crate::arena::Handle<crate::ir::Var>, Diagnostics> {
+    let slot = lw.k.buffers[buf]
         .offset
         .ok_or_else(|| lw.internal("TMEM buffer without slot"))?;
     let slot_addr = lw.let_(
@@ -134,30 +204,8 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     );
     let base = lw.var("taddr", T::U32);
     lw.inst(Inst::ld_shared_u32(base, slot_addr, 0));
-    // A staged accumulator (`acc[s]`): the stage's first column (TMEM address bits 15-0,
-    // PTX ISA §9.7.16.1.1).
-    let taddr = match tmem_columns(&lw.k.buffers[*hacc], iacc) {
+    Ok(match tmem_columns(&lw.k.buffers[buf], index) {
         Expr::Imm(0, _) => base,
         col => lw.let_("taddr_s", T::U32, add(Expr::Var(base), col)),
-    };
-    let idesc = lw.let_("idesc", T::U32, Expr::u32(idesc_bits));
-    let (ia, ib) = (ia.clone(), ib.clone());
-    let adesc0 = desc_base(lw, *ha, &ia, cst)?;
-    let bdesc0 = desc_base(lw, *hb, &ib, cst)?;
-    let first = lw.let_("acc_in", T::Pred, accumulate.clone());
-    let always = lw.pred_const(true);
-    for kk in 0..kext / 16 {
-        let step = (kk * 16 * eb / 16) as i64;
-        let (ad, bd) = (lw.var("adesc", T::U64), lw.var("bdesc", T::U64));
-        lw.inst(Inst::binary("add.u64", ad, reg(adesc0), O::Imm(step)));
-        lw.inst(Inst::binary("add.u64", bd, reg(bdesc0), O::Imm(step)));
-        lw.inst(Inst::tcgen05_mma(
-            taddr,
-            ad,
-            bd,
-            idesc,
-            if kk == 0 { first } else { always },
-        ));
-    }
-    Ok(())
+    })
 }

@@ -79,10 +79,10 @@ impl Tmem<'_> {
     /// The uses of TMEM buffers an op makes, with words for them.
     fn uses(&self, op: &Op) -> Vec<(Handle<Buffer>, &'static str)> {
         match op {
-            Op::Mma { acc, .. } => self
-                .tmem(acc)
-                .map(|b| (b, "a tcgen05 MMA"))
+            // A in TMEM (the `[a-tmem]` form) is read by the MMA as the accumulator is.
+            Op::Mma { acc, a, .. } => [(acc, "a tcgen05 MMA"), (a, "a tcgen05 MMA reading A")]
                 .into_iter()
+                .filter_map(|(t, w)| self.tmem(t).map(|b| (b, w)))
                 .collect(),
             Op::Copy { dst, src, .. } => [(src, "a copy out of it"), (dst, "a copy into it")]
                 .into_iter()

@@ -5,7 +5,7 @@
 
 use super::Cx;
 use crate::exec::diag::SimError;
-use crate::exec::ops::{Op, WgmmaA};
+use crate::exec::ops::{Op, TcA, WgmmaA};
 use crate::exec::program::Val;
 use crate::exec::tmem_shape::TmemShape;
 use crate::ptx::{Operand, Type};
@@ -178,9 +178,15 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
                 return Err(cx.err("only kind::f16 is supported yet"));
             }
             cx.n(5)?;
+            // `[a-tmem]` (an address) or `a-desc` (a value), §9.7.16.10.9.
+            let a = if matches!(cx.op(1)?, Operand::Mem(_)) {
+                TcA::Tmem(cx.addr(1)?)
+            } else {
+                TcA::Desc(cx.val(1)?)
+            };
             Op::TcMma {
                 d: cx.addr(0)?,
-                a: cx.val(1)?,
+                a,
                 b: cx.val(2)?,
                 idesc: cx.val(3)?,
                 enable: cx.val(4)?,
