@@ -475,6 +475,18 @@ impl Inst {
         )
     }
 
+    /// `tcgen05.cp.cta_group::1.128x256b [taddr], sdesc` (§9.7.16.9.2 tcgen05.cp): 128
+    /// lanes × 256 bits from the shared-memory matrix `sdesc` describes, row `r` into lane
+    /// `r` of the columns from `taddr`; asynchronous, tracked by the thread's next
+    /// `tcgen05.commit`.
+    pub fn tcgen05_cp_128x256b(taddr: Handle<Var>, sdesc: Handle<Var>) -> Inst {
+        inst(
+            "tcgen05.cp.cta_group::1.128x256b",
+            vec![],
+            vec![mem(taddr, 0), reg(sdesc)],
+        )
+    }
+
     /// `tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [mbar]`
     /// (§9.7.16.10.10 tcgen05.commit): one arrival on `mbar` once all prior async tcgen05
     /// operations of this thread complete.

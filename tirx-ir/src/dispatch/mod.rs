@@ -52,6 +52,7 @@ pub static COPY: &[&Variant] = &[
     &copy::shared_load::VARIANT,
     &copy::shared_store::VARIANT,
     &copy::stmatrix::VARIANT,
+    &copy::tcgen05_cp::VARIANT,
     &copy::thread_load::VARIANT,
     &copy::tma_load::VARIANT,
     &copy::tma_store::VARIANT,

@@ -194,6 +194,12 @@ pub enum Reject {
         /// Its shape as indexed.
         dims: Vec<u32>,
     },
+    /// A copy `tcgen05.cp` cannot make.
+    #[error("{why}")]
+    Tcgen05Cp {
+        /// What does not fit.
+        why: String,
+    },
     /// An MMA operand of an unsupported element type.
     #[error("{which} `{buffer}` holds {}; bf16 and f16 are supported", .elem.name())]
     OperandElem {

@@ -246,6 +246,7 @@ impl Lowerer<'_> {
             Id::Mma => return self.mma_op(&args, None),
             Id::WgmmaMma => return self.mma_op(&args, Some("wgmma")),
             Id::Tcgen05Mma => return self.mma_op(&args, Some("tcgen05")),
+            Id::Tcgen05Cp => return self.copy_op(&args, Some("tcgen05_cp")),
             Id::SyncThreads => Op::SyncThreads,
             Id::ClusterSync => Op::ClusterSync,
             Id::NamedBarrier | Id::NamedBarrierArrive => {

@@ -20,6 +20,7 @@ use super::machine::{Cluster, Machine};
 use super::mem::{self, Loc};
 use super::ops::{MemSpace, Op};
 use super::program::{Addr, Inst, Val};
+use super::tcgen05_cp::Tc05Work;
 use super::tma::{self, CopyFault};
 
 /// An asynchronous operation in flight.
@@ -50,7 +51,7 @@ pub(crate) enum AsyncKind {
     /// A `tcgen05.commit`: the MMAs it covers, then one arrival on each mbarrier `(CTA,
     /// offset)` (several with `.multicast::cluster`).
     Tc05 {
-        mmas: Vec<super::tcgen05::Tc05Mma>,
+        mmas: Vec<super::tcgen05_cp::Tc05Work>,
         mbars: Vec<(usize, u32)>,
     },
     /// A `clusterlaunchcontrol.try_cancel`: the 16-byte response written at `resp` of each CTA
@@ -286,8 +287,11 @@ impl Machine<'_> {
         let Some(map) = op.map() else {
             // A tcgen05.commit: the MMAs in order, then one arrival.
             if let AsyncKind::Tc05 { mmas, mbars } = &op.kind {
-                for m in mmas {
-                    self.tcgen05_run(cl, op.cta as usize, m, op.tid)?;
+                for w in mmas {
+                    match w {
+                        Tc05Work::Mma(m) => self.tcgen05_run(cl, op.cta as usize, m, op.tid)?,
+                        Tc05Work::Cp(c) => self.tcgen05_cp_run(cl, op.cta as usize, c, op.tid)?,
+                    }
                 }
                 for &at in mbars {
                     self.mbar_update(cl, at, (op.cta as usize, op.tid), op.line, 1, 0, false)?;

@@ -456,6 +456,9 @@ impl Machine<'_> {
                 idesc,
                 enable,
             } => self.tcgen05_mma(cl, ci, t, inst, (d, a, *b, *idesc, *enable))?,
+            Op::TcCp { taddr, desc, shape } => {
+                self.tcgen05_cp(cl, ci, t, inst, (taddr, *desc, *shape))?
+            }
             _ => return self.sync_lane(cl, ci, t, pc, inst),
         }
         cl.ctas[ci].pc[t as usize] = pc + 1;

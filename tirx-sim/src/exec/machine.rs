@@ -132,7 +132,7 @@ pub(crate) struct Cta {
     /// Tensor memory and its allocations (`tcgen05.rs`).
     pub tmem: super::tcgen05::Tmem,
     /// `tcgen05.mma`s issued and not yet committed: (thread, MMA).
-    pub tc_queue: Vec<(u32, super::tcgen05::Tc05Mma)>,
+    pub tc_queue: Vec<(u32, super::tcgen05_cp::Tc05Work)>,
     /// Per warp: registers a `tcgen05.ld` filled that await `tcgen05.wait::ld`: (thread,
     /// register, the load's line, the register clock at the load).
     pub tc_ld: Vec<Vec<(u32, u32, u32, u32)>>,

@@ -36,6 +36,7 @@ mod setmaxnreg;
 mod shadow;
 mod sync;
 mod tcgen05;
+mod tcgen05_cp;
 mod tcgen05_move;
 mod timeline;
 mod tma;

@@ -426,6 +426,13 @@ pub(crate) enum Op {
         idesc: Val,
         enable: Val,
     },
+    /// `tcgen05.cp.cta_group::1.<shape> [taddr], s-desc` (§9.7.16.9.2): `shape` the (lanes,
+    /// bytes per lane) of `.128x256b`, `.128x128b` or `.4x256b`.
+    TcCp {
+        taddr: Addr,
+        desc: Val,
+        shape: (u32, u32),
+    },
     /// `tcgen05.commit.cta_group::1.mbarrier::arrive::one[.shared::cluster]
     /// [.multicast::cluster].b64 [mbar][, ctaMask]` (§9.7.16 `tcgen05.commit`).
     TcCommit { mbar: Addr, multicast: Option<Val> },

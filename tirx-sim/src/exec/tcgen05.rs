@@ -50,6 +50,7 @@ use super::lane::lanes;
 use super::machine::{Cluster, Machine, TState};
 use super::ops::{Op, TcA};
 use super::program::{Addr, Inst, Reg, Val};
+use super::tcgen05_cp::Tc05Work;
 use super::tma::TmaSwizzle;
 use super::wgmma::MatrixDesc;
 
@@ -379,7 +380,7 @@ impl Machine<'_> {
         let accumulate = self.rd(cl, ci, t, enable, line)? & 1 == 1;
         cl.ctas[ci].tc_queue.push((
             t,
-            Tc05Mma {
+            Tc05Work::Mma(Tc05Mma {
                 line,
                 d_lane: taddr >> 16,
                 d_col: taddr & 0xffff,
@@ -393,15 +394,15 @@ impl Machine<'_> {
                 mn_a,
                 mn_b,
                 accumulate,
-            },
+            }),
         ));
         Ok(())
     }
 
-    /// The MMAs thread `t` queued since its last commit, for `tcgen05.commit`.
-    pub(crate) fn tcgen05_take(cl: &mut Cluster, ci: usize, t: u32) -> Vec<Tc05Mma> {
+    /// The MMAs and copies thread `t` queued since its last commit, for `tcgen05.commit`.
+    pub(crate) fn tcgen05_take(cl: &mut Cluster, ci: usize, t: u32) -> Vec<Tc05Work> {
         let q = &mut cl.ctas[ci].tc_queue;
-        let mine: Vec<Tc05Mma> = q
+        let mine: Vec<Tc05Work> = q
             .iter()
             .filter(|(u, _)| *u == t)
             .map(|(_, m)| m.clone())

@@ -9,6 +9,7 @@ pub mod row_store;
 pub mod shared_load;
 pub mod shared_store;
 pub mod stmatrix;
+pub mod tcgen05_cp;
 pub mod thread_load;
 pub mod tma_load;
 pub mod tma_store;

@@ -192,6 +192,25 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
                 enable: cx.val(4)?,
             }
         }
+        "tcgen05.cp" => {
+            let m = &cx.i.opcode.modifiers;
+            let shape = m.iter().find_map(|m| crate::exec::tcgen05_cp::cp_shape(m));
+            let packed = ["b8x16", "b6x16_p32", "b4x16_p64"]
+                .iter()
+                .any(|f| cx.has(f));
+            let (Some(shape), false, true) = (shape, packed, cx.has("cta_group::1")) else {
+                return Err(cx.err(
+                    "only tcgen05.cp.cta_group::1 with .128x256b, .128x128b or .4x256b \
+                     (no multicast, no decompression) is supported yet",
+                ));
+            };
+            cx.n(2)?;
+            Op::TcCp {
+                taddr: cx.addr(0)?,
+                desc: cx.val(1)?,
+                shape,
+            }
+        }
         "tcgen05.commit" => {
             if !cx.has("mbarrier::arrive::one") {
                 return Err(cx.err("only the mbarrier::arrive::one completion is supported"));

@@ -1,0 +1,136 @@
+//! `tcgen05.cp` (PTX ISA §9.7.16.9.2): shared memory into tensor memory, issued by one
+//! thread and asynchronous — queued with the thread's `tcgen05.mma`s, in issue order, and run
+//! by its next `tcgen05.commit` before the commit's mbarrier arrival, so a later MMA of the
+//! same thread reads what the copy wrote (the ISA's pipelined `tcgen05.cp → tcgen05.mma`
+//! pair, §9.7.16.6.5).
+//!
+//! Shapes (§9.7.16.2.3): `.128x256b`, `.128x128b` and `.4x256b` with `.cta_group::1` — lanes ×
+//! bits per lane; the other shapes (`.64x128b.warpx2::…`, `.32x128b.warpx4`, multicast over
+//! lane quarters) and the decompressing `.b8x16.b6x16_p32` / `.b4x16_p64` forms are refused
+//! as not supported yet. The source is read as the descriptor's K-major matrix (the canonical
+//! layouts of `wgmma.rs`, swizzled or not), as `tcgen05.mma` reads an operand through the
+//! same descriptor: lane `lane0 + r` takes row `r`'s bytes, 4 to a column from `col0`, so
+//! 16-bit elements land two to a column with the lower K in the low half — where an MMA
+//! reads A from TMEM. A cell outside every allocation, or a source outside shared memory, is
+//! diagnosed; the source bytes are checked like an MMA operand's (a generic-proxy write
+//! without `fence.proxy.async` before the copy reads it).
+
+use super::diag::SimError;
+use super::machine::{Cluster, Machine};
+use super::program::{Addr, Inst, Val};
+use super::tcgen05::{Tc05Mma, decode_smem_desc};
+use super::wgmma::MatrixDesc;
+
+/// One queued `tcgen05.cp`.
+#[derive(Clone, Debug)]
+pub(crate) struct Tc05Cp {
+    line: u32,
+    lane: u32,
+    col: u32,
+    desc: MatrixDesc,
+    /// Lanes (rows) and bytes per lane of the shape.
+    rows: u32,
+    bytes: u32,
+}
+
+/// Work a thread queues for the tensor core until its `tcgen05.commit`, in issue order.
+#[derive(Clone, Debug)]
+pub(crate) enum Tc05Work {
+    /// A `tcgen05.mma`.
+    Mma(Tc05Mma),
+    /// A `tcgen05.cp`.
+    Cp(Tc05Cp),
+}
+
+impl Tc05Work {
+    /// The shared-memory ranges it reads and its line.
+    pub(crate) fn operands(&self) -> ([(u32, u32); 2], u32) {
+        match self {
+            Tc05Work::Mma(m) => m.operands(),
+            Tc05Work::Cp(c) => ([c.desc.extent(c.rows, false), (0, 0)], c.line),
+        }
+    }
+}
+
+/// The (lanes, bytes per lane) of a `tcgen05.cp` shape modifier this emulator runs.
+pub(crate) fn cp_shape(modifier: &str) -> Option<(u32, u32)> {
+    match modifier {
+        "128x256b" => Some((128, 32)),
+        "128x128b" => Some((128, 16)),
+        "4x256b" => Some((4, 32)),
+        _ => None,
+    }
+}
+
+impl Machine<'_> {
+    /// `tcgen05.cp` by one thread: decoded and queued until its `tcgen05.commit`.
+    pub(crate) fn tcgen05_cp(
+        &mut self,
+        cl: &mut Cluster,
+        ci: usize,
+        t: u32,
+        inst: &Inst,
+        (taddr, desc, (rows, bytes)): (&Addr, Val, (u32, u32)),
+    ) -> Result<(), SimError> {
+        let line = inst.line;
+        let at = self.ea(cl, ci, t, taddr, line)? as u32;
+        let desc = decode_smem_desc(self.rd(cl, ci, t, desc, line)?)
+            .map_err(|s| self.protocol(cl, ci, t, line, s))?;
+        cl.ctas[ci].tc_queue.push((
+            t,
+            Tc05Work::Cp(Tc05Cp {
+                line,
+                lane: at >> 16,
+                col: at & 0xffff,
+                desc,
+                rows,
+                bytes,
+            }),
+        ));
+        Ok(())
+    }
+
+    /// Runs one queued copy on CTA `ci`'s shared and tensor memory.
+    pub(crate) fn tcgen05_cp_run(
+        &self,
+        cl: &mut Cluster,
+        ci: usize,
+        cp: &Tc05Cp,
+        who: u32,
+    ) -> Result<(), SimError> {
+        self.check_fenced(
+            cl,
+            ci,
+            who,
+            ([cp.desc.extent(cp.rows, false), (0, 0)], cp.line),
+            "tcgen05.cp",
+        )?;
+        let fault = |cl: &Cluster, what: &str| SimError::Protocol {
+            line: cp.line,
+            thread: cl.ctas[ci].thread(who),
+            what: what.to_owned(),
+        };
+        for r in 0..cp.rows {
+            for c in 0..cp.bytes / 4 {
+                // Four bytes of row `r` from byte `4c`: 16-bit elements `2c` and `2c + 1`,
+                // adjacent within one 16-byte chunk whatever the swizzle.
+                let off = cp.desc.k_major(r, 2 * c) as usize;
+                let Some(b) = cl.ctas[ci].smem.get(off..off + 4) else {
+                    return Err(fault(
+                        cl,
+                        "a tcgen05.cp source reaches outside shared memory",
+                    ));
+                };
+                let w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+                let Some(cell) = cl.ctas[ci].tmem.cell(cp.lane + r, cp.col + c) else {
+                    return Err(fault(
+                        cl,
+                        "tcgen05.cp writes tensor memory outside every allocation",
+                    ));
+                };
+                *cell = w;
+            }
+        }
+        Ok(())
+    }
+}
