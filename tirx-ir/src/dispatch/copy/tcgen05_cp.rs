@@ -39,15 +39,19 @@ pub static VARIANT: Variant = Variant {
 
 /// K, when `dst` ← `src` is a copy this variant makes.
 fn plan(k: &Kernel, dst: &TileRef, src: &TileRef) -> Result<u32, Reject> {
-    let (TileRef::Buf { buf: d, index: di }, TileRef::Buf { buf: s, .. }) = (dst, src) else {
-        return Err(Reject::NotBuffer { what: "each side" });
+    let sides = match (dst, src) {
+        (TileRef::Buf { buf: d, index: di }, TileRef::Buf { buf: s, .. })
+            if k.buffers[*d].space == Space::Tmem && k.buffers[*s].space == Space::Shared =>
+        {
+            Some((&k.buffers[*d], di, &k.buffers[*s]))
+        }
+        _ => None,
     };
-    let (db, sb) = (&k.buffers[*d], &k.buffers[*s]);
-    if db.space != Space::Tmem || sb.space != Space::Shared {
+    let Some((db, di, sb)) = sides else {
         return Err(Reject::Tcgen05Cp {
             why: "it copies a shared tile into tensor memory".into(),
         });
-    }
+    };
     let o = smem_operand(k, src, "the source")?;
     if o.major != Major::K {
         return Err(Reject::MnMajor {
