@@ -263,3 +263,17 @@ fn a_copied_into_tmem_matches_the_reference_in_the_emulator() {
         }
     }
 }
+
+/// Both kernels' IR prints, parses back to the same text, and recompiles to the same PTX
+/// (the `[a-tmem]` form and the `tcgen05_cp` copy come from the IR, not from the macro).
+#[test]
+fn the_a_from_tmem_kernels_round_trip_through_the_text_form() {
+    for k in [&tmem_a_pv::KERNEL, &tmem_a_cp::KERNEL] {
+        let art = &k.artifacts[0];
+        let m = tirx_ir::parse::parse_module(art.ir).expect("parses");
+        assert_eq!(m.to_string(), art.ir);
+        let kernel = m.kernels.into_iter().next().expect("one kernel");
+        let (lowered, _) = tirx_ir::passes::run_pipeline(kernel, false).expect("compiles");
+        assert_eq!(tirx_ptx::write_string(&lowered).expect("prints"), art.ptx);
+    }
+}
