@@ -196,6 +196,16 @@ pub enum ProtocolError {
         /// The TMEM accumulator.
         buffer: String,
     },
+    /// A TMEM A operand written while an MMA reading it may be in flight.
+    #[error(
+        "A in flight: {buffer} is read as A by a `tcgen05::mma` (asynchronous), and written here while that MMA may still read it: {until}. Wait on the barrier its `tcgen05::commit` signals before writing"
+    )]
+    TmemAWriteInFlight {
+        /// The TMEM buffer written, in backticks (with its base when it is a view).
+        buffer: String,
+        /// Why the MMA may still be reading.
+        until: String,
+    },
     /// A tcgen05 accumulator read before the wait on its commit's barrier.
     #[error(
         "accumulator in flight: `{buffer}` is written by a `tcgen05::mma` (asynchronous) whose completion `tcgen05::commit({bar})` signals, and is read here before any wait on `{bar}`: the read may see partial sums. Wait first (`{bar}.wait(parity)`)"

@@ -17,6 +17,10 @@
 //!   pipeline's `consumer_wait` / `producer_acquire` wait on its full / empty barriers), is an
 //!   error at the copy.
 //!
+//! - **A in flight.** An MMA that reads A from tensor memory (`[a-tmem]`, §9.7.16.10.9) reads
+//!   it asynchronously too: a copy into that buffer (or into the base of a view of it) under
+//!   the same conditions is an error at the copy — P overwritten while the PV MMA reads it.
+//!
 //! `tcgen05.ld` and its `tcgen05.wait::ld` are one op in the language (the TMEM epilogue
 //! copy waits itself), so a register read before `wait::ld` cannot be written.
 
@@ -48,6 +52,8 @@ struct Life {
 struct Flight {
     acc: Handle<Buffer>,
     commits: Vec<Handle<Barrier>>,
+    /// The MMA reads `acc` as its A operand (the `[a-tmem]` form) rather than writing it.
+    a: bool,
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -153,13 +159,21 @@ impl Tmem<'_> {
         match op {
             Op::Mma {
                 acc,
+                a,
                 variant: Some(v),
                 ..
             } if v == "tcgen05" => {
-                if let Some(b) = self.tmem(acc) {
+                let reads_a = self.tmem(a).map(|b| (b, true));
+                for (b, a) in self
+                    .tmem(acc)
+                    .map(|b| (b, false))
+                    .into_iter()
+                    .chain(reads_a)
+                {
                     let f = Flight {
                         acc: b,
                         commits: Vec::new(),
+                        a,
                     };
                     if !st.flights.contains(&f) {
                         st.flights.push(f);
@@ -184,9 +198,32 @@ impl Tmem<'_> {
                 };
                 st.flights.retain(|f| !f.commits.contains(&bar));
             }
-            Op::Copy { src, .. } => {
+            Op::Copy { src, dst, .. } => {
+                // A write into an A operand an MMA may still be reading.
+                if let Some(b) = self.tmem(dst)
+                    && let Some(f) = st.flights.iter().find(|f| f.acc == b && f.a)
+                {
+                    let own = match dst {
+                        TileRef::Buf { buf, .. } if *buf != b => {
+                            format!("`{}` (a view of `{}`)", self.name(*buf), self.name(b))
+                        }
+                        _ => format!("`{}`", self.name(b)),
+                    };
+                    let e = ProtocolError::TmemAWriteInFlight {
+                        buffer: own,
+                        until: match f.commits.last() {
+                            None => "no `tcgen05::commit` after it signals its end".into(),
+                            Some(bar) => format!(
+                                "it is done only when `{}` completes, and nothing waits on it \
+                                 before this write",
+                                self.k.barriers[*bar].name
+                            ),
+                        },
+                    };
+                    out.push(span, e);
+                }
                 let Some(b) = self.tmem(src) else { return };
-                let Some(f) = st.flights.iter().find(|f| f.acc == b) else {
+                let Some(f) = st.flights.iter().find(|f| f.acc == b && !f.a) else {
                     return;
                 };
                 let buffer = self.name(b);
