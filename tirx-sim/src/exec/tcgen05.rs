@@ -38,7 +38,8 @@
 //! read then too: row `m` from lane `lane0 + m` (data-path layout D, §9.7.16.10.5), K
 //! element `k` from the low (`k` even) or high half of column `col0 + k / 2`; a cell outside
 //! every allocation, or one a `tcgen05.st` wrote without its `tcgen05.wait::st`, is diagnosed,
-//! and the transpose-A bit is refused with A in TMEM. D row `m` is TMEM
+//! as is a `tcgen05.st` into a cell an issued MMA has yet to read as A (`tcgen05_cp::
+//! a_reader`); the transpose-A bit is refused with A in TMEM. D row `m` is TMEM
 //! lane `lane0 + m`, column `n` column `col0 + n`. `tcgen05.ld` copies when it executes but
 //! the registers belong to the load until `tcgen05.wait::ld`: reading one before is
 //! diagnosed. Arithmetic as for wgmma: exact products of each K = 16 step summed in f64, one
@@ -112,6 +113,18 @@ pub(crate) enum MmaA {
 }
 
 impl Tc05Mma {
+    /// Whether it reads A from tensor memory at (`lane`, `col`): `M` lanes × 8 columns (16
+    /// packed 16-bit K elements).
+    pub(crate) fn reads_a_at(&self, lane: u32, col: u32) -> bool {
+        matches!(self.a, MmaA::Tmem { lane: l, col: c }
+            if (l..l + self.m).contains(&lane) && (c..c + 8).contains(&col))
+    }
+
+    /// Its line.
+    pub(crate) fn line(&self) -> u32 {
+        self.line
+    }
+
     /// The shared-memory ranges it reads (A, B; A's empty when it is in TMEM) and its line.
     pub(crate) fn operands(&self) -> ([(u32, u32); 2], u32) {
         let a = match &self.a {

@@ -52,6 +52,24 @@ impl Tc05Work {
     }
 }
 
+/// The line of a `tcgen05.mma` of CTA `ci`, issued (queued or committed) and not yet run,
+/// that reads A from tensor memory at (`lane`, `col`).
+pub(crate) fn a_reader(cl: &Cluster, ci: usize, lane: u32, col: u32) -> Option<u32> {
+    let committed = cl
+        .ops
+        .iter()
+        .filter(|o| o.cta as usize == ci)
+        .flat_map(|o| match &o.kind {
+            super::bulk::AsyncKind::Tc05 { mmas, .. } => mmas.as_slice(),
+            _ => &[],
+        });
+    let queued = cl.ctas[ci].tc_queue.iter().map(|(_, w)| w);
+    committed.chain(queued).find_map(|w| match w {
+        Tc05Work::Mma(m) => m.reads_a_at(lane, col).then_some(m.line()),
+        Tc05Work::Cp(_) => None,
+    })
+}
+
 /// The (lanes, bytes per lane) of a `tcgen05.cp` shape modifier this emulator runs.
 pub(crate) fn cp_shape(modifier: &str) -> Option<(u32, u32)> {
     match modifier {

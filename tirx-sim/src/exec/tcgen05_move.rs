@@ -120,6 +120,19 @@ impl Machine<'_> {
             let lane = lane0 + dl;
             for (h, &c) in cols.iter().take(n).enumerate() {
                 let col = col0 + c;
+                if let Some(at) = super::tcgen05_cp::a_reader(cl, ci, lane, col) {
+                    return Err(self.protocol(
+                        cl,
+                        ci,
+                        t,
+                        line,
+                        format!(
+                            "tcgen05.st to lane {lane}, column {col}, which the tcgen05.mma of \
+                             line {at} reads as A from tensor memory and has not run yet (wait \
+                             on its commit's mbarrier first)"
+                        ),
+                    ));
+                }
                 let Some(cell) = cl.ctas[ci].tmem.cell(lane, col) else {
                     return Err(self.protocol(
                         cl,

@@ -120,3 +120,43 @@ fn an_mma_reading_a_from_cells_awaiting_wait_st_is_diagnosed() {
         "{e}"
     );
 }
+
+/// Thread 0 issues a `tcgen05.mma` reading A from TMEM columns 0..8 (D at column 16) and,
+/// only after a CTA barrier, commits it; between the two every warp stores into columns
+/// `col..col + 4` of its lanes with `tcgen05.st`.
+fn store_under_queued_a(col: u32) -> Result<Vec<u8>, SimError> {
+    let desc = "0x0000401000080000";
+    let body = format!(
+        "{PROLOGUE}\tmov.u32 %r1, smem;\n\tsetp.lt.u32 %p0, %r0, 32;\n\
+         \t@%p0 tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r1], 32;\n\
+         \tsetp.eq.u32 %p1, %r0, 0;\n\t@%p1 mbarrier.init.shared::cta.b64 [%r1+8], 1;\n\
+         \ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\ttcgen05.fence::after_thread_sync;\n\
+         \tld.shared.u32 %r2, [%r1];\n\tshr.u32 %r3, %r0, 5;\n\tshl.b32 %r3, %r3, 21;\n\
+         \tadd.u32 %r3, %r3, %r2;\n\tadd.u32 %r3, %r3, {col};\n\
+         \tadd.u32 %r7, %r1, 5120;\n\tcvt.u64.u32 %rd4, %r7;\n\
+         \tshr.u64 %rd4, %rd4, 4;\n\tor.b64 %rd4, %rd4, {desc};\n\tmov.b32 %r9, 0x08040490;\n\
+         \tadd.u32 %r8, %r2, 16;\n\tsetp.ne.u32 %p2, 0, 0;\n\
+         \t@%p1 tcgen05.mma.cta_group::1.kind::f16 [%r8], [%r2], %rd4, %r9, %p2;\n\
+         \ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\ttcgen05.fence::after_thread_sync;\n\
+         \ttcgen05.st.sync.aligned.32x32b.x4.b32 [%r3], {{%r0, %r0, %r0, %r0}};\n\
+         \ttcgen05.wait::st.sync.aligned;\n\
+         \ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\ttcgen05.fence::after_thread_sync;\n\
+         \t@%p1 tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%r1+8];\n\
+         $L_wait:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p3, [%r1+8], 0;\n\
+         \t@!%p3 bra $L_wait;\n\ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\
+         \t@%p0 tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 32;\n\tret;\n"
+    );
+    run_out(&module(OUT, &body), &one_cta(128, 8192), 16, 4)
+}
+
+#[test]
+fn a_store_into_a_cells_an_issued_mma_has_not_read_yet_is_diagnosed() {
+    // Columns 8..12 are no A cell of the MMA (A spans columns 0..8).
+    store_under_queued_a(8).expect("runs");
+    let e = store_under_queued_a(4).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("reads as A from tensor memory and has not run yet"),
+        "{e}"
+    );
+}
