@@ -26,6 +26,30 @@ use tirx_kernels::rows::{RowProblem, reference};
 use tirx_kernels::simulate::{self, decode, download, put, random_values, upload};
 use tirx_sim::{ClcMode, Device, Policy, Stats, ptx};
 
+/// The shape `tirx sim` runs when no `--m`/`--n`/`--k` is given: one each problem family's
+/// kernels all take, odd where the kernels allow it (tails in every tiled dimension) and with
+/// rows of a multiple of 16 bytes where a tensor map reads them (TMA refuses other strides).
+/// GEMMs 130×136×96 (tails in M and N, 1.5 K tiles of 64); row kernels 3×296 (592-byte rows:
+/// the staged kernels' tensor maps take them, and 296 is no power of two); copies 130×136;
+/// attention 130 queries and keys (a tail in both) over 2 heads.
+pub fn default_shape(problem: Option<Problem>) -> (usize, usize, usize) {
+    match problem {
+        Some(Problem::Gemm(_)) => (130, 136, 96),
+        Some(Problem::Row(_) | Problem::SiluMul) => (3, 296, 0),
+        Some(Problem::Copy) => (130, 136, 0),
+        Some(Problem::Attention) => (130, 2, 0),
+        None => (3, 296, 0),
+    }
+}
+
+/// `--m`, `--n`, `--k` over the family's default shape; K is N when only `--n` is given.
+fn shape_of(a: &SimArgs, art: &KernelArtifact) -> (usize, usize, usize) {
+    let (dm, dn, dk) = default_shape(art.problem);
+    let n = a.n.unwrap_or(dn);
+    let k = a.k.unwrap_or(if a.n.is_some() { n } else { dk });
+    (a.m.unwrap_or(dm), n, k)
+}
+
 /// One interleaving: the scheduler seed (also the inputs' seed) and the policy.
 struct Schedule {
     seed: u64,
@@ -45,13 +69,14 @@ pub struct SimArgs {
     /// Config (default: every config).
     #[arg(long)]
     config: Option<String>,
-    /// Rows.
-    #[arg(long, default_value_t = 3)]
-    m: usize,
-    /// Columns.
-    #[arg(long, default_value_t = 300)]
-    n: usize,
-    /// GEMMs: the depth K (default: N).
+    /// Rows (attention: the sequence length). Default: the problem family's
+    /// ([`default_shape`]).
+    #[arg(long)]
+    m: Option<usize>,
+    /// Columns (attention: the heads). Default: the problem family's.
+    #[arg(long)]
+    n: Option<usize>,
+    /// GEMMs: the depth K (default: the family's with no `--n`, else N).
     #[arg(long)]
     k: Option<usize>,
     /// The first scheduler seed.
@@ -120,17 +145,18 @@ pub fn sim(a: &SimArgs) -> Result<bool, String> {
     // The timeline records the first schedule run, then is spent.
     let mut timeline = a.timeline.as_deref();
     for art in arts {
+        let (m, n, k) = shape_of(a, art);
         // A row kernel computes the first `C` columns of a row (its capacity); the host never
         // gives it a longer row (`row_kernels::host::choose`), so neither does `tirx sim`.
         if let (Some(Problem::Row(_)), Some(c)) = (art.problem, capacity(art))
-            && c < a.n
+            && c < n
         {
             println!(
                 "{} {} {}: skipped, it holds rows of {c} columns, not {}",
                 art.kernel,
                 art.config,
                 art.target.name(),
-                a.n
+                n
             );
             continue;
         }
@@ -140,8 +166,8 @@ pub fn sim(a: &SimArgs) -> Result<bool, String> {
                 art.kernel,
                 art.config,
                 art.target.name(),
-                a.m,
-                a.n
+                m,
+                n
             );
             let record = timeline.take();
             let policy = Policy {
@@ -150,7 +176,7 @@ pub fn sim(a: &SimArgs) -> Result<bool, String> {
             };
             let result = one(
                 art,
-                (a.m, a.n, a.k.unwrap_or(a.n)),
+                (m, n, k),
                 &Schedule {
                     seed,
                     sms: a.sms,
@@ -160,7 +186,7 @@ pub fn sim(a: &SimArgs) -> Result<bool, String> {
             if let (Some(file), Ok((stats, _))) = (record, &result) {
                 // The title names the whole shape: a GEMM's K too.
                 let title = match art.problem {
-                    Some(Problem::Gemm(_)) => format!("{label}, K = {}", a.k.unwrap_or(a.n)),
+                    Some(Problem::Gemm(_)) => format!("{label}, K = {k}"),
                     _ => label.clone(),
                 };
                 write_timeline(file, stats, &title)?;
@@ -512,5 +538,27 @@ mod tests {
             "{units:?}"
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// With no shape flags, a TMA GEMM (the default 3×300 of earlier versions had a 600-byte
+    /// row stride TMA refuses) and a staged row kernel run at their family's default shape
+    /// and match the reference, as a new user would try them.
+    #[test]
+    fn no_shape_flags_run_the_familys_default_shape() {
+        for (name, config) in [("gemm_sm90_ws", "n64"), ("softmax_staged", "s32k_t256")] {
+            let args = Cli::try_parse_from(["sim", name, "--target", "sm_90a", "--config", config])
+                .unwrap();
+            assert_eq!(sim(&args.sim), Ok(true), "{name} {config}");
+        }
+        let gemm = default_shape(Some(Problem::Gemm(tirx::problem::GemmProblem {
+            b: tirx::problem::BLayout::Tn,
+            epilogue: tirx::problem::Epilogue::Plain,
+        })));
+        // Tails in M and N, and rows whose byte strides TMA takes.
+        assert!(
+            !gemm.0.is_multiple_of(64)
+                && !gemm.1.is_multiple_of(64)
+                && (gemm.2 * 2).is_multiple_of(16)
+        );
     }
 }

@@ -108,6 +108,7 @@ impl Lowerer<'_> {
                     offset: None,
                     tmem_cols: None,
                     regs: None,
+                    alias: None,
                     span,
                 };
                 Ok(Local::Buf(self.kernel.buffers.append(buffer)))
