@@ -17,8 +17,9 @@
 
 use half::bf16;
 use tirx::KernelArtifact;
-use tirx::problem::{Problem, RowOp};
+use tirx::problem::{Act, Epilogue, GemmProblem, Problem, RowOp};
 use tirx::runtime::{DeviceLimits, ElemType, Target, TensorMeta};
+use tirx_kernels::bench::epilogue_ref::activate;
 use tirx_kernels::reference::Rng;
 use tirx_kernels::registry;
 use tirx_kernels::row_kernels::host::capacity;
@@ -365,7 +366,7 @@ fn gemm(
     if sig
         .tensors
         .iter()
-        .any(|t| !["a", "b", "c", "d"].contains(&t.name.as_str()))
+        .any(|t| !["a", "b", "c", "bias", "d"].contains(&t.name.as_str()))
     {
         return Err(format!(
             "`{}` takes tensors `tirx sim` has no reference for",
@@ -385,6 +386,17 @@ fn gemm(
     } else {
         (1.0, 0.0)
     };
+    // D = act(A·op(B) + bias): the bias vector [N] and the activation from the problem.
+    let act = match art.problem {
+        Some(Problem::Gemm(GemmProblem {
+            epilogue: Epilogue::Bias(act),
+            ..
+        })) => Some(act),
+        _ => None,
+    };
+    let tbias = elem("bias").unwrap_or(td);
+    let (biasb, biasv) = random_values(rng, tbias, n);
+    let biasm = put(dev, &biasb, tbias, &[n]);
     let am = put(dev, &ab, ta, &[m, kk]);
     let bm = put(dev, &bb, ta, &if nn { [kk, n] } else { [n, kk] });
     let cm = put(dev, &cb, tc.unwrap_or(td), &[m, n]);
@@ -397,6 +409,7 @@ fn gemm(
             "a" => am.clone(),
             "b" => bm.clone(),
             "c" => cm.clone(),
+            "bias" => biasm.clone(),
             _ => dm.clone(),
         })
         .collect();
@@ -422,11 +435,22 @@ fn gemm(
                 mag += (av[i * kk + p] * b).abs();
             }
             let c = if tc.is_some() { cv[i * n + j] } else { 0.0 };
-            let w = f64::from(alpha) * dot + f64::from(beta) * c;
+            let mut w = f64::from(alpha) * dot + f64::from(beta) * c;
             let scale = f64::from(alpha.abs()) * mag + (f64::from(beta) * c).abs();
             // D rounded (half an ulp of the result) after an f32 accumulation error `acc`.
-            let acc = (kk as f64 + 2.0) * scale / 8_388_608.0;
-            let bound = (w.abs() + acc) * half_ulp + acc + 1e-30;
+            let mut acc = (kk as f64 + 2.0) * scale / 8_388_608.0;
+            let mut approx = 0.0;
+            if let Some(act) = act {
+                // The bias add and the activation in f32 (a few ulps of the argument), and
+                // GELU's tanh.approx.f32 on top (about 2⁻¹¹ relative, the PTX ISA's bound).
+                let x = w + biasv[j];
+                w = activate(act, x);
+                acc = 1.2 * acc + 4.0 * (x.abs() + 1.0) / 8_388_608.0;
+                if act == Act::Gelu {
+                    approx = x.abs() / 2048.0;
+                }
+            }
+            let bound = (w.abs() + acc) * half_ulp + acc + approx + 1e-30;
             let g = got[i * n + j];
             if (g - w).abs() > bound || g.is_nan() {
                 return Err(format!(
@@ -541,11 +565,17 @@ mod tests {
     }
 
     /// With no shape flags, a TMA GEMM (the default 3×300 of earlier versions had a 600-byte
-    /// row stride TMA refuses) and a staged row kernel run at their family's default shape
-    /// and match the reference, as a new user would try them.
+    /// row stride TMA refuses), a staged row kernel and the fused bias + activation GEMM (once
+    /// refused: "takes tensors `tirx sim` has no reference for") run at their family's default
+    /// shape and match the reference, as a new user would try them.
     #[test]
     fn no_shape_flags_run_the_familys_default_shape() {
-        for (name, config) in [("gemm_sm90_ws", "n64"), ("softmax_staged", "s32k_t256")] {
+        for (name, config) in [
+            ("gemm_sm90_ws", "n64"),
+            ("softmax_staged", "s32k_t256"),
+            ("gemm_sm90_bias_act", "gelu_n128"),
+            ("gemm_sm90_bias_act", "silu_n128"),
+        ] {
             let args = Cli::try_parse_from(["sim", name, "--target", "sm_90a", "--config", config])
                 .unwrap();
             assert_eq!(sim(&args.sim), Ok(true), "{name} {config}");
