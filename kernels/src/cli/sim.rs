@@ -373,10 +373,7 @@ fn gemm(
             art.kernel
         ));
     }
-    let nn = sig
-        .tensors
-        .iter()
-        .any(|t| t.name == "b" && t.shape == ["K", "N"]);
+    let nn = simulate::b_is_k_by_n(art);
     let tc = elem("c");
     let (ab, av) = random_values(rng, ta, m * kk);
     let (bb, bv) = random_values(rng, ta, n * kk);

@@ -271,10 +271,7 @@ pub fn inputs(art: &KernelArtifact, case: &Case) -> Result<CaseData, String> {
             let (Some(ta), Some(td)) = (elem("a"), elem("d")) else {
                 return Err(format!("`{}` is not an a, b, d GEMM", art.kernel));
             };
-            let nn = sig
-                .tensors
-                .iter()
-                .any(|t| t.name == "b" && t.shape == ["K", "N"]);
+            let nn = tirx_kernels::simulate::b_is_k_by_n(art);
             named.push(("a", ta, vec![m, k], random_bytes(&mut rng, ta, m * k)));
             let b_shape = if nn { vec![k, n] } else { vec![n, k] };
             named.push(("b", ta, b_shape, random_bytes(&mut rng, ta, n * k)));
