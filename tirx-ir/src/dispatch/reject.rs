@@ -357,6 +357,14 @@ pub enum Reject {
         /// B's (rows, K).
         b: (u32, u32),
     },
+    /// The pair's MMA with a per-CTA accumulator other than 128 rows.
+    #[error(
+        "cta_group = 2: this CTA's accumulator has {m} rows; the pair's M = 256 takes 128 per CTA (M = 128 across the pair is not supported yet)"
+    )]
+    PairM {
+        /// The accumulator's rows per CTA.
+        m: u32,
+    },
     /// tcgen05 with M other than 128.
     #[error("M = {m}; this path issues cta_group::1 MMAs with M = 128 (TMEM lane = row)")]
     Tcgen05M {

@@ -386,6 +386,20 @@ mod tests {
     }
 
     #[test]
+    fn instr_desc_of_the_cta_pair() {
+        // The pair's M = 256 is M >> 4 = 16 in bits 24-28 (Table 42); N = 64 is 8 << 17.
+        let want = (1 << 4) | (1 << 7) | (1 << 10) | (8 << 17) | (16 << 24);
+        assert_eq!(bf16_kmajor(256, 64).encode_pair().unwrap(), want);
+        // One CTA has no M = 256; the pair has M = 128 or 256 with its own N steps.
+        assert!(bf16_kmajor(256, 64).encode().is_err());
+        assert!(bf16_kmajor(64, 64).encode_pair().is_err());
+        assert!(bf16_kmajor(256, 24).encode_pair().is_err());
+        assert!(bf16_kmajor(256, 48).encode_pair().is_ok());
+        assert!(bf16_kmajor(128, 48).encode_pair().is_err());
+        assert!(bf16_kmajor(128, 64).encode_pair().is_ok());
+    }
+
+    #[test]
     fn instr_desc_bf16_f32_m128_n256_kmajor() {
         // dtype F32 = 1     << 4  = 0x0000_0010
         // atype BF16 = 1    << 7  = 0x0000_0080

@@ -115,7 +115,7 @@ fn pair_desc(
         });
     }
     if m != 128 {
-        return Err(Reject::Tcgen05M { m });
+        return Err(Reject::PairM { m });
     }
     let d = InstrDesc {
         d: AccType::F32,
