@@ -107,6 +107,7 @@ impl Lowerer<'_> {
                     layout: Layout::row_major(shape, Swizzle::None),
                     offset: None,
                     tmem_cols: None,
+                    alias: None,
                     regs: None,
                     alias: None,
                     span,

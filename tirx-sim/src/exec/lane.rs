@@ -455,7 +455,8 @@ impl Machine<'_> {
                 b,
                 idesc,
                 enable,
-            } => self.tcgen05_mma(cl, ci, t, inst, (d, *a, *b, *idesc, *enable))?,
+                pair,
+            } => self.tcgen05_mma(cl, ci, t, inst, (d, *a, *b, *idesc, *enable), *pair)?,
             _ => return self.sync_lane(cl, ci, t, pc, inst),
         }
         cl.ctas[ci].pc[t as usize] = pc + 1;

@@ -37,6 +37,7 @@ mod shadow;
 mod sync;
 mod tcgen05;
 mod tcgen05_move;
+mod tcgen05_pair;
 mod timeline;
 mod tma;
 mod tmem_shape;

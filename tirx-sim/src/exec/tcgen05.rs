@@ -1,8 +1,8 @@
 //! The fifth-generation tensor core and tensor memory (PTX ISA §9.7.16 "TensorCore 5th
 //! Generation Family Instructions"), the subset the shipped Blackwell GEMM uses:
-//! `tcgen05.alloc/dealloc/relinquish_alloc_permit` (`cta_group::1`), `tcgen05.mma
-//! .cta_group::1.kind::f16` (M = 128, both operands in shared memory), `tcgen05.commit
-//! .mbarrier::arrive::one`, `tcgen05.ld` with `tcgen05.wait::ld`,
+//! `tcgen05.alloc/dealloc/relinquish_alloc_permit`, `tcgen05.mma.kind::f16` (M = 128 in one
+//! CTA, both operands in shared memory; the CTA pair's `cta_group::2`, M = 256, is
+//! `tcgen05_pair.rs`), `tcgen05.commit.mbarrier::arrive::one`, `tcgen05.ld` with `tcgen05.wait::ld`,
 //! `tcgen05.st` with `tcgen05.wait::st`, and the `tcgen05.fence::*` orderings
 //! (no-ops here).
 //!
@@ -58,8 +58,8 @@ pub const TMEM_LANES: u32 = 128;
 pub(crate) struct Tmem {
     /// `lanes × columns` 32-bit cells, lane-major; empty until the first allocation.
     cells: Vec<u32>,
-    /// Allocated (first column, columns).
-    allocs: Vec<(u32, u32)>,
+    /// Allocated (first column, columns, `cta_group::2`).
+    pub(super) allocs: Vec<(u32, u32, bool)>,
 }
 
 impl Tmem {
@@ -69,7 +69,10 @@ impl Tmem {
     }
 
     pub(super) fn cell(&mut self, lane: u32, col: u32) -> Option<&mut u32> {
-        let inside = self.allocs.iter().any(|&(c, n)| (c..c + n).contains(&col));
+        let inside = self
+            .allocs
+            .iter()
+            .any(|&(c, n, _)| (c..c + n).contains(&col));
         if !inside || lane >= TMEM_LANES {
             return None;
         }
@@ -80,22 +83,29 @@ impl Tmem {
 /// One queued `tcgen05.mma`.
 #[derive(Clone, Debug)]
 pub(crate) struct Tc05Mma {
-    line: u32,
-    d_lane: u32,
-    d_col: u32,
-    a: MatrixDesc,
-    b: MatrixDesc,
-    m: u32,
-    n: u32,
-    f16: bool,
-    neg_a: bool,
-    neg_b: bool,
-    mn_a: bool,
-    mn_b: bool,
-    accumulate: bool,
+    pub(super) line: u32,
+    pub(super) d_lane: u32,
+    pub(super) d_col: u32,
+    pub(super) a: MatrixDesc,
+    pub(super) b: MatrixDesc,
+    pub(super) m: u32,
+    pub(super) n: u32,
+    pub(super) f16: bool,
+    pub(super) neg_a: bool,
+    pub(super) neg_b: bool,
+    pub(super) mn_a: bool,
+    pub(super) mn_b: bool,
+    pub(super) accumulate: bool,
+    /// `cta_group::2`: the CTA pair's MMA (`tcgen05_pair.rs`).
+    pub(crate) pair: bool,
 }
 
 impl Tc05Mma {
+    /// Its PTX line.
+    pub(crate) fn line(&self) -> u32 {
+        self.line
+    }
+
     /// The shared-memory ranges it reads (A, B) and its line.
     pub(crate) fn operands(&self) -> ([(u32, u32); 2], u32) {
         (
@@ -202,7 +212,7 @@ impl Machine<'_> {
             }
         }
         match &inst.op {
-            Op::TcAlloc { dst, ncols } => {
+            Op::TcAlloc { dst, ncols, pair } => {
                 let n = self.rd(cl, ci, first, *ncols, line)? as u32;
                 if !n.is_power_of_two() || !(32..=TMEM_COLS).contains(&n) {
                     return Err(self.protocol(
@@ -213,11 +223,13 @@ impl Machine<'_> {
                         format!("tcgen05.alloc of {n} columns: a power of two in 32..=512"),
                     ));
                 }
+                let free = if *pair {
+                    self.pair_column(cl, ci, first, line, n)?
+                } else {
+                    free_column(&[&cl.ctas[ci].tmem], n)
+                };
                 let tm = &mut cl.ctas[ci].tmem;
                 let used: u32 = tm.allocs.iter().map(|a| a.1).sum();
-                let free = (0..TMEM_COLS / n)
-                    .map(|i| i * n)
-                    .find(|&c| tm.allocs.iter().all(|&(s, k)| c + n <= s || s + k <= c));
                 let Some(col) = free else {
                     return Err(self.protocol(
                         cl,
@@ -233,7 +245,7 @@ impl Machine<'_> {
                 if tm.cells.is_empty() {
                     tm.cells = vec![0; (TMEM_LANES * TMEM_COLS) as usize];
                 }
-                tm.allocs.push((col, n));
+                tm.allocs.push((col, n, *pair));
                 let a = self.ea(cl, ci, first, dst, line)?;
                 let loc =
                     self.locate(cl, ci, first, line, super::ops::MemSpace::SharedCta, a, 4)?;
@@ -242,14 +254,14 @@ impl Machine<'_> {
                     s[off as usize..off as usize + 4].copy_from_slice(&col.to_le_bytes());
                 }
             }
-            Op::TcDealloc { taddr, ncols } => {
+            Op::TcDealloc { taddr, ncols, pair } => {
                 let a = self.rd(cl, ci, first, *taddr, line)? as u32;
                 let n = self.rd(cl, ci, first, *ncols, line)? as u32;
                 let tm = &mut cl.ctas[ci].tmem;
                 let Some(i) = tm
                     .allocs
                     .iter()
-                    .position(|&(c, k)| c == a & 0xffff && k == n)
+                    .position(|&(c, k, _)| c == a & 0xffff && k == n)
                 else {
                     return Err(self.protocol(
                         cl,
@@ -259,7 +271,23 @@ impl Machine<'_> {
                         format!("tcgen05.dealloc of {n} columns at {a:#x} matches no allocation"),
                     ));
                 };
-                tm.allocs.swap_remove(i);
+                let made = tm.allocs[i].2;
+                if made != *pair {
+                    let g = |p: bool| if p { 2 } else { 1 };
+                    return Err(self.protocol(
+                        cl,
+                        ci,
+                        first,
+                        line,
+                        format!(
+                            "tcgen05.dealloc.cta_group::{} of {n} columns at {a:#x}, allocated \
+                             with cta_group::{} (alloc and dealloc must agree, §9.7.16.7.1)",
+                            g(*pair),
+                            g(made)
+                        ),
+                    ));
+                }
+                cl.ctas[ci].tmem.allocs.swap_remove(i);
             }
             Op::TcRelinquish => {}
             Op::TcLd {
@@ -319,6 +347,7 @@ impl Machine<'_> {
         t: u32,
         inst: &Inst,
         (d, a, b, idesc, enable): (&Addr, Val, Val, Val, Val),
+        pair: bool,
     ) -> Result<(), SimError> {
         let line = inst.line;
         let bad = |m: &Self, cl: &Cluster, s: String| m.protocol(cl, ci, t, line, s);
@@ -332,7 +361,9 @@ impl Machine<'_> {
             mn_a,
             mn_b,
         } = decode_idesc(self.rd(cl, ci, t, idesc, line)? as u32).map_err(|s| bad(self, cl, s))?;
-        if m != 128 || n == 0 || n > 256 || !n.is_multiple_of(16) {
+        if pair {
+            self.pair_shape(cl, ci, t, line, m, n)?;
+        } else if m != 128 || n == 0 || n > 256 || !n.is_multiple_of(16) {
             return Err(bad(
                 self,
                 cl,
@@ -360,6 +391,7 @@ impl Machine<'_> {
                 mn_a,
                 mn_b,
                 accumulate,
+                pair,
             },
         ));
         Ok(())
@@ -377,7 +409,7 @@ impl Machine<'_> {
         mine
     }
 
-    /// Runs one MMA on CTA `ci`'s shared and tensor memory.
+    /// Runs one MMA on CTA `ci`'s shared and tensor memory (a pair's on both CTAs').
     pub(crate) fn tcgen05_run(
         &self,
         cl: &mut Cluster,
@@ -385,118 +417,145 @@ impl Machine<'_> {
         mma: &Tc05Mma,
         who: u32,
     ) -> Result<(), SimError> {
+        if mma.pair {
+            return self.tcgen05_run_pair(cl, ci, mma, who);
+        }
         self.check_fenced(cl, ci, who, mma.operands(), "tcgen05.mma")?;
-        let cta = &mut cl.ctas[ci];
-        let smem = &cta.smem;
-        let elem = |desc: &MatrixDesc, mn: bool, r: u32, k: u32| -> Option<f64> {
+        let smem = &cl.ctas[ci].smem;
+        let a = operand_rows(smem, mma, &mma.a, mma.mn_a, mma.neg_a, mma.m);
+        let b = operand_rows(smem, mma, &mma.b, mma.mn_b, mma.neg_b, mma.n);
+        let (Some(a), Some(b)) = (a, b) else {
+            return Err(mma_fault(
+                cl,
+                (ci, who),
+                mma,
+                "a tcgen05.mma operand reaches outside shared memory",
+            ));
+        };
+        write_d(cl, (ci, who), ci, mma, &a, &b)
+    }
+}
+
+/// `rows` rows of 16 K elements of one operand read through `desc` from `smem` (negated when
+/// asked), or `None` when one reaches outside it.
+pub(super) fn operand_rows(
+    smem: &[u8],
+    mma: &Tc05Mma,
+    desc: &MatrixDesc,
+    mn: bool,
+    neg: bool,
+    rows: u32,
+) -> Option<Vec<[f64; 16]>> {
+    let mut out = vec![[0f64; 16]; rows as usize];
+    for (r, row) in out.iter_mut().enumerate() {
+        for (k, v) in row.iter_mut().enumerate() {
             let off = if mn {
-                desc.mn_major(r, k)?
+                desc.mn_major(r as u32, k as u32)?
             } else {
-                desc.k_major(r, k)
+                desc.k_major(r as u32, k as u32)
             } as usize;
             let b = smem.get(off..off + 2)?;
             let bits = u16::from_le_bytes([b[0], b[1]]);
-            Some(f64::from(if mma.f16 {
+            let x = f64::from(if mma.f16 {
                 f16_to_f32(bits)
             } else {
                 bf16_to_f32(bits)
-            }))
-        };
-        let mut a = vec![[0f64; 16]; mma.m as usize];
-        let mut b = vec![[0f64; 16]; mma.n as usize];
-        let mut ok = true;
-        for (r, row) in a.iter_mut().enumerate() {
-            for (k, v) in row.iter_mut().enumerate() {
-                let x = elem(&mma.a, mma.mn_a, r as u32, k as u32);
-                ok &= x.is_some();
-                *v = if mma.neg_a {
-                    -x.unwrap_or(0.0)
-                } else {
-                    x.unwrap_or(0.0)
-                };
-            }
+            });
+            *v = if neg { -x } else { x };
         }
-        for (r, row) in b.iter_mut().enumerate() {
-            for (k, v) in row.iter_mut().enumerate() {
-                let x = elem(&mma.b, mma.mn_b, r as u32, k as u32);
-                ok &= x.is_some();
-                *v = if mma.neg_b {
-                    -x.unwrap_or(0.0)
-                } else {
-                    x.unwrap_or(0.0)
-                };
-            }
-        }
-        let fault = |cl: &Cluster, what: &str| SimError::Protocol {
-            line: mma.line,
-            thread: cl.ctas[ci].thread(who),
-            what: what.to_owned(),
-        };
-        if !ok {
-            return Err(fault(
-                cl,
-                "a tcgen05.mma operand reaches outside shared memory",
-            ));
-        }
-        // D cells a `tcgen05.st` wrote without its `tcgen05.wait::st` yet: the MMA would read
-        // (accumulate) or overwrite them while the store is in flight.
-        let pending: std::collections::HashMap<(u32, u32), u32> = cl.ctas[ci]
-            .tc_st
-            .iter()
-            .flatten()
-            .map(|&(l, c, at)| ((l, c), at))
-            .collect();
-        // D cells a `tcgen05.ld` reads whose warp has not executed `tcgen05.wait::ld`: the
-        // load is asynchronous until then (§9.7.16.8.3, §9.7.16.8.5), so the MMA's result may
-        // be what it reads (an epilogue that releases its accumulator stage too early).
-        let reading: std::collections::HashMap<(u32, u32), u32> = cl.ctas[ci]
-            .tc_ld_cells
-            .iter()
-            .flatten()
-            .map(|&(l, c, at)| ((l, c), at))
-            .collect();
-        for (i, ar) in a.iter().enumerate() {
-            for (j, br) in b.iter().enumerate() {
-                let key = (mma.d_lane + i as u32, mma.d_col + j as u32);
-                if let Some(at) = reading.get(&key) {
-                    return Err(fault(
-                        cl,
-                        &format!(
-                            "tcgen05.mma writes lane {}, column {} of tensor memory, which the \
-                             tcgen05.ld of line {at} still reads (its warp has not executed \
-                             tcgen05.wait::ld)",
-                            key.0, key.1
-                        ),
-                    ));
-                }
-                if let Some(at) = pending.get(&key) {
-                    return Err(fault(
-                        cl,
-                        &format!(
-                            "tcgen05.mma on lane {}, column {} of tensor memory, which the \
-                             tcgen05.st of line {at} wrote without a tcgen05.wait::st",
-                            key.0, key.1
-                        ),
-                    ));
-                }
-                let dot: f64 = ar.iter().zip(br).map(|(x, y)| x * y).sum();
-                let tm = &mut cl.ctas[ci].tmem;
-                let Some(cell) = tm.cell(mma.d_lane + i as u32, mma.d_col + j as u32) else {
-                    return Err(fault(
-                        cl,
-                        "tcgen05.mma writes tensor memory outside every allocation",
-                    ));
-                };
-                let acc = if mma.accumulate {
-                    f64::from(f32::from_bits(*cell))
-                } else {
-                    0.0
-                };
-                *cell = f64_to_f32(acc + dot, Rnd::Rn).to_bits();
-            }
-        }
-        Ok(())
     }
+    Some(out)
+}
+
+/// A protocol error of the MMA issued by thread `who` of CTA `ci`.
+pub(super) fn mma_fault(
+    cl: &Cluster,
+    (ci, who): (usize, u32),
+    mma: &Tc05Mma,
+    what: &str,
+) -> SimError {
+    SimError::Protocol {
+        line: mma.line,
+        thread: cl.ctas[ci].thread(who),
+        what: what.to_owned(),
+    }
+}
+
+/// Writes `D = A·B (+ D)` into CTA `cta`'s tensor memory: row `i` of `a` to lane `d_lane + i`,
+/// row `j` of `b` to column `d_col + j`; cells a `tcgen05.st` or `tcgen05.ld` still owns
+/// are diagnosed. `issuer` is the MMA's CTA and thread.
+pub(super) fn write_d(
+    cl: &mut Cluster,
+    issuer: (usize, u32),
+    cta: usize,
+    mma: &Tc05Mma,
+    a: &[[f64; 16]],
+    b: &[[f64; 16]],
+) -> Result<(), SimError> {
+    // D cells a `tcgen05.st` wrote without its `tcgen05.wait::st` yet: the MMA would read
+    // (accumulate) or overwrite them while the store is in flight.
+    let pending: std::collections::HashMap<(u32, u32), u32> = cl.ctas[cta]
+        .tc_st
+        .iter()
+        .flatten()
+        .map(|&(l, c, at)| ((l, c), at))
+        .collect();
+    // D cells a `tcgen05.ld` reads whose warp has not executed `tcgen05.wait::ld`: the
+    // load is asynchronous until then (§9.7.16.8.3, §9.7.16.8.5), so the MMA's result may
+    // be what it reads (an epilogue that releases its accumulator stage too early).
+    let reading: std::collections::HashMap<(u32, u32), u32> = cl.ctas[cta]
+        .tc_ld_cells
+        .iter()
+        .flatten()
+        .map(|&(l, c, at)| ((l, c), at))
+        .collect();
+    for (i, ar) in a.iter().enumerate() {
+        for (j, br) in b.iter().enumerate() {
+            let key = (mma.d_lane + i as u32, mma.d_col + j as u32);
+            if let Some(at) = reading.get(&key) {
+                let what = format!(
+                    "tcgen05.mma writes lane {}, column {} of tensor memory, which the \
+                     tcgen05.ld of line {at} still reads (its warp has not executed \
+                     tcgen05.wait::ld)",
+                    key.0, key.1
+                );
+                return Err(mma_fault(cl, issuer, mma, &what));
+            }
+            if let Some(at) = pending.get(&key) {
+                let what = format!(
+                    "tcgen05.mma on lane {}, column {} of tensor memory, which the \
+                     tcgen05.st of line {at} wrote without a tcgen05.wait::st",
+                    key.0, key.1
+                );
+                return Err(mma_fault(cl, issuer, mma, &what));
+            }
+            let dot: f64 = ar.iter().zip(br).map(|(x, y)| x * y).sum();
+            let Some(cell) = cl.ctas[cta].tmem.cell(key.0, key.1) else {
+                return Err(mma_fault(
+                    cl,
+                    issuer,
+                    mma,
+                    "tcgen05.mma writes tensor memory outside every allocation",
+                ));
+            };
+            let acc = if mma.accumulate {
+                f64::from(f32::from_bits(*cell))
+            } else {
+                0.0
+            };
+            *cell = f64_to_f32(acc + dot, Rnd::Rn).to_bits();
+        }
+    }
+    Ok(())
+}
+
+/// The lowest `n`-aligned range of `n` columns free in every one of `tmems`.
+pub(super) fn free_column(tmems: &[&Tmem], n: u32) -> Option<u32> {
+    (0..TMEM_COLS / n).map(|i| i * n).find(|&c| {
+        tmems
+            .iter()
+            .all(|tm| tm.allocs.iter().all(|&(s, k, _)| c + n <= s || s + k <= c))
+    })
 }
 
 /// The line of the `tcgen05.ld` whose result register `r` of thread `t` still awaits its

@@ -10,6 +10,13 @@
 //! stage), the instruction descriptor,
 //! and per K-step of 16: `tcgen05.mma.cta_group::1.kind::f16 [taddr], adesc, bdesc, idesc, p`.
 //! Completion is explicit: `tcgen05::commit(bar)` after it.
+//!
+//! The CTA pair (`cta_group = 2`, PTX ISA §9.7.16.5): `acc` is this CTA's `[128, N]` half of
+//! D, `a` its 128 rows of A and `b` its `N / 2` rows of B, each at the same shared-memory
+//! offset in both CTAs (one declaration); the descriptor carries the pair's M = 256 and N
+//! (`InstrDesc::encode_pair`), and each `tcgen05.mma.cta_group::2` is guarded by
+//! `%cluster_ctarank & 1 == 0`, so only the even CTA's thread of the one-thread scope issues
+//! it. Before: `mma @acc <- @a_s, @b_s accumulate (%k > 0) cta_group 2`.
 //! PTX used: PTX ISA §9.7.16.10.9 (tcgen05.mma); descriptors §9.7.16.4.1 (shared memory)
 //! and §9.7.16.4.2 (instruction), via `encode::tcgen05`.
 
@@ -33,13 +40,19 @@ pub static VARIANT: Variant = Variant {
     lower,
 };
 
+/// The instruction descriptor's fields; with `pair` (`cta_group = 2`) `acc`, `a` and `b` are
+/// this CTA's halves: M = 2 × 128 rows across the pair, B's rows N / 2.
 fn instr_desc(
     cx_k: &crate::ir::Kernel,
     acc: &TileRef,
     a: &TileRef,
     b: &TileRef,
+    pair: bool,
 ) -> Result<InstrDesc, Reject> {
     let (_, m, n) = accumulator(cx_k, acc, Space::Tmem)?;
+    if pair {
+        return pair_desc(cx_k, (m, n), a, b);
+    }
     let (oa, ob) = (smem_operand(cx_k, a, "A")?, smem_operand(cx_k, b, "B")?);
     if let Some((which, o)) = [("A", &oa), ("B", &ob)]
         .into_iter()
@@ -75,8 +88,53 @@ fn instr_desc(
     Ok(d)
 }
 
+/// The pair's descriptor: each CTA holds A's 128 rows of its half and `N / 2` rows of B
+/// (PTX ISA §9.7.16.5; the data-path layout of `cta_group::2`, M = 256).
+fn pair_desc(
+    cx_k: &crate::ir::Kernel,
+    (m, n): (u32, u32),
+    a: &TileRef,
+    b: &TileRef,
+) -> Result<InstrDesc, Reject> {
+    let (oa, ob) = (smem_operand(cx_k, a, "A")?, smem_operand(cx_k, b, "B")?);
+    if let Some((which, o)) = [("A", &oa), ("B", &ob)]
+        .into_iter()
+        .find(|(_, o)| o.major != Major::K)
+    {
+        return Err(Reject::MnMajor {
+            which,
+            buffer: o.buf.name.clone(),
+        });
+    }
+    if oa.rows != m || ob.rows * 2 != n || oa.k != ob.k {
+        return Err(Reject::PairShapes {
+            m,
+            n,
+            a: (oa.rows, oa.k),
+            b: (ob.rows, ob.k),
+        });
+    }
+    if m != 128 {
+        return Err(Reject::PairM { m });
+    }
+    let d = InstrDesc {
+        d: AccType::F32,
+        a: oa.buf.elem,
+        b: ob.buf.elem,
+        a_major: Major::K,
+        b_major: Major::K,
+        m: 2 * m,
+        n,
+    };
+    d.encode_pair()?;
+    Ok(d)
+}
+
 fn applies(cx: &Cx) -> Result<(), Reject> {
-    let Op::Mma { acc, a, b, .. } = cx.op else {
+    let Op::Mma {
+        acc, a, b, pair, ..
+    } = cx.op
+    else {
         return Err(Reject::WrongOp { expected: "an mma" });
     };
     if !cx.k.target().has_tcgen05() {
@@ -84,7 +142,7 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
             target: cx.k.target(),
         });
     }
-    instr_desc(cx.k, acc, a, b)?;
+    instr_desc(cx.k, acc, a, b, *pair)?;
     if !cx.threads.is_single() {
         return Err(Reject::Threads {
             threads: cx.threads,
@@ -100,13 +158,15 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         a,
         b,
         accumulate,
+        pair,
         ..
     } = op
     else {
         return Err(lw.internal("tcgen05 on a non-mma"));
     };
-    let id = instr_desc(lw.k, acc, a, b).map_err(|e| lw.error(e))?;
-    let idesc_bits = id.encode().map_err(|e| lw.internal(e.to_string()))?;
+    let id = instr_desc(lw.k, acc, a, b, *pair).map_err(|e| lw.error(e))?;
+    let idesc_bits = if *pair { id.encode_pair() } else { id.encode() }
+        .map_err(|e| lw.internal(e.to_string()))?;
     let (
         TileRef::Buf {
             buf: hacc,
@@ -146,18 +206,21 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     let bdesc0 = desc_base(lw, *hb, &ib, cst)?;
     let first = lw.let_("acc_in", T::Pred, accumulate.clone());
     let always = lw.pred_const(true);
+    // The pair's MMA is issued once, by the even CTA (PTX ISA §9.7.16.5).
+    let issuer = pair.then(|| lw.pair_issuer());
     for kk in 0..kext / 16 {
         let step = (kk * 16 * eb / 16) as i64;
         let (ad, bd) = (lw.var("adesc", T::U64), lw.var("bdesc", T::U64));
         lw.inst(Inst::binary("add.u64", ad, reg(adesc0), O::Imm(step)));
         lw.inst(Inst::binary("add.u64", bd, reg(bdesc0), O::Imm(step)));
-        lw.inst(Inst::tcgen05_mma(
+        let mut i = Inst::tcgen05_mma(
             taddr,
-            ad,
-            bd,
-            idesc,
+            (ad, bd, idesc),
             if kk == 0 { first } else { always },
-        ));
+            *pair,
+        );
+        i.guard = issuer.map(O::Reg);
+        lw.inst(i);
     }
     Ok(())
 }

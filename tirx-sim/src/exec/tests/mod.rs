@@ -10,6 +10,7 @@ mod diag;
 mod setmaxnreg;
 mod sync;
 mod tcgen05;
+mod tcgen05_pair;
 mod timeline;
 mod tma;
 mod wgmma;
