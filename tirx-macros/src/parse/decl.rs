@@ -109,7 +109,6 @@ impl Lowerer<'_> {
                     tmem_cols: None,
                     alias: None,
                     regs: None,
-                    alias: None,
                     span,
                 };
                 Ok(Local::Buf(self.kernel.buffers.append(buffer)))
