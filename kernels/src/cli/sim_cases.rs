@@ -53,7 +53,7 @@ const GEMM: (usize, usize, usize) = (130, 136, 96);
 /// Every case, in the order of the table `sim-compare` prints. Seeds are the index + 101
 /// ([`cases`]). The GEMMs are the list of `tests/sim_gemm.rs` (every Hopper kind, TN and NN,
 /// each input/output type, α/β, clusters, TMA-store epilogues, bias + GELU/SiLU).
-const TABLE: [Case; 32] = [
+const TABLE: &[Case] = &[
     // Copies: both configs, tails in both dimensions (N a multiple of 8: TMA rows are
     // multiples of 16 bytes).
     case("tma_copy", "default", (129, 136, 0)),
