@@ -101,3 +101,33 @@ fn an_f32_staging_tile_must_have_32_column_blocks() {
         "{msg}"
     );
 }
+
+#[test]
+fn the_pairs_mma_with_a_in_tensor_memory_is_refused_by_name() {
+    let text = "kernel bad config default phase tile
+  signature bad_default_sm_100a
+    target sm_100a
+    threads 128
+    cluster (2, 1, 1)
+    grid (2, 1, 1)
+    smem 0
+    tmem 0
+    tensor a: bf16[M, K]
+  buffer @a_t: tmem bf16 (128, 64):(64, 1) swizzle none
+  buffer @b_s: smem bf16 (64, 64):(64, 1) swizzle B128
+  buffer @acc: tmem f32 (128, 128):(128, 1) swizzle none
+{
+  scope thread 0 {
+    op mma @acc <- @a_t, @b_s accumulate 1:pred cta_group 2
+  }
+}
+";
+    let msg = messages(text);
+    assert!(
+        msg.contains(
+            "tcgen05  refused: cta_group = 2: A `a_t` is in tmem; the pair's MMA reads A from \
+             shared memory only"
+        ),
+        "{msg}"
+    );
+}

@@ -108,10 +108,7 @@ fn typed_gemm_on_device(
     let elem = |name: &str| sig.tensors.iter().find(|t| t.name == name).map(|t| t.elem);
     let (ta, td) = (elem("a").expect("a"), elem("d").expect("d"));
     // `nn` kernels take B as K×N (MN-major for the tensor core), the others N×K.
-    let nn = sig
-        .tensors
-        .iter()
-        .any(|t| t.name == "b" && t.shape == ["K", "N"]);
+    let nn = tirx_kernels::simulate::b_is_k_by_n(art);
     let mut rng = Rng::new(seed);
     let (ab, av) = random_values(&mut rng, ta, m * kk);
     let (bb, bv) = random_values(&mut rng, ta, n * kk);

@@ -19,7 +19,7 @@ use crate::row_kernels::{
 };
 
 /// The lists the catalogue is made of, in the order `tirx list` prints them.
-const LISTS: [&[&Kernel]; 27] = [
+const LISTS: &[&[&Kernel]] = &[
     &[&tma_copy::tma_copy::KERNEL],
     &[&level_01_sync::gemm_sm90_sync::KERNEL],
     &[&level_02_tma::gemm_sm90_tma::KERNEL],

@@ -55,8 +55,9 @@ enum Cmd {
     /// against a plain device copy), `gemm` (TFLOP/s), `rows` (softmax, RMSNorm, LayerNorm in
     /// GB/s, against the copy roof and the peers) or `attention` (TFLOP/s against the peers).
     Bench {
-        /// `copy`, `gemm`, `rows` or `attention`.
-        what: String,
+        /// What to measure.
+        #[arg(value_enum)]
+        what: BenchWhat,
         /// Shapes `M,N` (copy), `M,N,K` (gemm) or `ROWS,COLS` (rows); repeatable. Default: a
         /// fixed sweep.
         #[arg(long = "shape")]
@@ -116,8 +117,9 @@ enum Cmd {
     /// Measure every accepted candidate of a problem on the GPU and remember the fastest in the
     /// tune cache that the host-side choice reads first (`gemm`).
     Tune {
-        /// `gemm`.
-        what: String,
+        /// What to tune.
+        #[arg(value_enum)]
+        what: TuneWhat,
         /// Shapes `M,N,K`; repeatable. Default: the bench's sweep.
         #[arg(long = "shape")]
         shapes: Vec<String>,
@@ -333,7 +335,29 @@ fn run(
     ok
 }
 
-fn bench(rt: &Runtime, what: &str, shapes: &[String]) -> Result<bool, String> {
+/// What `tirx bench` measures: a typed value, so a misspelt one is refused when the command
+/// line is parsed (with the list of those that exist), before any GPU is looked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum BenchWhat {
+    /// `tma_copy` against a plain device copy (TB/s).
+    Copy,
+    /// The GEMMs against cuBLASLt (TFLOP/s).
+    Gemm,
+    /// The row kernels against the copy roof and the peers (GB/s).
+    Rows,
+    /// Attention against the peers (TFLOP/s).
+    Attention,
+}
+
+/// What `tirx tune` measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum TuneWhat {
+    /// Every accepted GEMM candidate per shape.
+    Gemm,
+}
+
+/// `tirx bench copy`.
+fn bench_copy(rt: &Runtime, shapes: &[String]) -> Result<bool, String> {
     use tirx_kernels::bench;
     println!(
         "{} (compute capability {:?}); median of {} runs after {} warm-up, inputs rotated past L2",
@@ -343,26 +367,19 @@ fn bench(rt: &Runtime, what: &str, shapes: &[String]) -> Result<bool, String> {
         bench::WARMUP
     );
     let mut rows = Vec::new();
-    match what {
-        "copy" => {
-            let launch: registry::CopyLaunch = tirx_kernels::copy::tma_copy::tma_copy::launch;
-            let shapes = if shapes.is_empty() {
-                vec!["8192,8192".to_string(), "16384,16384".to_string()]
-            } else {
-                shapes.to_vec()
-            };
-            for s in &shapes {
-                let v = parse_shape(s, 2)?;
-                for config in ["default", "tall"] {
-                    rows.extend(
-                        bench::copy(rt, launch, config, v[0], v[1]).map_err(|e| e.to_string())?,
-                    );
-                }
-            }
-            println!("{:<44} {:>10} {:>8}", "what", "median ms", "TB/s");
+    let launch: registry::CopyLaunch = tirx_kernels::copy::tma_copy::tma_copy::launch;
+    let shapes = if shapes.is_empty() {
+        vec!["8192,8192".to_string(), "16384,16384".to_string()]
+    } else {
+        shapes.to_vec()
+    };
+    for s in &shapes {
+        let v = parse_shape(s, 2)?;
+        for config in ["default", "tall"] {
+            rows.extend(bench::copy(rt, launch, config, v[0], v[1]).map_err(|e| e.to_string())?);
         }
-        other => return Err(format!("unknown bench `{other}`: copy, gemm or rows")),
     }
+    println!("{:<44} {:>10} {:>8}", "what", "median ms", "TB/s");
     for r in &rows {
         println!("{:<44} {:>10.4} {:>8.1}", r.what, r.median_ms, r.rate);
     }
@@ -454,7 +471,7 @@ fn main() -> ExitCode {
             epilogue,
         }) => match (gpu(), gemm_types(&input, &output), parse_layout(&layout)) {
             (_, Err(e), _) | (_, _, Err(e)) => Err(e),
-            (Ok(rt), Ok(types), Ok(layout)) if what == "gemm" => match epilogue {
+            (Ok(rt), Ok(types), Ok(layout)) if what == BenchWhat::Gemm => match epilogue {
                 Some(act) => bench_gemm_epilogue(&rt, &shapes, act, json.as_deref()),
                 None => bench_gemm(
                     &rt,
@@ -470,15 +487,17 @@ fn main() -> ExitCode {
                     types,
                 ),
             },
-            (Ok(rt), Ok(_), Ok(_)) if what == "attention" => cli::attention::bench_attention(
-                &rt,
-                quick,
-                &kernels,
-                peers.as_deref(),
-                json.as_deref(),
-                dump.as_deref(),
-            ),
-            (Ok(rt), Ok(_), Ok(_)) if what == "rows" => bench_rows(
+            (Ok(rt), Ok(_), Ok(_)) if what == BenchWhat::Attention => {
+                cli::attention::bench_attention(
+                    &rt,
+                    quick,
+                    &kernels,
+                    peers.as_deref(),
+                    json.as_deref(),
+                    dump.as_deref(),
+                )
+            }
+            (Ok(rt), Ok(_), Ok(_)) if what == BenchWhat::Rows => bench_rows(
                 &rt,
                 &shapes,
                 &ops,
@@ -486,7 +505,7 @@ fn main() -> ExitCode {
                 peers.as_deref(),
                 json.as_deref(),
             ),
-            (Ok(rt), Ok(_), Ok(_)) => bench(&rt, &what, &shapes),
+            (Ok(rt), Ok(_), Ok(_)) => bench_copy(&rt, &shapes),
             (Err(e), _, _) => {
                 eprintln!("tirx bench needs a GPU: {e}");
                 return ExitCode::from(2);
@@ -503,14 +522,14 @@ fn main() -> ExitCode {
             json,
         }) => match (gpu(), gemm_types(&input, &output), parse_layout(&layout)) {
             (_, Err(e), _) | (_, _, Err(e)) => Err(e),
-            (Ok(rt), Ok(types), Ok(layout)) if what == "gemm" => {
+            (Ok(rt), Ok(types), Ok(layout)) => {
+                let TuneWhat::Gemm = what;
                 let problem = Problem {
                     layout,
                     scale: scaled.then_some((1.5, -0.75)),
                 };
                 tune_gemm(&rt, &shapes, problem, types, cache.as_deref(), &json)
             }
-            (Ok(_), Ok(_), Ok(_)) => Err(format!("unknown tune `{what}`: gemm")),
             (Err(e), _, _) => {
                 eprintln!("tirx tune needs a GPU: {e}");
                 return ExitCode::from(2);
@@ -601,6 +620,29 @@ mod tests {
                     .is_some_and(|e| e.kind() == clap::error::ErrorKind::ArgumentConflict),
                 "{extra:?}: {err:?}"
             );
+        }
+    }
+
+    /// `tirx bench` and `tirx tune` take a typed `what`: a misspelt one is refused when the
+    /// command line is parsed, naming the values that exist, with no GPU looked for.
+    #[test]
+    fn bench_and_tune_refuse_an_unknown_what_at_parse_time() {
+        let e = Cli::try_parse_from(["tirx", "bench", "gem"])
+            .err()
+            .expect("refused")
+            .to_string();
+        for v in ["copy", "gemm", "rows", "attention"] {
+            assert!(e.contains(v), "{e}");
+        }
+        assert!(Cli::try_parse_from(["tirx", "tune", "rows"]).is_err());
+        for (w, want) in [
+            ("copy", BenchWhat::Copy),
+            ("attention", BenchWhat::Attention),
+        ] {
+            match Cli::try_parse_from(["tirx", "bench", w]).unwrap().cmd {
+                Some(Cmd::Bench { what, .. }) => assert_eq!(what, want),
+                _ => panic!("not a bench command"),
+            }
         }
     }
 }

@@ -299,6 +299,16 @@ pub fn with_source_lines(art: &tirx::KernelArtifact, message: &str) -> String {
     out
 }
 
+/// Whether the GEMM artifact takes B given K×N (NN), as its problem says (never re-derived
+/// from tensor names or shapes).
+pub fn b_is_k_by_n(art: &tirx::KernelArtifact) -> bool {
+    use tirx::problem::{BLayout, GemmProblem, Problem};
+    matches!(
+        art.problem,
+        Some(Problem::Gemm(GemmProblem { b: BLayout::Nn, .. }))
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

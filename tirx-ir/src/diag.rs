@@ -9,7 +9,7 @@
 use crate::dispatch::DispatchError;
 use crate::ir::Span;
 use crate::lower::LowerError;
-use crate::passes::{MemoryError, PassError, ScopeError, SignalError};
+use crate::passes::{MemoryError, PairError, PassError, ScopeError, SignalError};
 use crate::valid::VerifyError;
 use std::fmt;
 
@@ -22,6 +22,9 @@ pub enum DiagKind {
     /// Ops run by the wrong threads, or on a target without them (`verify-scopes`).
     #[error(transparent)]
     Scope(#[from] ScopeError),
+    /// The CTA pair's agreements (`verify-pair`).
+    #[error(transparent)]
+    Pair(#[from] PairError),
     /// TMA completion signals (`derive-signals`).
     #[error(transparent)]
     Signal(#[from] SignalError),

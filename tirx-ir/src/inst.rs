@@ -20,6 +20,11 @@ fn inst(opcode: impl Into<String>, dsts: Vec<Operand>, srcs: Vec<Operand>) -> In
     }
 }
 
+/// `base.cta_group::{1,2}rest`: the opcode of a tcgen05 instruction for one CTA or the pair.
+fn op_group(base: &str, pair: bool, rest: &str) -> String {
+    format!("{base}.cta_group::{}{rest}", if pair { 2 } else { 1 })
+}
+
 /// A register operand.
 pub fn reg(v: Handle<Var>) -> Operand {
     Operand::Reg(v)
@@ -414,45 +419,44 @@ impl Inst {
         inst(op, vec![], vec![Operand::Imm(count as i64)])
     }
 
-    /// `tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [slot], ncols` (§9.7.16.7.1):
-    /// the whole warp allocates `ncols` TMEM columns and writes the base address to `slot`.
-    pub fn tcgen05_alloc(slot: Handle<Var>, ncols: u32) -> Inst {
+    /// `tcgen05.alloc.cta_group::{1,2}.sync.aligned.shared::cta.b32 [slot], ncols`
+    /// (§9.7.16.7.1): the whole warp allocates `ncols` TMEM columns and writes the base
+    /// address to `slot`; with `pair` (`cta_group::2`, §9.7.16.5) one warp in each CTA of the
+    /// pair does so together and both get the same columns.
+    pub fn tcgen05_alloc(slot: Handle<Var>, ncols: u32, pair: bool) -> Inst {
         inst(
-            "tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32",
+            op_group("tcgen05.alloc", pair, ".sync.aligned.shared::cta.b32"),
             vec![],
             vec![mem(slot, 0), Operand::Imm(ncols as i64)],
         )
     }
 
-    /// `tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned` (§9.7.16.7.1).
-    pub fn tcgen05_relinquish_alloc_permit() -> Inst {
-        inst(
-            "tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned",
-            vec![],
-            vec![],
-        )
+    /// `tcgen05.relinquish_alloc_permit.cta_group::{1,2}.sync.aligned` (§9.7.16.7.1).
+    pub fn tcgen05_relinquish_alloc_permit(pair: bool) -> Inst {
+        let op = op_group("tcgen05.relinquish_alloc_permit", pair, ".sync.aligned");
+        inst(op, vec![], vec![])
     }
 
-    /// `tcgen05.dealloc.cta_group::1.sync.aligned.b32 taddr, ncols` (§9.7.16.7.1).
-    pub fn tcgen05_dealloc(taddr: Handle<Var>, ncols: u32) -> Inst {
+    /// `tcgen05.dealloc.cta_group::{1,2}.sync.aligned.b32 taddr, ncols` (§9.7.16.7.1).
+    pub fn tcgen05_dealloc(taddr: Handle<Var>, ncols: u32, pair: bool) -> Inst {
         inst(
-            "tcgen05.dealloc.cta_group::1.sync.aligned.b32",
+            op_group("tcgen05.dealloc", pair, ".sync.aligned.b32"),
             vec![],
             vec![reg(taddr), Operand::Imm(ncols as i64)],
         )
     }
 
-    /// `tcgen05.mma.cta_group::1.kind::f16 [d], adesc, bdesc, idesc, p` (§9.7.16.10.9
-    /// tcgen05.mma): D in TMEM at `d`; `p` false overwrites D.
+    /// `tcgen05.mma.cta_group::{1,2}.kind::f16 [d], adesc, bdesc, idesc, p` (§9.7.16.10.9
+    /// tcgen05.mma): D in TMEM at `d`; `p` false overwrites D. With `pair` the CTA pair's
+    /// MMA (§9.7.16.5): the descriptors address each CTA's half in its own shared memory.
     pub fn tcgen05_mma(
         d: Handle<Var>,
-        adesc: Handle<Var>,
-        bdesc: Handle<Var>,
-        idesc: Handle<Var>,
+        (adesc, bdesc, idesc): (Handle<Var>, Handle<Var>, Handle<Var>),
         p: Handle<Var>,
+        pair: bool,
     ) -> Inst {
         inst(
-            "tcgen05.mma.cta_group::1.kind::f16",
+            op_group("tcgen05.mma", pair, ".kind::f16"),
             vec![],
             vec![mem(d, 0), reg(adesc), reg(bdesc), reg(idesc), reg(p)],
         )
@@ -495,6 +499,17 @@ impl Inst {
             "tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64",
             vec![],
             vec![mem(mbar, 0)],
+        )
+    }
+
+    /// `tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster
+    /// .b64 [mbar], mask` (§9.7.16.10.10 tcgen05.commit): the pair's MMAs complete, then one
+    /// arrival on the mbarrier at `mbar`'s offset in every CTA of the 16-bit `mask`.
+    pub fn tcgen05_commit_pair(mbar: Handle<Var>, mask: Handle<Var>) -> Inst {
+        inst(
+            "tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64",
+            vec![],
+            vec![mem(mbar, 0), reg(mask)],
         )
     }
 

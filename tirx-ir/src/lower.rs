@@ -199,6 +199,17 @@ impl<'k> Lower<'k> {
         self.inst(Inst::ld_param("f32", v, &p));
         Ok(v)
     }
+    /// A predicate: this CTA is the even one of its pair (`%cluster_ctarank & 1 == 0`), the
+    /// CTA that issues the pair's `tcgen05.mma` and `tcgen05.commit` (PTX ISA §9.7.16.5).
+    pub fn pair_issuer(&mut self) -> Handle<Var> {
+        let bit = Expr::bin(
+            crate::ir::BinOp::And,
+            Expr::Special(crate::ir::Special::ClusterCtaRank),
+            Expr::u32(1),
+        );
+        let e = Expr::cmp(crate::ir::CmpOp::Eq, bit, Expr::u32(0));
+        self.let_("pair_even", ScalarType::Pred, e)
+    }
     /// A predicate variable holding a constant.
     pub fn pred_const(&mut self, value: bool) -> Handle<Var> {
         self.let_(

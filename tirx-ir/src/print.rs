@@ -511,6 +511,14 @@ impl<'k> Printer<'_, 'k> {
         self.out.write_str("]")
     }
 
+    /// ` cta_group 2` for an op of the CTA pair; nothing for `cta_group::1`.
+    fn pair(&mut self, pair: bool) -> fmt::Result {
+        if pair {
+            self.out.write_str(" cta_group 2")?;
+        }
+        Ok(())
+    }
+
     fn variant(&mut self, v: &Option<String>) -> fmt::Result {
         match v {
             Some(v) => write!(self.out, " variant {}", Name(v)),
@@ -556,6 +564,7 @@ impl<'k> Printer<'_, 'k> {
                 b,
                 accumulate,
                 variant,
+                pair,
             } => {
                 self.out.write_str(" ")?;
                 self.tile(acc)?;
@@ -565,6 +574,7 @@ impl<'k> Printer<'_, 'k> {
                 self.tile(b)?;
                 self.out.write_str(" accumulate ")?;
                 write_expr(self.out, accumulate, 0)?;
+                self.pair(*pair)?;
                 self.variant(variant)
             }
             Op::ProducerAcquire { pipe, iter, stage } | Op::ConsumerWait { pipe, iter, stage } => {
@@ -582,10 +592,16 @@ impl<'k> Printer<'_, 'k> {
                 let b = self.bar(*bar);
                 write!(self.out, " {b}")
             }
-            Op::MbarArrive { bar } | Op::Tcgen05Commit { bar } => {
+            Op::MbarArrive { bar } => {
                 self.out.write_str(" ")?;
                 self.bar_ref(bar)
             }
+            Op::Tcgen05Commit { bar, pair } => {
+                self.out.write_str(" ")?;
+                self.bar_ref(bar)?;
+                self.pair(*pair)
+            }
+            Op::TmemRelinquish { pair } => self.pair(*pair),
             Op::ClcTryCancel {
                 resp,
                 bar,
@@ -632,9 +648,10 @@ impl<'k> Printer<'_, 'k> {
             Op::TmaWaitGroup { n, read } => {
                 write!(self.out, " {n}{}", if *read { " read" } else { "" })
             }
-            Op::TmemAlloc { buf } | Op::TmemDealloc { buf } => {
+            Op::TmemAlloc { buf, pair } | Op::TmemDealloc { buf, pair } => {
                 let b = self.buf(*buf);
-                write!(self.out, " {b}")
+                write!(self.out, " {b}")?;
+                self.pair(*pair)
             }
             Op::WgmmaWait { n } => write!(self.out, " {n}"),
             Op::NamedBarrier { id, threads, .. } => {
@@ -649,7 +666,6 @@ impl<'k> Printer<'_, 'k> {
             | Op::FenceProxyAsync
             | Op::SyncThreads
             | Op::TmaCommitGroup
-            | Op::TmemRelinquish
             | Op::Tcgen05FenceBefore
             | Op::Tcgen05FenceAfter
             | Op::WgmmaFence
@@ -678,7 +694,7 @@ pub(crate) fn op_name(op: &Op) -> &'static str {
         Op::TmaCommitGroup => "tma_commit_group",
         Op::TmaWaitGroup { .. } => "tma_wait_group",
         Op::TmemAlloc { .. } => "tmem_alloc",
-        Op::TmemRelinquish => "tmem_relinquish",
+        Op::TmemRelinquish { .. } => "tmem_relinquish",
         Op::TmemDealloc { .. } => "tmem_dealloc",
         Op::Tcgen05Commit { .. } => "tcgen05_commit",
         Op::ClcTryCancel { .. } => "clc_try_cancel",

@@ -188,7 +188,7 @@ mod tests {
         else {
             panic!("not a bench command");
         };
-        assert_eq!(what, "rows");
+        assert_eq!(what, crate::BenchWhat::Rows);
         assert_eq!(parse_row_shapes(&shapes).unwrap(), [(1024, 4096), (8, 8)]);
         assert_eq!(parse_ops(&ops).unwrap(), [RowOp::RmsNorm]);
         assert_eq!(peers.as_deref(), Some(Path::new("peers.json")));

@@ -17,14 +17,39 @@
 
 use half::bf16;
 use tirx::KernelArtifact;
-use tirx::problem::{Problem, RowOp};
+use tirx::problem::{Act, Epilogue, GemmProblem, Problem, RowOp};
 use tirx::runtime::{DeviceLimits, ElemType, Target, TensorMeta};
+use tirx_kernels::bench::epilogue_ref::activate;
 use tirx_kernels::reference::Rng;
 use tirx_kernels::registry;
 use tirx_kernels::row_kernels::host::capacity;
 use tirx_kernels::rows::{RowProblem, reference};
 use tirx_kernels::simulate::{self, decode, download, put, random_values, upload};
 use tirx_sim::{ClcMode, Device, Policy, Stats, ptx};
+
+/// The shape `tirx sim` runs when no `--m`/`--n`/`--k` is given: one each problem family's
+/// kernels all take, odd where the kernels allow it (tails in every tiled dimension) and with
+/// rows of a multiple of 16 bytes where a tensor map reads them (TMA refuses other strides).
+/// GEMMs 130×136×96 (tails in M and N, 1.5 K tiles of 64); row kernels 3×296 (592-byte rows:
+/// the staged kernels' tensor maps take them, and 296 is no power of two); copies 130×136;
+/// attention 130 queries and keys (a tail in both) over 2 heads.
+pub fn default_shape(problem: Option<Problem>) -> (usize, usize, usize) {
+    match problem {
+        Some(Problem::Gemm(_)) => (130, 136, 96),
+        Some(Problem::Row(_) | Problem::SiluMul) => (3, 296, 0),
+        Some(Problem::Copy) => (130, 136, 0),
+        Some(Problem::Attention) => (130, 2, 0),
+        None => (3, 296, 0),
+    }
+}
+
+/// `--m`, `--n`, `--k` over the family's default shape; K is N when only `--n` is given.
+fn shape_of(a: &SimArgs, art: &KernelArtifact) -> (usize, usize, usize) {
+    let (dm, dn, dk) = default_shape(art.problem);
+    let n = a.n.unwrap_or(dn);
+    let k = a.k.unwrap_or(if a.n.is_some() { n } else { dk });
+    (a.m.unwrap_or(dm), n, k)
+}
 
 /// One interleaving: the scheduler seed (also the inputs' seed) and the policy.
 struct Schedule {
@@ -45,13 +70,14 @@ pub struct SimArgs {
     /// Config (default: every config).
     #[arg(long)]
     config: Option<String>,
-    /// Rows.
-    #[arg(long, default_value_t = 3)]
-    m: usize,
-    /// Columns.
-    #[arg(long, default_value_t = 300)]
-    n: usize,
-    /// GEMMs: the depth K (default: N).
+    /// Rows (attention: the sequence length). Default: the problem family's
+    /// ([`default_shape`]).
+    #[arg(long)]
+    m: Option<usize>,
+    /// Columns (attention: the heads). Default: the problem family's.
+    #[arg(long)]
+    n: Option<usize>,
+    /// GEMMs: the depth K (default: the family's with no `--n`, else N).
     #[arg(long)]
     k: Option<usize>,
     /// The first scheduler seed.
@@ -120,17 +146,18 @@ pub fn sim(a: &SimArgs) -> Result<bool, String> {
     // The timeline records the first schedule run, then is spent.
     let mut timeline = a.timeline.as_deref();
     for art in arts {
+        let (m, n, k) = shape_of(a, art);
         // A row kernel computes the first `C` columns of a row (its capacity); the host never
         // gives it a longer row (`row_kernels::host::choose`), so neither does `tirx sim`.
         if let (Some(Problem::Row(_)), Some(c)) = (art.problem, capacity(art))
-            && c < a.n
+            && c < n
         {
             println!(
                 "{} {} {}: skipped, it holds rows of {c} columns, not {}",
                 art.kernel,
                 art.config,
                 art.target.name(),
-                a.n
+                n
             );
             continue;
         }
@@ -140,8 +167,8 @@ pub fn sim(a: &SimArgs) -> Result<bool, String> {
                 art.kernel,
                 art.config,
                 art.target.name(),
-                a.m,
-                a.n
+                m,
+                n
             );
             let record = timeline.take();
             let policy = Policy {
@@ -150,7 +177,7 @@ pub fn sim(a: &SimArgs) -> Result<bool, String> {
             };
             let result = one(
                 art,
-                (a.m, a.n, a.k.unwrap_or(a.n)),
+                (m, n, k),
                 &Schedule {
                     seed,
                     sms: a.sms,
@@ -160,7 +187,7 @@ pub fn sim(a: &SimArgs) -> Result<bool, String> {
             if let (Some(file), Ok((stats, _))) = (record, &result) {
                 // The title names the whole shape: a GEMM's K too.
                 let title = match art.problem {
-                    Some(Problem::Gemm(_)) => format!("{label}, K = {}", a.k.unwrap_or(a.n)),
+                    Some(Problem::Gemm(_)) => format!("{label}, K = {k}"),
                     _ => label.clone(),
                 };
                 write_timeline(file, stats, &title)?;
@@ -339,17 +366,14 @@ fn gemm(
     if sig
         .tensors
         .iter()
-        .any(|t| !["a", "b", "c", "d"].contains(&t.name.as_str()))
+        .any(|t| !["a", "b", "c", "bias", "d"].contains(&t.name.as_str()))
     {
         return Err(format!(
             "`{}` takes tensors `tirx sim` has no reference for",
             art.kernel
         ));
     }
-    let nn = sig
-        .tensors
-        .iter()
-        .any(|t| t.name == "b" && t.shape == ["K", "N"]);
+    let nn = simulate::b_is_k_by_n(art);
     let tc = elem("c");
     let (ab, av) = random_values(rng, ta, m * kk);
     let (bb, bv) = random_values(rng, ta, n * kk);
@@ -359,6 +383,17 @@ fn gemm(
     } else {
         (1.0, 0.0)
     };
+    // D = act(A·op(B) + bias): the bias vector [N] and the activation from the problem.
+    let act = match art.problem {
+        Some(Problem::Gemm(GemmProblem {
+            epilogue: Epilogue::Bias(act),
+            ..
+        })) => Some(act),
+        _ => None,
+    };
+    let tbias = elem("bias").unwrap_or(td);
+    let (biasb, biasv) = random_values(rng, tbias, n);
+    let biasm = put(dev, &biasb, tbias, &[n]);
     let am = put(dev, &ab, ta, &[m, kk]);
     let bm = put(dev, &bb, ta, &if nn { [kk, n] } else { [n, kk] });
     let cm = put(dev, &cb, tc.unwrap_or(td), &[m, n]);
@@ -371,6 +406,7 @@ fn gemm(
             "a" => am.clone(),
             "b" => bm.clone(),
             "c" => cm.clone(),
+            "bias" => biasm.clone(),
             _ => dm.clone(),
         })
         .collect();
@@ -396,11 +432,22 @@ fn gemm(
                 mag += (av[i * kk + p] * b).abs();
             }
             let c = if tc.is_some() { cv[i * n + j] } else { 0.0 };
-            let w = f64::from(alpha) * dot + f64::from(beta) * c;
+            let mut w = f64::from(alpha) * dot + f64::from(beta) * c;
             let scale = f64::from(alpha.abs()) * mag + (f64::from(beta) * c).abs();
             // D rounded (half an ulp of the result) after an f32 accumulation error `acc`.
-            let acc = (kk as f64 + 2.0) * scale / 8_388_608.0;
-            let bound = (w.abs() + acc) * half_ulp + acc + 1e-30;
+            let mut acc = (kk as f64 + 2.0) * scale / 8_388_608.0;
+            let mut approx = 0.0;
+            if let Some(act) = act {
+                // The bias add and the activation in f32 (a few ulps of the argument), and
+                // GELU's tanh.approx.f32 on top (about 2⁻¹¹ relative, the PTX ISA's bound).
+                let x = w + biasv[j];
+                w = activate(act, x);
+                acc = 1.2 * acc + 4.0 * (x.abs() + 1.0) / 8_388_608.0;
+                if act == Act::Gelu {
+                    approx = x.abs() / 2048.0;
+                }
+            }
+            let bound = (w.abs() + acc) * half_ulp + acc + approx + 1e-30;
             let g = got[i * n + j];
             if (g - w).abs() > bound || g.is_nan() {
                 return Err(format!(
@@ -512,5 +559,33 @@ mod tests {
             "{units:?}"
         );
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// With no shape flags, a TMA GEMM (the default 3×300 of earlier versions had a 600-byte
+    /// row stride TMA refuses), a staged row kernel and the fused bias + activation GEMM (once
+    /// refused: "takes tensors `tirx sim` has no reference for") run at their family's default
+    /// shape and match the reference, as a new user would try them.
+    #[test]
+    fn no_shape_flags_run_the_familys_default_shape() {
+        for (name, config) in [
+            ("gemm_sm90_ws", "n64"),
+            ("softmax_staged", "s32k_t256"),
+            ("gemm_sm90_bias_act", "gelu_n128"),
+            ("gemm_sm90_bias_act", "silu_n128"),
+        ] {
+            let args = Cli::try_parse_from(["sim", name, "--target", "sm_90a", "--config", config])
+                .unwrap();
+            assert_eq!(sim(&args.sim), Ok(true), "{name} {config}");
+        }
+        let gemm = default_shape(Some(Problem::Gemm(tirx::problem::GemmProblem {
+            b: tirx::problem::BLayout::Tn,
+            epilogue: tirx::problem::Epilogue::Plain,
+        })));
+        // Tails in M and N, and rows whose byte strides TMA takes.
+        assert!(
+            !gemm.0.is_multiple_of(64)
+                && !gemm.1.is_multiple_of(64)
+                && (gemm.2 * 2).is_multiple_of(16)
+        );
     }
 }

@@ -53,7 +53,7 @@ const GEMM: (usize, usize, usize) = (130, 136, 96);
 /// Every case, in the order of the table `sim-compare` prints. Seeds are the index + 101
 /// ([`cases`]). The GEMMs are the list of `tests/sim_gemm.rs` (every Hopper kind, TN and NN,
 /// each input/output type, α/β, clusters, TMA-store epilogues, bias + GELU/SiLU).
-const TABLE: [Case; 32] = [
+const TABLE: &[Case] = &[
     // Copies: both configs, tails in both dimensions (N a multiple of 8: TMA rows are
     // multiples of 16 bytes).
     case("tma_copy", "default", (129, 136, 0)),
@@ -271,10 +271,7 @@ pub fn inputs(art: &KernelArtifact, case: &Case) -> Result<CaseData, String> {
             let (Some(ta), Some(td)) = (elem("a"), elem("d")) else {
                 return Err(format!("`{}` is not an a, b, d GEMM", art.kernel));
             };
-            let nn = sig
-                .tensors
-                .iter()
-                .any(|t| t.name == "b" && t.shape == ["K", "N"]);
+            let nn = tirx_kernels::simulate::b_is_k_by_n(art);
             named.push(("a", ta, vec![m, k], random_bytes(&mut rng, ta, m * k)));
             let b_shape = if nn { vec![k, n] } else { vec![n, k] };
             named.push(("b", ta, b_shape, random_bytes(&mut rng, ta, n * k)));

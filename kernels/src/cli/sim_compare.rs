@@ -192,11 +192,7 @@ fn gemm_bounds(
     let Some(Problem::Gemm(GemmProblem { epilogue, .. })) = art.problem else {
         return Err("not a GEMM".into());
     };
-    let sig = (art.signature)();
-    let nn = sig
-        .tensors
-        .iter()
-        .any(|t| t.name == "b" && t.shape == ["K", "N"]);
+    let nn = tirx_kernels::simulate::b_is_k_by_n(art);
     let values = |name: &str| data.input(name).map(|t| decode(&t.bytes, t.elem));
     let (Some(a), Some(b)) = (values("a"), values("b")) else {
         return Err("a GEMM without a or b".into());

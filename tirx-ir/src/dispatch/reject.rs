@@ -355,6 +355,40 @@ pub enum Reject {
     /// An instruction shape wgmma lacks.
     #[error(transparent)]
     WgmmaShape(#[from] WgmmaShapeError),
+    /// `cta_group = 2` on a path without the CTA pair.
+    #[error("cta_group = 2 is the tcgen05 CTA pair (PTX ISA §9.7.16.5); wgmma has no pair form")]
+    PairNotWgmma,
+    /// The CTA pair's operands disagree with its accumulator half.
+    #[error(
+        "cta_group = 2: this CTA's accumulator is {m}×{n}, so its A half must be {m} rows and its B half {} rows with the same K; found A {}×{} and B {}×{}",
+        .n / 2, .a.0, .a.1, .b.0, .b.1
+    )]
+    PairShapes {
+        /// The accumulator's rows per CTA.
+        m: u32,
+        /// The accumulator's columns (the pair's N).
+        n: u32,
+        /// A's (rows, K).
+        a: (u32, u32),
+        /// B's (rows, K).
+        b: (u32, u32),
+    },
+    /// The pair's MMA with a per-CTA accumulator other than 128 rows.
+    #[error(
+        "cta_group = 2: this CTA's accumulator has {m} rows; the pair's M = 256 takes 128 per CTA (M = 128 across the pair is not supported yet)"
+    )]
+    PairM {
+        /// The accumulator's rows per CTA.
+        m: u32,
+    },
+    /// The pair's MMA with A in tensor memory.
+    #[error(
+        "cta_group = 2: A `{buffer}` is in tmem; the pair's MMA reads A from shared memory only (the [a-tmem] form is cta_group = 1 here)"
+    )]
+    PairTmemA {
+        /// The buffer.
+        buffer: String,
+    },
     /// tcgen05 with M other than 128.
     #[error("M = {m}; this path issues cta_group::1 MMAs with M = 128 (TMEM lane = row)")]
     Tcgen05M {

@@ -284,10 +284,47 @@ impl InstrDesc {
         Ok(())
     }
 
+    /// Checks M and N for the CTA pair's dense MMA (`cta_group::2`, PTX ISA §9.7.16.2.1,
+    /// Table 39): `m` is the pair's M; M = 256 with N ∈ {16, 32, …, 256}, or M = 128 with
+    /// N ∈ {32, 64, …, 256}.
+    pub fn check_shape_pair(&self) -> Result<(), EncodeError> {
+        let step = match self.m {
+            256 => 16,
+            128 => 32,
+            m => {
+                return Err(EncodeError::Shape(format!(
+                    "tcgen05.mma.cta_group::2 has M = 128 or 256 across the pair, not M = {m}"
+                )));
+            }
+        };
+        if self.n < step || self.n > 256 || !self.n.is_multiple_of(step) {
+            return Err(EncodeError::Shape(format!(
+                "tcgen05.mma.cta_group::2 with M = {} needs N a multiple of {step} up to 256, \
+                 not N = {}",
+                self.m, self.n
+            )));
+        }
+        Ok(())
+    }
+
     /// Encodes the 32-bit instruction descriptor (Table 42), after checking types and shape.
     pub fn encode(&self) -> Result<u32, EncodeError> {
+        self.encode_group(false)
+    }
+
+    /// Encodes the descriptor of the CTA pair's MMA (`cta_group::2`): the same fields, with
+    /// `m` the pair's M (bits 24-28 hold M >> 4 = 16 for M = 256).
+    pub fn encode_pair(&self) -> Result<u32, EncodeError> {
+        self.encode_group(true)
+    }
+
+    fn encode_group(&self, pair: bool) -> Result<u32, EncodeError> {
         let kind = self.kind()?;
-        self.check_shape()?;
+        if pair {
+            self.check_shape_pair()?;
+        } else {
+            self.check_shape()?;
+        }
         let dtype = match self.d {
             AccType::F16 => 0u32,
             AccType::F32 => 1,
@@ -346,6 +383,20 @@ mod tests {
             m,
             n,
         }
+    }
+
+    #[test]
+    fn instr_desc_of_the_cta_pair() {
+        // The pair's M = 256 is M >> 4 = 16 in bits 24-28 (Table 42); N = 64 is 8 << 17.
+        let want = (1 << 4) | (1 << 7) | (1 << 10) | (8 << 17) | (16 << 24);
+        assert_eq!(bf16_kmajor(256, 64).encode_pair().unwrap(), want);
+        // One CTA has no M = 256; the pair has M = 128 or 256 with its own N steps.
+        assert!(bf16_kmajor(256, 64).encode().is_err());
+        assert!(bf16_kmajor(64, 64).encode_pair().is_err());
+        assert!(bf16_kmajor(256, 24).encode_pair().is_err());
+        assert!(bf16_kmajor(256, 48).encode_pair().is_ok());
+        assert!(bf16_kmajor(128, 48).encode_pair().is_err());
+        assert!(bf16_kmajor(128, 64).encode_pair().is_ok());
     }
 
     #[test]

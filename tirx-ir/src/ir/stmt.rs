@@ -97,6 +97,9 @@ pub enum Op {
         accumulate: Expr,
         /// Forced or chosen variant.
         variant: Option<String>,
+        /// `cta_group = 2`: the CTA pair's MMA (PTX ISA §9.7.16.5), M = 2 × `acc`'s rows
+        /// across the pair, issued by the even CTA; `a` and `b` are this CTA's halves.
+        pair: bool,
     },
     /// Producer side of a pipeline: wait until stage `iter % stages` is empty, then bind
     /// `stage` to it. `derive_signals` adds the arrive-expect-tx on its full barrier.
@@ -167,18 +170,29 @@ pub enum Op {
     TmemAlloc {
         /// The TMEM buffer.
         buf: Handle<Buffer>,
+        /// `.cta_group::2`: one warp of each CTA of the pair allocates the same columns.
+        pair: bool,
     },
     /// `tcgen05.relinquish_alloc_permit` (whole warp).
-    TmemRelinquish,
+    TmemRelinquish {
+        /// `.cta_group::2`.
+        pair: bool,
+    },
     /// `tcgen05.dealloc` (whole warp).
     TmemDealloc {
         /// The TMEM buffer.
         buf: Handle<Buffer>,
+        /// `.cta_group::2`.
+        pair: bool,
     },
     /// `tcgen05.commit` to an mbarrier (one thread): arrives when prior MMAs complete.
+    /// With `pair` (`.cta_group::2`) the even CTA commits the pair's MMAs and the arrival is
+    /// multicast to `bar`'s offset in both CTAs of the pair.
     Tcgen05Commit {
         /// Barrier.
         bar: BarRef,
+        /// `.cta_group::2` with `.multicast::cluster` over the pair.
+        pair: bool,
     },
     /// Cluster launch control (PTX ISA §9.7.13.17): ask to cancel the launch of a cluster
     /// that has not started; the 16-byte response lands in `resp` (16-byte aligned shared

@@ -255,11 +255,13 @@ impl Parser<'_> {
                 let b = self.tile()?;
                 self.c.expect_kw("accumulate", "after the mma operands")?;
                 let accumulate = self.expr()?;
+                let pair = self.pair()?;
                 Op::Mma {
                     acc,
                     a,
                     b,
                     accumulate,
+                    pair,
                     variant: self.variant()?,
                 }
             }
@@ -317,12 +319,16 @@ impl Parser<'_> {
             }
             "tmem_alloc" => Op::TmemAlloc {
                 buf: self.buffer_ref()?,
+                pair: self.pair()?,
             },
             "tmem_dealloc" => Op::TmemDealloc {
                 buf: self.buffer_ref()?,
+                pair: self.pair()?,
             },
+            "tmem_relinquish" => Op::TmemRelinquish { pair: self.pair()? },
             "tcgen05_commit" => Op::Tcgen05Commit {
                 bar: self.bar_ref()?,
+                pair: self.pair()?,
             },
             "clc_try_cancel" => {
                 let resp = self.tile()?;
@@ -381,13 +387,25 @@ impl Parser<'_> {
             "fence_proxy_async" => Op::FenceProxyAsync,
             "sync_threads" => Op::SyncThreads,
             "tma_commit_group" => Op::TmaCommitGroup,
-            "tmem_relinquish" => Op::TmemRelinquish,
             "tcgen05_fence_before" => Op::Tcgen05FenceBefore,
             "tcgen05_fence_after" => Op::Tcgen05FenceAfter,
             "wgmma_fence" => Op::WgmmaFence,
             "wgmma_commit" => Op::WgmmaCommit,
             _ => return Ok(None),
         }))
+    }
+
+    /// An optional `cta_group 2` clause (the CTA pair); absent is `cta_group::1`.
+    fn pair(&mut self) -> Result<bool, ParseError> {
+        if !self.c.eat_kw("cta_group") {
+            return Ok(false);
+        }
+        match self.c.expect_u32("the cta_group")? {
+            2 => Ok(true),
+            g => Err(self
+                .c
+                .error(format!("cta_group {g}: only `cta_group 2` is written"))),
+        }
     }
 
     /// An optional `variant NAME` clause.

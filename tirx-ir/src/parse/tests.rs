@@ -296,7 +296,7 @@ fn variants(m: &Module) -> std::collections::BTreeSet<String> {
             | Op::ConsumerRelease { stage: e, .. } => expr(e, out),
             Op::MbarArrive { bar }
             | Op::MbarArriveExpectTx { bar, .. }
-            | Op::Tcgen05Commit { bar } => expr(&bar.index, out),
+            | Op::Tcgen05Commit { bar, .. } => expr(&bar.index, out),
             Op::MbarWait { bar, parity } => {
                 expr(&bar.index, out);
                 expr(parity, out);
@@ -313,7 +313,7 @@ fn variants(m: &Module) -> std::collections::BTreeSet<String> {
             | Op::TmaCommitGroup
             | Op::TmaWaitGroup { .. }
             | Op::TmemAlloc { .. }
-            | Op::TmemRelinquish
+            | Op::TmemRelinquish { .. }
             | Op::TmemDealloc { .. }
             | Op::Tcgen05FenceBefore
             | Op::Tcgen05FenceAfter

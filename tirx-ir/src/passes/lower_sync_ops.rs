@@ -14,7 +14,8 @@ use crate::arena::Handle;
 use crate::diag::Diagnostics;
 use crate::inst::reg;
 use crate::ir::{
-    CmpOp, Expr, Inst, Kernel, Op, Operand, ScalarType as T, Special, Stmt, StmtKind, TileRef, Var,
+    BinOp, CmpOp, Expr, Inst, Kernel, Op, Operand, ScalarType as T, Special, Stmt, StmtKind,
+    TileRef, Var,
 };
 use crate::lower::{Lower, add};
 use std::collections::HashMap;
@@ -135,18 +136,45 @@ fn lower(lw: &mut Lower, op: Op) -> Result<(), Diagnostics> {
         Op::SyncThreads => Inst::bar_sync(),
         Op::TmaCommitGroup => Inst::cp_async_bulk_commit_group(),
         Op::TmaWaitGroup { n, read } => Inst::cp_async_bulk_wait_group(n, read),
-        Op::TmemAlloc { buf } => {
+        Op::TmemAlloc { buf, pair } => {
             let (slot, cols) = tmem_slot(lw, buf)?;
-            Inst::tcgen05_alloc(slot, cols)
+            Inst::tcgen05_alloc(slot, cols, pair)
         }
-        Op::TmemRelinquish => Inst::tcgen05_relinquish_alloc_permit(),
-        Op::TmemDealloc { buf } => {
+        Op::TmemRelinquish { pair } => Inst::tcgen05_relinquish_alloc_permit(pair),
+        Op::TmemDealloc { buf, pair } => {
             let (slot, cols) = tmem_slot(lw, buf)?;
             let t = lw.var("taddr", T::U32);
             lw.inst(Inst::ld_shared_u32(t, slot, 0));
-            Inst::tcgen05_dealloc(t, cols)
+            Inst::tcgen05_dealloc(t, cols, pair)
         }
-        Op::Tcgen05Commit { bar } => Inst::tcgen05_commit(lw.bar_addr_var(&bar)?),
+        Op::Tcgen05Commit { bar, pair: false } => Inst::tcgen05_commit(lw.bar_addr_var(&bar)?),
+        Op::Tcgen05Commit { bar, pair: true } => {
+            // The pair's CTAs are ranks 2k and 2k + 1 (§9.7.16.5): the mask `0b11 << (rank & !1)`
+            // multicasts the arrival to the barrier's offset in both.
+            let bar = lw.bar_addr_var(&bar)?;
+            let even = Expr::bin(
+                BinOp::And,
+                Expr::Special(Special::ClusterCtaRank),
+                Expr::u32(!1),
+            );
+            let wide = lw.let_(
+                "pair_bits",
+                T::U32,
+                Expr::bin(BinOp::Shl, Expr::u32(3), even),
+            );
+            // The mask operand is 16 bits wide.
+            let mask = lw.var("pair_mask", T::B16);
+            lw.inst(Inst {
+                opcode: "cvt.u16.u32".into(),
+                dsts: vec![Operand::Reg(mask)],
+                srcs: vec![Operand::Reg(wide)],
+                guard: None,
+            });
+            let issuer = lw.pair_issuer();
+            let mut i = Inst::tcgen05_commit_pair(bar, mask);
+            i.guard = Some(Operand::Reg(issuer));
+            i
+        }
         Op::Tcgen05FenceBefore => Inst::tcgen05_fence(false),
         Op::Tcgen05FenceAfter => Inst::tcgen05_fence(true),
         Op::WgmmaFence => Inst::wgmma_fence(),

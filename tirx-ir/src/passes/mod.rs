@@ -17,12 +17,14 @@ mod plan_memory;
 mod plan_reg_tiles;
 #[cfg(test)]
 mod tests;
+mod verify_pair;
 mod verify_scopes;
 pub(crate) mod walk;
 
 pub use check_protocol::ProtocolError;
 pub use derive_signals::SignalError;
 pub use plan_memory::MemoryError;
+pub use verify_pair::PairError;
 pub use verify_scopes::{Need, ScopeError};
 
 use crate::diag::{DiagKind, Diagnostic, Diagnostics};
@@ -53,6 +55,8 @@ pub trait Pass: Sync {
 pub static PIPELINE: &[&dyn Pass] = &[
     // Scope rules are checked on the user's scopes, before any pass rewrites them.
     &verify_scopes::VerifyScopes,
+    // The pair's agreements, on the user's ops (before dispatch lowers the MMAs and commits).
+    &verify_pair::VerifyPair,
     // Needs the TMA copies as tile ops (their boxes); inserts arrive-expect-tx ops.
     &derive_signals::DeriveSignals,
     // Picks a variant for every copy and mma; everything after relies on `variant` being set.

@@ -134,7 +134,7 @@ fn need(op: &Op) -> Option<(Need, &'static str)> {
         Op::NamedBarrier { .. } => (Need::Warps, "named_barrier"),
         Op::TmemAlloc { .. } => (Need::Warp, "tcgen05::alloc"),
         Op::TmemDealloc { .. } => (Need::Warp, "tcgen05::dealloc"),
-        Op::TmemRelinquish => (Need::Warp, "tcgen05::relinquish"),
+        Op::TmemRelinquish { .. } => (Need::Warp, "tcgen05::relinquish"),
         _ => return None,
     })
 }
@@ -151,7 +151,7 @@ fn feature(op: &Op, k: &Kernel) -> Option<ScopeError> {
             Op::Tcgen05Commit { .. }
                 | Op::TmemAlloc { .. }
                 | Op::TmemDealloc { .. }
-                | Op::TmemRelinquish
+                | Op::TmemRelinquish { .. }
                 | Op::Tcgen05FenceBefore
                 | Op::Tcgen05FenceAfter
         );

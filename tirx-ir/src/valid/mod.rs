@@ -210,9 +210,9 @@ fn op_exprs<'a>(
             }
             exprs.push(stage);
         }
-        Op::MbarArrive { bar } | Op::MbarArriveExpectTx { bar, .. } | Op::Tcgen05Commit { bar } => {
-            barref(bar, exprs, bad)
-        }
+        Op::MbarArrive { bar }
+        | Op::MbarArriveExpectTx { bar, .. }
+        | Op::Tcgen05Commit { bar, .. } => barref(bar, exprs, bad),
         Op::MbarWait { bar, parity } => {
             barref(bar, exprs, bad);
             exprs.push(parity);
@@ -265,7 +265,7 @@ fn op_exprs<'a>(
         Op::MbarInit { bar } if !k.barriers.contains(*bar) => {
             bad(VerifyError::Barrier { index: bar.index() });
         }
-        Op::TmemAlloc { buf } | Op::TmemDealloc { buf } if !k.buffers.contains(*buf) => {
+        Op::TmemAlloc { buf, .. } | Op::TmemDealloc { buf, .. } if !k.buffers.contains(*buf) => {
             bad(VerifyError::Buffer { index: buf.index() });
         }
         _ => {}

@@ -107,8 +107,8 @@ impl Lowerer<'_> {
                     layout: Layout::row_major(shape, Swizzle::None),
                     offset: None,
                     tmem_cols: None,
-                    regs: None,
                     alias: None,
+                    regs: None,
                     span,
                 };
                 Ok(Local::Buf(self.kernel.buffers.append(buffer)))

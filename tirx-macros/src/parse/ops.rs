@@ -282,14 +282,19 @@ impl Lowerer<'_> {
             },
             Id::Tcgen05Commit => Op::Tcgen05Commit {
                 bar: self.bar_ref(args.pos[0])?,
+                pair: self.cta_group(&args)?,
             },
             Id::Tcgen05Alloc => Op::TmemAlloc {
                 buf: self.tmem_buffer(args.pos[0], w.name)?,
+                pair: self.cta_group(&args)?,
             },
             Id::Tcgen05Dealloc => Op::TmemDealloc {
                 buf: self.tmem_buffer(args.pos[0], w.name)?,
+                pair: self.cta_group(&args)?,
             },
-            Id::Tcgen05Relinquish => Op::TmemRelinquish,
+            Id::Tcgen05Relinquish => Op::TmemRelinquish {
+                pair: self.cta_group(&args)?,
+            },
             Id::Tcgen05FenceBefore => Op::Tcgen05FenceBefore,
             Id::Tcgen05FenceAfter => Op::Tcgen05FenceAfter,
             Id::ClcTryCancel => return self.clc_try_cancel(&args),
@@ -469,13 +474,45 @@ impl Lowerer<'_> {
             Some(e) => self.pred(e),
             None => Ok(Expr::Imm(1, ScalarType::Pred)),
         };
+        let pair = self.cta_group(args);
         Ok(Op::Mma {
             acc: acc?,
             a: a?,
             b: b?,
             accumulate: accumulate?,
             variant: variant.map(String::from),
+            pair: pair?,
         })
+    }
+
+    /// `cta_group = 1 | 2` of a tcgen05 op (absent: 1); 2 is the CTA pair (PTX ISA
+    /// §9.7.16.5), which needs a cluster of an even number of CTAs: the pairs are cluster
+    /// ranks 2k and 2k + 1.
+    fn cta_group(&mut self, args: &CallArgs) -> Res<bool> {
+        let Some(e) = args.get("cta_group") else {
+            return Ok(false);
+        };
+        match self.const_u32(e, "the cta_group")? {
+            1 => Ok(false),
+            2 => {
+                let [x, y, z] = self.kernel.sig.cluster;
+                if !(x * y * z).is_multiple_of(2) {
+                    return Err(self.fail(
+                        e,
+                        format!(
+                            "`cta_group = 2` is the CTA pair (cluster ranks 2k and 2k + 1, PTX ISA §9.7.16.5), \
+                             so it needs a cluster of an even number of CTAs; this kernel's cluster is \
+                             ({x}, {y}, {z}): declare e.g. `cluster = (2, 1, 1)`"
+                        ),
+                    ));
+                }
+                Ok(true)
+            }
+            g => Err(self.fail(
+                e,
+                format!("`cta_group = {g}`: a tcgen05 op runs on one CTA (1) or the CTA pair (2)"),
+            )),
+        }
     }
 
     /// A method-call statement: barrier and pipeline methods.

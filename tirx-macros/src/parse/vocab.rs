@@ -168,6 +168,7 @@ const CLC: Option<&str> = Some("clc");
 const FENCE: Option<&str> = Some("fence");
 const SETMAXNREG: Option<&str> = Some("setmaxnreg");
 const ACC: &[&str] = &["accumulate"];
+const PAIR: &[&str] = &["cta_group"];
 
 /// The vocabulary, in the order every list of names is shown.
 #[rustfmt::skip]
@@ -201,12 +202,12 @@ pub(crate) const VOCABULARY: &[Word] = &[
     w(Id::WgmmaFence, WGMMA, "fence", Op, (0, 0), &[], "wgmma::fence()"),
     w(Id::WgmmaCommit, WGMMA, "commit", Op, (0, 0), &[], "wgmma::commit()"),
     w(Id::WgmmaWait, WGMMA, "wait", Op, (1, 1), &[], "wgmma::wait(n)"),
-    w(Id::Tcgen05Mma, TCGEN05, "mma", Op, (3, 3), ACC, "tcgen05::mma(acc, a, b, accumulate = …)"),
+    w(Id::Tcgen05Mma, TCGEN05, "mma", Op, (3, 3), &["accumulate", "cta_group"], "tcgen05::mma(acc, a, b, accumulate = …[, cta_group = 2])"),
     w(Id::Tcgen05Cp, TCGEN05, "cp", Op, (2, 2), &[], "tcgen05::cp(tmem_dst, smem_src)"),
-    w(Id::Tcgen05Commit, TCGEN05, "commit", Op, (1, 1), &[], "tcgen05::commit(bar)"),
-    w(Id::Tcgen05Alloc, TCGEN05, "alloc", Op, (1, 1), &[], "tcgen05::alloc(tmem_buffer)"),
-    w(Id::Tcgen05Dealloc, TCGEN05, "dealloc", Op, (1, 1), &[], "tcgen05::dealloc(tmem_buffer)"),
-    w(Id::Tcgen05Relinquish, TCGEN05, "relinquish", Op, (0, 0), &[], "tcgen05::relinquish()"),
+    w(Id::Tcgen05Commit, TCGEN05, "commit", Op, (1, 1), PAIR, "tcgen05::commit(bar[, cta_group = 2])"),
+    w(Id::Tcgen05Alloc, TCGEN05, "alloc", Op, (1, 1), PAIR, "tcgen05::alloc(tmem_buffer[, cta_group = 2])"),
+    w(Id::Tcgen05Dealloc, TCGEN05, "dealloc", Op, (1, 1), PAIR, "tcgen05::dealloc(tmem_buffer[, cta_group = 2])"),
+    w(Id::Tcgen05Relinquish, TCGEN05, "relinquish", Op, (0, 0), PAIR, "tcgen05::relinquish([cta_group = 2])"),
     w(Id::Tcgen05FenceBefore, TCGEN05, "fence_before", Op, (0, 0), &[], "tcgen05::fence_before()"),
     w(Id::Tcgen05FenceAfter, TCGEN05, "fence_after", Op, (0, 0), &[], "tcgen05::fence_after()"),
     w(Id::ClcTryCancel, CLC, "try_cancel", Op, (2, 2), &["multicast"], "clc::try_cancel(resp, bar[, multicast = true])"),

@@ -84,7 +84,11 @@ impl AsyncOp {
     pub(crate) fn touches(&self, ci: u32) -> bool {
         match &self.kind {
             AsyncKind::Load { ctas, .. } | AsyncKind::Clc { ctas, .. } => ctas >> ci & 1 == 1,
-            AsyncKind::Store { .. } | AsyncKind::Tc05 { .. } => self.cta == ci,
+            AsyncKind::Store { .. } => self.cta == ci,
+            // A pair's MMA reads both CTAs' shared memory.
+            AsyncKind::Tc05 { mmas, .. } => {
+                self.cta == ci || (self.cta ^ 1 == ci && mmas.iter().any(|m| m.pair()))
+            }
         }
     }
 }

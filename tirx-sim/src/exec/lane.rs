@@ -455,7 +455,8 @@ impl Machine<'_> {
                 b,
                 idesc,
                 enable,
-            } => self.tcgen05_mma(cl, ci, t, inst, (d, a, *b, *idesc, *enable))?,
+                pair,
+            } => self.tcgen05_mma(cl, ci, t, inst, (d, a, *b, *idesc, *enable), *pair)?,
             Op::TcCp { taddr, desc, shape } => {
                 self.tcgen05_cp(cl, ci, t, inst, (taddr, *desc, *shape))?
             }

@@ -38,6 +38,7 @@ mod sync;
 mod tcgen05;
 mod tcgen05_cp;
 mod tcgen05_move;
+mod tcgen05_pair;
 mod timeline;
 mod tma;
 mod tmem_shape;

@@ -391,11 +391,12 @@ pub(crate) enum Op {
         tnsp_a: bool,
         tnsp_b: bool,
     },
-    /// `tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [dst], ncols` (§9.7.16).
-    TcAlloc { dst: Addr, ncols: Val },
-    /// `tcgen05.dealloc.cta_group::1.sync.aligned.b32 taddr, ncols`.
-    TcDealloc { taddr: Val, ncols: Val },
-    /// `tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned`.
+    /// `tcgen05.alloc.cta_group::{1,2}.sync.aligned.shared::cta.b32 [dst], ncols` (§9.7.16.7.1);
+    /// `pair`: `cta_group::2`, one warp of each CTA of the pair allocates the same columns.
+    TcAlloc { dst: Addr, ncols: Val, pair: bool },
+    /// `tcgen05.dealloc.cta_group::{1,2}.sync.aligned.b32 taddr, ncols`.
+    TcDealloc { taddr: Val, ncols: Val, pair: bool },
+    /// `tcgen05.relinquish_alloc_permit.cta_group::{1,2}.sync.aligned`.
     TcRelinquish,
     /// `tcgen05.ld.sync.aligned.<shape>.xN{.pack::16b}.b32 {…}, [taddr]{, split}`
     /// (§9.7.16.8.3; the shapes §9.7.16.2.3, see `tmem_shape.rs`).
@@ -417,14 +418,23 @@ pub(crate) enum Op {
     },
     /// `tcgen05.wait::st.sync.aligned` (§9.7.16.8.5).
     TcWaitSt,
-    /// `tcgen05.mma.cta_group::1.kind::f16 [d], a-desc, b-desc, idesc, enable-input-d`, or
-    /// with `[a-tmem]` for A (§9.7.16.10.9).
+    /// `tcgen05.mma.cta_group::{1,2}.kind::f16 [d], a-desc, b-desc, idesc, enable-input-d`,
+    /// or with `[a-tmem]` for A (§9.7.16.10.9); `pair`: `cta_group::2`, the MMA of a CTA pair
+    /// (§9.7.16.5).
     TcMma {
         d: Addr,
         a: TcA,
         b: Val,
         idesc: Val,
         enable: Val,
+        pair: bool,
+    },
+    /// `tcgen05.commit.cta_group::{1,2}.mbarrier::arrive::one[.shared::cluster]
+    /// [.multicast::cluster].b64 [mbar][, ctaMask]` (§9.7.16.10.10 `tcgen05.commit`).
+    TcCommit {
+        mbar: Addr,
+        multicast: Option<Val>,
+        pair: bool,
     },
     /// `tcgen05.cp.cta_group::1.<shape> [taddr], s-desc` (§9.7.16.9.2): `shape` the (lanes,
     /// bytes per lane) of `.128x256b`, `.128x128b` or `.4x256b`.
@@ -433,9 +443,6 @@ pub(crate) enum Op {
         desc: Val,
         shape: (u32, u32),
     },
-    /// `tcgen05.commit.cta_group::1.mbarrier::arrive::one[.shared::cluster]
-    /// [.multicast::cluster].b64 [mbar][, ctaMask]` (§9.7.16 `tcgen05.commit`).
-    TcCommit { mbar: Addr, multicast: Option<Val> },
     /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (§9.7.19.6): the warp's register budget
     /// (`setmaxnreg.rs`).
     Setmaxnreg { inc: bool, count: u32 },

@@ -408,7 +408,11 @@ impl Machine<'_> {
                 }
             }
             Op::TmaLoad { .. } | Op::TmaStore { .. } => self.tma_issue(cl, ci, t, inst)?,
-            Op::TcCommit { mbar, multicast } => {
+            Op::TcCommit {
+                mbar,
+                multicast,
+                pair,
+            } => {
                 let at = self.mbar_loc(cl, ci, t, mbar, line, true)?;
                 let mbars = match multicast {
                     None => vec![at],
@@ -431,6 +435,18 @@ impl Machine<'_> {
                     }
                 };
                 let mmas = Self::tcgen05_take(cl, ci, t);
+                // A commit tracks the operations of its own `.cta_group` (§9.7.16.10.10).
+                if let Some(m) = mmas.iter().find(|m| m.pair() != *pair) {
+                    let g = |p: bool| if p { 2 } else { 1 };
+                    let (op, at) = m.what();
+                    let what = format!(
+                        "tcgen05.commit.cta_group::{} after a {op}.cta_group::{} (line {at}): \
+                         the commit must use the {op}'s cta_group",
+                        g(*pair),
+                        g(m.pair()),
+                    );
+                    return Err(self.protocol(cl, ci, t, line, what));
+                }
                 self.push_op(
                     cl,
                     super::bulk::AsyncOp {

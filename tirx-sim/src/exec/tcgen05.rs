@@ -1,9 +1,10 @@
 //! The fifth-generation tensor core and tensor memory (PTX ISA §9.7.16 "TensorCore 5th
 //! Generation Family Instructions"), the subset the shipped Blackwell GEMM uses:
-//! `tcgen05.alloc/dealloc/relinquish_alloc_permit` (`cta_group::1`), `tcgen05.mma
-//! .cta_group::1.kind::f16` (M = 128, B in shared memory, A in shared memory or — the
-//! `[a-tmem]` form, §9.7.16.10.9 — in tensor memory), `tcgen05.commit
-//! .mbarrier::arrive::one`, `tcgen05.ld` with `tcgen05.wait::ld`,
+//! `tcgen05.alloc/dealloc/relinquish_alloc_permit`, `tcgen05.mma.kind::f16` (M = 128 in one
+//! CTA, B in shared memory, A in shared memory or — the `[a-tmem]` form, §9.7.16.10.9 — in
+//! tensor memory; the CTA pair's `cta_group::2`, M = 256, is `tcgen05_pair.rs`, A in shared
+//! memory only), `tcgen05.cp` (`tcgen05_cp.rs`), `tcgen05.commit.mbarrier::arrive::one`,
+//! `tcgen05.ld` with `tcgen05.wait::ld`,
 //! `tcgen05.st` with `tcgen05.wait::st`, and the `tcgen05.fence::*` orderings
 //! (no-ops here).
 //!
@@ -65,8 +66,8 @@ pub const TMEM_LANES: u32 = 128;
 pub(crate) struct Tmem {
     /// `lanes × columns` 32-bit cells, lane-major; empty until the first allocation.
     cells: Vec<u32>,
-    /// Allocated (first column, columns).
-    allocs: Vec<(u32, u32)>,
+    /// Allocated (first column, columns, `cta_group::2`).
+    pub(super) allocs: Vec<(u32, u32, bool)>,
 }
 
 impl Tmem {
@@ -76,7 +77,10 @@ impl Tmem {
     }
 
     pub(super) fn cell(&mut self, lane: u32, col: u32) -> Option<&mut u32> {
-        let inside = self.allocs.iter().any(|&(c, n)| (c..c + n).contains(&col));
+        let inside = self
+            .allocs
+            .iter()
+            .any(|&(c, n, _)| (c..c + n).contains(&col));
         if !inside || lane >= TMEM_LANES {
             return None;
         }
@@ -87,19 +91,21 @@ impl Tmem {
 /// One queued `tcgen05.mma`.
 #[derive(Clone, Debug)]
 pub(crate) struct Tc05Mma {
-    line: u32,
-    d_lane: u32,
-    d_col: u32,
-    a: MmaA,
-    b: MatrixDesc,
-    m: u32,
-    n: u32,
-    f16: bool,
-    neg_a: bool,
-    neg_b: bool,
-    mn_a: bool,
-    mn_b: bool,
-    accumulate: bool,
+    pub(super) line: u32,
+    pub(super) d_lane: u32,
+    pub(super) d_col: u32,
+    pub(super) a: MmaA,
+    pub(super) b: MatrixDesc,
+    pub(super) m: u32,
+    pub(super) n: u32,
+    pub(super) f16: bool,
+    pub(super) neg_a: bool,
+    pub(super) neg_b: bool,
+    pub(super) mn_a: bool,
+    pub(super) mn_b: bool,
+    pub(super) accumulate: bool,
+    /// `cta_group::2`: the CTA pair's MMA (`tcgen05_pair.rs`).
+    pub(crate) pair: bool,
 }
 
 /// Where a queued MMA reads A.
@@ -120,7 +126,7 @@ impl Tc05Mma {
             if (l..l + self.m).contains(&lane) && (c..c + 8).contains(&col))
     }
 
-    /// Its line.
+    /// Its PTX line.
     pub(crate) fn line(&self) -> u32 {
         self.line
     }
@@ -229,7 +235,7 @@ impl Machine<'_> {
             }
         }
         match &inst.op {
-            Op::TcAlloc { dst, ncols } => {
+            Op::TcAlloc { dst, ncols, pair } => {
                 let n = self.rd(cl, ci, first, *ncols, line)? as u32;
                 if !n.is_power_of_two() || !(32..=TMEM_COLS).contains(&n) {
                     return Err(self.protocol(
@@ -240,11 +246,13 @@ impl Machine<'_> {
                         format!("tcgen05.alloc of {n} columns: a power of two in 32..=512"),
                     ));
                 }
+                let free = if *pair {
+                    self.pair_column(cl, ci, first, line, n)?
+                } else {
+                    free_column(&[&cl.ctas[ci].tmem], n)
+                };
                 let tm = &mut cl.ctas[ci].tmem;
                 let used: u32 = tm.allocs.iter().map(|a| a.1).sum();
-                let free = (0..TMEM_COLS / n)
-                    .map(|i| i * n)
-                    .find(|&c| tm.allocs.iter().all(|&(s, k)| c + n <= s || s + k <= c));
                 let Some(col) = free else {
                     return Err(self.protocol(
                         cl,
@@ -260,7 +268,7 @@ impl Machine<'_> {
                 if tm.cells.is_empty() {
                     tm.cells = vec![0; (TMEM_LANES * TMEM_COLS) as usize];
                 }
-                tm.allocs.push((col, n));
+                tm.allocs.push((col, n, *pair));
                 let a = self.ea(cl, ci, first, dst, line)?;
                 let loc =
                     self.locate(cl, ci, first, line, super::ops::MemSpace::SharedCta, a, 4)?;
@@ -269,14 +277,14 @@ impl Machine<'_> {
                     s[off as usize..off as usize + 4].copy_from_slice(&col.to_le_bytes());
                 }
             }
-            Op::TcDealloc { taddr, ncols } => {
+            Op::TcDealloc { taddr, ncols, pair } => {
                 let a = self.rd(cl, ci, first, *taddr, line)? as u32;
                 let n = self.rd(cl, ci, first, *ncols, line)? as u32;
                 let tm = &mut cl.ctas[ci].tmem;
                 let Some(i) = tm
                     .allocs
                     .iter()
-                    .position(|&(c, k)| c == a & 0xffff && k == n)
+                    .position(|&(c, k, _)| c == a & 0xffff && k == n)
                 else {
                     return Err(self.protocol(
                         cl,
@@ -286,7 +294,23 @@ impl Machine<'_> {
                         format!("tcgen05.dealloc of {n} columns at {a:#x} matches no allocation"),
                     ));
                 };
-                tm.allocs.swap_remove(i);
+                let made = tm.allocs[i].2;
+                if made != *pair {
+                    let g = |p: bool| if p { 2 } else { 1 };
+                    return Err(self.protocol(
+                        cl,
+                        ci,
+                        first,
+                        line,
+                        format!(
+                            "tcgen05.dealloc.cta_group::{} of {n} columns at {a:#x}, allocated \
+                             with cta_group::{} (alloc and dealloc must agree, §9.7.16.7.1)",
+                            g(*pair),
+                            g(made)
+                        ),
+                    ));
+                }
+                cl.ctas[ci].tmem.allocs.swap_remove(i);
             }
             Op::TcRelinquish => {}
             Op::TcLd {
@@ -346,6 +370,7 @@ impl Machine<'_> {
         t: u32,
         inst: &Inst,
         (d, a, b, idesc, enable): (&Addr, &TcA, Val, Val, Val),
+        pair: bool,
     ) -> Result<(), SimError> {
         let line = inst.line;
         let bad = |m: &Self, cl: &Cluster, s: String| m.protocol(cl, ci, t, line, s);
@@ -359,7 +384,9 @@ impl Machine<'_> {
             mn_a,
             mn_b,
         } = decode_idesc(self.rd(cl, ci, t, idesc, line)? as u32).map_err(|s| bad(self, cl, s))?;
-        if m != 128 || n == 0 || n > 256 || !n.is_multiple_of(16) {
+        if pair {
+            self.pair_shape(cl, ci, t, line, m, n)?;
+        } else if m != 128 || n == 0 || n > 256 || !n.is_multiple_of(16) {
             return Err(bad(
                 self,
                 cl,
@@ -373,6 +400,15 @@ impl Machine<'_> {
                 decode_smem_desc(self.rd(cl, ci, t, *a, line)?).map_err(|s| bad(self, cl, s))?,
             ),
             TcA::Tmem(a) => {
+                if pair {
+                    return Err(bad(
+                        self,
+                        cl,
+                        "tcgen05.mma.cta_group::2 with A in tensor memory ([a-tmem]): the CTA \
+                         pair's MMA is emulated with A in shared memory only"
+                            .to_owned(),
+                    ));
+                }
                 if mn_a {
                     return Err(bad(
                         self,
@@ -407,6 +443,7 @@ impl Machine<'_> {
                 mn_a,
                 mn_b,
                 accumulate,
+                pair,
             }),
         ));
         Ok(())
@@ -424,7 +461,7 @@ impl Machine<'_> {
         mine
     }
 
-    /// Runs one MMA on CTA `ci`'s shared and tensor memory.
+    /// Runs one MMA on CTA `ci`'s shared and tensor memory (a pair's on both CTAs').
     pub(crate) fn tcgen05_run(
         &self,
         cl: &mut Cluster,
@@ -432,132 +469,155 @@ impl Machine<'_> {
         mma: &Tc05Mma,
         who: u32,
     ) -> Result<(), SimError> {
+        if mma.pair {
+            return self.tcgen05_run_pair(cl, ci, mma, who);
+        }
         self.check_fenced(cl, ci, who, mma.operands(), "tcgen05.mma")?;
-        let mut a = vec![[0f64; 16]; mma.m as usize];
-        let mut b = vec![[0f64; 16]; mma.n as usize];
-        let mut ok = true;
-        let a_tmem = match &mma.a {
+        let a = match &mma.a {
             MmaA::Tmem { lane, col } => Some(self.tmem_a(cl, ci, mma, who, (*lane, *col))?),
-            MmaA::Smem(_) => None,
+            MmaA::Smem(d) => operand_rows(&cl.ctas[ci].smem, mma, d, mma.mn_a, mma.neg_a, mma.m),
         };
-        let half = |bits: u16| {
-            f64::from(if mma.f16 {
-                f16_to_f32(bits)
-            } else {
-                bf16_to_f32(bits)
-            })
-        };
-        let cta = &mut cl.ctas[ci];
-        let smem = &cta.smem;
-        let elem = |desc: &MatrixDesc, mn: bool, r: u32, k: u32| -> Option<f64> {
-            let off = if mn {
-                desc.mn_major(r, k)?
-            } else {
-                desc.k_major(r, k)
-            } as usize;
-            let b = smem.get(off..off + 2)?;
-            Some(half(u16::from_le_bytes([b[0], b[1]])))
-        };
-        for (r, row) in a.iter_mut().enumerate() {
-            for (k, v) in row.iter_mut().enumerate() {
-                let x = match (&mma.a, &a_tmem) {
-                    (_, Some(bits)) => Some(half(bits[r][k])),
-                    (MmaA::Smem(d), None) => elem(d, mma.mn_a, r as u32, k as u32),
-                    (MmaA::Tmem { .. }, None) => unreachable!("read above"),
-                };
-                ok &= x.is_some();
-                *v = if mma.neg_a {
-                    -x.unwrap_or(0.0)
-                } else {
-                    x.unwrap_or(0.0)
-                };
-            }
-        }
-        for (r, row) in b.iter_mut().enumerate() {
-            for (k, v) in row.iter_mut().enumerate() {
-                let x = elem(&mma.b, mma.mn_b, r as u32, k as u32);
-                ok &= x.is_some();
-                *v = if mma.neg_b {
-                    -x.unwrap_or(0.0)
-                } else {
-                    x.unwrap_or(0.0)
-                };
-            }
-        }
-        let fault = |cl: &Cluster, what: &str| SimError::Protocol {
-            line: mma.line,
-            thread: cl.ctas[ci].thread(who),
-            what: what.to_owned(),
-        };
-        if !ok {
-            return Err(fault(
+        let b = operand_rows(&cl.ctas[ci].smem, mma, &mma.b, mma.mn_b, mma.neg_b, mma.n);
+        let (Some(a), Some(b)) = (a, b) else {
+            return Err(mma_fault(
                 cl,
+                (ci, who),
+                mma,
                 "a tcgen05.mma operand reaches outside shared memory",
             ));
-        }
-        // D cells a `tcgen05.st` wrote without its `tcgen05.wait::st` yet: the MMA would read
-        // (accumulate) or overwrite them while the store is in flight.
-        let pending: std::collections::HashMap<(u32, u32), u32> = cl.ctas[ci]
-            .tc_st
-            .iter()
-            .flatten()
-            .map(|&(l, c, at)| ((l, c), at))
-            .collect();
-        // D cells a `tcgen05.ld` reads whose warp has not executed `tcgen05.wait::ld`: the
-        // load is asynchronous until then (§9.7.16.8.3, §9.7.16.8.5), so the MMA's result may
-        // be what it reads (an epilogue that releases its accumulator stage too early).
-        let reading: std::collections::HashMap<(u32, u32), u32> = cl.ctas[ci]
-            .tc_ld_cells
-            .iter()
-            .flatten()
-            .map(|&(l, c, at)| ((l, c), at))
-            .collect();
-        for (i, ar) in a.iter().enumerate() {
-            for (j, br) in b.iter().enumerate() {
-                let key = (mma.d_lane + i as u32, mma.d_col + j as u32);
-                if let Some(at) = reading.get(&key) {
-                    return Err(fault(
-                        cl,
-                        &format!(
-                            "tcgen05.mma writes lane {}, column {} of tensor memory, which the \
-                             tcgen05.ld of line {at} still reads (its warp has not executed \
-                             tcgen05.wait::ld)",
-                            key.0, key.1
-                        ),
-                    ));
-                }
-                if let Some(at) = pending.get(&key) {
-                    return Err(fault(
-                        cl,
-                        &format!(
-                            "tcgen05.mma on lane {}, column {} of tensor memory, which the \
-                             tcgen05.st of line {at} wrote without a tcgen05.wait::st",
-                            key.0, key.1
-                        ),
-                    ));
-                }
-                let dot: f64 = ar.iter().zip(br).map(|(x, y)| x * y).sum();
-                let tm = &mut cl.ctas[ci].tmem;
-                let Some(cell) = tm.cell(mma.d_lane + i as u32, mma.d_col + j as u32) else {
-                    return Err(fault(
-                        cl,
-                        "tcgen05.mma writes tensor memory outside every allocation",
-                    ));
-                };
-                let acc = if mma.accumulate {
-                    f64::from(f32::from_bits(*cell))
-                } else {
-                    0.0
-                };
-                *cell = f64_to_f32(acc + dot, Rnd::Rn).to_bits();
-            }
-        }
-        Ok(())
+        };
+        write_d(cl, (ci, who), ci, mma, &a, &b)
     }
 }
 
+/// A 16-bit element of the MMA's type (f16 or bf16) as f64, negated when asked.
+fn half(mma: &Tc05Mma, bits: u16, neg: bool) -> f64 {
+    let x = f64::from(if mma.f16 {
+        f16_to_f32(bits)
+    } else {
+        bf16_to_f32(bits)
+    });
+    if neg { -x } else { x }
+}
+
+/// `rows` rows of 16 K elements of one operand read through `desc` from `smem` (negated when
+/// asked), or `None` when one reaches outside it.
+pub(super) fn operand_rows(
+    smem: &[u8],
+    mma: &Tc05Mma,
+    desc: &MatrixDesc,
+    mn: bool,
+    neg: bool,
+    rows: u32,
+) -> Option<Vec<[f64; 16]>> {
+    let mut out = vec![[0f64; 16]; rows as usize];
+    for (r, row) in out.iter_mut().enumerate() {
+        for (k, v) in row.iter_mut().enumerate() {
+            let off = if mn {
+                desc.mn_major(r as u32, k as u32)?
+            } else {
+                desc.k_major(r as u32, k as u32)
+            } as usize;
+            let b = smem.get(off..off + 2)?;
+            *v = half(mma, u16::from_le_bytes([b[0], b[1]]), neg);
+        }
+    }
+    Some(out)
+}
+
+/// A protocol error of the MMA issued by thread `who` of CTA `ci`.
+pub(super) fn mma_fault(
+    cl: &Cluster,
+    (ci, who): (usize, u32),
+    mma: &Tc05Mma,
+    what: &str,
+) -> SimError {
+    SimError::Protocol {
+        line: mma.line,
+        thread: cl.ctas[ci].thread(who),
+        what: what.to_owned(),
+    }
+}
+
+/// Writes `D = A·B (+ D)` into CTA `cta`'s tensor memory: row `i` of `a` to lane `d_lane + i`,
+/// row `j` of `b` to column `d_col + j`; cells a `tcgen05.st` or `tcgen05.ld` still owns
+/// are diagnosed. `issuer` is the MMA's CTA and thread.
+pub(super) fn write_d(
+    cl: &mut Cluster,
+    issuer: (usize, u32),
+    cta: usize,
+    mma: &Tc05Mma,
+    a: &[[f64; 16]],
+    b: &[[f64; 16]],
+) -> Result<(), SimError> {
+    // D cells a `tcgen05.st` wrote without its `tcgen05.wait::st` yet: the MMA would read
+    // (accumulate) or overwrite them while the store is in flight.
+    let pending: std::collections::HashMap<(u32, u32), u32> = cl.ctas[cta]
+        .tc_st
+        .iter()
+        .flatten()
+        .map(|&(l, c, at)| ((l, c), at))
+        .collect();
+    // D cells a `tcgen05.ld` reads whose warp has not executed `tcgen05.wait::ld`: the
+    // load is asynchronous until then (§9.7.16.8.3, §9.7.16.8.5), so the MMA's result may
+    // be what it reads (an epilogue that releases its accumulator stage too early).
+    let reading: std::collections::HashMap<(u32, u32), u32> = cl.ctas[cta]
+        .tc_ld_cells
+        .iter()
+        .flatten()
+        .map(|&(l, c, at)| ((l, c), at))
+        .collect();
+    for (i, ar) in a.iter().enumerate() {
+        for (j, br) in b.iter().enumerate() {
+            let key = (mma.d_lane + i as u32, mma.d_col + j as u32);
+            if let Some(at) = reading.get(&key) {
+                let what = format!(
+                    "tcgen05.mma writes lane {}, column {} of tensor memory, which the \
+                     tcgen05.ld of line {at} still reads (its warp has not executed \
+                     tcgen05.wait::ld)",
+                    key.0, key.1
+                );
+                return Err(mma_fault(cl, issuer, mma, &what));
+            }
+            if let Some(at) = pending.get(&key) {
+                let what = format!(
+                    "tcgen05.mma on lane {}, column {} of tensor memory, which the \
+                     tcgen05.st of line {at} wrote without a tcgen05.wait::st",
+                    key.0, key.1
+                );
+                return Err(mma_fault(cl, issuer, mma, &what));
+            }
+            let dot: f64 = ar.iter().zip(br).map(|(x, y)| x * y).sum();
+            let Some(cell) = cl.ctas[cta].tmem.cell(key.0, key.1) else {
+                return Err(mma_fault(
+                    cl,
+                    issuer,
+                    mma,
+                    "tcgen05.mma writes tensor memory outside every allocation",
+                ));
+            };
+            let acc = if mma.accumulate {
+                f64::from(f32::from_bits(*cell))
+            } else {
+                0.0
+            };
+            *cell = f64_to_f32(acc + dot, Rnd::Rn).to_bits();
+        }
+    }
+    Ok(())
+}
+
+/// The lowest `n`-aligned range of `n` columns free in every one of `tmems`.
+pub(super) fn free_column(tmems: &[&Tmem], n: u32) -> Option<u32> {
+    (0..TMEM_COLS / n).map(|i| i * n).find(|&c| {
+        tmems
+            .iter()
+            .all(|tm| tm.allocs.iter().all(|&(s, k, _)| c + n <= s || s + k <= c))
+    })
+}
+
 impl Machine<'_> {
-    /// A's `M × 16` 16-bit elements read from tensor memory (§9.7.16.10.9, `[a-tmem]`): row
+    /// A's `M × 16` 16-bit elements (as f64, negated when asked) read from tensor memory (§9.7.16.10.9, `[a-tmem]`): row
     /// `m` from lane `lane + m`, element `k` from the low (`k` even) or high half of column
     /// `col + k / 2` (§9.7.16.10.5 layout D; two 16-bit elements to a 32-bit cell). A cell
     /// outside every allocation, or one a `tcgen05.st` wrote without its `tcgen05.wait::st`
@@ -569,13 +629,13 @@ impl Machine<'_> {
         mma: &Tc05Mma,
         who: u32,
         (lane, col): (u32, u32),
-    ) -> Result<Vec<[u16; 16]>, SimError> {
+    ) -> Result<Vec<[f64; 16]>, SimError> {
         let fault = |cl: &Cluster, what: String| SimError::Protocol {
             line: mma.line,
             thread: cl.ctas[ci].thread(who),
             what,
         };
-        let mut out = vec![[0u16; 16]; mma.m as usize];
+        let mut out = vec![[0f64; 16]; mma.m as usize];
         for (r, row) in out.iter_mut().enumerate() {
             for c in 0..8u32 {
                 let (l, cc) = (lane + r as u32, col + c);
@@ -594,8 +654,8 @@ impl Machine<'_> {
                         "tcgen05.mma reads A from tensor memory outside every allocation".into(),
                     ));
                 };
-                row[2 * c as usize] = w as u16;
-                row[2 * c as usize + 1] = (w >> 16) as u16;
+                row[2 * c as usize] = half(mma, w as u16, mma.neg_a);
+                row[2 * c as usize + 1] = half(mma, (w >> 16) as u16, mma.neg_a);
             }
         }
         Ok(out)

@@ -43,6 +43,19 @@ pub(crate) enum Tc05Work {
 }
 
 impl Tc05Work {
+    /// Whether it is the CTA pair's (`cta_group::2`); a `tcgen05.cp` is `cta_group::1`.
+    pub(crate) fn pair(&self) -> bool {
+        matches!(self, Tc05Work::Mma(m) if m.pair)
+    }
+
+    /// Its PTX instruction and line.
+    pub(crate) fn what(&self) -> (&'static str, u32) {
+        match self {
+            Tc05Work::Mma(m) => ("tcgen05.mma", m.line()),
+            Tc05Work::Cp(c) => ("tcgen05.cp", c.line),
+        }
+    }
+
     /// The shared-memory ranges it reads and its line.
     pub(crate) fn operands(&self) -> ([(u32, u32); 2], u32) {
         match self {

@@ -15,6 +15,14 @@
 //! — or, A in TMEM, `tcgen05.mma.cta_group::1.kind::f16 [taddr], [ataddr], bdesc, idesc, p`
 //! with `ataddr` A's TMEM address advanced 8 columns (16 packed 16-bit elements) per step.
 //! Completion is explicit: `tcgen05::commit(bar)` after it.
+//!
+//! The CTA pair (`cta_group = 2`, PTX ISA §9.7.16.5): `acc` is this CTA's `[128, N]` half of
+//! D, `a` its 128 rows of A and `b` its `N / 2` rows of B, each at the same shared-memory
+//! offset in both CTAs (one declaration); the descriptor carries the pair's M = 256 and N
+//! (`InstrDesc::encode_pair`), and each `tcgen05.mma.cta_group::2` is guarded by
+//! `%cluster_ctarank & 1 == 0`, so only the even CTA's thread of the one-thread scope issues
+//! it. Before: `mma @acc <- @a_s, @b_s accumulate (%k > 0) cta_group 2`. The pair reads A
+//! from shared memory only: a TMEM A with `cta_group = 2` is refused (`PairTmemA`).
 //! PTX used: PTX ISA §9.7.16.10.9 (tcgen05.mma, both A forms); §9.7.16.10.5 (data-path
 //! layout D: M = 128 row `m` in lane `m`, for D and for A in TMEM); descriptors §9.7.16.4.1
 //! (shared memory) and §9.7.16.4.2 (instruction), via `encode::tcgen05`.
@@ -56,13 +64,19 @@ fn a_operand(k: &crate::ir::Kernel, a: &TileRef) -> Result<(u32, u32, ElemType),
     Ok((o.rows, o.k, o.buf.elem))
 }
 
+/// The instruction descriptor's fields; with `pair` (`cta_group = 2`) `acc`, `a` and `b` are
+/// this CTA's halves: M = 2 × 128 rows across the pair, B's rows N / 2.
 fn instr_desc(
     cx_k: &crate::ir::Kernel,
     acc: &TileRef,
     a: &TileRef,
     b: &TileRef,
+    pair: bool,
 ) -> Result<InstrDesc, Reject> {
     let (_, m, n) = accumulator(cx_k, acc, Space::Tmem)?;
+    if pair {
+        return pair_desc(cx_k, (m, n), a, b);
+    }
     let (a_rows, a_k, a_elem) = a_operand(cx_k, a)?;
     let ob = smem_operand(cx_k, b, "B")?;
     if ob.major != Major::K {
@@ -95,8 +109,62 @@ fn instr_desc(
     Ok(d)
 }
 
+/// The pair's descriptor: each CTA holds A's 128 rows of its half and `N / 2` rows of B
+/// (PTX ISA §9.7.16.5; the data-path layout of `cta_group::2`, M = 256).
+fn pair_desc(
+    cx_k: &crate::ir::Kernel,
+    (m, n): (u32, u32),
+    a: &TileRef,
+    b: &TileRef,
+) -> Result<InstrDesc, Reject> {
+    // The pair's `[a-tmem]` form (A's halves in each CTA's TMEM) is not lowered yet.
+    if in_tmem(cx_k, a) {
+        let TileRef::Buf { buf, .. } = a else {
+            unreachable!("in_tmem holds of buffer tiles only")
+        };
+        return Err(Reject::PairTmemA {
+            buffer: cx_k.buffers[*buf].name.clone(),
+        });
+    }
+    let (oa, ob) = (smem_operand(cx_k, a, "A")?, smem_operand(cx_k, b, "B")?);
+    if let Some((which, o)) = [("A", &oa), ("B", &ob)]
+        .into_iter()
+        .find(|(_, o)| o.major != Major::K)
+    {
+        return Err(Reject::MnMajor {
+            which,
+            buffer: o.buf.name.clone(),
+        });
+    }
+    if oa.rows != m || ob.rows * 2 != n || oa.k != ob.k {
+        return Err(Reject::PairShapes {
+            m,
+            n,
+            a: (oa.rows, oa.k),
+            b: (ob.rows, ob.k),
+        });
+    }
+    if m != 128 {
+        return Err(Reject::PairM { m });
+    }
+    let d = InstrDesc {
+        d: AccType::F32,
+        a: oa.buf.elem,
+        b: ob.buf.elem,
+        a_major: Major::K,
+        b_major: Major::K,
+        m: 2 * m,
+        n,
+    };
+    d.encode_pair()?;
+    Ok(d)
+}
+
 fn applies(cx: &Cx) -> Result<(), Reject> {
-    let Op::Mma { acc, a, b, .. } = cx.op else {
+    let Op::Mma {
+        acc, a, b, pair, ..
+    } = cx.op
+    else {
         return Err(Reject::WrongOp { expected: "an mma" });
     };
     if !cx.k.target().has_tcgen05() {
@@ -104,7 +172,7 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
             target: cx.k.target(),
         });
     }
-    instr_desc(cx.k, acc, a, b)?;
+    instr_desc(cx.k, acc, a, b, *pair)?;
     if !cx.threads.is_single() {
         return Err(Reject::Threads {
             threads: cx.threads,
@@ -120,13 +188,15 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         a,
         b,
         accumulate,
+        pair,
         ..
     } = op
     else {
         return Err(lw.internal("tcgen05 on a non-mma"));
     };
-    let id = instr_desc(lw.k, acc, a, b).map_err(|e| lw.error(e))?;
-    let idesc_bits = id.encode().map_err(|e| lw.internal(e.to_string()))?;
+    let id = instr_desc(lw.k, acc, a, b, *pair).map_err(|e| lw.error(e))?;
+    let idesc_bits = if *pair { id.encode_pair() } else { id.encode() }
+        .map_err(|e| lw.internal(e.to_string()))?;
     let (
         TileRef::Buf {
             buf: hacc,
@@ -156,6 +226,8 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     let bdesc0 = desc_base(lw, *hb, &ib, cst)?;
     let first = lw.let_("acc_in", T::Pred, accumulate.clone());
     let always = lw.pred_const(true);
+    // The pair's MMA is issued once, by the even CTA (PTX ISA §9.7.16.5).
+    let issuer = pair.then(|| lw.pair_issuer());
     for kk in 0..kext / 16 {
         // One K-step: 16 elements, 32 bytes — 2 descriptor units of 16 bytes, or 8 TMEM
         // columns of two packed elements.
@@ -177,10 +249,12 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         };
         let bd = lw.var("bdesc", T::U64);
         lw.inst(Inst::binary("add.u64", bd, reg(bdesc0), O::Imm(step)));
-        let inst = match a_step {
-            Ok(ad) => Inst::tcgen05_mma(taddr, ad, bd, idesc, p),
+        let mut inst = match a_step {
+            Ok(ad) => Inst::tcgen05_mma(taddr, (ad, bd, idesc), p, *pair),
+            // `instr_desc` refuses a TMEM A in the pair (`PairTmemA`).
             Err(at) => Inst::tcgen05_mma_tmem_a(taddr, at, bd, idesc, p),
         };
+        inst.guard = issuer.map(O::Reg);
         lw.inst(inst);
     }
     Ok(())

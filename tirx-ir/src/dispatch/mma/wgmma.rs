@@ -47,9 +47,15 @@ pub static VARIANT: Variant = Variant {
 };
 
 fn applies(cx: &Cx) -> Result<(), Reject> {
-    let Op::Mma { acc, a, b, .. } = cx.op else {
+    let Op::Mma {
+        acc, a, b, pair, ..
+    } = cx.op
+    else {
         return Err(Reject::WrongOp { expected: "an mma" });
     };
+    if *pair {
+        return Err(Reject::PairNotWgmma);
+    }
     if !cx.k.target().has_wgmma() {
         return Err(Reject::NoWgmma {
             target: cx.k.target(),

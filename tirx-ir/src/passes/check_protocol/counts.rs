@@ -92,7 +92,7 @@ fn other_signal(op: &Op) -> Option<&BarRef> {
     match op {
         Op::Copy { bar: Some(r), .. }
         | Op::MbarArriveExpectTx { bar: r, .. }
-        | Op::Tcgen05Commit { bar: r }
+        | Op::Tcgen05Commit { bar: r, .. }
         | Op::ClcTryCancel { bar: r, .. } => Some(r),
         _ => None,
     }

@@ -157,7 +157,7 @@ impl Flow for Operands<'_> {
                 let keep = (*n as usize).min(st.groups.len());
                 st.groups.drain(..st.groups.len() - keep);
             }
-            Op::Tcgen05Commit { bar } => {
+            Op::Tcgen05Commit { bar, .. } => {
                 for (_, bars) in &mut st.tc {
                     push(bars, bar.bar);
                 }

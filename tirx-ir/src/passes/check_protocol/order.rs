@@ -38,7 +38,7 @@ fn signals(b: &Block, out: &mut Vec<BarRef>) {
                 Op::Copy { bar: Some(r), .. }
                 | Op::MbarArrive { bar: r }
                 | Op::MbarArriveExpectTx { bar: r, .. }
-                | Op::Tcgen05Commit { bar: r }
+                | Op::Tcgen05Commit { bar: r, .. }
                 | Op::ClcTryCancel { bar: r, .. },
             ) => out.push(r.clone()),
             StmtKind::For { body, .. }

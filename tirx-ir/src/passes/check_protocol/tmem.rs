@@ -110,7 +110,7 @@ impl Tmem<'_> {
                 _ => {}
             }
         }
-        if let Op::TmemAlloc { buf } | Op::TmemDealloc { buf } = op
+        if let Op::TmemAlloc { buf, .. } | Op::TmemDealloc { buf, .. } = op
             && let Some(base) = self.k.buffers[*buf].alias
         {
             let (buffer, base) = (self.name(*buf), self.name(base));
@@ -118,7 +118,7 @@ impl Tmem<'_> {
             return;
         }
         match op {
-            Op::TmemAlloc { buf } => {
+            Op::TmemAlloc { buf, .. } => {
                 let Some(l) = st.life.iter_mut().find(|l| l.buf == *buf) else {
                     return;
                 };
@@ -133,7 +133,7 @@ impl Tmem<'_> {
                 l.states = LIVE;
                 l.alloc = Some(span);
             }
-            Op::TmemDealloc { buf } => {
+            Op::TmemDealloc { buf, .. } => {
                 let Some(l) = st.life.iter_mut().find(|l| l.buf == *buf) else {
                     return;
                 };
@@ -180,7 +180,7 @@ impl Tmem<'_> {
                     }
                 }
             }
-            Op::Tcgen05Commit { bar } => {
+            Op::Tcgen05Commit { bar, .. } => {
                 for f in &mut st.flights {
                     if !f.commits.contains(&bar.bar) {
                         f.commits.push(bar.bar);

@@ -95,7 +95,8 @@ pub(super) fn wgmma(cx: &Cx<'_>) -> Result<Op, SimError> {
     })
 }
 
-/// The tcgen05 instructions of the shipped Blackwell GEMM (PTX ISA §9.7.16), `cta_group::1`.
+/// The tcgen05 instructions of the shipped Blackwell GEMM (PTX ISA §9.7.16), `cta_group::1`
+/// and the CTA pair's `cta_group::2` (§9.7.16.5).
 pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
     let base = cx.i.opcode.base.as_str();
     let needs_group = !matches!(
@@ -107,8 +108,9 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
             | "tcgen05.st"
             | "tcgen05.wait::st"
     );
-    if needs_group && !cx.has("cta_group::1") {
-        return Err(cx.err("only cta_group::1 is supported yet (2-CTA MMA is the next piece)"));
+    let pair = cx.has("cta_group::2");
+    if needs_group && !pair && !cx.has("cta_group::1") {
+        return Err(cx.err("no .cta_group::1 or .cta_group::2"));
     }
     Ok(match base {
         "tcgen05.fence::before_thread_sync" | "tcgen05.fence::after_thread_sync" => Op::Nop,
@@ -117,6 +119,7 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
             Op::TcAlloc {
                 dst: cx.addr(0)?,
                 ncols: cx.val(1)?,
+                pair,
             }
         }
         "tcgen05.dealloc" => {
@@ -124,6 +127,7 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
             Op::TcDealloc {
                 taddr: cx.val(0)?,
                 ncols: cx.val(1)?,
+                pair,
             }
         }
         "tcgen05.relinquish_alloc_permit" => Op::TcRelinquish,
@@ -190,6 +194,7 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
                 b: cx.val(2)?,
                 idesc: cx.val(3)?,
                 enable: cx.val(4)?,
+                pair,
             }
         }
         "tcgen05.cp" => {
@@ -221,6 +226,7 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
             Op::TcCommit {
                 mbar: cx.addr(0)?,
                 multicast: if multicast { Some(cx.val(1)?) } else { None },
+                pair,
             }
         }
         _ => return Err(cx.err("this tcgen05 instruction is not supported yet")),

@@ -11,6 +11,7 @@ mod setmaxnreg;
 mod sync;
 mod tcgen05;
 mod tcgen05_cp;
+mod tcgen05_pair;
 mod timeline;
 mod tma;
 mod wgmma;

@@ -1,0 +1,110 @@
+//! verify-pair — the CTA pair's agreements (`tcgen05` `cta_group = 2`, PTX ISA §9.7.16.5).
+//!
+//! Phase: Tile, after verify-scopes. Preconditions: the front end's kernel (its `cta_group = 2`
+//! already checked against the cluster size at the user's token). Postconditions: unchanged
+//! IR, and:
+//! - a kernel that issues a pair MMA commits only with `tcgen05::commit(bar, cta_group = 2)`:
+//!   a commit tracks every prior MMA of its thread, and only the pair form multicasts the
+//!   arrival to both CTAs' barriers — a `cta_group::1` commit would leave the peer's barrier
+//!   waiting for ever (the emulator's deadlock);
+//! - a TMEM buffer is allocated and deallocated with the same `cta_group` (§9.7.16.7.1: the
+//!   pair's columns are released by both CTAs together), and the accumulator of a pair MMA is
+//!   allocated for the pair.
+//!
+//! The issuing CTA is not checked here: the pair's `tcgen05.mma` and `tcgen05.commit` are
+//! lowered under `%cluster_ctarank & 1 == 0`, so only the even CTA's thread of the user's
+//! one-thread scope issues them (verify-scopes checks that scope).
+
+use super::Pass;
+use crate::arena::Handle;
+use crate::diag::{Diagnostic, Diagnostics};
+use crate::ir::{Buffer, Kernel, Op, Span, StmtKind, TileRef};
+use crate::passes::walk::visit;
+
+/// The pass.
+pub struct VerifyPair;
+
+/// A broken agreement of the CTA pair.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PairError {
+    /// A one-CTA commit in a kernel that issues the pair's MMAs.
+    #[error(
+        "this kernel issues `tcgen05::mma(..., cta_group = 2)`, so this commit must be `tcgen05::commit(bar, cta_group = 2)`: only the pair's commit multicasts its arrival to the barrier in both CTAs of the pair (a one-CTA commit leaves the peer's barrier waiting for ever)"
+    )]
+    CommitNotMulticast,
+    /// `alloc` and `dealloc` (or a pair MMA) of one TMEM buffer disagree on `cta_group`.
+    #[error(
+        "`{buffer}` is allocated with cta_group = {alloc}, but this {what} uses cta_group = {here}: alloc, dealloc and the pair's MMAs of one TMEM buffer agree (PTX ISA §9.7.16.7.1)"
+    )]
+    GroupDisagrees {
+        /// The TMEM buffer.
+        buffer: String,
+        /// The `cta_group` of its `tcgen05::alloc`.
+        alloc: u32,
+        /// The op that disagrees.
+        what: &'static str,
+        /// Its `cta_group`.
+        here: u32,
+    },
+}
+
+fn group(pair: bool) -> u32 {
+    if pair { 2 } else { 1 }
+}
+
+/// The TMEM buffer a tile reference names (a view's base).
+fn tmem_base(k: &Kernel, t: &TileRef) -> Option<Handle<Buffer>> {
+    match t {
+        TileRef::Buf { buf, .. } => Some(k.buffers[*buf].alias.unwrap_or(*buf)),
+        _ => None,
+    }
+}
+
+impl Pass for VerifyPair {
+    fn name(&self) -> &'static str {
+        "verify-pair"
+    }
+    fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
+        // First the allocations' groups and whether any MMA is the pair's.
+        let mut allocs: Vec<(Handle<Buffer>, bool)> = Vec::new();
+        let mut pair_mma = false;
+        visit(&k.body, &mut |s, _| match &s.kind {
+            StmtKind::Op(Op::TmemAlloc { buf, pair }) => allocs.push((*buf, *pair)),
+            StmtKind::Op(Op::Mma { pair: true, .. }) => pair_mma = true,
+            _ => {}
+        });
+        let mut errs = Vec::new();
+        let mut disagree = |buf: Handle<Buffer>, what, pair: bool, span: Span| {
+            if let Some(&(_, a)) = allocs.iter().find(|(b, _)| *b == buf)
+                && a != pair
+            {
+                let e = PairError::GroupDisagrees {
+                    buffer: k.buffers[buf].name.clone(),
+                    alloc: group(a),
+                    what,
+                    here: group(pair),
+                };
+                errs.push(Diagnostic::new(span, e));
+            }
+        };
+        let mut commits = Vec::new();
+        visit(&k.body, &mut |s, _| match &s.kind {
+            StmtKind::Op(Op::TmemDealloc { buf, pair }) => {
+                disagree(*buf, "tcgen05::dealloc", *pair, s.span);
+            }
+            StmtKind::Op(Op::Mma {
+                acc, pair: true, ..
+            }) => {
+                if let Some(b) = tmem_base(k, acc) {
+                    disagree(b, "tcgen05::mma", true, s.span);
+                }
+            }
+            StmtKind::Op(Op::Tcgen05Commit { pair: false, .. }) if pair_mma => {
+                commits.push(Diagnostic::new(s.span, PairError::CommitNotMulticast));
+            }
+            _ => {}
+        });
+        errs.extend(commits);
+        if errs.is_empty() { Ok(()) } else { Err(errs) }
+    }
+}

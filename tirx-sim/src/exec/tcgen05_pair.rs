@@ -1,0 +1,146 @@
+//! The CTA pair of `tcgen05` `.cta_group::2` (PTX ISA §9.7.16.5 "Issue Granularity"): the two
+//! CTAs of a cluster whose `%cluster_ctarank` differ only in bit 0. One thread of either CTA
+//! issues the pair's `tcgen05.mma` and `tcgen05.commit`; `tcgen05.alloc / dealloc /
+//! relinquish_alloc_permit .cta_group::2` are performed by one warp in each CTA together.
+//!
+//! **Allocation.** The pair's allocation takes the same columns in both CTAs: the first of
+//! the two warps takes the lowest range free in both tensor memories, the second adopts the
+//! range its peer took and has not matched yet. (The hardware blocks the first warp until the
+//! second arrives; the emulator does not need to, since nothing reads the range before both
+//! CTAs have synchronised.) An allocation records its `cta_group`; a `dealloc` with the other
+//! group is diagnosed.
+//!
+//! **The MMA** (`kind::f16`, M = 256 across the pair; the data-path layout of §9.7.16.10.9 for
+//! `cta_group::2`): A is `[A0; A1]`, each CTA holding its `M/2 × K` half at the descriptor's
+//! address in its own shared memory; B is `[B0; B1]` along N, each CTA holding `N/2 × K`; D
+//! row `i < M/2` is lane `lane0 + i` of the even CTA's tensor memory and row `M/2 + i` the
+//! same lane of the odd CTA's, every column `col0 + n` for n < N in both. The instruction
+//! descriptor carries the pair's M (256) and N. A from tensor memory (the `[a-tmem]` form)
+//! is not emulated for the pair: such an MMA is refused when it is issued.
+//!
+//! **Completion.** A `.cta_group::2` commit tracks the pair's MMAs; its arrivals go to
+//! `[mbar]` only, or with `.multicast::cluster` to the same offset in every CTA of `ctaMask`.
+//! Without the multicast the peer's barrier is never arrived on by the MMA, which shows as a
+//! deadlock naming the peer's barrier.
+
+use super::diag::SimError;
+use super::machine::{Cluster, Machine};
+use super::tcgen05::{MmaA, Tc05Mma, free_column, mma_fault, operand_rows, write_d};
+
+impl Machine<'_> {
+    /// The peer of CTA `ci` (rank `ci ^ 1`), or the protocol error that it has none.
+    fn pair_peer(
+        &self,
+        cl: &Cluster,
+        ci: usize,
+        t: u32,
+        line: u32,
+        what: &str,
+    ) -> Result<usize, SimError> {
+        let peer = ci ^ 1;
+        if peer >= cl.ctas.len() {
+            return Err(self.protocol(
+                cl,
+                ci,
+                t,
+                line,
+                format!(
+                    "{what}.cta_group::2 in a cluster of {} CTA(s): cluster rank {ci} has no \
+                     peer CTA (ranks 2k and 2k + 1 form a pair, §9.7.16.5)",
+                    cl.ctas.len()
+                ),
+            ));
+        }
+        Ok(peer)
+    }
+
+    /// The column of a `tcgen05.alloc.cta_group::2` of `n` columns by CTA `ci`: the range
+    /// the peer took and this CTA has not matched, else the lowest free in both.
+    pub(crate) fn pair_column(
+        &self,
+        cl: &Cluster,
+        ci: usize,
+        t: u32,
+        line: u32,
+        n: u32,
+    ) -> Result<Option<u32>, SimError> {
+        let peer = self.pair_peer(cl, ci, t, line, "tcgen05.alloc")?;
+        let (mine, theirs) = (&cl.ctas[ci].tmem, &cl.ctas[peer].tmem);
+        let unmatched = theirs
+            .allocs
+            .iter()
+            .find(|&&(c, k, p)| p && k == n && !mine.allocs.contains(&(c, k, true)));
+        if let Some(&(c, _, _)) = unmatched {
+            let clash = mine.allocs.iter().any(|&(s, k, _)| c < s + k && s < c + n);
+            return Ok((!clash).then_some(c));
+        }
+        Ok(free_column(&[mine, theirs], n))
+    }
+
+    /// Checks the shape of a `tcgen05.mma.cta_group::2` by thread `t` of CTA `ci`: a peer
+    /// exists, M = 256 across the pair, N a multiple of 16 up to 256.
+    pub(crate) fn pair_shape(
+        &self,
+        cl: &Cluster,
+        ci: usize,
+        t: u32,
+        line: u32,
+        m: u32,
+        n: u32,
+    ) -> Result<(), SimError> {
+        self.pair_peer(cl, ci, t, line, "tcgen05.mma")?;
+        if m != 256 || n == 0 || n > 256 || !n.is_multiple_of(16) {
+            return Err(self.protocol(
+                cl,
+                ci,
+                t,
+                line,
+                format!(
+                    "tcgen05.mma.cta_group::2 with M = {m}, N = {n}: M = 256 across the pair, \
+                     N a multiple of 16 up to 256 are supported (M = 128's layout is not \
+                     emulated yet)"
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Runs the pair's MMA issued by thread `who` of CTA `ci`: each CTA's half of A and of B
+    /// from its own shared memory, each CTA's half of D's rows into its own tensor memory.
+    pub(crate) fn tcgen05_run_pair(
+        &self,
+        cl: &mut Cluster,
+        ci: usize,
+        mma: &Tc05Mma,
+        who: u32,
+    ) -> Result<(), SimError> {
+        // Refused at issue (`tcgen05_mma`); the pair's `[a-tmem]` form is not emulated.
+        let MmaA::Smem(ad) = &mma.a else {
+            let what = "tcgen05.mma.cta_group::2 with A in tensor memory ([a-tmem]): the CTA \
+                        pair's MMA is emulated with A in shared memory only";
+            return Err(mma_fault(cl, (ci, who), mma, what));
+        };
+        let even = ci & !1;
+        let (hm, hn) = (mma.m / 2, mma.n / 2);
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        for cta in [even, even + 1] {
+            let ranges = [ad.extent(hm, mma.mn_a), mma.b.extent(hn, mma.mn_b)];
+            self.check_fenced(cl, cta, who, (ranges, mma.line), "tcgen05.mma")?;
+            let smem = &cl.ctas[cta].smem;
+            let ah = operand_rows(smem, mma, ad, mma.mn_a, mma.neg_a, hm);
+            let bh = operand_rows(smem, mma, &mma.b, mma.mn_b, mma.neg_b, hn);
+            let (Some(ah), Some(bh)) = (ah, bh) else {
+                let what = format!(
+                    "a tcgen05.mma.cta_group::2 operand half reaches outside the shared memory \
+                     of cluster rank {cta}"
+                );
+                return Err(mma_fault(cl, (ci, who), mma, &what));
+            };
+            a.push(ah);
+            b.extend(bh);
+        }
+        write_d(cl, (ci, who), even, mma, &a[0], &b)?;
+        write_d(cl, (ci, who), even + 1, mma, &a[1], &b)
+    }
+}

@@ -1,0 +1,323 @@
+//! The CTA pair (`tcgen05 .cta_group::2`, PTX ISA §9.7.16.5): a hand-written 2-CTA kernel
+//! whose even CTA issues M = 256 MMAs over both CTAs' operand halves, checked against an f64
+//! reference on random bf16 data, and the protocol errors of the pair (a commit without
+//! multicast, no peer CTA, alloc/dealloc or MMA/commit disagreeing on `cta_group`, A from
+//! tensor memory, which the pair's emulation does not support).
+
+use super::*;
+
+/// K per MMA, and the MMAs per run (K = 32 in all).
+const K_STEP: usize = 16;
+const K_STEPS: usize = 2;
+/// Shared-memory offset of the operands (after the TMEM slot and the mbarrier).
+const OPS: usize = 1024;
+
+/// The edits of a planted bug.
+#[derive(Clone, Copy, Default)]
+struct Plant {
+    /// Commit without `.multicast::cluster`.
+    no_multicast: bool,
+    /// A cluster of 1 (no peer CTA).
+    no_cluster: bool,
+    /// Deallocate with `cta_group::1`.
+    dealloc_1: bool,
+    /// Commit with `cta_group::1`.
+    commit_1: bool,
+    /// The MMAs read A from tensor memory (`[a-tmem]`, at the accumulator's address).
+    a_tmem: bool,
+}
+
+/// Unswizzled K-major byte offset of (`r`, `k`) in a block of 16 K: 8×8 core matrices, LBO
+/// 128 (next 8 K), SBO 256 (next 8 rows) (§9.7.16 shared-memory descriptor).
+fn k_major(r: usize, k: usize) -> usize {
+    (r / 8) * 256 + (k / 8) * 128 + (r % 8) * 16 + (k % 8) * 2
+}
+
+/// The shared-memory image of one CTA's halves: `K_STEPS` blocks of A (128 rows), then
+/// `K_STEPS` blocks of B (`n/2` rows). `a[r][k]`, `b[r][k]` are bf16 bits.
+fn image(a: &[Vec<u16>], b: &[Vec<u16>]) -> Vec<u8> {
+    let (ab, bb) = (a.len() * 32, b.len() * 32);
+    let mut img = vec![0u8; K_STEPS * (ab + bb)];
+    for s in 0..K_STEPS {
+        for (r, row) in a.iter().enumerate() {
+            for k in 0..K_STEP {
+                let o = s * ab + k_major(r, k);
+                img[o..o + 2].copy_from_slice(&row[s * K_STEP + k].to_le_bytes());
+            }
+        }
+        for (r, row) in b.iter().enumerate() {
+            for k in 0..K_STEP {
+                let o = K_STEPS * ab + s * bb + k_major(r, k);
+                img[o..o + 2].copy_from_slice(&row[s * K_STEP + k].to_le_bytes());
+            }
+        }
+    }
+    img
+}
+
+/// The kernel: each CTA (128 threads) copies its image from global memory into shared memory,
+/// warp 0 allocates 32·⌈n/32⌉ columns for the pair; thread 0 of the even CTA issues the
+/// `K_STEPS` MMAs (M = 256, N = `n`) and one multicast commit; every thread waits on its own
+/// CTA's mbarrier, loads its lane's `n` columns and writes them to `out[rank][tid][..n]`.
+fn pair_ptx(n: usize, image_words: usize, plant: Plant) -> String {
+    let cols = n.next_power_of_two().max(32);
+    let (ab, bb) = (128 * 32, n / 2 * 32);
+    let desc = "0x0000401000080000";
+    // f32 D, bf16 A and B, K-major, N >> 3 at bit 17, M >> 4 = 16 at bit 24.
+    let idesc = (1u32 << 4) | (1 << 7) | (1 << 10) | (((n >> 3) as u32) << 17) | (16 << 24);
+    let mut mmas = String::new();
+    for s in 0..K_STEPS {
+        let (ao, bo) = (OPS + s * ab, OPS + K_STEPS * ab + s * bb);
+        mmas += &format!(
+            "\tadd.u32 %r14, %r1, {ao};\n\tcvt.u64.u32 %rd3, %r14;\n\tshr.u64 %rd3, %rd3, 4;\n\
+             \tor.b64 %rd3, %rd3, {desc};\n\tadd.u32 %r14, %r1, {bo};\n\tcvt.u64.u32 %rd4, %r14;\n\
+             \tshr.u64 %rd4, %rd4, 4;\n\tor.b64 %rd4, %rd4, {desc};\n\tsetp.ne.u32 %p6, {s}, 0;\n\
+             \t@%p2 tcgen05.mma.cta_group::2.kind::f16 [%r2], {a}, %rd4, %r9, %p6;\n",
+            a = if plant.a_tmem { "[%r2]" } else { "%rd3" },
+        );
+    }
+    let commit = match (plant.commit_1, plant.no_multicast) {
+        (true, _) => {
+            "\t@%p2 tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster\
+                      .multicast::cluster.b64 [%r1+8], %h0;\n"
+        }
+        (false, true) => {
+            "\t@%p2 tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.b64 [%r1+8];\n"
+        }
+        (false, false) => {
+            "\t@%p2 tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster\
+                           .multicast::cluster.b64 [%r1+8], %h0;\n"
+        }
+    };
+    let mut loads = String::new();
+    for c in (0..n).step_by(16) {
+        let regs: Vec<String> = (20..36).map(|r| format!("%r{r}")).collect();
+        loads += &format!(
+            "\tadd.u32 %r15, %r3, {c};\n\
+             \ttcgen05.ld.sync.aligned.32x32b.x16.b32 {{{}}}, [%r15];\n\
+             \ttcgen05.wait::ld.sync.aligned;\n",
+            regs.join(", ")
+        );
+        for q in 0..4 {
+            let r = 20 + 4 * q;
+            loads += &format!(
+                "\tst.global.v4.u32 [%rd2+{}], {{%r{r}, %r{}, %r{}, %r{}}};\n",
+                4 * (c + 4 * q),
+                r + 1,
+                r + 2,
+                r + 3
+            );
+        }
+    }
+    let g = if plant.dealloc_1 { 1 } else { 2 };
+    format!(
+        "\tld.param.u64 %rd0, [p_out];\n\tld.param.u64 %rd5, [p_in];\n\
+         \tmov.u32 %r0, %tid.x;\n\tmov.u32 %r6, %cluster_ctarank;\n\tmov.u32 %r1, smem;\n\
+         \tmov.u32 %r10, %r0;\n\
+         $L_copy:\n\tsetp.ge.u32 %p4, %r10, {image_words};\n\t@%p4 bra $L_copied;\n\
+         \tmad.lo.u32 %r11, %r6, {image_words}, %r10;\n\tmul.wide.u32 %rd6, %r11, 4;\n\
+         \tadd.u64 %rd6, %rd6, %rd5;\n\tld.global.u32 %r12, [%rd6];\n\tshl.b32 %r13, %r10, 2;\n\
+         \tadd.u32 %r13, %r13, %r1;\n\tst.shared.u32 [%r13+{OPS}], %r12;\n\
+         \tadd.u32 %r10, %r10, 128;\n\tbra $L_copy;\n\
+         $L_copied:\n\tfence.proxy.async.shared::cta;\n\
+         \tsetp.lt.u32 %p0, %r0, 32;\n\
+         \t@%p0 tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%r1], {cols};\n\
+         \t@%p0 tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;\n\
+         \tsetp.eq.u32 %p1, %r0, 0;\n\t@%p1 mbarrier.init.shared::cta.b64 [%r1+8], 1;\n\
+         \ttcgen05.fence::before_thread_sync;\n\
+         \tbarrier.cluster.arrive;\n\tbarrier.cluster.wait;\n\
+         \ttcgen05.fence::after_thread_sync;\n\tld.shared.u32 %r2, [%r1];\n\
+         \tsetp.eq.u32 %p5, %r6, 0;\n\tand.pred %p2, %p1, %p5;\n\
+         \tmov.b32 %r9, {idesc:#x};\n\tmov.u16 %h0, 3;\n{mmas}{commit}\
+         $L_wait:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p3, [%r1+8], 0;\n\
+         \t@!%p3 bra $L_wait;\n\ttcgen05.fence::after_thread_sync;\n\
+         \tshr.u32 %r3, %r0, 5;\n\tshl.b32 %r3, %r3, 21;\n\tadd.u32 %r3, %r3, %r2;\n\
+         \tmad.lo.u32 %r7, %r6, 128, %r0;\n\tmul.wide.u32 %rd2, %r7, {row};\n\
+         \tadd.u64 %rd2, %rd2, %rd0;\n{loads}\
+         \ttcgen05.fence::before_thread_sync;\n\
+         \tbarrier.cluster.arrive;\n\tbarrier.cluster.wait;\n\
+         \t@%p0 tcgen05.dealloc.cta_group::{g}.sync.aligned.b32 %r2, {cols};\n\tret;\n",
+        row = 4 * n,
+    )
+}
+
+/// Random bf16 bits in about [-2, 2).
+fn bf16s(rng: &mut Rng, len: usize) -> Vec<u16> {
+    (0..len)
+        .map(|_| {
+            let x = (rng.below(1 << 20) as f32 / (1 << 18) as f32) - 2.0;
+            (x.to_bits() >> 16) as u16
+        })
+        .collect()
+}
+
+fn bf16_f64(b: u16) -> f64 {
+    f64::from(f32::from_bits(u32::from(b) << 16))
+}
+
+/// Runs the pair kernel for N = `n` on random data; returns (out, reference) as
+/// `[256][n]` f32 / f64.
+fn run_pair(n: usize, seed: u64, plant: Plant) -> Result<(Vec<f32>, Vec<f64>), SimError> {
+    let mut rng = Rng::new(seed);
+    let k = K_STEP * K_STEPS;
+    let a: Vec<Vec<u16>> = (0..256).map(|_| bf16s(&mut rng, k)).collect();
+    let b: Vec<Vec<u16>> = (0..n).map(|_| bf16s(&mut rng, k)).collect();
+    // Rank r holds rows 128r.. of A and n/2·r.. of B.
+    let mut input = image(&a[..128], &b[..n / 2]);
+    input.extend(image(&a[128..], &b[n / 2..]));
+    let words = input.len() / 8;
+    let m = module(
+        ".param .u64 p_out, .param .u64 p_in",
+        &pair_ptx(n, words, plant),
+    );
+    let launch = Launch {
+        grid: [2, 1, 1],
+        cluster: if plant.no_cluster {
+            [1, 1, 1]
+        } else {
+            [2, 1, 1]
+        },
+        block: [128, 1, 1],
+        smem_bytes: (OPS + input.len() / 2) as u32,
+    };
+    let mut dev = Device::new();
+    let out_bytes = 256 * n * 4;
+    let out = dev.alloc(out_bytes);
+    dev.write(out, &vec![0xa5; out_bytes]).unwrap();
+    let inp = dev.alloc(input.len());
+    dev.write(inp, &input).unwrap();
+    let params = [ParamValue::U64(out), ParamValue::U64(inp)];
+    run(&m, "k", &launch, &params, &mut dev, seed)?;
+    let got = u32s(&dev.read(out, out_bytes).unwrap())
+        .into_iter()
+        .map(f32::from_bits)
+        .collect();
+    let mut want = vec![0f64; 256 * n];
+    for i in 0..256 {
+        for j in 0..n {
+            want[i * n + j] = (0..k).map(|q| bf16_f64(a[i][q]) * bf16_f64(b[j][q])).sum();
+        }
+    }
+    Ok((got, want))
+}
+
+#[test]
+fn the_pairs_mma_reads_both_halves_and_writes_each_ctas_rows() {
+    for (n, seed) in [(32, 1), (48, 2), (80, 3)] {
+        let (got, want) = run_pair(n, seed, Plant::default()).expect("runs");
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            let err = (f64::from(*g) - w).abs();
+            assert!(
+                err <= 1e-5 * w.abs().max(1.0),
+                "N = {n}: D[{}][{}] = {g}, want {w}",
+                i / n,
+                i % n
+            );
+        }
+    }
+}
+
+#[test]
+fn a_pair_commit_without_multicast_leaves_the_peers_barrier_waiting() {
+    let plant = Plant {
+        no_multicast: true,
+        ..Plant::default()
+    };
+    let e = run_pair(32, 1, plant).unwrap_err();
+    let SimError::Deadlock(blocked) = &e else {
+        panic!("{e}")
+    };
+    // The even CTA got its arrival and waits at the final cluster barrier; the peer (rank 1)
+    // waits for ever on its own mbarrier (the `smem` symbol sits at shared+0x400).
+    let peer: Vec<_> = blocked.iter().filter(|b| b.cta == [1, 0, 0]).collect();
+    assert!(
+        peer.len() == 4
+            && peer
+                .iter()
+                .all(|b| matches!(b.on, WaitOn::Mbarrier { addr: 0x408, .. })),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains(
+            "CTA (1,0,0) warp 0 lanes 0xffffffff at PTX line 69: mbarrier at shared+0x408"
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_pairs_protocol_errors_are_diagnosed() {
+    let e = run_pair(
+        32,
+        1,
+        Plant {
+            no_cluster: true,
+            ..Plant::default()
+        },
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("has no peer CTA"), "{e}");
+    let e = run_pair(
+        32,
+        1,
+        Plant {
+            dealloc_1: true,
+            ..Plant::default()
+        },
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string().contains(
+            "tcgen05.dealloc.cta_group::1 of 32 columns at 0x0, allocated with cta_group::2"
+        ),
+        "{e}"
+    );
+    let e = run_pair(
+        32,
+        1,
+        Plant {
+            commit_1: true,
+            ..Plant::default()
+        },
+    )
+    .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("tcgen05.commit.cta_group::1 after a tcgen05.mma.cta_group::2"),
+        "{e}"
+    ); // The pair's `[a-tmem]` form is refused at the (first) MMA's issue, by line.
+    let e = run_pair(
+        32,
+        1,
+        Plant {
+            a_tmem: true,
+            ..Plant::default()
+        },
+    )
+    .unwrap_err();
+    let SimError::Protocol { what, .. } = &e else {
+        panic!("{e}")
+    };
+    assert!(
+        what.contains("tcgen05.mma.cta_group::2 with A in tensor memory ([a-tmem])")
+            && what.contains("A in shared memory only"),
+        "{e}"
+    );
+}
+
+/// Writes the pair kernel's PTX for `.target sm_100a` to `$TIRX_PAIR_PTX` (for assembling it
+/// with ptxas by hand: `TIRX_PAIR_PTX=/tmp/pair.ptx cargo test -p tirx-sim pair_ptx_text`).
+#[test]
+fn pair_ptx_text() {
+    let Ok(path) = std::env::var("TIRX_PAIR_PTX") else {
+        return;
+    };
+    let body = pair_ptx(48, (OPS + K_STEPS * (128 + 24) * 32) / 4, Plant::default());
+    let src = format!(
+        ".version 8.7\n.target sm_100a\n.address_size 64\n\
+         .extern .shared .align 1024 .b8 smem[];\n\
+         .visible .entry k(.param .u64 p_out, .param .u64 p_in)\n.maxntid 128, 1, 1\n\
+         .reqnctapercluster 2, 1, 1\n{{\n{REGS}{body}}}\n"
+    );
+    std::fs::write(path, src).unwrap();
+}
