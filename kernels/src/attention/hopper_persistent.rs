@@ -8,8 +8,8 @@
 //! scheduler, Shah et al. 2024, arXiv 2407.08608 §3.1). O is staged in the consumer's own Q
 //! stage, which goes back to the producer once the store has read it.
 //!
-//! Measured against `attention_sm90` on the H200 (docs/perf/attention-h200.md, 2026-12-02
-//! 19:12): hd 128 without a mask +20% at s512, +12% at 1k, +6% at 2k, +1% at 8k; hd 64, hd 256
+//! Measured against `attention_sm90` on the H200 (docs/perf/attention-h200.md, 2026-12-03
+//! 12:32): hd 128 without a mask +21% at s512, +11% at 1k, +6% at 2k, +2% at 8k; hd 64, hd 256
 //! and every causal problem slower (a static round-robin walk cannot balance the causal
 //! tiles' unequal work, which the hardware's CTA scheduler does for one CTA per tile). So it
 //! holds the hd 128 unmasked tile only (no causal mask, no ping-pong, O rescaled after the P·V
