@@ -309,6 +309,22 @@ pub fn b_is_k_by_n(art: &tirx::KernelArtifact) -> bool {
     )
 }
 
+/// The fused bias + activation epilogue of one GEMM element, for the emulator's checks:
+/// `w` the exact α·A·op(B) + β·C and `acc` its f32 accumulation bound; returns the exact
+/// `act(w + bias)`, the accumulation bound widened by the f32 bias add and activation (a few
+/// ulps of the argument), and the extra a GPU's `tanh.approx.f32` may add to GELU (about 2⁻¹¹
+/// of the argument; the emulator computes tanh exactly, so its own bound leaves it out).
+pub fn bias_act_bound(act: tirx::problem::Act, w: f64, bias: f64, acc: f64) -> (f64, f64, f64) {
+    let x = w + bias;
+    let acc = 1.2 * acc + 4.0 * (x.abs() + 1.0) / 8_388_608.0;
+    let gpu_extra = if act == tirx::problem::Act::Gelu {
+        x.abs() / 2048.0
+    } else {
+        0.0
+    };
+    (crate::bench::epilogue_ref::activate(act, x), acc, gpu_extra)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

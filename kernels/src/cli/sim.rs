@@ -17,9 +17,8 @@
 
 use half::bf16;
 use tirx::KernelArtifact;
-use tirx::problem::{Act, Epilogue, GemmProblem, Problem, RowOp};
+use tirx::problem::{Epilogue, GemmProblem, Problem, RowOp};
 use tirx::runtime::{DeviceLimits, ElemType, Target, TensorMeta};
-use tirx_kernels::bench::epilogue_ref::activate;
 use tirx_kernels::reference::Rng;
 use tirx_kernels::registry;
 use tirx_kernels::row_kernels::host::capacity;
@@ -436,18 +435,10 @@ fn gemm(
             let scale = f64::from(alpha.abs()) * mag + (f64::from(beta) * c).abs();
             // D rounded (half an ulp of the result) after an f32 accumulation error `acc`.
             let mut acc = (kk as f64 + 2.0) * scale / 8_388_608.0;
-            let mut approx = 0.0;
             if let Some(act) = act {
-                // The bias add and the activation in f32 (a few ulps of the argument), and
-                // GELU's tanh.approx.f32 on top (about 2⁻¹¹ relative, the PTX ISA's bound).
-                let x = w + biasv[j];
-                w = activate(act, x);
-                acc = 1.2 * acc + 4.0 * (x.abs() + 1.0) / 8_388_608.0;
-                if act == Act::Gelu {
-                    approx = x.abs() / 2048.0;
-                }
+                (w, acc, _) = simulate::bias_act_bound(act, w, biasv[j], acc);
             }
-            let bound = (w.abs() + acc) * half_ulp + acc + approx + 1e-30;
+            let bound = (w.abs() + acc) * half_ulp + acc + 1e-30;
             let g = got[i * n + j];
             if (g - w).abs() > bound || g.is_nan() {
                 return Err(format!(

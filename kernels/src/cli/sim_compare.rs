@@ -33,9 +33,8 @@ use super::sim_cases::{CaseData, Fnv, cases, decode, gemm_scale, inputs};
 use super::sim_dump::{Entry, Manifest, hex};
 use half::bf16;
 use tirx::KernelArtifact;
-use tirx::problem::{Act, Epilogue, GemmProblem, Problem};
+use tirx::problem::{Epilogue, GemmProblem, Problem};
 use tirx::runtime::{DeviceLimits, ElemType, TensorMeta};
-use tirx_kernels::bench::epilogue_ref::activate;
 use tirx_kernels::rows::reference::FLOOR;
 use tirx_sim::{Device, Stats};
 
@@ -231,12 +230,8 @@ fn gemm_bounds(
             let mut acc = (kk as f64 + 2.0) * scale / 8_388_608.0;
             let mut extra = 0.0;
             if let Some(act) = act {
-                let x = w + bias.as_ref().map_or(0.0, |bv| bv[j]);
-                w = activate(act, x);
-                acc = 1.2 * acc + 4.0 * (x.abs() + 1.0) / 8_388_608.0;
-                if act == Act::Gelu {
-                    extra = x.abs() / 2048.0;
-                }
+                let b = bias.as_ref().map_or(0.0, |bv| bv[j]);
+                (w, acc, extra) = tirx_kernels::simulate::bias_act_bound(act, w, b, acc);
             }
             g.exact.push(w);
             g.side.push((w.abs() + acc) * half_ulp + acc + 1e-30);
