@@ -34,6 +34,7 @@ mod sim_attention;
 mod sim_exec;
 mod sim_gemm;
 mod sim_rs;
+mod sim_smem;
 mod sim_timeline;
 mod smem_kernels;
 mod snapshots;

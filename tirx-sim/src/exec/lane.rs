@@ -213,6 +213,9 @@ impl Machine<'_> {
         ) {
             return self.collective(cl, ci, wi, active, pc, inst);
         }
+        if matches!(inst.op, Op::LdMatrix { .. } | Op::StMatrix { .. }) {
+            return self.matrix(cl, ci, wi, active, pc, inst);
+        }
         if matches!(inst.op, Op::Atom { .. }) {
             return self.atom_group(cl, ci, wi, active, pc, inst);
         }

@@ -28,6 +28,7 @@ mod diag;
 pub mod float;
 mod lane;
 mod machine;
+mod matrix;
 mod mem;
 mod ops;
 mod program;

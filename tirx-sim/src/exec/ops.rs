@@ -248,6 +248,23 @@ pub(crate) enum Op {
         vals: Vec<Val>,
         addr: Addr,
     },
+    /// `ldmatrix.sync.aligned.m8n8.xN[.trans].shared{::cta}.b16 {d…}, [a]` (PTX ISA
+    /// "Warp-level matrix load instruction: ldmatrix"): `n` 8×8 matrices of 16-bit
+    /// elements, one register per matrix per lane (`matrix.rs`).
+    LdMatrix {
+        n: u32,
+        trans: bool,
+        ds: Vec<Option<Reg>>,
+        addr: Addr,
+    },
+    /// `stmatrix.sync.aligned.m8n8.xN[.trans].shared{::cta}.b16 [a], {r…}` (PTX ISA
+    /// "Warp-level matrix store instruction: stmatrix"), the inverse of [`Op::LdMatrix`].
+    StMatrix {
+        n: u32,
+        trans: bool,
+        vals: Vec<Val>,
+        addr: Addr,
+    },
     /// `atom[.sem][.scope][.space].op.type d, [a], b[, c]` (§9.7.13.5) and `red…op.type [a],
     /// b` (§9.7.13.6, `d` none).
     Atom {

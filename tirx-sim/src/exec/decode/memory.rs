@@ -283,3 +283,56 @@ pub(super) fn clc_query(cx: &Cx<'_>) -> Result<Op, SimError> {
     };
     Ok(Op::ClcQuery { ds, q, first })
 }
+
+/// `ldmatrix` / `stmatrix` (PTX ISA "Warp-level matrix load instruction: ldmatrix", "Warp-level
+/// matrix store instruction: stmatrix"): the `.m8n8` shape of `.b16` elements in shared
+/// memory, `.x1`, `.x2` or `.x4` matrices, optionally `.trans`. The other shapes (`.m16n16`,
+/// `.m8n16` of 8-bit and packed 6/4-bit elements) are refused by name.
+pub(super) fn matrix(cx: &Cx<'_>) -> Result<Op, SimError> {
+    cx.n(2)?;
+    if !cx.has("m8n8") || !cx.has("b16") {
+        return Err(cx.err("ldmatrix/stmatrix shapes other than .m8n8 of .b16"));
+    }
+    if !(cx.has("shared") || cx.has("shared::cta")) {
+        return Err(cx.err("ldmatrix/stmatrix need the .shared state space"));
+    }
+    let n = match (cx.has("x1"), cx.has("x2"), cx.has("x4")) {
+        (true, false, false) => 1,
+        (false, true, false) => 2,
+        (false, false, true) => 4,
+        _ => return Err(cx.err("ldmatrix/stmatrix need one of .x1, .x2, .x4")),
+    };
+    let trans = cx.has("trans");
+    let load = cx.i.opcode.base == "ldmatrix";
+    let regs = cx.list(if load { 0 } else { 1 })?;
+    if regs.len() != n as usize {
+        return Err(cx.err(format!(
+            "{} .x{n} takes {n} registers, not {}",
+            cx.i.opcode.base,
+            regs.len()
+        )));
+    }
+    if load {
+        let ds = regs
+            .into_iter()
+            .map(|o| cx.syms.dst(o, cx.i.line, &cx.text))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Op::LdMatrix {
+            n,
+            trans,
+            ds,
+            addr: cx.addr(1)?,
+        })
+    } else {
+        let vals = regs
+            .into_iter()
+            .map(|o| cx.syms.val(o, cx.i.line, &cx.text))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Op::StMatrix {
+            n,
+            trans,
+            vals,
+            addr: cx.addr(0)?,
+        })
+    }
+}

@@ -7,6 +7,7 @@ mod atom;
 mod clc;
 mod cluster;
 mod diag;
+mod matrix;
 mod setmaxnreg;
 mod sync;
 mod tcgen05;
