@@ -278,6 +278,27 @@ fn planted_bugs_in_the_blackwell_gemm_are_diagnosed() {
     assert!(e.contains("tensor memory still allocated"), "{e}");
 }
 
+/// A planted missing fence in the Blackwell GEMMs: every `tcgen05.fence::after_thread_sync`
+/// removed, so the epilogue's `tcgen05.ld` after its wait on the MMA's commit is not ordered
+/// after the MMA (PTX ISA §9.7.16.6.4) — the emulator names the load, the cell and the MMA.
+#[test]
+fn a_missing_tcgen05_fence_after_the_wait_is_diagnosed() {
+    for kernel in ["gemm_sm100", "gemm_sm100_ws"] {
+        let art = registry::find(kernel).expect("shipped").artifacts[0..]
+            .iter()
+            .find(|a| a.target == Target::Sm100a)
+            .expect("an sm_100a artifact");
+        let unfenced = art.ptx.replace("\ttcgen05.fence::after_thread_sync;\n", "");
+        assert_ne!(unfenced, art.ptx);
+        typed_gemm_on(art, art.ptx, (128, 128, 64), 1).expect("the shipped kernel runs");
+        let e = typed_gemm_on(art, &unfenced, (128, 128, 64), 1).unwrap_err();
+        assert!(
+            e.contains("without a tcgen05.fence::after_thread_sync") && e.contains("tcgen05.ld"),
+            "{kernel}: {e}"
+        );
+    }
+}
+
 /// Planted pipeline bugs in the Blackwell GEMM, five K tiles on four stages: the producer
 /// waits on the wrong parity of the stage-free barrier (a deadlock naming each barrier's
 /// phase), or tests it once instead of waiting (`test_wait`, no retry), so a TMA load
@@ -479,8 +500,9 @@ fn the_blackwell_register_split_fits_its_launch() {
 /// stage (`tcgen05.fence::before_thread_sync` + the arrive on `acc_empty[s]`) right after its
 /// first `tcgen05.ld`, before that load's `tcgen05.wait::ld` and the other chunks' loads. The
 /// MMA warp may then start the tile after next in that stage while the stage is still being
-/// read: the emulator diagnoses an MMA over cells a load still reads, or the epilogue stores
-/// the next tile's partial sums (a mismatch against the reference), on some schedule.
+/// read: the emulator diagnoses an MMA over cells a load still reads, a later load of cells
+/// that MMA will write before it completed, or the epilogue stores the next tile's partial
+/// sums (a mismatch against the reference), on some schedule.
 #[test]
 fn releasing_an_accumulator_stage_before_wait_ld_is_diagnosed() {
     let art = sm100("gemm_sm100_persistent", "n128");
@@ -518,9 +540,9 @@ fn releasing_an_accumulator_stage_before_wait_ld_is_diagnosed() {
         })
         .collect();
     assert!(
-        errors
-            .iter()
-            .any(|e| e.contains("still reads") || e.contains(" vs ")),
+        errors.iter().any(|e| e.contains("still reads")
+            || e.contains("will write and has not completed")
+            || e.contains(" vs ")),
         "the early release went unnoticed: {errors:?}"
     );
 }

@@ -451,6 +451,10 @@ impl Machine<'_> {
             }
             Op::Exit => return self.exit_thread(cl, ci, t),
             Op::Nop => {}
+            Op::TcFenceAfter => {
+                let c = &mut cl.ctas[ci];
+                c.tc_fenced[t as usize] = c.tc_log.len() as u32;
+            }
             Op::FenceProxyAsync => cl.ctas[ci].shadow.fence(t),
             Op::TcMma {
                 d,

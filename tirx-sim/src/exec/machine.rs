@@ -144,6 +144,14 @@ pub(crate) struct Cta {
     pub tc_ld_cells: Vec<Vec<(u32, u32, u32)>>,
     /// Per-warp register counts and the pool (`setmaxnreg.rs`).
     pub regs: super::setmaxnreg::RegBudget,
+    /// The MMAs that have written this CTA's tensor memory, in the order they ran: (issuing
+    /// thread, line); a cell's writer is an index + 1 into it (`tc_mma_at`).
+    pub tc_log: Vec<(u32, u32)>,
+    /// Per TMEM cell (lane-major, empty until the first MMA writes): the MMA that last wrote
+    /// it, as `tc_log`'s length after that MMA (0: none).
+    pub tc_mma_at: Vec<u32>,
+    /// Per thread: `tc_log`'s length at its last `tcgen05.fence::after_thread_sync`.
+    pub tc_fenced: Vec<u32>,
     /// A thread of the CTA observed a failed `clusterlaunchcontrol.try_cancel` response.
     pub clc_failed: bool,
 }
@@ -270,6 +278,9 @@ impl<'a> Machine<'a> {
                 tc_st: vec![Vec::new(); nt.div_ceil(32) as usize],
                 tc_ld_cells: vec![Vec::new(); nt.div_ceil(32) as usize],
                 clc_failed: false,
+                tc_log: Vec::new(),
+                tc_mma_at: Vec::new(),
+                tc_fenced: vec![0; nt as usize],
                 regs: super::setmaxnreg::RegBudget::new(
                     nt.div_ceil(32),
                     self.policy.launch_regs.or(self.prog.max_regs),

@@ -38,6 +38,7 @@ mod shadow;
 mod sync;
 mod tcgen05;
 mod tcgen05_cp;
+mod tcgen05_fence;
 mod tcgen05_move;
 mod tcgen05_pair;
 mod timeline;

@@ -248,6 +248,10 @@ pub(crate) enum Op {
         vals: Vec<Val>,
         addr: Addr,
     },
+    /// `tcgen05.fence::after_thread_sync` (PTX ISA §9.7.16.6.4): the thread's later tcgen05
+    /// operations are ordered after its earlier thread synchronisation (an mbarrier wait, a
+    /// barrier), so a `tcgen05.ld` may read what an MMA completed before that wait wrote.
+    TcFenceAfter,
     /// `ldmatrix.sync.aligned.m8n8.xN[.trans].shared{::cta}.b16 {d…}, [a]` (PTX ISA
     /// "Warp-level matrix load instruction: ldmatrix"): `n` 8×8 matrices of 16-bit
     /// elements, one register per matrix per lane (`matrix.rs`).

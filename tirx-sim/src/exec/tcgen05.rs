@@ -126,6 +126,11 @@ impl Tc05Mma {
             if (l..l + self.m).contains(&lane) && (c..c + 8).contains(&col))
     }
 
+    /// Its D in this CTA's tensor memory: first lane, first column, rows, columns, line.
+    pub(crate) fn d_rect(&self) -> (u32, u32, u32, u32, u32) {
+        (self.d_lane, self.d_col, self.m, self.n, self.line)
+    }
+
     /// Its PTX line.
     pub(crate) fn line(&self) -> u32 {
         self.line
@@ -567,6 +572,7 @@ pub(super) fn write_d(
         .flatten()
         .map(|&(l, c, at)| ((l, c), at))
         .collect();
+    let written = super::tcgen05_fence::record_mma(&mut cl.ctas[cta], issuer.1, mma.line);
     for (i, ar) in a.iter().enumerate() {
         for (j, br) in b.iter().enumerate() {
             let key = (mma.d_lane + i as u32, mma.d_col + j as u32);
@@ -602,6 +608,7 @@ pub(super) fn write_d(
                 0.0
             };
             *cell = f64_to_f32(acc + dot, Rnd::Rn).to_bits();
+            cl.ctas[cta].tc_mma_at[(key.0 * TMEM_COLS + key.1) as usize] = written;
         }
     }
     Ok(())

@@ -63,6 +63,7 @@ impl Machine<'_> {
     ) -> Result<(), SimError> {
         let t = wi * 32 + l;
         let (lane0, col0) = self.tmem_origin(cl, ci, (wi, l), taddr, shape, line)?;
+        let in_flight = super::tcgen05_fence::mmas_in_flight(cl, ci);
         for (j, &r) in ds.iter().enumerate() {
             let (dl, cols, n) = shape.columns(l, j as u32, pack);
             let lane = lane0 + dl;
@@ -80,6 +81,11 @@ impl Machine<'_> {
                              of line {at} before its tcgen05.wait::st"
                         ),
                     ));
+                }
+                if let Some(what) =
+                    super::tcgen05_fence::unordered_read(cl, ci, t, (lane, col), &in_flight)
+                {
+                    return Err(self.protocol(cl, ci, t, line, what));
                 }
                 let Some(x) = cl.ctas[ci].tmem.cell(lane, col).copied() else {
                     return Err(self.protocol(

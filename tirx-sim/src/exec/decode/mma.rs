@@ -113,7 +113,8 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
         return Err(cx.err("no .cta_group::1 or .cta_group::2"));
     }
     Ok(match base {
-        "tcgen05.fence::before_thread_sync" | "tcgen05.fence::after_thread_sync" => Op::Nop,
+        "tcgen05.fence::before_thread_sync" => Op::Nop,
+        "tcgen05.fence::after_thread_sync" => Op::TcFenceAfter,
         "tcgen05.alloc" => {
             cx.n(2)?;
             Op::TcAlloc {

@@ -420,3 +420,70 @@ fn each_shape_loads_the_cells_of_its_thread_map() {
         "{e}"
     );
 }
+
+/// Thread 0 runs one `tcgen05.mma` (D = A·B over 32 columns, A and B from zeroed shared
+/// memory after `tcgen05.st` of ones into D, accumulating: D stays ones) and commits to an
+/// mbarrier; every thread then loads D in one of three orders: after its wait and a
+/// `tcgen05.fence::after_thread_sync` (`"fenced"`), after its wait with no fence
+/// (`"unfenced"`), or before its wait (`"early"`).
+fn load_after_mma(order: &str) -> Result<Vec<u32>, SimError> {
+    let desc = "0x0000401000080000";
+    let ld = "\ttcgen05.ld.sync.aligned.32x32b.x4.b32 {%r20, %r21, %r22, %r23}, [%r3];\n\
+              \ttcgen05.wait::ld.sync.aligned;\n";
+    let wait = "$L_wait:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p3, [%r1+8], 0;\n\
+                \t@!%p3 bra $L_wait;\n";
+    let fence = "\ttcgen05.fence::after_thread_sync;\n";
+    let tail = match order {
+        "fenced" => format!("{wait}{fence}{ld}"),
+        "unfenced" => format!("{wait}{ld}"),
+        _ => format!("{ld}{wait}"),
+    };
+    let body = format!(
+        "{PROLOGUE}\tmov.u32 %r1, smem;\n\tsetp.lt.u32 %p0, %r0, 32;\n\
+         \t@%p0 tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r1], 32;\n\
+         \tsetp.eq.u32 %p1, %r0, 0;\n\t@%p1 mbarrier.init.shared::cta.b64 [%r1+8], 1;\n\
+         \ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\ttcgen05.fence::after_thread_sync;\n\
+         \tld.shared.u32 %r2, [%r1];\n\tshr.u32 %r3, %r0, 5;\n\tshl.b32 %r3, %r3, 21;\n\
+         \tadd.u32 %r3, %r3, %r2;\n\tmov.b32 %r10, 0x3f800000;\n\
+         \ttcgen05.st.sync.aligned.32x32b.x4.b32 [%r3], {{%r10, %r10, %r10, %r10}};\n\
+         \ttcgen05.wait::st.sync.aligned;\n\
+         \ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\ttcgen05.fence::after_thread_sync;\n\
+         \tadd.u32 %r6, %r1, 1024;\n\tcvt.u64.u32 %rd3, %r6;\n\tshr.u64 %rd3, %rd3, 4;\n\
+         \tor.b64 %rd3, %rd3, {desc};\n\tadd.u32 %r7, %r1, 5120;\n\tcvt.u64.u32 %rd4, %r7;\n\
+         \tshr.u64 %rd4, %rd4, 4;\n\tor.b64 %rd4, %rd4, {desc};\n\tmov.b32 %r9, 0x08040490;\n\
+         \tsetp.ne.u32 %p2, 0, 1;\n\
+         \t@%p1 tcgen05.mma.cta_group::1.kind::f16 [%r2], %rd3, %rd4, %r9, %p2;\n\
+         \t@%p1 tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [%r1+8];\n\
+         {tail}\tmul.wide.u32 %rd2, %r0, 16;\n\
+         \tadd.u64 %rd2, %rd2, %rd0;\n\tst.global.v4.u32 [%rd2], {{%r20, %r21, %r22, %r23}};\n\
+         \ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\
+         \t@%p0 tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 32;\n\tret;\n"
+    );
+    Ok(u32s(&run_out(
+        &module(OUT, &body),
+        &one_cta(128, 8192),
+        2048,
+        4,
+    )?))
+}
+
+#[test]
+fn a_load_of_mma_output_needs_the_wait_and_the_fence_after_it() {
+    let out = load_after_mma("fenced").expect("runs");
+    assert!(
+        out.iter().all(|&v| v == 0x3f80_0000),
+        "D = 1 + A·B with A·B = 0"
+    );
+    let e = load_after_mma("unfenced").unwrap_err().to_string();
+    assert!(
+        e.contains("without a tcgen05.fence::after_thread_sync") && e.contains("thread 0"),
+        "{e}"
+    );
+    // Warp 0 loads right after its thread 0's commit: the MMA is in flight, or it completed
+    // after the warp's last fence; the other warps may load before the MMA was issued.
+    let e = load_after_mma("early").unwrap_err().to_string();
+    assert!(
+        e.contains("has not completed") || e.contains("without a tcgen05.fence::after_thread_sync"),
+        "{e}"
+    );
+}
