@@ -253,7 +253,7 @@ impl InstrDesc {
             Kind::Tf32
         } else {
             return Err(EncodeError::Types(format!(
-                "no tcgen05 kind for {} operands",
+                "no tcgen05 kind takes {} operands (kind::f16: bf16 or f16; kind::tf32: f32)",
                 self.a.name()
             )));
         };
