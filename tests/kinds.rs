@@ -1,6 +1,7 @@
 //! The `tcgen05.mma` instruction kinds beyond `kind::f16` (PTX ISA §9.7.16.10.1 "Matrix
 //! multiply and accumulate kinds"), chosen by the operands' element types: f32 tiles in
-//! shared memory make `kind::tf32` (read as tf32, K = 8 per instruction). A small GEMM
+//! shared memory make `kind::tf32` (read as tf32, K = 8 per instruction); `e4m3` / `e5m2`
+//! tiles make `kind::f8f6f4` (K = 32 per instruction, A and B may differ). A small GEMM
 //! D = A·Bᵀ per kind, written with the same macro as the shipped kernels, run in the emulator
 //! against an f64 reference that applies the same input rounding, with tails in M, N and K;
 //! its PTX assembled by ptxas for sm_100a with the tensor-core MMA in the SASS (there is no
@@ -51,6 +52,61 @@ pub fn tf32_gemm(
         #[scope(thread = 0)]
         {
             // f32 operands: kind::tf32, four instructions of K = 8 per 32-wide tile.
+            tcgen05::mma(acc, a_s, b_s, accumulate = k > 0);
+            tcgen05::commit(done);
+        }
+        done.wait(k % 2);
+    }
+    tcgen05::fence_after();
+    copy(d.tile(cta.x, cta.y), acc);
+    tcgen05::fence_before();
+    sync_threads();
+    #[scope(warp = 0)]
+    {
+        tcgen05::dealloc(acc);
+    }
+}
+
+/// D = A·Bᵀ in FP8 (`kind::f8f6f4`): A M×K of `TA`, B N×K of `TB` (E4M3 or E5M2; rows of
+/// 128 elements = one 128-byte swizzle span), f32 accumulate in TMEM, f32 out.
+#[tile_kernel(
+    target = sm_100a,
+    threads = 128,
+    grid = (cdiv(M, 128), cdiv(N, BN)),
+    configs(
+        e4m3 = (TA = e4m3, TB = e4m3, BN = 64),
+        e5m2 = (TA = e5m2, TB = e5m2, BN = 32),
+        mixed = (TA = e4m3, TB = e5m2, BN = 64),
+    ),
+)]
+pub fn fp8_gemm(
+    #[shape(M, K)] a: Tensor<TA>,
+    #[shape(N, K)] b: Tensor<TB>,
+    #[shape(M, N)] d: Tensor<f32>,
+) {
+    let a_s = smem::<TA>([128, 128], swizzle = B128);
+    let b_s = smem::<TB>([BN, 128], swizzle = B128);
+    let acc = tmem::<f32>([128, BN]);
+    let full = mbarrier();
+    let done = mbarrier();
+    #[scope(warp = 0)]
+    {
+        tcgen05::alloc(acc);
+        tcgen05::relinquish();
+    }
+    tcgen05::fence_before();
+    sync_threads();
+    tcgen05::fence_after();
+    for k in 0..cdiv(K, 128) {
+        #[scope(thread = 0)]
+        {
+            tma::load(a_s, a.tile(cta.x, k), full);
+            tma::load(b_s, b.tile(cta.y, k), full);
+        }
+        full.wait(k % 2);
+        #[scope(thread = 0)]
+        {
+            // 8-bit operands: kind::f8f6f4, four instructions of K = 32 per 128-wide tile.
             tcgen05::mma(acc, a_s, b_s, accumulate = k > 0);
             tcgen05::commit(done);
         }
@@ -160,6 +216,113 @@ fn the_tf32_gemm_matches_the_reference_in_the_emulator() {
         }
         // The f32 inputs' low 13 fraction bits were dropped: some element shows it.
         assert!(differs, "{shape:?}: no element tells tf32 from f32 inputs");
+    }
+}
+
+/// Random FP8 inputs of `elem` (E4M3 or E5M2) in [-3, 1) — their bytes and exact values,
+/// decoded by the runtime's `e4m3` / `e5m2` (independent of the emulator's decoder).
+fn fp8s(rng: &mut Rng, elem: tirx::abi::ElemType, n: usize) -> (Vec<u8>, Vec<f64>) {
+    tirx_kernels::simulate::random_values(rng, elem, n)
+}
+
+fn read_f32(dev: &Device, t: &tirx::runtime::TensorMeta) -> Vec<f32> {
+    let n: usize = t.shape.iter().product();
+    dev.read(t.addr, n * 4)
+        .expect("D")
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+#[test]
+fn fp8_operands_issue_kind_f8f6f4_in_steps_of_k32() {
+    use tirx::abi::ElemType::{E4m3, E5m2};
+    for (art, (ta, tb)) in
+        fp8_gemm::KERNEL
+            .artifacts
+            .iter()
+            .zip([(E4m3, E4m3), (E5m2, E5m2), (E4m3, E5m2)])
+    {
+        let mmas: Vec<&str> = art
+            .ptx
+            .lines()
+            .filter(|l| l.contains("tcgen05.mma"))
+            .collect();
+        assert_eq!(mmas.len(), 4, "{}", art.config);
+        assert!(
+            mmas.iter().all(|l| l.contains(".kind::f8f6f4")),
+            "{mmas:#?}"
+        );
+        // f32 D, atype/btype E4M3 = 0 / E5M2 = 1 (PTX ISA §9.7.16.4.2, the f8f6f4 column),
+        // N = BN, M = 128.
+        let code = |t| u32::from(t == E5m2);
+        let bn = if art.config == "e5m2" { 32 } else { 64 };
+        let idesc =
+            (1u32 << 4) | (code(ta) << 7) | (code(tb) << 10) | ((bn >> 3) << 17) | (8 << 24);
+        assert!(
+            art.ptx.contains(&format!("{idesc};")),
+            "{}: no idesc {idesc:#x}",
+            art.config
+        );
+    }
+}
+
+#[test]
+fn the_fp8_gemms_match_the_reference_in_the_emulator() {
+    use tirx::abi::ElemType::{E4m3, E5m2, F32};
+    // Tails: M 136 (128 + 8), N 72 (BN + 8, or 2·32 + 8), K 208 (128 + 80; TMA needs rows
+    // of a multiple of 16 bytes).
+    for (ci, (ta, tb)) in [(E4m3, E4m3), (E5m2, E5m2), (E4m3, E5m2)]
+        .into_iter()
+        .enumerate()
+    {
+        let art = &fp8_gemm::KERNEL.artifacts[ci];
+        for (m, n, k) in [(128, 64, 128), (136, 72, 208)] {
+            let mut rng = Rng::new(7 + ci as u64);
+            let (ab, av) = fp8s(&mut rng, ta, m * k);
+            let (bb, bv) = fp8s(&mut rng, tb, n * k);
+            let mut dev = Device::new();
+            let tam = put(&mut dev, &ab, ta, &[m, k]);
+            let tbm = put(&mut dev, &bb, tb, &[n, k]);
+            let td = put(&mut dev, &vec![0xff; m * n * 4], F32, &[m, n]);
+            sim_launch(art, &mut dev, &[tam, tbm, td.clone()], &[], 3)
+                .unwrap_or_else(|e| panic!("{}: {e}", art.config));
+            let got = read_f32(&dev, &td);
+            for i in 0..m {
+                for j in 0..n {
+                    let terms = (0..k).map(|q| av[i * k + q] * bv[j * k + q]);
+                    let (want, mag) = terms.fold((0.0, 0.0), |(s, a), x| (s + x, a + x.abs()));
+                    let g = f64::from(got[i * n + j]);
+                    // FP8 products are exact in f64; one f32 rounding per 128-wide K tile.
+                    let tol = mag * 2f64.powi(-22) + 1e-30;
+                    assert!(
+                        (g - want).abs() <= tol,
+                        "{} {m}x{n}x{k} D[{i}][{j}] = {g}, want {want}",
+                        art.config
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_fp8_gemms_assemble_with_the_tensor_core_mma() {
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    for art in fp8_gemm::KERNEL.artifacts {
+        let c = check_artifact("fp8_gemm", art).expect("assembles");
+        assert!(c.problems.is_empty(), "{}: {:?}", art.config, c.problems);
+        assert_eq!(c.spills, 0);
+        // ptxas 13 prints the kind::f8f6f4 MMA as UTCQMMA: four per K tile.
+        assert_eq!(
+            c.sass.get("UTCQMMA").copied(),
+            Some(4),
+            "{}: {:?}",
+            art.config,
+            c.sass
+        );
     }
 }
 

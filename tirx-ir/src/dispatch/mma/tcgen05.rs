@@ -85,6 +85,9 @@ fn instr_desc(
             buffer: ob.buf.name.clone(),
         });
     }
+    // The kind first: operands of two kinds also disagree in K (a row is one 128-byte span
+    // of either type), and the kind is what is wrong.
+    kind_of(a_elem, ob.buf.elem)?;
     if a_rows != m || ob.rows != n || a_k != ob.k {
         return Err(Reject::ShapesDisagree {
             m,
@@ -107,6 +110,22 @@ fn instr_desc(
     };
     d.encode()?;
     Ok(d)
+}
+
+/// The `.kind` operands of types `a` and `b` select (PTX ISA §9.7.16.10.1), or why none
+/// does: the instruction descriptor's type check alone, before shapes.
+fn kind_of(a: ElemType, b: ElemType) -> Result<(), Reject> {
+    InstrDesc {
+        d: AccType::F32,
+        a,
+        b,
+        a_major: Major::K,
+        b_major: Major::K,
+        m: 128,
+        n: 8,
+    }
+    .kind()?;
+    Ok(())
 }
 
 /// The pair's descriptor: each CTA holds A's 128 rows of its half and `N / 2` rows of B
