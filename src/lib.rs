@@ -10,7 +10,8 @@ pub use tirx_ir::abi;
 pub use tirx_ir::problem;
 pub use tirx_macros::{tile_fn, tile_kernel, tile_module};
 pub use tirx_runtime::{
-    Element, Kernel, KernelArtifact, Runtime, RuntimeError, Target, Tensor, TensorArg, select,
+    Element, Kernel, KernelArtifact, Runtime, RuntimeError, Target, Tensor, TensorArg, e4m3, e5m2,
+    select,
 };
 
 /// The runtime crate, whole.
@@ -18,6 +19,6 @@ pub use tirx_runtime as runtime;
 
 /// What a kernel file imports.
 pub mod prelude {
-    pub use crate::{tile_fn, tile_kernel, tile_module};
+    pub use crate::{e4m3, e5m2, tile_fn, tile_kernel, tile_module};
     pub use half::{bf16, f16};
 }

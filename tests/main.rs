@@ -25,6 +25,7 @@ mod gpu_rows;
 mod gpu_rs;
 #[cfg(feature = "gpu")]
 mod gpu_smem;
+mod kinds;
 mod pair_mma;
 mod regtile_lowering;
 mod roundtrip;

@@ -99,6 +99,7 @@ pub fn tensor_map(meta: &TensorMeta, box_dims: &[u32], swizzle: Swizzle) -> Tens
             ElemType::Bf16 => TmaElem::Bf16,
             ElemType::F16 => TmaElem::F16,
             ElemType::F32 => TmaElem::F32,
+            ElemType::E4m3 | ElemType::E5m2 => TmaElem::U8,
         },
         global_address: meta.addr,
         dims: enc.dims,
@@ -138,6 +139,16 @@ pub fn random_values(rng: &mut Rng, elem: ElemType, n: usize) -> (Vec<u8>, Vec<f
                 bytes.extend_from_slice(&x.to_le_bytes());
                 vals.push(f64::from(x));
             }
+            ElemType::E4m3 => {
+                let v = tirx::e4m3::from_f32(x);
+                bytes.push(v.0);
+                vals.push(f64::from(v.to_f32()));
+            }
+            ElemType::E5m2 => {
+                let v = tirx::e5m2::from_f32(x);
+                bytes.push(v.0);
+                vals.push(f64::from(v.to_f32()));
+            }
         }
     }
     (bytes, vals)
@@ -157,6 +168,14 @@ pub fn decode(bytes: &[u8], elem: ElemType) -> Vec<f64> {
         ElemType::Bf16 => bytes
             .chunks_exact(2)
             .map(|c| bf16::from_bits(u16::from_le_bytes([c[0], c[1]])).to_f64())
+            .collect(),
+        ElemType::E4m3 => bytes
+            .iter()
+            .map(|&b| f64::from(tirx::e4m3(b).to_f32()))
+            .collect(),
+        ElemType::E5m2 => bytes
+            .iter()
+            .map(|&b| f64::from(tirx::e5m2(b).to_f32()))
             .collect(),
     }
 }

@@ -20,12 +20,19 @@ pub enum ElemType {
     F16,
     /// IEEE single.
     F32,
+    /// FP8 E4M3 (PTX ISA §5.2.3 "Alternate Floating-Point Data Formats": 4 exponent bits,
+    /// 3 fraction bits, no infinity, NaN `0x7f`/`0xff`): an MMA operand type
+    /// (`tcgen05.mma.kind::f8f6f4`), moved as bytes.
+    E4m3,
+    /// FP8 E5M2 (§5.2.3: 5 exponent bits, 2 fraction bits, IEEE-like): an MMA operand type.
+    E5m2,
 }
 
 impl ElemType {
     /// Size in bytes.
     pub fn bytes(self) -> u32 {
         match self {
+            ElemType::E4m3 | ElemType::E5m2 => 1,
             ElemType::Bf16 | ElemType::F16 => 2,
             ElemType::F32 => 4,
         }
@@ -36,6 +43,8 @@ impl ElemType {
             ElemType::Bf16 => "bf16",
             ElemType::F16 => "f16",
             ElemType::F32 => "f32",
+            ElemType::E4m3 => "e4m3",
+            ElemType::E5m2 => "e5m2",
         }
     }
     /// Parses the DSL / text spelling.
@@ -44,8 +53,15 @@ impl ElemType {
             "bf16" => ElemType::Bf16,
             "f16" => ElemType::F16,
             "f32" => ElemType::F32,
+            "e4m3" => ElemType::E4m3,
+            "e5m2" => ElemType::E5m2,
             _ => return None,
         })
+    }
+    /// Whether it is an 8-bit floating-point type (an MMA operand only: no arithmetic on it
+    /// in registers).
+    pub fn is_fp8(self) -> bool {
+        matches!(self, ElemType::E4m3 | ElemType::E5m2)
     }
 }
 

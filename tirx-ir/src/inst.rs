@@ -446,17 +446,18 @@ impl Inst {
         )
     }
 
-    /// `tcgen05.mma.cta_group::{1,2}.kind::f16 [d], adesc, bdesc, idesc, p` (§9.7.16.10.9
-    /// tcgen05.mma): D in TMEM at `d`; `p` false overwrites D. With `pair` the CTA pair's
-    /// MMA (§9.7.16.5): the descriptors address each CTA's half in its own shared memory.
+    /// `tcgen05.mma.cta_group::{1,2}.kind::{f16,tf32,f8f6f4} [d], adesc, bdesc, idesc, p`
+    /// (§9.7.16.10.9 tcgen05.mma; the kind from the operand types, §9.7.16.10.1): D in TMEM
+    /// at `d`; `p` false overwrites D. With `pair` the CTA pair's MMA (§9.7.16.5): the
+    /// descriptors address each CTA's half in its own shared memory.
     pub fn tcgen05_mma(
         d: Handle<Var>,
         (adesc, bdesc, idesc): (Handle<Var>, Handle<Var>, Handle<Var>),
         p: Handle<Var>,
-        pair: bool,
+        (kind, pair): (crate::encode::tcgen05::Kind, bool),
     ) -> Inst {
         inst(
-            op_group("tcgen05.mma", pair, ".kind::f16"),
+            op_group("tcgen05.mma", pair, kind.ptx()),
             vec![],
             vec![mem(d, 0), reg(adesc), reg(bdesc), reg(idesc), reg(p)],
         )

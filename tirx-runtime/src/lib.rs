@@ -19,6 +19,7 @@
 
 mod device;
 mod error;
+mod fp8;
 #[cfg(all(test, feature = "gpu"))]
 mod gpu_tests;
 mod launch;
@@ -28,6 +29,7 @@ mod tma;
 
 pub use device::{DEFAULT_DYN_SMEM, Runtime, driver_present, target_for};
 pub use error::{RuntimeError, TmaReason};
+pub use fp8::{e4m3, e5m2};
 pub use launch::{Kernel, KernelArtifact, ParamBuffer, select};
 pub use plan::{
     DeviceLimits, LaunchPlan, PlannedParam, TensorMeta, layout_params, plan_launch,

@@ -24,6 +24,8 @@ mod sealed {
     impl Sealed for half::bf16 {}
     impl Sealed for half::f16 {}
     impl Sealed for f32 {}
+    impl Sealed for crate::fp8::e4m3 {}
+    impl Sealed for crate::fp8::e5m2 {}
 }
 
 /// A tensor element type tirx kernels take.
@@ -90,6 +92,32 @@ impl Element for f32 {
         f32::to_bits(self)
     }
 }
+
+macro_rules! byte_element {
+    ($t:ty, $elem:expr, $poison:expr) => {
+        impl Element for $t {
+            const ELEM: ElemType = $elem;
+            const POISON_BITS: u32 = $poison;
+            type Bits = u8;
+            fn to_bits(self) -> u8 {
+                self.0
+            }
+            fn from_bits(bits: u8) -> Self {
+                Self(bits)
+            }
+            fn from_raw_bits(bits: u32) -> Self {
+                Self(bits as u8)
+            }
+            fn to_raw_bits(self) -> u32 {
+                u32::from(self.0)
+            }
+        }
+    };
+}
+
+// Poison: a NaN of each format (E4M3's only NaN; an E5M2 NaN with a fraction of 3).
+byte_element!(crate::fp8::e4m3, ElemType::E4m3, 0x7f);
+byte_element!(crate::fp8::e5m2, ElemType::E5m2, 0x7f);
 
 /// A tensor in device memory.
 pub struct Tensor<T: Element> {

@@ -158,6 +158,8 @@ fn data_type(elem: ElemType) -> sys::CUtensorMapDataType {
         ElemType::Bf16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
         ElemType::F16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
         ElemType::F32 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+        // 8-bit floats move as bytes (no FP8 data type is needed to copy them).
+        ElemType::E4m3 | ElemType::E5m2 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
     }
 }
 

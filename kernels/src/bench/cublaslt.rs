@@ -83,6 +83,8 @@ fn data_type(e: ElemType) -> sys::cudaDataType_t {
         ElemType::Bf16 => sys::cudaDataType_t::CUDA_R_16BF,
         ElemType::F16 => sys::cudaDataType_t::CUDA_R_16F,
         ElemType::F32 => sys::cudaDataType_t::CUDA_R_32F,
+        ElemType::E4m3 => sys::cudaDataType_t::CUDA_R_8F_E4M3,
+        ElemType::E5m2 => sys::cudaDataType_t::CUDA_R_8F_E5M2,
     }
 }
 

@@ -207,6 +207,8 @@ fn gemm_bounds(
         ElemType::Bf16 => 1.0 / 256.0,
         ElemType::F16 => 1.0 / 2048.0,
         ElemType::F32 => 1.0 / 16_777_216.0,
+        ElemType::E4m3 => 1.0 / 16.0,
+        ElemType::E5m2 => 1.0 / 8.0,
     };
     let mut g = GemmBounds {
         exact: Vec::with_capacity(m * n),

@@ -207,6 +207,8 @@ enum GpuTensor {
     Bf16(Tensor<bf16>),
     F16(Tensor<f16>),
     F32(Tensor<f32>),
+    E4m3(Tensor<tirx::e4m3>),
+    E5m2(Tensor<tirx::e5m2>),
 }
 
 impl GpuTensor {
@@ -234,6 +236,14 @@ impl GpuTensor {
                     .collect();
                 GpuTensor::F32(rt.upload(&v, &t.shape)?)
             }
+            ElemType::E4m3 => {
+                let v: Vec<tirx::e4m3> = t.bytes.iter().map(|&b| tirx::e4m3(b)).collect();
+                GpuTensor::E4m3(rt.upload(&v, &t.shape)?)
+            }
+            ElemType::E5m2 => {
+                let v: Vec<tirx::e5m2> = t.bytes.iter().map(|&b| tirx::e5m2(b)).collect();
+                GpuTensor::E5m2(rt.upload(&v, &t.shape)?)
+            }
         })
     }
 
@@ -242,6 +252,8 @@ impl GpuTensor {
             GpuTensor::Bf16(t) => t.view(),
             GpuTensor::F16(t) => t.view(),
             GpuTensor::F32(t) => t.view(),
+            GpuTensor::E4m3(t) => t.view(),
+            GpuTensor::E5m2(t) => t.view(),
         }
     }
 
@@ -262,6 +274,8 @@ impl GpuTensor {
                 .iter()
                 .flat_map(|v| v.to_le_bytes())
                 .collect(),
+            GpuTensor::E4m3(t) => rt.download(t)?.iter().map(|v| v.0).collect(),
+            GpuTensor::E5m2(t) => rt.download(t)?.iter().map(|v| v.0).collect(),
         })
     }
 }

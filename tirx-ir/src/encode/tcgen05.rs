@@ -17,27 +17,34 @@
 //! (3, 5, 7 are invalid swizzle values.) CUTLASS's `UMMA::SmemDescriptor`
 //! (`cute/arch/mma_sm100_desc.hpp`) agrees, calling bits 46-47 a 2-bit `version_` = 1.
 //!
-//! Instruction descriptor — PTX ISA 9.x §9.7.16.4.2 "Instruction descriptor", Table 42
-//! (`.kind::tf32`, `.kind::f16` columns):
+//! Instruction descriptor — PTX ISA 9.x §9.7.16.4.2 "Instruction descriptor", the table
+//! "Instruction descriptor format for .kind::tf32, .kind::f16, .kind::f8f6f4 and .kind::i8"
+//! (Table 42 in ISA 9.0; Table 45 from 9.1, where the section is §9.7.17.4.2):
 //!
-//! | bits  | field                                   | f16 kind            | tf32 kind |
-//! |-------|-----------------------------------------|---------------------|-----------|
-//! | 0-1   | sparsity selector                       | 0 (dense)           | 0         |
-//! | 2     | sparsity: dense 0 / sparse 1            | 0                   | 0         |
-//! | 3     | saturate (integer kinds only)           | 0                   | 0         |
-//! | 4-5   | dtype (D)                               | F16 = 0, F32 = 1    | F32 = 1   |
-//! | 6     | reserved                                | 0                   | 0         |
-//! | 7-9   | atype (A)                               | F16 = 0, BF16 = 1   | TF32 = 2  |
-//! | 10-12 | btype (B)                               | F16 = 0, BF16 = 1   | TF32 = 2  |
-//! | 13    | negate A                                | 0                   | 0         |
-//! | 14    | negate B                                | 0                   | 0         |
-//! | 15    | transpose A (0 = K-major, 1 = M-major)  |                     |           |
-//! | 16    | transpose B (0 = K-major, 1 = N-major)  |                     |           |
-//! | 17-22 | N >> 3                                  |                     |           |
-//! | 23    | reserved                                | 0                   | 0         |
-//! | 24-28 | M >> 4                                  |                     |           |
-//! | 29    | reserved                                | 0                   | 0         |
-//! | 30-31 | max shift (`.ws` only)                  | 0                   | 0         |
+//! | bits  | field                                   | f16 kind          | tf32 kind | f8f6f4 kind             |
+//! |-------|-----------------------------------------|-------------------|-----------|-------------------------|
+//! | 0-1   | sparsity selector                       | 0 (dense)         | 0         | 0                       |
+//! | 2     | sparsity: dense 0 / sparse 1            | 0                 | 0         | 0                       |
+//! | 3     | saturate (integer kinds only)           | 0                 | 0         | 0                       |
+//! | 4-5   | dtype (D)                               | F16 = 0, F32 = 1  | F32 = 1   | F16 = 0, F32 = 1        |
+//! | 6     | reserved                                | 0                 | 0         | 0                       |
+//! | 7-9   | atype (A)                               | F16 = 0, BF16 = 1 | TF32 = 2  | E4M3 = 0, E5M2 = 1, E2M3 = 3, E3M2 = 4, E2M1 = 5 |
+//! | 10-12 | btype (B)                               | F16 = 0, BF16 = 1 | TF32 = 2  | as atype                |
+//! | 13    | negate A                                | 0                 | 0         | 0                       |
+//! | 14    | negate B                                | 0                 | 0         | 0                       |
+//! | 15    | transpose A (0 = K-major, 1 = M-major)  |                   |           |                         |
+//! | 16    | transpose B (0 = K-major, 1 = N-major)  |                   |           |                         |
+//! | 17-22 | N >> 3                                  |                   |           |                         |
+//! | 23    | reserved                                | 0                 | 0         | 0                       |
+//! | 24-28 | M >> 4                                  |                   |           |                         |
+//! | 29    | reserved                                | 0                 | 0         | 0                       |
+//! | 30-31 | max shift (`.ws` only)                  | 0                 | 0         | 0                       |
+//!
+//! K per dense instruction (§9.7.16.2.1 "Matrix Shape", the table "Various combinations of
+//! .kind and shapes"): 16 for `kind::f16`, 8 for `kind::tf32`, 32 for `kind::f8f6f4` — 32
+//! bytes of each operand row for all three. M and N are constrained alike for the three
+//! kinds: `cta_group::1` M = 64 or 128 with N a multiple of 8 up to 256; `cta_group::2`
+//! M = 128 or 256 with N a multiple of 16 up to 256.
 //!
 //! CUTLASS's `UMMA::InstrDescriptor` (same file) puts `m_dim_` at bits [24, 29) after a 1-bit
 //! gap at 23, confirming the M position.
@@ -178,13 +185,17 @@ pub fn desc_const_part(
     .const_bits()
 }
 
-/// The `.kind` of a `tcgen05.mma`, decided by the operand types.
+/// The `.kind` of a `tcgen05.mma`, decided by the operand types (PTX ISA §9.7.16.10.1
+/// "Matrix multiply and accumulate kinds").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Kind {
     /// `.kind::f16`: f16 or bf16 operands, K = 16 per instruction (dense).
     F16,
     /// `.kind::tf32`: tf32 operands (stored as f32), K = 8 per instruction (dense).
     Tf32,
+    /// `.kind::f8f6f4`: E4M3 or E5M2 operands (A and B may differ), K = 32 per instruction
+    /// (dense). (The kind's 6- and 4-bit types are not element types of the language yet.)
+    F8f6f4,
 }
 
 impl Kind {
@@ -193,6 +204,7 @@ impl Kind {
         match self {
             Kind::F16 => ".kind::f16",
             Kind::Tf32 => ".kind::tf32",
+            Kind::F8f6f4 => ".kind::f8f6f4",
         }
     }
     /// K of one dense instruction (32 bytes of each operand row).
@@ -200,6 +212,15 @@ impl Kind {
         match self {
             Kind::F16 => 16,
             Kind::Tf32 => 8,
+            Kind::F8f6f4 => 32,
+        }
+    }
+    /// The kind operands of element type `t` select, if any.
+    pub fn of(t: ElemType) -> Option<Kind> {
+        match t {
+            ElemType::F16 | ElemType::Bf16 => Some(Kind::F16),
+            ElemType::F32 => Some(Kind::Tf32),
+            ElemType::E4m3 | ElemType::E5m2 => Some(Kind::F8f6f4),
         }
     }
 }
@@ -212,7 +233,7 @@ pub struct InstrDesc {
     pub d: AccType,
     /// A element type (`F32` means tf32 operands).
     pub a: ElemType,
-    /// B element type (must equal `a`).
+    /// B element type (equal to `a`, except that `kind::f8f6f4` takes E4M3 × E5M2).
     pub b: ElemType,
     /// Which dimension of A is contiguous in shared memory.
     pub a_major: Major,
@@ -224,46 +245,56 @@ pub struct InstrDesc {
     pub n: u32,
 }
 
-/// The 3-bit atype/btype code of Table 42 for `t`, given the kind.
+/// The 3-bit atype/btype code of the descriptor table for `t`, given the kind.
 fn operand_code(kind: Kind, t: ElemType) -> u32 {
     match (kind, t) {
         (Kind::Tf32, _) => 2,
         (Kind::F16, ElemType::Bf16) => 1,
         (Kind::F16, _) => 0,
+        (Kind::F8f6f4, ElemType::E5m2) => 1,
+        (Kind::F8f6f4, _) => 0,
     }
 }
 
 impl InstrDesc {
     /// The `.kind` these operand and accumulator types select.
     ///
-    /// Errors ([`EncodeError::Types`]): A and B differ, a type no `tcgen05` kind handled here
-    /// takes, an f16 accumulator with bf16 or tf32 operands (PTX ISA §9.7.16.2.1 "Matrix
-    /// Shape", Table 39: dtype `.f16` only with `.f16` operands; `.tf32` accumulates in `.f32`).
+    /// Errors ([`EncodeError::Types`]): A and B of different kinds, or of one kind that takes
+    /// one type (f16 × bf16); a type no `tcgen05` kind handled here takes; an f16 accumulator
+    /// with bf16 or tf32 operands (PTX ISA §9.7.16.2.1 "Matrix Shape": dtype `.f16` only with
+    /// `.f16` operands under `kind::f16`; `kind::tf32` accumulates in `.f32`).
     pub fn kind(&self) -> Result<Kind, EncodeError> {
-        if self.a != self.b {
+        let (Some(ka), Some(kb)) = (Kind::of(self.a), Kind::of(self.b)) else {
             return Err(EncodeError::Types(format!(
-                "A is {} but B is {}; tcgen05.mma takes one operand type",
+                "no tcgen05 kind takes {} × {} operands",
                 self.a.name(),
                 self.b.name()
             )));
-        }
-        let kind = if matches!(self.a, ElemType::F16 | ElemType::Bf16) {
-            Kind::F16
-        } else if self.a == ElemType::F32 {
-            Kind::Tf32
-        } else {
-            return Err(EncodeError::Types(format!(
-                "no tcgen05 kind for {} operands",
-                self.a.name()
-            )));
         };
-        if self.d == AccType::F16 && self.a != ElemType::F16 {
+        // `kind::f8f6f4` lists atype and btype separately: E4M3 × E5M2 is one MMA.
+        if ka != kb || (self.a != self.b && ka != Kind::F8f6f4) {
             return Err(EncodeError::Types(format!(
-                "an f16 accumulator needs f16 operands, not {}",
+                "A is {} ({}) but B is {} ({}); one tcgen05.mma has one kind{}",
+                self.a.name(),
+                ka.ptx().trim_start_matches('.'),
+                self.b.name(),
+                kb.ptx().trim_start_matches('.'),
+                if ka == kb {
+                    ", and kind::f16 one operand type"
+                } else {
+                    ""
+                }
+            )));
+        }
+        if self.d == AccType::F16
+            && !matches!(self.a, ElemType::F16 | ElemType::E4m3 | ElemType::E5m2)
+        {
+            return Err(EncodeError::Types(format!(
+                "an f16 accumulator needs f16 or 8-bit operands, not {}",
                 self.a.name()
             )));
         }
-        Ok(kind)
+        Ok(ka)
     }
 
     /// Checks M and N for a dense single-CTA MMA (PTX ISA §9.7.16.2.1, Table 39: kinds f16
@@ -616,6 +647,66 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    /// `kind::f8f6f4` (the table's f8f6f4 column): E4M3 = 0 and E5M2 = 1 in atype (bits 7-9)
+    /// and btype (10-12), A and B may differ; the same M/N fields as the other kinds.
+    #[test]
+    fn instr_desc_f8f6f4() {
+        let mixed = InstrDesc {
+            a: ElemType::E4m3,
+            b: ElemType::E5m2,
+            ..bf16_kmajor(128, 128)
+        };
+        // dtype F32 1 << 4 = 0x10; atype E4M3 0; btype E5M2 1 << 10 = 0x400;
+        // N >> 3 = 16 << 17 = 0x20_0000; M >> 4 = 8 << 24 = 0x0800_0000.
+        assert_eq!(mixed.kind(), Ok(Kind::F8f6f4));
+        assert_eq!(mixed.encode(), Ok(0x0820_0410));
+        // E5M2 × E5M2, M = 64, N = 8: 0x10 | 1 << 7 = 0x80 | 0x400 | 1 << 17 | 4 << 24.
+        let small = InstrDesc {
+            a: ElemType::E5m2,
+            b: ElemType::E5m2,
+            ..bf16_kmajor(64, 8)
+        };
+        assert_eq!(small.encode(), Ok(0x0402_0490));
+        // The pair: M = 256 (16 << 24), N = 32 (4 << 17), E4M3 × E4M3.
+        let pair = InstrDesc {
+            a: ElemType::E4m3,
+            b: ElemType::E4m3,
+            ..bf16_kmajor(256, 32)
+        };
+        assert_eq!(pair.encode_pair(), Ok(0x10 | (4 << 17) | (16 << 24)));
+        // An f16 accumulator is legal with 8-bit operands (dtype F16 = 0).
+        let f16_acc = InstrDesc {
+            d: AccType::F16,
+            ..mixed
+        };
+        assert_eq!(f16_acc.encode(), Ok(0x0820_0400));
+        // FP8 with bf16, FP8 with tf32: two kinds in one MMA.
+        for other in [ElemType::Bf16, ElemType::F32] {
+            let e = InstrDesc { b: other, ..mixed }.encode().unwrap_err();
+            assert!(e.to_string().contains("one kind"), "{e}");
+        }
+        assert_eq!(Kind::F8f6f4.k(), 32);
+        assert_eq!(Kind::F8f6f4.ptx(), ".kind::f8f6f4");
+    }
+
+    /// The 8-bit and tf32 K-major layouts have the 16-bit one's descriptor (the layout is
+    /// defined in 16-byte units, PTX ISA §9.7.16.4.1 "Shared Memory Descriptor"): an E4M3
+    /// `[128, 128]` tile (128-byte rows) at 0x800, and its K-steps of 32 elements (32 bytes,
+    /// 2 units of the start field each).
+    #[test]
+    fn smem_desc_kmajor_sw128_8bit_and_tf32() {
+        for bytes in [1, 4] {
+            let (lbo, sbo) = kmajor_desc_fields(Swizzle::B128, bytes).unwrap();
+            assert_eq!((lbo, sbo), (16, 1024), "{bytes}-byte elements");
+        }
+        let c = desc_const_part(16, 1024, 0, LboMode::Relative, SwizzleMode::B128).unwrap();
+        // start 0x800 >> 4 = 0x80; LBO 1 << 16; SBO 0x40 << 32; 0b001 << 46; 2 << 61.
+        let at = |addr: u32| c | u64::from(addr >> 4);
+        assert_eq!(at(0x800), 0x4000_4040_0001_0080);
+        // K-step 3 of 32 E4M3 (or 8 tf32) elements: 96 bytes on, start field + 6.
+        assert_eq!(at(0x800 + 3 * 32), 0x4000_4040_0001_0086);
     }
 
     #[test]

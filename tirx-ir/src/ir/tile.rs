@@ -368,6 +368,9 @@ impl TUn {
             TUn::Cast(ElemType::Bf16) => "cast_bf16",
             TUn::Cast(ElemType::F16) => "cast_f16",
             TUn::Cast(ElemType::F32) => "cast_f32",
+            // Refused by the front end: no register tile holds an 8-bit float.
+            TUn::Cast(ElemType::E4m3) => "cast_e4m3",
+            TUn::Cast(ElemType::E5m2) => "cast_e5m2",
         }
     }
     /// Every function, for parsing.

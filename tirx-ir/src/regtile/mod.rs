@@ -275,6 +275,9 @@ pub fn reg_type(elem: ElemType) -> ScalarType {
     match elem {
         ElemType::F32 => ScalarType::F32,
         ElemType::Bf16 | ElemType::F16 => ScalarType::B16,
+        ElemType::E4m3 | ElemType::E5m2 => {
+            unreachable!("the front end refuses register tiles of 8-bit floats")
+        }
     }
 }
 

@@ -106,6 +106,8 @@ fn elem_tokens(e: ElemType) -> TokenStream {
         ElemType::Bf16 => quote!(::tirx::abi::ElemType::Bf16),
         ElemType::F16 => quote!(::tirx::abi::ElemType::F16),
         ElemType::F32 => quote!(::tirx::abi::ElemType::F32),
+        ElemType::E4m3 => quote!(::tirx::abi::ElemType::E4m3),
+        ElemType::E5m2 => quote!(::tirx::abi::ElemType::E5m2),
     }
 }
 
@@ -168,6 +170,8 @@ fn tensor_type(p: &ParamDef) -> TokenStream {
         ElemRef::Lit(ElemType::Bf16) => quote!(::tirx::bf16),
         ElemRef::Lit(ElemType::F16) => quote!(::tirx::f16),
         ElemRef::Lit(ElemType::F32) => quote!(::core::primitive::f32),
+        ElemRef::Lit(ElemType::E4m3) => quote!(::tirx::e4m3),
+        ElemRef::Lit(ElemType::E5m2) => quote!(::tirx::e5m2),
         ElemRef::Sym(id) => quote!(#id),
     };
     quote!(::tirx::Tensor<#elem>)

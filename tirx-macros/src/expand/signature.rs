@@ -53,6 +53,8 @@ fn elem_tokens(elem: ElemType) -> TokenStream {
         ElemType::Bf16 => quote!(::tirx::abi::ElemType::Bf16),
         ElemType::F16 => quote!(::tirx::abi::ElemType::F16),
         ElemType::F32 => quote!(::tirx::abi::ElemType::F32),
+        ElemType::E4m3 => quote!(::tirx::abi::ElemType::E4m3),
+        ElemType::E5m2 => quote!(::tirx::abi::ElemType::E5m2),
     }
 }
 

@@ -281,6 +281,27 @@ impl Lowerer<'_> {
                 ),
             ));
         };
+        if elem.is_fp8() && space != Space::Shared {
+            let at: &dyn ToTokens = generics
+                .first()
+                .map_or(&c.func as &dyn ToTokens, |g| *g as &dyn ToTokens);
+            return Err(self.fail_at(
+                span_range(&at),
+                format!(
+                    "{} is an MMA operand type: an {} tile lives in shared memory \
+                     (`smem::<{}>([rows, 128], swizzle = B128)`, read by tcgen05.mma \
+                     kind::f8f6f4), not in {}",
+                    elem.name(),
+                    elem.name(),
+                    elem.name(),
+                    if space == Space::Reg {
+                        "registers"
+                    } else {
+                        "tensor memory"
+                    }
+                ),
+            ));
+        }
         let args = self.word_args(word, &c.args, c)?;
         let SExpr::Array(dims) = strip_parens(args.pos[0]) else {
             return Err(self.fail(

@@ -297,6 +297,14 @@ impl Lowerer<'_> {
             _ => None,
         };
         match ty.and_then(|i| self.elem_type(i)) {
+            Some(e) if e.is_fp8() => Err(self.fail(
+                ab,
+                format!(
+                    "no cast to {}: 8-bit floats are MMA operand types, loaded by TMA, not \
+                     computed in registers",
+                    e.name()
+                ),
+            )),
             Some(e) => Ok(e),
             None => Err(self.fail(ab, "expected an element type: bf16, f16, f32 or a config's")),
         }

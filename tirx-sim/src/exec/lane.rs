@@ -457,13 +457,14 @@ impl Machine<'_> {
             }
             Op::FenceProxyAsync => cl.ctas[ci].shadow.fence(t),
             Op::TcMma {
+                kind,
                 d,
                 a,
                 b,
                 idesc,
                 enable,
                 pair,
-            } => self.tcgen05_mma(cl, ci, t, inst, (d, a, *b, *idesc, *enable), *pair)?,
+            } => self.tcgen05_mma(cl, ci, t, inst, (*kind, d, a, *b, *idesc, *enable), *pair)?,
             Op::TcCp { taddr, desc, shape } => {
                 self.tcgen05_cp(cl, ci, t, inst, (taddr, *desc, *shape))?
             }

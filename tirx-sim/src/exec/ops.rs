@@ -439,10 +439,11 @@ pub(crate) enum Op {
     },
     /// `tcgen05.wait::st.sync.aligned` (§9.7.16.8.5).
     TcWaitSt,
-    /// `tcgen05.mma.cta_group::{1,2}.kind::f16 [d], a-desc, b-desc, idesc, enable-input-d`,
-    /// or with `[a-tmem]` for A (§9.7.16.10.9); `pair`: `cta_group::2`, the MMA of a CTA pair
-    /// (§9.7.16.5).
+    /// `tcgen05.mma.cta_group::{1,2}.kind::{f16,tf32,f8f6f4} [d], a-desc, b-desc, idesc,
+    /// enable-input-d`, or with `[a-tmem]` for A (§9.7.16.10.9); `pair`: `cta_group::2`, the
+    /// MMA of a CTA pair (§9.7.16.5).
     TcMma {
+        kind: super::tcgen05_kind::Kind,
         d: Addr,
         a: TcA,
         b: Val,

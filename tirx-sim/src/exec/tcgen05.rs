@@ -1,6 +1,7 @@
 //! The fifth-generation tensor core and tensor memory (PTX ISA §9.7.16 "TensorCore 5th
 //! Generation Family Instructions"), the subset the shipped Blackwell GEMM uses:
-//! `tcgen05.alloc/dealloc/relinquish_alloc_permit`, `tcgen05.mma.kind::f16` (M = 128 in one
+//! `tcgen05.alloc/dealloc/relinquish_alloc_permit`, `tcgen05.mma` of `kind::f16`, `kind::tf32`
+//! and `kind::f8f6f4` (the kinds, their descriptors and element formats: `tcgen05_kind.rs`; M = 128 in one
 //! CTA, B in shared memory, A in shared memory or — the `[a-tmem]` form, §9.7.16.10.9 — in
 //! tensor memory; the CTA pair's `cta_group::2`, M = 256, is `tcgen05_pair.rs`, A in shared
 //! memory only), `tcgen05.cp` (`tcgen05_cp.rs`), `tcgen05.commit.mbarrier::arrive::one`,
@@ -23,10 +24,7 @@
 //! columns in use is an error (the hardware would block), as are a `dealloc` that matches no
 //! allocation and an access outside every allocation (use after `dealloc`).
 //!
-//! **Instruction descriptor** (§9.7.16, `kind::f16`), decoded from the ISA's table:
-//! bits 4–5 the D format (1: f32), 7–9 / 10–12 the A / B formats (0: f16, 1: bf16), 13 / 14
-//! negate A / B, 15 / 16 A / B MN-major, 17–22 N >> 3, 24–28 M >> 4; sparsity (bits 0–2),
-//! saturation (3) and the shift (30–31) must be zero.
+//! **Instruction descriptor**: decoded per kind from the ISA's table in `tcgen05_kind.rs`.
 //!
 //! **Shared-memory descriptor** (§9.7.16): as wgmma's (start, LBO, SBO at the same bits,
 //! base offset 49–51) with bits 46–48 the fixed version 0b001 and the swizzle in bits 61–63
@@ -43,16 +41,19 @@
 //! a_reader`); the transpose-A bit is refused with A in TMEM. D row `m` is TMEM
 //! lane `lane0 + m`, column `n` column `col0 + n`. `tcgen05.ld` copies when it executes but
 //! the registers belong to the load until `tcgen05.wait::ld`: reading one before is
-//! diagnosed. Arithmetic as for wgmma: exact products of each K = 16 step summed in f64, one
-//! rounding into the f32 accumulator.
+//! diagnosed. Arithmetic as for wgmma: exact products of each instruction's K elements (16,
+//! 8 tf32 or 32 FP8, 32 bytes of each row) summed in f64, one rounding into the f32
+//! accumulator. A in tensor memory is emulated for `kind::f16` only, MN-major operands for
+//! 16-bit ones only: others are refused at issue.
 
 use super::diag::SimError;
-use super::float::{Rnd, bf16_to_f32, f16_to_f32, f64_to_f32};
+use super::float::{Rnd, f64_to_f32};
 use super::lane::lanes;
 use super::machine::{Cluster, Machine, TState};
 use super::ops::{Op, TcA};
 use super::program::{Addr, Inst, Reg, Val};
 use super::tcgen05_cp::Tc05Work;
+use super::tcgen05_kind::{Elem, InstrDesc, Kind, decode_idesc, element};
 use super::tma::TmaSwizzle;
 use super::wgmma::MatrixDesc;
 
@@ -98,7 +99,10 @@ pub(crate) struct Tc05Mma {
     pub(super) b: MatrixDesc,
     pub(super) m: u32,
     pub(super) n: u32,
-    pub(super) f16: bool,
+    /// The `.kind` and the operands' formats (`tcgen05_kind.rs`).
+    pub(super) kind: Kind,
+    pub(super) a_elem: Elem,
+    pub(super) b_elem: Elem,
     pub(super) neg_a: bool,
     pub(super) neg_b: bool,
     pub(super) mn_a: bool,
@@ -144,55 +148,6 @@ impl Tc05Mma {
         };
         ([a, self.b.extent(self.n, self.mn_b)], self.line)
     }
-}
-
-/// A decoded `kind::f16` instruction descriptor.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct InstrDesc {
-    /// M (64 or 128 for `cta_group::1`).
-    pub m: u32,
-    /// N.
-    pub n: u32,
-    /// f16 inputs (else bf16).
-    pub f16: bool,
-    /// Negate A.
-    pub neg_a: bool,
-    /// Negate B.
-    pub neg_b: bool,
-    /// A MN-major.
-    pub mn_a: bool,
-    /// B MN-major.
-    pub mn_b: bool,
-}
-
-/// Decodes a `kind::f16` instruction descriptor, or says why it is refused.
-pub fn decode_idesc(d: u32) -> Result<InstrDesc, String> {
-    let f = |lo: u32, n: u32| (d >> lo) & ((1 << n) - 1);
-    if f(0, 4) != 0 || f(30, 2) != 0 {
-        return Err(format!(
-            "instruction descriptor {d:#x}: sparsity, saturation or shift set"
-        ));
-    }
-    if f(4, 2) != 1 {
-        return Err(format!(
-            "instruction descriptor {d:#x}: only an f32 accumulator is supported"
-        ));
-    }
-    let (fa, fb) = (f(7, 3), f(10, 3));
-    if fa != fb || fa > 1 {
-        return Err(format!(
-            "instruction descriptor {d:#x}: A/B formats {fa}/{fb}"
-        ));
-    }
-    Ok(InstrDesc {
-        m: f(24, 5) << 4,
-        n: f(17, 6) << 3,
-        f16: fa == 0,
-        neg_a: f(13, 1) == 1,
-        neg_b: f(14, 1) == 1,
-        mn_a: f(15, 1) == 1,
-        mn_b: f(16, 1) == 1,
-    })
 }
 
 /// A tcgen05 shared-memory descriptor, decoded into the wgmma form, or why it is refused.
@@ -374,7 +329,7 @@ impl Machine<'_> {
         ci: usize,
         t: u32,
         inst: &Inst,
-        (d, a, b, idesc, enable): (&Addr, &TcA, Val, Val, Val),
+        (kind, d, a, b, idesc, enable): (Kind, &Addr, &TcA, Val, Val, Val),
         pair: bool,
     ) -> Result<(), SimError> {
         let line = inst.line;
@@ -383,12 +338,29 @@ impl Machine<'_> {
         let InstrDesc {
             m,
             n,
-            f16,
+            a: a_elem,
+            b: b_elem,
             neg_a,
             neg_b,
             mn_a,
             mn_b,
-        } = decode_idesc(self.rd(cl, ci, t, idesc, line)? as u32).map_err(|s| bad(self, cl, s))?;
+        } = decode_idesc(self.rd(cl, ci, t, idesc, line)? as u32, kind)
+            .map_err(|s| bad(self, cl, s))?;
+        // The MN-major canonical layouts are emulated for 16-bit operands only.
+        if let Some(e) = [(mn_a, a_elem), (mn_b, b_elem)]
+            .iter()
+            .find(|(mn, e)| *mn && e.bytes() != 2)
+        {
+            return Err(bad(
+                self,
+                cl,
+                format!(
+                    "tcgen05.mma with an MN-major {:?} operand: MN-major layouts are emulated \
+                     for 16-bit operands only",
+                    e.1
+                ),
+            ));
+        }
         if pair {
             self.pair_shape(cl, ci, t, line, m, n)?;
         } else if m != 128 || n == 0 || n > 256 || !n.is_multiple_of(16) {
@@ -405,6 +377,16 @@ impl Machine<'_> {
                 decode_smem_desc(self.rd(cl, ci, t, *a, line)?).map_err(|s| bad(self, cl, s))?,
             ),
             TcA::Tmem(a) => {
+                if kind != Kind::F16 {
+                    return Err(bad(
+                        self,
+                        cl,
+                        format!(
+                            "tcgen05.mma.{kind:?} with A in tensor memory ([a-tmem]): A from \
+                             TMEM is emulated for kind::f16 only"
+                        ),
+                    ));
+                }
                 if pair {
                     return Err(bad(
                         self,
@@ -442,7 +424,9 @@ impl Machine<'_> {
                 b: bd,
                 m,
                 n,
-                f16,
+                kind,
+                a_elem,
+                b_elem,
                 neg_a,
                 neg_b,
                 mn_a,
@@ -480,9 +464,9 @@ impl Machine<'_> {
         self.check_fenced(cl, ci, who, mma.operands(), "tcgen05.mma")?;
         let a = match &mma.a {
             MmaA::Tmem { lane, col } => Some(self.tmem_a(cl, ci, mma, who, (*lane, *col))?),
-            MmaA::Smem(d) => operand_rows(&cl.ctas[ci].smem, mma, d, mma.mn_a, mma.neg_a, mma.m),
+            MmaA::Smem(d) => operand_rows(&cl.ctas[ci].smem, mma, d, mma.a_side(), mma.m),
         };
-        let b = operand_rows(&cl.ctas[ci].smem, mma, &mma.b, mma.mn_b, mma.neg_b, mma.n);
+        let b = operand_rows(&cl.ctas[ci].smem, mma, &mma.b, mma.b_side(), mma.n);
         let (Some(a), Some(b)) = (a, b) else {
             return Err(mma_fault(
                 cl,
@@ -495,36 +479,54 @@ impl Machine<'_> {
     }
 }
 
-/// A 16-bit element of the MMA's type (f16 or bf16) as f64, negated when asked.
-fn half(mma: &Tc05Mma, bits: u16, neg: bool) -> f64 {
-    let x = f64::from(if mma.f16 {
-        f16_to_f32(bits)
-    } else {
-        bf16_to_f32(bits)
-    });
-    if neg { -x } else { x }
+/// How one operand is read: its format, whether MN-major, whether negated.
+#[derive(Clone, Copy)]
+pub(super) struct Side {
+    elem: Elem,
+    mn: bool,
+    neg: bool,
 }
 
-/// `rows` rows of 16 K elements of one operand read through `desc` from `smem` (negated when
-/// asked), or `None` when one reaches outside it.
+impl Tc05Mma {
+    /// How A is read.
+    pub(super) fn a_side(&self) -> Side {
+        Side {
+            elem: self.a_elem,
+            mn: self.mn_a,
+            neg: self.neg_a,
+        }
+    }
+    /// How B is read.
+    pub(super) fn b_side(&self) -> Side {
+        Side {
+            elem: self.b_elem,
+            mn: self.mn_b,
+            neg: self.neg_b,
+        }
+    }
+}
+
+/// `rows` rows of the kind's K elements of one operand (32 bytes of each row: 16 × 16-bit,
+/// 8 × tf32 or 32 × 8-bit) read through `desc` from `smem` as exact values (negated when
+/// asked), or `None` when one reaches outside it. MN-major operands are 16-bit (checked at
+/// issue).
 pub(super) fn operand_rows(
     smem: &[u8],
     mma: &Tc05Mma,
     desc: &MatrixDesc,
-    mn: bool,
-    neg: bool,
+    side: Side,
     rows: u32,
-) -> Option<Vec<[f64; 16]>> {
-    let mut out = vec![[0f64; 16]; rows as usize];
+) -> Option<Vec<Vec<f64>>> {
+    let w = side.elem.bytes();
+    let mut out = vec![vec![0f64; mma.kind.k() as usize]; rows as usize];
     for (r, row) in out.iter_mut().enumerate() {
         for (k, v) in row.iter_mut().enumerate() {
-            let off = if mn {
+            let off = if side.mn {
                 desc.mn_major(r as u32, k as u32)?
             } else {
-                desc.k_major(r as u32, k as u32)
+                desc.k_major_byte(r as u32, k as u32 * w)
             } as usize;
-            let b = smem.get(off..off + 2)?;
-            *v = half(mma, u16::from_le_bytes([b[0], b[1]]), neg);
+            *v = element(smem.get(off..)?, side.elem, side.neg)?;
         }
     }
     Some(out)
@@ -552,8 +554,8 @@ pub(super) fn write_d(
     issuer: (usize, u32),
     cta: usize,
     mma: &Tc05Mma,
-    a: &[[f64; 16]],
-    b: &[[f64; 16]],
+    a: &[Vec<f64>],
+    b: &[Vec<f64>],
 ) -> Result<(), SimError> {
     // D cells a `tcgen05.st` wrote without its `tcgen05.wait::st` yet: the MMA would read
     // (accumulate) or overwrite them while the store is in flight.
@@ -636,13 +638,13 @@ impl Machine<'_> {
         mma: &Tc05Mma,
         who: u32,
         (lane, col): (u32, u32),
-    ) -> Result<Vec<[f64; 16]>, SimError> {
+    ) -> Result<Vec<Vec<f64>>, SimError> {
         let fault = |cl: &Cluster, what: String| SimError::Protocol {
             line: mma.line,
             thread: cl.ctas[ci].thread(who),
             what,
         };
-        let mut out = vec![[0f64; 16]; mma.m as usize];
+        let mut out = vec![vec![0f64; 16]; mma.m as usize];
         for (r, row) in out.iter_mut().enumerate() {
             for c in 0..8u32 {
                 let (l, cc) = (lane + r as u32, col + c);
@@ -661,8 +663,13 @@ impl Machine<'_> {
                         "tcgen05.mma reads A from tensor memory outside every allocation".into(),
                     ));
                 };
-                row[2 * c as usize] = half(mma, w as u16, mma.neg_a);
-                row[2 * c as usize + 1] = half(mma, (w >> 16) as u16, mma.neg_a);
+                // kind::f16 only (checked at issue): two 16-bit elements to a cell.
+                let e = |bits: u32| {
+                    let v = mma.a_elem.value(bits & 0xffff);
+                    if mma.neg_a { -v } else { v }
+                };
+                row[2 * c as usize] = e(w);
+                row[2 * c as usize + 1] = e(w >> 16);
             }
         }
         Ok(out)

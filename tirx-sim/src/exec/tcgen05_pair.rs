@@ -128,8 +128,8 @@ impl Machine<'_> {
             let ranges = [ad.extent(hm, mma.mn_a), mma.b.extent(hn, mma.mn_b)];
             self.check_fenced(cl, cta, who, (ranges, mma.line), "tcgen05.mma")?;
             let smem = &cl.ctas[cta].smem;
-            let ah = operand_rows(smem, mma, ad, mma.mn_a, mma.neg_a, hm);
-            let bh = operand_rows(smem, mma, &mma.b, mma.mn_b, mma.neg_b, hn);
+            let ah = operand_rows(smem, mma, ad, mma.a_side(), hm);
+            let bh = operand_rows(smem, mma, &mma.b, mma.b_side(), hn);
             let (Some(ah), Some(bh)) = (ah, bh) else {
                 let what = format!(
                     "a tcgen05.mma.cta_group::2 operand half reaches outside the shared memory \

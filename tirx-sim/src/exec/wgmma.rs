@@ -128,6 +128,18 @@ impl MatrixDesc {
         Some(self.swizzle.apply(plain))
     }
 
+    /// The shared-memory offset of byte `kb` of row `r` of a K-major matrix (of any element
+    /// width): core matrices of 8 rows × 16 bytes, LBO apart along K and SBO apart along the
+    /// rows without a swizzle; rows of the span, 8-row groups SBO apart, swizzled, with one.
+    pub fn k_major_byte(&self, r: u32, kb: u32) -> u32 {
+        match self.swizzle.span() {
+            None => self.start + (r / 8) * self.sbo + (kb / 16) * self.lbo + (r % 8) * 16 + kb % 16,
+            Some(span) => self
+                .swizzle
+                .apply(self.start + (r / 8) * self.sbo + (r % 8) * span + kb),
+        }
+    }
+
     /// The shared-memory offset of element (`r`, `k`) of a K-major 16-bit matrix.
     pub fn k_major(&self, r: u32, k: u32) -> u32 {
         match self.swizzle.span() {

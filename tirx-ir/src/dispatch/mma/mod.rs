@@ -31,6 +31,25 @@ pub fn smem_operand<'k>(
     t: &'k TileRef,
     which: &'static str,
 ) -> Result<Operand<'k>, Reject> {
+    let o = smem_operand_any(k, t, which)?;
+    if !matches!(o.buf.elem, ElemType::Bf16 | ElemType::F16) {
+        return Err(Reject::OperandElem {
+            which,
+            buffer: o.buf.name.clone(),
+            elem: o.buf.elem,
+        });
+    }
+    Ok(o)
+}
+
+/// [`smem_operand`] of any element type: the layout checks only, a K-major row still one
+/// 128-byte swizzle span (32 f32, 64 bf16 or 128 8-bit elements). The caller checks the type
+/// (`tcgen05`'s kinds take f32 and 8-bit operands too).
+pub fn smem_operand_any<'k>(
+    k: &'k Kernel,
+    t: &'k TileRef,
+    which: &'static str,
+) -> Result<Operand<'k>, Reject> {
     let TileRef::Buf { buf, index } = t else {
         return Err(Reject::NotBuffer { what: which });
     };
@@ -40,13 +59,6 @@ pub fn smem_operand<'k>(
             which,
             buffer: b.name.clone(),
             space: b.space,
-        });
-    }
-    if !matches!(b.elem, ElemType::Bf16 | ElemType::F16) {
-        return Err(Reject::OperandElem {
-            which,
-            buffer: b.name.clone(),
-            elem: b.elem,
         });
     }
     let dims = b.layout.shape[index.len().min(b.layout.shape.len())..].to_vec();

@@ -28,7 +28,7 @@
 //! (shared memory) and §9.7.16.4.2 (instruction), via `encode::tcgen05`.
 
 use super::wgmma::desc_base;
-use super::{accumulator, in_tmem, smem_operand, tmem_columns, tmem_operand};
+use super::{accumulator, in_tmem, smem_operand_any, tmem_columns, tmem_operand};
 use crate::abi::{ElemType, Swizzle};
 use crate::diag::Diagnostics;
 use crate::dispatch::{Cx, Reject, Variant};
@@ -53,7 +53,7 @@ fn a_operand(k: &crate::ir::Kernel, a: &TileRef) -> Result<(u32, u32, ElemType),
         let t = tmem_operand(k, a)?;
         return Ok((128, t.k, t.buf.elem));
     }
-    let o = smem_operand(k, a, "A")?;
+    let o = smem_operand_any(k, a, "A")?;
     if o.major != Major::K {
         // The MN-major tcgen05 descriptor (§9.7.16.4.1) is not encoded yet: refuse, by name.
         return Err(Reject::MnMajor {
@@ -78,13 +78,16 @@ fn instr_desc(
         return pair_desc(cx_k, (m, n), a, b);
     }
     let (a_rows, a_k, a_elem) = a_operand(cx_k, a)?;
-    let ob = smem_operand(cx_k, b, "B")?;
+    let ob = smem_operand_any(cx_k, b, "B")?;
     if ob.major != Major::K {
         return Err(Reject::MnMajor {
             which: "B",
             buffer: ob.buf.name.clone(),
         });
     }
+    // The kind first: operands of two kinds also disagree in K (a row is one 128-byte span
+    // of either type), and the kind is what is wrong.
+    kind_of(a_elem, ob.buf.elem)?;
     if a_rows != m || ob.rows != n || a_k != ob.k {
         return Err(Reject::ShapesDisagree {
             m,
@@ -109,6 +112,22 @@ fn instr_desc(
     Ok(d)
 }
 
+/// The `.kind` operands of types `a` and `b` select (PTX ISA §9.7.16.10.1), or why none
+/// does: the instruction descriptor's type check alone, before shapes.
+fn kind_of(a: ElemType, b: ElemType) -> Result<(), Reject> {
+    InstrDesc {
+        d: AccType::F32,
+        a,
+        b,
+        a_major: Major::K,
+        b_major: Major::K,
+        m: 128,
+        n: 8,
+    }
+    .kind()?;
+    Ok(())
+}
+
 /// The pair's descriptor: each CTA holds A's 128 rows of its half and `N / 2` rows of B
 /// (PTX ISA §9.7.16.5; the data-path layout of `cta_group::2`, M = 256).
 fn pair_desc(
@@ -126,7 +145,10 @@ fn pair_desc(
             buffer: cx_k.buffers[*buf].name.clone(),
         });
     }
-    let (oa, ob) = (smem_operand(cx_k, a, "A")?, smem_operand(cx_k, b, "B")?);
+    let (oa, ob) = (
+        smem_operand_any(cx_k, a, "A")?,
+        smem_operand_any(cx_k, b, "B")?,
+    );
     if let Some((which, o)) = [("A", &oa), ("B", &ob)]
         .into_iter()
         .find(|(_, o)| o.major != Major::K)
@@ -208,7 +230,8 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     else {
         unreachable!("checked by instr_desc")
     };
-    let kext = smem_operand(lw.k, b, "B").map_err(|e| lw.error(e))?.k;
+    let kext = smem_operand_any(lw.k, b, "B").map_err(|e| lw.error(e))?.k;
+    let kind = id.kind().map_err(|e| lw.internal(e.to_string()))?;
     let eb = lw.k.buffers[*hb].elem.bytes();
     let (lbo, sbo) =
         kmajor_desc_fields(Swizzle::B128, eb).map_err(|e| lw.internal(e.to_string()))?;
@@ -228,10 +251,13 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     let always = lw.pred_const(true);
     // The pair's MMA is issued once, by the even CTA (PTX ISA §9.7.16.5).
     let issuer = pair.then(|| lw.pair_issuer());
-    for kk in 0..kext / 16 {
-        // One K-step: 16 elements, 32 bytes — 2 descriptor units of 16 bytes, or 8 TMEM
-        // columns of two packed elements.
-        let step = (kk * 16 * eb / 16) as i64;
+    // One instruction's K (§9.7.16.2.1): 16 bf16/f16, 8 tf32 or 32 8-bit elements — always
+    // 32 bytes of each operand row (K-multiples are checked against it by `instr_desc`).
+    let kstep = kind.k();
+    for kk in 0..kext / kstep {
+        // One K-step: 32 bytes — 2 descriptor units of 16 bytes, or 8 TMEM columns of two
+        // packed 16-bit elements.
+        let step = (kk * kstep * eb / 16) as i64;
         let p = if kk == 0 { first } else { always };
         // The A step first, then B's: the order the shared-memory form always had.
         let a_step = match a0 {
@@ -242,7 +268,7 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
             }
             Err(abase) => {
                 let at = lw.var("ataddr", T::U32);
-                let cols = (kk * 16 * eb / 4) as i64;
+                let cols = (kk * kstep * eb / 4) as i64;
                 lw.inst(Inst::binary("add.u32", at, reg(abase), O::Imm(cols)));
                 Err(at)
             }
@@ -250,7 +276,7 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         let bd = lw.var("bdesc", T::U64);
         lw.inst(Inst::binary("add.u64", bd, reg(bdesc0), O::Imm(step)));
         let mut inst = match a_step {
-            Ok(ad) => Inst::tcgen05_mma(taddr, (ad, bd, idesc), p, *pair),
+            Ok(ad) => Inst::tcgen05_mma(taddr, (ad, bd, idesc), p, (kind, *pair)),
             // `instr_desc` refuses a TMEM A in the pair (`PairTmemA`).
             Err(at) => Inst::tcgen05_mma_tmem_a(taddr, at, bd, idesc, p),
         };

@@ -7,6 +7,7 @@ use super::Cx;
 use crate::exec::diag::SimError;
 use crate::exec::ops::{Op, TcA, WgmmaA};
 use crate::exec::program::Val;
+use crate::exec::tcgen05_kind::Kind;
 use crate::exec::tmem_shape::TmemShape;
 use crate::ptx::{Operand, Type};
 
@@ -179,8 +180,19 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
             }
         }
         "tcgen05.mma" => {
-            if !cx.has("kind::f16") {
-                return Err(cx.err("only kind::f16 is supported yet"));
+            let kind = cx
+                .i
+                .opcode
+                .modifiers
+                .iter()
+                .find_map(|m| Kind::from_modifier(m))
+                .ok_or_else(|| {
+                    cx.err(
+                        "only kind::f16, kind::tf32 and kind::f8f6f4 are supported yet                          (no block scaling)",
+                    )
+                })?;
+            if cx.has("block_scale") {
+                return Err(cx.err(".block_scale is not supported yet"));
             }
             cx.n(5)?;
             // `[a-tmem]` (an address) or `a-desc` (a value), §9.7.16.10.9.
@@ -190,6 +202,7 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
                 TcA::Desc(cx.val(1)?)
             };
             Op::TcMma {
+                kind,
                 d: cx.addr(0)?,
                 a,
                 b: cx.val(2)?,

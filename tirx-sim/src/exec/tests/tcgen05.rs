@@ -6,13 +6,14 @@ use super::*;
 #[test]
 fn instruction_descriptor_fields() {
     // tirx's descriptor of the Blackwell GEMM: f32 D, bf16 A and B, K-major, N 256, M 128.
-    let d = decode_idesc(0x0840_0490).unwrap();
+    let d = decode_idesc(0x0840_0490, Kind::F16).unwrap();
     assert_eq!(
         d,
         InstrDesc {
             m: 128,
             n: 256,
-            f16: false,
+            a: Elem::Bf16,
+            b: Elem::Bf16,
             neg_a: false,
             neg_b: false,
             mn_a: false,
@@ -20,21 +21,82 @@ fn instruction_descriptor_fields() {
         }
     );
     // f16 inputs, negated B, MN-major B, N 64, M 64.
-    let d = decode_idesc((1 << 4) | (1 << 14) | (1 << 16) | (8 << 17) | (4 << 24)).unwrap();
+    let d = decode_idesc(
+        (1 << 4) | (1 << 14) | (1 << 16) | (8 << 17) | (4 << 24),
+        Kind::F16,
+    )
+    .unwrap();
     assert_eq!(
-        (d.m, d.n, d.f16, d.neg_b, d.mn_b),
-        (64, 64, true, true, true)
+        (d.m, d.n, d.a, d.neg_b, d.mn_b),
+        (64, 64, Elem::F16, true, true)
     );
     assert!(
-        decode_idesc(0x0840_0490 | 1 << 2)
+        decode_idesc(0x0840_0490 | 1 << 2, Kind::F16)
             .unwrap_err()
             .contains("sparsity")
     );
     assert!(
-        decode_idesc(0x0840_0480)
+        decode_idesc(0x0840_0480, Kind::F16)
             .unwrap_err()
             .contains("f32 accumulator")
     );
+}
+
+/// The descriptor table's other columns (PTX ISA §9.7.16.4.2 "Instruction descriptor"):
+/// `kind::tf32` takes TF32 = 2 in atype/btype, `kind::f8f6f4` E4M3 = 0 / E5M2 = 1 (A and B
+/// may differ); a code of another kind, or of a 6/4-bit type, is refused by name.
+#[test]
+fn instruction_descriptor_of_the_other_kinds() {
+    // f32 D (1 << 4), TF32 A and B (2 << 7, 2 << 10), N 64 (8 << 17), M 128 (8 << 24).
+    let tf32 = (1 << 4) | (2 << 7) | (2 << 10) | (8 << 17) | (8 << 24);
+    let d = decode_idesc(tf32, Kind::Tf32).unwrap();
+    assert_eq!((d.m, d.n, d.a, d.b), (128, 64, Elem::Tf32, Elem::Tf32));
+    // The same bits under kind::f16 name no f16 type; TF32 is not an f8f6f4 code either.
+    assert!(decode_idesc(tf32, Kind::F16).is_err());
+    assert!(decode_idesc(tf32, Kind::F8f6f4).is_err());
+    // E4M3 A (0 << 7), E5M2 B (1 << 10), N 128 (16 << 17), M 64 (4 << 24).
+    let f8 = (1 << 4) | (1 << 10) | (16 << 17) | (4 << 24);
+    let d = decode_idesc(f8, Kind::F8f6f4).unwrap();
+    assert_eq!((d.m, d.n, d.a, d.b), (64, 128, Elem::E4m3, Elem::E5m2));
+    // Under kind::f16 the same codes are f16 × bf16: refused, one operand type.
+    assert!(
+        decode_idesc(f8, Kind::F16)
+            .unwrap_err()
+            .contains("A is F16")
+    );
+    // E2M1 = 5 in atype: named, not silently read as something else.
+    let e = decode_idesc(f8 | (5 << 7), Kind::F8f6f4).unwrap_err();
+    assert!(e.contains("E2M1 = 5"), "{e}");
+    // Reserved bit 23 (the block-scaled kinds' scale type) is refused here.
+    assert!(decode_idesc(f8 | (1 << 23), Kind::F8f6f4).is_err());
+    assert_eq!(Kind::F16.k() * 2, Kind::Tf32.k() * 4);
+    assert_eq!(Kind::F8f6f4.k(), 32);
+}
+
+/// Element values of the new formats, from their definitions (PTX ISA §5.2.3): tf32 drops
+/// the low 13 fraction bits; E4M3 has bias 7, max 448, NaN at 0x7f; E5M2 bias 15, inf 0x7c.
+#[test]
+fn element_values_of_tf32_and_fp8() {
+    let x = 1.0f32 + 2f32.powi(-10) + 2f32.powi(-11);
+    assert_eq!(Elem::Tf32.value(x.to_bits()), 1.0 + 2f64.powi(-10));
+    assert_eq!(Elem::Tf32.value((-3.5f32).to_bits()), -3.5);
+    assert_eq!(Elem::E4m3.value(0x38), 1.0); // 0.0111.000: 2^(7-7)
+    assert_eq!(Elem::E4m3.value(0x7e), 448.0); // 0.1111.110: 1.75 · 2^8
+    assert!(Elem::E4m3.value(0x7f).is_nan());
+    assert_eq!(Elem::E4m3.value(0x01), 2f64.powi(-9)); // smallest subnormal
+    assert_eq!(Elem::E4m3.value(0xc4), -3.0); // 1.1000.100: -1.5 · 2
+    assert_eq!(Elem::E5m2.value(0x3c), 1.0); // 0.01111.00
+    assert_eq!(Elem::E5m2.value(0x7b), 57344.0); // 0.11110.11: 1.75 · 2^15
+    assert!(Elem::E5m2.value(0x7c).is_infinite());
+    assert_eq!(Elem::E5m2.value(0x01), 2f64.powi(-16));
+    // (0x80, −0, rounds back to +0.)
+    for b in (0..=0x7eu8).chain(0x81..=0xfe) {
+        assert_eq!(to_e4m3(Elem::E4m3.value(u32::from(b))), b, "{b:#x}");
+    }
+    for b in (0..0x7cu8).chain(0x80..0xfc) {
+        assert_eq!(to_e5m2(Elem::E5m2.value(u32::from(b))), b, "{b:#x}");
+    }
+    assert_eq!(to_e4m3(1.0625), 0x38, "a tie rounds to the even fraction");
 }
 
 #[test]

@@ -1,0 +1,339 @@
+//! The `tcgen05.mma` instruction kinds beyond `kind::f16` (PTX ISA §9.7.16.10.1 "Matrix
+//! multiply and accumulate kinds"), chosen by the operands' element types: f32 tiles in
+//! shared memory make `kind::tf32` (read as tf32, K = 8 per instruction); `e4m3` / `e5m2`
+//! tiles make `kind::f8f6f4` (K = 32 per instruction, A and B may differ). A small GEMM
+//! D = A·Bᵀ per kind, written with the same macro as the shipped kernels, run in the emulator
+//! against an f64 reference that applies the same input rounding, with tails in M, N and K;
+//! its PTX assembled by ptxas for sm_100a with the tensor-core MMA in the SASS (there is no
+//! Blackwell GPU here).
+
+use tirx::prelude::*;
+use tirx_kernels::check::check_artifact;
+use tirx_kernels::reference::Rng;
+use tirx_kernels::simulate::put;
+use tirx_ptx::tools::{find_ptxas, tool_for_test};
+use tirx_sim::Device;
+
+use super::sim_exec::sim_launch;
+
+/// D = A·Bᵀ in tf32: A M×K and B N×K f32 (rows of 32 f32 = one 128-byte swizzle span),
+/// f32 accumulate in TMEM, f32 out. One 128×BN tile per CTA, K in steps of 32.
+#[tile_kernel(
+    target = sm_100a,
+    threads = 128,
+    grid = (cdiv(M, 128), cdiv(N, BN)),
+    configs(default = (BN = 64)),
+)]
+pub fn tf32_gemm(
+    #[shape(M, K)] a: Tensor<f32>,
+    #[shape(N, K)] b: Tensor<f32>,
+    #[shape(M, N)] d: Tensor<f32>,
+) {
+    let a_s = smem::<f32>([128, 32], swizzle = B128);
+    let b_s = smem::<f32>([BN, 32], swizzle = B128);
+    let acc = tmem::<f32>([128, BN]);
+    let full = mbarrier();
+    let done = mbarrier();
+    #[scope(warp = 0)]
+    {
+        tcgen05::alloc(acc);
+        tcgen05::relinquish();
+    }
+    tcgen05::fence_before();
+    sync_threads();
+    tcgen05::fence_after();
+    for k in 0..cdiv(K, 32) {
+        #[scope(thread = 0)]
+        {
+            tma::load(a_s, a.tile(cta.x, k), full);
+            tma::load(b_s, b.tile(cta.y, k), full);
+        }
+        full.wait(k % 2);
+        #[scope(thread = 0)]
+        {
+            // f32 operands: kind::tf32, four instructions of K = 8 per 32-wide tile.
+            tcgen05::mma(acc, a_s, b_s, accumulate = k > 0);
+            tcgen05::commit(done);
+        }
+        done.wait(k % 2);
+    }
+    tcgen05::fence_after();
+    copy(d.tile(cta.x, cta.y), acc);
+    tcgen05::fence_before();
+    sync_threads();
+    #[scope(warp = 0)]
+    {
+        tcgen05::dealloc(acc);
+    }
+}
+
+/// D = A·Bᵀ in FP8 (`kind::f8f6f4`): A M×K of `TA`, B N×K of `TB` (E4M3 or E5M2; rows of
+/// 128 elements = one 128-byte swizzle span), f32 accumulate in TMEM, f32 out.
+#[tile_kernel(
+    target = sm_100a,
+    threads = 128,
+    grid = (cdiv(M, 128), cdiv(N, BN)),
+    configs(
+        e4m3 = (TA = e4m3, TB = e4m3, BN = 64),
+        e5m2 = (TA = e5m2, TB = e5m2, BN = 32),
+        mixed = (TA = e4m3, TB = e5m2, BN = 64),
+    ),
+)]
+pub fn fp8_gemm(
+    #[shape(M, K)] a: Tensor<TA>,
+    #[shape(N, K)] b: Tensor<TB>,
+    #[shape(M, N)] d: Tensor<f32>,
+) {
+    let a_s = smem::<TA>([128, 128], swizzle = B128);
+    let b_s = smem::<TB>([BN, 128], swizzle = B128);
+    let acc = tmem::<f32>([128, BN]);
+    let full = mbarrier();
+    let done = mbarrier();
+    #[scope(warp = 0)]
+    {
+        tcgen05::alloc(acc);
+        tcgen05::relinquish();
+    }
+    tcgen05::fence_before();
+    sync_threads();
+    tcgen05::fence_after();
+    for k in 0..cdiv(K, 128) {
+        #[scope(thread = 0)]
+        {
+            tma::load(a_s, a.tile(cta.x, k), full);
+            tma::load(b_s, b.tile(cta.y, k), full);
+        }
+        full.wait(k % 2);
+        #[scope(thread = 0)]
+        {
+            // 8-bit operands: kind::f8f6f4, four instructions of K = 32 per 128-wide tile.
+            tcgen05::mma(acc, a_s, b_s, accumulate = k > 0);
+            tcgen05::commit(done);
+        }
+        done.wait(k % 2);
+    }
+    tcgen05::fence_after();
+    copy(d.tile(cta.x, cta.y), acc);
+    tcgen05::fence_before();
+    sync_threads();
+    #[scope(warp = 0)]
+    {
+        tcgen05::dealloc(acc);
+    }
+}
+
+/// `x` as the tensor core reads an f32 operand of `kind::tf32`: sign, exponent and the top
+/// 10 fraction bits (PTX ISA §5.2.3: tf32 has f32's range and ≥ 10 fraction bits).
+fn tf32(x: f32) -> f64 {
+    f64::from(f32::from_bits(x.to_bits() & !0x1fff))
+}
+
+fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+/// Random f32 in [-1, 1) with all 23 fraction bits in use (so tf32 truncation matters).
+fn f32s(rng: &mut Rng, n: usize) -> Vec<f32> {
+    (0..n).map(|_| rng.unit()).collect()
+}
+
+/// Runs `tf32_gemm` on m×n×k random data; returns (D, reference with tf32 inputs,
+/// reference with the f32 inputs, Σ|products| per element).
+fn run_tf32(
+    (m, n, k): (usize, usize, usize),
+    seed: u64,
+) -> (Vec<f32>, Vec<f64>, Vec<f64>, Vec<f64>) {
+    let mut rng = Rng::new(seed);
+    let (a, b) = (f32s(&mut rng, m * k), f32s(&mut rng, n * k));
+    let mut dev = Device::new();
+    let ta = put(&mut dev, &f32_bytes(&a), tirx::abi::ElemType::F32, &[m, k]);
+    let tb = put(&mut dev, &f32_bytes(&b), tirx::abi::ElemType::F32, &[n, k]);
+    let td = put(
+        &mut dev,
+        &vec![0xff; m * n * 4],
+        tirx::abi::ElemType::F32,
+        &[m, n],
+    );
+    let art = &tf32_gemm::KERNEL.artifacts[0];
+    sim_launch(art, &mut dev, &[ta, tb, td.clone()], &[], seed).unwrap_or_else(|e| panic!("{e}"));
+    let got: Vec<f32> = dev
+        .read(td.addr, m * n * 4)
+        .expect("D")
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let (mut want, mut exact, mut mag) = (vec![0.0; m * n], vec![0.0; m * n], vec![0.0; m * n]);
+    for i in 0..m {
+        for j in 0..n {
+            let (ra, rb) = (&a[i * k..(i + 1) * k], &b[j * k..(j + 1) * k]);
+            want[i * n + j] = ra.iter().zip(rb).map(|(&x, &y)| tf32(x) * tf32(y)).sum();
+            exact[i * n + j] = ra
+                .iter()
+                .zip(rb)
+                .map(|(&x, &y)| f64::from(x) * f64::from(y))
+                .sum();
+            mag[i * n + j] = ra
+                .iter()
+                .zip(rb)
+                .map(|(&x, &y)| (tf32(x) * tf32(y)).abs())
+                .sum();
+        }
+    }
+    (got, want, exact, mag)
+}
+
+#[test]
+fn f32_operands_issue_kind_tf32_in_steps_of_k8() {
+    let ptx = tf32_gemm::KERNEL.artifacts[0].ptx;
+    let mmas: Vec<&str> = ptx.lines().filter(|l| l.contains("tcgen05.mma")).collect();
+    assert_eq!(mmas.len(), 4, "{ptx}");
+    assert!(mmas.iter().all(|l| l.contains(".kind::tf32")), "{mmas:#?}");
+    // The instruction descriptor: f32 D (1 << 4), TF32 A/B (2 << 7 | 2 << 10), N = 64
+    // (8 << 17), M = 128 (8 << 24) — PTX ISA §9.7.16.4.2, the kind::tf32 column.
+    let idesc = (1u32 << 4) | (2 << 7) | (2 << 10) | (8 << 17) | (8 << 24);
+    assert!(
+        ptx.contains(&format!("{idesc};")),
+        "no idesc {idesc:#x} in\n{ptx}"
+    );
+}
+
+#[test]
+fn the_tf32_gemm_matches_the_reference_in_the_emulator() {
+    // Tails in every dimension: M 200 (128 + 72), N 72 (64 + 8), K 80 (32 + 32 + 16).
+    for (shape, seed) in [((128, 64, 32), 1), ((200, 72, 80), 2)] {
+        let (got, want, exact, mag) = run_tf32(shape, seed);
+        let mut differs = false;
+        for (i, g) in got.iter().enumerate() {
+            // Products exact in f64, one f32 rounding per 32-wide tile's accumulation.
+            let tol = mag[i] * 2f64.powi(-22) + 1e-30;
+            let err = (f64::from(*g) - want[i]).abs();
+            assert!(
+                err <= tol,
+                "{shape:?} D[{i}] = {g}, want {} (±{tol})",
+                want[i]
+            );
+            differs |= (f64::from(*g) - exact[i]).abs() > 4.0 * tol;
+        }
+        // The f32 inputs' low 13 fraction bits were dropped: some element shows it.
+        assert!(differs, "{shape:?}: no element tells tf32 from f32 inputs");
+    }
+}
+
+/// Random FP8 inputs of `elem` (E4M3 or E5M2) in [-3, 1) — their bytes and exact values,
+/// decoded by the runtime's `e4m3` / `e5m2` (independent of the emulator's decoder).
+fn fp8s(rng: &mut Rng, elem: tirx::abi::ElemType, n: usize) -> (Vec<u8>, Vec<f64>) {
+    tirx_kernels::simulate::random_values(rng, elem, n)
+}
+
+fn read_f32(dev: &Device, t: &tirx::runtime::TensorMeta) -> Vec<f32> {
+    let n: usize = t.shape.iter().product();
+    dev.read(t.addr, n * 4)
+        .expect("D")
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+#[test]
+fn fp8_operands_issue_kind_f8f6f4_in_steps_of_k32() {
+    use tirx::abi::ElemType::{E4m3, E5m2};
+    for (art, (ta, tb)) in
+        fp8_gemm::KERNEL
+            .artifacts
+            .iter()
+            .zip([(E4m3, E4m3), (E5m2, E5m2), (E4m3, E5m2)])
+    {
+        let mmas: Vec<&str> = art
+            .ptx
+            .lines()
+            .filter(|l| l.contains("tcgen05.mma"))
+            .collect();
+        assert_eq!(mmas.len(), 4, "{}", art.config);
+        assert!(
+            mmas.iter().all(|l| l.contains(".kind::f8f6f4")),
+            "{mmas:#?}"
+        );
+        // f32 D, atype/btype E4M3 = 0 / E5M2 = 1 (PTX ISA §9.7.16.4.2, the f8f6f4 column),
+        // N = BN, M = 128.
+        let code = |t| u32::from(t == E5m2);
+        let bn = if art.config == "e5m2" { 32 } else { 64 };
+        let idesc =
+            (1u32 << 4) | (code(ta) << 7) | (code(tb) << 10) | ((bn >> 3) << 17) | (8 << 24);
+        assert!(
+            art.ptx.contains(&format!("{idesc};")),
+            "{}: no idesc {idesc:#x}",
+            art.config
+        );
+    }
+}
+
+#[test]
+fn the_fp8_gemms_match_the_reference_in_the_emulator() {
+    use tirx::abi::ElemType::{E4m3, E5m2, F32};
+    // Tails: M 136 (128 + 8), N 72 (BN + 8, or 2·32 + 8), K 208 (128 + 80; TMA needs rows
+    // of a multiple of 16 bytes).
+    for (ci, (ta, tb)) in [(E4m3, E4m3), (E5m2, E5m2), (E4m3, E5m2)]
+        .into_iter()
+        .enumerate()
+    {
+        let art = &fp8_gemm::KERNEL.artifacts[ci];
+        for (m, n, k) in [(128, 64, 128), (136, 72, 208)] {
+            let mut rng = Rng::new(7 + ci as u64);
+            let (ab, av) = fp8s(&mut rng, ta, m * k);
+            let (bb, bv) = fp8s(&mut rng, tb, n * k);
+            let mut dev = Device::new();
+            let tam = put(&mut dev, &ab, ta, &[m, k]);
+            let tbm = put(&mut dev, &bb, tb, &[n, k]);
+            let td = put(&mut dev, &vec![0xff; m * n * 4], F32, &[m, n]);
+            sim_launch(art, &mut dev, &[tam, tbm, td.clone()], &[], 3)
+                .unwrap_or_else(|e| panic!("{}: {e}", art.config));
+            let got = read_f32(&dev, &td);
+            for i in 0..m {
+                for j in 0..n {
+                    let terms = (0..k).map(|q| av[i * k + q] * bv[j * k + q]);
+                    let (want, mag) = terms.fold((0.0, 0.0), |(s, a), x| (s + x, a + x.abs()));
+                    let g = f64::from(got[i * n + j]);
+                    // FP8 products are exact in f64; one f32 rounding per 128-wide K tile.
+                    let tol = mag * 2f64.powi(-22) + 1e-30;
+                    assert!(
+                        (g - want).abs() <= tol,
+                        "{} {m}x{n}x{k} D[{i}][{j}] = {g}, want {want}",
+                        art.config
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_fp8_gemms_assemble_with_the_tensor_core_mma() {
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    for art in fp8_gemm::KERNEL.artifacts {
+        let c = check_artifact("fp8_gemm", art).expect("assembles");
+        assert!(c.problems.is_empty(), "{}: {:?}", art.config, c.problems);
+        assert_eq!(c.spills, 0);
+        // ptxas 13 prints the kind::f8f6f4 MMA as UTCQMMA: four per K tile.
+        assert_eq!(
+            c.sass.get("UTCQMMA").copied(),
+            Some(4),
+            "{}: {:?}",
+            art.config,
+            c.sass
+        );
+    }
+}
+
+#[test]
+fn the_tf32_gemm_assembles_with_the_tensor_core_mma() {
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    let c = check_artifact("tf32_gemm", &tf32_gemm::KERNEL.artifacts[0]).expect("assembles");
+    assert!(c.problems.is_empty(), "{:?}", c.problems);
+    assert_eq!(c.spills, 0);
+    // ptxas 13 prints the kind::tf32 MMA as UTCHMMA (as kind::f16): four per K tile.
+    assert_eq!(c.sass.get("UTCHMMA").copied(), Some(4), "{:?}", c.sass);
+}

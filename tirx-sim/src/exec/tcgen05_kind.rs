@@ -1,0 +1,226 @@
+//! The `.kind` of a `tcgen05.mma` (PTX ISA §9.7.16.10.1 "Matrix multiply and accumulate
+//! kinds"; §9.7.16.2.1 "Matrix Shape"), its instruction descriptor and what one instruction
+//! reads of each operand. Written from the ISA's tables, independently of tirx's encoder
+//! (`tirx-ir/src/encode/tcgen05.rs`), so a wrong encoding shows as a wrong result here.
+//!
+//! **Kinds run here** (dense, no `.ws`): `kind::f16` (f16 or bf16 operands, K = 16),
+//! `kind::tf32` (f32 operands read as tf32, K = 8) and `kind::f8f6f4` with E4M3 / E5M2
+//! operands (K = 32; A and B may differ). One instruction always covers 32 bytes of each
+//! operand row: 16 × 2, 8 × 4 or 32 × 1 bytes. The 6- and 4-bit types of `kind::f8f6f4`
+//! and the block-scaled kinds are refused at decode with the reason.
+//!
+//! **Instruction descriptor** (PTX ISA §9.7.16.4.2 "Instruction descriptor", the table for
+//! `.kind::tf32, .kind::f16, .kind::f8f6f4 and .kind::i8`): bits 0–1 the sparsity selector,
+//! 2 sparsity, 3 saturate — all zero here; 4–5 the D type (F16 = 0, F32 = 1; only F32 is
+//! run); 6 reserved; 7–9 / 10–12 the A / B type — `kind::f16`: F16 = 0, BF16 = 1;
+//! `kind::tf32`: TF32 = 2; `kind::f8f6f4`: E4M3 = 0, E5M2 = 1, E2M3 = 3, E3M2 = 4, E2M1 = 5;
+//! 13 / 14 negate A / B; 15 / 16 transpose A / B (MN-major); 17–22 N >> 3; 23 reserved;
+//! 24–28 M >> 4; 29 reserved; 30–31 the `.ws` shift (zero).
+//!
+//! **tf32** (PTX ISA §5.2.3 "Alternate Floating-Point Data Formats": the same range as f32,
+//! at least 10 fraction bits, the internal layout implementation-defined): the tensor core
+//! reads an f32 operand's sign, exponent and top 10 fraction bits and ignores the low 13 —
+//! the emulator truncates each f32 to those 19 bits (a value already of tf32 precision, such
+//! as one `cvt.rna.tf32.f32` produced, is read exactly).
+//!
+//! **E4M3 / E5M2** (§5.2.3): E5M2 is IEEE-like (5 exponent bits, bias 15, infinities and
+//! NaNs at exponent 31); E4M3 has 4 exponent bits, bias 7, no infinity, and NaN only at
+//! `0x7f` / `0xff` (exponent 15 with other fractions are normal numbers up to 448).
+
+use super::float::{self, Rnd};
+
+/// The `.kind` qualifier of a `tcgen05.mma`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// `.kind::f16`.
+    F16,
+    /// `.kind::tf32`.
+    Tf32,
+    /// `.kind::f8f6f4`.
+    F8f6f4,
+}
+
+impl Kind {
+    /// The kind a `tcgen05.mma` modifier names (`kind::f16` …), or `None`.
+    pub fn from_modifier(m: &str) -> Option<Kind> {
+        Some(match m {
+            "kind::f16" => Kind::F16,
+            "kind::tf32" => Kind::Tf32,
+            "kind::f8f6f4" => Kind::F8f6f4,
+            _ => return None,
+        })
+    }
+
+    /// K of one dense instruction (§9.7.16.2.1, Table "Various combinations of .kind and
+    /// shapes").
+    pub fn k(self) -> u32 {
+        match self {
+            Kind::F16 => 16,
+            Kind::Tf32 => 8,
+            Kind::F8f6f4 => 32,
+        }
+    }
+}
+
+/// The element format of one operand, from the instruction descriptor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Elem {
+    /// IEEE half.
+    F16,
+    /// bfloat16.
+    Bf16,
+    /// tf32, stored as an f32.
+    Tf32,
+    /// FP8 E4M3.
+    E4m3,
+    /// FP8 E5M2.
+    E5m2,
+}
+
+impl Elem {
+    /// Bytes one element takes in shared or tensor memory.
+    pub fn bytes(self) -> u32 {
+        match self {
+            Elem::F16 | Elem::Bf16 => 2,
+            Elem::Tf32 => 4,
+            Elem::E4m3 | Elem::E5m2 => 1,
+        }
+    }
+
+    /// The exact value of an element whose little-endian bytes, as an integer, are `bits`.
+    pub fn value(self, bits: u32) -> f64 {
+        match self {
+            Elem::F16 => float::decode(u64::from(bits & 0xffff), float::F16),
+            Elem::Bf16 => float::decode(u64::from(bits & 0xffff), float::BF16),
+            Elem::Tf32 => f64::from(f32::from_bits(bits & !0x1fff)),
+            Elem::E5m2 => float::decode(u64::from(bits & 0xff), E5M2),
+            Elem::E4m3 => e4m3(bits as u8),
+        }
+    }
+
+    /// The element's format code in the descriptor's atype/btype field, per kind.
+    fn decode(kind: Kind, code: u32) -> Result<Elem, String> {
+        Ok(match (kind, code) {
+            (Kind::F16, 0) => Elem::F16,
+            (Kind::F16, 1) => Elem::Bf16,
+            (Kind::Tf32, 2) => Elem::Tf32,
+            (Kind::F8f6f4, 0) => Elem::E4m3,
+            (Kind::F8f6f4, 1) => Elem::E5m2,
+            (Kind::F8f6f4, 3..=5) => {
+                return Err(format!(
+                    "format code {code} (E2M3 = 3, E3M2 = 4, E2M1 = 5): the 6- and 4-bit \
+                     types of kind::f8f6f4 are not emulated yet"
+                ));
+            }
+            (k, c) => return Err(format!("format code {c} is not a {k:?} operand type")),
+        })
+    }
+}
+
+/// FP8 E5M2: IEEE-like, 5 exponent and 2 fraction bits.
+const E5M2: float::Format = float::Format { frac: 2, exp: 5 };
+
+/// The value of an FP8 E4M3 byte: bias 7, subnormals at exponent 0, NaN at `S.1111.111`,
+/// no infinities.
+fn e4m3(b: u8) -> f64 {
+    let (neg, e, f) = (b >> 7 == 1, i32::from((b >> 3) & 0xf), f64::from(b & 7));
+    let mag = match (e, b & 0x7f) {
+        (_, 0x7f) => f64::NAN,
+        (0, _) => f * 2f64.powi(-6 - 3),
+        _ => (8.0 + f) * 2f64.powi(e - 7 - 3),
+    };
+    if neg { -mag } else { mag }
+}
+
+/// Rounds `x` to the nearest E4M3 (ties to even, saturating at ±448) — for references.
+pub fn to_e4m3(x: f64) -> u8 {
+    (0..=0x7eu8)
+        .chain(0x80..=0xfe)
+        .min_by(|&p, &q| {
+            let (dp, dq) = ((e4m3(p) - x).abs(), (e4m3(q) - x).abs());
+            dp.total_cmp(&dq).then((p & 1).cmp(&(q & 1)))
+        })
+        .expect("non-empty")
+}
+
+/// Rounds `x` to the nearest E5M2 (ties to even) — for references.
+pub fn to_e5m2(x: f64) -> u8 {
+    float::round_to(x, E5M2, Rnd::Rn) as u8
+}
+
+/// A decoded instruction descriptor of a dense `kind::f16`, `kind::tf32` or `kind::f8f6f4`
+/// MMA with an f32 accumulator.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct InstrDesc {
+    /// M (64 or 128 for `cta_group::1`; the pair's M for `cta_group::2`).
+    pub m: u32,
+    /// N.
+    pub n: u32,
+    /// A's element format.
+    pub a: Elem,
+    /// B's element format.
+    pub b: Elem,
+    /// Negate A.
+    pub neg_a: bool,
+    /// Negate B.
+    pub neg_b: bool,
+    /// A MN-major.
+    pub mn_a: bool,
+    /// B MN-major.
+    pub mn_b: bool,
+}
+
+/// Decodes the instruction descriptor `d` of a `kind` MMA, or says why it is refused.
+pub fn decode_idesc(d: u32, kind: Kind) -> Result<InstrDesc, String> {
+    let f = |lo: u32, n: u32| (d >> lo) & ((1 << n) - 1);
+    if f(0, 4) != 0 || f(30, 2) != 0 {
+        return Err(format!(
+            "instruction descriptor {d:#x}: sparsity, saturation or shift set"
+        ));
+    }
+    if f(6, 1) != 0 || f(23, 1) != 0 || f(29, 1) != 0 {
+        return Err(format!(
+            "instruction descriptor {d:#x}: a reserved bit (6, 23 or 29) is set"
+        ));
+    }
+    if f(4, 2) != 1 {
+        return Err(format!(
+            "instruction descriptor {d:#x}: only an f32 accumulator is supported"
+        ));
+    }
+    let fmt = |lo: u32, which: &str| {
+        Elem::decode(kind, f(lo, 3))
+            .map_err(|e| format!("instruction descriptor {d:#x} ({kind:?}): {which} {e}"))
+    };
+    let (a, b) = (fmt(7, "A")?, fmt(10, "B")?);
+    // `kind::f16` and `kind::tf32` take one operand type; `kind::f8f6f4` may mix E4M3 and
+    // E5M2 (the ISA lists atype and btype separately).
+    if a != b && kind != Kind::F8f6f4 {
+        return Err(format!(
+            "instruction descriptor {d:#x}: A is {a:?} but B is {b:?} under {kind:?}"
+        ));
+    }
+    Ok(InstrDesc {
+        m: f(24, 5) << 4,
+        n: f(17, 6) << 3,
+        a,
+        b,
+        neg_a: f(13, 1) == 1,
+        neg_b: f(14, 1) == 1,
+        mn_a: f(15, 1) == 1,
+        mn_b: f(16, 1) == 1,
+    })
+}
+
+/// The value of element `k` of a row whose bytes start at `bytes` (little-endian), negated
+/// when asked, or `None` past the slice.
+pub(crate) fn element(bytes: &[u8], e: Elem, neg: bool) -> Option<f64> {
+    let w = e.bytes() as usize;
+    let b = bytes.get(..w)?;
+    let bits = b
+        .iter()
+        .rev()
+        .fold(0u32, |acc, &x| (acc << 8) | u32::from(x));
+    let v = e.value(bits);
+    Some(if neg { -v } else { v })
+}
