@@ -95,6 +95,50 @@ fn blackwell_gemm_sass_has_the_tensor_core_and_tma_and_tmem_loads() {
     }
 }
 
+/// FlashAttention-4 on Blackwell (`attention_sm100`): no spills at the 128 registers a thread
+/// of its 512 launch with, and the SASS of every role — the tensor core with A from shared
+/// memory (S = Q·Kᵀ) and from tensor memory (O += P·V: ptxas 13 prints A's operand as
+/// `tmem[…]`), TMA loads and the O store, TMEM loads (S, O) and stores (P, the rescaled O),
+/// `MUFU.EX2` for the softmax, the register moves between the roles.
+#[test]
+fn blackwell_attention_sass_has_every_role() {
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    let k = registry::find("attention_sm100").expect("shipped");
+    for a in k.artifacts {
+        let c = check_artifact(k.name, a).expect("assembles");
+        assert!(c.problems.is_empty(), "{}: {:?}", a.config, c.problems);
+        assert_eq!(c.spills, 0, "{}", a.config);
+        for op in [
+            "UTCHMMA",
+            "UTMALDG",
+            "UTMASTG",
+            "LDTM",
+            "STTM",
+            "MUFU.EX2",
+            "USETMAXREG",
+        ] {
+            assert!(
+                c.sass.contains_key(op),
+                "{}: {op} missing from {:?}",
+                a.config,
+                c.sass.keys().collect::<Vec<_>>()
+            );
+        }
+        let rep = tirx_ptx::tools::ptxas(a.ptx, "sm_100a").expect("assembles");
+        let Ok(sass) = tirx_ptx::tools::nvdisasm(&rep.cubin) else {
+            continue;
+        };
+        let a_from_tmem = sass
+            .lines()
+            .filter_map(|l| l.split("UTCHMMA").nth(1))
+            .filter(|r| r.trim().starts_with("tmem["))
+            .count();
+        assert!(a_from_tmem > 0, "{}: no UTCHMMA with A in TMEM", a.config);
+    }
+}
+
 /// Every shared-memory matrix descriptor (wgmma, tcgen05) masks its start address to the
 /// 14-bit field, `(addr & 0x3FFFF) >> 4` (PTX ISA §9.7.15.5.1.2): in a cluster the `.shared`
 /// address of a variable can carry CTA-rank bits above bit 17, and unmasked they land in the

@@ -5,8 +5,10 @@
 //! tiles. No diagnostic may fire.
 
 use tirx::Kernel;
+use tirx_kernels::attention::blackwell::attention_sm100;
 use tirx_kernels::attention::hopper::attention_sm90;
 use tirx_kernels::attention::hopper_persistent::attention_sm90_persistent;
+use tirx_kernels::attention::reference::Dims;
 use tirx_kernels::simulate;
 use tirx_sim::Policy;
 
@@ -62,6 +64,45 @@ fn persistent_attention_in_the_emulator_walks_several_tiles() {
             assert!(
                 err <= 2e-2,
                 "{config} s={s} h={h} seed {seed}: max |o − ref| {err:.3e}"
+            );
+        }
+    }
+}
+
+/// The Blackwell kernel (FA4's roles, TMEM S/P/O) on batches of two, two heads, query and key
+/// lengths with tails (a CTA's second Q tile partly or wholly past S, a last key block of 1
+/// column), several schedules each, at the 128 registers a thread ptxas launches its 512
+/// threads with (the `setmaxnreg` budget checked against it). No Blackwell GPU ran it.
+#[test]
+fn blackwell_attention_in_the_emulator_matches_the_f64_reference() {
+    let policy = Policy {
+        launch_regs: Some(65536 / 512),
+        ..Policy::default()
+    };
+    for (config, b, s, sk, hq, hk) in [
+        ("fa4_d128", 2, 300, 257, 2, 2),
+        ("fa4_d128", 1, 129, 384, 1, 1),
+    ] {
+        let art = attention_sm100::KERNEL
+            .artifacts
+            .iter()
+            .find(|a| a.config == config)
+            .expect("a config of the kernel");
+        let d = art.int("D").expect("D") as usize;
+        let dims = Dims {
+            b,
+            s,
+            sk,
+            hq,
+            hk,
+            d,
+        };
+        for seed in 1..=2 {
+            let (_, err) = simulate::attention_on(art, dims, 4, seed, &policy)
+                .unwrap_or_else(|e| panic!("{config} {dims:?} seed {seed}: {e}"));
+            assert!(
+                err <= 2e-2,
+                "{config} {dims:?} seed {seed}: max |o − ref| {err:.3e}"
             );
         }
     }

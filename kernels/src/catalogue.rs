@@ -7,7 +7,7 @@
 
 use tirx::Kernel;
 
-use crate::attention::{hopper, hopper_persistent};
+use crate::attention::{blackwell, hopper, hopper_persistent};
 use crate::copy::tma_copy;
 use crate::gemm::{
     fused, level_01_sync, level_02_tma, level_03_pipeline_tcgen05, level_03_pipeline_wgmma,
@@ -53,6 +53,7 @@ const LISTS: &[&[&Kernel]] = &[
         &hopper_persistent::attention_sm90_persistent::KERNEL,
         &hopper::attention_sm90::KERNEL,
     ],
+    &[&blackwell::attention_sm100::KERNEL],
 ];
 
 /// Every shipped kernel.

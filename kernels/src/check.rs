@@ -2,7 +2,7 @@
 //! and checks what the PTX asked for is in the machine code: no spills, and for each async
 //! instruction family the SASS opcode it must become (wgmma → `HGMMA`, TMA load → `UTMALDG`,
 //! TMA store → `UTMASTG`, tcgen05.mma → `UTCHMMA`/`UTCQMMA`, tcgen05.ld → `LDTM`,
-//! setmaxnreg → `USETMAXREG`; for
+//! tcgen05.st → `STTM`, setmaxnreg → `USETMAXREG`; for
 //! register tiles: `ex2.approx` → `MUFU.EX2`, `shfl.sync.bfly` → `SHFL.BFLY`, 16-byte
 //! vector loads and stores → `LDG.E.128`/`STG.E.128`, `LDS.128`/`STS.128` in shared memory;
 //! `ldmatrix`/`stmatrix` `.x4` → `LDSM.16.M88.4`/`STSM.16.M88.4`).
@@ -21,6 +21,7 @@ pub const EXPECTED_SASS: &[(&str, &[&str])] = &[
     ("cp.async.bulk.tensor.2d.global.shared::cta", &["UTMASTG"]),
     ("tcgen05.mma", &["UTCHMMA", "UTCQMMA", "UTCMMA"]),
     ("tcgen05.ld", &["LDTM"]),
+    ("tcgen05.st", &["STTM"]),
     // `setmaxnreg.dec` / `.inc` (PTX ISA §9.7.19.6) become `USETMAXREG.DEALLOC.CTAPOOL` /
     // `USETMAXREG.TRY` (ptxas 13, sm_90a and sm_100a); none at all when ptxas ignored them.
     ("setmaxnreg", &["USETMAXREG"]),
@@ -114,6 +115,7 @@ pub fn key_sass(c: &Checked) -> String {
         "UTMALDG",
         "UTMASTG",
         "LDTM",
+        "STTM",
         "USETMAXREG",
         "SYNCS",
         "MUFU.EX2",

@@ -3,6 +3,7 @@
 
 pub mod attention {
     //! Attention: two MMAs with the softmax between them.
+    pub mod blackwell;
     pub mod hopper;
     pub mod hopper_persistent;
     pub mod host;

@@ -223,22 +223,54 @@ pub fn attention(
     seed: u64,
     policy: &Policy,
 ) -> Result<(Stats, f64), String> {
-    use crate::attention::reference::{Dims, attention_f64};
     let d = art.int("D").ok_or("no head dim `D` in the config")? as usize;
+    let dims = crate::attention::reference::Dims {
+        b: 1,
+        s,
+        sk: s,
+        hq: h,
+        hk: h,
+        d,
+    };
+    attention_on(art, dims, sms, seed, policy)
+}
+
+/// [`attention`] on any extents: `dims.b` batches, `dims.s` queries against `dims.sk` keys,
+/// `dims.hq` query heads over `dims.hk` K/V heads (GQA); `dims.d` must be the artifact's `D`.
+pub fn attention_on(
+    art: &tirx::KernelArtifact,
+    dims: crate::attention::reference::Dims,
+    sms: u32,
+    seed: u64,
+    policy: &Policy,
+) -> Result<(Stats, f64), String> {
+    use crate::attention::reference::attention_f64;
+    let d = art.int("D").ok_or("no head dim `D` in the config")? as usize;
+    if dims.d != d {
+        return Err(format!("head dim {} for a config of D = {d}", dims.d));
+    }
     let causal = art.int("CAUSAL") == Some(1);
     let elem = (art.signature)().tensors[0].elem;
     let mut rng = Rng::new(seed);
     let mut dev = Device::new();
-    let n = s * h * d;
-    let [(qb, qv), (kb, kv), (vb, vv)] = [0; 3].map(|_| random_values(&mut rng, elem, n));
-    let shape = [1, s, h * d];
-    let ob = n * elem.bytes() as usize;
+    let (b, s, sk, hq, hk) = (dims.b, dims.s, dims.sk, dims.hq, dims.hk);
+    let (nq, nk) = (b * s * hq * d, b * sk * hk * d);
+    let (qb, qv) = random_values(&mut rng, elem, nq);
+    let (kb, kv) = random_values(&mut rng, elem, nk);
+    let (vb, vv) = random_values(&mut rng, elem, nk);
+    let ob = nq * elem.bytes() as usize;
+    let lse_n = b * hq * s;
     let tensors = [
-        put(&mut dev, &qb, elem, &shape),
-        put(&mut dev, &kb, elem, &shape),
-        put(&mut dev, &vb, elem, &shape),
-        put(&mut dev, &vec![0xff; ob], elem, &shape),
-        put(&mut dev, &vec![0xff; h * s * 4], ElemType::F32, &[h, s, 1]),
+        put(&mut dev, &qb, elem, &[b, s, hq * d]),
+        put(&mut dev, &kb, elem, &[b, sk, hk * d]),
+        put(&mut dev, &vb, elem, &[b, sk, hk * d]),
+        put(&mut dev, &vec![0xff; ob], elem, &[b, s, hq * d]),
+        put(
+            &mut dev,
+            &vec![0xff; lse_n * 4],
+            ElemType::F32,
+            &[b * hq, s, 1],
+        ),
     ];
     let scale = 1.0 / (d as f64).sqrt();
     let scalars = [(scale * std::f64::consts::LOG2_E) as f32];
@@ -262,17 +294,9 @@ pub fn attention(
             .map_err(|e| e.to_string())
     };
     let got = read(&tensors[3], ob, elem)?;
-    let got_lse = read(&tensors[4], h * s * 4, ElemType::F32)?;
+    let got_lse = read(&tensors[4], lse_n * 4, ElemType::F32)?;
     // The reference on the exact input values (f32 holds bf16/f16 exactly).
     let f = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
-    let dims = Dims {
-        b: 1,
-        s,
-        sk: s,
-        hq: h,
-        hk: h,
-        d,
-    };
     let (want, want_lse) = attention_f64(&f(&qv), &f(&kv), &f(&vv), dims, causal, scale);
     let mut worst = 0.0f64;
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {

@@ -2,7 +2,8 @@
 //! register side of a softmax, a correction or an epilogue that computes before it stores,
 //! in every data-movement shape (PTX ISA §9.7.16.2.3) and with 16-bit tiles packed.
 //!
-//! When: `copy(t, acc)` (load) or `copy(acc, t)` (store), run by one aligned warpgroup, with
+//! When: `copy(t, acc)` (load) or `copy(acc, t)` (store), run by whole aligned warpgroups
+//! (each moves its own tile: a scope of k warpgroups holds k register tiles), with
 //! `acc` a `tmem::<E>([128, C])` or a stage `acc[s]` of a `tmem::<E>([S, 128, C])` and `t` a
 //! `regs::<T>([128, C], layout = tmem_<shape>)`, `<shape>` one of `32x32b`, `16x64b`,
 //! `16x128b`, `16x256b`, `16x32bx2` (the layouts of `ir::TmemShape`: which thread holds which
@@ -102,10 +103,12 @@ fn applies(cx: &Cx, store: bool) -> Result<(), Reject> {
         });
     }
     plan(cx.k, tile, other)?;
-    if !cx.threads.is_one_warpgroup() {
+    // Each warpgroup of the scope moves its own tile (its warp w at lanes 32·(w%4)…): FA4's
+    // two softmax warpgroups run one copy of the code over their two S tiles.
+    if !cx.threads.is_whole_warpgroups() {
         return Err(Reject::Threads {
             threads: cx.threads,
-            need: "tcgen05.ld/st need one whole warpgroup (`#[scope(warpgroup = G)]`)",
+            need: "tcgen05.ld/st need whole warpgroups (`#[scope(warpgroup = G)]` or `warpgroups = A..B`)",
         });
     }
     Ok(())

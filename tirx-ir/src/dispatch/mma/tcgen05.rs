@@ -3,8 +3,9 @@
 //!
 //! When: sm_100a; `acc` a `tmem::<f32>([128, N])` (or a stage `acc[s]` of a
 //! `tmem::<f32>([S, 128, N])`) with N legal for `.kind::f16` (multiple of
-//! 8 up to 256 per instruction descriptor); `b` (N×K) a K-major bf16/f16 shared tile with
-//! swizzle B128 and 128-byte rows; `a` (128×K) either such a shared tile or a 16-bit TMEM
+//! 8 up to 256 per instruction descriptor); `b` (N×K) a bf16/f16 shared tile with swizzle
+//! B128, K-major with 128-byte rows or MN-major (`major = mn`: chunks of 64 N-elements by K
+//! rows, as TMA writes them; FA4's V); `a` (128×K) either such a shared tile or a 16-bit TMEM
 //! tile `tmem::<bf16|f16>([128, K])` (a stage of a staged one, or an `alias` view such as
 //! FA4's P over S), K a multiple of 16 (`mma::tmem_operand`); run by one thread. The form is
 //! chosen by A's memory space.
@@ -33,7 +34,7 @@ use crate::abi::{ElemType, Swizzle};
 use crate::diag::Diagnostics;
 use crate::dispatch::{Cx, Reject, Variant};
 use crate::encode::tcgen05::{InstrDesc, LboMode, SwizzleMode, desc_const_part};
-use crate::encode::wgmma::kmajor_desc_fields;
+use crate::encode::wgmma::{kmajor_desc_fields, mn_major_desc_fields, mn_major_k_advance};
 use crate::encode::{AccType, Major};
 use crate::inst::reg;
 use crate::ir::{Expr, Inst, Op, Operand as O, ScalarType as T, Space, Special, TileRef};
@@ -79,15 +80,18 @@ fn instr_desc(
     }
     let (a_rows, a_k, a_elem) = a_operand(cx_k, a)?;
     let ob = smem_operand_any(cx_k, b, "B")?;
-    if ob.major != Major::K {
+    // The kind first: operands of two kinds also disagree in K (a row is one 128-byte span
+    // of either type), and the kind is what is wrong.
+    kind_of(a_elem, ob.buf.elem)?;
+    // B may be MN-major for the 16-bit kind (FA4's V, `[D, BN]` stored D-contiguous): the
+    // descriptor then carries the MN-major strides and the instruction descriptor's
+    // transpose-B bit. The tf32 and 8-bit kinds take a K-major B only, here.
+    if ob.major != Major::K && !matches!(ob.buf.elem, ElemType::Bf16 | ElemType::F16) {
         return Err(Reject::MnMajor {
             which: "B",
             buffer: ob.buf.name.clone(),
         });
     }
-    // The kind first: operands of two kinds also disagree in K (a row is one 128-byte span
-    // of either type), and the kind is what is wrong.
-    kind_of(a_elem, ob.buf.elem)?;
     if a_rows != m || ob.rows != n || a_k != ob.k {
         return Err(Reject::ShapesDisagree {
             m,
@@ -104,7 +108,7 @@ fn instr_desc(
         a: a_elem,
         b: ob.buf.elem,
         a_major: Major::K,
-        b_major: Major::K,
+        b_major: ob.major,
         m,
         n,
     };
@@ -230,13 +234,28 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     else {
         unreachable!("checked by instr_desc")
     };
-    let kext = smem_operand_any(lw.k, b, "B").map_err(|e| lw.error(e))?.k;
+    let ob = smem_operand_any(lw.k, b, "B").map_err(|e| lw.error(e))?;
+    let (kext, b_major) = (ob.k, ob.major);
     let kind = id.kind().map_err(|e| lw.internal(e.to_string()))?;
     let eb = lw.k.buffers[*hb].elem.bytes();
-    let (lbo, sbo) =
-        kmajor_desc_fields(Swizzle::B128, eb).map_err(|e| lw.internal(e.to_string()))?;
-    let cst = desc_const_part(lbo, sbo, 0, LboMode::Relative, SwizzleMode::B128)
-        .map_err(|e| lw.internal(e.to_string()))?;
+    let enc = |e: crate::encode::EncodeError| lw.internal(e.to_string());
+    let (lbo, sbo) = kmajor_desc_fields(Swizzle::B128, eb).map_err(enc)?;
+    let cst = desc_const_part(lbo, sbo, 0, LboMode::Relative, SwizzleMode::B128).map_err(enc)?;
+    // B's descriptor and its start-address step per instruction's K, in 16-byte units:
+    // K-major, 32 bytes along the row; MN-major (16-bit only), 16 K-rows of one 128-byte span each (the canonical
+    // MN-major SW128 form, the same strides as wgmma's: PTX ISA §9.7.16.4.1 refers to the
+    // matrix layouts of §9.7.15.5.1.2).
+    let (bcst, bstep) = match b_major {
+        Major::K => (cst, i64::from(kind.k() * eb / 16)),
+        Major::MN => {
+            let (lbo, sbo) = mn_major_desc_fields(Swizzle::B128, eb, kext).map_err(enc)?;
+            let step = mn_major_k_advance(Swizzle::B128, 16)
+                .ok_or_else(|| lw.internal("no swizzle span"))?;
+            let c =
+                desc_const_part(lbo, sbo, 0, LboMode::Relative, SwizzleMode::B128).map_err(enc)?;
+            (c, i64::from(step / 16))
+        }
+    };
     let taddr = tmem_address(lw, *hacc, iacc)?;
     let idesc = lw.let_("idesc", T::U32, Expr::u32(idesc_bits));
     let (ia, ib) = (ia.clone(), ib.clone());
@@ -246,7 +265,7 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     } else {
         Ok(desc_base(lw, *ha, &ia, cst)?)
     };
-    let bdesc0 = desc_base(lw, *hb, &ib, cst)?;
+    let bdesc0 = desc_base(lw, *hb, &ib, bcst)?;
     let first = lw.let_("acc_in", T::Pred, accumulate.clone());
     let always = lw.pred_const(true);
     // The pair's MMA is issued once, by the even CTA (PTX ISA §9.7.16.5).
@@ -274,7 +293,12 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
             }
         };
         let bd = lw.var("bdesc", T::U64);
-        lw.inst(Inst::binary("add.u64", bd, reg(bdesc0), O::Imm(step)));
+        lw.inst(Inst::binary(
+            "add.u64",
+            bd,
+            reg(bdesc0),
+            O::Imm(kk as i64 * bstep),
+        ));
         let mut inst = match a_step {
             Ok(ad) => Inst::tcgen05_mma(taddr, (ad, bd, idesc), p, (kind, *pair)),
             // `instr_desc` refuses a TMEM A in the pair (`PairTmemA`).

@@ -1,0 +1,299 @@
+//! FlashAttention-4 forward on Blackwell (sm_100a), written in tirx.
+//!
+//! O = softmax(scale · Q·Kᵀ)·V per (batch, query head) and the log-sum-exp of each row, on the
+//! same tensors as the Hopper kernel (`attention_sm90`, its module docs: Q, K, V, O the
+//! `[B, S, H·D]` views of torch's `[B, S, H, D]`, V read MN-major, LSE `[B·HQ, S, 1]`, GQA head
+//! `h` reading K/V head `h / (HQ / HK)`).
+//!
+//! Structure (FlashAttention-4, Zadouri et al., arXiv 2603.05451, and its
+//! `flash_attn/cute/flash_fwd_sm100.py`): a CTA owns two Q tiles of 128 rows against key
+//! blocks of BN = 128 columns, and its 16 warps take roles:
+//!
+//! | warps | role | registers (`setmaxnreg`) |
+//! |---|---|---|
+//! | 0–3, 4–7 | softmax of Q tile 0 and Q tile 1 | REG_SOFTMAX |
+//! | 8–11 | correction (rescales O in TMEM) and epilogue | REG_CORRECTION |
+//! | 12 | MMA: one elected thread issues every `tcgen05.mma` | REG_OTHER |
+//! | 13 | load: one elected thread issues every TMA load | REG_OTHER |
+//! | 14–15 | idle (they give registers away) | REG_OTHER |
+//!
+//! Tensor memory, the column plan (checked at build time against the 512 columns):
+//!
+//! | columns | buffer |
+//! |---|---|
+//! | 0–127, 128–255 | `s[0]`, `s[1]`: S_i = Q_i·Kᵀ (f32), one per Q tile |
+//! | 0–63, 128–191 | `p_t[0]`, `p_t[2]`: P_i packed as two 16-bit values per column, written over the first half of S_i (`alias = s`) |
+//! | 256–383, 384–511 | `o_acc[0]`, `o_acc[1]`: O_i (f32), read and rescaled 64 columns at a time through the view `o_c` |
+//!
+//! Per key block n the barrier graph is (every edge an mbarrier; FA4's §3 pipeline):
+//! load → `k_pipe`/`v_pipe` → MMA issues S_i(n) → `s_full[i]` → softmax i reads S_i,
+//! computes the new row max m and the factor 2^((m_old − m)·scale·log2 e), hands the factor
+//! to the correction warpgroup through shared memory (`corr_s[i]`, `stats[i]`), writes
+//! P_i = bf16(2^(S·scale·log2 e − m·…)) over S_i with `tcgen05.st` and arrives on `p_ready[i]`;
+//! the correction warpgroup rescales O_i by the factor (from block 1 on) and arrives on
+//! `p_ready[i]` too; then the MMA warp issues O_i += P_i·V(n) with P read from TMEM as the A
+//! operand, followed by S_i(n + 1) — which overwrites P_i's columns. As in FA4, that relies on
+//! one thread's `tcgen05.mma`s running in the order issued (the emulator runs them so); the
+//! O_i the correction rescales is complete because `tcgen05.commit` of `s_full[i]` tracks
+//! every earlier MMA of the thread, the P·V of block n − 1 among them (PTX ISA §9.7.16.10.10).
+//! After the last block the MMA warp commits `o_full[i]`; the softmax hands over its row sums
+//! (`l_s[i]`, `fin[i]`) and stores the LSE; the correction warpgroup divides O_i by the row
+//! sum, stages it in Q_i's shared memory (Q is no longer read once `o_full` completes) and
+//! stores it with TMA.
+//!
+//! The softmax holds one row per thread (`tmem_32x32b`: `tcgen05.ld.32x32b`, PTX ISA
+//! §9.7.16.8.3), so its row reductions need no shuffle. Sequence tails: TMA loads zero-fill,
+//! key columns past SK are masked to −∞, the TMA store and the LSE store clip rows past S.
+//!
+//! Verified without a Blackwell GPU (none was used): ptxas `-arch=sm_100a` with 0 spills, and
+//! the SASS (`tirx check`, its `attention_sm100` line: `128 0 UTCHMMA×24 UTMALDG×3 UTMASTG×1
+//! LDTM×8 STTM×4 USETMAXREG×3 SYNCS×52 MUFU.EX2×129 STS.128×8`) shows the tensor core with A
+//! from shared memory and from TMEM (`tests/assemble.rs`), TMA loads and the O store, TMEM
+//! loads and stores, `setmaxnreg` and `MUFU.EX2`; the emulator runs it against the f64
+//! reference on batches of two, two heads and sequence tails, several schedules each
+//! (`tests/sim_attention.rs`). Not measured: there is no Blackwell GPU here.
+
+use tirx::prelude::*;
+
+#[tile_kernel(
+    solves = attention,
+    target = sm_100a,
+    threads = 512,
+    grid = (cdiv(S, 256), HQ / D, B),
+    // Registers: 2·REG_SOFTMAX + REG_CORRECTION + REG_OTHER = 512 (four warpgroups sharing the
+    // 64K file at 128 a thread, the count ptxas launches 512 threads with).
+    configs(product(
+        types(default = (T = bf16)),
+        mask(default = (CAUSAL = 0)),
+        tile(fa4_d128 = (D = 128, BN = 128, STAGES = 2, REG_SOFTMAX = 184, REG_CORRECTION = 96, REG_OTHER = 48)),
+    )),
+)]
+pub fn attention_sm100(
+    #[shape(B, S, HQ)] q: Tensor<T>,
+    #[shape(B, SK, HK)] k: Tensor<T>,
+    #[shape(B, HK, SK)]
+    #[major(mn)]
+    v: Tensor<T>,
+    #[shape(B, S, HQ)] o: Tensor<T>,
+    #[shape(BH, S, ONE)] lse: Tensor<f32>,
+    scale_log2: f32,
+) {
+    // Shared memory: the two Q tiles (later O's staging), the K and V rings, the factors and
+    // row sums handed from the softmax to the correction warpgroup.
+    let q_s = smem::<T>([2, D / 64, 128, 64], swizzle = B128);
+    let k_s = smem::<T>([STAGES, D / 64, BN, 64], swizzle = B128);
+    let v_s = smem::<T>([STAGES, D, BN], swizzle = B128, major = mn);
+    let corr_s = smem::<f32>([2, 128, 1]);
+    let l_s = smem::<f32>([2, 128, 1]);
+    // Tensor memory (the column plan of the module docs).
+    let s = tmem::<f32>([2, 128, BN]);
+    let p_t = tmem::<T>([4, 128, BN], alias = s);
+    let o_acc = tmem::<f32>([2, 128, D]);
+    let o_c = tmem::<f32>([2 * D / 64, 128, 64], alias = o_acc);
+    // Barriers.
+    let q_bar = mbarrier();
+    let k_pipe = pipeline::<STAGES>();
+    let v_pipe = pipeline::<STAGES>();
+    let s_full = mbarrier(count = 2);
+    let stats = mbarrier(count = 2, arrivals = 128);
+    let p_ready = mbarrier(count = 2, arrivals = 256);
+    let o_full = mbarrier(count = 2);
+    let fin = mbarrier(count = 2, arrivals = 128);
+    // Register tiles: the softmax's S and P (one row a thread), the correction's O chunk.
+    let t = regs::<f32>([128, BN], layout = tmem_32x32b);
+    let p = regs::<T>([128, BN], layout = tmem_32x32b);
+    let m_i = regs::<f32>([128, 1], layout = stat(t, axis = 1));
+    let l_i = regs::<f32>([128, 1], layout = stat(t, axis = 1));
+    let corr = regs::<f32>([128, 1], layout = stat(t, axis = 1));
+    let ot = regs::<f32>([128, 64], layout = tmem_32x32b);
+    let c = regs::<f32>([128, 1], layout = stat(ot, axis = 1));
+
+    let heads = HQ / D;
+    let h = cta.y;
+    let hk = h / (HQ / HK);
+    let mb = cta.x;
+    // Key blocks, and how many of them need no tail mask.
+    let n_blocks = cdiv(SK, BN);
+    let n_full = SK / BN;
+    static_assert(
+        2 * REG_SOFTMAX + REG_CORRECTION + REG_OTHER <= 512,
+        "the warpgroups' setmaxnreg counts exceed the 64K-register file",
+    );
+
+    #[scope(warp = 0)]
+    {
+        tcgen05::alloc(s);
+        tcgen05::alloc(o_acc);
+        tcgen05::relinquish();
+    }
+    tcgen05::fence_before();
+    sync_threads();
+    tcgen05::fence_after();
+
+    // The roles in program order: softmax, correction, then the MMA and load warps. They run
+    // at the same time; the build-time protocol walk follows one role after another, and an
+    // MMA's completion reaches the softmax and the correction only through the barriers the
+    // other roles signal after waiting on its commit (the MMA warp's `s_full` after the P·V
+    // MMAs), which that walk cannot see, so the roles that wait come first. The emulator
+    // checks those orders at run time: it diagnoses a `tcgen05.st` into cells an issued MMA
+    // still reads as A, and completes MMAs late under seeded schedules, where a read before
+    // completion would give a wrong O.
+
+    // Warpgroups 0 and 1: the softmax of Q tile `wg`, one row a thread.
+    #[scope(warpgroups = 0..2)]
+    {
+        setmaxnreg::inc(REG_SOFTMAX);
+        let wg = tid / 128;
+        m_i = f32::NEG_INFINITY;
+        l_i = 0.0;
+        for n in 0..n_blocks {
+            s_full[wg].wait(n % 2);
+            tcgen05::fence_after();
+            copy(t, s[wg]);
+            if n >= n_full {
+                t = select(col_index(t) + n * BN < SK, t, f32::NEG_INFINITY);
+            }
+            // Without a mask every row sees key 0, so its max is finite from block 0 on; the
+            // factor of block 0 is 2^−∞ = 0 (O holds nothing yet).
+            let m_new = max(m_i, reduce_max(t, axis = 1));
+            corr = exp2_approx(m_i * scale_log2 - m_new * scale_log2);
+            copy(corr_s[wg], corr);
+            stats[wg].arrive();
+            t = exp2_approx(t * scale_log2 - m_new * scale_log2);
+            l_i = l_i * corr + reduce_sum(t, axis = 1);
+            m_i = m_new;
+            p = cast::<T>(t);
+            copy(p_t[2 * wg], p);
+            tcgen05::fence_before();
+            p_ready[wg].arrive();
+        }
+        // LSE = ln Σ exp(scale·s) = (scale·log2(e)·max + log2 Σ 2^(…)) · ln 2.
+        let lse_row = (m_i * scale_log2 + log2_approx(l_i)) * 0.6931472;
+        copy(lse.tile(cta.z * heads + h, 2 * mb + wg, 0), lse_row);
+        copy(l_s[wg], l_i);
+        fin[wg].arrive();
+    }
+
+    // Warpgroup 2: the correction — O_i rescaled in TMEM once block n's factor is known — and
+    // the epilogue.
+    #[scope(warpgroup = 2)]
+    {
+        setmaxnreg::dec(REG_CORRECTION);
+        for n in 0..n_blocks {
+            for i in 0..2 {
+                stats[i].wait(n % 2);
+                if n > 0 {
+                    copy(c, corr_s[i]);
+                    tcgen05::fence_after();
+                    for ch in 0..D / 64 {
+                        copy(ot, o_c[i * (D / 64) + ch]);
+                        ot = ot * c;
+                        copy(o_c[i * (D / 64) + ch], ot);
+                    }
+                    tcgen05::fence_before();
+                }
+                p_ready[i].arrive();
+            }
+        }
+        for i in 0..2 {
+            o_full[i].wait(0);
+            fin[i].wait(0);
+            tcgen05::fence_after();
+            copy(c, l_s[i]);
+            c = rcp(c);
+            for ch in 0..D / 64 {
+                copy(ot, o_c[i * (D / 64) + ch]);
+                copy(q_s[i][ch], ot * c);
+            }
+            fence::proxy_async();
+            named_barrier(1, 128);
+            #[scope(leader)]
+            {
+                for ch in 0..D / 64 {
+                    tma::store(o.tile(cta.z, 2 * mb + i, h * (D / 64) + ch), q_s[i][ch]);
+                }
+                tma::commit_group();
+            }
+        }
+        #[scope(leader)]
+        {
+            tma::wait_group(0);
+        }
+    }
+
+    // Warpgroup 3: the MMA warp, the load warp, two idle warps.
+    #[scope(warpgroup = 3)]
+    {
+        setmaxnreg::dec(REG_OTHER);
+        #[scope(warp = 13, elect)]
+        {
+            for i in 0..2 {
+                for ch in 0..D / 64 {
+                    tma::load(
+                        q_s[i][ch],
+                        q.tile(cta.z, 2 * mb + i, h * (D / 64) + ch),
+                        q_bar,
+                    );
+                }
+            }
+            for n in 0..n_blocks {
+                let sk = k_pipe.producer_acquire(n);
+                for ch in 0..D / 64 {
+                    tma::load(
+                        k_s[sk][ch],
+                        k.tile(cta.z, n, hk * (D / 64) + ch),
+                        k_pipe.full(sk),
+                    );
+                }
+                let sv = v_pipe.producer_acquire(n);
+                tma::load(v_s[sv], v.tile(cta.z, hk, n), v_pipe.full(sv));
+            }
+        }
+        #[scope(warp = 12, elect)]
+        {
+            q_bar.wait(0);
+            // Block 0: S_0 and S_1.
+            let sk = k_pipe.consumer_wait(0);
+            for i in 0..2 {
+                for ch in 0..D / 64 {
+                    tcgen05::mma(s[i], q_s[i][ch], k_s[sk][ch], accumulate = ch > 0);
+                }
+                tcgen05::commit(s_full[i]);
+            }
+            tcgen05::commit(k_pipe.empty(sk));
+            // Block n: per Q tile, O_i += P_i(n − 1)·V(n − 1), then S_i(n) over P_i's columns.
+            for n in 1..n_blocks {
+                let sv = v_pipe.consumer_wait(n - 1);
+                let sk = k_pipe.consumer_wait(n);
+                for i in 0..2 {
+                    p_ready[i].wait((n - 1) % 2);
+                    tcgen05::fence_after();
+                    tcgen05::mma(o_acc[i], p_t[2 * i], v_s[sv], accumulate = n > 1);
+                    for ch in 0..D / 64 {
+                        tcgen05::mma(s[i], q_s[i][ch], k_s[sk][ch], accumulate = ch > 0);
+                    }
+                    tcgen05::commit(s_full[i]);
+                }
+                tcgen05::commit(v_pipe.empty(sv));
+                tcgen05::commit(k_pipe.empty(sk));
+            }
+            // The last P·V.
+            let sv = v_pipe.consumer_wait(n_blocks - 1);
+            for i in 0..2 {
+                p_ready[i].wait((n_blocks - 1) % 2);
+                tcgen05::fence_after();
+                tcgen05::mma(o_acc[i], p_t[2 * i], v_s[sv], accumulate = n_blocks > 1);
+                tcgen05::commit(o_full[i]);
+            }
+            tcgen05::commit(v_pipe.empty(sv));
+        }
+    }
+
+    tcgen05::fence_before();
+    sync_threads();
+    #[scope(warp = 0)]
+    {
+        tcgen05::dealloc(s);
+        tcgen05::dealloc(o_acc);
+    }
+}
