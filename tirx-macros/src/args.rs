@@ -229,7 +229,27 @@ fn cluster_dims(arg: &RawArg, dims: &[Expr], sink: &mut ErrorSink) -> [u32; 3] {
     for (slot, e) in out.iter_mut().zip(dims) {
         *slot = positive(e, 16, "a cluster dimension", sink).unwrap_or(1);
     }
+    if let Err(message) = cluster_size(out) {
+        sink.push(span_range(&dims[0]), message);
+    }
     out
+}
+
+/// The portable cluster size (CUDA C Programming Guide, "Thread Block Clusters": 8 CTAs; more
+/// needs the non-portable opt-in, which the runtime does not set).
+pub const MAX_CLUSTER_SIZE: u32 = 8;
+
+/// A cluster's CTA count against [`MAX_CLUSTER_SIZE`].
+pub fn cluster_size(c: [u32; 3]) -> Result<u32, String> {
+    let n = c.iter().product::<u32>();
+    if n > MAX_CLUSTER_SIZE {
+        return Err(format!(
+            "a cluster of {}×{}×{} = {n} CTAs: the portable maximum is {MAX_CLUSTER_SIZE} \
+             (a larger cluster needs the non-portable opt-in, which tirx's launch does not set)",
+            c[0], c[1], c[2]
+        ));
+    }
+    Ok(n)
 }
 
 /// `solves = kind`: one of [`PROBLEM_KINDS`].
@@ -452,6 +472,7 @@ pub fn cluster_for(args: &KernelArgs, consts: &[(String, i64)]) -> Result<[u32; 
             Err((r, why)) => return Err((r, format!("a cluster dimension: {why}"))),
         }
     }
+    cluster_size(out).map_err(|m| (span_range(&dims[0]), m))?;
     Ok(out)
 }
 

@@ -163,6 +163,21 @@ pub fn lower_configs<'d>(def: &'d KernelDef, fns: &TileFns, sink: &mut ErrorSink
                 );
             }
         }
+        // A constant grid dimension within the launch limits (CUDA C Programming Guide,
+        // "Compute Capabilities": x up to 2³¹ − 1, y and z up to 65535).
+        for (i, g) in grid.iter().enumerate() {
+            let max = if i == 0 { (1u64 << 31) - 1 } else { 65535 };
+            if let (SymExpr::Const(g), Some(e)) = (g, def.args.grid.get(i))
+                && *g > max
+            {
+                let axis = ["x", "y", "z"][i];
+                sink.push_in(
+                    crate::error::span_range(e),
+                    format!("the grid's {axis} is {g} CTAs, over the launch limit of {max}"),
+                    label.clone(),
+                );
+            }
+        }
         let sig = Signature {
             entry: entry_name(def, config, target),
             target,

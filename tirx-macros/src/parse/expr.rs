@@ -256,6 +256,20 @@ impl Lowerer<'_> {
                 format!("{what} zero: the divisor is the constant 0 (a config constant or literal), so the result is unspecified"),
             ));
         }
+        // Scalars are 32-bit: PTX `shl.b32` / `shr.u32` clamp a larger amount (§9.7.7.7,
+        // §9.7.7.8), so a constant shift by 32 or more is always 0 — never what was meant.
+        if let (BinOp::Shl | BinOp::Shr, Expr::Imm(b, _)) = (op, &r)
+            && !(0..32).contains(b)
+        {
+            let sym = if op == BinOp::Shl { "<<" } else { ">>" };
+            return Err(self.fail(
+                e,
+                format!(
+                    "`{sym} {b}` shifts a 32-bit scalar by {b}: a shift by 32 or more gives 0 \
+                     (the amount must be 0…31)"
+                ),
+            ));
+        }
         let (Expr::Imm(a, _), Expr::Imm(b, _)) = (&l, &r) else {
             return Ok(Expr::bin(op, l, r));
         };
@@ -273,9 +287,9 @@ impl Lowerer<'_> {
             BinOp::And => a & b,
             BinOp::Or => a | b,
             BinOp::Xor => a ^ b,
-            // PTX `shl.b32`/`shr.u32` clamp the shift amount: 32 or more gives 0.
-            BinOp::Shl => a.checked_shl(b).unwrap_or(0),
-            BinOp::Shr => a.checked_shr(b).unwrap_or(0),
+            // Amounts of 32 or more are refused above.
+            BinOp::Shl => a << b,
+            BinOp::Shr => a >> b,
             BinOp::Min => a.min(b),
             BinOp::Max => a.max(b),
         };

@@ -35,6 +35,22 @@ impl Lowerer<'_> {
                 buf: self.tile_operand(other)?,
                 index: Vec::new(),
             }),
+            // A call of no function the language or the module knows: say so, not "expected a
+            // tile".
+            SExpr::Call(c)
+                if super::tile::callee(&c.func).is_some_and(|n| {
+                    super::vocab::lookup(
+                        None,
+                        &n,
+                        &[super::vocab::Kind::TileFn, super::vocab::Kind::Function],
+                    )
+                    .is_none()
+                }) && self.tile_fn_of(&c.func).is_none() =>
+            {
+                let name = super::tile::callee(&c.func).unwrap_or_default();
+                let msg = self.unknown_tile_function(&name);
+                Err(self.fail(&c.func, msg))
+            }
             other => Err(self.fail(other, EXPECTED)),
         }
     }
@@ -79,10 +95,25 @@ impl Lowerer<'_> {
                 ),
             ));
         }
+        let shape = layout.shape.clone();
         let mut index = Vec::new();
         let mut failed = false;
-        for i in indices {
+        for (d, i) in indices.into_iter().enumerate() {
             match self.int(i) {
+                // A constant index (a literal or config constant) must name an entry of its
+                // dimension: a staged buffer's stage `s` of `STAGES`, a tile of a tile array.
+                Ok(Expr::Imm(v, _)) if v < 0 || v >= i64::from(shape[d]) => {
+                    self.fail(
+                        i,
+                        format!(
+                            "index {v} out of range: dimension {d} of `{id}` has {} entr{} (0…{})",
+                            shape[d],
+                            if shape[d] == 1 { "y" } else { "ies" },
+                            shape[d].saturating_sub(1)
+                        ),
+                    );
+                    failed = true;
+                }
                 Ok(v) => index.push(v),
                 Err(_) => failed = true,
             }

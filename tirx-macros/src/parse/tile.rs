@@ -28,8 +28,19 @@ use tirx_ir::{
     TExpr, TType, TUn,
 };
 
+/// The functions a register-tile expression may call, in vocabulary order.
+fn tile_functions() -> Vec<&'static str> {
+    let mut v = vocab::names(Kind::TileFn);
+    v.extend(
+        vocab::names(Kind::Function)
+            .into_iter()
+            .filter(|n| matches!(*n, "min" | "max")),
+    );
+    v
+}
+
 /// The last path segment's name of a callee (`cast` in `cast::<bf16>`).
-fn callee(func: &SExpr) -> Option<String> {
+pub(crate) fn callee(func: &SExpr) -> Option<String> {
     match strip_parens(func) {
         SExpr::Path(p) if p.qself.is_none() && p.path.segments.len() == 1 => {
             Some(p.path.segments[0].ident.to_string())
@@ -235,7 +246,8 @@ impl Lowerer<'_> {
     ) -> Res<TExpr> {
         let name = callee(&c.func).unwrap_or_default();
         let Some(w) = vocab::lookup(None, &name, &[Kind::TileFn, Kind::Function]) else {
-            return Err(self.fail(&c.func, format!("`{name}` is not a tile function")));
+            let msg = self.unknown_tile_function(&name);
+            return Err(self.fail(&c.func, msg));
         };
         let args = self.word_args(w, &c.args, c)?;
         let pos = args.pos.clone();
@@ -281,8 +293,29 @@ impl Lowerer<'_> {
                 let s = self.reduce_into(c, None, out)?;
                 TExpr::Tile(s)
             }
-            _ => return Err(self.fail(&c.func, format!("`{name}` is not a tile function"))),
+            _ => {
+                let msg = format!(
+                    "`{name}` takes scalars, not register tiles; functions on tiles are {}",
+                    tile_functions().join(", ")
+                );
+                return Err(self.fail(&c.func, msg));
+            }
         })
+    }
+
+    /// "unknown function `name`; functions on register tiles are …; did you mean …?", with
+    /// the module's tile functions when there are some.
+    pub(crate) fn unknown_tile_function(&self, name: &str) -> String {
+        let fns = tile_functions();
+        let candidates: Vec<String> = fns.iter().map(|s| s.to_string()).collect();
+        let guess = super::closest(name, &candidates)
+            .map(|c| format!("; did you mean `{c}`?"))
+            .unwrap_or_default();
+        let module = self.tile_fn_hint(name, &[]);
+        format!(
+            "unknown function `{name}`; functions on register tiles are {}{guess}{module}",
+            fns.join(", ")
+        )
     }
 
     fn cast_target(&mut self, c: &syn::ExprCall) -> Res<ElemType> {

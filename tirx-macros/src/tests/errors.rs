@@ -349,3 +349,130 @@ fn a_tma_store_takes_no_multicast() {
     );
     assert!(e.iter().any(|m| m.contains("multicast")), "{e:?}");
 }
+
+#[test]
+fn constant_indices_of_staged_buffers_are_range_checked() {
+    let body = "let st = smem::<bf16>([STAGES, BM, BN], swizzle = B128); let bar = mbarrier();";
+    let attr = STD_ATTR.replace("BN = 64", "BN = 64, STAGES = 3");
+    let run = |stmts: &str| {
+        errors(
+            &attr,
+            &format!("fn k(#[shape(M, N)] src: Tensor<bf16>) {{ {body} {stmts} }}"),
+        )
+    };
+    // A literal, a config constant and an expression of constants, as a copy's destination
+    // and as a TMA load's.
+    for (index, v) in [("3", 3), ("STAGES", 3), ("STAGES + 1", 4)] {
+        assert_one(
+            &run(&format!(
+                "#[scope(thread = 0)] {{ tma::load(st[{index}], src.tile(0, 0), bar); }}"
+            )),
+            &format!("index {v} out of range: dimension 0 of `st` has 3 entries (0…2)"),
+        );
+    }
+    assert_one(
+        &run("let t = regs::<f32>([BM, BN]); copy(t, st[STAGES - 1]); copy(st[5], t);"),
+        "index 5 out of range: dimension 0 of `st` has 3 entries (0…2)",
+    );
+    // In range, and a run-time index, pass.
+    assert!(
+        run("let t = regs::<f32>([BM, BN]); copy(t, st[STAGES - 1]); copy(st[cta.x % STAGES], t);")
+            .is_empty()
+    );
+    // A TMEM stage.
+    let e = errors(
+        "target = sm_100a, threads = 128, grid = (1, 1)",
+        "fn k() { let acc = tmem::<f32>([2, 128, 64]); \
+         let t = regs::<f32>([128, 64]); copy(t, acc[2]); }",
+    );
+    assert_contains(
+        &e,
+        "index 2 out of range: dimension 0 of `acc` has 2 entries (0…1)",
+    );
+}
+
+#[test]
+fn constant_shifts_by_the_width_or_more_are_errors() {
+    for (stmt, msg) in [
+        (
+            "let s = cta.x << 32;",
+            "`<< 32` shifts a 32-bit scalar by 32",
+        ),
+        (
+            "let s = cta.x >> BN;",
+            "`>> 64` shifts a 32-bit scalar by 64",
+        ),
+        (
+            "let mut s = cta.x; s <<= 40;",
+            "`<< 40` shifts a 32-bit scalar by 40",
+        ),
+        ("let s = 1 << 33;", "`<< 33` shifts a 32-bit scalar by 33"),
+    ] {
+        assert_contains(&body_errors(stmt), msg);
+    }
+    assert!(body_errors("let s = (cta.x << 31) >> 5;").is_empty());
+}
+
+#[test]
+fn launch_sizes_over_the_hardware_limits_are_errors() {
+    assert_contains(
+        &errors(&format!("{STD_ATTR}, cluster = (4, 4, 1)"), "fn k() {}"),
+        "a cluster of 4×4×1 = 16 CTAs: the portable maximum is 8",
+    );
+    let attr = "target = sm_90a, threads = 128, cluster = (CX, 2, 1), grid = (16, 1), \
+                configs(default = (CX = 8))";
+    assert_contains(
+        &errors(attr, "fn k() {}"),
+        "a cluster of 8×2×1 = 16 CTAs: the portable maximum is 8",
+    );
+    assert_contains(
+        &errors(
+            "target = sm_90a, threads = 128, grid = (1, 70000)",
+            "fn k() {}",
+        ),
+        "the grid's y is 70000 CTAs, over the launch limit of 65535",
+    );
+    assert_contains(
+        &errors(
+            "target = sm_90a, threads = 128, grid = (1, 1, G), configs(default = (G = 65536))",
+            "fn k() {}",
+        ),
+        "the grid's z is 65536 CTAs, over the launch limit of 65535",
+    );
+    // At the limits: no error.
+    let attr = "target = sm_90a, threads = 128, grid = (2147483640, 65535, 1), cluster = (8, 1, 1)";
+    assert!(errors(attr, "fn k() {}").is_empty());
+}
+
+#[test]
+fn unknown_functions_are_named_in_every_position() {
+    let tiles = "let t = regs::<f32>([BM, BN]); copy(t, tile);";
+    for (stmt, name) in [
+        // As a copy's source, inside a tile expression, as a statement's value.
+        ("copy(t, foo(tile));", "foo"),
+        ("let u = t * foo(2.0);", "foo"),
+        ("copy(tile, exp3(t));", "exp3"),
+        ("let m = rowmax(t);", "rowmax"),
+    ] {
+        let e = with_prelude(&format!("{tiles} {stmt}"));
+        assert_contains(
+            &e,
+            &format!("unknown function `{name}`; functions on register tiles are "),
+        );
+    }
+    assert_contains(
+        &with_prelude(&format!("{tiles} copy(tile, exp2_aprox(t));")),
+        "did you mean `exp2_approx`?",
+    );
+    // Scalar positions name the scalar functions.
+    for stmt in [
+        "let s = foo(cta.x);",
+        "if foo(cta.x) { sync_threads(); }",
+        "for i in 0..foo(4) { sync_threads(); }",
+    ] {
+        assert_contains(
+            &with_prelude(stmt),
+            "unknown function `foo`; scalar functions are",
+        );
+    }
+}
