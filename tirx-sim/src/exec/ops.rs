@@ -429,6 +429,8 @@ pub(crate) enum Op {
         idesc: Val,
         enable: Val,
         pair: bool,
+        /// The block-scaled kinds' `[scale-A-tmem], [scale-B-tmem]` (§9.7.16.10.7).
+        scale: Option<(Addr, Addr)>,
     },
     /// `tcgen05.commit.cta_group::{1,2}.mbarrier::arrive::one[.shared::cluster]
     /// [.multicast::cluster].b64 [mbar][, ctaMask]` (§9.7.16.10.10 `tcgen05.commit`).

@@ -187,13 +187,31 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
                 .find_map(|m| Kind::from_modifier(m))
                 .ok_or_else(|| {
                     cx.err(
-                        "only kind::f16, kind::tf32 and kind::f8f6f4 are supported yet                          (no block scaling)",
+                        "only kind::f16, kind::tf32, kind::f8f6f4 and kind::mxf8f6f4 are supported yet",
                     )
                 })?;
-            if cx.has("block_scale") {
-                return Err(cx.err(".block_scale is not supported yet"));
+            // The block-scaled kinds (§9.7.16.10.7): `.block_scale` with the scale vector
+            // size the kind allows — `kind::mxf8f6f4` takes `.scale_vec::1X` only (`.block32`
+            // is its alias) — and the scale factors' TMEM addresses after the descriptor.
+            let scaled = kind.scaled();
+            if scaled != cx.has("block_scale") {
+                return Err(cx.err(format!(
+                    "{kind:?} {} .block_scale",
+                    if scaled { "needs" } else { "takes no" }
+                )));
             }
-            cx.n(5)?;
+            if scaled && !(cx.has("scale_vec::1X") || cx.has("block32")) {
+                return Err(
+                    cx.err("kind::mxf8f6f4 takes .scale_vec::1X (or its alias .block32) only")
+                );
+            }
+            cx.n(if scaled { 7 } else { 5 })?;
+            let scale = if scaled {
+                Some((cx.addr(4)?, cx.addr(5)?))
+            } else {
+                None
+            };
+            let enable_at = if scaled { 6 } else { 4 };
             // `[a-tmem]` (an address) or `a-desc` (a value), §9.7.16.10.9.
             let a = if matches!(cx.op(1)?, Operand::Mem(_)) {
                 TcA::Tmem(cx.addr(1)?)
@@ -206,8 +224,9 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
                 a,
                 b: cx.val(2)?,
                 idesc: cx.val(3)?,
-                enable: cx.val(4)?,
+                enable: cx.val(enable_at)?,
                 pair,
+                scale,
             }
         }
         "tcgen05.cp" => {
