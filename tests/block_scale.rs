@@ -217,6 +217,25 @@ fn the_block_scaled_mma_matches_the_scaled_reference_in_the_emulator() {
     }
 }
 
+/// The compiler's encoder (`encode::tcgen05_scaled`) gives the descriptor this kernel's run
+/// in the emulator (whose decoder is written separately) checked against the reference.
+#[test]
+fn the_encoder_agrees_with_the_descriptor_the_emulator_ran() {
+    use tirx::abi::ElemType::{E4m3, E5m2};
+    use tirx_ir::encode::tcgen05_scaled::ScaledDesc;
+    for (sfa_id, sfb_id) in [(0, 0), (2, 1), (3, 3)] {
+        let d = ScaledDesc {
+            a: E4m3,
+            b: E5m2,
+            m: M as u32,
+            n: N as u32,
+            sfa_id,
+            sfb_id,
+        };
+        assert_eq!(d.encode(false), Ok(idesc(sfa_id, sfb_id)));
+    }
+}
+
 #[test]
 fn a_factor_not_duplicated_to_every_lane_partition_is_diagnosed() {
     let mut c = case(4, (1, 0));
