@@ -31,15 +31,20 @@ pub fn smem_operand<'k>(
     t: &'k TileRef,
     which: &'static str,
 ) -> Result<Operand<'k>, Reject> {
-    let o = smem_operand_any(k, t, which)?;
-    if !matches!(o.buf.elem, ElemType::Bf16 | ElemType::F16) {
+    // The type before the layout: an f32 tile's 32-element rows are a legal layout of a
+    // type this operand does not take, and the type is what is wrong.
+    if let TileRef::Buf { buf, .. } = t
+        && let b = &k.buffers[*buf]
+        && b.space == Space::Shared
+        && !matches!(b.elem, ElemType::Bf16 | ElemType::F16)
+    {
         return Err(Reject::OperandElem {
             which,
-            buffer: o.buf.name.clone(),
-            elem: o.buf.elem,
+            buffer: b.name.clone(),
+            elem: b.elem,
         });
     }
-    Ok(o)
+    smem_operand_any(k, t, which)
 }
 
 /// [`smem_operand`] of any element type: the layout checks only, a K-major row still one
