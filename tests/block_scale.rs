@@ -3,8 +3,10 @@
 //! .scale_vec::1X` (M = 128, N = 64, K = 32, E4M3 × E5M2) with UE8M0 scale factors that its
 //! threads stored into tensor memory (row `m`'s factor in lane `m % 32` of every 32-lane
 //! partition, column `m / 32`, the descriptor's data-ID byte), and D is compared with the f64
-//! reference Σ (a·2^(sa−127))·(b·2^(sb−127)). The same PTX is assembled by ptxas for sm_100a
-//! (the block-scaled MMA is `UTCQMMA` in the SASS). The language does not issue block-scaled
+//! reference Σ (a·2^(sa−127))·(b·2^(sb−127)); in a second form thread 0 copies the factors
+//! from shared memory with `tcgen05.cp.32x128b.warpx4` (one 32 × 16-byte image per matrix,
+//! multicast to the four lane quarters) before its MMA. The PTX is assembled by ptxas for
+//! sm_100a (the block-scaled MMA is `UTCQMMA`, the copies `UTCCP.T.S.4x32dp128bit`). The language does not issue block-scaled
 //! MMAs yet (issue #26): this checks the emulator's half, and the descriptor the encoder's
 //! unit tests pin. A factor that differs between lane partitions is diagnosed.
 
@@ -18,12 +20,22 @@ const M: usize = 128;
 const N: usize = 64;
 const K: usize = 32;
 
+/// How the factors reach tensor memory.
+#[derive(Clone, Copy, PartialEq)]
+enum Place {
+    /// Each thread `tcgen05.st`s its lane's 8 words into columns 64..72.
+    Store,
+    /// Thread 0 copies A's and B's 32 × 16-byte factor images from shared memory with
+    /// `tcgen05.cp.32x128b.warpx4` (into every lane quarter) before its MMA.
+    Copy,
+}
+
 /// The kernel: 128 threads copy the shared-memory image (A then B, canonical unswizzled
-/// K-major: 8-row core matrices of 16 bytes, LBO 128 along K, SBO 256 between 8-row groups)
-/// from `p_in`, store their lane's 8 scale words into TMEM columns 64..72, then thread 0
-/// issues the MMA (A's factors from column 64 byte `SFA_ID`, B's from column 68 byte
-/// `SFB_ID`), commits, and every thread writes its row of D (64 f32) to `p_out`.
-fn kernel(idesc: u32) -> String {
+/// K-major: 8-row core matrices of 16 bytes, LBO 128 along K, SBO 256 between 8-row groups;
+/// then the factor images of [`Place::Copy`]) from `p_in`, place the factors (`place`), then
+/// thread 0 issues the MMA (A's factors from column 64 byte `SFA_ID`, B's from column 68
+/// byte `SFB_ID`), commits, and every thread writes its row of D (64 f32) to `p_out`.
+fn kernel(idesc: u32, place: Place) -> String {
     let sf_regs: Vec<String> = (0..8).map(|i| format!("%s{i}")).collect();
     let d_regs = |base: usize| -> String {
         (0..32)
@@ -37,7 +49,7 @@ fn kernel(idesc: u32) -> String {
     let loads: String = (0..8)
         .map(|i| format!("\tld.global.b32 %s{i}, [%rd5+{}];\n", 4 * i))
         .collect();
-    let copies: String = (0..3)
+    let mut copies: String = (0..3)
         .map(|i| {
             format!(
                 "\tld.global.v4.b32 {{%r10, %r11, %r12, %r13}}, [%rd3+{o}];\n\
@@ -46,6 +58,28 @@ fn kernel(idesc: u32) -> String {
             )
         })
         .collect();
+    // The factor images: 8 bytes a thread from input 6144 to shared 7168.
+    copies += "\tmul.wide.u32 %rd8, %r0, 8;\n\tadd.u64 %rd8, %rd8, %rd1;\n\
+               \tld.global.v2.b32 {%r14, %r15}, [%rd8+6144];\n\
+               \tshl.b32 %r16, %r0, 3;\n\tadd.u32 %r16, %r16, %r1;\n\
+               \tst.shared.v2.b32 [%r16+7168], {%r14, %r15};\n";
+    // Store: each lane's words; Copy: thread 0's two copies (queued before its MMA, which
+    // reads what they wrote, §9.7.16.6.5), descriptors of 32 rows × 16 bytes (SBO 128).
+    let sf_desc = (8u64 << 16) | (8u64 << 32) | (1u64 << 46);
+    let placing = match place {
+        Place::Store => format!(
+            "{loads}\ttcgen05.st.sync.aligned.32x32b.x8.b32 [%r5], {{{sf}}};\n\
+             \ttcgen05.wait::st.sync.aligned;\n",
+            sf = sf_regs.join(", ")
+        ),
+        Place::Copy => format!(
+            "\tadd.u32 %r22, %r1, 7168;\n\tcvt.u64.u32 %rd9, %r22;\n\tshr.u64 %rd9, %rd9, 4;\n\
+             \tor.b64 %rd9, %rd9, {sf_desc};\n\tadd.u64 %rd10, %rd9, 32;\n\
+             \tadd.u32 %r23, %r2, 64;\n\tadd.u32 %r24, %r2, 68;\n\
+             \t@%p1 tcgen05.cp.cta_group::1.32x128b.warpx4 [%r23], %rd9;\n\
+             \t@%p1 tcgen05.cp.cta_group::1.32x128b.warpx4 [%r24], %rd10;\n"
+        ),
+    };
     // Descriptors: start >> 4 in bits 0-13, LBO 128 (8 << 16), SBO 256 (16 << 32), the
     // fixed 0b001 at bits 46-48, no swizzle (§9.7.16.4.1).
     let desc_const = (8u64 << 16) | (16u64 << 32) | (1u64 << 46);
@@ -68,12 +102,10 @@ fn kernel(idesc: u32) -> String {
          \tfence.proxy.async.shared::cta;\n\
          \ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\ttcgen05.fence::after_thread_sync;\n\
          \tld.shared.u32 %r2, [%r1];\n\
-         \tmul.wide.u32 %rd2, %r0, 32;\n\tadd.u64 %rd5, %rd1, %rd2;\n\tadd.u64 %rd5, %rd5, 6144;\n\
-         {loads}\
+         \tmul.wide.u32 %rd2, %r0, 32;\n\tadd.u64 %rd5, %rd1, %rd2;\n\tadd.u64 %rd5, %rd5, 7168;\n\
          \tshr.u32 %r3, %r0, 5;\n\tshl.b32 %r3, %r3, 21;\n\tadd.u32 %r3, %r3, %r2;\n\
          \tadd.u32 %r5, %r3, 64;\n\
-         \ttcgen05.st.sync.aligned.32x32b.x8.b32 [%r5], {{{sf}}};\n\
-         \ttcgen05.wait::st.sync.aligned;\n\
+         {placing}\
          \ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\ttcgen05.fence::after_thread_sync;\n\
          \tadd.u32 %r6, %r1, 1024;\n\tcvt.u64.u32 %rd6, %r6;\n\tshr.u64 %rd6, %rd6, 4;\n\
          \tor.b64 %rd6, %rd6, {desc_const};\n\
@@ -94,7 +126,6 @@ fn kernel(idesc: u32) -> String {
          {stores}\
          \ttcgen05.fence::before_thread_sync;\n\tbar.sync 0;\n\
          \t@%p0 tcgen05.dealloc.cta_group::1.sync.aligned.b32 %r2, 128;\n\tret;\n}}\n",
-        sf = sf_regs.join(", "),
         d0 = d_regs(0),
         d1 = d_regs(32),
     )
@@ -131,7 +162,7 @@ fn case(seed: u64, (sfa_id, sfb_id): (u32, u32)) -> Case {
     // Exponents around 127 (factors 2^-6 … 2^6), every one different enough to matter.
     let sa: Vec<u8> = (0..M).map(|_| 121 + rng.range(0, 12) as u8).collect();
     let sb: Vec<u8> = (0..N).map(|_| 121 + rng.range(0, 12) as u8).collect();
-    let mut input = vec![0u8; 6144 + 128 * 32];
+    let mut input = vec![0u8; 7168 + 128 * 32];
     for r in 0..M {
         for k in 0..K {
             input[canonical(r, k)] = ab[r * K + k];
@@ -156,7 +187,18 @@ fn case(seed: u64, (sfa_id, sfb_id): (u32, u32)) -> Case {
             if row != usize::MAX {
                 w = (w & !(0xff << (8 * id))) | (u32::from(vals[row]) << (8 * id));
             }
-            input[6144 + 32 * t + 4 * c..][..4].copy_from_slice(&w.to_le_bytes());
+            input[7168 + 32 * t + 4 * c..][..4].copy_from_slice(&w.to_le_bytes());
+            // The images `tcgen05.cp` reads: row `r` (= lane) of A's at 6144 + 16r, B's at
+            // 6144 + 512 + 16r, word `c` = column `c` (lanes 0..32 only: the copy repeats
+            // them in every quarter).
+            if t < 32 && c < 6 {
+                let at = if c < 4 {
+                    6144 + 16 * t + 4 * c
+                } else {
+                    6656 + 16 * t + 4 * (c - 4)
+                };
+                input[at..at + 4].copy_from_slice(&w.to_le_bytes());
+            }
         }
     }
     Case {
@@ -194,9 +236,16 @@ fn run(ptx: &str, input: &[u8]) -> Result<Vec<f32>, SimError> {
 
 #[test]
 fn the_block_scaled_mma_matches_the_scaled_reference_in_the_emulator() {
-    for (seed, ids) in [(1, (0, 0)), (2, (2, 1)), (3, (3, 3))] {
+    let cases = [
+        (1, (0, 0), Place::Store),
+        (2, (2, 1), Place::Store),
+        (3, (3, 3), Place::Copy),
+        (6, (1, 2), Place::Copy),
+    ];
+    for (seed, ids, place) in cases {
         let c = case(seed, ids);
-        let got = run(&kernel(idesc(ids.0, ids.1)), &c.input).unwrap_or_else(|e| panic!("{e}"));
+        let got =
+            run(&kernel(idesc(ids.0, ids.1), place), &c.input).unwrap_or_else(|e| panic!("{e}"));
         let scale = |e: u8| 2f64.powi(i32::from(e) - 127);
         let mut unscaled_differs = false;
         for i in 0..M {
@@ -240,8 +289,8 @@ fn the_encoder_agrees_with_the_descriptor_the_emulator_ran() {
 fn a_factor_not_duplicated_to_every_lane_partition_is_diagnosed() {
     let mut c = case(4, (1, 0));
     // Lane 37 (partition 1, row 5's copy) column 64: A's factor of row 5, byte 1, changed.
-    c.input[6144 + 32 * 37 + 1] ^= 0x01;
-    let e = run(&kernel(idesc(1, 0)), &c.input).unwrap_err();
+    c.input[7168 + 32 * 37 + 1] ^= 0x01;
+    let e = run(&kernel(idesc(1, 0), Place::Store), &c.input).unwrap_err();
     assert!(e.to_string().contains("duplicated to all four"), "{e}");
     assert!(e.to_string().contains("row 5"), "{e}");
 }
@@ -249,7 +298,7 @@ fn a_factor_not_duplicated_to_every_lane_partition_is_diagnosed() {
 #[test]
 fn other_scale_vector_sizes_and_a_missing_block_scale_are_refused() {
     let c = case(5, (0, 0));
-    let ptx = kernel(idesc(0, 0));
+    let ptx = kernel(idesc(0, 0), Place::Store);
     let two_x = ptx.replace("scale_vec::1X", "scale_vec::2X");
     let e = run(&two_x, &c.input).unwrap_err();
     assert!(e.to_string().contains("scale_vec::1X"), "{e}");
@@ -263,7 +312,7 @@ fn the_block_scaled_kernel_assembles_with_the_tensor_core_mma() {
     if tool_for_test(find_ptxas()).is_none() {
         return;
     }
-    let ptx = kernel(idesc(2, 1));
+    let ptx = kernel(idesc(2, 1), Place::Copy);
     let rep = tirx_ptx::tools::ptxas(&ptx, "sm_100a").unwrap_or_else(|e| panic!("{e}\n{ptx}"));
     let Ok(sass) = tirx_ptx::tools::nvdisasm(&rep.cubin) else {
         return;
@@ -272,4 +321,9 @@ fn the_block_scaled_kernel_assembles_with_the_tensor_core_mma() {
     assert_eq!(mma.len(), 1, "{sass}");
     // ptxas 13: `UTCQMMA gdesc[A], gdesc[B], tmem[D], tmem[scale A], idesc[…], tmem[scale B]`.
     assert_eq!(mma[0].matches("tmem[").count(), 3, "{mma:?}");
+    // The factors' copies: `UTCCP.T.S.4x32dp128bit tmem[…+0x40]` and `[…+0x44]` (columns 64
+    // and 68), the 4 × 32-lane multicast of `.32x128b.warpx4`.
+    let cps: Vec<&str> = sass.lines().filter(|l| l.contains("UTCCP")).collect();
+    assert_eq!(cps.len(), 2, "{sass}");
+    assert!(cps.iter().all(|l| l.contains("4x32dp128bit")), "{cps:?}");
 }

@@ -444,7 +444,8 @@ pub(crate) enum Op {
     TcCp {
         taddr: Addr,
         desc: Val,
-        shape: (u32, u32),
+        /// Lanes, bytes per lane, and copies of them 32 lanes apart (`.warpx4`: 4).
+        shape: (u32, u32, u32),
     },
     /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (§9.7.19.6): the warp's register budget
     /// (`setmaxnreg.rs`).

@@ -237,10 +237,15 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
                 .any(|f| cx.has(f));
             let (Some(shape), false, true) = (shape, packed, cx.has("cta_group::1")) else {
                 return Err(cx.err(
-                    "only tcgen05.cp.cta_group::1 with .128x256b, .128x128b or .4x256b \
-                     (no multicast, no decompression) is supported yet",
+                    "only tcgen05.cp.cta_group::1 with .128x256b, .128x128b, .4x256b or \
+                     .32x128b.warpx4 (no decompression) is supported yet",
                 ));
             };
+            // `.32x128b` is copied to the four warps' lane quarters: `.warpx4` is required
+            // (§9.7.16.9.2 tcgen05.cp, "multicast").
+            if (shape.2 == 4) != cx.has("warpx4") {
+                return Err(cx.err(".32x128b goes with .warpx4, and .warpx4 with .32x128b"));
+            }
             cx.n(2)?;
             Op::TcCp {
                 taddr: cx.addr(0)?,
