@@ -219,9 +219,9 @@ fn the_tf32_gemm_matches_the_reference_in_the_emulator() {
     }
 }
 
-/// Random FP8 inputs of `elem` (E4M3 or E5M2) in [-3, 1) — their bytes and exact values,
-/// decoded by the runtime's `e4m3` / `e5m2` (independent of the emulator's decoder).
-fn fp8s(rng: &mut Rng, elem: tirx::abi::ElemType, n: usize) -> (Vec<u8>, Vec<f64>) {
+/// Random inputs of `elem` in [-3, 1) — their bytes and exact values; FP8 ones decoded by
+/// the runtime's `e4m3` / `e5m2` (independent of the emulator's decoder).
+fn inputs(rng: &mut Rng, elem: tirx::abi::ElemType, n: usize) -> (Vec<u8>, Vec<f64>) {
     tirx_kernels::simulate::random_values(rng, elem, n)
 }
 
@@ -279,8 +279,8 @@ fn the_fp8_gemms_match_the_reference_in_the_emulator() {
         let art = &fp8_gemm::KERNEL.artifacts[ci];
         for (m, n, k) in [(128, 64, 128), (136, 72, 208)] {
             let mut rng = Rng::new(7 + ci as u64);
-            let (ab, av) = fp8s(&mut rng, ta, m * k);
-            let (bb, bv) = fp8s(&mut rng, tb, n * k);
+            let (ab, av) = inputs(&mut rng, ta, m * k);
+            let (bb, bv) = inputs(&mut rng, tb, n * k);
             let mut dev = Device::new();
             let tam = put(&mut dev, &ab, ta, &[m, k]);
             let tbm = put(&mut dev, &bb, tb, &[n, k]);
@@ -336,4 +336,147 @@ fn the_tf32_gemm_assembles_with_the_tensor_core_mma() {
     assert_eq!(c.spills, 0);
     // ptxas 13 prints the kind::tf32 MMA as UTCHMMA (as kind::f16): four per K tile.
     assert_eq!(c.sass.get("UTCHMMA").copied(), Some(4), "{:?}", c.sass);
+}
+
+/// The CTA pair (`cta_group = 2`) in FP8 and tf32: a 2×1 cluster computes a 256-row tile of
+/// D = A·Bᵀ, each CTA holding its 128 rows of A and its `BN / 2` rows of B (as `pair_gemm`
+/// in `pair_mma.rs`, here with 8-bit or f32 operands: `kind::f8f6f4` / `kind::tf32` with
+/// `cta_group::2`, N a multiple of 16).
+#[tile_kernel(
+    target = sm_100a,
+    threads = 128,
+    cluster = (2, 1, 1),
+    grid = (2 * cdiv(M, 256), cdiv(N, BN)),
+    configs(
+        e4m3 = (T = e4m3, BN = 64, BK = 128),
+        tf32 = (T = f32, BN = 32, BK = 32),
+    ),
+)]
+pub fn pair_kinds(
+    #[shape(M, K)] a: Tensor<T>,
+    #[shape(N, K)] b: Tensor<T>,
+    #[shape(M, N)] d: Tensor<f32>,
+) {
+    let a_s = smem::<T>([128, BK], swizzle = B128);
+    let b_s = smem::<T>([BN / 2, BK], swizzle = B128);
+    let acc = tmem::<f32>([128, BN]);
+    let full = mbarrier();
+    let done = mbarrier();
+    #[scope(warp = 0)]
+    {
+        tcgen05::alloc(acc, cta_group = 2);
+        tcgen05::relinquish(cta_group = 2);
+    }
+    tcgen05::fence_before();
+    cluster_sync();
+    tcgen05::fence_after();
+    for k in 0..cdiv(K, BK) {
+        #[scope(thread = 0)]
+        {
+            tma::load(a_s, a.tile(cta.x, k), full);
+            tma::load(b_s, b.tile(2 * cta.y + cta_rank, k), full);
+        }
+        full.wait(k % 2);
+        cluster_sync();
+        #[scope(warp = 1, elect)]
+        {
+            tcgen05::mma(acc, a_s, b_s, accumulate = k > 0, cta_group = 2);
+            tcgen05::commit(done, cta_group = 2);
+        }
+        done.wait(k % 2);
+    }
+    tcgen05::fence_after();
+    copy(d.tile(cta.x, cta.y), acc);
+    tcgen05::fence_before();
+    cluster_sync();
+    #[scope(warp = 0)]
+    {
+        tcgen05::dealloc(acc, cta_group = 2);
+    }
+}
+
+#[test]
+fn the_pairs_fp8_and_tf32_mmas_match_the_reference_in_the_emulator() {
+    use tirx::abi::ElemType::{E4m3, F32};
+    for (art, elem, kind) in [
+        (&pair_kinds::KERNEL.artifacts[0], E4m3, ".kind::f8f6f4"),
+        (&pair_kinds::KERNEL.artifacts[1], F32, ".kind::tf32"),
+    ] {
+        assert!(
+            art.ptx.contains(&format!("tcgen05.mma.cta_group::2{kind}")),
+            "{}",
+            art.config
+        );
+        // M 256 (one pair), N 80 (a partial N tile), K: two K tiles, the second partial.
+        let (m, n, k) = if elem == F32 {
+            (256, 80, 48)
+        } else {
+            (256, 80, 208)
+        };
+        let mut rng = Rng::new(11);
+        let (ab, av) = inputs(&mut rng, elem, m * k);
+        let (bb, bv) = inputs(&mut rng, elem, n * k);
+        let tf = |v: f64| if elem == F32 { tf32(v as f32) } else { v };
+        let mut dev = Device::new();
+        let tam = put(&mut dev, &ab, elem, &[m, k]);
+        let tbm = put(&mut dev, &bb, elem, &[n, k]);
+        let td = put(&mut dev, &vec![0xff; m * n * 4], F32, &[m, n]);
+        sim_launch(art, &mut dev, &[tam, tbm, td.clone()], &[], 2)
+            .unwrap_or_else(|e| panic!("{}: {e}", art.config));
+        let got = read_f32(&dev, &td);
+        for i in 0..m {
+            for j in 0..n {
+                let terms = (0..k).map(|q| tf(av[i * k + q]) * tf(bv[j * k + q]));
+                let (want, mag) = terms.fold((0.0, 0.0), |(s, a), x| (s + x, a + x.abs()));
+                let g = f64::from(got[i * n + j]);
+                assert!(
+                    (g - want).abs() <= mag * 2f64.powi(-21) + 1e-30,
+                    "{} D[{i}][{j}] = {g}, want {want}",
+                    art.config
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_pairs_fp8_and_tf32_mmas_assemble_as_2cta_mmas() {
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    for (art, sass) in pair_kinds::KERNEL
+        .artifacts
+        .iter()
+        .zip(["UTCQMMA.2CTA", "UTCHMMA.2CTA"])
+    {
+        let c = check_artifact("pair_kinds", art).expect("assembles");
+        assert!(c.problems.is_empty(), "{}: {:?}", art.config, c.problems);
+        assert_eq!(c.spills, 0);
+        assert!(c.sass.contains_key(sass), "{}: {:?}", art.config, c.sass);
+    }
+}
+
+/// The text form carries the new element types (`e4m3`, `e5m2` buffers and tensors): each
+/// kernel's IR parses back to the same text after every pass and recompiles to the PTX the
+/// macro emitted.
+#[test]
+fn the_kind_kernels_round_trip_through_the_text_form() {
+    use tirx_ir::parse::parse_module;
+    let arts = fp8_gemm::KERNEL
+        .artifacts
+        .iter()
+        .chain(tf32_gemm::KERNEL.artifacts)
+        .chain(pair_kinds::KERNEL.artifacts);
+    for art in arts {
+        let m = parse_module(art.ir).unwrap_or_else(|e| panic!("{}: {e}", art.config));
+        assert_eq!(m.to_string(), art.ir);
+        let kernel = m.kernels.into_iter().next().expect("one kernel");
+        let (lowered, snaps) = tirx_ir::passes::run_pipeline(kernel, true).expect("compiles");
+        for s in &snaps {
+            let again = parse_module(&s.text).unwrap_or_else(|e| panic!("after {}: {e}", s.pass));
+            assert_eq!(again.to_string(), s.text, "after {}", s.pass);
+        }
+        assert_eq!(tirx_ptx::write_string(&lowered).expect("prints"), art.ptx);
+    }
+    assert!(fp8_gemm::KERNEL.artifacts[2].ir.contains("e5m2"));
 }

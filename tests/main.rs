@@ -4,6 +4,7 @@
 //! on a GPU against CPU references; the emulator's PTX front end on every shipped kernel.
 
 mod assemble;
+mod block_scale;
 mod clc;
 mod contracts;
 mod dispatch;

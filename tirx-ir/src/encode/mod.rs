@@ -6,6 +6,7 @@
 //!   `wgmma` shapes.
 //! - [`tcgen05`]: the Blackwell shared-memory descriptor and instruction descriptor of
 //!   `tcgen05.mma`, and Tensor Memory addresses.
+//! - [`tcgen05_scaled`]: the instruction descriptor of the block-scaled `kind::mxf8f6f4`.
 //! - [`swizzle`]: the byte permutation that TMA applies when it writes a swizzled box to shared
 //!   memory and that the MMA units undo when they read it.
 //!
@@ -16,6 +17,7 @@
 
 pub mod swizzle;
 pub mod tcgen05;
+pub mod tcgen05_scaled;
 pub mod wgmma;
 
 /// Why a descriptor could not be encoded.

@@ -464,7 +464,15 @@ impl Machine<'_> {
                 idesc,
                 enable,
                 pair,
-            } => self.tcgen05_mma(cl, ci, t, inst, (*kind, d, a, *b, *idesc, *enable), *pair)?,
+                scale,
+            } => self.tcgen05_mma(
+                cl,
+                ci,
+                t,
+                inst,
+                (*kind, d, a, *b, *idesc, *enable),
+                (*pair, scale.as_ref()),
+            )?,
             Op::TcCp { taddr, desc, shape } => {
                 self.tcgen05_cp(cl, ci, t, inst, (taddr, *desc, *shape))?
             }

@@ -450,6 +450,8 @@ pub(crate) enum Op {
         idesc: Val,
         enable: Val,
         pair: bool,
+        /// The block-scaled kinds' `[scale-A-tmem], [scale-B-tmem]` (§9.7.16.10.7).
+        scale: Option<(Addr, Addr)>,
     },
     /// `tcgen05.commit.cta_group::{1,2}.mbarrier::arrive::one[.shared::cluster]
     /// [.multicast::cluster].b64 [mbar][, ctaMask]` (§9.7.16.10.10 `tcgen05.commit`).
@@ -463,7 +465,8 @@ pub(crate) enum Op {
     TcCp {
         taddr: Addr,
         desc: Val,
-        shape: (u32, u32),
+        /// Lanes, bytes per lane, and copies of them 32 lanes apart (`.warpx4`: 4).
+        shape: (u32, u32, u32),
     },
     /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (§9.7.19.6): the warp's register budget
     /// (`setmaxnreg.rs`).

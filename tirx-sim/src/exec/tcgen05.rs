@@ -77,6 +77,18 @@ impl Tmem {
         self.allocs.is_empty()
     }
 
+    /// The word at (`lane`, `col`), if allocated.
+    pub(super) fn word(&self, lane: u32, col: u32) -> Option<u32> {
+        let inside = self
+            .allocs
+            .iter()
+            .any(|&(c, n, _)| (c..c + n).contains(&col));
+        if !inside || lane >= TMEM_LANES {
+            return None;
+        }
+        self.cells.get((lane * TMEM_COLS + col) as usize).copied()
+    }
+
     pub(super) fn cell(&mut self, lane: u32, col: u32) -> Option<&mut u32> {
         let inside = self
             .allocs
@@ -110,6 +122,8 @@ pub(crate) struct Tc05Mma {
     pub(super) accumulate: bool,
     /// `cta_group::2`: the CTA pair's MMA (`tcgen05_pair.rs`).
     pub(crate) pair: bool,
+    /// The block-scaled kinds' scale factors in TMEM (`tcgen05_scale.rs`).
+    pub(super) scale: Option<super::tcgen05_scale::ScaleAt>,
 }
 
 /// Where a queued MMA reads A.
@@ -330,7 +344,7 @@ impl Machine<'_> {
         t: u32,
         inst: &Inst,
         (kind, d, a, b, idesc, enable): (Kind, &Addr, &TcA, Val, Val, Val),
-        pair: bool,
+        (pair, scale): (bool, Option<&(Addr, Addr)>),
     ) -> Result<(), SimError> {
         let line = inst.line;
         let bad = |m: &Self, cl: &Cluster, s: String| m.protocol(cl, ci, t, line, s);
@@ -344,8 +358,13 @@ impl Machine<'_> {
             neg_b,
             mn_a,
             mn_b,
+            sf_ids,
         } = decode_idesc(self.rd(cl, ci, t, idesc, line)? as u32, kind)
             .map_err(|s| bad(self, cl, s))?;
+        let scale = match (scale, sf_ids) {
+            (Some(at), Some(ids)) => Some(self.scale_at(cl, ci, t, line, at, ids, pair)?),
+            _ => None,
+        };
         // The MN-major canonical layouts are emulated for 16-bit operands only.
         if let Some(e) = [(mn_a, a_elem), (mn_b, b_elem)]
             .iter()
@@ -433,6 +452,7 @@ impl Machine<'_> {
                 mn_b,
                 accumulate,
                 pair,
+                scale,
             }),
         ));
         Ok(())
@@ -467,7 +487,7 @@ impl Machine<'_> {
             MmaA::Smem(d) => operand_rows(&cl.ctas[ci].smem, mma, d, mma.a_side(), mma.m),
         };
         let b = operand_rows(&cl.ctas[ci].smem, mma, &mma.b, mma.b_side(), mma.n);
-        let (Some(a), Some(b)) = (a, b) else {
+        let (Some(mut a), Some(mut b)) = (a, b) else {
             return Err(mma_fault(
                 cl,
                 (ci, who),
@@ -475,6 +495,9 @@ impl Machine<'_> {
                 "a tcgen05.mma operand reaches outside shared memory",
             ));
         };
+        if let Some(at) = &mma.scale {
+            self.apply_scales(cl, (ci, who), mma, at, (&mut a, &mut b))?;
+        }
         write_d(cl, (ci, who), ci, mma, &a, &b)
     }
 }

@@ -5,9 +5,11 @@
 //! pair, §9.7.16.6.5).
 //!
 //! Shapes (§9.7.16.2.3): `.128x256b`, `.128x128b` and `.4x256b` with `.cta_group::1` — lanes ×
-//! bits per lane; the other shapes (`.64x128b.warpx2::…`, `.32x128b.warpx4`, multicast over
-//! lane quarters) and the decompressing `.b8x16.b6x16_p32` / `.b4x16_p64` forms are refused
-//! as not supported yet. The source is read as the descriptor's K-major matrix (the canonical
+//! bits per lane — and `.32x128b.warpx4`, 32 lanes × 128 bits written to each of the four
+//! 32-lane quarters (the multicast §9.7.16.9.2 names `.warpx4`: what block scaling's factors
+//! need, duplicated to every lane partition, §9.7.16.10.7); the `.64x128b.warpx2::…` shapes
+//! and the decompressing `.b8x16.b6x16_p32` / `.b4x16_p64` forms are refused as not
+//! supported yet. The source is read as the descriptor's K-major matrix (the canonical
 //! layouts of `wgmma.rs`, swizzled or not), as `tcgen05.mma` reads an operand through the
 //! same descriptor: lane `lane0 + r` takes row `r`'s bytes, 4 to a column from `col0`, so
 //! 16-bit elements land two to a column with the lower K in the low half — where an MMA
@@ -28,9 +30,10 @@ pub(crate) struct Tc05Cp {
     lane: u32,
     col: u32,
     desc: MatrixDesc,
-    /// Lanes (rows) and bytes per lane of the shape.
+    /// Lanes (rows) and bytes per lane of the shape, and its copies 32 lanes apart.
     rows: u32,
     bytes: u32,
+    copies: u32,
 }
 
 /// Work a thread queues for the tensor core until its `tcgen05.commit`, in issue order.
@@ -83,12 +86,14 @@ pub(crate) fn a_reader(cl: &Cluster, ci: usize, lane: u32, col: u32) -> Option<u
     })
 }
 
-/// The (lanes, bytes per lane) of a `tcgen05.cp` shape modifier this emulator runs.
-pub(crate) fn cp_shape(modifier: &str) -> Option<(u32, u32)> {
+/// The (lanes, bytes per lane, copies 32 lanes apart) of a `tcgen05.cp` shape modifier this
+/// emulator runs.
+pub(crate) fn cp_shape(modifier: &str) -> Option<(u32, u32, u32)> {
     match modifier {
-        "128x256b" => Some((128, 32)),
-        "128x128b" => Some((128, 16)),
-        "4x256b" => Some((4, 32)),
+        "128x256b" => Some((128, 32, 1)),
+        "128x128b" => Some((128, 16, 1)),
+        "4x256b" => Some((4, 32, 1)),
+        "32x128b" => Some((32, 16, 4)),
         _ => None,
     }
 }
@@ -101,7 +106,7 @@ impl Machine<'_> {
         ci: usize,
         t: u32,
         inst: &Inst,
-        (taddr, desc, (rows, bytes)): (&Addr, Val, (u32, u32)),
+        (taddr, desc, (rows, bytes, copies)): (&Addr, Val, (u32, u32, u32)),
     ) -> Result<(), SimError> {
         let line = inst.line;
         let at = self.ea(cl, ci, t, taddr, line)? as u32;
@@ -116,6 +121,7 @@ impl Machine<'_> {
                 desc,
                 rows,
                 bytes,
+                copies,
             }),
         ));
         Ok(())
@@ -141,7 +147,7 @@ impl Machine<'_> {
             thread: cl.ctas[ci].thread(who),
             what: what.to_owned(),
         };
-        for r in 0..cp.rows {
+        for (q, r) in (0..cp.copies).flat_map(|q| (0..cp.rows).map(move |r| (q, r))) {
             for c in 0..cp.bytes / 4 {
                 // Four bytes of row `r` from byte `4c`: 16-bit elements `2c` and `2c + 1`,
                 // adjacent within one 16-byte chunk whatever the swizzle.
@@ -153,7 +159,8 @@ impl Machine<'_> {
                     ));
                 };
                 let w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-                let Some(cell) = cl.ctas[ci].tmem.cell(cp.lane + r, cp.col + c) else {
+                let lane = cp.lane + 32 * q + r;
+                let Some(cell) = cl.ctas[ci].tmem.cell(lane, cp.col + c) else {
                     return Err(fault(
                         cl,
                         "tcgen05.cp writes tensor memory outside every allocation",

@@ -6,8 +6,10 @@
 //! **Kinds run here** (dense, no `.ws`): `kind::f16` (f16 or bf16 operands, K = 16),
 //! `kind::tf32` (f32 operands read as tf32, K = 8) and `kind::f8f6f4` with E4M3 / E5M2
 //! operands (K = 32; A and B may differ). One instruction always covers 32 bytes of each
-//! operand row: 16 × 2, 8 × 4 or 32 × 1 bytes. The 6- and 4-bit types of `kind::f8f6f4`
-//! and the block-scaled kinds are refused at decode with the reason.
+//! operand row: 16 × 2, 8 × 4 or 32 × 1 bytes. The block-scaled `kind::mxf8f6f4` (E4M3 /
+//! E5M2, `.scale_vec::1X`) has its own descriptor table, decoded here; its scaling is
+//! `tcgen05_scale.rs`. The 6- and 4-bit types and the other block-scaled kinds are refused
+//! at decode with the reason.
 //!
 //! **Instruction descriptor** (PTX ISA §9.7.16.4.2 "Instruction descriptor", the table for
 //! `.kind::tf32, .kind::f16, .kind::f8f6f4 and .kind::i8`): bits 0–1 the sparsity selector,
@@ -38,6 +40,10 @@ pub enum Kind {
     Tf32,
     /// `.kind::f8f6f4`.
     F8f6f4,
+    /// `.kind::mxf8f6f4` with `.block_scale.scale_vec::1X` (PTX ISA §9.7.16.10.7 "Block
+    /// Scaling"): E4M3 / E5M2 operands, one UE8M0 scale factor per row of A and per column of
+    /// B for each K = 32 instruction.
+    MxF8f6f4,
 }
 
 impl Kind {
@@ -47,6 +53,7 @@ impl Kind {
             "kind::f16" => Kind::F16,
             "kind::tf32" => Kind::Tf32,
             "kind::f8f6f4" => Kind::F8f6f4,
+            "kind::mxf8f6f4" => Kind::MxF8f6f4,
             _ => return None,
         })
     }
@@ -57,8 +64,13 @@ impl Kind {
         match self {
             Kind::F16 => 16,
             Kind::Tf32 => 8,
-            Kind::F8f6f4 => 32,
+            Kind::F8f6f4 | Kind::MxF8f6f4 => 32,
         }
+    }
+
+    /// Whether the kind is block-scaled (its MMA takes `[scale-A], [scale-B]`).
+    pub fn scaled(self) -> bool {
+        self == Kind::MxF8f6f4
     }
 }
 
@@ -104,9 +116,9 @@ impl Elem {
             (Kind::F16, 0) => Elem::F16,
             (Kind::F16, 1) => Elem::Bf16,
             (Kind::Tf32, 2) => Elem::Tf32,
-            (Kind::F8f6f4, 0) => Elem::E4m3,
-            (Kind::F8f6f4, 1) => Elem::E5m2,
-            (Kind::F8f6f4, 3..=5) => {
+            (Kind::F8f6f4 | Kind::MxF8f6f4, 0) => Elem::E4m3,
+            (Kind::F8f6f4 | Kind::MxF8f6f4, 1) => Elem::E5m2,
+            (Kind::F8f6f4 | Kind::MxF8f6f4, 3..=5) => {
                 return Err(format!(
                     "format code {code} (E2M3 = 3, E3M2 = 4, E2M1 = 5): the 6- and 4-bit \
                      types of kind::f8f6f4 are not emulated yet"
@@ -168,10 +180,16 @@ pub struct InstrDesc {
     pub mn_a: bool,
     /// B MN-major.
     pub mn_b: bool,
+    /// The block-scaled kinds' scale-factor data IDs (A's, B's): which byte of each
+    /// 32-bit TMEM cell holds the scale factors; `None` for the other kinds.
+    pub sf_ids: Option<(u32, u32)>,
 }
 
 /// Decodes the instruction descriptor `d` of a `kind` MMA, or says why it is refused.
 pub fn decode_idesc(d: u32, kind: Kind) -> Result<InstrDesc, String> {
+    if kind.scaled() {
+        return decode_scaled(d, kind);
+    }
     let f = |lo: u32, n: u32| (d >> lo) & ((1 << n) - 1);
     if f(0, 4) != 0 || f(30, 2) != 0 {
         return Err(format!(
@@ -188,11 +206,10 @@ pub fn decode_idesc(d: u32, kind: Kind) -> Result<InstrDesc, String> {
             "instruction descriptor {d:#x}: only an f32 accumulator is supported"
         ));
     }
-    let fmt = |lo: u32, which: &str| {
-        Elem::decode(kind, f(lo, 3))
-            .map_err(|e| format!("instruction descriptor {d:#x} ({kind:?}): {which} {e}"))
-    };
-    let (a, b) = (fmt(7, "A")?, fmt(10, "B")?);
+    let (a, b) = (
+        operand_fmt(d, kind, 7, "A")?,
+        operand_fmt(d, kind, 10, "B")?,
+    );
     // `kind::f16` and `kind::tf32` take one operand type; `kind::f8f6f4` may mix E4M3 and
     // E5M2 (the ISA lists atype and btype separately).
     if a != b && kind != Kind::F8f6f4 {
@@ -209,7 +226,57 @@ pub fn decode_idesc(d: u32, kind: Kind) -> Result<InstrDesc, String> {
         neg_b: f(14, 1) == 1,
         mn_a: f(15, 1) == 1,
         mn_b: f(16, 1) == 1,
+        sf_ids: None,
     })
+}
+
+/// The A or B format of descriptor `d` (the 3-bit field at `lo`) in `kind`'s column.
+fn operand_fmt(d: u32, kind: Kind, lo: u32, which: &str) -> Result<Elem, String> {
+    Elem::decode(kind, (d >> lo) & 7)
+        .map_err(|e| format!("instruction descriptor {d:#x} ({kind:?}): {which} {e}"))
+}
+
+/// The descriptor of `kind::mxf8f6f4` (PTX ISA §9.7.16.4.2, the table "Instruction
+/// descriptor format for .kind::mxf8f6f4"): bits 0–1 reserved, 2 sparsity, 3 reserved (all
+/// zero here); 4–5 B's scale-factor data ID; 6 reserved; 7–9 / 10–12 atype / btype (E4M3 = 0,
+/// E5M2 = 1, E2M3 = 3, E3M2 = 4, E2M1 = 5); 13 / 14 negate A / B; 15 / 16 transpose A / B;
+/// 17–22 N >> 3; 23 the scale type (UE8M0 = 1, the only one of this kind); 24–26 reserved;
+/// 27–28 M >> 7 (not M >> 4); 29–30 A's scale-factor data ID; 31 reserved. There is no
+/// D-type field: D is f32.
+fn decode_scaled(d: u32, kind: Kind) -> Result<InstrDesc, String> {
+    let f = |lo: u32, n: u32| (d >> lo) & ((1 << n) - 1);
+    if f(0, 4) != 0 || f(6, 1) != 0 || f(24, 3) != 0 || f(31, 1) != 0 {
+        return Err(format!(
+            "instruction descriptor {d:#x} ({kind:?}): sparsity or a reserved bit (0-3, 6, \
+             24-26, 31) is set"
+        ));
+    }
+    if f(23, 1) != 1 {
+        return Err(format!(
+            "instruction descriptor {d:#x} ({kind:?}): bit 23 (scale type) must be UE8M0 = 1"
+        ));
+    }
+    Ok(InstrDesc {
+        m: f(27, 2) << 7,
+        n: f(17, 6) << 3,
+        a: operand_fmt(d, kind, 7, "A")?,
+        b: operand_fmt(d, kind, 10, "B")?,
+        neg_a: f(13, 1) == 1,
+        neg_b: f(14, 1) == 1,
+        mn_a: f(15, 1) == 1,
+        mn_b: f(16, 1) == 1,
+        sf_ids: Some((f(29, 2), f(4, 2))),
+    })
+}
+
+/// The value of a UE8M0 scale factor (an unsigned 8-bit exponent, bias 127, no fraction:
+/// 2^(e − 127); `0xff` is NaN) — the OCP MX format the ISA's `.ue8m0` names (§5.2.3).
+pub fn ue8m0(e: u8) -> f64 {
+    if e == 0xff {
+        f64::NAN
+    } else {
+        2f64.powi(i32::from(e) - 127)
+    }
 }
 
 /// The value of element `k` of a row whose bytes start at `bytes` (little-endian), negated

@@ -31,7 +31,8 @@ pub fn smem_operand<'k>(
     t: &'k TileRef,
     which: &'static str,
 ) -> Result<Operand<'k>, Reject> {
-    // The type first: an f32 tile is refused for its type, not for its (then 256-byte) rows.
+    // The type before the layout: an f32 tile's 32-element rows are a legal layout of a
+    // type this operand does not take, and the type is what is wrong.
     if let TileRef::Buf { buf, .. } = t
         && let b = &k.buffers[*buf]
         && b.space == Space::Shared

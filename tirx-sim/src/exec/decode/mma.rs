@@ -188,13 +188,31 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
                 .find_map(|m| Kind::from_modifier(m))
                 .ok_or_else(|| {
                     cx.err(
-                        "only kind::f16, kind::tf32 and kind::f8f6f4 are supported yet                          (no block scaling)",
+                        "only kind::f16, kind::tf32, kind::f8f6f4 and kind::mxf8f6f4 are supported yet",
                     )
                 })?;
-            if cx.has("block_scale") {
-                return Err(cx.err(".block_scale is not supported yet"));
+            // The block-scaled kinds (§9.7.16.10.7): `.block_scale` with the scale vector
+            // size the kind allows — `kind::mxf8f6f4` takes `.scale_vec::1X` only (`.block32`
+            // is its alias) — and the scale factors' TMEM addresses after the descriptor.
+            let scaled = kind.scaled();
+            if scaled != cx.has("block_scale") {
+                return Err(cx.err(format!(
+                    "{kind:?} {} .block_scale",
+                    if scaled { "needs" } else { "takes no" }
+                )));
             }
-            cx.n(5)?;
+            if scaled && !(cx.has("scale_vec::1X") || cx.has("block32")) {
+                return Err(
+                    cx.err("kind::mxf8f6f4 takes .scale_vec::1X (or its alias .block32) only")
+                );
+            }
+            cx.n(if scaled { 7 } else { 5 })?;
+            let scale = if scaled {
+                Some((cx.addr(4)?, cx.addr(5)?))
+            } else {
+                None
+            };
+            let enable_at = if scaled { 6 } else { 4 };
             // `[a-tmem]` (an address) or `a-desc` (a value), §9.7.16.10.9.
             let a = if matches!(cx.op(1)?, Operand::Mem(_)) {
                 TcA::Tmem(cx.addr(1)?)
@@ -207,8 +225,9 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
                 a,
                 b: cx.val(2)?,
                 idesc: cx.val(3)?,
-                enable: cx.val(4)?,
+                enable: cx.val(enable_at)?,
                 pair,
+                scale,
             }
         }
         "tcgen05.cp" => {
@@ -219,10 +238,15 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
                 .any(|f| cx.has(f));
             let (Some(shape), false, true) = (shape, packed, cx.has("cta_group::1")) else {
                 return Err(cx.err(
-                    "only tcgen05.cp.cta_group::1 with .128x256b, .128x128b or .4x256b \
-                     (no multicast, no decompression) is supported yet",
+                    "only tcgen05.cp.cta_group::1 with .128x256b, .128x128b, .4x256b or \
+                     .32x128b.warpx4 (no decompression) is supported yet",
                 ));
             };
+            // `.32x128b` is copied to the four warps' lane quarters: `.warpx4` is required
+            // (§9.7.16.9.2 tcgen05.cp, "multicast").
+            if (shape.2 == 4) != cx.has("warpx4") {
+                return Err(cx.err(".32x128b goes with .warpx4, and .warpx4 with .32x128b"));
+            }
             cx.n(2)?;
             Op::TcCp {
                 taddr: cx.addr(0)?,

@@ -17,7 +17,8 @@ fn instruction_descriptor_fields() {
             neg_a: false,
             neg_b: false,
             mn_a: false,
-            mn_b: false
+            mn_b: false,
+            sf_ids: None,
         }
     );
     // f16 inputs, negated B, MN-major B, N 64, M 64.
@@ -71,6 +72,38 @@ fn instruction_descriptor_of_the_other_kinds() {
     assert!(decode_idesc(f8 | (1 << 23), Kind::F8f6f4).is_err());
     assert_eq!(Kind::F16.k() * 2, Kind::Tf32.k() * 4);
     assert_eq!(Kind::F8f6f4.k(), 32);
+}
+
+/// The block-scaled descriptor (PTX ISA §9.7.16.4.2, the table for `.kind::mxf8f6f4`): M >> 7
+/// in bits 27-28 (not M >> 4 in 24-28), UE8M0 = 1 in bit 23, the scale-factor IDs in 29-30
+/// (A) and 4-5 (B), no D-type field.
+#[test]
+fn instruction_descriptor_of_kind_mxf8f6f4() {
+    // IDs A 2, B 1; E4M3 × E5M2; N 64; UE8M0; M 128.
+    let d = (1 << 4) | (1 << 10) | (8 << 17) | (1 << 23) | (1 << 27) | (2 << 29);
+    let got = decode_idesc(d, Kind::MxF8f6f4).unwrap();
+    assert_eq!(
+        (got.m, got.n, got.a, got.b, got.sf_ids),
+        (128, 64, Elem::E4m3, Elem::E5m2, Some((2, 1)))
+    );
+    // M = 256 is 2 << 27.
+    assert_eq!(
+        decode_idesc(d & !(3 << 27) | (2 << 27), Kind::MxF8f6f4)
+            .unwrap()
+            .m,
+        256
+    );
+    // Scale type UE4M3 (bit 23 clear) is not this kind's; a reserved bit (24) is refused.
+    assert!(
+        decode_idesc(d & !(1 << 23), Kind::MxF8f6f4)
+            .unwrap_err()
+            .contains("UE8M0")
+    );
+    assert!(decode_idesc(d | (1 << 24), Kind::MxF8f6f4).is_err());
+    assert_eq!(ue8m0(127), 1.0);
+    assert_eq!(ue8m0(130), 8.0);
+    assert_eq!(ue8m0(0), 2f64.powi(-127));
+    assert!(ue8m0(0xff).is_nan());
 }
 
 /// Element values of the new formats, from their definitions (PTX ISA §5.2.3): tf32 drops

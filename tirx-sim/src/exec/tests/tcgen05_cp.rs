@@ -1,4 +1,4 @@
-//! `tcgen05.cp` (PTX ISA §9.7.16.9.2) in its `.128x256b`, `.128x128b` and `.4x256b` shapes:
+//! `tcgen05.cp` (PTX ISA §9.7.16.9.2) in its `.128x256b`, `.128x128b`, `.4x256b` and `.32x128b.warpx4` shapes:
 //! each lane of the shape takes its row of the descriptor's K-major matrix, four bytes to a
 //! column; the copy runs at the issuing thread's commit; refused shapes and a source written
 //! without `fence.proxy.async` are diagnosed. And an MMA reading A from tensor memory
@@ -78,11 +78,28 @@ fn a_source_written_without_a_proxy_fence_and_other_shapes_are_diagnosed() {
     let e = copy_then_load("128x256b", "").unwrap_err();
     assert!(matches!(e, SimError::UnfencedProxy { .. }), "{e}");
     assert!(e.to_string().contains("tcgen05.cp"), "{e}");
-    let e = copy_then_load("32x128b.warpx4", FENCE).unwrap_err();
+    let e = copy_then_load("64x128b.warpx2::02_13", FENCE).unwrap_err();
     assert!(
         e.to_string().contains("only tcgen05.cp.cta_group::1"),
         "{e}"
     );
+    let e = copy_then_load("32x128b", FENCE).unwrap_err();
+    assert!(e.to_string().contains(".warpx4"), "{e}");
+}
+
+/// `.32x128b.warpx4` (§9.7.16.9.2): the 32 rows × 16 bytes land in every 32-lane quarter —
+/// lane `32q + r` holds row `r`'s four words — as block scaling's factors must
+/// (§9.7.16.10.7, duplicated to all lane partitions).
+#[test]
+fn the_warpx4_shape_copies_its_32_rows_to_every_lane_quarter() {
+    let out = copy_then_load("32x128b.warpx4", FENCE).unwrap_or_else(|e| panic!("{e}"));
+    for lane in 0..128u32 {
+        for c in 0..8u32 {
+            let got = out[(8 * lane + c) as usize];
+            let want = if c < 4 { word(lane % 32, c) } else { 0 };
+            assert_eq!(got, want, "lane {lane}, column {c}");
+        }
+    }
 }
 
 /// Four warps store words into columns 0..4 of their lanes (`tcgen05.st`, `wait_st` after or

@@ -1,0 +1,145 @@
+//! Block scaling of `tcgen05.mma` (PTX ISA §9.7.16.10.7 "Block Scaling"): the kinds
+//! `kind::mxf8f6f4` (here), `kind::mxf4`, `kind::mxf4nvf4` compute
+//! `(A · scale_A) · (B · scale_B) + D`, `scale_A` an M × SFA_N and `scale_B` an SFB_M × N
+//! matrix in tensor memory: each row of A is cut into SFA_N chunks of K, each chunk multiplied
+//! by its row's scale factor; each column of B likewise. With `.scale_vec::1X`
+//! (`kind::mxf8f6f4`, §9.7.16.10.7.1 "Valid combinations of scale_vectorsize", Table
+//! "Valid combinations of scale_vectorsize and shapes": scale_A M × 1, scale_B 1 × N) one
+//! UE8M0 factor scales a row's (a column's) whole K = 32 of one instruction.
+//!
+//! **Where the factors are** (§9.7.16.10.7.2 "Scale Factor A ID", the layout for
+//! `scale_vec::1X`, and §9.7.16.10.7.3 "Scale Factor B ID"): one factor per row, in a 1-byte
+//! sub-column of the 32-bit TMEM cells; the instruction descriptor's scale-factor data ID
+//! (bits 29–30 for A, 4–5 for B) names the byte. The ISA draws the matrix in a figure; as
+//! read here (and as the 32-lane `tcgen05.cp` shapes that fill it imply) the rows are cut
+//! into chunks of 32 placed side by side: row `m`'s factor is in lane `m % 32`, column
+//! `col0 + m / 32` of the `[scale-A-tmem]` address, byte ID; B's column `n` likewise from
+//! `[scale-B-tmem]`. "Scale factors for A and B matrices need to be duplicated to all 32
+//! lane partitions of tensor memory" (§9.7.16.10.7): the emulator reads each factor in all
+//! four 32-lane partitions (lanes `m % 32`, `32 + m % 32`, …) and diagnoses a factor that
+//! differs between them, as it diagnoses a cell outside every allocation or one a
+//! `tcgen05.st` wrote without its `tcgen05.wait::st`.
+//!
+//! **Arithmetic.** Each element is its exact value times its factor (UE8M0: 2^(e − 127), a
+//! power of two, so exact in f64), then the products are summed in f64 and added to the f32
+//! accumulator with one rounding, as for the unscaled kinds.
+
+use super::diag::SimError;
+use super::machine::{Cluster, Machine};
+use super::program::Addr;
+use super::tcgen05::{Tc05Mma, mma_fault, pending_st};
+use super::tcgen05_kind::ue8m0;
+
+/// The scale factors of one block-scaled MMA: A's and B's first TMEM columns and the bytes
+/// (data IDs) they sit in.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct ScaleAt {
+    a_col: u32,
+    b_col: u32,
+    a_id: u32,
+    b_id: u32,
+}
+
+impl Machine<'_> {
+    /// The scale-factor operands of a block-scaled MMA issued by thread `t` of CTA `ci`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn scale_at(
+        &self,
+        cl: &Cluster,
+        ci: usize,
+        t: u32,
+        line: u32,
+        (sfa, sfb): &(Addr, Addr),
+        (a_id, b_id): (u32, u32),
+        pair: bool,
+    ) -> Result<ScaleAt, SimError> {
+        let bad = |what: &str| self.protocol(cl, ci, t, line, what.to_owned());
+        if pair {
+            return Err(bad(
+                "tcgen05.mma.cta_group::2 with .block_scale: the CTA pair's block-scaled MMA is \
+                 not emulated yet",
+            ));
+        }
+        let (a, b) = (
+            self.ea(cl, ci, t, sfa, line)? as u32,
+            self.ea(cl, ci, t, sfb, line)? as u32,
+        );
+        if a >> 16 != 0 || b >> 16 != 0 {
+            return Err(bad(
+                "a scale-factor TMEM address with a lane offset: the factors fill lanes 0..32 \
+                 of every lane partition (§9.7.16.10.7), so the address names lane 0",
+            ));
+        }
+        Ok(ScaleAt {
+            a_col: a & 0xffff,
+            b_col: b & 0xffff,
+            a_id,
+            b_id,
+        })
+    }
+
+    /// Multiplies row `i` of `a` (M rows) and row `j` of `b` (N rows, B's columns) by their
+    /// scale factors read from CTA `ci`'s tensor memory.
+    pub(crate) fn apply_scales(
+        &self,
+        cl: &Cluster,
+        (ci, who): (usize, u32),
+        mma: &Tc05Mma,
+        at: &ScaleAt,
+        (a, b): (&mut [Vec<f64>], &mut [Vec<f64>]),
+    ) -> Result<(), SimError> {
+        for (rows, col, id, which) in [(a, at.a_col, at.a_id, "A"), (b, at.b_col, at.b_id, "B")] {
+            for (r, row) in rows.iter_mut().enumerate() {
+                let s = factor(cl, (ci, who), mma, (r as u32, col, id), which)?;
+                row.iter_mut().for_each(|x| *x *= s);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The UE8M0 factor of row `r` of scale matrix `which` (columns from `col`, byte `id`): the
+/// same byte in all four lane partitions, each cell allocated and not awaiting a
+/// `tcgen05.wait::st`.
+fn factor(
+    cl: &Cluster,
+    issuer: (usize, u32),
+    mma: &Tc05Mma,
+    (r, col, id): (u32, u32, u32),
+    which: &str,
+) -> Result<f64, SimError> {
+    let cta = &cl.ctas[issuer.0];
+    let c = col + r / 32;
+    let mut seen: Option<u8> = None;
+    for part in 0..4 {
+        let lane = 32 * part + r % 32;
+        if let Some(at) = pending_st(cta, lane, c) {
+            let what = format!(
+                "tcgen05.mma reads scale_{which} from lane {lane}, column {c} of tensor memory, \
+                 which the tcgen05.st of line {at} wrote without a tcgen05.wait::st"
+            );
+            return Err(mma_fault(cl, issuer, mma, &what));
+        }
+        let Some(w) = cta.tmem.word(lane, c) else {
+            let what = format!(
+                "tcgen05.mma reads scale_{which} from lane {lane}, column {c}: tensor memory \
+                 outside every allocation"
+            );
+            return Err(mma_fault(cl, issuer, mma, &what));
+        };
+        let byte = (w >> (8 * id)) as u8;
+        match seen {
+            Some(s) if s != byte => {
+                let what = format!(
+                    "scale_{which}'s factor of row {r} (column {c}, byte {id}) is {s:#04x} in \
+                     lane {} but {byte:#04x} in lane {lane}: block scaling needs the factors \
+                     duplicated to all four 32-lane partitions (PTX ISA §9.7.16.10.7)",
+                    r % 32
+                );
+                return Err(mma_fault(cl, issuer, mma, &what));
+            }
+            _ => seen = Some(byte),
+        }
+    }
+    Ok(ue8m0(seen.unwrap_or(0xff)))
+}
