@@ -359,3 +359,27 @@ fn the_persistent_walks_are_each_run_once_under_every_clc_mode() {
         }
     }
 }
+
+/// Level 8 of the Blackwell GEMM ladder (`gemm_sm100_clc`): the scheduler warp's multicast
+/// request (`UGETNEXTWORKID.BROADCAST`) beside the pair's MMA, commit and loads, no spills.
+#[test]
+fn the_clc_gemm_level_assembles_with_clc_and_the_pair_forms() {
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    let k = tirx_kernels::registry::find("gemm_sm100_clc").expect("shipped");
+    for a in k.artifacts {
+        let c = check_artifact(k.name, a).expect("assembles");
+        assert!(c.problems.is_empty(), "{:?}", c.problems);
+        assert_eq!(c.spills, 0, "{}", a.config);
+        let has = |op: &str| c.sass.keys().any(|k| k == op);
+        for op in [
+            "UGETNEXTWORKID.BROADCAST",
+            "UTCHMMA.2CTA",
+            "UTCBAR.2CTA.MULTICAST",
+            "UTMALDG.2D.2CTA",
+        ] {
+            assert!(has(op), "{}: {op} missing from {:?}", a.config, c.sass);
+        }
+    }
+}

@@ -16,7 +16,7 @@ use tirx_kernels::bench::epilogue_ref::activate;
 use tirx_kernels::reference::Rng;
 use tirx_kernels::registry;
 use tirx_kernels::simulate::{decode, random_values};
-use tirx_sim::{Device, Policy, Stats};
+use tirx_sim::{ClcMode, Device, Policy, Stats};
 
 use super::sim_exec::{EMULATED, report, sim_launch_on};
 
@@ -474,6 +474,39 @@ fn gemm_sm100_pair_walks_its_tiles_over_the_pair() {
         }
     }
     report("gemm_sm100_pair", &runs);
+}
+
+/// Level 8 on Blackwell (`gemm_sm100_clc`: level 7's pair with a scheduler warp stealing the
+/// static walks of clusters that have not started) on three clusters (6 tiles of 256×256, two a
+/// walk; tails in M, N and K) with every request failing (each cluster its own walk), every
+/// request succeeding while a cluster is pending (the first cluster cancels the other two and
+/// runs all three walks, then its third request fails) and at random by the seed, each under
+/// two schedules: the result is the f64 reference's, every run ends (no deadlock), and the
+/// clusters that ran are the mode's (cancelled ones never run).
+#[test]
+fn gemm_sm100_clc_is_right_whether_cancellations_fail_or_succeed() {
+    let art = sm100("gemm_sm100_clc", "default");
+    let mut runs = Vec::new();
+    for (mi, clc) in [ClcMode::Fail, ClcMode::Succeed, ClcMode::Random]
+        .into_iter()
+        .enumerate()
+    {
+        for (i, policy) in schedules().iter().take(2).enumerate() {
+            let policy = Policy { clc, ..*policy };
+            let seed = 111 + 10 * mi as u64 + i as u64;
+            let stats = typed_gemm_on_device(art, art.ptx, (520, 300, 136), seed, &policy, &sms(6))
+                .unwrap_or_else(|e| panic!("gemm_sm100_clc {clc:?} schedule {i}: {e}"));
+            // Cancelled clusters never run: all three when every request fails, the first
+            // alone when every one succeeds.
+            match clc {
+                ClcMode::Fail => assert_eq!(stats.ctas, 6, "{clc:?}"),
+                ClcMode::Succeed => assert_eq!(stats.ctas, 2, "{clc:?}"),
+                ClcMode::Random => assert!((2..=6).contains(&stats.ctas), "{}", stats.ctas),
+            }
+            runs.push(stats);
+        }
+    }
+    report("gemm_sm100_clc", &runs);
 }
 
 /// The pair's loads as `gemm_sm100_pair` emits them: each CTA's boxes land in its own shared
