@@ -74,6 +74,7 @@ fn blackwell_gemm_sass_has_the_tensor_core_and_tma_and_tmem_loads() {
         "gemm_sm100_persistent",
         "gemm_sm100_pair",
         "gemm_sm100_clc",
+        "gemm_sm100_tma_epi",
     ] {
         let k = registry::find(name).expect("shipped");
         for a in k.artifacts {

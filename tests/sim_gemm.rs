@@ -509,6 +509,31 @@ fn gemm_sm100_clc_is_right_whether_cancellations_fail_or_succeed() {
     report("gemm_sm100_clc", &runs);
 }
 
+/// Level 9 on Blackwell (`gemm_sm100_tma_epi`: level 8 with D stored by TMA from a swizzled
+/// shared-memory tile, the accumulator stage released before the stores) on three clusters,
+/// 9 tiles of 256×128 (three a walk, so the staging tile is reused while earlier stores may
+/// be in flight; tails in M, N (296: D's rows must be a multiple of 16 bytes for TMA) and K —
+/// the TMA store clips them), under every CLC mode and two schedules: the result is the f64
+/// reference's.
+#[test]
+fn gemm_sm100_tma_epi_stores_every_tile_under_every_clc_mode() {
+    let art = sm100("gemm_sm100_tma_epi", "default");
+    let mut runs = Vec::new();
+    for (mi, clc) in [ClcMode::Fail, ClcMode::Succeed, ClcMode::Random]
+        .into_iter()
+        .enumerate()
+    {
+        for (i, policy) in schedules().iter().take(2).enumerate() {
+            let policy = Policy { clc, ..*policy };
+            let seed = 121 + 10 * mi as u64 + i as u64;
+            let stats = typed_gemm_on_device(art, art.ptx, (520, 296, 136), seed, &policy, &sms(6))
+                .unwrap_or_else(|e| panic!("gemm_sm100_tma_epi {clc:?} schedule {i}: {e}"));
+            runs.push(stats);
+        }
+    }
+    report("gemm_sm100_tma_epi", &runs);
+}
+
 /// The pair's loads as `gemm_sm100_pair` emits them: each CTA's boxes land in its own shared
 /// memory and complete on the even CTA's full barrier (`mapa` to rank `%cluster_ctarank & ~1`,
 /// `.cta_group::2`), which only the even CTA arms, with both CTAs' bytes (2 × 24 KiB a stage at
