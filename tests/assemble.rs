@@ -69,7 +69,13 @@ fn blackwell_gemm_sass_has_the_tensor_core_and_tma_and_tmem_loads() {
     // The Blackwell ladder's warp-specialised levels: the tensor core, TMA loads, TMEM loads
     // and the register moves between the roles (`setmaxnreg`, which ptxas drops without a
     // register count at entry: no USETMAXREG then).
-    for name in ["gemm_sm100_ws", "gemm_sm100_persistent"] {
+    for name in [
+        "gemm_sm100_ws",
+        "gemm_sm100_persistent",
+        "gemm_sm100_pair",
+        "gemm_sm100_clc",
+        "gemm_sm100_tma_epi",
+    ] {
         let k = registry::find(name).expect("shipped");
         for a in k.artifacts {
             let c = check_artifact(k.name, a).expect("assembles");

@@ -359,3 +359,42 @@ fn the_persistent_walks_are_each_run_once_under_every_clc_mode() {
         }
     }
 }
+
+/// Levels 8 and 9 of the Blackwell GEMM ladder (`gemm_sm100_clc`, `gemm_sm100_tma_epi`): the
+/// scheduler warp's multicast request (`UGETNEXTWORKID.BROADCAST`) beside the pair's MMA,
+/// commit and loads, and level 9's TMA store, no spills.
+#[test]
+fn the_clc_gemm_levels_assemble_with_clc_and_the_pair_forms() {
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    for (name, more) in [
+        ("gemm_sm100_clc", None),
+        ("gemm_sm100_tma_epi", Some("UTMASTG")),
+    ] {
+        let k = tirx_kernels::registry::find(name).expect("shipped");
+        check_clc_level(k, more);
+    }
+}
+
+/// Level 8's and 9's SASS: ptxas clean, no spills, the pair's forms and the multicast request
+/// (and `more`, level 9's TMA store).
+fn check_clc_level(k: &tirx::Kernel, more: Option<&str>) {
+    for a in k.artifacts {
+        let c = check_artifact(k.name, a).expect("assembles");
+        assert!(c.problems.is_empty(), "{:?}", c.problems);
+        assert_eq!(c.spills, 0, "{}", a.config);
+        let has = |op: &str| c.sass.keys().any(|k| k == op);
+        for op in [
+            "UGETNEXTWORKID.BROADCAST",
+            "UTCHMMA.2CTA",
+            "UTCBAR.2CTA.MULTICAST",
+            "UTMALDG.2D.2CTA",
+        ]
+        .into_iter()
+        .chain(more)
+        {
+            assert!(has(op), "{}: {op} missing from {:?}", a.config, c.sass);
+        }
+    }
+}

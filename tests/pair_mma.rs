@@ -215,3 +215,25 @@ fn the_pair_kernel_round_trips_through_the_text_form() {
     }
     assert_eq!(tirx_ptx::write_string(&lowered).expect("prints"), art.ptx);
 }
+
+/// Level 7 of the Blackwell ladder (`gemm_sm100_pair`) in the SASS: the pair's MMA, its
+/// multicast commit and the pair's TMA load (`.cta_group::2`), with no spills.
+#[test]
+fn the_pair_gemm_level_assembles_with_the_2cta_forms() {
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    let k = tirx_kernels::registry::find("gemm_sm100_pair").expect("shipped");
+    for a in k.artifacts {
+        let c = check_artifact(k.name, a).expect("assembles");
+        assert!(c.problems.is_empty(), "{:?}", c.problems);
+        assert_eq!(c.spills, 0, "{}", a.config);
+        let has = |op: &str| c.sass.keys().any(|k| k == op);
+        assert!(
+            has("UTCHMMA.2CTA") && has("UTCBAR.2CTA.MULTICAST") && has("UTMALDG.2D.2CTA"),
+            "{}: {:?}",
+            a.config,
+            c.sass
+        );
+    }
+}

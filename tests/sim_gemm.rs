@@ -16,7 +16,7 @@ use tirx_kernels::bench::epilogue_ref::activate;
 use tirx_kernels::reference::Rng;
 use tirx_kernels::registry;
 use tirx_kernels::simulate::{decode, random_values};
-use tirx_sim::{Device, Policy, Stats};
+use tirx_sim::{ClcMode, Device, Policy, Stats};
 
 use super::sim_exec::{EMULATED, report, sim_launch_on};
 
@@ -470,6 +470,167 @@ fn gemm_sm100_persistent_reuses_both_accumulator_stages() {
         }
     }
     report("gemm_sm100_persistent", &runs);
+}
+
+/// Level 7 on Blackwell (`gemm_sm100_pair`: 256-row tiles over a CTA pair, the pair's loads
+/// completing on the even CTA's barriers, its MMAs and multicast commits issued by the even CTA)
+/// with more pair tiles than clusters, so each cluster walks several tiles and both accumulator
+/// stages are reused: 6 tiles of 256×256 on one cluster (M = 520: a third pair row whose odd
+/// CTA holds 8 rows), 4 tiles of 256×128 on two clusters (nine K tiles on eight stages, an
+/// N tail), and one K tile on one cluster, with tails in M, N and K, under every schedule.
+#[test]
+fn gemm_sm100_pair_walks_its_tiles_over_the_pair() {
+    let mut runs = Vec::new();
+    for (i, policy) in schedules().iter().enumerate() {
+        for (config, shape, ctas, seed) in [
+            ("default", (520, 300, 136), 2, 101),
+            ("n128", (300, 200, 552), 4, 102),
+            ("n128", (130, 136, 40), 2, 103),
+        ] {
+            let art = sm100("gemm_sm100_pair", config);
+            let seed = seed + 10 * i as u64;
+            let stats = typed_gemm_on_device(art, art.ptx, shape, seed, policy, &sms(ctas))
+                .unwrap_or_else(|e| {
+                    panic!("gemm_sm100_pair {config} {shape:?} on {ctas} CTAs, schedule {i}: {e}")
+                });
+            runs.push(stats);
+        }
+    }
+    report("gemm_sm100_pair", &runs);
+}
+
+/// Level 8 on Blackwell (`gemm_sm100_clc`: level 7's pair with a scheduler warp stealing the
+/// static walks of clusters that have not started) on three clusters (6 tiles of 256×256, two a
+/// walk; tails in M, N and K) with every request failing (each cluster its own walk), every
+/// request succeeding while a cluster is pending (the first cluster cancels the other two and
+/// runs all three walks, then its third request fails) and at random by the seed, each under
+/// two schedules: the result is the f64 reference's, every run ends (no deadlock), and the
+/// clusters that ran are the mode's (cancelled ones never run).
+#[test]
+fn gemm_sm100_clc_is_right_whether_cancellations_fail_or_succeed() {
+    let art = sm100("gemm_sm100_clc", "default");
+    let mut runs = Vec::new();
+    for (mi, clc) in [ClcMode::Fail, ClcMode::Succeed, ClcMode::Random]
+        .into_iter()
+        .enumerate()
+    {
+        for (i, policy) in schedules().iter().take(2).enumerate() {
+            let policy = Policy { clc, ..*policy };
+            let seed = 111 + 10 * mi as u64 + i as u64;
+            let stats = typed_gemm_on_device(art, art.ptx, (520, 300, 136), seed, &policy, &sms(6))
+                .unwrap_or_else(|e| panic!("gemm_sm100_clc {clc:?} schedule {i}: {e}"));
+            // Cancelled clusters never run: all three when every request fails, the first
+            // alone when every one succeeds.
+            match clc {
+                ClcMode::Fail => assert_eq!(stats.ctas, 6, "{clc:?}"),
+                ClcMode::Succeed => assert_eq!(stats.ctas, 2, "{clc:?}"),
+                ClcMode::Random => assert!((2..=6).contains(&stats.ctas), "{}", stats.ctas),
+            }
+            runs.push(stats);
+        }
+    }
+    report("gemm_sm100_clc", &runs);
+}
+
+/// Level 9 on Blackwell (`gemm_sm100_tma_epi`: level 8 with D stored by TMA from a swizzled
+/// shared-memory tile, the accumulator stage released before the stores) on three clusters,
+/// 9 tiles of 256×128 (three a walk, so the staging tile is reused while earlier stores may
+/// be in flight; tails in M, N (296: D's rows must be a multiple of 16 bytes for TMA) and K —
+/// the TMA store clips them), under every CLC mode and two schedules: the result is the f64
+/// reference's.
+#[test]
+fn gemm_sm100_tma_epi_stores_every_tile_under_every_clc_mode() {
+    let art = sm100("gemm_sm100_tma_epi", "default");
+    let mut runs = Vec::new();
+    for (mi, clc) in [ClcMode::Fail, ClcMode::Succeed, ClcMode::Random]
+        .into_iter()
+        .enumerate()
+    {
+        for (i, policy) in schedules().iter().take(2).enumerate() {
+            let policy = Policy { clc, ..*policy };
+            let seed = 121 + 10 * mi as u64 + i as u64;
+            let stats = typed_gemm_on_device(art, art.ptx, (520, 296, 136), seed, &policy, &sms(6))
+                .unwrap_or_else(|e| panic!("gemm_sm100_tma_epi {clc:?} schedule {i}: {e}"));
+            runs.push(stats);
+        }
+    }
+    report("gemm_sm100_tma_epi", &runs);
+}
+
+/// The pair's loads as `gemm_sm100_pair` emits them: each CTA's boxes land in its own shared
+/// memory and complete on the even CTA's full barrier (`mapa` to rank `%cluster_ctarank & ~1`,
+/// `.cta_group::2`), which only the even CTA arms, with both CTAs' bytes (2 × 24 KiB a stage at
+/// `n128`).
+#[test]
+fn the_pairs_loads_complete_on_the_even_ctas_barrier() {
+    let art = sm100("gemm_sm100_pair", "n128");
+    let lines: Vec<&str> = art.ptx.lines().collect();
+    let loads: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].contains("cp.async.bulk.tensor"))
+        .collect();
+    assert_eq!(loads.len(), 2, "{}", art.ptx);
+    for &i in &loads {
+        assert!(
+            lines[i].contains("complete_tx::bytes.cta_group::2 ")
+                && lines[i - 1].starts_with("\tmapa.shared::cluster.u32")
+                && lines[i - 2].contains(", 4294967294;"),
+            "{}",
+            lines[i - 2..=i].join("\n")
+        );
+    }
+    let arm = lines
+        .iter()
+        .position(|l| l.contains("mbarrier.arrive.expect_tx"))
+        .expect("the full barrier armed");
+    assert!(lines[arm].ends_with(", 49152;"), "{}", lines[arm]);
+    // Under the even-CTA test: `@!%p bra` over it, the predicate `rank & 1 == 0`.
+    assert!(
+        lines[arm - 6..arm]
+            .iter()
+            .any(|l| l.contains("and.b32") && l.ends_with(", 1;"))
+            && lines[arm - 6..arm].iter().any(|l| l.contains("bra")),
+        "{}",
+        lines[arm - 6..=arm].join("\n")
+    );
+}
+
+/// A planted bug in the pair's loads: the `mapa` dropped, so each CTA's boxes complete on its
+/// own full barrier. The even CTA's barrier then never receives the odd CTA's bytes and its MMA
+/// warp waits for ever: the emulator reports the deadlock on CTA (0,0,0)'s mbarrier.
+#[test]
+fn a_pair_load_on_its_own_ctas_barrier_deadlocks() {
+    let art = sm100("gemm_sm100_pair", "n128");
+    let lines: Vec<&str> = art.ptx.lines().collect();
+    let mut planted = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if l.contains("cp.async.bulk.tensor") && l.contains("cta_group::2") {
+            // `mapa.shared::cluster.u32 %rR, %rL, %rK;`: the load's `[%rR]` back to `[%rL]`.
+            let ops: Vec<&str> = lines[i - 1]
+                .trim_end_matches(';')
+                .split_whitespace()
+                .skip(1)
+                .map(|o| o.trim_end_matches(','))
+                .collect();
+            planted.push(l.replace(&format!("[{}]", ops[0]), &format!("[{}]", ops[1])));
+        } else {
+            planted.push(l.to_string());
+        }
+    }
+    let planted = planted.join("\n") + "\n";
+    assert_ne!(planted, art.ptx);
+    let e = typed_gemm_on_device(
+        art,
+        &planted,
+        (130, 136, 40),
+        7,
+        &Policy::default(),
+        &sms(2),
+    )
+    .unwrap_err();
+    assert!(
+        e.contains("deadlock") && e.contains("CTA (0,0,0)") && e.contains("mbarrier"),
+        "{e}"
+    );
 }
 
 /// The Blackwell warp-specialised register split: at 256 threads ptxas launches the kernels

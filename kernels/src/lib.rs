@@ -26,7 +26,10 @@ pub mod gemm {
     pub mod level_06_persistent;
     pub mod level_06_persistent_tcgen05;
     pub mod level_07_cluster;
+    pub mod level_07_pair_tcgen05;
+    pub mod level_08_clc_tcgen05;
     pub mod level_08_tma_epi;
+    pub mod level_09_tma_epi_tcgen05;
     pub mod pair_n;
     pub mod pieces;
     pub mod scaled;

@@ -246,6 +246,30 @@ impl Inst {
         )
     }
 
+    /// The CTA pair's TMA load, `cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::
+    /// complete_tx::bytes.cta_group::2 [dst], [map, {…}], [mbar]` (§9.7.9.25.5.1): the box
+    /// lands in this CTA's shared memory at `dst`, and with `.cta_group::2` the mbarrier
+    /// `mbar` (a `.shared::cluster` address) may be in the peer CTA of the pair.
+    pub fn cp_async_bulk_tensor_load_pair(
+        dst: Handle<Var>,
+        map: Handle<Var>,
+        coords: Vec<Operand>,
+        mbar: Handle<Var>,
+    ) -> Inst {
+        let n = coords.len();
+        inst(
+            format!(
+                "cp.async.bulk.tensor.{n}d.shared::cluster.global.mbarrier::complete_tx::bytes.cta_group::2"
+            ),
+            vec![],
+            vec![
+                mem(dst, 0),
+                Operand::TensorMem(Box::new(reg(map)), coords),
+                mem(mbar, 0),
+            ],
+        )
+    }
+
     /// The `.multicast::cluster` form of the TMA load (§9.7.9.25.5.1): the box lands at the
     /// same shared-memory offset in every CTA of `mask` and completes tx-count on the barrier
     /// at `mbar`'s offset in each of them. `mask` is a 16-bit register.

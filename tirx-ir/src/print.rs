@@ -537,6 +537,7 @@ impl<'k> Printer<'_, 'k> {
                 multicast,
                 scale,
                 variant,
+                pair,
             } => {
                 self.out.write_str(" ")?;
                 self.tile(dst)?;
@@ -556,6 +557,7 @@ impl<'k> Printer<'_, 'k> {
                         write!(self.out, " beta {}", Name(b))?;
                     }
                 }
+                self.pair(*pair)?;
                 self.variant(variant)
             }
             Op::Mma {

@@ -1,7 +1,9 @@
 //! The GEMM ladder's shared pieces, a tile library: the tile walk ([`grouped`]), the
 //! producers' K loops and roles (plain, multicasting B's half in a 2×1 cluster, or A's half in
 //! a 1×2 pair), the consumers' K loop ([`consume`]) and the epilogue blocks (TMA store of one
-//! warpgroup's accumulator; C loaded for the scaled epilogue). Each level's file names it
+//! warpgroup's accumulator; C loaded for the scaled epilogue), and the Blackwell CTA pair's
+//! pieces (its TMEM acquire and release, its producer's and MMA issuer's K loops). Each level's
+//! file names it
 //! with `#[tile_module(uses(super::pieces::gemm_pieces))]`, and the functions are inlined
 //! there as if written in that file.
 //!
@@ -293,5 +295,83 @@ mod gemm_pieces {
             }
             tma::commit_group();
         }
+    }
+
+    /// The pair's TMEM: warp 0 of each CTA allocates the same columns (`cta_group::2`), gives
+    /// up the permit, and the address is made visible to every thread of both CTAs.
+    #[tile_fn]
+    fn pair_tmem_acquire(acc: Tmem) {
+        #[scope(warp = 0)]
+        {
+            tcgen05::alloc(acc, cta_group = 2);
+            tcgen05::relinquish(cta_group = 2);
+        }
+        tcgen05::fence_before();
+        cluster_sync();
+        tcgen05::fence_after();
+    }
+
+    /// The pair's release: every TMEM access of both CTAs ordered before the cluster barrier
+    /// (the peer's last read first), then warp 0 of each CTA frees the columns together.
+    #[tile_fn]
+    fn pair_tmem_release(acc: Tmem) {
+        tcgen05::fence_before();
+        cluster_sync();
+        #[scope(warp = 0)]
+        {
+            tcgen05::dealloc(acc, cta_group = 2);
+        }
+    }
+
+    /// The producer's K loop of one tile for the pair: this CTA's A rows `m` (128-row units)
+    /// and B rows `n` (BN / 2-row units), each box completing on the even CTA's full barrier.
+    #[tile_fn]
+    fn produce_pair(
+        pipe: Pipe,
+        it: u32,
+        a_s: Smem,
+        b_s: Smem,
+        a: Global,
+        b: Global,
+        m: u32,
+        n: u32,
+        k_tiles: u32,
+    ) -> u32 {
+        let mut it = it;
+        for k in 0..k_tiles {
+            let s = pipe.producer_acquire(it);
+            tma::load(a_s[s], a.tile(m, k), pipe.full(s), cta_group = 2);
+            tma::load(b_s[s], b.tile(n, k), pipe.full(s), cta_group = 2);
+            it += 1;
+        }
+        it
+    }
+
+    /// The even CTA's K loop of one tile into accumulator stage `stage` of both CTAs: each
+    /// stage of the ring released in both CTAs by the pair's multicast commit.
+    #[tile_fn]
+    fn issue_pair(
+        pipe: Pipe,
+        it: u32,
+        acc: Tmem,
+        stage: u32,
+        a_s: Smem,
+        b_s: Smem,
+        k_tiles: u32,
+    ) -> u32 {
+        let mut it = it;
+        for k in 0..k_tiles {
+            let s = pipe.consumer_wait(it);
+            tcgen05::mma(
+                acc[stage],
+                a_s[s],
+                b_s[s],
+                accumulate = k > 0,
+                cta_group = 2,
+            );
+            tcgen05::commit(pipe.empty(s), cta_group = 2);
+            it += 1;
+        }
+        it
     }
 }

@@ -95,6 +95,12 @@ pub enum Reject {
     /// A TMA load without a barrier.
     #[error("a TMA load signals an mbarrier: pass one as the third argument")]
     LoadWithoutBarrier,
+    /// The pair's TMA load (`cta_group = 2`) where it cannot be.
+    #[error("the pair's TMA load (`cta_group = 2`) {why}")]
+    PairLoad {
+        /// What is wrong.
+        why: &'static str,
+    },
     /// A TMA store with a barrier.
     #[error("a TMA store completes through a bulk group, not an mbarrier")]
     StoreWithBarrier,

@@ -83,6 +83,10 @@ pub enum Op {
         scale: Option<Scale>,
         /// Forced or chosen variant.
         variant: Option<String>,
+        /// TMA loads, `cta_group = 2` (PTX ISA §9.7.9.25.5.1, `.cta_group::2`): the box lands
+        /// in this CTA's shared memory, and its bytes complete on the barrier at `bar`'s
+        /// offset in the even CTA of the pair, whose MMA reads both CTAs' halves.
+        pair: bool,
     },
     /// `acc (+)= a · bᵀ` on tiles (`a` M×K, `b` N×K, both K-major in shared memory);
     /// dispatch picks tcgen05 or wgmma. `accumulate` false overwrites `acc`.

@@ -238,6 +238,7 @@ impl Parser<'_> {
                 } else {
                     None
                 };
+                let pair = self.pair()?;
                 Op::Copy {
                     dst,
                     src,
@@ -245,6 +246,7 @@ impl Parser<'_> {
                     multicast,
                     scale,
                     variant: self.variant()?,
+                    pair,
                 }
             }
             "mma" => {

@@ -15,6 +15,15 @@
 //! counts n times: the contract is that every CTA of the mask issues its own slice to the
 //! same barrier offset (symmetric multicast), so each barrier receives n boxes per phase.
 //!
+//! The CTA pair's load (`tma::load(..., cta_group = 2)`, PTX ISA §9.7.9.25.5.1 `.cta_group::2`)
+//! lands in the issuing CTA and completes its bytes on the barrier at the same offset in the
+//! pair's even CTA: with both CTAs running the same loads, the even CTA's barrier receives each
+//! box twice per phase and the odd CTA's none. So the expect-tx factor is per receiving CTA:
+//! the derived expect-tx counts a pair load twice and runs in the even CTA only (under
+//! `%cluster_ctarank & 1 == 0`); the odd CTA does not arrive on its own barrier, which nothing
+//! signals. A barrier is signalled by pair loads or by plain ones, not both, and its bytes are
+//! never written by hand (`expect_tx`), since no one count is right for both CTAs.
+//!
 //! Each block with loads for a barrier reference gets its own expect-tx, which is an arrival.
 //! A thread that loads for one barrier phase both in a block and in an `if` or scope nested in
 //! it (or in two sibling scopes) would arrive more often than the barrier expects, and the phase
@@ -80,6 +89,14 @@ pub enum SignalError {
         /// Arrivals the barrier was declared with.
         expected: u32,
     },
+    /// A barrier signalled by pair loads and by plain loads, or one whose bytes are written.
+    #[error(
+        "{why}: a pair load (`cta_group = 2`) completes on the even CTA's barrier, which the even CTA arms with both CTAs' bytes (the compiler derives it); the odd CTA's barrier at that offset receives none"
+    )]
+    PairSignal {
+        /// What is wrong.
+        why: &'static str,
+    },
     /// A loop whose every iteration signals the same barrier reference.
     #[error(
         "this TMA load signals the same barrier in every iteration of its loop, so one barrier phase would receive several arrivals and complete after the first; index the barrier by the iteration (a pipeline stage), or give the loop constant bounds so that its iterations form one phase"
@@ -95,6 +112,19 @@ pub fn box_bytes(k: &Kernel, t: &TileRef) -> Option<u64> {
     let b = &k.buffers[*buf];
     let dims = b.layout.shape.get(index.len()..)?;
     Some(dims.iter().map(|&d| d as u64).product::<u64>() * b.elem.bytes() as u64)
+}
+
+/// Whether `op` is the CTA pair's TMA load (`cta_group = 2`).
+fn pair_load(op: &Op) -> bool {
+    matches!(
+        op,
+        Op::Copy {
+            src: TileRef::Global { .. },
+            bar: Some(_),
+            pair: true,
+            ..
+        }
+    )
 }
 
 /// The bytes of one cluster-launch-control response (PTX ISA §9.7.13.17).
@@ -145,6 +175,7 @@ fn counted_loop(k: &Kernel, s: &Stmt) -> Option<Vec<(BarRef, u64, Span)>> {
                     return None;
                 }
                 let copies = match multicast {
+                    None if pair_load(op) => 2,
                     None => 1,
                     Some(Expr::Imm(mask, _)) => (*mask as u64).count_ones() as u64,
                     Some(_) => return None,
@@ -193,6 +224,8 @@ fn process(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
             // A multicast box lands in every CTA of the mask; with every CTA of the mask issuing
             // its slice symmetrically, each barrier receives the box once per CTA of the mask.
             let copies = match multicast {
+                // The pair's load: the even CTA's barrier receives both CTAs' boxes.
+                None if pair_load(op) => 2,
                 None => 1,
                 Some(Expr::Imm(mask, _)) => (*mask as u64).count_ones() as u64,
                 Some(_) => {
@@ -221,12 +254,31 @@ fn process(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
             errs.push(Diagnostic::new(span, SignalError::TxLimit { bytes: sum }));
             continue;
         }
+        let (pair, plain) = load_kinds(&out, &bar);
+        if pair && plain {
+            errs.push(Diagnostic::new(
+                span,
+                SignalError::PairSignal {
+                    why: "this barrier is signalled both by the pair's TMA loads and by plain ones",
+                },
+            ));
+            continue;
+        }
         let explicit = out.iter_mut().find_map(|s| match &mut s.kind {
             StmtKind::Op(Op::MbarArriveExpectTx { bar: b, bytes }) if *b == bar => {
                 Some((bytes, s.span))
             }
             _ => None,
         });
+        if pair && let Some((_, sp)) = explicit {
+            errs.push(Diagnostic::new(
+                sp,
+                SignalError::PairSignal {
+                    why: "leave this expect_tx out",
+                },
+            ));
+            continue;
+        }
         match explicit {
             Some((bytes @ &mut None, _)) => *bytes = Some(sum as u32),
             Some((Some(n), sp)) if *n as u64 != sum => errs.push(Diagnostic::new(
@@ -242,16 +294,39 @@ fn process(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
                 },
             )),
             Some(_) => {}
-            None => inserts.push((
-                first,
-                Stmt::at(
+            None => {
+                let arm = Stmt::at(
                     StmtKind::Op(Op::MbarArriveExpectTx {
                         bar,
                         bytes: Some(sum as u32),
                     }),
                     span,
-                ),
-            )),
+                );
+                // The pair's loads: only the even CTA's barrier receives bytes, so only the
+                // even CTA arms it.
+                let arm = if pair {
+                    let even = Expr::cmp(
+                        crate::ir::CmpOp::Eq,
+                        Expr::bin(
+                            crate::ir::BinOp::And,
+                            Expr::Special(crate::ir::Special::ClusterCtaRank),
+                            Expr::u32(1),
+                        ),
+                        Expr::u32(0),
+                    );
+                    Stmt::at(
+                        StmtKind::If {
+                            cond: even,
+                            then_body: vec![arm],
+                            else_body: vec![],
+                        },
+                        span,
+                    )
+                } else {
+                    arm
+                };
+                inserts.push((first, arm))
+            }
         }
     }
     inserts.sort_by_key(|(i, _)| std::cmp::Reverse(*i));
@@ -259,6 +334,31 @@ fn process(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
         out.insert(i, s);
     }
     out
+}
+
+/// Whether the loads of `block` (at its top level and in its counted loops) that signal `bar`
+/// include the pair's loads, and plain ones.
+fn load_kinds(block: &Block, bar: &BarRef) -> (bool, bool) {
+    let (mut pair, mut plain) = (false, false);
+    visit(block, &mut |s, stack| {
+        if stack
+            .iter()
+            .any(|p| !matches!(p.kind, StmtKind::For { .. }))
+        {
+            return;
+        }
+        if let StmtKind::Op(op) = &s.kind
+            && load_bar(op) == Some(bar)
+            && matches!(op, Op::Copy { .. })
+        {
+            if pair_load(op) {
+                pair = true;
+            } else {
+                plain = true;
+            }
+        }
+    });
+    (pair, plain)
 }
 
 /// The arrivals one execution of `block` makes on `bar` through derived expect-tx: one if the

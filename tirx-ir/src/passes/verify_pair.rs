@@ -9,7 +9,13 @@
 //!   waiting for ever (the emulator's deadlock);
 //! - a TMEM buffer is allocated and deallocated with the same `cta_group` (§9.7.16.7.1: the
 //!   pair's columns are released by both CTAs together), and the accumulator of a pair MMA is
-//!   allocated for the pair.
+//!   allocated for the pair;
+//! - the pair releases its columns only after the peer's last read: a
+//!   `tcgen05::dealloc(buf, cta_group = 2)` is preceded by a `cluster_sync()` with nothing but
+//!   tcgen05 fences, `relinquish` and other deallocs between them (a scope holding the dealloc
+//!   counts from where the scope stands). A CTA barrier (`sync_threads()`, as a one-CTA kernel's
+//!   release has) orders only this CTA's reads: the peer's epilogue may still be reading its rows
+//!   of the pair's columns, or the even CTA's MMAs writing them (§9.7.16.7.1).
 //!
 //! The issuing CTA is not checked here: the pair's `tcgen05.mma` and `tcgen05.commit` are
 //! lowered under `%cluster_ctarank & 1 == 0`, so only the even CTA's thread of the user's
@@ -18,7 +24,7 @@
 use super::Pass;
 use crate::arena::Handle;
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::ir::{Buffer, Kernel, Op, Span, StmtKind, TileRef};
+use crate::ir::{Buffer, Kernel, Op, Span, Stmt, StmtKind, TileRef};
 use crate::passes::walk::visit;
 
 /// The pass.
@@ -32,6 +38,14 @@ pub enum PairError {
         "this kernel issues `tcgen05::mma(..., cta_group = 2)`, so this commit must be `tcgen05::commit(bar, cta_group = 2)`: only the pair's commit multicasts its arrival to the barrier in both CTAs of the pair (a one-CTA commit leaves the peer's barrier waiting for ever)"
     )]
     CommitNotMulticast,
+    /// The pair's dealloc without a cluster barrier right before it.
+    #[error(
+        "the pair's columns of `{buffer}` are released here while the peer CTA may still use them (its epilogue reading its rows, the even CTA's MMAs writing them): write `tcgen05::fence_before(); cluster_sync();` right before this dealloc, after every TMEM access of both CTAs (a CTA barrier such as `sync_threads()` orders this CTA's accesses only)"
+    )]
+    ReleaseBeforePeer {
+        /// The TMEM buffer.
+        buffer: String,
+    },
     /// `alloc` and `dealloc` (or a pair MMA) of one TMEM buffer disagree on `cta_group`.
     #[error(
         "`{buffer}` is allocated with cta_group = {alloc}, but this {what} uses cta_group = {here}: alloc, dealloc and the pair's MMAs of one TMEM buffer agree (PTX ISA §9.7.16.7.1)"
@@ -105,6 +119,59 @@ impl Pass for VerifyPair {
             _ => {}
         });
         errs.extend(commits);
+        release_after_peer(k, &k.body, true, &mut errs);
         if errs.is_empty() { Ok(()) } else { Err(errs) }
+    }
+}
+
+/// Statements that may stand between the cluster barrier and the pair's dealloc: tcgen05
+/// fences, `relinquish`, deallocs, and scopes of only those.
+fn trivial(s: &Stmt) -> bool {
+    match &s.kind {
+        StmtKind::Op(
+            Op::Tcgen05FenceBefore
+            | Op::Tcgen05FenceAfter
+            | Op::TmemRelinquish { .. }
+            | Op::TmemDealloc { .. },
+        ) => true,
+        StmtKind::Scope { body, .. } => body.iter().all(trivial),
+        _ => false,
+    }
+}
+
+/// Reports every pair dealloc in `block` not preceded by a cluster barrier (see the module
+/// docs); `ok`: whether the block starts right after one.
+fn release_after_peer(k: &Kernel, block: &[Stmt], ok: bool, errs: &mut Diagnostics) {
+    let mut ok = ok;
+    for s in block {
+        match &s.kind {
+            StmtKind::Op(Op::ClusterSync) => ok = true,
+            StmtKind::Op(Op::TmemDealloc { buf, pair: true }) if !ok => {
+                errs.push(Diagnostic::new(
+                    s.span,
+                    PairError::ReleaseBeforePeer {
+                        buffer: k.buffers[*buf].name.clone(),
+                    },
+                ));
+            }
+            StmtKind::Scope { body, .. } => {
+                release_after_peer(k, body, ok, errs);
+                ok = ok && trivial(s);
+            }
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                release_after_peer(k, then_body, false, errs);
+                release_after_peer(k, else_body, false, errs);
+                ok = false;
+            }
+            StmtKind::For { body, .. } | StmtKind::Loop { body, .. } => {
+                release_after_peer(k, body, false, errs);
+                ok = false;
+            }
+            _ => ok = ok && trivial(s),
+        }
     }
 }

@@ -100,6 +100,7 @@ fn tma_copy() -> Kernel {
         multicast: None,
         scale: None,
         variant: None,
+        pair: false,
     };
     let body = vec![
         Stmt::new(StmtKind::Op(Op::ProducerAcquire {

@@ -169,6 +169,7 @@ impl Lowerer<'_> {
             multicast,
             scale: None,
             variant: Some(variant),
+            pair,
         } = op
         else {
             return Err(self.fail(
@@ -223,6 +224,7 @@ impl Lowerer<'_> {
             multicast,
             scale: None,
             variant: Some(variant),
+            pair,
         };
         Ok(Stmt::at(
             StmtKind::For {
@@ -435,6 +437,20 @@ impl Lowerer<'_> {
                 ));
             }
         };
+        // `tma::load(..., cta_group = 2)`: the pair's load, completing on the even CTA's barrier.
+        let pair = if variant == Some("tma_load") {
+            self.cta_group(args)?
+        } else {
+            false
+        };
+        if pair && let Some(m) = args.get("multicast") {
+            return Err(self.fail(
+                m,
+                "the pair's TMA load (`cta_group = 2`) is not multicast: each CTA of the pair \
+                 loads its own half into its own shared memory, and the bytes complete on the \
+                 even CTA's barrier",
+            ));
+        }
         Ok(Op::Copy {
             dst: dst?,
             src: src?,
@@ -442,6 +458,7 @@ impl Lowerer<'_> {
             multicast: multicast?,
             scale,
             variant: variant.map(String::from),
+            pair,
         })
     }
 

@@ -193,7 +193,7 @@ pub(crate) const VOCABULARY: &[Word] = &[
     w(Id::Min, None, "min", Function, (2, 2), &[], "min(a, b)"),
     w(Id::Max, None, "max", Function, (2, 2), &[], "max(a, b)"),
     // Namespaced ops (the namespace forces the variant).
-    w(Id::TmaLoad, TMA, "load", Op, (3, 3), &["multicast"], "tma::load(dst, src, bar)"),
+    w(Id::TmaLoad, TMA, "load", Op, (3, 3), &["multicast", "cta_group"], "tma::load(dst, src, bar)"),
     w(Id::TmaStore, TMA, "store", Op, (2, 2), &[], "tma::store(dst, src)"),
     w(Id::TmaCommitGroup, TMA, "commit_group", Op, (0, 0), &[], "tma::commit_group()"),
     w(Id::TmaWaitGroup, TMA, "wait_group", Op, (1, 1), &[], "tma::wait_group(n)"),

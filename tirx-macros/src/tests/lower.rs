@@ -106,6 +106,7 @@ fn copy_kernel_structure() {
         multicast: None,
         scale: None,
         variant,
+        pair: false,
     }) = &body[1].kind
     else {
         panic!("{body:?}")

@@ -40,13 +40,14 @@ pub(crate) struct AsyncOp {
 #[derive(Clone, Debug)]
 pub(crate) enum AsyncKind {
     /// A tensor load into `dst` of each CTA in `ctas` (rank mask), signalling the mbarrier
-    /// at `mbar` of the same CTAs (`mbar_cta` for a non-multicast load).
+    /// at `mbar` of the same CTAs — or, for the pair's `.cta_group::2` load, of `mbar_cta`.
     Load {
         map: usize,
         coords: Vec<i64>,
         ctas: u32,
         dst: u32,
         mbar: u32,
+        mbar_cta: Option<usize>,
     },
     /// A `tcgen05.commit`: the MMAs it covers, then one arrival on each mbarrier `(CTA,
     /// offset)` (several with `.multicast::cluster`).
@@ -205,6 +206,7 @@ impl Machine<'_> {
                 dst,
                 mbar,
                 multicast,
+                pair,
                 ..
             } => {
                 let (dcta, doff) = smem_at(self, cl, dst, MemSpace::SharedCluster)?;
@@ -226,6 +228,25 @@ impl Machine<'_> {
                         }
                         m
                     }
+                    // `.cta_group::2` (§9.7.9.25.5.1): the mbarrier is in the destination's CTA
+                    // or in the peer CTA of its pair (ranks 2k and 2k + 1).
+                    None if *pair => {
+                        if mcta != dcta as usize && mcta != (dcta ^ 1) as usize {
+                            return Err(self.protocol(
+                                cl,
+                                ci,
+                                t,
+                                line,
+                                format!(
+                                    "the mbarrier of a .cta_group::2 TMA load must be in the \
+                                     destination's CTA (rank {dcta}) or its pair's peer (rank {}), \
+                                     not in CTA rank {mcta}",
+                                    dcta ^ 1
+                                ),
+                            ));
+                        }
+                        1 << dcta
+                    }
                     None => {
                         if mcta != dcta as usize {
                             return Err(self.protocol(
@@ -246,6 +267,7 @@ impl Machine<'_> {
                     ctas,
                     dst: doff,
                     mbar: moff,
+                    mbar_cta: (*pair && multicast.is_none()).then_some(mcta),
                 }
             }
             Op::TmaStore { src, .. } => {
@@ -333,6 +355,7 @@ impl Machine<'_> {
                 ctas,
                 dst,
                 mbar,
+                mbar_cta,
                 ..
             } => {
                 let span = desc.box_bytes().next_multiple_of(128);
@@ -362,7 +385,7 @@ impl Machine<'_> {
                     let bytes = i64::from(desc.box_bytes());
                     self.mbar_update(
                         cl,
-                        (r as usize, *mbar),
+                        (mbar_cta.unwrap_or(r as usize), *mbar),
                         (op.cta as usize, op.tid),
                         op.line,
                         0,

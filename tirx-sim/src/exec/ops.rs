@@ -372,13 +372,15 @@ pub(crate) enum Op {
     /// `mapa.shared::cluster d, a, rank` (§9.7.9 "mapa").
     Mapa { d: Reg, a: Val, rank: Val },
     /// `cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes`
-    /// (§9.7.9.25), with the `.multicast::cluster` CTA mask if any.
+    /// (§9.7.9.25), with the `.multicast::cluster` CTA mask if any; `pair`: `.cta_group::2`,
+    /// whose mbarrier may be in the peer CTA of the destination's pair.
     TmaLoad {
         dst: Addr,
         map: Val,
         coords: Vec<Val>,
         mbar: Addr,
         multicast: Option<Val>,
+        pair: bool,
     },
     /// `cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group` (§9.7.9.25).
     TmaStore {

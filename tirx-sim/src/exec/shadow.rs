@@ -137,13 +137,52 @@ pub(crate) fn conflict(
 
 /// The first in-flight tensor-core operation of CTA `ci` (a queued or committed
 /// `tcgen05.mma`, or a `wgmma.mma_async` not yet retired) that reads a byte of
-/// `[off, off + len)`: its line.
+/// `[off, off + len)`: its line. The pair's MMAs, issued by the even CTA, read the odd CTA's
+/// shared memory too, at the same offsets.
 pub(crate) fn mma_reading(
     cl: &super::machine::Cluster,
     ci: usize,
     off: u32,
     len: u32,
 ) -> Option<u32> {
+    let peer = ci ^ 1;
+    if peer < cl.ctas.len()
+        && let Some(line) = pair_mma_reading(cl, peer, off, len)
+    {
+        return Some(line);
+    }
+    own_mma_reading(cl, ci, off, len)
+}
+
+/// The first in-flight pair MMA (`cta_group::2`) issued by CTA `ci` that reads a byte of
+/// `[off, off + len)` of either CTA of its pair.
+fn pair_mma_reading(cl: &super::machine::Cluster, ci: usize, off: u32, len: u32) -> Option<u32> {
+    let hit = |(ranges, line): ([(u32, u32); 2], u32)| {
+        ranges
+            .iter()
+            .any(|&(lo, hi)| off < hi && lo < off + len)
+            .then_some(line)
+    };
+    let committed = cl
+        .ops
+        .iter()
+        .filter(|o| o.cta as usize == ci)
+        .flat_map(|o| match &o.kind {
+            AsyncKind::Tc05 { mmas, .. } => mmas.as_slice(),
+            _ => &[],
+        })
+        .filter_map(|w| match w {
+            super::tcgen05_cp::Tc05Work::Mma(m) if m.pair => Some(m.operands()),
+            _ => None,
+        });
+    let queued = cl.ctas[ci].tc_queue.iter().filter_map(|(_, m)| match m {
+        super::tcgen05_cp::Tc05Work::Mma(m) if m.pair => Some(m.operands()),
+        _ => None,
+    });
+    committed.chain(queued).find_map(hit)
+}
+
+fn own_mma_reading(cl: &super::machine::Cluster, ci: usize, off: u32, len: u32) -> Option<u32> {
     let hit = |(ranges, line): ([(u32, u32); 2], u32)| {
         ranges
             .iter()

@@ -155,12 +155,19 @@ impl Tc05Mma {
     }
 
     /// The shared-memory ranges it reads (A, B; A's empty when it is in TMEM) and its line.
+    /// The pair's MMA reads the same ranges in both CTAs: each CTA's half, M / 2 rows of A
+    /// and N / 2 rows of B (§9.7.16.5).
     pub(crate) fn operands(&self) -> ([(u32, u32); 2], u32) {
+        let (m, n) = if self.pair {
+            (self.m / 2, self.n / 2)
+        } else {
+            (self.m, self.n)
+        };
         let a = match &self.a {
-            MmaA::Smem(d) => d.extent(self.m, self.mn_a),
+            MmaA::Smem(d) => d.extent(m, self.mn_a),
             MmaA::Tmem { .. } => (0, 0),
         };
-        ([a, self.b.extent(self.n, self.mn_b)], self.line)
+        ([a, self.b.extent(n, self.mn_b)], self.line)
     }
 }
 

@@ -9,7 +9,13 @@
 //! [dst], [map, {k*BK, m*BM}], [bar]` — coordinates in elements, innermost first.
 //! With `multicast = MASK` (a constant), the `.multicast::cluster` form: the box lands at the
 //! same offset in every CTA of the mask, and each of their barriers counts it.
-//! PTX used: PTX ISA §9.7.9.25.5.1 (cp.async.bulk.tensor), §9.7.9.18 (cvta.param).
+//! With `cta_group = 2` (the CTA pair's load), the `.cta_group::2` form: the box lands in this
+//! CTA's shared memory and its bytes complete on the barrier at `bar`'s offset in the pair's
+//! even CTA (`mapa` to rank `%cluster_ctarank & ~1`), which the ISA allows of `.cta_group::2`
+//! only — the barrier may be in the peer CTA of the destination. `derive-signals` arms that
+//! barrier in the even CTA with both CTAs' bytes.
+//! PTX used: PTX ISA §9.7.9.25.5.1 (cp.async.bulk.tensor), §9.7.9.18 (cvta.param), §9.7.9.15
+//! (mapa).
 //! The runtime encodes the map with the same box and swizzle (`AbiParam::TensorMap`), so the
 //! swizzle TMA writes is the one the buffer declares.
 
@@ -35,11 +41,24 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
         src,
         bar,
         multicast,
+        pair,
         ..
     } = cx.op
     else {
         return Err(Reject::WrongOp { expected: "a copy" });
     };
+    if *pair {
+        if multicast.is_some() {
+            return Err(Reject::PairLoad {
+                why: "is not multicast: each CTA of the pair loads its own half",
+            });
+        }
+        if !cx.k.sig.cluster.iter().product::<u32>().is_multiple_of(2) {
+            return Err(Reject::PairLoad {
+                why: "needs a cluster of an even number of CTAs",
+            });
+        }
+    }
     if let Some(m) = multicast {
         let size: u32 = cx.k.sig.cluster.iter().product();
         match m {
@@ -87,6 +106,7 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         src,
         bar: Some(bar),
         multicast,
+        pair,
         ..
     } = op
     else {
@@ -106,6 +126,24 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     let dst_e = lw.smem_addr(*buf, index)?;
     let dst_v = lw.let_("dst", ScalarType::U32, dst_e);
     let bar_v = lw.bar_addr_var(bar)?;
+    if *pair {
+        // The even CTA of the pair: this CTA's rank with bit 0 cleared.
+        let even = lw.let_(
+            "pair_rank",
+            ScalarType::U32,
+            Expr::bin(
+                crate::ir::BinOp::And,
+                Expr::Special(crate::ir::Special::ClusterCtaRank),
+                Expr::u32(!1),
+            ),
+        );
+        let remote = lw.var("pair_bar", ScalarType::U32);
+        lw.inst(Inst::mapa(remote, bar_v, reg(even)));
+        lw.inst(Inst::cp_async_bulk_tensor_load_pair(
+            dst_v, map, crd, remote,
+        ));
+        return Ok(());
+    }
     match multicast {
         None => lw.inst(Inst::cp_async_bulk_tensor_load(dst_v, map, crd, bar_v)),
         Some(mask) => {

@@ -140,6 +140,9 @@ pub(super) fn tma(cx: &Cx<'_>) -> Result<Op, SimError> {
         if cx.i.opcode.modifiers.iter().any(|m| m.starts_with("L2::")) {
             return Err(cx.err("L2 cache hints"));
         }
+        if multicast && cx.has("cta_group::2") {
+            return Err(cx.err("the multicast form of a .cta_group::2 tensor load"));
+        }
         let (map, coords) = tensor(1)?;
         return Ok(Op::TmaLoad {
             dst: cx.addr(0)?,
@@ -147,6 +150,7 @@ pub(super) fn tma(cx: &Cx<'_>) -> Result<Op, SimError> {
             coords,
             mbar: cx.addr(2)?,
             multicast: if multicast { Some(cx.val(3)?) } else { None },
+            pair: cx.has("cta_group::2"),
         });
     }
     if cx.has("global") && cx.has("shared::cta") && cx.has("bulk_group") {
