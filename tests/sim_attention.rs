@@ -69,9 +69,10 @@ fn persistent_attention_in_the_emulator_walks_several_tiles() {
     }
 }
 
-/// The Blackwell kernel (FA4's roles, TMEM S/P/O) on batches of two, two heads, query and key
-/// lengths with tails (a CTA's second Q tile partly or wholly past S, a last key block of 1
-/// column), several schedules each, at the 128 registers a thread ptxas launches its 512
+/// The Blackwell kernel (FA4's roles, TMEM S/P/O) in both head dims, both element types, with
+/// and without the causal mask, on batches of two, GQA, query and key lengths with tails (a
+/// CTA's second Q tile partly or wholly past S, a last key block of 1 column), several
+/// schedules each, at the 128 registers a thread ptxas launches its 512
 /// threads with (the `setmaxnreg` budget checked against it). No Blackwell GPU ran it.
 #[test]
 fn blackwell_attention_in_the_emulator_matches_the_f64_reference() {
@@ -82,6 +83,12 @@ fn blackwell_attention_in_the_emulator_matches_the_f64_reference() {
     for (config, b, s, sk, hq, hk) in [
         ("fa4_d128", 2, 300, 257, 2, 2),
         ("fa4_d128", 1, 129, 384, 1, 1),
+        // Causal with more queries than keys, GQA: CTA 0's rows precede every key (no key
+        // block at all), CTA 1's first rows see none either.
+        ("causal_fa4_d128", 1, 600, 100, 2, 1),
+        ("f16_causal_fa4_d64", 2, 257, 300, 2, 2),
+        // One query against one key, four query heads over two K/V heads.
+        ("f16_fa4_d64", 1, 1, 1, 4, 2),
     ] {
         let art = attention_sm100::KERNEL
             .artifacts
