@@ -114,3 +114,68 @@ fn blackwell_attention_in_the_emulator_matches_the_f64_reference() {
         }
     }
 }
+
+/// Conditional rescaling (the running max moves only when a block's exceeds it by more than
+/// 8 in log2 units) on inputs built for both paths: the keys of block 1 scaled by 16 (a row's
+/// max jumps far past the threshold: O and the row sum are rescaled), those of block 2 by 17
+/// (a row's max grows, mostly within the threshold: it is kept, and P rises above 1). The result is the f64 reference's — which always rescales — within rounding, and the
+/// inputs are checked here to take both paths.
+#[test]
+fn blackwell_conditional_rescaling_matches_always_rescaling() {
+    let art = attention_sm100::KERNEL
+        .artifacts
+        .iter()
+        .find(|a| a.config == "fa4_d128")
+        .expect("the hd128 config");
+    let dims = Dims {
+        b: 1,
+        s: 200,
+        sk: 384,
+        hq: 1,
+        hk: 1,
+        d: 128,
+    };
+    let mut rng = tirx_kernels::reference::Rng::new(7);
+    let mut unit = |n: usize| -> Vec<f64> { (0..n).map(|_| f64::from(rng.unit())).collect() };
+    let q = unit(dims.s * dims.d);
+    let mut k = unit(dims.sk * dims.d);
+    let v = unit(dims.sk * dims.d);
+    for (j, x) in k.iter_mut().enumerate() {
+        *x *= [1.0, 16.0, 17.0][j / dims.d / 128];
+    }
+    // Which path each row takes at each block after the first, from the rounded inputs.
+    let round = |x: &[f64]| simulate::encode(x, tirx::abi::ElemType::Bf16).1;
+    let (qr, kr) = (round(&q), round(&k));
+    let scale_log2 = std::f64::consts::LOG2_E / (dims.d as f64).sqrt();
+    let (mut rescaled, mut kept_growth) = (0, 0);
+    for i in 0..dims.s {
+        let score = |j: usize| -> f64 {
+            (0..dims.d)
+                .map(|c| qr[i * dims.d + c] * kr[j * dims.d + c])
+                .sum::<f64>()
+                * scale_log2
+        };
+        let block_max = |n: usize| (n * 128..(n + 1) * 128).map(score).fold(f64::MIN, f64::max);
+        let mut m = block_max(0);
+        for n in 1..3 {
+            let b = block_max(n);
+            if b - m > 8.0 {
+                rescaled += 1;
+                m = b;
+            } else if b > m {
+                kept_growth += 1;
+            }
+        }
+    }
+    assert!(rescaled >= dims.s / 2, "rows rescaled: {rescaled}");
+    assert!(kept_growth > 0, "no row kept a grown max");
+    for seed in 1..=2 {
+        let policy = Policy {
+            launch_regs: Some(65536 / 512),
+            ..Policy::default()
+        };
+        let (_, err) = simulate::attention_values(art, dims, [&q, &k, &v], 2, seed, &policy)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        assert!(err <= 2e-2, "seed {seed}: max |o − ref| {err:.3e}");
+    }
+}

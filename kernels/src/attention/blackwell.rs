@@ -50,6 +50,15 @@
 //! that sees no key gets O = 0 and LSE = −∞, and a CTA that sees no key block issues no MMA.
 //! Configs: head dim 64 and 128, BF16 and FP16, full or causal.
 //!
+//! Two of FA4's softmax refinements (arXiv 2603.05451): columns EX2_COLS… of each row take
+//! their 2^x from `exp2_poly3` on the FMA units and the rest from `ex2.approx` on MUFU (16 of
+//! 128 here: a share, configurable per tile, not measured on a B200 — there is none); and
+//! conditional rescaling: a row's running max moves only when a block's max exceeds it by
+//! more than 8 in log2 units, so most blocks' factor is exactly 1 (P then stays below 2^8).
+//! The correction warpgroup still multiplies O by that factor every block: skipping the TMEM
+//! round trip for a warp whose 32 rows all kept their max needs a warp vote, which the
+//! language does not have yet (TODO(#28)).
+//!
 //! Verified without a Blackwell GPU (none was used): ptxas `-arch=sm_100a` with 0 spills, and
 //! the SASS (`tirx check`, its `attention_sm100` lines, the same for every config — the
 //! head-dim chunk loops stay loops: `128 0 UTCHMMA×24 UTMALDG×3 UTMASTG×1
@@ -74,8 +83,8 @@ use tirx::prelude::*;
         types(default = (T = bf16), f16 = (T = f16)),
         mask(default = (CAUSAL = 0), causal = (CAUSAL = 1)),
         tile(
-            fa4_d128 = (D = 128, BN = 128, STAGES = 2, REG_SOFTMAX = 184, REG_CORRECTION = 96, REG_OTHER = 48),
-            fa4_d64 = (D = 64, BN = 128, STAGES = 2, REG_SOFTMAX = 184, REG_CORRECTION = 96, REG_OTHER = 48),
+            fa4_d128 = (D = 128, BN = 128, STAGES = 2, EX2_COLS = 112, REG_SOFTMAX = 184, REG_CORRECTION = 96, REG_OTHER = 48),
+            fa4_d64 = (D = 64, BN = 128, STAGES = 2, EX2_COLS = 112, REG_SOFTMAX = 184, REG_CORRECTION = 96, REG_OTHER = 48),
         ),
     )),
 )]
@@ -178,14 +187,24 @@ pub fn attention_sm100(
                     t = select(key < SK, t, f32::NEG_INFINITY);
                 }
             }
-            let m_new = max(m_i, reduce_max(t, axis = 1));
+            // Conditional rescaling (FA4 §4): the running max moves only when this block's
+            // exceeds it by more than RESCALE_LOG2 = 8 in log2 units (P then stays below 2^8,
+            // well inside 16-bit range); otherwise the factor is exactly 2^0 = 1.
+            let m_blk = max(m_i, reduce_max(t, axis = 1));
+            let m_new = select((m_blk - m_i) * scale_log2 > 8.0, m_blk, m_i);
             // A row with no key seen yet keeps a max of −∞: subtract 0 (2^−∞ = 0). The
             // factor of a row's first key block is 2^−∞ = 0 (O holds nothing of it yet).
             let m_use = select(m_new == f32::NEG_INFINITY, 0.0, m_new * scale_log2);
             corr = exp2_approx(m_i * scale_log2 - m_use);
             copy(corr_s[wg], corr);
             stats[wg].arrive();
-            t = exp2_approx(t * scale_log2 - m_use);
+            // Columns EX2_COLS.. on the FMA units (`exp2_poly3`), the rest on MUFU: the build
+            // knows each register's column (one row a thread), so each is computed once.
+            t = select(
+                col_index(t) < EX2_COLS,
+                exp2_approx(t * scale_log2 - m_use),
+                exp2_poly3(t * scale_log2 - m_use),
+            );
             l_i = l_i * corr + reduce_sum(t, axis = 1);
             m_i = m_new;
             p = cast::<T>(t);
