@@ -74,7 +74,7 @@ use tirx::prelude::*;
     solves = attention,
     target = sm_100a,
     threads = 512,
-    grid = (cdiv(S, 256), HQ / D, B),
+    grid = (cdiv(S, BM), HQ / D, B),
     // Registers: 2·REG_SOFTMAX + REG_CORRECTION + REG_OTHER = 512 (four warpgroups sharing the
     // 64K file at 128 a thread, the count ptxas launches 512 threads with).
     // Both head dims take the same split: the correction warpgroup holds a 64-column O chunk
@@ -83,8 +83,8 @@ use tirx::prelude::*;
         types(default = (T = bf16), f16 = (T = f16)),
         mask(default = (CAUSAL = 0), causal = (CAUSAL = 1)),
         tile(
-            fa4_d128 = (D = 128, BN = 128, STAGES = 2, EX2_COLS = 112, REG_SOFTMAX = 184, REG_CORRECTION = 96, REG_OTHER = 48),
-            fa4_d64 = (D = 64, BN = 128, STAGES = 2, EX2_COLS = 112, REG_SOFTMAX = 184, REG_CORRECTION = 96, REG_OTHER = 48),
+            fa4_d128 = (D = 128, BM = 256, BN = 128, STAGES = 2, EX2_COLS = 112, REG_SOFTMAX = 184, REG_CORRECTION = 96, REG_OTHER = 48),
+            fa4_d64 = (D = 64, BM = 256, BN = 128, STAGES = 2, EX2_COLS = 112, REG_SOFTMAX = 184, REG_CORRECTION = 96, REG_OTHER = 48),
         ),
     )),
 )]
@@ -133,16 +133,17 @@ pub fn attention_sm100(
     let hk = h / (HQ / HK);
     // Longest first: with the causal mask, later query tiles see more keys.
     let mb = ncta.x - 1 - cta.x;
-    // Key blocks this CTA's 256 rows read, and how many of them need no mask (every key of
+    // Key blocks this CTA's BM = 256 rows read, and how many of them need no mask (every key of
     // the block seen by every row): causal rows see keys j ≤ i + SK − S (bottom-right
     // aligned, as `attention_sm90`). Both Q tiles read the same blocks; tile 0 masks those
     // only tile 1 sees.
     let mut n_blocks = cdiv(SK, BN);
     let mut n_full = SK / BN;
     if CAUSAL == 1 {
-        n_blocks = min(n_blocks, cdiv(max((mb + 1) * 256 + SK, S) - S, BN));
-        n_full = min(n_full, (max(mb * 256 + SK + 1, S) - S) / BN);
+        n_blocks = min(n_blocks, cdiv(max((mb + 1) * BM + SK, S) - S, BN));
+        n_full = min(n_full, (max(mb * BM + SK + 1, S) - S) / BN);
     }
+    static_assert(BM == 2 * 128, "a CTA owns two Q tiles of 128 rows");
     static_assert(
         2 * REG_SOFTMAX + REG_CORRECTION + REG_OTHER <= 512,
         "the warpgroups' setmaxnreg counts exceed the 64K-register file",
