@@ -132,6 +132,16 @@ fn blackwell_attention_sass_has_every_role() {
                 c.sass.keys().collect::<Vec<_>>()
             );
         }
+        // The softmax's columns EX2_COLS.. go through `exp2_poly3` (one `add.rm` floor each,
+        // FFMA in the SASS), the rest through `ex2.approx`.
+        let poly = a.int("BN").expect("BN") - a.int("EX2_COLS").expect("EX2_COLS");
+        assert_eq!(
+            a.ptx.matches("add.rm.f32").count() as i64,
+            poly,
+            "{}",
+            a.config
+        );
+        assert!(c.sass.contains_key("FFMA"), "{}", a.config);
         let rep = tirx_ptx::tools::ptxas(a.ptx, "sm_100a").expect("assembles");
         let Ok(sass) = tirx_ptx::tools::nvdisasm(&rep.cubin) else {
             continue;

@@ -267,3 +267,51 @@ fn exp2_poly3_lowers_to_fma_units_only() {
         check_artifact(exp2_both::KERNEL.name, &exp2_both::KERNEL.artifacts[0]).expect("assembles");
     assert!(both.sass.contains_key("MUFU.EX2"), "{:?}", both.sass.keys());
 }
+
+/// FA4's split of the exponentials: a thread-per-row tile (`blocked(vec = 64)`: each of the
+/// 64 threads holds one whole row of 64 columns) sends columns 48.. to `exp2_poly3` and the
+/// rest to `exp2_approx` with a `select` on the column index, which the build decides per
+/// register (every thread holds the same columns), so each side is computed only for its own
+/// columns.
+#[tile_kernel(target = sm_90a, threads = 64, grid = (1, cdiv(M, 64)))]
+pub fn exp2_split(#[shape(M, N)] x: Tensor<f32>, #[shape(M, N)] y: Tensor<f32>) {
+    let t = regs::<f32>([64, 64], layout = blocked(vec = 64));
+    copy(t, x.tile(cta.y, 0));
+    copy(
+        y.tile(cta.y, 0),
+        select(col_index(t) < 48, exp2_approx(t), exp2_poly3(t)),
+    );
+}
+
+#[test]
+fn a_select_on_a_known_column_computes_one_side_per_column() {
+    let ptx = exp2_split::KERNEL.artifacts[0].ptx;
+    // 48 columns on MUFU, 16 through the polynomial (one `add.rm` floor each), no `selp`.
+    assert_eq!(ptx.matches("ex2.approx").count(), 48, "{ptx}");
+    assert_eq!(ptx.matches("add.rm.f32").count(), 16, "{ptx}");
+    assert!(!ptx.contains("selp"), "{ptx}");
+    let (m, n) = (128usize, 64usize);
+    let x: Vec<f32> = (0..m * n).map(|i| (i % 997) as f32 / 50.0 - 9.0).collect();
+    let mut dev = Device::new();
+    let bytes = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let tx = put(&mut dev, &bytes(&x), ElemType::F32, &[m, n]);
+    let ty = put(
+        &mut dev,
+        &bytes(&vec![f32::NAN; m * n]),
+        ElemType::F32,
+        &[m, n],
+    );
+    let art = &exp2_split::KERNEL.artifacts[0];
+    sim_launch(art, &mut dev, &[tx, ty.clone()], &[], 1).unwrap_or_else(|e| panic!("{e}"));
+    let y: Vec<f32> = dev
+        .read(ty.addr, m * n * 4)
+        .expect("the tensor's own allocation")
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    for (i, (&xi, &yi)) in x.iter().zip(&y).enumerate() {
+        let want = 2f64.powf(f64::from(xi));
+        let rel = (f64::from(yi) - want).abs() / want;
+        assert!(rel <= BOUND, "element {i}: 2^{xi} = {yi}, want {want}");
+    }
+}

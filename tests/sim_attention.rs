@@ -69,9 +69,10 @@ fn persistent_attention_in_the_emulator_walks_several_tiles() {
     }
 }
 
-/// The Blackwell kernel (FA4's roles, TMEM S/P/O) on batches of two, two heads, query and key
-/// lengths with tails (a CTA's second Q tile partly or wholly past S, a last key block of 1
-/// column), several schedules each, at the 128 registers a thread ptxas launches its 512
+/// The Blackwell kernel (FA4's roles, TMEM S/P/O) in both head dims, both element types, with
+/// and without the causal mask, on batches of two, GQA, query and key lengths with tails (a
+/// CTA's second Q tile partly or wholly past S, a last key block of 1 column), several
+/// schedules each, at the 128 registers a thread ptxas launches its 512
 /// threads with (the `setmaxnreg` budget checked against it). No Blackwell GPU ran it.
 #[test]
 fn blackwell_attention_in_the_emulator_matches_the_f64_reference() {
@@ -82,6 +83,12 @@ fn blackwell_attention_in_the_emulator_matches_the_f64_reference() {
     for (config, b, s, sk, hq, hk) in [
         ("fa4_d128", 2, 300, 257, 2, 2),
         ("fa4_d128", 1, 129, 384, 1, 1),
+        // Causal with more queries than keys, GQA: CTA 0's rows precede every key (no key
+        // block at all), CTA 1's first rows see none either.
+        ("causal_fa4_d128", 1, 600, 100, 2, 1),
+        ("f16_causal_fa4_d64", 2, 257, 300, 2, 2),
+        // One query against one key, four query heads over two K/V heads.
+        ("f16_fa4_d64", 1, 1, 1, 4, 2),
     ] {
         let art = attention_sm100::KERNEL
             .artifacts
@@ -105,5 +112,70 @@ fn blackwell_attention_in_the_emulator_matches_the_f64_reference() {
                 "{config} {dims:?} seed {seed}: max |o − ref| {err:.3e}"
             );
         }
+    }
+}
+
+/// Conditional rescaling (the running max moves only when a block's exceeds it by more than
+/// 8 in log2 units) on inputs built for both paths: the keys of block 1 scaled by 16 (a row's
+/// max jumps far past the threshold: O and the row sum are rescaled), those of block 2 by 17
+/// (a row's max grows, mostly within the threshold: it is kept, and P rises above 1). The result is the f64 reference's — which always rescales — within rounding, and the
+/// inputs are checked here to take both paths.
+#[test]
+fn blackwell_conditional_rescaling_matches_always_rescaling() {
+    let art = attention_sm100::KERNEL
+        .artifacts
+        .iter()
+        .find(|a| a.config == "fa4_d128")
+        .expect("the hd128 config");
+    let dims = Dims {
+        b: 1,
+        s: 200,
+        sk: 384,
+        hq: 1,
+        hk: 1,
+        d: 128,
+    };
+    let mut rng = tirx_kernels::reference::Rng::new(7);
+    let mut unit = |n: usize| -> Vec<f64> { (0..n).map(|_| f64::from(rng.unit())).collect() };
+    let q = unit(dims.s * dims.d);
+    let mut k = unit(dims.sk * dims.d);
+    let v = unit(dims.sk * dims.d);
+    for (j, x) in k.iter_mut().enumerate() {
+        *x *= [1.0, 16.0, 17.0][j / dims.d / 128];
+    }
+    // Which path each row takes at each block after the first, from the rounded inputs.
+    let round = |x: &[f64]| simulate::encode(x, tirx::abi::ElemType::Bf16).1;
+    let (qr, kr) = (round(&q), round(&k));
+    let scale_log2 = std::f64::consts::LOG2_E / (dims.d as f64).sqrt();
+    let (mut rescaled, mut kept_growth) = (0, 0);
+    for i in 0..dims.s {
+        let score = |j: usize| -> f64 {
+            (0..dims.d)
+                .map(|c| qr[i * dims.d + c] * kr[j * dims.d + c])
+                .sum::<f64>()
+                * scale_log2
+        };
+        let block_max = |n: usize| (n * 128..(n + 1) * 128).map(score).fold(f64::MIN, f64::max);
+        let mut m = block_max(0);
+        for n in 1..3 {
+            let b = block_max(n);
+            if b - m > 8.0 {
+                rescaled += 1;
+                m = b;
+            } else if b > m {
+                kept_growth += 1;
+            }
+        }
+    }
+    assert!(rescaled >= dims.s / 2, "rows rescaled: {rescaled}");
+    assert!(kept_growth > 0, "no row kept a grown max");
+    for seed in 1..=2 {
+        let policy = Policy {
+            launch_regs: Some(65536 / 512),
+            ..Policy::default()
+        };
+        let (_, err) = simulate::attention_values(art, dims, [&q, &k, &v], 2, seed, &policy)
+            .unwrap_or_else(|e| panic!("seed {seed}: {e}"));
+        assert!(err <= 2e-2, "seed {seed}: max |o − ref| {err:.3e}");
     }
 }

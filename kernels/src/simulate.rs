@@ -116,6 +116,33 @@ pub fn tensor_map(meta: &TensorMeta, box_dims: &[u32], swizzle: Swizzle) -> Tens
     }
 }
 
+/// `values` rounded to `elem` (to nearest even): their little-endian bytes and their exact
+/// rounded values.
+pub fn encode(values: &[f64], elem: ElemType) -> (Vec<u8>, Vec<f64>) {
+    let mut bytes = Vec::with_capacity(values.len() * elem.bytes() as usize);
+    let mut vals = Vec::with_capacity(values.len());
+    for &x in values {
+        match elem {
+            ElemType::Bf16 => {
+                let v = bf16::from_f64(x);
+                bytes.extend_from_slice(&v.to_bits().to_le_bytes());
+                vals.push(v.to_f64());
+            }
+            ElemType::F16 => {
+                let v = half::f16::from_f64(x);
+                bytes.extend_from_slice(&v.to_bits().to_le_bytes());
+                vals.push(v.to_f64());
+            }
+            _ => {
+                let v = x as f32;
+                bytes.extend_from_slice(&v.to_le_bytes());
+                vals.push(f64::from(v));
+            }
+        }
+    }
+    (bytes, vals)
+}
+
 /// `n` random values of `elem`, `2·rng.unit() − 1` each (`unit` is in [-1, 1), so the values
 /// lie in [-3, 1): skewed negative, which keeps sums from cancelling to zero): their
 /// little-endian bytes and their exact values.
@@ -244,6 +271,29 @@ pub fn attention_on(
     seed: u64,
     policy: &Policy,
 ) -> Result<(Stats, f64), String> {
+    let elem = (art.signature)().tensors[0].elem;
+    let mut rng = Rng::new(seed);
+    let (nq, nk) = (
+        dims.b * dims.s * dims.hq * dims.d,
+        dims.b * dims.sk * dims.hk * dims.d,
+    );
+    let (_, q) = random_values(&mut rng, elem, nq);
+    let (_, k) = random_values(&mut rng, elem, nk);
+    let (_, v) = random_values(&mut rng, elem, nk);
+    attention_values(art, dims, [&q, &k, &v], sms, seed, policy)
+}
+
+/// [`attention_on`] on given inputs: Q `[b, s, hq·d]`, K and V `[b, sk, hk·d]` row-major,
+/// each value rounded to the artifact's element type (the reference reads the rounded
+/// values); `seed` picks the schedule.
+pub fn attention_values(
+    art: &tirx::KernelArtifact,
+    dims: crate::attention::reference::Dims,
+    [q, k, v]: [&[f64]; 3],
+    sms: u32,
+    seed: u64,
+    policy: &Policy,
+) -> Result<(Stats, f64), String> {
     use crate::attention::reference::attention_f64;
     let d = art.int("D").ok_or("no head dim `D` in the config")? as usize;
     if dims.d != d {
@@ -251,13 +301,18 @@ pub fn attention_on(
     }
     let causal = art.int("CAUSAL") == Some(1);
     let elem = (art.signature)().tensors[0].elem;
-    let mut rng = Rng::new(seed);
     let mut dev = Device::new();
     let (b, s, sk, hq, hk) = (dims.b, dims.s, dims.sk, dims.hq, dims.hk);
     let (nq, nk) = (b * s * hq * d, b * sk * hk * d);
-    let (qb, qv) = random_values(&mut rng, elem, nq);
-    let (kb, kv) = random_values(&mut rng, elem, nk);
-    let (vb, vv) = random_values(&mut rng, elem, nk);
+    if q.len() != nq || k.len() != nk || v.len() != nk {
+        return Err(format!(
+            "inputs of {}, {}, {} values for {dims:?}",
+            q.len(),
+            k.len(),
+            v.len()
+        ));
+    }
+    let [(qb, qv), (kb, kv), (vb, vv)] = [q, k, v].map(|x| encode(x, elem));
     let ob = nq * elem.bytes() as usize;
     let lse_n = b * hq * s;
     let tensors = [

@@ -44,9 +44,24 @@
 //! The softmax holds one row per thread (`tmem_32x32b`: `tcgen05.ld.32x32b`, PTX ISA
 //! §9.7.16.8.3), so its row reductions need no shuffle. Sequence tails: TMA loads zero-fill,
 //! key columns past SK are masked to −∞, the TMA store and the LSE store clip rows past S.
+//! Causal masking is bottom-right aligned (query i sees keys j ≤ i + SK − S, as
+//! `attention_sm90`), CTAs take their query tiles longest first (`ncta.x − 1 − cta.x`), both
+//! Q tiles read the key blocks the later one needs and the earlier one masks the rest; a row
+//! that sees no key gets O = 0 and LSE = −∞, and a CTA that sees no key block issues no MMA.
+//! Configs: head dim 64 and 128, BF16 and FP16, full or causal.
+//!
+//! Two of FA4's softmax refinements (arXiv 2603.05451): columns EX2_COLS… of each row take
+//! their 2^x from `exp2_poly3` on the FMA units and the rest from `ex2.approx` on MUFU (16 of
+//! 128 here: a share, configurable per tile, not measured on a B200 — there is none); and
+//! conditional rescaling: a row's running max moves only when a block's max exceeds it by
+//! more than 8 in log2 units, so most blocks' factor is exactly 1 (P then stays below 2^8).
+//! The correction warpgroup still multiplies O by that factor every block: skipping the TMEM
+//! round trip for a warp whose 32 rows all kept their max needs a warp vote, which the
+//! language does not have yet (TODO(#28)).
 //!
 //! Verified without a Blackwell GPU (none was used): ptxas `-arch=sm_100a` with 0 spills, and
-//! the SASS (`tirx check`, its `attention_sm100` line: `128 0 UTCHMMA×24 UTMALDG×3 UTMASTG×1
+//! the SASS (`tirx check`, its `attention_sm100` lines, the same for every config — the
+//! head-dim chunk loops stay loops: `128 0 UTCHMMA×24 UTMALDG×3 UTMASTG×1
 //! LDTM×8 STTM×4 USETMAXREG×3 SYNCS×52 MUFU.EX2×129 STS.128×8`) shows the tensor core with A
 //! from shared memory and from TMEM (`tests/assemble.rs`), TMA loads and the O store, TMEM
 //! loads and stores, `setmaxnreg` and `MUFU.EX2`; the emulator runs it against the f64
@@ -59,13 +74,18 @@ use tirx::prelude::*;
     solves = attention,
     target = sm_100a,
     threads = 512,
-    grid = (cdiv(S, 256), HQ / D, B),
+    grid = (cdiv(S, BM), HQ / D, B),
     // Registers: 2·REG_SOFTMAX + REG_CORRECTION + REG_OTHER = 512 (four warpgroups sharing the
     // 64K file at 128 a thread, the count ptxas launches 512 threads with).
+    // Both head dims take the same split: the correction warpgroup holds a 64-column O chunk
+    // (64 registers), so FA4's 64 for it at hd 64 would spill here.
     configs(product(
-        types(default = (T = bf16)),
-        mask(default = (CAUSAL = 0)),
-        tile(fa4_d128 = (D = 128, BN = 128, STAGES = 2, REG_SOFTMAX = 184, REG_CORRECTION = 96, REG_OTHER = 48)),
+        types(default = (T = bf16), f16 = (T = f16)),
+        mask(default = (CAUSAL = 0), causal = (CAUSAL = 1)),
+        tile(
+            fa4_d128 = (D = 128, BM = 256, BN = 128, STAGES = 2, EX2_COLS = 112, REG_SOFTMAX = 184, REG_CORRECTION = 96, REG_OTHER = 48),
+            fa4_d64 = (D = 64, BM = 256, BN = 128, STAGES = 2, EX2_COLS = 112, REG_SOFTMAX = 184, REG_CORRECTION = 96, REG_OTHER = 48),
+        ),
     )),
 )]
 pub fn attention_sm100(
@@ -111,10 +131,19 @@ pub fn attention_sm100(
     let heads = HQ / D;
     let h = cta.y;
     let hk = h / (HQ / HK);
-    let mb = cta.x;
-    // Key blocks, and how many of them need no tail mask.
-    let n_blocks = cdiv(SK, BN);
-    let n_full = SK / BN;
+    // Longest first: with the causal mask, later query tiles see more keys.
+    let mb = ncta.x - 1 - cta.x;
+    // Key blocks this CTA's BM = 256 rows read, and how many of them need no mask (every key of
+    // the block seen by every row): causal rows see keys j ≤ i + SK − S (bottom-right
+    // aligned, as `attention_sm90`). Both Q tiles read the same blocks; tile 0 masks those
+    // only tile 1 sees.
+    let mut n_blocks = cdiv(SK, BN);
+    let mut n_full = SK / BN;
+    if CAUSAL == 1 {
+        n_blocks = min(n_blocks, cdiv(max((mb + 1) * BM + SK, S) - S, BN));
+        n_full = min(n_full, (max(mb * BM + SK + 1, S) - S) / BN);
+    }
+    static_assert(BM == 2 * 128, "a CTA owns two Q tiles of 128 rows");
     static_assert(
         2 * REG_SOFTMAX + REG_CORRECTION + REG_OTHER <= 512,
         "the warpgroups' setmaxnreg counts exceed the 64K-register file",
@@ -144,6 +173,7 @@ pub fn attention_sm100(
     {
         setmaxnreg::inc(REG_SOFTMAX);
         let wg = tid / 128;
+        let row0 = (2 * mb + wg) * 128;
         m_i = f32::NEG_INFINITY;
         l_i = 0.0;
         for n in 0..n_blocks {
@@ -151,15 +181,31 @@ pub fn attention_sm100(
             tcgen05::fence_after();
             copy(t, s[wg]);
             if n >= n_full {
-                t = select(col_index(t) + n * BN < SK, t, f32::NEG_INFINITY);
+                let key = col_index(t) + n * BN;
+                if CAUSAL == 1 {
+                    t = select(key + S <= row_index(t) + row0 + SK, t, f32::NEG_INFINITY);
+                } else {
+                    t = select(key < SK, t, f32::NEG_INFINITY);
+                }
             }
-            // Without a mask every row sees key 0, so its max is finite from block 0 on; the
-            // factor of block 0 is 2^−∞ = 0 (O holds nothing yet).
-            let m_new = max(m_i, reduce_max(t, axis = 1));
-            corr = exp2_approx(m_i * scale_log2 - m_new * scale_log2);
+            // Conditional rescaling (FA4 §4): the running max moves only when this block's
+            // exceeds it by more than RESCALE_LOG2 = 8 in log2 units (P then stays below 2^8,
+            // well inside 16-bit range); otherwise the factor is exactly 2^0 = 1.
+            let m_blk = max(m_i, reduce_max(t, axis = 1));
+            let m_new = select((m_blk - m_i) * scale_log2 > 8.0, m_blk, m_i);
+            // A row with no key seen yet keeps a max of −∞: subtract 0 (2^−∞ = 0). The
+            // factor of a row's first key block is 2^−∞ = 0 (O holds nothing of it yet).
+            let m_use = select(m_new == f32::NEG_INFINITY, 0.0, m_new * scale_log2);
+            corr = exp2_approx(m_i * scale_log2 - m_use);
             copy(corr_s[wg], corr);
             stats[wg].arrive();
-            t = exp2_approx(t * scale_log2 - m_new * scale_log2);
+            // Columns EX2_COLS.. on the FMA units (`exp2_poly3`), the rest on MUFU: the build
+            // knows each register's column (one row a thread), so each is computed once.
+            t = select(
+                col_index(t) < EX2_COLS,
+                exp2_approx(t * scale_log2 - m_use),
+                exp2_poly3(t * scale_log2 - m_use),
+            );
             l_i = l_i * corr + reduce_sum(t, axis = 1);
             m_i = m_new;
             p = cast::<T>(t);
@@ -167,8 +213,13 @@ pub fn attention_sm100(
             tcgen05::fence_before();
             p_ready[wg].arrive();
         }
-        // LSE = ln Σ exp(scale·s) = (scale·log2(e)·max + log2 Σ 2^(…)) · ln 2.
-        let lse_row = (m_i * scale_log2 + log2_approx(l_i)) * 0.6931472;
+        // LSE = ln Σ exp(scale·s) = (scale·log2(e)·max + log2 Σ 2^(…)) · ln 2; −∞ for a row
+        // that sees no key.
+        let lse_row = select(
+            l_i == 0.0,
+            f32::NEG_INFINITY,
+            (m_i * scale_log2 + log2_approx(l_i)) * 0.6931472,
+        );
         copy(lse.tile(cta.z * heads + h, 2 * mb + wg, 0), lse_row);
         copy(l_s[wg], l_i);
         fin[wg].arrive();
@@ -195,15 +246,22 @@ pub fn attention_sm100(
                 p_ready[i].arrive();
             }
         }
+        // O_i / l; a row that saw no key gets O = 0 (and a CTA with no key block, whose O
+        // was never written, stores zeros without reading it).
         for i in 0..2 {
             o_full[i].wait(0);
             fin[i].wait(0);
             tcgen05::fence_after();
             copy(c, l_s[i]);
-            c = rcp(c);
+            c = select(c == 0.0, 0.0, rcp(c));
             for ch in 0..D / 64 {
-                copy(ot, o_c[i * (D / 64) + ch]);
-                copy(q_s[i][ch], ot * c);
+                if n_blocks > 0 {
+                    copy(ot, o_c[i * (D / 64) + ch]);
+                    ot = select(c == 0.0, 0.0, ot * c);
+                } else {
+                    ot = 0.0;
+                }
+                copy(q_s[i][ch], ot);
             }
             fence::proxy_async();
             named_barrier(1, 128);
@@ -250,8 +308,15 @@ pub fn attention_sm100(
             }
         }
         #[scope(warp = 12, elect)]
-        {
-            q_bar.wait(0);
+        q_bar.wait(0);
+        #[scope(warp = 12, elect)]
+        if n_blocks == 0 {
+            // No key block (a causal CTA whose rows all precede the keys): `o_full` completes
+            // at once, no MMA being in flight.
+            for i in 0..2 {
+                tcgen05::commit(o_full[i]);
+            }
+        } else {
             // Block 0: S_0 and S_1.
             let sk = k_pipe.consumer_wait(0);
             for i in 0..2 {

@@ -214,6 +214,35 @@ mod tests {
         }
     }
 
+    /// On a Blackwell device (a B200 described, nothing launched: there is none here) the
+    /// dispatcher routes every head dim, mask and type `attention_sm100` has to it, and refuses
+    /// the Hopper tiles by target; a head dim it lacks is the table of every candidate.
+    #[test]
+    fn blackwell_problems_go_to_the_blackwell_kernel() {
+        let dev = Device::b200();
+        for d in [64, 128] {
+            for causal in [false, true] {
+                for elem in [ElemType::Bf16, ElemType::F16] {
+                    for s in [100, 2048] {
+                        let c = choose(&request(d, elem, causal, s), &dev).unwrap();
+                        assert_eq!(c.artifact.kernel, "attention_sm100", "{}", c.label());
+                        assert_eq!(c.artifact.int("D"), Some(d as i64));
+                        assert_eq!(c.artifact.int("CAUSAL"), Some(i64::from(causal)));
+                        assert_eq!(c.artifact.elem_of("q"), Some(elem));
+                    }
+                }
+            }
+        }
+        let e = choose(&request(256, ElemType::Bf16, false, 1024), &dev)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("attention_sm100/fa4_d128"), "{e}");
+        assert!(e.contains("compiled for sm_90a"), "{e}");
+        // And a Hopper device never takes the Blackwell kernel.
+        let c = choose(&request(128, ElemType::Bf16, false, 2048), &Device::h200()).unwrap();
+        assert_eq!(c.artifact.target, tirx::Target::Sm90a, "{}", c.label());
+    }
+
     #[test]
     fn a_head_dim_no_kernel_takes_is_an_error_listing_the_candidates() {
         let dims = Dims {

@@ -10,7 +10,7 @@
 //! equal its own except the element type and the mask, the two axes the problem chooses.
 //!
 //! The cost model ([`AttentionRequest::cost`]) estimates time from what the artifact is: its
-//! query tile (`64·NWG` rows), key block `BN` and head dimension from its config, whether its
+//! query tile (`BM` rows, or `64·NWG` on Hopper), key block `BN` and head dimension from its config, whether its
 //! grid is persistent (`SMS`) from its signature. A CTA's tile costs one unit per key block
 //! (`rows·BN·D`, divided by the tile's efficiency), and a wave of CTAs costs its longest
 //! tile; a tile of a one-CTA-per-tile grid also pays its Q load, first Q·Kᵀ and O store
@@ -232,13 +232,18 @@ impl ProblemDef for AttentionRequest {
     }
 
     fn cost(&self, artifact: &KernelArtifact, device: &Device) -> Result<f64, Reject> {
-        let (Some(nwg), Some(bn)) = (artifact.int("NWG"), artifact.int("BN")) else {
+        // Query rows per CTA: BM, or 64 per consumer warpgroup (NWG) on Hopper.
+        let nwg = artifact.int("NWG").unwrap_or(1);
+        let (Some(rows), Some(bn)) = (
+            artifact.int("BM").or(artifact.int("NWG").map(|n| 64 * n)),
+            artifact.int("BN"),
+        ) else {
             return Err(Reject::Unranked(
-                "the cost model needs the config constants NWG and BN".into(),
+                "the cost model needs the config constants BN and BM (or NWG)".into(),
             ));
         };
         let Dims { b, s, sk, hq, .. } = self.dims();
-        let rows = 64 * nwg.max(1) as usize;
+        let rows = rows.max(1) as usize;
         let bn = bn.max(1) as usize;
         let tiles = b * hq * s.div_ceil(rows);
         let blocks = sk.div_ceil(bn).max(1) as f64;

@@ -48,6 +48,19 @@ impl Device {
         }
     }
 
+    /// A B200 (148 SMs, 227 KB of shared memory a block), for choices made without one (there
+    /// is no Blackwell GPU here: tests and listings only).
+    pub fn b200() -> Device {
+        Device {
+            name: "NVIDIA B200".into(),
+            target: Target::Sm100a,
+            limits: DeviceLimits {
+                sm_count: 148,
+                ..DeviceLimits::HOPPER
+            },
+        }
+    }
+
     /// `h200()` with another SM count (an H100 PCIe has 114).
     pub fn hopper_with_sms(sms: u32) -> Device {
         let mut d = Device::h200();

@@ -35,6 +35,8 @@ pub(super) enum Read {
 pub(super) enum P {
     Tile(Vec<Handle<Var>>, Read, TType),
     Op(Operand, TType),
+    /// A `u32` scalar in a register, with its value when the build knows it (a constant).
+    Int(Handle<Var>, Option<u32>),
     Index(usize),
     Un(TUn, Box<P>),
     Bin(TBin, Box<P>, Box<P>),
@@ -133,8 +135,12 @@ pub(super) fn prepare(
             P::Op(reg(v), TType::Elem(ElemType::F32))
         }
         TExpr::Int(x) => {
+            let known = match x {
+                crate::ir::Expr::Imm(v, _) => u32::try_from(*v).ok(),
+                _ => None,
+            };
             let v = lw.let_("s", T::U32, x.clone());
-            P::Op(reg(v), TType::U32)
+            P::Int(v, known)
         }
         TExpr::Index(a) => P::Index(*a as usize),
         TExpr::Un(f, a) => P::Un(*f, sub(lw, a)?),
@@ -148,7 +154,7 @@ pub(super) fn prepare(
 pub(super) fn uses_index(p: &P) -> bool {
     match p {
         P::Index(_) => true,
-        P::Tile(..) | P::Op(..) => false,
+        P::Tile(..) | P::Op(..) | P::Int(..) => false,
         P::Un(_, a) => uses_index(a),
         P::Bin(_, a, b) | P::Cmp(_, a, b) => uses_index(a) || uses_index(b),
         P::Fma(a, b, c) | P::Select(a, b, c) => uses_index(a) || uses_index(b) || uses_index(c),
@@ -233,7 +239,7 @@ fn varies(l: &RegLayout, p: &P) -> Varies {
         }
         P::Index(_) => Varies::Always,
         P::Tile(_, Read::Stat(a), _) => Varies::Stat(*a),
-        P::Op(..) => Varies::Never,
+        P::Op(..) | P::Int(..) => Varies::Never,
         P::Un(_, a) => varies(l, a),
         P::Bin(_, a, b) | P::Cmp(_, a, b) => join(varies(l, a), varies(l, b)),
         P::Fma(a, b, c) | P::Select(a, b, c) => {
@@ -258,7 +264,7 @@ pub(super) fn eval(
     memo: &mut Memo,
 ) -> (Operand, TType) {
     let key = match (p, varies(l, p)) {
-        (P::Tile(..) | P::Op(..), _) | (_, Varies::Always) => None,
+        (P::Tile(..) | P::Op(..) | P::Int(..), _) | (_, Varies::Always) => None,
         (_, Varies::Never) => Some(0),
         (_, Varies::Stat(a)) => Some(l.broadcast_index(a, i)),
     };
@@ -292,6 +298,7 @@ fn eval_at(
             (reg(regs[j as usize]), *t)
         }
         P::Op(o, t) => (o.clone(), *t),
+        P::Int(v, _) => (reg(*v), TType::U32),
         P::Index(a) => {
             let [r, c] = org.expect("origin computed for index tiles");
             let base = if *a == 0 { r } else { c };
@@ -418,6 +425,18 @@ fn eval_at(
             ));
             (reg(d), TType::Pred)
         }
+        // A condition the build knows at this register (`col_index(t) < 96` in a layout whose
+        // threads all hold the same columns) selects its side here: only that side is
+        // computed — a column range of a thread-per-row tile sent to `exp2_poly3`, the rest
+        // to `exp2_approx`.
+        P::Select(c, a, b) if known_pred(l, c, i).is_some() => {
+            let side = if known_pred(l, c, i) == Some(true) {
+                a
+            } else {
+                b
+            };
+            eval(lw, l, org, side, i, memo)
+        }
         P::Select(c, a, b) => {
             let (vc, _) = eval(lw, l, org, c, i, memo);
             let (va, ta) = eval(lw, l, org, a, i, memo);
@@ -448,6 +467,51 @@ fn eval_at(
             }
             (reg(d), t)
         }
+    }
+}
+
+/// `p`'s `u32` value at register `i` when the build knows it: an index along an axis no
+/// thread mode of the layout moves (so every thread's origin there is 0 and the index is the
+/// register's own coordinate: `col_index` of `tmem_32x32b`), a constant, and sums,
+/// differences, products, minima and maxima of those (`None` on overflow).
+fn known_u32(l: &RegLayout, p: &P, i: u32) -> Option<u32> {
+    match p {
+        P::Index(a) if l.threads.iter().all(|m| m.stride[*a] == 0) => Some(l.value_coord(i)[*a]),
+        P::Int(_, v) => *v,
+        P::Bin(op, a, b) => {
+            let (x, y) = (known_u32(l, a, i)?, known_u32(l, b, i)?);
+            match op {
+                TBin::Add => x.checked_add(y),
+                TBin::Sub => x.checked_sub(y),
+                TBin::Mul => x.checked_mul(y),
+                TBin::Min => Some(x.min(y)),
+                TBin::Max => Some(x.max(y)),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// `p`'s truth at register `i` when the build knows it: comparisons of known `u32` values
+/// ([`known_u32`]), and `!`, `&&`, `||` of known predicates.
+fn known_pred(l: &RegLayout, p: &P, i: u32) -> Option<bool> {
+    match p {
+        P::Cmp(c, a, b) => {
+            let (x, y) = (known_u32(l, a, i)?, known_u32(l, b, i)?);
+            Some(match c {
+                CmpOp::Eq => x == y,
+                CmpOp::Ne => x != y,
+                CmpOp::Lt => x < y,
+                CmpOp::Le => x <= y,
+                CmpOp::Gt => x > y,
+                CmpOp::Ge => x >= y,
+            })
+        }
+        P::Un(TUn::Not, a) => known_pred(l, a, i).map(|v| !v),
+        P::Bin(TBin::And, a, b) => Some(known_pred(l, a, i)? && known_pred(l, b, i)?),
+        P::Bin(TBin::Or, a, b) => Some(known_pred(l, a, i)? || known_pred(l, b, i)?),
+        _ => None,
     }
 }
 
