@@ -11,11 +11,10 @@ pub fn stage_index(#[shape(M, N)] x: Tensor<bf16>, #[shape(M, N)] y: Tensor<bf16
         tma::load(st[STAGES - 1], x.tile(cta.y << 0, cta.x >> 31), bar);
     }
     bar.wait(0);
-    let t = regs::<f32>([64, 64]);
+    let t = regs::<f32>([64, 64], layout = blocked(vec = 8));
     copy(t, st[STAGES - 1]);
-    copy(t, exp2_approx(t));
-    copy(st[cta.x % STAGES], t);
-    copy(y.tile(cta.y, cta.x), t);
+    let u = exp2_approx(t);
+    copy(y.tile(cta.y, cta.x), u);
 }
 
 fn main() {}

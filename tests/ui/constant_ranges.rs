@@ -17,7 +17,7 @@ pub fn stage_index(#[shape(M, N)] x: Tensor<bf16>) {
     copy(t, st[STAGES + 1]);
     copy(t, st[7]);
     let s = cta.x << 32;
-    let r = s >> STAGES * 11;
+    let r = cta.y >> STAGES * 11;
     copy(t, exp2_aprox(t));
 }
 
