@@ -1,5 +1,6 @@
 //! Blackwell `tcgen05.mma`: the 64-bit shared-memory descriptor, the 32-bit instruction
-//! descriptor of `.kind::f16` / `.kind::tf32`, and Tensor Memory addresses.
+//! descriptor of `.kind::f16` / `.kind::tf32` / `.kind::f8f6f4` (the block-scaled
+//! `.kind::mxf8f6f4` is `tcgen05_scaled.rs`), and Tensor Memory addresses.
 //!
 //! Shared-memory descriptor — PTX ISA 9.x §9.7.16.4.1 "Shared Memory Descriptor", Table 40:
 //!

@@ -2,17 +2,21 @@
 //! B from shared memory, accumulator in tensor memory, issued by one thread.
 //!
 //! When: sm_100a; `acc` a `tmem::<f32>([128, N])` (or a stage `acc[s]` of a
-//! `tmem::<f32>([S, 128, N])`) with N legal for `.kind::f16` (multiple of
-//! 8 up to 256 per instruction descriptor); `b` (N×K) a bf16/f16 shared tile with swizzle
-//! B128, K-major with 128-byte rows or MN-major (`major = mn`: chunks of 64 N-elements by K
-//! rows, as TMA writes them; FA4's V); `a` (128×K) either such a shared tile or a 16-bit TMEM
-//! tile `tmem::<bf16|f16>([128, K])` (a stage of a staged one, or an `alias` view such as
-//! FA4's P over S), K a multiple of 16 (`mma::tmem_operand`); run by one thread. The form is
-//! chosen by A's memory space.
+//! `tmem::<f32>([S, 128, N])`) with N legal for the kind (multiple of 8 up to 256 per
+//! instruction descriptor); `b` (N×K) a shared tile with swizzle B128, K-major with 128-byte
+//! rows, of bf16/f16 (`.kind::f16`, K = 16 per instruction), f32 (`.kind::tf32`, K = 8) or
+//! e4m3/e5m2 (`.kind::f8f6f4`, K = 32; A and B may differ) — the kind is the operand types'
+//! (PTX ISA §9.7.16.10.1), A and B of two kinds are refused before any shape check — or, for
+//! the 16-bit kind only, MN-major (`major = mn`: chunks of 64 N-elements by K rows, as TMA
+//! writes them; FA4's V); `a` (128×K) either such a shared tile or a 16-bit TMEM tile
+//! `tmem::<bf16|f16>([128, K])` (a stage of a staged one, or an `alias` view such as FA4's P
+//! over S), K a multiple of 16 (`mma::tmem_operand`); run by one thread. The form is chosen
+//! by A's memory space.
 //! Before: `mma @acc, @a_s[%s], @b_s[%s] accumulate (%k > 0)`
 //! After: the TMEM base address (read from the allocation slot; plus `s·N` columns for a
 //! stage), the instruction descriptor,
-//! and per K-step of 16: `tcgen05.mma.cta_group::1.kind::f16 [taddr], adesc, bdesc, idesc, p`
+//! and per K-step (32 bytes of each row): `tcgen05.mma.cta_group::1.kind::… [taddr], adesc,
+//! bdesc, idesc, p`
 //! — or, A in TMEM, `tcgen05.mma.cta_group::1.kind::f16 [taddr], [ataddr], bdesc, idesc, p`
 //! with `ataddr` A's TMEM address advanced 8 columns (16 packed 16-bit elements) per step.
 //! Completion is explicit: `tcgen05::commit(bar)` after it.
