@@ -532,6 +532,31 @@ fn gemm_sm100_clc_is_right_whether_cancellations_fail_or_succeed() {
     report("gemm_sm100_clc", &runs);
 }
 
+/// Levels 8 and 9 on `tirx sim`'s device (132 SMs: 66 clusters, most without a tile, so they
+/// finish and ask again at once) at its GEMM shape, every CLC mode, three seeds:
+/// the case where rank 0's next request once rewrote the odd CTA's response under its
+/// scheduler's read (before the schedulers released the response too) — a race report.
+#[test]
+fn the_clc_levels_never_rewrite_a_response_under_a_reader() {
+    let mut runs = Vec::new();
+    for name in ["gemm_sm100_clc", "gemm_sm100_tma_epi"] {
+        let art = sm100(name, "default");
+        for clc in [ClcMode::Succeed, ClcMode::Random, ClcMode::Fail] {
+            for seed in 1..=3 {
+                let policy = Policy {
+                    clc,
+                    ..Policy::default()
+                };
+                let stats =
+                    typed_gemm_on_device(art, art.ptx, (130, 136, 96), seed, &policy, &sms(132))
+                        .unwrap_or_else(|e| panic!("{name} {clc:?} seed {seed}: {e}"));
+                runs.push(stats);
+            }
+        }
+    }
+    report("gemm_sm100_clc and gemm_sm100_tma_epi", &runs);
+}
+
 /// Level 9 on Blackwell (`gemm_sm100_tma_epi`: level 8 with D stored by TMA from a swizzled
 /// shared-memory tile, the accumulator stage released before the stores) on three clusters,
 /// 9 tiles of 256×128 (three a walk, so the staging tile is reused while earlier stores may

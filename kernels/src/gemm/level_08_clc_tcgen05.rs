@@ -17,16 +17,18 @@
 //! first to finish takes their walks.
 //!
 //! The response is read by every role of both CTAs — the producer, the MMA warp (whose odd-CTA
-//! thread only follows the walks), the epilogue warpgroup — so it lives in a one-stage
-//! pipeline `clcp` whose empty barrier counts one release from each of the three roles of each
-//! CTA (`consumers = 3, peers = 2`: every release arrives on both CTAs' barriers); the
-//! scheduler waits for all six before rank 0 rewrites the responses. Each reader fences
-//! (`fence::proxy_async()`) before its release: the next response is written through the async
-//! proxy.
+//! thread only follows the walks), the epilogue warpgroup and the scheduler itself (to know
+//! whether to go on) — so it lives in a one-stage pipeline `clcp` whose empty barrier counts
+//! one release from each of the four readers of each CTA (`consumers = 4, peers = 2`: every
+//! release arrives on both CTAs' barriers); rank 0's scheduler waits for all eight before it
+//! rewrites both CTAs' responses. (Without the schedulers' releases rank 0 rewrote the odd
+//! CTA's response under its scheduler's read: `tirx sim gemm_sm100_tma_epi --clc succeed`
+//! caught it.) Each reader fences (`fence::proxy_async()`) before its release: the next
+//! response is written through the async proxy.
 //!
 //! Verified without a Blackwell GPU (none was used): ptxas `-arch=sm_100a` with 0 spills, and
 //! the SASS (`tirx check`, its `gemm_sm100_clc` line: `224 0 UTCHMMA×4 UTMALDG×2 LDTM×8
-//! USETMAXREG×2 SYNCS×56 LDS.128×4`) shows the pair's forms (`UTCHMMA.2CTA`,
+//! USETMAXREG×2 SYNCS×58 LDS.128×4`) shows the pair's forms (`UTCHMMA.2CTA`,
 //! `UTCBAR.2CTA.MULTICAST`, `UTMALDG.2D.2CTA`) and the multicast request
 //! (`UGETNEXTWORKID.BROADCAST`; `LDS.128` are the roles' reads of the response)
 //! (`tests/clc.rs`); the emulator runs it
@@ -69,9 +71,9 @@ pub mod kernels {
         let acc = tmem::<f32>([2, 128, BN]);
         let pipe = pipeline::<STAGES>();
         let accp = pipeline::<2>(peers = 2);
-        // The scheduler's response, read by the three roles of both CTAs.
+        // The scheduler's response, read by the four roles of both CTAs.
         let resp = clc_response();
-        let clcp = pipeline::<1>(consumers = 3, peers = 2);
+        let clcp = pipeline::<1>(consumers = 4, peers = 2);
         let pairs_m = cdiv(M, 256);
         let tiles_n = cdiv(N, BN);
         let k_tiles = cdiv(K, BK);
@@ -149,7 +151,8 @@ pub mod kernels {
                 }
             }
             // The scheduler warp: rank 0 asks for the next walk once every reader of the last
-            // response released it; after a failed request nobody asks again.
+            // response released it — the schedulers too, which read it to know whether to go
+            // on; after a failed request nobody asks again.
             #[scope(warp = 2, elect)]
             {
                 let mut i = 0;
@@ -160,6 +163,7 @@ pub mod kernels {
                     let got = clcp.consumer_wait(i);
                     more = clc::is_canceled(resp);
                     fence::proxy_async();
+                    clcp.consumer_release(got);
                     i += 1;
                 }
             }

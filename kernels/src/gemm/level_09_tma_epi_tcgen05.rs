@@ -19,7 +19,7 @@
 //!
 //! Verified without a Blackwell GPU (none was used): ptxas `-arch=sm_100a` with 0 spills, and
 //! the SASS (`tirx check`, its `gemm_sm100_tma_epi` line: `224 0 UTCHMMA×4 UTMALDG×2 UTMASTG×1
-//! LDTM×4 USETMAXREG×2 SYNCS×56 LDS.128×4 STS.128×16`) shows the TMA store (`UTMASTG`, in the
+//! LDTM×4 USETMAXREG×2 SYNCS×58 LDS.128×4 STS.128×16`) shows the TMA store (`UTMASTG`, in the
 //! loop over the two 64-column boxes) and the swizzled staging stores (`STS.128`) beside the
 //! pair's forms and the cluster launch control request
 //! (`tests/clc.rs`); the emulator runs it against the f64 reference with every CLC mode under
@@ -66,9 +66,9 @@ pub mod kernels {
         let d_s = smem::<bf16>([BN / 64, 128, 64], swizzle = B128);
         let pipe = pipeline::<STAGES>();
         let accp = pipeline::<2>(peers = 2);
-        // The scheduler's response, read by the three roles of both CTAs.
+        // The scheduler's response, read by the four roles of both CTAs.
         let resp = clc_response();
-        let clcp = pipeline::<1>(consumers = 3, peers = 2);
+        let clcp = pipeline::<1>(consumers = 4, peers = 2);
         let pairs_m = cdiv(M, 256);
         let tiles_n = cdiv(N, BN);
         let k_tiles = cdiv(K, BK);
@@ -146,7 +146,8 @@ pub mod kernels {
                 }
             }
             // The scheduler warp: rank 0 asks for the next walk once every reader of the last
-            // response released it; after a failed request nobody asks again.
+            // response released it — the schedulers too, which read it to know whether to go
+            // on; after a failed request nobody asks again.
             #[scope(warp = 2, elect)]
             {
                 let mut i = 0;
@@ -157,6 +158,7 @@ pub mod kernels {
                     let got = clcp.consumer_wait(i);
                     more = clc::is_canceled(resp);
                     fence::proxy_async();
+                    clcp.consumer_release(got);
                     i += 1;
                 }
             }
