@@ -25,7 +25,7 @@
 //! | 0–63, 128–191 | `p_t[0]`, `p_t[2]`: P_i packed as two 16-bit values per column, written over the first half of S_i (`alias = s`) |
 //! | 256–383, 384–511 | `o_acc[0]`, `o_acc[1]`: O_i (f32), read and rescaled 64 columns at a time through the view `o_c` |
 //!
-//! Per key block n the barrier graph is (every edge an mbarrier; FA4's §3 pipeline):
+//! Per key block n the barrier graph is (every edge an mbarrier, as in FA4's pipeline):
 //! load → `k_pipe`/`v_pipe` → MMA issues S_i(n) → `s_full[i]` → softmax i reads S_i,
 //! computes the new row max m and the factor 2^((m_old − m)·scale·log2 e), hands the factor
 //! to the correction warpgroup through shared memory (`corr_s[i]`, `stats[i]`), writes
@@ -62,7 +62,7 @@
 //! Verified without a Blackwell GPU (none was used): ptxas `-arch=sm_100a` with 0 spills, and
 //! the SASS (`tirx check`, its `attention_sm100` lines, the same for every config — the
 //! head-dim chunk loops stay loops: `128 0 UTCHMMA×24 UTMALDG×3 UTMASTG×1
-//! LDTM×8 STTM×4 USETMAXREG×3 SYNCS×52 MUFU.EX2×129 STS.128×8`) shows the tensor core with A
+//! LDTM×8 STTM×4 USETMAXREG×3 SYNCS×52 MUFU.EX2×113 STS.128×8`) shows the tensor core with A
 //! from shared memory and from TMEM (`tests/assemble.rs`), TMA loads and the O store, TMEM
 //! loads and stores, `setmaxnreg` and `MUFU.EX2`; the emulator runs it against the f64
 //! reference on batches of two, two heads and sequence tails, several schedules each
@@ -188,7 +188,7 @@ pub fn attention_sm100(
                     t = select(key < SK, t, f32::NEG_INFINITY);
                 }
             }
-            // Conditional rescaling (FA4 §4): the running max moves only when this block's
+            // Conditional rescaling (FA4): the running max moves only when this block's
             // exceeds it by more than RESCALE_LOG2 = 8 in log2 units (P then stays below 2^8,
             // well inside 16-bit range); otherwise the factor is exactly 2^0 = 1.
             let m_blk = max(m_i, reduce_max(t, axis = 1));
