@@ -72,8 +72,8 @@ pub mod kernels {
         cluster = (2, 1, 1),
         grid = (SMS / 2 * 2, 1),
         configs(
-            default = (BN = 256, BK = 64, STAGES = 6, GROUP = 8, REG_ISSUE = 56, REG_EPILOGUE = 224),
-            n128 = (BN = 128, BK = 64, STAGES = 8, GROUP = 8, REG_ISSUE = 56, REG_EPILOGUE = 224),
+            default = (BM = 256, BN = 256, BK = 64, STAGES = 6, GROUP = 8, REG_ISSUE = 56, REG_EPILOGUE = 224),
+            n128 = (BM = 256, BN = 128, BK = 64, STAGES = 8, GROUP = 8, REG_ISSUE = 56, REG_EPILOGUE = 224),
         ),
     )]
     pub fn gemm_sm100_pair(

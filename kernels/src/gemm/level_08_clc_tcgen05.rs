@@ -58,7 +58,7 @@ pub mod kernels {
         cluster = (2, 1, 1),
         grid = (SMS / 2 * 2, 1),
         configs(
-            default = (BN = 256, BK = 64, STAGES = 6, GROUP = 8, REG_ISSUE = 56, REG_EPILOGUE = 224),
+            default = (BM = 256, BN = 256, BK = 64, STAGES = 6, GROUP = 8, REG_ISSUE = 56, REG_EPILOGUE = 224),
         ),
     )]
     pub fn gemm_sm100_clc(
