@@ -13,7 +13,7 @@
 use super::Pass;
 use crate::abi::Target;
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::ir::{Kernel, Op, StmtKind};
+use crate::ir::{Expr, Kernel, Op, StmtKind};
 use crate::passes::walk::visit;
 use crate::valid::scope::{ScopeSet, Threads, threads_of};
 
@@ -84,6 +84,34 @@ pub enum ScopeError {
         inner: String,
         /// What the enclosing scopes leave.
         outer: String,
+    },
+    /// More threads execute a `named_barrier` than it counts.
+    #[error(
+        "`named_barrier({id}, {count})` runs here on {reach} threads ({range}), more than the {count} it counts: each phase completes after {count} arrivals, so the rest start the next phase. Count every thread that reaches it ({reach} or more)"
+    )]
+    NamedBarrierOverfull {
+        /// Barrier id.
+        id: i64,
+        /// Its thread count.
+        count: u32,
+        /// Threads of the scope executing it.
+        reach: u32,
+        /// Those threads, in words.
+        range: String,
+    },
+    /// Fewer threads can ever reach a named barrier id than its count.
+    #[error(
+        "`named_barrier({id}, {count})` counts {count} threads, but only {reach} threads ({ranges}) ever execute barrier {id} (syncing or arriving): it can never complete"
+    )]
+    NamedBarrierUnreachable {
+        /// Barrier id.
+        id: i64,
+        /// Its thread count.
+        count: u32,
+        /// The threads of every scope that executes this id, in all.
+        reach: u32,
+        /// Those scopes' thread ranges, in words.
+        ranges: String,
     },
     /// A tcgen05 op on a target without tcgen05.
     #[error("tcgen05 is not available on {}: it needs sm_100a (use `wgmma` on sm_90a)", .target.name())]
@@ -183,7 +211,23 @@ impl Pass for VerifyScopes {
     }
     fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
         let mut errs = Vec::new();
+        // Named barriers with a constant id: (id, count, threads [lo, hi), span) per op.
+        let mut named: Vec<Named> = Vec::new();
+        // A named barrier whose id is known only at run time may be any id: then who reaches
+        // a constant id is not known either.
+        let mut dynamic_id = false;
         visit(&k.body, &mut |s, stack| {
+            if let StmtKind::Op(Op::NamedBarrier { id, threads, .. }) = &s.kind {
+                // Under an `if` fewer threads than the scope's may run it.
+                let guarded = stack.iter().any(|p| matches!(p.kind, StmtKind::If { .. }));
+                match (id, scope_set(stack, k.sig.threads)) {
+                    (Expr::Imm(id, _), Some(set)) => {
+                        named.push((*id, *threads, (set.lo, set.hi), guarded, s.span));
+                    }
+                    (Expr::Imm(..), None) => {}
+                    _ => dynamic_id = true,
+                }
+            }
             if let StmtKind::Scope { scope, .. } = &s.kind {
                 // The enclosing scopes' intersection, then this one.
                 let mut set = ScopeSet::cta(k.sig.threads);
@@ -219,6 +263,86 @@ impl Pass for VerifyScopes {
                 errs.push(Diagnostic::new(s.span, msg));
             }
         });
+        errs.extend(named_barrier_counts(&named, !dynamic_id));
         if errs.is_empty() { Ok(()) } else { Err(errs) }
     }
+}
+
+/// The thread range the enclosing scopes of a statement leave (`None` when empty: reported
+/// as an empty scope).
+fn scope_set(stack: &[&crate::ir::Stmt], cta: u32) -> Option<ScopeSet> {
+    let mut set = ScopeSet::cta(cta);
+    for p in stack {
+        if let StmtKind::Scope { scope, .. } = &p.kind {
+            set = set.enter(scope)?;
+        }
+    }
+    Some(set)
+}
+
+/// A named barrier with a constant id: id, count, the thread range of its scopes, whether an
+/// `if` encloses it, its span.
+type Named = (i64, u32, (u32, u32), bool, crate::ir::Span);
+
+/// Each named barrier's count against the threads that execute it (issue #33 item 4): a
+/// scope with more threads than the count over-arrives (unless an `if` may narrow it); all the scopes executing an id,
+/// together, with fewer threads than a count never complete it (checked only when every
+/// named barrier's id is a constant). The scopes are upper bounds (a condition inside one can
+/// only lower who arrives), so both errors are certain.
+fn named_barrier_counts(named: &[Named], all_ids_known: bool) -> Vec<Diagnostic> {
+    let mut errs = Vec::new();
+    for &(id, count, (lo, hi), guarded, span) in named {
+        if !guarded && hi - lo > count {
+            let range = ScopeSet {
+                threads: Threads::Cta(hi - lo),
+                lo,
+                hi,
+            }
+            .describe();
+            errs.push(Diagnostic::new(
+                span,
+                ScopeError::NamedBarrierOverfull {
+                    id,
+                    count,
+                    reach: hi - lo,
+                    range,
+                },
+            ));
+        }
+    }
+    if !all_ids_known {
+        return errs;
+    }
+    let mut ids: Vec<i64> = named.iter().map(|n| n.0).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    for id in ids {
+        let mut ranges: Vec<(u32, u32)> = named.iter().filter(|n| n.0 == id).map(|n| n.2).collect();
+        ranges.sort_unstable();
+        ranges.dedup();
+        // The union's size.
+        let (mut reach, mut end) = (0u32, 0u32);
+        for &(lo, hi) in &ranges {
+            let lo = lo.max(end);
+            if hi > lo {
+                reach += hi - lo;
+                end = hi;
+            }
+        }
+        let words: Vec<String> = ranges.iter().map(|(a, b)| format!("{a}..{b}")).collect();
+        for &(nid, count, _, _, span) in named {
+            if nid == id && reach < count {
+                errs.push(Diagnostic::new(
+                    span,
+                    ScopeError::NamedBarrierUnreachable {
+                        id,
+                        count,
+                        reach,
+                        ranges: format!("threads {}", words.join(", ")),
+                    },
+                ));
+            }
+        }
+    }
+    errs
 }
