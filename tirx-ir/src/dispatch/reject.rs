@@ -308,9 +308,11 @@ pub enum Reject {
         /// The buffer.
         buffer: String,
     },
-    /// An MN-major A on wgmma.
-    #[error("A `{buffer}` is MN-major; wgmma reads A K-major here (only B may be `major = mn`)")]
+    /// An MN-major A on a path that takes B MN-major but A K-major only (wgmma, tcgen05).
+    #[error("A `{buffer}` is MN-major; {path} reads A K-major here (only B may be `major = mn`)")]
     MnMajorA {
+        /// The path (`wgmma`, `tcgen05`).
+        path: &'static str,
         /// The buffer.
         buffer: String,
     },

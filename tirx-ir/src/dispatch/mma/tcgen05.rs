@@ -60,9 +60,10 @@ fn a_operand(k: &crate::ir::Kernel, a: &TileRef) -> Result<(u32, u32, ElemType),
     }
     let o = smem_operand_any(k, a, "A")?;
     if o.major != Major::K {
-        // The MN-major tcgen05 descriptor (§9.7.16.4.1) is not encoded yet: refuse, by name.
-        return Err(Reject::MnMajor {
-            which: "A",
+        // B may be MN-major (`instr_desc`); an MN-major A's descriptor and transpose-A bit are
+        // not lowered yet: refuse, by name.
+        return Err(Reject::MnMajorA {
+            path: "tcgen05",
             buffer: o.buf.name.clone(),
         });
     }

@@ -68,6 +68,7 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
     let (a, b) = (smem_operand(cx.k, a, "A")?, smem_operand(cx.k, b, "B")?);
     if a.major != Major::K {
         return Err(Reject::MnMajorA {
+            path: "wgmma",
             buffer: a.buf.name.clone(),
         });
     }
