@@ -470,3 +470,43 @@ fn the_shipped_cache_names_shipped_artifacts() {
         }
     }
 }
+
+/// On a Blackwell device (a B200 described; nothing launched, there is none here) a TN GEMM
+/// goes to a kernel compiled for sm_100a, chosen by the same dispatcher as on Hopper, and the
+/// Hopper kernels are refused by target; a problem no Blackwell kernel solves yet (NN) is the
+/// table of candidates, the Hopper NN configs among them refused for their target.
+#[test]
+fn blackwell_gemms_go_to_a_blackwell_kernel() {
+    let b200 = Device::b200();
+    for shape in [(8192, 8192, 8192), (1000, 1000, 1000), (256, 512, 64)] {
+        let req = GemmRequest::contiguous(BLayout::Tn, Epilogue::Plain, GemmTypes::BF16, shape);
+        let c = choose(&req, &catalogue::all(), &b200, &Cache::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", req.describe()));
+        assert_eq!(c.artifact.target, tirx::Target::Sm100a, "{}", c.label());
+        assert!(c.kernel.name.starts_with("gemm_sm100"), "{}", c.label());
+        let verdicts = judge(&req, &catalogue::all(), &b200);
+        let hopper = verdicts
+            .iter()
+            .find(|v| v.kernel.name == "gemm_sm90_ws")
+            .expect("judged");
+        assert_eq!(
+            hopper.outcome,
+            Err(Reject::Target {
+                found: tirx::Target::Sm90a
+            })
+        );
+    }
+    let req = GemmRequest::contiguous(
+        BLayout::Nn,
+        Epilogue::Plain,
+        GemmTypes::BF16,
+        (256, 256, 256),
+    );
+    let text = choose(&req, &catalogue::all(), &b200, &Cache::default())
+        .unwrap_err()
+        .to_string();
+    assert!(
+        text.contains("gemm_sm90_ws/nn_n128") && text.contains("refused: compiled for sm_90a"),
+        "{text}"
+    );
+}
