@@ -300,8 +300,11 @@ impl Machine<'_> {
                 shape,
                 pack,
             } => {
+                // What in-flight MMAs will write, once for the warp's load.
+                let in_flight = super::tcgen05_fence::mmas_in_flight(cl, ci);
                 for l in lanes(active) {
-                    self.tcgen05_ld(cl, ci, wi, l, line, (ds, taddr, *shape, *pack))?;
+                    let op = (ds.as_slice(), taddr, *shape, *pack);
+                    self.tcgen05_ld(cl, ci, (wi, l), line, op, &in_flight)?;
                 }
             }
             Op::TcSt {

@@ -51,19 +51,19 @@ impl Machine<'_> {
         Ok((lane0, col0))
     }
 
-    /// One thread's part of a `tcgen05.ld` (`pack`: `.pack::16b`).
+    /// One thread's part of a `tcgen05.ld` (`pack`: `.pack::16b`); `in_flight`: the D
+    /// rectangles of the CTA's MMAs not yet run (`tcgen05_fence.rs`).
     pub(crate) fn tcgen05_ld(
         &mut self,
         cl: &mut Cluster,
         ci: usize,
-        wi: u32,
-        l: u32,
+        (wi, l): (u32, u32),
         line: u32,
         (ds, taddr, shape, pack): (&[Reg], &Addr, TmemShape, bool),
+        in_flight: &[super::tcgen05_fence::InFlight],
     ) -> Result<(), SimError> {
         let t = wi * 32 + l;
         let (lane0, col0) = self.tmem_origin(cl, ci, (wi, l), taddr, shape, line)?;
-        let in_flight = super::tcgen05_fence::mmas_in_flight(cl, ci);
         for (j, &r) in ds.iter().enumerate() {
             let (dl, cols, n) = shape.columns(l, j as u32, pack);
             let lane = lane0 + dl;
@@ -83,7 +83,7 @@ impl Machine<'_> {
                     ));
                 }
                 if let Some(what) =
-                    super::tcgen05_fence::unordered_read(cl, ci, t, (lane, col), &in_flight)
+                    super::tcgen05_fence::unordered_read(cl, ci, t, (lane, col), in_flight)
                 {
                     return Err(self.protocol(cl, ci, t, line, what));
                 }
