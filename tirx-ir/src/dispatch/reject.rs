@@ -308,6 +308,15 @@ pub enum Reject {
         /// The buffer.
         buffer: String,
     },
+    /// An MN-major shared tile as the source of a TMA store: its bytes are 64-element chunks
+    /// laid out for an MMA to read transposed, not the box a store writes.
+    #[error(
+        "`{buffer}` is an MN-major tile (stored as 64-element chunks an MMA reads transposed); a TMA store would write those bytes untransposed to the tensor's coordinates. Stage the output in a K-major tile (no `major = mn`)"
+    )]
+    MnMajorStore {
+        /// The buffer.
+        buffer: String,
+    },
     /// An MN-major A on a path that takes B MN-major but A K-major only (wgmma, tcgen05).
     #[error("A `{buffer}` is MN-major; {path} reads A K-major here (only B may be `major = mn`)")]
     MnMajorA {

@@ -130,6 +130,19 @@ impl Lowerer<'_> {
         if let Some(tensor) = self.mn_tensor_of(&op) {
             return self.mn_load(op, &tensor, span, c);
         }
+        if let Some((tile, tensor, stored)) = self.mn_tile_of_k_tensor(&op) {
+            let what = "an MN-major tile (`major = mn`, stored as 64-element chunks an MMA reads transposed)";
+            let why = if stored {
+                format!(
+                    "a TMA store writes boxes untransposed, so its bytes would land at `{tensor}`'s coordinates transposed; stage the output in a K-major tile (no `major = mn`)"
+                )
+            } else {
+                format!(
+                    "TMA copies boxes without transposing, so it is only filled from an MN-major tensor (`#[major(mn)]`), and `{tensor}` is K-major; load `{tensor}` into a K-major tile"
+                )
+            };
+            return Err(self.fail(c, format!("`{tile}` is {what}: {why}")));
+        }
         Ok(Stmt::at(StmtKind::Op(op), span))
     }
 
@@ -148,6 +161,25 @@ impl Lowerer<'_> {
                 .map(|_| tensor.clone()),
             _ => None,
         })
+    }
+
+    /// An MN-major shared tile, the K-major tensor a copy moves it from or to, and whether the
+    /// copy stores it, if the copy names both: the chunked bytes are not the tensor's box in
+    /// either direction.
+    fn mn_tile_of_k_tensor(&self, op: &Op) -> Option<(String, String, bool)> {
+        let Op::Copy { dst, src, .. } = op else {
+            return None;
+        };
+        let tensor = [dst, src].into_iter().find_map(|t| match t {
+            TileRef::Global { tensor, .. } => Some(tensor.clone()),
+            _ => None,
+        })?;
+        let tile = [dst, src].into_iter().find_map(|t| match t {
+            TileRef::Buf { buf, .. } => Some(&self.kernel.buffers[*buf]),
+            _ => None,
+        })?;
+        let stored = matches!(dst, TileRef::Global { .. });
+        (tile.layout.major == tirx_ir::Major::MN).then(|| (tile.name.clone(), tensor, stored))
     }
 
     /// `tma::load(tile, t.tile(i, j), bar)` with `t` MN-major: the tile must be an MN-major

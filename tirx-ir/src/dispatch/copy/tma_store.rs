@@ -4,6 +4,8 @@
 //! bounds parts of the box are clipped by the hardware, so tails need no code.
 //! Before: `copy global d[%m, %n] <- @d_s`
 //! After: `cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [map, {n*BN, m*BM}], [src]`.
+//! The source is K-major: an MN-major tile (`major = mn`) is refused, its chunked bytes are
+//! not the box.
 //! The user completes it with `tma::commit_group()` / `tma::wait_group(n)`.
 //! PTX used: PTX ISA §9.7.9.25.5.1 (cp.async.bulk.tensor).
 
@@ -11,7 +13,7 @@ use super::tma_box;
 use super::tma_load::element_coords;
 use crate::diag::Diagnostics;
 use crate::dispatch::{Cx, Reject, Variant};
-use crate::ir::{Inst, Op, ScalarType, TileRef};
+use crate::ir::{Inst, Major, Op, ScalarType, TileRef};
 use crate::lower::Lower;
 
 /// The variant.
@@ -35,7 +37,14 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
     if bar.is_some() {
         return Err(Reject::StoreWithBarrier);
     }
-    tma_box(cx.k, src, dst)?;
+    let (b, _) = tma_box(cx.k, src, dst)?;
+    // No MN-major tensor is ever stored (the front end refuses it), so an MN-major source is
+    // always a transposed layout written as if it were not.
+    if b.layout.major == Major::MN {
+        return Err(Reject::MnMajorStore {
+            buffer: b.name.clone(),
+        });
+    }
     if !cx.threads.is_single() {
         return Err(Reject::Threads {
             threads: cx.threads,
@@ -64,4 +73,56 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     let src_v = lw.let_("src", ScalarType::U32, src_e);
     lw.inst(Inst::cp_async_bulk_tensor_store(map, crd, src_v));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::parse::parse_module;
+    use crate::passes::run_pipeline;
+
+    fn store_from(layout: &str) -> Result<String, String> {
+        let text = format!(
+            "kernel k config default phase tile
+  signature k_default_sm_90a
+    target sm_90a
+    threads 128
+    cluster (1, 1, 1)
+    grid (1, 1, 1)
+    smem 0
+    tmem 0
+    tensor d: bf16[M, N]
+  buffer @d_s: smem bf16 {layout}
+{{
+  scope thread 0 {{
+    op copy global d[0:u32, 0:u32] <- @d_s[0:u32]
+  }}
+}}
+"
+        );
+        let m = parse_module(&text).expect("test input parses");
+        let k = m.kernels.into_iter().next().expect("one kernel");
+        match run_pipeline(k, false) {
+            Ok((k, _)) => Ok(k.to_string()),
+            Err(errs) => Err(errs
+                .iter()
+                .map(|e| e.message.clone())
+                .collect::<Vec<_>>()
+                .join("\n")),
+        }
+    }
+
+    #[test]
+    fn a_k_major_tile_is_stored_and_an_mn_major_one_refused() {
+        // The same bytes, read as the box (K-major) or as an MMA's transposed chunks (MN).
+        let k = store_from("(2, 64, 64):(4096, 64, 1) swizzle B128").expect("compiles");
+        assert!(
+            k.contains("cp.async.bulk.tensor.2d.global.shared::cta"),
+            "{k}"
+        );
+        let err = store_from("(2, 64, 64):(4096, 64, 1) swizzle B128 major mn").unwrap_err();
+        assert!(
+            err.contains("`d_s` is an MN-major tile") && err.contains("K-major tile"),
+            "{err}"
+        );
+    }
 }
