@@ -57,6 +57,9 @@ pub struct Diagnostic {
     pub kind: DiagKind,
     /// What is wrong and what would be right: `kind`'s text.
     pub message: String,
+    /// Secondary places the cause lies, each with what to look at there: the declaration of a
+    /// buffer whose layout an op refused, shown beside the op.
+    pub notes: Vec<(Span, String)>,
 }
 
 impl Diagnostic {
@@ -67,7 +70,14 @@ impl Diagnostic {
             span,
             message: kind.to_string(),
             kind,
+            notes: Vec::new(),
         }
+    }
+
+    /// The same error with a note at `span` (a declaration the error is about).
+    pub fn with_note(mut self, span: Span, note: impl Into<String>) -> Diagnostic {
+        self.notes.push((span, note.into()));
+        self
     }
 }
 

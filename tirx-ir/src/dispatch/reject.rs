@@ -586,3 +586,35 @@ fn accumulates_in(space: Space) -> &'static str {
         Space::Shared => "shared memory",
     }
 }
+
+impl Reject {
+    /// The buffer whose declared layout the refusal is about (its element type, shape, swizzle
+    /// or majorness; not its space, which says only that the path was the wrong one), if any: a
+    /// dispatch error notes that declaration beside the op, so a layout contract that disagrees
+    /// is seen at both ends.
+    pub fn buffer(&self) -> Option<&str> {
+        match self {
+            Reject::TmaElem { buffer, .. }
+            | Reject::TmaRowMajor { buffer, .. }
+            | Reject::TmemAShape { buffer, .. }
+            | Reject::OperandElem { buffer, .. }
+            | Reject::OperandRank { buffer, .. }
+            | Reject::KMajorLayout { buffer, .. }
+            | Reject::OperandRows { buffer, .. }
+            | Reject::MnRank { buffer, .. }
+            | Reject::MnLayout { buffer, .. }
+            | Reject::MnKRows { buffer, .. }
+            | Reject::MnMajor { buffer, .. }
+            | Reject::MnMajorA { buffer, .. }
+            | Reject::AccumulatorShape { buffer, .. }
+            | Reject::StagingLayout { buffer, .. }
+            | Reject::ThreadElem { buffer, .. }
+            | Reject::NotRowMajor { buffer, .. }
+            | Reject::TileRank { buffer, .. }
+            | Reject::SwizzleRows { buffer, .. }
+            | Reject::SwizzleRepeat { buffer, .. }
+            | Reject::SwizzleKind { buffer, .. } => Some(buffer),
+            _ => None,
+        }
+    }
+}

@@ -7,8 +7,8 @@
 
 use super::Pass;
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::dispatch::{Cx, select};
-use crate::ir::{Kernel, Op, Stmt, StmtKind};
+use crate::dispatch::{Cx, DispatchError, select};
+use crate::ir::{Kernel, Major, Op, Space, Span, Stmt, StmtKind};
 use crate::passes::walk::visit_mut_with;
 use crate::valid::scope::{ScopeSet, Threads};
 
@@ -29,9 +29,55 @@ fn dispatch(k: &Kernel, s: &mut Stmt, threads: Threads, errs: &mut Diagnostics) 
         (Ok(name), Op::Copy { variant, .. } | Op::Mma { variant, .. }) => {
             *variant = Some(name.to_string())
         }
-        (Err(e), _) => errs.push(Diagnostic::new(s.span, e)),
+        (Err(e), _) => {
+            let notes = declaration_notes(k, &e);
+            let diag = notes
+                .into_iter()
+                .fold(Diagnostic::new(s.span, e), |d, (span, note)| {
+                    d.with_note(span, note)
+                });
+            errs.push(diag)
+        }
         _ => {}
     }
+}
+
+/// A note at the declaration of each buffer the candidates refused for its declared
+/// properties (once per buffer, in the order first named): the op's error is at the use, the
+/// cause may be the declaration (a 64-byte swizzle where the consumer reads 128).
+fn declaration_notes(k: &Kernel, e: &DispatchError) -> Vec<(Span, String)> {
+    let mut named: Vec<&str> = Vec::new();
+    for (_, why) in &e.rejections {
+        if let Some(b) = why.buffer()
+            && !named.contains(&b)
+        {
+            named.push(b);
+        }
+    }
+    named
+        .into_iter()
+        .filter_map(|name| k.buffers.iter().map(|(_, b)| b).find(|b| b.name == name))
+        .filter(|b| b.span != Span::NONE)
+        .map(|b| {
+            let l = &b.layout;
+            let swizzle = match b.space {
+                Space::Shared => format!(", swizzle {}", l.swizzle.name()),
+                Space::Tmem | Space::Reg => String::new(),
+            };
+            let major = match l.major {
+                Major::K => "",
+                Major::MN => ", major mn",
+            };
+            let note = format!(
+                "`{}` is declared here: {} {} {:?}{swizzle}{major}",
+                b.name,
+                b.space.name(),
+                b.elem.name(),
+                l.shape,
+            );
+            (b.span, note)
+        })
+        .collect()
 }
 
 /// The thread set of a nested block: narrowed by a scope (the intersection with the

@@ -275,6 +275,7 @@ fn compile_instance(
                         ),
                         calls: Vec::new(),
                         assertion: false,
+                        notes: Vec::new(),
                     }]
                 })?,
         ),
@@ -288,6 +289,11 @@ fn compile_instance(
                 message: d.message.clone(),
                 calls: low.spans.calls(d.span),
                 assertion: false,
+                notes: d
+                    .notes
+                    .iter()
+                    .map(|(span, note)| (low.spans.get(*span), note.clone()))
+                    .collect(),
             })
             .collect::<Vec<_>>()
     })?;
@@ -297,6 +303,7 @@ fn compile_instance(
             message: format!("PTX generation failed: {e}"),
             calls: Vec::new(),
             assertion: false,
+            notes: Vec::new(),
         }]
     })?;
     // The user's line of each statement's first token, from the compiler's span

@@ -190,6 +190,7 @@ impl Lowerer<'_> {
             message: message.into(),
             calls,
             assertion: false,
+            notes: Vec::new(),
         });
         Fail
     }
