@@ -13,6 +13,7 @@ stream, in the device's primary context (PyTorch's).
     y = tirx.gemm(a, w.t())            # a @ w.t(), the TN kernels
     print(tirx.explain(tirx.gemm, a, w.t()))
 
+There is no autograd: inputs that require grad are read detached, outputs track no gradient.
 torch is optional at import: without it, pass every output as ``out=`` (any DLPack or
 ``__cuda_array_interface__`` object) and the stream as ``stream=`` (0: the legacy default).
 """
@@ -64,6 +65,14 @@ def _is_torch(t):
     return _torch is not None and isinstance(t, _torch.Tensor)
 
 
+def _d(t):
+    """A torch tensor without autograd (DLPack refuses tensors that require grad; tirx has no
+    backward, so outputs never track gradients); anything else unchanged."""
+    if _is_torch(t) and t.requires_grad:
+        return t.detach()
+    return t
+
+
 def _stream(t, stream):
     """The stream to launch on: ``stream`` if given, else torch's current stream on ``t``'s GPU."""
     if stream is not None:
@@ -103,6 +112,7 @@ def gemm(a, b, *, bias=None, activation=None, alpha=1.0, beta=0.0, c=None, out_d
     ``alpha * (a @ b) + beta * c``. Inputs bf16 or f16; ``out_dtype`` bf16, f16 or f32
     (default: ``a``'s).
     """
+    a, b, c, bias, out = _d(a), _d(b), _d(c), _d(bias), _d(out)
     kw = dict(c=c, bias=bias, activation=activation, alpha=float(alpha), beta=float(beta),
               out_dtype=_dtype_name(out_dtype), stream=_stream(a, stream))
     if _explain is not None:
@@ -124,13 +134,14 @@ def attention(q, k, v, *, causal=False, scale=None, return_lse=False, out=None, 
     log-sum-exp [B, HQ, S] f32 (natural log). From SDPA's [B, H, S, D] layout, pass
     ``x.transpose(1, 2).contiguous()``.
     """
+    q, k, v, out, lse = _d(q), _d(k), _d(v), _d(out), _d(lse)
     kw = dict(causal=bool(causal), scale=None if scale is None else float(scale),
               stream=_stream(q, stream))
     if _explain is not None:
         return _tirx.attention(q, k, v, out, lse, explain=_explain, **kw)
     if out is None or lse is None:
         _tirx.attention(q, k, v, out, lse, explain="check", **kw)
-        b, s, hq, _d = q.shape
+        b, s, hq, _hd = q.shape
         if out is None:
             out = _empty(q, "attention", q.shape)
         if lse is None:
@@ -140,6 +151,8 @@ def attention(q, k, v, *, causal=False, scale=None, return_lse=False, out=None, 
 
 
 def _row(op, x, out, stream, explain, **kw):
+    x, out = _d(x), _d(out)
+    kw = {k: _d(v) for k, v in kw.items()}
     kw["stream"] = _stream(x, stream)
     if explain is not None:
         return _tirx.row(op, x, out, explain=explain, **kw)
@@ -167,6 +180,7 @@ def layer_norm(x, weight, bias, eps=1e-5, *, out=None, stream=None, _explain=Non
 
 def silu_mul(x, g, *, out=None, stream=None, _explain=None):
     """``silu(x) * g`` elementwise (bf16): the gate of a SwiGLU MLP."""
+    x, g, out = _d(x), _d(g), _d(out)
     st = _stream(x, stream)
     if _explain is not None:
         return _tirx.silu_mul(x, g, out, stream=st, explain=_explain)
