@@ -40,6 +40,16 @@ class _DLManagedTensor(ctypes.Structure):
     _fields_ = [("dl_tensor", _DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", ctypes.c_void_p)]
 
 
+class _DLManagedTensorVersioned(ctypes.Structure):
+    _fields_ = [
+        ("version", ctypes.c_uint32 * 2),
+        ("manager_ctx", ctypes.c_void_p),
+        ("deleter", ctypes.c_void_p),
+        ("flags", ctypes.c_uint64),
+        ("dl_tensor", _DLTensor),
+    ]
+
+
 _PyCapsule_New = ctypes.pythonapi.PyCapsule_New
 _PyCapsule_New.restype = ctypes.py_object
 _PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
@@ -51,7 +61,8 @@ _ADDR = 0x7F0000000000  # 256-byte aligned, never read
 class FakeCuda:
     """A CUDA tensor as DLPack describes it (device type kDLCUDA), backed by nothing."""
 
-    def __init__(self, shape, dtype="bf16", strides=None, device=0, addr=_ADDR):
+    def __init__(self, shape, dtype="bf16", strides=None, device=0, addr=_ADDR, versioned=None,
+                 null_strides=False, byte_offset=0):
         self.shape = tuple(shape)
         self._keep = []
         n = len(shape)
@@ -62,12 +73,15 @@ class FakeCuda:
                 strides[i] = strides[i + 1] * shape[i + 1]
         self._strides = (ctypes.c_int64 * n)(*strides)
         code, bits = _DTYPES[dtype]
-        self._managed = _DLManagedTensor(
-            _DLTensor(addr, _DLDevice(2, device), n, _DLDataType(code, bits, 1),
-                      self._shape, self._strides, 0),
-            None,
-            None,
-        )
+        strides_ptr = ctypes.POINTER(ctypes.c_int64)() if null_strides else self._strides
+        tensor = _DLTensor(addr, _DLDevice(2, device), n, _DLDataType(code, bits, 1),
+                           self._shape, strides_ptr, byte_offset)
+        # versioned: DLPack >= 1.0's struct and capsule name, with this (major, minor).
+        self._versioned = versioned
+        if versioned is None:
+            self._managed = _DLManagedTensor(tensor, None, None)
+        else:
+            self._managed = _DLManagedTensorVersioned((ctypes.c_uint32 * 2)(*versioned), None, None, 0, tensor)
         self.streams = []
 
     def __dlpack_device__(self):
@@ -76,7 +90,8 @@ class FakeCuda:
     def __dlpack__(self, stream=None):
         self.streams.append(stream)
         # No destructor: the struct lives in this object, which outlives the call.
-        return _PyCapsule_New(ctypes.addressof(self._managed), b"dltensor", None)
+        name = b"dltensor" if self._versioned is None else b"dltensor_versioned"
+        return _PyCapsule_New(ctypes.addressof(self._managed), name, None)
 
     def t(self):
         s = list(self._strides)
@@ -127,6 +142,19 @@ class Parsing(unittest.TestCase):
         y = FakeCuda((8, 64))
         tirx.explain("softmax", y, device="h200")
         self.assertEqual(y.streams, [1], "stream 0 (legacy default) is DLPack's 1")
+
+    def test_dlpack_versioned_null_strides_and_offset(self):
+        # DLPack 1.x capsule; strides NULL means compact row-major; byte_offset moves the base.
+        a = FakeCuda((128, 64), versioned=(1, 1), null_strides=True, byte_offset=8)
+        b = FakeCuda((64, 256), versioned=(1, 0))
+        text = tirx.explain(tirx.gemm, a, b, device="h200")
+        self.assertIn("gemm nn plain, bf16 -> bf16, 128x256x64", text)
+        # The base 8 bytes past a 256-byte boundary: TMA (16-byte bases) refuses, so A's
+        # offset was read.
+        self.assertIn("is not 16-byte aligned", text)
+        with self.assertRaises(tirx.ArgumentError) as e:
+            tirx.explain(tirx.gemm, FakeCuda((128, 64), versioned=(2, 0)), b, device="h200")
+        self.assertIn("DLPack version 2.0 is not 1.x", _msg(e))
 
     def test_cuda_array_interface(self):
         a = FakeCai((128, 64), "<f2")
