@@ -15,6 +15,7 @@
 
 use std::ffi::{CStr, c_void};
 
+use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyCapsuleMethods, PyDict, PyTuple};
 use tirx::abi::ElemType;
@@ -185,13 +186,11 @@ pub fn read(obj: &Bound<'_, PyAny>, arg: &str, stream: u64) -> Result<Foreign, B
             .name()
             .map_or_else(|_| "?".into(), |n| n.to_string()),
     };
-    if obj.hasattr("__dlpack__").unwrap_or(false) {
-        return read_dlpack(obj, arg, stream);
+    let py = obj.py();
+    if let Ok(export) = obj.getattr(intern!(py, "__dlpack__")) {
+        return read_dlpack(obj, &export, arg, stream);
     }
-    if obj.hasattr("__cuda_array_interface__").unwrap_or(false) {
-        let cai = obj
-            .getattr("__cuda_array_interface__")
-            .map_err(|e| BindError::protocol(arg, "__cuda_array_interface__", e))?;
+    if let Ok(cai) = obj.getattr(intern!(py, "__cuda_array_interface__")) {
         let dict = cai.cast_into::<PyDict>().map_err(|_| BindError::Protocol {
             arg: arg.to_string(),
             protocol: "__cuda_array_interface__",
@@ -202,14 +201,17 @@ pub fn read(obj: &Bound<'_, PyAny>, arg: &str, stream: u64) -> Result<Foreign, B
     Err(not_a_tensor())
 }
 
-fn read_dlpack(obj: &Bound<'_, PyAny>, arg: &str, stream: u64) -> Result<Foreign, BindError> {
+fn read_dlpack(
+    obj: &Bound<'_, PyAny>,
+    export: &Bound<'_, PyAny>,
+    arg: &str,
+    stream: u64,
+) -> Result<Foreign, BindError> {
+    let py = obj.py();
     let err = |e: PyErr| BindError::protocol(arg, "DLPack", e);
     // Ask where it lives first: a tensor on another device is refused without exporting it.
-    if obj.hasattr("__dlpack_device__").unwrap_or(false) {
-        let dev: (i32, i32) = obj
-            .call_method0("__dlpack_device__")
-            .and_then(|d| d.extract())
-            .map_err(err)?;
+    if let Ok(device) = obj.getattr(intern!(py, "__dlpack_device__")) {
+        let dev: (i32, i32) = device.call0().and_then(|d| d.extract()).map_err(err)?;
         if dev.0 != KDL_CUDA {
             return Ok(Foreign {
                 dtype: Err("?".into()),
@@ -221,12 +223,12 @@ fn read_dlpack(obj: &Bound<'_, PyAny>, arg: &str, stream: u64) -> Result<Foreign
         }
     }
     // DLPack's stream numbering: 1 is CUDA's legacy default stream, 0 is disallowed.
-    let kwargs = PyDict::new(obj.py());
+    let kwargs = PyDict::new(py);
     kwargs
-        .set_item("stream", if stream == 0 { 1 } else { stream })
+        .set_item(intern!(py, "stream"), if stream == 0 { 1 } else { stream })
         .map_err(err)?;
-    let capsule = obj
-        .call_method("__dlpack__", PyTuple::empty(obj.py()), Some(&kwargs))
+    let capsule = export
+        .call(PyTuple::empty(py), Some(&kwargs))
         .map_err(err)?;
     let capsule = capsule
         .cast_into::<PyCapsule>()
