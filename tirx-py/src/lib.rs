@@ -95,8 +95,39 @@ fn runtime_for(call: &Call, stream: u64) -> Result<Runtime, BindError> {
     Ok(unsafe { base.on_borrowed_stream(stream as usize as cudarc::driver::sys::CUstream) })
 }
 
+/// The thread's current CUDA context, put back when dropped: opening a device and launching
+/// bind its primary context to the thread, and the CUDA runtime (PyTorch) reads its current
+/// device from that context — a call on `cuda:1` must not leave `cuda:1` current for the
+/// torch code after it.
+struct RestoreContext(Option<cudarc::driver::sys::CUcontext>);
+
+impl RestoreContext {
+    fn save() -> RestoreContext {
+        use cudarc::driver::sys;
+        if !tirx::runtime::driver_present() {
+            return RestoreContext(None);
+        }
+        let mut ctx: sys::CUcontext = std::ptr::null_mut();
+        // SAFETY: the driver library is loaded; the call writes one handle (or fails before
+        // cuInit, leaving null: no context was current).
+        let _ = unsafe { sys::cuCtxGetCurrent(&mut ctx) };
+        RestoreContext(Some(ctx))
+    }
+}
+
+impl Drop for RestoreContext {
+    fn drop(&mut self) {
+        if let Some(ctx) = self.0 {
+            // SAFETY: `ctx` was current on this thread when saved (or null); setting it back
+            // only changes this thread's binding.
+            let _ = unsafe { cudarc::driver::sys::cuCtxSetCurrent(ctx) };
+        }
+    }
+}
+
 /// Launches `call`, or explains it on the described device `explain` names.
 fn finish(call: Call, stream: u64, explain: Option<&str>) -> Result<String, BindError> {
+    let _restore = matches!(explain, None | Some("this")).then(RestoreContext::save);
     match explain {
         // The Python layer checks a call before it allocates the outputs.
         Some("check") => Ok(String::new()),
@@ -324,6 +355,7 @@ fn list_kernels(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
 #[pyfunction]
 #[pyo3(signature = (ordinal=0))]
 fn device(ordinal: usize) -> (bool, String) {
+    let _restore = RestoreContext::save();
     match open(ordinal) {
         Ok(rt) => match rt.target() {
             Ok(t) => (true, format!("{} ({})", rt.name(), t.name())),
