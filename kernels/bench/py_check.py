@@ -141,10 +141,12 @@ def checks(quick):
         check_call(f"attention b{b} s{s} h{hq}/{hk} d{d} {'causal' if causal else 'full'} {dt}", run, 2e-2, max_rel)
 
     # torch's current stream: a side stream, synchronized alone.
+    # x is produced on the side stream and read by tirx right after, with no synchronization
+    # between: only stream order makes this right.
     side = torch.cuda.Stream()
-    x = rnd(4096, 4096, scale=4.0)
     torch.cuda.synchronize()
     with torch.cuda.stream(side):
+        x = rnd(4096, 4096, scale=4.0)
         y = tirx.softmax(x)
     side.synchronize()
     record("softmax on a side stream (torch.cuda.stream)", max_rel(y, torch.softmax(x.float(), -1)), 1e-2, tirx.last_choice())

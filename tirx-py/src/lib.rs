@@ -156,18 +156,24 @@ fn finish(call: Call, stream: u64, explain: Option<&str>) -> Result<String, Bind
     }
 }
 
-fn read(obj: &Bound<'_, PyAny>, arg: &str, stream: u64) -> Result<Foreign, BindError> {
-    tensor::read(obj, arg, stream)
+fn read(obj: &Bound<'_, PyAny>, arg: &str, dl_stream: i64) -> Result<Foreign, BindError> {
+    tensor::read(obj, arg, dl_stream)
 }
 
 fn read_opt(
     obj: Option<&Bound<'_, PyAny>>,
     arg: &str,
-    stream: u64,
+    dl_stream: i64,
 ) -> Result<Option<Foreign>, BindError> {
     obj.filter(|o| !o.is_none())
-        .map(|o| read(o, arg, stream))
+        .map(|o| read(o, arg, dl_stream))
         .transpose()
+}
+
+/// The `stream=` DLPack producers get: `dlpack_stream` when the caller says (−1: the call runs
+/// on the producer's current stream, nothing to synchronize), else the launch stream's.
+fn dl(stream: u64, dlpack_stream: Option<i64>) -> i64 {
+    dlpack_stream.unwrap_or_else(|| tensor::dlpack_stream(stream))
 }
 
 fn dtype_named(s: &str) -> Result<ElemType, BindError> {
@@ -185,7 +191,7 @@ fn dtype_named(s: &str) -> Result<ElemType, BindError> {
 /// `out = act(a @ b + bias)` or `alpha·(a @ b) + beta·c`; returns the chosen `kernel/config`
 /// (or the explanation).
 #[pyfunction]
-#[pyo3(signature = (a, b, out=None, *, c=None, bias=None, activation=None, alpha=1.0, beta=0.0, out_dtype=None, stream=0, explain=None))]
+#[pyo3(signature = (a, b, out=None, *, c=None, bias=None, activation=None, alpha=1.0, beta=0.0, out_dtype=None, stream=0, dlpack_stream=None, explain=None))]
 #[allow(clippy::too_many_arguments)]
 fn gemm(
     a: &Bound<'_, PyAny>,
@@ -198,11 +204,13 @@ fn gemm(
     beta: f32,
     out_dtype: Option<&str>,
     stream: u64,
+    dlpack_stream: Option<i64>,
     explain: Option<&str>,
 ) -> PyResult<String> {
-    let (a, b) = (read(a, "a", stream)?, read(b, "b", stream)?);
-    let (c, bias) = (read_opt(c, "c", stream)?, read_opt(bias, "bias", stream)?);
-    let out = read_opt(out, "out", stream)?;
+    let ds = dl(stream, dlpack_stream);
+    let (a, b) = (read(a, "a", ds)?, read(b, "b", ds)?);
+    let (c, bias) = (read_opt(c, "c", ds)?, read_opt(bias, "bias", ds)?);
+    let out = read_opt(out, "out", ds)?;
     let out_dtype = match out_dtype {
         Some(s) => dtype_named(s)?,
         None => a.dtype.clone().unwrap_or(ElemType::Bf16),
@@ -230,7 +238,7 @@ fn gemm(
 
 /// A row op over the last dimension: `op` is `softmax`, `rms_norm` or `layer_norm`.
 #[pyfunction]
-#[pyo3(signature = (op, x, out=None, *, weight=None, bias=None, eps=1e-6, stream=0, explain=None))]
+#[pyo3(signature = (op, x, out=None, *, weight=None, bias=None, eps=1e-6, stream=0, dlpack_stream=None, explain=None))]
 #[allow(clippy::too_many_arguments)]
 fn row(
     op: &str,
@@ -240,8 +248,10 @@ fn row(
     bias: Option<&Bound<'_, PyAny>>,
     eps: f32,
     stream: u64,
+    dlpack_stream: Option<i64>,
     explain: Option<&str>,
 ) -> PyResult<String> {
+    let ds = dl(stream, dlpack_stream);
     let op = match op {
         "softmax" => RowOp::Softmax,
         "rms_norm" | "rmsnorm" => RowOp::RmsNorm,
@@ -254,12 +264,9 @@ fn row(
             .into());
         }
     };
-    let x = read(x, "x", stream)?;
-    let (w, b) = (
-        read_opt(weight, "weight", stream)?,
-        read_opt(bias, "bias", stream)?,
-    );
-    let out = read_opt(out, "out", stream)?;
+    let x = read(x, "x", ds)?;
+    let (w, b) = (read_opt(weight, "weight", ds)?, read_opt(bias, "bias", ds)?);
+    let out = read_opt(out, "out", ds)?;
     if out.is_none() && explain.is_none() {
         return Err(BindError::Option {
             op: "row",
@@ -273,16 +280,18 @@ fn row(
 
 /// `out = silu(x)·g`.
 #[pyfunction]
-#[pyo3(signature = (x, g, out=None, *, stream=0, explain=None))]
+#[pyo3(signature = (x, g, out=None, *, stream=0, dlpack_stream=None, explain=None))]
 fn silu_mul(
     x: &Bound<'_, PyAny>,
     g: &Bound<'_, PyAny>,
     out: Option<&Bound<'_, PyAny>>,
     stream: u64,
+    dlpack_stream: Option<i64>,
     explain: Option<&str>,
 ) -> PyResult<String> {
-    let (x, g) = (read(x, "x", stream)?, read(g, "g", stream)?);
-    let out = read_opt(out, "out", stream)?;
+    let ds = dl(stream, dlpack_stream);
+    let (x, g) = (read(x, "x", ds)?, read(g, "g", ds)?);
+    let out = read_opt(out, "out", ds)?;
     if out.is_none() && explain.is_none() {
         return Err(BindError::Option {
             op: "silu_mul",
@@ -296,7 +305,7 @@ fn silu_mul(
 
 /// Attention forward on `[B, S, H, D]` tensors into `out` and `lse` (`[B, HQ, S]` f32).
 #[pyfunction]
-#[pyo3(signature = (q, k, v, out=None, lse=None, *, causal=false, scale=None, stream=0, explain=None))]
+#[pyo3(signature = (q, k, v, out=None, lse=None, *, causal=false, scale=None, stream=0, dlpack_stream=None, explain=None))]
 #[allow(clippy::too_many_arguments)]
 fn attention(
     q: &Bound<'_, PyAny>,
@@ -307,14 +316,12 @@ fn attention(
     causal: bool,
     scale: Option<f32>,
     stream: u64,
+    dlpack_stream: Option<i64>,
     explain: Option<&str>,
 ) -> PyResult<String> {
-    let (q, k, v) = (
-        read(q, "q", stream)?,
-        read(k, "k", stream)?,
-        read(v, "v", stream)?,
-    );
-    let (out, lse) = (read_opt(out, "out", stream)?, read_opt(lse, "lse", stream)?);
+    let ds = dl(stream, dlpack_stream);
+    let (q, k, v) = (read(q, "q", ds)?, read(k, "k", ds)?, read(v, "v", ds)?);
+    let (out, lse) = (read_opt(out, "out", ds)?, read_opt(lse, "lse", ds)?);
     if (out.is_none() || lse.is_none()) && explain.is_none() {
         return Err(BindError::Option {
             op: "attention",

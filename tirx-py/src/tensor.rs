@@ -175,10 +175,17 @@ fn typestr_dtype(s: &str) -> Result<ElemType, String> {
     }
 }
 
+/// DLPack's `stream` argument for a call launched on `stream` (0 = the legacy default stream,
+/// which DLPack numbers 1): the producer makes the data ready on it.
+pub fn dlpack_stream(stream: u64) -> i64 {
+    if stream == 0 { 1 } else { stream as i64 }
+}
+
 /// Reads `obj` (argument `arg` of the call) through DLPack or `__cuda_array_interface__`.
-/// `stream` is the stream the call runs on (0 = the legacy default stream): a DLPack producer
-/// on CUDA is asked to make the data ready on it (`__dlpack__(stream=…)`).
-pub fn read(obj: &Bound<'_, PyAny>, arg: &str, stream: u64) -> Result<Foreign, BindError> {
+/// `dl_stream` is passed to a CUDA DLPack producer as `__dlpack__(stream=…)`: the stream the
+/// call runs on ([`dlpack_stream`]), or −1 (no synchronization) when the call runs on the
+/// producer's own current stream (PyTorch's, as the Python layer knows).
+pub fn read(obj: &Bound<'_, PyAny>, arg: &str, dl_stream: i64) -> Result<Foreign, BindError> {
     let not_a_tensor = || BindError::NotATensor {
         arg: arg.to_string(),
         got: obj
@@ -188,7 +195,7 @@ pub fn read(obj: &Bound<'_, PyAny>, arg: &str, stream: u64) -> Result<Foreign, B
     };
     let py = obj.py();
     if let Ok(export) = obj.getattr(intern!(py, "__dlpack__")) {
-        return read_dlpack(obj, &export, arg, stream);
+        return read_dlpack(obj, &export, arg, dl_stream);
     }
     if let Ok(cai) = obj.getattr(intern!(py, "__cuda_array_interface__")) {
         let dict = cai.cast_into::<PyDict>().map_err(|_| BindError::Protocol {
@@ -205,7 +212,7 @@ fn read_dlpack(
     obj: &Bound<'_, PyAny>,
     export: &Bound<'_, PyAny>,
     arg: &str,
-    stream: u64,
+    dl_stream: i64,
 ) -> Result<Foreign, BindError> {
     let py = obj.py();
     let err = |e: PyErr| BindError::protocol(arg, "DLPack", e);
@@ -222,10 +229,9 @@ fn read_dlpack(
             });
         }
     }
-    // DLPack's stream numbering: 1 is CUDA's legacy default stream, 0 is disallowed.
     let kwargs = PyDict::new(py);
     kwargs
-        .set_item(intern!(py, "stream"), if stream == 0 { 1 } else { stream })
+        .set_item(intern!(py, "stream"), dl_stream)
         .map_err(err)?;
     let capsule = export
         .call(PyTuple::empty(py), Some(&kwargs))

@@ -142,6 +142,10 @@ class Parsing(unittest.TestCase):
         y = FakeCuda((8, 64))
         tirx.explain("softmax", y, device="h200")
         self.assertEqual(y.streams, [1], "stream 0 (legacy default) is DLPack's 1")
+        # On the producer's own current stream (torch's, as the Python layer knows): -1, no sync.
+        z = FakeCuda((8, 64))
+        tirx._tirx.row("softmax", z, None, stream=77, dlpack_stream=-1, explain="h200")
+        self.assertEqual(z.streams, [-1])
 
     def test_dlpack_versioned_null_strides_and_offset(self):
         # DLPack 1.x capsule; strides NULL means compact row-major; byte_offset moves the base.

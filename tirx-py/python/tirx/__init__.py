@@ -73,13 +73,15 @@ def _d(t):
     return t
 
 
-def _stream(t, stream):
-    """The stream to launch on: ``stream`` if given, else torch's current stream on ``t``'s GPU."""
+def _streams(t, stream):
+    """The stream to launch on — ``stream`` if given, else torch's current stream on ``t``'s
+    GPU — and the ``stream=`` for DLPack producers: on torch's current stream the data is
+    already ordered before the launch, so torch is told not to synchronize (-1)."""
     if stream is not None:
-        return int(stream)
+        return dict(stream=int(stream))
     if _is_torch(t) and t.is_cuda:
-        return _torch.cuda.current_stream(t.device).cuda_stream
-    return 0
+        return dict(stream=_torch.cuda.current_stream(t.device).cuda_stream, dlpack_stream=-1)
+    return dict(stream=0)
 
 
 def _empty(like, op, shape, dtype=None):
@@ -114,7 +116,7 @@ def gemm(a, b, *, bias=None, activation=None, alpha=1.0, beta=0.0, c=None, out_d
     """
     a, b, c, bias, out = _d(a), _d(b), _d(c), _d(bias), _d(out)
     kw = dict(c=c, bias=bias, activation=activation, alpha=float(alpha), beta=float(beta),
-              out_dtype=_dtype_name(out_dtype), stream=_stream(a, stream))
+              out_dtype=_dtype_name(out_dtype), **_streams(a, stream))
     if _explain is not None:
         return _tirx.gemm(a, b, out, explain=_explain, **kw)
     if out is None:
@@ -136,7 +138,7 @@ def attention(q, k, v, *, causal=False, scale=None, return_lse=False, out=None, 
     """
     q, k, v, out, lse = _d(q), _d(k), _d(v), _d(out), _d(lse)
     kw = dict(causal=bool(causal), scale=None if scale is None else float(scale),
-              stream=_stream(q, stream))
+              **_streams(q, stream))
     if _explain is not None:
         return _tirx.attention(q, k, v, out, lse, explain=_explain, **kw)
     if out is None or lse is None:
@@ -153,7 +155,7 @@ def attention(q, k, v, *, causal=False, scale=None, return_lse=False, out=None, 
 def _row(op, x, out, stream, explain, **kw):
     x, out = _d(x), _d(out)
     kw = {k: _d(v) for k, v in kw.items()}
-    kw["stream"] = _stream(x, stream)
+    kw.update(_streams(x, stream))
     if explain is not None:
         return _tirx.row(op, x, out, explain=explain, **kw)
     if out is None:
@@ -181,13 +183,13 @@ def layer_norm(x, weight, bias, eps=1e-5, *, out=None, stream=None, _explain=Non
 def silu_mul(x, g, *, out=None, stream=None, _explain=None):
     """``silu(x) * g`` elementwise (bf16): the gate of a SwiGLU MLP."""
     x, g, out = _d(x), _d(g), _d(out)
-    st = _stream(x, stream)
+    st = _streams(x, stream)
     if _explain is not None:
-        return _tirx.silu_mul(x, g, out, stream=st, explain=_explain)
+        return _tirx.silu_mul(x, g, out, explain=_explain, **st)
     if out is None:
-        _tirx.silu_mul(x, g, None, stream=st, explain="check")
+        _tirx.silu_mul(x, g, None, explain="check", **st)
         out = _empty(x, "silu_mul", x.shape)
-    _done(_tirx.silu_mul(x, g, out, stream=st))
+    _done(_tirx.silu_mul(x, g, out, **st))
     return out
 
 
