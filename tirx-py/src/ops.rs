@@ -18,7 +18,7 @@
 //! allocation would be.
 
 use tirx::abi::ElemType;
-use tirx::problem::{Act, BLayout, RowOp};
+use tirx::problem::RowOp;
 use tirx::runtime::TensorMeta;
 
 use crate::error::BindError;
@@ -77,49 +77,7 @@ pub enum Op {
     },
 }
 
-/// A checked GEMM.
-#[derive(Clone, Debug)]
-pub struct Gemm {
-    /// How B is given: TN (`[N, K]` row-major) or NN (`[K, N]`).
-    pub layout: BLayout,
-    /// `[M, K]`.
-    pub a: TensorMeta,
-    /// `[N, K]` or `[K, N]`.
-    pub b: TensorMeta,
-    /// `[M, N]`, scaled only.
-    pub c: Option<TensorMeta>,
-    /// `[N]`, the fused epilogue only.
-    pub bias: Option<(TensorMeta, Act)>,
-    /// `[M, N]`.
-    pub d: TensorMeta,
-    /// α, β: `Some` for the scaled epilogue.
-    pub scaled: Option<(f32, f32)>,
-}
-
-/// The GEMM's inputs and options, as the Python call gives them.
-pub struct GemmArgs<'a> {
-    /// `a` `[M, K]`.
-    pub a: &'a Foreign,
-    /// `b` `[K, N]`.
-    pub b: &'a Foreign,
-    /// `c` `[M, N]`.
-    pub c: Option<&'a Foreign>,
-    /// `bias` `[N]`.
-    pub bias: Option<&'a Foreign>,
-    /// `activation`: `None`, `"relu"`, `"gelu"` (tanh form), `"silu"`.
-    pub activation: Option<&'a str>,
-    /// α.
-    pub alpha: f32,
-    /// β.
-    pub beta: f32,
-    /// The output `[M, N]`, or `None` to explain with `out_dtype`.
-    pub out: Option<&'a Foreign>,
-    /// The output's dtype when `out` is `None`.
-    pub out_dtype: ElemType,
-}
-
 const HALVES: &[ElemType] = &[ElemType::Bf16, ElemType::F16];
-const GEMM_OUT: &[ElemType] = &[ElemType::Bf16, ElemType::F16, ElemType::F32];
 const BF16: &[ElemType] = &[ElemType::Bf16];
 
 /// What the checks of one call have seen so far: the op, and the first tensor's device.
@@ -286,153 +244,6 @@ fn flat_meta(e: ElemType, t: &Foreign) -> Option<TensorMeta> {
 fn fresh(e: ElemType, shape: &[usize]) -> TensorMeta {
     TensorMeta::row_major(e, shape, 0)
 }
-
-/// `gemm(a, b, …)`.
-pub fn gemm(g: &GemmArgs<'_>) -> Result<Call, BindError> {
-    let mut ck = Checker::new("gemm");
-    ck.device("a", g.a)?;
-    ck.device("b", g.b)?;
-    for (arg, t) in [("c", g.c), ("bias", g.bias), ("out", g.out)] {
-        if let Some(t) = t {
-            ck.device(arg, t)?;
-        }
-    }
-    let input = ck.dtype("a", g.a, HALVES)?;
-    ck.same_dtype("b", g.b, input, "a")?;
-    let output = match g.out {
-        Some(o) => ck.dtype("out", o, GEMM_OUT)?,
-        None if GEMM_OUT.contains(&g.out_dtype) => g.out_dtype,
-        None => {
-            return Err(BindError::Option {
-                op: "gemm",
-                why: format!(
-                    "out_dtype {} is not one of bf16, f16, f32",
-                    torch_name(g.out_dtype)
-                ),
-            });
-        }
-    };
-    if let Some(c) = g.c {
-        ck.same_dtype("c", c, output, "out")?;
-    }
-    if let Some(bias) = g.bias {
-        ck.same_dtype("bias", bias, output, "out")?;
-    }
-    ck.rank("a", g.a, &[2], "[M, K]")?;
-    ck.rank("b", g.b, &[2], "[K, N]")?;
-    let a = rows_meta(input, g.a)
-        .ok_or_else(|| ck.not_contiguous("a", g.a, "a unit stride along K (row-major [M, K])"))?;
-    let (m, k) = (g.a.shape[0], g.a.shape[1]);
-    let (kb, n) = (g.b.shape[0], g.b.shape[1]);
-    if kb != k {
-        return Err(ck.shape(format!(
-            "`a` is [M, K] = {:?} but `b` is [K, N] = {:?}: K disagrees ({k} vs {kb})",
-            g.a.shape, g.b.shape
-        )));
-    }
-    // b [K, N]: row-major → NN; the transpose of a row-major [N, K] → TN.
-    let (layout, b) = if g.b.strides[1] == 1 || n == 1 {
-        let b = rows_meta(input, g.b).ok_or_else(|| ck.not_contiguous("b", g.b, B_LAYOUTS))?;
-        (BLayout::Nn, b)
-    } else if g.b.strides[0] == 1 && g.b.strides[1] >= 0 {
-        let s = g.b.strides[1] as usize;
-        let b = TensorMeta {
-            elem: input,
-            shape: vec![n, k],
-            strides: vec![if n == 1 { k.max(1) } else { s }, 1],
-            addr: g.b.addr,
-        };
-        (BLayout::Tn, b)
-    } else {
-        return Err(ck.not_contiguous("b", g.b, B_LAYOUTS));
-    };
-    let mn = |arg: &str, t: &Foreign, e: ElemType| -> Result<TensorMeta, BindError> {
-        ck.rank(arg, t, &[2], "[M, N]")?;
-        if t.shape != [m, n] {
-            return Err(ck.shape(format!(
-                "`{arg}` has shape {:?}; a @ b is [M, N] = [{m}, {n}]",
-                t.shape
-            )));
-        }
-        rows_meta(e, t).ok_or_else(|| ck.not_contiguous(arg, t, "a unit stride along N"))
-    };
-    let d = match g.out {
-        Some(o) => mn("out", o, output)?,
-        None => fresh(output, &[m, n]),
-    };
-    let c = g.c.map(|c| mn("c", c, output)).transpose()?;
-    let act = match g.activation {
-        None | Some("none") => None,
-        Some("relu") => Some(Act::Relu),
-        Some("gelu") | Some("gelu_tanh") => Some(Act::Gelu),
-        Some("silu") => Some(Act::Silu),
-        Some(other) => {
-            return Err(BindError::Option {
-                op: "gemm",
-                why: format!(
-                    "activation {other:?} is not one of None, \"relu\", \"gelu\" (tanh form), \"silu\""
-                ),
-            });
-        }
-    };
-    let scaled_asked = g.c.is_some() || g.alpha != 1.0 || g.beta != 0.0;
-    let bias = match g.bias {
-        None if act.is_some() => {
-            return Err(BindError::Option {
-                op: "gemm",
-                why: "an activation is fused after a bias: pass `bias=` (a zero vector for none)"
-                    .into(),
-            });
-        }
-        None => None,
-        Some(_) if scaled_asked => {
-            return Err(BindError::Option {
-                op: "gemm",
-                why: "no kernel fuses a bias with alpha/beta/c: use one epilogue per call".into(),
-            });
-        }
-        Some(t) => {
-            ck.rank("bias", t, &[1], "[N]")?;
-            if t.shape[0] != n || (t.strides[0] != 1 && n > 1) {
-                return Err(ck.shape(format!(
-                    "`bias` has shape {:?} and strides {:?}; it must be a contiguous [N] = [{n}]",
-                    t.shape, t.strides
-                )));
-            }
-            let meta = TensorMeta::row_major(output, &[n], t.addr);
-            Some((meta, act.unwrap_or(Act::None)))
-        }
-    };
-    if g.beta != 0.0 && g.c.is_none() {
-        return Err(BindError::Option {
-            op: "gemm",
-            why: format!("beta = {} scales `c`, but no `c` was given", g.beta),
-        });
-    }
-    let scaled = scaled_asked.then_some((g.alpha, g.beta));
-    // α without C: the scaled kernels take a C they do not read where β = 0; D stands in.
-    let c = if scaled.is_some() {
-        Some(c.unwrap_or_else(|| d.clone()))
-    } else {
-        None
-    };
-    Ok(Call {
-        place: ck.first.as_ref().map_or(Place::CudaPointer, |f| f.1),
-        probe_addr: ck.probe_addr,
-        op: Op::Gemm(Gemm {
-            layout,
-            a,
-            b,
-            c,
-            bias,
-            d,
-            scaled,
-        }),
-    })
-}
-
-const B_LAYOUTS: &str =
-    "a row-major [K, N], or the transpose of a row-major [N, K] (e.g. `weight.t()`)";
 
 /// `softmax(x)`, `rms_norm(x, weight)`, `layer_norm(x, weight, bias)` over the last dimension.
 pub fn row(
@@ -697,5 +508,8 @@ pub fn attention(g: &AttentionArgs<'_>) -> Result<Call, BindError> {
     })
 }
 
+mod gemm;
 #[cfg(test)]
 mod tests;
+
+pub use self::gemm::{Gemm, GemmArgs, gemm};

@@ -2,6 +2,7 @@
 //! argument, and the accepted layouts become the metas the kernels take.
 
 use super::*;
+use tirx::problem::{Act, BLayout};
 
 fn t(dtype: ElemType, shape: &[usize], strides: &[i64]) -> Foreign {
     Foreign {
