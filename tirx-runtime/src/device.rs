@@ -9,7 +9,12 @@
 //!   is loaded.
 //! - All work (allocation, copies, launches, timing events) goes to the one stream
 //!   `Runtime::stream`, so it runs in issue order and buffers freed on drop
-//!   (`cuMemFreeAsync` on that stream) outlive the kernels that use them.
+//!   (`cuMemFreeAsync` on that stream) outlive the kernels that use them. That stream is the
+//!   context's default stream, or one another library owns ([`Runtime::on_borrowed_stream`]:
+//!   PyTorch's current stream), never one this crate creates.
+//! - The context is the device's primary context (`cuDevicePrimaryCtxRetain`), the one the
+//!   CUDA runtime — and so PyTorch — uses: device pointers another library allocated there are
+//!   valid in launches here.
 //! - The module cache maps a PTX entry name to its loaded function; an entry is reloaded if
 //!   asked for with different PTX text.
 
@@ -83,7 +88,9 @@ pub struct Runtime {
     cc: (i32, i32),
     sm_count: u32,
     limits: DeviceLimits,
-    modules: Mutex<HashMap<String, LoadedKernel>>,
+    /// Shared by the runtimes [`Runtime::on_borrowed_stream`] makes: a kernel loads once per
+    /// context, whichever stream launches it.
+    modules: Arc<Mutex<HashMap<String, LoadedKernel>>>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -143,8 +150,33 @@ impl Runtime {
             cc,
             sm_count,
             limits,
-            modules: Mutex::new(HashMap::new()),
+            modules: Arc::new(Mutex::new(HashMap::new())),
         })
+    }
+
+    /// This runtime — same device, primary context, limits and loaded kernels — issuing its
+    /// work on `stream`, a stream another library owns (PyTorch's current stream,
+    /// `torch.cuda.current_stream().cuda_stream`; null is the context's legacy default stream).
+    /// Cheap (a few reference counts and the device's name): make one per call when the
+    /// owner's current stream may change between calls. Dropping it leaves the stream alone.
+    ///
+    /// # Safety
+    /// `stream` must be null or a live stream of this runtime's context (the device's primary
+    /// context), and its owner must keep it alive while the returned runtime, or work issued
+    /// through it, may use it. Ordering against work the owner issues elsewhere is the
+    /// caller's: work issued here runs in order with the owner's work on the same stream.
+    pub unsafe fn on_borrowed_stream(&self, stream: sys::CUstream) -> Runtime {
+        // SAFETY: the caller's promise is cudarc's `wrap_borrowed_stream`'s, passed on.
+        let stream = unsafe { self.ctx.wrap_borrowed_stream(stream) };
+        Runtime {
+            ctx: self.ctx.clone(),
+            stream,
+            name: self.name.clone(),
+            cc: self.cc,
+            sm_count: self.sm_count,
+            limits: self.limits,
+            modules: self.modules.clone(),
+        }
     }
 
     /// The CUDA context.
@@ -181,6 +213,12 @@ impl Runtime {
     /// (`a`) code runs only on its exact compute capability, so anything else is unsupported.
     pub fn target(&self) -> Result<Target, RuntimeError> {
         target_for(self.cc)
+    }
+
+    /// How many kernels are loaded (in the cache this runtime shares).
+    #[cfg(all(test, feature = "gpu"))]
+    pub(crate) fn loaded_kernels(&self) -> usize {
+        self.modules.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 
     /// Waits for all work issued on the stream.

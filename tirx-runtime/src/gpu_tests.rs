@@ -303,6 +303,39 @@ fn pointer_kernel_with_padded_rows() {
     assert_eq!(got, want);
 }
 
+/// A launch through [`Runtime::on_borrowed_stream`] goes to that stream (a stream cudarc owns
+/// stands in for PyTorch's): its result is there once that stream alone is synchronized, and
+/// the kernel loaded by one runtime is the other's too.
+#[test]
+fn launches_on_a_borrowed_stream() {
+    let rt = rt();
+    let (r, c) = (19, 257);
+    let host: Vec<f32> = (0..r * c).map(|i| (i as f32) * 0.5 - 3.0).collect();
+    let x = rt.upload(&host, &[r, c]).unwrap();
+    let mut y = rt.zeros::<f32>(&[r, c]).unwrap();
+    rt.poison(&mut y).unwrap();
+    rt.synchronize().unwrap();
+    let owner = rt.context().new_stream().unwrap();
+    // SAFETY: `owner` is a live stream of rt's context and outlives `borrowed` and its work.
+    let borrowed = unsafe { rt.on_borrowed_stream(owner.cu_stream()) };
+    assert_eq!(borrowed.stream().cu_stream(), owner.cu_stream());
+    assert_eq!(borrowed.name(), rt.name());
+    // SAFETY: ADD_ONE reads x[R][C] through its row stride and writes y[R][C], as the signature says.
+    unsafe { borrowed.launch_ptx(ADD_ONE, &add_one_sig(), &[x.view(), y.view()]) }.unwrap();
+    owner.synchronize().unwrap();
+    let got = rt.download(&y).unwrap();
+    let want: Vec<f32> = host.iter().map(|v| v + 1.0).collect();
+    assert_eq!(got, want);
+    // The module loaded through `borrowed` is in the shared cache: a launch on rt's own stream
+    // finds it (same PTX text, so no second load), and the result is the same.
+    rt.poison(&mut y).unwrap();
+    // SAFETY: as above.
+    unsafe { rt.launch_ptx(ADD_ONE, &add_one_sig(), &[x.view(), y.view()]) }.unwrap();
+    assert_eq!(rt.download(&y).unwrap(), want);
+    assert_eq!(rt.loaded_kernels(), 1);
+    assert_eq!(borrowed.loaded_kernels(), 1);
+}
+
 fn run_tma_copy(swizzle: Swizzle, entry: &str, swizzled: bool) {
     let rt = rt();
     let rows = 256;

@@ -6,11 +6,13 @@
 //!   (see `tools.rs`). Idempotent.
 //! - `tour [ARGS…]`: install-tools, then the `tirx` tool (see `tour.rs`).
 //! - `test [--quick]`: what CI runs (see `test.rs`): install-tools, then fmt, clippy and the
-//!   workspace tests with the tool paths in the environment. `--quick` runs only the tests.
+//!   workspace tests with the tool paths in the environment, then the Python binding's wheel
+//!   and tests (`python.rs`). `--quick` skips fmt and clippy.
 //!
 //! Invariant: every failure ends the process with a non-zero exit code and a one-line reason
 //! on stderr; nothing ever waits for input.
 
+mod python;
 mod test;
 mod tools;
 mod tour;
@@ -23,8 +25,10 @@ usage: cargo xtask <command>
 
 commands:
   install-tools   download ptxas and nvdisasm (PyPI wheels) into target/tirx-tools/
-  test [--quick]  install-tools, then cargo fmt --check, cargo clippy -D warnings and
-                  cargo test --workspace, as CI does; --quick runs only cargo test
+  test [--quick]  install-tools, then cargo fmt --check, cargo clippy -D warnings,
+                  cargo test --workspace and the Python wheel's tests (maturin, unittest),
+                  as CI does; --quick skips fmt and clippy
+  test-python     install-tools, then only the Python wheel's build and tests
   tour [ARGS…]    install-tools, then run the `tirx` tool (release build) with ARGS;
                   with none, the tour: list, check with ptxas/nvdisasm, run on a GPU if present
   help            print this message";
@@ -36,6 +40,7 @@ fn main() -> ExitCode {
         ["install-tools"] => tools::install().map(|tools| tools.print()),
         ["test"] => test::run(test::Mode::Full),
         ["test", "--quick"] => test::run(test::Mode::Quick),
+        ["test-python"] => test::run_python(),
         ["tour", rest @ ..] => tour::run(rest),
         [] | ["help" | "--help" | "-h"] => {
             println!("{USAGE}");

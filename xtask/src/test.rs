@@ -4,7 +4,9 @@
 //! 1. install-tools (ptxas and nvdisasm into `target/tirx-tools/`),
 //! 2. `cargo fmt --all -- --check`                      (skipped by `--quick`),
 //! 3. `cargo clippy --workspace --all-targets -- -D warnings` (skipped by `--quick`),
-//! 4. `cargo test --workspace`.
+//! 4. `cargo test --workspace`,
+//! 5. the Python binding: build the `tirx` wheel with maturin (dev profile, reusing step 4's
+//!    build) and run `tirx-py/tests` without a GPU (see `python.rs`).
 //!
 //! Every cargo child gets `TIRX_PTXAS`, `TIRX_NVDISASM` and `TIRX_REQUIRE_PTXAS=1`, so tests
 //! that assemble PTX fail rather than skip when the tools are missing. Children never read
@@ -74,6 +76,16 @@ pub fn run(mode: Mode) -> Result<(), String> {
             return Err(format!("`{shown}` failed ({status})"));
         }
     }
+    println!("==> python: maturin build + unittest (tirx-py/tests)");
+    crate::python::test(&root, &env)?;
     println!("==> all steps passed");
     Ok(())
+}
+
+/// Only the Python step (with the same tools and environment as [`run`]).
+pub fn run_python() -> Result<(), String> {
+    let tools = crate::tools::install()?;
+    let env = crate::tools::env_for_children(&tools);
+    println!("==> python: maturin build + unittest (tirx-py/tests)");
+    crate::python::test(&crate::workspace_root(), &env)
 }

@@ -1,0 +1,317 @@
+#!/usr/bin/env python3
+"""The `tirx` Python package on a GPU, against PyTorch's own ops, in one process.
+
+    python3 kernels/bench/py_check.py [--out DIR] [--quick]
+
+Needs: torch with CUDA, the `tirx` wheel installed (built on the development machine:
+`maturin build --release -m tirx-py/Cargo.toml -o .whl`, see docs/python.md). Three parts:
+
+1. check: every function against torch's op on random inputs (uniform in [-1, 1), plus odd
+   shapes), the reference computed in f32 by torch from the same bf16/f16 inputs; error =
+   max |got − ref| / max(1, max |ref|) (rows, attention) or the relative Frobenius error (GEMM),
+   each under a bound from the output's rounding. Also: the launch goes to torch's current
+   stream (a side stream, checked after only that stream is synchronized), and misuses raise
+   `tirx.ArgumentError` before anything runs.
+2. bench: tirx beside torch's op on the same tensors, CUDA events around each of 30 calls after
+   warm-up, the median; host time per call included (it is what a model pays).
+3. block: one transformer block (RMSNorm → QKV GEMM → causal GQA attention → output GEMM →
+   residual → RMSNorm → gate/up GEMMs → SiLU·mul → down GEMM → residual) with every op but the
+   residual adds from tirx, against the same block in plain torch: both compared with an f32
+   torch reference, and the time per token of each.
+
+Writes DIR/py-check.json and prints a summary; the exit code is 1 if any check failed.
+"""
+
+import argparse
+import json
+import math
+import os
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+import tirx
+
+DEV = "cuda"
+BF16, F16, F32 = torch.bfloat16, torch.float16, torch.float32
+results = {"checks": [], "bench": [], "block": None}
+failed = []
+
+
+def rnd(*shape, dtype=BF16, scale=1.0):
+    return ((torch.rand(*shape, device=DEV, dtype=F32) * 2 - 1) * scale).to(dtype)
+
+
+def rel_fro(got, ref):
+    got, ref = got.float(), ref.float()
+    return ((got - ref).norm() / ref.norm().clamp_min(1e-30)).item()
+
+
+def max_rel(got, ref):
+    got, ref = got.float(), ref.float()
+    return ((got - ref).abs().max() / ref.abs().max().clamp_min(1.0)).item()
+
+
+def record(name, err, bound, kernel=None, note=""):
+    ok = math.isfinite(err) and err <= bound
+    results["checks"].append(dict(name=name, err=err, bound=bound, ok=ok, kernel=kernel, note=note))
+    print(f"{'ok  ' if ok else 'FAIL'} {name:<44} err {err:.2e} (≤ {bound:.0e})  {kernel or ''} {note}")
+    if not ok:
+        failed.append(name)
+
+
+def check_call(name, fn, bound, measure):
+    try:
+        got, ref = fn()
+        torch.cuda.synchronize()
+        record(name, measure(got, ref), bound, tirx.last_choice())
+    except Exception as e:  # a refusal here is a failure of the check, reported and counted
+        results["checks"].append(dict(name=name, err=None, bound=bound, ok=False, kernel=None, note=repr(e)))
+        print(f"FAIL {name}: {type(e).__name__}: {str(e)[:400]}")
+        failed.append(name)
+
+
+GEMM_TOL = {BF16: 1e-2, F16: 2e-3, F32: 1e-4}
+
+
+def checks(quick):
+    gemm_shapes = [(256, 512, 128), (1024, 1024, 1024), (4096, 4096, 4096), (129, 384, 264)]
+    if quick:
+        gemm_shapes = gemm_shapes[:2]
+    for (m, n, k) in gemm_shapes:
+        for dt, out_dt in [(BF16, None), (F16, None), (BF16, F32)]:
+            a, w = rnd(m, k, dtype=dt), rnd(n, k, dtype=dt)
+            tol = GEMM_TOL[out_dt or dt]
+            check_call(f"gemm tn {m}x{n}x{k} {dt}->{out_dt or dt}",
+                       lambda: (tirx.gemm(a, w.t(), out_dtype=out_dt), a.float() @ w.float().t()), tol, rel_fro)
+        b = rnd(k, n)
+        a = rnd(m, k)
+        check_call(f"gemm nn {m}x{n}x{k} bf16", lambda: (tirx.gemm(a, b), a.float() @ b.float()), 1e-2, rel_fro)
+    m, n, k = 512, 1024, 256
+    a, w, bias = rnd(m, k), rnd(n, k), rnd(n)
+    acts = {None: lambda x: x, "relu": F.relu, "gelu": lambda x: F.gelu(x, approximate="tanh"), "silu": F.silu}
+    for act, f in acts.items():
+        check_call(f"gemm tn bias {act} {m}x{n}x{k}",
+                   lambda: (tirx.gemm(a, w.t(), bias=bias, activation=act), f(a.float() @ w.float().t() + bias.float())),
+                   1e-2, rel_fro)
+    c = rnd(m, n)
+    check_call("gemm tn alpha=0.5 beta=2 c",
+               lambda: (tirx.gemm(a, w.t(), alpha=0.5, beta=2.0, c=c), 0.5 * (a.float() @ w.float().t()) + 2.0 * c.float()),
+               1e-2, rel_fro)
+
+    for rows, cols in [(4096, 4096), (1000, 1000), (37, 8192), (8, 32768)]:
+        x = rnd(rows, cols, scale=4.0)
+        wt, bs = rnd(cols), rnd(cols)
+        check_call(f"softmax {rows}x{cols}", lambda: (tirx.softmax(x), torch.softmax(x.float(), -1)), 1e-2, max_rel)
+        check_call(f"rms_norm {rows}x{cols}",
+                   lambda: (tirx.rms_norm(x, wt, 1e-6), F.rms_norm(x.float(), (cols,), wt.float(), 1e-6)), 1e-2, max_rel)
+        check_call(f"layer_norm {rows}x{cols}",
+                   lambda: (tirx.layer_norm(x, wt, bs, 1e-5), F.layer_norm(x.float(), (cols,), wt.float(), bs.float(), 1e-5)),
+                   1e-2, max_rel)
+    x3 = rnd(2, 333, 4096)
+    check_call("softmax [2, 333, 4096] (leading dims)", lambda: (tirx.softmax(x3), torch.softmax(x3.float(), -1)), 1e-2, max_rel)
+    for rows, cols in [(2048, 11008), (77, 1000)]:
+        x, g = rnd(rows, cols, scale=4.0), rnd(rows, cols)
+        check_call(f"silu_mul {rows}x{cols}", lambda: (tirx.silu_mul(x, g), F.silu(x.float()) * g.float()), 1e-2, max_rel)
+
+    att = [(1, 2048, 16, 16, 128, False, BF16), (1, 2048, 16, 16, 128, True, BF16), (2, 1000, 8, 8, 64, True, BF16),
+           (1, 1024, 32, 8, 128, True, BF16), (1, 512, 8, 8, 256, False, BF16), (1, 1024, 16, 16, 128, False, F16)]
+    if quick:
+        att = att[:3]
+    for (b, s, hq, hk, d, causal, dt) in att:
+        q, kk, v = rnd(b, s, hq, d, dtype=dt), rnd(b, s, hk, d, dtype=dt), rnd(b, s, hk, d, dtype=dt)
+
+        def run(q=q, kk=kk, v=v, causal=causal, hq=hq, hk=hk):
+            o, lse = tirx.attention(q, kk, v, causal=causal, return_lse=True)
+            qt = q.float().transpose(1, 2)
+            kt = kk.float().transpose(1, 2).repeat_interleave(hq // hk, 1)
+            vt = v.float().transpose(1, 2).repeat_interleave(hq // hk, 1)
+            ref = F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal).transpose(1, 2)
+            scores = (qt @ kt.transpose(-1, -2)) / math.sqrt(q.shape[-1])
+            if causal:
+                scores = scores.masked_fill(torch.ones(s, s, device=DEV, dtype=torch.bool).triu(1), float("-inf"))
+            lse_ref = torch.logsumexp(scores, -1)
+            lse_err = (lse - lse_ref).abs().max().item()
+            if lse_err > 1e-2:
+                raise AssertionError(f"lse max error {lse_err:.3e}")
+            return o, ref
+
+        check_call(f"attention b{b} s{s} h{hq}/{hk} d{d} {'causal' if causal else 'full'} {dt}", run, 2e-2, max_rel)
+
+    # torch's current stream: a side stream, synchronized alone.
+    # x is produced on the side stream and read by tirx right after, with no synchronization
+    # between: only stream order makes this right.
+    side = torch.cuda.Stream()
+    torch.cuda.synchronize()
+    with torch.cuda.stream(side):
+        x = rnd(4096, 4096, scale=4.0)
+        y = tirx.softmax(x)
+    side.synchronize()
+    record("softmax on a side stream (torch.cuda.stream)", max_rel(y, torch.softmax(x.float(), -1)), 1e-2, tirx.last_choice())
+
+    # Misuse on a GPU machine: refused before launch, with the runtime's message.
+    misuses = [
+        ("cpu tensor", lambda: tirx.softmax(torch.zeros(4, 64, dtype=BF16)), "is on cpu"),
+        ("f32 softmax", lambda: tirx.softmax(torch.zeros(4, 64, device=DEV)), "has dtype torch.float32"),
+        ("non-contiguous", lambda: tirx.softmax(torch.zeros(64, 4, device=DEV, dtype=BF16).t()), "not contiguous"),
+        ("K disagrees", lambda: tirx.gemm(rnd(64, 32), rnd(31, 64)), "K disagrees"),
+        ("SDPA layout", lambda: tirx.attention(*(rnd(1, 8, 256, 64).transpose(1, 2),) * 3), "heads and head dims packed"),
+    ]
+    # A problem no compiled kernel takes: f16 rows of 2000 bytes (TMA needs multiples of 16).
+    try:
+        tirx.gemm(rnd(1000, 1000, dtype=F16), rnd(1000, 1000, dtype=F16).t())
+        record("refused: gemm f16 1000³ (no kernel fits)", 1.0, 0.0, note="was not refused")
+    except tirx.NoKernelFitsError as e:
+        record("refused: gemm f16 1000³ (no kernel fits)", 0.0 if "candidates" in str(e) else 1.0, 0.0,
+               note=str(e).splitlines()[0][:120])
+    for name, fn, want in misuses:
+        try:
+            fn()
+            record(f"refused: {name}", 1.0, 0.0, note="was not refused")
+        except tirx.ArgumentError as e:
+            ok = want in str(e)
+            record(f"refused: {name}", 0.0 if ok else 1.0, 0.0, note=str(e)[:120])
+
+
+def time_ms(fn, iters=30):
+    for _ in range(5):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(iters):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn()
+        e.record()
+        times.append((s, e))
+    torch.cuda.synchronize()
+    return sorted(s.elapsed_time(e) for s, e in times)[iters // 2]
+
+
+def bench(quick):
+    rows = []
+
+    def pair(name, work, ours, theirs, unit):
+        try:
+            t_ours, t_torch = time_ms(ours), time_ms(theirs)
+        except Exception as e:  # one refused shape must not hide the others
+            rows.append(dict(name=name, failure=repr(e)[:400]))
+            print(f"FAIL bench {name}: {type(e).__name__}: {str(e)[:300]}")
+            failed.append(f"bench {name}")
+            return
+        ours()
+        kernel = tirx.last_choice()
+        rows.append(dict(name=name, tirx_ms=t_ours, torch_ms=t_torch, kernel=kernel,
+                         tirx_rate=work / t_ours / 1e9, torch_rate=work / t_torch / 1e9, unit=unit))
+        print(f"{name:<40} tirx {t_ours:8.3f} ms  torch {t_torch:8.3f} ms  ratio {t_torch / t_ours:5.2f}  "
+              f"{work / t_ours / 1e9:8.1f} vs {work / t_torch / 1e9:8.1f} {unit}  [{kernel}]")
+
+    for n in ([4096] if quick else [2048, 4096, 8192]):
+        a, w = rnd(n, n), rnd(n, n)
+        pair(f"gemm tn {n}³ bf16", 2 * n**3, lambda: tirx.gemm(a, w.t()), lambda: a @ w.t(), "TFLOP/s")
+    m, k, n = 2048, 4096, 6144
+    a, w = rnd(m, k), rnd(n, k)
+    pair(f"gemm tn {m}x{n}x{k} (QKV of the block)", 2 * m * n * k, lambda: tirx.gemm(a, w.t()), lambda: a @ w.t(), "TFLOP/s")
+    for rows_, cols in [(4096, 4096), (32768, 8192), (4096, 65536)] if not quick else [(4096, 4096)]:
+        x, wt, bs = rnd(rows_, cols), rnd(cols), rnd(cols)
+        byt = 2 * 2 * rows_ * cols
+        pair(f"softmax {rows_}x{cols}", byt, lambda: tirx.softmax(x), lambda: torch.softmax(x, -1), "TB/s")
+        pair(f"rms_norm {rows_}x{cols}", byt, lambda: tirx.rms_norm(x, wt), lambda: F.rms_norm(x, (cols,), wt, 1e-6), "TB/s")
+        pair(f"layer_norm {rows_}x{cols}", byt, lambda: tirx.layer_norm(x, wt, bs), lambda: F.layer_norm(x, (cols,), wt, bs), "TB/s")
+    x, g = rnd(8192, 11008), rnd(8192, 11008)
+    pair("silu_mul 8192x11008", 3 * 2 * 8192 * 11008, lambda: tirx.silu_mul(x, g), lambda: F.silu(x) * g, "TB/s")
+    for (s, d, causal) in [(2048, 128, False), (8192, 128, True)] if not quick else [(2048, 128, False)]:
+        h, b = 2048 // d, 16384 // s
+        q, kk, v = rnd(b, s, h, d), rnd(b, s, h, d), rnd(b, s, h, d)
+        qt, kt, vt = (t.transpose(1, 2).contiguous() for t in (q, kk, v))
+        flops = 4 * b * h * s * s * d / (2 if causal else 1)
+        pair(f"attention s{s} d{d} {'causal' if causal else 'full'}", flops,
+             lambda: tirx.attention(q, kk, v, causal=causal),
+             lambda: F.scaled_dot_product_attention(qt, kt, vt, is_causal=causal), "TFLOP/s")
+    results["bench"] = rows
+
+
+def block(quick):
+    torch.manual_seed(0)
+    B, S, D, HQ, HK, HD, FF = 1, 2048, 4096, 32, 8, 128, 11008
+    eps = 1e-6
+    sd = 1.0 / math.sqrt(D)
+    x = rnd(B * S, D)
+    w_n1, w_n2 = (1 + 0.1 * rnd(D)).to(BF16), (1 + 0.1 * rnd(D)).to(BF16)
+    w_qkv = rnd((HQ + 2 * HK) * HD, D, scale=sd)
+    w_o = rnd(D, HQ * HD, scale=1.0 / math.sqrt(HQ * HD))
+    w_gate, w_up = rnd(FF, D, scale=sd), rnd(FF, D, scale=sd)
+    w_down = rnd(D, FF, scale=1.0 / math.sqrt(FF))
+
+    def split(qkv):
+        q = qkv[:, : HQ * HD].view(B, S, HQ, HD)
+        k = qkv[:, HQ * HD: (HQ + HK) * HD].view(B, S, HK, HD)
+        v = qkv[:, (HQ + HK) * HD:].view(B, S, HK, HD)
+        return q, k, v
+
+    def ours(x):
+        h = tirx.rms_norm(x, w_n1, eps)
+        q, k, v = split(tirx.gemm(h, w_qkv.t()))
+        a = tirx.attention(q, k, v, causal=True).view(B * S, HQ * HD)
+        x2 = x + tirx.gemm(a, w_o.t())
+        h2 = tirx.rms_norm(x2, w_n2, eps)
+        m = tirx.silu_mul(tirx.gemm(h2, w_gate.t()), tirx.gemm(h2, w_up.t()))
+        return x2 + tirx.gemm(m, w_down.t())
+
+    def plain(x, dt=BF16):
+        c = lambda t: t.to(dt)  # noqa: E731
+        x = c(x)
+        h = F.rms_norm(x, (D,), c(w_n1), eps)
+        q, k, v = split(h @ c(w_qkv).t())
+        a = F.scaled_dot_product_attention(q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2),
+                                           is_causal=True, enable_gqa=True)
+        x2 = x + a.transpose(1, 2).reshape(B * S, HQ * HD) @ c(w_o).t()
+        h2 = F.rms_norm(x2, (D,), c(w_n2), eps)
+        return x2 + (F.silu(h2 @ c(w_gate).t()) * (h2 @ c(w_up).t())) @ c(w_down).t()
+
+    got, base, ref = ours(x), plain(x), plain(x, F32)
+    torch.cuda.synchronize()
+    err_ours, err_torch = rel_fro(got, ref), rel_fro(base, ref)
+    t_ours, t_torch = time_ms(lambda: ours(x), 10), time_ms(lambda: plain(x), 10)
+    tokens = B * S
+    results["block"] = dict(tokens=tokens, d_model=D, heads=f"{HQ}/{HK}", head_dim=HD, ffn=FF,
+                            err_tirx_vs_f32=err_ours, err_torch_bf16_vs_f32=err_torch,
+                            tirx_ms=t_ours, torch_ms=t_torch,
+                            tirx_us_per_token=1e3 * t_ours / tokens, torch_us_per_token=1e3 * t_torch / tokens)
+    print(f"block: {tokens} tokens, d {D}, heads {HQ}/{HK}x{HD}, ffn {FF}")
+    print(f"  error vs f32 torch: tirx {err_ours:.2e}, torch bf16 {err_torch:.2e}")
+    print(f"  time: tirx {t_ours:.3f} ms ({1e3 * t_ours / tokens:.3f} µs/token), "
+          f"torch {t_torch:.3f} ms ({1e3 * t_torch / tokens:.3f} µs/token)")
+    record("block vs f32 (≤ 2× torch bf16's error + 2e-3)", err_ours, 2 * err_torch + 2e-3)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument("--quick", action="store_true")
+    args = ap.parse_args()
+    torch.manual_seed(1234)
+    ok, what = tirx.device(0)
+    print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}; tirx device: {what}")
+    results.update(torch=torch.__version__, device=what, date=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    torch.backends.cuda.matmul.allow_tf32 = False  # the f32 references are f32
+    t0 = time.time()
+    checks(args.quick)
+    print(f"-- checks: {len(results['checks']) - len(failed)}/{len(results['checks'])} ok ({time.time() - t0:.1f} s)")
+    bench(args.quick)
+    try:
+        block(args.quick)
+    except Exception as e:
+        print(f"FAIL block: {type(e).__name__}: {str(e)[:600]}")
+        failed.append("block")
+    results["failed"] = failed
+    with open(os.path.join(args.out, "py-check.json"), "w") as f:
+        json.dump(results, f, indent=1)
+    print(f"failed: {failed}" if failed else "all checks passed")
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

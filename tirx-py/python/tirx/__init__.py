@@ -1,0 +1,215 @@
+"""tirx kernels on PyTorch tensors.
+
+Each function reads its tensors through DLPack (or ``__cuda_array_interface__``) without
+linking libtorch, checks them — device, dtype, layout, shapes: every misuse raises a
+``tirx.TirxError`` before anything runs — allocates the outputs with ``torch.empty`` (so
+PyTorch's caching allocator owns them; pass ``out=`` to give your own), and launches the
+kernel tirx's host dispatcher chooses for these tensors on this GPU, on PyTorch's current
+stream, in the device's primary context (PyTorch's).
+
+    import torch, tirx
+    a = torch.randn(4096, 4096, device="cuda", dtype=torch.bfloat16)
+    w = torch.randn(8192, 4096, device="cuda", dtype=torch.bfloat16)
+    y = tirx.gemm(a, w.t())            # a @ w.t(), the TN kernels
+    print(tirx.explain(tirx.gemm, a, w.t()))
+
+There is no autograd: inputs that require grad are read detached, outputs track no gradient.
+torch is optional at import: without it, pass every output as ``out=`` (any DLPack or
+``__cuda_array_interface__`` object) and the stream as ``stream=`` (0: the legacy default).
+"""
+
+from . import _tirx
+from ._tirx import ArgumentError, NoGpuError, NoKernelFitsError, TirxError
+
+try:  # torch allocates outputs and names the current stream; everything else works without it.
+    import torch as _torch
+except ImportError:  # pragma: no cover - exercised on CI, which has no torch
+    _torch = None
+
+__all__ = [
+    "gemm",
+    "attention",
+    "softmax",
+    "rms_norm",
+    "layer_norm",
+    "silu_mul",
+    "list_kernels",
+    "explain",
+    "last_choice",
+    "device",
+    "TirxError",
+    "ArgumentError",
+    "NoGpuError",
+    "NoKernelFitsError",
+]
+
+_last = None
+
+
+def last_choice():
+    """The ``kernel/config`` the last call ran (``None`` before the first)."""
+    return _last
+
+
+def device(ordinal=0):
+    """``(True, "NVIDIA H200 (sm_90a)")`` when tirx can run on GPU ``ordinal``, else ``(False, why)``."""
+    return _tirx.device(ordinal)
+
+
+def list_kernels():
+    """Every compiled kernel variant: dicts of ``kernel``, ``config``, ``target``, ``problem``, ``consts``."""
+    return _tirx.list_kernels()
+
+
+def _is_torch(t):
+    return _torch is not None and isinstance(t, _torch.Tensor)
+
+
+def _d(t):
+    """A torch tensor without autograd (DLPack refuses tensors that require grad; tirx has no
+    backward, so outputs never track gradients); anything else unchanged."""
+    if _is_torch(t) and t.requires_grad:
+        return t.detach()
+    return t
+
+
+def _streams(t, stream):
+    """The stream to launch on — ``stream`` if given, else torch's current stream on ``t``'s
+    GPU — and the ``stream=`` for DLPack producers: on torch's current stream the data is
+    already ordered before the launch, so torch is told not to synchronize (-1)."""
+    if stream is not None:
+        return dict(stream=int(stream))
+    if _is_torch(t) and t.is_cuda:
+        return dict(stream=_torch.cuda.current_stream(t.device).cuda_stream, dlpack_stream=-1)
+    return dict(stream=0)
+
+
+def _empty(like, op, shape, dtype=None):
+    if not _is_torch(like):
+        raise ArgumentError(
+            f"tirx.{op} allocates its output with torch, which is not available for a "
+            f"{type(like).__name__}: pass out= (shape {list(shape)})"
+        )
+    return _torch.empty(tuple(shape), dtype=dtype or like.dtype, device=like.device)
+
+
+def _done(label):
+    global _last
+    _last = label
+
+
+def _dtype_name(dtype):
+    if dtype is None:
+        return None
+    return str(dtype)
+
+
+def gemm(a, b, *, bias=None, activation=None, alpha=1.0, beta=0.0, c=None, out_dtype=None,
+         out=None, stream=None, _explain=None):
+    """``a @ b`` (``a`` [M, K], ``b`` [K, N]) on tirx's GEMM kernels.
+
+    ``b`` row-major runs the NN kernels; the transpose of a row-major [N, K] (a Linear's
+    ``weight.t()``) the TN kernels. Epilogues: ``bias`` [N] with ``activation`` ``None``,
+    ``"relu"``, ``"gelu"`` (tanh form) or ``"silu"`` (TN only): ``act(a @ b + bias)``; or
+    ``alpha * (a @ b) + beta * c``. Inputs bf16 or f16; ``out_dtype`` bf16, f16 or f32
+    (default: ``a``'s).
+    """
+    a, b, c, bias, out = _d(a), _d(b), _d(c), _d(bias), _d(out)
+    kw = dict(c=c, bias=bias, activation=activation, alpha=float(alpha), beta=float(beta),
+              out_dtype=_dtype_name(out_dtype), **_streams(a, stream))
+    if _explain is not None:
+        return _tirx.gemm(a, b, out, explain=_explain, **kw)
+    if out is None:
+        _tirx.gemm(a, b, None, explain="check", **kw)
+        out = _empty(a, "gemm", (a.shape[0], b.shape[1]), out_dtype or a.dtype)
+    _done(_tirx.gemm(a, b, out, **kw))
+    return out
+
+
+def attention(q, k, v, *, causal=False, scale=None, return_lse=False, out=None, lse=None,
+              stream=None, _explain=None):
+    """Attention forward on flash-attention's layout: ``q`` [B, S, HQ, D], ``k``, ``v``
+    [B, SK, HK, D] (grouped-query when HK divides HQ), bf16 or f16.
+
+    ``causal`` masks bottom-right aligned (query i sees keys up to i + SK - S); ``scale``
+    defaults to 1/sqrt(D). Returns ``out`` [B, S, HQ, D], and with ``return_lse`` also the
+    log-sum-exp [B, HQ, S] f32 (natural log). From SDPA's [B, H, S, D] layout, pass
+    ``x.transpose(1, 2).contiguous()``.
+    """
+    q, k, v, out, lse = _d(q), _d(k), _d(v), _d(out), _d(lse)
+    kw = dict(causal=bool(causal), scale=None if scale is None else float(scale),
+              **_streams(q, stream))
+    if _explain is not None:
+        return _tirx.attention(q, k, v, out, lse, explain=_explain, **kw)
+    if out is None or lse is None:
+        _tirx.attention(q, k, v, out, lse, explain="check", **kw)
+        b, s, hq, _hd = q.shape
+        if out is None:
+            out = _empty(q, "attention", q.shape)
+        if lse is None:
+            lse = _empty(q, "attention", (b, hq, s), _torch.float32 if _torch else None)
+    _done(_tirx.attention(q, k, v, out, lse, **kw))
+    return (out, lse) if return_lse else out
+
+
+def _row(op, x, out, stream, explain, **kw):
+    x, out = _d(x), _d(out)
+    kw = {k: _d(v) for k, v in kw.items()}
+    kw.update(_streams(x, stream))
+    if explain is not None:
+        return _tirx.row(op, x, out, explain=explain, **kw)
+    if out is None:
+        _tirx.row(op, x, None, explain="check", **kw)
+        out = _empty(x, op, x.shape)
+    _done(_tirx.row(op, x, out, **kw))
+    return out
+
+
+def softmax(x, *, out=None, stream=None, _explain=None):
+    """Softmax over the last dimension of a bf16 tensor."""
+    return _row("softmax", x, out, stream, _explain)
+
+
+def rms_norm(x, weight, eps=1e-6, *, out=None, stream=None, _explain=None):
+    """RMSNorm over the last dimension: ``x / sqrt(mean(x²) + eps) * weight`` (bf16)."""
+    return _row("rms_norm", x, out, stream, _explain, weight=weight, eps=float(eps))
+
+
+def layer_norm(x, weight, bias, eps=1e-5, *, out=None, stream=None, _explain=None):
+    """LayerNorm over the last dimension with ``weight`` and ``bias`` (bf16)."""
+    return _row("layer_norm", x, out, stream, _explain, weight=weight, bias=bias, eps=float(eps))
+
+
+def silu_mul(x, g, *, out=None, stream=None, _explain=None):
+    """``silu(x) * g`` elementwise (bf16): the gate of a SwiGLU MLP."""
+    x, g, out = _d(x), _d(g), _d(out)
+    st = _streams(x, stream)
+    if _explain is not None:
+        return _tirx.silu_mul(x, g, out, explain=_explain, **st)
+    if out is None:
+        _tirx.silu_mul(x, g, None, explain="check", **st)
+        out = _empty(x, "silu_mul", x.shape)
+    _done(_tirx.silu_mul(x, g, out, **st))
+    return out
+
+
+_OPS = {
+    "gemm": gemm,
+    "attention": attention,
+    "softmax": softmax,
+    "rms_norm": rms_norm,
+    "layer_norm": layer_norm,
+    "silu_mul": silu_mul,
+}
+
+
+def explain(op, *args, device=None, **kwargs):
+    """What tirx would run for ``op(*args, **kwargs)``: the problem, the choice, and every
+    candidate kernel with why it was accepted or refused. Nothing is launched and no output is
+    allocated. ``device``: ``None`` for the tensors' GPU, or a described ``"h200"`` /
+    ``"b200"`` (works without a GPU). ``op`` is one of tirx's functions or its name.
+    """
+    fn = _OPS.get(op) if isinstance(op, str) else (op if op in _OPS.values() else None)
+    if fn is None:
+        raise ArgumentError(f"tirx.explain: {op!r} is not one of {', '.join(_OPS)}")
+    return fn(*args, _explain=device or "this", **kwargs)

@@ -1,0 +1,391 @@
+//! The one file that knows `tirx-kernels`' host side: a checked [`Op`] becomes the
+//! dispatcher's request for its problem family, is judged against the catalogue on a device,
+//! and runs on the chosen artifact — the same choice the Rust entry points make
+//! (`registry::gemm`, `row_kernels::host::run`, `attention::host::launch`).
+//!
+//! Public items used: `catalogue::all`, `dispatch::{choose, judge, table, Device, ProblemDef,
+//! Reject, Choice}`, `dispatch::tune::{Cache, Key, bucket, alignment}` and the request types
+//! of `dispatch::{gemm, rows, attention}`; the launch goes through the runtime
+//! (`Runtime::launch_with`) with the tensors in the order the request's
+//! [`ProblemDef::arguments`] gives for the chosen artifact. When the host side's families move
+//! (#25), this file follows them; nothing else in the crate names them.
+//!
+//! `silu_mul` has no request type in `dispatch/` yet: [`SiluMul`] defines it here (accept
+//! what declares `solves = silu_mul` in bf16; rank by the elements the tiles cover, masked
+//! tails included). TODO(#25): move it into the rows family.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+
+use tirx::abi::ElemType;
+use tirx::problem::{Epilogue, Problem};
+use tirx::runtime::TensorMeta;
+use tirx::{KernelArtifact, Runtime, RuntimeError, TensorArg};
+use tirx_kernels::catalogue;
+use tirx_kernels::dispatch::attention::AttentionRequest;
+use tirx_kernels::dispatch::gemm::GemmRequest;
+use tirx_kernels::dispatch::rows::RowRequest;
+use tirx_kernels::dispatch::tune::{self, Cache, Key};
+use tirx_kernels::dispatch::{self, Device, ProblemDef, Reject};
+use tirx_kernels::registry::GemmTypes;
+
+use crate::ops::{Gemm, Op};
+
+/// A described device by name (`h200`, `b200`), for choices made without one.
+pub fn device_named(name: &str) -> Option<Device> {
+    match name.to_ascii_lowercase().as_str() {
+        "h200" | "h100" | "sm_90a" => Some(Device::h200()),
+        "b200" | "sm_100a" => Some(Device::b200()),
+        _ => None,
+    }
+}
+
+/// The dispatcher's request for a checked op.
+pub fn request(op: &Op) -> Box<dyn ProblemDef> {
+    match op {
+        Op::Gemm(g) => Box::new(gemm_request(g)),
+        Op::Row {
+            op,
+            x,
+            w,
+            b,
+            y,
+            eps,
+        } => Box::new(RowRequest {
+            op: *op,
+            x: x.clone(),
+            w: w.clone(),
+            b: b.clone(),
+            y: y.clone(),
+            eps: *eps,
+        }),
+        Op::SiluMul { x, g, y } => Box::new(SiluMul {
+            tensors: [x.clone(), g.clone(), y.clone()],
+        }),
+        Op::Attention {
+            tensors,
+            d,
+            causal,
+            scale,
+        } => Box::new(AttentionRequest {
+            d: *d,
+            causal: *causal,
+            elem: tensors[0].elem,
+            tensors: tensors.clone(),
+            scale_log2: scale * std::f32::consts::LOG2_E,
+            tile: None,
+        }),
+    }
+}
+
+fn gemm_request(g: &Gemm) -> GemmRequest {
+    let (epilogue, bias) = match (&g.bias, g.scaled) {
+        (Some((meta, act)), _) => (Epilogue::Bias(*act), Some(meta.clone())),
+        (None, Some(_)) => (Epilogue::Scaled, None),
+        (None, None) => (Epilogue::Plain, None),
+    };
+    GemmRequest {
+        layout: g.layout,
+        epilogue,
+        types: GemmTypes {
+            input: g.a.elem,
+            output: g.d.elem,
+        },
+        shape: (g.a.shape[0], g.d.shape[1], g.a.shape[1]),
+        a: g.a.clone(),
+        b: g.b.clone(),
+        c: g.c.clone(),
+        bias,
+        d: g.d.clone(),
+        scalars: g.scaled.unwrap_or((1.0, 0.0)),
+    }
+}
+
+/// What the dispatcher makes of `op` on `device`: the problem, the choice (or why none), and
+/// every candidate's verdict.
+pub fn explain(op: &Op, device: &Device) -> String {
+    let req = request(op);
+    let kernels = catalogue::all();
+    let verdicts = dispatch::judge(req.as_ref(), &kernels, device);
+    let choice = match dispatch::choose(req.as_ref(), &kernels, device, Cache::host()) {
+        Ok(c) => format!(
+            "chosen: {} ({}, {})",
+            c.label(),
+            c.artifact.target.name(),
+            match c.source {
+                dispatch::Source::Measured(us) => format!("measured {us:.1} µs in the tune cache"),
+                dispatch::Source::Model => "cost model".to_string(),
+            }
+        ),
+        Err(_) => "chosen: none (no candidate accepts it)".to_string(),
+    };
+    let relevant: Vec<_> = verdicts
+        .into_iter()
+        .filter(|v| v.artifact.problem.is_some_and(|p| same_family(p, op)))
+        .collect();
+    format!(
+        "problem: {}\ndevice: {} ({}, {} SMs)\n{choice}\ncandidates:\n{}",
+        req.describe(),
+        device.name,
+        device.target.name(),
+        device.limits.sm_count,
+        dispatch::table(&relevant)
+    )
+}
+
+/// Whether an artifact solving `p` belongs in `op`'s explanation: every GEMM (their layouts
+/// and epilogues say why they refuse), the same row op, silu_mul, attention.
+fn same_family(p: Problem, op: &Op) -> bool {
+    match (p, op) {
+        (Problem::Gemm(_), Op::Gemm(_)) => true,
+        (Problem::Row(a), Op::Row { op, .. }) => a == *op,
+        (Problem::SiluMul, Op::SiluMul { .. }) => true,
+        (Problem::Attention, Op::Attention { .. }) => true,
+        _ => false,
+    }
+}
+
+/// Chosen artifacts by (device, problem, tensors' shapes, strides and address alignment):
+/// choosing judges the whole catalogue (every artifact's launch plan), which costs more than a
+/// small kernel runs; the same call on tensors of the same layout takes the same artifact.
+static CHOSEN: Mutex<Option<HashMap<String, &'static KernelArtifact>>> = Mutex::new(None);
+
+fn choice_key(req: &dyn ProblemDef, device: &Device, metas: &[TensorMeta]) -> String {
+    let mut key = format!(
+        "{}|{}|{}",
+        device.name,
+        device.limits.sm_count,
+        req.describe()
+    );
+    for m in metas {
+        // Alignment classes up to 256 bytes are what the planner can tell apart (TMA: 16).
+        let align = m.addr.trailing_zeros().min(8);
+        key.push_str(&format!(
+            "|{:?}{:?}{:?}@{align}",
+            m.elem, m.shape, m.strides
+        ));
+    }
+    key
+}
+
+/// Chooses the artifact for `op` on `rt`'s device and launches it on `rt`'s stream; returns
+/// the choice's label (`kernel/config`).
+///
+/// # Safety
+/// Every tensor address in `op` must be device memory of `rt`'s context holding every element
+/// its shape and strides reach, alive until the launched work is done.
+pub unsafe fn launch(op: &Op, rt: &Runtime) -> Result<String, RuntimeError> {
+    let req = request(op);
+    let device = Device::of(rt)?;
+    let all_metas = metas(op);
+    let key = choice_key(req.as_ref(), &device, &all_metas);
+    let cached = CHOSEN
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .and_then(|m| m.get(&key).copied());
+    let artifact = match cached {
+        Some(a) => a,
+        None => {
+            let choice = dispatch::choose(req.as_ref(), &catalogue::all(), &device, Cache::host())?;
+            CHOSEN
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .get_or_insert_with(HashMap::new)
+                .insert(key, choice.artifact);
+            choice.artifact
+        }
+    };
+    let (tensors, scalars) = req.arguments(artifact);
+    let args: Vec<TensorArg<'_>> = tensors
+        .into_iter()
+        // SAFETY: the caller's promise, for each tensor of the op.
+        .map(|m| unsafe { TensorArg::from_raw(rt, m) })
+        .collect();
+    rt.launch_with(artifact, &args, &scalars)?;
+    Ok(format!("{}/{}", artifact.kernel, artifact.config))
+}
+
+/// Every tensor of the op (the choice's key).
+fn metas(op: &Op) -> Vec<TensorMeta> {
+    match op {
+        Op::Gemm(g) => {
+            let mut v = vec![g.a.clone(), g.b.clone(), g.d.clone()];
+            v.extend(g.c.clone());
+            v.extend(g.bias.as_ref().map(|b| b.0.clone()));
+            v
+        }
+        Op::Row { x, w, b, y, .. } => {
+            let mut v = vec![x.clone(), y.clone()];
+            v.extend(w.clone());
+            v.extend(b.clone());
+            v
+        }
+        Op::SiluMul { x, g, y } => vec![x.clone(), g.clone(), y.clone()],
+        Op::Attention { tensors, .. } => tensors.to_vec(),
+    }
+}
+
+/// One compiled artifact, for `tirx.list_kernels()`.
+pub struct Listed {
+    /// Kernel name.
+    pub kernel: &'static str,
+    /// Config name.
+    pub config: &'static str,
+    /// Target (`sm_90a`).
+    pub target: &'static str,
+    /// What it solves (`gemm(b = tn, epilogue = plain)`), if declared.
+    pub problem: Option<String>,
+    /// Its config entries, as text.
+    pub consts: Vec<(&'static str, String)>,
+}
+
+/// Every compiled artifact of the catalogue.
+pub fn list() -> Vec<Listed> {
+    catalogue::all()
+        .into_iter()
+        .flat_map(|k| k.artifacts)
+        .map(|a| Listed {
+            kernel: a.kernel,
+            config: a.config,
+            target: a.target.name(),
+            problem: a.problem.map(|p| p.to_string()),
+            consts: a
+                .consts
+                .iter()
+                .map(|(n, v)| (*n, format!("{v:?}")))
+                .collect(),
+        })
+        .collect()
+}
+
+/// `y = silu(x)·g` as a dispatcher problem: `[x, g, y]`, all `[M, N]` bf16.
+struct SiluMul {
+    tensors: [TensorMeta; 3],
+}
+
+impl SiluMul {
+    fn dims(&self) -> (usize, usize) {
+        let s = &self.tensors[0].shape;
+        (s[0], s[1])
+    }
+}
+
+impl ProblemDef for SiluMul {
+    fn describe(&self) -> String {
+        let (m, n) = self.dims();
+        format!("silu_mul of {m}x{n} bf16")
+    }
+
+    fn solves(&self, artifact: &KernelArtifact) -> Result<(), Reject> {
+        if artifact.problem != Some(Problem::SiluMul) {
+            let found = artifact
+                .problem
+                .map_or_else(|| "nothing declared".to_string(), |p| p.to_string());
+            return Err(Reject::Problem { found });
+        }
+        match artifact.elem_of("x") {
+            Some(ElemType::Bf16) => Ok(()),
+            e => Err(Reject::Types {
+                found: e.map_or("?", |e| e.name()).to_string(),
+            }),
+        }
+    }
+
+    fn arguments(&self, artifact: &KernelArtifact) -> (Vec<TensorMeta>, Vec<f32>) {
+        let sig = (artifact.signature)();
+        let tensors = sig
+            .tensors
+            .iter()
+            .filter_map(|t| match t.name.as_str() {
+                "x" => Some(self.tensors[0].clone()),
+                "g" => Some(self.tensors[1].clone()),
+                "y" => Some(self.tensors[2].clone()),
+                _ => None,
+            })
+            .collect();
+        (tensors, vec![])
+    }
+
+    fn cost(&self, artifact: &KernelArtifact, _device: &Device) -> Result<f64, Reject> {
+        let (Some(r), Some(c)) = (artifact.int("R"), artifact.int("C")) else {
+            return Err(Reject::Unranked("needs the tile constants R and C".into()));
+        };
+        let (m, n) = self.dims();
+        let (r, c) = (r.max(1) as usize, c.max(1) as usize);
+        Ok((m.div_ceil(r) * r * n.div_ceil(c) * c) as f64)
+    }
+
+    fn cache_key(&self, device: &Device) -> Key {
+        let (m, n) = self.dims();
+        Key {
+            device: device.name.clone(),
+            sms: device.limits.sm_count,
+            problem: "silu_mul".into(),
+            types: "bf16".into(),
+            bucket: [tune::bucket(m), tune::bucket(n), 0],
+            align: [tune::alignment(m), tune::alignment(n), 0],
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bf16(shape: &[usize]) -> TensorMeta {
+        TensorMeta::row_major(ElemType::Bf16, shape, 0)
+    }
+
+    #[test]
+    fn silu_mul_is_chosen_by_tile_cover() {
+        let op = Op::SiluMul {
+            x: bf16(&[64, 4096]),
+            g: bf16(&[64, 4096]),
+            y: bf16(&[64, 4096]),
+        };
+        let text = explain(&op, &Device::h200());
+        assert!(text.contains("chosen: silu_mul/"), "{text}");
+        assert!(
+            !text.contains("gemm"),
+            "other families are left out:\n{text}"
+        );
+    }
+
+    #[test]
+    fn hopper_only_ops_on_a_b200_are_refused_by_target() {
+        let op = Op::Row {
+            op: tirx::problem::RowOp::Softmax,
+            x: bf16(&[8, 1000]),
+            w: None,
+            b: None,
+            y: bf16(&[8, 1000]),
+            eps: 0.0,
+        };
+        let h = explain(&op, &Device::h200());
+        assert!(h.contains("chosen: softmax"), "{h}");
+        let b = explain(&op, &Device::b200());
+        assert!(b.contains("chosen: none"), "{b}");
+        assert!(b.contains("refused: compiled for sm_90a"), "{b}");
+        let err = dispatch::choose(
+            request(&op).as_ref(),
+            &catalogue::all(),
+            &Device::b200(),
+            Cache::host(),
+        )
+        .unwrap_err();
+        assert!(matches!(err, RuntimeError::NoKernelFits { .. }));
+    }
+
+    #[test]
+    fn list_has_every_family() {
+        let all = list();
+        for p in ["gemm(", "softmax", "silu_mul", "attention"] {
+            assert!(
+                all.iter()
+                    .any(|l| l.problem.as_deref().is_some_and(|s| s.starts_with(p))),
+                "{p}"
+            );
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! The argument checks on described tensors (no GPU, no Python): each refusal names the
+//! argument, and the accepted layouts become the metas the kernels take.
+
+use super::*;
+use tirx::problem::{Act, BLayout};
+
+fn t(dtype: ElemType, shape: &[usize], strides: &[i64]) -> Foreign {
+    Foreign {
+        dtype: Ok(dtype),
+        shape: shape.to_vec(),
+        strides: strides.to_vec(),
+        addr: 0x7f00_0000_0000,
+        place: Place::Cuda(0),
+    }
+}
+
+fn c(dtype: ElemType, shape: &[usize]) -> Foreign {
+    let mut s = vec![1i64; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        s[i] = s[i + 1] * shape[i + 1] as i64;
+    }
+    t(dtype, shape, &s)
+}
+
+fn gemm_args<'a>(a: &'a Foreign, b: &'a Foreign) -> GemmArgs<'a> {
+    GemmArgs {
+        a,
+        b,
+        c: None,
+        bias: None,
+        activation: None,
+        alpha: 1.0,
+        beta: 0.0,
+        out: None,
+        out_dtype: ElemType::Bf16,
+    }
+}
+
+#[test]
+fn gemm_layout_follows_b_strides() {
+    let a = c(ElemType::Bf16, &[64, 32]);
+    let nn = c(ElemType::Bf16, &[32, 48]);
+    let Op::Gemm(g) = gemm(&gemm_args(&a, &nn)).unwrap().op else {
+        panic!()
+    };
+    assert_eq!(g.layout, BLayout::Nn);
+    assert_eq!(g.b.shape, vec![32, 48]);
+    assert_eq!(g.d.shape, vec![64, 48]);
+    // weight [48, 32] row-major, passed as weight.t(): [32, 48] with strides (1, 32).
+    let tn = t(ElemType::Bf16, &[32, 48], &[1, 32]);
+    let Op::Gemm(g) = gemm(&gemm_args(&a, &tn)).unwrap().op else {
+        panic!()
+    };
+    assert_eq!(g.layout, BLayout::Tn);
+    assert_eq!(
+        (g.b.shape.clone(), g.b.strides.clone()),
+        (vec![48, 32], vec![32, 1])
+    );
+    assert!(g.scaled.is_none() && g.c.is_none());
+}
+
+#[test]
+fn gemm_refusals_name_the_argument() {
+    let a = c(ElemType::Bf16, &[64, 32]);
+    let msg = |r: Result<Call, BindError>| r.unwrap_err().to_string();
+    let b = c(ElemType::Bf16, &[31, 48]);
+    assert!(msg(gemm(&gemm_args(&a, &b))).contains("K disagrees (32 vs 31)"));
+    let b = c(ElemType::F32, &[32, 48]);
+    assert_eq!(
+        msg(gemm(&gemm_args(&a, &b))),
+        "`b` has dtype torch.float32; tirx.gemm takes torch.bfloat16 (the dtype of `a`)"
+    );
+    let b = t(ElemType::Bf16, &[32, 48], &[96, 2]);
+    assert!(
+        msg(gemm(&gemm_args(&a, &b)))
+            .starts_with("`b` (shape [32, 48], strides [96, 2]) is not contiguous")
+    );
+    let mut cpu = c(ElemType::Bf16, &[32, 48]);
+    cpu.place = Place::Other(1, 0);
+    assert!(msg(gemm(&gemm_args(&a, &cpu))).starts_with("`b` is on cpu"));
+    let mut other = c(ElemType::Bf16, &[32, 48]);
+    other.place = Place::Cuda(1);
+    assert!(msg(gemm(&gemm_args(&a, &other))).contains("`b` is on cuda:1 but `a` is on cuda:0"));
+    let b = c(ElemType::Bf16, &[32, 48]);
+    let mut g = gemm_args(&a, &b);
+    g.activation = Some("tanh");
+    assert!(msg(gemm(&g)).contains("activation \"tanh\""));
+    g.activation = Some("relu");
+    assert!(msg(gemm(&g)).contains("pass `bias=`"));
+    let mut g = gemm_args(&a, &b);
+    g.beta = 0.5;
+    assert!(msg(gemm(&g)).contains("no `c` was given"));
+}
+
+#[test]
+fn gemm_epilogues() {
+    let a = c(ElemType::F16, &[64, 32]);
+    let b = t(ElemType::F16, &[32, 48], &[1, 32]);
+    let bias = c(ElemType::F32, &[48]);
+    let mut g = gemm_args(&a, &b);
+    g.out_dtype = ElemType::F32;
+    g.bias = Some(&bias);
+    g.activation = Some("gelu");
+    let Op::Gemm(got) = gemm(&g).unwrap().op else {
+        panic!()
+    };
+    assert_eq!(got.bias.map(|b| b.1), Some(Act::Gelu));
+    let mut g = gemm_args(&a, &b);
+    g.alpha = 2.0;
+    let Op::Gemm(got) = gemm(&g).unwrap().op else {
+        panic!()
+    };
+    assert_eq!(got.scaled, Some((2.0, 0.0)));
+    assert_eq!(got.c.unwrap().shape, vec![64, 48]);
+}
+
+#[test]
+fn rows_flatten_leading_dims() {
+    let x = c(ElemType::Bf16, &[2, 3, 40]);
+    let w = c(ElemType::Bf16, &[40]);
+    let Op::Row { x, y, w, .. } = row(RowOp::RmsNorm, &x, Some(&w), None, None, 1e-6)
+        .unwrap()
+        .op
+    else {
+        panic!()
+    };
+    assert_eq!(
+        (x.shape, y.shape, w.unwrap().shape),
+        (vec![6, 40], vec![6, 40], vec![40])
+    );
+    let padded = t(ElemType::Bf16, &[6, 40], &[48, 1]);
+    let Op::Row { x, .. } = row(RowOp::Softmax, &padded, None, None, None, 0.0)
+        .unwrap()
+        .op
+    else {
+        panic!()
+    };
+    assert_eq!(x.strides, vec![48, 1]);
+    let msg = row(RowOp::RmsNorm, &padded, None, None, None, 1e-6)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(msg, "tirx.rms_norm: needs `weight`");
+    let f32x = c(ElemType::F32, &[6, 40]);
+    let msg = row(RowOp::Softmax, &f32x, None, None, None, 0.0)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        msg,
+        "`x` has dtype torch.float32; tirx.softmax takes torch.bfloat16"
+    );
+    let wrong_w = c(ElemType::Bf16, &[41]);
+    let msg = row(RowOp::RmsNorm, &padded, Some(&wrong_w), None, None, 1e-6)
+        .unwrap_err()
+        .to_string();
+    assert!(msg.contains("`weight` has shape [41]"), "{msg}");
+}
+
+#[test]
+fn attention_layouts_and_gqa() {
+    let q = c(ElemType::Bf16, &[2, 100, 8, 64]);
+    let k = c(ElemType::Bf16, &[2, 120, 2, 64]);
+    let call = attention(&AttentionArgs {
+        q: &q,
+        k: &k,
+        v: &k,
+        out: None,
+        lse: None,
+        causal: true,
+        scale: None,
+    })
+    .unwrap();
+    let Op::Attention {
+        tensors, d, scale, ..
+    } = call.op
+    else {
+        panic!()
+    };
+    assert_eq!(d, 64);
+    assert!((scale - 0.125).abs() < 1e-7);
+    assert_eq!(tensors[0].shape, vec![2, 100, 512]);
+    assert_eq!(tensors[1].shape, vec![2, 120, 128]);
+    assert_eq!(tensors[4].shape, vec![16, 100, 1]);
+    let k3 = c(ElemType::Bf16, &[2, 120, 3, 64]);
+    let msg = attention(&AttentionArgs {
+        q: &q,
+        k: &k3,
+        v: &k3,
+        out: None,
+        lse: None,
+        causal: false,
+        scale: None,
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(msg.contains("8 query heads over 3 K/V heads"), "{msg}");
+    // SDPA's [B, H, S, D] seen as [B, S, H, D] through transpose(1, 2): heads not packed.
+    let sdpa = t(ElemType::Bf16, &[2, 100, 8, 64], &[51200, 64, 6400, 1]);
+    let msg = attention(&AttentionArgs {
+        q: &sdpa,
+        k: &k,
+        v: &k,
+        out: None,
+        lse: None,
+        causal: false,
+        scale: None,
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(msg.starts_with("`q` (shape [2, 100, 8, 64]"), "{msg}");
+}
