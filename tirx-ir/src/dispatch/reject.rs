@@ -606,6 +606,7 @@ impl Reject {
             | Reject::MnKRows { buffer, .. }
             | Reject::MnMajor { buffer, .. }
             | Reject::MnMajorA { buffer, .. }
+            | Reject::MnMajorStore { buffer, .. }
             | Reject::AccumulatorShape { buffer, .. }
             | Reject::StagingLayout { buffer, .. }
             | Reject::ThreadElem { buffer, .. }
