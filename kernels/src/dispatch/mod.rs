@@ -1,7 +1,8 @@
 //! The host-side dispatcher: which compiled artifact runs a problem, chosen from the artifacts'
 //! own metadata, the way the compile-time dispatcher chooses an instruction.
 //!
-//! A problem definition ([`ProblemDef`], one per problem kind: [`gemm::GemmRequest`]) judges
+//! A problem definition ([`ProblemDef`], one request type per problem family:
+//! `crate::gemm::request::GemmRequest`, `crate::row_kernels::request::RowRequest`, …) judges
 //! every artifact of the catalogue ([`crate::catalogue`]): it is accepted with an estimated
 //! cost, or refused with a typed [`Reject`] (another problem, another target, other element
 //! types, or a launch the runtime would refuse: shapes, alignment, shared memory, clusters,
@@ -17,9 +18,6 @@
 //! - An accepted artifact is one the runtime's pure launch planner accepts for exactly these
 //!   tensors, so choosing never picks a kernel that would then refuse to launch.
 
-pub mod attention;
-pub mod gemm;
-pub mod rows;
 pub mod tune;
 
 use std::fmt;
@@ -101,6 +99,16 @@ pub enum Reject {
     Launch(String),
     /// The cost model cannot rank it (a config constant it needs is missing).
     Unranked(String),
+}
+
+impl Reject {
+    /// The refusal of an artifact that solves another problem than the request's.
+    pub fn problem(artifact: &KernelArtifact) -> Reject {
+        let found = artifact
+            .problem
+            .map_or_else(|| "nothing declared".to_string(), |p| p.to_string());
+        Reject::Problem { found }
+    }
 }
 
 impl fmt::Display for Reject {

@@ -1,11 +1,11 @@
 //! The dispatcher on the shipped catalogue, without a GPU: acceptance, the cost model's
 //! choices, the rejection table, and the tune cache's precedence.
 
-use super::gemm::GemmRequest;
 use super::tune::{Cache, Entry, Measured, alignment, bucket};
 use super::*;
 use crate::catalogue;
-use crate::registry::GemmTypes;
+use crate::gemm::request::GemmRequest;
+use crate::gemm::request::GemmTypes;
 use tirx::abi::ElemType::{Bf16, F16, F32};
 use tirx::problem::{BLayout, Epilogue};
 

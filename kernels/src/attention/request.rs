@@ -31,8 +31,8 @@ use tirx::problem::Problem;
 use tirx::runtime::TensorMeta;
 use tirx::{KernelArtifact, RuntimeError, TensorArg};
 
-use super::tune::{self, Key};
-use super::{Device, ProblemDef, Reject, mentions_sms};
+use crate::dispatch::tune::{self, Key};
+use crate::dispatch::{Device, ProblemDef, Reject, mentions_sms};
 
 /// Key blocks' worth of time a one-CTA-per-tile grid spends per tile on its unoverlapped Q
 /// load, first Q·Kᵀ and O store (see the module docs).
@@ -227,8 +227,11 @@ impl ProblemDef for AttentionRequest {
         }
     }
 
-    fn arguments(&self, _artifact: &KernelArtifact) -> (Vec<TensorMeta>, Vec<f32>) {
-        (self.tensors.to_vec(), vec![self.scale_log2])
+    fn arguments(&self, artifact: &KernelArtifact) -> (Vec<TensorMeta>, Vec<f32>) {
+        let [q, k, v, o, lse] = self.tensors.clone();
+        let roles = [("q", q), ("k", k), ("v", v), ("o", o), ("lse", lse)];
+        crate::family::by_role(artifact, &roles, &[("scale_log2", self.scale_log2)])
+            .unwrap_or_default()
     }
 
     fn cost(&self, artifact: &KernelArtifact, device: &Device) -> Result<f64, Reject> {

@@ -20,8 +20,8 @@ use tirx::problem::{Problem, RowOp};
 use tirx::runtime::TensorMeta;
 use tirx::{KernelArtifact, TensorArg};
 
-use super::tune::{self, Key};
-use super::{Device, ProblemDef, Reject};
+use crate::dispatch::tune::{self, Key};
+use crate::dispatch::{Device, ProblemDef, Reject};
 
 /// The longest row an artifact handles: its config's `CAP` (a kernel that walks a row in
 /// chunks), else `C` (the columns its register tile holds), if it is a row kernel.
