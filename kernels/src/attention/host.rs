@@ -260,7 +260,7 @@ mod tests {
         let e = choose(&r, &Device::h200()).unwrap_err().to_string();
         assert!(e.contains("attention full hd 96"), "{e}");
         assert!(e.contains("attention_sm90/d128"), "{e}");
-        assert!(e.contains("solves attention hd Some(128) full"), "{e}");
+        assert!(e.contains("solves attention hd 128 full"), "{e}");
         assert!(e.contains("solves gemm"), "{e}");
     }
 

@@ -198,32 +198,23 @@ impl ProblemDef for AttentionRequest {
 
     fn solves(&self, artifact: &KernelArtifact) -> Result<(), Reject> {
         if artifact.problem != Some(Problem::Attention) {
-            let found = artifact
-                .problem
-                .map_or_else(|| "nothing declared".to_string(), |p| p.to_string());
-            return Err(Reject::Problem { found });
+            return Err(Reject::problem(artifact));
         }
         if let Some(t) = self.tile.filter(|t| !same_tile(t, artifact)) {
-            return Err(Reject::Problem {
-                found: format!("another tile than the forced {}/{}", t.kernel, t.config),
+            return Err(Reject::NotForced {
+                forced: format!("{}/{}", t.kernel, t.config),
             });
         }
         let (d, causal) = (artifact.int("D"), artifact.int("CAUSAL"));
         if d != Some(self.d as i64) || causal != Some(i64::from(self.causal)) {
-            let mask = |c: Option<i64>| match c {
-                Some(0) => "full",
-                Some(_) => "causal",
-                None => "no mask declared",
-            };
-            return Err(Reject::Problem {
-                found: format!("attention hd {d:?} {}", mask(causal)),
+            return Err(Reject::Tile {
+                head_dim: d,
+                causal,
             });
         }
         match artifact.elem_of("q") {
             Some(e) if e == self.elem => Ok(()),
-            e => Err(Reject::Types {
-                found: e.map_or("?", |e| e.name()).to_string(),
-            }),
+            e => Err(Reject::Types { found: vec![e] }),
         }
     }
 

@@ -35,7 +35,12 @@ fn shape_of(a: &SimArgs, family: &dyn Family, art: &KernelArtifact) -> Shape {
 /// rows longer than it holds): the run is skipped, as the host would skip it. A refusal of
 /// the launch itself is not a skip: the emulator reports it as the GPU would.
 fn refusal(family: &dyn Family, art: &KernelArtifact, shape: Shape) -> Option<Reject> {
-    family.request(art, shape).ok()?.solves(art).err()
+    family
+        .request(art, shape)
+        .ok()?
+        .solves(art)
+        .err()
+        .filter(Reject::is_about_the_problem)
 }
 
 /// `tirx sim`'s arguments.

@@ -72,9 +72,7 @@ impl ProblemDef for CopyRequest {
         }
         match artifact.elem_of("src") {
             Some(e) if e == self.src.elem => Ok(()),
-            e => Err(Reject::Types {
-                found: e.map_or("?", |e| e.name()).to_string(),
-            }),
+            e => Err(Reject::Types { found: vec![e] }),
         }
     }
 

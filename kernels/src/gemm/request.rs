@@ -156,16 +156,12 @@ impl ProblemDef for GemmRequest {
             epilogue: self.epilogue,
         });
         if artifact.problem != Some(want) {
-            let found = artifact
-                .problem
-                .map_or_else(|| "nothing declared".to_string(), |p| p.to_string());
-            return Err(Reject::Problem { found });
+            return Err(Reject::problem(artifact));
         }
         let types = (artifact.elem_of("a"), artifact.elem_of("d"));
         if types != (Some(self.types.input), Some(self.types.output)) {
-            let name = |e: Option<tirx::abi::ElemType>| e.map_or("?", |e| e.name());
             return Err(Reject::Types {
-                found: format!("{} -> {}", name(types.0), name(types.1)),
+                found: vec![types.0, types.1],
             });
         }
         Ok(())

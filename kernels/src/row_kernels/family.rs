@@ -222,9 +222,7 @@ impl ProblemDef for SiluMulRequest {
         }
         match artifact.elem_of("x") {
             Some(e) if e == self.tensors[0].elem => Ok(()),
-            e => Err(Reject::Types {
-                found: e.map_or("?", |e| e.name()).to_string(),
-            }),
+            e => Err(Reject::Types { found: vec![e] }),
         }
     }
 

@@ -254,7 +254,7 @@ mod tests {
                     assert!(
                         matches!(
                             &v.outcome,
-                            Err(Reject::Launch(_)) | Err(Reject::Problem { .. })
+                            Err(Reject::Launch(_)) | Err(Reject::Capacity { .. })
                         ),
                         "{op} {n}: {} {:?}",
                         v.artifact.config,
@@ -286,7 +286,7 @@ mod tests {
         let text = e.to_string();
         assert!(text.contains("softmax of 4x1048577 bf16"), "{text}");
         assert!(
-            text.contains("solves softmax of rows up to 1024 columns"),
+            text.contains("holds rows up to 1024 columns, not 1048577"),
             "{text}"
         );
         assert!(text.contains("solves gemm"), "{text}");
@@ -304,6 +304,9 @@ mod tests {
         let mut r = RowRequest::contiguous(RowOp::LayerNorm, 4, 64);
         r.b = None;
         let e = choose(&r, &Device::h200()).unwrap_err().to_string();
-        assert!(e.contains("the tensor `b`, which this one lacks"), "{e}");
+        assert!(
+            e.contains("takes the tensor `b`, which this problem lacks"),
+            "{e}"
+        );
     }
 }
