@@ -2,8 +2,8 @@
 //! and no local memory, and its SASS has the instructions its PTX asked for. In CI
 //! (`TIRX_REQUIRE_PTXAS=1`) a missing ptxas fails this test.
 
+use tirx_kernels::catalogue;
 use tirx_kernels::check::check_artifact;
-use tirx_kernels::registry;
 use tirx_ptx::tools::{find_ptxas, tool_for_test};
 
 #[test]
@@ -13,7 +13,7 @@ fn every_kernel_assembles_without_spills_and_with_its_sass() {
     }
     let mut failures = Vec::new();
     let mut count = 0;
-    for k in registry::all() {
+    for k in catalogue::all() {
         for a in k.artifacts {
             count += 1;
             match check_artifact(k.name, a) {
@@ -39,7 +39,7 @@ fn every_kernel_assembles_without_spills_and_with_its_sass() {
 /// driver 580: "Unexpected non-ASCII character encountered on line 1").
 #[test]
 fn every_ptx_is_ascii() {
-    for k in registry::all() {
+    for k in catalogue::all() {
         for a in k.artifacts {
             assert!(
                 a.ptx.is_ascii(),
@@ -57,7 +57,7 @@ fn blackwell_gemm_sass_has_the_tensor_core_and_tma_and_tmem_loads() {
     if tool_for_test(find_ptxas()).is_none() {
         return;
     }
-    let k = registry::find("gemm_sm100").expect("shipped");
+    let k = catalogue::find("gemm_sm100").expect("shipped");
     let c = check_artifact(k.name, &k.artifacts[0]).expect("assembles");
     for op in ["UTCHMMA", "UTMALDG", "LDTM"] {
         assert!(
@@ -76,7 +76,7 @@ fn blackwell_gemm_sass_has_the_tensor_core_and_tma_and_tmem_loads() {
         "gemm_sm100_clc",
         "gemm_sm100_tma_epi",
     ] {
-        let k = registry::find(name).expect("shipped");
+        let k = catalogue::find(name).expect("shipped");
         for a in k.artifacts {
             let c = check_artifact(k.name, a).expect("assembles");
             assert_eq!(c.spills, 0, "{name} {}", a.config);
@@ -90,7 +90,7 @@ fn blackwell_gemm_sass_has_the_tensor_core_and_tma_and_tmem_loads() {
             }
         }
     }
-    let h = registry::find("gemm_sm90").expect("shipped");
+    let h = catalogue::find("gemm_sm90").expect("shipped");
     let c = check_artifact(h.name, &h.artifacts[0]).expect("assembles");
     for op in ["HGMMA", "UTMALDG"] {
         assert!(
@@ -111,7 +111,7 @@ fn blackwell_attention_sass_has_every_role() {
     if tool_for_test(find_ptxas()).is_none() {
         return;
     }
-    let k = registry::find("attention_sm100").expect("shipped");
+    let k = catalogue::find("attention_sm100").expect("shipped");
     for a in k.artifacts {
         let c = check_artifact(k.name, a).expect("assembles");
         assert!(c.problems.is_empty(), "{}: {:?}", a.config, c.problems);
@@ -164,7 +164,7 @@ fn blackwell_attention_sass_has_every_role() {
 #[test]
 fn descriptor_start_addresses_are_masked_to_their_field() {
     let mut checked = 0;
-    for k in registry::all() {
+    for k in catalogue::all() {
         for a in k.artifacts {
             if !a.ptx.contains("wgmma.mma_async") && !a.ptx.contains("tcgen05.mma") {
                 continue;

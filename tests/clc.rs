@@ -372,7 +372,7 @@ fn the_clc_gemm_levels_assemble_with_clc_and_the_pair_forms() {
         ("gemm_sm100_clc", None),
         ("gemm_sm100_tma_epi", Some("UTMASTG")),
     ] {
-        let k = tirx_kernels::registry::find(name).expect("shipped");
+        let k = tirx_kernels::catalogue::find(name).expect("shipped");
         check_clc_level(k, more);
     }
 }

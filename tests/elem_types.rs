@@ -7,9 +7,11 @@ use half::{bf16, f16};
 use tirx::abi::ElemType;
 use tirx::runtime::{DeviceLimits, TensorMeta, plan_launch};
 use tirx::{Runtime, RuntimeError, Tensor};
+use tirx_kernels::catalogue;
+use tirx_kernels::gemm::host::{self as gemm_host, GemmLaunch};
 use tirx_kernels::gemm::level_06_persistent::kernels::gemm_sm90_ws;
 use tirx_kernels::gemm::level_08_tma_epi::kernels::gemm_sm90_tma_epi;
-use tirx_kernels::registry::{self, GemmTypes};
+use tirx_kernels::gemm::request::GemmTypes;
 
 /// Row-major metas of an M×N×K GEMM in `types`, at 1 MiB-aligned addresses.
 fn args(types: GemmTypes, (m, n, k): (usize, usize, usize)) -> Vec<TensorMeta> {
@@ -28,10 +30,10 @@ fn every_type_combination_has_a_choice_that_plans() {
     for types in GemmTypes::ALL {
         let shape = (4096, 4096, 4096);
         let c =
-            registry::choose_gemm_for(&Device::h200(), BLayout::Tn, Epilogue::Plain, types, shape)
+            gemm_host::choose_gemm_for(&Device::h200(), BLayout::Tn, Epilogue::Plain, types, shape)
                 .unwrap_or_else(|e| panic!("{types}: {e}"));
         assert_eq!(
-            registry::GemmLaunch::of(c.kernel).types(c.artifact.config),
+            GemmLaunch::of(c.kernel).types(c.artifact.config),
             Some(types)
         );
         let sig = (c.artifact.signature)();
@@ -42,7 +44,7 @@ fn every_type_combination_has_a_choice_that_plans() {
 
 #[test]
 fn a_tensor_of_another_type_is_a_typed_error_before_launch() {
-    let k = registry::find("gemm_sm90_tma_epi").expect("shipped");
+    let k = catalogue::find("gemm_sm90_tma_epi").expect("shipped");
     let sig = |config: &str| {
         (k.artifacts
             .iter()
@@ -79,7 +81,7 @@ fn a_tensor_of_another_type_is_a_typed_error_before_launch() {
 /// are refused (TMA needs 16-byte row strides), as for 16-bit D at N a multiple of 8.
 #[test]
 fn an_f32_d_needs_16_byte_rows() {
-    let k = registry::find("gemm_sm90_tma_epi").expect("shipped");
+    let k = catalogue::find("gemm_sm90_tma_epi").expect("shipped");
     let art = k.artifacts.iter().find(|a| a.config == "bf16_f32").unwrap();
     let t = GemmTypes {
         input: ElemType::Bf16,

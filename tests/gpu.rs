@@ -4,10 +4,16 @@
 
 use half::{bf16, f16};
 use tirx::abi::ElemType;
+use tirx::problem::BLayout;
 use tirx::{Runtime, RuntimeError, Target};
+use tirx_kernels::catalogue;
+use tirx_kernels::copy::family::check_copy;
+use tirx_kernels::gemm::check::{self, GEMM_TOL};
+use tirx_kernels::gemm::host::{self, GemmLaunch};
 use tirx_kernels::gemm::level_08_tma_epi::kernels::gemm_sm90_tma_epi;
+use tirx_kernels::gemm::reference::BOperand;
+use tirx_kernels::gemm::request::GemmTypes;
 use tirx_kernels::reference::{HostElem, Rng, gemm_tn_f64, rel_frobenius};
-use tirx_kernels::registry::{self, BLayout, GemmLaunch, GemmTypes};
 
 /// Whether an artifact takes B given N×K (D = A·Bᵀ).
 fn tn(a: &tirx::KernelArtifact) -> bool {
@@ -22,7 +28,7 @@ fn rt() -> Runtime {
 #[test]
 fn tma_copy_is_bit_exact_on_random_shapes_with_tails() {
     let rt = rt();
-    let kernel = registry::find("tma_copy").unwrap();
+    let kernel = catalogue::find("tma_copy").unwrap();
     let mut rng = Rng::new(11);
     let mut shapes = vec![
         (1, 8),
@@ -35,7 +41,13 @@ fn tma_copy_is_bit_exact_on_random_shapes_with_tails() {
     shapes.extend((0..14).map(|_| (rng.range(1, 700), 8 * rng.range(1, 90))));
     for (i, &(m, n)) in shapes.iter().enumerate() {
         for config in ["default", "tall"] {
-            let r = registry::check_copy(&rt, kernel, config, m, n, 100 + i as u64).expect("runs");
+            let r = check_copy(
+                &rt,
+                tirx::select(kernel.artifacts, config, rt.target().unwrap()).unwrap(),
+                (m, n),
+                100 + i as u64,
+            )
+            .expect("runs");
             assert!(r.ok, "{config} {m}x{n}: {} elements differ", r.error);
         }
     }
@@ -55,7 +67,7 @@ fn hopper_gemms_match_the_f64_reference_on_random_shapes() {
         "gemm_sm90_tma_epi",
         "gemm_sm90_pair_n",
     ] {
-        let kernel = registry::find(name).unwrap();
+        let kernel = catalogue::find(name).unwrap();
         let launch = GemmLaunch::of(kernel);
         let mut rng = Rng::new(12);
         let mut shapes = vec![
@@ -83,8 +95,8 @@ fn hopper_gemms_match_the_f64_reference_on_random_shapes() {
                 } else {
                     n
                 };
-                let r = registry::check_gemm(&rt, launch, config, m, n, k, 200 + i as u64)
-                    .expect("runs");
+                let r =
+                    check::check_gemm(&rt, launch, config, m, n, k, 200 + i as u64).expect("runs");
                 assert!(
                     r.ok,
                     "{name}/{config} {m}x{n}x{k}: relative error {:.3e}",
@@ -125,7 +137,7 @@ fn nn_gemm_matches_the_f64_reference_on_random_shapes() {
     let mut runs = Vec::new();
     use tirx::problem::{BLayout as B, Problem};
     let nn = |a: &tirx::KernelArtifact| matches!(a.problem, Some(Problem::Gemm(g)) if g.b == B::Nn);
-    for kernel in registry::all() {
+    for kernel in catalogue::all() {
         let l = GemmLaunch::of(kernel);
         for a in kernel
             .artifacts
@@ -146,8 +158,8 @@ fn nn_gemm_matches_the_f64_reference_on_random_shapes() {
     );
     for (name, launch, config) in runs {
         for (i, &(m, n, k)) in shapes.iter().enumerate() {
-            let r = registry::check_gemm_nn(&rt, launch, config, m, n, k, 400 + i as u64)
-                .expect("runs");
+            let r =
+                check::check_gemm_nn(&rt, launch, config, m, n, k, 400 + i as u64).expect("runs");
             assert!(
                 r.ok,
                 "{name}/{config} NN {m}x{n}x{k}: relative error {:.3e}\n{}",
@@ -162,7 +174,7 @@ fn nn_gemm_matches_the_f64_reference_on_random_shapes() {
 #[test]
 fn an_nn_b_with_misaligned_rows_is_a_typed_error() {
     let rt = rt();
-    let launch = GemmLaunch::of(registry::find("gemm_sm90_tma_epi").unwrap());
+    let launch = GemmLaunch::of(catalogue::find("gemm_sm90_tma_epi").unwrap());
     let a = rt.zeros::<bf16>(&[128, 64]).unwrap();
     let b = rt.zeros::<bf16>(&[64, 100]).unwrap();
     let mut d = rt.zeros::<bf16>(&[128, 100]).unwrap();
@@ -176,7 +188,7 @@ fn an_nn_b_with_misaligned_rows_is_a_typed_error() {
 #[test]
 fn a_k_that_breaks_tma_alignment_is_a_typed_error() {
     let rt = rt();
-    let launch = GemmLaunch::of(registry::find("gemm_sm90").unwrap());
+    let launch = GemmLaunch::of(catalogue::find("gemm_sm90").unwrap());
     let a = rt.zeros::<bf16>(&[64, 100]).unwrap();
     let b = rt.zeros::<bf16>(&[64, 100]).unwrap();
     let mut d = rt.zeros::<bf16>(&[64, 64]).unwrap();
@@ -190,7 +202,7 @@ fn a_k_that_breaks_tma_alignment_is_a_typed_error() {
 #[test]
 fn disagreeing_shapes_are_a_typed_error() {
     let rt = rt();
-    let launch = GemmLaunch::of(registry::find("gemm_sm90").unwrap());
+    let launch = GemmLaunch::of(catalogue::find("gemm_sm90").unwrap());
     let a = rt.zeros::<bf16>(&[64, 64]).unwrap();
     let b = rt.zeros::<bf16>(&[64, 128]).unwrap();
     let mut d = rt.zeros::<bf16>(&[64, 64]).unwrap();
@@ -201,7 +213,7 @@ fn disagreeing_shapes_are_a_typed_error() {
 #[test]
 fn a_blackwell_kernel_is_refused_on_hopper() {
     let rt = rt();
-    let launch = GemmLaunch::of(registry::find("gemm_sm100").unwrap());
+    let launch = GemmLaunch::of(catalogue::find("gemm_sm100").unwrap());
     let a = rt.zeros::<bf16>(&[128, 64]).unwrap();
     let b = rt.zeros::<bf16>(&[128, 64]).unwrap();
     let mut d = rt.zeros::<bf16>(&[128, 128]).unwrap();
@@ -231,7 +243,7 @@ fn the_host_side_choice_runs_a_correct_kernel_for_every_size_class() {
         let b = rt.upload(&hb, &[n, k]).unwrap();
         let mut d = rt.zeros::<bf16>(&[m, n]).unwrap();
         rt.poison(&mut d).unwrap();
-        let choice = registry::gemm_auto(&rt, &a, &b, &mut d).expect("runs");
+        let choice = host::gemm_auto(&rt, &a, &b, &mut d).expect("runs");
         let got = rt.download(&d).unwrap();
         // Rows sampled to keep the CPU reference short on the large shapes.
         let rows: Vec<usize> = (0..m).step_by((m / 64).max(1)).collect();
@@ -251,7 +263,7 @@ fn the_host_side_choice_runs_a_correct_kernel_for_every_size_class() {
             .collect();
         let err = tirx_kernels::reference::rel_frobenius(&got, &want);
         assert!(
-            err < registry::GEMM_TOL,
+            err < GEMM_TOL,
             "{m}x{n}x{k} via {}: {err:.3e}",
             choice.label()
         );
@@ -287,8 +299,8 @@ fn every_type_combination_matches_the_f64_reference_on_random_shapes() {
         "gemm_sm90_ws",
         "gemm_sm90_pair_n",
     ] {
-        let launch = GemmLaunch::of(registry::find(name).unwrap());
-        let configs = registry::find(name)
+        let launch = GemmLaunch::of(catalogue::find(name).unwrap());
+        let configs = catalogue::find(name)
             .unwrap()
             .artifacts
             .iter()
@@ -306,8 +318,8 @@ fn every_type_combination_matches_the_f64_reference_on_random_shapes() {
                 } else {
                     n
                 };
-                let r = registry::check_gemm(&rt, launch, config, m, n, k, 400 + i as u64)
-                    .expect("runs");
+                let r =
+                    check::check_gemm(&rt, launch, config, m, n, k, 400 + i as u64).expect("runs");
                 assert!(
                     r.ok,
                     "{name}/{config} ({types}) {m}x{n}x{k}: relative error {:.3e} (tolerance {:.0e})",
@@ -337,8 +349,8 @@ fn auto_error<A: HostElem, D: HostElem>(
     let mut d = rt.zeros::<D>(&[m, n]).unwrap();
     rt.poison(&mut d).unwrap();
     let choice = match layout {
-        BLayout::Tn => registry::gemm_auto(rt, &a, &b, &mut d),
-        BLayout::Nn => registry::gemm_auto_nn(rt, &a, &b, &mut d),
+        BLayout::Tn => host::gemm_auto(rt, &a, &b, &mut d),
+        BLayout::Nn => host::gemm_auto_nn(rt, &a, &b, &mut d),
     }
     .expect("runs");
     let got = rt.download(&d).unwrap();
@@ -421,7 +433,7 @@ fn the_typed_launcher_runs_its_configs_types_and_refuses_others() {
     // f32 inputs: no GEMM takes them; a typed error from the host-side choice.
     let a32 = rt.zeros::<f32>(&[m, k]).unwrap();
     let b32 = rt.zeros::<f32>(&[n, k]).unwrap();
-    let err = registry::gemm_auto(&rt, &a32, &b32, &mut d).unwrap_err();
+    let err = host::gemm_auto(&rt, &a32, &b32, &mut d).unwrap_err();
     assert!(
         matches!(&err, RuntimeError::NoKernelFits { problem, .. } if problem.contains("f32 -> f32")),
         "{err:?}"
@@ -452,12 +464,12 @@ fn scaled_gemm_matches_the_f64_reference() {
     }));
     use tirx::problem::{Epilogue, Problem};
     // Every config of every scaled kernel, each in its own layout.
-    let scaled = registry::all()
+    let scaled = catalogue::all()
         .into_iter()
         .flat_map(|k| {
             k.artifacts.iter().filter_map(move |a| match a.problem {
                 Some(Problem::Gemm(g)) if g.epilogue == Epilogue::Scaled => {
-                    Some((k.name, a.config, GemmLaunch::of(k), BLayout::of(g.b)))
+                    Some((k.name, a.config, GemmLaunch::of(k), g.b))
                 }
                 _ => None,
             })
@@ -469,7 +481,7 @@ fn scaled_gemm_matches_the_f64_reference() {
             for (i, &shape) in shapes.iter().enumerate() {
                 for (alpha, beta) in [(1.5f32, -0.75f32), (0.5, 0.0), (-2.0, 1.0)] {
                     let seed = 600 + i as u64;
-                    let r = registry::check_gemm_scaled(
+                    let r = check::check_gemm_scaled(
                         &rt, launch, layout, config, shape, alpha, beta, seed,
                     )
                     .expect("runs");
@@ -501,8 +513,8 @@ fn scaled_gemm_matches_the_f64_reference() {
                 let mut d = rt.zeros::<bf16>(&[m, n]).unwrap();
                 rt.poison(&mut d).unwrap();
                 match layout {
-                    BLayout::Tn => registry::gemm_scaled(&rt, alpha, &a, &b, beta, &c, &mut d),
-                    BLayout::Nn => registry::gemm_scaled_nn(&rt, alpha, &a, &b, beta, &c, &mut d),
+                    BLayout::Tn => host::gemm_scaled(&rt, alpha, &a, &b, beta, &c, &mut d),
+                    BLayout::Nn => host::gemm_scaled_nn(&rt, alpha, &a, &b, beta, &c, &mut d),
                 }
                 .expect("runs");
                 let got = rt.download(&d).unwrap();
@@ -514,7 +526,7 @@ fn scaled_gemm_matches_the_f64_reference() {
                     .collect();
                 let err = rel_frobenius(&got, &want);
                 assert!(
-                    err < registry::GEMM_TOL,
+                    err < GEMM_TOL,
                     "{layout:?} {m}x{n}x{k} {alpha} {beta}: {err:.3e}"
                 );
             }

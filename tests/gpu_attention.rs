@@ -8,7 +8,7 @@ use half::{bf16, f16};
 use tirx::{KernelArtifact, Runtime, Tensor};
 use tirx_kernels::attention::host;
 use tirx_kernels::attention::reference::{Dims, attention_f64};
-use tirx_kernels::dispatch::attention::same_tile;
+use tirx_kernels::attention::request::same_tile;
 use tirx_kernels::reference::{HostElem, Rng};
 
 fn rt() -> Runtime {

@@ -1,15 +1,15 @@
 //! GPU tests (feature `gpu`; cuBLASLt on `LD_LIBRARY_PATH`, e.g. `/usr/local/cuda/lib64`) of
 //! the epilogue bench's baseline: cuBLASLt's fused epilogues against the f64 reference of
-//! `bench::epilogue_ref`, on shapes with tails; that its GELU is the tanh form; and that plans
+//! `gemm::reference`, on shapes with tails; that its GELU is the tanh form; and that plans
 //! with and without an epilogue refuse the other's run.
 
 use half::bf16;
 use tirx::Runtime;
 use tirx_kernels::bench::cublaslt::{CublasLt, LtEpilogue};
 use tirx_kernels::bench::epilogue::{BIAS_SCALE, Baseline, b_scale};
-use tirx_kernels::bench::epilogue_ref::{Act, gelu_tanh, gemm_epilogue_f64};
+use tirx_kernels::gemm::check::GEMM_TOL;
+use tirx_kernels::gemm::reference::{Act, gelu_tanh, gemm_epilogue_f64};
 use tirx_kernels::reference::{Rng, rel_frobenius};
-use tirx_kernels::registry::GEMM_TOL;
 
 fn rt() -> Runtime {
     Runtime::new(0).expect("the gpu feature needs a GPU")
@@ -163,8 +163,8 @@ fn plans_refuse_the_other_kind_of_run() {
     let plain = lt
         .gemm(
             (m, n, k),
-            tirx_kernels::registry::BLayout::Tn,
-            tirx_kernels::registry::GemmTypes::BF16,
+            tirx::problem::BLayout::Tn,
+            tirx_kernels::gemm::request::GemmTypes::BF16,
         )
         .unwrap();
     let fused = lt.gemm_epilogue((m, n, k), LtEpilogue::Bias).unwrap();

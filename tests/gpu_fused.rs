@@ -6,8 +6,9 @@
 use half::bf16;
 use tirx::problem::{Act, Epilogue, Problem};
 use tirx::{Runtime, Target};
+use tirx_kernels::catalogue;
+use tirx_kernels::gemm::check::check_bias;
 use tirx_kernels::reference::Rng;
-use tirx_kernels::registry;
 
 fn rt() -> Runtime {
     Runtime::new(0).expect("the gpu feature needs a GPU")
@@ -16,7 +17,7 @@ fn rt() -> Runtime {
 #[test]
 fn every_fused_epilogue_config_matches_the_f64_reference_with_tails() {
     let rt = rt();
-    let k = registry::find("gemm_sm90_bias_act").expect("shipped");
+    let k = catalogue::find("gemm_sm90_bias_act").expect("shipped");
     let mut failures = Vec::new();
     for a in k.artifacts.iter().filter(|a| a.target == Target::Sm90a) {
         let Some(Problem::Gemm(g)) = a.problem else {
@@ -34,7 +35,7 @@ fn every_fused_epilogue_config_matches_the_f64_reference_with_tails() {
         .into_iter()
         .enumerate()
         {
-            match registry::fused_check(&rt, k, a.config, act, shape, 30 + i as u64) {
+            match check_bias(&rt, a, act, shape, 30 + i as u64) {
                 Ok(r) if r.ok => {}
                 Ok(r) => failures.push(format!(
                     "{} {shape:?}: {:.3e}\n{}",
@@ -60,11 +61,12 @@ fn the_host_entry_runs_every_activation() {
     for act in Act::ALL {
         let mut d = rt.zeros::<bf16>(&[m, n]).unwrap();
         rt.poison(&mut d).unwrap();
-        let choice = registry::gemm_bias_act(&rt, act, &a, &b, &bias, &mut d).expect("runs");
+        let choice =
+            tirx_kernels::gemm::host::gemm_bias_act(&rt, act, &a, &b, &bias, &mut d).expect("runs");
         rt.synchronize().unwrap();
         let got = rt.download(&d).unwrap();
         let mut want = tirx_kernels::reference::gemm_tn_f64(&ha, &hb, m, n, k);
-        tirx_kernels::bench::epilogue_ref::apply_epilogue(&mut want, n, &hbias, act);
+        tirx_kernels::gemm::reference::apply_epilogue(&mut want, n, &hbias, act);
         let err = tirx_kernels::reference::rel_frobenius(&got, &want);
         assert!(
             err < 1e-2,

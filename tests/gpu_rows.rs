@@ -8,8 +8,8 @@ use tirx::problem::{Problem, RowOp};
 use tirx::{Runtime, Target};
 use tirx_kernels::catalogue;
 use tirx_kernels::dispatch::Device;
-use tirx_kernels::dispatch::rows::RowRequest;
 use tirx_kernels::row_kernels::host;
+use tirx_kernels::row_kernels::request::RowRequest;
 
 fn rt() -> Runtime {
     Runtime::new(0).expect("the gpu feature needs a GPU")
@@ -55,7 +55,7 @@ fn every_row_kernel_config_matches_the_f64_reference_with_tails() {
                     *n = (n.div_ceil(8) * 8).min(cap);
                 }
                 cols.dedup();
-                match host::check(&rt, k, a.config, op, (3, 1001), 1) {
+                match host::check(&rt, a, op, (3, 1001), 1) {
                     Err(e) if e.to_string().contains("multiple of 16") => {}
                     other => failures.push(format!(
                         "{} {}: an unaligned row gave {:?}, not the planner's error",
@@ -68,7 +68,7 @@ fn every_row_kernel_config_matches_the_f64_reference_with_tails() {
             for (i, &n) in cols.iter().enumerate() {
                 for m in [1, 3, 37] {
                     runs += 1;
-                    match host::check(&rt, k, a.config, op, (m, n), 40 + i as u64) {
+                    match host::check(&rt, a, op, (m, n), 40 + i as u64) {
                         Ok(r) if r.ok => {}
                         Ok(r) => {
                             failures.push(format!("{} {} {m}x{n}: {}", k.name, a.config, r.blocks))
@@ -97,7 +97,7 @@ fn the_host_side_choice_is_correct_for_every_length_class() {
             let request = RowRequest::contiguous(op, 9, n);
             let c = host::choose(&request, &Device::of(&rt).unwrap()).expect("a kernel fits");
             let (k, a) = (c.kernel, c.artifact);
-            let r = host::check(&rt, k, a.config, op, (9, n), 70 + i as u64).expect("runs");
+            let r = host::check(&rt, a, op, (9, n), 70 + i as u64).expect("runs");
             assert!(r.ok, "{op} 9x{n} by {} {}: {}", k.name, a.config, r.blocks);
         }
     }
@@ -138,7 +138,7 @@ fn silu_mul_matches_the_f64_reference_with_tails_in_both_dimensions() {
         .into_iter()
         .enumerate()
         {
-            let r = host::check_silu_mul(&rt, k, a.config, (m, n), 90 + i as u64).expect("runs");
+            let r = host::check_silu_mul(&rt, a, (m, n), 90 + i as u64).expect("runs");
             assert!(r.ok, "{} {m}x{n}: {}", a.config, r.blocks);
         }
     }

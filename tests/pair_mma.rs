@@ -223,7 +223,7 @@ fn the_pair_gemm_level_assembles_with_the_2cta_forms() {
     if tool_for_test(find_ptxas()).is_none() {
         return;
     }
-    let k = tirx_kernels::registry::find("gemm_sm100_pair").expect("shipped");
+    let k = tirx_kernels::catalogue::find("gemm_sm100_pair").expect("shipped");
     for a in k.artifacts {
         let c = check_artifact(k.name, a).expect("assembles");
         assert!(c.problems.is_empty(), "{:?}", c.problems);

@@ -3,11 +3,11 @@
 //! shows the real compilation).
 
 use tirx_ir::parse::parse_module;
-use tirx_kernels::registry;
+use tirx_kernels::catalogue;
 
 #[test]
 fn shipped_ir_prints_parses_and_recompiles_to_the_same_ptx() {
-    for k in registry::all() {
+    for k in catalogue::all() {
         for a in k.artifacts {
             let m = parse_module(a.ir).unwrap_or_else(|e| panic!("{} {}: {e}", k.name, a.config));
             assert_eq!(

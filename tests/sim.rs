@@ -4,13 +4,13 @@
 //! ISA lists; and truncated or garbled PTX gives an error, never a panic.
 
 use tirx_ir::abi::AbiParam;
-use tirx_kernels::registry;
+use tirx_kernels::catalogue;
 use tirx_sim::ptx::{self, Directive, Module};
 
 /// Every artifact with its label (`kernel config target`) and parsed module.
 fn parsed() -> Vec<(String, &'static tirx::KernelArtifact, Module)> {
     let mut out = Vec::new();
-    for k in registry::all() {
+    for k in catalogue::all() {
         for a in k.artifacts {
             let label = format!("{} {} {}", k.name, a.config, a.target.name());
             match ptx::parse(a.ptx) {
@@ -110,8 +110,8 @@ fn every_shipped_opcode_has_an_isa_name() {
 /// byte flips of both: `Ok` or `Err`, never a panic.
 #[test]
 fn truncated_or_garbled_ptx_never_panics() {
-    let small = registry::find("tma_copy").expect("shipped").artifacts[0].ptx;
-    let big = registry::find("gemm_sm100").expect("shipped").artifacts[0].ptx;
+    let small = catalogue::find("tma_copy").expect("shipped").artifacts[0].ptx;
+    let big = catalogue::find("gemm_sm100").expect("shipped").artifacts[0].ptx;
     for end in 0..=small.len() {
         let _ = ptx::parse(&small[..end]);
     }

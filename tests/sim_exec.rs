@@ -16,8 +16,8 @@ use half::bf16;
 use tirx::KernelArtifact;
 use tirx::problem::RowOp;
 use tirx::runtime::{DeviceLimits, Target, TensorMeta};
+use tirx_kernels::catalogue;
 use tirx_kernels::reference::Rng;
-use tirx_kernels::registry;
 use tirx_kernels::row_kernels::host::capacity;
 use tirx_kernels::rows::{RowProblem, reference};
 use tirx_kernels::simulate::{self, LaunchError, download, upload};
@@ -140,7 +140,7 @@ fn max_ulps(got: &[bf16], want: &[f64], cols: usize) -> u32 {
 
 #[test]
 fn tma_copy_is_bit_exact_on_odd_shapes() {
-    let k = registry::find("tma_copy").expect("shipped");
+    let k = catalogue::find("tma_copy").expect("shipped");
     let mut runs = Vec::new();
     for art in k.artifacts.iter().filter(|a| a.target == Target::Sm90a) {
         // Tails in both dimensions; N a multiple of 8 (TMA rows are multiples of 16 bytes).
@@ -168,7 +168,7 @@ fn tma_copy_is_bit_exact_on_odd_shapes() {
 
 /// The kernel's sm_90a artifact with the smallest row capacity.
 fn smallest(name: &str) -> &'static KernelArtifact {
-    let k = registry::find(name).unwrap_or_else(|| panic!("{name} shipped"));
+    let k = catalogue::find(name).unwrap_or_else(|| panic!("{name} shipped"));
     k.artifacts
         .iter()
         .filter(|a| a.target == Target::Sm90a)
@@ -298,7 +298,7 @@ fn silu_mul_matches_the_f64_reference() {
 /// Runs the shipped `tma_copy` default sm_90a PTX with `edit` applied (one planted bug) on a
 /// 64×64 tensor; returns the emulator's verdict.
 fn planted_copy(edit: impl Fn(&str) -> String) -> Result<Stats, SimError> {
-    let k = registry::find("tma_copy").expect("shipped");
+    let k = catalogue::find("tma_copy").expect("shipped");
     let art = k
         .artifacts
         .iter()
@@ -357,7 +357,7 @@ fn planted_bugs_in_the_copy_kernel_are_diagnosed() {
 #[test]
 fn every_shipped_artifact_decodes() {
     let mut n = 0;
-    for k in registry::all() {
+    for k in catalogue::all() {
         for art in k.artifacts {
             let m = ptx::parse(art.ptx).expect("parses");
             let errs = tirx_sim::Program::unsupported(&m, &(art.signature)().entry)
@@ -391,7 +391,7 @@ fn source_line_of(path: &str, needle: &str) -> u32 {
 /// store left in flight at the `tma::store` that issued it.
 #[test]
 fn emulator_diagnostics_name_the_source_line() {
-    let art = registry::find("tma_copy")
+    let art = catalogue::find("tma_copy")
         .expect("shipped")
         .artifacts
         .iter()
@@ -433,7 +433,7 @@ fn emulator_diagnostics_name_the_source_line() {
 #[test]
 fn every_line_map_points_into_the_kernels_own_file() {
     let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
-    for k in registry::all() {
+    for k in catalogue::all() {
         for art in k.artifacts {
             let text = std::fs::read_to_string(format!("{root}/{}", art.source_file))
                 .unwrap_or_else(|e| panic!("{} {}: {e}", art.kernel, art.source_file));
@@ -454,7 +454,7 @@ fn every_line_map_points_into_the_kernels_own_file() {
             );
         }
     }
-    let art = &registry::find("gemm_sm100_ws").expect("shipped").artifacts[0];
+    let art = &catalogue::find("gemm_sm100_ws").expect("shipped").artifacts[0];
     let alloc = art
         .ptx
         .lines()

@@ -12,16 +12,16 @@
 use tirx::KernelArtifact;
 use tirx::problem::{Epilogue, GemmProblem, Problem};
 use tirx::runtime::{DeviceLimits, ElemType, Target, TensorMeta};
-use tirx_kernels::bench::epilogue_ref::activate;
+use tirx_kernels::catalogue;
+use tirx_kernels::gemm::reference::activate;
 use tirx_kernels::reference::Rng;
-use tirx_kernels::registry;
 use tirx_kernels::simulate::{decode, random_values};
 use tirx_sim::{ClcMode, Device, Policy, Stats};
 
 use super::sim_exec::{EMULATED, report, sim_launch_on};
 
 pub(crate) fn sm90(kernel: &str, config: &str) -> &'static KernelArtifact {
-    registry::find(kernel)
+    catalogue::find(kernel)
         .expect("shipped")
         .artifacts
         .iter()
@@ -235,7 +235,7 @@ fn every_hopper_gemm_kind_matches_the_reference() {
 /// numeric check of an sm_100a kernel here (no Blackwell GPU; the emulator verifies it).
 #[test]
 fn gemm_sm100_runs_through_tcgen05() {
-    let k = registry::find("gemm_sm100").expect("shipped");
+    let k = catalogue::find("gemm_sm100").expect("shipped");
     let mut runs = Vec::new();
     for art in k.artifacts.iter().filter(|a| a.target == Target::Sm100a) {
         // Seeds 51..=54 on the odd shape: MMAs of one thread must complete in issue order
@@ -260,7 +260,7 @@ fn gemm_sm100_runs_through_tcgen05() {
 /// exits holding tensor memory).
 #[test]
 fn planted_bugs_in_the_blackwell_gemm_are_diagnosed() {
-    let art = registry::find("gemm_sm100").expect("shipped").artifacts[0..]
+    let art = catalogue::find("gemm_sm100").expect("shipped").artifacts[0..]
         .iter()
         .find(|a| a.target == Target::Sm100a)
         .expect("an sm_100a artifact");
@@ -286,7 +286,7 @@ fn planted_bugs_in_the_blackwell_gemm_are_diagnosed() {
 #[test]
 fn a_missing_tcgen05_fence_after_the_wait_is_diagnosed() {
     for kernel in ["gemm_sm100", "gemm_sm100_ws"] {
-        let art = registry::find(kernel).expect("shipped").artifacts[0..]
+        let art = catalogue::find(kernel).expect("shipped").artifacts[0..]
             .iter()
             .find(|a| a.target == Target::Sm100a)
             .expect("an sm_100a artifact");
@@ -309,7 +309,7 @@ fn a_missing_tcgen05_fence_after_the_wait_is_diagnosed() {
 /// generic-proxy writes unfenced.
 #[test]
 fn planted_pipeline_and_fence_bugs_are_diagnosed() {
-    let art = registry::find("gemm_sm100").expect("shipped").artifacts[0..]
+    let art = catalogue::find("gemm_sm100").expect("shipped").artifacts[0..]
         .iter()
         .find(|a| a.target == Target::Sm100a)
         .expect("an sm_100a artifact");
@@ -385,7 +385,7 @@ fn the_warp_specialised_register_split_fits_its_launch() {
 
 /// The sm_100a artifact of `kernel`'s `config`.
 fn sm100(kernel: &str, config: &str) -> &'static KernelArtifact {
-    registry::find(kernel)
+    catalogue::find(kernel)
         .expect("shipped")
         .artifacts
         .iter()

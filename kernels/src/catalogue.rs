@@ -1,11 +1,14 @@
-//! The catalogue: every shipped kernel, built from the kernel files' own lists.
+//! The catalogue: every shipped kernel, built from the kernel files' own lists, and every
+//! problem family ([`FAMILIES`]).
 //!
 //! Each `#[tile_module]` lists its kernels (`KERNELS`, in source order) and each kernel outside
 //! a module has its `KERNEL`; this file names each list once, so adding a kernel to a module
 //! adds it here, and a new file adds one line. Everything else — what a kernel solves, its
 //! element types, tiles and target — is read from the artifacts (see [`crate::dispatch`]).
 
-use tirx::Kernel;
+use tirx::{Kernel, KernelArtifact};
+
+use crate::family::Family;
 
 use crate::attention::{blackwell, hopper, hopper_persistent};
 use crate::copy::tma_copy;
@@ -69,3 +72,19 @@ pub fn all() -> Vec<&'static Kernel> {
 pub fn find(name: &str) -> Option<&'static Kernel> {
     all().into_iter().find(|k| k.name == name)
 }
+
+/// Every problem family: adding one is its folder plus a line here.
+pub const FAMILIES: &[&dyn Family] = &[
+    &crate::copy::family::Copy,
+    &crate::gemm::family::Gemm,
+    &crate::row_kernels::family::Rows,
+    &crate::attention::family::Attention,
+];
+
+/// The family that owns `art`'s problem ([`crate::family::of`] over [`FAMILIES`]).
+pub fn family_of(art: &KernelArtifact) -> Option<&'static dyn Family> {
+    crate::family::of(FAMILIES, art)
+}
+
+#[cfg(test)]
+mod tests;

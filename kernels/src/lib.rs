@@ -4,18 +4,25 @@
 pub mod attention {
     //! Attention: two MMAs with the softmax between them.
     pub mod blackwell;
+    pub mod family;
     pub mod hopper;
     pub mod hopper_persistent;
     pub mod host;
     pub mod reference;
+    pub mod request;
 }
 pub mod copy {
     //! Data movement.
+    pub mod family;
     pub mod tma_copy;
 }
 pub mod gemm {
-    //! The GEMM ladder.
+    //! The GEMM ladder, and the GEMM family's host side (`family`, `request`, `host`,
+    //! `check`, `reference`).
+    pub mod check;
+    pub mod family;
     pub mod fused;
+    pub mod host;
     pub mod level_01_sync;
     pub mod level_02_tma;
     pub mod level_03_pipeline_tcgen05;
@@ -32,14 +39,18 @@ pub mod gemm {
     pub mod level_09_tma_epi_tcgen05;
     pub mod pair_n;
     pub mod pieces;
+    pub mod reference;
+    pub mod request;
     pub mod scaled;
 }
 pub mod row_kernels {
     //! Row kernels: register tiles that compute.
     pub mod cluster;
+    pub mod family;
     pub mod host;
     pub mod layernorm;
     pub mod norm_long;
+    pub mod request;
     pub mod rmsnorm;
     pub mod softmax;
     pub mod softmax_long;
@@ -50,8 +61,8 @@ pub mod bench;
 pub mod catalogue;
 pub mod check;
 pub mod dispatch;
+pub mod family;
 pub mod reference;
-pub mod registry;
 pub mod rows;
 pub mod simulate;
 pub mod timeline;

@@ -420,7 +420,7 @@ pub fn bias_act_bound(act: tirx::problem::Act, w: f64, bias: f64, acc: f64) -> (
     } else {
         0.0
     };
-    (crate::bench::epilogue_ref::activate(act, x), acc, gpu_extra)
+    (crate::gemm::reference::activate(act, x), acc, gpu_extra)
 }
 
 #[cfg(test)]

@@ -1,33 +1,26 @@
 //! The one file that knows `tirx-kernels`' host side: a checked [`Op`] becomes the
-//! dispatcher's request for its problem family, is judged against the catalogue on a device,
-//! and runs on the chosen artifact — the same choice the Rust entry points make
-//! (`registry::gemm`, `row_kernels::host::run`, `attention::host::launch`).
+//! dispatcher's request of its problem family, is judged against the catalogue on a device,
+//! and runs on the chosen artifact — the same choice the Rust entry points make.
 //!
 //! Public items used: `catalogue::all`, `dispatch::{choose, judge, table, Device, ProblemDef,
-//! Reject, Choice}`, `dispatch::tune::{Cache, Key, bucket, alignment}` and the request types
-//! of `dispatch::{gemm, rows, attention}`; the launch goes through the runtime
-//! (`Runtime::launch_with`) with the tensors in the order the request's
-//! [`ProblemDef::arguments`] gives for the chosen artifact. When the host side's families move
-//! (#25), this file follows them; nothing else in the crate names them.
-//!
-//! `silu_mul` has no request type in `dispatch/` yet: [`SiluMul`] defines it here (accept
-//! what declares `solves = silu_mul` in bf16; rank by the elements the tiles cover, masked
-//! tails included). TODO(#25): move it into the rows family.
+//! Choice}`, `dispatch::tune::Cache` and the families' request types (`gemm::request`,
+//! `row_kernels::request`, `row_kernels::family::SiluMulRequest`, `attention::request`); the
+//! launch goes through the runtime (`Runtime::launch_with`) with the tensors in the order the
+//! request's [`ProblemDef::arguments`] gives for the chosen artifact.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use tirx::abi::ElemType;
 use tirx::problem::{Epilogue, Problem};
 use tirx::runtime::TensorMeta;
 use tirx::{KernelArtifact, Runtime, RuntimeError, TensorArg};
+use tirx_kernels::attention::request::AttentionRequest;
 use tirx_kernels::catalogue;
-use tirx_kernels::dispatch::attention::AttentionRequest;
-use tirx_kernels::dispatch::gemm::GemmRequest;
-use tirx_kernels::dispatch::rows::RowRequest;
-use tirx_kernels::dispatch::tune::{self, Cache, Key};
-use tirx_kernels::dispatch::{self, Device, ProblemDef, Reject};
-use tirx_kernels::registry::GemmTypes;
+use tirx_kernels::dispatch::tune::Cache;
+use tirx_kernels::dispatch::{self, Device, ProblemDef};
+use tirx_kernels::gemm::request::{GemmRequest, GemmTypes};
+use tirx_kernels::row_kernels::family::SiluMulRequest;
+use tirx_kernels::row_kernels::request::RowRequest;
 
 use crate::ops::{Gemm, Op};
 
@@ -59,7 +52,7 @@ pub fn request(op: &Op) -> Box<dyn ProblemDef> {
             y: y.clone(),
             eps: *eps,
         }),
-        Op::SiluMul { x, g, y } => Box::new(SiluMul {
+        Op::SiluMul { x, g, y } => Box::new(SiluMulRequest {
             tensors: [x.clone(), g.clone(), y.clone()],
         }),
         Op::Attention {
@@ -259,79 +252,10 @@ pub fn list() -> Vec<Listed> {
         .collect()
 }
 
-/// `y = silu(x)·g` as a dispatcher problem: `[x, g, y]`, all `[M, N]` bf16.
-struct SiluMul {
-    tensors: [TensorMeta; 3],
-}
-
-impl SiluMul {
-    fn dims(&self) -> (usize, usize) {
-        let s = &self.tensors[0].shape;
-        (s[0], s[1])
-    }
-}
-
-impl ProblemDef for SiluMul {
-    fn describe(&self) -> String {
-        let (m, n) = self.dims();
-        format!("silu_mul of {m}x{n} bf16")
-    }
-
-    fn solves(&self, artifact: &KernelArtifact) -> Result<(), Reject> {
-        if artifact.problem != Some(Problem::SiluMul) {
-            let found = artifact
-                .problem
-                .map_or_else(|| "nothing declared".to_string(), |p| p.to_string());
-            return Err(Reject::Problem { found });
-        }
-        match artifact.elem_of("x") {
-            Some(ElemType::Bf16) => Ok(()),
-            e => Err(Reject::Types {
-                found: e.map_or("?", |e| e.name()).to_string(),
-            }),
-        }
-    }
-
-    fn arguments(&self, artifact: &KernelArtifact) -> (Vec<TensorMeta>, Vec<f32>) {
-        let sig = (artifact.signature)();
-        let tensors = sig
-            .tensors
-            .iter()
-            .filter_map(|t| match t.name.as_str() {
-                "x" => Some(self.tensors[0].clone()),
-                "g" => Some(self.tensors[1].clone()),
-                "y" => Some(self.tensors[2].clone()),
-                _ => None,
-            })
-            .collect();
-        (tensors, vec![])
-    }
-
-    fn cost(&self, artifact: &KernelArtifact, _device: &Device) -> Result<f64, Reject> {
-        let (Some(r), Some(c)) = (artifact.int("R"), artifact.int("C")) else {
-            return Err(Reject::Unranked("needs the tile constants R and C".into()));
-        };
-        let (m, n) = self.dims();
-        let (r, c) = (r.max(1) as usize, c.max(1) as usize);
-        Ok((m.div_ceil(r) * r * n.div_ceil(c) * c) as f64)
-    }
-
-    fn cache_key(&self, device: &Device) -> Key {
-        let (m, n) = self.dims();
-        Key {
-            device: device.name.clone(),
-            sms: device.limits.sm_count,
-            problem: "silu_mul".into(),
-            types: "bf16".into(),
-            bucket: [tune::bucket(m), tune::bucket(n), 0],
-            align: [tune::alignment(m), tune::alignment(n), 0],
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use tirx::abi::ElemType;
 
     fn bf16(shape: &[usize]) -> TensorMeta {
         TensorMeta::row_major(ElemType::Bf16, shape, 0)

@@ -4,13 +4,13 @@
 //! [`AttentionRequest`]: every artifact of the catalogue is judged from its metadata (the
 //! problem it solves, its head dimension `D`, mask `CAUSAL`, element type, and whether the
 //! runtime would launch it on these tensors), the accepted ones ranked by the tune cache, then
-//! the cost model ([`crate::dispatch::attention`]). A problem no artifact takes is a typed
+//! the cost model ([`crate::attention::request`]). A problem no artifact takes is a typed
 //! error listing every candidate and why it was refused, before any launch; shapes no kernel
 //! can take (K/V heads that do not divide the query heads, a head dimension that is not the
 //! tensors') are refused before that.
 
+use crate::attention::request::{AttentionRequest, same_tile};
 use crate::catalogue;
-use crate::dispatch::attention::{AttentionRequest, same_tile};
 use crate::dispatch::{self, Choice, Device, tune::Cache};
 use tirx::abi::ElemType;
 use tirx::{KernelArtifact, Runtime, RuntimeError, Tensor, TensorArg};
@@ -88,7 +88,10 @@ pub fn launch(
     let mut request = AttentionRequest::on(&args, d, causal, scale)?;
     request.tile = tile;
     let choice = choose(&request, &Device::of(rt)?)?;
-    rt.launch_with(choice.artifact, &args, &[request.scale_log2])?;
+    let [q, k, v, o, lse] = args;
+    let roles = [("q", q), ("k", k), ("v", v), ("o", o), ("lse", lse)];
+    let scalars = [("scale_log2", request.scale_log2)];
+    crate::family::launch_roles(rt, choice.artifact, &roles, &scalars)?;
     Ok(choice)
 }
 
@@ -98,14 +101,12 @@ pub fn launch(
 /// The report's error is the largest |o − ref| (LSE errors count an eighth as much).
 pub fn check(
     rt: &Runtime,
-    kernel: &'static tirx::Kernel,
-    config: &str,
+    art: &KernelArtifact,
     (m, n, _): (usize, usize, usize),
     seed: u64,
-) -> Result<crate::registry::CheckReport, RuntimeError> {
+) -> Result<crate::family::CheckReport, RuntimeError> {
     use crate::attention::reference::{Dims, attention_f64};
     use crate::reference::Rng;
-    let art = tirx::select(kernel.artifacts, config, rt.target()?)?;
     let d = art.int("D").unwrap_or(0) as usize;
     let causal = art.int("CAUSAL") == Some(1);
     let dims = Dims {
@@ -122,7 +123,7 @@ pub fn check(
         ElemType::F16 => check_typed::<half::f16>(rt, art, dims, causal, &mut rng, attention_f64)?,
         _ => check_typed::<half::bf16>(rt, art, dims, causal, &mut rng, attention_f64)?,
     };
-    Ok(crate::registry::CheckReport {
+    Ok(crate::family::CheckReport {
         shape: (m, n, d),
         error: err,
         ok,
@@ -154,11 +155,14 @@ fn check_typed<T: crate::reference::HostElem>(
     rt.poison(&mut lse)?;
     let scale = 1.0 / (d as f64).sqrt();
     let scale_log2 = (scale * std::f64::consts::LOG2_E) as f32;
-    rt.launch_with(
-        art,
-        &[q.view(), k.view(), v.view(), o.view(), lse.view()],
-        &[scale_log2],
-    )?;
+    let roles = [
+        ("q", q.view()),
+        ("k", k.view()),
+        ("v", v.view()),
+        ("o", o.view()),
+        ("lse", lse.view()),
+    ];
+    crate::family::launch_roles(rt, art, &roles, &[("scale_log2", scale_log2)])?;
     rt.synchronize()?;
     let (got, got_lse) = (rt.download(&o)?, rt.download(&lse)?);
     let (want, want_lse) = reference(&hq, &hk, &hv, dims, causal, scale);
@@ -181,7 +185,7 @@ fn check_typed<T: crate::reference::HostElem>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::dispatch::attention::Dims;
+    use crate::attention::request::Dims;
 
     /// The bench's sweep shape: 16k tokens, heads × head dim 2048, four query heads per K/V
     /// head.
@@ -256,7 +260,7 @@ mod tests {
         let e = choose(&r, &Device::h200()).unwrap_err().to_string();
         assert!(e.contains("attention full hd 96"), "{e}");
         assert!(e.contains("attention_sm90/d128"), "{e}");
-        assert!(e.contains("solves attention hd Some(128) full"), "{e}");
+        assert!(e.contains("solves attention hd 128 full"), "{e}");
         assert!(e.contains("solves gemm"), "{e}");
     }
 

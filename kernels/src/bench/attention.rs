@@ -28,8 +28,8 @@ use super::{
 };
 use crate::attention::host;
 use crate::attention::reference::{Dims, attention_row};
+use crate::attention::request::{AttentionRequest, Dims as RequestDims};
 use crate::dispatch::Device;
-use crate::dispatch::attention::{AttentionRequest, Dims as RequestDims};
 use crate::reference::Rng;
 
 /// Buffer sets the runs cycle over (each set is q, k, v and o of 16k tokens × 2048 or more:

@@ -75,7 +75,9 @@ use tirx::abi::ElemType;
 use tirx::{Element, Runtime, RuntimeError, Tensor};
 
 use super::BenchError;
-use crate::registry::{BLayout, GemmTypes};
+use crate::gemm::reference::BOperand;
+use crate::gemm::request::GemmTypes;
+use tirx::problem::BLayout;
 
 /// cuBLAS's name for an element type.
 fn data_type(e: ElemType) -> sys::cudaDataType_t {

@@ -33,13 +33,14 @@ use indicatif::ProgressBar;
 use tirx::{Runtime, RuntimeError, Tensor};
 
 use super::cublaslt::{CublasLt, LtEpilogue};
-use super::epilogue_ref::{Act, activate, apply_epilogue, formula};
 use super::json::{EpilogueReportJson, ReportJson};
 use super::report::{Candidate, Report, Row, shape_label};
 use super::sweep::{self, L2_BYTES, MEMORY_CAP, drop_out, judge, sample_stride, time_rounds};
 use super::{BenchError, RUNS, WARMUP_MS, progress, write};
+use crate::gemm::check::GEMM_TOL;
+use crate::gemm::reference::{Act, activate, apply_epilogue, formula};
+use crate::gemm::request::GemmTypes;
 use crate::reference::{Rng, gemm_tn_f64, rel_frobenius};
-use crate::registry::{GEMM_TOL, GemmTypes};
 
 /// Our fused launch: `(rt, a [M,K], b [N,K], bias [N], d [M,N])`, all bf16, queues
 /// D = act(A·Bᵀ + bias) on `rt`'s stream for the bench's epilogue. A shape it cannot run is

@@ -11,7 +11,7 @@
 //!   ([`json`]) and an SVG plot ([`plot`]).
 //! - [`epilogue`]: `tirx bench gemm --epilogue`, a fused GEMM D = act(A·Bᵀ + bias) against
 //!   cuBLASLt's own fused epilogues, by the same rounds (`sweep::time_rounds`), checked
-//!   against the CPU reference of [`epilogue_ref`].
+//!   against the CPU reference of [`crate::gemm::reference`].
 //!
 //! Timing: each run is bracketed by its own pair of events, and the runs are queued without
 //! waiting in between; the host reads the events only after the last run. The GPU therefore
@@ -21,7 +21,6 @@
 pub mod attention;
 pub mod cublaslt;
 pub mod epilogue;
-pub mod epilogue_ref;
 pub mod json;
 pub mod plot;
 pub mod progress;
@@ -31,11 +30,14 @@ pub mod sweep;
 
 use std::path::{Path, PathBuf};
 
+use crate::copy::family::CopyLaunch;
+use crate::gemm::host::GemmLaunch;
+use crate::gemm::request::GemmTypes;
 use crate::reference::HostElem;
-use crate::registry::{BLayout, CopyLaunch, GemmLaunch, GemmTypes};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaEvent, DriverError};
 use half::bf16;
+use tirx::problem::BLayout;
 use tirx::{Runtime, RuntimeError, Tensor};
 
 /// Timed runs per measurement (the GEMM sweep's minimum number of rounds).
@@ -235,7 +237,7 @@ pub fn gemm(
         .collect();
     let want = crate::reference::gemm_tn_f64(&ha[..cm * k], &hb[..cn * k], cm, cn, k);
     let err = crate::reference::rel_frobenius(&corner, &want);
-    if err >= crate::registry::GEMM_TOL {
+    if err >= crate::gemm::check::GEMM_TOL {
         return Err(BenchError::Wrong(format!(
             "{name} {m}x{n}x{k}: rel. error {err:.3e} on the 64x64 corner"
         )));
@@ -255,7 +257,7 @@ pub struct Problem {
     /// How B is given.
     pub layout: BLayout,
     /// (α, β) of D = α·A·op(B) + β·C; the candidates are then scaled kernels
-    /// ([`crate::registry::Kind::GemmScaled`]) and cuBLASLt reads C from its own buffer.
+    /// (`Epilogue::Scaled`) and cuBLASLt reads C from its own buffer.
     pub scale: Option<(f32, f32)>,
 }
 

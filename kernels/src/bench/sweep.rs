@@ -56,8 +56,9 @@ use super::report::{Candidate, Failure, Measured, Row, shape_label};
 use super::{
     BenchError, MAX_RUNS, RUNS, TIMED_MS, WARMUP, WARMUP_MS, elapsed, event_pair, median, record,
 };
+use crate::gemm::reference::BOperand;
+use crate::gemm::request::GemmTypes;
 use crate::reference::{HostElem, Rng, rel_frobenius};
-use crate::registry::GemmTypes;
 
 /// L2 cache of an H200, in bytes.
 pub const L2_BYTES: usize = 60 << 20;
@@ -627,7 +628,7 @@ mod tests {
 
     #[test]
     fn problems_name_their_formula() {
-        use crate::registry::BLayout;
+        use tirx::problem::BLayout;
         let p = |layout, scale| Problem { layout, scale }.formula();
         assert_eq!(p(BLayout::Tn, None), "D = A*B^T");
         assert_eq!(p(BLayout::Nn, None), "D = A*B");

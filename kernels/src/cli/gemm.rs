@@ -5,11 +5,14 @@
 use half::bf16;
 use tirx::abi::ElemType;
 use tirx::problem::Act;
+use tirx::problem::BLayout;
 use tirx::problem::Epilogue;
 use tirx::{Kernel, Runtime, RuntimeError, Tensor};
 use tirx_kernels::bench::{GemmEntry, Problem};
-use tirx_kernels::dispatch::{self, Device, gemm::GemmRequest};
-use tirx_kernels::registry::{self, BLayout, GemmLaunch, GemmTypes};
+use tirx_kernels::catalogue;
+use tirx_kernels::dispatch::{self, Device};
+use tirx_kernels::gemm::host::{self as gemm_host, GemmLaunch};
+use tirx_kernels::gemm::request::{GemmRequest, GemmTypes};
 
 pub fn parse_shape(s: &str, want: usize) -> Result<Vec<usize>, String> {
     let v: Vec<usize> = s
@@ -60,7 +63,7 @@ fn gemm_request(problem: Problem, types: GemmTypes, shape: (usize, usize, usize)
         None => Epilogue::Plain,
         Some(_) => Epilogue::Scaled,
     };
-    let mut r = GemmRequest::contiguous(problem.layout.problem(), epilogue, types, shape);
+    let mut r = GemmRequest::contiguous(problem.layout, epilogue, types, shape);
     if let Some((alpha, beta)) = problem.scale {
         r.scalars = (alpha, beta);
     }
@@ -79,7 +82,7 @@ fn entries(k: &'static Kernel, types: GemmTypes, target: tirx::Target) -> Vec<Ge
 
 /// Every artifact the dispatcher accepts for the problem on `device`, cheapest first.
 fn accepted(device: &Device, request: &GemmRequest) -> Vec<GemmEntry> {
-    let verdicts = dispatch::judge(request, &registry::all(), device);
+    let verdicts = dispatch::judge(request, &catalogue::all(), device);
     dispatch::ranked(&verdicts)
         .into_iter()
         .map(|(v, _)| (v.kernel.name, v.artifact.config, GemmLaunch::of(v.kernel)))
@@ -108,7 +111,7 @@ pub fn bench_gemm(
         .collect::<Result<Vec<_>, _>>()?;
     // The kernels that compute `problem`: plain or scaled, B in its layout.
     let solves = gemm_request(problem, types, (1, 1, 1));
-    let gemms: Vec<&'static Kernel> = registry::all()
+    let gemms: Vec<&'static Kernel> = catalogue::all()
         .into_iter()
         .filter(|k| {
             k.artifacts
@@ -164,7 +167,7 @@ pub fn bench_gemm(
         ));
     }
     let choice = |shape: (usize, usize, usize)| {
-        registry::choose_gemm(&device, &gemm_request(problem, types, shape))
+        gemm_host::choose_gemm(&device, &gemm_request(problem, types, shape))
     };
     let candidates = |shape: (usize, usize, usize)| -> Vec<GemmEntry> {
         if !names.is_empty() {
@@ -247,7 +250,7 @@ pub fn bench_gemm_epilogue(
         .map(|s| parse_shape(s, 3).map(|v| (v[0], v[1], v[2])))
         .collect::<Result<Vec<_>, _>>()?;
     // Ours: D = act(A·Bᵀ + bias) on rt's stream, the host-side choice of a fused-epilogue
-    // kernel per launch (`registry::gemm_bias_act`; a shape none takes is NoKernelFits, and
+    // kernel per launch (`gemm::host::gemm_bias_act`; a shape none takes is NoKernelFits, and
     // the bench marks ours refused there).
     let ours = |rt: &Runtime,
                 a: &Tensor<bf16>,
@@ -255,7 +258,7 @@ pub fn bench_gemm_epilogue(
                 bias: &Tensor<bf16>,
                 d: &mut Tensor<bf16>|
      -> Result<(), RuntimeError> {
-        registry::gemm_bias_act(rt, act, a, b, bias, d).map(|_choice| ())
+        gemm_host::gemm_bias_act(rt, act, a, b, bias, d).map(|_choice| ())
     };
     tirx_kernels::bench::epilogue::run_epilogue_bench(
         rt,
@@ -334,7 +337,7 @@ pub fn tune_gemm(
             println!("  {m}x{n}x{k}: no candidate ran right; nothing remembered");
             continue;
         };
-        let model = dispatch::choose(&request, &registry::all(), &device, &Cache::default());
+        let model = dispatch::choose(&request, &catalogue::all(), &device, &Cache::default());
         let model_us = model.as_ref().ok().and_then(|c| {
             measured
                 .iter()

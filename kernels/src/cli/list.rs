@@ -3,7 +3,7 @@
 use std::io::Write;
 use tirx::Kernel;
 use tirx::problem::Problem as Solves;
-use tirx_kernels::registry;
+use tirx_kernels::catalogue;
 
 /// Prints the listing to stdout; a closed stdout (`tirx list | head`) ends it quietly.
 pub fn list(json: bool) {
@@ -13,14 +13,14 @@ pub fn list(json: bool) {
 /// The listing, written to `out`.
 fn write_list(out: &mut impl Write, json: bool) -> std::io::Result<()> {
     if json {
-        let all: Vec<serde_json::Value> = registry::all()
+        let all: Vec<serde_json::Value> = catalogue::all()
             .into_iter()
             .flat_map(|k| k.artifacts.iter().map(move |a| artifact_json(k, a)))
             .collect();
         let text = serde_json::to_string_pretty(&all).expect("JSON values serialize");
         return writeln!(out, "{text}");
     }
-    for k in registry::all() {
+    for k in catalogue::all() {
         for a in k.artifacts {
             let s = (a.signature)();
             let [cx, cy, cz] = s.cluster;
@@ -108,7 +108,7 @@ mod tests {
         let mut out = Vec::new();
         write_list(&mut out, false).expect("writes");
         let text = String::from_utf8(out).expect("utf-8");
-        let count: usize = registry::all().iter().map(|k| k.artifacts.len()).sum();
+        let count: usize = catalogue::all().iter().map(|k| k.artifacts.len()).sum();
         assert_eq!(text.lines().count(), count);
         assert!(
             text.lines().any(|l| l.starts_with("gemm_sm90_tma_epi ")
@@ -121,7 +121,7 @@ mod tests {
     /// The JSON carries what the host routes by, as data: problem, config entries, tensors.
     #[test]
     fn an_artifacts_metadata_is_json() {
-        let k = registry::find("gemm_sm90_tma_epi").expect("shipped");
+        let k = catalogue::find("gemm_sm90_tma_epi").expect("shipped");
         let a = k
             .artifacts
             .iter()

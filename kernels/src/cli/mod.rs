@@ -1,6 +1,7 @@
 //! The `tirx` tool's subcommands that outgrew `main.rs`.
 
 pub mod attention;
+pub mod bench;
 pub mod gemm;
 pub mod list;
 pub mod rows;

@@ -177,18 +177,16 @@ mod tests {
             "out.json",
         ])
         .unwrap();
-        let Some(crate::Cmd::Bench {
-            what,
+        let Some(crate::Cmd::Bench(crate::cli::bench::BenchCmd::Rows {
             shapes,
             ops,
             peers,
             json,
             ..
-        }) = cli.cmd
+        })) = cli.cmd
         else {
-            panic!("not a bench command");
+            panic!("not a bench rows command");
         };
-        assert_eq!(what, crate::BenchWhat::Rows);
         assert_eq!(parse_row_shapes(&shapes).unwrap(), [(1024, 4096), (8, 8)]);
         assert_eq!(parse_ops(&ops).unwrap(), [RowOp::RmsNorm]);
         assert_eq!(peers.as_deref(), Some(Path::new("peers.json")));

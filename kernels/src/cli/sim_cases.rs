@@ -14,8 +14,8 @@ use half::bf16;
 use tirx::KernelArtifact;
 use tirx::problem::{Epilogue, GemmProblem, Problem};
 use tirx::runtime::{ElemType, Target};
+use tirx_kernels::catalogue;
 use tirx_kernels::reference::Rng;
-use tirx_kernels::registry;
 use tirx_kernels::row_kernels::host::capacity;
 use tirx_kernels::rows::RowProblem;
 
@@ -113,7 +113,7 @@ impl Case {
     /// The sm_90a artifact the case runs.
     pub fn artifact(&self) -> Result<&'static KernelArtifact, String> {
         let k =
-            registry::find(self.kernel).ok_or_else(|| format!("no kernel `{}`", self.kernel))?;
+            catalogue::find(self.kernel).ok_or_else(|| format!("no kernel `{}`", self.kernel))?;
         let mut arts = k.artifacts.iter().filter(|a| a.target == Target::Sm90a);
         match self.config {
             Some(c) => arts
@@ -386,7 +386,7 @@ mod tests {
     #[test]
     fn the_cases_cover_every_shipped_sm90_kernel() {
         let covered: BTreeSet<&str> = cases().iter().map(|c| c.kernel).collect();
-        for k in registry::all() {
+        for k in catalogue::all() {
             if k.artifacts.iter().any(|a| a.target == Target::Sm90a) {
                 assert!(
                     covered.contains(k.name),

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use tirx_kernels::registry;
+use tirx_kernels::catalogue;
 
 /// Per pass: (name, total time, slowest artifact and its time).
 type Row = (&'static str, Duration, String, Duration);
@@ -59,7 +59,7 @@ fn one_round() -> Result<(Vec<Row>, usize), String> {
         }
     };
     let mut n = 0;
-    for k in registry::all() {
+    for k in catalogue::all() {
         for a in k.artifacts {
             let who = format!("{} {} {}", k.name, a.config, a.target.name());
             let t = Instant::now();
@@ -96,7 +96,7 @@ mod tests {
     #[test]
     fn every_pass_is_timed_over_every_artifact() {
         let (rows, n) = one_round().expect("every artifact recompiles to its PTX");
-        let artifacts: usize = registry::all().iter().map(|k| k.artifacts.len()).sum();
+        let artifacts: usize = catalogue::all().iter().map(|k| k.artifacts.len()).sum();
         assert_eq!(n, artifacts);
         let names: Vec<&str> = rows.iter().map(|r| r.0).collect();
         for p in tirx_ir::passes::PIPELINE {

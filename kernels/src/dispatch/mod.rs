@@ -1,7 +1,8 @@
 //! The host-side dispatcher: which compiled artifact runs a problem, chosen from the artifacts'
 //! own metadata, the way the compile-time dispatcher chooses an instruction.
 //!
-//! A problem definition ([`ProblemDef`], one per problem kind: [`gemm::GemmRequest`]) judges
+//! A problem definition ([`ProblemDef`], one request type per problem family:
+//! `crate::gemm::request::GemmRequest`, `crate::row_kernels::request::RowRequest`, …) judges
 //! every artifact of the catalogue ([`crate::catalogue`]): it is accepted with an estimated
 //! cost, or refused with a typed [`Reject`] (another problem, another target, other element
 //! types, or a launch the runtime would refuse: shapes, alignment, shared memory, clusters,
@@ -17,13 +18,12 @@
 //! - An accepted artifact is one the runtime's pure launch planner accepts for exactly these
 //!   tensors, so choosing never picks a kernel that would then refuse to launch.
 
-pub mod attention;
-pub mod gemm;
-pub mod rows;
 pub mod tune;
 
 use std::fmt;
 
+use tirx::abi::ElemType;
+use tirx::problem::Problem;
 use tirx::runtime::{DeviceLimits, TensorMeta, plan_launch_with};
 use tirx::{Kernel, KernelArtifact, RuntimeError, Target};
 
@@ -78,23 +78,51 @@ impl Device {
     }
 }
 
-/// Why an artifact does not fit a problem.
+/// Why an artifact does not fit a problem: a typed value, so tests and tools match on the
+/// reason, never on its text.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Reject {
-    /// It solves another problem (or declares none).
+    /// It solves another problem (`None`: it declares none).
     Problem {
-        /// What it solves, in text (`gemm(b = nn, epilogue = plain)`, `nothing declared`).
-        found: String,
+        /// What it solves.
+        found: Option<Problem>,
     },
     /// It is compiled for another target.
     Target {
         /// Its target.
         found: Target,
     },
-    /// Its tensors hold other element types.
+    /// Its tensors hold other element types (in the problem's order: `a` and `d` of a GEMM,
+    /// the input of the others; `None` where the role is missing).
     Types {
-        /// Its types, in text (`f16 -> f32`).
-        found: String,
+        /// Its element types.
+        found: Vec<Option<ElemType>>,
+    },
+    /// A row kernel whose rows are shorter than the problem's.
+    Capacity {
+        /// The longest row it holds (`CAP`, else `C`).
+        holds: usize,
+        /// The problem's row length.
+        cols: usize,
+    },
+    /// It takes a tensor the problem does not have (say a LayerNorm's bias `b` where none is
+    /// given).
+    Tensor {
+        /// The role it takes.
+        role: String,
+    },
+    /// An attention tile of another head dimension or mask (its config's `D` and `CAUSAL`).
+    Tile {
+        /// Its head dimension.
+        head_dim: Option<i64>,
+        /// Its mask (`CAUSAL`).
+        causal: Option<i64>,
+    },
+    /// The request forces one tile ([`crate::attention::request::AttentionRequest::forced`])
+    /// and this artifact is not one of its siblings.
+    NotForced {
+        /// The forced tile, `kernel/config`.
+        forced: String,
     },
     /// The runtime would refuse this launch (shapes, strides, alignment, shared memory,
     /// cluster, grid).
@@ -103,12 +131,53 @@ pub enum Reject {
     Unranked(String),
 }
 
+impl Reject {
+    /// The refusal of an artifact that solves another problem than the request's.
+    pub fn problem(artifact: &KernelArtifact) -> Reject {
+        Reject::Problem {
+            found: artifact.problem,
+        }
+    }
+
+    /// Whether the artifact does not compute this problem at all (another problem, types,
+    /// row capacity, tensors, tile), as opposed to a launch refusal or a target: `tirx sim`
+    /// skips such an artifact at that shape, as the host would.
+    pub fn is_about_the_problem(&self) -> bool {
+        !matches!(
+            self,
+            Reject::Target { .. } | Reject::Launch(_) | Reject::Unranked(_)
+        )
+    }
+}
+
 impl fmt::Display for Reject {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Reject::Problem { found } => write!(f, "solves {found}"),
+            Reject::Problem { found: Some(p) } => write!(f, "solves {p}"),
+            Reject::Problem { found: None } => write!(f, "solves nothing declared"),
             Reject::Target { found } => write!(f, "compiled for {}", found.name()),
-            Reject::Types { found } => write!(f, "takes {found}"),
+            Reject::Types { found } => {
+                let names: Vec<&str> = found.iter().map(|e| e.map_or("?", |e| e.name())).collect();
+                write!(f, "takes {}", names.join(" -> "))
+            }
+            Reject::Capacity { holds, cols } => {
+                write!(f, "holds rows up to {holds} columns, not {cols}")
+            }
+            Reject::Tensor { role } => {
+                write!(f, "takes the tensor `{role}`, which this problem lacks")
+            }
+            Reject::Tile { head_dim, causal } => {
+                let mask = match causal {
+                    Some(0) => "full",
+                    Some(_) => "causal",
+                    None => "no mask declared",
+                };
+                match head_dim {
+                    Some(d) => write!(f, "solves attention hd {d} {mask}"),
+                    None => write!(f, "solves attention with no head dim declared, {mask}"),
+                }
+            }
+            Reject::NotForced { forced } => write!(f, "another tile than the forced {forced}"),
             Reject::Launch(why) => write!(f, "launch refused: {why}"),
             Reject::Unranked(why) => write!(f, "cannot be ranked: {why}"),
         }

@@ -1,11 +1,11 @@
 //! The dispatcher on the shipped catalogue, without a GPU: acceptance, the cost model's
 //! choices, the rejection table, and the tune cache's precedence.
 
-use super::gemm::GemmRequest;
 use super::tune::{Cache, Entry, Measured, alignment, bucket};
 use super::*;
 use crate::catalogue;
-use crate::registry::GemmTypes;
+use crate::gemm::request::GemmRequest;
+use crate::gemm::request::GemmTypes;
 use tirx::abi::ElemType::{Bf16, F16, F32};
 use tirx::problem::{BLayout, Epilogue};
 
@@ -508,5 +508,259 @@ fn blackwell_gemms_go_to_a_blackwell_kernel() {
     assert!(
         text.contains("gemm_sm90_ws/nn_n128") && text.contains("refused: compiled for sm_90a"),
         "{text}"
+    );
+}
+
+/// What `problem` on `device` makes of `kernel/config` (its artifact for the device's target
+/// where it has one).
+fn outcome(
+    problem: &dyn ProblemDef,
+    device: &Device,
+    kernel: &str,
+    config: &str,
+) -> Result<f64, Reject> {
+    let verdicts = judge(problem, &catalogue::all(), device);
+    let named = |v: &&Verdict| v.kernel.name == kernel && v.artifact.config == config;
+    // The artifact for the device's target where the kernel has one, else its only one.
+    let v = verdicts
+        .iter()
+        .filter(named)
+        .find(|v| v.artifact.target == device.target)
+        .or_else(|| verdicts.iter().find(named))
+        .unwrap_or_else(|| panic!("no {kernel}/{config} for {}", device.name));
+    v.outcome.clone()
+}
+
+/// Every verdict of `problem` is an acceptance or one of `allowed` refusals (by kind), and
+/// at least one artifact is accepted.
+fn only_these_refusals(problem: &dyn ProblemDef, allowed: &[fn(&Reject) -> bool]) {
+    let verdicts = judge(problem, &catalogue::all(), &Device::h200());
+    assert!(
+        verdicts.iter().any(|v| v.outcome.is_ok()),
+        "{}",
+        table(&verdicts)
+    );
+    for v in &verdicts {
+        if let Err(r) = &v.outcome {
+            assert!(
+                allowed.iter().any(|ok| ok(r)),
+                "{}/{}: {r:?}",
+                v.kernel.name,
+                v.artifact.config
+            );
+        }
+    }
+}
+
+/// The GEMM family's refusal table: another problem (a copy, a row op, another layout or
+/// epilogue), another target, other types, a launch the planner refuses.
+#[test]
+fn gemm_refusal_table() {
+    use tirx::problem::{GemmProblem, Problem, RowOp};
+    let h200 = Device::h200();
+    let tn = GemmRequest::contiguous(
+        BLayout::Tn,
+        Epilogue::Plain,
+        GemmTypes::BF16,
+        (130, 136, 96),
+    );
+    assert_eq!(
+        outcome(&tn, &h200, "tma_copy", "default"),
+        Err(Reject::Problem {
+            found: Some(Problem::Copy)
+        })
+    );
+    assert_eq!(
+        outcome(&tn, &h200, "softmax", "c1k"),
+        Err(Reject::Problem {
+            found: Some(Problem::Row(RowOp::Softmax))
+        })
+    );
+    assert_eq!(
+        outcome(&tn, &h200, "gemm_sm90_tma_epi", "nn"),
+        Err(Reject::Problem {
+            found: Some(Problem::Gemm(GemmProblem {
+                b: BLayout::Nn,
+                epilogue: Epilogue::Plain
+            }))
+        })
+    );
+    assert_eq!(
+        outcome(&tn, &h200, "gemm_sm100", "default"),
+        Err(Reject::Target {
+            found: tirx::Target::Sm100a
+        })
+    );
+    assert_eq!(
+        outcome(&tn, &h200, "gemm_sm90_tma_epi", "f16"),
+        Err(Reject::Types {
+            found: vec![Some(F16), Some(F16)]
+        })
+    );
+    assert!(outcome(&tn, &h200, "gemm_sm90_tma_epi", "default").is_ok());
+    // K = 100: 200-byte rows of A, which TMA refuses.
+    let odd_k =
+        GemmRequest::contiguous(BLayout::Tn, Epilogue::Plain, GemmTypes::BF16, (64, 64, 100));
+    assert!(matches!(
+        outcome(&odd_k, &h200, "gemm_sm90_tma_epi", "default"),
+        Err(Reject::Launch(_))
+    ));
+    only_these_refusals(
+        &tn,
+        &[|r| {
+            matches!(
+                r,
+                Reject::Problem { .. } | Reject::Target { .. } | Reject::Types { .. }
+            )
+        }],
+    );
+}
+
+/// The rows family's refusal table: a row longer than the kernel holds, another op, a vector
+/// the request lacks, another target; `silu_mul` by its own request.
+#[test]
+fn rows_refusal_table() {
+    use crate::row_kernels::family::SiluMulRequest;
+    use crate::row_kernels::request::RowRequest;
+    use tirx::problem::{Problem, RowOp};
+    let h200 = Device::h200();
+    let softmax = RowRequest::contiguous(RowOp::Softmax, 3, 2000);
+    assert_eq!(
+        outcome(&softmax, &h200, "softmax", "c1k"),
+        Err(Reject::Capacity {
+            holds: 1024,
+            cols: 2000
+        })
+    );
+    assert!(outcome(&softmax, &h200, "softmax", "c2k").is_ok());
+    assert_eq!(
+        outcome(&softmax, &h200, "rmsnorm", "c2k"),
+        Err(Reject::Problem {
+            found: Some(Problem::Row(RowOp::RmsNorm))
+        })
+    );
+    let mut no_bias = RowRequest::contiguous(RowOp::LayerNorm, 3, 296);
+    no_bias.b = None;
+    assert_eq!(
+        outcome(&no_bias, &h200, "layernorm", "c1k"),
+        Err(Reject::Tensor { role: "b".into() })
+    );
+    let silu = SiluMulRequest::contiguous(3, 296);
+    assert!(outcome(&silu, &h200, "silu_mul", "default").is_ok());
+    assert_eq!(
+        outcome(&silu, &h200, "softmax", "c1k"),
+        Err(Reject::Problem {
+            found: Some(Problem::Row(RowOp::Softmax))
+        })
+    );
+    only_these_refusals(
+        &softmax,
+        &[|r| {
+            matches!(
+                r,
+                Reject::Problem { .. } | Reject::Target { .. } | Reject::Capacity { .. }
+            )
+        }],
+    );
+}
+
+/// The attention family's refusal table: another head dimension or mask, another element
+/// type, another tile than a forced one, another target.
+#[test]
+fn attention_refusal_table() {
+    use crate::attention::request::{AttentionRequest, Dims};
+    let h200 = Device::h200();
+    let dims = Dims {
+        b: 1,
+        s: 130,
+        sk: 130,
+        hq: 2,
+        hk: 2,
+    };
+    let full = AttentionRequest::contiguous(dims, 128, Bf16, false).unwrap();
+    assert_eq!(
+        outcome(&full, &h200, "attention_sm90", "d64_w3"),
+        Err(Reject::Tile {
+            head_dim: Some(64),
+            causal: Some(0)
+        })
+    );
+    assert_eq!(
+        outcome(&full, &h200, "attention_sm90", "causal_d128"),
+        Err(Reject::Tile {
+            head_dim: Some(128),
+            causal: Some(1)
+        })
+    );
+    assert_eq!(
+        outcome(&full, &h200, "attention_sm90", "f16_d128"),
+        Err(Reject::Types {
+            found: vec![Some(F16)]
+        })
+    );
+    assert!(matches!(
+        outcome(&full, &h200, "attention_sm100", "fa4_d128"),
+        Err(Reject::Target { .. })
+    ));
+    let tile = &catalogue::find("attention_sm90")
+        .unwrap()
+        .artifacts
+        .iter()
+        .find(|a| a.config == "d128_ping")
+        .unwrap();
+    let forced = full.clone().forced(tile);
+    assert_eq!(
+        outcome(&forced, &h200, "attention_sm90", "d128"),
+        Err(Reject::NotForced {
+            forced: "attention_sm90/d128_ping".into()
+        })
+    );
+    assert!(outcome(&forced, &h200, "attention_sm90", "d128_ping").is_ok());
+    only_these_refusals(
+        &full,
+        &[|r| {
+            matches!(
+                r,
+                Reject::Problem { .. }
+                    | Reject::Target { .. }
+                    | Reject::Types { .. }
+                    | Reject::Tile { .. }
+            )
+        }],
+    );
+}
+
+/// The copy family's refusal table: another problem, another target, other types, a row
+/// stride TMA refuses.
+#[test]
+fn copy_refusal_table() {
+    use crate::copy::family::CopyRequest;
+    use tirx::problem::Problem;
+    let h200 = Device::h200();
+    let copy = CopyRequest::contiguous(Bf16, (130, 136));
+    assert!(outcome(&copy, &h200, "tma_copy", "default").is_ok());
+    assert!(outcome(&copy, &Device::b200(), "tma_copy", "default").is_ok());
+    assert!(matches!(
+        outcome(&copy, &h200, "gemm_sm90_ws", "default"),
+        Err(Reject::Problem {
+            found: Some(Problem::Gemm(_))
+        })
+    ));
+    let f16 = CopyRequest::contiguous(F16, (130, 136));
+    assert_eq!(
+        outcome(&f16, &h200, "tma_copy", "default"),
+        Err(Reject::Types {
+            found: vec![Some(Bf16)]
+        })
+    );
+    // 131 columns: 262-byte rows, which TMA refuses.
+    let odd = CopyRequest::contiguous(Bf16, (130, 131));
+    assert!(matches!(
+        outcome(&odd, &h200, "tma_copy", "default"),
+        Err(Reject::Launch(_))
+    ));
+    only_these_refusals(
+        &copy,
+        &[|r| matches!(r, Reject::Problem { .. } | Reject::Target { .. })],
     );
 }

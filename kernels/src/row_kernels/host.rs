@@ -5,17 +5,17 @@
 //! every artifact of the catalogue is judged from its metadata (the op it solves, its row
 //! capacity, the tensors it takes, and whether the runtime would launch it on these tensors),
 //! and the accepted ones ranked by the tune cache, then the cost model
-//! ([`crate::dispatch::rows`]: the smallest capacity that holds the row). Rows longer than
+//! ([`crate::row_kernels::request`]: the smallest capacity that holds the row). Rows longer than
 //! every capacity are a typed error with the table of every candidate, never a launch.
 
 use crate::catalogue;
-use crate::dispatch::rows::RowRequest;
 use crate::dispatch::{self, Choice, Device, tune::Cache};
+use crate::row_kernels::request::RowRequest;
 use half::bf16;
 use tirx::problem::RowOp;
-use tirx::{Kernel, KernelArtifact, Runtime, RuntimeError, Tensor, TensorArg};
+use tirx::{KernelArtifact, Runtime, RuntimeError, Tensor};
 
-pub use crate::dispatch::rows::capacity;
+pub use crate::row_kernels::request::capacity;
 
 /// The artifact the host takes for `request` on `device`, or the table of why none fits.
 pub fn choose(request: &RowRequest, device: &Device) -> Result<Choice, RuntimeError> {
@@ -34,38 +34,18 @@ pub struct RowArgs<'a> {
     pub eps: f32,
 }
 
-/// Launches `art` on `args` into `y` (the runtime checks every shape against the signature).
+/// Launches `art` on `args` into `y` by role (the runtime checks every shape against the
+/// signature); a vector the kernel takes that `args` lacks is a typed error naming it.
 pub fn launch(
     rt: &Runtime,
     art: &KernelArtifact,
     args: &RowArgs<'_>,
     y: &mut Tensor<bf16>,
 ) -> Result<(), RuntimeError> {
-    let sig = (art.signature)();
-    let mut tensors: Vec<TensorArg<'_>> = Vec::new();
-    for t in &sig.tensors {
-        let view = match t.name.as_str() {
-            "x" => args.x.view(),
-            "y" => y.view(),
-            "w" | "b" => {
-                let v = if t.name == "w" { args.w } else { args.b };
-                v.ok_or_else(|| RuntimeError::NoKernelFits {
-                    problem: format!("`{}` needs the vector `{}`", art.kernel, t.name),
-                    table: String::new(),
-                })?
-                .view()
-            }
-            other => {
-                return Err(RuntimeError::NoKernelFits {
-                    problem: format!("`{}` takes a tensor `{other}` no row op has", art.kernel),
-                    table: String::new(),
-                });
-            }
-        };
-        tensors.push(view);
-    }
-    let scalars: Vec<f32> = sig.scalars.iter().map(|_| args.eps).collect();
-    rt.launch_with(art, &tensors, &scalars)
+    let mut roles = vec![("x", args.x.view()), ("y", y.view())];
+    roles.extend(args.w.map(|w| ("w", w.view())));
+    roles.extend(args.b.map(|b| ("b", b.view())));
+    crate::family::launch_roles(rt, art, &roles, &[("eps", args.eps)])
 }
 
 /// Chooses ([`choose`]) and launches the row kernel for `op` on `x`'s shape; returns the
@@ -91,15 +71,13 @@ pub fn run(
 /// `crate::rows::reference` on sampled rows, and its tolerance.
 pub fn check(
     rt: &Runtime,
-    kernel: &'static Kernel,
-    config: &str,
+    art: &KernelArtifact,
     op: RowOp,
     (m, n): (usize, usize),
     seed: u64,
-) -> Result<crate::registry::CheckReport, RuntimeError> {
+) -> Result<crate::family::CheckReport, RuntimeError> {
     use crate::reference::Rng;
     use crate::rows::{RowProblem, reference};
-    let art = tirx::select(kernel.artifacts, config, rt.target()?)?;
     let mut rng = Rng::new(seed);
     let scale = 1.0 + 7.0 * rng.unit();
     let host: Vec<bf16> = (0..m * n)
@@ -143,7 +121,7 @@ pub fn check(
         Ok(e) => (e, true, String::new()),
         Err(e) => (f64::INFINITY, false, format!("  {e}")),
     };
-    Ok(crate::registry::CheckReport {
+    Ok(crate::family::CheckReport {
         shape: (m, n, 0),
         error,
         ok,
@@ -155,13 +133,11 @@ pub fn check(
 /// `silu(x)·g` in f64 within the row ops' bf16 tolerance.
 pub fn check_silu_mul(
     rt: &Runtime,
-    kernel: &'static Kernel,
-    config: &str,
+    art: &KernelArtifact,
     (m, n): (usize, usize),
     seed: u64,
-) -> Result<crate::registry::CheckReport, RuntimeError> {
+) -> Result<crate::family::CheckReport, RuntimeError> {
     use crate::reference::Rng;
-    let art = tirx::select(kernel.artifacts, config, rt.target()?)?;
     let mut rng = Rng::new(seed);
     let xs: Vec<bf16> = (0..m * n)
         .map(|_| bf16::from_f32(8.0 * rng.unit() - 4.0))
@@ -173,21 +149,22 @@ pub fn check_silu_mul(
     let g = rt.upload(&gs, &[m, n])?;
     let mut y = rt.zeros::<bf16>(&[m, n])?;
     rt.poison(&mut y)?;
-    rt.launch_with(art, &[x.view(), g.view(), y.view()], &[])?;
+    let roles = [("x", x.view()), ("g", g.view()), ("y", y.view())];
+    crate::family::launch_roles(rt, art, &roles, &[])?;
     rt.synchronize()?;
     let got = rt.download(&y)?;
     let mut worst = 0.0f64;
     let mut bad = None;
     for (i, ((xv, gv), yv)) in xs.iter().zip(&gs).zip(&got).enumerate() {
         let (xf, gf) = (xv.to_f64(), gv.to_f64());
-        let want = xf / (1.0 + (-xf).exp()) * gf;
+        let want = super::family::silu_mul_f64(xf, gf);
         let err = (yv.to_f64() - want).abs() / (want.abs() + 1e-2);
         if !err.is_finite() || err > crate::rows::reference::RTOL {
             bad.get_or_insert(format!("  element {i}: {} vs {want:.6e}", yv.to_f64()));
         }
         worst = worst.max(err);
     }
-    Ok(crate::registry::CheckReport {
+    Ok(crate::family::CheckReport {
         shape: (m, n, 0),
         error: worst,
         ok: bad.is_none(),
@@ -277,7 +254,7 @@ mod tests {
                     assert!(
                         matches!(
                             &v.outcome,
-                            Err(Reject::Launch(_)) | Err(Reject::Problem { .. })
+                            Err(Reject::Launch(_)) | Err(Reject::Capacity { .. })
                         ),
                         "{op} {n}: {} {:?}",
                         v.artifact.config,
@@ -309,7 +286,7 @@ mod tests {
         let text = e.to_string();
         assert!(text.contains("softmax of 4x1048577 bf16"), "{text}");
         assert!(
-            text.contains("solves softmax of rows up to 1024 columns"),
+            text.contains("holds rows up to 1024 columns, not 1048577"),
             "{text}"
         );
         assert!(text.contains("solves gemm"), "{text}");
@@ -327,6 +304,9 @@ mod tests {
         let mut r = RowRequest::contiguous(RowOp::LayerNorm, 4, 64);
         r.b = None;
         let e = choose(&r, &Device::h200()).unwrap_err().to_string();
-        assert!(e.contains("the tensor `b`, which this one lacks"), "{e}");
+        assert!(
+            e.contains("takes the tensor `b`, which this problem lacks"),
+            "{e}"
+        );
     }
 }

@@ -1,4 +1,5 @@
-//! The CPU reference of the fused GEMM epilogue D = act(A·Bᵀ + bias): the activations of
+//! The GEMM family's f64 reference: D = A·op(B) with B in either layout ([`BOperand`]), and
+//! the fused epilogue D = act(A·Bᵀ + bias): the activations of
 //! [`Act`] (the problem's own, `tirx::problem::Act`, which the fused kernels' configs name) in
 //! f64, their names on the command line (`--epilogue bias|bias-relu|bias-gelu|bias-silu`, from
 //! [`Act::epilogue_name`]), and [`apply_epilogue`], which turns an f64 GEMM reference
@@ -20,7 +21,44 @@ use half::bf16;
 
 pub use tirx::problem::Act;
 
-use crate::reference::gemm_tn_f64;
+use tirx::problem::BLayout;
+
+use crate::reference::{HostElem, gemm_nn_f64, gemm_tn_f64};
+
+/// What B's layout (the artifact's problem says which) means for the host: B's shape, the
+/// f64 reference in that layout, and a corner of B.
+pub trait BOperand {
+    /// B's shape for an M×N×K problem: N×K (TN) or K×N (NN).
+    fn b_shape(self, m: usize, n: usize, k: usize) -> [usize; 2];
+    /// The f64 reference D (m×n) of `a` (m×k) and `b` in this layout.
+    fn reference<T: HostElem>(self, a: &[T], b: &[T], m: usize, n: usize, k: usize) -> Vec<f64>;
+    /// The first `cn` output columns' worth of `b` (the operand of a D corner's reference):
+    /// the first `cn` rows of an N×K B, or the first `cn` columns of every row of a K×N B.
+    fn b_columns<T: Copy>(self, b: &[T], n: usize, k: usize, cn: usize) -> Vec<T>;
+}
+
+impl BOperand for BLayout {
+    fn b_shape(self, _m: usize, n: usize, k: usize) -> [usize; 2] {
+        match self {
+            BLayout::Tn => [n, k],
+            BLayout::Nn => [k, n],
+        }
+    }
+
+    fn reference<T: HostElem>(self, a: &[T], b: &[T], m: usize, n: usize, k: usize) -> Vec<f64> {
+        match self {
+            BLayout::Tn => gemm_tn_f64(a, b, m, n, k),
+            BLayout::Nn => gemm_nn_f64(a, b, m, n, k),
+        }
+    }
+
+    fn b_columns<T: Copy>(self, b: &[T], n: usize, k: usize, cn: usize) -> Vec<T> {
+        match self {
+            BLayout::Tn => b[..cn * k].to_vec(),
+            BLayout::Nn => (0..k).flat_map(|p| b[p * n..p * n + cn].to_vec()).collect(),
+        }
+    }
+}
 
 /// `--epilogue` named no epilogue the bench knows.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]

@@ -31,8 +31,8 @@ use tirx::problem::Problem;
 use tirx::runtime::TensorMeta;
 use tirx::{KernelArtifact, RuntimeError, TensorArg};
 
-use super::tune::{self, Key};
-use super::{Device, ProblemDef, Reject, mentions_sms};
+use crate::dispatch::tune::{self, Key};
+use crate::dispatch::{Device, ProblemDef, Reject, mentions_sms};
 
 /// Key blocks' worth of time a one-CTA-per-tile grid spends per tile on its unoverlapped Q
 /// load, first Q·Kᵀ and O store (see the module docs).
@@ -198,37 +198,31 @@ impl ProblemDef for AttentionRequest {
 
     fn solves(&self, artifact: &KernelArtifact) -> Result<(), Reject> {
         if artifact.problem != Some(Problem::Attention) {
-            let found = artifact
-                .problem
-                .map_or_else(|| "nothing declared".to_string(), |p| p.to_string());
-            return Err(Reject::Problem { found });
+            return Err(Reject::problem(artifact));
         }
         if let Some(t) = self.tile.filter(|t| !same_tile(t, artifact)) {
-            return Err(Reject::Problem {
-                found: format!("another tile than the forced {}/{}", t.kernel, t.config),
+            return Err(Reject::NotForced {
+                forced: format!("{}/{}", t.kernel, t.config),
             });
         }
         let (d, causal) = (artifact.int("D"), artifact.int("CAUSAL"));
         if d != Some(self.d as i64) || causal != Some(i64::from(self.causal)) {
-            let mask = |c: Option<i64>| match c {
-                Some(0) => "full",
-                Some(_) => "causal",
-                None => "no mask declared",
-            };
-            return Err(Reject::Problem {
-                found: format!("attention hd {d:?} {}", mask(causal)),
+            return Err(Reject::Tile {
+                head_dim: d,
+                causal,
             });
         }
         match artifact.elem_of("q") {
             Some(e) if e == self.elem => Ok(()),
-            e => Err(Reject::Types {
-                found: e.map_or("?", |e| e.name()).to_string(),
-            }),
+            e => Err(Reject::Types { found: vec![e] }),
         }
     }
 
-    fn arguments(&self, _artifact: &KernelArtifact) -> (Vec<TensorMeta>, Vec<f32>) {
-        (self.tensors.to_vec(), vec![self.scale_log2])
+    fn arguments(&self, artifact: &KernelArtifact) -> (Vec<TensorMeta>, Vec<f32>) {
+        let [q, k, v, o, lse] = self.tensors.clone();
+        let roles = [("q", q), ("k", k), ("v", v), ("o", o), ("lse", lse)];
+        crate::family::by_role(artifact, &roles, &[("scale_log2", self.scale_log2)])
+            .unwrap_or_default()
     }
 
     fn cost(&self, artifact: &KernelArtifact, device: &Device) -> Result<f64, Reject> {

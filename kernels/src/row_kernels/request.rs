@@ -20,8 +20,8 @@ use tirx::problem::{Problem, RowOp};
 use tirx::runtime::TensorMeta;
 use tirx::{KernelArtifact, TensorArg};
 
-use super::tune::{self, Key};
-use super::{Device, ProblemDef, Reject};
+use crate::dispatch::tune::{self, Key};
+use crate::dispatch::{Device, ProblemDef, Reject};
 
 /// The longest row an artifact handles: its config's `CAP` (a kernel that walks a row in
 /// chunks), else `C` (the columns its register tile holds), if it is a row kernel.
@@ -111,10 +111,7 @@ impl ProblemDef for RowRequest {
 
     fn solves(&self, artifact: &KernelArtifact) -> Result<(), Reject> {
         if artifact.problem != Some(Problem::Row(self.op)) {
-            let found = artifact
-                .problem
-                .map_or_else(|| "nothing declared".to_string(), |p| p.to_string());
-            return Err(Reject::Problem { found });
+            return Err(Reject::problem(artifact));
         }
         match capacity(artifact) {
             None => {
@@ -123,26 +120,22 @@ impl ProblemDef for RowRequest {
                 ));
             }
             Some(c) if c < self.cols() => {
-                return Err(Reject::Problem {
-                    found: format!("{} of rows up to {c} columns", self.op.name()),
+                return Err(Reject::Capacity {
+                    holds: c,
+                    cols: self.cols(),
                 });
             }
             Some(_) => {}
         }
         let sig = (artifact.signature)();
         if let Some(t) = sig.tensors.iter().find(|t| self.tensor(&t.name).is_none()) {
-            return Err(Reject::Problem {
-                found: format!(
-                    "a problem with the tensor `{}`, which this one lacks",
-                    t.name
-                ),
+            return Err(Reject::Tensor {
+                role: t.name.clone(),
             });
         }
         match artifact.elem_of("x") {
             Some(e) if e == self.x.elem => Ok(()),
-            e => Err(Reject::Types {
-                found: e.map_or("?", |e| e.name()).to_string(),
-            }),
+            e => Err(Reject::Types { found: vec![e] }),
         }
     }
 

@@ -27,13 +27,13 @@
 //!
 //! The model ranks; the tune cache corrects it where it is wrong.
 
+use tirx::abi::ElemType;
 use tirx::problem::{BLayout, Epilogue, GemmProblem, Problem};
 use tirx::runtime::TensorMeta;
 use tirx::{KernelArtifact, TensorArg};
 
-use super::tune::{self, Key};
-use super::{Device, ProblemDef, Reject, mentions_sms};
-use crate::registry::GemmTypes;
+use crate::dispatch::tune::{self, Key};
+use crate::dispatch::{Device, ProblemDef, Reject, mentions_sms};
 
 /// One GEMM to run: the problem and the tensors it runs on.
 #[derive(Clone, Debug)]
@@ -156,16 +156,12 @@ impl ProblemDef for GemmRequest {
             epilogue: self.epilogue,
         });
         if artifact.problem != Some(want) {
-            let found = artifact
-                .problem
-                .map_or_else(|| "nothing declared".to_string(), |p| p.to_string());
-            return Err(Reject::Problem { found });
+            return Err(Reject::problem(artifact));
         }
         let types = (artifact.elem_of("a"), artifact.elem_of("d"));
         if types != (Some(self.types.input), Some(self.types.output)) {
-            let name = |e: Option<tirx::abi::ElemType>| e.map_or("?", |e| e.name());
             return Err(Reject::Types {
-                found: format!("{} -> {}", name(types.0), name(types.1)),
+                found: vec![types.0, types.1],
             });
         }
         Ok(())
@@ -263,5 +259,80 @@ impl ProblemDef for GemmRequest {
             bucket: [tune::bucket(m), tune::bucket(n), tune::bucket(k)],
             align: [tune::alignment(m), tune::alignment(n), tune::alignment(k)],
         }
+    }
+}
+
+/// Relative Frobenius error a bf16-output GEMM must stay under.
+pub const GEMM_TOL: f64 = 1e-2;
+
+/// The element types of a GEMM: A and B (`input`) and D (`output`); accumulation is f32.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GemmTypes {
+    /// A's and B's element type.
+    pub input: ElemType,
+    /// D's element type.
+    pub output: ElemType,
+}
+
+impl GemmTypes {
+    /// BF16 in, BF16 out: the `default` configs.
+    pub const BF16: GemmTypes = GemmTypes {
+        input: ElemType::Bf16,
+        output: ElemType::Bf16,
+    };
+
+    /// Every combination the shipped GEMMs take: BF16/FP16 in × BF16/FP16/FP32 out.
+    pub const ALL: [GemmTypes; 6] = {
+        use ElemType::{Bf16, F16, F32};
+        [
+            GemmTypes {
+                input: Bf16,
+                output: Bf16,
+            },
+            GemmTypes {
+                input: Bf16,
+                output: F16,
+            },
+            GemmTypes {
+                input: Bf16,
+                output: F32,
+            },
+            GemmTypes {
+                input: F16,
+                output: Bf16,
+            },
+            GemmTypes {
+                input: F16,
+                output: F16,
+            },
+            GemmTypes {
+                input: F16,
+                output: F32,
+            },
+        ]
+    };
+
+    /// Whether the shipped GEMMs take this combination ([`GemmTypes::ALL`]).
+    pub fn is_shipped(self) -> bool {
+        GemmTypes::ALL.contains(&self)
+    }
+
+    /// Relative Frobenius error a GEMM with this output type must stay under: the output's
+    /// rounding (2⁻⁹ relative for bf16, 2⁻¹² for f16) with a margin; for f32 the f32
+    /// accumulation order only, since the inputs are exact.
+    pub fn tolerance(self) -> f64 {
+        match self.output {
+            ElemType::Bf16 => GEMM_TOL,
+            ElemType::F16 => 2e-3,
+            ElemType::F32 => 1e-4,
+            // No GEMM writes 8-bit floats; their rounding is 2⁻⁴ (E4M3) relative.
+            ElemType::E4m3 | ElemType::E5m2 => 2f64.powi(-3),
+        }
+    }
+}
+
+impl std::fmt::Display for GemmTypes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} -> {}", self.input.name(), self.output.name())
     }
 }

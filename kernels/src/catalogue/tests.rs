@@ -1,6 +1,8 @@
 //! The catalogue's kernels as the host sees them.
 
 use super::*;
+use crate::gemm::host::GemmLaunch;
+use tirx::problem;
 
 /// Every shipped artifact declares what it solves (one kernel may solve a problem in several
 /// layouts: its `nn` configs take B given K×N), and every GEMM config takes a shipped type

@@ -1,0 +1,193 @@
+//! `tirx bench FAMILY …`: one subcommand per problem family, each with its own options (a
+//! misspelt family or an option of another family is refused when the command line is
+//! parsed, before any GPU is looked for).
+
+use std::path::PathBuf;
+
+use tirx::Runtime;
+use tirx_kernels::bench::Problem;
+use tirx_kernels::gemm::reference::{Act, parse_epilogue};
+
+use super::gemm::{bench_gemm, bench_gemm_epilogue, gemm_types, parse_layout, parse_shape};
+
+/// What `tirx bench` measures: a family and its options.
+#[derive(clap::Subcommand)]
+pub enum BenchCmd {
+    /// `tma_copy` against a plain device copy (TB/s).
+    Copy {
+        /// Shapes `M,N`; repeatable. Default: 8192² and 16384².
+        #[arg(long = "shape")]
+        shapes: Vec<String>,
+    },
+    /// The GEMMs against cuBLASLt (TFLOP/s).
+    Gemm(GemmBench),
+    /// The row kernels (softmax, RMSNorm, LayerNorm in GB/s) against the copy roof and the
+    /// peers.
+    Rows {
+        /// Shapes `ROWS,COLS`; repeatable. Default: a fixed sweep.
+        #[arg(long = "shape")]
+        shapes: Vec<String>,
+        /// The ops to measure (softmax, rmsnorm, layernorm; repeatable). Default: all.
+        #[arg(long = "op")]
+        ops: Vec<String>,
+        /// Kernels to measure (repeatable). Default: the host's choice.
+        #[arg(long = "kernel")]
+        kernels: Vec<String>,
+        /// The peers' numbers, from `kernels/bench/rows_peers.py` on the same GPU.
+        #[arg(long)]
+        peers: Option<PathBuf>,
+        /// The JSON file (the SVG plot goes next to it).
+        #[arg(long)]
+        json: Option<PathBuf>,
+    },
+    /// Attention against the peers (TFLOP/s).
+    Attention {
+        /// Sequence 2k and 8k only (the full sweep is 512…16k).
+        #[arg(long)]
+        quick: bool,
+        /// Tiles to force (repeatable; a config name of an attention kernel). Default: the
+        /// host's choice.
+        #[arg(long = "kernel")]
+        kernels: Vec<String>,
+        /// The peers' numbers, from `kernels/bench/attention_peers.py` on the same GPU.
+        #[arg(long)]
+        peers: Option<PathBuf>,
+        /// The JSON file (the SVG plot goes next to it).
+        #[arg(long)]
+        json: Option<PathBuf>,
+        /// Write batch 0 of each large point (seq ≥ 8k; Q, K, V and our O) into this folder,
+        /// for `kernels/bench/attention_compare.py` to check against cuDNN's output.
+        #[arg(long)]
+        dump: Option<PathBuf>,
+    },
+}
+
+/// `tirx bench gemm`'s options.
+#[derive(clap::Args)]
+pub struct GemmBench {
+    /// Shapes `M,N,K`; repeatable. Default: a fixed sweep.
+    #[arg(long = "shape")]
+    pub shapes: Vec<String>,
+    /// Kernels to measure (repeatable; every config of each competes per shape). Default: the
+    /// host's choice.
+    #[arg(long = "kernel")]
+    pub kernels: Vec<String>,
+    /// Every level of the ladder on one shape (default 8192³), each against cuBLASLt.
+    #[arg(long)]
+    pub ladder: bool,
+    /// The JSON file (the SVG plot goes next to it).
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// How B is given — `tn` (N×K, D = A·Bᵀ) or `nn` (K×N, D = A·B). Only kernels taking that
+    /// layout are measured, and cuBLASLt is run in the same layout.
+    #[arg(long, default_value = "tn")]
+    pub layout: String,
+    /// Element type of A and B: bf16 or f16 (accumulation is f32).
+    #[arg(long = "in", default_value = "bf16")]
+    pub input: String,
+    /// Element type of D: bf16, f16 or f32. Only configs of these types compete; cuBLASLt runs
+    /// in the same types.
+    #[arg(long = "out", default_value = "bf16")]
+    pub output: String,
+    /// α of D = α·A·op(B) + β·C. With α ≠ 1 or β ≠ 0 the scaled kernels compete (C random, its
+    /// own buffer) and cuBLASLt computes the same.
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
+    pub alpha: f32,
+    /// β of D = α·A·op(B) + β·C (see `--alpha`).
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub beta: f32,
+    /// Every config the dispatcher accepts competes (instead of the host's choice alone); the
+    /// table marks the host's choice and its time against the fastest.
+    #[arg(long)]
+    pub all: bool,
+    /// A fused epilogue, D = act(A·Bᵀ + bias) with a bias of length N per column — `bias`,
+    /// `bias-relu`, `bias-gelu` (tanh form) or `bias-silu` — against cuBLASLt's own fused
+    /// epilogue (for `bias-silu`, which cuBLASLt lacks, its bias epilogue). TN, bf16 → bf16.
+    #[arg(long, value_parser = parse_epilogue, conflicts_with_all = EPILOGUE_CONFLICTS)]
+    pub epilogue: Option<Act>,
+}
+
+/// What `--epilogue` fixes (TN, bf16 → bf16, α = 1, β = 0, one fused kernel): the options
+/// that would change it.
+const EPILOGUE_CONFLICTS: [&str; 8] = [
+    "kernels", "ladder", "layout", "input", "output", "alpha", "beta", "all",
+];
+
+/// Runs `cmd` on `rt`'s GPU; `Ok(true)` when every result was right.
+pub fn bench(rt: &Runtime, cmd: &BenchCmd) -> Result<bool, String> {
+    match cmd {
+        BenchCmd::Copy { shapes } => bench_copy(rt, shapes),
+        BenchCmd::Gemm(g) => {
+            let types = gemm_types(&g.input, &g.output)?;
+            let layout = parse_layout(&g.layout)?;
+            match g.epilogue {
+                Some(act) => bench_gemm_epilogue(rt, &g.shapes, act, g.json.as_deref()),
+                None => bench_gemm(
+                    rt,
+                    &g.shapes,
+                    &g.kernels,
+                    g.ladder,
+                    g.all,
+                    g.json.as_deref(),
+                    Problem {
+                        layout,
+                        scale: (g.alpha != 1.0 || g.beta != 0.0).then_some((g.alpha, g.beta)),
+                    },
+                    types,
+                ),
+            }
+        }
+        BenchCmd::Rows {
+            shapes,
+            ops,
+            kernels,
+            peers,
+            json,
+        } => super::rows::bench_rows(rt, shapes, ops, kernels, peers.as_deref(), json.as_deref()),
+        BenchCmd::Attention {
+            quick,
+            kernels,
+            peers,
+            json,
+            dump,
+        } => super::attention::bench_attention(
+            rt,
+            *quick,
+            kernels,
+            peers.as_deref(),
+            json.as_deref(),
+            dump.as_deref(),
+        ),
+    }
+}
+
+/// `tirx bench copy`.
+fn bench_copy(rt: &Runtime, shapes: &[String]) -> Result<bool, String> {
+    use tirx_kernels::bench;
+    println!(
+        "{} (compute capability {:?}); median of {} runs after {} warm-up, inputs rotated past L2",
+        rt.name(),
+        rt.compute_capability(),
+        bench::RUNS,
+        bench::WARMUP
+    );
+    let mut rows = Vec::new();
+    let launch: tirx_kernels::copy::family::CopyLaunch =
+        tirx_kernels::copy::tma_copy::tma_copy::launch;
+    let shapes = if shapes.is_empty() {
+        vec!["8192,8192".to_string(), "16384,16384".to_string()]
+    } else {
+        shapes.to_vec()
+    };
+    for s in &shapes {
+        let v = parse_shape(s, 2)?;
+        for config in ["default", "tall"] {
+            rows.extend(bench::copy(rt, launch, config, v[0], v[1]).map_err(|e| e.to_string())?);
+        }
+    }
+    println!("{:<44} {:>10} {:>8}", "what", "median ms", "TB/s");
+    for r in &rows {
+        println!("{:<44} {:>10.4} {:>8.1}", r.what, r.median_ms, r.rate);
+    }
+    Ok(true)
+}

@@ -1,0 +1,245 @@
+//! The GEMM family's GPU checks (`tirx run`, the GPU tests): a config run on random data in
+//! its own element types, D poisoned first, against the f64 reference
+//! ([`super::reference`]) within the output type's tolerance — plain, scaled
+//! (D = α·A·op(B) + β·C) and fused (D = act(A·Bᵀ + bias)).
+
+use super::host::{GemmLaunch, launch_roles};
+use super::reference::BOperand;
+use super::request::GemmTypes;
+use crate::family::CheckReport;
+use crate::reference::{HostElem, Rng, gemm_tn_f64, rel_frobenius};
+use half::{bf16, f16};
+use tirx::abi::ElemType;
+use tirx::problem::{Act, BLayout};
+use tirx::{KernelArtifact, Runtime, RuntimeError};
+
+pub use super::request::GEMM_TOL;
+
+/// Runs D = A·Bᵀ of `config` on random data in the config's element types (its signature's)
+/// and compares with the f64 reference, within the output type's tolerance.
+pub fn check_gemm(
+    rt: &Runtime,
+    launch: GemmLaunch,
+    config: &str,
+    m: usize,
+    n: usize,
+    k: usize,
+    seed: u64,
+) -> Result<CheckReport, RuntimeError> {
+    check_gemm_layout(rt, launch, BLayout::Tn, config, (m, n, k), seed)
+}
+
+/// [`check_gemm`] for D = A·B with B given K×N, against the f64 NN reference.
+pub fn check_gemm_nn(
+    rt: &Runtime,
+    launch: GemmLaunch,
+    config: &str,
+    m: usize,
+    n: usize,
+    k: usize,
+    seed: u64,
+) -> Result<CheckReport, RuntimeError> {
+    check_gemm_layout(rt, launch, BLayout::Nn, config, (m, n, k), seed)
+}
+
+/// A GEMM check with B in `layout`, in the config's element types.
+fn check_gemm_layout(
+    rt: &Runtime,
+    launch: GemmLaunch,
+    layout: BLayout,
+    config: &str,
+    (m, n, k): (usize, usize, usize),
+    seed: u64,
+) -> Result<CheckReport, RuntimeError> {
+    Check {
+        rt,
+        launch,
+        layout,
+        config,
+        shape: (m, n, k),
+        scaled: None,
+        seed,
+    }
+    .run()
+}
+
+/// Runs D = α·A·op(B) + β·C of a scaled kernel's `config` (B in `layout`) on
+/// random data (C random, or all NaN where β = 0, which the kernel must then not read; D
+/// poisoned) and compares with the f64 reference α·A·op(B) + β·C.
+#[allow(clippy::too_many_arguments)]
+pub fn check_gemm_scaled(
+    rt: &Runtime,
+    launch: GemmLaunch,
+    layout: BLayout,
+    config: &str,
+    (m, n, k): (usize, usize, usize),
+    alpha: f32,
+    beta: f32,
+    seed: u64,
+) -> Result<CheckReport, RuntimeError> {
+    Check {
+        rt,
+        launch,
+        layout,
+        config,
+        shape: (m, n, k),
+        scaled: Some((alpha, beta)),
+        seed,
+    }
+    .run()
+}
+
+impl Check<'_> {
+    /// Runs the check in its config's element types.
+    pub(crate) fn run(self) -> Result<CheckReport, RuntimeError> {
+        // An unknown config: the launch reports it, with the configs that exist.
+        let types = self.launch.types(self.config).unwrap_or(GemmTypes::BF16);
+        let run = self;
+        use ElemType::{Bf16, F16, F32};
+        match (types.input, types.output) {
+            (Bf16, Bf16) => run.typed::<bf16, bf16>(),
+            (Bf16, F16) => run.typed::<bf16, f16>(),
+            (Bf16, F32) => run.typed::<bf16, f32>(),
+            (F16, Bf16) => run.typed::<f16, bf16>(),
+            (F16, F16) => run.typed::<f16, f16>(),
+            (F16, F32) => run.typed::<f16, f32>(),
+            (F32, Bf16) => run.typed::<f32, bf16>(),
+            (F32, F16) => run.typed::<f32, f16>(),
+            (F32, F32) => run.typed::<f32, f32>(),
+            // No shipped GEMM config takes 8-bit floats (`GemmTypes::ALL`); the FP8 MMA kinds are
+            // checked in the emulator (tests/kinds.rs).
+            (i, o) => Err(RuntimeError::NoKernelFits {
+                problem: format!("gemm {} -> {}", i.name(), o.name()),
+                table: "  (no GEMM check runs 8-bit floats on a GPU yet)".into(),
+            }),
+        }
+    }
+}
+
+/// One GEMM check, before its element types are chosen.
+pub(crate) struct Check<'r> {
+    pub(crate) rt: &'r Runtime,
+    pub(crate) launch: GemmLaunch,
+    pub(crate) layout: BLayout,
+    pub(crate) config: &'r str,
+    pub(crate) shape: (usize, usize, usize),
+    /// (α, β) of a scaled GEMM.
+    pub(crate) scaled: Option<(f32, f32)>,
+    pub(crate) seed: u64,
+}
+
+impl Check<'_> {
+    /// Random A, B in `A`; D in `D`, poisoned first; compared with the f64 reference.
+    fn typed<A: HostElem, D: HostElem>(&self) -> Result<CheckReport, RuntimeError> {
+        let (rt, (m, n, k)) = (self.rt, self.shape);
+        let mut rng = Rng::new(self.seed);
+        let (ha, hb): (Vec<A>, Vec<A>) = (rng.values(m * k), rng.values(n * k));
+        let a = rt.upload(&ha, &[m, k])?;
+        let b = rt.upload(&hb, &self.layout.b_shape(m, n, k))?;
+        let mut d = rt.zeros::<D>(&[m, n])?;
+        rt.poison(&mut d)?;
+        let mut want = self.layout.reference(&ha, &hb, m, n, k);
+        match self.scaled {
+            None => self.launch.launch(rt, self.config, &a, &b, &mut d)?,
+            Some((alpha, beta)) => {
+                let hc: Vec<D> = rng.values(m * n);
+                let mut c = rt.upload(&hc, &[m, n])?;
+                if beta == 0.0 {
+                    rt.poison(&mut c)?;
+                }
+                for (w, cv) in want.iter_mut().zip(&hc) {
+                    let old = if beta == 0.0 { 0.0 } else { cv.to_f64() };
+                    *w = f64::from(alpha) * *w + f64::from(beta) * old;
+                }
+                let launch = self.launch;
+                launch.launch_scaled(rt, self.config, alpha, &a, &b, beta, &c, &mut d)?;
+            }
+        }
+        rt.synchronize()?;
+        let got = rt.download(&d)?;
+        let err = rel_frobenius(&got, &want);
+        let tol = GemmTypes {
+            input: A::ELEM,
+            output: D::ELEM,
+        }
+        .tolerance();
+        Ok(CheckReport {
+            shape: (m, n, k),
+            error: err,
+            ok: err < tol,
+            blocks: if err < tol {
+                String::new()
+            } else {
+                block_map(&got, &want, m, n, tol)
+            },
+        })
+    }
+}
+
+/// The 64×64 blocks of an M×N result, `.` where the block's relative error is under `tol`
+/// and `X` where it is not, one line per block row (at most 32×32 blocks).
+fn block_map<T: HostElem>(got: &[T], want: &[f64], m: usize, n: usize, tol: f64) -> String {
+    let mut out = String::new();
+    for bi in 0..m.div_ceil(64).min(32) {
+        for bj in 0..n.div_ceil(64).min(32) {
+            let (mut num, mut den) = (0.0f64, 0.0f64);
+            for i in bi * 64..((bi + 1) * 64).min(m) {
+                for j in bj * 64..((bj + 1) * 64).min(n) {
+                    let (g, w) = (got[i * n + j].to_f64(), want[i * n + j]);
+                    num += (g - w) * (g - w);
+                    den += w * w;
+                }
+            }
+            // NaN is wrong too: only a finite error under the tolerance is right.
+            let right = num.sqrt() <= tol * den.sqrt().max(f64::MIN_POSITIVE);
+            let bad = !right;
+            out.push(if bad { 'X' } else { '.' });
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Checks `kernel`'s `config` of D = act(A·Bᵀ + bias) (bf16 in and out) on an M×N×K
+/// problem: random data against the f64 reference with the same epilogue, D poisoned first.
+pub fn check_bias(
+    rt: &Runtime,
+    art: &KernelArtifact,
+    act: Act,
+    (m, n, k): (usize, usize, usize),
+    seed: u64,
+) -> Result<CheckReport, RuntimeError> {
+    let mut rng = Rng::new(seed);
+    let (ha, hb): (Vec<bf16>, Vec<bf16>) = (rng.values(m * k), rng.values(n * k));
+    let hbias: Vec<bf16> = (0..n)
+        .map(|_| bf16::from_f32(2.0 * rng.unit() - 1.0))
+        .collect();
+    let a = rt.upload(&ha, &[m, k])?;
+    let b = rt.upload(&hb, &[n, k])?;
+    let bias = rt.upload(&hbias, &[n])?;
+    let mut d = rt.zeros::<bf16>(&[m, n])?;
+    rt.poison(&mut d)?;
+    let roles = [
+        ("a", a.view()),
+        ("b", b.view()),
+        ("bias", bias.view()),
+        ("d", d.view()),
+    ];
+    launch_roles(rt, art, &roles, 1.0, 0.0)?;
+    rt.synchronize()?;
+    let got = rt.download(&d)?;
+    let mut want = gemm_tn_f64(&ha, &hb, m, n, k);
+    super::reference::apply_epilogue(&mut want, n, &hbias, act);
+    let err = rel_frobenius(&got, &want);
+    let tol = GemmTypes::BF16.tolerance();
+    Ok(CheckReport {
+        shape: (m, n, k),
+        error: err,
+        ok: err < tol,
+        blocks: if err < tol {
+            String::new()
+        } else {
+            block_map(&got, &want, m, n, tol)
+        },
+    })
+}

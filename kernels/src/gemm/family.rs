@@ -1,0 +1,193 @@
+//! The GEMM family: D = A·op(B) (plain), D = α·A·op(B) + β·C (scaled) and
+//! D = act(A·Bᵀ + bias) (fused), B given N×K or K×N, as [`crate::family::Family`] sees it.
+//!
+//! - Problem: `Problem::Gemm` (B's layout and the epilogue from the artifact, never from a
+//!   tensor's or a config's name).
+//! - Request: [`GemmRequest`] (`request.rs`: acceptance and the cost model).
+//! - Reference: `reference.rs` (f64, either layout, the fused epilogue).
+//! - Host entries and launch by role: `host.rs`; GPU checks: `check.rs`.
+//!
+//! Default shape 130×136×96: tails in M and N, 1.5 K tiles of 64, and rows of A, B and D
+//! whose byte strides TMA takes (a multiple of 16 bytes in every element type shipped).
+
+use tirx::KernelArtifact;
+use tirx::abi::ElemType;
+use tirx::problem::{Epilogue, GemmProblem, Problem};
+use tirx::runtime::TensorMeta;
+use tirx::{Runtime, RuntimeError};
+use tirx_sim::{Device, Stats};
+
+use super::check::{Check, check_bias};
+use super::host::GemmLaunch;
+use super::request::{GemmRequest, GemmTypes};
+use crate::dispatch::ProblemDef;
+use crate::family::{CheckReport, Family, Shape, SimRun, by_role};
+use crate::reference::Rng;
+use crate::simulate::{self, decode, put, random_values};
+
+/// The GEMM family.
+pub struct Gemm;
+
+/// (α, β) the checks give a scaled GEMM: both matter, and β < 0.
+const SCALARS: (f32, f32) = (1.5, -0.75);
+
+/// The problem and the element types of a GEMM artifact.
+fn problem_of(art: &KernelArtifact) -> Result<(GemmProblem, GemmTypes), RuntimeError> {
+    let not_gemm = || RuntimeError::NoKernelFits {
+        problem: format!("a GEMM check of `{}/{}`", art.kernel, art.config),
+        table: "  it is no GEMM with tensors `a` and `d`\n".into(),
+    };
+    let Some(Problem::Gemm(g)) = art.problem else {
+        return Err(not_gemm());
+    };
+    let (Some(input), Some(output)) = (art.elem_of("a"), art.elem_of("d")) else {
+        return Err(not_gemm());
+    };
+    Ok((g, GemmTypes { input, output }))
+}
+
+impl Family for Gemm {
+    fn name(&self) -> &'static str {
+        "gemm"
+    }
+
+    fn owns(&self, problem: Problem) -> bool {
+        matches!(problem, Problem::Gemm(_))
+    }
+
+    fn request(
+        &self,
+        art: &KernelArtifact,
+        shape: Shape,
+    ) -> Result<Box<dyn ProblemDef>, RuntimeError> {
+        let (g, types) = problem_of(art)?;
+        Ok(Box::new(GemmRequest::contiguous(
+            g.b, g.epilogue, types, shape,
+        )))
+    }
+
+    fn default_shape(&self, _art: &KernelArtifact) -> Shape {
+        (130, 136, 96)
+    }
+
+    fn check(
+        &self,
+        rt: &Runtime,
+        art: &'static KernelArtifact,
+        shape: Shape,
+        seed: u64,
+    ) -> Result<CheckReport, RuntimeError> {
+        let (g, _) = problem_of(art)?;
+        let launch = GemmLaunch {
+            artifacts: std::slice::from_ref(art),
+        };
+        match g.epilogue {
+            Epilogue::Bias(act) => check_bias(rt, art, act, shape, seed),
+            e => Check {
+                rt,
+                launch,
+                layout: g.b,
+                config: art.config,
+                shape,
+                scaled: (e == Epilogue::Scaled).then_some(SCALARS),
+                seed,
+            }
+            .run(),
+        }
+    }
+
+    fn simulate(
+        &self,
+        art: &KernelArtifact,
+        shape: Shape,
+        run: &SimRun,
+    ) -> Result<(Stats, String), String> {
+        simulate_gemm(art, shape, run)
+    }
+}
+
+/// A GEMM on M×N×K in the emulator: D = α·A·op(B) + β·C (or act(A·Bᵀ + bias)) against the
+/// f64 reference, each element within half an ulp of D's type plus
+/// `(K + 2)·2⁻²³·(|α|·Σ|a·b| + |β·c|)` (widened by the fused epilogue's f32 bias add and
+/// activation, [`simulate::bias_act_bound`]).
+fn simulate_gemm(
+    art: &KernelArtifact,
+    (m, n, kk): Shape,
+    run: &SimRun,
+) -> Result<(Stats, String), String> {
+    let (g, types) = problem_of(art).map_err(|e| e.to_string())?;
+    let (ta, td) = (types.input, types.output);
+    let nn = g.b == tirx::problem::BLayout::Nn;
+    let tc = art.elem_of("c");
+    let mut rng = Rng::new(run.seed);
+    let dev = &mut Device::new();
+    let (ab, av) = random_values(&mut rng, ta, m * kk);
+    let (bb, bv) = random_values(&mut rng, ta, n * kk);
+    let (cb, cv) = random_values(&mut rng, tc.unwrap_or(td), m * n);
+    let (alpha, beta) = if g.epilogue == Epilogue::Scaled {
+        SCALARS
+    } else {
+        (1.0, 0.0)
+    };
+    let act = match g.epilogue {
+        Epilogue::Bias(act) => Some(act),
+        _ => None,
+    };
+    let tbias = art.elem_of("bias").unwrap_or(td);
+    let (biasb, biasv) = random_values(&mut rng, tbias, n);
+    let biasm = put(dev, &biasb, tbias, &[n]);
+    let am = put(dev, &ab, ta, &[m, kk]);
+    let bm = put(dev, &bb, ta, &if nn { [kk, n] } else { [n, kk] });
+    let cm = put(dev, &cb, tc.unwrap_or(td), &[m, n]);
+    let dbytes = m * n * td.bytes() as usize;
+    let dm = put(dev, &vec![0xff; dbytes], td, &[m, n]);
+    let roles: [(&str, TensorMeta); 5] = [
+        ("a", am),
+        ("b", bm),
+        ("c", cm),
+        ("bias", biasm),
+        ("d", dm.clone()),
+    ];
+    let (tensors, scalars) =
+        by_role(art, &roles, &[("alpha", alpha), ("beta", beta)]).map_err(|e| e.to_string())?;
+    let stats = run.launch(art, dev, &tensors, &scalars)?;
+    let got = decode(&dev.read(dm.addr, dbytes).map_err(|e| e.to_string())?, td);
+    let half_ulp = match td {
+        ElemType::Bf16 => 1.0 / 256.0,
+        ElemType::F16 => 1.0 / 2048.0,
+        ElemType::F32 => 1.0 / 16_777_216.0,
+        ElemType::E4m3 => 1.0 / 16.0,
+        ElemType::E5m2 => 1.0 / 8.0,
+    };
+    let mut worst = 0.0f64;
+    for i in 0..m {
+        for j in 0..n {
+            let (mut dot, mut mag) = (0.0, 0.0);
+            for p in 0..kk {
+                let b = if nn { bv[p * n + j] } else { bv[j * kk + p] };
+                dot += av[i * kk + p] * b;
+                mag += (av[i * kk + p] * b).abs();
+            }
+            let c = if tc.is_some() { cv[i * n + j] } else { 0.0 };
+            let mut w = f64::from(alpha) * dot + f64::from(beta) * c;
+            let scale = f64::from(alpha.abs()) * mag + (f64::from(beta) * c).abs();
+            // D rounded (half an ulp of the result) after an f32 accumulation error `acc`.
+            let mut acc = (kk as f64 + 2.0) * scale / 8_388_608.0;
+            if let Some(act) = act {
+                (w, acc, _) = simulate::bias_act_bound(act, w, biasv[j], acc);
+            }
+            let bound = (w.abs() + acc) * half_ulp + acc + 1e-30;
+            let g = got[i * n + j];
+            if (g - w).abs() > bound || g.is_nan() {
+                return Err(format!(
+                    "D({i}, {j}) is {g}, the reference {w:.6e} (bound {bound:.2e})"
+                ));
+            }
+            worst = worst.max((g - w).abs() / bound);
+        }
+    }
+    Ok((
+        stats,
+        format!("K = {kk}, worst error {worst:.2} of the bound"),
+    ))
+}

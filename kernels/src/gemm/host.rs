@@ -1,0 +1,224 @@
+//! The GEMM family's host entries: the host's choice of an artifact through the dispatcher
+//! ([`crate::dispatch`] with a [`GemmRequest`]) and its launch by role.
+//!
+//! GEMMs come in several element-type combinations (each config of a kernel has its own), so a
+//! GEMM is launched here generic over the tensors' types: the chosen artifact's signature
+//! decides which types it takes, and the runtime refuses others with
+//! `RuntimeError::ElemMismatch` before anything runs. Tensors are passed by role (`a`, `b`,
+//! `c`, `bias`, `d`), in whatever order the kernel declares them.
+
+use super::request::{GemmRequest, GemmTypes};
+use crate::catalogue::all;
+use crate::dispatch::{self, Choice, Device, tune::Cache};
+use crate::family;
+use tirx::problem::{self, Epilogue};
+use tirx::{Element, Kernel, KernelArtifact, Runtime, RuntimeError, Tensor, TensorArg};
+
+/// The launch of a GEMM kernel's configs (`d = a·bᵀ` with `b` N×K, `d = a·b` with `b` K×N,
+/// or the scaled form) for any element types its configs take; the runtime checks `b`'s
+/// shape against the kernel's.
+#[derive(Clone, Copy)]
+pub struct GemmLaunch {
+    /// The kernel's artifacts.
+    pub artifacts: &'static [KernelArtifact],
+}
+
+impl GemmLaunch {
+    /// The launch of `kernel`'s configs.
+    pub fn of(kernel: &'static Kernel) -> GemmLaunch {
+        GemmLaunch {
+            artifacts: kernel.artifacts,
+        }
+    }
+
+    /// Launches `config` on `rt`'s device. A config compiled for other element types is a
+    /// `RuntimeError::ElemMismatch`, returned before launch.
+    pub fn launch<A: Element, D: Element>(
+        &self,
+        rt: &Runtime,
+        config: &str,
+        a: &Tensor<A>,
+        b: &Tensor<A>,
+        d: &mut Tensor<D>,
+    ) -> Result<(), RuntimeError> {
+        let art = tirx::select(self.artifacts, config, rt.target()?)?;
+        launch_roles(
+            rt,
+            art,
+            &[("a", a.view()), ("b", b.view()), ("d", d.view())],
+            1.0,
+            0.0,
+        )
+    }
+
+    /// Launches `config` of a scaled kernel: D = α·A·op(B) + β·C (C and D in D's type; C is
+    /// not read where β = 0).
+    #[allow(clippy::too_many_arguments)]
+    pub fn launch_scaled<A: Element, D: Element>(
+        &self,
+        rt: &Runtime,
+        config: &str,
+        alpha: f32,
+        a: &Tensor<A>,
+        b: &Tensor<A>,
+        beta: f32,
+        c: &Tensor<D>,
+        d: &mut Tensor<D>,
+    ) -> Result<(), RuntimeError> {
+        let art = tirx::select(self.artifacts, config, rt.target()?)?;
+        let roles = [
+            ("a", a.view()),
+            ("b", b.view()),
+            ("c", c.view()),
+            ("d", d.view()),
+        ];
+        launch_roles(rt, art, &roles, alpha, beta)
+    }
+
+    /// The element types `config` takes (from its first compiled target's signature; they do
+    /// not depend on the target), or `None` when there is no such config.
+    pub fn types(&self, config: &str) -> Option<GemmTypes> {
+        let a = self.artifacts.iter().find(|a| a.config == config)?;
+        Some(GemmTypes {
+            input: a.elem_of("a")?,
+            output: a.elem_of("d")?,
+        })
+    }
+}
+
+/// Launches `art` with its tensors by role and its scalars `alpha`, `beta`
+/// ([`crate::family::launch_roles`]).
+pub(crate) fn launch_roles(
+    rt: &Runtime,
+    art: &KernelArtifact,
+    roles: &[(&str, TensorArg<'_>)],
+    alpha: f32,
+    beta: f32,
+) -> Result<(), RuntimeError> {
+    family::launch_roles(rt, art, roles, &[("alpha", alpha), ("beta", beta)])
+}
+
+/// SMs of an H100/H200 SXM: the device [`Device::h200`] describes, for choices made without
+/// a GPU; the host entries take the device's own count.
+pub const H200_SMS: usize = 132;
+
+/// The artifact the host takes for `request` on `device`: the tune cache's fastest accepted
+/// one, else the cost model's (see [`crate::dispatch`]); the table of candidates when none fits.
+pub fn choose_gemm(device: &Device, request: &GemmRequest) -> Result<Choice, RuntimeError> {
+    dispatch::choose(request, &all(), device, Cache::host())
+}
+
+/// D = A·op(B) with B in `layout`, or D = α·A·op(B) + β·C when `scaled` is `Some((α, C, β))`,
+/// on the artifact the dispatcher chooses for these tensors and this device; returns the
+/// choice. α = 1, β = 0 is the plain product (C is not read).
+pub fn gemm<A: Element, D: Element>(
+    rt: &Runtime,
+    layout: problem::BLayout,
+    a: &Tensor<A>,
+    b: &Tensor<A>,
+    scaled: Option<(f32, &Tensor<D>, f32)>,
+    d: &mut Tensor<D>,
+) -> Result<Choice, RuntimeError> {
+    let scaled = scaled.filter(|&(alpha, _, beta)| alpha != 1.0 || beta != 0.0);
+    let (av, bv, dv) = (a.view(), b.view(), d.view());
+    let cv = scaled.map(|(_, c, _)| c.view());
+    let request = GemmRequest::on(
+        layout,
+        &av,
+        &bv,
+        scaled
+            .zip(cv.as_ref())
+            .map(|((alpha, _, beta), c)| (alpha, c, beta)),
+        &dv,
+    );
+    let choice = choose_gemm(&Device::of(rt)?, &request)?;
+    let (alpha, beta) = request.scalars;
+    let mut roles = vec![("a", av), ("b", bv), ("d", dv)];
+    if let Some(c) = cv {
+        roles.push(("c", c));
+    }
+    launch_roles(rt, choice.artifact, &roles, alpha, beta)?;
+    Ok(choice)
+}
+
+/// D = A·Bᵀ (B given N×K) on the host's choice for the tensors' shapes and types; a
+/// combination nothing takes is `RuntimeError::NoKernelFits`, with the table of candidates.
+pub fn gemm_auto<A: Element, D: Element>(
+    rt: &Runtime,
+    a: &Tensor<A>,
+    b: &Tensor<A>,
+    d: &mut Tensor<D>,
+) -> Result<Choice, RuntimeError> {
+    gemm(rt, problem::BLayout::Tn, a, b, None, d)
+}
+
+/// D = A·B (B given K×N) on the host's choice ([`gemm_auto`]'s NN counterpart).
+pub fn gemm_auto_nn<A: Element, D: Element>(
+    rt: &Runtime,
+    a: &Tensor<A>,
+    b: &Tensor<A>,
+    d: &mut Tensor<D>,
+) -> Result<Choice, RuntimeError> {
+    gemm(rt, problem::BLayout::Nn, a, b, None, d)
+}
+
+/// D = α·A·Bᵀ + β·C (B given N×K) on the host's choice; α = 1, β = 0 is [`gemm_auto`].
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_scaled<A: Element, D: Element>(
+    rt: &Runtime,
+    alpha: f32,
+    a: &Tensor<A>,
+    b: &Tensor<A>,
+    beta: f32,
+    c: &Tensor<D>,
+    d: &mut Tensor<D>,
+) -> Result<Choice, RuntimeError> {
+    gemm(rt, problem::BLayout::Tn, a, b, Some((alpha, c, beta)), d)
+}
+
+/// [`gemm_scaled`] with B given K×N (D = α·A·B + β·C).
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_scaled_nn<A: Element, D: Element>(
+    rt: &Runtime,
+    alpha: f32,
+    a: &Tensor<A>,
+    b: &Tensor<A>,
+    beta: f32,
+    c: &Tensor<D>,
+    d: &mut Tensor<D>,
+) -> Result<Choice, RuntimeError> {
+    gemm(rt, problem::BLayout::Nn, a, b, Some((alpha, c, beta)), d)
+}
+
+/// D = act(A·Bᵀ + bias) (B given N×K, `bias` a vector [N] in D's type) on the host's choice
+/// of a fused-epilogue kernel; a combination nothing takes is `RuntimeError::NoKernelFits`.
+pub fn gemm_bias_act<A: Element, D: Element>(
+    rt: &Runtime,
+    act: problem::Act,
+    a: &Tensor<A>,
+    b: &Tensor<A>,
+    bias: &Tensor<D>,
+    d: &mut Tensor<D>,
+) -> Result<Choice, RuntimeError> {
+    let (av, bv, biasv, dv) = (a.view(), b.view(), bias.view(), d.view());
+    let request = GemmRequest::on_bias(problem::BLayout::Tn, act, &av, &bv, &biasv, &dv);
+    let choice = choose_gemm(&Device::of(rt)?, &request)?;
+    let roles = [("a", av), ("b", bv), ("bias", biasv), ("d", dv)];
+    launch_roles(rt, choice.artifact, &roles, 1.0, 0.0)?;
+    Ok(choice)
+}
+
+/// The choice for a GEMM given by its problem alone (contiguous tensors), on `device`:
+/// what `tirx bench gemm` measures by default and `tirx tune` compares with.
+pub fn choose_gemm_for(
+    device: &Device,
+    layout: problem::BLayout,
+    epilogue: Epilogue,
+    types: GemmTypes,
+    shape: (usize, usize, usize),
+) -> Result<Choice, RuntimeError> {
+    choose_gemm(
+        device,
+        &GemmRequest::contiguous(layout, epilogue, types, shape),
+    )
+}
