@@ -5,6 +5,7 @@
 
 mod assemble;
 mod block_scale;
+mod block_scale_lang;
 mod clc;
 mod contracts;
 mod dispatch;

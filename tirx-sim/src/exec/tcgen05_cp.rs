@@ -86,6 +86,49 @@ pub(crate) fn a_reader(cl: &Cluster, ci: usize, lane: u32, col: u32) -> Option<u
     })
 }
 
+impl Tc05Cp {
+    /// Whether the copy writes the TMEM cell (`lane`, `col`).
+    fn writes(&self, lane: u32, col: u32) -> bool {
+        let in_lanes = (0..self.copies).any(|q| {
+            let first = self.lane + 32 * q;
+            (first..first + self.rows).contains(&lane)
+        });
+        in_lanes && (self.col..self.col + self.bytes / 4).contains(&col)
+    }
+}
+
+/// A `tcgen05.cp` of CTA `ci` issued by a thread other than `who`, not yet run (queued, or
+/// committed and not complete), that writes the TMEM cell (`lane`, `col`): its line and
+/// issuing thread. An MMA of `who` reading that cell now reads it before the copy lands:
+/// nothing orders another thread's copy before the MMA but its commit and a wait on it
+/// (PTX ISA §9.7.16.6.5 orders `tcgen05.cp → tcgen05.mma` only within one thread).
+pub(crate) fn pending_writer(
+    cl: &Cluster,
+    (ci, who): (usize, u32),
+    lane: u32,
+    col: u32,
+) -> Option<(u32, u32)> {
+    let committed = cl
+        .ops
+        .iter()
+        .filter(|o| o.cta as usize == ci && o.tid != who)
+        .flat_map(|o| match &o.kind {
+            super::bulk::AsyncKind::Tc05 { mmas, .. } => {
+                mmas.iter().map(move |w| (o.tid, w)).collect::<Vec<_>>()
+            }
+            _ => Vec::new(),
+        });
+    let queued = cl.ctas[ci]
+        .tc_queue
+        .iter()
+        .filter(|(t, _)| *t != who)
+        .map(|(t, w)| (*t, w));
+    committed.chain(queued).find_map(|(t, w)| match w {
+        Tc05Work::Cp(c) => c.writes(lane, col).then_some((c.line, t)),
+        Tc05Work::Mma(_) => None,
+    })
+}
+
 /// The (lanes, bytes per lane, copies 32 lanes apart) of a `tcgen05.cp` shape modifier this
 /// emulator runs.
 pub(crate) fn cp_shape(modifier: &str) -> Option<(u32, u32, u32)> {

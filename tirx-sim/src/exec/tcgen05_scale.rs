@@ -17,8 +17,9 @@
 //! `[scale-B-tmem]`. "Scale factors for A and B matrices need to be duplicated to all 32
 //! lane partitions of tensor memory" (§9.7.16.10.7): the emulator reads each factor in all
 //! four 32-lane partitions (lanes `m % 32`, `32 + m % 32`, …) and diagnoses a factor that
-//! differs between them, as it diagnoses a cell outside every allocation or one a
-//! `tcgen05.st` wrote without its `tcgen05.wait::st`.
+//! differs between them, as it diagnoses a cell outside every allocation, one a
+//! `tcgen05.st` wrote without its `tcgen05.wait::st`, or one a `tcgen05.cp` of another thread
+//! has yet to write (queued or committed, not run: nothing ordered it before the MMA).
 //!
 //! **Arithmetic.** Each element is its exact value times its factor (UE8M0: 2^(e − 127), a
 //! power of two, so exact in f64), then the products are summed in f64 and added to the f32
@@ -28,6 +29,7 @@ use super::diag::SimError;
 use super::machine::{Cluster, Machine};
 use super::program::Addr;
 use super::tcgen05::{Tc05Mma, mma_fault, pending_st};
+use super::tcgen05_cp::pending_writer;
 use super::tcgen05_kind::ue8m0;
 
 /// The scale factors of one block-scaled MMA: A's and B's first TMEM columns and the bytes
@@ -113,6 +115,17 @@ fn factor(
     let mut seen: Option<u8> = None;
     for part in 0..4 {
         let lane = 32 * part + r % 32;
+        if let Some((at, by)) = pending_writer(cl, issuer, lane, c) {
+            let what = format!(
+                "tcgen05.mma reads scale_{which} from lane {lane}, column {c} of tensor memory, \
+                 which the tcgen05.cp of line {at} (thread {}) has not written yet: a copy by \
+                 another thread is ordered before the MMA only by its tcgen05.commit and a wait \
+                 on that barrier (PTX ISA §9.7.16.6.5 pipelines tcgen05.cp → tcgen05.mma within \
+                 one thread)",
+                cta.thread(by)
+            );
+            return Err(mma_fault(cl, issuer, mma, &what));
+        }
         if let Some(at) = pending_st(cta, lane, c) {
             let what = format!(
                 "tcgen05.mma reads scale_{which} from lane {lane}, column {c} of tensor memory, \
