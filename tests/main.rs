@@ -36,6 +36,7 @@ mod sim;
 mod sim_attention;
 mod sim_exec;
 mod sim_gemm;
+mod sim_mxfp8;
 mod sim_rs;
 mod sim_smem;
 mod sim_timeline;

@@ -63,7 +63,7 @@ impl Tc05Work {
     pub(crate) fn operands(&self) -> ([(u32, u32); 2], u32) {
         match self {
             Tc05Work::Mma(m) => m.operands(),
-            Tc05Work::Cp(c) => ([c.desc.extent(c.rows, false), (0, 0)], c.line),
+            Tc05Work::Cp(c) => ([c.extent(), (0, 0)], c.line),
         }
     }
 }
@@ -87,6 +87,17 @@ pub(crate) fn a_reader(cl: &Cluster, ci: usize, lane: u32, col: u32) -> Option<u
 }
 
 impl Tc05Cp {
+    /// The shared-memory bytes `[lo, hi)` the copy reads: exactly its rows' bytes through the
+    /// descriptor (a `.32x128b` row is one 16-byte chunk, less than the K = 16 slice of 16-bit
+    /// elements `MatrixDesc::extent` bounds, which would reach past a 512-byte factor image).
+    fn extent(&self) -> (u32, u32) {
+        let offs = (0..self.rows)
+            .flat_map(|r| (0..self.bytes / 4).map(move |c| (r, c)))
+            .map(|(r, c)| self.desc.k_major(r, 2 * c));
+        let (lo, hi) = offs.fold((u32::MAX, 0), |(lo, hi), o| (lo.min(o), hi.max(o + 4)));
+        (lo.min(hi), hi)
+    }
+
     /// Whether the copy writes the TMEM cell (`lane`, `col`).
     fn writes(&self, lane: u32, col: u32) -> bool {
         let in_lanes = (0..self.copies).any(|q| {
@@ -178,13 +189,7 @@ impl Machine<'_> {
         cp: &Tc05Cp,
         who: u32,
     ) -> Result<(), SimError> {
-        self.check_fenced(
-            cl,
-            ci,
-            who,
-            ([cp.desc.extent(cp.rows, false), (0, 0)], cp.line),
-            "tcgen05.cp",
-        )?;
+        self.check_fenced(cl, ci, who, ([cp.extent(), (0, 0)], cp.line), "tcgen05.cp")?;
         let fault = |cl: &Cluster, what: &str| SimError::Protocol {
             line: cp.line,
             thread: cl.ctas[ci].thread(who),
