@@ -6,9 +6,12 @@
 //! reference Σ (a·2^(sa−127))·(b·2^(sb−127)); in a second form thread 0 copies the factors
 //! from shared memory with `tcgen05.cp.32x128b.warpx4` (one 32 × 16-byte image per matrix,
 //! multicast to the four lane quarters) before its MMA. The PTX is assembled by ptxas for
-//! sm_100a (the block-scaled MMA is `UTCQMMA`, the copies `UTCCP.T.S.4x32dp128bit`). The language does not issue block-scaled
-//! MMAs yet (issue #26): this checks the emulator's half, and the descriptor the encoder's
-//! unit tests pin. A factor that differs between lane partitions is diagnosed.
+//! sm_100a (the block-scaled MMA is `UTCQMMA`, the copies `UTCCP.T.S.4x32dp128bit`). The
+//! language issues this kind (`tests/block_scale_lang.rs`); this checks the emulator's half
+//! on hand-written PTX, and the descriptor the encoder's unit tests pin. A factor that
+//! differs between lane partitions is diagnosed. `kind::mxf4nvf4` (E2M1 operands, NVFP4's
+//! UE4M3 factors per 16 K with `.scale_vec::4X`, UE8M0 per 32 K with `::2X`) runs on the same
+//! kernel against a reference written from the formats' definitions (ptxas: `UTCOMMA.4X`).
 
 use tirx_kernels::reference::Rng;
 use tirx_ptx::tools::{find_ptxas, tool_for_test};
@@ -326,4 +329,172 @@ fn the_block_scaled_kernel_assembles_with_the_tensor_core_mma() {
     let cps: Vec<&str> = sass.lines().filter(|l| l.contains("UTCCP")).collect();
     assert_eq!(cps.len(), 2, "{sass}");
     assert!(cps.iter().all(|l| l.contains("4x32dp128bit")), "{cps:?}");
+}
+
+/// `kind::mxf4nvf4` (NVFP4 / MXFP4): the descriptor of the table "Instruction descriptor
+/// format for .kind::mxf4 and .kind::mxf4nvf4" (PTX ISA §9.7.16.4.2) by hand — B's data ID at
+/// 4-5, atype E2M1 = 1 at 7-9, btype E2M1 = 1 at 10-11, N >> 3, the scale type at 23 (UE4M3 =
+/// 0, UE8M0 = 1), M >> 7 at 27-28, A's ID at 29-30.
+fn idesc_mxf4(ue8m0: bool, (sfa_id, sfb_id): (u32, u32)) -> u32 {
+    (sfb_id << 4)
+        | (1 << 7)
+        | (1 << 10)
+        | ((N as u32 >> 3) << 17)
+        | (u32::from(ue8m0) << 23)
+        | (1 << 27)
+        | (sfa_id << 29)
+}
+
+/// The value of an E2M1 nibble (PTX ISA §5.2.3: sign, 2 exponent bits of bias 1, 1 fraction
+/// bit), written here from the definition.
+fn e2m1(n: u8) -> f64 {
+    const MAG: [f64; 8] = [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0];
+    let m = MAG[usize::from(n & 7)];
+    if n & 8 != 0 { -m } else { m }
+}
+
+/// A UE4M3 factor's value: E4M3 without the sign (bias 7, 3 fraction bits).
+fn ue4m3(b: u8) -> f64 {
+    f64::from(tirx::e4m3(b & 0x7f).to_f32())
+}
+
+/// An E2M1 problem for [`kernel`] (the same 32-byte rows: 64 E2M1 a row, the lower K in the
+/// low nibble) with `v` factors a row (2X: UE8M0 per 32 K; 4X: UE4M3 per 16 K) at data IDs
+/// `ids`; returns the input bytes and the f64 reference D.
+fn case_mxf4(seed: u64, v: usize, ids: (u32, u32)) -> (Vec<u8>, Vec<f64>) {
+    let mut rng = Rng::new(seed);
+    let k = 64;
+    // `range` is inclusive: 0..=15, every E2M1 code.
+    let nib = |rng: &mut Rng| rng.range(0, 15) as u8;
+    let a: Vec<u8> = (0..M * k).map(|_| nib(&mut rng)).collect();
+    let b: Vec<u8> = (0..N * k).map(|_| nib(&mut rng)).collect();
+    let factor = |rng: &mut Rng| {
+        if v == 4 {
+            0x28 + rng.range(0, 39) as u8 // UE4M3 2^-2 … 2^2, with fractions
+        } else {
+            121 + rng.range(0, 11) as u8 // UE8M0 2^-6 … 2^5
+        }
+    };
+    let sa: Vec<u8> = (0..M * v).map(|_| factor(&mut rng)).collect();
+    let sb: Vec<u8> = (0..N * v).map(|_| factor(&mut rng)).collect();
+    let value = |b: u8| {
+        if v == 4 {
+            ue4m3(b)
+        } else {
+            2f64.powi(i32::from(b) - 127)
+        }
+    };
+    let mut input = vec![0u8; 7168 + 128 * 32];
+    for (base, rows, q) in [(0, M, &a), (4096, N, &b)] {
+        for r in 0..rows {
+            for byte in 0..32 {
+                let lo = q[r * k + 2 * byte];
+                let hi = q[r * k + 2 * byte + 1];
+                input[base + canonical(r, byte)] = lo | (hi << 4);
+            }
+        }
+    }
+    // Lane t's words (columns 64..72): A's factors of row m in column m / 32, bytes
+    // id_a..id_a + v; B's in 4 + n / 32; other bytes noise.
+    for t in 0..128 {
+        for c in 0..8 {
+            let mut w = (rng.next_u64() as u32).to_le_bytes();
+            let (row, id, vals) = match c {
+                0..4 => (32 * c + t % 32, ids.0, &sa),
+                4..6 => (32 * (c - 4) + t % 32, ids.1, &sb),
+                _ => (usize::MAX, 0, &sa),
+            };
+            if row != usize::MAX {
+                for j in 0..v {
+                    w[id as usize + j] = vals[row * v + j];
+                }
+            }
+            input[7168 + 32 * t + 4 * c..][..4].copy_from_slice(&w);
+        }
+    }
+    let mut want = vec![0.0; M * N];
+    for i in 0..M {
+        for j in 0..N {
+            want[i * N + j] = (0..k)
+                .map(|q| {
+                    let blk = q / (k / v);
+                    e2m1(a[i * k + q])
+                        * value(sa[i * v + blk])
+                        * e2m1(b[j * k + q])
+                        * value(sb[j * v + blk])
+                })
+                .sum();
+        }
+    }
+    (input, want)
+}
+
+/// NVFP4 (`scale_vec::4X`, UE4M3 per 16 K) and MXFP4 through `kind::mxf4nvf4`
+/// (`scale_vec::2X`, UE8M0 per 32 K, data IDs 2 and 0) in the emulator against the f64
+/// reference written from the definitions; and the compiler's encoder gives the same
+/// descriptors.
+#[test]
+fn the_mxf4nvf4_mma_matches_the_scaled_reference_in_the_emulator() {
+    use tirx_ir::encode::tcgen05_scaled::{Mxf4Desc, ScaleType, ScaleVec};
+    for (seed, v, ids) in [(8, 2, (2, 0)), (9, 2, (0, 2)), (7, 4, (0, 0))] {
+        let d = idesc_mxf4(v == 2, ids);
+        let enc = Mxf4Desc {
+            m: M as u32,
+            n: N as u32,
+            scale: if v == 2 {
+                ScaleType::Ue8m0
+            } else {
+                ScaleType::Ue4m3
+            },
+            vec: if v == 2 { ScaleVec::X2 } else { ScaleVec::X4 },
+            sfa_id: ids.0,
+            sfb_id: ids.1,
+        };
+        assert_eq!(enc.encode(false), Ok(d));
+        let (input, want) = case_mxf4(seed, v, ids);
+        let ptx = kernel(d, Place::Store).replace(
+            "kind::mxf8f6f4.block_scale.scale_vec::1X",
+            &format!("kind::mxf4nvf4.block_scale.scale_vec::{v}X"),
+        );
+        let got = run(&ptx, &input).unwrap_or_else(|e| panic!("{v}X: {e}"));
+        let mut nonzero = 0;
+        for (i, (&g, &w)) in got.iter().zip(&want).enumerate() {
+            // Products exact in f64, one f32 rounding of the sum.
+            assert!(
+                (f64::from(g) - w).abs() <= w.abs() * 2f64.powi(-22) + 1e-6,
+                "{v}X D[{i}] = {g}, want {w}"
+            );
+            nonzero += usize::from(w != 0.0);
+        }
+        assert!(nonzero > M * N / 2, "{v}X: the reference is mostly zero");
+        // The wrong scale vector size reads the factors differently: the result changes.
+        if v == 4 {
+            let bad = ptx.replace("scale_vec::4X", "scale_vec::2X");
+            let e = run(&bad, &input).unwrap_err();
+            assert!(e.to_string().contains("UE4M3"), "{e}");
+        }
+    }
+}
+
+#[test]
+fn the_mxf4nvf4_kernel_assembles() {
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    let ptx = kernel(idesc_mxf4(false, (0, 0)), Place::Copy).replace(
+        "kind::mxf8f6f4.block_scale.scale_vec::1X",
+        "kind::mxf4nvf4.block_scale.scale_vec::4X",
+    );
+    let rep = tirx_ptx::tools::ptxas(&ptx, "sm_100a").unwrap_or_else(|e| panic!("{e}\n{ptx}"));
+    let Ok(sass) = tirx_ptx::tools::nvdisasm(&rep.cubin) else {
+        return;
+    };
+    let mma: Vec<&str> = sass
+        .lines()
+        .filter(|l| l.contains("MMA") && l.contains("tmem["))
+        .collect();
+    assert_eq!(mma.len(), 1, "{sass}");
+    // ptxas 13: `UTCOMMA.4X gdesc[A], gdesc[B], tmem[D], tmem[scale A], idesc, tmem[scale B]`.
+    assert!(mma[0].contains("UTCOMMA.4X"), "{mma:?}");
+    assert_eq!(mma[0].matches("tmem[").count(), 3, "{mma:?}");
 }

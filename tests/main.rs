@@ -5,6 +5,7 @@
 
 mod assemble;
 mod block_scale;
+mod block_scale_lang;
 mod clc;
 mod contracts;
 mod dispatch;
@@ -35,6 +36,7 @@ mod sim;
 mod sim_attention;
 mod sim_exec;
 mod sim_gemm;
+mod sim_mxfp8;
 mod sim_rs;
 mod sim_smem;
 mod sim_timeline;

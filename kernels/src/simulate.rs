@@ -99,7 +99,7 @@ pub fn tensor_map(meta: &TensorMeta, box_dims: &[u32], swizzle: Swizzle) -> Tens
             ElemType::Bf16 => TmaElem::Bf16,
             ElemType::F16 => TmaElem::F16,
             ElemType::F32 => TmaElem::F32,
-            ElemType::E4m3 | ElemType::E5m2 => TmaElem::U8,
+            ElemType::E4m3 | ElemType::E5m2 | ElemType::Ue8m0 => TmaElem::U8,
         },
         global_address: meta.addr,
         dims: enc.dims,
@@ -176,6 +176,12 @@ pub fn random_values(rng: &mut Rng, elem: ElemType, n: usize) -> (Vec<u8>, Vec<f
                 bytes.push(v.0);
                 vals.push(f64::from(v.to_f32()));
             }
+            // Factors 2^-4 … 2^3 (a block scale, not a value in [-3, 1)).
+            ElemType::Ue8m0 => {
+                let v = tirx::ue8m0::pow2((x * 4.0).floor() as i32);
+                bytes.push(v.0);
+                vals.push(v.to_f64());
+            }
         }
     }
     (bytes, vals)
@@ -204,6 +210,7 @@ pub fn decode(bytes: &[u8], elem: ElemType) -> Vec<f64> {
             .iter()
             .map(|&b| f64::from(tirx::e5m2(b).to_f32()))
             .collect(),
+        ElemType::Ue8m0 => bytes.iter().map(|&b| tirx::ue8m0(b).to_f64()).collect(),
     }
 }
 

@@ -26,13 +26,18 @@ pub enum ElemType {
     E4m3,
     /// FP8 E5M2 (§5.2.3: 5 exponent bits, 2 fraction bits, IEEE-like): an MMA operand type.
     E5m2,
+    /// UE8M0, a block-scale factor (PTX ISA §5.2.3: 8 exponent bits, no sign, no fraction:
+    /// the value 2^(e − 127), `0xff` NaN): the factors of `tcgen05.mma.kind::mxf8f6f4
+    /// .block_scale` (§9.7.16.10.7), staged through shared memory into tensor memory by
+    /// `tcgen05.cp`, moved as bytes.
+    Ue8m0,
 }
 
 impl ElemType {
     /// Size in bytes.
     pub fn bytes(self) -> u32 {
         match self {
-            ElemType::E4m3 | ElemType::E5m2 => 1,
+            ElemType::E4m3 | ElemType::E5m2 | ElemType::Ue8m0 => 1,
             ElemType::Bf16 | ElemType::F16 => 2,
             ElemType::F32 => 4,
         }
@@ -45,6 +50,7 @@ impl ElemType {
             ElemType::F32 => "f32",
             ElemType::E4m3 => "e4m3",
             ElemType::E5m2 => "e5m2",
+            ElemType::Ue8m0 => "ue8m0",
         }
     }
     /// Parses the DSL / text spelling.
@@ -55,6 +61,7 @@ impl ElemType {
             "f32" => ElemType::F32,
             "e4m3" => ElemType::E4m3,
             "e5m2" => ElemType::E5m2,
+            "ue8m0" => ElemType::Ue8m0,
             _ => return None,
         })
     }
@@ -62,6 +69,11 @@ impl ElemType {
     /// in registers).
     pub fn is_fp8(self) -> bool {
         matches!(self, ElemType::E4m3 | ElemType::E5m2)
+    }
+    /// Whether it is a block-scale factor type (a `tcgen05.mma` scale operand only: in
+    /// shared memory as `tcgen05.cp`'s source image, in tensor memory as the MMA reads it).
+    pub fn is_scale(self) -> bool {
+        matches!(self, ElemType::Ue8m0)
     }
 }
 

@@ -487,6 +487,32 @@ impl Inst {
         )
     }
 
+    /// `tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X [d], adesc, bdesc,
+    /// idesc, [sfa], [sfb], p` (§9.7.16.10.9 tcgen05.mma; §9.7.16.10.7 block scaling): D
+    /// (+)= (A·scale_A)(B·scale_B) with one UE8M0 factor per row of A and of B for the
+    /// instruction's K = 32, read from tensor memory at `sfa` / `sfb`, the byte the
+    /// descriptor's scale-factor data IDs name.
+    pub fn tcgen05_mma_block_scale(
+        d: Handle<Var>,
+        (adesc, bdesc, idesc): (Handle<Var>, Handle<Var>, Handle<Var>),
+        (sfa, sfb): (Handle<Var>, Handle<Var>),
+        p: Handle<Var>,
+    ) -> Inst {
+        inst(
+            "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X",
+            vec![],
+            vec![
+                mem(d, 0),
+                reg(adesc),
+                reg(bdesc),
+                reg(idesc),
+                mem(sfa, 0),
+                mem(sfb, 0),
+                reg(p),
+            ],
+        )
+    }
+
     /// `tcgen05.mma.cta_group::1.kind::f16 [d], [a], bdesc, idesc, p` (§9.7.16.10.9
     /// tcgen05.mma, the `[a-tmem]` form): A read from tensor memory at address `a` (row `m`
     /// in lane `m`, 16-bit elements two to a 32-bit column), B from shared memory.
@@ -511,6 +537,19 @@ impl Inst {
     pub fn tcgen05_cp_128x256b(taddr: Handle<Var>, sdesc: Handle<Var>) -> Inst {
         inst(
             "tcgen05.cp.cta_group::1.128x256b",
+            vec![],
+            vec![mem(taddr, 0), reg(sdesc)],
+        )
+    }
+
+    /// `tcgen05.cp.cta_group::1.32x128b.warpx4 [taddr], sdesc` (§9.7.16.9.2 tcgen05.cp,
+    /// §9.7.16.2.3 shapes): 32 lanes × 128 bits from the matrix `sdesc` describes, row `r`
+    /// into lane `r` of each of the four 32-lane quarters (the `.warpx4` multicast) at the
+    /// columns from `taddr` — how block-scale factors reach every lane partition
+    /// (§9.7.16.10.7); asynchronous, tracked by the thread's next `tcgen05.commit`.
+    pub fn tcgen05_cp_32x128b_warpx4(taddr: Handle<Var>, sdesc: Handle<Var>) -> Inst {
+        inst(
+            "tcgen05.cp.cta_group::1.32x128b.warpx4",
             vec![],
             vec![mem(taddr, 0), reg(sdesc)],
         )

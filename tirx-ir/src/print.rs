@@ -567,6 +567,7 @@ impl<'k> Printer<'_, 'k> {
                 accumulate,
                 variant,
                 pair,
+                scale,
             } => {
                 self.out.write_str(" ")?;
                 self.tile(acc)?;
@@ -576,6 +577,12 @@ impl<'k> Printer<'_, 'k> {
                 self.tile(b)?;
                 self.out.write_str(" accumulate ")?;
                 write_expr(self.out, accumulate, 0)?;
+                if let Some(sc) = scale {
+                    self.out.write_str(" scale ")?;
+                    self.tile(&sc.a)?;
+                    self.out.write_str(", ")?;
+                    self.tile(&sc.b)?;
+                }
                 self.pair(*pair)?;
                 self.variant(variant)
             }

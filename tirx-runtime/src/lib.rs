@@ -24,6 +24,7 @@ mod fp8;
 mod gpu_tests;
 mod launch;
 mod plan;
+mod scale;
 mod tensor;
 mod tma;
 
@@ -35,6 +36,7 @@ pub use plan::{
     DeviceLimits, LaunchPlan, PlannedParam, TensorMeta, layout_params, plan_launch,
     plan_launch_with, row_major_strides,
 };
+pub use scale::{image_offset, scale_image, ue8m0};
 pub use tensor::{Element, Tensor, TensorArg};
 pub use tma::{MAX_BOX_EXTENT, MAX_RANK, TensorMap, TmaEncoding, tiled_encoding, validate_tiled};
 

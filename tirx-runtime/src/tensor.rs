@@ -26,6 +26,7 @@ mod sealed {
     impl Sealed for f32 {}
     impl Sealed for crate::fp8::e4m3 {}
     impl Sealed for crate::fp8::e5m2 {}
+    impl Sealed for crate::scale::ue8m0 {}
 }
 
 /// A tensor element type tirx kernels take.
@@ -118,6 +119,8 @@ macro_rules! byte_element {
 // Poison: a NaN of each format (E4M3's only NaN; an E5M2 NaN with a fraction of 3).
 byte_element!(crate::fp8::e4m3, ElemType::E4m3, 0x7f);
 byte_element!(crate::fp8::e5m2, ElemType::E5m2, 0x7f);
+// UE8M0's only NaN.
+byte_element!(crate::scale::ue8m0, ElemType::Ue8m0, 0xff);
 
 /// A tensor in device memory.
 pub struct Tensor<T: Element> {

@@ -87,6 +87,7 @@ fn data_type(e: ElemType) -> sys::cudaDataType_t {
         ElemType::F32 => sys::cudaDataType_t::CUDA_R_32F,
         ElemType::E4m3 => sys::cudaDataType_t::CUDA_R_8F_E4M3,
         ElemType::E5m2 => sys::cudaDataType_t::CUDA_R_8F_E5M2,
+        ElemType::Ue8m0 => sys::cudaDataType_t::CUDA_R_8F_UE8M0,
     }
 }
 

@@ -209,6 +209,7 @@ enum GpuTensor {
     F32(Tensor<f32>),
     E4m3(Tensor<tirx::e4m3>),
     E5m2(Tensor<tirx::e5m2>),
+    Ue8m0(Tensor<tirx::ue8m0>),
 }
 
 impl GpuTensor {
@@ -244,6 +245,10 @@ impl GpuTensor {
                 let v: Vec<tirx::e5m2> = t.bytes.iter().map(|&b| tirx::e5m2(b)).collect();
                 GpuTensor::E5m2(rt.upload(&v, &t.shape)?)
             }
+            ElemType::Ue8m0 => {
+                let v: Vec<tirx::ue8m0> = t.bytes.iter().map(|&b| tirx::ue8m0(b)).collect();
+                GpuTensor::Ue8m0(rt.upload(&v, &t.shape)?)
+            }
         })
     }
 
@@ -254,6 +259,7 @@ impl GpuTensor {
             GpuTensor::F32(t) => t.view(),
             GpuTensor::E4m3(t) => t.view(),
             GpuTensor::E5m2(t) => t.view(),
+            GpuTensor::Ue8m0(t) => t.view(),
         }
     }
 
@@ -276,6 +282,7 @@ impl GpuTensor {
                 .collect(),
             GpuTensor::E4m3(t) => rt.download(t)?.iter().map(|v| v.0).collect(),
             GpuTensor::E5m2(t) => rt.download(t)?.iter().map(|v| v.0).collect(),
+            GpuTensor::Ue8m0(t) => rt.download(t)?.iter().map(|v| v.0).collect(),
         })
     }
 }

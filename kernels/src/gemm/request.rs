@@ -326,7 +326,7 @@ impl GemmTypes {
             ElemType::F16 => 2e-3,
             ElemType::F32 => 1e-4,
             // No GEMM writes 8-bit floats; their rounding is 2⁻⁴ (E4M3) relative.
-            ElemType::E4m3 | ElemType::E5m2 => 2f64.powi(-3),
+            ElemType::E4m3 | ElemType::E5m2 | ElemType::Ue8m0 => 2f64.powi(-3),
         }
     }
 }

@@ -412,6 +412,12 @@ pub enum Reject {
         /// M.
         m: u32,
     },
+    /// A block-scaled MMA (`scale_a`, `scale_b`) this path cannot make.
+    #[error("{why}")]
+    BlockScale {
+        /// What does not fit.
+        why: String,
+    },
     /// The instruction descriptor cannot encode the op.
     #[error(transparent)]
     Encode(#[from] EncodeError),

@@ -222,6 +222,8 @@ impl Kind {
             ElemType::F16 | ElemType::Bf16 => Some(Kind::F16),
             ElemType::F32 => Some(Kind::Tf32),
             ElemType::E4m3 | ElemType::E5m2 => Some(Kind::F8f6f4),
+            // A scale factor, not an operand.
+            ElemType::Ue8m0 => None,
         }
     }
 }

@@ -27,6 +27,11 @@
 //! K = 32. The scale vector size is `.scale_vec::1X` (one factor per 32 K-elements of a row),
 //! the only one `kind::mxf8f6f4` takes (§9.7.16.10.7.1, "Valid combinations of
 //! scale_vectorsize and shapes").
+//!
+//! [`Mxf4Desc`] is `kind::mxf4nvf4`'s descriptor (its own table: E2M1 operands, a two-bit
+//! btype, the scale type UE4M3 = 0 / UE8M0 = 1, data IDs 0 or 2, the K-dimension bit 31), for
+//! `.scale_vec::2X` (UE8M0) and `::4X` (UE8M0 or UE4M3). No op of the language issues it
+//! yet: the emulator runs it (`tests/block_scale.rs`).
 
 use super::tcgen05::Kind;
 use super::{EncodeError, check_max};
@@ -95,9 +100,207 @@ impl ScaledDesc {
     }
 }
 
+/// The scale-factor type of a block-scaled MMA (the descriptor's bit 23, "Scale Matrix
+/// Type, for both scale_A / scale_B").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScaleType {
+    /// UE8M0 (code 1): a power of two, the MX formats' scale.
+    Ue8m0,
+    /// UE4M3 (code 0): an unsigned E4M3, NVFP4's scale (`kind::mxf4nvf4` only).
+    Ue4m3,
+}
+
+/// The scale vector size of `kind::mxf4nvf4` (PTX ISA §9.7.16.10.7.1, "Valid combinations
+/// of scale_vectorsize and shapes"): factors per row of A (column of B) for one instruction's
+/// K = 64.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScaleVec {
+    /// `.scale_vec::2X` (`.block32`): two factors, one per 32 K; UE8M0 only.
+    X2,
+    /// `.scale_vec::4X` (`.block16`): four factors, one per 16 K; UE8M0 or UE4M3.
+    X4,
+}
+
+impl ScaleVec {
+    /// The PTX modifier.
+    pub fn ptx(self) -> &'static str {
+        match self {
+            ScaleVec::X2 => ".scale_vec::2X",
+            ScaleVec::X4 => ".scale_vec::4X",
+        }
+    }
+    /// Factors per row for one instruction.
+    pub fn factors(self) -> u32 {
+        match self {
+            ScaleVec::X2 => 2,
+            ScaleVec::X4 => 4,
+        }
+    }
+}
+
+/// The descriptor of one dense, K-major `kind::mxf4nvf4` MMA (PTX ISA §9.7.16.4.2, the table
+/// "Instruction descriptor format for .kind::mxf4 and .kind::mxf4nvf4" — Table 44 in ISA 9.0,
+/// Table 47 from 9.1): E2M1 operands (packed two to a byte, K = 64 per instruction: 32 bytes
+/// of each row).
+///
+/// | bits  | field                                   | values                            |
+/// |-------|-----------------------------------------|-----------------------------------|
+/// | 0-1, 3, 6, 12, 24-26 | reserved                 | 0                                 |
+/// | 2     | sparsity                                | dense 0                           |
+/// | 4-5   | matrix B scale-factor data ID           | 0 or 2                            |
+/// | 7-9   | atype                                   | E2M1 = 1                          |
+/// | 10-11 | btype (two bits in this table)          | E2M1 = 1                          |
+/// | 13-16 | negate / transpose A, B                 | 0 (K-major only for this kind)    |
+/// | 17-22 | N >> 3                                  |                                   |
+/// | 23    | scale matrix type                       | UE4M3 = 0, UE8M0 = 1              |
+/// | 27-28 | M >> 7                                  |                                   |
+/// | 29-30 | matrix A scale-factor data ID           | 0 or 2                            |
+/// | 31    | K dimension                             | dense K = 64: 0 (K = 96: 1)       |
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Mxf4Desc {
+    /// M (the pair's M with `cta_group::2`).
+    pub m: u32,
+    /// N.
+    pub n: u32,
+    /// The factors' type.
+    pub scale: ScaleType,
+    /// Factors per row per instruction.
+    pub vec: ScaleVec,
+    /// A's data ID: the first byte of each TMEM cell its factors take (0 or 2 with 2X; 0
+    /// with 4X, which takes all four bytes).
+    pub sfa_id: u32,
+    /// B's data ID, as A's.
+    pub sfb_id: u32,
+}
+
+impl Mxf4Desc {
+    /// Encodes the descriptor of a `cta_group::1` (`pair` false) or `cta_group::2` MMA.
+    ///
+    /// Errors: UE4M3 factors with `.scale_vec::2X` ([`EncodeError::Types`]: 2X takes UE8M0
+    /// only), M or N outside the kind's shapes ([`EncodeError::Shape`], as for
+    /// `kind::mxf8f6f4`), a data ID other than 0 or 2, or other than 0 with 4X.
+    pub fn encode(&self, pair: bool) -> Result<u32, EncodeError> {
+        if self.scale == ScaleType::Ue4m3 && self.vec == ScaleVec::X2 {
+            return Err(EncodeError::Types(
+                "kind::mxf4nvf4 .scale_vec::2X takes UE8M0 factors; UE4M3 needs .scale_vec::4X"
+                    .into(),
+            ));
+        }
+        // The shapes are mxf8f6f4's (the same M, N table rows); checked through it.
+        ScaledDesc {
+            a: ElemType::E4m3,
+            b: ElemType::E4m3,
+            m: self.m,
+            n: self.n,
+            sfa_id: 0,
+            sfb_id: 0,
+        }
+        .encode(pair)
+        .map_err(|e| match e {
+            EncodeError::Shape(s) => EncodeError::Shape(s.replace("mxf8f6f4", "mxf4nvf4")),
+            other => other,
+        })?;
+        let legal: &[u32] = match self.vec {
+            ScaleVec::X2 => &[0, 2],
+            ScaleVec::X4 => &[0],
+        };
+        for (which, id) in [("A", self.sfa_id), ("B", self.sfb_id)] {
+            if !legal.contains(&id) {
+                return Err(EncodeError::Shape(format!(
+                    "kind::mxf4nvf4{} takes scale factor {which} data ID {legal:?}, not {id}",
+                    self.vec.ptx()
+                )));
+            }
+        }
+        let ue8m0 = u32::from(self.scale == ScaleType::Ue8m0);
+        Ok((self.sfb_id << 4)
+            | (1 << 7)
+            | (1 << 10)
+            | ((self.n >> 3) << 17)
+            | (ue8m0 << 23)
+            | ((self.m >> 7) << 27)
+            | (self.sfa_id << 29))
+    }
+
+    /// K of one dense instruction: 64 E2M1 elements (32 bytes of each row).
+    pub fn k() -> u32 {
+        64
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn nvfp4(n: u32) -> Mxf4Desc {
+        Mxf4Desc {
+            m: 128,
+            n,
+            scale: ScaleType::Ue4m3,
+            vec: ScaleVec::X4,
+            sfa_id: 0,
+            sfb_id: 0,
+        }
+    }
+
+    /// Table 47's fields: atype E2M1 = 1 at 7-9 (0x80), btype E2M1 = 1 at 10-11 (0x400),
+    /// N / 8 at 17-22, UE4M3 = 0 / UE8M0 = 1 at 23, M / 128 at 27-28, IDs at 29-30 / 4-5,
+    /// K = 64 (bit 31 clear).
+    #[test]
+    fn mxf4nvf4_fields_in_place() {
+        // NVFP4: UE4M3, 4X, N = 128 (16 << 17 = 0x20_0000), M = 128 (1 << 27).
+        assert_eq!(nvfp4(128).encode(false), Ok(0x0820_0480));
+        // MXFP4 through mxf4nvf4: UE8M0 (1 << 23), 2X, IDs 2 (A: 2 << 29, B: 2 << 4), N = 256.
+        let mx = Mxf4Desc {
+            scale: ScaleType::Ue8m0,
+            vec: ScaleVec::X2,
+            sfa_id: 2,
+            sfb_id: 2,
+            ..nvfp4(256)
+        };
+        assert_eq!(
+            mx.encode(false),
+            Ok(0x4000_0000 | 0x0880_0000 | 0x40_0000 | 0x20 | 0x480)
+        );
+        // The pair's M = 256: 2 << 27.
+        assert_eq!(
+            Mxf4Desc {
+                m: 256,
+                ..nvfp4(32)
+            }
+            .encode(true),
+            Ok(0x1000_0000 | (4 << 17) | 0x480)
+        );
+        assert_eq!(Mxf4Desc::k(), 64);
+        assert_eq!(ScaleVec::X4.ptx(), ".scale_vec::4X");
+    }
+
+    #[test]
+    fn what_mxf4nvf4_refuses() {
+        // UE4M3 with 2X; an ID of 2 with 4X; an ID of 1 with 2X; M = 64; N = 264.
+        let two_x = Mxf4Desc {
+            vec: ScaleVec::X2,
+            ..nvfp4(64)
+        };
+        assert!(matches!(two_x.encode(false), Err(EncodeError::Types(_))));
+        let id2 = Mxf4Desc {
+            sfa_id: 2,
+            ..nvfp4(64)
+        };
+        assert!(matches!(id2.encode(false), Err(EncodeError::Shape(_))));
+        let id1 = Mxf4Desc {
+            scale: ScaleType::Ue8m0,
+            sfb_id: 1,
+            ..two_x
+        };
+        assert!(matches!(id1.encode(false), Err(EncodeError::Shape(_))));
+        assert!(matches!(
+            Mxf4Desc { m: 64, ..nvfp4(64) }.encode(false),
+            Err(EncodeError::Shape(_))
+        ));
+        let e = nvfp4(264).encode(false).unwrap_err();
+        assert!(e.to_string().contains("mxf4nvf4"), "{e}");
+    }
 
     fn e4m3_e5m2(m: u32, n: u32) -> ScaledDesc {
         ScaledDesc {

@@ -147,6 +147,25 @@ pub struct Buffer {
     pub span: Span,
 }
 
+impl Buffer {
+    /// The lanes and columns one `[rows, cols]` tile of this TMEM buffer (its trailing two
+    /// dimensions) takes: 32-bit cells, so 16-bit elements two to a column; a block-scale
+    /// factor tile `[rows, factors]` (`ue8m0`) keeps row `r`'s factors in lane `r % 32` of
+    /// every 32-lane quarter, four to a cell, at column `(f / 4)·(rows / 32) + r / 32` (PTX ISA
+    /// §9.7.16.10.7, the layout `tcgen05.cp.32x128b.warpx4` writes): 128 lanes and
+    /// `rows / 32 · factors / 4` columns. `None` below rank 2.
+    pub fn tmem_tile(&self) -> Option<(u32, u32)> {
+        let [.., r, c] = self.layout.shape[..] else {
+            return None;
+        };
+        Some(if self.elem.is_scale() {
+            (128, r.div_ceil(32) * c.div_ceil(4))
+        } else {
+            (r, c * self.elem.bytes() / 4)
+        })
+    }
+}
+
 /// An array of mbarriers in shared memory.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Barrier {

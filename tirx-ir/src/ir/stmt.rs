@@ -64,6 +64,17 @@ pub enum TileRef {
     },
 }
 
+/// The scale-factor operands of a block-scaled MMA (PTX ISA §9.7.16.10.7 "Block Scaling"):
+/// TMEM tiles of A's factors (one row per row of A) and of B's (one row per row of B, i.e.
+/// per column of D), each `tmem::<ue8m0>([R, 4])`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BlockScale {
+    /// A's factors (`scale_a`).
+    pub a: TileRef,
+    /// B's factors (`scale_b`).
+    pub b: TileRef,
+}
+
 /// Tile and synchronisation ops.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Op {
@@ -104,6 +115,9 @@ pub enum Op {
         /// `cta_group = 2`: the CTA pair's MMA (PTX ISA §9.7.16.5), M = 2 × `acc`'s rows
         /// across the pair, issued by the even CTA; `a` and `b` are this CTA's halves.
         pair: bool,
+        /// `scale_a = …, scale_b = …`: the block-scaled form (`tcgen05.mma …
+        /// .block_scale`, §9.7.16.10.7), `(A·scale_a)·(B·scale_b)ᵀ`.
+        scale: Option<BlockScale>,
     },
     /// Producer side of a pipeline: wait until stage `iter % stages` is empty, then bind
     /// `stage` to it. `derive_signals` adds the arrive-expect-tx on its full barrier.

@@ -371,6 +371,7 @@ impl TUn {
             // Refused by the front end: no register tile holds an 8-bit float.
             TUn::Cast(ElemType::E4m3) => "cast_e4m3",
             TUn::Cast(ElemType::E5m2) => "cast_e5m2",
+            TUn::Cast(ElemType::Ue8m0) => "cast_ue8m0",
         }
     }
     /// Every function, for parsing.

@@ -257,6 +257,16 @@ impl Parser<'_> {
                 let b = self.tile()?;
                 self.c.expect_kw("accumulate", "after the mma operands")?;
                 let accumulate = self.expr()?;
+                let scale = if self.c.eat_kw("scale") {
+                    let sa = self.tile()?;
+                    self.c.expect_punct(",", "between the scale operands")?;
+                    Some(BlockScale {
+                        a: sa,
+                        b: self.tile()?,
+                    })
+                } else {
+                    None
+                };
                 let pair = self.pair()?;
                 Op::Mma {
                     acc,
@@ -264,6 +274,7 @@ impl Parser<'_> {
                     b,
                     accumulate,
                     pair,
+                    scale,
                     variant: self.variant()?,
                 }
             }

@@ -159,14 +159,10 @@ impl Pass for PlanMemory {
             }
             // `[stages.., rows, cols]`: the stages lie side by side along the columns (TMEM's
             // 128 lanes are the rows; PTX ISA §9.7.16.1), so the allocation is their product.
-            let (rows, cols) = match b.layout.shape.as_slice() {
-                [stages @ .., r, c] => {
-                    let cols = stages
-                        .iter()
-                        .fold(u64::from(*c) * u64::from(b.elem.bytes()) / 4, |n, &s| {
-                            n * u64::from(s)
-                        });
-                    (*r, u32::try_from(cols).unwrap_or(u32::MAX))
+            let (rows, cols) = match (b.layout.shape.as_slice(), b.tmem_tile()) {
+                ([stages @ .., _, _], Some((lanes, c))) => {
+                    let cols = stages.iter().fold(u64::from(c), |n, &s| n * u64::from(s));
+                    (lanes, u32::try_from(cols).unwrap_or(u32::MAX))
                 }
                 _ => {
                     errs.push(Diagnostic::new(
@@ -177,6 +173,14 @@ impl Pass for PlanMemory {
                     ));
                     continue;
                 }
+            };
+            // A block-scale factor tile is a few columns (4 per 128 rows × 4 factors); its
+            // allocation is the least `tcgen05.alloc` takes (PTX ISA §9.7.16.7.1: a power
+            // of two, at least 32), not an error.
+            let cols = if b.elem.is_scale() {
+                alloc_cols(cols)
+            } else {
+                cols
             };
             match tmem_cols(rows, cols, &b.name) {
                 Ok(c) => {
@@ -244,10 +248,8 @@ fn plan_views(k: &mut Kernel, errs: &mut Vec<Diagnostic>) {
                 },
             )
         };
-        let cols = |b: &crate::ir::Buffer| match b.layout.shape.as_slice() {
-            [stages @ .., r, c] => {
-                Some((*r, stages.iter().product::<u32>() * c * b.elem.bytes() / 4))
-            }
+        let cols = |b: &crate::ir::Buffer| match (b.layout.shape.as_slice(), b.tmem_tile()) {
+            ([stages @ .., _, _], Some((r, c))) => Some((r, stages.iter().product::<u32>() * c)),
             _ => None,
         };
         let why = match (cols(v), cols(base), base.tmem_cols) {

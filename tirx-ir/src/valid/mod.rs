@@ -187,11 +187,16 @@ fn op_exprs<'a>(
             a,
             b,
             accumulate,
+            scale,
             ..
         } => {
             tile(acc, exprs, bad);
             tile(a, exprs, bad);
             tile(b, exprs, bad);
+            if let Some(sc) = scale {
+                tile(&sc.a, exprs, bad);
+                tile(&sc.b, exprs, bad);
+            }
             exprs.push(accumulate);
         }
         Op::ProducerAcquire { pipe, iter, .. } | Op::ConsumerWait { pipe, iter, .. } => {

@@ -108,6 +108,7 @@ fn elem_tokens(e: ElemType) -> TokenStream {
         ElemType::F32 => quote!(::tirx::abi::ElemType::F32),
         ElemType::E4m3 => quote!(::tirx::abi::ElemType::E4m3),
         ElemType::E5m2 => quote!(::tirx::abi::ElemType::E5m2),
+        ElemType::Ue8m0 => quote!(::tirx::abi::ElemType::Ue8m0),
     }
 }
 
@@ -172,6 +173,7 @@ fn tensor_type(p: &ParamDef) -> TokenStream {
         ElemRef::Lit(ElemType::F32) => quote!(::core::primitive::f32),
         ElemRef::Lit(ElemType::E4m3) => quote!(::tirx::e4m3),
         ElemRef::Lit(ElemType::E5m2) => quote!(::tirx::e5m2),
+        ElemRef::Lit(ElemType::Ue8m0) => quote!(::tirx::ue8m0),
         ElemRef::Sym(id) => quote!(#id),
     };
     quote!(::tirx::Tensor<#elem>)

@@ -55,6 +55,7 @@ fn elem_tokens(elem: ElemType) -> TokenStream {
         ElemType::F32 => quote!(::tirx::abi::ElemType::F32),
         ElemType::E4m3 => quote!(::tirx::abi::ElemType::E4m3),
         ElemType::E5m2 => quote!(::tirx::abi::ElemType::E5m2),
+        ElemType::Ue8m0 => quote!(::tirx::abi::ElemType::Ue8m0),
     }
 }
 

@@ -302,6 +302,23 @@ impl Lowerer<'_> {
                 ),
             ));
         }
+        if elem.is_scale() && space == Space::Reg {
+            let at: &dyn ToTokens = generics
+                .first()
+                .map_or(&c.func as &dyn ToTokens, |g| *g as &dyn ToTokens);
+            return Err(self.fail_at(
+                span_range(&at),
+                format!(
+                    "{} is a block-scale factor type: its tiles live in shared memory \
+                     (`smem::<{}>([32, 16])`, the image `tcgen05::cp` copies) and in tensor \
+                     memory (`tmem::<{}>([128, 4])`, read by a block-scaled tcgen05::mma), \
+                     not in registers",
+                    elem.name(),
+                    elem.name(),
+                    elem.name()
+                ),
+            ));
+        }
         let args = self.word_args(word, &c.args, c)?;
         let SExpr::Array(dims) = strip_parens(args.pos[0]) else {
             return Err(self.fail(

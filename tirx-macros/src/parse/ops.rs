@@ -16,7 +16,7 @@ use crate::error::span_range;
 use quote::ToTokens;
 use syn::punctuated::Punctuated;
 use syn::{Expr as SExpr, Ident, Token};
-use tirx_ir::{BinOp, Expr, Op, ScalarType, Scale, Stmt, StmtKind, TileRef};
+use tirx_ir::{BinOp, BlockScale, Expr, Op, ScalarType, Scale, Stmt, StmtKind, TileRef};
 
 /// A call's arguments split into positional ones and `name = value` ones.
 pub(crate) struct CallArgs<'e> {
@@ -524,6 +524,7 @@ impl Lowerer<'_> {
             None => Ok(Expr::Imm(1, ScalarType::Pred)),
         };
         let pair = self.cta_group(args);
+        let scale = self.block_scale(args);
         Ok(Op::Mma {
             acc: acc?,
             a: a?,
@@ -531,7 +532,35 @@ impl Lowerer<'_> {
             accumulate: accumulate?,
             variant: variant.map(String::from),
             pair: pair?,
+            scale: scale?,
         })
+    }
+
+    /// `scale_a = sfa, scale_b = sfb` of a block-scaled `tcgen05::mma` (PTX ISA
+    /// §9.7.16.10.7): both or neither — a block-scaled MMA scales both operands.
+    fn block_scale(&mut self, args: &CallArgs) -> Res<Option<BlockScale>> {
+        match (args.get("scale_a"), args.get("scale_b")) {
+            (None, None) => Ok(None),
+            (Some(sa), Some(sb)) => {
+                let a = self.tile_ref(sa);
+                let b = self.tile_ref(sb);
+                Ok(Some(BlockScale { a: a?, b: b? }))
+            }
+            (Some(e), None) | (None, Some(e)) => {
+                let (given, missing) = if args.get("scale_a").is_some() {
+                    ("scale_a", "scale_b")
+                } else {
+                    ("scale_b", "scale_a")
+                };
+                Err(self.fail(
+                    e,
+                    format!(
+                        "a block-scaled MMA scales both operands: `{given}` needs `{missing}` \
+                         too (PTX ISA §9.7.16.10.7: D = (A·scale_A)·(B·scale_B) + D)"
+                    ),
+                ))
+            }
+        }
     }
 
     /// `cta_group = 1 | 2` of a tcgen05 op (absent: 1); 2 is the CTA pair (PTX ISA

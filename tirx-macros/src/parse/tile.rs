@@ -330,6 +330,14 @@ impl Lowerer<'_> {
             _ => None,
         };
         match ty.and_then(|i| self.elem_type(i)) {
+            Some(e) if e.is_scale() => Err(self.fail(
+                ab,
+                format!(
+                    "no cast to {}: scale factors are block-scaled MMA operands, loaded by \
+                     TMA and copied into tensor memory by tcgen05::cp, not computed in registers",
+                    e.name()
+                ),
+            )),
             Some(e) if e.is_fp8() => Err(self.fail(
                 ab,
                 format!(

@@ -61,7 +61,7 @@ pub use program::Program;
 pub use sched::{ClcMode, Policy, Rng};
 pub use setmaxnreg::REGISTER_FILE;
 pub use tcgen05::{TMEM_COLS, TMEM_LANES, decode_smem_desc};
-pub use tcgen05_kind::{Elem, InstrDesc, Kind, decode_idesc, to_e4m3, to_e5m2, ue8m0};
+pub use tcgen05_kind::{Elem, InstrDesc, Kind, decode_idesc, to_e4m3, to_e5m2, ue4m3, ue8m0};
 pub use timeline::{MAX_EVENTS, OpSpan, Timeline, Unit, WaitKind, WarpSpan, WarpState};
 pub use tma::{OobFill, TensorMapDesc, TmaElem, TmaSwizzle};
 pub use wgmma::MatrixDesc;

@@ -369,10 +369,14 @@ impl Machine<'_> {
             mn_a,
             mn_b,
             sf_ids,
+            sf_ue4m3,
         } = decode_idesc(self.rd(cl, ci, t, idesc, line)? as u32, kind)
             .map_err(|s| bad(self, cl, s))?;
         let scale = match (scale, sf_ids) {
-            (Some(at), Some(ids)) => Some(self.scale_at(cl, ci, t, line, at, ids, pair)?),
+            (Some(at), Some(ids)) => Some(
+                self.scale_at(cl, ci, t, line, at, ids, pair)?
+                    .with_format(kind.scale_vec(), sf_ue4m3),
+            ),
             _ => None,
         };
         // The MN-major canonical layouts are emulated for 16-bit operands only.
@@ -554,6 +558,13 @@ pub(super) fn operand_rows(
     let mut out = vec![vec![0f64; mma.kind.k() as usize]; rows as usize];
     for (r, row) in out.iter_mut().enumerate() {
         for (k, v) in row.iter_mut().enumerate() {
+            if side.elem == Elem::E2m1 {
+                // Two E2M1 to a byte, the lower K in the low nibble.
+                let off = desc.k_major_byte(r as u32, k as u32 / 2) as usize;
+                let nib = smem.get(off)? >> (4 * (k % 2));
+                *v = element(&[nib & 0xf], side.elem, side.neg)?;
+                continue;
+            }
             let off = if side.mn {
                 desc.mn_major(r as u32, k as u32)?
             } else {

@@ -63,7 +63,7 @@ impl Tc05Work {
     pub(crate) fn operands(&self) -> ([(u32, u32); 2], u32) {
         match self {
             Tc05Work::Mma(m) => m.operands(),
-            Tc05Work::Cp(c) => ([c.desc.extent(c.rows, false), (0, 0)], c.line),
+            Tc05Work::Cp(c) => ([c.extent(), (0, 0)], c.line),
         }
     }
 }
@@ -83,6 +83,60 @@ pub(crate) fn a_reader(cl: &Cluster, ci: usize, lane: u32, col: u32) -> Option<u
     committed.chain(queued).find_map(|w| match w {
         Tc05Work::Mma(m) => m.reads_a_at(lane, col).then_some(m.line()),
         Tc05Work::Cp(_) => None,
+    })
+}
+
+impl Tc05Cp {
+    /// The shared-memory bytes `[lo, hi)` the copy reads: exactly its rows' bytes through the
+    /// descriptor (a `.32x128b` row is one 16-byte chunk, less than the K = 16 slice of 16-bit
+    /// elements `MatrixDesc::extent` bounds, which would reach past a 512-byte factor image).
+    fn extent(&self) -> (u32, u32) {
+        let offs = (0..self.rows)
+            .flat_map(|r| (0..self.bytes / 4).map(move |c| (r, c)))
+            .map(|(r, c)| self.desc.k_major(r, 2 * c));
+        let (lo, hi) = offs.fold((u32::MAX, 0), |(lo, hi), o| (lo.min(o), hi.max(o + 4)));
+        (lo.min(hi), hi)
+    }
+
+    /// Whether the copy writes the TMEM cell (`lane`, `col`).
+    fn writes(&self, lane: u32, col: u32) -> bool {
+        let in_lanes = (0..self.copies).any(|q| {
+            let first = self.lane + 32 * q;
+            (first..first + self.rows).contains(&lane)
+        });
+        in_lanes && (self.col..self.col + self.bytes / 4).contains(&col)
+    }
+}
+
+/// A `tcgen05.cp` of CTA `ci` issued by a thread other than `who`, not yet run (queued, or
+/// committed and not complete), that writes the TMEM cell (`lane`, `col`): its line and
+/// issuing thread. An MMA of `who` reading that cell now reads it before the copy lands:
+/// nothing orders another thread's copy before the MMA but its commit and a wait on it
+/// (PTX ISA §9.7.16.6.5 orders `tcgen05.cp → tcgen05.mma` only within one thread).
+pub(crate) fn pending_writer(
+    cl: &Cluster,
+    (ci, who): (usize, u32),
+    lane: u32,
+    col: u32,
+) -> Option<(u32, u32)> {
+    let committed = cl
+        .ops
+        .iter()
+        .filter(|o| o.cta as usize == ci && o.tid != who)
+        .flat_map(|o| match &o.kind {
+            super::bulk::AsyncKind::Tc05 { mmas, .. } => {
+                mmas.iter().map(move |w| (o.tid, w)).collect::<Vec<_>>()
+            }
+            _ => Vec::new(),
+        });
+    let queued = cl.ctas[ci]
+        .tc_queue
+        .iter()
+        .filter(|(t, _)| *t != who)
+        .map(|(t, w)| (*t, w));
+    committed.chain(queued).find_map(|(t, w)| match w {
+        Tc05Work::Cp(c) => c.writes(lane, col).then_some((c.line, t)),
+        Tc05Work::Mma(_) => None,
     })
 }
 
@@ -135,13 +189,7 @@ impl Machine<'_> {
         cp: &Tc05Cp,
         who: u32,
     ) -> Result<(), SimError> {
-        self.check_fenced(
-            cl,
-            ci,
-            who,
-            ([cp.desc.extent(cp.rows, false), (0, 0)], cp.line),
-            "tcgen05.cp",
-        )?;
+        self.check_fenced(cl, ci, who, ([cp.extent(), (0, 0)], cp.line), "tcgen05.cp")?;
         let fault = |cl: &Cluster, what: &str| SimError::Protocol {
             line: cp.line,
             thread: cl.ctas[ci].thread(who),

@@ -7,9 +7,12 @@
 //! `kind::tf32` (f32 operands read as tf32, K = 8) and `kind::f8f6f4` with E4M3 / E5M2
 //! operands (K = 32; A and B may differ). One instruction always covers 32 bytes of each
 //! operand row: 16 × 2, 8 × 4 or 32 × 1 bytes. The block-scaled `kind::mxf8f6f4` (E4M3 /
-//! E5M2, `.scale_vec::1X`) has its own descriptor table, decoded here; its scaling is
-//! `tcgen05_scale.rs`. The 6- and 4-bit types and the other block-scaled kinds are refused
-//! at decode with the reason.
+//! E5M2, `.scale_vec::1X`) and `kind::mxf4nvf4` (E2M1 packed two to a byte, K = 64 —
+//! again 32 bytes a row —, `.scale_vec::2X` with UE8M0 or `::4X` with UE8M0 / UE4M3 factors)
+//! have their own descriptor tables, decoded here; their scaling is `tcgen05_scale.rs`. The
+//! 6- and 4-bit types of `kind::f8f6f4`/`mxf8f6f4`, `kind::mxf4` and `mxf4nvf4`'s K = 96
+//! form are refused at decode with the reason. E2M1 nibbles are read the lower K in the low
+//! nibble (little-endian sub-byte packing, as 16-bit elements sit two to a 32-bit cell).
 //!
 //! **Instruction descriptor** (PTX ISA §9.7.16.4.2 "Instruction descriptor", the table for
 //! `.kind::tf32, .kind::f16, .kind::f8f6f4 and .kind::i8`): bits 0–1 the sparsity selector,
@@ -44,6 +47,11 @@ pub enum Kind {
     /// Scaling"): E4M3 / E5M2 operands, one UE8M0 scale factor per row of A and per column of
     /// B for each K = 32 instruction.
     MxF8f6f4,
+    /// `.kind::mxf4nvf4` with `.block_scale.scale_vec::2X` or `::4X` (the factors per row
+    /// for one K = 64 instruction: 2 or 4; §9.7.16.10.7.1): E2M1 operands packed two to a
+    /// byte, UE8M0 (2X, 4X) or UE4M3 (4X) factors. `from_modifier` gives 0 here; the decoder
+    /// sets it from the scale-vector modifier.
+    MxF4Nvf4(u32),
 }
 
 impl Kind {
@@ -54,6 +62,7 @@ impl Kind {
             "kind::tf32" => Kind::Tf32,
             "kind::f8f6f4" => Kind::F8f6f4,
             "kind::mxf8f6f4" => Kind::MxF8f6f4,
+            "kind::mxf4nvf4" => Kind::MxF4Nvf4(0),
             _ => return None,
         })
     }
@@ -65,12 +74,23 @@ impl Kind {
             Kind::F16 => 16,
             Kind::Tf32 => 8,
             Kind::F8f6f4 | Kind::MxF8f6f4 => 32,
+            Kind::MxF4Nvf4(_) => 64,
+        }
+    }
+
+    /// Scale factors per row of A (column of B) for one instruction: 1 (`scale_vec::1X`),
+    /// 2 or 4; 0 for the unscaled kinds.
+    pub fn scale_vec(self) -> u32 {
+        match self {
+            Kind::MxF8f6f4 => 1,
+            Kind::MxF4Nvf4(v) => v,
+            _ => 0,
         }
     }
 
     /// Whether the kind is block-scaled (its MMA takes `[scale-A], [scale-B]`).
     pub fn scaled(self) -> bool {
-        self == Kind::MxF8f6f4
+        matches!(self, Kind::MxF8f6f4 | Kind::MxF4Nvf4(_))
     }
 }
 
@@ -87,6 +107,10 @@ pub enum Elem {
     E4m3,
     /// FP8 E5M2.
     E5m2,
+    /// FP4 E2M1 (§5.2.3: 1 sign, 2 exponent bits with bias 1, 1 fraction bit; 0, 0.5, 1,
+    /// 1.5, 2, 3, 4, 6 and their negatives), packed two to a byte, the lower K in the low
+    /// nibble.
+    E2m1,
 }
 
 impl Elem {
@@ -96,6 +120,8 @@ impl Elem {
             Elem::F16 | Elem::Bf16 => 2,
             Elem::Tf32 => 4,
             Elem::E4m3 | Elem::E5m2 => 1,
+            // Two to a byte: `operand_rows` reads the nibble.
+            Elem::E2m1 => 1,
         }
     }
 
@@ -107,6 +133,7 @@ impl Elem {
             Elem::Tf32 => f64::from(f32::from_bits(bits & !0x1fff)),
             Elem::E5m2 => float::decode(u64::from(bits & 0xff), E5M2),
             Elem::E4m3 => e4m3(bits as u8),
+            Elem::E2m1 => e2m1(bits as u8),
         }
     }
 
@@ -127,6 +154,24 @@ impl Elem {
             (k, c) => return Err(format!("format code {c} is not a {k:?} operand type")),
         })
     }
+}
+
+/// The value of an E2M1 nibble (the low 4 bits of `b`): sign at bit 3, exponent at bits
+/// 2-1 (bias 1, subnormal at 0), fraction at bit 0; no infinity or NaN.
+fn e2m1(b: u8) -> f64 {
+    let (neg, e, f) = (b & 8 != 0, i32::from((b >> 1) & 3), f64::from(b & 1));
+    let mag = if e == 0 {
+        f * 0.5
+    } else {
+        (2.0 + f) * 2f64.powi(e - 1 - 1)
+    };
+    if neg { -mag } else { mag }
+}
+
+/// The value of a UE4M3 scale factor: an unsigned E4M3 (bias 7, 3 fraction bits, NaN at
+/// `0x7f`); a byte with bit 7 set is no UE4M3 (NaN).
+pub fn ue4m3(b: u8) -> f64 {
+    if b & 0x80 != 0 { f64::NAN } else { e4m3(b) }
 }
 
 /// FP8 E5M2: IEEE-like, 5 exponent and 2 fraction bits.
@@ -181,8 +226,11 @@ pub struct InstrDesc {
     /// B MN-major.
     pub mn_b: bool,
     /// The block-scaled kinds' scale-factor data IDs (A's, B's): which byte of each
-    /// 32-bit TMEM cell holds the scale factors; `None` for the other kinds.
+    /// 32-bit TMEM cell holds the scale factors (the first, with 2X / 4X); `None` for the
+    /// other kinds.
     pub sf_ids: Option<(u32, u32)>,
+    /// The factors are UE4M3 (`kind::mxf4nvf4`'s bit 23 = 0), not UE8M0.
+    pub sf_ue4m3: bool,
 }
 
 /// Decodes the instruction descriptor `d` of a `kind` MMA, or says why it is refused.
@@ -227,6 +275,7 @@ pub fn decode_idesc(d: u32, kind: Kind) -> Result<InstrDesc, String> {
         mn_a: f(15, 1) == 1,
         mn_b: f(16, 1) == 1,
         sf_ids: None,
+        sf_ue4m3: false,
     })
 }
 
@@ -244,6 +293,9 @@ fn operand_fmt(d: u32, kind: Kind, lo: u32, which: &str) -> Result<Elem, String>
 /// 27–28 M >> 7 (not M >> 4); 29–30 A's scale-factor data ID; 31 reserved. There is no
 /// D-type field: D is f32.
 fn decode_scaled(d: u32, kind: Kind) -> Result<InstrDesc, String> {
+    if let Kind::MxF4Nvf4(v) = kind {
+        return decode_mxf4nvf4(d, v);
+    }
     let f = |lo: u32, n: u32| (d >> lo) & ((1 << n) - 1);
     if f(0, 4) != 0 || f(6, 1) != 0 || f(24, 3) != 0 || f(31, 1) != 0 {
         return Err(format!(
@@ -266,6 +318,66 @@ fn decode_scaled(d: u32, kind: Kind) -> Result<InstrDesc, String> {
         mn_a: f(15, 1) == 1,
         mn_b: f(16, 1) == 1,
         sf_ids: Some((f(29, 2), f(4, 2))),
+        sf_ue4m3: false,
+    })
+}
+
+/// The descriptor of `kind::mxf4nvf4` with `v` factors a row (PTX ISA §9.7.16.4.2, the table
+/// "Instruction descriptor format for .kind::mxf4 and .kind::mxf4nvf4"): bits 0–1, 3, 6, 12
+/// and 24–26 reserved, 2 sparsity (all zero here); 4–5 B's data ID (0 or 2); 7–9 atype and
+/// 10–11 btype, E2M1 = 1 the only code; 13 / 14 negate; 15 / 16 transpose, 0 only (K-major);
+/// 17–22 N >> 3; 23 the scale type, UE4M3 = 0 or UE8M0 = 1; 27–28 M >> 7; 29–30 A's data ID
+/// (0 or 2); 31 the K dimension, dense K = 64 = 0 (K = 96 is refused here). The scale
+/// vector's rules (§9.7.16.10.7.1): 2X takes UE8M0 and IDs 0 or 2; 4X takes both types and
+/// ID 0 (its four factors fill the cell).
+fn decode_mxf4nvf4(d: u32, v: u32) -> Result<InstrDesc, String> {
+    let f = |lo: u32, n: u32| (d >> lo) & ((1 << n) - 1);
+    let bad = |what: String| {
+        Err(format!(
+            "instruction descriptor {d:#x} (kind::mxf4nvf4): {what}"
+        ))
+    };
+    if f(0, 4) != 0 || f(6, 1) != 0 || f(12, 1) != 0 || f(24, 3) != 0 {
+        return bad("sparsity or a reserved bit (0-3, 6, 12, 24-26) is set".into());
+    }
+    if f(31, 1) != 0 {
+        return bad("bit 31 asks for K = 96, which is not emulated".into());
+    }
+    if f(7, 3) != 1 || f(10, 2) != 1 {
+        return bad(format!(
+            "atype {} / btype {}: E2M1 = 1 is the kind's only operand type",
+            f(7, 3),
+            f(10, 2)
+        ));
+    }
+    if f(15, 2) != 0 {
+        return bad("a transpose bit is set: the kind reads K-major operands only".into());
+    }
+    let ue4m3 = f(23, 1) == 0;
+    let (ida, idb) = (f(29, 2), f(4, 2));
+    let ids_ok = |id: u32| if v == 4 { id == 0 } else { id == 0 || id == 2 };
+    if ue4m3 && v != 4 {
+        return bad(format!(
+            "UE4M3 factors (bit 23 = 0) need .scale_vec::4X, not {v}X"
+        ));
+    }
+    if !ids_ok(ida) || !ids_ok(idb) {
+        return bad(format!(
+            "scale-factor data IDs A {ida}, B {idb}: .scale_vec::{v}X takes {}",
+            if v == 4 { "0" } else { "0 or 2" }
+        ));
+    }
+    Ok(InstrDesc {
+        m: f(27, 2) << 7,
+        n: f(17, 6) << 3,
+        a: Elem::E2m1,
+        b: Elem::E2m1,
+        neg_a: f(13, 1) == 1,
+        neg_b: f(14, 1) == 1,
+        mn_a: false,
+        mn_b: false,
+        sf_ids: Some((ida, idb)),
+        sf_ue4m3: ue4m3,
     })
 }
 

@@ -5,7 +5,11 @@
 //! by its row's scale factor; each column of B likewise. With `.scale_vec::1X`
 //! (`kind::mxf8f6f4`, §9.7.16.10.7.1 "Valid combinations of scale_vectorsize", Table
 //! "Valid combinations of scale_vectorsize and shapes": scale_A M × 1, scale_B 1 × N) one
-//! UE8M0 factor scales a row's (a column's) whole K = 32 of one instruction.
+//! UE8M0 factor scales a row's (a column's) whole K = 32 of one instruction. With
+//! `kind::mxf4nvf4` (K = 64) `.scale_vec::2X` cuts the instruction's K into two chunks of 32
+//! and `::4X` into four of 16, chunk `j` scaled by byte `ID + j` of the same cell (so 2X
+//! takes IDs 0 or 2 and 4X ID 0); the factors are UE8M0 or, with 4X, UE4M3 (an unsigned
+//! E4M3, NVFP4's), by the descriptor's bit 23.
 //!
 //! **Where the factors are** (§9.7.16.10.7.2 "Scale Factor A ID", the layout for
 //! `scale_vec::1X`, and §9.7.16.10.7.3 "Scale Factor B ID"): one factor per row, in a 1-byte
@@ -17,8 +21,9 @@
 //! `[scale-B-tmem]`. "Scale factors for A and B matrices need to be duplicated to all 32
 //! lane partitions of tensor memory" (§9.7.16.10.7): the emulator reads each factor in all
 //! four 32-lane partitions (lanes `m % 32`, `32 + m % 32`, …) and diagnoses a factor that
-//! differs between them, as it diagnoses a cell outside every allocation or one a
-//! `tcgen05.st` wrote without its `tcgen05.wait::st`.
+//! differs between them, as it diagnoses a cell outside every allocation, one a
+//! `tcgen05.st` wrote without its `tcgen05.wait::st`, or one a `tcgen05.cp` of another thread
+//! has yet to write (queued or committed, not run: nothing ordered it before the MMA).
 //!
 //! **Arithmetic.** Each element is its exact value times its factor (UE8M0: 2^(e − 127), a
 //! power of two, so exact in f64), then the products are summed in f64 and added to the f32
@@ -28,7 +33,8 @@ use super::diag::SimError;
 use super::machine::{Cluster, Machine};
 use super::program::Addr;
 use super::tcgen05::{Tc05Mma, mma_fault, pending_st};
-use super::tcgen05_kind::ue8m0;
+use super::tcgen05_cp::pending_writer;
+use super::tcgen05_kind::{ue4m3, ue8m0};
 
 /// The scale factors of one block-scaled MMA: A's and B's first TMEM columns and the bytes
 /// (data IDs) they sit in.
@@ -38,6 +44,21 @@ pub(crate) struct ScaleAt {
     b_col: u32,
     a_id: u32,
     b_id: u32,
+    /// Factors per row for one instruction (1, 2 or 4), in bytes `id..id + vec` of a cell.
+    vec: u32,
+    /// UE4M3 factors (else UE8M0).
+    ue4m3: bool,
+}
+
+impl ScaleAt {
+    /// With the kind's scale vector size and factor type.
+    pub(crate) fn with_format(self, vec: u32, ue4m3: bool) -> ScaleAt {
+        ScaleAt {
+            vec: vec.max(1),
+            ue4m3,
+            ..self
+        }
+    }
 }
 
 impl Machine<'_> {
@@ -75,6 +96,8 @@ impl Machine<'_> {
             b_col: b & 0xffff,
             a_id,
             b_id,
+            vec: 1,
+            ue4m3: false,
         })
     }
 
@@ -90,29 +113,46 @@ impl Machine<'_> {
     ) -> Result<(), SimError> {
         for (rows, col, id, which) in [(a, at.a_col, at.a_id, "A"), (b, at.b_col, at.b_id, "B")] {
             for (r, row) in rows.iter_mut().enumerate() {
-                let s = factor(cl, (ci, who), mma, (r as u32, col, id), which)?;
-                row.iter_mut().for_each(|x| *x *= s);
+                // With 2X / 4X the instruction's K is cut into `vec` chunks, chunk `j` scaled
+                // by byte `id + j` (§9.7.16.10.7.1).
+                let chunk = row.len() / at.vec as usize;
+                for (j, xs) in row.chunks_mut(chunk).enumerate() {
+                    let byte = factor(cl, (ci, who), mma, (r as u32, col, id + j as u32), which)?;
+                    let s = if at.ue4m3 { ue4m3(byte) } else { ue8m0(byte) };
+                    xs.iter_mut().for_each(|x| *x *= s);
+                }
             }
         }
         Ok(())
     }
 }
 
-/// The UE8M0 factor of row `r` of scale matrix `which` (columns from `col`, byte `id`): the
+/// The factor byte of row `r` of scale matrix `which` (columns from `col`, byte `id`): the
 /// same byte in all four lane partitions, each cell allocated and not awaiting a
-/// `tcgen05.wait::st`.
+/// `tcgen05.wait::st` or another thread's `tcgen05.cp`.
 fn factor(
     cl: &Cluster,
     issuer: (usize, u32),
     mma: &Tc05Mma,
     (r, col, id): (u32, u32, u32),
     which: &str,
-) -> Result<f64, SimError> {
+) -> Result<u8, SimError> {
     let cta = &cl.ctas[issuer.0];
     let c = col + r / 32;
     let mut seen: Option<u8> = None;
     for part in 0..4 {
         let lane = 32 * part + r % 32;
+        if let Some((at, by)) = pending_writer(cl, issuer, lane, c) {
+            let what = format!(
+                "tcgen05.mma reads scale_{which} from lane {lane}, column {c} of tensor memory, \
+                 which the tcgen05.cp of line {at} (thread {}) has not written yet: a copy by \
+                 another thread is ordered before the MMA only by its tcgen05.commit and a wait \
+                 on that barrier (PTX ISA §9.7.16.6.5 pipelines tcgen05.cp → tcgen05.mma within \
+                 one thread)",
+                cta.thread(by)
+            );
+            return Err(mma_fault(cl, issuer, mma, &what));
+        }
         if let Some(at) = pending_st(cta, lane, c) {
             let what = format!(
                 "tcgen05.mma reads scale_{which} from lane {lane}, column {c} of tensor memory, \
@@ -141,5 +181,5 @@ fn factor(
             _ => seen = Some(byte),
         }
     }
-    Ok(ue8m0(seen.unwrap_or(0xff)))
+    Ok(seen.unwrap_or(0xff))
 }

@@ -15,8 +15,20 @@
 //! Completion: asynchronous. A later `tcgen05.mma` by the same thread reads the copied
 //! cells in order (the ISA's pipelined `tcgen05.cp → tcgen05.mma` pair, §9.7.16.6.5), and
 //! the thread's next `tcgen05.commit` tracks the copy as it tracks its MMAs.
-//! PTX used: PTX ISA §9.7.16.9.2 (tcgen05.cp), §9.7.16.2.3 (data-movement shapes),
-//! §9.7.16.4.1 (shared-memory descriptor, via `encode::tcgen05`).
+//!
+//! **Block-scale factors** (`ue8m0`): `tcgen05::cp(sf_t, sf_s)` with `sf_t` a TMEM tile
+//! `tmem::<ue8m0>([R, 4])` (R = 128 or 256 rows of A or B, 4 factors a row: one per 32 K of a
+//! 128-byte FP8 row; a stage of a staged one) and `sf_s` its shared-memory image
+//! `smem::<ue8m0>([R / 4, 16])` (no swizzle): per 128 rows, 32 rows of 16 bytes, row `r`
+//! holding the factors of rows `r`, `r + 32`, `r + 64`, `r + 96` (`tirx::scale_image` writes
+//! it; a TMA box of `[R / 4, 16]` loads it). After: per 128-row block `i`,
+//! `tcgen05.cp.cta_group::1.32x128b.warpx4 [taddr + 4·i], desc + 32·i` — the 32 × 16-byte
+//! image written to every 32-lane quarter of tensor memory (block scaling reads each factor
+//! from all four, §9.7.16.10.7), 4 columns a block, the descriptor's canonical unswizzled
+//! K-major layout (core matrices of 8 rows × 16 bytes, SBO 128 bytes between them).
+//! PTX used: PTX ISA §9.7.16.9.2 (tcgen05.cp, `.32x128b.warpx4` its multicast shape),
+//! §9.7.16.2.3 (data-movement shapes), §9.7.16.4.1 (shared-memory descriptor, via
+//! `encode::tcgen05`), §9.7.16.10.7 (where block scaling reads the factors).
 
 use crate::abi::{ElemType, Swizzle};
 use crate::diag::Diagnostics;
@@ -26,7 +38,9 @@ use crate::encode::Major;
 use crate::encode::tcgen05::{LboMode, SwizzleMode, desc_const_part};
 use crate::encode::wgmma::kmajor_desc_fields;
 use crate::inst::reg;
-use crate::ir::{Expr, Inst, Kernel, Op, Operand as O, ScalarType as T, Space, Special, TileRef};
+use crate::ir::{
+    Buffer, Expr, Inst, Kernel, Op, Operand as O, ScalarType as T, Space, Special, TileRef,
+};
 use crate::lower::{Lower, add};
 
 /// The variant.
@@ -37,21 +51,32 @@ pub static VARIANT: Variant = Variant {
     lower,
 };
 
-/// K, when `dst` ← `src` is a copy this variant makes.
-fn plan(k: &Kernel, dst: &TileRef, src: &TileRef) -> Result<u32, Reject> {
+/// What one copy moves.
+enum Plan {
+    /// A 16-bit `[128, K]` MMA operand tile: K.
+    Operand(u32),
+    /// Block-scale factors: the 128-row blocks of a `[R, 4]` tile.
+    Scales(u32),
+}
+
+/// The copy `dst` ← `src` makes, if this variant makes it.
+fn plan(k: &Kernel, dst: &TileRef, src: &TileRef) -> Result<Plan, Reject> {
     let sides = match (dst, src) {
-        (TileRef::Buf { buf: d, index: di }, TileRef::Buf { buf: s, .. })
+        (TileRef::Buf { buf: d, index: di }, TileRef::Buf { buf: s, index: si })
             if k.buffers[*d].space == Space::Tmem && k.buffers[*s].space == Space::Shared =>
         {
-            Some((&k.buffers[*d], di, &k.buffers[*s]))
+            Some((&k.buffers[*d], di, &k.buffers[*s], si))
         }
         _ => None,
     };
-    let Some((db, di, sb)) = sides else {
+    let Some((db, di, sb, si)) = sides else {
         return Err(Reject::Tcgen05Cp {
             why: "it copies a shared tile into tensor memory".into(),
         });
     };
+    if db.elem.is_scale() || sb.elem.is_scale() {
+        return scale_plan(db, di, sb, si).map(Plan::Scales);
+    }
     let o = smem_operand(k, src, "the source")?;
     if o.major != Major::K {
         return Err(Reject::MnMajor {
@@ -80,7 +105,43 @@ fn plan(k: &Kernel, dst: &TileRef, src: &TileRef) -> Result<u32, Reject> {
             ),
         });
     }
-    Ok(o.k)
+    Ok(Plan::Operand(o.k))
+}
+
+/// The 128-row blocks of a scale-factor copy: `dst` a TMEM `[R, 4]` tile of a scale type
+/// (R = 128 or 256), `src` its unswizzled shared image `[R / 4, 16]` of the same type.
+fn scale_plan(db: &Buffer, di: &[Expr], sb: &Buffer, si: &[Expr]) -> Result<u32, Reject> {
+    let tail =
+        |b: &Buffer, i: &[Expr]| b.layout.shape[i.len().min(b.layout.shape.len())..].to_vec();
+    let (dd, sd) = (tail(db, di), tail(sb, si));
+    let rows = match dd[..] {
+        [r @ (128 | 256), 4] => Some(r),
+        _ => None,
+    };
+    match rows {
+        Some(r)
+            if db.elem == sb.elem
+                && sd == [r / 4, 16]
+                && sb.layout.swizzle == crate::abi::Swizzle::None =>
+        {
+            Ok(r / 128)
+        }
+        _ => Err(Reject::Tcgen05Cp {
+            why: format!(
+                "`{}` is {} {:?} in {} and `{}` {} {:?} with swizzle {}; scale factors copy \
+                 from a shared image `[R / 4, 16]` (no swizzle) into a TMEM tile `[R, 4]` of \
+                 the same type, R = 128 or 256 (one `tcgen05.cp.32x128b.warpx4` per 128 rows)",
+                db.name,
+                db.elem.name(),
+                dd,
+                db.space.name(),
+                sb.name,
+                sb.elem.name(),
+                sd,
+                sb.layout.swizzle.name()
+            ),
+        }),
+    }
 }
 
 fn applies(cx: &Cx) -> Result<(), Reject> {
@@ -111,16 +172,24 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     let Op::Copy { dst, src, .. } = op else {
         return Err(lw.internal("tcgen05_cp on a non-copy"));
     };
-    let kext = plan(lw.k, dst, src).map_err(|e| lw.error(e))?;
+    let plan = plan(lw.k, dst, src).map_err(|e| lw.error(e))?;
     let (TileRef::Buf { buf: hd, index: id }, TileRef::Buf { buf: hs, index: is }) = (dst, src)
     else {
         unreachable!("checked by plan")
     };
-    let eb = lw.k.buffers[*hs].elem.bytes();
-    let (lbo, sbo) =
-        kmajor_desc_fields(Swizzle::B128, eb).map_err(|e| lw.internal(e.to_string()))?;
-    let cst = desc_const_part(lbo, sbo, 0, LboMode::Relative, SwizzleMode::B128)
-        .map_err(|e| lw.internal(e.to_string()))?;
+    let enc = |lw: &Lower, e: crate::encode::EncodeError| lw.internal(e.to_string());
+    // The descriptor's constant part: the MMA operand's (128B-swizzled K-major), or for the
+    // factors the canonical unswizzled K-major layout of 8-row × 16-byte core matrices (SBO
+    // 128 bytes between them; LBO unused with one 16-byte column, set to the same 128).
+    let cst = match plan {
+        Plan::Operand(_) => {
+            let eb = lw.k.buffers[*hs].elem.bytes();
+            let (lbo, sbo) = kmajor_desc_fields(Swizzle::B128, eb).map_err(|e| enc(lw, e))?;
+            desc_const_part(lbo, sbo, 0, LboMode::Relative, SwizzleMode::B128)
+        }
+        Plan::Scales(_) => desc_const_part(128, 128, 0, LboMode::Relative, SwizzleMode::None),
+    }
+    .map_err(|e| enc(lw, e))?;
     let slot = lw.k.buffers[*hd]
         .offset
         .ok_or_else(|| lw.internal("TMEM buffer without slot"))?;
@@ -137,22 +206,31 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     };
     let is = is.clone();
     let desc0 = crate::dispatch::mma::wgmma::desc_base(lw, *hs, &is, cst)?;
-    for i in 0..kext / 16 {
-        // 32 bytes of each row: 2 descriptor units of 16 bytes, 8 TMEM columns.
+    // (copies, descriptor step in 16-byte units, TMEM column step) per shape:
+    // the operand's 32 bytes of each row per `.128x256b` (2 units, 8 columns); a factor
+    // block's 512-byte image per `.32x128b.warpx4` (32 units, 4 columns).
+    let (n, dstep, cstep) = match plan {
+        Plan::Operand(k) => (k / 16, 2, 8),
+        Plan::Scales(blocks) => (blocks, 32, 4),
+    };
+    for i in 0..n {
         let (d, t) = (lw.var("cdesc", T::U64), lw.var("ctaddr", T::U32));
         lw.inst(Inst::binary(
             "add.u64",
             d,
             reg(desc0),
-            O::Imm(i64::from(2 * i)),
+            O::Imm(i64::from(dstep * i)),
         ));
         lw.inst(Inst::binary(
             "add.u32",
             t,
             reg(taddr),
-            O::Imm(i64::from(8 * i)),
+            O::Imm(i64::from(cstep * i)),
         ));
-        lw.inst(Inst::tcgen05_cp_128x256b(t, d));
+        lw.inst(match plan {
+            Plan::Operand(_) => Inst::tcgen05_cp_128x256b(t, d),
+            Plan::Scales(_) => Inst::tcgen05_cp_32x128b_warpx4(t, d),
+        });
     }
     Ok(())
 }

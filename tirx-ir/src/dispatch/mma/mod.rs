@@ -1,5 +1,6 @@
 //! Mma variants, and the operand checks they share.
 
+mod block_scale;
 pub mod tcgen05;
 pub mod wgmma;
 
@@ -207,8 +208,7 @@ pub fn accumulator<'k>(
 /// columns (TMEM has 128 lanes, so the rows cannot take them; PTX ISA §9.7.16.1), stage
 /// `(i0, …)` at column `(i0·d1·… + …)·N`. Zero for an unstaged buffer.
 pub fn tmem_columns(b: &Buffer, index: &[Expr]) -> Expr {
-    let lead = index.len();
-    let cols = b.layout.shape[lead + 1] * b.elem.bytes() / 4;
+    let cols = b.tmem_tile().map_or(0, |(_, c)| c);
     let mut flat = Expr::u32(0);
     for (i, ix) in index.iter().enumerate() {
         flat = crate::lower::add(

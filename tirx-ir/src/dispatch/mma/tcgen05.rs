@@ -28,12 +28,14 @@
 //! `%cluster_ctarank & 1 == 0`, so only the even CTA's thread of the one-thread scope issues
 //! it. Before: `mma @acc <- @a_s, @b_s accumulate (%k > 0) cta_group 2`. The pair reads A
 //! from shared memory only: a TMEM A with `cta_group = 2` is refused (`PairTmemA`).
+//! The block-scaled form (`scale_a = …, scale_b = …`: `kind::mxf8f6f4.block_scale`,
+//! §9.7.16.10.7) is `block_scale.rs`'s, with its own When / Before / After.
 //! PTX used: PTX ISA §9.7.16.10.9 (tcgen05.mma, both A forms); §9.7.16.10.5 (data-path
 //! layout D: M = 128 row `m` in lane `m`, for D and for A in TMEM); descriptors §9.7.16.4.1
 //! (shared memory) and §9.7.16.4.2 (instruction), via `encode::tcgen05`.
 
 use super::wgmma::desc_base;
-use super::{accumulator, in_tmem, smem_operand_any, tmem_columns, tmem_operand};
+use super::{accumulator, block_scale, in_tmem, smem_operand_any, tmem_columns, tmem_operand};
 use crate::abi::{ElemType, Swizzle};
 use crate::diag::Diagnostics;
 use crate::dispatch::{Cx, Reject, Variant};
@@ -193,7 +195,12 @@ fn pair_desc(
 
 fn applies(cx: &Cx) -> Result<(), Reject> {
     let Op::Mma {
-        acc, a, b, pair, ..
+        acc,
+        a,
+        b,
+        pair,
+        scale,
+        ..
     } = cx.op
     else {
         return Err(Reject::WrongOp { expected: "an mma" });
@@ -203,7 +210,14 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
             target: cx.k.target(),
         });
     }
-    instr_desc(cx.k, acc, a, b, *pair)?;
+    match scale {
+        Some(sc) => {
+            block_scale::scaled_desc(cx.k, (acc, a, b), sc, *pair)?;
+        }
+        None => {
+            instr_desc(cx.k, acc, a, b, *pair)?;
+        }
+    }
     if !cx.threads.is_single() {
         return Err(Reject::Threads {
             threads: cx.threads,
@@ -220,11 +234,15 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         b,
         accumulate,
         pair,
+        scale,
         ..
     } = op
     else {
         return Err(lw.internal("tcgen05 on a non-mma"));
     };
+    if let Some(sc) = scale {
+        return block_scale::lower(lw, (acc, a, b), sc, accumulate);
+    }
     let id = instr_desc(lw.k, acc, a, b, *pair).map_err(|e| lw.error(e))?;
     let idesc_bits = if *pair { id.encode_pair() } else { id.encode() }
         .map_err(|e| lw.internal(e.to_string()))?;

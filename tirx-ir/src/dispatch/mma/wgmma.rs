@@ -56,6 +56,13 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
     if *pair {
         return Err(Reject::PairNotWgmma);
     }
+    if let Op::Mma { scale: Some(_), .. } = cx.op {
+        return Err(Reject::BlockScale {
+            why: "block scaling (`scale_a`, `scale_b`) is tcgen05's (kind::mxf8f6f4); wgmma \
+                  has no block-scaled form"
+                .into(),
+        });
+    }
     if !cx.k.target().has_wgmma() {
         return Err(Reject::NoWgmma {
             target: cx.k.target(),

@@ -15,7 +15,8 @@
 //! - [`counts`]: arrival counts (`arrive()` and `consumer_release` against the declared
 //!   arrivals) and byte counts through control flow (an `expect_tx` outside the `if` of its
 //!   loads, a multicast only some CTAs of its mask issue);
-//! - [`refill`]: a pipeline stage refilled in a loop without `producer_acquire`.
+//! - [`refill`]: a pipeline stage refilled in a loop without `producer_acquire`;
+//! - [`scales`]: a block-scaled MMA's factors copied into tensor memory, and ordered before it.
 //!
 //! Each rule reports only what it can prove from the body; a kernel it cannot judge (a
 //! run-time index, a data-dependent branch) is accepted, and the emulator checks it at run
@@ -28,6 +29,7 @@ mod flow;
 mod operands;
 mod order;
 mod refill;
+mod scales;
 mod tiles;
 mod tmem;
 
@@ -278,6 +280,28 @@ pub enum ProtocolError {
         /// Ranks of the mask that do not.
         missing: String,
     },
+    /// A block-scaled MMA reads factors no `tcgen05::cp` has filled.
+    #[error(
+        "block-scale factors not copied: this MMA reads its {which} from `{buffer}`, but some path reaches it with no `tcgen05::cp({buffer}, …)` into it — tensor memory holds whatever was there. Copy the factors from their shared tile first, from this MMA's thread: `tcgen05::cp({buffer}, sf_s)` (PTX ISA §9.7.16.10.7)"
+    )]
+    ScaleNotCopied {
+        /// `scale_a` or `scale_b`.
+        which: &'static str,
+        /// The TMEM scale tile.
+        buffer: String,
+    },
+    /// A block-scaled MMA reads factors a copy of other threads wrote, with nothing ordering it.
+    #[error(
+        "block-scale factors unordered: this MMA reads its {which} from `{buffer}`, which {by} filled by `tcgen05::cp`; the ISA orders a `tcgen05.cp` before a `tcgen05.mma` only when one thread issues both (PTX ISA §9.7.16.6.5), so the MMA may read the factors before the copy lands. Issue the copy from this MMA's thread, just before it, or `tcgen05::commit` it and wait on that barrier here first"
+    )]
+    ScaleCopyUnordered {
+        /// `scale_a` or `scale_b`.
+        which: &'static str,
+        /// The TMEM scale tile.
+        buffer: String,
+        /// The copying threads, in words.
+        by: String,
+    },
     /// A pipeline stage refilled without acquiring it.
     #[error(
         "stage refilled without acquire: this TMA load fills a stage of pipeline `{pipe}` (it signals `{pipe}.full(..)`) in a loop that reaches it without `{pipe}.producer_acquire(k)`: from the second round on, the stage may still be read by its consumer, which has not released it. Take the stage first in each iteration (`let s = {pipe}.producer_acquire(k);`); only a prologue of at most {stages} loads, one per stage, may go without"
@@ -358,11 +382,12 @@ impl Pass for CheckProtocol {
 
     fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
         let mut errs: Diagnostics = Vec::new();
-        let rules: [fn(&Kernel) -> Vec<Diagnostic>; 6] = [
+        let rules: [fn(&Kernel) -> Vec<Diagnostic>; 7] = [
             order::check,
             bulk::check,
             operands::check,
             tmem::check,
+            scales::check,
             counts::check,
             refill::check,
         ];

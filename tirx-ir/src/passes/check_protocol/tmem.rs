@@ -86,10 +86,19 @@ impl Tmem<'_> {
     fn uses(&self, op: &Op) -> Vec<(Handle<Buffer>, &'static str)> {
         match op {
             // A in TMEM (the `[a-tmem]` form) is read by the MMA as the accumulator is.
-            Op::Mma { acc, a, .. } => [(acc, "a tcgen05 MMA"), (a, "a tcgen05 MMA reading A")]
-                .into_iter()
-                .filter_map(|(t, w)| self.tmem(t).map(|b| (b, w)))
-                .collect(),
+            Op::Mma { acc, a, scale, .. } => {
+                let scales = scale.iter().flat_map(|sc| {
+                    [
+                        (&sc.a, "a block-scaled MMA reading scale_a"),
+                        (&sc.b, "a block-scaled MMA reading scale_b"),
+                    ]
+                });
+                [(acc, "a tcgen05 MMA"), (a, "a tcgen05 MMA reading A")]
+                    .into_iter()
+                    .chain(scales)
+                    .filter_map(|(t, w)| self.tmem(t).map(|b| (b, w)))
+                    .collect()
+            }
             Op::Copy { dst, src, .. } => [(src, "a copy out of it"), (dst, "a copy into it")]
                 .into_iter()
                 .filter_map(|(t, w)| self.tmem(t).map(|b| (b, w)))

@@ -180,7 +180,7 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
             }
         }
         "tcgen05.mma" => {
-            let kind = cx
+            let mut kind = cx
                 .i
                 .opcode
                 .modifiers
@@ -188,9 +188,23 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
                 .find_map(|m| Kind::from_modifier(m))
                 .ok_or_else(|| {
                     cx.err(
-                        "only kind::f16, kind::tf32, kind::f8f6f4 and kind::mxf8f6f4 are supported yet",
+                        "only kind::f16, kind::tf32, kind::f8f6f4, kind::mxf8f6f4 and kind::mxf4nvf4 are supported yet",
                     )
                 })?;
+            // `kind::mxf4nvf4` takes `.scale_vec::2X` (alias `.block32`) or `::4X`
+            // (`.block16`), §9.7.16.10.7.1.
+            if let Kind::MxF4Nvf4(_) = kind {
+                let v = if cx.has("scale_vec::2X") || cx.has("block32") {
+                    2
+                } else if cx.has("scale_vec::4X") || cx.has("block16") {
+                    4
+                } else {
+                    return Err(cx.err(
+                        "kind::mxf4nvf4 takes .scale_vec::2X or .scale_vec::4X (.block32 / .block16)",
+                    ));
+                };
+                kind = Kind::MxF4Nvf4(v);
+            }
             // The block-scaled kinds (§9.7.16.10.7): `.block_scale` with the scale vector
             // size the kind allows — `kind::mxf8f6f4` takes `.scale_vec::1X` only (`.block32`
             // is its alias) — and the scale factors' TMEM addresses after the descriptor.
@@ -201,7 +215,7 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
                     if scaled { "needs" } else { "takes no" }
                 )));
             }
-            if scaled && !(cx.has("scale_vec::1X") || cx.has("block32")) {
+            if kind == Kind::MxF8f6f4 && !(cx.has("scale_vec::1X") || cx.has("block32")) {
                 return Err(
                     cx.err("kind::mxf8f6f4 takes .scale_vec::1X (or its alias .block32) only")
                 );

@@ -19,6 +19,7 @@ fn instruction_descriptor_fields() {
             mn_a: false,
             mn_b: false,
             sf_ids: None,
+            sf_ue4m3: false,
         }
     );
     // f16 inputs, negated B, MN-major B, N 64, M 64.
@@ -581,4 +582,39 @@ fn a_load_of_mma_output_needs_the_wait_and_the_fence_after_it() {
         e.contains("has not completed") || e.contains("without a tcgen05.fence::after_thread_sync"),
         "{e}"
     );
+}
+
+/// `kind::mxf4nvf4`'s descriptor (PTX ISA §9.7.16.4.2, the table for `.kind::mxf4` and
+/// `.kind::mxf4nvf4`): E2M1 = 1 in atype (7-9) and the two-bit btype (10-11), UE4M3 = 0 /
+/// UE8M0 = 1 in bit 23, IDs 0 or 2 (0 only with 4X), bit 31 the K = 96 form (refused); and
+/// E2M1 and UE4M3 values from their definitions (§5.2.3).
+#[test]
+fn instruction_descriptor_of_kind_mxf4nvf4_and_e2m1_values() {
+    let d = (1 << 7) | (1 << 10) | (16 << 17) | (1 << 27);
+    let got = decode_idesc(d, Kind::MxF4Nvf4(4)).unwrap();
+    assert_eq!(
+        (got.m, got.n, got.a, got.b, got.sf_ids, got.sf_ue4m3),
+        (128, 128, Elem::E2m1, Elem::E2m1, Some((0, 0)), true)
+    );
+    // 2X: UE8M0 and ID 2 for A; UE4M3 with 2X, ID 2 with 4X, K = 96 and E4M3 codes refused.
+    let two = decode_idesc(d | (1 << 23) | (2 << 29), Kind::MxF4Nvf4(2)).unwrap();
+    assert_eq!((two.sf_ids, two.sf_ue4m3), (Some((2, 0)), false));
+    assert!(
+        decode_idesc(d, Kind::MxF4Nvf4(2))
+            .unwrap_err()
+            .contains("UE4M3")
+    );
+    assert!(decode_idesc(d | (2 << 4), Kind::MxF4Nvf4(4)).is_err());
+    assert!(decode_idesc(d | (1 << 31), Kind::MxF4Nvf4(4)).is_err());
+    assert!(decode_idesc(d & !(1 << 7), Kind::MxF4Nvf4(4)).is_err());
+    let vals: Vec<f64> = (0..16u32).map(|b| Elem::E2m1.value(b)).collect();
+    assert_eq!(
+        vals,
+        [
+            0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0, -0.0, -0.5, -1.0, -1.5, -2.0, -3.0, -4.0, -6.0
+        ]
+    );
+    assert_eq!(ue4m3(0x38), 1.0);
+    assert_eq!(ue4m3(0x7e), 448.0);
+    assert!(ue4m3(0x80).is_nan());
 }
