@@ -15,6 +15,8 @@ pub mod copy {
 }
 pub mod gemm {
     //! The GEMM ladder.
+    pub mod fp8;
+    pub mod fp8_ref;
     pub mod fused;
     pub mod level_01_sync;
     pub mod level_02_tma;

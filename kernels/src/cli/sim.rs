@@ -365,7 +365,7 @@ fn gemm(
     if sig
         .tensors
         .iter()
-        .any(|t| !["a", "b", "c", "bias", "d"].contains(&t.name.as_str()))
+        .any(|t| !["a", "b", "c", "bias", "d", "sa", "sb"].contains(&t.name.as_str()))
     {
         return Err(format!(
             "`{}` takes tensors `tirx sim` has no reference for",
@@ -396,6 +396,31 @@ fn gemm(
     let am = put(dev, &ab, ta, &[m, kk]);
     let bm = put(dev, &bb, ta, &if nn { [kk, n] } else { [n, kk] });
     let cm = put(dev, &cb, tc.unwrap_or(td), &[m, n]);
+    // The FP8 GEMMs' row-wise scales (`sa` [M], `sb` [N]), drawn only for them.
+    let rows = art.problem
+        == Some(Problem::Gemm(GemmProblem {
+            b: tirx::problem::BLayout::Tn,
+            epilogue: Epilogue::ScaleRows,
+        }));
+    let draw = |rng: &mut Rng, len: usize| -> Vec<f32> {
+        (0..if rows { len } else { 0 })
+            .map(|_| 1.5 + rng.unit())
+            .collect()
+    };
+    let (sav, sbv) = (draw(rng, m), draw(rng, n));
+    let f32_bytes = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let sam = put(dev, &f32_bytes(&sav), ElemType::F32, &[sav.len()]);
+    let sbm = put(dev, &f32_bytes(&sbv), ElemType::F32, &[sbv.len()]);
+    let (scale_a, scale_b) = super::sim_cases::TENSOR_SCALES;
+    let s8 = |i: usize, j: usize| {
+        if rows {
+            f64::from(sav[i]) * f64::from(sbv[j])
+        } else if sig.scalars.iter().any(|s| s == "scale_a") {
+            f64::from(scale_a) * f64::from(scale_b)
+        } else {
+            1.0
+        }
+    };
     let dbytes = m * n * td.bytes() as usize;
     let dm = put(dev, &vec![0xff; dbytes], td, &[m, n]);
     let tensors: Vec<TensorMeta> = sig
@@ -406,13 +431,20 @@ fn gemm(
             "b" => bm.clone(),
             "c" => cm.clone(),
             "bias" => biasm.clone(),
+            "sa" => sam.clone(),
+            "sb" => sbm.clone(),
             _ => dm.clone(),
         })
         .collect();
     let scalars: Vec<f32> = sig
         .scalars
         .iter()
-        .map(|s| if s == "alpha" { alpha } else { beta })
+        .map(|s| match s.as_str() {
+            "alpha" => alpha,
+            "scale_a" => scale_a,
+            "scale_b" => scale_b,
+            _ => beta,
+        })
         .collect();
     let stats = launch(art, dev, &tensors, &scalars, s)?;
     let got = decode(&dev.read(dm.addr, dbytes).map_err(|e| e.to_string())?, td);
@@ -433,8 +465,9 @@ fn gemm(
                 mag += (av[i * kk + p] * b).abs();
             }
             let c = if tc.is_some() { cv[i * n + j] } else { 0.0 };
-            let mut w = f64::from(alpha) * dot + f64::from(beta) * c;
-            let scale = f64::from(alpha.abs()) * mag + (f64::from(beta) * c).abs();
+            let sc = s8(i, j);
+            let mut w = sc * (f64::from(alpha) * dot + f64::from(beta) * c);
+            let scale = sc.abs() * (f64::from(alpha.abs()) * mag + (f64::from(beta) * c).abs());
             // D rounded (half an ulp of the result) after an f32 accumulation error `acc`.
             let mut acc = (kk as f64 + 2.0) * scale / 8_388_608.0;
             if let Some(act) = act {
