@@ -19,6 +19,8 @@ mod gpu_epilogue;
 #[cfg(feature = "gpu")]
 mod gpu_exp2_poly;
 #[cfg(feature = "gpu")]
+mod gpu_fp8;
+#[cfg(feature = "gpu")]
 mod gpu_fused;
 #[cfg(feature = "gpu")]
 mod gpu_rows;

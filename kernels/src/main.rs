@@ -113,6 +113,11 @@ enum Cmd {
         /// epilogue (for `bias-silu`, which cuBLASLt lacks, its bias epilogue). TN, bf16 → bf16.
         #[arg(long, value_parser = parse_epilogue, conflicts_with_all = EPILOGUE_CONFLICTS)]
         epilogue: Option<Act>,
+        /// GEMM with `--in e4m3` (or `e5m2`): the FP8 GEMMs' scales, `tensor` (one f32 per
+        /// tensor) or `rows` (one per row of A and per row of B, `torch._scaled_mm`'s row-wise
+        /// form), against cuBLASLt's FP8 GEMM with the same scales. TN only.
+        #[arg(long, default_value = "tensor")]
+        scales: String,
     },
     /// Measure every accepted candidate of a problem on the GPU and remember the fastest in the
     /// tune cache that the host-side choice reads first (`gemm`).
@@ -455,6 +460,20 @@ fn main() -> ExitCode {
         Some(Cmd::Bench {
             what,
             shapes,
+            input,
+            output,
+            scales,
+            ..
+        }) if what == BenchWhat::Gemm && cli::gemm::is_fp8(&input) => match gpu() {
+            Ok(rt) => cli::gemm::bench_gemm_fp8(&rt, &shapes, (&input, &output), &scales),
+            Err(e) => {
+                eprintln!("tirx bench needs a GPU: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        Some(Cmd::Bench {
+            what,
+            shapes,
             kernels,
             ladder,
             json,
@@ -469,6 +488,7 @@ fn main() -> ExitCode {
             quick,
             dump,
             epilogue,
+            scales: _,
         }) => match (gpu(), gemm_types(&input, &output), parse_layout(&layout)) {
             (_, Err(e), _) | (_, _, Err(e)) => Err(e),
             (Ok(rt), Ok(types), Ok(layout)) if what == BenchWhat::Gemm => match epilogue {
