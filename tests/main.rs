@@ -19,6 +19,8 @@ mod gpu_epilogue;
 #[cfg(feature = "gpu")]
 mod gpu_exp2_poly;
 #[cfg(feature = "gpu")]
+mod gpu_fp8;
+#[cfg(feature = "gpu")]
 mod gpu_fused;
 #[cfg(feature = "gpu")]
 mod gpu_rows;
@@ -34,6 +36,7 @@ mod rs_kernels;
 mod sim;
 mod sim_attention;
 mod sim_exec;
+mod sim_fp8;
 mod sim_gemm;
 mod sim_rs;
 mod sim_smem;
@@ -44,3 +47,4 @@ mod tmem_a;
 mod tmem_regs;
 mod tmem_shapes;
 mod ui;
+mod wgmma_fp8;
