@@ -81,7 +81,7 @@ fn f32_operands_are_refused_by_every_mma_variant() {
         + "  buffer @acc: reg f32 (128, 128):(128, 1) swizzle none\n{\n  scope warpgroup 0..=0 {\n    op mma @acc <- @a_s, @b_s accumulate 1:pred\n  }\n}\n";
     let msg = messages(&text);
     assert!(
-        msg.contains("wgmma    refused: A `a_s` holds f32; bf16 and f16 are supported"),
+        msg.contains("wgmma    refused: A `a_s` holds f32; bf16, f16, e4m3 and e5m2 are supported"),
         "{msg}"
     );
 }

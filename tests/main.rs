@@ -20,6 +20,8 @@ mod gpu_epilogue;
 #[cfg(feature = "gpu")]
 mod gpu_exp2_poly;
 #[cfg(feature = "gpu")]
+mod gpu_fp8;
+#[cfg(feature = "gpu")]
 mod gpu_fused;
 #[cfg(feature = "gpu")]
 mod gpu_rows;
@@ -35,6 +37,7 @@ mod rs_kernels;
 mod sim;
 mod sim_attention;
 mod sim_exec;
+mod sim_fp8;
 mod sim_gemm;
 mod sim_mxfp8;
 mod sim_rs;
@@ -46,3 +49,4 @@ mod tmem_a;
 mod tmem_regs;
 mod tmem_shapes;
 mod ui;
+mod wgmma_fp8;

@@ -1,6 +1,6 @@
 //! `tirx check`: assembles every compiled kernel with ptxas, disassembles it with nvdisasm,
 //! and checks what the PTX asked for is in the machine code: no spills, and for each async
-//! instruction family the SASS opcode it must become (wgmma → `HGMMA`, TMA load → `UTMALDG`,
+//! instruction family the SASS opcode it must become (wgmma → `HGMMA`, FP8 `QGMMA`, TMA load → `UTMALDG`,
 //! TMA store → `UTMASTG`, tcgen05.mma → `UTCHMMA`/`UTCQMMA`, tcgen05.ld → `LDTM`,
 //! tcgen05.st → `STTM`, setmaxnreg → `USETMAXREG`; for
 //! register tiles: `ex2.approx` → `MUFU.EX2`, `shfl.sync.bfly` → `SHFL.BFLY`, 16-byte
@@ -13,7 +13,7 @@ use tirx_ptx::tools::{self, ToolError};
 
 /// The SASS opcodes a PTX text must produce: (PTX fragment, acceptable SASS opcodes).
 pub const EXPECTED_SASS: &[(&str, &[&str])] = &[
-    ("wgmma.mma_async", &["HGMMA"]),
+    ("wgmma.mma_async", &["HGMMA", "QGMMA"]),
     (
         "cp.async.bulk.tensor.2d.shared::cluster.global",
         &["UTMALDG"],

@@ -21,6 +21,8 @@ pub mod gemm {
     //! `check`, `reference`).
     pub mod check;
     pub mod family;
+    pub mod fp8;
+    pub mod fp8_ref;
     pub mod fused;
     pub mod host;
     pub mod level_01_sync;

@@ -499,6 +499,43 @@ mod tests {
         }
     }
 
+    fn fp8_of(extra: &[&str]) -> Result<Option<tirx_kernels::bench::fp8::Fp8Problem>, String> {
+        match bench_args(extra).map_err(|e| e.to_string())?.cmd {
+            Some(Cmd::Bench(BenchCmd::Gemm(g))) => g.fp8(),
+            _ => panic!("not a bench gemm command"),
+        }
+    }
+
+    /// `tirx bench gemm --in e4m3|e5m2 [--scales tensor|rows]` is the FP8 bench: its problem
+    /// from the element types and the scales; options it does not take are refused.
+    #[test]
+    fn bench_gemm_takes_the_fp8_problem() {
+        use tirx::abi::ElemType;
+        let p = fp8_of(&["--in", "e4m3"]).unwrap().unwrap();
+        assert_eq!(
+            (p.rows, p.input, p.output),
+            (false, ElemType::E4m3, ElemType::Bf16)
+        );
+        let p = fp8_of(&["--in", "e5m2", "--out", "f32", "--scales", "rows"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (p.rows, p.input, p.output),
+            (true, ElemType::E5m2, ElemType::F32)
+        );
+        assert_eq!(fp8_of(&["--in", "f16"]), Ok(None));
+        for bad in [
+            &["--in", "bf16", "--scales", "rows"][..],
+            &["--in", "e4m3", "--layout", "nn"],
+            &["--in", "e4m3", "--all"],
+            &["--in", "e4m3", "--scales", "rows", "--all"],
+            &["--in", "e4m3", "--scales", "diag"],
+            &["--epilogue", "bias", "--scales", "rows"],
+        ] {
+            assert!(fp8_of(bad).is_err(), "{bad:?}");
+        }
+    }
+
     /// `tirx bench` and `tirx tune` take a family as a subcommand: a misspelt one, or an option
     /// of another family, is refused when the command line is parsed, with no GPU looked for.
     #[test]

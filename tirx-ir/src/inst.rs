@@ -406,6 +406,32 @@ impl Inst {
         )
     }
 
+    /// The FP8 form `wgmma.mma_async.sync.aligned.m64nNk32.f32.<a>.<b> {d}, adesc, bdesc, p, 1,
+    /// 1` (§9.7.15.5.2 wgmma.mma_async, the `.e4m3`/`.e5m2` syntax: `.atype` and `.btype` each
+    /// `.e4m3` or `.e5m2`, K = 32, no `imm-trans-a`/`imm-trans-b` operands — both operands are
+    /// read K-major, §9.7.15.5.1.2: "matrices A and B are K-major" for the types other than
+    /// `.f16`/`.bf16`), scale-d predicate `p`.
+    pub fn wgmma_mma_async_fp8(
+        n: u32,
+        (a, b): (&str, &str),
+        d: &[Handle<Var>],
+        adesc: Handle<Var>,
+        bdesc: Handle<Var>,
+        p: Handle<Var>,
+    ) -> Inst {
+        inst(
+            format!("wgmma.mma_async.sync.aligned.m64n{n}k32.f32.{a}.{b}"),
+            vec![Operand::Vector(d.iter().map(|&v| reg(v)).collect())],
+            vec![
+                reg(adesc),
+                reg(bdesc),
+                reg(p),
+                Operand::Imm(1),
+                Operand::Imm(1),
+            ],
+        )
+    }
+
     /// The register-A form `wgmma.mma_async.sync.aligned.m64nNk16.f32.ab.ab {d…}, {a0, a1,
     /// a2, a3}, bdesc, p, 1, 1, tb` (§9.7.15.5.2: A in four `b32` registers of packed 16-bit
     /// pairs; no `imm-trans-a`).

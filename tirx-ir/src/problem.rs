@@ -178,6 +178,12 @@ pub enum Epilogue {
     /// D = act(A·op(B) + bias), `bias` a vector [N] in D's type added to every row; the
     /// activation is the config constant `ACT` (0 none, 1 ReLU, 2 GELU tanh form, 3 SiLU).
     Bias(Act),
+    /// D = (s_a·s_b)·A·op(B), the f32 scalars `scale_a`, `scale_b` (per-tensor scales of
+    /// quantised operands: `torch._scaled_mm`'s tensor-wise form).
+    ScaleTensor,
+    /// D = diag(sa)·A·op(B)·diag(sb), `sa` [M] and `sb` [N] f32 vectors (one scale per row of
+    /// A and per column of D: `torch._scaled_mm`'s row-wise form).
+    ScaleRows,
 }
 
 impl Epilogue {
@@ -187,6 +193,8 @@ impl Epilogue {
             Epilogue::Plain => "plain",
             Epilogue::Scaled => "scaled",
             Epilogue::Bias(a) => a.epilogue_name(),
+            Epilogue::ScaleTensor => "scale-tensor",
+            Epilogue::ScaleRows => "scale-rows",
         }
     }
 }
@@ -240,7 +248,9 @@ impl ProblemKind {
             ProblemKind::Gemm => {
                 "tensors `a` [M, K], `b` [N, K] (B given N×K) or [K, N] (B given K×N) and \
                  `d` [M, N], A and B of one element type; for D = α·A·op(B) + β·C also `c` \
-                 [M, N] in D's type and the scalars `alpha` and `beta`"
+                 [M, N] in D's type and the scalars `alpha` and `beta`; for D = (s_a·s_b)·A·op(B) \
+                 the scalars `scale_a` and `scale_b`; for D = diag(sa)·A·op(B)·diag(sb) the f32 \
+                 vectors `sa` [M] and `sb` [N]"
             }
             ProblemKind::Row(RowOp::Softmax) => "tensors `x` [M, N] and `y` [M, N]",
             ProblemKind::SiluMul => "tensors `x`, `g` and `y`, all [M, N] of one element type",
@@ -429,7 +439,24 @@ fn derive_gemm(sig: &Signature, consts: &[(String, i64)]) -> Result<GemmProblem,
             })?;
             Epilogue::Bias(act)
         }
+        None if sig.scalars.is_empty() && sig.tensors.iter().any(|t| t.name == "sa") => {
+            let vector = |name: &str, len: &str| {
+                let t = role(sig, kind, name)?;
+                if t.shape.as_slice() != [len.to_string()] || t.elem != ElemType::F32 {
+                    return Err(format!(
+                        "`{name}` must be an f32 vector [{len}], found {} {:?}",
+                        t.elem.name(),
+                        t.shape
+                    ));
+                }
+                Ok(())
+            };
+            vector("sa", m)?;
+            vector("sb", n)?;
+            Epilogue::ScaleRows
+        }
         None if sig.scalars.is_empty() => Epilogue::Plain,
+        None if scalars(&["scale_a", "scale_b"]) && sig.scalars.len() == 2 => Epilogue::ScaleTensor,
         Some(c) if scalars(&["alpha", "beta"]) && sig.scalars.len() == 2 => {
             if c.shape != d.shape || c.elem != d.elem {
                 return Err(format!(
@@ -456,7 +483,11 @@ fn derive_gemm(sig: &Signature, consts: &[(String, i64)]) -> Result<GemmProblem,
             ));
         }
     };
-    let extra = usize::from(matches!(epilogue, Epilogue::Scaled | Epilogue::Bias(_)));
+    let extra = match epilogue {
+        Epilogue::Scaled | Epilogue::Bias(_) => 1,
+        Epilogue::ScaleRows => 2,
+        Epilogue::Plain | Epilogue::ScaleTensor => 0,
+    };
     if sig.tensors.len() != 3 + extra {
         return Err(format!(
             "`solves = gemm` takes {}; this kernel has more tensors",

@@ -91,6 +91,7 @@ fn gemm_request(g: &Gemm) -> GemmRequest {
         bias,
         d: g.d.clone(),
         scalars: g.scaled.unwrap_or((1.0, 0.0)),
+        row_scales: None,
     }
 }
 

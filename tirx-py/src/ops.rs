@@ -200,6 +200,7 @@ pub fn torch_name(e: ElemType) -> String {
         ElemType::F32 => "torch.float32".into(),
         ElemType::E4m3 => "torch.float8_e4m3fn".into(),
         ElemType::E5m2 => "torch.float8_e5m2".into(),
+        ElemType::Ue8m0 => "torch.float8_e8m0fnu".into(),
     }
 }
 

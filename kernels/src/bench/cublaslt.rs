@@ -80,7 +80,7 @@ use crate::gemm::request::GemmTypes;
 use tirx::problem::BLayout;
 
 /// cuBLAS's name for an element type.
-fn data_type(e: ElemType) -> sys::cudaDataType_t {
+pub(super) fn data_type(e: ElemType) -> sys::cudaDataType_t {
     match e {
         ElemType::Bf16 => sys::cudaDataType_t::CUDA_R_16BF,
         ElemType::F16 => sys::cudaDataType_t::CUDA_R_16F,
@@ -150,12 +150,12 @@ fn set_desc_attr<T: Copy>(
 
 /// A cuBLASLt handle and its workspace, on a runtime's stream.
 pub struct CublasLt {
-    handle: sys::cublasLtHandle_t,
-    workspace: CudaSlice<u8>,
-    stream: Arc<CudaStream>,
+    pub(super) handle: sys::cublasLtHandle_t,
+    pub(super) workspace: CudaSlice<u8>,
+    pub(super) stream: Arc<CudaStream>,
 }
 
-fn lt(what: &'static str) -> impl FnOnce(CublasError) -> BenchError {
+pub(super) fn lt(what: &'static str) -> impl FnOnce(CublasError) -> BenchError {
     move |e| BenchError::Cublas(format!("{what}: {e}"))
 }
 
@@ -295,9 +295,9 @@ impl Drop for CublasLt {
     }
 }
 
-struct Layout(sys::cublasLtMatrixLayout_t);
-struct Desc(sys::cublasLtMatmulDesc_t);
-struct Pref(sys::cublasLtMatmulPreference_t);
+pub(super) struct Layout(pub(super) sys::cublasLtMatrixLayout_t);
+pub(super) struct Desc(pub(super) sys::cublasLtMatmulDesc_t);
+pub(super) struct Pref(pub(super) sys::cublasLtMatmulPreference_t);
 
 impl Drop for Layout {
     fn drop(&mut self) {
@@ -511,6 +511,6 @@ fn check_view(
     Ok(())
 }
 
-fn lt_err(e: CublasError) -> BenchError {
+pub(super) fn lt_err(e: CublasError) -> BenchError {
     BenchError::Cublas(format!("cublasLtMatmul: {e}"))
 }

@@ -9,6 +9,8 @@
 //!   clock drift hits all alike), over a sweep of shapes ([`sweep`], whose docs give the
 //!   method), with a progress bar ([`progress`]), then a table ([`report`]), a JSON file
 //!   ([`json`]) and an SVG plot ([`plot`]).
+//! - [`fp8`]: `tirx bench gemm --in e4m3`, the FP8 GEMMs against cuBLASLt's FP8 GEMM
+//!   ([`cublaslt_fp8`]) with the same per-tensor or row-wise scales, by the same rounds.
 //! - [`epilogue`]: `tirx bench gemm --epilogue`, a fused GEMM D = act(A·Bᵀ + bias) against
 //!   cuBLASLt's own fused epilogues, by the same rounds (`sweep::time_rounds`), checked
 //!   against the CPU reference of [`crate::gemm::reference`].
@@ -20,7 +22,9 @@
 
 pub mod attention;
 pub mod cublaslt;
+pub mod cublaslt_fp8;
 pub mod epilogue;
+pub mod fp8;
 pub mod json;
 pub mod plot;
 pub mod progress;

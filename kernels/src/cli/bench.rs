@@ -5,10 +5,14 @@
 use std::path::PathBuf;
 
 use tirx::Runtime;
+use tirx::abi::ElemType;
 use tirx_kernels::bench::Problem;
+use tirx_kernels::bench::fp8::Fp8Problem;
 use tirx_kernels::gemm::reference::{Act, parse_epilogue};
 
-use super::gemm::{bench_gemm, bench_gemm_epilogue, gemm_types, parse_layout, parse_shape};
+use super::gemm::{
+    bench_gemm, bench_gemm_epilogue, bench_gemm_fp8, gemm_types, parse_layout, parse_shape,
+};
 
 /// What `tirx bench` measures: a family and its options.
 #[derive(clap::Subcommand)]
@@ -82,7 +86,8 @@ pub struct GemmBench {
     /// layout are measured, and cuBLASLt is run in the same layout.
     #[arg(long, default_value = "tn")]
     pub layout: String,
-    /// Element type of A and B: bf16 or f16 (accumulation is f32).
+    /// Element type of A and B: bf16 or f16 (accumulation is f32); e4m3 or e5m2 measures the
+    /// FP8 GEMMs, D = s ⊙ A·Bᵀ with the scales of `--scales`, against cuBLASLt's FP8 GEMM (TN).
     #[arg(long = "in", default_value = "bf16")]
     pub input: String,
     /// Element type of D: bf16, f16 or f32. Only configs of these types compete; cuBLASLt runs
@@ -105,19 +110,75 @@ pub struct GemmBench {
     /// epilogue (for `bias-silu`, which cuBLASLt lacks, its bias epilogue). TN, bf16 → bf16.
     #[arg(long, value_parser = parse_epilogue, conflicts_with_all = EPILOGUE_CONFLICTS)]
     pub epilogue: Option<Act>,
+    /// With `--in e4m3` or `e5m2`: the FP8 GEMMs' scales, `tensor` (one f32 per tensor,
+    /// `Epilogue::ScaleTensor`; the default) or `rows` (one per row of A and per row of B,
+    /// `torch._scaled_mm`'s row-wise form, `Epilogue::ScaleRows`); cuBLASLt applies the same.
+    #[arg(long, value_enum, conflicts_with_all = FP8_CONFLICTS)]
+    pub scales: Option<Scales>,
+}
+
+/// The FP8 GEMMs' scales (`--scales`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Scales {
+    /// One f32 per tensor.
+    Tensor,
+    /// One f32 per row of A and per row of B.
+    Rows,
 }
 
 /// What `--epilogue` fixes (TN, bf16 → bf16, α = 1, β = 0, one fused kernel): the options
 /// that would change it.
-const EPILOGUE_CONFLICTS: [&str; 8] = [
-    "kernels", "ladder", "layout", "input", "output", "alpha", "beta", "all",
+const EPILOGUE_CONFLICTS: [&str; 9] = [
+    "kernels", "ladder", "layout", "input", "output", "alpha", "beta", "all", "scales",
 ];
+
+/// What the FP8 bench fixes (TN, no α/β/C, every FP8 config of the problem against
+/// cuBLASLt): the options that would change it.
+const FP8_CONFLICTS: [&str; 6] = ["kernels", "ladder", "layout", "alpha", "beta", "all"];
+
+impl GemmBench {
+    /// The FP8 GEMM problem these options ask for (`--in e4m3|e5m2`, `--scales`), `None` for
+    /// a 16-bit GEMM; `Err` for `--scales` without FP8 inputs, or FP8 inputs with an option
+    /// the FP8 bench does not take (which `--scales` refuses at parse time).
+    pub fn fp8(&self) -> Result<Option<Fp8Problem>, String> {
+        let Some(input) = ElemType::from_name(&self.input).filter(|e| e.is_fp8()) else {
+            return match self.scales {
+                Some(_) => Err("`--scales` is for the FP8 GEMMs (`--in e4m3` or `e5m2`)".into()),
+                None => Ok(None),
+            };
+        };
+        let defaults = self.kernels.is_empty()
+            && !self.ladder
+            && !self.all
+            && self.layout == "tn"
+            && self.alpha == 1.0
+            && self.beta == 0.0;
+        if !defaults {
+            return Err(format!(
+                "`--in {}` measures every FP8 GEMM (TN, scales by `--scales`) against cuBLASLt: \
+                 `--kernel`, `--ladder`, `--all`, `--layout nn`, `--alpha` and `--beta` are not \
+                 for it",
+                self.input
+            ));
+        }
+        let output = ElemType::from_name(&self.output)
+            .ok_or_else(|| format!("unknown element type `{}`", self.output))?;
+        Ok(Some(Fp8Problem {
+            rows: self.scales == Some(Scales::Rows),
+            input,
+            output,
+        }))
+    }
+}
 
 /// Runs `cmd` on `rt`'s GPU; `Ok(true)` when every result was right.
 pub fn bench(rt: &Runtime, cmd: &BenchCmd) -> Result<bool, String> {
     match cmd {
         BenchCmd::Copy { shapes } => bench_copy(rt, shapes),
         BenchCmd::Gemm(g) => {
+            if let Some(p) = g.fp8()? {
+                return bench_gemm_fp8(rt, &g.shapes, p);
+            }
             let types = gemm_types(&g.input, &g.output)?;
             let layout = parse_layout(&g.layout)?;
             match g.epilogue {

@@ -272,6 +272,23 @@ pub fn bench_gemm_epilogue(
     .map_err(|e| e.to_string())
 }
 
+/// `tirx bench gemm --in e4m3 [--out T] [--scales tensor|rows]`: the FP8 GEMMs solving `p`
+/// against cuBLASLt's FP8 GEMM (`tirx_kernels::bench::fp8`); `Ok(false)` when some shape
+/// failed.
+pub fn bench_gemm_fp8(
+    rt: &Runtime,
+    shapes: &[String],
+    p: tirx_kernels::bench::fp8::Fp8Problem,
+) -> Result<bool, String> {
+    let shapes = shapes
+        .iter()
+        .map(|s| parse_shape(s, 3).map(|v| (v[0], v[1], v[2])))
+        .collect::<Result<Vec<_>, _>>()?;
+    let r = tirx_kernels::bench::fp8::fp8_report(rt, p, (!shapes.is_empty()).then_some(shapes))
+        .map_err(|e| e.to_string())?;
+    Ok(r.rows.iter().all(tirx_kernels::bench::report::Row::ok))
+}
+
 /// `tirx tune gemm`: every accepted candidate of the problem measured on each shape (in the
 /// bench's interleaved rounds beside cuBLASLt, every result checked), the right ones written
 /// fastest first into the tune cache; per shape, the cost model's pick against the fastest.

@@ -87,6 +87,9 @@ const TABLE: &[Case] = &[
     case("gemm_sm90_ws", "nn_n64", GEMM),
     case("gemm_sm90_cluster", "nn_f16_f32", GEMM),
     case("gemm_sm90_tma_epi_abc", "nn_bf16_f16_n128", GEMM),
+    // FP8 (E4M3) inputs, per-tensor and row-wise scales; K 208 = 128 + 80.
+    case("gemm_sm90_fp8", "n128", (130, 136, 208)),
+    case("gemm_sm90_fp8_rowwise", "n128", (130, 136, 208)),
     // D = act(A·Bᵀ + bias): the two activations with transcendental functions.
     case("gemm_sm90_bias_act", "gelu_n128", GEMM),
     case("gemm_sm90_bias_act", "silu_n128", GEMM),
@@ -279,11 +282,26 @@ pub fn inputs(art: &KernelArtifact, case: &Case) -> Result<CaseData, String> {
             named.push(("c", tc, vec![m, n], random_bytes(&mut rng, tc, m * n)));
             let tb = elem("bias").unwrap_or(td);
             named.push(("bias", tb, vec![n], random_bytes(&mut rng, tb, n)));
+            // The FP8 GEMMs' scales (`sa` [M], `sb` [N], or `scale_a`, `scale_b`), from a
+            // generator of their own so that the other cases' inputs stay as they were.
+            let mut srng = Rng::new(case.seed ^ 0x005c_a1e5);
+            let f32s = |rng: &mut Rng, len: usize| -> Vec<u8> {
+                (0..len)
+                    .flat_map(|_| (1.5 + rng.unit()).to_le_bytes())
+                    .collect()
+            };
+            named.push(("sa", ElemType::F32, vec![m], f32s(&mut srng, m)));
+            named.push(("sb", ElemType::F32, vec![n], f32s(&mut srng, n)));
             let (alpha, beta) = gemm_scale(epilogue);
             scalars = sig
                 .scalars
                 .iter()
-                .map(|s| if s == "alpha" { alpha } else { beta })
+                .map(|s| match s.as_str() {
+                    "alpha" => alpha,
+                    "scale_a" => TENSOR_SCALES.0,
+                    "scale_b" => TENSOR_SCALES.1,
+                    _ => beta,
+                })
                 .collect();
         }
         Some(Problem::Attention) => {
@@ -354,6 +372,27 @@ pub fn inputs(art: &KernelArtifact, case: &Case) -> Result<CaseData, String> {
         scalars,
         output,
     })
+}
+
+/// `scale_a`, `scale_b` of the per-tensor FP8 GEMM's cases.
+pub const TENSOR_SCALES: (f32, f32) = tirx_kernels::gemm::check::FP8_TENSOR_SCALES;
+
+/// The scale of element (i, j) of an FP8 GEMM's D (`sa[i]·sb[j]` or `scale_a·scale_b`), 1
+/// for the other GEMMs.
+pub fn fp8_scale(art: &KernelArtifact, data: &CaseData, i: usize, j: usize) -> f64 {
+    let Some(Problem::Gemm(GemmProblem { epilogue, .. })) = art.problem else {
+        return 1.0;
+    };
+    let at = |name: &str, x: usize| {
+        data.input(name).map_or(1.0, |t| {
+            decode(&t.bytes[4 * x..4 * x + 4], ElemType::F32)[0]
+        })
+    };
+    match epilogue {
+        Epilogue::ScaleRows => at("sa", i) * at("sb", j),
+        Epilogue::ScaleTensor => f64::from(TENSOR_SCALES.0) * f64::from(TENSOR_SCALES.1),
+        _ => 1.0,
+    }
 }
 
 /// α, β of a GEMM epilogue: (1.5, −0.75) where it takes C, as `tirx sim` and the sim tests.

@@ -29,7 +29,7 @@
 //!   the bound is 1. The table also gives each side's worst distance from `w` in units of
 //!   its own one-sided bound.
 
-use super::sim_cases::{CaseData, Fnv, cases, decode, gemm_scale, inputs};
+use super::sim_cases::{CaseData, Fnv, cases, decode, fp8_scale, gemm_scale, inputs};
 use super::sim_dump::{Entry, Manifest, hex};
 use half::bf16;
 use tirx::KernelArtifact;
@@ -198,6 +198,7 @@ fn gemm_bounds(
     };
     let c = values("c");
     let bias = values("bias");
+    let fp8 = data.input("a").is_some_and(|t| t.elem.is_fp8());
     let (alpha, beta) = gemm_scale(epilogue);
     let act = match epilogue {
         Epilogue::Bias(act) => Some(act),
@@ -229,10 +230,17 @@ fn gemm_bounds(
                 (Some(c), Epilogue::Scaled) => c[i * n + j],
                 _ => 0.0,
             };
-            let mut w = f64::from(alpha) * dot + f64::from(beta) * cv;
-            let scale = f64::from(alpha.abs()) * mag + (f64::from(beta) * cv).abs();
+            // The FP8 GEMMs' scale of this element (1 for the others), and the GPU's FP8
+            // accumulation (about 14 bits kept: `fp8_ref::accumulation_bound`).
+            let s8 = fp8_scale(art, data, i, j);
+            let mut w = s8 * (f64::from(alpha) * dot + f64::from(beta) * cv);
+            let scale = s8.abs() * (f64::from(alpha.abs()) * mag + (f64::from(beta) * cv).abs());
             let mut acc = (kk as f64 + 2.0) * scale / 8_388_608.0;
-            let mut extra = 0.0;
+            let mut extra = if fp8 {
+                scale * tirx_kernels::gemm::fp8_ref::accumulation_bound(kk, false)
+            } else {
+                0.0
+            };
             if let Some(act) = act {
                 let b = bias.as_ref().map_or(0.0, |bv| bv[j]);
                 (w, acc, extra) = tirx_kernels::simulate::bias_act_bound(act, w, b, acc);

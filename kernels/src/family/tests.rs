@@ -174,6 +174,59 @@ fn each_familys_first_artifact_runs_in_the_emulator_at_its_default_shape() {
     }
 }
 
+/// The FP8 GEMMs' problems (per-tensor and row-wise scales) go through the GEMM family as
+/// any GEMM does: the dispatcher chooses an FP8 artifact of the problem for E4M3 → bf16 on
+/// contiguous tensors (the row-wise request carries `sa`, `sb`, which the planner checks), a
+/// 16-bit request is refused by them with a typed reason, and the choice runs in the
+/// emulator at the family's default shape against the f64 reference with its scales.
+#[test]
+fn the_fp8_gemms_go_through_the_gemm_family() {
+    use crate::gemm::request::{GemmRequest, GemmTypes};
+    use tirx::abi::ElemType;
+    use tirx::problem::{BLayout, Epilogue, GemmProblem};
+    for epilogue in [Epilogue::ScaleTensor, Epilogue::ScaleRows] {
+        let types = GemmTypes {
+            input: ElemType::E4m3,
+            output: ElemType::Bf16,
+        };
+        let request = GemmRequest::contiguous(BLayout::Tn, epilogue, types, (130, 136, 208));
+        let choice = dispatch::choose(
+            &request,
+            &catalogue::all(),
+            &Device::h200(),
+            &Cache::default(),
+        )
+        .unwrap_or_else(|e| panic!("{epilogue:?}: {e}"));
+        let art = choice.artifact;
+        let problem = Problem::Gemm(GemmProblem {
+            b: BLayout::Tn,
+            epilogue,
+        });
+        assert_eq!(art.problem, Some(problem));
+        assert_eq!(
+            (art.elem_of("a"), art.elem_of("d")),
+            (Some(ElemType::E4m3), Some(ElemType::Bf16))
+        );
+        let bf16 = GemmRequest::contiguous(
+            BLayout::Tn,
+            Epilogue::Plain,
+            GemmTypes::BF16,
+            (130, 136, 208),
+        );
+        assert!(matches!(
+            bf16.solves(art),
+            Err(Reject::Problem { found: Some(p) }) if p == problem
+        ));
+        let family = catalogue::family_of(art).expect("owned");
+        assert_eq!(family.name(), "gemm");
+        let shape = family.default_shape(art);
+        assert_eq!(shape, (130, 136, 208), "K: a full K tile of 128 and a tail");
+        if let Err(e) = family.simulate(art, shape, &SimRun::seeded(1)) {
+            panic!("{}/{} at {shape:?}: {e}", art.kernel, art.config);
+        }
+    }
+}
+
 /// Every shipped artifact (both targets) in the emulator at its family's default shape:
 /// `cargo test --release -p tirx-kernels --lib every_artifact -- --ignored` (173 s in a
 /// release build on 2 shared cores, 2026-12-03: all pass; about an hour in a debug build).

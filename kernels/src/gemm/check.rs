@@ -1,8 +1,10 @@
 //! The GEMM family's GPU checks (`tirx run`, the GPU tests): a config run on random data in
 //! its own element types, D poisoned first, against the f64 reference
 //! ([`super::reference`]) within the output type's tolerance — plain, scaled
-//! (D = α·A·op(B) + β·C) and fused (D = act(A·Bᵀ + bias)).
+//! (D = α·A·op(B) + β·C), fused (D = act(A·Bᵀ + bias)) and FP8 (D = s ⊙ A·Bᵀ with per-tensor
+//! or row-wise scales, [`check_fp8`], against [`super::fp8_ref`]).
 
+use super::fp8_ref::{self, Fp8Host, Fp8Scales, scaled_mm_f64};
 use super::host::{GemmLaunch, launch_roles};
 use super::reference::BOperand;
 use super::request::GemmTypes;
@@ -106,11 +108,12 @@ impl Check<'_> {
             (F32, Bf16) => run.typed::<f32, bf16>(),
             (F32, F16) => run.typed::<f32, f16>(),
             (F32, F32) => run.typed::<f32, f32>(),
-            // No shipped GEMM config takes 8-bit floats (`GemmTypes::ALL`); the FP8 MMA kinds are
-            // checked in the emulator (tests/kinds.rs).
+            // 8-bit floats in: the FP8 GEMMs, whose scales make them another problem
+            // ([`check_fp8`]); the tcgen05 FP8 MMA kinds are checked in the emulator
+            // (tests/kinds.rs).
             (i, o) => Err(RuntimeError::NoKernelFits {
                 problem: format!("gemm {} -> {}", i.name(), o.name()),
-                table: "  (no GEMM check runs 8-bit floats on a GPU yet)".into(),
+                table: "  (8-bit floats in: only the FP8 GEMMs, with scales: `check_fp8`)".into(),
             }),
         }
     }
@@ -241,5 +244,95 @@ pub fn check_bias(
         } else {
             block_map(&got, &want, m, n, tol)
         },
+    })
+}
+
+/// The per-tensor scales `tirx run` and `tirx sim` give an FP8 GEMM (`scale_a`, `scale_b`):
+/// neither 1, and their product negative, so a lost or swapped scale shows.
+pub const FP8_TENSOR_SCALES: (f32, f32) = (0.375, -2.5);
+
+/// The row-wise scales `tirx run` and `tirx sim` give an FP8 GEMM: `len` values uniform in
+/// [0.5, 2.5) from `rng`.
+pub fn fp8_row_scales(rng: &mut Rng, len: usize) -> Vec<f32> {
+    (0..len).map(|_| 1.5 + rng.unit()).collect()
+}
+
+/// `tirx run` of an FP8 GEMM (`Epilogue::ScaleTensor` or `ScaleRows`, B given N×K) on an
+/// M×N×K problem: A and B uniform in [−1, 1) rounded to the artifact's FP8 type (the
+/// reference reads the rounded values), the scales of [`FP8_TENSOR_SCALES`] or
+/// [`fp8_row_scales`], D poisoned first; every element against the f64 reference of
+/// [`super::fp8_ref`] within its bound for the tensor core's FP8 accumulation. The error
+/// reported is the relative Frobenius error; a failure names the first element out of bounds.
+pub fn check_fp8(
+    rt: &Runtime,
+    art: &KernelArtifact,
+    rows: bool,
+    shape: (usize, usize, usize),
+    seed: u64,
+) -> Result<CheckReport, RuntimeError> {
+    use ElemType::{Bf16, E4m3, E5m2, F16, F32};
+    use tirx::{e4m3, e5m2};
+    match (art.elem_of("a"), art.elem_of("d")) {
+        (Some(E4m3), Some(Bf16)) => fp8_typed::<e4m3, bf16>(rt, art, rows, shape, seed),
+        (Some(E4m3), Some(F16)) => fp8_typed::<e4m3, f16>(rt, art, rows, shape, seed),
+        (Some(E4m3), Some(F32)) => fp8_typed::<e4m3, f32>(rt, art, rows, shape, seed),
+        (Some(E5m2), Some(Bf16)) => fp8_typed::<e5m2, bf16>(rt, art, rows, shape, seed),
+        (Some(E5m2), Some(F16)) => fp8_typed::<e5m2, f16>(rt, art, rows, shape, seed),
+        (Some(E5m2), Some(F32)) => fp8_typed::<e5m2, f32>(rt, art, rows, shape, seed),
+        (i, o) => Err(RuntimeError::NoKernelFits {
+            problem: format!("an FP8 GEMM check of `{}/{}`", art.kernel, art.config),
+            table: format!("  it takes {i:?} -> {o:?}, not E4M3/E5M2 in and bf16/f16/f32 out\n"),
+        }),
+    }
+}
+
+/// [`check_fp8`] in A's type `A` and D's type `D`.
+fn fp8_typed<A: Fp8Host, D: HostElem>(
+    rt: &Runtime,
+    art: &KernelArtifact,
+    rows: bool,
+    (m, n, k): (usize, usize, usize),
+    seed: u64,
+) -> Result<CheckReport, RuntimeError> {
+    let mut rng = Rng::new(seed);
+    let ha: Vec<A> = (0..m * k).map(|_| A::quantise(rng.unit())).collect();
+    let hb: Vec<A> = (0..n * k).map(|_| A::quantise(rng.unit())).collect();
+    let scales = if rows {
+        let sa = fp8_row_scales(&mut rng, m);
+        Fp8Scales::Rows(sa, fp8_row_scales(&mut rng, n))
+    } else {
+        Fp8Scales::Tensor(FP8_TENSOR_SCALES.0, FP8_TENSOR_SCALES.1)
+    };
+    let a = rt.upload(&ha, &[m, k])?;
+    let b = rt.upload(&hb, &[n, k])?;
+    let (sa, sb) = match &scales {
+        Fp8Scales::Rows(sa, sb) => (rt.upload(sa, &[m])?, rt.upload(sb, &[n])?),
+        Fp8Scales::Tensor(x, y) => (rt.upload(&[*x], &[1])?, rt.upload(&[*y], &[1])?),
+    };
+    let mut d = rt.zeros::<D>(&[m, n])?;
+    rt.poison(&mut d)?;
+    let roles = [
+        ("a", a.view()),
+        ("b", b.view()),
+        ("sa", sa.view()),
+        ("sb", sb.view()),
+        ("d", d.view()),
+    ];
+    let (x, y) = match scales {
+        Fp8Scales::Tensor(x, y) => (x, y),
+        Fp8Scales::Rows(..) => (1.0, 1.0),
+    };
+    crate::family::launch_roles(rt, art, &roles, &[("scale_a", x), ("scale_b", y)])?;
+    rt.synchronize()?;
+    let got = rt.download(&d)?;
+    let values = |h: &[A]| h.iter().map(|v| v.value()).collect::<Vec<f64>>();
+    let (want, mag) = scaled_mm_f64(&values(&ha), &values(&hb), (m, n, k), &scales);
+    let got64: Vec<f64> = got.iter().map(|g| g.to_f64()).collect();
+    let verdict = fp8_ref::check(&got64, (&want, &mag), (k, D::ELEM, false), n);
+    Ok(CheckReport {
+        shape: (m, n, k),
+        error: rel_frobenius(&got, &want),
+        ok: verdict.is_ok(),
+        blocks: verdict.err().map_or_else(String::new, |e| format!("{e}\n")),
     })
 }

@@ -1,14 +1,18 @@
-//! The GEMM family: D = A·op(B) (plain), D = α·A·op(B) + β·C (scaled) and
-//! D = act(A·Bᵀ + bias) (fused), B given N×K or K×N, as [`crate::family::Family`] sees it.
+//! The GEMM family: D = A·op(B) (plain), D = α·A·op(B) + β·C (scaled),
+//! D = act(A·Bᵀ + bias) (fused) and the FP8 GEMMs' D = s ⊙ A·Bᵀ (E4M3/E5M2 in; per-tensor
+//! scales `scale_a`, `scale_b` or row-wise `sa` [M], `sb` [N]: `Epilogue::ScaleTensor` /
+//! `ScaleRows`), B given N×K or K×N, as [`crate::family::Family`] sees it.
 //!
 //! - Problem: `Problem::Gemm` (B's layout and the epilogue from the artifact, never from a
 //!   tensor's or a config's name).
 //! - Request: [`GemmRequest`] (`request.rs`: acceptance and the cost model).
-//! - Reference: `reference.rs` (f64, either layout, the fused epilogue).
+//! - Reference: `reference.rs` (f64, either layout, the fused epilogue); `fp8_ref.rs` for the
+//!   FP8 GEMMs (the scales, and the bound of the tensor core's FP8 accumulation).
 //! - Host entries and launch by role: `host.rs`; GPU checks: `check.rs`.
 //!
 //! Default shape 130×136×96: tails in M and N, 1.5 K tiles of 64, and rows of A, B and D
-//! whose byte strides TMA takes (a multiple of 16 bytes in every element type shipped).
+//! whose byte strides TMA takes (a multiple of 16 bytes in every element type shipped). The
+//! FP8 GEMMs (K tiles of 128) take 130×136×208: a full K tile and a tail of 80.
 
 use tirx::KernelArtifact;
 use tirx::abi::ElemType;
@@ -17,7 +21,7 @@ use tirx::runtime::TensorMeta;
 use tirx::{Runtime, RuntimeError};
 use tirx_sim::{Device, Stats};
 
-use super::check::{Check, check_bias};
+use super::check::{Check, FP8_TENSOR_SCALES, check_bias, check_fp8, fp8_row_scales};
 use super::host::GemmLaunch;
 use super::request::{GemmRequest, GemmTypes};
 use crate::dispatch::ProblemDef;
@@ -66,8 +70,14 @@ impl Family for Gemm {
         )))
     }
 
-    fn default_shape(&self, _art: &KernelArtifact) -> Shape {
-        (130, 136, 96)
+    fn default_shape(&self, art: &KernelArtifact) -> Shape {
+        match art.problem {
+            Some(Problem::Gemm(GemmProblem {
+                epilogue: Epilogue::ScaleTensor | Epilogue::ScaleRows,
+                ..
+            })) => (130, 136, 208),
+            _ => (130, 136, 96),
+        }
     }
 
     fn check(
@@ -83,6 +93,8 @@ impl Family for Gemm {
         };
         match g.epilogue {
             Epilogue::Bias(act) => check_bias(rt, art, act, shape, seed),
+            Epilogue::ScaleTensor => check_fp8(rt, art, false, shape, seed),
+            Epilogue::ScaleRows => check_fp8(rt, art, true, shape, seed),
             e => Check {
                 rt,
                 launch,
@@ -106,10 +118,12 @@ impl Family for Gemm {
     }
 }
 
-/// A GEMM on M×N×K in the emulator: D = α·A·op(B) + β·C (or act(A·Bᵀ + bias)) against the
-/// f64 reference, each element within half an ulp of D's type plus
-/// `(K + 2)·2⁻²³·(|α|·Σ|a·b| + |β·c|)` (widened by the fused epilogue's f32 bias add and
-/// activation, [`simulate::bias_act_bound`]).
+/// A GEMM on M×N×K in the emulator: D = α·A·op(B) + β·C (or act(A·Bᵀ + bias), or an FP8
+/// GEMM's s ⊙ A·Bᵀ with s = `scale_a·scale_b` or `sa[i]·sb[j]`) against the f64 reference,
+/// each element within half an ulp of D's type plus `(K + 2)·2⁻²³·|s|·(|α|·Σ|a·b| + |β·c|)`
+/// (widened by the fused epilogue's f32 bias add and activation,
+/// [`simulate::bias_act_bound`]). The emulator accumulates FP8 products exactly per k32 step
+/// in f32, so the FP8 GEMMs get the f32 bound too (not the GPU's, `fp8_ref::accumulation_bound`).
 fn simulate_gemm(
     art: &KernelArtifact,
     (m, n, kk): Shape,
@@ -141,15 +155,38 @@ fn simulate_gemm(
     let cm = put(dev, &cb, tc.unwrap_or(td), &[m, n]);
     let dbytes = m * n * td.bytes() as usize;
     let dm = put(dev, &vec![0xff; dbytes], td, &[m, n]);
-    let roles: [(&str, TensorMeta); 5] = [
+    let mut roles: Vec<(&str, TensorMeta)> = vec![
         ("a", am),
         ("b", bm),
         ("c", cm),
         ("bias", biasm),
         ("d", dm.clone()),
     ];
-    let (tensors, scalars) =
-        by_role(art, &roles, &[("alpha", alpha), ("beta", beta)]).map_err(|e| e.to_string())?;
+    // The FP8 GEMMs' scales, drawn after every other input (the other GEMMs' inputs stay as
+    // they were): row-wise `sa` [M], `sb` [N], or per tensor `scale_a`, `scale_b`.
+    let row_scales = (g.epilogue == Epilogue::ScaleRows).then(|| {
+        let sa = fp8_row_scales(&mut rng, m);
+        (sa, fp8_row_scales(&mut rng, n))
+    });
+    if let Some((sa, sb)) = &row_scales {
+        let bytes = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+        roles.push(("sa", put(dev, &bytes(sa), ElemType::F32, &[m])));
+        roles.push(("sb", put(dev, &bytes(sb), ElemType::F32, &[n])));
+    }
+    let s8 = |i: usize, j: usize| match (&row_scales, g.epilogue) {
+        (Some((sa, sb)), _) => f64::from(sa[i]) * f64::from(sb[j]),
+        (None, Epilogue::ScaleTensor) => {
+            f64::from(FP8_TENSOR_SCALES.0) * f64::from(FP8_TENSOR_SCALES.1)
+        }
+        _ => 1.0,
+    };
+    let scalar_roles = [
+        ("alpha", alpha),
+        ("beta", beta),
+        ("scale_a", FP8_TENSOR_SCALES.0),
+        ("scale_b", FP8_TENSOR_SCALES.1),
+    ];
+    let (tensors, scalars) = by_role(art, &roles, &scalar_roles).map_err(|e| e.to_string())?;
     let stats = run.launch(art, dev, &tensors, &scalars)?;
     let got = decode(&dev.read(dm.addr, dbytes).map_err(|e| e.to_string())?, td);
     let half_ulp = match td {
@@ -171,8 +208,9 @@ fn simulate_gemm(
                 mag += (av[i * kk + p] * b).abs();
             }
             let c = if tc.is_some() { cv[i * n + j] } else { 0.0 };
-            let mut w = f64::from(alpha) * dot + f64::from(beta) * c;
-            let scale = f64::from(alpha.abs()) * mag + (f64::from(beta) * c).abs();
+            let sc = s8(i, j);
+            let mut w = sc * (f64::from(alpha) * dot + f64::from(beta) * c);
+            let scale = sc.abs() * (f64::from(alpha.abs()) * mag + (f64::from(beta) * c).abs());
             // D rounded (half an ulp of the result) after an f32 accumulation error `acc`.
             let mut acc = (kk as f64 + 2.0) * scale / 8_388_608.0;
             if let Some(act) = act {

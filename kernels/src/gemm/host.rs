@@ -7,7 +7,7 @@
 //! `RuntimeError::ElemMismatch` before anything runs. Tensors are passed by role (`a`, `b`,
 //! `c`, `bias`, `d`), in whatever order the kernel declares them.
 
-use super::request::{GemmRequest, GemmTypes};
+use super::request::{Fp8ScaleArgs, GemmRequest, GemmTypes};
 use crate::catalogue::all;
 use crate::dispatch::{self, Choice, Device, tune::Cache};
 use crate::family;
@@ -205,6 +205,53 @@ pub fn gemm_bias_act<A: Element, D: Element>(
     let choice = choose_gemm(&Device::of(rt)?, &request)?;
     let roles = [("a", av), ("b", bv), ("bias", biasv), ("d", dv)];
     launch_roles(rt, choice.artifact, &roles, 1.0, 0.0)?;
+    Ok(choice)
+}
+
+/// The scales of an FP8 GEMM ([`gemm_fp8`]).
+#[derive(Clone, Copy)]
+pub enum Fp8Scaling<'t> {
+    /// `scale_a`, `scale_b`: D = (scale_a·scale_b)·A·Bᵀ.
+    Tensor(f32, f32),
+    /// `sa` [M], `sb` [N] (f32): D = diag(sa)·A·Bᵀ·diag(sb).
+    Rows(&'t Tensor<f32>, &'t Tensor<f32>),
+}
+
+/// D = s ⊙ A·Bᵀ with A and B in an FP8 type (E4M3 or E5M2; B given N×K) and per-tensor or
+/// row-wise scales, on the host's choice of an FP8 GEMM (`gemm/fp8.rs`); a combination
+/// nothing takes is `RuntimeError::NoKernelFits`, with the table of candidates.
+pub fn gemm_fp8<A: Element, D: Element>(
+    rt: &Runtime,
+    a: &Tensor<A>,
+    b: &Tensor<A>,
+    scales: Fp8Scaling<'_>,
+    d: &mut Tensor<D>,
+) -> Result<Choice, RuntimeError> {
+    let (av, bv, dv) = (a.view(), b.view(), d.view());
+    let rows = match scales {
+        Fp8Scaling::Rows(sa, sb) => Some((sa.view(), sb.view())),
+        Fp8Scaling::Tensor(..) => None,
+    };
+    let (x, y) = match scales {
+        Fp8Scaling::Tensor(x, y) => (x, y),
+        Fp8Scaling::Rows(..) => (1.0, 1.0),
+    };
+    let args = match &rows {
+        Some((sa, sb)) => Fp8ScaleArgs::Rows(sa, sb),
+        None => Fp8ScaleArgs::Tensor(x, y),
+    };
+    let request = GemmRequest::on_fp8(&av, &bv, args, &dv);
+    let choice = choose_gemm(&Device::of(rt)?, &request)?;
+    let mut roles = vec![("a", av), ("b", bv), ("d", dv)];
+    if let Some((sa, sb)) = rows {
+        roles.extend([("sa", sa), ("sb", sb)]);
+    }
+    family::launch_roles(
+        rt,
+        choice.artifact,
+        &roles,
+        &[("scale_a", x), ("scale_b", y)],
+    )?;
     Ok(choice)
 }
 

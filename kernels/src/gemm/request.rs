@@ -1,5 +1,7 @@
-//! The GEMM problem: D = A·op(B) (plain) or D = α·A·op(B) + β·C (scaled), B given N×K (TN)
-//! or K×N (NN), in one pair of element types — its acceptance rules and its cost model.
+//! The GEMM problem: D = A·op(B) (plain), D = α·A·op(B) + β·C (scaled), D = act(A·Bᵀ + bias)
+//! (fused) or the FP8 GEMMs' D = s ⊙ A·Bᵀ (per-tensor scales `scale_a`, `scale_b`, or row-wise
+//! `sa` [M], `sb` [N]), B given N×K (TN) or K×N (NN), in one pair of element types — its
+//! acceptance rules and its cost model.
 //!
 //! Acceptance ([`ProblemDef::solves`] and the planner): the artifact declares
 //! `solves = gemm` and its signature derives this layout and epilogue; its `a` and `d` hold
@@ -56,8 +58,19 @@ pub struct GemmRequest {
     pub bias: Option<TensorMeta>,
     /// D.
     pub d: TensorMeta,
-    /// α, β (scaled only; 1, 0 otherwise).
+    /// α, β (scaled); `scale_a`, `scale_b` (per-tensor FP8 scales); 1, 0 otherwise.
     pub scalars: (f32, f32),
+    /// The row-wise FP8 scales `sa` [M] and `sb` [N] (f32), for [`Epilogue::ScaleRows`].
+    pub row_scales: Option<(TensorMeta, TensorMeta)>,
+}
+
+/// The scales of an FP8 GEMM's request ([`GemmRequest::on_fp8`]).
+#[derive(Clone, Copy)]
+pub enum Fp8ScaleArgs<'t, 'a> {
+    /// `scale_a`, `scale_b`: D = (scale_a·scale_b)·A·Bᵀ.
+    Tensor(f32, f32),
+    /// `sa` [M], `sb` [N]: D = diag(sa)·A·Bᵀ·diag(sb).
+    Rows(&'t TensorArg<'a>, &'t TensorArg<'a>),
 }
 
 impl GemmRequest {
@@ -84,7 +97,13 @@ impl GemmRequest {
             c: (epilogue == Epilogue::Scaled).then(|| meta(types.output, &[m, n])),
             bias: matches!(epilogue, Epilogue::Bias(_)).then(|| meta(types.output, &[n])),
             d: meta(types.output, &[m, n]),
-            scalars: (1.0, 0.0),
+            scalars: if epilogue == Epilogue::ScaleTensor {
+                (1.0, 1.0)
+            } else {
+                (1.0, 0.0)
+            },
+            row_scales: (epilogue == Epilogue::ScaleRows)
+                .then(|| (meta(ElemType::F32, &[m]), meta(ElemType::F32, &[n]))),
         }
     }
 
@@ -119,6 +138,7 @@ impl GemmRequest {
             bias: None,
             d,
             scalars,
+            row_scales: None,
         }
     }
 
@@ -135,6 +155,29 @@ impl GemmRequest {
             epilogue: Epilogue::Bias(act),
             bias: Some(bias.meta().clone()),
             ..GemmRequest::on(layout, a, b, None, d)
+        }
+    }
+
+    /// The request of an FP8 GEMM, D = s ⊙ A·Bᵀ (B given N×K, A and B E4M3 or E5M2), with
+    /// per-tensor or row-wise scales, on the tensors given.
+    pub fn on_fp8(
+        a: &TensorArg<'_>,
+        b: &TensorArg<'_>,
+        scales: Fp8ScaleArgs<'_, '_>,
+        d: &TensorArg<'_>,
+    ) -> GemmRequest {
+        let plain = GemmRequest::on(BLayout::Tn, a, b, None, d);
+        match scales {
+            Fp8ScaleArgs::Tensor(sa, sb) => GemmRequest {
+                epilogue: Epilogue::ScaleTensor,
+                scalars: (sa, sb),
+                ..plain
+            },
+            Fp8ScaleArgs::Rows(sa, sb) => GemmRequest {
+                epilogue: Epilogue::ScaleRows,
+                row_scales: Some((sa.meta().clone(), sb.meta().clone())),
+                ..plain
+            },
         }
     }
 
@@ -177,6 +220,8 @@ impl ProblemDef for GemmRequest {
                 "b" => Some(self.b.clone()),
                 "c" => self.c.clone(),
                 "bias" => self.bias.clone(),
+                "sa" => self.row_scales.as_ref().map(|s| s.0.clone()),
+                "sb" => self.row_scales.as_ref().map(|s| s.1.clone()),
                 "d" => Some(self.d.clone()),
                 _ => None,
             })
@@ -185,7 +230,7 @@ impl ProblemDef for GemmRequest {
             .scalars
             .iter()
             .map(|s| match s.as_str() {
-                "alpha" => self.scalars.0,
+                "alpha" | "scale_a" => self.scalars.0,
                 _ => self.scalars.1,
             })
             .collect();
@@ -325,7 +370,8 @@ impl GemmTypes {
             ElemType::Bf16 => GEMM_TOL,
             ElemType::F16 => 2e-3,
             ElemType::F32 => 1e-4,
-            // No GEMM writes 8-bit floats; their rounding is 2⁻⁴ (E4M3) relative.
+            // No GEMM writes 8-bit floats (the FP8 GEMMs read them); their rounding is 2⁻⁴
+            // (E4M3) relative.
             ElemType::E4m3 | ElemType::E5m2 | ElemType::Ue8m0 => 2f64.powi(-3),
         }
     }

@@ -207,8 +207,23 @@ pub enum Reject {
         why: String,
     },
     /// An MMA operand of an unsupported element type.
-    #[error("{which} `{buffer}` holds {}; bf16 and f16 are supported", .elem.name())]
+    #[error("{which} `{buffer}` holds {}; {supported} are supported", .elem.name())]
     OperandElem {
+        /// "A" or "B".
+        which: &'static str,
+        /// The buffer.
+        buffer: String,
+        /// Its element type.
+        elem: ElemType,
+        /// The types the path takes, in words.
+        supported: &'static str,
+    },
+    /// An MN-major 8-bit operand of wgmma: the FP8 forms have no transpose operands.
+    #[error(
+        "{which} `{buffer}` is MN-major; wgmma reads {} operands K-major only (PTX ISA §9.7.15.5.2: `imm-trans-a`/`imm-trans-b` exist for .f16/.bf16 only): declare it `[rows, 128]` (K contiguous) and give the tensor K-major",
+        .elem.name()
+    )]
+    WgmmaFp8Major {
         /// "A" or "B".
         which: &'static str,
         /// The buffer.
@@ -604,6 +619,7 @@ impl Reject {
             | Reject::TmaRowMajor { buffer, .. }
             | Reject::TmemAShape { buffer, .. }
             | Reject::OperandElem { buffer, .. }
+            | Reject::WgmmaFp8Major { buffer, .. }
             | Reject::OperandRank { buffer, .. }
             | Reject::KMajorLayout { buffer, .. }
             | Reject::OperandRows { buffer, .. }
@@ -623,5 +639,22 @@ impl Reject {
             | Reject::SwizzleKind { buffer, .. } => Some(buffer),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The FP8 wgmma's refusal of an MN-major 8-bit operand is about that buffer's declared
+    /// layout, so a dispatch error notes its declaration beside the op.
+    #[test]
+    fn the_fp8_majorness_refusal_names_its_buffer() {
+        let why = Reject::WgmmaFp8Major {
+            which: "B",
+            buffer: "b_s".into(),
+            elem: ElemType::E4m3,
+        };
+        assert_eq!(why.buffer(), Some("b_s"));
     }
 }

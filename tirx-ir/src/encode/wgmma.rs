@@ -224,18 +224,25 @@ pub enum WgmmaShapeError {
     N(u32),
 }
 
+/// K of one `wgmma.mma_async` for dense operands of type `a` (PTX ISA §9.7.15.5.2, the
+/// `.shape` list of each type): 16 for `.f16`/`.bf16`, 8 for `.tf32`, 32 for `.e4m3`/`.e5m2` —
+/// always 32 bytes of an operand row.
+pub fn wgmma_k(a: ElemType) -> Option<u32> {
+    Some(match a {
+        ElemType::F16 | ElemType::Bf16 => 16,
+        ElemType::F32 => 8,
+        ElemType::E4m3 | ElemType::E5m2 => 32,
+        // Scale factors are no wgmma operand type.
+        ElemType::Ue8m0 => return None,
+    })
+}
+
 /// Checks a `wgmma.mma_async` shape `m64nNkK` for dense A/B of element type `a`
 /// (PTX ISA §9.7.15.5.2 "wgmma.mma_async", `.shape` lists; §9.7.15.2 "Matrix Shape"):
-/// M = 64 always; K = 16 for `.f16`/`.bf16`, K = 8 for `.tf32` (written `ElemType::F32` here);
-/// N a multiple of 8 in 8..=256.
+/// M = 64 always; K = 16 for `.f16`/`.bf16`, K = 8 for `.tf32` (written `ElemType::F32` here),
+/// K = 32 for `.e4m3`/`.e5m2` (the FP8 shapes `.m64nNk32`); N a multiple of 8 in 8..=256.
 pub fn wgmma_shape_ok(m: u32, n: u32, k: u32, a: ElemType) -> Result<(), WgmmaShapeError> {
-    let want_k = if matches!(a, ElemType::F16 | ElemType::Bf16) {
-        16
-    } else if a == ElemType::F32 {
-        8
-    } else {
-        return Err(WgmmaShapeError::Elem(a));
-    };
+    let want_k = wgmma_k(a).ok_or(WgmmaShapeError::Elem(a))?;
     if m != 64 {
         return Err(WgmmaShapeError::M(m));
     }
@@ -452,6 +459,17 @@ mod tests {
         assert!(wgmma_shape_ok(64, 12, 16, ElemType::Bf16).is_err());
         assert!(wgmma_shape_ok(64, 128, 8, ElemType::Bf16).is_err());
         assert!(wgmma_shape_ok(64, 128, 16, ElemType::F32).is_err());
+        // FP8: `.m64nNk32` only (§9.7.15.5.2).
+        assert_eq!(wgmma_shape_ok(64, 256, 32, ElemType::E4m3), Ok(()));
+        assert_eq!(wgmma_shape_ok(64, 8, 32, ElemType::E5m2), Ok(()));
+        assert_eq!(
+            wgmma_shape_ok(64, 128, 16, ElemType::E4m3),
+            Err(WgmmaShapeError::K {
+                elem: ElemType::E4m3,
+                want: 32,
+                k: 16
+            })
+        );
     }
 
     #[test]

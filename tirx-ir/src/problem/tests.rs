@@ -152,3 +152,43 @@ fn attention_needs_q_k_v_o_of_one_type_an_f32_lse_and_the_scale() {
     let e = ProblemKind::Attention.derive(&no_v).unwrap_err();
     assert!(e.contains("needs a tensor `v`"), "{e}");
 }
+
+#[test]
+fn an_fp8_gemm_is_scaled_per_tensor_by_scalars_or_per_row_by_vectors() {
+    use ElemType::E4m3;
+    let base = vec![
+        tensor("a", E4m3, &["M", "K"]),
+        tensor("b", E4m3, &["N", "K"]),
+        tensor("d", Bf16, &["M", "N"]),
+    ];
+    let want = |epilogue| {
+        Ok(Problem::Gemm(GemmProblem {
+            b: BLayout::Tn,
+            epilogue,
+        }))
+    };
+    let tensor_wise = sig(base.clone(), &["scale_a", "scale_b"]);
+    assert_eq!(
+        ProblemKind::Gemm.derive(&tensor_wise),
+        want(Epilogue::ScaleTensor)
+    );
+    let mut rows = sig(base.clone(), &[]);
+    rows.tensors.insert(2, tensor("sa", F32, &["M"]));
+    rows.tensors.insert(3, tensor("sb", F32, &["N"]));
+    assert_eq!(ProblemKind::Gemm.derive(&rows), want(Epilogue::ScaleRows));
+    assert_eq!(
+        Problem::Gemm(GemmProblem {
+            b: BLayout::Tn,
+            epilogue: Epilogue::ScaleRows
+        })
+        .to_string(),
+        "gemm(b = tn, epilogue = scale-rows)"
+    );
+    // A scale per column of A (sa [K]) is not the row-wise form.
+    let mut wrong = rows.clone();
+    wrong.tensors[2] = tensor("sa", F32, &["K"]);
+    let err = ProblemKind::Gemm.derive(&wrong).unwrap_err();
+    assert!(err.contains("`sa` must be an f32 vector [M]"), "{err}");
+    // One scalar alone is neither form.
+    assert!(ProblemKind::Gemm.derive(&sig(base, &["scale_a"])).is_err());
+}

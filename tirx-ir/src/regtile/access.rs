@@ -99,13 +99,14 @@ pub fn operands<'o>(
     if shape.len() != 2 {
         return Err(RegTileError::Copy("register tiles are 2-D".into()));
     }
-    // A vector [N] moves as the one-row tile [1, C], at one tile coordinate; a rank-3 tensor
-    // `[L, M, N]` as an `[M, N]` matrix at leading index `coords[0]` (a batch or head).
-    let vector = t.shape.len() == 1 && coords.len() == 1 && shape[0] == 1;
+    // A vector [N] moves as the one-row tile [1, C] or the one-column tile [R, 1] (a row
+    // statistic: one scale per row of an accumulator), at one tile coordinate; a rank-3
+    // tensor `[L, M, N]` as an `[M, N]` matrix at leading index `coords[0]` (a batch or head).
+    let vector = t.shape.len() == 1 && coords.len() == 1 && (shape[0] == 1 || shape[1] == 1);
     let ranked = matches!(t.shape.len(), 2 | 3) && coords.len() == t.shape.len();
     if !vector && !ranked {
         return Err(RegTileError::Copy(format!(
-            "register tiles move to and from 2-D tensors with 2 tile coordinates, 3-D tensors with 3 (the first an index, the tile along the last two), or vectors [N] as [1, C] tiles with 1; `{tensor}` has rank {} and {} coordinate(s)",
+            "register tiles move to and from 2-D tensors with 2 tile coordinates, 3-D tensors with 3 (the first an index, the tile along the last two), or vectors [N] as [1, C] or [R, 1] tiles with 1; `{tensor}` has rank {} and {} coordinate(s)",
             t.shape.len(),
             coords.len()
         )));
@@ -149,8 +150,10 @@ fn prepare(
         .tensor_elem(tensor)
         .ok_or_else(|| lw.internal(format!("unknown tensor `{tensor}`")))?;
     let mut shape = lw.tensor_shape(tensor);
-    // A vector [N]: one row, column tile coordinate `coords[0]`.
+    // A vector [N]: one row, column tile coordinate `coords[0]`; into an [R, 1] tile (R > 1),
+    // one column, row tile coordinate `coords[0]` (an [N, 1] tensor of row stride 1).
     let vector = shape.len() == 1;
+    let column = vector && bm != 1 && bn == 1;
     if !(vector || shape.len() == 2 || shape.len() == 3) {
         return Err(lw.error(LowerError::EpilogueRank {
             tensor: tensor.into(),
@@ -163,7 +166,9 @@ fn prepare(
     if lead.is_some() {
         shape.remove(0);
     }
-    let coords: Vec<Expr> = if vector {
+    let coords: Vec<Expr> = if column {
+        vec![coords[0].clone(), Expr::u32(0)]
+    } else if vector {
         vec![Expr::u32(0), coords[0].clone()]
     } else if lead.is_some() {
         coords[1..].to_vec()
@@ -178,7 +183,9 @@ fn prepare(
             Chunk { reg0: i, dr, dc }
         })
         .collect();
-    let (m, n) = if vector {
+    let (m, n) = if column {
+        (lw.dim(&shape[0]), Expr::u32(1))
+    } else if vector {
         (Expr::u32(1), lw.dim(&shape[0]))
     } else {
         (lw.dim(&shape[0]), lw.dim(&shape[1]))
@@ -221,7 +228,9 @@ fn prepare(
         lw.inst(Inst::binary("add.u64", ptr, reg(ptr), reg(l64)));
     }
     let stride = lw.var("stride", T::U64);
-    if vector {
+    if column {
+        lw.inst(Inst::mov("u64", stride, Operand::Imm(1)));
+    } else if vector {
         lw.inst(Inst::mov("u64", stride, Operand::Imm(0)));
     } else {
         let stride_name = lw.param(AbiParam::Stride {

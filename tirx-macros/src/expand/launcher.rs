@@ -136,6 +136,8 @@ fn problem_tokens(problem: Option<Problem>) -> TokenStream {
             let epilogue = match g.epilogue {
                 Epilogue::Plain => quote!(#path::Epilogue::Plain),
                 Epilogue::Scaled => quote!(#path::Epilogue::Scaled),
+                Epilogue::ScaleTensor => quote!(#path::Epilogue::ScaleTensor),
+                Epilogue::ScaleRows => quote!(#path::Epilogue::ScaleRows),
                 Epilogue::Bias(act) => {
                     let act = match act {
                         Act::None => quote!(#path::Act::None),

@@ -425,6 +425,16 @@ impl Lowerer<'_> {
         if major == Major::K {
             return Ok(major);
         }
+        if elem.is_fp8() {
+            // PTX ISA §9.7.15.5.2: the `.e4m3`/`.e5m2` wgmma has no imm-trans operands.
+            return Err(self.fail(
+                m,
+                format!(
+                    "an MN-major tile must hold bf16 or f16, not {0}: the FP8 wgmma reads both operands K-major (PTX ISA §9.7.15.5.2, no transpose for 8-bit types); declare `smem::<{0}>([rows, 128], swizzle = B128)` and give the tensor K-major (B as N×K)",
+                    elem.name()
+                ),
+            ));
+        }
         if !matches!(elem, ElemType::Bf16 | ElemType::F16) {
             return Err(self.fail(
                 m,

@@ -4,6 +4,7 @@
 
 use super::float::Rnd;
 use super::program::{Addr, Reg, Val};
+use super::tcgen05_kind::Elem;
 use crate::ptx::Type;
 
 /// Integer and bitwise binary operations (§9.7.1 "Integer Arithmetic", §9.7.7 "Logic and
@@ -401,10 +402,16 @@ pub(crate) enum Op {
     /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.atype.atype d, a-desc, b-desc, scale-d,
     /// imm-scale-a, imm-scale-b, imm-trans-a, imm-trans-b` (§9.7.15.5.2), both operands in
     /// shared memory; or the RS form `d, {a0, a1, a2, a3}, b-desc, scale-d, imm-scale-a,
-    /// imm-scale-b, imm-trans-b` with A from registers (`tnsp_a` false).
+    /// imm-scale-b, imm-trans-b` with A from registers (`tnsp_a` false). The FP8 form
+    /// `.m64nNk32.f32.{e4m3,e5m2}.{e4m3,e5m2} d, a-desc, b-desc, scale-d, imm-scale-a,
+    /// imm-scale-b` has no transpose operands (both K-major).
     Wgmma {
         n: u32,
-        atype: Type,
+        /// K of one instruction: 16 (16-bit inputs) or 32 (FP8).
+        k: u32,
+        /// A's and B's element types.
+        a_elem: Elem,
+        b_elem: Elem,
         d: Vec<Reg>,
         a: WgmmaA,
         b: Val,

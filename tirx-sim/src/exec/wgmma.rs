@@ -5,8 +5,11 @@
 //! Scope of this version: `.m64nNk16` with an f32 accumulator and bf16/f16 inputs; A in
 //! shared memory (the SS form) or in registers (the RS form), B in shared memory; shared
 //! operands K-major or (swizzled) MN-major (`imm-trans-a/b`), descriptors without a base
-//! offset. Other types are refused at decode; an unswizzled MN-major operand or a base offset
-//! when the MMA issues.
+//! offset. And `.m64nNk32` with E4M3/E5M2 inputs (A and B of either FP8 type), both in shared
+//! memory and K-major (the FP8 forms have no transpose operands, §9.7.15.5.2): the same
+//! K-major address function at byte offset `k` along the row (an 8-bit row of 32 elements is
+//! the 32 bytes of a 16-bit row of 16). Other types, and the FP8 RS form, are refused at
+//! decode; an unswizzled MN-major operand or a base offset when the MMA issues.
 //!
 //! **A fragment in registers** (§9.7.15.5.1.1.1, "Matrix Fragments for wgmma.mma_async
 //! .m64nNk16", the figure of the A layout): four `.b32` registers of two 16-bit elements each,
@@ -46,18 +49,18 @@
 //! write (detected when the MMA retires or another MMA reads them) is a race. Further MMAs
 //! may read the same A registers while they are in flight, as attention's P·V does. The shared-memory operands are
 //! read when the MMA completes, at the `wait_group` (a write to them in between races, as on
-//! the hardware). Arithmetic: the exact products of each k16 step summed in f64 and added to
-//! the f32 accumulator with one rounding; the tensor core's own order and rounding differ by
-//! an f32 accumulation-order bound.
+//! the hardware). Arithmetic: the exact products of each k16 (k32) step summed in f64 and added
+//! to the f32 accumulator with one rounding (FP8 products are exact in f64 too); the tensor
+//! core's own order and rounding differ by an f32 accumulation-order bound (for FP8 on Hopper
+//! by more: its adder keeps fewer than f32's bits, which GPU tests bound, not this model).
 
 use super::diag::SimError;
-use super::float::{bf16_to_f32, f16_to_f32};
 use super::lane::lanes;
 use super::machine::{Cluster, Machine, TState};
 use super::ops::{Op, WgmmaA};
 use super::program::{Inst, Reg, Val};
+use super::tcgen05_kind::Elem;
 use super::tma::TmaSwizzle;
-use crate::ptx::Type;
 
 /// A decoded shared-memory matrix descriptor.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,7 +161,10 @@ impl MatrixDesc {
 pub(crate) struct PendingMma {
     line: u32,
     n: u32,
-    atype: Type,
+    /// K of the instruction (16, or 32 for FP8) and the operands' element types.
+    k: u32,
+    a_elem: Elem,
+    b_elem: Elem,
     /// A's descriptor (the SS form), or `None` with `frag` set (the RS form).
     a: Option<MatrixDesc>,
     frag: Option<AFrag>,
@@ -315,7 +321,9 @@ impl Machine<'_> {
             }
             Op::Wgmma {
                 n,
-                atype,
+                k,
+                a_elem,
+                b_elem,
                 d,
                 a,
                 b,
@@ -374,7 +382,9 @@ impl Machine<'_> {
                 cl.ctas[ci].mma[w].open.push(PendingMma {
                     line,
                     n: *n,
-                    atype: *atype,
+                    k: *k,
+                    a_elem: *a_elem,
+                    b_elem: *b_elem,
                     a: ad,
                     frag,
                     b: bd,
@@ -408,19 +418,17 @@ impl Machine<'_> {
     ) -> Result<(), SimError> {
         self.check_fenced(cl, ci, wi * 32, p.operands(), "wgmma.mma_async")?;
         let smem = &cl.ctas[ci].smem;
-        let elem = |desc: &MatrixDesc, mn_major: bool, r: u32, k: u32| -> Option<f32> {
+        // Element (`r`, `k`) of an operand of type `e`: K-major rows of any width (the byte
+        // offset `k·bytes` along the row), MN-major 16-bit only (decode refuses the rest).
+        let elem = |desc: &MatrixDesc, mn_major: bool, e: Elem, r: u32, k: u32| -> Option<f64> {
             let off = if mn_major {
                 desc.mn_major(r, k)? as usize
             } else {
-                desc.k_major(r, k) as usize
+                desc.k_major_byte(r, k * e.bytes()) as usize
             };
-            let b = smem.get(off..off + 2)?;
-            let bits = u16::from_le_bytes([b[0], b[1]]);
-            Some(if p.atype == Type::F16 {
-                f16_to_f32(bits)
-            } else {
-                bf16_to_f32(bits)
-            })
+            let b = smem.get(off..off + e.bytes() as usize)?;
+            let bits = b.iter().rev().fold(0u32, |v, &x| (v << 8) | u32::from(x));
+            Some(e.value(bits))
         };
         let oob = |m: &Self, cl: &Cluster| {
             m.protocol(
@@ -432,33 +440,29 @@ impl Machine<'_> {
             )
         };
         let wr = wi % 4; // the warp's rank in its warpgroup
-        let mut a = [[0f64; 16]; 16];
-        let conv = |bits: u16| {
-            if p.atype == Type::F16 {
-                f16_to_f32(bits)
-            } else {
-                bf16_to_f32(bits)
-            }
-        };
+        let kk = p.k as usize;
+        let mut a = [[0f64; 32]; 16];
         for (i, row) in a.iter_mut().enumerate() {
-            for (k, v) in row.iter_mut().enumerate() {
+            for (k, v) in row.iter_mut().enumerate().take(kk) {
                 let x = match (&p.a, &p.frag) {
-                    (Some(desc), _) => elem(desc, p.tnsp_a, 16 * wr + i as u32, k as u32)
+                    (Some(desc), _) => elem(desc, p.tnsp_a, p.a_elem, 16 * wr + i as u32, k as u32)
                         .ok_or_else(|| oob(self, cl))?,
                     (None, Some(f)) => {
                         let (l, q, hi) = fragment_slot(i as u32, k as u32);
-                        conv((f.vals[(l * 4 + q) as usize] >> (16 * hi)) as u16)
+                        p.a_elem
+                            .value((f.vals[(l * 4 + q) as usize] >> (16 * hi)) & 0xffff)
                     }
                     (None, None) => unreachable!("an MMA without A"),
                 };
-                *v = if p.neg_a { -f64::from(x) } else { f64::from(x) };
+                *v = if p.neg_a { -x } else { x };
             }
         }
-        let mut b = vec![[0f64; 16]; p.n as usize];
+        let mut b = vec![[0f64; 32]; p.n as usize];
         for (nn, col) in b.iter_mut().enumerate() {
-            for (k, v) in col.iter_mut().enumerate() {
-                let x = elem(&p.b, p.tnsp_b, nn as u32, k as u32).ok_or_else(|| oob(self, cl))?;
-                *v = if p.neg_b { -f64::from(x) } else { f64::from(x) };
+            for (k, v) in col.iter_mut().enumerate().take(kk) {
+                let x = elem(&p.b, p.tnsp_b, p.b_elem, nn as u32, k as u32)
+                    .ok_or_else(|| oob(self, cl))?;
+                *v = if p.neg_b { -x } else { x };
             }
         }
         let nregs = p.d.len();
@@ -480,7 +484,7 @@ impl Machine<'_> {
                 let (i, q) = (j as u32 / 4, j as u32 % 4);
                 let row = (l / 4 + 8 * (q / 2)) as usize;
                 let col = (8 * i + 2 * (l % 4) + q % 2) as usize;
-                let dot: f64 = (0..16).map(|k| a[row][k] * b[col][k]).sum();
+                let dot: f64 = (0..kk).map(|k| a[row][k] * b[col][k]).sum();
                 let acc = if p.chained {
                     let rf = &cl.regs[ci];
                     f32::from_bits(rf.v[t as usize * rf.n + r as usize] as u32)

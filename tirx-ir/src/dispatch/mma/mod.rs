@@ -43,6 +43,7 @@ pub fn smem_operand<'k>(
             which,
             buffer: b.name.clone(),
             elem: b.elem,
+            supported: "bf16 and f16",
         });
     }
     smem_operand_any(k, t, which)
@@ -250,6 +251,7 @@ pub fn tmem_operand<'k>(k: &'k Kernel, t: &'k TileRef) -> Result<TmemA<'k>, Reje
             which: "A",
             buffer: b.name.clone(),
             elem: b.elem,
+            supported: "bf16 and f16",
         });
     }
     let rank = b.layout.shape.len();

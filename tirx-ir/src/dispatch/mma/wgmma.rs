@@ -5,12 +5,18 @@
 //! `a` (M×K) a K-major bf16/f16 shared tile with swizzle B128 and 128-byte rows; `b` either
 //! K-major the same way (N×K: "TN", B given N×K) or MN-major (`smem::<bf16>([.., N / 64, K, 64],
 //! swizzle = B128, major = mn)`: "NN", B given K×N, each 64-column chunk one `[BK, 64]` TMA box);
-//! run by one warpgroup.
+//! run by one warpgroup. FP8: `a` and `b` `e4m3` or `e5m2` shared tiles (the two may differ),
+//! both K-major — `[rows, 128]`, 128 8-bit elements a 128-byte row — since the 8-bit forms
+//! have no transpose operands (PTX ISA §9.7.15.5.2; an MN-major one is refused by name,
+//! `WgmmaFp8Major`); `.m64nNk32`, four instructions per 128-wide K tile. A in registers is
+//! 16-bit only (an 8-bit float has no register tile).
 //! Before: `mma @acc, @a_s[%s], @b_s[%s] accumulate (%k > 0)`
 //! After: descriptors for both operands, then for each K-step of 16 and each 64-row slice
 //! `wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16 {d…}, adesc, bdesc, p, 1, 1, 0, tb`
 //! (`.f32.f16.f16` for f16 operands: the same K = 16 shape, descriptors and fragment;
-//! `p` = accumulate for the first K-step, true after; `tb` = 1 for an MN-major B). Fencing and
+//! `p` = accumulate for the first K-step, true after; `tb` = 1 for an MN-major B; FP8:
+//! `wgmma.mma_async.sync.aligned.m64nNk32.f32.e4m3.e5m2 {d…}, adesc, bdesc, p, 1, 1` per
+//! K-step of 32, the same 32-byte descriptor step). Fencing and
 //! completion (`wgmma::fence/commit/wait`) stay explicit in the kernel.
 //! PTX used: PTX ISA §9.7.15.5.2 (wgmma.mma_async); descriptor §9.7.15.5.1.2.2 via
 //! `encode::wgmma`. K-major: advancing K by 16 elements inside the 128-byte swizzle row adds
@@ -27,12 +33,14 @@
 //! the `imm-trans-a` mirror image, but no kernel needs it yet, so it is refused by name rather
 //! than shipped untested.
 
-use super::{accumulator, smem_operand};
+use super::{accumulator, smem_operand, smem_operand_any};
+use crate::abi::ElemType;
 use crate::diag::Diagnostics;
 use crate::dispatch::{Cx, Reject, Variant};
 use crate::encode::Major;
 use crate::encode::wgmma::{
-    desc_const_part, kmajor_desc_fields, mn_major_desc_fields, mn_major_k_advance, wgmma_shape_ok,
+    WgmmaShapeError, desc_const_part, kmajor_desc_fields, mn_major_desc_fields, mn_major_k_advance,
+    wgmma_k, wgmma_shape_ok,
 };
 use crate::inst::reg;
 use crate::ir::{BinOp, Expr, Inst, Op, Operand as O, ScalarType as T, Space, TileRef};
@@ -72,15 +80,28 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
     if let Some(ra) = reg_a(cx.k, a) {
         return applies_rs(cx, ra, b, m, n);
     }
-    let (a, b) = (smem_operand(cx.k, a, "A")?, smem_operand(cx.k, b, "B")?);
+    let (a, b) = (ss_operand(cx.k, a, "A")?, ss_operand(cx.k, b, "B")?);
+    let fp8 = a.buf.elem.is_fp8();
+    // 16-bit operands of one type, or two 8-bit ones of either FP8 type (E4M3 × E5M2 is a
+    // legal `.atype.btype`, §9.7.15.5.2).
+    if fp8 != b.buf.elem.is_fp8() || (!fp8 && a.buf.elem != b.buf.elem) {
+        return Err(Reject::ElemsDiffer);
+    }
+    if let Some((which, o)) = [("A", &a), ("B", &b)]
+        .into_iter()
+        .find(|(_, o)| fp8 && o.major != Major::K)
+    {
+        return Err(Reject::WgmmaFp8Major {
+            which,
+            buffer: o.buf.name.clone(),
+            elem: o.buf.elem,
+        });
+    }
     if a.major != Major::K {
         return Err(Reject::MnMajorA {
             path: "wgmma",
             buffer: a.buf.name.clone(),
         });
-    }
-    if a.buf.elem != b.buf.elem {
-        return Err(Reject::ElemsDiffer);
     }
     if a.rows != m || b.rows != n || a.k != b.k {
         return Err(Reject::ShapesDisagree {
@@ -93,7 +114,10 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
     if m % 64 != 0 {
         return Err(Reject::WgmmaM { m });
     }
-    wgmma_shape_ok(64, n, 16, a.buf.elem)?;
+    // A row is one 128-byte span (`kmajor_dims`): K per tile is 64 16-bit or 128 8-bit
+    // elements, a whole number of instructions' K (16 or 32) by construction.
+    let kstep = wgmma_k(a.buf.elem).ok_or(WgmmaShapeError::Elem(a.buf.elem))?;
+    wgmma_shape_ok(64, n, kstep, a.buf.elem)?;
     if !cx.threads.is_whole_warpgroups() {
         return Err(Reject::Threads {
             threads: cx.threads,
@@ -101,6 +125,31 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
         });
     }
     Ok(())
+}
+
+/// A shared-memory operand of the SS form: 16-bit or 8-bit floats (the type checked before
+/// the layout, as [`smem_operand`] does), in one of the layouts of [`smem_operand_any`].
+fn ss_operand<'k>(
+    k: &'k crate::ir::Kernel,
+    t: &'k TileRef,
+    which: &'static str,
+) -> Result<super::Operand<'k>, Reject> {
+    if let TileRef::Buf { buf, .. } = t
+        && let b = &k.buffers[*buf]
+        && b.space == Space::Shared
+        && !matches!(
+            b.elem,
+            ElemType::Bf16 | ElemType::F16 | ElemType::E4m3 | ElemType::E5m2
+        )
+    {
+        return Err(Reject::OperandElem {
+            which,
+            buffer: b.name.clone(),
+            elem: b.elem,
+            supported: "bf16, f16, e4m3 and e5m2",
+        });
+    }
+    smem_operand_any(k, t, which)
 }
 
 fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
@@ -133,15 +182,21 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         return lower_rs(lw, *acc_buf, *a_buf, b, (*b_buf, b_ix), accumulate, (m, n));
     }
     let (ab, kext) = {
-        let oa = smem_operand(lw.k, a, "A").map_err(|e| lw.error(e))?;
+        let oa = ss_operand(lw.k, a, "A").map_err(|e| lw.error(e))?;
         (oa.buf.elem, oa.k)
     };
-    let b_major = smem_operand(lw.k, b, "B").map_err(|e| lw.error(e))?.major;
+    let (b_major, bb) = {
+        let ob = ss_operand(lw.k, b, "B").map_err(|e| lw.error(e))?;
+        (ob.major, ob.buf.elem)
+    };
+    // One instruction's K: 16 16-bit or 32 8-bit elements, 32 bytes of a row either way.
+    let kstep = wgmma_k(ab).ok_or_else(|| lw.internal("no wgmma K"))?;
     let sw = crate::abi::Swizzle::B128;
     let enc = |e: crate::encode::EncodeError| lw.internal(e.to_string());
     let (lbo, sbo) = kmajor_desc_fields(sw, ab.bytes()).map_err(enc)?;
     let acst = desc_const_part(lbo, sbo, 0, sw).map_err(enc)?;
-    // B: the descriptor's constant part and the address-field step per K-step of 16.
+    // B: the descriptor's constant part and the address-field step per K-step (MN-major:
+    // 16-bit only, refused for 8-bit operands by `applies`).
     let (bcst, bstep) = match b_major {
         Major::K => (acst, 32 / 16),
         Major::MN => {
@@ -160,7 +215,7 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     let first = lw.let_("acc_in", T::Pred, accumulate.clone());
     let always = lw.pred_const(true);
     let row_bytes = kext * ab.bytes();
-    for kk in 0..kext / 16 {
+    for kk in 0..kext / kstep {
         let bdesc = lw.var("bdesc", T::U64);
         lw.inst(Inst::binary(
             "add.u64",
@@ -179,15 +234,11 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
             ));
             let regs = &frag[(slice * n / 2) as usize..((slice + 1) * n / 2) as usize];
             let p = if kk == 0 { first } else { always };
-            lw.inst(Inst::wgmma_mma_async(
-                n,
-                ab.name(),
-                regs,
-                adesc,
-                bdesc,
-                p,
-                b_major.transpose_bit(),
-            ));
+            lw.inst(if ab.is_fp8() {
+                Inst::wgmma_mma_async_fp8(n, (ab.name(), bb.name()), regs, adesc, bdesc, p)
+            } else {
+                Inst::wgmma_mma_async(n, ab.name(), regs, adesc, bdesc, p, b_major.transpose_bit())
+            });
         }
     }
     Ok(())

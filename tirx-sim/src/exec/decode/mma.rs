@@ -1,4 +1,5 @@
-//! Decoding of `wgmma.mma_async` (PTX ISA §9.7.15.5.2): the shape `m64nNk16`, the types,
+//! Decoding of `wgmma.mma_async` (PTX ISA §9.7.15.5.2): the shape `m64nNk16` (16-bit inputs)
+//! or `m64nNk32` (FP8 inputs, `.e4m3`/`.e5m2`, no transpose operands), the types,
 //! the accumulator registers, A as a descriptor or (the RS form) four fragment registers, the
 //! B descriptor and the immediate scale and transpose operands.
 //! Forms the executor does not run yet are refused here with the reason.
@@ -7,33 +8,59 @@ use super::Cx;
 use crate::exec::diag::SimError;
 use crate::exec::ops::{Op, TcA, WgmmaA};
 use crate::exec::program::Val;
-use crate::exec::tcgen05_kind::Kind;
+use crate::exec::tcgen05_kind::{Elem, Kind};
 use crate::exec::tmem_shape::TmemShape;
-use crate::ptx::{Operand, Type};
+use crate::ptx::Operand;
 
 pub(super) fn wgmma(cx: &Cx<'_>) -> Result<Op, SimError> {
-    let shape =
-        cx.i.opcode
-            .modifiers
-            .iter()
-            .find(|m| m.starts_with("m64n") && m.ends_with("k16"))
-            .ok_or_else(|| cx.err("only the .m64nNk16 shapes (16-bit inputs) are supported"))?;
+    let mods = &cx.i.opcode.modifiers;
+    let (si, shape) = mods
+        .iter()
+        .enumerate()
+        .find(|(_, m)| m.starts_with("m64n") && (m.ends_with("k16") || m.ends_with("k32")))
+        .ok_or_else(|| {
+            cx.err("only the .m64nNk16 (16-bit inputs) and .m64nNk32 (FP8) shapes are supported")
+        })?;
+    let k: u32 = if shape.ends_with("k32") { 32 } else { 16 };
     let n: u32 = shape["m64n".len()..shape.len() - 3]
         .parse()
         .map_err(|_| cx.err("malformed shape"))?;
     if n == 0 || n > 256 || !n.is_multiple_of(8) {
         return Err(cx.err(format!("N = {n} is not a multiple of 8 in 8..=256")));
     }
-    let tys = cx.types();
-    let [Type::F32, atype, btype] = tys[..] else {
-        return Err(cx.err("only an f32 accumulator is supported"));
+    // `.dtype.atype.btype` follow the shape (§9.7.15.5.2).
+    let elem = |m: Option<&String>| match m.map(String::as_str) {
+        Some("bf16") => Some(Elem::Bf16),
+        Some("f16") => Some(Elem::F16),
+        Some("e4m3") => Some(Elem::E4m3),
+        Some("e5m2") => Some(Elem::E5m2),
+        _ => None,
     };
-    if atype != btype || !matches!(atype, Type::Bf16 | Type::F16) {
-        return Err(cx.err("only bf16 × bf16 and f16 × f16 inputs are supported"));
+    if mods.get(si + 1).map(String::as_str) != Some("f32") {
+        return Err(cx.err("only an f32 accumulator is supported"));
     }
+    let (a_elem, b_elem) = match (elem(mods.get(si + 2)), elem(mods.get(si + 3))) {
+        (Some(a), Some(b)) if a == b && a.bytes() == 2 && k == 16 => (a, b),
+        (Some(a), Some(b)) if a.bytes() == 1 && b.bytes() == 1 && k == 32 => (a, b),
+        _ => {
+            return Err(cx.err(
+                "only bf16 × bf16 and f16 × f16 inputs (k16) and e4m3/e5m2 × e4m3/e5m2 \
+                 inputs (k32) are supported",
+            ));
+        }
+    };
+    let fp8 = k == 32;
     // The RS form (A from registers) has no imm-trans-a: 7 operands instead of 8.
     let rs = matches!(cx.op(1)?, Operand::Vector(_));
-    cx.n(if rs { 7 } else { 8 })?;
+    if rs && fp8 {
+        return Err(cx.err("the FP8 wgmma with A from registers is not emulated yet"));
+    }
+    // The FP8 forms have no imm-trans operands (both operands K-major): 6.
+    cx.n(match (fp8, rs) {
+        (true, _) => 6,
+        (false, true) => 7,
+        (false, false) => 8,
+    })?;
     let a = if rs {
         let regs = cx
             .list(1)?
@@ -75,7 +102,11 @@ pub(super) fn wgmma(cx: &Cx<'_>) -> Result<Op, SimError> {
         _ => Err(cx.err("scale and transpose operands must be constants")),
     };
     let (scale_a, scale_b) = (imm(4)?, imm(5)?);
-    let (tnsp_a, tnsp_b) = if rs { (0, imm(6)?) } else { (imm(6)?, imm(7)?) };
+    let (tnsp_a, tnsp_b) = match (fp8, rs) {
+        (true, _) => (0, 0),
+        (false, true) => (0, imm(6)?),
+        (false, false) => (imm(6)?, imm(7)?),
+    };
     if ![0, 1].contains(&tnsp_a) || ![0, 1].contains(&tnsp_b) {
         return Err(cx.err("imm-trans-a/b must be 0 or 1"));
     }
@@ -84,7 +115,9 @@ pub(super) fn wgmma(cx: &Cx<'_>) -> Result<Op, SimError> {
     }
     Ok(Op::Wgmma {
         n,
-        atype,
+        k,
+        a_elem,
+        b_elem,
         d,
         a,
         b: cx.val(2)?,

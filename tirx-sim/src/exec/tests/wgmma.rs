@@ -285,3 +285,54 @@ fn wgmma_fence_separates_register_writes_from_the_mma() {
     let e = rs_kernel_edited("", "", zeroed, &lenient).unwrap_err();
     assert!(e.to_string().contains("`%f2`"), "{e}");
 }
+
+/// The FP8 forms (`.m64nNk32.f32.{e4m3,e5m2}.{e4m3,e5m2}`, §9.7.15.5.2) decode with their six
+/// operands (no imm-trans), A and B of either FP8 type; a 16-bit type with k32, a trans
+/// operand, or the RS form (not emulated yet) are refused at decode with the reason.
+#[test]
+fn fp8_wgmma_forms_decode_and_the_rest_are_refused() {
+    let line = |inst: &str| {
+        format!(
+            "\tmov.u64 %rd0, 0;\n\tmov.u64 %rd1, 0;\n\twgmma.fence.sync.aligned;\n\t{inst};\n\
+             \twgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned 0;\n\tret;\n"
+        )
+    };
+    let decodes = |inst: &str| Program::new(&module("", &line(inst)), "k").map(|_| ());
+    let d = "{%f0, %f1, %f2, %f3}";
+    for (a, b) in [("e4m3", "e4m3"), ("e5m2", "e5m2"), ("e4m3", "e5m2")] {
+        let ok =
+            format!("wgmma.mma_async.sync.aligned.m64n8k32.f32.{a}.{b} {d}, %rd0, %rd1, 0, 1, 1");
+        decodes(&ok).unwrap_or_else(|e| panic!("{a} x {b}: {e}"));
+    }
+    for (bad, why) in [
+        // bf16 has no k32 shape.
+        (
+            format!("wgmma.mma_async.sync.aligned.m64n8k32.f32.bf16.bf16 {d}, %rd0, %rd1, 0, 1, 1"),
+            "e4m3/e5m2 × e4m3/e5m2 inputs (k32)",
+        ),
+        // FP8 with k16.
+        (
+            format!(
+                "wgmma.mma_async.sync.aligned.m64n8k16.f32.e4m3.e4m3 {d}, %rd0, %rd1, 0, 1, 1, 0, 0"
+            ),
+            "e4m3/e5m2 × e4m3/e5m2 inputs (k32)",
+        ),
+        // The imm-trans operands do not exist for FP8.
+        (
+            format!(
+                "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 {d}, %rd0, %rd1, 0, 1, 1, 0, 0"
+            ),
+            "expected 6 operands, found 8",
+        ),
+        // The RS form.
+        (
+            format!(
+                "wgmma.mma_async.sync.aligned.m64n8k32.f32.e4m3.e4m3 {d}, {{%r0, %r1, %r2, %r3}}, %rd1, 0, 1, 1"
+            ),
+            "FP8 wgmma with A from registers is not emulated yet",
+        ),
+    ] {
+        let e = decodes(&bad).expect_err(&bad).to_string();
+        assert!(e.contains(why), "{bad}: {e}");
+    }
+}

@@ -1,0 +1,444 @@
+//! `tirx bench gemm --in e4m3 [--out bf16|f16|f32] [--scales tensor|rows]`: our FP8 GEMMs
+//! (`gemm/fp8.rs`, chosen from the catalogue by the problem their artifacts solve, never by
+//! name) against cuBLASLt's FP8 GEMM ([`super::cublaslt_fp8`]) on the same buffers and the same
+//! scales, in one process, by the GEMM bench's method ([`super::sweep`]: warm-up, interleaved
+//! rounds timed by CUDA events, the median, inputs rotated past L2). Every config of ours that
+//! takes the types competes; the row's "ours" is the fastest one checked right.
+//!
+//! Data: A and B uniform in [-1, 1) rounded to the FP8 type (the reference reads the rounded
+//! values: the quantisation is applied before either side sees the data); per-tensor scales
+//! 0.375 and 1.75, row-wise scales uniform in [0.5, 2).
+//!
+//! Checks, untimed, after the rounds (D of set 0 poisoned before each checked run): both
+//! sides element by element over three 64×64 blocks (top-left, centre, bottom-right: the tails)
+//! against the f64 reference of the same FP8 values and scales, within the bound of
+//! `fp8_ref::check` for the tensor core's FP8 accumulation (both run with fast accumulation);
+//! and ours against cuBLASLt over all of D (a strided sample above 8192²).
+
+use half::{bf16, f16};
+use indicatif::ProgressBar;
+use tirx::abi::ElemType;
+use tirx::problem::{BLayout, Epilogue, GemmProblem, Problem};
+use tirx::{Element, KernelArtifact, Runtime, Target, Tensor};
+
+use super::cublaslt::CublasLt;
+use super::cublaslt_fp8::LtScales;
+use super::report::{Candidate, Failure, Report, Row, shape_label};
+use super::sweep::{self, L2_BYTES, MEMORY_CAP, drop_out, sample_stride, time_rounds};
+use super::{BenchError, RUNS, WARMUP_MS, progress};
+pub use crate::gemm::fp8_ref::Fp8Host;
+use crate::gemm::fp8_ref::{Fp8Scales, check};
+use crate::reference::{HostElem, Rng};
+
+/// The per-tensor scales of the bench's data.
+pub const TENSOR_SCALES: (f32, f32) = (0.375, 1.75);
+
+/// The FP8 GEMM problem of a run: its epilogue (per-tensor or row-wise scales) and types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Fp8Problem {
+    /// Row-wise scales (else per tensor).
+    pub rows: bool,
+    /// A's and B's type (E4M3 or E5M2).
+    pub input: ElemType,
+    /// D's type.
+    pub output: ElemType,
+}
+
+impl Fp8Problem {
+    /// The problem our artifacts must solve.
+    pub fn problem(&self) -> Problem {
+        Problem::Gemm(GemmProblem {
+            b: BLayout::Tn,
+            epilogue: if self.rows {
+                Epilogue::ScaleRows
+            } else {
+                Epilogue::ScaleTensor
+            },
+        })
+    }
+
+    /// Every shipped sm_90a artifact solving it in its types.
+    pub fn artifacts(&self) -> Vec<&'static KernelArtifact> {
+        let elem = |a: &KernelArtifact, name: &str| {
+            (a.signature)()
+                .tensors
+                .iter()
+                .find(|t| t.name == name)
+                .map(|t| t.elem)
+        };
+        crate::catalogue::all()
+            .into_iter()
+            .flat_map(|k| k.artifacts.iter())
+            .filter(|a| {
+                a.target == Target::Sm90a
+                    && a.problem == Some(self.problem())
+                    && elem(a, "a") == Some(self.input)
+                    && elem(a, "d") == Some(self.output)
+            })
+            .collect()
+    }
+
+    /// `e4m3 -> bf16, row-wise scales`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} -> {}, {} scales",
+            self.input.name(),
+            self.output.name(),
+            if self.rows { "row-wise" } else { "per-tensor" }
+        )
+    }
+}
+
+/// The shapes measured by default: 8192³, 4096³ and the LLM projections at M = 8192 (N, K) =
+/// (28672, 4096), (4096, 14336), the FP8 rows of `ANCHORS.md`; and decode-like M = 128.
+pub fn default_shapes() -> Vec<(usize, usize, usize)> {
+    vec![
+        (8192, 8192, 8192),
+        (4096, 4096, 4096),
+        (8192, 28672, 4096),
+        (8192, 4096, 14336),
+        (128, 8192, 8192),
+    ]
+}
+
+/// Side of the checked blocks.
+const BLOCK: usize = 64;
+
+/// The device buffers of one shape (one set per rotation slot) and the checked blocks'
+/// references.
+struct Buffers<A: Element, D: Element> {
+    shape: (usize, usize, usize),
+    a: Vec<Tensor<A>>,
+    b: Vec<Tensor<A>>,
+    d: Vec<Tensor<D>>,
+    /// The scales on the device: [1] each, or [M] and [N].
+    sa: Tensor<f32>,
+    sb: Tensor<f32>,
+    scales: Fp8Scales,
+    /// The f64 reference and magnitudes over [`super::epilogue::blocks`], block by block.
+    want: Vec<f64>,
+    mag: Vec<f64>,
+}
+
+impl<A: Fp8Host, D: HostElem> Buffers<A, D> {
+    fn new(rt: &Runtime, (m, n, k): (usize, usize, usize), rows: bool) -> Result<Self, BenchError> {
+        let set = m * k + n * k + m * n * size_of::<D>();
+        let sets = sweep::rotation_within(set, L2_BYTES, MEMORY_CAP);
+        let mut rng = Rng::new(3);
+        let mut q = |len: usize| -> Vec<A> { (0..len).map(|_| A::quantise(rng.unit())).collect() };
+        let (ha, hb) = (q(m * k), q(n * k));
+        let scales = if rows {
+            let mut u =
+                |len: usize| -> Vec<f32> { (0..len).map(|_| 1.25 + 0.75 * rng.unit()).collect() };
+            Fp8Scales::Rows(u(m), u(n))
+        } else {
+            Fp8Scales::Tensor(TENSOR_SCALES.0, TENSOR_SCALES.1)
+        };
+        let (sa, sb) = match &scales {
+            Fp8Scales::Rows(sa, sb) => (rt.upload(sa, &[m])?, rt.upload(sb, &[n])?),
+            Fp8Scales::Tensor(a, b) => (rt.upload(&[*a], &[1])?, rt.upload(&[*b], &[1])?),
+        };
+        let upload = |h: &[A], dims: &[usize]| -> Result<Vec<Tensor<A>>, BenchError> {
+            (0..sets).map(|_| Ok(rt.upload(h, dims)?)).collect()
+        };
+        let (a, b) = (upload(&ha, &[m, k])?, upload(&hb, &[n, k])?);
+        let d = (0..sets)
+            .map(|_| rt.zeros(&[m, n]))
+            .collect::<Result<_, _>>()?;
+        let (mut want, mut mag) = (Vec::new(), Vec::new());
+        for (r, c, br, bc) in super::epilogue::blocks(m, n) {
+            for i in r..r + br {
+                for j in c..c + bc {
+                    let (ra, rb) = (&ha[i * k..(i + 1) * k], &hb[j * k..(j + 1) * k]);
+                    let (s, g) = ra.iter().zip(rb).fold((0.0, 0.0), |(s, g), (x, y)| {
+                        let p = x.value() * y.value();
+                        (s + p, g + p.abs())
+                    });
+                    let sc = scales.at(i, j);
+                    want.push(s * sc);
+                    mag.push(g * sc.abs());
+                }
+            }
+        }
+        Ok(Buffers {
+            shape: (m, n, k),
+            a,
+            b,
+            d,
+            sa,
+            sb,
+            scales,
+            want,
+            mag,
+        })
+    }
+
+    /// Poisons D of set 0, runs `run` on set 0, downloads D: all of it (as f64) and its
+    /// values over the checked blocks.
+    fn checked(
+        &mut self,
+        rt: &Runtime,
+        run: impl FnOnce(&mut Self) -> Result<(), BenchError>,
+    ) -> Result<(Vec<f64>, Vec<f64>), BenchError> {
+        let (m, n, _) = self.shape;
+        rt.poison(&mut self.d[0])?;
+        run(self)?;
+        let got: Vec<f64> = rt
+            .download(&self.d[0])?
+            .into_iter()
+            .map(D::to_f64)
+            .collect();
+        let mut sampled = Vec::with_capacity(self.want.len());
+        for (r, c, br, bc) in super::epilogue::blocks(m, n) {
+            for i in r..r + br {
+                sampled.extend_from_slice(&got[i * n + c..i * n + c + bc]);
+            }
+        }
+        Ok((got, sampled))
+    }
+
+    /// The element-wise check of a checked run's blocks: the worst error/bound, or why not.
+    fn judge(&self, sampled: &[f64]) -> Result<f64, String> {
+        check(
+            sampled,
+            (&self.want, &self.mag),
+            (self.shape.2, D::ELEM, false),
+            BLOCK.min(self.shape.1),
+        )
+    }
+}
+
+/// Our launch of `art` on one buffer set, its tensors and scalars by role
+/// ([`crate::family::launch_roles`]).
+fn launch_ours<A: Element, D: Element>(
+    rt: &Runtime,
+    art: &KernelArtifact,
+    (a, b, d): (&Tensor<A>, &Tensor<A>, &mut Tensor<D>),
+    (sa, sb): (&Tensor<f32>, &Tensor<f32>),
+    scales: &Fp8Scales,
+) -> Result<(), BenchError> {
+    let roles = [
+        ("a", a.view()),
+        ("b", b.view()),
+        ("sa", sa.view()),
+        ("sb", sb.view()),
+        ("d", d.view()),
+    ];
+    let (x, y) = match scales {
+        Fp8Scales::Tensor(x, y) => (*x, *y),
+        Fp8Scales::Rows(..) => (1.0, 1.0),
+    };
+    Ok(crate::family::launch_roles(
+        rt,
+        art,
+        &roles,
+        &[("scale_a", x), ("scale_b", y)],
+    )?)
+}
+
+/// Measures one shape: cuBLASLt (participant 0) and each of `arts` (participants 1..) on the
+/// same buffers, timed in interleaved rounds, then checked (module docs).
+fn measure_shape<A: Fp8Host, D: HostElem>(
+    rt: &Runtime,
+    lt: &CublasLt,
+    p: Fp8Problem,
+    arts: &[&'static KernelArtifact],
+    shape: (usize, usize, usize),
+    progress: &ProgressBar,
+) -> Result<Row, BenchError> {
+    let label = shape_label(shape);
+    progress.set_message(format!("{label} (allocating)"));
+    let mut bufs = Buffers::<A, D>::new(rt, shape, p.rows)?;
+    let mut row = Row {
+        shape,
+        cublas: None,
+        cublas_err_vs_ref: None,
+        candidates: arts
+            .iter()
+            .map(|a| Candidate {
+                kernel: a.kernel.to_string(),
+                config: a.config.to_string(),
+                timing: None,
+                err_vs_cublas: None,
+                err_vs_ref: None,
+                failure: None,
+            })
+            .collect(),
+        failure: None,
+        rounds: 0,
+    };
+    let lt_scales = if p.rows {
+        LtScales::Rows
+    } else {
+        LtScales::Tensor
+    };
+    let plan = match lt.gemm_fp8(shape, p.input, p.output, lt_scales) {
+        Ok(g) => Some(g),
+        Err(e) => {
+            row.failure = Some(format!("cuBLASLt: {e}"));
+            None
+        }
+    };
+    let run = |who: usize, bufs: &mut Buffers<A, D>, set: usize| -> Result<(), BenchError> {
+        let Buffers {
+            a,
+            b,
+            d,
+            sa,
+            sb,
+            scales,
+            ..
+        } = bufs;
+        let (a, b, d) = (&a[set], &b[set], &mut d[set]);
+        match (who, &plan) {
+            (0, Some(g)) => g.run(a, b, (sa, sb), d),
+            (0, None) => Err(BenchError::Cublas("no plan for this shape".into())),
+            (i, _) => launch_ours(rt, arts[i - 1], (a, b, d), (sa, sb), scales),
+        }
+    };
+    let mut names = vec![format!("cuBLASLt FP8 {lt_scales:?}")];
+    names.extend(arts.iter().map(|a| format!("{}/{}", a.kernel, a.config)));
+    let mut alive: Vec<bool> = std::iter::once(plan.is_some())
+        .chain(arts.iter().map(|_| true))
+        .collect();
+    let sets = bufs.a.len();
+    let timed = time_rounds(
+        rt,
+        &label,
+        &names,
+        alive.clone(),
+        sets,
+        progress,
+        &mut |who, set| run(who, &mut bufs, set),
+    )?;
+    timed.record(&mut row, &mut alive);
+
+    // Checks: cuBLASLt first (ours is compared with its whole output), then each of ours.
+    let mut theirs = None;
+    let checked: Vec<usize> = (0..names.len()).filter(|&w| alive[w]).collect();
+    for who in checked {
+        progress.set_message(format!("{label} (checking {})", names[who]));
+        match bufs.checked(rt, |b| run(who, b, 0)) {
+            Ok((got, sampled)) => {
+                let verdict = bufs.judge(&sampled);
+                let rel = sweep::rel_frobenius_of(sampled.iter().copied().zip(bufs.want.clone()));
+                if who == 0 {
+                    row.cublas_err_vs_ref = Some(rel);
+                    if let Err(e) = verdict {
+                        row.failure = Some(format!("cuBLASLt: {e}"));
+                    }
+                    theirs = Some(got);
+                    continue;
+                }
+                let c = &mut row.candidates[who - 1];
+                c.err_vs_ref = Some(rel);
+                c.err_vs_cublas = theirs.as_ref().map(|t: &Vec<f64>| {
+                    let s = sample_stride(got.len());
+                    sweep::rel_frobenius_of(
+                        got.iter()
+                            .step_by(s)
+                            .copied()
+                            .zip(t.iter().step_by(s).copied()),
+                    )
+                });
+                if let Err(e) = verdict {
+                    c.failure = Some(Failure::Wrong(e));
+                }
+            }
+            Err(e) => drop_out(&mut row, &mut alive, who, &e),
+        }
+    }
+    Ok(row)
+}
+
+/// `tirx bench gemm --in e4m3`: for each shape (default [`default_shapes`]) times cuBLASLt's
+/// FP8 GEMM and every config of ours solving `p`, checks them (module docs), prints the table
+/// and returns the report. `Err` when nothing could be measured (no cuBLASLt, no kernel).
+pub fn fp8_report(
+    rt: &Runtime,
+    p: Fp8Problem,
+    shapes: Option<Vec<(usize, usize, usize)>>,
+) -> Result<Report, BenchError> {
+    let lt = CublasLt::new(rt)?;
+    let arts = p.artifacts();
+    if arts.is_empty() {
+        return Err(BenchError::Wrong(format!(
+            "no shipped kernel solves {} ({})",
+            p.problem(),
+            p.describe()
+        )));
+    }
+    let shapes = shapes.unwrap_or_else(default_shapes);
+    println!(
+        "{} (compute capability {:?}), cuBLASLt {}; FP8 GEMM {} (f32 accumulation, fast \
+         accumulation on both sides), B given NxK; median of at least {RUNS} interleaved rounds \
+         after at least {WARMUP_MS} ms of warm-up, inputs rotated past L2; {} config(s) of ours, \
+         {} shape(s)",
+        rt.name(),
+        rt.compute_capability(),
+        lt.version(),
+        p.describe(),
+        arts.len(),
+        shapes.len(),
+    );
+    let bar = progress::bar(shapes.len());
+    let mut rows = Vec::with_capacity(shapes.len());
+    for &shape in &shapes {
+        let measured = match (p.input, p.output) {
+            (ElemType::E4m3, ElemType::Bf16) => {
+                measure_shape::<tirx::e4m3, bf16>(rt, &lt, p, &arts, shape, &bar)
+            }
+            (ElemType::E4m3, ElemType::F16) => {
+                measure_shape::<tirx::e4m3, f16>(rt, &lt, p, &arts, shape, &bar)
+            }
+            (ElemType::E4m3, ElemType::F32) => {
+                measure_shape::<tirx::e4m3, f32>(rt, &lt, p, &arts, shape, &bar)
+            }
+            (ElemType::E5m2, ElemType::Bf16) => {
+                measure_shape::<tirx::e5m2, bf16>(rt, &lt, p, &arts, shape, &bar)
+            }
+            _ => Err(BenchError::Wrong(format!("no bench for {}", p.describe()))),
+        };
+        rows.push(measured.unwrap_or_else(|e| Row::failed(shape, e.to_string())));
+        bar.inc(1);
+    }
+    bar.finish_with_message("done");
+    let r = Report {
+        date: super::report::now(),
+        device: rt.name().to_string(),
+        cublaslt_version: lt.version(),
+        types: format!("{} -> {}", p.input.name(), p.output.name()),
+        problem: format!("{}", p.problem()),
+        rows,
+    };
+    print!("{}", r.table());
+    Ok(r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fp8_problems_find_their_kernels_by_what_they_solve() {
+        for rows in [false, true] {
+            for output in [ElemType::Bf16, ElemType::F16, ElemType::F32] {
+                let p = Fp8Problem {
+                    rows,
+                    input: ElemType::E4m3,
+                    output,
+                };
+                let arts = p.artifacts();
+                assert!(!arts.is_empty(), "{}", p.describe());
+                assert!(arts.iter().all(|a| a.problem == Some(p.problem())));
+            }
+        }
+        // No FP8 GEMM with 16-bit inputs: the BF16 kernels solve other problems.
+        let none = Fp8Problem {
+            rows: false,
+            input: ElemType::Bf16,
+            output: ElemType::Bf16,
+        };
+        assert!(none.artifacts().is_empty());
+    }
+}

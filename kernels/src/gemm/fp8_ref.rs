@@ -1,0 +1,136 @@
+//! The host side of the FP8 GEMMs (`fp8.rs`): the f64 reference D = diag(s_a)·A·Bᵀ·diag(s_b)
+//! of the FP8 values the kernel reads (the quantisation already applied: the inputs are the
+//! E4M3/E5M2 values themselves, decoded exactly), and the bound a result is checked against.
+//! Used by the GEMM family's checks (`tirx run`, `tirx sim`), the emulator tests, the GPU
+//! tests and `tirx bench gemm --in e4m3`.
+
+use tirx::Element;
+use tirx::abi::ElemType;
+
+/// An FP8 host type: rounding from f32 and the exact value.
+pub trait Fp8Host: Element {
+    /// The nearest value to `x` (to nearest even, saturating).
+    fn quantise(x: f32) -> Self;
+    /// The exact value.
+    fn value(self) -> f64;
+}
+
+impl Fp8Host for tirx::e4m3 {
+    fn quantise(x: f32) -> Self {
+        tirx::e4m3::from_f32(x)
+    }
+    fn value(self) -> f64 {
+        f64::from(self.to_f32())
+    }
+}
+
+impl Fp8Host for tirx::e5m2 {
+    fn quantise(x: f32) -> Self {
+        tirx::e5m2::from_f32(x)
+    }
+    fn value(self) -> f64 {
+        f64::from(self.to_f32())
+    }
+}
+
+/// The scales of an FP8 GEMM: one per tensor (`torch._scaled_mm`'s tensor-wise form) or one
+/// per row of A and one per row of B (its row-wise form).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Fp8Scales {
+    /// D = (a·b)·A·Bᵀ.
+    Tensor(f32, f32),
+    /// D = diag(sa)·A·Bᵀ·diag(sb), `sa` [M], `sb` [N].
+    Rows(Vec<f32>, Vec<f32>),
+}
+
+impl Fp8Scales {
+    /// The scale of element (i, j) of D, exactly.
+    pub fn at(&self, i: usize, j: usize) -> f64 {
+        match self {
+            Fp8Scales::Tensor(a, b) => f64::from(*a) * f64::from(*b),
+            Fp8Scales::Rows(sa, sb) => f64::from(sa[i]) * f64::from(sb[j]),
+        }
+    }
+}
+
+/// D = scale ⊙ A·Bᵀ in f64, A M×K and B N×K given as exact values (row-major), and per element
+/// Σ|a·b|·|scale| (the magnitude the accumulation error is relative to).
+pub fn scaled_mm_f64(
+    a: &[f64],
+    b: &[f64],
+    (m, n, k): (usize, usize, usize),
+    scales: &Fp8Scales,
+) -> (Vec<f64>, Vec<f64>) {
+    let (mut d, mut mag) = (vec![0.0; m * n], vec![0.0; m * n]);
+    for i in 0..m {
+        let ra = &a[i * k..(i + 1) * k];
+        for j in 0..n {
+            let rb = &b[j * k..(j + 1) * k];
+            let (s, g) = ra
+                .iter()
+                .zip(rb)
+                .fold((0.0, 0.0), |(s, g), (x, y)| (s + x * y, g + (x * y).abs()));
+            let sc = scales.at(i, j);
+            d[i * n + j] = s * sc;
+            mag[i * n + j] = g * sc.abs();
+        }
+    }
+    (d, mag)
+}
+
+/// The relative precision of the accumulation a checker allows, per unit of Σ|a·b|·|scale|:
+/// `exact` for an accumulation in f32 (the emulator: each K = 32 step's exact products rounded
+/// once into f32, `(K/32 + 2)·2⁻²⁴`), otherwise the Hopper tensor core's FP8 accumulation
+/// (both ours and cuBLASLt's with fast accumulation), whose adder keeps about 14 bits: the
+/// DeepSeek-V3 technical report (§3.3.2) measured "a maximum relative error of nearly 2%" at
+/// K = 4096 on random data. Relative to Σ|a·b| — about √K/2 times |Σ a·b| on such data — 2⁻⁹
+/// allows several times that (≈ 6% of |D| at K = 4096) while a wrong scale (≥ 50% of |D|) or
+/// a lost K tile (≈ √(128/K) of |D|, 18% at K = 4096) stays far outside. Not yet measured on
+/// the H200: the bench prints both sides' errors against the f64 reference, and cuBLASLt
+/// failing the check would show the bound too tight.
+pub fn accumulation_bound(k: usize, exact: bool) -> f64 {
+    let chain = (k.div_ceil(32) as f64 + 2.0) * 2f64.powi(-24);
+    if exact { chain } else { 2f64.powi(-9) + chain }
+}
+
+/// Half an ulp of `elem` at `x`, relative: the output's rounding (and the scale products'
+/// two f32 roundings).
+pub fn output_bound(elem: ElemType, x: f64) -> f64 {
+    let frac = match elem {
+        ElemType::Bf16 => 7,
+        ElemType::F16 => 10,
+        _ => 23,
+    };
+    // f16's subnormals below 2⁻¹⁴ keep absolute steps of 2⁻²⁴.
+    let floor = if elem == ElemType::F16 {
+        2f64.powi(-25)
+    } else {
+        0.0
+    };
+    x.abs() * (2f64.powi(-frac - 1) + 2f64.powi(-22)) + floor
+}
+
+/// Checks `got` (D decoded to f64) against the reference; returns the worst
+/// error / bound ratio (≤ 1 passes) or the first element out of bounds.
+pub fn check(
+    got: &[f64],
+    (want, mag): (&[f64], &[f64]),
+    (k, d_elem, exact): (usize, ElemType, bool),
+    n: usize,
+) -> Result<f64, String> {
+    let acc = accumulation_bound(k, exact);
+    let mut worst = 0f64;
+    for (e, (&g, (&w, &m))) in got.iter().zip(want.iter().zip(mag)).enumerate() {
+        let tol = m * acc + output_bound(d_elem, w) + 1e-30;
+        let err = (g - w).abs();
+        if err > tol || err.is_nan() {
+            return Err(format!(
+                "D[{}][{}] = {g}, want {w} (|err| {err:.3e} > {tol:.3e})",
+                e / n,
+                e % n
+            ));
+        }
+        worst = worst.max(err / tol);
+    }
+    Ok(worst)
+}
