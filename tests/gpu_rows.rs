@@ -117,7 +117,7 @@ fn a_missing_vector_is_a_typed_error_before_launch() {
     let e = host::run(&rt, RowOp::RmsNorm, &args, &mut y).unwrap_err();
     assert!(
         e.to_string()
-            .contains("the tensor `w`, which this one lacks"),
+            .contains("takes the tensor `w`, which this problem lacks"),
         "{e}"
     );
 }

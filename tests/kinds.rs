@@ -269,7 +269,7 @@ fn fp8_operands_issue_kind_f8f6f4_in_steps_of_k32() {
 
 #[test]
 fn the_fp8_gemms_match_the_reference_in_the_emulator() {
-    use tirx::abi::ElemType::{E4m3, E5m2, F32};
+    use tirx::abi::ElemType::{E4m3, E5m2};
     // Tails: M 136 (128 + 8), N 72 (BN + 8, or 2·32 + 8), K 208 (128 + 80; TMA needs rows
     // of a multiple of 16 bytes).
     for (ci, (ta, tb)) in [(E4m3, E4m3), (E5m2, E5m2), (E4m3, E5m2)]
@@ -277,30 +277,48 @@ fn the_fp8_gemms_match_the_reference_in_the_emulator() {
         .enumerate()
     {
         let art = &fp8_gemm::KERNEL.artifacts[ci];
-        for (m, n, k) in [(128, 64, 128), (136, 72, 208)] {
-            let mut rng = Rng::new(7 + ci as u64);
-            let (ab, av) = inputs(&mut rng, ta, m * k);
-            let (bb, bv) = inputs(&mut rng, tb, n * k);
-            let mut dev = Device::new();
-            let tam = put(&mut dev, &ab, ta, &[m, k]);
-            let tbm = put(&mut dev, &bb, tb, &[n, k]);
-            let td = put(&mut dev, &vec![0xff; m * n * 4], F32, &[m, n]);
-            sim_launch(art, &mut dev, &[tam, tbm, td.clone()], &[], 3)
-                .unwrap_or_else(|e| panic!("{}: {e}", art.config));
-            let got = read_f32(&dev, &td);
-            for i in 0..m {
-                for j in 0..n {
-                    let terms = (0..k).map(|q| av[i * k + q] * bv[j * k + q]);
-                    let (want, mag) = terms.fold((0.0, 0.0), |(s, a), x| (s + x, a + x.abs()));
-                    let g = f64::from(got[i * n + j]);
-                    // FP8 products are exact in f64; one f32 rounding per 128-wide K tile.
-                    let tol = mag * 2f64.powi(-22) + 1e-30;
-                    assert!(
-                        (g - want).abs() <= tol,
-                        "{} {m}x{n}x{k} D[{i}][{j}] = {g}, want {want}",
-                        art.config
-                    );
-                }
+        // One f32 rounding per 128-wide K tile.
+        let shapes = [(128, 64, 128), (136, 72, 208)];
+        fp8_gemm_is_exact_in_the_emulator(art, (ta, tb), &shapes, 7 + ci as u64, 3, -22);
+    }
+}
+
+/// Runs an FP8 D = A·Bᵀ kernel (`a` M×K of `ta`, `b` N×K of `tb`, f32 `d`) in the emulator at
+/// each shape (inputs from `seed`, the emulator's schedule from `schedule`), against the f64 sum of the exact FP8 products: each
+/// element within `2^tol_exp · Σ|a·b|` (the kernel's f32 roundings). Shared with the Hopper
+/// FP8 wgmma test.
+pub(crate) fn fp8_gemm_is_exact_in_the_emulator(
+    art: &tirx::KernelArtifact,
+    (ta, tb): (tirx::abi::ElemType, tirx::abi::ElemType),
+    shapes: &[(usize, usize, usize)],
+    seed: u64,
+    schedule: u64,
+    tol_exp: i32,
+) {
+    for &(m, n, k) in shapes {
+        let mut rng = Rng::new(seed);
+        let (ab, av) = inputs(&mut rng, ta, m * k);
+        let (bb, bv) = inputs(&mut rng, tb, n * k);
+        let mut dev = Device::new();
+        let tam = put(&mut dev, &ab, ta, &[m, k]);
+        let tbm = put(&mut dev, &bb, tb, &[n, k]);
+        let f32 = tirx::abi::ElemType::F32;
+        let td = put(&mut dev, &vec![0xff; m * n * 4], f32, &[m, n]);
+        sim_launch(art, &mut dev, &[tam, tbm, td.clone()], &[], schedule)
+            .unwrap_or_else(|e| panic!("{}: {e}", art.config));
+        let got = read_f32(&dev, &td);
+        for i in 0..m {
+            for j in 0..n {
+                let terms = (0..k).map(|q| av[i * k + q] * bv[j * k + q]);
+                let (want, mag) = terms.fold((0.0, 0.0), |(s, a), x| (s + x, a + x.abs()));
+                let g = f64::from(got[i * n + j]);
+                // FP8 products are exact in f64.
+                let tol = mag * 2f64.powi(tol_exp) + 1e-30;
+                assert!(
+                    (g - want).abs() <= tol,
+                    "{} {m}x{n}x{k} D[{i}][{j}] = {g}, want {want}",
+                    art.config
+                );
             }
         }
     }

@@ -8,12 +8,9 @@
 
 use tirx::prelude::*;
 use tirx_kernels::check::check_artifact;
-use tirx_kernels::reference::Rng;
-use tirx_kernels::simulate::{put, random_values};
 use tirx_ptx::tools::{find_ptxas, tool_for_test};
-use tirx_sim::Device;
 
-use super::sim_exec::sim_launch;
+use super::kinds::fp8_gemm_is_exact_in_the_emulator;
 
 /// D = A·Bᵀ with FP8 operands on sm_90a: A M×K of `TA`, B N×K of `TB`, f32 D.
 #[tile_kernel(
@@ -52,15 +49,6 @@ pub fn wgmma_fp8(
     copy(d.tile(cta.x, cta.y), acc);
 }
 
-fn read_f32(dev: &Device, t: &tirx::runtime::TensorMeta) -> Vec<f32> {
-    let n: usize = t.shape.iter().product();
-    dev.read(t.addr, n * 4)
-        .expect("D")
-        .chunks_exact(4)
-        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
-
 const PAIRS: [(tirx::abi::ElemType, tirx::abi::ElemType); 3] = {
     use tirx::abi::ElemType::{E4m3, E5m2};
     [(E4m3, E4m3), (E5m2, E5m2), (E4m3, E5m2)]
@@ -91,37 +79,13 @@ fn fp8_operands_issue_m64nnk32_without_transpose_operands() {
 
 #[test]
 fn the_fp8_wgmma_gemms_match_the_reference_in_the_emulator() {
-    use tirx::abi::ElemType::F32;
     // Tails: M 72 (64 + 8), N 72 (BN + 8, or 2·32 + 8), K 208 (128 + 80; TMA rows need a
     // multiple of 16 bytes).
     for (ci, (ta, tb)) in PAIRS.into_iter().enumerate() {
         let art = &wgmma_fp8::KERNEL.artifacts[ci];
-        for (m, n, k) in [(64, 64, 128), (72, 72, 208)] {
-            let mut rng = Rng::new(11 + ci as u64);
-            let (ab, av) = random_values(&mut rng, ta, m * k);
-            let (bb, bv) = random_values(&mut rng, tb, n * k);
-            let mut dev = Device::new();
-            let tam = put(&mut dev, &ab, ta, &[m, k]);
-            let tbm = put(&mut dev, &bb, tb, &[n, k]);
-            let td = put(&mut dev, &vec![0xff; m * n * 4], F32, &[m, n]);
-            sim_launch(art, &mut dev, &[tam, tbm, td.clone()], &[], 5)
-                .unwrap_or_else(|e| panic!("{}: {e}", art.config));
-            let got = read_f32(&dev, &td);
-            for i in 0..m {
-                for j in 0..n {
-                    let terms = (0..k).map(|q| av[i * k + q] * bv[j * k + q]);
-                    let (want, mag) = terms.fold((0.0, 0.0), |(s, a), x| (s + x, a + x.abs()));
-                    let g = f64::from(got[i * n + j]);
-                    // FP8 products are exact in f64; one f32 rounding per k32 step.
-                    let tol = mag * 2f64.powi(-21) + 1e-30;
-                    assert!(
-                        (g - want).abs() <= tol,
-                        "{} {m}x{n}x{k} D[{i}][{j}] = {g}, want {want}",
-                        art.config
-                    );
-                }
-            }
-        }
+        // One f32 rounding per k32 step.
+        let shapes = [(64, 64, 128), (72, 72, 208)];
+        fp8_gemm_is_exact_in_the_emulator(art, (ta, tb), &shapes, 11 + ci as u64, 5, -21);
     }
 }
 
