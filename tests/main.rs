@@ -5,6 +5,7 @@
 
 mod assemble;
 mod block_scale;
+mod block_scale_fp4;
 mod block_scale_lang;
 mod clc;
 mod contracts;
@@ -40,6 +41,7 @@ mod sim_exec;
 mod sim_fp8;
 mod sim_gemm;
 mod sim_mxfp8;
+mod sim_nvfp4;
 mod sim_rs;
 mod sim_smem;
 mod sim_timeline;

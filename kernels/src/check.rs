@@ -19,7 +19,8 @@ pub const EXPECTED_SASS: &[(&str, &[&str])] = &[
         &["UTMALDG"],
     ),
     ("cp.async.bulk.tensor.2d.global.shared::cta", &["UTMASTG"]),
-    ("tcgen05.mma", &["UTCHMMA", "UTCQMMA", "UTCMMA"]),
+    // `UTCOMMA` is the FP4 kind (`kind::mxf4nvf4`, ptxas 13: `UTCOMMA.4X` / `.2X`).
+    ("tcgen05.mma", &["UTCHMMA", "UTCQMMA", "UTCOMMA", "UTCMMA"]),
     ("tcgen05.ld", &["LDTM"]),
     ("tcgen05.st", &["STTM"]),
     // `setmaxnreg.dec` / `.inc` (PTX ISA §9.7.19.6) become `USETMAXREG.DEALLOC.CTAPOOL` /
@@ -112,6 +113,7 @@ pub fn key_sass(c: &Checked) -> String {
         "HGMMA",
         "UTCHMMA",
         "UTCQMMA",
+        "UTCOMMA",
         "UTMALDG",
         "UTMASTG",
         "LDTM",

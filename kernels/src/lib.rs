@@ -40,6 +40,7 @@ pub mod gemm {
     pub mod level_08_tma_epi;
     pub mod level_09_tma_epi_tcgen05;
     pub mod mxfp8_tcgen05;
+    pub mod nvfp4_tcgen05;
     pub mod pair_n;
     pub mod pieces;
     pub mod reference;

@@ -99,7 +99,11 @@ pub fn tensor_map(meta: &TensorMeta, box_dims: &[u32], swizzle: Swizzle) -> Tens
             ElemType::Bf16 => TmaElem::Bf16,
             ElemType::F16 => TmaElem::F16,
             ElemType::F32 => TmaElem::F32,
-            ElemType::E4m3 | ElemType::E5m2 | ElemType::Ue8m0 => TmaElem::U8,
+            ElemType::E4m3
+            | ElemType::E5m2
+            | ElemType::Ue8m0
+            | ElemType::E2m1x2
+            | ElemType::Ue4m3 => TmaElem::U8,
         },
         global_address: meta.addr,
         dims: enc.dims,
@@ -143,7 +147,7 @@ pub fn encode(values: &[f64], elem: ElemType) -> (Vec<u8>, Vec<f64>) {
     (bytes, vals)
 }
 
-/// `n` random values of `elem`, `2·rng.unit() − 1` each (`unit` is in [-1, 1), so the values
+/// `n` random values of `elem` (2n for `e2m1x2`, two a byte), `2·rng.unit() − 1` each (`unit` is in [-1, 1), so the values
 /// lie in [-3, 1): skewed negative, which keeps sums from cancelling to zero): their
 /// little-endian bytes and their exact values.
 pub fn random_values(rng: &mut Rng, elem: ElemType, n: usize) -> (Vec<u8>, Vec<f64>) {
@@ -182,6 +186,19 @@ pub fn random_values(rng: &mut Rng, elem: ElemType, n: usize) -> (Vec<u8>, Vec<f
                 bytes.push(v.0);
                 vals.push(v.to_f64());
             }
+            // NVFP4 factors 1/4 … 2 (a block scale).
+            ElemType::Ue4m3 => {
+                let v = tirx::ue4m3::from_f32((x + 3.0) * 0.5 + 0.25);
+                bytes.push(v.0);
+                vals.push(v.to_f64());
+            }
+            // A byte of two FP4 values, `x` and `−x / 2` rounded to E2M1 (times 2, to use
+            // the format's range); both values go into `vals`, the lower index first.
+            ElemType::E2m1x2 => {
+                let v = tirx::e2m1x2::from_f32(2.0 * x, -x);
+                bytes.push(v.0);
+                vals.extend(v.to_f64());
+            }
         }
     }
     (bytes, vals)
@@ -211,6 +228,12 @@ pub fn decode(bytes: &[u8], elem: ElemType) -> Vec<f64> {
             .map(|&b| f64::from(tirx::e5m2(b).to_f32()))
             .collect(),
         ElemType::Ue8m0 => bytes.iter().map(|&b| tirx::ue8m0(b).to_f64()).collect(),
+        ElemType::Ue4m3 => bytes.iter().map(|&b| tirx::ue4m3(b).to_f64()).collect(),
+        // Two values a byte, the lower index first.
+        ElemType::E2m1x2 => bytes
+            .iter()
+            .flat_map(|&b| tirx::e2m1x2(b).to_f64())
+            .collect(),
     }
 }
 

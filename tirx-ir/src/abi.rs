@@ -31,13 +31,29 @@ pub enum ElemType {
     /// .block_scale` (§9.7.16.10.7), staged through shared memory into tensor memory by
     /// `tcgen05.cp`, moved as bytes.
     Ue8m0,
+    /// Two FP4 E2M1 values packed in one byte (PTX ISA §5.2.3: 1 sign, 2 exponent bits with
+    /// bias 1, 1 fraction bit: ±{0, 0.5, 1, 1.5, 2, 3, 4, 6}); the element of the lower K
+    /// index in bits 3-0, the next in bits 7-4 (the ISA's `.e2m1x2` packing: `cvt`'s
+    /// Semantics, §9.7.9.21, put the second source `b` in `d[3:0]` and `cvt.f16x2.e2m1x2`
+    /// takes bits 3-0 to the f16x2's lower half, its first element). An operand type of
+    /// `tcgen05.mma.kind::mxf4nvf4.block_scale` (§9.7.16.10.7); a tile's or tensor's last
+    /// dimension counts bytes (pairs), so a 128-byte row holds 256 values. Moved as bytes.
+    E2m1x2,
+    /// UE4M3, NVFP4's block-scale factor (§5.2.3: an unsigned E4M3, bias 7, 3 fraction bits,
+    /// `0x7f` NaN): the factors of `kind::mxf4nvf4.block_scale.scale_vec::4X`, one per 16
+    /// elements; staged as `ue8m0` is. Moved as bytes.
+    Ue4m3,
 }
 
 impl ElemType {
     /// Size in bytes.
     pub fn bytes(self) -> u32 {
         match self {
-            ElemType::E4m3 | ElemType::E5m2 | ElemType::Ue8m0 => 1,
+            ElemType::E4m3
+            | ElemType::E5m2
+            | ElemType::Ue8m0
+            | ElemType::E2m1x2
+            | ElemType::Ue4m3 => 1,
             ElemType::Bf16 | ElemType::F16 => 2,
             ElemType::F32 => 4,
         }
@@ -51,6 +67,8 @@ impl ElemType {
             ElemType::E4m3 => "e4m3",
             ElemType::E5m2 => "e5m2",
             ElemType::Ue8m0 => "ue8m0",
+            ElemType::E2m1x2 => "e2m1x2",
+            ElemType::Ue4m3 => "ue4m3",
         }
     }
     /// Parses the DSL / text spelling.
@@ -62,6 +80,8 @@ impl ElemType {
             "e4m3" => ElemType::E4m3,
             "e5m2" => ElemType::E5m2,
             "ue8m0" => ElemType::Ue8m0,
+            "e2m1x2" => ElemType::E2m1x2,
+            "ue4m3" => ElemType::Ue4m3,
             _ => return None,
         })
     }
@@ -73,7 +93,12 @@ impl ElemType {
     /// Whether it is a block-scale factor type (a `tcgen05.mma` scale operand only: in
     /// shared memory as `tcgen05.cp`'s source image, in tensor memory as the MMA reads it).
     pub fn is_scale(self) -> bool {
-        matches!(self, ElemType::Ue8m0)
+        matches!(self, ElemType::Ue8m0 | ElemType::Ue4m3)
+    }
+    /// Whether it is packed FP4 (`e2m1x2`: an operand of the block-scaled `kind::mxf4nvf4`
+    /// MMA only, in shared memory; no arithmetic on it in registers).
+    pub fn is_fp4(self) -> bool {
+        matches!(self, ElemType::E2m1x2)
     }
 }
 

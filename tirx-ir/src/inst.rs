@@ -513,19 +513,21 @@ impl Inst {
         )
     }
 
-    /// `tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X [d], adesc, bdesc,
-    /// idesc, [sfa], [sfb], p` (§9.7.16.10.9 tcgen05.mma; §9.7.16.10.7 block scaling): D
-    /// (+)= (A·scale_A)(B·scale_B) with one UE8M0 factor per row of A and of B for the
-    /// instruction's K = 32, read from tensor memory at `sfa` / `sfb`, the byte the
-    /// descriptor's scale-factor data IDs name.
+    /// `tcgen05.mma.cta_group::1{modifiers} [d], adesc, bdesc, idesc, [sfa], [sfb], p`, the
+    /// modifiers `.kind::mxf8f6f4.block_scale.scale_vec::1X` or `.kind::mxf4nvf4.block_scale
+    /// .scale_vec::{2X|4X}` (§9.7.16.10.9 tcgen05.mma; §9.7.16.10.7 block scaling): D
+    /// (+)= (A·scale_A)(B·scale_B) with 1, 2 or 4 factors per row of A and of B for the
+    /// instruction's K (32 for FP8, 64 for FP4), read from tensor memory at `sfa` / `sfb`
+    /// from the byte the descriptor's scale-factor data IDs name.
     pub fn tcgen05_mma_block_scale(
         d: Handle<Var>,
         (adesc, bdesc, idesc): (Handle<Var>, Handle<Var>, Handle<Var>),
         (sfa, sfb): (Handle<Var>, Handle<Var>),
         p: Handle<Var>,
+        modifiers: &str,
     ) -> Inst {
         inst(
-            "tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale.scale_vec::1X",
+            format!("tcgen05.mma.cta_group::1{modifiers}"),
             vec![],
             vec![
                 mem(d, 0),

@@ -21,14 +21,14 @@ pub struct e4m3(pub u8);
 pub struct e5m2(pub u8);
 
 /// The shape of a minifloat: fraction bits, exponent bias, largest finite bits (unsigned).
-struct Mini {
-    frac: i32,
-    bias: i32,
-    max_bits: u8,
-    nan: u8,
+pub(crate) struct Mini {
+    pub(crate) frac: i32,
+    pub(crate) bias: i32,
+    pub(crate) max_bits: u8,
+    pub(crate) nan: u8,
 }
 
-const E4M3: Mini = Mini {
+pub(crate) const E4M3: Mini = Mini {
     frac: 3,
     bias: 7,
     max_bits: 0x7e,
@@ -43,7 +43,7 @@ const E5M2: Mini = Mini {
 
 impl Mini {
     /// The value of the unsigned bits `b` (below the NaN/infinity codes).
-    fn value(&self, b: u8) -> f64 {
+    pub(crate) fn value(&self, b: u8) -> f64 {
         let (e, f) = (
             i32::from(b) >> self.frac,
             f64::from(i32::from(b) & ((1 << self.frac) - 1)),
@@ -57,7 +57,7 @@ impl Mini {
     }
 
     /// `x` rounded to nearest (ties to even), saturating.
-    fn round(&self, x: f32) -> u8 {
+    pub(crate) fn round(&self, x: f32) -> u8 {
         if x.is_nan() {
             return self.nan;
         }

@@ -55,16 +55,18 @@ pub fn image_offset(r: usize, f: usize) -> usize {
     16 * (32 * (r / 128) + r % 32) + 4 * ((r / 32) % 4) + f
 }
 
-/// A matrix of factors, `rows` × `cols` (row-major, one per 32 elements of a row of the
-/// operand), as the 2-D tensor a kernel loads by TMA: `[ceil(rows / 128) · 32,
-/// ceil(cols / 4) · 16]` bytes, each 32 × 16 box one 128 × 4 image ([`image_offset`]).
-/// Factors past `rows` or `cols` are `fill`. Returns the bytes and their shape.
-pub fn scale_image(
-    factors: &[ue8m0],
+/// A matrix of factors (`ue8m0`, or NVFP4's `ue4m3`), `rows` × `cols` (row-major, one per
+/// 32 — NVFP4: 16 — elements of a row of the operand), as the 2-D tensor a kernel loads by
+/// TMA: `[ceil(rows / 128) · 32, ceil(cols / 4) · 16]` bytes, each 32 × 16 box one 128 × 4
+/// image ([`image_offset`]); a K tile needing more than 4 factors a row (FP4: 8 or 16) loads
+/// the boxes of consecutive columns, one per cell. Factors past `rows` or `cols` are `fill`.
+/// Returns the bytes and their shape.
+pub fn scale_image<T: Copy>(
+    factors: &[T],
     rows: usize,
     cols: usize,
-    fill: ue8m0,
-) -> (Vec<ue8m0>, [usize; 2]) {
+    fill: T,
+) -> (Vec<T>, [usize; 2]) {
     let (rb, cb) = (rows.div_ceil(128), cols.div_ceil(4));
     let shape = [rb * 32, cb * 16];
     let mut out = vec![fill; shape[0] * shape[1]];

@@ -27,6 +27,8 @@ mod sealed {
     impl Sealed for crate::fp8::e4m3 {}
     impl Sealed for crate::fp8::e5m2 {}
     impl Sealed for crate::scale::ue8m0 {}
+    impl Sealed for crate::fp4::e2m1x2 {}
+    impl Sealed for crate::fp4::ue4m3 {}
 }
 
 /// A tensor element type tirx kernels take.
@@ -121,6 +123,11 @@ byte_element!(crate::fp8::e4m3, ElemType::E4m3, 0x7f);
 byte_element!(crate::fp8::e5m2, ElemType::E5m2, 0x7f);
 // UE8M0's only NaN.
 byte_element!(crate::scale::ue8m0, ElemType::Ue8m0, 0xff);
+// E2M1 has no NaN: poison with ±6 in both nibbles (the largest magnitudes, far from any
+// product a test expects).
+byte_element!(crate::fp4::e2m1x2, ElemType::E2m1x2, 0xff);
+// UE4M3's NaN.
+byte_element!(crate::fp4::ue4m3, ElemType::Ue4m3, 0x7f);
 
 /// A tensor in device memory.
 pub struct Tensor<T: Element> {

@@ -159,7 +159,7 @@ fn data_type(elem: ElemType) -> sys::CUtensorMapDataType {
         ElemType::F16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
         ElemType::F32 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
         // 8-bit floats move as bytes (no FP8 data type is needed to copy them).
-        ElemType::E4m3 | ElemType::E5m2 | ElemType::Ue8m0 => {
+        ElemType::E4m3 | ElemType::E5m2 | ElemType::Ue8m0 | ElemType::E2m1x2 | ElemType::Ue4m3 => {
             sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8
         }
     }

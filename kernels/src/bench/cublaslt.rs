@@ -88,6 +88,8 @@ pub(super) fn data_type(e: ElemType) -> sys::cudaDataType_t {
         ElemType::E4m3 => sys::cudaDataType_t::CUDA_R_8F_E4M3,
         ElemType::E5m2 => sys::cudaDataType_t::CUDA_R_8F_E5M2,
         ElemType::Ue8m0 => sys::cudaDataType_t::CUDA_R_8F_UE8M0,
+        ElemType::Ue4m3 => sys::cudaDataType_t::CUDA_R_8F_UE4M3,
+        ElemType::E2m1x2 => sys::cudaDataType_t::CUDA_R_4F_E2M1,
     }
 }
 

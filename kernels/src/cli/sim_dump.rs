@@ -210,6 +210,8 @@ enum GpuTensor {
     E4m3(Tensor<tirx::e4m3>),
     E5m2(Tensor<tirx::e5m2>),
     Ue8m0(Tensor<tirx::ue8m0>),
+    E2m1x2(Tensor<tirx::e2m1x2>),
+    Ue4m3(Tensor<tirx::ue4m3>),
 }
 
 impl GpuTensor {
@@ -249,6 +251,14 @@ impl GpuTensor {
                 let v: Vec<tirx::ue8m0> = t.bytes.iter().map(|&b| tirx::ue8m0(b)).collect();
                 GpuTensor::Ue8m0(rt.upload(&v, &t.shape)?)
             }
+            ElemType::E2m1x2 => {
+                let v: Vec<tirx::e2m1x2> = t.bytes.iter().map(|&b| tirx::e2m1x2(b)).collect();
+                GpuTensor::E2m1x2(rt.upload(&v, &t.shape)?)
+            }
+            ElemType::Ue4m3 => {
+                let v: Vec<tirx::ue4m3> = t.bytes.iter().map(|&b| tirx::ue4m3(b)).collect();
+                GpuTensor::Ue4m3(rt.upload(&v, &t.shape)?)
+            }
         })
     }
 
@@ -260,6 +270,8 @@ impl GpuTensor {
             GpuTensor::E4m3(t) => t.view(),
             GpuTensor::E5m2(t) => t.view(),
             GpuTensor::Ue8m0(t) => t.view(),
+            GpuTensor::E2m1x2(t) => t.view(),
+            GpuTensor::Ue4m3(t) => t.view(),
         }
     }
 
@@ -283,6 +295,8 @@ impl GpuTensor {
             GpuTensor::E4m3(t) => rt.download(t)?.iter().map(|v| v.0).collect(),
             GpuTensor::E5m2(t) => rt.download(t)?.iter().map(|v| v.0).collect(),
             GpuTensor::Ue8m0(t) => rt.download(t)?.iter().map(|v| v.0).collect(),
+            GpuTensor::E2m1x2(t) => rt.download(t)?.iter().map(|v| v.0).collect(),
+            GpuTensor::Ue4m3(t) => rt.download(t)?.iter().map(|v| v.0).collect(),
         })
     }
 }

@@ -372,7 +372,11 @@ impl GemmTypes {
             ElemType::F32 => 1e-4,
             // No GEMM writes 8-bit floats (the FP8 GEMMs read them); their rounding is 2⁻⁴
             // (E4M3) relative.
-            ElemType::E4m3 | ElemType::E5m2 | ElemType::Ue8m0 => 2f64.powi(-3),
+            ElemType::E4m3
+            | ElemType::E5m2
+            | ElemType::Ue8m0
+            | ElemType::Ue4m3
+            | ElemType::E2m1x2 => 2f64.powi(-3),
         }
     }
 }

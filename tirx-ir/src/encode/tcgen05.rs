@@ -222,8 +222,9 @@ impl Kind {
             ElemType::F16 | ElemType::Bf16 => Some(Kind::F16),
             ElemType::F32 => Some(Kind::Tf32),
             ElemType::E4m3 | ElemType::E5m2 => Some(Kind::F8f6f4),
-            // A scale factor, not an operand.
-            ElemType::Ue8m0 => None,
+            // Scale factors are no operand; packed FP4 is an operand of the block-scaled
+            // `kind::mxf4nvf4` only (`encode::tcgen05_scaled`), never of an unscaled kind here.
+            ElemType::Ue8m0 | ElemType::Ue4m3 | ElemType::E2m1x2 => None,
         }
     }
 }
@@ -268,8 +269,15 @@ impl InstrDesc {
     /// `.f16` operands under `kind::f16`; `kind::tf32` accumulates in `.f32`).
     pub fn kind(&self) -> Result<Kind, EncodeError> {
         let (Some(ka), Some(kb)) = (Kind::of(self.a), Kind::of(self.b)) else {
+            // Packed FP4's only kind here is block-scaled (`kind::mxf4nvf4`, §9.7.16.10.7).
+            let fp4 = if self.a.is_fp4() || self.b.is_fp4() {
+                "; packed FP4 (e2m1x2) is multiplied block-scaled only: give `scale_a` and \
+                 `scale_b` (kind::mxf4nvf4)"
+            } else {
+                ""
+            };
             return Err(EncodeError::Types(format!(
-                "no tcgen05 kind takes {} × {} operands",
+                "no tcgen05 kind takes {} × {} operands{fp4}",
                 self.a.name(),
                 self.b.name()
             )));

@@ -30,8 +30,8 @@
 //!
 //! [`Mxf4Desc`] is `kind::mxf4nvf4`'s descriptor (its own table: E2M1 operands, a two-bit
 //! btype, the scale type UE4M3 = 0 / UE8M0 = 1, data IDs 0 or 2, the K-dimension bit 31), for
-//! `.scale_vec::2X` (UE8M0) and `::4X` (UE8M0 or UE4M3). No op of the language issues it
-//! yet: the emulator runs it (`tests/block_scale.rs`).
+//! `.scale_vec::2X` (UE8M0) and `::4X` (UE8M0 or UE4M3): `tcgen05::mma` on `e2m1x2`
+//! operands issues it (`dispatch::mma::block_scale`).
 
 use super::tcgen05::Kind;
 use super::{EncodeError, check_max};

@@ -372,6 +372,8 @@ impl TUn {
             TUn::Cast(ElemType::E4m3) => "cast_e4m3",
             TUn::Cast(ElemType::E5m2) => "cast_e5m2",
             TUn::Cast(ElemType::Ue8m0) => "cast_ue8m0",
+            TUn::Cast(ElemType::Ue4m3) => "cast_ue4m3",
+            TUn::Cast(ElemType::E2m1x2) => "cast_e2m1x2",
         }
     }
     /// Every function, for parsing.

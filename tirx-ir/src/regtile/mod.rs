@@ -275,8 +275,8 @@ pub fn reg_type(elem: ElemType) -> ScalarType {
     match elem {
         ElemType::F32 => ScalarType::F32,
         ElemType::Bf16 | ElemType::F16 => ScalarType::B16,
-        ElemType::E4m3 | ElemType::E5m2 | ElemType::Ue8m0 => {
-            unreachable!("the front end refuses register tiles of 8-bit floats and scales")
+        ElemType::E4m3 | ElemType::E5m2 | ElemType::Ue8m0 | ElemType::Ue4m3 | ElemType::E2m1x2 => {
+            unreachable!("the front end refuses register tiles of 8-/4-bit floats and scales")
         }
     }
 }

@@ -5,7 +5,7 @@
 //! `ARTIFACTS` is empty, so `launch` returns the runtime's "no such config" error), so callers
 //! and IDEs keep working while the user fixes the kernel.
 
-use super::signature::signature_tokens;
+use super::signature::{elem_tokens, signature_tokens};
 use super::{Artifact, Pruned};
 use crate::configs::ConfigDef;
 use crate::model::{ElemRef, KernelDef, ParamDef};
@@ -100,18 +100,6 @@ fn config_values(config: &ConfigDef) -> TokenStream {
     quote!(#(#entries),*)
 }
 
-/// `::tirx::abi::ElemType::…`.
-fn elem_tokens(e: ElemType) -> TokenStream {
-    match e {
-        ElemType::Bf16 => quote!(::tirx::abi::ElemType::Bf16),
-        ElemType::F16 => quote!(::tirx::abi::ElemType::F16),
-        ElemType::F32 => quote!(::tirx::abi::ElemType::F32),
-        ElemType::E4m3 => quote!(::tirx::abi::ElemType::E4m3),
-        ElemType::E5m2 => quote!(::tirx::abi::ElemType::E5m2),
-        ElemType::Ue8m0 => quote!(::tirx::abi::ElemType::Ue8m0),
-    }
-}
-
 /// `Some(::tirx::problem::Problem::…)` or `None`.
 fn problem_tokens(problem: Option<Problem>) -> TokenStream {
     let path = quote!(::tirx::problem);
@@ -173,9 +161,11 @@ fn tensor_type(p: &ParamDef) -> TokenStream {
         ElemRef::Lit(ElemType::Bf16) => quote!(::tirx::bf16),
         ElemRef::Lit(ElemType::F16) => quote!(::tirx::f16),
         ElemRef::Lit(ElemType::F32) => quote!(::core::primitive::f32),
-        ElemRef::Lit(ElemType::E4m3) => quote!(::tirx::e4m3),
-        ElemRef::Lit(ElemType::E5m2) => quote!(::tirx::e5m2),
-        ElemRef::Lit(ElemType::Ue8m0) => quote!(::tirx::ue8m0),
+        // The host types of the 8- and 4-bit formats carry the ISA's spelling (`tirx::e4m3`).
+        ElemRef::Lit(e) => {
+            let t = format_ident!("{}", e.name());
+            quote!(::tirx::#t)
+        }
         ElemRef::Sym(id) => quote!(#id),
     };
     quote!(::tirx::Tensor<#elem>)

@@ -48,7 +48,8 @@ pub fn target_tokens(target: Target) -> TokenStream {
     }
 }
 
-fn elem_tokens(elem: ElemType) -> TokenStream {
+/// `::tirx::abi::ElemType::…`.
+pub(super) fn elem_tokens(elem: ElemType) -> TokenStream {
     match elem {
         ElemType::Bf16 => quote!(::tirx::abi::ElemType::Bf16),
         ElemType::F16 => quote!(::tirx::abi::ElemType::F16),
@@ -56,6 +57,8 @@ fn elem_tokens(elem: ElemType) -> TokenStream {
         ElemType::E4m3 => quote!(::tirx::abi::ElemType::E4m3),
         ElemType::E5m2 => quote!(::tirx::abi::ElemType::E5m2),
         ElemType::Ue8m0 => quote!(::tirx::abi::ElemType::Ue8m0),
+        ElemType::E2m1x2 => quote!(::tirx::abi::ElemType::E2m1x2),
+        ElemType::Ue4m3 => quote!(::tirx::abi::ElemType::Ue4m3),
     }
 }
 

@@ -281,6 +281,25 @@ impl Lowerer<'_> {
                 ),
             ));
         };
+        if elem.is_fp4() && space != Space::Shared {
+            let at: &dyn ToTokens = generics
+                .first()
+                .map_or(&c.func as &dyn ToTokens, |g| *g as &dyn ToTokens);
+            return Err(self.fail_at(
+                span_range(&at),
+                format!(
+                    "e2m1x2 (two FP4 values a byte) is an operand type of the block-scaled MMA \
+                     only: an e2m1x2 tile lives in shared memory (`smem::<e2m1x2>([rows, 128], \
+                     swizzle = B128)`, 256 values a row, read by tcgen05.mma kind::mxf4nvf4), \
+                     not in {}",
+                    if space == Space::Reg {
+                        "registers"
+                    } else {
+                        "tensor memory"
+                    }
+                ),
+            ));
+        }
         if elem.is_fp8() && space != Space::Shared {
             let at: &dyn ToTokens = generics
                 .first()

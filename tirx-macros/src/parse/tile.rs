@@ -338,6 +338,11 @@ impl Lowerer<'_> {
                     e.name()
                 ),
             )),
+            Some(e) if e.is_fp4() => Err(self.fail(
+                ab,
+                "no cast to e2m1x2: packed FP4 is an operand of the block-scaled MMA, loaded by \
+                 TMA, not computed in registers",
+            )),
             Some(e) if e.is_fp8() => Err(self.fail(
                 ab,
                 format!(

@@ -16,16 +16,20 @@
 //! cells in order (the ISA's pipelined `tcgen05.cp → tcgen05.mma` pair, §9.7.16.6.5), and
 //! the thread's next `tcgen05.commit` tracks the copy as it tracks its MMAs.
 //!
-//! **Block-scale factors** (`ue8m0`): `tcgen05::cp(sf_t, sf_s)` with `sf_t` a TMEM tile
-//! `tmem::<ue8m0>([R, 4])` (R = 128 or 256 rows of A or B, 4 factors a row: one per 32 K of a
-//! 128-byte FP8 row; a stage of a staged one) and `sf_s` its shared-memory image
-//! `smem::<ue8m0>([R / 4, 16])` (no swizzle): per 128 rows, 32 rows of 16 bytes, row `r`
-//! holding the factors of rows `r`, `r + 32`, `r + 64`, `r + 96` (`tirx::scale_image` writes
-//! it; a TMA box of `[R / 4, 16]` loads it). After: per 128-row block `i`,
-//! `tcgen05.cp.cta_group::1.32x128b.warpx4 [taddr + 4·i], desc + 32·i` — the 32 × 16-byte
-//! image written to every 32-lane quarter of tensor memory (block scaling reads each factor
-//! from all four, §9.7.16.10.7), 4 columns a block, the descriptor's canonical unswizzled
-//! K-major layout (core matrices of 8 rows × 16 bytes, SBO 128 bytes between them).
+//! **Block-scale factors** (`ue8m0`, `ue4m3`): `tcgen05::cp(sf_t, sf_s)` with `sf_t` a TMEM
+//! tile `tmem::<ue8m0>([R, F])` (R = 128 or 256 rows of A or B; F factors a row, 4 per cell:
+//! F = 4 for the 4 × 32 K of a 128-byte FP8 row, 8 or 16 for the 256 FP4 values of an
+//! `e2m1x2` row in blocks of 32 or 16; a stage of a staged one) and `sf_s` its shared-memory
+//! image `smem::<ue8m0>([F / 4 · R / 4, 16])` or `[F / 4, R / 4, 16]` (no swizzle): per cell
+//! and 128 rows, 32 rows of 16 bytes, row `r` holding the cell's factors of rows `r`,
+//! `r + 32`, `r + 64`, `r + 96` (`tirx::scale_image` writes each cell's; a TMA box of
+//! `[R / 4, 16]` loads one). After: per 512-byte block `i` (cell `i / (R / 128)`, rows
+//! `128·(i % (R / 128))…`), `tcgen05.cp.cta_group::1.32x128b.warpx4 [taddr + 4·i], desc +
+//! 32·i` — the 32 × 16-byte image written to every 32-lane quarter of tensor memory (block
+//! scaling reads each factor from all four, §9.7.16.10.7), 4 columns a block, so cell `c`
+//! of row `r` lands at column `c·R / 32 + r / 32` (`Buffer::tmem_tile`); the descriptor's
+//! canonical unswizzled K-major layout (core matrices of 8 rows × 16 bytes, SBO 128 bytes
+//! between them).
 //! PTX used: PTX ISA §9.7.16.9.2 (tcgen05.cp, `.32x128b.warpx4` its multicast shape),
 //! §9.7.16.2.3 (data-movement shapes), §9.7.16.4.1 (shared-memory descriptor, via
 //! `encode::tcgen05`), §9.7.16.10.7 (where block scaling reads the factors).
@@ -55,7 +59,7 @@ pub static VARIANT: Variant = Variant {
 enum Plan {
     /// A 16-bit `[128, K]` MMA operand tile: K.
     Operand(u32),
-    /// Block-scale factors: the 128-row blocks of a `[R, 4]` tile.
+    /// Block-scale factors: the 512-byte blocks (128 rows × 4 factors) of a `[R, F]` tile.
     Scales(u32),
 }
 
@@ -108,40 +112,40 @@ fn plan(k: &Kernel, dst: &TileRef, src: &TileRef) -> Result<Plan, Reject> {
     Ok(Plan::Operand(o.k))
 }
 
-/// The 128-row blocks of a scale-factor copy: `dst` a TMEM `[R, 4]` tile of a scale type
-/// (R = 128 or 256), `src` its unswizzled shared image `[R / 4, 16]` of the same type.
+/// The 512-byte blocks of a scale-factor copy: `dst` a TMEM `[R, F]` tile of a scale type
+/// (R = 128 or 256, F a multiple of 4 up to 16: F / 4 cells of 4 factors a row), `src` its
+/// unswizzled shared image of the same type, `[F / 4 · R / 4, 16]` or `[F / 4, R / 4, 16]`:
+/// cell `c`'s image (factors `4c..4c + 4` of every row) after cell `c − 1`'s, 128 rows a
+/// block within it — the order of the tile's TMEM columns (`Buffer::tmem_tile`), so block `b`
+/// goes to columns `4b..4b + 4`.
 fn scale_plan(db: &Buffer, di: &[Expr], sb: &Buffer, si: &[Expr]) -> Result<u32, Reject> {
     let tail =
         |b: &Buffer, i: &[Expr]| b.layout.shape[i.len().min(b.layout.shape.len())..].to_vec();
     let (dd, sd) = (tail(db, di), tail(sb, si));
-    let rows = match dd[..] {
-        [r @ (128 | 256), 4] => Some(r),
+    let fits = match dd[..] {
+        [r @ (128 | 256), f] if f.is_multiple_of(4) && (4..=16).contains(&f) => {
+            let image = sd == [f / 4 * r / 4, 16] || sd == [f / 4, r / 4, 16];
+            (image && db.elem == sb.elem && sb.layout.swizzle == crate::abi::Swizzle::None)
+                .then_some(f / 4 * r / 128)
+        }
         _ => None,
     };
-    match rows {
-        Some(r)
-            if db.elem == sb.elem
-                && sd == [r / 4, 16]
-                && sb.layout.swizzle == crate::abi::Swizzle::None =>
-        {
-            Ok(r / 128)
-        }
-        _ => Err(Reject::Tcgen05Cp {
-            why: format!(
-                "`{}` is {} {:?} in {} and `{}` {} {:?} with swizzle {}; scale factors copy \
-                 from a shared image `[R / 4, 16]` (no swizzle) into a TMEM tile `[R, 4]` of \
-                 the same type, R = 128 or 256 (one `tcgen05.cp.32x128b.warpx4` per 128 rows)",
-                db.name,
-                db.elem.name(),
-                dd,
-                db.space.name(),
-                sb.name,
-                sb.elem.name(),
-                sd,
-                sb.layout.swizzle.name()
-            ),
-        }),
-    }
+    fits.ok_or_else(|| Reject::Tcgen05Cp {
+        why: format!(
+            "`{}` is {} {:?} in {} and `{}` {} {:?} with swizzle {}; scale factors copy from a \
+             shared image `[F / 4 · R / 4, 16]` or `[F / 4, R / 4, 16]` (no swizzle) into a TMEM \
+             tile `[R, F]` of the same type, R = 128 or 256, F = 4, 8, 12 or 16 (one \
+             `tcgen05.cp.32x128b.warpx4` per 128 rows × 4 factors)",
+            db.name,
+            db.elem.name(),
+            dd,
+            db.space.name(),
+            sb.name,
+            sb.elem.name(),
+            sd,
+            sb.layout.swizzle.name()
+        ),
+    })
 }
 
 fn applies(cx: &Cx) -> Result<(), Reject> {

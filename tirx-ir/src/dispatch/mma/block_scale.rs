@@ -3,23 +3,38 @@
 //! "Block Scaling").
 //!
 //! When: sm_100a, `cta_group::1`; `acc` a `tmem::<f32>([128, N])` (N a multiple of 8 up to
-//! 256); `a` (128 × 128) and `b` (N × 128) shared tiles of `e4m3`/`e5m2`, K-major with
-//! swizzle B128 (one 128-byte row: four instructions of K = 32) — the operand types select
-//! `.kind::mxf8f6f4` with UE8M0 factors and `.scale_vec::1X`, one factor per 32 K of a row
-//! (§9.7.16.10.7.1, "Valid combinations of scale_vectorsize and shapes": scale_A M × 1,
-//! scale_B 1 × N per instruction); `scale_a` a `tmem::<ue8m0>([128, 4])` tile and `scale_b` a
-//! `tmem::<ue8m0>([R, 4])` tile with R = N rounded up to 128 (a stage of a staged one each):
-//! row `r`'s factor `f` in lane `r % 32` of every 32-lane quarter, column `r / 32`, byte `f`
-//! (the layout `tcgen05::cp` writes from the `[R / 4, 16]` shared image; the ISA's figures of
-//! the scale-factor layouts in §9.7.16.10.7.2 "Scale Factor A ID" and §9.7.16.10.7.3 "Scale
-//! Factor B ID"). Refused: any other operand type (kinds f16 and tf32 have no block-scaled
-//! form), A in tensor memory, the CTA pair, factor tiles of another shape or type.
+//! 256); `a` (128 rows) and `b` (N rows) shared tiles K-major with swizzle B128 (one 128-byte
+//! row: four instructions of 32 bytes). The operand and factor types select the kind and
+//! the scale vector (§9.7.16.10.7.1, the table "Valid combinations of scale_vectorsize and
+//! shapes": `kind::mxf8f6f4` takes `.scale_vec::1X` with UE8M0 only; `kind::mxf4nvf4` takes
+//! `::2X` with UE8M0 and `::4X` with UE8M0 or UE4M3):
+//!
+//! | A, B            | factors | kind, scale vector            | K / instr. | factors a 128-byte row (F) |
+//! |-----------------|---------|-------------------------------|------------|----------------------------|
+//! | `e4m3`/`e5m2`   | `ue8m0` | `mxf8f6f4`, `1X` (block 32)   | 32         | 4                          |
+//! | `e2m1x2`        | `ue8m0` | `mxf4nvf4`, `2X` (MXFP4, 32)  | 64         | 8                          |
+//! | `e2m1x2`        | `ue4m3` | `mxf4nvf4`, `4X` (NVFP4, 16)  | 64         | 16                         |
+//!
+//! (K per instruction: §9.7.16.2.1 "Matrix Shape", 32 for `.kind::mxf8f6f4`, 64 for dense
+//! `.kind::mxf4nvf4`.) `scale_a` is a `tmem::<T>([128, F])` tile and `scale_b` a
+//! `tmem::<T>([R, F])` tile with R = N rounded up to 128 (a stage of a staged one each), T the
+//! factor type, the same for both (the descriptor's bit 23 names one type for both): row
+//! `r`'s factor `f` in lane `r % 32` of every 32-lane quarter, column `(f / 4)·(R / 32) +
+//! r / 32`, byte `f % 4` (the layout `tcgen05::cp` writes; the ISA's figures of the
+//! scale-factor layouts in §9.7.16.10.7.2 "Scale Factor A ID" and §9.7.16.10.7.3 "Scale
+//! Factor B ID"). Instruction `j` reads factors `j·v…j·v + v` of a row (v = 1, 2, 4 for
+//! 1X, 2X, 4X): the cell `j·v / 4` (the factor address plus `(j·v / 4)·R / 32` columns) from
+//! byte `j·v % 4`, the descriptor's scale-factor data ID (1X: 0-3; 2X: 0 or 2; 4X: 0).
+//! Refused: any other operand type (kinds f16 and tf32 have no block-scaled form), FP8 with
+//! FP4, UE4M3 with FP8 operands, factors of two types, A in tensor memory, the CTA pair,
+//! factor tiles of another shape or space.
 //! Before: `mma @acc <- @a_s[%s], @b_s[%s] accumulate (%k > 0) scale @sfa_t[%s], @sfb_t[%s]`
 //! After: the TMEM addresses of D, scale_a and scale_b, and per K-step `j` (32 bytes of each
-//! row) the instruction descriptor with scale-factor data IDs `j` for A (bits 29-30) and B
-//! (bits 4-5), UE8M0 (bit 23), M >> 7 (bits 27-28) (§9.7.16.4.2, the mxf8f6f4 table, via
-//! `encode::tcgen05_scaled`) and `tcgen05.mma.cta_group::1.kind::mxf8f6f4.block_scale
-//! .scale_vec::1X [taddr], adesc, bdesc, idesc, [sfa], [sfb], p` (§9.7.16.10.9).
+//! row) the instruction descriptor with its data IDs for A (bits 29-30) and B (bits 4-5),
+//! the factor type (bit 23), M >> 7 (bits 27-28) (§9.7.16.4.2, the mxf8f6f4 and the
+//! mxf4/mxf4nvf4 tables, via `encode::tcgen05_scaled`) and `tcgen05.mma.cta_group::1
+//! .kind::{mxf8f6f4|mxf4nvf4}.block_scale.scale_vec::{1X|2X|4X} [taddr], adesc, bdesc, idesc,
+//! [sfa + c_a], [sfb + c_b], p` (§9.7.16.10.9).
 //! Completion: as the unscaled MMA's, `tcgen05::commit(bar)`; the factors must be in tensor
 //! memory first (`check-protocol`'s scale rule: a `tcgen05::cp` by the MMA's own thread
 //! before it, §9.7.16.6.5, or one committed and waited on).
@@ -30,7 +45,7 @@ use crate::diag::Diagnostics;
 use crate::dispatch::Reject;
 use crate::encode::Major;
 use crate::encode::tcgen05::{LboMode, SwizzleMode, desc_const_part};
-use crate::encode::tcgen05_scaled::ScaledDesc;
+use crate::encode::tcgen05_scaled::{Mxf4Desc, ScaleType, ScaleVec, ScaledDesc};
 use crate::encode::wgmma::kmajor_desc_fields;
 use crate::inst::reg;
 use crate::ir::{
@@ -38,8 +53,137 @@ use crate::ir::{
 };
 use crate::lower::Lower;
 
-/// Factors a row of a scale tile holds: one per 32 K of the 128 K of an 8-bit operand row.
-const FACTORS: u32 = 4;
+/// A block-scaled MMA's kind as its operand and factor types select it (see the module
+/// docs), with the descriptor of its first K-step (data IDs 0).
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Scaled {
+    /// `kind::mxf8f6f4`, `.scale_vec::1X`, UE8M0.
+    Mxf8(ScaledDesc),
+    /// `kind::mxf4nvf4`, `.scale_vec::2X` or `::4X`.
+    Mxf4(Mxf4Desc),
+}
+
+impl Scaled {
+    /// Factors a row for one instruction (the scale vector size).
+    fn vec(self) -> u32 {
+        match self {
+            Scaled::Mxf8(_) => 1,
+            Scaled::Mxf4(d) => d.vec.factors(),
+        }
+    }
+    /// N.
+    fn n(self) -> u32 {
+        match self {
+            Scaled::Mxf8(d) => d.n,
+            Scaled::Mxf4(d) => d.n,
+        }
+    }
+    /// The kind, `.block_scale` and scale vector modifiers of the PTX instruction.
+    fn ptx(self) -> String {
+        match self {
+            Scaled::Mxf8(_) => ".kind::mxf8f6f4.block_scale.scale_vec::1X".into(),
+            Scaled::Mxf4(d) => format!(".kind::mxf4nvf4.block_scale{}", d.vec.ptx()),
+        }
+    }
+    /// The descriptor of K-step `j`'s instruction: data ID `j·v % 4` for A and B.
+    fn encode_step(self, j: u32) -> Result<u32, crate::encode::EncodeError> {
+        let id = j * self.vec() % 4;
+        match self {
+            Scaled::Mxf8(d) => ScaledDesc {
+                sfa_id: id,
+                sfb_id: id,
+                ..d
+            }
+            .encode(false),
+            Scaled::Mxf4(d) => Mxf4Desc {
+                sfa_id: id,
+                sfb_id: id,
+                ..d
+            }
+            .encode(false),
+        }
+    }
+}
+
+/// The factor type of the scale tile `t` (`which` names it), if it is a scale tile.
+fn factor_type(k: &Kernel, t: &TileRef, which: &str) -> Result<ElemType, Reject> {
+    let TileRef::Buf { buf, .. } = t else {
+        return Err(Reject::BlockScale {
+            why: format!("{which} must be a TMEM tile, not a global tensor"),
+        });
+    };
+    let b = &k.buffers[*buf];
+    if b.elem.is_scale() {
+        return Ok(b.elem);
+    }
+    Err(Reject::BlockScale {
+        why: format!(
+            "{which} `{}` holds {}; block-scale factors are ue8m0 (MX formats) or ue4m3 (NVFP4)",
+            b.name,
+            b.elem.name()
+        ),
+    })
+}
+
+/// The kind the operand types `a`, `b` and the factor type `sf` select.
+fn select(
+    (ea, eb): (ElemType, ElemType),
+    (na, nb): (&str, &str),
+    sf: ElemType,
+    (m, n): (u32, u32),
+) -> Result<Scaled, Reject> {
+    let bad = |why: String| Reject::BlockScale { why };
+    if ea.is_fp8() && eb.is_fp8() {
+        if sf != ElemType::Ue8m0 {
+            return Err(bad(format!(
+                "e4m3/e5m2 operands take ue8m0 factors (kind::mxf8f6f4 has scale_vec::1X with \
+                 UE8M0 only, PTX ISA §9.7.16.10.7.1), not {}; ue4m3 factors scale e2m1x2 \
+                 operands (NVFP4, kind::mxf4nvf4 scale_vec::4X)",
+                sf.name()
+            )));
+        }
+        return Ok(Scaled::Mxf8(ScaledDesc {
+            a: ea,
+            b: eb,
+            m,
+            n,
+            sfa_id: 0,
+            sfb_id: 0,
+        }));
+    }
+    if ea.is_fp4() && eb.is_fp4() {
+        let (scale, vec) = if sf == ElemType::Ue4m3 {
+            (ScaleType::Ue4m3, ScaleVec::X4)
+        } else {
+            (ScaleType::Ue8m0, ScaleVec::X2)
+        };
+        return Ok(Scaled::Mxf4(Mxf4Desc {
+            m,
+            n,
+            scale,
+            vec,
+            sfa_id: 0,
+            sfb_id: 0,
+        }));
+    }
+    let narrow = |e: ElemType| e.is_fp8() || e.is_fp4();
+    let (name, e) = if narrow(ea) { (nb, eb) } else { (na, ea) };
+    if narrow(ea) && narrow(eb) {
+        return Err(bad(format!(
+            "A holds {} and B {}: a block-scaled MMA multiplies FP8 by FP8 (kind::mxf8f6f4) or \
+             packed FP4 by packed FP4 (kind::mxf4nvf4); declare both operands e2m1x2 or both \
+             e4m3/e5m2",
+            ea.name(),
+            eb.name()
+        )));
+    }
+    Err(bad(format!(
+        "`{name}` holds {}: block scaling takes e4m3/e5m2 operands (kind::mxf8f6f4, ue8m0 \
+         factors) or e2m1x2 ones (kind::mxf4nvf4, ue8m0 or ue4m3 factors); kind::f16 and \
+         kind::tf32 have no block-scaled form",
+        e.name()
+    )))
+}
 
 /// The descriptor of the block-scaled MMA `acc` ← `a`, `b` scaled by `sc` (IDs 0), or why
 /// the op is not one.
@@ -48,7 +192,7 @@ pub(super) fn scaled_desc(
     (acc, a, b): (&TileRef, &TileRef, &TileRef),
     sc: &BlockScale,
     pair: bool,
-) -> Result<ScaledDesc, Reject> {
+) -> Result<Scaled, Reject> {
     let bad = |why: String| Reject::BlockScale { why };
     if pair {
         return Err(bad(
@@ -63,15 +207,25 @@ pub(super) fn scaled_desc(
         ));
     }
     let (oa, ob) = (smem_operand_any(k, a, "A")?, smem_operand_any(k, b, "B")?);
+    let (sfa, sfb) = (
+        factor_type(k, &sc.a, "scale_a")?,
+        factor_type(k, &sc.b, "scale_b")?,
+    );
+    if sfa != sfb {
+        return Err(bad(format!(
+            "scale_a holds {} and scale_b {}: one MMA's factors share one type (the \
+             instruction descriptor's bit 23 names it for both, PTX ISA §9.7.16.4.2)",
+            sfa.name(),
+            sfb.name()
+        )));
+    }
+    let kind = select(
+        (oa.buf.elem, ob.buf.elem),
+        (&oa.buf.name, &ob.buf.name),
+        sfa,
+        (m, n),
+    )?;
     for o in [&oa, &ob] {
-        if !o.buf.elem.is_fp8() {
-            return Err(bad(format!(
-                "`{}` holds {}: block scaling takes e4m3/e5m2 operands (kind::mxf8f6f4, UE8M0 \
-                 factors); kind::f16 and kind::tf32 have no block-scaled form",
-                o.buf.name,
-                o.buf.elem.name()
-            )));
-        }
         if o.major != Major::K {
             return Err(Reject::MnMajor {
                 which: if std::ptr::eq(o, &oa) { "A" } else { "B" },
@@ -87,41 +241,50 @@ pub(super) fn scaled_desc(
             b: (ob.rows, ob.k),
         });
     }
-    scale_tile(k, &sc.a, "scale_a", m.next_multiple_of(128))?;
-    scale_tile(k, &sc.b, "scale_b", n.next_multiple_of(128))?;
-    let d = ScaledDesc {
-        a: oa.buf.elem,
-        b: ob.buf.elem,
-        m,
-        n,
-        sfa_id: 0,
-        sfb_id: 0,
-    };
-    d.encode(false)?;
-    Ok(d)
+    let f = oa.k / STEP_BYTES * kind.vec();
+    scale_tile(k, &sc.a, "scale_a", (m.next_multiple_of(128), f), kind)?;
+    scale_tile(k, &sc.b, "scale_b", (n.next_multiple_of(128), f), kind)?;
+    kind.encode_step(0)?;
+    Ok(kind)
 }
 
-/// Checks that `t` is a TMEM tile of UE8M0 factors `[rows, 4]`, indexed down to one tile.
-fn scale_tile(k: &Kernel, t: &TileRef, which: &str, rows: u32) -> Result<(), Reject> {
+/// Bytes of each operand row one instruction reads: K = 32 of FP8, K = 64 of packed FP4.
+const STEP_BYTES: u32 = 32;
+
+/// Checks that `t` is a TMEM factor tile `[rows, factors]`, indexed down to one tile.
+fn scale_tile(
+    k: &Kernel,
+    t: &TileRef,
+    which: &str,
+    (rows, factors): (u32, u32),
+    kind: Scaled,
+) -> Result<(), Reject> {
     let TileRef::Buf { buf, index } = t else {
-        return Err(Reject::BlockScale {
-            why: format!("{which} must be a TMEM tile, not a global tensor"),
-        });
+        unreachable!("checked by factor_type")
     };
     let b: &Buffer = &k.buffers[*buf];
     let dims = &b.layout.shape[index.len().min(b.layout.shape.len())..];
-    if b.space == Space::Tmem && b.elem == ElemType::Ue8m0 && dims == [rows, FACTORS] {
+    if b.space == Space::Tmem && dims == [rows, factors] {
         return Ok(());
     }
+    let (block, per) = match kind {
+        Scaled::Mxf8(_) => (32, "32 K of the 128-K FP8 row, scale_vec::1X"),
+        Scaled::Mxf4(d) if d.vec == ScaleVec::X2 => {
+            (32, "32 of the row's 256 FP4 values, scale_vec::2X")
+        }
+        Scaled::Mxf4(_) => (16, "16 of the row's 256 FP4 values, scale_vec::4X"),
+    };
+    debug_assert!(block > 0);
     Err(Reject::BlockScale {
         why: format!(
-            "{which} `{}` is {} {:?} in {}; it must be a TMEM tile `tmem::<ue8m0>([{rows}, \
-             {FACTORS}])`: {rows} rows (the operand's rows, a multiple of 128) × {FACTORS} UE8M0 \
-             factors (one per 32 K of the 128-K row, scale_vec::1X), indexed down to one tile",
+            "{which} `{}` is {} {:?} in {}; it must be a TMEM tile `tmem::<{e}>([{rows}, \
+             {factors}])`: {rows} rows (the operand's rows, a multiple of 128) × {factors} {e} \
+             factors (one per {per}), indexed down to one tile",
             b.name,
             b.elem.name(),
             dims,
-            b.space.name()
+            b.space.name(),
+            e = b.elem.name(),
         ),
     })
 }
@@ -154,26 +317,42 @@ pub(super) fn lower(
     let kext = super::smem_operand_any(lw.k, a, "A")
         .map_err(|e| lw.error(e))?
         .k;
-    for j in 0..kext / ScaledDesc::k() {
-        // K-step j: 32 bytes on (2 descriptor units); its factors are byte j of each cell.
-        let bits = ScaledDesc {
-            sfa_id: j,
-            sfb_id: j,
-            ..d0
-        }
-        .encode(false)
-        .map_err(|e| enc(lw, e))?;
+    // A factor tile's cell columns: R / 32 for R rows (A: 128; B: N rounded up to 128).
+    let (a_cols, b_cols) = (128 / 32, d0.n().next_multiple_of(128) / 32);
+    let modifiers = d0.ptx();
+    for j in 0..kext / STEP_BYTES {
+        // K-step j: 32 bytes on (2 descriptor units); its factors are bytes j·v % 4… of
+        // cell j·v / 4.
+        let bits = d0.encode_step(j).map_err(|e| enc(lw, e))?;
         let idesc = lw.let_("idesc", T::U32, Expr::u32(bits));
         let (ad, bd) = (lw.var("adesc", T::U64), lw.var("bdesc", T::U64));
         let step = O::Imm(i64::from(2 * j));
         lw.inst(Inst::binary("add.u64", ad, reg(adesc0), step.clone()));
         lw.inst(Inst::binary("add.u64", bd, reg(bdesc0), step));
+        let cell = j * d0.vec() / 4;
+        let (sa, sb) = if cell == 0 {
+            (sfa, sfb)
+        } else {
+            (
+                lw.let_(
+                    "sfa_c",
+                    T::U32,
+                    crate::lower::add(Expr::Var(sfa), Expr::u32(cell * a_cols)),
+                ),
+                lw.let_(
+                    "sfb_c",
+                    T::U32,
+                    crate::lower::add(Expr::Var(sfb), Expr::u32(cell * b_cols)),
+                ),
+            )
+        };
         let p = if j == 0 { first } else { always };
         lw.inst(Inst::tcgen05_mma_block_scale(
             taddr,
             (ad, bd, idesc),
-            (sfa, sfb),
+            (sa, sb),
             p,
+            &modifiers,
         ));
     }
     Ok(())
