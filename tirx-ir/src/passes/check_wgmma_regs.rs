@@ -20,7 +20,7 @@
 use super::Pass;
 use crate::arena::Handle;
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::ir::{Block, Buffer, Kernel, Op, Space, Span, StmtKind, TileRef};
+use crate::ir::{Block, Buffer, Completion, Kernel, Op, Space, Span, StmtKind, TileRef};
 
 /// The pass.
 pub struct CheckWgmmaRegs;
@@ -222,7 +222,7 @@ impl Walk<'_> {
             Op::WgmmaWait { n } => return s.wait(*n),
             _ => {}
         }
-        let wgmma = matches!(op, Op::Mma { variant: Some(v), .. } if v == "wgmma");
+        let wgmma = matches!(op, Op::Mma { variant: Some(v), .. } if v.completion() == Completion::WgmmaGroup);
         if !s.unknown {
             let (reads, writes) = accesses(self.k, op);
             let flights: Vec<_> = s.in_flight().copied().collect();
