@@ -131,3 +131,85 @@ fn the_pairs_mma_with_a_in_tensor_memory_is_refused_by_name() {
         "{msg}"
     );
 }
+
+/// Every copy and mma of a block, nested ones included.
+fn each_op<'a>(block: &'a [tirx_ir::Stmt], f: &mut dyn FnMut(&'a tirx_ir::Op)) {
+    use tirx_ir::StmtKind;
+    for s in block {
+        match &s.kind {
+            StmtKind::Op(op) => f(op),
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                each_op(then_body, f);
+                each_op(else_body, f);
+            }
+            StmtKind::For { body, .. }
+            | StmtKind::Loop { body, .. }
+            | StmtKind::Scope { body, .. } => each_op(body, f),
+            _ => {}
+        }
+    }
+}
+
+/// The typed variants' properties are the ones their dispatch entries accept: in every
+/// shipped kernel after `dispatch-ops`, each copy's source and destination are in the memory
+/// its variant says it reads and writes, and each mma's accumulator where its variant keeps
+/// it — so the protocol checks, which ask those properties, judge the ops that are there.
+/// Between them the kernels use every variant.
+#[test]
+fn every_dispatched_op_moves_what_its_variant_says() {
+    use std::collections::BTreeSet;
+    use tirx_ir::{CopyVariant, Kernel, Mem, MmaVariant, Op, Space, TileRef, VariantId};
+    let mem = |k: &Kernel, t: &TileRef| match t {
+        TileRef::Global { .. } => Mem::Global,
+        TileRef::Buf { buf, .. } => match k.buffers[*buf].space {
+            Space::Shared => Mem::Shared,
+            Space::Tmem => Mem::Tmem,
+            Space::Reg => Mem::Reg,
+        },
+    };
+    let mut seen = BTreeSet::new();
+    // The shipped kernels, and the test kernels of the paths none ships (ldmatrix, stmatrix,
+    // tcgen05.cp).
+    let tests: [&'static tirx::Kernel; 2] = [
+        &crate::smem_kernels::smem_matrix::KERNEL,
+        &crate::tmem_a::tmem_a_cp::KERNEL,
+    ];
+    for kernel in tirx_kernels::catalogue::all().into_iter().chain(tests) {
+        for a in kernel.artifacts {
+            let input = parse_module(a.ir).expect("parses").kernels.remove(0);
+            let (_, snaps) = run_pipeline(input, true).expect("compiles");
+            let after = snaps
+                .iter()
+                .find(|s| s.pass == "dispatch-ops")
+                .expect("ran");
+            let k = parse_module(&after.text).expect("parses").kernels.remove(0);
+            let at = format!("{} {} {}", kernel.name, a.config, a.target.name());
+            each_op(&k.body, &mut |op| match op {
+                Op::Copy {
+                    dst, src, variant, ..
+                } => {
+                    let v = variant.unwrap_or_else(|| panic!("{at}: an undispatched copy"));
+                    assert_eq!((mem(&k, src), mem(&k, dst)), v.moves(), "{at}: {v}");
+                    seen.insert(v.name());
+                }
+                Op::Mma { acc, variant, .. } => {
+                    let v = variant.unwrap_or_else(|| panic!("{at}: an undispatched mma"));
+                    assert_eq!(mem(&k, acc), v.accumulator(), "{at}: {v}");
+                    seen.insert(v.name());
+                }
+                _ => {}
+            });
+        }
+    }
+    // Every variant's properties are checked against some op.
+    let all: BTreeSet<_> = CopyVariant::ALL
+        .iter()
+        .map(|v| v.name())
+        .chain(MmaVariant::ALL.iter().map(|v| v.name()))
+        .collect();
+    assert_eq!(seen, all, "variants no kernel here uses");
+}

@@ -519,7 +519,7 @@ impl<'k> Printer<'_, 'k> {
         Ok(())
     }
 
-    fn variant(&mut self, v: &Option<String>) -> fmt::Result {
+    fn variant(&mut self, v: Option<&'static str>) -> fmt::Result {
         match v {
             Some(v) => write!(self.out, " variant {}", Name(v)),
             None => Ok(()),
@@ -558,7 +558,7 @@ impl<'k> Printer<'_, 'k> {
                     }
                 }
                 self.pair(*pair)?;
-                self.variant(variant)
+                self.variant(variant.map(|v| v.name()))
             }
             Op::Mma {
                 acc,
@@ -584,7 +584,7 @@ impl<'k> Printer<'_, 'k> {
                     self.tile(&sc.b)?;
                 }
                 self.pair(*pair)?;
-                self.variant(variant)
+                self.variant(variant.map(|v| v.name()))
             }
             Op::ProducerAcquire { pipe, iter, stage } | Op::ConsumerWait { pipe, iter, stage } => {
                 let p = self.pipe(*pipe);

@@ -23,6 +23,7 @@ use tirx_kernels::row_kernels::family::SiluMulRequest;
 use tirx_kernels::row_kernels::request::RowRequest;
 
 use crate::ops::{Gemm, Op};
+use crate::profile::{self, Phase};
 
 /// A described device by name (`h200`, `b200`), for choices made without one.
 pub fn device_named(name: &str) -> Option<Device> {
@@ -169,6 +170,25 @@ fn choice_key(req: &dyn ProblemDef, device: &Device, metas: &[TensorMeta]) -> St
 /// Every tensor address in `op` must be device memory of `rt`'s context holding every element
 /// its shape and strides reach, alive until the launched work is done.
 pub unsafe fn launch(op: &Op, rt: &Runtime) -> Result<String, RuntimeError> {
+    let (req, artifact) = profile::time(Phase::Choose, || choose(op, rt))?;
+    profile::time(Phase::Launch, || {
+        let (tensors, scalars) = req.arguments(artifact);
+        let args: Vec<TensorArg<'_>> = tensors
+            .into_iter()
+            // SAFETY: the caller's promise, for each tensor of the op.
+            .map(|m| unsafe { TensorArg::from_raw(rt, m) })
+            .collect();
+        rt.launch_with(artifact, &args, &scalars)
+    })?;
+    Ok(format!("{}/{}", artifact.kernel, artifact.config))
+}
+
+/// The request for `op` and the artifact chosen for it on `rt`'s device (from [`CHOSEN`] when
+/// the same layout was chosen before).
+fn choose(
+    op: &Op,
+    rt: &Runtime,
+) -> Result<(Box<dyn ProblemDef>, &'static KernelArtifact), RuntimeError> {
     let req = request(op);
     let device = Device::of(rt)?;
     let all_metas = metas(op);
@@ -190,14 +210,7 @@ pub unsafe fn launch(op: &Op, rt: &Runtime) -> Result<String, RuntimeError> {
             choice.artifact
         }
     };
-    let (tensors, scalars) = req.arguments(artifact);
-    let args: Vec<TensorArg<'_>> = tensors
-        .into_iter()
-        // SAFETY: the caller's promise, for each tensor of the op.
-        .map(|m| unsafe { TensorArg::from_raw(rt, m) })
-        .collect();
-    rt.launch_with(artifact, &args, &scalars)?;
-    Ok(format!("{}/{}", artifact.kernel, artifact.config))
+    Ok((req, artifact))
 }
 
 /// Every tensor of the op (the choice's key).

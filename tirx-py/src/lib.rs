@@ -19,6 +19,7 @@
 pub mod error;
 pub mod host;
 pub mod ops;
+pub mod profile;
 pub mod tensor;
 
 use std::collections::HashMap;
@@ -127,7 +128,9 @@ impl Drop for RestoreContext {
 
 /// Launches `call`, or explains it on the described device `explain` names.
 fn finish(call: Call, stream: u64, explain: Option<&str>) -> Result<String, BindError> {
-    let _restore = matches!(explain, None | Some("this")).then(RestoreContext::save);
+    let _restore = profile::time(profile::Phase::Runtime, || {
+        matches!(explain, None | Some("this")).then(RestoreContext::save)
+    });
     match explain {
         // The Python layer checks a call before it allocates the outputs.
         Some("check") => Ok(String::new()),
@@ -146,7 +149,7 @@ fn finish(call: Call, stream: u64, explain: Option<&str>) -> Result<String, Bind
             }),
         },
         None => {
-            let rt = runtime_for(&call, stream)?;
+            let rt = profile::time(profile::Phase::Runtime, || runtime_for(&call, stream))?;
             // SAFETY: every address in `call` came from a tensor protocol describing device
             // memory of the device `rt` is on, held alive by the caller (the GIL is held and
             // the Python objects are borrowed for the call); the checks, the planner and the
@@ -157,7 +160,7 @@ fn finish(call: Call, stream: u64, explain: Option<&str>) -> Result<String, Bind
 }
 
 fn read(obj: &Bound<'_, PyAny>, arg: &str, dl_stream: i64) -> Result<Foreign, BindError> {
-    tensor::read(obj, arg, dl_stream)
+    profile::time(profile::Phase::Read, || tensor::read(obj, arg, dl_stream))
 }
 
 fn read_opt(
@@ -222,16 +225,18 @@ fn gemm(
         }
         .into());
     }
-    let call = ops::gemm(&ops::GemmArgs {
-        a: &a,
-        b: &b,
-        c: c.as_ref(),
-        bias: bias.as_ref(),
-        activation,
-        alpha,
-        beta,
-        out: out.as_ref(),
-        out_dtype,
+    let call = profile::time(profile::Phase::Check, || {
+        ops::gemm(&ops::GemmArgs {
+            a: &a,
+            b: &b,
+            c: c.as_ref(),
+            bias: bias.as_ref(),
+            activation,
+            alpha,
+            beta,
+            out: out.as_ref(),
+            out_dtype,
+        })
     })?;
     Ok(finish(call, stream, explain)?)
 }
@@ -274,7 +279,9 @@ fn row(
         }
         .into());
     }
-    let call = ops::row(op, &x, w.as_ref(), b.as_ref(), out.as_ref(), eps)?;
+    let call = profile::time(profile::Phase::Check, || {
+        ops::row(op, &x, w.as_ref(), b.as_ref(), out.as_ref(), eps)
+    })?;
     Ok(finish(call, stream, explain)?)
 }
 
@@ -299,7 +306,9 @@ fn silu_mul(
         }
         .into());
     }
-    let call = ops::silu_mul(&x, &g, out.as_ref())?;
+    let call = profile::time(profile::Phase::Check, || {
+        ops::silu_mul(&x, &g, out.as_ref())
+    })?;
     Ok(finish(call, stream, explain)?)
 }
 
@@ -329,14 +338,16 @@ fn attention(
         }
         .into());
     }
-    let call = ops::attention(&ops::AttentionArgs {
-        q: &q,
-        k: &k,
-        v: &v,
-        out: out.as_ref(),
-        lse: lse.as_ref(),
-        causal,
-        scale,
+    let call = profile::time(profile::Phase::Check, || {
+        ops::attention(&ops::AttentionArgs {
+            q: &q,
+            k: &k,
+            v: &v,
+            out: out.as_ref(),
+            lse: lse.as_ref(),
+            causal,
+            scale,
+        })
     })?;
     Ok(finish(call, stream, explain)?)
 }
@@ -372,6 +383,13 @@ fn device(ordinal: usize) -> (bool, String) {
     }
 }
 
+/// Turns the per-phase host timing on or off ([`profile`]) and returns what was gathered
+/// since the last call: `[(phase, calls, total_ns)]`.
+#[pyfunction]
+fn _host_profile(on: bool) -> Vec<(&'static str, u64, u64)> {
+    profile::take(on)
+}
+
 /// The extension module.
 #[pymodule]
 fn _tirx(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -389,5 +407,6 @@ fn _tirx(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(attention, m)?)?;
     m.add_function(wrap_pyfunction!(list_kernels, m)?)?;
     m.add_function(wrap_pyfunction!(device, m)?)?;
+    m.add_function(wrap_pyfunction!(_host_profile, m)?)?;
     Ok(())
 }

@@ -2,7 +2,9 @@
 //! `__cuda_array_interface__` says about its memory — address, shape, strides, element type
 //! and device — read without linking the library that made it (PyTorch, CuPy, numpy, …).
 //!
-//! DLPack is preferred (PyTorch's bf16 tensors have no `__cuda_array_interface__`): the
+//! A CUDA `torch.Tensor` on torch's current stream is read from its own fields ([`read_torch`]:
+//! the same facts, without DLPack's per-tensor export cost); otherwise DLPack is preferred
+//! (PyTorch's bf16 tensors have no `__cuda_array_interface__`): the
 //! capsule's `DLManagedTensor` (legacy, `"dltensor"`) or `DLManagedTensorVersioned`
 //! (`"dltensor_versioned"`, DLPack ≥ 1.0) is read in place and never consumed, so the
 //! capsule's own destructor gives it back to the producer; the caller keeps the Python object
@@ -17,6 +19,7 @@ use std::ffi::{CStr, c_void};
 
 use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyCapsule, PyCapsuleMethods, PyDict, PyTuple};
 use tirx::abi::ElemType;
 
@@ -194,6 +197,11 @@ pub fn read(obj: &Bound<'_, PyAny>, arg: &str, dl_stream: i64) -> Result<Foreign
             .map_or_else(|_| "?".into(), |n| n.to_string()),
     };
     let py = obj.py();
+    if dl_stream == -1
+        && let Some(f) = read_torch(obj).map_err(|e| BindError::protocol(arg, "torch", e))?
+    {
+        return Ok(f);
+    }
     if let Ok(export) = obj.getattr(intern!(py, "__dlpack__")) {
         return read_dlpack(obj, &export, arg, dl_stream);
     }
@@ -206,6 +214,59 @@ pub fn read(obj: &Bound<'_, PyAny>, arg: &str, dl_stream: i64) -> Result<Foreign
         return read_cai(&dict, arg);
     }
     Err(not_a_tensor())
+}
+
+/// `sys.modules`, fetched once (the dict itself is never replaced).
+static SYS_MODULES: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
+
+/// A CUDA `torch.Tensor` read from its own fields (`data_ptr()`, `shape`, `stride()`,
+/// `dtype`, `get_device()`) — for a call on torch's current stream only (`dl_stream` −1), where
+/// DLPack's export has nothing to synchronize and would only add its cost (about 5 µs per
+/// tensor on the H200, `kernels/bench/host_overhead.py`). `None` when `obj` is not such a
+/// tensor (torch not imported, another class, not on a CUDA device, or a lazy negation or
+/// conjugation view, which DLPack's export refuses with torch's own message): DLPack reads it.
+fn read_torch(obj: &Bound<'_, PyAny>) -> PyResult<Option<Foreign>> {
+    let py = obj.py();
+    let modules = SYS_MODULES
+        .get_or_try_init(py, || -> PyResult<Py<PyDict>> {
+            Ok(py
+                .import(intern!(py, "sys"))?
+                .getattr(intern!(py, "modules"))?
+                .cast_into::<PyDict>()?
+                .unbind())
+        })?
+        .bind(py);
+    let Some(torch) = modules.get_item(intern!(py, "torch"))? else {
+        return Ok(None);
+    };
+    let Ok(class) = torch.getattr(intern!(py, "Tensor")) else {
+        return Ok(None);
+    };
+    if !obj.is_instance(&class)?
+        || !obj.getattr(intern!(py, "is_cuda"))?.is_truthy()?
+        || obj.call_method0(intern!(py, "is_neg"))?.is_truthy()?
+        || obj.call_method0(intern!(py, "is_conj"))?.is_truthy()?
+    {
+        return Ok(None);
+    }
+    let shape: Vec<usize> = obj.getattr(intern!(py, "shape"))?.extract()?;
+    let strides: Vec<i64> = obj.call_method0(intern!(py, "stride"))?.extract()?;
+    let addr: u64 = obj.call_method0(intern!(py, "data_ptr"))?.extract()?;
+    let ordinal: i64 = obj.call_method0(intern!(py, "get_device"))?.extract()?;
+    let dtype: String = obj.getattr(intern!(py, "dtype"))?.str()?.extract()?;
+    let dtype = dtype.trim_start_matches("torch.");
+    Ok(Some(Foreign {
+        dtype: match dtype {
+            "bfloat16" => Ok(ElemType::Bf16),
+            "float16" => Ok(ElemType::F16),
+            "float32" => Ok(ElemType::F32),
+            other => Err(other.to_string()),
+        },
+        shape,
+        strides,
+        addr,
+        place: Place::Cuda(ordinal.max(0) as usize),
+    }))
 }
 
 fn read_dlpack(

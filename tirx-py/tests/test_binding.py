@@ -342,5 +342,103 @@ class Explain(unittest.TestCase):
         self.assertIn("launch refused: tensor `a` dim 0 has a stride of 2002 bytes", text)
 
 
+class _FakeTorchModule:
+    """Stands in for ``torch`` in ``sys.modules``: what the binding's torch reader looks up."""
+
+    class dtype_(str):
+        def __str__(self):
+            return "torch." + str.__str__(self)
+
+
+class FakeTorchTensor(FakeCuda):
+    """A CUDA ``torch.Tensor`` as the binding's fast reader sees it: ``data_ptr()``, ``shape``,
+    ``stride()``, ``dtype``, ``is_cuda``, ``get_device()``; its DLPack export (inherited) records
+    when it is used instead."""
+
+    def __init__(self, shape, dtype="bfloat16", strides=None, device=0, is_cuda=True, neg=False,
+                 addr=_ADDR):
+        super().__init__(shape, "bf16", strides=strides, device=device, addr=addr)
+        self._torch_strides = tuple(strides) if strides is not None else tuple(self._strides)
+        self.dtype = _FakeTorchModule.dtype_(dtype)
+        self.is_cuda = is_cuda
+        self._neg = neg
+        self._addr = addr
+
+    def stride(self):
+        return self._torch_strides
+
+    def data_ptr(self):
+        return self._addr
+
+    def get_device(self):
+        return self._managed.dl_tensor.device.device_id if self.is_cuda else -1
+
+    def is_neg(self):
+        return self._neg
+
+    def is_conj(self):
+        return False
+
+
+class TorchFields(unittest.TestCase):
+    """A CUDA torch tensor on torch's current stream (``dlpack_stream=-1``) is read from its own
+    fields, not exported through DLPack (issue #34: ~5 µs per tensor on the H200)."""
+
+    def setUp(self):
+        import sys
+        import types
+
+        self.saved = sys.modules.get("torch")
+        fake = types.ModuleType("torch")
+        fake.Tensor = FakeTorchTensor
+        sys.modules["torch"] = fake
+
+    def tearDown(self):
+        import sys
+
+        if self.saved is None:
+            sys.modules.pop("torch", None)
+        else:
+            sys.modules["torch"] = self.saved
+
+    def gemm_text(self, a, b, **kw):
+        return tirx._tirx.gemm(a, b, None, stream=5, explain="h200", **kw)
+
+    def test_fields_are_read_without_dlpack(self):
+        a, w = FakeTorchTensor((512, 256)), FakeTorchTensor((1024, 256))
+        b = FakeTorchTensor((256, 1024), strides=(1, 256))  # w.t()
+        text = self.gemm_text(a, b, dlpack_stream=-1)
+        self.assertIn("problem: gemm tn plain, bf16 -> bf16, 512x1024x256", text)
+        self.assertEqual((a.streams, b.streams), ([], []), "no DLPack export")
+        # Another stream than torch's current one: DLPack, which lets torch order the data.
+        self.gemm_text(a, b)
+        self.assertEqual((a.streams, b.streams), ([5], [5]))
+        del w
+
+    def test_what_the_fields_say_is_checked(self):
+        a = FakeTorchTensor((512, 256), dtype="float64")
+        with self.assertRaises(tirx.ArgumentError) as e:
+            self.gemm_text(a, FakeTorchTensor((256, 1024), strides=(1, 256)), dlpack_stream=-1)
+        self.assertIn("float64", _msg(e))
+        self.assertEqual(a.streams, [])
+        x = FakeTorchTensor((8, 64), device=1)
+        with self.assertRaises(tirx.ArgumentError) as e:
+            tirx._tirx.row("softmax", x, FakeTorchTensor((8, 64)), stream=5, dlpack_stream=-1)
+        self.assertIn("cuda:1", _msg(e))
+
+    def test_views_torch_will_not_export_and_cpu_tensors_go_through_dlpack(self):
+        for t in (FakeTorchTensor((8, 64), neg=True), FakeTorchTensor((8, 64), is_cuda=False)):
+            tirx._tirx.row("softmax", t, None, stream=5, dlpack_stream=-1, explain="h200")
+            self.assertEqual(t.streams, [-1])
+
+    def test_a_module_named_torch_without_tensor_is_ignored(self):
+        import sys
+
+        sys.modules["torch"] = object()
+        x = FakeCuda((8, 64))
+        tirx._tirx.row("softmax", x, None, stream=5, dlpack_stream=-1, explain="h200")
+        self.assertEqual(x.streams, [-1])
+
+
 if __name__ == "__main__":
     unittest.main()

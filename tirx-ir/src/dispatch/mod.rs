@@ -3,9 +3,11 @@
 //! (`tma::load`, `wgmma::mma`, …) is checked instead of chosen, and when nothing fits the
 //! error is a table of every candidate and why it refused.
 //!
-//! Registration is static: `COPY` and `MMA` list the variants, ordered by
-//! `(-priority, name)`. Each variant lives in its own file with a When / Before / After header
-//! and holds both its predicate and its lowering.
+//! Registration is static: `COPY` and `MMA` list one entry per value of the typed variants
+//! ([`CopyVariant`], [`MmaVariant`], whose properties the checks ask), tried in
+//! `(-priority, name)` order. Each variant lives in its own file with a When / Before / After
+//! header and holds both its predicate and its lowering; an op's variant finds its entry by
+//! value ([`Table::entry`]), never by name.
 
 pub mod copy;
 pub mod mma;
@@ -15,6 +17,7 @@ pub use reject::Reject;
 
 use crate::abi::Target;
 use crate::diag::Diagnostics;
+pub use crate::ir::{CopyVariant, MmaVariant, VariantId};
 use crate::ir::{Kernel, Op};
 use crate::lower::Lower;
 use crate::valid::scope::Threads;
@@ -30,10 +33,10 @@ pub struct Cx<'a> {
     pub threads: Threads,
 }
 
-/// One hardware path for an op.
-pub struct Variant {
-    /// Name (`tma_load`, `wgmma`, …); also the name a user forces it with.
-    pub name: &'static str,
+/// One hardware path for an op: the dispatch-table entry of the typed variant `id`.
+pub struct Variant<V: 'static> {
+    /// Which variant this entry is; its properties are `id`'s, its name `id.name()`.
+    pub id: V,
     /// Higher wins among applicable variants.
     pub priority: i32,
     /// `Ok` when the variant can execute the op, else the reason it refuses.
@@ -42,8 +45,15 @@ pub struct Variant {
     pub lower: fn(&mut Lower, &Op) -> Result<(), Diagnostics>,
 }
 
+impl<V: VariantId> Variant<V> {
+    /// The variant's name (`tma_load`, `wgmma`, …).
+    pub fn name(&self) -> &'static str {
+        self.id.name()
+    }
+}
+
 /// Copy variants.
-pub static COPY: &[&Variant] = &[
+pub static COPY: &[&Variant<CopyVariant>] = &[
     &copy::ldmatrix::VARIANT,
     &copy::reg_epilogue::VARIANT,
     &copy::reg_load::VARIANT,
@@ -61,7 +71,33 @@ pub static COPY: &[&Variant] = &[
     &copy::tmem_regs::STORE,
 ];
 /// Mma variants.
-pub static MMA: &[&Variant] = &[&mma::tcgen05::VARIANT, &mma::wgmma::VARIANT];
+pub static MMA: &[&Variant<MmaVariant>] = &[&mma::tcgen05::VARIANT, &mma::wgmma::VARIANT];
+
+/// The dispatch tables by variant type.
+pub trait Table: VariantId {
+    /// Every entry of the op's table.
+    fn table() -> &'static [&'static Variant<Self>];
+    /// This variant's entry (each value has exactly one: `tests::every_variant_has_one_entry`).
+    fn entry(self) -> &'static Variant<Self> {
+        Self::table()
+            .iter()
+            .copied()
+            .find(|v| v.id == self)
+            .expect("every variant value has a dispatch-table entry")
+    }
+}
+
+impl Table for CopyVariant {
+    fn table() -> &'static [&'static Variant<Self>] {
+        COPY
+    }
+}
+
+impl Table for MmaVariant {
+    fn table() -> &'static [&'static Variant<Self>] {
+        MMA
+    }
+}
 
 /// No variant fits: every candidate and why it refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -102,62 +138,35 @@ impl fmt::Display for DispatchError {
 
 impl std::error::Error for DispatchError {}
 
-/// The variants of an op, and its name.
-pub fn candidates(op: &Op) -> Option<(&'static str, &'static [&'static Variant])> {
-    match op {
-        Op::Copy { .. } => Some(("copy", COPY)),
-        Op::Mma { .. } => Some(("mma", MMA)),
-        _ => None,
-    }
-}
-
-/// Picks the variant for `cx.op`: the forced one if it applies, else the best applicable.
-pub fn select(cx: &Cx, forced: Option<&str>) -> Result<&'static Variant, DispatchError> {
-    let (op, all) = candidates(cx.op).expect("select is only called on copy and mma");
+/// Picks the variant for `cx.op` (a copy when `V` is [`CopyVariant`], an mma when it is
+/// [`MmaVariant`]): the forced one if it applies, else the best applicable.
+pub fn select<V: Table>(cx: &Cx, forced: Option<V>) -> Result<V, DispatchError> {
     let mut rejections = Vec::new();
-    if let Some(name) = forced {
-        let Some(v) = all.iter().find(|v| v.name == name) else {
-            rejections.push((
-                "(forced)",
-                Reject::UnknownVariant {
-                    name: name.to_string(),
-                    known: all.iter().map(|v| v.name).collect(),
-                },
-            ));
-            return Err(DispatchError {
-                op,
-                target: cx.k.target(),
-                rejections,
-            });
-        };
+    let fail = |rejections| DispatchError {
+        op: V::OP,
+        target: cx.k.target(),
+        rejections,
+    };
+    if let Some(v) = forced {
+        let v = v.entry();
         return match (v.applies)(cx) {
-            Ok(()) => Ok(v),
+            Ok(()) => Ok(v.id),
             Err(why) => {
-                rejections.push((v.name, why));
-                Err(DispatchError {
-                    op,
-                    target: cx.k.target(),
-                    rejections,
-                })
+                rejections.push((v.name(), why));
+                Err(fail(rejections))
             }
         };
     }
-    let mut sorted: Vec<&&Variant> = all.iter().collect();
-    sorted.sort_by_key(|v| (-v.priority, v.name));
+    let mut sorted: Vec<&Variant<V>> = V::table().to_vec();
+    sorted.sort_by_key(|v| (-v.priority, v.name()));
     for v in sorted {
         match (v.applies)(cx) {
-            Ok(()) => return Ok(v),
-            Err(why) => rejections.push((v.name, why)),
+            Ok(()) => return Ok(v.id),
+            Err(why) => rejections.push((v.name(), why)),
         }
     }
-    Err(DispatchError {
-        op,
-        target: cx.k.target(),
-        rejections,
-    })
+    Err(fail(rejections))
 }
 
-/// Looks a variant up by name (after dispatch set it).
-pub fn by_name(op: &Op, name: &str) -> Option<&'static Variant> {
-    candidates(op)?.1.iter().copied().find(|v| v.name == name)
-}
+#[cfg(test)]
+mod tests;

@@ -20,14 +20,6 @@ pub enum Reject {
         /// What the variant lowers, with its article.
         expected: &'static str,
     },
-    /// A forced variant that the op has no variant of.
-    #[error("no variant named `{name}`; known: {}", .known.join(", "))]
-    UnknownVariant {
-        /// The forced name.
-        name: String,
-        /// The op's variants.
-        known: Vec<&'static str>,
-    },
     /// A scaled copy on a path that does not scale.
     #[error(
         "it does not scale (`alpha`/`beta` apply to an accumulator staged in shared memory: `reg_stage`)"

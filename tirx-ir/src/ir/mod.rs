@@ -1,5 +1,6 @@
 //! Every node of the tile IR: here the phases, spans, buffers, barriers, pipelines, `Kernel`
-//! and `Module`; scalar expressions in `expr.rs`, statements and ops in `stmt.rs`, all
+//! and `Module`; scalar expressions in `expr.rs`, statements and ops in `stmt.rs`, the dispatch variants
+//! and their properties in `variant.rs`, all
 //! re-exported from here.
 //!
 //! A `Kernel` is one compiled instance: one user function × one config × one target. It goes
@@ -22,6 +23,7 @@ mod expr;
 mod stmt;
 mod tile;
 mod tmem_shape;
+mod variant;
 
 use crate::abi::{ElemType, Signature, Swizzle, Target};
 use crate::arena::{Arena, Handle};
@@ -30,6 +32,7 @@ pub use expr::*;
 pub use stmt::*;
 pub use tile::*;
 pub use tmem_shape::TmemShape;
+pub use variant::*;
 
 /// Which subset of the IR a kernel is in (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -2,7 +2,9 @@
 //! (`Op`), PTX instructions (`Inst`, `Operand`), `StmtKind`, `Stmt` and `Block`.
 //! Re-exported from `ir` (see its module docs for the phases).
 
-use super::{Barrier, Buffer, Expr, Pipeline, ReduceKind, Span, TExpr, Var};
+use super::{
+    Barrier, Buffer, CopyVariant, Expr, MmaVariant, Pipeline, ReduceKind, Span, TExpr, Var,
+};
 use crate::arena::Handle;
 
 /// The scaling of an accumulator epilogue, `dst = alpha · src + beta · dst`: both factors are
@@ -92,8 +94,8 @@ pub enum Op {
         multicast: Option<Expr>,
         /// Accumulator epilogues: `dst = alpha · src (+ beta · dst)` with scalar arguments.
         scale: Option<Scale>,
-        /// Forced or chosen variant.
-        variant: Option<String>,
+        /// Forced (`tma::load`) or chosen (`dispatch-ops`) hardware path.
+        variant: Option<CopyVariant>,
         /// TMA loads, `cta_group = 2` (PTX ISA §9.7.9.25.5.1, `.cta_group::2`): the box lands
         /// in this CTA's shared memory, and its bytes complete on the barrier at `bar`'s
         /// offset in the even CTA of the pair, whose MMA reads both CTAs' halves.
@@ -110,8 +112,8 @@ pub enum Op {
         b: TileRef,
         /// Predicate: add to the accumulator (else overwrite).
         accumulate: Expr,
-        /// Forced or chosen variant.
-        variant: Option<String>,
+        /// Forced (`wgmma::mma`) or chosen (`dispatch-ops`) hardware path.
+        variant: Option<MmaVariant>,
         /// `cta_group = 2`: the CTA pair's MMA (PTX ISA §9.7.16.5), M = 2 × `acc`'s rows
         /// across the pair, issued by the even CTA; `a` and `b` are this CTA's halves.
         pair: bool,

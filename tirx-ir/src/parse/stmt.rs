@@ -421,12 +421,24 @@ impl Parser<'_> {
         }
     }
 
-    /// An optional `variant NAME` clause.
-    fn variant(&mut self) -> Result<Option<String>, ParseError> {
-        if self.c.eat_kw("variant") {
-            Ok(Some(self.c.expect_name("a variant name")?))
-        } else {
-            Ok(None)
+    /// An optional `variant NAME` clause: a name of the op's variants (`V::ALL`), else an
+    /// error at the name listing them.
+    fn variant<V: VariantId>(&mut self) -> Result<Option<V>, ParseError> {
+        if !self.c.eat_kw("variant") {
+            return Ok(None);
         }
+        let at = self.c.error(String::new());
+        let name = self.c.expect_name("a variant name")?;
+        V::from_name(&name).map(Some).ok_or_else(|| {
+            let known: Vec<&str> = V::ALL.iter().map(|v| v.name()).collect();
+            ParseError {
+                message: format!(
+                    "no {} variant named `{name}`; known: {}",
+                    V::OP,
+                    known.join(", ")
+                ),
+                ..at
+            }
+        })
     }
 }

@@ -12,15 +12,18 @@
 //! set into a group, `wgmma::wait(n)` keeps the `n` most recent groups. An op that reads a tile
 //! an in-flight MMA writes (its accumulator), or writes a tile an in-flight MMA reads or
 //! writes, is an error at that op, naming the tile, the MMA's role for it and the wait that
-//! would retire it. Branches join by union, aligned on the most recent group (what `wait(n)`
-//! keeps); loops are walked to a fixed point of that join (it is reached: the groups are
-//! bounded by [`MAX_GROUPS`], beyond which the state is unknown and nothing is reported until
-//! a `wait(0)` — a kernel the check cannot judge is accepted).
+//! would retire it. The walk is check-protocol's ([`flow`]): branches join by union, aligned
+//! on the most recent group (what `wait(n)` keeps); loops are walked to a fixed point of that
+//! join (it is reached: the groups are bounded by [`MAX_GROUPS`], beyond which the state is
+//! unknown and nothing is reported until a `wait(0)` — a kernel the check cannot judge is
+//! accepted).
 
 use super::Pass;
+use super::check_protocol::flow::{self, Flow, Sink};
 use crate::arena::Handle;
-use crate::diag::{Diagnostic, Diagnostics};
-use crate::ir::{Block, Buffer, Kernel, Op, Space, Span, StmtKind, TileRef};
+use crate::diag::Diagnostics;
+use crate::ir::{Buffer, Completion, Kernel, Op, Space, Span, TileRef};
+use crate::valid::scope::ScopeSet;
 
 /// The pass.
 pub struct CheckWgmmaRegs;
@@ -92,7 +95,10 @@ impl State {
             self.groups.push(g);
         }
         if self.groups.len() > MAX_GROUPS {
+            // Nothing is reported until a wait retires everything, so the oldest groups no
+            // longer matter; dropping them keeps the state finite (the loop walk converges).
             self.unknown = true;
+            self.groups.drain(..self.groups.len() - MAX_GROUPS);
         }
     }
 
@@ -145,18 +151,13 @@ fn accesses(k: &Kernel, op: &Op) -> (Vec<Handle<Buffer>>, Vec<Handle<Buffer>>) {
     (reads, writes)
 }
 
-struct Walk<'k> {
+/// The rule, for the shared walk ([`flow`]).
+struct Regs<'k> {
     k: &'k Kernel,
-    errs: Vec<Diagnostic>,
-    /// Report (false while a loop body is walked towards its fixed point).
-    report: bool,
 }
 
-impl Walk<'_> {
-    fn fail(&mut self, span: Span, tile: Handle<Buffer>, u: Use, wrote: bool) {
-        if !self.report {
-            return;
-        }
+impl Regs<'_> {
+    fn fail(&self, span: Span, tile: Handle<Buffer>, u: Use, wrote: bool, out: &mut Sink) {
         let name = &self.k.buffers[tile].name;
         let (role, access) = match (u, wrote) {
             (Use::Acc, false) => ("writes its accumulator", "read"),
@@ -168,61 +169,26 @@ impl Walk<'_> {
             access,
             role,
         };
-        if !self.errs.iter().any(|d| d.span == span) {
-            self.errs.push(Diagnostic::new(span, e));
-        }
+        out.push(span, e);
     }
+}
 
-    fn block(&mut self, b: &Block, s: &mut State) {
-        for st in b {
-            match &st.kind {
-                StmtKind::Op(op) => self.op(op, st.span, s),
-                StmtKind::If {
-                    then_body,
-                    else_body,
-                    ..
-                } => {
-                    let mut t = s.clone();
-                    self.block(then_body, &mut t);
-                    let mut e = s.clone();
-                    self.block(else_body, &mut e);
-                    *s = t.join(&e);
-                }
-                StmtKind::Scope { body, .. } => self.block(body, s),
-                StmtKind::For { body, .. } | StmtKind::Loop { body, .. } => {
-                    // The body runs from the entry state or from its own end state (a `for`
-                    // may also run zero times: the exit joins the entry).
-                    let report = std::mem::replace(&mut self.report, false);
-                    let mut entry = s.clone();
-                    for _ in 0..2 * MAX_GROUPS + 2 {
-                        let mut end = entry.clone();
-                        self.block(body, &mut end);
-                        let next = entry.join(&end);
-                        if next == entry {
-                            break;
-                        }
-                        entry = next;
-                        if entry.unknown {
-                            break;
-                        }
-                    }
-                    self.report = report;
-                    let mut end = entry.clone();
-                    self.block(body, &mut end);
-                    *s = entry.join(&end);
-                }
-                _ => {}
-            }
-        }
-    }
+impl Flow for Regs<'_> {
+    type State = State;
 
-    fn op(&mut self, op: &Op, span: Span, s: &mut State) {
+    // Scopes do not matter: a wgmma's registers are its warpgroup's, and the ops that touch
+    // them run there too.
+    fn op(&mut self, op: &Op, span: Span, _: ScopeSet, s: &mut State, out: &mut Sink) {
         match op {
             Op::WgmmaCommit => return s.commit(),
             Op::WgmmaWait { n } => return s.wait(*n),
             _ => {}
         }
-        let wgmma = matches!(op, Op::Mma { variant: Some(v), .. } if v == "wgmma");
+        // An MMA retired by a wgmma group (the only kind whose registers are in flight).
+        let wgmma = matches!(
+            op,
+            Op::Mma { variant: Some(v), .. } if v.completion() == Completion::WgmmaGroup
+        );
         if !s.unknown {
             let (reads, writes) = accesses(self.k, op);
             let flights: Vec<_> = s.in_flight().copied().collect();
@@ -232,9 +198,9 @@ impl Walk<'_> {
                     continue;
                 }
                 if u == Use::Acc && reads.contains(&tile) {
-                    self.fail(span, tile, u, false);
+                    self.fail(span, tile, u, false, out);
                 } else if writes.contains(&tile) {
-                    self.fail(span, tile, u, true);
+                    self.fail(span, tile, u, true, out);
                 }
             }
         }
@@ -251,6 +217,10 @@ impl Walk<'_> {
             }
         }
     }
+
+    fn join(&self, a: &State, b: &State) -> State {
+        a.join(b)
+    }
 }
 
 impl Pass for CheckWgmmaRegs {
@@ -259,18 +229,8 @@ impl Pass for CheckWgmmaRegs {
     }
 
     fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
-        let mut w = Walk {
-            k,
-            errs: Vec::new(),
-            report: true,
-        };
-        let mut s = State::default();
-        w.block(&k.body, &mut s);
-        if w.errs.is_empty() {
-            Ok(())
-        } else {
-            Err(w.errs)
-        }
+        let errs = flow::run(k, &mut Regs { k }, State::default());
+        if errs.is_empty() { Ok(()) } else { Err(errs) }
     }
 }
 
@@ -295,6 +255,22 @@ mod tests {
         assert_eq!(s.groups, vec![g(&[1])]);
         assert_eq!(s.open, g(&[2]), "uncommitted MMAs are not waited for");
         s.commit();
+        s.wait(0);
+        assert_eq!(s, State::default());
+    }
+
+    #[test]
+    fn too_many_groups_are_unknown_and_stay_bounded() {
+        let mut s = State::default();
+        for i in 0..3 * MAX_GROUPS as u32 {
+            s.open = g(&[i]);
+            s.commit();
+            assert!(s.groups.len() <= MAX_GROUPS);
+        }
+        assert!(s.unknown);
+        assert_eq!(s.groups.last(), Some(&g(&[3 * MAX_GROUPS as u32 - 1])));
+        s.wait(1);
+        assert!(s.unknown, "a group may still be in flight");
         s.wait(0);
         assert_eq!(s, State::default());
     }

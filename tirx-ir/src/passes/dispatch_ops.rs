@@ -1,8 +1,8 @@
 //! dispatch-ops — picks the hardware path of every copy and mma.
 //!
 //! Phase: Tile. Preconditions: scopes verified. Postconditions: every `Op::Copy` and
-//! `Op::Mma` has `variant: Some(name)` naming an entry of `dispatch::COPY` / `dispatch::MMA`
-//! whose predicate holds; a forced variant that does not apply, or an op no variant fits, is
+//! `Op::Mma` has `variant: Some(v)`, a typed variant whose entry of `dispatch::COPY` /
+//! `dispatch::MMA` has a predicate that holds; a forced variant that does not apply, or an op no variant fits, is
 //! an error at the op listing every candidate and why it refused.
 
 use super::Pass;
@@ -17,18 +17,19 @@ pub struct DispatchOps;
 
 /// Chooses the variant of one copy or mma (any other statement is left alone).
 fn dispatch(k: &Kernel, s: &mut Stmt, threads: Threads, errs: &mut Diagnostics) {
-    let StmtKind::Op(op @ (Op::Copy { .. } | Op::Mma { .. })) = &mut s.kind else {
+    let StmtKind::Op(op) = &mut s.kind else {
         return;
     };
-    let forced = match op {
-        Op::Copy { variant, .. } | Op::Mma { variant, .. } => variant.clone(),
-        _ => None,
+    // Chosen with the op borrowed whole (the predicates read it), then stored.
+    let cx = Cx { k, op, threads };
+    let chosen = match &*op {
+        Op::Copy { variant, .. } => select(&cx, *variant).map(|v| (Some(v), None)),
+        Op::Mma { variant, .. } => select(&cx, *variant).map(|v| (None, Some(v))),
+        _ => return,
     };
-    let chosen = select(&Cx { k, op, threads }, forced.as_deref()).map(|v| v.name);
     match (chosen, op) {
-        (Ok(name), Op::Copy { variant, .. } | Op::Mma { variant, .. }) => {
-            *variant = Some(name.to_string())
-        }
+        (Ok((Some(v), _)), Op::Copy { variant, .. }) => *variant = Some(v),
+        (Ok((_, Some(v))), Op::Mma { variant, .. }) => *variant = Some(v),
         (Err(e), _) => {
             let notes = declaration_notes(k, &e);
             let diag = notes

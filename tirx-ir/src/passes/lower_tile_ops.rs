@@ -18,7 +18,7 @@ use super::Pass;
 use super::walk::rewrite_body;
 use crate::arena::Handle;
 use crate::diag::Diagnostics;
-use crate::dispatch::by_name;
+use crate::dispatch::Table;
 use crate::ir::{
     BarRef, BinOp, Buffer, Expr, Inst, Kernel, Op, Phase, ScalarType, Scope, Space, Span, Stmt,
     StmtKind, Var,
@@ -44,14 +44,10 @@ fn lower_op(lw: &mut Lower, op: Op) -> Result<(), Diagnostics> {
     match &op {
         Op::Copy {
             variant: Some(v), ..
-        }
-        | Op::Mma {
+        } => (v.entry().lower)(lw, &op),
+        Op::Mma {
             variant: Some(v), ..
-        } => {
-            let var =
-                by_name(&op, v).ok_or_else(|| lw.internal(format!("unknown variant `{v}`")))?;
-            (var.lower)(lw, &op)
-        }
+        } => (v.entry().lower)(lw, &op),
         Op::Copy { .. } | Op::Mma { .. } => Err(lw.internal("copy/mma without a variant")),
         Op::Compute { dst, value } => crate::regtile::compute::lower(lw, *dst, value),
         Op::Reduce {

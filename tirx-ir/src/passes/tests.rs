@@ -141,20 +141,30 @@ fn a_copy_no_variant_fits_lists_typed_rejections() {
 
 #[test]
 fn a_forced_unknown_variant_lists_the_known_ones() {
-    let k = kernel(
-        "sm_90a",
-        "  buffer @a_s: smem bf16 (128, 64):(64, 1) swizzle B128\n",
-        "  op copy @a_s <- global a[0:u32, 1:u32] variant nope\n",
+    // A variant is a typed value: a misspelt one never reaches dispatch (where it could
+    // silently skip a check), the parser refuses it at the name.
+    let text = format!(
+        "{}  buffer @a_s: smem bf16 (128, 64):(64, 1) swizzle B128\n{{\n  \
+         op copy @a_s <- global a[0:u32, 1:u32] variant tma_laod\n}}\n",
+        HEADER.replace("TARGET", "sm_90a")
     );
-    let errs = errors(k);
-    let DiagKind::Dispatch(d) = &errs[0].kind else {
-        panic!("{errs:?}")
-    };
-    let [("(forced)", Reject::UnknownVariant { name, known })] = &d.rejections[..] else {
-        panic!("{d:?}")
-    };
-    assert_eq!(name, "nope");
-    assert!(known.contains(&"tma_load"), "{known:?}");
+    let e = parse_module(&text).expect_err("an unknown variant");
+    assert_eq!((e.line, e.col), (13, 50), "{e}");
+    assert!(
+        e.message
+            .starts_with("no copy variant named `tma_laod`; known: ldmatrix, "),
+        "{e}"
+    );
+    assert!(e.message.contains("tma_load, tma_store"), "{e}");
+    let mma = text.replace(
+        "op copy @a_s <- global a[0:u32, 1:u32] variant tma_laod",
+        "op mma @a_s <- @a_s, @a_s accumulate 1:pred variant tma_load",
+    );
+    let e = parse_module(&mma).expect_err("a copy variant on an mma");
+    assert_eq!(
+        e.message,
+        "no mma variant named `tma_load`; known: tcgen05, wgmma"
+    );
 }
 
 /// A broken pass: every `let` writes a variable the kernel does not have. It rewrites through

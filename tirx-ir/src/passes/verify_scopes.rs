@@ -1,7 +1,8 @@
 //! verify-scopes — checks every op against the threads its enclosing scopes select.
 //!
 //! Phase: Tile, first pass. Preconditions: the front end's kernel. Postconditions: unchanged
-//! IR; every op whose scope is fixed by its instruction runs in that scope:
+//! IR; every op whose scope is fixed by its instruction runs in that scope (for a forced
+//! copy or mma, the variant's `issuer()`):
 //! - one thread: TMA copies (`tma::load/store`), `tcgen05::mma`, `tcgen05::commit`,
 //!   `expect_tx`, TMA commit/wait groups;
 //! - one warpgroup: `wgmma::*`;
@@ -13,7 +14,7 @@
 use super::Pass;
 use crate::abi::Target;
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::ir::{Expr, Kernel, Op, StmtKind};
+use crate::ir::{Expr, Issuer, Kernel, Op, StmtKind, TensorCore};
 use crate::passes::walk::visit;
 use crate::valid::scope::{ScopeSet, Threads, threads_of};
 
@@ -133,20 +134,22 @@ pub enum ScopeError {
     },
 }
 
+/// The scope a forced variant's instruction fixes, and the op's word for the message.
+fn issued(issuer: Issuer, word: &'static str) -> (Need, &'static str) {
+    match issuer {
+        Issuer::Thread => (Need::Single, word),
+        Issuer::Warpgroup => (Need::Warpgroup, word),
+    }
+}
+
 fn need(op: &Op) -> Option<(Need, &'static str)> {
     Some(match op {
         Op::Copy {
             variant: Some(v), ..
-        } if v == "tma_load" => (Need::Single, "tma::load"),
-        Op::Copy {
-            variant: Some(v), ..
-        } if v == "tma_store" => (Need::Single, "tma::store"),
+        } => issued(v.issuer()?, v.word()),
         Op::Mma {
             variant: Some(v), ..
-        } if v == "tcgen05" => (Need::Single, "tcgen05::mma"),
-        Op::Mma {
-            variant: Some(v), ..
-        } if v == "wgmma" => (Need::Warpgroup, "wgmma::mma"),
+        } => issued(v.issuer(), v.word()),
         Op::Tcgen05Commit { .. } => (Need::Single, "tcgen05::commit"),
         // One request per response: a second thread's request would answer into the same
         // 16 bytes and add 16 more to the barrier's phase (PTX ISA §9.7.13.17).
@@ -173,7 +176,13 @@ fn check(need: Need, threads: Threads, op: &'static str) -> Option<ScopeError> {
 
 fn feature(op: &Op, k: &Kernel) -> Option<ScopeError> {
     let t = k.target();
-    let tc = matches!(op, Op::Mma { variant: Some(v), .. } if v == "tcgen05")
+    let core = match op {
+        Op::Mma {
+            variant: Some(v), ..
+        } => Some(v.tensor_core()),
+        _ => None,
+    };
+    let tc = core == Some(TensorCore::Tcgen05)
         || matches!(
             op,
             Op::Tcgen05Commit { .. }
@@ -186,7 +195,7 @@ fn feature(op: &Op, k: &Kernel) -> Option<ScopeError> {
     // `setmaxnreg` is not a wgmma feature: both targets have it (PTX ISA §9.7.19.6, target
     // notes: sm_90a, and sm_100a among the later arch-specific targets; ptxas -arch=sm_100a
     // assembles it to `USETMAXREG`), so it is checked for its scope only.
-    let wg = matches!(op, Op::Mma { variant: Some(v), .. } if v == "wgmma")
+    let wg = core == Some(TensorCore::Wgmma)
         || matches!(op, Op::WgmmaFence | Op::WgmmaCommit | Op::WgmmaWait { .. });
     // Cluster launch control is sm_100 and later (PTX ISA §9.7.13.17/18, target notes).
     let clc = matches!(

@@ -16,7 +16,10 @@ use crate::error::span_range;
 use quote::ToTokens;
 use syn::punctuated::Punctuated;
 use syn::{Expr as SExpr, Ident, Token};
-use tirx_ir::{BinOp, BlockScale, Expr, Op, ScalarType, Scale, Stmt, StmtKind, TileRef};
+use tirx_ir::{
+    BinOp, BlockScale, CopyVariant, Expr, MmaVariant, Op, ScalarType, Scale, Stmt, StmtKind,
+    TileRef,
+};
 
 /// A call's arguments split into positional ones and `name = value` ones.
 pub(crate) struct CallArgs<'e> {
@@ -214,8 +217,8 @@ impl Lowerer<'_> {
         let b = &self.kernel.buffers[buf];
         let stored = b.layout.shape.get(index.len()..).unwrap_or(&[]).to_vec();
         let (name, major) = (b.name.clone(), b.layout.major);
-        if variant != "tma_load" || major != tirx_ir::Major::MN || stored.len() != 3 {
-            let why = if variant != "tma_load" {
+        if variant != CopyVariant::TmaLoad || major != tirx_ir::Major::MN || stored.len() != 3 {
+            let why = if variant != CopyVariant::TmaLoad {
                 "only `tma::load` reads it".to_string()
             } else if major != tirx_ir::Major::MN {
                 format!(
@@ -275,12 +278,12 @@ impl Lowerer<'_> {
         let args = self.word_args(w, &c.args, c)?;
         Ok(match w.id {
             Id::Copy => return self.copy_op(&args, None),
-            Id::TmaLoad => return self.copy_op(&args, Some("tma_load")),
-            Id::TmaStore => return self.copy_op(&args, Some("tma_store")),
+            Id::TmaLoad => return self.copy_op(&args, Some(CopyVariant::TmaLoad)),
+            Id::TmaStore => return self.copy_op(&args, Some(CopyVariant::TmaStore)),
             Id::Mma => return self.mma_op(&args, None),
-            Id::WgmmaMma => return self.mma_op(&args, Some("wgmma")),
-            Id::Tcgen05Mma => return self.mma_op(&args, Some("tcgen05")),
-            Id::Tcgen05Cp => return self.copy_op(&args, Some("tcgen05_cp")),
+            Id::WgmmaMma => return self.mma_op(&args, Some(MmaVariant::Wgmma)),
+            Id::Tcgen05Mma => return self.mma_op(&args, Some(MmaVariant::Tcgen05)),
+            Id::Tcgen05Cp => return self.copy_op(&args, Some(CopyVariant::Tcgen05Cp)),
             Id::SyncThreads => Op::SyncThreads,
             Id::ClusterSync => Op::ClusterSync,
             Id::NamedBarrier | Id::NamedBarrierArrive => {
@@ -448,7 +451,7 @@ impl Lowerer<'_> {
     }
 
     /// `copy(dst, src[, bar])`, `tma::load(dst, src, bar)`, `tma::store(dst, src)`.
-    fn copy_op(&mut self, args: &CallArgs, variant: Option<&str>) -> Res<Op> {
+    fn copy_op(&mut self, args: &CallArgs, variant: Option<CopyVariant>) -> Res<Op> {
         // The generic `copy` also scales an accumulator epilogue: `alpha = a, beta = b` (the
         // vocabulary allows those named arguments only there).
         let dst = self.tile_ref(args.pos[0]);
@@ -470,7 +473,7 @@ impl Lowerer<'_> {
             }
         };
         // `tma::load(..., cta_group = 2)`: the pair's load, completing on the even CTA's barrier.
-        let pair = if variant == Some("tma_load") {
+        let pair = if variant == Some(CopyVariant::TmaLoad) {
             self.cta_group(args)?
         } else {
             false
@@ -489,7 +492,7 @@ impl Lowerer<'_> {
             bar: bar?,
             multicast: multicast?,
             scale,
-            variant: variant.map(String::from),
+            variant,
             pair,
         })
     }
@@ -515,7 +518,7 @@ impl Lowerer<'_> {
     }
 
     /// `mma(acc, a, b, accumulate = p)` and its namespaced forms.
-    fn mma_op(&mut self, args: &CallArgs, variant: Option<&str>) -> Res<Op> {
+    fn mma_op(&mut self, args: &CallArgs, variant: Option<MmaVariant>) -> Res<Op> {
         let acc = self.tile_ref(args.pos[0]);
         let a = self.tile_ref(args.pos[1]);
         let b = self.tile_ref(args.pos[2]);
@@ -530,7 +533,7 @@ impl Lowerer<'_> {
             a: a?,
             b: b?,
             accumulate: accumulate?,
-            variant: variant.map(String::from),
+            variant,
             pair: pair?,
             scale: scale?,
         })

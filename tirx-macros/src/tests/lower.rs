@@ -116,7 +116,7 @@ fn copy_kernel_structure() {
         matches!(src, TileRef::Global { tensor, coords } if tensor == "src" && coords.len() == 2)
     );
     assert!(bar.is_some());
-    assert_eq!(variant.as_deref(), Some("tma_load"));
+    assert_eq!(*variant, Some(tirx_ir::CopyVariant::TmaLoad));
 }
 
 #[test]

@@ -13,14 +13,14 @@
 //! are eight different 16-byte chunks under every swizzle, so a matrix is one wavefront.
 
 use crate::diag::Diagnostics;
-use crate::dispatch::{Cx, Reject, Variant};
+use crate::dispatch::{CopyVariant, Cx, Reject, Variant};
 use crate::ir::Op;
 use crate::lower::Lower;
 use crate::regtile::shared;
 
 /// The variant.
-pub static VARIANT: Variant = Variant {
-    name: "ldmatrix",
+pub static VARIANT: Variant<CopyVariant> = Variant {
+    id: CopyVariant::Ldmatrix,
     priority: 8,
     applies,
     lower,

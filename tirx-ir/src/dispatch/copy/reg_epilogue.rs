@@ -12,13 +12,13 @@
 
 use super::RowStore;
 use crate::diag::Diagnostics;
-use crate::dispatch::{Cx, Reject, Variant};
+use crate::dispatch::{CopyVariant, Cx, Reject, Variant};
 use crate::ir::{BinOp, Expr, Op, Space, Special, TileRef};
 use crate::lower::{Lower, LowerError, add, mul};
 
 /// The variant.
-pub static VARIANT: Variant = Variant {
-    name: "reg_epilogue",
+pub static VARIANT: Variant<CopyVariant> = Variant {
+    id: CopyVariant::RegEpilogue,
     priority: 10,
     applies,
     lower,

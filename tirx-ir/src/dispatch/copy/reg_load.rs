@@ -8,14 +8,14 @@
 //! once; per-chunk `ld.global.v4.b32` + unpacking, or masked element loads at the edges).
 
 use crate::diag::Diagnostics;
-use crate::dispatch::{Cx, Reject, Variant};
+use crate::dispatch::{CopyVariant, Cx, Reject, Variant};
 use crate::ir::{Op, TileRef};
 use crate::lower::Lower;
 use crate::regtile::access;
 
 /// The variant.
-pub static VARIANT: Variant = Variant {
-    name: "reg_load",
+pub static VARIANT: Variant<CopyVariant> = Variant {
+    id: CopyVariant::RegLoad,
     priority: 5,
     applies,
     lower,

@@ -37,7 +37,7 @@ use crate::abi::AbiParam;
 use crate::abi::ElemType;
 use crate::arena::Handle;
 use crate::diag::Diagnostics;
-use crate::dispatch::{Cx, Reject, Variant};
+use crate::dispatch::{CopyVariant, Cx, Reject, Variant};
 use crate::inst::reg;
 use crate::ir::{
     BinOp, CmpOp, Expr, Inst, Op, Operand as O, ScalarType as T, Scale, Space, Special, TileRef,
@@ -46,8 +46,8 @@ use crate::ir::{
 use crate::lower::{Lower, add, mul};
 
 /// The variant.
-pub static VARIANT: Variant = Variant {
-    name: "reg_stage",
+pub static VARIANT: Variant<CopyVariant> = Variant {
+    id: CopyVariant::RegStage,
     priority: 10,
     applies,
     lower,

@@ -9,14 +9,14 @@
 //! (A wgmma accumulator without other layout goes to `reg_epilogue` first, by priority.)
 
 use crate::diag::Diagnostics;
-use crate::dispatch::{Cx, Reject, Variant};
+use crate::dispatch::{CopyVariant, Cx, Reject, Variant};
 use crate::ir::{Op, TileRef};
 use crate::lower::Lower;
 use crate::regtile::access;
 
 /// The variant.
-pub static VARIANT: Variant = Variant {
-    name: "reg_store",
+pub static VARIANT: Variant<CopyVariant> = Variant {
+    id: CopyVariant::RegStore,
     priority: 5,
     applies,
     lower,

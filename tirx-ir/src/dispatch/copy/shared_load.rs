@@ -11,14 +11,14 @@
 //! (A 16-bit tile in the wgmma fragment layout goes to `ldmatrix` first, by priority.)
 
 use crate::diag::Diagnostics;
-use crate::dispatch::{Cx, Reject, Variant};
+use crate::dispatch::{CopyVariant, Cx, Reject, Variant};
 use crate::ir::Op;
 use crate::lower::Lower;
 use crate::regtile::shared;
 
 /// The variant.
-pub static VARIANT: Variant = Variant {
-    name: "shared_load",
+pub static VARIANT: Variant<CopyVariant> = Variant {
+    id: CopyVariant::SharedLoad,
     priority: 5,
     applies,
     lower,

@@ -13,14 +13,14 @@
 //! `reg_stage`, by priority.)
 
 use crate::diag::Diagnostics;
-use crate::dispatch::{Cx, Reject, Variant};
+use crate::dispatch::{CopyVariant, Cx, Reject, Variant};
 use crate::ir::Op;
 use crate::lower::Lower;
 use crate::regtile::shared;
 
 /// The variant.
-pub static VARIANT: Variant = Variant {
-    name: "shared_store",
+pub static VARIANT: Variant<CopyVariant> = Variant {
+    id: CopyVariant::SharedStore,
     priority: 5,
     applies,
     lower,

@@ -14,14 +14,14 @@
 //! priority: it is the path the GEMM epilogues were measured with.)
 
 use crate::diag::Diagnostics;
-use crate::dispatch::{Cx, Reject, Variant};
+use crate::dispatch::{CopyVariant, Cx, Reject, Variant};
 use crate::ir::Op;
 use crate::lower::Lower;
 use crate::regtile::shared;
 
 /// The variant.
-pub static VARIANT: Variant = Variant {
-    name: "stmatrix",
+pub static VARIANT: Variant<CopyVariant> = Variant {
+    id: CopyVariant::Stmatrix,
     priority: 8,
     applies,
     lower,

@@ -37,7 +37,7 @@
 use crate::abi::{ElemType, Swizzle};
 use crate::diag::Diagnostics;
 use crate::dispatch::mma::{smem_operand, tmem_columns};
-use crate::dispatch::{Cx, Reject, Variant};
+use crate::dispatch::{CopyVariant, Cx, Reject, Variant};
 use crate::encode::Major;
 use crate::encode::tcgen05::{LboMode, SwizzleMode, desc_const_part};
 use crate::encode::wgmma::kmajor_desc_fields;
@@ -48,8 +48,8 @@ use crate::ir::{
 use crate::lower::{Lower, add};
 
 /// The variant.
-pub static VARIANT: Variant = Variant {
-    name: "tcgen05_cp",
+pub static VARIANT: Variant<CopyVariant> = Variant {
+    id: CopyVariant::Tcgen05Cp,
     priority: 8,
     applies,
     lower,

@@ -28,7 +28,7 @@
 use crate::abi::{AbiParam, ElemType, Swizzle};
 use crate::arena::Handle;
 use crate::diag::Diagnostics;
-use crate::dispatch::{Cx, Reject, Variant};
+use crate::dispatch::{CopyVariant, Cx, Reject, Variant};
 use crate::inst::reg;
 use crate::ir::{
     BinOp, Buffer, CmpOp, Expr, Inst, Kernel, Op, Operand, ScalarType as T, Space, Special,
@@ -38,8 +38,8 @@ use crate::lower::{Lower, add, mul};
 use crate::valid::scope::Threads;
 
 /// The variant.
-pub static VARIANT: Variant = Variant {
-    name: "thread_load",
+pub static VARIANT: Variant<CopyVariant> = Variant {
+    id: CopyVariant::ThreadLoad,
     priority: 0,
     applies,
     lower,

@@ -21,14 +21,14 @@
 
 use super::tma_box;
 use crate::diag::Diagnostics;
-use crate::dispatch::{Cx, Reject, Variant};
+use crate::dispatch::{CopyVariant, Cx, Reject, Variant};
 use crate::inst::reg;
 use crate::ir::{Expr, Inst, Op, ScalarType, TileRef};
 use crate::lower::{Lower, mul};
 
 /// The variant.
-pub static VARIANT: Variant = Variant {
-    name: "tma_load",
+pub static VARIANT: Variant<CopyVariant> = Variant {
+    id: CopyVariant::TmaLoad,
     priority: 10,
     applies,
     lower,

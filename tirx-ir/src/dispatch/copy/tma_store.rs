@@ -12,13 +12,13 @@
 use super::tma_box;
 use super::tma_load::element_coords;
 use crate::diag::Diagnostics;
-use crate::dispatch::{Cx, Reject, Variant};
+use crate::dispatch::{CopyVariant, Cx, Reject, Variant};
 use crate::ir::{Inst, Major, Op, ScalarType, TileRef};
 use crate::lower::Lower;
 
 /// The variant.
-pub static VARIANT: Variant = Variant {
-    name: "tma_store",
+pub static VARIANT: Variant<CopyVariant> = Variant {
+    id: CopyVariant::TmaStore,
     priority: 10,
     applies,
     lower,

@@ -19,13 +19,13 @@
 
 use super::RowStore;
 use crate::diag::Diagnostics;
-use crate::dispatch::{Cx, Reject, Variant};
+use crate::dispatch::{CopyVariant, Cx, Reject, Variant};
 use crate::ir::{BinOp, Expr, Inst, Op, ScalarType, Space, Special, TileRef};
 use crate::lower::{Lower, LowerError, add, mul};
 
 /// The variant.
-pub static VARIANT: Variant = Variant {
-    name: "tmem_epilogue",
+pub static VARIANT: Variant<CopyVariant> = Variant {
+    id: CopyVariant::TmemEpilogue,
     priority: 10,
     applies,
     lower,

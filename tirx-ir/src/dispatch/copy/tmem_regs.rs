@@ -35,21 +35,21 @@
 //! §9.7.9.21 (`mov.b32` packing two halves).
 
 use crate::diag::Diagnostics;
-use crate::dispatch::{Cx, Reject, Variant};
+use crate::dispatch::{CopyVariant, Cx, Reject, Variant};
 use crate::ir::{BinOp, Expr, Inst, Kernel, Op, ScalarType, Space, Special, TileRef, TmemShape};
 use crate::lower::{Lower, add, mul};
 
 /// TMEM → register tile.
-pub static LOAD: Variant = Variant {
-    name: "tmem_load",
+pub static LOAD: Variant<CopyVariant> = Variant {
+    id: CopyVariant::TmemLoad,
     priority: 9,
     applies: applies_load,
     lower: lower_load,
 };
 
 /// Register tile → TMEM.
-pub static STORE: Variant = Variant {
-    name: "tmem_store",
+pub static STORE: Variant<CopyVariant> = Variant {
+    id: CopyVariant::TmemStore,
     priority: 9,
     applies: applies_store,
     lower: lower_store,

@@ -38,7 +38,7 @@ use super::wgmma::desc_base;
 use super::{accumulator, block_scale, in_tmem, smem_operand_any, tmem_columns, tmem_operand};
 use crate::abi::{ElemType, Swizzle};
 use crate::diag::Diagnostics;
-use crate::dispatch::{Cx, Reject, Variant};
+use crate::dispatch::{Cx, MmaVariant, Reject, Variant};
 use crate::encode::tcgen05::{InstrDesc, LboMode, SwizzleMode, desc_const_part};
 use crate::encode::wgmma::{kmajor_desc_fields, mn_major_desc_fields, mn_major_k_advance};
 use crate::encode::{AccType, Major};
@@ -47,8 +47,8 @@ use crate::ir::{Expr, Inst, Op, Operand as O, ScalarType as T, Space, Special, T
 use crate::lower::{Lower, add};
 
 /// The variant.
-pub static VARIANT: Variant = Variant {
-    name: "tcgen05",
+pub static VARIANT: Variant<MmaVariant> = Variant {
+    id: MmaVariant::Tcgen05,
     priority: 20,
     applies,
     lower,

@@ -36,7 +36,7 @@
 use super::{accumulator, smem_operand, smem_operand_any};
 use crate::abi::ElemType;
 use crate::diag::Diagnostics;
-use crate::dispatch::{Cx, Reject, Variant};
+use crate::dispatch::{Cx, MmaVariant, Reject, Variant};
 use crate::encode::Major;
 use crate::encode::wgmma::{
     WgmmaShapeError, desc_const_part, kmajor_desc_fields, mn_major_desc_fields, mn_major_k_advance,
@@ -47,8 +47,8 @@ use crate::ir::{BinOp, Expr, Inst, Op, Operand as O, ScalarType as T, Space, Til
 use crate::lower::Lower;
 
 /// The variant.
-pub static VARIANT: Variant = Variant {
-    name: "wgmma",
+pub static VARIANT: Variant<MmaVariant> = Variant {
+    id: MmaVariant::Wgmma,
     priority: 10,
     applies,
     lower,

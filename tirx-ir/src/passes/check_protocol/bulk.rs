@@ -27,7 +27,7 @@ use super::flow::{self, Flow, Sink};
 use super::tiles::{Source, overlaps, pipeline_stages};
 use crate::arena::Handle;
 use crate::diag::Diagnostic;
-use crate::ir::{Buffer, Expr, Kernel, Op, Pipeline, Space, Span, TileRef, Var};
+use crate::ir::{Buffer, Completion, Expr, Kernel, Mem, Op, Pipeline, Space, Span, TileRef, Var};
 use crate::valid::scope::ScopeSet;
 
 /// Committed groups followed before the oldest are forgotten.
@@ -177,17 +177,14 @@ impl Flow for Bulk<'_> {
                 variant: Some(v),
                 ..
             } => {
-                let writer = match v.as_str() {
-                    "tma_load" => Some("a TMA load".to_string()),
-                    "thread_load" | "shared_store" | "stmatrix" | "reg_stage" => {
-                        Some(format!("the `{v}` copy"))
-                    }
-                    _ => None,
-                };
-                if let Some(w) = writer {
+                if v.writes() == Mem::Shared {
+                    let w = match v.completion() {
+                        Completion::TxBytes => "a TMA load".to_string(),
+                        _ => format!("the `{v}` copy"),
+                    };
                     self.write(dst, w, threads, st, span, out);
                 }
-                if v == "tma_store"
+                if v.completion() == Completion::BulkGroup
                     && let Some((buf, index)) = self.shared(src)
                 {
                     let s = Source::new(buf, index, threads);

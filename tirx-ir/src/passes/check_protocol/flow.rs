@@ -1,6 +1,6 @@
 //! A forward walk of a kernel body in program order, shared by the rules of check-protocol
 //! that follow a state through the body (bulk groups of TMA stores, the TMEM lifecycle,
-//! pipeline stages).
+//! pipeline stages) and by `check-wgmma-registers` (wgmma groups in flight).
 //!
 //! A rule is a [`Flow`]: a state, what each op does to it, and how two paths join. The walk
 //! gives every op the state that may hold before it and the threads that run it (the
@@ -15,9 +15,8 @@
 //! the rules report reads and writes that nothing orders, and never rely on an op of one
 //! role having happened before an op of another.
 
-use super::ProtocolError;
 use crate::arena::Handle;
-use crate::diag::Diagnostic;
+use crate::diag::{DiagKind, Diagnostic};
 use crate::ir::{Block, Kernel, Op, Span, Stmt, StmtKind, Var};
 use crate::valid::scope::ScopeSet;
 
@@ -25,14 +24,14 @@ use crate::valid::scope::ScopeSet;
 const ROUNDS: usize = 32;
 
 /// Where a rule's diagnostics go: kept only while reporting, one per span.
-pub(super) struct Sink {
+pub(in crate::passes) struct Sink {
     report: bool,
     errs: Vec<Diagnostic>,
 }
 
 impl Sink {
     /// Reports `e` at `span` (ignored while a loop is walked towards its fixed point).
-    pub(super) fn push(&mut self, span: Span, e: ProtocolError) {
+    pub(in crate::passes) fn push(&mut self, span: Span, e: impl Into<DiagKind>) {
         if self.report && !self.errs.iter().any(|d| d.span == span) {
             self.errs.push(Diagnostic::new(span, e));
         }
@@ -40,7 +39,7 @@ impl Sink {
 }
 
 /// One rule's state and transfer functions (see the module docs).
-pub(super) trait Flow {
+pub(in crate::passes) trait Flow {
     /// What may hold at a point of the body.
     type State: Clone + PartialEq;
     /// An op run by the threads `threads`.
@@ -57,7 +56,7 @@ pub(super) trait Flow {
 }
 
 /// Walks `k`'s body with `flow` from the state `init`; returns its diagnostics.
-pub(super) fn run<F: Flow>(k: &Kernel, flow: &mut F, init: F::State) -> Vec<Diagnostic> {
+pub(in crate::passes) fn run<F: Flow>(k: &Kernel, flow: &mut F, init: F::State) -> Vec<Diagnostic> {
     let mut w = Walker {
         flow,
         out: Sink {

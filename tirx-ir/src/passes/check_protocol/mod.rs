@@ -25,7 +25,7 @@
 
 mod bulk;
 mod counts;
-mod flow;
+pub(super) mod flow;
 mod operands;
 mod order;
 mod refill;

@@ -21,7 +21,9 @@ use super::flow::{self, Flow, Sink};
 use super::tiles::{Source, overlaps, pipeline_stages};
 use crate::arena::Handle;
 use crate::diag::Diagnostic;
-use crate::ir::{Barrier, Buffer, Expr, Kernel, Op, Pipeline, Space, Span, TileRef, Var};
+use crate::ir::{
+    Barrier, Buffer, Completion, Expr, Kernel, Op, Pipeline, Space, Span, TileRef, Var,
+};
 use crate::valid::scope::ScopeSet;
 
 /// Committed wgmma groups followed before the oldest are forgotten (a miss, never a false
@@ -140,10 +142,10 @@ impl Flow for Operands<'_> {
                 ..
             } => {
                 for s in self.sources(a, b, threads) {
-                    match v.as_str() {
-                        "wgmma" => push(&mut st.open, s),
-                        "tcgen05" => push(&mut st.tc, (s, Vec::new())),
-                        _ => {}
+                    match v.completion() {
+                        Completion::WgmmaGroup => push(&mut st.open, s),
+                        Completion::Tcgen05Commit => push(&mut st.tc, (s, Vec::new())),
+                        Completion::InOrder | Completion::TxBytes | Completion::BulkGroup => {}
                     }
                 }
             }

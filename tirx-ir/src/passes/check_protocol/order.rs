@@ -28,7 +28,10 @@
 use super::{ProtocolError, changed_in, invariant};
 use crate::arena::Handle;
 use crate::diag::Diagnostic;
-use crate::ir::{BarRef, Block, Buffer, Expr, Kernel, Op, Space, Span, StmtKind, TileRef, Var};
+use crate::ir::{
+    BarRef, Block, Buffer, Completion, CopyVariant, Expr, Kernel, Op, Space, Span, StmtKind,
+    TileRef, Var,
+};
 
 /// The barrier references a block signals (anywhere inside it).
 fn signals(b: &Block, out: &mut Vec<BarRef>) {
@@ -75,7 +78,7 @@ struct Walk<'k> {
 #[derive(Clone, Debug, Default, PartialEq)]
 struct Pending {
     /// Shared buffers written by threads and not yet fenced: (buffer, writing variant).
-    unfenced: Vec<(Handle<Buffer>, String)>,
+    unfenced: Vec<(Handle<Buffer>, CopyVariant)>,
     /// Shared buffers a TMA load fills, with the barrier it signals, not yet waited on.
     loading: Vec<(Handle<Buffer>, Handle<crate::ir::Barrier>)>,
 }
@@ -84,7 +87,7 @@ fn join(a: &Pending, b: &Pending) -> Pending {
     let mut out = a.clone();
     for x in &b.unfenced {
         if !out.unfenced.iter().any(|y| y.0 == x.0) {
-            out.unfenced.push(x.clone());
+            out.unfenced.push(*x);
         }
     }
     for x in &b.loading {
@@ -252,21 +255,17 @@ impl Walk<'_> {
             } => {
                 if let Some(b) = shared(src) {
                     self.loaded(span, b, p);
-                    if v == "tma_store" {
+                    if v.completion() == Completion::BulkGroup {
                         self.read(span, b, "a TMA store", p);
                     }
                 }
-                let generic = matches!(
-                    v.as_str(),
-                    "thread_load" | "shared_store" | "stmatrix" | "reg_stage"
-                );
-                if generic
+                if v.generic_shared_write()
                     && let Some(b) = shared(dst)
                     && !p.unfenced.iter().any(|x| x.0 == b)
                 {
-                    p.unfenced.push((b, v.clone()));
+                    p.unfenced.push((b, *v));
                 }
-                if v == "tma_load"
+                if v.completion() == Completion::TxBytes
                     && let (Some(b), Some(r)) = (shared(dst), bar)
                     && !p.loading.contains(&(b, r.bar))
                 {
@@ -318,7 +317,7 @@ impl Walk<'_> {
         if let Some((_, writer)) = p.unfenced.iter().find(|x| x.0 == b) {
             let e = ProtocolError::MissingProxyFence {
                 buffer: self.k.buffers[b].name.clone(),
-                writer: writer.clone(),
+                writer: writer.name().to_string(),
                 reader,
             };
             self.push(span, e);

@@ -18,7 +18,7 @@
 use super::flow::{self, Flow, Sink};
 use super::{ProtocolError, changed_in, invariant};
 use crate::diag::Diagnostic;
-use crate::ir::{Expr, Kernel, Op, Span, Stmt, StmtKind};
+use crate::ir::{Completion, Expr, Kernel, Op, Span, Stmt, StmtKind};
 use crate::passes::walk::visit;
 use crate::valid::scope::ScopeSet;
 
@@ -61,7 +61,7 @@ impl Flow for Refill<'_> {
                     bar: Some(r),
                     variant: Some(v),
                     ..
-                } if v == "tma_load" && r.bar == p.full && st[i] == STALE => {
+                } if v.completion() == Completion::TxBytes && r.bar == p.full && st[i] == STALE => {
                     let (pipe, stages) = (p.name.clone(), p.stages);
                     out.push(span, ProtocolError::RefillWithoutAcquire { pipe, stages });
                 }
@@ -147,7 +147,7 @@ fn prologue(k: &Kernel, b: &crate::ir::Block, filled: &mut [Filled], out: &mut V
                             bar: Some(r),
                             variant: Some(v),
                             ..
-                        } if v == "tma_load" && r.bar == p.full => {
+                        } if v.completion() == Completion::TxBytes && r.bar == p.full => {
                             let Expr::Imm(c, _) = r.index else { continue };
                             let Some(mut key) = index
                                 .iter()

@@ -28,7 +28,7 @@ use super::ProtocolError;
 use super::flow::{self, Flow, Sink};
 use crate::arena::Handle;
 use crate::diag::Diagnostic;
-use crate::ir::{Barrier, Buffer, Kernel, Op, Space, Span, TileRef};
+use crate::ir::{Barrier, Buffer, Completion, Kernel, Op, Space, Span, TileRef};
 use crate::valid::scope::ScopeSet;
 
 /// May be not yet allocated.
@@ -171,7 +171,7 @@ impl Tmem<'_> {
                 a,
                 variant: Some(v),
                 ..
-            } if v == "tcgen05" => {
+            } if v.completion() == Completion::Tcgen05Commit => {
                 let reads_a = self.tmem(a).map(|b| (b, true));
                 for (b, a) in self
                     .tmem(acc)
