@@ -42,6 +42,7 @@ mod sim_gemm;
 mod sim_mxfp8;
 mod sim_rs;
 mod sim_smem;
+mod sim_splitk;
 mod sim_timeline;
 mod smem_kernels;
 mod snapshots;

@@ -1,0 +1,121 @@
+//! Split-K GEMM, Hopper: for the skinny and decode shapes (M or N small, K long) whose output
+//! tiles are too few to fill 132 SMs, the K range of each output tile is split over `S` CTAs.
+//!
+//! Two launches, both ordinary kernels of the language:
+//! 1. [`kernels::gemm_sm90_splitk`] (`solves = gemm`, the `partial` epilogue): CTA
+//!    `(x, y, z)` multiplies the 64×BN tile `(y, x)` over the z-th slice of the K tiles and
+//!    stores its f32 accumulator into slice `z` of the workspace `w` [S, M, N]. Slice `z` is K
+//!    tiles `⌊z·T/S⌋ … ⌊(z+1)·T/S⌋` of `T = ⌈K/BK⌉` — every slice holds at least one tile when
+//!    `S ≤ T` (the host refuses more, `host::split_plan`), and no slice needs K to be a multiple
+//!    of `S·BK`: TMA zero-fills the columns past K in the last tile.
+//! 2. [`splitk_reduce`] / [`splitk_reduce_scaled`]: each CTA sums the `S` partials of an
+//!    `R × C` block of D in the fixed order z = 0, 1, …, S − 1 (so the result does not depend
+//!    on which CTA finished first: deterministic), applies the epilogue (α, and β·C in the
+//!    scaled form), rounds to D's type and stores it, tails in both dimensions masked.
+//!
+//! The partial kernel is the ladder's level 4 with BM = 64 (a decode M of 1…64 wastes less of
+//! the tile), the producer's K loop offset to its slice, and the consumers' K loop
+//! ([`super::pieces`]'s `consume`, one wgmma group in flight) unchanged. The reduce kernels are
+//! row-kernel style: `blocked` register tiles of 16-byte f32 runs.
+
+use tirx::prelude::*;
+
+#[tile_module(uses(super::pieces::gemm_pieces))]
+pub mod kernels {
+    use tirx::prelude::*;
+
+    /// The partial products of a split-K GEMM: `w[z] = A·Bᵀ` over the z-th of `S` slices of
+    /// K (`S` is the workspace's first extent and the grid's z). Warp 0's elected thread loads
+    /// the slice's K tiles; warpgroup 1 multiplies them and stores its 64×BN f32 accumulator
+    /// into `w[z]`, clipped at M and N.
+    #[tile_kernel(
+        solves = gemm,
+        target = sm_90a,
+        threads = 256,
+        grid = (cdiv(N, BN), cdiv(M, BM), S),
+        configs(
+            product(
+                types(default = (TA = bf16), f16 = (TA = f16)),
+                tile(default = (BN = 128, STAGES = 6), n64 = (BN = 64, STAGES = 8)),
+                with = (BM = 64, BK = 64),
+            ),
+        ),
+    )]
+    pub fn gemm_sm90_splitk(
+        #[shape(M, K)] a: Tensor<TA>,
+        #[shape(N, K)] b: Tensor<TA>,
+        #[shape(S, M, N)] w: Tensor<f32>,
+    ) {
+        let a_s = smem::<TA>([STAGES, 1, BM, BK], swizzle = B128);
+        let b_s = smem::<TA>([STAGES, BN, BK], swizzle = B128);
+        let acc = regs::<f32>([BM, BN]);
+        let pipe = pipeline::<STAGES>(consumers = 1);
+        let k_tiles = cdiv(K, BK);
+        let k0 = cta.z * k_tiles / S;
+        let k_len = (cta.z + 1) * k_tiles / S - k0;
+        #[scope(warp = 0, elect)]
+        for i in 0..k_len {
+            let s = pipe.producer_acquire(i);
+            tma::load(a_s[s][0], a.tile(cta.y, k0 + i), pipe.full(s));
+            tma::load(b_s[s], b.tile(cta.x, k0 + i), pipe.full(s));
+        }
+        #[scope(warpgroup = 1)]
+        {
+            let _ = consume(pipe, 0, acc, a_s, b_s, 0, k_len);
+            copy(w.tile(cta.z, cta.y, cta.x), acc);
+        }
+    }
+}
+
+/// The second launch of a split-K GEMM: D = α·Σ_z w[z], the slices summed in order z = 0 … S−1
+/// in f32, rounded once to D's type.
+#[tile_kernel(
+    target = sm_90a,
+    threads = 256,
+    grid = (cdiv(N, C), cdiv(M, R)),
+    configs(
+        default = (TD = bf16, R = 4, C = 256, V = 4),
+        f16 = (TD = f16, R = 4, C = 256, V = 4),
+        f32 = (TD = f32, R = 4, C = 256, V = 4),
+    ),
+)]
+pub fn splitk_reduce(#[shape(S, M, N)] w: Tensor<f32>, #[shape(M, N)] d: Tensor<TD>, alpha: f32) {
+    let acc = regs::<f32>([R, C], layout = blocked(vec = V));
+    let part = regs::<f32>([R, C], layout = blocked(vec = V));
+    copy(acc, w.tile(0, cta.y, cta.x));
+    for z in 1..S {
+        copy(part, w.tile(z, cta.y, cta.x));
+        acc += part;
+    }
+    copy(d.tile(cta.y, cta.x), acc * alpha);
+}
+
+/// [`splitk_reduce`] with the scaled epilogue: D = α·Σ_z w[z] + β·C, C in D's type.
+#[tile_kernel(
+    target = sm_90a,
+    threads = 256,
+    grid = (cdiv(N, C), cdiv(M, R)),
+    configs(
+        default = (TD = bf16, R = 4, C = 256, V = 4),
+        f16 = (TD = f16, R = 4, C = 256, V = 4),
+        f32 = (TD = f32, R = 4, C = 256, V = 4),
+    ),
+)]
+pub fn splitk_reduce_scaled(
+    #[shape(S, M, N)] w: Tensor<f32>,
+    #[shape(M, N)] c: Tensor<TD>,
+    #[shape(M, N)] d: Tensor<TD>,
+    alpha: f32,
+    beta: f32,
+) {
+    let acc = regs::<f32>([R, C], layout = blocked(vec = V));
+    let part = regs::<f32>([R, C], layout = blocked(vec = V));
+    let ct = regs::<f32>([R, C], layout = blocked(vec = V));
+    copy(acc, w.tile(0, cta.y, cta.x));
+    for z in 1..S {
+        copy(part, w.tile(z, cta.y, cta.x));
+        acc += part;
+    }
+    copy(ct, c.tile(cta.y, cta.x));
+    copy(d.tile(cta.y, cta.x), acc * alpha + ct * beta);
+}
