@@ -29,6 +29,8 @@ mod gpu_rows;
 mod gpu_rs;
 #[cfg(feature = "gpu")]
 mod gpu_smem;
+#[cfg(feature = "gpu")]
+mod gpu_splitk;
 mod kinds;
 mod pair_mma;
 mod regtile_lowering;
