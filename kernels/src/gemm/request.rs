@@ -227,7 +227,8 @@ impl ProblemDef for GemmRequest {
                 "bias" => self.bias.clone(),
                 "sa" => self.row_scales.as_ref().map(|s| s.0.clone()),
                 "sb" => self.row_scales.as_ref().map(|s| s.1.clone()),
-                // A split-K plan's workspace, planned at the slices an H200 would take (the
+                // A split-K plan's workspace, for planning only (address 0; `split::launch_split`
+                // runs the plan), at the slices an H200 would take (the
                 // planner's checks of `w` do not depend on S).
                 "w" => {
                     let sms = tirx::runtime::DeviceLimits::HOPPER.sm_count;

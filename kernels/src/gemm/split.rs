@@ -5,8 +5,9 @@
 //! judges it against a plain or scaled request ([`GemmRequest`]'s `solves` accepts it where a
 //! reduce kernel takes the request's output type and epilogue), ranks it by [`best_split`]'s
 //! cost, and the tune cache may prefer or pass over it. Choosing it means a plan of two launches
-//! and an f32 workspace `[S, M, N]`, which [`launch_split`] allocates (stream-ordered, freed
-//! after the launches on the same stream) or takes from the caller ([`launch_split_into`]).
+//! and an f32 workspace `[S, M, N]`, which [`launch_split`] keeps per thread and stream (grown on
+//! need, never read before the partial kernel writes it) or takes from the caller
+//! ([`launch_split_into`]).
 //!
 //! The cost model of a plan, in the units of [`GemmRequest`]'s model (a wave of 128×256 tiles
 //! over the whole of K costs 256; `request::unit_seconds` converts seconds), for `S` slices:
@@ -22,9 +23,12 @@
 //! `S` runs over 2 ‥ min(T, 256) (every slice at least one K tile; `S = 1` is the one-launch
 //! kernels), ties to the fewer slices.
 
+use std::cell::RefCell;
+use std::sync::Arc;
+
 use tirx::abi::ElemType;
 use tirx::problem::{Epilogue, Problem};
-use tirx::{KernelArtifact, Runtime, RuntimeError, Target, TensorArg};
+use tirx::{KernelArtifact, Runtime, RuntimeError, Target, Tensor, TensorArg};
 
 use super::request::{GemmRequest, efficiency, memory_units, unit_seconds};
 use super::splitk::{splitk_reduce, splitk_reduce_scaled};
@@ -132,9 +136,23 @@ fn role<'r, 'a>(roles: &'r [(&str, TensorArg<'a>)], name: &str) -> Option<&'r Te
     roles.iter().find(|(r, _)| *r == name).map(|(_, t)| t)
 }
 
+thread_local! {
+    /// The workspaces [`launch_split`] keeps, one per stream (keyed by the stream's address,
+    /// which cannot be reused while the buffer holds the stream): launches on one stream run in
+    /// order, so one buffer serves them all without a race, and a decode step pays neither an
+    /// allocation nor a memset per GEMM. Each grows to the largest plan run on its stream and
+    /// lives until the thread ends or [`release_workspaces`].
+    static WORKSPACES: RefCell<Vec<(usize, Tensor<f32>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Frees this thread's kept split-K workspaces (in stream order).
+pub fn release_workspaces() {
+    WORKSPACES.with_borrow_mut(Vec::clear);
+}
+
 /// Runs `art`'s split-K plan on the GEMM given by role (`a`, `b`, `d`, and `c` when scaled):
-/// D = α·A·op(B) (+ β·C), with a workspace of the slices the cost model picks for `rt`'s
-/// device, allocated here and freed after the launches (in stream order).
+/// D = α·A·op(B) (+ β·C), with the slices the cost model picks for `rt`'s device, in the
+/// workspace this thread keeps for `rt`'s stream (allocated, or grown, on first need).
 pub fn launch_split(
     rt: &Runtime,
     art: &KernelArtifact,
@@ -146,8 +164,23 @@ pub fn launch_split(
     let sms = rt.limits().sm_count;
     let (splits, _) = best_split(&request, art, sms).map_err(|r| refused(&request, art, r))?;
     let (m, n, _) = request.shape;
-    let mut w = rt.zeros::<f32>(&[splits, m, n])?;
-    launch_split_into(rt, art, roles, alpha, beta, &mut w)
+    let len = splits * m * n;
+    let key = Arc::as_ptr(rt.stream()) as usize;
+    WORKSPACES.with_borrow_mut(|kept| {
+        let at = kept.iter().position(|(k, _)| *k == key);
+        let i = match at {
+            Some(i) if kept[i].1.numel() >= len => i,
+            _ => {
+                if let Some(i) = at {
+                    kept.remove(i);
+                }
+                kept.push((key, rt.zeros::<f32>(&[len])?));
+                kept.len() - 1
+            }
+        };
+        let w = kept[i].1.subview(0, &[splits, m, n], &[m * n, n, 1])?;
+        launch_plan(rt, art, roles, (alpha, beta), &request, w)
+    })
 }
 
 /// [`launch_split`] into the caller's workspace `w` [S, M, N] (f32): `S` is its first extent,
@@ -158,29 +191,41 @@ pub fn launch_split_into(
     roles: &[(&str, TensorArg<'_>)],
     alpha: f32,
     beta: f32,
-    w: &mut tirx::Tensor<f32>,
+    w: &mut Tensor<f32>,
 ) -> Result<(), RuntimeError> {
     let request = request_of(art, roles, alpha, beta)?;
-    check_workspace(art, request.shape, w.shape()).map_err(|r| refused(&request, art, r))?;
-    let scaled = reads_c(&request);
+    launch_plan(rt, art, roles, (alpha, beta), &request, w.view())
+}
+
+/// The plan's two launches on the workspace `w`, after checking that every slice of it holds
+/// a K tile and that a reduce kernel writes D's type.
+fn launch_plan(
+    rt: &Runtime,
+    art: &KernelArtifact,
+    roles: &[(&str, TensorArg<'_>)],
+    (alpha, beta): (f32, f32),
+    request: &GemmRequest,
+    w: TensorArg<'_>,
+) -> Result<(), RuntimeError> {
+    check_workspace(art, request.shape, &w.meta().shape).map_err(|r| refused(request, art, r))?;
+    let scaled = reads_c(request);
     let target = rt.target()?;
     let reduce = reduce_for(target, request.types.output, scaled).ok_or_else(|| {
         refused(
-            &request,
+            request,
             art,
             Reject::Types {
                 found: vec![Some(request.types.output)],
             },
         )
     })?;
-    let wv = w.view();
     let (a, b, d) = (
         get(roles, "a", art)?,
         get(roles, "b", art)?,
         get(roles, "d", art)?,
     );
-    family::launch_roles(rt, art, &[("a", a), ("b", b), ("w", wv.clone())], &[])?;
-    let mut reduce_roles = vec![("w", wv), ("d", d)];
+    family::launch_roles(rt, art, &[("a", a), ("b", b), ("w", w.clone())], &[])?;
+    let mut reduce_roles = vec![("w", w), ("d", d)];
     if scaled {
         reduce_roles.push(("c", get(roles, "c", art)?));
     }
