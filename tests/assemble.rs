@@ -39,7 +39,7 @@ fn every_kernel_assembles_without_spills_and_with_its_sass() {
 /// entries (they solve no problem on their own): they assemble the same way, ASCII PTX.
 #[test]
 fn the_split_k_reduce_kernels_assemble_without_spills() {
-    use tirx_kernels::gemm::splitk::{splitk_reduce, splitk_reduce_scaled};
+    use tirx_kernels::gemm::splitk::reduce::{splitk_reduce, splitk_reduce_scaled};
     let kernels = [&splitk_reduce::KERNEL, &splitk_reduce_scaled::KERNEL];
     for k in kernels {
         for a in k.artifacts {

@@ -26,7 +26,8 @@ fn run(config: &str, shape: (usize, usize, usize), plan: SplitSim, seed: u64) ->
 }
 
 /// Slices that do not divide the K tiles (6 tiles in 4 slices: 1, 2, 1, 2), a K tail inside
-/// the last tile (328 = 5·64 + 8), tails in M and N; and as many slices as K tiles.
+/// the last tile (328 = 5·64 + 8), tails in M and N; as many slices as K tiles; and slice
+/// counts that take every path of the reduce's loop.
 #[test]
 fn split_k_sums_uneven_slices_with_tails() {
     let plan = |splits| SplitSim {
@@ -36,6 +37,11 @@ fn split_k_sums_uneven_slices_with_tails() {
     println!("{}", run("default", (70, 136, 328), plan(4), 3));
     println!("{}", run("n64", (7, 264, 200), plan(4), 4));
     println!("{}", run("n64", (65, 72, 136), plan(2), 5));
+    // The reduce's rounds of four slices and the slices left over: 10 K tiles in 6 slices
+    // (one round of four, one left), in 9 (two rounds) and in 10 (two rounds, one left).
+    for (splits, seed) in [(6, 10), (9, 11), (10, 12)] {
+        println!("{}", run("n64", (7, 136, 632), plan(splits), seed));
+    }
 }
 
 /// The scaled reduce (D = α·Σ + β·C, α = 1.5, β = −0.75) into f32 and f16, f16 inputs, and

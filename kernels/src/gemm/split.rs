@@ -18,7 +18,10 @@
 //! - memory: A and B read, D written, and the partials' traffic (`S·M·N` f32 written and read
 //!   back, C read where β ≠ 0) at what the active SMs pull (`request::memory_units`, the same
 //!   rates as the one-launch model's floor); the plan takes the larger of compute and memory;
-//! - the second launch: 2 µs (an estimate of a dependent launch's gap on one stream).
+//! - the second launch: 2 µs (an estimate of a dependent launch's gap on one stream), and the
+//!   reduce's rounds of dependent loads (`reduce`'s `sum_slices`: one for slice 0, one per four
+//!   slices, one per slice left over) at 0.5 µs each (an estimate of an L2 round trip under
+//!   load).
 //!
 //! `S` runs over 2 ‥ min(T, 256) (every slice at least one K tile; `S = 1` is the one-launch
 //! kernels), ties to the fewer slices.
@@ -31,12 +34,14 @@ use tirx::problem::{Epilogue, Problem};
 use tirx::{KernelArtifact, Runtime, RuntimeError, Target, Tensor, TensorArg};
 
 use super::request::{GemmRequest, efficiency, memory_units, unit_seconds};
-use super::splitk::{splitk_reduce, splitk_reduce_scaled};
+use super::splitk::reduce::{splitk_reduce, splitk_reduce_scaled};
 use crate::dispatch::Reject;
 use crate::family;
 
 /// The second launch's gap, seconds (estimate).
 const SECOND_LAUNCH_S: f64 = 2e-6;
+/// One round of the reduce's dependent loads, seconds (estimate).
+const REDUCE_ROUND_S: f64 = 0.5e-6;
 /// The most slices a plan uses.
 const MAX_SPLITS: usize = 256;
 
@@ -106,7 +111,9 @@ pub fn best_split(
             waves * (bm as f64 / 128.0) * bn as f64 / efficiency(bn) * slice * 1.25 * 1.02 * 1.5;
         let partials = (m * n) as f64 * (8.0 * s as f64 + c_bytes);
         let memory = memory_units(request, ctas.min(sms), partials);
-        let cost = compute.max(memory) + SECOND_LAUNCH_S / unit_seconds(k);
+        let rounds = (1 + (s - 1) / 4 + (s - 1) % 4) as f64;
+        let cost =
+            compute.max(memory) + (SECOND_LAUNCH_S + rounds * REDUCE_ROUND_S) / unit_seconds(k);
         if best.is_none_or(|(_, c)| cost < c) {
             best = Some((s, cost));
         }

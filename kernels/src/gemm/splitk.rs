@@ -8,10 +8,11 @@
 //!    tiles `⌊z·T/S⌋ … ⌊(z+1)·T/S⌋` of `T = ⌈K/BK⌉` — every slice holds at least one tile when
 //!    `S ≤ T` (the host refuses more, `host::split_plan`), and no slice needs K to be a multiple
 //!    of `S·BK`: TMA zero-fills the columns past K in the last tile.
-//! 2. [`splitk_reduce`] / [`splitk_reduce_scaled`]: each CTA sums the `S` partials of an
-//!    `R × C` block of D in the fixed order z = 0, 1, …, S − 1 (so the result does not depend
-//!    on which CTA finished first: deterministic), applies the epilogue (α, and β·C in the
-//!    scaled form), rounds to D's type and stores it, tails in both dimensions masked.
+//! 2. [`reduce::splitk_reduce`] / [`reduce::splitk_reduce_scaled`]: each CTA sums the `S`
+//!    partials of an `R × C` block of D in one fixed order (`reduce`'s `sum_slices`: the result
+//!    does not depend on which CTA finished first, deterministic), applies the epilogue (α, and
+//!    β·C in the scaled form), rounds to D's type and stores it, tails in both dimensions
+//!    masked.
 //!
 //! The partial kernel is the ladder's level 4 with BM = 64 (a decode M of 1…64 wastes less of
 //! the tile), the producer's K loop offset to its slice, and the consumers' K loop
@@ -67,55 +68,85 @@ pub mod kernels {
     }
 }
 
-/// The second launch of a split-K GEMM: D = α·Σ_z w[z], the slices summed in order z = 0 … S−1
-/// in f32, rounded once to D's type.
-#[tile_kernel(
-    target = sm_90a,
-    threads = 256,
-    grid = (cdiv(N, C), cdiv(M, R)),
-    configs(
-        default = (TD = bf16, R = 4, C = 256, V = 4),
-        f16 = (TD = f16, R = 4, C = 256, V = 4),
-        f32 = (TD = f32, R = 4, C = 256, V = 4),
-    ),
-)]
-pub fn splitk_reduce(#[shape(S, M, N)] w: Tensor<f32>, #[shape(M, N)] d: Tensor<TD>, alpha: f32) {
-    let acc = regs::<f32>([R, C], layout = blocked(vec = V));
-    let part = regs::<f32>([R, C], layout = blocked(vec = V));
-    copy(acc, w.tile(0, cta.y, cta.x));
-    for z in 1..S {
-        copy(part, w.tile(z, cta.y, cta.x));
-        acc += part;
-    }
-    copy(d.tile(cta.y, cta.x), acc * alpha);
-}
+/// The second launch: the reduce kernels (not catalogue entries: they solve no problem alone;
+/// `split::reduce_for` finds them by D's type).
+#[tile_module]
+pub mod reduce {
+    use tirx::prelude::*;
 
-/// [`splitk_reduce`] with the scaled epilogue: D = α·Σ_z w[z] + β·C, C in D's type.
-#[tile_kernel(
-    target = sm_90a,
-    threads = 256,
-    grid = (cdiv(N, C), cdiv(M, R)),
-    configs(
-        default = (TD = bf16, R = 4, C = 256, V = 4),
-        f16 = (TD = f16, R = 4, C = 256, V = 4),
-        f32 = (TD = f32, R = 4, C = 256, V = 4),
-    ),
-)]
-pub fn splitk_reduce_scaled(
-    #[shape(S, M, N)] w: Tensor<f32>,
-    #[shape(M, N)] c: Tensor<TD>,
-    #[shape(M, N)] d: Tensor<TD>,
-    alpha: f32,
-    beta: f32,
-) {
-    let acc = regs::<f32>([R, C], layout = blocked(vec = V));
-    let part = regs::<f32>([R, C], layout = blocked(vec = V));
-    let ct = regs::<f32>([R, C], layout = blocked(vec = V));
-    copy(acc, w.tile(0, cta.y, cta.x));
-    for z in 1..S {
-        copy(part, w.tile(z, cta.y, cta.x));
-        acc += part;
+    /// The second launch of a split-K GEMM: D = α·Σ_z w[z], the slices summed in f32 in a fixed
+    /// order (`sum_slices`), rounded once to D's type.
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 256,
+        grid = (cdiv(N, C), cdiv(M, R)),
+        configs(
+            default = (TD = bf16, R = 4, C = 256, V = 4),
+            f16 = (TD = f16, R = 4, C = 256, V = 4),
+            f32 = (TD = f32, R = 4, C = 256, V = 4),
+        ),
+    )]
+    pub fn splitk_reduce(
+        #[shape(S, M, N)] w: Tensor<f32>,
+        #[shape(M, N)] d: Tensor<TD>,
+        alpha: f32,
+    ) {
+        let acc = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p0 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p1 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p2 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p3 = regs::<f32>([R, C], layout = blocked(vec = V));
+        sum_slices(acc, p0, p1, p2, p3, w);
+        copy(d.tile(cta.y, cta.x), acc * alpha);
     }
-    copy(ct, c.tile(cta.y, cta.x));
-    copy(d.tile(cta.y, cta.x), acc * alpha + ct * beta);
+
+    /// `splitk_reduce` with the scaled epilogue: D = α·Σ_z w[z] + β·C, C in D's type.
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 256,
+        grid = (cdiv(N, C), cdiv(M, R)),
+        configs(
+            default = (TD = bf16, R = 4, C = 256, V = 4),
+            f16 = (TD = f16, R = 4, C = 256, V = 4),
+            f32 = (TD = f32, R = 4, C = 256, V = 4),
+        ),
+    )]
+    pub fn splitk_reduce_scaled(
+        #[shape(S, M, N)] w: Tensor<f32>,
+        #[shape(M, N)] c: Tensor<TD>,
+        #[shape(M, N)] d: Tensor<TD>,
+        alpha: f32,
+        beta: f32,
+    ) {
+        let acc = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p0 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p1 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p2 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p3 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let ct = regs::<f32>([R, C], layout = blocked(vec = V));
+        sum_slices(acc, p0, p1, p2, p3, w);
+        copy(ct, c.tile(cta.y, cta.x));
+        copy(d.tile(cta.y, cta.x), acc * alpha + ct * beta);
+    }
+
+    /// `acc = Σ_z w[z]` over the `R × C` block `(cta.y, cta.x)`, in the fixed order
+    /// `w[0] + (w[1] + w[2] + w[3] + w[4]) + …`: four slices loaded before they are added (four
+    /// loads in flight), then the remaining slices one by one.
+    #[tile_fn]
+    fn sum_slices(acc: Regs, p0: Regs, p1: Regs, p2: Regs, p3: Regs, w: Global) {
+        copy(acc, w.tile(0, cta.y, cta.x));
+        let quads = (S - 1) / 4;
+        for j in 0..quads {
+            let z = 1 + 4 * j;
+            copy(p0, w.tile(z, cta.y, cta.x));
+            copy(p1, w.tile(z + 1, cta.y, cta.x));
+            copy(p2, w.tile(z + 2, cta.y, cta.x));
+            copy(p3, w.tile(z + 3, cta.y, cta.x));
+            acc += (p0 + p1) + (p2 + p3);
+        }
+        for z in 1 + 4 * quads..S {
+            copy(p0, w.tile(z, cta.y, cta.x));
+            acc += p0;
+        }
+    }
 }
