@@ -39,8 +39,14 @@ fn every_kernel_assembles_without_spills_and_with_its_sass() {
 /// entries (they solve no problem on their own): they assemble the same way, ASCII PTX.
 #[test]
 fn the_split_k_reduce_kernels_assemble_without_spills() {
-    use tirx_kernels::gemm::splitk::reduce::{splitk_reduce, splitk_reduce_scaled};
-    let kernels = [&splitk_reduce::KERNEL, &splitk_reduce_scaled::KERNEL];
+    use tirx_kernels::gemm::splitk::reduce::{
+        splitk_reduce, splitk_reduce_bias, splitk_reduce_scaled,
+    };
+    let kernels = [
+        &splitk_reduce::KERNEL,
+        &splitk_reduce_scaled::KERNEL,
+        &splitk_reduce_bias::KERNEL,
+    ];
     for k in kernels {
         for a in k.artifacts {
             assert!(a.ptx.is_ascii(), "{} {}: non-ASCII PTX", k.name, a.config);

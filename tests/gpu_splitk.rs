@@ -5,15 +5,17 @@
 //! (`GemmTypes::tolerance`); the scaled epilogue with C read (β ≠ 0) and not read (β = 0, C all
 //! NaN); slice counts that do not divide the K tiles through a caller's workspace, bit-identical
 //! on a second run (deterministic); the host's choice at decode shapes; and a workspace with an
-//! empty slice refused with a typed error before anything runs.
+//! empty slice refused with a typed error before anything runs; the fused bias + activation
+//! after the reduce.
 
 use half::bf16;
 use tirx::abi::ElemType;
-use tirx::problem::BLayout;
+use tirx::problem::{Act, BLayout};
 use tirx::{Runtime, RuntimeError, Target};
 use tirx_kernels::catalogue;
 use tirx_kernels::gemm::check;
 use tirx_kernels::gemm::host::{self, GemmLaunch};
+use tirx_kernels::gemm::reference::apply_epilogue;
 use tirx_kernels::gemm::request::GemmTypes;
 use tirx_kernels::gemm::split;
 use tirx_kernels::reference::{Rng, gemm_tn_f64, rel_frobenius};
@@ -159,6 +161,35 @@ fn the_host_splits_k_at_decode_shapes() {
             "{m}x{n}x{k} f32 by {}: {err:.3e}",
             choice.label()
         );
+    }
+}
+
+/// The fused bias + activation at decode shapes: the host's choice splits K and applies the
+/// epilogue after the reduce, for every activation.
+#[test]
+fn the_fused_epilogue_splits_at_decode_shapes() {
+    let rt = rt();
+    for (i, &(m, n, k)) in [(16, 4096, 4096), (3, 1032, 2056)].iter().enumerate() {
+        let mut rng = Rng::new(110 + i as u64);
+        let (ha, hb) = (rng.bf16s(m * k), rng.bf16s(n * k));
+        let hbias: Vec<bf16> = (0..n).map(|_| bf16::from_f32(rng.unit() - 0.5)).collect();
+        let a = rt.upload(&ha, &[m, k]).unwrap();
+        let b = rt.upload(&hb, &[n, k]).unwrap();
+        let bias = rt.upload(&hbias, &[n]).unwrap();
+        for act in Act::ALL {
+            let mut d = rt.zeros::<bf16>(&[m, n]).unwrap();
+            rt.poison(&mut d).unwrap();
+            let choice = host::gemm_bias_act(&rt, act, &a, &b, &bias, &mut d).expect("runs");
+            assert!(split::is_partial(choice.artifact), "{}", choice.label());
+            let got = rt.download(&d).unwrap();
+            let mut want = gemm_tn_f64(&ha, &hb, m, n, k);
+            apply_epilogue(&mut want, n, &hbias, act);
+            let err = rel_frobenius(&got, &want);
+            assert!(
+                err < GemmTypes::BF16.tolerance(),
+                "{m}x{n}x{k} {act:?}: {err:.3e}"
+            );
+        }
     }
 }
 

@@ -52,10 +52,25 @@ fn split_k_scaled_into_f32_and_f16() {
         splits: Some(3),
         scaled: true,
         output: Some(output),
+        act: None,
     };
     println!("{}", run("f16", (33, 72, 264), plan(ElemType::F32), 6));
     println!("{}", run("f16_n64", (9, 136, 296), plan(ElemType::F16), 7));
     println!("{}", run("default", (17, 40, 320), plan(ElemType::Bf16), 8));
+}
+
+/// The fused epilogue after the reduce: D = act(A·Bᵀ + bias) for every activation, five
+/// slices (one round of four, one left) of six K tiles.
+#[test]
+fn split_k_fused_bias_and_every_activation() {
+    for (i, act) in tirx::problem::Act::ALL.into_iter().enumerate() {
+        let plan = SplitSim {
+            splits: Some(5),
+            act: Some(act),
+            ..SplitSim::default()
+        };
+        println!("{act:?}: {}", run("n64", (9, 72, 360), plan, 20 + i as u64));
+    }
 }
 
 /// The host's own choice of slices (the cost model on 132 SMs) at a decode-like shape with

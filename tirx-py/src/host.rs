@@ -7,7 +7,7 @@
 //! `row_kernels::request`, `row_kernels::family::SiluMulRequest`, `attention::request`); the
 //! launch goes through the runtime (`Runtime::launch_with`) with the tensors in the order the
 //! request's [`ProblemDef::arguments`] gives for the chosen artifact; a split-K GEMM artifact's
-//! two launches and workspace through `gemm::split::launch_split`.
+//! two launches and workspace through `gemm::split::launch_split_for`.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -200,8 +200,8 @@ pub unsafe fn launch(op: &Op, rt: &Runtime) -> Result<String, RuntimeError> {
         let arg = |m: &TensorMeta| unsafe { TensorArg::from_raw(rt, m.clone()) };
         let mut roles = vec![("a", arg(&g.a)), ("b", arg(&g.b)), ("d", arg(&g.d))];
         roles.extend(g.c.as_ref().map(|c| ("c", arg(c))));
-        let (alpha, beta) = g.scaled.unwrap_or((1.0, 0.0));
-        split::launch_split(rt, artifact, &roles, alpha, beta)?;
+        roles.extend(g.bias.as_ref().map(|(b, _)| ("bias", arg(b))));
+        split::launch_split_for(rt, artifact, &roles, &gemm_request(g))?;
         return Ok(format!("{}/{}", artifact.kernel, artifact.config));
     }
     let (tensors, scalars) = req.arguments(artifact);

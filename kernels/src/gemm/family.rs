@@ -147,6 +147,9 @@ fn simulate_gemm(
         if over.scaled {
             g.epilogue = Epilogue::Scaled;
         }
+        if let Some(act) = over.act {
+            g.epilogue = Epilogue::Bias(act);
+        }
         types.output = over.output.unwrap_or(types.output);
     }
     let (ta, td) = (types.input, types.output);
@@ -264,7 +267,7 @@ fn simulate_gemm(
 
 /// How the emulator runs a split-K artifact's plan (ignored for other artifacts): the slices
 /// (`None`: the cost model's choice for the run's SM count), the scaled epilogue (α = 1.5,
-/// β = −0.75) instead of the plain one, and D's type (`None`: bf16).
+/// β = −0.75) or the fused one instead of the plain one, and D's type (`None`: bf16).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SplitSim {
     /// The slices of K.
@@ -273,6 +276,8 @@ pub struct SplitSim {
     pub scaled: bool,
     /// D's element type.
     pub output: Option<ElemType>,
+    /// D = act(A·Bᵀ + bias) (the fused epilogue; bf16 D), instead of the plain or scaled one.
+    pub act: Option<tirx::problem::Act>,
 }
 
 /// `art`'s split-K plan in the emulator at `shape` as [`SplitSim`] says, against the f64
@@ -324,13 +329,12 @@ fn simulate_split(
     with_w.push(("w", w));
     let (tensors, scalars) = by_role(art, &with_w, &[]).map_err(|e| e.to_string())?;
     let first = run.launch(art, dev, &tensors, &scalars)?;
-    let reduce = split::reduce_for(art.target, request.types.output, split::reads_c(request))
-        .ok_or_else(|| {
-            format!(
-                "no split-K reduce kernel writes {}",
-                request.types.output.name()
-            )
-        })?;
+    let reduce = split::reduce_for(art.target, request).ok_or_else(|| {
+        format!(
+            "no split-K reduce kernel writes {}",
+            request.types.output.name()
+        )
+    })?;
     let (tensors, scalars) = by_role(reduce, &with_w, scalar_roles).map_err(|e| e.to_string())?;
     let second = run.launch(reduce, dev, &tensors, &scalars)?;
     Ok(Stats {

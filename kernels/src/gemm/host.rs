@@ -216,6 +216,11 @@ pub fn gemm_bias_act<A: Element, D: Element>(
     let request = GemmRequest::on_bias(problem::BLayout::Tn, act, &av, &bv, &biasv, &dv);
     let choice = choose_gemm(&Device::of(rt)?, &request)?;
     let roles = [("a", av), ("b", bv), ("bias", biasv), ("d", dv)];
+    if split::is_partial(choice.artifact) {
+        // The activation is the request's, not the partial artifact's: the plan takes it.
+        split::launch_split_for(rt, choice.artifact, &roles, &request)?;
+        return Ok(choice);
+    }
     launch_roles(rt, choice.artifact, &roles, 1.0, 0.0)?;
     Ok(choice)
 }

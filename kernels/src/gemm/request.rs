@@ -362,14 +362,18 @@ pub(crate) fn efficiency(bn: usize) -> f64 {
 
 impl GemmRequest {
     /// Whether a split-K artifact (`Epilogue::Partial`, `split.rs`) computes this request: B in
-    /// this layout, A in the input type, a plain or scaled epilogue, and a reduce kernel on the
-    /// artifact's target that writes D's type with that epilogue.
+    /// this layout, A in the input type, a plain, scaled or fused bias epilogue, and a reduce
+    /// kernel on the artifact's target that writes D's type with that epilogue.
     fn solves_split(&self, artifact: &KernelArtifact) -> Result<(), Reject> {
         let layout_ok = matches!(artifact.problem, Some(Problem::Gemm(g)) if g.b == self.layout);
-        if !layout_ok || !matches!(self.epilogue, Epilogue::Plain | Epilogue::Scaled) {
+        let epilogue_ok = matches!(
+            self.epilogue,
+            Epilogue::Plain | Epilogue::Scaled | Epilogue::Bias(_)
+        );
+        if !layout_ok || !epilogue_ok {
             return Err(Reject::problem(artifact));
         }
-        let reduce = split::reduce_for(artifact.target, self.types.output, split::reads_c(self));
+        let reduce = split::reduce_for(artifact.target, self);
         if artifact.elem_of("a") != Some(self.types.input) || reduce.is_none() {
             return Err(Reject::Types {
                 found: vec![artifact.elem_of("a"), reduce.and_then(|r| r.elem_of("d"))],

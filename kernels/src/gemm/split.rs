@@ -3,7 +3,8 @@
 //!
 //! A split-K artifact (`Epilogue::Partial`) is a GEMM candidate like any other: the dispatcher
 //! judges it against a plain or scaled request ([`GemmRequest`]'s `solves` accepts it where a
-//! reduce kernel takes the request's output type and epilogue), ranks it by [`best_split`]'s
+//! reduce kernel takes the request's output type and epilogue: plain, scaled, or the fused
+//! bias and activation), ranks it by [`best_split`]'s
 //! cost, and the tune cache may prefer or pass over it. Choosing it means a plan of two launches
 //! and an f32 workspace `[S, M, N]`, which [`launch_split`] keeps per thread and stream (grown on
 //! need, never read before the partial kernel writes it) or takes from the caller
@@ -29,12 +30,11 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
-use tirx::abi::ElemType;
-use tirx::problem::{Epilogue, Problem};
+use tirx::problem::{Act, Epilogue, Problem};
 use tirx::{KernelArtifact, Runtime, RuntimeError, Target, Tensor, TensorArg};
 
 use super::request::{GemmRequest, efficiency, memory_units, unit_seconds};
-use super::splitk::reduce::{splitk_reduce, splitk_reduce_scaled};
+use super::splitk::reduce::{splitk_reduce, splitk_reduce_bias, splitk_reduce_scaled};
 use crate::dispatch::Reject;
 use crate::family;
 
@@ -50,22 +50,24 @@ pub fn is_partial(art: &KernelArtifact) -> bool {
     matches!(art.problem, Some(Problem::Gemm(g)) if g.epilogue == Epilogue::Partial)
 }
 
-/// The reduce kernel that finishes a split-K plan on `target` writing D in `output`, with
-/// β·C (`scaled`) or without: chosen by its element type, never by its name.
-pub fn reduce_for(
-    target: Target,
-    output: ElemType,
-    scaled: bool,
-) -> Option<&'static KernelArtifact> {
-    let kernel = if scaled {
-        &splitk_reduce_scaled::KERNEL
-    } else {
-        &splitk_reduce::KERNEL
+/// The reduce kernel that finishes a split-K plan of `request` on `target`: D's type and the
+/// epilogue (α only; α and β·C where C is read, [`reads_c`]; bias and the activation of its
+/// config constant `ACT`) decide, from the artifacts' own data, never from a name. `None` for
+/// an epilogue no reduce kernel applies (the FP8 scales).
+pub fn reduce_for(target: Target, request: &GemmRequest) -> Option<&'static KernelArtifact> {
+    let kernel = match request.epilogue {
+        Epilogue::Scaled if reads_c(request) => &splitk_reduce_scaled::KERNEL,
+        Epilogue::Plain | Epilogue::Scaled => &splitk_reduce::KERNEL,
+        Epilogue::Bias(_) => &splitk_reduce_bias::KERNEL,
+        Epilogue::ScaleTensor | Epilogue::ScaleRows | Epilogue::Partial => return None,
     };
-    kernel
-        .artifacts
-        .iter()
-        .find(|a| a.target == target && a.elem_of("d") == Some(output))
+    kernel.artifacts.iter().find(|a| {
+        let act = match request.epilogue {
+            Epilogue::Bias(act) => a.int("ACT").and_then(Act::of_code) == Some(act),
+            _ => true,
+        };
+        a.target == target && a.elem_of("d") == Some(request.types.output) && act
+    })
 }
 
 /// Whether a request's plan reads C: the scaled epilogue with β ≠ 0 (C is not read at β = 0,
@@ -158,8 +160,7 @@ pub fn release_workspaces() {
 }
 
 /// Runs `art`'s split-K plan on the GEMM given by role (`a`, `b`, `d`, and `c` when scaled):
-/// D = α·A·op(B) (+ β·C), with the slices the cost model picks for `rt`'s device, in the
-/// workspace this thread keeps for `rt`'s stream (allocated, or grown, on first need).
+/// D = α·A·op(B) (+ β·C) ([`launch_split_for`] with the request these tensors make).
 pub fn launch_split(
     rt: &Runtime,
     art: &KernelArtifact,
@@ -168,8 +169,21 @@ pub fn launch_split(
     beta: f32,
 ) -> Result<(), RuntimeError> {
     let request = request_of(art, roles, alpha, beta)?;
+    launch_split_for(rt, art, roles, &request)
+}
+
+/// Runs `art`'s split-K plan for `request` (its epilogue and scalars; tensors by role: `a`,
+/// `b`, `d`, and `c` or `bias` where the epilogue takes them), with the slices the cost model
+/// picks for `rt`'s device, in the workspace this thread keeps for `rt`'s stream (allocated,
+/// or grown, on first need).
+pub fn launch_split_for(
+    rt: &Runtime,
+    art: &KernelArtifact,
+    roles: &[(&str, TensorArg<'_>)],
+    request: &GemmRequest,
+) -> Result<(), RuntimeError> {
     let sms = rt.limits().sm_count;
-    let (splits, _) = best_split(&request, art, sms).map_err(|r| refused(&request, art, r))?;
+    let (splits, _) = best_split(request, art, sms).map_err(|r| refused(request, art, r))?;
     let (m, n, _) = request.shape;
     let len = splits * m * n;
     let key = Arc::as_ptr(rt.stream()) as usize;
@@ -186,7 +200,7 @@ pub fn launch_split(
             }
         };
         let w = kept[i].1.subview(0, &[splits, m, n], &[m * n, n, 1])?;
-        launch_plan(rt, art, roles, (alpha, beta), &request, w)
+        launch_plan(rt, art, roles, request, w)
     })
 }
 
@@ -201,23 +215,20 @@ pub fn launch_split_into(
     w: &mut Tensor<f32>,
 ) -> Result<(), RuntimeError> {
     let request = request_of(art, roles, alpha, beta)?;
-    launch_plan(rt, art, roles, (alpha, beta), &request, w.view())
+    launch_plan(rt, art, roles, &request, w.view())
 }
 
 /// The plan's two launches on the workspace `w`, after checking that every slice of it holds
-/// a K tile and that a reduce kernel writes D's type.
+/// a K tile and that a reduce kernel applies the request's epilogue into D's type.
 fn launch_plan(
     rt: &Runtime,
     art: &KernelArtifact,
     roles: &[(&str, TensorArg<'_>)],
-    (alpha, beta): (f32, f32),
     request: &GemmRequest,
     w: TensorArg<'_>,
 ) -> Result<(), RuntimeError> {
     check_workspace(art, request.shape, &w.meta().shape).map_err(|r| refused(request, art, r))?;
-    let scaled = reads_c(request);
-    let target = rt.target()?;
-    let reduce = reduce_for(target, request.types.output, scaled).ok_or_else(|| {
+    let reduce = reduce_for(rt.target()?, request).ok_or_else(|| {
         refused(
             request,
             art,
@@ -233,9 +244,13 @@ fn launch_plan(
     );
     family::launch_roles(rt, art, &[("a", a), ("b", b), ("w", w.clone())], &[])?;
     let mut reduce_roles = vec![("w", w), ("d", d)];
-    if scaled {
+    if reads_c(request) {
         reduce_roles.push(("c", get(roles, "c", art)?));
     }
+    if matches!(request.epilogue, Epilogue::Bias(_)) {
+        reduce_roles.push(("bias", get(roles, "bias", art)?));
+    }
+    let (alpha, beta) = request.scalars;
     family::launch_roles(
         rt,
         reduce,

@@ -11,8 +11,8 @@
 //! 2. [`reduce::splitk_reduce`] / [`reduce::splitk_reduce_scaled`]: each CTA sums the `S`
 //!    partials of an `R × C` block of D in one fixed order (`reduce`'s `sum_slices`: the result
 //!    does not depend on which CTA finished first, deterministic), applies the epilogue (α, and
-//!    β·C in the scaled form), rounds to D's type and stores it, tails in both dimensions
-//!    masked.
+//!    β·C in the scaled form; bias and activation in the fused form, `splitk_reduce_bias`),
+//!    rounds to D's type and stores it, tails in both dimensions masked.
 //!
 //! The partial kernel is the ladder's level 4 with BM = 64 (a decode M of 1…64 wastes less of
 //! the tile), the producer's K loop offset to its slice, and the consumers' K loop
@@ -127,6 +127,46 @@ pub mod reduce {
         sum_slices(acc, p0, p1, p2, p3, w);
         copy(ct, c.tile(cta.y, cta.x));
         copy(d.tile(cta.y, cta.x), acc * alpha + ct * beta);
+    }
+
+    /// `splitk_reduce` with the fused epilogue: D = act(Σ_z w[z] + bias), `bias` [N] in D's
+    /// type broadcast down the rows (`stat(acc, axis = 0)`), the activation the config
+    /// constant `ACT` as in `gemm_sm90_bias_act` (0 none, 1 ReLU, 2 GELU tanh form, 3 SiLU).
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 256,
+        grid = (cdiv(N, C), cdiv(M, R)),
+        configs(
+            product(
+                act(bias = (ACT = 0), relu = (ACT = 1), gelu = (ACT = 2), silu = (ACT = 3)),
+                with = (TD = bf16, R = 4, C = 256, V = 4),
+            ),
+        ),
+    )]
+    pub fn splitk_reduce_bias(
+        #[shape(S, M, N)] w: Tensor<f32>,
+        #[shape(N)] bias: Tensor<TD>,
+        #[shape(M, N)] d: Tensor<TD>,
+    ) {
+        let acc = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p0 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p1 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p2 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p3 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let bias_t = regs::<TD>([1, C], layout = stat(acc, axis = 0));
+        sum_slices(acc, p0, p1, p2, p3, w);
+        copy(bias_t, bias.tile(cta.x));
+        acc = acc + bias_t;
+        if ACT == 1 {
+            acc = max(acc, 0.0);
+        }
+        if ACT == 2 {
+            acc = 0.5 * acc * (1.0 + tanh_approx(0.7978846 * (acc + 0.044715 * acc * acc * acc)));
+        }
+        if ACT == 3 {
+            acc = acc * rcp_approx(1.0 + exp2_approx(acc * -1.442695));
+        }
+        copy(d.tile(cta.y, cta.x), acc);
     }
 
     /// `acc = Σ_z w[z]` over the `R × C` block `(cta.y, cta.x)`, in the fixed order

@@ -58,7 +58,7 @@ fn decode_shapes_split_k_and_square_ones_do_not() {
     let (label, art, splits) = chosen(&scaled);
     assert!(splits.is_some_and(|s| s > 1), "{label}");
     assert_eq!(art.elem_of("a"), Some(F16));
-    let reduce = reduce_for(art.target, F32, reads_c(&scaled)).expect("an f32 reduce");
+    let reduce = reduce_for(art.target, &scaled).expect("an f32 reduce");
     assert!((reduce.signature)().tensors.iter().any(|t| t.name == "c"));
 }
 
@@ -96,8 +96,25 @@ fn a_workspace_with_empty_slices_is_refused() {
     }
 }
 
-/// Split K computes the plain and scaled TN GEMMs only: the fused epilogues, B given K×N and
-/// an input type it was not compiled for are refusals in the table, not choices.
+/// The fused bias + activation at a decode shape splits too, finished by the bias reduce of
+/// that activation.
+#[test]
+fn the_fused_epilogue_splits_at_decode_shapes() {
+    for (act, shape) in Act::ALL
+        .into_iter()
+        .flat_map(|act| [(act, (16, 4096, 4096)), (act, (3, 1032, 2056))])
+    {
+        let bias =
+            GemmRequest::contiguous(BLayout::Tn, Epilogue::Bias(act), GemmTypes::BF16, shape);
+        let (label, art, splits) = chosen(&bias);
+        assert!(splits.is_some_and(|s| s > 1), "{act:?} {shape:?}: {label}");
+        let reduce = reduce_for(art.target, &bias).expect("a bias reduce");
+        assert_eq!(reduce.int("ACT").and_then(Act::of_code), Some(act));
+    }
+}
+
+/// Split K computes the plain, scaled and fused TN GEMMs: B given K×N, the FP8 scales and an
+/// input type it was not compiled for are refusals in the table, not choices.
 #[test]
 fn split_k_refuses_what_it_does_not_compute() {
     let h200 = Device::h200();
@@ -108,9 +125,9 @@ fn split_k_refuses_what_it_does_not_compute() {
             .map(|v| v.outcome)
             .collect::<Vec<_>>()
     };
-    let bias = GemmRequest::contiguous(
+    let fp8 = GemmRequest::contiguous(
         BLayout::Tn,
-        Epilogue::Bias(Act::Gelu),
+        Epilogue::ScaleTensor,
         GemmTypes::BF16,
         (16, 4096, 4096),
     );
@@ -120,7 +137,7 @@ fn split_k_refuses_what_it_does_not_compute() {
         GemmTypes::BF16,
         (16, 4096, 4096),
     );
-    for request in [bias, nn] {
+    for request in [fp8, nn] {
         for outcome in refusal(&request) {
             assert!(
                 matches!(outcome, Err(Reject::Problem { .. })),
