@@ -213,10 +213,14 @@ fn simulate_gemm(
         ("scale_a", FP8_TENSOR_SCALES.0),
         ("scale_b", FP8_TENSOR_SCALES.1),
     ];
+    let mut plan = String::new();
     let stats = if split::is_partial(art) {
         let mut request = GemmRequest::contiguous(g.b, g.epilogue, types, (m, n, kk));
         request.scalars = (alpha, beta);
-        simulate_split(art, dev, &request, &roles, &scalar_roles, run, over.splits)?
+        let (stats, splits) =
+            simulate_split(art, dev, &request, &roles, &scalar_roles, run, over.splits)?;
+        plan = format!(", split K in {splits}");
+        stats
     } else {
         let (tensors, scalars) = by_role(art, &roles, &scalar_roles).map_err(|e| e.to_string())?;
         run.launch(art, dev, &tensors, &scalars)?
@@ -261,7 +265,7 @@ fn simulate_gemm(
     }
     Ok((
         stats,
-        format!("K = {kk}, worst error {worst:.2} of the bound"),
+        format!("K = {kk}{plan}, worst error {worst:.2} of the bound"),
     ))
 }
 
@@ -299,7 +303,7 @@ pub fn simulate_split_plan(
 
 /// A split-K plan in the emulator: the partial products into a poisoned workspace of the slices
 /// the cost model picks for `run`'s SM count, then the reduce kernel into D. The stats are the
-/// two launches' together.
+/// two launches' together; the slices come back with them.
 fn simulate_split(
     art: &KernelArtifact,
     dev: &mut Device,
@@ -308,7 +312,7 @@ fn simulate_split(
     scalar_roles: &[(&str, f32)],
     run: &SimRun,
     splits: Option<usize>,
-) -> Result<Stats, String> {
+) -> Result<(Stats, usize), String> {
     let (m, n, _) = request.shape;
     let splits = match splits {
         Some(s) => s,
@@ -337,12 +341,13 @@ fn simulate_split(
     })?;
     let (tensors, scalars) = by_role(reduce, &with_w, scalar_roles).map_err(|e| e.to_string())?;
     let second = run.launch(reduce, dev, &tensors, &scalars)?;
-    Ok(Stats {
+    let stats = Stats {
         thread_instructions: first.thread_instructions + second.thread_instructions,
         warp_instructions: first.warp_instructions + second.warp_instructions,
         async_ops: first.async_ops + second.async_ops,
         ctas: first.ctas + second.ctas,
         wall: first.wall + second.wall,
         timeline: first.timeline,
-    })
+    };
+    Ok((stats, splits))
 }
