@@ -35,6 +35,40 @@ fn every_kernel_assembles_without_spills_and_with_its_sass() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// The split-K reduce kernels are pieces of the GEMM family's split-K plan, not catalogue
+/// entries (they solve no problem on their own): they assemble the same way, ASCII PTX.
+#[test]
+fn the_split_k_reduce_kernels_assemble_without_spills() {
+    use tirx_kernels::gemm::splitk::reduce::{
+        splitk_reduce, splitk_reduce_bias, splitk_reduce_scaled,
+    };
+    let kernels = [
+        &splitk_reduce::KERNEL,
+        &splitk_reduce_scaled::KERNEL,
+        &splitk_reduce_bias::KERNEL,
+    ];
+    for k in kernels {
+        for a in k.artifacts {
+            assert!(a.ptx.is_ascii(), "{} {}: non-ASCII PTX", k.name, a.config);
+        }
+    }
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    for k in kernels {
+        for a in k.artifacts {
+            let c = check_artifact(k.name, a).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+            assert!(
+                c.problems.is_empty(),
+                "{} {}: {:?}",
+                k.name,
+                a.config,
+                c.problems
+            );
+        }
+    }
+}
+
 /// The driver's JIT rejects any non-ASCII byte in PTX, even in a comment (seen on the H200,
 /// driver 580: "Unexpected non-ASCII character encountered on line 1").
 #[test]

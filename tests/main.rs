@@ -30,6 +30,8 @@ mod gpu_rows;
 mod gpu_rs;
 #[cfg(feature = "gpu")]
 mod gpu_smem;
+#[cfg(feature = "gpu")]
+mod gpu_splitk;
 mod kinds;
 mod pair_mma;
 mod regtile_lowering;
@@ -44,6 +46,7 @@ mod sim_mxfp8;
 mod sim_nvfp4;
 mod sim_rs;
 mod sim_smem;
+mod sim_splitk;
 mod sim_timeline;
 mod smem_kernels;
 mod snapshots;

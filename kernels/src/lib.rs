@@ -46,6 +46,8 @@ pub mod gemm {
     pub mod reference;
     pub mod request;
     pub mod scaled;
+    pub mod split;
+    pub mod splitk;
 }
 pub mod row_kernels {
     //! Row kernels: register tiles that compute.

@@ -184,6 +184,10 @@ pub enum Epilogue {
     /// D = diag(sa)·A·op(B)·diag(sb), `sa` [M] and `sb` [N] f32 vectors (one scale per row of
     /// A and per column of D: `torch._scaled_mm`'s row-wise form).
     ScaleRows,
+    /// Split K: `w[z] = A·op(B)` over the z-th of `S` slices of K, into an f32 workspace `w`
+    /// [S, M, N] instead of `d` (one launch of a split-K GEMM; a second kernel sums the
+    /// slices and applies the requested epilogue, `kernels/src/gemm/splitk.rs`).
+    Partial,
 }
 
 impl Epilogue {
@@ -195,6 +199,7 @@ impl Epilogue {
             Epilogue::Bias(a) => a.epilogue_name(),
             Epilogue::ScaleTensor => "scale-tensor",
             Epilogue::ScaleRows => "scale-rows",
+            Epilogue::Partial => "partial",
         }
     }
 }
@@ -250,7 +255,8 @@ impl ProblemKind {
                  `d` [M, N], A and B of one element type; for D = α·A·op(B) + β·C also `c` \
                  [M, N] in D's type and the scalars `alpha` and `beta`; for D = (s_a·s_b)·A·op(B) \
                  the scalars `scale_a` and `scale_b`; for D = diag(sa)·A·op(B)·diag(sb) the f32 \
-                 vectors `sa` [M] and `sb` [N]"
+                 vectors `sa` [M] and `sb` [N]; for split K's partial products an f32 `w` \
+                 [S, M, N] instead of `d`"
             }
             ProblemKind::Row(RowOp::Softmax) => "tensors `x` [M, N] and `y` [M, N]",
             ProblemKind::SiluMul => "tensors `x`, `g` and `y`, all [M, N] of one element type",
@@ -389,6 +395,9 @@ fn derive_row(sig: &Signature, op: RowOp) -> Result<(), String> {
 
 fn derive_gemm(sig: &Signature, consts: &[(String, i64)]) -> Result<GemmProblem, String> {
     let kind = ProblemKind::Gemm;
+    if !sig.tensors.iter().any(|t| t.name == "d") && sig.tensors.iter().any(|t| t.name == "w") {
+        return derive_partial(sig);
+    }
     let (a, b, d) = (
         role(sig, kind, "a")?,
         role(sig, kind, "b")?,
@@ -486,7 +495,7 @@ fn derive_gemm(sig: &Signature, consts: &[(String, i64)]) -> Result<GemmProblem,
     let extra = match epilogue {
         Epilogue::Scaled | Epilogue::Bias(_) => 1,
         Epilogue::ScaleRows => 2,
-        Epilogue::Plain | Epilogue::ScaleTensor => 0,
+        Epilogue::Plain | Epilogue::ScaleTensor | Epilogue::Partial => 0,
     };
     if sig.tensors.len() != 3 + extra {
         return Err(format!(
@@ -497,6 +506,50 @@ fn derive_gemm(sig: &Signature, consts: &[(String, i64)]) -> Result<GemmProblem,
     Ok(GemmProblem {
         b: layout,
         epilogue,
+    })
+}
+
+/// A split-K GEMM's partial products: `a` [M, K], `b` [N, K] or [K, N], and the f32
+/// workspace `w` [S, M, N] (no `d`, no scalars).
+fn derive_partial(sig: &Signature) -> Result<GemmProblem, String> {
+    let kind = ProblemKind::Gemm;
+    let (a, b, w) = (
+        role(sig, kind, "a")?,
+        role(sig, kind, "b")?,
+        role(sig, kind, "w")?,
+    );
+    let (m, k) = dims2(a)?;
+    let n = match w.shape.as_slice() {
+        [_, wm, n] if wm == m && w.elem == ElemType::F32 => n,
+        _ => {
+            return Err(format!(
+                "`w` must be an f32 workspace [S, {m}, N] (one M×N partial product per slice \
+                 of K), found {} {:?}",
+                w.elem.name(),
+                w.shape
+            ));
+        }
+    };
+    let layout = match dims2(b)? {
+        (bn, bk) if bn == n && bk == k => BLayout::Tn,
+        (bk, bn) if bn == n && bk == k => BLayout::Nn,
+        (r, c) => {
+            return Err(format!(
+                "`b` is [{r}, {c}]; with `a` [{m}, {k}] and `w` [S, {m}, {n}] it must be \
+                 [{n}, {k}] or [{k}, {n}]"
+            ));
+        }
+    };
+    if a.elem != b.elem || sig.tensors.len() != 3 || !sig.scalars.is_empty() {
+        return Err(format!(
+            "`solves = gemm` with a workspace `w` takes `a`, `b` of one element type and `w`, \
+             no other tensor and no scalars ({})",
+            kind.roles()
+        ));
+    }
+    Ok(GemmProblem {
+        b: layout,
+        epilogue: Epilogue::Partial,
     })
 }
 

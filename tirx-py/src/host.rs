@@ -6,7 +6,8 @@
 //! Choice}`, `dispatch::tune::Cache` and the families' request types (`gemm::request`,
 //! `row_kernels::request`, `row_kernels::family::SiluMulRequest`, `attention::request`); the
 //! launch goes through the runtime (`Runtime::launch_with`) with the tensors in the order the
-//! request's [`ProblemDef::arguments`] gives for the chosen artifact.
+//! request's [`ProblemDef::arguments`] gives for the chosen artifact; a split-K GEMM artifact's
+//! two launches and workspace through `gemm::split::launch_split_for`.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -19,6 +20,7 @@ use tirx_kernels::catalogue;
 use tirx_kernels::dispatch::tune::Cache;
 use tirx_kernels::dispatch::{self, Device, ProblemDef};
 use tirx_kernels::gemm::request::{GemmRequest, GemmTypes};
+use tirx_kernels::gemm::split;
 use tirx_kernels::row_kernels::family::SiluMulRequest;
 use tirx_kernels::row_kernels::request::RowRequest;
 
@@ -172,6 +174,17 @@ fn choice_key(req: &dyn ProblemDef, device: &Device, metas: &[TensorMeta]) -> St
 pub unsafe fn launch(op: &Op, rt: &Runtime) -> Result<String, RuntimeError> {
     let (req, artifact) = profile::time(Phase::Choose, || choose(op, rt))?;
     profile::time(Phase::Launch, || {
+        // A split-K artifact is a plan of two launches with a workspace: the GEMM host runs it.
+        if let Op::Gemm(g) = op
+            && split::is_partial(artifact)
+        {
+            // SAFETY: the caller's promise, for each tensor of the op.
+            let arg = |m: &TensorMeta| unsafe { TensorArg::from_raw(rt, m.clone()) };
+            let mut roles = vec![("a", arg(&g.a)), ("b", arg(&g.b)), ("d", arg(&g.d))];
+            roles.extend(g.c.as_ref().map(|c| ("c", arg(c))));
+            roles.extend(g.bias.as_ref().map(|(b, _)| ("bias", arg(b))));
+            return split::launch_split_for(rt, artifact, &roles, &gemm_request(g));
+        }
         let (tensors, scalars) = req.arguments(artifact);
         let args: Vec<TensorArg<'_>> = tensors
             .into_iter()

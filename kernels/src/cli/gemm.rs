@@ -13,6 +13,7 @@ use tirx_kernels::catalogue;
 use tirx_kernels::dispatch::{self, Device};
 use tirx_kernels::gemm::host::{self as gemm_host, GemmLaunch};
 use tirx_kernels::gemm::request::{GemmRequest, GemmTypes};
+use tirx_kernels::gemm::split;
 
 pub fn parse_shape(s: &str, want: usize) -> Result<Vec<usize>, String> {
     let v: Vec<usize> = s
@@ -229,7 +230,19 @@ pub fn bench_gemm(
             }
             _ => String::new(),
         };
-        println!("  {m}x{n}x{k} -> {} ({:?}){versus}", c.label(), c.source);
+        // A split-K plan's slices, as the host picks them for this device.
+        let slices = split::is_partial(c.artifact)
+            .then(|| {
+                let request = gemm_request(problem, types, shape);
+                split::best_split(&request, c.artifact, device.limits.sm_count).ok()
+            })
+            .flatten()
+            .map_or(String::new(), |(s, _)| format!(", split K in {s}"));
+        println!(
+            "  {m}x{n}x{k} -> {}{slices} ({:?}){versus}",
+            c.label(),
+            c.source
+        );
     }
     if let Some(w) = worst {
         println!("the choice's worst ratio to the fastest config of the same run: {w:.3}");

@@ -24,6 +24,7 @@ use tirx_sim::{Device, Stats};
 use super::check::{Check, FP8_TENSOR_SCALES, check_bias, check_fp8, fp8_row_scales};
 use super::host::GemmLaunch;
 use super::request::{GemmRequest, GemmTypes};
+use super::split;
 use crate::dispatch::ProblemDef;
 use crate::family::{CheckReport, Family, Shape, SimRun, by_role};
 use crate::reference::Rng;
@@ -44,6 +45,17 @@ fn problem_of(art: &KernelArtifact) -> Result<(GemmProblem, GemmTypes), RuntimeE
     let Some(Problem::Gemm(g)) = art.problem else {
         return Err(not_gemm());
     };
+    // A split-K artifact writes f32 partials; its plan's D is the reduce kernel's, in the
+    // family's own checks bf16 (`GemmLaunch::types`), and the problem it solves is the plain one.
+    if g.epilogue == Epilogue::Partial {
+        let input = art.elem_of("a").ok_or_else(not_gemm)?;
+        let plain = GemmProblem {
+            epilogue: Epilogue::Plain,
+            ..g
+        };
+        let output = ElemType::Bf16;
+        return Ok((plain, GemmTypes { input, output }));
+    }
     let (Some(input), Some(output)) = (art.elem_of("a"), art.elem_of("d")) else {
         return Err(not_gemm());
     };
@@ -114,7 +126,7 @@ impl Family for Gemm {
         shape: Shape,
         run: &SimRun,
     ) -> Result<(Stats, String), String> {
-        simulate_gemm(art, shape, run)
+        simulate_gemm(art, shape, run, SplitSim::default())
     }
 }
 
@@ -128,11 +140,26 @@ fn simulate_gemm(
     art: &KernelArtifact,
     (m, n, kk): Shape,
     run: &SimRun,
+    over: SplitSim,
 ) -> Result<(Stats, String), String> {
-    let (g, types) = problem_of(art).map_err(|e| e.to_string())?;
+    let (mut g, mut types) = problem_of(art).map_err(|e| e.to_string())?;
+    if split::is_partial(art) {
+        if over.scaled {
+            g.epilogue = Epilogue::Scaled;
+        }
+        if let Some(act) = over.act {
+            g.epilogue = Epilogue::Bias(act);
+        }
+        types.output = over.output.unwrap_or(types.output);
+    }
     let (ta, td) = (types.input, types.output);
     let nn = g.b == tirx::problem::BLayout::Nn;
-    let tc = art.elem_of("c");
+    // A split-K plan reads C through its reduce kernel, in D's type.
+    let tc = if split::is_partial(art) {
+        (g.epilogue == Epilogue::Scaled).then_some(td)
+    } else {
+        art.elem_of("c")
+    };
     let mut rng = Rng::new(run.seed);
     let dev = &mut Device::new();
     let (ab, av) = random_values(&mut rng, ta, m * kk);
@@ -186,8 +213,18 @@ fn simulate_gemm(
         ("scale_a", FP8_TENSOR_SCALES.0),
         ("scale_b", FP8_TENSOR_SCALES.1),
     ];
-    let (tensors, scalars) = by_role(art, &roles, &scalar_roles).map_err(|e| e.to_string())?;
-    let stats = run.launch(art, dev, &tensors, &scalars)?;
+    let mut plan = String::new();
+    let stats = if split::is_partial(art) {
+        let mut request = GemmRequest::contiguous(g.b, g.epilogue, types, (m, n, kk));
+        request.scalars = (alpha, beta);
+        let (stats, splits) =
+            simulate_split(art, dev, &request, &roles, &scalar_roles, run, over.splits)?;
+        plan = format!(", split K in {splits}");
+        stats
+    } else {
+        let (tensors, scalars) = by_role(art, &roles, &scalar_roles).map_err(|e| e.to_string())?;
+        run.launch(art, dev, &tensors, &scalars)?
+    };
     let got = decode(&dev.read(dm.addr, dbytes).map_err(|e| e.to_string())?, td);
     let half_ulp = match td {
         ElemType::Bf16 => 1.0 / 256.0,
@@ -228,6 +265,89 @@ fn simulate_gemm(
     }
     Ok((
         stats,
-        format!("K = {kk}, worst error {worst:.2} of the bound"),
+        format!("K = {kk}{plan}, worst error {worst:.2} of the bound"),
     ))
+}
+
+/// How the emulator runs a split-K artifact's plan (ignored for other artifacts): the slices
+/// (`None`: the cost model's choice for the run's SM count), the scaled epilogue (α = 1.5,
+/// β = −0.75) or the fused one instead of the plain one, and D's type (`None`: bf16).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SplitSim {
+    /// The slices of K.
+    pub splits: Option<usize>,
+    /// D = α·A·Bᵀ + β·C.
+    pub scaled: bool,
+    /// D's element type.
+    pub output: Option<ElemType>,
+    /// D = act(A·Bᵀ + bias) (the fused epilogue; bf16 D), instead of the plain or scaled one.
+    pub act: Option<tirx::problem::Act>,
+}
+
+/// `art`'s split-K plan in the emulator at `shape` as [`SplitSim`] says, against the f64
+/// reference (what `tirx sim` runs, with the slices and epilogue chosen by the caller).
+pub fn simulate_split_plan(
+    art: &KernelArtifact,
+    shape: Shape,
+    run: &SimRun,
+    plan: SplitSim,
+) -> Result<(Stats, String), String> {
+    if !split::is_partial(art) {
+        return Err(format!(
+            "`{}/{}` is no split-K artifact",
+            art.kernel, art.config
+        ));
+    }
+    simulate_gemm(art, shape, run, plan)
+}
+
+/// A split-K plan in the emulator: the partial products into a poisoned workspace of the slices
+/// the cost model picks for `run`'s SM count, then the reduce kernel into D. The stats are the
+/// two launches' together; the slices come back with them.
+fn simulate_split(
+    art: &KernelArtifact,
+    dev: &mut Device,
+    request: &GemmRequest,
+    roles: &[(&str, TensorMeta)],
+    scalar_roles: &[(&str, f32)],
+    run: &SimRun,
+    splits: Option<usize>,
+) -> Result<(Stats, usize), String> {
+    let (m, n, _) = request.shape;
+    let splits = match splits {
+        Some(s) => s,
+        None => {
+            split::best_split(request, art, run.sms)
+                .map_err(|r| r.to_string())?
+                .0
+        }
+    };
+    split::check_workspace(art, request.shape, &[splits, m, n]).map_err(|r| r.to_string())?;
+    let w = put(
+        dev,
+        &vec![0xff; splits * m * n * 4],
+        ElemType::F32,
+        &[splits, m, n],
+    );
+    let mut with_w = roles.to_vec();
+    with_w.push(("w", w));
+    let (tensors, scalars) = by_role(art, &with_w, &[]).map_err(|e| e.to_string())?;
+    let first = run.launch(art, dev, &tensors, &scalars)?;
+    let reduce = split::reduce_for(art.target, request).ok_or_else(|| {
+        format!(
+            "no split-K reduce kernel writes {}",
+            request.types.output.name()
+        )
+    })?;
+    let (tensors, scalars) = by_role(reduce, &with_w, scalar_roles).map_err(|e| e.to_string())?;
+    let second = run.launch(reduce, dev, &tensors, &scalars)?;
+    let stats = Stats {
+        thread_instructions: first.thread_instructions + second.thread_instructions,
+        warp_instructions: first.warp_instructions + second.warp_instructions,
+        async_ops: first.async_ops + second.async_ops,
+        ctas: first.ctas + second.ctas,
+        wall: first.wall + second.wall,
+        timeline: first.timeline,
+    };
+    Ok((stats, splits))
 }

@@ -8,6 +8,7 @@
 //! `c`, `bias`, `d`), in whatever order the kernel declares them.
 
 use super::request::{Fp8ScaleArgs, GemmRequest, GemmTypes};
+use super::split;
 use crate::catalogue::all;
 use crate::dispatch::{self, Choice, Device, tune::Cache};
 use crate::family;
@@ -77,17 +78,25 @@ impl GemmLaunch {
 
     /// The element types `config` takes (from its first compiled target's signature; they do
     /// not depend on the target), or `None` when there is no such config.
+    /// A split-K config (`split.rs`) writes f32 partials, and its plan's D is any type a reduce
+    /// kernel writes: its types here are its input's and bf16.
     pub fn types(&self, config: &str) -> Option<GemmTypes> {
         let a = self.artifacts.iter().find(|a| a.config == config)?;
+        let output = if split::is_partial(a) {
+            tirx::abi::ElemType::Bf16
+        } else {
+            a.elem_of("d")?
+        };
         Some(GemmTypes {
             input: a.elem_of("a")?,
-            output: a.elem_of("d")?,
+            output,
         })
     }
 }
 
 /// Launches `art` with its tensors by role and its scalars `alpha`, `beta`
-/// ([`crate::family::launch_roles`]).
+/// ([`crate::family::launch_roles`]); a split-K artifact runs its plan of two launches
+/// ([`split::launch_split`]).
 pub(crate) fn launch_roles(
     rt: &Runtime,
     art: &KernelArtifact,
@@ -95,6 +104,9 @@ pub(crate) fn launch_roles(
     alpha: f32,
     beta: f32,
 ) -> Result<(), RuntimeError> {
+    if split::is_partial(art) {
+        return split::launch_split(rt, art, roles, alpha, beta);
+    }
     family::launch_roles(rt, art, roles, &[("alpha", alpha), ("beta", beta)])
 }
 
@@ -204,6 +216,11 @@ pub fn gemm_bias_act<A: Element, D: Element>(
     let request = GemmRequest::on_bias(problem::BLayout::Tn, act, &av, &bv, &biasv, &dv);
     let choice = choose_gemm(&Device::of(rt)?, &request)?;
     let roles = [("a", av), ("b", bv), ("bias", biasv), ("d", dv)];
+    if split::is_partial(choice.artifact) {
+        // The activation is the request's, not the partial artifact's: the plan takes it.
+        split::launch_split_for(rt, choice.artifact, &roles, &request)?;
+        return Ok(choice);
+    }
     launch_roles(rt, choice.artifact, &roles, 1.0, 0.0)?;
     Ok(choice)
 }

@@ -34,6 +34,7 @@ use tirx::problem::{BLayout, Epilogue, GemmProblem, Problem};
 use tirx::runtime::TensorMeta;
 use tirx::{KernelArtifact, TensorArg};
 
+use super::split;
 use crate::dispatch::tune::{self, Key};
 use crate::dispatch::{Device, ProblemDef, Reject, mentions_sms};
 
@@ -198,6 +199,9 @@ impl ProblemDef for GemmRequest {
             b: self.layout,
             epilogue: self.epilogue,
         });
+        if split::is_partial(artifact) {
+            return self.solves_split(artifact);
+        }
         if artifact.problem != Some(want) {
             return Err(Reject::problem(artifact));
         }
@@ -211,6 +215,7 @@ impl ProblemDef for GemmRequest {
     }
 
     fn arguments(&self, artifact: &KernelArtifact) -> (Vec<TensorMeta>, Vec<f32>) {
+        let (m, n, _) = self.shape;
         let sig = (artifact.signature)();
         let tensors = sig
             .tensors
@@ -222,6 +227,14 @@ impl ProblemDef for GemmRequest {
                 "bias" => self.bias.clone(),
                 "sa" => self.row_scales.as_ref().map(|s| s.0.clone()),
                 "sb" => self.row_scales.as_ref().map(|s| s.1.clone()),
+                // A split-K plan's workspace, for planning only (address 0; `split::launch_split`
+                // runs the plan), at the slices an H200 would take (the
+                // planner's checks of `w` do not depend on S).
+                "w" => {
+                    let sms = tirx::runtime::DeviceLimits::HOPPER.sm_count;
+                    let s = split::best_split(self, artifact, sms).map_or(2, |(s, _)| s);
+                    Some(TensorMeta::row_major(ElemType::F32, &[s, m, n], 0))
+                }
                 "d" => Some(self.d.clone()),
                 _ => None,
             })
@@ -238,6 +251,9 @@ impl ProblemDef for GemmRequest {
     }
 
     fn cost(&self, artifact: &KernelArtifact, device: &Device) -> Result<f64, Reject> {
+        if split::is_partial(artifact) {
+            return split::best_split(self, artifact, device.limits.sm_count).map(|(_, c)| c);
+        }
         let (m, n, k) = self.shape;
         let (Some(bm), Some(bn)) = (artifact.int("BM"), artifact.int("BN")) else {
             return Err(Reject::Unranked(
@@ -253,12 +269,7 @@ impl ProblemDef for GemmRequest {
         };
         let persistent = sig.grid.iter().any(mentions_sms);
         let cluster: u32 = sig.cluster.iter().product();
-        let efficiency = match bn {
-            256.. => 1.0,
-            192..=255 => 0.97,
-            128..=191 => 0.92,
-            _ => 0.82,
-        };
+        let efficiency = efficiency(bn);
         let tiles = m.div_ceil(bm) * n.div_ceil(bn);
         let waves = tiles.div_ceil(device.limits.sm_count.max(1) as usize);
         let mut cost = waves as f64 * (bm as f64 / 128.0) * bn as f64 / efficiency;
@@ -291,7 +302,10 @@ impl ProblemDef for GemmRequest {
         if !by_tma("a") {
             cost *= 3.0;
         }
-        Ok(cost)
+        // Skinny shapes stream A and B through few SMs: the time is their bytes at what those
+        // SMs pull, whenever that exceeds the tile work.
+        let active = tiles.min(device.limits.sm_count as usize);
+        Ok(cost.max(memory_units(self, active, 0.0)))
     }
 
     fn cache_key(&self, device: &Device) -> Key {
@@ -304,6 +318,68 @@ impl ProblemDef for GemmRequest {
             bucket: [tune::bucket(m), tune::bucket(n), tune::bucket(k)],
             align: [tune::alignment(m), tune::alignment(n), tune::alignment(k)],
         }
+    }
+}
+
+/// Bytes a second of HBM moves: the H200's device copy (about 4300 GB/s, measured beside the
+/// peers on 2026-12-01, `/work/shared/ANCHORS.md`).
+pub(crate) const HBM_BYTES_PER_S: f64 = 4.3e12;
+/// Bytes a second one SM's TMA pipeline pulls from HBM: an estimate from issue #32's decode
+/// ratios (16×4096×4096 at 0.61× and 1×4096×4096 at 0.48× cuBLASLt on 64 CTAs, if cuBLASLt
+/// streams B at the device-copy rate: 32–41 GB/s a CTA); the tune cache corrects it.
+pub(crate) const SM_BYTES_PER_S: f64 = 36e9;
+/// FLOP/s one SM sustains in the shipped GEMM: 697 TFLOP/s at 8192³ over 132 SMs
+/// (`level_08_tma_epi.rs`).
+pub(crate) const SM_FLOPS: f64 = 697e12 / 132.0;
+
+/// Seconds one unit of the cost model stands for at depth K: a 128-row, one-column slice of a
+/// tile over the whole of K (a wave of 128×256 tiles is 256 units).
+pub(crate) fn unit_seconds(k: usize) -> f64 {
+    2.0 * 128.0 * k.max(1) as f64 / SM_FLOPS
+}
+
+/// The time, in units, of reading A and B once and writing D (plus `extra` bytes) on `active`
+/// SMs: at the HBM's rate, or at what that many SMs pull when they are fewer.
+pub(crate) fn memory_units(request: &GemmRequest, active: usize, extra: f64) -> f64 {
+    let (m, n, k) = request.shape;
+    let (mf, nf, kf) = (m as f64, n as f64, k as f64);
+    let bytes = (mf + nf) * kf * request.types.input.bytes() as f64
+        + mf * nf * request.types.output.bytes() as f64
+        + extra;
+    let rate = HBM_BYTES_PER_S.min(active.max(1) as f64 * SM_BYTES_PER_S);
+    bytes / rate / unit_seconds(k)
+}
+
+/// The efficiency of a tile BN columns wide, relative to 256 (this file's header).
+pub(crate) fn efficiency(bn: usize) -> f64 {
+    match bn {
+        256.. => 1.0,
+        192..=255 => 0.97,
+        128..=191 => 0.92,
+        _ => 0.82,
+    }
+}
+
+impl GemmRequest {
+    /// Whether a split-K artifact (`Epilogue::Partial`, `split.rs`) computes this request: B in
+    /// this layout, A in the input type, a plain, scaled or fused bias epilogue, and a reduce
+    /// kernel on the artifact's target that writes D's type with that epilogue.
+    fn solves_split(&self, artifact: &KernelArtifact) -> Result<(), Reject> {
+        let layout_ok = matches!(artifact.problem, Some(Problem::Gemm(g)) if g.b == self.layout);
+        let epilogue_ok = matches!(
+            self.epilogue,
+            Epilogue::Plain | Epilogue::Scaled | Epilogue::Bias(_)
+        );
+        if !layout_ok || !epilogue_ok {
+            return Err(Reject::problem(artifact));
+        }
+        let reduce = split::reduce_for(artifact.target, self);
+        if artifact.elem_of("a") != Some(self.types.input) || reduce.is_none() {
+            return Err(Reject::Types {
+                found: vec![artifact.elem_of("a"), reduce.and_then(|r| r.elem_of("d"))],
+            });
+        }
+        Ok(())
     }
 }
 

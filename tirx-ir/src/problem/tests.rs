@@ -192,3 +192,28 @@ fn an_fp8_gemm_is_scaled_per_tensor_by_scalars_or_per_row_by_vectors() {
     // One scalar alone is neither form.
     assert!(ProblemKind::Gemm.derive(&sig(base, &["scale_a"])).is_err());
 }
+
+/// A split-K GEMM's partial products: `w` [S, M, N] f32 instead of `d` is the `partial`
+/// epilogue; a workspace of another type or shape is refused with what it must be.
+#[test]
+fn gemm_partial_products() {
+    let base = vec![
+        tensor("a", Bf16, &["M", "K"]),
+        tensor("b", Bf16, &["N", "K"]),
+        tensor("w", F32, &["S", "M", "N"]),
+    ];
+    let want = Problem::Gemm(GemmProblem {
+        b: BLayout::Tn,
+        epilogue: Epilogue::Partial,
+    });
+    assert_eq!(ProblemKind::Gemm.derive(&sig(base.clone(), &[])), Ok(want));
+    assert_eq!(want.to_string(), "gemm(b = tn, epilogue = partial)");
+    let mut wrong = base.clone();
+    wrong[2] = tensor("w", Bf16, &["S", "M", "N"]);
+    let err = ProblemKind::Gemm.derive(&sig(wrong, &[])).unwrap_err();
+    assert!(err.contains("`w` must be an f32 workspace"), "{err}");
+    let err = ProblemKind::Gemm
+        .derive(&sig(base, &["alpha"]))
+        .unwrap_err();
+    assert!(err.contains("no scalars"), "{err}");
+}

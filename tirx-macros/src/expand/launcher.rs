@@ -126,6 +126,7 @@ fn problem_tokens(problem: Option<Problem>) -> TokenStream {
                 Epilogue::Scaled => quote!(#path::Epilogue::Scaled),
                 Epilogue::ScaleTensor => quote!(#path::Epilogue::ScaleTensor),
                 Epilogue::ScaleRows => quote!(#path::Epilogue::ScaleRows),
+                Epilogue::Partial => quote!(#path::Epilogue::Partial),
                 Epilogue::Bias(act) => {
                     let act = match act {
                         Act::None => quote!(#path::Act::None),

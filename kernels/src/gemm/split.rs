@@ -1,0 +1,311 @@
+//! The host side of split-K (`splitk.rs`): which reduce kernel finishes a partial artifact, how
+//! many slices `S` the cost model splits K into, and the plan's two launches.
+//!
+//! A split-K artifact (`Epilogue::Partial`) is a GEMM candidate like any other: the dispatcher
+//! judges it against a plain or scaled request ([`GemmRequest`]'s `solves` accepts it where a
+//! reduce kernel takes the request's output type and epilogue: plain, scaled, or the fused
+//! bias and activation), ranks it by [`best_split`]'s
+//! cost, and the tune cache may prefer or pass over it. Choosing it means a plan of two launches
+//! and an f32 workspace `[S, M, N]`, which [`launch_split`] keeps per thread and stream (grown on
+//! need, never read before the partial kernel writes it) or takes from the caller
+//! ([`launch_split_into`]).
+//!
+//! The cost model of a plan, in the units of [`GemmRequest`]'s model (a wave of 128×256 tiles
+//! over the whole of K costs 256; `request::unit_seconds` converts seconds), for `S` slices:
+//! - compute: the waves of `tiles × S` CTAs over the SMs, each a 64×BN tile over the longest
+//!   slice `⌈T/S⌉` of the `T` K tiles, at the tile-width efficiency of the one-launch model,
+//!   ×1.25 (not persistent), ×1.02 (D from registers), ×1.5 (one 64-row consumer warpgroup
+//!   and no warp specialization: an estimate, not a measurement; the tune cache corrects it);
+//! - memory: A and B read, D written, and the partials' traffic (`S·M·N` f32 written and read
+//!   back, C read where β ≠ 0) at what the active SMs pull (`request::memory_units`, the same
+//!   rates as the one-launch model's floor); the plan takes the larger of compute and memory;
+//! - the second launch: 2 µs (an estimate of a dependent launch's gap on one stream), and the
+//!   reduce's rounds of dependent loads (`reduce`'s `sum_slices`: one for slice 0, one per four
+//!   slices, one per slice left over) at 0.5 µs each (an estimate of an L2 round trip under
+//!   load).
+//!
+//! `S` runs over 2 ‥ min(T, 256) (every slice at least one K tile; `S = 1` is the one-launch
+//! kernels), ties to the fewer slices.
+
+use std::cell::RefCell;
+use std::sync::Arc;
+
+use tirx::problem::{Act, Epilogue, Problem};
+use tirx::{KernelArtifact, Runtime, RuntimeError, Target, Tensor, TensorArg};
+
+use super::request::{GemmRequest, efficiency, memory_units, unit_seconds};
+use super::splitk::reduce::{splitk_reduce, splitk_reduce_bias, splitk_reduce_scaled};
+use crate::dispatch::Reject;
+use crate::family;
+
+/// The second launch's gap, seconds (estimate).
+const SECOND_LAUNCH_S: f64 = 2e-6;
+/// One round of the reduce's dependent loads, seconds (estimate).
+const REDUCE_ROUND_S: f64 = 0.5e-6;
+/// The most slices a plan uses.
+const MAX_SPLITS: usize = 256;
+
+/// Whether `art` is a split-K partial-product artifact.
+pub fn is_partial(art: &KernelArtifact) -> bool {
+    matches!(art.problem, Some(Problem::Gemm(g)) if g.epilogue == Epilogue::Partial)
+}
+
+/// The reduce kernel that finishes a split-K plan of `request` on `target`: D's type and the
+/// epilogue (α only; α and β·C where C is read, [`reads_c`]; bias and the activation of its
+/// config constant `ACT`) decide, from the artifacts' own data, never from a name. `None` for
+/// an epilogue no reduce kernel applies (the FP8 scales).
+pub fn reduce_for(target: Target, request: &GemmRequest) -> Option<&'static KernelArtifact> {
+    let kernel = match request.epilogue {
+        Epilogue::Scaled if reads_c(request) => &splitk_reduce_scaled::KERNEL,
+        Epilogue::Plain | Epilogue::Scaled => &splitk_reduce::KERNEL,
+        Epilogue::Bias(_) => &splitk_reduce_bias::KERNEL,
+        Epilogue::ScaleTensor | Epilogue::ScaleRows | Epilogue::Partial => return None,
+    };
+    kernel.artifacts.iter().find(|a| {
+        let act = match request.epilogue {
+            Epilogue::Bias(act) => a.int("ACT").and_then(Act::of_code) == Some(act),
+            _ => true,
+        };
+        a.target == target && a.elem_of("d") == Some(request.types.output) && act
+    })
+}
+
+/// Whether a request's plan reads C: the scaled epilogue with β ≠ 0 (C is not read at β = 0,
+/// as in the one-launch kernels).
+pub fn reads_c(request: &GemmRequest) -> bool {
+    request.epilogue == Epilogue::Scaled && request.scalars.1 != 0.0
+}
+
+/// The slices and the cost of `art`'s plan for `request` on `sms` SMs: the cheapest `S` of the
+/// model in this file's header (ties to the fewer slices). `Err` when the artifact lacks the
+/// constants the model reads or K has fewer than two tiles.
+pub fn best_split(
+    request: &GemmRequest,
+    art: &KernelArtifact,
+    sms: u32,
+) -> Result<(usize, f64), Reject> {
+    let (Some(bm), Some(bn), Some(bk)) = (art.int("BM"), art.int("BN"), art.int("BK")) else {
+        return Err(Reject::Unranked(
+            "the split-K model needs the config constants BM, BN and BK".into(),
+        ));
+    };
+    let (bm, bn, bk) = (bm.max(1) as usize, bn.max(1) as usize, bk.max(1) as usize);
+    let (m, n, k) = request.shape;
+    let k_tiles = k.div_ceil(bk);
+    if k_tiles < 2 {
+        return Err(Reject::Launch(format!(
+            "split K needs at least two K tiles of {bk}; K = {k} has {k_tiles}"
+        )));
+    }
+    let tiles = m.div_ceil(bm) * n.div_ceil(bn);
+    let sms = sms.max(1) as usize;
+    let c_bytes = if reads_c(request) {
+        request.types.output.bytes() as f64
+    } else {
+        0.0
+    };
+    let mut best: Option<(usize, f64)> = None;
+    for s in 2..=k_tiles.min(MAX_SPLITS) {
+        let ctas = tiles * s;
+        let waves = ctas.div_ceil(sms) as f64;
+        let slice = k_tiles.div_ceil(s) as f64 / k_tiles as f64;
+        let compute =
+            waves * (bm as f64 / 128.0) * bn as f64 / efficiency(bn) * slice * 1.25 * 1.02 * 1.5;
+        let partials = (m * n) as f64 * (8.0 * s as f64 + c_bytes);
+        let memory = memory_units(request, ctas.min(sms), partials);
+        let rounds = (1 + (s - 1) / 4 + (s - 1) % 4) as f64;
+        let cost =
+            compute.max(memory) + (SECOND_LAUNCH_S + rounds * REDUCE_ROUND_S) / unit_seconds(k);
+        if best.is_none_or(|(_, c)| cost < c) {
+            best = Some((s, cost));
+        }
+    }
+    Ok(best.expect("k_tiles >= 2 gives one candidate"))
+}
+
+/// Whether `workspace` is one `art`'s plan can use at `(m, n, k)`: `[S, M, N]` with
+/// 2 ≤ S ≤ the K tiles (every slice must hold a K tile, or its partial would be garbage).
+pub fn check_workspace(
+    art: &KernelArtifact,
+    (m, n, k): (usize, usize, usize),
+    workspace: &[usize],
+) -> Result<(), Reject> {
+    let k_tiles = k.div_ceil(art.int("BK").unwrap_or(64).max(1) as usize);
+    match workspace {
+        [s, wm, wn] if (2..=k_tiles).contains(s) && [*wm, *wn] == [m, n] => Ok(()),
+        _ => Err(Reject::Launch(format!(
+            "the workspace is {workspace:?}; it must be [S, {m}, {n}] with 2 ≤ S ≤ {k_tiles} \
+             (the K tiles)"
+        ))),
+    }
+}
+
+/// The tensors of a GEMM by role.
+fn role<'r, 'a>(roles: &'r [(&str, TensorArg<'a>)], name: &str) -> Option<&'r TensorArg<'a>> {
+    roles.iter().find(|(r, _)| *r == name).map(|(_, t)| t)
+}
+
+thread_local! {
+    /// The workspaces [`launch_split`] keeps, one per stream (keyed by the stream's address,
+    /// which cannot be reused while the buffer holds the stream): launches on one stream run in
+    /// order, so one buffer serves them all without a race, and a decode step pays neither an
+    /// allocation nor a memset per GEMM. Each grows to the largest plan run on its stream and
+    /// lives until the thread ends or [`release_workspaces`].
+    static WORKSPACES: RefCell<Vec<(usize, Tensor<f32>)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Frees this thread's kept split-K workspaces (in stream order).
+pub fn release_workspaces() {
+    WORKSPACES.with_borrow_mut(Vec::clear);
+}
+
+/// Runs `art`'s split-K plan on the GEMM given by role (`a`, `b`, `d`, and `c` when scaled):
+/// D = α·A·op(B) (+ β·C) ([`launch_split_for`] with the request these tensors make).
+pub fn launch_split(
+    rt: &Runtime,
+    art: &KernelArtifact,
+    roles: &[(&str, TensorArg<'_>)],
+    alpha: f32,
+    beta: f32,
+) -> Result<(), RuntimeError> {
+    let request = request_of(art, roles, alpha, beta)?;
+    launch_split_for(rt, art, roles, &request)
+}
+
+/// Runs `art`'s split-K plan for `request` (its epilogue and scalars; tensors by role: `a`,
+/// `b`, `d`, and `c` or `bias` where the epilogue takes them), with the slices the cost model
+/// picks for `rt`'s device, in the workspace this thread keeps for `rt`'s stream (allocated,
+/// or grown, on first need).
+pub fn launch_split_for(
+    rt: &Runtime,
+    art: &KernelArtifact,
+    roles: &[(&str, TensorArg<'_>)],
+    request: &GemmRequest,
+) -> Result<(), RuntimeError> {
+    let sms = rt.limits().sm_count;
+    let (splits, _) = best_split(request, art, sms).map_err(|r| refused(request, art, r))?;
+    let (m, n, _) = request.shape;
+    let len = splits * m * n;
+    let key = Arc::as_ptr(rt.stream()) as usize;
+    WORKSPACES.with_borrow_mut(|kept| {
+        let at = kept.iter().position(|(k, _)| *k == key);
+        let i = match at {
+            Some(i) if kept[i].1.numel() >= len => i,
+            _ => {
+                if let Some(i) = at {
+                    kept.remove(i);
+                }
+                kept.push((key, rt.zeros::<f32>(&[len])?));
+                kept.len() - 1
+            }
+        };
+        let w = kept[i].1.subview(0, &[splits, m, n], &[m * n, n, 1])?;
+        launch_plan(rt, art, roles, request, w)
+    })
+}
+
+/// [`launch_split`] into the caller's workspace `w` [S, M, N] (f32): `S` is its first extent,
+/// refused unless 1 < S ≤ the K tiles (every slice must hold a K tile).
+pub fn launch_split_into(
+    rt: &Runtime,
+    art: &KernelArtifact,
+    roles: &[(&str, TensorArg<'_>)],
+    alpha: f32,
+    beta: f32,
+    w: &mut Tensor<f32>,
+) -> Result<(), RuntimeError> {
+    let request = request_of(art, roles, alpha, beta)?;
+    launch_plan(rt, art, roles, &request, w.view())
+}
+
+/// The plan's two launches on the workspace `w`, after checking that every slice of it holds
+/// a K tile and that a reduce kernel applies the request's epilogue into D's type.
+fn launch_plan(
+    rt: &Runtime,
+    art: &KernelArtifact,
+    roles: &[(&str, TensorArg<'_>)],
+    request: &GemmRequest,
+    w: TensorArg<'_>,
+) -> Result<(), RuntimeError> {
+    check_workspace(art, request.shape, &w.meta().shape).map_err(|r| refused(request, art, r))?;
+    let reduce = reduce_for(rt.target()?, request).ok_or_else(|| {
+        refused(
+            request,
+            art,
+            Reject::Types {
+                found: vec![Some(request.types.output)],
+            },
+        )
+    })?;
+    let (a, b, d) = (
+        get(roles, "a", art)?,
+        get(roles, "b", art)?,
+        get(roles, "d", art)?,
+    );
+    family::launch_roles(rt, art, &[("a", a), ("b", b), ("w", w.clone())], &[])?;
+    let mut reduce_roles = vec![("w", w), ("d", d)];
+    if reads_c(request) {
+        reduce_roles.push(("c", get(roles, "c", art)?));
+    }
+    if matches!(request.epilogue, Epilogue::Bias(_)) {
+        reduce_roles.push(("bias", get(roles, "bias", art)?));
+    }
+    let (alpha, beta) = request.scalars;
+    family::launch_roles(
+        rt,
+        reduce,
+        &reduce_roles,
+        &[("alpha", alpha), ("beta", beta)],
+    )
+}
+
+/// The role `name` of a GEMM's tensors, or the typed error naming it.
+fn get<'a>(
+    roles: &[(&str, TensorArg<'a>)],
+    name: &str,
+    art: &KernelArtifact,
+) -> Result<TensorArg<'a>, RuntimeError> {
+    role(roles, name)
+        .cloned()
+        .ok_or_else(|| RuntimeError::NoKernelFits {
+            problem: format!("split K with `{}/{}`", art.kernel, art.config),
+            table: format!("  the GEMM has no tensor `{name}`\n"),
+        })
+}
+
+/// The request the plan's tensors make (plain, or scaled when C is given).
+fn request_of(
+    art: &KernelArtifact,
+    roles: &[(&str, TensorArg<'_>)],
+    alpha: f32,
+    beta: f32,
+) -> Result<GemmRequest, RuntimeError> {
+    let Some(Problem::Gemm(g)) = art.problem else {
+        return Err(RuntimeError::NoKernelFits {
+            problem: format!("split K with `{}/{}`", art.kernel, art.config),
+            table: "  it declares no GEMM\n".into(),
+        });
+    };
+    let (a, b, d) = (
+        get(roles, "a", art)?,
+        get(roles, "b", art)?,
+        get(roles, "d", art)?,
+    );
+    let c = role(roles, "c");
+    let scaled = c.map(|c| (alpha, c, beta));
+    let mut request = GemmRequest::on(g.b, &a, &b, scaled, &d);
+    request.scalars = (alpha, beta);
+    Ok(request)
+}
+
+/// A plan the split-K host refuses, as the dispatcher's typed error with its one row.
+fn refused(request: &GemmRequest, art: &KernelArtifact, why: Reject) -> RuntimeError {
+    use crate::dispatch::ProblemDef;
+    RuntimeError::NoKernelFits {
+        problem: request.describe(),
+        table: format!("  {}/{}  refused: {why}\n", art.kernel, art.config),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,186 @@
+//! Split-K's choice without a GPU: the cost model splits the decode shapes and leaves the
+//! square ones to the one-launch kernels, the tune cache overrides it both ways, and the plan
+//! refuses workspaces with empty slices and problems it does not compute.
+
+use super::*;
+use crate::catalogue;
+use crate::dispatch::tune::{Cache, Entry, Measured};
+use crate::dispatch::{Device, ProblemDef, Source, choose, judge};
+use crate::gemm::request::GemmTypes;
+use tirx::abi::ElemType::{Bf16, F16, F32};
+use tirx::problem::{Act, BLayout};
+
+/// The model's choice for a TN request and, for a split-K artifact, its slices.
+fn chosen(request: &GemmRequest) -> (String, &'static KernelArtifact, Option<usize>) {
+    let h200 = Device::h200();
+    let c = choose(request, &catalogue::all(), &h200, &Cache::default())
+        .unwrap_or_else(|e| panic!("{:?}: {e}", request.shape));
+    let splits = is_partial(c.artifact).then(|| {
+        best_split(request, c.artifact, h200.limits.sm_count)
+            .expect("ranked")
+            .0
+    });
+    (c.label(), c.artifact, splits)
+}
+
+fn plain(types: GemmTypes, shape: (usize, usize, usize)) -> GemmRequest {
+    GemmRequest::contiguous(BLayout::Tn, Epilogue::Plain, types, shape)
+}
+
+/// The decode and skinny shapes issue #32 measured take a split of K (S > 1); the square
+/// ones, whose tiles fill the SMs, keep S = 1 (a one-launch kernel). (127×8192×8192 fills 128
+/// SMs with 128×64 tiles and is left to them by the model.)
+#[test]
+fn decode_shapes_split_k_and_square_ones_do_not() {
+    let bf16 = GemmTypes::BF16;
+    for shape in [(16, 4096, 4096), (1, 4096, 4096), (64, 64, 4104)] {
+        let (label, _, splits) = chosen(&plain(bf16, shape));
+        assert!(
+            splits.is_some_and(|s| s > 1),
+            "{shape:?}: {label}, slices {splits:?}"
+        );
+    }
+    for shape in [(4096, 4096, 4096), (8192, 8192, 8192), (2048, 2048, 2048)] {
+        let (label, art, splits) = chosen(&plain(bf16, shape));
+        assert!(!is_partial(art) && splits.is_none(), "{shape:?}: {label}");
+    }
+    // The scaled f16 → f32 form splits too, finished by the scaled reduce.
+    let mut scaled = GemmRequest::contiguous(
+        BLayout::Tn,
+        Epilogue::Scaled,
+        GemmTypes {
+            input: F16,
+            output: F32,
+        },
+        (16, 4096, 4096),
+    );
+    scaled.scalars = (1.5, -0.5);
+    let (label, art, splits) = chosen(&scaled);
+    assert!(splits.is_some_and(|s| s > 1), "{label}");
+    assert_eq!(art.elem_of("a"), Some(F16));
+    let reduce = reduce_for(art.target, &scaled).expect("an f32 reduce");
+    assert!((reduce.signature)().tensors.iter().any(|t| t.name == "c"));
+}
+
+/// Slices are never more than the K tiles (each slice holds one), and fewer SMs never take
+/// more slices for a shape whose tiles alone fill them.
+#[test]
+fn the_slices_stay_within_the_k_tiles() {
+    let art = catalogue::find("gemm_sm90_splitk")
+        .expect("shipped")
+        .artifacts
+        .iter()
+        .find(|a| a.config == "n64")
+        .expect("n64");
+    for (shape, k_tiles) in [((64, 64, 4104), 65), ((1, 64, 130), 3), ((8, 64, 128), 2)] {
+        let (s, _) = best_split(&plain(GemmTypes::BF16, shape), art, 132).expect("ranked");
+        assert!((2..=k_tiles).contains(&s), "{shape:?}: {s}");
+    }
+    let one_tile = best_split(&plain(GemmTypes::BF16, (8, 64, 64)), art, 132);
+    assert!(matches!(one_tile, Err(Reject::Launch(_))), "{one_tile:?}");
+}
+
+/// A workspace with an empty slice (S above the K tiles), one slice, or another M×N is
+/// refused with what it must be.
+#[test]
+fn a_workspace_with_empty_slices_is_refused() {
+    let art = &catalogue::find("gemm_sm90_splitk")
+        .expect("shipped")
+        .artifacts[0];
+    let shape = (7, 264, 200); // 4 K tiles of 64
+    assert!(check_workspace(art, shape, &[4, 7, 264]).is_ok());
+    assert!(check_workspace(art, shape, &[3, 7, 264]).is_ok());
+    for bad in [[5, 7, 264], [1, 7, 264], [4, 8, 264], [4, 7, 256]] {
+        let err = check_workspace(art, shape, &bad).unwrap_err();
+        assert!(err.to_string().contains("2 ≤ S ≤ 4"), "{bad:?}: {err}");
+    }
+}
+
+/// The fused bias + activation at a decode shape splits too, finished by the bias reduce of
+/// that activation.
+#[test]
+fn the_fused_epilogue_splits_at_decode_shapes() {
+    for (act, shape) in Act::ALL
+        .into_iter()
+        .flat_map(|act| [(act, (16, 4096, 4096)), (act, (3, 1032, 2056))])
+    {
+        let bias =
+            GemmRequest::contiguous(BLayout::Tn, Epilogue::Bias(act), GemmTypes::BF16, shape);
+        let (label, art, splits) = chosen(&bias);
+        assert!(splits.is_some_and(|s| s > 1), "{act:?} {shape:?}: {label}");
+        let reduce = reduce_for(art.target, &bias).expect("a bias reduce");
+        assert_eq!(reduce.int("ACT").and_then(Act::of_code), Some(act));
+    }
+}
+
+/// Split K computes the plain, scaled and fused TN GEMMs: B given K×N, the FP8 scales and an
+/// input type it was not compiled for are refusals in the table, not choices.
+#[test]
+fn split_k_refuses_what_it_does_not_compute() {
+    let h200 = Device::h200();
+    let refusal = |request: &GemmRequest| {
+        judge(request, &catalogue::all(), &h200)
+            .into_iter()
+            .filter(|v| is_partial(v.artifact))
+            .map(|v| v.outcome)
+            .collect::<Vec<_>>()
+    };
+    let fp8 = GemmRequest::contiguous(
+        BLayout::Tn,
+        Epilogue::ScaleTensor,
+        GemmTypes::BF16,
+        (16, 4096, 4096),
+    );
+    let nn = GemmRequest::contiguous(
+        BLayout::Nn,
+        Epilogue::Plain,
+        GemmTypes::BF16,
+        (16, 4096, 4096),
+    );
+    for request in [fp8, nn] {
+        for outcome in refusal(&request) {
+            assert!(
+                matches!(outcome, Err(Reject::Problem { .. })),
+                "{outcome:?}"
+            );
+        }
+    }
+    let e4m3 = plain(
+        GemmTypes {
+            input: tirx::abi::ElemType::E4m3,
+            output: Bf16,
+        },
+        (16, 4096, 4096),
+    );
+    for outcome in refusal(&e4m3) {
+        assert!(matches!(outcome, Err(Reject::Types { .. })), "{outcome:?}");
+    }
+}
+
+/// The tune cache overrides the model both ways: a measured one-launch kernel wins at a decode
+/// shape, and a measured split-K artifact at a square one.
+#[test]
+fn the_tune_cache_overrides_the_split() {
+    let h200 = Device::h200();
+    let entry = |request: &GemmRequest, kernel: &str, config: &str| Entry {
+        key: request.cache_key(&h200),
+        shape: [request.shape.0, request.shape.1, request.shape.2],
+        date: "2026-12-03T00:00:00Z".into(),
+        measured: vec![Measured {
+            kernel: kernel.into(),
+            config: config.into(),
+            median_us: 10.0,
+        }],
+    };
+    let decode = plain(GemmTypes::BF16, (16, 4096, 4096));
+    let square = plain(GemmTypes::BF16, (4096, 4096, 4096));
+    let mut cache = Cache::default();
+    cache.insert(entry(&decode, "gemm_sm90_ws", "n64"));
+    cache.insert(entry(&square, "gemm_sm90_splitk", "default"));
+    let all = catalogue::all();
+    let c = choose(&decode, &all, &h200, &cache).expect("fits");
+    assert_eq!(c.label(), "gemm_sm90_ws/n64");
+    let c = choose(&square, &all, &h200, &cache).expect("fits");
+    assert_eq!(c.label(), "gemm_sm90_splitk/default");
+    assert_eq!(c.source, Source::Measured(10.0));
+}

@@ -1,0 +1,192 @@
+//! Split-K GEMM, Hopper: for the skinny and decode shapes (M or N small, K long) whose output
+//! tiles are too few to fill 132 SMs, the K range of each output tile is split over `S` CTAs.
+//!
+//! Two launches, both ordinary kernels of the language:
+//! 1. [`kernels::gemm_sm90_splitk`] (`solves = gemm`, the `partial` epilogue): CTA
+//!    `(x, y, z)` multiplies the 64×BN tile `(y, x)` over the z-th slice of the K tiles and
+//!    stores its f32 accumulator into slice `z` of the workspace `w` [S, M, N]. Slice `z` is K
+//!    tiles `⌊z·T/S⌋ … ⌊(z+1)·T/S⌋` of `T = ⌈K/BK⌉` — every slice holds at least one tile when
+//!    `S ≤ T` (the host refuses more, `host::split_plan`), and no slice needs K to be a multiple
+//!    of `S·BK`: TMA zero-fills the columns past K in the last tile.
+//! 2. [`reduce::splitk_reduce`] / [`reduce::splitk_reduce_scaled`]: each CTA sums the `S`
+//!    partials of an `R × C` block of D in one fixed order (`reduce`'s `sum_slices`: the result
+//!    does not depend on which CTA finished first, deterministic), applies the epilogue (α, and
+//!    β·C in the scaled form; bias and activation in the fused form, `splitk_reduce_bias`),
+//!    rounds to D's type and stores it, tails in both dimensions masked.
+//!
+//! The partial kernel is the ladder's level 4 with BM = 64 (a decode M of 1…64 wastes less of
+//! the tile), the producer's K loop offset to its slice, and the consumers' K loop
+//! ([`super::pieces`]'s `consume`, one wgmma group in flight) unchanged. The reduce kernels are
+//! row-kernel style: `blocked` register tiles of 16-byte f32 runs.
+
+use tirx::prelude::*;
+
+#[tile_module(uses(super::pieces::gemm_pieces))]
+pub mod kernels {
+    use tirx::prelude::*;
+
+    /// The partial products of a split-K GEMM: `w[z] = A·Bᵀ` over the z-th of `S` slices of
+    /// K (`S` is the workspace's first extent and the grid's z). Warp 0's elected thread loads
+    /// the slice's K tiles; warpgroup 1 multiplies them and stores its 64×BN f32 accumulator
+    /// into `w[z]`, clipped at M and N.
+    #[tile_kernel(
+        solves = gemm,
+        target = sm_90a,
+        threads = 256,
+        grid = (cdiv(N, BN), cdiv(M, BM), S),
+        configs(
+            product(
+                types(default = (TA = bf16), f16 = (TA = f16)),
+                tile(default = (BN = 128, STAGES = 6), n64 = (BN = 64, STAGES = 8)),
+                with = (BM = 64, BK = 64),
+            ),
+        ),
+    )]
+    pub fn gemm_sm90_splitk(
+        #[shape(M, K)] a: Tensor<TA>,
+        #[shape(N, K)] b: Tensor<TA>,
+        #[shape(S, M, N)] w: Tensor<f32>,
+    ) {
+        let a_s = smem::<TA>([STAGES, 1, BM, BK], swizzle = B128);
+        let b_s = smem::<TA>([STAGES, BN, BK], swizzle = B128);
+        let acc = regs::<f32>([BM, BN]);
+        let pipe = pipeline::<STAGES>(consumers = 1);
+        let k_tiles = cdiv(K, BK);
+        let k0 = cta.z * k_tiles / S;
+        let k_len = (cta.z + 1) * k_tiles / S - k0;
+        #[scope(warp = 0, elect)]
+        for i in 0..k_len {
+            let s = pipe.producer_acquire(i);
+            tma::load(a_s[s][0], a.tile(cta.y, k0 + i), pipe.full(s));
+            tma::load(b_s[s], b.tile(cta.x, k0 + i), pipe.full(s));
+        }
+        #[scope(warpgroup = 1)]
+        {
+            let _ = consume(pipe, 0, acc, a_s, b_s, 0, k_len);
+            copy(w.tile(cta.z, cta.y, cta.x), acc);
+        }
+    }
+}
+
+/// The second launch: the reduce kernels (not catalogue entries: they solve no problem alone;
+/// `split::reduce_for` finds them by D's type).
+#[tile_module]
+pub mod reduce {
+    use tirx::prelude::*;
+
+    /// The second launch of a split-K GEMM: D = α·Σ_z w[z], the slices summed in f32 in a fixed
+    /// order (`sum_slices`), rounded once to D's type.
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 256,
+        grid = (cdiv(N, C), cdiv(M, R)),
+        configs(
+            default = (TD = bf16, R = 4, C = 256, V = 4),
+            f16 = (TD = f16, R = 4, C = 256, V = 4),
+            f32 = (TD = f32, R = 4, C = 256, V = 4),
+        ),
+    )]
+    pub fn splitk_reduce(
+        #[shape(S, M, N)] w: Tensor<f32>,
+        #[shape(M, N)] d: Tensor<TD>,
+        alpha: f32,
+    ) {
+        let acc = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p0 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p1 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p2 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p3 = regs::<f32>([R, C], layout = blocked(vec = V));
+        sum_slices(acc, p0, p1, p2, p3, w);
+        copy(d.tile(cta.y, cta.x), acc * alpha);
+    }
+
+    /// `splitk_reduce` with the scaled epilogue: D = α·Σ_z w[z] + β·C, C in D's type.
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 256,
+        grid = (cdiv(N, C), cdiv(M, R)),
+        configs(
+            default = (TD = bf16, R = 4, C = 256, V = 4),
+            f16 = (TD = f16, R = 4, C = 256, V = 4),
+            f32 = (TD = f32, R = 4, C = 256, V = 4),
+        ),
+    )]
+    pub fn splitk_reduce_scaled(
+        #[shape(S, M, N)] w: Tensor<f32>,
+        #[shape(M, N)] c: Tensor<TD>,
+        #[shape(M, N)] d: Tensor<TD>,
+        alpha: f32,
+        beta: f32,
+    ) {
+        let acc = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p0 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p1 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p2 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p3 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let ct = regs::<f32>([R, C], layout = blocked(vec = V));
+        sum_slices(acc, p0, p1, p2, p3, w);
+        copy(ct, c.tile(cta.y, cta.x));
+        copy(d.tile(cta.y, cta.x), acc * alpha + ct * beta);
+    }
+
+    /// `splitk_reduce` with the fused epilogue: D = act(Σ_z w[z] + bias), `bias` [N] in D's
+    /// type broadcast down the rows (`stat(acc, axis = 0)`), the activation the config
+    /// constant `ACT` as in `gemm_sm90_bias_act` (0 none, 1 ReLU, 2 GELU tanh form, 3 SiLU).
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 256,
+        grid = (cdiv(N, C), cdiv(M, R)),
+        configs(
+            product(
+                act(bias = (ACT = 0), relu = (ACT = 1), gelu = (ACT = 2), silu = (ACT = 3)),
+                with = (TD = bf16, R = 4, C = 256, V = 4),
+            ),
+        ),
+    )]
+    pub fn splitk_reduce_bias(
+        #[shape(S, M, N)] w: Tensor<f32>,
+        #[shape(N)] bias: Tensor<TD>,
+        #[shape(M, N)] d: Tensor<TD>,
+    ) {
+        let acc = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p0 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p1 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p2 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p3 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let bias_t = regs::<TD>([1, C], layout = stat(acc, axis = 0));
+        sum_slices(acc, p0, p1, p2, p3, w);
+        copy(bias_t, bias.tile(cta.x));
+        acc = acc + bias_t;
+        if ACT == 1 {
+            acc = max(acc, 0.0);
+        }
+        if ACT == 2 {
+            acc = 0.5 * acc * (1.0 + tanh_approx(0.7978846 * (acc + 0.044715 * acc * acc * acc)));
+        }
+        if ACT == 3 {
+            acc = acc * rcp_approx(1.0 + exp2_approx(acc * -1.442695));
+        }
+        copy(d.tile(cta.y, cta.x), acc);
+    }
+
+    /// `acc = Σ_z w[z]` over the `R × C` block `(cta.y, cta.x)`, in the fixed order
+    /// `w[0] + (w[1] + w[2] + w[3] + w[4]) + …`: four slices loaded before they are added (four
+    /// loads in flight), then the remaining slices one by one.
+    #[tile_fn]
+    fn sum_slices(acc: Regs, p0: Regs, p1: Regs, p2: Regs, p3: Regs, w: Global) {
+        copy(acc, w.tile(0, cta.y, cta.x));
+        let quads = (S - 1) / 4;
+        for j in 0..quads {
+            let z = 1 + 4 * j;
+            copy(p0, w.tile(z, cta.y, cta.x));
+            copy(p1, w.tile(z + 1, cta.y, cta.x));
+            copy(p2, w.tile(z + 2, cta.y, cta.x));
+            copy(p3, w.tile(z + 3, cta.y, cta.x));
+            acc += (p0 + p1) + (p2 + p3);
+        }
+        for z in 1 + 4 * quads..S {
+            copy(p0, w.tile(z, cta.y, cta.x));
+            acc += p0;
+        }
+    }
+}

@@ -1,0 +1,216 @@
+//! GPU tests of split-K (feature `gpu`, issue #32): every config of `gemm_sm90_splitk` run
+//! through its plan of two launches (the partial products into an f32 workspace, the
+//! fixed-order reduce into D) at the decode shapes of the issue and odd ones, random data, D
+//! poisoned first, against the f64 reference within the bounds the other GPU GEMM tests use
+//! (`GemmTypes::tolerance`); the scaled epilogue with C read (β ≠ 0) and not read (β = 0, C all
+//! NaN); slice counts that do not divide the K tiles through a caller's workspace, bit-identical
+//! on a second run (deterministic); the host's choice at decode shapes; and a workspace with an
+//! empty slice refused with a typed error before anything runs; the fused bias + activation
+//! after the reduce.
+
+use half::bf16;
+use tirx::abi::ElemType;
+use tirx::problem::{Act, BLayout};
+use tirx::{Runtime, RuntimeError, Target};
+use tirx_kernels::catalogue;
+use tirx_kernels::gemm::check;
+use tirx_kernels::gemm::host::{self, GemmLaunch};
+use tirx_kernels::gemm::reference::apply_epilogue;
+use tirx_kernels::gemm::request::GemmTypes;
+use tirx_kernels::gemm::split;
+use tirx_kernels::reference::{Rng, gemm_tn_f64, rel_frobenius};
+
+fn rt() -> Runtime {
+    Runtime::new(0).expect("the gpu feature needs a GPU")
+}
+
+fn splitk() -> &'static tirx::Kernel {
+    catalogue::find("gemm_sm90_splitk").expect("shipped")
+}
+
+/// The decode shapes of issue #32 and odd ones (tails in M, N and K).
+const SHAPES: [(usize, usize, usize); 6] = [
+    (1, 4096, 4096),
+    (16, 4096, 4096),
+    (64, 64, 4104),
+    (127, 8192, 8192),
+    (7, 264, 4104),
+    (65, 136, 328),
+];
+
+#[test]
+fn every_split_k_config_matches_the_f64_reference_at_decode_shapes() {
+    let rt = rt();
+    let launch = GemmLaunch::of(splitk());
+    let mut failures = Vec::new();
+    for a in splitk()
+        .artifacts
+        .iter()
+        .filter(|a| a.target == Target::Sm90a)
+    {
+        for (i, &(m, n, k)) in SHAPES.iter().enumerate() {
+            match check::check_gemm(&rt, launch, a.config, m, n, k, 40 + i as u64) {
+                Ok(r) if r.ok => {}
+                Ok(r) => failures.push(format!(
+                    "{} {m}x{n}x{k}: {:.3e}\n{}",
+                    a.config, r.error, r.blocks
+                )),
+                Err(e) => failures.push(format!("{} {m}x{n}x{k}: {e}", a.config)),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn split_k_scaled_reads_c_only_where_beta_is_not_zero() {
+    let rt = rt();
+    let launch = GemmLaunch::of(splitk());
+    for config in ["default", "n64"] {
+        for (i, &shape) in [(16, 4096, 4096), (33, 264, 1000), (1, 8, 136)]
+            .iter()
+            .enumerate()
+        {
+            for (alpha, beta) in [(1.5f32, -0.75f32), (0.5, 0.0)] {
+                let r = check::check_gemm_scaled(
+                    &rt,
+                    launch,
+                    BLayout::Tn,
+                    config,
+                    shape,
+                    alpha,
+                    beta,
+                    60 + i as u64,
+                )
+                .expect("runs");
+                assert!(
+                    r.ok,
+                    "{config} {shape:?} alpha {alpha} beta {beta}: {:.3e}\n{}",
+                    r.error, r.blocks
+                );
+            }
+        }
+    }
+}
+
+/// Slices that do not divide the K tiles (65 tiles in 7 and in 64 slices), in the caller's
+/// workspace; the same inputs give the same bits twice (the reduce sums in a fixed order).
+#[test]
+fn caller_workspaces_with_uneven_slices_are_deterministic() {
+    let rt = rt();
+    let art = &splitk().artifacts[0];
+    let (m, n, k) = (16, 4096, 4104);
+    let mut rng = Rng::new(77);
+    let (ha, hb) = (rng.bf16s(m * k), rng.bf16s(n * k));
+    let a = rt.upload(&ha, &[m, k]).unwrap();
+    let b = rt.upload(&hb, &[n, k]).unwrap();
+    let want = gemm_tn_f64(&ha, &hb, m, n, k);
+    for splits in [7, 64, 2] {
+        let mut w = rt.zeros::<f32>(&[splits, m, n]).unwrap();
+        rt.poison(&mut w).unwrap();
+        let mut runs = Vec::new();
+        for _ in 0..2 {
+            let mut d = rt.zeros::<bf16>(&[m, n]).unwrap();
+            rt.poison(&mut d).unwrap();
+            let roles = [("a", a.view()), ("b", b.view()), ("d", d.view())];
+            split::launch_split_into(&rt, art, &roles, 1.0, 0.0, &mut w).expect("runs");
+            rt.synchronize().unwrap();
+            runs.push(rt.download(&d).unwrap());
+        }
+        let err = rel_frobenius(&runs[0], &want);
+        assert!(err < GemmTypes::BF16.tolerance(), "S = {splits}: {err:.3e}");
+        let bits = |v: &[bf16]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(
+            bits(&runs[0]),
+            bits(&runs[1]),
+            "S = {splits}: not deterministic"
+        );
+    }
+}
+
+/// The host's choice at decode shapes is a split-K plan, and it is right: bf16 → bf16 and
+/// bf16 → f32.
+#[test]
+fn the_host_splits_k_at_decode_shapes() {
+    let rt = rt();
+    for (i, &(m, n, k)) in [(1, 4096, 4096), (16, 4096, 4096), (64, 64, 4104)]
+        .iter()
+        .enumerate()
+    {
+        let mut rng = Rng::new(90 + i as u64);
+        let (ha, hb) = (rng.bf16s(m * k), rng.bf16s(n * k));
+        let a = rt.upload(&ha, &[m, k]).unwrap();
+        let b = rt.upload(&hb, &[n, k]).unwrap();
+        let want = gemm_tn_f64(&ha, &hb, m, n, k);
+        let mut d = rt.zeros::<bf16>(&[m, n]).unwrap();
+        rt.poison(&mut d).unwrap();
+        let choice = host::gemm_auto(&rt, &a, &b, &mut d).expect("runs");
+        assert!(split::is_partial(choice.artifact), "{}", choice.label());
+        let err = rel_frobenius(&rt.download(&d).unwrap(), &want);
+        assert!(err < GemmTypes::BF16.tolerance(), "{m}x{n}x{k}: {err:.3e}");
+        let mut d32 = rt.zeros::<f32>(&[m, n]).unwrap();
+        rt.poison(&mut d32).unwrap();
+        let choice = host::gemm_auto(&rt, &a, &b, &mut d32).expect("runs");
+        let types = GemmTypes {
+            input: ElemType::Bf16,
+            output: ElemType::F32,
+        };
+        let err = rel_frobenius(&rt.download(&d32).unwrap(), &want);
+        assert!(
+            err < types.tolerance(),
+            "{m}x{n}x{k} f32 by {}: {err:.3e}",
+            choice.label()
+        );
+    }
+}
+
+/// The fused bias + activation at decode shapes: the host's choice splits K and applies the
+/// epilogue after the reduce, for every activation.
+#[test]
+fn the_fused_epilogue_splits_at_decode_shapes() {
+    let rt = rt();
+    for (i, &(m, n, k)) in [(16, 4096, 4096), (3, 1032, 2056)].iter().enumerate() {
+        let mut rng = Rng::new(110 + i as u64);
+        let (ha, hb) = (rng.bf16s(m * k), rng.bf16s(n * k));
+        let hbias: Vec<bf16> = (0..n).map(|_| bf16::from_f32(rng.unit() - 0.5)).collect();
+        let a = rt.upload(&ha, &[m, k]).unwrap();
+        let b = rt.upload(&hb, &[n, k]).unwrap();
+        let bias = rt.upload(&hbias, &[n]).unwrap();
+        for act in Act::ALL {
+            let mut d = rt.zeros::<bf16>(&[m, n]).unwrap();
+            rt.poison(&mut d).unwrap();
+            let choice = host::gemm_bias_act(&rt, act, &a, &b, &bias, &mut d).expect("runs");
+            assert!(split::is_partial(choice.artifact), "{}", choice.label());
+            let got = rt.download(&d).unwrap();
+            let mut want = gemm_tn_f64(&ha, &hb, m, n, k);
+            apply_epilogue(&mut want, n, &hbias, act);
+            let err = rel_frobenius(&got, &want);
+            assert!(
+                err < GemmTypes::BF16.tolerance(),
+                "{m}x{n}x{k} {act:?}: {err:.3e}"
+            );
+        }
+    }
+}
+
+/// A workspace with more slices than K tiles would leave a slice unwritten: a typed error, and
+/// D is not touched.
+#[test]
+fn a_workspace_with_an_empty_slice_is_refused_before_launch() {
+    let rt = rt();
+    let art = &splitk().artifacts[0];
+    let (m, n, k) = (7, 264, 200);
+    let a = rt.zeros::<bf16>(&[m, k]).unwrap();
+    let b = rt.zeros::<bf16>(&[n, k]).unwrap();
+    let mut d = rt.zeros::<bf16>(&[m, n]).unwrap();
+    rt.poison(&mut d).unwrap();
+    let mut w = rt.zeros::<f32>(&[5, m, n]).unwrap();
+    let roles = [("a", a.view()), ("b", b.view()), ("d", d.view())];
+    let err = split::launch_split_into(&rt, art, &roles, 1.0, 0.0, &mut w).unwrap_err();
+    assert!(
+        matches!(&err, RuntimeError::NoKernelFits { table, .. } if table.contains("2 ≤ S ≤ 4")),
+        "{err}"
+    );
+    let d = rt.download(&d).unwrap();
+    assert!(d.iter().all(|x| x.is_nan()), "D was written");
+}

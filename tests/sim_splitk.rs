@@ -1,0 +1,93 @@
+//! Split-K in the emulator (issue #32): the partial-product kernel and the reduce kernel run
+//! one after the other as the host runs them (`gemm::family::simulate_split_plan`), on shapes
+//! with tails in M, N and K, with slice counts that do not divide the K tiles, each element
+//! against the f64 reference within the GEMM family's bound (`sim_gemm.rs`'s: the f32
+//! accumulation-order error plus half an ulp of D's type); and a planted bug in the reduce.
+
+use tirx::KernelArtifact;
+use tirx::runtime::{ElemType, Target};
+use tirx_kernels::catalogue;
+use tirx_kernels::family::SimRun;
+use tirx_kernels::gemm::family::{SplitSim, simulate_split_plan};
+
+fn splitk(config: &str) -> &'static KernelArtifact {
+    catalogue::find("gemm_sm90_splitk")
+        .expect("shipped")
+        .artifacts
+        .iter()
+        .find(|a| a.target == Target::Sm90a && a.config == config)
+        .expect("the sm_90a config")
+}
+
+fn run(config: &str, shape: (usize, usize, usize), plan: SplitSim, seed: u64) -> String {
+    simulate_split_plan(splitk(config), shape, &SimRun::seeded(seed), plan)
+        .unwrap_or_else(|e| panic!("{config} {shape:?} {plan:?}: {e}"))
+        .1
+}
+
+/// Slices that do not divide the K tiles (6 tiles in 4 slices: 1, 2, 1, 2), a K tail inside
+/// the last tile (328 = 5·64 + 8), tails in M and N; as many slices as K tiles; and slice
+/// counts that take every path of the reduce's loop.
+#[test]
+fn split_k_sums_uneven_slices_with_tails() {
+    let plan = |splits| SplitSim {
+        splits: Some(splits),
+        ..SplitSim::default()
+    };
+    println!("{}", run("default", (70, 136, 328), plan(4), 3));
+    println!("{}", run("n64", (7, 264, 200), plan(4), 4));
+    println!("{}", run("n64", (65, 72, 136), plan(2), 5));
+    // The reduce's rounds of four slices and the slices left over: 10 K tiles in 6 slices
+    // (one round of four, one left), in 9 (two rounds) and in 10 (two rounds, one left).
+    for (splits, seed) in [(6, 10), (9, 11), (10, 12)] {
+        println!("{}", run("n64", (7, 136, 632), plan(splits), seed));
+    }
+}
+
+/// The scaled reduce (D = α·Σ + β·C, α = 1.5, β = −0.75) into f32 and f16, f16 inputs, and
+/// three slices of five K tiles.
+#[test]
+fn split_k_scaled_into_f32_and_f16() {
+    let plan = |output| SplitSim {
+        splits: Some(3),
+        scaled: true,
+        output: Some(output),
+        act: None,
+    };
+    println!("{}", run("f16", (33, 72, 264), plan(ElemType::F32), 6));
+    println!("{}", run("f16_n64", (9, 136, 296), plan(ElemType::F16), 7));
+    println!("{}", run("default", (17, 40, 320), plan(ElemType::Bf16), 8));
+}
+
+/// The fused epilogue after the reduce: D = act(A·Bᵀ + bias) for every activation, five
+/// slices (one round of four, one left) of six K tiles.
+#[test]
+fn split_k_fused_bias_and_every_activation() {
+    for (i, act) in tirx::problem::Act::ALL.into_iter().enumerate() {
+        let plan = SplitSim {
+            splits: Some(5),
+            act: Some(act),
+            ..SplitSim::default()
+        };
+        println!("{act:?}: {}", run("n64", (9, 72, 360), plan, 20 + i as u64));
+    }
+}
+
+/// The host's own choice of slices (the cost model on 132 SMs) at a decode-like shape with
+/// an odd K, as `tirx sim gemm_sm90_splitk --m 7 --n 264 --k 4104` runs it.
+#[test]
+fn split_k_at_the_models_slices() {
+    println!("{}", run("n64", (7, 264, 4104), SplitSim::default(), 9));
+}
+
+/// More slices than K tiles would leave a slice empty: refused before anything runs.
+#[test]
+fn split_k_refuses_empty_slices() {
+    let plan = SplitSim {
+        splits: Some(5),
+        ..SplitSim::default()
+    };
+    let err = simulate_split_plan(splitk("default"), (7, 264, 200), &SimRun::seeded(1), plan)
+        .unwrap_err();
+    assert!(err.contains("2 ≤ S ≤ 4"), "{err}");
+}
