@@ -90,6 +90,9 @@ const TABLE: &[Case] = &[
     // FP8 (E4M3) inputs, per-tensor and row-wise scales; K 208 = 128 + 80.
     case("gemm_sm90_fp8", "n128", (130, 136, 208)),
     case("gemm_sm90_fp8_rowwise", "n128", (130, 136, 208)),
+    // Split-K's first launch: [`SPLIT`] slices of K's four tiles (1, 1 and 2 tiles), each
+    // slice's f32 partial into its own plane of the workspace `w`.
+    case("gemm_sm90_splitk", "default", (130, 136, 208)),
     // D = act(A·Bᵀ + bias): the two activations with transcendental functions.
     case("gemm_sm90_bias_act", "gelu_n128", GEMM),
     case("gemm_sm90_bias_act", "silu_n128", GEMM),
@@ -219,9 +222,21 @@ impl Fnv {
 }
 
 /// The output tensor's name for a problem.
+/// The slices of K a split-K case takes: the planes of its workspace `w` [SPLIT, M, N].
+pub const SPLIT: usize = 3;
+
+/// Whether `art` is split-K's first launch (the `partial` epilogue: output `w` [S, M, N]).
+pub fn is_partial(art: &KernelArtifact) -> bool {
+    matches!(art.problem, Some(Problem::Gemm(g)) if g.epilogue == Epilogue::Partial)
+}
+
 fn output_name(p: Option<Problem>) -> &'static str {
     match p {
         Some(Problem::Copy) => "dst",
+        Some(Problem::Gemm(GemmProblem {
+            epilogue: Epilogue::Partial,
+            ..
+        })) => "w",
         Some(Problem::Gemm(_)) => "d",
         Some(Problem::Attention) => "o",
         _ => "y",
@@ -271,8 +286,8 @@ pub fn inputs(art: &KernelArtifact, case: &Case) -> Result<CaseData, String> {
         }
         Some(Problem::Gemm(GemmProblem { epilogue, .. })) => {
             let elem = |name: &str| sig.tensors.iter().find(|t| t.name == name).map(|t| t.elem);
-            let (Some(ta), Some(td)) = (elem("a"), elem("d")) else {
-                return Err(format!("`{}` is not an a, b, d GEMM", art.kernel));
+            let (Some(ta), Some(td)) = (elem("a"), elem(output_name(art.problem))) else {
+                return Err(format!("`{}` is not an a, b, d (or w) GEMM", art.kernel));
             };
             let nn = tirx_kernels::simulate::b_is_k_by_n(art);
             named.push(("a", ta, vec![m, k], random_bytes(&mut rng, ta, m * k)));
@@ -334,13 +349,16 @@ pub fn inputs(art: &KernelArtifact, case: &Case) -> Result<CaseData, String> {
     for t in &sig.tensors {
         if t.name == out {
             output = Some(tensors.len());
-            // Every output is M×N (attention's O: one batch of M×N).
+            // Every output is M×N (attention's O: one batch of M×N; split-K's workspace:
+            // SPLIT planes of M×N).
             let shape = if art.problem == Some(Problem::Attention) {
                 vec![1, m, n]
+            } else if is_partial(art) {
+                vec![SPLIT, m, n]
             } else {
                 vec![m, n]
             };
-            let bytes = vec![0xff; m * n * t.elem.bytes() as usize];
+            let bytes = vec![0xff; shape.iter().product::<usize>() * t.elem.bytes() as usize];
             tensors.push(TensorData {
                 name: t.name.clone(),
                 elem: t.elem,

@@ -213,41 +213,56 @@ fn gemm_bounds(
         // No GEMM of the families takes scale factors or packed FP4 as its operand type.
         ElemType::Ue8m0 | ElemType::Ue4m3 | ElemType::E2m1x2 => 1.0,
     };
-    let mut g = GemmBounds {
-        exact: Vec::with_capacity(m * n),
-        side: Vec::with_capacity(m * n),
-        gpu_extra: Vec::with_capacity(m * n),
+    // Split-K's first launch: plane z of `w` holds the product over the z-th slice of K's
+    // tiles (`⌊z·T/S⌋ … ⌊(z+1)·T/S⌋`, T = ⌈K/BK⌉, the kernel's split); other GEMMs: one plane, all of K.
+    let planes: Vec<(usize, usize)> = if epilogue == Epilogue::Partial {
+        let s = data.out().shape[0];
+        let bk = art.int("BK").ok_or("a split-K GEMM without BK")? as usize;
+        let t = kk.div_ceil(bk);
+        (0..s)
+            .map(|z| ((z * t / s * bk).min(kk), ((z + 1) * t / s * bk).min(kk)))
+            .collect()
+    } else {
+        vec![(0, kk)]
     };
-    for i in 0..m {
-        for j in 0..n {
-            let (mut dot, mut mag) = (0.0, 0.0);
-            for p in 0..kk {
-                let bv = if nn { b[p * n + j] } else { b[j * kk + p] };
-                dot += a[i * kk + p] * bv;
-                mag += (a[i * kk + p] * bv).abs();
+    let mut g = GemmBounds {
+        exact: Vec::with_capacity(planes.len() * m * n),
+        side: Vec::with_capacity(planes.len() * m * n),
+        gpu_extra: Vec::with_capacity(planes.len() * m * n),
+    };
+    for &(k_lo, k_hi) in &planes {
+        for i in 0..m {
+            for j in 0..n {
+                let (mut dot, mut mag) = (0.0, 0.0);
+                for p in k_lo..k_hi {
+                    let bv = if nn { b[p * n + j] } else { b[j * kk + p] };
+                    dot += a[i * kk + p] * bv;
+                    mag += (a[i * kk + p] * bv).abs();
+                }
+                let cv = match (&c, epilogue) {
+                    (Some(c), Epilogue::Scaled) => c[i * n + j],
+                    _ => 0.0,
+                };
+                // The FP8 GEMMs' scale of this element (1 for the others), and the GPU's FP8
+                // accumulation (about 14 bits kept: `fp8_ref::accumulation_bound`).
+                let s8 = fp8_scale(art, data, i, j);
+                let mut w = s8 * (f64::from(alpha) * dot + f64::from(beta) * cv);
+                let scale =
+                    s8.abs() * (f64::from(alpha.abs()) * mag + (f64::from(beta) * cv).abs());
+                let mut acc = (kk as f64 + 2.0) * scale / 8_388_608.0;
+                let mut extra = if fp8 {
+                    scale * tirx_kernels::gemm::fp8_ref::accumulation_bound(kk, false)
+                } else {
+                    0.0
+                };
+                if let Some(act) = act {
+                    let b = bias.as_ref().map_or(0.0, |bv| bv[j]);
+                    (w, acc, extra) = tirx_kernels::simulate::bias_act_bound(act, w, b, acc);
+                }
+                g.exact.push(w);
+                g.side.push((w.abs() + acc) * half_ulp + acc + 1e-30);
+                g.gpu_extra.push(extra);
             }
-            let cv = match (&c, epilogue) {
-                (Some(c), Epilogue::Scaled) => c[i * n + j],
-                _ => 0.0,
-            };
-            // The FP8 GEMMs' scale of this element (1 for the others), and the GPU's FP8
-            // accumulation (about 14 bits kept: `fp8_ref::accumulation_bound`).
-            let s8 = fp8_scale(art, data, i, j);
-            let mut w = s8 * (f64::from(alpha) * dot + f64::from(beta) * cv);
-            let scale = s8.abs() * (f64::from(alpha.abs()) * mag + (f64::from(beta) * cv).abs());
-            let mut acc = (kk as f64 + 2.0) * scale / 8_388_608.0;
-            let mut extra = if fp8 {
-                scale * tirx_kernels::gemm::fp8_ref::accumulation_bound(kk, false)
-            } else {
-                0.0
-            };
-            if let Some(act) = act {
-                let b = bias.as_ref().map_or(0.0, |bv| bv[j]);
-                (w, acc, extra) = tirx_kernels::simulate::bias_act_bound(act, w, b, acc);
-            }
-            g.exact.push(w);
-            g.side.push((w.abs() + acc) * half_ulp + acc + 1e-30);
-            g.gpu_extra.push(extra);
         }
     }
     Ok(g)
@@ -465,6 +480,7 @@ fn check_entry<'b>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::sim_cases::SPLIT;
 
     fn b(v: &[f32]) -> Vec<bf16> {
         v.iter().map(|&x| bf16::from_f32(x)).collect()
@@ -527,6 +543,38 @@ mod tests {
         let o = compare_bounded(&[1.0, 2.0], &[1.0, 2.1], &[1.0, 0.05], 2);
         assert!(!o.ok() && o.note.contains("(0, 1)"), "{o:?}");
         assert!(!compare_bounded(&[f64::NAN], &[1.0], &[1.0], 1).ok());
+    }
+
+    /// Split-K's first launch: every plane of the emulator's workspace within one side's
+    /// bound of its own slice of K's exact product (and not of the whole of K's, which shows
+    /// the planes hold different slices).
+    #[test]
+    fn split_k_planes_hold_their_slices() {
+        let case = *cases()
+            .iter()
+            .find(|c| c.kernel == "gemm_sm90_splitk")
+            .unwrap();
+        let art = case.artifact().unwrap();
+        let data = inputs(art, &case).unwrap();
+        assert_eq!(data.out().shape, vec![SPLIT, case.shape.0, case.shape.1]);
+        let (bytes, _) = emulate(art, &data, &DeviceLimits::HOPPER, case.seed).unwrap();
+        let emu = decode(&bytes, data.out().elem);
+        let g = gemm_bounds(art, &data, case.shape).unwrap();
+        assert_eq!(g.exact.len(), emu.len());
+        let within = |e: &[f64], x: &[f64]| {
+            e.iter()
+                .zip(x)
+                .zip(&g.side)
+                .all(|((e, x), s)| (e - x).abs() <= *s)
+        };
+        assert!(within(&emu, &g.exact));
+        let plane = case.shape.0 * case.shape.1;
+        let sum: Vec<f64> = (0..plane)
+            .map(|i| (0..SPLIT).map(|z| g.exact[z * plane + i]).sum())
+            .collect();
+        assert!(!within(&emu[..plane], &sum));
+        let o = judge(art, &data, case.shape, &bytes, &bytes).unwrap();
+        assert!(o.ok() && o.identical == o.total, "{o:?}");
     }
 
     /// The whole path without a GPU: a dump filled from the emulator, for the copy and one row
