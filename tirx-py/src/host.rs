@@ -9,9 +9,6 @@
 //! request's [`ProblemDef::arguments`] gives for the chosen artifact; a split-K GEMM artifact's
 //! two launches and workspace through `gemm::split::launch_split_for`.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-
 use tirx::problem::{Epilogue, Problem};
 use tirx::runtime::TensorMeta;
 use tirx::{KernelArtifact, Runtime, RuntimeError, TensorArg};
@@ -142,29 +139,6 @@ fn same_family(p: Problem, op: &Op) -> bool {
     }
 }
 
-/// Chosen artifacts by (device, problem, tensors' shapes, strides and address alignment):
-/// choosing judges the whole catalogue (every artifact's launch plan), which costs more than a
-/// small kernel runs; the same call on tensors of the same layout takes the same artifact.
-static CHOSEN: Mutex<Option<HashMap<String, &'static KernelArtifact>>> = Mutex::new(None);
-
-fn choice_key(req: &dyn ProblemDef, device: &Device, metas: &[TensorMeta]) -> String {
-    let mut key = format!(
-        "{}|{}|{}",
-        device.name,
-        device.limits.sm_count,
-        req.describe()
-    );
-    for m in metas {
-        // Alignment classes up to 256 bytes are what the planner can tell apart (TMA: 16).
-        let align = m.addr.trailing_zeros().min(8);
-        key.push_str(&format!(
-            "|{:?}{:?}{:?}@{align}",
-            m.elem, m.shape, m.strides
-        ));
-    }
-    key
-}
-
 /// Chooses the artifact for `op` on `rt`'s device and launches it on `rt`'s stream; returns
 /// the choice's label (`kernel/config`).
 ///
@@ -196,34 +170,17 @@ pub unsafe fn launch(op: &Op, rt: &Runtime) -> Result<String, RuntimeError> {
     Ok(format!("{}/{}", artifact.kernel, artifact.config))
 }
 
-/// The request for `op` and the artifact chosen for it on `rt`'s device (from [`CHOSEN`] when
-/// the same layout was chosen before).
+/// The request for `op` and the artifact chosen for it on `rt`'s device (remembered for the
+/// process by `dispatch::choose_remembered`: the same layouts judge the catalogue once).
 fn choose(
     op: &Op,
     rt: &Runtime,
 ) -> Result<(Box<dyn ProblemDef>, &'static KernelArtifact), RuntimeError> {
     let req = request(op);
-    let device = Device::of(rt)?;
     let all_metas = metas(op);
-    let key = choice_key(req.as_ref(), &device, &all_metas);
-    let cached = CHOSEN
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .as_ref()
-        .and_then(|m| m.get(&key).copied());
-    let artifact = match cached {
-        Some(a) => a,
-        None => {
-            let choice = dispatch::choose(req.as_ref(), &catalogue::all(), &device, Cache::host())?;
-            CHOSEN
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .get_or_insert_with(HashMap::new)
-                .insert(key, choice.artifact);
-            choice.artifact
-        }
-    };
-    Ok((req, artifact))
+    let tensors: Vec<&TensorMeta> = all_metas.iter().collect();
+    let choice = dispatch::choose_remembered(req.as_ref(), &tensors, &[], &Device::of(rt)?)?;
+    Ok((req, choice.artifact))
 }
 
 /// Every tensor of the op (the choice's key).

@@ -18,7 +18,10 @@
 //! - An accepted artifact is one the runtime's pure launch planner accepts for exactly these
 //!   tensors, so choosing never picks a kernel that would then refuse to launch.
 
+pub mod remember;
 pub mod tune;
+
+pub use remember::choose_remembered;
 
 use std::fmt;
 

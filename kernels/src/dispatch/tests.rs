@@ -764,3 +764,57 @@ fn copy_refusal_table() {
         &[|r| matches!(r, Reject::Problem { .. } | Reject::Target { .. })],
     );
 }
+
+/// A remembered choice is the fresh judgement's, under a key that tells apart everything the
+/// judgement reads (here: an address off the 16-byte alignment TMA needs, β = 0 or not), and a
+/// refusal is not remembered.
+#[test]
+fn remembered_choices_are_fresh_choices_under_keys_that_tell_layouts_apart() {
+    let h200 = Device::h200();
+    let at = |addr: u64, epi: Epilogue, shape| {
+        let mut r = GemmRequest::contiguous(BLayout::Tn, epi, GemmTypes::BF16, shape);
+        r.a.addr = addr;
+        r
+    };
+    let key = |r: &GemmRequest| {
+        let mut t = vec![&r.a, &r.b, &r.d];
+        t.extend(r.c.as_ref());
+        remember::key(r, &t, &[r.scalars.0, r.scalars.1], &h200)
+    };
+    let aligned = at(0x10_0000, Epilogue::Plain, (200, 4096, 4104));
+    let off = at(0x10_0002, Epilogue::Plain, (200, 4096, 4104));
+    assert_ne!(key(&aligned), key(&off));
+    assert_eq!(
+        key(&aligned),
+        key(&at(0x20_0000, Epilogue::Plain, (200, 4096, 4104)))
+    );
+    let mut beta = at(0x10_0000, Epilogue::Scaled, (200, 4096, 4104));
+    let k0 = key(&beta);
+    beta.scalars.1 = 0.5;
+    assert_ne!(k0, key(&beta));
+    for r in [&aligned, &off] {
+        let tensors = [&r.a, &r.b, &r.d];
+        let fresh = choose(r, &catalogue::all(), &h200, Cache::host());
+        let first = choose_remembered(r, &tensors, &[1.0, 0.0], &h200);
+        let again = choose_remembered(r, &tensors, &[1.0, 0.0], &h200);
+        match (fresh, first, again) {
+            (Ok(f), Ok(a), Ok(b)) => {
+                assert_eq!((a.label(), b.label()), (f.label(), f.label()));
+                assert!(remember::is_remembered(&key(r)));
+            }
+            (Err(_), Err(_), Err(_)) => assert!(!remember::is_remembered(&key(r))),
+            (f, a, b) => panic!("{f:?} / {a:?} / {b:?}"),
+        }
+    }
+    // The misaligned A is refused by every TMA kernel: its choice is not the aligned one's.
+    let aligned_choice = choose_remembered(
+        &aligned,
+        &[&aligned.a, &aligned.b, &aligned.d],
+        &[1.0, 0.0],
+        &h200,
+    )
+    .unwrap()
+    .label();
+    let off_choice = choose(&off, &catalogue::all(), &h200, Cache::host()).map(|c| c.label());
+    assert_ne!(Some(aligned_choice), off_choice.ok());
+}

@@ -120,6 +120,20 @@ pub fn choose_gemm(device: &Device, request: &GemmRequest) -> Result<Choice, Run
     dispatch::choose(request, &all(), device, Cache::host())
 }
 
+/// [`choose_gemm`] for a launch of `request`'s own tensors on `rt`'s device, remembered for
+/// the process ([`dispatch::remember`]): a loop of calls on the same shapes judges the
+/// catalogue once.
+pub fn choose_launch(rt: &Runtime, request: &GemmRequest) -> Result<Choice, RuntimeError> {
+    let mut tensors = vec![&request.a, &request.b, &request.d];
+    tensors.extend(request.c.as_ref());
+    tensors.extend(request.bias.as_ref());
+    if let Some((sa, sb)) = &request.row_scales {
+        tensors.extend([sa, sb]);
+    }
+    let scalars = [request.scalars.0, request.scalars.1];
+    dispatch::choose_remembered(request, &tensors, &scalars, &Device::of(rt)?)
+}
+
 /// D = A·op(B) with B in `layout`, or D = α·A·op(B) + β·C when `scaled` is `Some((α, C, β))`,
 /// on the artifact the dispatcher chooses for these tensors and this device; returns the
 /// choice. α = 1, β = 0 is the plain product (C is not read).
@@ -143,7 +157,7 @@ pub fn gemm<A: Element, D: Element>(
             .map(|((alpha, _, beta), c)| (alpha, c, beta)),
         &dv,
     );
-    let choice = choose_gemm(&Device::of(rt)?, &request)?;
+    let choice = choose_launch(rt, &request)?;
     let (alpha, beta) = request.scalars;
     let mut roles = vec![("a", av), ("b", bv), ("d", dv)];
     if let Some(c) = cv {
@@ -214,7 +228,7 @@ pub fn gemm_bias_act<A: Element, D: Element>(
 ) -> Result<Choice, RuntimeError> {
     let (av, bv, biasv, dv) = (a.view(), b.view(), bias.view(), d.view());
     let request = GemmRequest::on_bias(problem::BLayout::Tn, act, &av, &bv, &biasv, &dv);
-    let choice = choose_gemm(&Device::of(rt)?, &request)?;
+    let choice = choose_launch(rt, &request)?;
     let roles = [("a", av), ("b", bv), ("bias", biasv), ("d", dv)];
     if split::is_partial(choice.artifact) {
         // The activation is the request's, not the partial artifact's: the plan takes it.
@@ -258,7 +272,7 @@ pub fn gemm_fp8<A: Element, D: Element>(
         None => Fp8ScaleArgs::Tensor(x, y),
     };
     let request = GemmRequest::on_fp8(&av, &bv, args, &dv);
-    let choice = choose_gemm(&Device::of(rt)?, &request)?;
+    let choice = choose_launch(rt, &request)?;
     let mut roles = vec![("a", av), ("b", bv), ("d", dv)];
     if let Some((sa, sb)) = rows {
         roles.extend([("sa", sa), ("sb", sb)]);

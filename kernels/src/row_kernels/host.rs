@@ -56,12 +56,16 @@ pub fn run(
     args: &RowArgs<'_>,
     y: &mut Tensor<bf16>,
 ) -> Result<Choice, RuntimeError> {
-    let request = {
+    let choice = {
         let (xv, yv) = (args.x.view(), y.view());
         let (wv, bv) = (args.w.map(|w| w.view()), args.b.map(|b| b.view()));
-        RowRequest::on(op, &xv, wv.as_ref(), bv.as_ref(), &yv, args.eps)
+        let request = RowRequest::on(op, &xv, wv.as_ref(), bv.as_ref(), &yv, args.eps);
+        // Remembered for the process (`dispatch::remember`): the tensors' layouts are the key.
+        let mut tensors = vec![xv.meta(), yv.meta()];
+        tensors.extend(wv.as_ref().map(|w| w.meta()));
+        tensors.extend(bv.as_ref().map(|b| b.meta()));
+        dispatch::choose_remembered(&request, &tensors, &[], &Device::of(rt)?)?
     };
-    let choice = choose(&request, &Device::of(rt)?)?;
     launch(rt, choice.artifact, args, y)?;
     Ok(choice)
 }
