@@ -187,6 +187,7 @@ pub fn lower_configs<'d>(def: &'d KernelDef, fns: &TileFns, sink: &mut ErrorSink
             threads,
             cluster,
             grid,
+            checks: Vec::new(),
             smem_bytes: 0,
             tmem_cols: 0,
         };
