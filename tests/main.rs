@@ -37,6 +37,7 @@ mod pair_mma;
 mod regtile_lowering;
 mod roundtrip;
 mod rs_kernels;
+mod shape_checks;
 mod sim;
 mod sim_attention;
 mod sim_exec;

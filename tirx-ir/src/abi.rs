@@ -233,7 +233,8 @@ impl AbiParam {
     }
 }
 
-/// An integer expression over shape symbols and the device's SM count, used for the grid.
+/// An integer expression over shape symbols and the device's SM count, used for the grid and
+/// for the shape checks of [`ShapeCheck`].
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SymExpr {
     /// A constant.
@@ -249,11 +250,18 @@ pub enum SymExpr {
     Div(Box<SymExpr>, Box<SymExpr>),
     /// Product.
     Mul(Box<SymExpr>, Box<SymExpr>),
+    /// Sum.
+    Add(Box<SymExpr>, Box<SymExpr>),
+    /// Difference (no value when it would be negative).
+    Sub(Box<SymExpr>, Box<SymExpr>),
+    /// Remainder.
+    Rem(Box<SymExpr>, Box<SymExpr>),
 }
 
 impl SymExpr {
     /// Evaluates on a device with `sms` multiprocessors, `lookup` giving each symbol's value;
-    /// `None` if a symbol is unknown, a division by zero happens or a product overflows.
+    /// `None` if a symbol is unknown, a division by zero happens, a product or sum overflows or
+    /// a difference is negative.
     pub fn eval(&self, sms: u64, lookup: &dyn Fn(&str) -> Option<u64>) -> Option<u64> {
         let both = |a: &SymExpr, b: &SymExpr| Some((a.eval(sms, lookup)?, b.eval(sms, lookup)?));
         match self {
@@ -272,6 +280,45 @@ impl SymExpr {
                 let (a, b) = both(a, b)?;
                 a.checked_mul(b)
             }
+            SymExpr::Add(a, b) => {
+                let (a, b) = both(a, b)?;
+                a.checked_add(b)
+            }
+            SymExpr::Sub(a, b) => {
+                let (a, b) = both(a, b)?;
+                a.checked_sub(b)
+            }
+            SymExpr::Rem(a, b) => {
+                let (a, b) = both(a, b)?;
+                a.checked_rem(b)
+            }
+        }
+    }
+
+    /// The shape symbols it mentions, each once, in first-use order.
+    pub fn symbols(&self) -> Vec<&str> {
+        let mut out = Vec::new();
+        self.collect_symbols(&mut out);
+        out
+    }
+
+    fn collect_symbols<'a>(&'a self, out: &mut Vec<&'a str>) {
+        match self {
+            SymExpr::Const(_) | SymExpr::Sms => {}
+            SymExpr::Sym(s) => {
+                if !out.contains(&s.as_str()) {
+                    out.push(s);
+                }
+            }
+            SymExpr::CeilDiv(a, b)
+            | SymExpr::Div(a, b)
+            | SymExpr::Mul(a, b)
+            | SymExpr::Add(a, b)
+            | SymExpr::Sub(a, b)
+            | SymExpr::Rem(a, b) => {
+                a.collect_symbols(out);
+                b.collect_symbols(out);
+            }
         }
     }
 }
@@ -285,7 +332,86 @@ impl fmt::Display for SymExpr {
             SymExpr::CeilDiv(a, b) => write!(f, "cdiv({a}, {b})"),
             SymExpr::Div(a, b) => write!(f, "div({a}, {b})"),
             SymExpr::Mul(a, b) => write!(f, "mul({a}, {b})"),
+            SymExpr::Add(a, b) => write!(f, "add({a}, {b})"),
+            SymExpr::Sub(a, b) => write!(f, "sub({a}, {b})"),
+            SymExpr::Rem(a, b) => write!(f, "rem({a}, {b})"),
         }
+    }
+}
+
+/// A comparison of a [`ShapeCheck`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CmpOp {
+    /// `==`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+impl CmpOp {
+    /// Every comparison, in a fixed order.
+    pub const ALL: [CmpOp; 6] = [
+        CmpOp::Eq,
+        CmpOp::Ne,
+        CmpOp::Lt,
+        CmpOp::Le,
+        CmpOp::Gt,
+        CmpOp::Ge,
+    ];
+    /// `eq`, `ne`, `lt`, `le`, `gt`, `ge` (the text form's spelling).
+    pub fn name(self) -> &'static str {
+        match self {
+            CmpOp::Eq => "eq",
+            CmpOp::Ne => "ne",
+            CmpOp::Lt => "lt",
+            CmpOp::Le => "le",
+            CmpOp::Gt => "gt",
+            CmpOp::Ge => "ge",
+        }
+    }
+    /// Whether `a op b` holds.
+    pub fn holds(self, a: u64, b: u64) -> bool {
+        match self {
+            CmpOp::Eq => a == b,
+            CmpOp::Ne => a != b,
+            CmpOp::Lt => a < b,
+            CmpOp::Le => a <= b,
+            CmpOp::Gt => a > b,
+            CmpOp::Ge => a >= b,
+        }
+    }
+}
+
+/// A kernel's `static_assert` over shape symbols (`static_assert(D % 64 == 0)`), with the
+/// config's constants folded: checked by the launch planner before any launch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ShapeCheck {
+    /// The condition as the user wrote it (`D % 64 == 0`), for the error.
+    pub text: String,
+    /// The left side.
+    pub lhs: SymExpr,
+    /// The comparison.
+    pub op: CmpOp,
+    /// The right side.
+    pub rhs: SymExpr,
+}
+
+impl ShapeCheck {
+    /// Whether it holds with `lookup` giving each shape symbol's value; `None` if a side
+    /// cannot be evaluated (an unknown symbol, a division by zero, an overflow or a negative
+    /// difference).
+    pub fn holds(&self, lookup: &dyn Fn(&str) -> Option<u64>) -> Option<bool> {
+        let a = self.lhs.eval(0, lookup)?;
+        let b = self.rhs.eval(0, lookup)?;
+        Some(self.op.holds(a, b))
     }
 }
 
@@ -357,6 +483,9 @@ pub struct Signature {
     pub cluster: [u32; 3],
     /// Grid dimensions, in CTAs, as expressions over shape symbols.
     pub grid: [SymExpr; 3],
+    /// The kernel's `static_assert`s over shape symbols, checked at launch (a tensor's fixed
+    /// extent is a literal in its [`TensorDecl::shape`] instead).
+    pub checks: Vec<ShapeCheck>,
     /// Dynamic shared memory in bytes.
     pub smem_bytes: u32,
     /// Tensor-memory columns allocated (0 on Hopper).

@@ -16,16 +16,20 @@
 //!   param stride a 0
 //!   param dim M
 //!   param scalar alpha
+//!   check eq(rem(K, 64), 0) "K % 64 == 0"
 //! ```
 //!
 //! Invariants: one item per line; the header lines come in the order above, each once; `tensor`,
-//! `scalar` and `param` lines follow in declaration order (a tensor map's `box` is innermost first, as
+//! `scalar`, `param` and `check` lines (a `static_assert` over shape symbols: a comparison
+//! `eq`/`ne`/`lt`/`le`/`gt`/`ge` of two expressions and the user's text) follow in declaration order (a tensor map's `box` is innermost first, as
 //! the TMA encoder takes it). Names that are not plain identifiers print quoted, so every
 //! `Signature` value round-trips: `Signature::parse(&s.to_string()) == Ok(s)`.
 
 use std::fmt::{self, Write};
 
-use crate::abi::{AbiParam, ElemType, Signature, Swizzle, SymExpr, Target, TensorDecl};
+use crate::abi::{
+    AbiParam, CmpOp, ElemType, ShapeCheck, Signature, Swizzle, SymExpr, Target, TensorDecl,
+};
 use crate::parse::ParseError;
 use crate::parse::lexer::{Cursor, Name, Tok};
 
@@ -101,6 +105,16 @@ pub(crate) fn write_signature(f: &mut dyn Write, sig: &Signature, indent: usize)
             AbiParam::Scalar { name } => writeln!(f, "{pad}param scalar {}", Name(name))?,
         }
     }
+    for k in &sig.checks {
+        writeln!(
+            f,
+            "{pad}check {}({}, {}) {}",
+            k.op.name(),
+            Sym(&k.lhs),
+            Sym(&k.rhs),
+            crate::parse::lexer::Quoted(&k.text)
+        )?;
+    }
     Ok(())
 }
 
@@ -118,13 +132,16 @@ impl fmt::Display for Sym<'_> {
             SymExpr::CeilDiv(a, b) => write!(f, "cdiv({}, {})", Sym(a), Sym(b)),
             SymExpr::Div(a, b) => write!(f, "div({}, {})", Sym(a), Sym(b)),
             SymExpr::Mul(a, b) => write!(f, "mul({}, {})", Sym(a), Sym(b)),
+            SymExpr::Add(a, b) => write!(f, "add({}, {})", Sym(a), Sym(b)),
+            SymExpr::Sub(a, b) => write!(f, "sub({}, {})", Sym(a), Sym(b)),
+            SymExpr::Rem(a, b) => write!(f, "rem({}, {})", Sym(a), Sym(b)),
         }
     }
 }
 
 /// The words that start a signature item line.
-const ITEMS: [&str; 9] = [
-    "target", "threads", "cluster", "grid", "smem", "tmem", "tensor", "scalar", "param",
+const ITEMS: [&str; 10] = [
+    "target", "threads", "cluster", "grid", "smem", "tmem", "tensor", "scalar", "param", "check",
 ];
 
 /// Parses a signature starting at its `signature` line; stops before the first line that does
@@ -152,6 +169,7 @@ pub(crate) fn parse_signature(c: &mut Cursor) -> Result<Signature, ParseError> {
     let smem_bytes = number_line(c, "smem", "grid")?;
     let tmem_cols = number_line(c, "tmem", "smem")?;
     let (mut tensors, mut scalars, mut params) = (Vec::new(), Vec::new(), Vec::new());
+    let mut checks = Vec::new();
     loop {
         if c.eat_kw("tensor") {
             tensors.push(parse_tensor(c)?);
@@ -162,6 +180,9 @@ pub(crate) fn parse_signature(c: &mut Cursor) -> Result<Signature, ParseError> {
         } else if c.eat_kw("param") {
             params.push(parse_param(c)?);
             end_line(c, "param")?;
+        } else if c.eat_kw("check") {
+            checks.push(parse_check(c)?);
+            end_line(c, "check")?;
         } else if let Tok::Ident(w) = c.peek()
             && ITEMS.contains(&w.as_str())
         {
@@ -181,9 +202,27 @@ pub(crate) fn parse_signature(c: &mut Cursor) -> Result<Signature, ParseError> {
         threads,
         cluster,
         grid,
+        checks,
         smem_bytes,
         tmem_cols,
     })
+}
+
+/// `op(lhs, rhs) "text"` after `check`.
+fn parse_check(c: &mut Cursor) -> Result<ShapeCheck, ParseError> {
+    let at = c.pos();
+    let name = c.expect_ident("a comparison (`eq`, `ne`, `lt`, `le`, `gt` or `ge`)")?;
+    let Some(op) = CmpOp::ALL.into_iter().find(|o| o.name() == name) else {
+        c.reset(at);
+        return Err(c.expected("a comparison (`eq`, `ne`, `lt`, `le`, `gt` or `ge`)"));
+    };
+    c.expect_punct("(", "after the comparison")?;
+    let lhs = parse_sym(c)?;
+    c.expect_punct(",", "between the compared expressions")?;
+    let rhs = parse_sym(c)?;
+    c.expect_punct(")", "after the compared expressions")?;
+    let text = c.expect_str("the check's text")?;
+    Ok(ShapeCheck { text, lhs, op, rhs })
 }
 
 /// A `kw <u32>` line, which must follow the `prev` item.
@@ -230,7 +269,7 @@ fn parse_sym(c: &mut Cursor) -> Result<SymExpr, ParseError> {
             Ok(SymExpr::Sms)
         }
         Tok::Ident(f)
-            if matches!(f.as_str(), "cdiv" | "div" | "mul")
+            if matches!(f.as_str(), "cdiv" | "div" | "mul" | "add" | "sub" | "rem")
                 && matches!(c.peek_at(1), Tok::Punct("(")) =>
         {
             c.bump();
@@ -243,6 +282,9 @@ fn parse_sym(c: &mut Cursor) -> Result<SymExpr, ParseError> {
             Ok(match f.as_str() {
                 "cdiv" => SymExpr::CeilDiv(a, b),
                 "div" => SymExpr::Div(a, b),
+                "add" => SymExpr::Add(a, b),
+                "sub" => SymExpr::Sub(a, b),
+                "rem" => SymExpr::Rem(a, b),
                 _ => SymExpr::Mul(a, b),
             })
         }
@@ -251,7 +293,7 @@ fn parse_sym(c: &mut Cursor) -> Result<SymExpr, ParseError> {
             Ok(SymExpr::Sym(s))
         }
         _ => Err(c.expected(
-            "a grid expression (a number, a shape symbol, `sms()`, `cdiv(…)`, `div(…)` or `mul(…)`)",
+            "a grid expression (a number, a shape symbol, `sms()`, or `cdiv`, `div`, `mul`, `add`, `sub`, `rem` of two)",
         )),
     }
 }
@@ -404,6 +446,21 @@ mod tests {
                     Box::new(SymExpr::Const(2)),
                 ),
             ],
+            checks: vec![ShapeCheck {
+                text: "M % 64 == 0".into(),
+                lhs: SymExpr::Rem(
+                    Box::new(SymExpr::Sub(
+                        Box::new(SymExpr::Add(
+                            Box::new(SymExpr::Sym("M".into())),
+                            Box::new(SymExpr::Const(1)),
+                        )),
+                        Box::new(SymExpr::Const(1)),
+                    )),
+                    Box::new(SymExpr::Const(64)),
+                ),
+                op: CmpOp::Eq,
+                rhs: SymExpr::Const(0),
+            }],
             smem_bytes: 33792,
             tmem_cols: 0,
         }
@@ -427,6 +484,7 @@ signature tma_copy_default_sm_90a
   param stride src 0
   param dim M
   param scalar alpha
+  check eq(rem(sub(add(M, 1), 1), 64), 0) \"M % 64 == 0\"
 ";
         assert_eq!(sample().to_string(), expected);
     }

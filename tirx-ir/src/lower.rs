@@ -181,8 +181,12 @@ impl<'k> Lower<'k> {
         }
         v
     }
-    /// A u32 kernel-parameter value of a shape symbol.
+    /// A u32 kernel-parameter value of a shape symbol; a fixed extent (a literal in a tensor's
+    /// declared shape, which the launch planner has checked) is an immediate.
     pub fn dim(&mut self, symbol: &str) -> Expr {
+        if let Ok(v) = symbol.parse::<u32>() {
+            return Expr::u32(v);
+        }
         self.param(AbiParam::Dim {
             symbol: symbol.into(),
         });

@@ -30,6 +30,61 @@ pub enum ElemRef {
     Sym(Ident),
 }
 
+/// One dimension of a tensor's `#[shape(...)]`.
+#[derive(Clone, Debug)]
+pub enum ShapeDim {
+    /// A shape symbol (`M`): the launched tensor's extent, bound at launch.
+    Sym(Ident),
+    /// A fixed extent: a literal or a constant expression over config constants
+    /// (`1`, `HALF`, `2 * HALF`), folded in each config; the launch checks the tensor has it.
+    Fixed(Expr),
+    /// A dimension whose error was reported (a name of another kind of config entry).
+    Poison(Ident),
+}
+
+impl ShapeDim {
+    /// The symbol, if it is one.
+    pub fn sym(&self) -> Option<&Ident> {
+        match self {
+            ShapeDim::Sym(id) => Some(id),
+            ShapeDim::Fixed(_) | ShapeDim::Poison(_) => None,
+        }
+    }
+
+    /// As written (`M`, `2 * HALF`).
+    pub fn text(&self) -> String {
+        match self {
+            ShapeDim::Sym(id) | ShapeDim::Poison(id) => id.to_string(),
+            ShapeDim::Fixed(e) => quote::quote!(#e).to_string(),
+        }
+    }
+
+    /// In `config`: the symbol's name, or the fixed extent's value in decimal (positive).
+    pub fn in_config(&self, config: &ConfigDef) -> Result<String, args::ConstError> {
+        match self {
+            ShapeDim::Sym(id) => Ok(id.to_string()),
+            ShapeDim::Poison(_) => Ok("1".into()),
+            ShapeDim::Fixed(e) => {
+                let consts = config.consts();
+                let lookup = |s: &str| consts.iter().find(|(n, _)| n == s).map(|(_, v)| *v);
+                match args::eval_const(e, &lookup) {
+                    Ok(v) if v >= 1 && v <= i64::from(u32::MAX) => Ok(v.to_string()),
+                    Ok(v) => Err((
+                        span_range(e),
+                        format!("a fixed extent must be between 1 and 2³² − 1, found {v}"),
+                    )),
+                    Err((r, why)) => Err((
+                        r,
+                        format!(
+                            "a fixed extent is a constant expression over config constants: {why}"
+                        ),
+                    )),
+                }
+            }
+        }
+    }
+}
+
 /// A tensor parameter: `#[shape(M, N)] name: Tensor<bf16>` or `Tensor<TA>`, optionally
 /// `#[major(mn)]` (or `#[major(MB)]` with a config's majorness entry).
 #[derive(Clone, Debug)]
@@ -38,8 +93,9 @@ pub struct ParamDef {
     pub ident: Ident,
     /// Element type.
     pub elem: ElemRef,
-    /// Shape symbols, outermost first: the logical shape (`[N, K]` for a B operand).
-    pub shape: Vec<Ident>,
+    /// Shape symbols and fixed extents, outermost first: the logical shape (`[N, K]` for a B
+    /// operand).
+    pub shape: Vec<ShapeDim>,
     /// `#[major(…)]`: which of a tensor's last two dimensions is contiguous in memory. `None`
     /// or `k`: the last (row-major, as declared); `mn`: the one before — the tensor is stored
     /// with its last two logical dimensions swapped (`#[shape(N, K)] #[major(mn)]` is a K×N
@@ -76,10 +132,21 @@ impl ParamDef {
         }
     }
 
+    /// The shape symbols, outermost first (fixed extents left out).
+    pub fn symbols(&self) -> impl Iterator<Item = &Ident> {
+        self.shape.iter().filter_map(ShapeDim::sym)
+    }
+
     /// The signature's declaration of this tensor in `config`: its shape as stored (an
-    /// MN-major tensor's last two logical dimensions swapped), which is what the host passes.
+    /// MN-major tensor's last two logical dimensions swapped), which is what the host passes;
+    /// a fixed extent is its value in decimal. (A fixed extent that does not fold is reported
+    /// by [`crate::expand::lower_configs`]; nothing is compiled then.)
     pub fn decl(&self, config: &ConfigDef) -> TensorDecl {
-        let mut shape: Vec<String> = self.shape.iter().map(Ident::to_string).collect();
+        let mut shape: Vec<String> = self
+            .shape
+            .iter()
+            .map(|d| d.in_config(config).unwrap_or_else(|_| "1".into()))
+            .collect();
         if self.major_in(config) == Major::MN {
             let r = shape.len();
             shape.swap(r - 2, r - 1);
@@ -141,7 +208,7 @@ impl KernelDef {
                 Param::Scalar(id) => scalars.push(id),
             }
         }
-        check_params(&params, &args, sink);
+        check_params(&mut params, &args, sink);
         let written = written_tensors(&item.block.stmts, fns);
         KernelDef {
             name,
@@ -158,7 +225,7 @@ impl KernelDef {
     /// Every shape symbol, in first-use order.
     pub fn shape_symbols(&self) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
-        for s in self.params.iter().flat_map(|p| &p.shape) {
+        for s in self.params.iter().flat_map(|p| p.symbols()) {
             if !out.iter().any(|o| s == o) {
                 out.push(s.to_string());
             }
@@ -260,8 +327,16 @@ fn param(arg: &FnArg, sink: &mut ErrorSink) -> Option<Param> {
     let mut major = None;
     for a in &pt.attrs {
         if a.path().is_ident("shape") && shape.is_none() {
-            match a.parse_args_with(Punctuated::<Ident, Token![,]>::parse_terminated) {
-                Ok(list) if !list.is_empty() => shape = Some(list.into_iter().collect::<Vec<_>>()),
+            match a.parse_args_with(Punctuated::<Expr, Token![,]>::parse_terminated) {
+                Ok(list) if !list.is_empty() => {
+                    // A name is a shape symbol until `check_params` finds it among the config
+                    // constants; anything else is a fixed extent.
+                    let dims = list.into_iter().map(|e| match path_ident(&e) {
+                        Some(id) => ShapeDim::Sym(id.clone()),
+                        None => ShapeDim::Fixed(e),
+                    });
+                    shape = Some(dims.collect::<Vec<_>>())
+                }
                 Ok(_) => sink.push(span_range(a), "`#[shape(...)]` needs at least one symbol"),
                 Err(e) => sink.push(span_range(a), format!("expected `#[shape(M, N)]`: {e}")),
             }
@@ -374,8 +449,34 @@ fn check_elem_sym(id: &Ident, args: &KernelArgs, sink: &mut ErrorSink) {
     }
 }
 
-/// Names must not collide: tensors with each other, shape symbols with config constants.
-fn check_params(params: &[ParamDef], args: &KernelArgs, sink: &mut ErrorSink) {
+/// Names must not collide: tensors with each other. A shape name that is an integer constant
+/// of a config is a fixed extent; one that is an element type or a majorness is an error.
+fn check_params(params: &mut [ParamDef], args: &KernelArgs, sink: &mut ErrorSink) {
+    for p in params.iter_mut() {
+        for d in &mut p.shape {
+            let ShapeDim::Sym(s) = d else { continue };
+            let name = s.to_string();
+            let kinds: Vec<(&str, SymKind)> = args
+                .configs
+                .iter()
+                .filter_map(|c| Some((c.name.as_str(), c.kind_of(&name)?)))
+                .collect();
+            if let Some((config, kind)) = kinds.iter().find(|(_, k)| *k != SymKind::Int) {
+                sink.push(
+                    span_range(s),
+                    format!(
+                        "`{s}` is {} in config `{config}`, not an extent: a dimension is a shape \
+                         symbol or a constant expression over integer config constants",
+                        kind.describe()
+                    ),
+                );
+                *d = ShapeDim::Poison(s.clone());
+            } else if !kinds.is_empty() {
+                *d = ShapeDim::Fixed(syn::parse_quote!(#s));
+            }
+        }
+    }
+    let params = &*params;
     for (i, p) in params.iter().enumerate() {
         if params[..i].iter().any(|q| q.ident == p.ident) {
             sink.push(
@@ -398,21 +499,6 @@ fn check_params(params: &[ParamDef], args: &KernelArgs, sink: &mut ErrorSink) {
                     );
                     break;
                 }
-            }
-        }
-        for s in &p.shape {
-            if let Some(c) = args
-                .configs
-                .iter()
-                .find(|c| c.kind_of(&s.to_string()).is_some())
-            {
-                sink.push(
-                    span_range(s),
-                    format!(
-                        "`{s}` is both a shape symbol and a constant of config `{}`",
-                        c.name
-                    ),
-                );
             }
         }
     }

@@ -56,6 +56,32 @@ pub enum RuntimeError {
         bound_by: String,
     },
 
+    /// A tensor's extent is not the fixed one its declaration gives (`#[shape(M, 1)]`,
+    /// `#[shape(M, 2 * HALF)]` with the config's constants folded).
+    #[error("tensor `{tensor}` dim {dim} is {got}, but the kernel fixes it at {expected}")]
+    FixedExtent {
+        /// The tensor whose extent differs.
+        tensor: String,
+        /// Dimension index, outermost = 0.
+        dim: usize,
+        /// The fixed extent.
+        expected: u64,
+        /// The tensor's extent.
+        got: u64,
+    },
+
+    /// A kernel's `static_assert` over shape symbols does not hold for these tensors.
+    #[error("`{entry}` needs `{assertion}`, which does not hold with {values}")]
+    ShapeAssert {
+        /// The entry point.
+        entry: String,
+        /// The assertion as the user wrote it (`D % 64 == 0`).
+        assertion: String,
+        /// The values of the shape symbols it mentions (`D = 96`), and why it could not be
+        /// evaluated where that is the reason (`a difference is negative`).
+        values: String,
+    },
+
     /// The launch passed a different number of scalar arguments than the kernel takes.
     #[error("`{entry}` takes {expected} scalar argument(s) ({names}), but {got} were passed")]
     ScalarCount {

@@ -105,6 +105,7 @@ fn add_one_sig() -> Signature {
             SymExpr::Const(1),
             SymExpr::Const(1),
         ],
+        checks: Vec::new(),
         smem_bytes: 0,
         tmem_cols: 0,
     }
@@ -216,6 +217,7 @@ fn tma_copy_sig(entry: &str, swizzle: Swizzle) -> Signature {
         cluster: [2, 1, 1],
         grid: [cdiv("R", 64), SymExpr::Const(1), SymExpr::Const(1)],
         // More than the 48 KB default, to exercise the opt-in.
+        checks: Vec::new(),
         smem_bytes: 72 * 1024,
         tmem_cols: 0,
     }
@@ -513,6 +515,7 @@ fn cluster_attribute_reaches_the_kernel() {
             SymExpr::Const(1),
             SymExpr::Const(1),
         ],
+        checks: Vec::new(),
         smem_bytes: 0,
         tmem_cols: 0,
     };

@@ -535,6 +535,7 @@ mod tests {
             threads: 128,
             cluster: [1, 1, 1],
             grid: [SymExpr::Const(1), SymExpr::Const(1), SymExpr::Const(1)],
+            checks: Vec::new(),
             smem_bytes: 0,
             tmem_cols: 0,
         }

@@ -7,7 +7,9 @@
 //! or symbol, a zero cluster) the result is [`RuntimeError::BadSignature`], never a panic.
 //!
 //! Postconditions of a returned [`LaunchPlan`]:
-//! - every shape symbol has one value, agreed on by every tensor that uses it;
+//! - every shape symbol has one value, agreed on by every tensor that uses it; every fixed
+//!   extent (a literal in a tensor's declared shape) is the tensor's extent, and every shape
+//!   check (`Signature::checks`, the kernel's `static_assert`s over shape symbols) holds;
 //! - every tensor has the declared element type and rank, a contiguous innermost dimension and
 //!   no empty dimension; tensors read through TMA pass [`crate::tma::validate_tiled`];
 //! - the grid is non-empty and within the device's limits, the cluster divides it, and the
@@ -162,6 +164,7 @@ pub fn plan_launch_with(
         });
     }
     let bindings = check_tensors(sig, args)?;
+    check_shapes(sig, &bindings)?;
     check_tma_params(sig, args)?;
     let grid = eval_grid(sig, &bindings, limits)?;
     check_block(sig, &grid, limits)?;
@@ -231,13 +234,21 @@ fn check_tensors(sig: &Signature, args: &[TensorMeta]) -> Result<Vec<Binding>, R
         for (dim, (symbol, &extent)) in decl.shape.iter().zip(&meta.shape).enumerate() {
             let got = extent as u64;
             // A literal in the shape (`#[shape(M, 64)]`) is a fixed extent; a name binds once.
-            let known = match symbol.parse::<u64>() {
-                Ok(v) => Some((v, "the signature".to_string())),
-                Err(_) => bindings
-                    .iter()
-                    .find(|b| &b.symbol == symbol)
-                    .map(|b| (b.value, b.bound_by.clone())),
-            };
+            if let Ok(expected) = symbol.parse::<u64>() {
+                if expected != got {
+                    return Err(RuntimeError::FixedExtent {
+                        tensor,
+                        dim,
+                        expected,
+                        got,
+                    });
+                }
+                continue;
+            }
+            let known = bindings
+                .iter()
+                .find(|b| &b.symbol == symbol)
+                .map(|b| (b.value, b.bound_by.clone()));
             match known {
                 Some((expected, _)) if expected == got => {}
                 Some((expected, bound_by)) => {
@@ -282,6 +293,42 @@ fn check_tensors(sig: &Signature, args: &[TensorMeta]) -> Result<Vec<Binding>, R
         }
     }
     Ok(bindings)
+}
+
+/// The kernel's `static_assert`s over shape symbols, in declaration order: the first that does
+/// not hold is the error, with the values of the symbols it mentions.
+fn check_shapes(sig: &Signature, bindings: &[Binding]) -> Result<(), RuntimeError> {
+    for check in &sig.checks {
+        let holds = check.holds(&|s| lookup(bindings, s));
+        if holds == Some(true) {
+            continue;
+        }
+        let mut values: Vec<String> = Vec::new();
+        for s in check.lhs.symbols().into_iter().chain(check.rhs.symbols()) {
+            let v = format!(
+                "{s} = {}",
+                lookup(bindings, s).map_or("?".to_string(), |v| v.to_string())
+            );
+            if !values.contains(&v) {
+                values.push(v);
+            }
+        }
+        if values.is_empty() {
+            values.push("no shape symbol".into());
+        }
+        let mut values = values.join(", ");
+        if holds.is_none() {
+            values.push_str(
+                " (a side cannot be evaluated: a negative difference, a division by zero or an overflow)",
+            );
+        }
+        return Err(RuntimeError::ShapeAssert {
+            entry: sig.entry.clone(),
+            assertion: check.text.clone(),
+            values,
+        });
+    }
+    Ok(())
 }
 
 fn tensor_index(sig: &Signature, name: &str) -> Result<usize, RuntimeError> {

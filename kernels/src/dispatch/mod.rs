@@ -353,9 +353,12 @@ pub(crate) fn mentions_sms(e: &tirx::abi::SymExpr) -> bool {
     match e {
         SymExpr::Sms => true,
         SymExpr::Const(_) | SymExpr::Sym(_) => false,
-        SymExpr::CeilDiv(a, b) | SymExpr::Div(a, b) | SymExpr::Mul(a, b) => {
-            mentions_sms(a) || mentions_sms(b)
-        }
+        SymExpr::CeilDiv(a, b)
+        | SymExpr::Div(a, b)
+        | SymExpr::Mul(a, b)
+        | SymExpr::Add(a, b)
+        | SymExpr::Sub(a, b)
+        | SymExpr::Rem(a, b) => mentions_sms(a) || mentions_sms(b),
     }
 }
 

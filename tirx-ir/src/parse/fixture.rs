@@ -95,6 +95,7 @@ fn signature(target: Target) -> Signature {
             SymExpr::Mul(sym("M"), Box::new(SymExpr::CeilDiv(sym("K"), sym("1st")))),
             SymExpr::Const(1),
         ],
+        checks: Vec::new(),
         smem_bytes: 200_704,
         tmem_cols: 256,
     }

@@ -39,6 +39,7 @@ fn tma_copy() -> Kernel {
             threads: 128,
             cluster: [1, 1, 1],
             grid: [cdiv("N", 64), cdiv("M", 64), SymExpr::Const(1)],
+            checks: Vec::new(),
             smem_bytes: 32_832,
             tmem_cols: 0,
         },

@@ -21,6 +21,7 @@ fn sig(tensors: Vec<TensorDecl>, scalars: &[&str]) -> Signature {
         threads: 128,
         cluster: [1, 1, 1],
         grid: [SymExpr::Const(1), SymExpr::Const(1), SymExpr::Const(1)],
+        checks: Vec::new(),
         smem_bytes: 0,
         tmem_cols: 0,
     }

@@ -178,6 +178,12 @@ pub fn lower_configs<'d>(def: &'d KernelDef, fns: &TileFns, sink: &mut ErrorSink
                 );
             }
         }
+        // A fixed extent folds in every config (`#[shape(M, 2 * HALF)]`).
+        for d in def.params.iter().flat_map(|p| &p.shape) {
+            if let Err((range, message)) = d.in_config(config) {
+                sink.push_in(range, message, label.clone());
+            }
+        }
         let sig = Signature {
             entry: entry_name(def, config, target),
             target,
@@ -187,6 +193,7 @@ pub fn lower_configs<'d>(def: &'d KernelDef, fns: &TileFns, sink: &mut ErrorSink
             threads,
             cluster,
             grid,
+            checks: Vec::new(),
             smem_bytes: 0,
             tmem_cols: 0,
         };

@@ -3,7 +3,9 @@
 
 use proc_macro2::TokenStream;
 use quote::quote;
-use tirx_ir::abi::{AbiParam, ElemType, Signature, Swizzle, SymExpr, Target, TensorDecl};
+use tirx_ir::abi::{
+    AbiParam, CmpOp, ElemType, ShapeCheck, Signature, Swizzle, SymExpr, Target, TensorDecl,
+};
 
 /// An expression of type `::tirx::abi::Signature` equal to `sig`.
 pub fn signature_tokens(sig: &Signature) -> TokenStream {
@@ -16,6 +18,7 @@ pub fn signature_tokens(sig: &Signature) -> TokenStream {
         threads,
         cluster,
         grid,
+        checks,
         smem_bytes,
         tmem_cols,
     } = sig;
@@ -24,6 +27,7 @@ pub fn signature_tokens(sig: &Signature) -> TokenStream {
     let params = params.iter().map(param_tokens);
     let [cx, cy, cz] = cluster;
     let grid = grid.iter().map(sym_tokens);
+    let checks = checks.iter().map(check_tokens);
     quote! {
         ::tirx::abi::Signature {
             entry: ::std::string::String::from(#entry),
@@ -34,6 +38,7 @@ pub fn signature_tokens(sig: &Signature) -> TokenStream {
             threads: #threads,
             cluster: [#cx, #cy, #cz],
             grid: [#(#grid),*],
+            checks: ::std::vec![#(#checks),*],
             smem_bytes: #smem_bytes,
             tmem_cols: #tmem_cols,
         }
@@ -115,6 +120,25 @@ fn param_tokens(p: &AbiParam) -> TokenStream {
     }
 }
 
+fn check_tokens(k: &ShapeCheck) -> TokenStream {
+    let text = string(&k.text);
+    let (lhs, rhs) = (sym_tokens(&k.lhs), sym_tokens(&k.rhs));
+    let op = match k.op {
+        CmpOp::Eq => quote!(Eq),
+        CmpOp::Ne => quote!(Ne),
+        CmpOp::Lt => quote!(Lt),
+        CmpOp::Le => quote!(Le),
+        CmpOp::Gt => quote!(Gt),
+        CmpOp::Ge => quote!(Ge),
+    };
+    quote!(::tirx::abi::ShapeCheck {
+        text: #text,
+        lhs: #lhs,
+        op: ::tirx::abi::CmpOp::#op,
+        rhs: #rhs,
+    })
+}
+
 fn sym_tokens(e: &SymExpr) -> TokenStream {
     match e {
         SymExpr::Const(c) => quote!(::tirx::abi::SymExpr::Const(#c)),
@@ -134,6 +158,18 @@ fn sym_tokens(e: &SymExpr) -> TokenStream {
         SymExpr::Mul(a, b) => {
             let (a, b) = (sym_tokens(a), sym_tokens(b));
             quote!(::tirx::abi::SymExpr::Mul(::std::boxed::Box::new(#a), ::std::boxed::Box::new(#b)))
+        }
+        SymExpr::Add(a, b) => {
+            let (a, b) = (sym_tokens(a), sym_tokens(b));
+            quote!(::tirx::abi::SymExpr::Add(::std::boxed::Box::new(#a), ::std::boxed::Box::new(#b)))
+        }
+        SymExpr::Sub(a, b) => {
+            let (a, b) = (sym_tokens(a), sym_tokens(b));
+            quote!(::tirx::abi::SymExpr::Sub(::std::boxed::Box::new(#a), ::std::boxed::Box::new(#b)))
+        }
+        SymExpr::Rem(a, b) => {
+            let (a, b) = (sym_tokens(a), sym_tokens(b));
+            quote!(::tirx::abi::SymExpr::Rem(::std::boxed::Box::new(#a), ::std::boxed::Box::new(#b)))
         }
     }
 }

@@ -136,7 +136,7 @@ impl Lowerer<'_> {
             .def
             .params
             .iter()
-            .any(|p| p.shape.iter().any(|s| *s == name))
+            .any(|p| p.symbols().any(|s| *s == name))
         {
             return Ok(Expr::Dim(name));
         }

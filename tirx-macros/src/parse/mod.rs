@@ -23,6 +23,7 @@ mod expr;
 mod inline;
 mod operand;
 mod ops;
+mod shape_assert;
 mod stmt;
 mod tile;
 mod vocab;
@@ -204,6 +205,11 @@ impl Lowerer<'_> {
         Fail
     }
 
+    /// Whether the walk is inside an inlined tile function.
+    pub(crate) fn in_tile_fn(&self) -> bool {
+        self.env_base > 0
+    }
+
     /// Interns `node`'s range.
     pub(crate) fn span(&mut self, node: &impl ToTokens) -> tirx_ir::Span {
         self.spans.intern(node)
@@ -240,7 +246,7 @@ impl Lowerer<'_> {
             .def
             .params
             .iter()
-            .any(|p| p.shape.iter().any(|s| *s == name))
+            .any(|p| p.symbols().any(|s| *s == name))
         {
             Some("a shape symbol")
         } else if matches!(self.local(&name), Some(Local::Tensor(_))) {

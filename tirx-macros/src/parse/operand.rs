@@ -140,7 +140,11 @@ impl Lowerer<'_> {
         // Inside a tile function `id` is its parameter; the tile is of the kernel's tensor.
         let param = &self.def.params[i];
         let rank = param.shape.len();
-        let dims: Vec<String> = param.shape.iter().map(Ident::to_string).collect();
+        let dims: Vec<String> = param
+            .shape
+            .iter()
+            .map(crate::model::ShapeDim::text)
+            .collect();
         if m.args.len() != rank {
             let found = m.args.len();
             return Err(self.fail(m, format!("`{id}` has {rank} dimension(s) ({}); `tile` takes {rank} coordinate(s), found {found}", dims.join(", "))));
@@ -252,7 +256,7 @@ impl Lowerer<'_> {
                 .def
                 .params
                 .iter()
-                .any(|p| p.shape.iter().any(|s| s == name)) =>
+                .any(|p| p.symbols().any(|s| s == name)) =>
             {
                 Some("a shape symbol")
             }

@@ -138,29 +138,39 @@ impl Lowerer<'_> {
         Ok(())
     }
 
-    /// `static_assert(cond, "why")`: a condition over config constants and literals that must
-    /// hold in every config the code is compiled in; it compiles to nothing. A false one is an
-    /// error at the call, with the message; a condition known only at run time is an error too.
+    /// `static_assert(cond, "why")` (the reason optional): a condition over config constants
+    /// and literals that must hold in every config the code is compiled in; it compiles to
+    /// nothing. A false one is an error at the call, with the message; a condition known only at
+    /// run time is an error too, except one over shape symbols, which the launch checks
+    /// (`shape_assert.rs`).
     fn static_assert(&mut self, c: &syn::ExprCall) -> Res<()> {
         let word = vocab::word(Id::StaticAssert);
         let usage = word.usage;
         let args = self.word_args(word, &c.args, c)?;
-        let SExpr::Lit(syn::ExprLit {
-            lit: syn::Lit::Str(why),
-            ..
-        }) = strip_parens(args.pos[1])
-        else {
-            return Err(self.fail(args.pos[1], format!("expected a string literal: `{usage}`")));
+        let why = match args.pos.get(1).map(|a| strip_parens(a)) {
+            None => None,
+            Some(SExpr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(why),
+                ..
+            })) => Some(why.value()),
+            Some(other) => {
+                return Err(self.fail(other, format!("expected a string literal: `{usage}`")));
+            }
         };
+        if self.mentions_shape(args.pos[0]) {
+            return self.shape_assert(c, args.pos[0], why);
+        }
+        let why = why.unwrap_or_else(|| {
+            let cond = args.pos[0];
+            format!("`{}`", quote::quote!(#cond))
+        });
         match self.pred(args.pos[0])? {
             Expr::Imm(1, _) => Ok(()),
-            Expr::Imm(..) => {
-                Err(self.fail_assertion(c, format!("static assertion failed: {}", why.value())))
-            }
+            Expr::Imm(..) => Err(self.fail_assertion(c, format!("static assertion failed: {why}"))),
             _ => Err(self.fail(
                 args.pos[0],
                 "a static assertion's condition must be known at build time (literals and \
-                 config constants)",
+                 config constants) or at launch (shape symbols)",
             )),
         }
     }

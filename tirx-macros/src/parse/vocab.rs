@@ -180,7 +180,7 @@ pub(crate) const VOCABULARY: &[Word] = &[
     w(Id::ClusterSync, None, "cluster_sync", Op, (0, 0), &[], "cluster_sync()"),
     w(Id::NamedBarrier, None, "named_barrier", Op, (2, 2), &[], "named_barrier(id, threads)"),
     w(Id::NamedBarrierArrive, None, "named_barrier_arrive", Op, (2, 2), &[], "named_barrier_arrive(id, threads)"),
-    w(Id::StaticAssert, None, "static_assert", Assert, (2, 2), &[], "static_assert(condition, \"why it must hold\")"),
+    w(Id::StaticAssert, None, "static_assert", Assert, (1, 2), &[], "static_assert(condition, \"why it must hold\")"),
     // Declarations.
     w(Id::Smem, None, "smem", Decl, (1, 1), &["swizzle", "major"], "smem::<bf16>([BM, BK], swizzle = B128)"),
     w(Id::Tmem, None, "tmem", Decl, (1, 1), &["alias"], "tmem::<f32>([BM, BN]) or tmem::<bf16>([BM, BN], alias = s)"),

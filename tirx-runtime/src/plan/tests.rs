@@ -1,7 +1,9 @@
 //! Tests of [`plan_launch`]: one correct plan per kernel style, then every error it returns.
 //! Signatures are written by hand, as the compiler would emit them.
 
-use tirx_ir::abi::{AbiParam, ElemType, Signature, Swizzle, SymExpr, Target, TensorDecl};
+use tirx_ir::abi::{
+    AbiParam, CmpOp, ElemType, ShapeCheck, Signature, Swizzle, SymExpr, Target, TensorDecl,
+};
 
 use super::*;
 use crate::error::TmaReason;
@@ -58,6 +60,7 @@ fn gemm() -> Signature {
         threads: 384,
         cluster: [2, 1, 1],
         grid: [cdiv(sym("N"), 256), cdiv(sym("M"), 128), SymExpr::Const(1)],
+        checks: Vec::new(),
         smem_bytes: 200 * 1024,
         tmem_cols: 0,
     }
@@ -94,6 +97,7 @@ fn naive() -> Signature {
             SymExpr::Const(1),
             SymExpr::Const(1),
         ],
+        checks: Vec::new(),
         smem_bytes: 0,
         tmem_cols: 0,
     }
@@ -185,10 +189,69 @@ fn literal_shapes_are_fixed_extents() {
     sig.tensors[1].shape[1] = "1000".into();
     plan(&sig, &[f32(&[3, 1000], 0), f32(&[3, 1000], 0x4000)]).unwrap();
     let err = plan(&sig, &[f32(&[3, 999], 0), f32(&[3, 999], 0x4000)]).unwrap_err();
+    assert!(matches!(
+        &err,
+        RuntimeError::FixedExtent { tensor, dim: 1, expected: 1000, got: 999 } if tensor == "y"
+    ));
     assert_eq!(
         err.to_string(),
-        "tensor `y` dim 1 (`1000`) is 999, but `1000` = 1000 (from the signature)"
+        "tensor `y` dim 1 is 999, but the kernel fixes it at 1000"
     );
+}
+
+/// `C % 64 == 0` and `R * 2 == C - 0` (a kernel's `static_assert`s over shape symbols).
+fn asserted() -> Signature {
+    let b = Box::new;
+    let mut sig = naive();
+    sig.checks = vec![
+        ShapeCheck {
+            text: "C % 64 == 0".into(),
+            lhs: SymExpr::Rem(b(sym("C")), b(SymExpr::Const(64))),
+            op: CmpOp::Eq,
+            rhs: SymExpr::Const(0),
+        },
+        ShapeCheck {
+            text: "R * 2 == C - 0".into(),
+            lhs: SymExpr::Mul(b(sym("R")), b(SymExpr::Const(2))),
+            op: CmpOp::Eq,
+            rhs: SymExpr::Sub(b(sym("C")), b(SymExpr::Const(0))),
+        },
+        ShapeCheck {
+            text: "R - 64 >= 0".into(),
+            lhs: SymExpr::Sub(b(sym("R")), b(SymExpr::Const(64))),
+            op: CmpOp::Ge,
+            rhs: SymExpr::Const(0),
+        },
+    ];
+    sig
+}
+
+#[test]
+fn shape_checks_hold_or_name_the_assertion() {
+    let sig = asserted();
+    plan(&sig, &[f32(&[64, 128], 0), f32(&[64, 128], 0x8000)]).unwrap();
+    let err = plan(&sig, &[f32(&[48, 96], 0), f32(&[48, 96], 0x8000)]).unwrap_err();
+    assert!(matches!(
+        &err,
+        RuntimeError::ShapeAssert { assertion, values, .. }
+            if assertion == "C % 64 == 0" && values == "C = 96"
+    ));
+    assert_eq!(
+        err.to_string(),
+        "`add_default_sm_90a` needs `C % 64 == 0`, which does not hold with C = 96"
+    );
+    let err = plan(&sig, &[f32(&[65, 128], 0), f32(&[65, 128], 0x8000)]).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "`add_default_sm_90a` needs `R * 2 == C - 0`, which does not hold with R = 65, C = 128"
+    );
+    // `R - 64` is negative: the check cannot be evaluated, which fails it.
+    let err = plan(&sig, &[f32(&[32, 64], 0), f32(&[32, 64], 0x8000)]).unwrap_err();
+    assert!(
+        matches!(&err, RuntimeError::ShapeAssert { assertion, .. } if assertion == "R - 64 >= 0"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("cannot be evaluated"), "{err}");
 }
 
 #[test]
