@@ -95,7 +95,7 @@ pub fn attention_sm100(
     #[major(mn)]
     v: Tensor<T>,
     #[shape(B, S, HQ)] o: Tensor<T>,
-    #[shape(BH, S, ONE)] lse: Tensor<f32>,
+    #[shape(BH, S, 1)] lse: Tensor<f32>,
     scale_log2: f32,
 ) {
     // Shared memory: the two Q tiles (later O's staging), the K and V rings, the factors and

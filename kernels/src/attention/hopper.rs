@@ -63,7 +63,7 @@ pub fn attention_sm90(
     #[major(mn)]
     v: Tensor<T>,
     #[shape(B, S, HQ)] o: Tensor<T>,
-    #[shape(BH, S, ONE)] lse: Tensor<f32>,
+    #[shape(BH, S, 1)] lse: Tensor<f32>,
     scale_log2: f32,
 ) {
     let q_s = smem::<T>([NWG, D / 64, 64, 64], swizzle = B128);

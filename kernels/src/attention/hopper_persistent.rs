@@ -36,7 +36,7 @@ pub fn attention_sm90_persistent(
     #[major(mn)]
     v: Tensor<T>,
     #[shape(B, S, HQ)] o: Tensor<T>,
-    #[shape(BH, S, ONE)] lse: Tensor<f32>,
+    #[shape(BH, S, 1)] lse: Tensor<f32>,
     scale_log2: f32,
 ) {
     // QS stages of Q, NWG warpgroups' 64-row tiles each (stage `sq`, warpgroup `wg`: `sq·NWG + wg`).
