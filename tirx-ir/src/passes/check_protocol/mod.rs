@@ -227,6 +227,24 @@ pub enum ProtocolError {
         /// The TMEM buffer.
         buffer: String,
     },
+    /// A TMEM allocation released on some paths only.
+    #[error(
+        "TMEM lifecycle: `{buffer}` is allocated here and, on the path where the `if` in the note is {path}, not deallocated on the way to the kernel's end; every TMEM allocation must be released before the kernel exits, on every path. Deallocate it on that path too (`tcgen05::fence_before(); sync_threads();` then `tcgen05::dealloc({buffer})` in the warp that allocated it), or move the dealloc out of the `if`"
+    )]
+    TmemLeakOnPath {
+        /// The TMEM buffer.
+        buffer: String,
+        /// `taken` or `not taken`.
+        path: &'static str,
+    },
+    /// A `tcgen05::relinquish` some paths skip.
+    #[error(
+        "TMEM lifecycle: the CTA gives up its TMEM allocation permit here, but on the path where the `if` in the note is {path} it never does: there it keeps the permit to the end, and the other CTAs on the SM wait in their `tcgen05::alloc` until it exits. Relinquish on every path (after the last `tcgen05::alloc`, outside the `if`)"
+    )]
+    RelinquishOnPath {
+        /// `taken` or `not taken`.
+        path: &'static str,
+    },
     /// A tcgen05 accumulator read while an MMA into it is not committed.
     #[error(
         "accumulator in flight: `{buffer}` is written by a `tcgen05::mma` (asynchronous), and read here with no `tcgen05::commit` after the MMA: nothing signals when it is done, so the read may see partial sums. Commit to a barrier (`tcgen05::commit(done)`) after the MMAs and wait on it (`done.wait(parity)`) before the read"
