@@ -30,6 +30,13 @@ pub(in crate::passes) struct Sink {
 }
 
 impl Sink {
+    /// Reports `d` (ignored while a loop is walked towards its fixed point).
+    pub(in crate::passes) fn push_diag(&mut self, d: Diagnostic) {
+        if self.report && !self.errs.iter().any(|e| e.span == d.span) {
+            self.errs.push(d);
+        }
+    }
+
     /// Reports `e` at `span` (ignored while a loop is walked towards its fixed point).
     pub(in crate::passes) fn push(&mut self, span: Span, e: impl Into<DiagKind>) {
         if self.report && !self.errs.iter().any(|d| d.span == span) {
@@ -49,6 +56,8 @@ pub(in crate::passes) trait Flow {
     /// `var` takes a new value (a `let`, an assignment, a loop's induction variable, a
     /// pipeline stage).
     fn define(&mut self, _var: Handle<Var>, _st: &mut Self::State) {}
+    /// The start of one branch of the `if` `s` (`taken`: its then-branch).
+    fn branch(&mut self, _s: &Stmt, _taken: bool, _st: &mut Self::State) {}
     /// The start of one iteration of the `for` loop `s`.
     fn iterate(&mut self, _s: &Stmt, _st: &mut Self::State) {}
     /// The end of the kernel body.
@@ -94,8 +103,10 @@ impl<F: Flow> Walker<'_, F> {
                     ..
                 } => {
                     let mut t = st.clone();
+                    self.flow.branch(s, true, &mut t);
                     self.block(then_body, threads, &mut t);
                     let mut e = st.clone();
+                    self.flow.branch(s, false, &mut e);
                     self.block(else_body, threads, &mut e);
                     *st = self.flow.join(&t, &e);
                 }

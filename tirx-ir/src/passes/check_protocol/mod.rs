@@ -7,6 +7,8 @@
 //!
 //! The rules, by file:
 //! - [`order`]: phase parity in loops, proxy fences, reads before the wait of a TMA load;
+//! - [`counters`]: a pipeline counter that does not advance by exactly one per use (a
+//!   stride, a skipped increment, a restart in every iteration of an enclosing loop);
 //! - [`phases`]: phase parity on every path — a constant parity against the phases signalled
 //!   before the wait, a wait on a barrier nothing (or only what comes after it) signals;
 //! - [`bulk`]: a TMA store's source overwritten, or its pipeline stage released, while the
@@ -26,6 +28,7 @@
 //! part of a shared buffer a pending read covers.
 
 mod bulk;
+mod counters;
 mod counts;
 pub(super) mod flow;
 mod operands;
@@ -98,6 +101,46 @@ pub enum ProtocolError {
         op: &'static str,
         /// The pipeline.
         pipe: String,
+    },
+    /// A pipeline counter that does not advance by one per use.
+    #[error(
+        "pipeline counter: `{var}` makes the counter of this `{op}` on pipeline `{pipe}` advance by {advance} per iteration of its loop, which has {uses} such use(s) in each iteration, not one after another: each use must take the next counter (the stage is `k % stages` and the parity `(k / stages) % 2`), or it takes a stage out of turn or waits on a phase already passed. Advance the counter by one per use (`{var} += 1` after each, or `{op}(k)` with `k` counting uses)"
+    )]
+    CounterStride {
+        /// `consumer_wait` or `producer_acquire`.
+        op: &'static str,
+        /// The pipeline.
+        pipe: String,
+        /// The counter's variable.
+        var: String,
+        /// How much it advances per iteration.
+        advance: i64,
+        /// Uses per iteration.
+        uses: i64,
+    },
+    /// A pipeline counter whose increment some iterations skip.
+    #[error(
+        "pipeline counter: `{var}`, the counter of this `{op}` on pipeline `{pipe}`, is advanced under an `if` in its loop while this use runs in every iteration: the iterations that skip the increment take the same stage and parity again (a phase already passed). Advance `{var}` in every iteration that uses it"
+    )]
+    CounterSkipped {
+        /// `consumer_wait` or `producer_acquire`.
+        op: &'static str,
+        /// The pipeline.
+        pipe: String,
+        /// The counter's variable.
+        var: String,
+    },
+    /// A pipeline counter restarted in every iteration of an enclosing loop.
+    #[error(
+        "pipeline counter: `{var}`, the counter of this `{op}` on pipeline `{pipe}`, starts from the same value in every iteration of the enclosing loop, while the pipeline's barriers go on from where the last iteration left them: from the second iteration on it takes stages out of turn and waits on the wrong parity. Keep one counter across the enclosing loop (`let mut it = 0;` before it, `{op}(it)` and `it += 1` per use)"
+    )]
+    CounterReset {
+        /// `consumer_wait` or `producer_acquire`.
+        op: &'static str,
+        /// The pipeline.
+        pipe: String,
+        /// The counter's variable.
+        var: String,
     },
     /// A TMA load's destination read before a wait on the barrier it signals.
     #[error(
@@ -226,6 +269,24 @@ pub enum ProtocolError {
     TmemLeak {
         /// The TMEM buffer.
         buffer: String,
+    },
+    /// A TMEM allocation released on some paths only.
+    #[error(
+        "TMEM lifecycle: `{buffer}` is allocated here and, on the path where the `if` in the note is {path}, not deallocated on the way to the kernel's end; every TMEM allocation must be released before the kernel exits, on every path. Deallocate it on that path too (`tcgen05::fence_before(); sync_threads();` then `tcgen05::dealloc({buffer})` in the warp that allocated it), or move the dealloc out of the `if`"
+    )]
+    TmemLeakOnPath {
+        /// The TMEM buffer.
+        buffer: String,
+        /// `taken` or `not taken`.
+        path: &'static str,
+    },
+    /// A `tcgen05::relinquish` some paths skip.
+    #[error(
+        "TMEM lifecycle: the CTA gives up its TMEM allocation permit here, but on the path where the `if` in the note is {path} it never does: there it keeps the permit to the end, and the other CTAs on the SM wait in their `tcgen05::alloc` until it exits. Relinquish on every path (after the last `tcgen05::alloc`, outside the `if`)"
+    )]
+    RelinquishOnPath {
+        /// `taken` or `not taken`.
+        path: &'static str,
     },
     /// A tcgen05 accumulator read while an MMA into it is not committed.
     #[error(
@@ -419,8 +480,9 @@ impl Pass for CheckProtocol {
 
     fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
         let mut errs: Diagnostics = Vec::new();
-        let rules: [fn(&Kernel) -> Vec<Diagnostic>; 8] = [
+        let rules: [fn(&Kernel) -> Vec<Diagnostic>; 9] = [
             order::check,
+            counters::check,
             bulk::check,
             operands::check,
             tmem::check,

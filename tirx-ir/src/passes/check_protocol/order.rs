@@ -61,7 +61,7 @@ fn signals(b: &Block, out: &mut Vec<BarRef>) {
 }
 
 /// Whether a loop with these bounds may run more than once (unknown bounds: yes).
-fn may_repeat(start: &Expr, end: &Expr, step: &Expr) -> bool {
+pub(super) fn may_repeat(start: &Expr, end: &Expr, step: &Expr) -> bool {
     match (start, end, step) {
         (Expr::Imm(a, _), Expr::Imm(b, _), Expr::Imm(s, _)) if *s > 0 => b - a > *s,
         _ => true,

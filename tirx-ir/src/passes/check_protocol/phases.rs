@@ -39,6 +39,8 @@ use crate::diag::Diagnostic;
 use crate::ir::{BarRef, Barrier, Block, Expr, Kernel, Op, Span, Stmt, StmtKind};
 use crate::passes::walk::{children, visit};
 use crate::valid::scope::{ScopeSet, Threads};
+use std::cell::RefCell;
+use std::collections::HashMap;
 
 /// Barriers of larger arrays are not followed per element.
 const MAX_ELEMENTS: u32 = 64;
@@ -121,12 +123,27 @@ struct Phases<'k> {
     sites: Vec<Site<'k>>,
     /// First element slot of each barrier array (`None`: not followed).
     base: Vec<Option<usize>>,
+    /// The constant value of each index and parity met so far, by the expression's address
+    /// (a loop's body is walked several times; a variable's value is found by a search).
+    known: RefCell<HashMap<*const Expr, Option<i64>>>,
 }
 
 impl Phases<'_> {
+    /// `constant(e)`, remembered.
+    fn value(&self, e: &Expr) -> Option<i64> {
+        if let Expr::Imm(v, _) = e {
+            return Some(*v);
+        }
+        *self
+            .known
+            .borrow_mut()
+            .entry(e as *const Expr)
+            .or_insert_with(|| constant(self.k, e))
+    }
+
     fn slot(&self, r: &BarRef) -> Option<Result<usize, ()>> {
         let base = self.base[r.bar.index()]?;
-        Some(match constant(self.k, &r.index) {
+        Some(match self.value(&r.index) {
             Some(i) if (0..self.k.barriers[r.bar].count as i64).contains(&i) => {
                 Ok(base + i as usize)
             }
@@ -150,17 +167,17 @@ impl Phases<'_> {
         st: &[Totals],
         out: &mut Sink,
     ) {
-        let Some(p) = constant(self.k, parity) else {
+        let Some(p) = self.value(parity) else {
             return;
         };
         let Some(Ok(slot)) = self.slot(bar) else {
             return;
         };
-        let i = constant(self.k, &bar.index).unwrap_or(0);
+        let i = self.value(&bar.index).unwrap_or(0);
         let sites: Vec<&Site> = self
             .sites
             .iter()
-            .filter(|s| s.bar.bar == bar.bar && may_name(self.k, s.bar, i))
+            .filter(|s| s.bar.bar == bar.bar && self.value(&s.bar.index).is_none_or(|j| j == i))
             .collect();
         // One thread runs the wait and every signal: program order is their order.
         let mut common = Some(Runs::of(threads));
@@ -370,7 +387,12 @@ pub(super) fn check(k: &Kernel) -> Vec<Diagnostic> {
             base.push(None);
         }
     }
-    let mut rule = Phases { k, sites, base };
+    let mut rule = Phases {
+        k,
+        sites,
+        base,
+        known: RefCell::new(HashMap::new()),
+    };
     for d in flow::run(k, &mut rule, vec![Some(vec![0]); slots]) {
         if !errs.iter().any(|e| e.span == d.span) {
             errs.push(d);

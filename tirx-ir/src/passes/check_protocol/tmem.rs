@@ -28,7 +28,10 @@ use super::ProtocolError;
 use super::flow::{self, Flow, Sink};
 use crate::arena::Handle;
 use crate::diag::Diagnostic;
-use crate::ir::{Barrier, Buffer, Completion, Kernel, Op, Space, Span, TileRef};
+use crate::ir::{
+    Barrier, Buffer, Completion, Expr, Kernel, Op, Space, Span, Stmt, StmtKind, TileRef, Var,
+};
+use crate::passes::walk::visit;
 use crate::valid::scope::ScopeSet;
 
 /// May be not yet allocated.
@@ -44,6 +47,20 @@ struct Life {
     buf: Handle<Buffer>,
     states: u8,
     alloc: Option<Span>,
+    /// When it may be allocated on some paths only: the branch of an `if` (its span, and
+    /// whether it is taken) on which it is.
+    held: Option<(Span, bool)>,
+}
+
+/// Whether the CTA has relinquished its TMEM allocation permit (`tcgen05::relinquish`).
+#[derive(Clone, Debug, PartialEq)]
+struct Permit {
+    /// `NEVER`: may still hold it; `FREED`: may have relinquished it.
+    states: u8,
+    /// The relinquish, once one is seen.
+    at: Option<Span>,
+    /// When it may be relinquished on some paths only: the branch that skips it.
+    skipped: Option<(Span, bool)>,
 }
 
 /// An MMA into `acc` that may be in flight, with the barriers its commits signal so far (in
@@ -61,10 +78,16 @@ struct State {
     /// Every TMEM buffer of the kernel.
     life: Vec<Life>,
     flights: Vec<Flight>,
+    permit: Permit,
+    /// The branches of the `if`s that enclose this point, outermost first.
+    branches: Vec<(Span, bool)>,
 }
 
 struct Tmem<'k> {
     k: &'k Kernel,
+    /// The condition of each `if` a branch label names, when it has the same value wherever
+    /// it is evaluated (it reads only variables defined once).
+    conds: Vec<(Span, &'k Expr)>,
 }
 
 impl Tmem<'_> {
@@ -141,6 +164,14 @@ impl Tmem<'_> {
                 }
                 l.states = LIVE;
                 l.alloc = Some(span);
+                l.held = None;
+            }
+            Op::TmemRelinquish { .. } => {
+                st.permit = Permit {
+                    states: FREED,
+                    at: Some(span),
+                    skipped: None,
+                };
             }
             Op::TmemDealloc { buf, .. } => {
                 let Some(l) = st.life.iter_mut().find(|l| l.buf == *buf) else {
@@ -159,6 +190,7 @@ impl Tmem<'_> {
                     );
                 }
                 l.states = FREED;
+                l.held = None;
             }
             _ => {}
         }
@@ -250,6 +282,11 @@ impl Tmem<'_> {
     }
 }
 
+/// Words for a branch of an `if`.
+fn path(taken: bool) -> &'static str {
+    if taken { "taken" } else { "not taken" }
+}
+
 fn dedup(fs: &mut Vec<Flight>) {
     let mut out: Vec<Flight> = Vec::new();
     for f in fs.drain(..) {
@@ -269,6 +306,16 @@ impl Flow for Tmem<'_> {
     }
 
     fn join(&self, a: &State, b: &State) -> State {
+        // The branch a state's path took last, where the other's did not.
+        let (ta, tb) = (a.branches.last().copied(), b.branches.last().copied());
+        let label =
+            |in_a: bool, in_b: bool, x: Option<(Span, bool)>, y: Option<(Span, bool)>| match (
+                in_a, in_b,
+            ) {
+                (true, false) => x.or(ta),
+                (false, true) => y.or(tb),
+                _ => x.or(y),
+            };
         let life = a
             .life
             .iter()
@@ -277,26 +324,95 @@ impl Flow for Tmem<'_> {
                 buf: x.buf,
                 states: x.states | y.states,
                 alloc: x.alloc.or(y.alloc),
+                held: label(x.states & LIVE != 0, y.states & LIVE != 0, x.held, y.held),
             })
             .collect();
         let mut flights = a.flights.clone();
         flights.extend(b.flights.iter().cloned());
         dedup(&mut flights);
-        State { life, flights }
+        let (p, q) = (&a.permit, &b.permit);
+        let permit = Permit {
+            states: p.states | q.states,
+            at: p.at.or(q.at),
+            skipped: label(
+                p.states & NEVER != 0,
+                q.states & NEVER != 0,
+                p.skipped,
+                q.skipped,
+            ),
+        };
+        let common = a
+            .branches
+            .iter()
+            .zip(&b.branches)
+            .take_while(|(x, y)| x == y)
+            .count();
+        let branches = a.branches[..common].to_vec();
+        State {
+            life,
+            flights,
+            permit,
+            branches,
+        }
+    }
+
+    fn branch(&mut self, s: &Stmt, taken: bool, st: &mut State) {
+        st.branches.push((s.span, taken));
+        // A later `if` on the same condition takes the same branch: a state that arose only
+        // on the other branch of the earlier one cannot reach this branch.
+        let Some(cond) = self.conds.iter().find(|c| c.0 == s.span).map(|c| c.1) else {
+            return;
+        };
+        if s.span == Span::NONE {
+            return;
+        }
+        let other = |l: Option<(Span, bool)>| {
+            l.is_some_and(|(at, t)| {
+                t != taken && self.conds.iter().any(|c| c.0 == at && c.1 == cond)
+            })
+        };
+        for l in &mut st.life {
+            if other(l.held) {
+                l.states &= !LIVE;
+                l.held = None;
+            }
+        }
+        if other(st.permit.skipped) {
+            st.permit.states &= !NEVER;
+            st.permit.skipped = None;
+        }
     }
 
     fn finish(&mut self, st: &State, out: &mut Sink) {
         for l in &st.life {
-            if l.states == LIVE
-                && let Some(span) = l.alloc
+            let Some(span) = l.alloc else { continue };
+            let buffer = self.name(l.buf);
+            if l.states == LIVE {
+                out.push(span, ProtocolError::TmemLeak { buffer });
+            } else if l.states & LIVE != 0
+                && let Some((at, taken)) = l.held
             {
-                out.push(
-                    span,
-                    ProtocolError::TmemLeak {
-                        buffer: self.name(l.buf),
-                    },
+                let e = ProtocolError::TmemLeakOnPath {
+                    buffer: buffer.clone(),
+                    path: path(taken),
+                };
+                let note = format!(
+                    "the path that keeps `{buffer}` allocated: where this `if` is {}",
+                    path(taken)
                 );
+                out.push_diag(Diagnostic::new(span, e).with_note(at, note));
             }
+        }
+        let p = &st.permit;
+        if p.states == NEVER | FREED
+            && let (Some(span), Some((at, taken))) = (p.at, p.skipped)
+        {
+            let e = ProtocolError::RelinquishOnPath { path: path(taken) };
+            let note = format!(
+                "the path that skips `tcgen05::relinquish()`: where this `if` is {}",
+                path(taken)
+            );
+            out.push_diag(Diagnostic::new(span, e).with_note(at, note));
         }
     }
 }
@@ -315,11 +431,43 @@ pub(super) fn check(k: &Kernel) -> Vec<Diagnostic> {
                 buf,
                 states: NEVER,
                 alloc: None,
+                held: None,
             })
             .collect(),
         flights: Vec::new(),
+        permit: Permit {
+            states: NEVER,
+            at: None,
+            skipped: None,
+        },
+        branches: Vec::new(),
     };
-    flow::run(k, &mut Tmem { k }, init)
+    let mut defs: Vec<Handle<Var>> = Vec::new();
+    let mut twice: Vec<Handle<Var>> = Vec::new();
+    let mut conds = Vec::new();
+    visit(&k.body, &mut |s, _| {
+        let mut def = |v: Handle<Var>| {
+            if defs.contains(&v) {
+                twice.push(v);
+            } else {
+                defs.push(v);
+            }
+        };
+        match &s.kind {
+            StmtKind::Let { var, .. }
+            | StmtKind::Assign { var, .. }
+            | StmtKind::For { var, .. } => def(*var),
+            StmtKind::If { cond, .. } => conds.push((s.span, cond)),
+            _ => {}
+        }
+    });
+    // Conditions reading a variable assigned again (or a loop's) may change between two `if`s.
+    conds.retain(|(_, c)| {
+        let mut vs = Vec::new();
+        super::vars_of(c, &mut vs);
+        vs.iter().all(|v| !twice.contains(v))
+    });
+    flow::run(k, &mut Tmem { k, conds }, init)
 }
 
 #[cfg(test)]
@@ -391,5 +539,44 @@ mod tests {
     fn an_alloc_on_one_branch_only_is_not_judged() {
         let body = format!("  if 1:pred {{\n{ALLOC}  }}\n{DEALLOC}");
         assert_eq!(kinds(&body), vec![]);
+    }
+
+    #[test]
+    fn a_dealloc_some_paths_skip_is_a_leak_on_that_path() {
+        let skipped = kinds(&format!("{ALLOC}  if 1:pred {{\n{DEALLOC}  }}\n"));
+        assert!(
+            matches!(
+                &skipped[..],
+                [ProtocolError::TmemLeakOnPath {
+                    path: "not taken",
+                    ..
+                }]
+            ),
+            "{skipped:?}"
+        );
+        let nested = kinds(&format!(
+            "{ALLOC}  if 1:pred {{\n{DEALLOC}  }} else {{\n  if 0:pred {{\n{DEALLOC}  }}\n  }}\n"
+        ));
+        assert!(
+            matches!(&nested[..], [ProtocolError::TmemLeakOnPath { .. }]),
+            "{nested:?}"
+        );
+        let both = format!("{ALLOC}  if 1:pred {{\n{DEALLOC}  }} else {{\n{DEALLOC}  }}\n");
+        assert_eq!(kinds(&both), vec![]);
+    }
+
+    #[test]
+    fn a_relinquish_some_paths_skip_is_reported() {
+        let give_up = "  scope warp 0..=0 {\n    op tmem_relinquish\n  }\n";
+        let once = kinds(&format!("{ALLOC}  if 1:pred {{\n{give_up}  }}\n{DEALLOC}"));
+        assert!(
+            matches!(
+                &once[..],
+                [ProtocolError::RelinquishOnPath { path: "not taken" }]
+            ),
+            "{once:?}"
+        );
+        assert_eq!(kinds(&format!("{ALLOC}{give_up}{DEALLOC}")), vec![]);
+        assert_eq!(kinds(&format!("{ALLOC}{DEALLOC}")), vec![]);
     }
 }
