@@ -47,7 +47,7 @@ fn default_shapes_are_odd() {
             let family = catalogue::family_of(art).expect("owned");
             let (m, n, _) = family.default_shape(art);
             assert!(
-                !m.is_multiple_of(64) && !n.is_multiple_of(64) || family.name() == "attention",
+                !m.is_multiple_of(64) && !n.is_multiple_of(64),
                 "{}/{}: {m}x{n}",
                 k.name,
                 art.config
