@@ -307,8 +307,9 @@ impl ProblemDef for GemmRequest {
         let room = device.limits.sm_count as usize * ctas_per_sm(artifact);
         let resident = tiles.min(room);
         let rate = pull_rate(self, artifact);
-        let fills = if persistent { 1 } else { tiles.div_ceil(room) };
-        Ok(cost.max(memory_units(self, resident, rate, 0.0) + fill_units(fills, k)))
+        // One pipeline fill before anything streams (the later waves of a grid that is not
+        // persistent are in its ×1.25).
+        Ok(cost.max(memory_units(self, resident, rate, 0.0)) + fill_units(1, k))
     }
 
     fn cache_key(&self, device: &Device) -> Key {

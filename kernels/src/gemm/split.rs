@@ -19,9 +19,9 @@
 //! - memory: A and B read, D written, and the partials' traffic (`S·M·N` f32 written and read
 //!   back, C read where β ≠ 0) at what the resident CTAs pull (`request::memory_units` with
 //!   `request::pull_rate`: each CTA's stage bytes in flight over the measured stage latency,
-//!   as in the one-launch model's floor), plus one stage latency per wave of resident CTAs
-//!   (`request::fill_units`: each wave waits for its first stage); the plan takes the larger
-//!   of compute and memory;
+//!   as in the one-launch model's floor); the plan takes the larger of compute and memory,
+//!   plus one stage latency per wave of resident CTAs (`request::fill_units`: each wave waits
+//!   for its first stage; the one-launch model pays one);
 //! - the second launch: 2 µs (an estimate of a dependent launch's gap on one stream), and the
 //!   reduce's rounds of dependent loads (`reduce`'s `sum_slices`: one for slice 0, one per four
 //!   slices, one per slice left over) at 0.5 µs each (an estimate of an L2 round trip under
@@ -120,10 +120,11 @@ pub fn best_split(
         let partials = (m * n) as f64 * (8.0 * s as f64 + c_bytes);
         let resident = ctas.min(sms * per_sm);
         let fills = ctas.div_ceil(sms * per_sm);
-        let memory = memory_units(request, resident, rate, partials) + fill_units(fills, k);
+        let memory = memory_units(request, resident, rate, partials);
         let rounds = (1 + (s - 1) / 4 + (s - 1) % 4) as f64;
-        let cost =
-            compute.max(memory) + (SECOND_LAUNCH_S + rounds * REDUCE_ROUND_S) / unit_seconds(k);
+        let cost = compute.max(memory)
+            + fill_units(fills, k)
+            + (SECOND_LAUNCH_S + rounds * REDUCE_ROUND_S) / unit_seconds(k);
         if best.is_none_or(|(_, c)| cost < c) {
             best = Some((s, cost));
         }
