@@ -292,8 +292,8 @@ enum TuneCmd {
         #[arg(long = "shape")]
         shapes: Vec<String>,
         /// How B is given: `tn` or `nn`.
-        #[arg(long, default_value = "tn")]
-        layout: String,
+        #[arg(long, default_value = "tn", value_parser = parse_layout)]
+        layout: tirx::problem::BLayout,
         /// Element type of A and B.
         #[arg(long = "in", default_value = "bf16")]
         input: String,
@@ -394,16 +394,16 @@ fn main() -> ExitCode {
             scaled,
             cache,
             json,
-        })) => match (gpu(), gemm_types(&input, &output), parse_layout(&layout)) {
-            (_, Err(e), _) | (_, _, Err(e)) => Err(e),
-            (Ok(rt), Ok(types), Ok(layout)) => {
+        })) => match (gpu(), gemm_types(&input, &output)) {
+            (_, Err(e)) => Err(e),
+            (Ok(rt), Ok(types)) => {
                 let problem = tirx_kernels::bench::Problem {
                     layout,
                     scale: scaled.then_some((1.5, -0.75)),
                 };
                 tune_gemm(&rt, &shapes, problem, types, cache.as_deref(), &json)
             }
-            (Err(e), _, _) => {
+            (Err(e), _) => {
                 eprintln!("tirx tune needs a GPU: {e}");
                 return ExitCode::from(2);
             }
@@ -565,6 +565,15 @@ mod tests {
         {
             Some(Cmd::Bench(BenchCmd::Copy { shapes })) => assert_eq!(shapes, ["64,64"]),
             _ => panic!("not a bench copy command"),
+        }
+        // A layout or an emulator option is a typed value, refused when misspelt.
+        for bad in [
+            &["tirx", "bench", "gemm", "--layout", "tt"][..],
+            &["tirx", "tune", "gemm", "--layout", "NN"],
+            &["tirx", "sim", "tma_copy", "--clc", "never"],
+        ] {
+            let e = Cli::try_parse_from(bad).err().expect("refused");
+            assert_eq!(e.kind(), clap::error::ErrorKind::ValueValidation, "{e}");
         }
     }
 }

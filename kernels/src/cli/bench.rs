@@ -6,6 +6,7 @@ use std::path::PathBuf;
 
 use tirx::Runtime;
 use tirx::abi::ElemType;
+use tirx::problem::BLayout;
 use tirx_kernels::bench::Problem;
 use tirx_kernels::bench::fp8::Fp8Problem;
 use tirx_kernels::gemm::reference::{Act, parse_epilogue};
@@ -84,8 +85,8 @@ pub struct GemmBench {
     pub json: Option<PathBuf>,
     /// How B is given — `tn` (N×K, D = A·Bᵀ) or `nn` (K×N, D = A·B). Only kernels taking that
     /// layout are measured, and cuBLASLt is run in the same layout.
-    #[arg(long, default_value = "tn")]
-    pub layout: String,
+    #[arg(long, default_value = "tn", value_parser = parse_layout)]
+    pub layout: BLayout,
     /// Element type of A and B: bf16 or f16 (accumulation is f32); e4m3 or e5m2 measures the
     /// FP8 GEMMs, D = s ⊙ A·Bᵀ with the scales of `--scales`, against cuBLASLt's FP8 GEMM (TN).
     #[arg(long = "in", default_value = "bf16")]
@@ -150,7 +151,7 @@ impl GemmBench {
         let defaults = self.kernels.is_empty()
             && !self.ladder
             && !self.all
-            && self.layout == "tn"
+            && self.layout == BLayout::Tn
             && self.alpha == 1.0
             && self.beta == 0.0;
         if !defaults {
@@ -180,7 +181,6 @@ pub fn bench(rt: &Runtime, cmd: &BenchCmd) -> Result<bool, String> {
                 return bench_gemm_fp8(rt, &g.shapes, p);
             }
             let types = gemm_types(&g.input, &g.output)?;
-            let layout = parse_layout(&g.layout)?;
             match g.epilogue {
                 Some(act) => bench_gemm_epilogue(rt, &g.shapes, act, g.json.as_deref()),
                 None => bench_gemm(
@@ -191,7 +191,7 @@ pub fn bench(rt: &Runtime, cmd: &BenchCmd) -> Result<bool, String> {
                     g.all,
                     g.json.as_deref(),
                     Problem {
-                        layout,
+                        layout: g.layout,
                         scale: (g.alpha != 1.0 || g.beta != 0.0).then_some((g.alpha, g.beta)),
                     },
                     types,

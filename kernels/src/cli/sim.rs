@@ -43,6 +43,16 @@ fn refusal(family: &dyn Family, art: &KernelArtifact, shape: Shape) -> Option<Re
         .filter(Reject::is_about_the_problem)
 }
 
+/// `--clc fail|succeed|random`.
+fn parse_clc(s: &str) -> Result<ClcMode, String> {
+    match s {
+        "fail" => Ok(ClcMode::Fail),
+        "succeed" => Ok(ClcMode::Succeed),
+        "random" => Ok(ClcMode::Random),
+        other => Err(format!("--clc {other}: fail, succeed or random")),
+    }
+}
+
 /// `tirx sim`'s arguments.
 #[derive(clap::Args)]
 pub struct SimArgs {
@@ -79,8 +89,8 @@ pub struct SimArgs {
     #[arg(long, default_value_t = DeviceLimits::HOPPER.sm_count)]
     sms: u32,
     /// How `clusterlaunchcontrol.try_cancel` requests are answered: fail, succeed or random.
-    #[arg(long, default_value = "random")]
-    clc: String,
+    #[arg(long, default_value = "random", value_parser = parse_clc)]
+    clc: ClcMode,
     /// Write an SVG timeline of the first schedule (warps of CTA 0 and the asynchronous
     /// engines over emulated time) to FILE, and its events to FILE with extension `.json`.
     #[arg(long, value_name = "FILE")]
@@ -115,15 +125,9 @@ pub fn sim(a: &SimArgs) -> Result<bool, String> {
                 .unwrap_or_default()
         ));
     }
-    let clc = match a.clc.as_str() {
-        "fail" => ClcMode::Fail,
-        "succeed" => ClcMode::Succeed,
-        "random" => ClcMode::Random,
-        other => return Err(format!("--clc {other}: fail, succeed or random")),
-    };
     let policy = Policy {
         launch_regs: a.launch_regs,
-        clc,
+        clc: a.clc,
         ..Policy::default()
     };
     let mut ok = true;

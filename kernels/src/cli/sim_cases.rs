@@ -103,16 +103,47 @@ const TABLE: &[Case] = &[
     case("attention_sm90_persistent", "d128_sms", (130, 384, 0)),
 ];
 
-/// Every case with its seed.
+/// Every case with its seed: [`TABLE`], then one case for each shipped sm_90a kernel the
+/// table does not name — its first sm_90a config at its family's default shape — so a new
+/// kernel is compared with no edit here.
 pub fn cases() -> Vec<Case> {
+    let named: Vec<&str> = TABLE.iter().map(|c| c.kernel).collect();
+    let rest = catalogue::all()
+        .into_iter()
+        .filter(|k| !named.contains(&k.name))
+        .filter_map(default_case);
     TABLE
         .iter()
+        .copied()
+        .chain(rest)
         .enumerate()
         .map(|(i, c)| Case {
             seed: 101 + i as u64,
-            ..*c
+            ..c
         })
         .collect()
+}
+
+/// The case of `k` the table need not name: its first sm_90a config at its family's default
+/// shape; `None` for a kernel with no sm_90a artifact or no family.
+fn default_case(k: &'static tirx::Kernel) -> Option<Case> {
+    let art = k.artifacts.iter().find(|a| a.target == Target::Sm90a)?;
+    let family = catalogue::family_of(art)?;
+    Some(Case {
+        kernel: k.name,
+        config: Some(art.config),
+        shape: case_shape(art, family.default_shape(art)),
+        seed: 0,
+    })
+}
+
+/// A family's shape as a case takes it: attention's `(queries, heads)` becomes `(queries,
+/// heads × D)` (the width of Q's rows); the other families' shapes are the same.
+fn case_shape(art: &KernelArtifact, (m, n, k): (usize, usize, usize)) -> (usize, usize, usize) {
+    match (art.problem, art.int("D")) {
+        (Some(Problem::Attention), Some(d)) => (m, n * d as usize, 0),
+        _ => (m, n, k),
+    }
 }
 
 impl Case {
@@ -438,8 +469,8 @@ mod tests {
     use super::*;
     use std::collections::BTreeSet;
 
-    /// Every sm_90a kernel tirx ships has a case, every case resolves to an artifact, and
-    /// the inputs build.
+    /// Every sm_90a kernel tirx ships has a case, every case (and every kernel's default
+    /// case) resolves to an artifact, and the inputs build.
     #[test]
     fn the_cases_cover_every_shipped_sm90_kernel() {
         let covered: BTreeSet<&str> = cases().iter().map(|c| c.kernel).collect();
@@ -452,7 +483,9 @@ mod tests {
                 );
             }
         }
-        for c in cases() {
+        // The cases a kernel gets when the table does not name it build too.
+        let defaults = catalogue::all().into_iter().filter_map(default_case);
+        for c in cases().into_iter().chain(defaults) {
             let art = c.artifact().unwrap_or_else(|e| panic!("{c:?}: {e}"));
             let data = inputs(art, &c).unwrap_or_else(|e| panic!("{c:?}: {e}"));
             assert!(data.out().bytes.iter().all(|&b| b == 0xff));

@@ -363,4 +363,6 @@ pub(crate) fn mentions_sms(e: &tirx::abi::SymExpr) -> bool {
 }
 
 #[cfg(test)]
+mod refusals;
+#[cfg(test)]
 mod tests;

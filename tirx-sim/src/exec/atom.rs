@@ -14,9 +14,10 @@
 //! no particular way), so a kernel that relies on lane order shows it under some seed.
 
 use super::alu::{float_op, mask};
+use super::cta::{Cluster, TState};
 use super::diag::SimError;
 use super::lane::lanes;
-use super::machine::{Cluster, Machine, TState};
+use super::machine::Machine;
 use super::mem::Loc;
 use super::ops::{FOp, MemSpace, Op};
 use super::program::{Addr, Inst, Reg, Val};

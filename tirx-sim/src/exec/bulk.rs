@@ -14,9 +14,10 @@
 //! (`cvta.param`): a `.param`-space address is diagnosed, because on the H200 the TMA unit
 //! then reads the wrong address (DESIGN.md §6).
 
+use super::cta::Cluster;
 use super::diag::{SimError, Space};
 use super::lane::lanes;
-use super::machine::{Cluster, Machine};
+use super::machine::Machine;
 use super::mem::{self, Loc};
 use super::ops::{MemSpace, Op};
 use super::program::{Addr, Inst, Val};

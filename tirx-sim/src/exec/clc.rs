@@ -23,9 +23,10 @@
 //! with the success bit, words 1–3 the first CTA's x, y, z.
 
 use super::bulk::{AsyncKind, AsyncOp};
+use super::cta::Cluster;
 use super::diag::SimError;
 use super::lane::lanes;
-use super::machine::{Cluster, Machine};
+use super::machine::Machine;
 use super::mem::Loc;
 use super::ops::{MemSpace, Op};
 use super::program::{Inst, Val};

@@ -5,8 +5,9 @@
 //! `sync.rs`.
 
 use super::alu;
+use super::cta::{Cluster, TState, Wait};
 use super::diag::{SimError, Space};
-use super::machine::{Cluster, Machine, TState, Wait};
+use super::machine::Machine;
 use super::mem::{self, Loc};
 use super::ops::{BoolOp, MemSpace, Op};
 use super::program::{Addr, Collective, Inst, Reg, Sreg, Val};
@@ -453,7 +454,7 @@ impl Machine<'_> {
             Op::Nop => {}
             Op::TcFenceAfter => {
                 let c = &mut cl.ctas[ci];
-                c.tc_fenced[t as usize] = c.tc_log.len() as u32;
+                c.tc.fenced[t as usize] = c.tc.log.len() as u32;
             }
             Op::FenceProxyAsync => cl.ctas[ci].shadow.fence(t),
             Op::TcMma {

@@ -1,5 +1,7 @@
-//! The machine: CTAs of one cluster with their threads, registers, shared memory and
-//! barriers; the grid run one cluster at a time; the scheduling loop and the deadlock check.
+//! The scheduler: the grid run one cluster at a time, the loop that picks the next warp and
+//! its burst and completes asynchronous operations, the wake-up of waiting lanes, and the
+//! deadlock check. The state it schedules (CTAs, threads, registers) is `cta.rs`; what one
+//! instruction does is the units' (`lane.rs` and the files it dispatches to).
 //!
 //! Execution model (PTX ISA §2.2 "Thread Hierarchy", §3.1 "SIMT Architecture"; §9.7.13 for
 //! the synchronising instructions). Each thread has its own program counter and state
@@ -21,160 +23,13 @@
 //! together, so distributed shared memory and cluster barriers work, but CTAs of different
 //! clusters never overlap (a kernel that spins on a flag set by another cluster would hang).
 
-use std::collections::BTreeMap;
-
 use super::bulk::AsyncOp;
+use super::cta::{Cluster, Cta, ParamBuf, Regs, TState, Wait};
 use super::device::Device;
-use super::diag::{Blocked, SimError, ThreadId};
+use super::diag::{Blocked, SimError};
 use super::program::Program;
 use super::sched::{Policy, Rng};
-use super::sync::{Mbar, NamedBar};
-use super::{Launch, ParamValue, Stats, TensorMapDesc};
-
-/// A thread's state.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum TState {
-    Run,
-    Wait(Wait),
-    Exit,
-}
-
-/// What a waiting thread waits for.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Wait {
-    /// Named barrier `id` to finish round `round`.
-    Bar { id: u8, round: u64 },
-    /// The mbarrier at `off` of its CTA to complete the phase of parity `parity`.
-    Mbar { off: u32, parity: u32 },
-    /// The cluster barrier to finish round `round`.
-    Cluster { round: u64 },
-    /// At most `n` of its bulk groups pending.
-    Bulk { n: u32 },
-    /// The other lanes (`need`) of a collective instruction.
-    Converge { need: u32 },
-    /// Every sibling warp of its warpgroup to commit `target` wgmma groups.
-    Wgmma { target: u64 },
-    /// The CTA's register pool to hold enough for `setmaxnreg.inc` to `count`.
-    Regs { count: u32 },
-}
-
-/// The kernel parameters laid out as the entry declares them.
-pub(crate) struct ParamBuf {
-    pub bytes: Vec<u8>,
-    /// (offset, description) of each tensor-map parameter.
-    pub maps: Vec<(u32, TensorMapDesc)>,
-}
-
-impl ParamBuf {
-    pub(crate) fn new(p: &Program, values: &[ParamValue]) -> Result<ParamBuf, SimError> {
-        if values.len() != p.params.len() {
-            return Err(SimError::Launch(format!(
-                "{} parameters given, the entry takes {}",
-                values.len(),
-                p.params.len()
-            )));
-        }
-        let mut bytes = vec![0u8; p.param_bytes as usize];
-        let mut maps = Vec::new();
-        for (i, (v, &(off, size))) in values.iter().zip(&p.params).enumerate() {
-            let (data, want): (Vec<u8>, u32) = match v {
-                ParamValue::U32(x) => (x.to_le_bytes().to_vec(), 4),
-                ParamValue::F32(x) => (x.to_bits().to_le_bytes().to_vec(), 4),
-                ParamValue::U64(x) => (x.to_le_bytes().to_vec(), 8),
-                ParamValue::TensorMap(m) => {
-                    m.validate()
-                        .map_err(|reason| SimError::TensorMap { param: i, reason })?;
-                    maps.push((off, m.clone()));
-                    (vec![0; 128], 128)
-                }
-            };
-            if want != size {
-                return Err(SimError::Launch(format!(
-                    "parameter {i} is {size} bytes, the value given is {want}"
-                )));
-            }
-            bytes[off as usize..(off + size) as usize].copy_from_slice(&data);
-        }
-        Ok(ParamBuf { bytes, maps })
-    }
-}
-
-/// A CTA's register file: one slot and one "written" flag per (thread, register), and when
-/// the thread last wrote it (for the `wgmma.fence` rule, `wgmma.rs`).
-pub(crate) struct Regs {
-    pub n: usize,
-    pub v: Vec<u64>,
-    pub w: Vec<bool>,
-    /// Per slot: the value of `now` at the thread's last write.
-    pub stamp: Vec<u32>,
-    /// Groups of lanes the CTA has executed (a clock).
-    pub now: u32,
-}
-
-/// One CTA: its threads' control state, shared memory and barriers.
-pub(crate) struct Cta {
-    pub ctaid: [u32; 3],
-    pub nthreads: u32,
-    pub pc: Vec<u32>,
-    pub st: Vec<TState>,
-    pub smem: Vec<u8>,
-    pub bars: [NamedBar; 16],
-    pub mbars: BTreeMap<u32, Mbar>,
-    /// Per thread: the id its next bulk group gets at `commit_group`.
-    pub bulk_next: Vec<u64>,
-    /// Per thread: the cluster-barrier round it arrived in, if it has not waited yet.
-    pub cluster_arrived: Vec<Option<u64>>,
-    pub live: u32,
-    /// Generic-writer tags and fence epochs of the shared memory (`shadow.rs`).
-    pub shadow: super::shadow::Shadow,
-    /// Per warp: its wgmma operations in flight (`wgmma.rs`).
-    pub mma: Vec<super::wgmma::WarpMma>,
-    /// Tensor memory and its allocations (`tcgen05.rs`).
-    pub tmem: super::tcgen05::Tmem,
-    /// `tcgen05.mma`s issued and not yet committed: (thread, MMA).
-    pub tc_queue: Vec<(u32, super::tcgen05_cp::Tc05Work)>,
-    /// Per warp: registers a `tcgen05.ld` filled that await `tcgen05.wait::ld`: (thread,
-    /// register, the load's line, the register clock at the load).
-    pub tc_ld: Vec<Vec<(u32, u32, u32, u32)>>,
-    /// Per warp: tensor-memory cells (lane, column, line) a `tcgen05.st` wrote that await
-    /// `tcgen05.wait::st`.
-    pub tc_st: Vec<Vec<(u32, u32, u32)>>,
-    /// Per warp: tensor-memory cells (lane, column, line) a `tcgen05.ld` reads that await
-    /// `tcgen05.wait::ld`: an MMA writing them before is a race.
-    pub tc_ld_cells: Vec<Vec<(u32, u32, u32)>>,
-    /// Per-warp register counts and the pool (`setmaxnreg.rs`).
-    pub regs: super::setmaxnreg::RegBudget,
-    /// The MMAs that have written this CTA's tensor memory, in the order they ran: (issuing
-    /// thread, line); a cell's writer is an index + 1 into it (`tc_mma_at`).
-    pub tc_log: Vec<(u32, u32)>,
-    /// Per TMEM cell (lane-major, empty until the first MMA writes): the MMA that last wrote
-    /// it, as `tc_log`'s length after that MMA (0: none).
-    pub tc_mma_at: Vec<u32>,
-    /// Per thread: `tc_log`'s length at its last `tcgen05.fence::after_thread_sync`.
-    pub tc_fenced: Vec<u32>,
-    /// A thread of the CTA observed a failed `clusterlaunchcontrol.try_cancel` response.
-    pub clc_failed: bool,
-}
-
-impl Cta {
-    pub(crate) fn thread(&self, t: u32) -> ThreadId {
-        ThreadId {
-            cta: self.ctaid,
-            tid: t,
-        }
-    }
-}
-
-/// The CTAs of one cluster and what they share.
-pub(crate) struct Cluster {
-    pub id: [u32; 3],
-    pub regs: Vec<Regs>,
-    pub ctas: Vec<Cta>,
-    /// Cluster barrier: threads arrived in this round, round number.
-    pub cbar: (u32, u64),
-    /// Asynchronous operations in flight.
-    pub ops: Vec<AsyncOp>,
-}
+use super::{Launch, Stats};
 
 /// Everything a run reads and writes.
 pub(crate) struct Machine<'a> {
@@ -259,46 +114,19 @@ impl<'a> Machine<'a> {
                 r / (l.cluster[0] * l.cluster[1]),
             ];
             let ctaid = [0, 1, 2].map(|d| id[d] * l.cluster[d] + c[d]);
-            ctas.push(Cta {
+            ctas.push(Cta::new(
                 ctaid,
-                nthreads: nt,
-                pc: vec![0; nt as usize],
-                st: vec![TState::Run; nt as usize],
-                smem: vec![0; smem_len],
-                bars: Default::default(),
-                mbars: BTreeMap::new(),
-                bulk_next: vec![0; nt as usize],
-                cluster_arrived: vec![None; nt as usize],
-                live: nt,
-                shadow: Default::default(),
-                mma: vec![Default::default(); nt.div_ceil(32) as usize],
-                tmem: Default::default(),
-                tc_queue: Vec::new(),
-                tc_ld: vec![Vec::new(); nt.div_ceil(32) as usize],
-                tc_st: vec![Vec::new(); nt.div_ceil(32) as usize],
-                tc_ld_cells: vec![Vec::new(); nt.div_ceil(32) as usize],
-                clc_failed: false,
-                tc_log: Vec::new(),
-                tc_mma_at: Vec::new(),
-                tc_fenced: vec![0; nt as usize],
-                regs: super::setmaxnreg::RegBudget::new(
-                    nt.div_ceil(32),
-                    self.policy.launch_regs.or(self.prog.max_regs),
-                ),
-            });
-            regs.push(Regs {
-                n: nregs,
-                v: vec![0; nregs * nt as usize],
-                w: vec![false; nregs * nt as usize],
-                stamp: vec![0; nregs * nt as usize],
-                now: 0,
-            });
+                nt,
+                smem_len,
+                self.policy.launch_regs.or(self.prog.max_regs),
+            ));
+            regs.push(Regs::new(nregs, nt));
         }
         Cluster {
             id,
             regs,
             ctas,
-            cbar: (0, 0),
+            cbar: Default::default(),
             ops: Vec::new(),
         }
     }
@@ -387,7 +215,7 @@ impl<'a> Machine<'a> {
                     .mbars
                     .get(&off)
                     .is_none_or(|m| m.phase_done(parity)),
-                Wait::Cluster { round } => cl.cbar.1 != round,
+                Wait::Cluster { round } => cl.cbar.round != round,
                 Wait::Bulk { n } => super::bulk::pending_groups(cl, ci as u32, t) <= n,
                 Wait::Converge { .. } => false,
                 Wait::Wgmma { target } => {
@@ -574,7 +402,7 @@ impl<'a> Machine<'a> {
 
     /// The uninitialised-register error.
     pub(crate) fn uninit(&self, cl: &Cluster, ci: usize, t: u32, r: u32, line: u32) -> SimError {
-        if let Some(at) = super::tcgen05::pending_ld(&cl.ctas[ci].tc_ld[(t / 32) as usize], t, r) {
+        if let Some(at) = super::tcgen05::pending_ld(&cl.ctas[ci].tc.ld[(t / 32) as usize], t, r) {
             return SimError::Protocol {
                 line,
                 thread: cl.ctas[ci].thread(t),

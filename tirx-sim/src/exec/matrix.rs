@@ -9,9 +9,10 @@
 //! `.trans` delivers (or takes) the matrix transposed: rows `2·(l % 4)` and `2·(l % 4) + 1` of
 //! column `l / 4`. `stmatrix` is the inverse map.
 
+use super::cta::{Cluster, TState};
 use super::diag::SimError;
 use super::lane::lanes;
-use super::machine::{Cluster, Machine, TState};
+use super::machine::Machine;
 use super::mem::Loc;
 use super::ops::{MemSpace, Op};
 use super::program::{Addr, Inst};

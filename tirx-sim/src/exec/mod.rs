@@ -1,17 +1,34 @@
 //! The executor: runs a decoded PTX entry on the CPU (issue #10, first executing piece).
 //!
 //! ```text
-//! ptx::parse ─► Program::new (decode.rs: AST → Op, unsupported → error before running)
-//!            ─► run: params checked against the entry, one cluster at a time (machine.rs)
-//!                    ├─ warps scheduled by a seeded scheduler (sched.rs)
-//!                    ├─ lanes executed in lockstep groups (exec.rs, alu.rs, mem.rs)
-//!                    ├─ barriers, mbarriers, shuffles, votes (sync.rs, warp.rs)
-//!                    ├─ register budgets of setmaxnreg (setmaxnreg.rs), atomics (atom.rs)
-//!                    ├─ TMA copies as async operations completed later (bulk.rs, tma.rs)
-//!                    ├─ wgmma (wgmma.rs), tcgen05 and tensor memory (tcgen05.rs)
+//! ptx::parse ─► Program::new (program.rs; decode/: AST → Op (ops.rs), unsupported → an
+//!               error before running)
+//!            ─► run: params checked against the entry and laid out (cta.rs: ParamBuf), one
+//!               cluster at a time
+//!                    ├─ the scheduler: which warp steps, when an async op completes, the
+//!                    │  deadlock check (machine.rs; its seeded Rng and Policy: sched.rs)
+//!                    ├─ the state it schedules: CTAs, threads, registers (cta.rs), global
+//!                    │  memory (device.rs), address spaces (mem.rs)
+//!                    ├─ one instruction for a lockstep group of lanes (lane.rs), its
+//!                    │  arithmetic (alu.rs, float.rs)
+//!                    ├─ barriers, mbarriers (sync.rs); shuffles, votes (warp.rs);
+//!                    │  ldmatrix / stmatrix (matrix.rs); atomics (atom.rs)
+//!                    ├─ register budgets of setmaxnreg (setmaxnreg.rs)
+//!                    ├─ TMA copies as async operations completed later (bulk.rs, tma.rs) and
+//!                    │  the shared-memory shadow that catches races with them (shadow.rs)
+//!                    ├─ wgmma (wgmma.rs)
+//!                    ├─ tcgen05 and tensor memory (tcgen05.rs): MMA kinds (tcgen05_kind.rs),
+//!                    │  block scaling (tcgen05_scale.rs), tcgen05.cp (tcgen05_cp.rs),
+//!                    │  tcgen05.ld/st (tcgen05_move.rs, thread maps: tmem_shape.rs), the CTA
+//!                    │  pair (tcgen05_pair.rs), ordering after MMAs (tcgen05_fence.rs)
 //!                    ├─ cluster launch control (clc.rs)
+//!                    ├─ every failure as a typed value naming the PTX line (diag.rs)
 //!                    └─ the opt-in event recorder of `tirx sim --timeline` (timeline.rs)
 //! ```
+//!
+//! Layering: `machine.rs` alone decides what runs when; each unit keeps its state in its own
+//! type (`shadow::Shadow`, `wgmma::WarpMma`, `tcgen05::Tmem`, `tcgen05_fence::Tc05Cta`,
+//! `setmaxnreg::RegBudget`, `sync::Mbar`) held by the CTA of `cta.rs`, below the scheduler.
 //!
 //! Inputs are what the runtime passes the driver: a grid, cluster and block; dynamic shared
 //! memory bytes; one [`ParamValue`] per `.param` of the entry, in order — a tensor map as
@@ -22,6 +39,7 @@ mod alu;
 mod atom;
 mod bulk;
 mod clc;
+mod cta;
 mod decode;
 mod device;
 mod diag;
@@ -141,7 +159,7 @@ pub fn run_program(
     policy: &Policy,
 ) -> Result<Stats, SimError> {
     let start = Instant::now();
-    let buf = machine::ParamBuf::new(program, params)?;
+    let buf = cta::ParamBuf::new(program, params)?;
     check_launch(program, launch)?;
     let mut m = machine::Machine::new(program, launch, &buf, dev, seed, *policy);
     let ran = m.run_grid();

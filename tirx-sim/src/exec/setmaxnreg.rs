@@ -23,7 +23,7 @@
 //! is the whole 64K-register file of an SM (the most a CTA can hold): the check then finds only
 //! requests no launch could satisfy, never a false one.
 
-use super::machine::Cta;
+use super::cta::Cta;
 
 /// 32-bit registers of an SM's register file (the most one CTA can hold).
 pub const REGISTER_FILE: u32 = 65536;

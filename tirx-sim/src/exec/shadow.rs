@@ -139,12 +139,7 @@ pub(crate) fn conflict(
 /// `tcgen05.mma`, or a `wgmma.mma_async` not yet retired) that reads a byte of
 /// `[off, off + len)`: its line. The pair's MMAs, issued by the even CTA, read the odd CTA's
 /// shared memory too, at the same offsets.
-pub(crate) fn mma_reading(
-    cl: &super::machine::Cluster,
-    ci: usize,
-    off: u32,
-    len: u32,
-) -> Option<u32> {
+pub(crate) fn mma_reading(cl: &super::cta::Cluster, ci: usize, off: u32, len: u32) -> Option<u32> {
     let peer = ci ^ 1;
     if peer < cl.ctas.len()
         && let Some(line) = pair_mma_reading(cl, peer, off, len)
@@ -156,7 +151,7 @@ pub(crate) fn mma_reading(
 
 /// The first in-flight pair MMA (`cta_group::2`) issued by CTA `ci` that reads a byte of
 /// `[off, off + len)` of either CTA of its pair.
-fn pair_mma_reading(cl: &super::machine::Cluster, ci: usize, off: u32, len: u32) -> Option<u32> {
+fn pair_mma_reading(cl: &super::cta::Cluster, ci: usize, off: u32, len: u32) -> Option<u32> {
     let hit = |(ranges, line): ([(u32, u32); 2], u32)| {
         ranges
             .iter()
@@ -175,14 +170,14 @@ fn pair_mma_reading(cl: &super::machine::Cluster, ci: usize, off: u32, len: u32)
             super::tcgen05_cp::Tc05Work::Mma(m) if m.pair => Some(m.operands()),
             _ => None,
         });
-    let queued = cl.ctas[ci].tc_queue.iter().filter_map(|(_, m)| match m {
+    let queued = cl.ctas[ci].tc.queue.iter().filter_map(|(_, m)| match m {
         super::tcgen05_cp::Tc05Work::Mma(m) if m.pair => Some(m.operands()),
         _ => None,
     });
     committed.chain(queued).find_map(hit)
 }
 
-fn own_mma_reading(cl: &super::machine::Cluster, ci: usize, off: u32, len: u32) -> Option<u32> {
+fn own_mma_reading(cl: &super::cta::Cluster, ci: usize, off: u32, len: u32) -> Option<u32> {
     let hit = |(ranges, line): ([(u32, u32); 2], u32)| {
         ranges
             .iter()
@@ -198,7 +193,7 @@ fn own_mma_reading(cl: &super::machine::Cluster, ci: usize, off: u32, len: u32) 
             AsyncKind::Tc05 { mmas, .. } => mmas.as_slice(),
             _ => &[],
         });
-    let queued = cta.tc_queue.iter().map(|(_, m)| m);
+    let queued = cta.tc.queue.iter().map(|(_, m)| m);
     committed
         .chain(queued)
         .find_map(|m| hit(m.operands()))

@@ -17,8 +17,9 @@
 //! - Warp collectives are in `warp.rs`, bulk copies and their groups in `bulk.rs`.
 
 use super::bulk::pending_groups;
+use super::cta::{Cluster, TState, Wait};
 use super::diag::{SimError, WaitOn};
-use super::machine::{Cluster, Machine, TState, Wait};
+use super::machine::Machine;
 use super::mem::Loc;
 use super::ops::{MemSpace, Op};
 use super::program::{Addr, Inst};
@@ -28,6 +29,15 @@ use super::program::{Addr, Inst};
 pub(crate) struct NamedBar {
     pub arrived: u32,
     pub expected: Option<u32>,
+    pub round: u64,
+}
+
+/// The cluster barrier's round (`barrier.cluster.arrive` / `wait`, §9.7.13.1).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ClusterBar {
+    /// Threads of the cluster arrived in this round.
+    pub arrived: u32,
+    /// The round number.
     pub round: u64,
 }
 
@@ -72,9 +82,9 @@ fn check_bar(cl: &mut Cluster, ci: usize, id: usize) {
 
 fn check_cluster_bar(cl: &mut Cluster) {
     let live: u32 = cl.ctas.iter().map(|c| c.live).sum();
-    if cl.cbar.0 > 0 && cl.cbar.0 >= live {
-        cl.cbar.0 = 0;
-        cl.cbar.1 += 1;
+    if cl.cbar.arrived > 0 && cl.cbar.arrived >= live {
+        cl.cbar.arrived = 0;
+        cl.cbar.round += 1;
     }
 }
 
@@ -107,7 +117,7 @@ pub(crate) fn describe(cl: &Cluster, ci: usize, t: u32, w: Wait) -> WaitOn {
             }
         }
         Wait::Cluster { .. } => WaitOn::ClusterBarrier {
-            arrived: cl.cbar.0,
+            arrived: cl.cbar.arrived,
             expected: cl.ctas.iter().map(|c| c.live).sum(),
         },
         Wait::Bulk { n } => WaitOn::BulkGroup {
@@ -305,8 +315,8 @@ impl Machine<'_> {
                         "barrier.cluster.arrive twice without a wait".into(),
                     ));
                 }
-                cl.ctas[ci].cluster_arrived[u] = Some(cl.cbar.1);
-                cl.cbar.0 += 1;
+                cl.ctas[ci].cluster_arrived[u] = Some(cl.cbar.round);
+                cl.cbar.arrived += 1;
                 check_cluster_bar(cl);
             }
             Op::ClusterWait => {
@@ -319,7 +329,7 @@ impl Machine<'_> {
                         "barrier.cluster.wait without an arrive".into(),
                     ));
                 };
-                if cl.cbar.1 == round {
+                if cl.cbar.round == round {
                     next = TState::Wait(Wait::Cluster { round });
                 }
             }

@@ -46,10 +46,11 @@
 //! accumulator. A in tensor memory is emulated for `kind::f16` only, MN-major operands for
 //! 16-bit ones only: others are refused at issue.
 
+use super::cta::{Cluster, TState};
 use super::diag::SimError;
 use super::float::{Rnd, f64_to_f32};
 use super::lane::lanes;
-use super::machine::{Cluster, Machine, TState};
+use super::machine::Machine;
 use super::ops::{Op, TcA};
 use super::program::{Addr, Inst, Reg, Val};
 use super::tcgen05_cp::Tc05Work;
@@ -317,10 +318,10 @@ impl Machine<'_> {
                     self.tcgen05_st(cl, ci, wi, l, line, (vals, taddr, *shape, *unpack))?;
                 }
             }
-            Op::TcWaitSt => cl.ctas[ci].tc_st[wi as usize].clear(),
+            Op::TcWaitSt => cl.ctas[ci].tc.st[wi as usize].clear(),
             Op::TcWaitLd => {
-                cl.ctas[ci].tc_ld_cells[wi as usize].clear();
-                for (t, r, at, now) in std::mem::take(&mut cl.ctas[ci].tc_ld[wi as usize]) {
+                cl.ctas[ci].tc.ld_cells[wi as usize].clear();
+                for (t, r, at, now) in std::mem::take(&mut cl.ctas[ci].tc.ld[wi as usize]) {
                     let rf = &mut cl.regs[ci];
                     let i = t as usize * rf.n + r as usize;
                     if rf.stamp[i] > now {
@@ -447,7 +448,7 @@ impl Machine<'_> {
         };
         let bd = decode_smem_desc(self.rd(cl, ci, t, b, line)?).map_err(|s| bad(self, cl, s))?;
         let accumulate = self.rd(cl, ci, t, enable, line)? & 1 == 1;
-        cl.ctas[ci].tc_queue.push((
+        cl.ctas[ci].tc.queue.push((
             t,
             Tc05Work::Mma(Tc05Mma {
                 line,
@@ -474,7 +475,7 @@ impl Machine<'_> {
 
     /// The MMAs and copies thread `t` queued since its last commit, for `tcgen05.commit`.
     pub(crate) fn tcgen05_take(cl: &mut Cluster, ci: usize, t: u32) -> Vec<Tc05Work> {
-        let q = &mut cl.ctas[ci].tc_queue;
+        let q = &mut cl.ctas[ci].tc.queue;
         let mine: Vec<Tc05Work> = q
             .iter()
             .filter(|(u, _)| *u == t)
@@ -604,7 +605,8 @@ pub(super) fn write_d(
     // D cells a `tcgen05.st` wrote without its `tcgen05.wait::st` yet: the MMA would read
     // (accumulate) or overwrite them while the store is in flight.
     let pending: std::collections::HashMap<(u32, u32), u32> = cl.ctas[cta]
-        .tc_st
+        .tc
+        .st
         .iter()
         .flatten()
         .map(|&(l, c, at)| ((l, c), at))
@@ -613,7 +615,8 @@ pub(super) fn write_d(
     // load is asynchronous until then (§9.7.16.8.3, §9.7.16.8.5), so the MMA's result may
     // be what it reads (an epilogue that releases its accumulator stage too early).
     let reading: std::collections::HashMap<(u32, u32), u32> = cl.ctas[cta]
-        .tc_ld_cells
+        .tc
+        .ld_cells
         .iter()
         .flatten()
         .map(|&(l, c, at)| ((l, c), at))
@@ -654,7 +657,7 @@ pub(super) fn write_d(
                 0.0
             };
             *cell = f64_to_f32(acc + dot, Rnd::Rn).to_bits();
-            cl.ctas[cta].tc_mma_at[(key.0 * TMEM_COLS + key.1) as usize] = written;
+            cl.ctas[cta].tc.mma_at[(key.0 * TMEM_COLS + key.1) as usize] = written;
         }
     }
     Ok(())
@@ -730,8 +733,9 @@ pub(crate) fn pending_ld(list: &[(u32, Reg, u32, u32)], t: u32, r: Reg) -> Optio
 
 /// The line of a `tcgen05.st` of CTA `cta` that wrote (`lane`, `col`) and awaits its
 /// `tcgen05.wait::st`.
-pub(super) fn pending_st(cta: &super::machine::Cta, lane: u32, col: u32) -> Option<u32> {
-    cta.tc_st
+pub(super) fn pending_st(cta: &super::cta::Cta, lane: u32, col: u32) -> Option<u32> {
+    cta.tc
+        .st
         .iter()
         .flatten()
         .find(|&&(l, c, _)| l == lane && c == col)

@@ -17,8 +17,9 @@
 //! diagnosed; the source bytes are checked like an MMA operand's (a generic-proxy write
 //! without `fence.proxy.async` before the copy reads it).
 
+use super::cta::Cluster;
 use super::diag::SimError;
-use super::machine::{Cluster, Machine};
+use super::machine::Machine;
 use super::program::{Addr, Inst, Val};
 use super::tcgen05::{Tc05Mma, decode_smem_desc};
 use super::wgmma::MatrixDesc;
@@ -79,7 +80,7 @@ pub(crate) fn a_reader(cl: &Cluster, ci: usize, lane: u32, col: u32) -> Option<u
             super::bulk::AsyncKind::Tc05 { mmas, .. } => mmas.as_slice(),
             _ => &[],
         });
-    let queued = cl.ctas[ci].tc_queue.iter().map(|(_, w)| w);
+    let queued = cl.ctas[ci].tc.queue.iter().map(|(_, w)| w);
     committed.chain(queued).find_map(|w| match w {
         Tc05Work::Mma(m) => m.reads_a_at(lane, col).then_some(m.line()),
         Tc05Work::Cp(_) => None,
@@ -130,7 +131,8 @@ pub(crate) fn pending_writer(
             _ => Vec::new(),
         });
     let queued = cl.ctas[ci]
-        .tc_queue
+        .tc
+        .queue
         .iter()
         .filter(|(t, _)| *t != who)
         .map(|(t, w)| (*t, w));
@@ -166,7 +168,7 @@ impl Machine<'_> {
         let at = self.ea(cl, ci, t, taddr, line)? as u32;
         let desc = decode_smem_desc(self.rd(cl, ci, t, desc, line)?)
             .map_err(|s| self.protocol(cl, ci, t, line, s))?;
-        cl.ctas[ci].tc_queue.push((
+        cl.ctas[ci].tc.queue.push((
             t,
             Tc05Work::Cp(Tc05Cp {
                 line,

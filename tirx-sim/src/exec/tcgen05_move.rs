@@ -8,8 +8,9 @@
 //! belong to the load until `tcgen05.wait::ld`, stored cells to the store until
 //! `tcgen05.wait::st`.
 
+use super::cta::Cluster;
 use super::diag::SimError;
-use super::machine::{Cluster, Machine};
+use super::machine::Machine;
 use super::program::{Addr, Reg, Val};
 use super::tcgen05::pending_st;
 use super::tmem_shape::TmemShape;
@@ -97,13 +98,13 @@ impl Machine<'_> {
                     ));
                 };
                 v |= if pack { (x & 0xffff) << (16 * h) } else { x };
-                cl.ctas[ci].tc_ld_cells[wi as usize].push((lane, col, line));
+                cl.ctas[ci].tc.ld_cells[wi as usize].push((lane, col, line));
             }
             let rf = &mut cl.regs[ci];
             rf.v[t as usize * rf.n + r as usize] = u64::from(v);
             rf.w[t as usize * rf.n + r as usize] = false;
             let now = cl.regs[ci].now;
-            cl.ctas[ci].tc_ld[wi as usize].push((t, r, line, now));
+            cl.ctas[ci].tc.ld[wi as usize].push((t, r, line, now));
         }
         Ok(())
     }
@@ -149,7 +150,7 @@ impl Machine<'_> {
                     ));
                 };
                 *cell = if unpack { (x >> (16 * h)) & 0xffff } else { x };
-                cl.ctas[ci].tc_st[wi as usize].push((lane, col, line));
+                cl.ctas[ci].tc.st[wi as usize].push((lane, col, line));
             }
         }
         Ok(())

@@ -23,8 +23,9 @@
 //! Without the multicast the peer's barrier is never arrived on by the MMA, which shows as a
 //! deadlock naming the peer's barrier.
 
+use super::cta::Cluster;
 use super::diag::SimError;
-use super::machine::{Cluster, Machine};
+use super::machine::Machine;
 use super::tcgen05::{MmaA, Tc05Mma, free_column, mma_fault, operand_rows, write_d};
 
 impl Machine<'_> {

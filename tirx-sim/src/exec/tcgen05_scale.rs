@@ -29,8 +29,9 @@
 //! power of two, so exact in f64), then the products are summed in f64 and added to the f32
 //! accumulator with one rounding, as for the unscaled kinds.
 
+use super::cta::Cluster;
 use super::diag::SimError;
-use super::machine::{Cluster, Machine};
+use super::machine::Machine;
 use super::program::Addr;
 use super::tcgen05::{Tc05Mma, mma_fault, pending_st};
 use super::tcgen05_cp::pending_writer;

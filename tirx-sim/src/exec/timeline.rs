@@ -24,7 +24,7 @@ use std::collections::VecDeque;
 
 use serde::Serialize;
 
-use super::machine::{Cluster, TState, Wait};
+use super::cta::{Cluster, TState, Wait};
 
 /// At most this many spans and operations each are kept (the rest are counted in
 /// [`Timeline::dropped`]), so a big run stays manageable.

@@ -7,9 +7,10 @@
 //! value with the predicate false; a source lane not taking part is an error (its value is
 //! undefined). `elect.sync` elects the lowest active lane of its mask.
 
+use super::cta::{Cluster, TState, Wait};
 use super::diag::SimError;
 use super::lane::lanes;
-use super::machine::{Cluster, Machine, TState, Wait};
+use super::machine::Machine;
 use super::ops::{Op, ShflMode, VoteMode};
 use super::program::Inst;
 use super::setmaxnreg::{Round, warps_of};

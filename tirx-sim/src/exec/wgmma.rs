@@ -54,9 +54,10 @@
 //! core's own order and rounding differ by an f32 accumulation-order bound (for FP8 on Hopper
 //! by more: its adder keeps fewer than f32's bits, which GPU tests bound, not this model).
 
+use super::cta::{Cluster, TState};
 use super::diag::SimError;
 use super::lane::lanes;
-use super::machine::{Cluster, Machine, TState};
+use super::machine::Machine;
 use super::ops::{Op, WgmmaA};
 use super::program::{Inst, Reg, Val};
 use super::tcgen05_kind::Elem;
@@ -287,7 +288,7 @@ impl Machine<'_> {
                 if warpgroup_behind(cl, ci, wi, target) != 0 {
                     for l in lanes(active) {
                         cl.ctas[ci].st[(base + l) as usize] =
-                            TState::Wait(super::machine::Wait::Wgmma { target });
+                            TState::Wait(super::cta::Wait::Wgmma { target });
                     }
                     return Ok(());
                 }

@@ -1,0 +1,483 @@
+//! The dispatcher's refusal tables, one per family, on the shipped catalogue without a GPU:
+//! for each family's request, which artifacts it accepts and the typed reason it refuses each
+//! of the others (another problem, target, element type, row capacity, tensor, tile, launch),
+//! and the table a user sees when nothing fits.
+
+use super::tune::Cache;
+use super::*;
+use crate::catalogue;
+use crate::gemm::request::{GemmRequest, GemmTypes};
+use tirx::abi::ElemType::{Bf16, F16, F32};
+use tirx::problem::{BLayout, Epilogue};
+
+/// What `problem` on `device` makes of `kernel/config` (its artifact for the device's target
+/// where it has one).
+fn outcome(
+    problem: &dyn ProblemDef,
+    device: &Device,
+    kernel: &str,
+    config: &str,
+) -> Result<f64, Reject> {
+    let verdicts = judge(problem, &catalogue::all(), device);
+    let named = |v: &&Verdict| v.kernel.name == kernel && v.artifact.config == config;
+    // The artifact for the device's target where the kernel has one, else its only one.
+    let v = verdicts
+        .iter()
+        .filter(named)
+        .find(|v| v.artifact.target == device.target)
+        .or_else(|| verdicts.iter().find(named))
+        .unwrap_or_else(|| panic!("no {kernel}/{config} for {}", device.name));
+    v.outcome.clone()
+}
+
+/// Every verdict of `problem` is an acceptance or one of `allowed` refusals (by kind), and
+/// at least one artifact is accepted.
+fn only_these_refusals(problem: &dyn ProblemDef, allowed: &[fn(&Reject) -> bool]) {
+    let verdicts = judge(problem, &catalogue::all(), &Device::h200());
+    assert!(
+        verdicts.iter().any(|v| v.outcome.is_ok()),
+        "{}",
+        table(&verdicts)
+    );
+    for v in &verdicts {
+        if let Err(r) = &v.outcome {
+            assert!(
+                allowed.iter().any(|ok| ok(r)),
+                "{}/{}: {r:?}",
+                v.kernel.name,
+                v.artifact.config
+            );
+        }
+    }
+}
+
+/// The GEMM family's refusal table: another problem (a copy, a row op, another layout or
+/// epilogue), another target, other types, a launch the planner refuses.
+#[test]
+fn gemm_refusal_table() {
+    use tirx::problem::{GemmProblem, Problem, RowOp};
+    let h200 = Device::h200();
+    let tn = GemmRequest::contiguous(
+        BLayout::Tn,
+        Epilogue::Plain,
+        GemmTypes::BF16,
+        (130, 136, 96),
+    );
+    assert_eq!(
+        outcome(&tn, &h200, "tma_copy", "default"),
+        Err(Reject::Problem {
+            found: Some(Problem::Copy)
+        })
+    );
+    assert_eq!(
+        outcome(&tn, &h200, "softmax", "c1k"),
+        Err(Reject::Problem {
+            found: Some(Problem::Row(RowOp::Softmax))
+        })
+    );
+    assert_eq!(
+        outcome(&tn, &h200, "gemm_sm90_tma_epi", "nn"),
+        Err(Reject::Problem {
+            found: Some(Problem::Gemm(GemmProblem {
+                b: BLayout::Nn,
+                epilogue: Epilogue::Plain
+            }))
+        })
+    );
+    assert_eq!(
+        outcome(&tn, &h200, "gemm_sm100", "default"),
+        Err(Reject::Target {
+            found: tirx::Target::Sm100a
+        })
+    );
+    assert_eq!(
+        outcome(&tn, &h200, "gemm_sm90_tma_epi", "f16"),
+        Err(Reject::Types {
+            found: vec![Some(F16), Some(F16)]
+        })
+    );
+    assert!(outcome(&tn, &h200, "gemm_sm90_tma_epi", "default").is_ok());
+    // K = 100: 200-byte rows of A, which TMA refuses.
+    let odd_k =
+        GemmRequest::contiguous(BLayout::Tn, Epilogue::Plain, GemmTypes::BF16, (64, 64, 100));
+    assert!(matches!(
+        outcome(&odd_k, &h200, "gemm_sm90_tma_epi", "default"),
+        Err(Reject::Launch(_))
+    ));
+    only_these_refusals(
+        &tn,
+        &[|r| {
+            matches!(
+                r,
+                Reject::Problem { .. } | Reject::Target { .. } | Reject::Types { .. }
+            )
+        }],
+    );
+}
+
+/// The GEMM family's other problems, each its own: D = act(A·Bᵀ + bias) (the activation is
+/// part of the problem), D = α·A·Bᵀ + β·C, and FP8 with per-tensor scales; a plain request is
+/// refused by each of their kernels and each request by the plain kernels, as another problem.
+#[test]
+fn gemm_epilogue_refusal_table() {
+    use tirx::problem::{Act, GemmProblem, Problem};
+    let h200 = Device::h200();
+    let gemm = |epilogue| {
+        Err(Reject::Problem {
+            found: Some(Problem::Gemm(GemmProblem {
+                b: BLayout::Tn,
+                epilogue,
+            })),
+        })
+    };
+    let request =
+        |epilogue| GemmRequest::contiguous(BLayout::Tn, epilogue, GemmTypes::BF16, (130, 136, 96));
+    let gelu = request(Epilogue::Bias(Act::Gelu));
+    assert!(outcome(&gelu, &h200, "gemm_sm90_bias_act", "gelu_n128").is_ok());
+    assert_eq!(
+        outcome(&gelu, &h200, "gemm_sm90_bias_act", "silu_n128"),
+        gemm(Epilogue::Bias(Act::Silu))
+    );
+    assert_eq!(
+        outcome(&gelu, &h200, "gemm_sm90_tma_epi", "default"),
+        gemm(Epilogue::Plain)
+    );
+    let scaled = request(Epilogue::Scaled);
+    assert!(outcome(&scaled, &h200, "gemm_sm90_tma_epi_abc", "default").is_ok());
+    assert_eq!(
+        outcome(&scaled, &h200, "gemm_sm90_tma_epi_abc", "bf16_f32"),
+        Err(Reject::Types {
+            found: vec![Some(Bf16), Some(F32)]
+        })
+    );
+    assert_eq!(
+        outcome(&scaled, &h200, "gemm_sm90_bias_act", "bias_n128"),
+        gemm(Epilogue::Bias(Act::None))
+    );
+    let plain = request(Epilogue::Plain);
+    assert_eq!(
+        outcome(&plain, &h200, "gemm_sm90_fp8", "default"),
+        gemm(Epilogue::ScaleTensor)
+    );
+    assert_eq!(
+        outcome(&plain, &h200, "gemm_sm90_tma_epi_abc", "default"),
+        gemm(Epilogue::Scaled)
+    );
+    for r in [&gelu, &scaled] {
+        only_these_refusals(
+            r,
+            &[|r| {
+                matches!(
+                    r,
+                    Reject::Problem { .. } | Reject::Target { .. } | Reject::Types { .. }
+                )
+            }],
+        );
+    }
+}
+
+/// `silu_mul`'s refusal table (the rows family's other problem): another problem, another
+/// element type, another target; both of its tiles take the problem.
+#[test]
+fn silu_mul_refusal_table() {
+    use crate::row_kernels::family::SiluMulRequest;
+    use tirx::problem::{Problem, RowOp};
+    let h200 = Device::h200();
+    let silu = SiluMulRequest::contiguous(3, 296);
+    assert!(outcome(&silu, &h200, "silu_mul", "default").is_ok());
+    assert!(outcome(&silu, &h200, "silu_mul", "wide").is_ok());
+    assert_eq!(
+        outcome(&silu, &h200, "softmax", "c1k"),
+        Err(Reject::Problem {
+            found: Some(Problem::Row(RowOp::Softmax))
+        })
+    );
+    assert_eq!(
+        outcome(&silu, &h200, "tma_copy", "default"),
+        Err(Reject::Problem {
+            found: Some(Problem::Copy)
+        })
+    );
+    let mut f16 = silu.clone();
+    for t in &mut f16.tensors {
+        t.elem = F16;
+    }
+    assert_eq!(
+        outcome(&f16, &h200, "silu_mul", "default"),
+        Err(Reject::Types {
+            found: vec![Some(Bf16)]
+        })
+    );
+    only_these_refusals(
+        &silu,
+        &[|r| matches!(r, Reject::Problem { .. } | Reject::Target { .. })],
+    );
+}
+
+/// The rows family's refusal table for a row op: a row longer than the kernel holds, another
+/// op, a vector the request lacks, another target.
+#[test]
+fn rows_refusal_table() {
+    use crate::row_kernels::request::RowRequest;
+    use tirx::problem::{Problem, RowOp};
+    let h200 = Device::h200();
+    let softmax = RowRequest::contiguous(RowOp::Softmax, 3, 2000);
+    assert_eq!(
+        outcome(&softmax, &h200, "softmax", "c1k"),
+        Err(Reject::Capacity {
+            holds: 1024,
+            cols: 2000
+        })
+    );
+    assert!(outcome(&softmax, &h200, "softmax", "c2k").is_ok());
+    assert_eq!(
+        outcome(&softmax, &h200, "rmsnorm", "c2k"),
+        Err(Reject::Problem {
+            found: Some(Problem::Row(RowOp::RmsNorm))
+        })
+    );
+    let mut no_bias = RowRequest::contiguous(RowOp::LayerNorm, 3, 296);
+    no_bias.b = None;
+    assert_eq!(
+        outcome(&no_bias, &h200, "layernorm", "c1k"),
+        Err(Reject::Tensor { role: "b".into() })
+    );
+    only_these_refusals(
+        &softmax,
+        &[|r| {
+            matches!(
+                r,
+                Reject::Problem { .. } | Reject::Target { .. } | Reject::Capacity { .. }
+            )
+        }],
+    );
+}
+
+/// The attention family's refusal table: another head dimension or mask, another element
+/// type, another tile than a forced one, another target.
+#[test]
+fn attention_refusal_table() {
+    use crate::attention::request::{AttentionRequest, Dims};
+    let h200 = Device::h200();
+    let dims = Dims {
+        b: 1,
+        s: 130,
+        sk: 130,
+        hq: 2,
+        hk: 2,
+    };
+    let full = AttentionRequest::contiguous(dims, 128, Bf16, false).unwrap();
+    assert_eq!(
+        outcome(&full, &h200, "attention_sm90", "d64_w3"),
+        Err(Reject::Tile {
+            head_dim: Some(64),
+            causal: Some(0)
+        })
+    );
+    assert_eq!(
+        outcome(&full, &h200, "attention_sm90", "causal_d128"),
+        Err(Reject::Tile {
+            head_dim: Some(128),
+            causal: Some(1)
+        })
+    );
+    assert_eq!(
+        outcome(&full, &h200, "attention_sm90", "f16_d128"),
+        Err(Reject::Types {
+            found: vec![Some(F16)]
+        })
+    );
+    assert!(matches!(
+        outcome(&full, &h200, "attention_sm100", "fa4_d128"),
+        Err(Reject::Target { .. })
+    ));
+    let tile = &catalogue::find("attention_sm90")
+        .unwrap()
+        .artifacts
+        .iter()
+        .find(|a| a.config == "d128_ping")
+        .unwrap();
+    let forced = full.clone().forced(tile);
+    assert_eq!(
+        outcome(&forced, &h200, "attention_sm90", "d128"),
+        Err(Reject::NotForced {
+            forced: "attention_sm90/d128_ping".into()
+        })
+    );
+    assert!(outcome(&forced, &h200, "attention_sm90", "d128_ping").is_ok());
+    only_these_refusals(
+        &full,
+        &[|r| {
+            matches!(
+                r,
+                Reject::Problem { .. }
+                    | Reject::Target { .. }
+                    | Reject::Types { .. }
+                    | Reject::Tile { .. }
+            )
+        }],
+    );
+}
+
+/// The copy family's refusal table: another problem, another target, other types, a row
+/// stride TMA refuses.
+#[test]
+fn copy_refusal_table() {
+    use crate::copy::family::CopyRequest;
+    use tirx::problem::Problem;
+    let h200 = Device::h200();
+    let copy = CopyRequest::contiguous(Bf16, (130, 136));
+    assert!(outcome(&copy, &h200, "tma_copy", "default").is_ok());
+    assert!(outcome(&copy, &Device::b200(), "tma_copy", "default").is_ok());
+    assert!(matches!(
+        outcome(&copy, &h200, "gemm_sm90_ws", "default"),
+        Err(Reject::Problem {
+            found: Some(Problem::Gemm(_))
+        })
+    ));
+    let f16 = CopyRequest::contiguous(F16, (130, 136));
+    assert_eq!(
+        outcome(&f16, &h200, "tma_copy", "default"),
+        Err(Reject::Types {
+            found: vec![Some(Bf16)]
+        })
+    );
+    // 131 columns: 262-byte rows, which TMA refuses.
+    let odd = CopyRequest::contiguous(Bf16, (130, 131));
+    assert!(matches!(
+        outcome(&odd, &h200, "tma_copy", "default"),
+        Err(Reject::Launch(_))
+    ));
+    only_these_refusals(
+        &copy,
+        &[|r| matches!(r, Reject::Problem { .. } | Reject::Target { .. })],
+    );
+}
+
+/// The text of the error when nothing fits `problem` on an H200: the problem, then one
+/// refusal line for every shipped artifact.
+fn no_fit(problem: &dyn ProblemDef) -> String {
+    let err = choose(
+        problem,
+        &catalogue::all(),
+        &Device::h200(),
+        &Cache::default(),
+    )
+    .expect_err("nothing fits");
+    let text = err.to_string();
+    let head = format!("no kernel fits {}; the candidates:\n", problem.describe());
+    assert!(text.starts_with(&head), "{text}");
+    let artifacts: usize = catalogue::all().iter().map(|k| k.artifacts.len()).sum();
+    assert_eq!(
+        text.lines().filter(|l| l.contains("  refused: ")).count(),
+        artifacts,
+        "{text}"
+    );
+    text
+}
+
+/// Whether `text` has the table line of `label` (`kernel/config`) ending in `rest`.
+fn has_line(text: &str, label: &str, rest: &str) -> bool {
+    text.lines().any(|l| {
+        l.trim_start()
+            .strip_prefix(label)
+            .is_some_and(|l| l.starts_with(' ') && l.ends_with(rest))
+    })
+}
+
+/// Each family's table when nothing fits, as a user sees it: every artifact on its own line
+/// with the reason its family's request gives.
+#[test]
+fn every_family_prints_its_table_when_nothing_fits() {
+    use crate::attention::request::{AttentionRequest, Dims};
+    use crate::copy::family::CopyRequest;
+    use crate::row_kernels::family::SiluMulRequest;
+    use crate::row_kernels::request::RowRequest;
+    use tirx::problem::RowOp;
+
+    let gemm = GemmRequest::contiguous(
+        BLayout::Tn,
+        Epilogue::Plain,
+        GemmTypes {
+            input: F32,
+            output: F32,
+        },
+        (130, 136, 96),
+    );
+    let t = no_fit(&gemm);
+    assert!(
+        has_line(
+            &t,
+            "gemm_sm90_ws/default",
+            "sm_90a   refused: takes bf16 -> bf16"
+        ),
+        "{t}"
+    );
+    assert!(
+        has_line(
+            &t,
+            "gemm_sm100/default",
+            "sm_100a  refused: compiled for sm_100a"
+        ),
+        "{t}"
+    );
+
+    let t = no_fit(&RowRequest::contiguous(RowOp::Softmax, 4, 1 << 20 | 1));
+    assert!(
+        has_line(
+            &t,
+            "softmax/c1k",
+            "sm_90a   refused: holds rows up to 1024 columns, not 1048577"
+        ),
+        "{t}"
+    );
+    assert!(
+        has_line(&t, "rmsnorm/c1k", "sm_90a   refused: solves rmsnorm"),
+        "{t}"
+    );
+
+    let mut silu = SiluMulRequest::contiguous(3, 296);
+    for m in &mut silu.tensors {
+        m.elem = F16;
+    }
+    let t = no_fit(&silu);
+    assert!(
+        has_line(&t, "silu_mul/wide", "sm_90a   refused: takes bf16"),
+        "{t}"
+    );
+
+    let dims = Dims {
+        b: 1,
+        s: 130,
+        sk: 130,
+        hq: 2,
+        hk: 2,
+    };
+    let t = no_fit(&AttentionRequest::contiguous(dims, 96, Bf16, false).unwrap());
+    assert!(
+        has_line(
+            &t,
+            "attention_sm90/d128",
+            "sm_90a   refused: solves attention hd 128 full"
+        ),
+        "{t}"
+    );
+    assert!(
+        has_line(
+            &t,
+            "attention_sm100/fa4_d128",
+            "refused: compiled for sm_100a"
+        ),
+        "{t}"
+    );
+
+    let t = no_fit(&CopyRequest::contiguous(F16, (130, 136)));
+    assert!(
+        has_line(&t, "tma_copy/tall", "sm_90a   refused: takes bf16"),
+        "{t}"
+    );
+    assert!(
+        has_line(&t, "softmax/c1k", "sm_90a   refused: solves softmax"),
+        "{t}"
+    );
+}
