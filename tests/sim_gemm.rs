@@ -96,7 +96,7 @@ pub(crate) fn typed_gemm_with(
 }
 
 /// [`typed_gemm_with`] on a device of other limits (a persistent kernel's grid is its SMs).
-fn typed_gemm_on_device(
+pub(crate) fn typed_gemm_on_device(
     art: &KernelArtifact,
     ptx_text: &str,
     (m, n, kk): (usize, usize, usize),
@@ -385,7 +385,7 @@ fn the_warp_specialised_register_split_fits_its_launch() {
 }
 
 /// The sm_100a artifact of `kernel`'s `config`.
-fn sm100(kernel: &str, config: &str) -> &'static KernelArtifact {
+pub(crate) fn sm100(kernel: &str, config: &str) -> &'static KernelArtifact {
     catalogue::find(kernel)
         .expect("shipped")
         .artifacts
@@ -397,7 +397,7 @@ fn sm100(kernel: &str, config: &str) -> &'static KernelArtifact {
 /// The schedules the Blackwell ladder runs under besides the seeds: the default policy; short
 /// bursts with async operations completing almost at once and waits failing often; long
 /// bursts with slow completion (a warp runs far ahead of the tensor core and TMA).
-fn schedules() -> [Policy; 3] {
+pub(crate) fn schedules() -> [Policy; 3] {
     [
         Policy::default(),
         Policy {
@@ -438,7 +438,7 @@ fn gemm_sm100_ws_runs_through_its_warp_roles() {
 }
 
 /// A device of `sms` SMs: the persistent kernel's grid, so that the walk wraps.
-fn sms(sms: u32) -> DeviceLimits {
+pub(crate) fn sms(sms: u32) -> DeviceLimits {
     DeviceLimits {
         sm_count: sms,
         ..EMULATED

@@ -39,6 +39,7 @@ pub mod gemm {
     pub mod level_08_clc_tcgen05;
     pub mod level_08_tma_epi;
     pub mod level_09_tma_epi_tcgen05;
+    pub mod level_10_prod_tcgen05;
     pub mod mxfp8_tcgen05;
     pub mod nvfp4_tcgen05;
     pub mod pair_n;

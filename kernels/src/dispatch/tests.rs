@@ -473,8 +473,7 @@ fn the_shipped_cache_names_shipped_artifacts() {
 
 /// On a Blackwell device (a B200 described; nothing launched, there is none here) a TN GEMM
 /// goes to a kernel compiled for sm_100a, chosen by the same dispatcher as on Hopper, and the
-/// Hopper kernels are refused by target; a problem no Blackwell kernel solves yet (NN) is the
-/// table of candidates, the Hopper NN configs among them refused for their target.
+/// Hopper kernels are refused by target; NN goes to the production level's MN-major config.
 #[test]
 fn blackwell_gemms_go_to_a_blackwell_kernel() {
     let b200 = Device::b200();
@@ -496,19 +495,16 @@ fn blackwell_gemms_go_to_a_blackwell_kernel() {
             })
         );
     }
+    // NN: B given K×N, an MN-major B for the pair's tcgen05 (level 10).
     let req = GemmRequest::contiguous(
         BLayout::Nn,
         Epilogue::Plain,
         GemmTypes::BF16,
         (256, 256, 256),
     );
-    let text = choose(&req, &catalogue::all(), &b200, &Cache::default())
-        .unwrap_err()
-        .to_string();
-    assert!(
-        text.contains("gemm_sm90_ws/nn_n128") && text.contains("refused: compiled for sm_90a"),
-        "{text}"
-    );
+    let c = choose(&req, &catalogue::all(), &b200, &Cache::default())
+        .unwrap_or_else(|e| panic!("{}: {e}", req.describe()));
+    assert_eq!(c.label(), "gemm_sm100_prod/nn");
 }
 
 /// What `problem` on `device` makes of `kernel/config` (its artifact for the device's target

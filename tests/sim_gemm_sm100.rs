@@ -1,0 +1,46 @@
+//! The emulator running the production Blackwell GEMMs (ladder level 10,
+//! `kernels/src/gemm/level_10_prod_tcgen05.rs`): every input and output type, B given N×K
+//! (TN) and K×N (NN), on shapes with tails in M, N and K and more tiles than clusters (the
+//! walks wrap and the staging tile is reused while earlier stores may be in flight), against
+//! the f64 reference with `sim_gemm.rs`'s bound. No Blackwell GPU was used.
+
+use tirx_sim::{ClcMode, Policy};
+
+use super::sim_exec::report;
+use super::sim_gemm::{schedules, sm100, sms, typed_gemm_on_device};
+
+/// `gemm_sm100_prod` in a TN and an NN config of each output width (16-bit and f32), with
+/// each input type among them: 6 tiles of 256×128 on two clusters (M = 300: a second pair
+/// row of 44 rows, N = 264: a third column tile of 8, K = 136: a K tail), under every CLC
+/// mode.
+#[test]
+fn gemm_sm100_prod_covers_types_and_b_layouts() {
+    let mut runs = Vec::new();
+    for (ci, (config, clc)) in [
+        ("default", ClcMode::Random),
+        ("f16_f32", ClcMode::Fail),
+        ("nn", ClcMode::Succeed),
+        ("nn_f16_bf16", ClcMode::Random),
+        ("nn_bf16_f32", ClcMode::Fail),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let art = sm100("gemm_sm100_prod", config);
+        let policy = Policy {
+            clc,
+            ..schedules()[ci % 3]
+        };
+        let stats = typed_gemm_on_device(
+            art,
+            art.ptx,
+            (300, 264, 136),
+            201 + ci as u64,
+            &policy,
+            &sms(4),
+        )
+        .unwrap_or_else(|e| panic!("gemm_sm100_prod {config} {clc:?}: {e}"));
+        runs.push(stats);
+    }
+    report("gemm_sm100_prod", &runs);
+}
