@@ -44,3 +44,62 @@ fn gemm_sm100_prod_covers_types_and_b_layouts() {
     }
     report("gemm_sm100_prod", &runs);
 }
+
+/// `gemm_sm100_abc` (D = α·A·op(B) + β·C: C loaded by TMA into the staging tile while the
+/// tile's MMAs finish, the accumulator read back in 64- or 32-column blocks) in TN and NN
+/// configs with 16-bit and f32 outputs, α = 1.5, β = −0.75, on the same shape: 6 tiles on two
+/// clusters, so C's loads into the staging tile follow earlier stores from it.
+#[test]
+fn gemm_sm100_abc_scales_and_adds_c() {
+    let mut runs = Vec::new();
+    for (ci, (config, clc)) in [
+        ("default", ClcMode::Fail),
+        ("nn_f16_f32", ClcMode::Random),
+        ("bf16_f16", ClcMode::Succeed),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let art = sm100("gemm_sm100_abc", config);
+        let policy = Policy {
+            clc,
+            ..schedules()[ci % 3]
+        };
+        let stats = typed_gemm_on_device(
+            art,
+            art.ptx,
+            (300, 264, 136),
+            211 + ci as u64,
+            &policy,
+            &sms(4),
+        )
+        .unwrap_or_else(|e| panic!("gemm_sm100_abc {config} {clc:?}: {e}"));
+        runs.push(stats);
+    }
+    report("gemm_sm100_abc", &runs);
+}
+
+/// `gemm_sm100_bias_act` (D = act(A·op(B) + bias), the bias loaded per 64-column block in the
+/// accumulator's column-statistic layout): GELU and SiLU (the transcendental ones) in TN, ReLU
+/// in NN and the plain bias in f16, on the same shape.
+#[test]
+fn gemm_sm100_bias_act_matches_the_reference() {
+    let mut runs = Vec::new();
+    for (ci, config) in ["gelu", "silu", "nn_relu", "bias_f16"]
+        .into_iter()
+        .enumerate()
+    {
+        let art = sm100("gemm_sm100_bias_act", config);
+        let stats = typed_gemm_on_device(
+            art,
+            art.ptx,
+            (300, 264, 136),
+            221 + ci as u64,
+            &schedules()[ci % 3],
+            &sms(4),
+        )
+        .unwrap_or_else(|e| panic!("gemm_sm100_bias_act {config}: {e}"));
+        runs.push(stats);
+    }
+    report("gemm_sm100_bias_act", &runs);
+}
