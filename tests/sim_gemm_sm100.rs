@@ -7,7 +7,7 @@
 use tirx_sim::{ClcMode, Policy};
 
 use super::sim_exec::report;
-use super::sim_gemm::{schedules, sm100, sms, typed_gemm_on_device};
+use super::sim_gemm::{schedules, sm100, sms, typed_gemm_beta_zero, typed_gemm_on_device};
 
 /// `gemm_sm100_prod` in a TN and an NN config of each output width (16-bit and f32), with
 /// each input type among them: 6 tiles of 256×128 on two clusters (M = 300: a second pair
@@ -102,4 +102,34 @@ fn gemm_sm100_bias_act_matches_the_reference() {
         runs.push(stats);
     }
     report("gemm_sm100_bias_act", &runs);
+}
+
+/// `gemm_sm100_abc` with β = 0 and C all NaN: D = α·A·op(B) exactly as BLAS says (C never
+/// used: the staged C is loaded but the `selp` on β ≠ 0 drops it), α = −2, one cluster with
+/// a one-tile walk (tails in M, N and K). A planted bug — the test `β ≠ 0` made always true
+/// (compared with NaN, which `setp.neu` finds unequal to anything) — lets the NaNs through.
+#[test]
+fn gemm_sm100_abc_never_uses_c_when_beta_is_zero() {
+    for config in ["default", "bf16_f32"] {
+        let art = sm100("gemm_sm100_abc", config);
+        let stats = typed_gemm_beta_zero(art, art.ptx, (130, 136, 72), 231, &sms(2), -2.0)
+            .unwrap_or_else(|e| panic!("gemm_sm100_abc {config} with beta = 0: {e}"));
+        report("gemm_sm100_abc, beta = 0", &[stats]);
+    }
+    let art = sm100("gemm_sm100_abc", "default");
+    let planted: String = art
+        .ptx
+        .lines()
+        .map(|l| {
+            if l.starts_with("\tsetp.neu.f32") && l.ends_with(", 0f00000000;") {
+                l.replace(", 0f00000000;", ", 0f7FC00000;")
+            } else {
+                l.to_string()
+            }
+        })
+        .flat_map(|l| [l, "\n".to_string()])
+        .collect();
+    assert_ne!(planted, art.ptx);
+    let e = typed_gemm_beta_zero(art, &planted, (130, 136, 72), 231, &sms(2), -2.0).unwrap_err();
+    assert!(e.contains("NaN"), "{e}");
 }
