@@ -35,7 +35,9 @@
 //! `LDS.128`; `gemm_sm100_bias_act gelu`: `224 0 UTCHMMA×4 UTMALDG×2 UTMASTG×1 LDTM×2
 //! USETMAXREG×2 SYNCS×58 LDG.E.128×15 LDS.128×4 STS.128×8`, the bias's vector loads), and the
 //! emulator against the f64 reference on shapes with tails in M, N and K and more tiles than
-//! clusters, under every CLC mode (`tests/sim_gemm_sm100.rs`).
+//! clusters, under every CLC mode, and with β = 0 and C all NaN (`tests/sim_gemm_sm100.rs`);
+//! 100 seeded schedules a config and CLC mode with `tirx sim gemm_sm100_abc --m 300 --n 264
+//! --k 136 --sms 4 --schedules 100` (`docs/emulator.md` records the runs).
 
 use tirx::prelude::*;
 

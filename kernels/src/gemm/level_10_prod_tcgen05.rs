@@ -23,8 +23,10 @@
 //! lines: `224 0 UTCHMMA×4 UTMALDG×2 UTMASTG×1 LDTM×4 USETMAXREG×2 SYNCS×58 LDS.128×4
 //! STS.128×16` for every 16-bit D, TN and NN alike — level 9's — and `STS.128×32` for an f32
 //! D, twice the staging bytes), and the emulator against the f64 reference on shapes with
-//! tails in M, N and K and more tiles than clusters, TN and NN, 16-bit and f32 outputs
-//! (`tests/sim_gemm.rs`).
+//! tails in M, N and K and more tiles than clusters, TN and NN, 16-bit and f32 outputs, under
+//! every CLC mode (`tests/sim_gemm_sm100.rs`); 100 seeded schedules a config and CLC mode with
+//! `tirx sim gemm_sm100_prod --m 300 --n 264 --k 136 --sms 4 --schedules 100 --clc random`
+//! (`docs/emulator.md` records the runs).
 
 use tirx::prelude::*;
 
