@@ -109,6 +109,9 @@ fn blackwell_gemm_sass_has_the_tensor_core_and_tma_and_tmem_loads() {
         "gemm_sm100_pair",
         "gemm_sm100_clc",
         "gemm_sm100_tma_epi",
+        "gemm_sm100_prod",
+        "gemm_sm100_abc",
+        "gemm_sm100_bias_act",
     ] {
         let k = catalogue::find(name).expect("shipped");
         for a in k.artifacts {

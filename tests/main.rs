@@ -43,6 +43,7 @@ mod sim_attention;
 mod sim_exec;
 mod sim_fp8;
 mod sim_gemm;
+mod sim_gemm_sm100;
 mod sim_mxfp8;
 mod sim_nvfp4;
 mod sim_rs;

@@ -96,13 +96,41 @@ pub(crate) fn typed_gemm_with(
 }
 
 /// [`typed_gemm_with`] on a device of other limits (a persistent kernel's grid is its SMs).
-fn typed_gemm_on_device(
+pub(crate) fn typed_gemm_on_device(
+    art: &KernelArtifact,
+    ptx_text: &str,
+    shape: (usize, usize, usize),
+    seed: u64,
+    policy: &Policy,
+    limits: &DeviceLimits,
+) -> Result<Stats, String> {
+    typed_gemm_scaled(art, ptx_text, shape, seed, policy, limits, None)
+}
+
+/// [`typed_gemm_on_device`] with `alpha` and β = 0 for a kernel that takes C (instead of
+/// α = 1.5, β = −0.75): C is filled with NaN, which BLAS's β = 0 says is never read.
+pub(crate) fn typed_gemm_beta_zero(
+    art: &KernelArtifact,
+    ptx_text: &str,
+    shape: (usize, usize, usize),
+    seed: u64,
+    limits: &DeviceLimits,
+    alpha: f32,
+) -> Result<Stats, String> {
+    let policy = Policy::default();
+    typed_gemm_scaled(art, ptx_text, shape, seed, &policy, limits, Some(alpha))
+}
+
+/// The run and the check behind [`typed_gemm_on_device`]; `beta_zero: Some(α)` runs a
+/// kernel that takes C with that α, β = 0 and C all NaN.
+fn typed_gemm_scaled(
     art: &KernelArtifact,
     ptx_text: &str,
     (m, n, kk): (usize, usize, usize),
     seed: u64,
     policy: &Policy,
     limits: &DeviceLimits,
+    beta_zero: Option<f32>,
 ) -> Result<Stats, String> {
     let sig = (art.signature)();
     let elem = |name: &str| sig.tensors.iter().find(|t| t.name == name).map(|t| t.elem);
@@ -113,11 +141,16 @@ fn typed_gemm_on_device(
     let (ab, av) = random_values(&mut rng, ta, m * kk);
     let (bb, bv) = random_values(&mut rng, ta, n * kk);
     let tc = elem("c");
-    let (cb, cv) = random_values(&mut rng, tc.unwrap_or(td), m * n);
-    let (alpha, beta) = if tc.is_some() {
-        (1.5f32, -0.75f32)
-    } else {
-        (1.0, 0.0)
+    let (mut cb, mut cv) = random_values(&mut rng, tc.unwrap_or(td), m * n);
+    let (alpha, beta) = match (tc, beta_zero) {
+        (Some(_), Some(alpha)) => {
+            // NaN in every float type; the reference's C term is β·0.
+            cb.fill(0xff);
+            cv.fill(0.0);
+            (alpha, 0.0)
+        }
+        (Some(_), None) => (1.5f32, -0.75f32),
+        (None, _) => (1.0, 0.0),
     };
     let mut dev = Device::new();
     let mut put = |bytes: &[u8], elem: ElemType, shape: &[usize]| {
@@ -385,7 +418,7 @@ fn the_warp_specialised_register_split_fits_its_launch() {
 }
 
 /// The sm_100a artifact of `kernel`'s `config`.
-fn sm100(kernel: &str, config: &str) -> &'static KernelArtifact {
+pub(crate) fn sm100(kernel: &str, config: &str) -> &'static KernelArtifact {
     catalogue::find(kernel)
         .expect("shipped")
         .artifacts
@@ -397,7 +430,7 @@ fn sm100(kernel: &str, config: &str) -> &'static KernelArtifact {
 /// The schedules the Blackwell ladder runs under besides the seeds: the default policy; short
 /// bursts with async operations completing almost at once and waits failing often; long
 /// bursts with slow completion (a warp runs far ahead of the tensor core and TMA).
-fn schedules() -> [Policy; 3] {
+pub(crate) fn schedules() -> [Policy; 3] {
     [
         Policy::default(),
         Policy {
@@ -438,7 +471,7 @@ fn gemm_sm100_ws_runs_through_its_warp_roles() {
 }
 
 /// A device of `sms` SMs: the persistent kernel's grid, so that the walk wraps.
-fn sms(sms: u32) -> DeviceLimits {
+pub(crate) fn sms(sms: u32) -> DeviceLimits {
     DeviceLimits {
         sm_count: sms,
         ..EMULATED

@@ -16,7 +16,8 @@ use crate::gemm::{
     fp8, fused, level_01_sync, level_02_tma, level_03_pipeline_tcgen05, level_03_pipeline_wgmma,
     level_04_ws_tcgen05, level_04_ws1, level_05_2wg, level_06_persistent,
     level_06_persistent_tcgen05, level_07_cluster, level_07_pair_tcgen05, level_08_clc_tcgen05,
-    level_08_tma_epi, level_09_tma_epi_tcgen05, pair_n, scaled, splitk,
+    level_08_tma_epi, level_09_tma_epi_tcgen05, level_10_epi_tcgen05, level_10_prod_tcgen05,
+    pair_n, scaled, splitk,
 };
 use crate::row_kernels::{
     cluster, layernorm, norm_long, rmsnorm, softmax, softmax_long, staged, swiglu,
@@ -44,6 +45,8 @@ const LISTS: &[&[&Kernel]] = &[
     level_07_pair_tcgen05::kernels::KERNELS,
     level_08_clc_tcgen05::kernels::KERNELS,
     level_09_tma_epi_tcgen05::kernels::KERNELS,
+    level_10_prod_tcgen05::kernels::KERNELS,
+    level_10_epi_tcgen05::kernels::KERNELS,
     // Staged before the register kernel: at 32k columns (their one shared capacity) it was
     // measured faster (docs/perf/rows-h200-2026-12-02b.md); the dispatcher keeps this order
     // among equal costs.

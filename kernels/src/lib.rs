@@ -39,10 +39,13 @@ pub mod gemm {
     pub mod level_08_clc_tcgen05;
     pub mod level_08_tma_epi;
     pub mod level_09_tma_epi_tcgen05;
+    pub mod level_10_epi_tcgen05;
+    pub mod level_10_prod_tcgen05;
     pub mod mxfp8_tcgen05;
     pub mod nvfp4_tcgen05;
     pub mod pair_n;
     pub mod pieces;
+    pub mod pieces_sm100;
     pub mod reference;
     pub mod request;
     pub mod scaled;

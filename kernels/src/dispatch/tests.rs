@@ -473,8 +473,7 @@ fn the_shipped_cache_names_shipped_artifacts() {
 
 /// On a Blackwell device (a B200 described; nothing launched, there is none here) a TN GEMM
 /// goes to a kernel compiled for sm_100a, chosen by the same dispatcher as on Hopper, and the
-/// Hopper kernels are refused by target; a problem no Blackwell kernel solves yet (NN) is the
-/// table of candidates, the Hopper NN configs among them refused for their target.
+/// Hopper kernels are refused by target; NN goes to the production level's MN-major config.
 #[test]
 fn blackwell_gemms_go_to_a_blackwell_kernel() {
     let b200 = Device::b200();
@@ -496,19 +495,106 @@ fn blackwell_gemms_go_to_a_blackwell_kernel() {
             })
         );
     }
+    // NN: B given K×N, an MN-major B for the pair's tcgen05 (level 10).
     let req = GemmRequest::contiguous(
         BLayout::Nn,
         Epilogue::Plain,
         GemmTypes::BF16,
         (256, 256, 256),
     );
-    let text = choose(&req, &catalogue::all(), &b200, &Cache::default())
-        .unwrap_err()
-        .to_string();
-    assert!(
-        text.contains("gemm_sm90_ws/nn_n128") && text.contains("refused: compiled for sm_90a"),
-        "{text}"
-    );
+    let c = choose(&req, &catalogue::all(), &b200, &Cache::default())
+        .unwrap_or_else(|e| panic!("{}: {e}", req.describe()));
+    assert_eq!(c.label(), "gemm_sm100_prod/nn");
+}
+
+/// The production Blackwell GEMMs (ladder level 10) on a B200 (described; nothing launched,
+/// there is none here): NN, f16 and f32 outputs, the scaled and the fused requests each choose
+/// a level-10 sm_100a artifact, and the launch plan of the choice — the persistent grid of
+/// whole 2×1 clusters (one CTA per SM), the cluster, and the dynamic shared memory of six
+/// operand stages plus D's staging tile — is planned without launching.
+#[test]
+fn blackwell_production_requests_choose_level_10_and_plan_their_launch() {
+    let b200 = Device::b200();
+    let (tn, nn) = (BLayout::Tn, BLayout::Nn);
+    let gelu = Epilogue::Bias(tirx::problem::Act::Gelu);
+    // (layout, epilogue, types, the choice, D's staging bytes)
+    let cases = [
+        (
+            nn,
+            Epilogue::Plain,
+            GemmTypes::BF16,
+            "gemm_sm100_prod/nn",
+            32 << 10,
+        ),
+        (
+            tn,
+            Epilogue::Plain,
+            types(F16, F16),
+            "gemm_sm100_prod/f16",
+            32 << 10,
+        ),
+        (
+            tn,
+            Epilogue::Plain,
+            types(Bf16, F32),
+            "gemm_sm100_prod/bf16_f32",
+            64 << 10,
+        ),
+        (
+            nn,
+            Epilogue::Plain,
+            types(F16, F32),
+            "gemm_sm100_prod/nn_f16_f32",
+            64 << 10,
+        ),
+        (
+            tn,
+            Epilogue::Scaled,
+            GemmTypes::BF16,
+            "gemm_sm100_abc/default",
+            32 << 10,
+        ),
+        (
+            nn,
+            Epilogue::Scaled,
+            types(F16, F32),
+            "gemm_sm100_abc/nn_f16_f32",
+            64 << 10,
+        ),
+        (
+            tn,
+            gelu,
+            GemmTypes::BF16,
+            "gemm_sm100_bias_act/gelu",
+            32 << 10,
+        ),
+        (
+            nn,
+            gelu,
+            GemmTypes::BF16,
+            "gemm_sm100_bias_act/nn_gelu",
+            32 << 10,
+        ),
+    ];
+    for (layout, epi, t, want, staging) in cases {
+        let req = GemmRequest::contiguous(layout, epi, t, (4096, 4096, 4096));
+        let c = choose(&req, &catalogue::all(), &b200, &Cache::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", req.describe()));
+        assert_eq!(c.label(), want, "{}", req.describe());
+        assert_eq!(c.artifact.target, tirx::Target::Sm100a);
+        let (tensors, scalars) = req.arguments(c.artifact);
+        let plan = plan_launch_with(&(c.artifact.signature)(), &tensors, &scalars, &b200.limits)
+            .unwrap_or_else(|e| panic!("{want}: {e}"));
+        assert_eq!(plan.grid, [148, 1, 1], "{want}");
+        assert_eq!(plan.cluster, [2, 1, 1], "{want}");
+        assert_eq!(plan.block, [256, 1, 1], "{want}");
+        // Six stages of A's 128×64 and B's 64×64 halves (24 KiB), D's staging tile, and 2064
+        // bytes more (the 1 KiB alignment of the swizzled tiles, the barriers, the TMEM slot and
+        // the scheduler's response): 178 KiB with a 16-bit D, 210 KiB with an f32 D, within
+        // the 227 KiB.
+        let operands = 6 * (24 << 10);
+        assert_eq!(plan.smem_bytes, operands + staging + 2064, "{want}");
+    }
 }
 
 /// A remembered choice is the fresh judgement's, under a key that tells apart everything the

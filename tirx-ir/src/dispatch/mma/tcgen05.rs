@@ -27,7 +27,9 @@
 //! (`InstrDesc::encode_pair`), and each `tcgen05.mma.cta_group::2` is guarded by
 //! `%cluster_ctarank & 1 == 0`, so only the even CTA's thread of the one-thread scope issues
 //! it. Before: `mma @acc <- @a_s, @b_s accumulate (%k > 0) cta_group 2`. The pair reads A
-//! from shared memory only: a TMEM A with `cta_group = 2` is refused (`PairTmemA`).
+//! from shared memory only: a TMEM A with `cta_group = 2` is refused (`PairTmemA`). Its
+//! 16-bit B may be MN-major as for one CTA (each CTA's `N / 2` columns its own chunks, the
+//! NN GEMM's B; `gemm_sm100_prod/nn`).
 //! The block-scaled form (`scale_a = …, scale_b = …`: `kind::mxf8f6f4.block_scale`,
 //! §9.7.16.10.7) is `block_scale.rs`'s, with its own When / Before / After.
 //! PTX used: PTX ISA §9.7.16.10.9 (tcgen05.mma, both A forms); §9.7.16.10.5 (data-path
@@ -160,9 +162,14 @@ fn pair_desc(
         smem_operand_any(cx_k, a, "A")?,
         smem_operand_any(cx_k, b, "B")?,
     );
+    // A is K-major (an MN-major A's transpose-A bit is not lowered yet, as for one CTA); B
+    // may be MN-major for the 16-bit kind, as for one CTA: each CTA's `N / 2` columns of B
+    // are its own chunks of 64 N-elements by K rows (an NN GEMM's B given K×N), read through
+    // the same MN-major descriptor with the transpose-B bit.
+    let b_mn_ok = matches!(ob.buf.elem, ElemType::Bf16 | ElemType::F16);
     if let Some((which, o)) = [("A", &oa), ("B", &ob)]
         .into_iter()
-        .find(|(_, o)| o.major != Major::K)
+        .find(|(w, o)| o.major != Major::K && !(*w == "B" && b_mn_ok))
     {
         return Err(Reject::MnMajor {
             which,
@@ -185,7 +192,7 @@ fn pair_desc(
         a: oa.buf.elem,
         b: ob.buf.elem,
         a_major: Major::K,
-        b_major: Major::K,
+        b_major: ob.major,
         m: 2 * m,
         n,
     };

@@ -1,0 +1,128 @@
+//! GEMM ladder, level 10 on Blackwell: the production GEMM a B200 user calls — level 9's CTA
+//! pair (256×128 tiles, `cta_group::2`, TMA multicast of the shared operand), its cluster
+//! launch control scheduler and its TMA-store epilogue, as config products over what the
+//! problem gives: BF16/FP16 in, BF16/FP16/FP32 out, B given N×K (TN, `MB = k`) or K×N (NN,
+//! `MB = mn`). D = A·op(B), any M, N, K (TMA zero-fills the loads' tails and clips the stores').
+//!
+//! What it adds to level 9. Types: `TA` (A and B) and `TD` (D) are config constants; the MMA
+//! is `tcgen05.mma.cta_group::2.kind::f16` for both 16-bit inputs (PTX ISA §9.7.16.10.9, the
+//! instruction descriptor's A/B type field, §9.7.16.4.2). NN: `b` is declared `#[major(MB)]`
+//! and its shared tile `major = MB`, so with `MB = mn` each CTA's `[BN / 2, BK]` half of B is
+//! one `[BK, 64]` TMA box, and the MMA reads it through the MN-major SW128 descriptor with the
+//! transpose-B bit (§9.7.16.4.1) — a layout, never a copy. Output: the staging tile's blocks
+//! are one 128-byte swizzle row wide, `EPI_N = 128 / size_of(TD)` columns (64 of a 16-bit D,
+//! 32 of an f32 D), so an f32 D stages 64 KiB: 6 × 24 KiB of operand stages + 64 KiB = 208 KiB
+//! of the 227 KiB.
+//!
+//! The roles (TMA, MMA and scheduler warps; the epilogue warpgroup's walk over the CLC
+//! responses) are the tile library `pieces_sm100.rs`, shared with the scaled and
+//! fused-epilogue kernels of `level_10_epi_tcgen05.rs`.
+//!
+//! Verified without a Blackwell GPU (none was used): ptxas `-arch=sm_100a` with 0 spills for
+//! every config (`tests/assemble.rs`), and the SASS (`tirx check`, its `gemm_sm100_prod`
+//! lines: `224 0 UTCHMMA×4 UTMALDG×2 UTMASTG×1 LDTM×4 USETMAXREG×2 SYNCS×58 LDS.128×4
+//! STS.128×16` for every 16-bit D, TN and NN alike — level 9's — and `STS.128×32` for an f32
+//! D, twice the staging bytes), and the emulator against the f64 reference on shapes with
+//! tails in M, N and K and more tiles than clusters, TN and NN, 16-bit and f32 outputs, under
+//! every CLC mode (`tests/sim_gemm_sm100.rs`); 100 seeded schedules a config and CLC mode with
+//! `tirx sim gemm_sm100_prod --m 300 --n 264 --k 136 --sms 4 --schedules 100 --clc random`
+//! (`docs/emulator.md` records the runs).
+
+use tirx::prelude::*;
+
+#[tile_module(uses(super::pieces::gemm_pieces, super::pieces_sm100::gemm_pieces_sm100))]
+pub mod kernels {
+    use tirx::prelude::*;
+
+    /// Level 10 (Blackwell): level 9 over types and B's layout. `grid = (SMS / 2 * 2, 1)`.
+    /// D's rows must be 16-byte aligned (N a multiple of 8, or of 4 for f32): the runtime
+    /// refuses others.
+    #[tile_kernel(
+        solves = gemm,
+        target = sm_100a,
+        threads = 256,
+        cluster = (2, 1, 1),
+        grid = (SMS / 2 * 2, 1),
+        configs(
+            product(
+                types(default = (TA = bf16, TD = bf16), f16 = (TA = f16, TD = f16), bf16_f16 = (TA = bf16, TD = f16), f16_bf16 = (TA = f16, TD = bf16), bf16_f32 = (TA = bf16, TD = f32), f16_f32 = (TA = f16, TD = f32)),
+                with = (BM = 256, BN = 128, BK = 64, STAGES = 6, GROUP = 8, EPI_N = 128 / size_of(TD), REG_ISSUE = 56, REG_EPILOGUE = 224, MB = k),
+            ),
+            product(
+                layout(nn = (MB = mn)),
+                types(default = (TA = bf16, TD = bf16), f16 = (TA = f16, TD = f16), bf16_f16 = (TA = bf16, TD = f16), f16_bf16 = (TA = f16, TD = bf16), bf16_f32 = (TA = bf16, TD = f32), f16_f32 = (TA = f16, TD = f32)),
+                with = (BM = 256, BN = 128, BK = 64, STAGES = 6, GROUP = 8, EPI_N = 128 / size_of(TD), REG_ISSUE = 56, REG_EPILOGUE = 224),
+            ),
+        ),
+    )]
+    pub fn gemm_sm100_prod(
+        #[shape(M, K)] a: Tensor<TA>,
+        #[shape(N, K)]
+        #[major(MB)]
+        b: Tensor<TA>,
+        #[shape(M, N)] d: Tensor<TD>,
+    ) {
+        let a_s = smem::<TA>([STAGES, 128, BK], swizzle = B128);
+        let b_s = smem::<TA>([STAGES, BN / 2, BK], swizzle = B128, major = MB);
+        let acc = tmem::<f32>([2, 128, BN]);
+        let r = regs::<f32>([128, BN], layout = tmem_32x32b);
+        let d_s = smem::<TD>([BN / EPI_N, 128, EPI_N], swizzle = B128);
+        let pipe = pipeline::<STAGES>();
+        let accp = pipeline::<2>(peers = 2);
+        let resp = clc_response();
+        let clcp = pipeline::<1>(consumers = 4, peers = 2);
+        let pairs_m = cdiv(M, 256);
+        let tiles_n = cdiv(N, BN);
+        let k_tiles = cdiv(K, BK);
+        static_assert(
+            128 * REG_ISSUE + 128 * REG_EPILOGUE <= 65536,
+            "the warpgroups' setmaxnreg counts exceed the 64K-register file",
+        );
+
+        pair_tmem_acquire(acc);
+        pair_clc_roles(
+            pipe, accp, clcp, resp, acc, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles,
+        );
+
+        // The epilogue warpgroup: level 9's, over D's type.
+        #[scope(warpgroup = 1)]
+        {
+            setmaxnreg::inc(REG_EPILOGUE);
+            let mut j = 0;
+            let mut w = cta.x / 2;
+            let mut i = 0;
+            let mut more = true;
+            while more {
+                for u in (w..pairs_m * tiles_n).step_by(ncta.x / 2) {
+                    let (mp, n) = grouped(u, pairs_m, tiles_n);
+                    let s = accp.consumer_wait(j);
+                    tcgen05::fence_after();
+                    copy(r, acc[s]);
+                    // The row is in registers: the stage goes back to the MMA warp at once.
+                    tcgen05::fence_before();
+                    named_barrier(1, 128);
+                    #[scope(leader)]
+                    {
+                        accp.consumer_release(s);
+                        tma::wait_group_read(0);
+                    }
+                    named_barrier(1, 128);
+                    copy(d_s, r);
+                    store_staged(d, d_s, 2 * mp + cta_rank, n * (BN / EPI_N));
+                    j += 1;
+                }
+                let (go, nw) = next_walk(clcp, resp, i, w);
+                more = go == 1;
+                w = nw;
+                release_walk(clcp);
+                i += 1;
+            }
+            #[scope(leader)]
+            {
+                tma::wait_group(0);
+            }
+        }
+
+        pair_tmem_release(acc);
+    }
+}

@@ -1,0 +1,158 @@
+//! The Blackwell CTA pair's roles under cluster launch control, a tile library shared by the
+//! production GEMMs (ladder level 10, `level_10_prod_tcgen05.rs`, and its scaled and fused
+//! epilogues, `level_10_epi_tcgen05.rs`): warpgroup 0's TMA, MMA and scheduler warps
+//! ([`pair_clc_roles`]), the decoding of each scheduler response ([`next_walk`]) and the
+//! epilogue warpgroup's release of it ([`release_walk`]), and the TMA stores of a staged tile
+//! ([`store_staged`]). Each using module names it with
+//! `#[tile_module(uses(super::pieces::gemm_pieces, super::pieces_sm100::gemm_pieces_sm100))]`
+//! (the pair's TMEM and K loops are `pieces.rs`'s).
+//!
+//! Invariants the users keep: `clcp` is a one-stage pipeline with four consumers (the TMA,
+//! MMA and scheduler warps and the epilogue warpgroup) in both CTAs of the pair
+//! (`pipeline::<1>(consumers = 4, peers = 2)`), `resp` its `clc_response()`; the epilogue
+//! warpgroup is warpgroup 1 and uses named barrier 1.
+
+use tirx::prelude::*;
+
+#[tile_module(library)]
+mod gemm_pieces_sm100 {
+    use tirx::prelude::*;
+
+    /// Warpgroup 0 of the pair's CLC kernels (level 9's): it gives its registers away; its
+    /// TMA warp loads this CTA's halves of every tile's K steps, walk after walk; the even
+    /// CTA's MMA warp issues every tile into the accumulator stage the epilogue freed (the odd
+    /// CTA's only follows the walks); the scheduler warp of rank 0 asks for the next walk
+    /// once every reader of the last response released it, and never again after a failure.
+    #[tile_fn]
+    fn pair_clc_roles(
+        pipe: Pipe,
+        accp: Pipe,
+        clcp: Pipe,
+        resp: Smem,
+        acc: Tmem,
+        a_s: Smem,
+        b_s: Smem,
+        a: Global,
+        b: Global,
+        pairs_m: u32,
+        tiles_n: u32,
+        k_tiles: u32,
+    ) {
+        #[scope(warpgroup = 0)]
+        {
+            setmaxnreg::dec(REG_ISSUE);
+            #[scope(warp = 0, elect)]
+            {
+                let mut it = 0;
+                let mut w = cta.x / 2;
+                let mut i = 0;
+                let mut more = true;
+                while more {
+                    for u in (w..pairs_m * tiles_n).step_by(ncta.x / 2) {
+                        let (mp, n) = grouped(u, pairs_m, tiles_n);
+                        it = produce_pair(
+                            pipe,
+                            it,
+                            a_s,
+                            b_s,
+                            a,
+                            b,
+                            2 * mp + cta_rank,
+                            2 * n + cta_rank,
+                            k_tiles,
+                        );
+                    }
+                    let (go, nw) = next_walk(clcp, resp, i, w);
+                    more = go == 1;
+                    w = nw;
+                    clcp.consumer_release(0);
+                    i += 1;
+                }
+            }
+            #[scope(warp = 1, elect)]
+            {
+                let mut it = 0;
+                let mut j = 0;
+                let mut w = cta.x / 2;
+                let mut i = 0;
+                let mut more = true;
+                while more {
+                    if cta_rank % 2 == 0 {
+                        for _ in (w..pairs_m * tiles_n).step_by(ncta.x / 2) {
+                            let s = accp.producer_acquire(j);
+                            tcgen05::fence_after();
+                            it = issue_pair(pipe, it, acc, s, a_s, b_s, k_tiles);
+                            tcgen05::commit(accp.full(s), cta_group = 2);
+                            j += 1;
+                        }
+                    }
+                    let (go, nw) = next_walk(clcp, resp, i, w);
+                    more = go == 1;
+                    w = nw;
+                    clcp.consumer_release(0);
+                    i += 1;
+                }
+            }
+            #[scope(warp = 2, elect)]
+            {
+                let mut i = 0;
+                let mut more = true;
+                while more {
+                    let s = clcp.producer_acquire(i);
+                    clc::try_cancel(resp, clcp.full(s), multicast = true);
+                    let (go, _) = next_walk(clcp, resp, i, 0);
+                    more = go == 1;
+                    clcp.consumer_release(0);
+                    i += 1;
+                }
+            }
+        }
+    }
+
+    /// Response `i` of the scheduler, waited for: `(1, w')` when it cancelled a cluster
+    /// (whose static walk starts at pair `w'`), `(0, w)` when it failed. Every read of the
+    /// response is fenced (`fence.proxy.async`) before the reader releases it, since the next
+    /// request rewrites it through the async proxy.
+    #[tile_fn]
+    fn next_walk(clcp: Pipe, resp: Smem, i: u32, w: u32) -> (u32, u32) {
+        let s = clcp.consumer_wait(i);
+        let mut go = 0;
+        let mut nw = w;
+        let ok = clc::is_canceled(resp);
+        if ok {
+            let cx = clc::first_cta(resp);
+            go = 1;
+            nw = cx / 2;
+        }
+        fence::proxy_async();
+        (go, nw)
+    }
+
+    /// The epilogue warpgroup's one release of the response (the pipeline's one stage), after
+    /// every thread has read it.
+    #[tile_fn]
+    fn release_walk(clcp: Pipe) {
+        named_barrier(1, 128);
+        #[scope(leader)]
+        {
+            clcp.consumer_release(0);
+        }
+    }
+
+    /// The staged tile to D: after the generic proxy's writes are fenced against the async
+    /// proxy and the warpgroup's barrier, the leader stores each `EPI_N`-column block of rows
+    /// `row` (128-row units) from column block `col` with TMA, in one bulk group it does not
+    /// wait for.
+    #[tile_fn]
+    fn store_staged(d: Global, d_s: Smem, row: u32, col: u32) {
+        fence::proxy_async();
+        named_barrier(1, 128);
+        #[scope(leader)]
+        {
+            for cb in 0..BN / EPI_N {
+                tma::store(d.tile(row, col + cb), d_s[cb]);
+            }
+            tma::commit_group();
+        }
+    }
+}

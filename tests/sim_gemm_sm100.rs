@@ -1,0 +1,135 @@
+//! The emulator running the production Blackwell GEMMs (ladder level 10,
+//! `kernels/src/gemm/level_10_prod_tcgen05.rs`): every input and output type, B given N×K
+//! (TN) and K×N (NN), on shapes with tails in M, N and K and more tiles than clusters (the
+//! walks wrap and the staging tile is reused while earlier stores may be in flight), against
+//! the f64 reference with `sim_gemm.rs`'s bound. No Blackwell GPU was used.
+
+use tirx_sim::{ClcMode, Policy};
+
+use super::sim_exec::report;
+use super::sim_gemm::{schedules, sm100, sms, typed_gemm_beta_zero, typed_gemm_on_device};
+
+/// `gemm_sm100_prod` in a TN and an NN config of each output width (16-bit and f32), with
+/// each input type among them: 6 tiles of 256×128 on two clusters (M = 300: a second pair
+/// row of 44 rows, N = 264: a third column tile of 8, K = 136: a K tail), under every CLC
+/// mode.
+#[test]
+fn gemm_sm100_prod_covers_types_and_b_layouts() {
+    let mut runs = Vec::new();
+    for (ci, (config, clc)) in [
+        ("default", ClcMode::Random),
+        ("f16_f32", ClcMode::Fail),
+        ("nn", ClcMode::Succeed),
+        ("nn_f16_bf16", ClcMode::Random),
+        ("nn_bf16_f32", ClcMode::Fail),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let art = sm100("gemm_sm100_prod", config);
+        let policy = Policy {
+            clc,
+            ..schedules()[ci % 3]
+        };
+        let stats = typed_gemm_on_device(
+            art,
+            art.ptx,
+            (300, 264, 136),
+            201 + ci as u64,
+            &policy,
+            &sms(4),
+        )
+        .unwrap_or_else(|e| panic!("gemm_sm100_prod {config} {clc:?}: {e}"));
+        runs.push(stats);
+    }
+    report("gemm_sm100_prod", &runs);
+}
+
+/// `gemm_sm100_abc` (D = α·A·op(B) + β·C: C loaded by TMA into the staging tile while the
+/// tile's MMAs finish, the accumulator read back in 64- or 32-column blocks) in TN and NN
+/// configs with 16-bit and f32 outputs, α = 1.5, β = −0.75, on the same shape: 6 tiles on two
+/// clusters, so C's loads into the staging tile follow earlier stores from it.
+#[test]
+fn gemm_sm100_abc_scales_and_adds_c() {
+    let mut runs = Vec::new();
+    for (ci, (config, clc)) in [
+        ("default", ClcMode::Fail),
+        ("nn_f16_f32", ClcMode::Random),
+        ("bf16_f16", ClcMode::Succeed),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let art = sm100("gemm_sm100_abc", config);
+        let policy = Policy {
+            clc,
+            ..schedules()[ci % 3]
+        };
+        let stats = typed_gemm_on_device(
+            art,
+            art.ptx,
+            (300, 264, 136),
+            211 + ci as u64,
+            &policy,
+            &sms(4),
+        )
+        .unwrap_or_else(|e| panic!("gemm_sm100_abc {config} {clc:?}: {e}"));
+        runs.push(stats);
+    }
+    report("gemm_sm100_abc", &runs);
+}
+
+/// `gemm_sm100_bias_act` (D = act(A·op(B) + bias), the bias loaded per 64-column block in the
+/// accumulator's column-statistic layout): GELU and SiLU (the transcendental ones) in TN, ReLU
+/// in NN and the plain bias in f16, on the same shape.
+#[test]
+fn gemm_sm100_bias_act_matches_the_reference() {
+    let mut runs = Vec::new();
+    for (ci, config) in ["gelu", "silu", "nn_relu", "bias_f16"]
+        .into_iter()
+        .enumerate()
+    {
+        let art = sm100("gemm_sm100_bias_act", config);
+        let stats = typed_gemm_on_device(
+            art,
+            art.ptx,
+            (300, 264, 136),
+            221 + ci as u64,
+            &schedules()[ci % 3],
+            &sms(4),
+        )
+        .unwrap_or_else(|e| panic!("gemm_sm100_bias_act {config}: {e}"));
+        runs.push(stats);
+    }
+    report("gemm_sm100_bias_act", &runs);
+}
+
+/// `gemm_sm100_abc` with β = 0 and C all NaN: D = α·A·op(B) exactly as BLAS says (C never
+/// used: the staged C is loaded but the `selp` on β ≠ 0 drops it), α = −2, one cluster with
+/// a one-tile walk (tails in M, N and K). A planted bug — the test `β ≠ 0` made always true
+/// (compared with NaN, which `setp.neu` finds unequal to anything) — lets the NaNs through.
+#[test]
+fn gemm_sm100_abc_never_uses_c_when_beta_is_zero() {
+    for config in ["default", "bf16_f32"] {
+        let art = sm100("gemm_sm100_abc", config);
+        let stats = typed_gemm_beta_zero(art, art.ptx, (130, 136, 72), 231, &sms(2), -2.0)
+            .unwrap_or_else(|e| panic!("gemm_sm100_abc {config} with beta = 0: {e}"));
+        report("gemm_sm100_abc, beta = 0", &[stats]);
+    }
+    let art = sm100("gemm_sm100_abc", "default");
+    let planted: String = art
+        .ptx
+        .lines()
+        .map(|l| {
+            if l.starts_with("\tsetp.neu.f32") && l.ends_with(", 0f00000000;") {
+                l.replace(", 0f00000000;", ", 0f7FC00000;")
+            } else {
+                l.to_string()
+            }
+        })
+        .flat_map(|l| [l, "\n".to_string()])
+        .collect();
+    assert_ne!(planted, art.ptx);
+    let e = typed_gemm_beta_zero(art, &planted, (130, 136, 72), 231, &sms(2), -2.0).unwrap_err();
+    assert!(e.contains("NaN"), "{e}");
+}
