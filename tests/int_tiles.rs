@@ -274,3 +274,44 @@ fn integer_ir_prints_parses_and_recompiles() {
         assert_eq!(tirx_ptx::write_string(&lowered).expect("prints"), a.ptx);
     }
 }
+
+/// The example of `docs/language.md` ("Integer tiles"): token ids of one vocabulary shard.
+#[tile_kernel(target = sm_90a, threads = 128, grid = (cdiv(M, 32), cdiv(N, 64)))]
+pub fn shard_ids(
+    #[shape(M, N)] ids: Tensor<i32>,
+    #[shape(M, N)] local: Tensor<i32>,
+    #[shape(M, N)] pos: Tensor<f32>,
+) {
+    let t = regs::<i32>([32, 64], layout = blocked(vec = 4));
+    copy(t, ids.tile(cta.x, cta.y));
+    let l = t - 4096;
+    copy(local.tile(cta.x, cta.y), select(l >= 0 && l < 4096, l, -1));
+    copy(pos.tile(cta.x, cta.y), cast::<f32>(t & 63) * 0.5);
+}
+
+#[test]
+fn the_reference_example_shards_token_ids() {
+    let mut dev = Device::new();
+    let ids: Vec<i32> = ints(&mut Rng::new(5), 10_000);
+    let it = put(&mut dev, &words(&ids, |v| v as u32), ElemType::I32, &[M, N]);
+    let (lt, pt) = (
+        poisoned(&mut dev, ElemType::I32),
+        poisoned(&mut dev, ElemType::F32),
+    );
+    launch(
+        &shard_ids::KERNEL.artifacts[0],
+        &mut dev,
+        &[it, lt.clone(), pt.clone()],
+    );
+    let (local, pos) = (read_words(&dev, &lt), read_words(&dev, &pt));
+    for (i, &id) in ids.iter().enumerate() {
+        let l = id - 4096;
+        let want = if (0..4096).contains(&l) { l } else { -1 };
+        assert_eq!(local[i] as i32, want, "local of id {id}");
+        assert_eq!(
+            f32::from_bits(pos[i]),
+            (id & 63) as f32 * 0.5,
+            "pos of id {id}"
+        );
+    }
+}

@@ -169,6 +169,18 @@ impl Lowerer<'_> {
                 format!("`{id}` is a {space} buffer, not a register tile; copy it into one: `copy(t, {id})`"),
             ));
         }
+        // A negative integer literal (`-1`; scalars are `u32`): its 32-bit two's complement,
+        // which is the `i32` value next to an `i32` tile.
+        if let SExpr::Unary(u) = strip_parens(e)
+            && matches!(u.op, syn::UnOp::Neg(_))
+            && let SExpr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(i),
+                ..
+            }) = strip_parens(&u.expr)
+            && let Ok(v) = i.base10_parse::<u32>()
+        {
+            return Ok(TExpr::Int(tirx_ir::ir::Expr::u32(v.wrapping_neg())));
+        }
         if !self.is_tile_expr(e) && !self.mentions_float(e) {
             let v = self.scalar(e)?;
             if self.ty(&v) != ScalarType::U32 {
