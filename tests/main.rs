@@ -32,6 +32,7 @@ mod gpu_rs;
 mod gpu_smem;
 #[cfg(feature = "gpu")]
 mod gpu_splitk;
+mod int_tiles;
 mod kinds;
 mod pair_mma;
 mod regtile_lowering;

@@ -203,6 +203,7 @@ fn typed_gemm_scaled(
         ElemType::E4m3 => 1.0 / 16.0,
         ElemType::E5m2 => 1.0 / 8.0,
         ElemType::Ue8m0 | ElemType::Ue4m3 | ElemType::E2m1x2 => 1.0,
+        ElemType::I32 | ElemType::U32 => 0.0,
     };
     for i in 0..m {
         for j in 0..n {

@@ -104,6 +104,8 @@ pub fn tensor_map(meta: &TensorMeta, box_dims: &[u32], swizzle: Swizzle) -> Tens
             | ElemType::Ue8m0
             | ElemType::E2m1x2
             | ElemType::Ue4m3 => TmaElem::U8,
+            // The box moves 4-byte words; TMA does no arithmetic on them.
+            ElemType::I32 | ElemType::U32 => TmaElem::U32,
         },
         global_address: meta.addr,
         dims: enc.dims,
@@ -170,6 +172,18 @@ pub fn random_values(rng: &mut Rng, elem: ElemType, n: usize) -> (Vec<u8>, Vec<f
                 bytes.extend_from_slice(&x.to_le_bytes());
                 vals.push(f64::from(x));
             }
+            // Integers in [-3000, 1000) (u32: its 4-byte pattern, values near 0 and near
+            // 2^32), exact as f64.
+            ElemType::I32 => {
+                let v = (x * 1000.0).floor() as i32;
+                bytes.extend_from_slice(&v.to_le_bytes());
+                vals.push(f64::from(v));
+            }
+            ElemType::U32 => {
+                let v = (x * 1000.0).floor() as i32 as u32;
+                bytes.extend_from_slice(&v.to_le_bytes());
+                vals.push(f64::from(v));
+            }
             ElemType::E4m3 => {
                 let v = tirx::e4m3::from_f32(x);
                 bytes.push(v.0);
@@ -229,6 +243,14 @@ pub fn decode(bytes: &[u8], elem: ElemType) -> Vec<f64> {
             .collect(),
         ElemType::Ue8m0 => bytes.iter().map(|&b| tirx::ue8m0(b).to_f64()).collect(),
         ElemType::Ue4m3 => bytes.iter().map(|&b| tirx::ue4m3(b).to_f64()).collect(),
+        ElemType::I32 => bytes
+            .chunks_exact(4)
+            .map(|c| f64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+            .collect(),
+        ElemType::U32 => bytes
+            .chunks_exact(4)
+            .map(|c| f64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+            .collect(),
         // Two values a byte, the lower index first.
         ElemType::E2m1x2 => bytes
             .iter()

@@ -43,6 +43,13 @@ pub enum ElemType {
     /// `0x7f` NaN): the factors of `kind::mxf4nvf4.block_scale.scale_vec::4X`, one per 16
     /// elements; staged as `ue8m0` is. Moved as bytes.
     Ue4m3,
+    /// 32-bit two's-complement signed integer (PTX `.s32`): token ids, class targets,
+    /// offsets. A register tile of it takes integer arithmetic only (no float op without a
+    /// `cast`); moved as 4-byte words.
+    I32,
+    /// 32-bit unsigned integer (PTX `.u32`): as `i32`, with logical shifts and unsigned
+    /// division, comparisons, `min`/`max`.
+    U32,
 }
 
 impl ElemType {
@@ -55,7 +62,7 @@ impl ElemType {
             | ElemType::E2m1x2
             | ElemType::Ue4m3 => 1,
             ElemType::Bf16 | ElemType::F16 => 2,
-            ElemType::F32 => 4,
+            ElemType::F32 | ElemType::I32 | ElemType::U32 => 4,
         }
     }
     /// The DSL / text spelling.
@@ -69,6 +76,8 @@ impl ElemType {
             ElemType::Ue8m0 => "ue8m0",
             ElemType::E2m1x2 => "e2m1x2",
             ElemType::Ue4m3 => "ue4m3",
+            ElemType::I32 => "i32",
+            ElemType::U32 => "u32",
         }
     }
     /// Parses the DSL / text spelling.
@@ -82,6 +91,8 @@ impl ElemType {
             "ue8m0" => ElemType::Ue8m0,
             "e2m1x2" => ElemType::E2m1x2,
             "ue4m3" => ElemType::Ue4m3,
+            "i32" => ElemType::I32,
+            "u32" => ElemType::U32,
             _ => return None,
         })
     }
@@ -99,6 +110,11 @@ impl ElemType {
     /// MMA only, in shared memory; no arithmetic on it in registers).
     pub fn is_fp4(self) -> bool {
         matches!(self, ElemType::E2m1x2)
+    }
+    /// Whether it is a 32-bit integer (`i32`, `u32`): register tiles and global tensors only,
+    /// integer arithmetic only.
+    pub fn is_int(self) -> bool {
+        matches!(self, ElemType::I32 | ElemType::U32)
     }
 }
 

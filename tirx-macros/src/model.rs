@@ -410,7 +410,7 @@ fn tensor_elem(ty: &Type, sink: &mut ErrorSink) -> Option<ElemRef> {
     let Some(ident) = ident else {
         sink.push(
             span_range(arg),
-            "unknown element type; expected bf16, f16, f32 or a config's element type",
+            "unknown element type; expected bf16, f16, f32, i32, u32 or a config's element type",
         );
         return None;
     };
@@ -420,16 +420,41 @@ fn tensor_elem(ty: &Type, sink: &mut ErrorSink) -> Option<ElemRef> {
     })
 }
 
+/// Whether `name` is a Rust primitive number type (`i8`, `u64`, `f64`, `usize`, …).
+fn is_rust_primitive(name: &str) -> bool {
+    matches!(
+        name,
+        "i8" | "i16"
+            | "i64"
+            | "i128"
+            | "isize"
+            | "u8"
+            | "u16"
+            | "u64"
+            | "u128"
+            | "usize"
+            | "f64"
+            | "bool"
+    )
+}
+
 /// A tensor's element-type symbol must be an element type in every config.
 fn check_elem_sym(id: &Ident, args: &KernelArgs, sink: &mut ErrorSink) {
     let name = id.to_string();
     if args.configs.iter().all(|c| c.kind_of(&name).is_none()) {
-        sink.push(
-            span_range(id),
+        // A Rust primitive tirx does not have is not a config symbol to define: suggesting
+        // one (`i64 = bf16`) would alias an integer to a float.
+        let msg = if is_rust_primitive(&name) {
             format!(
-                "unknown element type `{name}`; expected bf16, f16, f32 or a config's element type (`configs(default = (.., {name} = bf16))`)"
-            ),
-        );
+                "unknown element type `{name}`; tensors hold bf16, f16, f32, i32, u32, the 8-bit \
+                 MMA formats or a config's element type"
+            )
+        } else {
+            format!(
+                "unknown element type `{name}`; expected bf16, f16, f32, i32, u32 or a config's element type (`configs(default = (.., {name} = bf16))`)"
+            )
+        };
+        sink.push(span_range(id), msg);
         return;
     }
     for c in &args.configs {

@@ -204,6 +204,8 @@ pub fn torch_name(e: ElemType) -> String {
         ElemType::E2m1x2 => "torch.float4_e2m1fn_x2".into(),
         // torch has no UE4M3 dtype; its NVFP4 factors are float8_e4m3fn with the sign clear.
         ElemType::Ue4m3 => "torch.float8_e4m3fn".into(),
+        ElemType::I32 => "torch.int32".into(),
+        ElemType::U32 => "torch.uint32".into(),
     }
 }
 

@@ -24,6 +24,8 @@ mod sealed {
     impl Sealed for half::bf16 {}
     impl Sealed for half::f16 {}
     impl Sealed for f32 {}
+    impl Sealed for i32 {}
+    impl Sealed for u32 {}
     impl Sealed for crate::fp8::e4m3 {}
     impl Sealed for crate::fp8::e5m2 {}
     impl Sealed for crate::scale::ue8m0 {}
@@ -95,6 +97,33 @@ impl Element for f32 {
         f32::to_bits(self)
     }
 }
+
+macro_rules! int_element {
+    ($t:ty, $elem:expr) => {
+        impl Element for $t {
+            const ELEM: ElemType = $elem;
+            // No NaN: poison with a value far from any index a kernel writes (-559038737 as
+            // i32).
+            const POISON_BITS: u32 = 0xdead_beef;
+            type Bits = u32;
+            fn to_bits(self) -> u32 {
+                self as u32
+            }
+            fn from_bits(bits: u32) -> Self {
+                bits as $t
+            }
+            fn from_raw_bits(bits: u32) -> Self {
+                bits as $t
+            }
+            fn to_raw_bits(self) -> u32 {
+                self as u32
+            }
+        }
+    };
+}
+
+int_element!(i32, ElemType::I32);
+int_element!(u32, ElemType::U32);
 
 macro_rules! byte_element {
     ($t:ty, $elem:expr, $poison:expr) => {

@@ -162,6 +162,8 @@ fn data_type(elem: ElemType) -> sys::CUtensorMapDataType {
         ElemType::E4m3 | ElemType::E5m2 | ElemType::Ue8m0 | ElemType::E2m1x2 | ElemType::Ue4m3 => {
             sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8
         }
+        ElemType::I32 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_INT32,
+        ElemType::U32 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT32,
     }
 }
 

@@ -212,6 +212,8 @@ fn gemm_bounds(
         ElemType::E5m2 => 1.0 / 8.0,
         // No GEMM of the families takes scale factors or packed FP4 as its operand type.
         ElemType::Ue8m0 | ElemType::Ue4m3 | ElemType::E2m1x2 => 1.0,
+        // Nor integers: an exact integer result would compare with no slack.
+        ElemType::I32 | ElemType::U32 => 0.0,
     };
     // Split-K's first launch: plane z of `w` holds the product over the z-th slice of K's
     // tiles (`⌊z·T/S⌋ … ⌊(z+1)·T/S⌋`, T = ⌈K/BK⌉, the kernel's split); other GEMMs: one plane, all of K.

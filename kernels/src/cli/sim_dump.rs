@@ -212,6 +212,8 @@ enum GpuTensor {
     Ue8m0(Tensor<tirx::ue8m0>),
     E2m1x2(Tensor<tirx::e2m1x2>),
     Ue4m3(Tensor<tirx::ue4m3>),
+    I32(Tensor<i32>),
+    U32(Tensor<u32>),
 }
 
 impl GpuTensor {
@@ -259,6 +261,22 @@ impl GpuTensor {
                 let v: Vec<tirx::ue4m3> = t.bytes.iter().map(|&b| tirx::ue4m3(b)).collect();
                 GpuTensor::Ue4m3(rt.upload(&v, &t.shape)?)
             }
+            ElemType::I32 => {
+                let v: Vec<i32> = t
+                    .bytes
+                    .chunks_exact(4)
+                    .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect();
+                GpuTensor::I32(rt.upload(&v, &t.shape)?)
+            }
+            ElemType::U32 => {
+                let v: Vec<u32> = t
+                    .bytes
+                    .chunks_exact(4)
+                    .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                    .collect();
+                GpuTensor::U32(rt.upload(&v, &t.shape)?)
+            }
         })
     }
 
@@ -272,6 +290,8 @@ impl GpuTensor {
             GpuTensor::Ue8m0(t) => t.view(),
             GpuTensor::E2m1x2(t) => t.view(),
             GpuTensor::Ue4m3(t) => t.view(),
+            GpuTensor::I32(t) => t.view(),
+            GpuTensor::U32(t) => t.view(),
         }
     }
 
@@ -297,6 +317,16 @@ impl GpuTensor {
             GpuTensor::Ue8m0(t) => rt.download(t)?.iter().map(|v| v.0).collect(),
             GpuTensor::E2m1x2(t) => rt.download(t)?.iter().map(|v| v.0).collect(),
             GpuTensor::Ue4m3(t) => rt.download(t)?.iter().map(|v| v.0).collect(),
+            GpuTensor::I32(t) => rt
+                .download(t)?
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect(),
+            GpuTensor::U32(t) => rt
+                .download(t)?
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect(),
         })
     }
 }

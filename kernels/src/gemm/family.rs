@@ -234,6 +234,8 @@ fn simulate_gemm(
         ElemType::E5m2 => 1.0 / 8.0,
         // No GEMM takes scale factors or packed FP4 as its operand type.
         ElemType::Ue8m0 | ElemType::Ue4m3 | ElemType::E2m1x2 => 1.0,
+        // Nor integers: an exact integer result would compare with no slack.
+        ElemType::I32 | ElemType::U32 => 0.0,
     };
     let mut worst = 0.0f64;
     for i in 0..m {

@@ -225,6 +225,8 @@ impl Kind {
             // Scale factors are no operand; packed FP4 is an operand of the block-scaled
             // `kind::mxf4nvf4` only (`encode::tcgen05_scaled`), never of an unscaled kind here.
             ElemType::Ue8m0 | ElemType::Ue4m3 | ElemType::E2m1x2 => None,
+            // 32-bit integers are no MMA operand (`kind::i8` takes 8-bit integers).
+            ElemType::I32 | ElemType::U32 => None,
         }
     }
 }

@@ -232,8 +232,10 @@ pub fn wgmma_k(a: ElemType) -> Option<u32> {
         ElemType::F16 | ElemType::Bf16 => 16,
         ElemType::F32 => 8,
         ElemType::E4m3 | ElemType::E5m2 => 32,
-        // Scale factors and packed FP4 are no wgmma operand type.
-        ElemType::Ue8m0 | ElemType::Ue4m3 | ElemType::E2m1x2 => return None,
+        // Scale factors, packed FP4 and 32-bit integers are no wgmma operand type.
+        ElemType::Ue8m0 | ElemType::Ue4m3 | ElemType::E2m1x2 | ElemType::I32 | ElemType::U32 => {
+            return None;
+        }
     })
 }
 

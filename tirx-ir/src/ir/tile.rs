@@ -303,8 +303,11 @@ pub enum TType {
     Elem(ElemType),
     /// A predicate (comparisons, masks).
     Pred,
-    /// An unsigned index (`row_index`, `col_index`, integer scalars).
+    /// A 32-bit unsigned integer: an index (`row_index`, `col_index`, integer scalars) or a
+    /// `u32` tile.
     U32,
+    /// A 32-bit signed integer (an `i32` tile).
+    I32,
 }
 
 impl TType {
@@ -314,6 +317,7 @@ impl TType {
             TType::Elem(e) => e.name(),
             TType::Pred => "pred",
             TType::U32 => "u32",
+            TType::I32 => "i32",
         }
     }
 }
@@ -346,7 +350,10 @@ pub enum TUn {
     TanhApprox,
     /// Logical not of a predicate.
     Not,
-    /// Round to a 16-bit float (`cvt.rn.bf16.f32` / `cvt.rn.f16.f32`), or widen to f32.
+    /// Round to a 16-bit float (`cvt.rn.bf16.f32` / `cvt.rn.f16.f32`), or widen to f32;
+    /// integers to f32 rounded to nearest (`cvt.rn.f32.s32` / `.u32`), floats to integers
+    /// truncated toward zero (`cvt.rzi.s32.f32` / `.u32.f32`: NaN gives 0, out-of-range
+    /// values saturate, §9.7.9.21), `i32` ↔ `u32` the same bits.
     Cast(ElemType),
 }
 
@@ -374,10 +381,12 @@ impl TUn {
             TUn::Cast(ElemType::Ue8m0) => "cast_ue8m0",
             TUn::Cast(ElemType::Ue4m3) => "cast_ue4m3",
             TUn::Cast(ElemType::E2m1x2) => "cast_e2m1x2",
+            TUn::Cast(ElemType::I32) => "cast_i32",
+            TUn::Cast(ElemType::U32) => "cast_u32",
         }
     }
     /// Every function, for parsing.
-    pub const ALL: [TUn; 14] = [
+    pub const ALL: [TUn; 16] = [
         TUn::Neg,
         TUn::Abs,
         TUn::Exp2Approx,
@@ -392,6 +401,8 @@ impl TUn {
         TUn::Cast(ElemType::Bf16),
         TUn::Cast(ElemType::F16),
         TUn::Cast(ElemType::F32),
+        TUn::Cast(ElemType::I32),
+        TUn::Cast(ElemType::U32),
     ];
 }
 
@@ -404,7 +415,8 @@ pub enum TBin {
     Sub,
     /// `*`.
     Mul,
-    /// `/`: `div.rn.f32` (IEEE, §9.7.3.8).
+    /// `/`: `div.rn.f32` (IEEE, §9.7.3.8); on integers `div.s32` / `div.u32` (§9.7.1.8: the
+    /// signed quotient truncates toward zero, like Rust's `/`).
     Div,
     /// `min` (`min.f32`).
     Min,
@@ -414,6 +426,19 @@ pub enum TBin {
     And,
     /// Logical or of predicates.
     Or,
+    /// `%` on integers: `rem.s32` / `rem.u32` (§9.7.1.9; the signed remainder takes the
+    /// dividend's sign, like Rust's `%`).
+    Rem,
+    /// `<<` on integers: `shl.b32` (§9.7.8.7; shifts of 32 or more give 0).
+    Shl,
+    /// `>>` on integers: `shr.s32` (arithmetic, for `i32`) / `shr.u32` (logical) (§9.7.8.8).
+    Shr,
+    /// `&` on integers: `and.b32` (§9.7.8.1).
+    BitAnd,
+    /// `|` on integers: `or.b32` (§9.7.8.2).
+    BitOr,
+    /// `^` on integers: `xor.b32` (§9.7.8.3).
+    BitXor,
 }
 
 impl TBin {
@@ -428,10 +453,16 @@ impl TBin {
             TBin::Max => "max",
             TBin::And => "and",
             TBin::Or => "or",
+            TBin::Rem => "rem",
+            TBin::Shl => "shl",
+            TBin::Shr => "shr",
+            TBin::BitAnd => "bitand",
+            TBin::BitOr => "bitor",
+            TBin::BitXor => "xor",
         }
     }
     /// Every operator, for parsing.
-    pub const ALL: [TBin; 8] = [
+    pub const ALL: [TBin; 14] = [
         TBin::Add,
         TBin::Sub,
         TBin::Mul,
@@ -440,6 +471,12 @@ impl TBin {
         TBin::Max,
         TBin::And,
         TBin::Or,
+        TBin::Rem,
+        TBin::Shl,
+        TBin::Shr,
+        TBin::BitAnd,
+        TBin::BitOr,
+        TBin::BitXor,
     ];
 }
 

@@ -54,15 +54,25 @@ fn gcd(a: u32, b: u32) -> u32 {
 /// type is what a store of an f32 tile into a bf16 tensor means).
 pub fn check_types(tile: ElemType, tensor: ElemType, store: bool) -> Result<(), RegTileError> {
     // Loads widen into f32 tiles; stores round f32 tiles and widen into f32 tensors.
-    let ok = tile == tensor || tile == ElemType::F32 || (store && tensor == ElemType::F32);
+    // Integers move only between tiles and tensors of their own type (a conversion to or
+    // from floats is a `cast` in `compute`, with its rounding said there).
+    let ok = tile == tensor
+        || (!tile.is_int()
+            && !tensor.is_int()
+            && (tile == ElemType::F32 || (store && tensor == ElemType::F32)));
     if ok {
         Ok(())
     } else {
         Err(RegTileError::Copy(format!(
-            "a {} tile cannot be {} a {} tensor without a cast: load into an f32 tile (exact) or cast explicitly",
+            "a {} tile cannot be {} a {} tensor without a cast: {}",
             tile.name(),
             if store { "stored into" } else { "loaded from" },
-            tensor.name()
+            tensor.name(),
+            if tile.is_int() || tensor.is_int() {
+                "integers move between tiles and tensors of their own type; convert in `compute` with `cast::<f32>(i)` or `cast::<i32>(x)`"
+            } else {
+                "load into an f32 tile (exact) or cast explicitly"
+            }
         )))
     }
 }
@@ -395,11 +405,7 @@ pub fn load(
         ElemType::F32 => Operand::F32Bits(0),
         _ => Operand::Imm(0),
     };
-    let ty = if a.tile_elem == ElemType::F32 {
-        "f32"
-    } else {
-        "b16"
-    };
+    let ty = super::reg_type(a.tile_elem).name();
     let outer = std::mem::take(&mut lw.out);
     for &r in &a.frag {
         lw.inst(Inst::mov(ty, r, zero.clone()));
@@ -427,6 +433,8 @@ fn load_chunk(a: &Access, lw: &mut Lower, c: &Chunk, p: Option<Handle<Var>>) {
     let regs = &a.frag[c.reg0 as usize..(c.reg0 + a.w) as usize];
     match (a.elem, a.tile_elem) {
         (ElemType::F32, _) => lw.inst(guard(Inst::ld_global_vec("f32", regs, addr, off), p)),
+        // Integer words move as bits (§9.7.9.8 `ld`: a `.b32` load fills any 32-bit register).
+        (e, _) if e.is_int() => lw.inst(guard(Inst::ld_global_vec("b32", regs, addr, off), p)),
         (_, _) if a.w == 1 => {
             let p = p.unwrap_or_else(|| lw.pred_const(true));
             load_element(a, lw, c, 0, p)
@@ -526,6 +534,7 @@ fn load_element(a: &Access, lw: &mut Lower, c: &Chunk, e: u32, p: Handle<Var>) {
     let r = a.frag[(c.reg0 + e) as usize];
     match (a.elem, a.tile_elem) {
         (ElemType::F32, _) => lw.inst(Inst::ld_global("f32", r, addr, off).guarded(p, false)),
+        (e, _) if e.is_int() => lw.inst(Inst::ld_global("b32", r, addr, off).guarded(p, false)),
         (half, tile) if tile == half => {
             lw.inst(Inst::ld_global("b16", r, addr, off).guarded(p, false))
         }
@@ -574,6 +583,7 @@ fn store_chunk(
     }
     match a.elem {
         ElemType::F32 => lw.inst(guard(Inst::st_global_vec("f32", addr, off, regs), p)),
+        e if e.is_int() => lw.inst(guard(Inst::st_global_vec("b32", addr, off, regs), p)),
         half => {
             let words = pack_words(lw, regs, half, a.tile_elem);
             lw.inst(guard(Inst::st_global_vec("b32", addr, off, &words), p));
@@ -594,6 +604,9 @@ fn store_element(
     let v = vals[(c.reg0 + e) as usize];
     match (a.elem, lw.k.vars[v].ty) {
         (ElemType::F32, _) => lw.inst(Inst::st_global("f32", addr, off, reg(v)).guarded(p, false)),
+        (e, _) if e.is_int() => {
+            lw.inst(Inst::st_global("b32", addr, off, reg(v)).guarded(p, false))
+        }
         (_, T::B16) => lw.inst(Inst::st_global("b16", addr, off, reg(v)).guarded(p, false)),
         (half, _) => {
             let h = lw.var("h", T::B16);

@@ -11,7 +11,10 @@
 //! PTX used: §9.7.3 (floating point), §9.7.7 (setp, selp), §9.7.9.21 (cvt); `exp2_poly3`'s
 //! sequence is in `exp2_poly.rs`.
 
-use super::{RegTileError, frag, frag_values, is_packed, layout, origin, reg_type, ttype};
+use super::{
+    RegTileError, assignable, frag, frag_values, is_packed, layout, origin, reg_type, tile_ttype,
+    ttype,
+};
 use crate::abi::ElemType;
 use crate::arena::Handle;
 use crate::diag::Diagnostics;
@@ -50,12 +53,7 @@ pub fn lower(lw: &mut Lower, dst: Handle<Buffer>, value: &TExpr) -> Result<(), D
     let l = layout(lw.k, dst).map_err(|e| lw.error(e))?;
     let ty = ttype(lw.k, value).map_err(|e| lw.error(e))?;
     let elem = lw.k.buffers[dst].elem;
-    let fits = match (ty, elem) {
-        (TType::Elem(a), b) if a == b => true,
-        (TType::Elem(a), ElemType::F32) => a != ElemType::F32,
-        _ => false,
-    };
-    if !fits {
+    if !assignable(lw.k, elem, value, ty) {
         return Err(lw.error(RegTileError::Assign {
             dst: lw.k.buffers[dst].name.clone(),
             want: elem.name(),
@@ -97,8 +95,7 @@ pub fn lower(lw: &mut Lower, dst: Handle<Buffer>, value: &TExpr) -> Result<(), D
         } else {
             v
         };
-        let ty = if elem == ElemType::F32 { "f32" } else { "b16" };
-        lw.inst(Inst::mov(ty, *d, v));
+        lw.inst(Inst::mov(reg_type(elem).name(), *d, v));
     }
     Ok(())
 }
@@ -126,7 +123,7 @@ pub(super) fn prepare(
             P::Tile(
                 frag_values(lw, *b)?,
                 read,
-                TType::Elem(lw.k.buffers[*b].elem),
+                tile_ttype(lw.k.buffers[*b].elem),
             )
         }
         TExpr::F32(bits) => P::Op(Operand::F32Bits(*bits), TType::Elem(ElemType::F32)),
@@ -173,14 +170,12 @@ pub(super) fn f32_of(lw: &mut Lower, v: Operand, t: TType) -> Operand {
     }
 }
 
-/// A value as an f32 register: 16-bit floats widened, indices converted, immediates moved.
+/// A value as an f32 register: 16-bit floats widened, integers converted (rounded to
+/// nearest), immediates moved.
 pub(super) fn f32_reg(lw: &mut Lower, (v, t): (Operand, TType)) -> Handle<Var> {
-    let v = if t == TType::U32 {
-        let d = tmp(lw, T::F32);
-        lw.inst(Inst::cvt("rn.f32.u32", d, v));
-        reg(d)
-    } else {
-        f32_of(lw, v, t)
+    let v = match t {
+        TType::U32 | TType::I32 => int_to_f32(lw, v, t),
+        _ => f32_of(lw, v, t),
     };
     match v {
         Operand::Reg(r) => r,
@@ -189,6 +184,50 @@ pub(super) fn f32_reg(lw: &mut Lower, (v, t): (Operand, TType)) -> Handle<Var> {
             lw.inst(Inst::mov("f32", r, other));
             r
         }
+    }
+}
+
+/// An integer as f32, rounded to nearest: `cvt.rn.f32.u32` / `cvt.rn.f32.s32` (§9.7.9.21).
+fn int_to_f32(lw: &mut Lower, v: Operand, t: TType) -> Operand {
+    let d = tmp(lw, T::F32);
+    let cv = if t == TType::I32 {
+        "rn.f32.s32"
+    } else {
+        "rn.f32.u32"
+    };
+    lw.inst(Inst::cvt(cv, d, v));
+    reg(d)
+}
+
+/// The result type of integer arithmetic on `ta` and `tb`: `i32` when either is (the type
+/// rules let a `u32` meet an `i32` only as an index expression), else `u32`.
+fn int_result(ta: TType, tb: TType) -> TType {
+    if ta == TType::I32 || tb == TType::I32 {
+        TType::I32
+    } else {
+        TType::U32
+    }
+}
+
+/// The PTX instruction of integer `op` on values of type `t` (`ta` the left operand's,
+/// which picks the shift: arithmetic for `i32`, logical for `u32`).
+fn int_op(op: TBin, t: TType, ta: TType) -> String {
+    let s = if t == TType::I32 { "s32" } else { "u32" };
+    match op {
+        TBin::Add => format!("add.{s}"),
+        TBin::Sub => format!("sub.{s}"),
+        TBin::Mul => format!("mul.lo.{s}"),
+        TBin::Div => format!("div.{s}"),
+        TBin::Rem => format!("rem.{s}"),
+        TBin::Min => format!("min.{s}"),
+        TBin::Max => format!("max.{s}"),
+        TBin::Shl => "shl.b32".into(),
+        TBin::Shr if ta == TType::I32 => "shr.s32".into(),
+        TBin::Shr => "shr.u32".into(),
+        TBin::BitAnd => "and.b32".into(),
+        TBin::BitOr => "or.b32".into(),
+        TBin::BitXor => "xor.b32".into(),
+        TBin::And | TBin::Or => unreachable!("predicates are not integers"),
     }
 }
 
@@ -317,10 +356,21 @@ fn eval_at(
             let (v, t) = eval(lw, l, org, a, i, memo);
             match (t, *to) {
                 (TType::Elem(from), to) if from == to => (v, t),
-                (TType::U32, _) => {
-                    let d = tmp(lw, T::F32);
-                    lw.inst(Inst::cvt("rn.f32.u32", d, v));
-                    (reg(d), f32t)
+                // `i32` ↔ `u32`: the same bits.
+                (TType::U32 | TType::I32, to) if to.is_int() => (v, tile_ttype(to)),
+                (TType::U32 | TType::I32, _) => (int_to_f32(lw, v, t), f32t),
+                // Truncation toward zero, NaN to 0, saturating (§9.7.9.21 `cvt.rzi`): Rust's
+                // `as`.
+                (_, to) if to.is_int() => {
+                    let src = f32_of(lw, v, t);
+                    let (rt, cv) = if to == ElemType::I32 {
+                        (T::S32, "rzi.s32.f32")
+                    } else {
+                        (T::U32, "rzi.u32.f32")
+                    };
+                    let d = tmp(lw, rt);
+                    lw.inst(Inst::cvt(cv, d, src));
+                    (reg(d), tile_ttype(to))
                 }
                 (_, ElemType::F32) => (f32_of(lw, v, t), f32t),
                 (_, half) => {
@@ -338,6 +388,13 @@ fn eval_at(
         }
         P::Un(f, a) => {
             let (v, t) = eval(lw, l, org, a, i, memo);
+            if t == TType::I32 {
+                // `neg.s32` / `abs.s32` (§9.7.1.6, §9.7.1.5; the type rules allow no other).
+                let d = tmp(lw, T::S32);
+                let o = if *f == TUn::Neg { "neg.s32" } else { "abs.s32" };
+                lw.inst(Inst::unary(o, d, v));
+                return (reg(d), TType::I32);
+            }
             let v = f32_of(lw, v, t);
             let op = match f {
                 TUn::Neg => "neg.f32",
@@ -368,31 +425,30 @@ fn eval_at(
                 lw.inst(Inst::binary(o, d, va, vb));
                 return (reg(d), TType::Pred);
             }
-            let float = ta != TType::U32;
-            let (va, vb) = if float {
-                (f32_of(lw, va, ta), f32_of(lw, vb, tb))
-            } else {
-                (va, vb)
-            };
-            let s = if float { "f32" } else { "u32" };
+            if matches!(ta, TType::U32 | TType::I32) {
+                let tt = if matches!(op, TBin::Shl | TBin::Shr) {
+                    ta
+                } else {
+                    int_result(ta, tb)
+                };
+                let rt = if tt == TType::I32 { T::S32 } else { T::U32 };
+                let d = tmp(lw, rt);
+                lw.inst(Inst::binary(&int_op(*op, tt, ta), d, va, vb));
+                return (reg(d), tt);
+            }
+            let (va, vb) = (f32_of(lw, va, ta), f32_of(lw, vb, tb));
             let o = match op {
-                TBin::Add => format!("add.{s}"),
-                TBin::Sub => format!("sub.{s}"),
-                TBin::Mul if float => "mul.f32".into(),
-                TBin::Mul => "mul.lo.u32".into(),
-                TBin::Div => "div.rn.f32".into(),
-                TBin::Min => format!("min.{s}"),
-                TBin::Max => format!("max.{s}"),
-                TBin::And | TBin::Or => unreachable!("predicates handled above"),
+                TBin::Add => "add.f32",
+                TBin::Sub => "sub.f32",
+                TBin::Mul => "mul.f32",
+                TBin::Div => "div.rn.f32",
+                TBin::Min => "min.f32",
+                TBin::Max => "max.f32",
+                _ => unreachable!("the type rules take only the above on floats"),
             };
-            let (rt, tt) = if float {
-                (T::F32, f32t)
-            } else {
-                (T::U32, TType::U32)
-            };
-            let d = tmp(lw, rt);
-            lw.inst(Inst::binary(&o, d, va, vb));
-            (reg(d), tt)
+            let d = tmp(lw, T::F32);
+            lw.inst(Inst::binary(o, d, va, vb));
+            (reg(d), f32t)
         }
         P::Fma(a, b, c) => {
             let mut ops = Vec::new();
@@ -408,21 +464,23 @@ fn eval_at(
         P::Cmp(c, a, b) => {
             let (va, ta) = eval(lw, l, org, a, i, memo);
             let (vb, tb) = eval(lw, l, org, b, i, memo);
-            let float = ta != TType::U32;
-            let (va, vb) = if float {
+            let kind = match (ta, tb) {
+                (TType::U32 | TType::I32, _) => int_result(ta, tb),
+                _ => f32t,
+            };
+            let (va, vb) = if kind == f32t {
                 (f32_of(lw, va, ta), f32_of(lw, vb, tb))
             } else {
                 (va, vb)
             };
             let d = tmp(lw, T::Pred);
-            let cmp = cmp_name(*c, float);
-            lw.inst(Inst::setp(
-                cmp,
-                if float { "f32" } else { "u32" },
-                d,
-                va,
-                vb,
-            ));
+            let (cmp, ty) = match kind {
+                TType::U32 => (cmp_name(*c, false), "u32"),
+                // Signed integers: `setp.lt.s32` (§9.7.7.1: lt/le/gt/ge order signed values).
+                TType::I32 => (cmp_name(*c, true).trim_end_matches('u'), "s32"),
+                _ => (cmp_name(*c, true), "f32"),
+            };
+            lw.inst(Inst::setp(cmp, ty, d, va, vb));
             (reg(d), TType::Pred)
         }
         // A condition the build knows at this register (`col_index(t) < 96` in a layout whose
@@ -444,7 +502,10 @@ fn eval_at(
             let Operand::Reg(pc) = vc else {
                 unreachable!("predicates are registers")
             };
-            let (va, vb, ty, rt, t) = if ta == tb && ta != f32t {
+            let int = matches!(ta, TType::U32 | TType::I32);
+            let (va, vb, ty, rt, t) = if int && int_result(ta, tb) == TType::I32 {
+                (va, vb, "s32", T::S32, TType::I32)
+            } else if ta == tb && ta != f32t {
                 let (name, rt) = match ta {
                     TType::U32 => ("u32", T::U32),
                     TType::Pred => ("pred", T::Pred),

@@ -159,18 +159,126 @@ fn is_float(t: TType) -> bool {
     matches!(t, TType::Elem(_))
 }
 
-fn float_bin(op: TBin) -> bool {
-    !matches!(op, TBin::And | TBin::Or)
+fn is_int(t: TType) -> bool {
+    matches!(t, TType::I32 | TType::U32)
+}
+
+/// The value type of a tile of `elem`: floats as themselves, integers as `i32`/`u32`.
+pub fn tile_ttype(elem: ElemType) -> TType {
+    match elem {
+        ElemType::I32 => TType::I32,
+        ElemType::U32 => TType::U32,
+        e => TType::Elem(e),
+    }
+}
+
+/// The element type a tile holding values of `t` takes (`None` for predicates).
+pub fn ttype_elem(t: TType) -> Option<ElemType> {
+    match t {
+        TType::Elem(e) => Some(e),
+        TType::I32 => Some(ElemType::I32),
+        TType::U32 => Some(ElemType::U32),
+        TType::Pred => None,
+    }
+}
+
+/// Whether `e` is an index expression: `row_index`/`col_index`, integer scalars and integer
+/// arithmetic on them, reading no integer tile and casting to no integer type. Its `u32`
+/// value takes the type of the `i32` tile it meets (indices of a tile are below 2³¹).
+pub fn index_like(k: &Kernel, e: &TExpr) -> bool {
+    let sub = |x: &TExpr| index_like(k, x);
+    match e {
+        TExpr::Tile(b) => !k.buffers[*b].elem.is_int(),
+        TExpr::F32(_) | TExpr::Arg(_) | TExpr::Int(_) | TExpr::Index(_) => true,
+        TExpr::Un(TUn::Cast(to), _) if to.is_int() => false,
+        TExpr::Un(_, a) => sub(a),
+        TExpr::Bin(_, a, b) | TExpr::Cmp(_, a, b) => sub(a) && sub(b),
+        TExpr::Fma(a, b, c) | TExpr::Select(a, b, c) => sub(a) && sub(b) && sub(c),
+    }
+}
+
+/// The common integer type of two integer operands: their own when equal; `i32` when one is
+/// `i32` and the other an index expression ([`index_like`]).
+fn int_pair(k: &Kernel, a: &TExpr, ta: TType, b: &TExpr, tb: TType) -> Option<TType> {
+    match (ta, tb) {
+        (x, y) if x == y && is_int(x) => Some(x),
+        (TType::I32, TType::U32) if index_like(k, b) => Some(TType::I32),
+        (TType::U32, TType::I32) if index_like(k, a) => Some(TType::I32),
+        _ => None,
+    }
+}
+
+const FLOAT_OR_INT: &str =
+    "two floats or two integers of one type (convert with `cast::<f32>(…)` or `cast::<i32>(…)`)";
+const INTS: &str =
+    "two integers of one type (`i32` tiles with `i32` tiles or indices, `u32` with `u32`)";
+
+/// The type of `a OP b`.
+fn bin_ttype(k: &Kernel, op: TBin, a: &TExpr, b: &TExpr) -> Result<TType, RegTileError> {
+    let (ta, tb) = (ttype(k, a)?, ttype(k, b)?);
+    let odd = |want: fn(TType) -> bool| if want(ta) { tb } else { ta };
+    let fail = |want: &'static str, got: TType| RegTileError::Type {
+        op: op.name(),
+        want,
+        got: got.name(),
+    };
+    match op {
+        TBin::And | TBin::Or => match (ta, tb) {
+            (TType::Pred, TType::Pred) => Ok(TType::Pred),
+            _ => Err(fail("two predicates", odd(|t| t == TType::Pred))),
+        },
+        // The shift count is any integer (`shl.b32`'s count is a `.u32`); the result has the
+        // shifted value's type.
+        TBin::Shl | TBin::Shr => match (ta, tb) {
+            _ if is_int(ta) && is_int(tb) => Ok(ta),
+            _ => Err(fail("integers", odd(is_int))),
+        },
+        TBin::Rem | TBin::BitAnd | TBin::BitOr | TBin::BitXor => {
+            int_pair(k, a, ta, b, tb).ok_or_else(|| fail(INTS, odd(is_int)))
+        }
+        TBin::Add | TBin::Sub | TBin::Mul | TBin::Div | TBin::Min | TBin::Max => {
+            if is_float(ta) && is_float(tb) {
+                return Ok(TType::Elem(ElemType::F32));
+            }
+            int_pair(k, a, ta, b, tb).ok_or_else(|| {
+                fail(
+                    FLOAT_OR_INT,
+                    if is_float(ta) || is_int(ta) { tb } else { ta },
+                )
+            })
+        }
+    }
+}
+
+/// The type of `cast::<to>(a)`, `a` of type `t`.
+fn cast_ttype(to: ElemType, t: TType) -> Result<TType, RegTileError> {
+    let fail = |want| RegTileError::Type {
+        op: TUn::Cast(to).name(),
+        want,
+        got: t.name(),
+    };
+    match (t, to) {
+        (TType::Pred, _) => Err(fail("a float or an integer")),
+        // Integers convert to f32 only: an integer rounded to f32 and then to a 16-bit float
+        // would round twice.
+        (TType::I32 | TType::U32, ElemType::F32) => Ok(TType::Elem(ElemType::F32)),
+        (TType::I32 | TType::U32, to) if to.is_int() => Ok(tile_ttype(to)),
+        (TType::I32 | TType::U32, _) => Err(fail(
+            "a float (an integer converts to f32 only: `cast::<bf16>(cast::<f32>(i))`)",
+        )),
+        (TType::Elem(_), to) => Ok(tile_ttype(to)),
+    }
 }
 
 /// The type of a tile expression (see `docs/language.md`, "Register tiles"): arithmetic on
-/// floats is `f32` (16-bit tiles widen when read), on indices `u32`; comparisons and `&&`/`||`
-/// are predicates; `cast::<T>` rounds to `T`.
+/// floats is `f32` (16-bit tiles widen when read); on integers `i32` or `u32` (indices are
+/// `u32` and take `i32` next to an `i32` value); comparisons and `&&`/`||` are predicates;
+/// `cast::<T>` converts to `T`.
 pub fn ttype(k: &Kernel, e: &TExpr) -> Result<TType, RegTileError> {
     let ty = |x: &TExpr| ttype(k, x);
     let got = |t: TType| t.name();
     Ok(match e {
-        TExpr::Tile(b) => TType::Elem(k.buffers[*b].elem),
+        TExpr::Tile(b) => tile_ttype(k.buffers[*b].elem),
         TExpr::F32(_) | TExpr::Arg(_) => TType::Elem(ElemType::F32),
         TExpr::Int(_) | TExpr::Index(_) => TType::U32,
         TExpr::Un(TUn::Not, a) => match ty(a)? {
@@ -183,46 +291,25 @@ pub fn ttype(k: &Kernel, e: &TExpr) -> Result<TType, RegTileError> {
                 });
             }
         },
-        TExpr::Un(TUn::Cast(ElemType::F32), a) if ty(a)? == TType::U32 => {
-            TType::Elem(ElemType::F32)
-        }
+        TExpr::Un(TUn::Cast(to), a) => cast_ttype(*to, ty(a)?)?,
+        // `-x` and `abs(x)` of an `i32` (`neg.s32`, `abs.s32`: §9.7.1.6, §9.7.1.5).
+        TExpr::Un(TUn::Neg | TUn::Abs, a) if ty(a)? == TType::I32 => TType::I32,
         TExpr::Un(f, a) => {
             let t = ty(a)?;
             if !is_float(t) {
                 return Err(RegTileError::Type {
                     op: f.name(),
-                    want: "a float",
+                    want: if matches!(f, TUn::Neg | TUn::Abs) {
+                        "a float or an i32"
+                    } else {
+                        "a float"
+                    },
                     got: got(t),
                 });
             }
-            match f {
-                TUn::Cast(to) => TType::Elem(*to),
-                _ => TType::Elem(ElemType::F32),
-            }
+            TType::Elem(ElemType::F32)
         }
-        TExpr::Bin(op, a, b) => {
-            let (ta, tb) = (ty(a)?, ty(b)?);
-            match (float_bin(*op), ta, tb) {
-                (true, TType::Elem(_), TType::Elem(_)) => TType::Elem(ElemType::F32),
-                (true, TType::U32, TType::U32) if *op != TBin::Div => TType::U32,
-                (false, TType::Pred, TType::Pred) => TType::Pred,
-                (true, x, y) => {
-                    let bad = if is_float(x) || x == TType::U32 { y } else { x };
-                    return Err(RegTileError::Type {
-                        op: op.name(),
-                        want: "two floats or two indices",
-                        got: got(bad),
-                    });
-                }
-                (false, x, y) => {
-                    return Err(RegTileError::Type {
-                        op: op.name(),
-                        want: "two predicates",
-                        got: got(if x == TType::Pred { y } else { x }),
-                    });
-                }
-            }
-        }
+        TExpr::Bin(op, a, b) => bin_ttype(k, *op, a, b)?,
         TExpr::Fma(a, b, c) => {
             for x in [a, b, c] {
                 let t = ty(x)?;
@@ -236,16 +323,17 @@ pub fn ttype(k: &Kernel, e: &TExpr) -> Result<TType, RegTileError> {
             }
             TType::Elem(ElemType::F32)
         }
-        TExpr::Cmp(_, a, b) => match (ty(a)?, ty(b)?) {
-            (TType::Elem(_), TType::Elem(_)) | (TType::U32, TType::U32) => TType::Pred,
-            (x, y) => {
+        TExpr::Cmp(_, a, b) => {
+            let (ta, tb) = (ty(a)?, ty(b)?);
+            if !(is_float(ta) && is_float(tb)) && int_pair(k, a, ta, b, tb).is_none() {
                 return Err(RegTileError::Type {
                     op: "a comparison",
-                    want: "two floats or two indices",
-                    got: got(if x == TType::Pred { x } else { y }),
+                    want: FLOAT_OR_INT,
+                    got: got(if is_float(ta) || is_int(ta) { tb } else { ta }),
                 });
             }
-        },
+            TType::Pred
+        }
         TExpr::Select(c, a, b) => {
             let tc = ty(c)?;
             if tc != TType::Pred {
@@ -255,19 +343,36 @@ pub fn ttype(k: &Kernel, e: &TExpr) -> Result<TType, RegTileError> {
                     got: got(tc),
                 });
             }
-            match (ty(a)?, ty(b)?) {
+            let (ta, tb) = (ty(a)?, ty(b)?);
+            match (ta, tb) {
                 (x, y) if x == y => x,
                 (TType::Elem(_), TType::Elem(_)) => TType::Elem(ElemType::F32),
-                (x, _) => {
-                    return Err(RegTileError::Type {
-                        op: "select",
-                        want: "two values of one kind",
-                        got: got(x),
-                    });
-                }
+                _ => match int_pair(k, a, ta, b, tb) {
+                    Some(t) => t,
+                    None => {
+                        return Err(RegTileError::Type {
+                            op: "select",
+                            want: "two values of one kind",
+                            got: got(ta),
+                        });
+                    }
+                },
             }
         }
     })
+}
+
+/// The type a `compute` into a tile of `elem` takes from a value of type `ty`, or `None`:
+/// floats into float tiles (widening implicit, narrowing never), integers into tiles of
+/// their own type, an index expression ([`index_like`]) into `i32` tiles too.
+pub fn assignable(k: &Kernel, elem: ElemType, value: &TExpr, ty: TType) -> bool {
+    match (ty, elem) {
+        (TType::Elem(a), b) if a == b => true,
+        (TType::Elem(a), ElemType::F32) => a != ElemType::F32,
+        (TType::I32, ElemType::I32) | (TType::U32, ElemType::U32) => true,
+        (TType::U32, ElemType::I32) => index_like(k, value),
+        _ => false,
+    }
 }
 
 /// The register type that holds one element of a tile of `elem`.
@@ -275,6 +380,8 @@ pub fn reg_type(elem: ElemType) -> ScalarType {
     match elem {
         ElemType::F32 => ScalarType::F32,
         ElemType::Bf16 | ElemType::F16 => ScalarType::B16,
+        ElemType::I32 => ScalarType::S32,
+        ElemType::U32 => ScalarType::U32,
         ElemType::E4m3 | ElemType::E5m2 | ElemType::Ue8m0 | ElemType::Ue4m3 | ElemType::E2m1x2 => {
             unreachable!("the front end refuses register tiles of 8-/4-bit floats and scales")
         }

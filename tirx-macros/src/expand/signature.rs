@@ -64,6 +64,8 @@ pub(super) fn elem_tokens(elem: ElemType) -> TokenStream {
         ElemType::Ue8m0 => quote!(::tirx::abi::ElemType::Ue8m0),
         ElemType::E2m1x2 => quote!(::tirx::abi::ElemType::E2m1x2),
         ElemType::Ue4m3 => quote!(::tirx::abi::ElemType::Ue4m3),
+        ElemType::I32 => quote!(::tirx::abi::ElemType::I32),
+        ElemType::U32 => quote!(::tirx::abi::ElemType::U32),
     }
 }
 

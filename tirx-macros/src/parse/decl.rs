@@ -277,7 +277,7 @@ impl Lowerer<'_> {
             return Err(self.fail_at(
                 span_range(&at),
                 format!(
-                    "expected an element type (bf16, f16, f32 or a config's element type): `{usage}`"
+                    "expected an element type (bf16, f16, f32, i32, u32 or a config's element type): `{usage}`"
                 ),
             ));
         };
@@ -315,6 +315,26 @@ impl Lowerer<'_> {
                     elem.name(),
                     if space == Space::Reg {
                         "registers"
+                    } else {
+                        "tensor memory"
+                    }
+                ),
+            ));
+        }
+        if elem.is_int() && space != Space::Reg {
+            let at: &dyn ToTokens = generics
+                .first()
+                .map_or(&c.func as &dyn ToTokens, |g| *g as &dyn ToTokens);
+            return Err(self.fail_at(
+                span_range(&at),
+                format!(
+                    "{} tiles live in registers (`regs::<{}>([R, C], layout = blocked(vec = 4))`, \
+                     copied from and to global tensors); integer tiles in {} are not supported \
+                     yet (TODO(#30))",
+                    elem.name(),
+                    elem.name(),
+                    if space == Space::Shared {
+                        "shared memory"
                     } else {
                         "tensor memory"
                     }

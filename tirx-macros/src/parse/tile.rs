@@ -169,6 +169,18 @@ impl Lowerer<'_> {
                 format!("`{id}` is a {space} buffer, not a register tile; copy it into one: `copy(t, {id})`"),
             ));
         }
+        // A negative integer literal (`-1`; scalars are `u32`): its 32-bit two's complement,
+        // which is the `i32` value next to an `i32` tile.
+        if let SExpr::Unary(u) = strip_parens(e)
+            && matches!(u.op, syn::UnOp::Neg(_))
+            && let SExpr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(i),
+                ..
+            }) = strip_parens(&u.expr)
+            && let Ok(v) = i.base10_parse::<u32>()
+        {
+            return Ok(TExpr::Int(tirx_ir::ir::Expr::u32(v.wrapping_neg())));
+        }
         if !self.is_tile_expr(e) && !self.mentions_float(e) {
             let v = self.scalar(e)?;
             if self.ty(&v) != ScalarType::U32 {
@@ -219,6 +231,12 @@ impl Lowerer<'_> {
                     B::Div(_) => arith(TBin::Div),
                     B::And(_) => arith(TBin::And),
                     B::Or(_) => arith(TBin::Or),
+                    B::Rem(_) => arith(TBin::Rem),
+                    B::Shl(_) => arith(TBin::Shl),
+                    B::Shr(_) => arith(TBin::Shr),
+                    B::BitAnd(_) => arith(TBin::BitAnd),
+                    B::BitOr(_) => arith(TBin::BitOr),
+                    B::BitXor(_) => arith(TBin::BitXor),
                     B::Lt(_) => cmp(CmpOp::Lt),
                     B::Le(_) => cmp(CmpOp::Le),
                     B::Gt(_) => cmp(CmpOp::Gt),
@@ -228,7 +246,7 @@ impl Lowerer<'_> {
                     _ => {
                         return Err(self.fail(
                             &bin.op,
-                            "tiles take + - * / comparisons && ||; this operator is for scalars",
+                            "tiles take + - * / comparisons && ||, and on integers % << >> & | ^; this operator is for scalars",
                         ));
                     }
                 }
@@ -352,7 +370,10 @@ impl Lowerer<'_> {
                 ),
             )),
             Some(e) => Ok(e),
-            None => Err(self.fail(ab, "expected an element type: bf16, f16, f32 or a config's")),
+            None => Err(self.fail(
+                ab,
+                "expected an element type: bf16, f16, f32, i32, u32 or a config's",
+            )),
         }
     }
 
@@ -402,6 +423,16 @@ impl Lowerer<'_> {
         // A tile is reduced as it is; an expression is evaluated element by element as the
         // reduction combines it, never stored (its layout is the template tile's).
         let (src, value) = match self.tile_local(args.pos[0]) {
+            Some(Local::Buf(b)) if self.kernel.buffers[b].elem.is_int() => {
+                return Err(self.fail(
+                    args.pos[0],
+                    format!(
+                        "a reduction takes float values; `{}` is an {} tile (integer reductions are not supported yet: reduce `cast::<f32>(…)` of it, exact below 2²⁴)",
+                        self.kernel.buffers[b].name,
+                        self.kernel.buffers[b].elem.name()
+                    ),
+                ));
+            }
             Some(Local::Buf(b)) => (b, None),
             _ => {
                 let mut carriers = Vec::new();
@@ -469,8 +500,24 @@ impl Lowerer<'_> {
         let mut carriers = Vec::new();
         let value = self.texpr(e, out, &mut carriers)?;
         match tirx_ir::regtile::ttype(&self.kernel, &value) {
-            Ok(TType::Elem(_)) => self.materialize_value(e, name, value, &carriers, out),
-            Ok(t) => Err(self.fail(e, format!("this is a {} tile, not a float tile", t.name()))),
+            Ok(TType::Elem(_) | TType::I32) => {
+                self.materialize_value(e, name, value, &carriers, out)
+            }
+            Ok(TType::U32) if !tirx_ir::regtile::index_like(&self.kernel, &value) => {
+                self.materialize_value(e, name, value, &carriers, out)
+            }
+            Ok(t) => Err(self.fail(
+                e,
+                format!(
+                    "this is a {} tile, not a float or integer tile{}",
+                    t.name(),
+                    if t == TType::U32 {
+                        " (an index expression: `cast::<i32>(…)` or `cast::<u32>(…)` makes it one)"
+                    } else {
+                        ""
+                    }
+                ),
+            )),
             Err(why) => Err(self.fail(e, why.to_string())),
         }
     }
@@ -532,7 +579,8 @@ impl Lowerer<'_> {
                 let i = self.tile_aliases.len() - 1;
                 return self.bind(ident, Local::TileExpr(i));
             }
-            Ok(TType::Elem(_)) => {}
+            Ok(TType::Elem(_) | TType::I32) => {}
+            Ok(TType::U32) if !tirx_ir::regtile::index_like(&self.kernel, &value) => {}
             Ok(_) if mutable => {
                 return Err(self.fail(
                     ident,
@@ -563,8 +611,11 @@ impl Lowerer<'_> {
         carriers: &[Handle<Buffer>],
         out: &mut Block,
     ) -> Res<Handle<Buffer>> {
-        let Ok(TType::Elem(elem)) = tirx_ir::regtile::ttype(&self.kernel, &value) else {
-            return Err(self.fail(e, "not a float tile"));
+        let Some(elem) = tirx_ir::regtile::ttype(&self.kernel, &value)
+            .ok()
+            .and_then(tirx_ir::regtile::ttype_elem)
+        else {
+            return Err(self.fail(e, "not a float or integer tile"));
         };
         let template = self.template(e, &value, carriers)?;
         let b = &self.kernel.buffers[template];

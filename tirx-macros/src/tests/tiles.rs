@@ -116,7 +116,7 @@ fn errors_point_at_the_tile_expression() {
     let cases: &[(&str, &str)] = &[
         (
             "let u = t * 2; ",
-            "`mul` takes two floats or two indices; this operand is u32",
+            "`mul` takes two floats or two integers of one type (convert with `cast::<f32>(…)` or `cast::<i32>(…)`); this operand is u32",
         ),
         (
             "let u = t * 2.0; u = t;",
@@ -150,7 +150,11 @@ fn errors_point_at_the_tile_expression() {
             "let q = regs::<f32>([96, 32], layout = wgmma);",
             "m64·i × n8·j; 96×32 is not",
         ),
-        ("let p = t % 2.0;", "tiles take + - * / comparisons && ||"),
+        ("let p = t % 2.0;", "`rem` takes two integers of one type"),
+        (
+            "let p = t << 1;",
+            "`shl` takes integers; this operand is f32",
+        ),
         ("let z = 1.5f64 * t;", "expected an f32 literal"),
         (
             "let q = smem::<f32>([1, C]); let u = q * t;",

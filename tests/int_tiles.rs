@@ -1,0 +1,317 @@
+//! Integer element types (issue #30 item 1): `Tensor<i32>`/`Tensor<u32>` parameters, `i32`
+//! and `u32` register tiles loaded and stored with masked tails, integer arithmetic in tile
+//! expressions (`+ - * / %`, shifts, bitwise ops, comparisons, `min`/`max`, `abs`, `-x`,
+//! `select`) and conversions to and from f32, run in the emulator against a Rust reference
+//! on random data with negative values and tails in both dimensions.
+//!
+//! The reference is Rust's own integer semantics: wrapping `+ - *`, `/` and `%` truncating
+//! toward zero (PTX `div.s32`/`rem.s32`, §9.7.1.8/§9.7.1.9), `>>` arithmetic on `i32` and
+//! logical on `u32` (§9.7.8.8), `as i32` from f32 truncating toward zero (`cvt.rzi.s32.f32`,
+//! §9.7.9.21), `as f32` from i32 rounding to nearest (`cvt.rn.f32.s32`). Every output is
+//! bit-exact.
+
+use tirx::KernelArtifact;
+use tirx::prelude::*;
+use tirx::runtime::{ElemType, TensorMeta};
+use tirx_kernels::reference::Rng;
+use tirx_kernels::simulate::{self, put};
+use tirx_sim::Device;
+
+use super::sim_exec::EMULATED;
+
+/// `y = x`, an `i32` tile in and out.
+#[tile_kernel(target = sm_90a, threads = 128, grid = (cdiv(M, 32), cdiv(N, 64)))]
+pub fn i32_copy(#[shape(M, N)] x: Tensor<i32>, #[shape(M, N)] y: Tensor<i32>) {
+    let t = regs::<i32>([32, 64], layout = blocked(vec = 4));
+    copy(t, x.tile(cta.x, cta.y));
+    copy(y.tile(cta.x, cta.y), t);
+}
+
+/// Integer arithmetic on two `i32` tiles, with indices and literals.
+#[tile_kernel(target = sm_90a, threads = 128, grid = (cdiv(M, 32), cdiv(N, 64)))]
+pub fn i32_ops(
+    #[shape(M, N)] a: Tensor<i32>,
+    #[shape(M, N)] b: Tensor<i32>,
+    #[shape(M, N)] sum: Tensor<i32>,
+    #[shape(M, N)] quo: Tensor<i32>,
+    #[shape(M, N)] bits: Tensor<i32>,
+    #[shape(M, N)] pick: Tensor<i32>,
+) {
+    let x = regs::<i32>([32, 64], layout = blocked(vec = 4));
+    let y = regs::<i32>([32, 64], layout = blocked(vec = 4));
+    copy(x, a.tile(cta.x, cta.y));
+    copy(y, b.tile(cta.x, cta.y));
+    let d = select(y == 0, 7, y);
+    copy(sum.tile(cta.x, cta.y), x + y * 3 - col_index(x) - 5);
+    copy(quo.tile(cta.x, cta.y), x / d * 1000 + x % d);
+    copy(bits.tile(cta.x, cta.y), ((x << 3) ^ (y >> 2)) | (x & 255));
+    copy(
+        pick.tile(cta.x, cta.y),
+        select(x < y, min(x, -y), max(x, abs(y))),
+    );
+}
+
+/// Conversions between `i32` and `f32` tiles.
+#[tile_kernel(target = sm_90a, threads = 128, grid = (cdiv(M, 32), cdiv(N, 64)))]
+pub fn i32_casts(
+    #[shape(M, N)] a: Tensor<i32>,
+    #[shape(M, N)] f: Tensor<f32>,
+    #[shape(M, N)] af: Tensor<f32>,
+    #[shape(M, N)] fi: Tensor<i32>,
+) {
+    let x = regs::<i32>([32, 64], layout = blocked(vec = 4));
+    let g = regs::<f32>([32, 64], layout = blocked(vec = 4));
+    copy(x, a.tile(cta.x, cta.y));
+    copy(g, f.tile(cta.x, cta.y));
+    copy(af.tile(cta.x, cta.y), cast::<f32>(x) * 0.5);
+    copy(
+        fi.tile(cta.x, cta.y),
+        cast::<i32>(g * 100.0) + cast::<i32>(row_index(g)),
+    );
+}
+
+/// Unsigned arithmetic: logical shifts, unsigned division and comparison.
+#[tile_kernel(target = sm_90a, threads = 128, grid = (cdiv(M, 32), cdiv(N, 64)))]
+pub fn u32_ops(#[shape(M, N)] a: Tensor<u32>, #[shape(M, N)] o: Tensor<u32>) {
+    let x = regs::<u32>([32, 64], layout = blocked(vec = 4));
+    copy(x, a.tile(cta.x, cta.y));
+    let mut acc = (x / 3) ^ (x % 5);
+    acc = acc + min(x, col_index(x));
+    copy(o.tile(cta.x, cta.y), select(x > 2000000000, x >> 4, acc));
+}
+
+const M: usize = 45;
+const N: usize = 70;
+
+fn words<T: Copy>(v: &[T], bits: impl Fn(T) -> u32) -> Vec<u8> {
+    v.iter().flat_map(|&x| bits(x).to_le_bytes()).collect()
+}
+
+fn read_words(dev: &Device, t: &TensorMeta) -> Vec<u32> {
+    dev.read(t.addr, M * N * 4)
+        .expect("the tensor's allocation")
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+/// Random `i32` in `[-lim, lim]`, with a few zeros.
+fn ints(rng: &mut Rng, lim: i32) -> Vec<i32> {
+    (0..M * N)
+        .map(|i| {
+            if i % 17 == 0 {
+                0
+            } else {
+                (rng.unit() * lim as f32) as i32
+            }
+        })
+        .collect()
+}
+
+/// Launches `art` on `tensors` in the emulator (outputs poisoned by the caller).
+fn launch(art: &KernelArtifact, dev: &mut Device, tensors: &[TensorMeta]) {
+    simulate::launch(
+        art.ptx,
+        &(art.signature)(),
+        dev,
+        (tensors, &[]),
+        3,
+        &EMULATED,
+    )
+    .expect("the kernel runs");
+}
+
+fn poisoned(dev: &mut Device, elem: ElemType) -> TensorMeta {
+    put(dev, &vec![0xa5; M * N * 4], elem, &[M, N])
+}
+
+#[test]
+fn i32_tiles_copy_with_tails() {
+    let mut dev = Device::new();
+    let x = ints(&mut Rng::new(1), 1 << 30);
+    let xt = put(&mut dev, &words(&x, |v| v as u32), ElemType::I32, &[M, N]);
+    let yt = poisoned(&mut dev, ElemType::I32);
+    launch(&i32_copy::KERNEL.artifacts[0], &mut dev, &[xt, yt.clone()]);
+    let got: Vec<i32> = read_words(&dev, &yt).iter().map(|&w| w as i32).collect();
+    assert_eq!(got, x);
+}
+
+#[test]
+fn i32_arithmetic_matches_rust() {
+    let mut dev = Device::new();
+    let mut rng = Rng::new(2);
+    let (a, b) = (ints(&mut rng, 1 << 20), ints(&mut rng, 300));
+    let at = put(&mut dev, &words(&a, |v| v as u32), ElemType::I32, &[M, N]);
+    let bt = put(&mut dev, &words(&b, |v| v as u32), ElemType::I32, &[M, N]);
+    let outs: Vec<TensorMeta> = (0..4).map(|_| poisoned(&mut dev, ElemType::I32)).collect();
+    let mut all = vec![at, bt];
+    all.extend(outs.iter().cloned());
+    launch(&i32_ops::KERNEL.artifacts[0], &mut dev, &all);
+    let got: Vec<Vec<i32>> = outs
+        .iter()
+        .map(|t| read_words(&dev, t).iter().map(|&w| w as i32).collect())
+        .collect();
+    for i in 0..M * N {
+        let (x, y, col) = (a[i], b[i], (i % N % 64) as i32);
+        let d = if y == 0 { 7 } else { y };
+        let want = [
+            x + y * 3 - col - 5,
+            (x / d) * 1000 + x % d,
+            ((x << 3) ^ (y >> 2)) | (x & 255),
+            if x < y { x.min(-y) } else { x.max(y.abs()) },
+        ];
+        for (k, w) in want.iter().enumerate() {
+            assert_eq!(
+                got[k][i],
+                *w,
+                "output {k} at ({}, {}): a = {x}, b = {y}",
+                i / N,
+                i % N
+            );
+        }
+    }
+}
+
+#[test]
+fn i32_f32_conversions_round_as_documented() {
+    let mut dev = Device::new();
+    let mut rng = Rng::new(3);
+    // Odd integers above 2^24 round to even in f32; negative halves truncate toward zero.
+    let a: Vec<i32> = ints(&mut rng, 1 << 26);
+    let f: Vec<f32> = (0..M * N).map(|_| rng.unit() * 50.0).collect();
+    let at = put(&mut dev, &words(&a, |v| v as u32), ElemType::I32, &[M, N]);
+    let ft = put(&mut dev, &words(&f, f32::to_bits), ElemType::F32, &[M, N]);
+    let (aft, fit) = (
+        poisoned(&mut dev, ElemType::F32),
+        poisoned(&mut dev, ElemType::I32),
+    );
+    launch(
+        &i32_casts::KERNEL.artifacts[0],
+        &mut dev,
+        &[at, ft, aft.clone(), fit.clone()],
+    );
+    let af = read_words(&dev, &aft);
+    let fi = read_words(&dev, &fit);
+    for i in 0..M * N {
+        let row = (i / N % 32) as i32;
+        assert_eq!(f32::from_bits(af[i]), a[i] as f32 * 0.5, "af at {i}");
+        assert_eq!(fi[i] as i32, (f[i] * 100.0) as i32 + row, "fi at {i}");
+    }
+}
+
+#[test]
+fn u32_arithmetic_is_unsigned() {
+    let mut dev = Device::new();
+    // Negative i32 bit patterns: u32 values near 2^32, above the select's threshold.
+    let a: Vec<u32> = ints(&mut Rng::new(4), 1 << 30)
+        .iter()
+        .map(|&v| v as u32)
+        .collect();
+    let at = put(&mut dev, &words(&a, |v| v), ElemType::U32, &[M, N]);
+    let ot = poisoned(&mut dev, ElemType::U32);
+    launch(&u32_ops::KERNEL.artifacts[0], &mut dev, &[at, ot.clone()]);
+    let got = read_words(&dev, &ot);
+    for i in 0..M * N {
+        let (x, col) = (a[i], (i % N % 64) as u32);
+        let acc = ((x / 3) ^ (x % 5)).wrapping_add(x.min(col));
+        let want = if x > 2_000_000_000 { x >> 4 } else { acc };
+        assert_eq!(got[i], want, "at ({}, {}): a = {x}", i / N, i % N);
+    }
+}
+
+#[test]
+fn integer_ops_pick_the_signed_or_unsigned_instruction() {
+    let ptx = |a: &KernelArtifact| a.ptx;
+    let i = ptx(&i32_ops::KERNEL.artifacts[0]);
+    for op in [
+        "div.s32",
+        "rem.s32",
+        "shr.s32",
+        "shl.b32",
+        "xor.b32",
+        "and.b32",
+        "or.b32",
+        "setp.lt.s32",
+        "min.s32",
+        "max.s32",
+        "neg.s32",
+        "abs.s32",
+        "mul.lo.s32",
+    ] {
+        assert!(i.contains(op), "i32_ops lacks {op}");
+    }
+    let u = ptx(&u32_ops::KERNEL.artifacts[0]);
+    for op in ["div.u32", "rem.u32", "shr.u32", "setp.hi.u32", "min.u32"] {
+        assert!(u.contains(op), "u32_ops lacks {op}");
+    }
+    assert!(!u.contains(".s32"), "u32_ops uses no signed instruction");
+    let c = ptx(&i32_casts::KERNEL.artifacts[0]);
+    for op in ["cvt.rzi.s32.f32", "cvt.rn.f32.s32"] {
+        assert!(c.contains(op), "i32_casts lacks {op}");
+    }
+}
+
+/// The IR text of integer kernels (`i32` tensors and tiles, `rem`/`shl`/`cast_i32` …) parses
+/// back to the same text and recompiles to the same PTX, after every pass too.
+#[test]
+fn integer_ir_prints_parses_and_recompiles() {
+    let arts = [
+        &i32_copy::KERNEL.artifacts[0],
+        &i32_ops::KERNEL.artifacts[0],
+        &i32_casts::KERNEL.artifacts[0],
+        &u32_ops::KERNEL.artifacts[0],
+    ];
+    for a in arts {
+        let m = tirx_ir::parse::parse_module(a.ir).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(m.to_string(), a.ir);
+        let kernel = m.kernels.into_iter().next().expect("one kernel");
+        let (lowered, snaps) = tirx_ir::passes::run_pipeline(kernel, true).expect("compiles");
+        for s in &snaps {
+            let again = tirx_ir::parse::parse_module(&s.text)
+                .unwrap_or_else(|e| panic!("after {}: {e}", s.pass));
+            assert_eq!(again.to_string(), s.text, "after {}", s.pass);
+        }
+        assert_eq!(tirx_ptx::write_string(&lowered).expect("prints"), a.ptx);
+    }
+}
+
+/// The example of `docs/language.md` ("Integer tiles"): token ids of one vocabulary shard.
+#[tile_kernel(target = sm_90a, threads = 128, grid = (cdiv(M, 32), cdiv(N, 64)))]
+pub fn shard_ids(
+    #[shape(M, N)] ids: Tensor<i32>,
+    #[shape(M, N)] local: Tensor<i32>,
+    #[shape(M, N)] pos: Tensor<f32>,
+) {
+    let t = regs::<i32>([32, 64], layout = blocked(vec = 4));
+    copy(t, ids.tile(cta.x, cta.y));
+    let l = t - 4096;
+    copy(local.tile(cta.x, cta.y), select(l >= 0 && l < 4096, l, -1));
+    copy(pos.tile(cta.x, cta.y), cast::<f32>(t & 63) * 0.5);
+}
+
+#[test]
+fn the_reference_example_shards_token_ids() {
+    let mut dev = Device::new();
+    let ids: Vec<i32> = ints(&mut Rng::new(5), 10_000);
+    let it = put(&mut dev, &words(&ids, |v| v as u32), ElemType::I32, &[M, N]);
+    let (lt, pt) = (
+        poisoned(&mut dev, ElemType::I32),
+        poisoned(&mut dev, ElemType::F32),
+    );
+    launch(
+        &shard_ids::KERNEL.artifacts[0],
+        &mut dev,
+        &[it, lt.clone(), pt.clone()],
+    );
+    let (local, pos) = (read_words(&dev, &lt), read_words(&dev, &pt));
+    for (i, &id) in ids.iter().enumerate() {
+        let l = id - 4096;
+        let want = if (0..4096).contains(&l) { l } else { -1 };
+        assert_eq!(local[i] as i32, want, "local of id {id}");
+        assert_eq!(
+            f32::from_bits(pos[i]),
+            (id & 63) as f32 * 0.5,
+            "pos of id {id}"
+        );
+    }
+}
