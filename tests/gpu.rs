@@ -463,12 +463,16 @@ fn scaled_gemm_matches_the_f64_reference() {
         )
     }));
     use tirx::problem::{Epilogue, Problem};
-    // Every config of every scaled kernel, each in its own layout.
+    // Every config of every scaled kernel compiled for this GPU, each in its own layout (the
+    // sm_100a scaled kernels are the emulator's: tests/sim_gemm_sm100.rs).
+    let target = rt.target().unwrap();
     let scaled = catalogue::all()
         .into_iter()
         .flat_map(|k| {
             k.artifacts.iter().filter_map(move |a| match a.problem {
-                Some(Problem::Gemm(g)) if g.epilogue == Epilogue::Scaled => {
+                Some(Problem::Gemm(g))
+                    if g.epilogue == Epilogue::Scaled && a.target == target =>
+                {
                     Some((k.name, a.config, GemmLaunch::of(k), g.b))
                 }
                 _ => None,
