@@ -36,6 +36,7 @@ fn shell(name: &str, target: Target, params: Vec<AbiParam>, cluster: [u32; 3]) -
             threads: 128,
             cluster,
             grid: [SymExpr::Const(1), SymExpr::Const(1), SymExpr::Const(1)],
+            checks: Vec::new(),
             smem_bytes: 0,
             tmem_cols: 0,
         },
