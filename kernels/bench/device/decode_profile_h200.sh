@@ -27,6 +27,9 @@ PY
   timeout 120 ncu $SECS --profile-from-start off python3 /tmp/t.py > $OUT/ncu_torch_$1.txt 2>&1
   grep -vE "^==PROF==|^ *$|----" $OUT/ncu_torch_$1.txt | head -160
 done
+echo "== ours split-K (the host's choice at 1x4096x4096: splitk/n64, S = 2)"
+timeout 150 ncu $SECS -k regex:splitk -c 2 --launch-skip 10 ./devbin/tirx bench gemm --kernel gemm_sm90_splitk --shape 1,4096,4096 > $OUT/ncu_splitk_1.txt 2>&1
+grep -vE "^==PROF==|^ *$|----" $OUT/ncu_splitk_1.txt | head -200
 echo "== every ws / tma_epi / splitk config at the decode shapes"
-timeout 150 ./devbin/tirx bench gemm --kernel gemm_sm90_ws --kernel gemm_sm90_tma_epi --shape 1,8192,8192 --shape 16,4096,4096 --shape 1,4096,4096 > $OUT/configs.txt 2>&1; echo "rc=$?" >> $OUT/configs.txt
+timeout 150 ./devbin/tirx bench gemm --kernel gemm_sm90_ws --kernel gemm_sm90_tma_epi --kernel gemm_sm90_splitk --shape 1,8192,8192 --shape 16,4096,4096 --shape 1,4096,4096 > $OUT/configs.txt 2>&1; echo "rc=$?" >> $OUT/configs.txt
 tail -30 $OUT/configs.txt

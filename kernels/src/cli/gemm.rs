@@ -71,12 +71,18 @@ fn gemm_request(problem: Problem, types: GemmTypes, shape: (usize, usize, usize)
     r
 }
 
-/// The configs of `k` in `types` compiled for `target`, as bench entries.
-fn entries(k: &'static Kernel, types: GemmTypes, target: tirx::Target) -> Vec<GemmEntry> {
+/// The configs of `k` compiled for `target` that compute `solves` (its types, B's layout,
+/// its epilogue: a kernel with TN and NN configs gives only those of the bench's layout), as
+/// bench entries.
+fn entries(k: &'static Kernel, solves: &GemmRequest, target: tirx::Target) -> Vec<GemmEntry> {
     let launch = GemmLaunch::of(k);
     k.artifacts
         .iter()
-        .filter(|a| a.target == target && launch.types(a.config) == Some(types))
+        .filter(|a| {
+            a.target == target
+                && launch.types(a.config) == Some(solves.types)
+                && dispatch::ProblemDef::solves(solves, a).is_ok()
+        })
         .map(|a| (k.name, a.config, launch))
         .collect()
 }
@@ -136,7 +142,7 @@ pub fn bench_gemm(
         };
         let mut ok = true;
         for k in gemms {
-            let list = entries(k, types, target);
+            let list = entries(k, &solves, target);
             if list.is_empty() {
                 continue;
             }
@@ -158,7 +164,7 @@ pub fn bench_gemm(
     }
     let named: Vec<GemmEntry> = names
         .iter()
-        .map(|n| by_name(n).map(|k| entries(k, types, target)))
+        .map(|n| by_name(n).map(|k| entries(k, &solves, target)))
         .collect::<Result<Vec<_>, _>>()?
         .concat();
     if !names.is_empty() && named.is_empty() {

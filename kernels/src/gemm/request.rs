@@ -303,9 +303,12 @@ impl ProblemDef for GemmRequest {
             cost *= 3.0;
         }
         // Skinny shapes stream A and B through few SMs: the time is their bytes at what those
-        // SMs pull, whenever that exceeds the tile work.
-        let active = tiles.min(device.limits.sm_count as usize);
-        Ok(cost.max(memory_units(self, active, 0.0)))
+        // CTAs pull, whenever that exceeds the tile work.
+        let room = device.limits.sm_count as usize * ctas_per_sm(artifact);
+        let resident = tiles.min(room);
+        let rate = pull_rate(self, artifact);
+        let fills = if persistent { 1 } else { tiles.div_ceil(room) };
+        Ok(cost.max(memory_units(self, resident, rate, 0.0) + fill_units(fills, k)))
     }
 
     fn cache_key(&self, device: &Device) -> Key {
@@ -324,10 +327,48 @@ impl ProblemDef for GemmRequest {
 /// Bytes a second of HBM moves: the H200's device copy (about 4300 GB/s, measured beside the
 /// peers on 2026-12-01, `/work/shared/ANCHORS.md`).
 pub(crate) const HBM_BYTES_PER_S: f64 = 4.3e12;
-/// Bytes a second one SM's TMA pipeline pulls from HBM: an estimate from issue #32's decode
-/// ratios (16×4096×4096 at 0.61× and 1×4096×4096 at 0.48× cuBLASLt on 64 CTAs, if cuBLASLt
-/// streams B at the device-copy rate: 32–41 GB/s a CTA); the tune cache corrects it.
+/// Bytes a second one CTA's TMA pipeline pulls from HBM when its config does not say how deep
+/// it is (no `STAGES`): an estimate from issue #32's decode ratios (32–41 GB/s a CTA); the
+/// tune cache corrects it.
 pub(crate) const SM_BYTES_PER_S: f64 = 36e9;
+/// The time a pipeline stage's load stays in flight under a streaming load, from its issue to
+/// the consumer's release (Little's law: a CTA pulls its stages' bytes in flight per this
+/// time). Measured on the H200 by ncu on 2026-12-04 (`docs/perf/decode-splitk-h200.md`):
+/// `gemm_sm90_splitk/n64` at 1×4096×4096 pulled 16.9 GB/s a CTA with 8 stages of 8.3 KB
+/// of bytes inside the tensors in flight (3.9 µs); `gemm_sm90_ws/n64` at 1×8192×8192 13.3 GB/s
+/// with 8 of 8.3 KB (5.0 µs); cuBLAS's 64×8 decode kernel about 29 GB/s with about 147 KB
+/// (5 µs).
+pub(crate) const STAGE_LATENCY_S: f64 = 4.5e-6;
+/// Shared memory of one SM (H100/H200: 228 KB, of which one CTA may take 227 KB), for the CTAs
+/// of an artifact that fit an SM at once.
+const SM_SHARED_BYTES: u32 = 228 * 1024;
+/// Threads one SM holds at once.
+const SM_THREADS: u32 = 2048;
+
+/// The CTAs of `art` one SM holds at once, by its shared memory (with the 1 KB the driver
+/// reserves per CTA) and its threads (registers are not modelled).
+pub(crate) fn ctas_per_sm(art: &KernelArtifact) -> usize {
+    let sig = (art.signature)();
+    let by_smem = SM_SHARED_BYTES / (sig.smem_bytes + 1024).max(1);
+    let by_threads = SM_THREADS / sig.threads.max(1);
+    by_smem.min(by_threads).max(1) as usize
+}
+
+/// Bytes a second one CTA of `art` pulls from HBM on `request`: the bytes of its `STAGES`
+/// pipeline stages that lie inside the tensors (a stage holds `BM` rows of A and `BN` of B,
+/// `BK` wide; rows past M or N are TMA's zero fill and read nothing) over
+/// [`STAGE_LATENCY_S`]; [`SM_BYTES_PER_S`] when the config does not name its stages.
+pub(crate) fn pull_rate(request: &GemmRequest, art: &KernelArtifact) -> f64 {
+    let (m, n, k) = request.shape;
+    let (Some(stages), Some(bm), Some(bn)) = (art.int("STAGES"), art.int("BM"), art.int("BN"))
+    else {
+        return SM_BYTES_PER_S;
+    };
+    let bk = art.int("BK").unwrap_or(64).max(1) as usize;
+    let rows = (bm.max(1) as usize).min(m) + (bn.max(1) as usize).min(n);
+    let stage = rows * bk.min(k) * request.types.input.bytes() as usize;
+    (stages.max(1) as usize * stage) as f64 / STAGE_LATENCY_S
+}
 /// FLOP/s one SM sustains in the shipped GEMM: 697 TFLOP/s at 8192³ over 132 SMs
 /// (`level_08_tma_epi.rs`).
 pub(crate) const SM_FLOPS: f64 = 697e12 / 132.0;
@@ -338,16 +379,24 @@ pub(crate) fn unit_seconds(k: usize) -> f64 {
     2.0 * 128.0 * k.max(1) as f64 / SM_FLOPS
 }
 
-/// The time, in units, of reading A and B once and writing D (plus `extra` bytes) on `active`
-/// SMs: at the HBM's rate, or at what that many SMs pull when they are fewer.
-pub(crate) fn memory_units(request: &GemmRequest, active: usize, extra: f64) -> f64 {
+/// The time, in units, of reading A and B once and writing D (plus `extra` bytes) by
+/// `resident` CTAs each pulling `rate` bytes a second: at the HBM's rate, or at what those
+/// CTAs pull when that is less.
+pub(crate) fn memory_units(request: &GemmRequest, resident: usize, rate: f64, extra: f64) -> f64 {
     let (m, n, k) = request.shape;
     let (mf, nf, kf) = (m as f64, n as f64, k as f64);
     let bytes = (mf + nf) * kf * request.types.input.bytes() as f64
         + mf * nf * request.types.output.bytes() as f64
         + extra;
-    let rate = HBM_BYTES_PER_S.min(active.max(1) as f64 * SM_BYTES_PER_S);
+    let rate = HBM_BYTES_PER_S.min(resident.max(1) as f64 * rate);
     bytes / rate / unit_seconds(k)
+}
+
+/// The time, in units, of `waves` pipeline fills: each wave of CTAs waits one
+/// [`STAGE_LATENCY_S`] for its first stage before the stream runs (a split of K into more
+/// CTAs than fit the SMs at once pays it again per wave).
+pub(crate) fn fill_units(waves: usize, k: usize) -> f64 {
+    waves as f64 * STAGE_LATENCY_S / unit_seconds(k)
 }
 
 /// The efficiency of a tile BN columns wide, relative to 256 (this file's header).

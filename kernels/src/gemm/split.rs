@@ -17,8 +17,11 @@
 //!   ×1.25 (not persistent), ×1.02 (D from registers), ×1.5 (one 64-row consumer warpgroup
 //!   and no warp specialization: an estimate, not a measurement; the tune cache corrects it);
 //! - memory: A and B read, D written, and the partials' traffic (`S·M·N` f32 written and read
-//!   back, C read where β ≠ 0) at what the active SMs pull (`request::memory_units`, the same
-//!   rates as the one-launch model's floor); the plan takes the larger of compute and memory;
+//!   back, C read where β ≠ 0) at what the resident CTAs pull (`request::memory_units` with
+//!   `request::pull_rate`: each CTA's stage bytes in flight over the measured stage latency,
+//!   as in the one-launch model's floor), plus one stage latency per wave of resident CTAs
+//!   (`request::fill_units`: each wave waits for its first stage); the plan takes the larger
+//!   of compute and memory;
 //! - the second launch: 2 µs (an estimate of a dependent launch's gap on one stream), and the
 //!   reduce's rounds of dependent loads (`reduce`'s `sum_slices`: one for slice 0, one per four
 //!   slices, one per slice left over) at 0.5 µs each (an estimate of an L2 round trip under
@@ -33,7 +36,9 @@ use std::sync::Arc;
 use tirx::problem::{Act, Epilogue, Problem};
 use tirx::{KernelArtifact, Runtime, RuntimeError, Target, Tensor, TensorArg};
 
-use super::request::{GemmRequest, efficiency, memory_units, unit_seconds};
+use super::request::{
+    GemmRequest, ctas_per_sm, efficiency, fill_units, memory_units, pull_rate, unit_seconds,
+};
 use super::splitk::reduce::{splitk_reduce, splitk_reduce_bias, splitk_reduce_scaled};
 use crate::dispatch::Reject;
 use crate::family;
@@ -104,6 +109,7 @@ pub fn best_split(
     } else {
         0.0
     };
+    let (per_sm, rate) = (ctas_per_sm(art), pull_rate(request, art));
     let mut best: Option<(usize, f64)> = None;
     for s in 2..=k_tiles.min(MAX_SPLITS) {
         let ctas = tiles * s;
@@ -112,7 +118,9 @@ pub fn best_split(
         let compute =
             waves * (bm as f64 / 128.0) * bn as f64 / efficiency(bn) * slice * 1.25 * 1.02 * 1.5;
         let partials = (m * n) as f64 * (8.0 * s as f64 + c_bytes);
-        let memory = memory_units(request, ctas.min(sms), partials);
+        let resident = ctas.min(sms * per_sm);
+        let fills = ctas.div_ceil(sms * per_sm);
+        let memory = memory_units(request, resident, rate, partials) + fill_units(fills, k);
         let rounds = (1 + (s - 1) / 4 + (s - 1) % 4) as f64;
         let cost =
             compute.max(memory) + (SECOND_LAUNCH_S + rounds * REDUCE_ROUND_S) / unit_seconds(k);

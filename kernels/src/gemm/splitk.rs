@@ -14,6 +14,11 @@
 //!    β·C in the scaled form; bias and activation in the fused form, `splitk_reduce_bias`),
 //!    rounds to D's type and stores it, tails in both dimensions masked.
 //!
+//! Configs: `n256` (5 stages of a 64×64 A box and a 256×64 B box: 160 KB of B in flight per
+//! CTA, the deepest stream of B, for decode shapes whose time is B's bytes), `default` (BN =
+//! 128, 6 stages), `n64` (8 stages; more tiles where N is small). The host's model
+//! (`split.rs`, `request::pull_rate`) weighs each config's bytes in flight.
+//!
 //! The partial kernel is the ladder's level 4 with BM = 64 (a decode M of 1…64 wastes less of
 //! the tile), the producer's K loop offset to its slice, and the consumers' K loop
 //! ([`super::pieces`]'s `consume`, one wgmma group in flight) unchanged. The reduce kernels are
@@ -37,7 +42,11 @@ pub mod kernels {
         configs(
             product(
                 types(default = (TA = bf16), f16 = (TA = f16)),
-                tile(default = (BN = 128, STAGES = 6), n64 = (BN = 64, STAGES = 8)),
+                tile(
+                    default = (BN = 128, STAGES = 6),
+                    n64 = (BN = 64, STAGES = 8),
+                    n256 = (BN = 256, STAGES = 5),
+                ),
                 with = (BM = 64, BK = 64),
             ),
         ),

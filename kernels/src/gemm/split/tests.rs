@@ -184,3 +184,43 @@ fn the_tune_cache_overrides_the_split() {
     assert_eq!(c.label(), "gemm_sm90_splitk/default");
     assert_eq!(c.source, Source::Measured(10.0));
 }
+
+/// At M ≤ 64 with N and K of 4096 or more the time is B's bytes: the model takes a split plan
+/// (every CTA streaming its slice of B, as many resident as fit) rather than a one-launch
+/// kernel whose tiles leave B to fewer CTAs, and among the split configs the one with the most
+/// bytes of B in flight a CTA (`n256`: measured on the H200 on 2026-12-04, ws/n64 pulled
+/// 1.76 TB/s at 1×8192×8192, split-K/default 2.8 and cuBLASLt 3.7).
+#[test]
+fn decode_shapes_stream_b_through_the_deepest_split() {
+    for shape in [
+        (1, 8192, 8192),
+        (16, 8192, 8192),
+        (1, 14336, 4096),
+        (16, 14336, 4096),
+        (1, 4096, 14336),
+        (8, 4096, 4096),
+    ] {
+        let request = plain(GemmTypes::BF16, shape);
+        let (label, art, splits) = chosen(&request);
+        println!("{shape:?}: {label}, S = {splits:?}");
+        assert!(
+            splits.is_some_and(|s| s > 1) && art.int("BN") == Some(256),
+            "{shape:?}: {label}, S = {splits:?}"
+        );
+    }
+    for shape in [
+        (1, 4096, 4096),
+        (16, 4096, 4096),
+        (64, 4096, 4096),
+        (64, 14336, 4096),
+        (64, 8192, 8192),
+        (128, 4096, 14336),
+        (128, 8192, 8192),
+        (256, 14336, 4096),
+        (4096, 16, 4096),
+        (64, 64, 4104),
+    ] {
+        let (label, _, splits) = chosen(&plain(GemmTypes::BF16, shape));
+        println!("{shape:?}: {label}, S = {splits:?}");
+    }
+}

@@ -36,7 +36,7 @@ use crate::passes::walk::visit;
 use crate::valid::scope::{ScopeSet, Threads};
 
 /// Threads in a thread set.
-fn count(t: Threads) -> u32 {
+pub(super) fn count(t: Threads) -> u32 {
     match t {
         Threads::Cta(n) => n,
         Threads::Warpgroups(n) => 128 * n,
@@ -353,12 +353,19 @@ fn nested_loads(b: &Block, bar: &BarRef) -> Option<&'static str> {
     })
 }
 
-/// The value of `e` in the CTA of cluster rank `rank`, when it depends on nothing else.
-fn eval(k: &Kernel, e: &Expr, rank: i64, depth: u32) -> Option<i64> {
+/// The value of `e`, when it is a constant of the body (literals, config constants folded by
+/// the front end, variables defined once by such a value).
+pub(super) fn constant(k: &Kernel, e: &Expr) -> Option<i64> {
+    eval(k, e, None, 0)
+}
+
+/// The value of `e` in the CTA of cluster rank `rank` (any rank: `None`), when it depends on
+/// nothing else.
+fn eval(k: &Kernel, e: &Expr, rank: Option<i64>, depth: u32) -> Option<i64> {
     let go = |e: &Expr| eval(k, e, rank, depth);
     Some(match e {
         Expr::Imm(v, _) => *v,
-        Expr::Special(Special::ClusterCtaRank) => rank,
+        Expr::Special(Special::ClusterCtaRank) => rank?,
         Expr::Var(v) if depth < 8 => eval(k, single_def(k, *v)?, rank, depth + 1)?,
         Expr::Bin(op, a, b) => {
             let (a, b) = (go(a)?, go(b)?);
@@ -451,7 +458,7 @@ fn multicast_if(
     }
     let mut then_ranks = 0i64;
     for r in 0..size.min(16) {
-        match eval(k, cond, r, 0) {
+        match eval(k, cond, Some(r), 0) {
             Some(0) => {}
             Some(_) => then_ranks |= 1 << r,
             None => return,

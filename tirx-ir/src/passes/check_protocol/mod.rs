@@ -7,6 +7,8 @@
 //!
 //! The rules, by file:
 //! - [`order`]: phase parity in loops, proxy fences, reads before the wait of a TMA load;
+//! - [`phases`]: phase parity on every path — a constant parity against the phases signalled
+//!   before the wait, a wait on a barrier nothing (or only what comes after it) signals;
 //! - [`bulk`]: a TMA store's source overwritten, or its pipeline stage released, while the
 //!   store may still read it (bulk async-groups, `tma::wait_group_read`);
 //! - [`operands`]: a pipeline stage released while a wgmma or tcgen05 MMA may still read it;
@@ -28,6 +30,7 @@ mod counts;
 pub(super) mod flow;
 mod operands;
 mod order;
+mod phases;
 mod refill;
 mod scales;
 mod tiles;
@@ -51,6 +54,40 @@ pub enum ProtocolError {
     FixedParity {
         /// The barrier, as written.
         bar: String,
+    },
+    /// A constant parity that names the phase after the last one signalled before the wait.
+    #[error(
+        "phase parity: {phases} phase(s) of `{bar}` are signalled before this wait on every path (by {by}, in the threads that wait here), so the phase to wait for is the last of them, of parity {want} (phase n has parity n % 2); `{bar}.wait({got})` names the phase after it: it returns at once while that phase is still open, or hangs once it completed, waiting for a phase nothing signals first. Wait on `{bar}.wait({want})`"
+    )]
+    ParityMismatch {
+        /// The barrier, as written.
+        bar: String,
+        /// Phases signalled before the wait (`2`, `1 or 3`).
+        phases: String,
+        /// The parity of the last of them.
+        want: i64,
+        /// The parity waited on.
+        got: i64,
+        /// The ops that signal it, in words.
+        by: String,
+    },
+    /// A wait on phase 0 of a barrier nothing signals.
+    #[error(
+        "phase parity: nothing in this kernel signals `{bar}` (no `arrive()`, `expect_tx`, TMA load, `tcgen05::commit` or `clc::try_cancel` names it), so its phase 0 never completes and this `wait(0)` hangs. Signal it before the wait (a TMA load or `{bar}.arrive()`), or wait on the barrier that is signalled"
+    )]
+    WaitNeverSignalled {
+        /// The barrier, as written.
+        bar: String,
+    },
+    /// A wait on phase 0 of a barrier signalled only behind the wait.
+    #[error(
+        "phase parity: `{bar}` is signalled only after this wait ({what}, further down this block), by threads that reach this wait first, so its phase 0 never completes and this `wait(0)` hangs. Signal it before the wait; a barrier meant to start out free is waited on with parity 1 (`{bar}.wait(1)` returns at once on a fresh barrier)"
+    )]
+    WaitBeforeOwnSignal {
+        /// The barrier, as written.
+        bar: String,
+        /// The first op that signals it.
+        what: &'static str,
     },
     /// A pipeline stage taken with a counter the loop does not advance.
     #[error(
@@ -382,7 +419,7 @@ impl Pass for CheckProtocol {
 
     fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
         let mut errs: Diagnostics = Vec::new();
-        let rules: [fn(&Kernel) -> Vec<Diagnostic>; 7] = [
+        let rules: [fn(&Kernel) -> Vec<Diagnostic>; 8] = [
             order::check,
             bulk::check,
             operands::check,
@@ -390,6 +427,8 @@ impl Pass for CheckProtocol {
             scales::check,
             counts::check,
             refill::check,
+            // After `counts`: an over-count is its error, not a parity's.
+            phases::check,
         ];
         for rule in rules {
             for d in rule(k) {
