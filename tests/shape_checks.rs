@@ -136,3 +136,48 @@ fn a_failed_shape_assertion_is_refused_before_launch() {
          hold with D = 128"
     );
 }
+
+/// The host dispatcher — what the Python binding and the Rust entry points choose with — judges
+/// every candidate through the same planner: attention's `lse` is declared `[BH, S, 1]`, so an
+/// LSE two columns wide is refused by every attention kernel with the planner's message.
+#[test]
+fn the_dispatcher_refuses_a_wrong_fixed_extent_through_the_planner() {
+    use tirx_kernels::attention::request::{AttentionRequest, Dims};
+    use tirx_kernels::catalogue;
+    use tirx_kernels::dispatch::{self, Device, Reject};
+
+    let dims = Dims {
+        b: 1,
+        s: 256,
+        sk: 256,
+        hq: 2,
+        hk: 2,
+    };
+    let good = AttentionRequest::contiguous(dims, 64, ElemType::Bf16, false).unwrap();
+    let mut bad = good.clone();
+    bad.tensors[4] = TensorMeta::row_major(ElemType::F32, &[2, 256, 2], 0);
+    let kernels = catalogue::all();
+    let device = Device::h200();
+    let accepted = |req: &AttentionRequest| {
+        dispatch::judge(req, &kernels, &device)
+            .into_iter()
+            .filter(|v| v.outcome.is_ok())
+            .count()
+    };
+    assert!(
+        accepted(&good) > 0,
+        "some attention kernel takes the good LSE"
+    );
+    assert_eq!(accepted(&bad), 0, "no kernel takes an LSE of two columns");
+    let refusals: Vec<String> = dispatch::judge(&bad, &kernels, &device)
+        .into_iter()
+        .filter_map(|v| match v.outcome {
+            Err(Reject::Launch(why)) => Some(why),
+            _ => None,
+        })
+        .collect();
+    assert!(!refusals.is_empty());
+    for why in refusals {
+        assert_eq!(why, "tensor `lse` dim 2 is 2, but the kernel fixes it at 1");
+    }
+}

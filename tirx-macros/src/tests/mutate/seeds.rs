@@ -93,6 +93,14 @@ const SOURCES: &[(&str, &str)] = &[
     ),
     ("ui/sm_120", include_str!("../../../../tests/ui/sm_120.rs")),
     (
+        "ui/shape_constraints",
+        include_str!("../../../../tests/ui/shape_constraints.rs"),
+    ),
+    (
+        "ui-pass/shape_constraints_ok",
+        include_str!("../../../../tests/ui-pass/shape_constraints_ok.rs"),
+    ),
+    (
         "ui/smem_over_budget",
         include_str!("../../../../tests/ui/smem_over_budget.rs"),
     ),
