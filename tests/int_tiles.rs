@@ -245,6 +245,22 @@ fn integer_ops_pick_the_signed_or_unsigned_instruction() {
         assert!(u.contains(op), "u32_ops lacks {op}");
     }
     assert!(!u.contains(".s32"), "u32_ops uses no signed instruction");
+    let r = ptx(&int_reduce::KERNEL.artifacts[0]);
+    for op in [
+        "max.s32",
+        "add.s32",
+        "shfl.sync.bfly.b32",
+        "st.shared.s32",
+        "ld.shared.s32",
+        "max.u32",
+    ] {
+        assert!(r.contains(op), "int_reduce lacks {op}");
+    }
+    let rc = ptx(&int_reduce_cluster::KERNEL.artifacts[0]);
+    assert!(
+        rc.contains("ld.shared::cluster.s32"),
+        "int_reduce_cluster lacks the s32 pull"
+    );
     let c = ptx(&i32_casts::KERNEL.artifacts[0]);
     for op in ["cvt.rzi.s32.f32", "cvt.rn.f32.s32"] {
         assert!(c.contains(op), "i32_casts lacks {op}");
@@ -260,6 +276,8 @@ fn integer_ir_prints_parses_and_recompiles() {
         &i32_ops::KERNEL.artifacts[0],
         &i32_casts::KERNEL.artifacts[0],
         &u32_ops::KERNEL.artifacts[0],
+        &int_reduce::KERNEL.artifacts[0],
+        &int_reduce_cluster::KERNEL.artifacts[0],
     ];
     for a in arts {
         let m = tirx_ir::parse::parse_module(a.ir).unwrap_or_else(|e| panic!("{e}"));
@@ -313,5 +331,125 @@ fn the_reference_example_shards_token_ids() {
             (id & 63) as f32 * 0.5,
             "pos of id {id}"
         );
+    }
+}
+
+/// Integer reductions: a row max within a warp's lanes, a column sum across the CTA's warps
+/// (through shared memory), a row sum of an integer expression and an unsigned column max.
+#[tile_kernel(target = sm_90a, threads = 128, grid = (cdiv(M, 32), 1))]
+pub fn int_reduce(
+    #[shape(M, 64)] a: Tensor<i32>,
+    #[shape(M, 64)] below_max: Tensor<i32>,
+    #[shape(M, 64)] col_sum: Tensor<i32>,
+    #[shape(M, 64)] row_sum: Tensor<i32>,
+    #[shape(M, 64)] col_max: Tensor<u32>,
+) {
+    let x = regs::<i32>([32, 64], layout = blocked(vec = 4));
+    copy(x, a.tile(cta.x, 0));
+    copy(below_max.tile(cta.x, 0), reduce_max(x, axis = 1) - x);
+    copy(col_sum.tile(cta.x, 0), reduce_sum(x, axis = 0) - x);
+    copy(
+        row_sum.tile(cta.x, 0),
+        reduce_sum(x >> 4, axis = 1) + col_index(x),
+    );
+    let m = reduce_max(cast::<u32>(x), axis = 0);
+    copy(col_max.tile(cta.x, 0), m ^ cast::<u32>(x));
+}
+
+#[test]
+fn integer_reductions_match_rust() {
+    const C: usize = 64;
+    let mut dev = Device::new();
+    let a = ints(&mut Rng::new(6), 1 << 20);
+    let a = &a[..M * C];
+    let at = put(&mut dev, &words(a, |v| v as u32), ElemType::I32, &[M, C]);
+    let outs: Vec<TensorMeta> = [ElemType::I32, ElemType::I32, ElemType::I32, ElemType::U32]
+        .iter()
+        .map(|&e| put(&mut dev, &vec![0xa5; M * C * 4], e, &[M, C]))
+        .collect();
+    let mut all = vec![at];
+    all.extend(outs.iter().cloned());
+    launch(&int_reduce::KERNEL.artifacts[0], &mut dev, &all);
+    let got: Vec<Vec<u32>> = outs
+        .iter()
+        .map(|t| {
+            dev.read(t.addr, M * C * 4)
+                .expect("the tensor's allocation")
+                .chunks_exact(4)
+                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect()
+        })
+        .collect();
+    let at = |r: usize, c: usize| a[r * C + c];
+    for r in 0..M {
+        // The CTA's 32-row tile: rows past M loaded as 0, which a sum and an unsigned max
+        // ignore.
+        let tile = (r / 32 * 32)..((r / 32 * 32 + 32).min(M));
+        let rmax = (0..C).map(|c| at(r, c)).max().expect("a row");
+        let rsum: i32 = (0..C).map(|c| at(r, c) >> 4).sum();
+        for c in 0..C {
+            let x = at(r, c);
+            let csum: i32 = tile.clone().map(|q| at(q, c)).sum();
+            let cmax = tile
+                .clone()
+                .map(|q| at(q, c) as u32)
+                .max()
+                .expect("a column");
+            let want = [
+                (rmax - x) as u32,
+                (csum - x) as u32,
+                (rsum + c as i32) as u32,
+                cmax ^ x as u32,
+            ];
+            for (k, w) in want.iter().enumerate() {
+                assert_eq!(got[k][r * C + c], *w, "output {k} at ({r}, {c})");
+            }
+        }
+    }
+}
+
+/// An integer row max and sum across the two CTAs of a cluster (distributed shared memory).
+#[tile_kernel(
+    target = sm_90a,
+    threads = 128,
+    cluster = (2, 1, 1),
+    grid = (M * 2, 1)
+)]
+pub fn int_reduce_cluster(#[shape(M, 1024)] a: Tensor<i32>, #[shape(M, 1024)] y: Tensor<i32>) {
+    let t = regs::<i32>([1, 512], layout = blocked(vec = 4));
+    copy(t, a.tile(cta.x / 2, cta_rank));
+    let m = reduce_max(t, axis = 1, across = cluster);
+    let s = reduce_sum(t, axis = 1, across = cluster);
+    copy(y.tile(cta.x / 2, cta_rank), (m - t) ^ s);
+}
+
+#[test]
+fn integer_reductions_across_a_cluster() {
+    const R: usize = 5;
+    const C: usize = 1024;
+    let mut dev = Device::new();
+    let mut rng = Rng::new(7);
+    let a: Vec<i32> = (0..R * C)
+        .map(|_| (rng.unit() * (1 << 20) as f32) as i32)
+        .collect();
+    let at = put(&mut dev, &words(&a, |v| v as u32), ElemType::I32, &[R, C]);
+    let yt = put(&mut dev, &vec![0xa5; R * C * 4], ElemType::I32, &[R, C]);
+    launch(
+        &int_reduce_cluster::KERNEL.artifacts[0],
+        &mut dev,
+        &[at, yt.clone()],
+    );
+    let got: Vec<i32> = dev
+        .read(yt.addr, R * C * 4)
+        .expect("y's allocation")
+        .chunks_exact(4)
+        .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    for r in 0..R {
+        let row = &a[r * C..(r + 1) * C];
+        let (m, s) = (*row.iter().max().expect("a row"), row.iter().sum::<i32>());
+        for c in 0..C {
+            assert_eq!(got[r * C + c], (m - row[c]) ^ s, "at ({r}, {c})");
+        }
     }
 }

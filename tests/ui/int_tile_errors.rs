@@ -1,9 +1,9 @@
 use tirx::prelude::*;
 
 // Integer tiles take integer arithmetic only: a float function, a float operand, a tile of
-// the other integer type, `%` on floats, a cast to a 16-bit float, `-` of a `u32`, a
-// reduction, a float tile loaded from an integer tensor and an integer tile in shared
-// memory are errors at the user's token.
+// the other integer type, `%` on floats, a cast to a 16-bit float, `-` of a `u32`, a float
+// tile loaded from an integer tensor and an integer tile in shared memory are errors at the
+// user's token.
 #[tile_kernel(target = sm_90a, threads = 128, grid = (cdiv(M, 32), 1))]
 pub fn k(
     #[shape(M, N)] a: Tensor<i32>,
@@ -24,7 +24,6 @@ pub fn k(
     copy(f.tile(cta.x, 0), g % g);
     copy(f.tile(cta.x, 0), cast::<bf16>(x));
     copy(b.tile(cta.x, 0), -u);
-    let m = reduce_max(x, axis = 1);
 }
 
 #[tile_kernel(target = sm_90a, threads = 128, grid = (cdiv(M, 32), 1))]

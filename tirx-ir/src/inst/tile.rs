@@ -124,7 +124,17 @@ impl Inst {
     /// `ld.shared::cluster.f32 d, [addr+off]` (§9.7.9.8 ld: a `.shared::cluster` address from
     /// `mapa` names shared memory of another CTA of the cluster — distributed shared memory).
     pub fn ld_shared_cluster_f32(d: Handle<Var>, addr: Handle<Var>, off: i64) -> Inst {
-        inst("ld.shared::cluster.f32", vec![reg(d)], vec![mem(addr, off)])
+        Inst::ld_shared_cluster("f32", d, addr, off)
+    }
+
+    /// `ld.shared::cluster.ty d, [addr+off]` of a 32-bit `ty` (`f32`, `s32`, `u32`): the
+    /// scalar form of [`Inst::ld_shared_cluster_f32`].
+    pub fn ld_shared_cluster(ty: &str, d: Handle<Var>, addr: Handle<Var>, off: i64) -> Inst {
+        inst(
+            format!("ld.shared::cluster.{ty}"),
+            vec![reg(d)],
+            vec![mem(addr, off)],
+        )
     }
 
     /// `ldmatrix.sync.aligned.m8n8.xN.shared.b16 {d…}, [addr]` (§9.7.14.5.15 ldmatrix): N

@@ -123,13 +123,21 @@ fn check(k: &Kernel, op: &mut Op, c: &Ctx) -> Result<Vec<Scratch>, RegTileError>
             ..
         } => {
             let ls = layout(k, *src)?;
-            // TODO(#30): integer reductions (the shuffles move 32 bits; the combine and the
-            // cross-warp exchange are written for f32).
-            if value.is_none() && k.buffers[*src].elem.is_int() {
-                return Err(RegTileError::Type {
-                    op: "a reduction",
-                    want: "float values (integer reductions are not supported yet)",
-                    got: k.buffers[*src].elem.name(),
+            // The statistic holds the values' type: f32 for floats, the integer type for
+            // integers (`regtile::reduce` combines in that type).
+            let vt = match value {
+                Some(v) => crate::regtile::ttype(k, v)?,
+                None => crate::regtile::tile_ttype(k.buffers[*src].elem),
+            };
+            let want = match vt {
+                crate::ir::TType::I32 | crate::ir::TType::U32 => crate::regtile::ttype_elem(vt),
+                _ => Some(crate::abi::ElemType::F32),
+            };
+            if want != Some(k.buffers[*dst].elem) {
+                return Err(RegTileError::Assign {
+                    dst: k.buffers[*dst].name.clone(),
+                    want: k.buffers[*dst].elem.name(),
+                    got: vt.name(),
                 });
             }
             if let Some(v) = value {
@@ -144,10 +152,10 @@ fn check(k: &Kernel, op: &mut Op, c: &Ctx) -> Result<Vec<Scratch>, RegTileError>
                         });
                     }
                 }
-                if !matches!(crate::regtile::ttype(k, v)?, crate::ir::TType::Elem(_)) {
+                if crate::regtile::ttype(k, v)? == crate::ir::TType::Pred {
                     return Err(RegTileError::Type {
                         op: "a reduction",
-                        want: "float values",
+                        want: "float or integer values",
                         got: crate::regtile::ttype(k, v)?.name(),
                     });
                 }

@@ -64,9 +64,11 @@ pub fn check_types(tile: ElemType, tensor: ElemType, store: bool) -> Result<(), 
         Ok(())
     } else {
         Err(RegTileError::Copy(format!(
-            "a {} tile cannot be {} a {} tensor without a cast: {}",
+            "{} {} tile cannot be {} {} {} tensor without a cast: {}",
+            article(tile),
             tile.name(),
             if store { "stored into" } else { "loaded from" },
+            article(tensor),
             tensor.name(),
             if tile.is_int() || tensor.is_int() {
                 "integers move between tiles and tensors of their own type; convert in `compute` with `cast::<f32>(i)` or `cast::<i32>(x)`"
@@ -74,6 +76,15 @@ pub fn check_types(tile: ElemType, tensor: ElemType, store: bool) -> Result<(), 
                 "load into an f32 tile (exact) or cast explicitly"
             }
         )))
+    }
+}
+
+/// "a" or "an" before the type's name as it is read aloud ("an f32", "an i32", "a bf16").
+fn article(e: ElemType) -> &'static str {
+    if e.name().starts_with(['f', 'e', 'i']) {
+        "an"
+    } else {
+        "a"
     }
 }
 

@@ -2,7 +2,8 @@
 //! tile, left replicated in every thread that holds part of that row or column.
 //!
 //! Three stages, each derived from the layout (`RegLayout::reduce_bits`):
-//! 1. in each thread, over its registers of one row (`max.f32` / `add.f32`);
+//! 1. in each thread, over its registers of one row (`max.f32` / `add.f32`; on integer
+//!    values `max.s32` / `add.s32` (wrapping) or `.u32`, the statistic of their type);
 //! 2. across the lanes that share the row: one `shfl.sync.bfly.b32` + combine per lane bit
 //!    of the thread index whose mode moves along the axis (PTX ISA §9.7.9.6: the butterfly
 //!    leaves every lane with the combined value, so no broadcast follows);
@@ -16,7 +17,7 @@
 //! 4. with `across = cluster`, across the CTAs of the cluster through distributed shared
 //!    memory (see [`across_cluster`]).
 //!
-//! Shape: `scratch` and `cluster_scratch` hold `threads · registers` f32 slots
+//! Shape: `scratch` and `cluster_scratch` hold `threads · registers` 4-byte slots
 //! (`plan-reg-tiles` sizes both).
 
 use super::{RegTileError, compute, frag, layout, owner_thread};
@@ -62,10 +63,17 @@ pub fn lower(lw: &mut Lower, r: &Reduce<'_>) -> Result<(), Diagnostics> {
             axis: r.axis as u8,
         }));
     }
-    let op = match r.kind {
-        ReduceKind::Max => "max.f32",
-        ReduceKind::Sum => "add.f32",
+    // The combine's type: the statistic's (f32, or the values' integer type).
+    let (ty, rt) = match lw.k.buffers[r.dst].elem {
+        crate::abi::ElemType::I32 => ("s32", T::S32),
+        crate::abi::ElemType::U32 => ("u32", T::U32),
+        _ => ("f32", T::F32),
     };
+    let op = match r.kind {
+        ReduceKind::Max => format!("max.{ty}"),
+        ReduceKind::Sum => format!("add.{ty}"),
+    };
+    let op = op.as_str();
     let (sv, dv) = (super::frag_values(lw, r.src)?, frag(lw, r.dst)?);
     let half = lw.k.buffers[r.src].elem;
     // The values: the tile's registers, or the expression evaluated per element as it is
@@ -86,7 +94,15 @@ pub fn lower(lw: &mut Lower, r: &Reduce<'_>) -> Result<(), Diagnostics> {
     for (i, &s) in sv.iter().enumerate() {
         let v = if let Some((p, org)) = &expr {
             let (o, t) = compute::eval(lw, &ls, *org, p, i as u32, &mut memo);
-            compute::f32_reg(lw, (o, t))
+            match o {
+                _ if rt == T::F32 => compute::f32_reg(lw, (o, t)),
+                Operand::Reg(v) => v,
+                o => {
+                    let v = lw.var("v", rt);
+                    lw.inst(Inst::mov(ty, v, o));
+                    v
+                }
+            }
         } else if half.bytes() == 2 {
             let w = lw.var("w", T::F32);
             lw.inst(Inst::cvt_f32_from(half.name(), w, s));
@@ -103,7 +119,7 @@ pub fn lower(lw: &mut Lower, r: &Reduce<'_>) -> Result<(), Diagnostics> {
         acc[j][c] = Some(match acc[j][c] {
             None => v,
             Some(a) => {
-                let d = lw.var("red", T::F32);
+                let d = lw.var("red", rt);
                 lw.inst(Inst::binary(op, d, reg(a), reg(v)));
                 d
             }
@@ -116,7 +132,7 @@ pub fn lower(lw: &mut Lower, r: &Reduce<'_>) -> Result<(), Diagnostics> {
                 .chunks(2)
                 .map(|p| match p {
                     [a, b] => {
-                        let d = lw.var("red", T::F32);
+                        let d = lw.var("red", rt);
                         lw.inst(Inst::binary(op, d, reg(*a), reg(*b)));
                         d
                     }
@@ -129,13 +145,13 @@ pub fn lower(lw: &mut Lower, r: &Reduce<'_>) -> Result<(), Diagnostics> {
             .first()
             .copied()
             .ok_or_else(|| lw.internal("a statistic register no element reduces into"))?;
-        lw.inst(Inst::mov("f32", *d, reg(a)));
+        lw.inst(Inst::mov(ty, *d, reg(a)));
     }
     // 2. Across lanes.
     let bits = ls.reduce_bits(r.axis);
     for &b in bits.iter().filter(|&&b| b < 5) {
         for &d in &dv {
-            let t = lw.var("shfl", T::F32);
+            let t = lw.var("shfl", rt);
             lw.inst(Inst::shfl_bfly(t, d, 1 << b));
             lw.inst(Inst::binary(op, d, reg(d), reg(t)));
         }
@@ -143,11 +159,11 @@ pub fn lower(lw: &mut Lower, r: &Reduce<'_>) -> Result<(), Diagnostics> {
     // 3. Across warps.
     let warp_bits: Vec<u32> = bits.iter().filter(|&&b| b >= 5).map(|b| b - 5).collect();
     if !warp_bits.is_empty() {
-        across_warps(lw, r, &ls, &dv, op, &bits, &warp_bits)?;
+        across_warps(lw, r, &ls, &dv, (op, ty, rt), &bits, &warp_bits)?;
     }
     // 4. Across the CTAs of the cluster.
     if let Some(cs) = r.cluster_scratch {
-        across_cluster(lw, r, &ls, &dv, op, &bits, cs)?;
+        across_cluster(lw, r, &ls, &dv, (op, ty, rt), &bits, cs)?;
     }
     Ok(())
 }
@@ -161,6 +177,7 @@ fn publish(
     base: Expr,
     mask: u32,
     dv: &[Handle<Var>],
+    ty: &str,
     [slot_name, writer_name]: [&str; 2],
 ) -> Handle<Var> {
     let nv = dv.len() as u32;
@@ -177,7 +194,7 @@ fn publish(
         Expr::cmp(CmpOp::Eq, first, Expr::u32(0)),
     );
     for (j, &d) in dv.iter().enumerate() {
-        lw.inst(Inst::st_shared("f32", slot, 4 * j as i64, reg(d)).guarded(writer, false));
+        lw.inst(Inst::st_shared(ty, slot, 4 * j as i64, reg(d)).guarded(writer, false));
     }
     slot
 }
@@ -188,7 +205,7 @@ fn across_warps(
     r: &Reduce<'_>,
     ls: &crate::ir::RegLayout,
     dv: &[Handle<Var>],
-    op: &str,
+    (op, ty, rt): (&str, &str, T),
     bits: &[u32],
     warp_bits: &[u32],
 ) -> Result<(), Diagnostics> {
@@ -211,7 +228,7 @@ fn across_warps(
         T::U32,
         crate::lower::add(base.clone(), crate::lower::mul(own, Expr::u32(4 * nv))),
     );
-    publish(lw, t, base, lane_mask, dv, ["wslot", "writer"]);
+    publish(lw, t, base, lane_mask, dv, ty, ["wslot", "writer"]);
     lw.op(Op::SyncThreads);
     for k in 0..(1u32 << warp_bits.len()) {
         let dep: u32 = warp_bits
@@ -223,10 +240,10 @@ fn across_warps(
         for (j, &d) in dv.iter().enumerate() {
             let off = (dep * 32 * nv + j as u32) as i64 * 4;
             if k == 0 {
-                lw.inst(Inst::ld_shared_f32(d, slot, off));
+                lw.inst(Inst::ld_shared_vec(ty, &[d], slot, off));
             } else {
-                let v = lw.var("part", T::F32);
-                lw.inst(Inst::ld_shared_f32(v, slot, off));
+                let v = lw.var("part", rt);
+                lw.inst(Inst::ld_shared_vec(ty, &[v], slot, off));
                 lw.inst(Inst::binary(op, d, reg(d), Operand::Reg(v)));
             }
         }
@@ -251,7 +268,7 @@ fn across_cluster(
     r: &Reduce<'_>,
     ls: &crate::ir::RegLayout,
     dv: &[Handle<Var>],
-    op: &str,
+    (op, ty, rt): (&str, &str, T),
     bits: &[u32],
     cs: Handle<Buffer>,
 ) -> Result<(), Diagnostics> {
@@ -259,7 +276,7 @@ fn across_cluster(
     let axis_mask: u32 = bits.iter().map(|b| 1u32 << b).sum();
     let t = owner_thread(lw, ls);
     let base = lw.smem_addr(cs, &[])?;
-    let slot = publish(lw, t, base, axis_mask, dv, ["cslot", "cwriter"]);
+    let slot = publish(lw, t, base, axis_mask, dv, ty, ["cslot", "cwriter"]);
     lw.op(Op::ClusterSync);
     for p in 0..size {
         let peer = lw.var("cpeer", T::U32);
@@ -267,10 +284,10 @@ fn across_cluster(
         for (j, &d) in dv.iter().enumerate() {
             let off = 4 * j as i64;
             if p == 0 {
-                lw.inst(Inst::ld_shared_cluster_f32(d, peer, off));
+                lw.inst(Inst::ld_shared_cluster(ty, d, peer, off));
             } else {
-                let v = lw.var("cpart", T::F32);
-                lw.inst(Inst::ld_shared_cluster_f32(v, peer, off));
+                let v = lw.var("cpart", rt);
+                lw.inst(Inst::ld_shared_cluster(ty, v, peer, off));
                 lw.inst(Inst::binary(op, d, reg(d), Operand::Reg(v)));
             }
         }

@@ -423,26 +423,19 @@ impl Lowerer<'_> {
         // A tile is reduced as it is; an expression is evaluated element by element as the
         // reduction combines it, never stored (its layout is the template tile's).
         let (src, value) = match self.tile_local(args.pos[0]) {
-            Some(Local::Buf(b)) if self.kernel.buffers[b].elem.is_int() => {
-                return Err(self.fail(
-                    args.pos[0],
-                    format!(
-                        "a reduction takes float values; `{}` is an {} tile (integer reductions are not supported yet: reduce `cast::<f32>(…)` of it, exact below 2²⁴)",
-                        self.kernel.buffers[b].name,
-                        self.kernel.buffers[b].elem.name()
-                    ),
-                ));
-            }
             Some(Local::Buf(b)) => (b, None),
             _ => {
                 let mut carriers = Vec::new();
                 let v = self.texpr(args.pos[0], out, &mut carriers)?;
                 match tirx_ir::regtile::ttype(&self.kernel, &v) {
-                    Ok(TType::Elem(_)) => {}
+                    Ok(TType::Elem(_) | TType::I32 | TType::U32) => {}
                     Ok(t) => {
                         return Err(self.fail(
                             args.pos[0],
-                            format!("a reduction takes float values; this is {}", t.name()),
+                            format!(
+                                "a reduction takes float or integer values; this is {}",
+                                t.name()
+                            ),
                         ));
                     }
                     Err(why) => return Err(self.fail(args.pos[0], why.to_string())),
@@ -461,11 +454,21 @@ impl Lowerer<'_> {
         } else {
             vec![1, shape[1]]
         };
+        // The statistic of floats is f32; of integers, their own type (`i32` sums wrap).
+        let elem = match &value {
+            Some(v) => tirx_ir::regtile::ttype(&self.kernel, v).ok(),
+            None => Some(tirx_ir::regtile::tile_ttype(self.kernel.buffers[src].elem)),
+        };
+        let elem = match elem {
+            Some(TType::I32) => ElemType::I32,
+            Some(TType::U32) => ElemType::U32,
+            _ => ElemType::F32,
+        };
         let span = self.span(c);
         let dst = self.kernel.buffers.append(Buffer {
             name: self.fresh(&name.unwrap_or_else(|| format!("{name_of}.out"))),
             space: Space::Reg,
-            elem: ElemType::F32,
+            elem,
             layout: Layout::row_major(&shape, Swizzle::None),
             offset: None,
             tmem_cols: None,
