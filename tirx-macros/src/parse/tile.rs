@@ -441,7 +441,7 @@ impl Lowerer<'_> {
                         return Err(self.fail(
                             args.pos[0],
                             format!(
-                                "a reduction takes float or integer values; this is {}",
+                                "`{name_of}` takes float or integer values; this is a {} tile (a comparison or mask): reduce the values it selects, `select(cond, t, f32::NEG_INFINITY)`",
                                 t.name()
                             ),
                         ));
