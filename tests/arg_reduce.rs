@@ -266,3 +266,48 @@ fn index_reduction_ir_prints_parses_and_recompiles() {
         assert_eq!(tirx_ptx::write_string(&lowered).expect("prints"), a.ptx);
     }
 }
+
+/// The example of `docs/language.md` ("Index reductions"): each row's predicted class and each
+/// logit's height above the row's smallest.
+#[tile_kernel(target = sm_90a, threads = 128, grid = (cdiv(M, 4), 1))]
+pub fn predict(
+    #[shape(M, N)] logits: Tensor<f32>,
+    #[shape(M, N)] class: Tensor<u32>,
+    #[shape(M, N)] margin: Tensor<f32>,
+) {
+    let t = regs::<f32>([4, 512], layout = blocked(vec = 4));
+    copy(t, logits.tile(cta.x, 0));
+    let v = select(col_index(t) < N, t, f32::NEG_INFINITY);
+    let k = argmax(v, axis = 1);
+    let lo = reduce_min(select(col_index(t) < N, t, f32::INFINITY), axis = 1);
+    copy(class.tile(cta.x, 0), select(col_index(t) == 0, k, 0));
+    copy(margin.tile(cta.x, 0), t - lo);
+}
+
+#[test]
+fn the_reference_example_predicts_classes() {
+    const M: usize = 7;
+    const N: usize = 333;
+    let mut dev = Device::new();
+    let x = tied(&mut Rng::new(15), M, N, false);
+    let xt = put(&mut dev, &words(&x, f32::to_bits), ElemType::F32, &[M, N]);
+    let ct = put(&mut dev, &vec![0xa5; M * N * 4], ElemType::U32, &[M, N]);
+    let mt = put(&mut dev, &vec![0xa5; M * N * 4], ElemType::F32, &[M, N]);
+    launch(
+        &predict::KERNEL.artifacts[0],
+        &mut dev,
+        &[xt, ct.clone(), mt.clone()],
+    );
+    let (class, margin) = (read_words(&dev, &ct, M * N), read_words(&dev, &mt, M * N));
+    for r in 0..M {
+        let row = &x[r * N..(r + 1) * N];
+        let k = torch_arg(row, true, nan32);
+        let lo = row.iter().copied().fold(f32::INFINITY, f32::min);
+        for c in 0..N {
+            let want = if c == 0 { k } else { 0 };
+            assert_eq!(class[r * N + c], want, "class at ({r}, {c})");
+            let m = f32::from_bits(margin[r * N + c]);
+            assert_eq!(m.to_bits(), (row[c] - lo).to_bits(), "margin at ({r}, {c})");
+        }
+    }
+}
