@@ -5,8 +5,8 @@
 //! 1. in each thread, over its registers of one row (`max.f32` / `min.f32` / `add.f32`; on
 //!    integer values `max.s32` / `min.s32` / `add.s32` (wrapping) or `.u32`, the statistic
 //!    of their type); for `argmax`/`argmin`, each value becomes an ordered integer key (see
-//!    [`key`]) and the thread keeps the first index of the greatest key (see
-//!    [`arg_in_thread`]), and the later stages move (key, index) pairs (see [`Combine`]);
+//!    `key`) and the thread keeps the first index of the greatest key (see
+//!    `arg_in_thread`), and the later stages move (key, index) pairs (see `Combine`);
 //! 2. across the lanes that share the row: one `shfl.sync.bfly.b32` + combine per lane bit
 //!    of the thread index whose mode moves along the axis (PTX ISA §9.7.9.6: the butterfly
 //!    leaves every lane with the combined value, so no broadcast follows);
