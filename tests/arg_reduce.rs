@@ -311,3 +311,24 @@ fn the_reference_example_predicts_classes() {
         }
     }
 }
+
+/// The IR refuses what the macro refuses: an `argmax` marked `cluster` in the text IR.
+#[test]
+fn an_index_reduction_across_a_cluster_is_refused_in_the_ir() {
+    let ir = arg_int_cols::KERNEL.artifacts[0].ir;
+    let line = ir
+        .lines()
+        .find(|l| l.contains(" argmax axis 0"))
+        .expect("the argmax");
+    let text = ir.replacen(line, &format!("{line} cluster"), 1);
+    let m = tirx_ir::parse::parse_module(&text).unwrap_or_else(|e| panic!("{e}"));
+    let kernel = m.kernels.into_iter().next().expect("one kernel");
+    let err = tirx_ir::passes::run_pipeline(kernel, false)
+        .err()
+        .expect("refused");
+    let msg = format!("{err:?}");
+    assert!(
+        msg.contains("does not combine across a cluster yet"),
+        "{msg}"
+    );
+}
