@@ -332,3 +332,62 @@ fn an_index_reduction_across_a_cluster_is_refused_in_the_ir() {
         "{msg}"
     );
 }
+
+/// `reduce_min` across the two CTAs of a cluster and `argmin` of a `bf16` tile (its values
+/// widened to f32 as they are read).
+#[tile_kernel(
+    target = sm_90a,
+    threads = 128,
+    cluster = (2, 1, 1),
+    grid = (M * 2, 1)
+)]
+pub fn min_cluster_bf16(
+    #[shape(M, 1024)] x: Tensor<bf16>,
+    #[shape(M, 1024)] y: Tensor<f32>,
+    #[shape(M, 1024)] k: Tensor<u32>,
+) {
+    let t = regs::<bf16>([1, 512], layout = blocked(vec = 4));
+    copy(t, x.tile(cta.x / 2, cta_rank));
+    let m = reduce_min(t, axis = 1, across = cluster);
+    copy(y.tile(cta.x / 2, cta_rank), cast::<f32>(t) - m);
+    copy(
+        k.tile(cta.x / 2, cta_rank),
+        argmin(t, axis = 1) + col_index(t),
+    );
+}
+
+#[test]
+fn min_across_a_cluster_and_argmin_of_bf16_match_rust() {
+    const R: usize = 3;
+    const C: usize = 1024;
+    let mut dev = Device::new();
+    let x = tied(&mut Rng::new(16), R, C, true);
+    let bits: Vec<u8> = x
+        .iter()
+        .flat_map(|v| ((v.to_bits() >> 16) as u16).to_le_bytes())
+        .collect();
+    let xt = put(&mut dev, &bits, ElemType::Bf16, &[R, C]);
+    let yt = put(&mut dev, &vec![0xa5; R * C * 4], ElemType::F32, &[R, C]);
+    let kt = put(&mut dev, &vec![0xa5; R * C * 4], ElemType::U32, &[R, C]);
+    launch(
+        &min_cluster_bf16::KERNEL.artifacts[0],
+        &mut dev,
+        &[xt, yt.clone(), kt.clone()],
+    );
+    let (y, k) = (read_words(&dev, &yt, R * C), read_words(&dev, &kt, R * C));
+    for r in 0..R {
+        let row = &x[r * C..(r + 1) * C];
+        let m = row.iter().copied().fold(f32::INFINITY, f32::min);
+        for c in 0..C {
+            let half = &row[c / 512 * 512..c / 512 * 512 + 512];
+            let want = row[c] - m;
+            let g = f32::from_bits(y[r * C + c]);
+            assert!(
+                g.to_bits() == want.to_bits() || (g.is_nan() && want.is_nan()),
+                "t - m at ({r}, {c}): {g} vs {want}"
+            );
+            let a = torch_arg(half, false, nan32) + (c % 512) as u32;
+            assert_eq!(k[r * C + c], a, "argmin at ({r}, {c})");
+        }
+    }
+}
