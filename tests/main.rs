@@ -3,6 +3,7 @@
 //! the pipeline, compile-fail cases of the macro, dispatch tables, and (feature `gpu`) runs
 //! on a GPU against CPU references; the emulator's PTX front end on every shipped kernel.
 
+mod arg_reduce;
 mod assemble;
 mod block_scale;
 mod block_scale_fp4;

@@ -566,6 +566,14 @@ pub enum ReduceKind {
     Max,
     /// Sum (`add.f32`).
     Sum,
+    /// Minimum (`min.f32`).
+    Min,
+    /// The index along the axis of the maximum (a `u32` statistic): ties to the lowest index,
+    /// NaN above every number (as torch's `argmax`).
+    ArgMax,
+    /// The index along the axis of the minimum (a `u32` statistic): ties to the lowest index,
+    /// NaN below every number (as torch's `argmin`).
+    ArgMin,
 }
 
 impl ReduceKind {
@@ -574,7 +582,15 @@ impl ReduceKind {
         match self {
             ReduceKind::Max => "max",
             ReduceKind::Sum => "sum",
+            ReduceKind::Min => "min",
+            ReduceKind::ArgMax => "argmax",
+            ReduceKind::ArgMin => "argmin",
         }
+    }
+
+    /// Whether the statistic is an index (`u32`) rather than a value of the reduced type.
+    pub fn is_arg(self) -> bool {
+        matches!(self, ReduceKind::ArgMax | ReduceKind::ArgMin)
     }
 }
 

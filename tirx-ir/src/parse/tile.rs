@@ -98,9 +98,16 @@ impl Parser<'_> {
                 let dst = self.buffer_ref()?;
                 self.c.expect_punct("<-", "after the reduction's result")?;
                 let src = self.buffer_ref()?;
-                let kind = match self.c.expect_ident("`max` or `sum`")?.as_str() {
+                let kind = match self
+                    .c
+                    .expect_ident("`max`, `sum`, `min`, `argmax` or `argmin`")?
+                    .as_str()
+                {
                     "max" => ReduceKind::Max,
                     "sum" => ReduceKind::Sum,
+                    "min" => ReduceKind::Min,
+                    "argmax" => ReduceKind::ArgMax,
+                    "argmin" => ReduceKind::ArgMin,
                     other => return Err(self.c.error(format!("unknown reduction `{other}`"))),
                 };
                 self.c.expect_kw("axis", "after the reduction kind")?;

@@ -115,12 +115,12 @@ fn check(k: &Kernel, op: &mut Op, c: &Ctx) -> Result<Vec<Scratch>, RegTileError>
             dst,
             src,
             value,
+            kind,
             axis,
             scratch,
             again,
             cluster,
             cluster_scratch,
-            ..
         } => {
             let ls = layout(k, *src)?;
             // The statistic holds the values' type: f32 for floats, the integer type for
@@ -129,7 +129,9 @@ fn check(k: &Kernel, op: &mut Op, c: &Ctx) -> Result<Vec<Scratch>, RegTileError>
                 Some(v) => crate::regtile::ttype(k, v)?,
                 None => crate::regtile::tile_ttype(k.buffers[*src].elem),
             };
+            // An index statistic (`argmax`/`argmin`) is `u32` whatever the values.
             let want = match vt {
+                _ if kind.is_arg() => Some(crate::abi::ElemType::U32),
                 crate::ir::TType::I32 | crate::ir::TType::U32 => crate::regtile::ttype_elem(vt),
                 _ => Some(crate::abi::ElemType::F32),
             };
@@ -170,6 +172,8 @@ fn check(k: &Kernel, op: &mut Op, c: &Ctx) -> Result<Vec<Scratch>, RegTileError>
                 });
             }
             let warps = ls.reduce_bits(*axis as usize).iter().any(|&b| b >= 5);
+            // An index statistic exchanges (key, index) pairs: two slots per register.
+            let slots = if kind.is_arg() { 2 } else { 1 };
             let owner = ls.thread_count();
             let whole = c.threads == Threads::Cta(k.sig.threads) && owner == k.sig.threads;
             let mut out = Vec::new();
@@ -183,9 +187,15 @@ fn check(k: &Kernel, op: &mut Op, c: &Ctx) -> Result<Vec<Scratch>, RegTileError>
                 }
                 *again = c.in_loop;
                 out.push(Scratch {
-                    elements: owner * ld.value_count(),
+                    elements: slots * owner * ld.value_count(),
                     name: format!("{}.scratch", k.buffers[*dst].name),
                     cluster: false,
+                });
+            }
+            if *cluster && kind.is_arg() {
+                return Err(RegTileError::ArgAcrossCluster {
+                    kind: kind.name(),
+                    tile: k.buffers[*src].name.clone(),
                 });
             }
             if *cluster && cluster_scratch.is_none() {
@@ -200,7 +210,7 @@ fn check(k: &Kernel, op: &mut Op, c: &Ctx) -> Result<Vec<Scratch>, RegTileError>
                 }
                 *again = c.in_loop;
                 out.push(Scratch {
-                    elements: owner * ld.value_count(),
+                    elements: slots * owner * ld.value_count(),
                     name: format!("{}.cluster", k.buffers[*dst].name),
                     cluster: true,
                 });

@@ -376,7 +376,10 @@ impl Lowerer<'_> {
             | Id::RowIndex
             | Id::ColIndex
             | Id::ReduceMax
-            | Id::ReduceSum => {
+            | Id::ReduceSum
+            | Id::ReduceMin
+            | Id::ArgMax
+            | Id::ArgMin => {
                 return Err(self.fail(&c.func, format!("`{}` is not an op", w.full_name())));
             }
         })

@@ -307,7 +307,7 @@ impl Lowerer<'_> {
                 carriers.push(t);
                 TExpr::Index(u8::from(w.id == Id::ColIndex))
             }
-            Id::ReduceMax | Id::ReduceSum => {
+            Id::ReduceMax | Id::ReduceSum | Id::ReduceMin | Id::ArgMax | Id::ArgMin => {
                 let s = self.reduce_into(c, None, out)?;
                 TExpr::Tile(s)
             }
@@ -420,6 +420,14 @@ impl Lowerer<'_> {
                 }
             },
         };
+        // TODO(#30): an index across a cluster would be each CTA's tile index; the row's
+        // index needs the CTAs' tile offsets along the axis.
+        if cluster && matches!(w.id, Id::ArgMax | Id::ArgMin) {
+            return Err(self.fail(
+                args.get("across").expect("given"),
+                format!("`{name_of}` does not combine across a cluster yet: the index would be each CTA's tile index, not the row's"),
+            ));
+        }
         // A tile is reduced as it is; an expression is evaluated element by element as the
         // reduction combines it, never stored (its layout is the template tile's).
         let (src, value) = match self.tile_local(args.pos[0]) {
@@ -433,7 +441,7 @@ impl Lowerer<'_> {
                         return Err(self.fail(
                             args.pos[0],
                             format!(
-                                "a reduction takes float or integer values; this is {}",
+                                "`{name_of}` takes float or integer values; this is a {} tile (a comparison or mask): reduce the values it selects, `select(cond, t, f32::NEG_INFINITY)`",
                                 t.name()
                             ),
                         ));
@@ -454,12 +462,21 @@ impl Lowerer<'_> {
         } else {
             vec![1, shape[1]]
         };
-        // The statistic of floats is f32; of integers, their own type (`i32` sums wrap).
+        let kind = match w.id {
+            Id::ReduceMax => ReduceKind::Max,
+            Id::ReduceMin => ReduceKind::Min,
+            Id::ArgMax => ReduceKind::ArgMax,
+            Id::ArgMin => ReduceKind::ArgMin,
+            _ => ReduceKind::Sum,
+        };
+        // The statistic of floats is f32; of integers, their own type (`i32` sums wrap); of
+        // `argmax`/`argmin`, the `u32` index along the axis.
         let elem = match &value {
             Some(v) => tirx_ir::regtile::ttype(&self.kernel, v).ok(),
             None => Some(tirx_ir::regtile::tile_ttype(self.kernel.buffers[src].elem)),
         };
         let elem = match elem {
+            _ if kind.is_arg() => ElemType::U32,
             Some(TType::I32) => ElemType::I32,
             Some(TType::U32) => ElemType::U32,
             _ => ElemType::F32,
@@ -476,11 +493,7 @@ impl Lowerer<'_> {
             regs: Some(stat),
             span,
         });
-        let kind = if w.id == Id::ReduceMax {
-            ReduceKind::Max
-        } else {
-            ReduceKind::Sum
-        };
+
         out.push(Stmt::at(
             StmtKind::Op(Op::Reduce {
                 dst,
@@ -562,7 +575,7 @@ impl Lowerer<'_> {
         if let SExpr::Call(c) = strip_parens(init)
             && matches!(
                 callee(&c.func).as_deref(),
-                Some("reduce_max" | "reduce_sum")
+                Some("reduce_max" | "reduce_sum" | "reduce_min" | "argmax" | "argmin")
             )
         {
             let b = self.reduce_into(c, Some(ident.to_string()), out)?;

@@ -107,6 +107,9 @@ pub(crate) enum Id {
     ColIndex,
     ReduceMax,
     ReduceSum,
+    ReduceMin,
+    ArgMax,
+    ArgMin,
 }
 
 /// One word of the DSL.
@@ -248,11 +251,14 @@ pub(crate) const VOCABULARY: &[Word] = &[
     w(Id::ColIndex, None, "col_index", TileFn, (1, 1), &[], "col_index(tile)"),
     w(Id::ReduceMax, None, "reduce_max", TileFn, (1, 1), &["axis", "across"], "reduce_max(tile, axis = 1[, across = cluster])"),
     w(Id::ReduceSum, None, "reduce_sum", TileFn, (1, 1), &["axis", "across"], "reduce_sum(tile, axis = 1[, across = cluster])"),
+    w(Id::ReduceMin, None, "reduce_min", TileFn, (1, 1), &["axis", "across"], "reduce_min(tile, axis = 1[, across = cluster])"),
+    w(Id::ArgMax, None, "argmax", TileFn, (1, 1), &["axis", "across"], "argmax(tile, axis = 1[, across = cluster])"),
+    w(Id::ArgMin, None, "argmin", TileFn, (1, 1), &["axis", "across"], "argmin(tile, axis = 1[, across = cluster])"),
 ];
 
 // The table is in `Id` order, so `word` is an index (checked when the macro is built).
 const _: () = {
-    assert!(VOCABULARY.len() == Id::ReduceSum as usize + 1);
+    assert!(VOCABULARY.len() == Id::ArgMin as usize + 1);
     let mut i = 0;
     while i < VOCABULARY.len() {
         assert!(
