@@ -470,9 +470,7 @@ fn scaled_gemm_matches_the_f64_reference() {
         .into_iter()
         .flat_map(|k| {
             k.artifacts.iter().filter_map(move |a| match a.problem {
-                Some(Problem::Gemm(g))
-                    if g.epilogue == Epilogue::Scaled && a.target == target =>
-                {
+                Some(Problem::Gemm(g)) if g.epilogue == Epilogue::Scaled && a.target == target => {
                     Some((k.name, a.config, GemmLaunch::of(k), g.b))
                 }
                 _ => None,
