@@ -93,7 +93,7 @@ fn launch(art: &KernelArtifact, dev: &mut Device, tensors: &[TensorMeta]) {
 }
 
 /// Values from a few levels (ties everywhere), ±0 among them; with `nan`, a NaN in some rows.
-fn tied(rng: &mut Rng, rows: usize, cols: usize, nan: bool) -> Vec<f32> {
+pub(crate) fn tied(rng: &mut Rng, rows: usize, cols: usize, nan: bool) -> Vec<f32> {
     (0..rows * cols)
         .map(|i| {
             let u = rng.unit();
@@ -110,7 +110,11 @@ fn tied(rng: &mut Rng, rows: usize, cols: usize, nan: bool) -> Vec<f32> {
 
 /// torch's `argmax` (`max`) or `argmin` of `row`: the lowest index of the extreme, NaN the
 /// extreme of both.
-fn torch_arg<T: Copy + PartialOrd>(row: &[T], max: bool, is_nan: impl Fn(T) -> bool) -> u32 {
+pub(crate) fn torch_arg<T: Copy + PartialOrd>(
+    row: &[T],
+    max: bool,
+    is_nan: impl Fn(T) -> bool,
+) -> u32 {
     let mut best = 0;
     for (i, &v) in row.iter().enumerate().skip(1) {
         let b = row[best];
@@ -127,7 +131,7 @@ fn torch_arg<T: Copy + PartialOrd>(row: &[T], max: bool, is_nan: impl Fn(T) -> b
     best as u32
 }
 
-fn nan32(v: f32) -> bool {
+pub(crate) fn nan32(v: f32) -> bool {
     v.is_nan()
 }
 

@@ -16,6 +16,8 @@ mod exp2_poly;
 #[cfg(feature = "gpu")]
 mod gpu;
 #[cfg(feature = "gpu")]
+mod gpu_arg_reduce;
+#[cfg(feature = "gpu")]
 mod gpu_attention;
 #[cfg(feature = "gpu")]
 mod gpu_epilogue;
