@@ -47,9 +47,6 @@ const LISTS: &[&[&Kernel]] = &[
     level_09_tma_epi_tcgen05::kernels::KERNELS,
     level_10_prod_tcgen05::kernels::KERNELS,
     level_10_epi_tcgen05::kernels::KERNELS,
-    // Staged before the register kernel: at 32k columns (their one shared capacity) it was
-    // measured faster (docs/perf/rows-h200-2026-12-02b.md); the dispatcher keeps this order
-    // among equal costs.
     &[&staged::softmax_staged::KERNEL],
     &[&softmax::softmax::KERNEL],
     &[&softmax_long::softmax_long::KERNEL],
