@@ -34,6 +34,15 @@ pub fn find(name: &str) -> Option<&'static Kernel> {
     all().into_iter().find(|k| k.name == name)
 }
 
+/// The shipped kernel `art` is an artifact of, by address (an artifact lives in its kernel's
+/// slice): identity without comparing names.
+pub fn kernel_of(art: &KernelArtifact) -> Option<&'static Kernel> {
+    let at = std::ptr::from_ref(art);
+    all()
+        .into_iter()
+        .find(|k| k.artifacts.as_ptr_range().contains(&at))
+}
+
 /// Every problem family: adding one is its folder (found by `build.rs`) plus a line here.
 pub const FAMILIES: &[&dyn Family] = &[
     &crate::copy::family::Copy,

@@ -176,3 +176,20 @@ fn private_helper() {}
         }
     }
 }
+
+/// An artifact's kernel by address, for every shipped artifact; an artifact outside the
+/// catalogue has none.
+#[test]
+fn every_artifact_knows_its_kernel_by_address() {
+    for k in all() {
+        for a in k.artifacts {
+            assert!(
+                kernel_of(a).is_some_and(|owner| std::ptr::eq(owner, k)),
+                "{}",
+                a.config
+            );
+        }
+    }
+    let reduce = &crate::gemm::splitk::reduce::splitk_reduce::KERNEL.artifacts[0];
+    assert!(kernel_of(reduce).is_none(), "not in the catalogue");
+}
