@@ -1,76 +1,32 @@
-//! The catalogue: every shipped kernel, built from the kernel files' own lists, and every
-//! problem family ([`FAMILIES`]).
+//! The catalogue: every shipped kernel, found in the family folders, and every problem family
+//! ([`FAMILIES`]).
 //!
-//! Each `#[tile_module]` lists its kernels (`KERNELS`, in source order) and each kernel outside
-//! a module has its `KERNEL`; this file names each list once, so adding a kernel to a module
-//! adds it here, and a new file adds one line. Everything else — what a kernel solves, its
-//! element types, tiles and target — is read from the artifacts (see [`crate::dispatch`]).
+//! `build.rs` reads each family folder's files (`kernels/build/families.rs`) and lists every
+//! `#[tile_kernel]`'s `KERNEL` and every `#[tile_module]`'s `KERNELS` (`FOUND`); the
+//! catalogue is those that declare the problem they solve. Adding a kernel is its file:
+//! nothing here names it. Everything else — what a kernel solves, its element types, tiles
+//! and target — is read from the artifacts (see [`crate::dispatch`]).
+
+use std::sync::OnceLock;
 
 use tirx::{Kernel, KernelArtifact};
 
 use crate::family::Family;
 
-use crate::attention::{blackwell, hopper, hopper_persistent};
-use crate::copy::tma_copy;
-use crate::gemm::{
-    fp8, fused, level_01_sync, level_02_tma, level_03_pipeline_tcgen05, level_03_pipeline_wgmma,
-    level_04_ws_tcgen05, level_04_ws1, level_05_2wg, level_06_persistent,
-    level_06_persistent_tcgen05, level_07_cluster, level_07_pair_tcgen05, level_08_clc_tcgen05,
-    level_08_tma_epi, level_09_tma_epi_tcgen05, level_10_epi_tcgen05, level_10_prod_tcgen05,
-    pair_n, scaled, splitk,
-};
-use crate::row_kernels::{
-    cluster, layernorm, norm_long, rmsnorm, softmax, softmax_long, staged, swiglu,
-};
+include!(concat!(env!("OUT_DIR"), "/catalogue.rs"));
 
-/// The lists the catalogue is made of, in the order `tirx list` prints them.
-const LISTS: &[&[&Kernel]] = &[
-    &[&tma_copy::tma_copy::KERNEL],
-    &[&level_01_sync::gemm_sm90_sync::KERNEL],
-    &[&level_02_tma::gemm_sm90_tma::KERNEL],
-    &[&level_03_pipeline_wgmma::gemm_sm90::KERNEL],
-    level_04_ws1::kernels::KERNELS,
-    level_05_2wg::kernels::KERNELS,
-    level_06_persistent::kernels::KERNELS,
-    level_07_cluster::kernels::KERNELS,
-    level_08_tma_epi::kernels::KERNELS,
-    pair_n::kernels::KERNELS,
-    scaled::kernels::KERNELS,
-    fused::kernels::KERNELS,
-    fp8::kernels::KERNELS,
-    splitk::kernels::KERNELS,
-    &[&level_03_pipeline_tcgen05::gemm_sm100::KERNEL],
-    level_04_ws_tcgen05::kernels::KERNELS,
-    level_06_persistent_tcgen05::kernels::KERNELS,
-    level_07_pair_tcgen05::kernels::KERNELS,
-    level_08_clc_tcgen05::kernels::KERNELS,
-    level_09_tma_epi_tcgen05::kernels::KERNELS,
-    level_10_prod_tcgen05::kernels::KERNELS,
-    level_10_epi_tcgen05::kernels::KERNELS,
-    // Staged before the register kernel: at 32k columns (their one shared capacity) it was
-    // measured faster (docs/perf/rows-h200-2026-12-02b.md); the dispatcher keeps this order
-    // among equal costs.
-    &[&staged::softmax_staged::KERNEL],
-    &[&softmax::softmax::KERNEL],
-    &[&softmax_long::softmax_long::KERNEL],
-    &[&cluster::softmax_cluster::KERNEL],
-    &[&rmsnorm::rmsnorm::KERNEL],
-    &[&staged::rmsnorm_staged::KERNEL],
-    &[&cluster::rmsnorm_cluster::KERNEL],
-    &[&layernorm::layernorm::KERNEL],
-    &[&norm_long::rmsnorm_long::KERNEL],
-    &[&norm_long::layernorm_long::KERNEL],
-    &[&swiglu::silu_mul::KERNEL],
-    &[
-        &hopper_persistent::attention_sm90_persistent::KERNEL,
-        &hopper::attention_sm90::KERNEL,
-    ],
-    &[&blackwell::attention_sm100::KERNEL],
-];
-
-/// Every shipped kernel.
+/// Every shipped kernel: the family folders' kernels that declare their problem, folders and
+/// files in name order (`tirx list`'s order; the dispatcher's choice does not depend on it).
 pub fn all() -> Vec<&'static Kernel> {
-    LISTS.iter().flat_map(|l| l.iter().copied()).collect()
+    static ALL: OnceLock<Vec<&'static Kernel>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        FOUND
+            .iter()
+            .flat_map(|l| l.iter().copied())
+            .filter(|k| k.problem().is_some())
+            .collect()
+    })
+    .clone()
 }
 
 /// The shipped kernel named `name`.
@@ -78,7 +34,16 @@ pub fn find(name: &str) -> Option<&'static Kernel> {
     all().into_iter().find(|k| k.name == name)
 }
 
-/// Every problem family: adding one is its folder plus a line here.
+/// The shipped kernel `art` is an artifact of, by address (an artifact lives in its kernel's
+/// slice): identity without comparing names.
+pub fn kernel_of(art: &KernelArtifact) -> Option<&'static Kernel> {
+    let at = std::ptr::from_ref(art);
+    all()
+        .into_iter()
+        .find(|k| k.artifacts.as_ptr_range().contains(&at))
+}
+
+/// Every problem family: adding one is its folder (found by `build.rs`) plus a line here.
 pub const FAMILIES: &[&dyn Family] = &[
     &crate::copy::family::Copy,
     &crate::gemm::family::Gemm,

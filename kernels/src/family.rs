@@ -10,9 +10,10 @@
 //! ([`Family::default_shape`]). The `tirx` tool is generic over families: it finds an
 //! artifact's family by the problem the artifact declares ([`of`]), never by a name.
 //!
-//! Adding a family is one folder (its kernels and its `family.rs`) plus one line in
-//! [`crate::catalogue::FAMILIES`]; `kernels/src/family/tests.rs` defines a throwaway family to
-//! prove it.
+//! Adding a family is one folder (its kernels and its `family.rs`, which `kernels/build.rs`
+//! finds and declares) plus one line in [`crate::catalogue::FAMILIES`];
+//! `kernels/src/family/tests.rs` defines a throwaway family to prove it, and
+//! `catalogue::tests::discovery` runs the build script's discovery on a throwaway folder.
 //!
 //! Invariants:
 //! - Every problem an artifact can declare is owned by exactly one family of

@@ -2,7 +2,8 @@
 //!
 //! Steps, in order, stopping at the first failure:
 //! 1. install-tools (ptxas and nvdisasm into `target/tirx-tools/`),
-//! 2. `cargo fmt --all -- --check`                      (skipped by `--quick`),
+//! 2. `cargo fmt --all -- --check` and rustfmt on the kernel family folders (`fmt.rs`;
+//!    skipped by `--quick`),
 //! 3. `cargo clippy --workspace --all-targets -- -D warnings` (skipped by `--quick`),
 //! 4. `cargo test --workspace`,
 //! 5. the Python binding: build the `tirx` wheel with maturin (dev profile, reusing step 4's
@@ -31,12 +32,9 @@ struct Step {
     quick: bool,
 }
 
-/// Cheapest first: formatting fails in seconds, clippy before the long test build.
+/// Cheapest first (formatting, which fails in seconds, runs before these): clippy before the
+/// long test build.
 const STEPS: &[Step] = &[
-    Step {
-        args: &["fmt", "--all", "--", "--check"],
-        quick: false,
-    },
     Step {
         args: &[
             "clippy",
@@ -62,6 +60,10 @@ pub fn run(mode: Mode) -> Result<(), String> {
     // `cargo run` (behind the `xtask` alias) tells us which cargo it is; use the same one.
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
     let root = crate::workspace_root();
+    if mode == Mode::Full {
+        println!("==> cargo fmt --all -- --check, rustfmt --check on the kernel family folders");
+        crate::fmt::run(&root, true)?;
+    }
     for step in STEPS.iter().filter(|s| mode == Mode::Full || s.quick) {
         let shown = format!("cargo {}", step.args.join(" "));
         println!("==> {shown}");

@@ -173,8 +173,9 @@ impl AttentionRequest {
     }
 }
 
-/// Whether `a` and `b` are one tile in other element types or masks: the same kernel, the
-/// same config entries but `T` (the element type) and `CAUSAL`.
+/// Whether `a` and `b` are one tile in other element types or masks: the same kernel (the
+/// catalogue's, by address: [`crate::catalogue::kernel_of`]), the same config entries but `T`
+/// (the element type) and `CAUSAL`.
 pub fn same_tile(a: &KernelArtifact, b: &KernelArtifact) -> bool {
     let tile = |x: &KernelArtifact| {
         x.consts
@@ -182,7 +183,14 @@ pub fn same_tile(a: &KernelArtifact, b: &KernelArtifact) -> bool {
             .filter(|(k, _)| !matches!(*k, "T" | "CAUSAL"))
             .collect::<Vec<_>>()
     };
-    a.kernel == b.kernel && a.target == b.target && tile(a) == tile(b)
+    let same_kernel = match (
+        crate::catalogue::kernel_of(a),
+        crate::catalogue::kernel_of(b),
+    ) {
+        (Some(x), Some(y)) => std::ptr::eq(x, y),
+        _ => false,
+    };
+    same_kernel && a.target == b.target && tile(a) == tile(b)
 }
 
 impl ProblemDef for AttentionRequest {

@@ -8,13 +8,18 @@
 //! types, or a launch the runtime would refuse: shapes, alignment, shared memory, clusters,
 //! the SM count). The accepted ones are ranked by a measured cache entry first ([`tune`]: the
 //! fastest accepted artifact measured on this device for this problem and shape bucket), and
-//! otherwise by the problem's cost model. When nothing fits, the error prints the table of
-//! every candidate and its reason ([`RuntimeError::NoKernelFits`]).
+//! otherwise by the problem's cost model, equal costs by the launch's [`Footprint`] (see
+//! [`ranked`]). When nothing fits, the error prints the table of every candidate and its
+//! reason ([`RuntimeError::NoKernelFits`]).
 //!
 //! Invariants:
 //! - Nothing here reads a kernel's or a config's name for meaning: names only label rows, and
 //!   identify a measured artifact in the cache (a renamed config is re-measured, never
 //!   misrouted: its entry no longer matches, and the cost model decides).
+//! - The choice does not depend on where a kernel is written: not on the catalogue's order
+//!   (its folders, files and declarations) nor on the order of a kernel's configs. Ties are
+//!   broken by the stated [`Footprint`] order, and a test chooses every family's requests
+//!   over the catalogue reversed.
 //! - An accepted artifact is one the runtime's pure launch planner accepts for exactly these
 //!   tensors, so choosing never picks a kernel that would then refuse to launch.
 
@@ -27,7 +32,7 @@ use std::fmt;
 
 use tirx::abi::ElemType;
 use tirx::problem::Problem;
-use tirx::runtime::{DeviceLimits, TensorMeta, plan_launch_with};
+use tirx::runtime::{DeviceLimits, LaunchPlan, TensorMeta, plan_launch_with};
 use tirx::{Kernel, KernelArtifact, RuntimeError, Target};
 
 /// The device a choice is made for: what the cache is keyed by and the planner checks.
@@ -211,6 +216,46 @@ pub struct Verdict {
     pub artifact: &'static KernelArtifact,
     /// The estimated cost, or why it was refused.
     pub outcome: Result<f64, Reject>,
+    /// What the launch occupies (`None` where the planner was not reached or refused it).
+    pub footprint: Option<Footprint>,
+}
+
+/// What an accepted launch occupies, from the runtime's plan for exactly these tensors: the
+/// ranking's second key, deciding between equal costs ([`ranked`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Footprint {
+    /// CTAs per cluster.
+    pub cluster: u32,
+    /// Threads per CTA.
+    pub threads: u32,
+    /// Dynamic shared memory per CTA, bytes.
+    pub smem: u32,
+    /// CTAs in the grid.
+    pub ctas: u64,
+}
+
+impl Footprint {
+    /// The footprint of a planned launch.
+    pub fn of(plan: &LaunchPlan) -> Footprint {
+        let product = |v: [u32; 3]| v.iter().map(|&x| u64::from(x)).product::<u64>();
+        Footprint {
+            cluster: plan.cluster.iter().product(),
+            threads: plan.block.iter().product(),
+            smem: plan.smem_bytes,
+            ctas: product(plan.grid),
+        }
+    }
+
+    /// The tie order, smaller first: fewer CTAs per cluster, fewer threads per CTA, less
+    /// shared memory per CTA, then more CTAs.
+    fn order(&self) -> (u32, u32, u32, std::cmp::Reverse<u64>) {
+        (
+            self.cluster,
+            self.threads,
+            self.smem,
+            std::cmp::Reverse(self.ctas),
+        )
+    }
 }
 
 /// How a choice was made.
@@ -250,11 +295,15 @@ pub fn judge(
     let mut out = Vec::new();
     for &kernel in kernels {
         for artifact in kernel.artifacts {
-            let outcome = judge_one(problem, artifact, device);
+            let (outcome, footprint) = match judge_one(problem, artifact, device) {
+                Ok((cost, footprint)) => (Ok(cost), Some(footprint)),
+                Err(why) => (Err(why), None),
+            };
             out.push(Verdict {
                 kernel,
                 artifact,
                 outcome,
+                footprint,
             });
         }
     }
@@ -266,7 +315,7 @@ fn judge_one(
     problem: &dyn ProblemDef,
     artifact: &'static KernelArtifact,
     device: &Device,
-) -> Result<f64, Reject> {
+) -> Result<(f64, Footprint), Reject> {
     if artifact.target != device.target {
         return Err(Reject::Target {
             found: artifact.target,
@@ -274,18 +323,33 @@ fn judge_one(
     }
     problem.solves(artifact)?;
     let (tensors, scalars) = problem.arguments(artifact);
-    plan_launch_with(&(artifact.signature)(), &tensors, &scalars, &device.limits)
+    let plan = plan_launch_with(&(artifact.signature)(), &tensors, &scalars, &device.limits)
         .map_err(|e| Reject::Launch(e.to_string()))?;
-    problem.cost(artifact, device)
+    Ok((problem.cost(artifact, device)?, Footprint::of(&plan)))
 }
 
-/// The accepted verdicts, cheapest first (ties keep catalogue order).
+/// The accepted verdicts, best first: the cost model's estimate, and among equal estimates the
+/// smaller launch ([`Footprint`]):
+/// 1. fewer CTAs per cluster (a cluster is scheduled whole and waits for its slowest CTA: the
+///    row kernels split over a cluster measured 0.69x the staged ones at 8192x32768,
+///    docs/perf/rows-h200-2026-12-02b.md);
+/// 2. fewer threads per CTA (at one row capacity the narrower CTA measured faster or equal:
+///    softmax c8k 4131 GB/s against c8k_t512 3029, c32k 3084 against c32k_t1024 2880,
+///    RMSNorm c4k 3875 against c4k_t256 3779, docs/perf/rows-h200-2026-12-02.md; where a
+///    family measured otherwise its cost model says so, as LayerNorm's does);
+/// 3. less shared memory per CTA (more CTAs fit an SM);
+/// 4. more CTAs (the same work in finer pieces balances better over the SMs).
+///
+/// Never the catalogue's order or a name. Launches equal in all of these are the same launch
+/// as far as the host can tell; `dispatch::tests` checks that no two shipped artifacts reach
+/// that at the top of any family's swept requests.
 pub fn ranked(verdicts: &[Verdict]) -> Vec<(&Verdict, f64)> {
     let mut ok: Vec<(&Verdict, f64)> = verdicts
         .iter()
         .filter_map(|v| v.outcome.as_ref().ok().map(|c| (v, *c)))
         .collect();
-    ok.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let tie = |v: &Verdict| v.footprint.map(|f| f.order());
+    ok.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| tie(a.0).cmp(&tie(b.0))));
     ok
 }
 
@@ -366,3 +430,5 @@ pub(crate) fn mentions_sms(e: &tirx::abi::SymExpr) -> bool {
 mod refusals;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod ties;

@@ -175,6 +175,36 @@ fn every_sm90_kernel_runs_in_the_emulator_at_its_default_shape() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// The row kernels that walk a row in pieces (a `CAP` beyond one piece: chunks of `C` or `K`
+/// columns, or `C` per CTA of a cluster) at a length past their first piece with a tail: the
+/// family's default row (296 or 300 columns) fits in one piece, so the walk, the last piece's
+/// mask and (for a cluster) the CTAs after the first run here. Their first sm_90a config,
+/// one row, 16-byte rows (TMA stages them), against the f64 reference.
+#[test]
+fn every_chunked_row_kernel_runs_past_its_first_chunk() {
+    use crate::row_kernels::request::capacity;
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    for k in catalogue::all() {
+        let Some(art) = k.artifacts.iter().find(|a| a.target == tirx::Target::Sm90a) else {
+            continue;
+        };
+        let piece = art.int("C").or(art.int("K"));
+        let (Some(cap), Some(piece)) = (art.int("CAP"), piece) else {
+            continue;
+        };
+        let cols = piece as usize + 296;
+        assert!(cols <= cap as usize && cols <= capacity(art).unwrap_or(0));
+        let family = catalogue::family_of(art).expect("owned");
+        ran += 1;
+        if let Err(e) = family.simulate(art, (1, cols, 0), &SimRun::seeded(2)) {
+            failures.push(format!("{}/{} at 1x{cols}: {e}", k.name, art.config));
+        }
+    }
+    assert!(ran >= 7, "the long, staged and cluster row kernels: {ran}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 /// The FP8 GEMMs' problems (per-tensor and row-wise scales) go through the GEMM family as
 /// any GEMM does: the dispatcher chooses an FP8 artifact of the problem for E4M3 → bf16 on
 /// contiguous tensors (the row-wise request carries `sa`, `sb`, which the planner checks), a

@@ -231,10 +231,19 @@ impl ProblemDef for SiluMulRequest {
         by_role(artifact, &[("x", x), ("g", g), ("y", y)], &[]).unwrap_or_default()
     }
 
-    /// One kernel is shipped: the cost is the elements moved, for the table.
-    fn cost(&self, _artifact: &KernelArtifact, _device: &Device) -> Result<f64, Reject> {
+    /// The elements the grid's `R × C` tiles cover, masked tails included (millions): a
+    /// memory-bound op runs in the time of what its CTAs load and store, and a tile past the
+    /// tensor's edge still takes its CTA's slot. Equal coverage is decided by the dispatcher's
+    /// tie order (the finer grid first).
+    fn cost(&self, artifact: &KernelArtifact, _device: &Device) -> Result<f64, Reject> {
         let (m, n) = self.dims();
-        Ok((m * n) as f64 / 1e6)
+        let (Some(r), Some(c)) = (artifact.int("R"), artifact.int("C")) else {
+            return Err(Reject::Unranked(
+                "the cost model needs the tile constants R and C".into(),
+            ));
+        };
+        let (r, c) = (r.max(1) as usize, c.max(1) as usize);
+        Ok((m.div_ceil(r) * r * n.div_ceil(c) * c) as f64 / 1e6)
     }
 
     fn cache_key(&self, device: &Device) -> Key {

@@ -13,8 +13,8 @@ use tirx::prelude::*;
     target = sm_90a,
     threads = T,
     grid = (M, 1),
-    // Among configs of one capacity the host takes the first: at 4096 and 8192 columns the
-    // wider CTAs measured faster (docs/perf/rows-h200-2026-12-02.md), so they come first.
+    // At 4096 and 8192 columns the wider CTAs measured faster (docs/perf/rows-h200-2026-12-02.md):
+    // the row cost model prefers them for LayerNorm (`row_kernels/request.rs`), not this order.
     configs(
         c1k = (T = 128, C = 1024, V = 8),
         c2k = (T = 128, C = 2048, V = 8),

@@ -10,10 +10,22 @@
 //! rows, so a row of an odd length goes to a register kernel of the same capacity, or the next
 //! one up).
 //!
-//! The cost model ([`RowRequest::cost`]): the row capacity. The smallest capacity that holds
-//! the row wastes the fewest registers and lanes; among equal capacities the dispatcher keeps
-//! catalogue order, and kernels list their measured-fastest configs first
-//! (docs/perf/rows-h200-*.md). The tune cache corrects it where it is wrong.
+//! The cost model ([`RowRequest::cost`]): the row capacity, scaled by what was measured
+//! between designs of one capacity. The smallest capacity that holds the row wastes the fewest
+//! registers and lanes; the factors stay within ±15%, so they order kernels of one capacity
+//! and never one capacity against another (each holds twice the row of the last):
+//! - a row staged in shared memory by TMA (`x` taken as a tensor map): ×0.87 — softmax
+//!   `softmax_staged` 3561 GB/s against the register `c32k` 3082 at 8192×32768
+//!   (docs/perf/rows-h200-2026-12-02b.md);
+//! - LayerNorm: ×0.98 per doubling of the CTA's threads — at one capacity the wider CTA
+//!   measured faster (`c4k_t256` 3101 against `c4k` 3065 at 16384×4096, `c8k_t512` 3083
+//!   against `c8k` 2943 at 32768×8192, docs/perf/rows-h200-2026-12-02.md), where softmax and
+//!   RMSNorm measured the narrower one faster, which the dispatcher's tie order
+//!   ([`crate::dispatch::ranked`]: fewer threads first) already takes.
+//!
+//! Equal costs go by the dispatcher's stated tie order (smaller cluster, fewer threads, …),
+//! never by where a kernel or a config is written. The tune cache corrects the model where it
+//! is wrong.
 
 use tirx::abi::ConfigValue;
 use tirx::problem::{Problem, RowOp};
@@ -150,9 +162,21 @@ impl ProblemDef for RowRequest {
     }
 
     fn cost(&self, artifact: &KernelArtifact, _device: &Device) -> Result<f64, Reject> {
-        capacity(artifact)
-            .map(|c| c as f64)
-            .ok_or_else(|| Reject::Unranked("no row capacity".into()))
+        let capacity =
+            capacity(artifact).ok_or_else(|| Reject::Unranked("no row capacity".into()))?;
+        let sig = (artifact.signature)();
+        let staged = sig
+            .params
+            .iter()
+            .any(|p| matches!(p, tirx::abi::AbiParam::TensorMap { tensor, .. } if tensor == "x"));
+        let mut cost = capacity as f64;
+        if staged {
+            cost *= 0.87;
+        }
+        if self.op == RowOp::LayerNorm {
+            cost *= 0.98f64.powf(f64::from(sig.threads.max(1)).log2() - 7.0);
+        }
+        Ok(cost)
     }
 
     fn cache_key(&self, device: &Device) -> Key {

@@ -26,7 +26,7 @@
 //!
 //! Only 32k capacities ship: at 8k and 16k the register kernels were faster in the same
 //! measurement (softmax 4129 vs 2866 GB/s at 32768×8192 with the first version of these
-//! passes). Configs are listed fastest first (the host takes the first of a capacity).
+//! passes). The host prefers these to the register kernels at 32k by its row cost model.
 //!
 //! The tensor maps need 16-byte aligned rows (`N` a multiple of 8 for bf16); the host takes
 //! another kernel when the launch planner refuses the tensors.

@@ -105,7 +105,7 @@ impl Machine<'_> {
             unreachable!("atom_group() of another op")
         };
         let order: Vec<u32> = lanes(active).collect();
-        let perm = self.rng.permutation(order.len());
+        let perm = self.lane_order(order.len());
         for k in perm {
             let t = wi * 32 + order[k];
             self.atom_lane(cl, ci, t, inst.line, (*op, *ty, *space, *d, addr, *b, *c))?;

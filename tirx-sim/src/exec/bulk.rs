@@ -24,6 +24,32 @@ use super::program::{Addr, Inst, Val};
 use super::tcgen05_cp::Tc05Work;
 use super::tma::{self, CopyFault};
 
+/// One CTA's bulk-group counters (`cp.async.bulk.commit_group`, §9.7.9): per thread,
+/// the id its next committed group gets.
+#[derive(Clone, Debug)]
+pub(crate) struct BulkGroups {
+    next: Vec<u64>,
+}
+
+impl BulkGroups {
+    /// `nthreads` threads, no group committed.
+    pub(crate) fn new(nthreads: u32) -> BulkGroups {
+        BulkGroups {
+            next: vec![0; nthreads as usize],
+        }
+    }
+
+    /// Thread `t` commits its open group.
+    pub(crate) fn commit(&mut self, t: usize) {
+        self.next[t] += 1;
+    }
+
+    /// The id of thread `t`'s open (not yet committed) group.
+    fn open(&self, t: u32) -> u64 {
+        self.next[t as usize]
+    }
+}
+
 /// An asynchronous operation in flight.
 #[derive(Clone, Debug)]
 pub(crate) struct AsyncOp {
@@ -115,7 +141,7 @@ impl Machine<'_> {
 
 /// Committed bulk groups of thread `t` of CTA `ci` with an operation still in flight.
 pub(crate) fn pending_groups(cl: &Cluster, ci: u32, t: u32) -> u32 {
-    let next = cl.ctas[ci as usize].bulk_next[t as usize];
+    let next = cl.ctas[ci as usize].bulk.open(t);
     let mut groups: Vec<u64> = cl
         .ops
         .iter()
@@ -293,8 +319,7 @@ impl Machine<'_> {
             }
             _ => unreachable!("checked above"),
         };
-        let group =
-            matches!(kind, AsyncKind::Store { .. }).then(|| cl.ctas[ci].bulk_next[t as usize]);
+        let group = matches!(kind, AsyncKind::Store { .. }).then(|| cl.ctas[ci].bulk.open(t));
         self.push_op(
             cl,
             AsyncOp {

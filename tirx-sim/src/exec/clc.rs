@@ -7,7 +7,7 @@
 //!   `shared::cta` mbarrier; with `.multicast::cluster::all` the response and the signal go to
 //!   the same offsets in every CTA of the requesting cluster. Here the request is queued at
 //!   issue like a TMA load and completed when the scheduler decides; whether it succeeds is
-//!   [`super::ClcMode`] (always, never, or by the seed), and it can succeed only while a
+//!   [`super::ClcMode`] (always, never, or by the seed: the scheduler's draw, `machine.rs`), and it can succeed only while a
 //!   cluster of the grid has not started (the emulator's clusters run one after another, so
 //!   every later one is pending). A canceled cluster never runs, and no other response names
 //!   it. Until completion the response bytes belong to the request: a generic access is a race
@@ -30,10 +30,16 @@ use super::machine::Machine;
 use super::mem::Loc;
 use super::ops::{MemSpace, Op};
 use super::program::{Inst, Val};
-use super::sched::ClcMode;
 
 /// Word 0 of a response, without the success bit.
 const TAG: u32 = 0xc1c0_0000;
+
+/// One CTA's cluster-launch-control state.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct ClcCta {
+    /// A thread of the CTA observed a failed response (a later `try_cancel` is undefined).
+    pub failed: bool,
+}
 
 impl Machine<'_> {
     /// `clusterlaunchcontrol.try_cancel` by thread `t`.
@@ -53,7 +59,7 @@ impl Machine<'_> {
             unreachable!("clc_try_cancel() of another op")
         };
         let line = inst.line;
-        if cl.ctas[ci].clc_failed {
+        if cl.ctas[ci].clc.failed {
             return Err(self.protocol(
                 cl,
                 ci,
@@ -71,14 +77,7 @@ impl Machine<'_> {
             unreachable!("a shared::cta location")
         };
         let (_, moff) = self.mbar_loc(cl, ci, t, mbar, line, false)?;
-        let succeed = match self.policy.clc {
-            ClcMode::Fail => false,
-            ClcMode::Succeed => true,
-            ClcMode::Random => self.rng.one_in(2),
-        };
-        let canceled = if succeed && !self.pending.is_empty() {
-            let i = self.rng.below(self.pending.len() as u64) as usize;
-            let k = self.pending.remove(i).expect("in range");
+        let canceled = if let Some(k) = self.cancel_pending_cluster() {
             let l = self.launch;
             let n = [0, 1, 2].map(|d| l.grid[d] / l.cluster[d]);
             let id = [k % n[0], (k / n[0]) % n[1], k / (n[0] * n[1])];
@@ -167,7 +166,7 @@ impl Machine<'_> {
         match first {
             None => {
                 if !canceled {
-                    cl.ctas[ci].clc_failed = true;
+                    cl.ctas[ci].clc.failed = true;
                 }
                 if let Some(Some(d)) = ds.first() {
                     Self::wr(cl, ci, t, *d, u64::from(canceled));

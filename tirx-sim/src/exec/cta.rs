@@ -121,10 +121,11 @@ pub(crate) struct Cta {
     pub smem: Vec<u8>,
     pub bars: [NamedBar; 16],
     pub mbars: BTreeMap<u32, Mbar>,
-    /// Per thread: the id its next bulk group gets at `commit_group`.
-    pub bulk_next: Vec<u64>,
-    /// Per thread: the cluster-barrier round it arrived in, if it has not waited yet.
-    pub cluster_arrived: Vec<Option<u64>>,
+    /// Per thread: the id its next bulk group gets at `commit_group` (`bulk.rs`).
+    pub bulk: super::bulk::BulkGroups,
+    /// Per thread: the cluster-barrier round it arrived in, if it has not waited yet
+    /// (`sync.rs`).
+    pub cluster: super::sync::ClusterArrivals,
     pub live: u32,
     /// Generic-writer tags and fence epochs of the shared memory (`shadow.rs`).
     pub shadow: super::shadow::Shadow,
@@ -137,8 +138,9 @@ pub(crate) struct Cta {
     pub tc: super::tcgen05_fence::Tc05Cta,
     /// Per-warp register counts and the pool (`setmaxnreg.rs`).
     pub regs: super::setmaxnreg::RegBudget,
-    /// A thread of the CTA observed a failed `clusterlaunchcontrol.try_cancel` response.
-    pub clc_failed: bool,
+    /// Whether a thread of the CTA observed a failed `clusterlaunchcontrol.try_cancel`
+    /// response (`clc.rs`).
+    pub clc: super::clc::ClcCta,
 }
 
 impl Cta {
@@ -161,14 +163,14 @@ impl Cta {
             smem: vec![0; smem_len],
             bars: Default::default(),
             mbars: BTreeMap::new(),
-            bulk_next: vec![0; nt],
-            cluster_arrived: vec![None; nt],
+            bulk: super::bulk::BulkGroups::new(nthreads),
+            cluster: super::sync::ClusterArrivals::new(nthreads),
             live: nthreads,
             shadow: Default::default(),
             mma: vec![Default::default(); warps as usize],
             tmem: Default::default(),
             tc: super::tcgen05_fence::Tc05Cta::new(nthreads),
-            clc_failed: false,
+            clc: Default::default(),
             regs: super::setmaxnreg::RegBudget::new(warps, launch_regs),
         }
     }

@@ -28,7 +28,7 @@ use super::cta::{Cluster, Cta, ParamBuf, Regs, TState, Wait};
 use super::device::Device;
 use super::diag::{Blocked, SimError};
 use super::program::Program;
-use super::sched::{Policy, Rng};
+use super::sched::{ClcMode, Policy, Rng};
 use super::{Launch, Stats};
 
 /// Everything a run reads and writes.
@@ -37,12 +37,15 @@ pub(crate) struct Machine<'a> {
     pub launch: &'a Launch,
     pub params: &'a ParamBuf,
     pub dev: &'a mut Device,
-    pub rng: Rng,
+    /// The one source of nondeterminism: private to the scheduler, whose methods below the
+    /// units ask ([`Machine::lane_order`], [`Machine::wait_returns_early`],
+    /// [`Machine::cancel_pending_cluster`]).
+    rng: Rng,
     pub policy: Policy,
     pub stats: Stats,
     /// Clusters of the grid not started yet (linear indices, in launch order); a successful
-    /// `clusterlaunchcontrol.try_cancel` removes one.
-    pub pending: std::collections::VecDeque<u32>,
+    /// `clusterlaunchcontrol.try_cancel` removes one ([`Machine::cancel_pending_cluster`]).
+    pending: std::collections::VecDeque<u32>,
     /// The event recorder (`timeline.rs`), when [`Policy::timeline`] asks for one.
     pub rec: Option<Box<super::timeline::Recorder>>,
 }
@@ -67,6 +70,34 @@ impl<'a> Machine<'a> {
             pending: Default::default(),
             rec: policy.timeline.then(Default::default),
         }
+    }
+
+    /// The order in which the `n` lanes of a group apply their atomics (`atom.rs`): a seeded
+    /// shuffle, as the hardware serialises them in an unspecified order.
+    pub(crate) fn lane_order(&mut self, n: usize) -> Vec<usize> {
+        self.rng.permutation(n)
+    }
+
+    /// Whether a `mbarrier.try_wait` that would block returns false instead (`sync.rs`; the
+    /// ISA allows a time limit): with probability [`Policy::spurious_wait_one_in`]⁻¹.
+    pub(crate) fn wait_returns_early(&mut self) -> bool {
+        self.rng.one_in(self.policy.spurious_wait_one_in)
+    }
+
+    /// The answer to a `clusterlaunchcontrol.try_cancel` (`clc.rs`): whether it succeeds
+    /// ([`Policy::clc`]), and if it does while a cluster is pending, a random pending cluster
+    /// (its linear index), removed so it never runs.
+    pub(crate) fn cancel_pending_cluster(&mut self) -> Option<u32> {
+        let succeed = match self.policy.clc {
+            ClcMode::Fail => false,
+            ClcMode::Succeed => true,
+            ClcMode::Random => self.rng.one_in(2),
+        };
+        if !succeed || self.pending.is_empty() {
+            return None;
+        }
+        let i = self.rng.below(self.pending.len() as u64) as usize;
+        self.pending.remove(i)
     }
 
     pub(crate) fn threads_per_cta(&self) -> u32 {

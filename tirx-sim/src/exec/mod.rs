@@ -26,9 +26,12 @@
 //!                    └─ the opt-in event recorder of `tirx sim --timeline` (timeline.rs)
 //! ```
 //!
-//! Layering: `machine.rs` alone decides what runs when; each unit keeps its state in its own
-//! type (`shadow::Shadow`, `wgmma::WarpMma`, `tcgen05::Tmem`, `tcgen05_fence::Tc05Cta`,
-//! `setmaxnreg::RegBudget`, `sync::Mbar`) held by the CTA of `cta.rs`, below the scheduler.
+//! Layering: `machine.rs` alone decides what runs when and draws every random choice (the
+//! units ask it: the order of a group's atomics, a `try_wait` returning early, a
+//! `try_cancel`'s answer); each unit keeps its state in its own type (`shadow::Shadow`,
+//! `wgmma::WarpMma`, `tcgen05::Tmem`, `tcgen05_fence::Tc05Cta`, `setmaxnreg::RegBudget`,
+//! `sync::Mbar`, `sync::ClusterArrivals`, `bulk::BulkGroups`, `clc::ClcCta`) held by the CTA
+//! of `cta.rs`, below the scheduler.
 //!
 //! Inputs are what the runtime passes the driver: a grid, cluster and block; dynamic shared
 //! memory bytes; one [`ParamValue`] per `.param` of the entry, in order — a tensor map as

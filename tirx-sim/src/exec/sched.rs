@@ -12,7 +12,11 @@
 //!   those in flight, not the oldest, so completions are reordered; and whenever no warp can
 //!   run;
 //! - whether a `mbarrier.try_wait` that would block returns false instead (the ISA allows a
-//!   time limit, PTX ISA §9.7.13 "mbarrier.test_wait/try_wait"), so retry loops run.
+//!   time limit, PTX ISA §9.7.13 "mbarrier.test_wait/try_wait"), so retry loops run;
+//! - the order in which a group's lanes apply their atomics, and whether a
+//!   `clusterlaunchcontrol.try_cancel` succeeds and which pending cluster it takes.
+//!
+//! Only the scheduler (`machine.rs`) holds the [`Rng`]; a unit that needs a choice asks it.
 
 /// A small, fast PRNG (SplitMix64: Steele, Lea, Flood, "Fast splittable pseudorandom number
 /// generators", OOPSLA 2014). Not cryptographic; chosen for determinism and speed.

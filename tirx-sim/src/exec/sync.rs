@@ -41,6 +41,33 @@ pub(crate) struct ClusterBar {
     pub round: u64,
 }
 
+/// Each thread's arrival at the cluster barrier it has not waited on yet: one CTA's share of
+/// the cluster barrier's state.
+#[derive(Clone, Debug)]
+pub(crate) struct ClusterArrivals {
+    /// Per thread: the round it arrived in, until its wait.
+    round: Vec<Option<u64>>,
+}
+
+impl ClusterArrivals {
+    /// `nthreads` threads, none arrived.
+    pub(crate) fn new(nthreads: u32) -> ClusterArrivals {
+        ClusterArrivals {
+            round: vec![None; nthreads as usize],
+        }
+    }
+
+    /// Thread `t` arrives in `round`; `false` if it arrived before without a wait.
+    fn arrive(&mut self, t: usize, round: u64) -> bool {
+        self.round[t].replace(round).is_none()
+    }
+
+    /// Thread `t`'s wait: the round it arrived in, if it did.
+    fn wait(&mut self, t: usize) -> Option<u64> {
+        self.round[t].take()
+    }
+}
+
 /// An mbarrier object.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Mbar {
@@ -306,7 +333,8 @@ impl Machine<'_> {
                 check_bar(cl, ci, id as usize);
             }
             Op::ClusterArrive => {
-                if cl.ctas[ci].cluster_arrived[u].is_some() {
+                let round = cl.cbar.round;
+                if !cl.ctas[ci].cluster.arrive(u, round) {
                     return Err(self.protocol(
                         cl,
                         ci,
@@ -315,12 +343,11 @@ impl Machine<'_> {
                         "barrier.cluster.arrive twice without a wait".into(),
                     ));
                 }
-                cl.ctas[ci].cluster_arrived[u] = Some(cl.cbar.round);
                 cl.cbar.arrived += 1;
                 check_cluster_bar(cl);
             }
             Op::ClusterWait => {
-                let Some(round) = cl.ctas[ci].cluster_arrived[u].take() else {
+                let Some(round) = cl.ctas[ci].cluster.wait(u) else {
                     return Err(self.protocol(
                         cl,
                         ci,
@@ -408,7 +435,7 @@ impl Machine<'_> {
                 };
                 // The state form waits for the phase after the token's: the same parity test.
                 let parity = a as u32 & 1;
-                if !done && *block && !self.rng.one_in(self.policy.spurious_wait_one_in) {
+                if !done && *block && !self.wait_returns_early() {
                     cl.ctas[ci].st[u] = TState::Wait(Wait::Mbar { off: at.1, parity });
                     cl.ctas[ci].pc[u] = pc;
                     return Ok(());
@@ -471,7 +498,7 @@ impl Machine<'_> {
             }
             Op::ClcTryCancel { .. } => self.clc_try_cancel(cl, ci, t, inst)?,
             Op::ClcQuery { .. } => self.clc_query(cl, ci, t, inst)?,
-            Op::BulkCommit => cl.ctas[ci].bulk_next[u] += 1,
+            Op::BulkCommit => cl.ctas[ci].bulk.commit(u),
             Op::BulkWait { n } => {
                 if pending_groups(cl, ci as u32, t) > *n {
                     next = TState::Wait(Wait::Bulk { n: *n });

@@ -1,0 +1,145 @@
+//! The ranking's tie rule on the shipped catalogue: equal costs are decided by the launch's
+//! [`Footprint`] and the cost models' measured factors, never by where a kernel is written —
+//! every family's requests over a sweep of shapes choose the same artifact from the catalogue
+//! reversed, and no two artifacts are left equal at the top.
+
+use super::tune::Cache;
+use super::*;
+use crate::catalogue::{self, family_of};
+use crate::row_kernels::family::SiluMulRequest;
+use crate::row_kernels::request::RowRequest;
+use tirx::problem::RowOp;
+
+/// Every family's request of every artifact's own problem at a sweep of shapes (odd, aligned,
+/// skinny, long rows), on an H200 and a B200, each once.
+fn swept_requests() -> Vec<(Device, Box<dyn ProblemDef>)> {
+    let rows = [
+        100, 1000, 4096, 5000, 8192, 11008, 16384, 30001, 32768, 65536,
+    ];
+    let gemm = [
+        (8192, 8192, 8192),
+        (4096, 4096, 4096),
+        (2048, 2048, 2048),
+        (128, 8192, 8192),
+        (16, 8192, 8192),
+        (1000, 1000, 1000),
+        (8192, 28672, 4096),
+        (130, 136, 208),
+    ];
+    let attention = [(2048, 16, 0), (8192, 16, 0), (512, 16, 0), (130, 2, 0)];
+    let mut seen = std::collections::BTreeSet::new();
+    let mut out = Vec::new();
+    for device in [Device::h200(), Device::b200()] {
+        for k in catalogue::all() {
+            for art in k.artifacts {
+                let family = family_of(art).expect("owned");
+                let shapes: Vec<(usize, usize, usize)> = match art.problem {
+                    Some(tirx::problem::Problem::Gemm(_)) => gemm.to_vec(),
+                    Some(tirx::problem::Problem::Attention) => attention.to_vec(),
+                    _ => rows.iter().map(|&n| (4096, n, 0)).collect(),
+                };
+                for shape in shapes {
+                    let Ok(request) = family.request(art, shape) else {
+                        continue;
+                    };
+                    if seen.insert(format!("{} {}", device.name, request.describe())) {
+                        out.push((device.clone(), request));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The best two of a ranking differ in cost or footprint, and the catalogue reversed
+/// (folders, files, kernels and every kernel's configs) chooses the same artifact.
+#[test]
+fn ties_are_decided_by_the_footprint_never_by_the_catalogue_order() {
+    let forward = catalogue::all();
+    let mut ranked_requests = 0;
+    for (device, request) in swept_requests() {
+        let verdicts = judge(request.as_ref(), &forward, &device);
+        let best = ranked(&verdicts);
+        let Some((first, cost)) = best.first() else {
+            continue;
+        };
+        ranked_requests += 1;
+        if let Some((second, next)) = best.get(1) {
+            assert!(
+                cost < next
+                    || first.footprint.map(|f| f.order()) != second.footprint.map(|f| f.order()),
+                "{} on {}: {}/{} and {}/{} tie in cost and footprint",
+                request.describe(),
+                device.name,
+                first.kernel.name,
+                first.artifact.config,
+                second.kernel.name,
+                second.artifact.config
+            );
+        }
+        // The catalogue reversed: its kernels, and every kernel's configs.
+        let mut back = verdicts.clone();
+        back.reverse();
+        let chosen = ranked(&back)[0].0.artifact;
+        assert!(
+            std::ptr::eq(chosen, first.artifact),
+            "{} on {}: {}/{} forward, {}/{} reversed",
+            request.describe(),
+            device.name,
+            first.kernel.name,
+            first.artifact.config,
+            chosen.kernel,
+            chosen.config
+        );
+    }
+    assert!(ranked_requests > 100, "{ranked_requests} requests ranked");
+}
+
+/// The model's choice for `request` on an H200.
+fn choice(request: &dyn ProblemDef) -> &'static KernelArtifact {
+    choose(
+        request,
+        &catalogue::all(),
+        &Device::h200(),
+        &Cache::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+    .artifact
+}
+
+/// The ties the catalogue's order used to decide, now decided by what was measured: at 32k
+/// columns the rows staged by TMA (softmax and RMSNorm), a narrower CTA for softmax at one
+/// capacity, a wider one for LayerNorm, and for `silu_mul` the tiles that pad the least, then
+/// the finer grid.
+#[test]
+fn the_ties_the_catalogue_order_decided() {
+    let staged = |a: &KernelArtifact| {
+        (a.signature)()
+            .params
+            .iter()
+            .any(|p| matches!(p, tirx::abi::AbiParam::TensorMap { tensor, .. } if tensor == "x"))
+    };
+    let threads = |a: &KernelArtifact| (a.signature)().threads;
+    for op in [RowOp::Softmax, RowOp::RmsNorm] {
+        let art = choice(&RowRequest::contiguous(op, 8192, 32768));
+        assert!(staged(art), "{op:?}: {}/{}", art.kernel, art.config);
+        assert_eq!((art.signature)().cluster, [1, 1, 1]);
+    }
+    // Softmax at 4096 and 8192 columns: c4k (128 threads), c8k (256), not their wider twins.
+    for (cols, want) in [(4096, 128), (8192, 256)] {
+        let art = choice(&RowRequest::contiguous(RowOp::Softmax, 16384, cols));
+        assert_eq!(threads(art), want, "softmax {cols}: {}", art.config);
+    }
+    // LayerNorm at the same lengths: the wider CTAs (c4k_t256, c8k_t512).
+    for (cols, want) in [(4096, 256), (8192, 512)] {
+        let art = choice(&RowRequest::contiguous(RowOp::LayerNorm, 16384, cols));
+        assert_eq!(threads(art), want, "layernorm {cols}: {}", art.config);
+    }
+    // silu_mul: 11008 columns pad to 11264 with 512-column tiles, 12288 with 2048-column ones;
+    // 8192 columns fit both exactly, and the finer grid (8×512 tiles) goes first.
+    for cols in [11008, 8192] {
+        let art = choice(&SiluMulRequest::contiguous(8192, cols));
+        assert_eq!((art.int("R"), art.int("C")), (Some(8), Some(512)), "{cols}");
+    }
+}
