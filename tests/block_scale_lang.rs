@@ -8,6 +8,7 @@
 //! here). A copy of the factors that nothing orders before the MMA is diagnosed by the
 //! emulator.
 
+use tirx::abi::ElemType;
 use tirx::prelude::*;
 use tirx::runtime::TensorMeta;
 use tirx_kernels::check::check_artifact;
@@ -18,20 +19,31 @@ use tirx_sim::Device;
 
 use super::sim_exec::sim_launch;
 
-/// D = (A·sA)(B·sB)ᵀ in MXFP8: A M×K and B N×K of E4M3 (a 128-byte row = 128 K per tile),
-/// their UE8M0 factors (one per 32 K) as `scale_image`s, f32 accumulate in TMEM, f32 out.
-/// One 128×128 tile per CTA; each K tile: TMA loads of A, B and both factor images, then
-/// the MMA's thread copies the factors into TMEM and issues the four scaled MMAs.
-#[tile_kernel(target = sm_100a, threads = 128, grid = (cdiv(M, 128), cdiv(N, 128)))]
+/// D = (A·sA)(B·sB)ᵀ in MXFP8 / MXFP6 / MXFP4 (`kind::mxf8f6f4`): A M×K of `TA` and B N×K
+/// of `TB` (E4M3, or E2M3 / E3M2 / E2M1 in the kind's padded packing, 16 values in 16 bytes:
+/// a 128-byte row = 128 K per tile either way), their UE8M0 factors (one per 32 K) as
+/// `scale_image`s, f32 accumulate in TMEM, f32 out. One 128×128 tile per CTA; each K tile:
+/// TMA loads of A, B and both factor images, then the MMA's thread copies the factors into
+/// TMEM and issues the four scaled MMAs.
+#[tile_kernel(
+    target = sm_100a,
+    threads = 128,
+    grid = (cdiv(M, 128), cdiv(N, 128)),
+    configs(
+        e4m3 = (TA = e4m3, TB = e4m3),
+        mxfp6 = (TA = e2m3, TB = e3m2),
+        mxfp4 = (TA = e2m1, TB = e2m1),
+    ),
+)]
 pub fn mxfp8_mma(
-    #[shape(M, K)] a: Tensor<e4m3>,
-    #[shape(N, K)] b: Tensor<e4m3>,
+    #[shape(M, K)] a: Tensor<TA>,
+    #[shape(N, K)] b: Tensor<TB>,
     #[shape(MS, KS)] sfa: Tensor<ue8m0>,
     #[shape(NS, KS)] sfb: Tensor<ue8m0>,
     #[shape(M, N)] d: Tensor<f32>,
 ) {
-    let a_s = smem::<e4m3>([128, 128], swizzle = B128);
-    let b_s = smem::<e4m3>([128, 128], swizzle = B128);
+    let a_s = smem::<TA>([128, 128], swizzle = B128);
+    let b_s = smem::<TB>([128, 128], swizzle = B128);
     let sfa_s = smem::<ue8m0>([32, 16]); // the 128 × 4 factors' copy image
     let sfb_s = smem::<ue8m0>([32, 16]);
     let acc = tmem::<f32>([128, 128]);
@@ -162,6 +174,8 @@ pub fn mxfp8_stale_copy(
 /// factor is the power of two that brings the block's largest magnitude within E4M3's 448),
 /// with exact values `a`, `b` (element × factor) for the reference.
 pub(crate) struct Mx {
+    /// A's and B's element types.
+    pub(crate) elems: [ElemType; 2],
     pub(crate) m: usize,
     pub(crate) n: usize,
     pub(crate) k: usize,
@@ -174,10 +188,15 @@ pub(crate) struct Mx {
     pub(crate) b: Vec<f64>,
 }
 
-/// Quantises `rows × k` values to E4M3 with one UE8M0 factor per 32 of a row.
-fn quantise(x: &[f32], rows: usize, k: usize) -> (Vec<u8>, Vec<f64>, Vec<u8>, [usize; 2]) {
+/// Quantises `rows × k` values to `elem` (E4M3, or a padded E3M2 / E2M3 / E2M1 image,
+/// k then a multiple of 16) with one UE8M0 factor per 32 of a row.
+fn quantise(
+    x: &[f32],
+    (rows, k): (usize, usize),
+    elem: ElemType,
+) -> (Vec<u8>, Vec<f64>, Vec<u8>, [usize; 2]) {
     let kb = k.div_ceil(32);
-    let (mut q, mut exact) = (vec![0u8; rows * k], vec![0.0; rows * k]);
+    let (mut q, mut exact) = (vec![0f32; rows * k], vec![0.0; rows * k]);
     let mut factors = vec![tirx::ue8m0(127); rows * kb];
     for r in 0..rows {
         for blk in 0..kb {
@@ -186,22 +205,57 @@ fn quantise(x: &[f32], rows: usize, k: usize) -> (Vec<u8>, Vec<f64>, Vec<u8>, [u
                 .clone()
                 .map(|c| f64::from(x[r * k + c]).abs())
                 .fold(0.0, f64::max);
-            let s = tirx::ue8m0::for_block(amax, 448.0);
+            let s = tirx::ue8m0::for_block(amax, largest(elem));
             factors[r * kb + blk] = s;
             for c in cols {
-                let e = tirx::e4m3::from_f32((f64::from(x[r * k + c]) / s.to_f64()) as f32);
-                q[r * k + c] = e.0;
-                exact[r * k + c] = f64::from(e.to_f32()) * s.to_f64();
+                let v = rounded(elem, (f64::from(x[r * k + c]) / s.to_f64()) as f32);
+                q[r * k + c] = v as f32;
+                exact[r * k + c] = v * s.to_f64();
             }
         }
     }
+    let bytes: Vec<u8> = match elem {
+        ElemType::E3m2 => tirx::e3m2::pack(&q).iter().map(|b| b.0).collect(),
+        ElemType::E2m3 => tirx::e2m3::pack(&q).iter().map(|b| b.0).collect(),
+        ElemType::E2m1 => tirx::e2m1::pack(&q).iter().map(|b| b.0).collect(),
+        _ => q.iter().map(|&v| tirx::e4m3::from_f32(v).0).collect(),
+    };
     let (img, shape) = tirx::runtime::scale_image(&factors, rows, kb, tirx::ue8m0(127));
-    (q, exact, img.iter().map(|f| f.0).collect(), shape)
+    (bytes, exact, img.iter().map(|f| f.0).collect(), shape)
+}
+
+/// The largest magnitude of an MX element type (PTX ISA §5.2.3).
+fn largest(elem: ElemType) -> f64 {
+    match elem {
+        ElemType::E3m2 => 28.0,
+        ElemType::E2m3 => 7.5,
+        ElemType::E2m1 => 6.0,
+        _ => 448.0,
+    }
+}
+
+/// `x` rounded to `elem` (nearest, ties to even, saturating), by the runtime's host types.
+fn rounded(elem: ElemType, x: f32) -> f64 {
+    match elem {
+        ElemType::E3m2 => tirx::e3m2::value(tirx::e3m2::code(x)),
+        ElemType::E2m3 => tirx::e2m3::value(tirx::e2m3::code(x)),
+        ElemType::E2m1 => tirx::e2m1::value(tirx::e2m1::code(x)),
+        _ => f64::from(tirx::e4m3::from_f32(x).to_f32()),
+    }
 }
 
 impl Mx {
-    /// Random values spread over ±2^±6 so the blocks' factors differ.
-    pub(crate) fn new((m, n, k): (usize, usize, usize), seed: u64) -> Mx {
+    /// Random values spread over ±2^±6 so the blocks' factors differ; E4M3 operands.
+    pub(crate) fn new(shape: (usize, usize, usize), seed: u64) -> Mx {
+        Mx::of((ElemType::E4m3, ElemType::E4m3), shape, seed)
+    }
+
+    /// As `new`, A of type `ta` and B of `tb` (E4M3 or the padded 6-/4-bit types).
+    pub(crate) fn of(
+        (ta, tb): (ElemType, ElemType),
+        (m, n, k): (usize, usize, usize),
+        seed: u64,
+    ) -> Mx {
         let mut rng = Rng::new(seed);
         let mut vals = |len: usize| -> Vec<f32> {
             (0..len)
@@ -209,9 +263,10 @@ impl Mx {
                 .collect()
         };
         let (xa, xb) = (vals(m * k), vals(n * k));
-        let (qa, a, ia, sa) = quantise(&xa, m, k);
-        let (qb, b, ib, sb) = quantise(&xb, n, k);
+        let (qa, a, ia, sa) = quantise(&xa, (m, k), ta);
+        let (qb, b, ib, sb) = quantise(&xb, (n, k), tb);
         Mx {
+            elems: [ta, tb],
             m,
             n,
             k,
@@ -224,11 +279,11 @@ impl Mx {
 
     /// The tensors (A, B, A's factors, B's factors, D poisoned) in a fresh device.
     pub(crate) fn upload(&self, dev: &mut Device) -> [TensorMeta; 5] {
-        use tirx::abi::ElemType::{E4m3, F32, Ue8m0};
+        use tirx::abi::ElemType::{F32, Ue8m0};
         let (m, n, k) = (self.m, self.n, self.k);
         [
-            put(dev, &self.bytes[0], E4m3, &[m, k]),
-            put(dev, &self.bytes[1], E4m3, &[n, k]),
+            put(dev, &self.bytes[0], self.elems[0], &[m, k]),
+            put(dev, &self.bytes[1], self.elems[1], &[n, k]),
             put(dev, &self.bytes[2], Ue8m0, &self.shapes[0]),
             put(dev, &self.bytes[3], Ue8m0, &self.shapes[1]),
             put(dev, &vec![0xff; m * n * 4], F32, &[m, n]),
@@ -253,9 +308,23 @@ fn read_f32(dev: &Device, t: &TensorMeta) -> Vec<f32> {
         .collect()
 }
 
+/// `mxfp8_mma`'s configs in order: A's and B's types and their atype/btype codes (PTX ISA
+/// §9.7.16.4.2, the mxf8f6f4 table: E4M3 0, E2M3 3, E3M2 4, E2M1 5).
+const MX_CONFIGS: [(ElemType, ElemType, u32, u32); 3] = [
+    (ElemType::E4m3, ElemType::E4m3, 0, 0),
+    (ElemType::E2m3, ElemType::E3m2, 3, 4),
+    (ElemType::E2m1, ElemType::E2m1, 5, 5),
+];
+
 #[test]
 fn the_scaled_mma_issues_four_block_scaled_instructions_with_data_ids_0_to_3() {
-    let ptx = mxfp8_mma::KERNEL.artifacts[0].ptx;
+    assert_eq!(mxfp8_mma::KERNEL.artifacts.len(), MX_CONFIGS.len());
+    for (art, &(_, _, ca, cb)) in mxfp8_mma::KERNEL.artifacts.iter().zip(&MX_CONFIGS) {
+        scaled_mma_ptx(art.ptx, (ca, cb));
+    }
+}
+
+fn scaled_mma_ptx(ptx: &str, (ca, cb): (u32, u32)) {
     let mmas: Vec<&str> = ptx.lines().filter(|l| l.contains("tcgen05.mma")).collect();
     assert_eq!(mmas.len(), 4, "{ptx}");
     assert!(
@@ -264,10 +333,11 @@ fn the_scaled_mma_issues_four_block_scaled_instructions_with_data_ids_0_to_3() {
         ),
         "{mmas:#?}"
     );
-    // The mxf8f6f4 descriptor (§9.7.16.4.2): E4M3 × E4M3, N = 128 (16 << 17), UE8M0 (bit
-    // 23), M = 128 (1 << 27), data IDs j for A (29-30) and B (4-5).
+    // The mxf8f6f4 descriptor (§9.7.16.4.2): atype / btype codes, N = 128 (16 << 17), UE8M0
+    // (bit 23), M = 128 (1 << 27), data IDs j for A (29-30) and B (4-5).
     for j in 0..4u32 {
-        let idesc = (j << 4) | (16 << 17) | (1 << 23) | (1 << 27) | (j << 29);
+        let idesc =
+            (j << 4) | (ca << 7) | (cb << 10) | (16 << 17) | (1 << 23) | (1 << 27) | (j << 29);
         assert!(ptx.contains(&format!("{idesc};")), "no idesc {idesc:#x}");
     }
     let cps = ptx
@@ -279,10 +349,16 @@ fn the_scaled_mma_issues_four_block_scaled_instructions_with_data_ids_0_to_3() {
 
 #[test]
 fn the_mxfp8_mma_matches_the_scaled_reference_in_the_emulator() {
-    let art = &mxfp8_mma::KERNEL.artifacts[0];
+    // MXFP8, MXFP6 (E2M3 × E3M2) and MXFP4 (E2M1, kind::mxf8f6f4's padded form).
+    for (art, &(ta, tb, _, _)) in mxfp8_mma::KERNEL.artifacts.iter().zip(&MX_CONFIGS) {
+        mx_matches_the_reference(art, (ta, tb));
+    }
+}
+
+fn mx_matches_the_reference(art: &tirx::KernelArtifact, types: (ElemType, ElemType)) {
     // Tails: M 200 (128 + 72), N 136 (128 + 8), K 208 (128 + 80: a last block of 16).
     for (shape, seed) in [((128, 128, 128), 1), ((200, 136, 208), 2)] {
-        let p = Mx::new(shape, seed);
+        let p = Mx::of(types, shape, seed);
         let mut dev = Device::new();
         let t = p.upload(&mut dev);
         sim_launch(art, &mut dev, &t, &[], seed).unwrap_or_else(|e| panic!("{shape:?}: {e}"));
@@ -310,12 +386,13 @@ fn the_mxfp8_mma_assembles_with_utcqmma_and_utccp() {
     if tool_for_test(find_ptxas()).is_none() {
         return;
     }
-    let art = &mxfp8_mma::KERNEL.artifacts[0];
-    let c = check_artifact("mxfp8_mma", art).expect("assembles");
-    assert!(c.problems.is_empty(), "{:?}", c.problems);
-    assert_eq!(c.spills, 0);
-    assert_eq!(c.sass.get("UTCQMMA").copied(), Some(4), "{:?}", c.sass);
-    assert_eq!(c.sass.get("UTCCP").copied(), Some(2), "{:?}", c.sass);
+    for art in mxfp8_mma::KERNEL.artifacts {
+        let c = check_artifact("mxfp8_mma", art).expect("assembles");
+        assert!(c.problems.is_empty(), "{}: {:?}", art.config, c.problems);
+        assert_eq!(c.spills, 0);
+        assert_eq!(c.sass.get("UTCQMMA").copied(), Some(4), "{:?}", c.sass);
+        assert_eq!(c.sass.get("UTCCP").copied(), Some(2), "{:?}", c.sass);
+    }
 }
 
 #[test]

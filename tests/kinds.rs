@@ -67,8 +67,10 @@ pub fn tf32_gemm(
     }
 }
 
-/// D = A·Bᵀ in FP8 (`kind::f8f6f4`): A M×K of `TA`, B N×K of `TB` (E4M3 or E5M2; rows of
-/// 128 elements = one 128-byte swizzle span), f32 accumulate in TMEM, f32 out.
+/// D = A·Bᵀ in FP8, FP6 and FP4 (`kind::f8f6f4`): A M×K of `TA`, B N×K of `TB` (E4M3, E5M2,
+/// or the 6-/4-bit E3M2, E2M3, E2M1 in the kind's padded shared-memory packing — 16 values
+/// in each 16 bytes; rows of 128 elements = one 128-byte swizzle span either way), f32
+/// accumulate in TMEM, f32 out. The configs are `F8F6F4_CONFIGS`, in order.
 #[tile_kernel(
     target = sm_100a,
     threads = 128,
@@ -77,6 +79,9 @@ pub fn tf32_gemm(
         e4m3 = (TA = e4m3, TB = e4m3, BN = 64),
         e5m2 = (TA = e5m2, TB = e5m2, BN = 32),
         mixed = (TA = e4m3, TB = e5m2, BN = 64),
+        e2m3 = (TA = e2m3, TB = e2m3, BN = 64),
+        e3m2_e2m1 = (TA = e3m2, TB = e2m1, BN = 32),
+        e2m1_e4m3 = (TA = e2m1, TB = e4m3, BN = 64),
     ),
 )]
 pub fn fp8_gemm(
@@ -106,7 +111,8 @@ pub fn fp8_gemm(
         full.wait(k % 2);
         #[scope(thread = 0)]
         {
-            // 8-bit operands: kind::f8f6f4, four instructions of K = 32 per 128-wide tile.
+            // 8-, 6- or 4-bit operands: kind::f8f6f4, four instructions of K = 32 (32 bytes
+            // of a row: one group of 16 or 32 bytes of 8-bit) per 128-wide tile.
             tcgen05::mma(acc, a_s, b_s, accumulate = k > 0);
             tcgen05::commit(done);
         }
@@ -234,15 +240,37 @@ fn read_f32(dev: &Device, t: &tirx::runtime::TensorMeta) -> Vec<f32> {
         .collect()
 }
 
+/// `fp8_gemm`'s configs in order: (A type, B type, BN).
+const F8F6F4_CONFIGS: [(tirx::abi::ElemType, tirx::abi::ElemType, u32); 6] = {
+    use tirx::abi::ElemType::{E2m1, E2m3, E3m2, E4m3, E5m2};
+    [
+        (E4m3, E4m3, 64),
+        (E5m2, E5m2, 32),
+        (E4m3, E5m2, 64),
+        (E2m3, E2m3, 64),
+        (E3m2, E2m1, 32),
+        (E2m1, E4m3, 64),
+    ]
+};
+
+/// The atype/btype code of the f8f6f4 column of PTX ISA §9.7.16.4.2's table, written here
+/// from the table (not from the encoder): E4M3 0, E5M2 1, E2M3 3, E3M2 4, E2M1 5.
+fn f8f6f4_code(t: tirx::abi::ElemType) -> u32 {
+    use tirx::abi::ElemType::{E2m1, E2m3, E3m2, E4m3, E5m2};
+    match t {
+        E4m3 => 0,
+        E5m2 => 1,
+        E2m3 => 3,
+        E3m2 => 4,
+        E2m1 => 5,
+        other => panic!("{other:?} is no f8f6f4 type"),
+    }
+}
+
 #[test]
 fn fp8_operands_issue_kind_f8f6f4_in_steps_of_k32() {
-    use tirx::abi::ElemType::{E4m3, E5m2};
-    for (art, (ta, tb)) in
-        fp8_gemm::KERNEL
-            .artifacts
-            .iter()
-            .zip([(E4m3, E4m3), (E5m2, E5m2), (E4m3, E5m2)])
-    {
+    assert_eq!(fp8_gemm::KERNEL.artifacts.len(), F8F6F4_CONFIGS.len());
+    for (art, &(ta, tb, bn)) in fp8_gemm::KERNEL.artifacts.iter().zip(&F8F6F4_CONFIGS) {
         let mmas: Vec<&str> = art
             .ptx
             .lines()
@@ -253,12 +281,9 @@ fn fp8_operands_issue_kind_f8f6f4_in_steps_of_k32() {
             mmas.iter().all(|l| l.contains(".kind::f8f6f4")),
             "{mmas:#?}"
         );
-        // f32 D, atype/btype E4M3 = 0 / E5M2 = 1 (PTX ISA §9.7.16.4.2, the f8f6f4 column),
-        // N = BN, M = 128.
-        let code = |t| u32::from(t == E5m2);
-        let bn = if art.config == "e5m2" { 32 } else { 64 };
-        let idesc =
-            (1u32 << 4) | (code(ta) << 7) | (code(tb) << 10) | ((bn >> 3) << 17) | (8 << 24);
+        // f32 D, atype/btype (PTX ISA §9.7.16.4.2, the f8f6f4 column), N = BN, M = 128.
+        let (ca, cb) = (f8f6f4_code(ta), f8f6f4_code(tb));
+        let idesc = (1u32 << 4) | (ca << 7) | (cb << 10) | ((bn >> 3) << 17) | (8 << 24);
         assert!(
             art.ptx.contains(&format!("{idesc};")),
             "{}: no idesc {idesc:#x}",
@@ -269,18 +294,71 @@ fn fp8_operands_issue_kind_f8f6f4_in_steps_of_k32() {
 
 #[test]
 fn the_fp8_gemms_match_the_reference_in_the_emulator() {
-    use tirx::abi::ElemType::{E4m3, E5m2};
     // Tails: M 136 (128 + 8), N 72 (BN + 8, or 2·32 + 8), K 208 (128 + 80; TMA needs rows
-    // of a multiple of 16 bytes).
-    for (ci, (ta, tb)) in [(E4m3, E4m3), (E5m2, E5m2), (E4m3, E5m2)]
-        .into_iter()
-        .enumerate()
-    {
+    // of a multiple of 16 bytes, the padded 6-/4-bit images whole 16-element groups).
+    // Configs 3-5 are the 6- and 4-bit ones: the emulator unpacks their groups.
+    for (ci, &(ta, tb, _)) in F8F6F4_CONFIGS.iter().enumerate() {
         let art = &fp8_gemm::KERNEL.artifacts[ci];
         // One f32 rounding per 128-wide K tile.
         let shapes = [(128, 64, 128), (136, 72, 208)];
         fp8_gemm_is_exact_in_the_emulator(art, (ta, tb), &shapes, 7 + ci as u64, 3, -22);
     }
+}
+
+/// The 6- and 4-bit operands are read from the padded groups only: with every padding byte
+/// of A (E3M2: bytes 12-15 of each 16) and B (E2M1: bytes 8-15) set to 0x55 the emulator's
+/// result is still the reference's, and with the packing ignored — the same bytes read as
+/// one value per byte, in its low bits — it would not be.
+#[test]
+fn the_padding_of_the_6_and_4_bit_groups_is_not_read() {
+    use tirx::abi::ElemType::{E2m1, E3m2, F32};
+    let art = &fp8_gemm::KERNEL.artifacts[4];
+    assert_eq!(art.config, "e3m2_e2m1");
+    let (m, n, k) = (128, 32, 128);
+    let mut rng = Rng::new(5);
+    let (mut ab, av) = inputs(&mut rng, E3m2, m * k);
+    let (mut bb, bv) = inputs(&mut rng, E2m1, n * k);
+    for g in ab.chunks_mut(16) {
+        g[12..].fill(0x55);
+    }
+    for g in bb.chunks_mut(16) {
+        g[8..].fill(0x55);
+    }
+    // The other reading: one value per byte, in its low bits (an 8-bit container).
+    let a8: Vec<f64> = ab
+        .iter()
+        .map(|&x| tirx::e3m2::value(u32::from(x & 0x3f)))
+        .collect();
+    let b8: Vec<f64> = bb
+        .iter()
+        .map(|&x| tirx::e2m1::value(u32::from(x & 0xf)))
+        .collect();
+    let mut dev = Device::new();
+    let tam = put(&mut dev, &ab, E3m2, &[m, k]);
+    let tbm = put(&mut dev, &bb, E2m1, &[n, k]);
+    let td = put(&mut dev, &vec![0xff; m * n * 4], F32, &[m, n]);
+    sim_launch(art, &mut dev, &[tam, tbm, td.clone()], &[], 1).unwrap_or_else(|e| panic!("{e}"));
+    let got = read_f32(&dev, &td);
+    let mut unpacked_differs = false;
+    for i in 0..m {
+        for j in 0..n {
+            let dot = |x: &[f64], y: &[f64]| -> (f64, f64) {
+                (0..k)
+                    .map(|q| x[i * k + q] * y[j * k + q])
+                    .fold((0.0, 0.0), |(s, a), t| (s + t, a + t.abs()))
+            };
+            let (want, mag) = dot(&av, &bv);
+            let g = f64::from(got[i * n + j]);
+            assert!(
+                (g - want).abs() <= mag * 2f64.powi(-22) + 1e-30,
+                "D[{i}][{j}] = {g}, want {want}"
+            );
+            let (bytewise, _) = dot(&a8, &b8);
+            assert!(bytewise.is_finite());
+            unpacked_differs |= (g - bytewise).abs() > 1e-6 * bytewise.abs().max(1.0);
+        }
+    }
+    assert!(unpacked_differs, "the packing made no difference");
 }
 
 /// Runs an FP8 D = A·Bᵀ kernel (`a` M×K of `ta`, `b` N×K of `tb`, f32 `d`) in the emulator at

@@ -202,7 +202,12 @@ fn typed_gemm_scaled(
         ElemType::F32 => 1.0 / 16_777_216.0,
         ElemType::E4m3 => 1.0 / 16.0,
         ElemType::E5m2 => 1.0 / 8.0,
-        ElemType::Ue8m0 | ElemType::Ue4m3 | ElemType::E2m1x2 => 1.0,
+        ElemType::Ue8m0
+        | ElemType::Ue4m3
+        | ElemType::E2m1x2
+        | ElemType::E3m2
+        | ElemType::E2m3
+        | ElemType::E2m1 => 1.0,
         ElemType::I32 | ElemType::U32 => 0.0,
     };
     for i in 0..m {

@@ -103,7 +103,10 @@ pub fn tensor_map(meta: &TensorMeta, box_dims: &[u32], swizzle: Swizzle) -> Tens
             | ElemType::E5m2
             | ElemType::Ue8m0
             | ElemType::E2m1x2
-            | ElemType::Ue4m3 => TmaElem::U8,
+            | ElemType::Ue4m3
+            | ElemType::E3m2
+            | ElemType::E2m3
+            | ElemType::E2m1 => TmaElem::U8,
             // The box moves 4-byte words; TMA does no arithmetic on them.
             ElemType::I32 | ElemType::U32 => TmaElem::U32,
         },
@@ -153,6 +156,9 @@ pub fn encode(values: &[f64], elem: ElemType) -> (Vec<u8>, Vec<f64>) {
 /// lie in [-3, 1): skewed negative, which keeps sums from cancelling to zero): their
 /// little-endian bytes and their exact values.
 pub fn random_values(rng: &mut Rng, elem: ElemType, n: usize) -> (Vec<u8>, Vec<f64>) {
+    if elem.is_f6f4() {
+        return random_padded(rng, elem, n);
+    }
     let mut bytes = Vec::with_capacity(n * elem.bytes() as usize);
     let mut vals = Vec::with_capacity(n);
     for _ in 0..n {
@@ -213,8 +219,26 @@ pub fn random_values(rng: &mut Rng, elem: ElemType, n: usize) -> (Vec<u8>, Vec<f
                 bytes.push(v.0);
                 vals.extend(v.to_f64());
             }
+            ElemType::E3m2 | ElemType::E2m3 | ElemType::E2m1 => {
+                unreachable!("padded images are drawn a group at a time (random_padded)")
+            }
         }
     }
+    (bytes, vals)
+}
+
+/// `n` random values (a multiple of 16) of a padded 6-/4-bit type in its image (16 values
+/// to 16 bytes), from the runtime's host types: `2·unit − 1` scaled to use the format's
+/// range (×4 for E3M2, ×2 for E2M3 and E2M1).
+fn random_padded(rng: &mut Rng, elem: ElemType, n: usize) -> (Vec<u8>, Vec<f64>) {
+    let scale = if elem == ElemType::E3m2 { 4.0 } else { 2.0 };
+    let xs: Vec<f32> = (0..n).map(|_| (rng.unit() * 2.0 - 1.0) * scale).collect();
+    let bytes: Vec<u8> = match elem {
+        ElemType::E3m2 => tirx::e3m2::pack(&xs).iter().map(|b| b.0).collect(),
+        ElemType::E2m3 => tirx::e2m3::pack(&xs).iter().map(|b| b.0).collect(),
+        _ => tirx::e2m1::pack(&xs).iter().map(|b| b.0).collect(),
+    };
+    let vals = decode(&bytes, elem);
     (bytes, vals)
 }
 
@@ -256,6 +280,16 @@ pub fn decode(bytes: &[u8], elem: ElemType) -> Vec<f64> {
             .iter()
             .flat_map(|&b| tirx::e2m1x2(b).to_f64())
             .collect(),
+        // Padded images: 16 values per 16 bytes.
+        ElemType::E3m2 => {
+            tirx::e3m2::unpack(&bytes.iter().map(|&b| tirx::e3m2(b)).collect::<Vec<_>>())
+        }
+        ElemType::E2m3 => {
+            tirx::e2m3::unpack(&bytes.iter().map(|&b| tirx::e2m3(b)).collect::<Vec<_>>())
+        }
+        ElemType::E2m1 => {
+            tirx::e2m1::unpack(&bytes.iter().map(|&b| tirx::e2m1(b)).collect::<Vec<_>>())
+        }
     }
 }
 

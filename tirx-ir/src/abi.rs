@@ -39,6 +39,24 @@ pub enum ElemType {
     /// `tcgen05.mma.kind::mxf4nvf4.block_scale` (§9.7.16.10.7); a tile's or tensor's last
     /// dimension counts bytes (pairs), so a 128-byte row holds 256 values. Moved as bytes.
     E2m1x2,
+    /// FP6 E3M2 (PTX ISA §5.2.3: 1 sign, 3 exponent bits with bias 3, 2 fraction bits; no
+    /// infinity or NaN, the largest magnitude 28), an operand type of `tcgen05.mma
+    /// .kind::f8f6f4` / `.kind::mxf8f6f4` only, stored in the ISA's shared-memory packing for
+    /// those kinds (§9.7.16, "Packing format used for matrix A and B by .kind::mxf8f6f4 in
+    /// shared memory", the TMA type `.b6x16_p32` of §5.5.1): each 16 consecutive K elements
+    /// packed contiguously, element `i` in bits `6i..6i+6` of the group's little-endian
+    /// 12 bytes, then 4 bytes of padding — one byte of footprint per element, so a tile's or
+    /// tensor's last dimension counts elements (a multiple of 16). Moved as bytes.
+    E3m2,
+    /// FP6 E2M3 (§5.2.3: 1 sign, 2 exponent bits with bias 1, 3 fraction bits; no infinity
+    /// or NaN, the largest magnitude 7.5): as `e3m2`, the same 16-in-16-bytes packing.
+    E2m3,
+    /// FP4 E2M1 as `kind::f8f6f4` / `kind::mxf8f6f4` read it (§5.2.3: the values of
+    /// `e2m1x2`'s nibbles), in the ISA's shared-memory packing for those kinds (the TMA type
+    /// `.b4x16_p64`): each 16 consecutive K elements in the group's first 8 bytes, element
+    /// `i` in bits `4i..4i+4`, then 8 bytes of padding — one byte of footprint per element,
+    /// the last dimension counting elements. (Dense `e2m1x2` is `kind::mxf4nvf4`'s form.)
+    E2m1,
     /// UE4M3, NVFP4's block-scale factor (§5.2.3: an unsigned E4M3, bias 7, 3 fraction bits,
     /// `0x7f` NaN): the factors of `kind::mxf4nvf4.block_scale.scale_vec::4X`, one per 16
     /// elements; staged as `ue8m0` is. Moved as bytes.
@@ -60,6 +78,9 @@ impl ElemType {
             | ElemType::E5m2
             | ElemType::Ue8m0
             | ElemType::E2m1x2
+            | ElemType::E3m2
+            | ElemType::E2m3
+            | ElemType::E2m1
             | ElemType::Ue4m3 => 1,
             ElemType::Bf16 | ElemType::F16 => 2,
             ElemType::F32 | ElemType::I32 | ElemType::U32 => 4,
@@ -75,6 +96,9 @@ impl ElemType {
             ElemType::E5m2 => "e5m2",
             ElemType::Ue8m0 => "ue8m0",
             ElemType::E2m1x2 => "e2m1x2",
+            ElemType::E3m2 => "e3m2",
+            ElemType::E2m3 => "e2m3",
+            ElemType::E2m1 => "e2m1",
             ElemType::Ue4m3 => "ue4m3",
             ElemType::I32 => "i32",
             ElemType::U32 => "u32",
@@ -90,6 +114,9 @@ impl ElemType {
             "e5m2" => ElemType::E5m2,
             "ue8m0" => ElemType::Ue8m0,
             "e2m1x2" => ElemType::E2m1x2,
+            "e3m2" => ElemType::E3m2,
+            "e2m3" => ElemType::E2m3,
+            "e2m1" => ElemType::E2m1,
             "ue4m3" => ElemType::Ue4m3,
             "i32" => ElemType::I32,
             "u32" => ElemType::U32,
@@ -110,6 +137,19 @@ impl ElemType {
     /// MMA only, in shared memory; no arithmetic on it in registers).
     pub fn is_fp4(self) -> bool {
         matches!(self, ElemType::E2m1x2)
+    }
+    /// Whether it is one of `kind::f8f6f4`'s 6- or 4-bit types (`e3m2`, `e2m3`, `e2m1`) in
+    /// the padded shared-memory packing: an MMA operand only, in shared memory, K-major.
+    pub fn is_f6f4(self) -> bool {
+        matches!(self, ElemType::E3m2 | ElemType::E2m3 | ElemType::E2m1)
+    }
+    /// The bits of one element of a padded `is_f6f4` type (6 or 4), else `None`.
+    pub fn packed_bits(self) -> Option<u32> {
+        match self {
+            ElemType::E3m2 | ElemType::E2m3 => Some(6),
+            ElemType::E2m1 => Some(4),
+            _ => None,
+        }
     }
     /// Whether it is a 32-bit integer (`i32`, `u32`): register tiles and global tensors only,
     /// integer arithmetic only.

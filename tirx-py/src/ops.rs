@@ -202,6 +202,8 @@ pub fn torch_name(e: ElemType) -> String {
         ElemType::E5m2 => "torch.float8_e5m2".into(),
         ElemType::Ue8m0 => "torch.float8_e8m0fnu".into(),
         ElemType::E2m1x2 => "torch.float4_e2m1fn_x2".into(),
+        // The padded FP6/FP4 images have no torch dtype: their bytes travel as uint8.
+        ElemType::E3m2 | ElemType::E2m3 | ElemType::E2m1 => "torch.uint8".into(),
         // torch has no UE4M3 dtype; its NVFP4 factors are float8_e4m3fn with the sign clear.
         ElemType::Ue4m3 => "torch.float8_e4m3fn".into(),
         ElemType::I32 => "torch.int32".into(),

@@ -19,6 +19,7 @@
 
 mod device;
 mod error;
+mod f6f4;
 mod fp4;
 mod fp8;
 #[cfg(all(test, feature = "gpu"))]
@@ -31,6 +32,7 @@ mod tma;
 
 pub use device::{DEFAULT_DYN_SMEM, Runtime, driver_present, target_for};
 pub use error::{RuntimeError, TmaReason};
+pub use f6f4::{e2m1, e2m3, e3m2};
 pub use fp4::{e2m1x2, ue4m3};
 pub use fp8::{e4m3, e5m2};
 pub use launch::{Kernel, KernelArtifact, ParamBuffer, select};

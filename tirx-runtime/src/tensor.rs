@@ -31,6 +31,9 @@ mod sealed {
     impl Sealed for crate::scale::ue8m0 {}
     impl Sealed for crate::fp4::e2m1x2 {}
     impl Sealed for crate::fp4::ue4m3 {}
+    impl Sealed for crate::f6f4::e3m2 {}
+    impl Sealed for crate::f6f4::e2m3 {}
+    impl Sealed for crate::f6f4::e2m1 {}
 }
 
 /// A tensor element type tirx kernels take.
@@ -157,6 +160,10 @@ byte_element!(crate::scale::ue8m0, ElemType::Ue8m0, 0xff);
 byte_element!(crate::fp4::e2m1x2, ElemType::E2m1x2, 0xff);
 // UE4M3's NaN.
 byte_element!(crate::fp4::ue4m3, ElemType::Ue4m3, 0x7f);
+// The padded sub-byte images (no NaN): every value at its largest magnitude, padding included.
+byte_element!(crate::f6f4::e3m2, ElemType::E3m2, 0xff);
+byte_element!(crate::f6f4::e2m3, ElemType::E2m3, 0xff);
+byte_element!(crate::f6f4::e2m1, ElemType::E2m1, 0xff);
 
 /// A tensor in device memory.
 pub struct Tensor<T: Element> {

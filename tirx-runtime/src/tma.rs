@@ -159,9 +159,16 @@ fn data_type(elem: ElemType) -> sys::CUtensorMapDataType {
         ElemType::F16 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT16,
         ElemType::F32 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
         // 8-bit floats move as bytes (no FP8 data type is needed to copy them).
-        ElemType::E4m3 | ElemType::E5m2 | ElemType::Ue8m0 | ElemType::E2m1x2 | ElemType::Ue4m3 => {
-            sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8
-        }
+        // The padded 6-/4-bit images too: global memory holds the image the MMA reads (the
+        // unpacking TMA types `16U6_ALIGN16B` / `16U4_ALIGN16B` are not used).
+        ElemType::E4m3
+        | ElemType::E5m2
+        | ElemType::Ue8m0
+        | ElemType::E2m1x2
+        | ElemType::Ue4m3
+        | ElemType::E3m2
+        | ElemType::E2m3
+        | ElemType::E2m1 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
         ElemType::I32 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_INT32,
         ElemType::U32 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT32,
     }

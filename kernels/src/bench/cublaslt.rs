@@ -90,6 +90,11 @@ pub(super) fn data_type(e: ElemType) -> sys::cudaDataType_t {
         ElemType::Ue8m0 => sys::cudaDataType_t::CUDA_R_8F_UE8M0,
         ElemType::Ue4m3 => sys::cudaDataType_t::CUDA_R_8F_UE4M3,
         ElemType::E2m1x2 => sys::cudaDataType_t::CUDA_R_4F_E2M1,
+        // cuBLASLt's FP6/FP4 types are packed; tirx's padded images are not theirs (no
+        // cuBLASLt comparison runs on them).
+        ElemType::E3m2 => sys::cudaDataType_t::CUDA_R_6F_E3M2,
+        ElemType::E2m3 => sys::cudaDataType_t::CUDA_R_6F_E2M3,
+        ElemType::E2m1 => sys::cudaDataType_t::CUDA_R_4F_E2M1,
         ElemType::I32 => sys::cudaDataType_t::CUDA_R_32I,
         ElemType::U32 => sys::cudaDataType_t::CUDA_R_32U,
     }

@@ -212,6 +212,9 @@ enum GpuTensor {
     Ue8m0(Tensor<tirx::ue8m0>),
     E2m1x2(Tensor<tirx::e2m1x2>),
     Ue4m3(Tensor<tirx::ue4m3>),
+    E3m2(Tensor<tirx::e3m2>),
+    E2m3(Tensor<tirx::e2m3>),
+    E2m1(Tensor<tirx::e2m1>),
     I32(Tensor<i32>),
     U32(Tensor<u32>),
 }
@@ -261,6 +264,18 @@ impl GpuTensor {
                 let v: Vec<tirx::ue4m3> = t.bytes.iter().map(|&b| tirx::ue4m3(b)).collect();
                 GpuTensor::Ue4m3(rt.upload(&v, &t.shape)?)
             }
+            ElemType::E3m2 => {
+                let v: Vec<tirx::e3m2> = t.bytes.iter().map(|&b| tirx::e3m2(b)).collect();
+                GpuTensor::E3m2(rt.upload(&v, &t.shape)?)
+            }
+            ElemType::E2m3 => {
+                let v: Vec<tirx::e2m3> = t.bytes.iter().map(|&b| tirx::e2m3(b)).collect();
+                GpuTensor::E2m3(rt.upload(&v, &t.shape)?)
+            }
+            ElemType::E2m1 => {
+                let v: Vec<tirx::e2m1> = t.bytes.iter().map(|&b| tirx::e2m1(b)).collect();
+                GpuTensor::E2m1(rt.upload(&v, &t.shape)?)
+            }
             ElemType::I32 => {
                 let v: Vec<i32> = t
                     .bytes
@@ -290,6 +305,9 @@ impl GpuTensor {
             GpuTensor::Ue8m0(t) => t.view(),
             GpuTensor::E2m1x2(t) => t.view(),
             GpuTensor::Ue4m3(t) => t.view(),
+            GpuTensor::E3m2(t) => t.view(),
+            GpuTensor::E2m3(t) => t.view(),
+            GpuTensor::E2m1(t) => t.view(),
             GpuTensor::I32(t) => t.view(),
             GpuTensor::U32(t) => t.view(),
         }
@@ -317,6 +335,9 @@ impl GpuTensor {
             GpuTensor::Ue8m0(t) => rt.download(t)?.iter().map(|v| v.0).collect(),
             GpuTensor::E2m1x2(t) => rt.download(t)?.iter().map(|v| v.0).collect(),
             GpuTensor::Ue4m3(t) => rt.download(t)?.iter().map(|v| v.0).collect(),
+            GpuTensor::E3m2(t) => rt.download(t)?.iter().map(|v| v.0).collect(),
+            GpuTensor::E2m3(t) => rt.download(t)?.iter().map(|v| v.0).collect(),
+            GpuTensor::E2m1(t) => rt.download(t)?.iter().map(|v| v.0).collect(),
             GpuTensor::I32(t) => rt
                 .download(t)?
                 .iter()

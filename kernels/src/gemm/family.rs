@@ -232,8 +232,13 @@ fn simulate_gemm(
         ElemType::F32 => 1.0 / 16_777_216.0,
         ElemType::E4m3 => 1.0 / 16.0,
         ElemType::E5m2 => 1.0 / 8.0,
-        // No GEMM takes scale factors or packed FP4 as its operand type.
-        ElemType::Ue8m0 | ElemType::Ue4m3 | ElemType::E2m1x2 => 1.0,
+        // No GEMM writes scale factors or FP6/FP4.
+        ElemType::Ue8m0
+        | ElemType::Ue4m3
+        | ElemType::E2m1x2
+        | ElemType::E3m2
+        | ElemType::E2m3
+        | ElemType::E2m1 => 1.0,
         // Nor integers: an exact integer result would compare with no slack.
         ElemType::I32 | ElemType::U32 => 0.0,
     };

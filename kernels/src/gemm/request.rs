@@ -502,7 +502,10 @@ impl GemmTypes {
             | ElemType::E5m2
             | ElemType::Ue8m0
             | ElemType::Ue4m3
-            | ElemType::E2m1x2 => 2f64.powi(-3),
+            | ElemType::E2m1x2
+            | ElemType::E3m2
+            | ElemType::E2m3
+            | ElemType::E2m1 => 2f64.powi(-3),
             // No GEMM writes integers (no `Tensor<i32>` GEMM is catalogued); exact if one did.
             ElemType::I32 | ElemType::U32 => 0.0,
         }

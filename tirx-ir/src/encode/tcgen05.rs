@@ -194,8 +194,9 @@ pub enum Kind {
     F16,
     /// `.kind::tf32`: tf32 operands (stored as f32), K = 8 per instruction (dense).
     Tf32,
-    /// `.kind::f8f6f4`: E4M3 or E5M2 operands (A and B may differ), K = 32 per instruction
-    /// (dense). (The kind's 6- and 4-bit types are not element types of the language yet.)
+    /// `.kind::f8f6f4`: E4M3, E5M2, E3M2, E2M3 or E2M1 operands (A and B may differ; the 6-
+    /// and 4-bit ones in the padded shared-memory packing, one byte of footprint each), K = 32
+    /// per instruction (dense).
     F8f6f4,
 }
 
@@ -221,7 +222,9 @@ impl Kind {
         match t {
             ElemType::F16 | ElemType::Bf16 => Some(Kind::F16),
             ElemType::F32 => Some(Kind::Tf32),
+            // The 6- and 4-bit types in the kind's padded shared-memory packing.
             ElemType::E4m3 | ElemType::E5m2 => Some(Kind::F8f6f4),
+            ElemType::E3m2 | ElemType::E2m3 | ElemType::E2m1 => Some(Kind::F8f6f4),
             // Scale factors are no operand; packed FP4 is an operand of the block-scaled
             // `kind::mxf4nvf4` only (`encode::tcgen05_scaled`), never of an unscaled kind here.
             ElemType::Ue8m0 | ElemType::Ue4m3 | ElemType::E2m1x2 => None,
@@ -257,8 +260,20 @@ fn operand_code(kind: Kind, t: ElemType) -> u32 {
         (Kind::Tf32, _) => 2,
         (Kind::F16, ElemType::Bf16) => 1,
         (Kind::F16, _) => 0,
-        (Kind::F8f6f4, ElemType::E5m2) => 1,
-        (Kind::F8f6f4, _) => 0,
+        (Kind::F8f6f4, t) => f8f6f4_code(t),
+    }
+}
+
+/// The atype/btype code of an operand of `kind::f8f6f4` (and of `kind::mxf8f6f4`, whose
+/// descriptor table lists the same codes): E4M3 = 0, E5M2 = 1, E2M3 = 3, E3M2 = 4, E2M1 = 5
+/// (PTX ISA §9.7.16.4.2; 2 is unused).
+pub fn f8f6f4_code(t: ElemType) -> u32 {
+    match t {
+        ElemType::E5m2 => 1,
+        ElemType::E2m3 => 3,
+        ElemType::E3m2 => 4,
+        ElemType::E2m1 => 5,
+        _ => 0,
     }
 }
 
@@ -299,9 +314,7 @@ impl InstrDesc {
                 }
             )));
         }
-        if self.d == AccType::F16
-            && !matches!(self.a, ElemType::F16 | ElemType::E4m3 | ElemType::E5m2)
-        {
+        if self.d == AccType::F16 && !(self.a == ElemType::F16 || ka == Kind::F8f6f4) {
             return Err(EncodeError::Types(format!(
                 "an f16 accumulator needs f16 or 8-bit operands, not {}",
                 self.a.name()
@@ -702,6 +715,42 @@ mod tests {
         }
         assert_eq!(Kind::F8f6f4.k(), 32);
         assert_eq!(Kind::F8f6f4.ptx(), ".kind::f8f6f4");
+    }
+
+    /// The kind's 6- and 4-bit types, each code of the table (PTX ISA §9.7.16.4.2, the
+    /// f8f6f4 column: E2M3 = 3, E3M2 = 4, E2M1 = 5), mixed with each other and with FP8; an
+    /// f16 accumulator is legal for all of the kind's types (§9.7.16.2.1, the `.kind::f8f6f4`
+    /// row: dtype `.f16` or `.f32`).
+    #[test]
+    fn instr_desc_f8f6f4_six_and_four_bit() {
+        use ElemType::{E2m1, E2m3, E3m2, E4m3, E5m2};
+        let at = |a, b| InstrDesc {
+            a,
+            b,
+            ..bf16_kmajor(128, 64)
+        };
+        // F32 D 0x10, N 64 >> 3 = 8 << 17 = 0x10_0000, M 128 >> 4 = 8 << 24 = 0x0800_0000.
+        let base = 0x0810_0010u32;
+        for (a, b, codes) in [
+            (E2m3, E2m3, (3 << 7) | (3 << 10)),
+            (E3m2, E3m2, (4 << 7) | (4 << 10)),
+            (E2m1, E2m1, (5 << 7) | (5 << 10)),
+            (E3m2, E2m1, (4 << 7) | (5 << 10)),
+            (E2m1, E4m3, 5 << 7),
+            (E5m2, E2m3, (1 << 7) | (3 << 10)),
+        ] {
+            assert_eq!(at(a, b).kind(), Ok(Kind::F8f6f4), "{a:?} x {b:?}");
+            assert_eq!(at(a, b).encode(), Ok(base | codes), "{a:?} x {b:?}");
+        }
+        let f16_acc = InstrDesc {
+            d: AccType::F16,
+            ..at(E2m1, E3m2)
+        };
+        assert_eq!(f16_acc.encode(), Ok((base & !0x30) | (5 << 7) | (4 << 10)));
+        // FP6 with bf16: two kinds.
+        let e = at(E3m2, ElemType::Bf16).encode().unwrap_err();
+        assert!(e.to_string().contains("one kind"), "{e}");
+        assert_eq!(f8f6f4_code(E4m3), 0);
     }
 
     /// The 8-bit and tf32 K-major layouts have the 16-bit one's descriptor (the layout is

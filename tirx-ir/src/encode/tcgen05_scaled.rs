@@ -40,9 +40,9 @@ use crate::abi::ElemType;
 /// The descriptor of one dense, K-major `kind::mxf8f6f4` MMA with UE8M0 scale factors.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ScaledDesc {
-    /// A element type (E4M3 or E5M2).
+    /// A element type (E4M3, E5M2, E3M2, E2M3 or E2M1).
     pub a: ElemType,
-    /// B element type (E4M3 or E5M2).
+    /// B element type (as A's).
     pub b: ElemType,
     /// M (the pair's M with `cta_group::2`).
     pub m: u32,
@@ -60,13 +60,17 @@ impl ScaledDesc {
     /// Errors: an operand type other than E4M3/E5M2 ([`EncodeError::Types`]), M or N outside
     /// the kind's shapes ([`EncodeError::Shape`]), a data ID over 3.
     pub fn encode(&self, pair: bool) -> Result<u32, EncodeError> {
-        let code = |t: ElemType| match t {
-            ElemType::E4m3 => Ok(0u32),
-            ElemType::E5m2 => Ok(1),
-            other => Err(EncodeError::Types(format!(
-                "kind::mxf8f6f4 takes e4m3 or e5m2 operands, not {}",
-                other.name()
-            ))),
+        // The kind's operand types are kind::f8f6f4's, with its codes and its padded
+        // shared-memory packing for the 6- and 4-bit ones.
+        let code = |t: ElemType| {
+            if t.is_fp8() || t.is_f6f4() {
+                Ok(super::tcgen05::f8f6f4_code(t))
+            } else {
+                Err(EncodeError::Types(format!(
+                    "kind::mxf8f6f4 takes e4m3, e5m2, e3m2, e2m3 or e2m1 operands, not {}",
+                    t.name()
+                )))
+            }
         };
         let (ca, cb) = (code(self.a)?, code(self.b)?);
         let (ms, step): (&[u32], u32) = if pair { (&[128, 256], 16) } else { (&[128], 8) };
@@ -331,6 +335,24 @@ mod tests {
         };
         assert_eq!(d.encode(false), Ok(0x6882_0080));
         assert_eq!(ScaledDesc::k(), 32);
+        // The 6- and 4-bit codes of the table: E2M3 = 3, E3M2 = 4, E2M1 = 5 at 7-9 / 10-12.
+        for (a, b, bits) in [
+            (ElemType::E2m3, ElemType::E3m2, (3 << 7) | (4 << 10)),
+            (ElemType::E2m1, ElemType::E2m1, (5 << 7) | (5 << 10)),
+            (ElemType::E3m2, ElemType::E4m3, 4 << 7),
+        ] {
+            let d = ScaledDesc {
+                a,
+                b,
+                sfa_id: 0,
+                sfb_id: 0,
+                ..e4m3_e5m2(128, 64)
+            };
+            assert_eq!(
+                d.encode(false),
+                Ok(bits | (8 << 17) | (1 << 23) | (1 << 27))
+            );
+        }
     }
 
     #[test]

@@ -232,8 +232,15 @@ pub fn wgmma_k(a: ElemType) -> Option<u32> {
         ElemType::F16 | ElemType::Bf16 => 16,
         ElemType::F32 => 8,
         ElemType::E4m3 | ElemType::E5m2 => 32,
-        // Scale factors, packed FP4 and 32-bit integers are no wgmma operand type.
-        ElemType::Ue8m0 | ElemType::Ue4m3 | ElemType::E2m1x2 | ElemType::I32 | ElemType::U32 => {
+        // Scale factors, FP6/FP4 and 32-bit integers are no wgmma operand type.
+        ElemType::Ue8m0
+        | ElemType::Ue4m3
+        | ElemType::E2m1x2
+        | ElemType::E3m2
+        | ElemType::E2m3
+        | ElemType::E2m1
+        | ElemType::I32
+        | ElemType::U32 => {
             return None;
         }
     })

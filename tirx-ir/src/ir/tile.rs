@@ -381,6 +381,9 @@ impl TUn {
             TUn::Cast(ElemType::Ue8m0) => "cast_ue8m0",
             TUn::Cast(ElemType::Ue4m3) => "cast_ue4m3",
             TUn::Cast(ElemType::E2m1x2) => "cast_e2m1x2",
+            TUn::Cast(ElemType::E3m2) => "cast_e3m2",
+            TUn::Cast(ElemType::E2m3) => "cast_e2m3",
+            TUn::Cast(ElemType::E2m1) => "cast_e2m1",
             TUn::Cast(ElemType::I32) => "cast_i32",
             TUn::Cast(ElemType::U32) => "cast_u32",
         }

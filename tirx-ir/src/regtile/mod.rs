@@ -393,7 +393,14 @@ pub fn reg_type(elem: ElemType) -> ScalarType {
         ElemType::Bf16 | ElemType::F16 => ScalarType::B16,
         ElemType::I32 => ScalarType::S32,
         ElemType::U32 => ScalarType::U32,
-        ElemType::E4m3 | ElemType::E5m2 | ElemType::Ue8m0 | ElemType::Ue4m3 | ElemType::E2m1x2 => {
+        ElemType::E4m3
+        | ElemType::E5m2
+        | ElemType::Ue8m0
+        | ElemType::Ue4m3
+        | ElemType::E2m1x2
+        | ElemType::E3m2
+        | ElemType::E2m3
+        | ElemType::E2m1 => {
             unreachable!("the front end refuses register tiles of 8-/4-bit floats and scales")
         }
     }

@@ -300,6 +300,26 @@ impl Lowerer<'_> {
                 ),
             ));
         }
+        if elem.is_f6f4() && space != Space::Shared {
+            let at: &dyn ToTokens = generics
+                .first()
+                .map_or(&c.func as &dyn ToTokens, |g| *g as &dyn ToTokens);
+            return Err(self.fail_at(
+                span_range(&at),
+                format!(
+                    "{0} is an MMA operand type stored in kind::f8f6f4's padded packing (16 \
+                     values in each 16 bytes): an {0} tile lives in shared memory \
+                     (`smem::<{0}>([rows, 128], swizzle = B128)`, read by tcgen05.mma \
+                     kind::f8f6f4 or kind::mxf8f6f4), not in {1}",
+                    elem.name(),
+                    if space == Space::Reg {
+                        "registers"
+                    } else {
+                        "tensor memory"
+                    }
+                ),
+            ));
+        }
         if elem.is_fp8() && space != Space::Shared {
             let at: &dyn ToTokens = generics
                 .first()
@@ -463,6 +483,15 @@ impl Lowerer<'_> {
         };
         if major == Major::K {
             return Ok(major);
+        }
+        if elem.is_f6f4() {
+            return Err(self.fail(
+                m,
+                format!(
+                    "an MN-major tile must hold bf16 or f16, not {0}: tirx reads the 6- and 4-bit types K-major only (each 16 K-elements packed in one 16-byte group); declare `smem::<{0}>([rows, 128], swizzle = B128)` and give the tensor K-major",
+                    elem.name()
+                ),
+            ));
         }
         if elem.is_fp8() {
             // PTX ISA §9.7.15.5.2: the `.e4m3`/`.e5m2` wgmma has no imm-trans operands.

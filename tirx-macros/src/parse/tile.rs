@@ -361,6 +361,14 @@ impl Lowerer<'_> {
                 "no cast to e2m1x2: packed FP4 is an operand of the block-scaled MMA, loaded by \
                  TMA, not computed in registers",
             )),
+            Some(e) if e.is_f6f4() => Err(self.fail(
+                ab,
+                format!(
+                    "no cast to {}: the 6- and 4-bit floats are MMA operand types in a padded \
+                     shared-memory packing, loaded by TMA, not computed in registers",
+                    e.name()
+                ),
+            )),
             Some(e) if e.is_fp8() => Err(self.fail(
                 ab,
                 format!(

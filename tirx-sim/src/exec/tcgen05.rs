@@ -545,7 +545,7 @@ impl Tc05Mma {
 }
 
 /// `rows` rows of the kind's K elements of one operand (32 bytes of each row: 16 × 16-bit,
-/// 8 × tf32 or 32 × 8-bit) read through `desc` from `smem` as exact values (negated when
+/// 8 × tf32, 32 × 8-bit, 64 dense FP4 or 32 of the padded 6-/4-bit groups) read through `desc` from `smem` as exact values (negated when
 /// asked), or `None` when one reaches outside it. MN-major operands are 16-bit (checked at
 /// issue).
 pub(super) fn operand_rows(
@@ -559,6 +559,22 @@ pub(super) fn operand_rows(
     let mut out = vec![vec![0f64; mma.kind.k() as usize]; rows as usize];
     for (r, row) in out.iter_mut().enumerate() {
         for (k, v) in row.iter_mut().enumerate() {
+            if let Some(w) = side.elem.padded_bits() {
+                // kind::f8f6f4's padded groups: 16 K-elements in the low 12 / 8 bytes of each
+                // 16-byte group, element i at bits w·i (little-endian); padding unread.
+                let (group, bit) = (k as u32 / 16 * 16, (k as u32 % 16) * w);
+                let byte = |j: u32| smem.get(desc.k_major_byte(r as u32, group + j) as usize);
+                let lo = u32::from(*byte(bit / 8)?);
+                // A 6-bit element may straddle two bytes (never the group's last: 15·6 + 6 = 96).
+                let hi = if (bit % 8) + w > 8 {
+                    u32::from(*byte(bit / 8 + 1)?)
+                } else {
+                    0
+                };
+                let code = ((lo | (hi << 8)) >> (bit % 8)) & ((1 << w) - 1);
+                *v = element(&code.to_le_bytes(), side.elem, side.neg)?;
+                continue;
+            }
             if side.elem == Elem::E2m1 {
                 // Two E2M1 to a byte, the lower K in the low nibble.
                 let off = desc.k_major_byte(r as u32, k as u32 / 2) as usize;

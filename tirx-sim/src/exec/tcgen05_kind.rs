@@ -9,10 +9,22 @@
 //! operand row: 16 × 2, 8 × 4 or 32 × 1 bytes. The block-scaled `kind::mxf8f6f4` (E4M3 /
 //! E5M2, `.scale_vec::1X`) and `kind::mxf4nvf4` (E2M1 packed two to a byte, K = 64 —
 //! again 32 bytes a row —, `.scale_vec::2X` with UE8M0 or `::4X` with UE8M0 / UE4M3 factors)
-//! have their own descriptor tables, decoded here; their scaling is `tcgen05_scale.rs`. The
-//! 6- and 4-bit types of `kind::f8f6f4`/`mxf8f6f4`, `kind::mxf4` and `mxf4nvf4`'s K = 96
-//! form are refused at decode with the reason. E2M1 nibbles are read the lower K in the low
-//! nibble (little-endian sub-byte packing, as 16-bit elements sit two to a 32-bit cell).
+//! have their own descriptor tables, decoded here; their scaling is `tcgen05_scale.rs`.
+//! `kind::mxf4` and `mxf4nvf4`'s K = 96 form are refused at decode with the reason. E2M1
+//! nibbles of `mxf4nvf4` are read the lower K in the low nibble (little-endian sub-byte
+//! packing, as 16-bit elements sit two to a 32-bit cell).
+//!
+//! **The 6- and 4-bit types of `kind::f8f6f4` / `kind::mxf8f6f4`** (codes E2M3 = 3,
+//! E3M2 = 4, E2M1 = 5) are read from shared memory in the packing the ISA requires for those
+//! kinds (PTX ISA §9.7.16, "Packing format used for matrix A and B by .kind::mxf8f6f4 in
+//! shared memory"; the same groups as the TMA types `.b6x16_p32` / `.b4x16_p64` of §5.5.1):
+//! every 16 consecutive K elements of a row packed contiguously into 12 (6-bit) or 8 (4-bit)
+//! bytes of a 16-byte group, the rest padding (never read). Within a group element `i` sits
+//! at bits `w·i .. w·i + w` of its little-endian bytes — the order a packed stream of `w`-bit
+//! values has, and what the TMA's unpacking of a packed global row produces. One
+//! instruction's K = 32 is still 32 bytes of a row: two groups. E3M2 (§5.2.3): 3 exponent
+//! bits, bias 3, 2 fraction bits; E2M3: 2 exponent bits, bias 1, 3 fraction bits; neither has
+//! an infinity or NaN. (A from tensor memory in these types is refused at issue.)
 //!
 //! **Instruction descriptor** (PTX ISA §9.7.16.4.2 "Instruction descriptor", the table for
 //! `.kind::tf32, .kind::f16, .kind::f8f6f4 and .kind::i8`): bits 0–1 the sparsity selector,
@@ -111,9 +123,26 @@ pub enum Elem {
     /// 1.5, 2, 3, 4, 6 and their negatives), packed two to a byte, the lower K in the low
     /// nibble.
     E2m1,
+    /// FP6 E3M2 in `kind::f8f6f4`'s padded shared-memory groups (16 in 16 bytes).
+    E3m2,
+    /// FP6 E2M3, likewise.
+    E2m3,
+    /// FP4 E2M1 in `kind::f8f6f4`'s padded groups (16 in the first 8 of 16 bytes) — not
+    /// `mxf4nvf4`'s dense nibbles (`E2m1`).
+    E2m1Padded,
 }
 
 impl Elem {
+    /// Bits per element of a padded 16-element group (6 or 4), or `None` for the byte-aligned
+    /// and dense-nibble formats.
+    pub fn padded_bits(self) -> Option<u32> {
+        match self {
+            Elem::E3m2 | Elem::E2m3 => Some(6),
+            Elem::E2m1Padded => Some(4),
+            _ => None,
+        }
+    }
+
     /// Bytes one element takes in shared or tensor memory.
     pub fn bytes(self) -> u32 {
         match self {
@@ -122,6 +151,8 @@ impl Elem {
             Elem::E4m3 | Elem::E5m2 => 1,
             // Two to a byte: `operand_rows` reads the nibble.
             Elem::E2m1 => 1,
+            // One byte of footprint each (16 in a 16-byte group): `operand_rows` unpacks.
+            Elem::E3m2 | Elem::E2m3 | Elem::E2m1Padded => 1,
         }
     }
 
@@ -133,7 +164,9 @@ impl Elem {
             Elem::Tf32 => f64::from(f32::from_bits(bits & !0x1fff)),
             Elem::E5m2 => float::decode(u64::from(bits & 0xff), E5M2),
             Elem::E4m3 => e4m3(bits as u8),
-            Elem::E2m1 => e2m1(bits as u8),
+            Elem::E2m1 | Elem::E2m1Padded => e2m1(bits as u8),
+            Elem::E3m2 => fp6(bits, 3, 2),
+            Elem::E2m3 => fp6(bits, 2, 3),
         }
     }
 
@@ -145,12 +178,9 @@ impl Elem {
             (Kind::Tf32, 2) => Elem::Tf32,
             (Kind::F8f6f4 | Kind::MxF8f6f4, 0) => Elem::E4m3,
             (Kind::F8f6f4 | Kind::MxF8f6f4, 1) => Elem::E5m2,
-            (Kind::F8f6f4 | Kind::MxF8f6f4, 3..=5) => {
-                return Err(format!(
-                    "format code {code} (E2M3 = 3, E3M2 = 4, E2M1 = 5): the 6- and 4-bit \
-                     types of kind::f8f6f4 are not emulated yet"
-                ));
-            }
+            (Kind::F8f6f4 | Kind::MxF8f6f4, 3) => Elem::E2m3,
+            (Kind::F8f6f4 | Kind::MxF8f6f4, 4) => Elem::E3m2,
+            (Kind::F8f6f4 | Kind::MxF8f6f4, 5) => Elem::E2m1Padded,
             (k, c) => return Err(format!("format code {c} is not a {k:?} operand type")),
         })
     }
@@ -164,6 +194,24 @@ fn e2m1(b: u8) -> f64 {
         f * 0.5
     } else {
         (2.0 + f) * 2f64.powi(e - 1 - 1)
+    };
+    if neg { -mag } else { mag }
+}
+
+/// The value of a 6-bit float (the low 6 bits of `b`): sign at bit 5, `e` exponent bits with
+/// bias `2^(e−1) − 1`, `f` fraction bits, subnormal at exponent 0; no infinity or NaN.
+fn fp6(b: u32, e: u32, f: u32) -> f64 {
+    let neg = (b >> 5) & 1 == 1;
+    let (ex, fr) = (
+        ((b >> f) & ((1 << e) - 1)) as i32,
+        f64::from(b & ((1 << f) - 1)),
+    );
+    let bias = (1 << (e - 1)) - 1;
+    let one = f64::from(1u32 << f);
+    let mag = if ex == 0 {
+        fr * 2f64.powi(1 - bias - f as i32)
+    } else {
+        (one + fr) * 2f64.powi(ex - bias - f as i32)
     };
     if neg { -mag } else { mag }
 }

@@ -12,6 +12,7 @@
 //! | A, B            | factors | kind, scale vector            | K / instr. | factors a 128-byte row (F) |
 //! |-----------------|---------|-------------------------------|------------|----------------------------|
 //! | `e4m3`/`e5m2`   | `ue8m0` | `mxf8f6f4`, `1X` (block 32)   | 32         | 4                          |
+//! | `e3m2`/`e2m3`/`e2m1` (padded) | `ue8m0` | `mxf8f6f4`, `1X` | 32   | 4                          |
 //! | `e2m1x2`        | `ue8m0` | `mxf4nvf4`, `2X` (MXFP4, 32)  | 64         | 8                          |
 //! | `e2m1x2`        | `ue4m3` | `mxf4nvf4`, `4X` (NVFP4, 16)  | 64         | 16                         |
 //!
@@ -133,10 +134,13 @@ fn select(
     (m, n): (u32, u32),
 ) -> Result<Scaled, Reject> {
     let bad = |why: String| Reject::BlockScale { why };
-    if ea.is_fp8() && eb.is_fp8() {
+    // kind::mxf8f6f4 takes kind::f8f6f4's types, the 6- and 4-bit ones in their padded
+    // shared-memory packing (one byte of footprint an element: K = 32 is still 32 bytes).
+    let f8f6f4 = |e: ElemType| e.is_fp8() || e.is_f6f4();
+    if f8f6f4(ea) && f8f6f4(eb) {
         if sf != ElemType::Ue8m0 {
             return Err(bad(format!(
-                "e4m3/e5m2 operands take ue8m0 factors (kind::mxf8f6f4 has scale_vec::1X with \
+                "e4m3/e5m2/e3m2/e2m3/e2m1 operands take ue8m0 factors (kind::mxf8f6f4 has scale_vec::1X with \
                  UE8M0 only, PTX ISA §9.7.16.10.7.1), not {}; ue4m3 factors scale e2m1x2 \
                  operands (NVFP4, kind::mxf4nvf4 scale_vec::4X)",
                 sf.name()
@@ -166,20 +170,20 @@ fn select(
             sfb_id: 0,
         }));
     }
-    let narrow = |e: ElemType| e.is_fp8() || e.is_fp4();
+    let narrow = |e: ElemType| f8f6f4(e) || e.is_fp4();
     let (name, e) = if narrow(ea) { (nb, eb) } else { (na, ea) };
     if narrow(ea) && narrow(eb) {
         return Err(bad(format!(
-            "A holds {} and B {}: a block-scaled MMA multiplies FP8 by FP8 (kind::mxf8f6f4) or \
-             packed FP4 by packed FP4 (kind::mxf4nvf4); declare both operands e2m1x2 or both \
-             e4m3/e5m2",
+            "A holds {} and B {}: a block-scaled MMA multiplies FP8/FP6/FP4 by FP8/FP6/FP4 \
+             (kind::mxf8f6f4) or packed FP4 by packed FP4 (kind::mxf4nvf4); declare both \
+             operands e2m1x2 or both of e4m3/e5m2/e3m2/e2m3/e2m1",
             ea.name(),
             eb.name()
         )));
     }
     Err(bad(format!(
-        "`{name}` holds {}: block scaling takes e4m3/e5m2 operands (kind::mxf8f6f4, ue8m0 \
-         factors) or e2m1x2 ones (kind::mxf4nvf4, ue8m0 or ue4m3 factors); kind::f16 and \
+        "`{name}` holds {}: block scaling takes e4m3/e5m2/e3m2/e2m3/e2m1 operands \
+         (kind::mxf8f6f4, ue8m0 factors) or e2m1x2 ones (kind::mxf4nvf4, ue8m0 or ue4m3 factors); kind::f16 and \
          kind::tf32 have no block-scaled form",
         e.name()
     )))

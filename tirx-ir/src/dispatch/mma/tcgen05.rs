@@ -5,7 +5,11 @@
 //! `tmem::<f32>([S, 128, N])`) with N legal for the kind (multiple of 8 up to 256 per
 //! instruction descriptor); `b` (N×K) a shared tile with swizzle B128, K-major with 128-byte
 //! rows, of bf16/f16 (`.kind::f16`, K = 16 per instruction), f32 (`.kind::tf32`, K = 8) or
-//! e4m3/e5m2 (`.kind::f8f6f4`, K = 32; A and B may differ) — the kind is the operand types'
+//! e4m3/e5m2 or the 6-/4-bit e3m2/e2m3/e2m1 (`.kind::f8f6f4`, K = 32; A and B may differ;
+//! the 6-/4-bit tiles hold the padded image PTX ISA §9.7.16's "Packing format used for matrix
+//! A and B by .kind::mxf8f6f4 in shared memory" requires, 16 elements in each 16 bytes, so
+//! their rows, descriptors and K-steps are the 8-bit ones and only the instruction
+//! descriptor's atype/btype codes 3/4/5 differ) — the kind is the operand types'
 //! (PTX ISA §9.7.16.10.1), A and B of two kinds are refused before any shape check — or, for
 //! the 16-bit kind only, MN-major (`major = mn`: chunks of 64 N-elements by K rows, as TMA
 //! writes them; FA4's V); `a` (128×K) either such a shared tile or a 16-bit TMEM tile

@@ -66,9 +66,28 @@ fn instruction_descriptor_of_the_other_kinds() {
             .unwrap_err()
             .contains("A is F16")
     );
-    // E2M1 = 5 in atype: named, not silently read as something else.
-    let e = decode_idesc(f8 | (5 << 7), Kind::F8f6f4).unwrap_err();
-    assert!(e.contains("E2M1 = 5"), "{e}");
+    // The 6- and 4-bit codes: E2M3 = 3, E3M2 = 4, E2M1 = 5 (the padded form), any mix;
+    // code 2 (unused by the kind) and 6-7 are refused.
+    for (ca, cb, a, b) in [
+        (3, 4, Elem::E2m3, Elem::E3m2),
+        (5, 5, Elem::E2m1Padded, Elem::E2m1Padded),
+        (4, 0, Elem::E3m2, Elem::E4m3),
+    ] {
+        let d = decode_idesc(
+            (1 << 4) | (ca << 7) | (cb << 10) | (16 << 17) | (4 << 24),
+            Kind::F8f6f4,
+        )
+        .unwrap();
+        assert_eq!((d.a, d.b), (a, b), "codes {ca}, {cb}");
+    }
+    for c in [2, 6, 7] {
+        let e = decode_idesc(f8 | (c << 7), Kind::F8f6f4).unwrap_err();
+        assert!(e.contains(&format!("format code {c}")), "{e}");
+    }
+    // The block-scaled kind reads the same codes.
+    let mx = (5 << 7) | (3 << 10) | (8 << 17) | (1 << 23) | (1 << 27);
+    let d = decode_idesc(mx, Kind::MxF8f6f4).unwrap();
+    assert_eq!((d.a, d.b), (Elem::E2m1Padded, Elem::E2m3));
     // Reserved bit 23 (the block-scaled kinds' scale type) is refused here.
     assert!(decode_idesc(f8 | (1 << 23), Kind::F8f6f4).is_err());
     assert_eq!(Kind::F16.k() * 2, Kind::Tf32.k() * 4);
@@ -131,6 +150,34 @@ fn element_values_of_tf32_and_fp8() {
         assert_eq!(to_e5m2(Elem::E5m2.value(u32::from(b))), b, "{b:#x}");
     }
     assert_eq!(to_e4m3(1.0625), 0x38, "a tie rounds to the even fraction");
+}
+
+/// The 6- and 4-bit formats of `kind::f8f6f4` from their definitions (PTX ISA §5.2.3):
+/// E3M2 (bias 3, 2 fraction bits, max 28), E2M3 (bias 1, 3 fraction bits, max 7.5), E2M1
+/// (bias 1, 1 fraction bit, max 6); sign at the top bit, subnormals at exponent 0, no NaN.
+#[test]
+fn element_values_of_fp6_and_fp4() {
+    assert_eq!(Elem::E3m2.value(0b0_011_00), 1.0);
+    assert_eq!(Elem::E3m2.value(0b0_111_11), 28.0); // 1.75 · 2^(7-3)
+    assert_eq!(Elem::E3m2.value(0b0_000_01), 0.0625); // 0.25 · 2^(1-3)
+    assert_eq!(Elem::E3m2.value(0b1_100_10), -3.0); // -1.5 · 2
+    assert_eq!(Elem::E2m3.value(0b0_01_000), 1.0);
+    assert_eq!(Elem::E2m3.value(0b0_11_111), 7.5); // 1.875 · 2^(3-1)
+    assert_eq!(Elem::E2m3.value(0b0_00_001), 0.125); // 0.125 · 2^0
+    assert_eq!(Elem::E2m3.value(0b1_10_100), -3.0); // -1.5 · 2
+    let e2m1: Vec<f64> = (0..8).map(|c| Elem::E2m1Padded.value(c)).collect();
+    assert_eq!(e2m1, [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]);
+    assert_eq!(Elem::E2m1Padded.value(0xd), -3.0);
+    // Every 6-bit code is finite: no NaN or infinity.
+    assert!((0..64).all(|c| Elem::E3m2.value(c).is_finite() && Elem::E2m3.value(c).is_finite()));
+    assert_eq!(
+        (
+            Elem::E3m2.padded_bits(),
+            Elem::E2m1Padded.padded_bits(),
+            Elem::E2m1.padded_bits()
+        ),
+        (Some(6), Some(4), None)
+    );
 }
 
 #[test]
