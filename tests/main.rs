@@ -5,6 +5,7 @@
 
 mod arg_reduce;
 mod assemble;
+mod atomics;
 mod block_scale;
 mod block_scale_fp4;
 mod block_scale_lang;

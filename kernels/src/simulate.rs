@@ -105,7 +105,8 @@ pub fn tensor_map(meta: &TensorMeta, box_dims: &[u32], swizzle: Swizzle) -> Tens
             | ElemType::E2m1x2
             | ElemType::Ue4m3 => TmaElem::U8,
             // The box moves 4-byte words; TMA does no arithmetic on them.
-            ElemType::I32 | ElemType::U32 => TmaElem::U32,
+            ElemType::I32 => TmaElem::I32,
+            ElemType::U32 => TmaElem::U32,
         },
         global_address: meta.addr,
         dims: enc.dims,
