@@ -19,6 +19,8 @@ mod gpu;
 #[cfg(feature = "gpu")]
 mod gpu_arg_reduce;
 #[cfg(feature = "gpu")]
+mod gpu_atomics;
+#[cfg(feature = "gpu")]
 mod gpu_attention;
 #[cfg(feature = "gpu")]
 mod gpu_epilogue;

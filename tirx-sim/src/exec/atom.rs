@@ -130,6 +130,7 @@ impl Machine<'_> {
             op,
             ty,
             space,
+            scope,
             d,
             addr,
             b,
@@ -142,7 +143,13 @@ impl Machine<'_> {
         let perm = self.rng.permutation(order.len());
         for k in perm {
             let t = wi * 32 + order[k];
-            self.atom_lane(cl, ci, t, inst.line, (*op, *ty, *space, *d, addr, *b, *c))?;
+            self.atom_lane(
+                cl,
+                ci,
+                t,
+                inst.line,
+                (*op, *ty, *space, *scope, *d, addr, *b, *c),
+            )?;
             cl.ctas[ci].pc[t as usize] = pc + 1;
             cl.ctas[ci].st[t as usize] = TState::Run;
         }
@@ -156,10 +163,11 @@ impl Machine<'_> {
         ci: usize,
         t: u32,
         line: u32,
-        (op, ty, space, d, addr, b, c): (
+        (op, ty, space, scope, d, addr, b, c): (
             AtomOp,
             Type,
             MemSpace,
+            super::global_race::AtomScope,
             Option<Reg>,
             &Addr,
             Val,
@@ -195,6 +203,8 @@ impl Machine<'_> {
         let new = apply(op, ty, old, bv, cv);
         match loc {
             Loc::Global(g) => {
+                let access = super::global_race::Access::Atomic(scope);
+                self.global_write(cl, ci, t, line, g, size, access)?;
                 if let Some(out) = self.dev.slice_mut(g, n) {
                     super::mem::le_write(out, new);
                 }

@@ -16,6 +16,7 @@
 
 use super::cta::Cluster;
 use super::diag::{SimError, Space};
+use super::global_race::Access;
 use super::lane::lanes;
 use super::machine::Machine;
 use super::mem::{self, Loc};
@@ -404,6 +405,14 @@ impl Machine<'_> {
                 reduce,
                 ..
             } => {
+                let access = match reduce {
+                    Some(_) => Access::Atomic(super::global_race::AtomScope::Gpu),
+                    None => Access::Plain,
+                };
+                for (a, n) in tma::box_addrs(desc, coords) {
+                    self.global_write(cl, op.cta as usize, op.tid, op.line, a, n, access)?;
+                }
+                let desc = &self.params.maps[map].1;
                 let smem = &cl.ctas[op.cta as usize].smem;
                 match reduce {
                     Some(r) => tma::reduce_box(desc, coords, self.dev, smem, *src, *r),

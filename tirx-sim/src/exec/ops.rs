@@ -276,6 +276,9 @@ pub(crate) enum Op {
         op: super::atom::AtomOp,
         ty: Type,
         space: MemSpace,
+        /// `.cta`/`.cluster`/`.gpu`/`.sys` (`.gpu` when absent): what the global-race
+        /// shadow judges two CTAs' atomics by.
+        scope: super::global_race::AtomScope,
         d: Option<Reg>,
         addr: Addr,
         b: Val,

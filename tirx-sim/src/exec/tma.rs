@@ -326,3 +326,16 @@ pub(crate) fn reduce_box(
         Ok(())
     })
 }
+
+/// The global (address, bytes) of each element of the box at `start` inside the tensor.
+pub(crate) fn box_addrs(map: &TensorMapDesc, start: &[i64]) -> Vec<(u64, u32)> {
+    let mut out = Vec::new();
+    let eb = map.elem.bytes();
+    let _ = map.for_each(start, |_, a| -> Result<(), ()> {
+        if let Some(a) = a {
+            out.push((a, eb));
+        }
+        Ok(())
+    });
+    out
+}

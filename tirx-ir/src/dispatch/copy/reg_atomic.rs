@@ -53,7 +53,7 @@ pub fn op_fits(op: AtomicOp, elem: ElemType) -> Result<(), String> {
             elem.name()
         ),
         _ => format!(
-            "`atomic::{op}` is on integers (i32, u32): PTX has no scalar `red.{op}` on floats; for a {} tensor reduce by TMA, `tma::reduce_{op}` (bf16, f16), or keep the extreme in registers",
+            "`atomic::{op}` is on integers (i32, u32): PTX has no scalar `red.{op}` on floats ({} here); reduce bf16 or f16 by TMA (`tma::reduce_{op}`), or keep the extreme in registers",
             elem.name()
         ),
     })

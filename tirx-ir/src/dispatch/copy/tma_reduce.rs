@@ -123,3 +123,58 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     ));
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::parse::parse_module;
+    use crate::passes::run_pipeline;
+
+    fn reduce_into(elem: &str, op: &str) -> Result<String, String> {
+        let text = format!(
+            "kernel k config default phase tile
+  signature k_default_sm_90a
+    target sm_90a
+    threads 128
+    cluster (1, 1, 1)
+    grid (1, 1, 1)
+    smem 0
+    tmem 0
+    tensor d: {elem}[M, N]
+  buffer @d_s: smem {elem} (64, 64):(64, 1) swizzle none
+{{
+  scope thread 0 {{
+    op copy global d[0:u32, 0:u32] <- @d_s atomic {op} gpu relaxed variant tma_reduce
+  }}
+}}
+"
+        );
+        let m = parse_module(&text).map_err(|e| e.to_string())?;
+        let printed = m.to_string();
+        assert!(
+            printed.contains(&format!("atomic {op} gpu relaxed variant tma_reduce")),
+            "{printed}"
+        );
+        let k = m.kernels.into_iter().next().expect("one kernel");
+        match run_pipeline(k, false) {
+            Ok((k, _)) => Ok(k.to_string()),
+            Err(errs) => Err(errs
+                .iter()
+                .map(|e| e.message.clone())
+                .collect::<Vec<_>>()
+                .join("\n")),
+        }
+    }
+
+    #[test]
+    fn the_text_form_round_trips_and_the_type_decides_the_operations() {
+        let k = reduce_into("bf16", "max").expect("compiles");
+        assert!(
+            k.contains("cp.reduce.async.bulk.tensor.2d.global.shared::cta.max.tile.bulk_group"),
+            "{k}"
+        );
+        let k = reduce_into("f32", "add").expect("compiles");
+        assert!(k.contains(".add.tile.bulk_group"), "{k}");
+        let err = reduce_into("f32", "min").unwrap_err();
+        assert!(err.contains("no f32 min/max"), "{err}");
+    }
+}

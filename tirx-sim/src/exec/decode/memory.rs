@@ -246,6 +246,7 @@ pub(super) fn atom(cx: &Cx<'_>) -> Result<Op, SimError> {
         op,
         ty,
         space,
+        scope: crate::exec::global_race::AtomScope::of(m),
         d: if red { None } else { cx.dst(0)? },
         addr: cx.addr(k)?,
         b: cx.val(k + 1)?,
