@@ -5,6 +5,7 @@
 
 mod arg_reduce;
 mod assemble;
+mod atomics;
 mod block_scale;
 mod block_scale_fp4;
 mod block_scale_lang;
@@ -17,6 +18,8 @@ mod exp2_poly;
 mod gpu;
 #[cfg(feature = "gpu")]
 mod gpu_arg_reduce;
+#[cfg(feature = "gpu")]
+mod gpu_atomics;
 #[cfg(feature = "gpu")]
 mod gpu_attention;
 #[cfg(feature = "gpu")]

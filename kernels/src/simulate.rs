@@ -108,7 +108,8 @@ pub fn tensor_map(meta: &TensorMeta, box_dims: &[u32], swizzle: Swizzle) -> Tens
             | ElemType::E2m3
             | ElemType::E2m1 => TmaElem::U8,
             // The box moves 4-byte words; TMA does no arithmetic on them.
-            ElemType::I32 | ElemType::U32 => TmaElem::U32,
+            ElemType::I32 => TmaElem::I32,
+            ElemType::U32 => TmaElem::U32,
         },
         global_address: meta.addr,
         dims: enc.dims,

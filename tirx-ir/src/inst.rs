@@ -342,6 +342,23 @@ impl Inst {
         )
     }
 
+    /// `cp.reduce.async.bulk.tensor.Nd.global.shared::cta.OP.tile.bulk_group [map, {coords}],
+    /// [src]` (§9.7.9.25.5.2): a TMA reduce-store, each element of the box combined with the
+    /// global one by `op` (`add`/`min`/`max`) atomically, in the tensor map's type.
+    pub fn cp_reduce_async_bulk_tensor(
+        op: &str,
+        map: Handle<Var>,
+        coords: Vec<Operand>,
+        src: Handle<Var>,
+    ) -> Inst {
+        let n = coords.len();
+        inst(
+            format!("cp.reduce.async.bulk.tensor.{n}d.global.shared::cta.{op}.tile.bulk_group"),
+            vec![],
+            vec![Operand::TensorMem(Box::new(reg(map)), coords), mem(src, 0)],
+        )
+    }
+
     /// `cp.async.bulk.commit_group` (§9.7.9.25.6.1).
     pub fn cp_async_bulk_commit_group() -> Inst {
         inst("cp.async.bulk.commit_group", vec![], vec![])

@@ -538,11 +538,19 @@ impl<'k> Printer<'_, 'k> {
                 scale,
                 variant,
                 pair,
+                atomic,
             } => {
                 self.out.write_str(" ")?;
                 self.tile(dst)?;
                 self.out.write_str(" <- ")?;
                 self.tile(src)?;
+                if let Some(a) = atomic {
+                    write!(self.out, " atomic {} {} {}", a.op, a.scope, a.sem)?;
+                    if let Some(old) = &a.old {
+                        self.out.write_str(" old ")?;
+                        self.tile(old)?;
+                    }
+                }
                 if let Some(b) = bar {
                     self.out.write_str(" bar ")?;
                     self.bar_ref(b)?;

@@ -55,6 +55,7 @@ impl<V: VariantId> Variant<V> {
 /// Copy variants.
 pub static COPY: &[&Variant<CopyVariant>] = &[
     &copy::ldmatrix::VARIANT,
+    &copy::reg_atomic::VARIANT,
     &copy::reg_epilogue::VARIANT,
     &copy::reg_load::VARIANT,
     &copy::reg_stage::VARIANT,
@@ -65,6 +66,7 @@ pub static COPY: &[&Variant<CopyVariant>] = &[
     &copy::tcgen05_cp::VARIANT,
     &copy::thread_load::VARIANT,
     &copy::tma_load::VARIANT,
+    &copy::tma_reduce::VARIANT,
     &copy::tma_store::VARIANT,
     &copy::tmem_epilogue::VARIANT,
     &copy::tmem_regs::LOAD,
@@ -157,7 +159,11 @@ pub fn select<V: Table>(cx: &Cx, forced: Option<V>) -> Result<V, DispatchError> 
             }
         };
     }
-    let mut sorted: Vec<&Variant<V>> = V::table().to_vec();
+    let mut sorted: Vec<&Variant<V>> = V::table()
+        .iter()
+        .copied()
+        .filter(|v| !v.id.only_forced())
+        .collect();
     sorted.sort_by_key(|v| (-v.priority, v.name()));
     for v in sorted {
         match (v.applies)(cx) {

@@ -25,6 +25,13 @@ pub enum Reject {
         "it does not scale (`alpha`/`beta` apply to an accumulator staged in shared memory: `reg_stage`)"
     )]
     Scaled,
+    /// An atomic copy the variant cannot issue: the operation, type, semantics or old-value
+    /// tile (`why` says which, and what would work).
+    #[error("{why}")]
+    Atomic {
+        /// The reason.
+        why: String,
+    },
     /// The variant's threads are not the op's.
     #[error("it runs on {}; {need}", .threads.describe())]
     Threads {

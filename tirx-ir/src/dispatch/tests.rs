@@ -11,20 +11,22 @@ use crate::ir::{Completion, CopyVariant, Issuer, Mem, MmaVariant, Proxy, TensorC
 fn copy_index(v: CopyVariant) -> usize {
     match v {
         CopyVariant::Ldmatrix => 0,
-        CopyVariant::RegEpilogue => 1,
-        CopyVariant::RegLoad => 2,
-        CopyVariant::RegStage => 3,
-        CopyVariant::RegStore => 4,
-        CopyVariant::SharedLoad => 5,
-        CopyVariant::SharedStore => 6,
-        CopyVariant::Stmatrix => 7,
-        CopyVariant::Tcgen05Cp => 8,
-        CopyVariant::ThreadLoad => 9,
-        CopyVariant::TmaLoad => 10,
-        CopyVariant::TmaStore => 11,
-        CopyVariant::TmemEpilogue => 12,
-        CopyVariant::TmemLoad => 13,
-        CopyVariant::TmemStore => 14,
+        CopyVariant::RegAtomic => 1,
+        CopyVariant::RegEpilogue => 2,
+        CopyVariant::RegLoad => 3,
+        CopyVariant::RegStage => 4,
+        CopyVariant::RegStore => 5,
+        CopyVariant::SharedLoad => 6,
+        CopyVariant::SharedStore => 7,
+        CopyVariant::Stmatrix => 8,
+        CopyVariant::Tcgen05Cp => 9,
+        CopyVariant::ThreadLoad => 10,
+        CopyVariant::TmaLoad => 11,
+        CopyVariant::TmaReduce => 12,
+        CopyVariant::TmaStore => 13,
+        CopyVariant::TmemEpilogue => 14,
+        CopyVariant::TmemLoad => 15,
+        CopyVariant::TmemStore => 16,
     }
 }
 
@@ -60,9 +62,9 @@ fn one_entry_each<V: Table>(index: fn(V) -> usize, count: usize) {
 
 #[test]
 fn every_variant_has_one_entry() {
-    one_entry_each::<CopyVariant>(copy_index, 15);
+    one_entry_each::<CopyVariant>(copy_index, 17);
     one_entry_each::<MmaVariant>(mma_index, 2);
-    assert_eq!(COPY.len() + MMA.len(), 17);
+    assert_eq!(COPY.len() + MMA.len(), 19);
 }
 
 #[test]
@@ -99,7 +101,7 @@ fn completions_and_issuers() {
             .collect::<Vec<_>>()
     };
     assert_eq!(by(Completion::TxBytes), ["tma_load"]);
-    assert_eq!(by(Completion::BulkGroup), ["tma_store"]);
+    assert_eq!(by(Completion::BulkGroup), ["tma_reduce", "tma_store"]);
     assert_eq!(by(Completion::Tcgen05Commit), ["tcgen05_cp"]);
     assert_eq!(by(Completion::WgmmaGroup), Vec::<&str>::new());
     // Asynchronous paths read or write shared memory through the async proxy.
@@ -121,6 +123,7 @@ fn completions_and_issuers() {
         forced,
         [
             ("tma::load", Issuer::Thread),
+            ("tma::reduce_*", Issuer::Thread),
             ("tma::store", Issuer::Thread)
         ]
     );

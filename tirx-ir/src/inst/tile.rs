@@ -42,6 +42,17 @@ impl Inst {
         )
     }
 
+    /// `red.<q> [addr+off], v` with `q` = `sem.scope.global.op.type` (§9.7.13.6 red): an
+    /// atomic reduction into global memory, no result.
+    pub fn red_global(q: &str, addr: Handle<Var>, off: i64, v: Operand) -> Inst {
+        inst(format!("red.{q}"), vec![], vec![mem(addr, off), v])
+    }
+
+    /// `atom.<q> d, [addr+off], v` (§9.7.13.5 atom): the same, `d` receiving the old value.
+    pub fn atom_global(q: &str, d: Handle<Var>, addr: Handle<Var>, off: i64, v: Operand) -> Inst {
+        inst(format!("atom.{q}"), vec![reg(d)], vec![mem(addr, off), v])
+    }
+
     /// `mov.b32 r, {lo, hi}`: pack two 16-bit halves (§9.7.9.1 mov, vector packing form).
     pub fn pack_b32(r: Handle<Var>, lo: Handle<Var>, hi: Handle<Var>) -> Inst {
         inst(

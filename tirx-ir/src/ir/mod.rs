@@ -19,6 +19,7 @@
 //! `@<name>`. Spans (`Span`) are ids into the front end's span table; `Span::NONE` for
 //! compiler-made nodes.
 
+mod atomic;
 mod expr;
 mod stmt;
 mod tile;
@@ -28,6 +29,7 @@ mod variant;
 use crate::abi::{ElemType, Signature, Swizzle, Target};
 use crate::arena::{Arena, Handle};
 pub use crate::encode::Major;
+pub use atomic::*;
 pub use expr::*;
 pub use stmt::*;
 pub use tile::*;

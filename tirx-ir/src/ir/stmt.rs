@@ -100,6 +100,9 @@ pub enum Op {
         /// in this CTA's shared memory, and its bytes complete on the barrier at `bar`'s
         /// offset in the even CTA of the pair, whose MMA reads both CTAs' halves.
         pair: bool,
+        /// An atomic reduction into the (global) destination instead of a store
+        /// (`atomic::add`, `tma::reduce_add`, …): `reg_atomic` or `tma_reduce`.
+        atomic: Option<super::Atomic>,
     },
     /// `acc (+)= a · bᵀ` on tiles (`a` M×K, `b` N×K, both K-major in shared memory);
     /// dispatch picks tcgen05 or wgmma. `accumulate` false overwrites `acc`.

@@ -84,6 +84,11 @@ pub trait VariantId: Copy + Eq + fmt::Debug + Send + Sync + 'static {
     const ALL: &'static [Self];
     /// The text form (`tma_load`).
     fn name(self) -> &'static str;
+    /// Whether the dispatcher never chooses it for an op that did not force it (an atomic
+    /// copy is spelled by its word: a plain `copy` never becomes one).
+    fn only_forced(self) -> bool {
+        false
+    }
     /// The value spelled `name`, if any.
     fn from_name(name: &str) -> Option<Self> {
         Self::ALL.iter().copied().find(|v| v.name() == name)
@@ -97,6 +102,8 @@ pub enum CopyVariant {
     Ldmatrix,
     /// wgmma accumulator registers → global tile, converted.
     RegEpilogue,
+    /// Register tile reduced into a global tile atomically (`red` / `atom`).
+    RegAtomic,
     /// Global tile → register tile, vectorized and masked.
     RegLoad,
     /// wgmma accumulator registers → shared TMA staging tile (`st.shared`).
@@ -115,6 +122,9 @@ pub enum CopyVariant {
     ThreadLoad,
     /// Global tile → shared tile by TMA, completing on an mbarrier.
     TmaLoad,
+    /// Shared tile reduced into a global tile by TMA (`cp.reduce.async.bulk.tensor`), in a
+    /// bulk group.
+    TmaReduce,
     /// Shared tile → global tile by TMA, in a bulk group.
     TmaStore,
     /// TMEM accumulator → global tile, converted (`tcgen05.ld`).
@@ -127,8 +137,13 @@ pub enum CopyVariant {
 
 impl VariantId for CopyVariant {
     const OP: &'static str = "copy";
+
+    fn only_forced(self) -> bool {
+        self.atomic()
+    }
     const ALL: &'static [Self] = &[
         CopyVariant::Ldmatrix,
+        CopyVariant::RegAtomic,
         CopyVariant::RegEpilogue,
         CopyVariant::RegLoad,
         CopyVariant::RegStage,
@@ -139,6 +154,7 @@ impl VariantId for CopyVariant {
         CopyVariant::Tcgen05Cp,
         CopyVariant::ThreadLoad,
         CopyVariant::TmaLoad,
+        CopyVariant::TmaReduce,
         CopyVariant::TmaStore,
         CopyVariant::TmemEpilogue,
         CopyVariant::TmemLoad,
@@ -148,6 +164,7 @@ impl VariantId for CopyVariant {
     fn name(self) -> &'static str {
         match self {
             CopyVariant::Ldmatrix => "ldmatrix",
+            CopyVariant::RegAtomic => "reg_atomic",
             CopyVariant::RegEpilogue => "reg_epilogue",
             CopyVariant::RegLoad => "reg_load",
             CopyVariant::RegStage => "reg_stage",
@@ -158,6 +175,7 @@ impl VariantId for CopyVariant {
             CopyVariant::Tcgen05Cp => "tcgen05_cp",
             CopyVariant::ThreadLoad => "thread_load",
             CopyVariant::TmaLoad => "tma_load",
+            CopyVariant::TmaReduce => "tma_reduce",
             CopyVariant::TmaStore => "tma_store",
             CopyVariant::TmemEpilogue => "tmem_epilogue",
             CopyVariant::TmemLoad => "tmem_load",
@@ -177,14 +195,16 @@ impl CopyVariant {
         use Mem::*;
         match self {
             CopyVariant::Ldmatrix | CopyVariant::SharedLoad => (Shared, Reg),
-            CopyVariant::RegEpilogue | CopyVariant::RegStore => (Reg, Global),
+            CopyVariant::RegAtomic | CopyVariant::RegEpilogue | CopyVariant::RegStore => {
+                (Reg, Global)
+            }
             CopyVariant::RegLoad => (Global, Reg),
             CopyVariant::RegStage | CopyVariant::SharedStore | CopyVariant::Stmatrix => {
                 (Reg, Shared)
             }
             CopyVariant::Tcgen05Cp => (Shared, Tmem),
             CopyVariant::ThreadLoad | CopyVariant::TmaLoad => (Global, Shared),
-            CopyVariant::TmaStore => (Shared, Global),
+            CopyVariant::TmaReduce | CopyVariant::TmaStore => (Shared, Global),
             CopyVariant::TmemEpilogue => (Tmem, Global),
             CopyVariant::TmemLoad => (Tmem, Reg),
             CopyVariant::TmemStore => (Reg, Tmem),
@@ -204,8 +224,12 @@ impl CopyVariant {
     /// The proxy its shared-memory accesses go through.
     pub fn proxy(self) -> Proxy {
         match self {
-            CopyVariant::TmaLoad | CopyVariant::TmaStore | CopyVariant::Tcgen05Cp => Proxy::Async,
+            CopyVariant::TmaLoad
+            | CopyVariant::TmaReduce
+            | CopyVariant::TmaStore
+            | CopyVariant::Tcgen05Cp => Proxy::Async,
             CopyVariant::Ldmatrix
+            | CopyVariant::RegAtomic
             | CopyVariant::RegEpilogue
             | CopyVariant::RegLoad
             | CopyVariant::RegStage
@@ -230,9 +254,10 @@ impl CopyVariant {
     pub fn completion(self) -> Completion {
         match self {
             CopyVariant::TmaLoad => Completion::TxBytes,
-            CopyVariant::TmaStore => Completion::BulkGroup,
+            CopyVariant::TmaReduce | CopyVariant::TmaStore => Completion::BulkGroup,
             CopyVariant::Tcgen05Cp => Completion::Tcgen05Commit,
             CopyVariant::Ldmatrix
+            | CopyVariant::RegAtomic
             | CopyVariant::RegEpilogue
             | CopyVariant::RegLoad
             | CopyVariant::RegStage
@@ -254,8 +279,11 @@ impl CopyVariant {
     /// warpgroups, `thread_load` the whole CTA).
     pub fn issuer(self) -> Option<Issuer> {
         match self {
-            CopyVariant::TmaLoad | CopyVariant::TmaStore => Some(Issuer::Thread),
+            CopyVariant::TmaLoad | CopyVariant::TmaReduce | CopyVariant::TmaStore => {
+                Some(Issuer::Thread)
+            }
             CopyVariant::Ldmatrix
+            | CopyVariant::RegAtomic
             | CopyVariant::RegEpilogue
             | CopyVariant::RegLoad
             | CopyVariant::RegStage
@@ -271,11 +299,19 @@ impl CopyVariant {
         }
     }
 
+    /// Whether it reduces into its destination atomically instead of storing (an
+    /// `Op::Copy` with `atomic`): never chosen for a plain copy, only forced by its word.
+    pub fn atomic(self) -> bool {
+        matches!(self, CopyVariant::RegAtomic | CopyVariant::TmaReduce)
+    }
+
     /// The DSL op that forces it, for messages (`tma::load`; `copy` where none does).
     pub fn word(self) -> &'static str {
         match self {
             CopyVariant::TmaLoad => "tma::load",
             CopyVariant::TmaStore => "tma::store",
+            CopyVariant::TmaReduce => "tma::reduce_*",
+            CopyVariant::RegAtomic => "atomic::*",
             CopyVariant::Tcgen05Cp => "tcgen05::cp",
             CopyVariant::Ldmatrix
             | CopyVariant::RegEpilogue

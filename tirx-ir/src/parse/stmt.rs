@@ -217,6 +217,11 @@ impl Parser<'_> {
                 let dst = self.tile()?;
                 self.c.expect_punct("<-", "after the copy's destination")?;
                 let src = self.tile()?;
+                let atomic = if self.c.eat_kw("atomic") {
+                    Some(self.atomic()?)
+                } else {
+                    None
+                };
                 let bar = if self.c.eat_kw("bar") {
                     Some(self.bar_ref()?)
                 } else {
@@ -247,6 +252,7 @@ impl Parser<'_> {
                     scale,
                     variant: self.variant()?,
                     pair,
+                    atomic,
                 }
             }
             "mma" => {
@@ -409,6 +415,42 @@ impl Parser<'_> {
     }
 
     /// An optional `cta_group 2` clause (the CTA pair); absent is `cta_group::1`.
+    /// The clause after `atomic`: `OP SCOPE SEM [old TILE]` (`add gpu relaxed`).
+    fn atomic(&mut self) -> Result<crate::ir::Atomic, ParseError> {
+        use crate::ir::{AtomicOp, MemScope, MemSem};
+        fn word<T>(
+            p: &mut Parser<'_>,
+            what: &str,
+            from: fn(&str) -> Option<T>,
+            all: &[&str],
+        ) -> Result<T, ParseError> {
+            let n = p.c.expect_name(what)?;
+            from(&n).ok_or_else(|| {
+                p.c.error(format!(
+                    "unknown {what} `{n}`; expected one of {}",
+                    all.join(", ")
+                ))
+            })
+        }
+        let ops: Vec<&str> = AtomicOp::ALL.iter().map(|v| v.name()).collect();
+        let scopes: Vec<&str> = MemScope::ALL.iter().map(|v| v.name()).collect();
+        let sems: Vec<&str> = MemSem::ALL.iter().map(|v| v.name()).collect();
+        let op = word(self, "atomic operation", AtomicOp::from_name, &ops)?;
+        let scope = word(self, "memory scope", MemScope::from_name, &scopes)?;
+        let sem = word(self, "memory semantics", MemSem::from_name, &sems)?;
+        let old = if self.c.eat_kw("old") {
+            Some(self.tile()?)
+        } else {
+            None
+        };
+        Ok(crate::ir::Atomic {
+            op,
+            scope,
+            sem,
+            old,
+        })
+    }
+
     fn pair(&mut self) -> Result<bool, ParseError> {
         if !self.c.eat_kw("cta_group") {
             return Ok(false);

@@ -7,7 +7,7 @@
 
 use super::Pass;
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::dispatch::{Cx, DispatchError, select};
+use crate::dispatch::{CopyVariant, Cx, DispatchError, Reject, select};
 use crate::ir::{Kernel, Major, Op, Space, Span, Stmt, StmtKind};
 use crate::passes::walk::visit_mut_with;
 use crate::valid::scope::{ScopeSet, Threads};
@@ -23,7 +23,9 @@ fn dispatch(k: &Kernel, s: &mut Stmt, threads: Threads, errs: &mut Diagnostics) 
     // Chosen with the op borrowed whole (the predicates read it), then stored.
     let cx = Cx { k, op, threads };
     let chosen = match &*op {
-        Op::Copy { variant, .. } => select(&cx, *variant).map(|v| (Some(v), None)),
+        Op::Copy {
+            variant, atomic, ..
+        } => select_copy(&cx, *variant, atomic.is_some()).map(|v| (Some(v), None)),
         Op::Mma { variant, .. } => select(&cx, *variant).map(|v| (None, Some(v))),
         _ => return,
     };
@@ -40,6 +42,45 @@ fn dispatch(k: &Kernel, s: &mut Stmt, threads: Threads, errs: &mut Diagnostics) 
             errs.push(diag)
         }
         _ => {}
+    }
+}
+
+/// A copy's variant: an atomic copy (`atomic: Some`) only by an atomic variant, a plain one
+/// never by one (the dispatcher does not choose those; a forced one is refused here).
+fn select_copy(
+    cx: &Cx,
+    forced: Option<CopyVariant>,
+    atomic: bool,
+) -> Result<CopyVariant, DispatchError> {
+    let refuse = |v: CopyVariant, expected| DispatchError {
+        op: "copy",
+        target: cx.k.target(),
+        rejections: vec![(v.name(), Reject::WrongOp { expected })],
+    };
+    match forced {
+        Some(v) if v.atomic() != atomic => Err(refuse(
+            v,
+            if atomic {
+                "an atomic copy: it stores, and this copy reduces (`atomic …`)"
+            } else {
+                "a plain copy: it reduces atomically, and this copy stores"
+            },
+        )),
+        None if atomic => {
+            let mut rejections = Vec::new();
+            for v in [CopyVariant::RegAtomic, CopyVariant::TmaReduce] {
+                match select(cx, Some(v)) {
+                    Ok(v) => return Ok(v),
+                    Err(e) => rejections.extend(e.rejections),
+                }
+            }
+            Err(DispatchError {
+                op: "copy",
+                target: cx.k.target(),
+                rejections,
+            })
+        }
+        _ => select(cx, forced),
     }
 }
 

@@ -73,13 +73,20 @@ fn tiles_of(op: &Op) -> Vec<Handle<Buffer>> {
             }
             v
         }
-        Op::Copy { dst, src, .. } => [dst, src]
-            .into_iter()
-            .filter_map(|t| match t {
-                TileRef::Buf { buf, .. } => Some(*buf),
-                TileRef::Global { .. } => None,
-            })
-            .collect(),
+        Op::Copy {
+            dst, src, atomic, ..
+        } => [
+            Some(dst),
+            Some(src),
+            atomic.as_ref().and_then(|a| a.old.as_ref()),
+        ]
+        .into_iter()
+        .flatten()
+        .filter_map(|t| match t {
+            TileRef::Buf { buf, .. } => Some(*buf),
+            TileRef::Global { .. } => None,
+        })
+        .collect(),
         _ => Vec::new(),
     }
 }

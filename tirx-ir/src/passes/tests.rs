@@ -155,7 +155,7 @@ fn a_forced_unknown_variant_lists_the_known_ones() {
             .starts_with("no copy variant named `tma_laod`; known: ldmatrix, "),
         "{e}"
     );
-    assert!(e.message.contains("tma_load, tma_store"), "{e}");
+    assert!(e.message.contains("tma_load, tma_reduce, tma_store"), "{e}");
     let mma = text.replace(
         "op copy @a_s <- global a[0:u32, 1:u32] variant tma_laod",
         "op mma @a_s <- @a_s, @a_s accumulate 1:pred variant tma_load",

@@ -102,6 +102,7 @@ fn tma_copy() -> Kernel {
         scale: None,
         variant: None,
         pair: false,
+        atomic: None,
     };
     let body = vec![
         Stmt::new(StmtKind::Op(Op::ProducerAcquire {

@@ -136,18 +136,18 @@ pub fn operands<'o>(
 }
 
 /// One chunk: `w` consecutive registers from `reg0`, at (`dr`, `dc`) from the thread's origin.
-struct Chunk {
-    reg0: u32,
-    dr: u32,
-    dc: u32,
+pub(super) struct Chunk {
+    pub(super) reg0: u32,
+    pub(super) dr: u32,
+    pub(super) dc: u32,
 }
 
 /// What a load or store needs, computed once.
-struct Access {
-    frag: Vec<Handle<Var>>,
-    tile_elem: ElemType,
-    elem: ElemType,
-    w: u32,
+pub(super) struct Access {
+    pub(super) frag: Vec<Handle<Var>>,
+    pub(super) tile_elem: ElemType,
+    pub(super) elem: ElemType,
+    pub(super) w: u32,
     chunks: Vec<Chunk>,
     /// Row address (u64) per distinct `dr`.
     rows: Vec<(u32, Handle<Var>, Handle<Var>)>,
@@ -156,7 +156,7 @@ struct Access {
     aligned: Handle<Var>,
 }
 
-fn prepare(
+pub(super) fn prepare(
     lw: &mut Lower,
     buf: Handle<crate::ir::Buffer>,
     tensor: &str,
@@ -335,13 +335,13 @@ fn prepare(
 }
 
 impl Access {
-    fn row(&self, dr: u32) -> (Handle<Var>, Handle<Var>) {
+    pub(super) fn row(&self, dr: u32) -> (Handle<Var>, Handle<Var>) {
         let r = self.rows.iter().find(|r| r.0 == dr).expect("row prepared");
         (r.1, r.2)
     }
 
     /// Emits the two paths around `chunk` (which emits one chunk, guarded or not).
-    fn paths(
+    pub(super) fn paths(
         &self,
         lw: &mut Lower,
         fast: Handle<Var>,

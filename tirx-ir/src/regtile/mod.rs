@@ -8,6 +8,7 @@
 //! unrolled at build time: a thread's registers are named, never indexed at run time.
 
 pub mod access;
+pub mod atomic;
 pub mod compute;
 pub mod exp2_poly;
 pub mod reduce;
@@ -528,8 +529,11 @@ pub fn packed_tiles(k: &Kernel) -> std::collections::HashSet<Handle<Buffer>> {
                     }
                 }
             }
-            Op::Copy { dst, src, .. } => {
-                for t in [dst, src] {
+            Op::Copy {
+                dst, src, atomic, ..
+            } => {
+                let old = atomic.as_ref().and_then(|a| a.old.as_ref());
+                for t in [Some(dst), Some(src), old].into_iter().flatten() {
                     if let Some(b) = buf(t) {
                         out.remove(&b);
                     }

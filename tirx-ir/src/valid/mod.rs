@@ -173,11 +173,15 @@ fn op_exprs<'a>(
             src,
             bar,
             multicast,
+            atomic,
             ..
         } => {
             exprs.extend(multicast.iter());
             tile(dst, exprs, bad);
             tile(src, exprs, bad);
+            if let Some(old) = atomic.as_ref().and_then(|a| a.old.as_ref()) {
+                tile(old, exprs, bad);
+            }
             if let Some(b) = bar {
                 barref(b, exprs, bad);
             }

@@ -17,6 +17,7 @@
 //! `operand` (tiles and barriers), `decl` (buffers, barriers, pipelines), `inline` (tile
 //! function calls).
 
+mod atomic;
 mod clc;
 mod decl;
 mod expr;

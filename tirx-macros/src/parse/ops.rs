@@ -205,6 +205,7 @@ impl Lowerer<'_> {
             scale: None,
             variant: Some(variant),
             pair,
+            atomic: None,
         } = op
         else {
             return Err(self.fail(
@@ -260,6 +261,7 @@ impl Lowerer<'_> {
             scale: None,
             variant: Some(variant),
             pair,
+            atomic: None,
         };
         Ok(Stmt::at(
             StmtKind::For {
@@ -280,6 +282,12 @@ impl Lowerer<'_> {
             Id::Copy => return self.copy_op(&args, None),
             Id::TmaLoad => return self.copy_op(&args, Some(CopyVariant::TmaLoad)),
             Id::TmaStore => return self.copy_op(&args, Some(CopyVariant::TmaStore)),
+            Id::TmaReduceAdd
+            | Id::TmaReduceMin
+            | Id::TmaReduceMax
+            | Id::AtomicAdd
+            | Id::AtomicMin
+            | Id::AtomicMax => return self.atomic_op(w, &args, c),
             Id::Mma => return self.mma_op(&args, None),
             Id::WgmmaMma => return self.mma_op(&args, Some(MmaVariant::Wgmma)),
             Id::Tcgen05Mma => return self.mma_op(&args, Some(MmaVariant::Tcgen05)),
@@ -497,6 +505,7 @@ impl Lowerer<'_> {
             scale,
             variant,
             pair,
+            atomic: None,
         })
     }
 

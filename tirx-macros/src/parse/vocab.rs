@@ -60,6 +60,12 @@ pub(crate) enum Id {
     TmaCommitGroup,
     TmaWaitGroup,
     TmaWaitGroupRead,
+    TmaReduceAdd,
+    TmaReduceMin,
+    TmaReduceMax,
+    AtomicAdd,
+    AtomicMin,
+    AtomicMax,
     WgmmaMma,
     WgmmaFence,
     WgmmaCommit,
@@ -169,6 +175,8 @@ const WGMMA: Option<&str> = Some("wgmma");
 const TCGEN05: Option<&str> = Some("tcgen05");
 const CLC: Option<&str> = Some("clc");
 const FENCE: Option<&str> = Some("fence");
+const ATOMIC: Option<&str> = Some("atomic");
+const ATOMIC_ARGS: &[&str] = &["scope", "sem", "old"];
 const SETMAXNREG: Option<&str> = Some("setmaxnreg");
 const ACC: &[&str] = &["accumulate"];
 const PAIR: &[&str] = &["cta_group"];
@@ -201,6 +209,12 @@ pub(crate) const VOCABULARY: &[Word] = &[
     w(Id::TmaCommitGroup, TMA, "commit_group", Op, (0, 0), &[], "tma::commit_group()"),
     w(Id::TmaWaitGroup, TMA, "wait_group", Op, (1, 1), &[], "tma::wait_group(n)"),
     w(Id::TmaWaitGroupRead, TMA, "wait_group_read", Op, (1, 1), &[], "tma::wait_group_read(n)"),
+    w(Id::TmaReduceAdd, TMA, "reduce_add", Op, (2, 2), &[], "tma::reduce_add(dst, src)"),
+    w(Id::TmaReduceMin, TMA, "reduce_min", Op, (2, 2), &[], "tma::reduce_min(dst, src)"),
+    w(Id::TmaReduceMax, TMA, "reduce_max", Op, (2, 2), &[], "tma::reduce_max(dst, src)"),
+    w(Id::AtomicAdd, ATOMIC, "add", Op, (2, 2), ATOMIC_ARGS, "atomic::add(dst, src, scope = gpu[, sem = release][, old = o])"),
+    w(Id::AtomicMin, ATOMIC, "min", Op, (2, 2), ATOMIC_ARGS, "atomic::min(dst, src, scope = gpu[, sem = release][, old = o])"),
+    w(Id::AtomicMax, ATOMIC, "max", Op, (2, 2), ATOMIC_ARGS, "atomic::max(dst, src, scope = gpu[, sem = release][, old = o])"),
     w(Id::WgmmaMma, WGMMA, "mma", Op, (3, 3), ACC, "wgmma::mma(acc, a, b, accumulate = …)"),
     w(Id::WgmmaFence, WGMMA, "fence", Op, (0, 0), &[], "wgmma::fence()"),
     w(Id::WgmmaCommit, WGMMA, "commit", Op, (0, 0), &[], "wgmma::commit()"),

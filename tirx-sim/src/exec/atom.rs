@@ -8,6 +8,9 @@
 //! rounds to nearest even and flushes subnormal inputs and results to sign-preserving zero,
 //! `.f64` keeps subnormals.
 //!
+//! `.add.noftz` on `.f16/.bf16` and the packed `.f16x2/.bf16x2` (one add per half) rounds to
+//! nearest even and keeps subnormals ([`half_apply`]).
+//!
 //! The memory-ordering qualifiers (`.relaxed/.acquire/.release/.acq_rel`, scopes) change
 //! nothing in this sequentially consistent machine. The lanes of one warp-instruction are
 //! atomic one at a time, in an order drawn from the scheduler's seed (the ISA orders them in
@@ -44,6 +47,9 @@ pub(crate) fn apply(op: AtomOp, ty: Type, old: u64, b: u64, c: u64) -> u64 {
     let signed = matches!(ty, Type::S32 | Type::S64);
     let sx = |x: u64| ((x << (64 - w)) as i64) >> (64 - w);
     let r = match op {
+        _ if matches!(ty, Type::F16 | Type::Bf16 | Type::F16x2 | Type::Bf16x2) => {
+            return half_apply(op, ty, old, b);
+        }
         AtomOp::Add if ty == Type::F32 || ty == Type::F64 => {
             float_op(FOp::Add, ty, ty == Type::F32, false, old, b, 0)
         }
@@ -81,6 +87,34 @@ pub(crate) fn apply(op: AtomOp, ty: Type, old: u64, b: u64, c: u64) -> u64 {
     mask(r, w)
 }
 
+/// `.add.noftz` (and the TMA reduce's `.min`/`.max`) on 16-bit floats, one or two per word
+/// (`.x2`: low and high halves apart): the exact result rounded to nearest even, subnormals
+/// kept (`.noftz`); `min`/`max` of a NaN and a number give the number.
+pub(crate) fn half_apply(op: AtomOp, ty: Type, old: u64, b: u64) -> u64 {
+    use super::float::{BF16, F16, Rnd, decode, round_to};
+    let fmt = if matches!(ty, Type::Bf16 | Type::Bf16x2) {
+        BF16
+    } else {
+        F16
+    };
+    let one = |x: u64, y: u64| -> u64 {
+        let (a, c) = (decode(x & 0xffff, fmt), decode(y & 0xffff, fmt));
+        match op {
+            // Two 16-bit values' sum is exact in f64, so one rounding is the ISA's.
+            AtomOp::Add => round_to(a + c, fmt, Rnd::Rn),
+            AtomOp::Min if a.is_nan() || c < a => y & 0xffff,
+            AtomOp::Max if a.is_nan() || c > a => y & 0xffff,
+            AtomOp::Min | AtomOp::Max => x & 0xffff,
+            _ => unreachable!("decode refuses other operations on 16-bit floats"),
+        }
+    };
+    if matches!(ty, Type::F16x2 | Type::Bf16x2) {
+        one(old, b) | (one(old >> 16, b >> 16) << 16)
+    } else {
+        one(old, b)
+    }
+}
+
 impl Machine<'_> {
     /// `atom`/`red` for the `active` lanes of warp `wi`, one lane at a time in a seeded order.
     pub(crate) fn atom_group(
@@ -96,6 +130,7 @@ impl Machine<'_> {
             op,
             ty,
             space,
+            scope,
             d,
             addr,
             b,
@@ -108,7 +143,13 @@ impl Machine<'_> {
         let perm = self.lane_order(order.len());
         for k in perm {
             let t = wi * 32 + order[k];
-            self.atom_lane(cl, ci, t, inst.line, (*op, *ty, *space, *d, addr, *b, *c))?;
+            self.atom_lane(
+                cl,
+                ci,
+                t,
+                inst.line,
+                (*op, *ty, *space, *scope, *d, addr, *b, *c),
+            )?;
             cl.ctas[ci].pc[t as usize] = pc + 1;
             cl.ctas[ci].st[t as usize] = TState::Run;
         }
@@ -122,10 +163,11 @@ impl Machine<'_> {
         ci: usize,
         t: u32,
         line: u32,
-        (op, ty, space, d, addr, b, c): (
+        (op, ty, space, scope, d, addr, b, c): (
             AtomOp,
             Type,
             MemSpace,
+            super::global_race::AtomScope,
             Option<Reg>,
             &Addr,
             Val,
@@ -161,6 +203,8 @@ impl Machine<'_> {
         let new = apply(op, ty, old, bv, cv);
         match loc {
             Loc::Global(g) => {
+                let access = super::global_race::Access::Atomic(scope);
+                self.global_write(cl, ci, t, line, g, size, access)?;
                 if let Some(out) = self.dev.slice_mut(g, n) {
                     super::mem::le_write(out, new);
                 }

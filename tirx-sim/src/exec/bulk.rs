@@ -16,6 +16,7 @@
 
 use super::cta::Cluster;
 use super::diag::{SimError, Space};
+use super::global_race::Access;
 use super::lane::lanes;
 use super::machine::Machine;
 use super::mem::{self, Loc};
@@ -91,11 +92,13 @@ pub(crate) enum AsyncKind {
         /// The first CTA of the canceled cluster, or `None` for a failed request.
         canceled: Option<[u32; 3]>,
     },
-    /// A tensor store from `src` of the issuing CTA.
+    /// A tensor store from `src` of the issuing CTA (with `reduce`, a reduce-store: each
+    /// element combined with the global one atomically).
     Store {
         map: usize,
         coords: Vec<i64>,
         src: u32,
+        reduce: Option<super::atom::AtomOp>,
     },
 }
 
@@ -297,7 +300,7 @@ impl Machine<'_> {
                     mbar_cta: (*pair && multicast.is_none()).then_some(mcta),
                 }
             }
-            Op::TmaStore { src, .. } => {
+            Op::TmaStore { src, reduce, .. } => {
                 let (_, soff) = smem_at(self, cl, src, MemSpace::SharedCta)?;
                 let span = bytes.next_multiple_of(128);
                 if let Some((addr, w, write_line)) = cl.ctas[ci].shadow.unfenced(soff & !127, span)
@@ -315,6 +318,7 @@ impl Machine<'_> {
                     map,
                     coords,
                     src: soff,
+                    reduce: *reduce,
                 }
             }
             _ => unreachable!("checked above"),
@@ -420,9 +424,26 @@ impl Machine<'_> {
                     )?;
                 }
             }
-            AsyncKind::Store { coords, src, .. } => {
+            AsyncKind::Store {
+                coords,
+                src,
+                reduce,
+                ..
+            } => {
+                let access = match reduce {
+                    Some(_) => Access::Atomic(super::global_race::AtomScope::Gpu),
+                    None => Access::Plain,
+                };
+                for (a, n) in tma::box_addrs(desc, coords) {
+                    self.global_write(cl, op.cta as usize, op.tid, op.line, a, n, access)?;
+                }
+                let desc = &self.params.maps[map].1;
                 let smem = &cl.ctas[op.cta as usize].smem;
-                tma::store_box(desc, coords, self.dev, smem, *src).map_err(|f| fault(f, cl))?;
+                match reduce {
+                    Some(r) => tma::reduce_box(desc, coords, self.dev, smem, *src, *r),
+                    None => tma::store_box(desc, coords, self.dev, smem, *src),
+                }
+                .map_err(|f| fault(f, cl))?;
             }
             AsyncKind::Tc05 { .. } | AsyncKind::Clc { .. } => unreachable!("handled above"),
         }

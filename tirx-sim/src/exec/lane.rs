@@ -648,6 +648,8 @@ impl Machine<'_> {
         let n = size as usize;
         match loc {
             Loc::Global(g) => {
+                let plain = super::global_race::Access::Plain;
+                self.global_write(cl, ci, t, line, g, size, plain)?;
                 if let Some(out) = self.dev.slice_mut(g, n) {
                     out.copy_from_slice(&buf[..n]);
                 }

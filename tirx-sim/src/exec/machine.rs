@@ -48,6 +48,9 @@ pub(crate) struct Machine<'a> {
     pending: std::collections::VecDeque<u32>,
     /// The event recorder (`timeline.rs`), when [`Policy::timeline`] asks for one.
     pub rec: Option<Box<super::timeline::Recorder>>,
+    /// The last writer of each global byte, kept for programs with global atomics
+    /// (`global_race.rs`).
+    pub globals: Option<super::global_race::GlobalShadow>,
 }
 
 impl<'a> Machine<'a> {
@@ -69,6 +72,36 @@ impl<'a> Machine<'a> {
             stats: Stats::default(),
             pending: Default::default(),
             rec: policy.timeline.then(Default::default),
+            globals: has_global_atomics(prog).then(Default::default),
+        }
+    }
+
+    /// Records a write of global memory for the race check between CTAs (`global_race.rs`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn global_write(
+        &mut self,
+        cl: &Cluster,
+        ci: usize,
+        t: u32,
+        line: u32,
+        addr: u64,
+        size: u32,
+        access: super::global_race::Access,
+    ) -> Result<(), SimError> {
+        let Some(g) = self.globals.as_mut() else {
+            return Ok(());
+        };
+        let who = super::global_race::Writer {
+            cluster: cl.id,
+            rank: ci as u32,
+        };
+        match g.write(addr, size, who, access, line) {
+            Some(what) => Err(SimError::Race {
+                line,
+                thread: cl.ctas[ci].thread(t),
+                what,
+            }),
+            None => Ok(()),
         }
     }
 
@@ -460,4 +493,15 @@ impl<'a> Machine<'a> {
             reg: self.prog.reg_names[r as usize].clone(),
         }
     }
+}
+
+/// Whether `prog` holds an atomic that may reach global memory (`atom`/`red` not on shared
+/// memory) or a TMA reduce-store.
+fn has_global_atomics(prog: &Program) -> bool {
+    use super::ops::{MemSpace, Op};
+    prog.insts.iter().any(|i| match &i.op {
+        Op::Atom { space, .. } => matches!(space, MemSpace::Global | MemSpace::Generic),
+        Op::TmaStore { reduce, .. } => reduce.is_some(),
+        _ => false,
+    })
 }

@@ -47,6 +47,7 @@ mod decode;
 mod device;
 mod diag;
 pub mod float;
+mod global_race;
 mod lane;
 mod machine;
 mod matrix;

@@ -276,6 +276,9 @@ pub(crate) enum Op {
         op: super::atom::AtomOp,
         ty: Type,
         space: MemSpace,
+        /// `.cta`/`.cluster`/`.gpu`/`.sys` (`.gpu` when absent): what the global-race
+        /// shadow judges two CTAs' atomics by.
+        scope: super::global_race::AtomScope,
         d: Option<Reg>,
         addr: Addr,
         b: Val,
@@ -383,11 +386,13 @@ pub(crate) enum Op {
         multicast: Option<Val>,
         pair: bool,
     },
-    /// `cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group` (§9.7.9.25).
+    /// `cp.async.bulk.tensor.Nd.global.shared::cta.bulk_group` (§9.7.9.25), or with `reduce`
+    /// `cp.reduce.async.bulk.tensor.Nd.global.shared::cta.OP.tile.bulk_group` (§9.7.9.25.5.2).
     TmaStore {
         map: Val,
         coords: Vec<Val>,
         src: Addr,
+        reduce: Option<super::atom::AtomOp>,
     },
     /// `cp.async.bulk.commit_group` (§9.7.9).
     BulkCommit,

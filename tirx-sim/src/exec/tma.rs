@@ -74,6 +74,8 @@ pub enum TmaElem {
     U16,
     /// 32-bit unsigned.
     U32,
+    /// 32-bit signed (what a reduce-store's `min`/`max` compares as).
+    I32,
     /// IEEE half.
     F16,
     /// bfloat16.
@@ -88,7 +90,7 @@ impl TmaElem {
         match self {
             TmaElem::U8 => 1,
             TmaElem::U16 | TmaElem::F16 | TmaElem::Bf16 => 2,
-            TmaElem::U32 | TmaElem::F32 => 4,
+            TmaElem::U32 | TmaElem::I32 | TmaElem::F32 => 4,
         }
     }
     fn nan(self) -> Option<u64> {
@@ -287,4 +289,53 @@ pub(crate) fn store_box(
             .copy_from_slice(v);
         Ok(())
     })
+}
+
+/// `cp.reduce.async.bulk.tensor` (§9.7.9.25.5.2): like [`store_box`], each element in the
+/// tensor combined with the box's by `op` in the map's type (`atom.rs`'s arithmetic: f32 adds
+/// round to nearest even, 16-bit floats as `.noftz`, integers wrap; `min`/`max` signed for
+/// i32 maps), each element atomically.
+pub(crate) fn reduce_box(
+    map: &TensorMapDesc,
+    start: &[i64],
+    dev: &mut Device,
+    smem: &[u8],
+    src: u32,
+    op: super::atom::AtomOp,
+) -> Result<(), CopyFault> {
+    use crate::ptx::Type;
+    let eb = map.elem.bytes();
+    let ty = match map.elem {
+        TmaElem::F32 => Type::F32,
+        TmaElem::Bf16 => Type::Bf16,
+        TmaElem::F16 => Type::F16,
+        TmaElem::I32 => Type::S32,
+        TmaElem::U32 => Type::U32,
+        TmaElem::U8 | TmaElem::U16 => Type::B16,
+    };
+    map.for_each(start, |linear, dst| {
+        let Some(a) = dst else { return Ok(()) };
+        let at = map.swizzle.apply(src + linear * eb) as usize;
+        let v = smem
+            .get(at..at + eb as usize)
+            .ok_or(CopyFault::Shared(at as u32))?;
+        let b = super::mem::le_read(v);
+        let out = dev.slice_mut(a, eb as usize).ok_or(CopyFault::Global(a))?;
+        let old = super::mem::le_read(out);
+        super::mem::le_write(out, super::atom::apply(op, ty, old, b, 0));
+        Ok(())
+    })
+}
+
+/// The global (address, bytes) of each element of the box at `start` inside the tensor.
+pub(crate) fn box_addrs(map: &TensorMapDesc, start: &[i64]) -> Vec<(u64, u32)> {
+    let mut out = Vec::new();
+    let eb = map.elem.bytes();
+    let _ = map.for_each(start, |_, a| -> Result<(), ()> {
+        if let Some(a) = a {
+            out.push((a, eb));
+        }
+        Ok(())
+    });
+    out
 }

@@ -1,6 +1,7 @@
 //! Copy variants, and the tile-shape checks they share.
 
 pub mod ldmatrix;
+pub mod reg_atomic;
 pub mod reg_epilogue;
 pub mod reg_load;
 pub mod reg_stage;
@@ -12,6 +13,7 @@ pub mod stmatrix;
 pub mod tcgen05_cp;
 pub mod thread_load;
 pub mod tma_load;
+pub mod tma_reduce;
 pub mod tma_store;
 pub mod tmem_epilogue;
 pub mod tmem_regs;

@@ -156,10 +156,25 @@ pub(super) fn tma(cx: &Cx<'_>) -> Result<Op, SimError> {
     if cx.has("global") && cx.has("shared::cta") && cx.has("bulk_group") {
         cx.n(2)?;
         let (map, coords) = tensor(0)?;
+        let reduce = if cx.i.opcode.base == "cp.reduce.async.bulk.tensor" {
+            use crate::exec::atom::AtomOp;
+            let op = [
+                ("add", AtomOp::Add),
+                ("min", AtomOp::Min),
+                ("max", AtomOp::Max),
+            ]
+            .into_iter()
+            .find(|(n, _)| cx.has(n))
+            .ok_or_else(|| cx.err("a TMA reduction other than .add, .min, .max"))?;
+            Some(op.1)
+        } else {
+            None
+        };
         return Ok(Op::TmaStore {
             map,
             coords,
             src: cx.addr(1)?,
+            reduce,
         });
     }
     Err(cx.err("this direction or completion mechanism of cp.async.bulk.tensor"))
@@ -180,9 +195,10 @@ pub(super) fn atom(cx: &Cx<'_>) -> Result<Op, SimError> {
     {
         return Err(cx.err("vector atomics"));
     }
-    if m.iter().any(|m| m.starts_with("L2::") || m == "noftz") {
-        return Err(cx.err("cache hints and .noftz"));
+    if m.iter().any(|m| m.starts_with("L2::")) {
+        return Err(cx.err("cache hints"));
     }
+    let noftz = m.iter().any(|m| m == "noftz");
     let op = [
         ("add", AtomOp::Add),
         ("min", AtomOp::Min),
@@ -201,8 +217,16 @@ pub(super) fn atom(cx: &Cx<'_>) -> Result<Op, SimError> {
     .1;
     let ty = cx.ty()?;
     use Type::*;
+    let half = matches!(ty, F16 | Bf16 | F16x2 | Bf16x2);
+    if half != noftz {
+        return Err(cx.err(if half {
+            "16-bit float atomics without .noftz"
+        } else {
+            ".noftz on a type other than the 16-bit floats"
+        }));
+    }
     let ok = match op {
-        AtomOp::Add => matches!(ty, U32 | S32 | U64 | F32 | F64),
+        AtomOp::Add => matches!(ty, U32 | S32 | U64 | F32 | F64) || half,
         AtomOp::Min | AtomOp::Max => matches!(ty, U32 | S32 | U64 | S64),
         AtomOp::Inc | AtomOp::Dec => ty == U32,
         AtomOp::And | AtomOp::Or | AtomOp::Xor | AtomOp::Exch | AtomOp::Cas => {
@@ -222,6 +246,7 @@ pub(super) fn atom(cx: &Cx<'_>) -> Result<Op, SimError> {
         op,
         ty,
         space,
+        scope: crate::exec::global_race::AtomScope::of(m),
         d: if red { None } else { cx.dst(0)? },
         addr: cx.addr(k)?,
         b: cx.val(k + 1)?,

@@ -336,7 +336,7 @@ pub(crate) fn decode(i: &Instr, syms: &Symbols) -> Result<Inst, SimError> {
                 rank: cx.val(2)?,
             }
         }
-        "cp.async.bulk.tensor" => memory::tma(&cx)?,
+        "cp.async.bulk.tensor" | "cp.reduce.async.bulk.tensor" => memory::tma(&cx)?,
         "cp.async.bulk.commit_group" => Op::BulkCommit,
         "cp.async.bulk.wait_group" => {
             cx.n(1)?;

@@ -1,0 +1,194 @@
+//! Atomic reductions of a register tile into a tile of a global tensor (the `reg_atomic` copy
+//! variant): the addressing and the masked edges of [`access`](super::access), with each
+//! store replaced by a `red` (PTX ISA §9.7.13.6) or, when the old values are asked for, an
+//! `atom` (§9.7.13.5).
+//!
+//! Per element for 32-bit types (`red.relaxed.gpu.global.add.f32`, `.s32`, `.u32`; `.min`,
+//! `.max` on integers). 16-bit floats go in pairs where the layout gives a thread two
+//! adjacent columns 4-byte aligned (`red….add.noftz.bf16x2` on a word packed by `mov.b32`,
+//! the lower column in the low half), singly at the edges (`.add.noftz.bf16`). An f32 tile
+//! reduced into a 16-bit tensor is rounded to it first (to nearest even), then added with the
+//! rounding of the 16-bit add; `.noftz` keeps subnormals.
+//!
+//! A layout that holds an element in several threads (a `stat` tile: a column sum in every
+//! thread of its column) reduces it once, from the first replica.
+//!
+//! Old values (`atom`): the `old` tile, of the source's layout and the tensor's element type,
+//! receives each element's value before the update; elements outside the tensor read as 0.
+//!
+//! Invariants: the caller (`dispatch/copy/reg_atomic.rs`) checked the operation against the
+//! type (min/max on integers only), the old tile's layout and type, and the semantics
+//! (`acquire`/`acq_rel` only with old values).
+
+use super::access::{self, Access, Chunk};
+use super::frag;
+use crate::abi::ElemType;
+use crate::arena::Handle;
+use crate::diag::Diagnostics;
+use crate::inst::reg;
+use crate::ir::{
+    Atomic, BinOp, Buffer, CmpOp, Expr, Inst, Operand, ScalarType as T, StmtKind, TileRef, Var,
+};
+use crate::lower::Lower;
+
+/// The PTX type of one element of `elem` in an atomic, or of a pair (`x2`).
+fn ptx_type(elem: ElemType, pair: bool) -> &'static str {
+    match (elem, pair) {
+        (ElemType::F32, _) => "f32",
+        (ElemType::I32, _) => "s32",
+        (ElemType::U32, _) => "u32",
+        (ElemType::Bf16, false) => "noftz.bf16",
+        (ElemType::Bf16, true) => "noftz.bf16x2",
+        (ElemType::F16, false) => "noftz.f16",
+        (ElemType::F16, true) => "noftz.f16x2",
+        _ => unreachable!("refused by reg_atomic's predicate"),
+    }
+}
+
+/// What every instruction of one atomic copy shares.
+struct Plan<'a> {
+    a: &'a Atomic,
+    vals: Vec<Handle<Var>>,
+    old: Option<Vec<Handle<Var>>>,
+}
+
+impl Plan<'_> {
+    /// `sem.scope.global.op.type` (the ISA's order: `red{.sem}{.scope}{.global}.op.type`).
+    fn qual(&self, elem: ElemType, pair: bool) -> String {
+        format!(
+            "{}.{}.global.{}.{}",
+            self.a.sem,
+            self.a.scope,
+            self.a.op,
+            ptx_type(elem, pair)
+        )
+    }
+
+    /// One element `e` of chunk `c`, guarded by `p` where given.
+    fn element(&self, acc: &Access, lw: &mut Lower, c: &Chunk, e: u32, p: Option<Handle<Var>>) {
+        let (addr, _) = acc.row(c.dr);
+        let off = ((c.dc + e) * acc.elem.bytes()) as i64;
+        let i = (c.reg0 + e) as usize;
+        let q = self.qual(acc.elem, false);
+        let i_ = match &self.old {
+            Some(old) => Inst::atom_global(&q, old[i], addr, off, reg(self.vals[i])),
+            None => Inst::red_global(&q, addr, off, reg(self.vals[i])),
+        };
+        lw.inst(guard(i_, p));
+    }
+
+    /// Chunk `c` whole, guarded by `p` where given: pairs of 16-bit floats, else elements.
+    fn chunk(&self, acc: &Access, lw: &mut Lower, c: &Chunk, p: Option<Handle<Var>>) {
+        let half = matches!(acc.elem, ElemType::Bf16 | ElemType::F16);
+        if !half || acc.w == 1 {
+            for e in 0..acc.w {
+                self.element(acc, lw, c, e, p);
+            }
+            return;
+        }
+        let (addr, _) = acc.row(c.dr);
+        let q = self.qual(acc.elem, true);
+        for k in 0..acc.w / 2 {
+            let i = (c.reg0 + 2 * k) as usize;
+            let off = ((c.dc + 2 * k) * 2) as i64;
+            let wd = lw.var("red", T::U32);
+            lw.inst(Inst::pack_b32(wd, self.vals[i], self.vals[i + 1]));
+            match &self.old {
+                Some(old) => {
+                    let got = lw.var("old", T::U32);
+                    lw.inst(guard(Inst::atom_global(&q, got, addr, off, reg(wd)), p));
+                    lw.inst(guard(Inst::unpack_b32(old[i], old[i + 1], got), p));
+                }
+                None => lw.inst(guard(Inst::red_global(&q, addr, off, reg(wd)), p)),
+            }
+        }
+    }
+}
+
+fn guard(i: Inst, p: Option<Handle<Var>>) -> Inst {
+    match p {
+        Some(p) => i.guarded(p, false),
+        None => i,
+    }
+}
+
+/// `atomic::<op>(tensor.tile(r, c), tile[, old = o])`.
+pub fn reduce(
+    lw: &mut Lower,
+    buf: Handle<Buffer>,
+    tensor: &str,
+    coords: &[Expr],
+    a: &Atomic,
+) -> Result<(), Diagnostics> {
+    let (acc, fast) = access::prepare(lw, buf, tensor, coords)?;
+    // Each value in the tensor's type, one register each (an f32 tile rounded to 16 bits
+    // element by element: pairs are packed by `mov`, not rounded by `cvt…x2`).
+    let vals = access::store_values(lw, &acc.frag, acc.tile_elem, acc.elem, 1);
+    let old = match &a.old {
+        Some(TileRef::Buf { buf: o, .. }) => {
+            let regs = frag(lw, *o)?;
+            let (ty, zero) = match acc.elem {
+                ElemType::F32 => ("f32", Operand::F32Bits(0)),
+                ElemType::Bf16 | ElemType::F16 => ("b16", Operand::Imm(0)),
+                _ => ("b32", Operand::Imm(0)),
+            };
+            for &r in &regs {
+                lw.inst(Inst::mov(ty, r, zero.clone()));
+            }
+            Some(regs)
+        }
+        Some(TileRef::Global { .. }) => {
+            return Err(lw.internal("the old values of an atomic go to a register tile"));
+        }
+        None => None,
+    };
+    let plan = Plan { a, vals, old };
+    let leader = leader(lw, buf)?;
+    let outer = std::mem::take(&mut lw.out);
+    acc.paths(
+        lw,
+        fast,
+        |acc, lw, c, p| plan.chunk(acc, lw, c, p),
+        |acc, lw, c, e, p| plan.element(acc, lw, c, e, Some(p)),
+    );
+    let body = std::mem::replace(&mut lw.out, outer);
+    match leader {
+        Some(l) => lw.emit(StmtKind::If {
+            cond: Expr::Var(l),
+            then_body: body,
+            else_body: Vec::new(),
+        }),
+        None => lw.out.extend(body),
+    }
+    Ok(())
+}
+
+/// For a layout that replicates elements over threads (thread modes of stride 0: a row or
+/// column statistic held by every thread of its row), the predicate "this thread is the
+/// first replica": a store writes the same value many times, an atomic add must not. `None`
+/// when nothing is replicated.
+fn leader(lw: &mut Lower, buf: Handle<Buffer>) -> Result<Option<Handle<Var>>, Diagnostics> {
+    let l = super::layout(lw.k, buf).map_err(|e| lw.error(e))?;
+    if !l.threads.iter().any(|m| m.stride == [0, 0] && m.size > 1) {
+        return Ok(None);
+    }
+    let t = super::owner_thread(lw, &l);
+    let mut below = 1u32;
+    let mut cond: Option<Expr> = None;
+    for m in &l.threads {
+        if m.stride == [0, 0] && m.size > 1 {
+            let digit = Expr::bin(
+                BinOp::Rem,
+                Expr::bin(BinOp::Div, Expr::Var(t), Expr::u32(below)),
+                Expr::u32(m.size),
+            );
+            let first = Expr::cmp(CmpOp::Eq, digit, Expr::u32(0));
+            cond = Some(match cond {
+                Some(c) => Expr::AndP(Box::new(c), Box::new(first)),
+                None => first,
+            });
+        }
+        below *= m.size;
+    }
+    Ok(cond.map(|c| lw.let_("replica0", T::Pred, c)))
+}
