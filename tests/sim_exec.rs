@@ -253,6 +253,47 @@ fn row_kernels_match_the_f64_reference() {
     report("row kernels", &runs);
 }
 
+/// The host's choice for each op at widths that are not a multiple of the tile (issue #32):
+/// 1000 and 5000 (multiples of 8 in a longer tile: the masked-vector path), 4999 and 7171 (odd:
+/// rows not 16-byte aligned, the element path), 3000 … 14000 (the capacity ladder), and 65536
+/// (a long row, chunked). Random rows,
+/// outputs poisoned, against the f64 reference within 2 bf16 ulps.
+#[test]
+fn host_choices_at_odd_widths_match_the_f64_reference() {
+    use tirx_kernels::dispatch::Device as Gpu;
+    use tirx_kernels::row_kernels::{host, request::RowRequest};
+    let mut runs = Vec::new();
+    for op in RowOp::ALL {
+        for (i, n) in [1000, 3000, 4999, 5000, 6000, 7171, 10000, 14000, 65536]
+            .into_iter()
+            .enumerate()
+        {
+            let c = host::choose(&RowRequest::contiguous(op, 3, n), &Gpu::h200())
+                .unwrap_or_else(|e| panic!("{op} 3x{n}: {e}"));
+            runs.push(row_case(c.artifact, op, 3, n, 60 + i as u64));
+        }
+    }
+    report("row kernels at odd widths", &runs);
+}
+
+/// The chunked long-row kernels over several chunks with a ragged last one, aligned (24584:
+/// masked vectors) and not (16389: elements), and with whole chunks only (16384).
+#[test]
+fn long_row_kernels_match_the_f64_reference_over_ragged_chunks() {
+    let mut runs = Vec::new();
+    for (name, op) in [
+        ("softmax_long", RowOp::Softmax),
+        ("rmsnorm_long", RowOp::RmsNorm),
+        ("layernorm_long", RowOp::LayerNorm),
+    ] {
+        let art = smallest(name);
+        for (i, n) in [16384, 16389, 24584].into_iter().enumerate() {
+            runs.push(row_case(art, op, 2, n, 80 + i as u64));
+        }
+    }
+    report("long row kernels", &runs);
+}
+
 #[test]
 fn silu_mul_matches_the_f64_reference() {
     let art = smallest("silu_mul");
