@@ -230,7 +230,7 @@ fn row_kernels_match_the_f64_reference() {
     let mut runs = Vec::new();
     // The staged kernels take 16-byte aligned rows (their tensor maps); the cluster kernels
     // split each row over 4 CTAs exchanging statistics through distributed shared memory.
-    let cases: [(&str, RowOp, &[usize]); 10] = [
+    let cases: [(&str, RowOp, &[usize]); 12] = [
         ("softmax", RowOp::Softmax, &[1, 7, 300]),
         ("rmsnorm", RowOp::RmsNorm, &[8, 129, 300]),
         ("layernorm", RowOp::LayerNorm, &[3, 64, 300]),
@@ -241,6 +241,9 @@ fn row_kernels_match_the_f64_reference() {
         ("rmsnorm_staged", RowOp::RmsNorm, &[8, 296]),
         ("softmax_cluster", RowOp::Softmax, &[7, 300]),
         ("rmsnorm_cluster", RowOp::RmsNorm, &[9, 300]),
+        // Two CTAs of 32768 columns: the second wholly past the row, then ragged.
+        ("softmax_staged_cluster", RowOp::Softmax, &[296, 33064]),
+        ("rmsnorm_staged_cluster", RowOp::RmsNorm, &[296, 33064]),
     ];
     for (name, op, cols) in cases {
         let art = smallest(name);

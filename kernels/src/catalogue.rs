@@ -20,7 +20,7 @@ use crate::gemm::{
     pair_n, scaled, splitk,
 };
 use crate::row_kernels::{
-    cluster, layernorm, norm_long, rmsnorm, softmax, softmax_long, staged, swiglu,
+    cluster, layernorm, norm_long, rmsnorm, softmax, softmax_long, staged, staged_cluster, swiglu,
 };
 
 /// The lists the catalogue is made of, in the order `tirx list` prints them.
@@ -52,10 +52,12 @@ const LISTS: &[&[&Kernel]] = &[
     // among equal costs.
     &[&staged::softmax_staged::KERNEL],
     &[&softmax::softmax::KERNEL],
+    &[&staged_cluster::softmax_staged_cluster::KERNEL],
     &[&softmax_long::softmax_long::KERNEL],
     &[&cluster::softmax_cluster::KERNEL],
     &[&rmsnorm::rmsnorm::KERNEL],
     &[&staged::rmsnorm_staged::KERNEL],
+    &[&staged_cluster::rmsnorm_staged_cluster::KERNEL],
     &[&cluster::rmsnorm_cluster::KERNEL],
     &[&layernorm::layernorm::KERNEL],
     &[&norm_long::rmsnorm_long::KERNEL],

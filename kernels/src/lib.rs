@@ -64,6 +64,7 @@ pub mod row_kernels {
     pub mod softmax;
     pub mod softmax_long;
     pub mod staged;
+    pub mod staged_cluster;
     pub mod swiglu;
 }
 pub mod bench;
