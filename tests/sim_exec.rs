@@ -230,7 +230,7 @@ fn row_kernels_match_the_f64_reference() {
     let mut runs = Vec::new();
     // The staged kernels take 16-byte aligned rows (their tensor maps); the cluster kernels
     // split each row over 4 CTAs exchanging statistics through distributed shared memory.
-    let cases: [(&str, RowOp, &[usize]); 12] = [
+    let cases: [(&str, RowOp, &[usize]); 13] = [
         ("softmax", RowOp::Softmax, &[1, 7, 300]),
         ("rmsnorm", RowOp::RmsNorm, &[8, 129, 300]),
         ("layernorm", RowOp::LayerNorm, &[3, 64, 300]),
@@ -244,6 +244,7 @@ fn row_kernels_match_the_f64_reference() {
         // Two CTAs of 32768 columns: the second wholly past the row, then ragged.
         ("softmax_staged_cluster", RowOp::Softmax, &[296, 33064]),
         ("rmsnorm_staged_cluster", RowOp::RmsNorm, &[296, 33064]),
+        ("layernorm_staged_cluster", RowOp::LayerNorm, &[296, 33064]),
     ];
     for (name, op, cols) in cases {
         let art = smallest(name);

@@ -60,6 +60,7 @@ const LISTS: &[&[&Kernel]] = &[
     &[&staged_cluster::rmsnorm_staged_cluster::KERNEL],
     &[&cluster::rmsnorm_cluster::KERNEL],
     &[&layernorm::layernorm::KERNEL],
+    &[&staged_cluster::layernorm_staged_cluster::KERNEL],
     &[&norm_long::rmsnorm_long::KERNEL],
     &[&norm_long::layernorm_long::KERNEL],
     &[&swiglu::silu_mul::KERNEL],

@@ -2,7 +2,8 @@
 # Issue #32 (rows for every width): the row kernels beside torch, Liger and QuACK in one device
 # command, on the issue's shapes — 4096×5000 (softmax, RMSNorm, LayerNorm), 4096×65536,
 # 8192×32768, 1024×262144 and 16384×1000 — then the ladder configs and the long-row kernels
-# forced at the shapes they compete for, then the GPU tests of the row kernels.
+# (staged, staged over a cluster, chunked) forced at the shapes they compete for, then the GPU
+# tests of the row kernels. BUDGET (s, default 580) bounds the whole call.
 #
 # Build here: cargo build --release -p tirx-kernels --bin tirx &&
 #   cargo test --release -p tirx-tests --features gpu --no-run; mkdir -p devbin; copy
@@ -41,9 +42,9 @@ echo "rc=$?" >> $OUT/ours.txt; cat $OUT/ours.txt | tail -30
 echo "== 3. every config of the register kernels at 4096x5000 (the ladder's neighbours)"
 timeout $(left 90) ./devbin/tirx bench rows --peers $OUT/rows-peers.json --shape 4096,5000 --kernel softmax --kernel rmsnorm --kernel layernorm --json $OUT/forced-5000.json > $OUT/forced-5000.txt 2>&1
 echo "rc=$?" >> $OUT/forced-5000.txt; grep -E "^==|5000|rc=" $OUT/forced-5000.txt | head -80
-echo "== 4. the long-row kernels forced at 8192x32768 and 4096x65536"
-timeout $(left 90) ./devbin/tirx bench rows --peers $OUT/rows-peers.json --shape 8192,32768 --shape 4096,65536 --kernel softmax_long --kernel softmax_staged --kernel rmsnorm_long --kernel rmsnorm_staged --kernel layernorm_long --json $OUT/forced-long.json > $OUT/forced-long.txt 2>&1
-echo "rc=$?" >> $OUT/forced-long.txt; grep -E "^==|32768|65536|rc=" $OUT/forced-long.txt | head -60
+echo "== 4. the long-row kernels forced at 8192x32768, 4096x65536 and 1024x262144"
+timeout $(left 120) ./devbin/tirx bench rows --peers $OUT/rows-peers.json --shape 8192,32768 --shape 4096,65536 --shape 1024,262144 --kernel softmax_long --kernel softmax_staged --kernel softmax_staged_cluster --kernel rmsnorm_long --kernel rmsnorm_staged --kernel rmsnorm_staged_cluster --kernel layernorm_long --kernel layernorm_staged_cluster --json $OUT/forced-long.json > $OUT/forced-long.txt 2>&1
+echo "rc=$?" >> $OUT/forced-long.txt; grep -E "^==|32768|65536|262144|rc=" $OUT/forced-long.txt | head -80
 echo "== 5. GPU tests of the row kernels"
 timeout $(left 200) ./devbin/gpu_tests gpu_rows --test-threads 1 > $OUT/gpu_rows.txt 2>&1
 echo "rc=$?" >> $OUT/gpu_rows.txt
