@@ -28,12 +28,17 @@ fn every_row_kernel_config_matches_the_f64_reference_with_tails() {
             let cap = host::capacity(a).expect("row kernels declare their capacity");
             // Full tiles, one column, odd lengths, lengths just under and over a vector, and
             // (for the chunked kernels) several chunks with a ragged last one.
+            // Issue #32's widths: 4999 and 7171 (odd: unaligned rows), 5000 (a multiple of 8
+            // in a longer tile: the masked-vector path).
             let mut cols = vec![
                 1,
                 7,
                 9,
                 100,
                 1000,
+                4999,
+                5000,
+                7171,
                 cap.min(8192),
                 cap.min(8192) - 3,
                 cap - 1,
@@ -88,7 +93,8 @@ fn the_host_side_choice_is_correct_for_every_length_class() {
     let rt = rt();
     for op in RowOp::ALL {
         for (i, n) in [
-            5, 1024, 1500, 4096, 8200, 16384, 20000, 24577, 30001, 32768, 40000, 65536,
+            5, 1000, 1024, 1500, 3000, 4096, 4999, 5000, 6000, 7171, 8200, 10000, 14000, 16384,
+            20000, 24577, 30001, 32768, 40000, 65536, 65539, 262144,
         ]
         .into_iter()
         .enumerate()

@@ -230,7 +230,7 @@ fn row_kernels_match_the_f64_reference() {
     let mut runs = Vec::new();
     // The staged kernels take 16-byte aligned rows (their tensor maps); the cluster kernels
     // split each row over 4 CTAs exchanging statistics through distributed shared memory.
-    let cases: [(&str, RowOp, &[usize]); 10] = [
+    let cases: [(&str, RowOp, &[usize]); 13] = [
         ("softmax", RowOp::Softmax, &[1, 7, 300]),
         ("rmsnorm", RowOp::RmsNorm, &[8, 129, 300]),
         ("layernorm", RowOp::LayerNorm, &[3, 64, 300]),
@@ -241,6 +241,10 @@ fn row_kernels_match_the_f64_reference() {
         ("rmsnorm_staged", RowOp::RmsNorm, &[8, 296]),
         ("softmax_cluster", RowOp::Softmax, &[7, 300]),
         ("rmsnorm_cluster", RowOp::RmsNorm, &[9, 300]),
+        // Two CTAs of 32768 columns: the second wholly past the row, then ragged.
+        ("softmax_staged_cluster", RowOp::Softmax, &[296, 33064]),
+        ("rmsnorm_staged_cluster", RowOp::RmsNorm, &[296, 33064]),
+        ("layernorm_staged_cluster", RowOp::LayerNorm, &[296, 33064]),
     ];
     for (name, op, cols) in cases {
         let art = smallest(name);
@@ -251,6 +255,47 @@ fn row_kernels_match_the_f64_reference() {
         }
     }
     report("row kernels", &runs);
+}
+
+/// The host's choice for each op at widths that are not a multiple of the tile (issue #32):
+/// 1000 and 5000 (multiples of 8 in a longer tile: the masked-vector path), 4999 and 7171 (odd:
+/// rows not 16-byte aligned, the element path), 3000 … 14000 (the capacity ladder), and 65536
+/// (a long row, chunked). Random rows,
+/// outputs poisoned, against the f64 reference within 2 bf16 ulps.
+#[test]
+fn host_choices_at_odd_widths_match_the_f64_reference() {
+    use tirx_kernels::dispatch::Device as Gpu;
+    use tirx_kernels::row_kernels::{host, request::RowRequest};
+    let mut runs = Vec::new();
+    for op in RowOp::ALL {
+        for (i, n) in [1000, 3000, 4999, 5000, 6000, 7171, 10000, 14000, 65536]
+            .into_iter()
+            .enumerate()
+        {
+            let c = host::choose(&RowRequest::contiguous(op, 3, n), &Gpu::h200())
+                .unwrap_or_else(|e| panic!("{op} 3x{n}: {e}"));
+            runs.push(row_case(c.artifact, op, 3, n, 60 + i as u64));
+        }
+    }
+    report("row kernels at odd widths", &runs);
+}
+
+/// The chunked long-row kernels over several chunks with a ragged last one, aligned (24584:
+/// masked vectors) and not (16389: elements), and with whole chunks only (16384).
+#[test]
+fn long_row_kernels_match_the_f64_reference_over_ragged_chunks() {
+    let mut runs = Vec::new();
+    for (name, op) in [
+        ("softmax_long", RowOp::Softmax),
+        ("rmsnorm_long", RowOp::RmsNorm),
+        ("layernorm_long", RowOp::LayerNorm),
+    ] {
+        let art = smallest(name);
+        for (i, n) in [16384, 16389, 24584].into_iter().enumerate() {
+            runs.push(row_case(art, op, 2, n, 80 + i as u64));
+        }
+    }
+    report("long row kernels", &runs);
 }
 
 #[test]

@@ -2,9 +2,15 @@
 //! `y[r, c] = (x[r, c] − μ_r) · rsqrt(σ²_r + eps) · w[c] + b[c]`, σ² the biased variance.
 //!
 //! One CTA per row, the row in registers: the mean first, then the variance of the centred
-//! values (two passes over registers, not memory — the numerically sound order), so x is read
-//! once and y written once. Columns past `N` read as 0 and are masked out of the centred
-//! values before they are squared.
+//! values (two passes over registers, not memory — the numerically sound order, exact where
+//! `E[x²] − E[x]²` would cancel), so x is read once and y written once. Columns past `N` read
+//! as 0 and are masked out of the centred values before they are squared.
+//!
+//! Registers as RMSNorm's: two tiles. The row is centred in place (`t` becomes `x − μ`), then
+//! scaled in place by `r · w`, and the bias is loaded into the weight's tile — so the row, the
+//! weight and the bias are never live together (three tiles held 114 registers at 256 threads,
+//! two CTAs of 8k columns per SM; rows resident per SM are what a register kernel's bandwidth
+//! follows). Capacities come as the ladder of `softmax.rs`.
 
 use tirx::prelude::*;
 
@@ -13,17 +19,26 @@ use tirx::prelude::*;
     target = sm_90a,
     threads = T,
     grid = (M, 1),
-    // At 4096 and 8192 columns the wider CTAs measured faster (docs/perf/rows-h200-2026-12-02.md):
-    // the row cost model prefers them for LayerNorm (`row_kernels/request.rs`), not this order.
+    // At one capacity the host takes the narrower CTA (the dispatcher's tie order, fewer
+    // threads first): with its two tiles LayerNorm holds RMSNorm's registers, and RMSNorm's 32
+    // values per thread measured faster than 16 (4091 against 3244 GB/s at 32768×8192). The
+    // three-tile LayerNorm measured the wider CTAs faster (docs/perf/rows-h200-2026-12-02.md).
     configs(
         c1k = (T = 128, C = 1024, V = 8),
         c2k = (T = 128, C = 2048, V = 8),
-        c4k_t256 = (T = 256, C = 4096, V = 8),
-        c8k_t512 = (T = 512, C = 8192, V = 8),
-        c16k = (T = 512, C = 16384, V = 8),
         c4k = (T = 128, C = 4096, V = 8),
         c8k = (T = 256, C = 8192, V = 8),
+        c16k = (T = 512, C = 16384, V = 8),
+        c4k_t256 = (T = 256, C = 4096, V = 8),
+        c8k_t512 = (T = 512, C = 8192, V = 8),
         c16k_t1024 = (T = 1024, C = 16384, V = 8),
+        c3k = (T = 128, C = 3072, V = 8),
+        c5k = (T = 128, C = 5120, V = 8),
+        c6k = (T = 128, C = 6144, V = 8),
+        c7k = (T = 128, C = 7168, V = 8),
+        c10k = (T = 256, C = 10240, V = 8),
+        c12k = (T = 256, C = 12288, V = 8),
+        c14k = (T = 256, C = 14336, V = 8),
     ),
 )]
 pub fn layernorm(
@@ -35,16 +50,16 @@ pub fn layernorm(
 ) {
     let t = regs::<f32>([1, C], layout = blocked(vec = V));
     let g = regs::<f32>([1, C], layout = blocked(vec = V));
-    let h = regs::<f32>([1, C], layout = blocked(vec = V));
     copy(t, x.tile(cta.x, 0));
     let n = cast::<f32>(N);
     let mean = reduce_sum(t, axis = 1) / n;
-    let d = select(col_index(t) < N, t - mean, 0.0);
-    let var = reduce_sum(d * d, axis = 1) / n;
+    t = select(col_index(t) < N, t - mean, 0.0);
+    let var = reduce_sum(t * t, axis = 1) / n;
     let r = rsqrt_approx(var + eps);
-    // The weights are loaded after the reductions (whose barriers keep them there), so their
-    // registers are not live while the row's are needed alone.
+    // The weights are loaded after the reductions (whose barriers keep them there), and the
+    // bias into the weight's registers once they are used.
     copy(g, w.tile(0));
-    copy(h, b.tile(0));
-    copy(y.tile(cta.x, 0), d * r * g + h);
+    t = t * r * g;
+    copy(g, b.tile(0));
+    copy(y.tile(cta.x, 0), t + g);
 }

@@ -2,14 +2,20 @@
 //! with the weights beside it (every length up to `CAP`), bf16 in and out, f32 statistics.
 //!
 //! One CTA per row walks it in chunks of `C` columns twice: the first pass gathers the
-//! statistics, the second reads the row again (usually from L2: the CTAs in flight hold a few
-//! tens of MB of rows) with the chunk of `w` (and `b`) and writes y. Registers stay at one
-//! chunk, so several rows are in flight per SM.
+//! statistics elementwise (each register sums over the chunks, so no chunk ends in a
+//! reduction or a barrier) and reduces once at the end; the second reads the row again with
+//! the chunk of `w` (and `b`) and writes y, walking the chunks backwards — the ones read last
+//! are the likeliest still in L2 (the CTAs in flight hold a few tens of MB of rows). Registers
+//! stay at a few tiles of one chunk, so several rows are in flight per SM.
 //!
-//! LayerNorm's statistics are combined chunk by chunk with Chan et al.'s pairwise update
-//! (mean and sum of squared deviations of each chunk about its own mean, then
-//! `M2 = M2_a + M2_b + δ²·n_a·n_b / n`), which keeps the variance exact where
-//! `E[x²] − E[x]²` would cancel.
+//! Issue #32: the first form reduced every chunk (RMSNorm one barrier per chunk, LayerNorm's
+//! Chan update two) and read the row forwards twice.
+//!
+//! LayerNorm's sums are of `x − μ₀`, `μ₀` the first chunk's mean: `σ² = E[(x − μ₀)²] −
+//! (E[x] − μ₀)²`. The subtraction cancels only as far as `δ = μ − μ₀` exceeds σ, and it cannot
+//! by much: the row's squared deviations include the first chunk's, so `N·σ² ≥ n₀·δ²`, and the
+//! relative error of σ² stays within `(1 + N/n₀)` f32 roundings — 129 of them at 1M columns
+//! of 8192-column chunks — where `E[x²] − E[x]²` is unbounded.
 
 use tirx::prelude::*;
 
@@ -28,14 +34,16 @@ pub fn rmsnorm_long(
 ) {
     let t = regs::<f32>([1, C], layout = blocked(vec = V));
     let g = regs::<f32>([1, C], layout = blocked(vec = V));
+    // Columns past `N` read as 0 and add nothing.
     copy(t, x.tile(cta.x, 0));
-    let mut ss = reduce_sum(t * t, axis = 1);
+    let mut sq = t * t;
     for j in 1..cdiv(N, C) {
         copy(t, x.tile(cta.x, j));
-        ss += reduce_sum(t * t, axis = 1);
+        sq = fma(t, t, sq);
     }
-    let r = rsqrt_approx(ss / cast::<f32>(N) + eps);
-    for j in 0..cdiv(N, C) {
+    let r = rsqrt_approx(reduce_sum(sq, axis = 1) / cast::<f32>(N) + eps);
+    for i in 0..cdiv(N, C) {
+        let j = cdiv(N, C) - 1 - i;
         copy(t, x.tile(cta.x, j));
         copy(g, w.tile(j));
         copy(y.tile(cta.x, j), t * r * g);
@@ -58,31 +66,33 @@ pub fn layernorm_long(
 ) {
     let t = regs::<f32>([1, C], layout = blocked(vec = V));
     let g = regs::<f32>([1, C], layout = blocked(vec = V));
-    let h = regs::<f32>([1, C], layout = blocked(vec = V));
-    // Chunk 0: its count, mean and squared deviations.
+    // The shift: the first chunk's mean (columns past `N` read as 0).
     copy(t, x.tile(cta.x, 0));
-    let n0 = cast::<f32>(min(N, C));
-    let mut mean = reduce_sum(t, axis = 1) / n0;
-    let d0 = select(col_index(t) < N, t - mean, 0.0);
-    let mut m2 = reduce_sum(d0 * d0, axis = 1);
-    for j in 1..cdiv(N, C) {
+    let shift = reduce_sum(t, axis = 1) / cast::<f32>(min(N, C));
+    let mut s1 = select(col_index(t) < N, t - shift, 0.0);
+    let mut s2 = s1 * s1;
+    for j in 1..N / C {
         copy(t, x.tile(cta.x, j));
-        // Columns seen before this chunk, in it, and after it.
-        let seen = cast::<f32>(j * C);
-        let nb = cast::<f32>(min(N - j * C, C));
-        let total = cast::<f32>(min(N, j * C + C));
-        let mb = reduce_sum(t, axis = 1) / nb;
-        let db = select(col_index(t) + j * C < N, t - mb, 0.0);
-        let m2b = reduce_sum(db * db, axis = 1);
-        let delta = mb - mean;
-        mean = mean + delta * (nb / total);
-        m2 = m2 + m2b + delta * delta * (seen * nb / total);
+        s1 = s1 + (t - shift);
+        s2 = fma(t - shift, t - shift, s2);
     }
-    let r = rsqrt_approx(m2 / cast::<f32>(N) + eps);
-    for j in 0..cdiv(N, C) {
+    if N % C != 0 && N > C {
+        copy(t, x.tile(cta.x, N / C));
+        t = select(col_index(t) + N / C * C < N, t - shift, 0.0);
+        s1 = s1 + t;
+        s2 = fma(t, t, s2);
+    }
+    let n = cast::<f32>(N);
+    let dm = reduce_sum(s1, axis = 1) / n;
+    let var = max(reduce_sum(s2, axis = 1) / n - dm * dm, 0.0);
+    let mean = shift + dm;
+    let r = rsqrt_approx(var + eps);
+    for i in 0..cdiv(N, C) {
+        let j = cdiv(N, C) - 1 - i;
         copy(t, x.tile(cta.x, j));
         copy(g, w.tile(j));
-        copy(h, b.tile(j));
-        copy(y.tile(cta.x, j), (t - mean) * r * g + h);
+        t = (t - mean) * r * g;
+        copy(g, b.tile(j));
+        copy(y.tile(cta.x, j), t + g);
     }
 }

@@ -17,11 +17,11 @@
 //! - a row staged in shared memory by TMA (`x` taken as a tensor map): ×0.87 — softmax
 //!   `softmax_staged` 3561 GB/s against the register `c32k` 3082 at 8192×32768
 //!   (docs/perf/rows-h200-2026-12-02b.md);
-//! - LayerNorm: ×0.98 per doubling of the CTA's threads — at one capacity the wider CTA
-//!   measured faster (`c4k_t256` 3101 against `c4k` 3065 at 16384×4096, `c8k_t512` 3083
-//!   against `c8k` 2943 at 32768×8192, docs/perf/rows-h200-2026-12-02.md), where softmax and
-//!   RMSNorm measured the narrower one faster, which the dispatcher's tie order
-//!   ([`crate::dispatch::ranked`]: fewer threads first) already takes.
+//! - LayerNorm: no factor of its own since it reads its row once into two register tiles (as
+//!   RMSNorm does); at one capacity the dispatcher's tie order ([`crate::dispatch::ranked`]:
+//!   fewer threads first) takes the narrower CTA, which RMSNorm measured faster (4091 against
+//!   3244 GB/s at 32768×8192). The three-tile LayerNorm of 2026-12-02 measured the wider CTAs
+//!   faster (docs/perf/rows-h200-2026-12-02.md); re-measure with `tirx tune` where it matters.
 //!
 //! Equal costs go by the dispatcher's stated tie order (smaller cluster, fewer threads, …),
 //! never by where a kernel or a config is written. The tune cache corrects the model where it
@@ -172,9 +172,6 @@ impl ProblemDef for RowRequest {
         let mut cost = capacity as f64;
         if staged {
             cost *= 0.87;
-        }
-        if self.op == RowOp::LayerNorm {
-            cost *= 0.98f64.powf(f64::from(sig.threads.max(1)).log2() - 7.0);
         }
         Ok(cost)
     }

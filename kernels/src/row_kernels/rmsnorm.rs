@@ -4,6 +4,8 @@
 //! One CTA per row: the row and the weight live in registers in one `blocked` layout (16-byte
 //! loads), so x is read once, y written once and w read once per CTA (it stays in L2).
 //! Columns past `N` read as 0 and add nothing to the sum of squares; the mean divides by `N`.
+//! Capacities come as the ladder of `softmax.rs` (a tile at most a quarter idle from 3k to 16k
+//! columns), rows shorter than the tile moved by masked 16-byte vectors.
 
 use tirx::prelude::*;
 
@@ -21,6 +23,13 @@ use tirx::prelude::*;
         c4k_t256 = (T = 256, C = 4096, V = 8),
         c8k_t512 = (T = 512, C = 8192, V = 8),
         c16k_t1024 = (T = 1024, C = 16384, V = 8),
+        c3k = (T = 128, C = 3072, V = 8),
+        c5k = (T = 128, C = 5120, V = 8),
+        c6k = (T = 128, C = 6144, V = 8),
+        c7k = (T = 128, C = 7168, V = 8),
+        c10k = (T = 256, C = 10240, V = 8),
+        c12k = (T = 256, C = 12288, V = 8),
+        c14k = (T = 256, C = 14336, V = 8),
     ),
 )]
 pub fn rmsnorm(

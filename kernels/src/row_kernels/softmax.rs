@@ -7,6 +7,14 @@
 //! are reductions along the columns: within each thread, across the lanes (`shfl.sync.bfly`)
 //! and across the warps of the CTA (shared memory). `exp` is `exp2_approx` of `x·log2(e)`
 //! with the max subtracted first, so every exponent is ≤ 0.
+//!
+//! Capacities come as a ladder (1k, 2k, 3k, 4k, 5k, 6k, 7k, 8k, 10k, 12k, 14k, 16k, 32k; `C` is
+//! `T · V` times any whole number of runs per thread), so the host's smallest capacity that
+//! holds a row leaves at most a quarter of the tile idle from 3k to 16k columns: the
+//! bandwidth of a register kernel follows the bytes of rows resident per SM, and a 5000-column
+//! row in an 8192-column tile kept 61% of them (issue #32). A row shorter than the tile is
+//! read and written by masked 16-byte vectors (`reg_load`'s masked path: its length a multiple of
+//! 8), not element by element.
 
 use tirx::prelude::*;
 
@@ -26,6 +34,13 @@ use tirx::prelude::*;
         c4k_t256 = (T = 256, R = 1, C = 4096, V = 8),
         c8k_t512 = (T = 512, R = 1, C = 8192, V = 8),
         c16k_t1024 = (T = 1024, R = 1, C = 16384, V = 8),
+        c3k = (T = 128, R = 1, C = 3072, V = 8),
+        c5k = (T = 128, R = 1, C = 5120, V = 8),
+        c6k = (T = 128, R = 1, C = 6144, V = 8),
+        c7k = (T = 128, R = 1, C = 7168, V = 8),
+        c10k = (T = 256, R = 1, C = 10240, V = 8),
+        c12k = (T = 256, R = 1, C = 12288, V = 8),
+        c14k = (T = 256, R = 1, C = 14336, V = 8),
     ),
 )]
 pub fn softmax(#[shape(M, N)] x: Tensor<bf16>, #[shape(M, N)] y: Tensor<bf16>) {

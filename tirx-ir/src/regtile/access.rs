@@ -11,9 +11,17 @@
 //! CTA takes the same one):
 //! - fast: the tile lies inside the tensor and every row starts 16-byte aligned (base address
 //!   and row stride): one unguarded vector access per chunk;
+//! - masked vectors: the rows are 16-byte aligned and `N` is a multiple of `w` (a row of 5000
+//!   bf16 in a 5120-column tile, the tail of a row split into tiles): each chunk is one
+//!   vector access guarded by `row < M && col + w <= N`, so a chunk lies wholly inside the row
+//!   or wholly past its end, and nothing moves element by element;
 //! - edge: each chunk is one vector access guarded by `row < M && col + w <= N` (and the
-//!   alignment), else its elements one by one, each guarded by `row < M && col + e < N`;
-//!   elements outside the tensor are loaded as 0 and not stored.
+//!   alignment), else its elements one by one, each guarded by `row < M && col + e < N`.
+//!
+//! Elements outside the tensor are loaded as 0 and not stored. The masked path is a path of
+//! its own, not the edge path with its element accesses skipped by a branch: ptxas keeps the
+//! registers written under a branch apart across it, and that cost 15 registers at 32 values
+//! per thread (a CTA per SM fewer for the 8k-column row kernels).
 //!
 //! PTX used: §9.7.9.8 ld / §9.7.9.10 st (vector forms, alignment), §9.7.9.21 cvt (the packed
 //! `cvt.rn.bf16x2.f32`: the first source goes to the upper half, the higher address), §9.7.9.1
@@ -25,7 +33,7 @@ use crate::arena::Handle;
 use crate::diag::Diagnostics;
 use crate::inst::reg;
 use crate::ir::{
-    CmpOp, Expr, Inst, Kernel, Operand, RegLayout, ScalarType as T, StmtKind, TileRef, Var,
+    BinOp, CmpOp, Expr, Inst, Kernel, Operand, RegLayout, ScalarType as T, StmtKind, TileRef, Var,
 };
 use crate::lower::{Lower, LowerError, add, mul};
 
@@ -161,7 +169,7 @@ pub(super) fn prepare(
     buf: Handle<crate::ir::Buffer>,
     tensor: &str,
     coords: &[Expr],
-) -> Result<(Access, Handle<Var>), Diagnostics> {
+) -> Result<(Access, Paths), Diagnostics> {
     let l = layout(lw.k, buf).map_err(|e| lw.error(e))?;
     let (bm, bn) = (
         lw.k.buffers[buf].layout.shape[0],
@@ -293,6 +301,17 @@ pub(super) fn prepare(
         T::Pred,
         Expr::AndP(Box::new(inside), Box::new(Expr::Var(aligned))),
     );
+    // Whole chunks only: aligned rows whose length is a multiple of `w` (uniform as well).
+    let whole_chunks = Expr::cmp(
+        CmpOp::Eq,
+        Expr::bin(BinOp::And, n.clone(), Expr::u32(w - 1)),
+        Expr::u32(0),
+    );
+    let masked = lw.let_(
+        "masked",
+        T::Pred,
+        Expr::AndP(Box::new(Expr::Var(aligned)), Box::new(whole_chunks)),
+    );
     let c64 = lw.var("col64", T::U64);
     lw.inst(Inst::cvt("u64.u32", c64, reg(col)));
     let mut drs: Vec<u32> = chunks.iter().map(|c| c.dr).collect();
@@ -331,7 +350,13 @@ pub(super) fn prepare(
         cols: n,
         aligned,
     };
-    Ok((access, fast))
+    Ok((access, Paths { fast, masked }))
+}
+
+/// The uniform predicates that choose a path (see the module docs).
+pub(super) struct Paths {
+    fast: Handle<Var>,
+    masked: Handle<Var>,
 }
 
 impl Access {
@@ -340,11 +365,11 @@ impl Access {
         (r.1, r.2)
     }
 
-    /// Emits the two paths around `chunk` (which emits one chunk, guarded or not).
+    /// Emits the three paths around `chunk` (which emits one chunk, guarded or not).
     pub(super) fn paths(
         &self,
         lw: &mut Lower,
-        fast: Handle<Var>,
+        paths: &Paths,
         mut chunk: impl FnMut(&Access, &mut Lower, &Chunk, Option<Handle<Var>>),
         mut element: impl FnMut(&Access, &mut Lower, &Chunk, u32, Handle<Var>),
     ) {
@@ -353,6 +378,22 @@ impl Access {
             chunk(self, lw, c, None);
         }
         let then_body = std::mem::take(&mut lw.out);
+        // Masked vectors: the row is inside and the chunk's columns before `N`.
+        for c in &self.chunks {
+            let (_, row_ok) = self.row(c.dr);
+            let colc = add(Expr::Var(self.col), Expr::u32(c.dc));
+            let whole = Expr::AndP(
+                Box::new(Expr::Var(row_ok)),
+                Box::new(Expr::cmp(
+                    CmpOp::Le,
+                    add(colc, Expr::u32(self.w)),
+                    self.cols.clone(),
+                )),
+            );
+            let pv = lw.let_("whole", T::Pred, whole);
+            chunk(self, lw, c, Some(pv));
+        }
+        let masked_body = std::mem::take(&mut lw.out);
         for c in &self.chunks {
             let (_, row_ok) = self.row(c.dr);
             let colc = add(Expr::Var(self.col), Expr::u32(c.dc));
@@ -387,9 +428,15 @@ impl Access {
                 }
             }
         }
+        let edge_body = std::mem::take(&mut lw.out);
+        lw.emit(StmtKind::If {
+            cond: Expr::Var(paths.masked),
+            then_body: masked_body,
+            else_body: edge_body,
+        });
         let else_body = std::mem::replace(&mut lw.out, outer);
         lw.emit(StmtKind::If {
-            cond: Expr::Var(fast),
+            cond: Expr::Var(paths.fast),
             then_body,
             else_body,
         });
@@ -410,7 +457,7 @@ pub fn load(
     tensor: &str,
     coords: &[Expr],
 ) -> Result<(), Diagnostics> {
-    let (a, fast) = prepare(lw, buf, tensor, coords)?;
+    let (a, paths) = prepare(lw, buf, tensor, coords)?;
     // Elements outside the tensor read as 0.
     let zero = match a.tile_elem {
         ElemType::F32 => Operand::F32Bits(0),
@@ -422,14 +469,16 @@ pub fn load(
         lw.inst(Inst::mov(ty, r, zero.clone()));
     }
     let zeros = std::mem::replace(&mut lw.out, outer);
-    let mut first = true;
+    // 16-bit chunks load into zeroed words, unpacked into every register of the chunk, so
+    // their registers need no zeroing of their own.
+    let zeroed = a.elem.bytes() == 2 && !a.elem.is_int() && a.w > 1;
     a.paths(
         lw,
-        fast,
+        &paths,
         |a, lw, c, p| {
-            if p.is_some() && first {
+            // Before the first chunk of each guarded path.
+            if p.is_some() && c.reg0 == 0 && !zeroed {
                 lw.out.extend(zeros.iter().cloned());
-                first = false;
             }
             load_chunk(a, lw, c, p)
         },
@@ -565,13 +614,13 @@ pub fn store(
     tensor: &str,
     coords: &[Expr],
 ) -> Result<(), Diagnostics> {
-    let (a, fast) = prepare(lw, buf, tensor, coords)?;
+    let (a, paths) = prepare(lw, buf, tensor, coords)?;
     // Convert once, before either path: the values the tensor receives, one register each
     // (16-bit values in b16 registers, f32 in f32).
     let vals = store_values(lw, &a.frag, a.tile_elem, a.elem, a.w);
     a.paths(
         lw,
-        fast,
+        &paths,
         |a, lw, c, p| store_chunk(a, lw, &vals, c, p),
         |a, lw, c, e, p| store_element(a, lw, &vals, c, e, p),
     );

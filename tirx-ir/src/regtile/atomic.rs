@@ -120,7 +120,7 @@ pub fn reduce(
     coords: &[Expr],
     a: &Atomic,
 ) -> Result<(), Diagnostics> {
-    let (acc, fast) = access::prepare(lw, buf, tensor, coords)?;
+    let (acc, paths) = access::prepare(lw, buf, tensor, coords)?;
     // Each value in the tensor's type, one register each (an f32 tile rounded to 16 bits
     // element by element: pairs are packed by `mov`, not rounded by `cvt…x2`).
     let vals = access::store_values(lw, &acc.frag, acc.tile_elem, acc.elem, 1);
@@ -147,7 +147,7 @@ pub fn reduce(
     let outer = std::mem::take(&mut lw.out);
     acc.paths(
         lw,
-        fast,
+        &paths,
         |acc, lw, c, p| plan.chunk(acc, lw, c, p),
         |acc, lw, c, e, p| plan.element(acc, lw, c, e, Some(p)),
     );
