@@ -221,7 +221,7 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
                 .find_map(|m| Kind::from_modifier(m))
                 .ok_or_else(|| {
                     cx.err(
-                        "only kind::f16, kind::tf32, kind::f8f6f4, kind::mxf8f6f4 and kind::mxf4nvf4 are supported yet",
+                        "only kind::f16, kind::tf32, kind::f8f6f4, kind::i8, kind::mxf8f6f4 and kind::mxf4nvf4 are supported yet",
                     )
                 })?;
             // `kind::mxf4nvf4` takes `.scale_vec::2X` (alias `.block32`) or `::4X`
