@@ -176,6 +176,8 @@ fn instruction_descriptor_of_kind_i8() {
 /// E3M2 (bias 3, 2 fraction bits, max 28), E2M3 (bias 1, 3 fraction bits, max 7.5), E2M1
 /// (bias 1, 1 fraction bit, max 6); sign at the top bit, subnormals at exponent 0, no NaN.
 #[test]
+// The literals are grouped sign_exponent_fraction, the formats' fields.
+#[allow(clippy::unusual_byte_groupings)]
 fn element_values_of_fp6_and_fp4() {
     assert_eq!(Elem::E3m2.value(0b0_011_00), 1.0);
     assert_eq!(Elem::E3m2.value(0b0_111_11), 28.0); // 1.75 · 2^(7-3)
