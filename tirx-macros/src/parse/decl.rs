@@ -307,7 +307,7 @@ impl Lowerer<'_> {
             return Err(self.fail_at(
                 span_range(&at),
                 format!(
-                    "{0} is an MMA operand type: an {0} tile lives in shared memory \
+                    "{0} is an MMA operand type: {0} tiles live in shared memory \
                      (`smem::<{0}>([rows, 128], swizzle = B128)`, read by tcgen05.mma kind::i8 \
                      into a `tmem::<i32>` accumulator), not in {1}",
                     elem.name(),
