@@ -331,6 +331,38 @@ fn the_block_scaled_kernel_assembles_with_the_tensor_core_mma() {
     assert!(cps.iter().all(|l| l.contains("4x32dp128bit")), "{cps:?}");
 }
 
+/// The `.64x128b` multicast shapes of `tcgen05.cp` (PTX ISA §9.7.16.9.2, `.warpx2::02_13`
+/// and `::01_23`, run by the emulator: `tirx-sim` exec/tests/tcgen05_cp.rs) assemble for
+/// sm_100a: the block-scaled kernel with its factor copies switched to them.
+#[test]
+fn the_warpx2_copy_shapes_assemble() {
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    for shape in ["64x128b.warpx2::02_13", "64x128b.warpx2::01_23"] {
+        let ptx = kernel(idesc(2, 1), Place::Copy).replace("32x128b.warpx4", shape);
+        assert!(ptx.contains(shape));
+        let rep = tirx_ptx::tools::ptxas(&ptx, "sm_100a").unwrap_or_else(|e| panic!("{e}\n{ptx}"));
+        let Ok(sass) = tirx_ptx::tools::nvdisasm(&rep.cubin) else {
+            return;
+        };
+        // ptxas 13: `UTCCP.T.S.2x64dp128bit_lw02_lw13` / `_lw01_lw23` — the two copies'
+        // lane-warp pairs, as the emulator writes them.
+        let pairs = shape
+            .rsplit("::")
+            .next()
+            .expect("a multicast")
+            .replace('_', "_lw");
+        let cps: Vec<&str> = sass.lines().filter(|l| l.contains("UTCCP")).collect();
+        assert_eq!(cps.len(), 2, "{sass}");
+        assert!(
+            cps.iter()
+                .all(|l| l.contains(&format!("2x64dp128bit_lw{pairs}"))),
+            "{cps:?}"
+        );
+    }
+}
+
 /// `kind::mxf4nvf4` (NVFP4 / MXFP4): the descriptor of the table "Instruction descriptor
 /// format for .kind::mxf4 and .kind::mxf4nvf4" (PTX ISA §9.7.16.4.2) by hand — B's data ID at
 /// 4-5, atype E2M1 = 1 at 7-9, btype E2M1 = 1 at 10-11, N >> 3, the scale type at 23 (UE4M3 =

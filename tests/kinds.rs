@@ -128,6 +128,152 @@ pub fn fp8_gemm(
     }
 }
 
+/// D = A·Bᵀ in 8-bit integers (`kind::i8`): A M×K of `TA`, B N×K of `TB` (`i8` or `u8`, A
+/// and B may differ; rows of 128 = one 128-byte span), s32 accumulate in a `tmem::<i32>`
+/// tile, i32 out (the accumulator's words stored as they are).
+#[tile_kernel(
+    target = sm_100a,
+    threads = 128,
+    grid = (cdiv(M, 128), cdiv(N, BN)),
+    configs(
+        s8 = (TA = i8, TB = i8, BN = 64),
+        u8_s8 = (TA = u8, TB = i8, BN = 32),
+        u8 = (TA = u8, TB = u8, BN = 64),
+    ),
+)]
+pub fn i8_gemm(
+    #[shape(M, K)] a: Tensor<TA>,
+    #[shape(N, K)] b: Tensor<TB>,
+    #[shape(M, N)] d: Tensor<i32>,
+) {
+    let a_s = smem::<TA>([128, 128], swizzle = B128);
+    let b_s = smem::<TB>([BN, 128], swizzle = B128);
+    let acc = tmem::<i32>([128, BN]);
+    let full = mbarrier();
+    let done = mbarrier();
+    #[scope(warp = 0)]
+    {
+        tcgen05::alloc(acc);
+        tcgen05::relinquish();
+    }
+    tcgen05::fence_before();
+    sync_threads();
+    tcgen05::fence_after();
+    for k in 0..cdiv(K, 128) {
+        #[scope(thread = 0)]
+        {
+            tma::load(a_s, a.tile(cta.x, k), full);
+            tma::load(b_s, b.tile(cta.y, k), full);
+        }
+        full.wait(k % 2);
+        #[scope(thread = 0)]
+        {
+            // 8-bit integers: kind::i8, four instructions of K = 32 per 128-wide tile.
+            tcgen05::mma(acc, a_s, b_s, accumulate = k > 0);
+            tcgen05::commit(done);
+        }
+        done.wait(k % 2);
+    }
+    tcgen05::fence_after();
+    copy(d.tile(cta.x, cta.y), acc);
+    tcgen05::fence_before();
+    sync_threads();
+    #[scope(warp = 0)]
+    {
+        tcgen05::dealloc(acc);
+    }
+}
+
+/// `i8_gemm`'s configs in order: A's and B's types, their atype/btype codes in the kind::i8
+/// column (Unsigned 8b = 0, Signed 8b = 1), BN.
+const I8_CONFIGS: [(tirx::abi::ElemType, tirx::abi::ElemType, u32, u32, u32); 3] = {
+    use tirx::abi::ElemType::{I8, U8};
+    [(I8, I8, 1, 1, 64), (U8, I8, 0, 1, 32), (U8, U8, 0, 0, 64)]
+};
+
+#[test]
+fn int8_operands_issue_kind_i8_with_an_s32_accumulator() {
+    assert_eq!(i8_gemm::KERNEL.artifacts.len(), I8_CONFIGS.len());
+    for (art, &(_, _, ca, cb, bn)) in i8_gemm::KERNEL.artifacts.iter().zip(&I8_CONFIGS) {
+        let mmas: Vec<&str> = art
+            .ptx
+            .lines()
+            .filter(|l| l.contains("tcgen05.mma"))
+            .collect();
+        assert_eq!(mmas.len(), 4, "{}", art.config);
+        assert!(
+            mmas.iter()
+                .all(|l| l.contains("tcgen05.mma.cta_group::1.kind::i8")),
+            "{mmas:#?}"
+        );
+        // dtype S32 = 2 (PTX ISA §9.7.16.4.2), the codes, N = BN, M = 128.
+        let idesc = (2u32 << 4) | (ca << 7) | (cb << 10) | ((bn >> 3) << 17) | (8 << 24);
+        assert!(
+            art.ptx.contains(&format!("{idesc};")),
+            "{}: no idesc {idesc:#x}",
+            art.config
+        );
+    }
+}
+
+#[test]
+fn the_int8_gemms_match_the_exact_integer_reference_in_the_emulator() {
+    use tirx::abi::ElemType::I32;
+    // Tails: M 136, N 72, K 208 (128 + 80). Values over the whole s8 / u8 ranges.
+    for (art, &(ta, tb, _, _, _)) in i8_gemm::KERNEL.artifacts.iter().zip(&I8_CONFIGS) {
+        for (m, n, k) in [(128, 64, 128), (136, 72, 208)] {
+            let mut rng = Rng::new(3);
+            let (ab, av) = inputs(&mut rng, ta, m * k);
+            let (bb, bv) = inputs(&mut rng, tb, n * k);
+            let mut dev = Device::new();
+            let tam = put(&mut dev, &ab, ta, &[m, k]);
+            let tbm = put(&mut dev, &bb, tb, &[n, k]);
+            let td = put(&mut dev, &vec![0x5a; m * n * 4], I32, &[m, n]);
+            sim_launch(art, &mut dev, &[tam, tbm, td.clone()], &[], 4)
+                .unwrap_or_else(|e| panic!("{}: {e}", art.config));
+            let got: Vec<i32> = dev
+                .read(td.addr, m * n * 4)
+                .expect("D")
+                .chunks_exact(4)
+                .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect();
+            for i in 0..m {
+                for j in 0..n {
+                    let want: i64 = (0..k)
+                        .map(|q| av[i * k + q] as i64 * bv[j * k + q] as i64)
+                        .sum();
+                    assert_eq!(
+                        i64::from(got[i * n + j]),
+                        want,
+                        "{} {m}x{n}x{k} D[{i}][{j}]",
+                        art.config
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_int8_gemms_assemble_with_the_tensor_core_mma() {
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    for art in i8_gemm::KERNEL.artifacts {
+        let c = check_artifact("i8_gemm", art).expect("assembles");
+        assert!(c.problems.is_empty(), "{}: {:?}", art.config, c.problems);
+        assert_eq!(c.spills, 0);
+        // ptxas 13 prints the kind::i8 MMA as UTCIMMA: four per K tile.
+        assert_eq!(
+            c.sass.get("UTCIMMA").copied(),
+            Some(4),
+            "{}: {:?}",
+            art.config,
+            c.sass
+        );
+    }
+}
+
 /// `x` as the tensor core reads an f32 operand of `kind::tf32`: sign, exponent and the top
 /// 10 fraction bits (PTX ISA §5.2.3: tf32 has f32's range and ≥ 10 fraction bits).
 fn tf32(x: f32) -> f64 {
@@ -434,28 +580,31 @@ fn the_tf32_gemm_assembles_with_the_tensor_core_mma() {
     assert_eq!(c.sass.get("UTCHMMA").copied(), Some(4), "{:?}", c.sass);
 }
 
-/// The CTA pair (`cta_group = 2`) in FP8 and tf32: a 2×1 cluster computes a 256-row tile of
-/// D = A·Bᵀ, each CTA holding its 128 rows of A and its `BN / 2` rows of B (as `pair_gemm`
-/// in `pair_mma.rs`, here with 8-bit or f32 operands: `kind::f8f6f4` / `kind::tf32` with
-/// `cta_group::2`, N a multiple of 16).
+/// The CTA pair (`cta_group = 2`) in FP8, tf32, FP6 × FP4 and 8-bit integers: a 2×1 cluster
+/// computes a 256-row tile of D = A·Bᵀ, each CTA holding its 128 rows of A and its `BN / 2`
+/// rows of B (as `pair_gemm` in `pair_mma.rs`, here with 8-bit, f32 or padded 6-/4-bit
+/// operands — `kind::f8f6f4` / `kind::tf32` — or i8 into an i32 accumulator — `kind::i8` —
+/// with `cta_group::2`, N a multiple of 16).
 #[tile_kernel(
     target = sm_100a,
     threads = 128,
     cluster = (2, 1, 1),
     grid = (2 * cdiv(M, 256), cdiv(N, BN)),
     configs(
-        e4m3 = (T = e4m3, BN = 64, BK = 128),
-        tf32 = (T = f32, BN = 32, BK = 32),
+        e4m3 = (T = e4m3, U = e4m3, TD = f32, BN = 64, BK = 128),
+        tf32 = (T = f32, U = f32, TD = f32, BN = 32, BK = 32),
+        e3m2_e2m1 = (T = e3m2, U = e2m1, TD = f32, BN = 64, BK = 128),
+        i8 = (T = i8, U = u8, TD = i32, BN = 64, BK = 128),
     ),
 )]
 pub fn pair_kinds(
     #[shape(M, K)] a: Tensor<T>,
-    #[shape(N, K)] b: Tensor<T>,
-    #[shape(M, N)] d: Tensor<f32>,
+    #[shape(N, K)] b: Tensor<U>,
+    #[shape(M, N)] d: Tensor<TD>,
 ) {
     let a_s = smem::<T>([128, BK], swizzle = B128);
-    let b_s = smem::<T>([BN / 2, BK], swizzle = B128);
-    let acc = tmem::<f32>([128, BN]);
+    let b_s = smem::<U>([BN / 2, BK], swizzle = B128);
+    let acc = tmem::<TD>([128, BN]);
     let full = mbarrier();
     let done = mbarrier();
     #[scope(warp = 0)]
@@ -492,11 +641,14 @@ pub fn pair_kinds(
 }
 
 #[test]
-fn the_pairs_fp8_and_tf32_mmas_match_the_reference_in_the_emulator() {
-    use tirx::abi::ElemType::{E4m3, F32};
-    for (art, elem, kind) in [
-        (&pair_kinds::KERNEL.artifacts[0], E4m3, ".kind::f8f6f4"),
-        (&pair_kinds::KERNEL.artifacts[1], F32, ".kind::tf32"),
+fn the_pairs_fp8_tf32_fp6_and_int8_mmas_match_the_reference_in_the_emulator() {
+    use tirx::abi::ElemType::{E2m1, E3m2, E4m3, F32, I8, I32, U8};
+    let arts = pair_kinds::KERNEL.artifacts;
+    for (art, (elem, belem), kind) in [
+        (&arts[0], (E4m3, E4m3), ".kind::f8f6f4"),
+        (&arts[1], (F32, F32), ".kind::tf32"),
+        (&arts[2], (E3m2, E2m1), ".kind::f8f6f4"),
+        (&arts[3], (I8, U8), ".kind::i8"),
     ] {
         assert!(
             art.ptx.contains(&format!("tcgen05.mma.cta_group::2{kind}")),
@@ -511,20 +663,36 @@ fn the_pairs_fp8_and_tf32_mmas_match_the_reference_in_the_emulator() {
         };
         let mut rng = Rng::new(11);
         let (ab, av) = inputs(&mut rng, elem, m * k);
-        let (bb, bv) = inputs(&mut rng, elem, n * k);
+        let (bb, bv) = inputs(&mut rng, belem, n * k);
         let tf = |v: f64| if elem == F32 { tf32(v as f32) } else { v };
+        let int = elem == I8;
         let mut dev = Device::new();
         let tam = put(&mut dev, &ab, elem, &[m, k]);
-        let tbm = put(&mut dev, &bb, elem, &[n, k]);
-        let td = put(&mut dev, &vec![0xff; m * n * 4], F32, &[m, n]);
+        let tbm = put(&mut dev, &bb, belem, &[n, k]);
+        let td_elem = if int { I32 } else { F32 };
+        let td = put(&mut dev, &vec![0xff; m * n * 4], td_elem, &[m, n]);
         sim_launch(art, &mut dev, &[tam, tbm, td.clone()], &[], 2)
             .unwrap_or_else(|e| panic!("{}: {e}", art.config));
-        let got = read_f32(&dev, &td);
+        let got: Vec<f64> = dev
+            .read(td.addr, m * n * 4)
+            .expect("D")
+            .chunks_exact(4)
+            .map(|c| {
+                let w = [c[0], c[1], c[2], c[3]];
+                if int {
+                    f64::from(i32::from_le_bytes(w))
+                } else {
+                    f64::from(f32::from_le_bytes(w))
+                }
+            })
+            .collect();
         for i in 0..m {
             for j in 0..n {
                 let terms = (0..k).map(|q| tf(av[i * k + q]) * tf(bv[j * k + q]));
                 let (want, mag) = terms.fold((0.0, 0.0), |(s, a), x| (s + x, a + x.abs()));
-                let g = f64::from(got[i * n + j]);
+                // The integer sums are exact (|D| < 2^24 here): the bound is 0 for kind::i8.
+                let mag = if int { 0.0 } else { mag };
+                let g = got[i * n + j];
                 assert!(
                     (g - want).abs() <= mag * 2f64.powi(-21) + 1e-30,
                     "{} D[{i}][{j}] = {g}, want {want}",
@@ -536,15 +704,16 @@ fn the_pairs_fp8_and_tf32_mmas_match_the_reference_in_the_emulator() {
 }
 
 #[test]
-fn the_pairs_fp8_and_tf32_mmas_assemble_as_2cta_mmas() {
+fn the_pairs_fp8_tf32_fp6_and_int8_mmas_assemble_as_2cta_mmas() {
     if tool_for_test(find_ptxas()).is_none() {
         return;
     }
-    for (art, sass) in pair_kinds::KERNEL
-        .artifacts
-        .iter()
-        .zip(["UTCQMMA.2CTA", "UTCHMMA.2CTA"])
-    {
+    for (art, sass) in pair_kinds::KERNEL.artifacts.iter().zip([
+        "UTCQMMA.2CTA",
+        "UTCHMMA.2CTA",
+        "UTCQMMA.2CTA",
+        "UTCIMMA.2CTA",
+    ]) {
         let c = check_artifact("pair_kinds", art).expect("assembles");
         assert!(c.problems.is_empty(), "{}: {:?}", art.config, c.problems);
         assert_eq!(c.spills, 0);
@@ -562,7 +731,8 @@ fn the_kind_kernels_round_trip_through_the_text_form() {
         .artifacts
         .iter()
         .chain(tf32_gemm::KERNEL.artifacts)
-        .chain(pair_kinds::KERNEL.artifacts);
+        .chain(pair_kinds::KERNEL.artifacts)
+        .chain(i8_gemm::KERNEL.artifacts);
     for art in arts {
         let m = parse_module(art.ir).unwrap_or_else(|e| panic!("{}: {e}", art.config));
         assert_eq!(m.to_string(), art.ir);

@@ -19,8 +19,12 @@ pub const EXPECTED_SASS: &[(&str, &[&str])] = &[
         &["UTMALDG"],
     ),
     ("cp.async.bulk.tensor.2d.global.shared::cta", &["UTMASTG"]),
-    // `UTCOMMA` is the FP4 kind (`kind::mxf4nvf4`, ptxas 13: `UTCOMMA.4X` / `.2X`).
-    ("tcgen05.mma", &["UTCHMMA", "UTCQMMA", "UTCOMMA", "UTCMMA"]),
+    // `UTCOMMA` is the FP4 kind (`kind::mxf4nvf4`, ptxas 13: `UTCOMMA.4X` / `.2X`), `UTCIMMA`
+    // the integer kind (`kind::i8`).
+    (
+        "tcgen05.mma",
+        &["UTCHMMA", "UTCQMMA", "UTCOMMA", "UTCIMMA", "UTCMMA"],
+    ),
     ("tcgen05.ld", &["LDTM"]),
     ("tcgen05.st", &["STTM"]),
     // `setmaxnreg.dec` / `.inc` (PTX ISA §9.7.19.6) become `USETMAXREG.DEALLOC.CTAPOOL` /
@@ -114,6 +118,7 @@ pub fn key_sass(c: &Checked) -> String {
         "UTCHMMA",
         "UTCQMMA",
         "UTCOMMA",
+        "UTCIMMA",
         "UTMALDG",
         "UTMASTG",
         "LDTM",

@@ -106,7 +106,9 @@ pub fn tensor_map(meta: &TensorMeta, box_dims: &[u32], swizzle: Swizzle) -> Tens
             | ElemType::Ue4m3
             | ElemType::E3m2
             | ElemType::E2m3
-            | ElemType::E2m1 => TmaElem::U8,
+            | ElemType::E2m1
+            | ElemType::I8
+            | ElemType::U8 => TmaElem::U8,
             // The box moves 4-byte words; TMA does no arithmetic on them.
             ElemType::I32 => TmaElem::I32,
             ElemType::U32 => TmaElem::U32,
@@ -223,6 +225,17 @@ pub fn random_values(rng: &mut Rng, elem: ElemType, n: usize) -> (Vec<u8>, Vec<f
             ElemType::E3m2 | ElemType::E2m3 | ElemType::E2m1 => {
                 unreachable!("padded images are drawn a group at a time (random_padded)")
             }
+            // kind::i8's operands: s8 in [-128, 127], u8 in [0, 255], the whole range.
+            ElemType::I8 => {
+                let v = ((x + 1.0) * 128.0).floor().clamp(-128.0, 127.0) as i8;
+                bytes.push(v as u8);
+                vals.push(f64::from(v));
+            }
+            ElemType::U8 => {
+                let v = ((x + 3.0) * 64.0).floor().clamp(0.0, 255.0) as u8;
+                bytes.push(v);
+                vals.push(f64::from(v));
+            }
         }
     }
     (bytes, vals)
@@ -281,6 +294,8 @@ pub fn decode(bytes: &[u8], elem: ElemType) -> Vec<f64> {
             .iter()
             .flat_map(|&b| tirx::e2m1x2(b).to_f64())
             .collect(),
+        ElemType::I8 => bytes.iter().map(|&b| f64::from(b as i8)).collect(),
+        ElemType::U8 => bytes.iter().map(|&b| f64::from(b)).collect(),
         // Padded images: 16 values per 16 bytes.
         ElemType::E3m2 => {
             tirx::e3m2::unpack(&bytes.iter().map(|&b| tirx::e3m2(b)).collect::<Vec<_>>())

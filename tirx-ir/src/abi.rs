@@ -61,6 +61,12 @@ pub enum ElemType {
     /// `0x7f` NaN): the factors of `kind::mxf4nvf4.block_scale.scale_vec::4X`, one per 16
     /// elements; staged as `ue8m0` is. Moved as bytes.
     Ue4m3,
+    /// 8-bit two's-complement signed integer (PTX `.s8`): an operand type of `tcgen05.mma
+    /// .kind::i8` only (PTX ISA §9.7.16.10.1), in shared memory, K-major; accumulated into an
+    /// `i32` tensor-memory tile (`.s32`). Moved as bytes.
+    I8,
+    /// 8-bit unsigned integer (PTX `.u8`): as `i8`, the other operand type of `kind::i8`.
+    U8,
     /// 32-bit two's-complement signed integer (PTX `.s32`): token ids, class targets,
     /// offsets. A register tile of it takes integer arithmetic only (no float op without a
     /// `cast`); moved as 4-byte words.
@@ -81,6 +87,8 @@ impl ElemType {
             | ElemType::E3m2
             | ElemType::E2m3
             | ElemType::E2m1
+            | ElemType::I8
+            | ElemType::U8
             | ElemType::Ue4m3 => 1,
             ElemType::Bf16 | ElemType::F16 => 2,
             ElemType::F32 | ElemType::I32 | ElemType::U32 => 4,
@@ -99,6 +107,8 @@ impl ElemType {
             ElemType::E3m2 => "e3m2",
             ElemType::E2m3 => "e2m3",
             ElemType::E2m1 => "e2m1",
+            ElemType::I8 => "i8",
+            ElemType::U8 => "u8",
             ElemType::Ue4m3 => "ue4m3",
             ElemType::I32 => "i32",
             ElemType::U32 => "u32",
@@ -117,6 +127,8 @@ impl ElemType {
             "e3m2" => ElemType::E3m2,
             "e2m3" => ElemType::E2m3,
             "e2m1" => ElemType::E2m1,
+            "i8" => ElemType::I8,
+            "u8" => ElemType::U8,
             "ue4m3" => ElemType::Ue4m3,
             "i32" => ElemType::I32,
             "u32" => ElemType::U32,
@@ -150,6 +162,11 @@ impl ElemType {
             ElemType::E2m1 => Some(4),
             _ => None,
         }
+    }
+    /// Whether it is an 8-bit integer (`i8`, `u8`): a `kind::i8` MMA operand only, in shared
+    /// memory, K-major.
+    pub fn is_int8(self) -> bool {
+        matches!(self, ElemType::I8 | ElemType::U8)
     }
     /// Whether it is a 32-bit integer (`i32`, `u32`): register tiles and global tensors only,
     /// integer arithmetic only.

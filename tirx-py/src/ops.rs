@@ -207,6 +207,8 @@ pub fn torch_name(e: ElemType) -> String {
         // torch has no UE4M3 dtype; its NVFP4 factors are float8_e4m3fn with the sign clear.
         ElemType::Ue4m3 => "torch.float8_e4m3fn".into(),
         ElemType::I32 => "torch.int32".into(),
+        ElemType::I8 => "torch.int8".into(),
+        ElemType::U8 => "torch.uint8".into(),
         ElemType::U32 => "torch.uint32".into(),
     }
 }

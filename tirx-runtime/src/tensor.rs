@@ -26,6 +26,8 @@ mod sealed {
     impl Sealed for f32 {}
     impl Sealed for i32 {}
     impl Sealed for u32 {}
+    impl Sealed for i8 {}
+    impl Sealed for u8 {}
     impl Sealed for crate::fp8::e4m3 {}
     impl Sealed for crate::fp8::e5m2 {}
     impl Sealed for crate::scale::ue8m0 {}
@@ -127,6 +129,33 @@ macro_rules! int_element {
 
 int_element!(i32, ElemType::I32);
 int_element!(u32, ElemType::U32);
+
+macro_rules! int8_element {
+    ($t:ty, $elem:expr) => {
+        impl Element for $t {
+            const ELEM: ElemType = $elem;
+            // No NaN: poison with 0x5a (90), a value no test's products sum to by chance.
+            const POISON_BITS: u32 = 0x5a;
+            type Bits = u8;
+            fn to_bits(self) -> u8 {
+                self as u8
+            }
+            fn from_bits(bits: u8) -> Self {
+                bits as $t
+            }
+            fn from_raw_bits(bits: u32) -> Self {
+                bits as u8 as $t
+            }
+            fn to_raw_bits(self) -> u32 {
+                u32::from(self as u8)
+            }
+        }
+    };
+}
+
+// kind::i8's operands (shared-memory MMA operands only).
+int8_element!(i8, ElemType::I8);
+int8_element!(u8, ElemType::U8);
 
 macro_rules! byte_element {
     ($t:ty, $elem:expr, $poison:expr) => {

@@ -168,7 +168,9 @@ fn data_type(elem: ElemType) -> sys::CUtensorMapDataType {
         | ElemType::Ue4m3
         | ElemType::E3m2
         | ElemType::E2m3
-        | ElemType::E2m1 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
+        | ElemType::E2m1
+        | ElemType::I8
+        | ElemType::U8 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT8,
         ElemType::I32 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_INT32,
         ElemType::U32 => sys::CUtensorMapDataType::CU_TENSOR_MAP_DATA_TYPE_UINT32,
     }

@@ -96,6 +96,8 @@ pub(super) fn data_type(e: ElemType) -> sys::cudaDataType_t {
         ElemType::E2m3 => sys::cudaDataType_t::CUDA_R_6F_E2M3,
         ElemType::E2m1 => sys::cudaDataType_t::CUDA_R_4F_E2M1,
         ElemType::I32 => sys::cudaDataType_t::CUDA_R_32I,
+        ElemType::I8 => sys::cudaDataType_t::CUDA_R_8I,
+        ElemType::U8 => sys::cudaDataType_t::CUDA_R_8U,
         ElemType::U32 => sys::cudaDataType_t::CUDA_R_32U,
     }
 }

@@ -215,6 +215,8 @@ enum GpuTensor {
     E3m2(Tensor<tirx::e3m2>),
     E2m3(Tensor<tirx::e2m3>),
     E2m1(Tensor<tirx::e2m1>),
+    I8(Tensor<i8>),
+    U8(Tensor<u8>),
     I32(Tensor<i32>),
     U32(Tensor<u32>),
 }
@@ -276,6 +278,11 @@ impl GpuTensor {
                 let v: Vec<tirx::e2m1> = t.bytes.iter().map(|&b| tirx::e2m1(b)).collect();
                 GpuTensor::E2m1(rt.upload(&v, &t.shape)?)
             }
+            ElemType::I8 => {
+                let v: Vec<i8> = t.bytes.iter().map(|&b| b as i8).collect();
+                GpuTensor::I8(rt.upload(&v, &t.shape)?)
+            }
+            ElemType::U8 => GpuTensor::U8(rt.upload(&t.bytes, &t.shape)?),
             ElemType::I32 => {
                 let v: Vec<i32> = t
                     .bytes
@@ -308,6 +315,8 @@ impl GpuTensor {
             GpuTensor::E3m2(t) => t.view(),
             GpuTensor::E2m3(t) => t.view(),
             GpuTensor::E2m1(t) => t.view(),
+            GpuTensor::I8(t) => t.view(),
+            GpuTensor::U8(t) => t.view(),
             GpuTensor::I32(t) => t.view(),
             GpuTensor::U32(t) => t.view(),
         }
@@ -338,6 +347,8 @@ impl GpuTensor {
             GpuTensor::E3m2(t) => rt.download(t)?.iter().map(|v| v.0).collect(),
             GpuTensor::E2m3(t) => rt.download(t)?.iter().map(|v| v.0).collect(),
             GpuTensor::E2m1(t) => rt.download(t)?.iter().map(|v| v.0).collect(),
+            GpuTensor::I8(t) => rt.download(t)?.iter().map(|&v| v as u8).collect(),
+            GpuTensor::U8(t) => rt.download(t)?,
             GpuTensor::I32(t) => rt
                 .download(t)?
                 .iter()

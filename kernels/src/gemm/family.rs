@@ -240,7 +240,7 @@ fn simulate_gemm(
         | ElemType::E2m3
         | ElemType::E2m1 => 1.0,
         // Nor integers: an exact integer result would compare with no slack.
-        ElemType::I32 | ElemType::U32 => 0.0,
+        ElemType::I32 | ElemType::U32 | ElemType::I8 | ElemType::U8 => 0.0,
     };
     let mut worst = 0.0f64;
     for i in 0..m {

@@ -447,6 +447,22 @@ pub enum Reject {
         /// Columns per load.
         chunk: u32,
     },
+    /// An s32 accumulator stored to a tensor of another type, or an f32 one to an integer
+    /// tensor: the epilogue converts f32 to floats and moves s32 words unconverted.
+    #[error(
+        "the accumulator `{buffer}` holds {acc} but `{tensor}` is {elem}; an i32 accumulator \
+         (kind::i8) is stored to an i32 tensor, an f32 one to bf16, f16 or f32"
+    )]
+    EpilogueTypes {
+        /// The accumulator.
+        buffer: String,
+        /// Its element type's name.
+        acc: &'static str,
+        /// The tensor.
+        tensor: String,
+        /// Its element type's name.
+        elem: &'static str,
+    },
     /// A register tile declared with another layout than the wgmma accumulator fragment.
     #[error("`{buffer}` does not have the wgmma accumulator layout (`layout = wgmma`)")]
     NotFragment {

@@ -101,6 +101,8 @@ pub enum AccType {
     F16,
     /// IEEE single accumulator.
     F32,
+    /// 32-bit signed integer accumulator (`tcgen05.mma.kind::i8` only).
+    S32,
 }
 
 /// Checks that `value` is a multiple of `align` (a power of two).

@@ -194,6 +194,9 @@ pub enum Kind {
     F16,
     /// `.kind::tf32`: tf32 operands (stored as f32), K = 8 per instruction (dense).
     Tf32,
+    /// `.kind::i8`: signed or unsigned 8-bit integer operands (A and B may differ), an s32
+    /// accumulator, K = 32 per instruction (dense).
+    I8,
     /// `.kind::f8f6f4`: E4M3, E5M2, E3M2, E2M3 or E2M1 operands (A and B may differ; the 6-
     /// and 4-bit ones in the padded shared-memory packing, one byte of footprint each), K = 32
     /// per instruction (dense).
@@ -207,6 +210,7 @@ impl Kind {
             Kind::F16 => ".kind::f16",
             Kind::Tf32 => ".kind::tf32",
             Kind::F8f6f4 => ".kind::f8f6f4",
+            Kind::I8 => ".kind::i8",
         }
     }
     /// K of one dense instruction (32 bytes of each operand row).
@@ -214,7 +218,7 @@ impl Kind {
         match self {
             Kind::F16 => 16,
             Kind::Tf32 => 8,
-            Kind::F8f6f4 => 32,
+            Kind::F8f6f4 | Kind::I8 => 32,
         }
     }
     /// The kind operands of element type `t` select, if any.
@@ -228,6 +232,7 @@ impl Kind {
             // Scale factors are no operand; packed FP4 is an operand of the block-scaled
             // `kind::mxf4nvf4` only (`encode::tcgen05_scaled`), never of an unscaled kind here.
             ElemType::Ue8m0 | ElemType::Ue4m3 | ElemType::E2m1x2 => None,
+            ElemType::I8 | ElemType::U8 => Some(Kind::I8),
             // 32-bit integers are no MMA operand (`kind::i8` takes 8-bit integers).
             ElemType::I32 | ElemType::U32 => None,
         }
@@ -261,6 +266,8 @@ fn operand_code(kind: Kind, t: ElemType) -> u32 {
         (Kind::F16, ElemType::Bf16) => 1,
         (Kind::F16, _) => 0,
         (Kind::F8f6f4, t) => f8f6f4_code(t),
+        // The kind::i8 column: Unsigned 8b = 0, Signed 8b = 1.
+        (Kind::I8, t) => u32::from(t == ElemType::I8),
     }
 }
 
@@ -299,8 +306,9 @@ impl InstrDesc {
                 self.b.name()
             )));
         };
-        // `kind::f8f6f4` lists atype and btype separately: E4M3 × E5M2 is one MMA.
-        if ka != kb || (self.a != self.b && ka != Kind::F8f6f4) {
+        // `kind::f8f6f4` and `kind::i8` list atype and btype separately: E4M3 × E5M2 and
+        // s8 × u8 are one MMA each.
+        if ka != kb || (self.a != self.b && !matches!(ka, Kind::F8f6f4 | Kind::I8)) {
             return Err(EncodeError::Types(format!(
                 "A is {} ({}) but B is {} ({}); one tcgen05.mma has one kind{}",
                 self.a.name(),
@@ -313,6 +321,23 @@ impl InstrDesc {
                     ""
                 }
             )));
+        }
+        // `kind::i8` accumulates in s32 and only it does (§9.7.16.2.1, the kind table).
+        if (ka == Kind::I8) != (self.d == AccType::S32) {
+            return Err(EncodeError::Types(if ka == Kind::I8 {
+                format!(
+                    "kind::i8 ({} × {}) accumulates in s32: declare the accumulator \
+                     tmem::<i32>",
+                    self.a.name(),
+                    self.b.name()
+                )
+            } else {
+                format!(
+                    "an i32 accumulator takes 8-bit integer operands (kind::i8), not {} × {}",
+                    self.a.name(),
+                    self.b.name()
+                )
+            }));
         }
         if self.d == AccType::F16 && !(self.a == ElemType::F16 || ka == Kind::F8f6f4) {
             return Err(EncodeError::Types(format!(
@@ -382,9 +407,11 @@ impl InstrDesc {
         } else {
             self.check_shape()?;
         }
+        // The dtype field: F16 = 0, F32 = 1, S32 = 2 (§9.7.16.4.2).
         let dtype = match self.d {
             AccType::F16 => 0u32,
             AccType::F32 => 1,
+            AccType::S32 => 2,
         };
         let major = |m: Major| match m {
             Major::K => 0u32,
@@ -715,6 +742,52 @@ mod tests {
         }
         assert_eq!(Kind::F8f6f4.k(), 32);
         assert_eq!(Kind::F8f6f4.ptx(), ".kind::f8f6f4");
+    }
+
+    /// `kind::i8` (PTX ISA §9.7.16.4.2, the i8 column: dtype S32 = 2; atype / btype
+    /// Unsigned 8b = 0, Signed 8b = 1, A and B may differ; K = 32): the s32 accumulator goes
+    /// with it and only with it.
+    #[test]
+    fn instr_desc_i8() {
+        let s8u8 = InstrDesc {
+            d: AccType::S32,
+            a: ElemType::I8,
+            b: ElemType::U8,
+            ..bf16_kmajor(128, 64)
+        };
+        // S32 2 << 4 = 0x20; A S8 1 << 7 = 0x80; B U8 0; N 8 << 17; M 8 << 24.
+        assert_eq!(s8u8.kind(), Ok(Kind::I8));
+        assert_eq!(s8u8.encode(), Ok(0x0810_00a0));
+        let u8s8 = InstrDesc {
+            a: ElemType::U8,
+            b: ElemType::I8,
+            ..s8u8
+        };
+        assert_eq!(u8s8.encode(), Ok(0x0810_0420));
+        assert_eq!(Kind::I8.k(), 32);
+        assert_eq!(Kind::I8.ptx(), ".kind::i8");
+        // kind::i8 with an f32 accumulator, f16 operands with an s32 one, i8 × e4m3.
+        let e = InstrDesc {
+            d: AccType::F32,
+            ..s8u8
+        }
+        .encode()
+        .unwrap_err();
+        assert!(e.to_string().contains("accumulates in s32"), "{e}");
+        let e = InstrDesc {
+            d: AccType::S32,
+            ..bf16_kmajor(128, 64)
+        }
+        .encode()
+        .unwrap_err();
+        assert!(e.to_string().contains("kind::i8"), "{e}");
+        let e = InstrDesc {
+            b: ElemType::E4m3,
+            ..s8u8
+        }
+        .encode()
+        .unwrap_err();
+        assert!(e.to_string().contains("one kind"), "{e}");
     }
 
     /// The kind's 6- and 4-bit types, each code of the table (PTX ISA §9.7.16.4.2, the

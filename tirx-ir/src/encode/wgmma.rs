@@ -232,13 +232,15 @@ pub fn wgmma_k(a: ElemType) -> Option<u32> {
         ElemType::F16 | ElemType::Bf16 => 16,
         ElemType::F32 => 8,
         ElemType::E4m3 | ElemType::E5m2 => 32,
-        // Scale factors, FP6/FP4 and 32-bit integers are no wgmma operand type.
+        // Scale factors, FP6/FP4 and integers are no wgmma operand type here.
         ElemType::Ue8m0
         | ElemType::Ue4m3
         | ElemType::E2m1x2
         | ElemType::E3m2
         | ElemType::E2m3
         | ElemType::E2m1
+        | ElemType::I8
+        | ElemType::U8
         | ElemType::I32
         | ElemType::U32 => {
             return None;

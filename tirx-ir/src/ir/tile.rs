@@ -384,6 +384,8 @@ impl TUn {
             TUn::Cast(ElemType::E3m2) => "cast_e3m2",
             TUn::Cast(ElemType::E2m3) => "cast_e2m3",
             TUn::Cast(ElemType::E2m1) => "cast_e2m1",
+            TUn::Cast(ElemType::I8) => "cast_i8",
+            TUn::Cast(ElemType::U8) => "cast_u8",
             TUn::Cast(ElemType::I32) => "cast_i32",
             TUn::Cast(ElemType::U32) => "cast_u32",
         }

@@ -401,7 +401,9 @@ pub fn reg_type(elem: ElemType) -> ScalarType {
         | ElemType::E2m1x2
         | ElemType::E3m2
         | ElemType::E2m3
-        | ElemType::E2m1 => {
+        | ElemType::E2m1
+        | ElemType::I8
+        | ElemType::U8 => {
             unreachable!("the front end refuses register tiles of 8-/4-bit floats and scales")
         }
     }

@@ -66,6 +66,8 @@ pub(super) fn elem_tokens(elem: ElemType) -> TokenStream {
         ElemType::E3m2 => quote!(::tirx::abi::ElemType::E3m2),
         ElemType::E2m3 => quote!(::tirx::abi::ElemType::E2m3),
         ElemType::E2m1 => quote!(::tirx::abi::ElemType::E2m1),
+        ElemType::I8 => quote!(::tirx::abi::ElemType::I8),
+        ElemType::U8 => quote!(::tirx::abi::ElemType::U8),
         ElemType::Ue4m3 => quote!(::tirx::abi::ElemType::Ue4m3),
         ElemType::I32 => quote!(::tirx::abi::ElemType::I32),
         ElemType::U32 => quote!(::tirx::abi::ElemType::U32),

@@ -300,6 +300,25 @@ impl Lowerer<'_> {
                 ),
             ));
         }
+        if elem.is_int8() && space != Space::Shared {
+            let at: &dyn ToTokens = generics
+                .first()
+                .map_or(&c.func as &dyn ToTokens, |g| *g as &dyn ToTokens);
+            return Err(self.fail_at(
+                span_range(&at),
+                format!(
+                    "{0} is an MMA operand type: {0} tiles live in shared memory \
+                     (`smem::<{0}>([rows, 128], swizzle = B128)`, read by tcgen05.mma kind::i8 \
+                     into a `tmem::<i32>` accumulator), not in {1}",
+                    elem.name(),
+                    if space == Space::Reg {
+                        "registers"
+                    } else {
+                        "tensor memory"
+                    }
+                ),
+            ));
+        }
         if elem.is_f6f4() && space != Space::Shared {
             let at: &dyn ToTokens = generics
                 .first()
@@ -341,7 +360,9 @@ impl Lowerer<'_> {
                 ),
             ));
         }
-        if elem.is_int() && space != Space::Reg {
+        // An i32 tile in tensor memory is kind::i8's s32 accumulator.
+        if elem.is_int() && space != Space::Reg && !(elem == ElemType::I32 && space == Space::Tmem)
+        {
             let at: &dyn ToTokens = generics
                 .first()
                 .map_or(&c.func as &dyn ToTokens, |g| *g as &dyn ToTokens);
@@ -483,6 +504,15 @@ impl Lowerer<'_> {
         };
         if major == Major::K {
             return Ok(major);
+        }
+        if elem.is_int8() {
+            return Err(self.fail(
+                m,
+                format!(
+                    "an MN-major tile must hold bf16 or f16, not {0}: tirx reads kind::i8's operands K-major only; declare `smem::<{0}>([rows, 128], swizzle = B128)` and give the tensor K-major",
+                    elem.name()
+                ),
+            ));
         }
         if elem.is_f6f4() {
             return Err(self.fail(

@@ -361,6 +361,14 @@ impl Lowerer<'_> {
                 "no cast to e2m1x2: packed FP4 is an operand of the block-scaled MMA, loaded by \
                  TMA, not computed in registers",
             )),
+            Some(e) if e.is_int8() => Err(self.fail(
+                ab,
+                format!(
+                    "no cast to {}: 8-bit integers are kind::i8 MMA operands, loaded by TMA, not \
+                     computed in registers",
+                    e.name()
+                ),
+            )),
             Some(e) if e.is_f6f4() => Err(self.fail(
                 ab,
                 format!(

@@ -145,7 +145,7 @@ fn bad_attribute() {
 fn bad_parameters() {
     let e = errors(
         STD_ATTR,
-        "fn k(src: Tensor<bf16>, #[shape(M)] x: Tensor<i8>, #[shape(BM - 64)] y: Tensor<f32>) -> u32 {}",
+        "fn k(src: Tensor<bf16>, #[shape(M)] x: Tensor<i16>, #[shape(BM - 64)] y: Tensor<f32>) -> u32 {}",
     );
     assert_contains(
         &e,
@@ -153,7 +153,7 @@ fn bad_parameters() {
     );
     assert_contains(
         &e,
-        "unknown element type `i8`; tensors hold bf16, f16, f32, i32, u32, the 8-bit MMA formats or a config's element type",
+        "unknown element type `i16`; tensors hold bf16, f16, f32, i32, u32, the 8-bit MMA formats or a config's element type",
     );
     assert_contains(&e, "a fixed extent must be between 1 and 2³² − 1, found 0");
     assert_contains(&e, "a tile kernel returns nothing");
@@ -218,7 +218,7 @@ fn wrong_kinds_and_arities() {
         "`producer_acquire` gives the stage; bind it: `let s = pipe.producer_acquire(k);`",
     );
     assert_one(
-        &with_prelude("let t = smem::<i8>([4]);"),
+        &with_prelude("let t = smem::<i16>([4]);"),
         "expected an element type (bf16, f16, f32, i32, u32 or a config's element type): `smem::<bf16>([BM, BK], swizzle = B128)`",
     );
     assert_one(

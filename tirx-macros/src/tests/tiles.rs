@@ -164,7 +164,7 @@ fn errors_point_at_the_tile_expression() {
             "let mut inside = col_index(t) < N;",
             "a mask or index tile is a named expression",
         ),
-        ("let u = cast::<i8>(t);", "expected an element type"),
+        ("let u = cast::<i16>(t);", "expected an element type"),
         (
             "let u = select(t, t, t);",
             "`select` takes a predicate first; this operand is f32",

@@ -479,8 +479,8 @@ pub(crate) enum Op {
     TcCp {
         taddr: Addr,
         desc: Val,
-        /// Lanes, bytes per lane, and copies of them 32 lanes apart (`.warpx4`: 4).
-        shape: (u32, u32, u32),
+        /// Rows, bytes a row, and the lanes each row lands in (the multicast).
+        shape: crate::exec::tcgen05_cp::CpShape,
     },
     /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (§9.7.19.6): the warp's register budget
     /// (`setmaxnreg.rs`).

@@ -667,12 +667,19 @@ pub(super) fn write_d(
                     "tcgen05.mma writes tensor memory outside every allocation",
                 ));
             };
-            let acc = if mma.accumulate {
-                f64::from(f32::from_bits(*cell))
+            if mma.kind == Kind::I8 {
+                // s32 D: the integer products' sum is exact in f64 (|Σ| ≤ 32·255²), added in
+                // two's-complement 32-bit arithmetic (wrapping; no saturation).
+                let acc = if mma.accumulate { *cell as i32 } else { 0 };
+                *cell = acc.wrapping_add(dot as i64 as i32) as u32;
             } else {
-                0.0
-            };
-            *cell = f64_to_f32(acc + dot, Rnd::Rn).to_bits();
+                let acc = if mma.accumulate {
+                    f64::from(f32::from_bits(*cell))
+                } else {
+                    0.0
+                };
+                *cell = f64_to_f32(acc + dot, Rnd::Rn).to_bits();
+            }
             cl.ctas[cta].tc.mma_at[(key.0 * TMEM_COLS + key.1) as usize] = written;
         }
     }

@@ -5,11 +5,14 @@
 //! pair, §9.7.16.6.5).
 //!
 //! Shapes (§9.7.16.2.3): `.128x256b`, `.128x128b` and `.4x256b` with `.cta_group::1` — lanes ×
-//! bits per lane — and `.32x128b.warpx4`, 32 lanes × 128 bits written to each of the four
-//! 32-lane quarters (the multicast §9.7.16.9.2 names `.warpx4`: what block scaling's factors
-//! need, duplicated to every lane partition, §9.7.16.10.7); the `.64x128b.warpx2::…` shapes
-//! and the decompressing `.b8x16.b6x16_p32` / `.b4x16_p64` forms are refused as not
-//! supported yet. The source is read as the descriptor's K-major matrix (the canonical
+//! bits per lane — and the multicast ones (§9.7.16.9.2): `.32x128b.warpx4`, 32 lanes × 128
+//! bits written to each of the four 32-lane quarters (what block scaling's factors need,
+//! duplicated to every lane partition, §9.7.16.10.7); `.64x128b.warpx2::02_13`, 64 rows
+//! written to lanes 0-63 and again to 64-127 (rows 0-31 to the quarters of warps 0 and 2,
+//! rows 32-63 to warps 1 and 3, as the name says); `.64x128b.warpx2::01_23`, rows 0-31 to
+//! the quarters of warps 0 and 1 and rows 32-63 to warps 2 and 3 (row `r` to lane
+//! `64·(r / 32) + r % 32` and 32 lanes on). The decompressing `.b8x16.b6x16_p32` /
+//! `.b4x16_p64` forms are refused as not supported yet. The source is read as the descriptor's K-major matrix (the canonical
 //! layouts of `wgmma.rs`, swizzled or not), as `tcgen05.mma` reads an operand through the
 //! same descriptor: lane `lane0 + r` takes row `r`'s bytes, 4 to a column from `col0`, so
 //! 16-bit elements land two to a column with the lower K in the low half — where an MMA
@@ -31,10 +34,45 @@ pub(crate) struct Tc05Cp {
     lane: u32,
     col: u32,
     desc: MatrixDesc,
-    /// Lanes (rows) and bytes per lane of the shape, and its copies 32 lanes apart.
-    rows: u32,
-    bytes: u32,
-    copies: u32,
+    /// The shape: rows, bytes per row, where each row's copies land.
+    shape: CpShape,
+}
+
+/// Where a `tcgen05.cp` shape's rows land in the 128 lanes (§9.7.16.9.2, the multicast
+/// qualifier).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum CpLanes {
+    /// No multicast: row `r` to lane `r`.
+    Plain,
+    /// `.warpx4`: row `r` (of 32) to lanes `r`, `32 + r`, `64 + r`, `96 + r`.
+    Warpx4,
+    /// `.warpx2::02_13`: row `r` (of 64) to lanes `r` and `64 + r`.
+    Warpx2_02_13,
+    /// `.warpx2::01_23`: row `r` (of 64) to lanes `64·(r / 32) + r % 32` and 32 on.
+    Warpx2_01_23,
+}
+
+/// A `tcgen05.cp` shape and multicast: rows, bytes a row, their lanes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct CpShape {
+    pub(crate) rows: u32,
+    pub(crate) bytes: u32,
+    pub(crate) lanes: CpLanes,
+}
+
+impl CpShape {
+    /// The lanes (relative to the address's lane) row `r` is written to.
+    fn lanes_of(self, r: u32) -> Vec<u32> {
+        match self.lanes {
+            CpLanes::Plain => vec![r],
+            CpLanes::Warpx4 => (0..4).map(|q| 32 * q + r).collect(),
+            CpLanes::Warpx2_02_13 => vec![r, 64 + r],
+            CpLanes::Warpx2_01_23 => {
+                let first = 64 * (r / 32) + r % 32;
+                vec![first, first + 32]
+            }
+        }
+    }
 }
 
 /// Work a thread queues for the tensor core until its `tcgen05.commit`, in issue order.
@@ -92,8 +130,9 @@ impl Tc05Cp {
     /// descriptor (a `.32x128b` row is one 16-byte chunk, less than the K = 16 slice of 16-bit
     /// elements `MatrixDesc::extent` bounds, which would reach past a 512-byte factor image).
     fn extent(&self) -> (u32, u32) {
-        let offs = (0..self.rows)
-            .flat_map(|r| (0..self.bytes / 4).map(move |c| (r, c)))
+        let (rows, bytes) = (self.shape.rows, self.shape.bytes);
+        let offs = (0..rows)
+            .flat_map(|r| (0..bytes / 4).map(move |c| (r, c)))
             .map(|(r, c)| self.desc.k_major(r, 2 * c));
         let (lo, hi) = offs.fold((u32::MAX, 0), |(lo, hi), o| (lo.min(o), hi.max(o + 4)));
         (lo.min(hi), hi)
@@ -101,11 +140,13 @@ impl Tc05Cp {
 
     /// Whether the copy writes the TMEM cell (`lane`, `col`).
     fn writes(&self, lane: u32, col: u32) -> bool {
-        let in_lanes = (0..self.copies).any(|q| {
-            let first = self.lane + 32 * q;
-            (first..first + self.rows).contains(&lane)
+        let in_lanes = (0..self.shape.rows).any(|r| {
+            self.shape
+                .lanes_of(r)
+                .iter()
+                .any(|&l| self.lane + l == lane)
         });
-        in_lanes && (self.col..self.col + self.bytes / 4).contains(&col)
+        in_lanes && (self.col..self.col + self.shape.bytes / 4).contains(&col)
     }
 }
 
@@ -142,14 +183,14 @@ pub(crate) fn pending_writer(
     })
 }
 
-/// The (lanes, bytes per lane, copies 32 lanes apart) of a `tcgen05.cp` shape modifier this
-/// emulator runs.
-pub(crate) fn cp_shape(modifier: &str) -> Option<(u32, u32, u32)> {
+/// The (rows, bytes a row) of a `tcgen05.cp` shape modifier this emulator runs.
+pub(crate) fn cp_shape(modifier: &str) -> Option<(u32, u32)> {
     match modifier {
-        "128x256b" => Some((128, 32, 1)),
-        "128x128b" => Some((128, 16, 1)),
-        "4x256b" => Some((4, 32, 1)),
-        "32x128b" => Some((32, 16, 4)),
+        "128x256b" => Some((128, 32)),
+        "128x128b" => Some((128, 16)),
+        "4x256b" => Some((4, 32)),
+        "32x128b" => Some((32, 16)),
+        "64x128b" => Some((64, 16)),
         _ => None,
     }
 }
@@ -162,7 +203,7 @@ impl Machine<'_> {
         ci: usize,
         t: u32,
         inst: &Inst,
-        (taddr, desc, (rows, bytes, copies)): (&Addr, Val, (u32, u32, u32)),
+        (taddr, desc, shape): (&Addr, Val, CpShape),
     ) -> Result<(), SimError> {
         let line = inst.line;
         let at = self.ea(cl, ci, t, taddr, line)? as u32;
@@ -175,9 +216,7 @@ impl Machine<'_> {
                 lane: at >> 16,
                 col: at & 0xffff,
                 desc,
-                rows,
-                bytes,
-                copies,
+                shape,
             }),
         ));
         Ok(())
@@ -197,8 +236,8 @@ impl Machine<'_> {
             thread: cl.ctas[ci].thread(who),
             what: what.to_owned(),
         };
-        for (q, r) in (0..cp.copies).flat_map(|q| (0..cp.rows).map(move |r| (q, r))) {
-            for c in 0..cp.bytes / 4 {
+        for r in 0..cp.shape.rows {
+            for c in 0..cp.shape.bytes / 4 {
                 // Four bytes of row `r` from byte `4c`: 16-bit elements `2c` and `2c + 1`,
                 // adjacent within one 16-byte chunk whatever the swizzle.
                 let off = cp.desc.k_major(r, 2 * c) as usize;
@@ -209,14 +248,15 @@ impl Machine<'_> {
                     ));
                 };
                 let w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-                let lane = cp.lane + 32 * q + r;
-                let Some(cell) = cl.ctas[ci].tmem.cell(lane, cp.col + c) else {
-                    return Err(fault(
-                        cl,
-                        "tcgen05.cp writes tensor memory outside every allocation",
-                    ));
-                };
-                *cell = w;
+                for l in cp.shape.lanes_of(r) {
+                    let Some(cell) = cl.ctas[ci].tmem.cell(cp.lane + l, cp.col + c) else {
+                        return Err(fault(
+                            cl,
+                            "tcgen05.cp writes tensor memory outside every allocation",
+                        ));
+                    };
+                    *cell = w;
+                }
             }
         }
         Ok(())

@@ -4,8 +4,10 @@
 //! (`tirx-ir/src/encode/tcgen05.rs`), so a wrong encoding shows as a wrong result here.
 //!
 //! **Kinds run here** (dense, no `.ws`): `kind::f16` (f16 or bf16 operands, K = 16),
-//! `kind::tf32` (f32 operands read as tf32, K = 8) and `kind::f8f6f4` with E4M3 / E5M2
-//! operands (K = 32; A and B may differ). One instruction always covers 32 bytes of each
+//! `kind::tf32` (f32 operands read as tf32, K = 8), `kind::f8f6f4` with E4M3 / E5M2 (and the
+//! 6-/4-bit types below) operands (K = 32; A and B may differ) and `kind::i8` (s8 / u8
+//! operands, K = 32, an s32 D: the descriptor's dtype S32 = 2, atype/btype Unsigned 8b = 0,
+//! Signed 8b = 1). One instruction always covers 32 bytes of each
 //! operand row: 16 × 2, 8 × 4 or 32 × 1 bytes. The block-scaled `kind::mxf8f6f4` (E4M3 /
 //! E5M2, `.scale_vec::1X`) and `kind::mxf4nvf4` (E2M1 packed two to a byte, K = 64 —
 //! again 32 bytes a row —, `.scale_vec::2X` with UE8M0 or `::4X` with UE8M0 / UE4M3 factors)
@@ -55,6 +57,10 @@ pub enum Kind {
     Tf32,
     /// `.kind::f8f6f4`.
     F8f6f4,
+    /// `.kind::i8`: s8 / u8 operands (A and B may differ), an s32 D, K = 32 (32 bytes a
+    /// row); D (+)= Σ a·b in two's-complement 32-bit arithmetic (saturation, descriptor
+    /// bit 3, is refused at decode).
+    I8,
     /// `.kind::mxf8f6f4` with `.block_scale.scale_vec::1X` (PTX ISA §9.7.16.10.7 "Block
     /// Scaling"): E4M3 / E5M2 operands, one UE8M0 scale factor per row of A and per column of
     /// B for each K = 32 instruction.
@@ -73,6 +79,7 @@ impl Kind {
             "kind::f16" => Kind::F16,
             "kind::tf32" => Kind::Tf32,
             "kind::f8f6f4" => Kind::F8f6f4,
+            "kind::i8" => Kind::I8,
             "kind::mxf8f6f4" => Kind::MxF8f6f4,
             "kind::mxf4nvf4" => Kind::MxF4Nvf4(0),
             _ => return None,
@@ -85,7 +92,7 @@ impl Kind {
         match self {
             Kind::F16 => 16,
             Kind::Tf32 => 8,
-            Kind::F8f6f4 | Kind::MxF8f6f4 => 32,
+            Kind::F8f6f4 | Kind::MxF8f6f4 | Kind::I8 => 32,
             Kind::MxF4Nvf4(_) => 64,
         }
     }
@@ -123,6 +130,10 @@ pub enum Elem {
     /// 1.5, 2, 3, 4, 6 and their negatives), packed two to a byte, the lower K in the low
     /// nibble.
     E2m1,
+    /// A signed 8-bit integer (`kind::i8`).
+    S8,
+    /// An unsigned 8-bit integer (`kind::i8`).
+    U8,
     /// FP6 E3M2 in `kind::f8f6f4`'s padded shared-memory groups (16 in 16 bytes).
     E3m2,
     /// FP6 E2M3, likewise.
@@ -153,6 +164,7 @@ impl Elem {
             Elem::E2m1 => 1,
             // One byte of footprint each (16 in a 16-byte group): `operand_rows` unpacks.
             Elem::E3m2 | Elem::E2m3 | Elem::E2m1Padded => 1,
+            Elem::S8 | Elem::U8 => 1,
         }
     }
 
@@ -165,6 +177,8 @@ impl Elem {
             Elem::E5m2 => float::decode(u64::from(bits & 0xff), E5M2),
             Elem::E4m3 => e4m3(bits as u8),
             Elem::E2m1 | Elem::E2m1Padded => e2m1(bits as u8),
+            Elem::S8 => f64::from(bits as u8 as i8),
+            Elem::U8 => f64::from(bits as u8),
             Elem::E3m2 => fp6(bits, 3, 2),
             Elem::E2m3 => fp6(bits, 2, 3),
         }
@@ -178,6 +192,9 @@ impl Elem {
             (Kind::Tf32, 2) => Elem::Tf32,
             (Kind::F8f6f4 | Kind::MxF8f6f4, 0) => Elem::E4m3,
             (Kind::F8f6f4 | Kind::MxF8f6f4, 1) => Elem::E5m2,
+            // The kind::i8 column: Unsigned 8b = 0, Signed 8b = 1.
+            (Kind::I8, 0) => Elem::U8,
+            (Kind::I8, 1) => Elem::S8,
             (Kind::F8f6f4 | Kind::MxF8f6f4, 3) => Elem::E2m3,
             (Kind::F8f6f4 | Kind::MxF8f6f4, 4) => Elem::E3m2,
             (Kind::F8f6f4 | Kind::MxF8f6f4, 5) => Elem::E2m1Padded,
@@ -297,9 +314,18 @@ pub fn decode_idesc(d: u32, kind: Kind) -> Result<InstrDesc, String> {
             "instruction descriptor {d:#x}: a reserved bit (6, 23 or 29) is set"
         ));
     }
-    if f(4, 2) != 1 {
+    // The D type (bits 4-5): F16 = 0, F32 = 1, S32 = 2; kind::i8 takes S32 (and only it
+    // does), the others F32 here (an f16 D is not emulated).
+    let want = if kind == Kind::I8 { 2 } else { 1 };
+    if f(4, 2) != want {
         return Err(format!(
-            "instruction descriptor {d:#x}: only an f32 accumulator is supported"
+            "instruction descriptor {d:#x}: dtype {} under {kind:?}; only {} is supported",
+            f(4, 2),
+            if kind == Kind::I8 {
+                "the s32 accumulator (2) of kind::i8"
+            } else {
+                "an f32 accumulator (1)"
+            }
         ));
     }
     let (a, b) = (
@@ -308,7 +334,7 @@ pub fn decode_idesc(d: u32, kind: Kind) -> Result<InstrDesc, String> {
     );
     // `kind::f16` and `kind::tf32` take one operand type; `kind::f8f6f4` may mix E4M3 and
     // E5M2 (the ISA lists atype and btype separately).
-    if a != b && kind != Kind::F8f6f4 {
+    if a != b && !matches!(kind, Kind::F8f6f4 | Kind::I8) {
         return Err(format!(
             "instruction descriptor {d:#x}: A is {a:?} but B is {b:?} under {kind:?}"
         ));

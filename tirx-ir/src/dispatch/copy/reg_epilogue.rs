@@ -34,11 +34,26 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
             target: cx.k.target(),
         });
     }
-    let TileRef::Global { coords, .. } = dst else {
+    let TileRef::Global { coords, tensor } = dst else {
         return Err(Reject::NotGlobal {
             side: "destination",
         });
     };
+    // The f32 fragment converts to floats only (an i32 tensor takes kind::i8's TMEM words).
+    let elem =
+        cx.k.sig
+            .tensors
+            .iter()
+            .find(|t| t.name == *tensor)
+            .map(|t| t.elem);
+    if let (Some(crate::abi::ElemType::I32), TileRef::Buf { buf, .. }) = (elem, src) {
+        return Err(Reject::EpilogueTypes {
+            buffer: cx.k.buffers[*buf].name.clone(),
+            acc: cx.k.buffers[*buf].elem.name(),
+            tensor: tensor.clone(),
+            elem: "i32",
+        });
+    }
     if coords.len() != 2 {
         return Err(Reject::RegTile {
             why: "the accumulator epilogue stores into 2-D tensors (`reg_store` takes rank 3)"

@@ -130,7 +130,10 @@ impl RowStore {
             if j % 2 == 0 && i + 1 < vals.len() && vals[i + 1].0 == j + 1 {
                 let w = vals[i + 1].1;
                 match self.elem {
-                    ElemType::F32 => lw.inst(Inst::st_global_v2_f32(self.addr, off, v, w)),
+                    // f32, or the s32 words of an i32 accumulator (kind::i8): stored as they are.
+                    ElemType::F32 | ElemType::I32 => {
+                        lw.inst(Inst::st_global_v2_f32(self.addr, off, v, w))
+                    }
                     half => {
                         let packed = lw.var("packed", T::U32);
                         lw.inst(Inst::cvt_rn_pack(half.name(), packed, w, v));
@@ -147,7 +150,9 @@ impl RowStore {
 
     fn unguarded(&self, lw: &mut Lower, off: i64, v: Handle<Var>) {
         match self.elem {
-            ElemType::F32 => lw.inst(Inst::st_global("f32", self.addr, off, reg(v))),
+            ElemType::F32 | ElemType::I32 => {
+                lw.inst(Inst::st_global("f32", self.addr, off, reg(v)))
+            }
             half => {
                 let h = lw.var("h", T::B16);
                 lw.inst(Inst::cvt_rn_f32_to(half.name(), h, v));
@@ -165,7 +170,7 @@ impl RowStore {
         let p = lw.let_("in", T::Pred, ok);
         let off = (j * self.elem.bytes()) as i64;
         match self.elem {
-            ElemType::F32 => {
+            ElemType::F32 | ElemType::I32 => {
                 lw.inst(Inst::st_global("f32", self.addr, off, reg(v)).guarded(p, false))
             }
             half => {

@@ -1,4 +1,6 @@
-//! `tmem_epilogue` — an f32 accumulator in tensor memory into a global tile, converted.
+//! `tmem_epilogue` — an f32 accumulator in tensor memory into a global tile, converted (or
+//! `kind::i8`'s s32 accumulator, a `tmem::<i32>` tile, into an i32 tensor, its words as they
+//! are).
 //!
 //! When: `copy(tensor.tile(m, n), acc)` with `acc` a `tmem::<f32>([128, N])` (N a multiple of
 //! 32), or `acc[s]`, a stage of a `tmem::<f32>([S, 128, N])` (`s` may be a run-time value: the
@@ -18,9 +20,10 @@
 //! addresses: lane in bits 31–16, column in 15–0).
 
 use super::RowStore;
+use crate::abi::ElemType;
 use crate::diag::Diagnostics;
 use crate::dispatch::{CopyVariant, Cx, Reject, Variant};
-use crate::ir::{BinOp, Expr, Inst, Op, ScalarType, Space, Special, TileRef};
+use crate::ir::{BinOp, Expr, Inst, Op, ScalarType, Special, TileRef};
 use crate::lower::{Lower, LowerError, add, mul};
 
 /// The variant.
@@ -43,12 +46,28 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
             target: cx.k.target(),
         });
     }
-    let TileRef::Global { .. } = dst else {
+    let TileRef::Global { tensor, .. } = dst else {
         return Err(Reject::NotGlobal {
             side: "destination",
         });
     };
-    let (_, m, n) = crate::dispatch::mma::accumulator(cx.k, src, Space::Tmem)?;
+    let (acc, m, n) = crate::dispatch::mma::accumulator_int(cx.k, src)?;
+    // s32 words (kind::i8's D) go to an i32 tensor unconverted; f32 to a float tensor.
+    let elem =
+        cx.k.sig
+            .tensors
+            .iter()
+            .find(|t| t.name == *tensor)
+            .map(|t| t.elem);
+    let int_acc = acc.elem == ElemType::I32;
+    if elem.is_some_and(|e| (e == ElemType::I32) != int_acc) {
+        return Err(Reject::EpilogueTypes {
+            buffer: acc.name.clone(),
+            acc: acc.elem.name(),
+            tensor: tensor.clone(),
+            elem: elem.map_or("?", ElemType::name),
+        });
+    }
     if m != 128 || n % CHUNK != 0 {
         return Err(Reject::TmemEpilogueShape { m, n, chunk: CHUNK });
     }

@@ -166,6 +166,24 @@ pub fn accumulator<'k>(
     t: &'k TileRef,
     space: Space,
 ) -> Result<(&'k Buffer, u32, u32), Reject> {
+    accumulator_of(k, t, space, false)
+}
+
+/// [`accumulator`], also taking an `i32` tensor-memory tile: the s32 accumulator of
+/// `tcgen05.mma.kind::i8` (PTX ISA §9.7.16.10.1), for the MMA and the TMEM epilogue.
+pub fn accumulator_int<'k>(
+    k: &'k Kernel,
+    t: &'k TileRef,
+) -> Result<(&'k Buffer, u32, u32), Reject> {
+    accumulator_of(k, t, Space::Tmem, true)
+}
+
+fn accumulator_of<'k>(
+    k: &'k Kernel,
+    t: &'k TileRef,
+    space: Space,
+    int_ok: bool,
+) -> Result<(&'k Buffer, u32, u32), Reject> {
     let TileRef::Buf { buf, index } = t else {
         return Err(Reject::NotBuffer {
             what: "the accumulator",
@@ -186,7 +204,8 @@ pub fn accumulator<'k>(
     } else {
         0
     };
-    if b.elem != ElemType::F32 || rank != lead + 2 || index.len() != lead {
+    let elem_ok = b.elem == ElemType::F32 || (int_ok && b.elem == ElemType::I32);
+    if !elem_ok || rank != lead + 2 || index.len() != lead {
         return Err(Reject::AccumulatorShape {
             buffer: b.name.clone(),
             rank,

@@ -9,7 +9,10 @@
 //! the 6-/4-bit tiles hold the padded image PTX ISA §9.7.16's "Packing format used for matrix
 //! A and B by .kind::mxf8f6f4 in shared memory" requires, 16 elements in each 16 bytes, so
 //! their rows, descriptors and K-steps are the 8-bit ones and only the instruction
-//! descriptor's atype/btype codes 3/4/5 differ) — the kind is the operand types'
+//! descriptor's atype/btype codes 3/4/5 differ) or i8/u8 (`.kind::i8`, K = 32, A and B may
+//! differ; its accumulator a `tmem::<i32>` tile, the s32 D: descriptor dtype S32 = 2, an
+//! i32 accumulator with any other kind and an f32 one with `kind::i8` refused) — the kind is
+//! the operand types'
 //! (PTX ISA §9.7.16.10.1), A and B of two kinds are refused before any shape check — or, for
 //! the 16-bit kind only, MN-major (`major = mn`: chunks of 64 N-elements by K rows, as TMA
 //! writes them; FA4's V); `a` (128×K) either such a shared tile or a 16-bit TMEM tile
@@ -41,7 +44,7 @@
 //! (shared memory) and §9.7.16.4.2 (instruction), via `encode::tcgen05`.
 
 use super::wgmma::desc_base;
-use super::{accumulator, block_scale, in_tmem, smem_operand_any, tmem_columns, tmem_operand};
+use super::{accumulator_int, block_scale, in_tmem, smem_operand_any, tmem_columns, tmem_operand};
 use crate::abi::{ElemType, Swizzle};
 use crate::diag::Diagnostics;
 use crate::dispatch::{Cx, MmaVariant, Reject, Variant};
@@ -87,15 +90,21 @@ fn instr_desc(
     b: &TileRef,
     pair: bool,
 ) -> Result<InstrDesc, Reject> {
-    let (_, m, n) = accumulator(cx_k, acc, Space::Tmem)?;
+    let (acc_buf, m, n) = accumulator_int(cx_k, acc)?;
+    // An i32 accumulator is kind::i8's s32 D (§9.7.16.10.1); `kind()` checks the pairing.
+    let d = if acc_buf.elem == ElemType::I32 {
+        AccType::S32
+    } else {
+        AccType::F32
+    };
     if pair {
-        return pair_desc(cx_k, (m, n), a, b);
+        return pair_desc(cx_k, (m, n), (a, b), d);
     }
     let (a_rows, a_k, a_elem) = a_operand(cx_k, a)?;
     let ob = smem_operand_any(cx_k, b, "B")?;
     // The kind first: operands of two kinds also disagree in K (a row is one 128-byte span
     // of either type), and the kind is what is wrong.
-    kind_of(a_elem, ob.buf.elem)?;
+    kind_of(a_elem, ob.buf.elem, d)?;
     // B may be MN-major for the 16-bit kind (FA4's V, `[D, BN]` stored D-contiguous): the
     // descriptor then carries the MN-major strides and the instruction descriptor's
     // transpose-B bit. The tf32 and 8-bit kinds take a K-major B only, here.
@@ -117,7 +126,7 @@ fn instr_desc(
         return Err(Reject::Tcgen05M { m });
     }
     let d = InstrDesc {
-        d: AccType::F32,
+        d,
         a: a_elem,
         b: ob.buf.elem,
         a_major: Major::K,
@@ -131,9 +140,9 @@ fn instr_desc(
 
 /// The `.kind` operands of types `a` and `b` select (PTX ISA §9.7.16.10.1), or why none
 /// does: the instruction descriptor's type check alone, before shapes.
-fn kind_of(a: ElemType, b: ElemType) -> Result<(), Reject> {
+fn kind_of(a: ElemType, b: ElemType, d: AccType) -> Result<(), Reject> {
     InstrDesc {
-        d: AccType::F32,
+        d,
         a,
         b,
         a_major: Major::K,
@@ -150,8 +159,8 @@ fn kind_of(a: ElemType, b: ElemType) -> Result<(), Reject> {
 fn pair_desc(
     cx_k: &crate::ir::Kernel,
     (m, n): (u32, u32),
-    a: &TileRef,
-    b: &TileRef,
+    (a, b): (&TileRef, &TileRef),
+    acc: AccType,
 ) -> Result<InstrDesc, Reject> {
     // The pair's `[a-tmem]` form (A's halves in each CTA's TMEM) is not lowered yet.
     if in_tmem(cx_k, a) {
@@ -192,7 +201,7 @@ fn pair_desc(
         return Err(Reject::PairM { m });
     }
     let d = InstrDesc {
-        d: AccType::F32,
+        d: acc,
         a: oa.buf.elem,
         b: ob.buf.elem,
         a_major: Major::K,

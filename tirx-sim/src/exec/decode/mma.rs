@@ -221,7 +221,7 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
                 .find_map(|m| Kind::from_modifier(m))
                 .ok_or_else(|| {
                     cx.err(
-                        "only kind::f16, kind::tf32, kind::f8f6f4, kind::mxf8f6f4 and kind::mxf4nvf4 are supported yet",
+                        "only kind::f16, kind::tf32, kind::f8f6f4, kind::i8, kind::mxf8f6f4 and kind::mxf4nvf4 are supported yet",
                     )
                 })?;
             // `kind::mxf4nvf4` takes `.scale_vec::2X` (alias `.block32`) or `::4X`
@@ -283,17 +283,34 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
             let packed = ["b8x16", "b6x16_p32", "b4x16_p64"]
                 .iter()
                 .any(|f| cx.has(f));
-            let (Some(shape), false, true) = (shape, packed, cx.has("cta_group::1")) else {
+            let (Some((rows, bytes)), false, true) = (shape, packed, cx.has("cta_group::1")) else {
                 return Err(cx.err(
-                    "only tcgen05.cp.cta_group::1 with .128x256b, .128x128b, .4x256b or \
-                     .32x128b.warpx4 (no decompression) is supported yet",
+                    "only tcgen05.cp.cta_group::1 with .128x256b, .128x128b, .4x256b, \
+                     .32x128b.warpx4 or .64x128b.warpx2::02_13 / ::01_23 (no decompression) \
+                     is supported yet",
                 ));
             };
-            // `.32x128b` is copied to the four warps' lane quarters: `.warpx4` is required
-            // (§9.7.16.9.2 tcgen05.cp, "multicast").
-            if (shape.2 == 4) != cx.has("warpx4") {
-                return Err(cx.err(".32x128b goes with .warpx4, and .warpx4 with .32x128b"));
-            }
+            // The multicast each shape takes (§9.7.16.9.2 tcgen05.cp): `.32x128b` with
+            // `.warpx4`, `.64x128b` with `.warpx2::02_13` or `::01_23`, the others none.
+            use crate::exec::tcgen05_cp::{CpLanes, CpShape};
+            let lanes = match (
+                rows,
+                cx.has("warpx4"),
+                cx.has("warpx2::02_13"),
+                cx.has("warpx2::01_23"),
+            ) {
+                (32, true, false, false) => CpLanes::Warpx4,
+                (64, false, true, false) => CpLanes::Warpx2_02_13,
+                (64, false, false, true) => CpLanes::Warpx2_01_23,
+                (128 | 4, false, false, false) => CpLanes::Plain,
+                _ => {
+                    return Err(cx.err(
+                        ".32x128b goes with .warpx4, .64x128b with .warpx2::02_13 or \
+                         .warpx2::01_23, and the other shapes with no multicast",
+                    ));
+                }
+            };
+            let shape = CpShape { rows, bytes, lanes };
             cx.n(2)?;
             Op::TcCp {
                 taddr: cx.addr(0)?,

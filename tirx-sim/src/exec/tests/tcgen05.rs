@@ -152,10 +152,32 @@ fn element_values_of_tf32_and_fp8() {
     assert_eq!(to_e4m3(1.0625), 0x38, "a tie rounds to the even fraction");
 }
 
+/// `kind::i8`'s column of the descriptor table (PTX ISA §9.7.16.4.2): dtype S32 = 2 (F32 is
+/// refused under it, and S32 under the float kinds), atype / btype Unsigned 8b = 0, Signed
+/// 8b = 1 (A and B may differ); saturation (bit 3) refused; the elements' values.
+#[test]
+fn instruction_descriptor_of_kind_i8() {
+    // S32 D (2 << 4), U8 A (0 << 7), S8 B (1 << 10), N 64 (8 << 17), M 128 (8 << 24).
+    let i8d = (2 << 4) | (1 << 10) | (8 << 17) | (8 << 24);
+    let d = decode_idesc(i8d, Kind::I8).unwrap();
+    assert_eq!((d.m, d.n, d.a, d.b), (128, 64, Elem::U8, Elem::S8));
+    assert!(decode_idesc(i8d & !(3 << 4) | (1 << 4), Kind::I8).is_err());
+    assert!(decode_idesc(i8d, Kind::F8f6f4).is_err());
+    assert!(decode_idesc(i8d | (1 << 3), Kind::I8).is_err());
+    assert!(decode_idesc(i8d | (2 << 7), Kind::I8).is_err());
+    assert_eq!(Kind::from_modifier("kind::i8"), Some(Kind::I8));
+    assert_eq!(Kind::I8.k(), 32);
+    assert_eq!(Elem::S8.value(0xff), -1.0);
+    assert_eq!(Elem::S8.value(0x80), -128.0);
+    assert_eq!(Elem::U8.value(0xff), 255.0);
+}
+
 /// The 6- and 4-bit formats of `kind::f8f6f4` from their definitions (PTX ISA §5.2.3):
 /// E3M2 (bias 3, 2 fraction bits, max 28), E2M3 (bias 1, 3 fraction bits, max 7.5), E2M1
 /// (bias 1, 1 fraction bit, max 6); sign at the top bit, subnormals at exponent 0, no NaN.
 #[test]
+// The literals are grouped sign_exponent_fraction, the formats' fields.
+#[allow(clippy::unusual_byte_groupings)]
 fn element_values_of_fp6_and_fp4() {
     assert_eq!(Elem::E3m2.value(0b0_011_00), 1.0);
     assert_eq!(Elem::E3m2.value(0b0_111_11), 28.0); // 1.75 · 2^(7-3)

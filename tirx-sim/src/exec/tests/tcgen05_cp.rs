@@ -1,4 +1,5 @@
-//! `tcgen05.cp` (PTX ISA §9.7.16.9.2) in its `.128x256b`, `.128x128b`, `.4x256b` and `.32x128b.warpx4` shapes:
+//! `tcgen05.cp` (PTX ISA §9.7.16.9.2) in its `.128x256b`, `.128x128b`, `.4x256b`,
+//! `.32x128b.warpx4` and `.64x128b.warpx2::02_13` / `::01_23` shapes:
 //! each lane of the shape takes its row of the descriptor's K-major matrix, four bytes to a
 //! column; the copy runs at the issuing thread's commit; refused shapes and a source written
 //! without `fence.proxy.async` are diagnosed. And an MMA reading A from tensor memory
@@ -78,12 +79,16 @@ fn a_source_written_without_a_proxy_fence_and_other_shapes_are_diagnosed() {
     let e = copy_then_load("128x256b", "").unwrap_err();
     assert!(matches!(e, SimError::UnfencedProxy { .. }), "{e}");
     assert!(e.to_string().contains("tcgen05.cp"), "{e}");
-    let e = copy_then_load("64x128b.warpx2::02_13", FENCE).unwrap_err();
+    let e = copy_then_load("128x128b.b8x16.b6x16_p32", FENCE).unwrap_err();
     assert!(
         e.to_string().contains("only tcgen05.cp.cta_group::1"),
         "{e}"
     );
     let e = copy_then_load("32x128b", FENCE).unwrap_err();
+    assert!(e.to_string().contains(".warpx4"), "{e}");
+    let e = copy_then_load("64x128b", FENCE).unwrap_err();
+    assert!(e.to_string().contains(".warpx2::02_13"), "{e}");
+    let e = copy_then_load("32x128b.warpx2::01_23", FENCE).unwrap_err();
     assert!(e.to_string().contains(".warpx4"), "{e}");
 }
 
@@ -98,6 +103,29 @@ fn the_warpx4_shape_copies_its_32_rows_to_every_lane_quarter() {
             let got = out[(8 * lane + c) as usize];
             let want = if c < 4 { word(lane % 32, c) } else { 0 };
             assert_eq!(got, want, "lane {lane}, column {c}");
+        }
+    }
+}
+
+/// `.64x128b.warpx2::02_13` and `::01_23` (§9.7.16.9.2): 64 rows × 16 bytes, each row
+/// written twice. `02_13`: rows 0-31 to the lane quarters of warps 0 and 2, rows 32-63 to
+/// warps 1 and 3 (row `r` at lanes `r` and `64 + r`); `01_23`: rows 0-31 to warps 0 and 1,
+/// rows 32-63 to warps 2 and 3 (lane `l` holds row `32·(l / 64) + l % 32`).
+#[test]
+fn the_warpx2_shapes_copy_their_64_rows_to_two_lane_quarters_each() {
+    let row_02_13 = |l: u32| l % 64;
+    let row_01_23 = |l: u32| 32 * (l / 64) + l % 32;
+    for (shape, row_of) in [
+        ("64x128b.warpx2::02_13", &row_02_13 as &dyn Fn(u32) -> u32),
+        ("64x128b.warpx2::01_23", &row_01_23),
+    ] {
+        let out = copy_then_load(shape, FENCE).unwrap_or_else(|e| panic!("{shape}: {e}"));
+        for lane in 0..128u32 {
+            for c in 0..8u32 {
+                let got = out[(8 * lane + c) as usize];
+                let want = if c < 4 { word(row_of(lane), c) } else { 0 };
+                assert_eq!(got, want, "{shape}: lane {lane}, column {c}");
+            }
         }
     }
 }
