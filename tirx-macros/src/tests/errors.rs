@@ -29,7 +29,7 @@ fn unknown_op() {
     assert_eq!(
         e,
         [
-            "unknown op `tma::lod`; tma ops are load, store, commit_group, wait_group, wait_group_read"
+            "unknown op `tma::lod`; tma ops are load, store, commit_group, wait_group, wait_group_read, reduce_add, reduce_min, reduce_max"
         ]
     );
     let e = with_prelude("cpy(tile, src.tile(0, 0));");
@@ -275,7 +275,7 @@ fn errors_are_collected_without_cascades() {
         e,
         [
             "cannot find `foo` in this kernel",
-            "unknown op `tma::lod`; tma ops are load, store, commit_group, wait_group, wait_group_read",
+            "unknown op `tma::lod`; tma ops are load, store, commit_group, wait_group, wait_group_read, reduce_add, reduce_min, reduce_max",
             "`sync_threads` takes 0 argument(s): `sync_threads()`; found 1",
         ]
     );

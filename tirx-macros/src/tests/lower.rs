@@ -107,6 +107,7 @@ fn copy_kernel_structure() {
         scale: None,
         variant,
         pair: false,
+        atomic: None,
     }) = &body[1].kind
     else {
         panic!("{body:?}")

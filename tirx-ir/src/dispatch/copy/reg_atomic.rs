@@ -105,6 +105,12 @@ fn old_fits(cx: &Cx, src: &TileRef, a: &Atomic, elem: ElemType) -> Result<(), Re
         return Err(reject("the old values go to a register tile"));
     };
     let ob = &cx.k.buffers[*o];
+    if o == s {
+        return Err(reject(format!(
+            "the old values go to a tile of their own: `{}` is the source, whose values the atomics add",
+            ob.name
+        )));
+    }
     if ob.space != Space::Reg || !index.is_empty() {
         return Err(reject(format!(
             "the old values go to a whole register tile; `{}` is not one",
