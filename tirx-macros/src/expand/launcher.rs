@@ -15,6 +15,26 @@ use tirx_ir::Major;
 use tirx_ir::abi::{ConfigValue, ElemType, Target};
 use tirx_ir::problem::{Act, BLayout, Epilogue, Problem, RowOp};
 
+/// The kernel's source file as the artifact names it: `file!()`, made relative to the
+/// compiler's working directory (the workspace root) where the file lies below it — a module
+/// a build script declares with `#[path = "/absolute/…"]` (`kernels/build.rs` declares the
+/// family folders' files so) would otherwise name a machine's absolute path. `file!()` itself
+/// outside a macro invocation (the macro's unit tests).
+fn source_file(def: &KernelDef) -> TokenStream {
+    if !proc_macro::is_available() {
+        return quote!(::core::file!());
+    }
+    let file = def.name.span().unwrap().file();
+    let relative = std::env::current_dir().ok().and_then(|cwd| {
+        std::path::Path::new(&file)
+            .strip_prefix(cwd)
+            .ok()
+            .map(|p| p.to_string_lossy().into_owned())
+    });
+    let file = relative.unwrap_or(file);
+    quote!(#file)
+}
+
 /// The generated module for `def` with `artifacts` (empty on errors) and the generated configs
 /// a `static_assert` pruned.
 pub fn module(def: &KernelDef, artifacts: &[Artifact], pruned: &[Pruned]) -> TokenStream {
@@ -35,11 +55,12 @@ pub fn module(def: &KernelDef, artifacts: &[Artifact], pruned: &[Pruned]) -> Tok
             .map_or_else(|| quote!(), config_values);
         let problem = problem_tokens(a.problem);
         let lines = a.line_map.iter().map(|(p, l)| quote!((#p, #l)));
+        let file = source_file(def);
         // SAFETY: this PTX and this signature come from the same compilation, by this macro.
         quote! {
             unsafe { ::tirx::KernelArtifact::new(#kernel, #config, #target, #ptx, #ir, #sig_fn) }
                 .with_meta(&[#consts], #problem)
-                .with_source(::core::file!(), &[#(#lines),*])
+                .with_source(#file, &[#(#lines),*])
         }
     });
     let pruned = pruned.iter().map(|p| {
