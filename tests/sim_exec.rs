@@ -177,10 +177,22 @@ fn smallest(name: &str) -> &'static KernelArtifact {
 }
 
 fn row_case(art: &KernelArtifact, op: RowOp, rows: usize, cols: usize, seed: u64) -> Stats {
+    row_case_at(art, op, (rows, cols), seed, 0.0)
+}
+
+/// [`row_case`] with rows centred at `offset` (a mean far from 0 beside the spread: what a
+/// variance computed as `E[x²] − E[x]²` would lose).
+fn row_case_at(
+    art: &KernelArtifact,
+    op: RowOp,
+    (rows, cols): (usize, usize),
+    seed: u64,
+    offset: f32,
+) -> Stats {
     let mut rng = Rng::new(seed);
     let scale = 1.0 + 7.0 * rng.unit();
     let x: Vec<bf16> = (0..rows * cols)
-        .map(|_| bf16::from_f32((rng.unit() * 2.0 - 1.0) * scale))
+        .map(|_| bf16::from_f32(offset + (rng.unit() * 2.0 - 1.0) * scale))
         .collect();
     let w: Vec<bf16> = (0..cols)
         .map(|_| bf16::from_f32(0.5 + rng.unit()))
@@ -281,7 +293,8 @@ fn host_choices_at_odd_widths_match_the_f64_reference() {
 }
 
 /// The chunked long-row kernels over several chunks with a ragged last one, aligned (24584:
-/// masked vectors) and not (16389: elements), and with whole chunks only (16384).
+/// masked vectors) and not (16389: elements), and with whole chunks only (16384); LayerNorm's
+/// on rows of mean 300; the staged-cluster kernels over eight CTAs.
 #[test]
 fn long_row_kernels_match_the_f64_reference_over_ragged_chunks() {
     let mut runs = Vec::new();
@@ -294,6 +307,24 @@ fn long_row_kernels_match_the_f64_reference_over_ragged_chunks() {
         for (i, n) in [16384, 16389, 24584].into_iter().enumerate() {
             runs.push(row_case(art, op, 2, n, 80 + i as u64));
         }
+    }
+    // LayerNorm's sums about the first chunk's mean, on rows centred at 300 (spread 1 to 8).
+    runs.push(row_case_at(
+        smallest("layernorm_long"),
+        RowOp::LayerNorm,
+        (2, 24584),
+        84,
+        300.0,
+    ));
+    // Eight CTAs of 32768 columns, the last three past the row, the fifth ragged.
+    for (name, op) in [
+        ("softmax_staged_cluster", RowOp::Softmax),
+        ("rmsnorm_staged_cluster", RowOp::RmsNorm),
+        ("layernorm_staged_cluster", RowOp::LayerNorm),
+    ] {
+        let k = catalogue::find(name).expect("shipped");
+        let art = k.artifacts.iter().find(|a| a.config == "x8").expect("x8");
+        runs.push(row_case(art, op, 2, 140008, 85));
     }
     report("long row kernels", &runs);
 }
