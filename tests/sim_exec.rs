@@ -253,10 +253,10 @@ fn row_kernels_match_the_f64_reference() {
         ("rmsnorm_staged", RowOp::RmsNorm, &[8, 296]),
         ("softmax_cluster", RowOp::Softmax, &[7, 300]),
         ("rmsnorm_cluster", RowOp::RmsNorm, &[9, 300]),
-        // Two CTAs of 32768 columns: the second wholly past the row, then ragged.
-        ("softmax_staged_cluster", RowOp::Softmax, &[296, 33064]),
-        ("rmsnorm_staged_cluster", RowOp::RmsNorm, &[296, 33064]),
-        ("layernorm_staged_cluster", RowOp::LayerNorm, &[296, 33064]),
+        // Two CTAs of 16384 columns (`h2`): the second wholly past the row, then ragged.
+        ("softmax_staged_cluster", RowOp::Softmax, &[296, 16680]),
+        ("rmsnorm_staged_cluster", RowOp::RmsNorm, &[296, 16680]),
+        ("layernorm_staged_cluster", RowOp::LayerNorm, &[296, 16680]),
     ];
     for (name, op, cols) in cases {
         let art = smallest(name);
@@ -271,8 +271,8 @@ fn row_kernels_match_the_f64_reference() {
 
 /// The host's choice for each op at widths that are not a multiple of the tile (issue #32):
 /// 1000 and 5000 (multiples of 8 in a longer tile: the masked-vector path), 4999 and 7171 (odd:
-/// rows not 16-byte aligned, the element path), 3000 … 14000 (the capacity ladder), and 65536
-/// (a long row, chunked). Random rows,
+/// rows not 16-byte aligned, the element path), 3000 … 14000 (the capacity ladder), 24576 and
+/// 65536 (long rows: staged, staged over a cluster). Random rows,
 /// outputs poisoned, against the f64 reference within 2 bf16 ulps.
 #[test]
 fn host_choices_at_odd_widths_match_the_f64_reference() {
@@ -280,9 +280,11 @@ fn host_choices_at_odd_widths_match_the_f64_reference() {
     use tirx_kernels::row_kernels::{host, request::RowRequest};
     let mut runs = Vec::new();
     for op in RowOp::ALL {
-        for (i, n) in [1000, 3000, 4999, 5000, 6000, 7171, 10000, 14000, 65536]
-            .into_iter()
-            .enumerate()
+        for (i, n) in [
+            1000, 3000, 4999, 5000, 6000, 7171, 10000, 14000, 24576, 65536,
+        ]
+        .into_iter()
+        .enumerate()
         {
             let c = host::choose(&RowRequest::contiguous(op, 3, n), &Gpu::h200())
                 .unwrap_or_else(|e| panic!("{op} 3x{n}: {e}"));
