@@ -177,10 +177,22 @@ fn smallest(name: &str) -> &'static KernelArtifact {
 }
 
 fn row_case(art: &KernelArtifact, op: RowOp, rows: usize, cols: usize, seed: u64) -> Stats {
+    row_case_at(art, op, (rows, cols), seed, 0.0)
+}
+
+/// [`row_case`] with rows centred at `offset` (a mean far from 0 beside the spread: what a
+/// variance computed as `E[x²] − E[x]²` would lose).
+fn row_case_at(
+    art: &KernelArtifact,
+    op: RowOp,
+    (rows, cols): (usize, usize),
+    seed: u64,
+    offset: f32,
+) -> Stats {
     let mut rng = Rng::new(seed);
     let scale = 1.0 + 7.0 * rng.unit();
     let x: Vec<bf16> = (0..rows * cols)
-        .map(|_| bf16::from_f32((rng.unit() * 2.0 - 1.0) * scale))
+        .map(|_| bf16::from_f32(offset + (rng.unit() * 2.0 - 1.0) * scale))
         .collect();
     let w: Vec<bf16> = (0..cols)
         .map(|_| bf16::from_f32(0.5 + rng.unit()))
@@ -241,10 +253,10 @@ fn row_kernels_match_the_f64_reference() {
         ("rmsnorm_staged", RowOp::RmsNorm, &[8, 296]),
         ("softmax_cluster", RowOp::Softmax, &[7, 300]),
         ("rmsnorm_cluster", RowOp::RmsNorm, &[9, 300]),
-        // Two CTAs of 32768 columns: the second wholly past the row, then ragged.
-        ("softmax_staged_cluster", RowOp::Softmax, &[296, 33064]),
-        ("rmsnorm_staged_cluster", RowOp::RmsNorm, &[296, 33064]),
-        ("layernorm_staged_cluster", RowOp::LayerNorm, &[296, 33064]),
+        // Two CTAs of 16384 columns (`h2`): the second wholly past the row, then ragged.
+        ("softmax_staged_cluster", RowOp::Softmax, &[296, 16680]),
+        ("rmsnorm_staged_cluster", RowOp::RmsNorm, &[296, 16680]),
+        ("layernorm_staged_cluster", RowOp::LayerNorm, &[296, 16680]),
     ];
     for (name, op, cols) in cases {
         let art = smallest(name);
@@ -259,8 +271,8 @@ fn row_kernels_match_the_f64_reference() {
 
 /// The host's choice for each op at widths that are not a multiple of the tile (issue #32):
 /// 1000 and 5000 (multiples of 8 in a longer tile: the masked-vector path), 4999 and 7171 (odd:
-/// rows not 16-byte aligned, the element path), 3000 … 14000 (the capacity ladder), and 65536
-/// (a long row, chunked). Random rows,
+/// rows not 16-byte aligned, the element path), 3000 … 14000 (the capacity ladder), 24576 and
+/// 65536 (long rows: staged, staged over a cluster). Random rows,
 /// outputs poisoned, against the f64 reference within 2 bf16 ulps.
 #[test]
 fn host_choices_at_odd_widths_match_the_f64_reference() {
@@ -268,9 +280,11 @@ fn host_choices_at_odd_widths_match_the_f64_reference() {
     use tirx_kernels::row_kernels::{host, request::RowRequest};
     let mut runs = Vec::new();
     for op in RowOp::ALL {
-        for (i, n) in [1000, 3000, 4999, 5000, 6000, 7171, 10000, 14000, 65536]
-            .into_iter()
-            .enumerate()
+        for (i, n) in [
+            1000, 3000, 4999, 5000, 6000, 7171, 10000, 14000, 24576, 65536,
+        ]
+        .into_iter()
+        .enumerate()
         {
             let c = host::choose(&RowRequest::contiguous(op, 3, n), &Gpu::h200())
                 .unwrap_or_else(|e| panic!("{op} 3x{n}: {e}"));
@@ -281,7 +295,8 @@ fn host_choices_at_odd_widths_match_the_f64_reference() {
 }
 
 /// The chunked long-row kernels over several chunks with a ragged last one, aligned (24584:
-/// masked vectors) and not (16389: elements), and with whole chunks only (16384).
+/// masked vectors) and not (16389: elements), and with whole chunks only (16384); LayerNorm's
+/// on rows of mean 300; the staged-cluster kernels over eight CTAs.
 #[test]
 fn long_row_kernels_match_the_f64_reference_over_ragged_chunks() {
     let mut runs = Vec::new();
@@ -294,6 +309,24 @@ fn long_row_kernels_match_the_f64_reference_over_ragged_chunks() {
         for (i, n) in [16384, 16389, 24584].into_iter().enumerate() {
             runs.push(row_case(art, op, 2, n, 80 + i as u64));
         }
+    }
+    // LayerNorm's sums about the first chunk's mean, on rows centred at 300 (spread 1 to 8).
+    runs.push(row_case_at(
+        smallest("layernorm_long"),
+        RowOp::LayerNorm,
+        (2, 24584),
+        84,
+        300.0,
+    ));
+    // Eight CTAs of 32768 columns, the last three past the row, the fifth ragged.
+    for (name, op) in [
+        ("softmax_staged_cluster", RowOp::Softmax),
+        ("rmsnorm_staged_cluster", RowOp::RmsNorm),
+        ("layernorm_staged_cluster", RowOp::LayerNorm),
+    ] {
+        let k = catalogue::find(name).expect("shipped");
+        let art = k.artifacts.iter().find(|a| a.config == "x8").expect("x8");
+        runs.push(row_case(art, op, 2, 140008, 85));
     }
     report("long row kernels", &runs);
 }

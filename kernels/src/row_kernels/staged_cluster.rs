@@ -16,6 +16,12 @@
 //! zeros and it contributes −∞ to the max and 0 to the sums). Only the first chunk and the
 //! ragged last one of a CTA are masked.
 //!
+//! `h2`/`h4` split 32768/65536 columns into parts of 16384 (32 KB: more CTAs per SM, each
+//! waiting less for its TMA, for one more cluster exchange). Among configs of one capacity the
+//! host takes the first listed: `x2` at 65536, and at 32768 `softmax_staged`/`rmsnorm_staged`
+//! (catalogue order) — unmeasured against them yet; LayerNorm has no staged kernel of its own,
+//! so its aligned rows of 16k…32k columns take `h2` (read once) over `layernorm_long`.
+//!
 //! The tensor maps need 16-byte aligned rows (`N` a multiple of 8); the host takes the chunked
 //! kernel when the launch planner refuses the tensors.
 
@@ -31,6 +37,8 @@ use tirx::prelude::*;
         x2 = (T = 256, CS = 2, P = 32768, K = 4096, V = 8, CAP = 65536),
         x4 = (T = 256, CS = 4, P = 32768, K = 4096, V = 8, CAP = 131072),
         x8 = (T = 256, CS = 8, P = 32768, K = 4096, V = 8, CAP = 262144),
+        h2 = (T = 256, CS = 2, P = 16384, K = 4096, V = 8, CAP = 32768),
+        h4 = (T = 256, CS = 4, P = 16384, K = 4096, V = 8, CAP = 65536),
     ),
 )]
 pub fn softmax_staged_cluster(#[shape(M, N)] x: Tensor<bf16>, #[shape(M, N)] y: Tensor<bf16>) {
@@ -99,6 +107,8 @@ pub fn softmax_staged_cluster(#[shape(M, N)] x: Tensor<bf16>, #[shape(M, N)] y: 
         x2 = (T = 512, CS = 2, P = 32768, K = 4096, V = 8, CAP = 65536),
         x4 = (T = 512, CS = 4, P = 32768, K = 4096, V = 8, CAP = 131072),
         x8 = (T = 512, CS = 8, P = 32768, K = 4096, V = 8, CAP = 262144),
+        h2 = (T = 512, CS = 2, P = 16384, K = 4096, V = 8, CAP = 32768),
+        h4 = (T = 512, CS = 4, P = 16384, K = 4096, V = 8, CAP = 65536),
     ),
 )]
 pub fn rmsnorm_staged_cluster(
@@ -153,6 +163,8 @@ pub fn rmsnorm_staged_cluster(
         x2 = (T = 512, CS = 2, P = 32768, K = 4096, V = 8, CAP = 65536),
         x4 = (T = 512, CS = 4, P = 32768, K = 4096, V = 8, CAP = 131072),
         x8 = (T = 512, CS = 8, P = 32768, K = 4096, V = 8, CAP = 262144),
+        h2 = (T = 512, CS = 2, P = 16384, K = 4096, V = 8, CAP = 32768),
+        h4 = (T = 512, CS = 4, P = 16384, K = 4096, V = 8, CAP = 65536),
     ),
 )]
 pub fn layernorm_staged_cluster(
