@@ -7,6 +7,9 @@
 use tirx::KernelArtifact;
 use tirx::runtime::{DeviceLimits, ElemType, TensorMeta};
 use tirx_kernels::gemm::fp8::kernels::{gemm_sm90_fp8, gemm_sm90_fp8_rowwise};
+use tirx_kernels::gemm::fp8_pingpong::kernels::{
+    gemm_sm90_fp8_pingpong, gemm_sm90_fp8_rowwise_pingpong,
+};
 use tirx_kernels::gemm::fp8_ref::{Fp8Scales, check, scaled_mm_f64};
 use tirx_kernels::reference::Rng;
 use tirx_kernels::simulate::{decode, put, random_values};
@@ -124,6 +127,34 @@ fn the_rowwise_fp8_gemm_matches_the_reference_in_the_emulator() {
         let worst = run(art, shape, true, sms, seed)
             .unwrap_or_else(|e| panic!("gemm_sm90_fp8_rowwise {cfg} {shape:?}: {e}"));
         println!("gemm_sm90_fp8_rowwise {cfg} {shape:?}: worst error/bound {worst:.3}");
+    }
+}
+
+/// The ping-pong kernels (`fp8_pingpong.rs`: each consumer warpgroup owns whole 64×256
+/// tiles, the two taking alternate tiles of the cluster's walk): odd M (130 = 2·64 + 2,
+/// 257 = 4·64 + 1) so a warpgroup's last tile is a tail, or it has one tile fewer than the
+/// other; N and K tails; one cluster walking many tiles (each warpgroup's pipeline counter
+/// skips the other's tiles) and two clusters.
+#[test]
+fn the_pingpong_fp8_gemms_match_the_reference_in_the_emulator() {
+    let (rows, tensor) = (
+        &gemm_sm90_fp8_rowwise_pingpong::KERNEL,
+        &gemm_sm90_fp8_pingpong::KERNEL,
+    );
+    for (kernel, rowwise, cfg, shape, sms, seed) in [
+        (rows, true, "default", (130, 136, 208), 2, 21),
+        (rows, true, "default", (257, 392, 384), 2, 22),
+        (rows, true, "f16", (257, 264, 144), 4, 23),
+        (tensor, false, "default", (130, 264, 208), 2, 24),
+        (tensor, false, "e5m2", (200, 136, 400), 4, 25),
+    ] {
+        let art = config(kernel, cfg);
+        let worst = run(art, shape, rowwise, sms, seed)
+            .unwrap_or_else(|e| panic!("{} {cfg} {shape:?}: {e}", kernel.name));
+        println!(
+            "{} {cfg} {shape:?}: worst error/bound {worst:.3}",
+            kernel.name
+        );
     }
 }
 

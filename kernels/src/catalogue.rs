@@ -13,8 +13,8 @@ use crate::family::Family;
 use crate::attention::{blackwell, hopper, hopper_persistent};
 use crate::copy::tma_copy;
 use crate::gemm::{
-    fp8, fused, level_01_sync, level_02_tma, level_03_pipeline_tcgen05, level_03_pipeline_wgmma,
-    level_04_ws_tcgen05, level_04_ws1, level_05_2wg, level_06_persistent,
+    fp8, fp8_pingpong, fused, level_01_sync, level_02_tma, level_03_pipeline_tcgen05,
+    level_03_pipeline_wgmma, level_04_ws_tcgen05, level_04_ws1, level_05_2wg, level_06_persistent,
     level_06_persistent_tcgen05, level_07_cluster, level_07_pair_tcgen05, level_08_clc_tcgen05,
     level_08_tma_epi, level_09_tma_epi_tcgen05, level_10_epi_tcgen05, level_10_prod_tcgen05,
     pair_n, scaled, splitk,
@@ -38,6 +38,7 @@ const LISTS: &[&[&Kernel]] = &[
     scaled::kernels::KERNELS,
     fused::kernels::KERNELS,
     fp8::kernels::KERNELS,
+    fp8_pingpong::kernels::KERNELS,
     splitk::kernels::KERNELS,
     &[&level_03_pipeline_tcgen05::gemm_sm100::KERNEL],
     level_04_ws_tcgen05::kernels::KERNELS,

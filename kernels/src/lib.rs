@@ -22,6 +22,7 @@ pub mod gemm {
     pub mod check;
     pub mod family;
     pub mod fp8;
+    pub mod fp8_pingpong;
     pub mod fp8_ref;
     pub mod fused;
     pub mod host;
