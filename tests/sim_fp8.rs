@@ -131,9 +131,9 @@ fn the_rowwise_fp8_gemm_matches_the_reference_in_the_emulator() {
 }
 
 /// The ping-pong kernels (`fp8_pingpong.rs`: each consumer warpgroup owns whole 64×256
-/// tiles, the two taking alternate tiles of the cluster's walk): odd M (130 = 2·64 + 2,
-/// 257 = 4·64 + 1) so a warpgroup's last tile is a tail, or it has one tile fewer than the
-/// other; N and K tails; one cluster walking many tiles (each warpgroup's pipeline counter
+/// tiles — 128×128 in `m128`, two m64 wgmmas a K step — the two taking alternate tiles of the
+/// cluster's walk): odd M (130 = 2·64 + 2, 257 = 4·64 + 1) so a warpgroup's last tile is a
+/// tail, or it has one tile fewer than the other; N and K tails; one cluster walking many tiles (each warpgroup's pipeline counter
 /// skips the other's tiles) and two clusters.
 #[test]
 fn the_pingpong_fp8_gemms_match_the_reference_in_the_emulator() {
@@ -147,6 +147,9 @@ fn the_pingpong_fp8_gemms_match_the_reference_in_the_emulator() {
         (rows, true, "f16", (257, 264, 144), 4, 23),
         (tensor, false, "default", (130, 264, 208), 2, 24),
         (tensor, false, "e5m2", (200, 136, 400), 4, 25),
+        (rows, true, "m128", (257, 392, 384), 2, 26),
+        (rows, true, "m128", (130, 136, 208), 4, 27),
+        (tensor, false, "f16_m128", (257, 264, 144), 2, 28),
     ] {
         let art = config(kernel, cfg);
         let worst = run(art, shape, rowwise, sms, seed)

@@ -26,6 +26,9 @@
 //! - **Stages.** A stage is A's 64×128 (8 KB) and B's 256×128 (32 KB) E4M3; four stages
 //!   (160 KB) and the two 32 KB staging tiles fill 224 of the 227 KB. Four is a power of two,
 //!   so the stage and parity of a counter are a mask and a shift.
+//! - **`m128`**: a 128×128 tile a warpgroup (the tile cuBLAS's H200 kernel uses): the same
+//!   128 accumulator registers as two m64n128 wgmmas a K step, half the column scales in
+//!   registers; a stage is A's and B's 128×128 (16 + 16 KB), so five stages (160 KB) fit.
 //! - The producer, the K loop, the tile walk and the epilogue are `gemm/pieces.rs`'s, as in
 //!   `fp8.rs`: a 2×1 cluster multicasting B's halves, A's rows `2·mp + rank` (64-row units).
 //!
@@ -48,7 +51,8 @@ pub mod kernels {
         grid = (SMS / 2 * 2, 1),
         configs(product(
             types(default = (TA = e4m3, TD = bf16), f16 = (TA = e4m3, TD = f16), e5m2 = (TA = e5m2, TD = bf16)),
-            with = (BM = 64, BN = 256, BK = 128, STAGES = 4, GROUP = 8, EPI_N = 64),
+            tile(default = (BM = 64, BN = 256, STAGES = 4), m128 = (BM = 128, BN = 128, STAGES = 5)),
+            with = (BK = 128, GROUP = 8, EPI_N = 64),
         )),
     )]
     pub fn gemm_sm90_fp8_pingpong(
@@ -118,7 +122,8 @@ pub mod kernels {
         grid = (SMS / 2 * 2, 1),
         configs(product(
             types(default = (TA = e4m3, TD = bf16), f16 = (TA = e4m3, TD = f16), e5m2 = (TA = e5m2, TD = bf16)),
-            with = (BM = 64, BN = 256, BK = 128, STAGES = 4, GROUP = 8, EPI_N = 64),
+            tile(default = (BM = 64, BN = 256, STAGES = 4), m128 = (BM = 128, BN = 128, STAGES = 5)),
+            with = (BK = 128, GROUP = 8, EPI_N = 64),
         )),
     )]
     pub fn gemm_sm90_fp8_rowwise_pingpong(
