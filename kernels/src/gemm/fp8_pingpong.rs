@@ -16,21 +16,28 @@
 //!   released by one warpgroup in each CTA of the pair (`consumers = 1, peers = 2`). Warpgroup
 //!   `w`'s pipeline counter starts at `w · k_tiles` (the first `k_tiles` steps are tile 0's)
 //!   and, after each of its tiles, skips the `k_tiles` steps of the other's.
-//! - **Order without a barrier.** The data order serialises the two warpgroups' MMA phases:
+//! - **MMA order from the data.** The data order serialises the two warpgroups' MMA phases:
 //!   the first stage of warpgroup 1's tile is filled only when warpgroup 0 has released the
 //!   stage it reuses, i.e. in warpgroup 0's last `STAGES` K steps. The two overlap only there
-//!   (both issue MMAs; the tensor core interleaves them) and the epilogues cannot collide:
-//!   each warpgroup stages into its own half of `d_s` and waits only for its own stores. (CUTLASS
-//!   adds an ordering barrier so that the math phases alternate strictly; TODO(#29): measure
-//!   whether one helps here.)
-//! - **Stages.** A stage is A's 64×128 (8 KB) and B's 256×128 (32 KB) E4M3; four stages
-//!   (160 KB) and the two 32 KB staging tiles fill 224 of the 227 KB. Four is a power of two,
-//!   so the stage and parity of a counter are a mask and a shift.
-//! - **`m128`**: a 128×128 tile a warpgroup (the tile cuBLAS's H200 kernel uses): the same
-//!   128 accumulator registers as two m64n128 wgmmas a K step, half the column scales in
-//!   registers; a stage is A's and B's 128×128 (16 + 16 KB), so five stages (160 KB) fit.
+//!   (both issue MMAs; the tensor core interleaves them). CUTLASS adds an ordering barrier so
+//!   that the math phases alternate strictly; TODO(#29): measure whether one helps here.
+//! - **Epilogues by turns, one staging tile.** The epilogues alternate too (each comes after
+//!   its warpgroup's MMAs), so the two share one staging tile `d_s` (32 KB) by turns
+//!   (`pieces.rs`'s `store_tile_turn`: named barriers 3 and 4, each 128 threads syncing and
+//!   the other warpgroup's 128 arriving). A warpgroup waits until its stores have read `d_s`
+//!   before passing the turn — off the tensor core's path, since the other warpgroup is in
+//!   its MMAs then — and passes it only when the other has another tile, so no arrival is
+//!   left unmatched at exit.
+//! - **Stages.** Default: a 64×256 tile, a stage is A's 64×128 (8 KB) and B's 256×128
+//!   (32 KB) E4M3, four stages (160 KB) + `d_s` = 192 of the 227 KB (a fifth stage does not
+//!   fit). `m128`: a 128×128 tile a warpgroup (the tile of cuBLAS's H200 kernel): the same 128
+//!   accumulator registers as two m64n128 wgmmas a K step, half the column scales; a stage
+//!   is 16 + 16 KB, six stages (192 KB) + `d_s` = 224 KB — the same producer lead in time as
+//!   the cooperative default's three 48 KB stages. Four is a power of two (the stage and
+//!   parity of a counter are a mask and a shift); six is not (TODO(#29): a running
+//!   stage/phase counter).
 //! - The producer, the K loop, the tile walk and the epilogue are `gemm/pieces.rs`'s, as in
-//!   `fp8.rs`: a 2×1 cluster multicasting B's halves, A's rows `2·mp + rank` (64-row units).
+//!   `fp8.rs`: a 2×1 cluster multicasting B's halves, A's rows `2·mp + rank` (BM-row units).
 //!
 //! Tails, scales and accumulation as in `fp8.rs`.
 
@@ -41,7 +48,7 @@ pub mod kernels {
     use tirx::prelude::*;
 
     /// D = (scale_a·scale_b)·A·Bᵀ as `fp8.rs`'s `gemm_sm90_fp8`, with the ping-pong
-    /// schedule. A stage holds A as one 64-row slice (`a_s[s][0]`, the operand `consume`
+    /// schedule. A stage holds A as one BM-row slice (`a_s[s][0]`, the operand `consume`
     /// reads).
     #[tile_kernel(
         solves = gemm,
@@ -51,7 +58,7 @@ pub mod kernels {
         grid = (SMS / 2 * 2, 1),
         configs(product(
             types(default = (TA = e4m3, TD = bf16), f16 = (TA = e4m3, TD = f16), e5m2 = (TA = e5m2, TD = bf16)),
-            tile(default = (BM = 64, BN = 256, STAGES = 4), m128 = (BM = 128, BN = 128, STAGES = 5)),
+            tile(default = (BM = 64, BN = 256, STAGES = 4), m128 = (BM = 128, BN = 128, STAGES = 6)),
             with = (BK = 128, GROUP = 8, EPI_N = 64),
         )),
     )]
@@ -64,7 +71,7 @@ pub mod kernels {
     ) {
         let a_s = smem::<TA>([STAGES, 1, BM, BK], swizzle = B128);
         let b_s = smem::<TA>([STAGES, 2, BN / 2, BK], swizzle = B128);
-        let d_s = smem::<TD>([2, BN / EPI_N, BM, EPI_N], swizzle = B128);
+        let d_s = smem::<TD>([BN / EPI_N, BM, EPI_N], swizzle = B128);
         let acc = regs::<f32>([BM, BN]);
         let pipe = pipeline::<STAGES>(consumers = 1, peers = 2);
         let pairs_m = cdiv(cdiv(M, BM), 2);
@@ -97,13 +104,17 @@ pub mod kernels {
             setmaxnreg::inc(232);
             let wg = tid / 128 - 1;
             let scale = scale_a * scale_b;
+            let units = pairs_m * tiles_n;
+            let step = ncta.x / 2;
+            first_turn(wg, cta.x / 2 < units);
             let mut it = wg * k_tiles;
-            for u in (cta.x / 2 + wg * (ncta.x / 2)..pairs_m * tiles_n).step_by(ncta.x) {
+            for u in (cta.x / 2 + wg * step..units).step_by(2 * step) {
                 let (mp, n) = grouped(u, pairs_m, tiles_n);
                 it = consume(pipe, it, acc, a_s, b_s, 0, k_tiles);
                 it += k_tiles;
                 acc = acc * scale;
-                store_tile(d, d_s, acc, wg, 2 * mp + cta_rank, n * (BN / EPI_N));
+                let col = n * (BN / EPI_N);
+                store_tile_turn(d, d_s, acc, wg, 2 * mp + cta_rank, col, u + step < units);
             }
             #[scope(leader)]
             {
@@ -122,7 +133,7 @@ pub mod kernels {
         grid = (SMS / 2 * 2, 1),
         configs(product(
             types(default = (TA = e4m3, TD = bf16), f16 = (TA = e4m3, TD = f16), e5m2 = (TA = e5m2, TD = bf16)),
-            tile(default = (BM = 64, BN = 256, STAGES = 4), m128 = (BM = 128, BN = 128, STAGES = 5)),
+            tile(default = (BM = 64, BN = 256, STAGES = 4), m128 = (BM = 128, BN = 128, STAGES = 6)),
             with = (BK = 128, GROUP = 8, EPI_N = 64),
         )),
     )]
@@ -135,7 +146,7 @@ pub mod kernels {
     ) {
         let a_s = smem::<TA>([STAGES, 1, BM, BK], swizzle = B128);
         let b_s = smem::<TA>([STAGES, 2, BN / 2, BK], swizzle = B128);
-        let d_s = smem::<TD>([2, BN / EPI_N, BM, EPI_N], swizzle = B128);
+        let d_s = smem::<TD>([BN / EPI_N, BM, EPI_N], swizzle = B128);
         let acc = regs::<f32>([BM, BN]);
         let sa_t = regs::<f32>([BM, 1], layout = stat(acc, axis = 1));
         let sb_t = regs::<f32>([1, BN], layout = stat(acc, axis = 0));
@@ -172,8 +183,11 @@ pub mod kernels {
         {
             setmaxnreg::inc(232);
             let wg = tid / 128 - 1;
+            let units = pairs_m * tiles_n;
+            let step = ncta.x / 2;
+            first_turn(wg, cta.x / 2 < units);
             let mut it = wg * k_tiles;
-            for u in (cta.x / 2 + wg * (ncta.x / 2)..pairs_m * tiles_n).step_by(ncta.x) {
+            for u in (cta.x / 2 + wg * step..units).step_by(2 * step) {
                 let (mp, n) = grouped(u, pairs_m, tiles_n);
                 let row = 2 * mp + cta_rank;
                 copy(sa_t, sa.tile(row));
@@ -181,7 +195,7 @@ pub mod kernels {
                 it = consume(pipe, it, acc, a_s, b_s, 0, k_tiles);
                 it += k_tiles;
                 acc = acc * sa_t * sb_t;
-                store_tile(d, d_s, acc, wg, row, n * (BN / EPI_N));
+                store_tile_turn(d, d_s, acc, wg, row, n * (BN / EPI_N), u + step < units);
             }
             #[scope(leader)]
             {

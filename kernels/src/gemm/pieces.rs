@@ -229,6 +229,43 @@ mod gemm_pieces {
         }
     }
 
+    /// The TMA-store epilogue of a ping-pong consumer warpgroup: the two consumer
+    /// warpgroups own alternate tiles and share one staging tile `d_s` (`[BN / EPI_N, BM,
+    /// EPI_N]`), used by turns. Warpgroup `wg` waits for its turn (named barrier `3 + wg`,
+    /// 128 threads syncing and the other warpgroup's 128 arriving), converts `acc` into
+    /// `d_s`, issues the stores of D rows `row` (BM-row units) and columns from `col`, waits
+    /// until they have read `d_s`, and — when the other warpgroup has another tile (`more`) —
+    /// passes it the turn without waiting (`named_barrier_arrive`; warp 0 arrives only after
+    /// its leader's wait, so the barrier completes after it). The first turn is given by
+    /// [`first_turn`].
+    #[tile_fn]
+    fn store_tile_turn(d: Global, d_s: Smem, acc: Regs, wg: u32, row: u32, col: u32, more: bool) {
+        named_barrier(3 + wg, 256);
+        copy(d_s, acc);
+        fence::proxy_async();
+        named_barrier(wg + 1, 128);
+        #[scope(leader)]
+        {
+            for cb in 0..BN / EPI_N {
+                tma::store(d.tile(row, col + cb), d_s[cb]);
+            }
+            tma::commit_group();
+            tma::wait_group_read(0);
+        }
+        if more {
+            named_barrier_arrive(3 + (wg + 1) % 2, 256);
+        }
+    }
+
+    /// The first turn of [`store_tile_turn`]: warpgroup 1 gives it to warpgroup 0, when
+    /// warpgroup 0 has a tile (`any`).
+    #[tile_fn]
+    fn first_turn(wg: u32, any: bool) {
+        if wg == 1 && any {
+            named_barrier_arrive(3, 256);
+        }
+    }
+
     /// A consumer warpgroup's K loop of one tile: one wgmma group stays in flight
     /// (`wgmma::wait(1)`), and each stage is released one K step later, once its MMAs are
     /// done; returns the pipeline iteration after the tile.
