@@ -134,7 +134,8 @@ fn the_rowwise_fp8_gemm_matches_the_reference_in_the_emulator() {
 /// tiles — 128×128 in `m128`, two m64 wgmmas a K step — the two taking alternate tiles of the
 /// cluster's walk): odd M (130 = 2·64 + 2, 257 = 4·64 + 1) so a warpgroup's last tile is a
 /// tail, or it has one tile fewer than the other; N and K tails; one cluster walking many tiles (each warpgroup's pipeline counter
-/// skips the other's tiles) and two clusters.
+/// skips the other's tiles, the two pass the staging tile's turn) and two clusters, one of them
+/// idle.
 #[test]
 fn the_pingpong_fp8_gemms_match_the_reference_in_the_emulator() {
     let (rows, tensor) = (
@@ -150,6 +151,8 @@ fn the_pingpong_fp8_gemms_match_the_reference_in_the_emulator() {
         (rows, true, "m128", (257, 392, 384), 2, 26),
         (rows, true, "m128", (130, 136, 208), 4, 27),
         (tensor, false, "f16_m128", (257, 264, 144), 2, 28),
+        // One tile, two clusters: the second cluster has none, the first's warpgroup 1 none.
+        (rows, true, "m128", (72, 72, 80), 4, 29),
     ] {
         let art = config(kernel, cfg);
         let worst = run(art, shape, rowwise, sms, seed)
