@@ -164,6 +164,36 @@ fn the_pingpong_fp8_gemms_match_the_reference_in_the_emulator() {
     }
 }
 
+/// The ping-pong kernels with more K steps than stages (`k_tiles ≥ STAGES`) and several tiles
+/// per warpgroup on two clusters — the shape of the H200 fault at 2048×3000×1024 scaled down:
+/// a warpgroup's first wait of a tile names a pipeline iteration `STAGES` or more past the
+/// last one it waited for, so its parity alone cannot tell that iteration's phase from an
+/// earlier one (PTX ISA §9.7.13.15.16 `mbarrier.test_wait`/`try_wait`: the parity names the
+/// current or the immediately preceding phase). The two warpgroups' K loops must take turns.
+#[test]
+fn the_pingpong_fp8_gemms_walk_several_tiles_per_warpgroup_in_the_emulator() {
+    let (rows, tensor) = (
+        &gemm_sm90_fp8_rowwise_pingpong::KERNEL,
+        &gemm_sm90_fp8_pingpong::KERNEL,
+    );
+    for (kernel, rowwise, cfg, shape, sms, seed) in [
+        // 3 row pairs × 3 column tiles on 2 clusters: 5 and 4 tiles; 5 K steps, 4 stages.
+        (tensor, false, "default", (257, 520, 528), 4, 31),
+        // 8 K steps (twice the stages, as at K = 1024), 2 row pairs × 3 column tiles.
+        (rows, true, "default", (256, 520, 1024), 4, 32),
+        // m128: 7 K steps, 6 stages; 2 row pairs × 3 column tiles on 2 clusters.
+        (tensor, false, "m128", (512, 264, 848), 4, 33),
+    ] {
+        let art = config(kernel, cfg);
+        let worst = run(art, shape, rowwise, sms, seed)
+            .unwrap_or_else(|e| panic!("{} {cfg} {shape:?}: {e}", kernel.name));
+        println!(
+            "{} {cfg} {shape:?}: worst error/bound {worst:.3}",
+            kernel.name
+        );
+    }
+}
+
 /// A planted bug: the row scales applied twice — the check must see it.
 #[test]
 fn a_wrong_scale_is_caught() {

@@ -16,11 +16,17 @@
 //!   released by one warpgroup in each CTA of the pair (`consumers = 1, peers = 2`). Warpgroup
 //!   `w`'s pipeline counter starts at `w · k_tiles` (the first `k_tiles` steps are tile 0's)
 //!   and, after each of its tiles, skips the `k_tiles` steps of the other's.
-//! - **MMA order from the data.** The data order serialises the two warpgroups' MMA phases:
-//!   the first stage of warpgroup 1's tile is filled only when warpgroup 0 has released the
-//!   stage it reuses, i.e. in warpgroup 0's last `STAGES` K steps. The two overlap only there
-//!   (both issue MMAs; the tensor core interleaves them). CUTLASS adds an ordering barrier so
-//!   that the math phases alternate strictly; TODO(#29): measure whether one helps here.
+//! - **K loops by turns.** The two warpgroups' K loops alternate strictly, as CUTLASS's
+//!   ordering barrier makes them (`pieces.rs`'s `consume_turn`: named barriers 5 and 6, a
+//!   warpgroup passing the turn once its last full-barrier wait has passed and its last MMAs
+//!   are issued). This is needed for correctness, not only for speed: a full-barrier wait
+//!   names its phase by parity, so warpgroup `w`'s first wait of a tile (iteration `i`, the
+//!   other's `k_tiles` steps skipped) is right only once iteration `i − STAGES` has landed —
+//!   with `k_tiles ≥ STAGES` an iteration of the other's tile, which only its turn vouches
+//!   for. Without the turns, warpgroup 1's first wait passed on tile 0's phase (the H200
+//!   fault at 2048×3000×1024, K = 8 steps of 4 stages: an unspecified launch failure at the
+//!   producer's `arrive.expect_tx`). The turn passes before the warpgroup waits for its
+//!   last MMAs, so the other's first MMAs queue right behind them.
 //! - **Epilogues by turns, one staging tile.** The epilogues alternate too (each comes after
 //!   its warpgroup's MMAs), so the two share one staging tile `d_s` (32 KB) by turns
 //!   (`pieces.rs`'s `store_tile_turn`: named barriers 3 and 4, each 128 threads syncing and
@@ -84,7 +90,8 @@ pub mod kernels {
     }
 
     /// The consumers of [`gemm_sm90_fp8_pingpong`]: warpgroup `wg` walks every other tile of
-    /// the cluster's walk, from its `wg`-th, and skips the other's K steps in the pipeline.
+    /// the cluster's walk, from its `wg`-th, skips the other's K steps in the pipeline, and
+    /// runs its K loops and epilogues in turns with the other.
     #[tile_fn]
     fn tensor_scaled_pingpong(
         pipe: Pipe,
@@ -110,7 +117,7 @@ pub mod kernels {
             let mut it = wg * k_tiles;
             for u in (cta.x / 2 + wg * step..units).step_by(2 * step) {
                 let (mp, n) = grouped(u, pairs_m, tiles_n);
-                it = consume(pipe, it, acc, a_s, b_s, 0, k_tiles);
+                it = consume_turn(pipe, it, acc, a_s, b_s, wg, k_tiles, u + step < units);
                 it += k_tiles;
                 acc = acc * scale;
                 let col = n * (BN / EPI_N);
@@ -192,7 +199,7 @@ pub mod kernels {
                 let row = 2 * mp + cta_rank;
                 copy(sa_t, sa.tile(row));
                 copy(sb_t, sb.tile(n));
-                it = consume(pipe, it, acc, a_s, b_s, 0, k_tiles);
+                it = consume_turn(pipe, it, acc, a_s, b_s, wg, k_tiles, u + step < units);
                 it += k_tiles;
                 acc = acc * sa_t * sb_t;
                 store_tile_turn(d, d_s, acc, wg, row, n * (BN / EPI_N), u + step < units);
