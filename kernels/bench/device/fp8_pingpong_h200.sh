@@ -5,12 +5,26 @@
 #       ("every config, TFLOP/s"), on the large shapes; then torch._scaled_mm row-wise.
 #   bash kernels/bench/device/fp8_pingpong_h200.sh tests  the FP8 GPU tests (tests/gpu_fp8.rs:
 #       every config of both schedules at odd shapes against the f64 reference).
+#   bash kernels/bench/device/fp8_pingpong_h200.sh sanitize  compute-sanitizer memcheck of
+#       both ping-pong kernels (default, m128) at 2048x3000x1024, the shape of the launch
+#       failure fixed by the K loops' turns (several tiles per warpgroup, K = 8 steps).
 # devbin/tirx.gz: `cargo build --release -p tirx-kernels --bin tirx`; devbin/gpu_tests.gz:
 # `cargo test --release -p tirx-tests --features gpu --no-run` (the newest deps/main-*).
 set -u
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 cd devbin && gunzip -f *.gz 2>/dev/null; chmod +x * && cd ..
 date -u; nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+if [ "${1:-}" = sanitize ]; then
+  CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  for kern in gemm_sm90_fp8_pingpong gemm_sm90_fp8_rowwise_pingpong; do
+    for cfg in default m128; do
+      f=$OUT/san_${kern}_$cfg.txt
+      timeout 120 $CS --tool memcheck ./devbin/tirx run $kern --config $cfg --m 2048 --n 3000 --k 1024 > $f 2>&1; echo "rc=$?" >> $f
+      echo "== $kern $cfg"; grep -E "ERROR SUMMARY|Error|error|rc=|max|ok|FAIL" $f | head -6
+    done
+  done
+  exit 0
+fi
 if [ "${1:-}" = tests ]; then
   timeout 500 ./devbin/gpu_tests gpu_fp8 > $OUT/gpu_fp8.txt 2>&1; echo "rc=$?" >> $OUT/gpu_fp8.txt
   grep -E "^test |test result|FAILED|panicked|rc=" $OUT/gpu_fp8.txt | head -30
