@@ -65,7 +65,7 @@ pub mod kernels {
         configs(product(
             types(default = (TA = e4m3, TD = bf16), f16 = (TA = e4m3, TD = f16), e5m2 = (TA = e5m2, TD = bf16)),
             tile(default = (BM = 64, BN = 256, STAGES = 4), m128 = (BM = 128, BN = 128, STAGES = 6)),
-            with = (BK = 128, GROUP = 8, EPI_N = 64),
+            with = (BK = 128, GROUP = 8, EPI_N = 64, PINGPONG = 1),
         )),
     )]
     pub fn gemm_sm90_fp8_pingpong(
@@ -141,7 +141,7 @@ pub mod kernels {
         configs(product(
             types(default = (TA = e4m3, TD = bf16), f16 = (TA = e4m3, TD = f16), e5m2 = (TA = e5m2, TD = bf16)),
             tile(default = (BM = 64, BN = 256, STAGES = 4), m128 = (BM = 128, BN = 128, STAGES = 6)),
-            with = (BK = 128, GROUP = 8, EPI_N = 64),
+            with = (BK = 128, GROUP = 8, EPI_N = 64, PINGPONG = 1),
         )),
     )]
     pub fn gemm_sm90_fp8_rowwise_pingpong(
