@@ -14,6 +14,7 @@ mod contracts;
 mod dispatch;
 mod elem_types;
 mod exp2_poly;
+mod gather;
 #[cfg(feature = "gpu")]
 mod gpu;
 #[cfg(feature = "gpu")]
