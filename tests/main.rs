@@ -32,6 +32,8 @@ mod gpu_fp8;
 #[cfg(feature = "gpu")]
 mod gpu_fused;
 #[cfg(feature = "gpu")]
+mod gpu_gather;
+#[cfg(feature = "gpu")]
 mod gpu_rows;
 #[cfg(feature = "gpu")]
 mod gpu_rs;
