@@ -271,6 +271,10 @@ fn variants(m: &Module) -> std::collections::BTreeSet<String> {
                 }
                 .into()
             }
+            TExpr::Gather { tensor, index } => {
+                index.iter().for_each(|x| texpr(x, out));
+                format!("TGather:{tensor}")
+            }
         };
         out.push(name);
     }
