@@ -166,3 +166,26 @@ pub(super) fn load(lw: &mut Lower, g: &Gather, index: &[Operand]) -> (Operand, T
     lw.inst(Inst::ld_global(ld, d, off, 0).guarded(ok, false));
     (reg(d), tile_ttype(g.elem))
 }
+
+/// `LoadScalar`: `dst` ← the word of integer tensor `tensor` at `index` (`u32` scalars), 0
+/// when an index is out of range (same bounds and fill as the tile form).
+pub fn load_scalar(
+    lw: &mut Lower,
+    dst: Handle<Var>,
+    tensor: &str,
+    index: &[crate::ir::Expr],
+) -> Result<(), Diagnostics> {
+    let g = prepare(lw, tensor)?;
+    if !g.elem.is_int() || index.len() != g.dims.len() {
+        return Err(lw.internal(format!(
+            "load_scalar of `{tensor}`: an i32/u32 tensor with one index per dimension"
+        )));
+    }
+    let ix: Vec<Operand> = index
+        .iter()
+        .map(|e| reg(lw.let_("gidx", T::U32, e.clone())))
+        .collect();
+    let (v, _) = load(lw, &g, &ix);
+    lw.inst(Inst::mov("b32", dst, v));
+    Ok(())
+}
