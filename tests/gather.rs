@@ -130,7 +130,7 @@ fn cross_entropy_picks_each_rows_target() {
         .collect();
     let xt = put(&mut dev, &words(&x, f32::to_bits), ElemType::F32, &[M, N]);
     let tt = put(&mut dev, &words(&target, |v| v as u32), ElemType::I32, &[M]);
-    let lt = put(&mut dev, &vec![0xa5; M * 4], ElemType::F32, &[M]);
+    let lt = put(&mut dev, &[0xa5; M * 4], ElemType::F32, &[M]);
     launch(
         &cross_entropy::KERNEL.artifacts[0],
         &mut dev,
