@@ -16,6 +16,10 @@
 //! and widens where arithmetic reads it; an integer tensor loads `.b32` words into an
 //! integer value of its own type.
 //!
+//! The emulator runs the guarded load as the GPU does and so cannot tell an out-of-range
+//! index from an edge mask: it reports nothing.
+//! TODO(#30): mark gather guards in the PTX so the emulator can report out-of-range indices.
+//!
 //! PTX used: §9.7.9.8 `ld` (`ld.global`, guarded by a predicate, §9.7.1 "predicated
 //! execution"), §9.7.7.1 `setp` (`.lo.u32`), §9.7.9.21 `cvt` (`u64.u32`), §9.7.1 integer
 //! arithmetic on `.u64` addresses.
