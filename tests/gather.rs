@@ -58,6 +58,28 @@ pub fn paged_words(
     copy(out.tile(cta.x, 0), gather(pool, page, col_index(w)));
 }
 
+/// An embedding row by TMA at a coordinate loaded from global memory: `gather` of scalars is
+/// a `u32` variable, a tile coordinate like any other. An id outside the table (−1, `V`) puts
+/// the box outside the tensor, which TMA fills with zeros.
+#[tile_kernel(target = sm_90a, threads = 32, grid = (S, 1))]
+pub fn embed_tma(
+    #[shape(S)] ids: Tensor<i32>,
+    #[shape(V, 64)] table: Tensor<bf16>,
+    #[shape(S, 64)] out: Tensor<bf16>,
+) {
+    let row_s = smem::<bf16>([1, 64]);
+    let bar = mbarrier();
+    let id = gather(ids, cta.x);
+    #[scope(thread = 0)]
+    {
+        tma::load(row_s, table.tile(id, 0), bar);
+    }
+    bar.wait(0);
+    let r = regs::<bf16>([1, 64], layout = blocked(vec = 2));
+    copy(r, row_s);
+    copy(out.tile(cta.x, 0), r);
+}
+
 fn words<T: Copy>(v: &[T], bits: impl Fn(T) -> u32) -> Vec<u8> {
     v.iter().flat_map(|&x| bits(x).to_le_bytes()).collect()
 }
@@ -108,7 +130,7 @@ fn cross_entropy_picks_each_rows_target() {
         .collect();
     let xt = put(&mut dev, &words(&x, f32::to_bits), ElemType::F32, &[M, N]);
     let tt = put(&mut dev, &words(&target, |v| v as u32), ElemType::I32, &[M]);
-    let lt = put(&mut dev, &vec![0xa5; M * 4], ElemType::F32, &[M]);
+    let lt = put(&mut dev, &[0xa5; M * 4], ElemType::F32, &[M]);
     launch(
         &cross_entropy::KERNEL.artifacts[0],
         &mut dev,
@@ -217,6 +239,55 @@ fn page_table_then_word_gather() {
     }
 }
 
+#[test]
+fn embedding_rows_by_tma_at_loaded_coordinates() {
+    const S: usize = 13;
+    const V: usize = 40;
+    let mut dev = Device::new();
+    let mut rng = Rng::new(34);
+    let table: Vec<u16> = (0..V * 64)
+        .map(|_| (rng.unit().to_bits() >> 16) as u16)
+        .collect();
+    let ids: Vec<i32> = (0..S)
+        .map(|i| match i % 5 {
+            0 => V as i32 - 1,
+            1 => -1,
+            2 => V as i32,
+            3 => 0,
+            _ => below(&mut rng, V) as i32,
+        })
+        .collect();
+    let tb: Vec<u8> = table.iter().flat_map(|h| h.to_le_bytes()).collect();
+    let it = put(&mut dev, &words(&ids, |v| v as u32), ElemType::I32, &[S]);
+    let tt = put(&mut dev, &tb, ElemType::Bf16, &[V, 64]);
+    let ot = put(&mut dev, &vec![0xa5; S * 64 * 2], ElemType::Bf16, &[S, 64]);
+    launch(
+        &embed_tma::KERNEL.artifacts[0],
+        &mut dev,
+        &[it, tt, ot.clone()],
+    );
+    let got: Vec<u16> = dev
+        .read(ot.addr, S * 64 * 2)
+        .expect("the output")
+        .chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect();
+    for s in 0..S {
+        for c in 0..64 {
+            let want = match usize::try_from(ids[s]) {
+                Ok(i) if i < V => table[i * 64 + c],
+                _ => 0,
+            };
+            assert_eq!(
+                got[s * 64 + c],
+                want,
+                "token {s} (id {}), column {c}",
+                ids[s]
+            );
+        }
+    }
+}
+
 /// Each gather is a guarded `ld.global` after an unsigned bounds test; the kernels assemble
 /// for sm_90a without spills (ptxas where installed; `TIRX_REQUIRE_PTXAS=1` makes it required).
 #[test]
@@ -227,6 +298,7 @@ fn the_gather_kernels_lower_to_guarded_loads_and_assemble() {
         &cross_entropy::KERNEL,
         &embed_rows::KERNEL,
         &paged_words::KERNEL,
+        &embed_tma::KERNEL,
     ];
     let ce = cross_entropy::KERNEL.artifacts[0].ptx;
     assert!(ce.contains("setp.lo.u32"), "{ce}");
@@ -271,8 +343,13 @@ fn gather_ir_prints_parses_and_recompiles() {
         &cross_entropy::KERNEL.artifacts[0],
         &embed_rows::KERNEL.artifacts[0],
         &paged_words::KERNEL.artifacts[0],
+        &embed_tma::KERNEL.artifacts[0],
     ] {
-        assert!(a.ir.contains("(gather "), "{}", a.ir);
+        assert!(
+            a.ir.contains("(gather ") || a.ir.contains("load_scalar global "),
+            "{}",
+            a.ir
+        );
         let m = tirx_ir::parse::parse_module(a.ir).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(m.to_string(), a.ir);
         let kernel = m.kernels.into_iter().next().expect("one kernel");

@@ -1,6 +1,7 @@
 //! Gathers on the GPU (feature `gpu`): the kernels of `tests/gather.rs` — cross-entropy whose
 //! logit is picked per row by `gather(x, row, target[row])`, bf16 embedding rows by token id,
-//! a page table read before its page — on hardware against the same Rust references, with
+//! a page table read before its page, an embedding row by TMA at a coordinate loaded by a
+//! scalar `gather` — on hardware against the same Rust references, with
 //! odd sizes (45 rows of 500 columns; 21 tokens of 60 columns), indices at both edges and out
 //! of range (−1, the extent, `i32::MAX`: they read 0), and poisoned outputs.
 
@@ -8,7 +9,7 @@ use half::bf16;
 use tirx::Runtime;
 use tirx_kernels::reference::Rng;
 
-use super::gather::{cross_entropy, embed_rows, paged_words};
+use super::gather::{cross_entropy, embed_rows, embed_tma, paged_words};
 
 fn rt() -> Runtime {
     Runtime::new(0).expect("the gpu feature needs a GPU")
@@ -148,6 +149,46 @@ fn page_table_then_words_on_the_gpu() {
             let p = pages[r] as usize;
             let want = if p < P { pool[p * 16 + c] } else { 0 };
             assert_eq!(got[r * 16 + c], want, "row {r} (page {p}), column {c}");
+        }
+    }
+}
+
+#[test]
+fn embedding_rows_by_tma_at_loaded_coordinates_on_the_gpu() {
+    const S: usize = 13;
+    const V: usize = 40;
+    let rt = rt();
+    let art = tirx::select(embed_tma::KERNEL.artifacts, "default", rt.target().unwrap()).unwrap();
+    let mut rng = Rng::new(134);
+    let table: Vec<bf16> = (0..V * 64).map(|_| bf16::from_f32(rng.unit())).collect();
+    // −1 and V put the box outside the table: TMA fills the row with zeros.
+    let ids: Vec<i32> = (0..S)
+        .map(|i| match i % 5 {
+            0 => V as i32 - 1,
+            1 => -1,
+            2 => V as i32,
+            3 => 0,
+            _ => below(&mut rng, V) as i32,
+        })
+        .collect();
+    let it = rt.upload(&ids, &[S]).unwrap();
+    let tt = rt.upload(&table, &[V, 64]).unwrap();
+    let mut ot = rt.zeros::<bf16>(&[S, 64]).unwrap();
+    rt.poison(&mut ot).unwrap();
+    rt.launch(art, &[it.view(), tt.view(), ot.view()]).unwrap();
+    let got = rt.download(&ot).unwrap();
+    for s in 0..S {
+        for c in 0..64 {
+            let want = match usize::try_from(ids[s]) {
+                Ok(i) if i < V => table[i * 64 + c],
+                _ => bf16::ZERO,
+            };
+            assert_eq!(
+                got[s * 64 + c].to_bits(),
+                want.to_bits(),
+                "token {s} (id {}), column {c}",
+                ids[s]
+            );
         }
     }
 }

@@ -18,4 +18,24 @@ pub fn k(
     copy(loss.tile(cta.x), m + cast::<f32>(gather(target, cta.x * 4 + row_index(tg))));
 }
 
+// A page id loaded into a scalar is a TMA tile coordinate.
+#[tile_kernel(target = sm_90a, threads = 32, grid = (S, 1))]
+pub fn int_page(
+    #[shape(S)] ids: Tensor<i32>,
+    #[shape(V, 64)] table: Tensor<bf16>,
+    #[shape(S, 64)] out: Tensor<bf16>,
+) {
+    let row_s = smem::<bf16>([1, 64]);
+    let bar = mbarrier();
+    let id = gather(ids, cta.x);
+    #[scope(thread = 0)]
+    {
+        tma::load(row_s, table.tile(id, 0), bar);
+    }
+    bar.wait(0);
+    let r = regs::<bf16>([1, 64], layout = blocked(vec = 2));
+    copy(r, row_s);
+    copy(out.tile(cta.x, 0), r);
+}
+
 fn main() {}

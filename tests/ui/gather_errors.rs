@@ -21,4 +21,17 @@ pub fn k(
     copy(loss.tile(cta.x), gather(cube, 0, row_index(tg), tg));
 }
 
+// A gather into a scalar (a TMA coordinate) reads an integer tensor: scalars are u32.
+#[tile_kernel(target = sm_90a, threads = 32, grid = (S, 1))]
+pub fn float_page(#[shape(S)] ids: Tensor<f32>, #[shape(V, 64)] table: Tensor<bf16>) {
+    let row_s = smem::<bf16>([1, 64]);
+    let bar = mbarrier();
+    let id = gather(ids, cta.x);
+    #[scope(thread = 0)]
+    {
+        tma::load(row_s, table.tile(id, 0), bar);
+    }
+    bar.wait(0);
+}
+
 fn main() {}

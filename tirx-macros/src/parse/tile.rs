@@ -322,55 +322,6 @@ impl Lowerer<'_> {
         })
     }
 
-    /// `gather(x, row, col)` / `gather(v, i)`: the tensor, then one integer index expression
-    /// per dimension (checked for rank here, for type where the expression is typed).
-    fn gather(
-        &mut self,
-        c: &syn::ExprCall,
-        pos: &[&SExpr],
-        out: &mut Block,
-        carriers: &mut Vec<Handle<Buffer>>,
-    ) -> Res<TExpr> {
-        let tensor = match crate::args::path_ident(pos[0]) {
-            Some(id) => match self.local(&id.to_string()) {
-                Some(Local::Tensor(i)) => i,
-                _ => {
-                    return Err(self.wrong_kind(
-                        id,
-                        "a global tensor",
-                        "; `gather(x, row, col)` reads an element of a tensor parameter",
-                    ));
-                }
-            },
-            None => return Err(self.fail(pos[0], "expected a tensor name: `gather(x, row, col)`")),
-        };
-        let param = &self.def.params[tensor];
-        let (rank, name) = (param.shape.len(), param.ident.to_string());
-        if !matches!(rank, 1 | 2) || pos.len() - 1 != rank {
-            let dims: Vec<String> = param
-                .shape
-                .iter()
-                .map(crate::model::ShapeDim::text)
-                .collect();
-            return Err(self.fail(
-                c,
-                format!(
-                    "`gather` takes one index per dimension of a vector or a matrix; `{name}` has {rank} ({}), found {}",
-                    dims.join(", "),
-                    pos.len() - 1
-                ),
-            ));
-        }
-        let mut index = Vec::new();
-        for a in &pos[1..] {
-            index.push(self.texpr(a, out, carriers)?);
-        }
-        Ok(TExpr::Gather {
-            tensor: name,
-            index,
-        })
-    }
-
     /// "unknown function `name`; functions on register tiles are …; did you mean …?", with
     /// the module's tile functions when there are some.
     pub(crate) fn unknown_tile_function(&self, name: &str) -> String {
