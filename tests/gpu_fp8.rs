@@ -1,6 +1,6 @@
 //! GPU tests of the FP8 GEMMs (feature `gpu`, sm_90a): every config of `gemm_sm90_fp8`
-//! (per-tensor scales) and `gemm_sm90_fp8_rowwise` (row-wise scales), found in the catalogue
-//! by the problem they solve, on random FP8 data at odd shapes (tails in M, N and K; more
+//! (per-tensor scales) and `gemm_sm90_fp8_rowwise` (row-wise scales), and of their ping-pong
+//! forms (`fp8_pingpong.rs`), found in the catalogue by the problem they solve, on random FP8 data at odd shapes (tails in M, N and K; more
 //! tiles than clusters), D poisoned first, every element checked against the f64 reference of
 //! the same FP8 values and scales within the bound for the tensor core's FP8 accumulation
 //! (`fp8_ref::check`); and cuBLASLt's FP8 GEMM on the same buffers checked the same way (it

@@ -14,6 +14,7 @@ mod contracts;
 mod dispatch;
 mod elem_types;
 mod exp2_poly;
+mod gather;
 #[cfg(feature = "gpu")]
 mod gpu;
 #[cfg(feature = "gpu")]
@@ -30,6 +31,8 @@ mod gpu_exp2_poly;
 mod gpu_fp8;
 #[cfg(feature = "gpu")]
 mod gpu_fused;
+#[cfg(feature = "gpu")]
+mod gpu_gather;
 #[cfg(feature = "gpu")]
 mod gpu_rows;
 #[cfg(feature = "gpu")]

@@ -633,6 +633,11 @@ impl<'k> Printer<'_, 'k> {
                     false => Ok(()),
                 }
             }
+            Op::LoadScalar { dst, tensor, index } => {
+                write!(self.out, " global {}[", Name(tensor))?;
+                write_exprs(self.out, index)?;
+                write!(self.out, "] -> %{}", dst.index())
+            }
             Op::ClcIsCanceled { resp, dst } => {
                 self.out.write_str(" ")?;
                 self.tile(resp)?;
@@ -716,6 +721,7 @@ pub(crate) fn op_name(op: &Op) -> &'static str {
         Op::Tcgen05Commit { .. } => "tcgen05_commit",
         Op::ClcTryCancel { .. } => "clc_try_cancel",
         Op::ClcIsCanceled { .. } => "clc_is_canceled",
+        Op::LoadScalar { .. } => "load_scalar",
         Op::ClcFirstCta { .. } => "clc_first_cta",
         Op::Tcgen05FenceBefore => "tcgen05_fence_before",
         Op::Tcgen05FenceAfter => "tcgen05_fence_after",

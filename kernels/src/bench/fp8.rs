@@ -412,7 +412,32 @@ pub fn fp8_report(
         rows,
     };
     print!("{}", r.table());
+    print!("{}", every_config(&r));
     Ok(r)
+}
+
+/// Every config's time per shape (the table shows the fastest only), so that configs that
+/// differ in schedule — `fp8.rs`'s cooperative and `fp8_pingpong.rs`'s ping-pong — can be
+/// compared from one run.
+fn every_config(r: &Report) -> String {
+    use std::fmt::Write;
+    let mut s = String::from("every config, TFLOP/s:\n");
+    for row in &r.rows {
+        for c in &row.candidates {
+            let t = c
+                .timing
+                .map_or("-".to_string(), |t| format!("{:.1}", t.tflops));
+            let bad = if c.failure.is_some() { " (failed)" } else { "" };
+            let _ = writeln!(
+                s,
+                "  {:<19} {:<40} {:>8}{bad}",
+                shape_label(row.shape),
+                format!("{}/{}", c.kernel, c.config),
+                t
+            );
+        }
+    }
+    s
 }
 
 #[cfg(test)]

@@ -144,3 +144,31 @@ fn the_ties_the_catalogue_order_decided() {
         assert_eq!((art.int("R"), art.int("C")), (Some(8), Some(512)), "{cols}");
     }
 }
+
+/// The FP8 ping-pong kernels model the same cost as the cooperative kernels of their width and
+/// measured behind them on the H200 (docs/perf/fp8-h200.md, 2026-12-04 21:21): the host keeps
+/// the cooperative kernel for their own requests (per-tensor and row-wise scales) at the large
+/// and the decode-like shapes, while the ping-pong kernels stay timed by the bench.
+#[test]
+fn the_measured_ping_pong_schedule_does_not_win_a_tie() {
+    let mut asked = 0;
+    for k in catalogue::all() {
+        for art in k.artifacts.iter().filter(|a| a.int("PINGPONG") == Some(1)) {
+            let family = family_of(art).expect("owned");
+            for shape in [(8192, 8192, 8192), (8192, 28672, 4096), (4096, 4096, 4096)] {
+                let request = family.request(art, shape).expect("its own request");
+                let chosen = choice(request.as_ref());
+                assert_ne!(
+                    chosen.int("PINGPONG"),
+                    Some(1),
+                    "{}: {}/{}",
+                    request.describe(),
+                    chosen.kernel,
+                    chosen.config
+                );
+                asked += 1;
+            }
+        }
+    }
+    assert!(asked >= 6, "{asked} ping-pong requests");
+}

@@ -229,6 +229,95 @@ mod gemm_pieces {
         }
     }
 
+    /// The TMA-store epilogue of a ping-pong consumer warpgroup: the two consumer
+    /// warpgroups own alternate tiles and share one staging tile `d_s` (`[BN / EPI_N, BM,
+    /// EPI_N]`), used by turns. Warpgroup `wg` waits for its turn (named barrier `3 + wg`,
+    /// 128 threads syncing and the other warpgroup's 128 arriving), converts `acc` into
+    /// `d_s`, issues the stores of D rows `row` (BM-row units) and columns from `col`, waits
+    /// until they have read `d_s`, and — when the other warpgroup has another tile (`more`) —
+    /// passes it the turn without waiting (`named_barrier_arrive`; warp 0 arrives only after
+    /// its leader's wait, so the barrier completes after it). The first turn is given by
+    /// [`first_turn`].
+    #[tile_fn]
+    fn store_tile_turn(d: Global, d_s: Smem, acc: Regs, wg: u32, row: u32, col: u32, more: bool) {
+        named_barrier(3 + wg, 256);
+        copy(d_s, acc);
+        fence::proxy_async();
+        named_barrier(wg + 1, 128);
+        #[scope(leader)]
+        {
+            for cb in 0..BN / EPI_N {
+                tma::store(d.tile(row, col + cb), d_s[cb]);
+            }
+            tma::commit_group();
+            tma::wait_group_read(0);
+        }
+        if more {
+            named_barrier_arrive(3 + (wg + 1) % 2, 256);
+        }
+    }
+
+    /// The first turns of [`consume_turn`] and [`store_tile_turn`]: warpgroup 1 gives both
+    /// to warpgroup 0, when warpgroup 0 has a tile (`any`).
+    #[tile_fn]
+    fn first_turn(wg: u32, any: bool) {
+        if wg == 1 && any {
+            named_barrier_arrive(5, 256);
+            named_barrier_arrive(3, 256);
+        }
+    }
+
+    /// The K loop of a ping-pong consumer warpgroup `wg`: as [`consume`] (A from `a_s[s][0]`),
+    /// in turns with the other consumer warpgroup. The warpgroup waits for its turn (named
+    /// barrier `5 + wg`, 128 threads syncing and the other's 128 arriving) and, once its last
+    /// full-barrier wait has passed and its last MMAs are issued, passes the turn when the
+    /// other has another tile (`more`).
+    ///
+    /// The turns are what make the parity waits sound. A wait names an iteration's phase by
+    /// its parity only, which cannot tell it from the phase two before (PTX ISA §9.7.13.15.16:
+    /// `phaseParity` names the current or the immediately preceding phase): waiting for
+    /// iteration `i` of stage `i % STAGES` is right only once iteration `i − STAGES` has
+    /// landed. Within a tile the warpgroup's own previous wait guarantees that; at a tile's
+    /// first `STAGES` K steps those iterations are the other warpgroup's (the counter skips
+    /// its `k_tiles ≥ STAGES` steps), and only its turn says they have landed. Without it
+    /// warpgroup 1's first wait (iteration `k_tiles`, parity `k_tiles / STAGES % 2`) passes on
+    /// tile 0's phase, its early releases let the producer refill stages still being read
+    /// and arrive on a full barrier whose phase has no arrival left (the H200 fault, #29).
+    #[tile_fn]
+    fn consume_turn(
+        pipe: Pipe,
+        it: u32,
+        acc: Regs,
+        a_s: Smem,
+        b_s: Smem,
+        wg: u32,
+        k_tiles: u32,
+        more: bool,
+    ) -> u32 {
+        named_barrier(5 + wg, 256);
+        let leader = tid % 128 == 0;
+        let mut it = it;
+        for k in 0..k_tiles {
+            let s = pipe.consumer_wait(it);
+            wgmma::fence();
+            wgmma::mma(acc, a_s[s][0], b_s[s], accumulate = k > 0);
+            wgmma::commit();
+            wgmma::wait(1);
+            if k > 0 && leader {
+                pipe.consumer_release((it + STAGES - 1) % STAGES);
+            }
+            it += 1;
+        }
+        if more {
+            named_barrier_arrive(5 + (wg + 1) % 2, 256);
+        }
+        wgmma::wait(0);
+        if leader {
+            pipe.consumer_release((it + STAGES - 1) % STAGES);
+        }
+        it
+    }
+
     /// A consumer warpgroup's K loop of one tile: one wgmma group stays in flight
     /// (`wgmma::wait(1)`), and each stage is released one K step later, once its MMAs are
     /// done; returns the pipeline iteration after the tile.

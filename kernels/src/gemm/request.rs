@@ -25,7 +25,11 @@
 //!   unshared; scaled 13.6 against 14.9 sharing B) and ×1.06 when they are (1024³: 10.8
 //!   against 10.2 unshared; scaled 16.0 against 12.7 sharing B);
 //! - a grid that is not persistent: ×1.25, no software pipeline (`STAGES` absent): ×1.3, A
-//!   not loaded by TMA: ×3 (the ladder's levels 1–5 at 8192³: 0.22–0.96 of level 8).
+//!   not loaded by TMA: ×3 (the ladder's levels 1–5 at 8192³: 0.22–0.96 of level 8);
+//! - the ping-pong consumer schedule (config entry `PINGPONG = 1`: each consumer warpgroup
+//!   owns whole tiles, the two taking turns): ×1.04 — it models the same as the cooperative
+//!   kernel of its width and measured behind it (FP8 row-wise on 2026-12-04 21:21, 8192³ 1241.3
+//!   against 1280.6 TFLOP/s, 8192×28672×4096 1263.5 against 1269.3; docs/perf/fp8-h200.md).
 //!
 //! The model ranks; the tune cache corrects it where it is wrong.
 
@@ -301,6 +305,9 @@ impl ProblemDef for GemmRequest {
         }
         if !by_tma("a") {
             cost *= 3.0;
+        }
+        if artifact.int("PINGPONG") == Some(1) {
+            cost *= 1.04;
         }
         // Skinny shapes stream A and B through few SMs: the time is their bytes at what those
         // CTAs pull, whenever that exceeds the tile work.

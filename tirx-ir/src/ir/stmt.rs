@@ -231,6 +231,19 @@ pub enum Op {
         /// `.multicast::cluster::all`.
         multicast: bool,
     },
+    /// `let dst = gather(tensor, index…)` of integer scalars: one 32-bit word of an `i32` or
+    /// `u32` global tensor at indices known per thread (a page-table entry, a `cu_seqlens`
+    /// offset), loaded by every thread of the scope with a guarded `ld.global.b32` (PTX ISA
+    /// §9.7.9.8); 0 when an index is out of range. `dst` is a `u32` variable, usable as a
+    /// tile coordinate.
+    LoadScalar {
+        /// Receives the word.
+        dst: Handle<Var>,
+        /// Tensor parameter name.
+        tensor: String,
+        /// One `u32` index per dimension, outermost first.
+        index: Vec<Expr>,
+    },
     /// Decode a completed response (PTX ISA §9.7.13.18): `ld.shared.b128` of `resp`, then
     /// `query_cancel.is_canceled` into the predicate `dst`.
     ClcIsCanceled {

@@ -508,6 +508,16 @@ pub enum TExpr {
     Cmp(CmpOp, Box<TExpr>, Box<TExpr>),
     /// `cond ? a : b` (`selp`).
     Select(Box<TExpr>, Box<TExpr>, Box<TExpr>),
+    /// `gather(x, row, col)` (or `gather(x, i)` of a vector): the element of global tensor
+    /// `tensor` at the integer indices `index` (one per dimension, evaluated per element),
+    /// loaded by a guarded `ld.global`; an index outside the tensor (negative `i32`s
+    /// included) reads 0. See `regtile/gather.rs`.
+    Gather {
+        /// Tensor parameter name.
+        tensor: String,
+        /// One integer index per dimension, outermost first.
+        index: Vec<TExpr>,
+    },
 }
 
 impl TExpr {
@@ -526,6 +536,7 @@ impl TExpr {
                 b.tiles(out);
                 c.tiles(out);
             }
+            TExpr::Gather { index, .. } => index.iter().for_each(|x| x.tiles(out)),
         }
     }
     /// The scalar expressions inside, read-only.
@@ -543,6 +554,7 @@ impl TExpr {
                 b.exprs(out);
                 c.exprs(out);
             }
+            TExpr::Gather { index, .. } => index.iter().for_each(|x| x.exprs(out)),
         }
     }
     /// The scalar expressions inside (for walks over every `Expr` of a kernel).
@@ -560,6 +572,7 @@ impl TExpr {
                 b.exprs_mut(f);
                 c.exprs_mut(f);
             }
+            TExpr::Gather { index, .. } => index.iter_mut().for_each(|x| x.exprs_mut(f)),
         }
     }
 }

@@ -358,6 +358,21 @@ impl Parser<'_> {
                     multicast: self.c.eat_kw("multicast"),
                 }
             }
+            "load_scalar" => {
+                let TileRef::Global {
+                    tensor,
+                    coords: index,
+                } = self.tile()?
+                else {
+                    return Err(self.c.error("expected `global tensor[index, …]`"));
+                };
+                self.c.expect_punct("->", "before the loaded variable")?;
+                Op::LoadScalar {
+                    dst: self.var_ref()?,
+                    tensor,
+                    index,
+                }
+            }
             "clc_is_canceled" => {
                 let resp = self.tile()?;
                 self.c.expect_punct("->", "before the predicate variable")?;

@@ -271,6 +271,10 @@ fn variants(m: &Module) -> std::collections::BTreeSet<String> {
                 }
                 .into()
             }
+            TExpr::Gather { tensor, index } => {
+                index.iter().for_each(|x| texpr(x, out));
+                format!("TGather:{tensor}")
+            }
         };
         out.push(name);
     }
@@ -306,6 +310,7 @@ fn variants(m: &Module) -> std::collections::BTreeSet<String> {
                 expr(&bar.index, out);
             }
             Op::ClcIsCanceled { resp, .. } | Op::ClcFirstCta { resp, .. } => tile(resp, out),
+            Op::LoadScalar { index, .. } => index.iter().for_each(|e| expr(e, out)),
             Op::MbarInit { .. }
             | Op::FenceMbarrierInit
             | Op::FenceProxyAsync
@@ -428,7 +433,7 @@ fn fixture_uses_every_variant() {
         MbarArriveExpectTx MbarWait FenceMbarrierInit FenceProxyAsync SyncThreads TmaCommitGroup \
         TmaWaitGroup TmemAlloc TmemRelinquish TmemDealloc Tcgen05Commit Tcgen05FenceBefore \
         Tcgen05FenceAfter WgmmaFence WgmmaCommit WgmmaWait SetMaxNReg ClusterSync NamedBarrier \
-        Compute Reduce ClcTryCancel ClcIsCanceled ClcFirstCta";
+        Compute Reduce ClcTryCancel ClcIsCanceled ClcFirstCta LoadScalar";
     ops.split_whitespace().for_each(|o| want(format!("Op:{o}")));
     let plain = "Let Assign If IfElse For Loop Scope Op Inst Var Dim Not AndP Reg NotReg OImm \
         F32Bits Sym Mem TensorMem Vector Pair TileBuf TileGlobal";

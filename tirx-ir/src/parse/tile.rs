@@ -66,6 +66,15 @@ impl Parser<'_> {
                 Box::new(self.texpr()?),
                 Box::new(self.texpr()?),
             ),
+            // `(gather NAME INDEX…)`: indices until the closing parenthesis.
+            "gather" => {
+                let tensor = self.c.expect_name("a tensor")?;
+                let mut index = Vec::new();
+                while !self.c.is_punct(")") {
+                    index.push(self.texpr()?);
+                }
+                TExpr::Gather { tensor, index }
+            }
             w => {
                 if let Some(f) = TUn::ALL.iter().find(|f| f.name() == w) {
                     TExpr::Un(*f, Box::new(self.texpr()?))

@@ -93,6 +93,10 @@ fn lower(lw: &mut Lower, op: Op) -> Result<(), Diagnostics> {
                 return Ok(());
             }
         }
+        Op::LoadScalar { dst, tensor, index } => {
+            crate::regtile::gather::load_scalar(lw, dst, &tensor, &index)?;
+            return Ok(());
+        }
         Op::ClcIsCanceled { resp, dst } => {
             let q = load_resp(lw, &resp)?;
             Inst::clc_is_canceled(dst, q)

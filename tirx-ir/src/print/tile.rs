@@ -68,6 +68,15 @@ impl Printer<'_, '_> {
             TExpr::Cmp(c, a, b) => self.call(cmp_word(*c), &[a, b]),
             TExpr::Fma(a, b, c) => self.call("fma", &[a, b, c]),
             TExpr::Select(c, a, b) => self.call("select", &[c, a, b]),
+            TExpr::Gather { tensor, index } => {
+                let name = crate::parse::lexer::Name(tensor);
+                write!(self.out, "(gather {name}")?;
+                for a in index {
+                    self.out.write_str(" ")?;
+                    self.texpr(a)?;
+                }
+                self.out.write_str(")")
+            }
         }
     }
 

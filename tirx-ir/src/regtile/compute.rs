@@ -46,6 +46,8 @@ pub(super) enum P {
     Fma(Box<P>, Box<P>, Box<P>),
     Cmp(CmpOp, Box<P>, Box<P>),
     Select(Box<P>, Box<P>, Box<P>),
+    /// `gather(x, …)`: the tensor's base and extents, and the indices.
+    Gather(Box<super::gather::Gather>, Vec<P>),
 }
 
 /// Lowers `compute dst = value`.
@@ -145,6 +147,14 @@ pub(super) fn prepare(
         TExpr::Fma(a, b, c) => P::Fma(sub(lw, a)?, sub(lw, b)?, sub(lw, c)?),
         TExpr::Cmp(c, a, b) => P::Cmp(*c, sub(lw, a)?, sub(lw, b)?),
         TExpr::Select(c, a, b) => P::Select(sub(lw, c)?, sub(lw, a)?, sub(lw, b)?),
+        TExpr::Gather { tensor, index } => {
+            let g = super::gather::prepare(lw, tensor)?;
+            let index = index
+                .iter()
+                .map(|x| prepare(lw, dst, l, x))
+                .collect::<Result<_, _>>()?;
+            P::Gather(Box::new(g), index)
+        }
     })
 }
 
@@ -155,6 +165,7 @@ pub(super) fn uses_index(p: &P) -> bool {
         P::Un(_, a) => uses_index(a),
         P::Bin(_, a, b) | P::Cmp(_, a, b) => uses_index(a) || uses_index(b),
         P::Fma(a, b, c) | P::Select(a, b, c) => uses_index(a) || uses_index(b) || uses_index(c),
+        P::Gather(_, index) => index.iter().any(uses_index),
     }
 }
 
@@ -284,6 +295,9 @@ fn varies(l: &RegLayout, p: &P) -> Varies {
         P::Fma(a, b, c) | P::Select(a, b, c) => {
             join(join(varies(l, a), varies(l, b)), varies(l, c))
         }
+        P::Gather(_, index) => index
+            .iter()
+            .fold(Varies::Never, |v, x| join(v, varies(l, x))),
     }
 }
 
@@ -527,6 +541,13 @@ fn eval_at(
                 lw.inst(Inst::selp(ty, d, va, vb, pc));
             }
             (reg(d), t)
+        }
+        P::Gather(g, index) => {
+            let ix: Vec<Operand> = index
+                .iter()
+                .map(|x| eval(lw, l, org, x, i, memo).0)
+                .collect();
+            super::gather::load(lw, g, &ix)
         }
     }
 }

@@ -11,6 +11,7 @@ pub mod access;
 pub mod atomic;
 pub mod compute;
 pub mod exp2_poly;
+pub mod gather;
 pub mod reduce;
 pub mod shared;
 
@@ -206,6 +207,8 @@ pub fn index_like(k: &Kernel, e: &TExpr) -> bool {
         TExpr::Un(_, a) => sub(a),
         TExpr::Bin(_, a, b) | TExpr::Cmp(_, a, b) => sub(a) && sub(b),
         TExpr::Fma(a, b, c) | TExpr::Select(a, b, c) => sub(a) && sub(b) && sub(c),
+        // Loaded data is not an index (a gathered float is a float, as a float tile is).
+        TExpr::Gather { tensor, .. } => !gather::tensor_elem(k, tensor).is_ok_and(|e| e.is_int()),
     }
 }
 
@@ -346,6 +349,7 @@ pub fn ttype(k: &Kernel, e: &TExpr) -> Result<TType, RegTileError> {
             }
             TType::Pred
         }
+        TExpr::Gather { tensor, index } => gather::ttype(k, tensor, index)?,
         TExpr::Select(c, a, b) => {
             let tc = ty(c)?;
             if tc != TType::Pred {

@@ -230,6 +230,17 @@ fn op_exprs<'a>(
             tile(resp, exprs, bad);
             barref(bar, exprs, bad);
         }
+        Op::LoadScalar { dst, tensor, index } => {
+            if !k.sig.tensors.iter().any(|t| &t.name == tensor) {
+                bad(VerifyError::UnknownTensor {
+                    tensor: tensor.clone(),
+                });
+            }
+            if !k.vars.contains(*dst) {
+                bad(VerifyError::Var { index: dst.index() });
+            }
+            exprs.extend(index.iter());
+        }
         Op::ClcIsCanceled { resp, dst } => {
             tile(resp, exprs, bad);
             if !k.vars.contains(*dst) {

@@ -21,6 +21,7 @@ mod atomic;
 mod clc;
 mod decl;
 mod expr;
+mod gather;
 mod inline;
 mod operand;
 mod ops;

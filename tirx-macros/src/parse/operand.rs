@@ -266,7 +266,7 @@ impl Lowerer<'_> {
     }
 
     /// The error for a name that is not the expected kind of thing.
-    fn wrong_kind(&mut self, id: &Ident, expected: &str, hint: &str) -> Fail {
+    pub(crate) fn wrong_kind(&mut self, id: &Ident, expected: &str, hint: &str) -> Fail {
         let name = id.to_string();
         match self.describe(&name) {
             Some(what) => self.fail(id, format!("`{name}` is {what}, not {expected}{hint}")),

@@ -387,7 +387,8 @@ impl Lowerer<'_> {
             | Id::ReduceSum
             | Id::ReduceMin
             | Id::ArgMax
-            | Id::ArgMin => {
+            | Id::ArgMin
+            | Id::Gather => {
                 return Err(self.fail(&c.func, format!("`{}` is not an op", w.full_name())));
             }
         })

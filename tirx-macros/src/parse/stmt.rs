@@ -263,6 +263,9 @@ impl Lowerer<'_> {
             out.push(stmt);
             return Ok(());
         }
+        if let Some(c) = self.scalar_gather(init) {
+            return self.let_scalar_gather(ident, mutable, c, l, out);
+        }
         if self.is_tile_expr(init) || self.mentions_float(init) {
             return self.let_tile(ident, mutable, init, out);
         }

@@ -116,6 +116,7 @@ pub(crate) enum Id {
     ReduceMin,
     ArgMax,
     ArgMin,
+    Gather,
 }
 
 /// One word of the DSL.
@@ -268,11 +269,12 @@ pub(crate) const VOCABULARY: &[Word] = &[
     w(Id::ReduceMin, None, "reduce_min", TileFn, (1, 1), &["axis", "across"], "reduce_min(tile, axis = 1[, across = cluster])"),
     w(Id::ArgMax, None, "argmax", TileFn, (1, 1), &["axis", "across"], "argmax(tile, axis = 1[, across = cluster])"),
     w(Id::ArgMin, None, "argmin", TileFn, (1, 1), &["axis", "across"], "argmin(tile, axis = 1[, across = cluster])"),
+    w(Id::Gather, None, "gather", TileFn, (2, 3), &[], "gather(tensor, row, col) or gather(vector, i)"),
 ];
 
 // The table is in `Id` order, so `word` is an index (checked when the macro is built).
 const _: () = {
-    assert!(VOCABULARY.len() == Id::ArgMin as usize + 1);
+    assert!(VOCABULARY.len() == Id::Gather as usize + 1);
     let mut i = 0;
     while i < VOCABULARY.len() {
         assert!(
