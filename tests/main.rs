@@ -66,4 +66,5 @@ mod tmem_a;
 mod tmem_regs;
 mod tmem_shapes;
 mod ui;
+mod warp_vote;
 mod wgmma_fp8;

@@ -693,7 +693,7 @@ impl<'k> Printer<'_, 'k> {
             | Op::WgmmaFence
             | Op::WgmmaCommit
             | Op::ClusterSync => Ok(()),
-            Op::Compute { .. } | Op::Reduce { .. } => self.tile_op(op),
+            Op::Compute { .. } | Op::Reduce { .. } | Op::WarpVote { .. } => self.tile_op(op),
         }
     }
 }
@@ -734,6 +734,7 @@ pub(crate) fn op_name(op: &Op) -> &'static str {
         Op::NamedBarrier { arrive: true, .. } => "named_barrier_arrive",
         Op::Compute { .. } => "compute",
         Op::Reduce { .. } => "reduce",
+        Op::WarpVote { .. } => "warp_vote",
     }
 }
 

@@ -77,6 +77,18 @@ impl Inst {
         )
     }
 
+    /// `vote.sync.{any,all}.pred d, p, 0xffffffff` or `vote.sync.ballot.b32 d, p, 0xffffffff`
+    /// (§9.7.13 "Parallel Synchronization and Communication Instructions: vote.sync"): every
+    /// lane of the warp takes part (the full member mask) and every lane gets the result.
+    pub fn vote_sync(mode: crate::ir::VoteKind, d: Handle<Var>, p: Handle<Var>) -> Inst {
+        let op = match mode {
+            crate::ir::VoteKind::Any => "vote.sync.any.pred",
+            crate::ir::VoteKind::All => "vote.sync.all.pred",
+            crate::ir::VoteKind::Ballot => "vote.sync.ballot.b32",
+        };
+        inst(op, vec![reg(d)], vec![reg(p), Operand::Imm(0xffff_ffff)])
+    }
+
     /// `ld.global.vN.ty {d…}, [addr+off]` (§9.7.9.8 ld, vector forms `.v2`/`.v4`; a single
     /// register for N = 1): the address must be aligned to the whole vector.
     pub fn ld_global_vec(ty: &str, ds: &[Handle<Var>], addr: Handle<Var>, off: i64) -> Inst {

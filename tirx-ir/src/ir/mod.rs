@@ -25,6 +25,7 @@ mod stmt;
 mod tile;
 mod tmem_shape;
 mod variant;
+mod vote;
 
 use crate::abi::{ElemType, Signature, Swizzle, Target};
 use crate::arena::{Arena, Handle};
@@ -35,6 +36,7 @@ pub use stmt::*;
 pub use tile::*;
 pub use tmem_shape::TmemShape;
 pub use variant::*;
+pub use vote::*;
 
 /// Which subset of the IR a kernel is in (see the module docs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -244,6 +244,17 @@ pub enum Op {
         /// One `u32` index per dimension, outermost first.
         index: Vec<Expr>,
     },
+    /// `let dst = warp_any(p)` / `warp_all(p)` / `warp_ballot(p)`: a vote of the 32 lanes of
+    /// each warp of the scope (`vote.sync` with a full member mask, PTX ISA §9.7.13 "vote.sync");
+    /// `dst` is a predicate (`Any`, `All`) or a `u32` (`Ballot`), the same in every lane.
+    WarpVote {
+        /// Receives the vote.
+        dst: Handle<Var>,
+        /// Any, all or ballot.
+        kind: super::VoteKind,
+        /// Each lane's predicate.
+        pred: super::VotePred,
+    },
     /// Decode a completed response (PTX ISA §9.7.13.18): `ld.shared.b128` of `resp`, then
     /// `query_cancel.is_canceled` into the predicate `dst`.
     ClcIsCanceled {

@@ -330,6 +330,19 @@ fn variants(m: &Module) -> std::collections::BTreeSet<String> {
             | Op::NamedBarrier { .. } => {}
             Op::Compute { value, .. } => texpr(value, out),
             Op::Reduce { kind, .. } => out.push(format!("Reduce:{kind:?}")),
+            Op::WarpVote { kind, pred, .. } => {
+                out.push(format!("Vote:{kind:?}"));
+                match pred {
+                    VotePred::Scalar(e) => {
+                        out.push("VoteScalar".into());
+                        expr(e, out);
+                    }
+                    VotePred::Tile { value, .. } => {
+                        out.push("VoteTile".into());
+                        texpr(value, out);
+                    }
+                }
+            }
         }
         let name = format!("{o:?}");
         out.push(format!(
@@ -433,7 +446,7 @@ fn fixture_uses_every_variant() {
         MbarArriveExpectTx MbarWait FenceMbarrierInit FenceProxyAsync SyncThreads TmaCommitGroup \
         TmaWaitGroup TmemAlloc TmemRelinquish TmemDealloc Tcgen05Commit Tcgen05FenceBefore \
         Tcgen05FenceAfter WgmmaFence WgmmaCommit WgmmaWait SetMaxNReg ClusterSync NamedBarrier \
-        Compute Reduce ClcTryCancel ClcIsCanceled ClcFirstCta LoadScalar";
+        Compute Reduce ClcTryCancel ClcIsCanceled ClcFirstCta LoadScalar WarpVote";
     ops.split_whitespace().for_each(|o| want(format!("Op:{o}")));
     let plain = "Let Assign If IfElse For Loop Scope Op Inst Var Dim Not AndP Reg NotReg OImm \
         F32Bits Sym Mem TensorMem Vector Pair TileBuf TileGlobal";
@@ -465,7 +478,9 @@ fn fixture_uses_every_variant() {
     for p in "Tile Thread Ptx".split(' ') {
         want(format!("Phase:{p}"));
     }
-    for t in "TTile TF32 TArg TInt TIndex:0 TIndex:1 TFma TSelect Reduce:Max Reduce:Sum".split(' ')
+    for t in "TTile TF32 TArg TInt TIndex:0 TIndex:1 TFma TSelect Reduce:Max Reduce:Sum \
+        Vote:Any Vote:All Vote:Ballot VoteScalar VoteTile"
+        .split(' ')
     {
         want(t.into());
     }

@@ -149,6 +149,25 @@ impl Parser<'_> {
                     cluster_scratch,
                 }
             }
+            "warp_vote" => {
+                let k = self.c.expect_ident("`any`, `all` or `ballot`")?;
+                let Some(kind) = VoteKind::ALL.into_iter().find(|v| v.name() == k) else {
+                    return Err(self.c.error(format!("unknown vote `{k}`")));
+                };
+                let dst = self.var_ref()?;
+                self.c.expect_punct("<-", "before the vote's predicate")?;
+                let pred = if self.c.is_punct("@") {
+                    let src = self.buffer_ref()?;
+                    self.c.expect_kw("of", "after the vote's tile")?;
+                    VotePred::Tile {
+                        src,
+                        value: self.texpr()?,
+                    }
+                } else {
+                    VotePred::Scalar(self.expr()?)
+                };
+                Op::WarpVote { dst, kind, pred }
+            }
             _ => return Ok(None),
         }))
     }

@@ -137,6 +137,10 @@ fn accesses(k: &Kernel, op: &Op) -> (Vec<Handle<Buffer>>, Vec<Handle<Buffer>>) {
             }
             writes.push(*dst);
         }
+        Op::WarpVote {
+            pred: crate::ir::VotePred::Tile { value, .. },
+            ..
+        } => value.tiles(&mut reads),
         Op::Copy { dst, src, .. } => {
             reads.extend(reg_tile(k, src));
             writes.extend(reg_tile(k, dst));

@@ -483,7 +483,9 @@ fn written(block: &Block, out: &mut Vec<Handle<Var>>) {
         StmtKind::Op(Op::ProducerAcquire { stage, .. } | Op::ConsumerWait { stage, .. }) => {
             out.push(*stage)
         }
-        StmtKind::Op(Op::ClcIsCanceled { dst, .. } | Op::LoadScalar { dst, .. }) => out.push(*dst),
+        StmtKind::Op(
+            Op::ClcIsCanceled { dst, .. } | Op::LoadScalar { dst, .. } | Op::WarpVote { dst, .. },
+        ) => out.push(*dst),
         StmtKind::Op(Op::ClcFirstCta { dsts, .. }) => out.extend(dsts),
         _ => {}
     });

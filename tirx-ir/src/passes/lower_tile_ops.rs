@@ -50,6 +50,7 @@ fn lower_op(lw: &mut Lower, op: Op) -> Result<(), Diagnostics> {
         } => (v.entry().lower)(lw, &op),
         Op::Copy { .. } | Op::Mma { .. } => Err(lw.internal("copy/mma without a variant")),
         Op::Compute { dst, value } => crate::regtile::compute::lower(lw, *dst, value),
+        Op::WarpVote { dst, kind, pred } => crate::regtile::vote::lower(lw, *dst, *kind, pred),
         Op::Reduce {
             dst,
             src,

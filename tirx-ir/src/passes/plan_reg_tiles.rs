@@ -14,7 +14,7 @@ use super::Pass;
 use crate::abi::{ElemType, Swizzle};
 use crate::arena::Handle;
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::ir::{Buffer, Kernel, Layout, Op, Scope, Space, Stmt, StmtKind, TileRef};
+use crate::ir::{Buffer, Kernel, Layout, Op, Scope, Space, Stmt, StmtKind, TileRef, VotePred};
 use crate::passes::walk::visit_mut_with;
 use crate::regtile::{RegTileError, check_owner, layout};
 use crate::valid::scope::Threads;
@@ -71,6 +71,14 @@ fn tiles_of(op: &Op) -> Vec<Handle<Buffer>> {
             if let Some(e) = value {
                 e.tiles(&mut v);
             }
+            v
+        }
+        Op::WarpVote {
+            pred: VotePred::Tile { src, value },
+            ..
+        } => {
+            let mut v = vec![*src];
+            value.tiles(&mut v);
             v
         }
         Op::Copy {
@@ -223,6 +231,33 @@ fn check(k: &Kernel, op: &mut Op, c: &Ctx) -> Result<Vec<Scratch>, RegTileError>
                 });
             }
             Ok(out)
+        }
+        Op::WarpVote {
+            pred: VotePred::Tile { src, value },
+            ..
+        } => {
+            let ls = layout(k, *src)?;
+            check_owner(c.threads, &ls, &k.buffers[*src].name)?;
+            let mut tiles = Vec::new();
+            value.tiles(&mut tiles);
+            for t in tiles {
+                let lt = layout(k, t)?;
+                if lt != ls && !(0..2).any(|a| ls.reduce(a).as_ref() == Ok(&lt)) {
+                    return Err(RegTileError::Layout {
+                        tile: k.buffers[t].name.clone(),
+                        dst: k.buffers[*src].name.clone(),
+                    });
+                }
+            }
+            let got = crate::regtile::ttype(k, value)?;
+            if got != crate::ir::TType::Pred {
+                return Err(RegTileError::Type {
+                    op: "a warp vote",
+                    want: "a predicate",
+                    got: got.name(),
+                });
+            }
+            Ok(Vec::new())
         }
         _ => Ok(Vec::new()),
     }

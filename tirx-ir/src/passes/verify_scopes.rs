@@ -51,7 +51,7 @@ impl Need {
     pub fn describe(self) -> &'static str {
         match self {
             Need::Cta => "every thread of the CTA: call it outside any scope",
-            Need::Warps => "whole warps (a named barrier counts threads by the warp)",
+            Need::Warps => "whole warps: a warp, warpgroup or CTA scope, not one thread or `elect` (named barriers count threads by the warp; `vote.sync` takes all 32 lanes)",
             Need::Single => {
                 "one thread: put it under `#[scope(warp = W, elect)]` or `#[scope(thread = T)]`"
             }
@@ -163,6 +163,17 @@ fn need(op: &Op) -> Option<(Need, &'static str)> {
         Op::SetMaxNReg { .. } => (Need::Warpgroup, "setmaxnreg"),
         Op::ClusterSync => (Need::Cta, "cluster_sync"),
         Op::NamedBarrier { .. } => (Need::Warps, "named_barrier"),
+        // `vote.sync` with a full member mask: all 32 lanes of each warp (PTX ISA §9.7.13
+        // "vote.sync"); an `if` inside the scope may still split a warp, which the emulator
+        // diagnoses at run time.
+        Op::WarpVote { kind, .. } => (
+            Need::Warps,
+            match kind {
+                crate::ir::VoteKind::Any => "warp_any",
+                crate::ir::VoteKind::All => "warp_all",
+                crate::ir::VoteKind::Ballot => "warp_ballot",
+            },
+        ),
         Op::TmemAlloc { .. } => (Need::Warp, "tcgen05::alloc"),
         Op::TmemDealloc { .. } => (Need::Warp, "tcgen05::dealloc"),
         Op::TmemRelinquish { .. } => (Need::Warp, "tcgen05::relinquish"),

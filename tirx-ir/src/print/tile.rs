@@ -6,7 +6,9 @@
 //! - `compute @dst = EXPR`, `EXPR` in prefix form: `@tile`, `(f32 0f3FB8AA3B)`, `(arg alpha)`,
 //!   `(int EXPR)`, `(row)`, `(col)`, `(FN x)` for a unary function, `(OP a b)` for a binary
 //!   operator or a comparison (`eq`, `lt`, …), `(fma a b c)`, `(select c a b)`;
-//! - `reduce @dst <- @src KIND axis N [of EXPR] [scratch @buf] [cluster [@buf]] [again]`.
+//! - `reduce @dst <- @src KIND axis N [of EXPR] [scratch @buf] [cluster [@buf]] [again]`;
+//! - `warp_vote KIND %dst <- SCALAR` or `warp_vote KIND %dst <- @src of EXPR` (KIND `any`,
+//!   `all`, `ballot`; a scalar predicate, or a tile predicate over `@src`'s layout).
 
 use super::{Printer, write_expr};
 use crate::ir::*;
@@ -129,6 +131,17 @@ impl Printer<'_, '_> {
                     self.out.write_str(" again")?;
                 }
                 Ok(())
+            }
+            Op::WarpVote { dst, kind, pred } => {
+                write!(self.out, " {} %{} <- ", kind.name(), dst.index())?;
+                match pred {
+                    VotePred::Scalar(e) => super::write_expr(self.out, e, 0),
+                    VotePred::Tile { src, value } => {
+                        let s = self.buf(*src);
+                        write!(self.out, "{s} of ")?;
+                        self.texpr(value)
+                    }
+                }
             }
             _ => Ok(()),
         }

@@ -14,6 +14,7 @@ pub mod exp2_poly;
 pub mod gather;
 pub mod reduce;
 pub mod shared;
+pub mod vote;
 
 use crate::abi::ElemType;
 use crate::arena::Handle;

@@ -10,7 +10,7 @@ pub mod scope;
 pub use error::VerifyError;
 
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::ir::{BarRef, Expr, Kernel, Op, Operand, Phase, Stmt, StmtKind, TileRef};
+use crate::ir::{BarRef, Expr, Kernel, Op, Operand, Phase, Stmt, StmtKind, TileRef, VotePred};
 use crate::passes::walk::visit;
 use std::collections::HashSet;
 
@@ -133,6 +133,7 @@ fn is_tile_op(op: &Op) -> bool {
             | Op::ConsumerRelease { .. }
             | Op::Compute { .. }
             | Op::Reduce { .. }
+            | Op::WarpVote { .. }
     )
 }
 
@@ -254,6 +255,22 @@ fn op_exprs<'a>(
             }
         }
         Op::NamedBarrier { id, .. } => exprs.push(id),
+        Op::WarpVote { dst, pred, .. } => {
+            if !k.vars.contains(*dst) {
+                bad(VerifyError::Var { index: dst.index() });
+            }
+            match pred {
+                VotePred::Scalar(e) => exprs.push(e),
+                VotePred::Tile { src, value } => {
+                    let mut bufs = vec![*src];
+                    value.tiles(&mut bufs);
+                    for b in bufs.into_iter().filter(|b| !k.buffers.contains(*b)) {
+                        bad(VerifyError::Buffer { index: b.index() });
+                    }
+                    value.exprs(exprs);
+                }
+            }
+        }
         Op::Compute { dst, value } => {
             let mut bufs = vec![*dst];
             value.tiles(&mut bufs);

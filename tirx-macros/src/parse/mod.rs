@@ -29,6 +29,7 @@ mod shape_assert;
 mod stmt;
 mod tile;
 mod vocab;
+mod vote;
 
 pub(crate) use vocab::reserved_call;
 

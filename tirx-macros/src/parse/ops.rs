@@ -344,6 +344,7 @@ impl Lowerer<'_> {
             Id::Tcgen05FenceAfter => Op::Tcgen05FenceAfter,
             Id::ClcTryCancel => return self.clc_try_cancel(&args),
             Id::ClcIsCanceled | Id::ClcFirstCta => return Err(self.clc_unbound(w, c)),
+            Id::WarpAny | Id::WarpAll | Id::WarpBallot => return Err(self.vote_unbound(w, c)),
             Id::FenceProxyAsync => Op::FenceProxyAsync,
             Id::FenceMbarrierInit => Op::FenceMbarrierInit,
             // `lookup` was asked for ops only.

@@ -98,6 +98,9 @@ impl Lowerer<'_> {
             SExpr::Binary(b) if self.assigns_tile(&b.left) && tile_compound(&b.op).is_some() => {
                 return self.assign_tile(&b.left, &b.right, tile_compound(&b.op), e, out);
             }
+            SExpr::Assign(a) if let Some(v) = super::vote::vote_of(&a.right) => {
+                return self.vote_assign(&a.left, v, e, out);
+            }
             SExpr::Assign(a) if let Some(q) = super::clc::query_of(&a.right) => {
                 self.clc_assign(&a.left, q)?
             }
@@ -262,6 +265,9 @@ impl Lowerer<'_> {
             let stmt = self.acquire(ident, m)?;
             out.push(stmt);
             return Ok(());
+        }
+        if let Some(v) = super::vote::vote_of(init) {
+            return self.vote_let(ident, mutable, v, l, out);
         }
         if let Some(c) = self.scalar_gather(init) {
             return self.let_scalar_gather(ident, mutable, c, l, out);

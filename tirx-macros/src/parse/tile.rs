@@ -557,7 +557,7 @@ impl Lowerer<'_> {
 
     /// The tile whose layout an expression's result takes: the one every other tile it
     /// reads equals or is a statistic of.
-    fn template(
+    pub(crate) fn template(
         &mut self,
         e: &SExpr,
         v: &TExpr,

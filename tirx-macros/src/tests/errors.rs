@@ -35,7 +35,7 @@ fn unknown_op() {
     let e = with_prelude("cpy(tile, src.tile(0, 0));");
     assert_contains(
         &e,
-        "unknown op `cpy`; ops are copy, mma, sync_threads, cluster_sync, named_barrier, named_barrier_arrive, tma::…, atomic::…, wgmma::…, tcgen05::…, clc::…, fence::…, setmaxnreg::…; did you mean `copy`?",
+        "unknown op `cpy`; ops are copy, mma, sync_threads, cluster_sync, named_barrier, named_barrier_arrive, warp_any, warp_all, warp_ballot, tma::…, atomic::…, wgmma::…, tcgen05::…, clc::…, fence::…, setmaxnreg::…; did you mean `copy`?",
     );
     assert_one(
         &with_prelude("tmaa::load(tile, src.tile(0, 0), bar);"),
