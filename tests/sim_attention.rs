@@ -179,3 +179,115 @@ fn blackwell_conditional_rescaling_matches_always_rescaling() {
         assert!(err <= 2e-2, "seed {seed}: max |o − ref| {err:.3e}");
     }
 }
+
+/// Which (Q tile, correction warp, key block) rescale O: those where some row of the warp's 32
+/// moves its running max (a block's max above it by more than 8 in log2 units, FA4's rule),
+/// from the rounded inputs of one CTA (`s` ≤ 256 queries, one head). Panics when a row's
+/// growth is within 0.01 of the threshold (f32 rounding could take either side).
+fn predicted_rescales(q: &[f64], k: &[f64], s: usize, sk: usize, d: usize) -> Vec<[usize; 3]> {
+    let round = |x: &[f64]| simulate::encode(x, tirx::abi::ElemType::Bf16).1;
+    let (qr, kr) = (round(q), round(k));
+    let scale_log2 = std::f64::consts::LOG2_E / (d as f64).sqrt();
+    let blocks = sk.div_ceil(128);
+    // Per row, the blocks at which its max moves.
+    let moves = |r: usize| -> Vec<bool> {
+        let score = |j: usize| -> f64 {
+            if r >= s {
+                return 0.0; // a row past S: TMA fills its Q with zeros
+            }
+            (0..d).map(|c| qr[r * d + c] * kr[j * d + c]).sum::<f64>() * scale_log2
+        };
+        let block_max = |n: usize| (n * 128..sk.min((n + 1) * 128)).map(score).fold(f64::MIN, f64::max);
+        let mut m = block_max(0);
+        let mut out = vec![false];
+        for n in 1..blocks {
+            let b = block_max(n);
+            assert!((b - m - 8.0).abs() > 0.01, "row {r} block {n}: growth {} at the threshold", b - m);
+            out.push(b - m > 8.0);
+            if b - m > 8.0 {
+                m = b;
+            }
+        }
+        out
+    };
+    let rows: Vec<Vec<bool>> = (0..256).map(moves).collect();
+    let mut out = Vec::new();
+    for n in 1..blocks {
+        for i in 0..2 {
+            for w in 0..4 {
+                let base = 128 * i + 32 * w;
+                if (base..base + 32).any(|r| rows[r][n]) {
+                    out.push([i, w, n]);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The correction warps' vote (`warp_any(c != 1.0)`): a warp rescales O only at the blocks
+/// where one of its rows moved its max. Three inputs: keys of one magnitude (no row ever moves:
+/// no warp rescales), the keys of blocks 1 and 2 scaled by 16 and 17 (nearly every warp
+/// rescales at block 1), and the same with the queries of all but rows 0–31 scaled down by 64
+/// (only the first correction warp of Q tile 0 rescales). The emulator's timeline counts the
+/// correction warps' `tcgen05.st` groups, which only a rescale issues, against the prediction
+/// from the inputs; O and the LSE match the f64 reference (which always rescales) each time.
+#[test]
+fn blackwell_correction_warps_rescale_only_when_a_row_moved() {
+    let art = attention_sm100::KERNEL
+        .artifacts
+        .iter()
+        .find(|a| a.config == "fa4_d128")
+        .expect("the hd128 config");
+    let dims = Dims {
+        b: 1,
+        s: 250,
+        sk: 384,
+        hq: 1,
+        hk: 1,
+        d: 128,
+    };
+    let mut rng = tirx_kernels::reference::Rng::new(11);
+    let mut unit = |n: usize| -> Vec<f64> { (0..n).map(|_| f64::from(rng.unit())).collect() };
+    let q = unit(dims.s * dims.d);
+    let k = unit(dims.sk * dims.d);
+    let v = unit(dims.sk * dims.d);
+    let grown: Vec<f64> = k
+        .iter()
+        .enumerate()
+        .map(|(j, x)| x * [1.0, 16.0, 17.0][j / dims.d / 128])
+        .collect();
+    let quiet: Vec<f64> = q
+        .iter()
+        .enumerate()
+        .map(|(j, x)| if j / dims.d < 32 { *x } else { x / 64.0 })
+        .collect();
+    let policy = Policy {
+        launch_regs: Some(65536 / 512),
+        timeline: true,
+        ..Policy::default()
+    };
+    let mut counts = Vec::new();
+    for (name, q, k) in [("flat", &q, &k), ("grown", &q, &grown), ("one warp", &quiet, &grown)] {
+        let want = predicted_rescales(q, k, dims.s, dims.sk, dims.d);
+        let (mut stats, err) = simulate::attention_values(art, dims, [q, k, &v], 1, 3, &policy)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(err <= 2e-2, "{name}: max |o − ref| {err:.3e}");
+        let tl = stats.timeline.take().expect("recorded");
+        assert_eq!(tl.dropped, 0, "{name}");
+        let stores = tl
+            .ops
+            .iter()
+            .filter(|o| o.unit == tirx_sim::exec::Unit::TmemStore && (8..12).contains(&o.warp))
+            .count();
+        // Each rescale stores O's D / 64 = 2 chunks.
+        assert_eq!(stores, 2 * want.len(), "{name}: rescales {want:?}");
+        counts.push(want);
+    }
+    assert!(counts[0].is_empty(), "the flat keys move no row's max");
+    // Every warp of both tiles at block 1 (and more at block 2).
+    assert!(counts[1].len() >= 8, "{:?}", counts[1]);
+    // Only warp 0 of Q tile 0, at block 1 at least.
+    assert!(counts[2].contains(&[0, 0, 1]), "{:?}", counts[2]);
+    assert!(counts[2].iter().all(|&[i, w, _]| i == 0 && w == 0), "{:?}", counts[2]);
+}

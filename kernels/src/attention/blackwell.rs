@@ -30,7 +30,8 @@
 //! computes the new row max m and the factor 2^((m_old − m)·scale·log2 e), hands the factor
 //! to the correction warpgroup through shared memory (`corr_s[i]`, `stats[i]`), writes
 //! P_i = bf16(2^(S·scale·log2 e − m·…)) over S_i with `tcgen05.st` and arrives on `p_ready[i]`;
-//! the correction warpgroup rescales O_i by the factor (from block 1 on) and arrives on
+//! the correction warpgroup rescales O_i by the factor (from block 1 on, in each warp with a
+//! factor below 1: see conditional rescaling below) and arrives on
 //! `p_ready[i]` too; then the MMA warp issues O_i += P_i·V(n) with P read from TMEM as the A
 //! operand, followed by S_i(n + 1) — which overwrites P_i's columns. As in FA4, that relies on
 //! one thread's `tcgen05.mma`s running in the order issued (the emulator runs them so); the
@@ -55,9 +56,16 @@
 //! 128 here: a share, configurable per tile, not measured on a B200 — there is none); and
 //! conditional rescaling: a row's running max moves only when a block's max exceeds it by
 //! more than 8 in log2 units, so most blocks' factor is exactly 1 (P then stays below 2^8).
-//! The correction warpgroup still multiplies O by that factor every block: skipping the TMEM
-//! round trip for a warp whose 32 rows all kept their max needs a warp vote, which the
-//! language does not have yet (TODO(#28)).
+//! The rule is FA4's (Dao-AILab/flash-attention at 0251105a, `flash_attn/cute/softmax.py`,
+//! `SoftmaxSm100.update_row_max`: the old max
+//! is kept, and the factor is 1, while `(m_old − m_new)·scale_log2 ≥ −8`; the threshold is 8.0
+//! for 16-bit inputs, `rescale_threshold` in `flash_fwd_sm100.py`). Each correction warp then
+//! votes (`warp_any(c != 1.0)`, `vote.sync.any.pred`) over the factors of its own 32 rows —
+//! the TMEM lanes its `tcgen05.ld`/`st` reach — and skips the load-scale-store round trip of O
+//! when every one is exactly 1, as FA4's correction warps do (`vote_ballot_sync(scale < 1.0)`
+//! in `flash_fwd_sm100.py`; the factors never exceed 1, so the tests agree). Skipping only a
+//! multiplication by exactly 1 leaves O bit-identical to always rescaling; the row sum and the
+//! LSE use the same kept (stale) max, so the final O / l and LSE are exact up to rounding.
 //!
 //! Verified without a Blackwell GPU (none was used): ptxas `-arch=sm_100a` with 0 spills, and
 //! the SASS (`tirx check`, its `attention_sm100` lines, the same for every config — the
@@ -236,10 +244,16 @@ pub fn attention_sm100(
                 if n > 0 {
                     copy(c, corr_s[i]);
                     tcgen05::fence_after();
-                    for ch in 0..D / 64 {
-                        copy(ot, o_c[i * (D / 64) + ch]);
-                        ot = ot * c;
-                        copy(o_c[i * (D / 64) + ch], ot);
+                    // Conditional rescaling: only a warp with a row whose max moved (factor
+                    // below 1) rescales; the vote keeps each warp's `tcgen05.ld`/`st` (both
+                    // `.sync.aligned`) on all 32 lanes or none.
+                    let moved = warp_any(c != 1.0);
+                    if moved {
+                        for ch in 0..D / 64 {
+                            copy(ot, o_c[i * (D / 64) + ch]);
+                            ot = ot * c;
+                            copy(o_c[i * (D / 64) + ch], ot);
+                        }
                     }
                     tcgen05::fence_before();
                 }
