@@ -459,3 +459,130 @@ impl Rewriter for Sites<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::parse::parse_module;
+
+    /// A kernel of one thread over a pipeline of `stages`, `%0` the trip count, `%1` a loop
+    /// variable, `%2` a counter, `%3` a stage: the pass's output, printed.
+    fn carried(stages: u32, body: &str) -> String {
+        let text = format!(
+            "kernel k config default phase tile
+  signature k_default_sm_90a
+    target sm_90a
+    threads 32
+    cluster (1, 1, 1)
+    grid (1, 1, 1)
+    smem 0
+    tmem 0
+    tensor a: bf16[M, K]
+  var %0: u32 \"n\"
+  var %1: u32 \"j\"
+  var %2: u32 \"it\"
+  var %3: u32 \"s\"
+  var %4: u32 \"k\"
+  barrier @pipe.full: count {stages} arrivals 1
+  barrier @pipe.empty: count {stages} arrivals 1
+  pipeline @pipe: stages {stages} full @pipe.full empty @pipe.empty
+{{
+  let %0 = dim K
+  let %2 = dim M
+{body}}}
+"
+        );
+        let mut k = parse_module(&text)
+            .unwrap_or_else(|e| panic!("{e}\n{text}"))
+            .kernels
+            .remove(0);
+        CarryStageCounters.run(&mut k).expect("runs");
+        k.to_string()
+    }
+
+    /// Whether the pass carried the loop's wait (no pipeline op left, one wrap test).
+    fn is_carried(out: &str) -> bool {
+        !out.contains("consumer_wait") && out.contains("mbar_wait") && out.contains("== 3:u32")
+    }
+
+    #[test]
+    fn a_loop_from_one_waiting_on_the_previous_iteration_is_carried() {
+        let out = carried(
+            3,
+            "  for %1 = 1:u32 to %0 step 1:u32 {
+    op consumer_wait @pipe iter %1 - 1:u32 -> %3
+    op consumer_release @pipe stage (%1 + 2:u32) % 3:u32
+  }
+",
+        );
+        assert!(is_carried(&out), "{out}");
+        // Entry values from the start: (1 − 1) % 3 and (1 + 2) % 3, once, before the loop.
+        assert!(out.contains("(1:u32 - 1:u32) % 3:u32"), "{out}");
+        assert!(out.contains("(1:u32 + 2:u32) % 3:u32"), "{out}");
+        assert!(!out.contains("stage (%1"), "the release is carried too:\n{out}");
+    }
+
+    #[test]
+    fn a_counter_running_on_across_an_outer_loop_is_carried_from_its_value() {
+        let out = carried(
+            3,
+            "  for %1 = 0:u32 to 4:u32 step 1:u32 {
+    for %4 = 0:u32 to %0 step 1:u32 {
+      op producer_acquire @pipe iter %2 -> %3
+      %2 = %2 + 1:u32
+    }
+  }
+",
+        );
+        assert!(!out.contains("producer_acquire"), "{out}");
+        assert!(out.contains("%2 % 3:u32") && out.contains("%2 / 3:u32 & 1:u32"), "{out}");
+    }
+
+    #[test]
+    fn counters_that_do_not_step_by_one_every_iteration_keep_the_division() {
+        let kept = [
+            // Under `if n > 0` from 0: the entry value would wrap below zero.
+            "  for %1 = 0:u32 to %0 step 1:u32 {
+    if %1 > 0:u32 {
+      op consumer_wait @pipe iter %1 - 1:u32 -> %3
+    }
+  }
+",
+            // An increment under an `if`.
+            "  for %1 = 0:u32 to %0 step 1:u32 {
+    op consumer_wait @pipe iter %2 -> %3
+    if %1 > 0:u32 {
+      %2 = %2 + 1:u32
+    }
+  }
+",
+            // A step of two.
+            "  for %1 = 0:u32 to %0 step 1:u32 {
+    op consumer_wait @pipe iter %2 -> %3
+    %2 = %2 + 2:u32
+  }
+",
+            "  for %1 = 0:u32 to %0 step 2:u32 {
+    op consumer_wait @pipe iter %1 -> %3
+  }
+",
+            // A wait outside any loop.
+            "  op consumer_wait @pipe iter %2 -> %3
+",
+        ];
+        for body in kept {
+            let out = carried(3, body);
+            assert!(out.contains("consumer_wait"), "{body}\n{out}");
+            assert!(!out.contains("== 3:u32"), "{body}\n{out}");
+        }
+        // A power of two divides by a mask and a shift: left as it is.
+        let out = carried(
+            4,
+            "  for %1 = 0:u32 to %0 step 1:u32 {
+    op consumer_wait @pipe iter %1 -> %3
+  }
+",
+        );
+        assert!(out.contains("consumer_wait"), "{out}");
+    }
+}
