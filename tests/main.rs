@@ -44,6 +44,7 @@ mod gpu_splitk;
 mod int_tiles;
 mod kinds;
 mod pair_mma;
+mod pipeline_counters;
 mod regtile_lowering;
 mod roundtrip;
 mod rs_kernels;

@@ -9,7 +9,8 @@
 //!    barrier or pipeline is all a kernel writes;
 //!
 //! and each pipeline op becomes an mbarrier wait/arrive whose stage and parity derive from the
-//! iteration counter: stage = iter mod S, phase parity = (iter div S) mod 2; the producer
+//! iteration counter: stage = iter mod S, phase parity = (iter div S) mod 2 (the waits of
+//! loops that step by one were already given carried values by carry-stage-counters); the producer
 //! waits on the opposite parity of the empty barrier, so its first pass through the ring
 //! does not block (a fresh mbarrier's preceding phase counts as complete, PTX ISA
 //! §9.7.13.15.16).
@@ -38,6 +39,38 @@ fn stage_parity(k: &Kernel, pipe: Handle<crate::ir::Pipeline>, iter: &Expr) -> (
         Expr::u32(1),
     );
     (stage, parity)
+}
+
+/// A pipeline wait on stage `index` with the counter's phase parity `parity`: binds `stage`
+/// and waits on the stage's full barrier (a consumer) or, with the opposite parity, its empty
+/// one (a producer). Shared with carry-stage-counters, which passes carried values.
+pub(super) fn pipeline_wait(
+    k: &Kernel,
+    pipe: Handle<crate::ir::Pipeline>,
+    producer: bool,
+    stage: Handle<Var>,
+    index: Expr,
+    parity: Expr,
+) -> [StmtKind; 2] {
+    let p = &k.pipelines[pipe];
+    let (bar, parity) = if producer {
+        (p.empty, Expr::bin(BinOp::Xor, parity, Expr::u32(1)))
+    } else {
+        (p.full, parity)
+    };
+    [
+        StmtKind::Let {
+            var: stage,
+            value: index,
+        },
+        StmtKind::Op(Op::MbarWait {
+            bar: BarRef {
+                bar,
+                index: Expr::Var(stage),
+            },
+            parity,
+        }),
+    ]
 }
 
 fn lower_op(lw: &mut Lower, op: Op) -> Result<(), Diagnostics> {
@@ -77,23 +110,9 @@ fn lower_op(lw: &mut Lower, op: Op) -> Result<(), Diagnostics> {
         Op::ProducerAcquire { pipe, iter, stage } | Op::ConsumerWait { pipe, iter, stage } => {
             let producer = matches!(op, Op::ProducerAcquire { .. });
             let (st, parity) = stage_parity(lw.k, *pipe, iter);
-            lw.emit(StmtKind::Let {
-                var: *stage,
-                value: st,
-            });
-            let p = &lw.k.pipelines[*pipe];
-            let (bar, parity) = if producer {
-                (p.empty, Expr::bin(BinOp::Xor, parity, Expr::u32(1)))
-            } else {
-                (p.full, parity)
-            };
-            lw.op(Op::MbarWait {
-                bar: BarRef {
-                    bar,
-                    index: Expr::Var(*stage),
-                },
-                parity,
-            });
+            for kind in pipeline_wait(lw.k, *pipe, producer, *stage, st, parity) {
+                lw.emit(kind);
+            }
             Ok(())
         }
         Op::ConsumerRelease { pipe, stage } => {

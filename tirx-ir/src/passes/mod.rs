@@ -5,6 +5,7 @@
 //! are compiler bugs and say which pass broke the IR. `TIRX_DUMP=<pass>` (or `all`) prints
 //! the IR before and after that pass to stderr.
 
+mod carry_stage_counters;
 mod check_protocol;
 mod check_wgmma_regs;
 mod derive_signals;
@@ -75,6 +76,10 @@ pub static PIPELINE: &[&dyn Pass] = &[
     // Offsets and TMEM columns; needs the variants (which buffers TMA writes decide
     // alignment) and must precede every lowering that computes an address.
     &plan_memory::PlanMemory,
+    // Pipeline waits in loops that step by one → waits on a carried stage and phase; after
+    // check_protocol, which reasons on the pipeline ops' counters, and before lower_tile_ops,
+    // which lowers the rest by division.
+    &carry_stage_counters::CarryStageCounters,
     // Tile ops and pipeline ops → sync ops + instructions (phase Tile → Thread).
     &lower_tile_ops::LowerTileOps,
     // Sync ops → instructions; after lower_tile_ops, which emits sync ops of its own.

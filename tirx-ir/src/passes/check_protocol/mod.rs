@@ -20,6 +20,7 @@
 //!   arrivals) and byte counts through control flow (an `expect_tx` outside the `if` of its
 //!   loads, a multicast only some CTAs of its mask issue);
 //! - [`refill`]: a pipeline stage refilled in a loop without `producer_acquire`;
+//! - [`unwaited`]: a pipeline stage read in a loop that never waits for it (`consumer_wait`);
 //! - [`scales`]: a block-scaled MMA's factors copied into tensor memory, and ordered before it.
 //!
 //! Each rule reports only what it can prove from the body; a kernel it cannot judge (a
@@ -38,6 +39,7 @@ mod refill;
 mod scales;
 mod tiles;
 mod tmem;
+mod unwaited;
 
 use super::Pass;
 use crate::arena::Handle;
@@ -410,6 +412,18 @@ pub enum ProtocolError {
         /// Its stages.
         stages: u32,
     },
+    /// A pipeline stage read in a loop that never waits for it.
+    #[error(
+        "stage read without wait: `{buffer}` is filled by the TMA loads of pipeline `{pipe}` ({stages} stages), and this loop reads a different stage of it each iteration, for more than {stages} iterations, with no `{pipe}.consumer_wait(k)` in it: from the second round on, the stage read may still be loading (a wait before the loop covers only the first). Wait for each stage in the loop (`let s = {pipe}.consumer_wait(k);`) and read `{buffer}[s]`"
+    )]
+    StageReadWithoutWait {
+        /// The pipeline.
+        pipe: String,
+        /// The buffer read.
+        buffer: String,
+        /// Its stages.
+        stages: u32,
+    },
     /// A straight-line prologue filling one stage twice.
     #[error(
         "prologue overfill: this TMA load fills stage {stage} of pipeline `{pipe}` ({stages} stages) a second time with no `{pipe}.producer_acquire(k)` since the first: the first fill may not be consumed yet, and stage {stage}'s full barrier would be sent two fills' bytes in one phase. A prologue fills each of the {stages} stages at most once; take every later stage with `let s = {pipe}.producer_acquire(k);`"
@@ -486,7 +500,7 @@ impl Pass for CheckProtocol {
 
     fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
         let mut errs: Diagnostics = Vec::new();
-        let rules: [fn(&Kernel) -> Vec<Diagnostic>; 9] = [
+        let rules: [fn(&Kernel) -> Vec<Diagnostic>; 10] = [
             order::check,
             counters::check,
             bulk::check,
@@ -495,6 +509,7 @@ impl Pass for CheckProtocol {
             scales::check,
             counts::check,
             refill::check,
+            unwaited::check,
             // After `counts`: an over-count is its error, not a parity's.
             phases::check,
         ];

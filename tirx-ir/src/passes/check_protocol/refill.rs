@@ -34,7 +34,7 @@ struct Refill<'k> {
 }
 
 /// Whether a loop with these bounds may run more than `n` iterations (unknown: yes).
-fn more_than(start: &Expr, end: &Expr, step: &Expr, n: u32) -> bool {
+pub(super) fn more_than(start: &Expr, end: &Expr, step: &Expr, n: u32) -> bool {
     match (start, end, step) {
         (Expr::Imm(a, _), Expr::Imm(b, _), Expr::Imm(s, _)) if *s > 0 => {
             (b - a + s - 1) / s > n as i64
