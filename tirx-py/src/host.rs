@@ -89,6 +89,7 @@ fn gemm_request(g: &Gemm) -> GemmRequest {
         b: g.b.clone(),
         c: g.c.clone(),
         bias,
+        res: None,
         d: g.d.clone(),
         scalars: g.scaled.unwrap_or((1.0, 0.0)),
         row_scales: None,
