@@ -106,16 +106,9 @@ fn the_residual_host_entry_adds_r_with_and_without_the_bias() {
         let mut d = rt.zeros::<bf16>(&[m, n]).unwrap();
         rt.poison(&mut d).unwrap();
         let fused = act.map(|act| (act, &bias));
-        let choice = tirx_kernels::gemm::host::gemm_residual(
-            &rt,
-            BLayout::Tn,
-            &a,
-            &b,
-            fused,
-            &res,
-            &mut d,
-        )
-        .expect("runs");
+        let choice =
+            tirx_kernels::gemm::host::gemm_residual(&rt, BLayout::Tn, &a, &b, fused, &res, &mut d)
+                .expect("runs");
         rt.synchronize().unwrap();
         let got = rt.download(&d).unwrap();
         let mut want = tirx_kernels::reference::gemm_tn_f64(&ha, &hb, m, n, k);

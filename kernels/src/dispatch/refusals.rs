@@ -109,8 +109,13 @@ fn gemm_residual_refusal_table() {
         (BLayout::Tn, "gemm_sm100_bias_act_res/gelu"),
         (BLayout::Nn, "gemm_sm100_bias_act_res/nn_gelu"),
     ] {
-        let c = choose(&request(layout, gelu_res), &catalogue::all(), &b200, &Cache::default())
-            .unwrap_or_else(|e| panic!("{want}: {e}"));
+        let c = choose(
+            &request(layout, gelu_res),
+            &catalogue::all(),
+            &b200,
+            &Cache::default(),
+        )
+        .unwrap_or_else(|e| panic!("{want}: {e}"));
         assert_eq!(c.label(), want);
     }
 }

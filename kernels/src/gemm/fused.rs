@@ -8,7 +8,12 @@
 //! constant `ACT`: 0 none, 1 ReLU, 2 GELU (tanh form, `tanh_approx`), 3 SiLU
 //! (`x · 1/(1 + 2^(−x·log2 e))` with `exp2_approx` and `rcp_approx`). Everything else — the
 //! cluster producer, the multicast loads, the persistent walk, the overlapped TMA-store
-//! epilogue — is level 8's pieces.
+//! epilogue — is level 8's pieces, and the bias and activation are `pieces.rs`' `bias_act`.
+//!
+//! `gemm_sm90_bias_act_res` adds a residual after the activation, D = act(A·Bᵀ + bias) + R:
+//! R waits in the staging tile (loaded by TMA before the K loop, as the scaled kernels load C)
+//! and is read back into the accumulator's layout after it. `tirx check`: `168 0 HGMMA×4
+//! UTMALDG×3 UTMASTG×1 USETMAXREG×2 SYNCS×24` for every activation (SiLU adds `MUFU.EX2×64`).
 
 use tirx::prelude::*;
 
@@ -134,8 +139,7 @@ pub mod kernels {
         let k_tiles = cdiv(K, BK);
         cluster_producer(pipe, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles);
         residual_consumers(
-            pipe, acc, bias_t, res_t, a_s, b_s, d_s, r_bar, d, bias, res, pairs_m, tiles_n,
-            k_tiles,
+            pipe, acc, bias_t, res_t, a_s, b_s, d_s, r_bar, d, bias, res, pairs_m, tiles_n, k_tiles,
         );
     }
 

@@ -1,6 +1,7 @@
 //! The production Blackwell GEMM's epilogues (ladder level 10, over `level_10_prod_tcgen05.rs`'s
-//! pair, scheduler and TMA-store epilogue): D = α·A·op(B) + β·C (`gemm_sm100_abc`) and
-//! D = act(A·op(B) + bias) (`gemm_sm100_bias_act`), computed on the accumulator in the
+//! pair, scheduler and TMA-store epilogue): D = α·A·op(B) + β·C (`gemm_sm100_abc`),
+//! D = act(A·op(B) + bias) (`gemm_sm100_bias_act`) and the two composed,
+//! D = act(A·op(B) + bias) + R (`gemm_sm100_bias_act_res`), computed on the accumulator in the
 //! epilogue warpgroup's registers between `tcgen05.ld` and the staging tile — no extra pass
 //! over D.
 //!
@@ -26,14 +27,21 @@
 //! `tmem_32x32b` layout holds the block's columns; one broadcast load, §9.7.9.8), added, and
 //! the activation `ACT` applied in place: 0 none, 1 ReLU, 2 GELU (tanh form, `tanh.approx`,
 //! §9.7.3.23), 3 SiLU (`x · 1/(1 + 2^(−x·log2 e))`, `ex2.approx`, `rcp.approx`, §9.7.3.21,
-//! §9.7.3.16) — the Hopper `fused.rs` epilogue.
+//! §9.7.3.16) — the Hopper `fused.rs` epilogue, one tile function of `pieces.rs` ([`bias_act`]).
+//!
+//! Residual: the scaled kernel's C load ([`load_staged`]) brings R into the staging tile, and
+//! each block is `bias_act`'s result plus the staged R (read back as `abc` reads C, `add.f32`)
+//! before it is rounded into the same staging block — the three registers tiles of a block
+//! (accumulator, bias, R) fit the epilogue's 224 registers with 0 spills.
 //!
 //! Verified without a Blackwell GPU (none was used): ptxas `-arch=sm_100a` with 0 spills for
 //! every config (`tests/assemble.rs`), and the SASS (`tirx check`, its `gemm_sm100_abc
 //! default` line: `224 0 UTCHMMA×4 UTMALDG×3 UTMASTG×1 LDTM×2 USETMAXREG×2 SYNCS×62
 //! LDS.128×12 STS.128×8` — C's TMA load the third `UTMALDG`, its staged values read back by
 //! `LDS.128`; `gemm_sm100_bias_act gelu`: `224 0 UTCHMMA×4 UTMALDG×2 UTMASTG×1 LDTM×2
-//! USETMAXREG×2 SYNCS×58 LDG.E.128×15 LDS.128×4 STS.128×8`, the bias's vector loads), and the
+//! USETMAXREG×2 SYNCS×58 LDG.E.128×15 LDS.128×4 STS.128×8`, the bias's vector loads;
+//! `gemm_sm100_bias_act_res gelu`: `224 0 UTCHMMA×4 UTMALDG×3 UTMASTG×1 LDTM×2 USETMAXREG×2
+//! SYNCS×62 LDG.E.128×23 LDS.128×12 STS.128×8`, R's TMA load the third `UTMALDG`), and the
 //! emulator against the f64 reference on shapes with tails in M, N and K and more tiles than
 //! clusters, under every CLC mode, and with β = 0 and C all NaN (`tests/sim_gemm_sm100.rs`);
 //! 100 seeded schedules a config and CLC mode with `tirx sim gemm_sm100_abc --m 300 --n 264

@@ -240,7 +240,10 @@ fn a_gemm_with_bias_and_res_adds_the_residual_after_the_activation() {
         epilogue: Epilogue::BiasResidual(Act::Gelu),
     });
     assert_eq!(ProblemKind::Gemm.derive_with(&good, &consts), Ok(want));
-    assert_eq!(want.to_string(), "gemm(b = tn, epilogue = bias-gelu-residual)");
+    assert_eq!(
+        want.to_string(),
+        "gemm(b = tn, epilogue = bias-gelu-residual)"
+    );
     assert_eq!(
         Epilogue::BiasResidual(Act::None).name(),
         "bias-residual",
@@ -248,7 +251,10 @@ fn a_gemm_with_bias_and_res_adds_the_residual_after_the_activation() {
     );
     let wrong = with(tensor("res", F32, &["M", "N"]));
     let err = ProblemKind::Gemm.derive(&wrong).unwrap_err();
-    assert!(err.contains("`res` (the residual) must have D's shape"), "{err}");
+    assert!(
+        err.contains("`res` (the residual) must have D's shape"),
+        "{err}"
+    );
     let short = with(tensor("res", Bf16, &["N"]));
     assert!(ProblemKind::Gemm.derive(&short).is_err());
 }
