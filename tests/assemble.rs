@@ -112,6 +112,7 @@ fn blackwell_gemm_sass_has_the_tensor_core_and_tma_and_tmem_loads() {
         "gemm_sm100_prod",
         "gemm_sm100_abc",
         "gemm_sm100_bias_act",
+        "gemm_sm100_bias_act_res",
     ] {
         let k = catalogue::find(name).expect("shipped");
         for a in k.artifacts {

@@ -165,7 +165,7 @@ fn typed_gemm_scaled(
     // D = act(A·Bᵀ + bias) kernels: the activation from the artifact's problem, as data.
     let act = match art.problem {
         Some(Problem::Gemm(GemmProblem {
-            epilogue: Epilogue::Bias(act),
+            epilogue: Epilogue::Bias(act) | Epilogue::BiasResidual(act),
             ..
         })) => Some(act),
         _ => None,
@@ -173,6 +173,11 @@ fn typed_gemm_scaled(
     let tbias = elem("bias").unwrap_or(td);
     let (biasb, biasv) = random_values(&mut rng, tbias, n);
     let biasm = put(&biasb, tbias, &[n]);
+    // D = act(A·op(B) + bias) + R kernels: R drawn after every other input.
+    let residual = elem("res").map(|tr| {
+        let (rb, rv) = random_values(&mut rng, tr, m * n);
+        (put(&rb, tr, &[m, n]), rv)
+    });
     let dbytes = m * n * td.bytes() as usize;
     let dm = put(&vec![0xff; dbytes], td, &[m, n]);
     let tensors: Vec<TensorMeta> = sig
@@ -184,6 +189,7 @@ fn typed_gemm_scaled(
             "c" => cm.clone(),
             "d" => dm.clone(),
             "bias" => biasm.clone(),
+            "res" => residual.as_ref().expect("drawn for `res`").0.clone(),
             other => panic!("a GEMM tensor {other}"),
         })
         .collect();
@@ -229,6 +235,12 @@ fn typed_gemm_scaled(
                 let x = w + biasv[j];
                 w = activate(act, x);
                 acc = 1.2 * acc + 4.0 * (x.abs() + 1.0) / 8_388_608.0;
+            }
+            if let Some((_, rv)) = &residual {
+                // R added in f32 after the activation: one more f32 rounding.
+                let r = rv[i * n + j];
+                acc += (w.abs() + r.abs()) / 8_388_608.0;
+                w += r;
             }
             let bound = (w.abs() + acc) * half_ulp + acc + 1e-30;
             let g = got[i * n + j];
@@ -401,6 +413,30 @@ fn bias_activation_gemms_match_the_reference() {
         runs.push(stats);
     }
     report("bias/activation gemms", &runs);
+}
+
+/// The fused epilogue with a residual on Hopper (`gemm_sm90_bias_act_res`, D = act(A·Bᵀ +
+/// bias) + R: R loaded by TMA into the staging tile before each tile's K loop, read back into
+/// the accumulator's layout after it) against the f64 reference: 6 tiles of 128×128 on two
+/// clusters (M = 300, N = 264, K = 136: tails in all three, and the staging tile refilled with
+/// R while earlier stores from it may be in flight), GELU, SiLU and ReLU.
+#[test]
+fn residual_gemms_on_hopper_match_the_reference() {
+    let mut runs = Vec::new();
+    for (ci, config) in ["gelu", "silu", "relu"].into_iter().enumerate() {
+        let art = sm90("gemm_sm90_bias_act_res", config);
+        let stats = typed_gemm_on_device(
+            art,
+            art.ptx,
+            (300, 264, 136),
+            241 + ci as u64,
+            &schedules()[ci % 3],
+            &sms(4),
+        )
+        .unwrap_or_else(|e| panic!("gemm_sm90_bias_act_res {config}: {e}"));
+        runs.push(stats);
+    }
+    report("gemm_sm90_bias_act_res", &runs);
 }
 
 /// `setmaxnreg` on a shipped warp-specialised GEMM (384 threads: the producer warpgroup

@@ -104,6 +104,42 @@ fn gemm_sm100_bias_act_matches_the_reference() {
     report("gemm_sm100_bias_act", &runs);
 }
 
+/// `gemm_sm100_bias_act_res` (D = act(A·op(B) + bias) + R: R loaded by TMA into the staging
+/// tile as `gemm_sm100_abc` loads C, each 64-column block through the bias and activation of
+/// `gemm_sm100_bias_act`, R added in f32): GELU and SiLU in TN, ReLU in NN, the plain bias in
+/// f16, on the same shape as the others (tails in M, N and K; 6 tiles on two clusters, so R's
+/// loads into the staging tile follow earlier stores from it), under every CLC mode.
+#[test]
+fn gemm_sm100_bias_act_res_matches_the_reference() {
+    let mut runs = Vec::new();
+    for (ci, (config, clc)) in [
+        ("gelu", ClcMode::Random),
+        ("silu", ClcMode::Fail),
+        ("nn_relu", ClcMode::Succeed),
+        ("bias_f16", ClcMode::Random),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let art = sm100("gemm_sm100_bias_act_res", config);
+        let policy = Policy {
+            clc,
+            ..schedules()[ci % 3]
+        };
+        let stats = typed_gemm_on_device(
+            art,
+            art.ptx,
+            (300, 264, 136),
+            251 + ci as u64,
+            &policy,
+            &sms(4),
+        )
+        .unwrap_or_else(|e| panic!("gemm_sm100_bias_act_res {config} {clc:?}: {e}"));
+        runs.push(stats);
+    }
+    report("gemm_sm100_bias_act_res", &runs);
+}
+
 /// `gemm_sm100_abc` with β = 0 and C all NaN: D = α·A·op(B) exactly as BLAS says (C never
 /// used: the staged C is loaded but the `selp` on β ≠ 0 drops it), α = −2, one cluster with
 /// a one-tile walk (tails in M, N and K). A planted bug — the test `β ≠ 0` made always true

@@ -160,6 +160,16 @@ impl Act {
             Act::Silu => "bias-silu",
         }
     }
+    /// `bias-residual`, `bias-relu-residual`, …: the name of the epilogue that adds a
+    /// residual after this activation ([`Epilogue::BiasResidual`]).
+    pub fn residual_name(self) -> &'static str {
+        match self {
+            Act::None => "bias-residual",
+            Act::Relu => "bias-relu-residual",
+            Act::Gelu => "bias-gelu-residual",
+            Act::Silu => "bias-silu-residual",
+        }
+    }
     /// The activation of a config code `ACT`.
     pub fn of_code(code: i64) -> Option<Act> {
         usize::try_from(code)
@@ -178,6 +188,11 @@ pub enum Epilogue {
     /// D = act(A·op(B) + bias), `bias` a vector [N] in D's type added to every row; the
     /// activation is the config constant `ACT` (0 none, 1 ReLU, 2 GELU tanh form, 3 SiLU).
     Bias(Act),
+    /// D = act(A·op(B) + bias) + R: [`Epilogue::Bias`] and then a residual `res` [M, N] in
+    /// D's type added after the activation (a transformer block's `x + act(x·W + b)`), in f32
+    /// before D is rounded. The residual without a bias or an activation, D = A·op(B) + R,
+    /// is [`Epilogue::Scaled`] with α = β = 1 and C = R (what the host requests for it).
+    BiasResidual(Act),
     /// D = (s_a·s_b)·A·op(B), the f32 scalars `scale_a`, `scale_b` (per-tensor scales of
     /// quantised operands: `torch._scaled_mm`'s tensor-wise form).
     ScaleTensor,
@@ -197,6 +212,7 @@ impl Epilogue {
             Epilogue::Plain => "plain",
             Epilogue::Scaled => "scaled",
             Epilogue::Bias(a) => a.epilogue_name(),
+            Epilogue::BiasResidual(a) => a.residual_name(),
             Epilogue::ScaleTensor => "scale-tensor",
             Epilogue::ScaleRows => "scale-rows",
             Epilogue::Partial => "partial",
@@ -218,7 +234,8 @@ pub struct GemmProblem {
 pub enum Problem {
     /// `dst ← src`, both M×N of one element type.
     Copy,
-    /// A GEMM (tensors `a`, `b`, `d`, and `c` with scalars `alpha`, `beta` when scaled).
+    /// A GEMM (tensors `a`, `b`, `d`, and `c` with scalars `alpha`, `beta` when scaled;
+    /// `bias` and `res` with a residual epilogue).
     Gemm(GemmProblem),
     /// A row op (tensors `x`, `y` and the op's vectors and scalars).
     Row(RowOp),
@@ -253,7 +270,9 @@ impl ProblemKind {
             ProblemKind::Gemm => {
                 "tensors `a` [M, K], `b` [N, K] (B given N×K) or [K, N] (B given K×N) and \
                  `d` [M, N], A and B of one element type; for D = α·A·op(B) + β·C also `c` \
-                 [M, N] in D's type and the scalars `alpha` and `beta`; for D = (s_a·s_b)·A·op(B) \
+                 [M, N] in D's type and the scalars `alpha` and `beta`; for D = act(A·op(B) + \
+                 bias) a vector `bias` [N] in D's type, and for act(A·op(B) + bias) + R also \
+                 `res` [M, N] in D's type; for D = (s_a·s_b)·A·op(B) \
                  the scalars `scale_a` and `scale_b`; for D = diag(sa)·A·op(B)·diag(sb) the f32 \
                  vectors `sa` [M] and `sb` [N]; for split K's partial products an f32 `w` \
                  [S, M, N] instead of `d`"
@@ -446,7 +465,22 @@ fn derive_gemm(sig: &Signature, consts: &[(String, i64)]) -> Result<GemmProblem,
             let act = Act::of_code(code).ok_or_else(|| {
                 format!("`ACT = {code}` is no activation: 0 none, 1 ReLU, 2 GELU, 3 SiLU")
             })?;
-            Epilogue::Bias(act)
+            match sig.tensors.iter().find(|t| t.name == "res") {
+                None => Epilogue::Bias(act),
+                Some(res) if res.shape == d.shape && res.elem == d.elem => {
+                    Epilogue::BiasResidual(act)
+                }
+                Some(res) => {
+                    return Err(format!(
+                        "`res` (the residual) must have D's shape and element type ({} {:?}), \
+                         found {} {:?}",
+                        d.elem.name(),
+                        d.shape,
+                        res.elem.name(),
+                        res.shape
+                    ));
+                }
+            }
         }
         None if sig.scalars.is_empty() && sig.tensors.iter().any(|t| t.name == "sa") => {
             let vector = |name: &str, len: &str| {
@@ -494,7 +528,7 @@ fn derive_gemm(sig: &Signature, consts: &[(String, i64)]) -> Result<GemmProblem,
     };
     let extra = match epilogue {
         Epilogue::Scaled | Epilogue::Bias(_) => 1,
-        Epilogue::ScaleRows => 2,
+        Epilogue::ScaleRows | Epilogue::BiasResidual(_) => 2,
         Epilogue::Plain | Epilogue::ScaleTensor | Epilogue::Partial => 0,
     };
     if sig.tensors.len() != 3 + extra {

@@ -73,6 +73,9 @@ pub fn request(op: &Op) -> Box<dyn ProblemDef> {
 
 fn gemm_request(g: &Gemm) -> GemmRequest {
     let (epilogue, bias) = match (&g.bias, g.scaled) {
+        (Some((meta, act)), _) if g.res.is_some() => {
+            (Epilogue::BiasResidual(*act), Some(meta.clone()))
+        }
         (Some((meta, act)), _) => (Epilogue::Bias(*act), Some(meta.clone())),
         (None, Some(_)) => (Epilogue::Scaled, None),
         (None, None) => (Epilogue::Plain, None),
@@ -89,6 +92,7 @@ fn gemm_request(g: &Gemm) -> GemmRequest {
         b: g.b.clone(),
         c: g.c.clone(),
         bias,
+        res: g.res.clone(),
         d: g.d.clone(),
         scalars: g.scaled.unwrap_or((1.0, 0.0)),
         row_scales: None,
@@ -190,6 +194,7 @@ fn metas(op: &Op) -> Vec<TensorMeta> {
             let mut v = vec![g.a.clone(), g.b.clone(), g.d.clone()];
             v.extend(g.c.clone());
             v.extend(g.bias.as_ref().map(|b| b.0.clone()));
+            v.extend(g.res.clone());
             v
         }
         Op::Row { x, w, b, y, .. } => {
@@ -258,6 +263,26 @@ mod tests {
             !text.contains("gemm"),
             "other families are left out:\n{text}"
         );
+    }
+
+    #[test]
+    fn a_residual_after_a_bias_is_its_own_epilogue_on_both_targets() {
+        let (m, n, k) = (300, 264, 136);
+        let op = Op::Gemm(Gemm {
+            layout: tirx::problem::BLayout::Tn,
+            a: bf16(&[m, k]),
+            b: bf16(&[n, k]),
+            c: None,
+            bias: Some((bf16(&[n]), tirx::problem::Act::Gelu)),
+            res: Some(bf16(&[m, n])),
+            d: bf16(&[m, n]),
+            scaled: None,
+        });
+        let h = explain(&op, &Device::h200());
+        assert!(h.contains("gemm tn bias-gelu-residual"), "{h}");
+        assert!(h.contains("chosen: gemm_sm90_bias_act_res/gelu"), "{h}");
+        let b = explain(&op, &Device::b200());
+        assert!(b.contains("chosen: gemm_sm100_bias_act_res/gelu"), "{b}");
     }
 
     #[test]

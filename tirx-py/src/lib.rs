@@ -191,10 +191,10 @@ fn dtype_named(s: &str) -> Result<ElemType, BindError> {
     }
 }
 
-/// `out = act(a @ b + bias)` or `alpha·(a @ b) + beta·c`; returns the chosen `kernel/config`
+/// `out = act(a @ b + bias) [+ residual]` or `alpha·(a @ b) + beta·c`; returns the chosen `kernel/config`
 /// (or the explanation).
 #[pyfunction]
-#[pyo3(signature = (a, b, out=None, *, c=None, bias=None, activation=None, alpha=1.0, beta=0.0, out_dtype=None, stream=0, dlpack_stream=None, explain=None))]
+#[pyo3(signature = (a, b, out=None, *, c=None, bias=None, activation=None, residual=None, alpha=1.0, beta=0.0, out_dtype=None, stream=0, dlpack_stream=None, explain=None))]
 #[allow(clippy::too_many_arguments)]
 fn gemm(
     a: &Bound<'_, PyAny>,
@@ -203,6 +203,7 @@ fn gemm(
     c: Option<&Bound<'_, PyAny>>,
     bias: Option<&Bound<'_, PyAny>>,
     activation: Option<&str>,
+    residual: Option<&Bound<'_, PyAny>>,
     alpha: f32,
     beta: f32,
     out_dtype: Option<&str>,
@@ -213,6 +214,7 @@ fn gemm(
     let ds = dl(stream, dlpack_stream);
     let (a, b) = (read(a, "a", ds)?, read(b, "b", ds)?);
     let (c, bias) = (read_opt(c, "c", ds)?, read_opt(bias, "bias", ds)?);
+    let residual = read_opt(residual, "residual", ds)?;
     let out = read_opt(out, "out", ds)?;
     let out_dtype = match out_dtype {
         Some(s) => dtype_named(s)?,
@@ -232,6 +234,7 @@ fn gemm(
             c: c.as_ref(),
             bias: bias.as_ref(),
             activation,
+            residual: residual.as_ref(),
             alpha,
             beta,
             out: out.as_ref(),

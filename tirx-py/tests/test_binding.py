@@ -320,6 +320,16 @@ class Explain(unittest.TestCase):
         text = tirx.explain(tirx.gemm, a, w.t(), alpha=0.5, beta=2.0, c=FakeCuda((512, 1024)), device="h200")
         self.assertIn("gemm tn scaled", text)
 
+    def test_residual_epilogue(self):
+        a, w, r = FakeCuda((512, 256)), FakeCuda((1024, 256)), FakeCuda((512, 1024))
+        text = tirx.explain(tirx.gemm, a, w.t(), bias=FakeCuda((1024,)), activation="gelu",
+                            residual=r, device="h200")
+        self.assertIn("gemm tn bias-gelu-residual", text)
+        self.assertIn("chosen: gemm_sm90_bias_act_res/gelu", text)
+        # Without a bias the residual is c with alpha = beta = 1.
+        text = tirx.explain(tirx.gemm, a, w.t(), residual=r, device="h200")
+        self.assertIn("gemm tn scaled", text)
+
     def test_hopper_only_op_elsewhere(self):
         x = FakeCuda((16, 4096))
         text = tirx.explain("rms_norm", x, FakeCuda((4096,)), device="b200")

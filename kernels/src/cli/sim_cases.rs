@@ -338,6 +338,11 @@ pub fn inputs(art: &KernelArtifact, case: &Case) -> Result<CaseData, String> {
             };
             named.push(("sa", ElemType::F32, vec![m], f32s(&mut srng, m)));
             named.push(("sb", ElemType::F32, vec![n], f32s(&mut srng, n)));
+            // The residual `res` [M, N] of D = act(A·op(B) + bias) + R, from a generator of its
+            // own too.
+            let tr = elem("res").unwrap_or(td);
+            let mut rrng = Rng::new(case.seed ^ 0x0e51_d0a1);
+            named.push(("res", tr, vec![m, n], random_bytes(&mut rrng, tr, m * n)));
             let (alpha, beta) = gemm_scale(epilogue);
             scalars = sig
                 .scalars

@@ -25,7 +25,8 @@
 //!   results each within that of `w` are within twice it of each other. Bias + activation
 //!   epilogues widen `acc` as sim_gemm does (slope ≤ 1.2, 4 f32 ulps for the activation);
 //!   GELU adds `2⁻¹¹·|x|` for the GPU's `tanh.approx.f32` (relative error 2⁻¹⁰·⁹⁸⁷, times
-//!   `0.5·|x|`), which the emulator computes exactly. The metric is `|gpu − emu| / bound`;
+//!   `0.5·|x|`), which the emulator computes exactly; a residual adds one f32 rounding of the
+//!   sum. The metric is `|gpu − emu| / bound`;
 //!   the bound is 1. The table also gives each side's worst distance from `w` in units of
 //!   its own one-sided bound.
 
@@ -201,9 +202,10 @@ fn gemm_bounds(
     let fp8 = data.input("a").is_some_and(|t| t.elem.is_fp8());
     let (alpha, beta) = gemm_scale(epilogue);
     let act = match epilogue {
-        Epilogue::Bias(act) => Some(act),
+        Epilogue::Bias(act) | Epilogue::BiasResidual(act) => Some(act),
         _ => None,
     };
+    let res = values("res").filter(|_| matches!(epilogue, Epilogue::BiasResidual(_)));
     let half_ulp = match data.out().elem {
         ElemType::Bf16 => 1.0 / 256.0,
         ElemType::F16 => 1.0 / 2048.0,
@@ -265,6 +267,11 @@ fn gemm_bounds(
                 if let Some(act) = act {
                     let b = bias.as_ref().map_or(0.0, |bv| bv[j]);
                     (w, acc, extra) = tirx_kernels::simulate::bias_act_bound(act, w, b, acc);
+                }
+                if let Some(r) = &res {
+                    // R added in f32 after the activation: one more f32 rounding.
+                    acc += (w.abs() + r[i * n + j].abs()) / 8_388_608.0;
+                    w += r[i * n + j];
                 }
                 g.exact.push(w);
                 g.side.push((w.abs() + acc) * half_ulp + acc + 1e-30);

@@ -51,6 +51,75 @@ fn only_these_refusals(problem: &dyn ProblemDef, allowed: &[fn(&Reject) -> bool]
     }
 }
 
+/// The residual epilogue D = act(A·op(B) + bias) + R on the H200: the one Hopper residual
+/// kernel (TN) takes it, the fused kernel without a residual, the scaled kernels and split K
+/// (no reduce kernel adds a residual) refuse it as another problem, and an NN request — no
+/// sm_90a residual kernel takes B given K×N — fits nothing, with every candidate's reason in
+/// the table. Without a bias the residual is the scaled request with C = R, α = β = 1.
+#[test]
+fn gemm_residual_refusal_table() {
+    use tirx::problem::{Act, GemmProblem, Problem};
+    let h200 = Device::h200();
+    let gelu_res = Epilogue::BiasResidual(Act::Gelu);
+    let request = |layout, epilogue| {
+        GemmRequest::contiguous(layout, epilogue, GemmTypes::BF16, (300, 264, 136))
+    };
+    let tn = request(BLayout::Tn, gelu_res);
+    assert!(tn.res.is_some() && tn.bias.is_some());
+    assert!(outcome(&tn, &h200, "gemm_sm90_bias_act_res", "gelu").is_ok());
+    let found = |epilogue| {
+        Err(Reject::Problem {
+            found: Some(Problem::Gemm(GemmProblem {
+                b: BLayout::Tn,
+                epilogue,
+            })),
+        })
+    };
+    assert_eq!(
+        outcome(&tn, &h200, "gemm_sm90_bias_act_res", "silu"),
+        found(Epilogue::BiasResidual(Act::Silu))
+    );
+    assert_eq!(
+        outcome(&tn, &h200, "gemm_sm90_bias_act", "gelu_n128"),
+        found(Epilogue::Bias(Act::Gelu))
+    );
+    assert_eq!(
+        outcome(&tn, &h200, "gemm_sm90_tma_epi_abc", "default"),
+        found(Epilogue::Scaled)
+    );
+    assert_eq!(
+        outcome(&tn, &h200, "gemm_sm90_splitk", "default"),
+        found(Epilogue::Partial)
+    );
+    let c = choose(&tn, &catalogue::all(), &h200, &Cache::default()).expect("fits");
+    assert_eq!(c.label(), "gemm_sm90_bias_act_res/gelu");
+    let (tensors, _) = tn.arguments(c.artifact);
+    assert_eq!(tensors.len(), 5, "a, b, bias, res, d");
+    let nn = request(BLayout::Nn, gelu_res);
+    let err = choose(&nn, &catalogue::all(), &h200, &Cache::default())
+        .expect_err("no Hopper residual kernel takes B given K×N")
+        .to_string();
+    assert!(
+        err.contains("gemm nn bias-gelu-residual") && err.contains("gemm_sm90_bias_act_res/gelu"),
+        "{err}"
+    );
+    // B200: the level-10 residual kernel, in either layout.
+    let b200 = Device::b200();
+    for (layout, want) in [
+        (BLayout::Tn, "gemm_sm100_bias_act_res/gelu"),
+        (BLayout::Nn, "gemm_sm100_bias_act_res/nn_gelu"),
+    ] {
+        let c = choose(
+            &request(layout, gelu_res),
+            &catalogue::all(),
+            &b200,
+            &Cache::default(),
+        )
+        .unwrap_or_else(|e| panic!("{want}: {e}"));
+        assert_eq!(c.label(), want);
+    }
+}
+
 /// The GEMM family's refusal table: another problem (a copy, a row op, another layout or
 /// epilogue), another target, other types, a launch the planner refuses.
 #[test]

@@ -204,7 +204,9 @@ fn block_map<T: HostElem>(got: &[T], want: &[f64], m: usize, n: usize, tol: f64)
 }
 
 /// Checks `kernel`'s `config` of D = act(A·Bᵀ + bias) (bf16 in and out) on an M×N×K
-/// problem: random data against the f64 reference with the same epilogue, D poisoned first.
+/// problem: random data against the f64 reference with the same epilogue, D poisoned first;
+/// with a random residual R added after the activation when the artifact takes one (`res`,
+/// [`tirx::problem::Epilogue::BiasResidual`]).
 pub fn check_bias(
     rt: &Runtime,
     art: &KernelArtifact,
@@ -220,19 +222,24 @@ pub fn check_bias(
     let a = rt.upload(&ha, &[m, k])?;
     let b = rt.upload(&hb, &[n, k])?;
     let bias = rt.upload(&hbias, &[n])?;
+    // A residual epilogue's R (`res`), drawn after the other inputs.
+    let hres: Option<Vec<bf16>> = art.elem_of("res").map(|_| rng.values(m * n));
+    let res = hres.as_ref().map(|r| rt.upload(r, &[m, n])).transpose()?;
     let mut d = rt.zeros::<bf16>(&[m, n])?;
     rt.poison(&mut d)?;
-    let roles = [
-        ("a", a.view()),
-        ("b", b.view()),
-        ("bias", bias.view()),
-        ("d", d.view()),
-    ];
+    let mut roles = vec![("a", a.view()), ("b", b.view()), ("bias", bias.view())];
+    if let Some(res) = &res {
+        roles.push(("res", res.view()));
+    }
+    roles.push(("d", d.view()));
     launch_roles(rt, art, &roles, 1.0, 0.0)?;
     rt.synchronize()?;
     let got = rt.download(&d)?;
     let mut want = gemm_tn_f64(&ha, &hb, m, n, k);
     super::reference::apply_epilogue(&mut want, n, &hbias, act);
+    if let Some(hres) = &hres {
+        super::reference::add_residual(&mut want, hres);
+    }
     let err = rel_frobenius(&got, &want);
     let tol = GemmTypes::BF16.tolerance();
     Ok(CheckReport {

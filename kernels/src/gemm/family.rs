@@ -104,7 +104,9 @@ impl Family for Gemm {
             artifacts: std::slice::from_ref(art),
         };
         match g.epilogue {
-            Epilogue::Bias(act) => check_bias(rt, art, act, shape, seed),
+            Epilogue::Bias(act) | Epilogue::BiasResidual(act) => {
+                check_bias(rt, art, act, shape, seed)
+            }
             Epilogue::ScaleTensor => check_fp8(rt, art, false, shape, seed),
             Epilogue::ScaleRows => check_fp8(rt, art, true, shape, seed),
             e => Check {
@@ -171,12 +173,17 @@ fn simulate_gemm(
         (1.0, 0.0)
     };
     let act = match g.epilogue {
-        Epilogue::Bias(act) => Some(act),
+        Epilogue::Bias(act) | Epilogue::BiasResidual(act) => Some(act),
         _ => None,
     };
     let tbias = art.elem_of("bias").unwrap_or(td);
     let (biasb, biasv) = random_values(&mut rng, tbias, n);
     let biasm = put(dev, &biasb, tbias, &[n]);
+    // A residual epilogue's R, drawn after the other inputs (theirs stay as they were).
+    let residual = art.elem_of("res").map(|tr| {
+        let (rb, rv) = random_values(&mut rng, tr, m * n);
+        (put(dev, &rb, tr, &[m, n]), rv)
+    });
     let am = put(dev, &ab, ta, &[m, kk]);
     let bm = put(dev, &bb, ta, &if nn { [kk, n] } else { [n, kk] });
     let cm = put(dev, &cb, tc.unwrap_or(td), &[m, n]);
@@ -189,6 +196,9 @@ fn simulate_gemm(
         ("bias", biasm),
         ("d", dm.clone()),
     ];
+    if let Some((resm, _)) = &residual {
+        roles.push(("res", resm.clone()));
+    }
     // The FP8 GEMMs' scales, drawn after every other input (the other GEMMs' inputs stay as
     // they were): row-wise `sa` [M], `sb` [N], or per tensor `scale_a`, `scale_b`.
     let row_scales = (g.epilogue == Epilogue::ScaleRows).then(|| {
@@ -259,6 +269,12 @@ fn simulate_gemm(
             let mut acc = (kk as f64 + 2.0) * scale / 8_388_608.0;
             if let Some(act) = act {
                 (w, acc, _) = simulate::bias_act_bound(act, w, biasv[j], acc);
+            }
+            if let Some((_, rv)) = &residual {
+                // R added in f32 after the activation: one more f32 rounding.
+                let r = rv[i * n + j];
+                acc += (w.abs() + r.abs()) / 8_388_608.0;
+                w += r;
             }
             let bound = (w.abs() + acc) * half_ulp + acc + 1e-30;
             let g = got[i * n + j];

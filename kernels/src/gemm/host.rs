@@ -239,6 +239,36 @@ pub fn gemm_bias_act<A: Element, D: Element>(
     Ok(choice)
 }
 
+/// D = act(A·op(B) + bias) + R (`bias` with its activation) or D = A·op(B) + R (`None`: BLAS's
+/// β = 1, any scaled kernel) on the host's choice, `res` M×N in D's type; a combination
+/// nothing takes is `RuntimeError::NoKernelFits`, with the table of candidates (split K
+/// refuses the fused residual: no reduce kernel adds it).
+pub fn gemm_residual<A: Element, D: Element>(
+    rt: &Runtime,
+    layout: problem::BLayout,
+    a: &Tensor<A>,
+    b: &Tensor<A>,
+    bias: Option<(problem::Act, &Tensor<D>)>,
+    res: &Tensor<D>,
+    d: &mut Tensor<D>,
+) -> Result<Choice, RuntimeError> {
+    let Some((act, bias)) = bias else {
+        return gemm(rt, layout, a, b, Some((1.0, res, 1.0)), d);
+    };
+    let (av, bv, biasv, resv, dv) = (a.view(), b.view(), bias.view(), res.view(), d.view());
+    let request = GemmRequest::on_residual(layout, &av, &bv, Some((act, &biasv)), &resv, &dv);
+    let choice = choose_launch(rt, &request)?;
+    let roles = [
+        ("a", av),
+        ("b", bv),
+        ("bias", biasv),
+        ("res", resv),
+        ("d", dv),
+    ];
+    launch_roles(rt, choice.artifact, &roles, 1.0, 0.0)?;
+    Ok(choice)
+}
+
 /// The scales of an FP8 GEMM ([`gemm_fp8`]).
 #[derive(Clone, Copy)]
 pub enum Fp8Scaling<'t> {

@@ -1,7 +1,8 @@
 //! The GEMM ladder's shared pieces, a tile library: the tile walk ([`grouped`]), the
 //! producers' K loops and roles (plain, multicasting B's half in a 2×1 cluster, or A's half in
 //! a 1×2 pair), the consumers' K loop ([`consume`]) and the epilogue blocks (TMA store of one
-//! warpgroup's accumulator; C loaded for the scaled epilogue), and the Blackwell CTA pair's
+//! warpgroup's accumulator; C loaded for the scaled epilogue; the fused bias and activation,
+//! [`bias_act`]), and the Blackwell CTA pair's
 //! pieces (its TMEM acquire and release, its producer's and MMA issuer's K loops). Each level's
 //! file names it
 //! with `#[tile_module(uses(super::pieces::gemm_pieces))]`, and the functions are inlined
@@ -383,6 +384,26 @@ mod gemm_pieces {
                 tma::store(d.tile(row, col + cb), d_s[wg][cb]);
             }
             tma::commit_group();
+        }
+    }
+
+    /// The fused epilogue's arithmetic on an accumulator tile `acc` in registers (a Hopper
+    /// warpgroup's fragment, or a block of a Blackwell accumulator read from TMEM): the bias
+    /// `bias_t` (the column statistic of `acc`'s layout, `stat(acc, axis = 0)`) added, then the
+    /// activation of the config constant `ACT` in place — 0 none, 1 ReLU, 2 GELU (tanh form,
+    /// `tanh.approx`, PTX ISA §9.7.3.23), 3 SiLU (`x · 1/(1 + 2^(−x·log2 e))`, `ex2.approx`
+    /// and `rcp.approx`, §9.7.3.21, §9.7.3.16).
+    #[tile_fn]
+    fn bias_act(acc: Regs, bias_t: Regs) {
+        acc = acc + bias_t;
+        if ACT == 1 {
+            acc = max(acc, 0.0);
+        }
+        if ACT == 2 {
+            acc = 0.5 * acc * (1.0 + tanh_approx(0.7978846 * (acc + 0.044715 * acc * acc * acc)));
+        }
+        if ACT == 3 {
+            acc = acc * rcp_approx(1.0 + exp2_approx(acc * -1.442695));
         }
     }
 

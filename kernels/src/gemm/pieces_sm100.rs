@@ -2,8 +2,8 @@
 //! production GEMMs (ladder level 10, `level_10_prod_tcgen05.rs`, and its scaled and fused
 //! epilogues, `level_10_epi_tcgen05.rs`): warpgroup 0's TMA, MMA and scheduler warps
 //! ([`pair_clc_roles`]), the decoding of each scheduler response ([`next_walk`]) and the
-//! epilogue warpgroup's release of it ([`release_walk`]), and the TMA stores of a staged tile
-//! ([`store_staged`]). Each using module names it with
+//! epilogue warpgroup's release of it ([`release_walk`]), and the staging tile's TMA loads of C
+//! or a residual ([`load_staged`]) and TMA stores to D ([`store_staged`]). Each using module names it with
 //! `#[tile_module(uses(super::pieces::gemm_pieces, super::pieces_sm100::gemm_pieces_sm100))]`
 //! (the pair's TMEM and K loops are `pieces.rs`'s).
 //!
@@ -136,6 +136,23 @@ mod gemm_pieces_sm100 {
         #[scope(leader)]
         {
             clcp.consumer_release(0);
+        }
+    }
+
+    /// C (or a residual) into the staging tile `d_s` before the epilogue computes into it:
+    /// once the previous tile's stores have read the staging tile
+    /// (`cp.async.bulk.wait_group.read 0`, PTX ISA §9.7.9.25.6.2), the leader loads the
+    /// `EPI_N`-column blocks of rows `row` (128-row units) from column block `col` with TMA on
+    /// `c_bar` — the boxes [`store_staged`] stores, so tails are zero-filled on load and
+    /// clipped on store alike. The warpgroup waits on `c_bar` (one phase per tile).
+    #[tile_fn]
+    fn load_staged(d_s: Smem, c_bar: Bar, c: Global, row: u32, col: u32) {
+        #[scope(leader)]
+        {
+            tma::wait_group_read(0);
+            for cb in 0..BN / EPI_N {
+                tma::load(d_s[cb], c.tile(row, col + cb), c_bar);
+            }
         }
     }
 

@@ -3,7 +3,7 @@
 //! [`Act`] (the problem's own, `tirx::problem::Act`, which the fused kernels' configs name) in
 //! f64, their names on the command line (`--epilogue bias|bias-relu|bias-gelu|bias-silu`, from
 //! [`Act::epilogue_name`]), and [`apply_epilogue`], which turns an f64 GEMM reference
-//! ([`gemm_tn_f64`]) into the epilogue's.
+//! ([`gemm_tn_f64`]) into the epilogue's, and [`add_residual`] (D = act(A·op(B) + bias) + R).
 //!
 //! The activations, from the inputs' exact values in f64:
 //! - ReLU: max(x, 0).
@@ -144,6 +144,18 @@ pub fn gemm_epilogue_f64(
     d
 }
 
+/// Adds the residual `res` (row-major, the shape of `acc_f64`) to an f64 reference already
+/// through its epilogue: D = act(A·op(B) + bias) + R, the residual after the activation.
+///
+/// # Panics
+/// When `res` does not hold one value per element of `acc_f64`.
+pub fn add_residual<T: HostElem>(acc_f64: &mut [f64], res: &[T]) {
+    assert_eq!(res.len(), acc_f64.len(), "one residual value per element");
+    for (x, r) in acc_f64.iter_mut().zip(res) {
+        *x += HostElem::to_f64(*r);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,6 +196,15 @@ mod tests {
         let exact = -3.0 * 0.001_349_898_031_630_1;
         let diff = gelu_tanh(-3.0) - exact;
         assert!((diff - 4.123e-4).abs() < 1e-6, "{diff}");
+    }
+
+    #[test]
+    fn the_residual_is_added_after_the_activation() {
+        // relu(acc + bias) + R: a negative pre-activation still gets its residual.
+        let mut acc = vec![-0.5, 1.0, -1.0, 2.0];
+        apply_epilogue(&mut acc, 2, &bf(&[-1.0, 0.5]), Act::Relu);
+        add_residual(&mut acc, &bf(&[0.25, -4.0, 1.5, 0.0]));
+        assert_eq!(acc, [0.25, -2.5, 1.5, 2.5]);
     }
 
     #[test]

@@ -61,6 +61,8 @@ pub struct GemmRequest {
     pub c: Option<TensorMeta>,
     /// The bias vector [N], for the fused bias epilogues.
     pub bias: Option<TensorMeta>,
+    /// The residual R (M×N, D's type), for [`Epilogue::BiasResidual`].
+    pub res: Option<TensorMeta>,
     /// D.
     pub d: TensorMeta,
     /// α, β (scaled); `scale_a`, `scale_b` (per-tensor FP8 scales); 1, 0 otherwise.
@@ -100,7 +102,9 @@ impl GemmRequest {
             a: meta(types.input, &[m, k]),
             b: meta(types.input, &b_shape),
             c: (epilogue == Epilogue::Scaled).then(|| meta(types.output, &[m, n])),
-            bias: matches!(epilogue, Epilogue::Bias(_)).then(|| meta(types.output, &[n])),
+            bias: matches!(epilogue, Epilogue::Bias(_) | Epilogue::BiasResidual(_))
+                .then(|| meta(types.output, &[n])),
+            res: matches!(epilogue, Epilogue::BiasResidual(_)).then(|| meta(types.output, &[m, n])),
             d: meta(types.output, &[m, n]),
             scalars: if epilogue == Epilogue::ScaleTensor {
                 (1.0, 1.0)
@@ -141,6 +145,7 @@ impl GemmRequest {
             b,
             c,
             bias: None,
+            res: None,
             d,
             scalars,
             row_scales: None,
@@ -160,6 +165,27 @@ impl GemmRequest {
             epilogue: Epilogue::Bias(act),
             bias: Some(bias.meta().clone()),
             ..GemmRequest::on(layout, a, b, None, d)
+        }
+    }
+
+    /// The request of D = act(A·op(B) + bias) + R on the tensors given (`bias` with its
+    /// activation), or of D = A·op(B) + R without them — which is BLAS's β = 1: the scaled
+    /// request with C = R and α = β = 1, so every scaled kernel (and split K) computes it.
+    pub fn on_residual(
+        layout: BLayout,
+        a: &TensorArg<'_>,
+        b: &TensorArg<'_>,
+        bias: Option<(tirx::problem::Act, &TensorArg<'_>)>,
+        res: &TensorArg<'_>,
+        d: &TensorArg<'_>,
+    ) -> GemmRequest {
+        match bias {
+            None => GemmRequest::on(layout, a, b, Some((1.0, res, 1.0)), d),
+            Some((act, bias)) => GemmRequest {
+                epilogue: Epilogue::BiasResidual(act),
+                res: Some(res.meta().clone()),
+                ..GemmRequest::on_bias(layout, act, a, b, bias, d)
+            },
         }
     }
 
@@ -229,6 +255,7 @@ impl ProblemDef for GemmRequest {
                 "b" => Some(self.b.clone()),
                 "c" => self.c.clone(),
                 "bias" => self.bias.clone(),
+                "res" => self.res.clone(),
                 "sa" => self.row_scales.as_ref().map(|s| s.0.clone()),
                 "sb" => self.row_scales.as_ref().map(|s| s.1.clone()),
                 // A split-K plan's workspace, for planning only (address 0; `split::launch_split`

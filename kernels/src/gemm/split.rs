@@ -58,13 +58,16 @@ pub fn is_partial(art: &KernelArtifact) -> bool {
 /// The reduce kernel that finishes a split-K plan of `request` on `target`: D's type and the
 /// epilogue (α only; α and β·C where C is read, [`reads_c`]; bias and the activation of its
 /// config constant `ACT`) decide, from the artifacts' own data, never from a name. `None` for
-/// an epilogue no reduce kernel applies (the FP8 scales).
+/// an epilogue no reduce kernel applies (the FP8 scales, the residual).
 pub fn reduce_for(target: Target, request: &GemmRequest) -> Option<&'static KernelArtifact> {
     let kernel = match request.epilogue {
         Epilogue::Scaled if reads_c(request) => &splitk_reduce_scaled::KERNEL,
         Epilogue::Plain | Epilogue::Scaled => &splitk_reduce::KERNEL,
         Epilogue::Bias(_) => &splitk_reduce_bias::KERNEL,
-        Epilogue::ScaleTensor | Epilogue::ScaleRows | Epilogue::Partial => return None,
+        Epilogue::ScaleTensor
+        | Epilogue::ScaleRows
+        | Epilogue::Partial
+        | Epilogue::BiasResidual(_) => return None,
     };
     kernel.artifacts.iter().find(|a| {
         let act = match request.epilogue {

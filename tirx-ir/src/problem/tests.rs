@@ -218,3 +218,43 @@ fn gemm_partial_products() {
         .unwrap_err();
     assert!(err.contains("no scalars"), "{err}");
 }
+
+#[test]
+fn a_gemm_with_bias_and_res_adds_the_residual_after_the_activation() {
+    let with = |res: TensorDecl| {
+        sig(
+            vec![
+                tensor("a", Bf16, &["M", "K"]),
+                tensor("b", Bf16, &["N", "K"]),
+                tensor("bias", Bf16, &["N"]),
+                res,
+                tensor("d", Bf16, &["M", "N"]),
+            ],
+            &[],
+        )
+    };
+    let good = with(tensor("res", Bf16, &["M", "N"]));
+    let consts = [("ACT".to_string(), 2)];
+    let want = Problem::Gemm(GemmProblem {
+        b: BLayout::Tn,
+        epilogue: Epilogue::BiasResidual(Act::Gelu),
+    });
+    assert_eq!(ProblemKind::Gemm.derive_with(&good, &consts), Ok(want));
+    assert_eq!(
+        want.to_string(),
+        "gemm(b = tn, epilogue = bias-gelu-residual)"
+    );
+    assert_eq!(
+        Epilogue::BiasResidual(Act::None).name(),
+        "bias-residual",
+        "ACT = 0 is the plain bias"
+    );
+    let wrong = with(tensor("res", F32, &["M", "N"]));
+    let err = ProblemKind::Gemm.derive(&wrong).unwrap_err();
+    assert!(
+        err.contains("`res` (the residual) must have D's shape"),
+        "{err}"
+    );
+    let short = with(tensor("res", Bf16, &["N"]));
+    assert!(ProblemKind::Gemm.derive(&short).is_err());
+}

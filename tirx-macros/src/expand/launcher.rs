@@ -149,19 +149,28 @@ fn problem_tokens(problem: Option<Problem>) -> TokenStream {
                 Epilogue::ScaleRows => quote!(#path::Epilogue::ScaleRows),
                 Epilogue::Partial => quote!(#path::Epilogue::Partial),
                 Epilogue::Bias(act) => {
-                    let act = match act {
-                        Act::None => quote!(#path::Act::None),
-                        Act::Relu => quote!(#path::Act::Relu),
-                        Act::Gelu => quote!(#path::Act::Gelu),
-                        Act::Silu => quote!(#path::Act::Silu),
-                    };
+                    let act = act_tokens(&path, act);
                     quote!(#path::Epilogue::Bias(#act))
+                }
+                Epilogue::BiasResidual(act) => {
+                    let act = act_tokens(&path, act);
+                    quote!(#path::Epilogue::BiasResidual(#act))
                 }
             };
             quote!(#path::Problem::Gemm(#path::GemmProblem { b: #b, epilogue: #epilogue }))
         }
     };
     quote!(::core::option::Option::Some(#value))
+}
+
+/// The tokens of an activation of a fused GEMM epilogue.
+fn act_tokens(path: &TokenStream, act: Act) -> TokenStream {
+    match act {
+        Act::None => quote!(#path::Act::None),
+        Act::Relu => quote!(#path::Act::Relu),
+        Act::Gelu => quote!(#path::Act::Gelu),
+        Act::Silu => quote!(#path::Act::Silu),
+    }
 }
 
 /// `__sig_<config>_<target>`.

@@ -121,18 +121,20 @@ def _dtype_name(dtype):
     return str(dtype)
 
 
-def gemm(a, b, *, bias=None, activation=None, alpha=1.0, beta=0.0, c=None, out_dtype=None,
-         out=None, stream=None, _explain=None):
+def gemm(a, b, *, bias=None, activation=None, residual=None, alpha=1.0, beta=0.0, c=None,
+         out_dtype=None, out=None, stream=None, _explain=None):
     """``a @ b`` (``a`` [M, K], ``b`` [K, N]) on tirx's GEMM kernels.
 
     ``b`` row-major runs the NN kernels; the transpose of a row-major [N, K] (a Linear's
     ``weight.t()``) the TN kernels. Epilogues: ``bias`` [N] with ``activation`` ``None``,
-    ``"relu"``, ``"gelu"`` (tanh form) or ``"silu"`` (TN only): ``act(a @ b + bias)``; or
-    ``alpha * (a @ b) + beta * c``. Inputs bf16 or f16; ``out_dtype`` bf16, f16 or f32
+    ``"relu"``, ``"gelu"`` (tanh form) or ``"silu"`` (TN only): ``act(a @ b + bias)``, and with
+    ``residual`` [M, N] ``act(a @ b + bias) + residual`` (TN on Hopper; without ``bias``,
+    ``a @ b + residual``); or ``alpha * (a @ b) + beta * c``. Inputs bf16 or f16; ``out_dtype`` bf16, f16 or f32
     (default: ``a``'s).
     """
-    a, b, c, bias, out = _d(a), _d(b), _d(c), _d(bias), _d(out)
-    kw = dict(c=c, bias=bias, activation=activation, alpha=float(alpha), beta=float(beta),
+    a, b, c, bias, residual, out = _d(a), _d(b), _d(c), _d(bias), _d(residual), _d(out)
+    kw = dict(c=c, bias=bias, activation=activation, residual=residual, alpha=float(alpha),
+              beta=float(beta),
               out_dtype=_dtype_name(out_dtype), **_streams(a, stream))
     if _explain is not None:
         return _tirx.gemm(a, b, out, explain=_explain, **kw)

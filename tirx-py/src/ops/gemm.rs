@@ -1,6 +1,7 @@
 //! `gemm(a, b, …)`'s checks: `a @ b` with `a` `[M, K]` and `b` `[K, N]` as PyTorch reads them,
 //! B's layout from its strides (row-major → NN; the transpose of a row-major `[N, K]` → TN),
-//! and the epilogue from the options (plain; `act(a @ b + bias)`; `alpha·(a @ b) + beta·c`).
+//! and the epilogue from the options (plain; `act(a @ b + bias)`; `alpha·(a @ b) + beta·c`;
+//! `act(a @ b + bias) + residual`, or `a @ b + residual` — the scaled form with C = R, α = β = 1).
 //! Same order as every op (see the parent module): devices, dtypes, layouts, shapes, options.
 
 use tirx::abi::ElemType;
@@ -24,6 +25,8 @@ pub struct Gemm {
     pub c: Option<TensorMeta>,
     /// `[N]`, the fused epilogue only.
     pub bias: Option<(TensorMeta, Act)>,
+    /// `[M, N]`, the residual added after the fused epilogue (`act(a @ b + bias) + res`).
+    pub res: Option<TensorMeta>,
     /// `[M, N]`.
     pub d: TensorMeta,
     /// α, β: `Some` for the scaled epilogue.
@@ -42,6 +45,8 @@ pub struct GemmArgs<'a> {
     pub bias: Option<&'a Foreign>,
     /// `activation`: `None`, `"relu"`, `"gelu"` (tanh form), `"silu"`.
     pub activation: Option<&'a str>,
+    /// `residual` `[M, N]`, added last.
+    pub residual: Option<&'a Foreign>,
     /// α.
     pub alpha: f32,
     /// β.
@@ -62,7 +67,12 @@ pub fn gemm(g: &GemmArgs<'_>) -> Result<Call, BindError> {
     let mut ck = Checker::new("gemm");
     ck.device("a", g.a)?;
     ck.device("b", g.b)?;
-    for (arg, t) in [("c", g.c), ("bias", g.bias), ("out", g.out)] {
+    for (arg, t) in [
+        ("c", g.c),
+        ("bias", g.bias),
+        ("residual", g.residual),
+        ("out", g.out),
+    ] {
         if let Some(t) = t {
             ck.device(arg, t)?;
         }
@@ -96,7 +106,24 @@ pub fn gemm(g: &GemmArgs<'_>) -> Result<Call, BindError> {
         None => fresh(output, &[m, n]),
     };
     let c = g.c.map(|c| mn("c", c)).transpose()?;
-    let (bias, scaled) = epilogue(&ck, g, n, output)?;
+    let residual = g.residual.map(|r| mn("residual", r)).transpose()?;
+    let (bias, mut scaled) = epilogue(&ck, g, n, output)?;
+    // The residual: after the fused bias epilogue its own tensor; without a bias it is C with
+    // α = β = 1 (the scaled kernels compute it).
+    let (c, res) = match (residual, &bias) {
+        (Some(r), Some(_)) => (c, Some(r)),
+        (Some(r), None) if scaled.is_none() => {
+            scaled = Some((1.0, 1.0));
+            (Some(r), None)
+        }
+        (Some(_), None) => {
+            return Err(BindError::Option {
+                op: "gemm",
+                why: "`residual` is `c` with alpha = beta = 1: pass one of them, not both".into(),
+            });
+        }
+        (None, _) => (c, None),
+    };
     // α without C: the scaled kernels take a C they do not read where β = 0; D stands in.
     let c = scaled.map(|_| c.unwrap_or_else(|| d.clone()));
     Ok(Call {
@@ -108,6 +135,7 @@ pub fn gemm(g: &GemmArgs<'_>) -> Result<Call, BindError> {
             b,
             c,
             bias,
+            res,
             d,
             scaled,
         }),
@@ -136,6 +164,9 @@ fn dtypes(ck: &Checker, g: &GemmArgs<'_>) -> Result<(ElemType, ElemType), BindEr
     }
     if let Some(bias) = g.bias {
         ck.same_dtype("bias", bias, output, "out")?;
+    }
+    if let Some(r) = g.residual {
+        ck.same_dtype("residual", r, output, "out")?;
     }
     Ok((input, output))
 }

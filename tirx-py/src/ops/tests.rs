@@ -29,6 +29,7 @@ fn gemm_args<'a>(a: &'a Foreign, b: &'a Foreign) -> GemmArgs<'a> {
         c: None,
         bias: None,
         activation: None,
+        residual: None,
         alpha: 1.0,
         beta: 0.0,
         out: None,
@@ -112,6 +113,51 @@ fn gemm_epilogues() {
     };
     assert_eq!(got.scaled, Some((2.0, 0.0)));
     assert_eq!(got.c.unwrap().shape, vec![64, 48]);
+}
+
+#[test]
+fn gemm_residual_is_its_own_tensor_after_a_bias_and_c_without_one() {
+    let msg = |r: Result<Call, BindError>| r.unwrap_err().to_string();
+    let a = c(ElemType::Bf16, &[64, 32]);
+    let b = t(ElemType::Bf16, &[32, 48], &[1, 32]);
+    let bias = c(ElemType::Bf16, &[48]);
+    let res = c(ElemType::Bf16, &[64, 48]);
+    let mut g = gemm_args(&a, &b);
+    g.bias = Some(&bias);
+    g.activation = Some("silu");
+    g.residual = Some(&res);
+    let Op::Gemm(got) = gemm(&g).unwrap().op else {
+        panic!()
+    };
+    assert_eq!(got.bias.as_ref().map(|b| b.1), Some(Act::Silu));
+    assert_eq!(
+        got.res.as_ref().map(|r| r.shape.clone()),
+        Some(vec![64, 48])
+    );
+    assert!(got.scaled.is_none() && got.c.is_none());
+    // Without a bias: C = R, α = β = 1.
+    let mut g = gemm_args(&a, &b);
+    g.residual = Some(&res);
+    let Op::Gemm(got) = gemm(&g).unwrap().op else {
+        panic!()
+    };
+    assert_eq!(got.scaled, Some((1.0, 1.0)));
+    assert!(got.res.is_none() && got.c.is_some());
+    // With c as well: one of them.
+    let mut g = gemm_args(&a, &b);
+    g.residual = Some(&res);
+    g.c = Some(&res);
+    assert!(msg(gemm(&g)).contains("`residual` is `c` with alpha = beta = 1"));
+    // Its shape and dtype are D's.
+    let short = c(ElemType::Bf16, &[64, 47]);
+    let mut g = gemm_args(&a, &b);
+    g.residual = Some(&short);
+    assert!(msg(gemm(&g)).contains("`residual` has shape [64, 47]"));
+    let f32_res = c(ElemType::F32, &[64, 48]);
+    let mut g = gemm_args(&a, &b);
+    g.bias = Some(&bias);
+    g.residual = Some(&f32_res);
+    assert!(msg(gemm(&g)).contains("residual"));
 }
 
 #[test]
