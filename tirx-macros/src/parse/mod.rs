@@ -181,8 +181,32 @@ pub(crate) struct Lowerer<'a> {
 
 impl Lowerer<'_> {
     /// Records an error at `node` and returns the marker.
+    /// An error at `node` that reads a name whose `let` failed is a follow-up of that error:
+    /// it is not recorded (the build fails on the first one), so an error is never blamed on
+    /// valid code that only uses a broken value.
     pub(crate) fn fail(&mut self, node: &impl ToTokens, message: impl Into<String>) -> Fail {
+        if self.reads_poison(node.to_token_stream()) {
+            return Fail;
+        }
         self.fail_at(span_range(node), message)
+    }
+
+    /// Whether `tokens` name a poisoned local, outside `{ … }` blocks (an error at a whole
+    /// statement with a block is about the statement, not a value inside it).
+    fn reads_poison(&self, tokens: proc_macro2::TokenStream) -> bool {
+        use proc_macro2::{Delimiter, TokenTree};
+        let any_poison = self.env[self.env_base..]
+            .iter()
+            .flatten()
+            .any(|(_, l)| matches!(l, Local::Poison));
+        any_poison
+            && tokens.into_iter().any(|t| match t {
+                TokenTree::Ident(i) => matches!(self.local(&i.to_string()), Some(Local::Poison)),
+                TokenTree::Group(g) if g.delimiter() != Delimiter::Brace => {
+                    self.reads_poison(g.stream())
+                }
+                _ => false,
+            })
     }
 
     /// Records an error at `range` and returns the marker.

@@ -473,3 +473,33 @@ fn unknown_functions_are_named_in_every_position() {
         );
     }
 }
+
+/// A layout that fails in one config is one error, at the layout, for that config: the valid
+/// statements that use the broken tile (in expressions, reductions, masks, statistics) are
+/// not blamed (issue #30 item 8).
+#[test]
+fn a_bad_layout_in_one_config_does_not_cascade() {
+    let attr = STD_ATTR.replace("(BM = 64, BN = 64)", "(BM = 64, BN = 64), narrow = (BM = 64, BN = 12)");
+    let real = "a 64×12 tile cannot be spread over 128 threads with 8 consecutive elements each: the row length is not a multiple of the vector width (in config `narrow`)";
+    for uses in [
+        "copy(dst.tile(cta.y, cta.x), t * 2.0);",
+        "let m = reduce_max(t, axis = 1); copy(dst.tile(cta.y, cta.x), t - m);",
+        "let inside = col_index(t) < N; let v = select(inside, t, 0.0); copy(dst.tile(0, 0), v);",
+        "let s = regs::<f32>([BM, 1], layout = stat(t, axis = 1)); copy(s, src.tile(0, 0));",
+    ] {
+        let e = errors(
+            &attr,
+            &format!("fn k(#[shape(M, N)] src: Tensor<bf16>, #[shape(M, N)] dst: Tensor<bf16>) {{ let t = regs::<f32>([BM, BN], layout = blocked(vec = 8)); copy(t, src.tile(cta.y, cta.x)); {uses} }}"),
+        );
+        assert_eq!(e, [real], "{uses}");
+    }
+    // The default layout (the wgmma fragment) is checked at the declaration too.
+    let e = body_errors("let acc = regs::<f32>([48, 64]); acc = 0.0; copy(dst.tile(0, 0), acc);");
+    assert_eq!(
+        e,
+        ["the wgmma accumulator fragment is m64·i × n8·j; 48×64 is not: a register tile without `layout = …` takes the wgmma accumulator fragment; give it a layout that fits, e.g. `layout = blocked(vec = V)`"]
+    );
+    // An error at a statement that does not read the broken name is still reported.
+    let e = body_errors("let t = regs::<f32>([64, 12], layout = blocked(vec = 8)); copy(t, src.tile(0, 0)); tma::lod(t);");
+    assert_eq!(e.len(), 2, "{e:#?}");
+}
