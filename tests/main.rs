@@ -15,6 +15,7 @@ mod dispatch;
 mod elem_types;
 mod exp2_poly;
 mod gather;
+mod guide;
 #[cfg(feature = "gpu")]
 mod gpu;
 #[cfg(feature = "gpu")]

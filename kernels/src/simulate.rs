@@ -145,6 +145,17 @@ pub fn encode(values: &[f64], elem: ElemType) -> (Vec<u8>, Vec<f64>) {
                 bytes.extend_from_slice(&v.to_bits().to_le_bytes());
                 vals.push(v.to_f64());
             }
+            // Integers convert as Rust's `as` does (toward zero, saturating).
+            ElemType::I32 => {
+                let v = x as i32;
+                bytes.extend_from_slice(&v.to_le_bytes());
+                vals.push(f64::from(v));
+            }
+            ElemType::U32 => {
+                let v = x as u32;
+                bytes.extend_from_slice(&v.to_le_bytes());
+                vals.push(f64::from(v));
+            }
             _ => {
                 let v = x as f32;
                 bytes.extend_from_slice(&v.to_le_bytes());
@@ -315,6 +326,45 @@ pub fn put(dev: &mut Device, bytes: &[u8], elem: ElemType, shape: &[usize]) -> T
     dev.write(addr, bytes)
         .expect("a fresh allocation holds its bytes");
     TensorMeta::row_major(elem, shape, addr)
+}
+
+/// A row-major tensor of `elem` and `shape` holding `values` in a fresh allocation: floats
+/// rounded to `elem` (to nearest even), integers (`i32`, `u32`) exact. With [`run`] and
+/// [`values`], what a test of a user's own kernel needs (`docs/guide.md`).
+pub fn tensor(dev: &mut Device, elem: ElemType, shape: &[usize], values: &[f64]) -> TensorMeta {
+    let (bytes, _) = encode(values, elem);
+    put(dev, &bytes, elem, shape)
+}
+
+/// The elements of `t` (a tensor of 1, 2 or 4-byte elements), exactly, row-major.
+pub fn values(dev: &Device, t: &TensorMeta) -> Vec<f64> {
+    let n: usize = t.shape.iter().product();
+    let bytes = dev
+        .read(t.addr, n * t.elem.bytes() as usize)
+        .expect("the tensor's own allocation");
+    decode(&bytes, t.elem)
+}
+
+/// Runs `art` — any `#[tile_kernel]`'s artifact, a shipped kernel's or one defined in the
+/// caller's own crate (`my_kernel::KERNEL.artifacts[0]`) — on `tensors` and `scalars` in the
+/// emulator, planned exactly as the runtime plans a launch on an H100/H200
+/// (`DeviceLimits::HOPPER`), with the default scheduler and seed 1. A diagnostic names the
+/// PTX line; [`with_source_lines`] adds the kernel's source line.
+pub fn run(
+    art: &tirx::KernelArtifact,
+    dev: &mut Device,
+    tensors: &[TensorMeta],
+    scalars: &[f32],
+) -> Result<Stats, LaunchError> {
+    let sig = (art.signature)();
+    launch(
+        art.ptx,
+        &sig,
+        dev,
+        (tensors, scalars),
+        1,
+        &DeviceLimits::HOPPER,
+    )
 }
 
 /// A bf16 tensor holding `data`, or poison (`0xffff`, a NaN) when `data` is empty.

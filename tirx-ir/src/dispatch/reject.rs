@@ -148,6 +148,23 @@ pub enum Reject {
         /// The rank.
         rank: usize,
     },
+    /// A shared tile of higher rank than its tensor whose leading dimensions, merged into the
+    /// box's outermost one, exceed TMA's 256 elements (a `[64, 64]` tile and a vector).
+    #[error(
+        "`{buffer}` is {tile:?} after its indices and `{tensor}` has rank {tensor_rank}: the tile's leading dimensions merge into a box dimension of {extent} elements, over TMA's 256; copy a tile of rank {tensor_rank} to or from `{tensor}` (one row: `{buffer}[i]`), or give `{tensor}` the tile's rank"
+    )]
+    MergedBox {
+        /// The shared buffer.
+        buffer: String,
+        /// Its extents after its indices.
+        tile: Vec<u32>,
+        /// The tensor.
+        tensor: String,
+        /// Its rank.
+        tensor_rank: usize,
+        /// The merged outermost extent.
+        extent: u32,
+    },
     /// A TMA box extent outside 1..=256.
     #[error("TMA box extents are 1..=256 elements, this box has {extent}")]
     BoxExtent {
@@ -631,6 +648,7 @@ impl Reject {
     pub fn buffer(&self) -> Option<&str> {
         match self {
             Reject::TmaElem { buffer, .. }
+            | Reject::MergedBox { buffer, .. }
             | Reject::TmaRowMajor { buffer, .. }
             | Reject::TmemAShape { buffer, .. }
             | Reject::OperandElem { buffer, .. }

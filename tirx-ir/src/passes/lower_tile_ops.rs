@@ -239,8 +239,17 @@ impl Pass for LowerTileOps {
         })?;
         let mut body: Vec<Stmt> = pre.into_iter().chain(std::mem::take(&mut k.body)).collect();
         // No CTA of a cluster may exit while a peer can still write into its shared memory or
-        // arrive on its barriers.
-        if cluster_size(k) > 1 {
+        // arrive on its barriers. A `cluster_sync()` of the user's as the last statement of the
+        // body (run by every thread: a top-level statement) already orders that; a second one
+        // would only wait again.
+        let ends_synced = matches!(
+            body.last(),
+            Some(Stmt {
+                kind: StmtKind::Op(Op::ClusterSync),
+                ..
+            })
+        );
+        if cluster_size(k) > 1 && !ends_synced {
             body.push(Stmt::new(StmtKind::Op(Op::ClusterSync)));
         }
         k.body = body;

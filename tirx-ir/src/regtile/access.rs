@@ -133,6 +133,14 @@ pub fn operands<'o>(
     // tensor `[L, M, N]` as an `[M, N]` matrix at leading index `coords[0]` (a batch or head).
     let vector = t.shape.len() == 1 && coords.len() == 1 && (shape[0] == 1 || shape[1] == 1);
     let ranked = matches!(t.shape.len(), 2 | 3) && coords.len() == t.shape.len();
+    // A full tile and a vector: say which shape would fit, not the general rule.
+    if t.shape.len() == 1 && coords.len() == 1 && !vector {
+        let name = &k.buffers[*buf].name;
+        return Err(RegTileError::Copy(format!(
+            "`{tensor}` is a vector [{}]: a register tile moves to and from it as one row [1, C] or one column [R, 1], and `{name}` is {}×{}; declare a [1, {}] or [{}, 1] tile (e.g. `layout = stat({name}, axis = …)`), or give `{tensor}` two dimensions",
+            t.shape[0], shape[0], shape[1], shape[1], shape[0]
+        )));
+    }
     if !vector && !ranked {
         return Err(RegTileError::Copy(format!(
             "register tiles move to and from 2-D tensors with 2 tile coordinates, 3-D tensors with 3 (the first an index, the tile along the last two), or vectors [N] as [1, C] or [R, 1] tiles with 1; `{tensor}` has rank {} and {} coordinate(s)",

@@ -454,6 +454,21 @@ impl Lowerer<'_> {
             Some(l) => self.reg_layout(l, &shape)?,
             None => None,
         };
+        // Without `layout = …` a register tile takes the wgmma accumulator fragment; a shape
+        // that fragment cannot hold is refused here, where it is declared, not at a later
+        // use of the tile that is itself valid.
+        if space == Space::Reg
+            && regs.is_none()
+            && let &[rows, cols] = &shape[..]
+            && let Err(why) = tirx_ir::RegLayout::wgmma_acc(rows, cols)
+        {
+            return Err(self.fail(
+                dims,
+                format!(
+                    "{why}: a register tile without `layout = …` takes the wgmma accumulator fragment; give it a layout that fits, e.g. `layout = blocked(vec = V)`"
+                ),
+            ));
+        }
         let alias = match args.get("alias") {
             Some(a) => Some(self.tmem_alias(a)?),
             None => None,

@@ -337,7 +337,10 @@ impl Lowerer<'_> {
                     .iter()
                     .map(|s| s.to_string())
                     .collect();
-                let hint = self.tile_fn_hint(&name, &scalar_fns);
+                let hint = match self.tile_fn_hint(&name, &scalar_fns) {
+                    h if h.is_empty() => self.or_own_fn(super::did_you_mean(&name, &scalar_fns)),
+                    h => h,
+                };
                 let functions = scalar_fns.join(", ");
                 return Err(self.fail(
                     &c.func,

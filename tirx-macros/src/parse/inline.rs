@@ -21,7 +21,7 @@
 //! lowered, so every error inside carries its call sites and recursion is found on that chain.
 
 use super::stmt::strip_parens;
-use super::{Fail, Local, Lowerer, Res, closest};
+use super::{Fail, Local, Lowerer, Res, did_you_mean};
 use crate::args::path_ident;
 use crate::error::span_range;
 use crate::module::{ParamKind, TileFnDef, TileParam, scalar_type_name};
@@ -47,13 +47,20 @@ impl<'a> Lowerer<'a> {
             return String::new();
         }
         let candidates: Vec<String> = others.iter().chain(&fns).cloned().collect();
-        let guess = closest(name, &candidates)
-            .map(|c| format!("; did you mean `{c}`?"))
-            .unwrap_or_default();
+        let guess = did_you_mean(name, &candidates);
         format!(
             "; tile functions of this module are {}{guess}",
             fns.join(", ")
         )
+    }
+
+    /// `hint` when it says something, else, outside a module, where a function of the user's
+    /// own belongs (a lone `#[tile_kernel]` calls no Rust function).
+    pub(crate) fn or_own_fn(&self, hint: String) -> String {
+        if !hint.is_empty() || !self.fns.names().is_empty() {
+            return hint;
+        }
+        "; a function of your own is a `#[tile_fn]` of a `#[tile_module]` that holds this kernel (docs/language.md §10)".to_string()
     }
 
     /// `f(…);`: a call whose results, if any, would be lost is an error.

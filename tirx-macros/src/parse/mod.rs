@@ -182,8 +182,32 @@ pub(crate) struct Lowerer<'a> {
 
 impl Lowerer<'_> {
     /// Records an error at `node` and returns the marker.
+    /// An error at `node` that reads a name whose `let` failed is a follow-up of that error:
+    /// it is not recorded (the build fails on the first one), so an error is never blamed on
+    /// valid code that only uses a broken value.
     pub(crate) fn fail(&mut self, node: &impl ToTokens, message: impl Into<String>) -> Fail {
+        if self.reads_poison(node.to_token_stream()) {
+            return Fail;
+        }
         self.fail_at(span_range(node), message)
+    }
+
+    /// Whether `tokens` name a poisoned local, outside `{ … }` blocks (an error at a whole
+    /// statement with a block is about the statement, not a value inside it).
+    fn reads_poison(&self, tokens: proc_macro2::TokenStream) -> bool {
+        use proc_macro2::{Delimiter, TokenTree};
+        let any_poison = self.env[self.env_base..]
+            .iter()
+            .flatten()
+            .any(|(_, l)| matches!(l, Local::Poison));
+        any_poison
+            && tokens.into_iter().any(|t| match t {
+                TokenTree::Ident(i) => matches!(self.local(&i.to_string()), Some(Local::Poison)),
+                TokenTree::Group(g) if g.delimiter() != Delimiter::Brace => {
+                    self.reads_poison(g.stream())
+                }
+                _ => false,
+            })
     }
 
     /// Records an error at `range` and returns the marker.
@@ -312,9 +336,7 @@ impl Lowerer<'_> {
                 ),
             );
         }
-        let hint = closest(&name, &self.visible_names())
-            .map(|c| format!("; did you mean `{c}`?"))
-            .unwrap_or_default();
+        let hint = did_you_mean(&name, &self.visible_names());
         let Some(call) = self.spans.current_calls().into_iter().next() else {
             return self.fail(ident, format!("cannot find `{name}` in this kernel{hint}"));
         };
@@ -333,15 +355,47 @@ impl Lowerer<'_> {
     }
 }
 
-/// The candidate closest to `name` by edit distance, if close enough to be a likely typo.
-pub(crate) fn closest<'c>(name: &str, candidates: &'c [String]) -> Option<&'c str> {
+/// The candidates nearest to `name`, nearest first, at most three: those a few edits away (a
+/// typo), then, for a name of three or more letters, those it begins or is a `_`-separated
+/// word of (`exp` → `exp2_approx`, `sum` → `reduce_sum`). A name shorter than three letters
+/// gets only its nearest typo.
+pub(crate) fn nearest<'c>(name: &str, candidates: &'c [String]) -> Vec<&'c str> {
     let limit = (name.len() / 3).clamp(1, 3);
-    candidates
+    let mut near: Vec<(usize, usize, &str)> = Vec::new();
+    for (i, c) in candidates.iter().enumerate() {
+        let d = edit_distance(name, c);
+        let word = name.len() >= 3
+            && c != name
+            && (c.starts_with(name) || c.split(['_', ':']).any(|w| w == name));
+        if d <= limit {
+            near.push((d, i, c));
+        } else if word {
+            near.push((limit + 1, i, c));
+        }
+    }
+    near.sort();
+    let mut out: Vec<&str> = Vec::new();
+    for (_, _, c) in near {
+        if !out.contains(&c) {
+            out.push(c);
+        }
+    }
+    out.truncate(if name.len() < 3 { 1 } else { 3 });
+    out
+}
+
+/// "; did you mean `a`?", "; did you mean `a` or `b`?" or "; did you mean `a`, `b` or `c`?"
+/// over the [`nearest`] candidates, or nothing when none is near.
+pub(crate) fn did_you_mean(name: &str, candidates: &[String]) -> String {
+    let near: Vec<String> = nearest(name, candidates)
         .iter()
-        .map(|c| (edit_distance(name, c), c))
-        .filter(|(d, _)| *d <= limit)
-        .min_by_key(|(d, _)| *d)
-        .map(|(_, c)| c.as_str())
+        .map(|c| format!("`{c}`"))
+        .collect();
+    match near.as_slice() {
+        [] => String::new(),
+        [one] => format!("; did you mean {one}?"),
+        [init @ .., last] => format!("; did you mean {} or {last}?", init.join(", ")),
+    }
 }
 
 /// Edit distance over chars where an insertion, a deletion, a substitution or a swap of two

@@ -11,7 +11,7 @@
 
 use super::stmt::strip_parens;
 use super::vocab::{self, Id, Kind, Word};
-use super::{Fail, Local, Lowerer, Res, closest};
+use super::{Fail, Local, Lowerer, Res, did_you_mean};
 use crate::error::span_range;
 use quote::ToTokens;
 use syn::punctuated::Punctuated;
@@ -424,9 +424,7 @@ impl Lowerer<'_> {
             .map(|ns| format!("{ns}::…"))
             .collect();
         let hint = if self.fns.names().is_empty() {
-            closest(name, &all)
-                .map(|s| format!("; did you mean `{s}`?"))
-                .unwrap_or_default()
+            self.or_own_fn(did_you_mean(name, &all))
         } else {
             self.tile_fn_hint(name, &all)
         };

@@ -327,12 +327,15 @@ impl Lowerer<'_> {
     pub(crate) fn unknown_tile_function(&self, name: &str) -> String {
         let fns = tile_functions();
         let candidates: Vec<String> = fns.iter().map(|s| s.to_string()).collect();
-        let guess = super::closest(name, &candidates)
-            .map(|c| format!("; did you mean `{c}`?"))
-            .unwrap_or_default();
-        let module = self.tile_fn_hint(name, &[]);
+        // One guess over the functions on tiles and the module's tile functions together.
+        let module = self.tile_fn_hint(name, &candidates);
+        let hint = if module.is_empty() {
+            self.or_own_fn(super::did_you_mean(name, &candidates))
+        } else {
+            module
+        };
         format!(
-            "unknown function `{name}`; functions on register tiles are {}{guess}{module}",
+            "unknown function `{name}`; functions on register tiles are {}{hint}",
             fns.join(", ")
         )
     }

@@ -170,9 +170,20 @@ pub fn tma_box<'k>(
     // A dense tile of higher rank than the tensor is the same bytes as the box with its
     // leading dimensions merged (`[2, 64, 64]` is a `[128, 64]` box), which lets a kernel split
     // a loaded tile between consumers by indexing (`a_s[s, wg]`).
+    let tile = dims.clone();
     while dims.len() > t.shape.len() && dims.len() >= 2 {
         let outer = dims.remove(0);
         dims[0] *= outer;
+    }
+    // Merged past TMA's limit: the mismatch is the tile's rank against the tensor's.
+    if tile.len() > dims.len() && dims[0] > 256 {
+        return Err(Reject::MergedBox {
+            buffer: b.name.clone(),
+            tile,
+            tensor: tensor.clone(),
+            tensor_rank: t.shape.len(),
+            extent: dims[0],
+        });
     }
     // A tile of lower rank than the tensor is a box of extent 1 in the tensor's leading
     // dimensions: a `[BM, 64]` tile of a `[B, S, H·D]` tensor at `(b, m, h)` is one batch's rows.

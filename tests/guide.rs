@@ -1,0 +1,158 @@
+//! `docs/guide.md`, the page for a new user, is this file: every `rust` block of the guide
+//! appears here verbatim (checked below), so each kernel is compiled by the macro and each
+//! host snippet by rustc, and the tests run the guide's kernels in the emulator through
+//! `tirx_kernels::simulate::run` against a Rust reference on random data.
+
+use tirx::prelude::*;
+use tirx::runtime::ElemType;
+use tirx_kernels::reference::Rng;
+use tirx_kernels::simulate;
+use tirx_sim::Device;
+
+/// Token ids shifted into a vocabulary shard of 1000 ids starting at 100, clamped into it.
+#[tile_kernel(target = sm_90a, threads = 128, grid = (cdiv(M, 32), cdiv(N, 64)))]
+pub fn shard_local(#[shape(M, N)] ids: Tensor<i32>, #[shape(M, N)] out: Tensor<i32>) {
+    let t = regs::<i32>([32, 64], layout = blocked(vec = 4));
+    copy(t, ids.tile(cta.x, cta.y));
+    copy(out.tile(cta.x, cta.y), min(max(t - 100, 0), 999));
+}
+
+/// `shard_local` in the emulator on a 50 × 70 tensor (tails in both dimensions).
+#[test]
+fn shard_local_in_the_emulator() {
+    let (m, n) = (50, 70);
+    let mut rng = Rng::new(7);
+    let ids: Vec<f64> = (0..m * n)
+        .map(|_| (rng.unit() * 2000.0).round() as f64)
+        .collect();
+    let mut dev = Device::new();
+    let x = simulate::tensor(&mut dev, ElemType::I32, &[m, n], &ids);
+    let y = simulate::tensor(&mut dev, ElemType::I32, &[m, n], &vec![-7.0; m * n]);
+    let art = &shard_local::KERNEL.artifacts[0];
+    simulate::run(art, &mut dev, &[x, y.clone()], &[]).expect("the kernel runs");
+    let want: Vec<f64> = ids.iter().map(|v| (v - 100.0).clamp(0.0, 999.0)).collect();
+    assert_eq!(simulate::values(&dev, &y), want);
+}
+
+/// `y = xᵀ` for an `[M, N]` f32 matrix: each thread gathers the elements of its 32 × 32 tile
+/// of `y` from the transposed coordinates of `x`, then stores the tile as usual.
+#[tile_kernel(target = sm_90a, threads = 128, grid = (cdiv(M, 32), cdiv(N, 32)))]
+pub fn transpose(#[shape(M, N)] x: Tensor<f32>, #[shape(N, M)] y: Tensor<f32>) {
+    let t = regs::<f32>([32, 32], layout = blocked(vec = 4));
+    t = gather(x, cta.x * 32 + col_index(t), cta.y * 32 + row_index(t));
+    copy(y.tile(cta.y, cta.x), t);
+}
+
+/// The transpose in the emulator on a 45 × 70 matrix, against the transposed input.
+#[test]
+fn transpose_in_the_emulator() {
+    let (m, n) = (45, 70);
+    let mut rng = Rng::new(11);
+    let x: Vec<f64> = (0..m * n).map(|_| f64::from(rng.unit())).collect();
+    let mut dev = Device::new();
+    let xt = simulate::tensor(&mut dev, ElemType::F32, &[m, n], &x);
+    let yt = simulate::tensor(&mut dev, ElemType::F32, &[n, m], &vec![f64::NAN; m * n]);
+    let art = &transpose::KERNEL.artifacts[0];
+    simulate::run(art, &mut dev, &[xt, yt.clone()], &[]).expect("the kernel runs");
+    let y = simulate::values(&dev, &yt);
+    for r in 0..n {
+        for c in 0..m {
+            assert_eq!(y[r * m + c], x[c * n + r], "y[{r}, {c}]");
+        }
+    }
+}
+
+#[tile_kernel(target = sm_90a, threads = 128, cluster = (2, 1, 1),
+    grid = (cdiv(M, 64) * 2, cdiv(N, 64)))]
+pub fn swap_halves(#[shape(M, N)] src: Tensor<bf16>, #[shape(M, N)] dst: Tensor<bf16>) {
+    let tile = smem::<bf16>([2, 32, 64], swizzle = B128);
+    let bar = mbarrier();
+    let pair = cta.x / 2;
+    #[scope(thread = 0)]
+    {
+        tma::load(tile[cta_rank], src.tile(2 * pair + cta_rank, cta.y), bar, multicast = 3);
+    }
+    bar.wait(0);
+    #[scope(thread = 0)]
+    {
+        tma::store(dst.tile(2 * pair + 1 - cta_rank, cta.y), tile[1 - cta_rank]);
+        tma::commit_group();
+        tma::wait_group(0);
+    }
+}
+
+/// The multicast kernel in the emulator on a 100 × 72 matrix (rows of 144 bytes: TMA needs
+/// 16-byte strides; the last pair's second half partly outside): every element arrives,
+/// through the peer's load, at its own place.
+#[test]
+fn swap_halves_in_the_emulator() {
+    let (m, n) = (100, 72);
+    let mut rng = Rng::new(5);
+    let x: Vec<f64> = (0..m * n).map(|_| f64::from(rng.unit())).collect();
+    let mut dev = Device::new();
+    let xt = simulate::tensor(&mut dev, ElemType::Bf16, &[m, n], &x);
+    let yt = simulate::tensor(&mut dev, ElemType::Bf16, &[m, n], &vec![f64::NAN; m * n]);
+    let art = &swap_halves::KERNEL.artifacts[0];
+    simulate::run(art, &mut dev, &[xt.clone(), yt.clone()], &[]).expect("the kernel runs");
+    assert_eq!(simulate::values(&dev, &yt), simulate::values(&dev, &xt));
+}
+
+/// `swap_halves` with a `cluster_sync()` of the user's as its last statement.
+#[tile_kernel(target = sm_90a, threads = 128, cluster = (2, 1, 1),
+    grid = (cdiv(M, 64) * 2, cdiv(N, 64)))]
+pub fn swap_halves_synced(#[shape(M, N)] src: Tensor<bf16>, #[shape(M, N)] dst: Tensor<bf16>) {
+    let tile = smem::<bf16>([2, 32, 64], swizzle = B128);
+    let bar = mbarrier();
+    let pair = cta.x / 2;
+    #[scope(thread = 0)]
+    {
+        tma::load(tile[cta_rank], src.tile(2 * pair + cta_rank, cta.y), bar, multicast = 3);
+    }
+    bar.wait(0);
+    #[scope(thread = 0)]
+    {
+        tma::store(dst.tile(2 * pair + 1 - cta_rank, cta.y), tile[1 - cta_rank]);
+        tma::commit_group();
+        tma::wait_group(0);
+    }
+    cluster_sync();
+}
+
+/// A cluster kernel syncs its cluster once before exit: the compiler's `cluster_sync` when
+/// the user wrote none, the user's alone when it is the last statement (no second one).
+#[test]
+fn a_cluster_kernel_syncs_its_cluster_once_before_exit() {
+    // Two in all: after the barriers' initialisation (a peer's multicast may signal them) and
+    // before exit.
+    let waits = |ptx: &str| ptx.matches("barrier.cluster.wait").count();
+    assert_eq!(waits(swap_halves::KERNEL.artifacts[0].ptx), 2);
+    assert_eq!(waits(swap_halves_synced::KERNEL.artifacts[0].ptx), 2);
+}
+
+/// Every `rust` block of `docs/guide.md` is text of this file, so the compiler has built it.
+#[test]
+fn every_guide_example_is_compiled_here() {
+    let guide = include_str!("../docs/guide.md");
+    let this = include_str!("guide.rs");
+    let mut blocks = 0;
+    let mut lines = guide.lines();
+    while let Some(line) = lines.next() {
+        if line.trim() != "```rust" {
+            continue;
+        }
+        let block: Vec<&str> = lines.by_ref().take_while(|l| l.trim() != "```").collect();
+        let block = block.join("\n");
+        // The block may start with `use` lines this file has once, at its top.
+        let body: String = block
+            .lines()
+            .skip_while(|l| l.starts_with("use ") || l.is_empty())
+            .collect::<Vec<_>>()
+            .join("\n");
+        assert!(
+            this.contains(&body),
+            "docs/guide.md has an example that tests/guide.rs does not compile:\n{block}"
+        );
+        blocks += 1;
+    }
+    assert!(blocks >= 3, "the guide's examples were not found");
+}
