@@ -192,7 +192,12 @@ fn blackwell_attention_sass_has_every_role() {
         assert!(a_from_tmem > 0, "{}: no UTCHMMA with A in TMEM", a.config);
         // Conditional rescaling: each correction warp votes (`vote.sync.any.pred`) before its
         // O round trip.
-        assert_eq!(a.ptx.matches("vote.sync.any.pred").count(), 1, "{}", a.config);
+        assert_eq!(
+            a.ptx.matches("vote.sync.any.pred").count(),
+            1,
+            "{}",
+            a.config
+        );
         assert!(sass.contains("VOTE.ANY"), "{}: no VOTE.ANY", a.config);
     }
 }

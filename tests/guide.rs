@@ -70,7 +70,12 @@ pub fn swap_halves(#[shape(M, N)] src: Tensor<bf16>, #[shape(M, N)] dst: Tensor<
     let pair = cta.x / 2;
     #[scope(thread = 0)]
     {
-        tma::load(tile[cta_rank], src.tile(2 * pair + cta_rank, cta.y), bar, multicast = 3);
+        tma::load(
+            tile[cta_rank],
+            src.tile(2 * pair + cta_rank, cta.y),
+            bar,
+            multicast = 3,
+        );
     }
     bar.wait(0);
     #[scope(thread = 0)]
@@ -106,7 +111,12 @@ pub fn swap_halves_synced(#[shape(M, N)] src: Tensor<bf16>, #[shape(M, N)] dst: 
     let pair = cta.x / 2;
     #[scope(thread = 0)]
     {
-        tma::load(tile[cta_rank], src.tile(2 * pair + cta_rank, cta.y), bar, multicast = 3);
+        tma::load(
+            tile[cta_rank],
+            src.tile(2 * pair + cta_rank, cta.y),
+            bar,
+            multicast = 3,
+        );
     }
     bar.wait(0);
     #[scope(thread = 0)]

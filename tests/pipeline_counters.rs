@@ -13,8 +13,8 @@
 //!   producer one tile a step, the consumer a wait per step but its first outside the loop).
 
 use tirx::KernelArtifact;
-use tirx::prelude::*;
 use tirx::abi::ConfigValue;
+use tirx::prelude::*;
 use tirx_kernels::gemm::fp8::kernels::{gemm_sm90_fp8, gemm_sm90_fp8_rowwise};
 use tirx_kernels::gemm::fp8_pingpong::kernels::{
     gemm_sm90_fp8_pingpong, gemm_sm90_fp8_rowwise_pingpong,
@@ -63,7 +63,10 @@ fn pipeline_loops(ptx: &str) -> Vec<Vec<&str>> {
 
 /// The divisions by a power of two `s` in a loop body: `and` with `s − 1`, `shr` by log₂ s.
 fn masks<'a>(body: &[&'a str], s: i64) -> Vec<&'a str> {
-    let (mask, shift) = (format!(", {};", s - 1), format!(", {};", s.trailing_zeros()));
+    let (mask, shift) = (
+        format!(", {};", s - 1),
+        format!(", {};", s.trailing_zeros()),
+    );
     body.iter()
         .copied()
         .filter(|l| {
@@ -129,7 +132,10 @@ fn the_fp8_gemms_k_loops_divide_nothing_when_stages_is_not_a_power_of_two() {
             }
         }
     }
-    assert!(carried >= 10 && divided >= 3, "{carried} carried, {divided} divided");
+    assert!(
+        carried >= 10 && divided >= 3,
+        "{carried} carried, {divided} divided"
+    );
 }
 
 /// A row panel of `src` copied `ROUNDS` times through an S-stage ring into `dst` (round r

@@ -197,12 +197,20 @@ fn predicted_rescales(q: &[f64], k: &[f64], s: usize, sk: usize, d: usize) -> Ve
             }
             (0..d).map(|c| qr[r * d + c] * kr[j * d + c]).sum::<f64>() * scale_log2
         };
-        let block_max = |n: usize| (n * 128..sk.min((n + 1) * 128)).map(score).fold(f64::MIN, f64::max);
+        let block_max = |n: usize| {
+            (n * 128..sk.min((n + 1) * 128))
+                .map(score)
+                .fold(f64::MIN, f64::max)
+        };
         let mut m = block_max(0);
         let mut out = vec![false];
         for n in 1..blocks {
             let b = block_max(n);
-            assert!((b - m - 8.0).abs() > 0.01, "row {r} block {n}: growth {} at the threshold", b - m);
+            assert!(
+                (b - m - 8.0).abs() > 0.01,
+                "row {r} block {n}: growth {} at the threshold",
+                b - m
+            );
             out.push(b - m > 8.0);
             if b - m > 8.0 {
                 m = b;
@@ -268,7 +276,11 @@ fn blackwell_correction_warps_rescale_only_when_a_row_moved() {
         ..Policy::default()
     };
     let mut counts = Vec::new();
-    for (name, q, k) in [("flat", &q, &k), ("grown", &q, &grown), ("one warp", &quiet, &grown)] {
+    for (name, q, k) in [
+        ("flat", &q, &k),
+        ("grown", &q, &grown),
+        ("one warp", &quiet, &grown),
+    ] {
         let want = predicted_rescales(q, k, dims.s, dims.sk, dims.d);
         let (mut stats, err) = simulate::attention_values(art, dims, [q, k, &v], 1, 3, &policy)
             .unwrap_or_else(|e| panic!("{name}: {e}"));
@@ -289,5 +301,9 @@ fn blackwell_correction_warps_rescale_only_when_a_row_moved() {
     assert!(counts[1].len() >= 8, "{:?}", counts[1]);
     // Only warp 0 of Q tile 0, at block 1 at least.
     assert!(counts[2].contains(&[0, 0, 1]), "{:?}", counts[2]);
-    assert!(counts[2].iter().all(|&[i, w, _]| i == 0 && w == 0), "{:?}", counts[2]);
+    assert!(
+        counts[2].iter().all(|&[i, w, _]| i == 0 && w == 0),
+        "{:?}",
+        counts[2]
+    );
 }

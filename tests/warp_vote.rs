@@ -114,7 +114,12 @@ fn votes_of_tiles_and_scalars_match_the_reference() {
     x.truncate(M * 4);
     let xt = put(&mut dev, &words(&x), ElemType::F32, &[M, 4]);
     let ot = put(&mut dev, &vec![0xa5; M * 16], ElemType::U32, &[M, 4]);
-    launch(&votes::KERNEL.artifacts[0], &mut dev, &[xt, ot.clone()], thr);
+    launch(
+        &votes::KERNEL.artifacts[0],
+        &mut dev,
+        &[xt, ot.clone()],
+        thr,
+    );
     let got = read_words(&dev, &ot, M * 4);
     let thirds = (0..32u32)
         .filter(|l| l % 3 == 0)

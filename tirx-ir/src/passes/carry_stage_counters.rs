@@ -50,9 +50,7 @@ use super::lower_tile_ops::pipeline_wait;
 use super::walk::{Rewriter, rewrite_block_with, rewrite_body_with, visit};
 use crate::arena::Handle;
 use crate::diag::Diagnostics;
-use crate::ir::{
-    BinOp, Block, CmpOp, Expr, Kernel, Op, Operand, ScalarType, Stmt, StmtKind, Var,
-};
+use crate::ir::{BinOp, Block, CmpOp, Expr, Kernel, Op, Operand, ScalarType, Stmt, StmtKind, Var};
 use std::collections::HashMap;
 
 /// The pass.
@@ -149,7 +147,13 @@ fn carry(k: &mut Kernel, mut s: Stmt) -> Result<Vec<Stmt>, Diagnostics> {
     }
     insert_advances(body, &counters);
     let taken = std::mem::take(body);
-    *body = rewrite_block_with(k, taken, &mut Sites { counters: &counters })?;
+    *body = rewrite_block_with(
+        k,
+        taken,
+        &mut Sites {
+            counters: &counters,
+        },
+    )?;
     entry.push(s);
     Ok(entry)
 }
@@ -519,7 +523,10 @@ mod tests {
         // Entry values from the start: (1 − 1) % 3 and (1 + 2) % 3, once, before the loop.
         assert!(out.contains("(1:u32 - 1:u32) % 3:u32"), "{out}");
         assert!(out.contains("(1:u32 + 2:u32) % 3:u32"), "{out}");
-        assert!(!out.contains("stage (%1"), "the release is carried too:\n{out}");
+        assert!(
+            !out.contains("stage (%1"),
+            "the release is carried too:\n{out}"
+        );
     }
 
     #[test]
@@ -535,7 +542,10 @@ mod tests {
 ",
         );
         assert!(!out.contains("producer_acquire"), "{out}");
-        assert!(out.contains("%2 % 3:u32") && out.contains("%2 / 3:u32 & 1:u32"), "{out}");
+        assert!(
+            out.contains("%2 % 3:u32") && out.contains("%2 / 3:u32 & 1:u32"),
+            "{out}"
+        );
     }
 
     #[test]

@@ -51,7 +51,9 @@ impl Need {
     pub fn describe(self) -> &'static str {
         match self {
             Need::Cta => "every thread of the CTA: call it outside any scope",
-            Need::Warps => "whole warps: a warp, warpgroup or CTA scope, not one thread or `elect` (named barriers count threads by the warp; `vote.sync` takes all 32 lanes)",
+            Need::Warps => {
+                "whole warps: a warp, warpgroup or CTA scope, not one thread or `elect` (named barriers count threads by the warp; `vote.sync` takes all 32 lanes)"
+            }
             Need::Single => {
                 "one thread: put it under `#[scope(warp = W, elect)]` or `#[scope(thread = T)]`"
             }

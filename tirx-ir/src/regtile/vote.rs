@@ -54,7 +54,13 @@ pub fn lower(
             acc
         }
     };
-    if lw.k.vars[dst].ty != if kind == VoteKind::Ballot { T::U32 } else { T::Pred } {
+    if lw.k.vars[dst].ty
+        != if kind == VoteKind::Ballot {
+            T::U32
+        } else {
+            T::Pred
+        }
+    {
         return Err(lw.internal("warp vote into a variable of the wrong type"));
     }
     lw.inst(Inst::vote_sync(kind, dst, p));

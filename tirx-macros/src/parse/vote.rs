@@ -78,7 +78,11 @@ impl Lowerer<'_> {
             let have = self.kernel.vars[dst].ty.name();
             return Err(self.fail(
                 left,
-                format!("`{}` gives a {}; this variable is a {have}", word.name, ty.name()),
+                format!(
+                    "`{}` gives a {}; this variable is a {have}",
+                    word.name,
+                    ty.name()
+                ),
             ));
         }
         let pred = self.vote_pred(word, c, out)?;
@@ -141,7 +145,10 @@ impl Lowerer<'_> {
     pub(crate) fn vote_unbound(&mut self, w: &Word, c: &syn::ExprCall) -> Fail {
         self.fail(
             c,
-            format!("`{}` gives a value; bind it: `let v = {}(…);`", w.name, w.name),
+            format!(
+                "`{}` gives a value; bind it: `let v = {}(…);`",
+                w.name, w.name
+            ),
         )
     }
 }

@@ -477,9 +477,7 @@ fn changed_in(b: &Block, out: &mut Vec<Handle<Var>>) {
                 Op::ClcIsCanceled { dst, .. }
                 | Op::LoadScalar { dst, .. }
                 | Op::WarpVote { dst, .. },
-            ) => {
-                out.push(*dst)
-            }
+            ) => out.push(*dst),
             StmtKind::Op(Op::ClcFirstCta { dsts, .. }) => out.extend(dsts),
             _ => {}
         }
