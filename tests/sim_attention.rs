@@ -220,6 +220,7 @@ fn predicted_rescales(q: &[f64], k: &[f64], s: usize, sk: usize, d: usize) -> Ve
     };
     let rows: Vec<Vec<bool>> = (0..256).map(moves).collect();
     let mut out = Vec::new();
+    #[allow(clippy::needless_range_loop)] // `n` indexes the inner vectors of `rows`
     for n in 1..blocks {
         for i in 0..2 {
             for w in 0..4 {
