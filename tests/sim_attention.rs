@@ -225,7 +225,7 @@ fn predicted_rescales(q: &[f64], k: &[f64], s: usize, sk: usize, d: usize) -> Ve
         for i in 0..2 {
             for w in 0..4 {
                 let base = 128 * i + 32 * w;
-                if (base..base + 32).any(|r| rows[r][n]) {
+                if rows[base..base + 32].iter().any(|m| m[n]) {
                     out.push([i, w, n]);
                 }
             }

@@ -322,6 +322,15 @@ impl Lowerer<'_> {
             Some(Id::Cdiv) => BinOp::CeilDiv,
             Some(Id::Min) => BinOp::Min,
             Some(Id::Max) => BinOp::Max,
+            // A vote is an op with a value (`vote.sync`), bound by `let` before its use.
+            _ if vocab::lookup(None, &name, &[Kind::Op])
+                .is_some_and(|w| matches!(w.id, Id::WarpAny | Id::WarpAll | Id::WarpBallot)) =>
+            {
+                return Err(self.fail(
+                    c,
+                    format!("`{name}` is a warp vote; bind it first: `let v = {name}(…);`, then use `v`"),
+                ));
+            }
             _ if self.tile_fn_of(&c.func).is_some() => {
                 return Err(self.fail(
                     c,
