@@ -414,7 +414,7 @@ pub enum ProtocolError {
     },
     /// A pipeline stage read in a loop that never waits for it.
     #[error(
-        "stage read without wait: `{buffer}` is filled by the TMA loads of pipeline `{pipe}` ({stages} stages), and this loop reads a different stage of it each iteration, for more than {stages} iterations, with no `{pipe}.consumer_wait(k)` in it: from the second round on, the stage read may still be loading (a wait before the loop covers only the first). Wait for each stage in the loop (`let s = {pipe}.consumer_wait(k);`) and read `{buffer}[s]`"
+        "stage read without wait: `{buffer}` is filled by the TMA loads of pipeline `{pipe}` ({stages} stages), and this loop, which may run more than {stages} iterations, reads a different stage of it in each, with no `{pipe}.consumer_wait(k)` in it: from the second round on, the stage read may still be loading (a wait before the loop covers only the first). Wait for each stage in the loop (`let s = {pipe}.consumer_wait(k);`) and read `{buffer}[s]`"
     )]
     StageReadWithoutWait {
         /// The pipeline.
