@@ -6,7 +6,7 @@
 //! NaN); slice counts that do not divide the K tiles through a caller's workspace, bit-identical
 //! on a second run (deterministic); the host's choice at decode shapes; and a workspace with an
 //! empty slice refused with a typed error before anything runs; the fused bias + activation
-//! after the reduce.
+//! after the reduce, with and without a residual.
 
 use half::bf16;
 use tirx::abi::ElemType;
@@ -190,6 +190,36 @@ fn the_fused_epilogue_splits_at_decode_shapes() {
                 "{m}x{n}x{k} {act:?}: {err:.3e}"
             );
         }
+    }
+}
+
+/// The fused epilogue with a residual at a decode shape: the host's choice splits K, and the
+/// reduce kernel adds the bias, the activation and then R (`splitk_reduce_bias_res`).
+#[test]
+fn the_residual_epilogue_splits_at_decode_shapes() {
+    let rt = rt();
+    let (m, n, k) = (16, 4096, 4096);
+    let mut rng = Rng::new(120);
+    let (ha, hb) = (rng.bf16s(m * k), rng.bf16s(n * k));
+    let hbias: Vec<bf16> = (0..n).map(|_| bf16::from_f32(rng.unit() - 0.5)).collect();
+    let hres = rng.bf16s(m * n);
+    let a = rt.upload(&ha, &[m, k]).unwrap();
+    let b = rt.upload(&hb, &[n, k]).unwrap();
+    let bias = rt.upload(&hbias, &[n]).unwrap();
+    let res = rt.upload(&hres, &[m, n]).unwrap();
+    for act in [Act::Gelu, Act::Silu] {
+        let mut d = rt.zeros::<bf16>(&[m, n]).unwrap();
+        rt.poison(&mut d).unwrap();
+        let choice =
+            host::gemm_residual(&rt, BLayout::Tn, &a, &b, Some((act, &bias)), &res, &mut d)
+                .expect("runs");
+        assert!(split::is_partial(choice.artifact), "{}", choice.label());
+        let got = rt.download(&d).unwrap();
+        let mut want = gemm_tn_f64(&ha, &hb, m, n, k);
+        apply_epilogue(&mut want, n, &hbias, act);
+        tirx_kernels::gemm::reference::add_residual(&mut want, &hres);
+        let err = rel_frobenius(&got, &want);
+        assert!(err < GemmTypes::BF16.tolerance(), "{act:?}: {err:.3e}");
     }
 }
 

@@ -140,6 +140,37 @@ fn gemm_sm100_bias_act_res_matches_the_reference() {
     report("gemm_sm100_bias_act_res", &runs);
 }
 
+/// A planted bug in the residual kernel: the epilogue's wait for R's TMA loads into the staging
+/// tile removed (`r_bar`'s `try_wait` loop made one `test_wait`), so the warpgroup reads the
+/// staged R while the loads may still be writing it — the emulator names the read.
+#[test]
+fn reading_the_staged_residual_before_its_load_lands_is_diagnosed() {
+    let art = sm100("gemm_sm100_bias_act_res", "gelu");
+    let no_wait = art.ptx.replacen(
+        "\tmbarrier.try_wait.parity.shared::cta.b64 %p1523, [%r1521], %r1522;\n\t@!%p1523 bra $L_loop_39;\n",
+        "\tmbarrier.test_wait.parity.shared::cta.b64 %p1523, [%r1521], %r1522;\n",
+        1,
+    );
+    assert_ne!(
+        no_wait, art.ptx,
+        "the residual's wait is where the test expects it"
+    );
+    // Async completions held back (one in 40 steps), so R's loads are still in flight when
+    // the MMAs of a short K are done.
+    let late = schedules()[2];
+    let errors: Vec<String> = (1..=4)
+        .filter_map(|seed| {
+            typed_gemm_on_device(art, &no_wait, (130, 136, 72), seed, &late, &sms(2)).err()
+        })
+        .collect();
+    assert!(
+        errors
+            .iter()
+            .any(|e| e.contains("while the TMA load issued at line") && e.contains("reads shared")),
+        "no early read of the staged residual diagnosed: {errors:?}"
+    );
+}
+
 /// `gemm_sm100_abc` with β = 0 and C all NaN: D = α·A·op(B) exactly as BLAS says (C never
 /// used: the staged C is loaded but the `selp` on β ≠ 0 drops it), α = −2, one cluster with
 /// a one-tile walk (tails in M, N and K). A planted bug — the test `β ≠ 0` made always true

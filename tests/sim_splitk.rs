@@ -53,6 +53,7 @@ fn split_k_scaled_into_f32_and_f16() {
         scaled: true,
         output: Some(output),
         act: None,
+        residual: false,
     };
     println!("{}", run("f16", (33, 72, 264), plan(ElemType::F32), 6));
     println!("{}", run("f16_n64", (9, 136, 296), plan(ElemType::F16), 7));
@@ -70,6 +71,25 @@ fn split_k_fused_bias_and_every_activation() {
             ..SplitSim::default()
         };
         println!("{act:?}: {}", run("n64", (9, 72, 360), plan, 20 + i as u64));
+    }
+}
+
+/// The fused epilogue with a residual after the reduce: D = act(A·Bᵀ + bias) + R (R in D's
+/// type, added in f32 after the activation, `splitk_reduce_bias_res`), GELU and SiLU, five
+/// slices of six K tiles.
+#[test]
+fn split_k_fused_bias_with_a_residual() {
+    for (i, act) in [tirx::problem::Act::Gelu, tirx::problem::Act::Silu]
+        .into_iter()
+        .enumerate()
+    {
+        let plan = SplitSim {
+            splits: Some(5),
+            act: Some(act),
+            residual: true,
+            ..SplitSim::default()
+        };
+        println!("{act:?}: {}", run("n64", (9, 72, 360), plan, 30 + i as u64));
     }
 }
 

@@ -150,7 +150,11 @@ fn simulate_gemm(
             g.epilogue = Epilogue::Scaled;
         }
         if let Some(act) = over.act {
-            g.epilogue = Epilogue::Bias(act);
+            g.epilogue = if over.residual {
+                Epilogue::BiasResidual(act)
+            } else {
+                Epilogue::Bias(act)
+            };
         }
         types.output = over.output.unwrap_or(types.output);
     }
@@ -180,7 +184,13 @@ fn simulate_gemm(
     let (biasb, biasv) = random_values(&mut rng, tbias, n);
     let biasm = put(dev, &biasb, tbias, &[n]);
     // A residual epilogue's R, drawn after the other inputs (theirs stay as they were).
-    let residual = art.elem_of("res").map(|tr| {
+    // A split-K plan reads R through its reduce kernel, in D's type.
+    let tres = if split::is_partial(art) {
+        matches!(g.epilogue, Epilogue::BiasResidual(_)).then_some(td)
+    } else {
+        art.elem_of("res")
+    };
+    let residual = tres.map(|tr| {
         let (rb, rv) = random_values(&mut rng, tr, m * n);
         (put(dev, &rb, tr, &[m, n]), rv)
     });
@@ -305,6 +315,8 @@ pub struct SplitSim {
     pub output: Option<ElemType>,
     /// D = act(A·Bᵀ + bias) (the fused epilogue; bf16 D), instead of the plain or scaled one.
     pub act: Option<tirx::problem::Act>,
+    /// With `act`: a residual R added after the activation, D = act(A·Bᵀ + bias) + R.
+    pub residual: bool,
 }
 
 /// `art`'s split-K plan in the emulator at `shape` as [`SplitSim`] says, against the f64

@@ -241,8 +241,7 @@ pub fn gemm_bias_act<A: Element, D: Element>(
 
 /// D = act(A·op(B) + bias) + R (`bias` with its activation) or D = A·op(B) + R (`None`: BLAS's
 /// β = 1, any scaled kernel) on the host's choice, `res` M×N in D's type; a combination
-/// nothing takes is `RuntimeError::NoKernelFits`, with the table of candidates (split K
-/// refuses the fused residual: no reduce kernel adds it).
+/// nothing takes is `RuntimeError::NoKernelFits`, with the table of candidates.
 pub fn gemm_residual<A: Element, D: Element>(
     rt: &Runtime,
     layout: problem::BLayout,
@@ -265,6 +264,11 @@ pub fn gemm_residual<A: Element, D: Element>(
         ("res", resv),
         ("d", dv),
     ];
+    if split::is_partial(choice.artifact) {
+        // The epilogue is the request's: the plan's reduce kernel adds the bias and R.
+        split::launch_split_for(rt, choice.artifact, &roles, &request)?;
+        return Ok(choice);
+    }
     launch_roles(rt, choice.artifact, &roles, 1.0, 0.0)?;
     Ok(choice)
 }

@@ -446,13 +446,14 @@ pub(crate) fn efficiency(bn: usize) -> f64 {
 
 impl GemmRequest {
     /// Whether a split-K artifact (`Epilogue::Partial`, `split.rs`) computes this request: B in
-    /// this layout, A in the input type, a plain, scaled or fused bias epilogue, and a reduce
+    /// this layout, A in the input type, a plain, scaled or fused bias epilogue (with or without
+    /// a residual), and a reduce
     /// kernel on the artifact's target that writes D's type with that epilogue.
     fn solves_split(&self, artifact: &KernelArtifact) -> Result<(), Reject> {
         let layout_ok = matches!(artifact.problem, Some(Problem::Gemm(g)) if g.b == self.layout);
         let epilogue_ok = matches!(
             self.epilogue,
-            Epilogue::Plain | Epilogue::Scaled | Epilogue::Bias(_)
+            Epilogue::Plain | Epilogue::Scaled | Epilogue::Bias(_) | Epilogue::BiasResidual(_)
         );
         if !layout_ok || !epilogue_ok {
             return Err(Reject::problem(artifact));

@@ -39,7 +39,9 @@ use tirx::{KernelArtifact, Runtime, RuntimeError, Target, Tensor, TensorArg};
 use super::request::{
     GemmRequest, ctas_per_sm, efficiency, fill_units, memory_units, pull_rate, unit_seconds,
 };
-use super::splitk::reduce::{splitk_reduce, splitk_reduce_bias, splitk_reduce_scaled};
+use super::splitk::reduce::{
+    splitk_reduce, splitk_reduce_bias, splitk_reduce_bias_res, splitk_reduce_scaled,
+};
 use crate::dispatch::Reject;
 use crate::family;
 
@@ -58,20 +60,20 @@ pub fn is_partial(art: &KernelArtifact) -> bool {
 /// The reduce kernel that finishes a split-K plan of `request` on `target`: D's type and the
 /// epilogue (α only; α and β·C where C is read, [`reads_c`]; bias and the activation of its
 /// config constant `ACT`) decide, from the artifacts' own data, never from a name. `None` for
-/// an epilogue no reduce kernel applies (the FP8 scales, the residual).
+/// an epilogue no reduce kernel applies (the FP8 scales).
 pub fn reduce_for(target: Target, request: &GemmRequest) -> Option<&'static KernelArtifact> {
     let kernel = match request.epilogue {
         Epilogue::Scaled if reads_c(request) => &splitk_reduce_scaled::KERNEL,
         Epilogue::Plain | Epilogue::Scaled => &splitk_reduce::KERNEL,
         Epilogue::Bias(_) => &splitk_reduce_bias::KERNEL,
-        Epilogue::ScaleTensor
-        | Epilogue::ScaleRows
-        | Epilogue::Partial
-        | Epilogue::BiasResidual(_) => return None,
+        Epilogue::BiasResidual(_) => &splitk_reduce_bias_res::KERNEL,
+        Epilogue::ScaleTensor | Epilogue::ScaleRows | Epilogue::Partial => return None,
     };
     kernel.artifacts.iter().find(|a| {
         let act = match request.epilogue {
-            Epilogue::Bias(act) => a.int("ACT").and_then(Act::of_code) == Some(act),
+            Epilogue::Bias(act) | Epilogue::BiasResidual(act) => {
+                a.int("ACT").and_then(Act::of_code) == Some(act)
+            }
             _ => true,
         };
         a.target == target && a.elem_of("d") == Some(request.types.output) && act
@@ -259,8 +261,14 @@ fn launch_plan(
     if reads_c(request) {
         reduce_roles.push(("c", get(roles, "c", art)?));
     }
-    if matches!(request.epilogue, Epilogue::Bias(_)) {
+    if matches!(
+        request.epilogue,
+        Epilogue::Bias(_) | Epilogue::BiasResidual(_)
+    ) {
         reduce_roles.push(("bias", get(roles, "bias", art)?));
+    }
+    if matches!(request.epilogue, Epilogue::BiasResidual(_)) {
+        reduce_roles.push(("res", get(roles, "res", art)?));
     }
     let (alpha, beta) = request.scalars;
     family::launch_roles(

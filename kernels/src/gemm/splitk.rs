@@ -11,7 +11,8 @@
 //! 2. [`reduce::splitk_reduce`] / [`reduce::splitk_reduce_scaled`]: each CTA sums the `S`
 //!    partials of an `R × C` block of D in one fixed order (`reduce`'s `sum_slices`: the result
 //!    does not depend on which CTA finished first, deterministic), applies the epilogue (α, and
-//!    β·C in the scaled form; bias and activation in the fused form, `splitk_reduce_bias`),
+//!    β·C in the scaled form; bias and activation in the fused form, `splitk_reduce_bias`,
+//!    `pieces.rs`' `bias_act`; and a residual after them, `splitk_reduce_bias_res`),
 //!    rounds to D's type and stores it, tails in both dimensions masked.
 //!
 //! Configs: `n256` (5 stages of a 64×64 A box and a 256×64 B box: 160 KB of B in flight per
@@ -79,7 +80,7 @@ pub mod kernels {
 
 /// The second launch: the reduce kernels (not catalogue entries: they solve no problem alone;
 /// `split::reduce_for` finds them by D's type).
-#[tile_module]
+#[tile_module(uses(super::pieces::gemm_pieces))]
 pub mod reduce {
     use tirx::prelude::*;
 
@@ -165,17 +166,41 @@ pub mod reduce {
         let bias_t = regs::<TD>([1, C], layout = stat(acc, axis = 0));
         sum_slices(acc, p0, p1, p2, p3, w);
         copy(bias_t, bias.tile(cta.x));
-        acc = acc + bias_t;
-        if ACT == 1 {
-            acc = max(acc, 0.0);
-        }
-        if ACT == 2 {
-            acc = 0.5 * acc * (1.0 + tanh_approx(0.7978846 * (acc + 0.044715 * acc * acc * acc)));
-        }
-        if ACT == 3 {
-            acc = acc * rcp_approx(1.0 + exp2_approx(acc * -1.442695));
-        }
+        bias_act(acc, bias_t);
         copy(d.tile(cta.y, cta.x), acc);
+    }
+
+    /// `splitk_reduce_bias` with a residual: D = act(Σ_z w[z] + bias) + R, `res` [M, N] in
+    /// D's type added in f32 after the activation.
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 256,
+        grid = (cdiv(N, C), cdiv(M, R)),
+        configs(
+            product(
+                act(bias = (ACT = 0), relu = (ACT = 1), gelu = (ACT = 2), silu = (ACT = 3)),
+                with = (TD = bf16, R = 4, C = 256, V = 4),
+            ),
+        ),
+    )]
+    pub fn splitk_reduce_bias_res(
+        #[shape(S, M, N)] w: Tensor<f32>,
+        #[shape(N)] bias: Tensor<TD>,
+        #[shape(M, N)] res: Tensor<TD>,
+        #[shape(M, N)] d: Tensor<TD>,
+    ) {
+        let acc = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p0 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p1 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p2 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p3 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let rt = regs::<f32>([R, C], layout = blocked(vec = V));
+        let bias_t = regs::<TD>([1, C], layout = stat(acc, axis = 0));
+        sum_slices(acc, p0, p1, p2, p3, w);
+        copy(bias_t, bias.tile(cta.x));
+        copy(rt, res.tile(cta.y, cta.x));
+        bias_act(acc, bias_t);
+        copy(d.tile(cta.y, cta.x), acc + rt);
     }
 
     /// `acc = Σ_z w[z]` over the `R × C` block `(cta.y, cta.x)`, in the fixed order
