@@ -214,3 +214,87 @@ fn the_f16_accumulator_round_trips_through_the_text_form() {
         assert_eq!(tirx_ptx::write_string(&lowered).expect("prints"), art.ptx);
     }
 }
+
+/// The f16 accumulator through a register tile: `regs::<f16>` loads it with `tcgen05.ld
+/// …pack::16b` (two cells' low halves to a register) and stores it back with
+/// `.unpack::16b`, as from and to an f32 tile's low halves; D = 2·(A·Bᵀ).
+#[tile_kernel(target = sm_100a, threads = 128, grid = (1, 1))]
+pub fn f16_acc_regs(
+    #[shape(M, K)] a: Tensor<f16>,
+    #[shape(N, K)] b: Tensor<f16>,
+    #[shape(M, N)] d: Tensor<f16>,
+) {
+    let a_s = smem::<f16>([128, 64], swizzle = B128);
+    let b_s = smem::<f16>([64, 64], swizzle = B128);
+    let acc = tmem::<f16>([128, 64], unpacked = true);
+    let t = regs::<f16>([128, 64], layout = tmem_32x32b);
+    let loaded = mbarrier();
+    let done = mbarrier();
+    #[scope(warp = 0)]
+    {
+        tcgen05::alloc(acc);
+        tcgen05::relinquish();
+    }
+    tcgen05::fence_before();
+    sync_threads();
+    tcgen05::fence_after();
+    #[scope(thread = 0)]
+    {
+        tma::load(a_s, a.tile(0, 0), loaded);
+        tma::load(b_s, b.tile(0, 0), loaded);
+    }
+    loaded.wait(0);
+    #[scope(thread = 0)]
+    {
+        tcgen05::mma(acc, a_s, b_s, accumulate = false);
+        tcgen05::commit(done);
+    }
+    done.wait(0);
+    copy(t, acc);
+    t = cast::<f16>(t * 2.0);
+    copy(acc, t);
+    copy(d.tile(0, 0), acc);
+    tcgen05::fence_before();
+    sync_threads();
+    #[scope(warp = 0)]
+    {
+        tcgen05::dealloc(acc);
+    }
+}
+
+#[test]
+fn the_f16_accumulator_moves_through_registers_packed_and_unpacked() {
+    use tirx::abi::ElemType::F16;
+    let art = &f16_acc_regs::KERNEL.artifacts[0];
+    assert!(art.ptx.contains(".pack::16b.b32"), "no tcgen05.ld .pack::16b");
+    assert!(art.ptx.contains(".unpack::16b.b32"), "no tcgen05.st .unpack::16b");
+    let (m, n, k) = (128, 64, 64);
+    let mut rng = Rng::new(13);
+    let (ab, av) = random_values(&mut rng, F16, m * k);
+    let (bb, bv) = random_values(&mut rng, F16, n * k);
+    let mut dev = Device::new();
+    let tam = put(&mut dev, &ab, F16, &[m, k]);
+    let tbm = put(&mut dev, &bb, F16, &[n, k]);
+    let td = put(&mut dev, &vec![0xff; m * n * 2], F16, &[m, n]);
+    sim_launch(art, &mut dev, &[tam, tbm, td.clone()], &[], 4).unwrap_or_else(|e| panic!("{e}"));
+    let got = dev.read(td.addr, m * n * 2).expect("D");
+    for i in 0..m {
+        for j in 0..n {
+            // Four instructions of K = 16, each rounding D to f16; then doubled (exact).
+            let mut dacc = 0f64;
+            for s in 0..4 {
+                let sum: f64 = (16 * s..16 * s + 16).map(|q| av[i * k + q] * bv[j * k + q]).sum();
+                dacc = round_f16(dacc + sum);
+            }
+            let g = f16::from_bits(u16::from_le_bytes([got[2 * (i * n + j)], got[2 * (i * n + j) + 1]]));
+            assert_eq!(g.to_f64(), 2.0 * dacc, "D[{i}][{j}]");
+        }
+    }
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    let c = check_artifact("f16_acc_regs", art).expect("assembles");
+    assert!(c.problems.is_empty(), "{:?}", c.problems);
+    let has = |op: &str| c.sass.keys().any(|k| k.starts_with(op));
+    assert!(has("LDTM") && has("STTM"), "{:?}", c.sass);
+}
