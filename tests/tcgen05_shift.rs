@@ -146,3 +146,90 @@ fn the_shift_round_trips_through_the_text_form() {
     let (lowered, _) = tirx_ir::passes::run_pipeline(kernel, true).expect("compiles");
     assert_eq!(tirx_ptx::write_string(&lowered).expect("prints"), art.ptx);
 }
+
+/// The pair's shift (`cta_group = 2`): a 2-CTA bf16 MMA writes each CTA's 128 rows of D,
+/// the even CTA's thread shifts (`tcgen05.shift.cta_group::2.down`, both CTAs' tensor
+/// memory, §9.7.16.9.3) and commits to both CTAs' barriers; each CTA stores its half.
+#[tile_kernel(target = sm_100a, threads = 128, cluster = (2, 1, 1), grid = (2, 1))]
+pub fn pair_shift_gemm(
+    #[shape(M, K)] a: Tensor<bf16>,
+    #[shape(N, K)] b: Tensor<bf16>,
+    #[shape(M, N)] d: Tensor<f32>,
+) {
+    let a_s = smem::<bf16>([128, 64], swizzle = B128);
+    let b_s = smem::<bf16>([16, 64], swizzle = B128);
+    let acc = tmem::<f32>([128, 32]);
+    let full = mbarrier();
+    let done = mbarrier();
+    #[scope(warp = 0)]
+    {
+        tcgen05::alloc(acc, cta_group = 2);
+        tcgen05::relinquish(cta_group = 2);
+    }
+    tcgen05::fence_before();
+    cluster_sync();
+    tcgen05::fence_after();
+    #[scope(thread = 0)]
+    {
+        tma::load(a_s, a.tile(cta.x, 0), full);
+        tma::load(b_s, b.tile(cta_rank, 0), full);
+    }
+    full.wait(0);
+    cluster_sync();
+    #[scope(warp = 1, elect)]
+    {
+        tcgen05::mma(acc, a_s, b_s, accumulate = false, cta_group = 2);
+        tcgen05::shift(acc, cta_group = 2);
+        tcgen05::commit(done, cta_group = 2);
+    }
+    done.wait(0);
+    tcgen05::fence_after();
+    copy(d.tile(cta.x, 0), acc);
+    tcgen05::fence_before();
+    cluster_sync();
+    #[scope(warp = 0)]
+    {
+        tcgen05::dealloc(acc, cta_group = 2);
+    }
+}
+
+#[test]
+fn the_pairs_shift_moves_both_ctas_rows_in_the_emulator() {
+    use tirx::abi::ElemType::{Bf16, F32};
+    let art = &pair_shift_gemm::KERNEL.artifacts[0];
+    assert!(art.ptx.contains("tcgen05.shift.cta_group::2.down"));
+    let (m, n, k) = (256, 32, 64);
+    let mut rng = Rng::new(19);
+    let (ab, av) = random_values(&mut rng, Bf16, m * k);
+    let (bb, bv) = random_values(&mut rng, Bf16, n * k);
+    let mut dev = Device::new();
+    let tam = put(&mut dev, &ab, Bf16, &[m, k]);
+    let tbm = put(&mut dev, &bb, Bf16, &[n, k]);
+    let td = put(&mut dev, &vec![0xff; m * n * 4], F32, &[m, n]);
+    sim_launch(art, &mut dev, &[tam, tbm, td.clone()], &[], 4).unwrap_or_else(|e| panic!("{e}"));
+    let got: Vec<f32> = dev
+        .read(td.addr, m * n * 4)
+        .expect("D")
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
+    let dot = |i: usize, j: usize| (0..k).map(|q| av[i * k + q] * bv[j * k + q]).sum::<f64>();
+    for i in 0..m {
+        for j in 0..n {
+            // Each CTA's rows (TMEM lanes i % 128) shift within their 32-lane partitions.
+            let src = if j < 8 && i % 32 != 0 { i - 1 } else { i };
+            let mag: f64 = (0..k).map(|q| (av[src * k + q] * bv[j * k + q]).abs()).sum();
+            let g = f64::from(got[i * n + j]);
+            assert!(
+                (g - dot(src, j)).abs() <= mag * 2f64.powi(-22) + 1e-30,
+                "D[{i}][{j}] = {g}, want row {src}'s"
+            );
+        }
+    }
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    let c = check_artifact("pair_shift_gemm", art).expect("assembles");
+    assert!(c.problems.is_empty(), "{:?}", c.problems);
+    assert!(c.sass.keys().any(|k| k.starts_with("UTCSHIFT")), "{:?}", c.sass);
+}
