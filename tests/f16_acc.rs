@@ -298,3 +298,86 @@ fn the_f16_accumulator_moves_through_registers_packed_and_unpacked() {
     let has = |op: &str| c.sass.keys().any(|k| k.starts_with(op));
     assert!(has("LDTM") && has("STTM"), "{:?}", c.sass);
 }
+
+/// The CTA pair with an f16 accumulator (`cta_group = 2`, M = 256 across the pair): each
+/// CTA's 128 rows of D in its own unpacked `tmem::<f16>` tile.
+#[tile_kernel(target = sm_100a, threads = 128, cluster = (2, 1, 1), grid = (2, 1))]
+pub fn pair_f16_acc(
+    #[shape(M, K)] a: Tensor<f16>,
+    #[shape(N, K)] b: Tensor<f16>,
+    #[shape(M, N)] d: Tensor<f16>,
+) {
+    let a_s = smem::<f16>([128, 64], swizzle = B128);
+    let b_s = smem::<f16>([32, 64], swizzle = B128);
+    let acc = tmem::<f16>([128, 64], unpacked = true);
+    let full = mbarrier();
+    let done = mbarrier();
+    #[scope(warp = 0)]
+    {
+        tcgen05::alloc(acc, cta_group = 2);
+        tcgen05::relinquish(cta_group = 2);
+    }
+    tcgen05::fence_before();
+    cluster_sync();
+    tcgen05::fence_after();
+    #[scope(thread = 0)]
+    {
+        tma::load(a_s, a.tile(cta.x, 0), full);
+        tma::load(b_s, b.tile(cta_rank, 0), full);
+    }
+    full.wait(0);
+    cluster_sync();
+    #[scope(warp = 1, elect)]
+    {
+        tcgen05::mma(acc, a_s, b_s, accumulate = false, cta_group = 2);
+        tcgen05::commit(done, cta_group = 2);
+    }
+    done.wait(0);
+    tcgen05::fence_after();
+    copy(d.tile(cta.x, 0), acc);
+    tcgen05::fence_before();
+    cluster_sync();
+    #[scope(warp = 0)]
+    {
+        tcgen05::dealloc(acc, cta_group = 2);
+    }
+}
+
+#[test]
+fn the_pairs_f16_accumulator_matches_the_rounded_reference_in_the_emulator() {
+    use tirx::abi::ElemType::F16;
+    let art = &pair_f16_acc::KERNEL.artifacts[0];
+    // dtype F16 = 0, N 64 >> 3 at 17, the pair's M 256 >> 4 = 16 at 24.
+    let idesc = (8u32 << 17) | (16 << 24);
+    assert!(art.ptx.contains(&format!("{idesc};")), "no idesc {idesc:#x}");
+    let (m, n, k) = (256, 64, 64);
+    let mut rng = Rng::new(29);
+    let (ab, av) = random_values(&mut rng, F16, m * k);
+    let (bb, bv) = random_values(&mut rng, F16, n * k);
+    let mut dev = Device::new();
+    let tam = put(&mut dev, &ab, F16, &[m, k]);
+    let tbm = put(&mut dev, &bb, F16, &[n, k]);
+    let td = put(&mut dev, &vec![0xff; m * n * 2], F16, &[m, n]);
+    sim_launch(art, &mut dev, &[tam, tbm, td.clone()], &[], 2).unwrap_or_else(|e| panic!("{e}"));
+    let got = dev.read(td.addr, m * n * 2).expect("D");
+    for i in 0..m {
+        for j in 0..n {
+            let mut dacc = 0f64;
+            for s in 0..4 {
+                let sum: f64 = (16 * s..16 * s + 16)
+                    .map(|q| av[i * k + q] * bv[j * k + q])
+                    .sum();
+                dacc = round_f16(dacc + sum);
+            }
+            let at = 2 * (i * n + j);
+            let g = f16::from_bits(u16::from_le_bytes([got[at], got[at + 1]]));
+            assert_eq!(g.to_f64(), dacc, "D[{i}][{j}]");
+        }
+    }
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    let c = check_artifact("pair_f16_acc", art).expect("assembles");
+    assert!(c.problems.is_empty(), "{:?}", c.problems);
+    assert!(c.sass.contains_key("UTCHMMA.2CTA"), "{:?}", c.sass);
+}
