@@ -14,6 +14,7 @@ mod contracts;
 mod dispatch;
 mod elem_types;
 mod exp2_poly;
+mod f16_acc;
 mod gather;
 #[cfg(feature = "gpu")]
 mod gpu;
@@ -42,6 +43,7 @@ mod gpu_smem;
 #[cfg(feature = "gpu")]
 mod gpu_splitk;
 mod guide;
+mod i8_saturate;
 mod int_tiles;
 mod kinds;
 mod pair_mma;
@@ -64,6 +66,7 @@ mod sim_splitk;
 mod sim_timeline;
 mod smem_kernels;
 mod snapshots;
+mod tcgen05_shift;
 mod tmem_a;
 mod tmem_regs;
 mod tmem_shapes;

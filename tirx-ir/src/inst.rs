@@ -611,6 +611,17 @@ impl Inst {
         )
     }
 
+    /// `tcgen05.shift.cta_group::N.down [taddr]` (PTX ISA §9.7.16.9.3 tcgen05.shift): the
+    /// 31 rows below `taddr`'s 32-aligned lane, 256 bits each, move down one lane.
+    pub fn tcgen05_shift(taddr: Handle<Var>, pair: bool) -> Inst {
+        let op = if pair {
+            "tcgen05.shift.cta_group::2.down"
+        } else {
+            "tcgen05.shift.cta_group::1.down"
+        };
+        inst(op, vec![], vec![mem(taddr, 0)])
+    }
+
     /// `tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster
     /// .b64 [mbar], mask` (§9.7.16.10.10 tcgen05.commit): the pair's MMAs complete, then one
     /// arrival on the mbarrier at `mbar`'s offset in every CTA of the 16-bit `mask`.

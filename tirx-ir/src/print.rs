@@ -576,6 +576,7 @@ impl<'k> Printer<'_, 'k> {
                 variant,
                 pair,
                 scale,
+                saturate,
             } => {
                 self.out.write_str(" ")?;
                 self.tile(acc)?;
@@ -590,6 +591,9 @@ impl<'k> Printer<'_, 'k> {
                     self.tile(&sc.a)?;
                     self.out.write_str(", ")?;
                     self.tile(&sc.b)?;
+                }
+                if *saturate {
+                    self.out.write_str(" saturate")?;
                 }
                 self.pair(*pair)?;
                 self.variant(variant.map(|v| v.name()))
@@ -619,6 +623,11 @@ impl<'k> Printer<'_, 'k> {
                 self.pair(*pair)
             }
             Op::TmemRelinquish { pair } => self.pair(*pair),
+            Op::Tcgen05Shift { tile, pair } => {
+                self.out.write_str(" ")?;
+                self.tile(tile)?;
+                self.pair(*pair)
+            }
             Op::ClcTryCancel {
                 resp,
                 bar,
@@ -720,6 +729,7 @@ pub(crate) fn op_name(op: &Op) -> &'static str {
         Op::TmemDealloc { .. } => "tmem_dealloc",
         Op::Tcgen05Commit { .. } => "tcgen05_commit",
         Op::ClcTryCancel { .. } => "clc_try_cancel",
+        Op::Tcgen05Shift { .. } => "tcgen05_shift",
         Op::ClcIsCanceled { .. } => "clc_is_canceled",
         Op::LoadScalar { .. } => "load_scalar",
         Op::ClcFirstCta { .. } => "clc_first_cta",

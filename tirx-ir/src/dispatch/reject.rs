@@ -216,6 +216,22 @@ pub enum Reject {
         /// Its shape as indexed.
         dims: Vec<u32>,
     },
+    /// `saturate = true` on an MMA that is not `tcgen05.mma.kind::i8`.
+    #[error(
+        "`saturate = true` clamps an integer accumulator (tcgen05.mma kind::i8, the instruction descriptor's bit 3, PTX ISA §9.7.16.4.2); this MMA is {kind}"
+    )]
+    Saturate {
+        /// What the MMA is.
+        kind: String,
+    },
+    /// An unpacked 16-bit TMEM tile given as A, which `tcgen05.mma` reads packed.
+    #[error(
+        "A `{buffer}` is an unpacked 16-bit TMEM tile (one element to a cell, a 16-bit accumulator's image); tcgen05.mma reads an A from tensor memory packed, two 16-bit elements to a cell"
+    )]
+    UnpackedA {
+        /// The buffer.
+        buffer: String,
+    },
     /// A copy `tcgen05.cp` cannot make.
     #[error("{why}")]
     Tcgen05Cp {
@@ -378,6 +394,14 @@ pub enum Reject {
         rank: usize,
         /// Indices given.
         index: usize,
+    },
+    /// A 16-bit accumulator declared packed: the MMA writes one f16 element per 32-bit cell.
+    #[error(
+        "accumulator `{buffer}` is an f16 tile packed two to a TMEM cell, but tcgen05.mma writes a 16-bit D one element to a cell, in its low half (PTX ISA §9.7.16.10.4.1): declare it `tmem::<f16>([128, N], unpacked = true)`"
+    )]
+    PackedAccumulator {
+        /// The buffer.
+        buffer: String,
     },
     /// A and B of different element types.
     #[error("A and B have different element types")]
@@ -651,6 +675,7 @@ impl Reject {
             | Reject::MergedBox { buffer, .. }
             | Reject::TmaRowMajor { buffer, .. }
             | Reject::TmemAShape { buffer, .. }
+            | Reject::UnpackedA { buffer, .. }
             | Reject::OperandElem { buffer, .. }
             | Reject::WgmmaFp8Major { buffer, .. }
             | Reject::OperandRank { buffer, .. }
@@ -663,6 +688,7 @@ impl Reject {
             | Reject::MnMajorA { buffer, .. }
             | Reject::MnMajorStore { buffer, .. }
             | Reject::AccumulatorShape { buffer, .. }
+            | Reject::PackedAccumulator { buffer, .. }
             | Reject::StagingLayout { buffer, .. }
             | Reject::ThreadElem { buffer, .. }
             | Reject::NotRowMajor { buffer, .. }

@@ -56,6 +56,11 @@
 use super::{AccType, EncodeError, Major, check_max, matrix_descriptor_encode};
 use crate::abi::{ElemType, Swizzle};
 
+/// Bit 3 of the instruction descriptor, "Saturate for integer types" (Table 42: `kind::i8`
+/// only; "0 (NA)" for the float kinds): the s32 D clamps to [-2^31, 2^31 - 1] instead of
+/// wrapping.
+pub const SATURATE: u32 = 1 << 3;
+
 /// Mask of the start-address field (bits 0-13) of the shared-memory descriptor.
 pub const START_ADDR_MASK: u64 = 0x3FFF;
 

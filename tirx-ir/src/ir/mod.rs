@@ -161,15 +161,28 @@ impl Buffer {
     /// every 32-lane quarter, four to a cell, at column `(f / 4)·(rows / 32) + r / 32` (PTX ISA
     /// §9.7.16.10.7, the layout `tcgen05.cp.32x128b.warpx4` writes): 128 lanes and
     /// `rows / 32 · factors / 4` columns. `None` below rank 2.
+    /// An unpacked 16-bit tile ([`Buffer::tmem_unpacked`]) takes one column per element.
     pub fn tmem_tile(&self) -> Option<(u32, u32)> {
         let [.., r, c] = self.layout.shape[..] else {
             return None;
         };
+        let spread = if self.tmem_unpacked() { 2 } else { 1 };
         Some(if self.elem.is_scale() {
             (128, r.div_ceil(32) * c.div_ceil(4))
         } else {
-            (r, c * self.elem.bytes() / 4)
+            (r, c * spread * self.elem.bytes() / 4)
         })
+    }
+
+    /// Whether this is an unpacked 16-bit TMEM tile (`tmem::<f16>([128, N], unpacked = true)`):
+    /// one element in the low 16 bits of each 32-bit cell, the packing of a 16-bit
+    /// accumulator D (PTX ISA §9.7.16.10.4.1 "Packing format for matrix D in Tensor Memory":
+    /// sub-word elements of D are not packed). The layout says it: the innermost stride is 2
+    /// elements (element `n` at 16-bit offset `2n` of its row) where a packed tile's is 1.
+    pub fn tmem_unpacked(&self) -> bool {
+        self.space == Space::Tmem
+            && self.elem.bytes() == 2
+            && self.layout.stride.last() == Some(&2)
     }
 }
 

@@ -123,6 +123,9 @@ pub enum Op {
         /// `scale_a = …, scale_b = …`: the block-scaled form (`tcgen05.mma …
         /// .block_scale`, §9.7.16.10.7), `(A·scale_a)·(B·scale_b)ᵀ`.
         scale: Option<BlockScale>,
+        /// `saturate = true`: `kind::i8`'s D clamps to the s32 range instead of wrapping (the
+        /// instruction descriptor's bit 3, "Saturate for integer types", §9.7.16.4.2).
+        saturate: bool,
     },
     /// Producer side of a pipeline: wait until stage `iter % stages` is empty, then bind
     /// `stage` to it. `derive_signals` adds the arrive-expect-tx on its full barrier.
@@ -205,6 +208,18 @@ pub enum Op {
     TmemDealloc {
         /// The TMEM buffer.
         buf: Handle<Buffer>,
+        /// `.cta_group::2`.
+        pair: bool,
+    },
+    /// `tcgen05.shift.cta_group::N.down` (PTX ISA §9.7.16.9.3) over a TMEM tile (one thread):
+    /// in each 32-lane partition of the tile, the rows of its first 256 bits (8 columns) move
+    /// down one lane, all but the partition's last (the implicit `.31x256b` shape,
+    /// §9.7.16.2.3); asynchronous, pipelined with the thread's MMAs and copies and completed
+    /// by its `tcgen05.commit`. With `pair` the shift is done in both CTAs of the pair, issued
+    /// by the even CTA.
+    Tcgen05Shift {
+        /// The TMEM tile (a buffer, or a stage of one).
+        tile: TileRef,
         /// `.cta_group::2`.
         pair: bool,
     },

@@ -273,6 +273,7 @@ impl Parser<'_> {
                 } else {
                     None
                 };
+                let saturate = self.c.eat_kw("saturate");
                 let pair = self.pair()?;
                 Op::Mma {
                     acc,
@@ -281,6 +282,7 @@ impl Parser<'_> {
                     accumulate,
                     pair,
                     scale,
+                    saturate,
                     variant: self.variant()?,
                 }
             }
@@ -358,6 +360,10 @@ impl Parser<'_> {
                     multicast: self.c.eat_kw("multicast"),
                 }
             }
+            "tcgen05_shift" => Op::Tcgen05Shift {
+                tile: self.tile()?,
+                pair: self.pair()?,
+            },
             "load_scalar" => {
                 let TileRef::Global {
                     tensor,

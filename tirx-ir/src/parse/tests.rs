@@ -309,7 +309,9 @@ fn variants(m: &Module) -> std::collections::BTreeSet<String> {
                 tile(resp, out);
                 expr(&bar.index, out);
             }
-            Op::ClcIsCanceled { resp, .. } | Op::ClcFirstCta { resp, .. } => tile(resp, out),
+            Op::ClcIsCanceled { resp, .. }
+            | Op::ClcFirstCta { resp, .. }
+            | Op::Tcgen05Shift { tile: resp, .. } => tile(resp, out),
             Op::LoadScalar { index, .. } => index.iter().for_each(|e| expr(e, out)),
             Op::MbarInit { .. }
             | Op::FenceMbarrierInit
@@ -446,7 +448,7 @@ fn fixture_uses_every_variant() {
         MbarArriveExpectTx MbarWait FenceMbarrierInit FenceProxyAsync SyncThreads TmaCommitGroup \
         TmaWaitGroup TmemAlloc TmemRelinquish TmemDealloc Tcgen05Commit Tcgen05FenceBefore \
         Tcgen05FenceAfter WgmmaFence WgmmaCommit WgmmaWait SetMaxNReg ClusterSync NamedBarrier \
-        Compute Reduce ClcTryCancel ClcIsCanceled ClcFirstCta LoadScalar WarpVote";
+        Compute Reduce ClcTryCancel ClcIsCanceled ClcFirstCta LoadScalar WarpVote Tcgen05Shift";
     ops.split_whitespace().for_each(|o| want(format!("Op:{o}")));
     let plain = "Let Assign If IfElse For Loop Scope Op Inst Var Dim Not AndP Reg NotReg OImm \
         F32Bits Sym Mem TensorMem Vector Pair TileBuf TileGlobal";

@@ -49,6 +49,31 @@ fn tmem_slot(
     ))
 }
 
+/// `tcgen05::shift(t)`: one `tcgen05.shift.down` per 32-lane partition of the tile (PTX ISA
+/// §9.7.16.9.3: the address's lane is aligned to 32, the implicit shape `.31x256b`,
+/// §9.7.16.2.3), at the tile's (stage's) first column; the pair's is issued by the even CTA
+/// only (§9.7.16.5), and shifts both CTAs' tensor memory.
+fn lower_shift(lw: &mut Lower, tile: &TileRef, pair: bool) -> Result<(), Diagnostics> {
+    let TileRef::Buf { buf, index } = tile else {
+        return Err(lw.internal("tcgen05::shift of a tile outside tensor memory"));
+    };
+    let lanes = lw.k.buffers[*buf].tmem_tile().map_or(0, |(r, _)| r);
+    let stage_col = crate::dispatch::mma::tmem_columns(&lw.k.buffers[*buf], index);
+    let (slot, _) = tmem_slot(lw, *buf)?;
+    let base = lw.var("taddr", T::U32);
+    lw.inst(Inst::ld_shared_u32(base, slot, 0));
+    let issuer = pair.then(|| lw.pair_issuer());
+    for q in 0..lanes.div_ceil(32) {
+        // Lane 32·q in bits 31-16 of the TMEM address (§9.7.16.1.1).
+        let at = add(add(Expr::Var(base), stage_col.clone()), Expr::u32((32 * q) << 16));
+        let t = lw.let_("shift_at", T::U32, at);
+        let mut i = Inst::tcgen05_shift(t, pair);
+        i.guard = issuer.map(Operand::Reg);
+        lw.inst(i);
+    }
+    Ok(())
+}
+
 /// The shared-window address of a response buffer, in a fresh variable.
 fn resp_addr(lw: &mut Lower, resp: &TileRef) -> Result<Handle<Var>, Diagnostics> {
     let TileRef::Buf { buf, index } = resp else {
@@ -150,6 +175,10 @@ fn lower(lw: &mut Lower, op: Op) -> Result<(), Diagnostics> {
             let t = lw.var("taddr", T::U32);
             lw.inst(Inst::ld_shared_u32(t, slot, 0));
             Inst::tcgen05_dealloc(t, cols, pair)
+        }
+        Op::Tcgen05Shift { tile, pair } => {
+            lower_shift(lw, &tile, pair)?;
+            return Ok(());
         }
         Op::Tcgen05Commit { bar, pair: false } => Inst::tcgen05_commit(lw.bar_addr_var(&bar)?),
         Op::Tcgen05Commit { bar, pair: true } => {

@@ -153,6 +153,7 @@ fn need(op: &Op) -> Option<(Need, &'static str)> {
             variant: Some(v), ..
         } => issued(v.issuer(), v.word()),
         Op::Tcgen05Commit { .. } => (Need::Single, "tcgen05::commit"),
+        Op::Tcgen05Shift { .. } => (Need::Single, "tcgen05::shift"),
         // One request per response: a second thread's request would answer into the same
         // 16 bytes and add 16 more to the barrier's phase (PTX ISA §9.7.13.17).
         Op::ClcTryCancel { .. } => (Need::Single, "clc::try_cancel"),
@@ -199,6 +200,7 @@ fn feature(op: &Op, k: &Kernel) -> Option<ScopeError> {
         || matches!(
             op,
             Op::Tcgen05Commit { .. }
+                | Op::Tcgen05Shift { .. }
                 | Op::TmemAlloc { .. }
                 | Op::TmemDealloc { .. }
                 | Op::TmemRelinquish { .. }

@@ -227,6 +227,7 @@ fn op_exprs<'a>(
             barref(bar, exprs, bad);
             exprs.push(parity);
         }
+        Op::Tcgen05Shift { tile: t, .. } => tile(t, exprs, bad),
         Op::ClcTryCancel { resp, bar, .. } => {
             tile(resp, exprs, bad);
             barref(bar, exprs, bad);

@@ -450,6 +450,13 @@ impl Lowerer<'_> {
             Major::MN => Layout::row_major(&mn_chunks(&shape, swizzle, elem), swizzle),
         };
         layout.major = major;
+        if let Some(u) = args.get("unpacked")
+            && self.unpacked(u, elem)?
+        {
+            // One 16-bit element per 32-bit TMEM cell: every stride doubled, so the innermost
+            // is 2 (`Buffer::tmem_unpacked`; PTX ISA §9.7.16.10.4.1).
+            layout.stride.iter_mut().for_each(|s| *s *= 2);
+        }
         let regs = match args.get("layout") {
             Some(l) => self.reg_layout(l, &shape)?,
             None => None,
@@ -484,6 +491,31 @@ impl Lowerer<'_> {
             regs,
             span,
         })
+    }
+
+    /// `unpacked = true|false` of a TMEM buffer: a 16-bit tile with one element in the low
+    /// half of each 32-bit cell, the packing of a 16-bit accumulator D (PTX ISA
+    /// §9.7.16.10.4.1 "Packing format for matrix D in Tensor Memory").
+    fn unpacked(&mut self, u: &SExpr, elem: ElemType) -> Res<bool> {
+        let SExpr::Lit(syn::ExprLit {
+            lit: syn::Lit::Bool(b),
+            ..
+        }) = strip_parens(u)
+        else {
+            return Err(self.fail(u, "expected `unpacked = true` or `unpacked = false`"));
+        };
+        if b.value && elem.bytes() != 2 {
+            return Err(self.fail(
+                u,
+                format!(
+                    "`unpacked` spreads a 16-bit tile one element to a 32-bit TMEM cell (an f16 \
+                     accumulator, PTX ISA §9.7.16.10.4.1); `{}` tiles have one element per cell \
+                     already",
+                    elem.name()
+                ),
+            ));
+        }
+        Ok(b.value)
     }
 
     /// `alias = s` of a TMEM buffer: a view of the TMEM buffer `s` declared before, from its

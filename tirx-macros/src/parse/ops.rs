@@ -337,6 +337,10 @@ impl Lowerer<'_> {
                 buf: self.tmem_buffer(args.pos[0], w.name)?,
                 pair: self.cta_group(&args)?,
             },
+            Id::Tcgen05Shift => Op::Tcgen05Shift {
+                tile: self.shift_tile(args.pos[0])?,
+                pair: self.cta_group(&args)?,
+            },
             Id::Tcgen05Relinquish => Op::TmemRelinquish {
                 pair: self.cta_group(&args)?,
             },
@@ -540,6 +544,17 @@ impl Lowerer<'_> {
         };
         let pair = self.cta_group(args);
         let scale = self.block_scale(args);
+        let saturate = match args.get("saturate").map(strip_parens) {
+            None => Ok(false),
+            Some(SExpr::Lit(syn::ExprLit {
+                lit: syn::Lit::Bool(b),
+                ..
+            })) => Ok(b.value),
+            Some(other) => Err(self.fail(
+                other,
+                "expected `saturate = true` (kind::i8's s32 D clamps instead of wrapping) or `saturate = false`",
+            )),
+        };
         Ok(Op::Mma {
             acc: acc?,
             a: a?,
@@ -548,6 +563,7 @@ impl Lowerer<'_> {
             variant,
             pair: pair?,
             scale: scale?,
+            saturate: saturate?,
         })
     }
 
@@ -581,6 +597,31 @@ impl Lowerer<'_> {
     /// `cta_group = 1 | 2` of a tcgen05 op (absent: 1); 2 is the CTA pair (PTX ISA
     /// §9.7.16.5), which needs a cluster of an even number of CTAs: the pairs are cluster
     /// ranks 2k and 2k + 1.
+    /// The operand of `tcgen05::shift`: a tile of tensor memory (a buffer, or a stage of one)
+    /// whose rows are 32-bit cells, 8 columns wide at least (PTX ISA §9.7.16.9.3: one
+    /// instruction moves 256 bits of each of 31 rows).
+    fn shift_tile(&mut self, e: &SExpr) -> Res<TileRef> {
+        let t = self.tile_ref(e)?;
+        let TileRef::Buf { buf, index } = &t else {
+            return Err(self.fail(e, "tcgen05::shift takes a tensor-memory tile (`tmem::<f32>([128, N])`), not a global tile"));
+        };
+        let b = &self.kernel.buffers[*buf];
+        let lead = b.layout.shape.len().saturating_sub(2);
+        let cols = b.tmem_tile().map_or(0, |(_, c)| c);
+        if b.space != tirx_ir::Space::Tmem || index.len() != lead || b.elem.is_scale() || cols < 8 {
+            return Err(self.fail(
+                e,
+                format!(
+                    "tcgen05::shift moves rows of a tensor-memory tile down one lane, 256 bits \
+                     (8 columns) of each: give it a `tmem::<f32>([128, N])` tile with N ≥ 8 \
+                     (or a stage `t[s]` of a staged one), not `{}`",
+                    b.name
+                ),
+            ));
+        }
+        Ok(t)
+    }
+
     fn cta_group(&mut self, args: &CallArgs) -> Res<bool> {
         let Some(e) = args.get("cta_group") else {
             return Ok(false);

@@ -540,7 +540,7 @@ fn unknown_functions_list_the_nearest_ones() {
     assert_contains(
         &body_errors(&format!("{tile} my_helper(t);")),
         &format!(
-            "unknown op `my_helper`; ops are copy, mma, sync_threads, cluster_sync, named_barrier, named_barrier_arrive, tma::…, atomic::…, wgmma::…, tcgen05::…, clc::…, fence::…, setmaxnreg::…; {own}"
+            "unknown op `my_helper`; ops are copy, mma, sync_threads, cluster_sync, named_barrier, named_barrier_arrive, warp_any, warp_all, warp_ballot, tma::…, atomic::…, wgmma::…, tcgen05::…, clc::…, fence::…, setmaxnreg::…; {own}"
         ),
     );
     assert_one(

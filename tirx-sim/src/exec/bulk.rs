@@ -347,6 +347,9 @@ impl Machine<'_> {
                     match w {
                         Tc05Work::Mma(m) => self.tcgen05_run(cl, op.cta as usize, m, op.tid)?,
                         Tc05Work::Cp(c) => self.tcgen05_cp_run(cl, op.cta as usize, c, op.tid)?,
+                        Tc05Work::Shift(s) => {
+                            self.tcgen05_shift_run(cl, op.cta as usize, s, op.tid)?
+                        }
                     }
                 }
                 for &at in mbars {

@@ -477,6 +477,7 @@ impl Machine<'_> {
             Op::TcCp { taddr, desc, shape } => {
                 self.tcgen05_cp(cl, ci, t, inst, (taddr, *desc, *shape))?
             }
+            Op::TcShift { taddr, pair } => self.tcgen05_shift(cl, ci, t, inst, (taddr, *pair))?,
             _ => return self.sync_lane(cl, ci, t, pc, inst),
         }
         cl.ctas[ci].pc[t as usize] = pc + 1;

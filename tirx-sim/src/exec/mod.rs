@@ -19,6 +19,7 @@
 //!                    ├─ wgmma (wgmma.rs)
 //!                    ├─ tcgen05 and tensor memory (tcgen05.rs): MMA kinds (tcgen05_kind.rs),
 //!                    │  block scaling (tcgen05_scale.rs), tcgen05.cp (tcgen05_cp.rs),
+//!                    │  tcgen05.shift (tcgen05_shift.rs),
 //!                    │  tcgen05.ld/st (tcgen05_move.rs, thread maps: tmem_shape.rs), the CTA
 //!                    │  pair (tcgen05_pair.rs), ordering after MMAs (tcgen05_fence.rs)
 //!                    ├─ cluster launch control (clc.rs)
@@ -65,6 +66,7 @@ mod tcgen05_kind;
 mod tcgen05_move;
 mod tcgen05_pair;
 mod tcgen05_scale;
+mod tcgen05_shift;
 mod timeline;
 mod tma;
 mod tmem_shape;

@@ -482,6 +482,9 @@ pub(crate) enum Op {
         /// Rows, bytes a row, and the lanes each row lands in (the multicast).
         shape: crate::exec::tcgen05_cp::CpShape,
     },
+    /// `tcgen05.shift.cta_group::{1,2}.down [taddr]` (§9.7.16.9.3): rows of the matrix at
+    /// `taddr` down one lane (`tcgen05_shift.rs`).
+    TcShift { taddr: Addr, pair: bool },
     /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (§9.7.19.6): the warp's register budget
     /// (`setmaxnreg.rs`).
     Setmaxnreg { inc: bool, count: u32 },

@@ -43,7 +43,9 @@
 //! the registers belong to the load until `tcgen05.wait::ld`: reading one before is
 //! diagnosed. Arithmetic as for wgmma: exact products of each instruction's K elements (16,
 //! 8 tf32 or 32 FP8, 32 bytes of each row) summed in f64, one rounding into the f32
-//! accumulator. A in tensor memory is emulated for `kind::f16` only, MN-major operands for
+//! accumulator — or, with an f16 D (dtype F16), one rounding to f16 of the sum and the old D
+//! (the cell's low half) per instruction; `kind::i8` adds in s32, wrapping or, with the
+//! descriptor's saturate bit, clamping. A in tensor memory is emulated for `kind::f16` only, MN-major operands for
 //! 16-bit ones only: others are refused at issue.
 
 use super::cta::{Cluster, TState};
@@ -121,6 +123,10 @@ pub(crate) struct Tc05Mma {
     pub(super) mn_a: bool,
     pub(super) mn_b: bool,
     pub(super) accumulate: bool,
+    /// D is f16, one element in the low half of each cell (dtype F16, §9.7.16.10.4.1).
+    pub(super) d_f16: bool,
+    /// `kind::i8` with saturation (descriptor bit 3): D clamps to the s32 range.
+    pub(super) sat: bool,
     /// `cta_group::2`: the CTA pair's MMA (`tcgen05_pair.rs`).
     pub(crate) pair: bool,
     /// The block-scaled kinds' scale factors in TMEM (`tcgen05_scale.rs`).
@@ -371,6 +377,8 @@ impl Machine<'_> {
             mn_b,
             sf_ids,
             sf_ue4m3,
+            d_f16,
+            sat,
         } = decode_idesc(self.rd(cl, ci, t, idesc, line)? as u32, kind)
             .map_err(|s| bad(self, cl, s))?;
         let scale = match (scale, sf_ids) {
@@ -466,6 +474,8 @@ impl Machine<'_> {
                 mn_a,
                 mn_b,
                 accumulate,
+                d_f16,
+                sat,
                 pair,
                 scale,
             }),
@@ -669,9 +679,28 @@ pub(super) fn write_d(
             };
             if mma.kind == Kind::I8 {
                 // s32 D: the integer products' sum is exact in f64 (|Σ| ≤ 32·255²), added in
-                // two's-complement 32-bit arithmetic (wrapping; no saturation).
+                // two's-complement 32-bit arithmetic: wrapping, or with the descriptor's
+                // saturate bit clamped to [-2^31, 2^31 - 1] (Table 42, "Saturate for integer
+                // types").
                 let acc = if mma.accumulate { *cell as i32 } else { 0 };
-                *cell = acc.wrapping_add(dot as i64 as i32) as u32;
+                let sum = if mma.sat {
+                    acc.saturating_add(dot as i64 as i32)
+                } else {
+                    acc.wrapping_add(dot as i64 as i32)
+                };
+                *cell = sum as u32;
+            } else if mma.d_f16 {
+                // f16 D (dtype F16): the element is the cell's low half (§9.7.16.10.4.1). The
+                // instruction's exact products and the old D summed in f64, rounded once to
+                // f16 (nearest even) as the instruction writes D — the ISA defines each MMA as
+                // D = A·B + D with D of the dtype, and leaves the internal precision of one
+                // instruction's sum unspecified; the emulator takes it exact.
+                let acc = if mma.accumulate {
+                    super::float::decode(u64::from(*cell & 0xffff), super::float::F16)
+                } else {
+                    0.0
+                };
+                *cell = super::float::round_to(acc + dot, super::float::F16, Rnd::Rn) as u32;
             } else {
                 let acc = if mma.accumulate {
                     f64::from(f32::from_bits(*cell))

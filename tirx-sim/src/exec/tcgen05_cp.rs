@@ -82,12 +82,18 @@ pub(crate) enum Tc05Work {
     Mma(Tc05Mma),
     /// A `tcgen05.cp`.
     Cp(Tc05Cp),
+    /// A `tcgen05.shift` (`tcgen05_shift.rs`).
+    Shift(super::tcgen05_shift::Tc05Shift),
 }
 
 impl Tc05Work {
     /// Whether it is the CTA pair's (`cta_group::2`); a `tcgen05.cp` is `cta_group::1`.
     pub(crate) fn pair(&self) -> bool {
-        matches!(self, Tc05Work::Mma(m) if m.pair)
+        match self {
+            Tc05Work::Mma(m) => m.pair,
+            Tc05Work::Shift(s) => s.pair,
+            Tc05Work::Cp(_) => false,
+        }
     }
 
     /// Its PTX instruction and line.
@@ -95,6 +101,7 @@ impl Tc05Work {
         match self {
             Tc05Work::Mma(m) => ("tcgen05.mma", m.line()),
             Tc05Work::Cp(c) => ("tcgen05.cp", c.line),
+            Tc05Work::Shift(s) => ("tcgen05.shift", s.line),
         }
     }
 
@@ -103,6 +110,8 @@ impl Tc05Work {
         match self {
             Tc05Work::Mma(m) => m.operands(),
             Tc05Work::Cp(c) => ([c.extent(), (0, 0)], c.line),
+            // A shift reads no shared memory.
+            Tc05Work::Shift(s) => ([(0, 0), (0, 0)], s.line),
         }
     }
 }
@@ -121,7 +130,7 @@ pub(crate) fn a_reader(cl: &Cluster, ci: usize, lane: u32, col: u32) -> Option<u
     let queued = cl.ctas[ci].tc.queue.iter().map(|(_, w)| w);
     committed.chain(queued).find_map(|w| match w {
         Tc05Work::Mma(m) => m.reads_a_at(lane, col).then_some(m.line()),
-        Tc05Work::Cp(_) => None,
+        Tc05Work::Cp(_) | Tc05Work::Shift(_) => None,
     })
 }
 
@@ -179,6 +188,7 @@ pub(crate) fn pending_writer(
         .map(|(t, w)| (*t, w));
     committed.chain(queued).find_map(|(t, w)| match w {
         Tc05Work::Cp(c) => c.writes(lane, col).then_some((c.line, t)),
+        Tc05Work::Shift(s) => s.writes(lane, col).then_some((s.line, t)),
         Tc05Work::Mma(_) => None,
     })
 }

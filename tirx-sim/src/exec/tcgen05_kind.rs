@@ -12,7 +12,8 @@
 //! E5M2, `.scale_vec::1X`) and `kind::mxf4nvf4` (E2M1 packed two to a byte, K = 64 —
 //! again 32 bytes a row —, `.scale_vec::2X` with UE8M0 or `::4X` with UE8M0 / UE4M3 factors)
 //! have their own descriptor tables, decoded here; their scaling is `tcgen05_scale.rs`.
-//! `kind::mxf4` and `mxf4nvf4`'s K = 96 form are refused at decode with the reason. E2M1
+//! `kind::mxf4` (MXFP4: E2M1, two UE8M0 factors a row, the same descriptor table) runs as
+//! `mxf4nvf4`'s 2X; `mxf4nvf4`'s K = 96 form is refused at decode with the reason. E2M1
 //! nibbles of `mxf4nvf4` are read the lower K in the low nibble (little-endian sub-byte
 //! packing, as 16-bit elements sit two to a 32-bit cell).
 //!
@@ -30,8 +31,9 @@
 //!
 //! **Instruction descriptor** (PTX ISA §9.7.16.4.2 "Instruction descriptor", the table for
 //! `.kind::tf32, .kind::f16, .kind::f8f6f4 and .kind::i8`): bits 0–1 the sparsity selector,
-//! 2 sparsity, 3 saturate — all zero here; 4–5 the D type (F16 = 0, F32 = 1; only F32 is
-//! run); 6 reserved; 7–9 / 10–12 the A / B type — `kind::f16`: F16 = 0, BF16 = 1;
+//! 2 sparsity — zero here; 3 saturate (`kind::i8` only: D clamps to the s32 range); 4–5 the
+//! D type (F16 = 0 — `kind::f16` with f16 operands and `kind::f8f6f4`, one f16 in the low
+//! half of each cell, §9.7.16.10.4.1 —, F32 = 1, S32 = 2 — `kind::i8` —); 6 reserved; 7–9 / 10–12 the A / B type — `kind::f16`: F16 = 0, BF16 = 1;
 //! `kind::tf32`: TF32 = 2; `kind::f8f6f4`: E4M3 = 0, E5M2 = 1, E2M3 = 3, E3M2 = 4, E2M1 = 5;
 //! 13 / 14 negate A / B; 15 / 16 transpose A / B (MN-major); 17–22 N >> 3; 23 reserved;
 //! 24–28 M >> 4; 29 reserved; 30–31 the `.ws` shift (zero).
@@ -70,6 +72,12 @@ pub enum Kind {
     /// byte, UE8M0 (2X, 4X) or UE4M3 (4X) factors. `from_modifier` gives 0 here; the decoder
     /// sets it from the scale-vector modifier.
     MxF4Nvf4(u32),
+    /// `.kind::mxf4` with `.block_scale` (`.scale_vec::2X`, or `.block32`, its alias and its
+    /// default; §9.7.16.10.7.1 Tables 54-55): MXFP4 — E2M1 operands as `kind::mxf4nvf4`'s,
+    /// two UE8M0 factors a row for each K = 64 instruction, the descriptor of the same table
+    /// (§9.7.16.4.2, "Instruction descriptor format for .kind::mxf4 and .kind::mxf4nvf4", the
+    /// mxf4 column: UE8M0 = 1 the only scale type, data IDs 0 or 2).
+    MxF4,
 }
 
 impl Kind {
@@ -82,6 +90,7 @@ impl Kind {
             "kind::i8" => Kind::I8,
             "kind::mxf8f6f4" => Kind::MxF8f6f4,
             "kind::mxf4nvf4" => Kind::MxF4Nvf4(0),
+            "kind::mxf4" => Kind::MxF4,
             _ => return None,
         })
     }
@@ -93,7 +102,7 @@ impl Kind {
             Kind::F16 => 16,
             Kind::Tf32 => 8,
             Kind::F8f6f4 | Kind::MxF8f6f4 | Kind::I8 => 32,
-            Kind::MxF4Nvf4(_) => 64,
+            Kind::MxF4Nvf4(_) | Kind::MxF4 => 64,
         }
     }
 
@@ -103,13 +112,14 @@ impl Kind {
         match self {
             Kind::MxF8f6f4 => 1,
             Kind::MxF4Nvf4(v) => v,
+            Kind::MxF4 => 2,
             _ => 0,
         }
     }
 
     /// Whether the kind is block-scaled (its MMA takes `[scale-A], [scale-B]`).
     pub fn scaled(self) -> bool {
-        matches!(self, Kind::MxF8f6f4 | Kind::MxF4Nvf4(_))
+        matches!(self, Kind::MxF8f6f4 | Kind::MxF4Nvf4(_) | Kind::MxF4)
     }
 }
 
@@ -296,6 +306,11 @@ pub struct InstrDesc {
     pub sf_ids: Option<(u32, u32)>,
     /// The factors are UE4M3 (`kind::mxf4nvf4`'s bit 23 = 0), not UE8M0.
     pub sf_ue4m3: bool,
+    /// D is f16 (dtype F16 = 0: `kind::f16` with f16 operands, or `kind::f8f6f4`), one
+    /// element in the low half of each 32-bit cell (§9.7.16.10.4.1); else f32 (or s32).
+    pub d_f16: bool,
+    /// `kind::i8` saturates D to the s32 range (bit 3, "Saturate for integer types").
+    pub sat: bool,
 }
 
 /// Decodes the instruction descriptor `d` of a `kind` MMA, or says why it is refused.
@@ -304,9 +319,11 @@ pub fn decode_idesc(d: u32, kind: Kind) -> Result<InstrDesc, String> {
         return decode_scaled(d, kind);
     }
     let f = |lo: u32, n: u32| (d >> lo) & ((1 << n) - 1);
-    if f(0, 4) != 0 || f(30, 2) != 0 {
+    // Bit 3 saturates the integer kind's D; the float kinds' is 0 ("NA").
+    let sat = f(3, 1) == 1;
+    if f(0, 3) != 0 || f(30, 2) != 0 || (sat && kind != Kind::I8) {
         return Err(format!(
-            "instruction descriptor {d:#x}: sparsity, saturation or shift set"
+            "instruction descriptor {d:#x}: sparsity, shift or (outside kind::i8) saturation set"
         ));
     }
     if f(6, 1) != 0 || f(23, 1) != 0 || f(29, 1) != 0 {
@@ -314,17 +331,20 @@ pub fn decode_idesc(d: u32, kind: Kind) -> Result<InstrDesc, String> {
             "instruction descriptor {d:#x}: a reserved bit (6, 23 or 29) is set"
         ));
     }
-    // The D type (bits 4-5): F16 = 0, F32 = 1, S32 = 2; kind::i8 takes S32 (and only it
-    // does), the others F32 here (an f16 D is not emulated).
-    let want = if kind == Kind::I8 { 2 } else { 1 };
-    if f(4, 2) != want {
+    // The D type (bits 4-5): F16 = 0, F32 = 1, S32 = 2. kind::i8 takes S32 (and only it
+    // does), kind::tf32 F32, kind::f16 and kind::f8f6f4 F16 or F32 (Table 42's dtype row).
+    let (dtype, f16_ok) = (f(4, 2), matches!(kind, Kind::F16 | Kind::F8f6f4));
+    let want_ok = match kind {
+        Kind::I8 => dtype == 2,
+        _ => dtype == 1 || (dtype == 0 && f16_ok),
+    };
+    if !want_ok {
         return Err(format!(
-            "instruction descriptor {d:#x}: dtype {} under {kind:?}; only {} is supported",
-            f(4, 2),
-            if kind == Kind::I8 {
-                "the s32 accumulator (2) of kind::i8"
-            } else {
-                "an f32 accumulator (1)"
+            "instruction descriptor {d:#x}: dtype {dtype} under {kind:?}; it takes {}",
+            match kind {
+                Kind::I8 => "the s32 accumulator (2) of kind::i8",
+                Kind::F16 | Kind::F8f6f4 => "an f16 (0) or f32 (1) accumulator",
+                _ => "an f32 accumulator (1)",
             }
         ));
     }
@@ -332,6 +352,13 @@ pub fn decode_idesc(d: u32, kind: Kind) -> Result<InstrDesc, String> {
         operand_fmt(d, kind, 7, "A")?,
         operand_fmt(d, kind, 10, "B")?,
     );
+    // Table 39: under kind::f16 an f16 D goes with f16 operands only (bf16 accumulates in f32).
+    if dtype == 0 && kind == Kind::F16 && a != Elem::F16 {
+        return Err(format!(
+            "instruction descriptor {d:#x}: an f16 D (dtype 0) with {a:?} operands; kind::f16 \
+             accumulates bf16 in f32 only"
+        ));
+    }
     // `kind::f16` and `kind::tf32` take one operand type; `kind::f8f6f4` may mix E4M3 and
     // E5M2 (the ISA lists atype and btype separately).
     if a != b && !matches!(kind, Kind::F8f6f4 | Kind::I8) {
@@ -350,6 +377,8 @@ pub fn decode_idesc(d: u32, kind: Kind) -> Result<InstrDesc, String> {
         mn_b: f(16, 1) == 1,
         sf_ids: None,
         sf_ue4m3: false,
+        d_f16: dtype == 0,
+        sat,
     })
 }
 
@@ -367,6 +396,10 @@ fn operand_fmt(d: u32, kind: Kind, lo: u32, which: &str) -> Result<Elem, String>
 /// 27–28 M >> 7 (not M >> 4); 29–30 A's scale-factor data ID; 31 reserved. There is no
 /// D-type field: D is f32.
 fn decode_scaled(d: u32, kind: Kind) -> Result<InstrDesc, String> {
+    // kind::mxf4 is mxf4nvf4's 2X (UE8M0, IDs 0 or 2) under the same table.
+    if kind == Kind::MxF4 {
+        return decode_mxf4nvf4(d, 2);
+    }
     if let Kind::MxF4Nvf4(v) = kind {
         return decode_mxf4nvf4(d, v);
     }
@@ -393,6 +426,8 @@ fn decode_scaled(d: u32, kind: Kind) -> Result<InstrDesc, String> {
         mn_b: f(16, 1) == 1,
         sf_ids: Some((f(29, 2), f(4, 2))),
         sf_ue4m3: false,
+        d_f16: false,
+        sat: false,
     })
 }
 
@@ -452,6 +487,8 @@ fn decode_mxf4nvf4(d: u32, v: u32) -> Result<InstrDesc, String> {
         mn_b: false,
         sf_ids: Some((ida, idb)),
         sf_ue4m3: ue4m3,
+        d_f16: false,
+        sat: false,
     })
 }
 

@@ -1,6 +1,7 @@
 //! `tmem_epilogue` — an f32 accumulator in tensor memory into a global tile, converted (or
 //! `kind::i8`'s s32 accumulator, a `tmem::<i32>` tile, into an i32 tensor, its words as they
-//! are).
+//! are; or an f16 accumulator, an unpacked `tmem::<f16>` tile, each cell's low half widened
+//! by `cvt.f32.f16` and stored as an f32 one is).
 //!
 //! When: `copy(tensor.tile(m, n), acc)` with `acc` a `tmem::<f32>([128, N])` (N a multiple of
 //! 32), or `acc[s]`, a stage of a `tmem::<f32>([S, 128, N])` (`s` may be a run-time value: the
@@ -99,6 +100,7 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
             tensor: tensor.clone(),
         }));
     }
+    let f16_acc = lw.k.buffers[*buf].elem == ElemType::F16;
     lw.op(Op::Tcgen05FenceAfter);
     let taddr = tmem_base(lw, *buf, index)?;
     let quarter = lw.let_(
@@ -131,9 +133,29 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
                 Expr::u32(c * CHUNK),
             ),
         );
-        let regs: Vec<_> = (0..CHUNK).map(|_| lw.var("v", ScalarType::F32)).collect();
+        // An f16 accumulator's words are bits to unpack (`cvt.u16.u32` takes an integer).
+        let word = if f16_acc {
+            ScalarType::U32
+        } else {
+            ScalarType::F32
+        };
+        let regs: Vec<_> = (0..CHUNK).map(|_| lw.var("v", word)).collect();
         lw.inst(Inst::tcgen05_ld_32x32b(&regs, ta));
         lw.inst(Inst::tcgen05_wait_ld());
+        // An f16 accumulator's cell holds its element in the low half (PTX ISA
+        // §9.7.16.10.4.1): widened exactly to f32, then stored as an f32 D is.
+        let regs = if f16_acc {
+            regs.iter()
+                .map(|&w| {
+                    let (h, f) = (lw.var("h", ScalarType::B16), lw.var("f", ScalarType::F32));
+                    lw.inst(Inst::cvt("u16.u32", h, crate::inst::reg(w)));
+                    lw.inst(Inst::cvt("f32.f16", f, crate::inst::reg(h)));
+                    f
+                })
+                .collect()
+        } else {
+            regs
+        };
         let vals: Vec<(u32, _)> = regs
             .iter()
             .enumerate()

@@ -14,7 +14,8 @@
 //!   register pairs of adjacent columns packed into words (`mov.b32 w, {lo, hi}`) and moved
 //!   with the shape whose 32-bit map is the pairs' (`TmemShape::word_shape`: `16x256b`
 //!   tiles move as `16x128b` words; `32x32b`, `16x32bx2` keep their shape).
-//! - `T = bf16|f16`, `E = f32`: one element per 32-bit cell, in its low 16 bits: the same
+//! - `T = bf16|f16`, `E = f32`, or `T = E = f16` of an unpacked TMEM tile (an f16
+//!   accumulator, `unpacked = true`): one element per 32-bit cell, in its low 16 bits: the same
 //!   words moved with `.unpack::16b` (store) / `.pack::16b` (load), §9.7.16.2.4 packing formats.
 //!
 //! Warp w accesses TMEM lanes 32·(w%4) … +31, the only lanes it may (§9.7.16.8.1, access
@@ -114,23 +115,27 @@ fn applies(cx: &Cx, store: bool) -> Result<(), Reject> {
     Ok(())
 }
 
-/// The TMEM side's rows, columns and element type: an f32 accumulator (stage) as the MMA
+/// The TMEM side's rows, columns, element type and whether it is an unpacked 16-bit tile
+/// (one element to a cell, `Buffer::tmem_unpacked`): an f32 accumulator (stage) as the MMA
 /// paths take it, or a 16-bit TMEM buffer (stage).
-fn tmem_side(k: &Kernel, t: &TileRef) -> Result<(u32, u32, crate::abi::ElemType), Reject> {
+type TmemSide = (u32, u32, crate::abi::ElemType, bool);
+
+fn tmem_side(k: &Kernel, t: &TileRef) -> Result<TmemSide, Reject> {
     if let TileRef::Buf { buf, index } = t {
         let b = &k.buffers[*buf];
         let lead = b.layout.shape.len().saturating_sub(2);
         if b.space == Space::Tmem && b.elem.bytes() == 2 && index.len() == lead {
-            return Ok((b.layout.shape[lead], b.layout.shape[lead + 1], b.elem));
+            let (m, c) = (b.layout.shape[lead], b.layout.shape[lead + 1]);
+            return Ok((m, c, b.elem, b.tmem_unpacked()));
         }
     }
     let (b, m, c) = crate::dispatch::mma::accumulator(k, t, Space::Tmem)?;
-    Ok((m, c, b.elem))
+    Ok((m, c, b.elem, false))
 }
 
 fn plan(k: &Kernel, tile: &TileRef, tmem: &TileRef) -> Result<Plan, Reject> {
     use crate::abi::ElemType;
-    let (m, c, tmem_elem) = tmem_side(k, tmem)?;
+    let (m, c, tmem_elem, unpacked) = tmem_side(k, tmem)?;
     if m != 128 {
         return Err(Reject::TmemEpilogueShape { m, n: c, chunk: 32 });
     }
@@ -148,6 +153,9 @@ fn plan(k: &Kernel, tile: &TileRef, tmem: &TileRef) -> Result<Plan, Reject> {
     let wide = matches!(b.elem, ElemType::Bf16 | ElemType::F16);
     let form = match (b.elem, tmem_elem) {
         (ElemType::F32, ElemType::F32) => Some(Form::Plain),
+        // An unpacked 16-bit tile (an f16 accumulator) holds its elements as an f32
+        // tile's cells hold their low halves.
+        (e, t) if wide && e == t && unpacked => Some(Form::Spread),
         (e, t) if wide && e == t => Some(Form::Packed),
         (_, ElemType::F32) if wide => Some(Form::Spread),
         _ => None,

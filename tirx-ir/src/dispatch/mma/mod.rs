@@ -169,8 +169,10 @@ pub fn accumulator<'k>(
     accumulator_of(k, t, space, false)
 }
 
-/// [`accumulator`], also taking an `i32` tensor-memory tile: the s32 accumulator of
-/// `tcgen05.mma.kind::i8` (PTX ISA §9.7.16.10.1), for the MMA and the TMEM epilogue.
+/// [`accumulator`], also taking an `i32` tensor-memory tile — the s32 accumulator of
+/// `tcgen05.mma.kind::i8` (PTX ISA §9.7.16.10.1) — and an unpacked `f16` one — the f16 D of
+/// `kind::f16` / `kind::f8f6f4` (dtype F16, §9.7.16.2.1; one element per 32-bit cell,
+/// §9.7.16.10.4.1) —, for the MMA and the TMEM epilogue.
 pub fn accumulator_int<'k>(
     k: &'k Kernel,
     t: &'k TileRef,
@@ -204,7 +206,13 @@ fn accumulator_of<'k>(
     } else {
         0
     };
-    let elem_ok = b.elem == ElemType::F32 || (int_ok && b.elem == ElemType::I32);
+    if int_ok && b.elem == ElemType::F16 && !b.tmem_unpacked() {
+        return Err(Reject::PackedAccumulator {
+            buffer: b.name.clone(),
+        });
+    }
+    let elem_ok = b.elem == ElemType::F32
+        || (int_ok && (b.elem == ElemType::I32 || (b.elem == ElemType::F16 && b.tmem_unpacked())));
     if !elem_ok || rank != lead + 2 || index.len() != lead {
         return Err(Reject::AccumulatorShape {
             buffer: b.name.clone(),
@@ -271,6 +279,12 @@ pub fn tmem_operand<'k>(k: &'k Kernel, t: &'k TileRef) -> Result<TmemA<'k>, Reje
             buffer: b.name.clone(),
             elem: b.elem,
             supported: "bf16 and f16",
+        });
+    }
+    // A is packed two to a cell; an unpacked tile is a 16-bit accumulator's image.
+    if b.tmem_unpacked() {
+        return Err(Reject::UnpackedA {
+            buffer: b.name.clone(),
         });
     }
     let rank = b.layout.shape.len();

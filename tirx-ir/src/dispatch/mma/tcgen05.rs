@@ -2,7 +2,9 @@
 //! B from shared memory, accumulator in tensor memory, issued by one thread.
 //!
 //! When: sm_100a; `acc` a `tmem::<f32>([128, N])` (or a stage `acc[s]` of a
-//! `tmem::<f32>([S, 128, N])`) with N legal for the kind (multiple of 8 up to 256 per
+//! `tmem::<f32>([S, 128, N])`; or an f16 D, `tmem::<f16>([128, N], unpacked = true)`, one
+//! element to a cell, §9.7.16.10.4.1, with f16 operands or those of `kind::f8f6f4`: the
+//! descriptor's dtype F16 = 0, §9.7.16.4.2) with N legal for the kind (multiple of 8 up to 256 per
 //! instruction descriptor); `b` (N×K) a shared tile with swizzle B128, K-major with 128-byte
 //! rows, of bf16/f16 (`.kind::f16`, K = 16 per instruction), f32 (`.kind::tf32`, K = 8) or
 //! e4m3/e5m2 or the 6-/4-bit e3m2/e2m3/e2m1 (`.kind::f8f6f4`, K = 32; A and B may differ;
@@ -48,7 +50,9 @@ use super::{accumulator_int, block_scale, in_tmem, smem_operand_any, tmem_column
 use crate::abi::{ElemType, Swizzle};
 use crate::diag::Diagnostics;
 use crate::dispatch::{Cx, MmaVariant, Reject, Variant};
-use crate::encode::tcgen05::{InstrDesc, LboMode, SwizzleMode, desc_const_part};
+use crate::encode::tcgen05::{
+    InstrDesc, Kind, LboMode, SATURATE, SwizzleMode, desc_const_part,
+};
 use crate::encode::wgmma::{kmajor_desc_fields, mn_major_desc_fields, mn_major_k_advance};
 use crate::encode::{AccType, Major};
 use crate::inst::reg;
@@ -91,11 +95,13 @@ fn instr_desc(
     pair: bool,
 ) -> Result<InstrDesc, Reject> {
     let (acc_buf, m, n) = accumulator_int(cx_k, acc)?;
-    // An i32 accumulator is kind::i8's s32 D (§9.7.16.10.1); `kind()` checks the pairing.
-    let d = if acc_buf.elem == ElemType::I32 {
-        AccType::S32
-    } else {
-        AccType::F32
+    // An i32 accumulator is kind::i8's s32 D (§9.7.16.10.1), an (unpacked) f16 one the f16 D
+    // of kind::f16 with f16 operands or of kind::f8f6f4 (§9.7.16.2.1, Table 39's dtype
+    // column); `kind()` checks the pairing with the operands.
+    let d = match acc_buf.elem {
+        ElemType::I32 => AccType::S32,
+        ElemType::F16 => AccType::F16,
+        _ => AccType::F32,
     };
     if pair {
         return pair_desc(cx_k, (m, n), (a, b), d);
@@ -220,6 +226,7 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
         b,
         pair,
         scale,
+        saturate,
         ..
     } = cx.op
     else {
@@ -233,9 +240,19 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
     match scale {
         Some(sc) => {
             block_scale::scaled_desc(cx.k, (acc, a, b), sc, *pair)?;
+            if *saturate {
+                return Err(Reject::Saturate {
+                    kind: "block-scaled (a float kind)".into(),
+                });
+            }
         }
         None => {
-            instr_desc(cx.k, acc, a, b, *pair)?;
+            let kind = instr_desc(cx.k, acc, a, b, *pair)?.kind()?;
+            if *saturate && kind != Kind::I8 {
+                return Err(Reject::Saturate {
+                    kind: kind.ptx().trim_start_matches('.').into(),
+                });
+            }
         }
     }
     if !cx.threads.is_single() {
@@ -255,6 +272,7 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         accumulate,
         pair,
         scale,
+        saturate,
         ..
     } = op
     else {
@@ -266,6 +284,12 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     let id = instr_desc(lw.k, acc, a, b, *pair).map_err(|e| lw.error(e))?;
     let idesc_bits = if *pair { id.encode_pair() } else { id.encode() }
         .map_err(|e| lw.internal(e.to_string()))?;
+    // `saturate` (kind::i8 only, checked by `applies`): bit 3 of the descriptor.
+    let idesc_bits = if *saturate {
+        idesc_bits | SATURATE
+    } else {
+        idesc_bits
+    };
     let (
         TileRef::Buf {
             buf: hacc,

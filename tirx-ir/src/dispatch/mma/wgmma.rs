@@ -64,6 +64,11 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
     if *pair {
         return Err(Reject::PairNotWgmma);
     }
+    if let Op::Mma { saturate: true, .. } = cx.op {
+        return Err(Reject::Saturate {
+            kind: "wgmma (no integer kind here)".into(),
+        });
+    }
     if let Op::Mma { scale: Some(_), .. } = cx.op {
         return Err(Reject::BlockScale {
             why: "block scaling (`scale_a`, `scale_b`) is tcgen05's (kind::mxf8f6f4); wgmma \

@@ -221,7 +221,7 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
                 .find_map(|m| Kind::from_modifier(m))
                 .ok_or_else(|| {
                     cx.err(
-                        "only kind::f16, kind::tf32, kind::f8f6f4, kind::i8, kind::mxf8f6f4 and kind::mxf4nvf4 are supported yet",
+                        "only kind::f16, kind::tf32, kind::f8f6f4, kind::i8, kind::mxf8f6f4, kind::mxf4 and kind::mxf4nvf4 are supported yet",
                     )
                 })?;
             // `kind::mxf4nvf4` takes `.scale_vec::2X` (alias `.block32`) or `::4X`
@@ -241,6 +241,15 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
             // The block-scaled kinds (§9.7.16.10.7): `.block_scale` with the scale vector
             // size the kind allows — `kind::mxf8f6f4` takes `.scale_vec::1X` only (`.block32`
             // is its alias) — and the scale factors' TMEM addresses after the descriptor.
+            // `kind::mxf4` takes `.scale_vec::2X` or `.block32` (its default when none is
+            // written), §9.7.16.10.9 / §9.7.16.10.7.1.
+            if kind == Kind::MxF4
+                && ["scale_vec::1X", "scale_vec::4X", "block16"]
+                    .iter()
+                    .any(|m| cx.has(m))
+            {
+                return Err(cx.err("kind::mxf4 takes .scale_vec::2X (.block32) only"));
+            }
             let scaled = kind.scaled();
             if scaled != cx.has("block_scale") {
                 return Err(cx.err(format!(
@@ -316,6 +325,16 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
                 taddr: cx.addr(0)?,
                 desc: cx.val(1)?,
                 shape,
+            }
+        }
+        "tcgen05.shift" => {
+            if !cx.has("down") {
+                return Err(cx.err("tcgen05.shift takes .down"));
+            }
+            cx.n(1)?;
+            Op::TcShift {
+                taddr: cx.addr(0)?,
+                pair,
             }
         }
         "tcgen05.commit" => {

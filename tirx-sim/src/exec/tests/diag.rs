@@ -121,14 +121,18 @@ fn reading_a_register_never_written_is_an_error() {
 
 #[test]
 fn tcgen05_is_unsupported_by_name_and_line() {
-    let body = "\ttcgen05.shift.cta_group::1.down [%r0];\n\tret;\n";
+    // (A decompressing copy: `tcgen05.shift` this test used to name runs now.)
+    let body = "\ttcgen05.cp.cta_group::1.128x256b.b8x16.b4x16_p64 [%r0], %rd0;\n\tret;\n";
     let m = module(OUT, body);
     let e = run_out(&m, &one_cta(128, 0), 16, 0).unwrap_err();
     match &e {
         SimError::Unsupported { instr, line, .. } => {
             assert_eq!(
                 (instr.as_str(), *line),
-                ("tcgen05.shift.cta_group::1.down", line_of(&m, "tcgen05"))
+                (
+                    "tcgen05.cp.cta_group::1.128x256b.b8x16.b4x16_p64",
+                    line_of(&m, "tcgen05")
+                )
             )
         }
         _ => panic!("{e}"),

@@ -12,6 +12,7 @@ mod setmaxnreg;
 mod sync;
 mod tcgen05;
 mod tcgen05_cp;
+mod tcgen05_scale;
 mod tcgen05_pair;
 mod timeline;
 mod tma;

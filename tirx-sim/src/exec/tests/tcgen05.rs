@@ -20,6 +20,8 @@ fn instruction_descriptor_fields() {
             mn_b: false,
             sf_ids: None,
             sf_ue4m3: false,
+            d_f16: false,
+            sat: false,
         }
     );
     // f16 inputs, negated B, MN-major B, N 64, M 64.
@@ -37,10 +39,41 @@ fn instruction_descriptor_fields() {
             .unwrap_err()
             .contains("sparsity")
     );
+    // dtype 0 (F16) with bf16 operands: kind::f16 takes an f16 D with f16 operands only.
     assert!(
         decode_idesc(0x0840_0480, Kind::F16)
             .unwrap_err()
-            .contains("f32 accumulator")
+            .contains("accumulates bf16 in f32 only")
+    );
+}
+
+/// The dtype field (bits 4-5, PTX ISA §9.7.16.4.2 Table 42; which kinds take which D,
+/// §9.7.16.2.1 Table 39): F16 = 0 under kind::f16 with f16 operands and under kind::f8f6f4;
+/// never under kind::tf32 (F32 only) or kind::i8 (S32 only). Bit 3 saturates kind::i8 only.
+#[test]
+fn instruction_descriptor_dtype_and_saturate() {
+    // f16 × f16 → f16: dtype 0, atype/btype F16 = 0, N 64 (8 << 17), M 128 (8 << 24).
+    let f16 = (8 << 17) | (8 << 24);
+    let d = decode_idesc(f16, Kind::F16).unwrap();
+    assert!(d.d_f16 && !d.sat);
+    assert_eq!((d.a, d.b), (Elem::F16, Elem::F16));
+    assert!(!decode_idesc(f16 | (1 << 4), Kind::F16).unwrap().d_f16);
+    // E4M3 × E5M2 → f16 under kind::f8f6f4.
+    assert!(decode_idesc(f16 | (1 << 10), Kind::F8f6f4).unwrap().d_f16);
+    // tf32 with dtype 0, and S32 (2) under kind::f16, are refused.
+    let tf = f16 | (2 << 7) | (2 << 10);
+    assert!(decode_idesc(tf, Kind::Tf32).unwrap_err().contains("dtype 0"));
+    assert!(decode_idesc(f16 | (2 << 4), Kind::F16).is_err());
+    // kind::i8: S32 (2 << 4), signed A (1 << 7); bit 3 saturates.
+    let i8 = (2 << 4) | (1 << 7) | (8 << 17) | (8 << 24);
+    assert!(!decode_idesc(i8, Kind::I8).unwrap().sat);
+    assert!(decode_idesc(i8 | (1 << 3), Kind::I8).unwrap().sat);
+    assert!(decode_idesc(i8, Kind::I8).map(|d| d.d_f16) == Ok(false));
+    // Bit 3 is "0 (NA)" for the float kinds.
+    assert!(
+        decode_idesc(0x0840_0490 | (1 << 3), Kind::F16)
+            .unwrap_err()
+            .contains("saturation")
     );
 }
 
@@ -154,7 +187,7 @@ fn element_values_of_tf32_and_fp8() {
 
 /// `kind::i8`'s column of the descriptor table (PTX ISA §9.7.16.4.2): dtype S32 = 2 (F32 is
 /// refused under it, and S32 under the float kinds), atype / btype Unsigned 8b = 0, Signed
-/// 8b = 1 (A and B may differ); saturation (bit 3) refused; the elements' values.
+/// 8b = 1 (A and B may differ); saturation (bit 3) decoded; the elements' values.
 #[test]
 fn instruction_descriptor_of_kind_i8() {
     // S32 D (2 << 4), U8 A (0 << 7), S8 B (1 << 10), N 64 (8 << 17), M 128 (8 << 24).
@@ -163,7 +196,7 @@ fn instruction_descriptor_of_kind_i8() {
     assert_eq!((d.m, d.n, d.a, d.b), (128, 64, Elem::U8, Elem::S8));
     assert!(decode_idesc(i8d & !(3 << 4) | (1 << 4), Kind::I8).is_err());
     assert!(decode_idesc(i8d, Kind::F8f6f4).is_err());
-    assert!(decode_idesc(i8d | (1 << 3), Kind::I8).is_err());
+    assert!(decode_idesc(i8d | (1 << 3), Kind::I8).unwrap().sat);
     assert!(decode_idesc(i8d | (2 << 7), Kind::I8).is_err());
     assert_eq!(Kind::from_modifier("kind::i8"), Some(Kind::I8));
     assert_eq!(Kind::I8.k(), 32);
