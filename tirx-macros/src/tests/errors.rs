@@ -499,8 +499,11 @@ fn a_bad_layout_in_one_config_does_not_cascade() {
         e,
         ["the wgmma accumulator fragment is m64·i × n8·j; 48×64 is not: a register tile without `layout = …` takes the wgmma accumulator fragment; give it a layout that fits, e.g. `layout = blocked(vec = V)`"]
     );
-    // An error at a statement that does not read the broken name is still reported.
+    // An error at a statement that does not read the broken name is still reported, and a
+    // field or path segment spelled like it is not the name (`cta.x`).
     let e = body_errors("let t = regs::<f32>([64, 12], layout = blocked(vec = 8)); copy(t, src.tile(0, 0)); tma::lod(t);");
+    assert_eq!(e.len(), 2, "{e:#?}");
+    let e = body_errors("let x = regs::<f32>([64, 12], layout = blocked(vec = 8)); sync_threads(cta.x);");
     assert_eq!(e.len(), 2, "{e:#?}");
 }
 
