@@ -82,7 +82,11 @@ const CONFIGS: [(tirx::abi::ElemType, &str, usize, u32); 2] = [
 #[test]
 fn an_f16_accumulator_sets_dtype_f16_in_the_instruction_descriptor() {
     for (art, &(_, kind, _, bn)) in f16_acc_gemm::KERNEL.artifacts.iter().zip(&CONFIGS) {
-        let mmas = art.ptx.lines().filter(|l| l.contains("tcgen05.mma")).count();
+        let mmas = art
+            .ptx
+            .lines()
+            .filter(|l| l.contains("tcgen05.mma"))
+            .count();
         assert_eq!(mmas, 4, "{}", art.config);
         assert!(
             art.ptx.contains(&format!("tcgen05.mma.cta_group::1{kind}")),
@@ -187,7 +191,11 @@ fn the_f16_accumulator_gemms_assemble_with_the_tensor_core_mma() {
     if tool_for_test(find_ptxas()).is_none() {
         return;
     }
-    for (art, sass) in f16_acc_gemm::KERNEL.artifacts.iter().zip(["UTCHMMA", "UTCQMMA"]) {
+    for (art, sass) in f16_acc_gemm::KERNEL
+        .artifacts
+        .iter()
+        .zip(["UTCHMMA", "UTCQMMA"])
+    {
         let c = check_artifact("f16_acc_gemm", art).expect("assembles");
         assert!(c.problems.is_empty(), "{}: {:?}", art.config, c.problems);
         assert_eq!(c.spills, 0);
@@ -266,8 +274,14 @@ pub fn f16_acc_regs(
 fn the_f16_accumulator_moves_through_registers_packed_and_unpacked() {
     use tirx::abi::ElemType::F16;
     let art = &f16_acc_regs::KERNEL.artifacts[0];
-    assert!(art.ptx.contains(".pack::16b.b32"), "no tcgen05.ld .pack::16b");
-    assert!(art.ptx.contains(".unpack::16b.b32"), "no tcgen05.st .unpack::16b");
+    assert!(
+        art.ptx.contains(".pack::16b.b32"),
+        "no tcgen05.ld .pack::16b"
+    );
+    assert!(
+        art.ptx.contains(".unpack::16b.b32"),
+        "no tcgen05.st .unpack::16b"
+    );
     let (m, n, k) = (128, 64, 64);
     let mut rng = Rng::new(13);
     let (ab, av) = random_values(&mut rng, F16, m * k);
@@ -283,10 +297,15 @@ fn the_f16_accumulator_moves_through_registers_packed_and_unpacked() {
             // Four instructions of K = 16, each rounding D to f16; then doubled (exact).
             let mut dacc = 0f64;
             for s in 0..4 {
-                let sum: f64 = (16 * s..16 * s + 16).map(|q| av[i * k + q] * bv[j * k + q]).sum();
+                let sum: f64 = (16 * s..16 * s + 16)
+                    .map(|q| av[i * k + q] * bv[j * k + q])
+                    .sum();
                 dacc = round_f16(dacc + sum);
             }
-            let g = f16::from_bits(u16::from_le_bytes([got[2 * (i * n + j)], got[2 * (i * n + j) + 1]]));
+            let g = f16::from_bits(u16::from_le_bytes([
+                got[2 * (i * n + j)],
+                got[2 * (i * n + j) + 1],
+            ]));
             assert_eq!(g.to_f64(), 2.0 * dacc, "D[{i}][{j}]");
         }
     }
@@ -349,7 +368,10 @@ fn the_pairs_f16_accumulator_matches_the_rounded_reference_in_the_emulator() {
     let art = &pair_f16_acc::KERNEL.artifacts[0];
     // dtype F16 = 0, N 64 >> 3 at 17, the pair's M 256 >> 4 = 16 at 24.
     let idesc = (8u32 << 17) | (16 << 24);
-    assert!(art.ptx.contains(&format!("{idesc};")), "no idesc {idesc:#x}");
+    assert!(
+        art.ptx.contains(&format!("{idesc};")),
+        "no idesc {idesc:#x}"
+    );
     let (m, n, k) = (256, 64, 64);
     let mut rng = Rng::new(29);
     let (ab, av) = random_values(&mut rng, F16, m * k);

@@ -63,7 +63,10 @@ fn saturate_sets_bit_3_of_the_kind_i8_descriptor() {
     let art = &i8_saturating::KERNEL.artifacts[0];
     // S32 2 << 4, S8 A 1 << 7, S8 B 1 << 10, N 64 >> 3 at 17, M 128 >> 4 at 24, and bit 3.
     let idesc = (2u32 << 4) | (1 << 7) | (1 << 10) | (8 << 17) | (8 << 24) | (1 << 3);
-    assert!(art.ptx.contains(&format!("{idesc};")), "no idesc {idesc:#x}");
+    assert!(
+        art.ptx.contains(&format!("{idesc};")),
+        "no idesc {idesc:#x}"
+    );
     assert!(art.ir.contains(" saturate"), "{}", art.ir);
 }
 
@@ -105,7 +108,8 @@ fn the_saturating_int8_gemm_assembles_with_the_tensor_core_mma() {
     if tool_for_test(find_ptxas()).is_none() {
         return;
     }
-    let c = check_artifact("i8_saturating", &i8_saturating::KERNEL.artifacts[0]).expect("assembles");
+    let c =
+        check_artifact("i8_saturating", &i8_saturating::KERNEL.artifacts[0]).expect("assembles");
     assert!(c.problems.is_empty(), "{:?}", c.problems);
     assert_eq!(c.spills, 0);
     assert_eq!(c.sass.get("UTCIMMA").copied(), Some(4), "{:?}", c.sass);

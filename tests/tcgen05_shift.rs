@@ -61,17 +61,24 @@ pub fn shift_gemm(
 #[test]
 fn a_shift_is_one_instruction_per_lane_partition() {
     let ptx = shift_gemm::KERNEL.artifacts[0].ptx;
-    let shifts: Vec<&str> = ptx.lines().filter(|l| l.contains("tcgen05.shift")).collect();
+    let shifts: Vec<&str> = ptx
+        .lines()
+        .filter(|l| l.contains("tcgen05.shift"))
+        .collect();
     assert_eq!(shifts.len(), 4, "{shifts:#?}");
     assert!(
-        shifts
-            .iter()
-            .all(|l| l.trim_start().starts_with("tcgen05.shift.cta_group::1.down [")),
+        shifts.iter().all(|l| l
+            .trim_start()
+            .starts_with("tcgen05.shift.cta_group::1.down [")),
         "{shifts:#?}"
     );
     // Lanes 0, 32, 64 and 96: 32·q << 16 added to the base (TMEM address: lane in bits 31-16).
     for q in 1..4u32 {
-        assert!(ptx.contains(&format!("{};", (32 * q) << 16)), "lane {}", 32 * q);
+        assert!(
+            ptx.contains(&format!("{};", (32 * q) << 16)),
+            "lane {}",
+            32 * q
+        );
     }
 }
 
@@ -108,7 +115,9 @@ fn the_shift_moves_each_partitions_rows_down_one_lane_in_the_emulator() {
             let src = if j < 8 && i % 32 != 0 { i - 1 } else { i };
             let want = dot(src, j);
             let g = f64::from(got[i * n + j]);
-            let mag: f64 = (0..k).map(|q| (av[src * k + q] * bv[j * k + q]).abs()).sum();
+            let mag: f64 = (0..k)
+                .map(|q| (av[src * k + q] * bv[j * k + q]).abs())
+                .sum();
             assert!(
                 (g - want).abs() <= mag * 2f64.powi(-22) + 1e-30,
                 "D[{i}][{j}] = {g}, want row {src}'s {want}"
@@ -130,7 +139,12 @@ fn the_shift_gemm_assembles_for_sm_100a() {
     assert_eq!(c.spills, 0);
     assert_eq!(c.sass.get("UTCHMMA").copied(), Some(4), "{:?}", c.sass);
     // ptxas 13 prints the shift as UTCSHIFT.DOWN, one per lane partition.
-    assert_eq!(c.sass.get("UTCSHIFT.DOWN").copied(), Some(4), "{:?}", c.sass);
+    assert_eq!(
+        c.sass.get("UTCSHIFT.DOWN").copied(),
+        Some(4),
+        "{:?}",
+        c.sass
+    );
 }
 
 /// The text form carries the op (`tcgen05_shift @acc`): the IR parses back and recompiles to
@@ -218,7 +232,9 @@ fn the_pairs_shift_moves_both_ctas_rows_in_the_emulator() {
         for j in 0..n {
             // Each CTA's rows (TMEM lanes i % 128) shift within their 32-lane partitions.
             let src = if j < 8 && i % 32 != 0 { i - 1 } else { i };
-            let mag: f64 = (0..k).map(|q| (av[src * k + q] * bv[j * k + q]).abs()).sum();
+            let mag: f64 = (0..k)
+                .map(|q| (av[src * k + q] * bv[j * k + q]).abs())
+                .sum();
             let g = f64::from(got[i * n + j]);
             assert!(
                 (g - dot(src, j)).abs() <= mag * 2f64.powi(-22) + 1e-30,
@@ -231,5 +247,9 @@ fn the_pairs_shift_moves_both_ctas_rows_in_the_emulator() {
     }
     let c = check_artifact("pair_shift_gemm", art).expect("assembles");
     assert!(c.problems.is_empty(), "{:?}", c.problems);
-    assert!(c.sass.keys().any(|k| k.starts_with("UTCSHIFT")), "{:?}", c.sass);
+    assert!(
+        c.sass.keys().any(|k| k.starts_with("UTCSHIFT")),
+        "{:?}",
+        c.sass
+    );
 }

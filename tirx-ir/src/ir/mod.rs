@@ -180,9 +180,7 @@ impl Buffer {
     /// sub-word elements of D are not packed). The layout says it: the innermost stride is 2
     /// elements (element `n` at 16-bit offset `2n` of its row) where a packed tile's is 1.
     pub fn tmem_unpacked(&self) -> bool {
-        self.space == Space::Tmem
-            && self.elem.bytes() == 2
-            && self.layout.stride.last() == Some(&2)
+        self.space == Space::Tmem && self.elem.bytes() == 2 && self.layout.stride.last() == Some(&2)
     }
 }
 

@@ -65,7 +65,10 @@ fn lower_shift(lw: &mut Lower, tile: &TileRef, pair: bool) -> Result<(), Diagnos
     let issuer = pair.then(|| lw.pair_issuer());
     for q in 0..lanes.div_ceil(32) {
         // Lane 32·q in bits 31-16 of the TMEM address (§9.7.16.1.1).
-        let at = add(add(Expr::Var(base), stage_col.clone()), Expr::u32((32 * q) << 16));
+        let at = add(
+            add(Expr::Var(base), stage_col.clone()),
+            Expr::u32((32 * q) << 16),
+        );
         let t = lw.let_("shift_at", T::U32, at);
         let mut i = Inst::tcgen05_shift(t, pair);
         i.guard = issuer.map(Operand::Reg);

@@ -217,8 +217,19 @@ impl Lowerer<'_> {
                     ));
                 };
                 let threads = threads.unwrap_or(self.kernel.sig.threads);
-                RegLayout::blocked(rows, cols, threads, vec)
-                    .map_err(|why| self.fail(c, why.to_string()))?
+                RegLayout::blocked(rows, cols, threads, vec).map_err(|why| {
+                    // Say which vector widths would fit this shape, if any.
+                    let fit: Vec<String> = [8, 4, 2, 1]
+                        .into_iter()
+                        .filter(|&v| RegLayout::blocked(rows, cols, threads, v).is_ok())
+                        .map(|v| format!("`vec = {v}`"))
+                        .collect();
+                    let hint = match fit.as_slice() {
+                        [] => format!("; no vector width fits {rows}×{cols} over {threads} threads (docs/guide.md §1 says which shapes do)"),
+                        fit => format!("; {} fit{}", fit.join(", "), if fit.len() == 1 { "s" } else { "" }),
+                    };
+                    self.fail(c, format!("{why}{hint}"))
+                })?
             }
             _ => return Err(self.fail(e, USAGE)),
         };

@@ -328,7 +328,9 @@ impl Lowerer<'_> {
             {
                 return Err(self.fail(
                     c,
-                    format!("`{name}` is a warp vote; bind it first: `let v = {name}(…);`, then use `v`"),
+                    format!(
+                        "`{name}` is a warp vote; bind it first: `let v = {name}(…);`, then use `v`"
+                    ),
                 ));
             }
             _ if self.tile_fn_of(&c.func).is_some() => {

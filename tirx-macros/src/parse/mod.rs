@@ -193,21 +193,34 @@ impl Lowerer<'_> {
     }
 
     /// Whether `tokens` name a poisoned local, outside `{ … }` blocks (an error at a whole
-    /// statement with a block is about the statement, not a value inside it).
+    /// statement with a block is about the statement, not a value inside it). A name after `.`
+    /// or `:` is a field, method or path segment (`cta.x`, `tma::load`), not the local.
     fn reads_poison(&self, tokens: proc_macro2::TokenStream) -> bool {
         use proc_macro2::{Delimiter, TokenTree};
         let any_poison = self.env[self.env_base..]
             .iter()
             .flatten()
             .any(|(_, l)| matches!(l, Local::Poison));
-        any_poison
-            && tokens.into_iter().any(|t| match t {
-                TokenTree::Ident(i) => matches!(self.local(&i.to_string()), Some(Local::Poison)),
+        if !any_poison {
+            return false;
+        }
+        let mut after_dot = false;
+        for t in tokens {
+            let hit = match &t {
+                TokenTree::Ident(i) => {
+                    !after_dot && matches!(self.local(&i.to_string()), Some(Local::Poison))
+                }
                 TokenTree::Group(g) if g.delimiter() != Delimiter::Brace => {
                     self.reads_poison(g.stream())
                 }
                 _ => false,
-            })
+            };
+            if hit {
+                return true;
+            }
+            after_dot = matches!(&t, TokenTree::Punct(p) if matches!(p.as_char(), '.' | ':'));
+        }
+        false
     }
 
     /// Records an error at `range` and returns the marker.

@@ -483,7 +483,7 @@ fn a_bad_layout_in_one_config_does_not_cascade() {
         "(BM = 64, BN = 64)",
         "(BM = 64, BN = 64), narrow = (BM = 64, BN = 12)",
     );
-    let real = "a 64×12 tile cannot be spread over 128 threads with 8 consecutive elements each: the row length is not a multiple of the vector width (in config `narrow`)";
+    let real = "a 64×12 tile cannot be spread over 128 threads with 8 consecutive elements each: the row length is not a multiple of the vector width; no vector width fits 64×12 over 128 threads (docs/guide.md §1 says which shapes do) (in config `narrow`)";
     for uses in [
         "copy(dst.tile(cta.y, cta.x), t * 2.0);",
         "let m = reduce_max(t, axis = 1); copy(dst.tile(cta.y, cta.x), t - m);",
@@ -506,9 +506,19 @@ fn a_bad_layout_in_one_config_does_not_cascade() {
             "the wgmma accumulator fragment is m64·i × n8·j; 48×64 is not: a register tile without `layout = …` takes the wgmma accumulator fragment; give it a layout that fits, e.g. `layout = blocked(vec = V)`"
         ]
     );
-    // An error at a statement that does not read the broken name is still reported.
+    // The widths that would fit are named.
+    assert_one(
+        &body_errors("let t = regs::<f32>([64, 64], layout = blocked(vec = 3));"),
+        "a 64×64 tile cannot be spread over 128 threads with 3 consecutive elements each: the row length is not a multiple of the vector width; `vec = 8`, `vec = 4`, `vec = 2`, `vec = 1` fit",
+    );
+    // An error at a statement that does not read the broken name is still reported, and a
+    // field or path segment spelled like it is not the name (`cta.x`).
     let e = body_errors(
         "let t = regs::<f32>([64, 12], layout = blocked(vec = 8)); copy(t, src.tile(0, 0)); tma::lod(t);",
+    );
+    assert_eq!(e.len(), 2, "{e:#?}");
+    let e = body_errors(
+        "let x = regs::<f32>([64, 12], layout = blocked(vec = 8)); sync_threads(cta.x);",
     );
     assert_eq!(e.len(), 2, "{e:#?}");
 }

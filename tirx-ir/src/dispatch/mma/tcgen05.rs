@@ -50,9 +50,7 @@ use super::{accumulator_int, block_scale, in_tmem, smem_operand_any, tmem_column
 use crate::abi::{ElemType, Swizzle};
 use crate::diag::Diagnostics;
 use crate::dispatch::{Cx, MmaVariant, Reject, Variant};
-use crate::encode::tcgen05::{
-    InstrDesc, Kind, LboMode, SATURATE, SwizzleMode, desc_const_part,
-};
+use crate::encode::tcgen05::{InstrDesc, Kind, LboMode, SATURATE, SwizzleMode, desc_const_part};
 use crate::encode::wgmma::{kmajor_desc_fields, mn_major_desc_fields, mn_major_k_advance};
 use crate::encode::{AccType, Major};
 use crate::inst::reg;

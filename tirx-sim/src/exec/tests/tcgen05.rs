@@ -62,7 +62,11 @@ fn instruction_descriptor_dtype_and_saturate() {
     assert!(decode_idesc(f16 | (1 << 10), Kind::F8f6f4).unwrap().d_f16);
     // tf32 with dtype 0, and S32 (2) under kind::f16, are refused.
     let tf = f16 | (2 << 7) | (2 << 10);
-    assert!(decode_idesc(tf, Kind::Tf32).unwrap_err().contains("dtype 0"));
+    assert!(
+        decode_idesc(tf, Kind::Tf32)
+            .unwrap_err()
+            .contains("dtype 0")
+    );
     assert!(decode_idesc(f16 | (2 << 4), Kind::F16).is_err());
     // kind::i8: S32 (2 << 4), signed A (1 << 7); bit 3 saturates.
     let i8 = (2 << 4) | (1 << 7) | (8 << 17) | (8 << 24);

@@ -98,7 +98,7 @@ impl Form {
     /// M >> 7 at 27, A's ID at 29-30.
     fn idesc(self, (ia, ib): (u32, u32)) -> u32 {
         let types = match self {
-            Form::X1 => 0,                   // E4M3 = 0, E4M3 = 0
+            Form::X1 => 0,                                            // E4M3 = 0, E4M3 = 0
             Form::X2 | Form::X4 | Form::Mxf4 => (1 << 7) | (1 << 10), // E2M1 = 1
         };
         (ib << 4) | types | ((N >> 3) << 17) | (1 << 23) | ((M >> 7) << 27) | (ia << 29)
@@ -129,7 +129,9 @@ impl Form {
             Form::X2 | Form::Mxf4 => (0..2)
                 .map(|j| 16.0 * (CHUNK[2 * j as usize] + CHUNK[2 * j as usize + 1]) * sa(j) * sb(j))
                 .sum(),
-            Form::X4 => (0..4).map(|j| 16.0 * CHUNK[j as usize] * sa(j) * sb(j)).sum(),
+            Form::X4 => (0..4)
+                .map(|j| 16.0 * CHUNK[j as usize] * sa(j) * sb(j))
+                .sum(),
         }
     }
 }
@@ -186,7 +188,10 @@ fn run_form(form: Form) -> Result<Vec<f32>, SimError> {
             "\tadd.u32 %r14, %r3, {};\n\ttcgen05.ld.sync.aligned.32x32b.x16.b32 {{{}}}, [%r14];\n\
              \ttcgen05.wait::ld.sync.aligned;\n",
             16 * q,
-            (20..36).map(|r| format!("%r{r}")).collect::<Vec<_>>().join(", ")
+            (20..36)
+                .map(|r| format!("%r{r}"))
+                .collect::<Vec<_>>()
+                .join(", ")
         );
         for v in 0..4 {
             loads += &format!(
@@ -285,12 +290,16 @@ fn a_transposed_factor_tile_would_change_d() {
 /// it with the descriptor's bit 3 = `sat`, and each thread reads its lane's column 0.
 fn i8_over(d0: i32, sat: bool) -> Result<Vec<i32>, SimError> {
     let desc = "0x0000401000080000";
-    let idesc = (2u32 << 4) | (1 << 7) | (1 << 10) | ((N >> 3) << 17) | (8 << 24) | (u32::from(sat) << 3);
+    let idesc =
+        (2u32 << 4) | (1 << 7) | (1 << 10) | ((N >> 3) << 17) | (8 << 24) | (u32::from(sat) << 3);
     let mut fill = String::new();
     for i in 0..14 {
         fill += &format!("\tst.shared.u32 [%r8+{}], %r10;\n", 4 * i);
     }
-    let regs = (20..36).map(|r| format!("%r{r}")).collect::<Vec<_>>().join(", ");
+    let regs = (20..36)
+        .map(|r| format!("%r{r}"))
+        .collect::<Vec<_>>()
+        .join(", ");
     let body = format!(
         "{PROLOGUE}\tmov.u32 %r1, smem;\n\tsetp.lt.u32 %p0, %r0, 32;\n\
          \t@%p0 tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [%r1], 32;\n\
@@ -329,7 +338,12 @@ fn kind_i8_saturates_with_bit_3_and_wraps_without_it() {
     // Each D element gains Σ 1·1 over K = 32.
     let near = i32::MAX - 10;
     assert!(i8_over(near, true).unwrap().iter().all(|&d| d == i32::MAX));
-    assert!(i8_over(near, false).unwrap().iter().all(|&d| d == near.wrapping_add(32)));
+    assert!(
+        i8_over(near, false)
+            .unwrap()
+            .iter()
+            .all(|&d| d == near.wrapping_add(32))
+    );
     let low = 1000;
     assert!(i8_over(low, true).unwrap().iter().all(|&d| d == low + 32));
 }
