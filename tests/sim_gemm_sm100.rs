@@ -146,11 +146,32 @@ fn gemm_sm100_bias_act_res_matches_the_reference() {
 #[test]
 fn reading_the_staged_residual_before_its_load_lands_is_diagnosed() {
     let art = sm100("gemm_sm100_bias_act_res", "gelu");
-    let no_wait = art.ptx.replacen(
-        "\tmbarrier.try_wait.parity.shared::cta.b64 %p1523, [%r1521], %r1522;\n\t@!%p1523 bra $L_loop_39;\n",
-        "\tmbarrier.test_wait.parity.shared::cta.b64 %p1523, [%r1521], %r1522;\n",
-        1,
+    // The residual's wait: the first try_wait loop right after the epilogue's
+    // `tcgen05.fence::after_thread_sync` (found by shape, not by register numbers, which
+    // every compiler change renumbers). Planted: one test_wait, no retry.
+    let lines: Vec<&str> = art.ptx.lines().collect();
+    let wait = (0..lines.len())
+        .filter(|&i| lines[i].contains("tcgen05.fence::after_thread_sync"))
+        .find_map(|i| (i + 1..(i + 6).min(lines.len())).find(|&j| lines[j].contains("try_wait")))
+        .expect("the epilogue waits for the staged residual after its fence");
+    assert!(
+        lines[wait + 1].contains("bra $L_loop_"),
+        "the wait's retry branch follows it: {}",
+        lines[wait + 1]
     );
+    let no_wait: String = lines
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != wait + 1)
+        .map(|(i, l)| {
+            let l = if i == wait {
+                l.replace("try_wait", "test_wait")
+            } else {
+                l.to_string()
+            };
+            l + "\n"
+        })
+        .collect();
     assert_ne!(
         no_wait, art.ptx,
         "the residual's wait is where the test expects it"
