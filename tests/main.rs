@@ -15,7 +15,6 @@ mod dispatch;
 mod elem_types;
 mod exp2_poly;
 mod gather;
-mod guide;
 #[cfg(feature = "gpu")]
 mod gpu;
 #[cfg(feature = "gpu")]
@@ -42,6 +41,7 @@ mod gpu_rs;
 mod gpu_smem;
 #[cfg(feature = "gpu")]
 mod gpu_splitk;
+mod guide;
 mod int_tiles;
 mod kinds;
 mod pair_mma;

@@ -15,6 +15,12 @@
 //! counts n times: the contract is that every CTA of the mask issues its own slice to the
 //! same barrier offset (symmetric multicast), so each barrier receives n boxes per phase.
 //!
+//! A multicast barrier the user arms with a written `expect_tx(n)` is *receiver-armed*
+//! ([`receiver_armed`]): each receiving CTA sets its own expectation, and the loads may be
+//! issued by one CTA (`if cta_rank == 0 { tma::load(.., multicast = M) }`). This pass derives
+//! nothing for such a barrier; `check-protocol` proves per receiving rank that the bytes
+//! expected are the bytes every issuer whose mask includes it sends (its `multicast` rule).
+//!
 //! The CTA pair's load (`tma::load(..., cta_group = 2)`, PTX ISA §9.7.9.25.5.1 `.cta_group::2`)
 //! lands in the issuing CTA and completes its bytes on the barrier at the same offset in the
 //! pair's even CTA: with both CTAs running the same loads, the even CTA's barrier receives each
@@ -206,7 +212,45 @@ fn counted_loop(k: &Kernel, s: &Stmt) -> Option<Vec<(BarRef, u64, Span)>> {
     (!out.is_empty()).then_some(out)
 }
 
-fn process(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
+/// The barrier references whose every signal is a multicast TMA load (not the pair's) and
+/// that a user-written `expect_tx` arms: each receiving CTA sets its own expectation (see the
+/// module docs). A derived expect-tx carries the span of the load it was derived from, so a
+/// written one is told apart by its span, before this pass and after it alike.
+pub(crate) fn receiver_armed(k: &Kernel) -> Vec<BarRef> {
+    // (bar, multicast, span) of every signal with bytes; (bar, span) of every expect-tx.
+    let mut loads: Vec<(&BarRef, bool, Span)> = Vec::new();
+    let mut arms: Vec<(&BarRef, Span)> = Vec::new();
+    visit(&k.body, &mut |s, _| match &s.kind {
+        StmtKind::Op(Op::MbarArriveExpectTx { bar, .. }) => arms.push((bar, s.span)),
+        StmtKind::Op(op) => {
+            if let Some(bar) = load_bar(op) {
+                let mc = matches!(
+                    op,
+                    Op::Copy {
+                        multicast: Some(_),
+                        ..
+                    }
+                ) && !pair_load(op);
+                loads.push((bar, mc, s.span));
+            }
+        }
+        _ => {}
+    });
+    let mut out: Vec<BarRef> = Vec::new();
+    for (bar, span) in arms {
+        let mine: Vec<_> = loads.iter().filter(|l| l.0 == bar).collect();
+        if !mine.is_empty()
+            && mine.iter().all(|l| l.1)
+            && mine.iter().all(|l| l.2 != span)
+            && !out.contains(bar)
+        {
+            out.push(bar.clone());
+        }
+    }
+    out
+}
+
+fn process(k: &Kernel, block: Block, skip: &[BarRef], errs: &mut Diagnostics) -> Block {
     // Group loads by barrier reference: (bar, first index, sum, span of first load).
     let mut groups: Vec<(BarRef, usize, u64, Span)> = Vec::new();
     // Barriers a cluster-launch-control request signals (for the wording of errors).
@@ -247,6 +291,8 @@ fn process(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
             }
         }
     }
+    // A receiver-armed barrier's bytes are proven per rank by check-protocol.
+    groups.retain(|g| !skip.contains(&g.0));
     let mut inserts: Vec<(usize, Stmt)> = Vec::new();
     let mut out = block;
     for (bar, first, sum, span) in groups {
@@ -398,9 +444,11 @@ fn arrival_sites(k: &Kernel, block: &Block, bar: &BarRef) -> (u32, Option<Span>)
 
 /// Rejects a block whose loads for one barrier phase would arrive more often than the barrier
 /// expects (see the module docs); reported once, at the outermost block where it happens.
-fn check_arrivals(k: &Kernel, block: &Block, errs: &mut Diagnostics) {
+fn check_arrivals(k: &Kernel, block: &Block, skip: &[BarRef], errs: &mut Diagnostics) {
     let mut bars: Vec<&BarRef> = Vec::new();
     collect_bars(block, &mut bars);
+    // A receiver-armed barrier's loads arrive nowhere: its written expect-tx does.
+    bars.retain(|b| !skip.contains(b));
     for bar in bars {
         let expected = k.barriers[bar.bar].arrivals;
         let (sites, span) = arrival_sites(k, block, bar);
@@ -448,11 +496,13 @@ fn collect_bars<'b>(block: &'b Block, out: &mut Vec<&'b BarRef>) {
 /// own.
 struct Signals<'e> {
     errs: &'e mut Diagnostics,
+    /// The receiver-armed barriers ([`receiver_armed`]): nothing derived for them.
+    skip: Vec<BarRef>,
 }
 
 impl Rewriter for Signals<'_> {
     fn enter_block(&mut self, k: &mut Kernel, block: &Block) -> Result<(), Diagnostics> {
-        check_arrivals(k, block, self.errs);
+        check_arrivals(k, block, &self.skip, self.errs);
         Ok(())
     }
     fn descend(&mut self, k: &Kernel, s: &Stmt) -> bool {
@@ -470,7 +520,7 @@ impl Rewriter for Signals<'_> {
         Ok(vec![s])
     }
     fn exit_block(&mut self, k: &mut Kernel, block: Block) -> Result<Block, Diagnostics> {
-        Ok(process(k, block, self.errs))
+        Ok(process(k, block, &self.skip, self.errs))
     }
 }
 
@@ -543,7 +593,14 @@ impl Pass for DeriveSignals {
     }
     fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
         let mut errs = Vec::new();
-        rewrite_body_with(k, &mut Signals { errs: &mut errs })?;
+        let skip = receiver_armed(k);
+        rewrite_body_with(
+            k,
+            &mut Signals {
+                errs: &mut errs,
+                skip,
+            },
+        )?;
         if errs.is_empty() { Ok(()) } else { Err(errs) }
     }
 }

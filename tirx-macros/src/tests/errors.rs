@@ -479,7 +479,10 @@ fn unknown_functions_are_named_in_every_position() {
 /// not blamed (issue #30 item 8).
 #[test]
 fn a_bad_layout_in_one_config_does_not_cascade() {
-    let attr = STD_ATTR.replace("(BM = 64, BN = 64)", "(BM = 64, BN = 64), narrow = (BM = 64, BN = 12)");
+    let attr = STD_ATTR.replace(
+        "(BM = 64, BN = 64)",
+        "(BM = 64, BN = 64), narrow = (BM = 64, BN = 12)",
+    );
     let real = "a 64×12 tile cannot be spread over 128 threads with 8 consecutive elements each: the row length is not a multiple of the vector width; no vector width fits 64×12 over 128 threads (docs/guide.md §1 says which shapes do) (in config `narrow`)";
     for uses in [
         "copy(dst.tile(cta.y, cta.x), t * 2.0);",
@@ -489,7 +492,9 @@ fn a_bad_layout_in_one_config_does_not_cascade() {
     ] {
         let e = errors(
             &attr,
-            &format!("fn k(#[shape(M, N)] src: Tensor<bf16>, #[shape(M, N)] dst: Tensor<bf16>) {{ let t = regs::<f32>([BM, BN], layout = blocked(vec = 8)); copy(t, src.tile(cta.y, cta.x)); {uses} }}"),
+            &format!(
+                "fn k(#[shape(M, N)] src: Tensor<bf16>, #[shape(M, N)] dst: Tensor<bf16>) {{ let t = regs::<f32>([BM, BN], layout = blocked(vec = 8)); copy(t, src.tile(cta.y, cta.x)); {uses} }}"
+            ),
         );
         assert_eq!(e, [real], "{uses}");
     }
@@ -497,7 +502,9 @@ fn a_bad_layout_in_one_config_does_not_cascade() {
     let e = body_errors("let acc = regs::<f32>([48, 64]); acc = 0.0; copy(dst.tile(0, 0), acc);");
     assert_eq!(
         e,
-        ["the wgmma accumulator fragment is m64·i × n8·j; 48×64 is not: a register tile without `layout = …` takes the wgmma accumulator fragment; give it a layout that fits, e.g. `layout = blocked(vec = V)`"]
+        [
+            "the wgmma accumulator fragment is m64·i × n8·j; 48×64 is not: a register tile without `layout = …` takes the wgmma accumulator fragment; give it a layout that fits, e.g. `layout = blocked(vec = V)`"
+        ]
     );
     // The widths that would fit are named.
     assert_one(
@@ -506,9 +513,13 @@ fn a_bad_layout_in_one_config_does_not_cascade() {
     );
     // An error at a statement that does not read the broken name is still reported, and a
     // field or path segment spelled like it is not the name (`cta.x`).
-    let e = body_errors("let t = regs::<f32>([64, 12], layout = blocked(vec = 8)); copy(t, src.tile(0, 0)); tma::lod(t);");
+    let e = body_errors(
+        "let t = regs::<f32>([64, 12], layout = blocked(vec = 8)); copy(t, src.tile(0, 0)); tma::lod(t);",
+    );
     assert_eq!(e.len(), 2, "{e:#?}");
-    let e = body_errors("let x = regs::<f32>([64, 12], layout = blocked(vec = 8)); sync_threads(cta.x);");
+    let e = body_errors(
+        "let x = regs::<f32>([64, 12], layout = blocked(vec = 8)); sync_threads(cta.x);",
+    );
     assert_eq!(e.len(), 2, "{e:#?}");
 }
 
@@ -522,20 +533,33 @@ fn unknown_functions_list_the_nearest_ones() {
     for (call, hint) in [
         ("exp(t)", "did you mean `exp2_approx` or `exp2_poly3`?"),
         ("sum(t, axis = 1)", "did you mean `reduce_sum`?"),
-        ("reduce_mx(t, axis = 1)", "did you mean `reduce_max`, `reduce_min` or `reduce_sum`?"),
+        (
+            "reduce_mx(t, axis = 1)",
+            "did you mean `reduce_max`, `reduce_min` or `reduce_sum`?",
+        ),
         ("softmax(t)", own),
     ] {
         let name = call.split('(').next().unwrap();
         assert_eq!(
             body_errors(&format!("{tile} copy(dst.tile(0, 0), {call});")),
-            [format!("unknown function `{name}`; functions on register tiles are {fns}; {hint}")]
+            [format!(
+                "unknown function `{name}`; functions on register tiles are {fns}; {hint}"
+            )]
         );
     }
-    assert_contains(&body_errors(&format!("{tile} my_helper(t);")), &format!("unknown op `my_helper`; ops are copy, mma, sync_threads, cluster_sync, named_barrier, named_barrier_arrive, tma::…, atomic::…, wgmma::…, tcgen05::…, clc::…, fence::…, setmaxnreg::…; {own}"));
+    assert_contains(
+        &body_errors(&format!("{tile} my_helper(t);")),
+        &format!(
+            "unknown op `my_helper`; ops are copy, mma, sync_threads, cluster_sync, named_barrier, named_barrier_arrive, tma::…, atomic::…, wgmma::…, tcgen05::…, clc::…, fence::…, setmaxnreg::…; {own}"
+        ),
+    );
     assert_one(
         &body_errors("let x = cdv(N, 64);"),
         "unknown function `cdv`; scalar functions are cdiv, min, max; did you mean `cdiv`?",
     );
     // A name shorter than three letters gets its one nearest typo.
-    assert_eq!(crate::parse::nearest("BX", &["BM".into(), "BN".into(), "BK".into()]), ["BM"]);
+    assert_eq!(
+        crate::parse::nearest("BX", &["BM".into(), "BN".into(), "BK".into()]),
+        ["BM"]
+    );
 }
