@@ -228,6 +228,28 @@ fn one_issuer_broadcasts_to_its_cluster_in_the_emulator() {
     broadcast_in_the_emulator(&broadcast_quad::KERNEL.artifacts[0], 4);
 }
 
+/// The multicast kernels assemble with ptxas for sm_90a with no spills and the SASS their PTX
+/// asks for (the `tests/assemble.rs` check; skipped without ptxas unless CI requires it).
+#[test]
+fn the_multicast_kernels_assemble() {
+    use tirx_kernels::check::check_artifact;
+    use tirx_ptx::tools::{find_ptxas, tool_for_test};
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    let kernels = [
+        &swap_halves::KERNEL,
+        &broadcast_pair::KERNEL,
+        &broadcast_quad::KERNEL,
+    ];
+    for k in kernels {
+        for a in k.artifacts {
+            let c = check_artifact(k.name, a).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+            assert!(c.problems.is_empty(), "{}: {:?}", k.name, c.problems);
+        }
+    }
+}
+
 /// Every `rust` block of `docs/guide.md` is text of this file, so the compiler has built it.
 #[test]
 fn every_guide_example_is_compiled_here() {
