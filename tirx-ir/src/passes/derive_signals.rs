@@ -15,9 +15,10 @@
 //! counts n times: the contract is that every CTA of the mask issues its own slice to the
 //! same barrier offset (symmetric multicast), so each barrier receives n boxes per phase.
 //!
-//! A multicast barrier the user arms with a written `expect_tx(n)` is *receiver-armed*
-//! ([`receiver_armed`]): each receiving CTA sets its own expectation, and the loads may be
-//! issued by one CTA (`if cta_rank == 0 { tma::load(.., multicast = M) }`). This pass derives
+//! A multicast barrier the user arms with a written `expect_tx(n)` outside the block of its
+//! loads is *receiver-armed* ([`receiver_armed`]): each receiving CTA sets its own
+//! expectation, and the loads may be issued by one CTA
+//! (`if cta_rank == 0 { tma::load(.., multicast = M) }`). This pass derives
 //! nothing for such a barrier; `check-protocol` proves per receiving rank that the bytes
 //! expected are the bytes every issuer whose mask includes it sends (its `multicast` rule).
 //!
@@ -213,41 +214,77 @@ fn counted_loop(k: &Kernel, s: &Stmt) -> Option<Vec<(BarRef, u64, Span)>> {
 }
 
 /// The barrier references whose every signal is a multicast TMA load (not the pair's) and
-/// that a user-written `expect_tx` arms: each receiving CTA sets its own expectation (see the
-/// module docs). A derived expect-tx carries the span of the load it was derived from, so a
-/// written one is told apart by its span, before this pass and after it alike.
+/// that a user-written `expect_tx` arms outside the block of its loads (e.g. before the
+/// issuer's `if cta_rank == 0`): each receiving CTA sets its own expectation (see the module
+/// docs). A derived expect-tx always stands in the block of its loads, so the answer is the
+/// same before this pass and after it.
 pub(crate) fn receiver_armed(k: &Kernel) -> Vec<BarRef> {
-    // (bar, multicast, span) of every signal with bytes; (bar, span) of every expect-tx.
-    let mut loads: Vec<(&BarRef, bool, Span)> = Vec::new();
-    let mut arms: Vec<(&BarRef, Span)> = Vec::new();
-    visit(&k.body, &mut |s, _| match &s.kind {
-        StmtKind::Op(Op::MbarArriveExpectTx { bar, .. }) => arms.push((bar, s.span)),
-        StmtKind::Op(op) => {
-            if let Some(bar) = load_bar(op) {
-                let mc = matches!(
-                    op,
-                    Op::Copy {
-                        multicast: Some(_),
-                        ..
-                    }
-                ) && !pair_load(op);
-                loads.push((bar, mc, s.span));
-            }
+    // (bar, multicast) of every signal with bytes.
+    let mut loads: Vec<(&BarRef, bool)> = Vec::new();
+    visit(&k.body, &mut |s, _| {
+        if let StmtKind::Op(op) = &s.kind
+            && let Some(bar) = load_bar(op)
+        {
+            let mc = matches!(
+                op,
+                Op::Copy {
+                    multicast: Some(_),
+                    ..
+                }
+            ) && !pair_load(op);
+            loads.push((bar, mc));
         }
-        _ => {}
     });
     let mut out: Vec<BarRef> = Vec::new();
-    for (bar, span) in arms {
-        let mine: Vec<_> = loads.iter().filter(|l| l.0 == bar).collect();
-        if !mine.is_empty()
-            && mine.iter().all(|l| l.1)
-            && mine.iter().all(|l| l.2 != span)
-            && !out.contains(bar)
-        {
+    armed_outside(&k.body, &mut |bar| {
+        let mut mine = loads.iter().filter(|l| l.0 == bar).peekable();
+        if mine.peek().is_some() && mine.all(|l| l.1) && !out.contains(bar) {
             out.push(bar.clone());
         }
-    }
+    });
     out
+}
+
+/// Calls `f` with the barrier of every `expect_tx` in `b` or its nested blocks that stands in
+/// a block with no load for that barrier at its top level (or in a loop at its top level).
+fn armed_outside(b: &Block, f: &mut dyn FnMut(&BarRef)) {
+    let loads_here = |bar: &BarRef| {
+        b.iter().any(|s| match &s.kind {
+            StmtKind::For { body, .. } | StmtKind::Loop { body, .. } => {
+                let mut found = false;
+                visit(
+                    body,
+                    &mut |t, _| {
+                        found |= matches!(&t.kind, StmtKind::Op(op) if load_bar(op) == Some(bar))
+                    },
+                );
+                found
+            }
+            StmtKind::Op(op) => load_bar(op) == Some(bar),
+            _ => false,
+        })
+    };
+    for s in b {
+        if let StmtKind::Op(Op::MbarArriveExpectTx { bar, .. }) = &s.kind
+            && !loads_here(bar)
+        {
+            f(bar);
+        }
+        match &s.kind {
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                armed_outside(then_body, f);
+                armed_outside(else_body, f);
+            }
+            StmtKind::For { body, .. }
+            | StmtKind::Loop { body, .. }
+            | StmtKind::Scope { body, .. } => armed_outside(body, f),
+            _ => {}
+        }
+    }
 }
 
 fn process(k: &Kernel, block: Block, skip: &[BarRef], errs: &mut Diagnostics) -> Block {
@@ -255,6 +292,8 @@ fn process(k: &Kernel, block: Block, skip: &[BarRef], errs: &mut Diagnostics) ->
     let mut groups: Vec<(BarRef, usize, u64, Span)> = Vec::new();
     // Barriers a cluster-launch-control request signals (for the wording of errors).
     let mut clc: Vec<BarRef> = Vec::new();
+    // Barriers a multicast load signals (for the wording of errors).
+    let mut mc: Vec<BarRef> = Vec::new();
     for (i, s) in block.iter().enumerate() {
         for (bar, bytes, span) in counted_loop(k, s).unwrap_or_default() {
             match groups.iter_mut().find(|g| g.0 == bar) {
@@ -277,6 +316,9 @@ fn process(k: &Kernel, block: Block, skip: &[BarRef], errs: &mut Diagnostics) ->
                     1
                 }
             };
+            if multicast.is_some() {
+                mc.push(bar.clone());
+            }
             let bytes = box_bytes(k, dst).unwrap_or(0) * copies;
             match groups.iter_mut().find(|g| &g.0 == bar) {
                 Some(g) => g.2 += bytes,
@@ -332,6 +374,8 @@ fn process(k: &Kernel, block: Block, skip: &[BarRef], errs: &mut Diagnostics) ->
                 SignalError::ExpectTx {
                     what: if clc.contains(&bar) {
                         "cluster-launch-control responses (16 bytes per `clc::try_cancel`)"
+                    } else if mc.contains(&bar) {
+                        "multicast TMA boxes (one from every CTA of the mask, each issuing its slice; for one CTA issuing for all, every receiver arms its own barrier with the bytes it receives, outside the issuer's `if`)"
                     } else {
                         "TMA boxes"
                     },

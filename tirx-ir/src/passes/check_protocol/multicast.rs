@@ -3,12 +3,12 @@
 //! A multicast TMA load (`tma::load(.., multicast = M)`, PTX ISA §9.7.9.25.5.1
 //! `.multicast::cluster`) writes its box into every CTA whose rank is a bit of `M` and signals
 //! complete-tx of the box's bytes on the barrier at the same offset in each of them. When the
-//! user arms such a barrier with a written `expect_tx(n)` (`derive-signals`'
-//! `receiver_armed`), each receiving CTA sets its own expectation, and any CTA may issue: one
+//! user arms such a barrier with a written `expect_tx(n)` outside the block of its loads
+//! (`derive-signals`' `receiver_armed`), each receiving CTA sets its own expectation, and any CTA may issue: one
 //! CTA for the whole cluster (`if cta_rank == 0 { tma::load(.., multicast = 15) }`) or several.
 //! A phase completes when its arrivals are in and its tx-count is back to zero (PTX ISA
-//! §9.7.13.15.1); the tx-count may go below zero when bytes land before the arm, so the order
-//! of arm and bytes does not matter, only their sums.
+//! §9.7.13.15.1); the tx-count ranges over ±(2^20 − 1), so it may go below zero when bytes
+//! land before the arm (the emulator models the same), and only the sums matter.
 //!
 //! For every rank `r` of the cluster, with every `if` around the barrier's loads, arms and
 //! waits evaluated in that rank (a function of `cta_rank` and constants):
@@ -153,6 +153,16 @@ fn prove(k: &Kernel, bar: &BarRef, size: u32, errs: &mut Vec<Diagnostic>) {
         ));
         return;
     }
+    if let Some(&(_, _, span)) = s.arms.iter().find(|a| a.1.is_none()) {
+        errs.push(Diagnostic::new(
+            span,
+            ProtocolError::MulticastUnproven {
+                bar: name,
+                why: "this `expect_tx()` has no count, and outside the block of the loads none is derived; write the bytes this CTA receives",
+            },
+        ));
+        return;
+    }
     let received = |r: u32| -> u64 {
         s.loads
             .iter()
@@ -204,7 +214,7 @@ fn prove(k: &Kernel, bar: &BarRef, size: u32, errs: &mut Vec<Diagnostic>) {
     }
     // Each arm against the bytes of every rank that runs it.
     for &(runs, bytes, span) in &s.arms {
-        let expected: u32 = bytes.unwrap_or(0);
+        let expected = bytes.unwrap_or(0);
         let wrong = (0..size)
             .filter(|&r| runs >> r & 1 == 1 && received(r) != 0)
             .find(|&r| {
@@ -241,4 +251,94 @@ pub(super) fn check(k: &Kernel) -> Vec<Diagnostic> {
         prove(k, &bar, size, &mut errs);
     }
     errs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::diag::DiagKind;
+    use crate::parse::parse_module;
+
+    /// A 4-CTA cluster kernel: every CTA arms `@bar` for `arm` bytes, and the multicast load
+    /// of one 8192-byte box runs under `cond`.
+    fn kernel(arm: u32, cond: &str, mask: u32) -> Kernel {
+        let text = format!(
+            "kernel k config default phase tile
+  signature k_default_sm_90a
+    target sm_90a
+    threads 128
+    cluster (4, 1, 1)
+    grid (mul(cdiv(M, 64), 4), cdiv(N, 64), 1)
+    smem 0
+    tmem 0
+    tensor src: bf16[M, N]
+  var %0: u32 \"block\"
+  buffer @tile: smem bf16 (64, 64):(64, 1) swizzle B128
+  barrier @bar: count 1 arrivals 1
+{{
+  let %0 = ctaid.x / 4:u32
+  scope thread 0 {{
+    op mbar_arrive_expect_tx @bar[0:u32] bytes {arm}
+    if {cond} {{
+      op copy @tile <- global src[%0, ctaid.y] bar @bar[0:u32] multicast {mask}:u32 variant tma_load
+    }}
+  }}
+  op mbar_wait @bar[0:u32] parity 0:u32
+}}
+"
+        );
+        parse_module(&text)
+            .unwrap_or_else(|e| panic!("{e}\n{text}"))
+            .kernels
+            .remove(0)
+    }
+
+    fn kinds(k: &Kernel) -> Vec<ProtocolError> {
+        check(k)
+            .into_iter()
+            .map(|d| match d.kind {
+                DiagKind::Protocol(p) => p,
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_issuer_for_four_receivers_is_proven() {
+        assert!(kinds(&kernel(8192, "cluster_ctarank == 0:u32", 15)).is_empty());
+    }
+
+    #[test]
+    fn each_issuer_whose_mask_includes_a_rank_counts() {
+        // Ranks 0 and 1 both multicast to all four: each receives two boxes.
+        let cond = "cluster_ctarank < 2:u32";
+        assert!(kinds(&kernel(16384, cond, 15)).is_empty());
+        let errs = kinds(&kernel(8192, cond, 15));
+        assert!(
+            matches!(
+                errs.as_slice(),
+                [ProtocolError::MulticastBytes {
+                    rank: 0,
+                    expected: 8192,
+                    received: 16384,
+                    ..
+                }]
+            ),
+            "{errs:?}"
+        );
+    }
+
+    #[test]
+    fn an_uncovered_rank_and_an_unprovable_if_are_refused() {
+        let errs = kinds(&kernel(8192, "cluster_ctarank == 0:u32", 3));
+        assert!(
+            matches!(errs.as_slice(), [ProtocolError::MulticastUncovered { uncovered, .. }] if uncovered == "2, 3"),
+            "{errs:?}"
+        );
+        let errs = kinds(&kernel(8192, "ctaid.y == 0:u32", 15));
+        assert!(
+            matches!(errs.as_slice(), [ProtocolError::MulticastUnproven { .. }]),
+            "{errs:?}"
+        );
+    }
 }
