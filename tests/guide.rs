@@ -139,6 +139,117 @@ fn a_cluster_kernel_syncs_its_cluster_once_before_exit() {
     assert_eq!(waits(swap_halves_synced::KERNEL.artifacts[0].ptx), 2);
 }
 
+#[tile_kernel(target = sm_90a, threads = 128, cluster = (2, 1, 1),
+    grid = (cdiv(M, 64) * 2, cdiv(N, 64)))]
+pub fn broadcast_pair(#[shape(M, N)] src: Tensor<bf16>, #[shape(D, N)] dst: Tensor<bf16>) {
+    let tile = smem::<bf16>([64, 64], swizzle = B128);
+    let bar = mbarrier();
+    let block = cta.x / 2;
+    #[scope(thread = 0)]
+    {
+        bar.expect_tx(8192);
+        if cta_rank == 0 {
+            tma::load(tile, src.tile(block, cta.y), bar, multicast = 3);
+        }
+    }
+    bar.wait(0);
+    #[scope(thread = 0)]
+    {
+        tma::store(dst.tile(2 * block + cta_rank, cta.y), tile);
+        tma::commit_group();
+        tma::wait_group(0);
+    }
+}
+
+/// `broadcast_pair` over a cluster of four: rank 0 alone loads, all four receive.
+#[tile_kernel(target = sm_90a, threads = 128, cluster = (4, 1, 1),
+    grid = (cdiv(M, 64) * 4, cdiv(N, 64)))]
+pub fn broadcast_quad(#[shape(M, N)] src: Tensor<bf16>, #[shape(D, N)] dst: Tensor<bf16>) {
+    let tile = smem::<bf16>([64, 64], swizzle = B128);
+    let bar = mbarrier();
+    let block = cta.x / 4;
+    #[scope(thread = 0)]
+    {
+        bar.expect_tx(8192);
+        if cta_rank == 0 {
+            tma::load(tile, src.tile(block, cta.y), bar, multicast = 15);
+        }
+    }
+    bar.wait(0);
+    #[scope(thread = 0)]
+    {
+        tma::store(dst.tile(4 * block + cta_rank, cta.y), tile);
+        tma::commit_group();
+        tma::wait_group(0);
+    }
+}
+
+/// Runs a one-issuer broadcast over clusters of `ranks` CTAs on a 128 × 72 matrix (a column
+/// tail) against the reference: copy `r` of block `b` is `dst[(ranks·b + r)·64 + i, j] =
+/// src[64·b + i, j]`, every copy from the one load of rank 0.
+fn broadcast_in_the_emulator(art: &tirx::KernelArtifact, ranks: usize) {
+    let (m, n) = (128, 72);
+    let mut rng = Rng::new(13 + ranks as u64);
+    let x: Vec<f64> = (0..m * n).map(|_| f64::from(rng.unit()) - 0.5).collect();
+    let mut dev = Device::new();
+    let xt = simulate::tensor(&mut dev, ElemType::Bf16, &[m, n], &x);
+    let d = ranks * m;
+    let yt = simulate::tensor(&mut dev, ElemType::Bf16, &[d, n], &vec![f64::NAN; d * n]);
+    simulate::run(art, &mut dev, &[xt.clone(), yt.clone()], &[]).expect("the kernel runs");
+    let (xs, ys) = (simulate::values(&dev, &xt), simulate::values(&dev, &yt));
+    for b in 0..m / 64 {
+        for r in 0..ranks {
+            for i in 0..64 {
+                for j in 0..n {
+                    let want = xs[(64 * b + i) * n + j];
+                    let got = ys[((ranks * b + r) * 64 + i) * n + j];
+                    assert_eq!(got, want, "block {b}, copy {r}, [{i}, {j}]");
+                }
+            }
+        }
+    }
+}
+
+/// One issuer, every receiver armed by itself: 2- and 4-CTA clusters in the emulator.
+#[test]
+fn one_issuer_broadcasts_to_its_cluster_in_the_emulator() {
+    // One multicast load (rank 0's) and one arm of the written count, in every CTA, before
+    // the issuer's branch: nothing derived beside it.
+    for ptx in [
+        broadcast_pair::KERNEL.artifacts[0].ptx,
+        broadcast_quad::KERNEL.artifacts[0].ptx,
+    ] {
+        assert_eq!(ptx.matches(".multicast::cluster").count(), 1);
+        assert_eq!(ptx.matches("mbarrier.arrive.expect_tx").count(), 1);
+        let arm = ptx.find("mbarrier.arrive.expect_tx").unwrap();
+        assert!(arm < ptx.find(".multicast::cluster").unwrap());
+    }
+    broadcast_in_the_emulator(&broadcast_pair::KERNEL.artifacts[0], 2);
+    broadcast_in_the_emulator(&broadcast_quad::KERNEL.artifacts[0], 4);
+}
+
+/// The multicast kernels assemble with ptxas for sm_90a with no spills and the SASS their PTX
+/// asks for (the `tests/assemble.rs` check; skipped without ptxas unless CI requires it).
+#[test]
+fn the_multicast_kernels_assemble() {
+    use tirx_kernels::check::check_artifact;
+    use tirx_ptx::tools::{find_ptxas, tool_for_test};
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    let kernels = [
+        &swap_halves::KERNEL,
+        &broadcast_pair::KERNEL,
+        &broadcast_quad::KERNEL,
+    ];
+    for k in kernels {
+        for a in k.artifacts {
+            let c = check_artifact(k.name, a).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+            assert!(c.problems.is_empty(), "{}: {:?}", k.name, c.problems);
+        }
+    }
+}
+
 /// Every `rust` block of `docs/guide.md` is text of this file, so the compiler has built it.
 #[test]
 fn every_guide_example_is_compiled_here() {

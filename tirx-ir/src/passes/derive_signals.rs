@@ -15,6 +15,13 @@
 //! counts n times: the contract is that every CTA of the mask issues its own slice to the
 //! same barrier offset (symmetric multicast), so each barrier receives n boxes per phase.
 //!
+//! A multicast barrier the user arms with a written `expect_tx(n)` outside the block of its
+//! loads is *receiver-armed* ([`receiver_armed`]): each receiving CTA sets its own
+//! expectation, and the loads may be issued by one CTA
+//! (`if cta_rank == 0 { tma::load(.., multicast = M) }`). This pass derives
+//! nothing for such a barrier; `check-protocol` proves per receiving rank that the bytes
+//! expected are the bytes every issuer whose mask includes it sends (its `multicast` rule).
+//!
 //! The CTA pair's load (`tma::load(..., cta_group = 2)`, PTX ISA §9.7.9.25.5.1 `.cta_group::2`)
 //! lands in the issuing CTA and completes its bytes on the barrier at the same offset in the
 //! pair's even CTA: with both CTAs running the same loads, the even CTA's barrier receives each
@@ -206,11 +213,87 @@ fn counted_loop(k: &Kernel, s: &Stmt) -> Option<Vec<(BarRef, u64, Span)>> {
     (!out.is_empty()).then_some(out)
 }
 
-fn process(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
+/// The barrier references whose every signal is a multicast TMA load (not the pair's) and
+/// that a user-written `expect_tx` arms outside the block of its loads (e.g. before the
+/// issuer's `if cta_rank == 0`): each receiving CTA sets its own expectation (see the module
+/// docs). A derived expect-tx always stands in the block of its loads, so the answer is the
+/// same before this pass and after it.
+pub(crate) fn receiver_armed(k: &Kernel) -> Vec<BarRef> {
+    // (bar, multicast) of every signal with bytes.
+    let mut loads: Vec<(&BarRef, bool)> = Vec::new();
+    visit(&k.body, &mut |s, _| {
+        if let StmtKind::Op(op) = &s.kind
+            && let Some(bar) = load_bar(op)
+        {
+            let mc = matches!(
+                op,
+                Op::Copy {
+                    multicast: Some(_),
+                    ..
+                }
+            ) && !pair_load(op);
+            loads.push((bar, mc));
+        }
+    });
+    let mut out: Vec<BarRef> = Vec::new();
+    armed_outside(&k.body, &mut |bar| {
+        let mut mine = loads.iter().filter(|l| l.0 == bar).peekable();
+        if mine.peek().is_some() && mine.all(|l| l.1) && !out.contains(bar) {
+            out.push(bar.clone());
+        }
+    });
+    out
+}
+
+/// Calls `f` with the barrier of every `expect_tx` in `b` or its nested blocks that stands in
+/// a block with no load for that barrier at its top level (or in a loop at its top level).
+fn armed_outside(b: &Block, f: &mut dyn FnMut(&BarRef)) {
+    let loads_here = |bar: &BarRef| {
+        b.iter().any(|s| match &s.kind {
+            StmtKind::For { body, .. } | StmtKind::Loop { body, .. } => {
+                let mut found = false;
+                visit(
+                    body,
+                    &mut |t, _| {
+                        found |= matches!(&t.kind, StmtKind::Op(op) if load_bar(op) == Some(bar))
+                    },
+                );
+                found
+            }
+            StmtKind::Op(op) => load_bar(op) == Some(bar),
+            _ => false,
+        })
+    };
+    for s in b {
+        if let StmtKind::Op(Op::MbarArriveExpectTx { bar, .. }) = &s.kind
+            && !loads_here(bar)
+        {
+            f(bar);
+        }
+        match &s.kind {
+            StmtKind::If {
+                then_body,
+                else_body,
+                ..
+            } => {
+                armed_outside(then_body, f);
+                armed_outside(else_body, f);
+            }
+            StmtKind::For { body, .. }
+            | StmtKind::Loop { body, .. }
+            | StmtKind::Scope { body, .. } => armed_outside(body, f),
+            _ => {}
+        }
+    }
+}
+
+fn process(k: &Kernel, block: Block, skip: &[BarRef], errs: &mut Diagnostics) -> Block {
     // Group loads by barrier reference: (bar, first index, sum, span of first load).
     let mut groups: Vec<(BarRef, usize, u64, Span)> = Vec::new();
     // Barriers a cluster-launch-control request signals (for the wording of errors).
     let mut clc: Vec<BarRef> = Vec::new();
+    // Barriers a multicast load signals (for the wording of errors).
+    let mut mc: Vec<BarRef> = Vec::new();
     for (i, s) in block.iter().enumerate() {
         for (bar, bytes, span) in counted_loop(k, s).unwrap_or_default() {
             match groups.iter_mut().find(|g| g.0 == bar) {
@@ -233,6 +316,9 @@ fn process(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
                     1
                 }
             };
+            if multicast.is_some() {
+                mc.push(bar.clone());
+            }
             let bytes = box_bytes(k, dst).unwrap_or(0) * copies;
             match groups.iter_mut().find(|g| &g.0 == bar) {
                 Some(g) => g.2 += bytes,
@@ -247,6 +333,8 @@ fn process(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
             }
         }
     }
+    // A receiver-armed barrier's bytes are proven per rank by check-protocol.
+    groups.retain(|g| !skip.contains(&g.0));
     let mut inserts: Vec<(usize, Stmt)> = Vec::new();
     let mut out = block;
     for (bar, first, sum, span) in groups {
@@ -286,6 +374,8 @@ fn process(k: &Kernel, block: Block, errs: &mut Diagnostics) -> Block {
                 SignalError::ExpectTx {
                     what: if clc.contains(&bar) {
                         "cluster-launch-control responses (16 bytes per `clc::try_cancel`)"
+                    } else if mc.contains(&bar) {
+                        "multicast TMA boxes (one from every CTA of the mask, each issuing its slice; for one CTA issuing for all, every receiver arms its own barrier with the bytes it receives, outside the issuer's `if`)"
                     } else {
                         "TMA boxes"
                     },
@@ -398,9 +488,11 @@ fn arrival_sites(k: &Kernel, block: &Block, bar: &BarRef) -> (u32, Option<Span>)
 
 /// Rejects a block whose loads for one barrier phase would arrive more often than the barrier
 /// expects (see the module docs); reported once, at the outermost block where it happens.
-fn check_arrivals(k: &Kernel, block: &Block, errs: &mut Diagnostics) {
+fn check_arrivals(k: &Kernel, block: &Block, skip: &[BarRef], errs: &mut Diagnostics) {
     let mut bars: Vec<&BarRef> = Vec::new();
     collect_bars(block, &mut bars);
+    // A receiver-armed barrier's loads arrive nowhere: its written expect-tx does.
+    bars.retain(|b| !skip.contains(b));
     for bar in bars {
         let expected = k.barriers[bar.bar].arrivals;
         let (sites, span) = arrival_sites(k, block, bar);
@@ -448,11 +540,13 @@ fn collect_bars<'b>(block: &'b Block, out: &mut Vec<&'b BarRef>) {
 /// own.
 struct Signals<'e> {
     errs: &'e mut Diagnostics,
+    /// The receiver-armed barriers ([`receiver_armed`]): nothing derived for them.
+    skip: Vec<BarRef>,
 }
 
 impl Rewriter for Signals<'_> {
     fn enter_block(&mut self, k: &mut Kernel, block: &Block) -> Result<(), Diagnostics> {
-        check_arrivals(k, block, self.errs);
+        check_arrivals(k, block, &self.skip, self.errs);
         Ok(())
     }
     fn descend(&mut self, k: &Kernel, s: &Stmt) -> bool {
@@ -470,7 +564,7 @@ impl Rewriter for Signals<'_> {
         Ok(vec![s])
     }
     fn exit_block(&mut self, k: &mut Kernel, block: Block) -> Result<Block, Diagnostics> {
-        Ok(process(k, block, self.errs))
+        Ok(process(k, block, &self.skip, self.errs))
     }
 }
 
@@ -545,7 +639,14 @@ impl Pass for DeriveSignals {
     }
     fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
         let mut errs = Vec::new();
-        rewrite_body_with(k, &mut Signals { errs: &mut errs })?;
+        let skip = receiver_armed(k);
+        rewrite_body_with(
+            k,
+            &mut Signals {
+                errs: &mut errs,
+                skip,
+            },
+        )?;
         if errs.is_empty() { Ok(()) } else { Err(errs) }
     }
 }

@@ -23,7 +23,8 @@
 //!   mask in each receiver's barrier (`derive-signals`' symmetric contract); a load under an
 //!   `if` on `cta_rank` that some CTAs of the mask do not issue (in either branch) leaves
 //!   their boxes missing. Decided when the condition is a function of `cta_rank` alone,
-//!   evaluated for every rank of the cluster.
+//!   evaluated for every rank of the cluster. A barrier the user arms with a written
+//!   `expect_tx` is receiver-armed: [`super::multicast`] proves its bytes per rank instead.
 
 use super::ProtocolError;
 use crate::arena::Handle;
@@ -284,9 +285,10 @@ fn releases(
 }
 
 /// The expect-tx rule over one block and, recursively, every block inside it.
-fn expect_outside(k: &Kernel, b: &Block, errs: &mut Vec<Diagnostic>) {
+fn expect_outside(k: &Kernel, b: &Block, armed: &[BarRef], errs: &mut Vec<Diagnostic>) {
     for s in b {
         if let StmtKind::Op(Op::MbarArriveExpectTx { bar, .. }) = &s.kind
+            && !armed.contains(bar)
             && !loads_directly(b, bar)
             && let Some(place) = nested_loads(b, bar)
         {
@@ -297,7 +299,7 @@ fn expect_outside(k: &Kernel, b: &Block, errs: &mut Vec<Diagnostic>) {
             ));
         }
         for inner in children(s) {
-            expect_outside(k, inner, errs);
+            expect_outside(k, inner, armed, errs);
         }
     }
 }
@@ -357,6 +359,11 @@ fn nested_loads(b: &Block, bar: &BarRef) -> Option<&'static str> {
 /// the front end, variables defined once by such a value).
 pub(super) fn constant(k: &Kernel, e: &Expr) -> Option<i64> {
     eval(k, e, None, 0)
+}
+
+/// The value of `e` in the CTA of cluster rank `rank`, when it depends on nothing else.
+pub(super) fn eval_rank(k: &Kernel, e: &Expr, rank: i64) -> Option<i64> {
+    eval(k, e, Some(rank), 0)
 }
 
 /// The value of `e` in the CTA of cluster rank `rank` (any rank: `None`), when it depends on
@@ -447,6 +454,7 @@ fn ranks(bits: i64) -> String {
 /// The multicast rule for one `if` (see the module docs).
 fn multicast_if(
     k: &Kernel,
+    armed: &[BarRef],
     cond: &Expr,
     then_body: &Block,
     else_body: &Block,
@@ -472,6 +480,9 @@ fn multicast_if(
     for (body, other, issuers) in branches {
         let theirs = multicasts(other);
         for (bar, mask, span) in multicasts(body) {
+            if armed.contains(bar) {
+                continue;
+            }
             let mut covered = issuers;
             if theirs.iter().any(|(b, m, _)| *b == bar && *m == mask) {
                 covered |= all & !issuers;
@@ -481,6 +492,7 @@ fn multicast_if(
                 errs.push(Diagnostic::new(
                     span,
                     ProtocolError::MulticastNotSymmetric {
+                        bar: k.barriers[bar.bar].name.clone(),
                         receivers: ranks(mask),
                         mask,
                         boxes: mask.count_ones(),
@@ -510,7 +522,9 @@ pub(super) fn check(k: &Kernel) -> Vec<Diagnostic> {
     for (pipe, _) in k.pipelines.iter() {
         releases(k, pipe, &varying, &mut errs);
     }
-    expect_outside(k, &k.body, &mut errs);
+    // Receiver-armed multicast barriers: their bytes are `multicast`'s per-rank proof.
+    let armed = crate::passes::derive_signals::receiver_armed(k);
+    expect_outside(k, &k.body, &armed, &mut errs);
     visit(&k.body, &mut |s, _| {
         if let StmtKind::If {
             cond,
@@ -518,7 +532,7 @@ pub(super) fn check(k: &Kernel) -> Vec<Diagnostic> {
             else_body,
         } = &s.kind
         {
-            multicast_if(k, cond, then_body, else_body, &mut errs);
+            multicast_if(k, &armed, cond, then_body, else_body, &mut errs);
         }
     });
     errs

@@ -19,6 +19,8 @@
 //! - [`counts`]: arrival counts (`arrive()` and `consumer_release` against the declared
 //!   arrivals) and byte counts through control flow (an `expect_tx` outside the `if` of its
 //!   loads, a multicast only some CTAs of its mask issue);
+//! - [`multicast`]: a receiver-armed multicast (each receiver writes its `expect_tx`, any CTA
+//!   issues): the bytes every rank expects against those its issuers' masks send it;
 //! - [`refill`]: a pipeline stage refilled in a loop without `producer_acquire`;
 //! - [`unwaited`]: a pipeline stage read in a loop that never waits for it (`consumer_wait`);
 //! - [`scales`]: a block-scaled MMA's factors copied into tensor memory, and ordered before it.
@@ -32,6 +34,7 @@ mod bulk;
 mod counters;
 mod counts;
 pub(super) mod flow;
+mod multicast;
 mod operands;
 mod order;
 mod phases;
@@ -366,9 +369,11 @@ pub enum ProtocolError {
     },
     /// A multicast load some CTAs of its mask do not issue.
     #[error(
-        "multicast: this load lands in CTAs {receivers} of the cluster (`multicast = {mask}`), and the compiler arms each of their barriers for one box from every CTA of the mask ({boxes} boxes per phase); but it is issued only in CTA(s) {issuers} (its `if` on `cta_rank`), so CTA(s) {missing} send no box and arm nothing, and the barriers never complete. Issue the multicast from every CTA of the mask (each its own slice, outside the `if`), or load without `multicast`"
+        "multicast: this load lands in CTAs {receivers} of the cluster (`multicast = {mask}`), and the compiler arms each of their barriers for one box from every CTA of the mask ({boxes} boxes per phase); but it is issued only in CTA(s) {issuers} (its `if` on `cta_rank`), so CTA(s) {missing} send no box and arm nothing, and the barriers never complete. Issue the multicast from every CTA of the mask (each its own slice, outside the `if`); or let each receiver arm its own barrier: write `{bar}.expect_tx(n)`, n the bytes a CTA receives, outside the `if`, where every CTA of the mask runs it; or load without `multicast`"
     )]
     MulticastNotSymmetric {
+        /// The barrier.
+        bar: String,
         /// Ranks in the mask.
         receivers: String,
         /// The mask.
@@ -379,6 +384,60 @@ pub enum ProtocolError {
         issuers: String,
         /// Ranks of the mask that do not.
         missing: String,
+    },
+    /// Receiver-armed multicast: bytes land in CTAs that never arm the barrier.
+    #[error(
+        "multicast: this load (issued by CTA(s) {issuers}) lands in CTA(s) {unarmed} (`multicast = {mask}`), but no `{bar}.expect_tx(..)` runs there: a receiver-armed barrier completes its phase only when its own CTA arms it, so `{bar}` in CTA(s) {unarmed} never completes and a wait there hangs. Write `{bar}.expect_tx({bytes})` where every receiving CTA runs it (outside the issuer's `if`)"
+    )]
+    MulticastUnarmed {
+        /// The barrier.
+        bar: String,
+        /// The mask.
+        mask: u64,
+        /// Ranks that issue the load.
+        issuers: String,
+        /// Ranks of the mask that never arm.
+        unarmed: String,
+        /// Bytes the first of them receives.
+        bytes: u64,
+    },
+    /// Receiver-armed multicast: a rank arms or waits but no mask covers it.
+    #[error(
+        "multicast: CTA(s) {uncovered} arm or wait on `{bar}`, but no multicast load of it lands there (masks {masks}, issued by CTA(s) {issuers}), so their phase never completes and the wait hangs. Add their bits to this load's `multicast` mask, or do not arm and wait on `{bar}` in them"
+    )]
+    MulticastUncovered {
+        /// The barrier.
+        bar: String,
+        /// Ranks not covered.
+        uncovered: String,
+        /// The loads' masks.
+        masks: String,
+        /// Ranks that issue.
+        issuers: String,
+    },
+    /// Receiver-armed multicast: an arm that is not the bytes its rank receives.
+    #[error(
+        "byte count: this `{bar}.expect_tx({expected})` runs in CTA {rank}, which receives {received} bytes per phase on `{bar}` (every multicast load whose mask includes rank {rank}, times the CTAs that issue it), so the phase completes early or never. Write `{bar}.expect_tx({received})` in that CTA"
+    )]
+    MulticastBytes {
+        /// The barrier.
+        bar: String,
+        /// The rank.
+        rank: u32,
+        /// Its written count.
+        expected: u32,
+        /// The bytes it receives.
+        received: u64,
+    },
+    /// Receiver-armed multicast whose per-rank bytes cannot be proven.
+    #[error(
+        "multicast: `{bar}` is armed by its receivers (a written `expect_tx`), so the compiler proves per CTA of the cluster that the bytes each expects are those sent to it; it cannot here: {why}. Put the arms and the loads of one phase in one loop, under `if`s on `cta_rank` only"
+    )]
+    MulticastUnproven {
+        /// The barrier.
+        bar: String,
+        /// Why not.
+        why: &'static str,
     },
     /// A block-scaled MMA reads factors no `tcgen05::cp` has filled.
     #[error(
@@ -506,6 +565,7 @@ impl Pass for CheckProtocol {
             tmem::check,
             scales::check,
             counts::check,
+            multicast::check,
             refill::check,
             unwaited::check,
             // After `counts`: an over-count is its error, not a parity's.
