@@ -488,7 +488,8 @@ impl Lowerer<'_> {
             }
         };
         // `tma::load(..., cta_group = 2)`: the pair's load, completing on the even CTA's barrier.
-        let pair = if variant == Some(CopyVariant::TmaLoad) {
+        // `tcgen05::cp(..., cta_group = 2)`: the pair's copy into both CTAs' tensor memory.
+        let pair = if matches!(variant, Some(CopyVariant::TmaLoad | CopyVariant::Tcgen05Cp)) {
             self.cta_group(args)?
         } else {
             false
