@@ -75,6 +75,10 @@ pub struct BlockScale {
     pub a: TileRef,
     /// B's factors (`scale_b`).
     pub b: TileRef,
+    /// `kind = mxf4`: MXFP4 emitted as `.kind::mxf4.block_scale.scale_vec::2X` (PTX ISA
+    /// §9.7.16.10.9) rather than the `kind::mxf4nvf4 … ::2X` the types select by default (the
+    /// same product and descriptor, §9.7.16.4.2 Table "… .kind::mxf4 and .kind::mxf4nvf4").
+    pub mxf4: bool,
 }
 
 /// Tile and synchronisation ops.

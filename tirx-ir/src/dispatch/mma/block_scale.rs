@@ -74,8 +74,9 @@ use crate::lower::Lower;
 pub(super) enum Scaled {
     /// `kind::mxf8f6f4`, `.scale_vec::1X`, UE8M0.
     Mxf8(ScaledDesc),
-    /// `kind::mxf4nvf4`, `.scale_vec::2X` or `::4X`.
-    Mxf4(Mxf4Desc),
+    /// `kind::mxf4nvf4`, `.scale_vec::2X` or `::4X`; with `true` (`kind = mxf4`, 2X and
+    /// UE8M0 only) emitted as `kind::mxf4`.
+    Mxf4(Mxf4Desc, bool),
 }
 
 impl Scaled {
@@ -83,21 +84,22 @@ impl Scaled {
     fn vec(self) -> u32 {
         match self {
             Scaled::Mxf8(_) => 1,
-            Scaled::Mxf4(d) => d.vec.factors(),
+            Scaled::Mxf4(d, _) => d.vec.factors(),
         }
     }
     /// N.
     fn n(self) -> u32 {
         match self {
             Scaled::Mxf8(d) => d.n,
-            Scaled::Mxf4(d) => d.n,
+            Scaled::Mxf4(d, _) => d.n,
         }
     }
     /// The kind, `.block_scale` and scale vector modifiers of the PTX instruction.
     fn ptx(self) -> String {
         match self {
             Scaled::Mxf8(_) => ".kind::mxf8f6f4.block_scale.scale_vec::1X".into(),
-            Scaled::Mxf4(d) => format!(".kind::mxf4nvf4.block_scale{}", d.vec.ptx()),
+            Scaled::Mxf4(d, true) => format!(".kind::mxf4.block_scale{}", d.vec.ptx()),
+            Scaled::Mxf4(d, false) => format!(".kind::mxf4nvf4.block_scale{}", d.vec.ptx()),
         }
     }
     /// The descriptor of K-step `j`'s instruction: data ID `j·v % 4` for A and B; `pair`
@@ -111,7 +113,7 @@ impl Scaled {
                 ..d
             }
             .encode(pair),
-            Scaled::Mxf4(d) => Mxf4Desc {
+            Scaled::Mxf4(d, _) => Mxf4Desc {
                 sfa_id: id,
                 sfb_id: id,
                 ..d
@@ -176,14 +178,17 @@ fn select(
         } else {
             (ScaleType::Ue8m0, ScaleVec::X2)
         };
-        return Ok(Scaled::Mxf4(Mxf4Desc {
-            m,
-            n,
-            scale,
-            vec,
-            sfa_id: 0,
-            sfb_id: 0,
-        }));
+        return Ok(Scaled::Mxf4(
+            Mxf4Desc {
+                m,
+                n,
+                scale,
+                vec,
+                sfa_id: 0,
+                sfb_id: 0,
+            },
+            false,
+        ));
     }
     let narrow = |e: ElemType| f8f6f4(e) || e.is_fp4();
     let (name, e) = if narrow(ea) { (nb, eb) } else { (na, ea) };
@@ -242,6 +247,23 @@ pub(super) fn scaled_desc(
         sfa,
         (if pair { 2 * m } else { m }, n),
     )?;
+    // `kind = mxf4` (§9.7.16.10.9: `.kind::mxf4` takes E2M1 with UE8M0 factors,
+    // `.scale_vec::2X` only) names the MXFP4 selection's other spelling; nothing else.
+    let kind = match (kind, sc.mxf4) {
+        (_, false) => kind,
+        (Scaled::Mxf4(d, _), true) if d.vec == ScaleVec::X2 => Scaled::Mxf4(d, true),
+        (_, true) => {
+            return Err(bad(format!(
+                "`kind = mxf4` is MXFP4's instruction: e2m1x2 operands with ue8m0 factors \
+                 (`.kind::mxf4` takes E2M1 and UE8M0 with .scale_vec::2X only, PTX ISA \
+                 §9.7.16.10.9); these operands are {} and {} with {} factors — drop `kind` \
+                 and the types select the kind",
+                oa.buf.elem.name(),
+                ob.buf.elem.name(),
+                sfa.name()
+            )));
+        }
+    };
     for o in [&oa, &ob] {
         if o.major != Major::K {
             return Err(Reject::MnMajor {
@@ -295,10 +317,10 @@ fn scale_tile(
     }
     let (block, per) = match kind {
         Scaled::Mxf8(_) => (32, "32 K of the 128-K FP8 row, scale_vec::1X"),
-        Scaled::Mxf4(d) if d.vec == ScaleVec::X2 => {
+        Scaled::Mxf4(d, _) if d.vec == ScaleVec::X2 => {
             (32, "32 of the row's 256 FP4 values, scale_vec::2X")
         }
-        Scaled::Mxf4(_) => (16, "16 of the row's 256 FP4 values, scale_vec::4X"),
+        Scaled::Mxf4(..) => (16, "16 of the row's 256 FP4 values, scale_vec::4X"),
     };
     debug_assert!(block > 0);
     Err(Reject::BlockScale {
