@@ -355,3 +355,33 @@ fn the_pairs_scaled_mma_assembles_with_the_2cta_forms() {
         assert_eq!(n("UTCBAR.2CTA.MULTICAST"), Some(1), "{:?}", c.sass);
     }
 }
+
+/// The text form carries the pair's copy (`copy … cta_group 2`), the pair's scaled MMA
+/// (`scale …, … cta_group 2`) and `kind = mxf4` (`scale …, … mxf4`): the IR parses back to
+/// the same text after every pass and recompiles to the PTX the macro emitted.
+#[test]
+fn the_pairs_scaled_kernels_round_trip_through_the_text_form() {
+    use tirx_ir::parse::parse_module;
+    let arts = [
+        &pair_mxfp8::KERNEL.artifacts[0],
+        &pair_fp4::KERNEL.artifacts[1],
+        &super::block_scale_fp4::mxf4_kind_mma::KERNEL.artifacts[0],
+    ];
+    for art in arts {
+        let m = parse_module(art.ir).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(m.to_string(), art.ir);
+        let kernel = m.kernels.into_iter().next().expect("one kernel");
+        let (lowered, snaps) = tirx_ir::passes::run_pipeline(kernel, true).expect("compiles");
+        for s in &snaps {
+            let again = parse_module(&s.text).unwrap_or_else(|e| panic!("after {}: {e}", s.pass));
+            assert_eq!(again.to_string(), s.text, "after {}", s.pass);
+        }
+        assert_eq!(tirx_ptx::write_string(&lowered).expect("prints"), art.ptx);
+    }
+    assert!(pair_mxfp8::KERNEL.artifacts[0].ir.contains("cta_group 2"));
+    assert!(
+        super::block_scale_fp4::mxf4_kind_mma::KERNEL.artifacts[0]
+            .ir
+            .contains(" mxf4")
+    );
+}
