@@ -102,7 +102,9 @@ pub enum Op {
         variant: Option<CopyVariant>,
         /// TMA loads, `cta_group = 2` (PTX ISA §9.7.9.25.5.1, `.cta_group::2`): the box lands
         /// in this CTA's shared memory, and its bytes complete on the barrier at `bar`'s
-        /// offset in the even CTA of the pair, whose MMA reads both CTAs' halves.
+        /// offset in the even CTA of the pair, whose MMA reads both CTAs' halves. A shared →
+        /// TMEM copy (`tcgen05::cp(.., cta_group = 2)`, §9.7.16.9.2): the even CTA's
+        /// `tcgen05.cp.cta_group::2`, each CTA's source into its own tensor memory.
         pair: bool,
         /// An atomic reduction into the (global) destination instead of a store
         /// (`atomic::add`, `tma::reduce_add`, …): `reg_atomic` or `tma_reduce`.
