@@ -163,6 +163,77 @@ pub fn mxfp4_mma(
     }
 }
 
+/// The MXFP4 GEMM with `kind = mxf4`: the same product emitted as MXFP4's own instruction,
+/// `tcgen05.mma….kind::mxf4.block_scale.scale_vec::2X` (PTX ISA §9.7.16.10.9), the same
+/// descriptor (§9.7.16.4.2, the mxf4/mxf4nvf4 table).
+#[tile_kernel(target = sm_100a, threads = 128, grid = (cdiv(M, 128), cdiv(N, 128)))]
+pub fn mxf4_kind_mma(
+    #[shape(M, KB)] a: Tensor<e2m1x2>,
+    #[shape(N, KB)] b: Tensor<e2m1x2>,
+    #[shape(MS, KS)] sfa: Tensor<ue8m0>,
+    #[shape(NS, KS)] sfb: Tensor<ue8m0>,
+    #[shape(M, N)] d: Tensor<f32>,
+) {
+    let a_s = smem::<e2m1x2>([128, 128], swizzle = B128);
+    let b_s = smem::<e2m1x2>([128, 128], swizzle = B128);
+    let sfa_s = smem::<ue8m0>([2, 32, 16]);
+    let sfb_s = smem::<ue8m0>([2, 32, 16]);
+    let acc = tmem::<f32>([128, 128]);
+    let sfa_t = tmem::<ue8m0>([128, 8]);
+    let sfb_t = tmem::<ue8m0>([128, 8]);
+    let full = mbarrier();
+    let done = mbarrier();
+    #[scope(warp = 0)]
+    {
+        tcgen05::alloc(acc);
+        tcgen05::alloc(sfa_t);
+        tcgen05::alloc(sfb_t);
+        tcgen05::relinquish();
+    }
+    tcgen05::fence_before();
+    sync_threads();
+    tcgen05::fence_after();
+    for k in 0..cdiv(KB, 128) {
+        #[scope(thread = 0)]
+        {
+            tma::load(a_s, a.tile(cta.x, k), full);
+            tma::load(b_s, b.tile(cta.y, k), full);
+            tma::load(sfa_s[0], sfa.tile(cta.x, 2 * k), full);
+            tma::load(sfa_s[1], sfa.tile(cta.x, 2 * k + 1), full);
+            tma::load(sfb_s[0], sfb.tile(cta.y, 2 * k), full);
+            tma::load(sfb_s[1], sfb.tile(cta.y, 2 * k + 1), full);
+        }
+        full.wait(k % 2);
+        #[scope(thread = 0)]
+        {
+            tcgen05::cp(sfa_t, sfa_s);
+            tcgen05::cp(sfb_t, sfb_s);
+            // 4 × kind::mxf4nvf4.block_scale.scale_vec::2X: cells 0, 0, 1, 1; IDs 0, 2, 0, 2
+            tcgen05::mma(
+                acc,
+                a_s,
+                b_s,
+                accumulate = k > 0,
+                scale_a = sfa_t,
+                scale_b = sfb_t,
+                kind = mxf4,
+            );
+            tcgen05::commit(done);
+        }
+        done.wait(k % 2);
+    }
+    tcgen05::fence_after();
+    copy(d.tile(cta.x, cta.y), acc);
+    tcgen05::fence_before();
+    sync_threads();
+    #[scope(warp = 0)]
+    {
+        tcgen05::dealloc(acc);
+        tcgen05::dealloc(sfa_t);
+        tcgen05::dealloc(sfb_t);
+    }
+}
+
 /// Which FP4 recipe.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Fp4 {
@@ -338,6 +409,24 @@ fn the_mxfp4_mma_matches_the_block_scaled_reference_in_the_emulator() {
     for (i, shape) in SHAPES.into_iter().enumerate() {
         let p = Fp4Problem::new(Fp4::Mx, shape, 20 + i as u64);
         check_in_emulator(&mxfp4_mma::KERNEL.artifacts[0], &p, 1 + i as u64);
+        check_in_emulator(&mxf4_kind_mma::KERNEL.artifacts[0], &p, 1 + i as u64);
+    }
+}
+
+/// `kind = mxf4` emits `.kind::mxf4` (2X, the same descriptors as `kind::mxf4nvf4 ::2X`:
+/// data IDs 0 and 2, UE8M0 at bit 23) and nothing of `kind::mxf4nvf4`.
+#[test]
+fn kind_mxf4_emits_kind_mxf4() {
+    let ptx = mxf4_kind_mma::KERNEL.artifacts[0].ptx;
+    let mmas: Vec<&str> = ptx.lines().filter(|l| l.contains("tcgen05.mma")).collect();
+    assert_eq!(mmas.len(), 4, "{ptx}");
+    let op = "tcgen05.mma.cta_group::1.kind::mxf4.block_scale.scale_vec::2X";
+    assert!(mmas.iter().all(|l| l.contains(op)), "{mmas:#?}");
+    assert!(!ptx.contains("mxf4nvf4"));
+    let base = (1 << 7) | (1 << 10) | (16 << 17) | (1 << 23) | (1 << 27);
+    for id in [0u32, 2] {
+        let idesc = base | (id << 4) | (id << 29);
+        assert!(ptx.contains(&format!("{idesc};")), "no idesc {idesc:#x}");
     }
 }
 
@@ -385,6 +474,12 @@ fn the_fp4_mmas_assemble_for_sm_100a_without_spills() {
     for (name, art, cps, vec) in [
         ("nvfp4_mma", &nvfp4_mma::KERNEL.artifacts[0], 8, Some(4)),
         ("mxfp4_mma", &mxfp4_mma::KERNEL.artifacts[0], 4, None),
+        (
+            "mxf4_kind_mma",
+            &mxf4_kind_mma::KERNEL.artifacts[0],
+            4,
+            None,
+        ),
     ] {
         let c = check_artifact(name, art).expect("assembles");
         assert!(c.problems.is_empty(), "{name}: {:?}", c.problems);

@@ -46,6 +46,7 @@ mod guide;
 mod i8_saturate;
 mod int_tiles;
 mod kinds;
+mod pair_block_scale;
 mod pair_mma;
 mod pipeline_counters;
 mod regtile_lowering;

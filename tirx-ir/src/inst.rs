@@ -541,10 +541,11 @@ impl Inst {
         (adesc, bdesc, idesc): (Handle<Var>, Handle<Var>, Handle<Var>),
         (sfa, sfb): (Handle<Var>, Handle<Var>),
         p: Handle<Var>,
-        modifiers: &str,
+        (modifiers, pair): (&str, bool),
     ) -> Inst {
+        let group = if pair { 2 } else { 1 };
         inst(
-            format!("tcgen05.mma.cta_group::1{modifiers}"),
+            format!("tcgen05.mma.cta_group::{group}{modifiers}"),
             vec![],
             vec![
                 mem(d, 0),
@@ -579,25 +580,30 @@ impl Inst {
     /// lanes × 256 bits from the shared-memory matrix `sdesc` describes, row `r` into lane
     /// `r` of the columns from `taddr`; asynchronous, tracked by the thread's next
     /// `tcgen05.commit`.
-    pub fn tcgen05_cp_128x256b(taddr: Handle<Var>, sdesc: Handle<Var>) -> Inst {
-        inst(
-            "tcgen05.cp.cta_group::1.128x256b",
-            vec![],
-            vec![mem(taddr, 0), reg(sdesc)],
-        )
+    pub fn tcgen05_cp_128x256b(taddr: Handle<Var>, sdesc: Handle<Var>, pair: bool) -> Inst {
+        let op = if pair {
+            "tcgen05.cp.cta_group::2.128x256b"
+        } else {
+            "tcgen05.cp.cta_group::1.128x256b"
+        };
+        inst(op, vec![], vec![mem(taddr, 0), reg(sdesc)])
     }
 
     /// `tcgen05.cp.cta_group::1.32x128b.warpx4 [taddr], sdesc` (§9.7.16.9.2 tcgen05.cp,
     /// §9.7.16.2.3 shapes): 32 lanes × 128 bits from the matrix `sdesc` describes, row `r`
     /// into lane `r` of each of the four 32-lane quarters (the `.warpx4` multicast) at the
     /// columns from `taddr` — how block-scale factors reach every lane partition
-    /// (§9.7.16.10.7); asynchronous, tracked by the thread's next `tcgen05.commit`.
-    pub fn tcgen05_cp_32x128b_warpx4(taddr: Handle<Var>, sdesc: Handle<Var>) -> Inst {
-        inst(
-            "tcgen05.cp.cta_group::1.32x128b.warpx4",
-            vec![],
-            vec![mem(taddr, 0), reg(sdesc)],
-        )
+    /// (§9.7.16.10.7); asynchronous, tracked by the thread's next `tcgen05.commit`. With
+    /// `pair` the `.cta_group::2` form: "copied into the Tensor Memory of both the current and
+    /// the peer CTAs" (§9.7.16.9.2), each from its own shared memory at the descriptor's
+    /// address (see `dispatch::copy::tcgen05_cp`).
+    pub fn tcgen05_cp_32x128b_warpx4(taddr: Handle<Var>, sdesc: Handle<Var>, pair: bool) -> Inst {
+        let op = if pair {
+            "tcgen05.cp.cta_group::2.32x128b.warpx4"
+        } else {
+            "tcgen05.cp.cta_group::1.32x128b.warpx4"
+        };
+        inst(op, vec![], vec![mem(taddr, 0), reg(sdesc)])
     }
 
     /// `tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [mbar]`

@@ -591,6 +591,9 @@ impl<'k> Printer<'_, 'k> {
                     self.tile(&sc.a)?;
                     self.out.write_str(", ")?;
                     self.tile(&sc.b)?;
+                    if sc.mxf4 {
+                        self.out.write_str(" mxf4")?;
+                    }
                 }
                 if *saturate {
                     self.out.write_str(" saturate")?;

@@ -75,6 +75,10 @@ pub struct BlockScale {
     pub a: TileRef,
     /// B's factors (`scale_b`).
     pub b: TileRef,
+    /// `kind = mxf4`: MXFP4 emitted as `.kind::mxf4.block_scale.scale_vec::2X` (PTX ISA
+    /// §9.7.16.10.9) rather than the `kind::mxf4nvf4 … ::2X` the types select by default (the
+    /// same product and descriptor, §9.7.16.4.2 Table "… .kind::mxf4 and .kind::mxf4nvf4").
+    pub mxf4: bool,
 }
 
 /// Tile and synchronisation ops.
@@ -98,7 +102,9 @@ pub enum Op {
         variant: Option<CopyVariant>,
         /// TMA loads, `cta_group = 2` (PTX ISA §9.7.9.25.5.1, `.cta_group::2`): the box lands
         /// in this CTA's shared memory, and its bytes complete on the barrier at `bar`'s
-        /// offset in the even CTA of the pair, whose MMA reads both CTAs' halves.
+        /// offset in the even CTA of the pair, whose MMA reads both CTAs' halves. A shared →
+        /// TMEM copy (`tcgen05::cp(.., cta_group = 2)`, §9.7.16.9.2): the even CTA's
+        /// `tcgen05.cp.cta_group::2`, each CTA's source into its own tensor memory.
         pair: bool,
         /// An atomic reduction into the (global) destination instead of a store
         /// (`atomic::add`, `tma::reduce_add`, …): `reg_atomic` or `tma_reduce`.

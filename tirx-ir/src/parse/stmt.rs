@@ -266,9 +266,11 @@ impl Parser<'_> {
                 let scale = if self.c.eat_kw("scale") {
                     let sa = self.tile()?;
                     self.c.expect_punct(",", "between the scale operands")?;
+                    let b = self.tile()?;
                     Some(BlockScale {
                         a: sa,
-                        b: self.tile()?,
+                        b,
+                        mxf4: self.c.eat_kw("mxf4"),
                     })
                 } else {
                     None

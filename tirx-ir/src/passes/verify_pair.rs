@@ -10,6 +10,9 @@
 //! - a TMEM buffer is allocated and deallocated with the same `cta_group` (§9.7.16.7.1: the
 //!   pair's columns are released by both CTAs together), and the accumulator of a pair MMA is
 //!   allocated for the pair;
+//! - a copy into tensor memory (`tcgen05::cp`) has its buffer's `cta_group`: the pair's
+//!   `tcgen05.cp.cta_group::2` fills both CTAs' columns of a pair allocation (§9.7.16.9.2),
+//!   a one-CTA copy a one-CTA allocation;
 //! - the pair releases its columns only after the peer's last read: a
 //!   `tcgen05::dealloc(buf, cta_group = 2)` is preceded by a `cluster_sync()` with nothing but
 //!   tcgen05 fences, `relinquish` and other deallocs between them (a scope holding the dealloc
@@ -24,7 +27,7 @@
 use super::Pass;
 use crate::arena::Handle;
 use crate::diag::{Diagnostic, Diagnostics};
-use crate::ir::{Buffer, Kernel, Op, Span, Stmt, StmtKind, TileRef};
+use crate::ir::{Buffer, Kernel, Op, Space, Span, Stmt, StmtKind, TileRef};
 use crate::passes::walk::visit;
 
 /// The pass.
@@ -48,7 +51,7 @@ pub enum PairError {
     },
     /// `alloc` and `dealloc` (or a pair MMA) of one TMEM buffer disagree on `cta_group`.
     #[error(
-        "`{buffer}` is allocated with cta_group = {alloc}, but this {what} uses cta_group = {here}: alloc, dealloc and the pair's MMAs of one TMEM buffer agree (PTX ISA §9.7.16.7.1)"
+        "`{buffer}` is allocated with cta_group = {alloc}, but this {what} uses cta_group = {here}: alloc, dealloc, the pair's MMAs and the copies into one TMEM buffer agree (PTX ISA §9.7.16.7.1; a `tcgen05.cp.cta_group::2` writes both CTAs' columns of the pair's allocation, §9.7.16.9.2)"
     )]
     GroupDisagrees {
         /// The TMEM buffer.
@@ -111,6 +114,17 @@ impl Pass for VerifyPair {
             }) => {
                 if let Some(b) = tmem_base(k, acc) {
                     disagree(b, "tcgen05::mma", true, s.span);
+                }
+            }
+            // A shared → TMEM copy is `tcgen05.cp`, whose `cta_group` is its buffer's.
+            StmtKind::Op(Op::Copy {
+                dst,
+                src: TileRef::Buf { buf: sb, .. },
+                pair,
+                ..
+            }) if k.buffers[*sb].space == Space::Shared => {
+                if let Some(b) = tmem_base(k, dst) {
+                    disagree(b, "tcgen05::cp", *pair, s.span);
                 }
             }
             StmtKind::Op(Op::Tcgen05Commit { pair: false, .. }) if pair_mma => {

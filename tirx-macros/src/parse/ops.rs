@@ -488,7 +488,8 @@ impl Lowerer<'_> {
             }
         };
         // `tma::load(..., cta_group = 2)`: the pair's load, completing on the even CTA's barrier.
-        let pair = if variant == Some(CopyVariant::TmaLoad) {
+        // `tcgen05::cp(..., cta_group = 2)`: the pair's copy into both CTAs' tensor memory.
+        let pair = if matches!(variant, Some(CopyVariant::TmaLoad | CopyVariant::Tcgen05Cp)) {
             self.cta_group(args)?
         } else {
             false
@@ -570,12 +571,36 @@ impl Lowerer<'_> {
     /// `scale_a = sfa, scale_b = sfb` of a block-scaled `tcgen05::mma` (PTX ISA
     /// §9.7.16.10.7): both or neither — a block-scaled MMA scales both operands.
     fn block_scale(&mut self, args: &CallArgs) -> Res<Option<BlockScale>> {
+        // `kind = mxf4`: MXFP4's own instruction (`.kind::mxf4`, §9.7.16.10.9) rather than
+        // the `kind::mxf4nvf4 … ::2X` the types select; the only kind a user names.
+        let mxf4 = match args.get("kind") {
+            None => false,
+            Some(k) => {
+                let named = crate::args::path_ident(k).map(|i| i.to_string());
+                if named.as_deref() != Some("mxf4") {
+                    return Err(self.fail(
+                        k,
+                        "only `kind = mxf4` is written (MXFP4's `.kind::mxf4` instead of \
+                         `kind::mxf4nvf4.scale_vec::2X`); every other kind comes from the \
+                         operand and factor types",
+                    ));
+                }
+                if args.get("scale_a").is_none() {
+                    return Err(self.fail(
+                        k,
+                        "`kind = mxf4` is a block-scaled kind: it needs `scale_a = …, \
+                         scale_b = …` (PTX ISA §9.7.16.10.7)",
+                    ));
+                }
+                true
+            }
+        };
         match (args.get("scale_a"), args.get("scale_b")) {
             (None, None) => Ok(None),
             (Some(sa), Some(sb)) => {
                 let a = self.tile_ref(sa);
                 let b = self.tile_ref(sb);
-                Ok(Some(BlockScale { a: a?, b: b? }))
+                Ok(Some(BlockScale { a: a?, b: b?, mxf4 }))
             }
             (Some(e), None) | (None, Some(e)) => {
                 let (given, missing) = if args.get("scale_a").is_some() {

@@ -474,9 +474,12 @@ impl Machine<'_> {
                 (*kind, d, a, *b, *idesc, *enable),
                 (*pair, scale.as_ref()),
             )?,
-            Op::TcCp { taddr, desc, shape } => {
-                self.tcgen05_cp(cl, ci, t, inst, (taddr, *desc, *shape))?
-            }
+            Op::TcCp {
+                taddr,
+                desc,
+                shape,
+                pair,
+            } => self.tcgen05_cp(cl, ci, t, inst, (taddr, *desc, *shape), *pair)?,
             Op::TcShift { taddr, pair } => self.tcgen05_shift(cl, ci, t, inst, (taddr, *pair))?,
             _ => return self.sync_lane(cl, ci, t, pc, inst),
         }

@@ -474,13 +474,15 @@ pub(crate) enum Op {
         multicast: Option<Val>,
         pair: bool,
     },
-    /// `tcgen05.cp.cta_group::1.<shape> [taddr], s-desc` (§9.7.16.9.2): `shape` the (lanes,
-    /// bytes per lane) of `.128x256b`, `.128x128b` or `.4x256b`.
+    /// `tcgen05.cp.cta_group::{1,2}.<shape> [taddr], s-desc` (§9.7.16.9.2): `shape` the
+    /// (lanes, bytes per lane) of `.128x256b`, `.128x128b` or `.4x256b`.
     TcCp {
         taddr: Addr,
         desc: Val,
         /// Rows, bytes a row, and the lanes each row lands in (the multicast).
         shape: crate::exec::tcgen05_cp::CpShape,
+        /// `.cta_group::2`: into both CTAs' tensor memory of the pair.
+        pair: bool,
     },
     /// `tcgen05.shift.cta_group::{1,2}.down [taddr]` (§9.7.16.9.3): rows of the matrix at
     /// `taddr` down one lane (`tcgen05_shift.rs`).

@@ -521,7 +521,7 @@ impl Machine<'_> {
             ));
         };
         if let Some(at) = &mma.scale {
-            self.apply_scales(cl, (ci, who), mma, at, (&mut a, &mut b))?;
+            self.apply_scales(cl, (ci, who), ci, mma, at, (&mut a, &mut b))?;
         }
         write_d(cl, (ci, who), ci, mma, &a, &b)
     }

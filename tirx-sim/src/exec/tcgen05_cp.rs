@@ -4,6 +4,13 @@
 //! same thread reads what the copy wrote (the ISA's pipelined `tcgen05.cp → tcgen05.mma`
 //! pair, §9.7.16.6.5).
 //!
+//! **The CTA pair** (`.cta_group::2`, §9.7.16.9.2): "the data is copied into the Tensor
+//! Memory of both the current and the peer CTAs" — here each CTA of the pair copies its own
+//! shared memory at the descriptor's address into its own tensor memory (the ISA does not
+//! say whose shared memory the peer's copy reads; CUTLASS's 2-SM block-scaled mainloop, in
+//! which each CTA loads its own scale factors and only the leader issues the copy, implies
+//! its own). Queued and committed with the issuing thread's `.cta_group::2` work.
+//!
 //! Shapes (§9.7.16.2.3): `.128x256b`, `.128x128b` and `.4x256b` with `.cta_group::1` — lanes ×
 //! bits per lane — and the multicast ones (§9.7.16.9.2): `.32x128b.warpx4`, 32 lanes × 128
 //! bits written to each of the four 32-lane quarters (what block scaling's factors need,
@@ -36,6 +43,9 @@ pub(crate) struct Tc05Cp {
     desc: MatrixDesc,
     /// The shape: rows, bytes per row, where each row's copies land.
     shape: CpShape,
+    /// `.cta_group::2`: each CTA of the pair copies its own shared memory at the
+    /// descriptor's address into its own tensor memory.
+    pub(crate) pair: bool,
 }
 
 /// Where a `tcgen05.cp` shape's rows land in the 128 lanes (§9.7.16.9.2, the multicast
@@ -87,12 +97,12 @@ pub(crate) enum Tc05Work {
 }
 
 impl Tc05Work {
-    /// Whether it is the CTA pair's (`cta_group::2`); a `tcgen05.cp` is `cta_group::1`.
+    /// Whether it is the CTA pair's (`cta_group::2`).
     pub(crate) fn pair(&self) -> bool {
         match self {
             Tc05Work::Mma(m) => m.pair,
             Tc05Work::Shift(s) => s.pair,
-            Tc05Work::Cp(_) => false,
+            Tc05Work::Cp(c) => c.pair,
         }
     }
 
@@ -214,8 +224,14 @@ impl Machine<'_> {
         t: u32,
         inst: &Inst,
         (taddr, desc, shape): (&Addr, Val, CpShape),
+        pair: bool,
     ) -> Result<(), SimError> {
         let line = inst.line;
+        if pair && (ci ^ 1) >= cl.ctas.len() {
+            let what = "tcgen05.cp.cta_group::2 in a CTA without a peer (ranks 2k and 2k + 1 \
+                        form a pair, §9.7.16.5)";
+            return Err(self.protocol(cl, ci, t, line, what.to_owned()));
+        }
         let at = self.ea(cl, ci, t, taddr, line)? as u32;
         let desc = decode_smem_desc(self.rd(cl, ci, t, desc, line)?)
             .map_err(|s| self.protocol(cl, ci, t, line, s))?;
@@ -227,12 +243,14 @@ impl Machine<'_> {
                 col: at & 0xffff,
                 desc,
                 shape,
+                pair,
             }),
         ));
         Ok(())
     }
 
-    /// Runs one queued copy on CTA `ci`'s shared and tensor memory.
+    /// Runs one queued copy on CTA `ci`'s shared and tensor memory; the pair's on each CTA
+    /// of the pair, from its own shared memory into its own tensor memory.
     pub(crate) fn tcgen05_cp_run(
         &self,
         cl: &mut Cluster,
@@ -240,11 +258,31 @@ impl Machine<'_> {
         cp: &Tc05Cp,
         who: u32,
     ) -> Result<(), SimError> {
+        if cp.pair {
+            let even = ci & !1;
+            self.tcgen05_cp_one(cl, (ci, even), cp, who)?;
+            return self.tcgen05_cp_one(cl, (ci, even + 1), cp, who);
+        }
+        self.tcgen05_cp_one(cl, (ci, ci), cp, who)
+    }
+
+    /// The copy of `cp` (issued in CTA `issuer`) in CTA `ci`.
+    fn tcgen05_cp_one(
+        &self,
+        cl: &mut Cluster,
+        (issuer, ci): (usize, usize),
+        cp: &Tc05Cp,
+        who: u32,
+    ) -> Result<(), SimError> {
         self.check_fenced(cl, ci, who, ([cp.extent(), (0, 0)], cp.line), "tcgen05.cp")?;
         let fault = |cl: &Cluster, what: &str| SimError::Protocol {
             line: cp.line,
-            thread: cl.ctas[ci].thread(who),
-            what: what.to_owned(),
+            thread: cl.ctas[issuer].thread(who),
+            what: if issuer == ci {
+                what.to_owned()
+            } else {
+                format!("{what} (in the peer CTA, cluster rank {ci})")
+            },
         };
         for r in 0..cp.shape.rows {
             for c in 0..cp.shape.bytes / 4 {

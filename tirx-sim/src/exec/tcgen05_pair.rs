@@ -18,6 +18,9 @@
 //! descriptor carries the pair's M (256) and N. A from tensor memory (the `[a-tmem]` form)
 //! is not emulated for the pair: such an MMA is refused when it is issued.
 //!
+//! **Block scaling** (`.block_scale`, `tcgen05_scale.rs`): each CTA's half of D uses the
+//! factors in its own tensor memory — `scale_A` of its 128 rows of A, `scale_B` of all N.
+//!
 //! **Completion.** A `.cta_group::2` commit tracks the pair's MMAs; its arrivals go to
 //! `[mbar]` only, or with `.multicast::cluster` to the same offset in every CTA of `ctaMask`.
 //! Without the multicast the peer's barrier is never arrived on by the MMA, which shows as a
@@ -141,7 +144,17 @@ impl Machine<'_> {
             a.push(ah);
             b.extend(bh);
         }
-        write_d(cl, (ci, who), even, mma, &a[0], &b)?;
-        write_d(cl, (ci, who), even + 1, mma, &a[1], &b)
+        let Some(at) = &mma.scale else {
+            write_d(cl, (ci, who), even, mma, &a[0], &b)?;
+            return write_d(cl, (ci, who), even + 1, mma, &a[1], &b);
+        };
+        // Block scaling: each CTA's data path scales its rows of A and all of B by the
+        // factors in its own tensor memory (`tcgen05_scale.rs`).
+        for (h, ah) in a.into_iter().enumerate() {
+            let (mut ah, mut bh) = (ah, b.clone());
+            self.apply_scales(cl, (ci, who), even + h, mma, at, (&mut ah, &mut bh))?;
+            write_d(cl, (ci, who), even + h, mma, &ah, &bh)?;
+        }
+        Ok(())
     }
 }

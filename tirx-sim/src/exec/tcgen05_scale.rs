@@ -25,6 +25,14 @@
 //! `tcgen05.st` wrote without its `tcgen05.wait::st`, or one a `tcgen05.cp` of another thread
 //! has yet to write (queued or committed, not run: nothing ordered it before the MMA).
 //!
+//! **The CTA pair** (`.cta_group::2`): the ISA does not say where the peer's factors are.
+//! Here each CTA's data path reads its own tensor memory at the instruction's addresses (the
+//! pair's allocation has the same columns in both): the even CTA scales its 128 rows of A
+//! and all N of B by its factors, the odd CTA its rows of A and all of B by its own — the
+//! placement CUTLASS's 2-SM block-scaled mainloop loads and copies
+//! (`sm100_blockscaled_mma_warpspecialized.hpp`: SFA per CTA rank, SFB whole in each CTA,
+//! `tcgen05.cp.cta_group::2` by the leader).
+//!
 //! **Arithmetic.** Each element is its exact value times its factor (UE8M0: 2^(e − 127), a
 //! power of two, so exact in f64), then the products are summed in f64 and added to the f32
 //! accumulator with one rounding, as for the unscaled kinds.
@@ -75,13 +83,10 @@ impl Machine<'_> {
         (a_id, b_id): (u32, u32),
         pair: bool,
     ) -> Result<ScaleAt, SimError> {
+        // The pair's factors sit at the same addresses in both CTAs (the pair's allocation):
+        // each CTA's data path reads its own (`apply_scales`).
+        let _ = pair;
         let bad = |what: &str| self.protocol(cl, ci, t, line, what.to_owned());
-        if pair {
-            return Err(bad(
-                "tcgen05.mma.cta_group::2 with .block_scale: the CTA pair's block-scaled MMA is \
-                 not emulated yet",
-            ));
-        }
         let (a, b) = (
             self.ea(cl, ci, t, sfa, line)? as u32,
             self.ea(cl, ci, t, sfb, line)? as u32,
@@ -103,22 +108,37 @@ impl Machine<'_> {
     }
 
     /// Multiplies row `i` of `a` (M rows) and row `j` of `b` (N rows, B's columns) by their
-    /// scale factors read from CTA `ci`'s tensor memory.
+    /// scale factors read from CTA `src`'s tensor memory (the MMA issued in CTA `ci`): the
+    /// issuing CTA's for one CTA; for the pair each CTA's own, its rows of A and all of B
+    /// (`tcgen05_pair.rs`).
     pub(crate) fn apply_scales(
         &self,
         cl: &Cluster,
         (ci, who): (usize, u32),
+        src: usize,
         mma: &Tc05Mma,
         at: &ScaleAt,
         (a, b): (&mut [Vec<f64>], &mut [Vec<f64>]),
     ) -> Result<(), SimError> {
-        for (rows, col, id, which) in [(a, at.a_col, at.a_id, "A"), (b, at.b_col, at.b_id, "B")] {
+        let (wa, wb) = if src == ci {
+            ("A".to_owned(), "B".to_owned())
+        } else {
+            (
+                format!("A (cluster rank {src}'s)"),
+                format!("B (cluster rank {src}'s)"),
+            )
+        };
+        for (rows, col, id, which) in [
+            (a, at.a_col, at.a_id, wa.as_str()),
+            (b, at.b_col, at.b_id, wb.as_str()),
+        ] {
             for (r, row) in rows.iter_mut().enumerate() {
                 // With 2X / 4X the instruction's K is cut into `vec` chunks, chunk `j` scaled
                 // by byte `id + j` (§9.7.16.10.7.1).
                 let chunk = row.len() / at.vec as usize;
                 for (j, xs) in row.chunks_mut(chunk).enumerate() {
-                    let byte = factor(cl, (ci, who), mma, (r as u32, col, id + j as u32), which)?;
+                    let rc = (r as u32, col, id + j as u32);
+                    let byte = factor(cl, (ci, who), src, mma, rc, which)?;
                     let s = if at.ue4m3 { ue4m3(byte) } else { ue8m0(byte) };
                     xs.iter_mut().for_each(|x| *x *= s);
                 }
@@ -128,22 +148,23 @@ impl Machine<'_> {
     }
 }
 
-/// The factor byte of row `r` of scale matrix `which` (columns from `col`, byte `id`): the
-/// same byte in all four lane partitions, each cell allocated and not awaiting a
-/// `tcgen05.wait::st` or another thread's `tcgen05.cp`.
+/// The factor byte of row `r` of scale matrix `which` (columns from `col`, byte `id`) in CTA
+/// `src`'s tensor memory: the same byte in all four lane partitions, each cell allocated and
+/// not awaiting a `tcgen05.wait::st` or another thread's `tcgen05.cp`.
 fn factor(
     cl: &Cluster,
     issuer: (usize, u32),
+    src: usize,
     mma: &Tc05Mma,
     (r, col, id): (u32, u32, u32),
     which: &str,
 ) -> Result<u8, SimError> {
-    let cta = &cl.ctas[issuer.0];
+    let cta = &cl.ctas[src];
     let c = col + r / 32;
     let mut seen: Option<u8> = None;
     for part in 0..4 {
         let lane = 32 * part + r % 32;
-        if let Some((at, by)) = pending_writer(cl, issuer, lane, c) {
+        if let Some((at, by)) = pending_writer(cl, (src, issuer.1), lane, c) {
             let what = format!(
                 "tcgen05.mma reads scale_{which} from lane {lane}, column {c} of tensor memory, \
                  which the tcgen05.cp of line {at} (thread {}) has not written yet: a copy by \

@@ -30,6 +30,16 @@
 //! of row `r` lands at column `c·R / 32 + r / 32` (`Buffer::tmem_tile`); the descriptor's
 //! canonical unswizzled K-major layout (core matrices of 8 rows × 16 bytes, SBO 128 bytes
 //! between them).
+//! **The CTA pair** (`tcgen05::cp(t, s, cta_group = 2)`): `tcgen05.cp.cta_group::2`, issued
+//! once by the even CTA's thread (guarded by `%cluster_ctarank & 1 == 0`, §9.7.16.5 "Issue
+//! Granularity": one thread of the CTA pair initiates it); "the data is copied into the
+//! Tensor Memory of both the current and the peer CTAs" (§9.7.16.9.2). The ISA does not say
+//! whose shared memory the peer's copy reads; CUTLASS's 2-SM block-scaled mainloop
+//! (`include/cutlass/gemm/collective/sm100_blockscaled_mma_warpspecialized.hpp`: each CTA
+//! TMA-loads its own scale factors, A's partitioned by the CTA's rank, and only the leader
+//! issues `SM100_UTCCP_4x32dp128bit_2cta` with its own descriptor) implies each CTA's TMEM
+//! receives its own shared memory's bytes at the descriptor's address, which is what tirx
+//! and its emulator take. `t` must be allocated for the pair (`verify-pair`).
 //! PTX used: PTX ISA §9.7.16.9.2 (tcgen05.cp, `.32x128b.warpx4` its multicast shape),
 //! §9.7.16.2.3 (data-movement shapes), §9.7.16.4.1 (shared-memory descriptor, via
 //! `encode::tcgen05`), §9.7.16.10.7 (where block scaling reads the factors).
@@ -173,9 +183,10 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
 }
 
 fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
-    let Op::Copy { dst, src, .. } = op else {
+    let Op::Copy { dst, src, pair, .. } = op else {
         return Err(lw.internal("tcgen05_cp on a non-copy"));
     };
+    let pair = *pair;
     let plan = plan(lw.k, dst, src).map_err(|e| lw.error(e))?;
     let (TileRef::Buf { buf: hd, index: id }, TileRef::Buf { buf: hs, index: is }) = (dst, src)
     else {
@@ -217,6 +228,8 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         Plan::Operand(k) => (k / 16, 2, 8),
         Plan::Scales(blocks) => (blocks, 32, 4),
     };
+    // The pair's copy is issued once, by the even CTA (PTX ISA §9.7.16.5).
+    let issuer = pair.then(|| lw.pair_issuer());
     for i in 0..n {
         let (d, t) = (lw.var("cdesc", T::U64), lw.var("ctaddr", T::U32));
         lw.inst(Inst::binary(
@@ -231,10 +244,12 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
             reg(taddr),
             O::Imm(i64::from(cstep * i)),
         ));
-        lw.inst(match plan {
-            Plan::Operand(_) => Inst::tcgen05_cp_128x256b(t, d),
-            Plan::Scales(_) => Inst::tcgen05_cp_32x128b_warpx4(t, d),
-        });
+        let mut cp = match plan {
+            Plan::Operand(_) => Inst::tcgen05_cp_128x256b(t, d, pair),
+            Plan::Scales(_) => Inst::tcgen05_cp_32x128b_warpx4(t, d, pair),
+        };
+        cp.guard = issuer.map(O::Reg);
+        lw.inst(cp);
     }
     Ok(())
 }

@@ -27,8 +27,22 @@
 //! 1X, 2X, 4X): the cell `j·v / 4` (the factor address plus `(j·v / 4)·R / 32` columns) from
 //! byte `j·v % 4`, the descriptor's scale-factor data ID (1X: 0-3; 2X: 0 or 2; 4X: 0).
 //! Refused: any other operand type (kinds f16 and tf32 have no block-scaled form), FP8 with
-//! FP4, UE4M3 with FP8 operands, factors of two types, A in tensor memory, the CTA pair,
-//! factor tiles of another shape or space.
+//! FP4, UE4M3 with FP8 operands, factors of two types, A in tensor memory, factor tiles of
+//! another shape or space.
+//!
+//! **The CTA pair** (`cta_group = 2`): `acc` is this CTA's `[128, N]` half of the pair's
+//! M = 256, `a` its 128 rows of A and `b` its `N / 2` rows of B (as the unscaled pair MMA's);
+//! the descriptor carries M = 256 (§9.7.16.4.2), the instructions are
+//! `tcgen05.mma.cta_group::2…block_scale…` guarded by `%cluster_ctarank & 1 == 0`
+//! (§9.7.16.5). Each CTA's tensor memory holds the factors of its own data path: `scale_a` a
+//! `[128, F]` tile of **this CTA's** 128 rows of A, `scale_b` an `[R, F]` tile of **all** N
+//! of B's rows (R = N rounded up to 128) — the same shapes as one CTA's, at the same columns
+//! in both CTAs (the pair's allocation), each filled from its own shared memory by
+//! `tcgen05::cp(.., cta_group = 2)`. The ISA does not say where the peer's factors are; this
+//! is how CUTLASS's 2-SM block-scaled mainloop places them
+//! (`include/cutlass/gemm/collective/sm100_blockscaled_mma_warpspecialized.hpp`: SFA
+//! partitioned by the pair's MMA like A, per CTA rank; SFB by a one-CTA MMA, so each CTA
+//! loads the whole N tile's factors; both copied by the leader's `…_2cta` UTCCP).
 //! Before: `mma @acc <- @a_s[%s], @b_s[%s] accumulate (%k > 0) scale @sfa_t[%s], @sfb_t[%s]`
 //! After: the TMEM addresses of D, scale_a and scale_b, and per K-step `j` (32 bytes of each
 //! row) the instruction descriptor with its data IDs for A (bits 29-30) and B (bits 4-5),
@@ -60,8 +74,9 @@ use crate::lower::Lower;
 pub(super) enum Scaled {
     /// `kind::mxf8f6f4`, `.scale_vec::1X`, UE8M0.
     Mxf8(ScaledDesc),
-    /// `kind::mxf4nvf4`, `.scale_vec::2X` or `::4X`.
-    Mxf4(Mxf4Desc),
+    /// `kind::mxf4nvf4`, `.scale_vec::2X` or `::4X`; with `true` (`kind = mxf4`, 2X and
+    /// UE8M0 only) emitted as `kind::mxf4`.
+    Mxf4(Mxf4Desc, bool),
 }
 
 impl Scaled {
@@ -69,25 +84,27 @@ impl Scaled {
     fn vec(self) -> u32 {
         match self {
             Scaled::Mxf8(_) => 1,
-            Scaled::Mxf4(d) => d.vec.factors(),
+            Scaled::Mxf4(d, _) => d.vec.factors(),
         }
     }
     /// N.
     fn n(self) -> u32 {
         match self {
             Scaled::Mxf8(d) => d.n,
-            Scaled::Mxf4(d) => d.n,
+            Scaled::Mxf4(d, _) => d.n,
         }
     }
     /// The kind, `.block_scale` and scale vector modifiers of the PTX instruction.
     fn ptx(self) -> String {
         match self {
             Scaled::Mxf8(_) => ".kind::mxf8f6f4.block_scale.scale_vec::1X".into(),
-            Scaled::Mxf4(d) => format!(".kind::mxf4nvf4.block_scale{}", d.vec.ptx()),
+            Scaled::Mxf4(d, true) => format!(".kind::mxf4.block_scale{}", d.vec.ptx()),
+            Scaled::Mxf4(d, false) => format!(".kind::mxf4nvf4.block_scale{}", d.vec.ptx()),
         }
     }
-    /// The descriptor of K-step `j`'s instruction: data ID `j·v % 4` for A and B.
-    fn encode_step(self, j: u32) -> Result<u32, crate::encode::EncodeError> {
+    /// The descriptor of K-step `j`'s instruction: data ID `j·v % 4` for A and B; `pair`
+    /// the CTA pair's (`cta_group::2`).
+    fn encode_step(self, j: u32, pair: bool) -> Result<u32, crate::encode::EncodeError> {
         let id = j * self.vec() % 4;
         match self {
             Scaled::Mxf8(d) => ScaledDesc {
@@ -95,13 +112,13 @@ impl Scaled {
                 sfb_id: id,
                 ..d
             }
-            .encode(false),
-            Scaled::Mxf4(d) => Mxf4Desc {
+            .encode(pair),
+            Scaled::Mxf4(d, _) => Mxf4Desc {
                 sfa_id: id,
                 sfb_id: id,
                 ..d
             }
-            .encode(false),
+            .encode(pair),
         }
     }
 }
@@ -161,14 +178,17 @@ fn select(
         } else {
             (ScaleType::Ue8m0, ScaleVec::X2)
         };
-        return Ok(Scaled::Mxf4(Mxf4Desc {
-            m,
-            n,
-            scale,
-            vec,
-            sfa_id: 0,
-            sfb_id: 0,
-        }));
+        return Ok(Scaled::Mxf4(
+            Mxf4Desc {
+                m,
+                n,
+                scale,
+                vec,
+                sfa_id: 0,
+                sfb_id: 0,
+            },
+            false,
+        ));
     }
     let narrow = |e: ElemType| f8f6f4(e) || e.is_fp4();
     let (name, e) = if narrow(ea) { (nb, eb) } else { (na, ea) };
@@ -198,12 +218,6 @@ pub(super) fn scaled_desc(
     pair: bool,
 ) -> Result<Scaled, Reject> {
     let bad = |why: String| Reject::BlockScale { why };
-    if pair {
-        return Err(bad(
-            "the CTA pair's block-scaled MMA (`cta_group = 2` with scales) is not lowered yet"
-                .into(),
-        ));
-    }
     let (_, m, n) = accumulator(k, acc, Space::Tmem)?;
     if in_tmem(k, a) {
         return Err(bad(
@@ -223,12 +237,33 @@ pub(super) fn scaled_desc(
             sfb.name()
         )));
     }
+    // The pair's descriptor carries M = 256 across the pair; `acc` is this CTA's half.
+    if pair && m != 128 {
+        return Err(Reject::PairM { m });
+    }
     let kind = select(
         (oa.buf.elem, ob.buf.elem),
         (&oa.buf.name, &ob.buf.name),
         sfa,
-        (m, n),
+        (if pair { 2 * m } else { m }, n),
     )?;
+    // `kind = mxf4` (§9.7.16.10.9: `.kind::mxf4` takes E2M1 with UE8M0 factors,
+    // `.scale_vec::2X` only) names the MXFP4 selection's other spelling; nothing else.
+    let kind = match (kind, sc.mxf4) {
+        (_, false) => kind,
+        (Scaled::Mxf4(d, _), true) if d.vec == ScaleVec::X2 => Scaled::Mxf4(d, true),
+        (_, true) => {
+            return Err(bad(format!(
+                "`kind = mxf4` is MXFP4's instruction: e2m1x2 operands with ue8m0 factors \
+                 (`.kind::mxf4` takes E2M1 and UE8M0 with .scale_vec::2X only, PTX ISA \
+                 §9.7.16.10.9); these operands are {} and {} with {} factors — drop `kind` \
+                 and the types select the kind",
+                oa.buf.elem.name(),
+                ob.buf.elem.name(),
+                sfa.name()
+            )));
+        }
+    };
     for o in [&oa, &ob] {
         if o.major != Major::K {
             return Err(Reject::MnMajor {
@@ -237,7 +272,16 @@ pub(super) fn scaled_desc(
             });
         }
     }
-    if oa.rows != m || ob.rows != n || oa.k != ob.k {
+    // The pair: each CTA holds its 128 rows of A and N / 2 rows of B.
+    if pair && (oa.rows != m || ob.rows * 2 != n || oa.k != ob.k) {
+        return Err(Reject::PairShapes {
+            m,
+            n,
+            a: (oa.rows, oa.k),
+            b: (ob.rows, ob.k),
+        });
+    }
+    if !pair && (oa.rows != m || ob.rows != n || oa.k != ob.k) {
         return Err(Reject::ShapesDisagree {
             m,
             n,
@@ -248,7 +292,7 @@ pub(super) fn scaled_desc(
     let f = oa.k / STEP_BYTES * kind.vec();
     scale_tile(k, &sc.a, "scale_a", (m.next_multiple_of(128), f), kind)?;
     scale_tile(k, &sc.b, "scale_b", (n.next_multiple_of(128), f), kind)?;
-    kind.encode_step(0)?;
+    kind.encode_step(0, pair)?;
     Ok(kind)
 }
 
@@ -273,10 +317,10 @@ fn scale_tile(
     }
     let (block, per) = match kind {
         Scaled::Mxf8(_) => (32, "32 K of the 128-K FP8 row, scale_vec::1X"),
-        Scaled::Mxf4(d) if d.vec == ScaleVec::X2 => {
+        Scaled::Mxf4(d, _) if d.vec == ScaleVec::X2 => {
             (32, "32 of the row's 256 FP4 values, scale_vec::2X")
         }
-        Scaled::Mxf4(_) => (16, "16 of the row's 256 FP4 values, scale_vec::4X"),
+        Scaled::Mxf4(..) => (16, "16 of the row's 256 FP4 values, scale_vec::4X"),
     };
     debug_assert!(block > 0);
     Err(Reject::BlockScale {
@@ -298,9 +342,9 @@ pub(super) fn lower(
     lw: &mut Lower,
     (acc, a, b): (&TileRef, &TileRef, &TileRef),
     sc: &BlockScale,
-    accumulate: &Expr,
+    (accumulate, pair): (&Expr, bool),
 ) -> Result<(), Diagnostics> {
-    let d0 = scaled_desc(lw.k, (acc, a, b), sc, false).map_err(|e| lw.error(e))?;
+    let d0 = scaled_desc(lw.k, (acc, a, b), sc, pair).map_err(|e| lw.error(e))?;
     let buf_of = |t: &TileRef| match t {
         TileRef::Buf { buf, index } => (*buf, index.clone()),
         TileRef::Global { .. } => unreachable!("checked by scaled_desc"),
@@ -324,10 +368,12 @@ pub(super) fn lower(
     // A factor tile's cell columns: R / 32 for R rows (A: 128; B: N rounded up to 128).
     let (a_cols, b_cols) = (128 / 32, d0.n().next_multiple_of(128) / 32);
     let modifiers = d0.ptx();
+    // The pair's MMA is issued once, by the even CTA (PTX ISA §9.7.16.5).
+    let issuer = pair.then(|| lw.pair_issuer());
     for j in 0..kext / STEP_BYTES {
         // K-step j: 32 bytes on (2 descriptor units); its factors are bytes j·v % 4… of
         // cell j·v / 4.
-        let bits = d0.encode_step(j).map_err(|e| enc(lw, e))?;
+        let bits = d0.encode_step(j, pair).map_err(|e| enc(lw, e))?;
         let idesc = lw.let_("idesc", T::U32, Expr::u32(bits));
         let (ad, bd) = (lw.var("adesc", T::U64), lw.var("bdesc", T::U64));
         let step = O::Imm(i64::from(2 * j));
@@ -351,13 +397,10 @@ pub(super) fn lower(
             )
         };
         let p = if j == 0 { first } else { always };
-        lw.inst(Inst::tcgen05_mma_block_scale(
-            taddr,
-            (ad, bd, idesc),
-            (sa, sb),
-            p,
-            &modifiers,
-        ));
+        let mut mma =
+            Inst::tcgen05_mma_block_scale(taddr, (ad, bd, idesc), (sa, sb), p, (&modifiers, pair));
+        mma.guard = issuer.map(O::Reg);
+        lw.inst(mma);
     }
     Ok(())
 }

@@ -277,7 +277,7 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         return Err(lw.internal("tcgen05 on a non-mma"));
     };
     if let Some(sc) = scale {
-        return block_scale::lower(lw, (acc, a, b), sc, accumulate);
+        return block_scale::lower(lw, (acc, a, b), sc, (accumulate, *pair));
     }
     let id = instr_desc(lw.k, acc, a, b, *pair).map_err(|e| lw.error(e))?;
     let idesc_bits = if *pair { id.encode_pair() } else { id.encode() }

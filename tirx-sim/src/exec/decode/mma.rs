@@ -292,9 +292,10 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
             let packed = ["b8x16", "b6x16_p32", "b4x16_p64"]
                 .iter()
                 .any(|f| cx.has(f));
-            let (Some((rows, bytes)), false, true) = (shape, packed, cx.has("cta_group::1")) else {
+            let group = cx.has("cta_group::1") || cx.has("cta_group::2");
+            let (Some((rows, bytes)), false, true) = (shape, packed, group) else {
                 return Err(cx.err(
-                    "only tcgen05.cp.cta_group::1 with .128x256b, .128x128b, .4x256b, \
+                    "only tcgen05.cp.cta_group::{1,2} with .128x256b, .128x128b, .4x256b, \
                      .32x128b.warpx4 or .64x128b.warpx2::02_13 / ::01_23 (no decompression) \
                      is supported yet",
                 ));
@@ -325,6 +326,7 @@ pub(super) fn tcgen05(cx: &Cx<'_>) -> Result<Op, SimError> {
                 taddr: cx.addr(0)?,
                 desc: cx.val(1)?,
                 shape,
+                pair: cx.has("cta_group::2"),
             }
         }
         "tcgen05.shift" => {

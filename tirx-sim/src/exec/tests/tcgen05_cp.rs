@@ -81,7 +81,7 @@ fn a_source_written_without_a_proxy_fence_and_other_shapes_are_diagnosed() {
     assert!(e.to_string().contains("tcgen05.cp"), "{e}");
     let e = copy_then_load("128x128b.b8x16.b6x16_p32", FENCE).unwrap_err();
     assert!(
-        e.to_string().contains("only tcgen05.cp.cta_group::1"),
+        e.to_string().contains("only tcgen05.cp.cta_group::{1,2}"),
         "{e}"
     );
     let e = copy_then_load("32x128b", FENCE).unwrap_err();
@@ -202,6 +202,97 @@ fn a_store_into_a_cells_an_issued_mma_has_not_read_yet_is_diagnosed() {
     assert!(
         e.to_string()
             .contains("reads as A from tensor memory and has not run yet"),
+        "{e}"
+    );
+}
+
+/// `tcgen05.cp.cta_group::2.128x256b` (§9.7.16.9.2: "copied into the Tensor Memory of both
+/// the current and the peer CTAs"): each CTA of a 2-CTA cluster writes its own words
+/// (`8t … 8t + 7` plus `1000·rank`) at `smem + 1024`, the even CTA's thread 0 alone issues
+/// the copy and the multicast commit, and every thread of both CTAs loads its lane's columns
+/// 0..8 into `out[rank]`. With `no_peer` the cluster is one CTA (its TMEM allocated with
+/// `cta_group::1`); `group` is the copy's `cta_group`.
+fn pair_copy(no_peer: bool, group: u32) -> Result<Vec<u32>, SimError> {
+    let desc = "0x0000401000080000";
+    let ag = if no_peer { 1 } else { 2 };
+    let body = format!(
+        "{PROLOGUE}\tmov.u32 %r1, smem;\n\tmov.u32 %r6, %cluster_ctarank;\n\
+         \tsetp.lt.u32 %p0, %r0, 32;\n\
+         \t@%p0 tcgen05.alloc.cta_group::{ag}.sync.aligned.shared::cta.b32 [%r1], 32;\n\
+         \t@%p0 tcgen05.relinquish_alloc_permit.cta_group::{ag}.sync.aligned;\n\
+         \tsetp.eq.u32 %p1, %r0, 0;\n\t@%p1 mbarrier.init.shared::cta.b64 [%r1+8], 1;\n\
+         \tshl.b32 %r4, %r0, 5;\n\tadd.u32 %r4, %r4, %r1;\n\tshl.b32 %r10, %r0, 3;\n\
+         \tmad.lo.u32 %r10, %r6, 1000, %r10;\n\
+         \tadd.u32 %r11, %r10, 1;\n\tadd.u32 %r12, %r10, 2;\n\tadd.u32 %r13, %r10, 3;\n\
+         \tadd.u32 %r14, %r10, 4;\n\tadd.u32 %r15, %r10, 5;\n\tadd.u32 %r16, %r10, 6;\n\
+         \tadd.u32 %r17, %r10, 7;\n\
+         \tst.shared.v4.u32 [%r4+1024], {{%r10, %r11, %r12, %r13}};\n\
+         \tst.shared.v4.u32 [%r4+1040], {{%r14, %r15, %r16, %r17}};\n{FENCE}\
+         \ttcgen05.fence::before_thread_sync;\n\
+         \tbarrier.cluster.arrive;\n\tbarrier.cluster.wait;\n\
+         \ttcgen05.fence::after_thread_sync;\n\
+         \tld.shared.u32 %r2, [%r1];\n\
+         \tadd.u32 %r7, %r1, 1024;\n\tcvt.u64.u32 %rd3, %r7;\n\tshr.u64 %rd3, %rd3, 4;\n\
+         \tor.b64 %rd3, %rd3, {desc};\n\
+         \tsetp.eq.u32 %p5, %r6, 0;\n\tand.pred %p2, %p1, %p5;\n\tmov.u16 %h0, 3;\n\
+         \t@%p2 tcgen05.cp.cta_group::{group}.128x256b [%r2], %rd3;\n\
+         \t@%p2 tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster\
+         .multicast::cluster.b64 [%r1+8], %h0;\n\
+         $L_wait:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p3, [%r1+8], 0;\n\
+         \t@!%p3 bra $L_wait;\n\ttcgen05.fence::after_thread_sync;\n\
+         \tshr.u32 %r3, %r0, 5;\n\tshl.b32 %r3, %r3, 21;\n\tadd.u32 %r3, %r3, %r2;\n\
+         \ttcgen05.ld.sync.aligned.32x32b.x8.b32 \
+         {{%r20, %r21, %r22, %r23, %r24, %r25, %r26, %r27}}, [%r3];\n\
+         \ttcgen05.wait::ld.sync.aligned;\n\tmad.lo.u32 %r8, %r6, 128, %r0;\n\
+         \tmul.wide.u32 %rd2, %r8, 32;\n\
+         \tadd.u64 %rd2, %rd2, %rd0;\n\tst.global.v4.u32 [%rd2], {{%r20, %r21, %r22, %r23}};\n\
+         \tst.global.v4.u32 [%rd2+16], {{%r24, %r25, %r26, %r27}};\n\
+         \ttcgen05.fence::before_thread_sync;\n\
+         \tbarrier.cluster.arrive;\n\tbarrier.cluster.wait;\n\
+         \t@%p0 tcgen05.dealloc.cta_group::{ag}.sync.aligned.b32 %r2, 32;\n\tret;\n"
+    );
+    let n = if no_peer { 1 } else { 2 };
+    let launch = Launch {
+        grid: [n, 1, 1],
+        cluster: [n, 1, 1],
+        block: [128, 1, 1],
+        smem_bytes: 8192,
+    };
+    Ok(u32s(&run_out(
+        &module(OUT, &body),
+        &launch,
+        2 * 128 * 32,
+        4,
+    )?))
+}
+
+#[test]
+fn the_pairs_copy_fills_each_ctas_tensor_memory_from_its_own_shared_memory() {
+    let out = pair_copy(false, 2).unwrap_or_else(|e| panic!("{e}"));
+    for rank in 0..2u32 {
+        for r in 0..128u32 {
+            for c in 0..8u32 {
+                let got = out[(8 * (128 * rank + r) + c) as usize];
+                assert_eq!(
+                    got,
+                    word(r, c) + 1000 * rank,
+                    "rank {rank}, lane {r}, column {c}"
+                );
+            }
+        }
+    }
+    // The pair's copy in a CTA without a peer is refused where it is issued.
+    let e = pair_copy(true, 2).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("tcgen05.cp.cta_group::2 in a CTA without a peer"),
+        "{e}"
+    );
+    // A one-CTA copy committed by the pair's commit: one `cta_group` for all (§9.7.16.9.2).
+    let e = pair_copy(false, 1).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("tcgen05.commit.cta_group::2 after a tcgen05.cp.cta_group::1"),
         "{e}"
     );
 }
