@@ -557,7 +557,7 @@ impl Pass for CheckProtocol {
 
     fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
         let mut errs: Diagnostics = Vec::new();
-        let rules: [fn(&Kernel) -> Vec<Diagnostic>; 10] = [
+        let rules: [fn(&Kernel) -> Vec<Diagnostic>; 11] = [
             order::check,
             counters::check,
             bulk::check,
