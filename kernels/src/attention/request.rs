@@ -145,7 +145,7 @@ impl AttentionRequest {
             return Err(bad(format!("head dim {d} over q {qs:?}, k {ks:?}")));
         }
         let (hq, hk) = (qs[2] / d, ks[2] / d);
-        let dv = if hk == 0 { 0 } else { vs[2] / hk };
+        let dv = vs[2].checked_div(hk).unwrap_or(0);
         if hk > 0 && (dv == 0 || vs[2] % hk != 0 || os[2] != hq * dv) {
             return Err(bad(format!(
                 "v {vs:?} and o {os:?} over {hq} query and {hk} K/V heads: v must be [B, SK, HK·DV] and o [B, S, HQ·DV] for one V head dim DV"
