@@ -36,15 +36,16 @@ fn run_case<T: HostElem + tirx::Element + Sync>(
         hq,
         hk,
         d,
+        dv,
     } = dims;
     let mut rng = Rng::new(seed);
     let hqv: Vec<T> = rng.values(b * s * hq * d);
     let hkv: Vec<T> = rng.values(b * sk * hk * d);
-    let hvv: Vec<T> = rng.values(b * sk * hk * d);
+    let hvv: Vec<T> = rng.values(b * sk * hk * dv);
     let q = rt.upload(&hqv, &[b, s, hq * d]).unwrap();
     let k = rt.upload(&hkv, &[b, sk, hk * d]).unwrap();
-    let v = rt.upload(&hvv, &[b, sk, hk * d]).unwrap();
-    let mut o: Tensor<T> = rt.zeros(&[b, s, hq * d]).unwrap();
+    let v = rt.upload(&hvv, &[b, sk, hk * dv]).unwrap();
+    let mut o: Tensor<T> = rt.zeros(&[b, s, hq * dv]).unwrap();
     let mut lse: Tensor<f32> = rt.zeros(&[b * hq, s, 1]).unwrap();
     rt.poison(&mut o).unwrap();
     rt.poison(&mut lse).unwrap();
@@ -98,10 +99,11 @@ const CASES: [(usize, usize, usize, usize, usize); 9] = [
 /// Every (tile, mask) of the shipped attention configs compiled for `target` (the GPU's) with
 /// its head dim (one artifact per set of siblings that differ only in element type and mask),
 /// so a new tile is tested without being listed here.
-fn tiles(target: tirx::Target) -> Vec<(usize, &'static KernelArtifact, bool)> {
+fn tiles(target: tirx::Target) -> Vec<((usize, usize), &'static KernelArtifact, bool)> {
     let mut out = Vec::new();
     for t in host::tiles().into_iter().filter(|t| t.target == target) {
-        let d = t.int("D").expect("every attention config has D") as usize;
+        let d =
+            tirx_kernels::attention::family::head_dims(t).expect("every attention config has D");
         for causal in [false, true] {
             // Only the masks some sibling of the tile takes.
             let takes = tirx_kernels::catalogue::all()
@@ -120,7 +122,7 @@ fn tiles(target: tirx::Target) -> Vec<(usize, &'static KernelArtifact, bool)> {
 fn every_config<T: HostElem + tirx::Element + Sync>(rt: &Runtime) {
     let mut failures = Vec::new();
     let mut n = 0;
-    for (d, tile, causal) in tiles(rt.target().expect("the GPU's target")) {
+    for ((d, dv), tile, causal) in tiles(rt.target().expect("the GPU's target")) {
         {
             for (i, &(b, s, sk, hq, hk)) in CASES.iter().enumerate() {
                 let dims = Dims {
@@ -130,6 +132,7 @@ fn every_config<T: HostElem + tirx::Element + Sync>(rt: &Runtime) {
                     hq,
                     hk,
                     d,
+                    dv,
                 };
                 let (eo, el) = run_case::<T>(rt, Some(tile), dims, causal, 1000 + i as u64);
                 n += 1;
@@ -187,6 +190,7 @@ fn a_hundred_random_attention_problems_match_the_f64_reference() {
             hq,
             hk,
             d,
+            dv: d,
         };
         let f16 = rng.range(0, 1) == 1;
         let (eo, el) = if f16 {

@@ -181,3 +181,48 @@ fn the_dispatcher_refuses_a_wrong_fixed_extent_through_the_planner() {
         assert_eq!(why, "tensor `lse` dim 2 is 2, but the kernel fixes it at 1");
     }
 }
+
+/// `attention_sm100`'s MLA tile (`fa4_d192_128`: Q/K head dim 192, V/O 128) declares V and O
+/// with their own width symbols and relates them to K's and Q's by `static_assert`s: the
+/// planner launches it on V and O of the V head dim and refuses an O as wide as Q — the same
+/// head dim for both — with the assertion's message.
+#[test]
+fn the_split_head_dim_attention_tile_checks_v_and_o_widths_at_launch() {
+    use tirx_kernels::attention::blackwell::attention_sm100;
+    use tirx_kernels::attention::request::{AttentionRequest, Dims};
+    let art = attention_sm100::KERNEL
+        .artifacts
+        .iter()
+        .find(|a| a.config == "fa4_d192_128")
+        .expect("the MLA tile");
+    let dims = Dims {
+        b: 1,
+        s: 256,
+        sk: 256,
+        hq: 4,
+        hk: 2,
+    };
+    let good = AttentionRequest::contiguous_split(dims, (192, 128), ElemType::Bf16, false)
+        .expect("a valid request");
+    let sig = (art.signature)();
+    let limits = tirx_kernels::dispatch::Device::b200().limits;
+    let plan = |t: &[TensorMeta]| tirx::runtime::plan_launch_with(&sig, t, &[1.0], &limits);
+    assert!(
+        plan(&good.tensors).is_ok(),
+        "{:?}",
+        plan(&good.tensors).err()
+    );
+    for (i, width, why) in [
+        (3, 4 * 192, "o must be [B, S, HQ·D_V]"),
+        (2, 2 * 192, "v must be [B, SK, HK·D_V]"),
+    ] {
+        let mut bad = good.tensors.clone();
+        bad[i] = TensorMeta::row_major(ElemType::Bf16, &[1, 256, width], 0);
+        match plan(&bad) {
+            Err(RuntimeError::ShapeAssert { assertion, .. }) => {
+                assert!(assertion.contains(why), "{assertion}")
+            }
+            other => panic!("expected a shape assertion, got {other:?}"),
+        }
+    }
+}

@@ -6,6 +6,7 @@
 
 use tirx::Kernel;
 use tirx_kernels::attention::blackwell::attention_sm100;
+use tirx_kernels::attention::family::head_dims;
 use tirx_kernels::attention::hopper::attention_sm90;
 use tirx_kernels::attention::hopper_persistent::attention_sm90_persistent;
 use tirx_kernels::attention::reference::Dims;
@@ -95,7 +96,7 @@ fn blackwell_attention_in_the_emulator_matches_the_f64_reference() {
             .iter()
             .find(|a| a.config == config)
             .expect("a config of the kernel");
-        let d = art.int("D").expect("D") as usize;
+        let (d, dv) = head_dims(art).expect("D_QK and D_V");
         let dims = Dims {
             b,
             s,
@@ -103,6 +104,49 @@ fn blackwell_attention_in_the_emulator_matches_the_f64_reference() {
             hq,
             hk,
             d,
+            dv,
+        };
+        for seed in 1..=2 {
+            let (_, err) = simulate::attention_on(art, dims, 4, seed, &policy)
+                .unwrap_or_else(|e| panic!("{config} {dims:?} seed {seed}: {e}"));
+            assert!(
+                err <= 2e-2,
+                "{config} {dims:?} seed {seed}: max |o − ref| {err:.3e}"
+            );
+        }
+    }
+}
+
+/// The MLA-shaped tile (`fa4_d192_128`: Q and K of head dim 192, V and O of 128; one K/V
+/// stage): both element types, both masks, GQA, odd query and key lengths (a second Q tile
+/// partly past S, a last key block of 44 or 1 columns), O and the LSE against the f64
+/// reference, two schedules each. No Blackwell GPU ran it.
+#[test]
+fn blackwell_attention_d192_128_in_the_emulator_matches_the_f64_reference() {
+    let policy = Policy {
+        launch_regs: Some(65536 / 512),
+        ..Policy::default()
+    };
+    for (config, b, s, sk, hq, hk) in [
+        ("fa4_d192_128", 1, 257, 300, 2, 1),
+        ("f16_fa4_d192_128", 2, 77, 129, 1, 1),
+        ("causal_fa4_d192_128", 1, 300, 257, 4, 2),
+        ("f16_causal_fa4_d192_128", 1, 131, 131, 1, 1),
+    ] {
+        let art = attention_sm100::KERNEL
+            .artifacts
+            .iter()
+            .find(|a| a.config == config)
+            .expect("a config of the kernel");
+        assert_eq!(head_dims(art), Some((192, 128)), "{config}");
+        let dims = Dims {
+            b,
+            s,
+            sk,
+            hq,
+            hk,
+            d: 192,
+            dv: 128,
         };
         for seed in 1..=2 {
             let (_, err) = simulate::attention_on(art, dims, 4, seed, &policy)
@@ -134,6 +178,7 @@ fn blackwell_conditional_rescaling_matches_always_rescaling() {
         hq: 1,
         hk: 1,
         d: 128,
+        dv: 128,
     };
     let mut rng = tirx_kernels::reference::Rng::new(7);
     let mut unit = |n: usize| -> Vec<f64> { (0..n).map(|_| f64::from(rng.unit())).collect() };
@@ -255,6 +300,7 @@ fn blackwell_correction_warps_rescale_only_when_a_row_moved() {
         hq: 1,
         hk: 1,
         d: 128,
+        dv: 128,
     };
     let mut rng = tirx_kernels::reference::Rng::new(11);
     let mut unit = |n: usize| -> Vec<f64> { (0..n).map(|_| f64::from(rng.unit())).collect() };

@@ -391,7 +391,7 @@ pub fn download(dev: &Device, t: &TensorMeta) -> Vec<bf16> {
 }
 
 /// Attention in the emulator on one batch of `s` queries and keys and `h` heads (the
-/// artifact's head dim `D`, mask `CAUSAL` and element type) on a device of `sms` SMs (the
+/// artifact's head dims ([`crate::attention::family::head_dims`]), mask `CAUSAL` and element type) on a device of `sms` SMs (the
 /// persistent kernel's grid; fewer SMs than tiles make each CTA walk several), inputs from `seed` (drawn by
 /// [`random_values`]), outputs poisoned first: O within 2e-2 and the LSE within 2e-3 of the
 /// f64 reference, or the first element that is not. Returns the stats and max |o − ref|.
@@ -402,7 +402,8 @@ pub fn attention(
     seed: u64,
     policy: &Policy,
 ) -> Result<(Stats, f64), String> {
-    let d = art.int("D").ok_or("no head dim `D` in the config")? as usize;
+    let (d, dv) =
+        crate::attention::family::head_dims(art).ok_or("no head dim `D` (or `D_QK`, `D_V`)")?;
     let dims = crate::attention::reference::Dims {
         b: 1,
         s,
@@ -410,12 +411,14 @@ pub fn attention(
         hq: h,
         hk: h,
         d,
+        dv,
     };
     attention_on(art, dims, sms, seed, policy)
 }
 
 /// [`attention`] on any extents: `dims.b` batches, `dims.s` queries against `dims.sk` keys,
-/// `dims.hq` query heads over `dims.hk` K/V heads (GQA); `dims.d` must be the artifact's `D`.
+/// `dims.hq` query heads over `dims.hk` K/V heads (GQA); `dims.d` and `dims.dv` must be the
+/// artifact's head dims.
 pub fn attention_on(
     art: &tirx::KernelArtifact,
     dims: crate::attention::reference::Dims,
@@ -425,17 +428,19 @@ pub fn attention_on(
 ) -> Result<(Stats, f64), String> {
     let elem = (art.signature)().tensors[0].elem;
     let mut rng = Rng::new(seed);
-    let (nq, nk) = (
+    let (nq, nk, nv) = (
         dims.b * dims.s * dims.hq * dims.d,
         dims.b * dims.sk * dims.hk * dims.d,
+        dims.b * dims.sk * dims.hk * dims.dv,
     );
     let (_, q) = random_values(&mut rng, elem, nq);
     let (_, k) = random_values(&mut rng, elem, nk);
-    let (_, v) = random_values(&mut rng, elem, nk);
+    let (_, v) = random_values(&mut rng, elem, nv);
     attention_values(art, dims, [&q, &k, &v], sms, seed, policy)
 }
 
-/// [`attention_on`] on given inputs: Q `[b, s, hq·d]`, K and V `[b, sk, hk·d]` row-major,
+/// [`attention_on`] on given inputs: Q `[b, s, hq·d]`, K `[b, sk, hk·d]`, V `[b, sk, hk·dv]`
+/// row-major,
 /// each value rounded to the artifact's element type (the reference reads the rounded
 /// values); `seed` picks the schedule.
 pub fn attention_values(
@@ -447,16 +452,20 @@ pub fn attention_values(
     policy: &Policy,
 ) -> Result<(Stats, f64), String> {
     use crate::attention::reference::attention_f64;
-    let d = art.int("D").ok_or("no head dim `D` in the config")? as usize;
-    if dims.d != d {
-        return Err(format!("head dim {} for a config of D = {d}", dims.d));
+    let (d, dv) =
+        crate::attention::family::head_dims(art).ok_or("no head dim `D` (or `D_QK`, `D_V`)")?;
+    if (dims.d, dims.dv) != (d, dv) {
+        return Err(format!(
+            "head dims {}/{} for a config of {d}/{dv}",
+            dims.d, dims.dv
+        ));
     }
     let causal = art.int("CAUSAL") == Some(1);
     let elem = (art.signature)().tensors[0].elem;
     let mut dev = Device::new();
     let (b, s, sk, hq, hk) = (dims.b, dims.s, dims.sk, dims.hq, dims.hk);
-    let (nq, nk) = (b * s * hq * d, b * sk * hk * d);
-    if q.len() != nq || k.len() != nk || v.len() != nk {
+    let (nq, nk, nv) = (b * s * hq * d, b * sk * hk * d, b * sk * hk * dv);
+    if q.len() != nq || k.len() != nk || v.len() != nv {
         return Err(format!(
             "inputs of {}, {}, {} values for {dims:?}",
             q.len(),
@@ -465,13 +474,13 @@ pub fn attention_values(
         ));
     }
     let [(qb, qv), (kb, kv), (vb, vv)] = [q, k, v].map(|x| encode(x, elem));
-    let ob = nq * elem.bytes() as usize;
+    let ob = b * s * hq * dv * elem.bytes() as usize;
     let lse_n = b * hq * s;
     let tensors = [
         put(&mut dev, &qb, elem, &[b, s, hq * d]),
         put(&mut dev, &kb, elem, &[b, sk, hk * d]),
-        put(&mut dev, &vb, elem, &[b, sk, hk * d]),
-        put(&mut dev, &vec![0xff; ob], elem, &[b, s, hq * d]),
+        put(&mut dev, &vb, elem, &[b, sk, hk * dv]),
+        put(&mut dev, &vec![0xff; ob], elem, &[b, s, hq * dv]),
         put(
             &mut dev,
             &vec![0xff; lse_n * 4],

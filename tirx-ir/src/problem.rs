@@ -242,7 +242,7 @@ pub enum Problem {
     /// `y = silu(x) · g` (tensors `x`, `g`, `y`, all [M, N] of one type).
     SiluMul,
     /// Attention forward (tensors `q`, `k`, `v`, `o`, `lse`, scalar `scale_log2`); the head
-    /// dim and mask are the config's `D` and `CAUSAL`.
+    /// dims and mask are the config's `D` (or `D_QK` for Q/K and `D_V` for V/O) and `CAUSAL`.
     Attention,
 }
 
@@ -280,8 +280,9 @@ impl ProblemKind {
             ProblemKind::Row(RowOp::Softmax) => "tensors `x` [M, N] and `y` [M, N]",
             ProblemKind::SiluMul => "tensors `x`, `g` and `y`, all [M, N] of one element type",
             ProblemKind::Attention => {
-                "tensors `q` and `o` [B, S, HQ] and `k` [B, SK, HK] of one element type, `v` \
-                 (K/V heads, MN-major) of that type, `lse` [BH, S, 1] f32, and the scalar \
+                "tensors `q` [B, S, HQ], `o` [B, S, HO] (HO = HQ but where the V head dim \
+                 differs) and `k` [B, SK, HK] of one element type, `v` (K/V heads, MN-major) \
+                 of that type, `lse` [BH, S, 1] f32, and the scalar \
                  `scale_log2`"
             }
             ProblemKind::Row(RowOp::RmsNorm) => {
@@ -327,7 +328,9 @@ impl ProblemKind {
                 let rank3 = [q, k, v, o, lse].iter().all(|t| t.shape.len() == 3);
                 let typed = [k, v, o].iter().all(|t| t.elem == q.elem) && lse.elem == ElemType::F32;
                 let scale = sig.scalars.iter().any(|s| s == "scale_log2");
-                if !rank3 || !typed || !scale || q.shape != o.shape {
+                // O shares Q's batch and length; its width is Q's unless the V head dim
+                // differs from the Q/K one (`D_V` ≠ `D_QK`).
+                if !rank3 || !typed || !scale || q.shape[..2] != o.shape[..2] {
                     return Err(format!("`solves = attention` takes {}", kind.roles()));
                 }
                 Ok(Problem::Attention)

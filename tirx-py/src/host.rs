@@ -62,6 +62,8 @@ pub fn request(op: &Op) -> Box<dyn ProblemDef> {
             scale,
         } => Box::new(AttentionRequest {
             d: *d,
+            // The binding takes `v` of `k`'s shape (`ops::attention`): one head dim.
+            dv: *d,
             causal: *causal,
             elem: tensors[0].elem,
             tensors: tensors.clone(),

@@ -3,7 +3,12 @@
 //! O = softmax(scale · Q·Kᵀ)·V per (batch, query head) and the log-sum-exp of each row, on the
 //! same tensors as the Hopper kernel (`attention_sm90`, its module docs: Q, K, V, O the
 //! `[B, S, H·D]` views of torch's `[B, S, H, D]`, V read MN-major, LSE `[B·HQ, S, 1]`, GQA head
-//! `h` reading K/V head `h / (HQ / HK)`).
+//! `h` reading K/V head `h / (HQ / HK)`), with two head dims: `D_QK` for Q and K (the extent
+//! S = Q·Kᵀ contracts over, in `D_QK / 64` MMAs of 64 columns) and `D_V` for V and O (the P·V
+//! MMA's N, O's TMEM columns, the correction's chunks and the O store) — equal but in the
+//! MLA-prefill tile `fa4_d192_128` (Q/K 192, V/O 128, DeepSeek-style shapes). V is
+//! `[B, SK, HK·D_V]` and O `[B, S, HQ·D_V]`, checked at launch (`static_assert`s on the shape
+//! symbols).
 //!
 //! Structure (FlashAttention-4, Zadouri et al., arXiv 2603.05451, and its
 //! `flash_attn/cute/flash_fwd_sm100.py`): a CTA owns two Q tiles of 128 rows against key
@@ -23,7 +28,10 @@
 //! |---|---|
 //! | 0–127, 128–255 | `s[0]`, `s[1]`: S_i = Q_i·Kᵀ (f32), one per Q tile |
 //! | 0–63, 128–191 | `p_t[0]`, `p_t[2]`: P_i packed as two 16-bit values per column, written over the first half of S_i (`alias = s`) |
-//! | 256–383, 384–511 | `o_acc[0]`, `o_acc[1]`: O_i (f32), read and rescaled 64 columns at a time through the view `o_c` |
+//! | 256–383, 384–511 | `o_acc[0]`, `o_acc[1]`: O_i (f32, `D_V` = 128 columns each; the columns of the hd 64 tile are half as many), read and rescaled 64 columns at a time through the view `o_c` |
+//!
+//! The plan depends on `D_V` only, so Q/K 192 with V/O 128 fills the 512 columns exactly as
+//! hd 128 does (S 2 × 128 + O 2 × 128); a V/O head dim above 128 would not fit beside S.
 //!
 //! Per key block n the barrier graph is (every edge an mbarrier, as in FA4's pipeline):
 //! load → `k_pipe`/`v_pipe` → MMA issues S_i(n) → `s_full[i]` → softmax i reads S_i,
@@ -49,7 +57,15 @@
 //! `attention_sm90`), CTAs take their query tiles longest first (`ncta.x − 1 − cta.x`), both
 //! Q tiles read the key blocks the later one needs and the earlier one masks the rest; a row
 //! that sees no key gets O = 0 and LSE = −∞, and a CTA that sees no key block issues no MMA.
-//! Configs: head dim 64 and 128, BF16 and FP16, full or causal.
+//! Configs: head dims 64, 128 and (192, 128), BF16 and FP16, full or causal.
+//!
+//! Shared memory (the 227 KB a CTA may have on sm_100a): Q takes 2 × 128 × D_QK × 2 bytes,
+//! each K stage BN × D_QK × 2, each V stage BN × D_V × 2. At hd 128 that is 64 + 2 × 32 +
+//! 2 × 32 = 192 KB with two stages. At (192, 128) it is 96 KB of Q, 48 KB a K stage and 32 KB
+//! a V stage: two stages of each would be 256 KB, so `fa4_d192_128` keeps one (176 KB). With
+//! one stage the load warp issues K(n + 1) once S(n) has completed and V(n) once
+//! P·V(n − 1) has (the MMA warp's `empty` commits of block n), both while the softmax of block n
+//! runs; whether that hides the loads on a B200 is not measured (there is none here).
 //!
 //! Two of FA4's softmax refinements (arXiv 2603.05451): columns EX2_COLS… of each row take
 //! their 2^x from `exp2_poly3` on the FMA units and the rest from `ex2.approx` on MUFU (16 of
@@ -70,11 +86,12 @@
 //! Verified without a Blackwell GPU (none was used): ptxas `-arch=sm_100a` with 0 spills, and
 //! the SASS (`tirx check`, its `attention_sm100` lines, the same for every config — the
 //! head-dim chunk loops stay loops: `128 0 UTCHMMA×24 UTMALDG×3 UTMASTG×1
-//! LDTM×8 STTM×4 USETMAXREG×3 SYNCS×52 MUFU.EX2×113 STS.128×8`) shows the tensor core with A
+//! LDTM×8 STTM×4 USETMAXREG×3 SYNCS×52 MUFU.EX2×113 STS.128×8`, `SYNCS×48` at (192, 128),
+//! whose one-stage rings have fewer barriers) shows the tensor core with A
 //! from shared memory and from TMEM (`tests/assemble.rs`), TMA loads and the O store, TMEM
 //! loads and stores, `setmaxnreg` and `MUFU.EX2`; the emulator runs it against the f64
-//! reference on batches of two, two heads and sequence tails, several schedules each
-//! (`tests/sim_attention.rs`). Not measured: there is no Blackwell GPU here.
+//! reference on batches of two, two heads and sequence tails, several schedules each, the
+//! (192, 128) tile too (`tests/sim_attention.rs`). Not measured: there is no Blackwell GPU here.
 
 use tirx::prelude::*;
 
@@ -82,7 +99,7 @@ use tirx::prelude::*;
     solves = attention,
     target = sm_100a,
     threads = 512,
-    grid = (cdiv(S, BM), HQ / D, B),
+    grid = (cdiv(S, BM), HQ / D_QK, B),
     // Registers: 2·REG_SOFTMAX + REG_CORRECTION + REG_OTHER = 512 (four warpgroups sharing the
     // 64K file at 128 a thread, the count ptxas launches 512 threads with).
     // Both head dims take the same split: the correction warpgroup holds a 64-column O chunk
@@ -91,33 +108,35 @@ use tirx::prelude::*;
         types(default = (T = bf16), f16 = (T = f16)),
         mask(default = (CAUSAL = 0), causal = (CAUSAL = 1)),
         tile(
-            fa4_d128 = (D = 128, BM = 256, BN = 128, STAGES = 2, EX2_COLS = 112, REG_SOFTMAX = 184, REG_CORRECTION = 96, REG_OTHER = 48),
-            fa4_d64 = (D = 64, BM = 256, BN = 128, STAGES = 2, EX2_COLS = 112, REG_SOFTMAX = 184, REG_CORRECTION = 96, REG_OTHER = 48),
+            fa4_d128 = (D_QK = 128, D_V = 128, BM = 256, BN = 128, STAGES = 2, EX2_COLS = 112, REG_SOFTMAX = 184, REG_CORRECTION = 96, REG_OTHER = 48),
+            fa4_d64 = (D_QK = 64, D_V = 64, BM = 256, BN = 128, STAGES = 2, EX2_COLS = 112, REG_SOFTMAX = 184, REG_CORRECTION = 96, REG_OTHER = 48),
+            // Q/K head dim 192, V/O 128 (MLA prefill): one K/V stage (see the module docs).
+            fa4_d192_128 = (D_QK = 192, D_V = 128, BM = 256, BN = 128, STAGES = 1, EX2_COLS = 112, REG_SOFTMAX = 184, REG_CORRECTION = 96, REG_OTHER = 48),
         ),
     )),
 )]
 pub fn attention_sm100(
     #[shape(B, S, HQ)] q: Tensor<T>,
     #[shape(B, SK, HK)] k: Tensor<T>,
-    #[shape(B, HK, SK)]
+    #[shape(B, HV, SK)]
     #[major(mn)]
     v: Tensor<T>,
-    #[shape(B, S, HQ)] o: Tensor<T>,
+    #[shape(B, S, HO)] o: Tensor<T>,
     #[shape(BH, S, 1)] lse: Tensor<f32>,
     scale_log2: f32,
 ) {
     // Shared memory: the two Q tiles (later O's staging), the K and V rings, the factors and
     // row sums handed from the softmax to the correction warpgroup.
-    let q_s = smem::<T>([2, D / 64, 128, 64], swizzle = B128);
-    let k_s = smem::<T>([STAGES, D / 64, BN, 64], swizzle = B128);
-    let v_s = smem::<T>([STAGES, D, BN], swizzle = B128, major = mn);
+    let q_s = smem::<T>([2, D_QK / 64, 128, 64], swizzle = B128);
+    let k_s = smem::<T>([STAGES, D_QK / 64, BN, 64], swizzle = B128);
+    let v_s = smem::<T>([STAGES, D_V, BN], swizzle = B128, major = mn);
     let corr_s = smem::<f32>([2, 128, 1]);
     let l_s = smem::<f32>([2, 128, 1]);
     // Tensor memory (the column plan of the module docs).
     let s = tmem::<f32>([2, 128, BN]);
     let p_t = tmem::<T>([4, 128, BN], alias = s);
-    let o_acc = tmem::<f32>([2, 128, D]);
-    let o_c = tmem::<f32>([2 * D / 64, 128, 64], alias = o_acc);
+    let o_acc = tmem::<f32>([2, 128, D_V]);
+    let o_c = tmem::<f32>([2 * D_V / 64, 128, 64], alias = o_acc);
     // Barriers.
     let q_bar = mbarrier();
     let k_pipe = pipeline::<STAGES>();
@@ -136,7 +155,7 @@ pub fn attention_sm100(
     let ot = regs::<f32>([128, 64], layout = tmem_32x32b);
     let c = regs::<f32>([128, 1], layout = stat(ot, axis = 1));
 
-    let heads = HQ / D;
+    let heads = HQ / D_QK;
     let h = cta.y;
     let hk = h / (HQ / HK);
     // Longest first: with the causal mask, later query tiles see more keys.
@@ -152,6 +171,13 @@ pub fn attention_sm100(
         n_full = min(n_full, (max(mb * BM + SK + 1, S) - S) / BN);
     }
     static_assert(BM == 2 * 128, "a CTA owns two Q tiles of 128 rows");
+    static_assert(
+        D_QK % 64 == 0 && D_V % 64 == 0 && D_V <= D_QK,
+        "head dims in 64-column chunks; O is staged in Q's shared memory",
+    );
+    // V and O have the heads of K and Q at the V head dim.
+    static_assert(HV * D_QK == HK * D_V, "v must be [B, SK, HK·D_V]");
+    static_assert(HO * D_QK == HQ * D_V, "o must be [B, S, HQ·D_V]");
     static_assert(
         2 * REG_SOFTMAX + REG_CORRECTION + REG_OTHER <= 512,
         "the warpgroups' setmaxnreg counts exceed the 64K-register file",
@@ -249,10 +275,10 @@ pub fn attention_sm100(
                     // `.sync.aligned`) on all 32 lanes or none.
                     let moved = warp_any(c != 1.0);
                     if moved {
-                        for ch in 0..D / 64 {
-                            copy(ot, o_c[i * (D / 64) + ch]);
+                        for ch in 0..D_V / 64 {
+                            copy(ot, o_c[i * (D_V / 64) + ch]);
                             ot = ot * c;
-                            copy(o_c[i * (D / 64) + ch], ot);
+                            copy(o_c[i * (D_V / 64) + ch], ot);
                         }
                     }
                     tcgen05::fence_before();
@@ -268,9 +294,9 @@ pub fn attention_sm100(
             tcgen05::fence_after();
             copy(c, l_s[i]);
             c = select(c == 0.0, 0.0, rcp(c));
-            for ch in 0..D / 64 {
+            for ch in 0..D_V / 64 {
                 if n_blocks > 0 {
-                    copy(ot, o_c[i * (D / 64) + ch]);
+                    copy(ot, o_c[i * (D_V / 64) + ch]);
                     ot = select(c == 0.0, 0.0, ot * c);
                 } else {
                     ot = 0.0;
@@ -281,8 +307,8 @@ pub fn attention_sm100(
             named_barrier(1, 128);
             #[scope(leader)]
             {
-                for ch in 0..D / 64 {
-                    tma::store(o.tile(cta.z, 2 * mb + i, h * (D / 64) + ch), q_s[i][ch]);
+                for ch in 0..D_V / 64 {
+                    tma::store(o.tile(cta.z, 2 * mb + i, h * (D_V / 64) + ch), q_s[i][ch]);
                 }
                 tma::commit_group();
             }
@@ -300,20 +326,20 @@ pub fn attention_sm100(
         #[scope(warp = 13, elect)]
         {
             for i in 0..2 {
-                for ch in 0..D / 64 {
+                for ch in 0..D_QK / 64 {
                     tma::load(
                         q_s[i][ch],
-                        q.tile(cta.z, 2 * mb + i, h * (D / 64) + ch),
+                        q.tile(cta.z, 2 * mb + i, h * (D_QK / 64) + ch),
                         q_bar,
                     );
                 }
             }
             for n in 0..n_blocks {
                 let sk = k_pipe.producer_acquire(n);
-                for ch in 0..D / 64 {
+                for ch in 0..D_QK / 64 {
                     tma::load(
                         k_s[sk][ch],
-                        k.tile(cta.z, n, hk * (D / 64) + ch),
+                        k.tile(cta.z, n, hk * (D_QK / 64) + ch),
                         k_pipe.full(sk),
                     );
                 }
@@ -334,7 +360,7 @@ pub fn attention_sm100(
             // Block 0: S_0 and S_1.
             let sk = k_pipe.consumer_wait(0);
             for i in 0..2 {
-                for ch in 0..D / 64 {
+                for ch in 0..D_QK / 64 {
                     tcgen05::mma(s[i], q_s[i][ch], k_s[sk][ch], accumulate = ch > 0);
                 }
                 tcgen05::commit(s_full[i]);
@@ -348,7 +374,7 @@ pub fn attention_sm100(
                     p_ready[i].wait((n - 1) % 2);
                     tcgen05::fence_after();
                     tcgen05::mma(o_acc[i], p_t[2 * i], v_s[sv], accumulate = n > 1);
-                    for ch in 0..D / 64 {
+                    for ch in 0..D_QK / 64 {
                         tcgen05::mma(s[i], q_s[i][ch], k_s[sk][ch], accumulate = ch > 0);
                     }
                     tcgen05::commit(s_full[i]);

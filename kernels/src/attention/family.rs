@@ -1,8 +1,8 @@
 //! The attention family: O = softmax(scale·Q·Kᵀ [+ causal mask])·V and the LSE per row, as
 //! [`crate::family::Family`] sees it.
 //!
-//! - Problem: `Problem::Attention`; the head dimension and the mask are the config's `D` and
-//!   `CAUSAL`.
+//! - Problem: `Problem::Attention`; the head dimensions and the mask are the config's `D_QK`
+//!   and `D_V` (Q/K and V/O; or `D` for both) and `CAUSAL` ([`head_dims`]).
 //! - Request: [`AttentionRequest`] (`request.rs`: acceptance and the cost model).
 //! - Reference: `reference.rs` (f64 O and LSE).
 //! - Host entries and launch: `host.rs`.
@@ -21,13 +21,25 @@ use crate::family::{CheckReport, Family, Shape, SimRun};
 /// The attention family.
 pub struct Attention;
 
-/// The head dimension and the mask of an attention artifact.
-fn tile_of(art: &KernelArtifact) -> Result<(usize, bool), RuntimeError> {
-    let d = art.int("D").ok_or_else(|| RuntimeError::NoKernelFits {
+/// The head dimensions `(Q/K, V/O)` of an attention artifact: its config's `D_QK` and `D_V`
+/// (a kernel whose two head dims may differ, `attention_sm100`), or `D` for both (the Hopper
+/// kernels); `None` if it declares neither.
+pub fn head_dims(art: &KernelArtifact) -> Option<(usize, usize)> {
+    let dims = match (art.int("D_QK"), art.int("D_V"), art.int("D")) {
+        (Some(qk), Some(v), _) => (qk, v),
+        (None, None, Some(d)) => (d, d),
+        _ => return None,
+    };
+    Some((dims.0.max(0) as usize, dims.1.max(0) as usize))
+}
+
+/// The head dimensions and the mask of an attention artifact.
+fn tile_of(art: &KernelArtifact) -> Result<((usize, usize), bool), RuntimeError> {
+    let d = head_dims(art).ok_or_else(|| RuntimeError::NoKernelFits {
         problem: format!("attention of `{}/{}`", art.kernel, art.config),
-        table: "  its config declares no head dimension `D`\n".into(),
+        table: "  its config declares no head dimension (`D`, or `D_QK` and `D_V`)\n".into(),
     })?;
-    Ok((d as usize, art.int("CAUSAL") == Some(1)))
+    Ok((d, art.int("CAUSAL") == Some(1)))
 }
 
 impl Family for Attention {
@@ -54,7 +66,7 @@ impl Family for Attention {
             hq: h,
             hk: h,
         };
-        Ok(Box::new(AttentionRequest::contiguous(
+        Ok(Box::new(AttentionRequest::contiguous_split(
             dims, d, elem, causal,
         )?))
     }
@@ -79,12 +91,17 @@ impl Family for Attention {
         (m, n, _): Shape,
         run: &SimRun,
     ) -> Result<(Stats, String), String> {
-        let (d, causal) = tile_of(art).map_err(|e| e.to_string())?;
+        let ((d, dv), causal) = tile_of(art).map_err(|e| e.to_string())?;
         let (stats, worst) =
             crate::simulate::attention(art, (m, n.max(1)), run.sms, run.seed, &run.policy)?;
+        let hd = if d == dv {
+            d.to_string()
+        } else {
+            format!("{d}/{dv}")
+        };
         Ok((
             stats,
-            format!("hd {d}, causal {causal}: max |o − ref| {worst:.2e}"),
+            format!("hd {hd}, causal {causal}: max |o − ref| {worst:.2e}"),
         ))
     }
 

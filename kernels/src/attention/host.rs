@@ -107,7 +107,7 @@ pub fn check(
 ) -> Result<crate::family::CheckReport, RuntimeError> {
     use crate::attention::reference::{Dims, attention_f64};
     use crate::reference::Rng;
-    let d = art.int("D").unwrap_or(0) as usize;
+    let (d, dv) = crate::attention::family::head_dims(art).unwrap_or((0, 0));
     let causal = art.int("CAUSAL") == Some(1);
     let dims = Dims {
         b: 1,
@@ -116,6 +116,7 @@ pub fn check(
         hq: n.max(1),
         hk: n.max(1),
         d,
+        dv,
     };
     let mut rng = Rng::new(seed);
     let elem = (art.signature)().tensors[0].elem;
@@ -142,14 +143,14 @@ fn check_typed<T: crate::reference::HostElem>(
     rng: &mut crate::reference::Rng,
     reference: Reference<T>,
 ) -> Result<(f64, bool), RuntimeError> {
-    let (b, s, h, d) = (dims.b, dims.s, dims.hq, dims.d);
+    let (b, s, h, d, dv) = (dims.b, dims.s, dims.hq, dims.d, dims.dv);
     let hq: Vec<T> = rng.values(b * s * h * d);
     let hk: Vec<T> = rng.values(b * s * h * d);
-    let hv: Vec<T> = rng.values(b * s * h * d);
+    let hv: Vec<T> = rng.values(b * s * h * dv);
     let q = rt.upload(&hq, &[b, s, h * d])?;
     let k = rt.upload(&hk, &[b, s, h * d])?;
-    let v = rt.upload(&hv, &[b, s, h * d])?;
-    let mut o = rt.zeros::<T>(&[b, s, h * d])?;
+    let v = rt.upload(&hv, &[b, s, h * dv])?;
+    let mut o = rt.zeros::<T>(&[b, s, h * dv])?;
     let mut lse = rt.zeros::<f32>(&[b * h, s, 1])?;
     rt.poison(&mut o)?;
     rt.poison(&mut lse)?;
@@ -185,7 +186,9 @@ fn check_typed<T: crate::reference::HostElem>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::attention::family::head_dims;
     use crate::attention::request::Dims;
+    use crate::dispatch::ProblemDef;
 
     /// The bench's sweep shape: 16k tokens, heads × head dim 2048, four query heads per K/V
     /// head.
@@ -230,7 +233,7 @@ mod tests {
                     for s in [100, 2048] {
                         let c = choose(&request(d, elem, causal, s), &dev).unwrap();
                         assert_eq!(c.artifact.kernel, "attention_sm100", "{}", c.label());
-                        assert_eq!(c.artifact.int("D"), Some(d as i64));
+                        assert_eq!(head_dims(c.artifact), Some((d, d)));
                         assert_eq!(c.artifact.int("CAUSAL"), Some(i64::from(causal)));
                         assert_eq!(c.artifact.elem_of("q"), Some(elem));
                     }
@@ -242,9 +245,91 @@ mod tests {
             .to_string();
         assert!(e.contains("attention_sm100/fa4_d128"), "{e}");
         assert!(e.contains("compiled for sm_90a"), "{e}");
+        // Q/K head dim 192 with V/O 128 (MLA): the split tile, in every type and mask.
+        for causal in [false, true] {
+            for elem in [ElemType::Bf16, ElemType::F16] {
+                let c = choose(&mla(elem, causal), &dev).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(c.artifact.kernel, "attention_sm100", "{}", c.label());
+                assert_eq!(head_dims(c.artifact), Some((192, 128)), "{}", c.label());
+                assert_eq!(c.artifact.int("CAUSAL"), Some(i64::from(causal)));
+                assert_eq!(c.artifact.elem_of("q"), Some(elem));
+            }
+        }
         // And a Hopper device never takes the Blackwell kernel.
         let c = choose(&request(128, ElemType::Bf16, false, 2048), &Device::h200()).unwrap();
         assert_eq!(c.artifact.target, tirx::Target::Sm90a, "{}", c.label());
+    }
+
+    /// 16k tokens of MLA-shaped attention: Q/K head dim 192, V/O 128, 16 heads, no GQA.
+    fn mla(elem: ElemType, causal: bool) -> AttentionRequest {
+        let dims = Dims {
+            b: 4,
+            s: 4096,
+            sk: 4096,
+            hq: 16,
+            hk: 16,
+        };
+        AttentionRequest::contiguous_split(dims, (192, 128), elem, causal).expect("a valid request")
+    }
+
+    /// The Hopper kernels have one head dim `D`: a Q/K head dim of 192 with a V/O one of 128 is
+    /// refused by each of them with that reason (not a head-dim mismatch), and the request's
+    /// V/O head dim is read from the tensors.
+    #[test]
+    fn hopper_refuses_a_v_head_dim_other_than_the_qk_one() {
+        let r = mla(ElemType::Bf16, false);
+        assert_eq!((r.d, r.dv), (192, 128));
+        let e = choose(&r, &Device::h200()).unwrap_err().to_string();
+        assert!(e.contains("attention full hd 192/128"), "{e}");
+        assert!(
+            e.contains("has one head dim `D` for Q·Kᵀ and P·V, not Q/K 192 with V/O 128"),
+            "{e}"
+        );
+        assert!(e.contains("attention_sm90/d128"), "{e}");
+        assert!(e.contains("attention_sm90_persistent/d128_sms"), "{e}");
+        // The Blackwell tile is refused there by its target only.
+        assert!(e.contains("attention_sm100/fa4_d192_128"), "{e}");
+        let hopper = catalogue::all()
+            .into_iter()
+            .flat_map(|k| k.artifacts)
+            .filter(|a| a.target == tirx::Target::Sm90a);
+        for a in hopper.filter(|a| a.problem == Some(tirx::problem::Problem::Attention)) {
+            assert_eq!(
+                r.solves(a),
+                Err(crate::dispatch::Reject::OneHeadDim { qk: 192, v: 128 }),
+                "{}/{}",
+                a.kernel,
+                a.config
+            );
+        }
+    }
+
+    /// V and O of a width no single V head dim explains are refused before the choice.
+    #[test]
+    fn a_v_or_o_of_the_wrong_width_is_refused_before_the_choice() {
+        let dims = Dims {
+            b: 1,
+            s: 64,
+            sk: 64,
+            hq: 4,
+            hk: 2,
+        };
+        let good = AttentionRequest::contiguous_split(dims, (192, 128), ElemType::Bf16, false)
+            .expect("valid");
+        let mut t = good.tensors.clone();
+        t[3] = tirx::runtime::TensorMeta::row_major(ElemType::Bf16, &[1, 64, 4 * 192], 0);
+        let e = AttentionRequest::of(t, 192, false, 1.0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("o [1, 64, 768]"), "{e}");
+        assert!(e.contains("o [B, S, HQ·DV] for one V head dim"), "{e}");
+        let mut t = good.tensors.clone();
+        t[2] = tirx::runtime::TensorMeta::row_major(ElemType::Bf16, &[1, 64, 255], 0);
+        let e = AttentionRequest::of(t, 192, false, 1.0)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("v [1, 64, 255]"), "{e}");
+        assert!(e.contains("v must be [B, SK, HK·DV]"), "{e}");
     }
 
     #[test]

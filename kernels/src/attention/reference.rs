@@ -4,8 +4,8 @@
 
 use crate::reference::HostElem;
 
-/// The extents of one attention problem: Q and O are `[b, s, hq·d]`, K and V `[b, sk, hk·d]`
-/// (torch's `[B, S, H, D]` row-major).
+/// The extents of one attention problem: Q is `[b, s, hq·d]`, K `[b, sk, hk·d]`, V
+/// `[b, sk, hk·dv]` and O `[b, s, hq·dv]` (torch's `[B, S, H, D]` row-major).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dims {
     /// Batch.
@@ -18,8 +18,10 @@ pub struct Dims {
     pub hq: usize,
     /// Key/value heads (divides `hq`).
     pub hk: usize,
-    /// Head dimension.
+    /// Head dimension of Q and K.
     pub d: usize,
+    /// Head dimension of V and O (`d` but for MLA-style shapes).
+    pub dv: usize,
 }
 
 impl Dims {
@@ -29,7 +31,7 @@ impl Dims {
     }
 }
 
-/// O `[b, s, hq·d]` and LSE `[b, hq, s]` (natural log) of softmax(scale·Q·Kᵀ)·V, the rows
+/// O `[b, s, hq·dv]` and LSE `[b, hq, s]` (natural log) of softmax(scale·Q·Kᵀ)·V, the rows
 /// computed on every core the machine has (each row on its own: the result does not depend on
 /// the split).
 pub fn attention_f64<T: HostElem + Sync>(
@@ -40,7 +42,7 @@ pub fn attention_f64<T: HostElem + Sync>(
     causal: bool,
     scale: f64,
 ) -> (Vec<f64>, Vec<f64>) {
-    let Dims { b, s, hq, d, .. } = dims;
+    let Dims { b, s, hq, dv, .. } = dims;
     let rows: Vec<(usize, usize, usize)> = (0..b)
         .flat_map(|bi| (0..hq).flat_map(move |h| (0..s).map(move |i| (bi, h, i))))
         .collect();
@@ -62,17 +64,17 @@ pub fn attention_f64<T: HostElem + Sync>(
             .flat_map(|p| p.join().expect("a reference thread"))
             .collect()
     });
-    let mut o = vec![0.0; b * s * hq * d];
+    let mut o = vec![0.0; b * s * hq * dv];
     let mut lse = vec![f64::NEG_INFINITY; b * hq * s];
     for (&(bi, h, i), (row, l)) in rows.iter().zip(done) {
-        o[(bi * s + i) * hq * d + h * d..][..d].copy_from_slice(&row);
+        o[(bi * s + i) * hq * dv + h * dv..][..dv].copy_from_slice(&row);
         lse[(bi * hq + h) * s + i] = l;
     }
     (o, lse)
 }
 
-/// One row of [`attention_f64`]: O of query `i` of head `h` in batch `bi` (`d` values) and its
-/// LSE.
+/// One row of [`attention_f64`]: O of query `i` of head `h` in batch `bi` (`dv` values) and
+/// its LSE.
 pub fn attention_row<T: HostElem>(
     q: &[T],
     k: &[T],
@@ -83,7 +85,13 @@ pub fn attention_row<T: HostElem>(
     (bi, h, i): (usize, usize, usize),
 ) -> (Vec<f64>, f64) {
     let Dims {
-        s, sk, hq, hk, d, ..
+        s,
+        sk,
+        hq,
+        hk,
+        d,
+        dv,
+        ..
     } = dims;
     let kh = h / (hq / hk);
     let qr: Vec<f64> = q[(bi * s + i) * hq * d + h * d..][..d]
@@ -99,7 +107,7 @@ pub fn attention_row<T: HostElem>(
             max = max.max(*pj);
         }
     }
-    let mut o = vec![0.0; d];
+    let mut o = vec![0.0; dv];
     if max == f64::NEG_INFINITY {
         return (o, max);
     }
@@ -110,7 +118,7 @@ pub fn attention_row<T: HostElem>(
         }
         let e = (*pj - max).exp();
         sum += e;
-        let vr = &v[(bi * sk + j) * hk * d + kh * d..][..d];
+        let vr = &v[(bi * sk + j) * hk * dv + kh * dv..][..dv];
         for (oe, ve) in o.iter_mut().zip(vr) {
             *oe += e * ve.to_f64();
         }
@@ -134,6 +142,7 @@ mod tests {
             hq: 1,
             hk: 1,
             d: 2,
+            dv: 2,
         };
         let (o, lse) = attention_f64(
             &[1.0f32, 2.0],
@@ -157,6 +166,7 @@ mod tests {
             hq: 2,
             hk: 1,
             d: 1,
+            dv: 1,
         };
         let q = [1.0f32, 1.0, 1.0, 1.0, 1.0, 1.0];
         let (o, lse) = attention_f64(&q, &[0.0f32, 0.0], &[2.0f32, 4.0], dims, true, 1.0);
@@ -165,5 +175,31 @@ mod tests {
         assert_eq!(&o[4..6], &[3.0, 3.0]);
         assert_eq!(lse[0], f64::NEG_INFINITY);
         assert!((lse[2] - 2f64.ln()).abs() < 1e-12);
+    }
+
+    /// Q/K head dim 2 and V/O head dim 3 (MLA's split): the scores contract over two values,
+    /// O has three per row, read from V rows of three.
+    #[test]
+    fn the_v_head_dim_may_differ_from_the_qk_one() {
+        let dims = Dims {
+            b: 1,
+            s: 1,
+            sk: 2,
+            hq: 1,
+            hk: 1,
+            d: 2,
+            dv: 3,
+        };
+        let (o, lse) = attention_f64(
+            &[1.0f32, 0.0],
+            &[0.0f32, 1.0, 0.0, 0.0],
+            &[1.0f32, 2.0, 3.0, 5.0, 7.0, 9.0],
+            dims,
+            false,
+            2f64.ln(),
+        );
+        // Scores ln 2 · (0, 0): equal weights.
+        assert_eq!(o, vec![3.0, 4.5, 6.0]);
+        assert!((lse[0] - 2f64.ln()).abs() < 1e-12);
     }
 }

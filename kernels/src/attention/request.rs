@@ -1,10 +1,13 @@
-//! The attention problem: O = softmax(scale·Q·Kᵀ [+ causal mask])·V and the LSE per row, Q and
-//! O `[B, S, HQ·D]`, K and V `[B, SK, HK·D]` (torch's `[B, S, H, D]` row-major), LSE
+//! The attention problem: O = softmax(scale·Q·Kᵀ [+ causal mask])·V and the LSE per row, Q
+//! `[B, S, HQ·D]`, K `[B, SK, HK·D]`, V `[B, SK, HK·DV]`, O `[B, S, HQ·DV]` (torch's
+//! `[B, S, H, D]` row-major; DV = D but for MLA-style shapes such as D = 192, DV = 128), LSE
 //! `[B·HQ, S, 1]` f32 — its acceptance rules and its cost model.
 //!
 //! Acceptance ([`ProblemDef::solves`] and the planner): the artifact declares
-//! `solves = attention`; its config's `D` and `CAUSAL` are the request's head dimension and
-//! mask; its `q` holds the request's element type; and the runtime plans its launch on exactly
+//! `solves = attention`; its config's head dims ([`crate::attention::family::head_dims`]:
+//! `D_QK` and `D_V`, or `D` for both) and `CAUSAL` are the request's head dimensions and
+//! mask — a kernel with one `D` refuses a request whose D and DV differ
+//! ([`Reject::OneHeadDim`]); its `q` holds the request's element type; and the runtime plans its launch on exactly
 //! these tensors. A request may force one tile ([`AttentionRequest::tile`]): then only that
 //! artifact's siblings are accepted — the artifacts of the same kernel whose config entries
 //! equal its own except the element type and the mask, the two axes the problem chooses.
@@ -41,8 +44,10 @@ const EXPOSED_BLOCKS: f64 = 0.8;
 /// One attention call to run: the problem and the tensors it runs on.
 #[derive(Clone, Debug)]
 pub struct AttentionRequest {
-    /// Head dimension.
+    /// Head dimension of Q and K (the scores' contraction).
     pub d: usize,
+    /// Head dimension of V and O (`d` but for MLA-style shapes).
+    pub dv: usize,
     /// Causal (bottom-right aligned) mask.
     pub causal: bool,
     /// Q, K, V and O's element type.
@@ -80,23 +85,36 @@ impl AttentionRequest {
         elem: ElemType,
         causal: bool,
     ) -> Result<AttentionRequest, RuntimeError> {
+        AttentionRequest::contiguous_split(dims, (d, d), elem, causal)
+    }
+
+    /// [`AttentionRequest::contiguous`] with head dims `(d, dv)`: `d` for Q and K, `dv` for V
+    /// and O.
+    pub fn contiguous_split(
+        dims: Dims,
+        (d, dv): (usize, usize),
+        elem: ElemType,
+        causal: bool,
+    ) -> Result<AttentionRequest, RuntimeError> {
         let Dims { b, s, sk, hq, hk } = dims;
         let meta = |elem, shape: &[usize]| TensorMeta::row_major(elem, shape, 0);
         let tensors = [
             meta(elem, &[b, s, hq * d]),
             meta(elem, &[b, sk, hk * d]),
-            meta(elem, &[b, sk, hk * d]),
-            meta(elem, &[b, s, hq * d]),
+            meta(elem, &[b, sk, hk * dv]),
+            meta(elem, &[b, s, hq * dv]),
             meta(ElemType::F32, &[b * hq, s, 1]),
         ];
         AttentionRequest::of(tensors, d, causal, 1.0 / (d.max(1) as f32).sqrt())
     }
 
     /// The request on the tensors given `[q, k, v, o, lse]` (their strides and addresses
-    /// count), with `scale` the softmax scale. Shapes that no attention kernel can take (q and
-    /// o, or k and v, disagreeing; a head dimension that does not divide the widths; K/V heads
-    /// that do not divide the query heads; an LSE not `[B·HQ, S, 1]`) are a typed error here,
-    /// before any candidate is judged.
+    /// count), with `scale` the softmax scale and `d` the head dimension of Q and K; that of V
+    /// and O is v's width over the K/V heads (`d` unless they differ, as in MLA). Shapes that
+    /// no attention kernel can take (q and o, or k and v, disagreeing in batch or length; a
+    /// head dimension that does not divide the widths; o not as wide as the query heads at
+    /// V's head dimension; K/V heads that do not divide the query heads; an LSE not
+    /// `[B·HQ, S, 1]`) are a typed error here, before any candidate is judged.
     pub fn on(
         args: &[TensorArg<'_>; 5],
         d: usize,
@@ -106,7 +124,7 @@ impl AttentionRequest {
         AttentionRequest::of(args.clone().map(|a| a.meta().clone()), d, causal, scale)
     }
 
-    fn of(
+    pub(crate) fn of(
         tensors: [TensorMeta; 5],
         d: usize,
         causal: bool,
@@ -117,15 +135,22 @@ impl AttentionRequest {
             table: String::new(),
         };
         let [qs, ks, vs, os, ls] = [0, 1, 2, 3, 4].map(|i| tensors[i].shape.clone());
-        if qs.len() != 3 || ks.len() != 3 || vs != ks || os != qs {
+        let three = [&qs, &ks, &vs, &os].iter().all(|t| t.len() == 3);
+        if !three || vs[..2] != ks[..2] || os[..2] != qs[..2] {
             return Err(bad(format!(
-                "q/o {qs:?}/{os:?} and k/v {ks:?}/{vs:?}: q and o must be [B, S, HQ·D], k and v [B, SK, HK·D]"
+                "q/o {qs:?}/{os:?} and k/v {ks:?}/{vs:?}: q and o must be [B, S, HQ·D] and [B, S, HQ·DV], k and v [B, SK, HK·D] and [B, SK, HK·DV]"
             )));
         }
         if d == 0 || qs[2] % d != 0 || ks[2] % d != 0 || qs[0] != ks[0] {
             return Err(bad(format!("head dim {d} over q {qs:?}, k {ks:?}")));
         }
         let (hq, hk) = (qs[2] / d, ks[2] / d);
+        let dv = vs[2].checked_div(hk).unwrap_or(0);
+        if hk > 0 && (dv == 0 || vs[2] % hk != 0 || os[2] != hq * dv) {
+            return Err(bad(format!(
+                "v {vs:?} and o {os:?} over {hq} query and {hk} K/V heads: v must be [B, SK, HK·DV] and o [B, S, HQ·DV] for one V head dim DV"
+            )));
+        }
         if ls != [qs[0] * hq, qs[1], 1] {
             return Err(bad(format!(
                 "lse {ls:?}: it must be [B·HQ, S, 1] = {:?}",
@@ -139,6 +164,7 @@ impl AttentionRequest {
         }
         Ok(AttentionRequest {
             d,
+            dv,
             causal,
             elem: tensors[0].elem,
             tensors,
@@ -196,10 +222,14 @@ pub fn same_tile(a: &KernelArtifact, b: &KernelArtifact) -> bool {
 impl ProblemDef for AttentionRequest {
     fn describe(&self) -> String {
         let Dims { b, s, sk, hq, hk } = self.dims();
+        let hd = if self.dv == self.d {
+            self.d.to_string()
+        } else {
+            format!("{}/{}", self.d, self.dv)
+        };
         format!(
-            "{} hd {}, {}, b {b} s {s} sk {sk} heads {hq}/{hk}",
+            "{} hd {hd}, {}, b {b} s {s} sk {sk} heads {hq}/{hk}",
             self.problem_name(),
-            self.d,
             self.elem.name()
         )
     }
@@ -213,10 +243,20 @@ impl ProblemDef for AttentionRequest {
                 forced: format!("{}/{}", t.kernel, t.config),
             });
         }
-        let (d, causal) = (artifact.int("D"), artifact.int("CAUSAL"));
-        if d != Some(self.d as i64) || causal != Some(i64::from(self.causal)) {
+        let causal = artifact.int("CAUSAL");
+        let split = artifact.int("D_QK").is_some() || artifact.int("D_V").is_some();
+        if self.d != self.dv && !split {
+            return Err(Reject::OneHeadDim {
+                qk: self.d,
+                v: self.dv,
+            });
+        }
+        let dims = super::family::head_dims(artifact);
+        let (d, dv) = (dims.map(|d| d.0 as i64), dims.map(|d| d.1 as i64));
+        if dims != Some((self.d, self.dv)) || causal != Some(i64::from(self.causal)) {
             return Err(Reject::Tile {
                 head_dim: d,
+                head_dim_v: dv,
                 causal,
             });
         }
@@ -256,7 +296,8 @@ impl ProblemDef for AttentionRequest {
         if artifact.int("PING") == Some(1) {
             efficiency *= 0.99;
         }
-        let block = (rows * bn * self.d) as f64 / efficiency;
+        // Q·Kᵀ contracts over d, P·V produces dv columns: a block costs their mean.
+        let block = (rows * bn * (self.d + self.dv)) as f64 / 2.0 / efficiency;
         Ok(waves * (blocks + exposed) * block / 1e6)
     }
 
@@ -265,7 +306,11 @@ impl ProblemDef for AttentionRequest {
         Key {
             device: device.name.clone(),
             sms: device.limits.sm_count,
-            problem: self.problem_name(),
+            problem: if self.dv == self.d {
+                self.problem_name()
+            } else {
+                format!("{} dv {}", self.problem_name(), self.dv)
+            },
             types: self.elem.name().to_string(),
             bucket: [tune::bucket(s), tune::bucket(sk), tune::bucket(self.d)],
             align: [

@@ -76,6 +76,7 @@ impl Shape {
             hq: self.heads,
             hk: self.kv_heads,
             d: self.hd,
+            dv: self.hd,
         }
     }
     /// `hd128 s8192 b2 h16/16 full`.

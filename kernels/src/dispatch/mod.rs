@@ -119,12 +119,23 @@ pub enum Reject {
         /// The role it takes.
         role: String,
     },
-    /// An attention tile of another head dimension or mask (its config's `D` and `CAUSAL`).
+    /// An attention tile of another head dimension or mask (its config's `D`, or `D_QK` and
+    /// `D_V`, and `CAUSAL`).
     Tile {
-        /// Its head dimension.
+        /// Its head dimension (of Q and K: `D_QK`, else `D`).
         head_dim: Option<i64>,
+        /// Its head dimension of V and O (`D_V`, else `D`).
+        head_dim_v: Option<i64>,
         /// Its mask (`CAUSAL`).
         causal: Option<i64>,
+    },
+    /// An attention kernel with one head dimension (`D`) for Q·Kᵀ and P·V (the Hopper ones),
+    /// asked for a problem whose Q/K and V/O head dimensions differ.
+    OneHeadDim {
+        /// The request's Q/K head dimension.
+        qk: usize,
+        /// The request's V/O head dimension.
+        v: usize,
     },
     /// The request forces one tile ([`crate::attention::request::AttentionRequest::forced`])
     /// and this artifact is not one of its siblings.
@@ -174,17 +185,28 @@ impl fmt::Display for Reject {
             Reject::Tensor { role } => {
                 write!(f, "takes the tensor `{role}`, which this problem lacks")
             }
-            Reject::Tile { head_dim, causal } => {
+            Reject::Tile {
+                head_dim,
+                head_dim_v,
+                causal,
+            } => {
                 let mask = match causal {
                     Some(0) => "full",
                     Some(_) => "causal",
                     None => "no mask declared",
                 };
-                match head_dim {
-                    Some(d) => write!(f, "solves attention hd {d} {mask}"),
-                    None => write!(f, "solves attention with no head dim declared, {mask}"),
+                match (head_dim, head_dim_v) {
+                    (Some(d), Some(dv)) if d != dv => {
+                        write!(f, "solves attention hd {d}/{dv} {mask}")
+                    }
+                    (Some(d), _) => write!(f, "solves attention hd {d} {mask}"),
+                    (None, _) => write!(f, "solves attention with no head dim declared, {mask}"),
                 }
             }
+            Reject::OneHeadDim { qk, v } => write!(
+                f,
+                "has one head dim `D` for Q·Kᵀ and P·V, not Q/K {qk} with V/O {v}"
+            ),
             Reject::NotForced { forced } => write!(f, "another tile than the forced {forced}"),
             Reject::Launch(why) => write!(f, "launch refused: {why}"),
             Reject::Unranked(why) => write!(f, "cannot be ranked: {why}"),

@@ -341,6 +341,7 @@ fn attention_refusal_table() {
         outcome(&full, &h200, "attention_sm90", "d64_w3"),
         Err(Reject::Tile {
             head_dim: Some(64),
+            head_dim_v: Some(64),
             causal: Some(0)
         })
     );
@@ -348,6 +349,7 @@ fn attention_refusal_table() {
         outcome(&full, &h200, "attention_sm90", "causal_d128"),
         Err(Reject::Tile {
             head_dim: Some(128),
+            head_dim_v: Some(128),
             causal: Some(1)
         })
     );

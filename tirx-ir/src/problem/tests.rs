@@ -152,6 +152,19 @@ fn attention_needs_q_k_v_o_of_one_type_an_f32_lse_and_the_scale() {
     }
     let e = ProblemKind::Attention.derive(&no_v).unwrap_err();
     assert!(e.contains("needs a tensor `v`"), "{e}");
+    // O may be narrower than Q (a V head dim below the Q/K one, MLA's 128 under 192), but it
+    // shares Q's batch and length.
+    let mut split = ok.clone();
+    split.tensors[2] = tensor("v", Bf16, &["B", "SK", "HV"]);
+    split.tensors[3] = tensor("o", Bf16, &["B", "S", "HO"]);
+    assert_eq!(
+        ProblemKind::Attention.derive(&split),
+        Ok(Problem::Attention)
+    );
+    let mut other_len = ok.clone();
+    other_len.tensors[3] = tensor("o", Bf16, &["B", "SO", "HQ"]);
+    let e = ProblemKind::Attention.derive(&other_len).unwrap_err();
+    assert!(e.contains("`o` [B, S, HO]"), "{e}");
 }
 
 #[test]
