@@ -45,6 +45,41 @@ fn gemm_sm100_prod_covers_types_and_b_layouts() {
     report("gemm_sm100_prod", &runs);
 }
 
+/// `gemm_sm100_prod`'s 256×64 pair tiles for small N (the `n64` configs: each CTA 128×64, its
+/// half of B 32 rows, eight stages), a 16-bit and an f32 D: M = 300 (a second pair row of 44
+/// rows), N = 72 (a second column tile of 8), K = 136 (a K tail) — 4 tiles on two clusters,
+/// so the walks wrap — under two CLC modes.
+#[test]
+fn gemm_sm100_prod_n64_tiles_are_right_on_odd_shapes() {
+    let mut runs = Vec::new();
+    for (ci, (config, clc)) in [
+        ("n64", ClcMode::Random),
+        ("n64_bf16_f32", ClcMode::Succeed),
+        ("n64_f16", ClcMode::Fail),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let art = sm100("gemm_sm100_prod", config);
+        assert_eq!(art.int("BN"), Some(64), "{config}");
+        let policy = Policy {
+            clc,
+            ..schedules()[ci % 3]
+        };
+        let stats = typed_gemm_on_device(
+            art,
+            art.ptx,
+            (300, 72, 136),
+            301 + ci as u64,
+            &policy,
+            &sms(4),
+        )
+        .unwrap_or_else(|e| panic!("gemm_sm100_prod {config} {clc:?}: {e}"));
+        runs.push(stats);
+    }
+    report("gemm_sm100_prod n64", &runs);
+}
+
 /// `gemm_sm100_abc` (D = α·A·op(B) + β·C: C loaded by TMA into the staging tile while the
 /// tile's MMAs finish, the accumulator read back in 64- or 32-column blocks) in TN and NN
 /// configs with 16-bit and f32 outputs, α = 1.5, β = −0.75, on the same shape: 6 tiles on two

@@ -597,6 +597,46 @@ fn blackwell_production_requests_choose_level_10_and_plan_their_launch() {
     }
 }
 
+/// Small N on a B200 (described; nothing launched): at N = 64 a 128-column tile is half
+/// empty, and M = 25600 gives 100 pair row tiles. The production kernel's 256×64 configs
+/// (`n64*`: each CTA of the pair 128×64) compute those rows at half the MMA columns of the
+/// single-CTA 128×128 tiles (`gemm_sm100_persistent/n128`, 200 tiles, two waves of 148 SMs
+/// in the cost model) and of the 256×128 default, so the cost model picks them; at 4096³ the
+/// narrower tile's lower efficiency and twice the tiles lose to the wider ones. The launch plan
+/// of the small-N choice: whole clusters, eight 20 KiB stages and D's staging tile.
+#[test]
+fn blackwell_small_n_chooses_the_256x64_pair_tile() {
+    let b200 = Device::b200();
+    for (t, want, staging) in [
+        (GemmTypes::BF16, "gemm_sm100_prod/n64", 16 << 10),
+        (types(Bf16, F32), "gemm_sm100_prod/n64_bf16_f32", 32 << 10),
+    ] {
+        let req = GemmRequest::contiguous(BLayout::Tn, Epilogue::Plain, t, (25600, 64, 4096));
+        let c = choose(&req, &catalogue::all(), &b200, &Cache::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", req.describe()));
+        assert_eq!(c.label(), want, "{}", req.describe());
+        assert_eq!(c.artifact.int("BN"), Some(64));
+        let (tensors, scalars) = req.arguments(c.artifact);
+        let plan = plan_launch_with(&(c.artifact.signature)(), &tensors, &scalars, &b200.limits)
+            .unwrap_or_else(|e| panic!("{want}: {e}"));
+        assert_eq!(plan.cluster, [2, 1, 1], "{want}");
+        assert!(
+            plan.smem_bytes >= 8 * (20 << 10) + staging && plan.smem_bytes <= 227 << 10,
+            "{want}: {} bytes",
+            plan.smem_bytes
+        );
+    }
+    let req = GemmRequest::contiguous(
+        BLayout::Tn,
+        Epilogue::Plain,
+        GemmTypes::BF16,
+        (4096, 4096, 4096),
+    );
+    let c = choose(&req, &catalogue::all(), &b200, &Cache::default())
+        .unwrap_or_else(|e| panic!("{}: {e}", req.describe()));
+    assert!(c.artifact.int("BN") >= Some(128), "{}", c.label());
+}
+
 /// A remembered choice is the fresh judgement's, under a key that tells apart everything the
 /// judgement reads (here: an address off the 16-byte alignment TMA needs, β = 0 or not), and a
 /// refusal is not remembered.

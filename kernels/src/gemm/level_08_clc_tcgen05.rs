@@ -26,6 +26,11 @@
 //! caught it.) Each reader fences (`fence::proxy_async()`) before its release: the next
 //! response is written through the async proxy.
 //!
+//! The code: warpgroup 0's TMA, MMA and scheduler warps are the tile library's
+//! `pair_clc_roles` (`pieces_sm100.rs`, shared with levels 9 and 10), and the epilogue
+//! warpgroup reads each response with its `next_walk` and hands it back with `release_walk`;
+//! what this file writes out is the epilogue's thread stores of D.
+//!
 //! Verified without a Blackwell GPU (none was used): ptxas `-arch=sm_100a` with 0 spills, and
 //! the SASS (`tirx check`, its `gemm_sm100_clc` line: `224 0 UTCHMMA×4 UTMALDG×2 LDTM×8
 //! USETMAXREG×2 SYNCS×58 LDS.128×4`) shows the pair's forms (`UTCHMMA.2CTA`,
@@ -45,7 +50,7 @@
 
 use tirx::prelude::*;
 
-#[tile_module(uses(super::pieces::gemm_pieces))]
+#[tile_module(uses(super::pieces::gemm_pieces, super::pieces_sm100::gemm_pieces_sm100))]
 pub mod kernels {
     use tirx::prelude::*;
 
@@ -84,90 +89,13 @@ pub mod kernels {
 
         pair_tmem_acquire(acc);
 
-        #[scope(warpgroup = 0)]
-        {
-            setmaxnreg::dec(REG_ISSUE);
-            // The TMA warp of each CTA: walk after walk, its halves of every tile's K steps.
-            #[scope(warp = 0, elect)]
-            {
-                let mut it = 0;
-                let mut w = cta.x / 2;
-                let mut i = 0;
-                let mut more = true;
-                while more {
-                    for u in (w..pairs_m * tiles_n).step_by(ncta.x / 2) {
-                        let (mp, n) = grouped(u, pairs_m, tiles_n);
-                        it = produce_pair(
-                            pipe,
-                            it,
-                            a_s,
-                            b_s,
-                            a,
-                            b,
-                            2 * mp + cta_rank,
-                            2 * n + cta_rank,
-                            k_tiles,
-                        );
-                    }
-                    let s = clcp.consumer_wait(i);
-                    more = clc::is_canceled(resp);
-                    if more {
-                        let cx = clc::first_cta(resp);
-                        w = cx / 2;
-                    }
-                    fence::proxy_async();
-                    clcp.consumer_release(s);
-                    i += 1;
-                }
-            }
-            // The MMA warp: the even CTA's issues every tile of every walk; the odd CTA's only
-            // follows the walks (its release of each response is counted).
-            #[scope(warp = 1, elect)]
-            {
-                let mut it = 0;
-                let mut j = 0;
-                let mut w = cta.x / 2;
-                let mut i = 0;
-                let mut more = true;
-                while more {
-                    if cta_rank % 2 == 0 {
-                        for _ in (w..pairs_m * tiles_n).step_by(ncta.x / 2) {
-                            let s = accp.producer_acquire(j);
-                            tcgen05::fence_after();
-                            it = issue_pair(pipe, it, acc, s, a_s, b_s, k_tiles);
-                            tcgen05::commit(accp.full(s), cta_group = 2);
-                            j += 1;
-                        }
-                    }
-                    let s = clcp.consumer_wait(i);
-                    more = clc::is_canceled(resp);
-                    if more {
-                        let cx = clc::first_cta(resp);
-                        w = cx / 2;
-                    }
-                    fence::proxy_async();
-                    clcp.consumer_release(s);
-                    i += 1;
-                }
-            }
-            // The scheduler warp: rank 0 asks for the next walk once every reader of the last
-            // response released it — the schedulers too, which read it to know whether to go
-            // on; after a failed request nobody asks again.
-            #[scope(warp = 2, elect)]
-            {
-                let mut i = 0;
-                let mut more = true;
-                while more {
-                    let s = clcp.producer_acquire(i);
-                    clc::try_cancel(resp, clcp.full(s), multicast = true);
-                    let got = clcp.consumer_wait(i);
-                    more = clc::is_canceled(resp);
-                    fence::proxy_async();
-                    clcp.consumer_release(got);
-                    i += 1;
-                }
-            }
-        }
+        // Warpgroup 0's TMA, MMA and scheduler warps: the scheduler warp of rank 0 asks for
+        // the next walk once every reader of the last response released it — the schedulers
+        // too, which read it to know whether to go on; after a failed request nobody asks
+        // again. The roles are the tile library's (`pieces_sm100.rs`), which level 10 shares.
+        pair_clc_roles(
+            pipe, accp, clcp, resp, acc, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles,
+        );
 
         // The epilogue warpgroup of each CTA: its 128 rows of every tile of every walk.
         #[scope(warpgroup = 1)]
@@ -191,19 +119,12 @@ pub mod kernels {
                     }
                     j += 1;
                 }
-                let s = clcp.consumer_wait(i);
-                more = clc::is_canceled(resp);
-                if more {
-                    let cx = clc::first_cta(resp);
-                    w = cx / 2;
-                }
-                fence::proxy_async();
-                // Every thread has read the response before the warpgroup's one release.
-                named_barrier(1, 128);
-                #[scope(leader)]
-                {
-                    clcp.consumer_release(s);
-                }
+                // The response decoded (`next_walk`), then the warpgroup's one release of it
+                // once every thread has read it (`release_walk`).
+                let (go, nw) = next_walk(clcp, resp, i, w);
+                more = go == 1;
+                w = nw;
+                release_walk(clcp);
                 i += 1;
             }
         }

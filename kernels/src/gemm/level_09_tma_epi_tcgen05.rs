@@ -17,6 +17,12 @@
 //! §9.7.9.25.6.2). One config, 256×128 tiles: a 128-column row of f32 is 128 registers a thread,
 //! which the epilogue's 224 hold (a 256-column row would not).
 //!
+//! The code: level 8's roles (`pair_clc_roles`, `next_walk`, `release_walk` of
+//! `pieces_sm100.rs`) and the tile library's `store_staged` for the fenced TMA stores of the
+//! staging tile's `EPI_N = 64`-column blocks; this file writes out the epilogue's walk, the
+//! accumulator's early release and the staging copy. Its PTX is level 10's `default` config's
+//! (`gemm_sm100_prod`), but for the kernel's name.
+//!
 //! Verified without a Blackwell GPU (none was used): ptxas `-arch=sm_100a` with 0 spills, and
 //! the SASS (`tirx check`, its `gemm_sm100_tma_epi` line: `224 0 UTCHMMA×4 UTMALDG×2 UTMASTG×1
 //! LDTM×4 USETMAXREG×2 SYNCS×58 LDS.128×4 STS.128×16`) shows the TMA store (`UTMASTG`, in the
@@ -36,7 +42,7 @@
 
 use tirx::prelude::*;
 
-#[tile_module(uses(super::pieces::gemm_pieces))]
+#[tile_module(uses(super::pieces::gemm_pieces, super::pieces_sm100::gemm_pieces_sm100))]
 pub mod kernels {
     use tirx::prelude::*;
 
@@ -50,7 +56,7 @@ pub mod kernels {
         cluster = (2, 1, 1),
         grid = (SMS / 2 * 2, 1),
         configs(
-            default = (BM = 256, BN = 128, BK = 64, STAGES = 6, GROUP = 8, REG_ISSUE = 56, REG_EPILOGUE = 224),
+            default = (BM = 256, BN = 128, BK = 64, STAGES = 6, GROUP = 8, EPI_N = 64, REG_ISSUE = 56, REG_EPILOGUE = 224),
         ),
     )]
     pub fn gemm_sm100_tma_epi(
@@ -63,7 +69,7 @@ pub mod kernels {
         let acc = tmem::<f32>([2, 128, BN]);
         // The epilogue's row of the accumulator, and D's staging tile in 64-column TMA boxes.
         let r = regs::<f32>([128, BN], layout = tmem_32x32b);
-        let d_s = smem::<bf16>([BN / 64, 128, 64], swizzle = B128);
+        let d_s = smem::<bf16>([BN / EPI_N, 128, EPI_N], swizzle = B128);
         let pipe = pipeline::<STAGES>();
         let accp = pipeline::<2>(peers = 2);
         // The scheduler's response, read by the four roles of both CTAs.
@@ -79,90 +85,13 @@ pub mod kernels {
 
         pair_tmem_acquire(acc);
 
-        #[scope(warpgroup = 0)]
-        {
-            setmaxnreg::dec(REG_ISSUE);
-            // The TMA warp of each CTA: walk after walk, its halves of every tile's K steps.
-            #[scope(warp = 0, elect)]
-            {
-                let mut it = 0;
-                let mut w = cta.x / 2;
-                let mut i = 0;
-                let mut more = true;
-                while more {
-                    for u in (w..pairs_m * tiles_n).step_by(ncta.x / 2) {
-                        let (mp, n) = grouped(u, pairs_m, tiles_n);
-                        it = produce_pair(
-                            pipe,
-                            it,
-                            a_s,
-                            b_s,
-                            a,
-                            b,
-                            2 * mp + cta_rank,
-                            2 * n + cta_rank,
-                            k_tiles,
-                        );
-                    }
-                    let s = clcp.consumer_wait(i);
-                    more = clc::is_canceled(resp);
-                    if more {
-                        let cx = clc::first_cta(resp);
-                        w = cx / 2;
-                    }
-                    fence::proxy_async();
-                    clcp.consumer_release(s);
-                    i += 1;
-                }
-            }
-            // The MMA warp: the even CTA's issues every tile of every walk; the odd CTA's only
-            // follows the walks (its release of each response is counted).
-            #[scope(warp = 1, elect)]
-            {
-                let mut it = 0;
-                let mut j = 0;
-                let mut w = cta.x / 2;
-                let mut i = 0;
-                let mut more = true;
-                while more {
-                    if cta_rank % 2 == 0 {
-                        for _ in (w..pairs_m * tiles_n).step_by(ncta.x / 2) {
-                            let s = accp.producer_acquire(j);
-                            tcgen05::fence_after();
-                            it = issue_pair(pipe, it, acc, s, a_s, b_s, k_tiles);
-                            tcgen05::commit(accp.full(s), cta_group = 2);
-                            j += 1;
-                        }
-                    }
-                    let s = clcp.consumer_wait(i);
-                    more = clc::is_canceled(resp);
-                    if more {
-                        let cx = clc::first_cta(resp);
-                        w = cx / 2;
-                    }
-                    fence::proxy_async();
-                    clcp.consumer_release(s);
-                    i += 1;
-                }
-            }
-            // The scheduler warp: rank 0 asks for the next walk once every reader of the last
-            // response released it — the schedulers too, which read it to know whether to go
-            // on; after a failed request nobody asks again.
-            #[scope(warp = 2, elect)]
-            {
-                let mut i = 0;
-                let mut more = true;
-                while more {
-                    let s = clcp.producer_acquire(i);
-                    clc::try_cancel(resp, clcp.full(s), multicast = true);
-                    let got = clcp.consumer_wait(i);
-                    more = clc::is_canceled(resp);
-                    fence::proxy_async();
-                    clcp.consumer_release(got);
-                    i += 1;
-                }
-            }
-        }
+        // Warpgroup 0's TMA, MMA and scheduler warps: the scheduler warp of rank 0 asks for
+        // the next walk once every reader of the last response released it — the schedulers
+        // too, which read it to know whether to go on; after a failed request nobody asks
+        // again. The roles are the tile library's (`pieces_sm100.rs`), which level 10 shares.
+        pair_clc_roles(
+            pipe, accp, clcp, resp, acc, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles,
+        );
 
         // The epilogue warpgroup of each CTA: its 128 rows of every tile of every walk, stored
         // by TMA; the last stores are waited for before the kernel ends.
@@ -191,30 +120,17 @@ pub mod kernels {
                     }
                     named_barrier(1, 128);
                     copy(d_s, r);
-                    fence::proxy_async();
-                    named_barrier(1, 128);
-                    #[scope(leader)]
-                    {
-                        for cb in 0..BN / 64 {
-                            tma::store(d.tile(2 * mp + cta_rank, n * (BN / 64) + cb), d_s[cb]);
-                        }
-                        tma::commit_group();
-                    }
+                    // Fenced against the async proxy, the warpgroup's barrier, the leader's TMA
+                    // stores in one bulk group (`store_staged`).
+                    store_staged(d, d_s, 2 * mp + cta_rank, n * (BN / EPI_N));
                     j += 1;
                 }
-                let s = clcp.consumer_wait(i);
-                more = clc::is_canceled(resp);
-                if more {
-                    let cx = clc::first_cta(resp);
-                    w = cx / 2;
-                }
-                fence::proxy_async();
-                // Every thread has read the response before the warpgroup's one release.
-                named_barrier(1, 128);
-                #[scope(leader)]
-                {
-                    clcp.consumer_release(s);
-                }
+                // The response decoded (`next_walk`), then the warpgroup's one release of it
+                // once every thread has read it (`release_walk`).
+                let (go, nw) = next_walk(clcp, resp, i, w);
+                more = go == 1;
+                w = nw;
+                release_walk(clcp);
                 i += 1;
             }
             #[scope(leader)]

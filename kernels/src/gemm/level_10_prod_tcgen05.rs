@@ -14,6 +14,16 @@
 //! 32 of an f32 D), so an f32 D stages 64 KiB: 6 × 24 KiB of operand stages + 64 KiB = 208 KiB
 //! of the 227 KiB.
 //!
+//! Tiles for small N: the `n64*` configs (TN) are 256×64 pair tiles — each CTA 128×64, its
+//! half of B 32 rows — for problems whose N leaves most of a 128-column tile empty. A stage is
+//! 16 KiB of A and 4 KiB of B, so eight stages (160 KiB) plus D's staging tile (16 KiB, or
+//! 32 KiB for an f32 D) fit the 227 KiB; the accumulator is 2 × 64 TMEM columns and the
+//! epilogue's row 64 registers. The pair MMA's M = 256, N = 64 is one of `cta_group::2`'s shapes
+//! (PTX ISA §9.7.16.10.1, the valid M × N of `.kind::f16`). Not offered: a 256×256 pair tile
+//! (each CTA 128×256, 2 × 256 = 512 TMEM columns, which would fit) needs the epilogue to read
+//! the accumulator in column slices — a 256-column f32 row is 256 registers, over the 224 the
+//! epilogue holds — which this kernel's one `copy(r, acc[s])` does not do.
+//!
 //! The roles (TMA, MMA and scheduler warps; the epilogue warpgroup's walk over the CLC
 //! responses) are the tile library `pieces_sm100.rs`, shared with the scaled and
 //! fused-epilogue kernels of `level_10_epi_tcgen05.rs`.
@@ -22,9 +32,12 @@
 //! every config (`tests/assemble.rs`), and the SASS (`tirx check`, its `gemm_sm100_prod`
 //! lines: `224 0 UTCHMMA×4 UTMALDG×2 UTMASTG×1 LDTM×4 USETMAXREG×2 SYNCS×58 LDS.128×4
 //! STS.128×16` for every 16-bit D, TN and NN alike — level 9's — and `STS.128×32` for an f32
-//! D, twice the staging bytes), and the emulator against the f64 reference on shapes with
-//! tails in M, N and K and more tiles than clusters, TN and NN, 16-bit and f32 outputs, under
-//! every CLC mode (`tests/sim_gemm_sm100.rs`); 100 seeded schedules a config and CLC mode with
+//! D, twice the staging bytes; `224 0 UTCHMMA×4 UTMALDG×2 UTMASTG×1 LDTM×2 USETMAXREG×2
+//! SYNCS×62 LDS.128×4 STS.128×8` for the `n64` tiles, `STS.128×16` with an f32 D), and the
+//! emulator against the f64 reference on shapes with tails in M, N and K and more tiles than
+//! clusters, TN and NN, 16-bit and f32 outputs, under every CLC mode, the `n64` tiles on
+//! M = 300, N = 72, K = 136 (`tests/sim_gemm_sm100.rs`); 100 seeded schedules a config and CLC
+//! mode with
 //! `tirx sim gemm_sm100_prod --m 300 --n 264 --k 136 --sms 4 --schedules 100 --clc random`
 //! (`docs/emulator.md` records the runs).
 
@@ -52,6 +65,11 @@ pub mod kernels {
                 layout(nn = (MB = mn)),
                 types(default = (TA = bf16, TD = bf16), f16 = (TA = f16, TD = f16), bf16_f16 = (TA = bf16, TD = f16), f16_bf16 = (TA = f16, TD = bf16), bf16_f32 = (TA = bf16, TD = f32), f16_f32 = (TA = f16, TD = f32)),
                 with = (BM = 256, BN = 128, BK = 64, STAGES = 6, GROUP = 8, EPI_N = 128 / size_of(TD), REG_ISSUE = 56, REG_EPILOGUE = 224),
+            ),
+            product(
+                tile(n64 = (BN = 64, STAGES = 8)),
+                types(default = (TA = bf16, TD = bf16), f16 = (TA = f16, TD = f16), bf16_f32 = (TA = bf16, TD = f32)),
+                with = (BM = 256, BK = 64, GROUP = 8, EPI_N = 128 / size_of(TD), REG_ISSUE = 56, REG_EPILOGUE = 224, MB = k),
             ),
         ),
     )]
