@@ -26,23 +26,27 @@ fn gemm_sm100_prod_covers_types_and_b_layouts() {
     .into_iter()
     .enumerate()
     {
-        let art = sm100("gemm_sm100_prod", config);
-        let policy = Policy {
-            clc,
-            ..schedules()[ci % 3]
-        };
-        let stats = typed_gemm_on_device(
-            art,
-            art.ptx,
-            (300, 264, 136),
-            201 + ci as u64,
-            &policy,
-            &sms(4),
-        )
-        .unwrap_or_else(|e| panic!("gemm_sm100_prod {config} {clc:?}: {e}"));
-        runs.push(stats);
+        runs.push(run_prod(config, clc, ci, (300, 264, 136), 201));
     }
     report("gemm_sm100_prod", &runs);
+}
+
+/// One emulator run of `gemm_sm100_prod`'s `config` on four SMs (two clusters) under CLC mode
+/// `clc` and the `ci`-th schedule, seed `seed + ci`, against the f64 reference.
+fn run_prod(
+    config: &str,
+    clc: ClcMode,
+    ci: usize,
+    shape: (usize, usize, usize),
+    seed: u64,
+) -> tirx_sim::Stats {
+    let art = sm100("gemm_sm100_prod", config);
+    let policy = Policy {
+        clc,
+        ..schedules()[ci % 3]
+    };
+    typed_gemm_on_device(art, art.ptx, shape, seed + ci as u64, &policy, &sms(4))
+        .unwrap_or_else(|e| panic!("gemm_sm100_prod {config} {clc:?}: {e}"))
 }
 
 /// `gemm_sm100_prod`'s 256×64 pair tiles for small N (the `n64` configs: each CTA 128×64, its
@@ -60,22 +64,12 @@ fn gemm_sm100_prod_n64_tiles_are_right_on_odd_shapes() {
     .into_iter()
     .enumerate()
     {
-        let art = sm100("gemm_sm100_prod", config);
-        assert_eq!(art.int("BN"), Some(64), "{config}");
-        let policy = Policy {
-            clc,
-            ..schedules()[ci % 3]
-        };
-        let stats = typed_gemm_on_device(
-            art,
-            art.ptx,
-            (300, 72, 136),
-            301 + ci as u64,
-            &policy,
-            &sms(4),
-        )
-        .unwrap_or_else(|e| panic!("gemm_sm100_prod {config} {clc:?}: {e}"));
-        runs.push(stats);
+        assert_eq!(
+            sm100("gemm_sm100_prod", config).int("BN"),
+            Some(64),
+            "{config}"
+        );
+        runs.push(run_prod(config, clc, ci, (300, 72, 136), 301));
     }
     report("gemm_sm100_prod n64", &runs);
 }
