@@ -27,9 +27,12 @@
 //! - a grid that is not persistent: ×1.25, no software pipeline (`STAGES` absent): ×1.3, A
 //!   not loaded by TMA: ×3 (the ladder's levels 1–5 at 8192³: 0.22–0.96 of level 8);
 //! - the ping-pong consumer schedule (config entry `PINGPONG = 1`: each consumer warpgroup
-//!   owns whole tiles, the two taking turns): ×1.04 — it models the same as the cooperative
-//!   kernel of its width and measured behind it (FP8 row-wise on 2026-12-04 21:21, 8192³ 1241.3
-//!   against 1280.6 TFLOP/s, 8192×28672×4096 1263.5 against 1269.3; docs/perf/fp8-h200.md).
+//!   owns whole tiles, the two taking turns): its MMA efficiency is that of the accumulator one
+//!   warpgroup holds (BM×BN, against a cooperative warpgroup's BM/2×BN), then ×1.04 for 64-row
+//!   tiles and ×0.98 for 128-row tiles — measured on the H200 on 2026-12-05 after
+//!   `carry-stage-counters` (docs/perf/h200-2026-12-05.md): 64×256 ping-pong 2–6 % behind
+//!   the cooperative 128×256 at the four large shapes, 128×128 ping-pong (S = 6) 0–5 % ahead
+//!   (row-wise 8192³ 1313.6 against 1279.9 TFLOP/s, 8192×28672×4096 1329.4 against 1264.5).
 //!
 //! The model ranks; the tune cache corrects it where it is wrong.
 
@@ -300,7 +303,14 @@ impl ProblemDef for GemmRequest {
         };
         let persistent = sig.grid.iter().any(mentions_sms);
         let cluster: u32 = sig.cluster.iter().product();
-        let efficiency = efficiency(bn);
+        let pingpong = artifact.int("PINGPONG") == Some(1);
+        // A ping-pong warpgroup accumulates its whole BM×BN tile, a cooperative one its half of
+        // the rows: the MMA width that matters is the accumulator a warpgroup holds.
+        let efficiency = if pingpong {
+            efficiency(bm * bn / 64)
+        } else {
+            efficiency(bn)
+        };
         let tiles = m.div_ceil(bm) * n.div_ceil(bn);
         let waves = tiles.div_ceil(device.limits.sm_count.max(1) as usize);
         let mut cost = waves as f64 * (bm as f64 / 128.0) * bn as f64 / efficiency;
@@ -333,8 +343,8 @@ impl ProblemDef for GemmRequest {
         if !by_tma("a") {
             cost *= 3.0;
         }
-        if artifact.int("PINGPONG") == Some(1) {
-            cost *= 1.04;
+        if pingpong {
+            cost *= if bm >= 128 { 0.98 } else { 1.04 };
         }
         // Skinny shapes stream A and B through few SMs: the time is their bytes at what those
         // CTAs pull, whenever that exceeds the tile work.
