@@ -178,3 +178,41 @@ fn the_measured_ping_pong_tile_wins_at_full_waves_and_the_narrow_one_does_not() 
     }
     assert!(asked >= 8, "{asked} ping-pong requests");
 }
+
+/// A row split over a cluster of CTAs is for fewer rows than SMs (docs/perf/h200-2026-12-05.md:
+/// `layernorm_staged_cluster` 0.26–0.84 of `layernorm_long` at 1024–8192 rows): with a row for
+/// every SM every op takes a one-CTA kernel, LayerNorm's long rows the one-CTA `layernorm_long`;
+/// with fewer rows than SMs the cluster kernel of the smallest capacity still wins.
+#[test]
+fn rows_split_over_a_cluster_only_when_rows_are_fewer_than_sms() {
+    let cluster = |a: &KernelArtifact| (a.signature)().cluster.iter().product::<u32>();
+    for op in [RowOp::Softmax, RowOp::RmsNorm, RowOp::LayerNorm] {
+        for (rows, cols) in [(8192, 32768), (4096, 65536), (1024, 262144), (132, 100_000)] {
+            let art = choice(&RowRequest::contiguous(op, rows, cols));
+            assert_eq!(
+                cluster(art),
+                1,
+                "{op:?} {rows}x{cols}: {}/{}",
+                art.kernel,
+                art.config
+            );
+        }
+        for (rows, cols) in [(64, 262144), (100, 65536), (131, 40000)] {
+            let art = choice(&RowRequest::contiguous(op, rows, cols));
+            assert!(
+                cluster(art) > 1,
+                "{op:?} {rows}x{cols}: {}/{}",
+                art.kernel,
+                art.config
+            );
+        }
+    }
+    for (rows, cols) in [(8192, 32768), (4096, 65536), (1024, 262144)] {
+        let art = choice(&RowRequest::contiguous(RowOp::LayerNorm, rows, cols));
+        assert_eq!(
+            art.kernel, "layernorm_long",
+            "{rows}x{cols}: {}",
+            art.config
+        );
+    }
+}

@@ -23,6 +23,13 @@
 //!   3244 GB/s at 32768×8192). The three-tile LayerNorm of 2026-12-02 measured the wider CTAs
 //!   faster (docs/perf/rows-h200-2026-12-02.md); re-measure with `tirx tune` where it matters.
 //!
+//! - a row split over a cluster of CTAs (`*_staged_cluster`, cluster > 1) when there are at
+//!   least as many rows as SMs: ranked after every one-CTA kernel holding the row. Every row
+//!   then has a CTA already, and the split measured 0.26–0.84 of the one-CTA `layernorm_long`
+//!   at 1024–8192 rows (8192×32768: h2 1764, x2 1185 against 3074 GB/s; 1024×262144: x8 1928
+//!   against 2273; docs/perf/h200-2026-12-05.md). With fewer rows than SMs it is ranked by its
+//!   capacity like the rest.
+//!
 //! Equal costs go by the dispatcher's stated tie order (smaller cluster, fewer threads, …),
 //! never by where a kernel or a config is written. The tune cache corrects the model where it
 //! is wrong.
@@ -34,6 +41,11 @@ use tirx::{KernelArtifact, TensorArg};
 
 use crate::dispatch::tune::{self, Key};
 use crate::dispatch::{Device, ProblemDef, Reject};
+
+/// The longest row a one-CTA row kernel holds (`softmax_long`, `rmsnorm_long`,
+/// `layernorm_long`: `CAP = 1048576`); a cluster kernel that ranks after the one-CTA kernels
+/// costs more than this.
+pub const LONGEST_ONE_CTA_ROW: usize = 1 << 20;
 
 /// The longest row an artifact handles: its config's `CAP` (a kernel that walks a row in
 /// chunks), else `C` (the columns its register tile holds), if it is a row kernel.
@@ -161,10 +173,17 @@ impl ProblemDef for RowRequest {
         (tensors, vec![self.eps; sig.scalars.len()])
     }
 
-    fn cost(&self, artifact: &KernelArtifact, _device: &Device) -> Result<f64, Reject> {
+    fn cost(&self, artifact: &KernelArtifact, device: &Device) -> Result<f64, Reject> {
         let capacity =
             capacity(artifact).ok_or_else(|| Reject::Unranked("no row capacity".into()))?;
         let sig = (artifact.signature)();
+        let rows = self.x.shape.first().copied().unwrap_or(0);
+        let cluster: u32 = sig.cluster.iter().product();
+        if cluster > 1 && rows >= device.limits.sm_count as usize {
+            // A row split over a cluster is for fewer rows than SMs; with a row for every SM it
+            // ranks after every one-CTA kernel that holds the row.
+            return Ok(LONGEST_ONE_CTA_ROW as f64 * cluster as f64 + capacity as f64);
+        }
         let staged = sig
             .params
             .iter()
