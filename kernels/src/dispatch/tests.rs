@@ -690,3 +690,68 @@ fn remembered_choices_are_fresh_choices_under_keys_that_tell_layouts_apart() {
     let off_choice = choose(&off, &catalogue::all(), &h200, Cache::host()).map(|c| c.label());
     assert_ne!(Some(aligned_choice), off_choice.ok());
 }
+
+/// The waves of a CTA pair (ladder levels 7–10 on a B200, described; nothing launched): a
+/// 256-row pair tile occupies two SMs, so 148 SMs run 74 pair tiles at once. At 4096³ the
+/// production kernel's 256×128 tiles are 16 × 32 = 512 pair tiles, 7 waves of one CTA's 128×128
+/// each — where counting pair tiles over all 148 SMs (4 waves, each charged as two 128-row
+/// tiles: 8) made it dearer than the single-CTA 128×128 tiles (`gemm_sm100_persistent/n128`,
+/// 1024 tiles, 7 waves) and sent 4096³ there. The production kernel's default is chosen over
+/// ladder level 9 (`gemm_sm100_tma_epi`, the same PTX but for the entry's name) by the tie
+/// rule, never by the catalogue's order.
+#[test]
+fn blackwell_pair_tiles_count_waves_over_sm_pairs() {
+    let b200 = Device::b200();
+    let choice = |shape, t| {
+        let req = GemmRequest::contiguous(BLayout::Tn, Epilogue::Plain, t, shape);
+        choose(&req, &catalogue::all(), &b200, &Cache::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", req.describe()))
+            .label()
+    };
+    // (shape, the choice): square, odd (12 × 40 pair tiles: 7 waves), and skinny N = 64 (the
+    // 256×64 pair tiles: one 64-column MMA a CTA instead of half-empty 128-column ones).
+    for (shape, want) in [
+        ((4096, 4096, 4096), "gemm_sm100_prod/default"),
+        ((3000, 5000, 2000), "gemm_sm100_prod/default"),
+        ((8192, 64, 8192), "gemm_sm100_prod/n64"),
+        ((16384, 64, 2048), "gemm_sm100_prod/n64"),
+    ] {
+        assert_eq!(choice(shape, GemmTypes::BF16), want, "{shape:?}");
+    }
+    assert_eq!(
+        choice((4096, 4096, 4096), types(F16, F16)),
+        "gemm_sm100_prod/f16"
+    );
+    // The wave count itself: the production default at 4096³ costs 7 waves of 128 columns
+    // (×0.98 for the pair's multicast) plus one pipeline fill, not 4 × 2.
+    let req = GemmRequest::contiguous(
+        BLayout::Tn,
+        Epilogue::Plain,
+        GemmTypes::BF16,
+        (4096, 4096, 4096),
+    );
+    let verdicts = judge(&req, &catalogue::all(), &b200);
+    let cost = |kernel: &str, config: &str| {
+        let v = verdicts
+            .iter()
+            .find(|v| v.kernel.name == kernel && v.artifact.config == config)
+            .expect("judged");
+        *v.outcome.as_ref().expect("accepted")
+    };
+    let fill = crate::gemm::request::fill_units(1, 4096);
+    let want = 7.0 * 128.0 / crate::gemm::request::efficiency(128) * 0.98 + fill;
+    let prod = cost("gemm_sm100_prod", "default");
+    assert!((prod - want).abs() < 1e-6, "{prod} against {want}");
+    // Level 9 and the production default: the same cost and launch; the tie goes to the
+    // kernel with more artifacts, in the catalogue's order and reversed.
+    assert_eq!(prod, cost("gemm_sm100_tma_epi", "default"));
+    let mut back = verdicts.clone();
+    back.reverse();
+    for v in [&verdicts, &back] {
+        let best = ranked(v);
+        assert_eq!(
+            (best[0].0.kernel.name, best[1].0.kernel.name),
+            ("gemm_sm100_prod", "gemm_sm100_tma_epi")
+        );
+    }
+}
