@@ -755,3 +755,51 @@ fn blackwell_pair_tiles_count_waves_over_sm_pairs() {
         );
     }
 }
+
+/// The production kernel's 256×256 pair tiles (`n256*`: each CTA 128×256 of D, 512 TMEM
+/// columns) on a B200 (described; nothing launched): at large M and N their waves of 256
+/// columns, D stored by TMA, cost less than the 256×128 tiles' twice as many waves of 128
+/// (efficiency 1.0 against 0.92) and than level 7/8's 256×256 tiles that store D from
+/// registers (×1.02); at 4096³ the 256 pair tiles take 4 waves of 256 columns against 7 of
+/// 128 for the 256×128 tiles, which stay the choice. The launch plan: five 32 KiB stages and
+/// a 64 KiB staging tile (2064 bytes more of alignment, barriers and slots) within the 227 KiB.
+#[test]
+fn blackwell_large_shapes_choose_the_256x256_pair_tile() {
+    let b200 = Device::b200();
+    for (shape, t, want) in [
+        ((8192, 8192, 8192), GemmTypes::BF16, "gemm_sm100_prod/n256"),
+        (
+            (16384, 16384, 4096),
+            GemmTypes::BF16,
+            "gemm_sm100_prod/n256",
+        ),
+        ((8192, 28672, 4096), GemmTypes::BF16, "gemm_sm100_prod/n256"),
+        (
+            (8192, 8192, 8192),
+            types(F16, F16),
+            "gemm_sm100_prod/n256_f16",
+        ),
+        (
+            (4096, 4096, 4096),
+            GemmTypes::BF16,
+            "gemm_sm100_prod/default",
+        ),
+    ] {
+        let req = GemmRequest::contiguous(BLayout::Tn, Epilogue::Plain, t, shape);
+        let c = choose(&req, &catalogue::all(), &b200, &Cache::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", req.describe()));
+        assert_eq!(c.label(), want, "{}", req.describe());
+        let (tensors, scalars) = req.arguments(c.artifact);
+        let plan = plan_launch_with(&(c.artifact.signature)(), &tensors, &scalars, &b200.limits)
+            .unwrap_or_else(|e| panic!("{want}: {e}"));
+        assert_eq!(plan.cluster, [2, 1, 1], "{want}");
+        if c.artifact.int("BN") == Some(256) {
+            assert_eq!(
+                plan.smem_bytes,
+                5 * (32 << 10) + (64 << 10) + 2064,
+                "{want}"
+            );
+            assert_eq!((c.artifact.signature)().tmem_cols, 512, "{want}");
+        }
+    }
+}
