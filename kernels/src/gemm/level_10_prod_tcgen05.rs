@@ -117,11 +117,6 @@ pub mod kernels {
         let clcp = pipeline::<1>(consumers = 4, peers = 2);
         let pairs_m = cdiv(M, 256);
         let tiles_n = cdiv(N, BN);
-        let k_tiles = cdiv(K, BK);
-        static_assert(
-            128 * REG_ISSUE + 128 * REG_EPILOGUE <= 65536,
-            "the warpgroups' setmaxnreg counts exceed the 64K-register file",
-        );
         // Shared memory: the operand stages (A's 128 rows and B's BN / 2, BK wide, 16-bit) and
         // D's staging tile (128 × BN of D) within 225 KiB — the 227 KiB a CTA may use less
         // 2 KiB for the swizzled tiles' 1 KiB alignment, the barriers, the TMEM slot and the
@@ -135,9 +130,8 @@ pub mod kernels {
             "the operand stages and D's staging tile exceed the shared memory",
         );
 
-        pair_tmem_acquire(acc);
         pair_clc_roles(
-            pipe, accp, clcp, resp, acc, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles,
+            pipe, accp, clcp, resp, acc, a_s, b_s, a, b, pairs_m, tiles_n,
         );
 
         // The epilogue warpgroup: level 9's, over D's type.
@@ -177,12 +171,7 @@ pub mod kernels {
                             copy(r, accv[s * (BN / EPI_N) + cb]);
                             copy(d_s[cb], r);
                         }
-                        tcgen05::fence_before();
-                        named_barrier(1, 128);
-                        #[scope(leader)]
-                        {
-                            accp.consumer_release(s);
-                        }
+                        release_acc(accp, s);
                     }
                     store_staged(d, d_s, 2 * mp + cta_rank, n * (BN / EPI_N));
                     j += 1;
