@@ -74,6 +74,34 @@ fn gemm_sm100_prod_n64_tiles_are_right_on_odd_shapes() {
     report("gemm_sm100_prod n64", &runs);
 }
 
+/// `gemm_sm100_prod`'s 256×256 pair tiles (the `n256` configs: each CTA 128×256 of D, its
+/// half of B 128 rows, 512 TMEM columns for the two accumulator stages, the epilogue reading
+/// one staging block of 64 — 32 for an f32 D — columns at a time), a 16-bit and an f32 D: M =
+/// 300 (a second pair row of 44 rows), N = 520 (a third column tile of 8), K = 136 (a K tail)
+/// — 6 tiles on two clusters, so the walks wrap and the staging tile is reused — under every
+/// CLC mode.
+#[test]
+fn gemm_sm100_prod_n256_tiles_are_right_on_odd_shapes() {
+    let mut runs = Vec::new();
+    for (ci, (config, clc, stages)) in [
+        ("n256", ClcMode::Random, 5),
+        ("n256_bf16_f32", ClcMode::Succeed, 3),
+        ("n256_f16", ClcMode::Fail, 5),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let art = sm100("gemm_sm100_prod", config);
+        assert_eq!(
+            (art.int("BN"), art.int("STAGES")),
+            (Some(256), Some(stages))
+        );
+        assert_eq!((art.signature)().tmem_cols, 512, "{config}");
+        runs.push(run_prod(config, clc, ci, (300, 520, 136), 401));
+    }
+    report("gemm_sm100_prod n256", &runs);
+}
+
 /// `gemm_sm100_abc` (D = α·A·op(B) + β·C: C loaded by TMA into the staging tile while the
 /// tile's MMAs finish, the accumulator read back in 64- or 32-column blocks) in TN and NN
 /// configs with 16-bit and f32 outputs, α = 1.5, β = −0.75, on the same shape: 6 tiles on two

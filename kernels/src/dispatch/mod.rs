@@ -360,19 +360,34 @@ fn judge_one(
 ///    RMSNorm c4k 3875 against c4k_t256 3779, docs/perf/rows-h200-2026-12-02.md; where a
 ///    family measured otherwise its cost model says so, as LayerNorm's does);
 /// 3. less shared memory per CTA (more CTAs fit an SM);
-/// 4. more CTAs (the same work in finer pieces balances better over the SMs).
+/// 4. more CTAs (the same work in finer pieces balances better over the SMs);
+/// 5. the kernel with more artifacts. Launches equal in all of the above are the same launch
+///    as far as the host can tell — a ladder level whose code the production kernel took over
+///    whole (Blackwell level 9, `gemm_sm100_tma_epi`, is `gemm_sm100_prod/default` but for the
+///    entry's name) — and the kernel that generalises it over types, layouts and tiles is the
+///    one a user is meant to run.
 ///
-/// Never the catalogue's order or a name. Launches equal in all of these are the same launch
-/// as far as the host can tell; `dispatch::tests` checks that no two shipped artifacts reach
-/// that at the top of any family's swept requests.
+/// Never the catalogue's order or a name. `dispatch::tests` checks that no two shipped
+/// artifacts are equal in all of these at the top of any family's swept requests.
 pub fn ranked(verdicts: &[Verdict]) -> Vec<(&Verdict, f64)> {
     let mut ok: Vec<(&Verdict, f64)> = verdicts
         .iter()
         .filter_map(|v| v.outcome.as_ref().ok().map(|c| (v, *c)))
         .collect();
-    let tie = |v: &Verdict| v.footprint.map(|f| f.order());
-    ok.sort_by(|a, b| a.1.total_cmp(&b.1).then_with(|| tie(a.0).cmp(&tie(b.0))));
+    ok.sort_by(|a, b| {
+        a.1.total_cmp(&b.1)
+            .then_with(|| tie_order(a.0).cmp(&tie_order(b.0)))
+    });
     ok
+}
+
+/// The ranking's keys after the cost ([`ranked`]): the launch's [`Footprint`] order, then the
+/// kernel with more artifacts first.
+pub(crate) fn tie_order(v: &Verdict) -> impl Ord + std::fmt::Debug + use<> {
+    (
+        v.footprint.map(|f| f.order()),
+        std::cmp::Reverse(v.kernel.artifacts.len()),
+    )
 }
 
 /// The choice for `problem`: the cache's fastest accepted artifact, else the cost model's

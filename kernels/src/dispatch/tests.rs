@@ -690,3 +690,116 @@ fn remembered_choices_are_fresh_choices_under_keys_that_tell_layouts_apart() {
     let off_choice = choose(&off, &catalogue::all(), &h200, Cache::host()).map(|c| c.label());
     assert_ne!(Some(aligned_choice), off_choice.ok());
 }
+
+/// The waves of a CTA pair (ladder levels 7–10 on a B200, described; nothing launched): a
+/// 256-row pair tile occupies two SMs, so 148 SMs run 74 pair tiles at once. At 4096³ the
+/// production kernel's 256×128 tiles are 16 × 32 = 512 pair tiles, 7 waves of one CTA's 128×128
+/// each — where counting pair tiles over all 148 SMs (4 waves, each charged as two 128-row
+/// tiles: 8) made it dearer than the single-CTA 128×128 tiles (`gemm_sm100_persistent/n128`,
+/// 1024 tiles, 7 waves) and sent 4096³ there. The production kernel's default is chosen over
+/// ladder level 9 (`gemm_sm100_tma_epi`, the same PTX but for the entry's name) by the tie
+/// rule, never by the catalogue's order.
+#[test]
+fn blackwell_pair_tiles_count_waves_over_sm_pairs() {
+    let b200 = Device::b200();
+    let choice = |shape, t| {
+        let req = GemmRequest::contiguous(BLayout::Tn, Epilogue::Plain, t, shape);
+        choose(&req, &catalogue::all(), &b200, &Cache::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", req.describe()))
+            .label()
+    };
+    // (shape, the choice): square, odd (12 × 40 pair tiles: 7 waves), and skinny N = 64 (the
+    // 256×64 pair tiles: one 64-column MMA a CTA instead of half-empty 128-column ones).
+    for (shape, want) in [
+        ((4096, 4096, 4096), "gemm_sm100_prod/default"),
+        ((3000, 5000, 2000), "gemm_sm100_prod/default"),
+        ((8192, 64, 8192), "gemm_sm100_prod/n64"),
+        ((16384, 64, 2048), "gemm_sm100_prod/n64"),
+    ] {
+        assert_eq!(choice(shape, GemmTypes::BF16), want, "{shape:?}");
+    }
+    assert_eq!(
+        choice((4096, 4096, 4096), types(F16, F16)),
+        "gemm_sm100_prod/f16"
+    );
+    // The wave count itself: the production default at 4096³ costs 7 waves of 128 columns
+    // (×0.98 for the pair's multicast) plus one pipeline fill, not 4 × 2.
+    let req = GemmRequest::contiguous(
+        BLayout::Tn,
+        Epilogue::Plain,
+        GemmTypes::BF16,
+        (4096, 4096, 4096),
+    );
+    let verdicts = judge(&req, &catalogue::all(), &b200);
+    let cost = |kernel: &str, config: &str| {
+        let v = verdicts
+            .iter()
+            .find(|v| v.kernel.name == kernel && v.artifact.config == config)
+            .expect("judged");
+        *v.outcome.as_ref().expect("accepted")
+    };
+    let fill = crate::gemm::request::fill_units(1, 4096);
+    let want = 7.0 * 128.0 / crate::gemm::request::efficiency(128) * 0.98 + fill;
+    let prod = cost("gemm_sm100_prod", "default");
+    assert!((prod - want).abs() < 1e-6, "{prod} against {want}");
+    // Level 9 and the production default: the same cost and launch; the tie goes to the
+    // kernel with more artifacts, in the catalogue's order and reversed.
+    assert_eq!(prod, cost("gemm_sm100_tma_epi", "default"));
+    let mut back = verdicts.clone();
+    back.reverse();
+    for v in [&verdicts, &back] {
+        let best = ranked(v);
+        assert_eq!(
+            (best[0].0.kernel.name, best[1].0.kernel.name),
+            ("gemm_sm100_prod", "gemm_sm100_tma_epi")
+        );
+    }
+}
+
+/// The production kernel's 256×256 pair tiles (`n256*`: each CTA 128×256 of D, 512 TMEM
+/// columns) on a B200 (described; nothing launched): at large M and N their waves of 256
+/// columns, D stored by TMA, cost less than the 256×128 tiles' twice as many waves of 128
+/// (efficiency 1.0 against 0.92) and than level 7/8's 256×256 tiles that store D from
+/// registers (×1.02); at 4096³ the 256 pair tiles take 4 waves of 256 columns against 7 of
+/// 128 for the 256×128 tiles, which stay the choice. The launch plan: five 32 KiB stages and
+/// a 64 KiB staging tile (2064 bytes more of alignment, barriers and slots) within the 227 KiB.
+#[test]
+fn blackwell_large_shapes_choose_the_256x256_pair_tile() {
+    let b200 = Device::b200();
+    for (shape, t, want) in [
+        ((8192, 8192, 8192), GemmTypes::BF16, "gemm_sm100_prod/n256"),
+        (
+            (16384, 16384, 4096),
+            GemmTypes::BF16,
+            "gemm_sm100_prod/n256",
+        ),
+        ((8192, 28672, 4096), GemmTypes::BF16, "gemm_sm100_prod/n256"),
+        (
+            (8192, 8192, 8192),
+            types(F16, F16),
+            "gemm_sm100_prod/n256_f16",
+        ),
+        (
+            (4096, 4096, 4096),
+            GemmTypes::BF16,
+            "gemm_sm100_prod/default",
+        ),
+    ] {
+        let req = GemmRequest::contiguous(BLayout::Tn, Epilogue::Plain, t, shape);
+        let c = choose(&req, &catalogue::all(), &b200, &Cache::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", req.describe()));
+        assert_eq!(c.label(), want, "{}", req.describe());
+        let (tensors, scalars) = req.arguments(c.artifact);
+        let plan = plan_launch_with(&(c.artifact.signature)(), &tensors, &scalars, &b200.limits)
+            .unwrap_or_else(|e| panic!("{want}: {e}"));
+        assert_eq!(plan.cluster, [2, 1, 1], "{want}");
+        if c.artifact.int("BN") == Some(256) {
+            assert_eq!(
+                plan.smem_bytes,
+                5 * (32 << 10) + (64 << 10) + 2064,
+                "{want}"
+            );
+            assert_eq!((c.artifact.signature)().tmem_cols, 512, "{want}");
+        }
+    }
+}

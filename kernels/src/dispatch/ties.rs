@@ -67,9 +67,8 @@ fn ties_are_decided_by_the_footprint_never_by_the_catalogue_order() {
         ranked_requests += 1;
         if let Some((second, next)) = best.get(1) {
             assert!(
-                cost < next
-                    || first.footprint.map(|f| f.order()) != second.footprint.map(|f| f.order()),
-                "{} on {}: {}/{} and {}/{} tie in cost and footprint",
+                cost < next || tie_order(first) != tie_order(second),
+                "{} on {}: {}/{} and {}/{} tie in cost, footprint and artifact count",
                 request.describe(),
                 device.name,
                 first.kernel.name,

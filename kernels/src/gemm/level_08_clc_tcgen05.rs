@@ -81,20 +81,14 @@ pub mod kernels {
         let clcp = pipeline::<1>(consumers = 4, peers = 2);
         let pairs_m = cdiv(M, 256);
         let tiles_n = cdiv(N, BN);
-        let k_tiles = cdiv(K, BK);
-        static_assert(
-            128 * REG_ISSUE + 128 * REG_EPILOGUE <= 65536,
-            "the warpgroups' setmaxnreg counts exceed the 64K-register file",
-        );
 
-        pair_tmem_acquire(acc);
-
-        // Warpgroup 0's TMA, MMA and scheduler warps: the scheduler warp of rank 0 asks for
-        // the next walk once every reader of the last response released it — the schedulers
-        // too, which read it to know whether to go on; after a failed request nobody asks
-        // again. The roles are the tile library's (`pieces_sm100.rs`), which level 10 shares.
+        // The pair's TMEM, then warpgroup 0's TMA, MMA and scheduler warps: the scheduler warp
+        // of rank 0 asks for the next walk once every reader of the last response released it
+        // — the schedulers too, which read it to know whether to go on; after a failed request
+        // nobody asks again. The roles are the tile library's (`pieces_sm100.rs`), which
+        // level 10 shares.
         pair_clc_roles(
-            pipe, accp, clcp, resp, acc, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles,
+            pipe, accp, clcp, resp, acc, a_s, b_s, a, b, pairs_m, tiles_n,
         );
 
         // The epilogue warpgroup of each CTA: its 128 rows of every tile of every walk.
@@ -111,12 +105,7 @@ pub mod kernels {
                     let s = accp.consumer_wait(j);
                     tcgen05::fence_after();
                     copy(d.tile(2 * mp + cta_rank, n), acc[s]);
-                    tcgen05::fence_before();
-                    named_barrier(1, 128);
-                    #[scope(leader)]
-                    {
-                        accp.consumer_release(s);
-                    }
+                    release_acc(accp, s);
                     j += 1;
                 }
                 // The response decoded (`next_walk`), then the warpgroup's one release of it

@@ -98,15 +98,9 @@ pub mod kernels {
         let clcp = pipeline::<1>(consumers = 4, peers = 2);
         let pairs_m = cdiv(M, 256);
         let tiles_n = cdiv(N, BN);
-        let k_tiles = cdiv(K, BK);
-        static_assert(
-            128 * REG_ISSUE + 128 * REG_EPILOGUE <= 65536,
-            "the warpgroups' setmaxnreg counts exceed the 64K-register file",
-        );
 
-        pair_tmem_acquire(acc);
         pair_clc_roles(
-            pipe, accp, clcp, resp, acc, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles,
+            pipe, accp, clcp, resp, acc, a_s, b_s, a, b, pairs_m, tiles_n,
         );
 
         #[scope(warpgroup = 1)]
@@ -131,12 +125,7 @@ pub mod kernels {
                         r = select(beta != 0.0, alpha * r + beta * cr, alpha * r);
                         copy(d_s[cb], r);
                     }
-                    tcgen05::fence_before();
-                    named_barrier(1, 128);
-                    #[scope(leader)]
-                    {
-                        accp.consumer_release(s);
-                    }
+                    release_acc(accp, s);
                     store_staged(d, d_s, row, col);
                     j += 1;
                 }
@@ -198,15 +187,9 @@ pub mod kernels {
         let clcp = pipeline::<1>(consumers = 4, peers = 2);
         let pairs_m = cdiv(M, 256);
         let tiles_n = cdiv(N, BN);
-        let k_tiles = cdiv(K, BK);
-        static_assert(
-            128 * REG_ISSUE + 128 * REG_EPILOGUE <= 65536,
-            "the warpgroups' setmaxnreg counts exceed the 64K-register file",
-        );
 
-        pair_tmem_acquire(acc);
         pair_clc_roles(
-            pipe, accp, clcp, resp, acc, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles,
+            pipe, accp, clcp, resp, acc, a_s, b_s, a, b, pairs_m, tiles_n,
         );
 
         #[scope(warpgroup = 1)]
@@ -234,12 +217,7 @@ pub mod kernels {
                         bias_act(r, bias_t);
                         copy(d_s[cb], r);
                     }
-                    tcgen05::fence_before();
-                    named_barrier(1, 128);
-                    #[scope(leader)]
-                    {
-                        accp.consumer_release(s);
-                    }
+                    release_acc(accp, s);
                     store_staged(d, d_s, 2 * mp + cta_rank, col);
                     j += 1;
                 }
@@ -307,15 +285,9 @@ pub mod kernels {
         let clcp = pipeline::<1>(consumers = 4, peers = 2);
         let pairs_m = cdiv(M, 256);
         let tiles_n = cdiv(N, BN);
-        let k_tiles = cdiv(K, BK);
-        static_assert(
-            128 * REG_ISSUE + 128 * REG_EPILOGUE <= 65536,
-            "the warpgroups' setmaxnreg counts exceed the 64K-register file",
-        );
 
-        pair_tmem_acquire(acc);
         pair_clc_roles(
-            pipe, accp, clcp, resp, acc, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles,
+            pipe, accp, clcp, resp, acc, a_s, b_s, a, b, pairs_m, tiles_n,
         );
 
         #[scope(warpgroup = 1)]
@@ -342,12 +314,7 @@ pub mod kernels {
                         r = r + rr;
                         copy(d_s[cb], r);
                     }
-                    tcgen05::fence_before();
-                    named_barrier(1, 128);
-                    #[scope(leader)]
-                    {
-                        accp.consumer_release(s);
-                    }
+                    release_acc(accp, s);
                     store_staged(d, d_s, row, col);
                     j += 1;
                 }

@@ -19,10 +19,24 @@
 //! 16 KiB of A and 4 KiB of B, so eight stages (160 KiB) plus D's staging tile (16 KiB, or
 //! 32 KiB for an f32 D) fit the 227 KiB; the accumulator is 2 × 64 TMEM columns and the
 //! epilogue's row 64 registers. The pair MMA's M = 256, N = 64 is one of `cta_group::2`'s shapes
-//! (PTX ISA §9.7.16.10.1, the valid M × N of `.kind::f16`). Not offered: a 256×256 pair tile
-//! (each CTA 128×256, 2 × 256 = 512 TMEM columns, which would fit) needs the epilogue to read
-//! the accumulator in column slices — a 256-column f32 row is 256 registers, over the 224 the
-//! epilogue holds — which this kernel's one `copy(r, acc[s])` does not do.
+//! (PTX ISA §9.7.16.10.1, the valid M × N of `.kind::f16`).
+//!
+//! Tiles for large M and N: the `n256*` configs (TN) are 256×256 pair tiles — each CTA
+//! 128×256 of D, its half of B 128 rows; M = 256, N = 256 is the widest `cta_group::2` shape
+//! of `.kind::f16` (§9.7.16.10.1; levels 7 and 8 issue it too). The two accumulator stages take 2 × 256 = 512 TMEM columns,
+//! all a CTA has. A row of 256 f32 is more registers than the epilogue's 224, so the epilogue
+//! reads the accumulator one staging block at a time (`EPI_R = EPI_N` columns through the
+//! view `accv`, as the fused-epilogue kernels do) and releases the stage once every block is
+//! staged; the other configs (`EPI_R = BN`) read the whole row at once and release it before
+//! staging (a build-time `if`: their SASS is unchanged, their PTX renumbers its registers and
+//! branches once on the constant). Shared memory decides the
+//! stages: one is 16 KiB of A and 16 KiB of B, D's staging tile 64 KiB (128 KiB for an f32
+//! D), so `STAGES = (225 KiB − staging) / 32 KiB` = 5 (3 for an f32 D) — 224 KiB plus 2064
+//! bytes of alignment, barriers, the TMEM slot and the scheduler's response, within the 227
+//! KiB; a `static_assert` keeps every config within that budget. The host's cost model
+//! chooses them at large M and N (8192³, 8192 × 28672 × 4096: half the waves of the 256×128
+//! tiles at full efficiency), the 256×128 tiles at 4096³ (7 waves of 128 columns against 4
+//! of 256).
 //!
 //! The roles (TMA, MMA and scheduler warps; the epilogue warpgroup's walk over the CLC
 //! responses) are the tile library `pieces_sm100.rs`, shared with the scaled and
@@ -33,10 +47,14 @@
 //! lines: `224 0 UTCHMMA×4 UTMALDG×2 UTMASTG×1 LDTM×4 USETMAXREG×2 SYNCS×58 LDS.128×4
 //! STS.128×16` for every 16-bit D, TN and NN alike — level 9's — and `STS.128×32` for an f32
 //! D, twice the staging bytes; `224 0 UTCHMMA×4 UTMALDG×2 UTMASTG×1 LDTM×2 USETMAXREG×2
-//! SYNCS×62 LDS.128×4 STS.128×8` for the `n64` tiles, `STS.128×16` with an f32 D), and the
+//! SYNCS×62 LDS.128×4 STS.128×8` for the `n64` tiles, `STS.128×16` with an f32 D; `224 0
+//! UTCHMMA×4 UTMALDG×2 UTMASTG×1 LDTM×2 USETMAXREG×2 SYNCS×56 LDS.128×4 STS.128×8` for the
+//! `n256` tiles, `LDTM×1 … SYNCS×52` with an f32 D: the block loop's one load of 64 or 32
+//! columns), and the
 //! emulator against the f64 reference on shapes with tails in M, N and K and more tiles than
 //! clusters, TN and NN, 16-bit and f32 outputs, under every CLC mode, the `n64` tiles on
-//! M = 300, N = 72, K = 136 (`tests/sim_gemm_sm100.rs`); 100 seeded schedules a config and CLC
+//! M = 300, N = 72, K = 136, the `n256` tiles on M = 300, N = 520, K = 136
+//! (`tests/sim_gemm_sm100.rs`); 100 seeded schedules a config and CLC
 //! mode with
 //! `tirx sim gemm_sm100_prod --m 300 --n 264 --k 136 --sms 4 --schedules 100 --clc random`
 //! (`docs/emulator.md` records the runs).
@@ -59,17 +77,22 @@ pub mod kernels {
         configs(
             product(
                 types(default = (TA = bf16, TD = bf16), f16 = (TA = f16, TD = f16), bf16_f16 = (TA = bf16, TD = f16), f16_bf16 = (TA = f16, TD = bf16), bf16_f32 = (TA = bf16, TD = f32), f16_f32 = (TA = f16, TD = f32)),
-                with = (BM = 256, BN = 128, BK = 64, STAGES = 6, GROUP = 8, EPI_N = 128 / size_of(TD), REG_ISSUE = 56, REG_EPILOGUE = 224, MB = k),
+                with = (BM = 256, BN = 128, BK = 64, STAGES = 6, GROUP = 8, EPI_N = 128 / size_of(TD), EPI_R = BN, REG_ISSUE = 56, REG_EPILOGUE = 224, MB = k),
             ),
             product(
                 layout(nn = (MB = mn)),
                 types(default = (TA = bf16, TD = bf16), f16 = (TA = f16, TD = f16), bf16_f16 = (TA = bf16, TD = f16), f16_bf16 = (TA = f16, TD = bf16), bf16_f32 = (TA = bf16, TD = f32), f16_f32 = (TA = f16, TD = f32)),
-                with = (BM = 256, BN = 128, BK = 64, STAGES = 6, GROUP = 8, EPI_N = 128 / size_of(TD), REG_ISSUE = 56, REG_EPILOGUE = 224),
+                with = (BM = 256, BN = 128, BK = 64, STAGES = 6, GROUP = 8, EPI_N = 128 / size_of(TD), EPI_R = BN, REG_ISSUE = 56, REG_EPILOGUE = 224),
             ),
             product(
                 tile(n64 = (BN = 64, STAGES = 8)),
                 types(default = (TA = bf16, TD = bf16), f16 = (TA = f16, TD = f16), bf16_f32 = (TA = bf16, TD = f32)),
-                with = (BM = 256, BK = 64, GROUP = 8, EPI_N = 128 / size_of(TD), REG_ISSUE = 56, REG_EPILOGUE = 224, MB = k),
+                with = (BM = 256, BK = 64, GROUP = 8, EPI_N = 128 / size_of(TD), EPI_R = BN, REG_ISSUE = 56, REG_EPILOGUE = 224, MB = k),
+            ),
+            product(
+                tile(n256 = (BN = 256)),
+                types(default = (TA = bf16, TD = bf16), f16 = (TA = f16, TD = f16), bf16_f32 = (TA = bf16, TD = f32)),
+                with = (BM = 256, BK = 64, STAGES = (225 * 1024 - 128 * BN * size_of(TD)) / ((128 + BN / 2) * BK * size_of(TA)), GROUP = 8, EPI_N = 128 / size_of(TD), EPI_R = EPI_N, REG_ISSUE = 56, REG_EPILOGUE = 224, MB = k),
             ),
         ),
     )]
@@ -83,7 +106,10 @@ pub mod kernels {
         let a_s = smem::<TA>([STAGES, 128, BK], swizzle = B128);
         let b_s = smem::<TA>([STAGES, BN / 2, BK], swizzle = B128, major = MB);
         let acc = tmem::<f32>([2, 128, BN]);
-        let r = regs::<f32>([128, BN], layout = tmem_32x32b);
+        // The epilogue's registers: EPI_R columns of the accumulator at a time (the whole
+        // row, or one staging block of the wide tiles through the view `accv`).
+        let r = regs::<f32>([128, EPI_R], layout = tmem_32x32b);
+        let accv = tmem::<f32>([2 * BN / EPI_R, 128, EPI_R], alias = acc);
         let d_s = smem::<TD>([BN / EPI_N, 128, EPI_N], swizzle = B128);
         let pipe = pipeline::<STAGES>();
         let accp = pipeline::<2>(peers = 2);
@@ -91,15 +117,21 @@ pub mod kernels {
         let clcp = pipeline::<1>(consumers = 4, peers = 2);
         let pairs_m = cdiv(M, 256);
         let tiles_n = cdiv(N, BN);
-        let k_tiles = cdiv(K, BK);
+        // Shared memory: the operand stages (A's 128 rows and B's BN / 2, BK wide, 16-bit) and
+        // D's staging tile (128 × BN of D) within 225 KiB — the 227 KiB a CTA may use less
+        // 2 KiB for the swizzled tiles' 1 KiB alignment, the barriers, the TMEM slot and the
+        // scheduler's response (2064 bytes in all).
         static_assert(
-            128 * REG_ISSUE + 128 * REG_EPILOGUE <= 65536,
-            "the warpgroups' setmaxnreg counts exceed the 64K-register file",
+            EPI_R == BN || EPI_R == EPI_N,
+            "the epilogue reads the whole row or one staging block at a time",
+        );
+        static_assert(
+            STAGES * (128 + BN / 2) * BK * 2 + 128 * BN * (128 / EPI_N) <= 225 * 1024,
+            "the operand stages and D's staging tile exceed the shared memory",
         );
 
-        pair_tmem_acquire(acc);
         pair_clc_roles(
-            pipe, accp, clcp, resp, acc, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles,
+            pipe, accp, clcp, resp, acc, a_s, b_s, a, b, pairs_m, tiles_n,
         );
 
         // The epilogue warpgroup: level 9's, over D's type.
@@ -115,17 +147,32 @@ pub mod kernels {
                     let (mp, n) = grouped(u, pairs_m, tiles_n);
                     let s = accp.consumer_wait(j);
                     tcgen05::fence_after();
-                    copy(r, acc[s]);
-                    // The row is in registers: the stage goes back to the MMA warp at once.
-                    tcgen05::fence_before();
-                    named_barrier(1, 128);
-                    #[scope(leader)]
-                    {
-                        accp.consumer_release(s);
-                        tma::wait_group_read(0);
+                    if EPI_R == BN {
+                        copy(r, acc[s]);
+                        // The row is in registers: the stage goes back to the MMA warp at once.
+                        tcgen05::fence_before();
+                        named_barrier(1, 128);
+                        #[scope(leader)]
+                        {
+                            accp.consumer_release(s);
+                            tma::wait_group_read(0);
+                        }
+                        named_barrier(1, 128);
+                        copy(d_s, r);
+                    } else {
+                        // A row of BN f32 is more registers than the thread holds (224): each
+                        // staging block in turn, the stage released once all are staged.
+                        #[scope(leader)]
+                        {
+                            tma::wait_group_read(0);
+                        }
+                        named_barrier(1, 128);
+                        for cb in 0..BN / EPI_N {
+                            copy(r, accv[s * (BN / EPI_N) + cb]);
+                            copy(d_s[cb], r);
+                        }
+                        release_acc(accp, s);
                     }
-                    named_barrier(1, 128);
-                    copy(d_s, r);
                     store_staged(d, d_s, 2 * mp + cta_rank, n * (BN / EPI_N));
                     j += 1;
                 }

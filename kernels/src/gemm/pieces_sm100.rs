@@ -1,7 +1,8 @@
 //! The Blackwell CTA pair's roles under cluster launch control, a tile library shared by the
 //! production GEMMs (ladder level 10, `level_10_prod_tcgen05.rs`, and its scaled and fused
-//! epilogues, `level_10_epi_tcgen05.rs`): warpgroup 0's TMA, MMA and scheduler warps
-//! ([`pair_clc_roles`]), the decoding of each scheduler response ([`next_walk`]) and the
+//! epilogues, `level_10_epi_tcgen05.rs`): the pair's TMEM and warpgroup 0's TMA, MMA and
+//! scheduler warps ([`pair_clc_roles`]), the epilogue's release of an accumulator stage
+//! ([`release_acc`]), the decoding of each scheduler response ([`next_walk`]) and the
 //! epilogue warpgroup's release of it ([`release_walk`]), and the staging tile's TMA loads of C
 //! or a residual ([`load_staged`]) and TMA stores to D ([`store_staged`]). Each using module names it with
 //! `#[tile_module(uses(super::pieces::gemm_pieces, super::pieces_sm100::gemm_pieces_sm100))]`
@@ -18,11 +19,28 @@ use tirx::prelude::*;
 mod gemm_pieces_sm100 {
     use tirx::prelude::*;
 
-    /// Warpgroup 0 of the pair's CLC kernels (level 9's): it gives its registers away; its
-    /// TMA warp loads this CTA's halves of every tile's K steps, walk after walk; the even
-    /// CTA's MMA warp issues every tile into the accumulator stage the epilogue freed (the odd
-    /// CTA's only follows the walks); the scheduler warp of rank 0 asks for the next walk
-    /// once every reader of the last response released it, and never again after a failure.
+    /// The epilogue warpgroup hands accumulator stage `s` back to the MMA warp once every
+    /// thread's TMEM reads are done (`tcgen05.fence::before_thread_sync` then the warpgroup's
+    /// barrier, PTX ISA §9.7.16.6.4).
+    #[tile_fn]
+    fn release_acc(accp: Pipe, s: u32) {
+        tcgen05::fence_before();
+        named_barrier(1, 128);
+        #[scope(leader)]
+        {
+            accp.consumer_release(s);
+        }
+    }
+
+    /// What every pair CLC kernel (levels 8–10) does after its declarations, before its
+    /// epilogue: checks that the two warpgroups' register counts fit the register file, takes
+    /// the pair's TMEM for `acc` (`pair_tmem_acquire`), and runs warpgroup 0 over
+    /// `pairs_m × tiles_n` tiles of `cdiv(K, BK)` K steps. Warpgroup 0 (level 9's) gives its
+    /// registers away; its TMA warp loads this CTA's halves of every tile's K steps, walk after
+    /// walk; the even CTA's MMA warp issues every tile into the accumulator stage the epilogue
+    /// freed (the odd CTA's only follows the walks); the scheduler warp of rank 0 asks for the
+    /// next walk once every reader of the last response released it, and never again after a
+    /// failure.
     #[tile_fn]
     fn pair_clc_roles(
         pipe: Pipe,
@@ -36,8 +54,13 @@ mod gemm_pieces_sm100 {
         b: Global,
         pairs_m: u32,
         tiles_n: u32,
-        k_tiles: u32,
     ) {
+        let k_tiles = cdiv(K, BK);
+        static_assert(
+            128 * REG_ISSUE + 128 * REG_EPILOGUE <= 65536,
+            "the warpgroups' setmaxnreg counts exceed the 64K-register file",
+        );
+        pair_tmem_acquire(acc);
         #[scope(warpgroup = 0)]
         {
             setmaxnreg::dec(REG_ISSUE);

@@ -12,8 +12,10 @@
 //! The cost model ([`GemmRequest::cost`]) estimates time from what the artifact is, never
 //! from its name: `BM`, `BN` and `STAGES` from its config entries; from its signature, whether
 //! A and D go through TMA, the cluster size and whether the grid is persistent (`SMS`). Per
-//! 128-row tile of width BN, a wave of `SMS` tiles costs `BN / efficiency(BN)`; the factors
-//! below multiply. Every number is a measurement on the H200 (docs/perf/gemm-h200.md):
+//! 128-row tile of width BN, a wave of `SMS` tiles costs `BN / efficiency(BN)`; a Blackwell
+//! CTA pair's 256-row tile is two such tiles on two SMs at once, so its waves count pair tiles
+//! over `SMS / 2` ([`ctas_per_tile`]). Ties in cost and launch are broken by the dispatcher
+//! (`dispatch::ranked`). The factors below multiply. Every number is a measurement on the H200 (docs/perf/gemm-h200.md):
 //! - efficiency 1.0 for 256 columns, 0.97 for 192, 0.92 for 128, 0.82 for 64 (2026-11-30
 //!   01:48: 6144³ in 9 waves of 128×256 tiles 682.5 µs, 12 of 128×192 670.5, 18 of 128×128
 //!   743.6; 192 and 64 carry the 3 % margin the measured rule of that session demanded of a
@@ -312,21 +314,26 @@ impl ProblemDef for GemmRequest {
             efficiency(bn)
         };
         let tiles = m.div_ceil(bm) * n.div_ceil(bn);
-        let waves = tiles.div_ceil(device.limits.sm_count.max(1) as usize);
-        let mut cost = waves as f64 * (bm as f64 / 128.0) * bn as f64 / efficiency;
+        // A wave is one tile on every group of CTAs that computes a tile together (one CTA,
+        // or a CTA pair), and costs one CTA's rows of it.
+        let per_tile = ctas_per_tile(artifact);
+        let slots = (device.limits.sm_count as usize / per_tile).max(1);
+        let waves = tiles.div_ceil(slots);
+        let mut cost = waves as f64 * ((bm / per_tile) as f64 / 128.0) * bn as f64 / efficiency;
         if !by_tma("d") {
             cost *= 1.02;
         }
         if cluster > 1 {
-            // A is the shared operand when each CTA's box of A holds fewer rows than BM (the
-            // pair loads half each and multicasts it).
+            // A is the shared operand when each CTA's box of A holds fewer rows than the CTA
+            // computes (the pair along N loads half each and multicasts it; a CTA pair of one
+            // tile loads its own rows of A and shares B).
             let a_rows = sig.params.iter().find_map(|p| match p {
                 tirx::abi::AbiParam::TensorMap {
                     tensor, box_dims, ..
                 } if tensor == "a" => box_dims.last().copied(),
                 _ => None,
             });
-            let shares_a = a_rows.is_some_and(|r| (r as usize) < bm);
+            let shares_a = a_rows.is_some_and(|r| (r as usize) < bm / per_tile);
             let a_rows_aligned = (k * self.types.input.bytes() as usize).is_multiple_of(128);
             cost *= match (shares_a && bn < 128, a_rows_aligned) {
                 (false, _) => 0.98,
@@ -349,7 +356,7 @@ impl ProblemDef for GemmRequest {
         // Skinny shapes stream A and B through few SMs: the time is their bytes at what those
         // CTAs pull, whenever that exceeds the tile work.
         let room = device.limits.sm_count as usize * ctas_per_sm(artifact);
-        let resident = tiles.min(room);
+        let resident = (tiles * per_tile).min(room);
         let rate = pull_rate(self, artifact);
         // One pipeline fill before anything streams (the later waves of a grid that is not
         // persistent are in its ×1.25).
@@ -399,8 +406,25 @@ pub(crate) fn ctas_per_sm(art: &KernelArtifact) -> usize {
     by_smem.min(by_threads).max(1) as usize
 }
 
+/// The CTAs that compute one `BM`-row tile of `art` together: on a tcgen05 target a CTA's
+/// accumulator has the 128 lanes of its tensor memory, one row of D each (a `cta_group::1`
+/// MMA is at most M = 128; M = 256 is the CTA pair's `cta_group::2`, PTX ISA §9.7.16.10.1), so
+/// a tile of more rows is computed by `BM / 128` CTAs of its cluster; on Hopper every CTA
+/// computes its own tile (a cluster shares operands, never a tile). A pair tile occupies two
+/// SMs for the time one CTA's 128 rows take: waves count tiles over `SMS / 2` pair slots.
+pub(crate) fn ctas_per_tile(art: &KernelArtifact) -> usize {
+    let bm = art.int("BM").unwrap_or(128).max(1) as usize;
+    let cluster: u32 = (art.signature)().cluster.iter().product();
+    if art.target.has_tcgen05() && bm > 128 {
+        (bm / 128).clamp(1, cluster.max(1) as usize)
+    } else {
+        1
+    }
+}
+
 /// Bytes a second one CTA of `art` pulls from HBM on `request`: the bytes of its `STAGES`
 /// pipeline stages that lie inside the tensors (a stage holds `BM` rows of A and `BN` of B,
+/// halved for each CTA of a pair ([`ctas_per_tile`]),
 /// `BK` wide; rows past M or N are TMA's zero fill and read nothing) over
 /// [`STAGE_LATENCY_S`]; [`SM_BYTES_PER_S`] when the config does not name its stages.
 pub(crate) fn pull_rate(request: &GemmRequest, art: &KernelArtifact) -> f64 {
@@ -410,7 +434,8 @@ pub(crate) fn pull_rate(request: &GemmRequest, art: &KernelArtifact) -> f64 {
         return SM_BYTES_PER_S;
     };
     let bk = art.int("BK").unwrap_or(64).max(1) as usize;
-    let rows = (bm.max(1) as usize).min(m) + (bn.max(1) as usize).min(n);
+    // A CTA pair's CTA loads half of the tile's rows of A and half of B's.
+    let rows = ((bm.max(1) as usize).min(m) + (bn.max(1) as usize).min(n)) / ctas_per_tile(art);
     let stage = rows * bk.min(k) * request.types.input.bytes() as usize;
     (stages.max(1) as usize * stage) as f64 / STAGE_LATENCY_S
 }
