@@ -47,6 +47,7 @@ mod i8_saturate;
 mod int_tiles;
 mod kinds;
 mod pair_block_scale;
+mod pair_m128;
 mod pair_mma;
 mod pipeline_counters;
 mod regtile_lowering;

@@ -3,7 +3,7 @@
 //! `tcgen05.alloc/dealloc/relinquish_alloc_permit`, `tcgen05.mma` of `kind::f16`, `kind::tf32`
 //! and `kind::f8f6f4` (the kinds, their descriptors and element formats: `tcgen05_kind.rs`; M = 128 in one
 //! CTA, B in shared memory, A in shared memory or — the `[a-tmem]` form, §9.7.16.10.9 — in
-//! tensor memory; the CTA pair's `cta_group::2`, M = 256, is `tcgen05_pair.rs`, A in shared
+//! tensor memory; the CTA pair's `cta_group::2`, M = 256 or 128, is `tcgen05_pair.rs`, A in shared
 //! memory only), `tcgen05.cp` (`tcgen05_cp.rs`), `tcgen05.commit.mbarrier::arrive::one`,
 //! `tcgen05.ld` with `tcgen05.wait::ld`,
 //! `tcgen05.st` with `tcgen05.wait::st`, and the `tcgen05.fence::*` orderings
@@ -151,9 +151,30 @@ impl Tc05Mma {
             if (l..l + self.m).contains(&lane) && (c..c + 8).contains(&col))
     }
 
-    /// Its D in this CTA's tensor memory: first lane, first column, rows, columns, line.
+    /// Its D in this CTA's tensor memory: first lane, first column, lanes, columns, line. The
+    /// pair's M = 256 takes 128 lanes × N columns in each CTA; its M = 128 (Layout B) 128
+    /// lanes × N / 2 columns.
     pub(crate) fn d_rect(&self) -> (u32, u32, u32, u32, u32) {
-        (self.d_lane, self.d_col, self.m, self.n, self.line)
+        let (rows, cols) = match (self.pair, self.m) {
+            (true, 128) => (TMEM_LANES, self.n / 2),
+            (true, _) => (TMEM_LANES, self.n),
+            (false, m) => (m, self.n),
+        };
+        (self.d_lane, self.d_col, rows, cols, self.line)
+    }
+
+    /// The (lane, column) of tensor memory where D's row `i` (of this CTA's rows) and column
+    /// `j` live: lane `d_lane + i`, column `d_col + j` (§9.7.16.10.5, Layouts A and D); for
+    /// the pair's M = 128 (Layout B, the 2x2 data path: each CTA's 64 rows, its columns in
+    /// two halves over the lanes) column `j < N / 2` in lane `d_lane + i` and column `j ≥
+    /// N / 2` in lane `d_lane + 64 + i`, at column `d_col + j mod N / 2`.
+    pub(crate) fn d_cell(&self, i: u32, j: u32) -> (u32, u32) {
+        if self.pair && self.m == 128 {
+            let half = self.n / 2;
+            (self.d_lane + i + 64 * (j / half), self.d_col + j % half)
+        } else {
+            (self.d_lane + i, self.d_col + j)
+        }
     }
 
     /// Its PTX line.
@@ -404,7 +425,7 @@ impl Machine<'_> {
             ));
         }
         if pair {
-            self.pair_shape(cl, ci, t, line, m, n)?;
+            self.pair_shape(cl, ci, t, line, (m, n, taddr >> 16), scale.is_some())?;
         } else if m != 128 || n == 0 || n > 256 || !n.is_multiple_of(16) {
             return Err(bad(
                 self,
@@ -617,8 +638,8 @@ pub(super) fn mma_fault(
     }
 }
 
-/// Writes `D = A·B (+ D)` into CTA `cta`'s tensor memory: row `i` of `a` to lane `d_lane + i`,
-/// row `j` of `b` to column `d_col + j`; cells a `tcgen05.st` or `tcgen05.ld` still owns
+/// Writes `D = A·B (+ D)` into CTA `cta`'s tensor memory: row `i` of `a` and row `j` of `b`
+/// to the cell `Tc05Mma::d_cell(i, j)`; cells a `tcgen05.st` or `tcgen05.ld` still owns
 /// are diagnosed. `issuer` is the MMA's CTA and thread.
 pub(super) fn write_d(
     cl: &mut Cluster,
@@ -650,7 +671,7 @@ pub(super) fn write_d(
     let written = super::tcgen05_fence::record_mma(&mut cl.ctas[cta], issuer.1, mma.line);
     for (i, ar) in a.iter().enumerate() {
         for (j, br) in b.iter().enumerate() {
-            let key = (mma.d_lane + i as u32, mma.d_col + j as u32);
+            let key = mma.d_cell(i as u32, j as u32);
             if let Some(at) = reading.get(&key) {
                 let what = format!(
                     "tcgen05.mma writes lane {}, column {} of tensor memory, which the \

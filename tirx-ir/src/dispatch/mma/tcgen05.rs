@@ -35,7 +35,14 @@
 //! offset in both CTAs (one declaration); the descriptor carries the pair's M = 256 and N
 //! (`InstrDesc::encode_pair`), and each `tcgen05.mma.cta_group::2` is guarded by
 //! `%cluster_ctarank & 1 == 0`, so only the even CTA's thread of the one-thread scope issues
-//! it. Before: `mma @acc <- @a_s, @b_s accumulate (%k > 0) cta_group 2`. The pair reads A
+//! it. Before: `mma @acc <- @a_s, @b_s accumulate (%k > 0) cta_group 2`. With `acc` a
+//! `[64, N]` tile (and `a` 64 rows) the pair's M is 128: the descriptor's M = 128, N a
+//! multiple of 32 (§9.7.16.2.1, Table 39), and each CTA's 64 rows of D lie in the 2x2 data
+//! path — PTX ISA §9.7.16.10.5.2 "Layout B (M = 128 + cta-group::2 + Dense A matrix)", whose
+//! figures are images; the mapping (column `n < N/2` of row `m` in lane `m`, column `n ≥ N/2`
+//! in lane `64 + m`, at column `n mod N/2`) follows CUTLASS `cute/atom/mma_traits_sm100.hpp`
+//! (`tmem_frg`, the "2x2" atom for two SMs) and is `Buffer::tmem_pair_half`'s, which
+//! `tmem_epilogue` reads back. The pair reads A
 //! from shared memory only: a TMEM A with `cta_group = 2` is refused (`PairTmemA`). Its
 //! 16-bit B may be MN-major as for one CTA (each CTA's `N / 2` columns its own chunks, the
 //! NN GEMM's B; `gemm_sm100_prod/nn`).
@@ -201,7 +208,9 @@ fn pair_desc(
             b: (ob.rows, ob.k),
         });
     }
-    if m != 128 {
+    // 128 rows per CTA: M = 256 across the pair (Layout A); 64: M = 128 (Layout B, the
+    // accumulator a `Buffer::tmem_pair_half`).
+    if m != 128 && m != 64 {
         return Err(Reject::PairM { m });
     }
     let d = InstrDesc {

@@ -1,6 +1,7 @@
 //! The CTA pair (`tcgen05 .cta_group::2`, PTX ISA §9.7.16.5): a hand-written 2-CTA kernel
-//! whose even CTA issues M = 256 MMAs over both CTAs' operand halves, checked against an f64
-//! reference on random bf16 data, and the protocol errors of the pair (a commit without
+//! whose even CTA issues M = 256 or M = 128 MMAs over both CTAs' operand halves, checked
+//! against an f64 reference on random bf16 data (M = 128 cell by cell in the 2x2 data path's
+//! lanes and columns, §9.7.16.10.5.2), and the protocol errors of the pair (a commit without
 //! multicast, no peer CTA, alloc/dealloc or MMA/commit disagreeing on `cta_group`, A from
 //! tensor memory, which the pair's emulation does not support).
 
@@ -33,7 +34,7 @@ fn k_major(r: usize, k: usize) -> usize {
     (r / 8) * 256 + (k / 8) * 128 + (r % 8) * 16 + (k % 8) * 2
 }
 
-/// The shared-memory image of one CTA's halves: `K_STEPS` blocks of A (128 rows), then
+/// The shared-memory image of one CTA's halves: `K_STEPS` blocks of A (`M/2` rows), then
 /// `K_STEPS` blocks of B (`n/2` rows). `a[r][k]`, `b[r][k]` are bf16 bits.
 fn image(a: &[Vec<u16>], b: &[Vec<u16>]) -> Vec<u8> {
     let (ab, bb) = (a.len() * 32, b.len() * 32);
@@ -55,16 +56,24 @@ fn image(a: &[Vec<u16>], b: &[Vec<u16>]) -> Vec<u8> {
     img
 }
 
+/// The TMEM columns of D in each CTA: N for M = 256 (Layout A), N / 2 for M = 128 (Layout B).
+fn d_cols(m: usize, n: usize) -> usize {
+    if m == 128 { n / 2 } else { n }
+}
+
 /// The kernel: each CTA (128 threads) copies its image from global memory into shared memory,
-/// warp 0 allocates 32·⌈n/32⌉ columns for the pair; thread 0 of the even CTA issues the
-/// `K_STEPS` MMAs (M = 256, N = `n`) and one multicast commit; every thread waits on its own
-/// CTA's mbarrier, loads its lane's `n` columns and writes them to `out[rank][tid][..n]`.
-fn pair_ptx(n: usize, image_words: usize, plant: Plant) -> String {
-    let cols = n.next_power_of_two().max(32);
-    let (ab, bb) = (128 * 32, n / 2 * 32);
+/// warp 0 allocates the power of two ≥ 32 of D's columns for the pair; thread 0 of the even
+/// CTA issues the `K_STEPS` MMAs (M = `m`, N = `n`) and one multicast commit; every thread
+/// waits on its own CTA's mbarrier, loads its lane's `d_cols(m, n)` columns and writes them to
+/// `out[rank][tid][..]`.
+fn pair_ptx((m, n): (usize, usize), image_words: usize, plant: Plant) -> String {
+    let dc = d_cols(m, n);
+    let cols = dc.next_power_of_two().max(32);
+    let (ab, bb) = (m / 2 * 32, n / 2 * 32);
     let desc = "0x0000401000080000";
-    // f32 D, bf16 A and B, K-major, N >> 3 at bit 17, M >> 4 = 16 at bit 24.
-    let idesc = (1u32 << 4) | (1 << 7) | (1 << 10) | (((n >> 3) as u32) << 17) | (16 << 24);
+    // f32 D, bf16 A and B, K-major, N >> 3 at bit 17, M >> 4 at bit 24.
+    let idesc =
+        (1u32 << 4) | (1 << 7) | (1 << 10) | (((n >> 3) as u32) << 17) | (((m >> 4) as u32) << 24);
     let mut mmas = String::new();
     for s in 0..K_STEPS {
         let (ao, bo) = (OPS + s * ab, OPS + K_STEPS * ab + s * bb);
@@ -90,7 +99,7 @@ fn pair_ptx(n: usize, image_words: usize, plant: Plant) -> String {
         }
     };
     let mut loads = String::new();
-    for c in (0..n).step_by(16) {
+    for c in (0..dc).step_by(16) {
         let regs: Vec<String> = (20..36).map(|r| format!("%r{r}")).collect();
         loads += &format!(
             "\tadd.u32 %r15, %r3, {c};\n\
@@ -137,7 +146,7 @@ fn pair_ptx(n: usize, image_words: usize, plant: Plant) -> String {
          \ttcgen05.fence::before_thread_sync;\n\
          \tbarrier.cluster.arrive;\n\tbarrier.cluster.wait;\n\
          \t@%p0 tcgen05.dealloc.cta_group::{g}.sync.aligned.b32 %r2, {cols};\n\tret;\n",
-        row = 4 * n,
+        row = 4 * dc,
     )
 }
 
@@ -155,20 +164,31 @@ fn bf16_f64(b: u16) -> f64 {
     f64::from(f32::from_bits(u32::from(b) << 16))
 }
 
-/// Runs the pair kernel for N = `n` on random data; returns (out, reference) as
+/// Runs the pair kernel for M = 256, N = `n` on random data; returns (out, reference) as
 /// `[256][n]` f32 / f64.
 fn run_pair(n: usize, seed: u64, plant: Plant) -> Result<(Vec<f32>, Vec<f64>), SimError> {
+    run_pair_m((256, n), seed, plant)
+}
+
+/// Runs the pair kernel for M = `m`, N = `n` on random data; returns (out, reference): `out`
+/// as the kernel wrote it, `[2][128][d_cols(m, n)]` f32 (rank, lane, column), the reference
+/// `[m][n]` f64.
+fn run_pair_m(
+    (m, n): (usize, usize),
+    seed: u64,
+    plant: Plant,
+) -> Result<(Vec<f32>, Vec<f64>), SimError> {
     let mut rng = Rng::new(seed);
     let k = K_STEP * K_STEPS;
-    let a: Vec<Vec<u16>> = (0..256).map(|_| bf16s(&mut rng, k)).collect();
+    let a: Vec<Vec<u16>> = (0..m).map(|_| bf16s(&mut rng, k)).collect();
     let b: Vec<Vec<u16>> = (0..n).map(|_| bf16s(&mut rng, k)).collect();
-    // Rank r holds rows 128r.. of A and n/2·r.. of B.
-    let mut input = image(&a[..128], &b[..n / 2]);
-    input.extend(image(&a[128..], &b[n / 2..]));
+    // Rank r holds rows m/2·r.. of A and n/2·r.. of B.
+    let mut input = image(&a[..m / 2], &b[..n / 2]);
+    input.extend(image(&a[m / 2..], &b[n / 2..]));
     let words = input.len() / 8;
-    let m = module(
+    let module_ = module(
         ".param .u64 p_out, .param .u64 p_in",
-        &pair_ptx(n, words, plant),
+        &pair_ptx((m, n), words, plant),
     );
     let launch = Launch {
         grid: [2, 1, 1],
@@ -181,19 +201,19 @@ fn run_pair(n: usize, seed: u64, plant: Plant) -> Result<(Vec<f32>, Vec<f64>), S
         smem_bytes: (OPS + input.len() / 2) as u32,
     };
     let mut dev = Device::new();
-    let out_bytes = 256 * n * 4;
+    let out_bytes = 256 * d_cols(m, n) * 4;
     let out = dev.alloc(out_bytes);
     dev.write(out, &vec![0xa5; out_bytes]).unwrap();
     let inp = dev.alloc(input.len());
     dev.write(inp, &input).unwrap();
     let params = [ParamValue::U64(out), ParamValue::U64(inp)];
-    run(&m, "k", &launch, &params, &mut dev, seed)?;
+    run(&module_, "k", &launch, &params, &mut dev, seed)?;
     let got = u32s(&dev.read(out, out_bytes).unwrap())
         .into_iter()
         .map(f32::from_bits)
         .collect();
-    let mut want = vec![0f64; 256 * n];
-    for i in 0..256 {
+    let mut want = vec![0f64; m * n];
+    for i in 0..m {
         for j in 0..n {
             want[i * n + j] = (0..k).map(|q| bf16_f64(a[i][q]) * bf16_f64(b[j][q])).sum();
         }
@@ -213,6 +233,30 @@ fn the_pairs_mma_reads_both_halves_and_writes_each_ctas_rows() {
                 i / n,
                 i % n
             );
+        }
+    }
+}
+
+/// M = 128 across the pair (Layout B, the 2x2 data path, PTX ISA §9.7.16.10.5.2): each CTA's
+/// 64 rows of D fold over its 128 lanes — lane `l`, column `c` holds row `64·rank + l % 64`,
+/// column `c + (l / 64)·N/2` — read back with `32x32b` by all four warps.
+#[test]
+fn the_pairs_m128_mma_writes_the_2x2_data_path() {
+    for (n, seed) in [(32, 4), (64, 5), (96, 6)] {
+        let (got, want) = run_pair_m((128, n), seed, Plant::default()).expect("runs");
+        let dc = n / 2;
+        for rank in 0..2 {
+            for lane in 0..128 {
+                for c in 0..dc {
+                    let g = got[(rank * 128 + lane) * dc + c];
+                    let (i, j) = (64 * rank + lane % 64, c + (lane / 64) * dc);
+                    let w = want[i * n + j];
+                    assert!(
+                        (f64::from(g) - w).abs() <= 1e-5 * w.abs().max(1.0),
+                        "N = {n}: rank {rank} lane {lane} column {c} = {g}, want D[{i}][{j}] = {w}"
+                    );
+                }
+            }
         }
     }
 }
@@ -312,7 +356,11 @@ fn pair_ptx_text() {
     let Ok(path) = std::env::var("TIRX_PAIR_PTX") else {
         return;
     };
-    let body = pair_ptx(48, (OPS + K_STEPS * (128 + 24) * 32) / 4, Plant::default());
+    let body = pair_ptx(
+        (256, 48),
+        (OPS + K_STEPS * (128 + 24) * 32) / 4,
+        Plant::default(),
+    );
     let src = format!(
         ".version 8.7\n.target sm_100a\n.address_size 64\n\
          .extern .shared .align 1024 .b8 smem[];\n\
