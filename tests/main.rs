@@ -49,6 +49,7 @@ mod kinds;
 mod pair_block_scale;
 mod pair_m128;
 mod pair_mma;
+mod pair_tmem_a;
 mod pipeline_counters;
 mod regtile_lowering;
 mod roundtrip;

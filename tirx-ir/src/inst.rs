@@ -562,15 +562,17 @@ impl Inst {
     /// `tcgen05.mma.cta_group::1.kind::f16 [d], [a], bdesc, idesc, p` (§9.7.16.10.9
     /// tcgen05.mma, the `[a-tmem]` form): A read from tensor memory at address `a` (row `m`
     /// in lane `m`, 16-bit elements two to a 32-bit column), B from shared memory.
+    /// With `pair`, `tcgen05.mma.cta_group::2`: the CTA pair's MMA, each CTA's A half read
+    /// from its own tensor memory at the same address.
     pub fn tcgen05_mma_tmem_a(
         d: Handle<Var>,
         a: Handle<Var>,
         bdesc: Handle<Var>,
         idesc: Handle<Var>,
-        p: Handle<Var>,
+        (p, pair): (Handle<Var>, bool),
     ) -> Inst {
         inst(
-            "tcgen05.mma.cta_group::1.kind::f16",
+            op_group("tcgen05.mma", pair, ".kind::f16"),
             vec![],
             vec![mem(d, 0), mem(a, 0), reg(bdesc), reg(idesc), reg(p)],
         )

@@ -472,9 +472,9 @@ pub enum Reject {
         /// The accumulator's rows per CTA.
         m: u32,
     },
-    /// The pair's MMA with A in tensor memory.
+    /// The pair's M = 128 MMA with A in tensor memory.
     #[error(
-        "cta_group = 2: A `{buffer}` is in tmem; the pair's MMA reads A from shared memory only (the [a-tmem] form is cta_group = 1 here)"
+        "cta_group = 2: A `{buffer}` is in tmem, and this CTA's accumulator has 64 rows (M = 128 across the pair): its 2x2 data path reads A's rows from lanes 0-63 and again from 64-127, which is not lowered; A from tmem takes M = 256 (a [128, N] accumulator), or read A from shared memory"
     )]
     PairTmemA {
         /// The buffer.

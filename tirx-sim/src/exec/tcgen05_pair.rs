@@ -22,8 +22,13 @@
 //!   halves"): row `i < 64`, column `n < N/2` in lane `lane0 + i`, column `n`; column `n ≥
 //!   N/2` in lane `lane0 + 64 + i`, column `n − N/2` — 128 lanes × N/2 columns per CTA;
 //!   `lane0` must be 0 (the layout's lane alignment).
-//! A from tensor memory (the `[a-tmem]` form) is not emulated for the pair: such an MMA is
-//! refused when it is issued.
+//! A from tensor memory (the `[a-tmem]` form, `kind::f16`): each CTA's half of A in its own
+//! tensor memory at the instruction's `[a]` address, one row per data-path lane: M = 256's
+//! row `i` in lane `a_lane + i`; M = 128's 2x2 path computes D's columns `n < N/2` from lanes
+//! `a_lane + i` and columns `n ≥ N/2` from lanes `a_lane + 64 + i` — A's 64 rows must be
+//! there twice (CUTLASS `TmemAllocMode::Duplicated`: "the input data must be duplicated
+//! between the subpartitions [0,1]<->[2,3]"); the emulator reads each lane as it is, so A
+//! written once gives the wrong upper half, as the hardware would.
 //!
 //! **Block scaling** (`.block_scale`, `tcgen05_scale.rs`): each CTA's half of D uses the
 //! factors in its own tensor memory — `scale_A` of its 128 rows of A, `scale_B` of all N.
@@ -142,21 +147,23 @@ impl Machine<'_> {
         mma: &Tc05Mma,
         who: u32,
     ) -> Result<(), SimError> {
-        // Refused at issue (`tcgen05_mma`); the pair's `[a-tmem]` form is not emulated.
-        let MmaA::Smem(ad) = &mma.a else {
-            let what = "tcgen05.mma.cta_group::2 with A in tensor memory ([a-tmem]): the CTA \
-                        pair's MMA is emulated with A in shared memory only";
-            return Err(mma_fault(cl, (ci, who), mma, what));
-        };
         let even = ci & !1;
         let (hm, hn) = (mma.m / 2, mma.n / 2);
         let mut a = Vec::new();
         let mut b = Vec::new();
         for cta in [even, even + 1] {
-            let ranges = [ad.extent(hm, mma.mn_a), mma.b.extent(hn, mma.mn_b)];
+            let (ranges, _) = mma.operands();
             self.check_fenced(cl, cta, who, (ranges, mma.line), "tcgen05.mma")?;
+            let ah = match &mma.a {
+                MmaA::Smem(ad) => operand_rows(&cl.ctas[cta].smem, mma, ad, mma.a_side(), hm),
+                // `[a-tmem]`: this CTA's A half from its own tensor memory, one row per
+                // lane of D's data path — M = 128's 2x2 path reads lanes 64.. again for D's
+                // columns N/2.. (`write_d`), so 128 lanes either way.
+                MmaA::Tmem { lane, col } => {
+                    Some(self.tmem_a(cl, (ci, who), cta, mma, (*lane, *col, 128))?)
+                }
+            };
             let smem = &cl.ctas[cta].smem;
-            let ah = operand_rows(smem, mma, ad, mma.a_side(), hm);
             let bh = operand_rows(smem, mma, &mma.b, mma.b_side(), hn);
             let (Some(ah), Some(bh)) = (ah, bh) else {
                 let what = format!(

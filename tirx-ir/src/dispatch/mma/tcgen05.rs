@@ -42,8 +42,13 @@
 //! figures are images; the mapping (column `n < N/2` of row `m` in lane `m`, column `n ≥ N/2`
 //! in lane `64 + m`, at column `n mod N/2`) follows CUTLASS `cute/atom/mma_traits_sm100.hpp`
 //! (`tmem_frg`, the "2x2" atom for two SMs) and is `Buffer::tmem_pair_half`'s, which
-//! `tmem_epilogue` reads back. The pair reads A
-//! from shared memory only: a TMEM A with `cta_group = 2` is refused (`PairTmemA`). Its
+//! `tmem_epilogue` reads back. With M = 256 the pair may read A from TMEM (the `[a-tmem]`
+//! form, `tcgen05.mma.cta_group::2.kind::f16 [taddr], [ataddr], bdesc, idesc, p`): `a` is
+//! each CTA's `tmem::<bf16|f16>([128, K])`, its 128 rows of A in its own TMEM at the same
+//! address (Layout A: row `m` in lane `m`). M = 128 with a TMEM A is refused (`PairTmemA`):
+//! the 2x2 data path reads A's 64 rows from lanes 0-63 for D's first N/2 columns and from
+//! lanes 64-127 for the rest (CUTLASS `TmemAllocMode::Duplicated`), so A would be stored
+//! twice. Its
 //! 16-bit B may be MN-major as for one CTA (each CTA's `N / 2` columns its own chunks, the
 //! NN GEMM's B; `gemm_sm100_prod/nn`).
 //! The block-scaled form (`scale_a = …, scale_b = …`: `kind::mxf8f6f4.block_scale`,
@@ -173,14 +178,48 @@ fn pair_desc(
     (a, b): (&TileRef, &TileRef),
     acc: AccType,
 ) -> Result<InstrDesc, Reject> {
-    // The pair's `[a-tmem]` form (A's halves in each CTA's TMEM) is not lowered yet.
+    // The pair's `[a-tmem]` form: each CTA's 128 rows of A in its own TMEM (M = 256, Layout
+    // A: row `m` in lane `m`, as for one CTA). M = 128's 2x2 data path reads A's 64 rows
+    // from lanes 0-63 for D's first N/2 columns and from lanes 64-127 for the rest, so A
+    // would have to be written twice (CUTLASS `TmemAllocMode::Duplicated`): refused.
     if in_tmem(cx_k, a) {
-        let TileRef::Buf { buf, .. } = a else {
-            unreachable!("in_tmem holds of buffer tiles only")
+        let t = tmem_operand(cx_k, a)?;
+        match m {
+            128 => {}
+            64 => {
+                return Err(Reject::PairTmemA {
+                    buffer: t.buf.name.clone(),
+                });
+            }
+            _ => return Err(Reject::PairM { m }),
+        }
+        let ob = smem_operand_any(cx_k, b, "B")?;
+        kind_of(t.buf.elem, ob.buf.elem, acc)?;
+        if ob.major != Major::K && !matches!(ob.buf.elem, ElemType::Bf16 | ElemType::F16) {
+            return Err(Reject::MnMajor {
+                which: "B",
+                buffer: ob.buf.name.clone(),
+            });
+        }
+        if ob.rows * 2 != n || t.k != ob.k {
+            return Err(Reject::PairShapes {
+                m,
+                n,
+                a: (128, t.k),
+                b: (ob.rows, ob.k),
+            });
+        }
+        let d = InstrDesc {
+            d: acc,
+            a: t.buf.elem,
+            b: ob.buf.elem,
+            a_major: Major::K,
+            b_major: ob.major,
+            m: 2 * m,
+            n,
         };
-        return Err(Reject::PairTmemA {
-            buffer: cx_k.buffers[*buf].name.clone(),
-        });
+        d.encode_pair()?;
+        return Ok(d);
     }
     let (oa, ob) = (
         smem_operand_any(cx_k, a, "A")?,
@@ -375,8 +414,7 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         ));
         let mut inst = match a_step {
             Ok(ad) => Inst::tcgen05_mma(taddr, (ad, bd, idesc), p, (kind, *pair)),
-            // `instr_desc` refuses a TMEM A in the pair (`PairTmemA`).
-            Err(at) => Inst::tcgen05_mma_tmem_a(taddr, at, bd, idesc, p),
+            Err(at) => Inst::tcgen05_mma_tmem_a(taddr, at, bd, idesc, (p, *pair)),
         };
         inst.guard = issuer.map(O::Reg);
         lw.inst(inst);

@@ -1,9 +1,10 @@
 //! The CTA pair (`tcgen05 .cta_group::2`, PTX ISA §9.7.16.5): a hand-written 2-CTA kernel
 //! whose even CTA issues M = 256 or M = 128 MMAs over both CTAs' operand halves, checked
 //! against an f64 reference on random bf16 data (M = 128 cell by cell in the 2x2 data path's
-//! lanes and columns, §9.7.16.10.5.2), and the protocol errors of the pair (a commit without
-//! multicast, no peer CTA, alloc/dealloc or MMA/commit disagreeing on `cta_group`, A from
-//! tensor memory, which the pair's emulation does not support).
+//! lanes and columns, §9.7.16.10.5.2), A read from shared memory or from each CTA's tensor
+//! memory (copied there by the pair's `tcgen05.cp`; for M = 128 duplicated over both lane
+//! halves, or planted not), and the protocol errors of the pair (a commit without multicast,
+//! no peer CTA, alloc/dealloc or MMA/commit disagreeing on `cta_group`).
 
 use super::*;
 
@@ -24,8 +25,9 @@ struct Plant {
     dealloc_1: bool,
     /// Commit with `cta_group::1`.
     commit_1: bool,
-    /// The MMAs read A from tensor memory (`[a-tmem]`, at the accumulator's address).
-    a_tmem: bool,
+    /// The MMAs read A from tensor memory (`[a-tmem]`), staged there from the shared image
+    /// by `tcgen05.cp.cta_group::2.<shape>` (each CTA its own half), the shape given.
+    a_tmem: Option<&'static str>,
 }
 
 /// Unswizzled K-major byte offset of (`r`, `k`) in a block of 16 K: 8×8 core matrices, LBO
@@ -69,6 +71,12 @@ fn d_cols(m: usize, n: usize) -> usize {
 fn pair_ptx((m, n): (usize, usize), image_words: usize, plant: Plant) -> String {
     let dc = d_cols(m, n);
     let cols = dc.next_power_of_two().max(32);
+    // With A in tensor memory, its 2 × 8 columns after D's: twice the allocation.
+    let alloc = if plant.a_tmem.is_some() {
+        2 * cols
+    } else {
+        cols
+    };
     let (ab, bb) = (m / 2 * 32, n / 2 * 32);
     let desc = "0x0000401000080000";
     // f32 D, bf16 A and B, K-major, N >> 3 at bit 17, M >> 4 at bit 24.
@@ -80,9 +88,29 @@ fn pair_ptx((m, n): (usize, usize), image_words: usize, plant: Plant) -> String 
         mmas += &format!(
             "\tadd.u32 %r14, %r1, {ao};\n\tcvt.u64.u32 %rd3, %r14;\n\tshr.u64 %rd3, %rd3, 4;\n\
              \tor.b64 %rd3, %rd3, {desc};\n\tadd.u32 %r14, %r1, {bo};\n\tcvt.u64.u32 %rd4, %r14;\n\
-             \tshr.u64 %rd4, %rd4, 4;\n\tor.b64 %rd4, %rd4, {desc};\n\tsetp.ne.u32 %p6, {s}, 0;\n\
-             \t@%p2 tcgen05.mma.cta_group::2.kind::f16 [%r2], {a}, %rd4, %r9, %p6;\n",
-            a = if plant.a_tmem { "[%r2]" } else { "%rd3" },
+             \tshr.u64 %rd4, %rd4, 4;\n\tor.b64 %rd4, %rd4, {desc};\n\tsetp.ne.u32 %p6, {s}, 0;\n"
+        );
+        // A's 16 K of this step: 8 columns at `cols + 8s`, copied by one 256-bit-row copy or
+        // two 128-bit ones (the second from the next core matrix, LBO 128 bytes on).
+        if let Some(shape) = plant.a_tmem {
+            mmas += &format!("\tadd.u32 %r16, %r2, {};\n", cols + 8 * s);
+            let halves = if shape.starts_with("128x256b") { 1 } else { 2 };
+            for h in 0..halves {
+                mmas += &format!(
+                    "\tadd.u64 %rd7, %rd3, {};\n\
+                     \t@%p2 tcgen05.cp.cta_group::2.{shape} [%r16+{}], %rd7;\n",
+                    8 * h,
+                    4 * h
+                );
+            }
+        }
+        mmas += &format!(
+            "\t@%p2 tcgen05.mma.cta_group::2.kind::f16 [%r2], {a}, %rd4, %r9, %p6;\n",
+            a = if plant.a_tmem.is_some() {
+                "[%r16]"
+            } else {
+                "%rd3"
+            },
         );
     }
     let commit = match (plant.commit_1, plant.no_multicast) {
@@ -130,7 +158,7 @@ fn pair_ptx((m, n): (usize, usize), image_words: usize, plant: Plant) -> String 
          \tadd.u32 %r10, %r10, 128;\n\tbra $L_copy;\n\
          $L_copied:\n\tfence.proxy.async.shared::cta;\n\
          \tsetp.lt.u32 %p0, %r0, 32;\n\
-         \t@%p0 tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%r1], {cols};\n\
+         \t@%p0 tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%r1], {alloc};\n\
          \t@%p0 tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;\n\
          \tsetp.eq.u32 %p1, %r0, 0;\n\t@%p1 mbarrier.init.shared::cta.b64 [%r1+8], 1;\n\
          \ttcgen05.fence::before_thread_sync;\n\
@@ -145,7 +173,7 @@ fn pair_ptx((m, n): (usize, usize), image_words: usize, plant: Plant) -> String 
          \tadd.u64 %rd2, %rd2, %rd0;\n{loads}\
          \ttcgen05.fence::before_thread_sync;\n\
          \tbarrier.cluster.arrive;\n\tbarrier.cluster.wait;\n\
-         \t@%p0 tcgen05.dealloc.cta_group::{g}.sync.aligned.b32 %r2, {cols};\n\tret;\n",
+         \t@%p0 tcgen05.dealloc.cta_group::{g}.sync.aligned.b32 %r2, {alloc};\n\tret;\n",
         row = 4 * dc,
     )
 }
@@ -329,23 +357,51 @@ fn the_pairs_protocol_errors_are_diagnosed() {
         e.to_string()
             .contains("tcgen05.commit.cta_group::1 after a tcgen05.mma.cta_group::2"),
         "{e}"
-    ); // The pair's `[a-tmem]` form is refused at the (first) MMA's issue, by line.
-    let e = run_pair(
-        32,
-        1,
-        Plant {
-            a_tmem: true,
-            ..Plant::default()
-        },
-    )
-    .unwrap_err();
-    let SimError::Protocol { what, .. } = &e else {
-        panic!("{e}")
+    );
+}
+
+/// The pair's `[a-tmem]` form: each CTA's A half copied into its own tensor memory by the
+/// even CTA's `tcgen05.cp.cta_group::2` (§9.7.16.9.2) and read by the MMA from there. M = 256
+/// (Layout A) with `.128x256b`; M = 128 (Layout B, the 2x2 data path) with
+/// `.64x128b.warpx2::02_13`, which writes A's 64 rows to lanes 0-63 and again to 64-127, as
+/// the path reads them (CUTLASS `TmemAllocMode::Duplicated`). Planted: `::01_23` puts rows
+/// 32-63 in lanes 64-95 instead — the upper lanes' columns N/2.. come out wrong.
+#[test]
+fn the_pairs_mma_reads_a_from_each_ctas_tensor_memory() {
+    let close = |got: &[f32], want: &[f64], m: usize, n: usize| {
+        let dc = d_cols(m, n);
+        (0..2 * 128 * dc).all(|x| {
+            let (rank, lane, c) = (x / (128 * dc), x / dc % 128, x % dc);
+            let (i, j) = if m == 128 {
+                (64 * rank + lane % 64, c + (lane / 64) * dc)
+            } else {
+                (128 * rank + lane, c)
+            };
+            let w = want[i * n + j];
+            (f64::from(got[x]) - w).abs() <= 1e-5 * w.abs().max(1.0)
+        })
     };
+    for (m, n, shape, seed) in [
+        (256, 32, "128x256b", 7),
+        (256, 64, "128x256b", 8),
+        (128, 64, "64x128b.warpx2::02_13", 9),
+        (128, 96, "64x128b.warpx2::02_13", 10),
+    ] {
+        let plant = Plant {
+            a_tmem: Some(shape),
+            ..Plant::default()
+        };
+        let (got, want) = run_pair_m((m, n), seed, plant).expect("runs");
+        assert!(close(&got, &want, m, n), "M = {m}, N = {n}, {shape}");
+    }
+    let plant = Plant {
+        a_tmem: Some("64x128b.warpx2::01_23"),
+        ..Plant::default()
+    };
+    let (got, want) = run_pair_m((128, 64), 9, plant).expect("runs");
     assert!(
-        what.contains("tcgen05.mma.cta_group::2 with A in tensor memory ([a-tmem])")
-            && what.contains("A in shared memory only"),
-        "{e}"
+        !close(&got, &want, 128, 64),
+        "A not duplicated went unnoticed"
     );
 }
 
