@@ -28,6 +28,13 @@ struct Plant {
     /// The MMAs read A from tensor memory (`[a-tmem]`), staged there from the shared image
     /// by `tcgen05.cp.cta_group::2.<shape>` (each CTA its own half), the shape given.
     a_tmem: Option<&'static str>,
+    /// With `a_tmem`: after the even CTA issues the first step's pair copy (queued, not yet
+    /// committed) and a cluster barrier, the odd CTA's warps `tcgen05.ld` A's first column.
+    peer_reads_a: bool,
+    /// With `a_tmem`: after the even CTA issues the first step's pair MMA (queued, not yet
+    /// committed) and a cluster barrier, the odd CTA's warps `tcgen05.st` into A's first
+    /// column.
+    peer_stores_a: bool,
 }
 
 /// Unswizzled K-major byte offset of (`r`, `k`) in a block of 16 K: 8×8 core matrices, LBO
@@ -103,6 +110,14 @@ fn pair_ptx((m, n): (usize, usize), image_words: usize, plant: Plant) -> String 
                     4 * h
                 );
             }
+            if plant.peer_reads_a && s == 0 {
+                mmas += "\tbarrier.cluster.arrive;\n\tbarrier.cluster.wait;\n\
+                         \tsetp.ne.u32 %p7, %r6, 1;\n\t@%p7 bra $L_noread;\n\
+                         \tshr.u32 %r17, %r0, 5;\n\tshl.b32 %r17, %r17, 21;\n\
+                         \tadd.u32 %r17, %r17, %r16;\n\
+                         \ttcgen05.ld.sync.aligned.32x32b.x1.b32 {%r18}, [%r17];\n\
+                         \ttcgen05.wait::ld.sync.aligned;\n$L_noread:\n";
+            }
         }
         mmas += &format!(
             "\t@%p2 tcgen05.mma.cta_group::2.kind::f16 [%r2], {a}, %rd4, %r9, %p6;\n",
@@ -112,6 +127,14 @@ fn pair_ptx((m, n): (usize, usize), image_words: usize, plant: Plant) -> String 
                 "%rd3"
             },
         );
+        if plant.peer_stores_a && s == 0 {
+            mmas += "\tbarrier.cluster.arrive;\n\tbarrier.cluster.wait;\n\
+                     \tsetp.ne.u32 %p7, %r6, 1;\n\t@%p7 bra $L_nostore;\n\
+                     \tshr.u32 %r17, %r0, 5;\n\tshl.b32 %r17, %r17, 21;\n\
+                     \tadd.u32 %r17, %r17, %r16;\n\
+                     \ttcgen05.st.sync.aligned.32x32b.x1.b32 [%r17], {%r0};\n\
+                     \ttcgen05.wait::st.sync.aligned;\n$L_nostore:\n";
+        }
     }
     let commit = match (plant.commit_1, plant.no_multicast) {
         (true, _) => {
@@ -402,6 +425,51 @@ fn the_pairs_mma_reads_a_from_each_ctas_tensor_memory() {
     assert!(
         !close(&got, &want, 128, 64),
         "A not duplicated went unnoticed"
+    );
+}
+
+/// Planted race: the odd CTA loads tensor memory that the even CTA's pair copy
+/// (`tcgen05.cp.cta_group::2`, issued and not yet committed) will write in both CTAs — the
+/// load is ordered after the copy only by the copy's commit (multicast to both CTAs'
+/// barriers) and a wait on it. Diagnosed at the odd CTA's load, naming the peer's copy.
+#[test]
+fn a_peer_reading_what_the_pairs_copy_will_write_is_a_race() {
+    for (m, shape) in [(256, "128x256b"), (128, "64x128b.warpx2::02_13")] {
+        let plant = Plant {
+            a_tmem: Some(shape),
+            peer_reads_a: true,
+            ..Plant::default()
+        };
+        let e = run_pair_m((m, 64), 11, plant).unwrap_err();
+        let SimError::Race { thread, what, .. } = &e else {
+            panic!("{e}")
+        };
+        assert_eq!(thread.cta, [1, 0, 0], "{e}");
+        assert!(
+            what.contains("which the tcgen05.cp of line")
+                && what.contains("(thread 0 of the peer CTA, cluster rank 0) has yet to write"),
+            "{e}"
+        );
+    }
+}
+
+/// Planted race: the odd CTA stores into its A half while the even CTA's pair MMA, issued
+/// and not yet committed, will read it from there — diagnosed at the odd CTA's store.
+#[test]
+fn a_peer_storing_into_a_the_pairs_mma_reads_is_diagnosed() {
+    let plant = Plant {
+        a_tmem: Some("128x256b"),
+        peer_stores_a: true,
+        ..Plant::default()
+    };
+    let e = run_pair_m((256, 64), 12, plant).unwrap_err();
+    let SimError::Protocol { thread, what, .. } = &e else {
+        panic!("{e}")
+    };
+    assert_eq!(thread.cta, [1, 0, 0], "{e}");
+    assert!(
+        what.contains("tcgen05.st to lane") && what.contains("reads as A from tensor memory"),
+        "{e}"
     );
 }
 
