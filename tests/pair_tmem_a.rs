@@ -2,9 +2,12 @@
 //! the `[a-tmem]` form of `tcgen05.mma.cta_group::2`, PTX ISA §9.7.16.10.9): each CTA's 128
 //! rows of A copied from its own shared memory into its own TMEM by the even CTA's
 //! `tcgen05::cp(a_t, a_s, cta_group = 2)` (§9.7.16.9.2), then read by the pair's M = 256 MMA
-//! (Layout A: row `m` in lane `m` of each CTA). Run in the emulator against an f64 reference
+//! (Layout A: row `m` in lane `m` of each CTA), and the pair's M = 128 with each CTA's 64 rows
+//! copied into both lane halves (`.64x128b.warpx2::02_13`, the 2x2 data path of
+//! §9.7.16.10.5.2). Run in the emulator against an f64 reference
 //! on random data with row, column and K tails and a NaN-poisoned D (no Blackwell GPU here),
-//! assembled by ptxas `-arch=sm_100a`; a planted copy of the wrong half of A is caught.
+//! assembled by ptxas `-arch=sm_100a`; a planted copy of the wrong K of A, and an M = 128 copy
+//! into the wrong lanes, are caught.
 
 use half::bf16;
 use tirx::prelude::*;
@@ -78,18 +81,101 @@ pub fn pair_tmem_a_gemm(
     }
 }
 
-/// The artifact of config `name`.
-fn artifact(name: &str) -> &'static tirx::KernelArtifact {
-    pair_tmem_a_gemm::KERNEL
-        .artifacts
+/// The pair's M = 128 with A in TMEM: each CTA's 64 rows of A copied by the even CTA's
+/// `tcgen05::cp(a_t, a_s, cta_group = 2)` from a `[64, BK]` tile into both lane halves of a
+/// `tmem::<bf16>([64, BK])` tile (`.64x128b.warpx2::02_13`), which the 2x2 data path reads
+/// from lanes 0-63 for D's first BN/2 columns and from 64-127 for the rest.
+#[tile_kernel(
+    target = sm_100a,
+    threads = 128,
+    cluster = (2, 1, 1),
+    grid = (2 * cdiv(M, 128), cdiv(N, BN)),
+    configs(default = (BN = 64, BK = 64), n128 = (BN = 128, BK = 64)),
+)]
+pub fn pair_tmem_a_m128_gemm(
+    #[shape(M, K)] a: Tensor<bf16>,
+    #[shape(N, K)] b: Tensor<bf16>,
+    #[shape(M, N)] d: Tensor<bf16>,
+) {
+    let a_s = smem::<bf16>([64, BK], swizzle = B128);
+    let b_s = smem::<bf16>([BN / 2, BK], swizzle = B128);
+    let a_t = tmem::<bf16>([64, BK]); // this CTA's 64 rows of A, in both lane halves
+    let acc = tmem::<f32>([64, BN]);
+    let full = mbarrier();
+    let done = mbarrier();
+    let m = cta.x;
+    let n = cta.y;
+
+    #[scope(warp = 0)]
+    {
+        tcgen05::alloc(acc, cta_group = 2);
+        tcgen05::alloc(a_t, cta_group = 2);
+        tcgen05::relinquish(cta_group = 2);
+    }
+    tcgen05::fence_before();
+    cluster_sync();
+    tcgen05::fence_after();
+
+    for k in 0..cdiv(K, BK) {
+        #[scope(thread = 0)]
+        {
+            tma::load(a_s, a.tile(m, k), full);
+            tma::load(b_s, b.tile(2 * n + cta_rank, k), full);
+        }
+        full.wait(k % 2);
+        cluster_sync();
+        #[scope(warp = 1, elect)]
+        {
+            tcgen05::cp(a_t, a_s, cta_group = 2);
+            tcgen05::mma(acc, a_t, b_s, accumulate = k > 0, cta_group = 2);
+            tcgen05::commit(done, cta_group = 2);
+        }
+        done.wait(k % 2);
+    }
+
+    tcgen05::fence_after();
+    copy(d.tile(m, n), acc);
+    tcgen05::fence_before();
+    cluster_sync();
+    #[scope(warp = 0)]
+    {
+        tcgen05::dealloc(acc, cta_group = 2);
+        tcgen05::dealloc(a_t, cta_group = 2);
+    }
+}
+
+/// The artifact of config `name` (of the M = 256 kernel, or with `m128` of the M = 128 one).
+fn artifact_of(m128: bool, name: &str) -> &'static tirx::KernelArtifact {
+    let k = if m128 {
+        &pair_tmem_a_m128_gemm::KERNEL
+    } else {
+        &pair_tmem_a_gemm::KERNEL
+    };
+    k.artifacts
         .iter()
         .find(|a| a.config == name)
         .expect("config")
 }
 
+/// The M = 256 kernel's artifact of config `name`.
+fn artifact(name: &str) -> &'static tirx::KernelArtifact {
+    artifact_of(false, name)
+}
+
 /// Runs `ptx` (config `cfg`'s, perhaps edited) on m×n×k random data, D poisoned with NaN;
 /// returns (D, reference).
 fn run(
+    ptx: &str,
+    cfg: &str,
+    (m, n, k): (usize, usize, usize),
+    seed: u64,
+) -> Result<(Vec<bf16>, Vec<f64>), SimError> {
+    run_of(false, ptx, cfg, (m, n, k), seed)
+}
+
+/// [`run`] of the M = 256 kernel, or with `m128` the M = 128 one.
+fn run_of(
+    m128: bool,
     ptx: &str,
     cfg: &str,
     (m, n, k): (usize, usize, usize),
@@ -101,7 +187,7 @@ fn run(
     let ta = upload(&mut dev, &a, &[m, k]);
     let tb = upload(&mut dev, &b, &[n, k]);
     let td = upload(&mut dev, &vec![bf16::NAN; m * n], &[m, n]);
-    let sig = (artifact(cfg).signature)();
+    let sig = (artifact_of(m128, cfg).signature)();
     sim_launch_ptx(ptx, &sig, &mut dev, &[ta, tb, td.clone()], &[], seed)?;
     let mut want = vec![0f64; m * n];
     for i in 0..m {
@@ -140,6 +226,37 @@ fn the_pair_with_a_in_tmem_matches_the_reference_in_the_emulator() {
 }
 
 #[test]
+fn the_pairs_m128_with_a_in_tmem_matches_the_reference_in_the_emulator() {
+    for (cfg, shape, seed) in [
+        ("default", (128, 64, 64), 4),
+        ("default", (200, 96, 72), 5),
+        ("n128", (256, 128, 136), 6),
+    ] {
+        let (got, want) = run_of(true, artifact_of(true, cfg).ptx, cfg, shape, seed)
+            .unwrap_or_else(|e| panic!("M = 128 {cfg} {shape:?}: {e}"));
+        if let Some(bad) = first_wrong(&got, &want, shape.1) {
+            panic!("M = 128 {cfg} {shape:?}: {bad}");
+        }
+    }
+}
+
+/// Planted bug: the M = 128 copy of A with `::01_23` (rows 32-63 to lanes 32-63 *and*
+/// 64-95) instead of `::02_13`: lanes 64-127 no longer repeat rows 0-63 in order, so D's
+/// upper columns come out wrong — the reference catches it.
+#[test]
+fn the_m128_copy_of_a_must_fill_both_lane_halves() {
+    let ptx = artifact_of(true, "default").ptx;
+    assert!(ptx.contains("tcgen05.cp.cta_group::2.64x128b.warpx2::02_13"));
+    let edited = ptx.replace("warpx2::02_13", "warpx2::01_23");
+    let shape = (128, 64, 64);
+    let wrong = match run_of(true, &edited, "default", shape, 4) {
+        Ok((got, want)) => first_wrong(&got, &want, shape.1),
+        Err(e) => Some(e.to_string()),
+    };
+    assert!(wrong.is_some(), "the planted copy went unnoticed");
+}
+
+#[test]
 fn the_pair_with_a_in_tmem_emits_the_pairs_a_tmem_form() {
     let ptx = artifact("default").ptx;
     let mma = ptx
@@ -159,7 +276,8 @@ fn the_pair_with_a_in_tmem_assembles() {
     if tool_for_test(find_ptxas()).is_none() {
         return;
     }
-    for a in pair_tmem_a_gemm::KERNEL.artifacts {
+    let arts = pair_tmem_a_gemm::KERNEL.artifacts.iter();
+    for a in arts.chain(pair_tmem_a_m128_gemm::KERNEL.artifacts) {
         let c = check_artifact("pair_tmem_a_gemm", a).expect("assembles");
         assert!(c.problems.is_empty(), "{}: {:?}", a.config, c.problems);
         assert_eq!(c.spills, 0, "{}", a.config);

@@ -1,7 +1,7 @@
 use tirx::prelude::*;
 
-// A in TMEM for the pair's M = 128: its 2x2 data path reads A's 64 rows from lanes 0-63 and
-// again from 64-127, which the language does not lower; A from TMEM takes M = 256.
+// A in TMEM for the pair's M = 128 is this CTA's 64 rows (`[64, K]`, read from both lane
+// halves by the 2x2 data path), not a [128, K] tile.
 #[tile_kernel(target = sm_100a, threads = 128, cluster = (2, 1, 1), grid = (2, 1))]
 pub fn pair_tmem_a_m128(#[shape(M, N)] d: Tensor<bf16>) {
     let b_s = smem::<bf16>([32, 64], swizzle = B128);

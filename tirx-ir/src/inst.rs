@@ -608,6 +608,21 @@ impl Inst {
         inst(op, vec![], vec![mem(taddr, 0), reg(sdesc)])
     }
 
+    /// `tcgen05.cp.cta_group::N.64x128b.warpx2::02_13 [taddr], sdesc` (§9.7.16.9.2
+    /// tcgen05.cp, §9.7.16.2.3 shapes): 64 rows × 128 bits from the matrix `sdesc`
+    /// describes, each row written twice — rows 0-31 to the lane quarters of warps 0 and 2,
+    /// rows 32-63 to those of warps 1 and 3, so row `r` lands in lanes `r` and `64 + r` — at
+    /// the 4 columns from `taddr`: the CTA pair's M = 128 A in tensor memory, which its 2x2
+    /// data path reads from both lane halves (§9.7.16.10.5.2). With `pair` the
+    /// `.cta_group::2` form, each CTA's TMEM from its own shared memory.
+    pub fn tcgen05_cp_64x128b_warpx2(taddr: Handle<Var>, sdesc: Handle<Var>, pair: bool) -> Inst {
+        inst(
+            op_group("tcgen05.cp", pair, ".64x128b.warpx2::02_13"),
+            vec![],
+            vec![mem(taddr, 0), reg(sdesc)],
+        )
+    }
+
     /// `tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [mbar]`
     /// (§9.7.16.10.10 tcgen05.commit): one arrival on `mbar` once all prior async tcgen05
     /// operations of this thread complete.

@@ -474,7 +474,7 @@ pub enum Reject {
     },
     /// The pair's M = 128 MMA with A in tensor memory.
     #[error(
-        "cta_group = 2: A `{buffer}` is in tmem, and this CTA's accumulator has 64 rows (M = 128 across the pair): its 2x2 data path reads A's rows from lanes 0-63 and again from 64-127, which is not lowered; A from tmem takes M = 256 (a [128, N] accumulator), or read A from shared memory"
+        "cta_group = 2: this CTA's accumulator has 64 rows (M = 128 across the pair), so A `{buffer}` in tmem must be its 64 rows, `tmem::<bf16>([64, K])` with K a multiple of 16, which the 2x2 data path reads from lanes 0-63 and again from 64-127 (`tcgen05::cp(a_t, a_s, cta_group = 2)` from a [64, K] shared tile writes both)"
     )]
     PairTmemA {
         /// The buffer.

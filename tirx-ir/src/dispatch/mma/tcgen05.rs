@@ -42,13 +42,14 @@
 //! figures are images; the mapping (column `n < N/2` of row `m` in lane `m`, column `n ≥ N/2`
 //! in lane `64 + m`, at column `n mod N/2`) follows CUTLASS `cute/atom/mma_traits_sm100.hpp`
 //! (`tmem_frg`, the "2x2" atom for two SMs) and is `Buffer::tmem_pair_half`'s, which
-//! `tmem_epilogue` reads back. With M = 256 the pair may read A from TMEM (the `[a-tmem]`
-//! form, `tcgen05.mma.cta_group::2.kind::f16 [taddr], [ataddr], bdesc, idesc, p`): `a` is
-//! each CTA's `tmem::<bf16|f16>([128, K])`, its 128 rows of A in its own TMEM at the same
-//! address (Layout A: row `m` in lane `m`). M = 128 with a TMEM A is refused (`PairTmemA`):
-//! the 2x2 data path reads A's 64 rows from lanes 0-63 for D's first N/2 columns and from
-//! lanes 64-127 for the rest (CUTLASS `TmemAllocMode::Duplicated`), so A would be stored
-//! twice. Its
+//! `tmem_epilogue` reads back. The pair may read A from TMEM (the `[a-tmem]` form,
+//! `tcgen05.mma.cta_group::2.kind::f16 [taddr], [ataddr], bdesc, idesc, p`): with M = 256
+//! `a` is each CTA's `tmem::<bf16|f16>([128, K])`, its 128 rows of A in its own TMEM at the
+//! same address (Layout A: row `m` in lane `m`); with M = 128 it is `[64, K]`, which the 2x2
+//! data path reads from lanes 0-63 for D's first N/2 columns and from lanes 64-127 for the
+//! rest (CUTLASS `TmemAllocMode::Duplicated`), so A is stored twice: `tcgen05::cp` of a
+//! 64-row tile writes both halves (`.64x128b.warpx2::02_13`); another shape is `PairTmemA`.
+//! Its
 //! 16-bit B may be MN-major as for one CTA (each CTA's `N / 2` columns its own chunks, the
 //! NN GEMM's B; `gemm_sm100_prod/nn`).
 //! The block-scaled form (`scale_a = …, scale_b = …`: `kind::mxf8f6f4.block_scale`,
@@ -58,7 +59,10 @@
 //! (shared memory) and §9.7.16.4.2 (instruction), via `encode::tcgen05`.
 
 use super::wgmma::desc_base;
-use super::{accumulator_int, block_scale, in_tmem, smem_operand_any, tmem_columns, tmem_operand};
+use super::{
+    accumulator_int, block_scale, in_tmem, smem_operand_any, tmem_columns, tmem_operand,
+    tmem_operand_rows,
+};
 use crate::abi::{ElemType, Swizzle};
 use crate::diag::Diagnostics;
 use crate::dispatch::{Cx, MmaVariant, Reject, Variant};
@@ -183,16 +187,15 @@ fn pair_desc(
     // from lanes 0-63 for D's first N/2 columns and from lanes 64-127 for the rest, so A
     // would have to be written twice (CUTLASS `TmemAllocMode::Duplicated`): refused.
     if in_tmem(cx_k, a) {
-        let t = tmem_operand(cx_k, a)?;
-        match m {
-            128 => {}
-            64 => {
-                return Err(Reject::PairTmemA {
-                    buffer: t.buf.name.clone(),
-                });
-            }
-            _ => return Err(Reject::PairM { m }),
+        if m != 128 && m != 64 {
+            return Err(Reject::PairM { m });
         }
+        // M = 128: A's 64 rows, read from both lane halves (a 64-row `tcgen05::cp` writes
+        // both); a tile of another shape is named as the pair's.
+        let t = tmem_operand_rows(cx_k, a, m).map_err(|e| match e {
+            Reject::TmemAShape { buffer, .. } if m == 64 => Reject::PairTmemA { buffer },
+            e => e,
+        })?;
         let ob = smem_operand_any(cx_k, b, "B")?;
         kind_of(t.buf.elem, ob.buf.elem, acc)?;
         if ob.major != Major::K && !matches!(ob.buf.elem, ElemType::Bf16 | ElemType::F16) {
@@ -205,7 +208,7 @@ fn pair_desc(
             return Err(Reject::PairShapes {
                 m,
                 n,
-                a: (128, t.k),
+                a: (m, t.k),
                 b: (ob.rows, ob.k),
             });
         }
