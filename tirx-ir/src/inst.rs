@@ -562,15 +562,17 @@ impl Inst {
     /// `tcgen05.mma.cta_group::1.kind::f16 [d], [a], bdesc, idesc, p` (§9.7.16.10.9
     /// tcgen05.mma, the `[a-tmem]` form): A read from tensor memory at address `a` (row `m`
     /// in lane `m`, 16-bit elements two to a 32-bit column), B from shared memory.
+    /// With `pair`, `tcgen05.mma.cta_group::2`: the CTA pair's MMA, each CTA's A half read
+    /// from its own tensor memory at the same address.
     pub fn tcgen05_mma_tmem_a(
         d: Handle<Var>,
         a: Handle<Var>,
         bdesc: Handle<Var>,
         idesc: Handle<Var>,
-        p: Handle<Var>,
+        (p, pair): (Handle<Var>, bool),
     ) -> Inst {
         inst(
-            "tcgen05.mma.cta_group::1.kind::f16",
+            op_group("tcgen05.mma", pair, ".kind::f16"),
             vec![],
             vec![mem(d, 0), mem(a, 0), reg(bdesc), reg(idesc), reg(p)],
         )
@@ -604,6 +606,21 @@ impl Inst {
             "tcgen05.cp.cta_group::1.32x128b.warpx4"
         };
         inst(op, vec![], vec![mem(taddr, 0), reg(sdesc)])
+    }
+
+    /// `tcgen05.cp.cta_group::N.64x128b.warpx2::02_13 [taddr], sdesc` (§9.7.16.9.2
+    /// tcgen05.cp, §9.7.16.2.3 shapes): 64 rows × 128 bits from the matrix `sdesc`
+    /// describes, each row written twice — rows 0-31 to the lane quarters of warps 0 and 2,
+    /// rows 32-63 to those of warps 1 and 3, so row `r` lands in lanes `r` and `64 + r` — at
+    /// the 4 columns from `taddr`: the CTA pair's M = 128 A in tensor memory, which its 2x2
+    /// data path reads from both lane halves (§9.7.16.10.5.2). With `pair` the
+    /// `.cta_group::2` form, each CTA's TMEM from its own shared memory.
+    pub fn tcgen05_cp_64x128b_warpx2(taddr: Handle<Var>, sdesc: Handle<Var>, pair: bool) -> Inst {
+        inst(
+            op_group("tcgen05.cp", pair, ".64x128b.warpx2::02_13"),
+            vec![],
+            vec![mem(taddr, 0), reg(sdesc)],
+        )
     }
 
     /// `tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster.b64 [mbar]`

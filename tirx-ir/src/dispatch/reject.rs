@@ -447,15 +447,34 @@ pub enum Reject {
     },
     /// The pair's MMA with a per-CTA accumulator other than 128 rows.
     #[error(
-        "cta_group = 2: this CTA's accumulator has {m} rows; the pair's M = 256 takes 128 per CTA (M = 128 across the pair is not supported yet)"
+        "cta_group = 2: this CTA's accumulator has {m} rows; the pair's M = 256 takes 128 per CTA and M = 128 takes 64 (`tmem::<f32>([64, N])`)"
     )]
     PairM {
         /// The accumulator's rows per CTA.
         m: u32,
     },
-    /// The pair's MMA with A in tensor memory.
+    /// A register tile moved to or from the pair's M = 128 half of D.
     #[error(
-        "cta_group = 2: A `{buffer}` is in tmem; the pair's MMA reads A from shared memory only (the [a-tmem] form is cta_group = 1 here)"
+        "`{buffer}` is the CTA pair's M = 128 half of D (64 rows in the 2x2 data path, PTX ISA §9.7.16.10.5.2: columns {half}.. of row m in lane 64 + m); move registers through its cells, a view `tmem::<f32>([128, {half}], alias = {buffer})`, or copy it to a global tile",
+        half = .n / 2
+    )]
+    PairHalfRegs {
+        /// The buffer.
+        buffer: String,
+        /// Its columns (the pair's N).
+        n: u32,
+    },
+    /// The pair's block-scaled MMA with a per-CTA accumulator other than 128 rows.
+    #[error(
+        "cta_group = 2 with block scaling: this CTA's accumulator has {m} rows; the pair's block-scaled MMA is M = 256 here, 128 rows per CTA (the scale factors' layout for M = 128's 2x2 data path is not lowered)"
+    )]
+    PairScaledM {
+        /// The accumulator's rows per CTA.
+        m: u32,
+    },
+    /// The pair's M = 128 MMA with A in tensor memory.
+    #[error(
+        "cta_group = 2: this CTA's accumulator has 64 rows (M = 128 across the pair), so A `{buffer}` in tmem must be its 64 rows, `tmem::<bf16>([64, K])` with K a multiple of 16, which the 2x2 data path reads from lanes 0-63 and again from 64-127 (`tcgen05::cp(a_t, a_s, cta_group = 2)` from a [64, K] shared tile writes both)"
     )]
     PairTmemA {
         /// The buffer.
@@ -688,6 +707,7 @@ impl Reject {
             | Reject::MnMajorA { buffer, .. }
             | Reject::MnMajorStore { buffer, .. }
             | Reject::AccumulatorShape { buffer, .. }
+            | Reject::PairHalfRegs { buffer, .. }
             | Reject::PackedAccumulator { buffer, .. }
             | Reject::StagingLayout { buffer, .. }
             | Reject::ThreadElem { buffer, .. }

@@ -162,6 +162,9 @@ impl Buffer {
     /// §9.7.16.10.7, the layout `tcgen05.cp.32x128b.warpx4` writes): 128 lanes and
     /// `rows / 32 · factors / 4` columns. `None` below rank 2.
     /// An unpacked 16-bit tile ([`Buffer::tmem_unpacked`]) takes one column per element.
+    /// A 64-row accumulator tile (one element to a cell: f32, i32 or an unpacked f16) is the
+    /// CTA pair's M = 128 half of D in the 2x2 data path ([`Buffer::tmem_pair_half`]): 128
+    /// lanes and `N / 2` columns.
     pub fn tmem_tile(&self) -> Option<(u32, u32)> {
         let [.., r, c] = self.layout.shape[..] else {
             return None;
@@ -169,9 +172,24 @@ impl Buffer {
         let spread = if self.tmem_unpacked() { 2 } else { 1 };
         Some(if self.elem.is_scale() {
             (128, r.div_ceil(32) * c.div_ceil(4))
+        } else if self.tmem_pair_half() {
+            (128, c.div_ceil(2))
         } else {
             (r, c * spread * self.elem.bytes() / 4)
         })
+    }
+
+    /// Whether this TMEM tile is the CTA pair's half of an M = 128 D (`tmem::<f32>([64, N])`,
+    /// or of i32 or unpacked f16): 64 rows, one element to a 32-bit cell, in the 2x2 data-path
+    /// organisation of `tcgen05.mma.cta_group::2` with M = 128 (PTX ISA §9.7.16.10.5.2,
+    /// Layout B; the "2x2" atom of CUTLASS `cute/atom/mma_traits_sm100.hpp` `tmem_frg` for
+    /// two SMs and 64 rows): row `m` and column `n < N / 2` in lane `m`, column `n`; column
+    /// `n ≥ N / 2` in lane `64 + m`, column `n − N / 2`. No other 64-row D layout exists in
+    /// the language (one CTA's M = 64 is not supported), so the shape says it.
+    pub fn tmem_pair_half(&self) -> bool {
+        let one_per_cell =
+            matches!(self.elem, ElemType::F32 | ElemType::I32) || self.tmem_unpacked();
+        self.space == Space::Tmem && one_per_cell && matches!(self.layout.shape[..], [.., 64, _])
     }
 
     /// Whether this is an unpacked 16-bit TMEM tile (`tmem::<f16>([128, N], unpacked = true)`):

@@ -109,11 +109,14 @@ impl Pass for VerifyPair {
             StmtKind::Op(Op::TmemDealloc { buf, pair }) => {
                 disagree(*buf, "tcgen05::dealloc", *pair, s.span);
             }
+            // The accumulator and, in the `[a-tmem]` form, A: both the pair's TMEM.
             StmtKind::Op(Op::Mma {
-                acc, pair: true, ..
+                acc, a, pair: true, ..
             }) => {
-                if let Some(b) = tmem_base(k, acc) {
-                    disagree(b, "tcgen05::mma", true, s.span);
+                for t in [acc, a] {
+                    if let Some(b) = tmem_base(k, t) {
+                        disagree(b, "tcgen05::mma", true, s.span);
+                    }
                 }
             }
             // A shared → TMEM copy is `tcgen05.cp`, whose `cta_group` is its buffer's.

@@ -3,8 +3,8 @@
 //! `tcgen05.alloc/dealloc/relinquish_alloc_permit`, `tcgen05.mma` of `kind::f16`, `kind::tf32`
 //! and `kind::f8f6f4` (the kinds, their descriptors and element formats: `tcgen05_kind.rs`; M = 128 in one
 //! CTA, B in shared memory, A in shared memory or — the `[a-tmem]` form, §9.7.16.10.9 — in
-//! tensor memory; the CTA pair's `cta_group::2`, M = 256, is `tcgen05_pair.rs`, A in shared
-//! memory only), `tcgen05.cp` (`tcgen05_cp.rs`), `tcgen05.commit.mbarrier::arrive::one`,
+//! tensor memory; the CTA pair's `cta_group::2`, M = 256 or 128, is `tcgen05_pair.rs`, with A
+//! in either too), `tcgen05.cp` (`tcgen05_cp.rs`), `tcgen05.commit.mbarrier::arrive::one`,
 //! `tcgen05.ld` with `tcgen05.wait::ld`,
 //! `tcgen05.st` with `tcgen05.wait::st`, and the `tcgen05.fence::*` orderings
 //! (no-ops here).
@@ -151,9 +151,30 @@ impl Tc05Mma {
             if (l..l + self.m).contains(&lane) && (c..c + 8).contains(&col))
     }
 
-    /// Its D in this CTA's tensor memory: first lane, first column, rows, columns, line.
+    /// Its D in this CTA's tensor memory: first lane, first column, lanes, columns, line. The
+    /// pair's M = 256 takes 128 lanes × N columns in each CTA; its M = 128 (Layout B) 128
+    /// lanes × N / 2 columns.
     pub(crate) fn d_rect(&self) -> (u32, u32, u32, u32, u32) {
-        (self.d_lane, self.d_col, self.m, self.n, self.line)
+        let (rows, cols) = match (self.pair, self.m) {
+            (true, 128) => (TMEM_LANES, self.n / 2),
+            (true, _) => (TMEM_LANES, self.n),
+            (false, m) => (m, self.n),
+        };
+        (self.d_lane, self.d_col, rows, cols, self.line)
+    }
+
+    /// The (lane, column) of tensor memory where D's row `i` (of this CTA's rows) and column
+    /// `j` live: lane `d_lane + i`, column `d_col + j` (§9.7.16.10.5, Layouts A and D); for
+    /// the pair's M = 128 (Layout B, the 2x2 data path: each CTA's 64 rows, its columns in
+    /// two halves over the lanes) column `j < N / 2` in lane `d_lane + i` and column `j ≥
+    /// N / 2` in lane `d_lane + 64 + i`, at column `d_col + j mod N / 2`.
+    pub(crate) fn d_cell(&self, i: u32, j: u32) -> (u32, u32) {
+        if self.pair && self.m == 128 {
+            let half = self.n / 2;
+            (self.d_lane + i + 64 * (j / half), self.d_col + j % half)
+        } else {
+            (self.d_lane + i, self.d_col + j)
+        }
     }
 
     /// Its PTX line.
@@ -404,7 +425,7 @@ impl Machine<'_> {
             ));
         }
         if pair {
-            self.pair_shape(cl, ci, t, line, m, n)?;
+            self.pair_shape(cl, ci, t, line, (m, n, taddr >> 16), scale.is_some())?;
         } else if m != 128 || n == 0 || n > 256 || !n.is_multiple_of(16) {
             return Err(bad(
                 self,
@@ -427,15 +448,6 @@ impl Machine<'_> {
                             "tcgen05.mma.{kind:?} with A in tensor memory ([a-tmem]): A from \
                              TMEM is emulated for kind::f16 only"
                         ),
-                    ));
-                }
-                if pair {
-                    return Err(bad(
-                        self,
-                        cl,
-                        "tcgen05.mma.cta_group::2 with A in tensor memory ([a-tmem]): the CTA \
-                         pair's MMA is emulated with A in shared memory only"
-                            .to_owned(),
                     ));
                 }
                 if mn_a {
@@ -508,7 +520,9 @@ impl Machine<'_> {
         }
         self.check_fenced(cl, ci, who, mma.operands(), "tcgen05.mma")?;
         let a = match &mma.a {
-            MmaA::Tmem { lane, col } => Some(self.tmem_a(cl, ci, mma, who, (*lane, *col))?),
+            MmaA::Tmem { lane, col } => {
+                Some(self.tmem_a(cl, (ci, who), ci, mma, (*lane, *col, mma.m))?)
+            }
             MmaA::Smem(d) => operand_rows(&cl.ctas[ci].smem, mma, d, mma.a_side(), mma.m),
         };
         let b = operand_rows(&cl.ctas[ci].smem, mma, &mma.b, mma.b_side(), mma.n);
@@ -617,8 +631,10 @@ pub(super) fn mma_fault(
     }
 }
 
-/// Writes `D = A·B (+ D)` into CTA `cta`'s tensor memory: row `i` of `a` to lane `d_lane + i`,
-/// row `j` of `b` to column `d_col + j`; cells a `tcgen05.st` or `tcgen05.ld` still owns
+/// Writes `D = A·B (+ D)` into CTA `cta`'s tensor memory: row `i` of `a` and row `j` of `b`
+/// to the cell `Tc05Mma::d_cell(i, j)` (for the pair's M = 128 with 128 rows of `a`, read
+/// per lane from tensor memory, the row of that cell's lane); cells a `tcgen05.st` or
+/// `tcgen05.ld` still owns
 /// are diagnosed. `issuer` is the MMA's CTA and thread.
 pub(super) fn write_d(
     cl: &mut Cluster,
@@ -648,9 +664,21 @@ pub(super) fn write_d(
         .map(|&(l, c, at)| ((l, c), at))
         .collect();
     let written = super::tcgen05_fence::record_mma(&mut cl.ctas[cta], issuer.1, mma.line);
-    for (i, ar) in a.iter().enumerate() {
+    // The pair's M = 128 (Layout B): D's 64 rows; with A read per lane (128 rows, from
+    // tensor memory) the upper lanes' columns N/2.. take A's rows 64.. (its second copy).
+    let rows = if mma.pair && mma.m == 128 {
+        64
+    } else {
+        a.len()
+    };
+    for i in 0..rows {
         for (j, br) in b.iter().enumerate() {
-            let key = (mma.d_lane + i as u32, mma.d_col + j as u32);
+            let key = mma.d_cell(i as u32, j as u32);
+            let ar = &a[if a.len() > rows {
+                (key.0 - mma.d_lane) as usize
+            } else {
+                i
+            }];
             if let Some(at) = reading.get(&key) {
                 let what = format!(
                     "tcgen05.mma writes lane {}, column {} of tensor memory, which the \
@@ -725,25 +753,26 @@ pub(super) fn free_column(tmems: &[&Tmem], n: u32) -> Option<u32> {
 }
 
 impl Machine<'_> {
-    /// A's `M × 16` 16-bit elements (as f64, negated when asked) read from tensor memory (§9.7.16.10.9, `[a-tmem]`): row
-    /// `m` from lane `lane + m`, element `k` from the low (`k` even) or high half of column
-    /// `col + k / 2` (§9.7.16.10.5 layout D; two 16-bit elements to a 32-bit cell). A cell
-    /// outside every allocation, or one a `tcgen05.st` wrote without its `tcgen05.wait::st`
-    /// yet, is diagnosed.
-    fn tmem_a(
+    /// A's `rows × 16` 16-bit elements (as f64, negated when asked) read from CTA `ci`'s
+    /// tensor memory (§9.7.16.10.9, `[a-tmem]`) for the MMA `issuer` (CTA, thread) issued:
+    /// row `m` from lane `lane + m`, element `k` from the low (`k` even) or high half of
+    /// column `col + k / 2` (§9.7.16.10.5 layouts D and A; two 16-bit elements to a 32-bit
+    /// cell). A cell outside every allocation, or one a `tcgen05.st` wrote without its
+    /// `tcgen05.wait::st` yet, is diagnosed.
+    pub(super) fn tmem_a(
         &self,
         cl: &mut Cluster,
+        (ii, who): (usize, u32),
         ci: usize,
         mma: &Tc05Mma,
-        who: u32,
-        (lane, col): (u32, u32),
+        (lane, col, rows): (u32, u32, u32),
     ) -> Result<Vec<Vec<f64>>, SimError> {
         let fault = |cl: &Cluster, what: String| SimError::Protocol {
             line: mma.line,
-            thread: cl.ctas[ci].thread(who),
+            thread: cl.ctas[ii].thread(who),
             what,
         };
-        let mut out = vec![vec![0f64; 16]; mma.m as usize];
+        let mut out = vec![vec![0f64; 16]; rows as usize];
         for (r, row) in out.iter_mut().enumerate() {
             for c in 0..8u32 {
                 let (l, cc) = (lane + r as u32, col + c);
@@ -759,7 +788,10 @@ impl Machine<'_> {
                 let Some(&mut w) = cl.ctas[ci].tmem.cell(l, cc) else {
                     return Err(fault(
                         cl,
-                        "tcgen05.mma reads A from tensor memory outside every allocation".into(),
+                        format!(
+                            "tcgen05.mma reads A from lane {l}, column {cc} of the tensor memory \
+                             of cluster rank {ci}, outside every allocation"
+                        ),
                     ));
                 };
                 // kind::f16 only (checked at issue): two 16-bit elements to a cell.

@@ -126,22 +126,68 @@ impl Tc05Work {
     }
 }
 
-/// The line of a `tcgen05.mma` of CTA `ci`, issued (queued or committed) and not yet run,
-/// that reads A from tensor memory at (`lane`, `col`).
+/// The tcgen05 work issued (queued, or committed and not yet run) that acts on CTA `ci`'s
+/// tensor memory, as (issuing CTA, thread, work): all of CTA `ci`'s own, and the pair work
+/// (`.cta_group::2`) of its pair's even CTA, which acts on both CTAs' tensor memory
+/// (§9.7.16.5; the pair's work is queued in the CTA that issued it).
+pub(crate) fn tmem_work(cl: &Cluster, ci: usize) -> Vec<(usize, u32, &Tc05Work)> {
+    let even = ci & !1;
+    let acts = |cta: usize, w: &Tc05Work| cta == ci || (cta == even && w.pair());
+    let committed = cl.ops.iter().flat_map(|o| match &o.kind {
+        super::bulk::AsyncKind::Tc05 { mmas, .. } => mmas
+            .iter()
+            .map(|w| (o.cta as usize, o.tid, w))
+            .collect::<Vec<_>>(),
+        _ => Vec::new(),
+    });
+    let queued = [ci, even].into_iter().enumerate().flat_map(|(i, cta)| {
+        // The even CTA's queue once when `ci` is itself even.
+        let q = if i == 1 && cta == ci {
+            &[][..]
+        } else {
+            &cl.ctas[cta].tc.queue[..]
+        };
+        q.iter().map(move |(t, w)| (cta, *t, w))
+    });
+    committed
+        .chain(queued)
+        .filter(|&(cta, _, w)| acts(cta, w))
+        .collect()
+}
+
+/// The line of a `tcgen05.mma`, issued (queued or committed) and not yet run, that reads A
+/// from CTA `ci`'s tensor memory at (`lane`, `col`) — one of its own, or its pair's from the
+/// even CTA (each CTA's A half at the same address in its own tensor memory).
 pub(crate) fn a_reader(cl: &Cluster, ci: usize, lane: u32, col: u32) -> Option<u32> {
-    let committed = cl
-        .ops
-        .iter()
-        .filter(|o| o.cta as usize == ci)
-        .flat_map(|o| match &o.kind {
-            super::bulk::AsyncKind::Tc05 { mmas, .. } => mmas.as_slice(),
-            _ => &[],
-        });
-    let queued = cl.ctas[ci].tc.queue.iter().map(|(_, w)| w);
-    committed.chain(queued).find_map(|w| match w {
+    tmem_work(cl, ci).into_iter().find_map(|(_, _, w)| match w {
         Tc05Work::Mma(m) => m.reads_a_at(lane, col).then_some(m.line()),
         Tc05Work::Cp(_) | Tc05Work::Shift(_) => None,
     })
+}
+
+/// A `tcgen05.cp` or `tcgen05.shift`, issued (queued or committed) and not yet run, that
+/// writes CTA `ci`'s tensor-memory cell (`lane`, `col`): (its instruction, line, issuing CTA,
+/// thread). A `tcgen05.ld` of that cell now reads it before or after the write by timing —
+/// the pair's copy issued by the even CTA included, which writes the odd CTA's tensor
+/// memory too (§9.7.16.9.2) and is ordered before the odd CTA's load only by its commit's
+/// mbarrier (multicast to both CTAs) and a wait on it.
+pub(crate) fn unfinished_write(
+    cl: &Cluster,
+    ci: usize,
+    lane: u32,
+    col: u32,
+) -> Option<(&'static str, u32, usize, u32)> {
+    tmem_work(cl, ci)
+        .into_iter()
+        .find_map(|(cta, t, w)| match w {
+            Tc05Work::Cp(c) => c
+                .writes(lane, col)
+                .then_some(("tcgen05.cp", c.line, cta, t)),
+            Tc05Work::Shift(s) => s
+                .writes(lane, col)
+                .then_some(("tcgen05.shift", s.line, cta, t)),
+            Tc05Work::Mma(_) => None,
+        })
 }
 
 impl Tc05Cp {

@@ -4,7 +4,9 @@
 //! `32·(w % 4)` … `+31`, and a 16-lane shape the 16 lanes from its base inside them).
 //!
 //! The checks of `tcgen05.rs` apply per cell: a load of a cell a `tcgen05.st` has not yet
-//! waited for, and any access outside every allocation, are diagnosed; loaded registers
+//! waited for, or that an issued and unfinished `tcgen05.cp` / `tcgen05.shift` will write
+//! (this CTA's, or the pair's issued by the even CTA: `tcgen05_cp::unfinished_write`), and
+//! any access outside every allocation, are diagnosed; loaded registers
 //! belong to the load until `tcgen05.wait::ld`, stored cells to the store until
 //! `tcgen05.wait::st`.
 
@@ -82,6 +84,24 @@ impl Machine<'_> {
                              of line {at} before its tcgen05.wait::st"
                         ),
                     ));
+                }
+                if let Some((op, at, by, who)) =
+                    super::tcgen05_cp::unfinished_write(cl, ci, lane, col)
+                {
+                    let whose = if by == ci {
+                        format!("thread {who}")
+                    } else {
+                        format!("thread {who} of the peer CTA, cluster rank {by}")
+                    };
+                    return Err(SimError::Race {
+                        line,
+                        thread: cl.ctas[ci].thread(t),
+                        what: format!(
+                            "tcgen05.ld of lane {lane}, column {col}, which the {op} of line \
+                             {at} ({whose}) has yet to write: wait on its tcgen05.commit's \
+                             mbarrier first"
+                        ),
+                    });
                 }
                 if let Some(what) =
                     super::tcgen05_fence::unordered_read(cl, ci, t, (lane, col), in_flight)

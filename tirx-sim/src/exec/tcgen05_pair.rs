@@ -10,13 +10,25 @@
 //! CTAs have synchronised.) An allocation records its `cta_group`; a `dealloc` with the other
 //! group is diagnosed.
 //!
-//! **The MMA** (`kind::f16`, M = 256 across the pair; the data-path layout of §9.7.16.10.9 for
-//! `cta_group::2`): A is `[A0; A1]`, each CTA holding its `M/2 × K` half at the descriptor's
-//! address in its own shared memory; B is `[B0; B1]` along N, each CTA holding `N/2 × K`; D
-//! row `i < M/2` is lane `lane0 + i` of the even CTA's tensor memory and row `M/2 + i` the
-//! same lane of the odd CTA's, every column `col0 + n` for n < N in both. The instruction
-//! descriptor carries the pair's M (256) and N. A from tensor memory (the `[a-tmem]` form)
-//! is not emulated for the pair: such an MMA is refused when it is issued.
+//! **The MMA** (M = 256 or 128 across the pair, §9.7.16.10.9): A is `[A0; A1]`, each CTA
+//! holding its `M/2 × K` half at the descriptor's address in its own shared memory; B is
+//! `[B0; B1]` along N, each CTA holding `N/2 × K`; the instruction descriptor carries the
+//! pair's M and N. D's rows `i < M/2` are the even CTA's, rows `M/2 + i` the odd CTA's, each
+//! in its own tensor memory in the data-path layout of §9.7.16.10.5:
+//! - M = 256 (Layout A, "4x1"): row `i` in lane `lane0 + i`, column `n` in `col0 + n`;
+//! - M = 128 (Layout B, "2x2"; its figures are images — the mapping is CUTLASS's "2x2"
+//!   atom for two SMs and 64 rows, `cute/atom/mma_traits_sm100.hpp` `tmem_frg`, and TVM
+//!   TIRx's `tmem_datapath_layout("B")`: "column halves folded across the two 64-lane
+//!   halves"): row `i < 64`, column `n < N/2` in lane `lane0 + i`, column `n`; column `n ≥
+//!   N/2` in lane `lane0 + 64 + i`, column `n − N/2` — 128 lanes × N/2 columns per CTA;
+//!   `lane0` must be 0 (the layout's lane alignment).
+//! A from tensor memory (the `[a-tmem]` form, `kind::f16`): each CTA's half of A in its own
+//! tensor memory at the instruction's `[a]` address, one row per data-path lane: M = 256's
+//! row `i` in lane `a_lane + i`; M = 128's 2x2 path computes D's columns `n < N/2` from lanes
+//! `a_lane + i` and columns `n ≥ N/2` from lanes `a_lane + 64 + i` — A's 64 rows must be
+//! there twice (CUTLASS `TmemAllocMode::Duplicated`: "the input data must be duplicated
+//! between the subpartitions [0,1]<->[2,3]"); the emulator reads each lane as it is, so A
+//! written once gives the wrong upper half, as the hardware would.
 //!
 //! **Block scaling** (`.block_scale`, `tcgen05_scale.rs`): each CTA's half of D uses the
 //! factors in its own tensor memory — `scale_A` of its 128 rows of A, `scale_B` of all N.
@@ -81,32 +93,49 @@ impl Machine<'_> {
         Ok(free_column(&[mine, theirs], n))
     }
 
-    /// Checks the shape of a `tcgen05.mma.cta_group::2` by thread `t` of CTA `ci`: a peer
-    /// exists, M = 256 across the pair, N a multiple of 16 up to 256.
+    /// Checks the shape of a `tcgen05.mma.cta_group::2` by thread `t` of CTA `ci` with D at
+    /// lane `d_lane`: a peer exists; M = 256 across the pair with N a multiple of 16 up to
+    /// 256, or M = 128 with N a multiple of 32 up to 256 (PTX ISA §9.7.16.2.1, Table 39's
+    /// `cta_group::2` rows) and D at lane 0 (§9.7.16.10.5, Layout B's datapath lane
+    /// alignment); block scaling with M = 256 only (its 2x2 factor layout is not emulated).
     pub(crate) fn pair_shape(
         &self,
         cl: &Cluster,
         ci: usize,
         t: u32,
         line: u32,
-        m: u32,
-        n: u32,
+        (m, n, d_lane): (u32, u32, u32),
+        scaled: bool,
     ) -> Result<(), SimError> {
         self.pair_peer(cl, ci, t, line, "tcgen05.mma")?;
-        if m != 256 || n == 0 || n > 256 || !n.is_multiple_of(16) {
-            return Err(self.protocol(
-                cl,
-                ci,
-                t,
-                line,
-                format!(
-                    "tcgen05.mma.cta_group::2 with M = {m}, N = {n}: M = 256 across the pair, \
-                     N a multiple of 16 up to 256 are supported (M = 128's layout is not \
-                     emulated yet)"
-                ),
-            ));
+        let step = match m {
+            256 => 16,
+            128 => 32,
+            _ => 0,
+        };
+        let bad = if step == 0 || n < step || n > 256 || !n.is_multiple_of(step) {
+            Some(format!(
+                "tcgen05.mma.cta_group::2 with M = {m}, N = {n}: the pair's M is 256 (N a \
+                 multiple of 16 up to 256) or 128 (N a multiple of 32 up to 256), §9.7.16.2.1"
+            ))
+        } else if m == 128 && d_lane != 0 {
+            Some(format!(
+                "tcgen05.mma.cta_group::2 with M = 128 and D at lane {d_lane}: the 2x2 data \
+                 path (Layout B, §9.7.16.10.5) takes D at lane 0"
+            ))
+        } else if m == 128 && scaled {
+            Some(
+                "tcgen05.mma.cta_group::2.block_scale with M = 128: the pair's block-scaled \
+                 MMA is emulated with M = 256 only"
+                    .to_owned(),
+            )
+        } else {
+            None
+        };
+        match bad {
+            Some(what) => Err(self.protocol(cl, ci, t, line, what)),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// Runs the pair's MMA issued by thread `who` of CTA `ci`: each CTA's half of A and of B
@@ -118,21 +147,23 @@ impl Machine<'_> {
         mma: &Tc05Mma,
         who: u32,
     ) -> Result<(), SimError> {
-        // Refused at issue (`tcgen05_mma`); the pair's `[a-tmem]` form is not emulated.
-        let MmaA::Smem(ad) = &mma.a else {
-            let what = "tcgen05.mma.cta_group::2 with A in tensor memory ([a-tmem]): the CTA \
-                        pair's MMA is emulated with A in shared memory only";
-            return Err(mma_fault(cl, (ci, who), mma, what));
-        };
         let even = ci & !1;
         let (hm, hn) = (mma.m / 2, mma.n / 2);
         let mut a = Vec::new();
         let mut b = Vec::new();
         for cta in [even, even + 1] {
-            let ranges = [ad.extent(hm, mma.mn_a), mma.b.extent(hn, mma.mn_b)];
+            let (ranges, _) = mma.operands();
             self.check_fenced(cl, cta, who, (ranges, mma.line), "tcgen05.mma")?;
+            let ah = match &mma.a {
+                MmaA::Smem(ad) => operand_rows(&cl.ctas[cta].smem, mma, ad, mma.a_side(), hm),
+                // `[a-tmem]`: this CTA's A half from its own tensor memory, one row per
+                // lane of D's data path — M = 128's 2x2 path reads lanes 64.. again for D's
+                // columns N/2.. (`write_d`), so 128 lanes either way.
+                MmaA::Tmem { lane, col } => {
+                    Some(self.tmem_a(cl, (ci, who), cta, mma, (*lane, *col, 128))?)
+                }
+            };
             let smem = &cl.ctas[cta].smem;
-            let ah = operand_rows(smem, mma, ad, mma.a_side(), hm);
             let bh = operand_rows(smem, mma, &mma.b, mma.b_side(), hn);
             let (Some(ah), Some(bh)) = (ah, bh) else {
                 let what = format!(

@@ -12,6 +12,10 @@
 //! each row: `tcgen05.cp.cta_group::1.128x256b [taddr + 8·i], desc + 2·i` — lane `r` takes
 //! row `r`'s 32 bytes into 8 consecutive columns, two elements to a column with the lower K
 //! in the low half, which is where `tcgen05.mma` reads an A operand from TMEM.
+//! A `[64, K]` tile (`a_s` of 64 rows: the CTA pair's M = 128 A half) is copied by
+//! `tcgen05.cp.cta_group::N.64x128b.warpx2::02_13 [taddr + 4·i], desc + i` per 8 elements
+//! (16 bytes) of each row: row `r` into lanes `r` and `64 + r` — the 2x2 data path of
+//! §9.7.16.10.5.2 reads A's rows from both lane halves (CUTLASS `TmemAllocMode::Duplicated`).
 //! Completion: asynchronous. A later `tcgen05.mma` by the same thread reads the copied
 //! cells in order (the ISA's pipelined `tcgen05.cp → tcgen05.mma` pair, §9.7.16.6.5), and
 //! the thread's next `tcgen05.commit` tracks the copy as it tracks its MMAs.
@@ -69,6 +73,9 @@ pub static VARIANT: Variant<CopyVariant> = Variant {
 enum Plan {
     /// A 16-bit `[128, K]` MMA operand tile: K.
     Operand(u32),
+    /// A 16-bit `[64, K]` tile, the CTA pair's M = 128 A half, written to lanes 0-63 and
+    /// again 64-127: K.
+    OperandTwice(u32),
     /// Block-scale factors: the 512-byte blocks (128 rows × 4 factors) of a `[R, F]` tile.
     Scales(u32),
 }
@@ -101,14 +108,15 @@ fn plan(k: &Kernel, dst: &TileRef, src: &TileRef) -> Result<Plan, Reject> {
     let dims = &db.layout.shape[di.len().min(db.layout.shape.len())..];
     if !matches!(db.elem, ElemType::Bf16 | ElemType::F16)
         || db.elem != sb.elem
-        || dims != [128, o.k]
-        || o.rows != 128
+        || dims != [o.rows, o.k]
+        || !matches!(o.rows, 64 | 128)
         || !o.k.is_multiple_of(16)
     {
         return Err(Reject::Tcgen05Cp {
             why: format!(
-                "`{}` is {} {:?} and `{}` {} [{}, {}]; it copies 128 rows of a 16-bit tile, K a \
-                 multiple of 16, into a TMEM tile of the same type and shape",
+                "`{}` is {} {:?} and `{}` {} [{}, {}]; it copies 128 rows (or the pair's 64, \
+                 written to both lane halves) of a 16-bit tile, K a multiple of 16, into a TMEM \
+                 tile of the same type and shape",
                 db.name,
                 db.elem.name(),
                 dims,
@@ -119,7 +127,11 @@ fn plan(k: &Kernel, dst: &TileRef, src: &TileRef) -> Result<Plan, Reject> {
             ),
         });
     }
-    Ok(Plan::Operand(o.k))
+    Ok(if o.rows == 64 {
+        Plan::OperandTwice(o.k)
+    } else {
+        Plan::Operand(o.k)
+    })
 }
 
 /// The 512-byte blocks of a scale-factor copy: `dst` a TMEM `[R, F]` tile of a scale type
@@ -197,7 +209,7 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     // factors the canonical unswizzled K-major layout of 8-row × 16-byte core matrices (SBO
     // 128 bytes between them; LBO unused with one 16-byte column, set to the same 128).
     let cst = match plan {
-        Plan::Operand(_) => {
+        Plan::Operand(_) | Plan::OperandTwice(_) => {
             let eb = lw.k.buffers[*hs].elem.bytes();
             let (lbo, sbo) = kmajor_desc_fields(Swizzle::B128, eb).map_err(|e| enc(lw, e))?;
             desc_const_part(lbo, sbo, 0, LboMode::Relative, SwizzleMode::B128)
@@ -226,6 +238,8 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     // block's 512-byte image per `.32x128b.warpx4` (32 units, 4 columns).
     let (n, dstep, cstep) = match plan {
         Plan::Operand(k) => (k / 16, 2, 8),
+        // 16 bytes of each of 64 rows per `.64x128b.warpx2::02_13` (1 unit, 4 columns).
+        Plan::OperandTwice(k) => (k / 8, 1, 4),
         Plan::Scales(blocks) => (blocks, 32, 4),
     };
     // The pair's copy is issued once, by the even CTA (PTX ISA §9.7.16.5).
@@ -246,6 +260,7 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         ));
         let mut cp = match plan {
             Plan::Operand(_) => Inst::tcgen05_cp_128x256b(t, d, pair),
+            Plan::OperandTwice(_) => Inst::tcgen05_cp_64x128b_warpx2(t, d, pair),
             Plan::Scales(_) => Inst::tcgen05_cp_32x128b_warpx4(t, d, pair),
         };
         cp.guard = issuer.map(O::Reg);

@@ -12,6 +12,11 @@
 //! can be accessed by a single warp in the warpgroup": warp 0 of a warpgroup lanes 0–31, warp 1
 //! 32–63, warp 2 64–95, warp 3 96–127). Any aligned warpgroup satisfies it: its warps are
 //! `4G … 4G+3`, so `w % 4` is the warp's rank in it; a scope of other warps is refused.
+//! The CTA pair's half of an M = 128 D, `tmem::<f32>([64, N])` (N a multiple of 32; PTX ISA
+//! §9.7.16.10.5.2, Layout B, the 2x2 data path: column `n < N / 2` of row `m` in lane `m`,
+//! column `n ≥ N / 2` in lane `64 + m`, both at TMEM column `n mod N / 2`), is read the
+//! same way over its 128 lanes and `N / 2` columns: warp quarter q stores rows
+//! `32·(q % 2) + lane` of columns `(q / 2)·N / 2 …` (`Buffer::tmem_pair_half`).
 //! Before: `copy global d[%m, %n] <- @acc`
 //! After: per thread (row = 32·(warp%4) + lane): for each 32-column chunk,
 //! `tcgen05.ld.sync.aligned.32x32b.x32.b32`, `tcgen05.wait::ld`, then per column a
@@ -69,7 +74,14 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
             elem: elem.map_or("?", ElemType::name),
         });
     }
-    if m != 128 || n % CHUNK != 0 {
+    // 128 rows: a warp's row per thread, all N columns in chunks of 32; 64 rows (the pair's
+    // M = 128 half, Layout B): N / 2 columns per warp, read as chunks of 32 and one of 16.
+    let fits = match m {
+        128 => n % CHUNK == 0,
+        64 => acc.tmem_pair_half() && n % 32 == 0,
+        _ => false,
+    };
+    if !fits {
         return Err(Reject::TmemEpilogueShape { m, n, chunk: CHUNK });
     }
     if !cx.threads.is_one_warpgroup() {
@@ -108,12 +120,26 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         ScalarType::U32,
         Expr::bin(BinOp::Rem, Expr::Special(Special::WarpId), Expr::u32(4)),
     );
-    let row_local = add(
-        mul(Expr::Var(quarter), Expr::u32(32)),
-        Expr::Special(Special::LaneId),
-    );
+    // Layout B (the pair's M = 128 half, `Buffer::tmem_pair_half`, PTX ISA §9.7.16.10.5.2):
+    // warp quarter q holds rows 32·(q % 2) … of columns (q / 2)·N/2 …, N / 2 of them.
+    let half = lw.k.buffers[*buf].tmem_pair_half();
+    let (row_q, warp_cols) = if half {
+        (
+            Expr::bin(BinOp::Rem, Expr::Var(quarter), Expr::u32(2)),
+            bn / 2,
+        )
+    } else {
+        (Expr::Var(quarter), bn)
+    };
+    let row_local = add(mul(row_q, Expr::u32(32)), Expr::Special(Special::LaneId));
     let row = add(mul(coords[0].clone(), Expr::u32(bm)), row_local);
     let col0 = mul(coords[1].clone(), Expr::u32(bn));
+    let col0 = if half {
+        let q_half = Expr::bin(BinOp::Div, Expr::Var(quarter), Expr::u32(2));
+        add(col0, mul(q_half, Expr::u32(warp_cols)))
+    } else {
+        col0
+    };
     let rs = RowStore::new(lw, tensor, row, col0)?;
     let lane_base = lw.let_(
         "tlane",
@@ -124,14 +150,16 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
             Expr::u32(16),
         ),
     );
-    for c in 0..bn / CHUNK {
+    // Chunks of 32 columns, the last of 16 where a pair half's N / 2 is an odd multiple.
+    let chunks: Vec<(u32, u32)> = (0..warp_cols)
+        .step_by(CHUNK as usize)
+        .map(|c0| (c0, CHUNK.min(warp_cols - c0)))
+        .collect();
+    for (c0, width) in chunks {
         let ta = lw.let_(
             "ta",
             ScalarType::U32,
-            add(
-                add(Expr::Var(taddr), Expr::Var(lane_base)),
-                Expr::u32(c * CHUNK),
-            ),
+            add(add(Expr::Var(taddr), Expr::Var(lane_base)), Expr::u32(c0)),
         );
         // An f16 accumulator's words are bits to unpack (`cvt.u16.u32` takes an integer).
         let word = if f16_acc {
@@ -139,7 +167,7 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         } else {
             ScalarType::F32
         };
-        let regs: Vec<_> = (0..CHUNK).map(|_| lw.var("v", word)).collect();
+        let regs: Vec<_> = (0..width).map(|_| lw.var("v", word)).collect();
         lw.inst(Inst::tcgen05_ld_32x32b(&regs, ta));
         lw.inst(Inst::tcgen05_wait_ld());
         // An f16 accumulator's cell holds its element in the low half (PTX ISA
@@ -159,7 +187,7 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         let vals: Vec<(u32, _)> = regs
             .iter()
             .enumerate()
-            .map(|(j, &r)| (c * CHUNK + j as u32, r))
+            .map(|(j, &r)| (c0 + j as u32, r))
             .collect();
         rs.store_all(lw, &vals);
     }

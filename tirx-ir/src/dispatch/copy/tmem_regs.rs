@@ -136,6 +136,16 @@ fn tmem_side(k: &Kernel, t: &TileRef) -> Result<TmemSide, Reject> {
 fn plan(k: &Kernel, tile: &TileRef, tmem: &TileRef) -> Result<Plan, Reject> {
     use crate::abi::ElemType;
     let (m, c, tmem_elem, unpacked) = tmem_side(k, tmem)?;
+    // The pair's M = 128 half (Layout B) folds its columns over the lanes; a register tile
+    // moves it through a `[128, N / 2]` view of its cells.
+    if let TileRef::Buf { buf, .. } = tmem
+        && k.buffers[*buf].tmem_pair_half()
+    {
+        return Err(Reject::PairHalfRegs {
+            buffer: k.buffers[*buf].name.clone(),
+            n: c,
+        });
+    }
     if m != 128 {
         return Err(Reject::TmemEpilogueShape { m, n: c, chunk: 32 });
     }

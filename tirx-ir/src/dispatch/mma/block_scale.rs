@@ -239,7 +239,7 @@ pub(super) fn scaled_desc(
     }
     // The pair's descriptor carries M = 256 across the pair; `acc` is this CTA's half.
     if pair && m != 128 {
-        return Err(Reject::PairM { m });
+        return Err(Reject::PairScaledM { m });
     }
     let kind = select(
         (oa.buf.elem, ob.buf.elem),

@@ -269,6 +269,17 @@ pub fn in_tmem(k: &Kernel, t: &TileRef) -> bool {
 /// column, the lower K in the low half, as `tmem_store` of a 16-bit tile writes them — with
 /// K a multiple of the instruction's 16 (`kind::f16`, §9.7.16.10.1).
 pub fn tmem_operand<'k>(k: &'k Kernel, t: &'k TileRef) -> Result<TmemA<'k>, Reject> {
+    tmem_operand_rows(k, t, 128)
+}
+
+/// [`tmem_operand`] of `want` rows: 128, or the CTA pair's M = 128 A half of 64 rows, which
+/// its 2x2 data path reads from lanes 0-63 and again from 64-127 (§9.7.16.10.5.2;
+/// `tcgen05::cp` of a 64-row tile writes both).
+pub fn tmem_operand_rows<'k>(
+    k: &'k Kernel,
+    t: &'k TileRef,
+    want: u32,
+) -> Result<TmemA<'k>, Reject> {
     let TileRef::Buf { buf, index } = t else {
         return Err(Reject::NotBuffer { what: "A" });
     };
@@ -292,7 +303,7 @@ pub fn tmem_operand<'k>(k: &'k Kernel, t: &'k TileRef) -> Result<TmemA<'k>, Reje
         [.., r, c] if rank == index.len() + 2 => (r, c),
         _ => (0, 0),
     };
-    if rows != 128 || kext == 0 || !kext.is_multiple_of(16) {
+    if rows != want || kext == 0 || !kext.is_multiple_of(16) {
         return Err(Reject::TmemAShape {
             buffer: b.name.clone(),
             dims: b.layout.shape[index.len().min(rank)..].to_vec(),

@@ -35,8 +35,21 @@
 //! offset in both CTAs (one declaration); the descriptor carries the pair's M = 256 and N
 //! (`InstrDesc::encode_pair`), and each `tcgen05.mma.cta_group::2` is guarded by
 //! `%cluster_ctarank & 1 == 0`, so only the even CTA's thread of the one-thread scope issues
-//! it. Before: `mma @acc <- @a_s, @b_s accumulate (%k > 0) cta_group 2`. The pair reads A
-//! from shared memory only: a TMEM A with `cta_group = 2` is refused (`PairTmemA`). Its
+//! it. Before: `mma @acc <- @a_s, @b_s accumulate (%k > 0) cta_group 2`. With `acc` a
+//! `[64, N]` tile (and `a` 64 rows) the pair's M is 128: the descriptor's M = 128, N a
+//! multiple of 32 (§9.7.16.2.1, Table 39), and each CTA's 64 rows of D lie in the 2x2 data
+//! path — PTX ISA §9.7.16.10.5.2 "Layout B (M = 128 + cta-group::2 + Dense A matrix)", whose
+//! figures are images; the mapping (column `n < N/2` of row `m` in lane `m`, column `n ≥ N/2`
+//! in lane `64 + m`, at column `n mod N/2`) follows CUTLASS `cute/atom/mma_traits_sm100.hpp`
+//! (`tmem_frg`, the "2x2" atom for two SMs) and is `Buffer::tmem_pair_half`'s, which
+//! `tmem_epilogue` reads back. The pair may read A from TMEM (the `[a-tmem]` form,
+//! `tcgen05.mma.cta_group::2.kind::f16 [taddr], [ataddr], bdesc, idesc, p`): with M = 256
+//! `a` is each CTA's `tmem::<bf16|f16>([128, K])`, its 128 rows of A in its own TMEM at the
+//! same address (Layout A: row `m` in lane `m`); with M = 128 it is `[64, K]`, which the 2x2
+//! data path reads from lanes 0-63 for D's first N/2 columns and from lanes 64-127 for the
+//! rest (CUTLASS `TmemAllocMode::Duplicated`), so A is stored twice: `tcgen05::cp` of a
+//! 64-row tile writes both halves (`.64x128b.warpx2::02_13`); another shape is `PairTmemA`.
+//! Its
 //! 16-bit B may be MN-major as for one CTA (each CTA's `N / 2` columns its own chunks, the
 //! NN GEMM's B; `gemm_sm100_prod/nn`).
 //! The block-scaled form (`scale_a = …, scale_b = …`: `kind::mxf8f6f4.block_scale`,
@@ -46,7 +59,10 @@
 //! (shared memory) and §9.7.16.4.2 (instruction), via `encode::tcgen05`.
 
 use super::wgmma::desc_base;
-use super::{accumulator_int, block_scale, in_tmem, smem_operand_any, tmem_columns, tmem_operand};
+use super::{
+    accumulator_int, block_scale, in_tmem, smem_operand_any, tmem_columns, tmem_operand,
+    tmem_operand_rows,
+};
 use crate::abi::{ElemType, Swizzle};
 use crate::diag::Diagnostics;
 use crate::dispatch::{Cx, MmaVariant, Reject, Variant};
@@ -166,14 +182,47 @@ fn pair_desc(
     (a, b): (&TileRef, &TileRef),
     acc: AccType,
 ) -> Result<InstrDesc, Reject> {
-    // The pair's `[a-tmem]` form (A's halves in each CTA's TMEM) is not lowered yet.
+    // The pair's `[a-tmem]` form: each CTA's 128 rows of A in its own TMEM (M = 256, Layout
+    // A: row `m` in lane `m`, as for one CTA). M = 128's 2x2 data path reads A's 64 rows
+    // from lanes 0-63 for D's first N/2 columns and from lanes 64-127 for the rest, so A
+    // would have to be written twice (CUTLASS `TmemAllocMode::Duplicated`): refused.
     if in_tmem(cx_k, a) {
-        let TileRef::Buf { buf, .. } = a else {
-            unreachable!("in_tmem holds of buffer tiles only")
+        if m != 128 && m != 64 {
+            return Err(Reject::PairM { m });
+        }
+        // M = 128: A's 64 rows, read from both lane halves (a 64-row `tcgen05::cp` writes
+        // both); a tile of another shape is named as the pair's.
+        let t = tmem_operand_rows(cx_k, a, m).map_err(|e| match e {
+            Reject::TmemAShape { buffer, .. } if m == 64 => Reject::PairTmemA { buffer },
+            e => e,
+        })?;
+        let ob = smem_operand_any(cx_k, b, "B")?;
+        kind_of(t.buf.elem, ob.buf.elem, acc)?;
+        if ob.major != Major::K && !matches!(ob.buf.elem, ElemType::Bf16 | ElemType::F16) {
+            return Err(Reject::MnMajor {
+                which: "B",
+                buffer: ob.buf.name.clone(),
+            });
+        }
+        if ob.rows * 2 != n || t.k != ob.k {
+            return Err(Reject::PairShapes {
+                m,
+                n,
+                a: (m, t.k),
+                b: (ob.rows, ob.k),
+            });
+        }
+        let d = InstrDesc {
+            d: acc,
+            a: t.buf.elem,
+            b: ob.buf.elem,
+            a_major: Major::K,
+            b_major: ob.major,
+            m: 2 * m,
+            n,
         };
-        return Err(Reject::PairTmemA {
-            buffer: cx_k.buffers[*buf].name.clone(),
-        });
+        d.encode_pair()?;
+        return Ok(d);
     }
     let (oa, ob) = (
         smem_operand_any(cx_k, a, "A")?,
@@ -201,7 +250,9 @@ fn pair_desc(
             b: (ob.rows, ob.k),
         });
     }
-    if m != 128 {
+    // 128 rows per CTA: M = 256 across the pair (Layout A); 64: M = 128 (Layout B, the
+    // accumulator a `Buffer::tmem_pair_half`).
+    if m != 128 && m != 64 {
         return Err(Reject::PairM { m });
     }
     let d = InstrDesc {
@@ -366,8 +417,7 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         ));
         let mut inst = match a_step {
             Ok(ad) => Inst::tcgen05_mma(taddr, (ad, bd, idesc), p, (kind, *pair)),
-            // `instr_desc` refuses a TMEM A in the pair (`PairTmemA`).
-            Err(at) => Inst::tcgen05_mma_tmem_a(taddr, at, bd, idesc, p),
+            Err(at) => Inst::tcgen05_mma_tmem_a(taddr, at, bd, idesc, (p, *pair)),
         };
         inst.guard = issuer.map(O::Reg);
         lw.inst(inst);

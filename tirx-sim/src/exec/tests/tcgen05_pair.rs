@@ -1,8 +1,10 @@
 //! The CTA pair (`tcgen05 .cta_group::2`, PTX ISA §9.7.16.5): a hand-written 2-CTA kernel
-//! whose even CTA issues M = 256 MMAs over both CTAs' operand halves, checked against an f64
-//! reference on random bf16 data, and the protocol errors of the pair (a commit without
-//! multicast, no peer CTA, alloc/dealloc or MMA/commit disagreeing on `cta_group`, A from
-//! tensor memory, which the pair's emulation does not support).
+//! whose even CTA issues M = 256 or M = 128 MMAs over both CTAs' operand halves, checked
+//! against an f64 reference on random bf16 data (M = 128 cell by cell in the 2x2 data path's
+//! lanes and columns, §9.7.16.10.5.2), A read from shared memory or from each CTA's tensor
+//! memory (copied there by the pair's `tcgen05.cp`; for M = 128 duplicated over both lane
+//! halves, or planted not), and the protocol errors of the pair (a commit without multicast,
+//! no peer CTA, alloc/dealloc or MMA/commit disagreeing on `cta_group`).
 
 use super::*;
 
@@ -23,8 +25,16 @@ struct Plant {
     dealloc_1: bool,
     /// Commit with `cta_group::1`.
     commit_1: bool,
-    /// The MMAs read A from tensor memory (`[a-tmem]`, at the accumulator's address).
-    a_tmem: bool,
+    /// The MMAs read A from tensor memory (`[a-tmem]`), staged there from the shared image
+    /// by `tcgen05.cp.cta_group::2.<shape>` (each CTA its own half), the shape given.
+    a_tmem: Option<&'static str>,
+    /// With `a_tmem`: after the even CTA issues the first step's pair copy (queued, not yet
+    /// committed) and a cluster barrier, the odd CTA's warps `tcgen05.ld` A's first column.
+    peer_reads_a: bool,
+    /// With `a_tmem`: after the even CTA issues the first step's pair MMA (queued, not yet
+    /// committed) and a cluster barrier, the odd CTA's warps `tcgen05.st` into A's first
+    /// column.
+    peer_stores_a: bool,
 }
 
 /// Unswizzled K-major byte offset of (`r`, `k`) in a block of 16 K: 8×8 core matrices, LBO
@@ -33,7 +43,7 @@ fn k_major(r: usize, k: usize) -> usize {
     (r / 8) * 256 + (k / 8) * 128 + (r % 8) * 16 + (k % 8) * 2
 }
 
-/// The shared-memory image of one CTA's halves: `K_STEPS` blocks of A (128 rows), then
+/// The shared-memory image of one CTA's halves: `K_STEPS` blocks of A (`M/2` rows), then
 /// `K_STEPS` blocks of B (`n/2` rows). `a[r][k]`, `b[r][k]` are bf16 bits.
 fn image(a: &[Vec<u16>], b: &[Vec<u16>]) -> Vec<u8> {
     let (ab, bb) = (a.len() * 32, b.len() * 32);
@@ -55,26 +65,76 @@ fn image(a: &[Vec<u16>], b: &[Vec<u16>]) -> Vec<u8> {
     img
 }
 
+/// The TMEM columns of D in each CTA: N for M = 256 (Layout A), N / 2 for M = 128 (Layout B).
+fn d_cols(m: usize, n: usize) -> usize {
+    if m == 128 { n / 2 } else { n }
+}
+
 /// The kernel: each CTA (128 threads) copies its image from global memory into shared memory,
-/// warp 0 allocates 32·⌈n/32⌉ columns for the pair; thread 0 of the even CTA issues the
-/// `K_STEPS` MMAs (M = 256, N = `n`) and one multicast commit; every thread waits on its own
-/// CTA's mbarrier, loads its lane's `n` columns and writes them to `out[rank][tid][..n]`.
-fn pair_ptx(n: usize, image_words: usize, plant: Plant) -> String {
-    let cols = n.next_power_of_two().max(32);
-    let (ab, bb) = (128 * 32, n / 2 * 32);
+/// warp 0 allocates the power of two ≥ 32 of D's columns for the pair; thread 0 of the even
+/// CTA issues the `K_STEPS` MMAs (M = `m`, N = `n`) and one multicast commit; every thread
+/// waits on its own CTA's mbarrier, loads its lane's `d_cols(m, n)` columns and writes them to
+/// `out[rank][tid][..]`.
+fn pair_ptx((m, n): (usize, usize), image_words: usize, plant: Plant) -> String {
+    let dc = d_cols(m, n);
+    let cols = dc.next_power_of_two().max(32);
+    // With A in tensor memory, its 2 × 8 columns after D's: twice the allocation.
+    let alloc = if plant.a_tmem.is_some() {
+        2 * cols
+    } else {
+        cols
+    };
+    let (ab, bb) = (m / 2 * 32, n / 2 * 32);
     let desc = "0x0000401000080000";
-    // f32 D, bf16 A and B, K-major, N >> 3 at bit 17, M >> 4 = 16 at bit 24.
-    let idesc = (1u32 << 4) | (1 << 7) | (1 << 10) | (((n >> 3) as u32) << 17) | (16 << 24);
+    // f32 D, bf16 A and B, K-major, N >> 3 at bit 17, M >> 4 at bit 24.
+    let idesc =
+        (1u32 << 4) | (1 << 7) | (1 << 10) | (((n >> 3) as u32) << 17) | (((m >> 4) as u32) << 24);
     let mut mmas = String::new();
     for s in 0..K_STEPS {
         let (ao, bo) = (OPS + s * ab, OPS + K_STEPS * ab + s * bb);
         mmas += &format!(
             "\tadd.u32 %r14, %r1, {ao};\n\tcvt.u64.u32 %rd3, %r14;\n\tshr.u64 %rd3, %rd3, 4;\n\
              \tor.b64 %rd3, %rd3, {desc};\n\tadd.u32 %r14, %r1, {bo};\n\tcvt.u64.u32 %rd4, %r14;\n\
-             \tshr.u64 %rd4, %rd4, 4;\n\tor.b64 %rd4, %rd4, {desc};\n\tsetp.ne.u32 %p6, {s}, 0;\n\
-             \t@%p2 tcgen05.mma.cta_group::2.kind::f16 [%r2], {a}, %rd4, %r9, %p6;\n",
-            a = if plant.a_tmem { "[%r2]" } else { "%rd3" },
+             \tshr.u64 %rd4, %rd4, 4;\n\tor.b64 %rd4, %rd4, {desc};\n\tsetp.ne.u32 %p6, {s}, 0;\n"
         );
+        // A's 16 K of this step: 8 columns at `cols + 8s`, copied by one 256-bit-row copy or
+        // two 128-bit ones (the second from the next core matrix, LBO 128 bytes on).
+        if let Some(shape) = plant.a_tmem {
+            mmas += &format!("\tadd.u32 %r16, %r2, {};\n", cols + 8 * s);
+            let halves = if shape.starts_with("128x256b") { 1 } else { 2 };
+            for h in 0..halves {
+                mmas += &format!(
+                    "\tadd.u64 %rd7, %rd3, {};\n\
+                     \t@%p2 tcgen05.cp.cta_group::2.{shape} [%r16+{}], %rd7;\n",
+                    8 * h,
+                    4 * h
+                );
+            }
+            if plant.peer_reads_a && s == 0 {
+                mmas += "\tbarrier.cluster.arrive;\n\tbarrier.cluster.wait;\n\
+                         \tsetp.ne.u32 %p7, %r6, 1;\n\t@%p7 bra $L_noread;\n\
+                         \tshr.u32 %r17, %r0, 5;\n\tshl.b32 %r17, %r17, 21;\n\
+                         \tadd.u32 %r17, %r17, %r16;\n\
+                         \ttcgen05.ld.sync.aligned.32x32b.x1.b32 {%r18}, [%r17];\n\
+                         \ttcgen05.wait::ld.sync.aligned;\n$L_noread:\n";
+            }
+        }
+        mmas += &format!(
+            "\t@%p2 tcgen05.mma.cta_group::2.kind::f16 [%r2], {a}, %rd4, %r9, %p6;\n",
+            a = if plant.a_tmem.is_some() {
+                "[%r16]"
+            } else {
+                "%rd3"
+            },
+        );
+        if plant.peer_stores_a && s == 0 {
+            mmas += "\tbarrier.cluster.arrive;\n\tbarrier.cluster.wait;\n\
+                     \tsetp.ne.u32 %p7, %r6, 1;\n\t@%p7 bra $L_nostore;\n\
+                     \tshr.u32 %r17, %r0, 5;\n\tshl.b32 %r17, %r17, 21;\n\
+                     \tadd.u32 %r17, %r17, %r16;\n\
+                     \ttcgen05.st.sync.aligned.32x32b.x1.b32 [%r17], {%r0};\n\
+                     \ttcgen05.wait::st.sync.aligned;\n$L_nostore:\n";
+        }
     }
     let commit = match (plant.commit_1, plant.no_multicast) {
         (true, _) => {
@@ -90,7 +150,7 @@ fn pair_ptx(n: usize, image_words: usize, plant: Plant) -> String {
         }
     };
     let mut loads = String::new();
-    for c in (0..n).step_by(16) {
+    for c in (0..dc).step_by(16) {
         let regs: Vec<String> = (20..36).map(|r| format!("%r{r}")).collect();
         loads += &format!(
             "\tadd.u32 %r15, %r3, {c};\n\
@@ -121,7 +181,7 @@ fn pair_ptx(n: usize, image_words: usize, plant: Plant) -> String {
          \tadd.u32 %r10, %r10, 128;\n\tbra $L_copy;\n\
          $L_copied:\n\tfence.proxy.async.shared::cta;\n\
          \tsetp.lt.u32 %p0, %r0, 32;\n\
-         \t@%p0 tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%r1], {cols};\n\
+         \t@%p0 tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [%r1], {alloc};\n\
          \t@%p0 tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;\n\
          \tsetp.eq.u32 %p1, %r0, 0;\n\t@%p1 mbarrier.init.shared::cta.b64 [%r1+8], 1;\n\
          \ttcgen05.fence::before_thread_sync;\n\
@@ -136,8 +196,8 @@ fn pair_ptx(n: usize, image_words: usize, plant: Plant) -> String {
          \tadd.u64 %rd2, %rd2, %rd0;\n{loads}\
          \ttcgen05.fence::before_thread_sync;\n\
          \tbarrier.cluster.arrive;\n\tbarrier.cluster.wait;\n\
-         \t@%p0 tcgen05.dealloc.cta_group::{g}.sync.aligned.b32 %r2, {cols};\n\tret;\n",
-        row = 4 * n,
+         \t@%p0 tcgen05.dealloc.cta_group::{g}.sync.aligned.b32 %r2, {alloc};\n\tret;\n",
+        row = 4 * dc,
     )
 }
 
@@ -155,20 +215,31 @@ fn bf16_f64(b: u16) -> f64 {
     f64::from(f32::from_bits(u32::from(b) << 16))
 }
 
-/// Runs the pair kernel for N = `n` on random data; returns (out, reference) as
+/// Runs the pair kernel for M = 256, N = `n` on random data; returns (out, reference) as
 /// `[256][n]` f32 / f64.
 fn run_pair(n: usize, seed: u64, plant: Plant) -> Result<(Vec<f32>, Vec<f64>), SimError> {
+    run_pair_m((256, n), seed, plant)
+}
+
+/// Runs the pair kernel for M = `m`, N = `n` on random data; returns (out, reference): `out`
+/// as the kernel wrote it, `[2][128][d_cols(m, n)]` f32 (rank, lane, column), the reference
+/// `[m][n]` f64.
+fn run_pair_m(
+    (m, n): (usize, usize),
+    seed: u64,
+    plant: Plant,
+) -> Result<(Vec<f32>, Vec<f64>), SimError> {
     let mut rng = Rng::new(seed);
     let k = K_STEP * K_STEPS;
-    let a: Vec<Vec<u16>> = (0..256).map(|_| bf16s(&mut rng, k)).collect();
+    let a: Vec<Vec<u16>> = (0..m).map(|_| bf16s(&mut rng, k)).collect();
     let b: Vec<Vec<u16>> = (0..n).map(|_| bf16s(&mut rng, k)).collect();
-    // Rank r holds rows 128r.. of A and n/2·r.. of B.
-    let mut input = image(&a[..128], &b[..n / 2]);
-    input.extend(image(&a[128..], &b[n / 2..]));
+    // Rank r holds rows m/2·r.. of A and n/2·r.. of B.
+    let mut input = image(&a[..m / 2], &b[..n / 2]);
+    input.extend(image(&a[m / 2..], &b[n / 2..]));
     let words = input.len() / 8;
-    let m = module(
+    let module_ = module(
         ".param .u64 p_out, .param .u64 p_in",
-        &pair_ptx(n, words, plant),
+        &pair_ptx((m, n), words, plant),
     );
     let launch = Launch {
         grid: [2, 1, 1],
@@ -181,19 +252,19 @@ fn run_pair(n: usize, seed: u64, plant: Plant) -> Result<(Vec<f32>, Vec<f64>), S
         smem_bytes: (OPS + input.len() / 2) as u32,
     };
     let mut dev = Device::new();
-    let out_bytes = 256 * n * 4;
+    let out_bytes = 256 * d_cols(m, n) * 4;
     let out = dev.alloc(out_bytes);
     dev.write(out, &vec![0xa5; out_bytes]).unwrap();
     let inp = dev.alloc(input.len());
     dev.write(inp, &input).unwrap();
     let params = [ParamValue::U64(out), ParamValue::U64(inp)];
-    run(&m, "k", &launch, &params, &mut dev, seed)?;
+    run(&module_, "k", &launch, &params, &mut dev, seed)?;
     let got = u32s(&dev.read(out, out_bytes).unwrap())
         .into_iter()
         .map(f32::from_bits)
         .collect();
-    let mut want = vec![0f64; 256 * n];
-    for i in 0..256 {
+    let mut want = vec![0f64; m * n];
+    for i in 0..m {
         for j in 0..n {
             want[i * n + j] = (0..k).map(|q| bf16_f64(a[i][q]) * bf16_f64(b[j][q])).sum();
         }
@@ -213,6 +284,30 @@ fn the_pairs_mma_reads_both_halves_and_writes_each_ctas_rows() {
                 i / n,
                 i % n
             );
+        }
+    }
+}
+
+/// M = 128 across the pair (Layout B, the 2x2 data path, PTX ISA §9.7.16.10.5.2): each CTA's
+/// 64 rows of D fold over its 128 lanes — lane `l`, column `c` holds row `64·rank + l % 64`,
+/// column `c + (l / 64)·N/2` — read back with `32x32b` by all four warps.
+#[test]
+fn the_pairs_m128_mma_writes_the_2x2_data_path() {
+    for (n, seed) in [(32, 4), (64, 5), (96, 6)] {
+        let (got, want) = run_pair_m((128, n), seed, Plant::default()).expect("runs");
+        let dc = n / 2;
+        for rank in 0..2 {
+            for lane in 0..128 {
+                for c in 0..dc {
+                    let g = got[(rank * 128 + lane) * dc + c];
+                    let (i, j) = (64 * rank + lane % 64, c + (lane / 64) * dc);
+                    let w = want[i * n + j];
+                    assert!(
+                        (f64::from(g) - w).abs() <= 1e-5 * w.abs().max(1.0),
+                        "N = {n}: rank {rank} lane {lane} column {c} = {g}, want D[{i}][{j}] = {w}"
+                    );
+                }
+            }
         }
     }
 }
@@ -285,22 +380,95 @@ fn the_pairs_protocol_errors_are_diagnosed() {
         e.to_string()
             .contains("tcgen05.commit.cta_group::1 after a tcgen05.mma.cta_group::2"),
         "{e}"
-    ); // The pair's `[a-tmem]` form is refused at the (first) MMA's issue, by line.
-    let e = run_pair(
-        32,
-        1,
-        Plant {
-            a_tmem: true,
+    );
+}
+
+/// The pair's `[a-tmem]` form: each CTA's A half copied into its own tensor memory by the
+/// even CTA's `tcgen05.cp.cta_group::2` (§9.7.16.9.2) and read by the MMA from there. M = 256
+/// (Layout A) with `.128x256b`; M = 128 (Layout B, the 2x2 data path) with
+/// `.64x128b.warpx2::02_13`, which writes A's 64 rows to lanes 0-63 and again to 64-127, as
+/// the path reads them (CUTLASS `TmemAllocMode::Duplicated`). Planted: `::01_23` puts rows
+/// 32-63 in lanes 64-95 instead — the upper lanes' columns N/2.. come out wrong.
+#[test]
+fn the_pairs_mma_reads_a_from_each_ctas_tensor_memory() {
+    let close = |got: &[f32], want: &[f64], m: usize, n: usize| {
+        let dc = d_cols(m, n);
+        (0..2 * 128 * dc).all(|x| {
+            let (rank, lane, c) = (x / (128 * dc), x / dc % 128, x % dc);
+            let (i, j) = if m == 128 {
+                (64 * rank + lane % 64, c + (lane / 64) * dc)
+            } else {
+                (128 * rank + lane, c)
+            };
+            let w = want[i * n + j];
+            (f64::from(got[x]) - w).abs() <= 1e-5 * w.abs().max(1.0)
+        })
+    };
+    for (m, n, shape, seed) in [
+        (256, 32, "128x256b", 7),
+        (256, 64, "128x256b", 8),
+        (128, 64, "64x128b.warpx2::02_13", 9),
+        (128, 96, "64x128b.warpx2::02_13", 10),
+    ] {
+        let plant = Plant {
+            a_tmem: Some(shape),
             ..Plant::default()
-        },
-    )
-    .unwrap_err();
-    let SimError::Protocol { what, .. } = &e else {
+        };
+        let (got, want) = run_pair_m((m, n), seed, plant).expect("runs");
+        assert!(close(&got, &want, m, n), "M = {m}, N = {n}, {shape}");
+    }
+    let plant = Plant {
+        a_tmem: Some("64x128b.warpx2::01_23"),
+        ..Plant::default()
+    };
+    let (got, want) = run_pair_m((128, 64), 9, plant).expect("runs");
+    assert!(
+        !close(&got, &want, 128, 64),
+        "A not duplicated went unnoticed"
+    );
+}
+
+/// Planted race: the odd CTA loads tensor memory that the even CTA's pair copy
+/// (`tcgen05.cp.cta_group::2`, issued and not yet committed) will write in both CTAs — the
+/// load is ordered after the copy only by the copy's commit (multicast to both CTAs'
+/// barriers) and a wait on it. Diagnosed at the odd CTA's load, naming the peer's copy.
+#[test]
+fn a_peer_reading_what_the_pairs_copy_will_write_is_a_race() {
+    for (m, shape) in [(256, "128x256b"), (128, "64x128b.warpx2::02_13")] {
+        let plant = Plant {
+            a_tmem: Some(shape),
+            peer_reads_a: true,
+            ..Plant::default()
+        };
+        let e = run_pair_m((m, 64), 11, plant).unwrap_err();
+        let SimError::Race { thread, what, .. } = &e else {
+            panic!("{e}")
+        };
+        assert_eq!(thread.cta, [1, 0, 0], "{e}");
+        assert!(
+            what.contains("which the tcgen05.cp of line")
+                && what.contains("(thread 0 of the peer CTA, cluster rank 0) has yet to write"),
+            "{e}"
+        );
+    }
+}
+
+/// Planted race: the odd CTA stores into its A half while the even CTA's pair MMA, issued
+/// and not yet committed, will read it from there — diagnosed at the odd CTA's store.
+#[test]
+fn a_peer_storing_into_a_the_pairs_mma_reads_is_diagnosed() {
+    let plant = Plant {
+        a_tmem: Some("128x256b"),
+        peer_stores_a: true,
+        ..Plant::default()
+    };
+    let e = run_pair_m((256, 64), 12, plant).unwrap_err();
+    let SimError::Protocol { thread, what, .. } = &e else {
         panic!("{e}")
     };
+    assert_eq!(thread.cta, [1, 0, 0], "{e}");
     assert!(
-        what.contains("tcgen05.mma.cta_group::2 with A in tensor memory ([a-tmem])")
-            && what.contains("A in shared memory only"),
+        what.contains("tcgen05.st to lane") && what.contains("reads as A from tensor memory"),
         "{e}"
     );
 }
@@ -312,7 +480,11 @@ fn pair_ptx_text() {
     let Ok(path) = std::env::var("TIRX_PAIR_PTX") else {
         return;
     };
-    let body = pair_ptx(48, (OPS + K_STEPS * (128 + 24) * 32) / 4, Plant::default());
+    let body = pair_ptx(
+        (256, 48),
+        (OPS + K_STEPS * (128 + 24) * 32) / 4,
+        Plant::default(),
+    );
     let src = format!(
         ".version 8.7\n.target sm_100a\n.address_size 64\n\
          .extern .shared .align 1024 .b8 smem[];\n\
