@@ -36,30 +36,17 @@ pub mod kernels {
         // key blocks (176 was 1.6% faster at s8k, 1.5% slower at s2k). hd 256: 80 (the largest
         // that leaves two K/V stages in shared memory beside Q). `d128_ping` is the ping-pong
         // schedule (measured no faster), never chosen.
-        configs(
-            product(
-                types(default = (T = bf16), f16 = (T = f16)),
-                mask(default = (CAUSAL = 0)),
-                tile(
-                    d64_w3 = (D = 64, BN = 128, NWG = 3, STAGES = 2, PING = 0, EARLY = 1),
-                    d64 = (D = 64, BN = 128, NWG = 2, STAGES = 2, PING = 0, EARLY = 0),
-                    d128 = (D = 128, BN = 128, NWG = 2, STAGES = 2, PING = 0, EARLY = 0),
-                    d256 = (D = 256, BN = 80, NWG = 2, STAGES = 2, PING = 0, EARLY = 0),
-                    d128_ping = (D = 128, BN = 128, NWG = 2, STAGES = 2, PING = 1, EARLY = 0),
-                ),
+        configs(product(
+            types(default = (T = bf16), f16 = (T = f16)),
+            mask(default = (CAUSAL = 0), causal = (CAUSAL = 1)),
+            tile(
+                d64_w3 = (D = 64, BN = 128, NWG = 3, STAGES = 2, PING = 0, EARLY = 1),
+                d64 = (D = 64, BN = 128, NWG = 2, STAGES = 2, PING = 0, EARLY = 0),
+                d128 = (D = 128, BN = 128, NWG = 2, STAGES = 2, PING = 0, EARLY = 0),
+                d256 = (D = 256, BN = 80, NWG = 2, STAGES = 2, PING = 0, EARLY = 0),
+                d128_ping = (D = 128, BN = 128, NWG = 2, STAGES = 2, PING = 1, EARLY = 0),
             ),
-            product(
-                types(default = (T = bf16), f16 = (T = f16)),
-                mask(causal = (CAUSAL = 1)),
-                tile(
-                    d64_w3 = (D = 64, BN = 128, NWG = 3, STAGES = 2, PING = 0, EARLY = 1),
-                    d64 = (D = 64, BN = 128, NWG = 2, STAGES = 2, PING = 0, EARLY = 0),
-                    d128 = (D = 128, BN = 128, NWG = 2, STAGES = 2, PING = 0, EARLY = 0),
-                    d256 = (D = 256, BN = 80, NWG = 2, STAGES = 2, PING = 0, EARLY = 0),
-                    d128_ping = (D = 128, BN = 128, NWG = 2, STAGES = 2, PING = 1, EARLY = 0),
-                ),
-            ),
-        ),
+        )),
     )]
     pub fn attention_sm90(
         #[shape(B, S, HQ)] q: Tensor<T>,
