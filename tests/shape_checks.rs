@@ -188,7 +188,7 @@ fn the_dispatcher_refuses_a_wrong_fixed_extent_through_the_planner() {
 /// head dim for both — with the assertion's message.
 #[test]
 fn the_split_head_dim_attention_tile_checks_v_and_o_widths_at_launch() {
-    use tirx_kernels::attention::blackwell::attention_sm100;
+    use tirx_kernels::attention::blackwell::kernels::attention_sm100;
     use tirx_kernels::attention::request::{AttentionRequest, Dims};
     let art = attention_sm100::KERNEL
         .artifacts

@@ -5,10 +5,10 @@
 //! tiles. No diagnostic may fire.
 
 use tirx::Kernel;
-use tirx_kernels::attention::blackwell::attention_sm100;
+use tirx_kernels::attention::blackwell::kernels::attention_sm100;
 use tirx_kernels::attention::family::head_dims;
-use tirx_kernels::attention::hopper::attention_sm90;
-use tirx_kernels::attention::hopper_persistent::attention_sm90_persistent;
+use tirx_kernels::attention::hopper::kernels::attention_sm90;
+use tirx_kernels::attention::hopper_persistent::kernels::attention_sm90_persistent;
 use tirx_kernels::attention::reference::Dims;
 use tirx_kernels::simulate;
 use tirx_sim::Policy;

@@ -58,12 +58,12 @@ pub fn request(op: &Op) -> Box<dyn ProblemDef> {
         Op::Attention {
             tensors,
             d,
+            dv,
             causal,
             scale,
         } => Box::new(AttentionRequest {
             d: *d,
-            // The binding takes `v` of `k`'s shape (`ops::attention`): one head dim.
-            dv: *d,
+            dv: *dv,
             causal: *causal,
             elem: tensors[0].elem,
             tensors: tensors.clone(),
@@ -310,6 +310,63 @@ mod tests {
         )
         .unwrap_err();
         assert!(matches!(err, RuntimeError::NoKernelFits { .. }));
+    }
+
+    /// Q/K head dim 192 with V/O 128 (`v`'s own head dim): the Blackwell tile takes it; on
+    /// the H200 no kernel does, and the refusal says the Hopper kernels have one head dim.
+    #[test]
+    fn split_head_dims_reach_the_blackwell_tile_and_are_refused_on_hopper() {
+        // Contiguous bf16 on GPU 0 (the checks never read the memory).
+        let foreign = |shape: &[usize]| {
+            let mut strides = vec![1i64; shape.len()];
+            for i in (0..shape.len() - 1).rev() {
+                strides[i] = strides[i + 1] * shape[i + 1] as i64;
+            }
+            crate::tensor::Foreign {
+                dtype: Ok(ElemType::Bf16),
+                shape: shape.to_vec(),
+                strides,
+                addr: 0x7f00_0000_0000,
+                place: crate::tensor::Place::Cuda(0),
+            }
+        };
+        let (q, k, v) = (
+            foreign(&[1, 1000, 16, 192]),
+            foreign(&[1, 1000, 16, 192]),
+            foreign(&[1, 1000, 16, 128]),
+        );
+        let call = crate::ops::attention(&crate::ops::AttentionArgs {
+            q: &q,
+            k: &k,
+            v: &v,
+            out: None,
+            lse: None,
+            causal: true,
+            scale: None,
+        })
+        .unwrap();
+        let b = explain(&call.op, &Device::b200());
+        assert!(b.contains("attention causal hd 192/128"), "{b}");
+        assert!(
+            b.contains("chosen: attention_sm100/causal_fa4_d192_128"),
+            "{b}"
+        );
+        let h = explain(&call.op, &Device::h200());
+        assert!(h.contains("chosen: none"), "{h}");
+        let err = dispatch::choose(
+            request(&call.op).as_ref(),
+            &catalogue::all(),
+            &Device::h200(),
+            Cache::host(),
+        )
+        .unwrap_err();
+        assert!(matches!(err, RuntimeError::NoKernelFits { .. }));
+        // What `tirx.NoKernelFitsError` carries.
+        let msg = err.to_string();
+        assert!(
+            msg.contains("has one head dim `D` for Q·Kᵀ and P·V, not Q/K 192 with V/O 128"),
+            "{msg}"
+        );
     }
 
     #[test]

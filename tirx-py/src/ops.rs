@@ -66,10 +66,12 @@ pub enum Op {
     },
     /// Attention forward on `[q, k, v, o, lse]` in the kernels' layout.
     Attention {
-        /// `[B, S, HQ·D]`, `[B, SK, HK·D]` ×2, `[B, S, HQ·D]`, `[B·HQ, S, 1]`.
+        /// `[B, S, HQ·D]`, `[B, SK, HK·D]`, `[B, SK, HK·DV]`, `[B, S, HQ·DV]`, `[B·HQ, S, 1]`.
         tensors: [TensorMeta; 5],
-        /// Head dimension.
+        /// Head dimension of Q and K (`D`).
         d: usize,
+        /// Head dimension of V and O (`DV`; `D` but for MLA-style shapes such as (192, 128)).
+        dv: usize,
         /// Causal mask.
         causal: bool,
         /// Softmax scale.
@@ -398,9 +400,9 @@ pub struct AttentionArgs<'a> {
     pub q: &'a Foreign,
     /// `[B, SK, HK, D]`.
     pub k: &'a Foreign,
-    /// `[B, SK, HK, D]`.
+    /// `[B, SK, HK, DV]`: V's head dim is its own (`DV`, the output's too).
     pub v: &'a Foreign,
-    /// `[B, S, HQ, D]`, or `None` to explain.
+    /// `[B, S, HQ, DV]`, or `None` to explain.
     pub out: Option<&'a Foreign>,
     /// `[B, HQ, S]` f32, or `None` to explain.
     pub lse: Option<&'a Foreign>,
@@ -410,7 +412,10 @@ pub struct AttentionArgs<'a> {
     pub scale: Option<f32>,
 }
 
-/// `attention(q, k, v, …)` on flash-attention's `[B, S, H, D]` layout.
+/// `attention(q, k, v, …)` on flash-attention's `[B, S, H, D]` layout. V's head dim `DV`
+/// (and O's) is read from `v`; which (D, DV) pairs a kernel serves is the dispatcher's
+/// business (the Hopper kernels take D = DV only: `Reject::OneHeadDim`), so a pair no kernel
+/// serves is refused by it, with its table, on the device.
 pub fn attention(g: &AttentionArgs<'_>) -> Result<Call, BindError> {
     let mut ck = Checker::new("attention");
     for (arg, t) in [
@@ -435,7 +440,7 @@ pub fn attention(g: &AttentionArgs<'_>) -> Result<Call, BindError> {
     }
     ck.rank("q", g.q, &[4], "[B, S, HQ, D]")?;
     ck.rank("k", g.k, &[4], "[B, SK, HK, D]")?;
-    ck.rank("v", g.v, &[4], "[B, SK, HK, D]")?;
+    ck.rank("v", g.v, &[4], "[B, SK, HK, DV]")?;
     // [B, S, H, D] with H and D packed → the kernels' [B, S, H·D].
     let packed = |arg: &str, t: &Foreign| -> Result<TensorMeta, BindError> {
         let (h, d) = (t.shape[2], t.shape[3]);
@@ -465,11 +470,11 @@ pub fn attention(g: &AttentionArgs<'_>) -> Result<Call, BindError> {
             addr: t.addr,
         })
     };
-    let (qs, ks) = (&g.q.shape, &g.k.shape);
-    if g.v.shape != *ks {
+    let (qs, ks, vs) = (&g.q.shape, &g.k.shape, &g.v.shape);
+    if vs[..3] != ks[..3] {
         return Err(ck.shape(format!(
-            "`k` is {ks:?} but `v` is {:?}: they must agree",
-            g.v.shape
+            "`k` is [B, SK, HK, D] = {ks:?} but `v` is [B, SK, HK, DV] = {vs:?}: B, SK and HK \
+             must agree"
         )));
     }
     if qs[0] != ks[0] || qs[3] != ks[3] {
@@ -477,7 +482,7 @@ pub fn attention(g: &AttentionArgs<'_>) -> Result<Call, BindError> {
             "`q` is [B, S, HQ, D] = {qs:?} but `k` is [B, SK, HK, D] = {ks:?}: B and D must agree"
         )));
     }
-    let (b, s, hq, d) = (qs[0], qs[1], qs[2], qs[3]);
+    let (b, s, hq, d, dv) = (qs[0], qs[1], qs[2], qs[3], vs[3]);
     let hk = ks[2];
     if hk == 0 || hq % hk != 0 {
         return Err(ck.shape(format!(
@@ -486,9 +491,13 @@ pub fn attention(g: &AttentionArgs<'_>) -> Result<Call, BindError> {
     }
     let (qm, km, vm) = (packed("q", g.q)?, packed("k", g.k)?, packed("v", g.v)?);
     let om = match g.out {
-        None => fresh(e, &[b, s, hq * d]),
-        Some(o) if o.shape != *qs => {
-            return Err(ck.shape(format!("`out` has shape {:?}; q has {qs:?}", o.shape)));
+        None => fresh(e, &[b, s, hq * dv]),
+        Some(o) if o.shape != [b, s, hq, dv] => {
+            return Err(ck.shape(format!(
+                "`out` has shape {:?}; it must be [B, S, HQ, DV] = [{b}, {s}, {hq}, {dv}] (q's \
+                 B, S, HQ and v's head dim)",
+                o.shape
+            )));
         }
         Some(o) => packed("out", o)?,
     };
@@ -512,6 +521,7 @@ pub fn attention(g: &AttentionArgs<'_>) -> Result<Call, BindError> {
         op: Op::Attention {
             tensors: [qm, km, vm, om, lm],
             d,
+            dv,
             causal: g.causal,
             scale,
         },

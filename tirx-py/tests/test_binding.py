@@ -236,7 +236,8 @@ class Refusals(unittest.TestCase):
         o, l = FakeCuda((2, 128, 8, 64)), FakeCuda((2, 8, 128), "f32")
         cases = [
             (dict(k=FakeCuda((2, 256, 3, 64)), v=FakeCuda((2, 256, 3, 64))), "8 query heads over 3 K/V heads"),
-            (dict(v=FakeCuda((2, 255, 2, 64))), "`k` is [2, 256, 2, 64] but `v` is [2, 255, 2, 64]"),
+            (dict(v=FakeCuda((2, 255, 2, 64))), "`k` is [B, SK, HK, D] = [2, 256, 2, 64] but `v` is [B, SK, HK, DV] = [2, 255, 2, 64]: B, SK and HK must agree"),
+            (dict(v=FakeCuda((2, 256, 2, 32))), "`out` has shape [2, 128, 8, 64]; it must be [B, S, HQ, DV] = [2, 128, 8, 32]"),
             (dict(k=FakeCuda((2, 256, 2, 128)), v=FakeCuda((2, 256, 2, 128))), "B and D must agree"),
             (dict(q=FakeCuda((2, 128, 8, 64), strides=(65536, 64, 8192, 1))), "heads and head dims packed"),
             (dict(v=FakeCuda((2, 256, 2, 64), "f16")), "`v` has dtype torch.float16; tirx.attention takes torch.bfloat16 (the dtype of `q`)"),
@@ -262,6 +263,12 @@ class Refusals(unittest.TestCase):
             tirx.softmax(FakeCuda((4, 64)))
         self.assertIn("tirx.softmax allocates its output with torch", _msg(e))
         self.assertIn("pass out= (shape [4, 64])", _msg(e))
+        # Attention's output has V's head dim.
+        q, v = FakeCuda((1, 100, 4, 192)), FakeCuda((1, 100, 4, 128))
+        with self.assertRaises(tirx.ArgumentError) as e:
+            tirx.attention(q, q, v)
+        self.assertIn("tirx.attention allocates its output with torch", _msg(e))
+        self.assertIn("pass out= (shape [1, 100, 4, 128])", _msg(e))
 
     def test_explain_needs_a_known_op_and_device(self):
         with self.assertRaises(tirx.ArgumentError):
@@ -336,6 +343,16 @@ class Explain(unittest.TestCase):
         self.assertIn("chosen: none", text)
         self.assertIn("refused: compiled for sm_90a", text)
         self.assertIn("chosen: rmsnorm", tirx.explain("rms_norm", x, FakeCuda((4096,)), device="h200"))
+
+    def test_attention_head_dim_of_v(self):
+        # MLA-style: Q/K head dim 192, V (and O) 128, taken from v's shape.
+        q, k, v = FakeCuda((1, 1000, 16, 192)), FakeCuda((1, 1000, 16, 192)), FakeCuda((1, 1000, 16, 128))
+        text = tirx.explain(tirx.attention, q, k, v, device="b200")
+        self.assertIn("attention full hd 192/128, bf16", text)
+        self.assertIn("chosen: attention_sm100/fa4_d192_128", text)
+        text = tirx.explain(tirx.attention, q, k, v, device="h200")
+        self.assertIn("chosen: none", text)
+        self.assertIn("has one head dim `D` for Q·Kᵀ and P·V, not Q/K 192 with V/O 128", text)
 
     def test_attention_and_silu_mul(self):
         q, k = FakeCuda((1, 2048, 16, 128)), FakeCuda((1, 2048, 4, 128))

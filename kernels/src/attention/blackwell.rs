@@ -19,7 +19,7 @@
 //! | 0–3, 4–7 | softmax of Q tile 0 and Q tile 1 | REG_SOFTMAX |
 //! | 8–11 | correction (rescales O in TMEM) and epilogue | REG_CORRECTION |
 //! | 12 | MMA: one elected thread issues every `tcgen05.mma` | REG_OTHER |
-//! | 13 | load: one elected thread issues every TMA load | REG_OTHER |
+//! | 13 | load: one elected thread issues every TMA load (`load_q_kv` of `pieces.rs`, the Hopper kernels' producer too) | REG_OTHER |
 //! | 14–15 | idle (they give registers away) | REG_OTHER |
 //!
 //! Tensor memory, the column plan (checked at build time against the 512 columns):
@@ -95,310 +95,311 @@
 
 use tirx::prelude::*;
 
-#[tile_kernel(
-    solves = attention,
-    target = sm_100a,
-    threads = 512,
-    grid = (cdiv(S, BM), HQ / D_QK, B),
-    // Registers: 2·REG_SOFTMAX + REG_CORRECTION + REG_OTHER = 512 (four warpgroups sharing the
-    // 64K file at 128 a thread, the count ptxas launches 512 threads with).
-    // Both head dims take the same split: the correction warpgroup holds a 64-column O chunk
-    // (64 registers), so FA4's 64 for it at hd 64 would spill here.
-    configs(product(
-        types(default = (T = bf16), f16 = (T = f16)),
-        mask(default = (CAUSAL = 0), causal = (CAUSAL = 1)),
-        tile(
-            fa4_d128 = (D_QK = 128, D_V = 128, BM = 256, BN = 128, STAGES = 2, EX2_COLS = 112, REG_SOFTMAX = 184, REG_CORRECTION = 96, REG_OTHER = 48),
-            fa4_d64 = (D_QK = 64, D_V = 64, BM = 256, BN = 128, STAGES = 2, EX2_COLS = 112, REG_SOFTMAX = 184, REG_CORRECTION = 96, REG_OTHER = 48),
-            // Q/K head dim 192, V/O 128 (MLA prefill): one K/V stage (see the module docs).
-            fa4_d192_128 = (D_QK = 192, D_V = 128, BM = 256, BN = 128, STAGES = 1, EX2_COLS = 112, REG_SOFTMAX = 184, REG_CORRECTION = 96, REG_OTHER = 48),
-        ),
-    )),
-)]
-pub fn attention_sm100(
-    #[shape(B, S, HQ)] q: Tensor<T>,
-    #[shape(B, SK, HK)] k: Tensor<T>,
-    #[shape(B, HV, SK)]
-    #[major(mn)]
-    v: Tensor<T>,
-    #[shape(B, S, HO)] o: Tensor<T>,
-    #[shape(BH, S, 1)] lse: Tensor<f32>,
-    scale_log2: f32,
-) {
-    // Shared memory: the two Q tiles (later O's staging), the K and V rings, the factors and
-    // row sums handed from the softmax to the correction warpgroup.
-    let q_s = smem::<T>([2, D_QK / 64, 128, 64], swizzle = B128);
-    let k_s = smem::<T>([STAGES, D_QK / 64, BN, 64], swizzle = B128);
-    let v_s = smem::<T>([STAGES, D_V, BN], swizzle = B128, major = mn);
-    let corr_s = smem::<f32>([2, 128, 1]);
-    let l_s = smem::<f32>([2, 128, 1]);
-    // Tensor memory (the column plan of the module docs).
-    let s = tmem::<f32>([2, 128, BN]);
-    let p_t = tmem::<T>([4, 128, BN], alias = s);
-    let o_acc = tmem::<f32>([2, 128, D_V]);
-    let o_c = tmem::<f32>([2 * D_V / 64, 128, 64], alias = o_acc);
-    // Barriers.
-    let q_bar = mbarrier();
-    let k_pipe = pipeline::<STAGES>();
-    let v_pipe = pipeline::<STAGES>();
-    let s_full = mbarrier(count = 2);
-    let stats = mbarrier(count = 2, arrivals = 128);
-    let p_ready = mbarrier(count = 2, arrivals = 256);
-    let o_full = mbarrier(count = 2);
-    let fin = mbarrier(count = 2, arrivals = 128);
-    // Register tiles: the softmax's S and P (one row a thread), the correction's O chunk.
-    let t = regs::<f32>([128, BN], layout = tmem_32x32b);
-    let p = regs::<T>([128, BN], layout = tmem_32x32b);
-    let m_i = regs::<f32>([128, 1], layout = stat(t, axis = 1));
-    let l_i = regs::<f32>([128, 1], layout = stat(t, axis = 1));
-    let corr = regs::<f32>([128, 1], layout = stat(t, axis = 1));
-    let ot = regs::<f32>([128, 64], layout = tmem_32x32b);
-    let c = regs::<f32>([128, 1], layout = stat(ot, axis = 1));
+#[tile_module(uses(super::pieces::attention_pieces))]
+pub mod kernels {
+    use tirx::prelude::*;
 
-    let heads = HQ / D_QK;
-    let h = cta.y;
-    let hk = h / (HQ / HK);
-    // Longest first: with the causal mask, later query tiles see more keys.
-    let mb = ncta.x - 1 - cta.x;
-    // Key blocks this CTA's BM = 256 rows read, and how many of them need no mask (every key of
-    // the block seen by every row): causal rows see keys j ≤ i + SK − S (bottom-right
-    // aligned, as `attention_sm90`). Both Q tiles read the same blocks; tile 0 masks those
-    // only tile 1 sees.
-    let mut n_blocks = cdiv(SK, BN);
-    let mut n_full = SK / BN;
-    if CAUSAL == 1 {
-        n_blocks = min(n_blocks, cdiv(max((mb + 1) * BM + SK, S) - S, BN));
-        n_full = min(n_full, (max(mb * BM + SK + 1, S) - S) / BN);
-    }
-    static_assert(BM == 2 * 128, "a CTA owns two Q tiles of 128 rows");
-    static_assert(
-        D_QK % 64 == 0 && D_V % 64 == 0 && D_V <= D_QK,
-        "head dims in 64-column chunks; O is staged in Q's shared memory",
-    );
-    // V and O have the heads of K and Q at the V head dim.
-    static_assert(HV * D_QK == HK * D_V, "v must be [B, SK, HK·D_V]");
-    static_assert(HO * D_QK == HQ * D_V, "o must be [B, S, HQ·D_V]");
-    static_assert(
-        2 * REG_SOFTMAX + REG_CORRECTION + REG_OTHER <= 512,
-        "the warpgroups' setmaxnreg counts exceed the 64K-register file",
-    );
+    #[tile_kernel(
+        solves = attention,
+        target = sm_100a,
+        threads = 512,
+        grid = (cdiv(S, BM), HQ / D_QK, B),
+        // Registers: 2·REG_SOFTMAX + REG_CORRECTION + REG_OTHER = 512 (four warpgroups sharing the
+        // 64K file at 128 a thread, the count ptxas launches 512 threads with).
+        // Both head dims take the same split: the correction warpgroup holds a 64-column O chunk
+        // (64 registers), so FA4's 64 for it at hd 64 would spill here.
+        configs(product(
+            types(default = (T = bf16), f16 = (T = f16)),
+            mask(default = (CAUSAL = 0), causal = (CAUSAL = 1)),
+            tile(
+                fa4_d128 = (D_QK = 128, D_V = 128, BM = 256, BN = 128, STAGES = 2, EX2_COLS = 112, REG_SOFTMAX = 184, REG_CORRECTION = 96, REG_OTHER = 48),
+                fa4_d64 = (D_QK = 64, D_V = 64, BM = 256, BN = 128, STAGES = 2, EX2_COLS = 112, REG_SOFTMAX = 184, REG_CORRECTION = 96, REG_OTHER = 48),
+                // Q/K head dim 192, V/O 128 (MLA prefill): one K/V stage (see the module docs).
+                fa4_d192_128 = (D_QK = 192, D_V = 128, BM = 256, BN = 128, STAGES = 1, EX2_COLS = 112, REG_SOFTMAX = 184, REG_CORRECTION = 96, REG_OTHER = 48),
+            ),
+        )),
+    )]
+    pub fn attention_sm100(
+        #[shape(B, S, HQ)] q: Tensor<T>,
+        #[shape(B, SK, HK)] k: Tensor<T>,
+        #[shape(B, HV, SK)]
+        #[major(mn)]
+        v: Tensor<T>,
+        #[shape(B, S, HO)] o: Tensor<T>,
+        #[shape(BH, S, 1)] lse: Tensor<f32>,
+        scale_log2: f32,
+    ) {
+        // Shared memory: the two Q tiles (later O's staging), the K and V rings, the factors and
+        // row sums handed from the softmax to the correction warpgroup.
+        let q_s = smem::<T>([2, D_QK / 64, 128, 64], swizzle = B128);
+        let k_s = smem::<T>([STAGES, D_QK / 64, BN, 64], swizzle = B128);
+        let v_s = smem::<T>([STAGES, D_V, BN], swizzle = B128, major = mn);
+        let corr_s = smem::<f32>([2, 128, 1]);
+        let l_s = smem::<f32>([2, 128, 1]);
+        // Tensor memory (the column plan of the module docs).
+        let s = tmem::<f32>([2, 128, BN]);
+        let p_t = tmem::<T>([4, 128, BN], alias = s);
+        let o_acc = tmem::<f32>([2, 128, D_V]);
+        let o_c = tmem::<f32>([2 * D_V / 64, 128, 64], alias = o_acc);
+        // Barriers.
+        let q_bar = mbarrier();
+        let k_pipe = pipeline::<STAGES>();
+        let v_pipe = pipeline::<STAGES>();
+        let s_full = mbarrier(count = 2);
+        let stats = mbarrier(count = 2, arrivals = 128);
+        let p_ready = mbarrier(count = 2, arrivals = 256);
+        let o_full = mbarrier(count = 2);
+        let fin = mbarrier(count = 2, arrivals = 128);
+        // Register tiles: the softmax's S and P (one row a thread), the correction's O chunk.
+        let t = regs::<f32>([128, BN], layout = tmem_32x32b);
+        let p = regs::<T>([128, BN], layout = tmem_32x32b);
+        let m_i = regs::<f32>([128, 1], layout = stat(t, axis = 1));
+        let l_i = regs::<f32>([128, 1], layout = stat(t, axis = 1));
+        let corr = regs::<f32>([128, 1], layout = stat(t, axis = 1));
+        let ot = regs::<f32>([128, 64], layout = tmem_32x32b);
+        let c = regs::<f32>([128, 1], layout = stat(ot, axis = 1));
 
-    #[scope(warp = 0)]
-    {
-        tcgen05::alloc(s);
-        tcgen05::alloc(o_acc);
-        tcgen05::relinquish();
-    }
-    tcgen05::fence_before();
-    sync_threads();
-    tcgen05::fence_after();
-
-    // The roles in program order: softmax, correction, then the MMA and load warps. They run
-    // at the same time; the build-time protocol walk follows one role after another, and an
-    // MMA's completion reaches the softmax and the correction only through the barriers the
-    // other roles signal after waiting on its commit (the MMA warp's `s_full` after the P·V
-    // MMAs), which that walk cannot see, so the roles that wait come first. The emulator
-    // checks those orders at run time: it diagnoses a `tcgen05.st` into cells an issued MMA
-    // still reads as A, and completes MMAs late under seeded schedules, where a read before
-    // completion would give a wrong O.
-
-    // Warpgroups 0 and 1: the softmax of Q tile `wg`, one row a thread.
-    #[scope(warpgroups = 0..2)]
-    {
-        setmaxnreg::inc(REG_SOFTMAX);
-        let wg = tid / 128;
-        let row0 = (2 * mb + wg) * 128;
-        m_i = f32::NEG_INFINITY;
-        l_i = 0.0;
-        for n in 0..n_blocks {
-            s_full[wg].wait(n % 2);
-            tcgen05::fence_after();
-            copy(t, s[wg]);
-            if n >= n_full {
-                let key = col_index(t) + n * BN;
-                if CAUSAL == 1 {
-                    t = select(key + S <= row_index(t) + row0 + SK, t, f32::NEG_INFINITY);
-                } else {
-                    t = select(key < SK, t, f32::NEG_INFINITY);
-                }
-            }
-            // Conditional rescaling (FA4): the running max moves only when this block's
-            // exceeds it by more than RESCALE_LOG2 = 8 in log2 units (P then stays below 2^8,
-            // well inside 16-bit range); otherwise the factor is exactly 2^0 = 1.
-            let m_blk = max(m_i, reduce_max(t, axis = 1));
-            let m_new = select((m_blk - m_i) * scale_log2 > 8.0, m_blk, m_i);
-            // A row with no key seen yet keeps a max of −∞: subtract 0 (2^−∞ = 0). The
-            // factor of a row's first key block is 2^−∞ = 0 (O holds nothing of it yet).
-            let m_use = select(m_new == f32::NEG_INFINITY, 0.0, m_new * scale_log2);
-            corr = exp2_approx(m_i * scale_log2 - m_use);
-            copy(corr_s[wg], corr);
-            stats[wg].arrive();
-            // Columns EX2_COLS.. on the FMA units (`exp2_poly3`), the rest on MUFU: the build
-            // knows each register's column (one row a thread), so each is computed once.
-            t = select(
-                col_index(t) < EX2_COLS,
-                exp2_approx(t * scale_log2 - m_use),
-                exp2_poly3(t * scale_log2 - m_use),
-            );
-            l_i = l_i * corr + reduce_sum(t, axis = 1);
-            m_i = m_new;
-            p = cast::<T>(t);
-            copy(p_t[2 * wg], p);
-            tcgen05::fence_before();
-            p_ready[wg].arrive();
+        let heads = HQ / D_QK;
+        let h = cta.y;
+        let hk = h / (HQ / HK);
+        // Longest first: with the causal mask, later query tiles see more keys.
+        let mb = ncta.x - 1 - cta.x;
+        // Key blocks this CTA's BM = 256 rows read, and how many of them need no mask (every key of
+        // the block seen by every row): causal rows see keys j ≤ i + SK − S (bottom-right
+        // aligned, as `attention_sm90`). Both Q tiles read the same blocks; tile 0 masks those
+        // only tile 1 sees.
+        let mut n_blocks = cdiv(SK, BN);
+        let mut n_full = SK / BN;
+        if CAUSAL == 1 {
+            n_blocks = min(n_blocks, cdiv(max((mb + 1) * BM + SK, S) - S, BN));
+            n_full = min(n_full, (max(mb * BM + SK + 1, S) - S) / BN);
         }
-        // LSE = ln Σ exp(scale·s) = (scale·log2(e)·max + log2 Σ 2^(…)) · ln 2; −∞ for a row
-        // that sees no key.
-        let lse_row = select(
-            l_i == 0.0,
-            f32::NEG_INFINITY,
-            (m_i * scale_log2 + log2_approx(l_i)) * 0.6931472,
+        static_assert(BM == 2 * 128, "a CTA owns two Q tiles of 128 rows");
+        static_assert(
+            D_QK % 64 == 0 && D_V % 64 == 0 && D_V <= D_QK,
+            "head dims in 64-column chunks; O is staged in Q's shared memory",
         );
-        copy(lse.tile(cta.z * heads + h, 2 * mb + wg, 0), lse_row);
-        copy(l_s[wg], l_i);
-        fin[wg].arrive();
-    }
+        // V and O have the heads of K and Q at the V head dim.
+        static_assert(HV * D_QK == HK * D_V, "v must be [B, SK, HK·D_V]");
+        static_assert(HO * D_QK == HQ * D_V, "o must be [B, S, HQ·D_V]");
+        static_assert(
+            2 * REG_SOFTMAX + REG_CORRECTION + REG_OTHER <= 512,
+            "the warpgroups' setmaxnreg counts exceed the 64K-register file",
+        );
 
-    // Warpgroup 2: the correction — O_i rescaled in TMEM once block n's factor is known — and
-    // the epilogue.
-    #[scope(warpgroup = 2)]
-    {
-        setmaxnreg::dec(REG_CORRECTION);
-        for n in 0..n_blocks {
-            for i in 0..2 {
-                stats[i].wait(n % 2);
-                if n > 0 {
-                    copy(c, corr_s[i]);
-                    tcgen05::fence_after();
-                    // Conditional rescaling: only a warp with a row whose max moved (factor
-                    // below 1) rescales; the vote keeps each warp's `tcgen05.ld`/`st` (both
-                    // `.sync.aligned`) on all 32 lanes or none.
-                    let moved = warp_any(c != 1.0);
-                    if moved {
-                        for ch in 0..D_V / 64 {
-                            copy(ot, o_c[i * (D_V / 64) + ch]);
-                            ot = ot * c;
-                            copy(o_c[i * (D_V / 64) + ch], ot);
-                        }
-                    }
-                    tcgen05::fence_before();
-                }
-                p_ready[i].arrive();
-            }
+        #[scope(warp = 0)]
+        {
+            tcgen05::alloc(s);
+            tcgen05::alloc(o_acc);
+            tcgen05::relinquish();
         }
-        // O_i / l; a row that saw no key gets O = 0 (and a CTA with no key block, whose O
-        // was never written, stores zeros without reading it).
-        for i in 0..2 {
-            o_full[i].wait(0);
-            fin[i].wait(0);
-            tcgen05::fence_after();
-            copy(c, l_s[i]);
-            c = select(c == 0.0, 0.0, rcp(c));
-            for ch in 0..D_V / 64 {
-                if n_blocks > 0 {
-                    copy(ot, o_c[i * (D_V / 64) + ch]);
-                    ot = select(c == 0.0, 0.0, ot * c);
-                } else {
-                    ot = 0.0;
+        tcgen05::fence_before();
+        sync_threads();
+        tcgen05::fence_after();
+
+        // The roles in program order: softmax, correction, then the MMA and load warps. They run
+        // at the same time; the build-time protocol walk follows one role after another, and an
+        // MMA's completion reaches the softmax and the correction only through the barriers the
+        // other roles signal after waiting on its commit (the MMA warp's `s_full` after the P·V
+        // MMAs), which that walk cannot see, so the roles that wait come first. The emulator
+        // checks those orders at run time: it diagnoses a `tcgen05.st` into cells an issued MMA
+        // still reads as A, and completes MMAs late under seeded schedules, where a read before
+        // completion would give a wrong O.
+
+        // Warpgroups 0 and 1: the softmax of Q tile `wg`, one row a thread.
+        #[scope(warpgroups = 0..2)]
+        {
+            setmaxnreg::inc(REG_SOFTMAX);
+            let wg = tid / 128;
+            let row0 = (2 * mb + wg) * 128;
+            m_i = f32::NEG_INFINITY;
+            l_i = 0.0;
+            for n in 0..n_blocks {
+                s_full[wg].wait(n % 2);
+                tcgen05::fence_after();
+                copy(t, s[wg]);
+                if n >= n_full {
+                    let key = col_index(t) + n * BN;
+                    if CAUSAL == 1 {
+                        t = select(key + S <= row_index(t) + row0 + SK, t, f32::NEG_INFINITY);
+                    } else {
+                        t = select(key < SK, t, f32::NEG_INFINITY);
+                    }
                 }
-                copy(q_s[i][ch], ot);
+                // Conditional rescaling (FA4): the running max moves only when this block's
+                // exceeds it by more than RESCALE_LOG2 = 8 in log2 units (P then stays below 2^8,
+                // well inside 16-bit range); otherwise the factor is exactly 2^0 = 1.
+                let m_blk = max(m_i, reduce_max(t, axis = 1));
+                let m_new = select((m_blk - m_i) * scale_log2 > 8.0, m_blk, m_i);
+                // A row with no key seen yet keeps a max of −∞: subtract 0 (2^−∞ = 0). The
+                // factor of a row's first key block is 2^−∞ = 0 (O holds nothing of it yet).
+                let m_use = select(m_new == f32::NEG_INFINITY, 0.0, m_new * scale_log2);
+                corr = exp2_approx(m_i * scale_log2 - m_use);
+                copy(corr_s[wg], corr);
+                stats[wg].arrive();
+                // Columns EX2_COLS.. on the FMA units (`exp2_poly3`), the rest on MUFU: the build
+                // knows each register's column (one row a thread), so each is computed once.
+                t = select(
+                    col_index(t) < EX2_COLS,
+                    exp2_approx(t * scale_log2 - m_use),
+                    exp2_poly3(t * scale_log2 - m_use),
+                );
+                l_i = l_i * corr + reduce_sum(t, axis = 1);
+                m_i = m_new;
+                p = cast::<T>(t);
+                copy(p_t[2 * wg], p);
+                tcgen05::fence_before();
+                p_ready[wg].arrive();
             }
-            fence::proxy_async();
-            named_barrier(1, 128);
+            // LSE = ln Σ exp(scale·s) = (scale·log2(e)·max + log2 Σ 2^(…)) · ln 2; −∞ for a row
+            // that sees no key.
+            let lse_row = select(
+                l_i == 0.0,
+                f32::NEG_INFINITY,
+                (m_i * scale_log2 + log2_approx(l_i)) * 0.6931472,
+            );
+            copy(lse.tile(cta.z * heads + h, 2 * mb + wg, 0), lse_row);
+            copy(l_s[wg], l_i);
+            fin[wg].arrive();
+        }
+
+        // Warpgroup 2: the correction — O_i rescaled in TMEM once block n's factor is known — and
+        // the epilogue.
+        #[scope(warpgroup = 2)]
+        {
+            setmaxnreg::dec(REG_CORRECTION);
+            for n in 0..n_blocks {
+                for i in 0..2 {
+                    stats[i].wait(n % 2);
+                    if n > 0 {
+                        copy(c, corr_s[i]);
+                        tcgen05::fence_after();
+                        // Conditional rescaling: only a warp with a row whose max moved (factor
+                        // below 1) rescales; the vote keeps each warp's `tcgen05.ld`/`st` (both
+                        // `.sync.aligned`) on all 32 lanes or none.
+                        let moved = warp_any(c != 1.0);
+                        if moved {
+                            for ch in 0..D_V / 64 {
+                                copy(ot, o_c[i * (D_V / 64) + ch]);
+                                ot = ot * c;
+                                copy(o_c[i * (D_V / 64) + ch], ot);
+                            }
+                        }
+                        tcgen05::fence_before();
+                    }
+                    p_ready[i].arrive();
+                }
+            }
+            // O_i / l; a row that saw no key gets O = 0 (and a CTA with no key block, whose O
+            // was never written, stores zeros without reading it).
+            for i in 0..2 {
+                o_full[i].wait(0);
+                fin[i].wait(0);
+                tcgen05::fence_after();
+                copy(c, l_s[i]);
+                c = select(c == 0.0, 0.0, rcp(c));
+                for ch in 0..D_V / 64 {
+                    if n_blocks > 0 {
+                        copy(ot, o_c[i * (D_V / 64) + ch]);
+                        ot = select(c == 0.0, 0.0, ot * c);
+                    } else {
+                        ot = 0.0;
+                    }
+                    copy(q_s[i][ch], ot);
+                }
+                fence::proxy_async();
+                named_barrier(1, 128);
+                #[scope(leader)]
+                {
+                    for ch in 0..D_V / 64 {
+                        tma::store(o.tile(cta.z, 2 * mb + i, h * (D_V / 64) + ch), q_s[i][ch]);
+                    }
+                    tma::commit_group();
+                }
+            }
             #[scope(leader)]
             {
-                for ch in 0..D_V / 64 {
-                    tma::store(o.tile(cta.z, 2 * mb + i, h * (D_V / 64) + ch), q_s[i][ch]);
-                }
-                tma::commit_group();
+                tma::wait_group(0);
             }
         }
-        #[scope(leader)]
-        {
-            tma::wait_group(0);
-        }
-    }
 
-    // Warpgroup 3: the MMA warp, the load warp, two idle warps.
-    #[scope(warpgroup = 3)]
-    {
-        setmaxnreg::dec(REG_OTHER);
-        #[scope(warp = 13, elect)]
+        // Warpgroup 3: the MMA warp, the load warp, two idle warps.
+        #[scope(warpgroup = 3)]
         {
-            for i in 0..2 {
-                for ch in 0..D_QK / 64 {
-                    tma::load(
-                        q_s[i][ch],
-                        q.tile(cta.z, 2 * mb + i, h * (D_QK / 64) + ch),
-                        q_bar,
-                    );
-                }
+            setmaxnreg::dec(REG_OTHER);
+            #[scope(warp = 13, elect)]
+            {
+                load_q_kv(
+                    q_bar,
+                    k_pipe,
+                    v_pipe,
+                    q_s,
+                    k_s,
+                    v_s,
+                    q,
+                    k,
+                    v,
+                    mb,
+                    2,
+                    h,
+                    hk,
+                    D_QK / 64,
+                    n_blocks,
+                );
             }
-            for n in 0..n_blocks {
-                let sk = k_pipe.producer_acquire(n);
-                for ch in 0..D_QK / 64 {
-                    tma::load(
-                        k_s[sk][ch],
-                        k.tile(cta.z, n, hk * (D_QK / 64) + ch),
-                        k_pipe.full(sk),
-                    );
-                }
-                let sv = v_pipe.producer_acquire(n);
-                tma::load(v_s[sv], v.tile(cta.z, hk, n), v_pipe.full(sv));
-            }
-        }
-        #[scope(warp = 12, elect)]
-        q_bar.wait(0);
-        #[scope(warp = 12, elect)]
-        if n_blocks == 0 {
-            // No key block (a causal CTA whose rows all precede the keys): `o_full` completes
-            // at once, no MMA being in flight.
-            for i in 0..2 {
-                tcgen05::commit(o_full[i]);
-            }
-        } else {
-            // Block 0: S_0 and S_1.
-            let sk = k_pipe.consumer_wait(0);
-            for i in 0..2 {
-                for ch in 0..D_QK / 64 {
-                    tcgen05::mma(s[i], q_s[i][ch], k_s[sk][ch], accumulate = ch > 0);
-                }
-                tcgen05::commit(s_full[i]);
-            }
-            tcgen05::commit(k_pipe.empty(sk));
-            // Block n: per Q tile, O_i += P_i(n − 1)·V(n − 1), then S_i(n) over P_i's columns.
-            for n in 1..n_blocks {
-                let sv = v_pipe.consumer_wait(n - 1);
-                let sk = k_pipe.consumer_wait(n);
+            #[scope(warp = 12, elect)]
+            q_bar.wait(0);
+            #[scope(warp = 12, elect)]
+            if n_blocks == 0 {
+                // No key block (a causal CTA whose rows all precede the keys): `o_full` completes
+                // at once, no MMA being in flight.
                 for i in 0..2 {
-                    p_ready[i].wait((n - 1) % 2);
-                    tcgen05::fence_after();
-                    tcgen05::mma(o_acc[i], p_t[2 * i], v_s[sv], accumulate = n > 1);
+                    tcgen05::commit(o_full[i]);
+                }
+            } else {
+                // Block 0: S_0 and S_1.
+                let sk = k_pipe.consumer_wait(0);
+                for i in 0..2 {
                     for ch in 0..D_QK / 64 {
                         tcgen05::mma(s[i], q_s[i][ch], k_s[sk][ch], accumulate = ch > 0);
                     }
                     tcgen05::commit(s_full[i]);
                 }
-                tcgen05::commit(v_pipe.empty(sv));
                 tcgen05::commit(k_pipe.empty(sk));
+                // Block n: per Q tile, O_i += P_i(n − 1)·V(n − 1), then S_i(n) over P_i's columns.
+                for n in 1..n_blocks {
+                    let sv = v_pipe.consumer_wait(n - 1);
+                    let sk = k_pipe.consumer_wait(n);
+                    for i in 0..2 {
+                        p_ready[i].wait((n - 1) % 2);
+                        tcgen05::fence_after();
+                        tcgen05::mma(o_acc[i], p_t[2 * i], v_s[sv], accumulate = n > 1);
+                        for ch in 0..D_QK / 64 {
+                            tcgen05::mma(s[i], q_s[i][ch], k_s[sk][ch], accumulate = ch > 0);
+                        }
+                        tcgen05::commit(s_full[i]);
+                    }
+                    tcgen05::commit(v_pipe.empty(sv));
+                    tcgen05::commit(k_pipe.empty(sk));
+                }
+                // The last P·V.
+                let sv = v_pipe.consumer_wait(n_blocks - 1);
+                for i in 0..2 {
+                    p_ready[i].wait((n_blocks - 1) % 2);
+                    tcgen05::fence_after();
+                    tcgen05::mma(o_acc[i], p_t[2 * i], v_s[sv], accumulate = n_blocks > 1);
+                    tcgen05::commit(o_full[i]);
+                }
+                tcgen05::commit(v_pipe.empty(sv));
             }
-            // The last P·V.
-            let sv = v_pipe.consumer_wait(n_blocks - 1);
-            for i in 0..2 {
-                p_ready[i].wait((n_blocks - 1) % 2);
-                tcgen05::fence_after();
-                tcgen05::mma(o_acc[i], p_t[2 * i], v_s[sv], accumulate = n_blocks > 1);
-                tcgen05::commit(o_full[i]);
-            }
-            tcgen05::commit(v_pipe.empty(sv));
         }
-    }
 
-    tcgen05::fence_before();
-    sync_threads();
-    #[scope(warp = 0)]
-    {
-        tcgen05::dealloc(s);
-        tcgen05::dealloc(o_acc);
+        tcgen05::fence_before();
+        sync_threads();
+        #[scope(warp = 0)]
+        {
+            tcgen05::dealloc(s);
+            tcgen05::dealloc(o_acc);
+        }
     }
 }

@@ -3,6 +3,7 @@
 //! walking the (query tile, head, batch) tiles round-robin, query tiles fastest (a wave of CTAs
 //! shares a head's K/V in L2). The K/V rings run on across tiles (their counters never reset)
 //! and Q has QS stages of its own, so the producer loads the next tile's Q and first K/V blocks
+//! (its K/V rings `load_kv` of `pieces.rs`, the other attention kernels' too)
 //! while the consumers finish this tile: a tile's prologue (Q, the first Q·Kᵀ) and epilogue (O
 //! through shared memory to a TMA store) no longer leave the SM idle (FA3's persistent
 //! scheduler, Shah et al. 2024, arXiv 2407.08608 §3.1). O is staged in the consumer's own Q
@@ -18,194 +19,192 @@
 
 use tirx::prelude::*;
 
-#[tile_kernel(
-    solves = attention,
-    target = sm_90a,
-    threads = 128 * (NWG + 1),
-    grid = (SMS, 1, 1),
-    configs(product(
-        types(default = (T = bf16), f16 = (T = f16)),
-        mask(default = (CAUSAL = 0)),
-        tile(d128_sms = (D = 128, BN = 128, NWG = 2, STAGES = 2, QS = 2)),
-    )),
-)]
-pub fn attention_sm90_persistent(
-    #[shape(B, S, HQ)] q: Tensor<T>,
-    #[shape(B, SK, HK)] k: Tensor<T>,
-    #[shape(B, HK, SK)]
-    #[major(mn)]
-    v: Tensor<T>,
-    #[shape(B, S, HQ)] o: Tensor<T>,
-    #[shape(BH, S, 1)] lse: Tensor<f32>,
-    scale_log2: f32,
-) {
-    // QS stages of Q, NWG warpgroups' 64-row tiles each (stage `sq`, warpgroup `wg`: `sq·NWG + wg`).
-    let q_s = smem::<T>([QS * NWG, D / 64, 64, 64], swizzle = B128);
-    let k_s = smem::<T>([STAGES, D / 64, BN, 64], swizzle = B128);
-    let v_s = smem::<T>([STAGES, D, BN], swizzle = B128, major = mn);
-    let q_pipe = pipeline::<QS>(consumers = NWG);
-    let k_pipe = pipeline::<STAGES>(consumers = NWG);
-    let v_pipe = pipeline::<STAGES>(consumers = NWG);
-    let s = regs::<f32>([64, BN]);
-    let acc = regs::<f32>([64, D]);
-    let pb = regs::<T>([64, BN]);
-    let m_i = regs::<f32>([64, 1], layout = stat(s, axis = 1));
-    let l_i = regs::<f32>([64, 1], layout = stat(s, axis = 1));
-    let corr = regs::<f32>([64, 1], layout = stat(s, axis = 1));
-    let heads = HQ / D;
-    let m_tiles = cdiv(S, 64 * NWG);
-    let n_tiles = m_tiles * heads * B;
-    // Key blocks per tile, and how many need no tail mask.
-    let n_blocks = cdiv(SK, BN);
-    let n_full = SK / BN;
-    #[scope(warpgroup = 0)]
-    {
-        setmaxnreg::dec(24);
-        #[scope(warp = 0, elect)]
+#[tile_module(uses(super::pieces::attention_pieces))]
+pub mod kernels {
+    use tirx::prelude::*;
+
+    #[tile_kernel(
+        solves = attention,
+        target = sm_90a,
+        threads = 128 * (NWG + 1),
+        grid = (SMS, 1, 1),
+        configs(product(
+            types(default = (T = bf16), f16 = (T = f16)),
+            mask(default = (CAUSAL = 0)),
+            tile(d128_sms = (D = 128, BN = 128, NWG = 2, STAGES = 2, QS = 2)),
+        )),
+    )]
+    pub fn attention_sm90_persistent(
+        #[shape(B, S, HQ)] q: Tensor<T>,
+        #[shape(B, SK, HK)] k: Tensor<T>,
+        #[shape(B, HK, SK)]
+        #[major(mn)]
+        v: Tensor<T>,
+        #[shape(B, S, HQ)] o: Tensor<T>,
+        #[shape(BH, S, 1)] lse: Tensor<f32>,
+        scale_log2: f32,
+    ) {
+        // QS stages of Q, NWG warpgroups' 64-row tiles each (stage `sq`, warpgroup `wg`: `sq·NWG + wg`).
+        let q_s = smem::<T>([QS * NWG, D / 64, 64, 64], swizzle = B128);
+        let k_s = smem::<T>([STAGES, D / 64, BN, 64], swizzle = B128);
+        let v_s = smem::<T>([STAGES, D, BN], swizzle = B128, major = mn);
+        let q_pipe = pipeline::<QS>(consumers = NWG);
+        let k_pipe = pipeline::<STAGES>(consumers = NWG);
+        let v_pipe = pipeline::<STAGES>(consumers = NWG);
+        let s = regs::<f32>([64, BN]);
+        let acc = regs::<f32>([64, D]);
+        let pb = regs::<T>([64, BN]);
+        let m_i = regs::<f32>([64, 1], layout = stat(s, axis = 1));
+        let l_i = regs::<f32>([64, 1], layout = stat(s, axis = 1));
+        let corr = regs::<f32>([64, 1], layout = stat(s, axis = 1));
+        let heads = HQ / D;
+        let m_tiles = cdiv(S, 64 * NWG);
+        let n_tiles = m_tiles * heads * B;
+        // Key blocks per tile, and how many need no tail mask.
+        let n_blocks = cdiv(SK, BN);
+        let n_full = SK / BN;
+        #[scope(warpgroup = 0)]
         {
-            // K/V blocks and Q tiles loaded so far: the rings' counters run on across tiles.
+            setmaxnreg::dec(24);
+            #[scope(warp = 0, elect)]
+            {
+                // K/V blocks and Q tiles loaded so far: the rings' counters run on across tiles.
+                let mut it = 0;
+                let mut j = 0;
+                for t in (cta.x..n_tiles).step_by(ncta.x) {
+                    // Query tiles fastest (a wave of CTAs shares a head's K/V in L2).
+                    let mb = m_tiles - 1 - t % m_tiles;
+                    let h = t / m_tiles % heads;
+                    let b = t / m_tiles / heads;
+                    let hk = h / (HQ / HK);
+                    let sq = q_pipe.producer_acquire(j);
+                    for w in 0..NWG {
+                        for c in 0..D / 64 {
+                            tma::load(
+                                q_s[sq * NWG + w][c],
+                                q.tile(b, mb * NWG + w, h * (D / 64) + c),
+                                q_pipe.full(sq),
+                            );
+                        }
+                    }
+                    load_kv(k_pipe, v_pipe, k_s, v_s, k, v, b, hk, it, D / 64, n_blocks);
+                    it = it + n_blocks;
+                    j = j + 1;
+                }
+            }
+        }
+        #[scope(warpgroups = 1..NWG + 1)]
+        {
+            setmaxnreg::inc(240);
+            let wg = tid / 128 - 1;
+            let leader = tid % 128 == 0;
+            // The producer's walk; `it` counts K/V blocks, `j` tiles.
             let mut it = 0;
             let mut j = 0;
             for t in (cta.x..n_tiles).step_by(ncta.x) {
-                // Query tiles fastest (a wave of CTAs shares a head's K/V in L2).
                 let mb = m_tiles - 1 - t % m_tiles;
                 let h = t / m_tiles % heads;
                 let b = t / m_tiles / heads;
-                let hk = h / (HQ / HK);
-                let sq = q_pipe.producer_acquire(j);
-                for w in 0..NWG {
-                    for c in 0..D / 64 {
-                        tma::load(
-                            q_s[sq * NWG + w][c],
-                            q.tile(b, mb * NWG + w, h * (D / 64) + c),
-                            q_pipe.full(sq),
-                        );
-                    }
-                }
-                for n in 0..n_blocks {
-                    let sk = k_pipe.producer_acquire(it + n);
-                    for c in 0..D / 64 {
-                        tma::load(k_s[sk][c], k.tile(b, n, hk * (D / 64) + c), k_pipe.full(sk));
-                    }
-                    let sv = v_pipe.producer_acquire(it + n);
-                    tma::load(v_s[sv], v.tile(b, hk, n), v_pipe.full(sv));
-                }
-                it = it + n_blocks;
-                j = j + 1;
-            }
-        }
-    }
-    #[scope(warpgroups = 1..NWG + 1)]
-    {
-        setmaxnreg::inc(240);
-        let wg = tid / 128 - 1;
-        let leader = tid % 128 == 0;
-        // The producer's walk; `it` counts K/V blocks, `j` tiles.
-        let mut it = 0;
-        let mut j = 0;
-        for t in (cta.x..n_tiles).step_by(ncta.x) {
-            let mb = m_tiles - 1 - t % m_tiles;
-            let h = t / m_tiles % heads;
-            let b = t / m_tiles / heads;
-            let sq = q_pipe.consumer_wait(j);
-            let qw = sq * NWG + wg;
-            // Defined here, in the consumers' register budget: an MMA with `accumulate = false`
-            // still names its accumulator, which ptxas would otherwise keep live from the entry.
-            acc = 0.0;
-            s = 0.0;
-            m_i = f32::NEG_INFINITY;
-            l_i = 0.0;
-            if n_blocks > 0 {
-                // Block 0: S, its softmax, P.
-                let sk = k_pipe.consumer_wait(it);
-                wgmma::fence();
-                for c in 0..D / 64 {
-                    wgmma::mma(s, q_s[qw][c], k_s[sk][c], accumulate = c > 0);
-                }
-                wgmma::commit();
-                wgmma::wait(0);
-                if leader {
-                    k_pipe.consumer_release(sk);
-                }
-                if n_full == 0 {
-                    s = select(col_index(s) < SK, s, f32::NEG_INFINITY);
-                }
-                // Without a mask every row sees key 0, so its max is finite from block 0 on (no
-                // −∞ guard as in `attention_sm90`).
-                m_i = reduce_max(s, axis = 1);
-                s = exp2_approx(s * scale_log2 - m_i * scale_log2);
-                l_i = reduce_sum(s, axis = 1);
-                pb = cast::<T>(s);
-                // Block n: S_n = Q·K_nᵀ and O += P_{n−1}·V_{n−1} in flight together; the softmax
-                // of S_n runs while the second product does.
-                for n in 1..n_blocks {
-                    let sk = k_pipe.consumer_wait(it + n);
-                    let sv = v_pipe.consumer_wait(it + n - 1);
+                let sq = q_pipe.consumer_wait(j);
+                let qw = sq * NWG + wg;
+                // Defined here, in the consumers' register budget: an MMA with `accumulate = false`
+                // still names its accumulator, which ptxas would otherwise keep live from the entry.
+                acc = 0.0;
+                s = 0.0;
+                m_i = f32::NEG_INFINITY;
+                l_i = 0.0;
+                if n_blocks > 0 {
+                    // Block 0: S, its softmax, P.
+                    let sk = k_pipe.consumer_wait(it);
                     wgmma::fence();
                     for c in 0..D / 64 {
                         wgmma::mma(s, q_s[qw][c], k_s[sk][c], accumulate = c > 0);
                     }
                     wgmma::commit();
-                    wgmma::mma(acc, pb, v_s[sv], accumulate = true);
-                    wgmma::commit();
-                    wgmma::wait(1);
+                    wgmma::wait(0);
                     if leader {
                         k_pipe.consumer_release(sk);
                     }
-                    if n >= n_full {
-                        s = select(col_index(s) + n * BN < SK, s, f32::NEG_INFINITY);
+                    if n_full == 0 {
+                        s = select(col_index(s) < SK, s, f32::NEG_INFINITY);
                     }
-                    let m_new = max(m_i, reduce_max(s, axis = 1));
-                    s = exp2_approx(s * scale_log2 - m_new * scale_log2);
-                    corr = exp2_approx(m_i * scale_log2 - m_new * scale_log2);
-                    l_i = l_i * corr + reduce_sum(s, axis = 1);
-                    m_i = m_new;
+                    // Without a mask every row sees key 0, so its max is finite from block 0 on (no
+                    // −∞ guard as in `attention_sm90`).
+                    m_i = reduce_max(s, axis = 1);
+                    s = exp2_approx(s * scale_log2 - m_i * scale_log2);
+                    l_i = reduce_sum(s, axis = 1);
+                    pb = cast::<T>(s);
+                    // Block n: S_n = Q·K_nᵀ and O += P_{n−1}·V_{n−1} in flight together; the softmax
+                    // of S_n runs while the second product does.
+                    for n in 1..n_blocks {
+                        let sk = k_pipe.consumer_wait(it + n);
+                        let sv = v_pipe.consumer_wait(it + n - 1);
+                        wgmma::fence();
+                        for c in 0..D / 64 {
+                            wgmma::mma(s, q_s[qw][c], k_s[sk][c], accumulate = c > 0);
+                        }
+                        wgmma::commit();
+                        wgmma::mma(acc, pb, v_s[sv], accumulate = true);
+                        wgmma::commit();
+                        wgmma::wait(1);
+                        if leader {
+                            k_pipe.consumer_release(sk);
+                        }
+                        if n >= n_full {
+                            s = select(col_index(s) + n * BN < SK, s, f32::NEG_INFINITY);
+                        }
+                        let m_new = max(m_i, reduce_max(s, axis = 1));
+                        s = exp2_approx(s * scale_log2 - m_new * scale_log2);
+                        corr = exp2_approx(m_i * scale_log2 - m_new * scale_log2);
+                        l_i = l_i * corr + reduce_sum(s, axis = 1);
+                        m_i = m_new;
+                        wgmma::wait(0);
+                        if leader {
+                            v_pipe.consumer_release(sv);
+                        }
+                        acc = acc * corr;
+                        pb = cast::<T>(s);
+                    }
+                    let sv = v_pipe.consumer_wait(it + n_blocks - 1);
+                    wgmma::fence();
+                    wgmma::mma(acc, pb, v_s[sv], accumulate = true);
+                    wgmma::commit();
                     wgmma::wait(0);
                     if leader {
                         v_pipe.consumer_release(sv);
                     }
-                    acc = acc * corr;
-                    pb = cast::<T>(s);
                 }
-                let sv = v_pipe.consumer_wait(it + n_blocks - 1);
-                wgmma::fence();
-                wgmma::mma(acc, pb, v_s[sv], accumulate = true);
-                wgmma::commit();
-                wgmma::wait(0);
-                if leader {
-                    v_pipe.consumer_release(sv);
+                acc = acc * select(l_i == 0.0, 0.0, rcp(l_i));
+                // LSE = ln Σ exp(scale·s) = (scale·log2(e)·max + log2 Σ 2^(…)) · ln 2; −∞ for a row that
+                // sees no key. (Rows past S are not stored.)
+                let lse_row = select(
+                    l_i == 0.0,
+                    f32::NEG_INFINITY,
+                    (m_i * scale_log2 + log2_approx(l_i)) * 0.6931472,
+                );
+                copy(lse.tile(b * heads + h, mb * NWG + wg, 0), lse_row);
+                // Q is no longer read: its stage holds O for the TMA store.
+                copy(q_s[qw], acc);
+                fence::proxy_async();
+                named_barrier(wg + 1, 128);
+                #[scope(leader)]
+                {
+                    for c in 0..D / 64 {
+                        tma::store(o.tile(b, mb * NWG + wg, h * (D / 64) + c), q_s[qw][c]);
+                    }
+                    tma::commit_group();
+                    // The stage goes back to the producer once the store has read it.
+                    tma::wait_group_read(0);
+                    q_pipe.consumer_release(sq);
                 }
+                it = it + n_blocks;
+                j = j + 1;
             }
-            acc = acc * select(l_i == 0.0, 0.0, rcp(l_i));
-            // LSE = ln Σ exp(scale·s) = (scale·log2(e)·max + log2 Σ 2^(…)) · ln 2; −∞ for a row that
-            // sees no key. (Rows past S are not stored.)
-            let lse_row = select(
-                l_i == 0.0,
-                f32::NEG_INFINITY,
-                (m_i * scale_log2 + log2_approx(l_i)) * 0.6931472,
-            );
-            copy(lse.tile(b * heads + h, mb * NWG + wg, 0), lse_row);
-            // Q is no longer read: its stage holds O for the TMA store.
-            copy(q_s[qw], acc);
-            fence::proxy_async();
-            named_barrier(wg + 1, 128);
+            // Every store has written O before the CTA exits.
             #[scope(leader)]
             {
-                for c in 0..D / 64 {
-                    tma::store(o.tile(b, mb * NWG + wg, h * (D / 64) + c), q_s[qw][c]);
-                }
-                tma::commit_group();
-                // The stage goes back to the producer once the store has read it.
-                tma::wait_group_read(0);
-                q_pipe.consumer_release(sq);
+                tma::wait_group(0);
             }
-            it = it + n_blocks;
-            j = j + 1;
-        }
-        // Every store has written O before the CTA exits.
-        #[scope(leader)]
-        {
-            tma::wait_group(0);
         }
     }
 }

@@ -170,10 +170,20 @@ fn private_helper() {}
                 KernelList::Module(_) => None,
             })
             .collect();
-        for name in ["tma_copy", "softmax_staged", "attention_sm90", "gemm_sm90"] {
+        for name in ["tma_copy", "softmax_staged", "gemm_sm90"] {
             assert!(top_level.iter().any(|k| k == name), "{name}");
             assert!(super::find(name).is_some(), "{name}");
         }
+        // A tile module's kernels (`attention/hopper.rs`'s `pub mod kernels`, which uses the
+        // `attention_pieces` library) come through the module's list.
+        let hopper = found
+            .iter()
+            .filter(|f| f.name == "attention")
+            .flat_map(|f| &f.files)
+            .find(|f| f.module == "hopper")
+            .expect("attention/hopper.rs");
+        assert_eq!(hopper.lists, [KernelList::Module("kernels".into())]);
+        assert!(super::find("attention_sm90").is_some());
     }
 }
 

@@ -270,6 +270,13 @@ impl Lowerer<'_> {
                 ),
             ));
         }
+        // Adding or subtracting a constant 0 is the other operand: a tile function's scalar
+        // parameter bound to `0` (a counter's start) adds no instruction.
+        match (op, &l, &r) {
+            (BinOp::Add, Expr::Imm(0, _), _) => return Ok(r),
+            (BinOp::Add | BinOp::Sub, _, Expr::Imm(0, _)) => return Ok(l),
+            _ => {}
+        }
         let (Expr::Imm(a, _), Expr::Imm(b, _)) = (&l, &r) else {
             return Ok(Expr::bin(op, l, r));
         };

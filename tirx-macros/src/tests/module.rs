@@ -279,6 +279,16 @@ fn arguments_are_evaluated_once() {
 }
 
 #[test]
+fn a_zero_argument_adds_nothing() {
+    // A counter's start passed as 0 (`attention_pieces::load_kv`'s `it`): `it + n` is `n`.
+    let helper = "#[tile_fn] fn at(it: u32, n: u32) -> u32 { (it + n) - 0 }";
+    let text = helper_ir(helper, "let y = at(0, tid); let z = at(tid, 0);");
+    has_line(&text, "  let %0 = tid.x");
+    has_line(&text, "  let %1 = tid.x");
+    assert!(!text.contains('+'), "{text}");
+}
+
+#[test]
 fn argument_kinds_are_checked() {
     let helper = "#[tile_fn] fn use_all(s: Smem, t: Tmem, b: Bar, p: Pipe, g: Global, n: u32) {}";
     let e = helper_errors(helper, "use_all(acc, acc, bar, pipe, src, 1);");

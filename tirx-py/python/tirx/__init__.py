@@ -150,13 +150,15 @@ def gemm(a, b, *, bias=None, activation=None, residual=None, alpha=1.0, beta=0.0
 
 def attention(q, k, v, *, causal=False, scale=None, return_lse=False, out=None, lse=None,
               stream=None, _explain=None):
-    """Attention forward on flash-attention's layout: ``q`` [B, S, HQ, D], ``k``, ``v``
-    [B, SK, HK, D] (grouped-query when HK divides HQ), bf16 or f16.
+    """Attention forward on flash-attention's layout: ``q`` [B, S, HQ, D], ``k``
+    [B, SK, HK, D], ``v`` [B, SK, HK, DV] (grouped-query when HK divides HQ), bf16 or f16.
 
-    ``causal`` masks bottom-right aligned (query i sees keys up to i + SK - S); ``scale``
-    defaults to 1/sqrt(D). Returns ``out`` [B, S, HQ, D], and with ``return_lse`` also the
-    log-sum-exp [B, HQ, S] f32 (natural log). From SDPA's [B, H, S, D] layout, pass
-    ``x.transpose(1, 2).contiguous()``.
+    V's head dim DV is its own: DV = D, or MLA-style (D, DV) = (192, 128), which only the
+    Blackwell kernel serves (the Hopper kernels have one head dim: on an H200 such a call
+    raises ``NoKernelFitsError`` saying so). ``causal`` masks bottom-right aligned (query i
+    sees keys up to i + SK - S); ``scale`` defaults to 1/sqrt(D). Returns ``out``
+    [B, S, HQ, DV], and with ``return_lse`` also the log-sum-exp [B, HQ, S] f32 (natural log).
+    From SDPA's [B, H, S, D] layout, pass ``x.transpose(1, 2).contiguous()``.
     """
     q, k, v, out, lse = _d(q), _d(k), _d(v), _d(out), _d(lse)
     kw = dict(causal=bool(causal), scale=None if scale is None else float(scale),
@@ -168,7 +170,7 @@ def attention(q, k, v, *, causal=False, scale=None, return_lse=False, out=None, 
             _tirx.attention(q, k, v, out, lse, explain="check", **kw)
         b, s, hq, _hd = q.shape
         if out is None:
-            out = _empty(q, "attention", q.shape)
+            out = _empty(q, "attention", (b, s, hq, v.shape[3]))
         if lse is None:
             lse = _empty(q, "attention", (b, hq, s), _torch.float32 if _torch else None)
     _done(_tirx.attention(q, k, v, out, lse, **kw))

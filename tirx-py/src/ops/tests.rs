@@ -254,3 +254,54 @@ fn attention_layouts_and_gqa() {
     .to_string();
     assert!(msg.starts_with("`q` (shape [2, 100, 8, 64]"), "{msg}");
 }
+
+#[test]
+fn attention_takes_vs_head_dim_from_v() {
+    // MLA-style (192, 128): Q/K head dim 192, V/O 128.
+    let q = c(ElemType::Bf16, &[2, 100, 8, 192]);
+    let k = c(ElemType::Bf16, &[2, 120, 2, 192]);
+    let v = c(ElemType::Bf16, &[2, 120, 2, 128]);
+    let args = |v, out| AttentionArgs {
+        q: &q,
+        k: &k,
+        v,
+        out,
+        lse: None,
+        causal: false,
+        scale: None,
+    };
+    let call = attention(&args(&v, None)).unwrap();
+    let Op::Attention {
+        tensors,
+        d,
+        dv,
+        scale,
+        ..
+    } = call.op
+    else {
+        panic!()
+    };
+    assert_eq!((d, dv), (192, 128));
+    // The default scale is Q·Kᵀ's: 1/√D.
+    assert!((scale - 1.0 / 192f32.sqrt()).abs() < 1e-7);
+    assert_eq!(tensors[1].shape, vec![2, 120, 2 * 192]);
+    assert_eq!(tensors[2].shape, vec![2, 120, 2 * 128]);
+    assert_eq!(tensors[3].shape, vec![2, 100, 8 * 128]);
+    // An output of V's head dim is taken; one of Q's is not.
+    let out = c(ElemType::Bf16, &[2, 100, 8, 128]);
+    assert!(attention(&args(&v, Some(&out))).is_ok());
+    let msg = attention(&args(&v, Some(&q))).unwrap_err().to_string();
+    assert!(
+        msg.contains(
+            "`out` has shape [2, 100, 8, 192]; it must be [B, S, HQ, DV] = [2, 100, 8, 128]"
+        ),
+        "{msg}"
+    );
+    // V's B, SK and HK are K's.
+    let v3 = c(ElemType::Bf16, &[2, 120, 3, 128]);
+    let msg = attention(&args(&v3, None)).unwrap_err().to_string();
+    assert!(
+        msg.contains("`v` is [B, SK, HK, DV] = [2, 120, 3, 128]: B, SK and HK must agree"),
+        "{msg}"
+    );
+}
