@@ -22,6 +22,7 @@
 //!   halves"): row `i < 64`, column `n < N/2` in lane `lane0 + i`, column `n`; column `n ≥
 //!   N/2` in lane `lane0 + 64 + i`, column `n − N/2` — 128 lanes × N/2 columns per CTA;
 //!   `lane0` must be 0 (the layout's lane alignment).
+//!
 //! A from tensor memory (the `[a-tmem]` form, `kind::f16`): each CTA's half of A in its own
 //! tensor memory at the instruction's `[a]` address, one row per data-path lane: M = 256's
 //! row `i` in lane `a_lane + i`; M = 128's 2x2 path computes D's columns `n < N/2` from lanes
