@@ -3,10 +3,11 @@
 //!
 //! Invariants:
 //! - `Runtime::new` never panics for want of a driver or a GPU. With cudarc's dynamic loading
-//!   the first driver call panics when `libcuda` is missing, so `new` asks
+//!   (the default) the first driver call panics when `libcuda` is missing, so `new` asks
 //!   `cudarc::driver::sys::is_culib_present` before making any call; every later call (here
 //!   and in the other modules) goes through a `Runtime`, whose existence proves the library
-//!   is loaded.
+//!   is loaded. With the `dynamic-linking` feature the program links `libcuda`, so it is
+//!   loaded before `main`; a stub library (no driver) answers every call with an error.
 //! - All work (allocation, copies, launches, timing events) goes to the one stream
 //!   `Runtime::stream`, so it runs in issue order and buffers freed on drop
 //!   (`cuMemFreeAsync` on that stream) outlive the kernels that use them. That stream is the
@@ -34,9 +35,18 @@ use crate::plan::DeviceLimits;
 pub const DEFAULT_DYN_SMEM: u32 = 48 * 1024;
 
 /// Whether the CUDA driver library can be loaded on this machine.
+#[cfg(not(feature = "dynamic-linking"))]
 pub fn driver_present() -> bool {
     // SAFETY: only tries `dlopen` on the candidate library names; calls nothing in them.
     unsafe { sys::is_culib_present() }
+}
+
+/// Whether the CUDA driver library can be loaded on this machine: always, with the
+/// `dynamic-linking` feature, since the process links it (the loader refused to start the
+/// program otherwise).
+#[cfg(feature = "dynamic-linking")]
+pub fn driver_present() -> bool {
+    true
 }
 
 /// A loaded kernel: its module (kept alive by the function too) and the function.
@@ -119,6 +129,15 @@ impl Runtime {
         let found = match CudaContext::device_count() {
             Ok(n) => n.max(0) as usize,
             Err(DriverError(sys::CUresult::CUDA_ERROR_NO_DEVICE)) => 0,
+            // The toolkit's link-only `libcuda` (or tirx-candle's test stub) stands in for a
+            // driver: every call answers this.
+            Err(DriverError(sys::CUresult::CUDA_ERROR_STUB_LIBRARY)) => {
+                return Err(RuntimeError::NoDriver(
+                    "libcuda.so.1 is a stub library (CUDA_ERROR_STUB_LIBRARY), not the NVIDIA \
+                     driver; install the driver or put its folder first on LD_LIBRARY_PATH"
+                        .into(),
+                ));
+            }
             Err(e) => return Err(e.into()),
         };
         if ordinal >= found {

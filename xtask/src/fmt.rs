@@ -1,5 +1,5 @@
-//! `cargo xtask fmt [--check]`: `cargo fmt --all`, then the kernel family folders' files,
-//! which `cargo fmt` does not reach: their modules are declared by `kernels/build.rs` in a
+//! `cargo xtask fmt [--check]`: `cargo fmt --all`, the same for tirx-candle (a workspace of
+//! its own), then the kernel family folders' files, which `cargo fmt` does not reach: their modules are declared by `kernels/build.rs` in a
 //! generated file (`include!`d by `kernels/src/lib.rs`), and rustfmt follows only the `mod`
 //! lines it reads in source. A family folder is a folder of `kernels/src/` holding a
 //! `family.rs` (the rule of `kernels/build/families.rs`); rustfmt follows each file's own
@@ -17,6 +17,13 @@ pub fn run(root: &Path, check: bool) -> Result<(), String> {
         fmt.args(["--", "--check"]);
     }
     status(fmt.current_dir(root), "cargo fmt --all")?;
+    // tirx-candle is a workspace of its own (`tirx-candle/Cargo.toml` says why).
+    let mut candle = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    candle.args(["fmt", "--manifest-path", "tirx-candle/Cargo.toml"]);
+    if check {
+        candle.args(["--", "--check"]);
+    }
+    status(candle.current_dir(root), "cargo fmt of tirx-candle")?;
     let files = family_files(&root.join("kernels").join("src"))?;
     let mut rustfmt = Command::new("rustfmt");
     rustfmt.args(["--edition", "2024"]);

@@ -7,7 +7,9 @@
 //! 3. `cargo clippy --workspace --all-targets -- -D warnings` (skipped by `--quick`),
 //! 4. `cargo test --workspace`,
 //! 5. the Python binding: build the `tirx` wheel with maturin (dev profile, reusing step 4's
-//!    build) and run `tirx-py/tests` without a GPU (see `python.rs`).
+//!    build) and run `tirx-py/tests` without a GPU (see `python.rs`),
+//! 6. the candle bridge: `tirx-candle`'s tests, a workspace of its own built with nvcc from
+//!    PyPI and link stubs for the CUDA libraries (see `candle.rs`).
 //!
 //! Every cargo child gets `TIRX_PTXAS`, `TIRX_NVDISASM` and `TIRX_REQUIRE_PTXAS=1`, so tests
 //! that assemble PTX fail rather than skip when the tools are missing. Children never read
@@ -80,6 +82,8 @@ pub fn run(mode: Mode) -> Result<(), String> {
     }
     println!("==> python: maturin build + unittest (tirx-py/tests)");
     crate::python::test(&root, &env)?;
+    println!("==> candle: cargo test of tirx-candle (nvcc from PyPI, link stubs)");
+    crate::candle::test(&root)?;
     println!("==> all steps passed");
     Ok(())
 }

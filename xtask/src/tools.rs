@@ -140,7 +140,7 @@ fn runs_at_version(tool: &Path, version: &str) -> bool {
 }
 
 /// Fail early, with a fix, when python3 or its pip is missing.
-fn check_python() -> Result<(), String> {
+pub(crate) fn check_python() -> Result<(), String> {
     match quiet(Command::new("python3").arg("--version")) {
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             return Err(
@@ -206,7 +206,7 @@ fn pip_install(into: &Path) -> Result<(), String> {
     }
 }
 
-fn remove_if_present(dir: &Path) -> Result<(), String> {
+pub(crate) fn remove_if_present(dir: &Path) -> Result<(), String> {
     match fs::remove_dir_all(dir) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => Err(io_error("remove", dir, e)),
         _ => Ok(()),
@@ -214,7 +214,7 @@ fn remove_if_present(dir: &Path) -> Result<(), String> {
 }
 
 #[cfg(unix)]
-fn make_executable(path: &Path) -> Result<(), String> {
+pub(crate) fn make_executable(path: &Path) -> Result<(), String> {
     use std::os::unix::fs::PermissionsExt;
     let mut permissions = fs::metadata(path)
         .map_err(|e| io_error("stat", path, e))?
@@ -224,7 +224,7 @@ fn make_executable(path: &Path) -> Result<(), String> {
 }
 
 #[cfg(not(unix))]
-fn make_executable(_path: &Path) -> Result<(), String> {
+pub(crate) fn make_executable(_path: &Path) -> Result<(), String> {
     Ok(())
 }
 
@@ -239,17 +239,17 @@ fn link(at: &Path, path_in_wheel: &str) -> Result<(), String> {
 }
 
 #[cfg(unix)]
-fn symlink(target: &Path, at: &Path) -> io::Result<()> {
+pub(crate) fn symlink(target: &Path, at: &Path) -> io::Result<()> {
     std::os::unix::fs::symlink(target, at)
 }
 
 #[cfg(not(unix))]
-fn symlink(target: &Path, at: &Path) -> io::Result<()> {
+pub(crate) fn symlink(target: &Path, at: &Path) -> io::Result<()> {
     let parent = at.parent().unwrap_or(Path::new("."));
     fs::copy(parent.join(target), at).map(|_| ())
 }
 
-fn io_error(action: &str, path: &Path, error: io::Error) -> String {
+pub(crate) fn io_error(action: &str, path: &Path, error: io::Error) -> String {
     format!("could not {action} {}: {error}", path.display())
 }
 

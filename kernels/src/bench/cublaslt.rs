@@ -159,6 +159,20 @@ fn set_desc_attr<T: Copy>(
     .map_err(lt("cublasLtMatmulDescSetAttribute"))
 }
 
+/// Whether cuBLASLt can be loaded (see the module invariants).
+#[cfg(not(feature = "dynamic-linking"))]
+fn cublaslt_present() -> bool {
+    // SAFETY: only tries `dlopen` on the candidate library names; calls nothing in them.
+    unsafe { sys::is_culib_present() }
+}
+
+/// Whether cuBLASLt can be loaded: always, with the `dynamic-linking` feature, since the
+/// program links it.
+#[cfg(feature = "dynamic-linking")]
+fn cublaslt_present() -> bool {
+    true
+}
+
 /// A cuBLASLt handle and its workspace, on a runtime's stream.
 pub struct CublasLt {
     pub(super) handle: sys::cublasLtHandle_t,
@@ -173,8 +187,7 @@ pub(super) fn lt(what: &'static str) -> impl FnOnce(CublasError) -> BenchError {
 impl CublasLt {
     /// Opens cuBLASLt on `rt`'s stream. [`BenchError::NoCublas`] when the library is missing.
     pub fn new(rt: &Runtime) -> Result<CublasLt, BenchError> {
-        // SAFETY: only tries `dlopen` on the candidate library names; calls nothing in them.
-        if !unsafe { sys::is_culib_present() } {
+        if !cublaslt_present() {
             return Err(BenchError::NoCublas(MISSING.into()));
         }
         rt.context().bind_to_thread().map_err(RuntimeError::from)?;

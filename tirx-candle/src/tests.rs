@@ -1,0 +1,119 @@
+//! The ops through candle's API without a GPU: every refusal reaches the caller as a candle
+//! error naming the argument (CPU tensors get the checks, then `NotCuda`), and asking for a
+//! GPU on a machine without one is an error, not a panic.
+
+use candle_core::{DType, Device, Tensor};
+
+use super::*;
+
+fn t(shape: &[usize], dtype: DType) -> Tensor {
+    Tensor::zeros(shape, dtype, &Device::Cpu).unwrap()
+}
+
+fn err(r: candle_core::Result<Tensor>) -> String {
+    match r {
+        Ok(t) => panic!("expected a refusal, got a tensor of shape {:?}", t.shape()),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn well_formed_cpu_calls_pass_the_checks_then_ask_for_cuda() {
+    let bf = DType::BF16;
+    let (x, w) = (t(&[64, 32], bf), t(&[48, 32], bf));
+    let e = err(gemm(&x, &w.t().unwrap()));
+    assert!(e.contains("tirx gemm: the tensors are on the CPU"), "{e}");
+    let e = err(gemm_bias_act(&x, &w.t().unwrap(), &t(&[48], bf), Act::Gelu));
+    assert!(e.contains("tirx gemm: the tensors are on the CPU"), "{e}");
+    let (q, kv) = (t(&[1, 16, 4, 64], bf), t(&[1, 16, 2, 64], bf));
+    let e = err(attention(&q, &kv, &kv, true, None));
+    assert!(
+        e.contains("tirx attention: the tensors are on the CPU"),
+        "{e}"
+    );
+    let e = err(rms_norm(&t(&[3, 5, 32], bf), &t(&[32], bf), 1e-6));
+    assert!(
+        e.contains("tirx rms_norm: the tensors are on the CPU"),
+        "{e}"
+    );
+    let e = err(softmax(&t(&[7, 100], bf)));
+    assert!(
+        e.contains("tirx softmax: the tensors are on the CPU"),
+        "{e}"
+    );
+}
+
+#[test]
+fn misuse_is_a_candle_error_naming_the_argument() {
+    let bf = DType::BF16;
+    let x = t(&[64, 32], bf);
+    let e = err(gemm(&x, &t(&[32, 48], DType::F32)));
+    assert!(
+        e.contains("`b` has dtype F32; gemm takes BF16 (the dtype of `a`)"),
+        "{e}"
+    );
+    let e = err(gemm(&x, &t(&[33, 48], bf)));
+    assert!(e.contains("K disagrees (32 vs 33)"), "{e}");
+    let e = err(gemm(&t(&[64, 32], DType::F32), &t(&[32, 48], DType::F32)));
+    assert!(
+        e.contains("`a` has dtype F32; gemm takes BF16 or F16"),
+        "{e}"
+    );
+    let e = err(gemm_bias_act(
+        &x,
+        &t(&[32, 48], bf),
+        &t(&[32], bf),
+        Act::Relu,
+    ));
+    assert!(e.contains("`bias` has shape [32]"), "{e}");
+    // [B, H, S, D] → [B, S, H, D] by a transpose alone leaves the heads unpacked.
+    let q = t(&[1, 4, 16, 64], bf).transpose(1, 2).unwrap();
+    let kv = t(&[1, 16, 2, 64], bf);
+    let e = err(attention(&q, &kv, &kv, false, None));
+    assert!(
+        e.contains("`q` has shape [1, 16, 4, 64] and strides [4096, 64, 1024, 1]"),
+        "{e}"
+    );
+    let kv3 = t(&[1, 16, 3, 64], bf);
+    let e = err(attention(&t(&[1, 16, 4, 64], bf), &kv3, &kv3, false, None));
+    assert!(e.contains("4 query heads over 3 K/V heads"), "{e}");
+    let e = err(attention(&t(&[16, 4, 64], bf), &kv, &kv, false, None));
+    assert!(
+        e.contains("`q` has shape [16, 4, 64]; it must be [B, S, HQ, D]"),
+        "{e}"
+    );
+    let e = err(rms_norm(&t(&[8, 32], bf), &t(&[16], bf), 1e-6));
+    assert!(e.contains("`weight` has shape [16]"), "{e}");
+    let e = err(softmax(&t(&[32, 8], bf).t().unwrap()));
+    assert!(
+        e.contains("`x` has shape [8, 32] and strides [1, 8]; softmax needs a contiguous"),
+        "{e}"
+    );
+    let e = err(softmax(&t(&[8, 32], DType::F32)));
+    assert!(e.contains("`x` has dtype F32; softmax takes BF16"), "{e}");
+}
+
+#[test]
+fn candle_refuses_tensors_on_different_devices_before_the_op() {
+    // On a machine without a GPU the CUDA device itself is the error (no panic).
+    if let Ok(gpu) = Device::new_cuda(0) {
+        let a = t(&[64, 32], DType::BF16);
+        let b = Tensor::zeros((32, 48), DType::BF16, &gpu).unwrap();
+        let e = err(gemm(&a, &b));
+        assert!(e.contains("device mismatch"), "{e}");
+    }
+}
+
+#[test]
+fn without_a_gpu_asking_for_one_is_an_error_not_a_panic() {
+    match device_name(0) {
+        Ok(name) => println!("GPU 0: {name}"),
+        Err(e) => {
+            let text = e.to_string();
+            assert!(matches!(e, Error::Runtime(_)), "{text}");
+            println!("{text}");
+        }
+    }
+    // An ordinal beyond any machine's devices.
+    assert!(device_name(1 << 20).is_err());
+}
