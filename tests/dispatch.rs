@@ -102,8 +102,10 @@ fn an_f32_staging_tile_must_have_32_column_blocks() {
     );
 }
 
+/// The pair's M = 128 (a 64-row accumulator) reads A from TMEM as this CTA's 64 rows; a
+/// `[128, K]` TMEM A is refused, naming A and the shape it must have.
 #[test]
-fn the_pairs_mma_with_a_in_tensor_memory_is_refused_by_name() {
+fn the_pairs_m128_mma_with_a_128_row_tmem_a_is_refused_by_name() {
     let text = "kernel bad config default phase tile
   signature bad_default_sm_100a
     target sm_100a
@@ -115,7 +117,7 @@ fn the_pairs_mma_with_a_in_tensor_memory_is_refused_by_name() {
     tensor a: bf16[M, K]
   buffer @a_t: tmem bf16 (128, 64):(64, 1) swizzle none
   buffer @b_s: smem bf16 (64, 64):(64, 1) swizzle B128
-  buffer @acc: tmem f32 (128, 128):(128, 1) swizzle none
+  buffer @acc: tmem f32 (64, 128):(128, 1) swizzle none
 {
   scope thread 0 {
     op mma @acc <- @a_t, @b_s accumulate 1:pred cta_group 2
@@ -125,8 +127,8 @@ fn the_pairs_mma_with_a_in_tensor_memory_is_refused_by_name() {
     let msg = messages(text);
     assert!(
         msg.contains(
-            "tcgen05  refused: cta_group = 2: A `a_t` is in tmem; the pair's MMA reads A from \
-             shared memory only"
+            "tcgen05  refused: cta_group = 2: this CTA's accumulator has 64 rows (M = 128 \
+             across the pair), so A `a_t` in tmem must be its 64 rows, `tmem::<bf16>([64, K])`"
         ),
         "{msg}"
     );

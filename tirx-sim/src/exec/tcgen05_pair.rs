@@ -17,19 +17,19 @@
 //! in its own tensor memory in the data-path layout of §9.7.16.10.5:
 //! - M = 256 (Layout A, "4x1"): row `i` in lane `lane0 + i`, column `n` in `col0 + n`;
 //! - M = 128 (Layout B, "2x2"; its figures are images — the mapping is CUTLASS's "2x2"
-//!   atom for two SMs and 64 rows, `cute/atom/mma_traits_sm100.hpp` `tmem_frg`, and TVM
-//!   TIRx's `tmem_datapath_layout("B")`: "column halves folded across the two 64-lane
-//!   halves"): row `i < 64`, column `n < N/2` in lane `lane0 + i`, column `n`; column `n ≥
-//!   N/2` in lane `lane0 + 64 + i`, column `n − N/2` — 128 lanes × N/2 columns per CTA;
-//!   `lane0` must be 0 (the layout's lane alignment).
+//!   atom for two SMs and 64 rows, `cute/atom/mma_traits_sm100.hpp` `tmem_frg`, which TVM
+//!   TIRx's `tmem_datapath_layout("B")` documents the same way, D's two column halves in
+//!   the two 64-lane halves): row `i < 64`, column `n < N/2` in lane `lane0 + i`, column
+//!   `n`; column `n ≥ N/2` in lane `lane0 + 64 + i`, column `n − N/2` — 128 lanes × N/2
+//!   columns per CTA; `lane0` must be 0 (the layout's lane alignment).
 //!
 //! A from tensor memory (the `[a-tmem]` form, `kind::f16`): each CTA's half of A in its own
 //! tensor memory at the instruction's `[a]` address, one row per data-path lane: M = 256's
 //! row `i` in lane `a_lane + i`; M = 128's 2x2 path computes D's columns `n < N/2` from lanes
 //! `a_lane + i` and columns `n ≥ N/2` from lanes `a_lane + 64 + i` — A's 64 rows must be
-//! there twice (CUTLASS `TmemAllocMode::Duplicated`: "the input data must be duplicated
-//! between the subpartitions [0,1]<->[2,3]"); the emulator reads each lane as it is, so A
-//! written once gives the wrong upper half, as the hardware would.
+//! there twice (CUTLASS's `TmemAllocMode::Duplicated`: lane quarters 2 and 3 repeat quarters
+//! 0 and 1); the emulator reads each lane as it is, so A written once gives the wrong upper
+//! half, as the hardware would.
 //!
 //! **Block scaling** (`.block_scale`, `tcgen05_scale.rs`): each CTA's half of D uses the
 //! factors in its own tensor memory — `scale_A` of its 128 rows of A, `scale_B` of all N.
