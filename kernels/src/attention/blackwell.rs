@@ -251,14 +251,7 @@ pub mod kernels {
                 tcgen05::fence_before();
                 p_ready[wg].arrive();
             }
-            // LSE = ln Σ exp(scale·s) = (scale·log2(e)·max + log2 Σ 2^(…)) · ln 2; −∞ for a row
-            // that sees no key.
-            let lse_row = select(
-                l_i == 0.0,
-                f32::NEG_INFINITY,
-                (m_i * scale_log2 + log2_approx(l_i)) * 0.6931472,
-            );
-            copy(lse.tile(cta.z * heads + h, 2 * mb + wg, 0), lse_row);
+            store_lse(lse, m_i, l_i, scale_log2, cta.z * heads + h, 2 * mb + wg);
             copy(l_s[wg], l_i);
             fin[wg].arrive();
         }
