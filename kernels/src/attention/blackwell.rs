@@ -218,14 +218,7 @@ pub mod kernels {
                 s_full[wg].wait(n % 2);
                 tcgen05::fence_after();
                 copy(t, s[wg]);
-                if n >= n_full {
-                    let key = col_index(t) + n * BN;
-                    if CAUSAL == 1 {
-                        t = select(key + S <= row_index(t) + row0 + SK, t, f32::NEG_INFINITY);
-                    } else {
-                        t = select(key < SK, t, f32::NEG_INFINITY);
-                    }
-                }
+                mask_block(t, n, n_full, row0);
                 // Conditional rescaling (FA4): the running max moves only when this block's
                 // exceeds it by more than RESCALE_LOG2 = 8 in log2 units (P then stays below 2^8,
                 // well inside 16-bit range); otherwise the factor is exactly 2^0 = 1.

@@ -188,14 +188,7 @@ pub mod kernels {
                     if leader {
                         k_pipe.consumer_release(sk);
                     }
-                    if n >= n_full {
-                        let key = col_index(s) + n * BN;
-                        if CAUSAL == 1 {
-                            s = select(key + S <= row_index(s) + row0 + SK, s, f32::NEG_INFINITY);
-                        } else {
-                            s = select(key < SK, s, f32::NEG_INFINITY);
-                        }
-                    }
+                    mask_block(s, n, n_full, row0);
                     let m_new = max(m_i, reduce_max(s, axis = 1));
                     // A row with no key seen yet keeps a max of −∞: subtract 0 (exp2(−∞) = 0).
                     let m_use = select(m_new == f32::NEG_INFINITY, 0.0, m_new * scale_log2);
