@@ -65,7 +65,8 @@ pub fn tile_kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// **Tile functions.** Parameters are `u32` and `bool` scalars (a `mut` one is a variable of
 /// the body) and the markers `Smem`, `Tmem`, `Regs` (buffers), `Bar` (an mbarrier array),
 /// `Pipe` (a pipeline), `Global` (a tensor parameter of the kernel) and `f32` (a scalar
-/// argument of the kernel, passed by name; it only scales a copy). The result is
+/// argument of the kernel, passed by name; read as the kernel would read it, in a copy's scale
+/// or in register-tile math). The result is
 /// nothing, a scalar, or a tuple of two or more scalars: the value of the body's tail
 /// expression (which may itself be a call of a tile function with the same results). The body
 /// sees its parameters, the calling kernel's config constants and shape symbols (so `BM`,

@@ -218,14 +218,7 @@ pub mod kernels {
                 s_full[wg].wait(n % 2);
                 tcgen05::fence_after();
                 copy(t, s[wg]);
-                if n >= n_full {
-                    let key = col_index(t) + n * BN;
-                    if CAUSAL == 1 {
-                        t = select(key + S <= row_index(t) + row0 + SK, t, f32::NEG_INFINITY);
-                    } else {
-                        t = select(key < SK, t, f32::NEG_INFINITY);
-                    }
-                }
+                mask_block(t, n, n_full, row0);
                 // Conditional rescaling (FA4): the running max moves only when this block's
                 // exceeds it by more than RESCALE_LOG2 = 8 in log2 units (P then stays below 2^8,
                 // well inside 16-bit range); otherwise the factor is exactly 2^0 = 1.
@@ -251,14 +244,7 @@ pub mod kernels {
                 tcgen05::fence_before();
                 p_ready[wg].arrive();
             }
-            // LSE = ln Σ exp(scale·s) = (scale·log2(e)·max + log2 Σ 2^(…)) · ln 2; −∞ for a row
-            // that sees no key.
-            let lse_row = select(
-                l_i == 0.0,
-                f32::NEG_INFINITY,
-                (m_i * scale_log2 + log2_approx(l_i)) * 0.6931472,
-            );
-            copy(lse.tile(cta.z * heads + h, 2 * mb + wg, 0), lse_row);
+            store_lse(lse, m_i, l_i, scale_log2, cta.z * heads + h, 2 * mb + wg);
             copy(l_s[wg], l_i);
             fin[wg].arrive();
         }

@@ -188,14 +188,7 @@ pub mod kernels {
                     if leader {
                         k_pipe.consumer_release(sk);
                     }
-                    if n >= n_full {
-                        let key = col_index(s) + n * BN;
-                        if CAUSAL == 1 {
-                            s = select(key + S <= row_index(s) + row0 + SK, s, f32::NEG_INFINITY);
-                        } else {
-                            s = select(key < SK, s, f32::NEG_INFINITY);
-                        }
-                    }
+                    mask_block(s, n, n_full, row0);
                     let m_new = max(m_i, reduce_max(s, axis = 1));
                     // A row with no key seen yet keeps a max of −∞: subtract 0 (exp2(−∞) = 0).
                     let m_use = select(m_new == f32::NEG_INFINITY, 0.0, m_new * scale_log2);
@@ -234,14 +227,14 @@ pub mod kernels {
                 }
             }
             acc = acc * select(l_i == 0.0, 0.0, rcp(l_i));
-            // LSE = ln Σ exp(scale·s) = (scale·log2(e)·max + log2 Σ 2^(…)) · ln 2; −∞ for a row that
-            // sees no key. (Rows past S are not stored.)
-            let lse_row = select(
-                l_i == 0.0,
-                f32::NEG_INFINITY,
-                (m_i * scale_log2 + log2_approx(l_i)) * 0.6931472,
+            store_lse(
+                lse,
+                m_i,
+                l_i,
+                scale_log2,
+                cta.z * (HQ / D) + h,
+                mb * NWG + wg,
             );
-            copy(lse.tile(cta.z * (HQ / D) + h, mb * NWG + wg, 0), lse_row);
             // Q is no longer read: its tile stages O for the TMA store.
             copy(q_s[wg], acc);
             fence::proxy_async();

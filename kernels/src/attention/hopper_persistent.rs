@@ -175,14 +175,7 @@ pub mod kernels {
                     }
                 }
                 acc = acc * select(l_i == 0.0, 0.0, rcp(l_i));
-                // LSE = ln Σ exp(scale·s) = (scale·log2(e)·max + log2 Σ 2^(…)) · ln 2; −∞ for a row that
-                // sees no key. (Rows past S are not stored.)
-                let lse_row = select(
-                    l_i == 0.0,
-                    f32::NEG_INFINITY,
-                    (m_i * scale_log2 + log2_approx(l_i)) * 0.6931472,
-                );
-                copy(lse.tile(b * heads + h, mb * NWG + wg, 0), lse_row);
+                store_lse(lse, m_i, l_i, scale_log2, b * heads + h, mb * NWG + wg);
                 // Q is no longer read: its stage holds O for the TMA store.
                 copy(q_s[qw], acc);
                 fence::proxy_async();

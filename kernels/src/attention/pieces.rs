@@ -1,5 +1,6 @@
 //! The attention kernels' shared pieces, a tile library: the load warp of the Hopper kernels
-//! (`attention_sm90`, `attention_sm90_persistent`) and of the Blackwell one (`attention_sm100`).
+//! (`attention_sm90`, `attention_sm90_persistent`) and of the Blackwell one (`attention_sm100`),
+//! and their key-block mask ([`mask_block`]) and LSE store ([`store_lse`]).
 //! Each of them is the same TMA producer — Q's tiles once, then K and V key block after key
 //! block into two stage rings (FA3, arXiv 2407.08608 §3.1; FA4, arXiv 2603.05451, and its
 //! `flash_attn/cute/flash_fwd_sm100.py`, whose load warp does the same) — with what differs
@@ -52,6 +53,36 @@ mod attention_pieces {
         load_kv(
             k_pipe, v_pipe, k_s, v_s, k, v, cta.z, hk, 0, chunks, n_blocks,
         );
+    }
+
+    /// Key block `n`'s mask on the scores `s` of query rows `row0…` (one row per tile row):
+    /// nothing for the blocks every row sees whole (`n < n_full`); else keys past SK, or with
+    /// CAUSAL = 1 keys after the row's last (bottom-right aligned: query i sees keys
+    /// j ≤ i + SK − S), become −∞.
+    #[tile_fn]
+    fn mask_block(s: Regs, n: u32, n_full: u32, row0: u32) {
+        if n >= n_full {
+            let key = col_index(s) + n * BN;
+            if CAUSAL == 1 {
+                s = select(key + S <= row_index(s) + row0 + SK, s, f32::NEG_INFINITY);
+            } else {
+                s = select(key < SK, s, f32::NEG_INFINITY);
+            }
+        }
+    }
+
+    /// Each row's log-sum-exp from its running max `m_i` and sum `l_i` (of 2^(s·scale_log2 −
+    /// m·scale_log2)): LSE = ln Σ exp(scale·s) = (scale·log2(e)·max + log2 Σ 2^(…)) · ln 2, −∞
+    /// for a row that sees no key; stored to row tile `tile` of `lse`'s head row `bh` (rows past
+    /// S are not stored).
+    #[tile_fn]
+    fn store_lse(lse: Global, m_i: Regs, l_i: Regs, scale_log2: f32, bh: u32, tile: u32) {
+        let lse_row = select(
+            l_i == 0.0,
+            f32::NEG_INFINITY,
+            (m_i * scale_log2 + log2_approx(l_i)) * 0.6931472,
+        );
+        copy(lse.tile(bh, tile, 0), lse_row);
     }
 
     /// The K/V rings for key blocks `0..n_blocks` of batch `b`, K/V head `hk`: block `n`'s K
