@@ -27,6 +27,6 @@ timeout $(left 110) ./devbin/tirx bench rows --peers $OUT/rows-peers.json $F --k
 echo "rc=$?" >> $OUT/forced.txt; grep -E "^==|x[0-9]+ |rc=" $OUT/forced.txt | grep -v "minimum" | head -70
 timeout $(left 50) ./devbin/tirx bench rows --peers $OUT/rows-peers.json --shape 4096,65536 --shape 64,262144 --kernel softmax_staged_cluster --kernel rmsnorm_staged_cluster --json $OUT/forced-cluster.json > $OUT/forced-cluster.txt 2>&1
 echo "rc=$?" >> $OUT/forced-cluster.txt; grep -E "^==|x[0-9]+ |rc=" $OUT/forced-cluster.txt | grep -v minimum | head -40
-echo "== 4. GPU tests of the row kernels"
-timeout $(left 60) ./devbin/gpu_tests gpu_rows > $OUT/gpu_rows.txt 2>&1
+echo "== 4. GPU tests: the row kernels, TMA copy, the host choice (the runtime under cudarc fallback-dynamic-loading)"
+timeout $(left 60) ./devbin/gpu_tests gpu_rows gpu::tma_copy gpu::the_host_side_choice gpu::a_blackwell > $OUT/gpu_rows.txt 2>&1
 echo "rc=$?" >> $OUT/gpu_rows.txt; grep -E "test result|FAILED|panicked|rc=" $OUT/gpu_rows.txt
