@@ -22,7 +22,9 @@
 //! `lane << 16 | column`. `alloc` takes a power-of-two column count in 32..=512, allocates
 //! the lowest free aligned range and writes its address to shared memory; more than 512
 //! columns in use is an error (the hardware would block), as are a `dealloc` that matches no
-//! allocation and an access outside every allocation (use after `dealloc`).
+//! allocation, a `dealloc` of columns issued and unfinished work (an MMA, copy or shift, the
+//! pair's included) has yet to access, and an access outside every allocation (use after
+//! `dealloc`).
 //!
 //! **Instruction descriptor**: decoded per kind from the ISA's table in `tcgen05_kind.rs`.
 //!
@@ -316,6 +318,32 @@ impl Machine<'_> {
                              with cta_group::{} (alloc and dealloc must agree, §9.7.16.7.1)",
                             g(*pair),
                             g(made)
+                        ),
+                    ));
+                }
+                // Released under an access still to come: the columns go while issued
+                // work (the pair's, from the even CTA, included) has yet to use them.
+                let c = a & 0xffff;
+                if let Some((op, at, by, who)) =
+                    super::tcgen05_cp::unfinished_use(cl, ci, (c, c + n))
+                {
+                    let g = if *pair { 2 } else { 1 };
+                    let whose = if by == ci {
+                        format!("thread {who}")
+                    } else {
+                        format!("thread {who} of the peer CTA, cluster rank {by}")
+                    };
+                    return Err(self.protocol(
+                        cl,
+                        ci,
+                        first,
+                        line,
+                        format!(
+                            "tcgen05.dealloc.cta_group::{g} of {n} columns at {a:#x} while the \
+                             {op} of line {at} ({whose}), issued and not completed, still \
+                             accesses them: release the columns only after the last access of \
+                             both CTAs — wait on its commit's mbarrier, then barrier.cluster \
+                             (§9.7.16.5)"
                         ),
                     ));
                 }
