@@ -24,7 +24,7 @@
 //! columns in use is an error (the hardware would block), as are a `dealloc` that matches no
 //! allocation, a `dealloc` of columns issued and unfinished work (an MMA, copy or shift, the
 //! pair's included) has yet to access, and an access outside every allocation (use after
-//! `dealloc`).
+//! `dealloc`, naming the `dealloc` that released the column).
 //!
 //! **Instruction descriptor**: decoded per kind from the ISA's table in `tcgen05_kind.rs`.
 //!
@@ -74,6 +74,9 @@ pub(crate) struct Tmem {
     cells: Vec<u32>,
     /// Allocated (first column, columns, `cta_group::2`).
     pub(super) allocs: Vec<(u32, u32, bool)>,
+    /// Released and not allocated again: (first column, columns, the `dealloc`'s line), so
+    /// that an access after the release names it.
+    freed: Vec<(u32, u32, u32)>,
 }
 
 impl Tmem {
@@ -92,6 +95,18 @@ impl Tmem {
             return None;
         }
         self.cells.get((lane * TMEM_COLS + col) as usize).copied()
+    }
+
+    /// For an access of column `col` outside every allocation: the `tcgen05.dealloc` that
+    /// released it, as a clause naming its line ("" when none did).
+    pub(super) fn released(&self, col: u32) -> String {
+        self.freed
+            .iter()
+            .rev()
+            .find(|&&(c, n, _)| (c..c + n).contains(&col))
+            .map_or(String::new(), |&(_, _, at)| {
+                format!(" (released by the tcgen05.dealloc of line {at})")
+            })
     }
 
     pub(super) fn cell(&mut self, lane: u32, col: u32) -> Option<&mut u32> {
@@ -280,6 +295,7 @@ impl Machine<'_> {
                     tm.cells = vec![0; (TMEM_LANES * TMEM_COLS) as usize];
                 }
                 tm.allocs.push((col, n, *pair));
+                tm.freed.retain(|&(c, k, _)| c + k <= col || col + n <= c);
                 let a = self.ea(cl, ci, first, dst, line)?;
                 let loc =
                     self.locate(cl, ci, first, line, super::ops::MemSpace::SharedCta, a, 4)?;
@@ -347,7 +363,9 @@ impl Machine<'_> {
                         ),
                     ));
                 }
-                cl.ctas[ci].tmem.allocs.swap_remove(i);
+                let tm = &mut cl.ctas[ci].tmem;
+                let (c, k, _) = tm.allocs.swap_remove(i);
+                tm.freed.push((c, k, line));
             }
             Op::TcRelinquish => {}
             Op::TcLd {
@@ -726,12 +744,14 @@ pub(super) fn write_d(
             }
             let dot: f64 = ar.iter().zip(br).map(|(x, y)| x * y).sum();
             let Some(cell) = cl.ctas[cta].tmem.cell(key.0, key.1) else {
-                return Err(mma_fault(
-                    cl,
-                    issuer,
-                    mma,
-                    "tcgen05.mma writes tensor memory outside every allocation",
-                ));
+                let what = format!(
+                    "tcgen05.mma writes lane {}, column {} of the tensor memory of cluster rank \
+                     {cta}, outside every allocation{}",
+                    key.0,
+                    key.1,
+                    cl.ctas[cta].tmem.released(key.1)
+                );
+                return Err(mma_fault(cl, issuer, mma, &what));
             };
             if mma.kind == Kind::I8 {
                 // s32 D: the integer products' sum is exact in f64 (|Σ| ≤ 32·255²), added in
@@ -818,7 +838,8 @@ impl Machine<'_> {
                         cl,
                         format!(
                             "tcgen05.mma reads A from lane {l}, column {cc} of the tensor memory \
-                             of cluster rank {ci}, outside every allocation"
+                             of cluster rank {ci}, outside every allocation{}",
+                            cl.ctas[ci].tmem.released(cc)
                         ),
                     ));
                 };
