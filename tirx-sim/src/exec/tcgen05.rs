@@ -22,7 +22,9 @@
 //! `lane << 16 | column`. `alloc` takes a power-of-two column count in 32..=512, allocates
 //! the lowest free aligned range and writes its address to shared memory; more than 512
 //! columns in use is an error (the hardware would block), as are a `dealloc` that matches no
-//! allocation and an access outside every allocation (use after `dealloc`).
+//! allocation, a `dealloc` of columns issued and unfinished work (an MMA, copy or shift, the
+//! pair's included) has yet to access, and an access outside every allocation (use after
+//! `dealloc`, naming the `dealloc` that released the column).
 //!
 //! **Instruction descriptor**: decoded per kind from the ISA's table in `tcgen05_kind.rs`.
 //!
@@ -72,6 +74,9 @@ pub(crate) struct Tmem {
     cells: Vec<u32>,
     /// Allocated (first column, columns, `cta_group::2`).
     pub(super) allocs: Vec<(u32, u32, bool)>,
+    /// Released and not allocated again: (first column, columns, the `dealloc`'s line), so
+    /// that an access after the release names it.
+    freed: Vec<(u32, u32, u32)>,
 }
 
 impl Tmem {
@@ -90,6 +95,18 @@ impl Tmem {
             return None;
         }
         self.cells.get((lane * TMEM_COLS + col) as usize).copied()
+    }
+
+    /// For an access of column `col` outside every allocation: the `tcgen05.dealloc` that
+    /// released it, as a clause naming its line ("" when none did).
+    pub(super) fn released(&self, col: u32) -> String {
+        self.freed
+            .iter()
+            .rev()
+            .find(|&&(c, n, _)| (c..c + n).contains(&col))
+            .map_or(String::new(), |&(_, _, at)| {
+                format!(" (released by the tcgen05.dealloc of line {at})")
+            })
     }
 
     pub(super) fn cell(&mut self, lane: u32, col: u32) -> Option<&mut u32> {
@@ -278,6 +295,7 @@ impl Machine<'_> {
                     tm.cells = vec![0; (TMEM_LANES * TMEM_COLS) as usize];
                 }
                 tm.allocs.push((col, n, *pair));
+                tm.freed.retain(|&(c, k, _)| c + k <= col || col + n <= c);
                 let a = self.ea(cl, ci, first, dst, line)?;
                 let loc =
                     self.locate(cl, ci, first, line, super::ops::MemSpace::SharedCta, a, 4)?;
@@ -319,7 +337,35 @@ impl Machine<'_> {
                         ),
                     ));
                 }
-                cl.ctas[ci].tmem.allocs.swap_remove(i);
+                // Released under an access still to come: the columns go while issued
+                // work (the pair's, from the even CTA, included) has yet to use them.
+                let c = a & 0xffff;
+                if let Some((op, at, by, who)) =
+                    super::tcgen05_cp::unfinished_use(cl, ci, (c, c + n))
+                {
+                    let g = if *pair { 2 } else { 1 };
+                    let whose = if by == ci {
+                        format!("thread {who}")
+                    } else {
+                        format!("thread {who} of the peer CTA, cluster rank {by}")
+                    };
+                    return Err(self.protocol(
+                        cl,
+                        ci,
+                        first,
+                        line,
+                        format!(
+                            "tcgen05.dealloc.cta_group::{g} of {n} columns at {a:#x} while the \
+                             {op} of line {at} ({whose}), issued and not completed, still \
+                             accesses them: release the columns only after the last access of \
+                             both CTAs — wait on its commit's mbarrier, then barrier.cluster \
+                             (§9.7.16.5)"
+                        ),
+                    ));
+                }
+                let tm = &mut cl.ctas[ci].tmem;
+                let (c, k, _) = tm.allocs.swap_remove(i);
+                tm.freed.push((c, k, line));
             }
             Op::TcRelinquish => {}
             Op::TcLd {
@@ -698,12 +744,14 @@ pub(super) fn write_d(
             }
             let dot: f64 = ar.iter().zip(br).map(|(x, y)| x * y).sum();
             let Some(cell) = cl.ctas[cta].tmem.cell(key.0, key.1) else {
-                return Err(mma_fault(
-                    cl,
-                    issuer,
-                    mma,
-                    "tcgen05.mma writes tensor memory outside every allocation",
-                ));
+                let what = format!(
+                    "tcgen05.mma writes lane {}, column {} of the tensor memory of cluster rank \
+                     {cta}, outside every allocation{}",
+                    key.0,
+                    key.1,
+                    cl.ctas[cta].tmem.released(key.1)
+                );
+                return Err(mma_fault(cl, issuer, mma, &what));
             };
             if mma.kind == Kind::I8 {
                 // s32 D: the integer products' sum is exact in f64 (|Σ| ≤ 32·255²), added in
@@ -790,7 +838,8 @@ impl Machine<'_> {
                         cl,
                         format!(
                             "tcgen05.mma reads A from lane {l}, column {cc} of the tensor memory \
-                             of cluster rank {ci}, outside every allocation"
+                             of cluster rank {ci}, outside every allocation{}",
+                            cl.ctas[ci].tmem.released(cc)
                         ),
                     ));
                 };

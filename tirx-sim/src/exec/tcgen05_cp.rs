@@ -31,7 +31,7 @@ use super::cta::Cluster;
 use super::diag::SimError;
 use super::machine::Machine;
 use super::program::{Addr, Inst, Val};
-use super::tcgen05::{Tc05Mma, decode_smem_desc};
+use super::tcgen05::{TMEM_LANES, Tc05Mma, decode_smem_desc};
 use super::wgmma::MatrixDesc;
 
 /// One queued `tcgen05.cp`.
@@ -163,6 +163,35 @@ pub(crate) fn a_reader(cl: &Cluster, ci: usize, lane: u32, col: u32) -> Option<u
         Tc05Work::Mma(m) => m.reads_a_at(lane, col).then_some(m.line()),
         Tc05Work::Cp(_) | Tc05Work::Shift(_) => None,
     })
+}
+
+/// Issued (queued or committed) and unfinished tcgen05 work that accesses columns `c0..c1`
+/// of CTA `ci`'s tensor memory: (its instruction, line, issuing CTA, thread) — an MMA's D or
+/// its A in tensor memory, a copy's or shift's destination; the pair's work issued by the
+/// even CTA accesses the odd CTA's columns too. A `tcgen05.dealloc` of those columns now
+/// releases them under that access (§9.7.16.5, Table 47: before deallocating, no concurrent
+/// tensor-memory access from the peer CTA).
+pub(crate) fn unfinished_use(
+    cl: &Cluster,
+    ci: usize,
+    (c0, c1): (u32, u32),
+) -> Option<(&'static str, u32, usize, u32)> {
+    let meets = |s: u32, n: u32| s < c1 && c0 < s + n;
+    tmem_work(cl, ci)
+        .into_iter()
+        .find_map(|(cta, t, w)| match w {
+            Tc05Work::Mma(m) => {
+                let (_, d, _, cols, line) = m.d_rect();
+                let a = matches!(m.a, super::tcgen05::MmaA::Tmem { col, .. } if meets(col, 8));
+                (meets(d, cols) || a).then_some(("tcgen05.mma", line, cta, t))
+            }
+            Tc05Work::Cp(c) => {
+                meets(c.col, c.shape.bytes / 4).then_some(("tcgen05.cp", c.line, cta, t))
+            }
+            Tc05Work::Shift(s) => (0..TMEM_LANES)
+                .any(|l| (c0..c1).any(|c| s.writes(l, c)))
+                .then_some(("tcgen05.shift", s.line, cta, t)),
+        })
 }
 
 /// A `tcgen05.cp` or `tcgen05.shift`, issued (queued or committed) and not yet run, that

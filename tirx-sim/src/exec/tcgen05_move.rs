@@ -114,7 +114,10 @@ impl Machine<'_> {
                         ci,
                         t,
                         line,
-                        format!("tcgen05.ld of lane {lane}, column {col} outside every allocation"),
+                        format!(
+                            "tcgen05.ld of lane {lane}, column {col} outside every allocation{}",
+                            cl.ctas[ci].tmem.released(col)
+                        ),
                     ));
                 };
                 v |= if pack { (x & 0xffff) << (16 * h) } else { x };
@@ -166,7 +169,10 @@ impl Machine<'_> {
                         ci,
                         t,
                         line,
-                        format!("tcgen05.st to lane {lane}, column {col} outside every allocation"),
+                        format!(
+                            "tcgen05.st to lane {lane}, column {col} outside every allocation{}",
+                            cl.ctas[ci].tmem.released(col)
+                        ),
                     ));
                 };
                 *cell = if unpack { (x >> (16 * h)) & 0xffff } else { x };

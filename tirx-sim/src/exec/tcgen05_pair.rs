@@ -8,7 +8,10 @@
 //! range its peer took and has not matched yet. (The hardware blocks the first warp until the
 //! second arrives; the emulator does not need to, since nothing reads the range before both
 //! CTAs have synchronised.) An allocation records its `cta_group`; a `dealloc` with the other
-//! group is diagnosed.
+//! group is diagnosed, as is one of columns that issued work has yet to access — the even
+//! CTA's pair MMA or copy writing the odd CTA's columns included (Table 47: before
+//! deallocating, no concurrent tensor-memory access from the peer CTA;
+//! `tcgen05_cp::unfinished_use`).
 //!
 //! **The MMA** (M = 256 or 128 across the pair, §9.7.16.10.9): A is `[A0; A1]`, each CTA
 //! holding its `M/2 × K` half at the descriptor's address in its own shared memory; B is

@@ -4,7 +4,8 @@
 //! lanes and columns, §9.7.16.10.5.2), A read from shared memory or from each CTA's tensor
 //! memory (copied there by the pair's `tcgen05.cp`; for M = 128 duplicated over both lane
 //! halves, or planted not), and the protocol errors of the pair (a commit without multicast,
-//! no peer CTA, alloc/dealloc or MMA/commit disagreeing on `cta_group`).
+//! no peer CTA, alloc/dealloc or MMA/commit disagreeing on `cta_group`, the odd CTA releasing
+//! its columns before the pair's MMAs have written them).
 
 use super::*;
 
@@ -35,6 +36,18 @@ struct Plant {
     /// committed) and a cluster barrier, the odd CTA's warps `tcgen05.st` into A's first
     /// column.
     peer_stores_a: bool,
+    /// The odd CTA deallocates its columns of the pair's allocation (and skips its final
+    /// dealloc) after a cluster barrier, before the MMAs have written its rows of D there.
+    early_release: Option<Release>,
+}
+
+/// Where the planted early release stands.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Release {
+    /// After the even CTA issued its pair MMAs (queued, not yet committed).
+    AfterIssue,
+    /// Before the even CTA issues them.
+    BeforeIssue,
 }
 
 /// Unswizzled K-major byte offset of (`r`, `k`) in a block of 16 K: 8×8 core matrices, LBO
@@ -170,6 +183,26 @@ fn pair_ptx((m, n): (usize, usize), image_words: usize, plant: Plant) -> String 
         }
     }
     let g = if plant.dealloc_1 { 1 } else { 2 };
+    // The odd CTA releases its columns while the even CTA's MMAs are unfinished, and skips
+    // the final release.
+    let release = format!(
+        "\tbarrier.cluster.arrive;\n\tbarrier.cluster.wait;\n\
+         \tsetp.ne.u32 %p7, %r6, 1;\n\t@%p7 bra $L_kept;\n\
+         \t@%p0 tcgen05.dealloc.cta_group::2.sync.aligned.b32 %r2, {alloc};\n$L_kept:\n"
+    );
+    let (before, after, last) = match plant.early_release {
+        None => (String::new(), String::new(), ""),
+        Some(r) => {
+            let skip = "\tsetp.eq.u32 %p7, %r6, 1;\n\t@%p7 bra $L_done;\n";
+            if r == Release::BeforeIssue {
+                // The release, then a cluster barrier before the even CTA issues.
+                let sync = "\tbarrier.cluster.arrive;\n\tbarrier.cluster.wait;\n";
+                (release + sync, String::new(), skip)
+            } else {
+                (String::new(), release, skip)
+            }
+        }
+    };
     format!(
         "\tld.param.u64 %rd0, [p_out];\n\tld.param.u64 %rd5, [p_in];\n\
          \tmov.u32 %r0, %tid.x;\n\tmov.u32 %r6, %cluster_ctarank;\n\tmov.u32 %r1, smem;\n\
@@ -188,7 +221,7 @@ fn pair_ptx((m, n): (usize, usize), image_words: usize, plant: Plant) -> String 
          \tbarrier.cluster.arrive;\n\tbarrier.cluster.wait;\n\
          \ttcgen05.fence::after_thread_sync;\n\tld.shared.u32 %r2, [%r1];\n\
          \tsetp.eq.u32 %p5, %r6, 0;\n\tand.pred %p2, %p1, %p5;\n\
-         \tmov.b32 %r9, {idesc:#x};\n\tmov.u16 %h0, 3;\n{mmas}{commit}\
+         \tmov.b32 %r9, {idesc:#x};\n\tmov.u16 %h0, 3;\n{before}{mmas}{after}{commit}\
          $L_wait:\n\tmbarrier.try_wait.parity.shared::cta.b64 %p3, [%r1+8], 0;\n\
          \t@!%p3 bra $L_wait;\n\ttcgen05.fence::after_thread_sync;\n\
          \tshr.u32 %r3, %r0, 5;\n\tshl.b32 %r3, %r3, 21;\n\tadd.u32 %r3, %r3, %r2;\n\
@@ -196,7 +229,8 @@ fn pair_ptx((m, n): (usize, usize), image_words: usize, plant: Plant) -> String 
          \tadd.u64 %rd2, %rd2, %rd0;\n{loads}\
          \ttcgen05.fence::before_thread_sync;\n\
          \tbarrier.cluster.arrive;\n\tbarrier.cluster.wait;\n\
-         \t@%p0 tcgen05.dealloc.cta_group::{g}.sync.aligned.b32 %r2, {alloc};\n\tret;\n",
+         {last}\t@%p0 tcgen05.dealloc.cta_group::{g}.sync.aligned.b32 %r2, {alloc};\n\
+         $L_done:\n\tret;\n",
         row = 4 * dc,
     )
 }
@@ -471,6 +505,47 @@ fn a_peer_storing_into_a_the_pairs_mma_reads_is_diagnosed() {
         what.contains("tcgen05.st to lane") && what.contains("reads as A from tensor memory"),
         "{e}"
     );
+}
+
+/// Planted: the odd CTA releases its columns of the pair's allocation while the even CTA's
+/// pair MMAs, issued and not committed, have yet to write its rows of D there — the release
+/// before the peer's last access that PTX ISA §9.7.16.5 (Table 47) rules out and
+/// verify-pair's `ReleaseBeforePeer` refuses at build. Diagnosed at the odd CTA's dealloc,
+/// naming the even CTA's MMA; released before the MMAs are issued, at the MMA's write into
+/// the odd CTA's columns, naming the dealloc.
+#[test]
+fn the_odd_cta_releasing_before_the_pairs_mma_is_diagnosed() {
+    for (m, n) in [(256, 32), (128, 64)] {
+        let plant = Plant {
+            early_release: Some(Release::AfterIssue),
+            ..Plant::default()
+        };
+        let e = run_pair_m((m, n), 13, plant).unwrap_err();
+        let SimError::Protocol { thread, what, .. } = &e else {
+            panic!("{e}")
+        };
+        assert_eq!(thread.cta, [1, 0, 0], "{e}");
+        assert!(
+            what.contains(
+                "tcgen05.dealloc.cta_group::2 of 32 columns at 0x0 while the tcgen05.mma of line"
+            ) && what
+                .contains("(thread 0 of the peer CTA, cluster rank 0), issued and not completed"),
+            "{e}"
+        );
+        let plant = Plant {
+            early_release: Some(Release::BeforeIssue),
+            ..Plant::default()
+        };
+        let e = run_pair_m((m, n), 13, plant).unwrap_err();
+        let SimError::Protocol { thread, what, .. } = &e else {
+            panic!("{e}")
+        };
+        assert_eq!(thread.cta, [0, 0, 0], "{e}");
+        assert!(
+            what.starts_with("tcgen05.mma writes lane 0, column 0 of the tensor memory of cluster rank 1, outside every allocation (released by the tcgen05.dealloc of line"),
+            "{e}"
+        );
+    }
 }
 
 /// Writes the pair kernel's PTX for `.target sm_100a` to `$TIRX_PAIR_PTX` (for assembling it
