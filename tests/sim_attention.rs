@@ -354,3 +354,132 @@ fn blackwell_correction_warps_rescale_only_when_a_row_moved() {
         counts[2]
     );
 }
+
+/// Steps of `cta`'s warp `w` busy while a `tcgen05.mma` group of `cta` is in flight, summed
+/// over the groups (as `docs/perf/attention-sm100-emulator-2026-12-05/timeline_stats.py`
+/// counts them).
+fn busy_with_mma(tl: &tirx_sim::exec::Timeline, cta: u32, w: u32) -> u64 {
+    use tirx_sim::exec::{Unit, WarpState};
+    tl.ops
+        .iter()
+        .filter(|o| o.cta == cta && o.unit == Unit::Tcgen05Mma)
+        .map(|o| {
+            let (a, b) = (o.issue, o.complete.unwrap_or(tl.end));
+            tl.warps
+                .iter()
+                .filter(|s| s.cta == cta && s.warp == w && s.state == WarpState::Busy)
+                .map(|s| s.end.min(b).saturating_sub(s.start.max(a)))
+                .sum::<u64>()
+        })
+        .sum()
+}
+
+/// Steps of `cta`'s warp `w` busy while one of `others` is busy.
+fn busy_with_warps(tl: &tirx_sim::exec::Timeline, cta: u32, w: u32, others: &[u32]) -> u64 {
+    use tirx_sim::exec::WarpState;
+    let busy = |w: u32| {
+        tl.warps
+            .iter()
+            .filter(move |s| s.cta == cta && s.warp == w && s.state == WarpState::Busy)
+    };
+    // Steps are unit-width events: count them one by one (a run is tens of thousands).
+    let mut other = vec![false; tl.end as usize + 1];
+    for &o in others {
+        for s in busy(o) {
+            other[s.start as usize..s.end as usize].fill(true);
+        }
+    }
+    busy(w)
+        .map(|s| {
+            other[s.start as usize..s.end as usize]
+                .iter()
+                .filter(|b| **b)
+                .count() as u64
+        })
+        .sum()
+}
+
+/// The timeline of one CTA on inputs that make the correction warps rescale: 512 queries and
+/// keys, one head (CTA 0 takes rows 256–511 against 4 key blocks), the keys of blocks 1, 2, 3
+/// scaled by 16, 17, 64 — every row's max moves at blocks 1 and 3 (by far more than the 8
+/// log2 units of the threshold). The first correction warp then stores O back to TMEM
+/// (`tcgen05.st`, which only a rescale issues) for both Q tiles, busy while a softmax warp
+/// is. With the default scheduler (an async operation completes at a round with probability
+/// 1/6) the tensor core's groups complete before a softmax pass ends, so the correction
+/// warp — after softmax i, before P·V_i by the barrier graph — never runs while one is in
+/// flight; with completions five times rarer (1/30, a slower tensor core in the emulator's
+/// units) it does. O and the LSE match the f64 reference in both. With
+/// `TIRX_TIMELINE_DIR=DIR` (an absolute path) the test also writes both pictures and their
+/// JSON to DIR, as `tirx sim --timeline` does (`docs/perf/attention-sm100-emulator.md`).
+#[test]
+fn blackwell_rescaling_timeline_overlaps_correction_with_softmax_and_mma() {
+    let art = attention_sm100::KERNEL
+        .artifacts
+        .iter()
+        .find(|a| a.config == "fa4_d128")
+        .expect("the hd128 config");
+    let dims = Dims {
+        b: 1,
+        s: 512,
+        sk: 512,
+        hq: 1,
+        hk: 1,
+        d: 128,
+        dv: 128,
+    };
+    let mut rng = tirx_kernels::reference::Rng::new(1);
+    let mut unit = |n: usize| -> Vec<f64> { (0..n).map(|_| f64::from(rng.unit())).collect() };
+    let q = unit(dims.s * dims.d);
+    let k: Vec<f64> = unit(dims.sk * dims.d)
+        .iter()
+        .enumerate()
+        .map(|(j, x)| x * [1.0, 16.0, 17.0, 64.0][j / dims.d / 128])
+        .collect();
+    let v = unit(dims.sk * dims.dv);
+    for (name, complete_one_in) in [("timeline_rescale", 6), ("timeline_rescale_slow_mma", 30)] {
+        let policy = Policy {
+            launch_regs: Some(65536 / 512),
+            complete_one_in,
+            timeline: true,
+            ..Policy::default()
+        };
+        let (mut stats, err) = simulate::attention_values(art, dims, [&q, &k, &v], 132, 1, &policy)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(err <= 2e-2, "{name}: max |o − ref| {err:.3e}");
+        let tl = stats.timeline.take().expect("recorded");
+        assert_eq!(tl.dropped, 0, "{name}");
+        if let Some(dir) = std::env::var_os("TIRX_TIMELINE_DIR") {
+            let file = std::path::Path::new(&dir).join(format!("{name}.svg"));
+            let title = format!(
+                "attention_sm100 fa4_d128 sm_100a 512x1 seed 1, keys of blocks 1–3 scaled by 16, \
+                 17, 64; an async operation completes at a round with probability \
+                 1/{complete_one_in}"
+            );
+            let line =
+                tirx_kernels::timeline::write(&file, &tl, &title).unwrap_or_else(|e| panic!("{e}"));
+            println!("{line}");
+        }
+        let stores = tl
+            .ops
+            .iter()
+            .filter(|o| o.cta == 0 && o.warp == 8 && o.unit == tirx_sim::exec::Unit::TmemStore)
+            .count();
+        // Blocks 1 and 3 at least, for both Q tiles, each O's two 64-column chunks.
+        assert!(
+            stores >= 8,
+            "{name}: tcgen05.st groups of correction warp 8: {stores}"
+        );
+        let with_softmax = busy_with_warps(&tl, 0, 8, &[0, 4]);
+        assert!(
+            with_softmax > 1000,
+            "{name}: correction warp 8 busy with the softmax for {with_softmax} steps"
+        );
+        let with_mma = busy_with_mma(&tl, 0, 8);
+        if complete_one_in > 6 {
+            assert!(
+                with_mma > 0,
+                "{name}: correction warp 8 never busy with an MMA in flight"
+            );
+        }
+    }
+}

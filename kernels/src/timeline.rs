@@ -70,6 +70,27 @@ pub fn json(tl: &Timeline, title: &str) -> String {
     serde_json::to_string_pretty(&doc).expect("a timeline serialises")
 }
 
+/// Writes `tl` as an SVG ([`svg`]) to `file` and as JSON ([`json`]) to `file` with the
+/// extension `.json`; returns a line naming both files and the counts. What `tirx sim
+/// --timeline FILE` writes, for any run that recorded a timeline (`Policy::timeline`), e.g.
+/// a kernel run on given inputs (`simulate::run`, `simulate::attention_values`).
+pub fn write(file: &std::path::Path, tl: &Timeline, title: &str) -> Result<String, String> {
+    let json_file = file.with_extension("json");
+    let put = |p: &std::path::Path, text: String| {
+        std::fs::write(p, text).map_err(|e| format!("writing {}: {e}", p.display()))
+    };
+    put(file, svg(tl, title))?;
+    put(&json_file, json(tl, title))?;
+    Ok(format!(
+        "timeline of {title}: {} and {} ({} warp spans, {} async operations over {} steps)",
+        file.display(),
+        json_file.display(),
+        tl.warps.len(),
+        tl.ops.len(),
+        tl.end
+    ))
+}
+
 /// A rectangle to draw: `start..end` in steps, its fill, and a tooltip.
 struct Rect {
     start: u64,

@@ -209,20 +209,7 @@ fn write_timeline(file: &std::path::Path, stats: &Stats, title: &str) -> Result<
         .timeline
         .as_deref()
         .ok_or("the emulator recorded no timeline")?;
-    let json = file.with_extension("json");
-    let write = |p: &std::path::Path, text: String| {
-        std::fs::write(p, text).map_err(|e| format!("writing {}: {e}", p.display()))
-    };
-    write(file, tirx_kernels::timeline::svg(tl, title))?;
-    write(&json, tirx_kernels::timeline::json(tl, title))?;
-    println!(
-        "timeline of {title}: {} and {} ({} warp spans, {} async operations over {} steps)",
-        file.display(),
-        json.display(),
-        tl.warps.len(),
-        tl.ops.len(),
-        tl.end
-    );
+    println!("{}", tirx_kernels::timeline::write(file, tl, title)?);
     Ok(())
 }
 
