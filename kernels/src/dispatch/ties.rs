@@ -215,3 +215,26 @@ fn rows_split_over_a_cluster_only_when_rows_are_fewer_than_sms() {
         );
     }
 }
+
+/// The cluster rule's bound holds: no one-CTA row kernel holds a longer row than
+/// [`LONGEST_ONE_CTA_ROW`], so a cluster kernel ranked past it ranks after all of them.
+#[test]
+fn no_one_cta_row_kernel_outgrows_the_cluster_rules_bound() {
+    use crate::row_kernels::request::{LONGEST_ONE_CTA_ROW, capacity};
+    let mut seen = 0;
+    for k in catalogue::all() {
+        for art in k.artifacts.iter() {
+            let Some(cap) = capacity(art) else { continue };
+            if (art.signature)().cluster.iter().product::<u32>() == 1 {
+                assert!(
+                    cap <= LONGEST_ONE_CTA_ROW,
+                    "{}/{}: {cap}",
+                    art.kernel,
+                    art.config
+                );
+                seen += 1;
+            }
+        }
+    }
+    assert!(seen > 10, "{seen} one-CTA row artifacts");
+}
