@@ -6,7 +6,7 @@
 # Build here: cargo build --release -p tirx-kernels --bin tirx; gzip -c target/release/tirx > devbin/tirx.gz
 set -u
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-cd devbin && gunzip -f *.gz && chmod +x * && cd ..
+(cd devbin && ls *.gz >/dev/null 2>&1 && gunzip -f *.gz; chmod +x *)
 date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,clocks.max.mem --format=csv,noheader
 SECS="--section SpeedOfLight --section LaunchStats --section Occupancy --section WarpStateStats --section SchedulerStats --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis"
 echo "== ours gemm_sm90_fp8_rowwise 8192^3"
