@@ -111,3 +111,69 @@ fn split_k_refuses_empty_slices() {
         .unwrap_err();
     assert!(err.contains("2 ≤ S ≤ 4"), "{err}");
 }
+
+/// The transposed decode partial (`gemm_sm90_splitk_t`: B's rows on the MMA's 64-row side, A's
+/// on its 16-column side, each slice stored as [N, M]) and its transposing reduce
+/// (`splitk_reduce_t`), against the f64 reference with D poisoned: M = 1, 3 and 16 (a full
+/// column block), N odd and not a multiple of 64 or of the reduce's vector, K with a tail
+/// inside its last tile, slice counts that do not divide the K tiles and that take every path
+/// of the reduce's loop.
+fn transposed(config: &str) -> &'static KernelArtifact {
+    catalogue::find("gemm_sm90_splitk_t")
+        .expect("shipped")
+        .artifacts
+        .iter()
+        .find(|a| a.target == Target::Sm90a && a.config == config)
+        .expect("the sm_90a config")
+}
+
+fn run_t(config: &str, shape: (usize, usize, usize), plan: SplitSim, seed: u64) -> String {
+    simulate_split_plan(transposed(config), shape, &SimRun::seeded(seed), plan)
+        .unwrap_or_else(|e| panic!("{config} {shape:?} {plan:?}: {e}"))
+        .1
+}
+
+#[test]
+fn split_k_transposed_decode_shapes() {
+    let plan = |splits| SplitSim {
+        splits: Some(splits),
+        ..SplitSim::default()
+    };
+    println!("{}", run_t("m16", (1, 131, 328), plan(4), 40));
+    println!("{}", run_t("m16_s10", (3, 77, 200), plan(2), 41));
+    println!("{}", run_t("m16", (16, 129, 136), plan(3), 42));
+    // 10 K tiles in 6 (one round of four, one left), 9 and 10 slices; f16 inputs.
+    for (splits, seed) in [(6, 43), (9, 44), (10, 45)] {
+        println!("{}", run_t("f16_m16", (5, 72, 632), plan(splits), seed));
+    }
+    // M past one column block: two row blocks of A, two of the reduce's.
+    println!("{}", run_t("m16", (19, 65, 200), plan(2), 46));
+}
+
+/// The host's own choice of slices at a decode shape with an odd K tail (`K = 4104`).
+#[test]
+fn split_k_transposed_at_the_models_slices() {
+    println!("{}", run_t("m16", (2, 200, 4104), SplitSim::default(), 47));
+}
+
+/// The transposed reduce applies α only: a scaled request that reads C (β ≠ 0) and the fused
+/// bias epilogue are refused with the reason, before anything runs.
+#[test]
+fn split_k_transposed_refuses_epilogues_it_lacks() {
+    let scaled = SplitSim {
+        splits: Some(2),
+        scaled: true,
+        ..SplitSim::default()
+    };
+    let err = simulate_split_plan(transposed("m16"), (3, 64, 256), &SimRun::seeded(1), scaled)
+        .unwrap_err();
+    assert!(err.contains("no split-K reduce kernel"), "{err}");
+    let fused = SplitSim {
+        splits: Some(2),
+        act: Some(tirx::problem::Act::Relu),
+        ..SplitSim::default()
+    };
+    let err = simulate_split_plan(transposed("m16"), (3, 64, 256), &SimRun::seeded(1), fused)
+        .unwrap_err();
+    assert!(err.contains("no split-K reduce kernel"), "{err}");
+}

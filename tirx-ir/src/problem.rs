@@ -547,7 +547,8 @@ fn derive_gemm(sig: &Signature, consts: &[(String, i64)]) -> Result<GemmProblem,
 }
 
 /// A split-K GEMM's partial products: `a` [M, K], `b` [N, K] or [K, N], and the f32
-/// workspace `w` [S, M, N] (no `d`, no scalars).
+/// workspace `w` [S, M, N], or [S, N, M] for a kernel that stores each slice's product
+/// transposed (no `d`, no scalars).
 fn derive_partial(sig: &Signature) -> Result<GemmProblem, String> {
     let kind = ProblemKind::Gemm;
     let (a, b, w) = (
@@ -558,10 +559,12 @@ fn derive_partial(sig: &Signature) -> Result<GemmProblem, String> {
     let (m, k) = dims2(a)?;
     let n = match w.shape.as_slice() {
         [_, wm, n] if wm == m && w.elem == ElemType::F32 => n,
+        // The transposed partials of a decode kernel (`gemm_sm90_splitk_t`): w[z] = (A·Bᵀ)ᵀ.
+        [_, n, wm] if wm == m && w.elem == ElemType::F32 => n,
         _ => {
             return Err(format!(
                 "`w` must be an f32 workspace [S, {m}, N] (one M×N partial product per slice \
-                 of K), found {} {:?}",
+                 of K) or its transpose [S, N, {m}], found {} {:?}",
                 w.elem.name(),
                 w.shape
             ));

@@ -241,6 +241,21 @@ impl<'a> TensorArg<'a> {
         &self.meta
     }
 
+    /// The same elements with a trailing extent of 1 (stride 1): `[M, N]` as `[M, N, 1]`, so
+    /// that a kernel can store a column statistic `[R, 1]` as `R` consecutive elements of a
+    /// row (the transposed split-K reduce, `splitk_reduce_t`). It reaches exactly the
+    /// elements this argument does.
+    pub fn with_unit_dim(&self) -> TensorArg<'a> {
+        let mut meta = self.meta.clone();
+        meta.shape.push(1);
+        meta.strides.push(1);
+        TensorArg {
+            meta,
+            ctx: self.ctx,
+            _borrow: PhantomData,
+        }
+    }
+
     /// Whether the tensor belongs to `rt`'s context.
     pub(crate) fn belongs_to(&self, rt: &Runtime) -> bool {
         self.ctx == rt.context().cu_ctx() as usize

@@ -357,23 +357,34 @@ fn simulate_split(
                 .0
         }
     };
-    split::check_workspace(art, request.shape, &[splits, m, n]).map_err(|r| r.to_string())?;
-    let w = put(
-        dev,
-        &vec![0xff; splits * m * n * 4],
-        ElemType::F32,
-        &[splits, m, n],
-    );
+    let shape = split::workspace_shape(art, splits, (m, n));
+    split::check_workspace(art, request.shape, &shape).map_err(|r| r.to_string())?;
+    let w = put(dev, &vec![0xff; splits * m * n * 4], ElemType::F32, &shape);
     let mut with_w = roles.to_vec();
     with_w.push(("w", w));
     let (tensors, scalars) = by_role(art, &with_w, &[]).map_err(|e| e.to_string())?;
     let first = run.launch(art, dev, &tensors, &scalars)?;
-    let reduce = split::reduce_for(art.target, request).ok_or_else(|| {
+    let reduce = split::reduce_of(art, request).ok_or_else(|| {
         format!(
-            "no split-K reduce kernel writes {}",
-            request.types.output.name()
+            "no split-K reduce kernel writes {} with the {} epilogue{}",
+            request.types.output.name(),
+            request.epilogue.name(),
+            if split::is_transposed(art) {
+                " after transposed partials"
+            } else {
+                ""
+            }
         )
     })?;
+    // The transposed reduce's D is [M, N, 1] (`split::launch_plan`).
+    if split::is_transposed(art) {
+        for (role, meta) in &mut with_w {
+            if *role == "d" {
+                meta.shape.push(1);
+                meta.strides.push(1);
+            }
+        }
+    }
     let (tensors, scalars) = by_role(reduce, &with_w, scalar_roles).map_err(|e| e.to_string())?;
     let second = run.launch(reduce, dev, &tensors, &scalars)?;
     let stats = Stats {

@@ -269,7 +269,15 @@ impl ProblemDef for GemmRequest {
                 "w" => {
                     let sms = tirx::runtime::DeviceLimits::HOPPER.sm_count;
                     let s = split::best_split(self, artifact, sms).map_or(2, |(s, _)| s);
-                    Some(TensorMeta::row_major(ElemType::F32, &[s, m, n], 0))
+                    let shape = split::workspace_shape(artifact, s, (m, n));
+                    Some(TensorMeta::row_major(ElemType::F32, &shape, 0))
+                }
+                // The transposed reduce's D is [M, N, 1] (`split::launch_plan`).
+                "d" if t.shape.len() == 3 => {
+                    let mut d = self.d.clone();
+                    d.shape.push(1);
+                    d.strides.push(1);
+                    Some(d)
                 }
                 "d" => Some(self.d.clone()),
                 _ => None,
@@ -435,6 +443,12 @@ pub(crate) fn pull_rate(request: &GemmRequest, art: &KernelArtifact) -> f64 {
     };
     let bk = art.int("BK").unwrap_or(64).max(1) as usize;
     // A CTA pair's CTA loads half of the tile's rows of A and half of B's.
+    // A transposed split-K partial (`split::is_transposed`) takes BM of B's rows, BN of A's.
+    let (m, n) = if split::is_transposed(art) {
+        (n, m)
+    } else {
+        (m, n)
+    };
     let rows = ((bm.max(1) as usize).min(m) + (bn.max(1) as usize).min(n)) / ctas_per_tile(art);
     let stage = rows * bk.min(k) * request.types.input.bytes() as usize;
     (stages.max(1) as usize * stage) as f64 / STAGE_LATENCY_S
@@ -493,7 +507,7 @@ impl GemmRequest {
         if !layout_ok || !epilogue_ok {
             return Err(Reject::problem(artifact));
         }
-        let reduce = split::reduce_for(artifact.target, self);
+        let reduce = split::reduce_of(artifact, self);
         if artifact.elem_of("a") != Some(self.types.input) || reduce.is_none() {
             return Err(Reject::Types {
                 found: vec![artifact.elem_of("a"), reduce.and_then(|r| r.elem_of("d"))],

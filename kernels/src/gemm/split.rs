@@ -41,6 +41,7 @@ use super::request::{
 };
 use super::splitk::reduce::{
     splitk_reduce, splitk_reduce_bias, splitk_reduce_bias_res, splitk_reduce_scaled,
+    splitk_reduce_t,
 };
 use crate::dispatch::Reject;
 use crate::family;
@@ -55,6 +56,50 @@ const MAX_SPLITS: usize = 256;
 /// Whether `art` is a split-K partial-product artifact.
 pub fn is_partial(art: &KernelArtifact) -> bool {
     matches!(art.problem, Some(Problem::Gemm(g)) if g.epilogue == Epilogue::Partial)
+}
+
+/// Whether `art` stores each slice's partial product transposed, `w` [S, N, M] (the decode
+/// kernel `gemm_sm90_splitk_t`, whose MMA takes B's rows on its 64-row side): read from its
+/// signature, the workspace's last extent being A's rows.
+pub fn is_transposed(art: &KernelArtifact) -> bool {
+    let sig = (art.signature)();
+    let shape = |name: &str| {
+        sig.tensors
+            .iter()
+            .find(|t| t.name == name)
+            .map(|t| t.shape.clone())
+    };
+    match (shape("a"), shape("w")) {
+        (Some(a), Some(w)) => w.len() == 3 && a.first().is_some_and(|m| *m == w[2]),
+        _ => false,
+    }
+}
+
+/// The workspace of `art`'s plan with `s` slices at `M × N`: [S, M, N], or [S, N, M] for a
+/// transposed partial ([`is_transposed`]).
+pub fn workspace_shape(art: &KernelArtifact, s: usize, (m, n): (usize, usize)) -> [usize; 3] {
+    if is_transposed(art) {
+        [s, n, m]
+    } else {
+        [s, m, n]
+    }
+}
+
+/// The reduce kernel that finishes `art`'s split-K plan of `request`: [`reduce_for`], or for a
+/// transposed partial ([`is_transposed`]) `splitk_reduce_t`, which applies α only — the
+/// scaled epilogue with β ≠ 0 (it reads C), bias, activation and residual have no transposed
+/// reduce, and such a request is refused (`None`: the dispatcher's typed `Reject::Types`).
+pub fn reduce_of(art: &KernelArtifact, request: &GemmRequest) -> Option<&'static KernelArtifact> {
+    if !is_transposed(art) {
+        return reduce_for(art.target, request);
+    }
+    if !matches!(request.epilogue, Epilogue::Plain | Epilogue::Scaled) || reads_c(request) {
+        return None;
+    }
+    splitk_reduce_t::KERNEL
+        .artifacts
+        .iter()
+        .find(|a| a.target == art.target && a.elem_of("d") == Some(request.types.output))
 }
 
 /// The reduce kernel that finishes a split-K plan of `request` on `target`: D's type and the
@@ -107,7 +152,12 @@ pub fn best_split(
             "split K needs at least two K tiles of {bk}; K = {k} has {k_tiles}"
         )));
     }
-    let tiles = m.div_ceil(bm) * n.div_ceil(bn);
+    // A transposed partial's 64-row side is B's rows (N), its BN side A's (M).
+    let tiles = if is_transposed(art) {
+        n.div_ceil(bm) * m.div_ceil(bn)
+    } else {
+        m.div_ceil(bm) * n.div_ceil(bn)
+    };
     let sms = sms.max(1) as usize;
     let c_bytes = if reads_c(request) {
         request.types.output.bytes() as f64
@@ -137,18 +187,20 @@ pub fn best_split(
     Ok(best.expect("k_tiles >= 2 gives one candidate"))
 }
 
-/// Whether `workspace` is one `art`'s plan can use at `(m, n, k)`: `[S, M, N]` with
-/// 2 ≤ S ≤ the K tiles (every slice must hold a K tile, or its partial would be garbage).
+/// Whether `workspace` is one `art`'s plan can use at `(m, n, k)`: `[S, M, N]` (`[S, N, M]`
+/// for a transposed partial) with 2 ≤ S ≤ the K tiles (every slice must hold a K tile, or
+/// its partial would be garbage).
 pub fn check_workspace(
     art: &KernelArtifact,
     (m, n, k): (usize, usize, usize),
     workspace: &[usize],
 ) -> Result<(), Reject> {
     let k_tiles = k.div_ceil(art.int("BK").unwrap_or(64).max(1) as usize);
+    let [_, x, y] = workspace_shape(art, 0, (m, n));
     match workspace {
-        [s, wm, wn] if (2..=k_tiles).contains(s) && [*wm, *wn] == [m, n] => Ok(()),
+        [s, wx, wy] if (2..=k_tiles).contains(s) && [*wx, *wy] == [x, y] => Ok(()),
         _ => Err(Reject::Launch(format!(
-            "the workspace is {workspace:?}; it must be [S, {m}, {n}] with 2 ≤ S ≤ {k_tiles} \
+            "the workspace is {workspace:?}; it must be [S, {x}, {y}] with 2 ≤ S ≤ {k_tiles} \
              (the K tiles)"
         ))),
     }
@@ -213,7 +265,8 @@ pub fn launch_split_for(
                 kept.len() - 1
             }
         };
-        let w = kept[i].1.subview(0, &[splits, m, n], &[m * n, n, 1])?;
+        let shape = workspace_shape(art, splits, (m, n));
+        let w = kept[i].1.subview(0, &shape, &[m * n, shape[2], 1])?;
         launch_plan(rt, art, roles, request, w)
     })
 }
@@ -242,7 +295,7 @@ fn launch_plan(
     w: TensorArg<'_>,
 ) -> Result<(), RuntimeError> {
     check_workspace(art, request.shape, &w.meta().shape).map_err(|r| refused(request, art, r))?;
-    let reduce = reduce_for(rt.target()?, request).ok_or_else(|| {
+    let reduce = reduce_of(art, request).ok_or_else(|| {
         refused(
             request,
             art,
@@ -257,6 +310,12 @@ fn launch_plan(
         get(roles, "d", art)?,
     );
     family::launch_roles(rt, art, &[("a", a), ("b", b), ("w", w.clone())], &[])?;
+    // The transposed reduce stores D's rows as column statistics of D seen as [M, N, 1].
+    let d = if is_transposed(art) {
+        d.with_unit_dim()
+    } else {
+        d
+    };
     let mut reduce_roles = vec![("w", w), ("d", d)];
     if reads_c(request) {
         reduce_roles.push(("c", get(roles, "c", art)?));

@@ -76,6 +76,55 @@ pub mod kernels {
             copy(w.tile(cta.z, cta.y, cta.x), acc);
         }
     }
+
+    /// The transposed partial products of a decode GEMM (M ≤ `BN`, the GEMV class):
+    /// `w[z] = (A·Bᵀ)ᵀ = B·Aᵀ` over the z-th of `S` slices of K, `w` [S, N, M]. The weight B
+    /// fills the 64-row side of the MMA (`a_s`, the m64 of `wgmma.m64nNk16`) and A's few rows
+    /// its N = `BN` side (`b_s`), so a stage is 8 KB of B beside `BN`·128 bytes of A, where
+    /// `gemm_sm90_splitk` at M = 1 carries a 64-row A box of zero fill: nearly all of the
+    /// shared memory streams B, and `STAGES` of it stay in flight per CTA (the organisation of
+    /// cuBLAS's decode kernel, `nvjet_sm90_tst_64x8_…`, seen in the ncu profile of
+    /// `docs/perf/decode-splitk-h200.md`: a 64×8 tile whose 64 is B's rows). The grid's x is
+    /// A's row blocks (one for M ≤ `BN`), y B's 64-row blocks, z the slices. The workspace's
+    /// shape [S, N, M] tells the host (`split::is_transposed`) that `reduce::splitk_reduce_t`
+    /// finishes it.
+    #[tile_kernel(
+        solves = gemm,
+        target = sm_90a,
+        threads = 256,
+        grid = (cdiv(M, BN), cdiv(N, BM), S),
+        configs(
+            product(
+                types(default = (TA = bf16), f16 = (TA = f16)),
+                tile(m16 = (BN = 16, STAGES = 20), m16_s10 = (BN = 16, STAGES = 10)),
+                with = (BM = 64, BK = 64),
+            ),
+        ),
+    )]
+    pub fn gemm_sm90_splitk_t(
+        #[shape(M, K)] a: Tensor<TA>,
+        #[shape(N, K)] b: Tensor<TA>,
+        #[shape(S, N, M)] w: Tensor<f32>,
+    ) {
+        let b_rows = smem::<TA>([STAGES, 1, BM, BK], swizzle = B128);
+        let a_rows = smem::<TA>([STAGES, BN, BK], swizzle = B128);
+        let acc = regs::<f32>([BM, BN]);
+        let pipe = pipeline::<STAGES>(consumers = 1);
+        let k_tiles = cdiv(K, BK);
+        let k0 = cta.z * k_tiles / S;
+        let k_len = (cta.z + 1) * k_tiles / S - k0;
+        #[scope(warp = 0, elect)]
+        for i in 0..k_len {
+            let s = pipe.producer_acquire(i);
+            tma::load(b_rows[s][0], b.tile(cta.y, k0 + i), pipe.full(s));
+            tma::load(a_rows[s], a.tile(cta.x, k0 + i), pipe.full(s));
+        }
+        #[scope(warpgroup = 1)]
+        {
+            let _ = consume(pipe, 0, acc, b_rows, a_rows, 0, k_len);
+            copy(w.tile(cta.z, cta.y, cta.x), acc);
+        }
+    }
 }
 
 /// The second launch: the reduce kernels (not catalogue entries: they solve no problem alone;
@@ -201,6 +250,64 @@ pub mod reduce {
         copy(rt, res.tile(cta.y, cta.x));
         bias_act(acc, bias_t);
         copy(d.tile(cta.y, cta.x), acc + rt);
+    }
+
+    /// The second launch of a transposed split-K plan (`gemm_sm90_splitk_t`): D = α·Σ_z w[z]ᵀ,
+    /// w [S, N, M]. Each CTA sums an `R × MT` block of the slices (R of B's rows, MT of A's) in
+    /// the fixed order of `sum_slices_t` (deterministic), then writes D's rows one by one: row
+    /// `m` of the block is column `m` of the sum, taken out by a row reduction of the masked
+    /// tile (`reduce_sum(select(col_index(acc) == j, acc, 0.0), axis = 1)`: one value and
+    /// zeros, exact) into an `[R, 1]` statistic, stored as the column `(m, cta.x, 0)` of D
+    /// seen as [M, N, 1] — `R` consecutive elements of D's row m (the host passes D with a
+    /// trailing unit extent, `TensorArg::with_unit_dim`).
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 128,
+        grid = (cdiv(N, R), cdiv(M, MT)),
+        configs(
+            default = (TD = bf16, R = 64, MT = 16, V = 4),
+            f16 = (TD = f16, R = 64, MT = 16, V = 4),
+            f32 = (TD = f32, R = 64, MT = 16, V = 4),
+        ),
+    )]
+    pub fn splitk_reduce_t(
+        #[shape(S, N, M)] w: Tensor<f32>,
+        #[shape(M, N, 1)] d: Tensor<TD>,
+        alpha: f32,
+    ) {
+        let acc = regs::<f32>([R, MT], layout = blocked(vec = V));
+        let p0 = regs::<f32>([R, MT], layout = blocked(vec = V));
+        let p1 = regs::<f32>([R, MT], layout = blocked(vec = V));
+        let p2 = regs::<f32>([R, MT], layout = blocked(vec = V));
+        let p3 = regs::<f32>([R, MT], layout = blocked(vec = V));
+        sum_slices_t(acc, p0, p1, p2, p3, w);
+        for j in 0..MT {
+            let m = cta.y * MT + j;
+            if m < M {
+                let col = reduce_sum(select(col_index(acc) == j, acc, 0.0), axis = 1);
+                copy(d.tile(m, cta.x, 0), col * alpha);
+            }
+        }
+    }
+
+    /// `sum_slices` over the transposed workspace: block `(cta.x, cta.y)` of each `w[z]`
+    /// [N, M], in the same fixed order.
+    #[tile_fn]
+    fn sum_slices_t(acc: Regs, p0: Regs, p1: Regs, p2: Regs, p3: Regs, w: Global) {
+        copy(acc, w.tile(0, cta.x, cta.y));
+        let quads = (S - 1) / 4;
+        for j in 0..quads {
+            let z = 1 + 4 * j;
+            copy(p0, w.tile(z, cta.x, cta.y));
+            copy(p1, w.tile(z + 1, cta.x, cta.y));
+            copy(p2, w.tile(z + 2, cta.x, cta.y));
+            copy(p3, w.tile(z + 3, cta.x, cta.y));
+            acc += (p0 + p1) + (p2 + p3);
+        }
+        for z in 1 + 4 * quads..S {
+            copy(p0, w.tile(z, cta.x, cta.y));
+            acc += p0;
+        }
     }
 
     /// `acc = Σ_z w[z]` over the `R × C` block `(cta.y, cta.x)`, in the fixed order
