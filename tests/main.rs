@@ -35,6 +35,8 @@ mod gpu_fused;
 #[cfg(feature = "gpu")]
 mod gpu_gather;
 #[cfg(feature = "gpu")]
+mod gpu_gemv;
+#[cfg(feature = "gpu")]
 mod gpu_rows;
 #[cfg(feature = "gpu")]
 mod gpu_rs;

@@ -203,8 +203,9 @@ fn decode_shapes_stream_b_through_the_deepest_split() {
         let request = plain(GemmTypes::BF16, shape);
         let (label, art, splits) = chosen(&request);
         println!("{shape:?}: {label}, S = {splits:?}");
+        let deepest = art.int("BN") == Some(256) || is_transposed(art);
         assert!(
-            splits.is_some_and(|s| s > 1) && art.int("BN") == Some(256),
+            splits.is_some_and(|s| s > 1) && deepest,
             "{shape:?}: {label}, S = {splits:?}"
         );
     }
@@ -223,4 +224,105 @@ fn decode_shapes_stream_b_through_the_deepest_split() {
         let (label, _, splits) = chosen(&plain(GemmTypes::BF16, shape));
         println!("{shape:?}: {label}, S = {splits:?}");
     }
+}
+
+fn transposed_art(config: &str) -> &'static KernelArtifact {
+    catalogue::find("gemm_sm90_splitk_t")
+        .expect("shipped")
+        .artifacts
+        .iter()
+        .find(|a| a.config == config)
+        .expect("the config")
+}
+
+/// At M ≤ 16 with N and K of 4096 or more (and at odd N and K) the model takes the transposed
+/// plan (`gemm_sm90_splitk_t`: B's rows fill the MMA's 64-row side, so a stage is nearly all
+/// B) over the untransposed split configs, whose 64-row A box is TMA's zero fill at M = 1;
+/// the GPU test `gpu_gemv::the_host_takes_the_transposed_plan_at_decode_shapes` runs these.
+#[test]
+fn decode_shapes_take_the_transposed_plan() {
+    for shape in [
+        (1, 4096, 4096),
+        (16, 4096, 4096),
+        (1, 8192, 8192),
+        (16, 8192, 8192),
+        (8, 4096, 14336),
+        (3, 4097, 4104),
+    ] {
+        let (label, art, splits) = chosen(&plain(GemmTypes::BF16, shape));
+        println!("{shape:?}: {label}, S = {splits:?}");
+        assert!(
+            is_transposed(art) && splits.is_some_and(|s| s > 1),
+            "{shape:?}: {label}, S = {splits:?}"
+        );
+    }
+    // Square shapes never take it.
+    for shape in [(4096, 4096, 4096), (2048, 2048, 2048)] {
+        let (label, art, _) = chosen(&plain(GemmTypes::BF16, shape));
+        assert!(!is_transposed(art), "{shape:?}: {label}");
+    }
+}
+
+/// The orientation is read from the signature: the transposed kernel's workspace is
+/// [S, N, M], the other split kernel's [S, M, N]; a workspace of the other orientation is
+/// refused with the one it must be.
+#[test]
+fn the_transposed_workspace_is_n_by_m() {
+    let t = transposed_art("m16");
+    let plain_art = &catalogue::find("gemm_sm90_splitk")
+        .expect("shipped")
+        .artifacts[0];
+    assert!(is_transposed(t) && !is_transposed(plain_art));
+    assert_eq!(workspace_shape(t, 4, (3, 264)), [4, 264, 3]);
+    assert_eq!(workspace_shape(plain_art, 4, (3, 264)), [4, 3, 264]);
+    let shape = (3, 264, 200); // 4 K tiles
+    assert!(check_workspace(t, shape, &[4, 264, 3]).is_ok());
+    let err = check_workspace(t, shape, &[4, 3, 264]).unwrap_err();
+    assert!(err.to_string().contains("[S, 264, 3]"), "{err}");
+}
+
+/// The transposed reduce applies α only: a scaled request that reads C, the fused bias and
+/// activation and a residual are refused in the dispatcher's table (`Reject::Types`), and are
+/// chosen among the other plans; a scaled request with β = 0 (C not read) is computed.
+#[test]
+fn the_transposed_plan_refuses_epilogues_it_lacks() {
+    let h200 = Device::h200();
+    let shape = (16, 4096, 4096);
+    let mut with_c = GemmRequest::contiguous(BLayout::Tn, Epilogue::Scaled, GemmTypes::BF16, shape);
+    with_c.scalars = (1.5, -0.5);
+    let bias = GemmRequest::contiguous(
+        BLayout::Tn,
+        Epilogue::Bias(Act::Gelu),
+        GemmTypes::BF16,
+        shape,
+    );
+    let res = GemmRequest::contiguous(
+        BLayout::Tn,
+        Epilogue::BiasResidual(Act::Silu),
+        GemmTypes::BF16,
+        shape,
+    );
+    for request in [&with_c, &bias, &res] {
+        let verdicts = judge(request, &catalogue::all(), &h200);
+        let ours: Vec<_> = verdicts
+            .iter()
+            .filter(|v| is_partial(v.artifact) && is_transposed(v.artifact))
+            .collect();
+        assert!(!ours.is_empty());
+        for v in ours {
+            assert!(
+                matches!(v.outcome, Err(Reject::Types { .. })),
+                "{}: {:?}",
+                request.describe(),
+                v.outcome
+            );
+        }
+        let (label, art, _) = chosen(request);
+        assert!(!is_transposed(art), "{label}");
+    }
+    let mut alpha_only = with_c.clone();
+    alpha_only.scalars = (0.5, 0.0);
+    let (label, art, _) = chosen(&alpha_only);
+    assert!(is_transposed(art), "{label}");
+    assert!(reduce_of(art, &alpha_only).is_some_and(|r| r.kernel == "splitk_reduce_t"));
 }

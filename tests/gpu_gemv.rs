@@ -1,0 +1,164 @@
+//! GPU tests of the transposed decode split-K plan (feature `gpu`, issue #32):
+//! `gemm_sm90_splitk_t` (B's rows on the MMA's 64-row side, A's few rows on its 16-column
+//! side, each slice's product stored as [N, M]) and its transposing reduce
+//! `splitk_reduce_t`. Every config at the decode shapes of the issue and odd ones (M = 1, 3,
+//! 16 and past one 16-row block; N and K odd or not multiples of the tiles and the vectors),
+//! random data, D poisoned first, against the f64 reference within the bounds of the other
+//! GPU GEMM tests (`GemmTypes::tolerance`); α applied with C not read (β = 0, C all NaN) and
+//! β ≠ 0 refused with a typed error (no transposed reduce reads C); slice counts that do not
+//! divide the K tiles through a caller's [S, N, M] workspace, bit-identical on a second run
+//! (deterministic); and the host's choice at M ≤ 16 decode shapes is this plan, and right.
+
+use half::bf16;
+use tirx::problem::BLayout;
+use tirx::{Runtime, RuntimeError, Target};
+use tirx_kernels::catalogue;
+use tirx_kernels::gemm::check;
+use tirx_kernels::gemm::host::{self, GemmLaunch};
+use tirx_kernels::gemm::request::GemmTypes;
+use tirx_kernels::gemm::split;
+use tirx_kernels::reference::{Rng, gemm_tn_f64, rel_frobenius};
+
+fn rt() -> Runtime {
+    Runtime::new(0).expect("the gpu feature needs a GPU")
+}
+
+fn transposed() -> &'static tirx::Kernel {
+    catalogue::find("gemm_sm90_splitk_t").expect("shipped")
+}
+
+/// Decode shapes of issue #32 and odd ones.
+const SHAPES: [(usize, usize, usize); 8] = [
+    (1, 4096, 4096),
+    (16, 4096, 4096),
+    (3, 4097, 4104),
+    (1, 8192, 8192),
+    (64, 64, 4104),
+    (17, 200, 1000),
+    (1, 8, 136),
+    (5, 131, 328),
+];
+
+#[test]
+fn every_transposed_config_matches_the_f64_reference() {
+    let rt = rt();
+    let launch = GemmLaunch::of(transposed());
+    let mut failures = Vec::new();
+    for a in transposed()
+        .artifacts
+        .iter()
+        .filter(|a| a.target == Target::Sm90a)
+    {
+        for (i, &(m, n, k)) in SHAPES.iter().enumerate() {
+            match check::check_gemm(&rt, launch, a.config, m, n, k, 140 + i as u64) {
+                Ok(r) if r.ok => {}
+                Ok(r) => failures.push(format!(
+                    "{} {m}x{n}x{k}: {:.3e}\n{}",
+                    a.config, r.error, r.blocks
+                )),
+                Err(e) => failures.push(format!("{} {m}x{n}x{k}: {e}", a.config)),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// α is applied by the transposed reduce (β = 0: C is all NaN and must not be read); a
+/// request that reads C is refused before launch with a typed error.
+#[test]
+fn transposed_plan_scales_by_alpha_and_refuses_c() {
+    let rt = rt();
+    let launch = GemmLaunch::of(transposed());
+    for (i, &shape) in [(16, 4096, 4096), (3, 264, 1000)].iter().enumerate() {
+        let r = check::check_gemm_scaled(
+            &rt,
+            launch,
+            BLayout::Tn,
+            "m16",
+            shape,
+            0.5,
+            0.0,
+            160 + i as u64,
+        )
+        .expect("runs");
+        assert!(r.ok, "{shape:?}: {:.3e}\n{}", r.error, r.blocks);
+        let err = check::check_gemm_scaled(&rt, launch, BLayout::Tn, "m16", shape, 1.5, -0.75, 170)
+            .unwrap_err();
+        assert!(matches!(err, RuntimeError::NoKernelFits { .. }), "{err}");
+    }
+}
+
+/// Slices that do not divide the K tiles (65 tiles in 7 and in 64 slices) in the caller's
+/// [S, N, M] workspace; the same inputs give the same bits twice (fixed-order reduce).
+#[test]
+fn transposed_caller_workspaces_are_deterministic() {
+    let rt = rt();
+    let art = &transposed().artifacts[0];
+    let (m, n, k) = (3, 4096, 4104);
+    let mut rng = Rng::new(177);
+    let (ha, hb) = (rng.bf16s(m * k), rng.bf16s(n * k));
+    let a = rt.upload(&ha, &[m, k]).unwrap();
+    let b = rt.upload(&hb, &[n, k]).unwrap();
+    let want = gemm_tn_f64(&ha, &hb, m, n, k);
+    for splits in [7, 64, 2] {
+        let mut w = rt.zeros::<f32>(&[splits, n, m]).unwrap();
+        rt.poison(&mut w).unwrap();
+        let mut runs = Vec::new();
+        for _ in 0..2 {
+            let mut d = rt.zeros::<bf16>(&[m, n]).unwrap();
+            rt.poison(&mut d).unwrap();
+            let roles = [("a", a.view()), ("b", b.view()), ("d", d.view())];
+            split::launch_split_into(&rt, art, &roles, 1.0, 0.0, &mut w).expect("runs");
+            rt.synchronize().unwrap();
+            runs.push(rt.download(&d).unwrap());
+        }
+        let err = rel_frobenius(&runs[0], &want);
+        assert!(err < GemmTypes::BF16.tolerance(), "S = {splits}: {err:.3e}");
+        let bits = |v: &[bf16]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(
+            bits(&runs[0]),
+            bits(&runs[1]),
+            "S = {splits}: not deterministic"
+        );
+    }
+    // A workspace in the untransposed orientation is refused before launch.
+    let mut w = rt.zeros::<f32>(&[2, m, n]).unwrap();
+    let d = rt.zeros::<bf16>(&[m, n]).unwrap();
+    let roles = [("a", a.view()), ("b", b.view()), ("d", d.view())];
+    let err = split::launch_split_into(&rt, art, &roles, 1.0, 0.0, &mut w).unwrap_err();
+    assert!(
+        matches!(&err, RuntimeError::NoKernelFits { table, .. } if table.contains(&format!("[S, {n}, {m}]"))),
+        "{err}"
+    );
+}
+
+/// The host's choice at M ≤ 16 decode shapes is the transposed plan, and it is right.
+#[test]
+fn the_host_takes_the_transposed_plan_at_decode_shapes() {
+    let rt = rt();
+    for (i, &(m, n, k)) in [
+        (1, 4096, 4096),
+        (16, 4096, 4096),
+        (1, 8192, 8192),
+        (8, 4096, 14336),
+    ]
+    .iter()
+    .enumerate()
+    {
+        let mut rng = Rng::new(190 + i as u64);
+        let (ha, hb) = (rng.bf16s(m * k), rng.bf16s(n * k));
+        let a = rt.upload(&ha, &[m, k]).unwrap();
+        let b = rt.upload(&hb, &[n, k]).unwrap();
+        let want = gemm_tn_f64(&ha, &hb, m, n, k);
+        let mut d = rt.zeros::<bf16>(&[m, n]).unwrap();
+        rt.poison(&mut d).unwrap();
+        let choice = host::gemm_auto(&rt, &a, &b, &mut d).expect("runs");
+        assert!(
+            split::is_transposed(choice.artifact),
+            "{m}x{n}x{k}: {}",
+            choice.label()
+        );
+        let err = rel_frobenius(&rt.download(&d).unwrap(), &want);
+        assert!(err < GemmTypes::BF16.tolerance(), "{m}x{n}x{k}: {err:.3e}");
+    }
+}
