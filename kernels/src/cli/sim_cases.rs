@@ -390,7 +390,12 @@ pub fn inputs(art: &KernelArtifact, case: &Case) -> Result<CaseData, String> {
             let shape = if art.problem == Some(Problem::Attention) {
                 vec![1, m, n]
             } else if is_partial(art) {
-                vec![SPLIT, m, n]
+                // A transposed partial's planes are N×M (`split::is_transposed`).
+                if tirx_kernels::gemm::split::is_transposed(art) {
+                    vec![SPLIT, n, m]
+                } else {
+                    vec![SPLIT, m, n]
+                }
             } else {
                 vec![m, n]
             };

@@ -239,9 +239,17 @@ fn gemm_bounds(
         side: Vec::with_capacity(planes.len() * m * n),
         gpu_extra: Vec::with_capacity(planes.len() * m * n),
     };
+    // A transposed partial's planes are N×M (`split::is_transposed`): element (i, j) of the
+    // product at j·M + i.
+    let order: Vec<(usize, usize)> =
+        if epilogue == Epilogue::Partial && tirx_kernels::gemm::split::is_transposed(art) {
+            (0..n).flat_map(|j| (0..m).map(move |i| (i, j))).collect()
+        } else {
+            (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).collect()
+        };
     for &(k_lo, k_hi) in &planes {
-        for i in 0..m {
-            for j in 0..n {
+        for &(i, j) in &order {
+            {
                 let (mut dot, mut mag) = (0.0, 0.0);
                 for p in k_lo..k_hi {
                     let bv = if nn { b[p * n + j] } else { b[j * kk + p] };
@@ -589,6 +597,30 @@ mod tests {
         assert!(!within(&emu[..plane], &sum));
         let o = judge(art, &data, case.shape, &bytes, &bytes).unwrap();
         assert!(o.ok() && o.identical == o.total, "{o:?}");
+    }
+
+    /// The transposed decode partial's default case: its planes are N×M, and the emulator's
+    /// workspace is within the bound of each plane's own slice, element by element in that
+    /// order.
+    #[test]
+    fn transposed_split_k_planes_are_n_by_m() {
+        let case = *cases()
+            .iter()
+            .find(|c| c.kernel == "gemm_sm90_splitk_t")
+            .unwrap();
+        let art = case.artifact().unwrap();
+        let data = inputs(art, &case).unwrap();
+        assert_eq!(data.out().shape, vec![SPLIT, case.shape.1, case.shape.0]);
+        let (bytes, _) = emulate(art, &data, &DeviceLimits::HOPPER, case.seed).unwrap();
+        let emu = decode(&bytes, data.out().elem);
+        let g = gemm_bounds(art, &data, case.shape).unwrap();
+        assert_eq!(g.exact.len(), emu.len());
+        assert!(
+            emu.iter()
+                .zip(&g.exact)
+                .zip(&g.side)
+                .all(|((e, x), s)| (e - x).abs() <= *s)
+        );
     }
 
     /// The whole path without a GPU: a dump filled from the emulator, for the copy and one row
