@@ -5,16 +5,18 @@
 //! 16 and past one 16-row block; N and K odd or not multiples of the tiles and the vectors),
 //! random data, D poisoned first, against the f64 reference within the bounds of the other
 //! GPU GEMM tests (`GemmTypes::tolerance`); α applied with C not read (β = 0, C all NaN) and
-//! β ≠ 0 refused with a typed error (no transposed reduce reads C); slice counts that do not
+//! β·C with C read; the fused bias and every activation, and a residual after them, through
+//! the host's entry points (which take this plan); slice counts that do not
 //! divide the K tiles through a caller's [S, N, M] workspace, bit-identical on a second run
 //! (deterministic); and the host's choice at M ≤ 16 decode shapes is this plan, and right.
 
 use half::bf16;
-use tirx::problem::BLayout;
+use tirx::problem::{Act, BLayout};
 use tirx::{Runtime, RuntimeError, Target};
 use tirx_kernels::catalogue;
 use tirx_kernels::gemm::check;
 use tirx_kernels::gemm::host::{self, GemmLaunch};
+use tirx_kernels::gemm::reference::{add_residual, apply_epilogue};
 use tirx_kernels::gemm::request::GemmTypes;
 use tirx_kernels::gemm::split;
 use tirx_kernels::reference::{Rng, gemm_tn_f64, rel_frobenius};
@@ -63,28 +65,77 @@ fn every_transposed_config_matches_the_f64_reference() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// α is applied by the transposed reduce (β = 0: C is all NaN and must not be read); a
-/// request that reads C is refused before launch with a typed error.
+/// The scaled epilogue after the transposed partial: α with C not read (β = 0, C all NaN),
+/// and α, β·C with C read (`splitk_reduce_t_scaled`), into bf16 and f32.
 #[test]
-fn transposed_plan_scales_by_alpha_and_refuses_c() {
+fn transposed_plan_scaled_reads_c_only_where_beta_is_not_zero() {
     let rt = rt();
     let launch = GemmLaunch::of(transposed());
-    for (i, &shape) in [(16, 4096, 4096), (3, 264, 1000)].iter().enumerate() {
-        let r = check::check_gemm_scaled(
-            &rt,
-            launch,
-            BLayout::Tn,
-            "m16",
-            shape,
-            0.5,
-            0.0,
-            160 + i as u64,
-        )
-        .expect("runs");
-        assert!(r.ok, "{shape:?}: {:.3e}\n{}", r.error, r.blocks);
-        let err = check::check_gemm_scaled(&rt, launch, BLayout::Tn, "m16", shape, 1.5, -0.75, 170)
-            .unwrap_err();
-        assert!(matches!(err, RuntimeError::NoKernelFits { .. }), "{err}");
+    for config in ["m16", "m16_s10"] {
+        for (i, &shape) in [(16, 4096, 4096), (3, 264, 1000), (1, 8, 136)]
+            .iter()
+            .enumerate()
+        {
+            for (alpha, beta) in [(0.5f32, 0.0f32), (1.5, -0.75)] {
+                let r = check::check_gemm_scaled(
+                    &rt,
+                    launch,
+                    BLayout::Tn,
+                    config,
+                    shape,
+                    alpha,
+                    beta,
+                    160 + i as u64,
+                )
+                .expect("runs");
+                assert!(
+                    r.ok,
+                    "{config} {shape:?} alpha {alpha} beta {beta}: {:.3e}\n{}",
+                    r.error, r.blocks
+                );
+            }
+        }
+    }
+}
+
+/// The fused bias + activation and the residual at decode shapes: the host's choice is the
+/// transposed plan, and the transposing reduce applies the epilogue right.
+#[test]
+fn the_host_takes_the_transposed_plan_for_fused_epilogues() {
+    let rt = rt();
+    for (i, &(m, n, k)) in [(16, 4096, 4096), (3, 4104, 4104)].iter().enumerate() {
+        let mut rng = Rng::new(180 + i as u64);
+        let (ha, hb) = (rng.bf16s(m * k), rng.bf16s(n * k));
+        let hbias: Vec<bf16> = (0..n).map(|_| bf16::from_f32(rng.unit() - 0.5)).collect();
+        let hres = rng.bf16s(m * n);
+        let a = rt.upload(&ha, &[m, k]).unwrap();
+        let b = rt.upload(&hb, &[n, k]).unwrap();
+        let bias = rt.upload(&hbias, &[n]).unwrap();
+        let res = rt.upload(&hres, &[m, n]).unwrap();
+        for act in Act::ALL {
+            let mut want = gemm_tn_f64(&ha, &hb, m, n, k);
+            apply_epilogue(&mut want, n, &hbias, act);
+            let mut d = rt.zeros::<bf16>(&[m, n]).unwrap();
+            rt.poison(&mut d).unwrap();
+            let choice = host::gemm_bias_act(&rt, act, &a, &b, &bias, &mut d).expect("runs");
+            assert!(split::is_transposed(choice.artifact), "{}", choice.label());
+            let err = rel_frobenius(&rt.download(&d).unwrap(), &want);
+            assert!(
+                err < GemmTypes::BF16.tolerance(),
+                "{m}x{n}x{k} {act:?}: {err:.3e}"
+            );
+            add_residual(&mut want, &hres);
+            rt.poison(&mut d).unwrap();
+            let choice =
+                host::gemm_residual(&rt, BLayout::Tn, &a, &b, Some((act, &bias)), &res, &mut d)
+                    .expect("runs");
+            assert!(split::is_transposed(choice.artifact), "{}", choice.label());
+            let err = rel_frobenius(&rt.download(&d).unwrap(), &want);
+            assert!(
+                err < GemmTypes::BF16.tolerance(),
+                "{m}x{n}x{k} {act:?} + R: {err:.3e}"
+            );
+        }
     }
 }
 

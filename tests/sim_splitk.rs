@@ -156,24 +156,54 @@ fn split_k_transposed_at_the_models_slices() {
     println!("{}", run_t("m16", (2, 200, 4104), SplitSim::default(), 47));
 }
 
-/// The transposed reduce applies α only: a scaled request that reads C (β ≠ 0) and the fused
-/// bias epilogue are refused with the reason, before anything runs.
+/// The transposing reduces of the other epilogues after the transposed partial: scaled
+/// (α = 1.5, β = −0.75, C read) into f32, f16 and bf16; the fused bias and every activation;
+/// bias, activation and a residual.
 #[test]
-fn split_k_transposed_refuses_epilogues_it_lacks() {
-    let scaled = SplitSim {
-        splits: Some(2),
+fn split_k_transposed_every_epilogue() {
+    let scaled = |output| SplitSim {
+        splits: Some(3),
         scaled: true,
-        ..SplitSim::default()
+        output: Some(output),
+        act: None,
+        residual: false,
     };
-    let err = simulate_split_plan(transposed("m16"), (3, 64, 256), &SimRun::seeded(1), scaled)
-        .unwrap_err();
-    assert!(err.contains("no split-K reduce kernel"), "{err}");
-    let fused = SplitSim {
-        splits: Some(2),
-        act: Some(tirx::problem::Act::Relu),
-        ..SplitSim::default()
-    };
-    let err = simulate_split_plan(transposed("m16"), (3, 64, 256), &SimRun::seeded(1), fused)
-        .unwrap_err();
-    assert!(err.contains("no split-K reduce kernel"), "{err}");
+    println!(
+        "{}",
+        run_t("f16_m16", (3, 72, 264), scaled(ElemType::F32), 50)
+    );
+    println!(
+        "{}",
+        run_t("f16_m16", (9, 136, 296), scaled(ElemType::F16), 51)
+    );
+    println!(
+        "{}",
+        run_t("m16", (17, 40, 320), scaled(ElemType::Bf16), 52)
+    );
+    for (i, act) in tirx::problem::Act::ALL.into_iter().enumerate() {
+        let plan = SplitSim {
+            splits: Some(5),
+            act: Some(act),
+            ..SplitSim::default()
+        };
+        println!(
+            "{act:?}: {}",
+            run_t("m16", (3, 72, 360), plan, 53 + i as u64)
+        );
+    }
+    for (i, act) in [tirx::problem::Act::Gelu, tirx::problem::Act::Silu]
+        .into_iter()
+        .enumerate()
+    {
+        let plan = SplitSim {
+            splits: Some(5),
+            act: Some(act),
+            residual: true,
+            ..SplitSim::default()
+        };
+        println!(
+            "{act:?} + R: {}",
+            run_t("m16", (5, 131, 360), plan, 60 + i as u64)
+        );
+    }
 }

@@ -376,10 +376,10 @@ fn simulate_split(
             }
         )
     })?;
-    // The transposed reduce's D is [M, N, 1] (`split::launch_plan`).
+    // The transposed reduce's D, C and R are [M, N, 1] (`split::launch_plan`).
     if split::is_transposed(art) {
         for (role, meta) in &mut with_w {
-            if *role == "d" {
+            if ["d", "c", "res"].contains(role) {
                 meta.shape.push(1);
                 meta.strides.push(1);
             }

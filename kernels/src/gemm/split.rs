@@ -41,10 +41,11 @@ use super::request::{
 };
 use super::splitk::reduce::{
     splitk_reduce, splitk_reduce_bias, splitk_reduce_bias_res, splitk_reduce_scaled,
-    splitk_reduce_t,
+    splitk_reduce_t, splitk_reduce_t_bias, splitk_reduce_t_bias_res, splitk_reduce_t_scaled,
 };
 use crate::dispatch::Reject;
 use crate::family;
+use tirx::Kernel;
 
 /// The second launch's gap, seconds (estimate).
 const SECOND_LAUNCH_S: f64 = 2e-6;
@@ -86,20 +87,22 @@ pub fn workspace_shape(art: &KernelArtifact, s: usize, (m, n): (usize, usize)) -
 }
 
 /// The reduce kernel that finishes `art`'s split-K plan of `request`: [`reduce_for`], or for a
-/// transposed partial ([`is_transposed`]) `splitk_reduce_t`, which applies α only — the
-/// scaled epilogue with β ≠ 0 (it reads C), bias, activation and residual have no transposed
-/// reduce, and such a request is refused (`None`: the dispatcher's typed `Reject::Types`).
+/// transposed partial ([`is_transposed`]) the transposing reduce of the same epilogue
+/// (`splitk_reduce_t`, `_scaled`, `_bias`, `_bias_res`: D, C and R seen as [M, N, 1]).
+/// `None` where no reduce applies the epilogue into D's type (the dispatcher's typed
+/// `Reject::Types`).
 pub fn reduce_of(art: &KernelArtifact, request: &GemmRequest) -> Option<&'static KernelArtifact> {
     if !is_transposed(art) {
         return reduce_for(art.target, request);
     }
-    if !matches!(request.epilogue, Epilogue::Plain | Epilogue::Scaled) || reads_c(request) {
-        return None;
-    }
-    splitk_reduce_t::KERNEL
-        .artifacts
-        .iter()
-        .find(|a| a.target == art.target && a.elem_of("d") == Some(request.types.output))
+    let kernel = match request.epilogue {
+        Epilogue::Scaled if reads_c(request) => &splitk_reduce_t_scaled::KERNEL,
+        Epilogue::Plain | Epilogue::Scaled => &splitk_reduce_t::KERNEL,
+        Epilogue::Bias(_) => &splitk_reduce_t_bias::KERNEL,
+        Epilogue::BiasResidual(_) => &splitk_reduce_t_bias_res::KERNEL,
+        Epilogue::ScaleTensor | Epilogue::ScaleRows | Epilogue::Partial => return None,
+    };
+    pick(kernel, art.target, request)
 }
 
 /// The reduce kernel that finishes a split-K plan of `request` on `target`: D's type and the
@@ -114,6 +117,16 @@ pub fn reduce_for(target: Target, request: &GemmRequest) -> Option<&'static Kern
         Epilogue::BiasResidual(_) => &splitk_reduce_bias_res::KERNEL,
         Epilogue::ScaleTensor | Epilogue::ScaleRows | Epilogue::Partial => return None,
     };
+    pick(kernel, target, request)
+}
+
+/// The artifact of reduce `kernel` on `target` that writes D's type with the request's
+/// activation (config constant `ACT`).
+fn pick(
+    kernel: &'static Kernel,
+    target: Target,
+    request: &GemmRequest,
+) -> Option<&'static KernelArtifact> {
     kernel.artifacts.iter().find(|a| {
         let act = match request.epilogue {
             Epilogue::Bias(act) | Epilogue::BiasResidual(act) => {
@@ -310,15 +323,15 @@ fn launch_plan(
         get(roles, "d", art)?,
     );
     family::launch_roles(rt, art, &[("a", a), ("b", b), ("w", w.clone())], &[])?;
-    // The transposed reduce stores D's rows as column statistics of D seen as [M, N, 1].
-    let d = if is_transposed(art) {
-        d.with_unit_dim()
-    } else {
-        d
-    };
-    let mut reduce_roles = vec![("w", w), ("d", d)];
+    // The transposed reduce moves D's rows (and C's, R's) as column statistics of the
+    // tensors seen as [M, N, 1].
+    fn unit(t: TensorArg<'_>, transposed: bool) -> TensorArg<'_> {
+        if transposed { t.with_unit_dim() } else { t }
+    }
+    let transposed = is_transposed(art);
+    let mut reduce_roles = vec![("w", w), ("d", unit(d, transposed))];
     if reads_c(request) {
-        reduce_roles.push(("c", get(roles, "c", art)?));
+        reduce_roles.push(("c", unit(get(roles, "c", art)?, transposed)));
     }
     if matches!(
         request.epilogue,
@@ -327,7 +340,7 @@ fn launch_plan(
         reduce_roles.push(("bias", get(roles, "bias", art)?));
     }
     if matches!(request.epilogue, Epilogue::BiasResidual(_)) {
-        reduce_roles.push(("res", get(roles, "res", art)?));
+        reduce_roles.push(("res", unit(get(roles, "res", art)?, transposed)));
     }
     let (alpha, beta) = request.scalars;
     family::launch_roles(

@@ -290,6 +290,120 @@ pub mod reduce {
         }
     }
 
+    /// `splitk_reduce_t` with the scaled epilogue: D = α·Σ_z w[z]ᵀ + β·C, C in D's type seen
+    /// as [M, N, 1] like D (each row of the block's C loaded as a column statistic).
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 128,
+        grid = (cdiv(N, R), cdiv(M, MT)),
+        configs(
+            default = (TD = bf16, R = 64, MT = 16, V = 4),
+            f16 = (TD = f16, R = 64, MT = 16, V = 4),
+            f32 = (TD = f32, R = 64, MT = 16, V = 4),
+        ),
+    )]
+    pub fn splitk_reduce_t_scaled(
+        #[shape(S, N, M)] w: Tensor<f32>,
+        #[shape(M, N, 1)] c: Tensor<TD>,
+        #[shape(M, N, 1)] d: Tensor<TD>,
+        alpha: f32,
+        beta: f32,
+    ) {
+        let acc = regs::<f32>([R, MT], layout = blocked(vec = V));
+        let p0 = regs::<f32>([R, MT], layout = blocked(vec = V));
+        let p1 = regs::<f32>([R, MT], layout = blocked(vec = V));
+        let p2 = regs::<f32>([R, MT], layout = blocked(vec = V));
+        let p3 = regs::<f32>([R, MT], layout = blocked(vec = V));
+        let ct = regs::<f32>([R, 1], layout = stat(acc, axis = 1));
+        sum_slices_t(acc, p0, p1, p2, p3, w);
+        for j in 0..MT {
+            let m = cta.y * MT + j;
+            if m < M {
+                let col = reduce_sum(select(col_index(acc) == j, acc, 0.0), axis = 1);
+                copy(ct, c.tile(m, cta.x, 0));
+                copy(d.tile(m, cta.x, 0), col * alpha + ct * beta);
+            }
+        }
+    }
+
+    /// `splitk_reduce_t` with the fused epilogue: D = act(Σ_z w[z]ᵀ + bias), `bias` [N] in
+    /// D's type loaded once as the block's column statistic (one value per row of B), the
+    /// activation the config constant `ACT` as in `splitk_reduce_bias` (`bias_act`).
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 128,
+        grid = (cdiv(N, R), cdiv(M, MT)),
+        configs(
+            product(
+                act(bias = (ACT = 0), relu = (ACT = 1), gelu = (ACT = 2), silu = (ACT = 3)),
+                with = (TD = bf16, R = 64, MT = 16, V = 4),
+            ),
+        ),
+    )]
+    pub fn splitk_reduce_t_bias(
+        #[shape(S, N, M)] w: Tensor<f32>,
+        #[shape(N)] bias: Tensor<TD>,
+        #[shape(M, N, 1)] d: Tensor<TD>,
+    ) {
+        let acc = regs::<f32>([R, MT], layout = blocked(vec = V));
+        let p0 = regs::<f32>([R, MT], layout = blocked(vec = V));
+        let p1 = regs::<f32>([R, MT], layout = blocked(vec = V));
+        let p2 = regs::<f32>([R, MT], layout = blocked(vec = V));
+        let p3 = regs::<f32>([R, MT], layout = blocked(vec = V));
+        let bias_t = regs::<TD>([R, 1], layout = stat(acc, axis = 1));
+        let v = regs::<f32>([R, 1], layout = stat(acc, axis = 1));
+        sum_slices_t(acc, p0, p1, p2, p3, w);
+        copy(bias_t, bias.tile(cta.x));
+        for j in 0..MT {
+            let m = cta.y * MT + j;
+            if m < M {
+                v = reduce_sum(select(col_index(acc) == j, acc, 0.0), axis = 1);
+                bias_act(v, bias_t);
+                copy(d.tile(m, cta.x, 0), v);
+            }
+        }
+    }
+
+    /// `splitk_reduce_t_bias` with a residual: D = act(Σ_z w[z]ᵀ + bias) + R, `res` in D's
+    /// type seen as [M, N, 1], added in f32 after the activation.
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 128,
+        grid = (cdiv(N, R), cdiv(M, MT)),
+        configs(
+            product(
+                act(bias = (ACT = 0), relu = (ACT = 1), gelu = (ACT = 2), silu = (ACT = 3)),
+                with = (TD = bf16, R = 64, MT = 16, V = 4),
+            ),
+        ),
+    )]
+    pub fn splitk_reduce_t_bias_res(
+        #[shape(S, N, M)] w: Tensor<f32>,
+        #[shape(N)] bias: Tensor<TD>,
+        #[shape(M, N, 1)] res: Tensor<TD>,
+        #[shape(M, N, 1)] d: Tensor<TD>,
+    ) {
+        let acc = regs::<f32>([R, MT], layout = blocked(vec = V));
+        let p0 = regs::<f32>([R, MT], layout = blocked(vec = V));
+        let p1 = regs::<f32>([R, MT], layout = blocked(vec = V));
+        let p2 = regs::<f32>([R, MT], layout = blocked(vec = V));
+        let p3 = regs::<f32>([R, MT], layout = blocked(vec = V));
+        let bias_t = regs::<TD>([R, 1], layout = stat(acc, axis = 1));
+        let v = regs::<f32>([R, 1], layout = stat(acc, axis = 1));
+        let rt = regs::<f32>([R, 1], layout = stat(acc, axis = 1));
+        sum_slices_t(acc, p0, p1, p2, p3, w);
+        copy(bias_t, bias.tile(cta.x));
+        for j in 0..MT {
+            let m = cta.y * MT + j;
+            if m < M {
+                v = reduce_sum(select(col_index(acc) == j, acc, 0.0), axis = 1);
+                bias_act(v, bias_t);
+                copy(rt, res.tile(m, cta.x, 0));
+                copy(d.tile(m, cta.x, 0), v + rt);
+            }
+        }
+    }
+
     /// `sum_slices` over the transposed workspace: block `(cta.x, cta.y)` of each `w[z]`
     /// [N, M], in the same fixed order.
     #[tile_fn]

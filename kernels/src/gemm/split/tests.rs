@@ -58,7 +58,7 @@ fn decode_shapes_split_k_and_square_ones_do_not() {
     let (label, art, splits) = chosen(&scaled);
     assert!(splits.is_some_and(|s| s > 1), "{label}");
     assert_eq!(art.elem_of("a"), Some(F16));
-    let reduce = reduce_for(art.target, &scaled).expect("an f32 reduce");
+    let reduce = reduce_of(art, &scaled).expect("an f32 reduce");
     assert!((reduce.signature)().tensors.iter().any(|t| t.name == "c"));
 }
 
@@ -108,7 +108,7 @@ fn the_fused_epilogue_splits_at_decode_shapes() {
             GemmRequest::contiguous(BLayout::Tn, Epilogue::Bias(act), GemmTypes::BF16, shape);
         let (label, art, splits) = chosen(&bias);
         assert!(splits.is_some_and(|s| s > 1), "{act:?} {shape:?}: {label}");
-        let reduce = reduce_for(art.target, &bias).expect("a bias reduce");
+        let reduce = reduce_of(art, &bias).expect("a bias reduce");
         assert_eq!(reduce.int("ACT").and_then(Act::of_code), Some(act));
     }
 }
@@ -281,48 +281,61 @@ fn the_transposed_workspace_is_n_by_m() {
     assert!(err.to_string().contains("[S, 264, 3]"), "{err}");
 }
 
-/// The transposed reduce applies α only: a scaled request that reads C, the fused bias and
-/// activation and a residual are refused in the dispatcher's table (`Reject::Types`), and are
-/// chosen among the other plans; a scaled request with β = 0 (C not read) is computed.
+/// The transposed plan computes every epilogue split K does (a transposing reduce of each:
+/// α; α and β·C; bias and activation; and a residual), and the model takes it for them at a
+/// decode shape; the FP8 scales are refused in the dispatcher's table (`Reject::Problem`).
 #[test]
-fn the_transposed_plan_refuses_epilogues_it_lacks() {
-    let h200 = Device::h200();
+fn the_transposed_plan_takes_every_split_epilogue() {
     let shape = (16, 4096, 4096);
-    let mut with_c = GemmRequest::contiguous(BLayout::Tn, Epilogue::Scaled, GemmTypes::BF16, shape);
-    with_c.scalars = (1.5, -0.5);
-    let bias = GemmRequest::contiguous(
-        BLayout::Tn,
-        Epilogue::Bias(Act::Gelu),
-        GemmTypes::BF16,
-        shape,
-    );
-    let res = GemmRequest::contiguous(
-        BLayout::Tn,
-        Epilogue::BiasResidual(Act::Silu),
-        GemmTypes::BF16,
-        shape,
-    );
-    for request in [&with_c, &bias, &res] {
-        let verdicts = judge(request, &catalogue::all(), &h200);
-        let ours: Vec<_> = verdicts
-            .iter()
-            .filter(|v| is_partial(v.artifact) && is_transposed(v.artifact))
-            .collect();
-        assert!(!ours.is_empty());
-        for v in ours {
-            assert!(
-                matches!(v.outcome, Err(Reject::Types { .. })),
-                "{}: {:?}",
-                request.describe(),
-                v.outcome
-            );
+    let mut requests = Vec::new();
+    // The GPU test `gpu_gemv::the_host_takes_the_transposed_plan_for_fused_epilogues` runs
+    // the fused ones at both shapes.
+    for shape in [shape, (3, 4104, 4104)] {
+        let mut with_c =
+            GemmRequest::contiguous(BLayout::Tn, Epilogue::Scaled, GemmTypes::BF16, shape);
+        with_c.scalars = (1.5, -0.5);
+        let mut alpha_only = with_c.clone();
+        alpha_only.scalars = (0.5, 0.0);
+        requests.extend([with_c, alpha_only]);
+        for act in Act::ALL {
+            for epilogue in [Epilogue::Bias(act), Epilogue::BiasResidual(act)] {
+                requests.push(GemmRequest::contiguous(
+                    BLayout::Tn,
+                    epilogue,
+                    GemmTypes::BF16,
+                    shape,
+                ));
+            }
         }
-        let (label, art, _) = chosen(request);
-        assert!(!is_transposed(art), "{label}");
     }
-    let mut alpha_only = with_c.clone();
-    alpha_only.scalars = (0.5, 0.0);
-    let (label, art, _) = chosen(&alpha_only);
-    assert!(is_transposed(art), "{label}");
-    assert!(reduce_of(art, &alpha_only).is_some_and(|r| r.kernel == "splitk_reduce_t"));
+    for request in &requests {
+        let (label, art, splits) = chosen(request);
+        println!("{}: {label}, S = {splits:?}", request.describe());
+        assert!(is_transposed(art), "{}: {label}", request.describe());
+        let reduce = reduce_of(art, request).expect("a transposing reduce");
+        assert!(
+            reduce.kernel.starts_with("splitk_reduce_t"),
+            "{}",
+            reduce.kernel
+        );
+        if let Epilogue::Bias(act) | Epilogue::BiasResidual(act) = request.epilogue {
+            assert_eq!(reduce.int("ACT").and_then(Act::of_code), Some(act));
+        }
+        assert_eq!(
+            (reduce.signature)().tensors.iter().any(|t| t.name == "c"),
+            reads_c(request)
+        );
+    }
+    let h200 = Device::h200();
+    let fp8 = GemmRequest::contiguous(BLayout::Tn, Epilogue::ScaleTensor, GemmTypes::BF16, shape);
+    for v in judge(&fp8, &catalogue::all(), &h200)
+        .into_iter()
+        .filter(|v| is_transposed(v.artifact))
+    {
+        assert!(
+            matches!(v.outcome, Err(Reject::Problem { .. })),
+            "{:?}",
+            v.outcome
+        );
+    }
 }
