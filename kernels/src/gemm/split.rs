@@ -29,6 +29,12 @@
 //!
 //! `S` runs over 2 ‥ min(T, 256) (every slice at least one K tile; `S = 1` is the one-launch
 //! kernels), ties to the fewer slices.
+//!
+//! A transposed partial (`gemm_sm90_splitk_t`, [`is_transposed`]: its workspace is
+//! [S, N, M]) is the same plan with the roles of M and N swapped in the tile count and in the
+//! bytes a stage holds (`BM` of B's rows, `BN` of A's), finished by the transposing reduce of
+//! the request's epilogue ([`reduce_of`]); D, C and R travel to that reduce seen as
+//! [M, N, 1] (`TensorArg::with_unit_dim`).
 
 use std::cell::RefCell;
 use std::sync::Arc;

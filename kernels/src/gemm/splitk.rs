@@ -24,6 +24,22 @@
 //! the tile), the producer's K loop offset to its slice, and the consumers' K loop
 //! ([`super::pieces`]'s `consume`, one wgmma group in flight) unchanged. The reduce kernels are
 //! row-kernel style: `blocked` register tiles of 16-byte f32 runs.
+//!
+//! **The decode (GEMV-class) plan, M ≤ 16.** [`kernels::gemm_sm90_splitk_t`] computes each
+//! slice transposed, `w[z] = B·Aᵀ` into `w` [S, N, M]: B's rows fill the 64-row side of
+//! `wgmma.m64n16k16` and A's 1…16 rows its N = 16 side, so a stage is 8 KB of B beside 2 KB of
+//! A (the untransposed kernel at M = 1 carries a 64-row A box of TMA zero fill in every
+//! stage) and `STAGES` = 20 (`m16`, one CTA an SM) or 10 (`m16_s10`, two) keep about 160 KB
+//! of B in flight per SM. This is how cuBLAS organises its decode GEMM on Hopper (the kernel
+//! torch ran at 1×8192×8192 in our ncu profile, `nvjet_sm90_tst_64x8_64x16_2x1_v_bz_TNT`: a
+//! 64×8 tile whose 64 rows are B's, `docs/perf/decode-splitk-h200.md`); the code is ours. The
+//! transposing reduces ([`reduce::splitk_reduce_t`] and its `_scaled`, `_bias`, `_bias_res`
+//! forms) sum an `R × MT` block of the slices in the same fixed order, then write D's rows one
+//! by one: row `m` of the block is column `m` of the sum, taken out by a row reduction of the
+//! masked tile into an `[R, 1]` statistic and stored as `R` consecutive elements of D seen as
+//! `[M, N, 1]` (C and R are read the same way, the bias as the block's column statistic).
+//! NN (B given K×N) is not offered: B would be the MMA's A operand MN-major, which the
+//! language reads only for B operands.
 
 use tirx::prelude::*;
 
