@@ -22,3 +22,8 @@ tail -14 $OUT/decode.txt
 echo "== 3. every transposed and split-K config competing at the same shapes"
 timeout $(left 120) ./devbin/tirx bench gemm --kernel gemm_sm90_splitk_t --kernel gemm_sm90_splitk $S > $OUT/configs.txt 2>&1; echo "rc=$?" >> $OUT/configs.txt
 tail -14 $OUT/configs.txt
+echo "== 4. fused bias-GELU and scaled f16 -> f32 at decode shapes (the transposing reduces)"
+timeout $(left 60) ./devbin/tirx bench gemm --epilogue bias-gelu --shape 1,4096,4096 --shape 16,4096,4096 --shape 1,8192,8192 > $OUT/fused.txt 2>&1; echo "rc=$?" >> $OUT/fused.txt
+tail -6 $OUT/fused.txt
+timeout $(left 60) ./devbin/tirx bench gemm --in f16 --out f32 --alpha 1.5 --beta -0.5 --shape 1,8192,8192 --shape 16,4096,4096 > $OUT/scaled.txt 2>&1; echo "rc=$?" >> $OUT/scaled.txt
+tail -6 $OUT/scaled.txt
