@@ -207,8 +207,8 @@ fn an_fp8_gemm_is_scaled_per_tensor_by_scalars_or_per_row_by_vectors() {
     assert!(ProblemKind::Gemm.derive(&sig(base, &["scale_a"])).is_err());
 }
 
-/// A split-K GEMM's partial products: `w` [S, M, N] f32 instead of `d` is the `partial`
-/// epilogue; a workspace of another type or shape is refused with what it must be.
+/// A split-K GEMM's partial products: `w` [S, M, N] (or [S, N, M]) f32 instead of `d` is the
+/// `partial` epilogue; a workspace of another type or shape is refused with what it must be.
 #[test]
 fn gemm_partial_products() {
     let base = vec![
@@ -227,9 +227,18 @@ fn gemm_partial_products() {
     let err = ProblemKind::Gemm.derive(&sig(wrong, &[])).unwrap_err();
     assert!(err.contains("`w` must be an f32 workspace"), "{err}");
     let err = ProblemKind::Gemm
-        .derive(&sig(base, &["alpha"]))
+        .derive(&sig(base.clone(), &["alpha"]))
         .unwrap_err();
     assert!(err.contains("no scalars"), "{err}");
+    // The transposed workspace [S, N, M] (each slice stored as (A·Bᵀ)ᵀ) is the same problem;
+    // one that names neither M nor N in its place is refused.
+    let mut transposed = base.clone();
+    transposed[2] = tensor("w", F32, &["S", "N", "M"]);
+    assert_eq!(ProblemKind::Gemm.derive(&sig(transposed, &[])), Ok(want));
+    let mut neither = base;
+    neither[2] = tensor("w", F32, &["S", "N", "K"]);
+    let err = ProblemKind::Gemm.derive(&sig(neither, &[])).unwrap_err();
+    assert!(err.contains("or its transpose [S, N, M]"), "{err}");
 }
 
 #[test]

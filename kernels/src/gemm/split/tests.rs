@@ -187,9 +187,10 @@ fn the_tune_cache_overrides_the_split() {
 
 /// At M ≤ 64 with N and K of 4096 or more the time is B's bytes: the model takes a split plan
 /// (every CTA streaming its slice of B, as many resident as fit) rather than a one-launch
-/// kernel whose tiles leave B to fewer CTAs, and among the split configs the one with the most
+/// kernel whose tiles leave B to fewer CTAs, and among the split configs one with the most
 /// bytes of B in flight a CTA (`n256`: measured on the H200 on 2026-12-04, ws/n64 pulled
-/// 1.76 TB/s at 1×8192×8192, split-K/default 2.8 and cuBLASLt 3.7).
+/// 1.76 TB/s at 1×8192×8192, split-K/default 2.8 and cuBLASLt 3.7; or, since 2026-12-05, the
+/// transposed `gemm_sm90_splitk_t`, whose stages are nearly all B).
 #[test]
 fn decode_shapes_stream_b_through_the_deepest_split() {
     for shape in [
