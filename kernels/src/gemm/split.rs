@@ -269,6 +269,30 @@ pub fn launch_fp8_split(
     roles: &[(&str, TensorArg<'_>)],
     scales: Fp8ScaleArgs<'_, '_>,
 ) -> Result<(), RuntimeError> {
+    let (request, with_scales) = fp8_request(art, roles, scales)?;
+    launch_split_for(rt, art, &with_scales, &request)
+}
+
+/// [`launch_fp8_split`] into the caller's workspace `w` [S, M, N] (f32): `S` is its first
+/// extent, refused unless 1 < S ≤ the K tiles (every slice must hold a K tile).
+pub fn launch_fp8_split_into(
+    rt: &Runtime,
+    art: &KernelArtifact,
+    roles: &[(&str, TensorArg<'_>)],
+    scales: Fp8ScaleArgs<'_, '_>,
+    w: &mut Tensor<f32>,
+) -> Result<(), RuntimeError> {
+    let (request, with_scales) = fp8_request(art, roles, scales)?;
+    launch_plan(rt, art, &with_scales, &request, w.view())
+}
+
+/// The FP8 request of `roles` (`a`, `b`, `d`) with `scales`, and the roles with `sa`, `sb`
+/// added for the row-wise form.
+fn fp8_request<'a>(
+    art: &KernelArtifact,
+    roles: &[(&str, TensorArg<'a>)],
+    scales: Fp8ScaleArgs<'_, 'a>,
+) -> Result<(GemmRequest, Vec<(&'static str, TensorArg<'a>)>), RuntimeError> {
     let (a, b, d) = (
         get(roles, "a", art)?,
         get(roles, "b", art)?,
@@ -279,7 +303,7 @@ pub fn launch_fp8_split(
     if let Fp8ScaleArgs::Rows(sa, sb) = scales {
         with_scales.extend([("sa", sa.clone()), ("sb", sb.clone())]);
     }
-    launch_split_for(rt, art, &with_scales, &request)
+    Ok((request, with_scales))
 }
 
 /// [`launch_split`] into the caller's workspace `w` [S, M, N] (f32): `S` is its first extent,
