@@ -40,12 +40,15 @@ fn every_kernel_assembles_without_spills_and_with_its_sass() {
 #[test]
 fn the_split_k_reduce_kernels_assemble_without_spills() {
     use tirx_kernels::gemm::splitk::reduce::{
-        splitk_reduce, splitk_reduce_bias, splitk_reduce_scaled,
+        splitk_reduce, splitk_reduce_bias, splitk_reduce_bias_res, splitk_reduce_rowwise,
+        splitk_reduce_scaled,
     };
     let kernels = [
         &splitk_reduce::KERNEL,
         &splitk_reduce_scaled::KERNEL,
         &splitk_reduce_bias::KERNEL,
+        &splitk_reduce_bias_res::KERNEL,
+        &splitk_reduce_rowwise::KERNEL,
     ];
     for k in kernels {
         for a in k.artifacts {
