@@ -70,6 +70,56 @@ fn persistent_attention_in_the_emulator_walks_several_tiles() {
     }
 }
 
+/// The Hopper kernels with query and key lengths that differ (prefill after a cached prefix,
+/// SK > SQ; and SK < SQ), causal bottom-right aligned as FA2/FA3 (query i sees keys
+/// j ≤ i + SK − SQ): odd lengths, a key tail of one column, GQA, a batch of two; with SK < SQ
+/// and the mask the first SQ − SK rows see no key and must give O = 0 and LSE = −∞ (a whole
+/// CTA of them reads no key block at all). The persistent kernel on two SMs too. O and the
+/// LSE against the f64 reference ([`simulate::attention_values`] checks both).
+#[test]
+fn hopper_attention_with_other_key_lengths_matches_the_f64_reference() {
+    let cases: [(&Kernel, &str, [usize; 5]); 7] = [
+        // (kernel, config, [b, s, sk, hq, hk])
+        (&attention_sm90::KERNEL, "causal_d64", [1, 70, 300, 2, 1]),
+        (&attention_sm90::KERNEL, "causal_d64", [2, 200, 65, 1, 1]),
+        (&attention_sm90::KERNEL, "d64_w3", [1, 100, 129, 1, 1]),
+        (&attention_sm90::KERNEL, "f16_d128", [1, 130, 1, 2, 2]),
+        (&attention_sm90::KERNEL, "causal_d128", [1, 65, 257, 4, 2]),
+        (&attention_sm90::KERNEL, "f16_causal_d256", [1, 1, 90, 1, 1]),
+        (
+            &attention_sm90_persistent::KERNEL,
+            "d128_sms",
+            [1, 300, 77, 2, 1],
+        ),
+    ];
+    for (kernel, config, [b, s, sk, hq, hk]) in cases {
+        let art = kernel
+            .artifacts
+            .iter()
+            .find(|a| a.config == config)
+            .expect("a config of the kernel");
+        let threads = 128 * (art.int("NWG").expect("NWG") as u32 + 1);
+        let policy = Policy {
+            strict_wgmma_fence: true,
+            launch_regs: Some(65536 / threads / 8 * 8),
+            ..Policy::default()
+        };
+        let (d, dv) = head_dims(art).expect("D");
+        let dims = Dims {
+            b,
+            s,
+            sk,
+            hq,
+            hk,
+            d,
+            dv,
+        };
+        let (_, err) = simulate::attention_on(art, dims, 2, 1, &policy)
+            .unwrap_or_else(|e| panic!("{} {config} {dims:?}: {e}", kernel.name));
+        assert!(err <= 2e-2, "{config} {dims:?}: max |o − ref| {err:.3e}");
+    }
+}
+
 /// The Blackwell kernel (FA4's roles, TMEM S/P/O) in both head dims, both element types, with
 /// and without the causal mask, on batches of two, GQA, query and key lengths with tails (a
 /// CTA's second Q tile partly or wholly past S, a last key block of 1 column), several
