@@ -286,13 +286,16 @@ pub fn launch_fp8_split_into(
     launch_plan(rt, art, &with_scales, &request, w.view())
 }
 
+/// A GEMM's tensors by role.
+type Roles<'a> = Vec<(&'static str, TensorArg<'a>)>;
+
 /// The FP8 request of `roles` (`a`, `b`, `d`) with `scales`, and the roles with `sa`, `sb`
 /// added for the row-wise form.
 fn fp8_request<'a>(
     art: &KernelArtifact,
     roles: &[(&str, TensorArg<'a>)],
     scales: Fp8ScaleArgs<'_, 'a>,
-) -> Result<(GemmRequest, Vec<(&'static str, TensorArg<'a>)>), RuntimeError> {
+) -> Result<(GemmRequest, Roles<'a>), RuntimeError> {
     let (a, b, d) = (
         get(roles, "a", art)?,
         get(roles, "b", art)?,
