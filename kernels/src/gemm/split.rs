@@ -286,7 +286,7 @@ pub fn launch_fp8_split_into(
     launch_plan(rt, art, &with_scales, &request, w.view())
 }
 
-/// Tensors by role name.
+/// A GEMM's tensors by role.
 type Roles<'a> = Vec<(&'static str, TensorArg<'a>)>;
 
 /// The FP8 request of `roles` (`a`, `b`, `d`) with `scales`, and the roles with `sa`, `sb`
