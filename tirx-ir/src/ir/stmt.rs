@@ -61,8 +61,15 @@ pub enum TileRef {
     Global {
         /// Tensor parameter name.
         tensor: String,
-        /// Tile coordinates, outermost first.
+        /// Tile coordinates, outermost first (element offsets when `elements` is set).
         coords: Vec<Expr>,
+        /// `x.at(e0, e1, …)`: `coords` are the element offsets of the tile's first element,
+        /// not tile coordinates (a sequence of a packed variable-length batch starts at any
+        /// row). `Some(bounds)`: the element form, with `bounds` either empty or one per
+        /// dimension (`x.at(…).within(b0, b1, …)`): elements at index `b_k` or past along
+        /// dimension `k` lie outside the tile — not stored, loaded as 0 — as those past the
+        /// tensor's own extents do. `None`: tile coordinates.
+        elements: Option<Vec<Expr>>,
     },
 }
 

@@ -370,6 +370,7 @@ impl Parser<'_> {
                 let TileRef::Global {
                     tensor,
                     coords: index,
+                    elements: None,
                 } = self.tile()?
                 else {
                     return Err(self.c.error("expected `global tensor[index, …]`"));

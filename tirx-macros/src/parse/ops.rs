@@ -199,7 +199,9 @@ impl Lowerer<'_> {
     ) -> Res<Stmt> {
         let Op::Copy {
             dst: TileRef::Buf { buf, index },
-            src: TileRef::Global { coords, .. },
+            src: TileRef::Global {
+                coords, elements, ..
+            },
             bar,
             multicast,
             scale: None,
@@ -243,7 +245,18 @@ impl Lowerer<'_> {
         };
         let chunks = stored[0];
         let var = self.kernel.new_var("chunk", ScalarType::U32);
-        let first = Expr::bin(BinOp::Mul, Expr::u32(chunks), i);
+        // Chunk `c` of the tile starts at MN tile coordinate `chunks·i + c`, or, at element
+        // offsets (`v.at(…)`), at element `i + c·span`.
+        let chunk_at = if elements.is_some() {
+            Expr::bin(
+                BinOp::Add,
+                i,
+                Expr::bin(BinOp::Mul, Expr::Var(var), Expr::u32(stored[2])),
+            )
+        } else {
+            let first = Expr::bin(BinOp::Mul, Expr::u32(chunks), i);
+            Expr::bin(BinOp::Add, first, Expr::Var(var))
+        };
         let load = Op::Copy {
             dst: TileRef::Buf {
                 buf,
@@ -251,10 +264,8 @@ impl Lowerer<'_> {
             },
             src: TileRef::Global {
                 tensor: tensor.to_string(),
-                coords: coords
-                    .into_iter()
-                    .chain([j, Expr::bin(BinOp::Add, first, Expr::Var(var))])
-                    .collect(),
+                coords: coords.into_iter().chain([j, chunk_at]).collect(),
+                elements,
             },
             bar,
             multicast,
