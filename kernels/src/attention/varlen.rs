@@ -252,6 +252,14 @@ pub fn run<T: tirx::Element>(
     heads(shapes, d)?;
     let off = Offsets::new(cu_q, cu_k, q.shape()[0], k.shape()[0])?;
     let art = tile_for(d, causal, T::ELEM)?;
+    if q.shape()[0] == 0 {
+        return Ok(art); // no query token: nothing to compute
+    }
+    if k.shape()[0] == 0 {
+        return Err(VarlenError::Shape(
+            "varlen attention: k and v hold no token (TK = 0), and a TMA tensor needs extents of 1 or more: pass K and V with at least one token (sequences of no key still give O = 0 and LSE = −∞)".into(),
+        ));
+    }
     let cq = rt.upload(&off.q, &[off.q.len()])?;
     let ck = rt.upload(&off.k, &[off.k.len()])?;
     let roles = [
