@@ -545,8 +545,9 @@ fn blackwell_rescaling_timeline_overlaps_correction_with_softmax_and_mma() {
 fn varlen_attention_in_the_emulator_matches_the_f64_reference() {
     use tirx_kernels::attention::hopper_varlen::kernels::attention_sm90_varlen;
     use tirx_kernels::attention::varlen;
-    let cases: [(&str, &[i32], &[i32], (usize, usize)); 6] = [
-        // (config, cu_seqlens_q, cu_seqlens_k, (hq, hk))
+    /// (config, cu_seqlens_q, cu_seqlens_k, (hq, hk)).
+    type Case = (&'static str, &'static [i32], &'static [i32], (usize, usize));
+    let cases: [Case; 6] = [
         ("d64", &[0, 0, 1, 131, 140], &[0, 5, 6, 136, 336], (2, 1)),
         (
             "causal_d64",

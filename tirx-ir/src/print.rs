@@ -511,7 +511,7 @@ impl<'k> Printer<'_, 'k> {
                 write!(self.out, "{kw} {}[", Name(tensor))?;
                 write_exprs(self.out, coords)?;
                 self.out.write_str("]")?;
-                if let Some(b) = elements.as_ref().filter(|b| !b.is_empty()) {
+                if let Some(b) = elements.as_ref().map(|b| &b.0).filter(|b| !b.is_empty()) {
                     self.out.write_str(" within [")?;
                     write_exprs(self.out, b)?;
                     self.out.write_str("]")?;

@@ -212,7 +212,12 @@ fn heads([q, k, v, o, lse]: [&[usize]; 5], d: usize) -> Result<(usize, usize), V
             "q {q:?}, k {k:?}, v {v:?}, o {o:?}: q and o must be one [TQ, HQ·D], k and v one [TK, HK·D]"
         )));
     }
-    if d == 0 || q[1] % d != 0 || k[1] % d != 0 || k[1] == 0 || (q[1] / d) % (k[1] / d) != 0 {
+    if d == 0
+        || k[1] == 0
+        || !q[1].is_multiple_of(d)
+        || !k[1].is_multiple_of(d)
+        || !(q[1] / d).is_multiple_of(k[1] / d)
+    {
         return Err(bad(format!(
             "head dim {d} over q {q:?} and k {k:?}: D must divide both widths and the K/V heads the query heads"
         )));

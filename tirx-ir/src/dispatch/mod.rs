@@ -103,13 +103,9 @@ impl Table for CopyVariant {
         let Op::Copy { dst, src, .. } = op else {
             return None;
         };
-        let form = [dst, src].into_iter().find_map(|t| match t {
-            crate::ir::TileRef::Global {
-                elements: Some(bounds),
-                ..
-            } => Some(!bounds.is_empty()),
-            _ => None,
-        })?;
+        let form = [dst, src]
+            .into_iter()
+            .find_map(|t| t.element_bounds().map(|b| !b.is_empty()))?;
         match self {
             // Element offsets: TMA coordinates are elements already (PTX ISA
             // §9.7.9.25.5.1); a TMA box clips at the tensor map's extents only.

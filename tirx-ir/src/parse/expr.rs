@@ -306,7 +306,7 @@ impl Parser<'_> {
             return Ok(TileRef::Global {
                 tensor,
                 coords,
-                elements: Some(bounds),
+                elements: Some(Box::new(crate::ir::Bounds(bounds))),
             });
         }
         if !self.c.is_punct("@") {

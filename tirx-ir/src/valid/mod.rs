@@ -162,7 +162,7 @@ fn op_exprs<'a>(
                 });
             }
             exprs.extend(coords.iter());
-            exprs.extend(elements.iter().flatten());
+            exprs.extend(elements.iter().flat_map(|b| b.0.iter()));
         }
     };
     let barref = |b: &'a BarRef, exprs: &mut Vec<&'a Expr>, bad: &mut dyn FnMut(VerifyError)| {

@@ -177,7 +177,9 @@ impl Lowerer<'_> {
             let bounds: Vec<Res<Expr>> = within
                 .map(|w| w.args.iter().map(|a| self.int(a)).collect())
                 .unwrap_or_default();
-            Some(bounds.into_iter().collect::<Res<Vec<_>>>()?)
+            Some(Box::new(tirx_ir::Bounds(
+                bounds.into_iter().collect::<Res<Vec<_>>>()?,
+            )))
         } else {
             None
         };

@@ -581,7 +581,7 @@ impl Lowerer<'_> {
 
     /// `scale_a = sfa, scale_b = sfb` of a block-scaled `tcgen05::mma` (PTX ISA
     /// §9.7.16.10.7): both or neither — a block-scaled MMA scales both operands.
-    fn block_scale(&mut self, args: &CallArgs) -> Res<Option<BlockScale>> {
+    fn block_scale(&mut self, args: &CallArgs) -> Res<Option<Box<BlockScale>>> {
         // `kind = mxf4`: MXFP4's own instruction (`.kind::mxf4`, §9.7.16.10.9) rather than
         // the `kind::mxf4nvf4 … ::2X` the types select; the only kind a user names.
         let mxf4 = match args.get("kind") {
@@ -611,7 +611,7 @@ impl Lowerer<'_> {
             (Some(sa), Some(sb)) => {
                 let a = self.tile_ref(sa);
                 let b = self.tile_ref(sb);
-                Ok(Some(BlockScale { a: a?, b: b?, mxf4 }))
+                Ok(Some(Box::new(BlockScale { a: a?, b: b?, mxf4 })))
             }
             (Some(e), None) | (None, Some(e)) => {
                 let (given, missing) = if args.get("scale_a").is_some() {

@@ -111,7 +111,10 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     );
     // `o.at(r, c)`: element offsets, not tile coordinates.
     let (mult_r, mult_c) = if elements.is_some() { (1, 1) } else { (bm, bn) };
-    let bounds = elements.as_deref().filter(|b| !b.is_empty());
+    let bounds = elements
+        .as_deref()
+        .map(|b| &b.0[..])
+        .filter(|b| !b.is_empty());
     let col0 = add(
         mul(coords[1].clone(), Expr::u32(mult_c)),
         mul(Expr::bin(BinOp::Rem, l, Expr::u32(4)), Expr::u32(2)),

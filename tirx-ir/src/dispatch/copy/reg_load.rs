@@ -39,5 +39,11 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     else {
         return Err(lw.internal("reg_load on a different copy"));
     };
-    access::load(lw, *buf, tensor, coords, elements.as_deref())
+    access::load(
+        lw,
+        *buf,
+        tensor,
+        coords,
+        elements.as_deref().map(|b| &b.0[..]),
+    )
 }

@@ -40,5 +40,11 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     else {
         return Err(lw.internal("reg_store on a different copy"));
     };
-    access::store(lw, *buf, tensor, coords, elements.as_deref())
+    access::store(
+        lw,
+        *buf,
+        tensor,
+        coords,
+        elements.as_deref().map(|b| &b.0[..]),
+    )
 }
