@@ -267,20 +267,36 @@ pub fn run<T: tirx::Element>(
     }
     let cq = rt.upload(&off.q, &[off.q.len()])?;
     let ck = rt.upload(&off.k, &[off.k.len()])?;
-    let roles = [
-        ("q", q.view()),
-        ("k", k.view()),
-        ("v", v.view()),
-        ("o", out.o.view()),
-        ("lse", out.lse.view()),
-        ("cu_q", cq.view()),
-        ("cu_k", ck.view()),
-    ];
-    let scale_log2 = scale * std::f32::consts::LOG2_E;
-    crate::family::launch_roles(rt, art, &roles, &[("scale_log2", scale_log2)])?;
+    let args = [q.view(), k.view(), v.view(), out.o.view(), out.lse.view()];
+    launch(rt, art, args, [cq.view(), ck.view()], scale)?;
     // The offsets' buffers are freed when they go out of scope: wait for the kernel first.
     rt.synchronize()?;
     Ok(art)
+}
+
+/// Launches `art` (an `attention_sm90_varlen` artifact, [`tile_for`]) on `[q, k, v, o, lse]`
+/// and the offsets already on the device, `[cu_q, cu_k]`, with no check of the offsets
+/// (the bench's repeated launches; [`run`] checks them): the caller has checked them with
+/// [`Offsets::new`].
+pub fn launch(
+    rt: &Runtime,
+    art: &KernelArtifact,
+    [q, k, v, o, lse]: [tirx::TensorArg<'_>; 5],
+    [cu_q, cu_k]: [tirx::TensorArg<'_>; 2],
+    scale: f32,
+) -> Result<(), VarlenError> {
+    let roles = [
+        ("q", q),
+        ("k", k),
+        ("v", v),
+        ("o", o),
+        ("lse", lse),
+        ("cu_q", cu_q),
+        ("cu_k", cu_k),
+    ];
+    let scale_log2 = scale * std::f32::consts::LOG2_E;
+    crate::family::launch_roles(rt, art, &roles, &[("scale_log2", scale_log2)])?;
+    Ok(())
 }
 
 /// The f64 reference: O `[TQ, HQ·D]` and the LSE `[HQ, TQ]` of each sequence, computed as

@@ -18,6 +18,7 @@ pub fn bench_attention(
     peers: Option<&Path>,
     json: Option<&Path>,
     dump: Option<&Path>,
+    varlen: bool,
 ) -> Result<bool, String> {
     let peers = peers.map(PeersFile::read).transpose()?;
     if let Some(p) = &peers {
@@ -28,7 +29,7 @@ pub fn bench_attention(
     } else {
         shapes.to_vec()
     };
-    run_attention_bench(rt, &shapes, tiles, peers.as_ref(), json, dump)
+    run_attention_bench(rt, &shapes, tiles, peers.as_ref(), json, dump, varlen)
         .map(|_| true)
         .map_err(|e| e.to_string())
 }
