@@ -225,13 +225,15 @@ pub fn bench(rt: &Runtime, cmd: &BenchCmd) -> Result<bool, String> {
             dump,
         } => super::attention::bench_attention(
             rt,
-            *quick,
-            shapes,
+            super::attention::Points {
+                quick: *quick,
+                shapes,
+                varlen: *varlen,
+            },
             kernels,
             peers.as_deref(),
             json.as_deref(),
             dump.as_deref(),
-            *varlen,
         ),
     }
 }
