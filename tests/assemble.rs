@@ -72,6 +72,25 @@ fn the_split_k_reduce_kernels_assemble_without_spills() {
     }
 }
 
+/// The variable-length attention kernel is called by its host entry, not the dispatcher (no
+/// catalogue entry): every config assembles with no spills and ASCII PTX.
+#[test]
+fn the_varlen_attention_kernel_assembles_without_spills() {
+    let k = &tirx_kernels::attention::hopper_varlen::kernels::attention_sm90_varlen::KERNEL;
+    assert_eq!(k.artifacts.len(), 12);
+    for a in k.artifacts {
+        assert!(a.ptx.is_ascii(), "{} {}: non-ASCII PTX", k.name, a.config);
+    }
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    for a in k.artifacts {
+        let c = check_artifact(k.name, a).unwrap_or_else(|e| panic!("{}: {e}", a.config));
+        assert_eq!(c.spills, 0, "{}", a.config);
+        assert!(c.problems.is_empty(), "{}: {:?}", a.config, c.problems);
+    }
+}
+
 /// The driver's JIT rejects any non-ASCII byte in PTX, even in a comment (seen on the H200,
 /// driver 580: "Unexpected non-ASCII character encountered on line 1").
 #[test]

@@ -80,6 +80,34 @@ pub fn embed_tma(
     copy(out.tile(cta.x, 0), r);
 }
 
+/// The example of `docs/language.md` ("Tiles at element offsets"): segments of a packed
+/// tensor given by offsets, each scaled by its index + 1, loaded by TMA at the segment's row
+/// and stored up to its end.
+#[tile_kernel(target = sm_90a, threads = 128, grid = (cdiv(T, 32), 1, NB))]
+pub fn segment_scale(
+    #[shape(T, 64)] x: Tensor<bf16>,
+    #[shape(NB)] cu: Tensor<i32>,
+    #[shape(T, 64)] y: Tensor<f32>,
+) {
+    let x_s = smem::<bf16>([32, 64], swizzle = B128);
+    let bar = mbarrier();
+    // Segment `cta.z`; the grid's last row of CTAs (z = NB − 1) has none: an empty one.
+    let start = gather(cu, cta.z);
+    let mut end = gather(cu, cta.z + 1);
+    if cta.z + 1 >= NB {
+        end = start;
+    }
+    let row = start + cta.x * 32;
+    #[scope(thread = 0)]
+    {
+        tma::load(x_s, x.at(row, 0), bar);
+    }
+    bar.wait(0);
+    let t = regs::<f32>([32, 64], layout = blocked(vec = 4));
+    copy(t, x_s);
+    copy(y.at(row, 0).within(end, 64), t * cast::<f32>(cta.z + 1));
+}
+
 fn words<T: Copy>(v: &[T], bits: impl Fn(T) -> u32) -> Vec<u8> {
     v.iter().flat_map(|&x| bits(x).to_le_bytes()).collect()
 }
@@ -361,4 +389,52 @@ fn gather_ir_prints_parses_and_recompiles() {
         }
         assert_eq!(tirx_ptx::write_string(&lowered).expect("prints"), a.ptx);
     }
+}
+
+/// `segment_scale` in the emulator: segments of 1, 0, 34 and 37 rows (72 in all: the
+/// segments start at rows 0, 1, 1 and 35, none a multiple of the 32-row tile). Every row of
+/// `y` is its segment's (the CTAs of the segment before it leave it alone: `.within`), and
+/// the IR prints the form as `global_at … within […]` and recompiles to the same PTX.
+#[test]
+fn segments_at_element_offsets_are_loaded_and_stored_within_their_ends() {
+    const T: usize = 72;
+    let cu: [i32; 5] = [0, 1, 1, 35, 72];
+    let mut dev = Device::new();
+    let mut rng = Rng::new(77);
+    let x: Vec<u16> = (0..T * 64)
+        .map(|_| (rng.unit().to_bits() >> 16) as u16)
+        .collect();
+    let xb: Vec<u8> = x.iter().flat_map(|h| h.to_le_bytes()).collect();
+    let xt = put(&mut dev, &xb, ElemType::Bf16, &[T, 64]);
+    let ct = put(
+        &mut dev,
+        &words(&cu, |v| v as u32),
+        ElemType::I32,
+        &[cu.len()],
+    );
+    let yt = put(&mut dev, &vec![0xff; T * 64 * 4], ElemType::F32, &[T, 64]);
+    let art = &segment_scale::KERNEL.artifacts[0];
+    launch(art, &mut dev, &[xt, ct, yt.clone()]);
+    let y = read_words(&dev, &yt, T * 64);
+    for r in 0..T {
+        let seg = cu
+            .windows(2)
+            .position(|w| (w[0]..w[1]).contains(&(r as i32)));
+        let factor = (seg.expect("every row is in a segment") + 1) as f32;
+        for c in 0..64 {
+            let xv = f32::from_bits(u32::from(x[r * 64 + c]) << 16);
+            assert_eq!(
+                f32::from_bits(y[r * 64 + c]),
+                xv * factor,
+                "row {r} column {c}"
+            );
+        }
+    }
+    assert!(art.ir.contains("global_at x["), "{}", art.ir);
+    assert!(art.ir.contains("within ["), "{}", art.ir);
+    let m = tirx_ir::parse::parse_module(art.ir).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(m.to_string(), art.ir);
+    let kernel = m.kernels.into_iter().next().expect("one kernel");
+    let (lowered, _) = tirx_ir::passes::run_pipeline(kernel, true).expect("compiles");
+    assert_eq!(tirx_ptx::write_string(&lowered).expect("prints"), art.ptx);
 }

@@ -16,6 +16,9 @@ keys j ≤ i + SK − SQ, FA2/FA3's convention); SDPA's `is_causal` is top-left,
 SQ = SK, so when they differ SDPA is given `torch.nn.attention.bias.causal_lower_right(SQ, SK)`
 (a backend that refuses it is recorded as a failure). A row that sees no key (causal, SQ > SK)
 is left out of the check (FA gives 0 there; SDPA's backends may give NaN).
+`--varlen` adds FA4's varlen kernel (`flash_attn_varlen_func`, peer `fa4-cute-sm90-varlen`) on
+each shape's B sequences packed (`[B·SQ, H, D]`, `cu_seqlens` = SQ·i and SK·i, max_seqlen SQ and
+SK: FA3's benchmark's varlen form), what `tirx bench attention --varlen` compares with.
 
 Method, per shape and peer: inputs uniform in [-1, 1) (bf16), in N sets (N the fewest ≥ 2 whose
 q, k, v, o bytes exceed twice the L2); the first call (JIT) timed by the wall clock and checked;
@@ -150,6 +153,8 @@ def main():
     ap.add_argument("--quick", action="store_true", help="seq 2k and 8k only")
     ap.add_argument("--shape", action="append", type=parse_shape, default=[],
                     help="B,HQ,HKV,SQ,SK,D[,causal] instead of the sweep (repeatable)")
+    ap.add_argument("--varlen", action="store_true",
+                    help="also FA4's varlen kernel on each shape's sequences packed")
     args = ap.parse_args()
     if args.quick and args.shape:
         ap.error("--quick picks the sweep; --shape replaces it")
@@ -192,6 +197,16 @@ def main():
                 o = fa4.flash_attn_func(qs[i], ks[i], vs[i], causal=causal)
                 return o[0] if isinstance(o, tuple) else o
             peers.append(("fa4-cute-sm90", f4, lambda o: o))
+        if fa4 is not None and args.varlen:
+            cu_q = torch.arange(b + 1, device="cuda", dtype=torch.int32) * s
+            cu_k = torch.arange(b + 1, device="cuda", dtype=torch.int32) * sk
+
+            def f4v(i):
+                o = fa4.flash_attn_varlen_func(
+                    qs[i].reshape(b * s, h, hd), ks[i].reshape(b * sk, hk, hd), vs[i].reshape(b * sk, hk, hd),
+                    cu_seqlens_q=cu_q, cu_seqlens_k=cu_k, max_seqlen_q=s, max_seqlen_k=sk, causal=causal)
+                return o[0] if isinstance(o, tuple) else o
+            peers.append(("fa4-cute-sm90-varlen", f4v, lambda o: o.reshape(b, s, h, hd)))
         for who, fn, to_bshd in peers:
             r = dict(hd=hd, seq=s, seq_k=sk, batch=b, heads=h, kv_heads=hk, causal=causal, peer=who,
                      median_ms=None, tflops=None, max_err=None, ok=False, runs=0,
@@ -201,7 +216,7 @@ def main():
                 try:
                     o = fn(0)
                 except RuntimeError as ex:
-                    if hk == h or who == "fa4-cute-sm90":
+                    if hk == h or who.startswith("fa4"):
                         raise
                     g = h // hk
                     rep = ([x.repeat_interleave(g, 1) for x in tk], [x.repeat_interleave(g, 1) for x in tv])

@@ -584,9 +584,38 @@ mod tests {
             }
             _ => panic!("not a bench attention command"),
         }
-        // A malformed shape, and a shape list with the sweep's `--quick`, are refused.
+        match Cli::try_parse_from([
+            "tirx",
+            "bench",
+            "attention",
+            "--varlen",
+            "--shape",
+            "4,16,16,1000,1000,128",
+        ])
+        .unwrap()
+        .cmd
+        {
+            Some(Cmd::Bench(BenchCmd::Attention { varlen, shapes, .. })) => {
+                assert!(varlen);
+                assert_eq!(shapes.len(), 1);
+            }
+            _ => panic!("not a bench attention command"),
+        }
+        // A malformed shape, a shape list with the sweep's `--quick`, `--varlen` without a
+        // shape or with a forced dense tile, are refused.
         for bad in [
-            &["tirx", "bench", "attention", "--shape", "2,32,8,512,4096"][..],
+            &["tirx", "bench", "attention", "--varlen"][..],
+            &[
+                "tirx",
+                "bench",
+                "attention",
+                "--varlen",
+                "--shape",
+                "1,1,1,64,64,64",
+                "--kernel",
+                "d128",
+            ],
+            &["tirx", "bench", "attention", "--shape", "2,32,8,512,4096"],
             &[
                 "tirx",
                 "bench",

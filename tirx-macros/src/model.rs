@@ -611,7 +611,8 @@ impl Writes<'_> {
     }
 }
 
-/// The `x` of `copy(x.tile(..), …)` and `tma::store(x.tile(..), …)`.
+/// The `x` of `copy(x.tile(..), …)` and `tma::store(x.tile(..), …)` (or `x.at(..)`,
+/// `x.at(..).within(..)`).
 fn copy_destination(c: &syn::ExprCall) -> Option<&Ident> {
     let Expr::Path(p) = c.func.as_ref() else {
         return None;
@@ -630,7 +631,13 @@ fn copy_destination(c: &syn::ExprCall) -> Option<&Ident> {
         ["copy"] | ["tma", "store"]
     );
     match c.args.first() {
-        Some(Expr::MethodCall(m)) if is_copy && m.method == "tile" => path_ident(&m.receiver),
+        Some(Expr::MethodCall(m)) if is_copy && (m.method == "tile" || m.method == "at") => {
+            path_ident(&m.receiver)
+        }
+        Some(Expr::MethodCall(w)) if is_copy && w.method == "within" => match w.receiver.as_ref() {
+            Expr::MethodCall(m) if m.method == "at" => path_ident(&m.receiver),
+            _ => None,
+        },
         _ => None,
     }
 }

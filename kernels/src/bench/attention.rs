@@ -18,6 +18,10 @@
 //!
 //! `tirx bench attention --shape B,HQ,HKV,SQ,SK,D[,causal]` ([`Shape::parse`], repeatable)
 //! measures the shapes given instead of the sweep; `attention_peers.py --shape` takes the same.
+//! With `--varlen` each shape runs as a packed variable-length batch of B equal sequences
+//! through `attention_sm90_varlen` ([`Packed`]), beside FA4's varlen kernel where the peers'
+//! script measured it (`attention_peers.py --varlen`, peer `fa4-cute-sm90-varlen`), and the
+//! dense peers otherwise.
 //!
 //! The peers file (`tirx-attention-peers/1`, the script's docstring gives the format) is read
 //! by [`PeersFile`]; the ratio is ours over the faster of cuDNN and FA4-cute.
@@ -269,6 +273,9 @@ pub struct Point {
     /// The shape.
     #[serde(flatten)]
     pub shape: Shape,
+    /// Measured as a variable-length batch (`--varlen`: `attention_sm90_varlen`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub varlen: bool,
     /// The tile entry forced (`--kernel`), or `None`: the host's choice.
     pub tile: Option<String>,
     /// Our median ms.
@@ -326,7 +333,14 @@ pub fn run_attention_bench(
     peers: Option<&PeersFile>,
     json: Option<&Path>,
     dump: Option<&Path>,
+    varlen: bool,
 ) -> Result<Vec<Point>, BenchError> {
+    if varlen && !tiles.is_empty() {
+        return Err(BenchError::Wrong(
+            "--kernel forces a tile of the dense kernels; --varlen measures attention_sm90_varlen"
+                .into(),
+        ));
+    }
     let mut dumped = Vec::new();
     // One buffer per tensor, as large as the largest shape's (GQA's Q is 16k × 4096).
     let numel = shapes
@@ -396,7 +410,15 @@ pub fn run_attention_bench(
         let strides = |sh: &[usize; 3]| [sh[1] * sh[2], sh[2], 1];
         let scale = 1.0 / (d as f32).sqrt();
         let l_shape = [b * hq, s, 1];
+        let packed = if varlen {
+            Some(Packed::new(rt, sh)?)
+        } else {
+            None
+        };
         let launch = |set: &[Tensor<bf16>; 4], lse: &Tensor<f32>| -> Result<(), BenchError> {
+            if let Some(p) = &packed {
+                return p.launch(rt, set, lse, scale);
+            }
             let args = [
                 set[0].subview(0, &q_shape, &strides(&q_shape))?,
                 set[1].subview(0, &k_shape, &strides(&k_shape))?,
@@ -438,7 +460,8 @@ pub fn run_attention_bench(
                 for (g, w) in got.iter().zip(&want) {
                     max_err = max_err.max((g.to_f64() - w).abs());
                 }
-                let got_lse = f64::from(lse[h * s + i]);
+                // Dense: [B·HQ, S, 1]; varlen: [HQ, B·S, 1] (batch 0's tokens first).
+                let got_lse = f64::from(lse[h * if varlen { b * s } else { s } + i]);
                 let lse_err = if want_lse == f64::NEG_INFINITY && got_lse == want_lse {
                     0.0
                 } else {
@@ -459,12 +482,18 @@ pub fn run_attention_bench(
             )));
         }
         // `attention_compare.py` reads one length: shapes whose key length differs are not dumped.
-        if let Some(dir) = dump.filter(|_| tile.is_none() && sh.seq >= DUMP_SEQ && sk == s) {
+        if let Some(dir) =
+            dump.filter(|_| tile.is_none() && !varlen && sh.seq >= DUMP_SEQ && sk == s)
+        {
             dumped.push(dump_point(dir, sh, scale, &host0, &o)?);
         }
         let tflops = sh.flops() / ms / 1e9;
         let cudnn = peers.and_then(|p| p.tflops(sh, "cudnn"));
-        let fa4 = peers.and_then(|p| p.tflops(sh, "fa4-cute-sm90"));
+        // With --varlen, FA4's varlen entry where the peers' script measured it (`--varlen`).
+        let fa4_varlen = peers
+            .filter(|_| varlen)
+            .and_then(|p| p.tflops(sh, "fa4-cute-sm90-varlen"));
+        let fa4 = fa4_varlen.or_else(|| peers.and_then(|p| p.tflops(sh, "fa4-cute-sm90")));
         let fa2 = peers.and_then(|p| p.tflops(sh, "fa2"));
         let best = cudnn
             .into_iter()
@@ -474,6 +503,7 @@ pub fn run_attention_bench(
         let f = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.1}"));
         let label = match tile {
             Some(t) => format!("{} [{t}]", sh.label()),
+            None if varlen => format!("{} [varlen]", sh.label()),
             None => sh.label(),
         };
         println!(
@@ -489,6 +519,7 @@ pub fn run_attention_bench(
         );
         points.push(Point {
             shape: *sh,
+            varlen,
             tile: tile.map(str::to_string),
             median_ms: ms,
             tflops,
@@ -549,6 +580,56 @@ pub fn run_attention_bench(
         println!("wrote {}", path.display());
     }
     Ok(points)
+}
+
+/// A shape measured as a variable-length batch (`--varlen`): its B sequences of SQ queries and
+/// SK keys packed (`[B·SQ, HQ·D]`, `[B·SK, HK·D]`, the LSE `[HQ, B·SQ, 1]`; the same bytes as
+/// the dense views, batch 0 first) with uniform offsets `cu_q = SQ·i`, `cu_k = SK·i` — FA3's
+/// benchmark's varlen form (`hopper/benchmark_attn.py`) — through `attention_sm90_varlen`.
+struct Packed {
+    art: &'static tirx::KernelArtifact,
+    shape: Shape,
+    cu_q: Tensor<i32>,
+    cu_k: Tensor<i32>,
+}
+
+impl Packed {
+    fn new(rt: &Runtime, sh: &Shape) -> Result<Packed, BenchError> {
+        use crate::attention::varlen;
+        let wrong = |e: varlen::VarlenError| BenchError::Wrong(format!("{}: {e}", sh.label()));
+        let art = varlen::tile_for(sh.hd, sh.causal, tirx::abi::ElemType::Bf16).map_err(wrong)?;
+        let cu = |len: usize| -> Vec<i32> { (0..=sh.batch).map(|i| (i * len) as i32).collect() };
+        let (cq, ck) = (cu(sh.seq), cu(sh.sk()));
+        varlen::Offsets::new(&cq, &ck, sh.batch * sh.seq, sh.batch * sh.sk()).map_err(wrong)?;
+        Ok(Packed {
+            art,
+            shape: *sh,
+            cu_q: rt.upload(&cq, &[cq.len()])?,
+            cu_k: rt.upload(&ck, &[ck.len()])?,
+        })
+    }
+
+    fn launch(
+        &self,
+        rt: &Runtime,
+        set: &[Tensor<bf16>; 4],
+        lse: &Tensor<f32>,
+        scale: f32,
+    ) -> Result<(), BenchError> {
+        let sh = &self.shape;
+        let (tq, tk) = (sh.batch * sh.seq, sh.batch * sh.sk());
+        let (wq, wk) = (sh.heads * sh.hd, sh.kv_heads * sh.hd);
+        let args = [
+            set[0].subview(0, &[tq, wq], &[wq, 1])?,
+            set[1].subview(0, &[tk, wk], &[wk, 1])?,
+            set[2].subview(0, &[tk, wk], &[wk, 1])?,
+            set[3].subview(0, &[tq, wq], &[wq, 1])?,
+            lse.subview(0, &[sh.heads, tq, 1], &[tq, 1, 1])?,
+        ];
+        let offsets = [self.cu_q.view(), self.cu_k.view()];
+        crate::attention::varlen::launch(rt, self.art, args, offsets, scale)
+            .map_err(|e| BenchError::Wrong(format!("{}: {e}", sh.label())))
+    }
 }
 
 /// Points with at least this sequence length are dumped by `--dump` (the large shapes).
@@ -660,6 +741,7 @@ mod tests {
                 kv_heads: 2048 / hd,
                 causal,
             },
+            varlen: false,
             tile: None,
             median_ms: 1.0,
             tflops,

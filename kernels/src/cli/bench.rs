@@ -56,6 +56,10 @@ pub enum BenchCmd {
         /// bottom-right aligned when SK ≠ SQ (FA2/FA3's convention).
         #[arg(long = "shape", value_parser = parse_attention_shape)]
         shapes: Vec<AttentionShape>,
+        /// Measure each shape as a variable-length batch: its B sequences packed (`[B·SQ,
+        /// HQ·D]`, offsets `cu_seqlens` = SQ·i and SK·i) through `attention_sm90_varlen`.
+        #[arg(long, requires = "shapes", conflicts_with = "kernels")]
+        varlen: bool,
         /// Tiles to force (repeatable; a config name of an attention kernel). Default: the
         /// host's choice.
         #[arg(long = "kernel")]
@@ -214,14 +218,18 @@ pub fn bench(rt: &Runtime, cmd: &BenchCmd) -> Result<bool, String> {
         BenchCmd::Attention {
             quick,
             shapes,
+            varlen,
             kernels,
             peers,
             json,
             dump,
         } => super::attention::bench_attention(
             rt,
-            *quick,
-            shapes,
+            super::attention::Points {
+                quick: *quick,
+                shapes,
+                varlen: *varlen,
+            },
             kernels,
             peers.as_deref(),
             json.as_deref(),

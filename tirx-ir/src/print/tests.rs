@@ -93,6 +93,7 @@ fn tma_copy() -> Kernel {
         src: TileRef::Global {
             tensor: "src".into(),
             coords: vec![Expr::Special(Special::CtaId(1)), Expr::Var(i)],
+            elements: None,
         },
         bar: Some(BarRef {
             bar: full,

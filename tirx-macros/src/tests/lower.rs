@@ -114,7 +114,7 @@ fn copy_kernel_structure() {
     };
     assert!(matches!(dst, TileRef::Buf { index, .. } if index.is_empty()));
     assert!(
-        matches!(src, TileRef::Global { tensor, coords } if tensor == "src" && coords.len() == 2)
+        matches!(src, TileRef::Global { tensor, coords, elements: None } if tensor == "src" && coords.len() == 2)
     );
     assert!(bar.is_some());
     assert_eq!(*variant, Some(tirx_ir::CopyVariant::TmaLoad));
