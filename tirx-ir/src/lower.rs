@@ -66,6 +66,10 @@ pub struct Lower<'k> {
     pub span: Span,
     /// Register fragments of `Space::Reg` buffers, allocated once per kernel.
     pub frags: &'k mut HashMap<Handle<Buffer>, Vec<Handle<Var>>>,
+    /// Variables whose value depends on data loaded from global memory (a scalar `gather`,
+    /// directly or through `let`s): indices and TMA coordinates that read them are checked
+    /// by the emulator (`crate::regtile::gather::data_vars`).
+    pub data: &'k std::collections::HashSet<Handle<Var>>,
 }
 
 /// `a + b` on u32 expressions, folding immediates.

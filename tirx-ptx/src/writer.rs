@@ -249,6 +249,17 @@ impl<'k> Writer<'k> {
 
     /// `[@guard ]opcode dsts…, srcs…;`
     fn inst(&mut self, inst: &Inst) -> Result<(), PtxError> {
+        if inst.opcode == tirx_ir::inst::TIRX_CHECK {
+            // A note for the emulator, not an instruction: a comment (PTX ISA §4.2) on the
+            // line before the instruction it describes.
+            let words = inst
+                .srcs
+                .iter()
+                .map(|op| self.operand(op))
+                .collect::<Result<Vec<_>, _>>()?;
+            writeln!(self.body, "\t// {} {}", inst.opcode, words.join(" "))?;
+            return Ok(());
+        }
         self.setmaxnreg |= inst.opcode.starts_with("setmaxnreg.");
         let guard = match &inst.guard {
             None => String::new(),
