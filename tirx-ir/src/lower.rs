@@ -191,6 +191,13 @@ impl<'k> Lower<'k> {
         if let Ok(v) = symbol.parse::<u32>() {
             return Expr::u32(v);
         }
+        // An integer scalar argument is a runtime `u32` like a shape symbol (its 32 bits).
+        if self.k.sig.int_scalar(symbol).is_some() {
+            self.param(AbiParam::Scalar {
+                name: symbol.into(),
+            });
+            return Expr::Dim(symbol.into());
+        }
         self.param(AbiParam::Dim {
             symbol: symbol.into(),
         });
