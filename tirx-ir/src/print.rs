@@ -662,10 +662,19 @@ impl<'k> Printer<'_, 'k> {
                     false => Ok(()),
                 }
             }
-            Op::LoadScalar { dst, tensor, index } => {
+            Op::LoadScalar {
+                dst,
+                tensor,
+                index,
+                oob_zero,
+            } => {
                 write!(self.out, " global {}[", Name(tensor))?;
                 write_exprs(self.out, index)?;
-                write!(self.out, "] -> %{}", dst.index())
+                write!(self.out, "] -> %{}", dst.index())?;
+                match oob_zero {
+                    true => self.out.write_str(" oob_zero"),
+                    false => Ok(()),
+                }
             }
             Op::ClcIsCanceled { resp, dst } => {
                 self.out.write_str(" ")?;

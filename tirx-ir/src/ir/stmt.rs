@@ -289,6 +289,8 @@ pub enum Op {
         tensor: String,
         /// One `u32` index per dimension, outermost first.
         index: Vec<Expr>,
+        /// `oob = zero`: an index out of range reads 0 by intent (no emulator check).
+        oob_zero: bool,
     },
     /// `let dst = warp_any(p)` / `warp_all(p)` / `warp_ballot(p)`: a vote of the 32 lanes of
     /// each warp of the scope (`vote.sync` with a full member mask, PTX ISA §9.7.13 "vote.sync");

@@ -380,6 +380,7 @@ impl Parser<'_> {
                     dst: self.var_ref()?,
                     tensor,
                     index,
+                    oob_zero: self.c.eat_kw("oob_zero"),
                 }
             }
             "clc_is_canceled" => {

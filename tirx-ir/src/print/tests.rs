@@ -28,6 +28,7 @@ fn tma_copy() -> Kernel {
             target: Target::Sm90a,
             tensors: vec![tensor("src")],
             scalars: vec![],
+            scalar_types: vec![],
             params: vec![
                 AbiParam::TensorMap {
                     tensor: "src".into(),

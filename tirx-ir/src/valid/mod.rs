@@ -237,7 +237,9 @@ fn op_exprs<'a>(
             tile(resp, exprs, bad);
             barref(bar, exprs, bad);
         }
-        Op::LoadScalar { dst, tensor, index } => {
+        Op::LoadScalar {
+            dst, tensor, index, ..
+        } => {
             if !k.sig.tensors.iter().any(|t| &t.name == tensor) {
                 bad(VerifyError::UnknownTensor {
                     tensor: tensor.clone(),

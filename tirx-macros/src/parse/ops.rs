@@ -531,7 +531,10 @@ impl Lowerer<'_> {
         if let Some(Some(Local::Arg(i))) = local {
             return Ok(self.def.scalars[i].to_string());
         }
-        let names: Vec<String> = self.def.scalars.iter().map(|s| format!("`{s}`")).collect();
+        let names: Vec<String> = (self.def.scalars.iter().zip(&self.def.scalar_types))
+            .filter(|(_, t)| !t.is_int())
+            .map(|(s, _)| format!("`{s}`"))
+            .collect();
         let have = if names.is_empty() {
             "the kernel has none: add a parameter `alpha: f32`".to_string()
         } else if self.spans.current_calls().is_empty() {

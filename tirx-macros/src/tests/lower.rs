@@ -249,7 +249,7 @@ fn expansion_is_a_module() {
         "dst : & mut :: tirx :: Tensor < :: tirx :: bf16 >",
         "src : & :: tirx :: Tensor < :: tirx :: bf16 >",
         "unsafe { :: tirx :: KernelArtifact :: new (\"tma_copy\" , \"default\" , :: tirx :: Target :: Sm90a ,",
-        "rt . launch_with (__art , & [src . view () , dst . view ()] , & [])",
+        "rt . launch_args (__art , & [src . view () , dst . view ()] , & [] ,)",
     ] {
         assert!(text.contains(needle), "missing `{needle}` in {text}");
     }
