@@ -135,7 +135,7 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     let inner_first: Vec<u32> = dims.iter().rev().copied().collect();
     let map = lw.tensor_map(tensor, inner_first, swizzle);
     let crd = element_coords(lw, coords, &dims, elements.is_some());
-        // Coordinates read from loaded data (a page table, `cu_seqlens`): positions as written
+    // Coordinates read from loaded data (a page table, `cu_seqlens`): positions as written
     // (innermost first), for the emulator's `tirx.check tma` (see `regtile/gather.rs`).
     let data: Vec<i64> = coords
         .iter()
