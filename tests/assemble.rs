@@ -40,13 +40,16 @@ fn every_kernel_assembles_without_spills_and_with_its_sass() {
 #[test]
 fn the_split_k_reduce_kernels_assemble_without_spills() {
     use tirx_kernels::gemm::splitk::reduce::{
-        splitk_reduce, splitk_reduce_bias, splitk_reduce_scaled, splitk_reduce_t,
-        splitk_reduce_t_bias, splitk_reduce_t_bias_res, splitk_reduce_t_scaled,
+        splitk_reduce, splitk_reduce_bias, splitk_reduce_bias_res, splitk_reduce_rowwise,
+        splitk_reduce_scaled, splitk_reduce_t, splitk_reduce_t_bias, splitk_reduce_t_bias_res,
+        splitk_reduce_t_scaled,
     };
     let kernels = [
         &splitk_reduce::KERNEL,
         &splitk_reduce_scaled::KERNEL,
         &splitk_reduce_bias::KERNEL,
+        &splitk_reduce_bias_res::KERNEL,
+        &splitk_reduce_rowwise::KERNEL,
         &splitk_reduce_t::KERNEL,
         &splitk_reduce_t_scaled::KERNEL,
         &splitk_reduce_t_bias::KERNEL,
@@ -71,6 +74,25 @@ fn the_split_k_reduce_kernels_assemble_without_spills() {
                 c.problems
             );
         }
+    }
+}
+
+/// The variable-length attention kernel is called by its host entry, not the dispatcher (no
+/// catalogue entry): every config assembles with no spills and ASCII PTX.
+#[test]
+fn the_varlen_attention_kernel_assembles_without_spills() {
+    let k = &tirx_kernels::attention::hopper_varlen::kernels::attention_sm90_varlen::KERNEL;
+    assert_eq!(k.artifacts.len(), 12);
+    for a in k.artifacts {
+        assert!(a.ptx.is_ascii(), "{} {}: non-ASCII PTX", k.name, a.config);
+    }
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    for a in k.artifacts {
+        let c = check_artifact(k.name, a).unwrap_or_else(|e| panic!("{}: {e}", a.config));
+        assert_eq!(c.spills, 0, "{}", a.config);
+        assert!(c.problems.is_empty(), "{}: {:?}", a.config, c.problems);
     }
 }
 

@@ -2,6 +2,9 @@
 //! from a global tensor at indices computed per element — a class target per row, a token id
 //! per row — by a guarded `ld.global`, 0 outside the tensor. Run in the emulator against a
 //! Rust reference on random data, with rows and indices at and past the tensor's edges.
+//! An index read from data (a target, an id, a page) outside its tensor is reported by the
+//! emulator naming the tensor, the dimension, the index and the extent (planted below), unless
+//! the gather says `oob = zero`; a TMA load at a coordinate read from data is checked alike.
 
 use tirx::KernelArtifact;
 use tirx::prelude::*;
@@ -46,7 +49,8 @@ pub fn embed_rows(
     copy(out.tile(cta.x, 0), e);
 }
 
-/// A page table read through a gather of a vector: each row's page, then its word.
+/// A page table read through a gather of a vector: each row's page, then its word; a page
+/// past the pool reads zeros on purpose (`oob = zero`: no check).
 #[tile_kernel(target = sm_90a, threads = 128, grid = (cdiv(M, 32), 1))]
 pub fn paged_words(
     #[shape(M)] pages: Tensor<u32>,
@@ -55,7 +59,29 @@ pub fn paged_words(
 ) {
     let w = regs::<u32>([32, 16], layout = blocked(vec = 4));
     let page = gather(pages, cta.x * 32 + row_index(w));
-    copy(out.tile(cta.x, 0), gather(pool, page, col_index(w)));
+    copy(
+        out.tile(cta.x, 0),
+        gather(pool, page, col_index(w), oob = zero),
+    );
+}
+
+/// Cross-entropy with torch's `ignore_index`: a target outside `[0, N)` gathers 0 by intent
+/// (`oob = zero`), so its loss is the row's logsumexp.
+#[tile_kernel(target = sm_90a, threads = 128, grid = (cdiv(M, 4), 1))]
+pub fn cross_entropy_ignore(
+    #[shape(M, N)] x: Tensor<f32>,
+    #[shape(M)] target: Tensor<i32>,
+    #[shape(M)] loss: Tensor<f32>,
+) {
+    let t = regs::<f32>([4, 512], layout = blocked(vec = 4));
+    copy(t, x.tile(cta.x, 0));
+    let tg = regs::<i32>([4, 1], layout = stat(t, axis = 1));
+    copy(tg, target.tile(cta.x));
+    let v = select(col_index(t) < N, t, f32::NEG_INFINITY);
+    let m = reduce_max(v, axis = 1);
+    let s = reduce_sum(exp2_approx((v - m) * 1.442695), axis = 1);
+    let picked = gather(x, cta.x * 4 + row_index(tg), tg, oob = zero);
+    copy(loss.tile(cta.x), m + log2_approx(s) * 0.6931472 - picked);
 }
 
 /// An embedding row by TMA at a coordinate loaded from global memory: `gather` of scalars is
@@ -80,6 +106,34 @@ pub fn embed_tma(
     copy(out.tile(cta.x, 0), r);
 }
 
+/// The example of `docs/language.md` ("Tiles at element offsets"): segments of a packed
+/// tensor given by offsets, each scaled by its index + 1, loaded by TMA at the segment's row
+/// and stored up to its end.
+#[tile_kernel(target = sm_90a, threads = 128, grid = (cdiv(T, 32), 1, NB))]
+pub fn segment_scale(
+    #[shape(T, 64)] x: Tensor<bf16>,
+    #[shape(NB)] cu: Tensor<i32>,
+    #[shape(T, 64)] y: Tensor<f32>,
+) {
+    let x_s = smem::<bf16>([32, 64], swizzle = B128);
+    let bar = mbarrier();
+    // Segment `cta.z`; the grid's last row of CTAs (z = NB − 1) has none: an empty one.
+    let start = gather(cu, cta.z);
+    let mut end = gather(cu, cta.z + 1);
+    if cta.z + 1 >= NB {
+        end = start;
+    }
+    let row = start + cta.x * 32;
+    #[scope(thread = 0)]
+    {
+        tma::load(x_s, x.at(row, 0), bar);
+    }
+    bar.wait(0);
+    let t = regs::<f32>([32, 64], layout = blocked(vec = 4));
+    copy(t, x_s);
+    copy(y.at(row, 0).within(end, 64), t * cast::<f32>(cta.z + 1));
+}
+
 fn words<T: Copy>(v: &[T], bits: impl Fn(T) -> u32) -> Vec<u8> {
     v.iter().flat_map(|&x| bits(x).to_le_bytes()).collect()
 }
@@ -93,6 +147,14 @@ fn read_words(dev: &Device, t: &TensorMeta, n: usize) -> Vec<u32> {
 }
 
 fn launch(art: &KernelArtifact, dev: &mut Device, tensors: &[TensorMeta]) {
+    try_launch(art, dev, tensors).expect("the kernel runs");
+}
+
+fn try_launch(
+    art: &KernelArtifact,
+    dev: &mut Device,
+    tensors: &[TensorMeta],
+) -> Result<(), String> {
     simulate::launch(
         art.ptx,
         &(art.signature)(),
@@ -101,41 +163,103 @@ fn launch(art: &KernelArtifact, dev: &mut Device, tensors: &[TensorMeta]) {
         5,
         &EMULATED,
     )
-    .expect("the kernel runs");
+    .map(|_| ())
+    .map_err(|e| e.to_string())
+}
+
+/// The emulator's report of a data-dependent index outside its tensor, as text.
+fn data_index(what: &str, tensor: &str, index: i64, dim: u32, extent: usize) -> String {
+    format!(
+        "the {what} of `{tensor}` at a data-dependent index: {index} in dimension {dim} \
+         (outermost first) is outside the tensor's extent {extent}"
+    )
 }
 
 fn below(rng: &mut Rng, n: usize) -> usize {
     (rng.next_u64() % n as u64) as usize
 }
 
+// 45 rows: the last CTA's tile runs 3 rows past the tensor; 500 columns of a 512 tile.
+const CE_M: usize = 45;
+const CE_N: usize = 500;
+
+/// Targets: random, the first and last column, and (with `oob`) out of range: -1, N, far.
+fn ce_targets(rng: &mut Rng, oob: bool) -> Vec<i32> {
+    let n = CE_N as i32;
+    (0..CE_M)
+        .map(|r| match (r % 9, oob) {
+            (0, _) => 0,
+            (1, _) => n - 1,
+            (2, true) => -1,
+            (3, true) => n,
+            (4, true) => i32::MAX,
+            _ => below(rng, CE_N) as i32,
+        })
+        .collect()
+}
+
 #[test]
 fn cross_entropy_picks_each_rows_target() {
-    // 45 rows: the last CTA's tile runs 3 rows past the tensor; 500 columns of a 512 tile.
-    const M: usize = 45;
-    const N: usize = 500;
-    let mut dev = Device::new();
     let mut rng = Rng::new(31);
+    let target = ce_targets(&mut rng, false);
+    cross_entropy_vs_reference(&cross_entropy::KERNEL.artifacts[0], &mut rng, &target);
+}
+
+/// With `oob = zero`, out-of-range targets gather 0 (their loss is the row's logsumexp) and
+/// nothing is reported.
+#[test]
+fn cross_entropy_with_oob_zero_reads_zero_for_ignored_targets() {
+    let mut rng = Rng::new(35);
+    let target = ce_targets(&mut rng, true);
+    let art = &cross_entropy_ignore::KERNEL.artifacts[0];
+    assert!(!art.ptx.contains("tirx.check"), "{}", art.ptx);
+    cross_entropy_vs_reference(art, &mut rng, &target);
+}
+
+/// A target planted out of range (N, then -1) in row 7 of a checked gather: the emulator
+/// names the gather of `x`, the column index and `x`'s extent N.
+#[test]
+fn an_out_of_range_target_is_reported_by_the_emulator() {
+    let art = &cross_entropy::KERNEL.artifacts[0];
+    assert!(art.ptx.contains("// tirx.check gather x 1"), "{}", art.ptx);
+    // The row index is `cta.x * 4 + row_index(tg)`, a tile edge: not checked.
+    assert!(!art.ptx.contains("// tirx.check gather x 0"), "{}", art.ptx);
+    for bad in [CE_N as i32, -1] {
+        let mut rng = Rng::new(36);
+        let mut target = ce_targets(&mut rng, false);
+        target[7] = bad;
+        let mut dev = Device::new();
+        let x: Vec<f32> = (0..CE_M * CE_N).map(|_| rng.unit()).collect();
+        let xt = put(
+            &mut dev,
+            &words(&x, f32::to_bits),
+            ElemType::F32,
+            &[CE_M, CE_N],
+        );
+        let tt = put(
+            &mut dev,
+            &words(&target, |v| v as u32),
+            ElemType::I32,
+            &[CE_M],
+        );
+        let lt = put(&mut dev, &[0xa5; CE_M * 4], ElemType::F32, &[CE_M]);
+        let err = try_launch(art, &mut dev, &[xt, tt, lt]).expect_err("an out-of-range target");
+        let want = data_index("gather", "x", i64::from(bad), 1, CE_N);
+        assert!(err.contains(&want), "{err}");
+        // Row 7 is in CTA 1 (4 rows a CTA).
+        assert!(err.contains("CTA (1,0,0)"), "{err}");
+    }
+}
+
+fn cross_entropy_vs_reference(art: &KernelArtifact, rng: &mut Rng, target: &[i32]) {
+    const M: usize = CE_M;
+    const N: usize = CE_N;
+    let mut dev = Device::new();
     let x: Vec<f32> = (0..M * N).map(|_| rng.unit() * 4.0).collect();
-    // Targets: random, the first and last column, and out of range (-1, N, far) — those
-    // gather 0, so their loss is the row's logsumexp.
-    let target: Vec<i32> = (0..M)
-        .map(|r| match r % 9 {
-            0 => 0,
-            1 => N as i32 - 1,
-            2 => -1,
-            3 => N as i32,
-            4 => i32::MAX,
-            _ => below(&mut rng, N) as i32,
-        })
-        .collect();
     let xt = put(&mut dev, &words(&x, f32::to_bits), ElemType::F32, &[M, N]);
-    let tt = put(&mut dev, &words(&target, |v| v as u32), ElemType::I32, &[M]);
+    let tt = put(&mut dev, &words(target, |v| v as u32), ElemType::I32, &[M]);
     let lt = put(&mut dev, &[0xa5; M * 4], ElemType::F32, &[M]);
-    launch(
-        &cross_entropy::KERNEL.artifacts[0],
-        &mut dev,
-        &[xt, tt, lt.clone()],
-    );
+    launch(art, &mut dev, &[xt, tt, lt.clone()]);
     let got = read_words(&dev, &lt, M);
     for r in 0..M {
         let row = &x[r * N..(r + 1) * N];
@@ -174,12 +298,24 @@ fn embedding_rows_gather_by_id() {
     let ids: Vec<i32> = (0..S)
         .map(|i| match i % 7 {
             0 => V as i32 - 1,
-            1 => -3,
-            2 => V as i32,
+            1 => 0,
             _ => below(&mut rng, V) as i32,
         })
         .collect();
     let tb: Vec<u8> = table.iter().flat_map(|h| h.to_le_bytes()).collect();
+    // Planted: token 9's id is V, then -3: reported with `table`'s extent V.
+    for bad in [V as i32, -3] {
+        let mut planted = ids.clone();
+        planted[9] = bad;
+        let mut d = Device::new();
+        let it = put(&mut d, &words(&planted, |v| v as u32), ElemType::I32, &[S]);
+        let tt = put(&mut d, &tb, ElemType::Bf16, &[V, D]);
+        let ot = put(&mut d, &vec![0; S * D * 4], ElemType::F32, &[S, D]);
+        let err = try_launch(&embed_rows::KERNEL.artifacts[0], &mut d, &[it, tt, ot])
+            .expect_err("an id past the table");
+        let want = data_index("gather", "table", i64::from(bad), 0, V);
+        assert!(err.contains(&want), "{err}");
+    }
     let it = put(&mut dev, &words(&ids, |v| v as u32), ElemType::I32, &[S]);
     let tt = put(&mut dev, &tb, ElemType::Bf16, &[V, D]);
     let ot = put(&mut dev, &vec![0xa5; S * D * 4], ElemType::F32, &[S, D]);
@@ -251,13 +387,26 @@ fn embedding_rows_by_tma_at_loaded_coordinates() {
     let ids: Vec<i32> = (0..S)
         .map(|i| match i % 5 {
             0 => V as i32 - 1,
-            1 => -1,
-            2 => V as i32,
             3 => 0,
             _ => below(&mut rng, V) as i32,
         })
         .collect();
     let tb: Vec<u8> = table.iter().flat_map(|h| h.to_le_bytes()).collect();
+    // Planted: token 6's id is -1, then V: the TMA box starts outside `table` (rows V).
+    let art = &embed_tma::KERNEL.artifacts[0];
+    assert!(art.ptx.contains("// tirx.check tma table 1"), "{}", art.ptx);
+    for bad in [-1, V as i32] {
+        let mut planted = ids.clone();
+        planted[6] = bad;
+        let mut d = Device::new();
+        let it = put(&mut d, &words(&planted, |v| v as u32), ElemType::I32, &[S]);
+        let tt = put(&mut d, &tb, ElemType::Bf16, &[V, 64]);
+        let ot = put(&mut d, &vec![0; S * 64 * 2], ElemType::Bf16, &[S, 64]);
+        let err = try_launch(art, &mut d, &[it, tt, ot]).expect_err("an id outside the table");
+        let want = data_index("TMA load", "table", i64::from(bad), 0, V);
+        assert!(err.contains(&want), "{err}");
+        assert!(err.contains("CTA (6,0,0)"), "{err}");
+    }
     let it = put(&mut dev, &words(&ids, |v| v as u32), ElemType::I32, &[S]);
     let tt = put(&mut dev, &tb, ElemType::Bf16, &[V, 64]);
     let ot = put(&mut dev, &vec![0xa5; S * 64 * 2], ElemType::Bf16, &[S, 64]);
@@ -344,9 +493,10 @@ fn gather_ir_prints_parses_and_recompiles() {
         &embed_rows::KERNEL.artifacts[0],
         &paged_words::KERNEL.artifacts[0],
         &embed_tma::KERNEL.artifacts[0],
+        &cross_entropy_ignore::KERNEL.artifacts[0],
     ] {
         assert!(
-            a.ir.contains("(gather ") || a.ir.contains("load_scalar global "),
+            a.ir.contains("(gather") || a.ir.contains("load_scalar global "),
             "{}",
             a.ir
         );
@@ -361,4 +511,52 @@ fn gather_ir_prints_parses_and_recompiles() {
         }
         assert_eq!(tirx_ptx::write_string(&lowered).expect("prints"), a.ptx);
     }
+}
+
+/// `segment_scale` in the emulator: segments of 1, 0, 34 and 37 rows (72 in all: the
+/// segments start at rows 0, 1, 1 and 35, none a multiple of the 32-row tile). Every row of
+/// `y` is its segment's (the CTAs of the segment before it leave it alone: `.within`), and
+/// the IR prints the form as `global_at … within […]` and recompiles to the same PTX.
+#[test]
+fn segments_at_element_offsets_are_loaded_and_stored_within_their_ends() {
+    const T: usize = 72;
+    let cu: [i32; 5] = [0, 1, 1, 35, 72];
+    let mut dev = Device::new();
+    let mut rng = Rng::new(77);
+    let x: Vec<u16> = (0..T * 64)
+        .map(|_| (rng.unit().to_bits() >> 16) as u16)
+        .collect();
+    let xb: Vec<u8> = x.iter().flat_map(|h| h.to_le_bytes()).collect();
+    let xt = put(&mut dev, &xb, ElemType::Bf16, &[T, 64]);
+    let ct = put(
+        &mut dev,
+        &words(&cu, |v| v as u32),
+        ElemType::I32,
+        &[cu.len()],
+    );
+    let yt = put(&mut dev, &vec![0xff; T * 64 * 4], ElemType::F32, &[T, 64]);
+    let art = &segment_scale::KERNEL.artifacts[0];
+    launch(art, &mut dev, &[xt, ct, yt.clone()]);
+    let y = read_words(&dev, &yt, T * 64);
+    for r in 0..T {
+        let seg = cu
+            .windows(2)
+            .position(|w| (w[0]..w[1]).contains(&(r as i32)));
+        let factor = (seg.expect("every row is in a segment") + 1) as f32;
+        for c in 0..64 {
+            let xv = f32::from_bits(u32::from(x[r * 64 + c]) << 16);
+            assert_eq!(
+                f32::from_bits(y[r * 64 + c]),
+                xv * factor,
+                "row {r} column {c}"
+            );
+        }
+    }
+    assert!(art.ir.contains("global_at x["), "{}", art.ir);
+    assert!(art.ir.contains("within ["), "{}", art.ir);
+    let m = tirx_ir::parse::parse_module(art.ir).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(m.to_string(), art.ir);
+    let kernel = m.kernels.into_iter().next().expect("one kernel");
+    let (lowered, _) = tirx_ir::passes::run_pipeline(kernel, true).expect("compiles");
+    assert_eq!(tirx_ptx::write_string(&lowered).expect("prints"), art.ptx);
 }

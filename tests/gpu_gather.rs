@@ -3,13 +3,17 @@
 //! a page table read before its page, an embedding row by TMA at a coordinate loaded by a
 //! scalar `gather` — on hardware against the same Rust references, with
 //! odd sizes (45 rows of 500 columns; 21 tokens of 60 columns), indices at both edges and out
-//! of range (−1, the extent, `i32::MAX`: they read 0), and poisoned outputs.
+//! of range (−1, the extent, `i32::MAX`: they read 0 — the emulator reports them, the GPU
+//! reads 0, as `docs/language.md` says), and poisoned outputs. Also the integer scalar
+//! arguments of `tests/int_scalars.rs` (`.s32`/`.u32` kernel parameters) through the
+//! generated launchers.
 
 use half::bf16;
 use tirx::Runtime;
 use tirx_kernels::reference::Rng;
 
 use super::gather::{cross_entropy, embed_rows, embed_tma, paged_words};
+use super::int_scalars::{offset_ids, row_at};
 
 fn rt() -> Runtime {
     Runtime::new(0).expect("the gpu feature needs a GPU")
@@ -190,5 +194,53 @@ fn embedding_rows_by_tma_at_loaded_coordinates_on_the_gpu() {
                 ids[s]
             );
         }
+    }
+}
+
+/// `offset_ids` and `row_at` launched by their generated launchers, which take the scalars
+/// by type (`lo: i32, first: u32, scale: f32`; `row: i32`), against the Rust reference of
+/// `tests/int_scalars.rs`, with a negative `lo`.
+#[test]
+fn integer_scalar_arguments_on_the_gpu() {
+    const M: usize = 70;
+    const N: usize = 50;
+    const R: usize = M + 64;
+    let rt = rt();
+    let mut rng = Rng::new(141);
+    let ids: Vec<i32> = (0..R * N)
+        .map(|_| (rng.next_u64() % 2001) as i32 - 1000)
+        .collect();
+    let it = rt.upload(&ids, &[R, N]).unwrap();
+    for lo in [-250i32, 300] {
+        let (first, scale) = (2u32, 0.375f32);
+        let mut ot = rt.zeros::<i32>(&[M, N]).unwrap();
+        let mut yt = rt.zeros::<f32>(&[M, N]).unwrap();
+        rt.poison(&mut ot).unwrap();
+        rt.poison(&mut yt).unwrap();
+        offset_ids::launch(&rt, "default", &it, &mut ot, &mut yt, lo, first, scale).unwrap();
+        let (out, y) = (rt.download(&ot).unwrap(), rt.download(&yt).unwrap());
+        for r in 0..M {
+            for c in 0..N {
+                let t = ids[(r + 32 * first as usize) * N + c];
+                let want = (t.max(lo) - lo).wrapping_mul(3);
+                assert_eq!(out[r * N + c], want, "lo {lo}, row {r}, column {c}");
+                let wy = (t + lo) as f32 * scale;
+                assert_eq!(y[r * N + c], wy, "lo {lo}, row {r}, column {c}");
+            }
+        }
+    }
+    const V: usize = 9;
+    let table: Vec<bf16> = (0..V * 64).map(|_| bf16::from_f32(rng.unit())).collect();
+    let tt = rt.upload(&table, &[V, 64]).unwrap();
+    for row in [0i32, 5, V as i32 - 1] {
+        let mut ot = rt.zeros::<bf16>(&[1, 64]).unwrap();
+        rt.poison(&mut ot).unwrap();
+        row_at::launch(&rt, "default", &tt, &mut ot, row).unwrap();
+        let got = rt.download(&ot).unwrap();
+        assert_eq!(
+            got,
+            table[row as usize * 64..(row as usize + 1) * 64],
+            "row {row}"
+        );
     }
 }

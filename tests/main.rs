@@ -46,6 +46,7 @@ mod gpu_smem;
 mod gpu_splitk;
 mod guide;
 mod i8_saturate;
+mod int_scalars;
 mod int_tiles;
 mod kinds;
 mod pair_block_scale;

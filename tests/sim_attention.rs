@@ -70,6 +70,56 @@ fn persistent_attention_in_the_emulator_walks_several_tiles() {
     }
 }
 
+/// The Hopper kernels with query and key lengths that differ (prefill after a cached prefix,
+/// SK > SQ; and SK < SQ), causal bottom-right aligned as FA2/FA3 (query i sees keys
+/// j ≤ i + SK − SQ): odd lengths, a key tail of one column, GQA, a batch of two; with SK < SQ
+/// and the mask the first SQ − SK rows see no key and must give O = 0 and LSE = −∞ (a whole
+/// CTA of them reads no key block at all). The persistent kernel on two SMs too. O and the
+/// LSE against the f64 reference ([`simulate::attention_values`] checks both).
+#[test]
+fn hopper_attention_with_other_key_lengths_matches_the_f64_reference() {
+    let cases: [(&Kernel, &str, [usize; 5]); 7] = [
+        // (kernel, config, [b, s, sk, hq, hk])
+        (&attention_sm90::KERNEL, "causal_d64", [1, 70, 300, 2, 1]),
+        (&attention_sm90::KERNEL, "causal_d64", [2, 200, 65, 1, 1]),
+        (&attention_sm90::KERNEL, "d64_w3", [1, 100, 129, 1, 1]),
+        (&attention_sm90::KERNEL, "f16_d128", [1, 130, 1, 2, 2]),
+        (&attention_sm90::KERNEL, "causal_d128", [1, 65, 257, 4, 2]),
+        (&attention_sm90::KERNEL, "f16_causal_d256", [1, 1, 90, 1, 1]),
+        (
+            &attention_sm90_persistent::KERNEL,
+            "d128_sms",
+            [1, 300, 77, 2, 1],
+        ),
+    ];
+    for (kernel, config, [b, s, sk, hq, hk]) in cases {
+        let art = kernel
+            .artifacts
+            .iter()
+            .find(|a| a.config == config)
+            .expect("a config of the kernel");
+        let threads = 128 * (art.int("NWG").expect("NWG") as u32 + 1);
+        let policy = Policy {
+            strict_wgmma_fence: true,
+            launch_regs: Some(65536 / threads / 8 * 8),
+            ..Policy::default()
+        };
+        let (d, dv) = head_dims(art).expect("D");
+        let dims = Dims {
+            b,
+            s,
+            sk,
+            hq,
+            hk,
+            d,
+            dv,
+        };
+        let (_, err) = simulate::attention_on(art, dims, 2, 1, &policy)
+            .unwrap_or_else(|e| panic!("{} {config} {dims:?}: {e}", kernel.name));
+        assert!(err <= 2e-2, "{config} {dims:?}: max |o − ref| {err:.3e}");
+    }
+}
+
 /// The Blackwell kernel (FA4's roles, TMEM S/P/O) in both head dims, both element types, with
 /// and without the causal mask, on batches of two, GQA, query and key lengths with tails (a
 /// CTA's second Q tile partly or wholly past S, a last key block of 1 column), several
@@ -481,5 +531,53 @@ fn blackwell_rescaling_timeline_overlaps_correction_with_softmax_and_mma() {
                 "{name}: correction warp 8 never busy with an MMA in flight"
             );
         }
+    }
+}
+
+/// The variable-length kernel (`attention_sm90_varlen`) on packed batches: an empty sequence,
+/// sequences of one token, lengths that are not a multiple of the 128-row tile or of the key
+/// block, a sequence spanning two query tiles, query and key lengths that differ both ways
+/// (causal bottom-right per sequence: queries before every key give O = 0 and LSE = −∞), GQA;
+/// every head dim, both masks, both element types. O and the LSE against the f64 reference,
+/// the outputs poisoned first; rows of one sequence never written by another's CTA (a tile's
+/// rows past its sequence's end are the next sequence's rows, which must keep their values).
+#[test]
+fn varlen_attention_in_the_emulator_matches_the_f64_reference() {
+    use tirx_kernels::attention::hopper_varlen::kernels::attention_sm90_varlen;
+    use tirx_kernels::attention::varlen;
+    /// (config, cu_seqlens_q, cu_seqlens_k, (hq, hk)).
+    type Case = (&'static str, &'static [i32], &'static [i32], (usize, usize));
+    let cases: [Case; 6] = [
+        ("d64", &[0, 0, 1, 131, 140], &[0, 5, 6, 136, 336], (2, 1)),
+        (
+            "causal_d64",
+            &[0, 0, 1, 131, 140],
+            &[0, 5, 6, 136, 336],
+            (2, 1),
+        ),
+        (
+            "causal_d128",
+            &[0, 200, 201, 265],
+            &[0, 70, 71, 400],
+            (1, 1),
+        ),
+        ("f16_d128", &[0, 1, 2, 3], &[0, 1, 1, 130], (4, 2)),
+        ("f16_causal_d256", &[0, 90, 91], &[0, 30, 200], (1, 1)),
+        ("causal_d256", &[0, 1], &[0, 1], (1, 1)),
+    ];
+    for (config, cu_q, cu_k, heads) in cases {
+        let art = attention_sm90_varlen::KERNEL
+            .artifacts
+            .iter()
+            .find(|a| a.config == config)
+            .expect("a config of the kernel");
+        let policy = Policy {
+            strict_wgmma_fence: true,
+            launch_regs: Some(65536 / 384 / 8 * 8),
+            ..Policy::default()
+        };
+        let err = varlen::simulate(art, (cu_q, cu_k), heads, 4, 1, &policy)
+            .unwrap_or_else(|e| panic!("{config} {cu_q:?} {cu_k:?}: {e}"));
+        assert!(err <= 2e-2, "{config} {cu_q:?}: max |o − ref| {err:.3e}");
     }
 }

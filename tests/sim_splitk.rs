@@ -54,6 +54,7 @@ fn split_k_scaled_into_f32_and_f16() {
         output: Some(output),
         act: None,
         residual: false,
+        rows: false,
     };
     println!("{}", run("f16", (33, 72, 264), plan(ElemType::F32), 6));
     println!("{}", run("f16_n64", (9, 136, 296), plan(ElemType::F16), 7));
@@ -127,6 +128,16 @@ fn transposed(config: &str) -> &'static KernelArtifact {
         .expect("the sm_90a config")
 }
 
+/// The sm_90a config `config` of the FP8 split-K partial kernel (`fp8_splitk.rs`).
+fn fp8_splitk(config: &str) -> &'static KernelArtifact {
+    catalogue::find("gemm_sm90_fp8_splitk")
+        .expect("shipped")
+        .artifacts
+        .iter()
+        .find(|a| a.target == Target::Sm90a && a.config == config)
+        .expect("the sm_90a config")
+}
+
 fn run_t(config: &str, shape: (usize, usize, usize), plan: SplitSim, seed: u64) -> String {
     simulate_split_plan(transposed(config), shape, &SimRun::seeded(seed), plan)
         .unwrap_or_else(|e| panic!("{config} {shape:?} {plan:?}: {e}"))
@@ -167,6 +178,7 @@ fn split_k_transposed_every_epilogue() {
         output: Some(output),
         act: None,
         residual: false,
+        rows: false,
     };
     println!(
         "{}",
@@ -206,4 +218,88 @@ fn split_k_transposed_every_epilogue() {
             run_t("m16", (5, 131, 360), plan, 60 + i as u64)
         );
     }
+}
+
+fn run_fp8(config: &str, shape: (usize, usize, usize), plan: SplitSim, seed: u64) -> String {
+    simulate_split_plan(fp8_splitk(config), shape, &SimRun::seeded(seed), plan)
+        .unwrap_or_else(|e| panic!("fp8 {config} {shape:?} {plan:?}: {e}"))
+        .1
+}
+
+/// FP8 split-K with per-tensor scales (issue #29): the partials of E4M3 and E5M2 inputs over
+/// K tiles of 128, then the reduce applying `scale_a·scale_b` to the sum, against the f64
+/// reference of the same FP8 values — tails in M (130 = 128 + 2, 70), N (136 = 128 + 8,
+/// 264 = 256 + 8) and K (400 = 3·128 + 16: the last tile's tail), slice counts that do not
+/// divide the K tiles (4 tiles in 3 slices: 1, 1, 2), as many slices as K tiles, every output
+/// type, D and the workspace poisoned first.
+#[test]
+fn fp8_split_k_per_tensor_with_tails() {
+    let plan = |splits, output| SplitSim {
+        splits: Some(splits),
+        output: Some(output),
+        ..SplitSim::default()
+    };
+    println!(
+        "{}",
+        run_fp8("default", (130, 136, 400), plan(3, ElemType::Bf16), 41)
+    );
+    println!(
+        "{}",
+        run_fp8("n256", (70, 264, 400), plan(4, ElemType::F32), 42)
+    );
+    println!(
+        "{}",
+        run_fp8("e5m2", (9, 136, 272), plan(2, ElemType::F16), 43)
+    );
+    println!(
+        "{}",
+        run_fp8("e5m2_n256", (130, 8, 656), plan(5, ElemType::Bf16), 44)
+    );
+}
+
+/// FP8 split-K with row-wise scales: `sa[i]·sb[j]` (random, both signs) applied by the reduce
+/// after the fixed-order sum, into BF16, FP16 and FP32, odd shapes and uneven slices.
+#[test]
+fn fp8_split_k_row_wise_with_tails() {
+    let plan = |splits, output| SplitSim {
+        splits: Some(splits),
+        output: Some(output),
+        rows: true,
+        ..SplitSim::default()
+    };
+    println!(
+        "{}",
+        run_fp8("default", (130, 136, 400), plan(3, ElemType::Bf16), 51)
+    );
+    println!(
+        "{}",
+        run_fp8("n256", (70, 264, 528), plan(2, ElemType::F16), 52)
+    );
+    println!(
+        "{}",
+        run_fp8("e5m2", (33, 72, 400), plan(4, ElemType::F32), 53)
+    );
+}
+
+/// The host's own slices for an FP8 plan (the cost model on 132 SMs) at a shape with an odd
+/// K, row-wise; and more slices than K tiles refused before anything runs.
+#[test]
+fn fp8_split_k_at_the_models_slices_and_refuses_empty_ones() {
+    let rows = SplitSim {
+        rows: true,
+        ..SplitSim::default()
+    };
+    println!("{}", run_fp8("default", (72, 136, 1040), rows, 61));
+    let plan = SplitSim {
+        splits: Some(3),
+        ..SplitSim::default()
+    };
+    let err = simulate_split_plan(
+        fp8_splitk("default"),
+        (7, 136, 208),
+        &SimRun::seeded(1),
+        plan,
+    )
+    .unwrap_err();
+    assert!(err.contains("2 ≤ S ≤ 2"), "{err}");
 }

@@ -559,6 +559,74 @@ mod tests {
             Some(Cmd::Bench(BenchCmd::Attention { quick, .. })) => assert!(quick),
             _ => panic!("not a bench attention command"),
         }
+        match Cli::try_parse_from([
+            "tirx",
+            "bench",
+            "attention",
+            "--shape",
+            "2,32,8,512,4096,128,causal",
+            "--shape",
+            "1,16,16,1000,1000,64",
+        ])
+        .unwrap()
+        .cmd
+        {
+            Some(Cmd::Bench(BenchCmd::Attention { shapes, .. })) => {
+                assert_eq!(shapes.len(), 2);
+                assert_eq!(
+                    (shapes[0].seq, shapes[0].sk(), shapes[0].causal),
+                    (512, 4096, true)
+                );
+                assert_eq!(
+                    (shapes[1].hd, shapes[1].sk(), shapes[1].causal),
+                    (64, 1000, false)
+                );
+            }
+            _ => panic!("not a bench attention command"),
+        }
+        match Cli::try_parse_from([
+            "tirx",
+            "bench",
+            "attention",
+            "--varlen",
+            "--shape",
+            "4,16,16,1000,1000,128",
+        ])
+        .unwrap()
+        .cmd
+        {
+            Some(Cmd::Bench(BenchCmd::Attention { varlen, shapes, .. })) => {
+                assert!(varlen);
+                assert_eq!(shapes.len(), 1);
+            }
+            _ => panic!("not a bench attention command"),
+        }
+        // A malformed shape, a shape list with the sweep's `--quick`, `--varlen` without a
+        // shape or with a forced dense tile, are refused.
+        for bad in [
+            &["tirx", "bench", "attention", "--varlen"][..],
+            &[
+                "tirx",
+                "bench",
+                "attention",
+                "--varlen",
+                "--shape",
+                "1,1,1,64,64,64",
+                "--kernel",
+                "d128",
+            ],
+            &["tirx", "bench", "attention", "--shape", "2,32,8,512,4096"],
+            &[
+                "tirx",
+                "bench",
+                "attention",
+                "--quick",
+                "--shape",
+                "1,1,1,64,64,64",
+            ],
+        ] {
+            assert!(Cli::try_parse_from(bad).is_err(), "{bad:?}");
+        }
         match Cli::try_parse_from(["tirx", "bench", "copy", "--shape", "64,64"])
             .unwrap()
             .cmd

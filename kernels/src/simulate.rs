@@ -2,15 +2,15 @@
 //! the runtime plans a GPU launch, and the tensors the emulator's device holds — one copy for
 //! `tirx sim`, `tirx sim-compare` and the emulator tests.
 //!
-//! The plan is `tirx::runtime::plan_launch_with` (tensors checked against the signature; grid,
+//! The plan is `tirx::runtime::plan_launch_args` (tensors checked against the signature; grid,
 //! block, cluster, dynamic shared memory and one value per ABI parameter); a tensor map becomes
 //! the `cuTensorMapEncodeTiled` arguments of `tirx::runtime::tiled_encoding` (what the runtime
 //! passes the driver), with the zero out-of-bounds fill the runtime asks for.
 
 use half::bf16;
 use tirx::runtime::{
-    DeviceLimits, ElemType, PlannedParam, Signature, Swizzle, TensorMeta, plan_launch_with,
-    tiled_encoding,
+    DeviceLimits, ElemType, PlannedParam, ScalarArg, Signature, Swizzle, TensorMeta,
+    plan_launch_args, tiled_encoding,
 };
 use tirx_sim::{
     Device, Launch, OobFill, ParamValue, Policy, Program, SimError, Stats, TensorMapDesc, TmaElem,
@@ -65,7 +65,31 @@ pub fn launch_with(
     limits: &DeviceLimits,
     policy: &Policy,
 ) -> Result<Stats, LaunchError> {
-    let plan = plan_launch_with(sig, tensors, scalars, limits).map_err(LaunchError::Plan)?;
+    let scalars: Vec<ScalarArg> = scalars.iter().map(|&v| ScalarArg::F32(v)).collect();
+    launch_args(
+        ptx_text,
+        sig,
+        dev,
+        (tensors, &scalars),
+        seed,
+        limits,
+        policy,
+    )
+}
+
+/// [`launch_with`] with typed scalar arguments (`f32`, `i32`, `u32`, in the signature's
+/// order), for kernels with integer scalars; a value of another type than its parameter is
+/// the planner's `RuntimeError::ScalarType`, as on the GPU.
+pub fn launch_args(
+    ptx_text: &str,
+    sig: &Signature,
+    dev: &mut Device,
+    (tensors, scalars): (&[TensorMeta], &[ScalarArg]),
+    seed: u64,
+    limits: &DeviceLimits,
+    policy: &Policy,
+) -> Result<Stats, LaunchError> {
+    let plan = plan_launch_args(sig, tensors, scalars, limits).map_err(LaunchError::Plan)?;
     let params: Vec<ParamValue> = plan
         .params
         .iter()

@@ -15,6 +15,7 @@ pub fn k(
     let m = reduce_max(t, axis = 1);
     copy(loss.tile(cta.x), gather(x, cta.x * 4 + row_index(tg), cast::<i32>(m)));
     copy(loss.tile(cta.x), m - gather(x, cta.x * 4 + row_index(tg), tg));
+    copy(loss.tile(cta.x), m - gather(x, cta.x * 4 + row_index(tg), tg, oob = zero));
     copy(loss.tile(cta.x), m + cast::<f32>(gather(target, cta.x * 4 + row_index(tg))));
 }
 
@@ -27,7 +28,7 @@ pub fn int_page(
 ) {
     let row_s = smem::<bf16>([1, 64]);
     let bar = mbarrier();
-    let id = gather(ids, cta.x);
+    let id = gather(ids, cta.x, oob = zero);
     #[scope(thread = 0)]
     {
         tma::load(row_s, table.tile(id, 0), bar);

@@ -272,7 +272,8 @@ pub enum AbiParam {
         /// The symbol (e.g. `"M"`).
         symbol: String,
     },
-    /// A scalar kernel argument (one of [`Signature::scalars`]), as `f32`.
+    /// A scalar kernel argument (one of [`Signature::scalars`]): `.f32`, `.s32` or `.u32` as
+    /// [`Signature::scalar_types`] says.
     Scalar {
         /// The argument's name in the user's function.
         name: String,
@@ -545,9 +546,12 @@ pub struct Signature {
     pub target: Target,
     /// Global tensors, in the user's parameter order.
     pub tensors: Vec<TensorDecl>,
-    /// Scalar (`f32`) arguments, in the user's parameter order; the launch passes them in this
-    /// order, after the tensors.
+    /// Scalar arguments, in the user's parameter order; the launch passes them in this order,
+    /// after the tensors.
     pub scalars: Vec<String>,
+    /// The type of each of [`Signature::scalars`], index for index: `F32`, `I32` or `U32`
+    /// (the launch refuses a value of another type).
+    pub scalar_types: Vec<ElemType>,
     /// PTX parameters in order.
     pub params: Vec<AbiParam>,
     /// Threads per CTA (x only).
@@ -563,6 +567,15 @@ pub struct Signature {
     pub smem_bytes: u32,
     /// Tensor-memory columns allocated (0 on Hopper).
     pub tmem_cols: u32,
+}
+
+impl Signature {
+    /// The type of integer scalar argument `name` (`I32` or `U32`), or `None` when `name` is
+    /// not an integer scalar (an `f32` one, a shape symbol).
+    pub fn int_scalar(&self, name: &str) -> Option<ElemType> {
+        let i = self.scalars.iter().position(|s| s == name)?;
+        self.scalar_types.get(i).copied().filter(|e| e.is_int())
+    }
 }
 
 pub use crate::encode::Major;

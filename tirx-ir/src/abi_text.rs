@@ -11,6 +11,7 @@
 //!   tmem 0
 //!   tensor a: bf16[M, K]
 //!   scalar alpha
+//!   scalar n: i32
 //!   param tensormap a box [64, 64] swizzle B128
 //!   param ptr a
 //!   param stride a 0
@@ -81,8 +82,13 @@ pub(crate) fn write_signature(f: &mut dyn Write, sig: &Signature, indent: usize)
         }
         writeln!(f, "]")?;
     }
-    for name in &sig.scalars {
-        writeln!(f, "{pad}scalar {}", Name(name))?;
+    for (i, name) in sig.scalars.iter().enumerate() {
+        match sig.scalar_types.get(i) {
+            Some(e) if *e != ElemType::F32 => {
+                writeln!(f, "{pad}scalar {}: {}", Name(name), e.name())?
+            }
+            _ => writeln!(f, "{pad}scalar {}", Name(name))?,
+        }
     }
     for p in &sig.params {
         match p {
@@ -169,6 +175,7 @@ pub(crate) fn parse_signature(c: &mut Cursor) -> Result<Signature, ParseError> {
     let smem_bytes = number_line(c, "smem", "grid")?;
     let tmem_cols = number_line(c, "tmem", "smem")?;
     let (mut tensors, mut scalars, mut params) = (Vec::new(), Vec::new(), Vec::new());
+    let mut scalar_types = Vec::new();
     let mut checks = Vec::new();
     loop {
         if c.eat_kw("tensor") {
@@ -176,6 +183,11 @@ pub(crate) fn parse_signature(c: &mut Cursor) -> Result<Signature, ParseError> {
             end_line(c, "tensor")?;
         } else if c.eat_kw("scalar") {
             scalars.push(c.expect_name("a scalar argument's name after `scalar`")?);
+            scalar_types.push(if c.eat_punct(":") {
+                parse_elem(c)?
+            } else {
+                ElemType::F32
+            });
             end_line(c, "scalar")?;
         } else if c.eat_kw("param") {
             params.push(parse_param(c)?);
@@ -198,6 +210,7 @@ pub(crate) fn parse_signature(c: &mut Cursor) -> Result<Signature, ParseError> {
         target,
         tensors,
         scalars,
+        scalar_types,
         params,
         threads,
         cluster,
@@ -408,7 +421,8 @@ mod tests {
                     shape: vec![],
                 },
             ],
-            scalars: vec!["alpha".into()],
+            scalars: vec!["alpha".into(), "n".into()],
+            scalar_types: vec![ElemType::F32, ElemType::I32],
             params: vec![
                 AbiParam::TensorMap {
                     tensor: "src".into(),
@@ -479,6 +493,7 @@ signature tma_copy_default_sm_90a
   tensor src: bf16[M, N]
   tensor \"odd name\": f32[]
   scalar alpha
+  scalar n: i32
   param tensormap src box [64, 64] swizzle B128
   param ptr \"odd name\"
   param stride src 0

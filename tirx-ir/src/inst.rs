@@ -35,6 +35,9 @@ pub fn mem(v: Handle<Var>, off: i64) -> Operand {
     Operand::Mem(Box::new(Operand::Reg(v)), off)
 }
 
+/// The opcode of [`Inst::tirx_check`]'s note (printed as a PTX comment).
+pub const TIRX_CHECK: &str = "tirx.check";
+
 impl Inst {
     /// Guards the instruction with `@p` (or `@!p`).
     pub fn guarded(mut self, p: Handle<Var>, negate: bool) -> Inst {
@@ -741,6 +744,17 @@ impl Inst {
             "tcgen05.fence::before_thread_sync"
         };
         inst(op, vec![], vec![])
+    }
+
+    /// Not an instruction: the note `// tirx.check KIND TENSOR N…` the PTX writer prints as
+    /// a comment (§4.2) before the instruction it describes, for the emulator. `gather`: the
+    /// next instruction is the `setp` bounding dimension `N` (outermost first) of `tensor`;
+    /// `tma`: the next is a TMA load whose coordinates at positions `N…` (as written,
+    /// innermost first) are data-dependent. ptxas and the driver ignore it.
+    pub fn tirx_check(kind: &str, tensor: &str, ns: &[i64]) -> Inst {
+        let mut srcs = vec![Operand::Sym(kind.into()), Operand::Sym(tensor.into())];
+        srcs.extend(ns.iter().map(|&n| Operand::Imm(n)));
+        inst(TIRX_CHECK, vec![], srcs)
     }
 
     /// `ld.global.ty d, [addr+off]` (§9.7.9.8 ld): `addr` a 64-bit global address.

@@ -66,6 +66,10 @@ pub struct Lower<'k> {
     pub span: Span,
     /// Register fragments of `Space::Reg` buffers, allocated once per kernel.
     pub frags: &'k mut HashMap<Handle<Buffer>, Vec<Handle<Var>>>,
+    /// Variables whose value depends on data loaded from global memory (a scalar `gather`,
+    /// directly or through `let`s): indices and TMA coordinates that read them are checked
+    /// by the emulator (`crate::regtile::gather::data_vars`).
+    pub data: &'k std::collections::HashSet<Handle<Var>>,
 }
 
 /// `a + b` on u32 expressions, folding immediates.
@@ -186,6 +190,13 @@ impl<'k> Lower<'k> {
     pub fn dim(&mut self, symbol: &str) -> Expr {
         if let Ok(v) = symbol.parse::<u32>() {
             return Expr::u32(v);
+        }
+        // An integer scalar argument is a runtime `u32` like a shape symbol (its 32 bits).
+        if self.k.sig.int_scalar(symbol).is_some() {
+            self.param(AbiParam::Scalar {
+                name: symbol.into(),
+            });
+            return Expr::Dim(symbol.into());
         }
         self.param(AbiParam::Dim {
             symbol: symbol.into(),

@@ -496,10 +496,27 @@ impl<'k> Printer<'_, 'k> {
                 }
                 Ok(())
             }
-            TileRef::Global { tensor, coords } => {
-                write!(self.out, "global {}[", Name(tensor))?;
+            TileRef::Global {
+                tensor,
+                coords,
+                elements,
+            } => {
+                // `global x[…]` (tile coordinates), `global_at x[…]` (element offsets),
+                // `global_at x[…] within […]` (and bounds).
+                let kw = if elements.is_some() {
+                    "global_at"
+                } else {
+                    "global"
+                };
+                write!(self.out, "{kw} {}[", Name(tensor))?;
                 write_exprs(self.out, coords)?;
-                self.out.write_str("]")
+                self.out.write_str("]")?;
+                if let Some(b) = elements.as_ref().map(|b| &b.0).filter(|b| !b.is_empty()) {
+                    self.out.write_str(" within [")?;
+                    write_exprs(self.out, b)?;
+                    self.out.write_str("]")?;
+                }
+                Ok(())
             }
         }
     }
@@ -645,10 +662,19 @@ impl<'k> Printer<'_, 'k> {
                     false => Ok(()),
                 }
             }
-            Op::LoadScalar { dst, tensor, index } => {
+            Op::LoadScalar {
+                dst,
+                tensor,
+                index,
+                oob_zero,
+            } => {
                 write!(self.out, " global {}[", Name(tensor))?;
                 write_exprs(self.out, index)?;
-                write!(self.out, "] -> %{}", dst.index())
+                write!(self.out, "] -> %{}", dst.index())?;
+                match oob_zero {
+                    true => self.out.write_str(" oob_zero"),
+                    false => Ok(()),
+                }
             }
             Op::ClcIsCanceled { resp, dst } => {
                 self.out.write_str(" ")?;

@@ -173,9 +173,12 @@ pub struct KernelDef {
     pub args: KernelArgs,
     /// Tensor parameters in order (bad ones left out).
     pub params: Vec<ParamDef>,
-    /// Scalar (`f32`) parameters in order: the signature's `scalars`, passed by value after
-    /// the tensors; the body names them only as op arguments (`copy(.., alpha = alpha)`).
+    /// Scalar parameters in order: the signature's `scalars`, passed by value after the
+    /// tensors. An `f32` one is a float of tile expressions and a copy's scale (`alpha =
+    /// alpha`); an `i32`/`u32` one a runtime `u32` scalar, like a shape symbol.
     pub scalars: Vec<Ident>,
+    /// The type of each of `scalars`: `F32`, `I32` or `U32`.
+    pub scalar_types: Vec<tirx_ir::abi::ElemType>,
     /// Names of tensors the body writes (launched as `&mut`).
     pub written: BTreeSet<String>,
     /// The body.
@@ -201,11 +204,14 @@ impl KernelDef {
                 sink.push(span_range(a), "a tile kernel accepts only `#[doc]` and `#[cfg]` attributes besides `#[tile_kernel]`");
             }
         }
-        let (mut params, mut scalars) = (Vec::new(), Vec::new());
+        let (mut params, mut scalars, mut scalar_types) = (Vec::new(), Vec::new(), Vec::new());
         for p in item.sig.inputs.iter().filter_map(|arg| param(arg, sink)) {
             match p {
                 Param::Tensor(t) => params.push(t),
-                Param::Scalar(id) => scalars.push(id),
+                Param::Scalar(id, ty) => {
+                    scalars.push(id);
+                    scalar_types.push(ty);
+                }
             }
         }
         check_params(&mut params, &args, sink);
@@ -217,6 +223,7 @@ impl KernelDef {
             args,
             params,
             scalars,
+            scalar_types,
             written,
             body: *item.block,
         }
@@ -288,10 +295,10 @@ fn check_signature(sig: &syn::Signature, sink: &mut ErrorSink) {
     }
 }
 
-/// A kernel parameter: a tensor, or a scalar (`name: f32`).
+/// A kernel parameter: a tensor, or a scalar (`name: f32`, `n: i32`, `n: u32`).
 enum Param {
     Tensor(ParamDef),
-    Scalar(Ident),
+    Scalar(Ident, tirx_ir::abi::ElemType),
 }
 
 /// One parameter, or `None` after reporting why not.
@@ -314,13 +321,16 @@ fn param(arg: &FnArg, sink: &mut ErrorSink) -> Option<Param> {
     }
     if let Type::Path(tp) = &*pt.ty
         && tp.qself.is_none()
-        && tp.path.is_ident("f32")
+        && let Some(ty) = ["f32", "i32", "u32"]
+            .iter()
+            .find(|t| tp.path.is_ident(t))
+            .and_then(|t| tirx_ir::abi::ElemType::from_name(t))
     {
         if let Some(a) = pt.attrs.first() {
             sink.push(span_range(a), "a scalar parameter takes no attributes");
             return None;
         }
-        return Some(Param::Scalar(ident));
+        return Some(Param::Scalar(ident, ty));
     }
     let elem = tensor_elem(&pt.ty, sink)?;
     let mut shape = None;
@@ -388,7 +398,7 @@ fn param(arg: &FnArg, sink: &mut ErrorSink) -> Option<Param> {
 /// `Tensor<bf16 | f16 | f32 | SYM>` → the element type as written; a symbol is checked
 /// against the configs by [`check_params`].
 fn tensor_elem(ty: &Type, sink: &mut ErrorSink) -> Option<ElemRef> {
-    let expected = "expected `Tensor<bf16>`, `Tensor<f16>`, `Tensor<f32>` or `Tensor<T>` with `T` a config's element type, or `f32` for a scalar";
+    let expected = "expected `Tensor<bf16>`, `Tensor<f16>`, `Tensor<f32>` or `Tensor<T>` with `T` a config's element type, or `f32`, `i32` or `u32` for a scalar";
     let Type::Path(tp) = ty else {
         sink.push(span_range(ty), expected);
         return None;
@@ -611,7 +621,8 @@ impl Writes<'_> {
     }
 }
 
-/// The `x` of `copy(x.tile(..), …)` and `tma::store(x.tile(..), …)`.
+/// The `x` of `copy(x.tile(..), …)` and `tma::store(x.tile(..), …)` (or `x.at(..)`,
+/// `x.at(..).within(..)`).
 fn copy_destination(c: &syn::ExprCall) -> Option<&Ident> {
     let Expr::Path(p) = c.func.as_ref() else {
         return None;
@@ -630,7 +641,13 @@ fn copy_destination(c: &syn::ExprCall) -> Option<&Ident> {
         ["copy"] | ["tma", "store"]
     );
     match c.args.first() {
-        Some(Expr::MethodCall(m)) if is_copy && m.method == "tile" => path_ident(&m.receiver),
+        Some(Expr::MethodCall(m)) if is_copy && (m.method == "tile" || m.method == "at") => {
+            path_ident(&m.receiver)
+        }
+        Some(Expr::MethodCall(w)) if is_copy && w.method == "within" => match w.receiver.as_ref() {
+            Expr::MethodCall(m) if m.method == "at" => path_ident(&m.receiver),
+            _ => None,
+        },
         _ => None,
     }
 }

@@ -162,7 +162,7 @@ impl<'k> Writer<'k> {
         write!(out, ".visible .entry {}(", sig.entry)?;
         for (i, param) in sig.params.iter().enumerate() {
             out.push_str(if i == 0 { "\n" } else { ",\n" });
-            write!(out, "\t{}", param_decl(param))?;
+            write!(out, "\t{}", param_decl(sig, param))?;
         }
         if !sig.params.is_empty() {
             out.push('\n');
@@ -249,6 +249,17 @@ impl<'k> Writer<'k> {
 
     /// `[@guard ]opcode dsts…, srcs…;`
     fn inst(&mut self, inst: &Inst) -> Result<(), PtxError> {
+        if inst.opcode == tirx_ir::inst::TIRX_CHECK {
+            // A note for the emulator, not an instruction: a comment (PTX ISA §4.2) on the
+            // line before the instruction it describes.
+            let words = inst
+                .srcs
+                .iter()
+                .map(|op| self.operand(op))
+                .collect::<Result<Vec<_>, _>>()?;
+            writeln!(self.body, "\t// {} {}", inst.opcode, words.join(" "))?;
+            return Ok(());
+        }
         self.setmaxnreg |= inst.opcode.starts_with("setmaxnreg.");
         let guard = match &inst.guard {
             None => String::new(),
@@ -483,7 +494,7 @@ impl<'k> Writer<'k> {
 
 /// A kernel parameter declaration, with the size and alignment the ABI gives
 /// (PTX ISA §5.1.6.1, kernel parameters).
-fn param_decl(param: &AbiParam) -> String {
+fn param_decl(sig: &tirx_ir::abi::Signature, param: &AbiParam) -> String {
     let name = param.ptx_name();
     match param {
         AbiParam::TensorMap { .. } => {
@@ -492,7 +503,11 @@ fn param_decl(param: &AbiParam) -> String {
         }
         AbiParam::Pointer { .. } | AbiParam::Stride { .. } => format!(".param .u64 {name}"),
         AbiParam::Dim { .. } => format!(".param .u32 {name}"),
-        AbiParam::Scalar { .. } => format!(".param .f32 {name}"),
+        AbiParam::Scalar { name: s } => match sig.int_scalar(s) {
+            Some(tirx_ir::abi::ElemType::I32) => format!(".param .s32 {name}"),
+            Some(_) => format!(".param .u32 {name}"),
+            None => format!(".param .f32 {name}"),
+        },
     }
 }
 

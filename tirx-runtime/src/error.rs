@@ -82,6 +82,19 @@ pub enum RuntimeError {
         values: String,
     },
 
+    /// A scalar argument of another type than the kernel declares (an `f32` for an `i32`
+    /// parameter, a `u32` for an `i32`, …); checked before any launch.
+    #[error("`{entry}`'s scalar argument `{name}` is {expected}, but a {got} was passed")]
+    ScalarType {
+        /// The entry point.
+        entry: String,
+        /// The scalar parameter.
+        name: String,
+        /// Its declared type (`f32`, `i32`, `u32`).
+        expected: &'static str,
+        /// The type of the value passed.
+        got: &'static str,
+    },
     /// The launch passed a different number of scalar arguments than the kernel takes.
     #[error("`{entry}` takes {expected} scalar argument(s) ({names}), but {got} were passed")]
     ScalarCount {

@@ -89,6 +89,7 @@ fn add_one_sig() -> Signature {
             decl("y", ElemType::F32, &["R", "C"]),
         ],
         scalars: vec![],
+        scalar_types: vec![],
         params: vec![
             AbiParam::Pointer { tensor: "x".into() },
             AbiParam::Stride {
@@ -204,6 +205,7 @@ fn tma_copy_sig(entry: &str, swizzle: Swizzle) -> Signature {
             decl("y", ElemType::Bf16, &["R", "64"]),
         ],
         scalars: vec![],
+        scalar_types: vec![],
         params: vec![
             AbiParam::TensorMap {
                 tensor: "x".into(),
@@ -505,6 +507,7 @@ fn cluster_attribute_reaches_the_kernel() {
         target: Target::Sm90a,
         tensors: vec![decl("out", ElemType::F32, &["G"])],
         scalars: vec![],
+        scalar_types: vec![],
         params: vec![AbiParam::Pointer {
             tensor: "out".into(),
         }],

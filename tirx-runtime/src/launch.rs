@@ -23,7 +23,7 @@ use tirx_ir::problem::Problem;
 
 use crate::device::{PtxText, Runtime};
 use crate::error::RuntimeError;
-use crate::plan::{LaunchPlan, PlannedParam, TensorMeta, plan_launch_with};
+use crate::plan::{LaunchPlan, PlannedParam, ScalarArg, TensorMeta, plan_launch_args};
 use crate::tensor::TensorArg;
 
 /// One compiled variant of a kernel (one config on one target), as the `#[tile_kernel]` macro
@@ -285,6 +285,19 @@ impl Runtime {
         args: &[TensorArg<'_>],
         scalars: &[f32],
     ) -> Result<(), RuntimeError> {
+        let scalars: Vec<ScalarArg> = scalars.iter().map(|&v| ScalarArg::F32(v)).collect();
+        self.launch_args(artifact, args, &scalars)
+    }
+
+    /// [`Runtime::launch`] with typed scalar arguments (`f32`, `i32`, `u32`) in the signature's
+    /// order; a value of another type than its parameter is [`RuntimeError::ScalarType`],
+    /// before any launch.
+    pub fn launch_args(
+        &self,
+        artifact: &KernelArtifact,
+        args: &[TensorArg<'_>],
+        scalars: &[ScalarArg],
+    ) -> Result<(), RuntimeError> {
         let target = self.target()?;
         if artifact.target != target {
             return Err(RuntimeError::UnsupportedDevice {
@@ -329,6 +342,17 @@ impl Runtime {
         self.launch_with(select(artifacts, config, self.target()?)?, args, scalars)
     }
 
+    /// [`Runtime::launch_variant`] with typed scalar arguments ([`Runtime::launch_args`]).
+    pub fn launch_variant_args(
+        &self,
+        artifacts: &[KernelArtifact],
+        config: &str,
+        args: &[TensorArg<'_>],
+        scalars: &[ScalarArg],
+    ) -> Result<(), RuntimeError> {
+        self.launch_args(select(artifacts, config, self.target()?)?, args, scalars)
+    }
+
     /// Launches entry `sig.entry` of `ptx` with `args` after checking them against `sig`.
     ///
     /// # Safety
@@ -356,7 +380,7 @@ impl Runtime {
         ptx: PtxText<'_>,
         sig: &Signature,
         args: &[TensorArg<'_>],
-        scalars: &[f32],
+        scalars: &[ScalarArg],
     ) -> Result<(), RuntimeError> {
         let target = self.target()?;
         if sig.target != target {
@@ -373,7 +397,7 @@ impl Runtime {
             return Err(RuntimeError::WrongContext { tensor });
         }
         let metas: Vec<TensorMeta> = args.iter().map(|a| a.meta().clone()).collect();
-        let plan = plan_launch_with(sig, &metas, scalars, self.limits())?;
+        let plan = plan_launch_args(sig, &metas, scalars, self.limits())?;
         let function = self.function(&sig.entry, ptx, sig.smem_bytes, |f| {
             verify_param_layout(f, sig)
         })?;
@@ -523,6 +547,7 @@ mod tests {
                 shape: vec!["N".into()],
             }],
             scalars: vec![],
+            scalar_types: vec![],
             params: vec![
                 AbiParam::Dim { symbol: "N".into() },
                 AbiParam::TensorMap {

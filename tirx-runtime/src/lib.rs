@@ -37,8 +37,8 @@ pub use fp4::{e2m1x2, ue4m3};
 pub use fp8::{e4m3, e5m2};
 pub use launch::{Kernel, KernelArtifact, ParamBuffer, select};
 pub use plan::{
-    DeviceLimits, LaunchPlan, PlannedParam, TensorMeta, layout_params, plan_launch,
-    plan_launch_with, row_major_strides,
+    DeviceLimits, LaunchPlan, PlannedParam, ScalarArg, TensorMeta, layout_params, plan_launch,
+    plan_launch_args, plan_launch_with, row_major_strides,
 };
 pub use scale::{image_offset, scale_image, ue8m0};
 pub use tensor::{Element, Tensor, TensorArg};

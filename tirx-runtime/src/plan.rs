@@ -138,12 +138,73 @@ pub fn plan_launch(
     plan_launch_with(sig, args, &[], limits)
 }
 
-/// [`plan_launch`] for a kernel that also takes scalar arguments: `scalars` in the
-/// signature's order (`Signature::scalars`); a different count is a typed error.
+/// One scalar argument's value, typed: an `f32`, or a 32-bit integer for an `i32`/`u32`
+/// scalar parameter (`n: i32` in the kernel's signature).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ScalarArg {
+    /// For an `f32` parameter.
+    F32(f32),
+    /// For an `i32` parameter.
+    I32(i32),
+    /// For a `u32` parameter.
+    U32(u32),
+}
+
+impl ScalarArg {
+    /// The type it is for.
+    pub fn elem(self) -> ElemType {
+        match self {
+            ScalarArg::F32(_) => ElemType::F32,
+            ScalarArg::I32(_) => ElemType::I32,
+            ScalarArg::U32(_) => ElemType::U32,
+        }
+    }
+    /// Its 32 bits, as the parameter holds them.
+    pub fn bits(self) -> u32 {
+        match self {
+            ScalarArg::F32(v) => v.to_bits(),
+            ScalarArg::I32(v) => v as u32,
+            ScalarArg::U32(v) => v,
+        }
+    }
+}
+
+impl From<f32> for ScalarArg {
+    fn from(v: f32) -> ScalarArg {
+        ScalarArg::F32(v)
+    }
+}
+impl From<i32> for ScalarArg {
+    fn from(v: i32) -> ScalarArg {
+        ScalarArg::I32(v)
+    }
+}
+impl From<u32> for ScalarArg {
+    fn from(v: u32) -> ScalarArg {
+        ScalarArg::U32(v)
+    }
+}
+
+/// [`plan_launch`] for a kernel that also takes `f32` scalar arguments: `scalars` in the
+/// signature's order (`Signature::scalars`); a different count is a typed error, and so is a
+/// kernel whose scalar is an integer ([`plan_launch_args`] passes those).
 pub fn plan_launch_with(
     sig: &Signature,
     args: &[TensorMeta],
     scalars: &[f32],
+    limits: &DeviceLimits,
+) -> Result<LaunchPlan, RuntimeError> {
+    let scalars: Vec<ScalarArg> = scalars.iter().map(|&v| ScalarArg::F32(v)).collect();
+    plan_launch_args(sig, args, &scalars, limits)
+}
+
+/// [`plan_launch`] with typed scalar arguments, in the signature's order: a count or a type
+/// that differs from the signature's (`Signature::scalar_types`) is a typed error
+/// ([`RuntimeError::ScalarCount`], [`RuntimeError::ScalarType`]), before anything else.
+pub fn plan_launch_args(
+    sig: &Signature,
+    args: &[TensorMeta],
+    scalars: &[ScalarArg],
     limits: &DeviceLimits,
 ) -> Result<LaunchPlan, RuntimeError> {
     if scalars.len() != sig.scalars.len() {
@@ -154,6 +215,7 @@ pub fn plan_launch_with(
             names: sig.scalars.join(", "),
         });
     }
+    check_scalars(sig, scalars)?;
     if args.len() != sig.tensors.len() {
         let names: Vec<&str> = sig.tensors.iter().map(|t| t.name.as_str()).collect();
         return Err(RuntimeError::ArgCount {
@@ -437,10 +499,26 @@ fn check_block(
     Ok(())
 }
 
+/// Each scalar's type against the signature's (a signature without types takes `f32`s).
+fn check_scalars(sig: &Signature, scalars: &[ScalarArg]) -> Result<(), RuntimeError> {
+    for (i, (name, v)) in sig.scalars.iter().zip(scalars).enumerate() {
+        let want = sig.scalar_types.get(i).copied().unwrap_or(ElemType::F32);
+        if v.elem() != want {
+            return Err(RuntimeError::ScalarType {
+                entry: sig.entry.clone(),
+                name: name.clone(),
+                expected: want.name(),
+                got: v.elem().name(),
+            });
+        }
+    }
+    Ok(())
+}
+
 fn plan_params(
     sig: &Signature,
     args: &[TensorMeta],
-    scalars: &[f32],
+    scalars: &[ScalarArg],
     bindings: &[Binding],
 ) -> Result<Vec<PlannedParam>, RuntimeError> {
     let bad = |reason: String| RuntimeError::BadSignature {
@@ -490,7 +568,7 @@ fn plan_params(
                         sig.scalars.iter().position(|s| s == name).ok_or_else(|| {
                             bad(format!("parameter `{name}` is no scalar argument"))
                         })?;
-                    PlannedParam::Scalar(scalars[i].to_bits())
+                    PlannedParam::Scalar(scalars[i].bits())
                 }
             })
         })

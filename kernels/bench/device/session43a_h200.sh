@@ -7,7 +7,7 @@
 #  2. #32: where the one-CTA long row kernels overtake the c10k..c16k register kernels the
 #     capacity rule picks (last stop: at 8192x16384 the long ones won by 20-40 %): rows
 #     {1024, 4096, 8192} x cols {10240, 12288, 14336, 16384}, the host's choice and each kernel
-#     forced, torch beside.
+#     forced, torch (and Liger when carried) beside.
 #  3. #29: ncu of the row-wise FP8 GEMM at 8192^3 beside torch._scaled_mm's (fp8_profile_h200.sh).
 set -u
 BUDGET=${BUDGET:-540}
@@ -33,10 +33,15 @@ if [ -x devbin/candle_tests ]; then
   LD_LIBRARY_PATH=$NV:$LD_LIBRARY_PATH timeout $(left 120) ./devbin/candle_tests > $OUT/candle.txt 2>&1
   echo "rc=$?" >> $OUT/candle.txt; grep -E "^test |test result|FAILED|panicked|error|rc=" $OUT/candle.txt | head -40
 fi
+# Liger (Triton, one small wheel) when carried as .peers/liger (../shared/tools/peer-wheels.sh pins 0.8.5).
+PEER="--peer torch"
+if ls .peers/liger/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .peers/liger/*.whl && export PYTHONPATH=/tmp/site && PEER="--peer torch --peer liger"
+fi
 echo "== 2. rows: register kernels vs long kernels, 10k..16k columns"
 S=""
 for r in 1024 4096 8192; do for c in 10240 12288 14336 16384; do S="$S --shape $r,$c"; done; done
-timeout $(left 80) python3 kernels/bench/rows_peers.py $S --peer torch --out $OUT/rows-peers.json > $OUT/peers.txt 2>&1
+timeout $(left 80) python3 kernels/bench/rows_peers.py $S $PEER --out $OUT/rows-peers.json > $OUT/peers.txt 2>&1
 echo "rc=$?" >> $OUT/peers.txt; tail -2 $OUT/peers.txt
 timeout $(left 60) ./devbin/tirx bench rows --peers $OUT/rows-peers.json $S --json $OUT/host.json > $OUT/host.txt 2>&1
 echo "rc=$?" >> $OUT/host.txt; grep -E "^==|x[0-9]+ |geometric|rc=" $OUT/host.txt | head -60

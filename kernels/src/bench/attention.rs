@@ -9,10 +9,19 @@
 //! 2. Timing: [`WARMUP`] untimed runs, then runs until [`WARMUP_MS`] have passed, then
 //!    [`RUNS`] or more runs (about [`TIMED_MS`], at most [`MAX_RUNS`]), each bracketed by its
 //!    own pair of CUDA events and queued without waiting, cycling over the sets; the median.
-//!    TFLOP/s = 4·b·h·s²·d / t, halved for causal.
+//!    TFLOP/s = 4·b·h·s²·d / t, halved for causal (FA3's count, [`Shape::flops`], when the
+//!    query and key lengths differ).
 //! 3. Check, untimed: O of set 0 poisoned, one run, read back: every element finite, and
 //!    [`CHECK_ROWS`] rows of batch 0, heads 0 and 1, within [`TOL`] of the f64 reference
-//!    ([`crate::attention::reference::attention_row`]); their LSE within 8·[`TOL`].
+//!    ([`crate::attention::reference::attention_row`]); their LSE within 8·[`TOL`] (a row that
+//!    sees no key — causal with more queries than keys — must give O = 0 and LSE = −∞).
+//!
+//! `tirx bench attention --shape B,HQ,HKV,SQ,SK,D[,causal]` ([`Shape::parse`], repeatable)
+//! measures the shapes given instead of the sweep; `attention_peers.py --shape` takes the same.
+//! With `--varlen` each shape runs as a packed variable-length batch of B equal sequences
+//! through `attention_sm90_varlen` ([`Packed`]), beside FA4's varlen kernel where the peers'
+//! script measured it (`attention_peers.py --varlen`, peer `fa4-cute-sm90-varlen`), and the
+//! dense peers otherwise.
 //!
 //! The peers file (`tirx-attention-peers/1`, the script's docstring gives the format) is read
 //! by [`PeersFile`]; the ratio is ours over the faster of cuDNN and FA4-cute.
@@ -44,52 +53,125 @@ pub const TOKENS: usize = 16384;
 /// Heads × head dim of every sweep shape.
 pub const WIDTH: usize = 2048;
 
-/// One point of the sweep.
+/// One point of the sweep, or a shape given with `--shape`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Shape {
     /// Head dimension.
     pub hd: usize,
-    /// Sequence length (queries and keys).
+    /// Query sequence length.
     pub seq: usize,
+    /// Key/value sequence length when it is not `seq` (`None`: the same; the sweep's shapes
+    /// and peers files written before `--shape` existed have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seq_k: Option<usize>,
     /// Batch.
     pub batch: usize,
     /// Query heads.
     pub heads: usize,
     /// K/V heads.
     pub kv_heads: usize,
-    /// Causal mask.
+    /// Causal mask (bottom-right aligned when the lengths differ, as FA2/FA3: query `i` sees
+    /// keys `j ≤ i + seq_k − seq`).
     pub causal: bool,
 }
 
 impl Shape {
-    /// The FLOPs the sweep counts: 4·b·h·s²·d, halved for causal.
+    /// The key length.
+    pub fn sk(&self) -> usize {
+        self.seq_k.unwrap_or(self.seq)
+    }
+    /// The FLOPs counted, FA3's convention (`hopper/benchmark_attn.py`, `flops`):
+    /// 4·b·h·sq·avg·d, `avg` the keys a query sees on average — `sk` without a mask,
+    /// `(max(0, sk − sq) + sk) / 2` with the bottom-right causal one (so 4·b·h·s²·d, halved
+    /// for causal, when the lengths agree).
     pub fn flops(&self) -> f64 {
-        let f =
-            4.0 * (self.batch * self.heads) as f64 * (self.seq * self.seq) as f64 * self.hd as f64;
-        if self.causal { f / 2.0 } else { f }
+        let (sq, sk) = (self.seq as f64, self.sk() as f64);
+        let avg = if self.causal {
+            ((sk - sq).max(0.0) + sk) / 2.0
+        } else {
+            sk
+        };
+        4.0 * (self.batch * self.heads) as f64 * sq * avg * self.hd as f64
     }
     fn dims(&self) -> Dims {
         Dims {
             b: self.batch,
             s: self.seq,
-            sk: self.seq,
+            sk: self.sk(),
             hq: self.heads,
             hk: self.kv_heads,
             d: self.hd,
             dv: self.hd,
         }
     }
-    /// `hd128 s8192 b2 h16/16 full`.
+    /// The shape with its key length spelled out: what two shapes are compared by (a peers
+    /// file may name `seq_k` where the sweep leaves it out).
+    fn key(&self) -> Shape {
+        Shape {
+            seq_k: Some(self.sk()),
+            ..*self
+        }
+    }
+    /// `hd128 s8192 b2 h16/16 full`, or `hd128 s512/4096 …` when the key length differs.
     pub fn label(&self) -> String {
+        let s = if self.sk() == self.seq {
+            self.seq.to_string()
+        } else {
+            format!("{}/{}", self.seq, self.sk())
+        };
         format!(
-            "hd{} s{} b{} h{}/{} {}",
+            "hd{} s{s} b{} h{}/{} {}",
             self.hd,
-            self.seq,
             self.batch,
             self.heads,
             self.kv_heads,
             if self.causal { "causal" } else { "full" }
         )
+    }
+    /// Parses `--shape B,HQ,HKV,SQ,SK,D[,causal]` (the last field `causal` or `full`,
+    /// `full` when left out).
+    pub fn parse(text: &str) -> Result<Shape, String> {
+        let fields: Vec<&str> = text.split(',').map(str::trim).collect();
+        let bad = |why: String| {
+            format!(
+                "--shape `{text}`: {why} (expected B,HQ,HKV,SQ,SK,D[,causal], e.g. 2,32,8,512,4096,128,causal)"
+            )
+        };
+        if !(6..=7).contains(&fields.len()) {
+            return Err(bad(format!("{} fields", fields.len())));
+        }
+        let mut n = [0usize; 6];
+        for (i, (f, name)) in fields
+            .iter()
+            .zip(["B", "HQ", "HKV", "SQ", "SK", "D"])
+            .enumerate()
+        {
+            n[i] = f
+                .parse()
+                .ok()
+                .filter(|&v: &usize| v > 0)
+                .ok_or_else(|| bad(format!("{name} `{f}` is not a positive integer")))?;
+        }
+        let causal = match fields.get(6).copied() {
+            None | Some("full") => false,
+            Some("causal") => true,
+            Some(other) => return Err(bad(format!("`{other}` is neither `causal` nor `full`"))),
+        };
+        let [batch, heads, kv_heads, seq, sk, hd] = n;
+        if heads % kv_heads != 0 {
+            return Err(bad(format!(
+                "{kv_heads} K/V heads do not divide {heads} query heads"
+            )));
+        }
+        Ok(Shape {
+            hd,
+            seq,
+            seq_k: (sk != seq).then_some(sk),
+            batch,
+            heads,
+            kv_heads,
+            causal,
+        })
     }
 }
 
@@ -110,6 +192,7 @@ pub fn sweep(quick: bool) -> Vec<Shape> {
                 out.push(Shape {
                     hd,
                     seq,
+                    seq_k: None,
                     batch: TOKENS / seq,
                     heads,
                     kv_heads: heads,
@@ -122,6 +205,7 @@ pub fn sweep(quick: bool) -> Vec<Shape> {
         out.push(Shape {
             hd: 128,
             seq: 8192,
+            seq_k: None,
             batch: 2,
             heads: 32,
             kv_heads: 8,
@@ -177,7 +261,7 @@ impl PeersFile {
     pub fn tflops(&self, shape: &Shape, peer: &str) -> Option<f64> {
         self.results
             .iter()
-            .find(|r| r.shape == *shape && r.peer == peer && r.ok)
+            .find(|r| r.shape.key() == shape.key() && r.peer == peer && r.ok)
             .and_then(|r| r.median_ms)
             .map(|ms| shape.flops() / ms / 1e9)
     }
@@ -189,6 +273,9 @@ pub struct Point {
     /// The shape.
     #[serde(flatten)]
     pub shape: Shape,
+    /// Measured as a variable-length batch (`--varlen`: `attention_sm90_varlen`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub varlen: bool,
     /// The tile entry forced (`--kernel`), or `None`: the host's choice.
     pub tile: Option<String>,
     /// Our median ms.
@@ -246,12 +333,19 @@ pub fn run_attention_bench(
     peers: Option<&PeersFile>,
     json: Option<&Path>,
     dump: Option<&Path>,
+    varlen: bool,
 ) -> Result<Vec<Point>, BenchError> {
+    if varlen && !tiles.is_empty() {
+        return Err(BenchError::Wrong(
+            "--kernel forces a tile of the dense kernels; --varlen measures attention_sm90_varlen"
+                .into(),
+        ));
+    }
     let mut dumped = Vec::new();
     // One buffer per tensor, as large as the largest shape's (GQA's Q is 16k × 4096).
     let numel = shapes
         .iter()
-        .map(|s| s.batch * s.seq * s.heads.max(s.kv_heads) * s.hd)
+        .map(|s| s.batch * s.seq.max(s.sk()) * s.heads.max(s.kv_heads) * s.hd)
         .max()
         .unwrap_or(0);
     let mut rng = Rng::new(0xa77e);
@@ -300,17 +394,11 @@ pub fn run_attention_bench(
         .iter()
         .flat_map(|s| choices.iter().map(move |t| (s, *t)))
     {
-        let (b, s, hq, hk, d) = (sh.batch, sh.seq, sh.heads, sh.kv_heads, sh.hd);
+        let (b, s, sk, hq, hk, d) = (sh.batch, sh.seq, sh.sk(), sh.heads, sh.kv_heads, sh.hd);
         let forced = tile.map(|(_, a)| a);
         if let Some(a) = forced {
             // A forced tile runs only the shapes it can take (its head dim).
-            let dims = RequestDims {
-                b,
-                s,
-                sk: s,
-                hq,
-                hk,
-            };
+            let dims = RequestDims { b, s, sk, hq, hk };
             let r = AttentionRequest::contiguous(dims, d, tirx::abi::ElemType::Bf16, sh.causal)?;
             if host::choose(&r.forced(a), &Device::of(rt)?).is_err() {
                 continue;
@@ -318,11 +406,19 @@ pub fn run_attention_bench(
         }
         let tile = tile.map(|(t, _)| t);
         let q_shape = [b, s, hq * d];
-        let k_shape = [b, s, hk * d];
+        let k_shape = [b, sk, hk * d];
         let strides = |sh: &[usize; 3]| [sh[1] * sh[2], sh[2], 1];
         let scale = 1.0 / (d as f32).sqrt();
         let l_shape = [b * hq, s, 1];
+        let packed = if varlen {
+            Some(Packed::new(rt, sh)?)
+        } else {
+            None
+        };
         let launch = |set: &[Tensor<bf16>; 4], lse: &Tensor<f32>| -> Result<(), BenchError> {
+            if let Some(p) = &packed {
+                return p.launch(rt, set, lse, scale);
+            }
             let args = [
                 set[0].subview(0, &q_shape, &strides(&q_shape))?,
                 set[1].subview(0, &k_shape, &strides(&k_shape))?,
@@ -364,7 +460,19 @@ pub fn run_attention_bench(
                 for (g, w) in got.iter().zip(&want) {
                     max_err = max_err.max((g.to_f64() - w).abs());
                 }
-                max_err = max_err.max((f64::from(lse[h * s + i]) - want_lse).abs() / 8.0);
+                // Dense: [B·HQ, S, 1]; varlen: [HQ, B·S, 1] (batch 0's tokens first).
+                let got_lse = f64::from(lse[h * if varlen { b * s } else { s } + i]);
+                let lse_err = if want_lse == f64::NEG_INFINITY && got_lse == want_lse {
+                    0.0
+                } else {
+                    (got_lse - want_lse).abs() / 8.0
+                };
+                // NaN (an LSE not written) fails the check as infinity would.
+                max_err = max_err.max(if lse_err.is_nan() {
+                    f64::INFINITY
+                } else {
+                    lse_err
+                });
             }
         }
         if max_err > TOL {
@@ -373,12 +481,19 @@ pub fn run_attention_bench(
                 sh.label()
             )));
         }
-        if let Some(dir) = dump.filter(|_| tile.is_none() && sh.seq >= DUMP_SEQ) {
+        // `attention_compare.py` reads one length: shapes whose key length differs are not dumped.
+        if let Some(dir) =
+            dump.filter(|_| tile.is_none() && !varlen && sh.seq >= DUMP_SEQ && sk == s)
+        {
             dumped.push(dump_point(dir, sh, scale, &host0, &o)?);
         }
         let tflops = sh.flops() / ms / 1e9;
         let cudnn = peers.and_then(|p| p.tflops(sh, "cudnn"));
-        let fa4 = peers.and_then(|p| p.tflops(sh, "fa4-cute-sm90"));
+        // With --varlen, FA4's varlen entry where the peers' script measured it (`--varlen`).
+        let fa4_varlen = peers
+            .filter(|_| varlen)
+            .and_then(|p| p.tflops(sh, "fa4-cute-sm90-varlen"));
+        let fa4 = fa4_varlen.or_else(|| peers.and_then(|p| p.tflops(sh, "fa4-cute-sm90")));
         let fa2 = peers.and_then(|p| p.tflops(sh, "fa2"));
         let best = cudnn
             .into_iter()
@@ -388,6 +503,7 @@ pub fn run_attention_bench(
         let f = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.1}"));
         let label = match tile {
             Some(t) => format!("{} [{t}]", sh.label()),
+            None if varlen => format!("{} [varlen]", sh.label()),
             None => sh.label(),
         };
         println!(
@@ -403,6 +519,7 @@ pub fn run_attention_bench(
         );
         points.push(Point {
             shape: *sh,
+            varlen,
             tile: tile.map(str::to_string),
             median_ms: ms,
             tflops,
@@ -463,6 +580,56 @@ pub fn run_attention_bench(
         println!("wrote {}", path.display());
     }
     Ok(points)
+}
+
+/// A shape measured as a variable-length batch (`--varlen`): its B sequences of SQ queries and
+/// SK keys packed (`[B·SQ, HQ·D]`, `[B·SK, HK·D]`, the LSE `[HQ, B·SQ, 1]`; the same bytes as
+/// the dense views, batch 0 first) with uniform offsets `cu_q = SQ·i`, `cu_k = SK·i` — FA3's
+/// benchmark's varlen form (`hopper/benchmark_attn.py`) — through `attention_sm90_varlen`.
+struct Packed {
+    art: &'static tirx::KernelArtifact,
+    shape: Shape,
+    cu_q: Tensor<i32>,
+    cu_k: Tensor<i32>,
+}
+
+impl Packed {
+    fn new(rt: &Runtime, sh: &Shape) -> Result<Packed, BenchError> {
+        use crate::attention::varlen;
+        let wrong = |e: varlen::VarlenError| BenchError::Wrong(format!("{}: {e}", sh.label()));
+        let art = varlen::tile_for(sh.hd, sh.causal, tirx::abi::ElemType::Bf16).map_err(wrong)?;
+        let cu = |len: usize| -> Vec<i32> { (0..=sh.batch).map(|i| (i * len) as i32).collect() };
+        let (cq, ck) = (cu(sh.seq), cu(sh.sk()));
+        varlen::Offsets::new(&cq, &ck, sh.batch * sh.seq, sh.batch * sh.sk()).map_err(wrong)?;
+        Ok(Packed {
+            art,
+            shape: *sh,
+            cu_q: rt.upload(&cq, &[cq.len()])?,
+            cu_k: rt.upload(&ck, &[ck.len()])?,
+        })
+    }
+
+    fn launch(
+        &self,
+        rt: &Runtime,
+        set: &[Tensor<bf16>; 4],
+        lse: &Tensor<f32>,
+        scale: f32,
+    ) -> Result<(), BenchError> {
+        let sh = &self.shape;
+        let (tq, tk) = (sh.batch * sh.seq, sh.batch * sh.sk());
+        let (wq, wk) = (sh.heads * sh.hd, sh.kv_heads * sh.hd);
+        let args = [
+            set[0].subview(0, &[tq, wq], &[wq, 1])?,
+            set[1].subview(0, &[tk, wk], &[wk, 1])?,
+            set[2].subview(0, &[tk, wk], &[wk, 1])?,
+            set[3].subview(0, &[tq, wq], &[wq, 1])?,
+            lse.subview(0, &[sh.heads, tq, 1], &[tq, 1, 1])?,
+        ];
+        let offsets = [self.cu_q.view(), self.cu_k.view()];
+        crate::attention::varlen::launch(rt, self.art, args, offsets, scale)
+            .map_err(|e| BenchError::Wrong(format!("{}: {e}", sh.label())))
+    }
 }
 
 /// Points with at least this sequence length are dumped by `--dump` (the large shapes).
@@ -531,7 +698,11 @@ fn plot_svg(points: &[Point]) -> Result<String, BenchError> {
                 label: format!(
                     "hd{} s{}{} {}",
                     sh.hd,
-                    sh.seq,
+                    if sh.sk() == sh.seq {
+                        sh.seq.to_string()
+                    } else {
+                        format!("{}/{}", sh.seq, sh.sk())
+                    },
                     if sh.heads != sh.kv_heads {
                         format!(" {}/{}", sh.heads, sh.kv_heads)
                     } else {
@@ -547,7 +718,7 @@ fn plot_svg(points: &[Point]) -> Result<String, BenchError> {
         .collect();
     super::plot::svg_with(
         "tirx attention (sm_90a) vs the faster peer",
-        "TFLOP/s, 4·b·h·s²·d (halved for causal); bf16, total tokens 16k, heads × hd 2048",
+        "TFLOP/s, 4·b·h·s²·d (halved for causal; FA3's count when SQ ≠ SK); bf16",
         ["tirx attention_sm90", "max(cuDNN, FA4-cute)"],
         &pairs,
     )
@@ -564,11 +735,13 @@ mod tests {
             shape: Shape {
                 hd,
                 seq: 8192,
+                seq_k: None,
                 batch: 2,
                 heads: 2048 / hd,
                 kv_heads: 2048 / hd,
                 causal,
             },
+            varlen: false,
             tile: None,
             median_ms: 1.0,
             tflops,
@@ -606,6 +779,7 @@ mod tests {
         let sh = Shape {
             hd: 64,
             seq: 4,
+            seq_k: None,
             batch: 2,
             heads: 2,
             kv_heads: 1,
@@ -625,5 +799,79 @@ mod tests {
         let o_file = std::fs::read(dir.join("hd64_s4_h2_1_causal.o.bin")).unwrap();
         assert_eq!(o_file.len(), 512 * 2);
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_shape_is_parsed_from_its_seven_fields() {
+        let sh = Shape::parse("2,32,8,512,4096,128,causal").unwrap();
+        assert_eq!(
+            sh,
+            Shape {
+                hd: 128,
+                seq: 512,
+                seq_k: Some(4096),
+                batch: 2,
+                heads: 32,
+                kv_heads: 8,
+                causal: true,
+            }
+        );
+        assert_eq!(sh.label(), "hd128 s512/4096 b2 h32/8 causal");
+        let same = Shape::parse("4, 16, 16, 2048, 2048, 64").unwrap();
+        assert_eq!((same.seq_k, same.causal, same.sk()), (None, false, 2048));
+        assert_eq!(same.label(), "hd64 s2048 b4 h16/16 full");
+        for (bad, why) in [
+            ("2,32,8,512,4096", "5 fields"),
+            ("2,32,8,512,4096,128,top", "`top` is neither"),
+            ("2,32,0,512,4096,128", "HKV `0` is not a positive integer"),
+            ("2,32,6,512,4096,128", "6 K/V heads do not divide 32"),
+            ("2,x,8,512,4096,128", "HQ `x`"),
+        ] {
+            let e = Shape::parse(bad).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+            assert!(e.contains("B,HQ,HKV,SQ,SK,D[,causal]"), "{e}");
+        }
+    }
+
+    /// FA3's count: the sweep's 4·b·h·s²·d (halved for causal) when the lengths agree; with
+    /// more keys than queries each causal query sees the cached prefix and half the rest.
+    #[test]
+    fn flops_follow_fa3s_count() {
+        let mut sh = Shape::parse("1,1,1,1024,1024,128,causal").unwrap();
+        assert_eq!(sh.flops(), 4.0 * 1024.0 * 1024.0 * 128.0 / 2.0);
+        sh.causal = false;
+        assert_eq!(sh.flops(), 4.0 * 1024.0 * 1024.0 * 128.0);
+        let prefix = Shape::parse("1,2,1,256,1024,64,causal").unwrap();
+        assert_eq!(
+            prefix.flops(),
+            4.0 * 2.0 * 256.0 * (768.0 + 1024.0) / 2.0 * 64.0
+        );
+        let full = Shape::parse("1,2,1,256,1024,64").unwrap();
+        assert_eq!(full.flops(), 4.0 * 2.0 * 256.0 * 1024.0 * 64.0);
+    }
+
+    /// A peers file's result names `seq_k` (the script always writes it); the sweep's shape
+    /// leaves it out: the two are one shape.
+    #[test]
+    fn a_peer_result_with_seq_k_matches_a_shape_without() {
+        let sh = sweep(true)[0];
+        assert_eq!(sh.seq_k, None);
+        let mut named = serde_json::to_value(sh).unwrap();
+        named["seq_k"] = sh.seq.into();
+        named["peer"] = "cudnn".into();
+        named["median_ms"] = 2.0.into();
+        named["ok"] = true.into();
+        let peers = PeersFile {
+            format: "tirx-attention-peers/1".into(),
+            date: String::new(),
+            device: String::new(),
+            results: vec![serde_json::from_value(named).unwrap()],
+        };
+        assert_eq!(peers.tflops(&sh, "cudnn"), Some(sh.flops() / 2.0 / 1e9));
+        let other = Shape {
+            seq_k: Some(2 * sh.seq),
+            ..sh
+        };
+        assert_eq!(peers.tflops(&other, "cudnn"), None);
     }
 }

@@ -26,8 +26,11 @@ use super::cublaslt_fp8::LtScales;
 use super::report::{Candidate, Failure, Report, Row, shape_label};
 use super::sweep::{self, L2_BYTES, MEMORY_CAP, drop_out, sample_stride, time_rounds};
 use super::{BenchError, RUNS, WARMUP_MS, progress};
+use crate::dispatch::ProblemDef;
 pub use crate::gemm::fp8_ref::Fp8Host;
 use crate::gemm::fp8_ref::{Fp8Scales, check};
+use crate::gemm::request::{Fp8ScaleArgs, GemmRequest, GemmTypes};
+use crate::gemm::split;
 use crate::reference::{HostElem, Rng};
 
 /// The per-tensor scales of the bench's data.
@@ -57,7 +60,9 @@ impl Fp8Problem {
         })
     }
 
-    /// Every shipped sm_90a artifact solving it in its types.
+    /// Every shipped sm_90a artifact solving it in its types: the one-launch FP8 GEMMs, and the
+    /// FP8 split-K partials of its input type (`fp8_splitk.rs`; their plan's reduce writes
+    /// D's type and applies the scales), which the request accepts.
     pub fn artifacts(&self) -> Vec<&'static KernelArtifact> {
         let elem = |a: &KernelArtifact, name: &str| {
             (a.signature)()
@@ -70,12 +75,29 @@ impl Fp8Problem {
             .into_iter()
             .flat_map(|k| k.artifacts.iter())
             .filter(|a| {
+                let split = crate::gemm::split::is_partial(a)
+                    && self.request((256, 256, 256)).solves(a).is_ok();
                 a.target == Target::Sm90a
-                    && a.problem == Some(self.problem())
-                    && elem(a, "a") == Some(self.input)
-                    && elem(a, "d") == Some(self.output)
+                    && (split
+                        || a.problem == Some(self.problem())
+                            && elem(a, "a") == Some(self.input)
+                            && elem(a, "d") == Some(self.output))
             })
             .collect()
+    }
+
+    /// The host's request of this problem at `shape` (contiguous tensors).
+    pub fn request(&self, shape: (usize, usize, usize)) -> GemmRequest {
+        let epilogue = if self.rows {
+            Epilogue::ScaleRows
+        } else {
+            Epilogue::ScaleTensor
+        };
+        let types = GemmTypes {
+            input: self.input,
+            output: self.output,
+        };
+        GemmRequest::contiguous(BLayout::Tn, epilogue, types, shape)
     }
 
     /// `e4m3 -> bf16, row-wise scales`.
@@ -209,7 +231,8 @@ impl<A: Fp8Host, D: HostElem> Buffers<A, D> {
 }
 
 /// Our launch of `art` on one buffer set, its tensors and scalars by role
-/// ([`crate::family::launch_roles`]).
+/// ([`crate::family::launch_roles`]); a split-K artifact runs its plan of two launches with
+/// the slices the host's model picks ([`split::launch_fp8_split`]).
 fn launch_ours<A: Element, D: Element>(
     rt: &Runtime,
     art: &KernelArtifact,
@@ -228,6 +251,14 @@ fn launch_ours<A: Element, D: Element>(
         Fp8Scales::Tensor(x, y) => (*x, *y),
         Fp8Scales::Rows(..) => (1.0, 1.0),
     };
+    if split::is_partial(art) {
+        let (sav, sbv) = (sa.view(), sb.view());
+        let args = match scales {
+            Fp8Scales::Tensor(..) => Fp8ScaleArgs::Tensor(x, y),
+            Fp8Scales::Rows(..) => Fp8ScaleArgs::Rows(&sav, &sbv),
+        };
+        return Ok(split::launch_fp8_split(rt, art, &roles, args)?);
+    }
     Ok(crate::family::launch_roles(
         rt,
         art,
@@ -257,7 +288,12 @@ fn measure_shape<A: Fp8Host, D: HostElem>(
             .iter()
             .map(|a| Candidate {
                 kernel: a.kernel.to_string(),
-                config: a.config.to_string(),
+                // A split-K plan's slices: the host's model's for this shape on this device.
+                config: match split::is_partial(a) {
+                    true => split::best_split(&p.request(shape), a, rt.limits().sm_count)
+                        .map_or(a.config.to_string(), |(s, _)| format!("{} S={s}", a.config)),
+                    false => a.config.to_string(),
+                },
                 timing: None,
                 err_vs_cublas: None,
                 err_vs_ref: None,
@@ -455,7 +491,14 @@ mod tests {
                 };
                 let arts = p.artifacts();
                 assert!(!arts.is_empty(), "{}", p.describe());
-                assert!(arts.iter().all(|a| a.problem == Some(p.problem())));
+                assert!(
+                    arts.iter()
+                        .all(|a| a.problem == Some(p.problem()) || split::is_partial(a))
+                );
+                // The FP8 split-K partials compete, in the problem's input type only.
+                let partials: Vec<_> = arts.iter().filter(|a| split::is_partial(a)).collect();
+                assert!(!partials.is_empty(), "{}", p.describe());
+                assert!(partials.iter().all(|a| a.elem_of("a") == Some(p.input)));
             }
         }
         // No FP8 GEMM with 16-bit inputs: the BF16 kernels solve other problems.

@@ -1,16 +1,33 @@
-//! `tirx bench attention [--quick] [--kernel TILE]… [--peers PATH] [--json PATH] [--dump DIR]`: the attention
-//! sweep ([`tirx_kernels::bench::attention`]) against the peers file's numbers; with `--kernel`,
-//! each named tile entry of the configs forced in turn where it has the shape's head dim.
+//! `tirx bench attention [--quick | --shape B,HQ,HKV,SQ,SK,D[,causal]… [--varlen]]
+//! [--kernel TILE]… [--peers PATH] [--json PATH] [--dump DIR]`: the attention sweep
+//! ([`tirx_kernels::bench::attention`]), or the shapes given (as packed variable-length
+//! batches with `--varlen`), against the peers file's numbers; with `--kernel`, each named
+//! tile entry of the configs forced in turn where it has the shape's head dim.
 
 use std::path::Path;
 
 use tirx::Runtime;
-use tirx_kernels::bench::attention::{PeersFile, run_attention_bench, sweep};
+use tirx_kernels::bench::attention::{PeersFile, Shape, run_attention_bench, sweep};
+
+/// What to measure: the sweep (`--quick`: its short form), or the shapes given, dense or
+/// (`varlen`) as packed variable-length batches.
+pub struct Points<'a> {
+    /// `--quick`.
+    pub quick: bool,
+    /// `--shape`, in order.
+    pub shapes: &'a [Shape],
+    /// `--varlen`.
+    pub varlen: bool,
+}
 
 /// Runs the bench; `Ok(true)` when every point ran and passed its check.
 pub fn bench_attention(
     rt: &Runtime,
-    quick: bool,
+    Points {
+        quick,
+        shapes,
+        varlen,
+    }: Points<'_>,
     tiles: &[String],
     peers: Option<&Path>,
     json: Option<&Path>,
@@ -20,7 +37,12 @@ pub fn bench_attention(
     if let Some(p) = &peers {
         println!("peers: {} on {}, {}", p.format, p.device, p.date);
     }
-    run_attention_bench(rt, &sweep(quick), tiles, peers.as_ref(), json, dump)
+    let shapes = if shapes.is_empty() {
+        sweep(quick)
+    } else {
+        shapes.to_vec()
+    };
+    run_attention_bench(rt, &shapes, tiles, peers.as_ref(), json, dump, varlen)
         .map(|_| true)
         .map_err(|e| e.to_string())
 }

@@ -8,6 +8,7 @@ use tirx::Runtime;
 use tirx::abi::ElemType;
 use tirx::problem::BLayout;
 use tirx_kernels::bench::Problem;
+use tirx_kernels::bench::attention::Shape as AttentionShape;
 use tirx_kernels::bench::fp8::Fp8Problem;
 use tirx_kernels::gemm::reference::{Act, parse_epilogue};
 
@@ -48,8 +49,17 @@ pub enum BenchCmd {
     /// Attention against the peers (TFLOP/s).
     Attention {
         /// Sequence 2k and 8k only (the full sweep is 512…16k).
-        #[arg(long)]
+        #[arg(long, conflicts_with = "shapes")]
         quick: bool,
+        /// Shapes `B,HQ,HKV,SQ,SK,D[,causal]` to measure instead of the sweep (repeatable):
+        /// batch, query heads, K/V heads, query length, key length, head dim; `causal` is
+        /// bottom-right aligned when SK ≠ SQ (FA2/FA3's convention).
+        #[arg(long = "shape", value_parser = parse_attention_shape)]
+        shapes: Vec<AttentionShape>,
+        /// Measure each shape as a variable-length batch: its B sequences packed (`[B·SQ,
+        /// HQ·D]`, offsets `cu_seqlens` = SQ·i and SK·i) through `attention_sm90_varlen`.
+        #[arg(long, requires = "shapes", conflicts_with = "kernels")]
+        varlen: bool,
         /// Tiles to force (repeatable; a config name of an attention kernel). Default: the
         /// host's choice.
         #[arg(long = "kernel")]
@@ -207,13 +217,19 @@ pub fn bench(rt: &Runtime, cmd: &BenchCmd) -> Result<bool, String> {
         } => super::rows::bench_rows(rt, shapes, ops, kernels, peers.as_deref(), json.as_deref()),
         BenchCmd::Attention {
             quick,
+            shapes,
+            varlen,
             kernels,
             peers,
             json,
             dump,
         } => super::attention::bench_attention(
             rt,
-            *quick,
+            super::attention::Points {
+                quick: *quick,
+                shapes,
+                varlen: *varlen,
+            },
             kernels,
             peers.as_deref(),
             json.as_deref(),
@@ -251,4 +267,9 @@ fn bench_copy(rt: &Runtime, shapes: &[String]) -> Result<bool, String> {
         println!("{:<44} {:>10.4} {:>8.1}", r.what, r.median_ms, r.rate);
     }
     Ok(true)
+}
+
+/// `--shape B,HQ,HKV,SQ,SK,D[,causal]` of `tirx bench attention`.
+fn parse_attention_shape(text: &str) -> Result<AttentionShape, String> {
+    AttentionShape::parse(text)
 }

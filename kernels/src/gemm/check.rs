@@ -7,7 +7,7 @@
 use super::fp8_ref::{self, Fp8Host, Fp8Scales, scaled_mm_f64};
 use super::host::{GemmLaunch, launch_roles};
 use super::reference::BOperand;
-use super::request::GemmTypes;
+use super::request::{Fp8ScaleArgs, GemmTypes};
 use crate::family::CheckReport;
 use crate::reference::{HostElem, Rng, gemm_tn_f64, rel_frobenius};
 use half::{bf16, f16};
@@ -279,7 +279,13 @@ pub fn check_fp8(
 ) -> Result<CheckReport, RuntimeError> {
     use ElemType::{Bf16, E4m3, E5m2, F16, F32};
     use tirx::{e4m3, e5m2};
-    match (art.elem_of("a"), art.elem_of("d")) {
+    // A split-K artifact writes f32 partials; its plan's D is, in the family's checks, bf16.
+    let d = if super::split::is_partial(art) {
+        Some(Bf16)
+    } else {
+        art.elem_of("d")
+    };
+    match (art.elem_of("a"), d) {
         (Some(E4m3), Some(Bf16)) => fp8_typed::<e4m3, bf16>(rt, art, rows, shape, seed),
         (Some(E4m3), Some(F16)) => fp8_typed::<e4m3, f16>(rt, art, rows, shape, seed),
         (Some(E4m3), Some(F32)) => fp8_typed::<e4m3, f32>(rt, art, rows, shape, seed),
@@ -329,7 +335,18 @@ fn fp8_typed<A: Fp8Host, D: HostElem>(
         Fp8Scales::Tensor(x, y) => (x, y),
         Fp8Scales::Rows(..) => (1.0, 1.0),
     };
-    crate::family::launch_roles(rt, art, &roles, &[("scale_a", x), ("scale_b", y)])?;
+    if super::split::is_partial(art) {
+        // An FP8 split-K artifact runs its plan: partials, then the reduce applying the scales.
+        let (sav, sbv) = (sa.view(), sb.view());
+        let args = if rows {
+            Fp8ScaleArgs::Rows(&sav, &sbv)
+        } else {
+            Fp8ScaleArgs::Tensor(x, y)
+        };
+        super::split::launch_fp8_split(rt, art, &roles, args)?;
+    } else {
+        crate::family::launch_roles(rt, art, &roles, &[("scale_a", x), ("scale_b", y)])?;
+    }
     rt.synchronize()?;
     let got = rt.download(&d)?;
     let values = |h: &[A]| h.iter().map(|v| v.value()).collect::<Vec<f64>>();

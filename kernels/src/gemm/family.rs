@@ -46,11 +46,17 @@ fn problem_of(art: &KernelArtifact) -> Result<(GemmProblem, GemmTypes), RuntimeE
         return Err(not_gemm());
     };
     // A split-K artifact writes f32 partials; its plan's D is the reduce kernel's, in the
-    // family's own checks bf16 (`GemmLaunch::types`), and the problem it solves is the plain one.
+    // family's own checks bf16 (`GemmLaunch::types`), and the problem it solves is the plain
+    // one (for 8-bit inputs, `fp8_splitk.rs`, the FP8 GEMM with per-tensor scales).
     if g.epilogue == Epilogue::Partial {
         let input = art.elem_of("a").ok_or_else(not_gemm)?;
+        let eight_bit = matches!(input, ElemType::E4m3 | ElemType::E5m2);
         let plain = GemmProblem {
-            epilogue: Epilogue::Plain,
+            epilogue: if eight_bit {
+                Epilogue::ScaleTensor
+            } else {
+                Epilogue::Plain
+            },
             ..g
         };
         let output = ElemType::Bf16;
@@ -83,11 +89,15 @@ impl Family for Gemm {
     }
 
     fn default_shape(&self, art: &KernelArtifact) -> Shape {
-        match art.problem {
-            Some(Problem::Gemm(GemmProblem {
-                epilogue: Epilogue::ScaleTensor | Epilogue::ScaleRows,
-                ..
-            })) => (130, 136, 208),
+        // FP8 (BK = 128): K of two tiles, the second a tail (an FP8 split-K plan needs two).
+        match problem_of(art) {
+            Ok((
+                GemmProblem {
+                    epilogue: Epilogue::ScaleTensor | Epilogue::ScaleRows,
+                    ..
+                },
+                _,
+            )) => (130, 136, 208),
             _ => (130, 136, 96),
         }
     }
@@ -148,6 +158,9 @@ fn simulate_gemm(
     if split::is_partial(art) {
         if over.scaled {
             g.epilogue = Epilogue::Scaled;
+        }
+        if over.rows && g.epilogue == Epilogue::ScaleTensor {
+            g.epilogue = Epilogue::ScaleRows;
         }
         if let Some(act) = over.act {
             g.epilogue = if over.residual {
@@ -236,7 +249,11 @@ fn simulate_gemm(
     let mut plan = String::new();
     let stats = if split::is_partial(art) {
         let mut request = GemmRequest::contiguous(g.b, g.epilogue, types, (m, n, kk));
-        request.scalars = (alpha, beta);
+        request.scalars = if g.epilogue == Epilogue::ScaleTensor {
+            FP8_TENSOR_SCALES
+        } else {
+            (alpha, beta)
+        };
         let (stats, splits) =
             simulate_split(art, dev, &request, &roles, &scalar_roles, run, over.splits)?;
         plan = format!(", split K in {splits}");
@@ -304,7 +321,8 @@ fn simulate_gemm(
 
 /// How the emulator runs a split-K artifact's plan (ignored for other artifacts): the slices
 /// (`None`: the cost model's choice for the run's SM count), the scaled epilogue (α = 1.5,
-/// β = −0.75) or the fused one instead of the plain one, and D's type (`None`: bf16).
+/// β = −0.75) or the fused one instead of the plain one, and D's type (`None`: bf16). An FP8
+/// split-K artifact (`fp8_splitk.rs`) runs with per-tensor scales, or row-wise with `rows`.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SplitSim {
     /// The slices of K.
@@ -317,6 +335,8 @@ pub struct SplitSim {
     pub act: Option<tirx::problem::Act>,
     /// With `act`: a residual R added after the activation, D = act(A·Bᵀ + bias) + R.
     pub residual: bool,
+    /// FP8 partials: row-wise scales `sa` [M], `sb` [N] (else per tensor).
+    pub rows: bool,
 }
 
 /// `art`'s split-K plan in the emulator at `shape` as [`SplitSim`] says, against the f64
@@ -385,7 +405,18 @@ fn simulate_split(
             }
         }
     }
-    let (tensors, scalars) = by_role(reduce, &with_w, scalar_roles).map_err(|e| e.to_string())?;
+    // The reduce's α, β: the request's, or for per-tensor FP8 scales α = scale_a·scale_b.
+    let (ra, rb) = split::reduce_scalars(request);
+    let reduce_scalars: Vec<(&str, f32)> = scalar_roles
+        .iter()
+        .map(|&(name, v)| match name {
+            "alpha" => (name, ra),
+            "beta" => (name, rb),
+            _ => (name, v),
+        })
+        .collect();
+    let (tensors, scalars) =
+        by_role(reduce, &with_w, &reduce_scalars).map_err(|e| e.to_string())?;
     let second = run.launch(reduce, dev, &tensors, &scalars)?;
     let stats = Stats {
         thread_instructions: first.thread_instructions + second.thread_instructions,

@@ -283,7 +283,8 @@ pub enum Fp8Scaling<'t> {
 }
 
 /// D = s ⊙ A·Bᵀ with A and B in an FP8 type (E4M3 or E5M2; B given N×K) and per-tensor or
-/// row-wise scales, on the host's choice of an FP8 GEMM (`gemm/fp8.rs`); a combination
+/// row-wise scales, on the host's choice of an FP8 GEMM (`gemm/fp8.rs`, `fp8_pingpong.rs`, or
+/// the split-K plan of `fp8_splitk.rs` where the cost model splits K); a combination
 /// nothing takes is `RuntimeError::NoKernelFits`, with the table of candidates.
 pub fn gemm_fp8<A: Element, D: Element>(
     rt: &Runtime,
@@ -307,6 +308,12 @@ pub fn gemm_fp8<A: Element, D: Element>(
     };
     let request = GemmRequest::on_fp8(&av, &bv, args, &dv);
     let choice = choose_launch(rt, &request)?;
+    if split::is_partial(choice.artifact) {
+        // The FP8 split-K plan (`fp8_splitk.rs`): the reduce applies the scales.
+        let roles = [("a", av.clone()), ("b", bv.clone()), ("d", dv.clone())];
+        split::launch_fp8_split(rt, choice.artifact, &roles, args)?;
+        return Ok(choice);
+    }
     let mut roles = vec![("a", av), ("b", bv), ("d", dv)];
     if let Some((sa, sb)) = rows {
         roles.extend([("sa", sa), ("sb", sb)]);

@@ -495,16 +495,16 @@ pub(crate) fn efficiency(bn: usize) -> f64 {
 
 impl GemmRequest {
     /// Whether a split-K artifact (`Epilogue::Partial`, `split.rs`) computes this request: B in
-    /// this layout, A in the input type, a plain, scaled or fused bias epilogue (with or without
-    /// a residual), and a reduce
-    /// kernel on the artifact's target that writes D's type with that epilogue.
+    /// this layout, A in the input type, an epilogue of the artifact's kind
+    /// ([`split::epilogue_fits`]: a plain, scaled or fused bias epilogue, with or without a
+    /// residual, for 16-bit inputs; the FP8 scales, per tensor or row-wise, for 8-bit ones),
+    /// and a reduce kernel on the artifact's target that writes D's type with that epilogue.
     fn solves_split(&self, artifact: &KernelArtifact) -> Result<(), Reject> {
         let layout_ok = matches!(artifact.problem, Some(Problem::Gemm(g)) if g.b == self.layout);
-        let epilogue_ok = matches!(
-            self.epilogue,
-            Epilogue::Plain | Epilogue::Scaled | Epilogue::Bias(_) | Epilogue::BiasResidual(_)
-        );
-        if !layout_ok || !epilogue_ok {
+        if !layout_ok || self.epilogue == Epilogue::Partial {
+            return Err(Reject::problem(artifact));
+        }
+        if !split::epilogue_fits(artifact, self) {
             return Err(Reject::problem(artifact));
         }
         let reduce = split::reduce_of(artifact, self);

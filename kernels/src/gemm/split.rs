@@ -4,7 +4,8 @@
 //! A split-K artifact (`Epilogue::Partial`) is a GEMM candidate like any other: the dispatcher
 //! judges it against a plain or scaled request ([`GemmRequest`]'s `solves` accepts it where a
 //! reduce kernel takes the request's output type and epilogue: plain, scaled, or the fused
-//! bias and activation), ranks it by [`best_split`]'s
+//! bias and activation for 16-bit inputs; the FP8 scales, per tensor or row-wise, for E4M3 and
+//! E5M2 inputs, [`epilogue_fits`]), ranks it by [`best_split`]'s
 //! cost, and the tune cache may prefer or pass over it. Choosing it means a plan of two launches
 //! and an f32 workspace `[S, M, N]`, which [`launch_split`] keeps per thread and stream (grown on
 //! need, never read before the partial kernel writes it) or takes from the caller
@@ -12,10 +13,12 @@
 //!
 //! The cost model of a plan, in the units of [`GemmRequest`]'s model (a wave of 128×256 tiles
 //! over the whole of K costs 256; `request::unit_seconds` converts seconds), for `S` slices:
-//! - compute: the waves of `tiles × S` CTAs over the SMs, each a 64×BN tile over the longest
+//! - compute: the waves of `tiles × S` CTAs over the SMs, each a BM×BN tile over the longest
 //!   slice `⌈T/S⌉` of the `T` K tiles, at the tile-width efficiency of the one-launch model,
-//!   ×1.25 (not persistent), ×1.02 (D from registers), ×1.5 (one 64-row consumer warpgroup
-//!   and no warp specialization: an estimate, not a measurement; the tune cache corrects it);
+//!   ×1.25 (not persistent), ×1.02 (D from registers), and ×1.5 where the tile is 64 rows of
+//!   one consumer warpgroup (`splitk.rs`; an estimate, not a measurement; the tune cache
+//!   corrects it) — a 128-row tile of two consumer warpgroups with `setmaxnreg`
+//!   (`fp8_splitk.rs`, the ladder's level 5 structure) pays only the ×1.25 and ×1.02;
 //! - memory: A and B read, D written, and the partials' traffic (`S·M·N` f32 written and read
 //!   back, C read where β ≠ 0) at what the resident CTAs pull (`request::memory_units` with
 //!   `request::pull_rate`: each CTA's stage bytes in flight over the measured stage latency,
@@ -39,15 +42,18 @@
 use std::cell::RefCell;
 use std::sync::Arc;
 
+use tirx::abi::ElemType;
 use tirx::problem::{Act, Epilogue, Problem};
 use tirx::{KernelArtifact, Runtime, RuntimeError, Target, Tensor, TensorArg};
 
 use super::request::{
-    GemmRequest, ctas_per_sm, efficiency, fill_units, memory_units, pull_rate, unit_seconds,
+    Fp8ScaleArgs, GemmRequest, ctas_per_sm, efficiency, fill_units, memory_units, pull_rate,
+    unit_seconds,
 };
 use super::splitk::reduce::{
-    splitk_reduce, splitk_reduce_bias, splitk_reduce_bias_res, splitk_reduce_scaled,
-    splitk_reduce_t, splitk_reduce_t_bias, splitk_reduce_t_bias_res, splitk_reduce_t_scaled,
+    splitk_reduce, splitk_reduce_bias, splitk_reduce_bias_res, splitk_reduce_rowwise,
+    splitk_reduce_scaled, splitk_reduce_t, splitk_reduce_t_bias, splitk_reduce_t_bias_res,
+    splitk_reduce_t_scaled,
 };
 use crate::dispatch::Reject;
 use crate::family;
@@ -113,15 +119,17 @@ pub fn reduce_of(art: &KernelArtifact, request: &GemmRequest) -> Option<&'static
 
 /// The reduce kernel that finishes a split-K plan of `request` on `target`: D's type and the
 /// epilogue (α only; α and β·C where C is read, [`reads_c`]; bias and the activation of its
-/// config constant `ACT`) decide, from the artifacts' own data, never from a name. `None` for
-/// an epilogue no reduce kernel applies (the FP8 scales).
+/// config constant `ACT`; the FP8 scales — per tensor as α = `scale_a·scale_b`
+/// ([`reduce_scalars`]), row-wise by the reduce that reads `sa` and `sb`) decide, from the
+/// artifacts' own data, never from a name. `None` for an epilogue no reduce kernel applies.
 pub fn reduce_for(target: Target, request: &GemmRequest) -> Option<&'static KernelArtifact> {
     let kernel = match request.epilogue {
         Epilogue::Scaled if reads_c(request) => &splitk_reduce_scaled::KERNEL,
-        Epilogue::Plain | Epilogue::Scaled => &splitk_reduce::KERNEL,
+        Epilogue::Plain | Epilogue::Scaled | Epilogue::ScaleTensor => &splitk_reduce::KERNEL,
+        Epilogue::ScaleRows => &splitk_reduce_rowwise::KERNEL,
         Epilogue::Bias(_) => &splitk_reduce_bias::KERNEL,
         Epilogue::BiasResidual(_) => &splitk_reduce_bias_res::KERNEL,
-        Epilogue::ScaleTensor | Epilogue::ScaleRows | Epilogue::Partial => return None,
+        Epilogue::Partial => return None,
     };
     pick(kernel, target, request)
 }
@@ -142,6 +150,32 @@ fn pick(
         };
         a.target == target && a.elem_of("d") == Some(request.types.output) && act
     })
+}
+
+/// The reduce's scalars `alpha`, `beta` for `request`: its own (scaled: α, β; plain: 1, 0),
+/// and for the per-tensor FP8 scales α = `scale_a·scale_b`, the product rounded to f32 once,
+/// as `fp8.rs`'s consumers form it before they scale the whole K sum.
+pub fn reduce_scalars(request: &GemmRequest) -> (f32, f32) {
+    match request.epilogue {
+        Epilogue::ScaleTensor => (request.scalars.0 * request.scalars.1, 0.0),
+        _ => request.scalars,
+    }
+}
+
+/// Whether the split-K artifact `art` computes `request`'s kind of epilogue: the FP8 scales
+/// belong to 8-bit inputs (`fp8_splitk.rs`, as the one-launch FP8 kernels take them), the
+/// plain, scaled and fused epilogues to 16-bit ones (`splitk.rs`).
+pub fn epilogue_fits(art: &KernelArtifact, request: &GemmRequest) -> bool {
+    let eight_bit = art
+        .elem_of("a")
+        .is_some_and(|t| matches!(t, ElemType::E4m3 | ElemType::E5m2));
+    match request.epilogue {
+        Epilogue::ScaleTensor | Epilogue::ScaleRows => eight_bit,
+        Epilogue::Plain | Epilogue::Scaled | Epilogue::Bias(_) | Epilogue::BiasResidual(_) => {
+            !eight_bit
+        }
+        Epilogue::Partial => false,
+    }
 }
 
 /// Whether a request's plan reads C: the scaled epilogue with β ≠ 0 (C is not read at β = 0,
@@ -184,13 +218,20 @@ pub fn best_split(
         0.0
     };
     let (per_sm, rate) = (ctas_per_sm(art), pull_rate(request, art));
+    // One 64-row consumer warpgroup (BM = 64, `splitk.rs`): ×1.5; two (BM = 128,
+    // `fp8_splitk.rs`: level 5's structure, setmaxnreg and two warpgroups' MMAs in flight):
+    // none beyond the one-launch model's.
+    let one_warpgroup = if bm < 128 { 1.5 } else { 1.0 };
     let mut best: Option<(usize, f64)> = None;
     for s in 2..=k_tiles.min(MAX_SPLITS) {
         let ctas = tiles * s;
         let waves = ctas.div_ceil(sms) as f64;
         let slice = k_tiles.div_ceil(s) as f64 / k_tiles as f64;
-        let compute =
-            waves * (bm as f64 / 128.0) * bn as f64 / efficiency(bn) * slice * 1.25 * 1.02 * 1.5;
+        let compute = waves * (bm as f64 / 128.0) * bn as f64 / efficiency(bn)
+            * slice
+            * 1.25
+            * 1.02
+            * one_warpgroup;
         let partials = (m * n) as f64 * (8.0 * s as f64 + c_bytes);
         let resident = ctas.min(sms * per_sm);
         let fills = ctas.div_ceil(sms * per_sm);
@@ -290,6 +331,56 @@ pub fn launch_split_for(
     })
 }
 
+/// Runs the FP8 split-K plan of `art` (`fp8_splitk.rs`) for D = s ⊙ A·Bᵀ with the scales
+/// `scales` (per tensor: `scale_a`, `scale_b`; row-wise: `sa` [M], `sb` [N]), tensors by role
+/// (`a`, `b`, `d`; `sa`, `sb` are taken from `scales`), in the workspace this thread keeps for
+/// `rt`'s stream ([`launch_split_for`]).
+pub fn launch_fp8_split(
+    rt: &Runtime,
+    art: &KernelArtifact,
+    roles: &[(&str, TensorArg<'_>)],
+    scales: Fp8ScaleArgs<'_, '_>,
+) -> Result<(), RuntimeError> {
+    let (request, with_scales) = fp8_request(art, roles, scales)?;
+    launch_split_for(rt, art, &with_scales, &request)
+}
+
+/// [`launch_fp8_split`] into the caller's workspace `w` [S, M, N] (f32): `S` is its first
+/// extent, refused unless 1 < S ≤ the K tiles (every slice must hold a K tile).
+pub fn launch_fp8_split_into(
+    rt: &Runtime,
+    art: &KernelArtifact,
+    roles: &[(&str, TensorArg<'_>)],
+    scales: Fp8ScaleArgs<'_, '_>,
+    w: &mut Tensor<f32>,
+) -> Result<(), RuntimeError> {
+    let (request, with_scales) = fp8_request(art, roles, scales)?;
+    launch_plan(rt, art, &with_scales, &request, w.view())
+}
+
+/// A GEMM's tensors by role.
+type Roles<'a> = Vec<(&'static str, TensorArg<'a>)>;
+
+/// The FP8 request of `roles` (`a`, `b`, `d`) with `scales`, and the roles with `sa`, `sb`
+/// added for the row-wise form.
+fn fp8_request<'a>(
+    art: &KernelArtifact,
+    roles: &[(&str, TensorArg<'a>)],
+    scales: Fp8ScaleArgs<'_, 'a>,
+) -> Result<(GemmRequest, Roles<'a>), RuntimeError> {
+    let (a, b, d) = (
+        get(roles, "a", art)?,
+        get(roles, "b", art)?,
+        get(roles, "d", art)?,
+    );
+    let request = GemmRequest::on_fp8(&a, &b, scales, &d);
+    let mut with_scales = vec![("a", a), ("b", b), ("d", d)];
+    if let Fp8ScaleArgs::Rows(sa, sb) = scales {
+        with_scales.extend([("sa", sa.clone()), ("sb", sb.clone())]);
+    }
+    Ok((request, with_scales))
+}
+
 /// [`launch_split`] into the caller's workspace `w` [S, M, N] (f32): `S` is its first extent,
 /// refused unless 1 < S ≤ the K tiles (every slice must hold a K tile).
 pub fn launch_split_into(
@@ -348,7 +439,11 @@ fn launch_plan(
     if matches!(request.epilogue, Epilogue::BiasResidual(_)) {
         reduce_roles.push(("res", unit(get(roles, "res", art)?, transposed)));
     }
-    let (alpha, beta) = request.scalars;
+    if request.epilogue == Epilogue::ScaleRows {
+        reduce_roles.push(("sa", get(roles, "sa", art)?));
+        reduce_roles.push(("sb", get(roles, "sb", art)?));
+    }
+    let (alpha, beta) = reduce_scalars(request);
     family::launch_roles(
         rt,
         reduce,
@@ -371,7 +466,8 @@ fn get<'a>(
         })
 }
 
-/// The request the plan's tensors make (plain, or scaled when C is given).
+/// The request the plan's tensors make (plain, or scaled when C is given; refused for 8-bit
+/// inputs, whose plan [`launch_fp8_split`] runs).
 fn request_of(
     art: &KernelArtifact,
     roles: &[(&str, TensorArg<'_>)],
@@ -389,6 +485,15 @@ fn request_of(
         get(roles, "b", art)?,
         get(roles, "d", art)?,
     );
+    // An FP8 partial's scales are per tensor or row-wise, which roles alone do not say: its
+    // callers build the request ([`launch_fp8_split`]).
+    if matches!(a.meta().elem, ElemType::E4m3 | ElemType::E5m2) {
+        return Err(RuntimeError::NoKernelFits {
+            problem: format!("split K with `{}/{}`", art.kernel, art.config),
+            table: "  an FP8 split-K plan takes its scales through `split::launch_fp8_split`\n"
+                .into(),
+        });
+    }
     let c = role(roles, "c");
     let scaled = c.map(|c| (alpha, c, beta));
     let mut request = GemmRequest::on(g.b, &a, &b, scaled, &d);

@@ -440,6 +440,40 @@ pub mod reduce {
         }
     }
 
+    /// The reduce of an FP8 split-K GEMM with row-wise scales (`fp8_splitk.rs`): D =
+    /// diag(sa)·(Σ_z w[z])·diag(sb), `sa` [M] one scale per row of D and `sb` [N] one per
+    /// column, applied after the slices are summed (in the one-launch kernel's order,
+    /// `acc · sa[i] · sb[j]`), rounded once to D's type. The scales are loaded by guarded
+    /// register loads before the slices (0 past M and N, never stored).
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 256,
+        grid = (cdiv(N, C), cdiv(M, R)),
+        configs(
+            default = (TD = bf16, R = 4, C = 256, V = 4),
+            f16 = (TD = f16, R = 4, C = 256, V = 4),
+            f32 = (TD = f32, R = 4, C = 256, V = 4),
+        ),
+    )]
+    pub fn splitk_reduce_rowwise(
+        #[shape(S, M, N)] w: Tensor<f32>,
+        #[shape(M)] sa: Tensor<f32>,
+        #[shape(N)] sb: Tensor<f32>,
+        #[shape(M, N)] d: Tensor<TD>,
+    ) {
+        let acc = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p0 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p1 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p2 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let p3 = regs::<f32>([R, C], layout = blocked(vec = V));
+        let sa_t = regs::<f32>([R, 1], layout = stat(acc, axis = 1));
+        let sb_t = regs::<f32>([1, C], layout = stat(acc, axis = 0));
+        copy(sa_t, sa.tile(cta.y));
+        copy(sb_t, sb.tile(cta.x));
+        sum_slices(acc, p0, p1, p2, p3, w);
+        copy(d.tile(cta.y, cta.x), acc * sa_t * sb_t);
+    }
+
     /// `acc = Σ_z w[z]` over the `R × C` block `(cta.y, cta.x)`, in the fixed order
     /// `w[0] + (w[1] + w[2] + w[3] + w[4]) + …`: four slices loaded before they are added (four
     /// loads in flight), then the remaining slices one by one.

@@ -79,6 +79,12 @@ pub static MMA: &[&Variant<MmaVariant>] = &[&mma::tcgen05::VARIANT, &mma::wgmma:
 pub trait Table: VariantId {
     /// Every entry of the op's table.
     fn table() -> &'static [&'static Variant<Self>];
+    /// Why this variant refuses `op` for the form of its global tiles — element offsets
+    /// (`x.at(…)`) or bounds (`.within(…)`) it cannot address — checked before its own
+    /// conditions, so no variant takes such a tile by ignoring the form.
+    fn refuses_form(self, _op: &Op) -> Option<Reject> {
+        None
+    }
     /// This variant's entry (each value has exactly one: `tests::every_variant_has_one_entry`).
     fn entry(self) -> &'static Variant<Self> {
         Self::table()
@@ -92,6 +98,29 @@ pub trait Table: VariantId {
 impl Table for CopyVariant {
     fn table() -> &'static [&'static Variant<Self>] {
         COPY
+    }
+    fn refuses_form(self, op: &Op) -> Option<Reject> {
+        let Op::Copy { dst, src, .. } = op else {
+            return None;
+        };
+        let form = [dst, src]
+            .into_iter()
+            .find_map(|t| t.element_bounds().map(|b| !b.is_empty()))?;
+        match self {
+            // Element offsets: TMA coordinates are elements already (PTX ISA
+            // §9.7.9.25.5.1); a TMA box clips at the tensor map's extents only.
+            CopyVariant::TmaLoad | CopyVariant::TmaStore if form => Some(Reject::ElementOrigin {
+                why: "a TMA box clips at the tensor's extents only, not at `.within(…)` bounds (`reg_epilogue`, `reg_store` and `reg_load` take them)",
+            }),
+            CopyVariant::TmaLoad
+            | CopyVariant::TmaStore
+            | CopyVariant::RegEpilogue
+            | CopyVariant::RegStore
+            | CopyVariant::RegLoad => None,
+            _ => Some(Reject::ElementOrigin {
+                why: "this path takes tile coordinates only (`x.tile(…)`); a tile at element offsets (`x.at(…)`) goes by `tma_load`, `tma_store`, `reg_epilogue`, `reg_store` or `reg_load`",
+            }),
+        }
     }
 }
 
@@ -151,6 +180,10 @@ pub fn select<V: Table>(cx: &Cx, forced: Option<V>) -> Result<V, DispatchError> 
     };
     if let Some(v) = forced {
         let v = v.entry();
+        if let Some(why) = v.id.refuses_form(cx.op) {
+            rejections.push((v.name(), why));
+            return Err(fail(rejections));
+        }
         return match (v.applies)(cx) {
             Ok(()) => Ok(v.id),
             Err(why) => {
@@ -166,6 +199,10 @@ pub fn select<V: Table>(cx: &Cx, forced: Option<V>) -> Result<V, DispatchError> 
         .collect();
     sorted.sort_by_key(|v| (-v.priority, v.name()));
     for v in sorted {
+        if let Some(why) = v.id.refuses_form(cx.op) {
+            rejections.push((v.name(), why));
+            continue;
+        }
         match (v.applies)(cx) {
             Ok(()) => return Ok(v.id),
             Err(why) => rejections.push((v.name(), why)),

@@ -46,6 +46,13 @@ pub enum Reject {
         /// "source", "destination", "other side".
         side: &'static str,
     },
+    /// A tile at element offsets (`x.at(…)`), or clipped by bounds (`.within(…)`), on a path
+    /// that takes only tile coordinates or the tensor's own extents.
+    #[error("{why}")]
+    ElementOrigin {
+        /// What the path takes, and which paths take the form.
+        why: &'static str,
+    },
     /// An operand that should be a buffer is not (`what`: "the destination", "A", …).
     #[error("{what} is not a buffer")]
     NotBuffer {

@@ -166,7 +166,8 @@ pub enum Expr {
     Imm(i64, ScalarType),
     /// A variable.
     Var(Handle<Var>),
-    /// A runtime shape symbol (kernel parameter `Dim`).
+    /// A runtime shape symbol (kernel parameter `Dim`), or an integer scalar argument of the
+    /// kernel (parameter `Scalar`), as a `u32`.
     Dim(String),
     /// A special register.
     Special(Special),

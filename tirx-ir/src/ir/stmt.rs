@@ -61,9 +61,34 @@ pub enum TileRef {
     Global {
         /// Tensor parameter name.
         tensor: String,
-        /// Tile coordinates, outermost first.
+        /// Tile coordinates, outermost first (element offsets when `elements` is set).
         coords: Vec<Expr>,
+        /// `x.at(e0, e1, …)`: `coords` are the element offsets of the tile's first element,
+        /// not tile coordinates (a sequence of a packed variable-length batch starts at any
+        /// row). `Some(bounds)`: the element form, with `bounds` either empty or one per
+        /// dimension (`x.at(…).within(b0, b1, …)`): elements at index `b_k` or past along
+        /// dimension `k` lie outside the tile — not stored, loaded as 0 — as those past the
+        /// tensor's own extents do. `None`: tile coordinates.
+        elements: Option<Box<Bounds>>,
     },
+}
+
+/// The bounds of a tile at element offsets (`x.at(…).within(b0, b1, …)`): empty, or one per
+/// dimension. Boxed in [`TileRef::Global`] to keep tile operands (and so every op) small.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Bounds(pub Vec<Expr>);
+
+impl TileRef {
+    /// A global tile's `.within(…)` bounds when it is at element offsets (`x.at(…)`): `None`
+    /// for tile coordinates, `Some(&[])` for element offsets with no bounds.
+    pub fn element_bounds(&self) -> Option<&[Expr]> {
+        match self {
+            TileRef::Global {
+                elements: Some(b), ..
+            } => Some(&b.0),
+            _ => None,
+        }
+    }
 }
 
 /// The scale-factor operands of a block-scaled MMA (PTX ISA §9.7.16.10.7 "Block Scaling"):
@@ -128,7 +153,7 @@ pub enum Op {
         pair: bool,
         /// `scale_a = …, scale_b = …`: the block-scaled form (`tcgen05.mma …
         /// .block_scale`, §9.7.16.10.7), `(A·scale_a)·(B·scale_b)ᵀ`.
-        scale: Option<BlockScale>,
+        scale: Option<Box<BlockScale>>,
         /// `saturate = true`: `kind::i8`'s D clamps to the s32 range instead of wrapping (the
         /// instruction descriptor's bit 3, "Saturate for integer types", §9.7.16.4.2).
         saturate: bool,
@@ -264,6 +289,8 @@ pub enum Op {
         tensor: String,
         /// One `u32` index per dimension, outermost first.
         index: Vec<Expr>,
+        /// `oob = zero`: an index out of range reads 0 by intent (no emulator check).
+        oob_zero: bool,
     },
     /// `let dst = warp_any(p)` / `warp_all(p)` / `warp_ballot(p)`: a vote of the 32 lanes of
     /// each warp of the scope (`vote.sync` with a full member mask, PTX ISA §9.7.13 "vote.sync");

@@ -517,6 +517,10 @@ pub enum TExpr {
         tensor: String,
         /// One integer index per dimension, outermost first.
         index: Vec<TExpr>,
+        /// `oob = zero`: an index out of range reads 0 by intent. Without it, an index that
+        /// depends on loaded data (a tile, a gathered value) is checked by the emulator and an
+        /// out-of-range one is reported (`tirx.check` in the PTX, see `regtile/gather.rs`).
+        oob_zero: bool,
     },
 }
 

@@ -282,7 +282,7 @@ impl Parser<'_> {
         Ok(out)
     }
 
-    /// `@buf`, `@buf[i, …]` or `global tensor[c, …]`.
+    /// `@buf`, `@buf[i, …]`, `global tensor[c, …]` or `global_at tensor[e, …] [within [b, …]]`.
     pub(super) fn tile(&mut self) -> Result<TileRef, ParseError> {
         if self.c.eat_kw("global") {
             let tensor = self.c.expect_name("a tensor name after `global`")?;
@@ -290,6 +290,23 @@ impl Parser<'_> {
             return Ok(TileRef::Global {
                 tensor,
                 coords: self.index_list()?,
+                elements: None,
+            });
+        }
+        if self.c.eat_kw("global_at") {
+            let tensor = self.c.expect_name("a tensor name after `global_at`")?;
+            self.c.expect_punct("[", "before the element offsets")?;
+            let coords = self.index_list()?;
+            let bounds = if self.c.eat_kw("within") {
+                self.c.expect_punct("[", "before the bounds")?;
+                self.index_list()?
+            } else {
+                Vec::new()
+            };
+            return Ok(TileRef::Global {
+                tensor,
+                coords,
+                elements: Some(Box::new(crate::ir::Bounds(bounds))),
             });
         }
         if !self.c.is_punct("@") {

@@ -66,7 +66,8 @@ fn signature(target: Target) -> Signature {
                 shape: vec!["1st".into()],
             },
         ],
-        scalars: vec!["alpha".into(), "odd beta".into()],
+        scalars: vec!["alpha".into(), "odd beta".into(), "n".into()],
+        scalar_types: vec![ElemType::F32, ElemType::F32, ElemType::U32],
         params: vec![
             AbiParam::TensorMap {
                 tensor: "a".into(),

@@ -267,11 +267,11 @@ impl Parser<'_> {
                     let sa = self.tile()?;
                     self.c.expect_punct(",", "between the scale operands")?;
                     let b = self.tile()?;
-                    Some(BlockScale {
+                    Some(Box::new(BlockScale {
                         a: sa,
                         b,
                         mxf4: self.c.eat_kw("mxf4"),
-                    })
+                    }))
                 } else {
                     None
                 };
@@ -370,6 +370,7 @@ impl Parser<'_> {
                 let TileRef::Global {
                     tensor,
                     coords: index,
+                    elements: None,
                 } = self.tile()?
                 else {
                     return Err(self.c.error("expected `global tensor[index, …]`"));
@@ -379,6 +380,7 @@ impl Parser<'_> {
                     dst: self.var_ref()?,
                     tensor,
                     index,
+                    oob_zero: self.c.eat_kw("oob_zero"),
                 }
             }
             "clc_is_canceled" => {

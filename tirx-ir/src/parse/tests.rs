@@ -271,9 +271,13 @@ fn variants(m: &Module) -> std::collections::BTreeSet<String> {
                 }
                 .into()
             }
-            TExpr::Gather { tensor, index } => {
+            TExpr::Gather {
+                tensor,
+                index,
+                oob_zero,
+            } => {
                 index.iter().for_each(|x| texpr(x, out));
-                format!("TGather:{tensor}")
+                format!("TGather:{tensor}:{oob_zero}")
             }
         };
         out.push(name);

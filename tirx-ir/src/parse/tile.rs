@@ -67,13 +67,18 @@ impl Parser<'_> {
                 Box::new(self.texpr()?),
             ),
             // `(gather NAME INDEX…)`: indices until the closing parenthesis.
-            "gather" => {
+            // `(gather_or_zero NAME INDEX…)`: `oob = zero`.
+            "gather" | "gather_or_zero" => {
                 let tensor = self.c.expect_name("a tensor")?;
                 let mut index = Vec::new();
                 while !self.c.is_punct(")") {
                     index.push(self.texpr()?);
                 }
-                TExpr::Gather { tensor, index }
+                TExpr::Gather {
+                    tensor,
+                    index,
+                    oob_zero: word == "gather_or_zero",
+                }
             }
             w => {
                 if let Some(f) = TUn::ALL.iter().find(|f| f.name() == w) {

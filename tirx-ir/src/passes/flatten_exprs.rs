@@ -131,7 +131,11 @@ impl Flat {
         if let Some(v) = self.dims.get(sym) {
             return *v;
         }
-        let p = AbiParam::Dim { symbol: sym.into() };
+        // An integer scalar argument reads its own parameter (`p_s_<name>`, its 32 bits).
+        let p = match k.sig.int_scalar(sym) {
+            Some(_) => AbiParam::Scalar { name: sym.into() },
+            None => AbiParam::Dim { symbol: sym.into() },
+        };
         let name = p.ptx_name();
         if !k.sig.params.contains(&p) {
             k.sig.params.push(p);

@@ -121,8 +121,13 @@ fn lower(lw: &mut Lower, op: Op) -> Result<(), Diagnostics> {
                 return Ok(());
             }
         }
-        Op::LoadScalar { dst, tensor, index } => {
-            crate::regtile::gather::load_scalar(lw, dst, &tensor, &index)?;
+        Op::LoadScalar {
+            dst,
+            tensor,
+            index,
+            oob_zero,
+        } => {
+            crate::regtile::gather::load_scalar(lw, dst, &tensor, &index, oob_zero)?;
             return Ok(());
         }
         Op::ClcIsCanceled { resp, dst } => {
@@ -242,6 +247,7 @@ impl Pass for LowerSyncOps {
     }
     fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
         let mut frags = HashMap::new();
+        let data = crate::regtile::gather::data_vars(k);
         rewrite_body(k, &mut |k, s| {
             let StmtKind::Op(op) = s.kind else {
                 return Ok(vec![s]);
@@ -251,6 +257,7 @@ impl Pass for LowerSyncOps {
                 out: Vec::new(),
                 span: s.span,
                 frags: &mut frags,
+                data: &data,
             };
             lower(&mut lw, op)?;
             Ok(lw.out)

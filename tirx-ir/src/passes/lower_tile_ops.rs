@@ -223,6 +223,7 @@ impl Pass for LowerTileOps {
     }
     fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
         let mut frags = HashMap::new();
+        let data = crate::regtile::gather::data_vars(k);
         let pre = prologue(k, &mut frags);
         rewrite_body(k, &mut |k, s| {
             let StmtKind::Op(op) = s.kind else {
@@ -233,6 +234,7 @@ impl Pass for LowerTileOps {
                 out: Vec::new(),
                 span: s.span,
                 frags: &mut frags,
+                data: &data,
             };
             lower_op(&mut lw, op)?;
             Ok(lw.out)

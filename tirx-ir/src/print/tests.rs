@@ -28,6 +28,7 @@ fn tma_copy() -> Kernel {
             target: Target::Sm90a,
             tensors: vec![tensor("src")],
             scalars: vec![],
+            scalar_types: vec![],
             params: vec![
                 AbiParam::TensorMap {
                     tensor: "src".into(),
@@ -93,6 +94,7 @@ fn tma_copy() -> Kernel {
         src: TileRef::Global {
             tensor: "src".into(),
             coords: vec![Expr::Special(Special::CtaId(1)), Expr::Var(i)],
+            elements: None,
         },
         bar: Some(BarRef {
             bar: full,

@@ -70,9 +70,18 @@ impl Printer<'_, '_> {
             TExpr::Cmp(c, a, b) => self.call(cmp_word(*c), &[a, b]),
             TExpr::Fma(a, b, c) => self.call("fma", &[a, b, c]),
             TExpr::Select(c, a, b) => self.call("select", &[c, a, b]),
-            TExpr::Gather { tensor, index } => {
+            TExpr::Gather {
+                tensor,
+                index,
+                oob_zero,
+            } => {
                 let name = crate::parse::lexer::Name(tensor);
-                write!(self.out, "(gather {name}")?;
+                let word = if *oob_zero {
+                    "gather_or_zero"
+                } else {
+                    "gather"
+                };
+                write!(self.out, "({word} {name}")?;
                 for a in index {
                     self.out.write_str(" ")?;
                     self.texpr(a)?;

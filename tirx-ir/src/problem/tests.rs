@@ -17,6 +17,7 @@ fn sig(tensors: Vec<TensorDecl>, scalars: &[&str]) -> Signature {
         target: Target::Sm90a,
         tensors,
         scalars: scalars.iter().map(|s| s.to_string()).collect(),
+        scalar_types: Vec::new(),
         params: Vec::new(),
         threads: 128,
         cluster: [1, 1, 1],

@@ -113,7 +113,7 @@ pub fn operands<'o>(
             "a register tile is not indexed: copy the whole tile".into(),
         ));
     }
-    let TileRef::Global { tensor, coords } = global else {
+    let TileRef::Global { tensor, coords, .. } = global else {
         return Err(RegTileError::Copy(
             "the other side is not a global tile".into(),
         ));
@@ -177,6 +177,7 @@ pub(super) fn prepare(
     buf: Handle<crate::ir::Buffer>,
     tensor: &str,
     coords: &[Expr],
+    elements: Option<&[Expr]>,
 ) -> Result<(Access, Paths), Diagnostics> {
     let l = layout(lw.k, buf).map_err(|e| lw.error(e))?;
     let (bm, bn) = (
@@ -220,13 +221,29 @@ pub(super) fn prepare(
             Chunk { reg0: i, dr, dc }
         })
         .collect();
-    let (m, n) = if column {
+    let (mut m, mut n) = if column {
         (lw.dim(&shape[0]), Expr::u32(1))
     } else if vector {
         (Expr::u32(1), lw.dim(&shape[0]))
     } else {
         (lw.dim(&shape[0]), lw.dim(&shape[1]))
     };
+    // `x.at(…)`: the coordinates are element offsets (a multiplier of 1, not the tile's
+    // extent); `.within(…)` bounds clip the tile's two dimensions as the extents do (the
+    // leading index of a rank-3 tensor picks the matrix, unclipped, as with `.tile`).
+    let (mult_r, mult_c) = if elements.is_some() { (1, 1) } else { (bm, bn) };
+    if let Some(b) = elements.filter(|b| !b.is_empty()) {
+        let min = |a: Expr, b: &Expr| Expr::bin(BinOp::Min, a, b.clone());
+        if column {
+            m = min(m, &b[0]);
+        } else if vector {
+            n = min(n, &b[0]);
+        } else {
+            let k = b.len();
+            m = min(m, &b[k - 2]);
+            n = min(n, &b[k - 1]);
+        }
+    }
     let ptr_name = lw.param(AbiParam::Pointer {
         tensor: tensor.into(),
     });
@@ -234,12 +251,12 @@ pub(super) fn prepare(
     let row0 = lw.let_(
         "row0",
         T::U32,
-        add(mul(coords[0].clone(), Expr::u32(bm)), Expr::Var(or)),
+        add(mul(coords[0].clone(), Expr::u32(mult_r)), Expr::Var(or)),
     );
     let col = lw.let_(
         "col0",
         T::U32,
-        add(mul(coords[1].clone(), Expr::u32(bn)), Expr::Var(oc)),
+        add(mul(coords[1].clone(), Expr::u32(mult_c)), Expr::Var(oc)),
     );
     let ptr = lw.var("ptr", T::U64);
     lw.inst(Inst::ld_param("u64", ptr, &ptr_name));
@@ -292,14 +309,21 @@ pub(super) fn prepare(
         reg(low),
         Operand::Imm(w as i64 * eb - 1),
     ));
-    let aligned = lw.let_(
-        "aligned",
-        T::Pred,
-        Expr::cmp(CmpOp::Eq, Expr::Var(low), Expr::Imm(0, T::U64)),
-    );
+    let mut aligned_e = Expr::cmp(CmpOp::Eq, Expr::Var(low), Expr::Imm(0, T::U64));
+    if elements.is_some() && w > 1 {
+        // An element column offset keeps the chunks aligned only when it is a multiple of
+        // the chunk width (a tile coordinate always is).
+        let at_chunk = Expr::cmp(
+            CmpOp::Eq,
+            Expr::bin(BinOp::And, coords[1].clone(), Expr::u32(w - 1)),
+            Expr::u32(0),
+        );
+        aligned_e = Expr::AndP(Box::new(aligned_e), Box::new(at_chunk));
+    }
+    let aligned = lw.let_("aligned", T::Pred, aligned_e);
     // Whole tile inside the tensor (uniform over the CTA).
-    let tile_r = add(mul(coords[0].clone(), Expr::u32(bm)), Expr::u32(bm));
-    let tile_c = add(mul(coords[1].clone(), Expr::u32(bn)), Expr::u32(bn));
+    let tile_r = add(mul(coords[0].clone(), Expr::u32(mult_r)), Expr::u32(bm));
+    let tile_c = add(mul(coords[1].clone(), Expr::u32(mult_c)), Expr::u32(bn));
     let inside = Expr::AndP(
         Box::new(Expr::cmp(CmpOp::Le, tile_r, m.clone())),
         Box::new(Expr::cmp(CmpOp::Le, tile_c, n.clone())),
@@ -458,14 +482,16 @@ fn guard(i: Inst, p: Option<Handle<Var>>) -> Inst {
     }
 }
 
-/// `copy(tile, tensor.tile(r, c))`.
+/// `copy(tile, tensor.tile(r, c))`, or `tensor.at(r, c)[.within(…)]` with `elements` the
+/// bounds ([`crate::ir::TileRef::Global`]).
 pub fn load(
     lw: &mut Lower,
     buf: Handle<crate::ir::Buffer>,
     tensor: &str,
     coords: &[Expr],
+    elements: Option<&[Expr]>,
 ) -> Result<(), Diagnostics> {
-    let (a, paths) = prepare(lw, buf, tensor, coords)?;
+    let (a, paths) = prepare(lw, buf, tensor, coords, elements)?;
     // Elements outside the tensor read as 0.
     let zero = match a.tile_elem {
         ElemType::F32 => Operand::F32Bits(0),
@@ -615,14 +641,16 @@ fn load_element(a: &Access, lw: &mut Lower, c: &Chunk, e: u32, p: Handle<Var>) {
     }
 }
 
-/// `copy(tensor.tile(r, c), tile)`.
+/// `copy(tensor.tile(r, c), tile)`, or into `tensor.at(r, c)[.within(…)]` with `elements`
+/// the bounds ([`crate::ir::TileRef::Global`]).
 pub fn store(
     lw: &mut Lower,
     buf: Handle<crate::ir::Buffer>,
     tensor: &str,
     coords: &[Expr],
+    elements: Option<&[Expr]>,
 ) -> Result<(), Diagnostics> {
-    let (a, paths) = prepare(lw, buf, tensor, coords)?;
+    let (a, paths) = prepare(lw, buf, tensor, coords, elements)?;
     // Convert once, before either path: the values the tensor receives, one register each
     // (16-bit values in b16 registers, f32 in f32).
     let vals = store_values(lw, &a.frag, a.tile_elem, a.elem, a.w);

@@ -120,7 +120,7 @@ pub fn reduce(
     coords: &[Expr],
     a: &Atomic,
 ) -> Result<(), Diagnostics> {
-    let (acc, paths) = access::prepare(lw, buf, tensor, coords)?;
+    let (acc, paths) = access::prepare(lw, buf, tensor, coords, None)?;
     // Each value in the tensor's type, one register each (an f32 tile rounded to 16 bits
     // element by element: pairs are packed by `mov`, not rounded by `cvt…x2`).
     let vals = access::store_values(lw, &acc.frag, acc.tile_elem, acc.elem, 1);

@@ -147,8 +147,17 @@ pub(super) fn prepare(
         TExpr::Fma(a, b, c) => P::Fma(sub(lw, a)?, sub(lw, b)?, sub(lw, c)?),
         TExpr::Cmp(c, a, b) => P::Cmp(*c, sub(lw, a)?, sub(lw, b)?),
         TExpr::Select(c, a, b) => P::Select(sub(lw, c)?, sub(lw, a)?, sub(lw, b)?),
-        TExpr::Gather { tensor, index } => {
-            let g = super::gather::prepare(lw, tensor)?;
+        TExpr::Gather {
+            tensor,
+            index: texprs,
+            oob_zero,
+        } => {
+            let check = texprs
+                .iter()
+                .map(|x| !oob_zero && super::gather::reads_data(x, lw.data))
+                .collect();
+            let g = super::gather::prepare(lw, tensor, check)?;
+            let index = texprs;
             let index = index
                 .iter()
                 .map(|x| prepare(lw, dst, l, x))

@@ -16,9 +16,16 @@
 //! and widens where arithmetic reads it; an integer tensor loads `.b32` words into an
 //! integer value of its own type.
 //!
-//! The emulator runs the guarded load as the GPU does and so cannot tell an out-of-range
-//! index from an edge mask: it reports nothing.
-//! TODO(#30): mark gather guards in the PTX so the emulator can report out-of-range indices.
+//! Checked indices: an index that depends on loaded data — it reads a register tile, a
+//! gathered value or a variable a scalar gather loaded ([`data_vars`]) — is a coordinate the
+//! build cannot prove in range. Unless the gather says `oob = zero` (reading 0 there is
+//! intended), its bound check is preceded by a PTX comment `// tirx.check gather TENSOR DIM`:
+//! the GPU runs the same guarded load (an out-of-range element reads 0 and nothing faults),
+//! and the emulator, which reads the comment, reports a lane whose check fails with the line,
+//! the tensor, the dimension, the index and the extent. Indices built only from
+//! `row_index`/`col_index`, constants and kernel scalars are a tile's edges, like `copy`'s,
+//! and read 0 silently. The TMA load at a data-dependent coordinate is checked the same way
+//! (`dispatch/copy/tma_load.rs`).
 //!
 //! PTX used: §9.7.9.8 `ld` (`ld.global`, guarded by a predicate, §9.7.1 "predicated
 //! execution"), §9.7.7.1 `setp` (`.lo.u32`), §9.7.9.21 `cvt` (`u64.u32`), §9.7.1 integer
@@ -29,11 +36,67 @@ use crate::abi::{AbiParam, ElemType};
 use crate::arena::Handle;
 use crate::diag::Diagnostics;
 use crate::inst::reg;
-use crate::ir::{Inst, Kernel, Operand, ScalarType as T, TExpr, TType, Var};
+use crate::ir::{Expr, Inst, Kernel, Op, Operand, ScalarType as T, StmtKind, TExpr, TType, Var};
 use crate::lower::Lower;
+use std::collections::HashSet;
+
+/// The variables whose value depends on a word loaded from global memory: the destinations
+/// of scalar gathers, and every variable a `let` or assignment computes from one (to a fixed
+/// point, so the order of statements does not matter).
+pub fn data_vars(k: &Kernel) -> HashSet<Handle<Var>> {
+    let mut data = HashSet::new();
+    loop {
+        let before = data.len();
+        crate::passes::walk::visit(&k.body, &mut |s, _| match &s.kind {
+            StmtKind::Op(Op::LoadScalar { dst, .. }) => {
+                data.insert(*dst);
+            }
+            StmtKind::Let { var, value } | StmtKind::Assign { var, value }
+                if expr_reads(value, &data) =>
+            {
+                data.insert(*var);
+            }
+            _ => {}
+        });
+        if data.len() == before {
+            return data;
+        }
+    }
+}
+
+/// Whether scalar expression `e` reads one of `data`.
+pub fn expr_reads(e: &Expr, data: &HashSet<Handle<Var>>) -> bool {
+    match e {
+        Expr::Var(v) => data.contains(v),
+        Expr::Imm(..) | Expr::Dim(_) | Expr::Special(_) => false,
+        Expr::Bin(_, a, b) | Expr::Cmp(_, a, b) | Expr::AndP(a, b) => {
+            expr_reads(a, data) || expr_reads(b, data)
+        }
+        Expr::Not(a) => expr_reads(a, data),
+    }
+}
+
+/// Whether tile expression `x` depends on loaded data: it reads a register tile, a gather,
+/// or a scalar of `data`.
+pub fn reads_data(x: &TExpr, data: &HashSet<Handle<Var>>) -> bool {
+    match x {
+        TExpr::Tile(_) | TExpr::Gather { .. } => true,
+        TExpr::F32(_) | TExpr::Arg(_) | TExpr::Index(_) => false,
+        TExpr::Int(e) => expr_reads(e, data),
+        TExpr::Un(_, a) => reads_data(a, data),
+        TExpr::Bin(_, a, b) | TExpr::Cmp(_, a, b) => reads_data(a, data) || reads_data(b, data),
+        TExpr::Fma(a, b, c) | TExpr::Select(a, b, c) => {
+            reads_data(a, data) || reads_data(b, data) || reads_data(c, data)
+        }
+    }
+}
 
 /// A gather with its tensor's base, row stride and extents loaded.
 pub(super) struct Gather {
+    /// The tensor's name (for the emulator's check).
+    tensor: String,
+    /// Per dimension: whether its index is checked (`tirx.check`).
+    check: Vec<bool>,
     elem: ElemType,
     ptr: Handle<Var>,
     /// The row stride in elements (rank 2 only).
@@ -93,7 +156,11 @@ pub fn ttype(k: &Kernel, tensor: &str, index: &[TExpr]) -> Result<TType, RegTile
 }
 
 /// Loads the tensor's base address, row stride and extents once, before the unrolled body.
-pub(super) fn prepare(lw: &mut Lower, tensor: &str) -> Result<Gather, Diagnostics> {
+pub(super) fn prepare(
+    lw: &mut Lower,
+    tensor: &str,
+    check: Vec<bool>,
+) -> Result<Gather, Diagnostics> {
     let elem = tensor_elem(lw.k, tensor).map_err(|e| lw.error(e))?;
     let shape = lw.tensor_shape(tensor);
     let ptr_name = lw.param(AbiParam::Pointer {
@@ -118,6 +185,8 @@ pub(super) fn prepare(lw: &mut Lower, tensor: &str) -> Result<Gather, Diagnostic
         })
         .collect();
     Ok(Gather {
+        tensor: tensor.to_owned(),
+        check,
         elem,
         ptr,
         stride,
@@ -129,7 +198,10 @@ pub(super) fn prepare(lw: &mut Lower, tensor: &str) -> Result<Gather, Diagnostic
 pub(super) fn load(lw: &mut Lower, g: &Gather, index: &[Operand]) -> (Operand, TType) {
     // In range: every index below its extent, compared unsigned (a negative i32 is huge).
     let mut ok: Option<Handle<Var>> = None;
-    for (ix, dim) in index.iter().zip(&g.dims) {
+    for (d, (ix, dim)) in index.iter().zip(&g.dims).enumerate() {
+        if g.check[d] {
+            lw.inst(Inst::tirx_check("gather", &g.tensor, &[d as i64]));
+        }
         let p = lw.var("gin", T::Pred);
         lw.inst(Inst::setp("lo", "u32", p, ix.clone(), reg(*dim)));
         ok = Some(match ok {
@@ -172,14 +244,20 @@ pub(super) fn load(lw: &mut Lower, g: &Gather, index: &[Operand]) -> (Operand, T
 }
 
 /// `LoadScalar`: `dst` ← the word of integer tensor `tensor` at `index` (`u32` scalars), 0
-/// when an index is out of range (same bounds and fill as the tile form).
+/// when an index is out of range (same bounds and fill as the tile form; an index that reads
+/// loaded data is checked unless `oob_zero`).
 pub fn load_scalar(
     lw: &mut Lower,
     dst: Handle<Var>,
     tensor: &str,
     index: &[crate::ir::Expr],
+    oob_zero: bool,
 ) -> Result<(), Diagnostics> {
-    let g = prepare(lw, tensor)?;
+    let check = index
+        .iter()
+        .map(|e| !oob_zero && expr_reads(e, lw.data))
+        .collect();
+    let g = prepare(lw, tensor, check)?;
     if !g.elem.is_int() || index.len() != g.dims.len() {
         return Err(lw.internal(format!(
             "load_scalar of `{tensor}`: an i32/u32 tensor with one index per dimension"

@@ -350,7 +350,7 @@ pub fn ttype(k: &Kernel, e: &TExpr) -> Result<TType, RegTileError> {
             }
             TType::Pred
         }
-        TExpr::Gather { tensor, index } => gather::ttype(k, tensor, index)?,
+        TExpr::Gather { tensor, index, .. } => gather::ttype(k, tensor, index)?,
         TExpr::Select(c, a, b) => {
             let tc = ty(c)?;
             if tc != TType::Pred {

@@ -151,13 +151,18 @@ fn op_exprs<'a>(
             }
             exprs.extend(index.iter());
         }
-        TileRef::Global { tensor, coords } => {
+        TileRef::Global {
+            tensor,
+            coords,
+            elements,
+        } => {
             if !k.sig.tensors.iter().any(|t| &t.name == tensor) {
                 bad(VerifyError::UnknownTensor {
                     tensor: tensor.clone(),
                 });
             }
             exprs.extend(coords.iter());
+            exprs.extend(elements.iter().flat_map(|b| b.0.iter()));
         }
     };
     let barref = |b: &'a BarRef, exprs: &mut Vec<&'a Expr>, bad: &mut dyn FnMut(VerifyError)| {
@@ -232,7 +237,9 @@ fn op_exprs<'a>(
             tile(resp, exprs, bad);
             barref(bar, exprs, bad);
         }
-        Op::LoadScalar { dst, tensor, index } => {
+        Op::LoadScalar {
+            dst, tensor, index, ..
+        } => {
             if !k.sig.tensors.iter().any(|t| &t.name == tensor) {
                 bad(VerifyError::UnknownTensor {
                     tensor: tensor.clone(),

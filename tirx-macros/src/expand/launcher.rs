@@ -230,7 +230,10 @@ fn launch_fn(def: &KernelDef) -> TokenStream {
         quote!(#ident.view())
     });
     let scalars = &def.scalars;
-    let scalar_params = scalars.iter().map(|s| quote!(#s: f32));
+    let scalar_params = scalars.iter().zip(&def.scalar_types).map(|(s, t)| {
+        let ty = syn::Ident::new(t.name(), s.span());
+        quote!(#s: #ty)
+    });
     let configs: Vec<String> = def
         .args
         .configs
@@ -277,9 +280,13 @@ fn launch_fn(def: &KernelDef) -> TokenStream {
             #(#scalar_params),*
         ) -> ::core::result::Result<(), ::tirx::RuntimeError> {
             let __art = ::tirx::select(ARTIFACTS, config, rt.target()?)?;
-            // `Runtime::launch_with` is safe: the PTX/signature pairing was vouched for when
+            // `Runtime::launch_args` is safe: the PTX/signature pairing was vouched for when
             // the artifact was built (`KernelArtifact::new`, unsafe, above).
-            rt.launch_with(__art, &[#(#views),*], &[#(#scalars),*])
+            rt.launch_args(
+                __art,
+                &[#(#views),*],
+                &[#(::tirx::runtime::ScalarArg::from(#scalars)),*],
+            )
         }
     }
 }

@@ -189,6 +189,7 @@ pub fn lower_configs<'d>(def: &'d KernelDef, fns: &TileFns, sink: &mut ErrorSink
             target,
             tensors: def.tensors(config),
             scalars: def.scalars.iter().map(ToString::to_string).collect(),
+            scalar_types: def.scalar_types.clone(),
             params: Vec::new(),
             threads,
             cluster,

@@ -14,6 +14,7 @@ pub fn signature_tokens(sig: &Signature) -> TokenStream {
         target,
         tensors,
         scalars,
+        scalar_types,
         params,
         threads,
         cluster,
@@ -23,6 +24,7 @@ pub fn signature_tokens(sig: &Signature) -> TokenStream {
         tmem_cols,
     } = sig;
     let target = target_tokens(*target);
+    let scalar_types = scalar_types.iter().map(|e| elem_tokens(*e));
     let tensors = tensors.iter().map(tensor_tokens);
     let params = params.iter().map(param_tokens);
     let [cx, cy, cz] = cluster;
@@ -34,6 +36,7 @@ pub fn signature_tokens(sig: &Signature) -> TokenStream {
             target: #target,
             tensors: ::std::vec![#(#tensors),*],
             scalars: ::std::vec![#(::std::string::String::from(#scalars)),*],
+            scalar_types: ::std::vec![#(#scalar_types),*],
             params: ::std::vec![#(#params),*],
             threads: #threads,
             cluster: [#cx, #cy, #cz],

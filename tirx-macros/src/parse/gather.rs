@@ -3,6 +3,7 @@
 //! whole value of a `let` whose indices are scalars, of an `i32`/`u32` tensor, it is a scalar
 //! load (`Op::LoadScalar`) into a `u32` variable usable anywhere a scalar is — a TMA tile
 //! coordinate from a page table or `cu_seqlens`. Lowering: `tirx-ir/src/regtile/gather.rs`.
+//! `oob = zero` says an index out of range reads 0 by intent (no emulator check).
 
 use super::tile::callee;
 use super::{Local, Lowerer, Res};
@@ -17,10 +18,12 @@ impl Lowerer<'_> {
         &mut self,
         c: &syn::ExprCall,
         pos: &[&SExpr],
+        oob: Option<&SExpr>,
         out: &mut Block,
         carriers: &mut Vec<Handle<Buffer>>,
     ) -> Res<TExpr> {
         let (_, name) = self.gather_tensor(c, pos)?;
+        let oob_zero = self.oob_zero(oob)?;
         let mut index = Vec::new();
         for a in &pos[1..] {
             index.push(self.texpr(a, out, carriers)?);
@@ -28,7 +31,21 @@ impl Lowerer<'_> {
         Ok(TExpr::Gather {
             tensor: name,
             index,
+            oob_zero,
         })
+    }
+
+    /// `oob = zero`: an out-of-range index reads 0 by intent; absent, an index that depends
+    /// on loaded data is checked by the emulator.
+    fn oob_zero(&mut self, oob: Option<&SExpr>) -> Res<bool> {
+        match oob {
+            None => Ok(false),
+            Some(SExpr::Path(p)) if p.path.is_ident("zero") => Ok(true),
+            Some(e) => Err(self.fail(
+                e,
+                "`oob` takes `zero`: `gather(x, r, c, oob = zero)` reads 0 where an index is out of range, on purpose (without it the emulator reports such an index)",
+            )),
+        }
     }
 
     /// The tensor of a gather (an index into the kernel's parameters) and its name, checked
@@ -90,13 +107,15 @@ impl Lowerer<'_> {
         l: &syn::Local,
         out: &mut Block,
     ) -> Res<()> {
-        let pos: Vec<&SExpr> = c.args.iter().collect();
-        if pos.len() < 2 {
-            return Err(self.fail(
-                c,
-                "`gather` takes a tensor and its indices: `gather(pages, i)`",
-            ));
-        }
+        let args = self.call_args(
+            &c.args,
+            c,
+            "gather(tensor, i[, j][, oob = zero])",
+            2..=3,
+            &["oob"],
+        )?;
+        let pos = args.pos.clone();
+        let oob_zero = self.oob_zero(args.get("oob"))?;
         let (_, name) = self.gather_tensor(c, &pos)?;
         let elem = self
             .kernel
@@ -126,6 +145,7 @@ impl Lowerer<'_> {
             dst,
             tensor: name,
             index,
+            oob_zero,
         };
         out.push(Stmt::at(StmtKind::Op(op), span));
         self.bind(ident, Local::Var { var: dst, mutable })

@@ -75,11 +75,22 @@ pub fn lower(
         pipelines: Arena::new(),
         body: Vec::new(),
     };
-    let args = def
+    // An `f32` scalar is an argument of tile expressions; an integer one a runtime `u32`
+    // value like a shape symbol (`Expr::Dim` of its name: its own parameter, see
+    // `Signature::int_scalar`).
+    let mut values = Vec::new();
+    let args: Vec<(String, Local)> = def
         .scalars
         .iter()
         .enumerate()
-        .map(|(i, s)| (s.to_string(), Local::Arg(i)));
+        .map(|(i, s)| match def.scalar_types[i].is_int() {
+            true => {
+                values.push(tirx_ir::ir::Expr::Dim(s.to_string()));
+                (s.to_string(), Local::Value(values.len() - 1))
+            }
+            false => (s.to_string(), Local::Arg(i)),
+        })
+        .collect();
     let tensors = def
         .params
         .iter()
@@ -95,7 +106,7 @@ pub fn lower(
         spans: SpanTable::new(def.name.span()),
         env: vec![tensors],
         env_base: 0,
-        values: Vec::new(),
+        values,
         depth: 0,
         errors: Vec::new(),
         silent: false,

@@ -29,7 +29,16 @@ impl Lowerer<'_> {
                 }
             }
             SExpr::Index(_) => self.indexed_tile(e),
-            SExpr::MethodCall(m) if m.method == "tile" => self.tensor_tile(m),
+            SExpr::MethodCall(m) if m.method == "tile" || m.method == "at" => {
+                self.tensor_tile(m, None)
+            }
+            SExpr::MethodCall(w) if w.method == "within" => match strip_parens(&w.receiver) {
+                SExpr::MethodCall(m) if m.method == "at" => self.tensor_tile(m, Some(w)),
+                other => Err(self.fail(
+                    other,
+                    "`.within(…)` bounds a tile at element offsets: write `x.at(…).within(…)`",
+                )),
+            },
             // A register-tile expression: computed into a temporary tile just before the op.
             other if self.is_tile_expr(other) => Ok(TileRef::Buf {
                 buf: self.tile_operand(other)?,
@@ -125,16 +134,25 @@ impl Lowerer<'_> {
         }
     }
 
-    /// `tensor.tile(c0, c1, …)`: one coordinate per dimension.
-    fn tensor_tile(&mut self, m: &syn::ExprMethodCall) -> Res<TileRef> {
+    /// `tensor.tile(c0, c1, …)`: one coordinate per dimension; `tensor.at(e0, e1, …)`: one
+    /// element offset per dimension, and `within` its `.within(b0, b1, …)`, one bound each.
+    fn tensor_tile(
+        &mut self,
+        m: &syn::ExprMethodCall,
+        within: Option<&syn::ExprMethodCall>,
+    ) -> Res<TileRef> {
+        let method = m.method.to_string();
         let Some(id) = crate::args::path_ident(&m.receiver) else {
-            return Err(self.fail(&m.receiver, "expected a tensor name before `.tile(…)`"));
+            return Err(self.fail(
+                &m.receiver,
+                format!("expected a tensor name before `.{method}(…)`"),
+            ));
         };
         let Some(Local::Tensor(i)) = self.local(&id.to_string()) else {
             return Err(self.wrong_kind(
                 id,
                 "a global tensor",
-                "; `.tile(…)` names a tile of a tensor parameter",
+                "; `.tile(…)` and `.at(…)` name a tile of a tensor parameter",
             ));
         };
         // Inside a tile function `id` is its parameter; the tile is of the kernel's tensor.
@@ -147,13 +165,28 @@ impl Lowerer<'_> {
             .collect();
         if m.args.len() != rank {
             let found = m.args.len();
-            return Err(self.fail(m, format!("`{id}` has {rank} dimension(s) ({}); `tile` takes {rank} coordinate(s), found {found}", dims.join(", "))));
+            return Err(self.fail(m, format!("`{id}` has {rank} dimension(s) ({}); `{method}` takes {rank} coordinate(s), found {found}", dims.join(", "))));
+        }
+        if let Some(w) = within.filter(|w| w.args.len() != rank) {
+            let found = w.args.len();
+            return Err(self.fail(w, format!("`{id}` has {rank} dimension(s) ({}); `within` takes {rank} bound(s), found {found}", dims.join(", "))));
         }
         let coords: Vec<Res<Expr>> = m.args.iter().map(|a| self.int(a)).collect();
         let coords = coords.into_iter().collect::<Res<Vec<_>>>()?;
+        let elements = if method == "at" {
+            let bounds: Vec<Res<Expr>> = within
+                .map(|w| w.args.iter().map(|a| self.int(a)).collect())
+                .unwrap_or_default();
+            Some(Box::new(tirx_ir::Bounds(
+                bounds.into_iter().collect::<Res<Vec<_>>>()?,
+            )))
+        } else {
+            None
+        };
         Ok(TileRef::Global {
             tensor: self.def.params[i].ident.to_string(),
             coords,
+            elements,
         })
     }
 

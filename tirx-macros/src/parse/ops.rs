@@ -199,7 +199,9 @@ impl Lowerer<'_> {
     ) -> Res<Stmt> {
         let Op::Copy {
             dst: TileRef::Buf { buf, index },
-            src: TileRef::Global { coords, .. },
+            src: TileRef::Global {
+                coords, elements, ..
+            },
             bar,
             multicast,
             scale: None,
@@ -243,7 +245,18 @@ impl Lowerer<'_> {
         };
         let chunks = stored[0];
         let var = self.kernel.new_var("chunk", ScalarType::U32);
-        let first = Expr::bin(BinOp::Mul, Expr::u32(chunks), i);
+        // Chunk `c` of the tile starts at MN tile coordinate `chunks·i + c`, or, at element
+        // offsets (`v.at(…)`), at element `i + c·span`.
+        let chunk_at = if elements.is_some() {
+            Expr::bin(
+                BinOp::Add,
+                i,
+                Expr::bin(BinOp::Mul, Expr::Var(var), Expr::u32(stored[2])),
+            )
+        } else {
+            let first = Expr::bin(BinOp::Mul, Expr::u32(chunks), i);
+            Expr::bin(BinOp::Add, first, Expr::Var(var))
+        };
         let load = Op::Copy {
             dst: TileRef::Buf {
                 buf,
@@ -251,10 +264,8 @@ impl Lowerer<'_> {
             },
             src: TileRef::Global {
                 tensor: tensor.to_string(),
-                coords: coords
-                    .into_iter()
-                    .chain([j, Expr::bin(BinOp::Add, first, Expr::Var(var))])
-                    .collect(),
+                coords: coords.into_iter().chain([j, chunk_at]).collect(),
+                elements,
             },
             bar,
             multicast,
@@ -520,7 +531,10 @@ impl Lowerer<'_> {
         if let Some(Some(Local::Arg(i))) = local {
             return Ok(self.def.scalars[i].to_string());
         }
-        let names: Vec<String> = self.def.scalars.iter().map(|s| format!("`{s}`")).collect();
+        let names: Vec<String> = (self.def.scalars.iter().zip(&self.def.scalar_types))
+            .filter(|(_, t)| !t.is_int())
+            .map(|(s, _)| format!("`{s}`"))
+            .collect();
         let have = if names.is_empty() {
             "the kernel has none: add a parameter `alpha: f32`".to_string()
         } else if self.spans.current_calls().is_empty() {
@@ -570,7 +584,7 @@ impl Lowerer<'_> {
 
     /// `scale_a = sfa, scale_b = sfb` of a block-scaled `tcgen05::mma` (PTX ISA
     /// §9.7.16.10.7): both or neither — a block-scaled MMA scales both operands.
-    fn block_scale(&mut self, args: &CallArgs) -> Res<Option<BlockScale>> {
+    fn block_scale(&mut self, args: &CallArgs) -> Res<Option<Box<BlockScale>>> {
         // `kind = mxf4`: MXFP4's own instruction (`.kind::mxf4`, §9.7.16.10.9) rather than
         // the `kind::mxf4nvf4 … ::2X` the types select; the only kind a user names.
         let mxf4 = match args.get("kind") {
@@ -600,7 +614,7 @@ impl Lowerer<'_> {
             (Some(sa), Some(sb)) => {
                 let a = self.tile_ref(sa);
                 let b = self.tile_ref(sb);
-                Ok(Some(BlockScale { a: a?, b: b?, mxf4 }))
+                Ok(Some(Box::new(BlockScale { a: a?, b: b?, mxf4 })))
             }
             (Some(e), None) | (None, Some(e)) => {
                 let (given, missing) = if args.get("scale_a").is_some() {

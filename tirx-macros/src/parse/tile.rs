@@ -311,7 +311,7 @@ impl Lowerer<'_> {
                 let s = self.reduce_into(c, None, out)?;
                 TExpr::Tile(s)
             }
-            Id::Gather => self.gather(c, &pos, out, carriers)?,
+            Id::Gather => self.gather(c, &pos, args.get("oob"), out, carriers)?,
             _ => {
                 let msg = format!(
                     "`{name}` takes scalars, not register tiles; functions on tiles are {}",

@@ -277,7 +277,7 @@ pub(crate) const VOCABULARY: &[Word] = &[
     w(Id::ReduceMin, None, "reduce_min", TileFn, (1, 1), &["axis", "across"], "reduce_min(tile, axis = 1[, across = cluster])"),
     w(Id::ArgMax, None, "argmax", TileFn, (1, 1), &["axis", "across"], "argmax(tile, axis = 1[, across = cluster])"),
     w(Id::ArgMin, None, "argmin", TileFn, (1, 1), &["axis", "across"], "argmin(tile, axis = 1[, across = cluster])"),
-    w(Id::Gather, None, "gather", TileFn, (2, 3), &[], "gather(tensor, row, col) or gather(vector, i)"),
+    w(Id::Gather, None, "gather", TileFn, (2, 3), &["oob"], "gather(tensor, row, col[, oob = zero]) or gather(vector, i[, oob = zero])"),
 ];
 
 // The table is in `Id` order, so `word` is an index (checked when the macro is built).

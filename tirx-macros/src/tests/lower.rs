@@ -114,7 +114,7 @@ fn copy_kernel_structure() {
     };
     assert!(matches!(dst, TileRef::Buf { index, .. } if index.is_empty()));
     assert!(
-        matches!(src, TileRef::Global { tensor, coords } if tensor == "src" && coords.len() == 2)
+        matches!(src, TileRef::Global { tensor, coords, elements: None } if tensor == "src" && coords.len() == 2)
     );
     assert!(bar.is_some());
     assert_eq!(*variant, Some(tirx_ir::CopyVariant::TmaLoad));
@@ -249,7 +249,7 @@ fn expansion_is_a_module() {
         "dst : & mut :: tirx :: Tensor < :: tirx :: bf16 >",
         "src : & :: tirx :: Tensor < :: tirx :: bf16 >",
         "unsafe { :: tirx :: KernelArtifact :: new (\"tma_copy\" , \"default\" , :: tirx :: Target :: Sm90a ,",
-        "rt . launch_with (__art , & [src . view () , dst . view ()] , & [])",
+        "rt . launch_args (__art , & [src . view () , dst . view ()] , & [] ,)",
     ] {
         assert!(text.contains(needle), "missing `{needle}` in {text}");
     }

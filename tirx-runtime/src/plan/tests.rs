@@ -49,6 +49,7 @@ fn gemm() -> Signature {
             decl("d", ElemType::Bf16, &["M", "N"]),
         ],
         scalars: vec![],
+        scalar_types: vec![],
         params: vec![
             tmap("a", &[64, 128], Swizzle::B128),
             tmap("b", &[64, 256], Swizzle::B128),
@@ -76,6 +77,7 @@ fn naive() -> Signature {
             decl("y", ElemType::F32, &["R", "C"]),
         ],
         scalars: vec![],
+        scalar_types: vec![],
         params: vec![
             AbiParam::Pointer { tensor: "x".into() },
             AbiParam::Stride {

@@ -216,6 +216,26 @@ impl Machine<'_> {
         for c in coord_v {
             coords.push(i64::from(self.rd(cl, ci, t, *c, line)? as u32 as i32));
         }
+        // A coordinate from data (`// tirx.check tma`): the box must start inside the tensor.
+        if let Some(c) = &inst.check
+            && let crate::ptx::Check::Tma { tensor, coords: ks } = &**c
+        {
+            let rank = desc.dims.len();
+            for &k in ks {
+                let (k, c) = (k as usize, coords.get(k as usize).copied());
+                if let Some(c) = c.filter(|&c| c < 0 || c as u64 >= desc.dims[k]) {
+                    return Err(SimError::DataIndex {
+                        line,
+                        thread: cl.ctas[ci].thread(t),
+                        what: "TMA load",
+                        tensor: tensor.clone(),
+                        dim: (rank - 1 - k) as u32,
+                        index: c,
+                        extent: desc.dims[k],
+                    });
+                }
+            }
+        }
         let bytes = desc.box_bytes();
         let smem_at = |m: &Self, cl: &Cluster, a: &Addr, space| -> Result<(u32, u32), SimError> {
             // Bulk tensor copies need a 128-byte aligned shared address (§9.7.9.25).

@@ -231,6 +231,29 @@ pub enum SimError {
         /// More context (`; nearest allocation …`).
         detail: String,
     },
+    /// A data-dependent index or TMA coordinate outside its tensor (a `// tirx.check` note:
+    /// a gather's index read from data, a TMA load at a coordinate from a page table). The
+    /// GPU reads 0 there (the guarded load, TMA's zero fill); the emulator reports it.
+    #[error(
+        "PTX line {line}: {thread}: the {what} of `{tensor}` at a data-dependent index: {index} \
+         in dimension {dim} (outermost first) is outside the tensor's extent {extent}"
+    )]
+    DataIndex {
+        /// Source line of the check (the `setp` or the TMA load).
+        line: u32,
+        /// The thread.
+        thread: ThreadId,
+        /// `gather` or `TMA load`.
+        what: &'static str,
+        /// The tensor parameter's name.
+        tensor: String,
+        /// The dimension, outermost first.
+        dim: u32,
+        /// The index (signed: a negative `i32` index or TMA coordinate prints below 0).
+        index: i64,
+        /// The tensor's extent in that dimension.
+        extent: u64,
+    },
     /// An access not aligned to its size (PTX ISA §5.4.5 "Alignment": accesses must be
     /// naturally aligned).
     #[error("PTX line {line}: {thread}: {space} access at {addr:#x} is not {align}-byte aligned")]

@@ -362,7 +362,22 @@ impl Machine<'_> {
                 b,
                 combine,
             } => {
-                let r = alu::compare(*cmp, *ty, *ftz, rd!(*a), rd!(*b));
+                let (va, vb) = (rd!(*a), rd!(*b));
+                let r = alu::compare(*cmp, *ty, *ftz, va, vb);
+                if let Some(c) = &inst.check
+                    && let crate::ptx::Check::Gather { tensor, dim } = &**c
+                    && !r
+                {
+                    return Err(SimError::DataIndex {
+                        line,
+                        thread: cl.ctas[ci].thread(t),
+                        what: "gather",
+                        tensor: tensor.clone(),
+                        dim: *dim,
+                        index: i64::from(va as u32 as i32),
+                        extent: vb & 0xffff_ffff,
+                    });
+                }
                 let (mut pv, mut qv) = (r, !r);
                 if let Some((op, c, neg)) = combine {
                     let c = (rd!(*c) & 1 == 1) ^ neg;

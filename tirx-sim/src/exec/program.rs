@@ -77,6 +77,8 @@ pub(crate) struct Inst {
     pub collective: Collective,
     /// Source line.
     pub line: u32,
+    /// A `// tirx.check` note on the line before (`ptx/check.rs`).
+    pub check: Option<Box<ptx::Check>>,
 }
 
 /// Lanes a warp-collective instruction needs at once.
@@ -234,7 +236,13 @@ impl Program {
         let (entry, layout) = Layout::of(module, name)?;
         let mut insts = Vec::with_capacity(entry.instructions().count());
         for i in entry.instructions() {
-            insts.push(decode::decode(i, &layout.syms)?);
+            let mut d = decode::decode(i, &layout.syms)?;
+            d.check = module
+                .checks
+                .iter()
+                .find(|(l, _)| *l == i.line)
+                .map(|(_, c)| Box::new(c.clone()));
+            insts.push(d);
         }
         Self::finish(entry, name, insts, layout)
     }

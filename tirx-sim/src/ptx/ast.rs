@@ -28,6 +28,9 @@ pub struct Module {
     pub globals: Vec<VarDecl>,
     /// The kernel entries, in order.
     pub kernels: Vec<Entry>,
+    /// `// tirx.check` notes, each with the line of the instruction it describes
+    /// (`check.rs`).
+    pub checks: Vec<(u32, super::check::Check)>,
 }
 
 impl Module {

@@ -7,7 +7,8 @@
 //! - `instr.rs`: guards, opcodes, operands;
 //! - `opcode.rs`: where an instruction's name ends and its modifiers begin;
 //! - `ast.rs`: the nodes;
-//! - `inventory.rs`: the distinct opcodes of a module, counted.
+//! - `inventory.rs`: the distinct opcodes of a module, counted;
+//! - `check.rs`: the `// tirx.check` notes tirx writes for the emulator.
 //!
 //! The accepted subset is what `tirx-ptx/src/writer.rs` prints, plus the neighbouring
 //! spellings the ISA allows for the same constructs (`%r<10>` ranges, `.reqntid`, `.maxnreg`,
@@ -17,6 +18,7 @@
 //! Invariant: [`parse`] never panics, on any `&str`.
 
 mod ast;
+mod check;
 mod error;
 mod instr;
 mod inventory;
@@ -28,6 +30,7 @@ pub use ast::{
     AddrBase, Address, ArrayLen, Directive, Entry, Guard, Instr, Linkage, Module, Operand, Param,
     RegDecl, StateSpace, Statement, Type, VarDecl, Version,
 };
+pub use check::{Check, checks};
 pub use error::{ParseError, ParseErrorKind};
 pub use inventory::{OpcodeCount, bases, inventory};
 pub use lexer::{Tok, Token, lex};
@@ -35,7 +38,9 @@ pub use opcode::{NAMES, Opcode};
 
 /// Parses one PTX module.
 pub fn parse(src: &str) -> Result<Module, ParseError> {
-    parser::Parser::new(lex(src)?).module()
+    let mut m = parser::Parser::new(lex(src)?).module()?;
+    m.checks = checks(src);
+    Ok(m)
 }
 
 #[cfg(test)]

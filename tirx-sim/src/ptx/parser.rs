@@ -158,6 +158,7 @@ impl Parser {
             address_size,
             globals: Vec::new(),
             kernels: Vec::new(),
+            checks: Vec::new(),
         };
         while self.peek().tok != Tok::Eof {
             let linkage = self.linkage();

@@ -113,18 +113,28 @@ fn the_fused_epilogue_splits_at_decode_shapes() {
     }
 }
 
-/// Split K computes the plain, scaled and fused TN GEMMs: B given K×N, the FP8 scales and an
-/// input type it was not compiled for are refusals in the table, not choices.
+/// Split K computes the plain, scaled and fused TN GEMMs of 16-bit inputs and the FP8 GEMMs
+/// of 8-bit ones: B given K×N, the FP8 scales on 16-bit inputs, a 16-bit epilogue on 8-bit
+/// ones and an input type a partial was not compiled for are refusals in the table, not
+/// choices.
 #[test]
 fn split_k_refuses_what_it_does_not_compute() {
     let h200 = Device::h200();
-    let refusal = |request: &GemmRequest| {
+    let eight_bit = |a: &KernelArtifact| {
+        matches!(
+            a.elem_of("a"),
+            Some(tirx::abi::ElemType::E4m3 | tirx::abi::ElemType::E5m2)
+        )
+    };
+    // The refusals of the partials of 16-bit inputs (`splitk.rs`) or of 8-bit ones.
+    let refusal_of = |request: &GemmRequest, fp8: bool| {
         judge(request, &catalogue::all(), &h200)
             .into_iter()
-            .filter(|v| is_partial(v.artifact))
+            .filter(|v| is_partial(v.artifact) && eight_bit(v.artifact) == fp8)
             .map(|v| v.outcome)
             .collect::<Vec<_>>()
     };
+    let refusal = |request: &GemmRequest| refusal_of(request, false);
     let fp8 = GemmRequest::contiguous(
         BLayout::Tn,
         Epilogue::ScaleTensor,
@@ -153,6 +163,25 @@ fn split_k_refuses_what_it_does_not_compute() {
         (16, 4096, 4096),
     );
     for outcome in refusal(&e4m3) {
+        assert!(matches!(outcome, Err(Reject::Types { .. })), "{outcome:?}");
+    }
+    // The FP8 partials: a plain or scaled GEMM of 8-bit inputs is not their problem; FP8
+    // scales on BF16 inputs are not their type.
+    let fp8_refusals = refusal_of(&e4m3, true);
+    assert!(!fp8_refusals.is_empty());
+    for outcome in fp8_refusals {
+        assert!(
+            matches!(outcome, Err(Reject::Problem { .. })),
+            "{outcome:?}"
+        );
+    }
+    let bf16_scaled = GemmRequest::contiguous(
+        BLayout::Tn,
+        Epilogue::ScaleRows,
+        GemmTypes::BF16,
+        (16, 4096, 4096),
+    );
+    for outcome in refusal_of(&bf16_scaled, true) {
         assert!(matches!(outcome, Err(Reject::Types { .. })), "{outcome:?}");
     }
 }
@@ -339,4 +368,58 @@ fn the_transposed_plan_takes_every_split_epilogue() {
             v.outcome
         );
     }
+}
+
+/// FP8 (issue #29): at the decode-like 128×8192×8192 the model takes the FP8 split-K plan
+/// (64 output tiles of 128×128 leave half of 132 SMs idle in every one-launch FP8 kernel;
+/// measured on the H200 at 0.73× cuBLASLt, docs/perf/h200-2026-12-05.md), with slices the model
+/// picks, finished by a reduce that writes D's type and applies the request's scales; at 8192³
+/// and the LLM shapes, whose tiles fill the SMs, the one-launch kernels stay. Under the model
+/// before FP8 split-K (no FP8 partial, or the 64-row tile's ×1.5 charged to the two-warpgroup
+/// 128-row one) the decode shape stays unsplit and this test fails.
+#[test]
+fn fp8_decode_shapes_split_k_and_square_ones_do_not() {
+    use tirx::abi::ElemType::{E4m3, E5m2};
+    let types = [(E4m3, Bf16), (E4m3, F16), (E4m3, F32), (E5m2, Bf16)];
+    for epilogue in [Epilogue::ScaleTensor, Epilogue::ScaleRows] {
+        for (input, output) in types {
+            let types = GemmTypes { input, output };
+            let fp8 = |shape| GemmRequest::contiguous(BLayout::Tn, epilogue, types, shape);
+            for shape in [(128, 8192, 8192), (127, 8192, 8192), (64, 8192, 8192)] {
+                let request = fp8(shape);
+                let (label, art, splits) = chosen(&request);
+                println!("{epilogue:?} {types} {shape:?}: {label}, S = {splits:?}");
+                assert!(
+                    splits.is_some_and(|s| s > 1) && art.elem_of("a") == Some(input),
+                    "{epilogue:?} {types} {shape:?}: {label}, S = {splits:?}"
+                );
+                let reduce = reduce_for(art.target, &request).expect("a reduce");
+                assert_eq!(reduce.elem_of("d"), Some(output));
+                let reads_rows = (reduce.signature)().tensors.iter().any(|t| t.name == "sa");
+                assert_eq!(
+                    reads_rows,
+                    epilogue == Epilogue::ScaleRows,
+                    "{}",
+                    reduce.kernel
+                );
+            }
+            for shape in [(8192, 8192, 8192), (8192, 28672, 4096), (8192, 4096, 14336)] {
+                let (label, art, _) = chosen(&fp8(shape));
+                println!("{epilogue:?} {types} {shape:?}: {label}");
+                assert!(!is_partial(art), "{epilogue:?} {types} {shape:?}: {label}");
+            }
+        }
+    }
+    // The per-tensor reduce multiplies the two scales once, as the one-launch kernels do.
+    let mut request = GemmRequest::contiguous(
+        BLayout::Tn,
+        Epilogue::ScaleTensor,
+        GemmTypes {
+            input: E4m3,
+            output: Bf16,
+        },
+        (128, 8192, 8192),
+    );
+    request.scalars = (0.375, -1.75);
+    assert_eq!(reduce_scalars(&request), (0.375f32 * -1.75f32, 0.0));
 }

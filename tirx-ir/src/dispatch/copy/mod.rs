@@ -148,7 +148,7 @@ pub fn tma_box<'k>(
             what: "the shared side",
         });
     };
-    let TileRef::Global { tensor, coords } = global else {
+    let TileRef::Global { tensor, coords, .. } = global else {
         return Err(Reject::NotGlobal { side: "other side" });
     };
     let b = &k.buffers[*buf];

@@ -151,7 +151,7 @@ fn old_fits(cx: &Cx, src: &TileRef, a: &Atomic, elem: ElemType) -> Result<(), Re
 
 fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     let Op::Copy {
-        dst: TileRef::Global { tensor, coords },
+        dst: TileRef::Global { tensor, coords, .. },
         src: TileRef::Buf { buf, .. },
         atomic: Some(a),
         ..

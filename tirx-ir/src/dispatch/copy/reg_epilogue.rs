@@ -34,7 +34,7 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
             target: cx.k.target(),
         });
     }
-    let TileRef::Global { coords, tensor } = dst else {
+    let TileRef::Global { coords, tensor, .. } = dst else {
         return Err(Reject::NotGlobal {
             side: "destination",
         });
@@ -75,7 +75,12 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
 
 fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     let Op::Copy {
-        dst: TileRef::Global { tensor, coords },
+        dst:
+            TileRef::Global {
+                tensor,
+                coords,
+                elements,
+            },
         src: TileRef::Buf { buf, .. },
         ..
     } = op
@@ -104,20 +109,26 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         mul(w, Expr::u32(16)),
         Expr::bin(BinOp::Div, l.clone(), Expr::u32(4)),
     );
+    // `o.at(r, c)`: element offsets, not tile coordinates.
+    let (mult_r, mult_c) = if elements.is_some() { (1, 1) } else { (bm, bn) };
+    let bounds = elements
+        .as_deref()
+        .map(|b| &b.0[..])
+        .filter(|b| !b.is_empty());
     let col0 = add(
-        mul(coords[1].clone(), Expr::u32(bn)),
+        mul(coords[1].clone(), Expr::u32(mult_c)),
         mul(Expr::bin(BinOp::Rem, l, Expr::u32(4)), Expr::u32(2)),
     );
     for slice in 0..bm / 64 {
         for half in 0..2 {
             let row = add(
                 add(
-                    mul(coords[0].clone(), Expr::u32(bm)),
+                    mul(coords[0].clone(), Expr::u32(mult_r)),
                     Expr::u32(slice * 64 + 8 * half),
                 ),
                 quad_row.clone(),
             );
-            let rs = RowStore::new(lw, tensor, row, col0.clone())?;
+            let rs = RowStore::new(lw, tensor, row, col0.clone(), bounds)?;
             let vals: Vec<(u32, _)> = (0..bn / 8)
                 .flat_map(|j| (0..2).map(move |c| (j, c)))
                 .map(|(j, c)| {

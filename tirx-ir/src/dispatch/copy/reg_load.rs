@@ -28,11 +28,22 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
 fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     let Op::Copy {
         dst: TileRef::Buf { buf, .. },
-        src: TileRef::Global { tensor, coords },
+        src:
+            TileRef::Global {
+                tensor,
+                coords,
+                elements,
+            },
         ..
     } = op
     else {
         return Err(lw.internal("reg_load on a different copy"));
     };
-    access::load(lw, *buf, tensor, coords)
+    access::load(
+        lw,
+        *buf,
+        tensor,
+        coords,
+        elements.as_deref().map(|b| &b.0[..]),
+    )
 }

@@ -28,12 +28,23 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
 
 fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     let Op::Copy {
-        dst: TileRef::Global { tensor, coords },
+        dst:
+            TileRef::Global {
+                tensor,
+                coords,
+                elements,
+            },
         src: TileRef::Buf { buf, .. },
         ..
     } = op
     else {
         return Err(lw.internal("reg_store on a different copy"));
     };
-    access::store(lw, *buf, tensor, coords)
+    access::store(
+        lw,
+        *buf,
+        tensor,
+        coords,
+        elements.as_deref().map(|b| &b.0[..]),
+    )
 }

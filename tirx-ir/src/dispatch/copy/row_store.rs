@@ -28,12 +28,14 @@ pub struct RowStore {
 }
 
 impl RowStore {
-    /// Prepares stores to `tensor[row, col0 + …]`.
+    /// Prepares stores to `tensor[row, col0 + …]`; `bounds` (`[rows, cols]`, `.within(…)`)
+    /// clip further than the tensor's extents.
     pub fn new(
         lw: &mut Lower,
         tensor: &str,
         row: Expr,
         col0: Expr,
+        bounds: Option<&[Expr]>,
     ) -> Result<RowStore, Diagnostics> {
         let shape = lw.tensor_shape(tensor);
         let elem = lw
@@ -45,8 +47,12 @@ impl RowStore {
                 rank: shape.len(),
             }));
         }
-        let rows = lw.dim(&shape[0]);
-        let cols = lw.dim(&shape[1]);
+        let mut rows = lw.dim(&shape[0]);
+        let mut cols = lw.dim(&shape[1]);
+        if let Some([br, bc]) = bounds {
+            rows = Expr::bin(crate::ir::BinOp::Min, rows, br.clone());
+            cols = Expr::bin(crate::ir::BinOp::Min, cols, bc.clone());
+        }
         let ptr_name = lw.param(AbiParam::Pointer {
             tensor: tensor.into(),
         });

@@ -101,7 +101,7 @@ impl Plan {
 }
 
 fn tile<'o>(k: &Kernel, dst: &'o TileRef, src: &'o TileRef) -> Result<Tile<'o>, Reject> {
-    let TileRef::Global { tensor, coords } = src else {
+    let TileRef::Global { tensor, coords, .. } = src else {
         return Err(Reject::NotGlobal { side: "source" });
     };
     let TileRef::Buf { buf, index } = dst else {

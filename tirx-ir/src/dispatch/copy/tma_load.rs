@@ -84,14 +84,21 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
     Ok(())
 }
 
-/// TMA coordinates (elements, innermost first) of tile `coords` (tile units, outermost first).
-pub fn element_coords(lw: &mut Lower, coords: &[Expr], dims: &[u32]) -> Vec<crate::ir::Operand> {
+/// TMA coordinates (elements, innermost first) of tile `coords` (tile units, outermost first;
+/// element offsets already when `elements`, `x.at(…)`: a TMA coordinate is an element index,
+/// PTX ISA §9.7.9.25.5.1).
+pub fn element_coords(
+    lw: &mut Lower,
+    coords: &[Expr],
+    dims: &[u32],
+    elements: bool,
+) -> Vec<crate::ir::Operand> {
     coords
         .iter()
         .zip(dims)
         .rev()
         .map(|(c, &d)| {
-            let e = mul(c.clone(), Expr::u32(d));
+            let e = mul(c.clone(), Expr::u32(if elements { 1 } else { d }));
             match e {
                 Expr::Imm(v, _) => crate::ir::Operand::Imm(v),
                 e => reg(lw.let_("crd", ScalarType::U32, e)),
@@ -117,12 +124,27 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     let TileRef::Buf { buf, index } = dst else {
         unreachable!("checked by tma_box")
     };
-    let TileRef::Global { tensor, coords } = src else {
+    let TileRef::Global {
+        tensor,
+        coords,
+        elements,
+    } = src
+    else {
         unreachable!("checked by tma_box")
     };
     let inner_first: Vec<u32> = dims.iter().rev().copied().collect();
     let map = lw.tensor_map(tensor, inner_first, swizzle);
-    let crd = element_coords(lw, coords, &dims);
+    let crd = element_coords(lw, coords, &dims, elements.is_some());
+    // Coordinates read from loaded data (a page table, `cu_seqlens`): positions as written
+    // (innermost first), for the emulator's `tirx.check tma` (see `regtile/gather.rs`).
+    let data: Vec<i64> = coords
+        .iter()
+        .rev()
+        .enumerate()
+        .filter(|(_, c)| crate::regtile::gather::expr_reads(c, lw.data))
+        .map(|(i, _)| i as i64)
+        .collect();
+    let check = (!data.is_empty()).then(|| Inst::tirx_check("tma", tensor, &data));
     let dst_e = lw.smem_addr(*buf, index)?;
     let dst_v = lw.let_("dst", ScalarType::U32, dst_e);
     let bar_v = lw.bar_addr_var(bar)?;
@@ -139,15 +161,26 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         );
         let remote = lw.var("pair_bar", ScalarType::U32);
         lw.inst(Inst::mapa(remote, bar_v, reg(even)));
+        if let Some(c) = check {
+            lw.inst(c);
+        }
         lw.inst(Inst::cp_async_bulk_tensor_load_pair(
             dst_v, map, crd, remote,
         ));
         return Ok(());
     }
     match multicast {
-        None => lw.inst(Inst::cp_async_bulk_tensor_load(dst_v, map, crd, bar_v)),
+        None => {
+            if let Some(c) = check {
+                lw.inst(c);
+            }
+            lw.inst(Inst::cp_async_bulk_tensor_load(dst_v, map, crd, bar_v))
+        }
         Some(mask) => {
             let m = lw.let_("mask", ScalarType::B16, mask.clone());
+            if let Some(c) = check {
+                lw.inst(c);
+            }
             lw.inst(Inst::cp_async_bulk_tensor_load_multicast(
                 dst_v, map, crd, bar_v, m,
             ));

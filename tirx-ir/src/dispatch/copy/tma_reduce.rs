@@ -107,12 +107,13 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     let TileRef::Buf { buf, index } = src else {
         unreachable!("checked by tma_box")
     };
-    let TileRef::Global { tensor, coords } = dst else {
+    let TileRef::Global { tensor, coords, .. } = dst else {
         unreachable!("checked by tma_box")
     };
     let inner_first: Vec<u32> = dims.iter().rev().copied().collect();
     let map = lw.tensor_map(tensor, inner_first, swizzle);
-    let crd = element_coords(lw, coords, &dims);
+    // Tile coordinates only: `refuses_form` keeps element offsets away from this path.
+    let crd = element_coords(lw, coords, &dims, false);
     let src_e = lw.smem_addr(*buf, index)?;
     let src_v = lw.let_("src", ScalarType::U32, src_e);
     lw.inst(Inst::cp_reduce_async_bulk_tensor(

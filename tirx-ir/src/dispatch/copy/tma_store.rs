@@ -63,12 +63,17 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     let TileRef::Buf { buf, index } = src else {
         unreachable!("checked by tma_box")
     };
-    let TileRef::Global { tensor, coords } = dst else {
+    let TileRef::Global {
+        tensor,
+        coords,
+        elements,
+    } = dst
+    else {
         unreachable!("checked by tma_box")
     };
     let inner_first: Vec<u32> = dims.iter().rev().copied().collect();
     let map = lw.tensor_map(tensor, inner_first, swizzle);
-    let crd = element_coords(lw, coords, &dims);
+    let crd = element_coords(lw, coords, &dims, elements.is_some());
     let src_e = lw.smem_addr(*buf, index)?;
     let src_v = lw.let_("src", ScalarType::U32, src_e);
     lw.inst(Inst::cp_async_bulk_tensor_store(map, crd, src_v));

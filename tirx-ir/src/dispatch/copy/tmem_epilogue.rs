@@ -95,7 +95,7 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
 
 fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     let Op::Copy {
-        dst: TileRef::Global { tensor, coords },
+        dst: TileRef::Global { tensor, coords, .. },
         src: TileRef::Buf { buf, index },
         ..
     } = op
@@ -140,7 +140,7 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     } else {
         col0
     };
-    let rs = RowStore::new(lw, tensor, row, col0)?;
+    let rs = RowStore::new(lw, tensor, row, col0, None)?;
     let lane_base = lw.let_(
         "tlane",
         ScalarType::U32,

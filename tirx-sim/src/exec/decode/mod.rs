@@ -388,6 +388,7 @@ pub(crate) fn decode(i: &Instr, syms: &Symbols) -> Result<Inst, SimError> {
         guard,
         collective,
         line: i.line,
+        check: None,
     })
 }
 

@@ -1,0 +1,218 @@
+//! FlashAttention forward on Hopper (sm_90a) over a variable-length batch: `attention_sm90`'s
+//! algorithm (its module docs: roles, online softmax, RS-form P·V, GQA) on sequences packed
+//! one after another, as FA2/FA3's `flash_attn_varlen_func` takes them.
+//!
+//! Q is `[TQ, HQ·D]` (the B sequences' queries packed, `TQ` their total), K and V
+//! `[TK, HK·D]`, O `[TQ, HQ·D]`, the LSE `[HQ/D, TQ, 1]` (one row of `TQ` per query head, FA3's
+//! varlen LSE layout); `cu_q` and `cu_k` `[B + 1]` i32 are the cumulative offsets: sequence `b`
+//! is rows `cu_q[b]…cu_q[b + 1]` of Q and `cu_k[b]…cu_k[b + 1]` of K/V. The host checks them
+//! before the launch (`attention::varlen`). Each (query tile, head, sequence) is a CTA: the grid
+//! is `cdiv(TQ, 64·NWG)` query tiles (the longest a sequence can be) × heads × (B + 1) (a grid
+//! entry is a shape symbol: the last row of CTAs has no sequence); a tile past its sequence's
+//! end reads no key and stores nothing. The offsets are loaded into scalars
+//! (`gather`), the tiles addressed at element offsets (`q.at(row, col)`: a sequence starts at any
+//! row). A tile's rows past the sequence's end read the next sequence's queries (or zeros past
+//! `TQ`) and are never stored (`.within(q_end, …)`); a key block's columns past the sequence's
+//! keys are masked. Causal masking is bottom-right aligned per sequence (query i sees keys
+//! j ≤ i + SK − SQ, FA2/FA3's convention); a row that sees no key gets O = 0 and LSE = −∞.
+//!
+//! O goes from the accumulator straight to global memory (bounds-checked stores), not through
+//! a TMA store: a TMA box clips at the tensor's end, not at a sequence's, as in FA3, whose
+//! epilogue leaves TMA out for varlen (`hopper/epilogue_fwd.hpp`, `Use_TMA_O`).
+
+use tirx::prelude::*;
+
+#[tile_module]
+pub mod kernels {
+    use tirx::prelude::*;
+
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 128 * (NWG + 1),
+        grid = (cdiv(TQ, 64 * NWG), HQ / D, NB),
+        configs(product(
+            types(default = (T = bf16), f16 = (T = f16)),
+            mask(default = (CAUSAL = 0), causal = (CAUSAL = 1)),
+            tile(
+                d64 = (D = 64, BN = 128, NWG = 2, STAGES = 2),
+                d128 = (D = 128, BN = 128, NWG = 2, STAGES = 2),
+                d256 = (D = 256, BN = 80, NWG = 2, STAGES = 2),
+            ),
+        )),
+    )]
+    pub fn attention_sm90_varlen(
+        #[shape(TQ, HQ)] q: Tensor<T>,
+        #[shape(TK, HK)] k: Tensor<T>,
+        #[shape(HK, TK)]
+        #[major(mn)]
+        v: Tensor<T>,
+        #[shape(TQ, HQ)] o: Tensor<T>,
+        #[shape(NH, TQ, 1)] lse: Tensor<f32>,
+        #[shape(NB)] cu_q: Tensor<i32>,
+        #[shape(NB)] cu_k: Tensor<i32>,
+        scale_log2: f32,
+    ) {
+        let q_s = smem::<T>([NWG, D / 64, 64, 64], swizzle = B128);
+        let k_s = smem::<T>([STAGES, D / 64, BN, 64], swizzle = B128);
+        let v_s = smem::<T>([STAGES, D, BN], swizzle = B128, major = mn);
+        let q_bar = mbarrier();
+        let k_pipe = pipeline::<STAGES>(consumers = NWG);
+        let v_pipe = pipeline::<STAGES>(consumers = NWG);
+        let s = regs::<f32>([64, BN]);
+        let acc = regs::<f32>([64, D]);
+        let pb = regs::<T>([64, BN]);
+        let m_i = regs::<f32>([64, 1], layout = stat(s, axis = 1));
+        let l_i = regs::<f32>([64, 1], layout = stat(s, axis = 1));
+        let corr = regs::<f32>([64, 1], layout = stat(s, axis = 1));
+        let h = cta.y;
+        let hk = h / (HQ / HK);
+        // Sequence `cta.z`: its queries and keys, from the offsets (checked by the host). The
+        // grid's z is NB = B + 1 (a grid entry is a shape symbol): the last row of CTAs has
+        // no sequence, and takes an empty one.
+        let q0 = gather(cu_q, cta.z);
+        let mut q1 = gather(cu_q, cta.z + 1);
+        let k0 = gather(cu_k, cta.z);
+        let mut k1 = gather(cu_k, cta.z + 1);
+        if cta.z + 1 >= NB {
+            q1 = q0;
+            k1 = k0;
+        }
+        let sq = q1 - q0;
+        let sk = k1 - k0;
+        // Longest first: with the causal mask, later query tiles see more keys.
+        let mb = ncta.x - 1 - cta.x;
+        // Key blocks this tile reads (none past the sequence's queries), and how many of them
+        // need no mask: causal rows see keys j ≤ i + sk − sq.
+        let mut n_blocks = cdiv(sk, BN);
+        let mut n_full = sk / BN;
+        if CAUSAL == 1 {
+            n_blocks = min(n_blocks, cdiv(max((mb + 1) * (64 * NWG) + sk, sq) - sq, BN));
+            n_full = min(n_full, (max(mb * (64 * NWG) + sk + 1, sq) - sq) / BN);
+        }
+        if mb * (64 * NWG) >= sq {
+            n_blocks = 0;
+        }
+        #[scope(warpgroup = 0)]
+        {
+            setmaxnreg::dec(24);
+            #[scope(warp = 0, elect)]
+            {
+                for w in 0..NWG {
+                    for c in 0..D / 64 {
+                        tma::load(
+                            q_s[w][c],
+                            q.at(q0 + (mb * NWG + w) * 64, (h * (D / 64) + c) * 64),
+                            q_bar,
+                        );
+                    }
+                }
+                for n in 0..n_blocks {
+                    let ks = k_pipe.producer_acquire(n);
+                    for c in 0..D / 64 {
+                        tma::load(
+                            k_s[ks][c],
+                            k.at(k0 + n * BN, (hk * (D / 64) + c) * 64),
+                            k_pipe.full(ks),
+                        );
+                    }
+                    let vs = v_pipe.producer_acquire(n);
+                    tma::load(v_s[vs], v.at(hk * D, k0 + n * BN), v_pipe.full(vs));
+                }
+            }
+        }
+        #[scope(warpgroups = 1..NWG + 1)]
+        {
+            setmaxnreg::inc(240);
+            let wg = tid / 128 - 1;
+            let leader = tid % 128 == 0;
+            let row0 = (mb * NWG + wg) * 64;
+            q_bar.wait(0);
+            acc = 0.0;
+            s = 0.0;
+            m_i = f32::NEG_INFINITY;
+            l_i = 0.0;
+            corr = 1.0;
+            if n_blocks > 0 {
+                // Block 0: S, its softmax, P.
+                let ks = k_pipe.consumer_wait(0);
+                wgmma::fence();
+                for c in 0..D / 64 {
+                    wgmma::mma(s, q_s[wg][c], k_s[ks][c], accumulate = c > 0);
+                }
+                wgmma::commit();
+                wgmma::wait(0);
+                if leader {
+                    k_pipe.consumer_release(ks);
+                }
+                if n_full == 0 {
+                    s = select(col_index(s) < sk, s, f32::NEG_INFINITY);
+                    if CAUSAL == 1 {
+                        s = select(
+                            col_index(s) + sq <= row_index(s) + row0 + sk,
+                            s,
+                            f32::NEG_INFINITY,
+                        );
+                    }
+                }
+                m_i = reduce_max(s, axis = 1);
+                let m_use = select(m_i == f32::NEG_INFINITY, 0.0, m_i * scale_log2);
+                s = exp2_approx(s * scale_log2 - m_use);
+                l_i = reduce_sum(s, axis = 1);
+                pb = cast::<T>(s);
+                // Block n: S_n = Q·K_nᵀ and O += P_{n−1}·V_{n−1} in flight together.
+                for n in 1..n_blocks {
+                    let ks = k_pipe.consumer_wait(n);
+                    let vs = v_pipe.consumer_wait(n - 1);
+                    wgmma::fence();
+                    for c in 0..D / 64 {
+                        wgmma::mma(s, q_s[wg][c], k_s[ks][c], accumulate = c > 0);
+                    }
+                    wgmma::commit();
+                    wgmma::mma(acc, pb, v_s[vs], accumulate = true);
+                    wgmma::commit();
+                    wgmma::wait(1);
+                    if leader {
+                        k_pipe.consumer_release(ks);
+                    }
+                    if n >= n_full {
+                        let key = col_index(s) + n * BN;
+                        if CAUSAL == 1 {
+                            s = select(key + sq <= row_index(s) + row0 + sk, s, f32::NEG_INFINITY);
+                        } else {
+                            s = select(key < sk, s, f32::NEG_INFINITY);
+                        }
+                    }
+                    let m_new = max(m_i, reduce_max(s, axis = 1));
+                    let m_use = select(m_new == f32::NEG_INFINITY, 0.0, m_new * scale_log2);
+                    s = exp2_approx(s * scale_log2 - m_use);
+                    corr = exp2_approx(m_i * scale_log2 - m_use);
+                    l_i = l_i * corr + reduce_sum(s, axis = 1);
+                    m_i = m_new;
+                    wgmma::wait(0);
+                    if leader {
+                        v_pipe.consumer_release(vs);
+                    }
+                    acc = acc * corr;
+                    pb = cast::<T>(s);
+                }
+                let vs = v_pipe.consumer_wait(n_blocks - 1);
+                wgmma::fence();
+                wgmma::mma(acc, pb, v_s[vs], accumulate = true);
+                wgmma::commit();
+                wgmma::wait(0);
+                if leader {
+                    v_pipe.consumer_release(vs);
+                }
+            }
+            acc = acc * select(l_i == 0.0, 0.0, rcp(l_i));
+            // Rows past the sequence's end (q1) are not stored: they are the next sequence's.
+            let lse_row = select(
+                l_i == 0.0,
+                f32::NEG_INFINITY,
+                (m_i * scale_log2 + log2_approx(l_i)) * 0.6931472,
+            );
+            copy(lse.at(h, q0 + row0, 0).within(NH, q1, 1), lse_row);
+            copy(o.at(q0 + row0, h * D).within(q1, HQ), acc);
+        }
+    }
+}
