@@ -17,6 +17,8 @@
 //! zero or does not end at its tensor's total is a typed [`VarlenError`] — and uploaded for the
 //! kernel (a few bytes).
 
+use std::num::NonZeroUsize;
+
 use tirx::abi::ElemType;
 use tirx::{KernelArtifact, Runtime, RuntimeError, Tensor};
 
@@ -93,6 +95,12 @@ pub enum VarlenError {
         /// The head dims the kernel has.
         have: Vec<usize>,
     },
+    /// An artifact that is not a tile of `attention_sm90_varlen`.
+    #[error("artifact `{config}` is not a tile of attention_sm90_varlen")]
+    NotVarlen {
+        /// The artifact's config.
+        config: &'static str,
+    },
     /// The runtime refused or failed (upload, launch).
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
@@ -159,11 +167,61 @@ impl Offsets {
         self.q.len() - 1
     }
 
+    /// The batch's query tiles of `rows` rows (the kernel's `tiles` list, [`tile_list`]):
+    /// every tile of every sequence with queries once — a sequence of SQ queries has
+    /// `cdiv(SQ, rows)`, an empty one none — those that read the most keys first (FA3's
+    /// longest-first order: a long sequence's tiles before a short one's, and with the causal
+    /// mask a sequence's later tiles, which see more keys, before its earlier ones), sequence
+    /// then tile order between equals. Empty when no sequence has a query (TQ = 0).
+    pub fn tiles(&self, rows: NonZeroUsize, causal: bool) -> Vec<QueryTile> {
+        let rows = rows.get();
+        let mut all: Vec<QueryTile> = Vec::new();
+        for seq in 0..self.batch() {
+            let (rq, rk) = self.seq(seq);
+            let (sq, sk) = (rq.len(), rk.len());
+            for tile in 0..sq.div_ceil(rows) {
+                // The tile's last row, (tile + 1)·rows − 1, sees keys j ≤ i + SK − SQ when
+                // causal (bottom-right aligned); at most SK, at least none.
+                let keys = if causal {
+                    ((tile + 1) * rows + sk).saturating_sub(sq).min(sk)
+                } else {
+                    sk
+                };
+                all.push(QueryTile { seq, tile, keys });
+            }
+        }
+        all.sort_by_key(|t| (std::cmp::Reverse(t.keys), t.seq, t.tile));
+        all
+    }
+
     /// Sequence `b`'s query rows and key rows.
     pub fn seq(&self, b: usize) -> (std::ops::Range<usize>, std::ops::Range<usize>) {
         let r = |cu: &[i32]| cu[b] as usize..cu[b + 1] as usize;
         (r(&self.q), r(&self.k))
     }
+}
+
+/// One query tile of a batch: query rows `tile·rows…(tile + 1)·rows` of sequence `seq` (the
+/// rows past the sequence's end are not its own, and are never stored).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueryTile {
+    /// The sequence.
+    pub seq: usize,
+    /// The tile within the sequence.
+    pub tile: usize,
+    /// Keys its last row sees: all the sequence's, or with the causal mask those up to the
+    /// row's bottom-right aligned diagonal (the order's key, [`Offsets::tiles`]).
+    pub keys: usize,
+}
+
+/// `tiles` as the kernel's `tiles` tensor, `[NT, 2]` i32 row-major: `(seq, tile)` per row.
+pub fn tile_list(tiles: &[QueryTile]) -> Vec<i32> {
+    // Both fit an i32: a sequence is an index into `cu_seqlens` (an i32 array's length − 1)
+    // and a tile's first row is an i32 offset.
+    tiles
+        .iter()
+        .flat_map(|t| [t.seq as i32, t.tile as i32])
+        .collect()
 }
 
 /// The `attention_sm90_varlen` artifact for head dim `d`, the mask and the element type.
@@ -234,7 +292,9 @@ fn heads([q, k, v, o, lse]: [&[usize]; 5], d: usize) -> Result<(usize, usize), V
 
 /// O = softmax(scale·Q·Kᵀ [+ causal mask])·V per sequence and head, and the LSE, over the
 /// packed batch the offsets describe (module docs). Checks the shapes and the offsets, then
-/// launches `attention_sm90_varlen` on the runtime's stream; returns the artifact.
+/// launches `attention_sm90_varlen` on the runtime's stream over the batch's query tiles
+/// ([`Batch`]); returns the artifact. A batch with no query token (TQ = 0, every sequence
+/// empty: no tile) launches nothing and leaves O and the LSE (both empty) as they are.
 #[allow(clippy::too_many_arguments)]
 pub fn run<T: tirx::Element>(
     rt: &Runtime,
@@ -258,41 +318,123 @@ pub fn run<T: tirx::Element>(
     let off = Offsets::new(cu_q, cu_k, q.shape()[0], k.shape()[0])?;
     let art = tile_for(d, causal, T::ELEM)?;
     if q.shape()[0] == 0 {
-        return Ok(art); // no query token: nothing to compute
+        return Ok(art); // no query token: nothing to compute, nothing to upload
     }
-    if k.shape()[0] == 0 {
-        return Err(VarlenError::Shape(
-            "varlen attention: k and v hold no token (TK = 0), and a TMA tensor needs extents of 1 or more: pass K and V with at least one token (sequences of no key still give O = 0 and LSE = −∞)".into(),
-        ));
-    }
-    let cq = rt.upload(&off.q, &[off.q.len()])?;
-    let ck = rt.upload(&off.k, &[off.k.len()])?;
+    let batch = Batch::new(rt, &off, art)?;
     let args = [q.view(), k.view(), v.view(), out.o.view(), out.lse.view()];
-    launch(rt, art, args, [cq.view(), ck.view()], scale)?;
-    // The offsets' buffers are freed when they go out of scope: wait for the kernel first.
+    launch(rt, &batch, args, scale)?;
+    // The batch's buffers are freed when it goes out of scope: wait for the kernel first.
     rt.synchronize()?;
     Ok(art)
 }
 
-/// Launches `art` (an `attention_sm90_varlen` artifact, [`tile_for`]) on `[q, k, v, o, lse]`
-/// and the offsets already on the device, `[cu_q, cu_k]`, with no check of the offsets
-/// (the bench's repeated launches; [`run`] checks them): the caller has checked them with
-/// [`Offsets::new`].
+/// Query rows of one tile of `art` (64 per consumer warpgroup): what [`Offsets::tiles`] cuts
+/// the sequences into for it. `art` must be one of `attention_sm90_varlen`'s artifacts
+/// (known by address, not by name).
+pub fn rows_of(art: &KernelArtifact) -> Result<NonZeroUsize, VarlenError> {
+    let ours = attention_sm90_varlen::KERNEL
+        .artifacts
+        .as_ptr_range()
+        .contains(&std::ptr::from_ref(art));
+    art.int("NWG")
+        .filter(|&n| ours && (1..=4).contains(&n))
+        .and_then(|n| NonZeroUsize::new(64 * n as usize))
+        .ok_or(VarlenError::NotVarlen { config: art.config })
+}
+
+/// A checked batch on the device for one `attention_sm90_varlen` artifact: the offsets and
+/// the list of its query tiles cut at the artifact's rows ([`Offsets::tiles`] at
+/// [`rows_of`]), uploaded once and launched any number of times ([`launch`]). Built only from
+/// checked [`Offsets`] and bound to its artifact, so a launch cannot take a list cut for
+/// another tile size or offsets that were not checked.
+pub struct Batch {
+    art: &'static KernelArtifact,
+    cu_q: Tensor<i32>,
+    cu_k: Tensor<i32>,
+    /// `[NT, 2]`; `None` when no sequence has a query (NT = 0: nothing to launch, and a
+    /// grid of no CTA is not launched).
+    tiles: Option<Tensor<i32>>,
+    /// (TQ, TK): the rows the batch's Q and K/V must have.
+    totals: (usize, usize),
+}
+
+impl Batch {
+    /// Cuts `off` into `art`'s query tiles (longest first, with `art`'s mask) and uploads the
+    /// offsets and the list.
+    pub fn new(
+        rt: &Runtime,
+        off: &Offsets,
+        art: &'static KernelArtifact,
+    ) -> Result<Batch, VarlenError> {
+        let causal = art.int("CAUSAL") == Some(1);
+        let map = tile_list(&off.tiles(rows_of(art)?, causal));
+        let tiles = if map.is_empty() {
+            None
+        } else {
+            Some(rt.upload(&map, &[map.len() / 2, 2])?)
+        };
+        let total = |cu: &[i32]| cu.last().map_or(0, |&t| t as usize);
+        Ok(Batch {
+            art,
+            cu_q: rt.upload(&off.q, &[off.q.len()])?,
+            cu_k: rt.upload(&off.k, &[off.k.len()])?,
+            tiles,
+            totals: (total(&off.q), total(&off.k)),
+        })
+    }
+
+    /// The artifact the batch is cut for.
+    pub fn artifact(&self) -> &'static KernelArtifact {
+        self.art
+    }
+
+    /// Query tiles, the grid's x (0 when no sequence has a query).
+    pub fn tiles(&self) -> usize {
+        self.tiles.as_ref().map_or(0, |t| t.shape()[0])
+    }
+}
+
+/// Launches the batch's artifact on `[q, k, v, o, lse]` over its query tiles, one CTA per
+/// (tile, query head), without waiting (the bench's repeated launches; [`run`] waits). Checks
+/// on the host first, with no transfer: the shapes against the layout and the batch's totals
+/// (Q and O of TQ rows, K and V of TK). A batch with no tile (no query token) launches
+/// nothing; keys are needed otherwise (TK ≥ 1: a TMA tensor has no empty extent).
 pub fn launch(
     rt: &Runtime,
-    art: &KernelArtifact,
+    batch: &Batch,
     [q, k, v, o, lse]: [tirx::TensorArg<'_>; 5],
-    [cu_q, cu_k]: [tirx::TensorArg<'_>; 2],
     scale: f32,
 ) -> Result<(), VarlenError> {
+    let art = batch.art;
+    let d = art
+        .int("D")
+        .ok_or(VarlenError::NotVarlen { config: art.config })?;
+    let shapes = [&q, &k, &v, &o, &lse].map(|t| t.meta().shape.as_slice());
+    heads(shapes, d as usize)?;
+    let (tq, tk) = batch.totals;
+    if (shapes[0][0], shapes[1][0]) != (tq, tk) {
+        return Err(VarlenError::Shape(format!(
+            "varlen attention: q has {} rows and k {}, but the batch's offsets end at {tq} and {tk}",
+            shapes[0][0], shapes[1][0]
+        )));
+    }
+    let Some(tiles) = &batch.tiles else {
+        return Ok(()); // no query token: no tile, no CTA
+    };
+    if tk == 0 {
+        return Err(VarlenError::Shape(
+            "varlen attention: k and v hold no token (TK = 0), and a TMA tensor needs extents of 1 or more: pass K and V with at least one token (sequences of no key still give O = 0 and LSE = −∞)".into(),
+        ));
+    }
     let roles = [
         ("q", q),
         ("k", k),
         ("v", v),
         ("o", o),
         ("lse", lse),
-        ("cu_q", cu_q),
-        ("cu_k", cu_k),
+        ("cu_q", batch.cu_q.view()),
+        ("cu_k", batch.cu_k.view()),
+        ("tiles", tiles.view()),
     ];
     let scale_log2 = scale * std::f32::consts::LOG2_E;
     crate::family::launch_roles(rt, art, &roles, &[("scale_log2", scale_log2)])?;
@@ -344,7 +486,9 @@ pub fn attention_varlen_f64<T: HostElem>(
 /// `art` (an `attention_sm90_varlen` artifact) in the emulator on the batch `cu_q`/`cu_k`
 /// with `hq` query heads over `hk` K/V heads, inputs from `seed`, outputs poisoned: O within
 /// 2e-2 and the LSE within 2e-3 of [`attention_varlen_f64`] (−∞ exactly where no key is
-/// seen), or the first element that is not. Returns max |o − ref|.
+/// seen), or the first element that is not. Returns max |o − ref|. The kernel's tile list is
+/// [`Offsets::tiles`] at the artifact's rows; a batch with no query token launches nothing
+/// (0.0).
 pub fn simulate(
     art: &KernelArtifact,
     (cu_q, cu_k): (&[i32], &[i32]),
@@ -362,6 +506,11 @@ pub fn simulate(
         *cu_k.last().unwrap_or(&0) as usize,
     );
     let off = Offsets::new(cu_q, cu_k, tq, tk).map_err(|e| e.to_string())?;
+    let rows = rows_of(art).map_err(|e| e.to_string())?;
+    let map = tile_list(&off.tiles(rows, causal));
+    if map.is_empty() {
+        return Ok(0.0); // no query token: no tile, nothing launched (as `run`)
+    }
     let mut rng = crate::reference::Rng::new(seed);
     let (_, qv) = random_values(&mut rng, elem, tq * hq * d);
     let (_, kv) = random_values(&mut rng, elem, tk * hk * d);
@@ -383,6 +532,7 @@ pub fn simulate(
         ),
         put(&mut dev, &ints(cu_q), ElemType::I32, &[cu_q.len()]),
         put(&mut dev, &ints(cu_k), ElemType::I32, &[cu_k.len()]),
+        put(&mut dev, &ints(&map), ElemType::I32, &[map.len() / 2, 2]),
     ];
     let scale = 1.0 / (d as f64).sqrt();
     let scalars = [(scale * std::f64::consts::LOG2_E) as f32];
@@ -483,6 +633,147 @@ mod tests {
             text.contains("cu_seqlens_q decreases at 2: 5 then 4"),
             "{text}"
         );
+    }
+
+    fn nz(n: usize) -> NonZeroUsize {
+        NonZeroUsize::new(n).unwrap()
+    }
+
+    fn pairs(tiles: &[QueryTile]) -> Vec<(usize, usize, usize)> {
+        tiles.iter().map(|t| (t.seq, t.tile, t.keys)).collect()
+    }
+
+    /// A long sequence beside short and empty ones: every query tile once, none of the empty
+    /// sequence, the tiles that see the most keys first; the causal mask reverses a
+    /// sequence's tiles (its last sees the most keys) and gives none to queries before every
+    /// key (SQ > SK).
+    #[test]
+    fn the_tile_list_covers_every_query_tile_longest_first() {
+        let off = Offsets::new(
+            &[0, 300, 300, 301, 501],
+            &[0, 300, 310, 1000, 1100],
+            501,
+            1100,
+        )
+        .unwrap();
+        // Sequence 0: 300 queries, 300 keys (3 tiles of 128); 1: no query, 10 keys;
+        // 2: 1 query, 690 keys; 3: 200 queries, 100 keys (2 tiles).
+        let full = off.tiles(nz(128), false);
+        assert_eq!(
+            pairs(&full),
+            [
+                (2, 0, 690),
+                (0, 0, 300),
+                (0, 1, 300),
+                (0, 2, 300),
+                (3, 0, 100),
+                (3, 1, 100)
+            ]
+        );
+        // Causal: sequence 0's tiles end at rows 127, 255, 383 → 128, 256, 300 keys;
+        // sequence 3's first tile ends at row 127, which sees keys j ≤ 127 + 100 − 200 = 27
+        // (28 keys), its second at row 255 → all 100.
+        let causal = off.tiles(nz(128), true);
+        assert_eq!(
+            pairs(&causal),
+            [
+                (2, 0, 690),
+                (0, 2, 300),
+                (0, 1, 256),
+                (0, 0, 128),
+                (3, 1, 100),
+                (3, 0, 28)
+            ]
+        );
+        assert_eq!(tile_list(&causal), [2, 0, 0, 2, 0, 1, 0, 0, 3, 1, 3, 0]);
+        // Causal tiles whose queries all come before every key still have a CTA (it writes
+        // O = 0 and LSE = −∞), last, in tile order.
+        let off = Offsets::new(&[0, 300], &[0, 10], 300, 10).unwrap();
+        assert_eq!(
+            pairs(&off.tiles(nz(128), true)),
+            [(0, 2, 10), (0, 0, 0), (0, 1, 0)]
+        );
+    }
+
+    /// No query token (every sequence empty, or no sequence): no tile, so nothing is
+    /// launched; one sequence (B = 1): its tiles only.
+    #[test]
+    fn batches_without_queries_have_no_tile_and_one_sequence_its_own() {
+        for (cu_q, cu_k) in [
+            (&[0, 0, 0][..], &[0, 5, 9][..]),
+            (&[0][..], &[0][..]),
+            (&[0, 0][..], &[0, 0][..]),
+        ] {
+            let off = Offsets::new(cu_q, cu_k, 0, *cu_k.last().unwrap() as usize).unwrap();
+            for causal in [false, true] {
+                assert!(off.tiles(nz(128), causal).is_empty(), "{cu_q:?}");
+            }
+        }
+        let off = Offsets::new(&[0, 129], &[0, 1], 129, 1).unwrap();
+        assert_eq!(pairs(&off.tiles(nz(128), false)), [(0, 0, 1), (0, 1, 1)]);
+        assert_eq!(pairs(&off.tiles(nz(128), true)), [(0, 1, 1), (0, 0, 0)]);
+        // Tiles that see as many keys keep their order.
+        assert_eq!(
+            pairs(&off.tiles(nz(64), true)),
+            [(0, 2, 1), (0, 0, 0), (0, 1, 0)]
+        );
+    }
+
+    /// Random batches (0…9 sequences of 0…1000 queries and keys, lengths far apart), tiles
+    /// of 64, 128 and 192 rows, both masks: every (sequence, tile) below cdiv(SQ, rows) exactly
+    /// once, nothing else; keys as counted key by key for the tile's last row; keys
+    /// non-increasing along the list.
+    #[test]
+    fn random_batches_list_each_tile_once_with_its_key_count() {
+        let mut rng = crate::reference::Rng::new(0x7117_2026);
+        for case in 0..300 {
+            let b = rng.range(0, 9);
+            let len = |rng: &mut crate::reference::Rng| match rng.range(0, 4) {
+                0 => 0,
+                1 => rng.range(1, 3),
+                _ => rng.range(1, 1000),
+            };
+            let (mut cq, mut ck) = (vec![0i32], vec![0i32]);
+            for _ in 0..b {
+                cq.push(cq.last().unwrap() + len(&mut rng) as i32);
+                ck.push(ck.last().unwrap() + len(&mut rng) as i32);
+            }
+            let (tq, tk) = (*cq.last().unwrap() as usize, *ck.last().unwrap() as usize);
+            let off = Offsets::new(&cq, &ck, tq, tk).unwrap();
+            let rows = [64, 128, 192][case % 3];
+            let causal = case % 2 == 1;
+            let tiles = off.tiles(nz(rows), causal);
+            let mut want = Vec::new();
+            for seq in 0..b {
+                let (rq, rk) = off.seq(seq);
+                let (sq, sk) = (rq.len(), rk.len());
+                for tile in 0..sq.div_ceil(rows) {
+                    let last = (tile + 1) * rows - 1;
+                    let keys = (0..sk).filter(|&j| !causal || j + sq <= last + sk).count();
+                    want.push((seq, tile, keys));
+                }
+            }
+            let mut got = pairs(&tiles);
+            assert!(
+                got.windows(2).all(|w| w[0].2 >= w[1].2),
+                "{cq:?} {ck:?}: not longest first: {got:?}"
+            );
+            assert_eq!(tile_list(&tiles).len(), 2 * want.len());
+            got.sort();
+            assert_eq!(got, want, "{cq:?} {ck:?} rows {rows} causal {causal}");
+        }
+    }
+
+    /// Every tile of the kernel is cut at 128 rows (two consumer warpgroups); an artifact of
+    /// another kernel is refused by what it is, not by its config's name.
+    #[test]
+    fn tiles_are_cut_at_the_artifacts_rows_and_other_kernels_are_refused() {
+        for a in attention_sm90_varlen::KERNEL.artifacts {
+            assert_eq!(rows_of(a).unwrap().get(), 128, "{}", a.config);
+        }
+        let other = crate::catalogue::find("attention_sm90").expect("the dense kernel");
+        let e = rows_of(&other.artifacts[0]).unwrap_err();
+        assert!(matches!(e, VarlenError::NotVarlen { .. }), "{e}");
     }
 
     #[test]
