@@ -406,26 +406,12 @@ pub fn launch(
     scale: f32,
 ) -> Result<(), VarlenError> {
     let art = batch.art;
-    let d = art
-        .int("D")
-        .ok_or(VarlenError::NotVarlen { config: art.config })?;
     let shapes = [&q, &k, &v, &o, &lse].map(|t| t.meta().shape.as_slice());
-    heads(shapes, d as usize)?;
-    let (tq, tk) = batch.totals;
-    if (shapes[0][0], shapes[1][0]) != (tq, tk) {
-        return Err(VarlenError::Shape(format!(
-            "varlen attention: q has {} rows and k {}, but the batch's offsets end at {tq} and {tk}",
-            shapes[0][0], shapes[1][0]
-        )));
-    }
-    let Some(tiles) = &batch.tiles else {
-        return Ok(()); // no query token: no tile, no CTA
+    let queries = check_launch(art, batch.totals, shapes)?;
+    // No query token: no tile (the list is empty exactly then), no CTA.
+    let Some(tiles) = batch.tiles.as_ref().filter(|_| queries) else {
+        return Ok(());
     };
-    if tk == 0 {
-        return Err(VarlenError::Shape(
-            "varlen attention: k and v hold no token (TK = 0), and a TMA tensor needs extents of 1 or more: pass K and V with at least one token (sequences of no key still give O = 0 and LSE = −∞)".into(),
-        ));
-    }
     let roles = [
         ("q", q),
         ("k", k),
@@ -439,6 +425,33 @@ pub fn launch(
     let scale_log2 = scale * std::f32::consts::LOG2_E;
     crate::family::launch_roles(rt, art, &roles, &[("scale_log2", scale_log2)])?;
     Ok(())
+}
+
+/// [`launch`]'s checks of `[q, k, v, o, lse]`'s shapes against `art`'s layout ([`heads`] at
+/// its head dim) and a batch of `(TQ, TK)` tokens: Q of TQ rows, K of TK, and keys to read
+/// (TK ≥ 1: a TMA tensor has no empty extent) when there are queries. `Ok(false)`: no query
+/// token, nothing to launch.
+fn check_launch(
+    art: &KernelArtifact,
+    (tq, tk): (usize, usize),
+    shapes: [&[usize]; 5],
+) -> Result<bool, VarlenError> {
+    let d = art
+        .int("D")
+        .ok_or(VarlenError::NotVarlen { config: art.config })?;
+    heads(shapes, d as usize)?;
+    if (shapes[0][0], shapes[1][0]) != (tq, tk) {
+        return Err(VarlenError::Shape(format!(
+            "varlen attention: q has {} rows and k {}, but the batch's offsets end at {tq} and {tk}",
+            shapes[0][0], shapes[1][0]
+        )));
+    }
+    if tq > 0 && tk == 0 {
+        return Err(VarlenError::Shape(
+            "varlen attention: k and v hold no token (TK = 0), and a TMA tensor needs extents of 1 or more: pass K and V with at least one token (sequences of no key still give O = 0 and LSE = −∞)".into(),
+        ));
+    }
+    Ok(tq > 0)
 }
 
 /// The f64 reference: O `[TQ, HQ·D]` and the LSE `[HQ, TQ]` of each sequence, computed as

@@ -178,6 +178,32 @@ fn random_batches_list_each_tile_once_with_its_key_count() {
     }
 }
 
+/// What a launch refuses before anything reaches the device: tensors of other token counts
+/// than the batch's offsets, K/V of no token when there are queries, a layout that does not
+/// fit; a batch of no query token passes and launches nothing, even with no key.
+#[test]
+fn launches_that_disagree_with_their_batch_are_refused() {
+    let art = tile_for(64, true, ElemType::Bf16).unwrap();
+    let (q, k, lse): (&[usize], &[usize], &[usize]) = (&[10, 128], &[6, 64], &[2, 10, 1]);
+    assert!(check_launch(art, (10, 6), [q, k, k, q, lse]).unwrap());
+    for (totals, shapes, why) in [
+        (
+            (11, 6),
+            [q, k, k, q, lse],
+            "q has 10 rows and k 6, but the batch's offsets end at 11 and 6",
+        ),
+        ((10, 5), [q, k, k, q, lse], "end at 10 and 5"),
+        ((10, 0), [q, &[0, 64], &[0, 64], q, lse], "TK = 0"),
+        ((10, 6), [q, k, k, q, &[2, 11, 1]], "lse [2, 11, 1]"),
+        ((10, 6), [q, k, &[6, 128], q, lse], "k and v one"),
+    ] {
+        let e = check_launch(art, totals, shapes).unwrap_err().to_string();
+        assert!(e.contains(why), "{e}");
+    }
+    let none: &[usize] = &[0, 128];
+    assert!(!check_launch(art, (0, 0), [none, &[0, 64], &[0, 64], none, &[2, 0, 1]]).unwrap());
+}
+
 /// Every tile of the kernel is cut at 128 rows (two consumer warpgroups); an artifact of
 /// another kernel is refused by what it is, not by its config's name.
 #[test]
