@@ -15,7 +15,10 @@
 //! The offsets are taken as host slices: they are checked here ([`Offsets::new`]) before
 //! anything is launched — an offset array of the wrong length, one that decreases, starts below
 //! zero or does not end at its tensor's total is a typed [`VarlenError`] — and uploaded for the
-//! kernel (a few bytes).
+//! kernel (a few bytes), with the list of the batch's query tiles ([`Offsets::tiles`], longest
+//! first), which is the kernel's grid: one CTA per (tile, query head), whatever the lengths.
+//! [`Batch`] holds both for one artifact; [`launch`] checks the tensors against it on the host.
+//! A batch with no query token has no tile and launches nothing.
 
 use std::num::NonZeroUsize;
 
