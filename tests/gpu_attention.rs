@@ -385,3 +385,35 @@ fn varlen_attention_matches_the_f64_reference() {
         failures.join("\n")
     );
 }
+
+/// `varlen::launch` checks its tensors against the batch on the host (a typed error, nothing
+/// launched); a batch of no query token has no tile and launches nothing, even with no key.
+#[test]
+fn varlen_launches_that_disagree_with_their_batch_are_refused() {
+    use tirx_kernels::attention::varlen::{self, Batch, Offsets, VarlenError};
+    let rt = rt();
+    let art = varlen::tile_for(64, false, tirx::abi::ElemType::Bf16).unwrap();
+    // 300 queries (3 tiles of 128), none, one (1 tile).
+    let off = Offsets::new(&[0, 300, 300, 301], &[0, 40, 50, 90], 301, 90).unwrap();
+    let batch = Batch::new(&rt, &off, art).unwrap();
+    assert_eq!(batch.tiles(), 4);
+    // Q and O of one row more than the offsets say.
+    let q: Tensor<bf16> = rt.zeros(&[302, 128]).unwrap();
+    let k: Tensor<bf16> = rt.zeros(&[90, 64]).unwrap();
+    let lse: Tensor<f32> = rt.zeros(&[2, 302, 1]).unwrap();
+    let args = [q.view(), k.view(), k.view(), q.view(), lse.view()];
+    let e = varlen::launch(&rt, &batch, args, 0.125).unwrap_err();
+    assert!(
+        matches!(e, VarlenError::Shape(_)) && e.to_string().contains("302 rows"),
+        "{e}"
+    );
+    let off = Offsets::new(&[0, 0, 0], &[0, 0, 0], 0, 0).unwrap();
+    let empty = Batch::new(&rt, &off, art).unwrap();
+    assert_eq!(empty.tiles(), 0);
+    let q0: Tensor<bf16> = rt.zeros(&[0, 128]).unwrap();
+    let k0: Tensor<bf16> = rt.zeros(&[0, 64]).unwrap();
+    let l0: Tensor<f32> = rt.zeros(&[2, 0, 1]).unwrap();
+    let args = [q0.view(), k0.view(), k0.view(), q0.view(), l0.view()];
+    varlen::launch(&rt, &empty, args, 0.125).expect("no query token: nothing to launch");
+    rt.synchronize().unwrap();
+}

@@ -538,7 +538,8 @@ fn blackwell_rescaling_timeline_overlaps_correction_with_softmax_and_mma() {
 /// sequences of one token, lengths that are not a multiple of the 128-row tile or of the key
 /// block, a sequence spanning two query tiles, query and key lengths that differ both ways
 /// (causal bottom-right per sequence: queries before every key give O = 0 and LSE = −∞), GQA;
-/// every head dim, both masks, both element types. O and the LSE against the f64 reference,
+/// every head dim, both masks, both element types; a batch of six sequences whose query tiles
+/// the host's list interleaves. O and the LSE against the f64 reference,
 /// the outputs poisoned first; rows of one sequence never written by another's CTA (a tile's
 /// rows past its sequence's end are the next sequence's rows, which must keep their values).
 #[test]
@@ -547,7 +548,7 @@ fn varlen_attention_in_the_emulator_matches_the_f64_reference() {
     use tirx_kernels::attention::varlen;
     /// (config, cu_seqlens_q, cu_seqlens_k, (hq, hk)).
     type Case = (&'static str, &'static [i32], &'static [i32], (usize, usize));
-    let cases: [Case; 6] = [
+    let cases: [Case; 7] = [
         ("d64", &[0, 0, 1, 131, 140], &[0, 5, 6, 136, 336], (2, 1)),
         (
             "causal_d64",
@@ -564,6 +565,13 @@ fn varlen_attention_in_the_emulator_matches_the_f64_reference() {
         ("f16_d128", &[0, 1, 2, 3], &[0, 1, 1, 130], (4, 2)),
         ("f16_causal_d256", &[0, 90, 91], &[0, 30, 200], (1, 1)),
         ("causal_d256", &[0, 1], &[0, 1], (1, 1)),
+        // Six sequences of 0…257 queries: the tile list interleaves them (longest first).
+        (
+            "causal_d64",
+            &[0, 3, 260, 261, 300, 300, 429],
+            &[0, 1, 300, 301, 302, 302, 500],
+            (1, 1),
+        ),
     ];
     for (config, cu_q, cu_k, heads) in cases {
         let art = attention_sm90_varlen::KERNEL

@@ -6,10 +6,16 @@
 //! `[TK, HK·D]`, O `[TQ, HQ·D]`, the LSE `[HQ/D, TQ, 1]` (one row of `TQ` per query head, FA3's
 //! varlen LSE layout); `cu_q` and `cu_k` `[B + 1]` i32 are the cumulative offsets: sequence `b`
 //! is rows `cu_q[b]…cu_q[b + 1]` of Q and `cu_k[b]…cu_k[b + 1]` of K/V. The host checks them
-//! before the launch (`attention::varlen`). Each (query tile, head, sequence) is a CTA: the grid
-//! is `cdiv(TQ, 64·NWG)` query tiles (the longest a sequence can be) × heads × (B + 1) (a grid
-//! entry is a shape symbol: the last row of CTAs has no sequence); a tile past its sequence's
-//! end reads no key and stores nothing. The offsets are loaded into scalars
+//! before the launch (`attention::varlen`). Each (query tile, query head) is a CTA, the grid
+//! `NT` × heads: the host lists the batch's query tiles in `tiles` (`[NT, 2]` i32, a row
+//! `(b, mb)` per tile: sequence `b`, its rows `mb·64·NWG…(mb + 1)·64·NWG`; `Offsets::tiles`),
+//! every tile of every sequence once, those that read the most keys first (FA3's
+//! longest-first order: the longest sequences, and with the causal mask a sequence's last
+//! tiles, start first, so the short ones fill the tail). No CTA idles, however many sequences
+//! the batch holds and however their lengths differ — a grid sized by the longest possible
+//! sequence, `cdiv(TQ, 64·NWG)` × B, would launch B times too many, most with no row. A batch
+//! with no query token has no tile and is not launched (a grid has no empty extent). The
+//! tile's entry and its sequence's offsets are loaded into scalars
 //! (`gather`), the tiles addressed at element offsets (`q.at(row, col)`: a sequence starts at any
 //! row). A tile's rows past the sequence's end read the next sequence's queries (or zeros past
 //! `TQ`) and are never stored (`.within(q_end, …)`); a key block's columns past the sequence's
@@ -29,7 +35,7 @@ pub mod kernels {
     #[tile_kernel(
         target = sm_90a,
         threads = 128 * (NWG + 1),
-        grid = (cdiv(TQ, 64 * NWG), HQ / D, NB),
+        grid = (NT, HQ / D, 1),
         configs(product(
             types(default = (T = bf16), f16 = (T = f16)),
             mask(default = (CAUSAL = 0), causal = (CAUSAL = 1)),
@@ -50,6 +56,7 @@ pub mod kernels {
         #[shape(NH, TQ, 1)] lse: Tensor<f32>,
         #[shape(NB)] cu_q: Tensor<i32>,
         #[shape(NB)] cu_k: Tensor<i32>,
+        #[shape(NT, 2)] tiles: Tensor<i32>,
         scale_log2: f32,
     ) {
         let q_s = smem::<T>([NWG, D / 64, 64, 64], swizzle = B128);
@@ -66,21 +73,17 @@ pub mod kernels {
         let corr = regs::<f32>([64, 1], layout = stat(s, axis = 1));
         let h = cta.y;
         let hk = h / (HQ / HK);
-        // Sequence `cta.z`: its queries and keys, from the offsets (checked by the host). The
-        // grid's z is NB = B + 1 (a grid entry is a shape symbol): the last row of CTAs has
-        // no sequence, and takes an empty one.
-        let q0 = gather(cu_q, cta.z);
-        let mut q1 = gather(cu_q, cta.z + 1);
-        let k0 = gather(cu_k, cta.z);
-        let mut k1 = gather(cu_k, cta.z + 1);
-        if cta.z + 1 >= NB {
-            q1 = q0;
-            k1 = k0;
-        }
+        // This CTA's tile: sequence `b`, query tile `mb` of it (the host's list, longest first,
+        // every entry a tile with queries); the sequence's queries and keys from the offsets
+        // (all built and checked by the host).
+        let b = gather(tiles, cta.x, 0);
+        let mb = gather(tiles, cta.x, 1);
+        let q0 = gather(cu_q, b);
+        let q1 = gather(cu_q, b + 1);
+        let k0 = gather(cu_k, b);
+        let k1 = gather(cu_k, b + 1);
         let sq = q1 - q0;
         let sk = k1 - k0;
-        // Longest first: with the causal mask, later query tiles see more keys.
-        let mb = ncta.x - 1 - cta.x;
         // Key blocks this tile reads (none past the sequence's queries), and how many of them
         // need no mask: causal rows see keys j ≤ i + sk − sq.
         let mut n_blocks = cdiv(sk, BN);

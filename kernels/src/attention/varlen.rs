@@ -15,7 +15,12 @@
 //! The offsets are taken as host slices: they are checked here ([`Offsets::new`]) before
 //! anything is launched — an offset array of the wrong length, one that decreases, starts below
 //! zero or does not end at its tensor's total is a typed [`VarlenError`] — and uploaded for the
-//! kernel (a few bytes).
+//! kernel (a few bytes), with the list of the batch's query tiles ([`Offsets::tiles`], longest
+//! first), which is the kernel's grid: one CTA per (tile, query head), whatever the lengths.
+//! [`Batch`] holds both for one artifact; [`launch`] checks the tensors against it on the host.
+//! A batch with no query token has no tile and launches nothing.
+
+use std::num::NonZeroUsize;
 
 use tirx::abi::ElemType;
 use tirx::{KernelArtifact, Runtime, RuntimeError, Tensor};
@@ -93,6 +98,12 @@ pub enum VarlenError {
         /// The head dims the kernel has.
         have: Vec<usize>,
     },
+    /// An artifact that is not a tile of `attention_sm90_varlen`.
+    #[error("artifact `{config}` is not a tile of attention_sm90_varlen")]
+    NotVarlen {
+        /// The artifact's config.
+        config: &'static str,
+    },
     /// The runtime refused or failed (upload, launch).
     #[error(transparent)]
     Runtime(#[from] RuntimeError),
@@ -159,11 +170,61 @@ impl Offsets {
         self.q.len() - 1
     }
 
+    /// The batch's query tiles of `rows` rows (the kernel's `tiles` list, [`tile_list`]):
+    /// every tile of every sequence with queries once — a sequence of SQ queries has
+    /// `cdiv(SQ, rows)`, an empty one none — those that read the most keys first (FA3's
+    /// longest-first order: a long sequence's tiles before a short one's, and with the causal
+    /// mask a sequence's later tiles, which see more keys, before its earlier ones), sequence
+    /// then tile order between equals. Empty when no sequence has a query (TQ = 0).
+    pub fn tiles(&self, rows: NonZeroUsize, causal: bool) -> Vec<QueryTile> {
+        let rows = rows.get();
+        let mut all: Vec<QueryTile> = Vec::new();
+        for seq in 0..self.batch() {
+            let (rq, rk) = self.seq(seq);
+            let (sq, sk) = (rq.len(), rk.len());
+            for tile in 0..sq.div_ceil(rows) {
+                // The tile's last row, (tile + 1)·rows − 1, sees keys j ≤ i + SK − SQ when
+                // causal (bottom-right aligned); at most SK, at least none.
+                let keys = if causal {
+                    ((tile + 1) * rows + sk).saturating_sub(sq).min(sk)
+                } else {
+                    sk
+                };
+                all.push(QueryTile { seq, tile, keys });
+            }
+        }
+        all.sort_by_key(|t| (std::cmp::Reverse(t.keys), t.seq, t.tile));
+        all
+    }
+
     /// Sequence `b`'s query rows and key rows.
     pub fn seq(&self, b: usize) -> (std::ops::Range<usize>, std::ops::Range<usize>) {
         let r = |cu: &[i32]| cu[b] as usize..cu[b + 1] as usize;
         (r(&self.q), r(&self.k))
     }
+}
+
+/// One query tile of a batch: query rows `tile·rows…(tile + 1)·rows` of sequence `seq` (the
+/// rows past the sequence's end are not its own, and are never stored).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueryTile {
+    /// The sequence.
+    pub seq: usize,
+    /// The tile within the sequence.
+    pub tile: usize,
+    /// Keys its last row sees: all the sequence's, or with the causal mask those up to the
+    /// row's bottom-right aligned diagonal (the order's key, [`Offsets::tiles`]).
+    pub keys: usize,
+}
+
+/// `tiles` as the kernel's `tiles` tensor, `[NT, 2]` i32 row-major: `(seq, tile)` per row.
+pub fn tile_list(tiles: &[QueryTile]) -> Vec<i32> {
+    // Both fit an i32: a sequence is an index into `cu_seqlens` (an i32 array's length − 1)
+    // and a tile's first row is an i32 offset.
+    tiles
+        .iter()
+        .flat_map(|t| [t.seq as i32, t.tile as i32])
+        .collect()
 }
 
 /// The `attention_sm90_varlen` artifact for head dim `d`, the mask and the element type.
@@ -234,7 +295,9 @@ fn heads([q, k, v, o, lse]: [&[usize]; 5], d: usize) -> Result<(usize, usize), V
 
 /// O = softmax(scale·Q·Kᵀ [+ causal mask])·V per sequence and head, and the LSE, over the
 /// packed batch the offsets describe (module docs). Checks the shapes and the offsets, then
-/// launches `attention_sm90_varlen` on the runtime's stream; returns the artifact.
+/// launches `attention_sm90_varlen` on the runtime's stream over the batch's query tiles
+/// ([`Batch`]); returns the artifact. A batch with no query token (TQ = 0, every sequence
+/// empty: no tile) launches nothing and leaves O and the LSE (both empty) as they are.
 #[allow(clippy::too_many_arguments)]
 pub fn run<T: tirx::Element>(
     rt: &Runtime,
@@ -258,45 +321,140 @@ pub fn run<T: tirx::Element>(
     let off = Offsets::new(cu_q, cu_k, q.shape()[0], k.shape()[0])?;
     let art = tile_for(d, causal, T::ELEM)?;
     if q.shape()[0] == 0 {
-        return Ok(art); // no query token: nothing to compute
+        return Ok(art); // no query token: nothing to compute, nothing to upload
     }
-    if k.shape()[0] == 0 {
-        return Err(VarlenError::Shape(
-            "varlen attention: k and v hold no token (TK = 0), and a TMA tensor needs extents of 1 or more: pass K and V with at least one token (sequences of no key still give O = 0 and LSE = −∞)".into(),
-        ));
-    }
-    let cq = rt.upload(&off.q, &[off.q.len()])?;
-    let ck = rt.upload(&off.k, &[off.k.len()])?;
+    let batch = Batch::new(rt, &off, art)?;
     let args = [q.view(), k.view(), v.view(), out.o.view(), out.lse.view()];
-    launch(rt, art, args, [cq.view(), ck.view()], scale)?;
-    // The offsets' buffers are freed when they go out of scope: wait for the kernel first.
+    launch(rt, &batch, args, scale)?;
+    // The batch's buffers are freed when it goes out of scope: wait for the kernel first.
     rt.synchronize()?;
     Ok(art)
 }
 
-/// Launches `art` (an `attention_sm90_varlen` artifact, [`tile_for`]) on `[q, k, v, o, lse]`
-/// and the offsets already on the device, `[cu_q, cu_k]`, with no check of the offsets
-/// (the bench's repeated launches; [`run`] checks them): the caller has checked them with
-/// [`Offsets::new`].
+/// Query rows of one tile of `art` (64 per consumer warpgroup): what [`Offsets::tiles`] cuts
+/// the sequences into for it. `art` must be one of `attention_sm90_varlen`'s artifacts
+/// (known by address, not by name).
+pub fn rows_of(art: &KernelArtifact) -> Result<NonZeroUsize, VarlenError> {
+    let ours = attention_sm90_varlen::KERNEL
+        .artifacts
+        .as_ptr_range()
+        .contains(&std::ptr::from_ref(art));
+    art.int("NWG")
+        .filter(|&n| ours && (1..=4).contains(&n))
+        .and_then(|n| NonZeroUsize::new(64 * n as usize))
+        .ok_or(VarlenError::NotVarlen { config: art.config })
+}
+
+/// A checked batch on the device for one `attention_sm90_varlen` artifact: the offsets and
+/// the list of its query tiles cut at the artifact's rows ([`Offsets::tiles`] at
+/// [`rows_of`]), uploaded once and launched any number of times ([`launch`]). Built only from
+/// checked [`Offsets`] and bound to its artifact, so a launch cannot take a list cut for
+/// another tile size or offsets that were not checked.
+pub struct Batch {
+    art: &'static KernelArtifact,
+    cu_q: Tensor<i32>,
+    cu_k: Tensor<i32>,
+    /// `[NT, 2]`; `None` when no sequence has a query (NT = 0: nothing to launch, and a
+    /// grid of no CTA is not launched).
+    tiles: Option<Tensor<i32>>,
+    /// (TQ, TK): the rows the batch's Q and K/V must have.
+    totals: (usize, usize),
+}
+
+impl Batch {
+    /// Cuts `off` into `art`'s query tiles (longest first, with `art`'s mask) and uploads the
+    /// offsets and the list.
+    pub fn new(
+        rt: &Runtime,
+        off: &Offsets,
+        art: &'static KernelArtifact,
+    ) -> Result<Batch, VarlenError> {
+        let causal = art.int("CAUSAL") == Some(1);
+        let map = tile_list(&off.tiles(rows_of(art)?, causal));
+        let tiles = if map.is_empty() {
+            None
+        } else {
+            Some(rt.upload(&map, &[map.len() / 2, 2])?)
+        };
+        let total = |cu: &[i32]| cu.last().map_or(0, |&t| t as usize);
+        Ok(Batch {
+            art,
+            cu_q: rt.upload(&off.q, &[off.q.len()])?,
+            cu_k: rt.upload(&off.k, &[off.k.len()])?,
+            tiles,
+            totals: (total(&off.q), total(&off.k)),
+        })
+    }
+
+    /// The artifact the batch is cut for.
+    pub fn artifact(&self) -> &'static KernelArtifact {
+        self.art
+    }
+
+    /// Query tiles, the grid's x (0 when no sequence has a query).
+    pub fn tiles(&self) -> usize {
+        self.tiles.as_ref().map_or(0, |t| t.shape()[0])
+    }
+}
+
+/// Launches the batch's artifact on `[q, k, v, o, lse]` over its query tiles, one CTA per
+/// (tile, query head), without waiting (the bench's repeated launches; [`run`] waits). Checks
+/// on the host first, with no transfer: the shapes against the layout and the batch's totals
+/// (Q and O of TQ rows, K and V of TK). A batch with no tile (no query token) launches
+/// nothing; keys are needed otherwise (TK ≥ 1: a TMA tensor has no empty extent).
 pub fn launch(
     rt: &Runtime,
-    art: &KernelArtifact,
+    batch: &Batch,
     [q, k, v, o, lse]: [tirx::TensorArg<'_>; 5],
-    [cu_q, cu_k]: [tirx::TensorArg<'_>; 2],
     scale: f32,
 ) -> Result<(), VarlenError> {
+    let art = batch.art;
+    let shapes = [&q, &k, &v, &o, &lse].map(|t| t.meta().shape.as_slice());
+    let queries = check_launch(art, batch.totals, shapes)?;
+    // No query token: no tile (the list is empty exactly then), no CTA.
+    let Some(tiles) = batch.tiles.as_ref().filter(|_| queries) else {
+        return Ok(());
+    };
     let roles = [
         ("q", q),
         ("k", k),
         ("v", v),
         ("o", o),
         ("lse", lse),
-        ("cu_q", cu_q),
-        ("cu_k", cu_k),
+        ("cu_q", batch.cu_q.view()),
+        ("cu_k", batch.cu_k.view()),
+        ("tiles", tiles.view()),
     ];
     let scale_log2 = scale * std::f32::consts::LOG2_E;
     crate::family::launch_roles(rt, art, &roles, &[("scale_log2", scale_log2)])?;
     Ok(())
+}
+
+/// [`launch`]'s checks of `[q, k, v, o, lse]`'s shapes against `art`'s layout ([`heads`] at
+/// its head dim) and a batch of `(TQ, TK)` tokens: Q of TQ rows, K of TK, and keys to read
+/// (TK ≥ 1: a TMA tensor has no empty extent) when there are queries. `Ok(false)`: no query
+/// token, nothing to launch.
+fn check_launch(
+    art: &KernelArtifact,
+    (tq, tk): (usize, usize),
+    shapes: [&[usize]; 5],
+) -> Result<bool, VarlenError> {
+    let d = art
+        .int("D")
+        .ok_or(VarlenError::NotVarlen { config: art.config })?;
+    heads(shapes, d as usize)?;
+    if (shapes[0][0], shapes[1][0]) != (tq, tk) {
+        return Err(VarlenError::Shape(format!(
+            "varlen attention: q has {} rows and k {}, but the batch's offsets end at {tq} and {tk}",
+            shapes[0][0], shapes[1][0]
+        )));
+    }
+    if tq > 0 && tk == 0 {
+        return Err(VarlenError::Shape(
+            "varlen attention: k and v hold no token (TK = 0), and a TMA tensor needs extents of 1 or more: pass K and V with at least one token (sequences of no key still give O = 0 and LSE = −∞)".into(),
+        ));
+    }
+    Ok(tq > 0)
 }
 
 /// The f64 reference: O `[TQ, HQ·D]` and the LSE `[HQ, TQ]` of each sequence, computed as
@@ -344,7 +502,9 @@ pub fn attention_varlen_f64<T: HostElem>(
 /// `art` (an `attention_sm90_varlen` artifact) in the emulator on the batch `cu_q`/`cu_k`
 /// with `hq` query heads over `hk` K/V heads, inputs from `seed`, outputs poisoned: O within
 /// 2e-2 and the LSE within 2e-3 of [`attention_varlen_f64`] (−∞ exactly where no key is
-/// seen), or the first element that is not. Returns max |o − ref|.
+/// seen), or the first element that is not. Returns max |o − ref|. The kernel's tile list is
+/// [`Offsets::tiles`] at the artifact's rows; a batch with no query token launches nothing
+/// (0.0).
 pub fn simulate(
     art: &KernelArtifact,
     (cu_q, cu_k): (&[i32], &[i32]),
@@ -362,6 +522,11 @@ pub fn simulate(
         *cu_k.last().unwrap_or(&0) as usize,
     );
     let off = Offsets::new(cu_q, cu_k, tq, tk).map_err(|e| e.to_string())?;
+    let rows = rows_of(art).map_err(|e| e.to_string())?;
+    let map = tile_list(&off.tiles(rows, causal));
+    if map.is_empty() {
+        return Ok(0.0); // no query token: no tile, nothing launched (as `run`)
+    }
     let mut rng = crate::reference::Rng::new(seed);
     let (_, qv) = random_values(&mut rng, elem, tq * hq * d);
     let (_, kv) = random_values(&mut rng, elem, tk * hk * d);
@@ -383,6 +548,7 @@ pub fn simulate(
         ),
         put(&mut dev, &ints(cu_q), ElemType::I32, &[cu_q.len()]),
         put(&mut dev, &ints(cu_k), ElemType::I32, &[cu_k.len()]),
+        put(&mut dev, &ints(&map), ElemType::I32, &[map.len() / 2, 2]),
     ];
     let scale = 1.0 / (d as f64).sqrt();
     let scalars = [(scale * std::f64::consts::LOG2_E) as f32];
@@ -436,106 +602,4 @@ pub fn simulate(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn offsets_that_do_not_describe_the_tensors_are_typed_errors() {
-        let ok = Offsets::new(&[0, 3, 3, 10], &[0, 5, 6, 6], 10, 6).unwrap();
-        assert_eq!(ok.batch(), 3);
-        assert_eq!(ok.seq(1), (3..3, 5..6));
-        let e = |q: &[i32], k: &[i32], tq, tk| Offsets::new(q, k, tq, tk).unwrap_err();
-        assert!(matches!(
-            e(&[0, 3], &[0, 1, 2], 3, 2),
-            VarlenError::LengthsDiffer { q: 2, k: 3 }
-        ));
-        assert!(matches!(
-            e(&[0, 5, 4], &[0, 1, 2], 4, 2),
-            VarlenError::NotMonotone {
-                which: "q",
-                at: 2,
-                before: 5,
-                after: 4
-            }
-        ));
-        assert!(matches!(
-            e(&[0, 2, 4], &[0, 1, 3], 4, 2),
-            VarlenError::LastNotTotal {
-                which: "k",
-                last: 3,
-                total: 2,
-                ..
-            }
-        ));
-        assert!(matches!(
-            e(&[-1, 4], &[0, 2], 4, 2),
-            VarlenError::Negative {
-                which: "q",
-                first: -1
-            }
-        ));
-        assert!(matches!(
-            e(&[], &[], 0, 0),
-            VarlenError::Empty { which: "q" }
-        ));
-        let text = e(&[0, 5, 4], &[0, 1, 2], 4, 2).to_string();
-        assert!(
-            text.contains("cu_seqlens_q decreases at 2: 5 then 4"),
-            "{text}"
-        );
-    }
-
-    #[test]
-    fn shapes_that_do_not_fit_the_layout_are_refused() {
-        let q: &[usize] = &[10, 256];
-        let k: &[usize] = &[6, 128];
-        assert_eq!(heads([q, k, k, q, &[4, 10, 1]], 64).unwrap(), (4, 2));
-        for (shapes, why) in [
-            ([q, k, k, q, &[4usize, 9, 1][..]], "lse [4, 9, 1]"),
-            ([q, k, &[6, 64][..], q, &[4, 10, 1][..]], "k and v one"),
-            (
-                [q, &[6, 192][..], &[6, 192][..], q, &[4, 10, 1][..]],
-                "head dim 64",
-            ),
-        ] {
-            let e = heads(shapes, 64).unwrap_err().to_string();
-            assert!(e.contains(why), "{e}");
-        }
-    }
-
-    #[test]
-    fn every_head_dim_mask_and_type_has_a_tile_and_others_are_refused() {
-        for d in [64, 128, 256] {
-            for causal in [false, true] {
-                for elem in [ElemType::Bf16, ElemType::F16] {
-                    let a = tile_for(d, causal, elem).unwrap();
-                    assert_eq!(a.int("D"), Some(d as i64));
-                }
-            }
-        }
-        let e = tile_for(96, false, ElemType::Bf16).unwrap_err().to_string();
-        assert!(e.contains("head dims [64, 128, 256]"), "{e}");
-    }
-
-    /// The reference is the dense one per sequence: two sequences of one token each against
-    /// keys of their own; an empty sequence contributes nothing; a causal query before every
-    /// key (SQ > SK) gives O = 0 and LSE = −∞.
-    #[test]
-    fn the_reference_treats_each_sequence_on_its_own() {
-        let off = Offsets::new(&[0, 1, 1, 3], &[0, 1, 2, 3], 3, 3).unwrap();
-        // d = 1, one head: q = 1, keys 0, values 2, 4, 8.
-        let (o, lse) = attention_varlen_f64(
-            &[1.0f32, 1.0, 1.0],
-            &[0.0f32, 0.0, 0.0],
-            &[2.0f32, 4.0, 8.0],
-            &off,
-            (1, 1, 1),
-            true,
-            1.0,
-        );
-        // Sequence 0: query 0 sees key 0 (value 2). Sequence 1: no queries. Sequence 2:
-        // queries 1, 2 against one key (value 8): query 1 sees none, query 2 sees it.
-        assert_eq!(o, vec![2.0, 0.0, 8.0]);
-        assert_eq!(lse, vec![0.0, f64::NEG_INFINITY, 0.0]);
-    }
-}
+mod tests;

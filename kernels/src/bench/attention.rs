@@ -587,10 +587,9 @@ pub fn run_attention_bench(
 /// the dense views, batch 0 first) with uniform offsets `cu_q = SQ·i`, `cu_k = SK·i` — FA3's
 /// benchmark's varlen form (`hopper/benchmark_attn.py`) — through `attention_sm90_varlen`.
 struct Packed {
-    art: &'static tirx::KernelArtifact,
     shape: Shape,
-    cu_q: Tensor<i32>,
-    cu_k: Tensor<i32>,
+    /// The offsets and the query tiles on the device, for the tile of the shape's head dim.
+    batch: crate::attention::varlen::Batch,
 }
 
 impl Packed {
@@ -600,12 +599,11 @@ impl Packed {
         let art = varlen::tile_for(sh.hd, sh.causal, tirx::abi::ElemType::Bf16).map_err(wrong)?;
         let cu = |len: usize| -> Vec<i32> { (0..=sh.batch).map(|i| (i * len) as i32).collect() };
         let (cq, ck) = (cu(sh.seq), cu(sh.sk()));
-        varlen::Offsets::new(&cq, &ck, sh.batch * sh.seq, sh.batch * sh.sk()).map_err(wrong)?;
+        let off =
+            varlen::Offsets::new(&cq, &ck, sh.batch * sh.seq, sh.batch * sh.sk()).map_err(wrong)?;
         Ok(Packed {
-            art,
             shape: *sh,
-            cu_q: rt.upload(&cq, &[cq.len()])?,
-            cu_k: rt.upload(&ck, &[ck.len()])?,
+            batch: varlen::Batch::new(rt, &off, art).map_err(wrong)?,
         })
     }
 
@@ -626,8 +624,7 @@ impl Packed {
             set[3].subview(0, &[tq, wq], &[wq, 1])?,
             lse.subview(0, &[sh.heads, tq, 1], &[tq, 1, 1])?,
         ];
-        let offsets = [self.cu_q.view(), self.cu_k.view()];
-        crate::attention::varlen::launch(rt, self.art, args, offsets, scale)
+        crate::attention::varlen::launch(rt, &self.batch, args, scale)
             .map_err(|e| BenchError::Wrong(format!("{}: {e}", sh.label())))
     }
 }
