@@ -74,6 +74,7 @@ mod tcgen05_shift;
 mod tmem_a;
 mod tmem_regs;
 mod tmem_shapes;
+mod transpose;
 mod ui;
 mod warp_vote;
 mod wgmma_fp8;
