@@ -60,15 +60,48 @@ pub fn transpose_wide(#[shape(M, N)] x: Tensor<bf16>, #[shape(N, M)] y: Tensor<b
     copy(y.tile(cta.x, cta.y), t);
 }
 
-fn run(art: &KernelArtifact, m: usize, n: usize, seed: u64) {
+/// An MN-major epilogue: an f32 tile (an accumulator's layout) rounded to bf16 into shared
+/// memory transposed, as two 64-column chunks (`[2, 64, 64]`, the layout of 64-wide TMA boxes),
+/// back by a plain `ldmatrix`, stored.
+#[tile_kernel(target = sm_90a, threads = 128, grid = (cdiv(N, 64), cdiv(M, 128)))]
+pub fn transpose_f32(#[shape(M, N)] x: Tensor<f32>, #[shape(N, M)] y: Tensor<bf16>) {
+    let t = regs::<f32>([128, 64]);
+    copy(t, x.tile(cta.y, cta.x));
+    let s = smem::<bf16>([2, 64, 64], swizzle = B128);
+    copy(s, t, transpose = true);
+    sync_threads();
+    let u = regs::<bf16>([64, 128]);
+    copy(u, s);
+    copy(y.tile(cta.x, cta.y), u);
+}
+
+/// Runs `y = xᵀ` on an `m × n` `x` of random values (`f32_in`: f32, else bf16) in the emulator
+/// (`y` poisoned first) and compares every element of `y` with the CPU transpose, rounded to
+/// bf16 (round to nearest even) from f32.
+fn run(art: &KernelArtifact, m: usize, n: usize, seed: u64, f32_in: bool) {
     let entry = (art.signature)().entry;
     let mut rng = Rng::new(seed);
-    let x: Vec<u16> = (0..m * n)
-        .map(|_| (rng.unit().to_bits() >> 16) as u16)
-        .collect();
+    let xf: Vec<f32> = (0..m * n).map(|_| rng.unit() * 3.0).collect();
+    let (xb, xe, x): (Vec<u8>, _, Vec<u16>) = if f32_in {
+        let x = xf
+            .iter()
+            .map(|v| half::bf16::from_f32(*v).to_bits())
+            .collect();
+        (
+            xf.iter().flat_map(|v| v.to_le_bytes()).collect(),
+            ElemType::F32,
+            x,
+        )
+    } else {
+        let x: Vec<u16> = xf.iter().map(|v| (v.to_bits() >> 16) as u16).collect();
+        (
+            x.iter().flat_map(|h| h.to_le_bytes()).collect(),
+            ElemType::Bf16,
+            x,
+        )
+    };
     let mut dev = Device::new();
-    let xb: Vec<u8> = x.iter().flat_map(|h| h.to_le_bytes()).collect();
-    let xt: TensorMeta = put(&mut dev, &xb, ElemType::Bf16, &[m, n]);
+    let xt: TensorMeta = put(&mut dev, &xb, xe, &[m, n]);
     let yt = put(&mut dev, &vec![0xa5; m * n * 2], ElemType::Bf16, &[n, m]);
     simulate::launch(
         art.ptx,
@@ -99,17 +132,24 @@ fn run(art: &KernelArtifact, m: usize, n: usize, seed: u64) {
 #[test]
 fn ldmatrix_trans_transposes_in_the_emulator() {
     // 100 × 72: tails of 36 rows and 8 columns.
-    run(&transpose_ld::KERNEL.artifacts[0], 100, 72, 51);
+    run(&transpose_ld::KERNEL.artifacts[0], 100, 72, 51, false);
 }
 
 #[test]
 fn stmatrix_trans_transposes_in_the_emulator() {
-    run(&transpose_st::KERNEL.artifacts[0], 100, 72, 52);
+    run(&transpose_st::KERNEL.artifacts[0], 100, 72, 52, false);
 }
 
 #[test]
 fn a_non_square_transposing_copy_in_the_emulator() {
-    run(&transpose_wide::KERNEL.artifacts[0], 200, 72, 53);
+    run(&transpose_wide::KERNEL.artifacts[0], 200, 72, 53, false);
+}
+
+#[test]
+fn an_f32_tile_rounds_into_transposed_chunks_in_the_emulator() {
+    // 150 × 100: tails of 22 rows and 36 columns; the second chunk of the last column of
+    // CTAs lies past the end.
+    run(&transpose_f32::KERNEL.artifacts[0], 150, 100, 54, true);
 }
 
 /// The `.trans` instructions are emitted (and only where asked); the kernels assemble for
@@ -141,6 +181,7 @@ fn the_transposing_copies_emit_trans_and_assemble() {
         &transpose_ld::KERNEL,
         &transpose_st::KERNEL,
         &transpose_wide::KERNEL,
+        &transpose_f32::KERNEL,
     ] {
         for a in k.artifacts {
             let c = check_artifact(k.name, a).unwrap_or_else(|e| panic!("{}: {e}", k.name));
