@@ -32,6 +32,7 @@ fn shell(name: &str, target: Target, params: Vec<AbiParam>, cluster: [u32; 3]) -
             target,
             tensors,
             scalars: Vec::new(),
+            scalar_types: Vec::new(),
             params,
             threads: 128,
             cluster,
