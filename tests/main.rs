@@ -42,6 +42,8 @@ mod gpu_rs;
 mod gpu_smem;
 #[cfg(feature = "gpu")]
 mod gpu_splitk;
+#[cfg(feature = "gpu")]
+mod gpu_transpose;
 mod guide;
 mod i8_saturate;
 mod int_scalars;
