@@ -174,10 +174,12 @@ fn every_dispatched_op_moves_what_its_variant_says() {
         },
     };
     let mut seen = BTreeSet::new();
-    // The shipped kernels, and the test kernels of the paths none ships (ldmatrix, stmatrix,
-    // tcgen05.cp, register atomics, the TMA reduce-store).
-    let tests: [&'static tirx::Kernel; 4] = [
+    // The shipped kernels, and the test kernels of the paths none ships (ldmatrix, stmatrix
+    // and their `.trans` forms, tcgen05.cp, register atomics, the TMA reduce-store).
+    let tests: [&'static tirx::Kernel; 6] = [
         &crate::smem_kernels::smem_matrix::KERNEL,
+        &crate::transpose::transpose_ld::KERNEL,
+        &crate::transpose::transpose_st::KERNEL,
         &crate::tmem_a::tmem_a_cp::KERNEL,
         &crate::atomics::splitk_red::KERNEL,
         &crate::atomics::splitk_tma_reduce::KERNEL,

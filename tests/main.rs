@@ -44,6 +44,8 @@ mod gpu_rs;
 mod gpu_smem;
 #[cfg(feature = "gpu")]
 mod gpu_splitk;
+#[cfg(feature = "gpu")]
+mod gpu_transpose;
 mod guide;
 mod i8_saturate;
 mod int_scalars;
@@ -76,6 +78,7 @@ mod tcgen05_shift;
 mod tmem_a;
 mod tmem_regs;
 mod tmem_shapes;
+mod transpose;
 mod ui;
 mod warp_vote;
 mod wgmma_fp8;

@@ -5,7 +5,8 @@
 //! tcgen05.st → `STTM`, setmaxnreg → `USETMAXREG`; for
 //! register tiles: `ex2.approx` → `MUFU.EX2`, `shfl.sync.bfly` → `SHFL.BFLY`, 16-byte
 //! vector loads and stores → `LDG.E.128`/`STG.E.128`, `LDS.128`/`STS.128` in shared memory;
-//! `ldmatrix`/`stmatrix` `.x4` → `LDSM.16.M88.4`/`STSM.16.M88.4`).
+//! `ldmatrix`/`stmatrix` `.x4` → `LDSM.16.M88.4`/`STSM.16.M88.4`, `.x4.trans` →
+//! `LDSM.16.MT88.4`/`STSM.16.MT88.4`).
 
 use std::collections::BTreeMap;
 use tirx::KernelArtifact;
@@ -40,8 +41,11 @@ pub const EXPECTED_SASS: &[(&str, &[&str])] = &[
     ("st.global.v4", &["STG.E.128"]),
     ("ld.shared.v4", &["LDS.128"]),
     ("st.shared.v4", &["STS.128"]),
-    ("ldmatrix.sync.aligned.m8n8.x4", &["LDSM.16.M88.4"]),
-    ("stmatrix.sync.aligned.m8n8.x4", &["STSM.16.M88.4"]),
+    ("ldmatrix.sync.aligned.m8n8.x4.shared", &["LDSM.16.M88.4"]),
+    ("stmatrix.sync.aligned.m8n8.x4.shared", &["STSM.16.M88.4"]),
+    // The `.trans` forms (`copy(.., transpose = true)`): `MT88`, the transposed 8×8 matrices.
+    ("ldmatrix.sync.aligned.m8n8.x4.trans", &["LDSM.16.MT88.4"]),
+    ("stmatrix.sync.aligned.m8n8.x4.trans", &["STSM.16.MT88.4"]),
 ];
 
 /// The check of one artifact.
@@ -134,6 +138,8 @@ pub fn key_sass(c: &Checked) -> String {
         "STS.128",
         "LDSM.16.M88.4",
         "STSM.16.M88.4",
+        "LDSM.16.MT88.4",
+        "STSM.16.MT88.4",
     ];
     keys.iter()
         .filter_map(|k| c.sass.get(*k).map(|n| format!("{k}×{n}")))

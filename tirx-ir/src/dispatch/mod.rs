@@ -55,6 +55,7 @@ impl<V: VariantId> Variant<V> {
 /// Copy variants.
 pub static COPY: &[&Variant<CopyVariant>] = &[
     &copy::ldmatrix::VARIANT,
+    &copy::ldmatrix_trans::VARIANT,
     &copy::reg_atomic::VARIANT,
     &copy::reg_epilogue::VARIANT,
     &copy::reg_load::VARIANT,
@@ -63,6 +64,7 @@ pub static COPY: &[&Variant<CopyVariant>] = &[
     &copy::shared_load::VARIANT,
     &copy::shared_store::VARIANT,
     &copy::stmatrix::VARIANT,
+    &copy::stmatrix_trans::VARIANT,
     &copy::tcgen05_cp::VARIANT,
     &copy::thread_load::VARIANT,
     &copy::tma_load::VARIANT,

@@ -11,22 +11,24 @@ use crate::ir::{Completion, CopyVariant, Issuer, Mem, MmaVariant, Proxy, TensorC
 fn copy_index(v: CopyVariant) -> usize {
     match v {
         CopyVariant::Ldmatrix => 0,
-        CopyVariant::RegAtomic => 1,
-        CopyVariant::RegEpilogue => 2,
-        CopyVariant::RegLoad => 3,
-        CopyVariant::RegStage => 4,
-        CopyVariant::RegStore => 5,
-        CopyVariant::SharedLoad => 6,
-        CopyVariant::SharedStore => 7,
-        CopyVariant::Stmatrix => 8,
-        CopyVariant::Tcgen05Cp => 9,
-        CopyVariant::ThreadLoad => 10,
-        CopyVariant::TmaLoad => 11,
-        CopyVariant::TmaReduce => 12,
-        CopyVariant::TmaStore => 13,
-        CopyVariant::TmemEpilogue => 14,
-        CopyVariant::TmemLoad => 15,
-        CopyVariant::TmemStore => 16,
+        CopyVariant::LdmatrixTrans => 1,
+        CopyVariant::RegAtomic => 2,
+        CopyVariant::RegEpilogue => 3,
+        CopyVariant::RegLoad => 4,
+        CopyVariant::RegStage => 5,
+        CopyVariant::RegStore => 6,
+        CopyVariant::SharedLoad => 7,
+        CopyVariant::SharedStore => 8,
+        CopyVariant::Stmatrix => 9,
+        CopyVariant::StmatrixTrans => 10,
+        CopyVariant::Tcgen05Cp => 11,
+        CopyVariant::ThreadLoad => 12,
+        CopyVariant::TmaLoad => 13,
+        CopyVariant::TmaReduce => 14,
+        CopyVariant::TmaStore => 15,
+        CopyVariant::TmemEpilogue => 16,
+        CopyVariant::TmemLoad => 17,
+        CopyVariant::TmemStore => 18,
     }
 }
 
@@ -62,9 +64,9 @@ fn one_entry_each<V: Table>(index: fn(V) -> usize, count: usize) {
 
 #[test]
 fn every_variant_has_one_entry() {
-    one_entry_each::<CopyVariant>(copy_index, 17);
+    one_entry_each::<CopyVariant>(copy_index, 19);
     one_entry_each::<MmaVariant>(mma_index, 2);
-    assert_eq!(COPY.len() + MMA.len(), 19);
+    assert_eq!(COPY.len() + MMA.len(), 21);
 }
 
 #[test]
@@ -76,11 +78,18 @@ fn the_shared_writers_and_their_proxies() {
             .map(|v| v.name())
             .collect::<Vec<_>>()
     };
-    // thread_load (§9.7.9.10 st), shared_store and reg_stage (st.shared), stmatrix
-    // (§9.7.9.27 stmatrix): the generic proxy; a TMA load the async proxy (§9.7.9.25).
+    // thread_load (§9.7.9.10 st), shared_store and reg_stage (st.shared), stmatrix and its
+    // `.trans` form (§9.7.9.27 stmatrix): the generic proxy; a TMA load the async proxy
+    // (§9.7.9.25).
     assert_eq!(
         writers(Proxy::Generic),
-        ["reg_stage", "shared_store", "stmatrix", "thread_load"]
+        [
+            "reg_stage",
+            "shared_store",
+            "stmatrix",
+            "stmatrix_trans",
+            "thread_load"
+        ]
     );
     assert_eq!(writers(Proxy::Async), ["tma_load"]);
     for v in CopyVariant::ALL {

@@ -165,19 +165,23 @@ impl Inst {
     /// rows (16 contiguous bytes each), and lane `l` receives in `d[q]` elements
     /// `(l / 4, 2(l % 4))` and `(l / 4, 2(l % 4) + 1)` of matrix q, the lower column in the
     /// lower half. Every lane of the warp executes it.
-    pub fn ldmatrix(ds: &[Handle<Var>], addr: Handle<Var>) -> Inst {
+    /// `trans`: `.trans`, each matrix delivered transposed (lane `l` gets rows `2(l % 4)`
+    /// and `2(l % 4) + 1` of column `l / 4`).
+    pub fn ldmatrix(ds: &[Handle<Var>], addr: Handle<Var>, trans: bool) -> Inst {
+        let t = if trans { ".trans" } else { "" };
         inst(
-            format!("ldmatrix.sync.aligned.m8n8.x{}.shared.b16", ds.len()),
+            format!("ldmatrix.sync.aligned.m8n8.x{}{t}.shared.b16", ds.len()),
             vec![Operand::Vector(ds.iter().map(|d| reg(*d)).collect())],
             vec![mem(addr, 0)],
         )
     }
 
     /// `stmatrix.sync.aligned.m8n8.xN.shared.b16 [addr], {v…}` (§9.7.14.5.16 stmatrix,
-    /// sm_90+): the inverse of [`Inst::ldmatrix`], with the same lane roles.
-    pub fn stmatrix(addr: Handle<Var>, vs: &[Handle<Var>]) -> Inst {
+    /// sm_90+): the inverse of [`Inst::ldmatrix`], with the same lane roles (`trans`: `.trans`).
+    pub fn stmatrix(addr: Handle<Var>, vs: &[Handle<Var>], trans: bool) -> Inst {
+        let t = if trans { ".trans" } else { "" };
         inst(
-            format!("stmatrix.sync.aligned.m8n8.x{}.shared.b16", vs.len()),
+            format!("stmatrix.sync.aligned.m8n8.x{}{t}.shared.b16", vs.len()),
             vec![],
             vec![
                 mem(addr, 0),

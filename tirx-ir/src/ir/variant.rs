@@ -100,6 +100,9 @@ pub trait VariantId: Copy + Eq + fmt::Debug + Send + Sync + 'static {
 pub enum CopyVariant {
     /// Shared tile → 16-bit wgmma-fragment registers (`ldmatrix`).
     Ldmatrix,
+    /// Shared tile holding the transpose → 16-bit wgmma-fragment registers
+    /// (`ldmatrix….trans`): `copy(t, s, transpose = true)` only.
+    LdmatrixTrans,
     /// wgmma accumulator registers → global tile, converted.
     RegEpilogue,
     /// Register tile reduced into a global tile atomically (`red` / `atom`).
@@ -116,6 +119,9 @@ pub enum CopyVariant {
     SharedStore,
     /// wgmma-fragment registers → 16-bit shared tile (`stmatrix`).
     Stmatrix,
+    /// wgmma-fragment registers → 16-bit shared tile, transposed (`stmatrix….trans`):
+    /// `copy(s, t, transpose = true)` only.
+    StmatrixTrans,
     /// Shared tile → tensor memory (`tcgen05.cp`).
     Tcgen05Cp,
     /// Global tile → shared tile by the CTA's threads (`ld.global` + `st.shared`).
@@ -139,10 +145,11 @@ impl VariantId for CopyVariant {
     const OP: &'static str = "copy";
 
     fn only_forced(self) -> bool {
-        self.atomic()
+        self.atomic() || self.transposes()
     }
     const ALL: &'static [Self] = &[
         CopyVariant::Ldmatrix,
+        CopyVariant::LdmatrixTrans,
         CopyVariant::RegAtomic,
         CopyVariant::RegEpilogue,
         CopyVariant::RegLoad,
@@ -151,6 +158,7 @@ impl VariantId for CopyVariant {
         CopyVariant::SharedLoad,
         CopyVariant::SharedStore,
         CopyVariant::Stmatrix,
+        CopyVariant::StmatrixTrans,
         CopyVariant::Tcgen05Cp,
         CopyVariant::ThreadLoad,
         CopyVariant::TmaLoad,
@@ -164,6 +172,7 @@ impl VariantId for CopyVariant {
     fn name(self) -> &'static str {
         match self {
             CopyVariant::Ldmatrix => "ldmatrix",
+            CopyVariant::LdmatrixTrans => "ldmatrix_trans",
             CopyVariant::RegAtomic => "reg_atomic",
             CopyVariant::RegEpilogue => "reg_epilogue",
             CopyVariant::RegLoad => "reg_load",
@@ -172,6 +181,7 @@ impl VariantId for CopyVariant {
             CopyVariant::SharedLoad => "shared_load",
             CopyVariant::SharedStore => "shared_store",
             CopyVariant::Stmatrix => "stmatrix",
+            CopyVariant::StmatrixTrans => "stmatrix_trans",
             CopyVariant::Tcgen05Cp => "tcgen05_cp",
             CopyVariant::ThreadLoad => "thread_load",
             CopyVariant::TmaLoad => "tma_load",
@@ -194,14 +204,17 @@ impl CopyVariant {
     pub fn moves(self) -> (Mem, Mem) {
         use Mem::*;
         match self {
-            CopyVariant::Ldmatrix | CopyVariant::SharedLoad => (Shared, Reg),
+            CopyVariant::Ldmatrix | CopyVariant::LdmatrixTrans | CopyVariant::SharedLoad => {
+                (Shared, Reg)
+            }
             CopyVariant::RegAtomic | CopyVariant::RegEpilogue | CopyVariant::RegStore => {
                 (Reg, Global)
             }
             CopyVariant::RegLoad => (Global, Reg),
-            CopyVariant::RegStage | CopyVariant::SharedStore | CopyVariant::Stmatrix => {
-                (Reg, Shared)
-            }
+            CopyVariant::RegStage
+            | CopyVariant::SharedStore
+            | CopyVariant::Stmatrix
+            | CopyVariant::StmatrixTrans => (Reg, Shared),
             CopyVariant::Tcgen05Cp => (Shared, Tmem),
             CopyVariant::ThreadLoad | CopyVariant::TmaLoad => (Global, Shared),
             CopyVariant::TmaReduce | CopyVariant::TmaStore => (Shared, Global),
@@ -229,6 +242,7 @@ impl CopyVariant {
             | CopyVariant::TmaStore
             | CopyVariant::Tcgen05Cp => Proxy::Async,
             CopyVariant::Ldmatrix
+            | CopyVariant::LdmatrixTrans
             | CopyVariant::RegAtomic
             | CopyVariant::RegEpilogue
             | CopyVariant::RegLoad
@@ -237,6 +251,7 @@ impl CopyVariant {
             | CopyVariant::SharedLoad
             | CopyVariant::SharedStore
             | CopyVariant::Stmatrix
+            | CopyVariant::StmatrixTrans
             | CopyVariant::ThreadLoad
             | CopyVariant::TmemEpilogue
             | CopyVariant::TmemLoad
@@ -257,6 +272,7 @@ impl CopyVariant {
             CopyVariant::TmaReduce | CopyVariant::TmaStore => Completion::BulkGroup,
             CopyVariant::Tcgen05Cp => Completion::Tcgen05Commit,
             CopyVariant::Ldmatrix
+            | CopyVariant::LdmatrixTrans
             | CopyVariant::RegAtomic
             | CopyVariant::RegEpilogue
             | CopyVariant::RegLoad
@@ -265,6 +281,7 @@ impl CopyVariant {
             | CopyVariant::SharedLoad
             | CopyVariant::SharedStore
             | CopyVariant::Stmatrix
+            | CopyVariant::StmatrixTrans
             | CopyVariant::ThreadLoad
             | CopyVariant::TmemEpilogue
             | CopyVariant::TmemLoad
@@ -283,6 +300,7 @@ impl CopyVariant {
                 Some(Issuer::Thread)
             }
             CopyVariant::Ldmatrix
+            | CopyVariant::LdmatrixTrans
             | CopyVariant::RegAtomic
             | CopyVariant::RegEpilogue
             | CopyVariant::RegLoad
@@ -291,6 +309,7 @@ impl CopyVariant {
             | CopyVariant::SharedLoad
             | CopyVariant::SharedStore
             | CopyVariant::Stmatrix
+            | CopyVariant::StmatrixTrans
             | CopyVariant::Tcgen05Cp
             | CopyVariant::ThreadLoad
             | CopyVariant::TmemEpilogue
@@ -305,6 +324,15 @@ impl CopyVariant {
         matches!(self, CopyVariant::RegAtomic | CopyVariant::TmaReduce)
     }
 
+    /// Whether it transposes (`ldmatrix`/`stmatrix` `.trans`): never chosen for a plain
+    /// copy, only forced by `copy(.., transpose = true)`.
+    pub fn transposes(self) -> bool {
+        matches!(
+            self,
+            CopyVariant::LdmatrixTrans | CopyVariant::StmatrixTrans
+        )
+    }
+
     /// The DSL op that forces it, for messages (`tma::load`; `copy` where none does).
     pub fn word(self) -> &'static str {
         match self {
@@ -314,6 +342,7 @@ impl CopyVariant {
             CopyVariant::RegAtomic => "atomic::*",
             CopyVariant::Tcgen05Cp => "tcgen05::cp",
             CopyVariant::Ldmatrix
+            | CopyVariant::LdmatrixTrans
             | CopyVariant::RegEpilogue
             | CopyVariant::RegLoad
             | CopyVariant::RegStage
@@ -321,6 +350,7 @@ impl CopyVariant {
             | CopyVariant::SharedLoad
             | CopyVariant::SharedStore
             | CopyVariant::Stmatrix
+            | CopyVariant::StmatrixTrans
             | CopyVariant::ThreadLoad
             | CopyVariant::TmemEpilogue
             | CopyVariant::TmemLoad

@@ -26,7 +26,12 @@
 //! and `j + 1`: matrix `q` = (h = q % 2, block j + q / 2), its row `l % 8` addressed by lane
 //! `8q + l % 8`; an odd last block takes `.x2`. f32 tiles are rounded in pairs before
 //! `stmatrix` (`cvt.rn.bf16x2.f32`); `ldmatrix` fills 16-bit tiles only (widening would need
-//! the unpacked registers anyway: the generic load does that).
+//! the unpacked registers anyway: the generic load does that). The `.trans` forms
+//! (`copy(.., transpose = true)`) move the fragment to and from a shared tile holding its
+//! transpose: `.trans` delivers (takes) each stored 8×8 matrix transposed — lane `l` gets
+//! stored rows `2(l % 4)`, `2(l % 4) + 1` of column `l / 4` (§9.7.14.5.15: the matrix "in
+//! column-major format") — so the lanes address the rows of the transposed block and the
+//! registers are the same.
 
 use super::access::{chunk_width, pack_words, store_values, unpack_words};
 use super::{RegTileError, frag, layout, origin};
@@ -87,6 +92,19 @@ pub fn view(
     smem: &TileRef,
     store: bool,
 ) -> Result<(Handle<Buffer>, View), RegTileError> {
+    view_as(k, tile, smem, store, false)
+}
+
+/// [`view`], or with `trans` the view of a shared tile holding the register tile's transpose
+/// (a `[R, C]` register tile and a `[C, R]` shared tile, or `[R / W, C, W]` chunks): the
+/// view's rows and columns are the shared tile's.
+pub fn view_as(
+    k: &Kernel,
+    tile: &TileRef,
+    smem: &TileRef,
+    store: bool,
+    trans: bool,
+) -> Result<(Handle<Buffer>, View), RegTileError> {
     let TileRef::Buf { buf: t, index } = tile else {
         return Err(RegTileError::Copy(
             "the register side is not a buffer".into(),
@@ -118,6 +136,7 @@ pub fn view(
     }
     let [rows, cols] = <[u32; 2]>::try_from(&k.buffers[*t].layout.shape[..])
         .map_err(|_| RegTileError::Copy("register tiles are 2-D".into()))?;
+    let (rows, cols) = if trans { (cols, rows) } else { (rows, cols) };
     let dims = b.layout.shape.get(index.len()..).unwrap_or(&[]);
     let chunk = match *dims {
         [r, c] if r == rows && c == cols => cols,
@@ -131,8 +150,13 @@ pub fn view(
         }
         _ => {
             return Err(RegTileError::Copy(format!(
-                "`{}` is {dims:?} after its indices; a [{rows}, {cols}] register tile moves to and from a [{rows}, {cols}] shared tile{}, or [{cols} / W, {rows}, W] column chunks (the layout of TMA boxes W columns wide)",
+                "`{}` is {dims:?} after its indices; a {}register tile moves to and from a [{rows}, {cols}] shared tile{}, or [{cols} / W, {rows}, W] column chunks (the layout of TMA boxes W columns wide)",
                 b.name,
+                if trans {
+                    format!("transposing copy of a [{cols}, {rows}] ")
+                } else {
+                    format!("[{rows}, {cols}] ")
+                },
                 if rows == 1 {
                     format!(" (or [{cols}])")
                 } else {
@@ -298,11 +322,19 @@ pub fn store(lw: &mut Lower, tile: Handle<Buffer>, v: &View) -> Result<(), Diagn
     Ok(())
 }
 
-/// Why `ldmatrix` (`store`: `stmatrix`) cannot move `tile` through `v`, if it cannot.
-pub fn matrix_fits(k: &Kernel, tile: Handle<Buffer>, v: &View, store: bool) -> Result<(), String> {
+/// Why `ldmatrix` (`store`: `stmatrix`; `trans`: their `.trans` forms, `v` the transpose's
+/// view) cannot move `tile` through `v`, if it cannot.
+pub fn matrix_fits(
+    k: &Kernel,
+    tile: Handle<Buffer>,
+    v: &View,
+    store: bool,
+    trans: bool,
+) -> Result<(), String> {
     let b = &k.buffers[tile];
     let l = layout(k, tile).map_err(|e| e.to_string())?;
-    let frag = RegLayout::wgmma_acc(v.rows, v.cols).ok();
+    let (fr, fc) = frag_dims(v, trans);
+    let frag = RegLayout::wgmma_acc(fr, fc).ok();
     if frag.as_ref() != Some(&l) {
         return Err(format!(
             "`{}` is not in the wgmma fragment layout, whose 8×8 blocks ldmatrix/stmatrix move",
@@ -310,13 +342,30 @@ pub fn matrix_fits(k: &Kernel, tile: Handle<Buffer>, v: &View, store: bool) -> R
         ));
     }
     if v.elem == ElemType::F32 {
-        return Err("ldmatrix/stmatrix move 16-bit elements; the shared tile is f32".into());
+        return Err(if trans {
+            format!(
+                "a transposing copy (ldmatrix/stmatrix `.trans`) moves 16-bit elements; the shared tile `{}` is f32 (declare it `smem::<bf16>` or `smem::<f16>`)",
+                k.buffers[v.buf].name
+            )
+        } else {
+            "ldmatrix/stmatrix move 16-bit elements; the shared tile is f32".into()
+        });
     }
     let ok = if store {
         b.elem == v.elem || b.elem == ElemType::F32
     } else {
         b.elem == v.elem
     };
+    if !ok && trans {
+        return Err(format!(
+            "a transposing copy moves {} `{}` {} {} shared memory: the register tile is of the shared tile's type{}",
+            b.elem.name(),
+            b.name,
+            if store { "into" } else { "from" },
+            v.elem.name(),
+            if store { " or f32 (rounded)" } else { "" }
+        ));
+    }
     if !ok {
         return Err(format!(
             "{} `{}` from {} shared memory: ldmatrix fills 16-bit tiles of the shared type (the generic `ld.shared` path widens)",
@@ -345,28 +394,44 @@ fn block_groups(cols: u32) -> Vec<(u32, u32)> {
         .collect()
 }
 
+/// The fragment's rows and columns: the view's, or its transpose's (`trans`).
+fn frag_dims(v: &View, trans: bool) -> (u32, u32) {
+    if trans {
+        (v.cols, v.rows)
+    } else {
+        (v.rows, v.cols)
+    }
+}
+
 /// The lane's row address for blocks `(j, n)` of slice `s`: lane `l` addresses row `l % 8` of
-/// matrix `q = l / 8` (h = q % 2, block j + q / 2); lanes past the `2n` matrices repeat.
+/// matrix `q = l / 8` (h = q % 2, block j + q / 2); lanes past the `2n` matrices repeat. The
+/// matrix's fragment block starts at row `R0 = 64s + 16·warp + 8h`, column `C0 = 8(j + q/2)`;
+/// its row `i` is shared row `R0 + i` from column `C0`, or with `trans` (the shared tile is
+/// the transpose, and `.trans` delivers each stored row as a fragment column) shared row
+/// `C0 + i` from column `R0`.
 fn matrix_addr(
     lw: &mut Lower,
     base: Handle<Var>,
     v: &View,
     (warp, lane): (Handle<Var>, Handle<Var>),
-    (s, j, n): (u32, u32, u32),
+    (s, j, n, trans): (u32, u32, u32, bool),
 ) -> Handle<Var> {
     let q = Expr::bin(BinOp::Div, Expr::Var(lane), Expr::u32(8));
     let q = Expr::bin(BinOp::Rem, q, Expr::u32(2 * n));
-    let row = add(
-        add(
-            add(Expr::u32(64 * s), mul(Expr::Var(warp), Expr::u32(16))),
-            mul(Expr::bin(BinOp::Rem, q.clone(), Expr::u32(2)), Expr::u32(8)),
-        ),
-        Expr::bin(BinOp::Rem, Expr::Var(lane), Expr::u32(8)),
+    let r0 = add(
+        add(Expr::u32(64 * s), mul(Expr::Var(warp), Expr::u32(16))),
+        mul(Expr::bin(BinOp::Rem, q.clone(), Expr::u32(2)), Expr::u32(8)),
     );
-    let col = mul(
+    let c0 = mul(
         add(Expr::u32(j), Expr::bin(BinOp::Div, q, Expr::u32(2))),
         Expr::u32(8),
     );
+    let i = Expr::bin(BinOp::Rem, Expr::Var(lane), Expr::u32(8));
+    let (row, col) = if trans {
+        (add(c0, i), r0)
+    } else {
+        (add(r0, i), c0)
+    };
     element_addr(lw, base, v, row, col)
 }
 
@@ -393,21 +458,28 @@ fn matrix_regs(cols: u32, s: u32, j: u32, q: u32) -> (usize, usize) {
     (i as usize, i as usize + 1)
 }
 
-/// `copy(tile, smem)` by `ldmatrix` (the tile in the wgmma fragment layout).
-pub fn load_matrix(lw: &mut Lower, tile: Handle<Buffer>, v: &View) -> Result<(), Diagnostics> {
+/// `copy(tile, smem)` by `ldmatrix` (the tile in the wgmma fragment layout); `trans`: by
+/// `ldmatrix….trans` from the tile's transpose.
+pub fn load_matrix(
+    lw: &mut Lower,
+    tile: Handle<Buffer>,
+    v: &View,
+    trans: bool,
+) -> Result<(), Diagnostics> {
     let l = layout(lw.k, tile).map_err(|e| lw.error(e))?;
     let regs = frag(lw, tile)?;
     let half = v.elem;
     let base = lw.smem_addr(v.buf, &v.index)?;
     let base = lw.let_("sbase", T::U32, base);
     let (warp, lane) = warp_lane(lw, &l);
-    for s in 0..v.rows / 64 {
-        for (j, n) in block_groups(v.cols) {
-            let addr = matrix_addr(lw, base, v, (warp, lane), (s, j, n));
+    let (fr, fc) = frag_dims(v, trans);
+    for s in 0..fr / 64 {
+        for (j, n) in block_groups(fc) {
+            let addr = matrix_addr(lw, base, v, (warp, lane), (s, j, n, trans));
             let words: Vec<_> = (0..2 * n).map(|_| lw.var("ldm", T::U32)).collect();
-            lw.inst(Inst::ldmatrix(&words, addr));
+            lw.inst(Inst::ldmatrix(&words, addr, trans));
             for (q, &wd) in words.iter().enumerate() {
-                let (lo, hi) = matrix_regs(v.cols, s, j, q as u32);
+                let (lo, hi) = matrix_regs(fc, s, j, q as u32);
                 unpack_words(lw, &[wd], &[regs[lo], regs[hi]], half, half);
             }
         }
@@ -416,25 +488,31 @@ pub fn load_matrix(lw: &mut Lower, tile: Handle<Buffer>, v: &View) -> Result<(),
 }
 
 /// `copy(smem, tile)` by `stmatrix` (the tile in the wgmma fragment layout; f32 values are
-/// rounded in pairs).
-pub fn store_matrix(lw: &mut Lower, tile: Handle<Buffer>, v: &View) -> Result<(), Diagnostics> {
+/// rounded in pairs); `trans`: by `stmatrix….trans` into the tile's transpose.
+pub fn store_matrix(
+    lw: &mut Lower,
+    tile: Handle<Buffer>,
+    v: &View,
+    trans: bool,
+) -> Result<(), Diagnostics> {
     let l = layout(lw.k, tile).map_err(|e| lw.error(e))?;
     let regs = frag(lw, tile)?;
     let tile_elem = lw.k.buffers[tile].elem;
     let base = lw.smem_addr(v.buf, &v.index)?;
     let base = lw.let_("sbase", T::U32, base);
     let (warp, lane) = warp_lane(lw, &l);
-    for s in 0..v.rows / 64 {
-        for (j, n) in block_groups(v.cols) {
+    let (fr, fc) = frag_dims(v, trans);
+    for s in 0..fr / 64 {
+        for (j, n) in block_groups(fc) {
             let words: Vec<_> = (0..2 * n)
                 .flat_map(|q| {
-                    let (lo, hi) = matrix_regs(v.cols, s, j, q);
+                    let (lo, hi) = matrix_regs(fc, s, j, q);
                     [regs[lo], regs[hi]]
                 })
                 .collect();
             let words = pack_words(lw, &words, v.elem, tile_elem);
-            let addr = matrix_addr(lw, base, v, (warp, lane), (s, j, n));
-            lw.inst(Inst::stmatrix(addr, &words));
+            let addr = matrix_addr(lw, base, v, (warp, lane), (s, j, n, trans));
+            lw.inst(Inst::stmatrix(addr, &words, trans));
         }
     }
     Ok(())

@@ -290,7 +290,10 @@ impl Lowerer<'_> {
     fn op(&mut self, w: &'static Word, c: &syn::ExprCall) -> Res<Op> {
         let args = self.word_args(w, &c.args, c)?;
         Ok(match w.id {
-            Id::Copy => return self.copy_op(&args, None),
+            Id::Copy => {
+                let variant = self.transpose_variant(&args)?;
+                return self.copy_op(&args, variant);
+            }
             Id::TmaLoad => return self.copy_op(&args, Some(CopyVariant::TmaLoad)),
             Id::TmaStore => return self.copy_op(&args, Some(CopyVariant::TmaStore)),
             Id::TmaReduceAdd
@@ -523,6 +526,66 @@ impl Lowerer<'_> {
             pair,
             atomic: None,
         })
+    }
+
+    /// `copy(.., transpose = true)`: the `.trans` form of `ldmatrix` (registers ← a shared
+    /// tile holding their transpose) or `stmatrix` (a shared tile ← the registers'
+    /// transpose), by the sides' memories; `None` without it (or with `false`).
+    fn transpose_variant(&mut self, args: &CallArgs) -> Res<Option<CopyVariant>> {
+        let Some(t) = args.get("transpose") else {
+            return Ok(None);
+        };
+        match t {
+            SExpr::Lit(syn::ExprLit {
+                lit: syn::Lit::Bool(b),
+                ..
+            }) if !b.value => return Ok(None),
+            SExpr::Lit(syn::ExprLit {
+                lit: syn::Lit::Bool(_),
+                ..
+            }) => {}
+            _ => return Err(self.fail(t, "`transpose` takes `true` or `false`")),
+        }
+        if let Some((k, _)) = args.named.iter().find(|(k, _)| *k != "transpose") {
+            return Err(self.fail(
+                *k,
+                format!("a transposing copy (`transpose = true`) takes no `{k}`"),
+            ));
+        }
+        use tirx_ir::ir::Space;
+        let space = |cx: &mut Self, e: &SExpr| match cx.tile_ref(e) {
+            Ok(TileRef::Buf { buf, .. }) => Ok(Some(cx.kernel.buffers[buf].space)),
+            Ok(_) => Ok(None),
+            Err(f) => Err(f),
+        };
+        let (dst, src) = (space(self, args.pos[0])?, space(self, args.pos[1])?);
+        let side = |s: Option<Space>| match s {
+            Some(Space::Reg) => "a register tile",
+            Some(Space::Shared) => "a shared tile",
+            Some(Space::Tmem) => "tensor memory",
+            None => "a global tile",
+        };
+        match (dst, src, args.pos.len()) {
+            (Some(Space::Reg), Some(Space::Shared), 2) => Ok(Some(CopyVariant::LdmatrixTrans)),
+            (Some(Space::Shared), Some(Space::Reg), 2) => Ok(Some(CopyVariant::StmatrixTrans)),
+            (_, _, 3) => Err(self.fail(
+                args.pos[2],
+                "a transposing copy (`transpose = true`) completes in the issuing threads and \
+                 signals no barrier: drop the third argument",
+            )),
+            _ => Err(self.fail(
+                t,
+                format!(
+                    "a transposing copy (`transpose = true`, ldmatrix/stmatrix `.trans`) moves a \
+                     register tile in the wgmma fragment layout to or from a shared tile holding \
+                     its transpose: `copy(t, s, transpose = true)` or `copy(s, t, transpose = \
+                     true)`; this one copies {} into {} (stage a global tile through shared \
+                     memory)",
+                    side(src),
+                    side(dst)
+                ),
+            )),
+        }
     }
 
     /// The name of a scalar (`f32`) parameter of the kernel, given as an op argument.

@@ -190,7 +190,7 @@ const PAIR: &[&str] = &["cta_group"];
 #[rustfmt::skip]
 pub(crate) const VOCABULARY: &[Word] = &[
     // Plain ops (the compiler picks the variant).
-    w(Id::Copy, None, "copy", Op, (2, 3), &["multicast", "alpha", "beta"], "copy(dst, src[, bar])"),
+    w(Id::Copy, None, "copy", Op, (2, 3), &["multicast", "alpha", "beta", "transpose"], "copy(dst, src[, bar])"),
     w(Id::Mma, None, "mma", Op, (3, 3), ACC, "mma(acc, a, b, accumulate = …)"),
     w(Id::SyncThreads, None, "sync_threads", Op, (0, 0), &[], "sync_threads()"),
     w(Id::ClusterSync, None, "cluster_sync", Op, (0, 0), &[], "cluster_sync()"),

@@ -27,7 +27,7 @@ pub static VARIANT: Variant<CopyVariant> = Variant {
 };
 
 fn applies(cx: &Cx) -> Result<(), Reject> {
-    super::matrix_move(cx, false)
+    super::matrix_move(cx, false, false)
 }
 
 fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
@@ -35,5 +35,5 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         return Err(lw.internal("ldmatrix on a non-copy"));
     };
     let (tile, view) = shared::view(lw.k, dst, src, false).map_err(|e| lw.error(e))?;
-    shared::load_matrix(lw, tile, &view)
+    shared::load_matrix(lw, tile, &view, false)
 }

@@ -1,6 +1,7 @@
 //! Copy variants, and the tile-shape checks they share.
 
 pub mod ldmatrix;
+pub mod ldmatrix_trans;
 pub mod reg_atomic;
 pub mod reg_epilogue;
 pub mod reg_load;
@@ -10,6 +11,7 @@ pub mod row_store;
 pub mod shared_load;
 pub mod shared_store;
 pub mod stmatrix;
+pub mod stmatrix_trans;
 pub mod tcgen05_cp;
 pub mod thread_load;
 pub mod tma_load;
@@ -96,6 +98,15 @@ pub fn reg_shared(
     cx: &crate::dispatch::Cx,
     store: bool,
 ) -> Result<(crate::arena::Handle<Buffer>, crate::regtile::shared::View), Reject> {
+    reg_shared_as(cx, store, false)
+}
+
+/// [`reg_shared`], or with `trans` a shared tile holding the register tile's transpose.
+pub fn reg_shared_as(
+    cx: &crate::dispatch::Cx,
+    store: bool,
+    trans: bool,
+) -> Result<(crate::arena::Handle<Buffer>, crate::regtile::shared::View), Reject> {
     use crate::regtile::{layout, shared};
     let reject = |e: crate::regtile::RegTileError| Reject::RegTile { why: e.to_string() };
     let (tile, smem) = reg_sides(cx, store)?;
@@ -108,7 +119,7 @@ pub fn reg_shared(
             why: "the other side is not a shared-memory tile".into(),
         });
     }
-    let (buf, view) = shared::view(cx.k, tile, smem, store).map_err(reject)?;
+    let (buf, view) = shared::view_as(cx.k, tile, smem, store, trans).map_err(reject)?;
     let l = layout(cx.k, buf).map_err(reject)?;
     owner_threads(cx, &l, &cx.k.buffers[buf].name)?;
     Ok((buf, view))
@@ -116,9 +127,10 @@ pub fn reg_shared(
 
 /// The check `ldmatrix` and `stmatrix` share (`store`: `stmatrix`): a register ↔ shared move
 /// of a fragment by 8×8 matrices, run by whole warpgroups.
-pub fn matrix_move(cx: &crate::dispatch::Cx, store: bool) -> Result<(), Reject> {
-    let (tile, view) = reg_shared(cx, store)?;
-    crate::regtile::shared::matrix_fits(cx.k, tile, &view, store)
+/// With `trans`, the `.trans` forms: the shared tile holds the fragment's transpose.
+pub fn matrix_move(cx: &crate::dispatch::Cx, store: bool, trans: bool) -> Result<(), Reject> {
+    let (tile, view) = reg_shared_as(cx, store, trans)?;
+    crate::regtile::shared::matrix_fits(cx.k, tile, &view, store, trans)
         .map_err(|why| Reject::RegTile { why })?;
     if !cx.threads.is_whole_warpgroups() {
         return Err(Reject::Threads {

@@ -28,7 +28,7 @@ pub static VARIANT: Variant<CopyVariant> = Variant {
 };
 
 fn applies(cx: &Cx) -> Result<(), Reject> {
-    super::matrix_move(cx, true)
+    super::matrix_move(cx, true, false)
 }
 
 fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
@@ -36,5 +36,5 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         return Err(lw.internal("stmatrix on a non-copy"));
     };
     let (tile, view) = shared::view(lw.k, src, dst, true).map_err(|e| lw.error(e))?;
-    shared::store_matrix(lw, tile, &view)
+    shared::store_matrix(lw, tile, &view, false)
 }

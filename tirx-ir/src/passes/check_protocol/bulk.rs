@@ -9,8 +9,8 @@
 //! the source must not change. Two rules:
 //!
 //! - **Overwritten source.** A write into a store's source — by threads (the `thread_load`,
-//!   `shared_store`, `stmatrix` and `reg_stage` copies) or by a TMA load — while the store
-//!   may be pending is an error at the write.
+//!   `shared_store`, `stmatrix`, `stmatrix_trans` and `reg_stage` copies) or by a TMA load —
+//!   while the store may be pending is an error at the write.
 //! - **Released stage.** A `consumer_release` of a pipeline stage that a pending store reads
 //!   lets the producer refill it: an error at the release.
 //!

@@ -11,11 +11,11 @@
 //!   is defined outside the loop and not assigned in it; anything else is accepted. A `while`
 //!   loop (a `Loop` in this phase) is held to it like a `for`.
 //! - **Proxy fences.** Shared memory written by threads (the `thread_load`, `shared_store`,
-//!   `stmatrix` and `reg_stage` copies: generic-proxy stores) and then read by the async proxy
-//!   (a TMA store's source, a wgmma or tcgen05 MMA operand) needs `fence.proxy.async` between
-//!   the two (PTX ISA §9.7.13.3 "membar/fence": the async proxy does not see generic writes
-//!   otherwise). Tracked through the body in order: a fence clears every pending write;
-//!   branches join by union; loops are walked until the set stops growing.
+//!   `stmatrix`, `stmatrix_trans` and `reg_stage` copies: generic-proxy stores) and then read by
+//!   the async proxy (a TMA store's source, a wgmma or tcgen05 MMA operand) needs
+//!   `fence.proxy.async` between the two (PTX ISA §9.7.13.3 "membar/fence": the async proxy
+//!   does not see generic writes otherwise). Tracked through the body in order: a fence clears
+//!   every pending write; branches join by union; loops are walked until the set stops growing.
 //! - **Missing wait.** A shared buffer a TMA load fills (signalling barrier `b`) read — by a
 //!   register-tile copy, a TMA store or an MMA — before any wait on `b` (`b.wait(…)`, or
 //!   `consumer_wait` on the pipeline whose full barrier `b` is) is an error: the bytes land
