@@ -117,6 +117,7 @@ pub fn segment_scale(
 ) {
     let x_s = smem::<bf16>([32, 64], swizzle = B128);
     let bar = mbarrier();
+    let t = regs::<f32>([32, 64], layout = blocked(vec = 4));
     // Segment `cta.z`; the grid's last row of CTAs (z = NB − 1) has none: an empty one.
     let start = gather(cu, cta.z);
     let mut end = gather(cu, cta.z + 1);
@@ -124,14 +125,17 @@ pub fn segment_scale(
         end = start;
     }
     let row = start + cta.x * 32;
-    #[scope(thread = 0)]
-    {
-        tma::load(x_s, x.at(row, 0), bar);
+    // A CTA past its segment's end has no row: it loads nothing (a box starting past the
+    // tensor would only read zeros, and the emulator reports a loaded coordinate there).
+    if row < end {
+        #[scope(thread = 0)]
+        {
+            tma::load(x_s, x.at(row, 0), bar);
+        }
+        bar.wait(0);
+        copy(t, x_s);
+        copy(y.at(row, 0).within(end, 64), t * cast::<f32>(cta.z + 1));
     }
-    bar.wait(0);
-    let t = regs::<f32>([32, 64], layout = blocked(vec = 4));
-    copy(t, x_s);
-    copy(y.at(row, 0).within(end, 64), t * cast::<f32>(cta.z + 1));
 }
 
 fn words<T: Copy>(v: &[T], bits: impl Fn(T) -> u32) -> Vec<u8> {

@@ -101,12 +101,12 @@ pub mod kernels {
             #[scope(warp = 0, elect)]
             {
                 for w in 0..NWG {
+                    // A warpgroup whose 64 rows all lie past the sequence's end stores nothing:
+                    // its box starts at the sequence's last row instead (never past the
+                    // tensor, where the emulator reports a loaded coordinate).
+                    let row = min(q0 + (mb * NWG + w) * 64, q1 - 1);
                     for c in 0..D / 64 {
-                        tma::load(
-                            q_s[w][c],
-                            q.at(q0 + (mb * NWG + w) * 64, (h * (D / 64) + c) * 64),
-                            q_bar,
-                        );
+                        tma::load(q_s[w][c], q.at(row, (h * (D / 64) + c) * 64), q_bar);
                     }
                 }
                 for n in 0..n_blocks {
