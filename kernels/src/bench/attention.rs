@@ -23,8 +23,8 @@
 //! script measured it (`attention_peers.py --varlen`, peer `fa4-cute-sm90-varlen`), and the
 //! dense peers otherwise. With `--paged PAGE` each shape runs over a paged K/V cache of
 //! PAGE-token pages in a shuffled order through `attention_sm90_paged` ([`forms`]), beside
-//! FA4's varlen kernel given the same page table where the peers' script measured it
-//! (`attention_peers.py --paged PAGE`, peer `fa4-cute-sm90-paged`), and the dense peers
+//! FA4's varlen kernel over a shuffled paged cache of its own where the peers' script measured it
+//! (`attention_peers.py --paged PAGE`, peer `fa4-cute-sm90-pagedPAGE`), and the dense peers
 //! (cuDNN, FA4 on contiguous K/V) otherwise — the label says `[paged P]` either way.
 //!
 //! The peers file (`tirx-attention-peers/1`, the script's docstring gives the format) is read
