@@ -97,7 +97,13 @@ fn the_varlen_and_paged_attention_kernels_assemble_without_spills() {
         for a in k.artifacts {
             let c = check_artifact(k.name, a).unwrap_or_else(|e| panic!("{}: {e}", a.config));
             assert_eq!(c.spills, 0, "{} {}", k.name, a.config);
-            assert!(c.problems.is_empty(), "{} {}: {:?}", k.name, a.config, c.problems);
+            assert!(
+                c.problems.is_empty(),
+                "{} {}: {:?}",
+                k.name,
+                a.config,
+                c.problems
+            );
         }
     }
 }

@@ -64,17 +64,20 @@ fn run_paged<T: HostElem + tirx::Element + Sync>(
         o: &mut o,
         lse: &mut lse,
     };
-    paged::run(rt, &q, cache, out, (&p.cu_q, &p.seqused_k), d, causal, scale)
-        .unwrap_or_else(|e| panic!("{:?} {:?} d {d}: {e}", p.cu_q, p.seqused_k));
-    let (got, got_lse) = (rt.download(&o).unwrap(), rt.download(&lse).unwrap());
-    let (want, want_lse) = attention_paged_f64(
-        &hqv,
-        (&hkv, &hvv),
-        p,
-        (hq, hk, d),
+    paged::run(
+        rt,
+        &q,
+        cache,
+        out,
+        (&p.cu_q, &p.seqused_k),
+        d,
         causal,
-        f64::from(scale),
-    );
+        scale,
+    )
+    .unwrap_or_else(|e| panic!("{:?} {:?} d {d}: {e}", p.cu_q, p.seqused_k));
+    let (got, got_lse) = (rt.download(&o).unwrap(), rt.download(&lse).unwrap());
+    let (want, want_lse) =
+        attention_paged_f64(&hqv, (&hkv, &hvv), p, (hq, hk, d), causal, f64::from(scale));
     let mut max_o = 0.0f64;
     for (g, w) in got.iter().zip(&want) {
         let g = g.to_f64();
@@ -215,7 +218,14 @@ fn paged_launches_that_disagree_with_their_batch_are_refused() {
     };
     let e = call(&[1, 4], &k);
     assert!(
-        matches!(e, PagedError::PageOutOfRange { slot: 1, page: 4, .. }),
+        matches!(
+            e,
+            PagedError::PageOutOfRange {
+                slot: 1,
+                page: 4,
+                ..
+            }
+        ),
         "{e}"
     );
     let k64: Tensor<bf16> = rt.zeros(&[8, 64, 64]).unwrap();

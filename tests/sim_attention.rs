@@ -605,12 +605,7 @@ fn paged_attention_in_the_emulator_matches_the_f64_reference() {
     type Case = (&'static str, &'static [i32], &'static [i32], (usize, usize));
     let cases: [Case; 7] = [
         // Empty, one token, a prefill of 130 after 5 cached keys' worth more, a tail.
-        (
-            "d64_p128",
-            &[0, 0, 1, 131, 140],
-            &[5, 1, 300, 200],
-            (2, 1),
-        ),
+        ("d64_p128", &[0, 0, 1, 131, 140], &[5, 1, 300, 200], (2, 1)),
         (
             "causal_d64_p256",
             &[0, 0, 1, 131, 140],

@@ -368,7 +368,11 @@ impl PagedBatch {
         // A batch of no sequence still uploads a one-entry key count and table (a tensor has
         // no empty extent); with no tile nothing reads them.
         let b = paging.batch();
-        let seq = if b == 0 { vec![0] } else { paging.seqused_k.clone() };
+        let seq = if b == 0 {
+            vec![0]
+        } else {
+            paging.seqused_k.clone()
+        };
         let table = if b == 0 {
             vec![0; paging.max_pages]
         } else {

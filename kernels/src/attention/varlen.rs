@@ -266,7 +266,10 @@ pub struct Outputs<'a, T: tirx::Element> {
 
 /// Checks the shapes of a call: q and o `[TQ, HQ·D]`, k and v `[TK, HK·D]`, HK | HQ, the LSE
 /// `[HQ, TQ, 1]`; gives (HQ, HK). The paged kernel's shapes are these, its caches merged.
-pub(super) fn heads([q, k, v, o, lse]: [&[usize]; 5], d: usize) -> Result<(usize, usize), VarlenError> {
+pub(super) fn heads(
+    [q, k, v, o, lse]: [&[usize]; 5],
+    d: usize,
+) -> Result<(usize, usize), VarlenError> {
     let bad = |why: String| VarlenError::Shape(format!("varlen attention: {why}"));
     if [q, k, v, o].iter().any(|s| s.len() != 2) || q != o || k != v {
         return Err(bad(format!(

@@ -472,7 +472,9 @@ pub fn run_attention_bench(
         let mut max_err = 0.0f64;
         // Batch 0's keys and values as the kernel reads them (through the page table when
         // paged), for the reference.
-        let kv0 = batched.as_ref().and_then(|p| p.batch0_kv(&host0[1], &host0[2]));
+        let kv0 = batched
+            .as_ref()
+            .and_then(|p| p.batch0_kv(&host0[1], &host0[2]));
         let (k0, v0) = kv0
             .as_ref()
             .map_or((&host0[1][..], &host0[2][..]), |(k, v)| (&k[..], &v[..]));

@@ -91,7 +91,10 @@ pub fn simulate(
     let d = art.int("D").ok_or("no head dim `D`")? as usize;
     let page = page_of(art).map_err(|e| e.to_string())?;
     if page != paging.page {
-        return Err(format!("{}: pages of {page}, not {}", art.config, paging.page));
+        return Err(format!(
+            "{}: pages of {page}, not {}",
+            art.config, paging.page
+        ));
     }
     let causal = art.int("CAUSAL") == Some(1);
     let elem = (art.signature)().tensors[0].elem;
@@ -116,7 +119,12 @@ pub fn simulate(
         put(&mut dev, &kb, elem, &[kr, hk * d]),
         put(&mut dev, &vb, elem, &[kr, hk * d]),
         put(&mut dev, &vec![0xff; ob], elem, &[tq, hq * d]),
-        put(&mut dev, &vec![0xff; hq * tq * 4], ElemType::F32, &[hq, tq, 1]),
+        put(
+            &mut dev,
+            &vec![0xff; hq * tq * 4],
+            ElemType::F32,
+            &[hq, tq, 1],
+        ),
         put(&mut dev, &ints(&paging.cu_q), ElemType::I32, &[b + 1]),
         put(&mut dev, &ints(&paging.seqused_k), ElemType::I32, &[b]),
         put(

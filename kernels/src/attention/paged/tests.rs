@@ -39,7 +39,11 @@ fn tables_that_do_not_describe_the_cache_are_typed_errors() {
     ));
     assert!(matches!(
         e(&[0, 3, 4], &[200, -1], &table, 3, 6),
-        PagedError::Keys { seq: 1, keys: -1, .. }
+        PagedError::Keys {
+            seq: 1,
+            keys: -1,
+            ..
+        }
     ));
     // Page 5 of a cache of 5 pages; a −1 in a used slot.
     assert!(matches!(
@@ -111,13 +115,13 @@ fn every_tile_reads_whole_key_blocks_of_one_page() {
     }
     for (d, page) in [(64, 128), (128, 256), (256, 128)] {
         let a = tile_for(d, page, true, ElemType::Bf16).unwrap();
-        assert_eq!((a.int("D"), a.int("PAGE")), (Some(d as i64), Some(page as i64)));
+        assert_eq!(
+            (a.int("D"), a.int("PAGE")),
+            (Some(d as i64), Some(page as i64))
+        );
     }
     let e = tile_for(128, 64, false, ElemType::F16).unwrap_err();
-    assert!(
-        e.to_string().contains("(128, 128), (128, 256)"),
-        "{e}"
-    );
+    assert!(e.to_string().contains("(128, 128), (128, 256)"), "{e}");
     let varlen = &crate::attention::hopper_varlen::kernels::attention_sm90_varlen::KERNEL;
     assert!(matches!(
         page_of(&varlen.artifacts[0]),

@@ -114,8 +114,8 @@ impl PagedCache {
     fn new(rt: &Runtime, sh: &Shape, page: usize) -> Result<PagedCache, BenchError> {
         use crate::attention::paged;
         let wrong = |e: paged::PagedError| BenchError::Wrong(format!("{}: {e}", sh.label()));
-        let art = paged::tile_for(sh.hd, page, sh.causal, tirx::abi::ElemType::Bf16)
-            .map_err(wrong)?;
+        let art =
+            paged::tile_for(sh.hd, page, sh.causal, tirx::abi::ElemType::Bf16).map_err(wrong)?;
         let cq: Vec<i32> = (0..=sh.batch).map(|i| (i * sh.seq) as i32).collect();
         let sk = vec![sh.sk() as i32; sh.batch];
         let p = paged::shuffled((&cq, &sk), page, 0, 0x9a6e);
