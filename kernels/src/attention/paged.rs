@@ -304,10 +304,10 @@ pub fn run<T: tirx::Element>(
     causal: bool,
     scale: f32,
 ) -> Result<&'static KernelArtifact, PagedError> {
-    let kshape = cache.k.shape();
-    if kshape.len() != 3 {
+    let (kshape, qshape) = (cache.k.shape(), q.shape());
+    if kshape.len() != 3 || qshape.len() != 2 {
         return Err(PagedError::Shape(format!(
-            "paged attention: k {kshape:?}: the cache is [num_pages, PAGE, HK·D]"
+            "paged attention: q {qshape:?}, k {kshape:?}: q is [TQ, HQ·D] and the cache [num_pages, PAGE, HK·D]"
         )));
     }
     let (num_pages, page) = (kshape[0], kshape[1]);

@@ -45,7 +45,7 @@ pub fn shuffled(
 ) -> Paging {
     let need: Vec<usize> = seqused_k
         .iter()
-        .map(|&k| (k.max(0) as usize).div_ceil(page))
+        .map(|&k| (k.max(0) as usize).div_ceil(page.max(1)))
         .collect();
     let num_pages = need.iter().sum::<usize>() + spare;
     let max_pages = need.iter().max().map_or(0, |m| m + 1).max(1);
