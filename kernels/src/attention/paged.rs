@@ -3,8 +3,8 @@
 //! (`hopper_paged.rs`); its f64 reference and its run in the emulator are in `paged/sim.rs`.
 //!
 //! The layout is vLLM's / FlashInfer's (NHD) and FA3's `page_table`: queries packed as in
-//! [`super::varlen`] (Q and O `[TQ, HQ·D]`, `cu_seqlens_q` `[B + 1]`, the LSE `[HQ, TQ, 1]`), K and
-//! V each a cache of pages, `[num_pages, PAGE, HK·D]` (vLLM's `[num_blocks, block_size,
+//! [`super::varlen`] (Q and O `[TQ, HQ·D]`, `cu_seqlens_q` `[B + 1]`, the LSE `[HQ, TQ, 1]`),
+//! K and V each a cache of pages, `[num_pages, PAGE, HK·D]` (vLLM's `[num_blocks, block_size,
 //! num_kv_heads, head_dim]`, heads merged); sequence `b` has `seqused_k[b]` keys, key `j` at
 //! row `j % PAGE` of page `block_table[b·max_pages + j / PAGE]` (`block_table` `[B, max_pages]`
 //! i32, row-major). Why this layout suits the kernel's TMA boxes: `hopper_paged.rs`'s docs.
