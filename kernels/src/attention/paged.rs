@@ -426,7 +426,11 @@ pub fn launch(
         .int("D")
         .ok_or(PagedError::NotPaged { config: art.config })?;
     let shapes = [&q, &k2, &v2, &o, &lse].map(|t| t.meta().shape.as_slice());
-    super::varlen::heads(shapes, d as usize)?;
+    super::varlen::heads(shapes, d as usize).map_err(|e| {
+        PagedError::Shape(format!(
+            "paged attention, its caches read as [num_pages·PAGE, HK·D]: {e}"
+        ))
+    })?;
     if q.meta().shape[0] != tq {
         return Err(PagedError::Shape(format!(
             "paged attention: q has {} rows, but cu_seqlens_q ends at {tq}",
