@@ -23,7 +23,8 @@
 //! outside the tensor, which is how an out-of-range page id read from `block_table` shows). The
 //! NHD layout keeps a token's heads together (what vLLM writes a token's K/V as); FlashInfer's
 //! HND (`[NP, HK, PAGE, D]`) would read the same boxes from a 3-D view and is not built.
-//! Pages smaller than BN (vLLM's 16) would need a box per page or a row gather (cp.async, as
+//! Pages of 64, 128 and 256 tokens: pages of 64 read key blocks of 64 (wgmma N = 64 for S);
+//! pages smaller than 64 (vLLM's 16) would need a box per page or a row gather (cp.async, as
 //! FA3 does for them) — TODO(#31).
 //!
 //! The host checks the table and lengths before the launch (`attention::paged`): page ids of
@@ -43,13 +44,19 @@ pub mod kernels {
         configs(product(
             types(default = (T = bf16), f16 = (T = f16)),
             mask(default = (CAUSAL = 0), causal = (CAUSAL = 1)),
+            // Head dim × page size; the key block BN divides the page (varlen's BN where it
+            // does: 128, or 64 for pages of 64 and for d256, whose varlen BN 80 divides none).
             tile(
-                d64 = (D = 64, BN = 128, NWG = 2, STAGES = 2),
-                d128 = (D = 128, BN = 128, NWG = 2, STAGES = 2),
-                // BN 64, not varlen's 80: a key block must divide a page.
-                d256 = (D = 256, BN = 64, NWG = 2, STAGES = 2),
+                d64_p64 = (D = 64, BN = 64, PAGE = 64, NWG = 2, STAGES = 2),
+                d64_p128 = (D = 64, BN = 128, PAGE = 128, NWG = 2, STAGES = 2),
+                d64_p256 = (D = 64, BN = 128, PAGE = 256, NWG = 2, STAGES = 2),
+                d128_p64 = (D = 128, BN = 64, PAGE = 64, NWG = 2, STAGES = 2),
+                d128_p128 = (D = 128, BN = 128, PAGE = 128, NWG = 2, STAGES = 2),
+                d128_p256 = (D = 128, BN = 128, PAGE = 256, NWG = 2, STAGES = 2),
+                d256_p64 = (D = 256, BN = 64, PAGE = 64, NWG = 2, STAGES = 2),
+                d256_p128 = (D = 256, BN = 64, PAGE = 128, NWG = 2, STAGES = 2),
+                d256_p256 = (D = 256, BN = 64, PAGE = 256, NWG = 2, STAGES = 2),
             ),
-            page(p128 = (PAGE = 128), p256 = (PAGE = 256)),
         )),
     )]
     pub fn attention_sm90_paged(

@@ -113,15 +113,18 @@ fn every_tile_reads_whole_key_blocks_of_one_page() {
         assert_eq!(page % bn, 0, "{}", a.config);
         assert_eq!(page_of(a).unwrap(), page as usize);
     }
-    for (d, page) in [(64, 128), (128, 256), (256, 128)] {
+    for (d, page) in [(64, 64), (64, 128), (128, 256), (256, 64), (256, 128)] {
         let a = tile_for(d, page, true, ElemType::Bf16).unwrap();
         assert_eq!(
             (a.int("D"), a.int("PAGE")),
             (Some(d as i64), Some(page as i64))
         );
     }
-    let e = tile_for(128, 64, false, ElemType::F16).unwrap_err();
-    assert!(e.to_string().contains("(128, 128), (128, 256)"), "{e}");
+    let e = tile_for(128, 32, false, ElemType::F16).unwrap_err();
+    assert!(
+        e.to_string().contains("(128, 64), (128, 128), (128, 256)"),
+        "{e}"
+    );
     let varlen = &crate::attention::hopper_varlen::kernels::attention_sm90_varlen::KERNEL;
     assert!(matches!(
         page_of(&varlen.artifacts[0]),
