@@ -29,7 +29,8 @@
 //!
 //! The host checks the table and lengths before the launch (`attention::paged`): page ids of
 //! every page a sequence uses in `0..NP`, `seqused_k[b] ≤ MP·PAGE`. A key block's columns past
-//! `seqused_k[b]` (the rest of a partly filled page, whatever it holds) are masked.
+//! `seqused_k[b]` (the rest of a partly filled page) are masked in S; their V rows still enter
+//! P·V with P = 0, so they must be finite (stale keys or zeros, not NaN: 0·NaN is NaN).
 
 use tirx::prelude::*;
 
