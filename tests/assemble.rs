@@ -77,22 +77,34 @@ fn the_split_k_reduce_kernels_assemble_without_spills() {
     }
 }
 
-/// The variable-length attention kernel is called by its host entry, not the dispatcher (no
-/// catalogue entry): every config assembles with no spills and ASCII PTX.
+/// The variable-length and paged attention kernels are called by their host entries, not the
+/// dispatcher (no catalogue entry): every config assembles with no spills and ASCII PTX.
 #[test]
-fn the_varlen_attention_kernel_assembles_without_spills() {
-    let k = &tirx_kernels::attention::hopper_varlen::kernels::attention_sm90_varlen::KERNEL;
-    assert_eq!(k.artifacts.len(), 12);
-    for a in k.artifacts {
-        assert!(a.ptx.is_ascii(), "{} {}: non-ASCII PTX", k.name, a.config);
+fn the_varlen_and_paged_attention_kernels_assemble_without_spills() {
+    use tirx_kernels::attention::{hopper_paged, hopper_varlen};
+    let varlen = &hopper_varlen::kernels::attention_sm90_varlen::KERNEL;
+    let paged = &hopper_paged::kernels::attention_sm90_paged::KERNEL;
+    assert_eq!((varlen.artifacts.len(), paged.artifacts.len()), (12, 36));
+    for k in [varlen, paged] {
+        for a in k.artifacts {
+            assert!(a.ptx.is_ascii(), "{} {}: non-ASCII PTX", k.name, a.config);
+        }
     }
     if tool_for_test(find_ptxas()).is_none() {
         return;
     }
-    for a in k.artifacts {
-        let c = check_artifact(k.name, a).unwrap_or_else(|e| panic!("{}: {e}", a.config));
-        assert_eq!(c.spills, 0, "{}", a.config);
-        assert!(c.problems.is_empty(), "{}: {:?}", a.config, c.problems);
+    for k in [varlen, paged] {
+        for a in k.artifacts {
+            let c = check_artifact(k.name, a).unwrap_or_else(|e| panic!("{}: {e}", a.config));
+            assert_eq!(c.spills, 0, "{} {}", k.name, a.config);
+            assert!(
+                c.problems.is_empty(),
+                "{} {}: {:?}",
+                k.name,
+                a.config,
+                c.problems
+            );
+        }
     }
 }
 

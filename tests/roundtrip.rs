@@ -7,12 +7,17 @@ use tirx_kernels::catalogue;
 
 #[test]
 fn shipped_ir_prints_parses_and_recompiles_to_the_same_ptx() {
-    // The catalogue's kernels, and the variable-length attention kernel (no problem of the
-    // dispatcher's: its host entry calls it), whose tiles at element offsets print as
+    // The catalogue's kernels, and the variable-length and paged attention kernels (no
+    // problems of the dispatcher's: their host entries call them), whose tiles at element offsets print as
     // `global_at x[…] within […]`.
     let varlen = &tirx_kernels::attention::hopper_varlen::kernels::attention_sm90_varlen::KERNEL;
-    assert!(varlen.artifacts.iter().all(|a| a.ir.contains("global_at")));
-    for k in catalogue::all().into_iter().chain([varlen]) {
+    let paged = &tirx_kernels::attention::hopper_paged::kernels::attention_sm90_paged::KERNEL;
+    assert!(
+        [varlen, paged]
+            .iter()
+            .all(|k| k.artifacts.iter().all(|a| a.ir.contains("global_at")))
+    );
+    for k in catalogue::all().into_iter().chain([varlen, paged]) {
         for a in k.artifacts {
             let m = parse_module(a.ir).unwrap_or_else(|e| panic!("{} {}: {e}", k.name, a.config));
             assert_eq!(

@@ -6,10 +6,12 @@ use tirx_kernels::catalogue;
 
 #[test]
 fn ir_and_ptx_of_every_kernel() {
-    // The catalogue's kernels, and the variable-length attention kernel (no problem of the
-    // dispatcher's: its host entry, `attention::varlen`, calls it).
+    // The catalogue's kernels, and the variable-length and paged attention kernels (no
+    // problems of the dispatcher's: their host entries, `attention::varlen` and
+    // `attention::paged`, call them).
     let varlen = &tirx_kernels::attention::hopper_varlen::kernels::attention_sm90_varlen::KERNEL;
-    for k in catalogue::all().into_iter().chain([varlen]) {
+    let paged = &tirx_kernels::attention::hopper_paged::kernels::attention_sm90_paged::KERNEL;
+    for k in catalogue::all().into_iter().chain([varlen, paged]) {
         for a in k.artifacts {
             let stem = format!("{}__{}__{}", k.name, a.config, a.target.name());
             insta::assert_snapshot!(format!("{stem}__ir"), a.ir);

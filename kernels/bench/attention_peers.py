@@ -19,6 +19,11 @@ is left out of the check (FA gives 0 there; SDPA's backends may give NaN).
 `--varlen` adds FA4's varlen kernel (`flash_attn_varlen_func`, peer `fa4-cute-sm90-varlen`) on
 each shape's B sequences packed (`[B·SQ, H, D]`, `cu_seqlens` = SQ·i and SK·i, max_seqlen SQ and
 SK: FA3's benchmark's varlen form), what `tirx bench attention --varlen` compares with.
+`--paged PAGE` adds FA4's varlen kernel over a paged K/V cache (peer `fa4-cute-sm90-pagedPAGE`):
+queries packed as with `--varlen`, K and V laid into `[B·cdiv(SK, PAGE), PAGE, HK, D]` caches
+whose pages are in a shuffled order, `page_table` `[B, cdiv(SK, PAGE)]`, `seqused_k` = SK — what
+`tirx bench attention --paged PAGE` compares with. An FA4 build without paged K/V on this GPU is
+recorded as a failure (the bench then shows the dense peers).
 
 Method, per shape and peer: inputs uniform in [-1, 1) (bf16), in N sets (N the fewest ≥ 2 whose
 q, k, v, o bytes exceed twice the L2); the first call (JIT) timed by the wall clock and checked;
@@ -155,6 +160,8 @@ def main():
                     help="B,HQ,HKV,SQ,SK,D[,causal] instead of the sweep (repeatable)")
     ap.add_argument("--varlen", action="store_true",
                     help="also FA4's varlen kernel on each shape's sequences packed")
+    ap.add_argument("--paged", type=int, metavar="PAGE",
+                    help="also FA4's varlen kernel over a paged K/V cache of PAGE-token pages")
     args = ap.parse_args()
     if args.quick and args.shape:
         ap.error("--quick picks the sweep; --shape replaces it")
@@ -207,6 +214,31 @@ def main():
                     cu_seqlens_q=cu_q, cu_seqlens_k=cu_k, max_seqlen_q=s, max_seqlen_k=sk, causal=causal)
                 return o[0] if isinstance(o, tuple) else o
             peers.append(("fa4-cute-sm90-varlen", f4v, lambda o: o.reshape(b, s, h, hd)))
+        if fa4 is not None and args.paged:
+            page = args.paged
+            pps = -(-sk // page)  # pages per sequence
+            gen = torch.Generator(device="cuda").manual_seed(0x9a6e)
+            perm = torch.randperm(b * pps, device="cuda", generator=gen)
+            table = perm.reshape(b, pps).to(torch.int32).contiguous()
+            cu_qp = torch.arange(b + 1, device="cuda", dtype=torch.int32) * s
+            used_k = torch.full((b,), sk, device="cuda", dtype=torch.int32)
+
+            def paged_cache(x):
+                # Sequence i's page j is physical page perm[i·pps + j]; the rows past SK are 0.
+                dense = torch.zeros(b, pps * page, hk, hd, device="cuda", dtype=x.dtype)
+                dense[:, :sk] = x
+                cache = torch.empty_like(dense).reshape(b * pps, page, hk, hd)
+                cache[perm] = dense.reshape(b * pps, page, hk, hd)
+                return cache
+            kcs = [paged_cache(x) for x in ks]
+            vcs = [paged_cache(x) for x in vs]
+
+            def f4p(i):
+                o = fa4.flash_attn_varlen_func(
+                    qs[i].reshape(b * s, h, hd), kcs[i], vcs[i], cu_seqlens_q=cu_qp, max_seqlen_q=s,
+                    max_seqlen_k=sk, seqused_k=used_k, page_table=table, causal=causal)
+                return o[0] if isinstance(o, tuple) else o
+            peers.append((f"fa4-cute-sm90-paged{page}", f4p, lambda o: o.reshape(b, s, h, hd)))
         for who, fn, to_bshd in peers:
             r = dict(hd=hd, seq=s, seq_k=sk, batch=b, heads=h, kv_heads=hk, causal=causal, peer=who,
                      median_ms=None, tflops=None, max_err=None, ok=False, runs=0,
@@ -240,6 +272,7 @@ def main():
             print(f"hd{hd:<4} s{ss:<6} b{b:<3} h{h}/{hk} {'causal' if causal else 'full  '} {who:14s} {tf:>8} TFLOP/s"
                   f"  err {r['max_err']}  {r['failure'] or r['note']}", flush=True)
         del qs, ks, vs, tq, tk, tv
+        kcs = vcs = None
         torch.cuda.empty_cache()
     versions = {k: v for k, v in (("torch", torch.__version__), ("flash_attn_4", version("flash-attn-4")),
                                   ("cudnn", str(torch.backends.cudnn.version()))) if v}

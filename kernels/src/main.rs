@@ -601,10 +601,44 @@ mod tests {
             }
             _ => panic!("not a bench attention command"),
         }
-        // A malformed shape, a shape list with the sweep's `--quick`, `--varlen` without a
-        // shape or with a forced dense tile, are refused.
+        match Cli::try_parse_from([
+            "tirx",
+            "bench",
+            "attention",
+            "--paged",
+            "128",
+            "--shape",
+            "8,32,8,16,4000,128,causal",
+        ])
+        .unwrap()
+        .cmd
+        {
+            Some(Cmd::Bench(BenchCmd::Attention {
+                paged,
+                varlen,
+                shapes,
+                ..
+            })) => {
+                assert_eq!((paged, varlen, shapes.len()), (Some(128), false, 1));
+            }
+            _ => panic!("not a bench attention command"),
+        }
+        // A malformed shape, a shape list with the sweep's `--quick`, `--varlen` or `--paged`
+        // without a shape, `--paged` with `--varlen`, `--varlen` with a forced dense tile, are
+        // refused.
         for bad in [
             &["tirx", "bench", "attention", "--varlen"][..],
+            &["tirx", "bench", "attention", "--paged", "128"][..],
+            &[
+                "tirx",
+                "bench",
+                "attention",
+                "--paged",
+                "128",
+                "--varlen",
+                "--shape",
+                "1,1,1,64,64,64",
+            ],
             &[
                 "tirx",
                 "bench",

@@ -265,8 +265,11 @@ pub struct Outputs<'a, T: tirx::Element> {
 }
 
 /// Checks the shapes of a call: q and o `[TQ, HQ·D]`, k and v `[TK, HK·D]`, HK | HQ, the LSE
-/// `[HQ, TQ, 1]`; gives (HQ, HK).
-fn heads([q, k, v, o, lse]: [&[usize]; 5], d: usize) -> Result<(usize, usize), VarlenError> {
+/// `[HQ, TQ, 1]`; gives (HQ, HK). The paged kernel's shapes are these, its caches merged.
+pub(super) fn heads(
+    [q, k, v, o, lse]: [&[usize]; 5],
+    d: usize,
+) -> Result<(usize, usize), VarlenError> {
     let bad = |why: String| VarlenError::Shape(format!("varlen attention: {why}"));
     if [q, k, v, o].iter().any(|s| s.len() != 2) || q != o || k != v {
         return Err(bad(format!(
@@ -339,10 +342,18 @@ pub fn rows_of(art: &KernelArtifact) -> Result<NonZeroUsize, VarlenError> {
         .artifacts
         .as_ptr_range()
         .contains(&std::ptr::from_ref(art));
-    art.int("NWG")
-        .filter(|&n| ours && (1..=4).contains(&n))
-        .and_then(|n| NonZeroUsize::new(64 * n as usize))
+    rows_in(art)
+        .filter(|_| ours)
         .ok_or(VarlenError::NotVarlen { config: art.config })
+}
+
+/// Query rows of one tile of a varlen-style artifact (`attention_sm90_varlen`, and
+/// `attention_sm90_paged`, which cuts its queries the same way): 64 per consumer warpgroup
+/// (`NWG` of 1…4).
+pub(super) fn rows_in(art: &KernelArtifact) -> Option<NonZeroUsize> {
+    art.int("NWG")
+        .filter(|&n| (1..=4).contains(&n))
+        .and_then(|n| NonZeroUsize::new(64 * n as usize))
 }
 
 /// A checked batch on the device for one `attention_sm90_varlen` artifact: the offsets and

@@ -19,9 +19,13 @@
 //! `tirx bench attention --shape B,HQ,HKV,SQ,SK,D[,causal]` ([`Shape::parse`], repeatable)
 //! measures the shapes given instead of the sweep; `attention_peers.py --shape` takes the same.
 //! With `--varlen` each shape runs as a packed variable-length batch of B equal sequences
-//! through `attention_sm90_varlen` ([`Packed`]), beside FA4's varlen kernel where the peers'
+//! through `attention_sm90_varlen` ([`forms`]), beside FA4's varlen kernel where the peers'
 //! script measured it (`attention_peers.py --varlen`, peer `fa4-cute-sm90-varlen`), and the
-//! dense peers otherwise.
+//! dense peers otherwise. With `--paged PAGE` each shape runs over a paged K/V cache of
+//! PAGE-token pages in a shuffled order through `attention_sm90_paged` ([`forms`]), beside
+//! FA4's varlen kernel over a shuffled paged cache of its own where the peers' script measured it
+//! (`attention_peers.py --paged PAGE`, peer `fa4-cute-sm90-pagedPAGE`), and the dense peers
+//! (cuDNN, FA4 on contiguous K/V) otherwise — the label says `[paged P]` either way.
 //!
 //! The peers file (`tirx-attention-peers/1`, the script's docstring gives the format) is read
 //! by [`PeersFile`]; the ratio is ours over the faster of cuDNN and FA4-cute.
@@ -40,6 +44,21 @@ use crate::attention::reference::{Dims, attention_row};
 use crate::attention::request::{AttentionRequest, Dims as RequestDims};
 use crate::dispatch::Device;
 use crate::reference::Rng;
+
+mod forms;
+
+/// How each shape is measured: dense `[B, S, H·D]`, as a packed variable-length batch
+/// (`--varlen`), or over a paged K/V cache of pages of this many tokens (`--paged PAGE`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Form {
+    /// The dense kernels, through the host's choice (or `--kernel`).
+    #[default]
+    Dense,
+    /// `attention_sm90_varlen`.
+    Varlen,
+    /// `attention_sm90_paged` with pages of this many tokens.
+    Paged(usize),
+}
 
 /// Buffer sets the runs cycle over (each set is q, k, v and o of 16k tokens × 2048 or more:
 /// at least 256 MB).
@@ -276,6 +295,10 @@ pub struct Point {
     /// Measured as a variable-length batch (`--varlen`: `attention_sm90_varlen`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub varlen: bool,
+    /// Measured over a paged K/V cache of pages of this many tokens (`--paged`:
+    /// `attention_sm90_paged`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paged: Option<usize>,
     /// The tile entry forced (`--kernel`), or `None`: the host's choice.
     pub tile: Option<String>,
     /// Our median ms.
@@ -333,11 +356,11 @@ pub fn run_attention_bench(
     peers: Option<&PeersFile>,
     json: Option<&Path>,
     dump: Option<&Path>,
-    varlen: bool,
+    form: Form,
 ) -> Result<Vec<Point>, BenchError> {
-    if varlen && !tiles.is_empty() {
+    if form != Form::Dense && !tiles.is_empty() {
         return Err(BenchError::Wrong(
-            "--kernel forces a tile of the dense kernels; --varlen measures attention_sm90_varlen"
+            "--kernel forces a tile of the dense kernels; --varlen and --paged measure attention_sm90_varlen and attention_sm90_paged"
                 .into(),
         ));
     }
@@ -345,7 +368,14 @@ pub fn run_attention_bench(
     // One buffer per tensor, as large as the largest shape's (GQA's Q is 16k × 4096).
     let numel = shapes
         .iter()
-        .map(|s| s.batch * s.seq.max(s.sk()) * s.heads.max(s.kv_heads) * s.hd)
+        .map(|s| {
+            let dense = s.batch * s.seq.max(s.sk()) * s.heads.max(s.kv_heads) * s.hd;
+            match form {
+                // The cache's pages past a sequence's last key are in the buffers too.
+                Form::Paged(page) => dense.max(forms::PagedCache::cache_numel(s, page)),
+                _ => dense,
+            }
+        })
         .max()
         .unwrap_or(0);
     let mut rng = Rng::new(0xa77e);
@@ -410,13 +440,9 @@ pub fn run_attention_bench(
         let strides = |sh: &[usize; 3]| [sh[1] * sh[2], sh[2], 1];
         let scale = 1.0 / (d as f32).sqrt();
         let l_shape = [b * hq, s, 1];
-        let packed = if varlen {
-            Some(Packed::new(rt, sh)?)
-        } else {
-            None
-        };
+        let batched = forms::Batched::new(rt, sh, form)?;
         let launch = |set: &[Tensor<bf16>; 4], lse: &Tensor<f32>| -> Result<(), BenchError> {
-            if let Some(p) = &packed {
+            if let Some(p) = &batched {
                 return p.launch(rt, set, lse, scale);
             }
             let args = [
@@ -444,13 +470,22 @@ pub fn run_attention_bench(
             )));
         }
         let mut max_err = 0.0f64;
+        // Batch 0's keys and values as the kernel reads them (through the page table when
+        // paged), for the reference.
+        let kv0 = batched
+            .as_ref()
+            .and_then(|p| p.batch0_kv(&host0[1], &host0[2]));
+        let (k0, v0) = kv0
+            .as_ref()
+            .map_or((&host0[1][..], &host0[2][..]), |(k, v)| (&k[..], &v[..]));
+        let batched_lse = form != Form::Dense;
         for h in 0..2.min(hq) {
             for r in 0..CHECK_ROWS {
                 let i = (r * 7919 + h * 104729) % s;
                 let (want, want_lse) = attention_row(
                     &host0[0],
-                    &host0[1],
-                    &host0[2],
+                    k0,
+                    v0,
                     sh.dims(),
                     sh.causal,
                     f64::from(scale),
@@ -460,8 +495,8 @@ pub fn run_attention_bench(
                 for (g, w) in got.iter().zip(&want) {
                     max_err = max_err.max((g.to_f64() - w).abs());
                 }
-                // Dense: [B·HQ, S, 1]; varlen: [HQ, B·S, 1] (batch 0's tokens first).
-                let got_lse = f64::from(lse[h * if varlen { b * s } else { s } + i]);
+                // Dense: [B·HQ, S, 1]; varlen and paged: [HQ, B·S, 1] (batch 0's tokens first).
+                let got_lse = f64::from(lse[h * if batched_lse { b * s } else { s } + i]);
                 let lse_err = if want_lse == f64::NEG_INFINITY && got_lse == want_lse {
                     0.0
                 } else {
@@ -483,17 +518,21 @@ pub fn run_attention_bench(
         }
         // `attention_compare.py` reads one length: shapes whose key length differs are not dumped.
         if let Some(dir) =
-            dump.filter(|_| tile.is_none() && !varlen && sh.seq >= DUMP_SEQ && sk == s)
+            dump.filter(|_| tile.is_none() && form == Form::Dense && sh.seq >= DUMP_SEQ && sk == s)
         {
             dumped.push(dump_point(dir, sh, scale, &host0, &o)?);
         }
         let tflops = sh.flops() / ms / 1e9;
         let cudnn = peers.and_then(|p| p.tflops(sh, "cudnn"));
-        // With --varlen, FA4's varlen entry where the peers' script measured it (`--varlen`).
-        let fa4_varlen = peers
-            .filter(|_| varlen)
-            .and_then(|p| p.tflops(sh, "fa4-cute-sm90-varlen"));
-        let fa4 = fa4_varlen.or_else(|| peers.and_then(|p| p.tflops(sh, "fa4-cute-sm90")));
+        // With --varlen (--paged), FA4's varlen (paged) entry where the peers' script measured
+        // it (`--varlen`, `--paged PAGE`); the dense FA4 otherwise.
+        let fa4_form = match form {
+            Form::Dense => None,
+            Form::Varlen => Some("fa4-cute-sm90-varlen".to_string()),
+            Form::Paged(page) => Some(format!("fa4-cute-sm90-paged{page}")),
+        };
+        let fa4_batched = fa4_form.and_then(|peer| peers.and_then(|p| p.tflops(sh, &peer)));
+        let fa4 = fa4_batched.or_else(|| peers.and_then(|p| p.tflops(sh, "fa4-cute-sm90")));
         let fa2 = peers.and_then(|p| p.tflops(sh, "fa2"));
         let best = cudnn
             .into_iter()
@@ -501,10 +540,11 @@ pub fn run_attention_bench(
             .fold(None, |m: Option<f64>, x| Some(m.map_or(x, |m| m.max(x))));
         let ratio = best.map(|b| tflops / b);
         let f = |x: Option<f64>| x.map_or("-".to_string(), |x| format!("{x:.1}"));
-        let label = match tile {
-            Some(t) => format!("{} [{t}]", sh.label()),
-            None if varlen => format!("{} [varlen]", sh.label()),
-            None => sh.label(),
+        let label = match (tile, form) {
+            (Some(t), _) => format!("{} [{t}]", sh.label()),
+            (None, Form::Varlen) => format!("{} [varlen]", sh.label()),
+            (None, Form::Paged(page)) => format!("{} [paged {page}]", sh.label()),
+            (None, Form::Dense) => sh.label(),
         };
         println!(
             "{:<44} {:>9.4} {:>8.1} {:>8} {:>8} {:>8} {:>7} {:>9.2e}",
@@ -519,7 +559,11 @@ pub fn run_attention_bench(
         );
         points.push(Point {
             shape: *sh,
-            varlen,
+            varlen: form == Form::Varlen,
+            paged: match form {
+                Form::Paged(page) => Some(page),
+                _ => None,
+            },
             tile: tile.map(str::to_string),
             median_ms: ms,
             tflops,
@@ -580,53 +624,6 @@ pub fn run_attention_bench(
         println!("wrote {}", path.display());
     }
     Ok(points)
-}
-
-/// A shape measured as a variable-length batch (`--varlen`): its B sequences of SQ queries and
-/// SK keys packed (`[B·SQ, HQ·D]`, `[B·SK, HK·D]`, the LSE `[HQ, B·SQ, 1]`; the same bytes as
-/// the dense views, batch 0 first) with uniform offsets `cu_q = SQ·i`, `cu_k = SK·i` — FA3's
-/// benchmark's varlen form (`hopper/benchmark_attn.py`) — through `attention_sm90_varlen`.
-struct Packed {
-    shape: Shape,
-    /// The offsets and the query tiles on the device, for the tile of the shape's head dim.
-    batch: crate::attention::varlen::Batch,
-}
-
-impl Packed {
-    fn new(rt: &Runtime, sh: &Shape) -> Result<Packed, BenchError> {
-        use crate::attention::varlen;
-        let wrong = |e: varlen::VarlenError| BenchError::Wrong(format!("{}: {e}", sh.label()));
-        let art = varlen::tile_for(sh.hd, sh.causal, tirx::abi::ElemType::Bf16).map_err(wrong)?;
-        let cu = |len: usize| -> Vec<i32> { (0..=sh.batch).map(|i| (i * len) as i32).collect() };
-        let (cq, ck) = (cu(sh.seq), cu(sh.sk()));
-        let off =
-            varlen::Offsets::new(&cq, &ck, sh.batch * sh.seq, sh.batch * sh.sk()).map_err(wrong)?;
-        Ok(Packed {
-            shape: *sh,
-            batch: varlen::Batch::new(rt, &off, art).map_err(wrong)?,
-        })
-    }
-
-    fn launch(
-        &self,
-        rt: &Runtime,
-        set: &[Tensor<bf16>; 4],
-        lse: &Tensor<f32>,
-        scale: f32,
-    ) -> Result<(), BenchError> {
-        let sh = &self.shape;
-        let (tq, tk) = (sh.batch * sh.seq, sh.batch * sh.sk());
-        let (wq, wk) = (sh.heads * sh.hd, sh.kv_heads * sh.hd);
-        let args = [
-            set[0].subview(0, &[tq, wq], &[wq, 1])?,
-            set[1].subview(0, &[tk, wk], &[wk, 1])?,
-            set[2].subview(0, &[tk, wk], &[wk, 1])?,
-            set[3].subview(0, &[tq, wq], &[wq, 1])?,
-            lse.subview(0, &[sh.heads, tq, 1], &[tq, 1, 1])?,
-        ];
-        crate::attention::varlen::launch(rt, &self.batch, args, scale)
-            .map_err(|e| BenchError::Wrong(format!("{}: {e}", sh.label())))
-    }
 }
 
 /// Points with at least this sequence length are dumped by `--dump` (the large shapes).
@@ -739,6 +736,7 @@ mod tests {
                 causal,
             },
             varlen: false,
+            paged: None,
             tile: None,
             median_ms: 1.0,
             tflops,

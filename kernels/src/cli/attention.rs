@@ -1,16 +1,17 @@
-//! `tirx bench attention [--quick | --shape B,HQ,HKV,SQ,SK,D[,causal]… [--varlen]]
-//! [--kernel TILE]… [--peers PATH] [--json PATH] [--dump DIR]`: the attention sweep
+//! `tirx bench attention [--quick | --shape B,HQ,HKV,SQ,SK,D[,causal]… [--varlen | --paged
+//! PAGE]] [--kernel TILE]… [--peers PATH] [--json PATH] [--dump DIR]`: the attention sweep
 //! ([`tirx_kernels::bench::attention`]), or the shapes given (as packed variable-length
-//! batches with `--varlen`), against the peers file's numbers; with `--kernel`, each named
-//! tile entry of the configs forced in turn where it has the shape's head dim.
+//! batches with `--varlen`, over a paged K/V cache with `--paged`), against the peers file's
+//! numbers; with `--kernel`, each named tile entry of the configs forced in turn where it has
+//! the shape's head dim.
 
 use std::path::Path;
 
 use tirx::Runtime;
-use tirx_kernels::bench::attention::{PeersFile, Shape, run_attention_bench, sweep};
+use tirx_kernels::bench::attention::{Form, PeersFile, Shape, run_attention_bench, sweep};
 
-/// What to measure: the sweep (`--quick`: its short form), or the shapes given, dense or
-/// (`varlen`) as packed variable-length batches.
+/// What to measure: the sweep (`--quick`: its short form), or the shapes given, dense,
+/// (`varlen`) as packed variable-length batches, or (`paged`) over a paged K/V cache.
 pub struct Points<'a> {
     /// `--quick`.
     pub quick: bool,
@@ -18,6 +19,8 @@ pub struct Points<'a> {
     pub shapes: &'a [Shape],
     /// `--varlen`.
     pub varlen: bool,
+    /// `--paged PAGE`.
+    pub paged: Option<usize>,
 }
 
 /// Runs the bench; `Ok(true)` when every point ran and passed its check.
@@ -27,6 +30,7 @@ pub fn bench_attention(
         quick,
         shapes,
         varlen,
+        paged,
     }: Points<'_>,
     tiles: &[String],
     peers: Option<&Path>,
@@ -42,7 +46,12 @@ pub fn bench_attention(
     } else {
         shapes.to_vec()
     };
-    run_attention_bench(rt, &shapes, tiles, peers.as_ref(), json, dump, varlen)
+    let form = match (varlen, paged) {
+        (_, Some(page)) => Form::Paged(page),
+        (true, None) => Form::Varlen,
+        (false, None) => Form::Dense,
+    };
+    run_attention_bench(rt, &shapes, tiles, peers.as_ref(), json, dump, form)
         .map(|_| true)
         .map_err(|e| e.to_string())
 }

@@ -60,6 +60,11 @@ pub enum BenchCmd {
         /// HQ·D]`, offsets `cu_seqlens` = SQ·i and SK·i) through `attention_sm90_varlen`.
         #[arg(long, requires = "shapes", conflicts_with = "kernels")]
         varlen: bool,
+        /// Measure each shape over a paged K/V cache of pages of PAGE tokens (64, 128 or 256):
+        /// queries packed as with `--varlen`, K/V `[pages, PAGE, HK·D]` with each sequence's
+        /// pages in a shuffled order, through `attention_sm90_paged`.
+        #[arg(long, value_name = "PAGE", requires = "shapes", conflicts_with_all = ["kernels", "varlen"])]
+        paged: Option<usize>,
         /// Tiles to force (repeatable; a config name of an attention kernel). Default: the
         /// host's choice.
         #[arg(long = "kernel")]
@@ -219,6 +224,7 @@ pub fn bench(rt: &Runtime, cmd: &BenchCmd) -> Result<bool, String> {
             quick,
             shapes,
             varlen,
+            paged,
             kernels,
             peers,
             json,
@@ -229,6 +235,7 @@ pub fn bench(rt: &Runtime, cmd: &BenchCmd) -> Result<bool, String> {
                 quick: *quick,
                 shapes,
                 varlen: *varlen,
+                paged: *paged,
             },
             kernels,
             peers.as_deref(),

@@ -1,0 +1,238 @@
+//! FlashAttention forward on Hopper (sm_90a) over a paged K/V cache: `attention_sm90_varlen`'s
+//! algorithm and query layout (its module docs: packed queries, the host's tile list, causal
+//! bottom-right per sequence, rows past a sequence never stored), with K and V read through a
+//! block table of fixed-size pages — the vLLM / FlashInfer layout, FA3's `page_table` — for
+//! prefill (queries after a cached prefix) and decode (a few queries per sequence) alike.
+//!
+//! Q is `[TQ, HQ·D]` packed by `cu_q` (`[B + 1]` i32, FA's `cu_seqlens_q`), O as Q, the LSE
+//! `[HQ/D, TQ, 1]`. K and V are caches of `NP` pages of `PAGE` tokens each, vLLM's
+//! `[num_blocks, block_size, num_kv_heads, head_dim]` with the heads merged: `[NP, PAGE, HK·D]`,
+//! which the kernel reads as the one matrix `[NP·PAGE, HK·D]` (same memory; the host passes it
+//! so). Sequence `b` has `seqused_k[b]` keys (`[B]` i32, FA's name): its key `j` is row
+//! `j % PAGE` of page `block_table[b][j / PAGE]` (`[B, MP]` i32), i.e. row
+//! `block_table[b][j / PAGE]·PAGE + j % PAGE` of the matrix. Pages may lie in any order and the
+//! last one of a sequence may be partly filled; table entries past a sequence's pages are
+//! never read.
+//!
+//! Why this layout: the key block is one TMA box of BN rows × 64 columns per 64-column chunk
+//! (K) and one MN-major box of D × BN (V), exactly `attention_sm90_varlen`'s, at a row the
+//! kernel computes from the table instead of from `cu_k`. `PAGE` is a config constant and a
+//! multiple of BN, so a key block never straddles two pages: block `n` starts at key `n·BN`,
+//! row `n·BN % PAGE` of page `block_table[b][n·BN / PAGE]`, and its box lies inside that page
+//! (hence inside the cache: the emulator's `tirx.check tma` reports a box whose start lies
+//! outside the tensor, which is how an out-of-range page id read from `block_table` shows). The
+//! NHD layout keeps a token's heads together (what vLLM writes a token's K/V as); FlashInfer's
+//! HND (`[NP, HK, PAGE, D]`) would read the same boxes from a 3-D view and is not built.
+//! Pages of 64, 128 and 256 tokens: pages of 64 read key blocks of 64 (wgmma N = 64 for S);
+//! pages smaller than 64 (vLLM's 16) would need a box per page or a row gather (cp.async, as
+//! FA3 does for them) — TODO(#31).
+//!
+//! The host checks the table and lengths before the launch (`attention::paged`): page ids of
+//! every page a sequence uses in `0..NP`, `seqused_k[b] ≤ MP·PAGE`. A key block's columns past
+//! `seqused_k[b]` (the rest of a partly filled page) are masked in S; their V rows still enter
+//! P·V with P = 0, so they must be finite (stale keys or zeros, not NaN: 0·NaN is NaN).
+
+use tirx::prelude::*;
+
+#[tile_module]
+pub mod kernels {
+    use tirx::prelude::*;
+
+    #[tile_kernel(
+        target = sm_90a,
+        threads = 128 * (NWG + 1),
+        grid = (NT, HQ / D, 1),
+        configs(product(
+            types(default = (T = bf16), f16 = (T = f16)),
+            mask(default = (CAUSAL = 0), causal = (CAUSAL = 1)),
+            // Head dim × page size; the key block BN divides the page (varlen's BN where it
+            // does: 128, or 64 for pages of 64 and for d256, whose varlen BN 80 divides none).
+            tile(
+                d64_p64 = (D = 64, BN = 64, PAGE = 64, NWG = 2, STAGES = 2),
+                d64_p128 = (D = 64, BN = 128, PAGE = 128, NWG = 2, STAGES = 2),
+                d64_p256 = (D = 64, BN = 128, PAGE = 256, NWG = 2, STAGES = 2),
+                d128_p64 = (D = 128, BN = 64, PAGE = 64, NWG = 2, STAGES = 2),
+                d128_p128 = (D = 128, BN = 128, PAGE = 128, NWG = 2, STAGES = 2),
+                d128_p256 = (D = 128, BN = 128, PAGE = 256, NWG = 2, STAGES = 2),
+                d256_p64 = (D = 256, BN = 64, PAGE = 64, NWG = 2, STAGES = 2),
+                d256_p128 = (D = 256, BN = 64, PAGE = 128, NWG = 2, STAGES = 2),
+                d256_p256 = (D = 256, BN = 64, PAGE = 256, NWG = 2, STAGES = 2),
+            ),
+        )),
+    )]
+    pub fn attention_sm90_paged(
+        #[shape(TQ, HQ)] q: Tensor<T>,
+        #[shape(KR, HK)] k: Tensor<T>,
+        #[shape(HK, KR)]
+        #[major(mn)]
+        v: Tensor<T>,
+        #[shape(TQ, HQ)] o: Tensor<T>,
+        #[shape(NH, TQ, 1)] lse: Tensor<f32>,
+        #[shape(NB)] cu_q: Tensor<i32>,
+        #[shape(NS)] seqused_k: Tensor<i32>,
+        #[shape(NS, MP)] block_table: Tensor<i32>,
+        #[shape(NT, 2)] tiles: Tensor<i32>,
+        scale_log2: f32,
+    ) {
+        let q_s = smem::<T>([NWG, D / 64, 64, 64], swizzle = B128);
+        let k_s = smem::<T>([STAGES, D / 64, BN, 64], swizzle = B128);
+        let v_s = smem::<T>([STAGES, D, BN], swizzle = B128, major = mn);
+        let q_bar = mbarrier();
+        let k_pipe = pipeline::<STAGES>(consumers = NWG);
+        let v_pipe = pipeline::<STAGES>(consumers = NWG);
+        let s = regs::<f32>([64, BN]);
+        let acc = regs::<f32>([64, D]);
+        let pb = regs::<T>([64, BN]);
+        let m_i = regs::<f32>([64, 1], layout = stat(s, axis = 1));
+        let l_i = regs::<f32>([64, 1], layout = stat(s, axis = 1));
+        let corr = regs::<f32>([64, 1], layout = stat(s, axis = 1));
+        let h = cta.y;
+        let hk = h / (HQ / HK);
+        // This CTA's tile: sequence `b`, query tile `mb` of it (the host's list, longest first,
+        // every entry a tile with queries); the sequence's queries from the offsets, its key
+        // count from `seqused_k` (all built and checked by the host).
+        let b = gather(tiles, cta.x, 0);
+        let mb = gather(tiles, cta.x, 1);
+        let q0 = gather(cu_q, b);
+        let q1 = gather(cu_q, b + 1);
+        let sq = q1 - q0;
+        let sk = gather(seqused_k, b);
+        // Key blocks this tile reads (none past the sequence's queries), and how many of them
+        // need no mask: causal rows see keys j ≤ i + sk − sq.
+        let mut n_blocks = cdiv(sk, BN);
+        let mut n_full = sk / BN;
+        if CAUSAL == 1 {
+            n_blocks = min(n_blocks, cdiv(max((mb + 1) * (64 * NWG) + sk, sq) - sq, BN));
+            n_full = min(n_full, (max(mb * (64 * NWG) + sk + 1, sq) - sq) / BN);
+        }
+        if mb * (64 * NWG) >= sq {
+            n_blocks = 0;
+        }
+        #[scope(warpgroup = 0)]
+        {
+            setmaxnreg::dec(24);
+            #[scope(warp = 0, elect)]
+            {
+                for w in 0..NWG {
+                    // A warpgroup whose 64 rows all lie past the sequence's end stores nothing:
+                    // its box starts at the sequence's last row instead (never past the
+                    // tensor, where the emulator reports a loaded coordinate).
+                    let row = min(q0 + (mb * NWG + w) * 64, q1 - 1);
+                    for c in 0..D / 64 {
+                        tma::load(q_s[w][c], q.at(row, (h * (D / 64) + c) * 64), q_bar);
+                    }
+                }
+                for n in 0..n_blocks {
+                    // Key block n lies in one page (BN divides PAGE): the table's page for
+                    // its first key, at that key's row within the page.
+                    let page = gather(block_table, b, n * BN / PAGE);
+                    let row = page * PAGE + n * BN % PAGE;
+                    let ks = k_pipe.producer_acquire(n);
+                    for c in 0..D / 64 {
+                        tma::load(
+                            k_s[ks][c],
+                            k.at(row, (hk * (D / 64) + c) * 64),
+                            k_pipe.full(ks),
+                        );
+                    }
+                    let vs = v_pipe.producer_acquire(n);
+                    tma::load(v_s[vs], v.at(hk * D, row), v_pipe.full(vs));
+                }
+            }
+        }
+        #[scope(warpgroups = 1..NWG + 1)]
+        {
+            setmaxnreg::inc(240);
+            let wg = tid / 128 - 1;
+            let leader = tid % 128 == 0;
+            let row0 = (mb * NWG + wg) * 64;
+            q_bar.wait(0);
+            acc = 0.0;
+            s = 0.0;
+            m_i = f32::NEG_INFINITY;
+            l_i = 0.0;
+            corr = 1.0;
+            if n_blocks > 0 {
+                // Block 0: S, its softmax, P.
+                let ks = k_pipe.consumer_wait(0);
+                wgmma::fence();
+                for c in 0..D / 64 {
+                    wgmma::mma(s, q_s[wg][c], k_s[ks][c], accumulate = c > 0);
+                }
+                wgmma::commit();
+                wgmma::wait(0);
+                if leader {
+                    k_pipe.consumer_release(ks);
+                }
+                if n_full == 0 {
+                    s = select(col_index(s) < sk, s, f32::NEG_INFINITY);
+                    if CAUSAL == 1 {
+                        s = select(
+                            col_index(s) + sq <= row_index(s) + row0 + sk,
+                            s,
+                            f32::NEG_INFINITY,
+                        );
+                    }
+                }
+                m_i = reduce_max(s, axis = 1);
+                let m_use = select(m_i == f32::NEG_INFINITY, 0.0, m_i * scale_log2);
+                s = exp2_approx(s * scale_log2 - m_use);
+                l_i = reduce_sum(s, axis = 1);
+                pb = cast::<T>(s);
+                // Block n: S_n = Q·K_nᵀ and O += P_{n−1}·V_{n−1} in flight together.
+                for n in 1..n_blocks {
+                    let ks = k_pipe.consumer_wait(n);
+                    let vs = v_pipe.consumer_wait(n - 1);
+                    wgmma::fence();
+                    for c in 0..D / 64 {
+                        wgmma::mma(s, q_s[wg][c], k_s[ks][c], accumulate = c > 0);
+                    }
+                    wgmma::commit();
+                    wgmma::mma(acc, pb, v_s[vs], accumulate = true);
+                    wgmma::commit();
+                    wgmma::wait(1);
+                    if leader {
+                        k_pipe.consumer_release(ks);
+                    }
+                    if n >= n_full {
+                        let key = col_index(s) + n * BN;
+                        if CAUSAL == 1 {
+                            s = select(key + sq <= row_index(s) + row0 + sk, s, f32::NEG_INFINITY);
+                        } else {
+                            s = select(key < sk, s, f32::NEG_INFINITY);
+                        }
+                    }
+                    let m_new = max(m_i, reduce_max(s, axis = 1));
+                    let m_use = select(m_new == f32::NEG_INFINITY, 0.0, m_new * scale_log2);
+                    s = exp2_approx(s * scale_log2 - m_use);
+                    corr = exp2_approx(m_i * scale_log2 - m_use);
+                    l_i = l_i * corr + reduce_sum(s, axis = 1);
+                    m_i = m_new;
+                    wgmma::wait(0);
+                    if leader {
+                        v_pipe.consumer_release(vs);
+                    }
+                    acc = acc * corr;
+                    pb = cast::<T>(s);
+                }
+                let vs = v_pipe.consumer_wait(n_blocks - 1);
+                wgmma::fence();
+                wgmma::mma(acc, pb, v_s[vs], accumulate = true);
+                wgmma::commit();
+                wgmma::wait(0);
+                if leader {
+                    v_pipe.consumer_release(vs);
+                }
+            }
+            acc = acc * select(l_i == 0.0, 0.0, rcp(l_i));
+            // Rows past the sequence's end (q1) are not stored: they are the next sequence's.
+            let lse_row = select(
+                l_i == 0.0,
+                f32::NEG_INFINITY,
+                (m_i * scale_log2 + log2_approx(l_i)) * 0.6931472,
+            );
+            copy(lse.at(h, q0 + row0, 0).within(NH, q1, 1), lse_row);
+            copy(o.at(q0 + row0, h * D).within(q1, HQ), acc);
+        }
+    }
+}
