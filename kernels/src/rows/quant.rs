@@ -1,0 +1,106 @@
+//! The CPU reference of the FP8 quantisers (`crate::row_kernels::quant`) and their checker.
+//!
+//! [`quantise_e4m3`] repeats the kernels' f32 arithmetic step by step — `a = max |x|`,
+//! `s = max(a / 448, 2⁻¹²⁶)`, `r = 1 / s`, `q = e4m3(x · r)` (IEEE f32 operations round to
+//! nearest even on the host as `div.rn`/`rcp.rn`/`mul` do on the GPU) — with the host's own
+//! E4M3 rounding ([`tirx::e4m3::from_f32`], written from the format, not from the emulator), so
+//! a kernel's bytes must equal it exactly. [`check_e4m3`] also checks, in f64, what the bytes
+//! mean: `|q·s − x| ≤ 2⁻⁴·|x| + 2⁻¹⁰·s` (half an E4M3 quantum at 3 fraction bits; the
+//! subnormal quantum is 2⁻⁹) plus the f32 roundings of `r` and `x·r`, and that no `|q|`
+//! exceeds 448.
+
+use half::bf16;
+use tirx::e4m3;
+
+/// The smallest normal f32, 2⁻¹²⁶: the floor of every scale.
+pub const SCALE_FLOOR: f32 = f32::MIN_POSITIVE;
+
+/// The largest finite E4M3 value.
+pub const E4M3_MAX: f32 = 448.0;
+
+/// `x` (`m × n` row-major) quantised with one scale per `block` consecutive columns of a row
+/// (`block = n` for one per row): the E4M3 bytes `m × n` and the scales `m × cdiv(n, block)`.
+pub fn quantise_e4m3(x: &[bf16], m: usize, n: usize, block: usize) -> (Vec<u8>, Vec<f32>) {
+    let nb = n.div_ceil(block);
+    let mut q = vec![0u8; m * n];
+    let mut s = vec![0f32; m * nb];
+    for i in 0..m {
+        for b in 0..nb {
+            let cols = b * block..((b + 1) * block).min(n);
+            let a = cols
+                .clone()
+                .map(|j| x[i * n + j].to_f32().abs())
+                .fold(0f32, f32::max);
+            let sc = (a / E4M3_MAX).max(SCALE_FLOOR);
+            let r = 1.0 / sc;
+            s[i * nb + b] = sc;
+            for j in cols {
+                q[i * n + j] = e4m3::from_f32(x[i * n + j].to_f32() * r).0;
+            }
+        }
+    }
+    (q, s)
+}
+
+/// Checks a quantiser's output `q`, `s` against [`quantise_e4m3`] (bit for bit) and the
+/// f64 error bound; the first mismatch, by position, as the error.
+pub fn check_e4m3(
+    x: &[bf16],
+    (q, s): (&[u8], &[f32]),
+    m: usize,
+    n: usize,
+    block: usize,
+) -> Result<(), String> {
+    let nb = n.div_ceil(block);
+    let (wq, ws) = quantise_e4m3(x, m, n, block);
+    for i in 0..m {
+        for b in 0..nb {
+            let k = i * nb + b;
+            if s[k].to_bits() != ws[k].to_bits() {
+                return Err(format!("s[{i}][{b}] = {:e}, want {:e}", s[k], ws[k]));
+            }
+        }
+        for j in 0..n {
+            let k = i * n + j;
+            if q[k] != wq[k] {
+                return Err(format!("q[{i}][{j}] = {:#04x}, want {:#04x}", q[k], wq[k]));
+            }
+            let sc = f64::from(s[i * nb + j / block]);
+            let xv = x[k].to_f64();
+            let qv = f64::from(e4m3(q[k]).to_f32());
+            if qv.abs() > f64::from(E4M3_MAX) {
+                return Err(format!("|q[{i}][{j}]| = {qv} > 448"));
+            }
+            let bound = xv.abs() * (0.0625 + 1e-6) + sc * 2f64.powi(-10) * (1.0 + 1e-6);
+            if (qv * sc - xv).abs() > bound {
+                return Err(format!(
+                    "q[{i}][{j}]·s = {} is {} from x = {xv} (bound {bound})",
+                    qv * sc,
+                    (qv * sc - xv).abs()
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reference_scales_rows_onto_448_and_floors_zero_rows() {
+        let x: Vec<bf16> = [0.5f32, -2.0, 1.0, 0.0, 0.0, 0.0]
+            .iter()
+            .map(|v| bf16::from_f32(*v))
+            .collect();
+        let (q, s) = quantise_e4m3(&x, 2, 3, 3);
+        assert_eq!(s, vec![2.0 / 448.0, SCALE_FLOOR]);
+        // -2.0 is the row's amax: −448 (0xfe); 1.0 is 224 (0x76), 0.5 is 112 (0x6e).
+        assert_eq!(q, vec![0x6e, 0xfe, 0x76, 0, 0, 0]);
+        assert!(check_e4m3(&x, (&q, &s), 2, 3, 3).is_ok());
+        let mut bad = q.clone();
+        bad[2] ^= 1;
+        assert!(check_e4m3(&x, (&bad, &s), 2, 3, 3).is_err());
+    }
+}
