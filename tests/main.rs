@@ -56,6 +56,7 @@ mod pair_m128;
 mod pair_mma;
 mod pair_tmem_a;
 mod pipeline_counters;
+mod quant;
 mod regtile_lowering;
 mod roundtrip;
 mod rs_kernels;
