@@ -37,6 +37,8 @@ mod gpu_gather;
 #[cfg(feature = "gpu")]
 mod gpu_gemv;
 #[cfg(feature = "gpu")]
+mod gpu_quant;
+#[cfg(feature = "gpu")]
 mod gpu_rows;
 #[cfg(feature = "gpu")]
 mod gpu_rs;
