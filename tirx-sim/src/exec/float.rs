@@ -166,7 +166,11 @@ pub fn to_e5m2(x: f64, rnd: Rnd) -> u8 {
         return 0x7f;
     }
     let b = round_to(x, Format { frac: 2, exp: 5 }, rnd) as u8;
-    if b & 0x7f >= 0x7c { (b & 0x80) | 0x7b } else { b }
+    if b & 0x7f >= 0x7c {
+        (b & 0x80) | 0x7b
+    } else {
+        b
+    }
 }
 
 /// Decodes a value of `fmt` (f16 or bf16 bits) exactly into an f64.

@@ -666,7 +666,10 @@ fn cvt(cx: &Cx<'_>) -> Result<Op, SimError> {
         relu: cx.has("relu"),
         satfinite: cx.has("satfinite"),
     };
-    if matches!(dty, Type::F16x2 | Type::Bf16x2 | Type::E4m3x2 | Type::E5m2x2) {
+    if matches!(
+        dty,
+        Type::F16x2 | Type::Bf16x2 | Type::E4m3x2 | Type::E5m2x2
+    ) {
         cx.n(3)?;
         if matches!(dty, Type::E4m3x2 | Type::E5m2x2) && !mode.satfinite {
             // §9.7.9.21: the FP8 destinations take `.satfinite` always.
