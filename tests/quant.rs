@@ -3,7 +3,9 @@
 //! values and tails (`M` odd, `N` not a multiple of the 8-column vector nor of the 128-column
 //! block), outputs poisoned, checked bit for bit against the CPU reference
 //! (`tirx_kernels::rows::quant`) and within E4M3's error in f64; and every config assembles
-//! with ptxas without spills, its stores rounded by `cvt.rn.satfinite.e4m3x2.f32`.
+//! with ptxas without spills, its stores rounded by `cvt.rn.satfinite.e4m3x2.f32`. MXFP8's
+//! quantiser writes the factor image the Blackwell GEMM reads, and its output fed to
+//! `gemm_sm100_mxfp8` in the emulator gives the product of the dequantised operands.
 
 use half::bf16;
 use tirx::KernelArtifact;
@@ -105,7 +107,8 @@ fn block_quantises_1x128_blocks_with_tails() {
 fn the_quantisers_round_with_satfinite_and_assemble() {
     use tirx_kernels::check::check_artifact;
     use tirx_ptx::tools::{find_ptxas, tool_for_test};
-    for k in [&quant_rowwise::KERNEL, &quant_block::KERNEL] {
+    use tirx_kernels::row_kernels::quant::quant_mxfp8;
+    for k in [&quant_rowwise::KERNEL, &quant_block::KERNEL, &quant_mxfp8::KERNEL] {
         for a in k.artifacts {
             assert!(
                 a.ptx.contains("cvt.rn.satfinite.e4m3x2.f32"),
@@ -118,7 +121,7 @@ fn the_quantisers_round_with_satfinite_and_assemble() {
     if tool_for_test(find_ptxas()).is_none() {
         return;
     }
-    for k in [&quant_rowwise::KERNEL, &quant_block::KERNEL] {
+    for k in [&quant_rowwise::KERNEL, &quant_block::KERNEL, &quant_mxfp8::KERNEL] {
         for a in k.artifacts {
             let c = check_artifact(k.name, a).unwrap_or_else(|e| panic!("{}: {e}", k.name));
             assert!(
@@ -127,6 +130,143 @@ fn the_quantisers_round_with_satfinite_and_assemble() {
                 k.name,
                 c.problems,
                 c.sass
+            );
+        }
+    }
+}
+
+/// Runs `quant_mxfp8` (artifact `art`) on `inputs(m, k)` in the emulator: `q` poisoned, the
+/// factor image poisoned with 0xff; returns x, q's bytes and the image's.
+fn run_mxfp8(art: &KernelArtifact, m: usize, k: usize, seed: u64) -> (Vec<bf16>, Vec<u8>, Vec<u8>) {
+    let entry = (art.signature)().entry;
+    let x = inputs(m, k, seed);
+    let [ms, ks] = [m.div_ceil(128) * 32, k.div_ceil(128) * 16];
+    let mut dev = Device::new();
+    let xb: Vec<u8> = x.iter().flat_map(|v| v.to_bits().to_le_bytes()).collect();
+    let xt = put(&mut dev, &xb, ElemType::Bf16, &[m, k]);
+    let qt = put(&mut dev, &vec![0xa5; m * k], ElemType::E4m3, &[m, k]);
+    let st = put(&mut dev, &vec![0xff; ms * ks], ElemType::Ue8m0, &[ms, ks]);
+    simulate::launch(
+        art.ptx,
+        &(art.signature)(),
+        &mut dev,
+        (&[xt, qt.clone(), st.clone()], &[]),
+        seed,
+        &EMULATED,
+    )
+    .unwrap_or_else(|e| panic!("{entry}: {e}"));
+    let q = dev.read(qt.addr, m * k).expect("q");
+    let img = dev.read(st.addr, ms * ks).expect("sf");
+    (x, q, img)
+}
+
+#[test]
+fn mxfp8_quantises_into_the_gemms_factor_image() {
+    use tirx_kernels::row_kernels::quant::quant_mxfp8;
+    use tirx_kernels::rows::quant::quantise_mxfp8;
+    // 45 rows (a 13-row tail of the second 32-row tile), 208 columns (7 blocks, the last 16
+    // wide); 300 × 96 (three 128-row image blocks, the last partial; 3 blocks of a 4-factor
+    // cell). Both targets' PTX.
+    for (i, (m, k)) in [(45, 208), (300, 96)].into_iter().enumerate() {
+        for art in quant_mxfp8::KERNEL.artifacts {
+            let (x, q, img) = run_mxfp8(art, m, k, 70 + i as u64);
+            let (wq, wf) = quantise_mxfp8(&x, m, k);
+            for (j, (g, w)) in q.iter().zip(&wq).enumerate() {
+                assert_eq!(g, w, "{} q[{}][{}]", art.config, j / k, j % k);
+            }
+            // The factors of the rows the grid covers (rows past `m` in the last 32-row tile are
+            // 0, 2⁻¹²⁷); the rest of the image is not written (still 0xff).
+            let (rows, kb) = (m.div_ceil(32) * 32, k.div_ceil(32));
+            let mut f = vec![tirx::ue8m0(0); rows * kb];
+            f[..m * kb].copy_from_slice(&wf);
+            let (want, _) = tirx::runtime::scale_image(&f, rows, kb, tirx::ue8m0(0xff));
+            for (j, (g, w)) in img.iter().zip(&want).enumerate() {
+                assert_eq!(*g, w.0, "{} {m}x{k}: image byte {j}", art.config);
+            }
+        }
+    }
+}
+
+/// The round trip: A and B quantised by `quant_mxfp8` in the emulator feed
+/// `gemm_sm100_mxfp8` there, on the same device memory (the factor images zeroed first, as
+/// the kernel's docs ask); D matches the f64 product of the dequantised operands (the
+/// reference's E4M3 values times its factors) to the GEMM's own accuracy, and the bf16
+/// product of the unquantised inputs to within E4M3's error (2⁻⁴ relative per operand).
+#[test]
+fn mxfp8_quantised_operands_feed_the_block_scaled_gemm() {
+    use tirx_kernels::gemm::mxfp8_tcgen05::gemm_sm100_mxfp8;
+    use tirx_kernels::row_kernels::quant::quant_mxfp8;
+    use tirx_kernels::rows::quant::quantise_mxfp8;
+    let (m, n, k) = (130, 136, 208);
+    let quant = quant_mxfp8::KERNEL
+        .artifacts
+        .iter()
+        .find(|a| a.target == tirx::abi::Target::Sm100a)
+        .expect("an sm_100a artifact");
+    let gemm = gemm_sm100_mxfp8::KERNEL
+        .artifacts
+        .iter()
+        .find(|a| a.config == "n128")
+        .expect("n128");
+    let mut rng = Rng::new(81);
+    let mut vals = |len: usize| -> Vec<bf16> {
+        (0..len)
+            .map(|_| bf16::from_f32(rng.unit() * 2f32.powi(rng.range(0, 13) as i32 - 6)))
+            .collect()
+    };
+    let (xa, xb) = (vals(m * k), vals(n * k));
+    let mut dev = Device::new();
+    let operand = |dev: &mut Device, x: &[bf16], rows: usize| {
+        let xb: Vec<u8> = x.iter().flat_map(|v| v.to_bits().to_le_bytes()).collect();
+        let xt = put(dev, &xb, ElemType::Bf16, &[rows, k]);
+        let qt = put(dev, &vec![0xa5; rows * k], ElemType::E4m3, &[rows, k]);
+        let shape = [rows.div_ceil(128) * 32, k.div_ceil(128) * 16];
+        let st = put(dev, &vec![0; shape[0] * shape[1]], ElemType::Ue8m0, &shape);
+        simulate::launch(
+            quant.ptx,
+            &(quant.signature)(),
+            dev,
+            (&[xt, qt.clone(), st.clone()], &[]),
+            7,
+            &EMULATED,
+        )
+        .expect("quantises");
+        (qt, st)
+    };
+    let (qa, sa) = operand(&mut dev, &xa, m);
+    let (qb, sb) = operand(&mut dev, &xb, n);
+    let dt = put(&mut dev, &vec![0xff; m * n * 2], ElemType::Bf16, &[m, n]);
+    super::sim_exec::sim_launch(gemm, &mut dev, &[qa, qb, sa, sb, dt.clone()], &[], 5)
+        .unwrap_or_else(|e| panic!("the GEMM: {e}"));
+    let got = simulate::decode(&dev.read(dt.addr, m * n * 2).unwrap(), ElemType::Bf16);
+    let deq = |x: &[bf16], rows: usize| -> Vec<f64> {
+        let (q, f) = quantise_mxfp8(x, rows, k);
+        let kb = k.div_ceil(32);
+        (0..rows * k)
+            .map(|j| {
+                let s = f[(j / k) * kb + (j % k) / 32].to_f64();
+                f64::from(tirx::e4m3(q[j]).to_f32()) * s
+            })
+            .collect()
+    };
+    let (da, db) = (deq(&xa, m), deq(&xb, n));
+    for r in 0..m {
+        for c in 0..n {
+            let (mut want, mut mag, mut exact) = (0.0, 0.0, 0.0);
+            for i in 0..k {
+                let p = da[r * k + i] * db[c * k + i];
+                want += p;
+                mag += p.abs();
+                exact += xa[r * k + i].to_f64() * xb[c * k + i].to_f64();
+            }
+            let g = got[r * n + c];
+            let tol = want.abs() * 2f64.powi(-8) + mag * 2f64.powi(-20) + 1e-30;
+            assert!((g - want).abs() <= tol, "D[{r}][{c}] = {g}, want {want} (±{tol})");
+            // Each operand within 2⁻⁴ relative (E4M3's half quantum, no saturation).
+            let qtol = mag * 0.14 + tol;
+            assert!(
+                (g - exact).abs() <= qtol,
+                "D[{r}][{c}] = {g}, bf16 product {exact} (±{qtol})"
             );
         }
     }

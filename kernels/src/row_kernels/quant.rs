@@ -5,9 +5,11 @@
 //! - `quant_rowwise`: one scale per row, `s[i] = max(amax(|x[i, :]|) / 448, 2⁻¹²⁶)`, and
 //!   `q[i, j] = e4m3(x[i, j] · (1 / s[i]))`;
 //! - `quant_block`: one scale per 128 consecutive columns of a row, `s[i, b]` over
-//!   `x[i, 128·b .. 128·b + 128]`, scales `[M, cdiv(N, 128)]` row-major.
+//!   `x[i, 128·b .. 128·b + 128]`, scales `[M, cdiv(N, 128)]` row-major;
+//! - `quant_mxfp8`: MXFP8 for the Blackwell block-scaled GEMM (`gemm_sm100_mxfp8`): a UE8M0
+//!   power of two per 32 elements, written in the GEMM's factor image (its own docs below).
 //!
-//! The arithmetic, in f32 and in this order (the CPU reference repeats it bit for bit):
+//! The arithmetic of the first two, in f32 and in this order (the CPU reference repeats it bit for bit):
 //! `a = amax` (exact: `abs` and `max` do not round), `s = max(a / 448, 2⁻¹²⁶)` (`div.rn.f32`),
 //! `r = 1 / s` (`rcp.rn.f32`), `q = e4m3(x · r)` (`mul.f32`, then `cvt.rn.satfinite.e4m3x2.f32`,
 //! PTX ISA §9.7.9.21: ties to even, beyond ±448 saturated). 448 is E4M3's largest finite
@@ -77,4 +79,52 @@ pub fn quant_block(
     let sc = max(a / 448.0, 1.1754944e-38);
     copy(s.tile(cta.x, cta.y), sc);
     copy(q.tile(cta.x, cta.y), t * rcp(sc));
+}
+
+/// MXFP8 (the OCP MX E4M3 format): one UE8M0 factor per 32 consecutive elements of a row,
+/// written straight into the image `tcgen05.cp.32x128b.warpx4` copies — the `sfa`/`sfb`
+/// tensor `gemm_sm100_mxfp8` loads by TMA (`tirx::runtime::scale_image`'s layout: `[MS, KS]`
+/// = `[cdiv(M, 128)·32, cdiv(K, 128)·16]` bytes, factor `(r, f)` at row `32·(r / 128) + r % 32`,
+/// byte `16·(f / 4) + 4·((r / 32) % 4) + f % 4`).
+///
+/// The factor of a block is the smallest power of two `2^e` with `amax / 2^e ≤ 448` (so no
+/// element saturates; `ue8m0::for_block`, which the GEMM's tests quantise with), from the
+/// bits of `y = amax / 448`: for a normal `y`, `e + 127 = (bits(y) + 2²³ − 1) >> 23` (the
+/// exponent field, plus one when any fraction bit is set: `ceil(log2 y)`, and E8M0's bias is
+/// f32's, 127); for `y ≤ 2⁻¹²⁷` (a zero or tiny block) the factor is E8M0's smallest, 2⁻¹²⁷
+/// (byte 0), and `2⁻¹²⁶` for `y` up to 2⁻¹²⁶. `y`'s rounding (`div.rn`) never crosses a power
+/// of two for a bf16 `amax` (8 significant bits against 448 = 7·2⁶), so `e` is exact. The
+/// elements are `e4m3(x · 2^−e)`, `2^−e` built from its bits (`(254 − (e + 127)) << 23`):
+/// exact scaling, then one rounding.
+///
+/// The OCP MX v1.0 spec (§6.3, "Converting vectors to MX") derives the shared exponent as
+/// `floor(log2 amax) − emax` (emax = 8 for E4M3), which lets up to `512·2^e` in and clamps
+/// values above `448·2^e` on conversion; this kernel takes the next power of two instead
+/// where that would clamp, as `for_block` does, so quantisation never saturates.
+///
+/// One CTA per 32 × 32 elements (a block of 32 rows: its 32 factors are one column of an
+/// image box, stored by `sf.at(…)` one byte each). Factors of rows past `M` inside the last
+/// row tile are written as 0 (2⁻¹²⁷) and those of blocks past the last are not written:
+/// allocate `sf` zeroed (`rt.zeros`), so the GEMM reads 2⁻¹²⁷ (times the zeros TMA fills
+/// past `K`), never a poisoned NaN factor.
+#[tile_kernel(
+    targets(sm_90a, sm_100a),
+    threads = 128,
+    grid = (cdiv(M, 32), cdiv(K, 32)),
+)]
+pub fn quant_mxfp8(
+    #[shape(M, K)] x: Tensor<bf16>,
+    #[shape(M, K)] q: Tensor<e4m3>,
+    #[shape(MS, KS)] sf: Tensor<ue8m0>,
+) {
+    let t = regs::<f32>([32, 32], layout = blocked(vec = 8));
+    copy(t, x.tile(cta.x, cta.y));
+    let y = to_bits(reduce_max(abs(t), axis = 1) / 448.0);
+    // The biased exponent of the factor: E8M0's bits.
+    let e = select(y <= 4194304, 0, (y + 8388607) >> 23);
+    copy(
+        sf.at(32 * (cta.x / 4), 16 * (cta.y / 4) + 4 * (cta.x % 4) + cta.y % 4),
+        e,
+    );
+    copy(q.tile(cta.x, cta.y), t * from_bits((254 - e) << 23));
 }

@@ -7,10 +7,10 @@
 //! a kernel's bytes must equal it exactly. [`check_e4m3`] also checks, in f64, what the bytes
 //! mean: `|q·s − x| ≤ 2⁻⁴·|x| + 2⁻¹⁰·s` (half an E4M3 quantum at 3 fraction bits; the
 //! subnormal quantum is 2⁻⁹) plus the f32 roundings of `r` and `x·r`, and that no `|q|`
-//! exceeds 448.
+//! exceeds 448. [`quantise_mxfp8`] is MXFP8's (E4M3 elements, a UE8M0 factor per 32).
 
 use half::bf16;
-use tirx::e4m3;
+use tirx::{e4m3, ue8m0};
 
 /// The smallest normal f32, 2⁻¹²⁶: the floor of every scale.
 pub const SCALE_FLOOR: f32 = f32::MIN_POSITIVE;
@@ -82,6 +82,31 @@ pub fn check_e4m3(
         }
     }
     Ok(())
+}
+
+/// `x` (`m × k` row-major) quantised to MXFP8: the E4M3 bytes `m × k` and the factors
+/// `m × cdiv(k, 32)` (row-major), each the smallest power of two `2^e` with `amax / 2^e ≤ 448`
+/// ([`tirx::ue8m0::for_block`], written from the OCP MX recipe independently of the kernel's
+/// bit arithmetic), the elements `e4m3(x · 2^−e)` (exact scaling, one rounding).
+pub fn quantise_mxfp8(x: &[bf16], m: usize, k: usize) -> (Vec<u8>, Vec<ue8m0>) {
+    let kb = k.div_ceil(32);
+    let mut q = vec![0u8; m * k];
+    let mut f = vec![ue8m0(0); m * kb];
+    for r in 0..m {
+        for b in 0..kb {
+            let cols = b * 32..(b * 32 + 32).min(k);
+            let amax = cols
+                .clone()
+                .map(|c| x[r * k + c].to_f64().abs())
+                .fold(0.0, f64::max);
+            let s = ue8m0::for_block(amax, f64::from(E4M3_MAX));
+            f[r * kb + b] = s;
+            for c in cols {
+                q[r * k + c] = e4m3::from_f32((x[r * k + c].to_f64() / s.to_f64()) as f32).0;
+            }
+        }
+    }
+    (q, f)
 }
 
 #[cfg(test)]

@@ -68,14 +68,18 @@ pub fn check_types(tile: ElemType, tensor: ElemType, store: bool) -> Result<(), 
     // Integers move only between tiles and tensors of their own type (a conversion to or
     // from floats is a `cast` in `compute`, with its rounding said there).
     // An 8-bit float tensor takes stores of f32 tiles, rounded to nearest even and saturated
-    // (`cvt.rn.satfinite.e4m3x2.f32`): the output of a quantiser. Nothing else of one byte
-    // moves through registers.
+    // (`cvt.rn.satfinite.e4m3x2.f32`): the output of a quantiser; a `ue8m0`, `u8` or `i8`
+    // tensor takes an integer tile's low bytes (a scale's biased exponent). Nothing else of
+    // one byte moves through registers.
     if tensor.bytes() == 1 || tile.bytes() == 1 {
-        return if store && tile == ElemType::F32 && tensor.is_fp8() {
+        let bytes = matches!(tensor, ElemType::Ue8m0 | ElemType::U8 | ElemType::I8);
+        return if store
+            && ((tile == ElemType::F32 && tensor.is_fp8()) || (tile.is_int() && bytes))
+        {
             Ok(())
         } else {
             Err(RegTileError::Copy(format!(
-                "{} {} tile cannot be {} {} {} tensor: of the 8-bit types, register tiles only store into e4m3 and e5m2 tensors, from f32 tiles (rounded to nearest even, saturating)",
+                "{} {} tile cannot be {} {} {} tensor: of the 8-bit types, register tiles only store into e4m3 and e5m2 tensors, from f32 tiles (rounded to nearest even, saturating), and into ue8m0, u8 and i8 tensors, from i32/u32 tiles (the low byte)",
                 article(tile),
                 tile.name(),
                 if store { "stored into" } else { "loaded from" },
@@ -233,7 +237,13 @@ pub(super) fn prepare(
     } else {
         coords.to_vec()
     };
-    let w = chunk_width(&l, elem.bytes());
+    // An integer tile's low bytes are stored one by one (`st.global.b8`; scales are few).
+    let bytes_of_ints = elem.bytes() == 1 && lw.k.buffers[buf].elem.is_int();
+    let w = if bytes_of_ints {
+        1
+    } else {
+        chunk_width(&l, elem.bytes())
+    };
     let chunks: Vec<Chunk> = (0..l.value_count())
         .step_by(w as usize)
         .map(|i| {
@@ -652,8 +662,9 @@ pub(crate) fn store_values(
 ) -> Vec<Handle<Var>> {
     match (tile, elem) {
         (t, e) if t == e => frag.to_vec(),
-        // 8-bit floats are rounded in pairs as they are packed (`store_fp8`).
-        (_, e) if e.is_fp8() => frag.to_vec(),
+        // 8-bit floats are rounded in pairs as they are packed (`store_fp8`); integers give
+        // their low bytes.
+        (_, e) if e.bytes() == 1 => frag.to_vec(),
         (ElemType::F32, half) if w == 1 => frag
             .iter()
             .map(|&r| {
@@ -767,6 +778,11 @@ fn store_element(
                 reg(v),
             ));
             lw.inst(Inst::st_global("b8", addr, off, reg(h)).guarded(p, false));
+        }
+        // The low byte of a 32-bit register (§9.7.9.10 st; §5.2.4: the register may be wider
+        // than the instruction's type).
+        (e, _) if e.bytes() == 1 => {
+            lw.inst(Inst::st_global("b8", addr, off, reg(v)).guarded(p, false))
         }
         (ElemType::F32, _) => lw.inst(Inst::st_global("f32", addr, off, reg(v)).guarded(p, false)),
         (e, _) if e.is_int() => {
