@@ -2,7 +2,8 @@
 
 Row-wise: `s = x.abs().amax(-1, keepdim=True).float() / 448` (floored at 2^-126 as the tirx
 kernels are), `q = (x.float() / s).to(torch.float8_e4m3fn)`; 1x128 blocks: the same on
-`x.view(M, N // 128, 128)` (N a multiple of 128 here). Eager, and under torch.compile where it
+`x.view(M, N // 128, 128)` (N a multiple of 128 here); MXFP8: `e = ceil(log2(amax / 448))` per 32,
+the E8M0 byte `e + 127` (a plain [M, N/32] matrix, not the GEMM's image), `q = e4m3(x · 2^−e)`. Eager, and under torch.compile where it
 compiles (its fused Triton kernel is the stronger peer). Rates count the bytes a quantiser must
 move — 2·M·N read, M·N + 4·(scales) written — as tirx's bench does, and beside them the
 device copy (`y.copy_(x)` of the bf16 input: 4·M·N bytes), in TB/s.
@@ -42,6 +43,15 @@ def block(x):
     return (v.float() / s).to(torch.float8_e4m3fn).view(m, n), s
 
 
+def mxfp8(x):
+    m, n = x.shape
+    v = x.view(m, n // 32, 32)
+    a = v.abs().amax(-1, keepdim=True).float()
+    e = torch.ceil(torch.log2(a / 448.0)).clamp(-127, 127)
+    sf = (e + 127).to(torch.uint8)
+    return (v.float() * torch.exp2(-e)).to(torch.float8_e4m3fn).view(m, n), sf
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--shape", action="append", default=[])
@@ -55,8 +65,12 @@ def main():
         y = torch.empty_like(x)
         copy = timed(lambda: y.copy_(x))
         rows.append(("device copy (y.copy_(x))", m, n, copy, 4 * m * n))
-        for name, fn, nb in [("rowwise", rowwise, 1), ("block", block, n // 128)]:
-            moved = 3 * m * n + 4 * m * nb
+        for name, fn, sb in [
+            ("rowwise", rowwise, 4 * m),
+            ("block", block, 4 * m * (n // 128)),
+            ("mxfp8", mxfp8, m * (n // 32)),
+        ]:
+            moved = 3 * m * n + sb
             rows.append((f"torch eager {name}", m, n, timed(lambda: fn(x)), moved))
             try:
                 c = torch.compile(fn)

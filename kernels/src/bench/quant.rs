@@ -1,7 +1,8 @@
 //! `tirx bench quant`: the FP8 quantisers (`crate::row_kernels::quant`) against the device
 //! copy of the same bytes, on `M × N` bf16 input.
 //!
-//! A quantiser reads `2·M·N` bytes and writes `M·N` (E4M3) plus its f32 scales; its rate is
+//! A quantiser reads `2·M·N` bytes and writes `M·N` (E4M3) plus its scales (f32, or MXFP8's
+//! byte per 32); its rate is
 //! those bytes over its median time, in TB/s, and so is the device copy's (`cuMemcpyDtoD`
 //! of the bf16 input: `2·M·N` read, `2·M·N` written), so the ratio of the two rates is the
 //! fraction of the copy's bandwidth the quantiser reaches (issue #29 asks ≥ 90%). Inputs are
@@ -9,11 +10,11 @@
 //! against the CPU reference (`crate::rows::quant`) before any number is printed.
 
 use half::bf16;
-use tirx::{Runtime, RuntimeError, e4m3};
+use tirx::{Runtime, RuntimeError, e4m3, ue8m0};
 
 use super::{BenchError, Timing, alloc_sets, median, sweep, time_runs};
-use crate::row_kernels::quant::{quant_block, quant_rowwise};
-use crate::rows::quant::check_e4m3;
+use crate::row_kernels::quant::{quant_block, quant_mxfp8, quant_rowwise};
+use crate::rows::quant::{check_e4m3, quantise_mxfp8};
 
 /// The `quant_rowwise` config for rows of `n` columns: the smallest capacity that holds them.
 pub fn rowwise_config(n: usize) -> Option<&'static str> {
@@ -84,6 +85,45 @@ fn one(rt: &Runtime, which: Which, m: usize, n: usize) -> Result<Timing, BenchEr
     })
 }
 
+/// Times `quant_mxfp8` on `m × k` (the factor image zeroed once: the kernel rewrites the same
+/// bytes every run); checks its first output's elements and factors.
+fn mxfp8(rt: &Runtime, m: usize, k: usize) -> Result<Timing, BenchError> {
+    let [ms, ks] = [m.div_ceil(128) * 32, k.div_ceil(128) * 16];
+    let moved = 3 * m * k + m * k.div_ceil(32);
+    let sets = sweep::rotation_within(moved, sweep::L2_BYTES, sweep::MEMORY_CAP);
+    let host: Vec<bf16> = crate::reference::Rng::new(8).bf16s(m * k);
+    let xs = alloc_sets(sets, || rt.upload(&host, &[m, k]))?;
+    let mut qs = (0..sets)
+        .map(|_| rt.zeros::<e4m3>(&[m, k]))
+        .collect::<Result<Vec<_>, RuntimeError>>()?;
+    let mut fs = (0..sets)
+        .map(|_| rt.zeros::<ue8m0>(&[ms, ks]))
+        .collect::<Result<Vec<_>, RuntimeError>>()?;
+    let times = time_runs(rt, sets, |i| {
+        quant_mxfp8::launch(rt, "default", &xs[i], &mut qs[i], &mut fs[i])?;
+        Ok(())
+    })?;
+    let q: Vec<u8> = rt.download(&qs[0])?.iter().map(|v| v.0).collect();
+    let img = rt.download(&fs[0])?;
+    let (wq, wf) = quantise_mxfp8(&host, m, k);
+    // Rows past `m` in the last 32-row tile are written as 0; the rest of the image stays 0.
+    let (rows, kb) = (m.div_ceil(32) * 32, k.div_ceil(32));
+    let mut f = vec![ue8m0(0); rows * kb];
+    f[..m * kb].copy_from_slice(&wf);
+    let (want, _) = tirx::runtime::scale_image(&f, rows, kb, ue8m0(0));
+    if q != wq || img != want {
+        return Err(BenchError::Wrong(format!(
+            "quant_mxfp8 {m}x{k}: differs from the reference"
+        )));
+    }
+    let t = median(times);
+    Ok(Timing {
+        what: format!("tirx quant_mxfp8 {m}x{k}"),
+        median_ms: t,
+        rate: moved as f64 / (t * 1e-3) / 1e12,
+    })
+}
+
 /// The device copy of the `m × n` bf16 input (TB/s of bytes read and written).
 fn device_copy(rt: &Runtime, m: usize, n: usize) -> Result<Timing, BenchError> {
     let bytes = 2 * m * n;
@@ -105,8 +145,8 @@ fn device_copy(rt: &Runtime, m: usize, n: usize) -> Result<Timing, BenchError> {
     })
 }
 
-/// The quantisers on `m × n` (row-wise where a config holds the rows; both block configs)
-/// and the device copy, in that order.
+/// The quantisers on `m × n` (row-wise where a config holds the rows; both block configs;
+/// MXFP8) and the device copy, in that order.
 pub fn quant(rt: &Runtime, m: usize, n: usize) -> Result<Vec<Timing>, BenchError> {
     let mut out = Vec::new();
     if let Some(c) = rowwise_config(n) {
@@ -115,6 +155,7 @@ pub fn quant(rt: &Runtime, m: usize, n: usize) -> Result<Vec<Timing>, BenchError
     for c in ["r32", "r64"] {
         out.push(one(rt, Which::Block(c), m, n)?);
     }
+    out.push(mxfp8(rt, m, n)?);
     out.push(device_copy(rt, m, n)?);
     Ok(out)
 }
