@@ -106,9 +106,13 @@ fn block_quantises_1x128_blocks_with_tails() {
 #[test]
 fn the_quantisers_round_with_satfinite_and_assemble() {
     use tirx_kernels::check::check_artifact;
-    use tirx_ptx::tools::{find_ptxas, tool_for_test};
     use tirx_kernels::row_kernels::quant::quant_mxfp8;
-    for k in [&quant_rowwise::KERNEL, &quant_block::KERNEL, &quant_mxfp8::KERNEL] {
+    use tirx_ptx::tools::{find_ptxas, tool_for_test};
+    for k in [
+        &quant_rowwise::KERNEL,
+        &quant_block::KERNEL,
+        &quant_mxfp8::KERNEL,
+    ] {
         for a in k.artifacts {
             assert!(
                 a.ptx.contains("cvt.rn.satfinite.e4m3x2.f32"),
@@ -121,7 +125,11 @@ fn the_quantisers_round_with_satfinite_and_assemble() {
     if tool_for_test(find_ptxas()).is_none() {
         return;
     }
-    for k in [&quant_rowwise::KERNEL, &quant_block::KERNEL, &quant_mxfp8::KERNEL] {
+    for k in [
+        &quant_rowwise::KERNEL,
+        &quant_block::KERNEL,
+        &quant_mxfp8::KERNEL,
+    ] {
         for a in k.artifacts {
             let c = check_artifact(k.name, a).unwrap_or_else(|e| panic!("{}: {e}", k.name));
             assert!(
@@ -261,7 +269,10 @@ fn mxfp8_quantised_operands_feed_the_block_scaled_gemm() {
             }
             let g = got[r * n + c];
             let tol = want.abs() * 2f64.powi(-8) + mag * 2f64.powi(-20) + 1e-30;
-            assert!((g - want).abs() <= tol, "D[{r}][{c}] = {g}, want {want} (±{tol})");
+            assert!(
+                (g - want).abs() <= tol,
+                "D[{r}][{c}] = {g}, want {want} (±{tol})"
+            );
             // Each operand within 2⁻⁴ relative (E4M3's half quantum, no saturation).
             let qtol = mag * 0.14 + tol;
             assert!(

@@ -123,7 +123,10 @@ pub fn quant_mxfp8(
     // The biased exponent of the factor: E8M0's bits.
     let e = select(y <= 4194304, 0, (y + 8388607) >> 23);
     copy(
-        sf.at(32 * (cta.x / 4), 16 * (cta.y / 4) + 4 * (cta.x % 4) + cta.y % 4),
+        sf.at(
+            32 * (cta.x / 4),
+            16 * (cta.y / 4) + 4 * (cta.x % 4) + cta.y % 4,
+        ),
         e,
     );
     copy(q.tile(cta.x, cta.y), t * from_bits((254 - e) << 23));

@@ -73,8 +73,7 @@ pub fn check_types(tile: ElemType, tensor: ElemType, store: bool) -> Result<(), 
     // one byte moves through registers.
     if tensor.bytes() == 1 || tile.bytes() == 1 {
         let bytes = matches!(tensor, ElemType::Ue8m0 | ElemType::U8 | ElemType::I8);
-        return if store
-            && ((tile == ElemType::F32 && tensor.is_fp8()) || (tile.is_int() && bytes))
+        return if store && ((tile == ElemType::F32 && tensor.is_fp8()) || (tile.is_int() && bytes))
         {
             Ok(())
         } else {
