@@ -5,7 +5,8 @@
 //! (`tirx_kernels::rows::quant`) and within E4M3's error in f64; and every config assembles
 //! with ptxas without spills, its stores rounded by `cvt.rn.satfinite.e4m3x2.f32`. MXFP8's
 //! quantiser writes the factor image the Blackwell GEMM reads, and its output fed to
-//! `gemm_sm100_mxfp8` in the emulator gives the product of the dequantised operands.
+//! `gemm_sm100_mxfp8` in the emulator gives the product of the dequantised operands, as the
+//! row-wise quantiser's does through the Hopper FP8 GEMM's row-scaled path.
 
 use half::bf16;
 use tirx::KernelArtifact;
@@ -278,6 +279,82 @@ fn mxfp8_quantised_operands_feed_the_block_scaled_gemm() {
             assert!(
                 (g - exact).abs() <= qtol,
                 "D[{r}][{c}] = {g}, bf16 product {exact} (±{qtol})"
+            );
+        }
+    }
+}
+
+/// The Hopper round trip: A and B quantised row-wise by `quant_rowwise` in the emulator feed
+/// `gemm_sm90_fp8_rowwise` (the `ScaleRows` path: D = diag(sa)·Qa·Qbᵀ·diag(sb)) there; D
+/// matches the f64 product of the reference's E4M3 values and scales to the GEMM's accuracy
+/// (`fp8_ref::check`), and the bf16 product of the unquantised inputs to within E4M3's error.
+#[test]
+fn rowwise_quantised_operands_feed_the_hopper_fp8_gemm() {
+    use tirx_kernels::gemm::fp8::kernels::gemm_sm90_fp8_rowwise;
+    use tirx_kernels::gemm::fp8_ref::{Fp8Scales, check, scaled_mm_f64};
+    use tirx_kernels::rows::quant::quantise_e4m3;
+    let (m, n, k) = (136, 136, 208);
+    let quant = &quant_rowwise::KERNEL.artifacts[0];
+    let gemm = gemm_sm90_fp8_rowwise::KERNEL
+        .artifacts
+        .iter()
+        .find(|a| a.config == "n128")
+        .expect("n128");
+    let mut rng = Rng::new(91);
+    let mut vals = |len: usize| -> Vec<bf16> {
+        (0..len)
+            .map(|_| bf16::from_f32(rng.unit() * 2f32.powi(rng.range(0, 13) as i32 - 6)))
+            .collect()
+    };
+    let (xa, xb) = (vals(m * k), vals(n * k));
+    let mut dev = Device::new();
+    let operand = |dev: &mut Device, x: &[bf16], rows: usize| {
+        let xb: Vec<u8> = x.iter().flat_map(|v| v.to_bits().to_le_bytes()).collect();
+        let xt = put(dev, &xb, ElemType::Bf16, &[rows, k]);
+        let qt = put(dev, &vec![0xa5; rows * k], ElemType::E4m3, &[rows, k]);
+        let poison: Vec<u8> = (0..rows).flat_map(|_| f32::NAN.to_le_bytes()).collect();
+        let st = put(dev, &poison, ElemType::F32, &[rows]);
+        simulate::launch(
+            quant.ptx,
+            &(quant.signature)(),
+            dev,
+            (&[xt, qt.clone(), st.clone()], &[]),
+            9,
+            &EMULATED,
+        )
+        .expect("quantises");
+        (qt, st)
+    };
+    let (qa, sa) = operand(&mut dev, &xa, m);
+    let (qb, sb) = operand(&mut dev, &xb, n);
+    let dt = put(&mut dev, &vec![0xff; m * n * 2], ElemType::Bf16, &[m, n]);
+    super::sim_exec::sim_launch(gemm, &mut dev, &[qa, qb, sa, sb, dt.clone()], &[], 5)
+        .unwrap_or_else(|e| panic!("the GEMM: {e}"));
+    let got = simulate::decode(&dev.read(dt.addr, m * n * 2).unwrap(), ElemType::Bf16);
+    let values = |q: &[u8]| -> Vec<f64> {
+        q.iter()
+            .map(|&b| f64::from(tirx::e4m3(b).to_f32()))
+            .collect()
+    };
+    let (wqa, wsa) = quantise_e4m3(&xa, m, k, k);
+    let (wqb, wsb) = quantise_e4m3(&xb, n, k, k);
+    let scales = Fp8Scales::Rows(wsa, wsb);
+    let (want, mag) = scaled_mm_f64(&values(&wqa), &values(&wqb), (m, n, k), &scales);
+    check(&got, (&want, &mag), (k, ElemType::Bf16, true), n)
+        .unwrap_or_else(|e| panic!("against the dequantised product: {e}"));
+    for r in 0..m {
+        for c in 0..n {
+            let (mut exact, mut size) = (0.0, 0.0);
+            for i in 0..k {
+                let p = xa[r * k + i].to_f64() * xb[c * k + i].to_f64();
+                exact += p;
+                size += p.abs();
+            }
+            let g = got[r * n + c];
+            let tol = size * 0.14 + exact.abs() * 2f64.powi(-8);
+            assert!(
+                (g - exact).abs() <= tol,
+                "D[{r}][{c}] = {g}, bf16 product {exact} (±{tol})"
             );
         }
     }
