@@ -10,6 +10,7 @@
 
 use half::bf16;
 use tirx::KernelArtifact;
+use tirx::prelude::*;
 use tirx::runtime::ElemType;
 use tirx_kernels::reference::Rng;
 use tirx_kernels::row_kernels::quant::{quant_block, quant_rowwise};
@@ -357,5 +358,41 @@ fn rowwise_quantised_operands_feed_the_hopper_fp8_gemm() {
                 "D[{r}][{c}] = {g}, bf16 product {exact} (±{tol})"
             );
         }
+    }
+}
+
+/// An f32 tile stored into an E5M2 tensor: rounded to nearest even, saturating at ±57344.
+#[tile_kernel(target = sm_90a, threads = 128, grid = (cdiv(M, 4), 1))]
+pub fn store_e5m2(#[shape(M, N)] x: Tensor<bf16>, #[shape(M, N)] y: Tensor<e5m2>) {
+    let t = regs::<f32>([4, 1024], layout = blocked(vec = 8));
+    copy(t, x.tile(cta.x, 0));
+    copy(y.tile(cta.x, 0), t * 3.0);
+}
+
+#[test]
+fn an_f32_tile_stores_into_e5m2_rounded_and_saturated() {
+    // Rows of magnitudes up to 2²⁰ (×3 saturates), 1000 columns (vectors) and 1003 (bytes).
+    for (m, n) in [(11, 1000), (11, 1003)] {
+        let x = inputs(m, n, 71);
+        let mut dev = Device::new();
+        let xb: Vec<u8> = x.iter().flat_map(|v| v.to_bits().to_le_bytes()).collect();
+        let xt = put(&mut dev, &xb, ElemType::Bf16, &[m, n]);
+        let yt = put(&mut dev, &vec![0xa5; m * n], ElemType::E5m2, &[m, n]);
+        let art = &store_e5m2::KERNEL.artifacts[0];
+        simulate::launch(
+            art.ptx,
+            &(art.signature)(),
+            &mut dev,
+            (&[xt, yt.clone()], &[]),
+            3,
+            &EMULATED,
+        )
+        .expect("runs");
+        let y = dev.read(yt.addr, m * n).expect("y");
+        for (j, (&g, v)) in y.iter().zip(&x).enumerate() {
+            let want = tirx::e5m2::from_f32(v.to_f32() * 3.0).0;
+            assert_eq!(g, want, "{m}x{n}: y[{}][{}] of {v}", j / n, j % n);
+        }
+        assert!(art.ptx.contains("cvt.rn.satfinite.e5m2x2.f32"));
     }
 }
