@@ -396,3 +396,56 @@ fn an_f32_tile_stores_into_e5m2_rounded_and_saturated() {
         assert!(art.ptx.contains("cvt.rn.satfinite.e5m2x2.f32"));
     }
 }
+
+/// A row longer than the config's tile, and scales of the wrong shape, are refused by the
+/// launch planner before anything runs (`RuntimeError::ShapeAssert`), not quantised in part.
+#[test]
+fn the_quantisers_refuse_shapes_they_do_not_cover() {
+    use tirx::RuntimeError;
+    use tirx_kernels::row_kernels::quant::quant_mxfp8;
+    use tirx_kernels::simulate::LaunchError;
+    let refused = |art: &KernelArtifact, shapes: [&[usize]; 3], elems: [ElemType; 3]| {
+        let mut dev = Device::new();
+        let ts: Vec<_> = shapes
+            .iter()
+            .zip(elems)
+            .map(|(s, e)| {
+                let len = s.iter().product::<usize>() * e.bytes() as usize;
+                put(&mut dev, &vec![0; len], e, s)
+            })
+            .collect();
+        match simulate::launch(
+            art.ptx,
+            &(art.signature)(),
+            &mut dev,
+            (&ts, &[]),
+            1,
+            &EMULATED,
+        ) {
+            Err(LaunchError::Plan(RuntimeError::ShapeAssert { assertion, .. })) => assertion,
+            other => panic!("{}: expected a refused shape, got {other:?}", art.config),
+        }
+    };
+    let (b, e4, f) = (ElemType::Bf16, ElemType::E4m3, ElemType::F32);
+    // c1k holds 1024 columns, not 1025.
+    let a = refused(
+        &quant_rowwise::KERNEL.artifacts[0],
+        [&[8, 1025], &[8, 1025], &[8]],
+        [b, e4, f],
+    );
+    assert!(a.starts_with("N <= C"), "{a}");
+    // 300 columns take 3 block scales a row, not 2.
+    let a = refused(
+        &quant_block::KERNEL.artifacts[0],
+        [&[8, 300], &[8, 300], &[8, 2]],
+        [b, e4, f],
+    );
+    assert!(a.starts_with("NB == cdiv(N, 128)"), "{a}");
+    // A plain [M, K / 32] factor matrix is not the GEMM's image.
+    let a = refused(
+        &quant_mxfp8::KERNEL.artifacts[0],
+        [&[64, 256], &[64, 256], &[64, 8]],
+        [b, e4, ElemType::Ue8m0],
+    );
+    assert!(a.contains("factor image"), "{a}");
+}

@@ -26,7 +26,10 @@
 //! Layout: a CTA holds its tile in registers, `blocked` (each thread runs of `V = 8`
 //! consecutive columns: 16-byte loads of x, 8-byte stores of q), so x is read once and q
 //! written once. Columns past `N` load as 0 and add nothing to `amax`; rows past `M` are not
-//! stored. `quant_rowwise`'s capacities are the row kernels' ladder (`C` at least `N`).
+//! stored. `quant_rowwise`'s capacities are the row kernels' ladder; each kernel's shape
+//! relations (`N <= C`, the scales' extents) are `static_assert`s the launch planner checks,
+//! so a row longer than the config holds or a scale tensor of the wrong shape is a
+//! `RuntimeError::ShapeAssert` before any launch.
 
 use tirx::prelude::*;
 
@@ -48,6 +51,7 @@ pub fn quant_rowwise(
     #[shape(M, N)] q: Tensor<e4m3>,
     #[shape(M)] s: Tensor<f32>,
 ) {
+    static_assert(N <= C, "a row fits the config's C columns");
     let t = regs::<f32>([R, C], layout = blocked(vec = V));
     copy(t, x.tile(cta.x, 0));
     let a = reduce_max(abs(t), axis = 1);
@@ -73,6 +77,7 @@ pub fn quant_block(
     #[shape(M, N)] q: Tensor<e4m3>,
     #[shape(M, NB)] s: Tensor<f32>,
 ) {
+    static_assert(NB == cdiv(N, 128), "one scale per 128 columns");
     let t = regs::<f32>([R, 128], layout = blocked(vec = V));
     copy(t, x.tile(cta.x, cta.y));
     let a = reduce_max(abs(t), axis = 1);
@@ -117,6 +122,10 @@ pub fn quant_mxfp8(
     #[shape(M, K)] q: Tensor<e4m3>,
     #[shape(MS, KS)] sf: Tensor<ue8m0>,
 ) {
+    static_assert(
+        MS == cdiv(M, 128) * 32 && KS == cdiv(K, 128) * 16,
+        "sf is the factor image of x: [cdiv(M, 128)·32, cdiv(K, 128)·16] bytes",
+    );
     let t = regs::<f32>([32, 32], layout = blocked(vec = 8));
     copy(t, x.tile(cta.x, cta.y));
     let y = to_bits(reduce_max(abs(t), axis = 1) / 448.0);
