@@ -9,8 +9,9 @@
 
 use crate::quant::inputs;
 use tirx::{Runtime, e4m3, ue8m0};
-use tirx_kernels::row_kernels::quant::{quant_block, quant_mxfp8, quant_rowwise};
-use tirx_kernels::rows::quant::{check_e4m3, quantise_mxfp8};
+use tirx_kernels::row_kernels::quant::mxfp8::quant_mxfp8;
+use tirx_kernels::row_kernels::quant::{quant_block, quant_rowwise};
+use tirx_kernels::rows::quant::{check_e4m3, mxfp8_image, quantise_mxfp8};
 
 fn rt() -> Runtime {
     Runtime::new(0).expect("the gpu feature needs a GPU")
@@ -91,10 +92,7 @@ fn mxfp8_quantises_into_the_factor_image() {
         let (hq, hf) = (rt.download(&q).unwrap(), rt.download(&sf).unwrap());
         let (wq, wf) = quantise_mxfp8(&hx, m, k);
         assert_eq!(bytes(&hq), wq, "mxfp8 {m}x{k}: the elements");
-        let (rows, kb) = (m.div_ceil(32) * 32, k.div_ceil(32));
-        let mut f = vec![ue8m0(0); rows * kb];
-        f[..m * kb].copy_from_slice(&wf);
-        let (want, _) = tirx::runtime::scale_image(&f, rows, kb, ue8m0(0));
+        let want = mxfp8_image(&wf, m, k, ue8m0(0));
         assert_eq!(hf, want, "mxfp8 {m}x{k}: the factor image");
     }
 }

@@ -108,7 +108,7 @@ fn block_quantises_1x128_blocks_with_tails() {
 #[test]
 fn the_quantisers_round_with_satfinite_and_assemble() {
     use tirx_kernels::check::check_artifact;
-    use tirx_kernels::row_kernels::quant::quant_mxfp8;
+    use tirx_kernels::row_kernels::quant::mxfp8::quant_mxfp8;
     use tirx_ptx::tools::{find_ptxas, tool_for_test};
     for k in [
         &quant_rowwise::KERNEL,
@@ -172,8 +172,8 @@ fn run_mxfp8(art: &KernelArtifact, m: usize, k: usize, seed: u64) -> (Vec<bf16>,
 
 #[test]
 fn mxfp8_quantises_into_the_gemms_factor_image() {
-    use tirx_kernels::row_kernels::quant::quant_mxfp8;
-    use tirx_kernels::rows::quant::quantise_mxfp8;
+    use tirx_kernels::row_kernels::quant::mxfp8::quant_mxfp8;
+    use tirx_kernels::rows::quant::{mxfp8_image, quantise_mxfp8};
     // 45 rows (a 13-row tail of the second 32-row tile), 208 columns (7 blocks, the last 16
     // wide); 300 × 96 (three 128-row image blocks, the last partial; 3 blocks of a 4-factor
     // cell). Both targets' PTX.
@@ -184,12 +184,9 @@ fn mxfp8_quantises_into_the_gemms_factor_image() {
             for (j, (g, w)) in q.iter().zip(&wq).enumerate() {
                 assert_eq!(g, w, "{} q[{}][{}]", art.config, j / k, j % k);
             }
-            // The factors of the rows the grid covers (rows past `m` in the last 32-row tile are
+            // The factors of the rows and blocks the grid covers (past `m` or `k` inside its tiles,
             // 0, 2⁻¹²⁷); the rest of the image is not written (still 0xff).
-            let (rows, kb) = (m.div_ceil(32) * 32, k.div_ceil(32));
-            let mut f = vec![tirx::ue8m0(0); rows * kb];
-            f[..m * kb].copy_from_slice(&wf);
-            let (want, _) = tirx::runtime::scale_image(&f, rows, kb, tirx::ue8m0(0xff));
+            let want = mxfp8_image(&wf, m, k, tirx::ue8m0(0xff));
             for (j, (g, w)) in img.iter().zip(&want).enumerate() {
                 assert_eq!(*g, w.0, "{} {m}x{k}: image byte {j}", art.config);
             }
@@ -205,7 +202,7 @@ fn mxfp8_quantises_into_the_gemms_factor_image() {
 #[test]
 fn mxfp8_quantised_operands_feed_the_block_scaled_gemm() {
     use tirx_kernels::gemm::mxfp8_tcgen05::gemm_sm100_mxfp8;
-    use tirx_kernels::row_kernels::quant::quant_mxfp8;
+    use tirx_kernels::row_kernels::quant::mxfp8::quant_mxfp8;
     use tirx_kernels::rows::quant::quantise_mxfp8;
     let (m, n, k) = (130, 136, 208);
     let quant = quant_mxfp8::KERNEL
@@ -402,7 +399,7 @@ fn an_f32_tile_stores_into_e5m2_rounded_and_saturated() {
 #[test]
 fn the_quantisers_refuse_shapes_they_do_not_cover() {
     use tirx::RuntimeError;
-    use tirx_kernels::row_kernels::quant::quant_mxfp8;
+    use tirx_kernels::row_kernels::quant::mxfp8::quant_mxfp8;
     use tirx_kernels::simulate::LaunchError;
     let refused = |art: &KernelArtifact, shapes: [&[usize]; 3], elems: [ElemType; 3]| {
         let mut dev = Device::new();

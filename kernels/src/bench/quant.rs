@@ -13,8 +13,9 @@ use half::bf16;
 use tirx::{Runtime, RuntimeError, e4m3, ue8m0};
 
 use super::{BenchError, Timing, alloc_sets, median, sweep, time_runs};
-use crate::row_kernels::quant::{quant_block, quant_mxfp8, quant_rowwise};
-use crate::rows::quant::{check_e4m3, quantise_mxfp8};
+use crate::row_kernels::quant::mxfp8::quant_mxfp8;
+use crate::row_kernels::quant::{quant_block, quant_rowwise};
+use crate::rows::quant::{check_e4m3, mxfp8_image, quantise_mxfp8};
 
 /// The `quant_rowwise` config for rows of `n` columns: the smallest capacity that holds them.
 pub fn rowwise_config(n: usize) -> Option<&'static str> {
@@ -106,11 +107,7 @@ fn mxfp8(rt: &Runtime, m: usize, k: usize) -> Result<Timing, BenchError> {
     let q: Vec<u8> = rt.download(&qs[0])?.iter().map(|v| v.0).collect();
     let img = rt.download(&fs[0])?;
     let (wq, wf) = quantise_mxfp8(&host, m, k);
-    // Rows past `m` in the last 32-row tile are written as 0; the rest of the image stays 0.
-    let (rows, kb) = (m.div_ceil(32) * 32, k.div_ceil(32));
-    let mut f = vec![ue8m0(0); rows * kb];
-    f[..m * kb].copy_from_slice(&wf);
-    let (want, _) = tirx::runtime::scale_image(&f, rows, kb, ue8m0(0));
+    let want = mxfp8_image(&wf, m, k, ue8m0(0));
     if q != wq || img != want {
         return Err(BenchError::Wrong(format!(
             "quant_mxfp8 {m}x{k}: differs from the reference"

@@ -107,36 +107,60 @@ pub fn quant_block(
 /// values above `448·2^e` on conversion; this kernel takes the next power of two instead
 /// where that would clamp, as `for_block` does, so quantisation never saturates.
 ///
-/// One CTA per 32 × 32 elements (a block of 32 rows: its 32 factors are one column of an
-/// image box, stored by `sf.at(…)` one byte each). Factors of rows past `M` inside the last
-/// row tile are written as 0 (2⁻¹²⁷) and those of blocks past the last are not written:
-/// allocate `sf` zeroed (`rt.zeros`), so the GEMM reads 2⁻¹²⁷ (times the zeros TMA fills
-/// past `K`), never a poisoned NaN factor.
-#[tile_kernel(
-    targets(sm_90a, sm_100a),
-    threads = 128,
-    grid = (cdiv(M, 32), cdiv(K, 32)),
-)]
-pub fn quant_mxfp8(
-    #[shape(M, K)] x: Tensor<bf16>,
-    #[shape(M, K)] q: Tensor<e4m3>,
-    #[shape(MS, KS)] sf: Tensor<ue8m0>,
-) {
-    static_assert(
-        MS == cdiv(M, 128) * 32 && KS == cdiv(K, 128) * 16,
-        "sf is the factor image of x: [cdiv(M, 128)·32, cdiv(K, 128)·16] bytes",
-    );
-    let t = regs::<f32>([32, 32], layout = blocked(vec = 8));
-    copy(t, x.tile(cta.x, cta.y));
-    let y = to_bits(reduce_max(abs(t), axis = 1) / 448.0);
-    // The biased exponent of the factor: E8M0's bits.
-    let e = select(y <= 4194304, 0, (y + 8388607) >> 23);
-    copy(
-        sf.at(
-            32 * (cta.x / 4),
-            16 * (cta.y / 4) + 4 * (cta.x % 4) + cta.y % 4,
-        ),
-        e,
-    );
-    copy(q.tile(cta.x, cta.y), t * from_bits((254 - e) << 23));
+/// One CTA per 32 rows × 128 columns: four 32 × 32 blocks, all four loaded before any is
+/// quantised (four 16-byte loads in flight a thread), each block's 32 factors one column of
+/// an image box, stored by `sf.at(…)` one byte each — the four columns are a 4-byte cell.
+/// Factors of rows past `M` inside the last row tile, and of blocks past `K` inside the last
+/// 128-column tile, are written as 0 (2⁻¹²⁷: zeros TMA fills past `K` times 2⁻¹²⁷ add
+/// nothing); image rows past the last row tile are not written — allocate `sf` zeroed
+/// (`rt.zeros`), so the GEMM never reads a poisoned NaN factor.
+#[tile_module]
+pub mod mxfp8 {
+    use tirx::prelude::*;
+
+    /// Block `j` (of four) of the CTA's 32 × 128 columns into `t`.
+    #[tile_fn]
+    fn load_block(t: Regs, x: Global, j: u32) {
+        copy(t, x.tile(cta.x, 4 * cta.y + j));
+    }
+
+    /// Block `j`'s factor into the image (byte `4·(cta.x % 4) + j` of cell `cta.y`, rows
+    /// `32·(cta.x / 4)` on) and its elements, scaled by the factor's inverse, into `q`.
+    #[tile_fn]
+    fn quantise_block(t: Regs, q: Global, sf: Global, j: u32) {
+        let y = to_bits(reduce_max(abs(t), axis = 1) / 448.0);
+        // The biased exponent of the factor: E8M0's bits.
+        let e = select(y <= 4194304, 0, (y + 8388607) >> 23);
+        copy(sf.at(32 * (cta.x / 4), 16 * cta.y + 4 * (cta.x % 4) + j), e);
+        copy(q.tile(cta.x, 4 * cta.y + j), t * from_bits((254 - e) << 23));
+    }
+
+    /// The quantiser (see the module's docs).
+    #[tile_kernel(
+        targets(sm_90a, sm_100a),
+        threads = 128,
+        grid = (cdiv(M, 32), cdiv(K, 128)),
+    )]
+    pub fn quant_mxfp8(
+        #[shape(M, K)] x: Tensor<bf16>,
+        #[shape(M, K)] q: Tensor<e4m3>,
+        #[shape(MS, KS)] sf: Tensor<ue8m0>,
+    ) {
+        static_assert(
+            MS == cdiv(M, 128) * 32 && KS == cdiv(K, 128) * 16,
+            "sf is the factor image of x: [cdiv(M, 128)·32, cdiv(K, 128)·16] bytes",
+        );
+        let t0 = regs::<f32>([32, 32], layout = blocked(vec = 8));
+        let t1 = regs::<f32>([32, 32], layout = blocked(vec = 8));
+        let t2 = regs::<f32>([32, 32], layout = blocked(vec = 8));
+        let t3 = regs::<f32>([32, 32], layout = blocked(vec = 8));
+        load_block(t0, x, 0);
+        load_block(t1, x, 1);
+        load_block(t2, x, 2);
+        load_block(t3, x, 3);
+        quantise_block(t0, q, sf, 0);
+        quantise_block(t1, q, sf, 1);
+        quantise_block(t2, q, sf, 2);
+        quantise_block(t3, q, sf, 3);
+    }
 }

@@ -109,6 +109,19 @@ pub fn quantise_mxfp8(x: &[bf16], m: usize, k: usize) -> (Vec<u8>, Vec<ue8m0>) {
     (q, f)
 }
 
+/// The factor image `quant_mxfp8` leaves for `m × k` input whose factors (`m × cdiv(k, 32)`,
+/// from [`quantise_mxfp8`]) are `factors`: `scale_image`'s layout, the factors of the rows and
+/// blocks its grid covers (32-row tiles, 128-column tiles: past `m` or `k` inside them, 0)
+/// written, every other byte `fill` (what the tensor held before).
+pub fn mxfp8_image(factors: &[ue8m0], m: usize, k: usize, fill: ue8m0) -> Vec<ue8m0> {
+    let (kb, rows, cols) = (k.div_ceil(32), m.div_ceil(32) * 32, k.div_ceil(128) * 4);
+    let mut f = vec![ue8m0(0); rows * cols];
+    for r in 0..m {
+        f[r * cols..r * cols + kb].copy_from_slice(&factors[r * kb..(r + 1) * kb]);
+    }
+    tirx::runtime::scale_image(&f, rows, cols, fill).0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
