@@ -103,13 +103,11 @@ fn block_quantises_1x128_blocks_with_tails() {
     run(&quant_block::KERNEL.artifacts[0], 37, 1000, 128, 66);
 }
 
-/// Every config's stores round by `cvt.rn.satfinite.e4m3x2.f32`; ptxas assembles them for
-/// sm_90a without spills (where installed; `TIRX_REQUIRE_PTXAS=1` makes it required).
+/// Every config's stores round by `cvt.rn.satfinite.e4m3x2.f32` (ptxas's assembly of them:
+/// `tests/assemble.rs`).
 #[test]
-fn the_quantisers_round_with_satfinite_and_assemble() {
-    use tirx_kernels::check::check_artifact;
+fn the_quantisers_round_with_satfinite() {
     use tirx_kernels::row_kernels::quant::mxfp8::quant_mxfp8;
-    use tirx_ptx::tools::{find_ptxas, tool_for_test};
     for k in [
         &quant_rowwise::KERNEL,
         &quant_block::KERNEL,
@@ -121,25 +119,6 @@ fn the_quantisers_round_with_satfinite_and_assemble() {
                 "{}: {}",
                 k.name,
                 a.ptx
-            );
-        }
-    }
-    if tool_for_test(find_ptxas()).is_none() {
-        return;
-    }
-    for k in [
-        &quant_rowwise::KERNEL,
-        &quant_block::KERNEL,
-        &quant_mxfp8::KERNEL,
-    ] {
-        for a in k.artifacts {
-            let c = check_artifact(k.name, a).unwrap_or_else(|e| panic!("{}: {e}", k.name));
-            assert!(
-                c.problems.is_empty(),
-                "{}: {:?} {:?}",
-                k.name,
-                c.problems,
-                c.sass
             );
         }
     }
