@@ -9,10 +9,10 @@
 //! - `quant_mxfp8`: MXFP8 for the Blackwell block-scaled GEMM (`gemm_sm100_mxfp8`): a UE8M0
 //!   power of two per 32 elements, written in the GEMM's factor image (its own docs below).
 //!
-//! The arithmetic of the first two, in f32 and in this order (the CPU reference repeats it bit for bit):
-//! `a = amax` (exact: `abs` and `max` do not round), `s = max(a / 448, 2⁻¹²⁶)` (`div.rn.f32`),
-//! `r = 1 / s` (`rcp.rn.f32`), `q = e4m3(x · r)` (`mul.f32`, then `cvt.rn.satfinite.e4m3x2.f32`,
-//! PTX ISA §9.7.9.21: ties to even, beyond ±448 saturated). 448 is E4M3's largest finite
+//! The arithmetic of the first two, in f32 and in this order (the CPU reference repeats it
+//! bit for bit): `a = amax` (exact: `abs` and `max` do not round), `s = max(a / 448, 2⁻¹²⁶)`
+//! (`div.rn.f32`), `r = 1 / s` (`rcp.rn.f32`), `q = e4m3(x · r)` (`mul.f32`, then
+//! `cvt.rn.satfinite.e4m3x2.f32`, PTX ISA §9.7.9.21: ties to even, beyond ±448 saturated). 448 is E4M3's largest finite
 //! value, so the row's largest element lands on (or rounds to) ±448 and none saturates but by
 //! the rounding of `x · r`.
 //!
