@@ -277,3 +277,41 @@ fn descriptor_start_addresses_are_masked_to_their_field() {
     }
     assert!(checked > 10, "only {checked} MMA kernels found");
 }
+
+/// The FP8 quantisers (`row_kernels::quant`, outside the catalogue: no problem kind for them
+/// yet) assemble without spills for every config and target, their conversions SASS's packed
+/// `F2FP` of two f32 values into E4M3 (the mnemonic with `E4M3` among its modifiers).
+#[test]
+fn the_quantisers_assemble_without_spills() {
+    use tirx_kernels::row_kernels::quant::mxfp8::quant_mxfp8;
+    use tirx_kernels::row_kernels::quant::{quant_block, quant_rowwise};
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    for k in [
+        &quant_rowwise::KERNEL,
+        &quant_block::KERNEL,
+        &quant_mxfp8::KERNEL,
+    ] {
+        for a in k.artifacts {
+            let c = check_artifact(k.name, a).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+            assert!(
+                c.problems.is_empty(),
+                "{} {} {}: {:?}",
+                k.name,
+                a.config,
+                a.target.name(),
+                c.problems
+            );
+            assert!(
+                c.sass
+                    .keys()
+                    .any(|op| op.starts_with("F2FP") && op.contains("E4M3")),
+                "{} {}: no E4M3 F2FP in {:?}",
+                k.name,
+                a.config,
+                c.sass
+            );
+        }
+    }
+}

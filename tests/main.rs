@@ -39,6 +39,8 @@ mod gpu_gemv;
 #[cfg(feature = "gpu")]
 mod gpu_paged;
 #[cfg(feature = "gpu")]
+mod gpu_quant;
+#[cfg(feature = "gpu")]
 mod gpu_rows;
 #[cfg(feature = "gpu")]
 mod gpu_rs;
@@ -58,6 +60,7 @@ mod pair_m128;
 mod pair_mma;
 mod pair_tmem_a;
 mod pipeline_counters;
+mod quant;
 mod regtile_lowering;
 mod roundtrip;
 mod rs_kernels;

@@ -107,6 +107,18 @@ impl Inst {
         )
     }
 
+    /// `cvt.rn.satfinite.e4m3x2.f32 d, hi, lo` / `….e5m2x2.f32` (§9.7.9.21 cvt; sm_89+, PTX
+    /// 7.8; `.satfinite` is required): two f32 values rounded to nearest even into OCP FP8 and
+    /// packed into a 16-bit register, `hi` in the upper byte. Beyond the largest finite value
+    /// (448, 57344), infinities included, the result saturates to it; NaN stays NaN.
+    pub fn cvt_rn_satfinite_fp8x2(fp8: &str, d: Handle<Var>, hi: Operand, lo: Operand) -> Inst {
+        inst(
+            format!("cvt.rn.satfinite.{fp8}x2.f32"),
+            vec![reg(d)],
+            vec![hi, lo],
+        )
+    }
+
     /// `st.shared.ty [addr+off], v` (§9.7.9.10 st).
     pub fn st_shared(ty: &str, addr: Handle<Var>, off: i64, v: Operand) -> Inst {
         inst(format!("st.shared.{ty}"), vec![], vec![mem(addr, off), v])

@@ -28,6 +28,7 @@ pub mod fp8;
 pub mod json;
 pub mod plot;
 pub mod progress;
+pub mod quant;
 pub mod report;
 pub mod rows;
 pub mod sweep;

@@ -27,6 +27,13 @@ pub enum BenchCmd {
     },
     /// The GEMMs against cuBLASLt (TFLOP/s).
     Gemm(GemmBench),
+    /// The FP8 quantisers (row-wise and 1×128 blocks, bf16 → E4M3) against the device copy
+    /// (TB/s of bytes moved).
+    Quant {
+        /// Shapes `M,N`; repeatable. Default: 8192×7168, 16384×4096 and 4096×16384.
+        #[arg(long = "shape")]
+        shapes: Vec<String>,
+    },
     /// The row kernels (softmax, RMSNorm, LayerNorm in GB/s) against the copy roof and the
     /// peers.
     Rows {
@@ -191,6 +198,7 @@ impl GemmBench {
 pub fn bench(rt: &Runtime, cmd: &BenchCmd) -> Result<bool, String> {
     match cmd {
         BenchCmd::Copy { shapes } => bench_copy(rt, shapes),
+        BenchCmd::Quant { shapes } => bench_quant(rt, shapes),
         BenchCmd::Gemm(g) => {
             if let Some(p) = g.fp8()? {
                 return bench_gemm_fp8(rt, &g.shapes, p);
@@ -272,6 +280,44 @@ fn bench_copy(rt: &Runtime, shapes: &[String]) -> Result<bool, String> {
     println!("{:<44} {:>10} {:>8}", "what", "median ms", "TB/s");
     for r in &rows {
         println!("{:<44} {:>10.4} {:>8.1}", r.what, r.median_ms, r.rate);
+    }
+    Ok(true)
+}
+
+/// `tirx bench quant`: each quantiser's rate and its fraction of the device copy's.
+fn bench_quant(rt: &Runtime, shapes: &[String]) -> Result<bool, String> {
+    use tirx_kernels::bench;
+    println!(
+        "{} (compute capability {:?}); median of {} runs after {} warm-up, inputs rotated past L2",
+        rt.name(),
+        rt.compute_capability(),
+        bench::RUNS,
+        bench::WARMUP
+    );
+    let shapes = if shapes.is_empty() {
+        ["8192,7168", "16384,4096", "4096,16384"]
+            .map(String::from)
+            .to_vec()
+    } else {
+        shapes.to_vec()
+    };
+    println!(
+        "{:<48} {:>10} {:>8} {:>8}",
+        "what", "median ms", "TB/s", "of copy"
+    );
+    for s in &shapes {
+        let v = parse_shape(s, 2)?;
+        let rows = bench::quant::quant(rt, v[0], v[1]).map_err(|e| e.to_string())?;
+        let copy = rows.last().map_or(f64::NAN, |r| r.rate);
+        for r in &rows {
+            println!(
+                "{:<48} {:>10.4} {:>8.2} {:>7.0}%",
+                r.what,
+                r.median_ms,
+                r.rate,
+                100.0 * r.rate / copy
+            );
+        }
     }
     Ok(true)
 }

@@ -1,7 +1,8 @@
 //! Row ops: softmax, RMSNorm and LayerNorm over the rows of a row-major `rows × cols` bf16
 //! matrix, one output row per input row. This module names the problem ([`RowOp`],
 //! [`RowProblem`]), counts its bytes the way the peers do, and holds the host entry [`run`];
-//! [`mod@reference`] is the f64 CPU reference and the checker.
+//! [`mod@reference`] is the f64 CPU reference and the checker; [`quant`] the reference of the
+//! FP8 quantisers (`row_kernels::quant`).
 //!
 //! What each op computes, per row `x` of `cols` elements (f32 accumulation on the GPU):
 //! - softmax: `y = exp(x − max x) / Σ exp(x − max x)`;
@@ -15,6 +16,7 @@
 //! - [`RowProblem::bytes`] counts only x read and y written, so GB/s compare with QuACK's and
 //!   with `../shared/ANCHORS.md`.
 
+pub mod quant;
 pub mod reference;
 
 use half::bf16;

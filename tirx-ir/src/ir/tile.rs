@@ -348,6 +348,10 @@ pub enum TUn {
     Sqrt,
     /// `tanh(x)`, `tanh.approx.f32` (§9.7.3.23, sm_75+).
     TanhApprox,
+    /// `to_bits(x)`: an f32's 32 bits as a `u32` (Rust's `f32::to_bits`), `mov.b32` (§9.7.9.1).
+    ToBits,
+    /// `from_bits(i)`: the f32 whose bits a 32-bit integer holds (`f32::from_bits`), `mov.b32`.
+    FromBits,
     /// Logical not of a predicate.
     Not,
     /// Round to a 16-bit float (`cvt.rn.bf16.f32` / `cvt.rn.f16.f32`), or widen to f32;
@@ -371,6 +375,8 @@ impl TUn {
             TUn::Rcp => "rcp",
             TUn::Sqrt => "sqrt",
             TUn::TanhApprox => "tanh_approx",
+            TUn::ToBits => "to_bits",
+            TUn::FromBits => "from_bits",
             TUn::Not => "not",
             TUn::Cast(ElemType::Bf16) => "cast_bf16",
             TUn::Cast(ElemType::F16) => "cast_f16",
@@ -391,7 +397,7 @@ impl TUn {
         }
     }
     /// Every function, for parsing.
-    pub const ALL: [TUn; 16] = [
+    pub const ALL: [TUn; 18] = [
         TUn::Neg,
         TUn::Abs,
         TUn::Exp2Approx,
@@ -402,6 +408,8 @@ impl TUn {
         TUn::Rcp,
         TUn::Sqrt,
         TUn::TanhApprox,
+        TUn::ToBits,
+        TUn::FromBits,
         TUn::Not,
         TUn::Cast(ElemType::Bf16),
         TUn::Cast(ElemType::F16),

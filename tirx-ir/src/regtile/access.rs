@@ -23,9 +23,12 @@
 //! registers written under a branch apart across it, and that cost 15 registers at 32 values
 //! per thread (a CTA per SM fewer for the 8k-column row kernels).
 //!
+//! An f32 tile stored into an `e4m3`/`e5m2` tensor is rounded to nearest even and saturated
+//! (`cvt.rn.satfinite.e4m3x2.f32`, pairs packed into words; a lone element by `st.global.b8`).
+//!
 //! PTX used: §9.7.9.8 ld / §9.7.9.10 st (vector forms, alignment), §9.7.9.21 cvt (the packed
-//! `cvt.rn.bf16x2.f32`: the first source goes to the upper half, the higher address), §9.7.9.1
-//! mov (packing and unpacking halves).
+//! `cvt.rn.bf16x2.f32` and `cvt.rn.satfinite.e4m3x2.f32`: the first source goes to the upper
+//! half, the higher address), §9.7.9.1 mov (packing and unpacking halves).
 
 use super::{RegTileError, frag, layout, origin};
 use crate::abi::{AbiParam, ElemType};
@@ -64,6 +67,26 @@ pub fn check_types(tile: ElemType, tensor: ElemType, store: bool) -> Result<(), 
     // Loads widen into f32 tiles; stores round f32 tiles and widen into f32 tensors.
     // Integers move only between tiles and tensors of their own type (a conversion to or
     // from floats is a `cast` in `compute`, with its rounding said there).
+    // An 8-bit float tensor takes stores of f32 tiles, rounded to nearest even and saturated
+    // (`cvt.rn.satfinite.e4m3x2.f32`): the output of a quantiser; a `ue8m0`, `u8` or `i8`
+    // tensor takes an integer tile's low bytes (a scale's biased exponent). Nothing else of
+    // one byte moves through registers.
+    if tensor.bytes() == 1 || tile.bytes() == 1 {
+        let bytes = matches!(tensor, ElemType::Ue8m0 | ElemType::U8 | ElemType::I8);
+        return if store && ((tile == ElemType::F32 && tensor.is_fp8()) || (tile.is_int() && bytes))
+        {
+            Ok(())
+        } else {
+            Err(RegTileError::Copy(format!(
+                "{} {} tile cannot be {} {} {} tensor: of the 8-bit types, register tiles only store into e4m3 and e5m2 tensors, from f32 tiles (rounded to nearest even, saturating), and into ue8m0, u8 and i8 tensors, from i32/u32 tiles (the low byte)",
+                article(tile),
+                tile.name(),
+                if store { "stored into" } else { "loaded from" },
+                article(tensor),
+                tensor.name(),
+            )))
+        };
+    }
     let ok = tile == tensor
         || (!tile.is_int()
             && !tensor.is_int()
@@ -213,7 +236,13 @@ pub(super) fn prepare(
     } else {
         coords.to_vec()
     };
-    let w = chunk_width(&l, elem.bytes());
+    // An integer tile's low bytes are stored one by one (`st.global.b8`; scales are few).
+    let bytes_of_ints = elem.bytes() == 1 && lw.k.buffers[buf].elem.is_int();
+    let w = if bytes_of_ints {
+        1
+    } else {
+        chunk_width(&l, elem.bytes())
+    };
     let chunks: Vec<Chunk> = (0..l.value_count())
         .step_by(w as usize)
         .map(|i| {
@@ -590,6 +619,36 @@ pub(crate) fn pack_words(
         .collect()
 }
 
+/// Rounds f32 registers to an 8-bit float type in pairs (`cvt.rn.satfinite.e4m3x2.f32 h,
+/// hi, lo`: the first source in the upper byte, the higher address, §9.7.9.21) and packs the
+/// pairs two to a 32-bit word (`mov.b32 {lo, hi}`); two values give one 16-bit word.
+pub(crate) fn pack_fp8(lw: &mut Lower, regs: &[Handle<Var>], fp8: ElemType) -> Vec<Handle<Var>> {
+    let halves: Vec<Handle<Var>> = regs
+        .chunks(2)
+        .map(|pair| {
+            let h = lw.var("q", T::B16);
+            lw.inst(Inst::cvt_rn_satfinite_fp8x2(
+                fp8.name(),
+                h,
+                reg(pair[1]),
+                reg(pair[0]),
+            ));
+            h
+        })
+        .collect();
+    if halves.len() == 1 {
+        return halves;
+    }
+    halves
+        .chunks(2)
+        .map(|hl| {
+            let wd = lw.var("st", T::U32);
+            lw.inst(Inst::pack_b32(wd, hl[0], hl[1]));
+            wd
+        })
+        .collect()
+}
+
 /// The values a store of a `tile` tile into `elem` memory writes, one register each: the
 /// tile's own registers when the types agree or when pairs will be rounded as they are packed
 /// (`w > 1`), else each value rounded (f32 → 16-bit) or widened (16-bit → f32) alone.
@@ -602,6 +661,9 @@ pub(crate) fn store_values(
 ) -> Vec<Handle<Var>> {
     match (tile, elem) {
         (t, e) if t == e => frag.to_vec(),
+        // 8-bit floats are rounded in pairs as they are packed (`store_fp8`); integers give
+        // their low bytes.
+        (_, e) if e.bytes() == 1 => frag.to_vec(),
         (ElemType::F32, half) if w == 1 => frag
             .iter()
             .map(|&r| {
@@ -678,6 +740,11 @@ fn store_chunk(
         return store_element(a, lw, vals, c, 0, p);
     }
     match a.elem {
+        e if e.is_fp8() => {
+            let words = pack_fp8(lw, regs, e);
+            let ty = if a.w == 2 { "b16" } else { "b32" };
+            lw.inst(guard(Inst::st_global_vec(ty, addr, off, &words), p));
+        }
         ElemType::F32 => lw.inst(guard(Inst::st_global_vec("f32", addr, off, regs), p)),
         e if e.is_int() => lw.inst(guard(Inst::st_global_vec("b32", addr, off, regs), p)),
         half => {
@@ -699,6 +766,23 @@ fn store_element(
     let off = ((c.dc + e) * a.elem.bytes()) as i64;
     let v = vals[(c.reg0 + e) as usize];
     match (a.elem, lw.k.vars[v].ty) {
+        (e, _) if e.is_fp8() => {
+            // One byte: the pair's upper byte rounds 0 and is not stored (`st.global.b8`
+            // stores the register's low byte, §9.7.9.10).
+            let h = lw.var("q", T::B16);
+            lw.inst(Inst::cvt_rn_satfinite_fp8x2(
+                e.name(),
+                h,
+                Operand::F32Bits(0),
+                reg(v),
+            ));
+            lw.inst(Inst::st_global("b8", addr, off, reg(h)).guarded(p, false));
+        }
+        // The low byte of a 32-bit register (§9.7.9.10 st; §5.2.4: the register may be wider
+        // than the instruction's type).
+        (e, _) if e.bytes() == 1 => {
+            lw.inst(Inst::st_global("b8", addr, off, reg(v)).guarded(p, false))
+        }
         (ElemType::F32, _) => lw.inst(Inst::st_global("f32", addr, off, reg(v)).guarded(p, false)),
         (e, _) if e.is_int() => {
             lw.inst(Inst::st_global("b32", addr, off, reg(v)).guarded(p, false))

@@ -404,6 +404,21 @@ fn eval_at(
                 }
             }
         }
+        // The same 32 bits in a register of the other type (§9.7.9.1 mov: `.b32` moves between
+        // any 32-bit registers).
+        P::Un(TUn::ToBits, a) => {
+            let (v, t) = eval(lw, l, org, a, i, memo);
+            let v = f32_of(lw, v, t);
+            let d = tmp(lw, T::U32);
+            lw.inst(Inst::mov("b32", d, v));
+            (reg(d), TType::U32)
+        }
+        P::Un(TUn::FromBits, a) => {
+            let (v, _) = eval(lw, l, org, a, i, memo);
+            let d = tmp(lw, T::F32);
+            lw.inst(Inst::mov("b32", d, v));
+            (reg(d), f32t)
+        }
         P::Un(TUn::Exp2Poly3, a) => {
             let (v, t) = eval(lw, l, org, a, i, memo);
             let v = f32_of(lw, v, t);
@@ -429,7 +444,9 @@ fn eval_at(
                 TUn::Rcp => "rcp.rn.f32",
                 TUn::Sqrt => "sqrt.rn.f32",
                 TUn::TanhApprox => "tanh.approx.f32",
-                TUn::Not | TUn::Cast(_) | TUn::Exp2Poly3 => unreachable!("handled above"),
+                TUn::Not | TUn::Cast(_) | TUn::Exp2Poly3 | TUn::ToBits | TUn::FromBits => {
+                    unreachable!("handled above")
+                }
             };
             let d = tmp(lw, T::F32);
             lw.inst(Inst::unary(op, d, v));

@@ -205,6 +205,8 @@ pub fn index_like(k: &Kernel, e: &TExpr) -> bool {
         TExpr::Tile(b) => !k.buffers[*b].elem.is_int(),
         TExpr::F32(_) | TExpr::Arg(_) | TExpr::Int(_) | TExpr::Index(_) => true,
         TExpr::Un(TUn::Cast(to), _) if to.is_int() => false,
+        // An f32's bits are data, not an index.
+        TExpr::Un(TUn::ToBits, _) => false,
         TExpr::Un(_, a) => sub(a),
         TExpr::Bin(_, a, b) | TExpr::Cmp(_, a, b) => sub(a) && sub(b),
         TExpr::Fma(a, b, c) | TExpr::Select(a, b, c) => sub(a) && sub(b) && sub(c),
@@ -308,6 +310,27 @@ pub fn ttype(k: &Kernel, e: &TExpr) -> Result<TType, RegTileError> {
             }
         },
         TExpr::Un(TUn::Cast(to), a) => cast_ttype(*to, ty(a)?)?,
+        // The bits of an f32, and back (16-bit floats widen first: `to_bits` is f32's).
+        TExpr::Un(TUn::ToBits, a) => match ty(a)? {
+            TType::Elem(_) => TType::U32,
+            t => {
+                return Err(RegTileError::Type {
+                    op: "to_bits",
+                    want: "a float (its f32 bits)",
+                    got: got(t),
+                });
+            }
+        },
+        TExpr::Un(TUn::FromBits, a) => match ty(a)? {
+            TType::U32 | TType::I32 => TType::Elem(ElemType::F32),
+            t => {
+                return Err(RegTileError::Type {
+                    op: "from_bits",
+                    want: "a 32-bit integer (the bits of an f32)",
+                    got: got(t),
+                });
+            }
+        },
         // `-x` and `abs(x)` of an `i32` (`neg.s32`, `abs.s32`: §9.7.1.6, §9.7.1.5).
         TExpr::Un(TUn::Neg | TUn::Abs, a) if ty(a)? == TType::I32 => TType::I32,
         TExpr::Un(f, a) => {

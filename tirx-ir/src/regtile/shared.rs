@@ -165,6 +165,13 @@ pub fn view_as(
             )));
         }
     };
+    if b.elem.bytes() == 1 {
+        // The 8-bit store path (`cvt.rn.satfinite.e4m3x2`) is written for global tensors only.
+        return Err(RegTileError::Copy(format!(
+            "a register tile does not move to or from a shared tile of {}: of the 8-bit types, register tiles only store into global e4m3/e5m2 tensors",
+            b.elem.name()
+        )));
+    }
     super::access::check_types(k.buffers[*t].elem, b.elem, store)
         .map_err(|e| RegTileError::Copy(e.to_string().replace("tensor", "shared tile")))?;
     let eb = b.elem.bytes();

@@ -396,6 +396,8 @@ impl Lowerer<'_> {
             | Id::Rcp
             | Id::Sqrt
             | Id::TanhApprox
+            | Id::ToBits
+            | Id::FromBits
             | Id::Abs
             | Id::Fma
             | Id::Select

@@ -279,6 +279,8 @@ impl Lowerer<'_> {
             Id::Rcp => Some(TUn::Rcp),
             Id::Sqrt => Some(TUn::Sqrt),
             Id::TanhApprox => Some(TUn::TanhApprox),
+            Id::ToBits => Some(TUn::ToBits),
+            Id::FromBits => Some(TUn::FromBits),
             Id::Abs => Some(TUn::Abs),
             _ => None,
         };

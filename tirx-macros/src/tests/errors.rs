@@ -528,7 +528,7 @@ fn a_bad_layout_in_one_config_does_not_cascade() {
 #[test]
 fn unknown_functions_list_the_nearest_ones() {
     let tile = "let t = regs::<f32>([64, 64], layout = blocked(vec = 8)); copy(t, src.tile(0, 0));";
-    let fns = "exp2_approx, exp2_poly3, log2_approx, rsqrt_approx, rcp_approx, rcp, sqrt, tanh_approx, abs, fma, select, cast, row_index, col_index, reduce_max, reduce_sum, reduce_min, argmax, argmin, gather, min, max";
+    let fns = "exp2_approx, exp2_poly3, log2_approx, rsqrt_approx, rcp_approx, rcp, sqrt, tanh_approx, to_bits, from_bits, abs, fma, select, cast, row_index, col_index, reduce_max, reduce_sum, reduce_min, argmax, argmin, gather, min, max";
     let own = "a function of your own is a `#[tile_fn]` of a `#[tile_module]` that holds this kernel (docs/language.md §10)";
     for (call, hint) in [
         ("exp(t)", "did you mean `exp2_approx` or `exp2_poly3`?"),

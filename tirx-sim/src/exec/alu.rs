@@ -408,8 +408,24 @@ pub(crate) fn cvt(dty: Type, sty: Type, m: CvtMode, a: u64) -> u64 {
     mask(v as u64, dw)
 }
 
-/// `cvt.rn[.relu][.satfinite].{f16x2,bf16x2}.f32 d, a, b`: `a` into the upper half.
+/// `cvt.rn[.relu][.satfinite].{f16x2,bf16x2}.f32 d, a, b`: `a` into the upper half; and
+/// `cvt.rn.satfinite[.relu].{e4m3x2,e5m2x2}.f32 d, a, b` (§9.7.9.21), two bytes in 16 bits.
 pub(crate) fn cvt_pack(dty: Type, m: CvtMode, a: u64, b: u64) -> u64 {
+    if matches!(dty, Type::E4m3x2 | Type::E5m2x2) {
+        let one = |v: u64| {
+            let mut x = f64::from(f32::from_bits(v as u32));
+            if m.relu && x < 0.0 {
+                x = 0.0;
+            }
+            let rnd = m.rnd.unwrap_or(Rnd::Rn);
+            u64::from(if dty == Type::E4m3x2 {
+                float::to_e4m3(x, rnd)
+            } else {
+                float::to_e5m2(x, rnd)
+            })
+        };
+        return (one(a) << 8) | one(b);
+    }
     let one = if dty == Type::F16x2 {
         Type::F16
     } else {

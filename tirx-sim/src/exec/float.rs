@@ -141,6 +141,38 @@ pub fn round_to(x: f64, fmt: Format, rnd: Rnd) -> u64 {
     sign | ((e as u64) << fmt.frac) | (q & ((1 << fmt.frac) - 1))
 }
 
+/// `x` rounded to OCP FP8 E4M3 (the `e4m3fn` of the OCP 8-bit float spec: bias 7, no
+/// infinity, S.1111.111 the only NaN, largest finite 448) with `.satfinite` (PTX ISA
+/// §9.7.9.21: beyond ±448, infinities included, gives ±448; NaN gives 0x7f).
+///
+/// E4M3 is rounded as a 5-bit-exponent format (bias 15) of `x · 2⁻⁸`: the two share their
+/// quanta at every magnitude below 2⁹ (the smallest normal 2⁻⁶ of E4M3 is 2⁻¹⁴ of the wider
+/// one, subnormals included), so the 9-bit result's low eight bits are E4M3's whenever it
+/// does not saturate.
+pub fn to_e4m3(x: f64, rnd: Rnd) -> u8 {
+    if x.is_nan() {
+        return 0x7f;
+    }
+    let wide = round_to(x * 2f64.powi(-8), Format { frac: 3, exp: 5 }, rnd);
+    let neg = (wide >> 8) & 1 == 1;
+    let mag = (wide & 0xff).min(0x7e) as u8;
+    (u8::from(neg) << 7) | mag
+}
+
+/// `x` rounded to OCP FP8 E5M2 (IEEE-like: bias 15, infinities, largest finite 57344) with
+/// `.satfinite`: out of range, infinities included, gives the largest finite; NaN 0x7f.
+pub fn to_e5m2(x: f64, rnd: Rnd) -> u8 {
+    if x.is_nan() {
+        return 0x7f;
+    }
+    let b = round_to(x, Format { frac: 2, exp: 5 }, rnd) as u8;
+    if b & 0x7f >= 0x7c {
+        (b & 0x80) | 0x7b
+    } else {
+        b
+    }
+}
+
 /// Decodes a value of `fmt` (f16 or bf16 bits) exactly into an f64.
 pub fn decode(bits: u64, fmt: Format) -> f64 {
     let neg = bits >> (fmt.width() - 1) & 1 == 1;

@@ -214,10 +214,14 @@ pub enum Type {
     F32,
     F64,
     Pred,
+    /// Two OCP FP8 E4M3 values in 16 bits (`cvt`'s packed destination, §9.7.9.21).
+    E4m3x2,
+    /// Two OCP FP8 E5M2 values in 16 bits.
+    E5m2x2,
 }
 
 /// Every type with its spelling, in declaration order: the one table `name`/`from_name` read.
-const TYPES: [(Type, &str, u32); 21] = [
+const TYPES: [(Type, &str, u32); 23] = [
     (Type::B8, "b8", 1),
     (Type::B16, "b16", 2),
     (Type::B32, "b32", 4),
@@ -240,6 +244,8 @@ const TYPES: [(Type, &str, u32); 21] = [
     (Type::F64, "f64", 8),
     // A predicate has no memory size; 1 keeps `size_bytes` total.
     (Type::Pred, "pred", 1),
+    (Type::E4m3x2, "e4m3x2", 2),
+    (Type::E5m2x2, "e5m2x2", 2),
 ];
 
 // `TYPES` lists the variants in declaration order, so a variant indexes its own row.

@@ -2,10 +2,12 @@
 //!
 //! When: `copy(y.tile(r, c), t)` with `t` a register tile of any layout, `y` row-major 2-D,
 //! run by the threads that own `t`; an f32 tile rounds to the tensor's type (to nearest
-//! even), 16-bit tiles keep theirs or widen into an f32 tensor.
+//! even; into `e4m3`/`e5m2` saturating), 16-bit tiles keep theirs or widen into an f32
+//! tensor, and an `i32`/`u32` tile gives its low bytes to a `ue8m0`, `u8` or `i8` tensor.
 //! Before: `copy global y[%r, %c] <- @t`
 //! After: the fast/edge paths of `regtile::access`: per chunk, pairs packed by
-//! `cvt.rn.bf16x2.f32` into `st.global.v4.b32`, or masked element stores at the edges.
+//! `cvt.rn.bf16x2.f32` (or `cvt.rn.satfinite.e4m3x2.f32`, four bytes a word) into
+//! `st.global.v4.b32`, or masked element stores at the edges (`st.global.b8` for bytes).
 //! (A wgmma accumulator without other layout goes to `reg_epilogue` first, by priority.)
 
 use crate::diag::Diagnostics;

@@ -666,8 +666,15 @@ fn cvt(cx: &Cx<'_>) -> Result<Op, SimError> {
         relu: cx.has("relu"),
         satfinite: cx.has("satfinite"),
     };
-    if matches!(dty, Type::F16x2 | Type::Bf16x2) {
+    if matches!(
+        dty,
+        Type::F16x2 | Type::Bf16x2 | Type::E4m3x2 | Type::E5m2x2
+    ) {
         cx.n(3)?;
+        if matches!(dty, Type::E4m3x2 | Type::E5m2x2) && !mode.satfinite {
+            // §9.7.9.21: the FP8 destinations take `.satfinite` always.
+            return Err(cx.err("cvt to e4m3x2/e5m2x2 needs .satfinite"));
+        }
         if sty != Type::F32 {
             return Err(cx.err("packed conversion from a type other than f32"));
         }
@@ -683,7 +690,13 @@ fn cvt(cx: &Cx<'_>) -> Result<Op, SimError> {
     let supported = |t: Type| {
         !matches!(
             t,
-            Type::F16x2 | Type::Bf16x2 | Type::Tf32 | Type::Pred | Type::B128
+            Type::F16x2
+                | Type::Bf16x2
+                | Type::E4m3x2
+                | Type::E5m2x2
+                | Type::Tf32
+                | Type::Pred
+                | Type::B128
         )
     };
     if !supported(dty) || !supported(sty) {

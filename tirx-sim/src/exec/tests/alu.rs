@@ -318,3 +318,44 @@ fn b128_registers_pack_copy_store_and_unpack() {
         "the high half at bytes 8..16"
     );
 }
+
+#[test]
+fn fp8_pairs_round_to_nearest_even_and_saturate() {
+    use super::super::alu::cvt_pack;
+    let sat = CvtMode {
+        satfinite: true,
+        ..RN
+    };
+    let e4 = |x: f32| cvt_pack(Type::E4m3x2, sat, 0, u64::from(x.to_bits())) as u8;
+    let e5 = |x: f32| cvt_pack(Type::E5m2x2, sat, 0, u64::from(x.to_bits())) as u8;
+    // E4M3: 1.0 is 0x38; 448 the largest finite, 0x7e; past it (and ∞) saturates.
+    assert_eq!(e4(1.0), 0x38);
+    assert_eq!(e4(448.0), 0x7e);
+    assert_eq!(e4(463.0), 0x7e);
+    assert_eq!(e4(1.0e9), 0x7e);
+    assert_eq!(e4(f32::NEG_INFINITY), 0xfe);
+    assert_eq!(e4(f32::NAN), 0x7f);
+    // Ties to even: 1 + 1/16 between 1.0 (even) and 1.125; 1 + 3/16 between 1.125 and 1.25.
+    assert_eq!(e4(1.0625), 0x38);
+    assert_eq!(e4(1.1875), 0x3a);
+    assert_eq!(e4(-1.1875), 0xba);
+    // Subnormals: 2⁻⁹ is the smallest; 2⁻¹⁰ ties to 0; 3·2⁻¹⁰ to 2·2⁻⁹.
+    assert_eq!(e4(2f32.powi(-9)), 0x01);
+    assert_eq!(e4(2f32.powi(-10)), 0x00);
+    assert_eq!(e4(3.0 * 2f32.powi(-10)), 0x02);
+    // The smallest normal 2⁻⁶.
+    assert_eq!(e4(2f32.powi(-6)), 0x08);
+    // E5M2: 1.0 is 0x3c; 57344 the largest finite; ∞ saturates to it.
+    assert_eq!(e5(1.0), 0x3c);
+    assert_eq!(e5(57344.0), 0x7b);
+    assert_eq!(e5(f32::INFINITY), 0x7b);
+    assert_eq!(e5(-1.0e9), 0xfb);
+    // The first source lands in the upper byte (the higher address).
+    let both = cvt_pack(
+        Type::E4m3x2,
+        sat,
+        u64::from(2f32.to_bits()),
+        u64::from(1f32.to_bits()),
+    );
+    assert_eq!(both, 0x4038);
+}
