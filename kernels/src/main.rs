@@ -547,7 +547,7 @@ mod tests {
         let cmd = Cli::command();
         let bench = cmd.find_subcommand("bench").expect("bench");
         let families: Vec<&str> = bench.get_subcommands().map(|c| c.get_name()).collect();
-        assert_eq!(families, ["copy", "gemm", "rows", "attention"]);
+        assert_eq!(families, ["copy", "gemm", "quant", "rows", "attention"]);
         assert!(Cli::try_parse_from(["tirx", "tune", "rows"]).is_err());
         // An option of another family is refused.
         assert!(Cli::try_parse_from(["tirx", "bench", "copy", "--quick"]).is_err());
