@@ -173,6 +173,59 @@ fn mxfp8_quantises_into_the_gemms_factor_image() {
     }
 }
 
+/// Runs `quant_nvfp4` on `inputs(m, k)` in the emulator: `q` and the factor image poisoned;
+/// returns x, q's bytes and the image's.
+fn run_nvfp4(m: usize, k: usize, seed: u64) -> (Vec<bf16>, Vec<u8>, Vec<u8>) {
+    use tirx_kernels::row_kernels::quant::nvfp4::quant_nvfp4;
+    let art = &quant_nvfp4::KERNEL.artifacts[0];
+    let x = inputs(m, k, seed);
+    let [ms, ks] = [m.div_ceil(128) * 32, k.div_ceil(64) * 16];
+    let mut dev = Device::new();
+    let xb: Vec<u8> = x.iter().flat_map(|v| v.to_bits().to_le_bytes()).collect();
+    let xt = put(&mut dev, &xb, ElemType::Bf16, &[m, k]);
+    let qt = put(&mut dev, &vec![0xa5; m * k / 2], ElemType::E2m1x2, &[m, k / 2]);
+    let st = put(&mut dev, &vec![0xff; ms * ks], ElemType::Ue4m3, &[ms, ks]);
+    simulate::launch(
+        art.ptx,
+        &(art.signature)(),
+        &mut dev,
+        (&[xt, qt.clone(), st.clone()], &[]),
+        seed,
+        &EMULATED,
+    )
+    .unwrap_or_else(|e| panic!("quant_nvfp4: {e}"));
+    let q = dev.read(qt.addr, m * k / 2).expect("q");
+    let img = dev.read(st.addr, ms * ks).expect("sf");
+    (x, q, img)
+}
+
+/// `quant_nvfp4` against `quantise_nvfp4` bit for bit — rows of magnitudes 2⁻²⁰ to 2²⁰ (UE4M3
+/// factors subnormal, normal and saturated at 448), a zero row, rows near 1e-38 and 3e38 —
+/// with the factor image `nvfp4_image` lays out; tails in M and K (a partial 16-element
+/// block, a partial 64-column tile, rows of an odd number of bytes).
+#[test]
+fn nvfp4_quantises_into_the_gemms_factor_image() {
+    use tirx_kernels::rows::quant::{nvfp4_image, quantise_nvfp4};
+    for (i, (m, k)) in [(45, 200), (33, 198), (130, 136), (64, 128)].into_iter().enumerate() {
+        let (x, q, img) = run_nvfp4(m, k, 90 + i as u64);
+        let (wq, wf) = quantise_nvfp4(&x, m, k);
+        for (j, (g, w)) in q.iter().zip(&wq).enumerate() {
+            let (r, b) = (j / (k / 2), j % (k / 2));
+            assert_eq!(
+                g, w,
+                "{m}x{k} q[{r}][{b}] from ({}, {}), factor {:?}",
+                x[r * k + 2 * b],
+                x[r * k + 2 * b + 1],
+                wf[r * k.div_ceil(16) + 2 * b / 16]
+            );
+        }
+        let want = nvfp4_image(&wf, m, k, tirx::ue4m3(0xff));
+        for (j, (g, w)) in img.iter().zip(&want).enumerate() {
+            assert_eq!(*g, w.0, "{m}x{k}: image byte {j}");
+        }
+    }
+}
+
 /// The round trip: A and B quantised by `quant_mxfp8` in the emulator feed
 /// `gemm_sm100_mxfp8` there, on the same device memory (the factor images zeroed first, as
 /// the kernel's docs ask); D matches the f64 product of the dequantised operands (the

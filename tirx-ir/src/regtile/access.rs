@@ -68,19 +68,22 @@ pub fn check_types(tile: ElemType, tensor: ElemType, store: bool) -> Result<(), 
     // Integers move only between tiles and tensors of their own type (a conversion to or
     // from floats is a `cast` in `compute`, with its rounding said there).
     // An 8-bit float tensor takes stores of f32 tiles, rounded to nearest even and saturated
-    // (`cvt.rn.satfinite.e4m3x2.f32`): the output of a quantiser; a `ue8m0`, `u8` or `i8`
-    // tensor takes an integer tile's low bytes (a scale's biased exponent). Nothing else of
-    // one byte moves through registers.
+    // (`cvt.rn.satfinite.e4m3x2.f32`): the output of a quantiser; a `ue8m0`, `ue4m3`, `u8`
+    // or `i8` tensor takes an integer tile's low bytes (a scale's biased exponent, a UE4M3
+    // factor's bits). Nothing else of one byte moves through registers.
     // An `e2m1x2` tensor (two FP4 values a byte) takes stores of f32 tiles, two adjacent
     // columns a byte (`cvt.rn.satfinite.e2m1x2.f32`, sm_100a).
     if tensor.bytes() == 1 || tile.bytes() == 1 {
-        let bytes = matches!(tensor, ElemType::Ue8m0 | ElemType::U8 | ElemType::I8);
+        let bytes = matches!(
+            tensor,
+            ElemType::Ue8m0 | ElemType::Ue4m3 | ElemType::U8 | ElemType::I8
+        );
         let float = tensor.is_fp8() || tensor == ElemType::E2m1x2;
         return if store && ((tile == ElemType::F32 && float) || (tile.is_int() && bytes)) {
             Ok(())
         } else {
             Err(RegTileError::Copy(format!(
-                "{} {} tile cannot be {} {} {} tensor: of the 8-bit types, register tiles only store into e4m3, e5m2 and e2m1x2 tensors, from f32 tiles (rounded to nearest even, saturating), and into ue8m0, u8 and i8 tensors, from i32/u32 tiles (the low byte)",
+                "{} {} tile cannot be {} {} {} tensor: of the 8-bit types, register tiles only store into e4m3, e5m2 and e2m1x2 tensors, from f32 tiles (rounded to nearest even, saturating), and into ue8m0, ue4m3, u8 and i8 tensors, from i32/u32 tiles (the low byte)",
                 article(tile),
                 tile.name(),
                 if store { "stored into" } else { "loaded from" },
