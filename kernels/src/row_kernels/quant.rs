@@ -7,7 +7,10 @@
 //! - `quant_block`: one scale per 128 consecutive columns of a row, `s[i, b]` over
 //!   `x[i, 128·b .. 128·b + 128]`, scales `[M, cdiv(N, 128)]` row-major;
 //! - `quant_mxfp8`: MXFP8 for the Blackwell block-scaled GEMM (`gemm_sm100_mxfp8`): a UE8M0
-//!   power of two per 32 elements, written in the GEMM's factor image (its own docs below).
+//!   power of two per 32 elements, written in the GEMM's factor image (its own docs below);
+//! - `quant_nvfp4`: NVFP4 for `gemm_sm100_nvfp4` (sm_100a): E2M1 elements two a byte and a
+//!   UE4M3 factor per 16, in the GEMM's factor image (its own docs below). Verified in the
+//!   emulator and by ptxas only; it has not run on a GPU.
 //!
 //! The arithmetic of the first two, in f32 and in this order (the CPU reference repeats it
 //! bit for bit): `a = amax` (exact: `abs` and `max` do not round), `s = max(a / 448, 2⁻¹²⁶)`
@@ -236,7 +239,10 @@ pub mod nvfp4 {
         #[shape(M, KB)] q: Tensor<e2m1x2>,
         #[shape(MS, KS)] sf: Tensor<ue4m3>,
     ) {
-        static_assert(2 * KB == K, "q holds two values a byte: [M, K / 2] with K even");
+        static_assert(
+            2 * KB == K,
+            "q holds two values a byte: [M, K / 2] with K even",
+        );
         static_assert(
             MS == cdiv(M, 128) * 32 && KS == cdiv(K, 64) * 16,
             "sf is the factor image of x: [cdiv(M, 128)·32, cdiv(K, 64)·16] bytes",

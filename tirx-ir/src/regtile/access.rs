@@ -24,7 +24,10 @@
 //! per thread (a CTA per SM fewer for the 8k-column row kernels).
 //!
 //! An f32 tile stored into an `e4m3`/`e5m2` tensor is rounded to nearest even and saturated
-//! (`cvt.rn.satfinite.e4m3x2.f32`, pairs packed into words; a lone element by `st.global.b8`).
+//! (`cvt.rn.satfinite.e4m3x2.f32`, pairs packed into words; a lone element by `st.global.b8`);
+//! into an `e2m1x2` tensor, two adjacent columns a byte (`cvt.rn.satfinite.e2m1x2.f32` into
+//! `.b8` registers, four packed into a word), the columns counting values and the addresses
+//! bytes (column `c` in byte `c / 2`), pairs whole at every edge (`N` is even).
 //!
 //! PTX used: §9.7.9.8 ld / §9.7.9.10 st (vector forms, alignment), §9.7.9.21 cvt (the packed
 //! `cvt.rn.bf16x2.f32` and `cvt.rn.satfinite.e4m3x2.f32`: the first source goes to the upper
@@ -833,7 +836,7 @@ fn store_element(
     if a.elem == ElemType::E2m1x2 {
         // A pair at a time: the even element stores the byte of itself and the next (both
         // inside or both past `N`, which is even), the odd one nothing.
-        if e % 2 == 0 {
+        if e.is_multiple_of(2) {
             let pair = &vals[(c.reg0 + e) as usize..(c.reg0 + e + 2) as usize];
             store_fp4(lw, pair, addr, i64::from((c.dc + e) / 2), Some(p));
         }
