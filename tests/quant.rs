@@ -582,4 +582,11 @@ fn the_quantisers_refuse_shapes_they_do_not_cover() {
         [b, e4, ElemType::Ue8m0],
     );
     assert!(a.contains("factor image"), "{a}");
+    // NVFP4: an odd K has no [M, K / 2] byte matrix, and the image is per 64 columns.
+    let nv = &tirx_kernels::row_kernels::quant::nvfp4::quant_nvfp4::KERNEL.artifacts[0];
+    let (e2, u4) = (ElemType::E2m1x2, ElemType::Ue4m3);
+    let a = refused(nv, [&[64, 129], &[64, 64], &[32, 48]], [b, e2, u4]);
+    assert!(a.starts_with("2 * KB == K"), "{a}");
+    let a = refused(nv, [&[64, 256], &[64, 128], &[32, 32]], [b, e2, u4]);
+    assert!(a.contains("factor image"), "{a}");
 }
