@@ -278,20 +278,23 @@ fn descriptor_start_addresses_are_masked_to_their_field() {
     assert!(checked > 10, "only {checked} MMA kernels found");
 }
 
-/// The FP8 quantisers (`row_kernels::quant`, outside the catalogue: no problem kind for them
-/// yet) assemble without spills for every config and target, their conversions SASS's packed
-/// `F2FP` of two f32 values into E4M3 (the mnemonic with `E4M3` among its modifiers).
+/// The FP8 and FP4 quantisers (`row_kernels::quant`, outside the catalogue: no problem kind
+/// for them yet) assemble without spills for every config and target, their conversions
+/// SASS's packed `F2FP` of two f32 values into E4M3 (the mnemonic with `E4M3` among its
+/// modifiers), NVFP4's into E2M1.
 #[test]
 fn the_quantisers_assemble_without_spills() {
     use tirx_kernels::row_kernels::quant::mxfp8::quant_mxfp8;
+    use tirx_kernels::row_kernels::quant::nvfp4::quant_nvfp4;
     use tirx_kernels::row_kernels::quant::{quant_block, quant_rowwise};
     if tool_for_test(find_ptxas()).is_none() {
         return;
     }
-    for k in [
-        &quant_rowwise::KERNEL,
-        &quant_block::KERNEL,
-        &quant_mxfp8::KERNEL,
+    for (k, fmt) in [
+        (&quant_rowwise::KERNEL, "E4M3"),
+        (&quant_block::KERNEL, "E4M3"),
+        (&quant_mxfp8::KERNEL, "E4M3"),
+        (&quant_nvfp4::KERNEL, "E2M1"),
     ] {
         for a in k.artifacts {
             let c = check_artifact(k.name, a).unwrap_or_else(|e| panic!("{}: {e}", k.name));
@@ -306,8 +309,8 @@ fn the_quantisers_assemble_without_spills() {
             assert!(
                 c.sass
                     .keys()
-                    .any(|op| op.starts_with("F2FP") && op.contains("E4M3")),
-                "{} {}: no E4M3 F2FP in {:?}",
+                    .any(|op| op.starts_with("F2FP") && op.contains(fmt)),
+                "{} {}: no {fmt} F2FP in {:?}",
                 k.name,
                 a.config,
                 c.sass

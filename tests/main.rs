@@ -15,6 +15,7 @@ mod dispatch;
 mod elem_types;
 mod exp2_poly;
 mod f16_acc;
+mod fp4_store;
 mod gather;
 #[cfg(feature = "gpu")]
 mod gpu;

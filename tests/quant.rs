@@ -6,7 +6,10 @@
 //! with ptxas without spills, its stores rounded by `cvt.rn.satfinite.e4m3x2.f32`. MXFP8's
 //! quantiser writes the factor image the Blackwell GEMM reads, and its output fed to
 //! `gemm_sm100_mxfp8` in the emulator gives the product of the dequantised operands, as the
-//! row-wise quantiser's does through the Hopper FP8 GEMM's row-scaled path.
+//! row-wise quantiser's does through the Hopper FP8 GEMM's row-scaled path. NVFP4's
+//! (`quant_nvfp4`, sm_100a) writes E2M1 pairs and the UE4M3 factor image bit for bit against
+//! `rows::quant::quantise_nvfp4`, and feeds `gemm_sm100_nvfp4` in the emulator (there is no
+//! Blackwell GPU here: nothing claims it ran on one).
 
 use half::bf16;
 use tirx::KernelArtifact;
@@ -173,6 +176,68 @@ fn mxfp8_quantises_into_the_gemms_factor_image() {
     }
 }
 
+/// Runs `quant_nvfp4` on `inputs(m, k)` in the emulator: `q` and the factor image poisoned;
+/// returns x, q's bytes and the image's.
+fn run_nvfp4(m: usize, k: usize, seed: u64) -> (Vec<bf16>, Vec<u8>, Vec<u8>) {
+    use tirx_kernels::row_kernels::quant::nvfp4::quant_nvfp4;
+    let art = &quant_nvfp4::KERNEL.artifacts[0];
+    let x = inputs(m, k, seed);
+    let [ms, ks] = [m.div_ceil(128) * 32, k.div_ceil(64) * 16];
+    let mut dev = Device::new();
+    let xb: Vec<u8> = x.iter().flat_map(|v| v.to_bits().to_le_bytes()).collect();
+    let xt = put(&mut dev, &xb, ElemType::Bf16, &[m, k]);
+    let qt = put(
+        &mut dev,
+        &vec![0xa5; m * k / 2],
+        ElemType::E2m1x2,
+        &[m, k / 2],
+    );
+    let st = put(&mut dev, &vec![0xff; ms * ks], ElemType::Ue4m3, &[ms, ks]);
+    simulate::launch(
+        art.ptx,
+        &(art.signature)(),
+        &mut dev,
+        (&[xt, qt.clone(), st.clone()], &[]),
+        seed,
+        &EMULATED,
+    )
+    .unwrap_or_else(|e| panic!("quant_nvfp4: {e}"));
+    let q = dev.read(qt.addr, m * k / 2).expect("q");
+    let img = dev.read(st.addr, ms * ks).expect("sf");
+    (x, q, img)
+}
+
+/// `quant_nvfp4` against `quantise_nvfp4` bit for bit — rows of magnitudes 2⁻²⁰ to 2²⁰ (UE4M3
+/// factors subnormal, normal and saturated at 448), a zero row, rows near 1e-38 and 3e38 —
+/// with the factor image `nvfp4_image` lays out; tails in M and K (a partial 16-element
+/// block, a partial 64-column tile, rows of an odd number of bytes).
+#[test]
+fn nvfp4_quantises_into_the_gemms_factor_image() {
+    use tirx_kernels::rows::quant::{nvfp4_image, quantise_nvfp4};
+    for (i, (m, k)) in [(45, 200), (33, 198), (130, 136), (64, 128)]
+        .into_iter()
+        .enumerate()
+    {
+        let (x, q, img) = run_nvfp4(m, k, 90 + i as u64);
+        let (wq, wf) = quantise_nvfp4(&x, m, k);
+        for (j, (g, w)) in q.iter().zip(&wq).enumerate() {
+            let (r, b) = (j / (k / 2), j % (k / 2));
+            assert_eq!(
+                g,
+                w,
+                "{m}x{k} q[{r}][{b}] from ({}, {}), factor {:?}",
+                x[r * k + 2 * b],
+                x[r * k + 2 * b + 1],
+                wf[r * k.div_ceil(16) + 2 * b / 16]
+            );
+        }
+        let want = nvfp4_image(&wf, m, k, tirx::ue4m3(0xff));
+        for (j, (g, w)) in img.iter().zip(&want).enumerate() {
+            assert_eq!(*g, w.0, "{m}x{k}: image byte {j}");
+        }
+    }
+}
+
 /// The round trip: A and B quantised by `quant_mxfp8` in the emulator feed
 /// `gemm_sm100_mxfp8` there, on the same device memory (the factor images zeroed first, as
 /// the kernel's docs ask); D matches the f64 product of the dequantised operands (the
@@ -253,6 +318,99 @@ fn mxfp8_quantised_operands_feed_the_block_scaled_gemm() {
             );
             // Each operand within 2⁻⁴ relative (E4M3's half quantum, no saturation).
             let qtol = mag * 0.14 + tol;
+            assert!(
+                (g - exact).abs() <= qtol,
+                "D[{r}][{c}] = {g}, bf16 product {exact} (±{qtol})"
+            );
+        }
+    }
+}
+
+/// The NVFP4 round trip: A and B quantised by `quant_nvfp4` in the emulator feed
+/// `gemm_sm100_nvfp4` there, on the same device memory (the factor images zeroed first, as the
+/// kernel's docs ask); D matches the f64 product of the dequantised operands (the reference's
+/// E2M1 values times its UE4M3 factors) to the GEMM's own accuracy, and the bf16 product of
+/// the unquantised inputs to within half of `Σ |a·b|` (a coarse check that the quantised
+/// operands are the inputs', not a bound on E2M1's error).
+#[test]
+fn nvfp4_quantised_operands_feed_the_block_scaled_gemm() {
+    use tirx_kernels::gemm::nvfp4_tcgen05::gemm_sm100_nvfp4;
+    use tirx_kernels::row_kernels::quant::nvfp4::quant_nvfp4;
+    use tirx_kernels::rows::quant::quantise_nvfp4;
+    // K = 416: 208-byte rows (TMA's 16-byte strides), a partial 256-value K tile.
+    let (m, n, k) = (130, 136, 416);
+    let quant = &quant_nvfp4::KERNEL.artifacts[0];
+    let gemm = gemm_sm100_nvfp4::KERNEL
+        .artifacts
+        .iter()
+        .find(|a| a.config == "n128")
+        .expect("n128");
+    let mut rng = Rng::new(91);
+    let mut vals = |len: usize| -> Vec<bf16> {
+        (0..len)
+            .map(|_| bf16::from_f32(rng.unit() * 2f32.powi(rng.range(0, 7) as i32 - 2)))
+            .collect()
+    };
+    let (xa, xb) = (vals(m * k), vals(n * k));
+    let mut dev = Device::new();
+    let operand = |dev: &mut Device, x: &[bf16], rows: usize| {
+        let xb: Vec<u8> = x.iter().flat_map(|v| v.to_bits().to_le_bytes()).collect();
+        let xt = put(dev, &xb, ElemType::Bf16, &[rows, k]);
+        let qt = put(
+            dev,
+            &vec![0xa5; rows * k / 2],
+            ElemType::E2m1x2,
+            &[rows, k / 2],
+        );
+        let shape = [rows.div_ceil(128) * 32, k.div_ceil(64) * 16];
+        let st = put(dev, &vec![0; shape[0] * shape[1]], ElemType::Ue4m3, &shape);
+        simulate::launch(
+            quant.ptx,
+            &(quant.signature)(),
+            dev,
+            (&[xt, qt.clone(), st.clone()], &[]),
+            7,
+            &EMULATED,
+        )
+        .expect("quantises");
+        (qt, st)
+    };
+    let (qa, sa) = operand(&mut dev, &xa, m);
+    let (qb, sb) = operand(&mut dev, &xb, n);
+    let dt = put(&mut dev, &vec![0xff; m * n * 2], ElemType::Bf16, &[m, n]);
+    super::sim_exec::sim_launch(gemm, &mut dev, &[qa, qb, sa, sb, dt.clone()], &[], 5)
+        .unwrap_or_else(|e| panic!("the GEMM: {e}"));
+    let got = simulate::decode(&dev.read(dt.addr, m * n * 2).unwrap(), ElemType::Bf16);
+    let deq = |x: &[bf16], rows: usize| -> Vec<f64> {
+        let (q, f) = quantise_nvfp4(x, rows, k);
+        let kb = k.div_ceil(16);
+        (0..rows * k)
+            .map(|j| {
+                let s = f[(j / k) * kb + (j % k) / 16].to_f64();
+                tirx::e2m1x2(q[j / 2]).to_f64()[j % 2] * s
+            })
+            .collect()
+    };
+    let (da, db) = (deq(&xa, m), deq(&xb, n));
+    for r in 0..m {
+        for c in 0..n {
+            let (mut want, mut mag, mut exact, mut xmag) = (0.0, 0.0, 0.0, 0.0);
+            for i in 0..k {
+                let p = da[r * k + i] * db[c * k + i];
+                want += p;
+                mag += p.abs();
+                let e = xa[r * k + i].to_f64() * xb[c * k + i].to_f64();
+                exact += e;
+                xmag += e.abs();
+            }
+            let g = got[r * n + c];
+            let tol = want.abs() * 2f64.powi(-8) + mag * 2f64.powi(-20) + 1e-30;
+            assert!(
+                (g - want).abs() <= tol,
+                "D[{r}][{c}] = {g}, want {want} (±{tol})"
+            );
+            // Coarse: the product's sign and size.
+            let qtol = xmag * 0.5 + tol;
             assert!(
                 (g - exact).abs() <= qtol,
                 "D[{r}][{c}] = {g}, bf16 product {exact} (±{qtol})"
@@ -423,5 +581,12 @@ fn the_quantisers_refuse_shapes_they_do_not_cover() {
         [&[64, 256], &[64, 256], &[64, 8]],
         [b, e4, ElemType::Ue8m0],
     );
+    assert!(a.contains("factor image"), "{a}");
+    // NVFP4: an odd K has no [M, K / 2] byte matrix, and the image is per 64 columns.
+    let nv = &tirx_kernels::row_kernels::quant::nvfp4::quant_nvfp4::KERNEL.artifacts[0];
+    let (e2, u4) = (ElemType::E2m1x2, ElemType::Ue4m3);
+    let a = refused(nv, [&[64, 129], &[64, 64], &[32, 48]], [b, e2, u4]);
+    assert!(a.starts_with("2 * KB == K"), "{a}");
+    let a = refused(nv, [&[64, 256], &[64, 128], &[32, 32]], [b, e2, u4]);
     assert!(a.contains("factor image"), "{a}");
 }

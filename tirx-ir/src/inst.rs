@@ -119,6 +119,14 @@ impl Inst {
         )
     }
 
+    /// `cvt.rn.satfinite.e2m1x2.f32 d, hi, lo` (§9.7.9.21 cvt; sm_100a+, PTX 8.6;
+    /// `.satfinite` is required): two f32 values rounded to nearest even into OCP FP4 E2M1
+    /// (±{0, 0.5, 1, 1.5, 2, 3, 4, 6}) and packed into an 8-bit register, `hi` in the upper
+    /// nibble. Beyond ±6, infinities included, the result saturates to ±6.
+    pub fn cvt_rn_satfinite_e2m1x2(d: Handle<Var>, hi: Operand, lo: Operand) -> Inst {
+        inst("cvt.rn.satfinite.e2m1x2.f32", vec![reg(d)], vec![hi, lo])
+    }
+
     /// `st.shared.ty [addr+off], v` (§9.7.9.10 st).
     pub fn st_shared(ty: &str, addr: Handle<Var>, off: i64, v: Operand) -> Inst {
         inst(format!("st.shared.{ty}"), vec![], vec![mem(addr, off), v])

@@ -40,6 +40,7 @@ impl Namer {
     pub fn prefix(ty: ScalarType) -> &'static str {
         match ty {
             ScalarType::Pred => "%p",
+            ScalarType::B8 => "%c",
             ScalarType::B16 => "%h",
             ScalarType::U32 | ScalarType::S32 => "%r",
             ScalarType::U64 => "%rd",

@@ -7,7 +7,10 @@
 //! - `quant_block`: one scale per 128 consecutive columns of a row, `s[i, b]` over
 //!   `x[i, 128·b .. 128·b + 128]`, scales `[M, cdiv(N, 128)]` row-major;
 //! - `quant_mxfp8`: MXFP8 for the Blackwell block-scaled GEMM (`gemm_sm100_mxfp8`): a UE8M0
-//!   power of two per 32 elements, written in the GEMM's factor image (its own docs below).
+//!   power of two per 32 elements, written in the GEMM's factor image (its own docs below);
+//! - `quant_nvfp4`: NVFP4 for `gemm_sm100_nvfp4` (sm_100a): E2M1 elements two a byte and a
+//!   UE4M3 factor per 16, in the GEMM's factor image (its own docs below). Verified in the
+//!   emulator and by ptxas only; it has not run on a GPU.
 //!
 //! The arithmetic of the first two, in f32 and in this order (the CPU reference repeats it
 //! bit for bit): `a = amax` (exact: `abs` and `max` do not round), `s = max(a / 448, 2⁻¹²⁶)`
@@ -154,6 +157,100 @@ pub mod mxfp8 {
         let t1 = regs::<f32>([32, 32], layout = blocked(vec = 8));
         let t2 = regs::<f32>([32, 32], layout = blocked(vec = 8));
         let t3 = regs::<f32>([32, 32], layout = blocked(vec = 8));
+        load_block(t0, x, 0);
+        load_block(t1, x, 1);
+        load_block(t2, x, 2);
+        load_block(t3, x, 3);
+        quantise_block(t0, q, sf, 0);
+        quantise_block(t1, q, sf, 1);
+        quantise_block(t2, q, sf, 2);
+        quantise_block(t3, q, sf, 3);
+    }
+}
+
+/// NVFP4 for the Blackwell block-scaled GEMM (`gemm_sm100_nvfp4`): FP4 E2M1 elements, two a
+/// byte (`q` is `[M, K / 2]` `e2m1x2` bytes, the lower column in the low nibble), and one
+/// UE4M3 factor per 16 consecutive elements of a row, written straight into the image the
+/// GEMM's `sfa`/`sfb` is (`tirx::runtime::scale_image`'s layout: `[MS, KS]` =
+/// `[cdiv(M, 128)·32, cdiv(K, 64)·16]` bytes, factor `(r, f)` at row `32·(r / 128) + r % 32`,
+/// byte `16·(f / 4) + 4·((r / 32) % 4) + f % 4`). sm_100a only: the elements are rounded by
+/// `cvt.rn.satfinite.e2m1x2.f32`, which sm_90a lacks. NVFP4's per-tensor f32 scale is the
+/// caller's, as it is the GEMM's: this quantises `x` as given (pre-divide it by the
+/// per-tensor scale for inputs whose blocks' `amax` exceeds `6·448 = 2688` or falls far
+/// below `6·2⁻⁶`, and fold that scale into the product).
+///
+/// The factor of a block is the smallest UE4M3 value `s` with `amax / s ≤ 6` (so no element
+/// saturates; `tirx::ue4m3::for_block`, which the GEMM's tests quantise with), at most 448,
+/// from `y = amax / 6` (`div.rn`, which never crosses a UE4M3 value for a bf16 `amax`: the
+/// exact quotient differs from one by at least `2⁻⁸·y`):
+/// - `y > 2⁻⁶` (UE4M3's normal range): `y` rounded *up* to three fraction bits in its bits,
+///   `(bits(y) + 2²⁰ − 1) >> 20`, the exponent rebiased from f32's 127 to E4M3's 7 (−960 on
+///   the shifted bits), capped at 448 (byte `0x7e`);
+/// - else (subnormal, quanta of 2⁻⁹): `ceil(y · 2⁹)` quanta, `cvt.rzi` of `y · 2⁹` plus one
+///   when it was not whole, at least 1 (an all-zero block gets 2⁻⁹: its elements are 0).
+///
+/// The factor's value `s` is rebuilt from its byte (`(byte + 960) << 20` as f32 bits, or
+/// `byte · 2⁻⁹`) and the elements are `e2m1(x · (1 / s))` (`rcp.rn.f32`, `mul.f32`, then the
+/// pair's `cvt`: ties to even, beyond ±6 saturated) — the CPU reference
+/// (`rows::quant::quantise_nvfp4`) repeats this bit for bit.
+///
+/// One CTA per 32 rows × 64 columns: four 32 × 16 blocks, all four loaded before any is
+/// quantised, each block's 32 factors one column of an image box (byte
+/// `16·cta.y + 4·(cta.x % 4) + j`) — the four a 4-byte cell. Factors of rows past `M` inside
+/// the last row tile, and of blocks past `K` inside the last 64-column tile, are written as
+/// 1 (2⁻⁹: their elements are zeros); image rows past the last row tile are not written —
+/// allocate `sf` zeroed. `K` must be even (`q` holds its bytes).
+#[tile_module]
+pub mod nvfp4 {
+    use tirx::prelude::*;
+
+    /// Block `j` (of four) of the CTA's 32 × 64 columns into `t`.
+    #[tile_fn]
+    fn load_block(t: Regs, x: Global, j: u32) {
+        copy(t, x.tile(cta.x, 4 * cta.y + j));
+    }
+
+    /// Block `j`'s factor into the image and its elements, divided by the factor, into `q`.
+    #[tile_fn]
+    fn quantise_block(t: Regs, q: Global, sf: Global, j: u32) {
+        let y = reduce_max(abs(t), axis = 1) / 6.0;
+        let b = to_bits(y);
+        // Normal: y rounded up to three fraction bits, rebiased, at most 448 (0x7e).
+        let normal = min((b + 1048575) >> 20, 1086) - 960;
+        // Subnormal: ceil(y · 2⁹) quanta of 2⁻⁹, at least one.
+        let z = y * 512.0;
+        let i = cast::<u32>(z);
+        let sub = max(i + select(cast::<f32>(i) < z, 1, 0), 1);
+        // 1015021568: the bits of 2⁻⁶.
+        let e = select(b > 1015021568, normal, sub);
+        copy(sf.at(32 * (cta.x / 4), 16 * cta.y + 4 * (cta.x % 4) + j), e);
+        let s = select(
+            e >= 8,
+            from_bits((e + 960) << 20),
+            cast::<f32>(e) * 0.001953125,
+        );
+        copy(q.tile(cta.x, 4 * cta.y + j), t * rcp(s));
+    }
+
+    /// The quantiser (see the module's docs).
+    #[tile_kernel(target = sm_100a, threads = 128, grid = (cdiv(M, 32), cdiv(K, 64)))]
+    pub fn quant_nvfp4(
+        #[shape(M, K)] x: Tensor<bf16>,
+        #[shape(M, KB)] q: Tensor<e2m1x2>,
+        #[shape(MS, KS)] sf: Tensor<ue4m3>,
+    ) {
+        static_assert(
+            2 * KB == K,
+            "q holds two values a byte: [M, K / 2] with K even",
+        );
+        static_assert(
+            MS == cdiv(M, 128) * 32 && KS == cdiv(K, 64) * 16,
+            "sf is the factor image of x: [cdiv(M, 128)·32, cdiv(K, 64)·16] bytes",
+        );
+        let t0 = regs::<f32>([32, 16], layout = blocked(vec = 4));
+        let t1 = regs::<f32>([32, 16], layout = blocked(vec = 4));
+        let t2 = regs::<f32>([32, 16], layout = blocked(vec = 4));
+        let t3 = regs::<f32>([32, 16], layout = blocked(vec = 4));
         load_block(t0, x, 0);
         load_block(t1, x, 1);
         load_block(t2, x, 2);

@@ -7,10 +7,11 @@
 //! a kernel's bytes must equal it exactly. [`check_e4m3`] also checks, in f64, what the bytes
 //! mean: `|q·s − x| ≤ 2⁻⁴·|x| + 2⁻¹⁰·s` (half an E4M3 quantum at 3 fraction bits; the
 //! subnormal quantum is 2⁻⁹) plus the f32 roundings of `r` and `x·r`, and that no `|q|`
-//! exceeds 448. [`quantise_mxfp8`] is MXFP8's (E4M3 elements, a UE8M0 factor per 32).
+//! exceeds 448. [`quantise_mxfp8`] is MXFP8's (E4M3 elements, a UE8M0 factor per 32),
+//! [`quantise_nvfp4`] NVFP4's (E2M1 elements two a byte, a UE4M3 factor per 16).
 
 use half::bf16;
-use tirx::{e4m3, ue8m0};
+use tirx::{e2m1x2, e4m3, ue4m3, ue8m0};
 
 /// The smallest normal f32, 2⁻¹²⁶: the floor of every scale.
 pub const SCALE_FLOOR: f32 = f32::MIN_POSITIVE;
@@ -116,6 +117,48 @@ pub fn quantise_mxfp8(x: &[bf16], m: usize, k: usize) -> (Vec<u8>, Vec<ue8m0>) {
 pub fn mxfp8_image(factors: &[ue8m0], m: usize, k: usize, fill: ue8m0) -> Vec<ue8m0> {
     let (kb, rows, cols) = (k.div_ceil(32), m.div_ceil(32) * 32, k.div_ceil(128) * 4);
     let mut f = vec![ue8m0(0); rows * cols];
+    for r in 0..m {
+        f[r * cols..r * cols + kb].copy_from_slice(&factors[r * kb..(r + 1) * kb]);
+    }
+    tirx::runtime::scale_image(&f, rows, cols, fill).0
+}
+
+/// `x` (`m × k` row-major, `k` even) quantised to NVFP4 without a per-tensor scale: the
+/// `e2m1x2` bytes `m × k / 2` (the lower column in the low nibble) and the factors
+/// `m × cdiv(k, 16)` (row-major), each the smallest UE4M3 `s` with `amax / s ≤ 6`
+/// ([`ue4m3::for_block`], a search over the codes in f64, independent of the kernel's bit
+/// arithmetic), the elements `e2m1(x · r)` with `r = 1 / s` in f32 (the kernel's `rcp.rn`
+/// and `mul`) rounded by the host's E2M1 ([`e2m1x2::from_f32`]).
+pub fn quantise_nvfp4(x: &[bf16], m: usize, k: usize) -> (Vec<u8>, Vec<ue4m3>) {
+    let kb = k.div_ceil(16);
+    let mut q = vec![0u8; m * k / 2];
+    let mut f = vec![ue4m3(0); m * kb];
+    for r in 0..m {
+        for b in 0..kb {
+            let cols = b * 16..(b * 16 + 16).min(k);
+            let amax = cols
+                .clone()
+                .map(|c| x[r * k + c].to_f64().abs())
+                .fold(0.0, f64::max);
+            let s = ue4m3::for_block(amax, 6.0);
+            f[r * kb + b] = s;
+            let rcp = 1.0 / s.to_f64() as f32;
+            for c in cols.step_by(2) {
+                let v = |c: usize| x[r * k + c].to_f32() * rcp;
+                q[(r * k + c) / 2] = e2m1x2::from_f32(v(c), v(c + 1)).0;
+            }
+        }
+    }
+    (q, f)
+}
+
+/// The factor image `quant_nvfp4` leaves for `m × k` input whose factors (`m × cdiv(k, 16)`,
+/// from [`quantise_nvfp4`]) are `factors`: `scale_image`'s layout, the factors of the rows
+/// and blocks its grid covers (32-row tiles, 64-column tiles: past `m` or `k` inside them,
+/// the all-zero block's 2⁻⁹, byte 1) written, every other byte `fill`.
+pub fn nvfp4_image(factors: &[ue4m3], m: usize, k: usize, fill: ue4m3) -> Vec<ue4m3> {
+    let (kb, rows, cols) = (k.div_ceil(16), m.div_ceil(32) * 32, k.div_ceil(64) * 4);
+    let mut f = vec![ue4m3(1); rows * cols];
     for r in 0..m {
         f[r * cols..r * cols + kb].copy_from_slice(&factors[r * kb..(r + 1) * kb]);
     }

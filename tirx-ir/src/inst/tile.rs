@@ -62,6 +62,16 @@ impl Inst {
         )
     }
 
+    /// `mov.b32 r, {b0, b1, b2, b3}` (§9.7.9.1 mov, packing form): four `.b8` registers into
+    /// one word, `b0` the low byte (the lowest address when stored).
+    pub fn pack_b32_bytes(r: Handle<Var>, b: [Handle<Var>; 4]) -> Inst {
+        inst(
+            "mov.b32",
+            vec![reg(r)],
+            vec![Operand::Vector(b.iter().map(|&x| reg(x)).collect())],
+        )
+    }
+
     /// `shfl.sync.bfly.b32 d, a, lanemask, 0x1f, 0xffffffff` (§9.7.9.6 shfl.sync): lane `l`
     /// reads `a` of lane `l ^ lanemask`; every lane of the warp takes part.
     pub fn shfl_bfly(d: Handle<Var>, a: Handle<Var>, lanemask: u32) -> Inst {

@@ -8,6 +8,8 @@ use crate::arena::Handle;
 pub enum ScalarType {
     /// Predicate.
     Pred,
+    /// 8-bit untyped (two FP4 values: `cvt.rn.satfinite.e2m1x2.f32`'s destination).
+    B8,
     /// 16-bit untyped (holds a bf16/f16).
     B16,
     /// 32-bit unsigned.
@@ -27,6 +29,7 @@ impl ScalarType {
     pub fn name(self) -> &'static str {
         match self {
             ScalarType::Pred => "pred",
+            ScalarType::B8 => "b8",
             ScalarType::B16 => "b16",
             ScalarType::U32 => "u32",
             ScalarType::S32 => "s32",
@@ -39,6 +42,7 @@ impl ScalarType {
     pub fn from_name(s: &str) -> Option<ScalarType> {
         Some(match s {
             "pred" => ScalarType::Pred,
+            "b8" => ScalarType::B8,
             "b16" => ScalarType::B16,
             "u32" => ScalarType::U32,
             "s32" => ScalarType::S32,

@@ -54,6 +54,7 @@ fn bin_opcode(op: BinOp, t: T) -> String {
         T::S32 => ("s32", "b32"),
         T::U64 => ("u64", "b64"),
         T::F32 => ("f32", "b32"),
+        T::B8 => ("b8", "b8"),
         T::B16 => ("u16", "b16"),
         T::Pred => ("pred", "pred"),
         T::B128 => ("b128", "b128"),

@@ -24,7 +24,10 @@
 //! per thread (a CTA per SM fewer for the 8k-column row kernels).
 //!
 //! An f32 tile stored into an `e4m3`/`e5m2` tensor is rounded to nearest even and saturated
-//! (`cvt.rn.satfinite.e4m3x2.f32`, pairs packed into words; a lone element by `st.global.b8`).
+//! (`cvt.rn.satfinite.e4m3x2.f32`, pairs packed into words; a lone element by `st.global.b8`);
+//! into an `e2m1x2` tensor, two adjacent columns a byte (`cvt.rn.satfinite.e2m1x2.f32` into
+//! `.b8` registers, four packed into a word), the columns counting values and the addresses
+//! bytes (column `c` in byte `c / 2`), pairs whole at every edge (`N` is even).
 //!
 //! PTX used: §9.7.9.8 ld / §9.7.9.10 st (vector forms, alignment), §9.7.9.21 cvt (the packed
 //! `cvt.rn.bf16x2.f32` and `cvt.rn.satfinite.e4m3x2.f32`: the first source goes to the upper
@@ -68,17 +71,22 @@ pub fn check_types(tile: ElemType, tensor: ElemType, store: bool) -> Result<(), 
     // Integers move only between tiles and tensors of their own type (a conversion to or
     // from floats is a `cast` in `compute`, with its rounding said there).
     // An 8-bit float tensor takes stores of f32 tiles, rounded to nearest even and saturated
-    // (`cvt.rn.satfinite.e4m3x2.f32`): the output of a quantiser; a `ue8m0`, `u8` or `i8`
-    // tensor takes an integer tile's low bytes (a scale's biased exponent). Nothing else of
-    // one byte moves through registers.
+    // (`cvt.rn.satfinite.e4m3x2.f32`): the output of a quantiser; a `ue8m0`, `ue4m3`, `u8`
+    // or `i8` tensor takes an integer tile's low bytes (a scale's biased exponent, a UE4M3
+    // factor's bits). Nothing else of one byte moves through registers.
+    // An `e2m1x2` tensor (two FP4 values a byte) takes stores of f32 tiles, two adjacent
+    // columns a byte (`cvt.rn.satfinite.e2m1x2.f32`, sm_100a).
     if tensor.bytes() == 1 || tile.bytes() == 1 {
-        let bytes = matches!(tensor, ElemType::Ue8m0 | ElemType::U8 | ElemType::I8);
-        return if store && ((tile == ElemType::F32 && tensor.is_fp8()) || (tile.is_int() && bytes))
-        {
+        let bytes = matches!(
+            tensor,
+            ElemType::Ue8m0 | ElemType::Ue4m3 | ElemType::U8 | ElemType::I8
+        );
+        let float = tensor.is_fp8() || tensor == ElemType::E2m1x2;
+        return if store && ((tile == ElemType::F32 && float) || (tile.is_int() && bytes)) {
             Ok(())
         } else {
             Err(RegTileError::Copy(format!(
-                "{} {} tile cannot be {} {} {} tensor: of the 8-bit types, register tiles only store into e4m3 and e5m2 tensors, from f32 tiles (rounded to nearest even, saturating), and into ue8m0, u8 and i8 tensors, from i32/u32 tiles (the low byte)",
+                "{} {} tile cannot be {} {} {} tensor: of the 8-bit types, register tiles only store into e4m3, e5m2 and e2m1x2 tensors, from f32 tiles (rounded to nearest even, saturating), and into ue8m0, ue4m3, u8 and i8 tensors, from i32/u32 tiles (the low byte)",
                 article(tile),
                 tile.name(),
                 if store { "stored into" } else { "loaded from" },
@@ -238,8 +246,13 @@ pub(super) fn prepare(
     };
     // An integer tile's low bytes are stored one by one (`st.global.b8`; scales are few).
     let bytes_of_ints = elem.bytes() == 1 && lw.k.buffers[buf].elem.is_int();
+    // FP4 pairs: `w` counts values (two a byte), at most 16 (8 bytes); the column
+    // coordinates, the tile's extents and `N` are in values, the tensor's row stride in bytes.
+    let fp4 = elem == ElemType::E2m1x2;
     let w = if bytes_of_ints {
         1
+    } else if fp4 {
+        chunk_width(&l, 1)
     } else {
         chunk_width(&l, elem.bytes())
     };
@@ -257,6 +270,9 @@ pub(super) fn prepare(
     } else {
         (lw.dim(&shape[0]), lw.dim(&shape[1]))
     };
+    if fp4 {
+        n = mul(n, Expr::u32(2));
+    }
     // `x.at(…)`: the coordinates are element offsets (a multiplier of 1, not the tile's
     // extent); `.within(…)` bounds clip the tile's two dimensions as the extents do (the
     // leading index of a rank-3 tensor picks the matrix, unclipped, as with `.tile`).
@@ -336,7 +352,11 @@ pub(super) fn prepare(
         "and.b64",
         low,
         reg(low),
-        Operand::Imm(w as i64 * eb - 1),
+        Operand::Imm(if fp4 {
+            i64::from(w / 2) - 1
+        } else {
+            w as i64 * eb - 1
+        }),
     ));
     let mut aligned_e = Expr::cmp(CmpOp::Eq, Expr::Var(low), Expr::Imm(0, T::U64));
     if elements.is_some() && w > 1 {
@@ -375,6 +395,10 @@ pub(super) fn prepare(
     );
     let c64 = lw.var("col64", T::U64);
     lw.inst(Inst::cvt("u64.u32", c64, reg(col)));
+    if fp4 {
+        // The byte of a value pair: columns are values, two a byte.
+        lw.inst(Inst::binary("shr.u64", c64, reg(c64), Operand::Imm(1)));
+    }
     let mut drs: Vec<u32> = chunks.iter().map(|c| c.dr).collect();
     drs.sort();
     drs.dedup();
@@ -649,6 +673,47 @@ pub(crate) fn pack_fp8(lw: &mut Lower, regs: &[Handle<Var>], fp8: ElemType) -> V
         .collect()
 }
 
+/// Rounds an even number (2 to 16) of f32 registers to FP4 E2M1 in pairs
+/// (`cvt.rn.satfinite.e2m1x2.f32 c, hi, lo`: the first source, the odd column, in the upper
+/// nibble, §9.7.9.21 — the `e2m1x2` layout, the lower column in the low nibble) and stores
+/// the bytes at `addr + off`: one by `st.global.b8`, two as the low half of a word packed by
+/// `mov.b32 {c0, c1, c0, c1}` (`st.global.b16`), four as a word, eight as two (`.v2.b32`).
+fn store_fp4(
+    lw: &mut Lower,
+    regs: &[Handle<Var>],
+    addr: Handle<Var>,
+    off: i64,
+    p: Option<Handle<Var>>,
+) {
+    let bytes: Vec<Handle<Var>> = regs
+        .chunks(2)
+        .map(|pair| {
+            let c = lw.var("q", T::B8);
+            lw.inst(Inst::cvt_rn_satfinite_e2m1x2(c, reg(pair[1]), reg(pair[0])));
+            c
+        })
+        .collect();
+    match bytes[..] {
+        [b] => lw.inst(guard(Inst::st_global("b8", addr, off, reg(b)), p)),
+        [b0, b1] => {
+            let wd = lw.var("st", T::U32);
+            lw.inst(Inst::pack_b32_bytes(wd, [b0, b1, b0, b1]));
+            lw.inst(guard(Inst::st_global("b16", addr, off, reg(wd)), p));
+        }
+        _ => {
+            let words: Vec<Handle<Var>> = bytes
+                .chunks(4)
+                .map(|q| {
+                    let wd = lw.var("st", T::U32);
+                    lw.inst(Inst::pack_b32_bytes(wd, [q[0], q[1], q[2], q[3]]));
+                    wd
+                })
+                .collect();
+            lw.inst(guard(Inst::st_global_vec("b32", addr, off, &words), p));
+        }
+    }
+}
+
 /// The values a store of a `tile` tile into `elem` memory writes, one register each: the
 /// tile's own registers when the types agree or when pairs will be rounded as they are packed
 /// (`w > 1`), else each value rounded (f32 → 16-bit) or widened (16-bit → f32) alone.
@@ -735,6 +800,9 @@ fn store_chunk(
     let (addr, _) = a.row(c.dr);
     let off = (c.dc * a.elem.bytes()) as i64;
     let regs = &vals[c.reg0 as usize..(c.reg0 + a.w) as usize];
+    if a.elem == ElemType::E2m1x2 {
+        return store_fp4(lw, regs, addr, i64::from(c.dc / 2), p);
+    }
     if a.w == 1 {
         let p = p.unwrap_or_else(|| lw.pred_const(true));
         return store_element(a, lw, vals, c, 0, p);
@@ -765,6 +833,15 @@ fn store_element(
     let (addr, _) = a.row(c.dr);
     let off = ((c.dc + e) * a.elem.bytes()) as i64;
     let v = vals[(c.reg0 + e) as usize];
+    if a.elem == ElemType::E2m1x2 {
+        // A pair at a time: the even element stores the byte of itself and the next (both
+        // inside or both past `N`, which is even), the odd one nothing.
+        if e.is_multiple_of(2) {
+            let pair = &vals[(c.reg0 + e) as usize..(c.reg0 + e + 2) as usize];
+            store_fp4(lw, pair, addr, i64::from((c.dc + e) / 2), Some(p));
+        }
+        return;
+    }
     match (a.elem, lw.k.vars[v].ty) {
         (e, _) if e.is_fp8() => {
             // One byte: the pair's upper byte rounds 0 and is not stored (`st.global.b8`

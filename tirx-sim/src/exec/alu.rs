@@ -409,8 +409,19 @@ pub(crate) fn cvt(dty: Type, sty: Type, m: CvtMode, a: u64) -> u64 {
 }
 
 /// `cvt.rn[.relu][.satfinite].{f16x2,bf16x2}.f32 d, a, b`: `a` into the upper half; and
-/// `cvt.rn.satfinite[.relu].{e4m3x2,e5m2x2}.f32 d, a, b` (§9.7.9.21), two bytes in 16 bits.
+/// `cvt.rn.satfinite[.relu].{e4m3x2,e5m2x2}.f32 d, a, b` (§9.7.9.21), two bytes in 16 bits;
+/// `cvt.rn.satfinite[.relu].e2m1x2.f32 d, a, b`, two nibbles in a byte (`a` the upper).
 pub(crate) fn cvt_pack(dty: Type, m: CvtMode, a: u64, b: u64) -> u64 {
+    if dty == Type::E2m1x2 {
+        let one = |v: u64| {
+            let mut x = f64::from(f32::from_bits(v as u32));
+            if m.relu && x < 0.0 {
+                x = 0.0;
+            }
+            u64::from(float::to_e2m1(x, m.rnd.unwrap_or(Rnd::Rn)))
+        };
+        return (one(a) << 4) | one(b);
+    }
     if matches!(dty, Type::E4m3x2 | Type::E5m2x2) {
         let one = |v: u64| {
             let mut x = f64::from(f32::from_bits(v as u32));

@@ -173,6 +173,25 @@ pub fn to_e5m2(x: f64, rnd: Rnd) -> u8 {
     }
 }
 
+/// `x` rounded to OCP FP4 E2M1 (bias 1, one fraction bit: 0, 0.5, 1, 1.5, 2, 3, 4, 6 and
+/// their negatives; no infinity, no NaN) with `.satfinite` (§9.7.9.21: beyond ±6, infinities
+/// included, gives ±6), in the low four bits.
+///
+/// E2M1 is rounded as a 5-bit-exponent format (bias 15) of `x · 2⁻¹⁴`: E2M1's smallest normal
+/// 1 is the wider format's 2⁻¹⁴ and both have one fraction bit, so their quanta agree at every
+/// magnitude below 8 (the subnormal 0.5 included) and the result's low three bits are E2M1's
+/// whenever it does not saturate. E2M1 has no NaN; the ISA does not say what a NaN source
+/// gives, and this takes +6 (0x7), the positive largest value — not checked on hardware.
+pub fn to_e2m1(x: f64, rnd: Rnd) -> u8 {
+    if x.is_nan() {
+        return 0x7;
+    }
+    let wide = round_to(x * 2f64.powi(-14), Format { frac: 1, exp: 5 }, rnd);
+    let neg = (wide >> 6) & 1 == 1;
+    let mag = (wide & 0x3f).min(0x7) as u8;
+    (u8::from(neg) << 3) | mag
+}
+
 /// Decodes a value of `fmt` (f16 or bf16 bits) exactly into an f64.
 pub fn decode(bits: u64, fmt: Format) -> f64 {
     let neg = bits >> (fmt.width() - 1) & 1 == 1;

@@ -218,10 +218,12 @@ pub enum Type {
     E4m3x2,
     /// Two OCP FP8 E5M2 values in 16 bits.
     E5m2x2,
+    /// Two OCP FP4 E2M1 values in 8 bits (`cvt`'s packed destination, §9.7.9.21; sm_100a+).
+    E2m1x2,
 }
 
 /// Every type with its spelling, in declaration order: the one table `name`/`from_name` read.
-const TYPES: [(Type, &str, u32); 23] = [
+const TYPES: [(Type, &str, u32); 24] = [
     (Type::B8, "b8", 1),
     (Type::B16, "b16", 2),
     (Type::B32, "b32", 4),
@@ -246,6 +248,7 @@ const TYPES: [(Type, &str, u32); 23] = [
     (Type::Pred, "pred", 1),
     (Type::E4m3x2, "e4m3x2", 2),
     (Type::E5m2x2, "e5m2x2", 2),
+    (Type::E2m1x2, "e2m1x2", 1),
 ];
 
 // `TYPES` lists the variants in declaration order, so a variant indexes its own row.

@@ -88,7 +88,38 @@ pub fn reg_copy(cx: &crate::dispatch::Cx, store: bool) -> Result<(), Reject> {
             })?;
     access::check_types(cx.k.buffers[buf].elem, elem, store).map_err(reject)?;
     let l = layout(cx.k, buf).map_err(reject)?;
+    if elem == crate::abi::ElemType::E2m1x2 {
+        fp4_store(cx, &l, tensor, &cx.k.buffers[buf].name)?;
+    }
     owner_threads(cx, &l, &cx.k.buffers[buf].name)
+}
+
+/// A store into an `e2m1x2` tensor rounds by `cvt.rn.satfinite.e2m1x2.f32`, which only
+/// sm_100a has (PTX ISA §9.7.9.21), and packs two adjacent columns of a thread a byte, so
+/// each thread's runs of consecutive columns must be of even length.
+fn fp4_store(
+    cx: &crate::dispatch::Cx,
+    l: &crate::ir::RegLayout,
+    tensor: &str,
+    tile: &str,
+) -> Result<(), Reject> {
+    use crate::regtile::access;
+    if !cx.k.target().has_tcgen05() {
+        return Err(Reject::RegTile {
+            why: format!(
+                "storing into the e2m1x2 tensor `{tensor}` rounds by cvt.rn.satfinite.e2m1x2.f32, which {} lacks (sm_100a and later); quantise to FP4 on sm_100a",
+                cx.k.target().name()
+            ),
+        });
+    }
+    if access::chunk_width(l, 1) < 2 {
+        return Err(Reject::RegTile {
+            why: format!(
+                "storing `{tile}` into the e2m1x2 tensor `{tensor}` packs two adjacent columns a byte: each thread must hold runs of an even number of consecutive columns (e.g. `layout = blocked(vec = 8)`)"
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// The check the register ↔ shared moves share (`store`: registers → shared): a plain copy

@@ -2,8 +2,10 @@
 //!
 //! When: `copy(y.tile(r, c), t)` with `t` a register tile of any layout, `y` row-major 2-D,
 //! run by the threads that own `t`; an f32 tile rounds to the tensor's type (to nearest
-//! even; into `e4m3`/`e5m2` saturating), 16-bit tiles keep theirs or widen into an f32
-//! tensor, and an `i32`/`u32` tile gives its low bytes to a `ue8m0`, `u8` or `i8` tensor.
+//! even; into `e4m3`/`e5m2` saturating; into `e2m1x2` two adjacent columns a byte by
+//! `cvt.rn.satfinite.e2m1x2.f32`, sm_100a), 16-bit tiles keep theirs or widen into an f32
+//! tensor, and an `i32`/`u32` tile gives its low bytes to a `ue8m0`, `ue4m3`, `u8` or `i8`
+//! tensor.
 //! Before: `copy global y[%r, %c] <- @t`
 //! After: the fast/edge paths of `regtile::access`: per chunk, pairs packed by
 //! `cvt.rn.bf16x2.f32` (or `cvt.rn.satfinite.e4m3x2.f32`, four bytes a word) into

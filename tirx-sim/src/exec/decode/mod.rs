@@ -668,12 +668,12 @@ fn cvt(cx: &Cx<'_>) -> Result<Op, SimError> {
     };
     if matches!(
         dty,
-        Type::F16x2 | Type::Bf16x2 | Type::E4m3x2 | Type::E5m2x2
+        Type::F16x2 | Type::Bf16x2 | Type::E4m3x2 | Type::E5m2x2 | Type::E2m1x2
     ) {
         cx.n(3)?;
-        if matches!(dty, Type::E4m3x2 | Type::E5m2x2) && !mode.satfinite {
-            // §9.7.9.21: the FP8 destinations take `.satfinite` always.
-            return Err(cx.err("cvt to e4m3x2/e5m2x2 needs .satfinite"));
+        if matches!(dty, Type::E4m3x2 | Type::E5m2x2 | Type::E2m1x2) && !mode.satfinite {
+            // §9.7.9.21: the FP8 and FP4 destinations take `.satfinite` always.
+            return Err(cx.err("cvt to e4m3x2/e5m2x2/e2m1x2 needs .satfinite"));
         }
         if sty != Type::F32 {
             return Err(cx.err("packed conversion from a type other than f32"));
@@ -694,6 +694,7 @@ fn cvt(cx: &Cx<'_>) -> Result<Op, SimError> {
                 | Type::Bf16x2
                 | Type::E4m3x2
                 | Type::E5m2x2
+                | Type::E2m1x2
                 | Type::Tf32
                 | Type::Pred
                 | Type::B128

@@ -359,3 +359,76 @@ fn fp8_pairs_round_to_nearest_even_and_saturate() {
     );
     assert_eq!(both, 0x4038);
 }
+
+#[test]
+fn cvt_fp4_pairs_round_to_nearest_even_and_saturate() {
+    use super::super::alu::cvt_pack;
+    let sat = CvtMode {
+        satfinite: true,
+        ..RN
+    };
+    let e2 = |x: f32| cvt_pack(Type::E2m1x2, sat, 0, u64::from(x.to_bits())) as u8;
+    // Every E2M1 value is its own code: 0, 0.5, 1, 1.5, 2, 3, 4, 6 (sign in bit 3).
+    for (code, v) in [0.0f32, 0.5, 1.0, 1.5, 2.0, 3.0, 4.0, 6.0]
+        .iter()
+        .enumerate()
+    {
+        assert_eq!(e2(*v), code as u8, "{v}");
+        if *v != 0.0 {
+            assert_eq!(e2(-*v), 0x8 | code as u8, "-{v}");
+        }
+    }
+    // Ties to even: 0.25 → 0, 0.75 → 1.0, 1.25 → 1.0, 1.75 → 2.0, 2.5 → 2, 3.5 → 4, 5 → 4.
+    assert_eq!(e2(0.25), 0x0);
+    assert_eq!(e2(0.75), 0x2);
+    assert_eq!(e2(1.25), 0x2);
+    assert_eq!(e2(1.75), 0x4);
+    assert_eq!(e2(2.5), 0x4);
+    assert_eq!(e2(3.5), 0x6);
+    assert_eq!(e2(5.0), 0x6);
+    // Not ties: nearest.
+    assert_eq!(e2(0.2499), 0x0);
+    assert_eq!(e2(0.2501), 0x1);
+    assert_eq!(e2(5.0001), 0x7);
+    // Saturation: beyond 6, infinities included; tiny values to ±0.
+    assert_eq!(e2(7.0), 0x7);
+    assert_eq!(e2(1.0e30), 0x7);
+    assert_eq!(e2(f32::INFINITY), 0x7);
+    assert_eq!(e2(f32::NEG_INFINITY), 0xf);
+    assert_eq!(e2(-1.0e-30), 0x8);
+    // .relu clamps negatives to 0.
+    let relu = CvtMode { relu: true, ..sat };
+    assert_eq!(
+        cvt_pack(Type::E2m1x2, relu, 0, u64::from((-3f32).to_bits())),
+        0
+    );
+    // The first source lands in the upper nibble; one byte in all.
+    let both = cvt_pack(
+        Type::E2m1x2,
+        sat,
+        u64::from(6f32.to_bits()),
+        u64::from((-0.5f32).to_bits()),
+    );
+    assert_eq!(both, 0x79);
+}
+
+/// `cvt.rn.satfinite.e2m1x2.f32` into `.b8` registers, four packed into a word by `mov.b32`
+/// (the first the low byte) — the way a kernel stores eight FP4 values at once.
+#[test]
+fn cvt_fp4_pairs_through_ptx() {
+    let body = format!(
+        "\t.reg .b8 %c<4>;\n{PROLOGUE}\tsetp.ne.u32 %p0, %r0, 0;\n\t@%p0 bra $L_end;\n\
+         \tmov.f32 %f0, 0f3F800000;\n\tmov.f32 %f1, 0fC0C00000;\n\
+         \tmov.f32 %f2, 0f40200000;\n\tmov.f32 %f3, 0f7F800000;\n\
+         \tcvt.rn.satfinite.e2m1x2.f32 %c0, %f1, %f0;\n\
+         \tcvt.rn.satfinite.e2m1x2.f32 %c1, %f3, %f2;\n\
+         \tcvt.rn.satfinite.e2m1x2.f32 %c2, %f0, %f0;\n\
+         \tcvt.rn.satfinite.relu.e2m1x2.f32 %c3, %f1, %f2;\n\
+         \tmov.b32 %r1, {{%c0, %c1, %c2, %c3}};\n\tst.global.b32 [%rd0], %r1;\n\
+         $L_end:\n\tret;\n"
+    );
+    let out = u32s(&run_out(&module(OUT, &body), &one_cta(32, 0), 4, 1).unwrap());
+    // c0 = {−6 high, 1 low} = 0xf2; c1 = {∞ → 6, 2.5 → 2} = 0x74; c2 = 0x22;
+    // c3 = {relu(−6) = 0, 2.5 → 2} = 0x04.
+    assert_eq!(out[0], 0x0422_74f2);
+}
