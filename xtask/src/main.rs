@@ -13,6 +13,10 @@
 //!   clippy.
 //! - `test-candle`: only tirx-candle's build and tests, with nvcc and the CUDA headers from
 //!   PyPI and link stubs for the CUDA libraries (`candle.rs`).
+//! - `sim-all`: every shipped artifact of both targets in the emulator at its family's default
+//!   shape (the `#[ignore]`d `every_artifact_runs_in_the_emulator`, release build; see
+//!   `test.rs`). Not part of `test`: about 3 minutes in release after a release build of the
+//!   kernels' tests, an hour in the debug build `test` uses.
 //!
 //! Invariant: every failure ends the process with a non-zero exit code and a one-line reason
 //! on stderr; nothing ever waits for input.
@@ -38,6 +42,8 @@ commands:
                   cargo test --workspace, the Python wheel's tests (maturin, unittest)
                   and tirx-candle's tests, as CI does; --quick skips fmt and clippy
   test-python     install-tools, then only the Python wheel's build and tests
+  sim-all         every shipped artifact (sm_90a and sm_100a) in the emulator at its family's
+                  default shape: the ignored test every_artifact_runs_in_the_emulator, --release
   test-candle     only tirx-candle (its own workspace): nvcc and CUDA headers from PyPI
                   into target/tirx-tools/cuda/, link stubs, cargo test into target/candle/
   tour [ARGS…]    install-tools, then run the `tirx` tool (release build) with ARGS;
@@ -54,6 +60,7 @@ fn main() -> ExitCode {
         ["test"] => test::run(test::Mode::Full),
         ["test", "--quick"] => test::run(test::Mode::Quick),
         ["test-python"] => test::run_python(),
+        ["sim-all"] => test::run_sim_all(),
         ["test-candle"] => candle::test(&workspace_root()),
         ["tour", rest @ ..] => tour::run(rest),
         [] | ["help" | "--help" | "-h"] => {

@@ -95,3 +95,36 @@ pub fn run_python() -> Result<(), String> {
     println!("==> python: maturin build + unittest (tirx-py/tests)");
     crate::python::test(&crate::workspace_root(), &env)
 }
+
+/// `sim-all`: the ignored whole-catalogue emulator run (`kernels/src/family/tests.rs`,
+/// `every_artifact_runs_in_the_emulator`) in a release build, with the tools in the
+/// environment like [`run`]'s steps.
+pub fn run_sim_all() -> Result<(), String> {
+    let tools = crate::tools::install()?;
+    let env = crate::tools::env_for_children(&tools);
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
+    let args = [
+        "test",
+        "--release",
+        "-p",
+        "tirx-kernels",
+        "--lib",
+        "every_artifact_runs_in_the_emulator",
+        "--",
+        "--ignored",
+    ];
+    let shown = format!("cargo {}", args.join(" "));
+    println!("==> {shown}");
+    let status = Command::new(&cargo)
+        .args(args)
+        .envs(env)
+        .current_dir(crate::workspace_root())
+        .stdin(Stdio::null())
+        .status()
+        .map_err(|e| format!("could not run `{shown}`: {e}"))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{shown}` failed ({status})"))
+    }
+}

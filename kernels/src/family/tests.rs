@@ -259,6 +259,7 @@ fn the_fp8_gemms_go_through_the_gemm_family() {
 }
 
 /// Every shipped artifact (both targets) in the emulator at its family's default shape:
+/// `cargo xtask sim-all`, which runs
 /// `cargo test --release -p tirx-kernels --lib every_artifact -- --ignored` (173 s in a
 /// release build on 2 shared cores, 2026-12-03; 183 s on 2026-12-04, after the emulator's
 /// state moved to `cta.rs`: all pass; about an hour in a debug build).
