@@ -76,7 +76,8 @@ fn gemm_sm100_prod_n64_tiles_are_right_on_odd_shapes() {
 
 /// `gemm_sm100_prod`'s 256×256 pair tiles (the `n256` configs: each CTA 128×256 of D, its
 /// half of B 128 rows, 512 TMEM columns for the two accumulator stages, the epilogue reading
-/// one staging block of 64 — 32 for an f32 D — columns at a time), a 16-bit and an f32 D: M =
+/// one staging block of 64 — 32 for an f32 D — columns at a time), TN and NN (B K×N: each
+/// CTA's 128 columns of B two 64-wide MN-major boxes), a 16-bit and an f32 D: M =
 /// 300 (a second pair row of 44 rows), N = 520 (a third column tile of 8), K = 136 (a K tail)
 /// — 6 tiles on two clusters, so the walks wrap and the staging tile is reused — under every
 /// CLC mode.
@@ -87,6 +88,9 @@ fn gemm_sm100_prod_n256_tiles_are_right_on_odd_shapes() {
         ("n256", ClcMode::Random, 5),
         ("n256_bf16_f32", ClcMode::Succeed, 3),
         ("n256_f16", ClcMode::Fail, 5),
+        ("n256_nn", ClcMode::Succeed, 5),
+        ("n256_nn_bf16_f32", ClcMode::Random, 3),
+        ("n256_nn_f16", ClcMode::Fail, 5),
     ]
     .into_iter()
     .enumerate()
@@ -277,4 +281,45 @@ fn gemm_sm100_abc_never_uses_c_when_beta_is_zero() {
     assert_ne!(planted, art.ptx);
     let e = typed_gemm_beta_zero(art, &planted, (130, 136, 72), 231, &sms(2), -2.0).unwrap_err();
     assert!(e.contains("NaN"), "{e}");
+}
+
+/// The fused epilogues on the 256×256 pair tiles (`n256_*`: TN, `n256_nn_*`: NN, five stages,
+/// 512 TMEM columns, the bias — and R — read per 64-column block as on the 256×128 tiles), on
+/// M = 300, N = 520, K = 136 (tails in every dimension; 6 tiles on two clusters, so the walks
+/// wrap and R's loads follow earlier stores from the staging tile), under every CLC mode.
+#[test]
+fn the_fused_epilogues_on_n256_tiles_match_the_reference() {
+    let mut runs = Vec::new();
+    for (ci, (kernel, config, clc)) in [
+        ("gemm_sm100_bias_act", "n256_gelu", ClcMode::Random),
+        ("gemm_sm100_bias_act", "n256_nn_silu", ClcMode::Fail),
+        ("gemm_sm100_bias_act_res", "n256_relu", ClcMode::Succeed),
+        ("gemm_sm100_bias_act_res", "n256_nn_gelu", ClcMode::Random),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let art = sm100(kernel, config);
+        assert_eq!(
+            (art.int("BN"), art.int("STAGES")),
+            (Some(256), Some(5)),
+            "{kernel} {config}"
+        );
+        assert_eq!((art.signature)().tmem_cols, 512, "{kernel} {config}");
+        let policy = Policy {
+            clc,
+            ..schedules()[ci % 3]
+        };
+        let stats = typed_gemm_on_device(
+            art,
+            art.ptx,
+            (300, 520, 136),
+            611 + ci as u64,
+            &policy,
+            &sms(4),
+        )
+        .unwrap_or_else(|e| panic!("{kernel} {config} {clc:?}: {e}"));
+        runs.push(stats);
+    }
+    report("the fused epilogues on n256 tiles", &runs);
 }

@@ -597,6 +597,100 @@ fn blackwell_production_requests_choose_level_10_and_plan_their_launch() {
     }
 }
 
+/// NN and the fused epilogues on the 256×256 pair tiles (`n256_nn*`, and `n256_*` /
+/// `n256_nn_*` of `gemm_sm100_bias_act` and `gemm_sm100_bias_act_res`) on a B200 (described;
+/// nothing launched): at 8192³ they win as the TN `n256` tile does (half the waves at full
+/// efficiency), at 4096³ the 256×128 tiles stay the choice; the plan holds five 32 KiB stages
+/// and the 64 KiB staging tile.
+#[test]
+fn blackwell_nn_and_fused_large_shapes_choose_the_256x256_pair_tile() {
+    let b200 = Device::b200();
+    let (tn, nn) = (BLayout::Tn, BLayout::Nn);
+    let gelu = Epilogue::Bias(tirx::problem::Act::Gelu);
+    let silu_res = Epilogue::BiasResidual(tirx::problem::Act::Silu);
+    let big = (8192, 8192, 8192);
+    for (layout, epi, t, shape, want) in [
+        (
+            nn,
+            Epilogue::Plain,
+            GemmTypes::BF16,
+            big,
+            "gemm_sm100_prod/n256_nn",
+        ),
+        (
+            nn,
+            Epilogue::Plain,
+            types(Bf16, F32),
+            big,
+            "gemm_sm100_prod/n256_nn_bf16_f32",
+        ),
+        (
+            tn,
+            gelu,
+            GemmTypes::BF16,
+            big,
+            "gemm_sm100_bias_act/n256_gelu",
+        ),
+        (
+            nn,
+            gelu,
+            GemmTypes::BF16,
+            big,
+            "gemm_sm100_bias_act/n256_nn_gelu",
+        ),
+        (
+            tn,
+            silu_res,
+            GemmTypes::BF16,
+            big,
+            "gemm_sm100_bias_act_res/n256_silu",
+        ),
+        (
+            nn,
+            silu_res,
+            GemmTypes::BF16,
+            big,
+            "gemm_sm100_bias_act_res/n256_nn_silu",
+        ),
+        (
+            nn,
+            Epilogue::Plain,
+            GemmTypes::BF16,
+            (4096, 4096, 4096),
+            "gemm_sm100_prod/nn",
+        ),
+        (
+            tn,
+            gelu,
+            GemmTypes::BF16,
+            (4096, 4096, 4096),
+            "gemm_sm100_bias_act/gelu",
+        ),
+    ] {
+        let req = GemmRequest::contiguous(layout, epi, t, shape);
+        let c = choose(&req, &catalogue::all(), &b200, &Cache::default())
+            .unwrap_or_else(|e| panic!("{}: {e}", req.describe()));
+        assert_eq!(c.label(), want, "{}", req.describe());
+        let (tensors, scalars) = req.arguments(c.artifact);
+        let plan = plan_launch_with(&(c.artifact.signature)(), &tensors, &scalars, &b200.limits)
+            .unwrap_or_else(|e| panic!("{want}: {e}"));
+        if c.artifact.int("BN") == Some(256) {
+            let staging = if t == GemmTypes::BF16 {
+                64 << 10
+            } else {
+                128 << 10
+            };
+            let stages = if t == GemmTypes::BF16 { 5 } else { 3 };
+            assert_eq!(
+                plan.smem_bytes,
+                stages * (32 << 10) + staging + 2064,
+                "{want}"
+            );
+            assert_eq!((c.artifact.signature)().tmem_cols, 512, "{want}");
+        }
+    }
+}
+
 /// Small N on a B200 (described; nothing launched): at N = 64 a 128-column tile is half
 /// empty, and M = 25600 gives 100 pair row tiles. The production kernel's 256×64 configs
 /// (`n64*`: each CTA of the pair 128×64) compute those rows at half the MMA columns of the

@@ -34,6 +34,12 @@
 //! before it is rounded into the same staging block — the three registers tiles of a block
 //! (accumulator, bias, R) fit the epilogue's 224 registers with 0 spills.
 //!
+//! Tiles: 256×128 pairs (TN in BF16 and FP16, NN in BF16) and, for the fused kernels, the
+//! 256×256 pairs of `gemm_sm100_prod`'s `n256` configs (`n256_*` TN, `n256_nn_*` NN, BF16,
+//! every activation): five stages of 32 KiB and a 64 KiB staging tile, 512 TMEM columns; the
+//! epilogue already reads one 64-column block at a time, so only `BN` and `STAGES` change. The
+//! host's cost model takes them at large M and N (8192³) as it takes the plain `n256` tiles.
+//!
 //! Verified without a Blackwell GPU (none was used): ptxas `-arch=sm_100a` with 0 spills for
 //! every config (`tests/assemble.rs`), and the SASS (`tirx check`, its `gemm_sm100_abc
 //! default` line: `224 0 UTCHMMA×4 UTMALDG×3 UTMASTG×1 LDTM×2 USETMAXREG×2 SYNCS×62
@@ -41,9 +47,12 @@
 //! `LDS.128`; `gemm_sm100_bias_act gelu`: `224 0 UTCHMMA×4 UTMALDG×2 UTMASTG×1 LDTM×2
 //! USETMAXREG×2 SYNCS×58 LDG.E.128×15 LDS.128×4 STS.128×8`, the bias's vector loads;
 //! `gemm_sm100_bias_act_res gelu`: `224 0 UTCHMMA×4 UTMALDG×3 UTMASTG×1 LDTM×2 USETMAXREG×2
-//! SYNCS×62 LDG.E.128×23 LDS.128×12 STS.128×8`, R's TMA load the third `UTMALDG`), and the
+//! SYNCS×62 LDG.E.128×23 LDS.128×12 STS.128×8`, R's TMA load the third `UTMALDG`; the `n256`
+//! tiles: `SYNCS×56` (`bias_act`) and `SYNCS×60` (`bias_act_res`), the rest as on their
+//! 256×128 tiles), and the
 //! emulator against the f64 reference on shapes with tails in M, N and K and more tiles than
-//! clusters, under every CLC mode, and with β = 0 and C all NaN (`tests/sim_gemm_sm100.rs`);
+//! clusters, under every CLC mode, and with β = 0 and C all NaN, the `n256` tiles on M = 300,
+//! N = 520, K = 136 (`tests/sim_gemm_sm100.rs`);
 //! 100 seeded schedules a config and CLC mode with `tirx sim gemm_sm100_abc --m 300 --n 264
 //! --k 136 --sms 4 --schedules 100` (`docs/emulator.md` records the runs).
 
@@ -164,6 +173,11 @@ pub mod kernels {
                 act(bias = (ACT = 0), relu = (ACT = 1), gelu = (ACT = 2), silu = (ACT = 3)),
                 with = (TA = bf16, TD = bf16, BM = 256, BN = 128, BK = 64, STAGES = 6, GROUP = 8, EPI_N = 64, REG_ISSUE = 56, REG_EPILOGUE = 224),
             ),
+            product(
+                tile(n256 = (BN = 256, MB = k), n256_nn = (BN = 256, MB = mn)),
+                act(bias = (ACT = 0), relu = (ACT = 1), gelu = (ACT = 2), silu = (ACT = 3)),
+                with = (TA = bf16, TD = bf16, BM = 256, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, REG_ISSUE = 56, REG_EPILOGUE = 224),
+            ),
         ),
     )]
     pub fn gemm_sm100_bias_act(
@@ -258,6 +272,11 @@ pub mod kernels {
                 layout(nn = (MB = mn)),
                 act(bias = (ACT = 0), relu = (ACT = 1), gelu = (ACT = 2), silu = (ACT = 3)),
                 with = (TA = bf16, TD = bf16, BM = 256, BN = 128, BK = 64, STAGES = 6, GROUP = 8, EPI_N = 64, REG_ISSUE = 56, REG_EPILOGUE = 224),
+            ),
+            product(
+                tile(n256 = (BN = 256, MB = k), n256_nn = (BN = 256, MB = mn)),
+                act(bias = (ACT = 0), relu = (ACT = 1), gelu = (ACT = 2), silu = (ACT = 3)),
+                with = (TA = bf16, TD = bf16, BM = 256, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, REG_ISSUE = 56, REG_EPILOGUE = 224),
             ),
         ),
     )]

@@ -21,8 +21,10 @@
 //! epilogue's row 64 registers. The pair MMA's M = 256, N = 64 is one of `cta_group::2`'s shapes
 //! (PTX ISA §9.7.16.10.1, the valid M × N of `.kind::f16`).
 //!
-//! Tiles for large M and N: the `n256*` configs (TN) are 256×256 pair tiles — each CTA
-//! 128×256 of D, its half of B 128 rows; M = 256, N = 256 is the widest `cta_group::2` shape
+//! Tiles for large M and N: the `n256*` configs (TN, and `n256_nn*` for a K×N B, whose
+//! 128-column half a CTA loads as two 64-wide MN-major boxes — the language splits the box at
+//! the 128-byte swizzle row) are 256×256 pair tiles — each CTA 128×256 of D, its half of B 128
+//! rows; M = 256, N = 256 is the widest `cta_group::2` shape
 //! of `.kind::f16` (§9.7.16.10.1; levels 7 and 8 issue it too). The two accumulator stages take 2 × 256 = 512 TMEM columns,
 //! all a CTA has. A row of 256 f32 is more registers than the epilogue's 224, so the epilogue
 //! reads the accumulator one staging block at a time (`EPI_R = EPI_N` columns through the
@@ -49,11 +51,11 @@
 //! D, twice the staging bytes; `224 0 UTCHMMA×4 UTMALDG×2 UTMASTG×1 LDTM×2 USETMAXREG×2
 //! SYNCS×62 LDS.128×4 STS.128×8` for the `n64` tiles, `STS.128×16` with an f32 D; `224 0
 //! UTCHMMA×4 UTMALDG×2 UTMASTG×1 LDTM×2 USETMAXREG×2 SYNCS×56 LDS.128×4 STS.128×8` for the
-//! `n256` tiles, `LDTM×1 … SYNCS×52` with an f32 D: the block loop's one load of 64 or 32
-//! columns), and the
+//! `n256` tiles, TN and NN alike, `LDTM×1 … SYNCS×52` with an f32 D: the block loop's one load
+//! of 64 or 32 columns), and the
 //! emulator against the f64 reference on shapes with tails in M, N and K and more tiles than
 //! clusters, TN and NN, 16-bit and f32 outputs, under every CLC mode, the `n64` tiles on
-//! M = 300, N = 72, K = 136, the `n256` tiles on M = 300, N = 520, K = 136
+//! M = 300, N = 72, K = 136, the `n256` tiles (TN and NN) on M = 300, N = 520, K = 136
 //! (`tests/sim_gemm_sm100.rs`); 100 seeded schedules a config and CLC
 //! mode with
 //! `tirx sim gemm_sm100_prod --m 300 --n 264 --k 136 --sms 4 --schedules 100 --clc random`
@@ -93,6 +95,12 @@ pub mod kernels {
                 tile(n256 = (BN = 256)),
                 types(default = (TA = bf16, TD = bf16), f16 = (TA = f16, TD = f16), bf16_f32 = (TA = bf16, TD = f32)),
                 with = (BM = 256, BK = 64, STAGES = (225 * 1024 - 128 * BN * size_of(TD)) / ((128 + BN / 2) * BK * size_of(TA)), GROUP = 8, EPI_N = 128 / size_of(TD), EPI_R = EPI_N, REG_ISSUE = 56, REG_EPILOGUE = 224, MB = k),
+            ),
+            product(
+                tile(n256 = (BN = 256)),
+                layout(nn = (MB = mn)),
+                types(default = (TA = bf16, TD = bf16), f16 = (TA = f16, TD = f16), bf16_f32 = (TA = bf16, TD = f32)),
+                with = (BM = 256, BK = 64, STAGES = (225 * 1024 - 128 * BN * size_of(TD)) / ((128 + BN / 2) * BK * size_of(TA)), GROUP = 8, EPI_N = 128 / size_of(TD), EPI_R = EPI_N, REG_ISSUE = 56, REG_EPILOGUE = 224),
             ),
         ),
     )]
