@@ -88,9 +88,9 @@ fn gemm_sm100_prod_n256_tiles_are_right_on_odd_shapes() {
         ("n256", ClcMode::Random, 5),
         ("n256_bf16_f32", ClcMode::Succeed, 3),
         ("n256_f16", ClcMode::Fail, 5),
-        ("n256_nn", ClcMode::Succeed, 5),
-        ("n256_nn_bf16_f32", ClcMode::Random, 3),
-        ("n256_nn_f16", ClcMode::Fail, 5),
+        ("nn_n256", ClcMode::Succeed, 5),
+        ("nn_n256_bf16_f32", ClcMode::Random, 3),
+        ("nn_n256_f16", ClcMode::Fail, 5),
     ]
     .into_iter()
     .enumerate()
@@ -283,7 +283,7 @@ fn gemm_sm100_abc_never_uses_c_when_beta_is_zero() {
     assert!(e.contains("NaN"), "{e}");
 }
 
-/// The fused epilogues on the 256×256 pair tiles (`n256_*`: TN, `n256_nn_*`: NN, five stages,
+/// The fused epilogues on the 256×256 pair tiles (`n256_*`: TN, `nn_n256_*`: NN, five stages,
 /// 512 TMEM columns, the bias — and R — read per 64-column block as on the 256×128 tiles), on
 /// M = 300, N = 520, K = 136 (tails in every dimension; 6 tiles on two clusters, so the walks
 /// wrap and R's loads follow earlier stores from the staging tile), under every CLC mode.
@@ -292,9 +292,9 @@ fn the_fused_epilogues_on_n256_tiles_match_the_reference() {
     let mut runs = Vec::new();
     for (ci, (kernel, config, clc)) in [
         ("gemm_sm100_bias_act", "n256_gelu", ClcMode::Random),
-        ("gemm_sm100_bias_act", "n256_nn_silu", ClcMode::Fail),
+        ("gemm_sm100_bias_act", "nn_n256_silu", ClcMode::Fail),
         ("gemm_sm100_bias_act_res", "n256_relu", ClcMode::Succeed),
-        ("gemm_sm100_bias_act_res", "n256_nn_gelu", ClcMode::Random),
+        ("gemm_sm100_bias_act_res", "nn_n256_gelu", ClcMode::Random),
     ]
     .into_iter()
     .enumerate()

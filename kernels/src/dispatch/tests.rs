@@ -597,8 +597,8 @@ fn blackwell_production_requests_choose_level_10_and_plan_their_launch() {
     }
 }
 
-/// NN and the fused epilogues on the 256×256 pair tiles (`n256_nn*`, and `n256_*` /
-/// `n256_nn_*` of `gemm_sm100_bias_act` and `gemm_sm100_bias_act_res`) on a B200 (described;
+/// NN and the fused epilogues on the 256×256 pair tiles (`nn_n256*`, and `n256_*` /
+/// `nn_n256_*` of `gemm_sm100_bias_act` and `gemm_sm100_bias_act_res`) on a B200 (described;
 /// nothing launched): at 8192³ they win as the TN `n256` tile does (half the waves at full
 /// efficiency), at 4096³ the 256×128 tiles stay the choice; the plan holds five 32 KiB stages
 /// and the 64 KiB staging tile.
@@ -615,14 +615,14 @@ fn blackwell_nn_and_fused_large_shapes_choose_the_256x256_pair_tile() {
             Epilogue::Plain,
             GemmTypes::BF16,
             big,
-            "gemm_sm100_prod/n256_nn",
+            "gemm_sm100_prod/nn_n256",
         ),
         (
             nn,
             Epilogue::Plain,
             types(Bf16, F32),
             big,
-            "gemm_sm100_prod/n256_nn_bf16_f32",
+            "gemm_sm100_prod/nn_n256_bf16_f32",
         ),
         (
             tn,
@@ -636,7 +636,7 @@ fn blackwell_nn_and_fused_large_shapes_choose_the_256x256_pair_tile() {
             gelu,
             GemmTypes::BF16,
             big,
-            "gemm_sm100_bias_act/n256_nn_gelu",
+            "gemm_sm100_bias_act/nn_n256_gelu",
         ),
         (
             tn,
@@ -650,7 +650,7 @@ fn blackwell_nn_and_fused_large_shapes_choose_the_256x256_pair_tile() {
             silu_res,
             GemmTypes::BF16,
             big,
-            "gemm_sm100_bias_act_res/n256_nn_silu",
+            "gemm_sm100_bias_act_res/nn_n256_silu",
         ),
         (
             nn,

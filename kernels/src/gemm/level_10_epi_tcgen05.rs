@@ -35,7 +35,7 @@
 //! (accumulator, bias, R) fit the epilogue's 224 registers with 0 spills.
 //!
 //! Tiles: 256×128 pairs (TN in BF16 and FP16, NN in BF16) and, for the fused kernels, the
-//! 256×256 pairs of `gemm_sm100_prod`'s `n256` configs (`n256_*` TN, `n256_nn_*` NN, BF16,
+//! 256×256 pairs of `gemm_sm100_prod`'s `n256` configs (`n256_*` TN, `nn_n256_*` NN, BF16,
 //! every activation): five stages of 32 KiB and a 64 KiB staging tile, 512 TMEM columns; the
 //! epilogue already reads one 64-column block at a time, so only `BN` and `STAGES` change. The
 //! host's cost model takes them at large M and N (8192³) as it takes the plain `n256` tiles.
@@ -174,7 +174,7 @@ pub mod kernels {
                 with = (TA = bf16, TD = bf16, BM = 256, BN = 128, BK = 64, STAGES = 6, GROUP = 8, EPI_N = 64, REG_ISSUE = 56, REG_EPILOGUE = 224),
             ),
             product(
-                tile(n256 = (BN = 256, MB = k), n256_nn = (BN = 256, MB = mn)),
+                tile(n256 = (BN = 256, MB = k), nn_n256 = (BN = 256, MB = mn)),
                 act(bias = (ACT = 0), relu = (ACT = 1), gelu = (ACT = 2), silu = (ACT = 3)),
                 with = (TA = bf16, TD = bf16, BM = 256, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, REG_ISSUE = 56, REG_EPILOGUE = 224),
             ),
@@ -274,7 +274,7 @@ pub mod kernels {
                 with = (TA = bf16, TD = bf16, BM = 256, BN = 128, BK = 64, STAGES = 6, GROUP = 8, EPI_N = 64, REG_ISSUE = 56, REG_EPILOGUE = 224),
             ),
             product(
-                tile(n256 = (BN = 256, MB = k), n256_nn = (BN = 256, MB = mn)),
+                tile(n256 = (BN = 256, MB = k), nn_n256 = (BN = 256, MB = mn)),
                 act(bias = (ACT = 0), relu = (ACT = 1), gelu = (ACT = 2), silu = (ACT = 3)),
                 with = (TA = bf16, TD = bf16, BM = 256, BK = 64, STAGES = 5, GROUP = 8, EPI_N = 64, REG_ISSUE = 56, REG_EPILOGUE = 224),
             ),

@@ -21,7 +21,7 @@
 //! epilogue's row 64 registers. The pair MMA's M = 256, N = 64 is one of `cta_group::2`'s shapes
 //! (PTX ISA §9.7.16.10.1, the valid M × N of `.kind::f16`).
 //!
-//! Tiles for large M and N: the `n256*` configs (TN, and `n256_nn*` for a K×N B, whose
+//! Tiles for large M and N: the `n256*` configs (TN, and `nn_n256*` for a K×N B, whose
 //! 128-column half a CTA loads as two 64-wide MN-major boxes — the language splits the box at
 //! the 128-byte swizzle row) are 256×256 pair tiles — each CTA 128×256 of D, its half of B 128
 //! rows; M = 256, N = 256 is the widest `cta_group::2` shape
@@ -97,8 +97,8 @@ pub mod kernels {
                 with = (BM = 256, BK = 64, STAGES = (225 * 1024 - 128 * BN * size_of(TD)) / ((128 + BN / 2) * BK * size_of(TA)), GROUP = 8, EPI_N = 128 / size_of(TD), EPI_R = EPI_N, REG_ISSUE = 56, REG_EPILOGUE = 224, MB = k),
             ),
             product(
-                tile(n256 = (BN = 256)),
                 layout(nn = (MB = mn)),
+                tile(n256 = (BN = 256)),
                 types(default = (TA = bf16, TD = bf16), f16 = (TA = f16, TD = f16), bf16_f32 = (TA = bf16, TD = f32)),
                 with = (BM = 256, BK = 64, STAGES = (225 * 1024 - 128 * BN * size_of(TD)) / ((128 + BN / 2) * BK * size_of(TA)), GROUP = 8, EPI_N = 128 / size_of(TD), EPI_R = EPI_N, REG_ISSUE = 56, REG_EPILOGUE = 224),
             ),
