@@ -266,6 +266,36 @@ impl ParamBuffer {
     }
 }
 
+/// A launch checked against its signature, its module loaded and its parameters encoded, not
+/// yet queued ([`Runtime::prepare_args`]). It borrows the runtime for as long as the tensors
+/// it was prepared with (one lifetime), so none of them can go away before
+/// [`PreparedLaunch::submit`].
+pub struct PreparedLaunch<'a> {
+    rt: &'a Runtime,
+    function: CudaFunction,
+    plan: LaunchPlan,
+    params: ParamBuffer,
+}
+
+impl PreparedLaunch<'_> {
+    /// The plan it was prepared with (grid, block, cluster, shared memory, parameters).
+    pub fn plan(&self) -> &LaunchPlan {
+        &self.plan
+    }
+
+    /// Queues the kernel on the runtime's stream (`cuLaunchKernelEx`); returns once queued.
+    pub fn submit(mut self) -> Result<(), RuntimeError> {
+        self.rt.context().bind_to_thread()?;
+        // SAFETY: `prepare_text` checked the arguments against the signature and laid out
+        // exactly its parameters; the tensors outlive `self` (its lifetime), and the rest is
+        // the promise of the artifact or of `launch_ptx`'s caller, made when it was prepared.
+        unsafe {
+            self.rt
+                .launch_planned(&self.function, &self.plan, &mut self.params)
+        }
+    }
+}
+
 impl Runtime {
     /// Launches a compiled variant on this runtime's stream after checking `args` against its
     /// signature. Returns once the launch is queued; [`Runtime::synchronize`] waits for it.
@@ -318,6 +348,40 @@ impl Runtime {
         }
         // SAFETY: `KernelArtifact::new`'s contract is exactly `launch_ptx`'s.
         unsafe { self.launch_text(PtxText::Static(artifact.ptx), &sig, args, scalars) }
+    }
+
+    /// Everything [`Runtime::launch_args`] does before queueing the kernel — the checks, the
+    /// module load, the TMA descriptors, the parameter buffer — as a launch that
+    /// [`PreparedLaunch::submit`] queues later on this runtime's stream. A plan of several
+    /// kernels (split-K's partial product and its reduce) prepares them all first, so a bad
+    /// argument of the last is an error before the first runs, and the host work of the second
+    /// does not sit between the two kernels on the GPU.
+    pub fn prepare_args<'a>(
+        &'a self,
+        artifact: &KernelArtifact,
+        args: &[TensorArg<'a>],
+        scalars: &[ScalarArg],
+    ) -> Result<PreparedLaunch<'a>, RuntimeError> {
+        let target = self.target()?;
+        if artifact.target != target {
+            return Err(RuntimeError::UnsupportedDevice {
+                cc: self.compute_capability(),
+                want: Some(artifact.target),
+            });
+        }
+        let sig = (artifact.signature)();
+        if sig.target != artifact.target {
+            return Err(RuntimeError::BadSignature {
+                entry: sig.entry,
+                reason: format!(
+                    "the artifact is for {} but its signature says {}",
+                    artifact.target.name(),
+                    sig.target.name()
+                ),
+            });
+        }
+        // SAFETY: `KernelArtifact::new`'s contract is exactly `launch_ptx`'s.
+        unsafe { self.prepare_text(PtxText::Static(artifact.ptx), &sig, args, scalars) }
     }
 
     /// Selects the variant for `config` on this device's target ([`select`]) and launches it:
@@ -382,6 +446,21 @@ impl Runtime {
         args: &[TensorArg<'_>],
         scalars: &[ScalarArg],
     ) -> Result<(), RuntimeError> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.prepare_text(ptx, sig, args, scalars) }?.submit()
+    }
+
+    /// The steps of [`Runtime::launch_text`] up to the launch itself.
+    ///
+    /// # Safety
+    /// As [`Runtime::launch_ptx`].
+    unsafe fn prepare_text<'a>(
+        &'a self,
+        ptx: PtxText<'_>,
+        sig: &Signature,
+        args: &[TensorArg<'a>],
+        scalars: &[ScalarArg],
+    ) -> Result<PreparedLaunch<'a>, RuntimeError> {
         let target = self.target()?;
         if sig.target != target {
             return Err(RuntimeError::UnsupportedDevice {
@@ -416,11 +495,13 @@ impl Runtime {
                 );
             }
         }
-        let mut params = ParamBuffer::new(&plan, &maps);
-        self.context().bind_to_thread()?;
-        // SAFETY: the plan checked the arguments against `sig`, the buffer holds exactly
-        // `sig.params` laid out as the entry takes them; the rest is the caller's promise.
-        unsafe { self.launch_planned(&function, &plan, &mut params) }
+        let params = ParamBuffer::new(&plan, &maps);
+        Ok(PreparedLaunch {
+            rt: self,
+            function,
+            plan,
+            params,
+        })
     }
 
     /// `cuLaunchKernelEx` with the plan's grid, block, shared memory and (when not 1×1×1) the

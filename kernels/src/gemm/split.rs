@@ -419,7 +419,10 @@ fn launch_plan(
         get(roles, "b", art)?,
         get(roles, "d", art)?,
     );
-    family::launch_roles(rt, art, &[("a", a), ("b", b), ("w", w.clone())], &[])?;
+    // Both launches are prepared (checked, loaded, their descriptors encoded) before either is
+    // queued: a refused reduce is an error before the partial product runs, and the reduce's
+    // host work does not sit between the two kernels on the GPU.
+    let partial = family::prepare_roles(rt, art, &[("a", a), ("b", b), ("w", w.clone())], &[])?;
     // The transposed reduce moves D's rows (and C's, R's) as column statistics of the
     // tensors seen as [M, N, 1].
     fn unit(t: TensorArg<'_>, transposed: bool) -> TensorArg<'_> {
@@ -444,12 +447,14 @@ fn launch_plan(
         reduce_roles.push(("sb", get(roles, "sb", art)?));
     }
     let (alpha, beta) = reduce_scalars(request);
-    family::launch_roles(
+    let finish = family::prepare_roles(
         rt,
         reduce,
         &reduce_roles,
         &[("alpha", alpha), ("beta", beta)],
-    )
+    )?;
+    partial.submit()?;
+    finish.submit()
 }
 
 /// The role `name` of a GEMM's tensors, or the typed error naming it.
