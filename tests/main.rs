@@ -70,6 +70,7 @@ mod sim;
 mod sim_attention;
 mod sim_exec;
 mod sim_fp8;
+mod sim_fp8_block;
 mod sim_gemm;
 mod sim_gemm_sm100;
 mod sim_mxfp8;

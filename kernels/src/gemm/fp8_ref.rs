@@ -78,6 +78,50 @@ pub fn scaled_mm_f64(
     (d, mag)
 }
 
+/// The block size of the fine-grained scales (`fp8_block.rs`): 1×128 blocks of A, 128×128
+/// blocks of B.
+pub const SCALE_BLOCK: usize = 128;
+
+/// D = Σ_kb (A_kb·B_kbᵀ)·sa[i, kb]·sb[j / 128, kb] in f64 — the block-scaled GEMM of
+/// `fp8_block.rs` — A M×K and B N×K given as exact values, `sa` [M, KB] and `sb` [NB, KB]
+/// row-major (`KB = cdiv(K, 128)`, `NB = cdiv(N, 128)`); and per element
+/// Σ_kb Σ|a·b|·|sa·sb| (the magnitude the accumulation error is relative to).
+pub fn block_scaled_mm_f64(
+    a: &[f64],
+    b: &[f64],
+    (m, n, k): (usize, usize, usize),
+    (sa, sb): (&[f32], &[f32]),
+) -> (Vec<f64>, Vec<f64>) {
+    let kbs = k.div_ceil(SCALE_BLOCK);
+    let (mut d, mut mag) = (vec![0.0; m * n], vec![0.0; m * n]);
+    for i in 0..m {
+        for j in 0..n {
+            let (mut s, mut g) = (0.0, 0.0);
+            for kb in 0..kbs {
+                let cols = kb * SCALE_BLOCK..((kb + 1) * SCALE_BLOCK).min(k);
+                let (p, q) = cols.fold((0.0, 0.0), |(p, q), c| {
+                    let x = a[i * k + c] * b[j * k + c];
+                    (p + x, q + x.abs())
+                });
+                let sc = f64::from(sa[i * kbs + kb]) * f64::from(sb[(j / SCALE_BLOCK) * kbs + kb]);
+                s += p * sc;
+                g += q * sc.abs();
+            }
+            d[i * n + j] = s;
+            mag[i * n + j] = g;
+        }
+    }
+    (d, mag)
+}
+
+/// The K that [`check`] is given for a block-scaled GEMM of depth `k`: the promotion adds
+/// two f32 roundings per K block (the product of the two scales, and the `fma` into the
+/// accumulator), each at most 2⁻²⁴ of that block's share of the magnitude — counted as two
+/// more K = 32 steps of the chain per block.
+pub fn block_check_k(k: usize) -> usize {
+    k + 2 * 32 * k.div_ceil(SCALE_BLOCK)
+}
+
 /// The relative precision of the accumulation a checker allows, per unit of Σ|a·b|·|scale|:
 /// `exact` for an accumulation in f32 (the emulator: each K = 32 step's exact products rounded
 /// once into f32, `(K/32 + 2)·2⁻²⁴`), otherwise the Hopper tensor core's FP8 accumulation
