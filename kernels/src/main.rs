@@ -506,22 +506,30 @@ mod tests {
         }
     }
 
-    /// `tirx bench gemm --in e4m3|e5m2 [--scales tensor|rows]` is the FP8 bench: its problem
-    /// from the element types and the scales; options it does not take are refused.
+    /// `tirx bench gemm --in e4m3|e5m2 [--scales tensor|rows|blocks]` is the FP8 bench: its
+    /// problem from the element types and the scales; options it does not take are refused.
     #[test]
     fn bench_gemm_takes_the_fp8_problem() {
         use tirx::abi::ElemType;
+        use tirx_kernels::gemm::fp8_ref::Fp8ScaleMode;
         let p = fp8_of(&["--in", "e4m3"]).unwrap().unwrap();
         assert_eq!(
-            (p.rows, p.input, p.output),
-            (false, ElemType::E4m3, ElemType::Bf16)
+            (p.scales, p.input, p.output),
+            (Fp8ScaleMode::Tensor, ElemType::E4m3, ElemType::Bf16)
         );
         let p = fp8_of(&["--in", "e5m2", "--out", "f32", "--scales", "rows"])
             .unwrap()
             .unwrap();
         assert_eq!(
-            (p.rows, p.input, p.output),
-            (true, ElemType::E5m2, ElemType::F32)
+            (p.scales, p.input, p.output),
+            (Fp8ScaleMode::Rows, ElemType::E5m2, ElemType::F32)
+        );
+        let p = fp8_of(&["--in", "e4m3", "--scales", "blocks"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (p.scales, p.input, p.output),
+            (Fp8ScaleMode::Blocks, ElemType::E4m3, ElemType::Bf16)
         );
         assert_eq!(fp8_of(&["--in", "f16"]), Ok(None));
         for bad in [

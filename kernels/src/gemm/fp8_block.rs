@@ -48,6 +48,7 @@ pub mod kernels {
     /// D = Σ_kb (A_kb·B_kbᵀ)·sa[:, kb]·sb[nb, kb] (the module's docs): A M×K and B N×K in
     /// E4M3, `sa` [M, KB] and `sb` [NB, KB] f32, D in `TD`.
     #[tile_kernel(
+        solves = gemm,
         target = sm_90a,
         threads = 384,
         cluster = (2, 1, 1),

@@ -112,7 +112,9 @@ pub fn reduce_of(art: &KernelArtifact, request: &GemmRequest) -> Option<&'static
         Epilogue::Plain | Epilogue::Scaled => &splitk_reduce_t::KERNEL,
         Epilogue::Bias(_) => &splitk_reduce_t_bias::KERNEL,
         Epilogue::BiasResidual(_) => &splitk_reduce_t_bias_res::KERNEL,
-        Epilogue::ScaleTensor | Epilogue::ScaleRows | Epilogue::Partial => return None,
+        Epilogue::ScaleTensor | Epilogue::ScaleRows | Epilogue::ScaleBlocks | Epilogue::Partial => {
+            return None;
+        }
     };
     pick(kernel, art.target, request)
 }
@@ -129,7 +131,9 @@ pub fn reduce_for(target: Target, request: &GemmRequest) -> Option<&'static Kern
         Epilogue::ScaleRows => &splitk_reduce_rowwise::KERNEL,
         Epilogue::Bias(_) => &splitk_reduce_bias::KERNEL,
         Epilogue::BiasResidual(_) => &splitk_reduce_bias_res::KERNEL,
-        Epilogue::Partial => return None,
+        // Block scales vary along K: they cannot wait for a reduce (each slice would promote
+        // its own K blocks; no split-K kernel does yet).
+        Epilogue::ScaleBlocks | Epilogue::Partial => return None,
     };
     pick(kernel, target, request)
 }
@@ -174,7 +178,7 @@ pub fn epilogue_fits(art: &KernelArtifact, request: &GemmRequest) -> bool {
         Epilogue::Plain | Epilogue::Scaled | Epilogue::Bias(_) | Epilogue::BiasResidual(_) => {
             !eight_bit
         }
-        Epilogue::Partial => false,
+        Epilogue::ScaleBlocks | Epilogue::Partial => false,
     }
 }
 

@@ -147,6 +147,7 @@ fn problem_tokens(problem: Option<Problem>) -> TokenStream {
                 Epilogue::Scaled => quote!(#path::Epilogue::Scaled),
                 Epilogue::ScaleTensor => quote!(#path::Epilogue::ScaleTensor),
                 Epilogue::ScaleRows => quote!(#path::Epilogue::ScaleRows),
+                Epilogue::ScaleBlocks => quote!(#path::Epilogue::ScaleBlocks),
                 Epilogue::Partial => quote!(#path::Epilogue::Partial),
                 Epilogue::Bias(act) => {
                     let act = act_tokens(&path, act);
