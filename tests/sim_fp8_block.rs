@@ -6,10 +6,12 @@
 //! values and scales (`fp8_ref::block_scaled_mm_f64`) within the f32 bound; tails in M, N
 //! and K (K = 128·k + tail, one partial K block, one whole one), more tiles than clusters.
 //! The round trip quantises A with `quant_block` in the emulator and feeds the GEMM; the
-//! launch planner refuses scale tensors of the wrong shape.
+//! launch planner refuses scale tensors of the wrong shape; the language reference's
+//! promotion example (`docs/language.md`, "Block-scaled FP8 on Hopper") runs too.
 
 use half::bf16;
 use tirx::KernelArtifact;
+use tirx::prelude::*;
 use tirx::runtime::{DeviceLimits, ElemType, TensorMeta};
 use tirx_kernels::gemm::fp8_block::kernels::gemm_sm90_fp8_block;
 use tirx_kernels::gemm::fp8_ref::{block_check_k, block_scaled_mm_f64, check};
@@ -289,4 +291,74 @@ fn the_block_scaled_gemm_assembles_without_spills() {
             c.sass
         );
     }
+}
+
+/// The language reference's example of the promotion ("Block-scaled FP8 on Hopper",
+/// `docs/language.md`): one warpgroup, one 64 × 128 tile, one stage.
+#[tile_kernel(target = sm_90a, threads = 128, grid = (cdiv(M, 64), 1))]
+pub fn fp8_promote(
+    #[shape(M, K)] a: Tensor<e4m3>,
+    #[shape(N, K)] b: Tensor<e4m3>,
+    #[shape(M, KB)] sa: Tensor<f32>,
+    #[shape(NB, KB)] sb: Tensor<f32>,
+    #[shape(M, N)] d: Tensor<bf16>,
+) {
+    static_assert(KB == cdiv(K, 128), "one scale per 128 columns of K");
+    let a_s = smem::<e4m3>([64, 128], swizzle = B128);
+    let b_s = smem::<e4m3>([128, 128], swizzle = B128);
+    let acc = regs::<f32>([64, 128]);
+    let part = regs::<f32>([64, 128]);
+    let sc = regs::<f32>([64, 1], layout = stat(acc, axis = 1));
+    let bar = mbarrier();
+    acc = 0.0;
+    for k in 0..cdiv(K, 128) {
+        #[scope(thread = 0)]
+        {
+            tma::load(a_s, a.tile(cta.x, k), bar);
+            tma::load(b_s, b.tile(0, k), bar);
+        }
+        copy(sc, sa.tile(cta.x, k));
+        sc = sc * gather(sb, 0, k);
+        bar.wait(k % 2);
+        wgmma::fence();
+        wgmma::mma(part, a_s, b_s, accumulate = false);
+        wgmma::commit();
+        wgmma::wait(0);
+        acc = fma(part, sc, acc);
+        sync_threads();
+    }
+    copy(d.tile(cta.x, 0), acc);
+}
+
+/// The reference's example in the emulator: 72 rows (a tail), 128 columns, K = 272 (two
+/// whole K blocks and a partial one), against the f64 block reference.
+#[test]
+fn the_language_reference_promotion_example_runs_in_the_emulator() {
+    let (m, n, k) = (72usize, 128usize, 272usize);
+    let mut rng = Rng::new(17);
+    let (xa, xb) = (values(&mut rng, m, k, 1), values(&mut rng, n, k, 128));
+    let (qa, sa) = quantise_e4m3(&xa, m, k, 128);
+    let (qb, sb) = quantise_e4m3_tiles(&xb, n, k, 128);
+    let kb = k.div_ceil(128);
+    let mut dev = Device::new();
+    let ts = [
+        put(&mut dev, &qa, ElemType::E4m3, &[m, k]),
+        put(&mut dev, &qb, ElemType::E4m3, &[n, k]),
+        put(&mut dev, &f32_bytes(&sa), ElemType::F32, &[m, kb]),
+        put(&mut dev, &f32_bytes(&sb), ElemType::F32, &[1, kb]),
+        put(&mut dev, &vec![0xff; m * n * 2], ElemType::Bf16, &[m, n]),
+    ];
+    let art = &fp8_promote::KERNEL.artifacts[0];
+    super::sim_exec::sim_launch(art, &mut dev, &ts, &[], 3)
+        .unwrap_or_else(|e| panic!("fp8_promote: {e}"));
+    let got = decode(&dev.read(ts[4].addr, m * n * 2).expect("D"), ElemType::Bf16);
+    let (want, mag) =
+        block_scaled_mm_f64(&e4m3_values(&qa), &e4m3_values(&qb), (m, n, k), (&sa, &sb));
+    check(
+        &got,
+        (&want, &mag),
+        (block_check_k(k), ElemType::Bf16, true),
+        n,
+    )
+    .unwrap_or_else(|e| panic!("fp8_promote: {e}"));
 }
