@@ -178,12 +178,15 @@ impl<A: Fp8Host, D: HostElem> Buffers<A, D> {
             .map(|_| rt.zeros(&[m, n]))
             .collect::<Result<_, _>>()?;
         let (mut want, mut mag) = (Vec::new(), Vec::new());
+        let row = |h: &[A], i: usize| -> Vec<f64> {
+            h[i * k..(i + 1) * k].iter().map(|x| x.value()).collect()
+        };
         for (r, c, br, bc) in super::epilogue::blocks(m, n) {
+            let rbs: Vec<Vec<f64>> = (c..c + bc).map(|j| row(&hb, j)).collect();
             for i in r..r + br {
-                for j in c..c + bc {
-                    let ra: Vec<f64> = ha[i * k..(i + 1) * k].iter().map(|x| x.value()).collect();
-                    let rb: Vec<f64> = hb[j * k..(j + 1) * k].iter().map(|x| x.value()).collect();
-                    let (s, g) = scales.element(&ra, &rb, i, j);
+                let ra = row(&ha, i);
+                for (j, rb) in (c..c + bc).zip(&rbs) {
+                    let (s, g) = scales.element(&ra, rb, i, j);
                     want.push(s);
                     mag.push(g);
                 }

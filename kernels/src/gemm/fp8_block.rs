@@ -21,8 +21,10 @@
 //! `[64, 1]` tile at `sa.tile(row, kb)` into the accumulator's row statistic, a guarded
 //! register load: 0 past M), the weight scale — one scalar per (CTA, kb), since the 128-wide N
 //! tile lies within one 128×128 weight block — by `gather(sb, nb, kb)` (a guarded `ld.global`
-//! once per statistic register), multiplied into the row statistic `sc` before the wgmmas'
-//! wait, so their latency hides behind the MMAs.
+//! once per statistic register). Both are loaded one K block ahead (block `kb + 1`'s while
+//! block `kb`'s MMAs run; past the last block they read 0, unused), so their latency hides
+//! behind a whole block of MMAs, and multiplied into the row statistic `sc` at the top of
+//! their block.
 //!
 //! The rest is `fp8.rs`'s (the production GEMM's, level 8): a producer warpgroup multicasting
 //! B halves in a 2×1 cluster through a TMA/mbarrier pipeline, two consumer warpgroups of 64
@@ -88,6 +90,7 @@ pub mod kernels {
         let acc = regs::<f32>([64, BN]);
         let part = regs::<f32>([64, BN]);
         let sa_t = regs::<f32>([64, 1], layout = stat(acc, axis = 1));
+        let sb_t = regs::<f32>([64, 1], layout = stat(acc, axis = 1));
         let sc = regs::<f32>([64, 1], layout = stat(acc, axis = 1));
         let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
         let pairs_m = cdiv(cdiv(M, BM), 2);
@@ -95,7 +98,7 @@ pub mod kernels {
         let k_tiles = cdiv(K, BK);
         cluster_producer(pipe, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles);
         block_scaled_consumers(
-            pipe, acc, part, sa_t, sc, a_s, b_s, d_s, d, sa, sb, pairs_m, tiles_n, k_tiles,
+            pipe, acc, part, sa_t, sb_t, sc, a_s, b_s, d_s, d, sa, sb, pairs_m, tiles_n, k_tiles,
         );
     }
 
@@ -107,6 +110,7 @@ pub mod kernels {
         acc: Regs,
         part: Regs,
         sa_t: Regs,
+        sb_t: Regs,
         sc: Regs,
         a_s: Smem,
         b_s: Smem,
@@ -127,7 +131,7 @@ pub mod kernels {
                 let (mp, n) = grouped(u, pairs_m, tiles_n);
                 let row = 2 * (2 * mp + cta_rank) + wg;
                 it = consume_blocks(
-                    pipe, it, acc, part, sa_t, sc, a_s, b_s, sa, sb, wg, row, n, k_tiles,
+                    pipe, it, acc, part, sa_t, sb_t, sc, a_s, b_s, sa, sb, wg, row, n, k_tiles,
                 );
                 store_tile(d, d_s, acc, wg, row, n * (BN / EPI_N));
             }
@@ -149,6 +153,7 @@ pub mod kernels {
         acc: Regs,
         part: Regs,
         sa_t: Regs,
+        sb_t: Regs,
         sc: Regs,
         a_s: Smem,
         b_s: Smem,
@@ -162,9 +167,14 @@ pub mod kernels {
         let leader = tid % 128 == 0;
         let mut it = it;
         acc = 0.0;
+        // The scales are loaded one K block ahead, so a block's loads have the previous
+        // block's MMAs to land in; past the last block they read 0 (a tile edge) unused.
+        copy(sa_t, sa.tile(row, 0));
+        sb_t = gather(sb, n * BN / 128, 0);
         for k in 0..k_tiles {
-            copy(sa_t, sa.tile(row, k));
-            sc = sa_t * gather(sb, n * BN / 128, k);
+            sc = sa_t * sb_t;
+            copy(sa_t, sa.tile(row, k + 1));
+            sb_t = gather(sb, n * BN / 128, k + 1);
             let s = pipe.consumer_wait(it);
             wgmma::fence();
             wgmma::mma(part, a_s[s][wg], b_s[s], accumulate = false);
