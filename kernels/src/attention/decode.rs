@@ -1,0 +1,381 @@
+//! Attention decode on the host: the shapes' checks, the split of the keys (how many chunks,
+//! from the shape and the SM count), the workspace, and the launches of
+//! `attention_sm90_decode` and `attention_decode_combine` (`hopper_decode.rs`, whose module
+//! docs give the algorithm and what a split writes).
+//!
+//! The layout is `attention_sm90`'s: Q and O `[B, SQ, HQ·D]`, K and V `[B, SK, HK·D]` (torch's
+//! `[B, S, H, D]`), the LSE `[B·HQ, SQ, 1]` f32 (natural log), with SQ = 1…16 query positions
+//! per sequence (the new tokens of a decode step, or a speculative draft), causal masking
+//! bottom-right aligned (query s sees keys j ≤ SK − SQ + s) and GQA by head counts (query head
+//! h reads K/V head h / (HQ / HK)).
+//!
+//! [`Split::plan`] cuts the SK keys into NS chunks of whole key blocks: as many as it takes for
+//! B·HQ·NS CTAs to fill the SMs once (at least one key block a chunk, no empty chunk), one
+//! when B·HQ CTAs already do. With NS = 1 the decode kernel writes O and the LSE itself and no
+//! combine runs; with NS > 1 it writes NS partial results to the caller's f32 workspace
+//! ([`Split::workspace_len`] elements: the partial O `[NS·B, SQ, HQ·D]`, then the partial LSE
+//! `[NS·B·HQ, SQ, 1]`) and the combine reduces them into O and the LSE. Everything is checked
+//! before the first launch: shapes, SQ in 1…16, SK ≥ 1, a tile for the head dim, a workspace
+//! large enough — each refusal a typed [`DecodeError`].
+
+use tirx::abi::ElemType;
+use tirx::runtime::ScalarArg;
+use tirx::{KernelArtifact, Runtime, RuntimeError, Tensor, TensorArg};
+
+use super::hopper_decode::kernels::{attention_decode_combine, attention_sm90_decode};
+use super::reference::Dims;
+
+/// The most query positions a decode call takes (the combine's 16-row tile).
+pub const MAX_QUERIES: usize = 16;
+
+/// Why a decode call is refused before its launch.
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    /// Tensors whose shapes do not fit the layout.
+    #[error("decode attention: {0}")]
+    Shape(String),
+    /// More query positions than the decode path takes (or none).
+    #[error(
+        "decode attention takes 1…{MAX_QUERIES} query positions per sequence, not {sq} (use attention_sm90 for prefill)"
+    )]
+    Queries {
+        /// SQ asked.
+        sq: usize,
+    },
+    /// No key to attend to (a TMA tensor has no empty extent).
+    #[error("decode attention: k and v hold no key (SK = 0)")]
+    NoKeys,
+    /// No tile of the decode kernels for this head dim, mask and type.
+    #[error(
+        "no attention_sm90_decode tile for head dim {d}, {}, {}: head dims {have:?}",
+        if *.causal { "causal" } else { "full" },
+        .elem.name()
+    )]
+    NoTile {
+        /// The head dim asked.
+        d: usize,
+        /// Causal.
+        causal: bool,
+        /// The element type.
+        elem: ElemType,
+        /// The head dims the kernels have.
+        have: Vec<usize>,
+    },
+    /// A split asked of the caller that the keys cannot give.
+    #[error("decode attention: {splits} splits of {blocks} key blocks (1…{blocks} splits)")]
+    Splits {
+        /// Splits asked.
+        splits: usize,
+        /// Key blocks of the problem.
+        blocks: usize,
+    },
+    /// The caller's workspace holds fewer f32 elements than the split needs.
+    #[error(
+        "decode attention: the workspace holds {have} f32 elements, and {splits} splits need {need}"
+    )]
+    Workspace {
+        /// Elements needed ([`Split::workspace_len`]).
+        need: usize,
+        /// Elements the workspace holds.
+        have: usize,
+        /// Splits of the call.
+        splits: usize,
+    },
+    /// The runtime refused or failed.
+    #[error(transparent)]
+    Runtime(#[from] RuntimeError),
+}
+
+/// Checks `[q, k, v, o, lse]`'s shapes for head dim `d`: q and o `[B, SQ, HQ·D]`, k and v
+/// `[B, SK, HK·D]`, HK | HQ, the LSE `[B·HQ, SQ, 1]`, 1 ≤ SQ ≤ 16, SK ≥ 1; gives the dims.
+pub fn dims_of([q, k, v, o, lse]: [&[usize]; 5], d: usize) -> Result<Dims, DecodeError> {
+    let bad = |why: String| DecodeError::Shape(why);
+    if [q, k, v, o].iter().any(|s| s.len() != 3) || q != o || k != v || q[0] != k[0] {
+        return Err(bad(format!(
+            "q {q:?}, k {k:?}, v {v:?}, o {o:?}: q and o must be one [B, SQ, HQ·D], k and v one [B, SK, HK·D]"
+        )));
+    }
+    if d == 0
+        || k[2] == 0
+        || !q[2].is_multiple_of(d)
+        || !k[2].is_multiple_of(d)
+        || !(q[2] / d).is_multiple_of(k[2] / d)
+    {
+        return Err(bad(format!(
+            "head dim {d} over q {q:?} and k {k:?}: D must divide both widths and the K/V heads the query heads"
+        )));
+    }
+    let dims = Dims {
+        b: q[0],
+        s: q[1],
+        sk: k[1],
+        hq: q[2] / d,
+        hk: k[2] / d,
+        d,
+        dv: d,
+    };
+    if lse != [dims.b * dims.hq, dims.s, 1] {
+        return Err(bad(format!(
+            "lse {lse:?}: it must be [B·HQ, SQ, 1] = {:?}",
+            [dims.b * dims.hq, dims.s, 1]
+        )));
+    }
+    if !(1..=MAX_QUERIES).contains(&dims.s) {
+        return Err(DecodeError::Queries { sq: dims.s });
+    }
+    if dims.sk == 0 {
+        return Err(DecodeError::NoKeys);
+    }
+    if dims.b == 0 {
+        return Err(bad("an empty batch (B = 0)".into()));
+    }
+    Ok(dims)
+}
+
+/// How the keys are cut: `splits` chunks of `chunk_blocks` key blocks of `block` keys (the
+/// last chunk shorter, none empty).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Split {
+    /// NS, the chunks (1: no combine).
+    pub splits: usize,
+    /// Key blocks per chunk.
+    pub chunk_blocks: usize,
+    /// Keys per block (the tile's `BN`).
+    pub block: usize,
+}
+
+impl Split {
+    /// The split for `dims` over key blocks of `block` keys on `sms` SMs: enough chunks for
+    /// B·HQ·NS CTAs to fill the SMs once (NS = ⌈SMs / (B·HQ)⌉), at most one a key block, then
+    /// evened out so that no chunk is empty (NS = ⌈blocks / ⌈blocks / NS⌉⌉).
+    pub fn plan(dims: &Dims, block: usize, sms: usize) -> Split {
+        let ctas = (dims.b * dims.hq).max(1);
+        Split::with(dims, block, sms.div_ceil(ctas).max(1))
+    }
+
+    /// `splits` chunks asked (clamped to 1…blocks), evened out as [`Split::plan`] does.
+    pub fn with(dims: &Dims, block: usize, splits: usize) -> Split {
+        let blocks = dims.sk.div_ceil(block).max(1);
+        let chunk_blocks = blocks.div_ceil(splits.clamp(1, blocks));
+        Split {
+            splits: blocks.div_ceil(chunk_blocks),
+            chunk_blocks,
+            block,
+        }
+    }
+
+    /// f32 elements of the workspace: the partial O (`NS·B·SQ·HQ·D`) and the partial LSE
+    /// (`NS·B·HQ·SQ`); 0 with one split.
+    pub fn workspace_len(&self, dims: &Dims) -> usize {
+        if self.splits == 1 {
+            return 0;
+        }
+        self.splits * dims.b * dims.s * dims.hq * (dims.d + 1)
+    }
+}
+
+/// The two kernels of one call: the decode tile (its split form when NS > 1) and the combine.
+#[derive(Clone, Copy, Debug)]
+pub struct Tiles {
+    /// `attention_sm90_decode`, writing O in `T` (`split: false`) or f32 partials.
+    pub decode: &'static KernelArtifact,
+    /// `attention_decode_combine` for the head dim and type.
+    pub combine: &'static KernelArtifact,
+}
+
+/// The artifacts for head dim `d`, the mask and the element type; `split` picks the decode
+/// form that writes f32 partials.
+pub fn tiles_for(
+    d: usize,
+    causal: bool,
+    elem: ElemType,
+    split: bool,
+) -> Result<Tiles, DecodeError> {
+    let no_tile = || {
+        let mut have: Vec<usize> = attention_sm90_decode::KERNEL
+            .artifacts
+            .iter()
+            .filter_map(|a| a.int("D").map(|d| d as usize))
+            .collect();
+        have.sort();
+        have.dedup();
+        DecodeError::NoTile {
+            d,
+            causal,
+            elem,
+            have,
+        }
+    };
+    let out = if split { ElemType::F32 } else { elem };
+    let decode = attention_sm90_decode::KERNEL
+        .artifacts
+        .iter()
+        .find(|a| {
+            a.int("D") == Some(d as i64)
+                && a.int("CAUSAL") == Some(i64::from(causal))
+                && a.elem_of("q") == Some(elem)
+                && a.elem_of("o") == Some(out)
+        })
+        .ok_or_else(no_tile)?;
+    let combine = attention_decode_combine::KERNEL
+        .artifacts
+        .iter()
+        .find(|a| a.int("D") == Some(d as i64) && a.elem_of("o") == Some(elem))
+        .ok_or_else(no_tile)?;
+    Ok(Tiles { decode, combine })
+}
+
+/// The outputs of one call: O `[B, SQ, HQ·D]` and the LSE `[B·HQ, SQ, 1]`.
+pub struct Outputs<'a, T: tirx::Element> {
+    /// O.
+    pub o: &'a mut Tensor<T>,
+    /// The log-sum-exp of each query position per head (natural log; −∞ where no key is seen).
+    pub lse: &'a mut Tensor<f32>,
+}
+
+/// A checked decode call: its dims, split and kernels ([`Plan::new`]), launched by
+/// [`Plan::launch`].
+#[derive(Clone, Copy, Debug)]
+pub struct Plan {
+    /// The problem.
+    pub dims: Dims,
+    /// The cut of the keys.
+    pub split: Split,
+    /// The kernels.
+    pub tiles: Tiles,
+    /// Causal.
+    pub causal: bool,
+}
+
+impl Plan {
+    /// Checks the shapes ([`dims_of`]), cuts the keys for `sms` SMs ([`Split::plan`]) or into
+    /// `splits` chunks when given (refused outside 1…blocks), and picks the kernels.
+    pub fn new(
+        shapes: [&[usize]; 5],
+        d: usize,
+        (causal, elem): (bool, ElemType),
+        sms: usize,
+        splits: Option<usize>,
+    ) -> Result<Plan, DecodeError> {
+        let dims = dims_of(shapes, d)?;
+        // The block is the tile's, the same in both forms.
+        let block = tiles_for(d, causal, elem, false)?
+            .decode
+            .int("BN")
+            .unwrap_or(128) as usize;
+        let split = match splits {
+            None => Split::plan(&dims, block, sms),
+            Some(n) => {
+                let blocks = dims.sk.div_ceil(block);
+                if !(1..=blocks).contains(&n) {
+                    return Err(DecodeError::Splits { splits: n, blocks });
+                }
+                Split::with(&dims, block, n)
+            }
+        };
+        let tiles = tiles_for(d, causal, elem, split.splits > 1)?;
+        Ok(Plan {
+            dims,
+            split,
+            tiles,
+            causal,
+        })
+    }
+
+    /// The workspace's views `[partial O, partial LSE]` at the front of `ws` (a buffer of
+    /// f32 elements), or the typed refusal when it is too small.
+    fn parts(&self, ws_len: usize) -> Result<([usize; 3], [usize; 3], usize), DecodeError> {
+        let Dims { b, s, hq, d, .. } = self.dims;
+        let ns = self.split.splits;
+        let need = self.split.workspace_len(&self.dims);
+        if ws_len < need {
+            return Err(DecodeError::Workspace {
+                need,
+                have: ws_len,
+                splits: ns,
+            });
+        }
+        Ok((
+            [ns * b, s, hq * d],
+            [ns * b * hq, s, 1],
+            ns * b * s * hq * d,
+        ))
+    }
+
+    /// Launches the call on `[q, k, v, o, lse]` with the f32 workspace `ws` (used when
+    /// NS > 1, of at least [`Split::workspace_len`] elements), without waiting.
+    pub fn launch(
+        &self,
+        rt: &Runtime,
+        [q, k, v, o, lse]: [TensorArg<'_>; 5],
+        ws: Option<&Tensor<f32>>,
+        scale: f32,
+    ) -> Result<(), DecodeError> {
+        let shapes = [&q, &k, &v, &o, &lse].map(|t| t.meta().shape.as_slice());
+        if dims_of(shapes, self.dims.d)? != self.dims {
+            return Err(DecodeError::Shape(format!(
+                "the tensors {shapes:?} are not the planned problem {:?}",
+                self.dims
+            )));
+        }
+        let scalars = [
+            ScalarArg::F32(scale * std::f32::consts::LOG2_E),
+            ScalarArg::U32(self.split.chunk_blocks as u32),
+        ];
+        if self.split.splits == 1 {
+            rt.launch_args(self.tiles.decode, &[q, k, v, o, lse], &scalars)?;
+            return Ok(());
+        }
+        let ws_len = ws.map_or(0, |w| w.buffer().len());
+        let (o_shape, l_shape, l_at) = self.parts(ws_len)?;
+        let ws = ws.ok_or(DecodeError::Workspace {
+            need: self.split.workspace_len(&self.dims),
+            have: 0,
+            splits: self.split.splits,
+        })?;
+        let row_major = |s: [usize; 3]| [s[1] * s[2], s[2], 1];
+        let o_part = ws.subview(0, &o_shape, &row_major(o_shape))?;
+        let l_part = ws.subview(l_at, &l_shape, &row_major(l_shape))?;
+        let parts = [q, k, v, o_part.clone(), l_part.clone()];
+        rt.launch_args(self.tiles.decode, &parts, &scalars)?;
+        rt.launch_args(self.tiles.combine, &[o_part, l_part, o, lse], &[])?;
+        Ok(())
+    }
+}
+
+/// O = softmax(scale·Q·Kᵀ [+ causal mask])·V and the LSE for SQ ≤ 16 query positions per
+/// sequence (module docs): checks, cuts the keys for the device's SMs, launches the decode
+/// kernel and, with more than one split, the combine over `workspace` (which must hold
+/// [`Split::workspace_len`] f32 elements of the returned plan: [`Plan::new`] says how many
+/// before the call); waits for both. Returns the plan.
+#[allow(clippy::too_many_arguments)]
+pub fn run<T: tirx::Element>(
+    rt: &Runtime,
+    q: &Tensor<T>,
+    k: &Tensor<T>,
+    v: &Tensor<T>,
+    out: Outputs<'_, T>,
+    workspace: Option<&Tensor<f32>>,
+    d: usize,
+    causal: bool,
+    scale: f32,
+) -> Result<Plan, DecodeError> {
+    let shapes = [
+        q.shape(),
+        k.shape(),
+        v.shape(),
+        out.o.shape(),
+        out.lse.shape(),
+    ];
+    let plan = Plan::new(shapes, d, (causal, T::ELEM), rt.sm_count() as usize, None)?;
+    let args = [q.view(), k.view(), v.view(), out.o.view(), out.lse.view()];
+    plan.launch(rt, args, workspace, scale)?;
+    rt.synchronize()?;
+    Ok(plan)
+}
+
+mod sim;
+pub use sim::simulate;
+
+#[cfg(test)]
+mod tests;
