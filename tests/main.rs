@@ -26,6 +26,8 @@ mod gpu_atomics;
 #[cfg(feature = "gpu")]
 mod gpu_attention;
 #[cfg(feature = "gpu")]
+mod gpu_decode;
+#[cfg(feature = "gpu")]
 mod gpu_epilogue;
 #[cfg(feature = "gpu")]
 mod gpu_exp2_poly;

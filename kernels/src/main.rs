@@ -623,11 +623,44 @@ mod tests {
             }
             _ => panic!("not a bench attention command"),
         }
+        // `--decode` alone takes the host's split (0), `--decode N` forces N chunks.
+        for (args, want) in [
+            (&["--decode", "--shape", "1,32,8,1,8192,128"][..], 0),
+            (&["--decode", "4", "--shape", "1,32,8,4,8192,128,causal"], 4),
+        ] {
+            let argv = ["tirx", "bench", "attention"].iter().chain(args);
+            match Cli::try_parse_from(argv).unwrap().cmd {
+                Some(Cmd::Bench(BenchCmd::Attention { decode, shapes, .. })) => {
+                    assert_eq!((decode, shapes.len()), (Some(want), 1));
+                }
+                _ => panic!("not a bench attention command"),
+            }
+        }
         // A malformed shape, a shape list with the sweep's `--quick`, `--varlen` or `--paged`
         // without a shape, `--paged` with `--varlen`, `--varlen` with a forced dense tile, are
         // refused.
         for bad in [
             &["tirx", "bench", "attention", "--varlen"][..],
+            &["tirx", "bench", "attention", "--decode"],
+            &[
+                "tirx",
+                "bench",
+                "attention",
+                "--decode",
+                "--varlen",
+                "--shape",
+                "1,1,1,1,64,64",
+            ],
+            &[
+                "tirx",
+                "bench",
+                "attention",
+                "--decode",
+                "--shape",
+                "1,1,1,1,64,64",
+                "--kernel",
+                "d128",
+            ],
             &["tirx", "bench", "attention", "--paged", "128"][..],
             &[
                 "tirx",

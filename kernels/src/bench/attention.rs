@@ -25,7 +25,12 @@
 //! PAGE-token pages in a shuffled order through `attention_sm90_paged` ([`forms`]), beside
 //! FA4's varlen kernel over a shuffled paged cache of its own where the peers' script measured it
 //! (`attention_peers.py --paged PAGE`, peer `fa4-cute-sm90-pagedPAGE`), and the dense peers
-//! (cuDNN, FA4 on contiguous K/V) otherwise — the label says `[paged P]` either way.
+//! (cuDNN, FA4 on contiguous K/V) otherwise — the label says `[paged P]` either way. With
+//! `--decode [SPLITS]` each shape (SQ ≤ 16) runs through the split-KV decode path
+//! (`attention::decode`: `attention_sm90_decode` over NS chunks of the keys, then
+//! `attention_decode_combine`; NS the host's choice for the GPU's SMs, or SPLITS) on the dense
+//! layout, beside the dense peers (cuDNN through SDPA on the same shape) — the label says
+//! `[decode NS]`.
 //!
 //! The peers file (`tirx-attention-peers/1`, the script's docstring gives the format) is read
 //! by [`PeersFile`]; the ratio is ours over the faster of cuDNN and FA4-cute.
@@ -58,6 +63,8 @@ pub enum Form {
     Varlen,
     /// `attention_sm90_paged` with pages of this many tokens.
     Paged(usize),
+    /// The split-KV decode path (`attention::decode`), the host's split or this many chunks.
+    Decode(Option<usize>),
 }
 
 /// Buffer sets the runs cycle over (each set is q, k, v and o of 16k tokens × 2048 or more:
@@ -299,6 +306,9 @@ pub struct Point {
     /// `attention_sm90_paged`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paged: Option<usize>,
+    /// Measured through the decode path (`--decode`), with this many splits of the keys.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decode_splits: Option<usize>,
     /// The tile entry forced (`--kernel`), or `None`: the host's choice.
     pub tile: Option<String>,
     /// Our median ms.
@@ -360,7 +370,7 @@ pub fn run_attention_bench(
 ) -> Result<Vec<Point>, BenchError> {
     if form != Form::Dense && !tiles.is_empty() {
         return Err(BenchError::Wrong(
-            "--kernel forces a tile of the dense kernels; --varlen and --paged measure attention_sm90_varlen and attention_sm90_paged"
+            "--kernel forces a tile of the dense kernels; --varlen, --paged and --decode measure attention_sm90_varlen, attention_sm90_paged and attention_sm90_decode"
                 .into(),
         ));
     }
@@ -478,7 +488,7 @@ pub fn run_attention_bench(
         let (k0, v0) = kv0
             .as_ref()
             .map_or((&host0[1][..], &host0[2][..]), |(k, v)| (&k[..], &v[..]));
-        let batched_lse = form != Form::Dense;
+        let batched_lse = matches!(form, Form::Varlen | Form::Paged(_));
         for h in 0..2.min(hq) {
             for r in 0..CHECK_ROWS {
                 let i = (r * 7919 + h * 104729) % s;
@@ -527,7 +537,7 @@ pub fn run_attention_bench(
         // With --varlen (--paged), FA4's varlen (paged) entry where the peers' script measured
         // it (`--varlen`, `--paged PAGE`); the dense FA4 otherwise.
         let fa4_form = match form {
-            Form::Dense => None,
+            Form::Dense | Form::Decode(_) => None,
             Form::Varlen => Some("fa4-cute-sm90-varlen".to_string()),
             Form::Paged(page) => Some(format!("fa4-cute-sm90-paged{page}")),
         };
@@ -544,6 +554,10 @@ pub fn run_attention_bench(
             (Some(t), _) => format!("{} [{t}]", sh.label()),
             (None, Form::Varlen) => format!("{} [varlen]", sh.label()),
             (None, Form::Paged(page)) => format!("{} [paged {page}]", sh.label()),
+            (None, Form::Decode(_)) => match batched.as_ref().and_then(|p| p.splits()) {
+                Some(n) => format!("{} [decode {n}]", sh.label()),
+                None => format!("{} [decode]", sh.label()),
+            },
             (None, Form::Dense) => sh.label(),
         };
         println!(
@@ -564,6 +578,7 @@ pub fn run_attention_bench(
                 Form::Paged(page) => Some(page),
                 _ => None,
             },
+            decode_splits: batched.as_ref().and_then(|p| p.splits()),
             tile: tile.map(str::to_string),
             median_ms: ms,
             tflops,
@@ -737,6 +752,7 @@ mod tests {
             },
             varlen: false,
             paged: None,
+            decode_splits: None,
             tile: None,
             median_ms: 1.0,
             tflops,

@@ -72,6 +72,18 @@ pub enum BenchCmd {
         /// pages in a shuffled order, through `attention_sm90_paged`.
         #[arg(long, value_name = "PAGE", requires = "shapes", conflicts_with_all = ["kernels", "varlen"])]
         paged: Option<usize>,
+        /// Measure each shape (SQ ≤ 16) through the decode path: `attention_sm90_decode` over
+        /// the keys split into chunks, then `attention_decode_combine` — the host's split for
+        /// the GPU's SMs, or SPLITS chunks when given (`--decode 4`).
+        #[arg(
+            long,
+            value_name = "SPLITS",
+            num_args = 0..=1,
+            default_missing_value = "0",
+            requires = "shapes",
+            conflicts_with_all = ["kernels", "varlen", "paged"]
+        )]
+        decode: Option<usize>,
         /// Tiles to force (repeatable; a config name of an attention kernel). Default: the
         /// host's choice.
         #[arg(long = "kernel")]
@@ -233,6 +245,7 @@ pub fn bench(rt: &Runtime, cmd: &BenchCmd) -> Result<bool, String> {
             shapes,
             varlen,
             paged,
+            decode,
             kernels,
             peers,
             json,
@@ -244,6 +257,7 @@ pub fn bench(rt: &Runtime, cmd: &BenchCmd) -> Result<bool, String> {
                 shapes,
                 varlen: *varlen,
                 paged: *paged,
+                decode: *decode,
             },
             kernels,
             peers.as_deref(),
