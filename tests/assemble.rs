@@ -85,10 +85,12 @@ fn the_varlen_paged_and_decode_attention_kernels_assemble_without_spills() {
     let varlen = &hopper_varlen::kernels::attention_sm90_varlen::KERNEL;
     let paged = &hopper_paged::kernels::attention_sm90_paged::KERNEL;
     let decode = &hopper_decode::kernels::attention_sm90_decode::KERNEL;
+    let gqa = &hopper_decode::kernels::attention_sm90_decode_gqa::KERNEL;
     let combine = &hopper_decode::kernels::attention_decode_combine::KERNEL;
     assert_eq!((varlen.artifacts.len(), paged.artifacts.len()), (12, 36));
-    assert_eq!((decode.artifacts.len(), combine.artifacts.len()), (24, 6));
-    for k in [varlen, paged, decode, combine] {
+    let counts = [decode, gqa, combine].map(|k| k.artifacts.len());
+    assert_eq!(counts, [24, 24, 6]);
+    for k in [varlen, paged, decode, gqa, combine] {
         for a in k.artifacts {
             assert!(a.ptx.is_ascii(), "{} {}: non-ASCII PTX", k.name, a.config);
         }
@@ -96,7 +98,7 @@ fn the_varlen_paged_and_decode_attention_kernels_assemble_without_spills() {
     if tool_for_test(find_ptxas()).is_none() {
         return;
     }
-    for k in [varlen, paged, decode, combine] {
+    for k in [varlen, paged, decode, gqa, combine] {
         for a in k.artifacts {
             let c = check_artifact(k.name, a).unwrap_or_else(|e| panic!("{}: {e}", a.config));
             assert_eq!(c.spills, 0, "{} {}", k.name, a.config);

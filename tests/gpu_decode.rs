@@ -6,7 +6,7 @@
 
 use half::{bf16, f16};
 use tirx::{Runtime, Tensor};
-use tirx_kernels::attention::decode::{self, DecodeError, Outputs, Plan};
+use tirx_kernels::attention::decode::{self, Ask, DecodeError, Outputs, Plan};
 use tirx_kernels::attention::reference::{Dims, attention_f64};
 use tirx_kernels::reference::{HostElem, Rng};
 
@@ -19,14 +19,14 @@ const TOL_O: f64 = 2e-2;
 /// Max |lse − ref| allowed.
 const TOL_LSE: f64 = 2e-3;
 
-/// One decode of `dims` with `splits` chunks (`None`: the host's split for the GPU), inputs
-/// from `seed`. Returns the splits run and (max |o − ref|, max |lse − ref|), infinite where an
+/// One decode of `dims` as `ask`ed (the default: the host's split and packing, through
+/// `decode::run`), inputs from `seed`. Returns the splits run and (max |o − ref|, max |lse − ref|), infinite where an
 /// output is not finite where it must be (or not −∞ where the reference is).
 fn run_decode<T: HostElem + tirx::Element + Sync>(
     rt: &Runtime,
     dims: Dims,
     causal: bool,
-    splits: Option<usize>,
+    ask: Ask,
     seed: u64,
 ) -> (usize, f64, f64) {
     let Dims {
@@ -52,12 +52,12 @@ fn run_decode<T: HostElem + tirx::Element + Sync>(
     let scale = 1.0 / (d as f32).sqrt();
     let shapes = [q.shape(), k.shape(), v.shape(), o.shape(), lse.shape()];
     let sms = rt.sm_count() as usize;
-    let plan = Plan::new(shapes, d, (causal, T::ELEM), sms, splits)
+    let plan = Plan::new(shapes, d, (causal, T::ELEM), sms, ask)
         .unwrap_or_else(|e| panic!("{dims:?}: {e}"));
-    let len = plan.split.workspace_len(&plan.dims).max(1);
+    let len = plan.workspace_len().max(1);
     let mut ws: Tensor<f32> = rt.zeros(&[len]).unwrap();
     rt.poison(&mut ws).unwrap();
-    if splits.is_none() {
+    if ask == Ask::default() {
         let out = Outputs {
             o: &mut o,
             lse: &mut lse,
@@ -95,18 +95,20 @@ fn run_decode<T: HostElem + tirx::Element + Sync>(
 }
 
 /// The decode path on the GPU against the f64 reference: decode shapes (SQ 1…16, contexts of
-/// 1…16k keys, none a multiple of the key block but one, batch 1…8, GQA 32/8 and 4/4) at the
-/// host's split and at 1, 2 and 7 splits, in every head dim, mask and element type.
+/// 1…16k keys, none a multiple of the key block but one, batch 1…8, GQA 32/8, 64/8 and 4/4) at
+/// the host's split and at 1, 2 and 7 splits, packed where the GQA kernel can and not, in every
+/// head dim, mask and element type.
 #[test]
 fn decode_attention_matches_the_f64_reference() {
     let rt = rt();
     // (b, sq, sk, hq, hk)
-    let shapes: [(usize, usize, usize, usize, usize); 5] = [
+    let shapes: [(usize, usize, usize, usize, usize); 6] = [
         (1, 1, 16000, 32, 8),
         (2, 16, 4097, 8, 2),
         (8, 3, 1000, 4, 4),
         (1, 5, 77, 32, 8),
         (3, 16, 10, 4, 1),
+        (2, 7, 3000, 64, 8),
     ];
     let mut failures = Vec::new();
     let mut n = 0;
@@ -124,16 +126,19 @@ fn decode_attention_matches_the_f64_reference() {
                         dv: d,
                     };
                     let blocks = sk.div_ceil(128);
-                    for splits in [None, Some(1), Some(2.min(blocks)), Some(7.min(blocks))] {
+                    let asks = [None, Some(1), Some(2.min(blocks)), Some(7.min(blocks))]
+                        .into_iter()
+                        .flat_map(|splits| [true, false].map(|pack| Ask { splits, pack }));
+                    for ask in asks {
                         let seed = 5100 + i as u64;
                         let (ns, eo, el) = if f16 {
-                            run_decode::<f16>(&rt, dims, causal, splits, seed)
+                            run_decode::<f16>(&rt, dims, causal, ask, seed)
                         } else {
-                            run_decode::<bf16>(&rt, dims, causal, splits, seed)
+                            run_decode::<bf16>(&rt, dims, causal, ask, seed)
                         };
                         n += 1;
                         let line = format!(
-                            "d {d} causal={causal} f16={f16} b {b} sq {s} sk {sk} heads {hq}/{hk} splits {splits:?} ran {ns}: o {eo:.2e} lse {el:.2e}"
+                            "d {d} causal={causal} f16={f16} b {b} sq {s} sk {sk} heads {hq}/{hk} {ask:?} ran {ns}: o {eo:.2e} lse {el:.2e}"
                         );
                         println!("{line}");
                         if !(eo <= TOL_O && el <= TOL_LSE) {
@@ -173,8 +178,12 @@ fn decode_calls_the_host_cannot_run_are_refused() {
     let mut o: Tensor<bf16> = rt.zeros(&[b, 1, hq * d]).unwrap();
     let mut lse: Tensor<f32> = rt.zeros(&[b * hq, 1, 1]).unwrap();
     let shapes = [q.shape(), k.shape(), v.shape(), o.shape(), lse.shape()];
-    let plan = Plan::new(shapes, d, (false, tirx::abi::ElemType::Bf16), 132, Some(4)).unwrap();
-    let need = plan.split.workspace_len(&plan.dims);
+    let ask = Ask {
+        splits: Some(4),
+        pack: true,
+    };
+    let plan = Plan::new(shapes, d, (false, tirx::abi::ElemType::Bf16), 132, ask).unwrap();
+    let need = plan.workspace_len();
     let small: Tensor<f32> = rt.zeros(&[need - 1]).unwrap();
     for ws in [None, Some(&small)] {
         let args = [q.view(), k.view(), v.view(), o.view(), lse.view()];

@@ -20,6 +20,7 @@ fn shipped_ir_prints_parses_and_recompiles_to_the_same_ptx() {
     use tirx_kernels::attention::hopper_decode::kernels as decode;
     let decode = [
         &decode::attention_sm90_decode::KERNEL,
+        &decode::attention_sm90_decode_gqa::KERNEL,
         &decode::attention_decode_combine::KERNEL,
     ];
     for k in catalogue::all()

@@ -14,6 +14,7 @@ fn ir_and_ptx_of_every_kernel() {
     let paged = &tirx_kernels::attention::hopper_paged::kernels::attention_sm90_paged::KERNEL;
     let decode = [
         &decode::attention_sm90_decode::KERNEL,
+        &decode::attention_sm90_decode_gqa::KERNEL,
         &decode::attention_decode_combine::KERNEL,
     ];
     for k in catalogue::all()

@@ -627,6 +627,10 @@ mod tests {
         for (args, want) in [
             (&["--decode", "--shape", "1,32,8,1,8192,128"][..], 0),
             (&["--decode", "4", "--shape", "1,32,8,4,8192,128,causal"], 4),
+            (
+                &["--decode", "--unpacked", "--shape", "1,32,8,1,8192,128"],
+                0,
+            ),
         ] {
             let argv = ["tirx", "bench", "attention"].iter().chain(args);
             match Cli::try_parse_from(argv).unwrap().cmd {
@@ -642,6 +646,14 @@ mod tests {
         for bad in [
             &["tirx", "bench", "attention", "--varlen"][..],
             &["tirx", "bench", "attention", "--decode"],
+            &[
+                "tirx",
+                "bench",
+                "attention",
+                "--unpacked",
+                "--shape",
+                "1,1,1,1,64,64",
+            ],
             &[
                 "tirx",
                 "bench",

@@ -9,20 +9,26 @@
 //! bottom-right aligned (query s sees keys j ≤ SK − SQ + s) and GQA by head counts (query head
 //! h reads K/V head h / (HQ / HK)).
 //!
-//! [`Split::plan`] cuts the SK keys into NS chunks of whole key blocks: as many as it takes for
-//! B·HQ·NS CTAs to fill the SMs once (at least one key block a chunk, no empty chunk), one
-//! when B·HQ CTAs already do. With NS = 1 the decode kernel writes O and the LSE itself and no
-//! combine runs; with NS > 1 it writes NS partial results to the caller's f32 workspace
-//! ([`Split::workspace_len`] elements: the partial O `[NS·B, SQ, HQ·D]`, then the partial LSE
-//! `[NS·B·HQ, SQ, 1]`) and the combine reduces them into O and the LSE. Everything is checked
-//! before the first launch: shapes, SQ in 1…16, SK ≥ 1, a tile for the head dim, a workspace
-//! large enough — each refusal a typed [`DecodeError`].
+//! [`Plan::new`] picks the kernel: `attention_sm90_decode_gqa` when the G = HQ/HK query heads
+//! of a K/V head pack into one 64-row tile (G = 4 with SQ ≤ 16, G = 8 with SQ ≤ 8: one CTA
+//! reads each K/V block once for the whole group), else `attention_sm90_decode` (one CTA per
+//! query head). [`Split::plan`] cuts the SK keys into NS chunks of whole key blocks: as many as
+//! it takes for the CTAs of all chunks (B·HK·NS packed, B·HQ·NS not) to fill the SMs once (at
+//! least one key block a chunk, no empty chunk), one when the CTAs of one chunk already do.
+//! Unpacked with NS = 1 the decode kernel writes O and the LSE itself and no combine runs;
+//! otherwise it writes partial results to the caller's f32 workspace ([`Plan::workspace_len`]
+//! elements: the partial O, then the partial LSE, `hopper_decode.rs` gives their layout) and
+//! `attention_decode_combine` reduces them into O and the LSE. Everything is checked before
+//! the first launch: shapes, SQ in 1…16, SK ≥ 1, a tile for the head dim, a workspace large
+//! enough — each refusal a typed [`DecodeError`].
 
 use tirx::abi::ElemType;
 use tirx::runtime::ScalarArg;
 use tirx::{KernelArtifact, Runtime, RuntimeError, Tensor, TensorArg};
 
-use super::hopper_decode::kernels::{attention_decode_combine, attention_sm90_decode};
+use super::hopper_decode::kernels::{
+    attention_decode_combine, attention_sm90_decode, attention_sm90_decode_gqa,
+};
 use super::reference::Dims;
 
 /// The most query positions a decode call takes (the combine's 16-row tile).
@@ -74,7 +80,7 @@ pub enum DecodeError {
         "decode attention: the workspace holds {have} f32 elements, and {splits} splits need {need}"
     )]
     Workspace {
-        /// Elements needed ([`Split::workspace_len`]).
+        /// Elements needed ([`Plan::workspace_len`]).
         need: usize,
         /// Elements the workspace holds.
         have: usize,
@@ -145,12 +151,12 @@ pub struct Split {
 }
 
 impl Split {
-    /// The split for `dims` over key blocks of `block` keys on `sms` SMs: enough chunks for
-    /// B·HQ·NS CTAs to fill the SMs once (NS = ⌈SMs / (B·HQ)⌉), at most one a key block, then
-    /// evened out so that no chunk is empty (NS = ⌈blocks / ⌈blocks / NS⌉⌉).
-    pub fn plan(dims: &Dims, block: usize, sms: usize) -> Split {
-        let ctas = (dims.b * dims.hq).max(1);
-        Split::with(dims, block, sms.div_ceil(ctas).max(1))
+    /// The split for `dims` over key blocks of `block` keys on `sms` SMs, with `ctas` CTAs per
+    /// split (B·HQ, or B·HK when the query heads of a K/V head are packed into one CTA): enough
+    /// chunks for `ctas`·NS CTAs to fill the SMs once (NS = ⌈SMs / ctas⌉), at most one a key
+    /// block, then evened out so that no chunk is empty (NS = ⌈blocks / ⌈blocks / NS⌉⌉).
+    pub fn plan(dims: &Dims, block: usize, sms: usize, ctas: usize) -> Split {
+        Split::with(dims, block, sms.div_ceil(ctas.max(1)).max(1))
     }
 
     /// `splits` chunks asked (clamped to 1…blocks), evened out as [`Split::plan`] does.
@@ -163,33 +169,37 @@ impl Split {
             block,
         }
     }
-
-    /// f32 elements of the workspace: the partial O (`NS·B·SQ·HQ·D`) and the partial LSE
-    /// (`NS·B·HQ·SQ`); 0 with one split.
-    pub fn workspace_len(&self, dims: &Dims) -> usize {
-        if self.splits == 1 {
-            return 0;
-        }
-        self.splits * dims.b * dims.s * dims.hq * (dims.d + 1)
-    }
 }
 
-/// The two kernels of one call: the decode tile (its split form when NS > 1) and the combine.
+/// GQA packing: the G query heads of a K/V head in one 64-row tile, `rows` (64 / G) each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Pack {
+    /// G = HQ / HK.
+    pub group: usize,
+    /// Rows of the tile per query head (SQB; SQ ≤ SQB).
+    pub rows: usize,
+}
+
+/// The kernels of one call: the decode tile and the combine.
 #[derive(Clone, Copy, Debug)]
 pub struct Tiles {
-    /// `attention_sm90_decode`, writing O in `T` (`split: false`) or f32 partials.
+    /// `attention_sm90_decode` (writing O in `T`, or f32 partials when split) or
+    /// `attention_sm90_decode_gqa` (packed: always f32 partials).
     pub decode: &'static KernelArtifact,
     /// `attention_decode_combine` for the head dim and type.
     pub combine: &'static KernelArtifact,
+    /// The packing of the GQA kernel; `None` for `attention_sm90_decode`.
+    pub pack: Option<Pack>,
 }
 
-/// The artifacts for head dim `d`, the mask and the element type; `split` picks the decode
-/// form that writes f32 partials.
+/// The artifacts for head dim `d`, the mask and the element type: with `pack`, the GQA
+/// kernel of that group; else `attention_sm90_decode`, `split` picking its form that writes
+/// f32 partials.
 pub fn tiles_for(
     d: usize,
-    causal: bool,
-    elem: ElemType,
+    (causal, elem): (bool, ElemType),
     split: bool,
+    pack: Option<usize>,
 ) -> Result<Tiles, DecodeError> {
     let no_tile = || {
         let mut have: Vec<usize> = attention_sm90_decode::KERNEL
@@ -206,23 +216,60 @@ pub fn tiles_for(
             have,
         }
     };
+    let ours = |a: &&KernelArtifact| {
+        a.int("D") == Some(d as i64)
+            && a.int("CAUSAL") == Some(i64::from(causal))
+            && a.elem_of("q") == Some(elem)
+    };
     let out = if split { ElemType::F32 } else { elem };
-    let decode = attention_sm90_decode::KERNEL
-        .artifacts
-        .iter()
-        .find(|a| {
-            a.int("D") == Some(d as i64)
-                && a.int("CAUSAL") == Some(i64::from(causal))
-                && a.elem_of("q") == Some(elem)
-                && a.elem_of("o") == Some(out)
-        })
-        .ok_or_else(no_tile)?;
+    let (decode, pack) = match pack {
+        Some(g) => {
+            let art = attention_sm90_decode_gqa::KERNEL
+                .artifacts
+                .iter()
+                .filter(ours)
+                .find(|a| a.int("G") == Some(g as i64))
+                .ok_or_else(no_tile)?;
+            let rows = art.int("SQB").unwrap_or(0) as usize;
+            (art, Some(Pack { group: g, rows }))
+        }
+        None => {
+            let art = attention_sm90_decode::KERNEL
+                .artifacts
+                .iter()
+                .filter(ours)
+                .find(|a| a.elem_of("o") == Some(out))
+                .ok_or_else(no_tile)?;
+            (art, None)
+        }
+    };
     let combine = attention_decode_combine::KERNEL
         .artifacts
         .iter()
         .find(|a| a.int("D") == Some(d as i64) && a.elem_of("o") == Some(elem))
         .ok_or_else(no_tile)?;
-    Ok(Tiles { decode, combine })
+    Ok(Tiles {
+        decode,
+        combine,
+        pack,
+    })
+}
+
+/// The groups the GQA kernel packs, with the query positions each takes (SQB = 64 / G).
+pub fn pack_groups() -> Vec<Pack> {
+    let mut out: Vec<Pack> = attention_sm90_decode_gqa::KERNEL
+        .artifacts
+        .iter()
+        .filter_map(|a| {
+            Some(Pack {
+                group: a.int("G")? as usize,
+                rows: a.int("SQB")? as usize,
+            })
+        })
+        .collect();
+    out.sort_by_key(|p| p.group);
+    out.dedup();
+    out
 }
 
 /// The outputs of one call: O `[B, SQ, HQ·D]` and the LSE `[B·HQ, SQ, 1]`.
@@ -231,6 +278,26 @@ pub struct Outputs<'a, T: tirx::Element> {
     pub o: &'a mut Tensor<T>,
     /// The log-sum-exp of each query position per head (natural log; −∞ where no key is seen).
     pub lse: &'a mut Tensor<f32>,
+}
+
+/// What a caller asks of the plan beyond the problem.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ask {
+    /// Chunks of the keys; `None`: the host's split for the SMs ([`Split::plan`]).
+    pub splits: Option<usize>,
+    /// Pack the query heads of a K/V head into one tile where the GQA kernel has the group
+    /// and SQ fits its rows ([`pack_groups`]).
+    pub pack: bool,
+}
+
+impl Default for Ask {
+    /// The host's split, packed where it can.
+    fn default() -> Ask {
+        Ask {
+            splits: None,
+            pack: true,
+        }
+    }
 }
 
 /// A checked decode call: its dims, split and kernels ([`Plan::new`]), launched by
@@ -248,23 +315,28 @@ pub struct Plan {
 }
 
 impl Plan {
-    /// Checks the shapes ([`dims_of`]), cuts the keys for `sms` SMs ([`Split::plan`]) or into
-    /// `splits` chunks when given (refused outside 1…blocks), and picks the kernels.
+    /// Checks the shapes ([`dims_of`]), picks the kernels (packed when asked and possible),
+    /// cuts the keys for `sms` SMs ([`Split::plan`], B·HQ or B·HK CTAs a split) or into
+    /// `ask.splits` chunks (refused outside 1…blocks).
     pub fn new(
         shapes: [&[usize]; 5],
         d: usize,
         (causal, elem): (bool, ElemType),
         sms: usize,
-        splits: Option<usize>,
+        ask: Ask,
     ) -> Result<Plan, DecodeError> {
         let dims = dims_of(shapes, d)?;
-        // The block is the tile's, the same in both forms.
-        let block = tiles_for(d, causal, elem, false)?
-            .decode
-            .int("BN")
-            .unwrap_or(128) as usize;
-        let split = match splits {
-            None => Split::plan(&dims, block, sms),
+        let group = dims.hq / dims.hk;
+        let pack = pack_groups()
+            .into_iter()
+            .find(|p| ask.pack && p.group == group && dims.s <= p.rows)
+            .map(|p| p.group);
+        // The block is the tile's, the same in every form.
+        let probe = tiles_for(d, (causal, elem), false, pack)?;
+        let block = probe.decode.int("BN").unwrap_or(128) as usize;
+        let ctas = dims.b * if pack.is_some() { dims.hk } else { dims.hq };
+        let split = match ask.splits {
+            None => Split::plan(&dims, block, sms, ctas),
             Some(n) => {
                 let blocks = dims.sk.div_ceil(block);
                 if !(1..=blocks).contains(&n) {
@@ -273,7 +345,7 @@ impl Plan {
                 Split::with(&dims, block, n)
             }
         };
-        let tiles = tiles_for(d, causal, elem, split.splits > 1)?;
+        let tiles = tiles_for(d, (causal, elem), split.splits > 1, pack)?;
         Ok(Plan {
             dims,
             split,
@@ -282,28 +354,57 @@ impl Plan {
         })
     }
 
-    /// The workspace's views `[partial O, partial LSE]` at the front of `ws` (a buffer of
-    /// f32 elements), or the typed refusal when it is too small.
-    fn parts(&self, ws_len: usize) -> Result<([usize; 3], [usize; 3], usize), DecodeError> {
-        let Dims { b, s, hq, d, .. } = self.dims;
-        let ns = self.split.splits;
-        let need = self.split.workspace_len(&self.dims);
-        if ws_len < need {
-            return Err(DecodeError::Workspace {
-                need,
-                have: ws_len,
-                splits: ns,
-            });
-        }
-        Ok((
-            [ns * b, s, hq * d],
-            [ns * b * hq, s, 1],
-            ns * b * s * hq * d,
-        ))
+    /// Whether the combine runs: more than one split, or packed (the GQA kernel writes
+    /// partials only).
+    pub fn combines(&self) -> bool {
+        self.split.splits > 1 || self.tiles.pack.is_some()
     }
 
-    /// Launches the call on `[q, k, v, o, lse]` with the f32 workspace `ws` (used when
-    /// NS > 1, of at least [`Split::workspace_len`] elements), without waiting.
+    /// The workspace's partial O and LSE shapes: a block per (split, batch, head) of
+    /// `[SQ, D]` (unpacked), or per (split, batch, K/V head) of `[64, D]` (packed).
+    fn part_shapes(&self) -> ([usize; 3], [usize; 3]) {
+        let Dims {
+            b, s, hq, hk, d, ..
+        } = self.dims;
+        let ns = self.split.splits;
+        let (blocks, rows) = match self.tiles.pack {
+            Some(_) => (ns * b * hk, 64),
+            None => (ns * b * hq, s),
+        };
+        ([blocks, rows, d], [blocks, rows, 1])
+    }
+
+    /// f32 elements of the workspace the call needs: the partial O, then the partial LSE
+    /// ([`Plan::part_shapes`]); 0 when no combine runs.
+    pub fn workspace_len(&self) -> usize {
+        if !self.combines() {
+            return 0;
+        }
+        let (o, l) = self.part_shapes();
+        o.iter().product::<usize>() + l.iter().product::<usize>()
+    }
+
+    /// The combine's `group` and `pitch` (where head h's rows start in its block).
+    fn combine_scalars(&self) -> [ScalarArg; 2] {
+        let (g, p) = self.tiles.pack.map_or((1, 0), |p| (p.group, p.rows));
+        [ScalarArg::U32(g as u32), ScalarArg::U32(p as u32)]
+    }
+
+    /// The typed refusal of a workspace of `have` f32 elements, if too small.
+    fn check_workspace(&self, have: usize) -> Result<(), DecodeError> {
+        let need = self.workspace_len();
+        if have < need {
+            return Err(DecodeError::Workspace {
+                need,
+                have,
+                splits: self.split.splits,
+            });
+        }
+        Ok(())
+    }
+
+    /// Launches the call on `[q, k, v, o, lse]` with the f32 workspace `ws` (used when the
+    /// combine runs, of at least [`Plan::workspace_len`] elements), without waiting.
     pub fn launch(
         &self,
         rt: &Runtime,
@@ -322,31 +423,31 @@ impl Plan {
             ScalarArg::F32(scale * std::f32::consts::LOG2_E),
             ScalarArg::U32(self.split.chunk_blocks as u32),
         ];
-        if self.split.splits == 1 {
+        if !self.combines() {
             rt.launch_args(self.tiles.decode, &[q, k, v, o, lse], &scalars)?;
             return Ok(());
         }
-        let ws_len = ws.map_or(0, |w| w.buffer().len());
-        let (o_shape, l_shape, l_at) = self.parts(ws_len)?;
-        let ws = ws.ok_or(DecodeError::Workspace {
-            need: self.split.workspace_len(&self.dims),
-            have: 0,
-            splits: self.split.splits,
-        })?;
+        self.check_workspace(ws.map_or(0, |w| w.buffer().len()))?;
+        let Some(ws) = ws else {
+            return self.check_workspace(0);
+        };
+        let (o_shape, l_shape) = self.part_shapes();
         let row_major = |s: [usize; 3]| [s[1] * s[2], s[2], 1];
         let o_part = ws.subview(0, &o_shape, &row_major(o_shape))?;
+        let l_at = o_shape.iter().product();
         let l_part = ws.subview(l_at, &l_shape, &row_major(l_shape))?;
         let parts = [q, k, v, o_part.clone(), l_part.clone()];
         rt.launch_args(self.tiles.decode, &parts, &scalars)?;
-        rt.launch_args(self.tiles.combine, &[o_part, l_part, o, lse], &[])?;
+        let combine = [o_part, l_part, o, lse];
+        rt.launch_args(self.tiles.combine, &combine, &self.combine_scalars())?;
         Ok(())
     }
 }
 
 /// O = softmax(scale·Q·Kᵀ [+ causal mask])·V and the LSE for SQ ≤ 16 query positions per
 /// sequence (module docs): checks, cuts the keys for the device's SMs, launches the decode
-/// kernel and, with more than one split, the combine over `workspace` (which must hold
-/// [`Split::workspace_len`] f32 elements of the returned plan: [`Plan::new`] says how many
+/// kernel and, when the plan combines ([`Plan::combines`]), the combine over `workspace` (which must hold
+/// [`Plan::workspace_len`] f32 elements of the returned plan: [`Plan::new`] says how many
 /// before the call); waits for both. Returns the plan.
 #[allow(clippy::too_many_arguments)]
 pub fn run<T: tirx::Element>(
@@ -367,7 +468,8 @@ pub fn run<T: tirx::Element>(
         out.o.shape(),
         out.lse.shape(),
     ];
-    let plan = Plan::new(shapes, d, (causal, T::ELEM), rt.sm_count() as usize, None)?;
+    let sms = rt.sm_count() as usize;
+    let plan = Plan::new(shapes, d, (causal, T::ELEM), sms, Ask::default())?;
     let args = [q.view(), k.view(), v.view(), out.o.view(), out.lse.view()];
     plan.launch(rt, args, workspace, scale)?;
     rt.synchronize()?;

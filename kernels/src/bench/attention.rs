@@ -29,8 +29,9 @@
 //! `--decode [SPLITS]` each shape (SQ ≤ 16) runs through the split-KV decode path
 //! (`attention::decode`: `attention_sm90_decode` over NS chunks of the keys, then
 //! `attention_decode_combine`; NS the host's choice for the GPU's SMs, or SPLITS) on the dense
-//! layout, beside the dense peers (cuDNN through SDPA on the same shape) — the label says
-//! `[decode NS]`.
+//! layout, the query heads of a K/V head packed into one tile where the GQA kernel can
+//! (`--unpacked`: never), beside the dense peers (cuDNN through SDPA on the same shape) — the
+//! label says `[decode NS]`, `[decode NS gG]` when packed.
 //!
 //! The peers file (`tirx-attention-peers/1`, the script's docstring gives the format) is read
 //! by [`PeersFile`]; the ratio is ours over the faster of cuDNN and FA4-cute.
@@ -63,8 +64,9 @@ pub enum Form {
     Varlen,
     /// `attention_sm90_paged` with pages of this many tokens.
     Paged(usize),
-    /// The split-KV decode path (`attention::decode`), the host's split or this many chunks.
-    Decode(Option<usize>),
+    /// The split-KV decode path (`attention::decode`): the host's split or a number of
+    /// chunks, packed or not.
+    Decode(crate::attention::decode::Ask),
 }
 
 /// Buffer sets the runs cycle over (each set is q, k, v and o of 16k tokens × 2048 or more:
@@ -309,6 +311,9 @@ pub struct Point {
     /// Measured through the decode path (`--decode`), with this many splits of the keys.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub decode_splits: Option<usize>,
+    /// The query heads packed per CTA (`--decode`, the GQA kernel), where packed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decode_pack: Option<usize>,
     /// The tile entry forced (`--kernel`), or `None`: the host's choice.
     pub tile: Option<String>,
     /// Our median ms.
@@ -555,7 +560,8 @@ pub fn run_attention_bench(
             (None, Form::Varlen) => format!("{} [varlen]", sh.label()),
             (None, Form::Paged(page)) => format!("{} [paged {page}]", sh.label()),
             (None, Form::Decode(_)) => match batched.as_ref().and_then(|p| p.splits()) {
-                Some(n) => format!("{} [decode {n}]", sh.label()),
+                Some((n, Some(g))) => format!("{} [decode {n} g{g}]", sh.label()),
+                Some((n, None)) => format!("{} [decode {n}]", sh.label()),
                 None => format!("{} [decode]", sh.label()),
             },
             (None, Form::Dense) => sh.label(),
@@ -578,7 +584,8 @@ pub fn run_attention_bench(
                 Form::Paged(page) => Some(page),
                 _ => None,
             },
-            decode_splits: batched.as_ref().and_then(|p| p.splits()),
+            decode_splits: batched.as_ref().and_then(|p| p.splits()).map(|s| s.0),
+            decode_pack: batched.as_ref().and_then(|p| p.splits()).and_then(|s| s.1),
             tile: tile.map(str::to_string),
             median_ms: ms,
             tflops,
@@ -753,6 +760,7 @@ mod tests {
             varlen: false,
             paged: None,
             decode_splits: None,
+            decode_pack: None,
             tile: None,
             median_ms: 1.0,
             tflops,

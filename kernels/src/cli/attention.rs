@@ -1,5 +1,5 @@
 //! `tirx bench attention [--quick | --shape B,HQ,HKV,SQ,SK,D[,causal]… [--varlen | --paged
-//! PAGE | --decode [SPLITS]]] [--kernel TILE]… [--peers PATH] [--json PATH] [--dump DIR]`: the
+//! PAGE | --decode [SPLITS] [--unpacked]]] [--kernel TILE]… [--peers PATH] [--json PATH] [--dump DIR]`: the
 //! attention sweep ([`tirx_kernels::bench::attention`]), or the shapes given (as packed
 //! variable-length batches with `--varlen`, over a paged K/V cache with `--paged`, through the
 //! split-KV decode path with `--decode`), against the peers file's
@@ -24,6 +24,8 @@ pub struct Points<'a> {
     pub paged: Option<usize>,
     /// `--decode [SPLITS]` (0: the host's split).
     pub decode: Option<usize>,
+    /// `--unpacked`: no GQA packing on the decode path.
+    pub unpacked: bool,
 }
 
 /// Runs the bench; `Ok(true)` when every point ran and passed its check.
@@ -35,6 +37,7 @@ pub fn bench_attention(
         varlen,
         paged,
         decode,
+        unpacked,
     }: Points<'_>,
     tiles: &[String],
     peers: Option<&Path>,
@@ -51,7 +54,10 @@ pub fn bench_attention(
         shapes.to_vec()
     };
     let form = match (varlen, paged, decode) {
-        (_, _, Some(splits)) => Form::Decode((splits > 0).then_some(splits)),
+        (_, _, Some(splits)) => Form::Decode(tirx_kernels::attention::decode::Ask {
+            splits: (splits > 0).then_some(splits),
+            pack: !unpacked,
+        }),
         (_, Some(page), None) => Form::Paged(page),
         (true, None, None) => Form::Varlen,
         (false, None, None) => Form::Dense,

@@ -84,6 +84,10 @@ pub enum BenchCmd {
             conflicts_with_all = ["kernels", "varlen", "paged"]
         )]
         decode: Option<usize>,
+        /// With `--decode`: one CTA per query head (`attention_sm90_decode`), never the query
+        /// heads of a K/V head packed into one tile (`attention_sm90_decode_gqa`).
+        #[arg(long, requires = "decode")]
+        unpacked: bool,
         /// Tiles to force (repeatable; a config name of an attention kernel). Default: the
         /// host's choice.
         #[arg(long = "kernel")]
@@ -246,6 +250,7 @@ pub fn bench(rt: &Runtime, cmd: &BenchCmd) -> Result<bool, String> {
             varlen,
             paged,
             decode,
+            unpacked,
             kernels,
             peers,
             json,
@@ -258,6 +263,7 @@ pub fn bench(rt: &Runtime, cmd: &BenchCmd) -> Result<bool, String> {
                 varlen: *varlen,
                 paged: *paged,
                 decode: *decode,
+                unpacked: *unpacked,
             },
             kernels,
             peers.as_deref(),

@@ -6,18 +6,19 @@ use tirx::KernelArtifact;
 use tirx::abi::ElemType;
 use tirx::runtime::{DeviceLimits, ScalarArg, TensorMeta};
 
-use super::Plan;
+use super::{Ask, Plan};
 use crate::attention::reference::{Dims, attention_f64};
 
-/// The decode of `dims` (head dim `dims.d`, `dims.s` ≤ 16 query positions) with `splits`
-/// chunks of the keys asked ([`super::Split::with`] evens them out), in the emulator on `sms`
+/// The decode of `dims` (head dim `dims.d`, `dims.s` ≤ 16 query positions) with the chunks of
+/// the keys and the packing `ask`ed ([`super::Split::with`] evens the chunks out), in the
+/// emulator on `sms`
 /// SMs, inputs from `seed`, O, the LSE and the workspace poisoned: O within 2e-2 and the LSE
 /// within 2e-3 of [`attention_f64`] (−∞ exactly where no key is seen), or the first element
 /// that is not. Returns the plan it ran and max |o − ref|.
 pub fn simulate(
     dims: Dims,
     (causal, elem): (bool, ElemType),
-    splits: usize,
+    ask: Ask,
     sms: u32,
     seed: u64,
     policy: &tirx_sim::Policy,
@@ -44,10 +45,9 @@ pub fn simulate(
         d,
         (causal, elem),
         sms as usize,
-        Some(splits),
+        ask,
     )
     .map_err(|e| e.to_string())?;
-    let ns = plan.split.splits;
     let mut rng = crate::reference::Rng::new(seed);
     let (_, qv) = random_values(&mut rng, elem, b * s * hq * d);
     let (_, kv) = random_values(&mut rng, elem, b * sk * hk * d);
@@ -66,18 +66,10 @@ pub fn simulate(
         &shapes[4],
     );
     // The workspace poisoned (NaN bits): every element the combine reads must be written.
-    let o_part = put(
-        &mut dev,
-        &vec![0xff; ns * b * s * hq * d * 4],
-        ElemType::F32,
-        &[ns * b, s, hq * d],
-    );
-    let l_part = put(
-        &mut dev,
-        &vec![0xff; ns * b * hq * s * 4],
-        ElemType::F32,
-        &[ns * b * hq, s, 1],
-    );
+    let (os, ls) = plan.part_shapes();
+    let poison = |dims: &[usize; 3]| vec![0xff; dims.iter().product::<usize>() * 4];
+    let o_part = put(&mut dev, &poison(&os), ElemType::F32, &os);
+    let l_part = put(&mut dev, &poison(&ls), ElemType::F32, &ls);
     let limits = DeviceLimits {
         sm_count: sms,
         ..DeviceLimits::HOPPER
@@ -90,14 +82,14 @@ pub fn simulate(
     let run = |dev: &mut tirx_sim::Device, art, tensors: &[TensorMeta], scalars: &[ScalarArg]| {
         launch(dev, art, (tensors, scalars), seed, (&limits, policy))
     };
-    if ns == 1 {
-        let ts = [q, k, v, o.clone(), lse.clone()];
-        run(&mut dev, plan.tiles.decode, &ts, &scalars)?;
-    } else {
+    if plan.combines() {
         let ts = [q, k, v, o_part.clone(), l_part.clone()];
         run(&mut dev, plan.tiles.decode, &ts, &scalars)?;
         let ts = [o_part, l_part, o.clone(), lse.clone()];
-        run(&mut dev, plan.tiles.combine, &ts, &[])?;
+        run(&mut dev, plan.tiles.combine, &ts, &plan.combine_scalars())?;
+    } else {
+        let ts = [q, k, v, o.clone(), lse.clone()];
+        run(&mut dev, plan.tiles.decode, &ts, &scalars)?;
     }
     let got = crate::simulate::values(&dev, &o);
     let got_lse = crate::simulate::values(&dev, &lse);

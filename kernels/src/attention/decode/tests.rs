@@ -60,48 +60,88 @@ fn shapes_outside_the_decode_layout_are_typed_errors() {
 fn the_split_fills_the_sms_once_and_leaves_no_chunk_empty() {
     // One sequence, 32 heads, 132 SMs: 5 chunks (160 CTAs) of 8k keys in blocks of 128.
     let one = dims(1, 1, 8192, 32, 8, 128);
-    let s = Split::plan(&one, 128, 132);
+    let s = Split::plan(&one, 128, 132, 32);
     assert_eq!((s.splits, s.chunk_blocks), (5, 13));
     assert!(s.splits * s.chunk_blocks >= 64 && (s.splits - 1) * s.chunk_blocks < 64);
     // 64 sequences of 32 heads fill the GPU alone: no split, no workspace.
     let full = dims(64, 1, 8192, 32, 8, 128);
-    assert_eq!(Split::plan(&full, 128, 132).splits, 1);
-    assert_eq!(Split::plan(&full, 128, 132).workspace_len(&full), 0);
+    assert_eq!(Split::plan(&full, 128, 132, 64 * 32).splits, 1);
+    // Packed, the same sequence is 8 CTAs a chunk: 17 chunks of 4 blocks (16 would do).
+    let s = Split::plan(&one, 128, 132, 8);
+    assert_eq!((s.splits, s.chunk_blocks), (16, 4));
     // Never more chunks than key blocks; 77 keys are one block.
     let short = dims(1, 3, 77, 1, 1, 64);
-    assert_eq!(Split::plan(&short, 128, 132).splits, 1);
+    assert_eq!(Split::plan(&short, 128, 132, 1).splits, 1);
     // 1000 keys in 8 blocks asked for 5 chunks: 4 of 2 (5 of 2 would leave one empty).
     let mid = dims(1, 16, 1000, 4, 1, 64);
     let s = Split::with(&mid, 128, 5);
     assert_eq!((s.splits, s.chunk_blocks), (4, 2));
-    assert_eq!(s.workspace_len(&mid), 4 * 16 * 4 * 65);
+}
+
+#[test]
+fn the_plan_packs_where_the_gqa_kernel_has_the_group_and_sizes_the_workspace() {
+    let bf = (false, ElemType::Bf16);
+    let plan = |d: Dims, ask: Ask| Plan::new(refs(&shapes(&d)), d.d, bf, 132, ask).unwrap();
+    let host = Ask::default();
+    let unpacked = Ask {
+        pack: false,
+        ..host
+    };
+    // 32/8 heads, one position: packed (G = 4), 8 CTAs a chunk, always combined.
+    let g4 = dims(1, 1, 8192, 32, 8, 128);
+    let p = plan(g4, host);
+    assert_eq!(p.tiles.pack, Some(Pack { group: 4, rows: 16 }));
+    assert_eq!(p.split.splits, 16);
+    assert!(p.combines());
+    assert_eq!(p.workspace_len(), 16 * 8 * 64 * 129);
+    // Unpacked: 32 CTAs a chunk, 5 chunks; its partials a [1, 128] block per head.
+    let p = plan(g4, unpacked);
+    assert_eq!((p.tiles.pack, p.split.splits), (None, 5));
+    assert_eq!(p.workspace_len(), 5 * 32 * 129);
+    // G = 8 takes 8 positions a head, not 9; G = 2 has no packed kernel.
+    let g8 = dims(2, 8, 1000, 64, 8, 64);
+    assert_eq!(plan(g8, host).tiles.pack.map(|p| p.rows), Some(8));
+    let g8_9 = dims(2, 9, 1000, 64, 8, 64);
+    assert_eq!(plan(g8_9, host).tiles.pack, None);
+    assert_eq!(plan(dims(1, 1, 1000, 4, 2, 64), host).tiles.pack, None);
+    // Unpacked, one split: no combine, no workspace.
+    let full = dims(64, 1, 8192, 32, 32, 128);
+    let p = plan(full, host);
+    assert!(!p.combines() && p.workspace_len() == 0);
+    let names: Vec<usize> = pack_groups().iter().map(|p| p.group).collect();
+    assert_eq!(names, [4, 8]);
 }
 
 #[test]
 fn a_small_workspace_or_an_impossible_split_is_refused() {
     let d = dims(1, 2, 1000, 4, 4, 64);
     let s = shapes(&d);
-    let plan = Plan::new(refs(&s), 64, (false, ElemType::Bf16), 132, Some(3)).unwrap();
+    let ask = |n| Ask {
+        splits: Some(n),
+        pack: true,
+    };
+    let plan = Plan::new(refs(&s), 64, (false, ElemType::Bf16), 132, ask(3)).unwrap();
     assert_eq!(plan.split.splits, 3);
     assert!(plan.tiles.decode.elem_of("o") == Some(ElemType::F32));
-    let need = plan.split.workspace_len(&d);
+    let need = plan.workspace_len();
+    assert_eq!(need, 3 * 4 * 2 * 65);
     assert!(matches!(
-        plan.parts(need - 1).unwrap_err(),
+        plan.check_workspace(need - 1).unwrap_err(),
         DecodeError::Workspace { have, splits: 3, .. } if have == need - 1
     ));
-    assert!(plan.parts(need).is_ok());
+    assert!(plan.check_workspace(need).is_ok());
     assert!(matches!(
-        Plan::new(refs(&s), 64, (false, ElemType::Bf16), 132, Some(9)).unwrap_err(),
+        Plan::new(refs(&s), 64, (false, ElemType::Bf16), 132, ask(9)).unwrap_err(),
         DecodeError::Splits {
             splits: 9,
             blocks: 8
         }
     ));
-    let one = Plan::new(refs(&s), 64, (true, ElemType::F16), 132, Some(1)).unwrap();
+    let one = Plan::new(refs(&s), 64, (true, ElemType::F16), 132, ask(1)).unwrap();
     assert_eq!(one.tiles.decode.elem_of("o"), Some(ElemType::F16));
     assert_eq!(one.tiles.decode.int("CAUSAL"), Some(1));
     assert!(matches!(
-        tiles_for(96, false, ElemType::Bf16, false).unwrap_err(),
+        tiles_for(96, (false, ElemType::Bf16), false, None).unwrap_err(),
         DecodeError::NoTile { d: 96, .. }
     ));
 }

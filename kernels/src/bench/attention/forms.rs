@@ -28,14 +28,14 @@ impl Batched {
             Form::Dense => None,
             Form::Varlen => Some(Batched::Varlen(Packed::new(rt, sh)?)),
             Form::Paged(page) => Some(Batched::Paged(PagedCache::new(rt, sh, page)?)),
-            Form::Decode(splits) => Some(Batched::Decode(Decode::new(rt, sh, splits)?)),
+            Form::Decode(ask) => Some(Batched::Decode(Decode::new(rt, sh, ask)?)),
         })
     }
 
-    /// The splits of the keys (`--decode`), `None` for the other forms.
-    pub(super) fn splits(&self) -> Option<usize> {
+    /// The splits of the keys and the packed group (`--decode`), `None` for the other forms.
+    pub(super) fn splits(&self) -> Option<(usize, Option<usize>)> {
         match self {
-            Batched::Decode(d) => Some(d.plan.split.splits),
+            Batched::Decode(d) => Some((d.plan.split.splits, d.plan.tiles.pack.map(|p| p.group))),
             _ => None,
         }
     }
@@ -187,9 +187,10 @@ impl PagedCache {
 
 /// A shape measured through the split-KV decode path (`--decode [SPLITS]`): the dense views
 /// (`[B, SQ, HQ·D]`, `[B, SK, HK·D]`, the LSE `[B·HQ, SQ, 1]`) through
-/// `attention::decode::Plan`, the keys cut for the GPU's SMs or into SPLITS chunks, the
-/// workspace allocated once for the plan. Each launch is the decode kernel and, with more than
-/// one split, the combine.
+/// `attention::decode::Plan`, the keys cut for the GPU's SMs or into SPLITS chunks, the query
+/// heads of a K/V head packed where the GQA kernel can (not with `--unpacked`), the workspace
+/// allocated once for the plan. Each launch is the decode kernel and, when the plan combines,
+/// the combine.
 pub(super) struct Decode {
     shape: Shape,
     plan: crate::attention::decode::Plan,
@@ -197,7 +198,11 @@ pub(super) struct Decode {
 }
 
 impl Decode {
-    fn new(rt: &Runtime, sh: &Shape, splits: Option<usize>) -> Result<Decode, BenchError> {
+    fn new(
+        rt: &Runtime,
+        sh: &Shape,
+        ask: crate::attention::decode::Ask,
+    ) -> Result<Decode, BenchError> {
         use crate::attention::decode;
         let wrong = |e: decode::DecodeError| BenchError::Wrong(format!("{}: {e}", sh.label()));
         let shapes = Decode::shapes(sh);
@@ -206,10 +211,10 @@ impl Decode {
             sh.hd,
             (sh.causal, tirx::abi::ElemType::Bf16),
             rt.sm_count() as usize,
-            splits,
+            ask,
         )
         .map_err(wrong)?;
-        let len = plan.split.workspace_len(&plan.dims);
+        let len = plan.workspace_len();
         let workspace = (len > 0).then(|| rt.zeros::<f32>(&[len])).transpose()?;
         Ok(Decode {
             shape: *sh,
