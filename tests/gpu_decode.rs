@@ -95,20 +95,21 @@ fn run_decode<T: HostElem + tirx::Element + Sync>(
 }
 
 /// The decode path on the GPU against the f64 reference: decode shapes (SQ 1…16, contexts of
-/// 1…16k keys, none a multiple of the key block but one, batch 1…8, GQA 32/8, 64/8 and 4/4) at
-/// the host's split and at 1, 2 and 7 splits, packed where the GQA kernel can and not, in every
-/// head dim, mask and element type.
+/// 1…16k keys, none a multiple of the key block but one, batch 1…8, GQA 32/8, 64/8, 16/8 and
+/// 4/4) at the host's split and at 1, 2 and 7 splits, packed where the GQA kernel can and not,
+/// in every head dim, mask and element type.
 #[test]
 fn decode_attention_matches_the_f64_reference() {
     let rt = rt();
     // (b, sq, sk, hq, hk)
-    let shapes: [(usize, usize, usize, usize, usize); 6] = [
+    let shapes: [(usize, usize, usize, usize, usize); 7] = [
         (1, 1, 16000, 32, 8),
         (2, 16, 4097, 8, 2),
         (8, 3, 1000, 4, 4),
         (1, 5, 77, 32, 8),
         (3, 16, 10, 4, 1),
         (2, 7, 3000, 64, 8),
+        (2, 9, 2000, 16, 8),
     ];
     let mut failures = Vec::new();
     let mut n = 0;

@@ -719,13 +719,13 @@ fn random_paged_batches_in_the_emulator_match_the_f64_reference() {
 }
 
 /// The decode path in the emulator: `attention_sm90_decode` (one CTA per query head) or
-/// `attention_sm90_decode_gqa` (the query heads of a K/V head packed into one tile: G = 4 with
-/// up to 16 positions a head, G = 8 with up to 8), then `attention_decode_combine` when the
+/// `attention_sm90_decode_gqa` (the query heads of a K/V head packed into one tile: G = 2 and
+/// 4 with up to 16 positions a head, G = 8 with up to 8), then `attention_decode_combine` when the
 /// keys are split or the heads packed. 1, 3, 7, 8 and 16 query positions, 1, 77, 140, 300 and
 /// 1000 keys (none a multiple of the key block but the one-key case's tile), 1, 2 and 5 splits
-/// asked (5 of 8 key blocks gives 4 of 2, of 13 gives 5 of 3), GQA 8, 4 and 1, both masks
+/// asked (5 of 8 key blocks gives 4 of 2, of 13 gives 5 of 3), GQA 8, 4, 2 and 1, both masks
 /// (causal bottom-right: the early queries of 16 against 1 or 10 keys see none, O = 0 and LSE =
-/// −∞; against 140 keys in two splits the first four see nothing of the second), every head
+/// −∞, packed and not; against 140 keys in two splits the first four see nothing of the second), every head
 /// dim, both element types. O and the LSE against the f64 reference; O, the LSE and the
 /// workspace poisoned first.
 #[test]
@@ -742,7 +742,7 @@ fn decode_attention_in_the_emulator_matches_the_f64_reference() {
         (usize, Option<usize>),
     );
     let bf = ElemType::Bf16;
-    let cases: [Case; 16] = [
+    let cases: [Case; 19] = [
         ((2, 1, 1000, 4, 1, 64), false, bf, (5, false), (4, None)),
         ((1, 16, 1000, 4, 1, 64), true, bf, (2, false), (2, None)),
         (
@@ -763,7 +763,7 @@ fn decode_attention_in_the_emulator_matches_the_f64_reference() {
         ((2, 3, 1000, 2, 2, 128), true, bf, (5, true), (4, None)),
         ((1, 3, 1, 1, 1, 256), true, bf, (1, true), (1, None)),
         ((2, 1, 1000, 1, 1, 256), false, bf, (5, true), (5, None)),
-        ((1, 16, 10, 2, 1, 64), true, bf, (1, true), (1, None)),
+        ((1, 16, 10, 2, 1, 64), true, bf, (1, false), (1, None)),
         ((1, 1, 77, 8, 2, 64), false, bf, (1, false), (1, None)),
         // Packed.
         ((1, 1, 77, 8, 2, 64), false, bf, (1, true), (1, Some(4))),
@@ -784,6 +784,15 @@ fn decode_attention_in_the_emulator_matches_the_f64_reference() {
             (5, true),
             (5, Some(4)),
         ),
+        ((1, 16, 300, 4, 2, 64), true, bf, (2, true), (2, Some(2))),
+        (
+            (2, 1, 77, 2, 1, 128),
+            false,
+            ElemType::F16,
+            (1, true),
+            (1, Some(2)),
+        ),
+        ((1, 16, 10, 2, 1, 64), true, bf, (1, true), (1, Some(2))),
     ];
     let policy = Policy {
         strict_wgmma_fence: true,

@@ -10,7 +10,7 @@
 //! h reads K/V head h / (HQ / HK)).
 //!
 //! [`Plan::new`] picks the kernel: `attention_sm90_decode_gqa` when the G = HQ/HK query heads
-//! of a K/V head pack into one 64-row tile (G = 4 with SQ ≤ 16, G = 8 with SQ ≤ 8: one CTA
+//! of a K/V head pack into one 64-row tile (G = 2 or 4 with SQ ≤ 16, G = 8 with SQ ≤ 8: one CTA
 //! reads each K/V block once for the whole group), else `attention_sm90_decode` (one CTA per
 //! query head). [`Split::plan`] cuts the SK keys into NS chunks of whole key blocks: as many as
 //! it takes for the CTAs of all chunks (B·HK·NS packed, B·HQ·NS not) to fill the SMs once (at

@@ -26,7 +26,8 @@
 //! weighted mean.
 //!
 //! **GQA packing** (`attention_sm90_decode_gqa`): the G = HQ/HK query heads that share a K/V
-//! head, SQB = 64/G rows each (G = 4: 16 query positions a head; G = 8: 8), fill one 64-row
+//! head, SQB = 64/G rows each (G = 2: 32 rows, up to 16 positions; G = 4: 16; G = 8: 8 — a
+//! head's box at least a 128B-swizzle atom of 8 rows, so no G = 16), fill one 64-row
 //! tile, so one CTA per (chunk, K/V head, batch) reads each K/V block once for the whole group
 //! (FlashInfer's and FA3's `pack_gqa`). Row g·SQB + s is position s of query head hk·G + g:
 //! the producer loads G boxes of `[SQB, 64]` per 64 columns, each head's positions clipped at
@@ -218,7 +219,7 @@ pub mod kernels {
         threads = 256,
         grid = (NL / (B * (HK / D)), HK / D, B),
         // G query heads share a K/V head: their rows packed into one 64-row tile, each head
-        // SQB = 64 / G rows (its query positions, S ≤ SQB).
+        // SQB = 64 / G rows (its query positions, S ≤ SQB; the combine takes S ≤ 16).
         configs(product(
             types(default = (T = bf16), f16 = (T = f16)),
             mask(default = (CAUSAL = 0), causal = (CAUSAL = 1)),
@@ -227,7 +228,11 @@ pub mod kernels {
                 d128 = (D = 128, BN = 128, STAGES = 3),
                 d256 = (D = 256, BN = 80, STAGES = 2),
             ),
-            group(g4 = (G = 4, SQB = 16), g8 = (G = 8, SQB = 8)),
+            group(
+                g2 = (G = 2, SQB = 32),
+                g4 = (G = 4, SQB = 16),
+                g8 = (G = 8, SQB = 8),
+            ),
         )),
     )]
     pub fn attention_sm90_decode_gqa(

@@ -98,18 +98,21 @@ fn the_plan_packs_where_the_gqa_kernel_has_the_group_and_sizes_the_workspace() {
     let p = plan(g4, unpacked);
     assert_eq!((p.tiles.pack, p.split.splits), (None, 5));
     assert_eq!(p.workspace_len(), 5 * 32 * 129);
-    // G = 8 takes 8 positions a head, not 9; G = 2 has no packed kernel.
+    // G = 8 takes 8 positions a head, not 9; G = 2 takes 16 (in 32 rows); G = 3 has no
+    // packed kernel.
     let g8 = dims(2, 8, 1000, 64, 8, 64);
     assert_eq!(plan(g8, host).tiles.pack.map(|p| p.rows), Some(8));
     let g8_9 = dims(2, 9, 1000, 64, 8, 64);
     assert_eq!(plan(g8_9, host).tiles.pack, None);
-    assert_eq!(plan(dims(1, 1, 1000, 4, 2, 64), host).tiles.pack, None);
+    let g2 = plan(dims(1, 16, 1000, 4, 2, 64), host).tiles.pack;
+    assert_eq!(g2, Some(Pack { group: 2, rows: 32 }));
+    assert_eq!(plan(dims(1, 1, 1000, 6, 2, 64), host).tiles.pack, None);
     // Unpacked, one split: no combine, no workspace.
     let full = dims(64, 1, 8192, 32, 32, 128);
     let p = plan(full, host);
     assert!(!p.combines() && p.workspace_len() == 0);
     let names: Vec<usize> = pack_groups().iter().map(|p| p.group).collect();
-    assert_eq!(names, [4, 8]);
+    assert_eq!(names, [2, 4, 8]);
 }
 
 #[test]
