@@ -12,9 +12,10 @@
 //! [`Plan::new`] picks the kernel: `attention_sm90_decode_gqa` when the G = HQ/HK query heads
 //! of a K/V head pack into one 64-row tile (G = 2 or 4 with SQ ≤ 16, G = 8 with SQ ≤ 8: one CTA
 //! reads each K/V block once for the whole group), else `attention_sm90_decode` (one CTA per
-//! query head). [`Split::plan`] cuts the SK keys into NS chunks of whole key blocks: as many as
-//! it takes for the CTAs of all chunks (B·HK·NS packed, B·HQ·NS not) to fill the SMs once (at
-//! least one key block a chunk, no empty chunk), one when the CTAs of one chunk already do.
+//! query head). [`Split::plan`] cuts the SK keys into NS chunks of whole key blocks so that the
+//! CTAs of all chunks (B·HK·NS packed, B·HQ·NS not) fill whole waves of the SMs (FA2's
+//! heuristic; at least one key block a chunk, no empty chunk), one when the CTAs of one chunk
+//! already fill 80% of them.
 //! Unpacked with NS = 1 the decode kernel writes O and the LSE itself and no combine runs;
 //! otherwise it writes partial results to the caller's f32 workspace ([`Plan::workspace_len`]
 //! elements: the partial O, then the partial LSE, `hopper_decode.rs` gives their layout) and
@@ -33,6 +34,9 @@ use super::reference::Dims;
 
 /// The most query positions a decode call takes (the combine's 16-row tile).
 pub const MAX_QUERIES: usize = 16;
+
+/// The most chunks [`Split::plan`] cuts the keys into (FA2's cap).
+pub const MAX_SPLITS: usize = 128;
 
 /// Why a decode call is refused before its launch.
 #[derive(Debug, thiserror::Error)]
@@ -152,11 +156,33 @@ pub struct Split {
 
 impl Split {
     /// The split for `dims` over key blocks of `block` keys on `sms` SMs, with `ctas` CTAs per
-    /// split (B·HQ, or B·HK when the query heads of a K/V head are packed into one CTA): enough
-    /// chunks for `ctas`·NS CTAs to fill the SMs once (NS = ⌈SMs / ctas⌉), at most one a key
-    /// block, then evened out so that no chunk is empty (NS = ⌈blocks / ⌈blocks / NS⌉⌉).
+    /// split (B·HQ, or B·HK when the query heads of a K/V head are packed into one CTA) —
+    /// FA2's `num_splits_heuristic` (`flash_api.cpp`): none when `ctas` already fill 80% of the
+    /// SMs; else, over the splits that give distinct chunk lengths (1…min(blocks, SMs, 128)),
+    /// the fewest whose wave efficiency (`ctas·NS / SMs` over its ceiling: how full the last
+    /// wave is) is within 85% of the best — a whole wave rather than one and a bit, so no
+    /// split's CTAs wait on a tail. Then evened out as [`Split::with`] does.
     pub fn plan(dims: &Dims, block: usize, sms: usize, ctas: usize) -> Split {
-        Split::with(dims, block, sms.div_ceil(ctas.max(1)).max(1))
+        let (ctas, sms) = (ctas.max(1), sms.max(1));
+        let blocks = dims.sk.div_ceil(block).max(1);
+        if ctas * 10 >= sms * 8 {
+            return Split::with(dims, block, 1);
+        }
+        let most = blocks.min(sms).min(MAX_SPLITS);
+        let efficiency = |n: usize| {
+            let waves = (ctas * n) as f64 / sms as f64;
+            waves / waves.ceil()
+        };
+        // A split whose chunks are as long as the one before's only adds CTAs with no keys.
+        let eligible = |n: usize| n == 1 || blocks.div_ceil(n) != blocks.div_ceil(n - 1);
+        let best = (1..=most)
+            .filter(|&n| eligible(n))
+            .map(efficiency)
+            .fold(0.0, f64::max);
+        let n = (1..=most)
+            .find(|&n| eligible(n) && efficiency(n) >= 0.85 * best)
+            .unwrap_or(1);
+        Split::with(dims, block, n)
     }
 
     /// `splits` chunks asked (clamped to 1…blocks), evened out as [`Split::plan`] does.

@@ -58,15 +58,22 @@ fn shapes_outside_the_decode_layout_are_typed_errors() {
 
 #[test]
 fn the_split_fills_the_sms_once_and_leaves_no_chunk_empty() {
-    // One sequence, 32 heads, 132 SMs: 5 chunks (160 CTAs) of 8k keys in blocks of 128.
+    // One sequence, 32 heads, 132 SMs, 8k keys in blocks of 128: 4 chunks (128 CTAs, 97% of
+    // one wave), not 5 (160: a wave and a fifth).
     let one = dims(1, 1, 8192, 32, 8, 128);
     let s = Split::plan(&one, 128, 132, 32);
+    assert_eq!((s.splits, s.chunk_blocks), (4, 16));
+    // 100 CTAs fill 76% of the SMs; in 5 chunks, 500 CTAs fill 3.79 of 4 waves (95%, within
+    // 85% of the best, 99%); 2…4 leave the last wave 76% full.
+    let s = Split::plan(&one, 128, 132, 100);
     assert_eq!((s.splits, s.chunk_blocks), (5, 13));
-    assert!(s.splits * s.chunk_blocks >= 64 && (s.splits - 1) * s.chunk_blocks < 64);
+    // 106 CTAs (80% of the SMs) are not split.
+    assert_eq!(Split::plan(&one, 128, 132, 106).splits, 1);
     // 64 sequences of 32 heads fill the GPU alone: no split, no workspace.
     let full = dims(64, 1, 8192, 32, 8, 128);
     assert_eq!(Split::plan(&full, 128, 132, 64 * 32).splits, 1);
-    // Packed, the same sequence is 8 CTAs a chunk: 17 chunks of 4 blocks (16 would do).
+    // Packed, the same sequence is 8 CTAs a chunk: 16 chunks of 4 blocks (14 or 15 would give
+    // chunks of 5 blocks, as 13 does).
     let s = Split::plan(&one, 128, 132, 8);
     assert_eq!((s.splits, s.chunk_blocks), (16, 4));
     // Never more chunks than key blocks; 77 keys are one block.
@@ -94,10 +101,10 @@ fn the_plan_packs_where_the_gqa_kernel_has_the_group_and_sizes_the_workspace() {
     assert_eq!(p.split.splits, 16);
     assert!(p.combines());
     assert_eq!(p.workspace_len(), 16 * 8 * 64 * 129);
-    // Unpacked: 32 CTAs a chunk, 5 chunks; its partials a [1, 128] block per head.
+    // Unpacked: 32 CTAs a chunk, 4 chunks; its partials a [1, 128] block per head.
     let p = plan(g4, unpacked);
-    assert_eq!((p.tiles.pack, p.split.splits), (None, 5));
-    assert_eq!(p.workspace_len(), 5 * 32 * 129);
+    assert_eq!((p.tiles.pack, p.split.splits), (None, 4));
+    assert_eq!(p.workspace_len(), 4 * 32 * 129);
     // G = 8 takes 8 positions a head, not 9; G = 2 takes 16 (in 32 rows); G = 3 has no
     // packed kernel.
     let g8 = dims(2, 8, 1000, 64, 8, 64);
