@@ -5,7 +5,9 @@
 //! Method, per shape (that of the peers' script, which repeats it):
 //! 1. Inputs: q, k, v uniform in [-1, 1) (bf16), in [`SETS`] buffer sets whose bytes exceed
 //!    twice the L2 (one set of the sweep's shapes is 256 MB); each shape views the same
-//!    buffers with its own `[B, S, H·D]` shape.
+//!    buffers with its own `[B, S, H·D]` shape. Q and O are sized for the largest query
+//!    side, K and V for the largest key side; past 64 Mi elements a buffer repeats a random
+//!    pool at least batch 0 long (a decode cache of 64 × 128k tokens is 8 Gi elements).
 //! 2. Timing: [`WARMUP`] untimed runs, then runs until [`WARMUP_MS`] have passed, then
 //!    [`RUNS`] or more runs (about [`TIMED_MS`], at most [`MAX_RUNS`]), each bracketed by its
 //!    own pair of CUDA events and queued without waiting, cycling over the sets; the median.
@@ -380,11 +382,17 @@ pub fn run_attention_bench(
         ));
     }
     let mut dumped = Vec::new();
-    // One buffer per tensor, as large as the largest shape's (GQA's Q is 16k × 4096).
-    let numel = shapes
+    // One buffer per tensor, as large as the largest shape's: Q and O `B·SQ·HQ·D`, K and V
+    // `B·SK·HK·D` (a decode shape's cache dwarfs its queries).
+    let numel_q = shapes
+        .iter()
+        .map(|s| s.batch * s.seq * s.heads * s.hd)
+        .max()
+        .unwrap_or(0);
+    let numel_kv = shapes
         .iter()
         .map(|s| {
-            let dense = s.batch * s.seq.max(s.sk()) * s.heads.max(s.kv_heads) * s.hd;
+            let dense = s.batch * s.sk() * s.kv_heads * s.hd;
             match form {
                 // The cache's pages past a sequence's last key are in the buffers too.
                 Form::Paged(page) => dense.max(forms::PagedCache::cache_numel(s, page)),
@@ -393,6 +401,15 @@ pub fn run_attention_bench(
         })
         .max()
         .unwrap_or(0);
+    // The host keeps (and checks against) batch 0 of each input; beyond `POOL` elements a
+    // buffer repeats a random pool that holds at least batch 0 (a paged cache is read through
+    // its table anywhere: whole).
+    let batch0 = |f: fn(&Shape) -> usize| shapes.iter().map(f).max().unwrap_or(0);
+    let pool_q = numel_q.min(POOL.max(batch0(|s| s.seq * s.heads * s.hd)));
+    let pool_kv = match form {
+        Form::Paged(_) => numel_kv,
+        _ => numel_kv.min(POOL.max(batch0(|s| s.sk() * s.kv_heads * s.hd))),
+    };
     let mut rng = Rng::new(0xa77e);
     let mut sets: Vec<[Tensor<bf16>; 4]> = Vec::new();
     let lse_numel = shapes
@@ -406,14 +423,14 @@ pub fn run_attention_bench(
     let mut host0: Vec<Vec<bf16>> = Vec::new();
     for si in 0..SETS {
         let mut t = Vec::new();
-        for _ in 0..3 {
-            let h: Vec<bf16> = rng.values(numel);
-            t.push(rt.upload(&h, &[numel])?);
+        for (numel, pool) in [(numel_q, pool_q), (numel_kv, pool_kv), (numel_kv, pool_kv)] {
+            let (d, h) = random_buffer(rt, &mut rng, numel, pool)?;
+            t.push(d);
             if si == 0 {
                 host0.push(h);
             }
         }
-        t.push(rt.zeros::<bf16>(&[numel])?);
+        t.push(rt.zeros::<bf16>(&[numel_q])?);
         sets.push(t.try_into().map_err(|_| BenchError::Wrong("set".into()))?);
     }
     println!(
@@ -650,6 +667,36 @@ pub fn run_attention_bench(
 
 /// Points with at least this sequence length are dumped by `--dump` (the large shapes).
 const DUMP_SEQ: usize = 8192;
+
+/// Elements of random data a buffer holds before it repeats (64 Mi: 128 MiB of bf16), so a
+/// 128k-token decode cache is not drawn value by value on the host.
+const POOL: usize = 1 << 26;
+
+/// A device buffer of `numel` bf16 values uniform in [-1, 1): `pool` drawn from `rng`, repeated
+/// to fill it. Returns the buffer and the pool (its first `pool` elements, what the check reads).
+fn random_buffer(
+    rt: &Runtime,
+    rng: &mut Rng,
+    numel: usize,
+    pool: usize,
+) -> Result<(Tensor<bf16>, Vec<bf16>), BenchError> {
+    let host: Vec<bf16> = rng.values(pool.min(numel));
+    if host.len() == numel {
+        return Ok((rt.upload(&host, &[numel])?, host));
+    }
+    let mut dev = rt.zeros::<bf16>(&[numel])?;
+    let bits: Vec<u16> = host.iter().map(|x| x.to_bits()).collect();
+    let mut at = 0;
+    while at < numel {
+        let n = bits.len().min(numel - at);
+        let mut dst = dev.buffer_mut().slice_mut(at..at + n);
+        rt.stream()
+            .memcpy_htod(&bits[..n], &mut dst)
+            .map_err(tirx::RuntimeError::from)?;
+        at += n;
+    }
+    Ok((dev, host))
+}
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), BenchError> {
     std::fs::write(path, bytes).map_err(|source| BenchError::Write {
