@@ -19,16 +19,18 @@ const TOL_O: f64 = 2e-2;
 /// Max |lse − ref| allowed.
 const TOL_LSE: f64 = 2e-3;
 
-/// One decode of `dims` as `ask`ed (the default: the host's split and packing, through
-/// `decode::run`), inputs from `seed`. Returns the splits run and (max |o − ref|, max |lse − ref|), infinite where an
-/// output is not finite where it must be (or not −∞ where the reference is).
+/// The decodes of `dims` as `asks` ask (the default: the host's split and packing, through
+/// `decode::run`; others through `Plan::launch`), on one set of inputs from `seed` and one f64
+/// reference, O, the LSE and the workspace poisoned before each. Per ask: the splits run, the
+/// group packed, and (max |o − ref|, max |lse − ref|), infinite where an output is not finite
+/// where it must be (or not −∞ where the reference is).
 fn run_decode<T: HostElem + tirx::Element + Sync>(
     rt: &Runtime,
     dims: Dims,
     causal: bool,
-    ask: Ask,
+    asks: &[Ask],
     seed: u64,
-) -> (usize, f64, f64) {
+) -> Vec<(usize, Option<usize>, f64, f64)> {
     let Dims {
         b,
         s,
@@ -47,57 +49,62 @@ fn run_decode<T: HostElem + tirx::Element + Sync>(
     let v = rt.upload(&hvv, &[b, sk, hk * d]).unwrap();
     let mut o: Tensor<T> = rt.zeros(&[b, s, hq * d]).unwrap();
     let mut lse: Tensor<f32> = rt.zeros(&[b * hq, s, 1]).unwrap();
-    rt.poison(&mut o).unwrap();
-    rt.poison(&mut lse).unwrap();
     let scale = 1.0 / (d as f32).sqrt();
-    let shapes = [q.shape(), k.shape(), v.shape(), o.shape(), lse.shape()];
-    let sms = rt.sm_count() as usize;
-    let plan = Plan::new(shapes, d, (causal, T::ELEM), sms, ask)
-        .unwrap_or_else(|e| panic!("{dims:?}: {e}"));
-    let len = plan.workspace_len().max(1);
-    let mut ws: Tensor<f32> = rt.zeros(&[len]).unwrap();
-    rt.poison(&mut ws).unwrap();
-    if ask == Ask::default() {
-        let out = Outputs {
-            o: &mut o,
-            lse: &mut lse,
-        };
-        let ran = decode::run(rt, &q, &k, &v, out, Some(&ws), d, causal, scale)
-            .unwrap_or_else(|e| panic!("{dims:?}: {e}"));
-        assert_eq!(ran.split, plan.split);
-    } else {
-        let args = [q.view(), k.view(), v.view(), o.view(), lse.view()];
-        plan.launch(rt, args, Some(&ws), scale)
-            .unwrap_or_else(|e| panic!("{dims:?}: {e}"));
-        rt.synchronize().unwrap();
-    }
-    let (got, got_lse) = (rt.download(&o).unwrap(), rt.download(&lse).unwrap());
     let (want, want_lse) = attention_f64(&hqv, &hkv, &hvv, dims, causal, f64::from(scale));
-    let mut max_o = 0.0f64;
-    for (g, w) in got.iter().zip(&want) {
-        let g = g.to_f64();
-        if !g.is_finite() {
-            return (plan.split.splits, f64::INFINITY, f64::INFINITY);
+    let sms = rt.sm_count() as usize;
+    let mut out = Vec::new();
+    for &ask in asks {
+        rt.poison(&mut o).unwrap();
+        rt.poison(&mut lse).unwrap();
+        let shapes = [q.shape(), k.shape(), v.shape(), o.shape(), lse.shape()];
+        let plan = Plan::new(shapes, d, (causal, T::ELEM), sms, ask)
+            .unwrap_or_else(|e| panic!("{dims:?}: {e}"));
+        let mut ws: Tensor<f32> = rt.zeros(&[plan.workspace_len().max(1)]).unwrap();
+        rt.poison(&mut ws).unwrap();
+        if ask == Ask::default() {
+            let outs = Outputs {
+                o: &mut o,
+                lse: &mut lse,
+            };
+            let ran = decode::run(rt, &q, &k, &v, outs, Some(&ws), d, causal, scale)
+                .unwrap_or_else(|e| panic!("{dims:?}: {e}"));
+            assert_eq!(ran.split, plan.split);
+        } else {
+            let args = [q.view(), k.view(), v.view(), o.view(), lse.view()];
+            plan.launch(rt, args, Some(&ws), scale)
+                .unwrap_or_else(|e| panic!("{dims:?}: {e}"));
+            rt.synchronize().unwrap();
         }
-        max_o = max_o.max((g - w).abs());
+        let (got, got_lse) = (rt.download(&o).unwrap(), rt.download(&lse).unwrap());
+        let mut max_o = 0.0f64;
+        for (g, w) in got.iter().zip(&want) {
+            let g = g.to_f64();
+            max_o = max_o.max(if g.is_finite() {
+                (g - w).abs()
+            } else {
+                f64::INFINITY
+            });
+        }
+        let mut max_l = 0.0f64;
+        for (&g, &w) in got_lse.iter().zip(&want_lse) {
+            let g = f64::from(g);
+            let e = match (w == f64::NEG_INFINITY, g.is_finite()) {
+                (true, _) if g == w => 0.0,
+                (false, true) => (g - w).abs(),
+                _ => f64::INFINITY,
+            };
+            max_l = max_l.max(e);
+        }
+        let pack = plan.tiles.pack.map(|p| p.group);
+        out.push((plan.split.splits, pack, max_o, max_l));
     }
-    let mut max_l = 0.0f64;
-    for (&g, &w) in got_lse.iter().zip(&want_lse) {
-        let g = f64::from(g);
-        let e = match (w == f64::NEG_INFINITY, g.is_finite()) {
-            (true, _) if g == w => 0.0,
-            (false, true) => (g - w).abs(),
-            _ => f64::INFINITY,
-        };
-        max_l = max_l.max(e);
-    }
-    (plan.split.splits, max_o, max_l)
+    out
 }
 
 /// The decode path on the GPU against the f64 reference: decode shapes (SQ 1…16, contexts of
 /// 1…16k keys, none a multiple of the key block but one, batch 1…8, GQA 32/8, 64/8, 16/8 and
-/// 4/4) at the host's split and at 1, 2 and 7 splits, packed where the GQA kernel can and not,
-/// in every head dim, mask and element type.
+/// 4/4) at the host's split and packing, at 1 split unpacked, 2 packed and 7 both, in every
+/// head dim, mask and element type (one reference per problem).
 #[test]
 fn decode_attention_matches_the_f64_reference() {
     let rt = rt();
@@ -127,19 +134,24 @@ fn decode_attention_matches_the_f64_reference() {
                         dv: d,
                     };
                     let blocks = sk.div_ceil(128);
-                    let asks = [None, Some(1), Some(2.min(blocks)), Some(7.min(blocks))]
-                        .into_iter()
-                        .flat_map(|splits| [true, false].map(|pack| Ask { splits, pack }));
-                    for ask in asks {
-                        let seed = 5100 + i as u64;
-                        let (ns, eo, el) = if f16 {
-                            run_decode::<f16>(&rt, dims, causal, ask, seed)
-                        } else {
-                            run_decode::<bf16>(&rt, dims, causal, ask, seed)
-                        };
+                    let ask = |splits, pack| Ask { splits, pack };
+                    let asks = [
+                        Ask::default(),
+                        ask(Some(1), false),
+                        ask(Some(2.min(blocks)), true),
+                        ask(Some(7.min(blocks)), true),
+                        ask(Some(7.min(blocks)), false),
+                    ];
+                    let seed = 5100 + i as u64;
+                    let runs = if f16 {
+                        run_decode::<f16>(&rt, dims, causal, &asks, seed)
+                    } else {
+                        run_decode::<bf16>(&rt, dims, causal, &asks, seed)
+                    };
+                    for (ask, (ns, pack, eo, el)) in asks.iter().zip(runs) {
                         n += 1;
                         let line = format!(
-                            "d {d} causal={causal} f16={f16} b {b} sq {s} sk {sk} heads {hq}/{hk} {ask:?} ran {ns}: o {eo:.2e} lse {el:.2e}"
+                            "d {d} causal={causal} f16={f16} b {b} sq {s} sk {sk} heads {hq}/{hk} {ask:?} ran {ns} packed {pack:?}: o {eo:.2e} lse {el:.2e}"
                         );
                         println!("{line}");
                         if !(eo <= TOL_O && el <= TOL_LSE) {
