@@ -434,8 +434,9 @@ pub mod kernels {
         // weighted by e^(lse_c − max), natural logs throughout (× log2 e into exp2).
         for c in 0..NL / (B * blocks) {
             let blk = (c * B + b) * blocks + h / group;
-            copy(lc, lse_part.at(blk, row0, 0));
-            copy(part, o_part.at(blk, row0, 0));
+            // Only the head's S positions: the tile's other rows read 0 and cost no traffic.
+            copy(lc, lse_part.at(blk, row0, 0).within(NL, row0 + S, 1));
+            copy(part, o_part.at(blk, row0, 0).within(NL, row0 + S, D));
             let m_new = max(m, lc);
             let m_use = select(m_new == f32::NEG_INFINITY, 0.0, m_new);
             let corr = exp2_approx((m - m_use) * 1.442695);
