@@ -53,6 +53,7 @@ mod gpu_splitk;
 mod gpu_transpose;
 mod guide;
 mod i8_saturate;
+mod int64_tiles;
 mod int_scalars;
 mod int_tiles;
 mod kinds;

@@ -241,6 +241,7 @@ impl ParamBuffer {
                 PlannedParam::Dim(v) | PlannedParam::Scalar(v) => {
                     storage[at..at + 4].copy_from_slice(&v.to_ne_bytes())
                 }
+                PlannedParam::Scalar64(v) => storage[at..at + 8].copy_from_slice(&v.to_ne_bytes()),
             }
         }
         ParamBuffer {
@@ -510,7 +511,7 @@ fn verify_param_layout(function: &CudaFunction, sig: &Signature) -> Result<(), R
         reason,
     };
     for (i, p) in sig.params.iter().enumerate() {
-        let want = p.size_align().0;
+        let want = p.size_align(sig).0;
         match info(i) {
             Ok(got) if got == want => {}
             Ok(got) => {
@@ -610,7 +611,7 @@ mod tests {
         // Dim at 0 (4 B), the map at 64 (64-aligned, 128 B), the pointer at 192.
         assert_eq!(plan.param_offsets, vec![0, 64, 192]);
         assert_eq!(plan.param_bytes, 200);
-        assert_eq!(layout_params(&s.params), (plan.param_offsets.clone(), 200));
+        assert_eq!(layout_params(&s), (plan.param_offsets.clone(), 200));
         let map = [0xabu8; 128];
         let mut buf = ParamBuffer::new(&plan, &[map]);
         let bytes = buf.bytes().to_vec();

@@ -221,6 +221,7 @@ fn gemm_bounds(
         | ElemType::E2m1 => 1.0,
         // Nor integers: an exact integer result would compare with no slack.
         ElemType::I32 | ElemType::U32 | ElemType::I8 | ElemType::U8 => 0.0,
+        ElemType::I64 | ElemType::U64 => 0.0,
     };
     // Split-K's first launch: plane z of `w` holds the product over the z-th slice of K's
     // tiles (`⌊z·T/S⌋ … ⌊(z+1)·T/S⌋`, T = ⌈K/BK⌉, the kernel's split); other GEMMs: one plane, all of K.

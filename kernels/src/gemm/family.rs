@@ -278,6 +278,7 @@ fn simulate_gemm(
         | ElemType::E2m1 => 1.0,
         // Nor integers: an exact integer result would compare with no slack.
         ElemType::I32 | ElemType::U32 | ElemType::I8 | ElemType::U8 => 0.0,
+        ElemType::I64 | ElemType::U64 => 0.0,
     };
     let mut worst = 0.0f64;
     for i in 0..m {

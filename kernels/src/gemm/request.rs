@@ -592,6 +592,7 @@ impl GemmTypes {
             | ElemType::E2m1 => 2f64.powi(-3),
             // No GEMM writes integers (no `Tensor<i32>` GEMM is catalogued); exact if one did.
             ElemType::I32 | ElemType::U32 | ElemType::I8 | ElemType::U8 => 0.0,
+            ElemType::I64 | ElemType::U64 => 0.0,
         }
     }
 }

@@ -117,6 +117,14 @@ pub fn lower(lw: &mut Lower, r: &Reduce<'_>) -> Result<(), Diagnostics> {
         Some(v) => super::ttype(lw.k, v).map_err(|e| lw.error(e))?,
         None => super::tile_ttype(lw.k.buffers[r.src].elem),
     };
+    if super::is_int64(vt) {
+        // TODO(#30): two `shfl.sync.b32` per 64-bit value across lanes.
+        return Err(lw.error(RegTileError::Type {
+            op: r.kind.name(),
+            want: "floats or 32-bit integers (64-bit integers do not reduce yet: cast to f32, or reduce the 32-bit values before widening)",
+            got: vt.name(),
+        }));
+    }
     let (ty, rt) = match vt {
         crate::ir::TType::I32 => ("s32", T::S32),
         crate::ir::TType::U32 => ("u32", T::U32),

@@ -288,7 +288,7 @@ impl Lowerer<'_> {
             return Err(self.fail_at(
                 span_range(&at),
                 format!(
-                    "expected an element type (bf16, f16, f32, i32, u32 or a config's element type): `{usage}`"
+                    "expected an element type (bf16, f16, f32, i32, u32, i64, u64 or a config's element type): `{usage}`"
                 ),
             ));
         };

@@ -394,7 +394,7 @@ impl Lowerer<'_> {
             Some(e) => Ok(e),
             None => Err(self.fail(
                 ab,
-                "expected an element type: bf16, f16, f32, i32, u32 or a config's",
+                "expected an element type: bf16, f16, f32, i32, u32, i64, u64 or a config's",
             )),
         }
     }
@@ -458,7 +458,7 @@ impl Lowerer<'_> {
                 let mut carriers = Vec::new();
                 let v = self.texpr(args.pos[0], out, &mut carriers)?;
                 match tirx_ir::regtile::ttype(&self.kernel, &v) {
-                    Ok(TType::Elem(_) | TType::I32 | TType::U32) => {}
+                    Ok(TType::Elem(_) | TType::I32 | TType::U32 | TType::I64 | TType::U64) => {}
                     Ok(t) => {
                         return Err(self.fail(
                             args.pos[0],
@@ -473,6 +473,20 @@ impl Lowerer<'_> {
                 (self.template(args.pos[0], &v, &carriers)?, Some(v))
             }
         };
+        let vt = match &value {
+            Some(v) => tirx_ir::regtile::ttype(&self.kernel, v).ok(),
+            None => Some(tirx_ir::regtile::tile_ttype(self.kernel.buffers[src].elem)),
+        };
+        if let Some(t @ (TType::I64 | TType::U64)) = vt {
+            // TODO(#30): two `shfl.sync.b32` per 64-bit value across lanes.
+            return Err(self.fail(
+                args.pos[0],
+                format!(
+                    "`{name_of}` of {} values is not supported yet: reductions combine 32-bit values (reduce the 32-bit values before widening, or `cast::<f32>(…)`)",
+                    t.name()
+                ),
+            ));
+        }
         let l = tirx_ir::regtile::layout(&self.kernel, src)
             .map_err(|e| self.fail(args.pos[0], e.to_string()))?;
         let stat = l
@@ -538,7 +552,7 @@ impl Lowerer<'_> {
         let mut carriers = Vec::new();
         let value = self.texpr(e, out, &mut carriers)?;
         match tirx_ir::regtile::ttype(&self.kernel, &value) {
-            Ok(TType::Elem(_) | TType::I32) => {
+            Ok(TType::Elem(_) | TType::I32 | TType::I64 | TType::U64) => {
                 self.materialize_value(e, name, value, &carriers, out)
             }
             Ok(TType::U32) if !tirx_ir::regtile::index_like(&self.kernel, &value) => {
@@ -611,13 +625,14 @@ impl Lowerer<'_> {
         let mut tiles = carriers.clone();
         value.tiles(&mut tiles);
         match tirx_ir::regtile::ttype(&self.kernel, &value) {
-            // A float scalar (`cast::<f32>(N)`, `alpha * 0.5`): a named expression too.
-            Ok(TType::Elem(_)) if tiles.is_empty() && !mutable => {
+            // A float scalar (`cast::<f32>(N)`, `alpha * 0.5`), or a 64-bit one
+            // (`cast::<i64>(n)`): a named expression too.
+            Ok(TType::Elem(_) | TType::I64 | TType::U64) if tiles.is_empty() && !mutable => {
                 self.tile_aliases.push(value);
                 let i = self.tile_aliases.len() - 1;
                 return self.bind(ident, Local::TileExpr(i));
             }
-            Ok(TType::Elem(_) | TType::I32) => {}
+            Ok(TType::Elem(_) | TType::I32 | TType::I64 | TType::U64) => {}
             Ok(TType::U32) if !tirx_ir::regtile::index_like(&self.kernel, &value) => {}
             Ok(_) if mutable => {
                 return Err(self.fail(

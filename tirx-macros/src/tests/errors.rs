@@ -153,7 +153,7 @@ fn bad_parameters() {
     );
     assert_contains(
         &e,
-        "unknown element type `i16`; tensors hold bf16, f16, f32, i32, u32, the 8-bit MMA formats or a config's element type",
+        "unknown element type `i16`; tensors hold bf16, f16, f32, i32, u32, i64, u64, the 8-bit MMA formats or a config's element type",
     );
     assert_contains(&e, "a fixed extent must be between 1 and 2³² − 1, found 0");
     assert_contains(&e, "a tile kernel returns nothing");
@@ -219,7 +219,7 @@ fn wrong_kinds_and_arities() {
     );
     assert_one(
         &with_prelude("let t = smem::<i16>([4]);"),
-        "expected an element type (bf16, f16, f32, i32, u32 or a config's element type): `smem::<bf16>([BM, BK], swizzle = B128)`",
+        "expected an element type (bf16, f16, f32, i32, u32, i64, u64 or a config's element type): `smem::<bf16>([BM, BK], swizzle = B128)`",
     );
     assert_one(
         &with_prelude("let t = smem::<bf16>([M]);"),

@@ -42,7 +42,7 @@ pub fn op_fits(op: AtomicOp, elem: ElemType) -> Result<(), String> {
             elem,
             ElemType::F32 | ElemType::Bf16 | ElemType::F16 | ElemType::I32 | ElemType::U32
         ),
-        AtomicOp::Min | AtomicOp::Max => elem.is_int(),
+        AtomicOp::Min | AtomicOp::Max => matches!(elem, ElemType::I32 | ElemType::U32),
     };
     if ok {
         return Ok(());
@@ -53,7 +53,7 @@ pub fn op_fits(op: AtomicOp, elem: ElemType) -> Result<(), String> {
             elem.name()
         ),
         _ => format!(
-            "`atomic::{op}` is on integers (i32, u32): PTX has no scalar `red.{op}` on floats ({} here); reduce bf16 or f16 by TMA (`tma::reduce_{op}`), or keep the extreme in registers",
+            "`atomic::{op}` is on 32-bit integers (i32, u32): PTX has no scalar `red.{op}` on floats ({} here; 64-bit integers are not offered yet); reduce bf16 or f16 by TMA (`tma::reduce_{op}`), or keep the extreme in registers",
             elem.name()
         ),
     })
