@@ -48,6 +48,14 @@ impl Inst {
         inst(format!("red.{q}"), vec![], vec![mem(addr, off), v])
     }
 
+    /// `red.<q> [addr+off], {v…}` with `q` naming the vector (`relaxed.gpu.global.add.v4.f32`,
+    /// `….add.noftz.v2.bf16x2`): the vector forms of §9.7.13.6 red (PTX ISA 8.1, sm_90), the
+    /// address aligned to the vector's size.
+    pub fn red_global_vec(q: &str, addr: Handle<Var>, off: i64, vs: &[Handle<Var>]) -> Inst {
+        let v = Operand::Vector(vs.iter().map(|v| reg(*v)).collect());
+        inst(format!("red.{q}"), vec![], vec![mem(addr, off), v])
+    }
+
     /// `atom.<q> d, [addr+off], v` (§9.7.13.5 atom): the same, `d` receiving the old value.
     pub fn atom_global(q: &str, d: Handle<Var>, addr: Handle<Var>, off: i64, v: Operand) -> Inst {
         inst(format!("atom.{q}"), vec![reg(d)], vec![mem(addr, off), v])
