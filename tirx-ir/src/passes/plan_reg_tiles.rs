@@ -207,12 +207,6 @@ fn check(k: &Kernel, op: &mut Op, c: &Ctx) -> Result<Vec<Scratch>, RegTileError>
                     cluster: false,
                 });
             }
-            if *cluster && kind.is_arg() {
-                return Err(RegTileError::ArgAcrossCluster {
-                    kind: kind.name(),
-                    tile: k.buffers[*src].name.clone(),
-                });
-            }
             if *cluster && cluster_scratch.is_none() {
                 let size: u32 = k.sig.cluster.iter().product();
                 if size < 2 || !whole {

@@ -114,17 +114,6 @@ pub enum RegTileError {
         /// The CTA's threads.
         cta: u32,
     },
-    /// An index reduction across a cluster: each CTA's index would be its own tile's.
-    // TODO(#30): offset each CTA's indices by its tile's position along the axis.
-    #[error(
-        "`{kind}` of `{tile}` does not combine across a cluster yet: the index would be each CTA's tile index, not the row's"
-    )]
-    ArgAcrossCluster {
-        /// `argmax` or `argmin`.
-        kind: &'static str,
-        /// The tile.
-        tile: String,
-    },
     /// The layout of a statistic is not the one its tile reduces to.
     #[error("`{dst}` does not have the layout `{src}` reduces to along axis {axis}")]
     ReduceLayout {

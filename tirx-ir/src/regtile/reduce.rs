@@ -18,7 +18,8 @@
 //!    so the next iteration's stores cannot overtake them.
 //!
 //! 4. with `across = cluster`, across the CTAs of the cluster through distributed shared
-//!    memory (see [`across_cluster`]).
+//!    memory (see [`across_cluster`]); an index statistic first counts the row as the CTAs'
+//!    tiles in rank order (see [`rank_offset`]).
 //!
 //! Shape: `scratch` and `cluster_scratch` hold `threads · registers` 4-byte slots, twice
 //! that for (key, index) pairs (`plan-reg-tiles` sizes both).
@@ -174,6 +175,9 @@ pub fn lower(lw: &mut Lower, r: &Reduce<'_>) -> Result<(), Diagnostics> {
     }
     // 4. Across the CTAs of the cluster.
     if let Some(cs) = r.cluster_scratch {
+        if r.kind.is_arg() {
+            rank_offset(lw, r, &dv);
+        }
         across_cluster(lw, r, &ls, &dv, c, &bits, cs)?;
     }
     Ok(())
@@ -526,6 +530,27 @@ fn across_cluster(
         lw.op(Op::ClusterSync);
     }
     Ok(())
+}
+
+/// Before an index statistic crosses the cluster: the row (column) is the CTAs' tiles laid
+/// end to end in rank order, so CTA rank `r`'s index `i` becomes `r · E + i`, `E` the tile's
+/// extent along the axis (`%cluster_ctarank`, PTX ISA §10.27; `mul.lo.u32`, `add.u32`). The
+/// combination in rank order then keeps torch's rule across CTAs too: the greater key, and
+/// on equal keys the lower index, which is the lower rank's.
+fn rank_offset(lw: &mut Lower, r: &Reduce<'_>, dv: &[Handle<Var>]) {
+    let extent = lw.k.buffers[r.src].layout.shape[r.axis];
+    let off = lw.let_(
+        "crank_off",
+        T::U32,
+        crate::lower::mul(
+            Expr::Special(crate::ir::Special::ClusterCtaRank),
+            Expr::u32(extent),
+        ),
+    );
+    // (key, index) pairs: the index is every second register.
+    for &i in dv.iter().skip(1).step_by(2) {
+        lw.inst(Inst::binary("add.u32", i, reg(i), reg(off)));
+    }
 }
 
 /// Reads one partner's statistic (`load(ty, register, slot index)`) group by group: the

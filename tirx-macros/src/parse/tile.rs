@@ -442,14 +442,6 @@ impl Lowerer<'_> {
                 }
             },
         };
-        // TODO(#30): an index across a cluster would be each CTA's tile index; the row's
-        // index needs the CTAs' tile offsets along the axis.
-        if cluster && matches!(w.id, Id::ArgMax | Id::ArgMin) {
-            return Err(self.fail(
-                args.get("across").expect("given"),
-                format!("`{name_of}` does not combine across a cluster yet: the index would be each CTA's tile index, not the row's"),
-            ));
-        }
         // A tile is reduced as it is; an expression is evaluated element by element as the
         // reduction combines it, never stored (its layout is the template tile's).
         let (src, value) = match self.tile_local(args.pos[0]) {
