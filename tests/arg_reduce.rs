@@ -369,8 +369,14 @@ pub fn arg_cluster(
     let lo = select(inside, t, f32::INFINITY);
     let kmax = argmax(hi, axis = 1, across = cluster);
     let kmin = argmin(lo, axis = 1, across = cluster);
-    copy(imax.tile(cta.x / CS, cta_rank), select(col_index(t) == 0, kmax, 7777));
-    copy(imin.tile(cta.x / CS, cta_rank), select(col_index(t) == 0, kmin, 7777));
+    copy(
+        imax.tile(cta.x / CS, cta_rank),
+        select(col_index(t) == 0, kmax, 7777),
+    );
+    copy(
+        imin.tile(cta.x / CS, cta_rank),
+        select(col_index(t) == 0, kmin, 7777),
+    );
 }
 
 /// Rows full of ties (within and across CTAs), ±0 and NaNs, and a row whose extreme sits
@@ -458,7 +464,7 @@ fn the_reference_example_splits_argmax_over_a_cluster() {
         let mut dev = Device::new();
         let x = tied(&mut Rng::new(50 + cs as u64), M, n, true);
         let xt = put(&mut dev, &words(&x, f32::to_bits), ElemType::F32, &[M, n]);
-        let ct = put(&mut dev, &vec![0xa5; M * 4], ElemType::U32, &[M, 1]);
+        let ct = put(&mut dev, &[0xa5; M * 4], ElemType::U32, &[M, 1]);
         launch(
             &split_argmax::KERNEL.artifacts[i],
             &mut dev,
