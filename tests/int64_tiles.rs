@@ -122,6 +122,24 @@ pub fn token_offsets(
     );
 }
 
+/// 64-bit atomics from `S` CTAs per tile: partial sums of values past 2³² added into `y`
+/// (`red.add.u64`, also for `i64`), their signed max into `z` (`red.max.s64`) and, as `u64`,
+/// their min into `w` (`red.min.u64`).
+#[tile_kernel(target = sm_90a, threads = 128, grid = (cdiv(M, 32), cdiv(N, 64), S))]
+pub fn i64_atomics(
+    #[shape(S, M, N)] p: Tensor<i64>,
+    #[shape(M, N)] y: Tensor<i64>,
+    #[shape(M, N)] z: Tensor<i64>,
+    #[shape(M, N)] w: Tensor<u64>,
+) {
+    let t = regs::<i64>([32, 64], layout = blocked(vec = 2));
+    copy(t, p.tile(cta.z, cta.x, cta.y));
+    let u = cast::<u64>(t);
+    atomic::add(y.tile(cta.x, cta.y), t, scope = gpu);
+    atomic::max(z.tile(cta.x, cta.y), t, scope = gpu);
+    atomic::min(w.tile(cta.x, cta.y), u, scope = gpu);
+}
+
 const M: usize = 45;
 const N: usize = 70;
 
@@ -404,6 +422,7 @@ fn the_int64_kernels_assemble() {
         &i64_casts::KERNEL,
         &u64_ops::KERNEL,
         &token_offsets::KERNEL,
+        &i64_atomics::KERNEL,
     ] {
         for a in k.artifacts {
             let c = check_artifact(k.name, a).unwrap_or_else(|e| panic!("{}: {e}", k.name));
@@ -515,5 +534,75 @@ fn a_32_bit_value_for_an_i64_scalar_is_refused() {
             );
         }
         other => panic!("expected ScalarType, got {other:?}"),
+    }
+}
+
+#[test]
+fn i64_atomics_from_several_ctas_match_rust() {
+    const S: usize = 3;
+    for seed in [1, 2] {
+        let mut dev = Device::new();
+        let mut rng = Rng::new(20 + seed);
+        let mut p = Vec::new();
+        for _ in 0..S {
+            p.extend(ints64(&mut rng, 1 << 40));
+        }
+        let (y0, z0, w0) = (
+            ints64(&mut rng, 1 << 40),
+            ints64(&mut rng, 1 << 39),
+            ints64(&mut rng, 1 << 62),
+        );
+        let pt = put(
+            &mut dev,
+            &words64(&p, |v| v as u64),
+            ElemType::I64,
+            &[S, M, N],
+        );
+        let yt = put(
+            &mut dev,
+            &words64(&y0, |v| v as u64),
+            ElemType::I64,
+            &[M, N],
+        );
+        let zt = put(
+            &mut dev,
+            &words64(&z0, |v| v as u64),
+            ElemType::I64,
+            &[M, N],
+        );
+        let wt = put(
+            &mut dev,
+            &words64(&w0, |v| v as u64),
+            ElemType::U64,
+            &[M, N],
+        );
+        let art = &i64_atomics::KERNEL.artifacts[0];
+        simulate::launch(
+            art.ptx,
+            &(art.signature)(),
+            &mut dev,
+            (&[pt, yt.clone(), zt.clone(), wt.clone()], &[]),
+            seed,
+            &EMULATED,
+        )
+        .expect("the kernel runs");
+        let (y, z, w) = (read64(&dev, &yt), read64(&dev, &zt), read64(&dev, &wt));
+        for i in 0..M * N {
+            let parts: Vec<i64> = (0..S).map(|s| p[s * M * N + i]).collect();
+            let sum = parts.iter().fold(y0[i], |a, &b| a.wrapping_add(b));
+            let max = parts.iter().copied().fold(z0[i], i64::max);
+            let min = parts.iter().map(|&v| v as u64).fold(w0[i] as u64, u64::min);
+            assert_eq!(y[i] as i64, sum, "sum at {i}");
+            assert_eq!(z[i] as i64, max, "max at {i}");
+            assert_eq!(w[i], min, "min at {i}");
+        }
+    }
+    let ptx = i64_atomics::KERNEL.artifacts[0].ptx;
+    for s in [
+        "red.relaxed.gpu.global.add.u64",
+        "red.relaxed.gpu.global.max.s64",
+        "red.relaxed.gpu.global.min.u64",
+    ] {
+        assert!(ptx.contains(s), "i64_atomics lacks {s}");
     }
 }

@@ -3,7 +3,8 @@
 //! store replaced by a `red` (PTX ISA §9.7.13.6) or, when the old values are asked for, an
 //! `atom` (§9.7.13.5).
 //!
-//! Per element for 32-bit integers (`red.relaxed.gpu.global.add.s32`, `.u32`; `.min`, `.max`).
+//! Per element for integers (`red.relaxed.gpu.global.add.s32`, `.u32`, `.u64` — also for
+//! `i64`, PTX having no `.add.s64`; `.min`, `.max` as `.s32`/`.u32`/`.s64`/`.u64`).
 //! f32 adds go as one vector `red` per run of 2 or 4 adjacent columns a thread holds
 //! (`red.relaxed.gpu.global.add.v4.f32 [a], {…}`: the vector forms of §9.7.13.6, PTX ISA 8.1,
 //! sm_90, each element its own atomic), per element at the masked edges and with old values
@@ -31,16 +32,21 @@ use crate::arena::Handle;
 use crate::diag::Diagnostics;
 use crate::inst::reg;
 use crate::ir::{
-    Atomic, BinOp, Buffer, CmpOp, Expr, Inst, Operand, ScalarType as T, StmtKind, TileRef, Var,
+    Atomic, AtomicOp, BinOp, Buffer, CmpOp, Expr, Inst, Operand, ScalarType as T, StmtKind,
+    TileRef, Var,
 };
 use crate::lower::Lower;
 
-/// The PTX type of one element of `elem` in an atomic, or of a pair (`x2`).
-fn ptx_type(elem: ElemType, pair: bool) -> &'static str {
+/// The PTX type of one element of `elem` in an atomic `op`, or of a pair (`x2`). A 64-bit
+/// add is `.u64` for `i64` too (§9.7.13.6 has no `.add.s64`; two's-complement addition is
+/// the same bits); `min`/`max` compare as `.s64` or `.u64`.
+fn ptx_type(op: AtomicOp, elem: ElemType, pair: bool) -> &'static str {
     match (elem, pair) {
         (ElemType::F32, _) => "f32",
         (ElemType::I32, _) => "s32",
         (ElemType::U32, _) => "u32",
+        (ElemType::I64, _) if op != AtomicOp::Add => "s64",
+        (ElemType::I64 | ElemType::U64, _) => "u64",
         (ElemType::Bf16, false) => "noftz.bf16",
         (ElemType::Bf16, true) => "noftz.bf16x2",
         (ElemType::F16, false) => "noftz.f16",
@@ -64,7 +70,7 @@ impl Plan<'_> {
             self.a.sem,
             self.a.scope,
             self.a.op,
-            ptx_type(elem, pair)
+            ptx_type(self.a.op, elem, pair)
         )
     }
 
@@ -169,6 +175,7 @@ pub fn reduce(
             let (ty, zero) = match acc.elem {
                 ElemType::F32 => ("f32", Operand::F32Bits(0)),
                 ElemType::Bf16 | ElemType::F16 => ("b16", Operand::Imm(0)),
+                e if e.is_int64() => ("b64", Operand::Imm(0)),
                 _ => ("b32", Operand::Imm(0)),
             };
             for &r in &regs {

@@ -563,3 +563,25 @@ fn unknown_functions_list_the_nearest_ones() {
         ["BM"]
     );
 }
+
+#[test]
+fn an_integer_tile_adds_into_a_tensor_of_its_own_type_only() {
+    let e = errors(
+        "target = sm_90a, threads = 128, grid = (1, 1)",
+        "fn k(#[shape(M, N)] x: Tensor<i64>, #[shape(M, N)] h: Tensor<bf16>) { \
+         let t = regs::<i64>([32, 64], layout = blocked(vec = 2)); copy(t, x.tile(0, 0)); \
+         atomic::add(h.tile(0, 0), t, scope = gpu); }",
+    );
+    assert_contains(
+        &e,
+        "an i64 tile cannot be stored into a bf16 tensor without a cast: integers move between tiles and tensors of their own type",
+    );
+    // 64-bit integers take atomics into their own type.
+    let ok = errors(
+        "target = sm_90a, threads = 128, grid = (1, 1)",
+        "fn k(#[shape(M, N)] x: Tensor<i64>, #[shape(M, N)] y: Tensor<i64>) { \
+         let t = regs::<i64>([32, 64], layout = blocked(vec = 2)); copy(t, x.tile(0, 0)); \
+         atomic::add(y.tile(0, 0), t, scope = gpu); atomic::max(y.tile(0, 0), t, scope = gpu); }",
+    );
+    assert!(ok.is_empty(), "{ok:?}");
+}
