@@ -144,6 +144,9 @@ impl Machine<'_> {
                 let t = wi * 32 + order[k];
                 let a = self.ea(cl, ci, t, addr, inst.line)?;
                 let size = u64::from(super::decode::bits(*ty) / 8);
+                // The vector is aligned to its whole size (§9.7.13.6, as a vector ld/st).
+                let total = (size * vals.len() as u64) as u32;
+                self.locate(cl, ci, t, inst.line, MemSpace::Global, a, total)?;
                 // Element by element, each its own atomic (§9.7.13.6: a vector `red` is
                 // performed as scalar operations on its elements, in no particular order).
                 for (e, v) in vals.iter().enumerate() {

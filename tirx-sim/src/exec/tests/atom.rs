@@ -162,6 +162,10 @@ fn vector_red_adds_each_element_atomically() {
               \tred.global.max.noftz.v2.bf16x2 [%rd0+512], {%r2, %r2};\n";
     let m = atom_kernel("0", x2, 9).unwrap();
     assert_eq!(m[128..130], [0x4000_3f80, 0x4000_3f80]);
+    // A vector not aligned to its whole size (16 bytes for v4.f32) is an error.
+    let odd = "\tred.global.add.v4.f32 [%rd0+520], {%f1, %f1, %f1, %f1};\n";
+    let e = atom_kernel("0", &format!("\tmov.b32 %f1, 0f3F800000;\n{odd}"), 9).unwrap_err();
+    assert!(matches!(e, SimError::Misaligned { align: 16, .. }), "{e}");
     // What the ISA does not have is refused by name: integer vectors, shared memory, a
     // count that differs from the vector's.
     for bad in [
