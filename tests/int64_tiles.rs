@@ -1,8 +1,10 @@
 //! 64-bit integers (issue #30 item 1): `Tensor<i64>`/`Tensor<u64>` parameters, `i64` and
 //! `u64` register tiles loaded and stored with masked tails (`ld/st.global.v2.b64`), 64-bit
 //! arithmetic in tile expressions (`+ - * / %`, shifts, bitwise ops, comparisons,
-//! `min`/`max`, `abs`, `-x`, `select`), widening of `i32` values and index expressions, and
-//! conversions to and from `i32`/`u32` and `f32` — run in the emulator against Rust's own
+//! `min`/`max`, `abs`, `-x`, `select`), widening of `i32` values and index expressions,
+//! conversions to and from `i32`/`u32` and `f32`, `i64`/`u64` scalar arguments, atomics into
+//! 64-bit tensors and `reduce_sum`/`max`/`min` across lanes, warps and a cluster — run in
+//! the emulator against Rust's own
 //! semantics on random data with values past 2³¹ and 2³², negative values and tails in both
 //! dimensions, every output bit-exact.
 //!
@@ -138,6 +140,37 @@ pub fn i64_atomics(
     atomic::add(y.tile(cta.x, cta.y), t, scope = gpu);
     atomic::max(z.tile(cta.x, cta.y), t, scope = gpu);
     atomic::min(w.tile(cta.x, cta.y), u, scope = gpu);
+}
+
+/// Row statistics of 64-bit values past 2³²: a row over the four warps (two 32-bit shuffles
+/// per value across lanes, 8-byte slots in shared memory across warps): the signed sum and
+/// max of `i64`, the unsigned min of their `u64` bits.
+#[tile_kernel(target = sm_90a, threads = 128, grid = (cdiv(M, 2), 1))]
+pub fn i64_row_stats(
+    #[shape(M, 256)] x: Tensor<i64>,
+    #[shape(M, 256)] s: Tensor<i64>,
+    #[shape(M, 256)] mx: Tensor<i64>,
+    #[shape(M, 256)] mn: Tensor<u64>,
+) {
+    let t = regs::<i64>([2, 256], layout = blocked(vec = 2));
+    copy(t, x.tile(cta.x, 0));
+    copy(s.tile(cta.x, 0), reduce_sum(t, axis = 1) + col_index(t));
+    copy(mx.tile(cta.x, 0), reduce_max(t, axis = 1) - col_index(t));
+    copy(
+        mn.tile(cta.x, 0),
+        reduce_min(cast::<u64>(t), axis = 1) + col_index(t),
+    );
+}
+
+/// The sum and max of a 512-wide `i64` row over the two CTAs of a cluster
+/// (`ld.shared::cluster.s64`).
+#[tile_kernel(target = sm_90a, threads = 128, cluster = (2, 1, 1), grid = (M * 2, 1))]
+pub fn i64_cluster_stats(#[shape(M, 512)] x: Tensor<i64>, #[shape(M, 512)] s: Tensor<i64>) {
+    let t = regs::<i64>([1, 256], layout = blocked(vec = 2));
+    copy(t, x.tile(cta.x / 2, cta_rank));
+    let m = reduce_max(t, axis = 1, across = cluster);
+    let total = reduce_sum(t, axis = 1, across = cluster);
+    copy(s.tile(cta.x / 2, cta_rank), total - m + col_index(t));
 }
 
 const M: usize = 45;
@@ -398,6 +431,9 @@ fn int64_ir_prints_parses_and_recompiles() {
         &i64_ops::KERNEL.artifacts[0],
         &i64_casts::KERNEL.artifacts[0],
         &u64_ops::KERNEL.artifacts[0],
+        &i64_atomics::KERNEL.artifacts[0],
+        &i64_row_stats::KERNEL.artifacts[0],
+        &i64_cluster_stats::KERNEL.artifacts[0],
     ] {
         let m = tirx_ir::parse::parse_module(a.ir).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(m.to_string(), a.ir);
@@ -423,6 +459,8 @@ fn the_int64_kernels_assemble() {
         &u64_ops::KERNEL,
         &token_offsets::KERNEL,
         &i64_atomics::KERNEL,
+        &i64_row_stats::KERNEL,
+        &i64_cluster_stats::KERNEL,
     ] {
         for a in k.artifacts {
             let c = check_artifact(k.name, a).unwrap_or_else(|e| panic!("{}: {e}", k.name));
@@ -605,4 +643,108 @@ fn i64_atomics_from_several_ctas_match_rust() {
     ] {
         assert!(ptx.contains(s), "i64_atomics lacks {s}");
     }
+}
+
+/// `n` random `i64` in `(-lim, lim)`, for tensors of another size than `M × N`.
+fn ints64_n(rng: &mut Rng, n: usize, lim: i64) -> Vec<i64> {
+    (0..n)
+        .map(|i| {
+            let v = (rng.next_u64() % lim as u64) as i64;
+            if i % 3 == 1 { -v } else { v }
+        })
+        .collect()
+}
+
+#[test]
+fn i64_reductions_across_lanes_warps_and_a_cluster_match_rust() {
+    const W: usize = 256;
+    let mut dev = Device::new();
+    let mut rng = Rng::new(31);
+    let x = ints64_n(&mut rng, M * W, 1 << 50);
+    let xt = put(&mut dev, &words64(&x, |v| v as u64), ElemType::I64, &[M, W]);
+    let outs: Vec<TensorMeta> = [ElemType::I64, ElemType::I64, ElemType::U64]
+        .iter()
+        .map(|&e| put(&mut dev, &vec![0xa5; M * W * 8], e, &[M, W]))
+        .collect();
+    let art = &i64_row_stats::KERNEL.artifacts[0];
+    let mut all = vec![xt];
+    all.extend(outs.iter().cloned());
+    simulate::launch(
+        art.ptx,
+        &(art.signature)(),
+        &mut dev,
+        (&all, &[]),
+        4,
+        &EMULATED,
+    )
+    .expect("the kernel runs");
+    let read = |dev: &Device, t: &TensorMeta| -> Vec<u64> {
+        dev.read(t.addr, M * W * 8)
+            .expect("the tensor's allocation")
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+            .collect()
+    };
+    let got: Vec<Vec<u64>> = outs.iter().map(|t| read(&dev, t)).collect();
+    for r in 0..M {
+        let row = &x[r * W..(r + 1) * W];
+        let sum = row.iter().fold(0i64, |a, &b| a.wrapping_add(b));
+        let max = row.iter().copied().max().expect("a row");
+        let min = row.iter().map(|&v| v as u64).min().expect("a row");
+        for c in 0..W {
+            let i = r * W + c;
+            assert_eq!(got[0][i] as i64, sum + c as i64, "sum at ({r}, {c})");
+            assert_eq!(got[1][i] as i64, max - c as i64, "max at ({r}, {c})");
+            assert_eq!(got[2][i], min + c as u64, "min at ({r}, {c})");
+        }
+    }
+    // Across a cluster of two.
+    let mut dev = Device::new();
+    let x = ints64_n(&mut rng, M * 512, 1 << 52);
+    let xt = put(
+        &mut dev,
+        &words64(&x, |v| v as u64),
+        ElemType::I64,
+        &[M, 512],
+    );
+    let st = put(&mut dev, &vec![0xa5; M * 512 * 8], ElemType::I64, &[M, 512]);
+    let art = &i64_cluster_stats::KERNEL.artifacts[0];
+    simulate::launch(
+        art.ptx,
+        &(art.signature)(),
+        &mut dev,
+        (&[xt, st.clone()], &[]),
+        5,
+        &EMULATED,
+    )
+    .expect("the kernel runs");
+    let got = dev
+        .read(st.addr, M * 512 * 8)
+        .expect("the tensor's allocation");
+    for r in 0..M {
+        let row = &x[r * 512..(r + 1) * 512];
+        let want =
+            row.iter().fold(0i64, |a, &b| a.wrapping_add(b)) - row.iter().max().expect("a row");
+        for c in 0..512 {
+            let i = (r * 512 + c) * 8;
+            let g = i64::from_le_bytes(got[i..i + 8].try_into().expect("8 bytes"));
+            assert_eq!(g, want + (c % 256) as i64, "cluster at ({r}, {c})");
+        }
+    }
+    let p = i64_row_stats::KERNEL.artifacts[0].ptx;
+    for op in [
+        "add.s64",
+        "max.s64",
+        "min.u64",
+        "mov.b64",
+        "st.shared.s64",
+        "ld.shared.s64",
+    ] {
+        assert!(p.contains(op), "i64_row_stats lacks {op}");
+    }
+    assert!(
+        i64_cluster_stats::KERNEL.artifacts[0]
+            .ptx
+            .contains("ld.shared::cluster.s64")
+    );
 }

@@ -1,6 +1,6 @@
 use tirx::prelude::*;
 
-// 64-bit integers: what is not supported yet is an error at the user's token (a reduction of
+// 64-bit integers: what is not supported yet is an error at the user's token (an argmax of
 // i64 values, a gather from an i64 tensor, an i64 tile in shared memory), and so is mixing an
 // i64 with an i32 tile without a cast, rounding an i64 to 16 bits in one step or adding it
 // into a bf16 tensor, and an i64 argument where a u32 scalar (a coordinate) is needed.
@@ -17,7 +17,7 @@ pub fn k(
     let u = regs::<i32>([32, 64], layout = blocked(vec = 2));
     copy(t, x.tile(cta.x, 0));
     copy(u, n.tile(cta.x, 0));
-    let m = reduce_sum(t, axis = 1);
+    let m = argmax(t, axis = 1);
     copy(y.tile(cta.x, 0), t + u);
     copy(h.tile(cta.x, 0), cast::<bf16>(t));
     atomic::add(h.tile(cta.x, 0), t, scope = gpu);

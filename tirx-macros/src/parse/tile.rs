@@ -469,12 +469,14 @@ impl Lowerer<'_> {
             Some(v) => tirx_ir::regtile::ttype(&self.kernel, v).ok(),
             None => Some(tirx_ir::regtile::tile_ttype(self.kernel.buffers[src].elem)),
         };
-        if let Some(t @ (TType::I64 | TType::U64)) = vt {
-            // TODO(#30): two `shfl.sync.b32` per 64-bit value across lanes.
+        if let Some(t @ (TType::I64 | TType::U64)) = vt
+            && matches!(w.id, Id::ArgMax | Id::ArgMin)
+        {
+            // TODO(#30): 64-bit keys for argmax/argmin.
             return Err(self.fail(
                 args.pos[0],
                 format!(
-                    "`{name_of}` of {} values is not supported yet: reductions combine 32-bit values (reduce the 32-bit values before widening, or `cast::<f32>(…)`)",
+                    "`{name_of}` of {} values is not supported yet: index reductions compare 32-bit keys (cast the values to f32 or i32 first)",
                     t.name()
                 ),
             ));
@@ -505,6 +507,8 @@ impl Lowerer<'_> {
         };
         let elem = match elem {
             _ if kind.is_arg() => ElemType::U32,
+            Some(TType::I64) => ElemType::I64,
+            Some(TType::U64) => ElemType::U64,
             Some(TType::I32) => ElemType::I32,
             Some(TType::U32) => ElemType::U32,
             _ => ElemType::F32,
