@@ -173,8 +173,8 @@ pub fn i64_cluster_stats(#[shape(M, 512)] x: Tensor<i64>, #[shape(M, 512)] s: Te
     copy(s.tile(cta.x / 2, cta_rank), total - m + col_index(t));
 }
 
-const M: usize = 45;
-const N: usize = 70;
+pub(crate) const M: usize = 45;
+pub(crate) const N: usize = 70;
 
 fn words64<T: Copy>(v: &[T], bits: impl Fn(T) -> u64) -> Vec<u8> {
     v.iter().flat_map(|&x| bits(x).to_le_bytes()).collect()
@@ -202,7 +202,7 @@ fn read32(dev: &Device, t: &TensorMeta) -> Vec<u32> {
 
 /// Random `i64` in `(-lim, lim)` (`lim` a power of two up to 2⁶²), every bit below `lim`
 /// varying, with a few zeros.
-fn ints64(rng: &mut Rng, lim: i64) -> Vec<i64> {
+pub(crate) fn ints64(rng: &mut Rng, lim: i64) -> Vec<i64> {
     (0..M * N)
         .map(|i| {
             let v = (rng.next_u64() % lim as u64) as i64;

@@ -38,6 +38,8 @@ mod gpu_gather;
 #[cfg(feature = "gpu")]
 mod gpu_gemv;
 #[cfg(feature = "gpu")]
+mod gpu_int64;
+#[cfg(feature = "gpu")]
 mod gpu_paged;
 #[cfg(feature = "gpu")]
 mod gpu_quant;
