@@ -264,9 +264,9 @@ fn widen(lw: &mut Lower, v: Operand, from: TType, to: TType) -> Operand {
     reg(d)
 }
 
-/// A 64-bit shift count as the `u32` `shl`/`shr` take (§9.7.8.7: the count is `.u32`; a
-/// count of 64 or more still shifts everything out after `cvt.u32.u64`'s truncation only
-/// when its low 32 bits say so, as the ISA's own count would).
+/// A 64-bit shift count as the `.u32` count `shl`/`shr` take (§9.7.8.7, §9.7.8.8): its low
+/// 32 bits (`cvt.u32.u64`); a count of 64 or more there shifts every bit out (`>>` of an
+/// `i64` fills with the sign).
 fn shift_count(lw: &mut Lower, v: Operand, t: TType) -> Operand {
     if !is_int64(t) {
         return v;
