@@ -173,6 +173,19 @@ pub fn i64_cluster_stats(#[shape(M, 512)] x: Tensor<i64>, #[shape(M, 512)] s: Te
     copy(s.tile(cta.x / 2, cta_rank), total - m + col_index(t));
 }
 
+/// A gather from an `i64` table (torch's default integer type) at `i32` indices, some out of
+/// range under `oob = zero`.
+#[tile_kernel(target = sm_90a, threads = 128, grid = (cdiv(M, 32), cdiv(N, 64)))]
+pub fn i64_gather(
+    #[shape(M, N)] idx: Tensor<i32>,
+    #[shape(V)] table: Tensor<i64>,
+    #[shape(M, N)] out: Tensor<i64>,
+) {
+    let t = regs::<i32>([32, 64], layout = blocked(vec = 2));
+    copy(t, idx.tile(cta.x, cta.y));
+    copy(out.tile(cta.x, cta.y), gather(table, t, oob = zero) - 1);
+}
+
 pub(crate) const M: usize = 45;
 pub(crate) const N: usize = 70;
 
@@ -461,6 +474,7 @@ fn the_int64_kernels_assemble() {
         &i64_atomics::KERNEL,
         &i64_row_stats::KERNEL,
         &i64_cluster_stats::KERNEL,
+        &i64_gather::KERNEL,
     ] {
         for a in k.artifacts {
             let c = check_artifact(k.name, a).unwrap_or_else(|e| panic!("{}: {e}", k.name));
@@ -747,4 +761,53 @@ fn i64_reductions_across_lanes_warps_and_a_cluster_match_rust() {
             .ptx
             .contains("ld.shared::cluster.s64")
     );
+}
+
+#[test]
+fn a_gather_from_an_i64_table_reads_its_words() {
+    const V: usize = 300;
+    let mut dev = Device::new();
+    let mut rng = Rng::new(41);
+    let table = ints64_n(&mut rng, V, 1 << 62);
+    let idx: Vec<i32> = (0..M * N)
+        .map(|i| match i % 29 {
+            0 => -1,
+            1 => V as i32,
+            _ => (rng.next_u64() % V as u64) as i32,
+        })
+        .collect();
+    let it = put(
+        &mut dev,
+        &words32(&idx, |v| v as u32),
+        ElemType::I32,
+        &[M, N],
+    );
+    let tt = put(
+        &mut dev,
+        &words64(&table, |v| v as u64),
+        ElemType::I64,
+        &[V],
+    );
+    let ot = poisoned(&mut dev, ElemType::I64);
+    let art = &i64_gather::KERNEL.artifacts[0];
+    simulate::launch(
+        art.ptx,
+        &(art.signature)(),
+        &mut dev,
+        (&[it, tt, ot.clone()], &[]),
+        6,
+        &EMULATED,
+    )
+    .expect("the kernel runs");
+    let got = read64(&dev, &ot);
+    for i in 0..M * N {
+        let want = usize::try_from(idx[i])
+            .ok()
+            .and_then(|k| table.get(k))
+            .copied()
+            .unwrap_or(0)
+            .wrapping_sub(1);
+        assert_eq!(got[i] as i64, want, "at {i}: index {}", idx[i]);
+    }
+    assert!(art.ptx.contains("ld.global.b64"));
 }

@@ -1,7 +1,7 @@
 use tirx::prelude::*;
 
 // 64-bit integers: what is not supported yet is an error at the user's token (an argmax of
-// i64 values, a gather from an i64 tensor, an i64 tile in shared memory), and so is mixing an
+// i64 values, a gather at an i64 index, an i64 tile in shared memory), and so is mixing an
 // i64 with an i32 tile without a cast, rounding an i64 to 16 bits in one step or adding it
 // into a bf16 tensor, and an i64 argument where a u32 scalar (a coordinate) is needed.
 #[tile_kernel(target = sm_90a, threads = 128, grid = (cdiv(M, 32), 1))]
@@ -21,7 +21,7 @@ pub fn k(
     copy(y.tile(cta.x, 0), t + u);
     copy(h.tile(cta.x, 0), cast::<bf16>(t));
     atomic::add(h.tile(cta.x, 0), t, scope = gpu);
-    copy(y.tile(cta.x, 0), t + gather(x, row_index(t), 0));
+    copy(y.tile(cta.x, 0), t + gather(s, t));
     copy(y.tile(off, 0), t);
     let sh = smem::<i64>([32, 64]);
 }
