@@ -1,6 +1,7 @@
 //! Index-carrying reductions (issue #30 item 5): `reduce_min`, and `argmax`/`argmin` giving
 //! the `u32` index of the max/min along a row or column, run in the emulator against a Rust
-//! reference on random data full of ties, with masked tails, across lanes and warps.
+//! reference on random data full of ties, with masked tails, across lanes, warps and the
+//! CTAs of 2- and 4-CTA clusters.
 //!
 //! The reference is torch's: ties go to the lowest index, −0 equals +0, and a NaN is the
 //! extreme of both `argmax` and `argmin` (the first NaN of a row wins). Every output is
@@ -252,6 +253,34 @@ fn index_reductions_use_the_documented_instructions() {
     for op in ["setp.gt.s32", "setp.gt.u32", "not.b32", "min.s32"] {
         assert!(i.contains(op), "arg_int_cols lacks {op}");
     }
+    // Across a cluster: the rank's offset, then (key, index) pairs through distributed
+    // shared memory.
+    for a in arg_cluster::KERNEL.artifacts {
+        for op in [
+            "%cluster_ctarank",
+            "barrier.cluster.arrive.release",
+            "mapa.shared::cluster",
+            "ld.shared::cluster.s32",
+            "ld.shared::cluster.u32",
+        ] {
+            assert!(a.ptx.contains(op), "arg_cluster {} lacks {op}", a.config);
+        }
+    }
+}
+
+/// The cluster kernels assemble for sm_90a without spills (ptxas where installed;
+/// `TIRX_REQUIRE_PTXAS=1` makes it required).
+#[test]
+fn the_cluster_index_reductions_assemble() {
+    use tirx_kernels::check::check_artifact;
+    use tirx_ptx::tools::{find_ptxas, tool_for_test};
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    for a in arg_cluster::KERNEL.artifacts {
+        let c = check_artifact(arg_cluster::KERNEL.name, a).unwrap_or_else(|e| panic!("{e}"));
+        assert!(c.problems.is_empty(), "{}: {:?}", a.config, c.problems);
+    }
 }
 
 /// The IR text of the index reductions (`reduce … argmax`, `min`) parses back to the same
@@ -262,6 +291,8 @@ fn index_reduction_ir_prints_parses_and_recompiles() {
         &arg_rows::KERNEL.artifacts[0],
         &arg_wide_rows::KERNEL.artifacts[0],
         &arg_int_cols::KERNEL.artifacts[0],
+        &arg_cluster::KERNEL.artifacts[0],
+        &arg_cluster::KERNEL.artifacts[1],
     ] {
         let m = tirx_ir::parse::parse_module(a.ir).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(m.to_string(), a.ir);
@@ -316,25 +347,135 @@ fn the_reference_example_predicts_classes() {
     }
 }
 
-/// The IR refuses what the macro refuses: an `argmax` marked `cluster` in the text IR.
-#[test]
-fn an_index_reduction_across_a_cluster_is_refused_in_the_ir() {
-    let ir = arg_int_cols::KERNEL.artifacts[0].ir;
-    let line = ir
-        .lines()
-        .find(|l| l.contains(" argmax axis 0"))
-        .expect("the argmax");
-    let text = ir.replacen(line, &format!("{line} cluster"), 1);
-    let m = tirx_ir::parse::parse_module(&text).unwrap_or_else(|e| panic!("{e}"));
-    let kernel = m.kernels.into_iter().next().expect("one kernel");
-    let Err(err) = tirx_ir::passes::run_pipeline(kernel, false) else {
-        panic!("an argmax across a cluster compiled");
-    };
-    let msg = format!("{err:?}");
-    assert!(
-        msg.contains("does not combine across a cluster yet"),
-        "{msg}"
+/// `argmax`/`argmin` across the CTAs of a cluster (2 and 4): CTA rank `r` holds columns
+/// `512r…` of the row, the tail past `N` masked; every CTA stores the row's index in its
+/// column 0.
+#[tile_kernel(
+    target = sm_90a,
+    threads = 128,
+    cluster = (CS, 1, 1),
+    grid = (M * CS, 1),
+    configs(x2 = (CS = 2), x4 = (CS = 4)),
+)]
+pub fn arg_cluster(
+    #[shape(M, N)] x: Tensor<f32>,
+    #[shape(M, N)] imax: Tensor<u32>,
+    #[shape(M, N)] imin: Tensor<u32>,
+) {
+    let t = regs::<f32>([1, 512], layout = blocked(vec = 4));
+    copy(t, x.tile(cta.x / CS, cta_rank));
+    let inside = col_index(t) + cta_rank * 512 < N;
+    let hi = select(inside, t, f32::NEG_INFINITY);
+    let lo = select(inside, t, f32::INFINITY);
+    let kmax = argmax(hi, axis = 1, across = cluster);
+    let kmin = argmin(lo, axis = 1, across = cluster);
+    copy(
+        imax.tile(cta.x / CS, cta_rank),
+        select(col_index(t) == 0, kmax, 7777),
     );
+    copy(
+        imin.tile(cta.x / CS, cta_rank),
+        select(col_index(t) == 0, kmin, 7777),
+    );
+}
+
+/// Rows full of ties (within and across CTAs), ±0 and NaNs, and a row whose extreme sits
+/// only in the last CTA's part: every CTA of the row holds torch's index.
+#[test]
+fn argmax_and_argmin_across_a_cluster_match_torch() {
+    const M: usize = 7;
+    for (config, cs) in [("x2", 2usize), ("x4", 4)] {
+        let n = (cs - 1) * 512 + 77;
+        let mut dev = Device::new();
+        let mut x = tied(&mut Rng::new(40 + cs as u64), M, n, true);
+        // Row 0: the max only in the last CTA's columns; the min only in the first's.
+        x[n - 3] = 9.0;
+        x[5] = -9.0;
+        // Row 2: one value everywhere (the index is 0); row 3: the max in every CTA's
+        // part, tied across CTAs (the lowest rank's, its first, wins).
+        for c in 0..n {
+            x[2 * n + c] = 1.0;
+            x[3 * n + c] = if c % 512 == 100 { 5.0 } else { 0.0 };
+        }
+        let xt = put(&mut dev, &words(&x, f32::to_bits), ElemType::F32, &[M, n]);
+        let outs: Vec<TensorMeta> = (0..2)
+            .map(|_| put(&mut dev, &vec![0xa5; M * n * 4], ElemType::U32, &[M, n]))
+            .collect();
+        let art = arg_cluster::KERNEL
+            .artifacts
+            .iter()
+            .find(|a| a.config == config)
+            .expect("the config");
+        let mut all = vec![xt];
+        all.extend(outs.iter().cloned());
+        launch(art, &mut dev, &all);
+        let got: Vec<Vec<u32>> = outs.iter().map(|t| read_words(&dev, t, M * n)).collect();
+        for r in 0..M {
+            let row = &x[r * n..(r + 1) * n];
+            let want = [torch_arg(row, true, nan32), torch_arg(row, false, nan32)];
+            if r == 0 {
+                assert_eq!(want, [(n - 3) as u32, 5], "row 0's reference");
+            }
+            if r == 3 {
+                assert_eq!(want[0], 100, "row 3's reference");
+            }
+            for rank in 0..cs {
+                let c = rank * 512;
+                for (k, w) in want.iter().enumerate() {
+                    assert_eq!(
+                        got[k][r * n + c],
+                        *w,
+                        "{config}: {} of row {r} in CTA rank {rank}",
+                        ["argmax", "argmin"][k]
+                    );
+                }
+                if c + 1 < n {
+                    assert_eq!(got[0][r * n + c + 1], 7777, "{config}: the other columns");
+                }
+            }
+        }
+    }
+}
+
+/// The example of `docs/language.md` ("Index reductions", across a cluster): each row's class
+/// from the CTAs of a cluster, stored once by rank 0 into a one-column tensor.
+#[tile_kernel(
+    target = sm_90a,
+    threads = 128,
+    cluster = (CS, 1, 1),
+    grid = (M * CS, 1),
+    configs(x2 = (CS = 2), x4 = (CS = 4)),
+)]
+pub fn split_argmax(#[shape(M, N)] logits: Tensor<f32>, #[shape(M, 1)] class: Tensor<u32>) {
+    let t = regs::<f32>([1, 512], layout = blocked(vec = 4));
+    copy(t, logits.tile(cta.x / CS, cta_rank));
+    let v = select(col_index(t) + cta_rank * 512 < N, t, f32::NEG_INFINITY);
+    let k = argmax(v, axis = 1, across = cluster);
+    if cta_rank == 0 {
+        copy(class.tile(cta.x / CS, 0), select(col_index(t) == 0, k, 0));
+    }
+}
+
+#[test]
+fn the_reference_example_splits_argmax_over_a_cluster() {
+    const M: usize = 6;
+    for (i, cs) in [2usize, 4].into_iter().enumerate() {
+        let n = cs * 512 - 200;
+        let mut dev = Device::new();
+        let x = tied(&mut Rng::new(50 + cs as u64), M, n, true);
+        let xt = put(&mut dev, &words(&x, f32::to_bits), ElemType::F32, &[M, n]);
+        let ct = put(&mut dev, &[0xa5; M * 4], ElemType::U32, &[M, 1]);
+        launch(
+            &split_argmax::KERNEL.artifacts[i],
+            &mut dev,
+            &[xt, ct.clone()],
+        );
+        let got = read_words(&dev, &ct, M);
+        for r in 0..M {
+            let want = torch_arg(&x[r * n..(r + 1) * n], true, nan32);
+            assert_eq!(got[r], want, "cluster of {cs}: row {r}");
+        }
+    }
 }
 
 /// `reduce_min` across the two CTAs of a cluster and `argmin` of a `bf16` tile (its values

@@ -77,15 +77,20 @@ fn the_split_k_reduce_kernels_assemble_without_spills() {
     }
 }
 
-/// The variable-length and paged attention kernels are called by their host entries, not the
-/// dispatcher (no catalogue entry): every config assembles with no spills and ASCII PTX.
+/// The variable-length, paged and decode attention kernels are called by their host entries,
+/// not the dispatcher (no catalogue entry): every config assembles with no spills and ASCII PTX.
 #[test]
-fn the_varlen_and_paged_attention_kernels_assemble_without_spills() {
-    use tirx_kernels::attention::{hopper_paged, hopper_varlen};
+fn the_varlen_paged_and_decode_attention_kernels_assemble_without_spills() {
+    use tirx_kernels::attention::{hopper_decode, hopper_paged, hopper_varlen};
     let varlen = &hopper_varlen::kernels::attention_sm90_varlen::KERNEL;
     let paged = &hopper_paged::kernels::attention_sm90_paged::KERNEL;
+    let decode = &hopper_decode::kernels::attention_sm90_decode::KERNEL;
+    let gqa = &hopper_decode::kernels::attention_sm90_decode_gqa::KERNEL;
+    let combine = &hopper_decode::kernels::attention_decode_combine::KERNEL;
     assert_eq!((varlen.artifacts.len(), paged.artifacts.len()), (12, 36));
-    for k in [varlen, paged] {
+    let counts = [decode, gqa, combine].map(|k| k.artifacts.len());
+    assert_eq!(counts, [24, 36, 6]);
+    for k in [varlen, paged, decode, gqa, combine] {
         for a in k.artifacts {
             assert!(a.ptx.is_ascii(), "{} {}: non-ASCII PTX", k.name, a.config);
         }
@@ -93,7 +98,7 @@ fn the_varlen_and_paged_attention_kernels_assemble_without_spills() {
     if tool_for_test(find_ptxas()).is_none() {
         return;
     }
-    for k in [varlen, paged] {
+    for k in [varlen, paged, decode, gqa, combine] {
         for a in k.artifacts {
             let c = check_artifact(k.name, a).unwrap_or_else(|e| panic!("{}: {e}", a.config));
             assert_eq!(c.spills, 0, "{} {}", k.name, a.config);

@@ -2,14 +2,17 @@
 //! reference on random data with tails in both dimensions:
 //!
 //! - split-K: `S` CTAs per output tile each `red.add.f32` their partial tile into `y`
-//!   (`atomic::add(y.tile(i, j), t, scope = gpu)`), over `y`'s random starting values;
+//!   (`atomic::add(y.tile(i, j), t, scope = gpu)`), over `y`'s random starting values — four
+//!   columns a thread as one `red.add.v4.f32` (`REDG.E.ADD.F32x4` in SASS), the tails
+//!   element by element;
 //! - column sums: each CTA reduces its rows (`reduce_sum(…, axis = 0)`, a statistic held by
 //!   every thread of its column) and adds the sums once per column into a vector;
 //! - a histogram with slot allocation: each CTA counts its tokens per bin (one-hot columns
 //!   summed) and `atom.add`s the counts into the histogram, the old values being the CTA's
 //!   first slot in each bin (counting sort, MoE routing) — every bin's slots tile `[0, total)`
 //!   exactly, whatever order the CTAs ran in;
-//! - bf16 pairs: `red.add.noftz.bf16x2`, rounded as the ISA defines (nearest even);
+//! - bf16 pairs: `red.add.noftz.v4.bf16x2` (eight columns a thread), rounded as the ISA
+//!   defines (nearest even);
 //! - a TMA reduce-add of f32 tiles (`tma::reduce_add`, `cp.reduce.async.bulk.tensor`), from
 //!   several CTAs into one tile, and a TMA reduce-max of i32 tiles.
 //!
@@ -367,14 +370,24 @@ fn the_atomic_kernels_assemble_for_sm_90a() {
         &splitk_tma_reduce::KERNEL,
         &max_tma_reduce::KERNEL,
     ];
+    // A thread's run of 4 f32 columns is one vector `red` (§9.7.13.6, sm_90), the masked
+    // edges element by element; a run of 8 bf16 columns one vector of 4 pairs.
     let a = &splitk_red::KERNEL.artifacts[0];
-    assert!(
-        a.ptx.contains("red.relaxed.gpu.global.add.f32"),
-        "{}",
-        a.ptx
-    );
+    for s in [
+        "red.relaxed.gpu.global.add.v4.f32",
+        "red.relaxed.gpu.global.add.f32",
+    ] {
+        assert!(a.ptx.contains(s), "splitk_red lacks {s}");
+    }
+    let a = &column_sums::KERNEL.artifacts[0];
+    assert!(a.ptx.contains("red.release.gpu.global.add.v4.f32"));
     let a = &bf16_red::KERNEL.artifacts[0];
-    assert!(a.ptx.contains("red.relaxed.gpu.global.add.noftz.bf16x2"));
+    for s in [
+        "red.relaxed.gpu.global.add.noftz.v4.bf16x2",
+        "red.relaxed.gpu.global.add.noftz.bf16 ",
+    ] {
+        assert!(a.ptx.contains(s), "bf16_red lacks {s}");
+    }
     let a = &histogram_slots::KERNEL.artifacts[0];
     assert!(a.ptx.contains("atom.acq_rel.gpu.global.add.s32"));
     let a = &splitk_tma_reduce::KERNEL.artifacts[0];
@@ -397,6 +410,14 @@ fn the_atomic_kernels_assemble_for_sm_90a() {
                 .filter(|p| k.name != "bf16_red" || !(p.contains("spill") || p.contains("stack")))
                 .collect();
             assert!(problems.is_empty(), "{}: {problems:?}", k.name);
+            // The vector red is one 128-bit reduction in SASS.
+            if k.name == "splitk_red" {
+                assert!(
+                    c.sass.keys().any(|op| op.starts_with("REDG.E.ADD.F32x4")),
+                    "{:?}",
+                    c.sass
+                );
+            }
             if k.name == "bf16_red" {
                 assert!(
                     c.sass.keys().any(|op| op.starts_with("RED")),

@@ -46,3 +46,35 @@ fn argmax_argmin_match_torch_on_the_gpu_with_negative_nans() {
         }
     }
 }
+
+/// `argmax`/`argmin` across the CTAs of a 4-CTA cluster on the GPU (distributed shared
+/// memory, the rank's index offset), against torch's rule on rows full of ties.
+#[test]
+fn argmax_argmin_across_a_cluster_match_torch_on_the_gpu() {
+    use super::arg_reduce::arg_cluster;
+    const M: usize = 7;
+    let rt = Runtime::new(0).expect("the gpu feature needs a GPU");
+    for (config, cs) in [("x2", 2usize), ("x4", 4)] {
+        let n = (cs - 1) * 512 + 77;
+        let x = tied(&mut Rng::new(60 + cs as u64), M, n, true);
+        let art =
+            tirx::select(arg_cluster::KERNEL.artifacts, config, rt.target().unwrap()).unwrap();
+        let xt = rt.upload(&x, &[M, n]).unwrap();
+        let mut imax = rt.zeros::<u32>(&[M, n]).unwrap();
+        let mut imin = rt.zeros::<u32>(&[M, n]).unwrap();
+        rt.poison(&mut imax).unwrap();
+        rt.poison(&mut imin).unwrap();
+        rt.launch(art, &[xt.view(), imax.view(), imin.view()])
+            .unwrap();
+        let (gmax, gmin) = (rt.download(&imax).unwrap(), rt.download(&imin).unwrap());
+        for r in 0..M {
+            let row = &x[r * n..(r + 1) * n];
+            let (amax, amin) = (torch_arg(row, true, nan32), torch_arg(row, false, nan32));
+            for rank in 0..cs {
+                let c = r * n + rank * 512;
+                assert_eq!(gmax[c], amax, "{config}: argmax of row {r} in rank {rank}");
+                assert_eq!(gmin[c], amin, "{config}: argmin of row {r} in rank {rank}");
+            }
+        }
+    }
+}

@@ -1,7 +1,8 @@
 //! Atomic reductions into global memory on the GPU (feature `gpu`): the kernels of
-//! `tests/atomics.rs` — `red.add.f32` split-K from three CTAs per tile, column sums of a
-//! replicated statistic added once, a histogram whose `atom.add` old values are each CTA's
-//! first slot per bin, `red.add.noftz.bf16x2` pairs, and the TMA reduce-store
+//! `tests/atomics.rs` — split-K from three CTAs per tile (`red.add.v4.f32` runs, `.f32` at
+//! the edges), column sums of a replicated statistic added once, a histogram whose `atom.add`
+//! old values are each CTA's first slot per bin, bf16 runs (`red.add.noftz.v4.bf16x2`), and
+//! the TMA reduce-store
 //! (`cp.reduce.async.bulk.tensor` `.add` on f32, `.max` on bf16) — on hardware against the
 //! same Rust references, on random data with odd sizes (45 rows; 70 or 72 columns) and
 //! poisoned outputs where the kernel overwrites them (the accumulated outputs start from

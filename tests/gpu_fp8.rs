@@ -7,7 +7,10 @@
 //! is the bench's baseline: a wrong baseline would make the bench's ratio meaningless). The
 //! FP8 split-K plans (`fp8_splitk.rs`: partials, then the reduce applying the scales) run
 //! among every config, and on their own below: decode shapes, caller workspaces with uneven
-//! slices, bit-identical reruns, and the host's choice at 128×8192×8192.
+//! slices, bit-identical reruns, and the host's choice at 128×8192×8192. The block-scaled
+//! GEMM (`fp8_block.rs`: 1×128 and 128×128 block scales, the DeepSeek-V3 recipe) runs every
+//! config on the same shapes, through the host's entry on block-quantised data, and against
+//! cuBLASLt's 128-block scale modes.
 
 use half::{bf16, f16};
 use tirx::abi::ElemType;
@@ -15,7 +18,7 @@ use tirx::{KernelArtifact, Runtime, Tensor, TensorArg};
 use tirx_kernels::bench::cublaslt::CublasLt;
 use tirx_kernels::bench::cublaslt_fp8::LtScales;
 use tirx_kernels::bench::fp8::{Fp8Host, Fp8Problem};
-use tirx_kernels::gemm::fp8_ref::{Fp8Scales, check, scaled_mm_f64};
+use tirx_kernels::gemm::fp8_ref::{Fp8ScaleMode, Fp8Scales, check, scaled_mm_f64};
 use tirx_kernels::gemm::request::Fp8ScaleArgs;
 use tirx_kernels::gemm::split;
 use tirx_kernels::reference::{HostElem, Rng};
@@ -40,19 +43,34 @@ struct Case<A> {
     scales: Fp8Scales,
 }
 
-fn case<A: Fp8Host>((m, n, k): (usize, usize, usize), rows: bool, seed: u64) -> Case<A> {
+fn case<A: Fp8Host>((m, n, k): (usize, usize, usize), mode: Fp8ScaleMode, seed: u64) -> Case<A> {
     let mut rng = Rng::new(seed);
     let mut q =
         |len: usize| -> Vec<A> { (0..len).map(|_| A::quantise(2.0 * rng.unit())).collect() };
     let (a, b) = (q(m * k), q(n * k));
-    let scales = if rows {
-        let mut u =
-            |len: usize| -> Vec<f32> { (0..len).map(|_| 1.25 + 0.75 * rng.unit()).collect() };
-        Fp8Scales::Rows(u(m), u(n))
-    } else {
-        Fp8Scales::Tensor(0.375, -1.75)
+    let mut u = |len: usize| -> Vec<f32> { (0..len).map(|_| 1.25 + 0.75 * rng.unit()).collect() };
+    let (la, lb) = mode.shapes((m, n, k));
+    let scales = match mode {
+        Fp8ScaleMode::Rows => Fp8Scales::Rows(u(m), u(n)),
+        Fp8ScaleMode::Blocks => Fp8Scales::Blocks(u(la.iter().product()), u(lb.iter().product())),
+        Fp8ScaleMode::Tensor => Fp8Scales::Tensor(0.375, -1.75),
     };
     Case { a, b, scales }
+}
+
+/// The scales of `c` on the device, in the shapes the kernels take.
+fn upload_scales<A>(
+    rt: &Runtime,
+    c: &Case<A>,
+    shape: (usize, usize, usize),
+) -> Result<(Tensor<f32>, Tensor<f32>), tirx::RuntimeError> {
+    let (la, lb) = c.scales.mode().shapes(shape);
+    match &c.scales {
+        Fp8Scales::Rows(sa, sb) | Fp8Scales::Blocks(sa, sb) => {
+            Ok((rt.upload(sa, &la)?, rt.upload(sb, &lb)?))
+        }
+        Fp8Scales::Tensor(x, y) => Ok((rt.upload(&[*x], &[1])?, rt.upload(&[*y], &[1])?)),
+    }
 }
 
 /// Runs `art` (or cuBLASLt, `art` = None) on the case; D poisoned first; returns D as f64.
@@ -65,11 +83,7 @@ fn run<A: Fp8Host, D: HostElem>(
     let e = |e: tirx::RuntimeError| e.to_string();
     let a = rt.upload(&c.a, &[m, k]).map_err(e)?;
     let b = rt.upload(&c.b, &[n, k]).map_err(e)?;
-    let (sa, sb) = match &c.scales {
-        Fp8Scales::Rows(sa, sb) => (rt.upload(sa, &[m]), rt.upload(sb, &[n])),
-        Fp8Scales::Tensor(x, y) => (rt.upload(&[*x], &[1]), rt.upload(&[*y], &[1])),
-    };
-    let (sa, sb) = (sa.map_err(e)?, sb.map_err(e)?);
+    let (sa, sb) = upload_scales(rt, c, (m, n, k)).map_err(e)?;
     let mut d: Tensor<D> = rt.zeros(&[m, n]).map_err(e)?;
     rt.poison(&mut d).map_err(e)?;
     match art {
@@ -81,6 +95,7 @@ fn run<A: Fp8Host, D: HostElem>(
             let scales = match c.scales {
                 Fp8Scales::Tensor(x, y) => Fp8ScaleArgs::Tensor(x, y),
                 Fp8Scales::Rows(..) => Fp8ScaleArgs::Rows(&sav, &sbv),
+                Fp8Scales::Blocks(..) => Fp8ScaleArgs::Blocks(&sav, &sbv),
             };
             let roles = [("a", av), ("b", bv), ("d", dv)];
             split::launch_fp8_split(rt, art, &roles, scales).map_err(e)?;
@@ -101,7 +116,7 @@ fn run<A: Fp8Host, D: HostElem>(
                 .collect();
             let scalars = match c.scales {
                 Fp8Scales::Tensor(x, y) => vec![x, y],
-                Fp8Scales::Rows(..) => vec![],
+                Fp8Scales::Rows(..) | Fp8Scales::Blocks(..) => vec![],
             };
             rt.launch_with(art, &args, &scalars).map_err(e)?;
         }
@@ -110,12 +125,32 @@ fn run<A: Fp8Host, D: HostElem>(
             let mode = match c.scales {
                 Fp8Scales::Tensor(..) => LtScales::Tensor,
                 Fp8Scales::Rows(..) => LtScales::Rows,
+                Fp8Scales::Blocks(..) => LtScales::Blocks,
             };
             let plan = lt
                 .gemm_fp8((m, n, k), A::ELEM, D::ELEM, mode)
                 .map_err(|e| format!("plan: {e}"))?;
-            plan.run(&a, &b, (&sa, &sb), &mut d)
-                .map_err(|e| e.to_string())?;
+            match &c.scales {
+                // cuBLASLt's layouts: A's scales [KB, M], B's rows padded to 4 K blocks.
+                Fp8Scales::Blocks(ha, hb) => {
+                    let ([kb, _], [nb, kbp]) = LtScales::block_shapes((m, n, k));
+                    let at: Vec<f32> = (0..kb * m).map(|x| ha[(x % m) * kb + x / m]).collect();
+                    let bp: Vec<f32> = (0..nb * kbp)
+                        .map(|x| {
+                            if x % kbp < kb {
+                                hb[x / kbp * kb + x % kbp]
+                            } else {
+                                1.0
+                            }
+                        })
+                        .collect();
+                    let la = rt.upload(&at, &[kb, m]).map_err(e)?;
+                    let lb = rt.upload(&bp, &[nb, kbp]).map_err(e)?;
+                    plan.run(&a, &b, (&la, &lb), &mut d)
+                }
+                _ => plan.run(&a, &b, (&sa, &sb), &mut d),
+            }
+            .map_err(|e| e.to_string())?;
         }
     }
     rt.synchronize().map_err(e)?;
@@ -132,7 +167,7 @@ fn check_problem<A: Fp8Host, D: HostElem>(rt: &Runtime, p: Fp8Problem, failures:
     let arts = p.artifacts();
     assert!(!arts.is_empty(), "no kernel solves {}", p.describe());
     for (i, &shape) in SHAPES.iter().enumerate() {
-        let c = case::<A>(shape, p.rows, 40 + i as u64);
+        let c = case::<A>(shape, p.scales, 40 + i as u64);
         let av: Vec<f64> = c.a.iter().map(|x| x.value()).collect();
         let bv: Vec<f64> = c.b.iter().map(|x| x.value()).collect();
         let (want, mag) = scaled_mm_f64(&av, &bv, shape, &c.scales);
@@ -149,7 +184,8 @@ fn check_problem<A: Fp8Host, D: HostElem>(rt: &Runtime, p: Fp8Problem, failures:
             }
             match run::<A, D>(rt, Some(art), &c, shape) {
                 Ok(got) => {
-                    if let Err(e) = check(&got, (&want, &mag), (shape.2, D::ELEM, false), shape.1) {
+                    let bound = (c.scales.check_k(shape.2), D::ELEM, false);
+                    if let Err(e) = check(&got, (&want, &mag), bound, shape.1) {
                         failures.push(format!("{what}: {e}"));
                     }
                 }
@@ -163,9 +199,9 @@ fn check_problem<A: Fp8Host, D: HostElem>(rt: &Runtime, p: Fp8Problem, failures:
 fn every_fp8_config_matches_the_f64_reference_with_tails() {
     let rt = rt();
     let mut failures = Vec::new();
-    for rows in [false, true] {
+    for scales in [Fp8ScaleMode::Tensor, Fp8ScaleMode::Rows] {
         let p = |input, output| Fp8Problem {
-            rows,
+            scales,
             input,
             output,
         };
@@ -183,12 +219,17 @@ fn cublaslt_fp8_matches_the_same_reference() {
     let rt = rt();
     let mut failures = Vec::new();
     // cuBLASLt's FP8 layouts want K and the leading dimensions multiples of 16 bytes.
-    for rows in [false, true] {
+    for mode in [
+        Fp8ScaleMode::Tensor,
+        Fp8ScaleMode::Rows,
+        Fp8ScaleMode::Blocks,
+    ] {
+        let rows = mode != Fp8ScaleMode::Tensor;
         for (i, shape) in [(1000, 1032, 1040), (2048, 3000, 1024)]
             .into_iter()
             .enumerate()
         {
-            let c = case::<tirx::e4m3>(shape, rows, 60 + i as u64);
+            let c = case::<tirx::e4m3>(shape, mode, 60 + i as u64);
             let av: Vec<f64> = c.a.iter().map(|x| x.value()).collect();
             let bv: Vec<f64> = c.b.iter().map(|x| x.value()).collect();
             let (want, mag) = scaled_mm_f64(&av, &bv, shape, &c.scales);
@@ -197,18 +238,18 @@ fn cublaslt_fp8_matches_the_same_reference() {
                     if let Err(e) = check(
                         &got,
                         (&want, &mag),
-                        (shape.2, ElemType::Bf16, false),
+                        (c.scales.check_k(shape.2), ElemType::Bf16, false),
                         shape.1,
                     ) {
-                        failures.push(format!("cuBLASLt rows={rows} {shape:?}: {e}"));
+                        failures.push(format!("cuBLASLt {mode:?} {shape:?}: {e}"));
                     }
                 }
-                // A library without the outer-vector scale mode on this GPU has no plan for
-                // the row-wise form: the bench then reports it; not a wrong result.
+                // A library without the outer-vector (or 128-block) scale modes on this GPU
+                // has no plan for that form: the bench then reports it; not a wrong result.
                 Err(e) if rows && e.starts_with("plan:") => {
-                    eprintln!("note: cuBLASLt has no row-wise FP8 plan here: {e}");
+                    eprintln!("note: cuBLASLt has no {mode:?} FP8 plan here: {e}");
                 }
-                Err(e) => failures.push(format!("cuBLASLt rows={rows} {shape:?}: {e}")),
+                Err(e) => failures.push(format!("cuBLASLt {mode:?} {shape:?}: {e}")),
             }
         }
     }
@@ -221,12 +262,12 @@ fn swapped_row_scales_are_caught() {
     let rt = rt();
     let shape = (136, 136, 208);
     let p = Fp8Problem {
-        rows: true,
+        scales: Fp8ScaleMode::Rows,
         input: ElemType::E4m3,
         output: ElemType::F32,
     };
     let art = p.artifacts()[0];
-    let mut c = case::<tirx::e4m3>(shape, true, 77);
+    let mut c = case::<tirx::e4m3>(shape, Fp8ScaleMode::Rows, 77);
     let av: Vec<f64> = c.a.iter().map(|x| x.value()).collect();
     let bv: Vec<f64> = c.b.iter().map(|x| x.value()).collect();
     let (want, mag) = scaled_mm_f64(&av, &bv, shape, &c.scales);
@@ -256,11 +297,7 @@ fn run_split_into<A: Fp8Host, D: HostElem>(
     let e = |e: tirx::RuntimeError| e.to_string();
     let a = rt.upload(&c.a, &[m, k]).map_err(e)?;
     let b = rt.upload(&c.b, &[n, k]).map_err(e)?;
-    let (sa, sb) = match &c.scales {
-        Fp8Scales::Rows(sa, sb) => (rt.upload(sa, &[m]), rt.upload(sb, &[n])),
-        Fp8Scales::Tensor(x, y) => (rt.upload(&[*x], &[1]), rt.upload(&[*y], &[1])),
-    };
-    let (sa, sb) = (sa.map_err(e)?, sb.map_err(e)?);
+    let (sa, sb) = upload_scales(rt, c, (m, n, k)).map_err(e)?;
     let mut d: Tensor<D> = rt.zeros(&[m, n]).map_err(e)?;
     rt.poison(&mut d).map_err(e)?;
     let mut w: Tensor<f32> = rt.zeros(&[splits, m, n]).map_err(e)?;
@@ -269,6 +306,7 @@ fn run_split_into<A: Fp8Host, D: HostElem>(
     let scales = match c.scales {
         Fp8Scales::Tensor(x, y) => Fp8ScaleArgs::Tensor(x, y),
         Fp8Scales::Rows(..) => Fp8ScaleArgs::Rows(&sav, &sbv),
+        Fp8Scales::Blocks(..) => Fp8ScaleArgs::Blocks(&sav, &sbv),
     };
     let roles = [("a", a.view()), ("b", b.view()), ("d", d.view())];
     split::launch_fp8_split_into(rt, art, &roles, scales, &mut w).map_err(e)?;
@@ -313,7 +351,12 @@ fn fp8_split_k_matches_the_f64_reference_and_reruns_bit_identical() {
             for rows in [false, true] {
                 for (i, &shape) in shapes.iter().enumerate() {
                     let splits = [3, 5, 7][i];
-                    let c = case::<A>(shape, rows, 90 + i as u64);
+                    let mode = if rows {
+                        Fp8ScaleMode::Rows
+                    } else {
+                        Fp8ScaleMode::Tensor
+                    };
+                    let c = case::<A>(shape, mode, 90 + i as u64);
                     let av: Vec<f64> = c.a.iter().map(|x| x.value()).collect();
                     let bv: Vec<f64> = c.b.iter().map(|x| x.value()).collect();
                     let (want, mag) = scaled_mm_f64(&av, &bv, shape, &c.scales);
@@ -366,17 +409,18 @@ fn the_host_takes_fp8_split_k_at_the_decode_shape() {
     for rows in [false, true] {
         for shape in [(128, 8192, 8192), (2048, 3000, 1024)] {
             let (m, n, k) = shape;
-            let c = case::<tirx::e4m3>(shape, rows, 120);
+            let mode = if rows {
+                Fp8ScaleMode::Rows
+            } else {
+                Fp8ScaleMode::Tensor
+            };
+            let c = case::<tirx::e4m3>(shape, mode, 120);
             let a = rt.upload(&c.a, &[m, k]).expect("upload");
             let b = rt.upload(&c.b, &[n, k]).expect("upload");
-            let (sa, sb) = match &c.scales {
-                Fp8Scales::Rows(sa, sb) => (rt.upload(sa, &[m]), rt.upload(sb, &[n])),
-                Fp8Scales::Tensor(x, y) => (rt.upload(&[*x], &[1]), rt.upload(&[*y], &[1])),
-            };
-            let (sa, sb) = (sa.expect("upload"), sb.expect("upload"));
+            let (sa, sb) = upload_scales(&rt, &c, shape).expect("upload");
             let scaling = match c.scales {
                 Fp8Scales::Tensor(x, y) => Fp8Scaling::Tensor(x, y),
-                Fp8Scales::Rows(..) => Fp8Scaling::Rows(&sa, &sb),
+                _ => Fp8Scaling::Rows(&sa, &sb),
             };
             let mut d: Tensor<bf16> = rt.zeros(&[m, n]).expect("alloc");
             rt.poison(&mut d).expect("poison");
@@ -398,7 +442,7 @@ fn the_host_takes_fp8_split_k_at_the_decode_shape() {
                 Fp8Scales::Rows(sa, sb) => {
                     Fp8Scales::Rows(picked.iter().map(|&i| sa[i]).collect(), sb.clone())
                 }
-                Fp8Scales::Tensor(x, y) => Fp8Scales::Tensor(*x, *y),
+                other => other.clone(),
             };
             let (want, mag) = scaled_mm_f64(&av, &bv, (picked.len(), n, k), &scales);
             let all: Vec<f64> = rt
@@ -417,4 +461,114 @@ fn the_host_takes_fp8_split_k_at_the_decode_shape() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The block-scaled FP8 GEMM (`fp8_block.rs`, the DeepSeek-V3 recipe: one f32 scale per 1×128
+/// block of A and per 128×128 block of B, promoted per K block into the f32 accumulator):
+/// every config (E4M3 → bf16, → f32) on [`SHAPES`] — tails in M, N and K, K = 16 (one partial
+/// K block), more tiles than clusters — random E4M3 values and per-block scales, D poisoned,
+/// against the f64 reference of the same values and scales within the bound of the tensor
+/// core's FP8 accumulation plus the promotion's roundings (`Fp8Scales::check_k`).
+#[test]
+fn the_block_scaled_fp8_gemm_matches_the_f64_reference_with_tails() {
+    use ElemType::{Bf16, E4m3, F32};
+    let rt = rt();
+    let mut failures = Vec::new();
+    let p = |output| Fp8Problem {
+        scales: Fp8ScaleMode::Blocks,
+        input: E4m3,
+        output,
+    };
+    check_problem::<tirx::e4m3, bf16>(&rt, p(Bf16), &mut failures);
+    check_problem::<tirx::e4m3, f32>(&rt, p(F32), &mut failures);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// `rows × k` bf16 values uniform in ±2^e, `e` varying with the row (every `row_block` rows)
+/// and the 128-column block, so that each block has a scale of its own.
+fn block_data(rng: &mut Rng, rows: usize, k: usize, row_block: usize) -> Vec<bf16> {
+    (0..rows * k)
+        .map(|x| {
+            let (i, c) = (x / k, x % k);
+            let e = ((i / row_block) * 5 + (c / 128) * 3) % 11;
+            bf16::from_f32(rng.unit() * 2f32.powi(e as i32 - 5))
+        })
+        .collect()
+}
+
+/// The host's FP8 entry with block scales (`gemm_fp8`, `Fp8Scaling::Blocks`) on data
+/// quantised by the CPU's block quantisers (A per 1×128 block, as `quant_block` does; B per
+/// 128×128 block), tails in M, N and K: D matches the f64 reference of the quantised values
+/// and scales, and the bf16 product of the unquantised data within E4M3's error; B's block
+/// scales given in the wrong order are caught by the same check; scale tensors of the wrong
+/// shape are a typed error before anything is chosen or launched.
+#[test]
+fn the_host_runs_block_scaled_fp8_on_quantised_data() {
+    use tirx_kernels::gemm::host::{Fp8Scaling, gemm_fp8};
+    use tirx_kernels::rows::quant::{quantise_e4m3, quantise_e4m3_tiles};
+    let rt = rt();
+    let (m, n, k) = (1000, 1032, 1040);
+    let mut rng = Rng::new(130);
+    let (xa, xb) = (
+        block_data(&mut rng, m, k, 1),
+        block_data(&mut rng, n, k, 128),
+    );
+    let (qa, sa) = quantise_e4m3(&xa, m, k, 128);
+    let (qb, sb) = quantise_e4m3_tiles(&xb, n, k, 128);
+    let (kb, nb) = (k.div_ceil(128), n.div_ceil(128));
+    let to_e4m3 = |q: &[u8]| -> Vec<tirx::e4m3> { q.iter().map(|&b| tirx::e4m3(b)).collect() };
+    let a = rt.upload(&to_e4m3(&qa), &[m, k]).expect("upload");
+    let b = rt.upload(&to_e4m3(&qb), &[n, k]).expect("upload");
+    let run = |sb_host: &[f32]| -> Vec<f64> {
+        let sat = rt.upload(&sa, &[m, kb]).expect("upload");
+        let sbt = rt.upload(sb_host, &[nb, kb]).expect("upload");
+        let mut d: Tensor<bf16> = rt.zeros(&[m, n]).expect("alloc");
+        rt.poison(&mut d).expect("poison");
+        let choice = gemm_fp8(&rt, &a, &b, Fp8Scaling::Blocks(&sat, &sbt), &mut d).expect("runs");
+        assert_eq!(choice.artifact.kernel, "gemm_sm90_fp8_block");
+        rt.synchronize().expect("sync");
+        rt.download(&d)
+            .expect("download")
+            .into_iter()
+            .map(|x| x.to_f64())
+            .collect()
+    };
+    let values = |q: &[u8]| -> Vec<f64> { q.iter().map(|&x| tirx::e4m3(x).value()).collect() };
+    let scales = Fp8Scales::Blocks(sa.clone(), sb.clone());
+    let (want, mag) = scaled_mm_f64(&values(&qa), &values(&qb), (m, n, k), &scales);
+    let bound = (scales.check_k(k), ElemType::Bf16, false);
+    let got = run(&sb);
+    check(&got, (&want, &mag), bound, n).unwrap_or_else(|e| panic!("block scales: {e}"));
+    for r in (0..m).step_by(7) {
+        for c in 0..n {
+            let (mut exact, mut size) = (0.0, 0.0);
+            for i in 0..k {
+                let p = xa[r * k + i].to_f64() * xb[c * k + i].to_f64();
+                exact += p;
+                size += p.abs();
+            }
+            let g = got[r * n + c];
+            let tol = size * 0.14 + exact.abs() * 2f64.powi(-8);
+            assert!(
+                (g - exact).abs() <= tol,
+                "D[{r}][{c}] = {g}, bf16 product {exact} (±{tol})"
+            );
+        }
+    }
+    // B's block rows in reverse order: the check must see it.
+    let reversed: Vec<f32> = sb.chunks(kb).rev().flatten().copied().collect();
+    assert!(check(&run(&reversed), (&want, &mag), bound, n).is_err());
+    // `sa` with K / 128 rounded down: a typed error, nothing launched.
+    let short = rt
+        .upload(&sa[..m * (kb - 1)], &[m, kb - 1])
+        .expect("upload");
+    let sbt = rt.upload(&sb, &[nb, kb]).expect("upload");
+    let mut d: Tensor<bf16> = rt.zeros(&[m, n]).expect("alloc");
+    match gemm_fp8(&rt, &a, &b, Fp8Scaling::Blocks(&short, &sbt), &mut d) {
+        Err(tirx::RuntimeError::ShapeMismatch { tensor, dim: 1, .. }) => assert_eq!(tensor, "sa"),
+        other => panic!(
+            "expected a shape mismatch, got {:?}",
+            other.map(|c| c.label())
+        ),
+    }
 }

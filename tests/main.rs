@@ -26,6 +26,8 @@ mod gpu_atomics;
 #[cfg(feature = "gpu")]
 mod gpu_attention;
 #[cfg(feature = "gpu")]
+mod gpu_decode;
+#[cfg(feature = "gpu")]
 mod gpu_epilogue;
 #[cfg(feature = "gpu")]
 mod gpu_exp2_poly;
@@ -37,6 +39,8 @@ mod gpu_fused;
 mod gpu_gather;
 #[cfg(feature = "gpu")]
 mod gpu_gemv;
+#[cfg(feature = "gpu")]
+mod gpu_int64;
 #[cfg(feature = "gpu")]
 mod gpu_paged;
 #[cfg(feature = "gpu")]
@@ -53,6 +57,7 @@ mod gpu_splitk;
 mod gpu_transpose;
 mod guide;
 mod i8_saturate;
+mod int64_tiles;
 mod int_scalars;
 mod int_tiles;
 mod kinds;
@@ -70,6 +75,7 @@ mod sim;
 mod sim_attention;
 mod sim_exec;
 mod sim_fp8;
+mod sim_fp8_block;
 mod sim_gemm;
 mod sim_gemm_sm100;
 mod sim_mxfp8;

@@ -17,7 +17,17 @@ fn shipped_ir_prints_parses_and_recompiles_to_the_same_ptx() {
             .iter()
             .all(|k| k.artifacts.iter().all(|a| a.ir.contains("global_at")))
     );
-    for k in catalogue::all().into_iter().chain([varlen, paged]) {
+    use tirx_kernels::attention::hopper_decode::kernels as decode;
+    let decode = [
+        &decode::attention_sm90_decode::KERNEL,
+        &decode::attention_sm90_decode_gqa::KERNEL,
+        &decode::attention_decode_combine::KERNEL,
+    ];
+    for k in catalogue::all()
+        .into_iter()
+        .chain([varlen, paged])
+        .chain(decode)
+    {
         for a in k.artifacts {
             let m = parse_module(a.ir).unwrap_or_else(|e| panic!("{} {}: {e}", k.name, a.config));
             assert_eq!(

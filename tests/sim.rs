@@ -40,7 +40,7 @@ fn every_shipped_ptx_parses_and_matches_its_signature() {
         // One `.param` line per ABI parameter, in order, named and sized by the ABI.
         assert_eq!(e.params.len(), sig.params.len(), "{label}: param count");
         for (p, abi) in e.params.iter().zip(&sig.params) {
-            let (size, align) = abi.size_align();
+            let (size, align) = abi.size_align(&sig);
             assert_eq!(p.name, abi.ptx_name(), "{label}");
             assert_eq!(p.size_bytes() as usize, size, "{label}: {}", p.name);
             if matches!(abi, AbiParam::TensorMap { .. }) {

@@ -215,6 +215,7 @@ fn typed_gemm_scaled(
         | ElemType::E2m3
         | ElemType::E2m1 => 1.0,
         ElemType::I32 | ElemType::U32 | ElemType::I8 | ElemType::U8 => 0.0,
+        ElemType::I64 | ElemType::U64 => 0.0,
     };
     for i in 0..m {
         for j in 0..n {

@@ -6,12 +6,22 @@ use tirx_kernels::catalogue;
 
 #[test]
 fn ir_and_ptx_of_every_kernel() {
-    // The catalogue's kernels, and the variable-length and paged attention kernels (no
-    // problems of the dispatcher's: their host entries, `attention::varlen` and
-    // `attention::paged`, call them).
+    // The catalogue's kernels, and the variable-length, paged and decode attention kernels (no
+    // problems of the dispatcher's: their host entries, `attention::varlen`,
+    // `attention::paged` and `attention::decode`, call them).
+    use tirx_kernels::attention::hopper_decode::kernels as decode;
     let varlen = &tirx_kernels::attention::hopper_varlen::kernels::attention_sm90_varlen::KERNEL;
     let paged = &tirx_kernels::attention::hopper_paged::kernels::attention_sm90_paged::KERNEL;
-    for k in catalogue::all().into_iter().chain([varlen, paged]) {
+    let decode = [
+        &decode::attention_sm90_decode::KERNEL,
+        &decode::attention_sm90_decode_gqa::KERNEL,
+        &decode::attention_decode_combine::KERNEL,
+    ];
+    for k in catalogue::all()
+        .into_iter()
+        .chain([varlen, paged])
+        .chain(decode)
+    {
         for a in k.artifacts {
             let stem = format!("{}__{}__{}", k.name, a.config, a.target.name());
             insta::assert_snapshot!(format!("{stem}__ir"), a.ir);

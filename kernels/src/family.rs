@@ -197,5 +197,19 @@ pub fn launch_roles(
     rt.launch_with(art, &ts, &ss)
 }
 
+/// [`launch_roles`] prepared, not queued (`Runtime::prepare_args`): a plan of several
+/// launches checks and encodes them all before it queues the first.
+pub fn prepare_roles<'a>(
+    rt: &'a Runtime,
+    art: &KernelArtifact,
+    tensors: &[(&str, TensorArg<'a>)],
+    scalars: &[(&str, f32)],
+) -> Result<tirx::runtime::PreparedLaunch<'a>, RuntimeError> {
+    let (ts, ss) = by_role(art, tensors, scalars)?;
+    let ss: Vec<tirx::runtime::ScalarArg> =
+        ss.into_iter().map(tirx::runtime::ScalarArg::F32).collect();
+    rt.prepare_args(art, &ts, &ss)
+}
+
 #[cfg(test)]
 mod tests;

@@ -506,22 +506,30 @@ mod tests {
         }
     }
 
-    /// `tirx bench gemm --in e4m3|e5m2 [--scales tensor|rows]` is the FP8 bench: its problem
-    /// from the element types and the scales; options it does not take are refused.
+    /// `tirx bench gemm --in e4m3|e5m2 [--scales tensor|rows|blocks]` is the FP8 bench: its
+    /// problem from the element types and the scales; options it does not take are refused.
     #[test]
     fn bench_gemm_takes_the_fp8_problem() {
         use tirx::abi::ElemType;
+        use tirx_kernels::gemm::fp8_ref::Fp8ScaleMode;
         let p = fp8_of(&["--in", "e4m3"]).unwrap().unwrap();
         assert_eq!(
-            (p.rows, p.input, p.output),
-            (false, ElemType::E4m3, ElemType::Bf16)
+            (p.scales, p.input, p.output),
+            (Fp8ScaleMode::Tensor, ElemType::E4m3, ElemType::Bf16)
         );
         let p = fp8_of(&["--in", "e5m2", "--out", "f32", "--scales", "rows"])
             .unwrap()
             .unwrap();
         assert_eq!(
-            (p.rows, p.input, p.output),
-            (true, ElemType::E5m2, ElemType::F32)
+            (p.scales, p.input, p.output),
+            (Fp8ScaleMode::Rows, ElemType::E5m2, ElemType::F32)
+        );
+        let p = fp8_of(&["--in", "e4m3", "--scales", "blocks"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (p.scales, p.input, p.output),
+            (Fp8ScaleMode::Blocks, ElemType::E4m3, ElemType::Bf16)
         );
         assert_eq!(fp8_of(&["--in", "f16"]), Ok(None));
         for bad in [
@@ -623,11 +631,56 @@ mod tests {
             }
             _ => panic!("not a bench attention command"),
         }
+        // `--decode` alone takes the host's split (0), `--decode N` forces N chunks.
+        for (args, want) in [
+            (&["--decode", "--shape", "1,32,8,1,8192,128"][..], 0),
+            (&["--decode", "4", "--shape", "1,32,8,4,8192,128,causal"], 4),
+            (
+                &["--decode", "--unpacked", "--shape", "1,32,8,1,8192,128"],
+                0,
+            ),
+        ] {
+            let argv = ["tirx", "bench", "attention"].iter().chain(args);
+            match Cli::try_parse_from(argv).unwrap().cmd {
+                Some(Cmd::Bench(BenchCmd::Attention { decode, shapes, .. })) => {
+                    assert_eq!((decode, shapes.len()), (Some(want), 1));
+                }
+                _ => panic!("not a bench attention command"),
+            }
+        }
         // A malformed shape, a shape list with the sweep's `--quick`, `--varlen` or `--paged`
         // without a shape, `--paged` with `--varlen`, `--varlen` with a forced dense tile, are
         // refused.
         for bad in [
             &["tirx", "bench", "attention", "--varlen"][..],
+            &["tirx", "bench", "attention", "--decode"],
+            &[
+                "tirx",
+                "bench",
+                "attention",
+                "--unpacked",
+                "--shape",
+                "1,1,1,1,64,64",
+            ],
+            &[
+                "tirx",
+                "bench",
+                "attention",
+                "--decode",
+                "--varlen",
+                "--shape",
+                "1,1,1,1,64,64",
+            ],
+            &[
+                "tirx",
+                "bench",
+                "attention",
+                "--decode",
+                "--shape",
+                "1,1,1,1,64,64",
+                "--kernel",
+                "d128",
+            ],
             &["tirx", "bench", "attention", "--paged", "128"][..],
             &[
                 "tirx",

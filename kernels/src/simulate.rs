@@ -102,6 +102,7 @@ pub fn launch_args(
             PlannedParam::Pointer(a) | PlannedParam::Stride(a) => ParamValue::U64(*a),
             PlannedParam::Dim(d) => ParamValue::U32(*d),
             PlannedParam::Scalar(bits) => ParamValue::F32(f32::from_bits(*bits)),
+            PlannedParam::Scalar64(bits) => ParamValue::U64(*bits),
         })
         .collect();
     let module = ptx::parse(ptx_text).map_err(LaunchError::Parse)?;
@@ -136,6 +137,7 @@ pub fn tensor_map(meta: &TensorMeta, box_dims: &[u32], swizzle: Swizzle) -> Tens
             // The box moves 4-byte words; TMA does no arithmetic on them.
             ElemType::I32 => TmaElem::I32,
             ElemType::U32 => TmaElem::U32,
+            ElemType::I64 | ElemType::U64 => TmaElem::U64,
         },
         global_address: meta.addr,
         dims: enc.dims,
@@ -179,6 +181,16 @@ pub fn encode(values: &[f64], elem: ElemType) -> (Vec<u8>, Vec<f64>) {
                 let v = x as u32;
                 bytes.extend_from_slice(&v.to_le_bytes());
                 vals.push(f64::from(v));
+            }
+            ElemType::I64 => {
+                let v = x as i64;
+                bytes.extend_from_slice(&v.to_le_bytes());
+                vals.push(v as f64);
+            }
+            ElemType::U64 => {
+                let v = x as u64;
+                bytes.extend_from_slice(&v.to_le_bytes());
+                vals.push(v as f64);
             }
             _ => {
                 let v = x as f32;
@@ -227,6 +239,17 @@ pub fn random_values(rng: &mut Rng, elem: ElemType, n: usize) -> (Vec<u8>, Vec<f
                 let v = (x * 1000.0).floor() as i32 as u32;
                 bytes.extend_from_slice(&v.to_le_bytes());
                 vals.push(f64::from(v));
+            }
+            // The same values in 8-byte words (exact as f64).
+            ElemType::I64 => {
+                let v = i64::from((x * 1000.0).floor() as i32);
+                bytes.extend_from_slice(&v.to_le_bytes());
+                vals.push(v as f64);
+            }
+            ElemType::U64 => {
+                let v = i64::from((x * 1000.0).floor() as i32) as u64;
+                bytes.extend_from_slice(&v.to_le_bytes());
+                vals.push(v as f64);
             }
             ElemType::E4m3 => {
                 let v = tirx::e4m3::from_f32(x);
@@ -323,6 +346,15 @@ pub fn decode(bytes: &[u8], elem: ElemType) -> Vec<f64> {
         ElemType::U32 => bytes
             .chunks_exact(4)
             .map(|c| f64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]])))
+            .collect(),
+        // Rounded to f64 past 2^53.
+        ElemType::I64 => bytes
+            .chunks_exact(8)
+            .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")) as f64)
+            .collect(),
+        ElemType::U64 => bytes
+            .chunks_exact(8)
+            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")) as f64)
             .collect(),
         // Two values a byte, the lower index first.
         ElemType::E2m1x2 => bytes

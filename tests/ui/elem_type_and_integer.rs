@@ -17,4 +17,4 @@ fn main() {}
 // A Rust integer tirx does not have is named as such, with no suggestion to alias it in a
 // config.
 #[tile_kernel(target = sm_90a, threads = 128, grid = (1, 1))]
-pub fn wide(#[shape(M, N)] src: Tensor<i64>) {}
+pub fn wide(#[shape(M, N)] src: Tensor<i16>) {}

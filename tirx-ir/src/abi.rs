@@ -74,6 +74,11 @@ pub enum ElemType {
     /// 32-bit unsigned integer (PTX `.u32`): as `i32`, with logical shifts and unsigned
     /// division, comparisons, `min`/`max`.
     U32,
+    /// 64-bit two's-complement signed integer (PTX `.s64`): offsets and addresses past 2³¹
+    /// elements. As `i32`, in 64-bit registers (`.s64`), moved as 8-byte words.
+    I64,
+    /// 64-bit unsigned integer (PTX `.u64`): as `u32`, in 64-bit registers.
+    U64,
 }
 
 impl ElemType {
@@ -92,6 +97,7 @@ impl ElemType {
             | ElemType::Ue4m3 => 1,
             ElemType::Bf16 | ElemType::F16 => 2,
             ElemType::F32 | ElemType::I32 | ElemType::U32 => 4,
+            ElemType::I64 | ElemType::U64 => 8,
         }
     }
     /// The DSL / text spelling.
@@ -112,6 +118,8 @@ impl ElemType {
             ElemType::Ue4m3 => "ue4m3",
             ElemType::I32 => "i32",
             ElemType::U32 => "u32",
+            ElemType::I64 => "i64",
+            ElemType::U64 => "u64",
         }
     }
     /// Parses the DSL / text spelling.
@@ -132,6 +140,8 @@ impl ElemType {
             "ue4m3" => ElemType::Ue4m3,
             "i32" => ElemType::I32,
             "u32" => ElemType::U32,
+            "i64" => ElemType::I64,
+            "u64" => ElemType::U64,
             _ => return None,
         })
     }
@@ -168,10 +178,17 @@ impl ElemType {
     pub fn is_int8(self) -> bool {
         matches!(self, ElemType::I8 | ElemType::U8)
     }
-    /// Whether it is a 32-bit integer (`i32`, `u32`): register tiles and global tensors only,
-    /// integer arithmetic only.
+    /// Whether it is a 32- or 64-bit integer (`i32`, `u32`, `i64`, `u64`): register tiles and
+    /// global tensors only, integer arithmetic only.
     pub fn is_int(self) -> bool {
-        matches!(self, ElemType::I32 | ElemType::U32)
+        matches!(
+            self,
+            ElemType::I32 | ElemType::U32 | ElemType::I64 | ElemType::U64
+        )
+    }
+    /// Whether it is a 64-bit integer (`i64`, `u64`).
+    pub fn is_int64(self) -> bool {
+        matches!(self, ElemType::I64 | ElemType::U64)
     }
 }
 
@@ -272,7 +289,7 @@ pub enum AbiParam {
         /// The symbol (e.g. `"M"`).
         symbol: String,
     },
-    /// A scalar kernel argument (one of [`Signature::scalars`]): `.f32`, `.s32` or `.u32` as
+    /// A scalar kernel argument (one of [`Signature::scalars`]): `.f32`, `.s32`, `.u32`, `.s64` or `.u64` as
     /// [`Signature::scalar_types`] says.
     Scalar {
         /// The argument's name in the user's function.
@@ -297,11 +314,15 @@ impl AbiParam {
             AbiParam::Scalar { name } => format!("p_s_{name}"),
         }
     }
-    /// (size, alignment) in bytes of the parameter in the launch buffer.
-    pub fn size_align(&self) -> (usize, usize) {
+    /// (size, alignment) in bytes of the parameter in the launch buffer of `sig`'s kernel (a
+    /// scalar's size is its type's: 8 for `i64`/`u64`, [`Signature::scalar_types`]).
+    pub fn size_align(&self, sig: &Signature) -> (usize, usize) {
         match self {
             AbiParam::TensorMap { .. } => (128, 64),
             AbiParam::Pointer { .. } | AbiParam::Stride { .. } => (8, 8),
+            AbiParam::Scalar { name } if sig.int_scalar(name).is_some_and(|e| e.is_int64()) => {
+                (8, 8)
+            }
             AbiParam::Dim { .. } | AbiParam::Scalar { .. } => (4, 4),
         }
     }
@@ -549,8 +570,8 @@ pub struct Signature {
     /// Scalar arguments, in the user's parameter order; the launch passes them in this order,
     /// after the tensors.
     pub scalars: Vec<String>,
-    /// The type of each of [`Signature::scalars`], index for index: `F32`, `I32` or `U32`
-    /// (the launch refuses a value of another type).
+    /// The type of each of [`Signature::scalars`], index for index: `F32`, `I32`, `U32`,
+    /// `I64` or `U64` (the launch refuses a value of another type).
     pub scalar_types: Vec<ElemType>,
     /// PTX parameters in order.
     pub params: Vec<AbiParam>,
@@ -570,8 +591,8 @@ pub struct Signature {
 }
 
 impl Signature {
-    /// The type of integer scalar argument `name` (`I32` or `U32`), or `None` when `name` is
-    /// not an integer scalar (an `f32` one, a shape symbol).
+    /// The type of integer scalar argument `name` (`I32`, `U32`, `I64` or `U64`), or `None`
+    /// when `name` is not an integer scalar (an `f32` one, a shape symbol).
     pub fn int_scalar(&self, name: &str) -> Option<ElemType> {
         let i = self.scalars.iter().position(|s| s == name)?;
         self.scalar_types.get(i).copied().filter(|e| e.is_int())

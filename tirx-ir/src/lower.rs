@@ -203,15 +203,21 @@ impl<'k> Lower<'k> {
         });
         Expr::Dim(symbol.into())
     }
-    /// An `f32` kernel argument, loaded (`ld.param.f32`); an error if the kernel has none of
+    /// An `f32` kernel argument, loaded (`ld.param.f32`), or a 64-bit integer one
+    /// (`ld.param.s64`/`.u64` into a 64-bit register); an error if the kernel has none of
     /// that name.
     pub fn scalar_param(&mut self, name: &str) -> Result<Handle<Var>, Diagnostics> {
         if !self.k.sig.scalars.iter().any(|s| s == name) {
             return Err(self.error(LowerError::NotScalar { name: name.into() }));
         }
         let p = self.param(AbiParam::Scalar { name: name.into() });
-        let v = self.var(name, ScalarType::F32);
-        self.inst(Inst::ld_param("f32", v, &p));
+        let ty = match self.k.sig.int_scalar(name) {
+            Some(ElemType::I64) => ScalarType::S64,
+            Some(ElemType::U64) => ScalarType::U64,
+            _ => ScalarType::F32,
+        };
+        let v = self.var(name, ty);
+        self.inst(Inst::ld_param(ty.name(), v, &p));
         Ok(v)
     }
     /// A predicate: this CTA is the even one of its pair (`%cluster_ctarank & 1 == 0`), the

@@ -199,6 +199,11 @@ pub enum Epilogue {
     /// D = diag(sa)·A·op(B)·diag(sb), `sa` [M] and `sb` [N] f32 vectors (one scale per row of
     /// A and per column of D: `torch._scaled_mm`'s row-wise form).
     ScaleRows,
+    /// D = Σ_kb (A_kb·op(B)_kb)·sa[:, kb]·sb[n / 128, kb]: fine-grained block scales (the
+    /// DeepSeek-V3 recipe), `sa` [M, KB] f32 (one per 1×128 block of A), `sb` [NB, KB] f32
+    /// (one per 128×128 block of B), `KB = cdiv(K, 128)`, `NB = cdiv(N, 128)`; applied per
+    /// K block into the f32 accumulator (`kernels/src/gemm/fp8_block.rs`).
+    ScaleBlocks,
     /// Split K: `w[z] = A·op(B)` over the z-th of `S` slices of K, into an f32 workspace `w`
     /// [S, M, N] instead of `d` (one launch of a split-K GEMM; a second kernel sums the
     /// slices and applies the requested epilogue, `kernels/src/gemm/splitk.rs`).
@@ -215,6 +220,7 @@ impl Epilogue {
             Epilogue::BiasResidual(a) => a.residual_name(),
             Epilogue::ScaleTensor => "scale-tensor",
             Epilogue::ScaleRows => "scale-rows",
+            Epilogue::ScaleBlocks => "scale-blocks",
             Epilogue::Partial => "partial",
         }
     }
@@ -497,9 +503,15 @@ fn derive_gemm(sig: &Signature, consts: &[(String, i64)]) -> Result<GemmProblem,
                 }
                 Ok(())
             };
-            vector("sa", m)?;
-            vector("sb", n)?;
-            Epilogue::ScaleRows
+            let sa = role(sig, kind, "sa")?;
+            if sa.shape.len() == 2 {
+                block_scales(sig, kind, m)?;
+                Epilogue::ScaleBlocks
+            } else {
+                vector("sa", m)?;
+                vector("sb", n)?;
+                Epilogue::ScaleRows
+            }
         }
         None if sig.scalars.is_empty() => Epilogue::Plain,
         None if scalars(&["scale_a", "scale_b"]) && sig.scalars.len() == 2 => Epilogue::ScaleTensor,
@@ -531,7 +543,7 @@ fn derive_gemm(sig: &Signature, consts: &[(String, i64)]) -> Result<GemmProblem,
     };
     let extra = match epilogue {
         Epilogue::Scaled | Epilogue::Bias(_) => 1,
-        Epilogue::ScaleRows | Epilogue::BiasResidual(_) => 2,
+        Epilogue::ScaleRows | Epilogue::ScaleBlocks | Epilogue::BiasResidual(_) => 2,
         Epilogue::Plain | Epilogue::ScaleTensor | Epilogue::Partial => 0,
     };
     if sig.tensors.len() != 3 + extra {
@@ -544,6 +556,30 @@ fn derive_gemm(sig: &Signature, consts: &[(String, i64)]) -> Result<GemmProblem,
         b: layout,
         epilogue,
     })
+}
+
+/// The block scales of [`Epilogue::ScaleBlocks`]: `sa` an f32 matrix whose rows are A's
+/// (`[M, KB]`), `sb` an f32 matrix with as many columns (`[NB, KB]`); that `KB = cdiv(K, 128)`
+/// and `NB = cdiv(N, 128)` the kernel states as shape assertions (checked at launch).
+fn block_scales(sig: &Signature, kind: ProblemKind, m: &str) -> Result<(), String> {
+    let (sa, sb) = (role(sig, kind, "sa")?, role(sig, kind, "sb")?);
+    let ok = sa.elem == ElemType::F32
+        && sb.elem == ElemType::F32
+        && sa.shape.len() == 2
+        && sb.shape.len() == 2
+        && sa.shape[0] == m
+        && sa.shape[1] == sb.shape[1];
+    if !ok {
+        return Err(format!(
+            "block scales must be f32 matrices `sa` [{m}, KB] and `sb` [NB, KB], found {} {:?} \
+             and {} {:?}",
+            sa.elem.name(),
+            sa.shape,
+            sb.elem.name(),
+            sb.shape
+        ));
+    }
+    Ok(())
 }
 
 /// A split-K GEMM's partial products: `a` [M, K], `b` [N, K] or [K, N], and the f32

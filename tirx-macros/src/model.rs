@@ -321,7 +321,7 @@ fn param(arg: &FnArg, sink: &mut ErrorSink) -> Option<Param> {
     }
     if let Type::Path(tp) = &*pt.ty
         && tp.qself.is_none()
-        && let Some(ty) = ["f32", "i32", "u32"]
+        && let Some(ty) = ["f32", "i32", "u32", "i64", "u64"]
             .iter()
             .find(|t| tp.path.is_ident(t))
             .and_then(|t| tirx_ir::abi::ElemType::from_name(t))
@@ -398,7 +398,7 @@ fn param(arg: &FnArg, sink: &mut ErrorSink) -> Option<Param> {
 /// `Tensor<bf16 | f16 | f32 | SYM>` → the element type as written; a symbol is checked
 /// against the configs by [`check_params`].
 fn tensor_elem(ty: &Type, sink: &mut ErrorSink) -> Option<ElemRef> {
-    let expected = "expected `Tensor<bf16>`, `Tensor<f16>`, `Tensor<f32>` or `Tensor<T>` with `T` a config's element type, or `f32`, `i32` or `u32` for a scalar";
+    let expected = "expected `Tensor<bf16>`, `Tensor<f16>`, `Tensor<f32>` or `Tensor<T>` with `T` a config's element type, or `f32`, `i32`, `u32`, `i64` or `u64` for a scalar";
     let Type::Path(tp) = ty else {
         sink.push(span_range(ty), expected);
         return None;
@@ -420,7 +420,7 @@ fn tensor_elem(ty: &Type, sink: &mut ErrorSink) -> Option<ElemRef> {
     let Some(ident) = ident else {
         sink.push(
             span_range(arg),
-            "unknown element type; expected bf16, f16, f32, i32, u32 or a config's element type",
+            "unknown element type; expected bf16, f16, f32, i32, u32, i64, u64 or a config's element type",
         );
         return None;
     };
@@ -434,17 +434,7 @@ fn tensor_elem(ty: &Type, sink: &mut ErrorSink) -> Option<ElemRef> {
 fn is_rust_primitive(name: &str) -> bool {
     matches!(
         name,
-        "i8" | "i16"
-            | "i64"
-            | "i128"
-            | "isize"
-            | "u8"
-            | "u16"
-            | "u64"
-            | "u128"
-            | "usize"
-            | "f64"
-            | "bool"
+        "i8" | "i16" | "i128" | "isize" | "u8" | "u16" | "u128" | "usize" | "f64" | "bool"
     )
 }
 
@@ -456,12 +446,12 @@ fn check_elem_sym(id: &Ident, args: &KernelArgs, sink: &mut ErrorSink) {
         // one (`i64 = bf16`) would alias an integer to a float.
         let msg = if is_rust_primitive(&name) {
             format!(
-                "unknown element type `{name}`; tensors hold bf16, f16, f32, i32, u32, the 8-bit \
+                "unknown element type `{name}`; tensors hold bf16, f16, f32, i32, u32, i64, u64, the 8-bit \
                  MMA formats or a config's element type"
             )
         } else {
             format!(
-                "unknown element type `{name}`; expected bf16, f16, f32, i32, u32 or a config's element type (`configs(default = (.., {name} = bf16))`)"
+                "unknown element type `{name}`; expected bf16, f16, f32, i32, u32, i64, u64 or a config's element type (`configs(default = (.., {name} = bf16))`)"
             )
         };
         sink.push(span_range(id), msg);

@@ -43,7 +43,7 @@ impl Namer {
             ScalarType::B8 => "%c",
             ScalarType::B16 => "%h",
             ScalarType::U32 | ScalarType::S32 => "%r",
-            ScalarType::U64 => "%rd",
+            ScalarType::U64 | ScalarType::S64 => "%rd",
             ScalarType::F32 => "%f",
             ScalarType::B128 => "%q",
         }

@@ -498,13 +498,15 @@ fn param_decl(sig: &tirx_ir::abi::Signature, param: &AbiParam) -> String {
     let name = param.ptx_name();
     match param {
         AbiParam::TensorMap { .. } => {
-            let (size, align) = param.size_align();
+            let (size, align) = param.size_align(sig);
             format!(".param .align {align} .b8 {name}[{size}]")
         }
         AbiParam::Pointer { .. } | AbiParam::Stride { .. } => format!(".param .u64 {name}"),
         AbiParam::Dim { .. } => format!(".param .u32 {name}"),
         AbiParam::Scalar { name: s } => match sig.int_scalar(s) {
             Some(tirx_ir::abi::ElemType::I32) => format!(".param .s32 {name}"),
+            Some(tirx_ir::abi::ElemType::I64) => format!(".param .s64 {name}"),
+            Some(tirx_ir::abi::ElemType::U64) => format!(".param .u64 {name}"),
             Some(_) => format!(".param .u32 {name}"),
             None => format!(".param .f32 {name}"),
         },

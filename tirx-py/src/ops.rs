@@ -212,6 +212,8 @@ pub fn torch_name(e: ElemType) -> String {
         ElemType::I8 => "torch.int8".into(),
         ElemType::U8 => "torch.uint8".into(),
         ElemType::U32 => "torch.uint32".into(),
+        ElemType::I64 => "torch.int64".into(),
+        ElemType::U64 => "torch.uint64".into(),
     }
 }
 

@@ -241,6 +241,7 @@ impl ParamBuffer {
                 PlannedParam::Dim(v) | PlannedParam::Scalar(v) => {
                     storage[at..at + 4].copy_from_slice(&v.to_ne_bytes())
                 }
+                PlannedParam::Scalar64(v) => storage[at..at + 8].copy_from_slice(&v.to_ne_bytes()),
             }
         }
         ParamBuffer {
@@ -263,6 +264,36 @@ impl ParamBuffer {
             .iter()
             .map(|&o| base.wrapping_add(o).cast::<c_void>())
             .collect()
+    }
+}
+
+/// A launch checked against its signature, its module loaded and its parameters encoded, not
+/// yet queued ([`Runtime::prepare_args`]). It borrows the runtime for as long as the tensors
+/// it was prepared with (one lifetime), so none of them can go away before
+/// [`PreparedLaunch::submit`].
+pub struct PreparedLaunch<'a> {
+    rt: &'a Runtime,
+    function: CudaFunction,
+    plan: LaunchPlan,
+    params: ParamBuffer,
+}
+
+impl PreparedLaunch<'_> {
+    /// The plan it was prepared with (grid, block, cluster, shared memory, parameters).
+    pub fn plan(&self) -> &LaunchPlan {
+        &self.plan
+    }
+
+    /// Queues the kernel on the runtime's stream (`cuLaunchKernelEx`); returns once queued.
+    pub fn submit(mut self) -> Result<(), RuntimeError> {
+        self.rt.context().bind_to_thread()?;
+        // SAFETY: `prepare_text` checked the arguments against the signature and laid out
+        // exactly its parameters; the tensors outlive `self` (its lifetime), and the rest is
+        // the promise of the artifact or of `launch_ptx`'s caller, made when it was prepared.
+        unsafe {
+            self.rt
+                .launch_planned(&self.function, &self.plan, &mut self.params)
+        }
     }
 }
 
@@ -318,6 +349,40 @@ impl Runtime {
         }
         // SAFETY: `KernelArtifact::new`'s contract is exactly `launch_ptx`'s.
         unsafe { self.launch_text(PtxText::Static(artifact.ptx), &sig, args, scalars) }
+    }
+
+    /// Everything [`Runtime::launch_args`] does before queueing the kernel — the checks, the
+    /// module load, the TMA descriptors, the parameter buffer — as a launch that
+    /// [`PreparedLaunch::submit`] queues later on this runtime's stream. A plan of several
+    /// kernels (split-K's partial product and its reduce) prepares them all first, so a bad
+    /// argument of the last is an error before the first runs, and the host work of the second
+    /// does not sit between the two kernels on the GPU.
+    pub fn prepare_args<'a>(
+        &'a self,
+        artifact: &KernelArtifact,
+        args: &[TensorArg<'a>],
+        scalars: &[ScalarArg],
+    ) -> Result<PreparedLaunch<'a>, RuntimeError> {
+        let target = self.target()?;
+        if artifact.target != target {
+            return Err(RuntimeError::UnsupportedDevice {
+                cc: self.compute_capability(),
+                want: Some(artifact.target),
+            });
+        }
+        let sig = (artifact.signature)();
+        if sig.target != artifact.target {
+            return Err(RuntimeError::BadSignature {
+                entry: sig.entry,
+                reason: format!(
+                    "the artifact is for {} but its signature says {}",
+                    artifact.target.name(),
+                    sig.target.name()
+                ),
+            });
+        }
+        // SAFETY: `KernelArtifact::new`'s contract is exactly `launch_ptx`'s.
+        unsafe { self.prepare_text(PtxText::Static(artifact.ptx), &sig, args, scalars) }
     }
 
     /// Selects the variant for `config` on this device's target ([`select`]) and launches it:
@@ -382,6 +447,21 @@ impl Runtime {
         args: &[TensorArg<'_>],
         scalars: &[ScalarArg],
     ) -> Result<(), RuntimeError> {
+        // SAFETY: the caller's promise, passed on.
+        unsafe { self.prepare_text(ptx, sig, args, scalars) }?.submit()
+    }
+
+    /// The steps of [`Runtime::launch_text`] up to the launch itself.
+    ///
+    /// # Safety
+    /// As [`Runtime::launch_ptx`].
+    unsafe fn prepare_text<'a>(
+        &'a self,
+        ptx: PtxText<'_>,
+        sig: &Signature,
+        args: &[TensorArg<'a>],
+        scalars: &[ScalarArg],
+    ) -> Result<PreparedLaunch<'a>, RuntimeError> {
         let target = self.target()?;
         if sig.target != target {
             return Err(RuntimeError::UnsupportedDevice {
@@ -416,11 +496,13 @@ impl Runtime {
                 );
             }
         }
-        let mut params = ParamBuffer::new(&plan, &maps);
-        self.context().bind_to_thread()?;
-        // SAFETY: the plan checked the arguments against `sig`, the buffer holds exactly
-        // `sig.params` laid out as the entry takes them; the rest is the caller's promise.
-        unsafe { self.launch_planned(&function, &plan, &mut params) }
+        let params = ParamBuffer::new(&plan, &maps);
+        Ok(PreparedLaunch {
+            rt: self,
+            function,
+            plan,
+            params,
+        })
     }
 
     /// `cuLaunchKernelEx` with the plan's grid, block, shared memory and (when not 1×1×1) the
@@ -510,7 +592,7 @@ fn verify_param_layout(function: &CudaFunction, sig: &Signature) -> Result<(), R
         reason,
     };
     for (i, p) in sig.params.iter().enumerate() {
-        let want = p.size_align().0;
+        let want = p.size_align(sig).0;
         match info(i) {
             Ok(got) if got == want => {}
             Ok(got) => {
@@ -610,7 +692,7 @@ mod tests {
         // Dim at 0 (4 B), the map at 64 (64-aligned, 128 B), the pointer at 192.
         assert_eq!(plan.param_offsets, vec![0, 64, 192]);
         assert_eq!(plan.param_bytes, 200);
-        assert_eq!(layout_params(&s.params), (plan.param_offsets.clone(), 200));
+        assert_eq!(layout_params(&s), (plan.param_offsets.clone(), 200));
         let map = [0xabu8; 128];
         let mut buf = ParamBuffer::new(&plan, &[map]);
         let bytes = buf.bytes().to_vec();

@@ -35,7 +35,7 @@ pub use error::{RuntimeError, TmaReason};
 pub use f6f4::{e2m1, e2m3, e3m2};
 pub use fp4::{e2m1x2, ue4m3};
 pub use fp8::{e4m3, e5m2};
-pub use launch::{Kernel, KernelArtifact, ParamBuffer, select};
+pub use launch::{Kernel, KernelArtifact, ParamBuffer, PreparedLaunch, select};
 pub use plan::{
     DeviceLimits, LaunchPlan, PlannedParam, ScalarArg, TensorMeta, layout_params, plan_launch,
     plan_launch_args, plan_launch_with, row_major_strides,

@@ -103,8 +103,10 @@ pub enum PlannedParam {
     Stride(u64),
     /// A shape symbol's value.
     Dim(u32),
-    /// A scalar argument, as the bits of its `f32`.
+    /// A 32-bit scalar argument (`f32`, `i32`, `u32`), as its bits.
     Scalar(u32),
+    /// A 64-bit scalar argument (`i64`, `u64`), as its bits.
+    Scalar64(u64),
 }
 
 /// Everything a launch needs, checked.
@@ -138,8 +140,8 @@ pub fn plan_launch(
     plan_launch_with(sig, args, &[], limits)
 }
 
-/// One scalar argument's value, typed: an `f32`, or a 32-bit integer for an `i32`/`u32`
-/// scalar parameter (`n: i32` in the kernel's signature).
+/// One scalar argument's value, typed: an `f32`, or an integer for an `i32`/`u32`/`i64`/
+/// `u64` scalar parameter (`n: i32` in the kernel's signature).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ScalarArg {
     /// For an `f32` parameter.
@@ -148,6 +150,10 @@ pub enum ScalarArg {
     I32(i32),
     /// For a `u32` parameter.
     U32(u32),
+    /// For an `i64` parameter.
+    I64(i64),
+    /// For a `u64` parameter.
+    U64(u64),
 }
 
 impl ScalarArg {
@@ -157,14 +163,22 @@ impl ScalarArg {
             ScalarArg::F32(_) => ElemType::F32,
             ScalarArg::I32(_) => ElemType::I32,
             ScalarArg::U32(_) => ElemType::U32,
+            ScalarArg::I64(_) => ElemType::I64,
+            ScalarArg::U64(_) => ElemType::U64,
         }
     }
-    /// Its 32 bits, as the parameter holds them.
+    /// Its 32 bits, as a 32-bit parameter holds them (the low 32 of a 64-bit value).
     pub fn bits(self) -> u32 {
+        self.bits64() as u32
+    }
+    /// Its bits, zero-extended to 64 (a 64-bit parameter holds all of them).
+    pub fn bits64(self) -> u64 {
         match self {
-            ScalarArg::F32(v) => v.to_bits(),
-            ScalarArg::I32(v) => v as u32,
-            ScalarArg::U32(v) => v,
+            ScalarArg::F32(v) => u64::from(v.to_bits()),
+            ScalarArg::I32(v) => u64::from(v as u32),
+            ScalarArg::U32(v) => u64::from(v),
+            ScalarArg::I64(v) => v as u64,
+            ScalarArg::U64(v) => v,
         }
     }
 }
@@ -182,6 +196,16 @@ impl From<i32> for ScalarArg {
 impl From<u32> for ScalarArg {
     fn from(v: u32) -> ScalarArg {
         ScalarArg::U32(v)
+    }
+}
+impl From<i64> for ScalarArg {
+    fn from(v: i64) -> ScalarArg {
+        ScalarArg::I64(v)
+    }
+}
+impl From<u64> for ScalarArg {
+    fn from(v: u64) -> ScalarArg {
+        ScalarArg::U64(v)
     }
 }
 
@@ -231,7 +255,7 @@ pub fn plan_launch_args(
     let grid = eval_grid(sig, &bindings, limits)?;
     check_block(sig, &grid, limits)?;
     let params = plan_params(sig, args, scalars, &bindings)?;
-    let (param_offsets, param_bytes) = layout_params(&sig.params);
+    let (param_offsets, param_bytes) = layout_params(sig);
     Ok(LaunchPlan {
         grid,
         block: [sig.threads, 1, 1],
@@ -244,13 +268,14 @@ pub fn plan_launch_args(
     })
 }
 
-/// Byte offsets of `params` packed in order with their alignments from offset 0, and the total
-/// size (C struct layout).
-pub fn layout_params(params: &[AbiParam]) -> (Vec<usize>, usize) {
+/// Byte offsets of `sig`'s parameters packed in order with their alignments from offset 0,
+/// and the total size (C struct layout).
+pub fn layout_params(sig: &Signature) -> (Vec<usize>, usize) {
+    let params = &sig.params;
     let mut offsets = Vec::with_capacity(params.len());
     let mut end = 0usize;
     for p in params {
-        let (size, align) = p.size_align();
+        let (size, align) = p.size_align(sig);
         let offset = end.next_multiple_of(align);
         offsets.push(offset);
         end = offset + size;
@@ -568,7 +593,12 @@ fn plan_params(
                         sig.scalars.iter().position(|s| s == name).ok_or_else(|| {
                             bad(format!("parameter `{name}` is no scalar argument"))
                         })?;
-                    PlannedParam::Scalar(scalars[i].bits())
+                    let v = scalars[i];
+                    if v.elem().is_int64() {
+                        PlannedParam::Scalar64(v.bits64())
+                    } else {
+                        PlannedParam::Scalar(v.bits())
+                    }
                 }
             })
         })

@@ -26,6 +26,8 @@ mod sealed {
     impl Sealed for f32 {}
     impl Sealed for i32 {}
     impl Sealed for u32 {}
+    impl Sealed for i64 {}
+    impl Sealed for u64 {}
     impl Sealed for i8 {}
     impl Sealed for u8 {}
     impl Sealed for crate::fp8::e4m3 {}
@@ -129,6 +131,33 @@ macro_rules! int_element {
 
 int_element!(i32, ElemType::I32);
 int_element!(u32, ElemType::U32);
+
+macro_rules! int64_element {
+    ($t:ty, $elem:expr) => {
+        impl Element for $t {
+            const ELEM: ElemType = $elem;
+            // Poisoned like the 32-bit integers: `fill_bits` takes 32 bits, here zero-extended.
+            const POISON_BITS: u32 = 0xdead_beef;
+            type Bits = u64;
+            fn to_bits(self) -> u64 {
+                self as u64
+            }
+            fn from_bits(bits: u64) -> Self {
+                bits as $t
+            }
+            fn from_raw_bits(bits: u32) -> Self {
+                bits as $t
+            }
+            /// The low 32 bits (`fill_bits` and the raw-bit helpers speak 32-bit words).
+            fn to_raw_bits(self) -> u32 {
+                self as u32
+            }
+        }
+    };
+}
+
+int64_element!(i64, ElemType::I64);
+int64_element!(u64, ElemType::U64);
 
 macro_rules! int8_element {
     ($t:ty, $elem:expr) => {

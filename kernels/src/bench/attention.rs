@@ -5,7 +5,9 @@
 //! Method, per shape (that of the peers' script, which repeats it):
 //! 1. Inputs: q, k, v uniform in [-1, 1) (bf16), in [`SETS`] buffer sets whose bytes exceed
 //!    twice the L2 (one set of the sweep's shapes is 256 MB); each shape views the same
-//!    buffers with its own `[B, S, H·D]` shape.
+//!    buffers with its own `[B, S, H·D]` shape. Q and O are sized for the largest query
+//!    side, K and V for the largest key side; past 64 Mi elements a buffer repeats a random
+//!    pool at least batch 0 long (a decode cache of 64 × 128k tokens is 8 Gi elements).
 //! 2. Timing: [`WARMUP`] untimed runs, then runs until [`WARMUP_MS`] have passed, then
 //!    [`RUNS`] or more runs (about [`TIMED_MS`], at most [`MAX_RUNS`]), each bracketed by its
 //!    own pair of CUDA events and queued without waiting, cycling over the sets; the median.
@@ -25,7 +27,13 @@
 //! PAGE-token pages in a shuffled order through `attention_sm90_paged` ([`forms`]), beside
 //! FA4's varlen kernel over a shuffled paged cache of its own where the peers' script measured it
 //! (`attention_peers.py --paged PAGE`, peer `fa4-cute-sm90-pagedPAGE`), and the dense peers
-//! (cuDNN, FA4 on contiguous K/V) otherwise — the label says `[paged P]` either way.
+//! (cuDNN, FA4 on contiguous K/V) otherwise — the label says `[paged P]` either way. With
+//! `--decode [SPLITS]` each shape (SQ ≤ 16) runs through the split-KV decode path
+//! (`attention::decode`: `attention_sm90_decode` over NS chunks of the keys, then
+//! `attention_decode_combine`; NS the host's choice for the GPU's SMs, or SPLITS) on the dense
+//! layout, the query heads of a K/V head packed into one tile where the GQA kernel can
+//! (`--unpacked`: never), beside the dense peers (cuDNN through SDPA on the same shape) — the
+//! label says `[decode NS]`, `[decode NS gG]` when packed.
 //!
 //! The peers file (`tirx-attention-peers/1`, the script's docstring gives the format) is read
 //! by [`PeersFile`]; the ratio is ours over the faster of cuDNN and FA4-cute.
@@ -58,6 +66,9 @@ pub enum Form {
     Varlen,
     /// `attention_sm90_paged` with pages of this many tokens.
     Paged(usize),
+    /// The split-KV decode path (`attention::decode`): the host's split or a number of
+    /// chunks, packed or not.
+    Decode(crate::attention::decode::Ask),
 }
 
 /// Buffer sets the runs cycle over (each set is q, k, v and o of 16k tokens × 2048 or more:
@@ -299,6 +310,12 @@ pub struct Point {
     /// `attention_sm90_paged`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paged: Option<usize>,
+    /// Measured through the decode path (`--decode`), with this many splits of the keys.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decode_splits: Option<usize>,
+    /// The query heads packed per CTA (`--decode`, the GQA kernel), where packed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub decode_pack: Option<usize>,
     /// The tile entry forced (`--kernel`), or `None`: the host's choice.
     pub tile: Option<String>,
     /// Our median ms.
@@ -360,16 +377,22 @@ pub fn run_attention_bench(
 ) -> Result<Vec<Point>, BenchError> {
     if form != Form::Dense && !tiles.is_empty() {
         return Err(BenchError::Wrong(
-            "--kernel forces a tile of the dense kernels; --varlen and --paged measure attention_sm90_varlen and attention_sm90_paged"
+            "--kernel forces a tile of the dense kernels; --varlen, --paged and --decode measure attention_sm90_varlen, attention_sm90_paged and attention_sm90_decode"
                 .into(),
         ));
     }
     let mut dumped = Vec::new();
-    // One buffer per tensor, as large as the largest shape's (GQA's Q is 16k × 4096).
-    let numel = shapes
+    // One buffer per tensor, as large as the largest shape's: Q and O `B·SQ·HQ·D`, K and V
+    // `B·SK·HK·D` (a decode shape's cache dwarfs its queries).
+    let numel_q = shapes
+        .iter()
+        .map(|s| s.batch * s.seq * s.heads * s.hd)
+        .max()
+        .unwrap_or(0);
+    let numel_kv = shapes
         .iter()
         .map(|s| {
-            let dense = s.batch * s.seq.max(s.sk()) * s.heads.max(s.kv_heads) * s.hd;
+            let dense = s.batch * s.sk() * s.kv_heads * s.hd;
             match form {
                 // The cache's pages past a sequence's last key are in the buffers too.
                 Form::Paged(page) => dense.max(forms::PagedCache::cache_numel(s, page)),
@@ -378,6 +401,15 @@ pub fn run_attention_bench(
         })
         .max()
         .unwrap_or(0);
+    // The host keeps (and checks against) batch 0 of each input; beyond `POOL` elements a
+    // buffer repeats a random pool that holds at least batch 0 (a paged cache is read through
+    // its table anywhere: whole).
+    let batch0 = |f: fn(&Shape) -> usize| shapes.iter().map(f).max().unwrap_or(0);
+    let pool_q = numel_q.min(POOL.max(batch0(|s| s.seq * s.heads * s.hd)));
+    let pool_kv = match form {
+        Form::Paged(_) => numel_kv,
+        _ => numel_kv.min(POOL.max(batch0(|s| s.sk() * s.kv_heads * s.hd))),
+    };
     let mut rng = Rng::new(0xa77e);
     let mut sets: Vec<[Tensor<bf16>; 4]> = Vec::new();
     let lse_numel = shapes
@@ -391,14 +423,14 @@ pub fn run_attention_bench(
     let mut host0: Vec<Vec<bf16>> = Vec::new();
     for si in 0..SETS {
         let mut t = Vec::new();
-        for _ in 0..3 {
-            let h: Vec<bf16> = rng.values(numel);
-            t.push(rt.upload(&h, &[numel])?);
+        for (numel, pool) in [(numel_q, pool_q), (numel_kv, pool_kv), (numel_kv, pool_kv)] {
+            let (d, h) = random_buffer(rt, &mut rng, numel, pool)?;
+            t.push(d);
             if si == 0 {
                 host0.push(h);
             }
         }
-        t.push(rt.zeros::<bf16>(&[numel])?);
+        t.push(rt.zeros::<bf16>(&[numel_q])?);
         sets.push(t.try_into().map_err(|_| BenchError::Wrong("set".into()))?);
     }
     println!(
@@ -478,7 +510,7 @@ pub fn run_attention_bench(
         let (k0, v0) = kv0
             .as_ref()
             .map_or((&host0[1][..], &host0[2][..]), |(k, v)| (&k[..], &v[..]));
-        let batched_lse = form != Form::Dense;
+        let batched_lse = matches!(form, Form::Varlen | Form::Paged(_));
         for h in 0..2.min(hq) {
             for r in 0..CHECK_ROWS {
                 let i = (r * 7919 + h * 104729) % s;
@@ -527,7 +559,7 @@ pub fn run_attention_bench(
         // With --varlen (--paged), FA4's varlen (paged) entry where the peers' script measured
         // it (`--varlen`, `--paged PAGE`); the dense FA4 otherwise.
         let fa4_form = match form {
-            Form::Dense => None,
+            Form::Dense | Form::Decode(_) => None,
             Form::Varlen => Some("fa4-cute-sm90-varlen".to_string()),
             Form::Paged(page) => Some(format!("fa4-cute-sm90-paged{page}")),
         };
@@ -544,6 +576,11 @@ pub fn run_attention_bench(
             (Some(t), _) => format!("{} [{t}]", sh.label()),
             (None, Form::Varlen) => format!("{} [varlen]", sh.label()),
             (None, Form::Paged(page)) => format!("{} [paged {page}]", sh.label()),
+            (None, Form::Decode(_)) => match batched.as_ref().and_then(|p| p.splits()) {
+                Some((n, Some(g))) => format!("{} [decode {n} g{g}]", sh.label()),
+                Some((n, None)) => format!("{} [decode {n}]", sh.label()),
+                None => format!("{} [decode]", sh.label()),
+            },
             (None, Form::Dense) => sh.label(),
         };
         println!(
@@ -564,6 +601,8 @@ pub fn run_attention_bench(
                 Form::Paged(page) => Some(page),
                 _ => None,
             },
+            decode_splits: batched.as_ref().and_then(|p| p.splits()).map(|s| s.0),
+            decode_pack: batched.as_ref().and_then(|p| p.splits()).and_then(|s| s.1),
             tile: tile.map(str::to_string),
             median_ms: ms,
             tflops,
@@ -628,6 +667,36 @@ pub fn run_attention_bench(
 
 /// Points with at least this sequence length are dumped by `--dump` (the large shapes).
 const DUMP_SEQ: usize = 8192;
+
+/// Elements of random data a buffer holds before it repeats (64 Mi: 128 MiB of bf16), so a
+/// 128k-token decode cache is not drawn value by value on the host.
+const POOL: usize = 1 << 26;
+
+/// A device buffer of `numel` bf16 values uniform in [-1, 1): `pool` drawn from `rng`, repeated
+/// to fill it. Returns the buffer and the pool (its first `pool` elements, what the check reads).
+fn random_buffer(
+    rt: &Runtime,
+    rng: &mut Rng,
+    numel: usize,
+    pool: usize,
+) -> Result<(Tensor<bf16>, Vec<bf16>), BenchError> {
+    let host: Vec<bf16> = rng.values(pool.min(numel));
+    if host.len() == numel {
+        return Ok((rt.upload(&host, &[numel])?, host));
+    }
+    let mut dev = rt.zeros::<bf16>(&[numel])?;
+    let bits: Vec<u16> = host.iter().map(|x| x.to_bits()).collect();
+    let mut at = 0;
+    while at < numel {
+        let n = bits.len().min(numel - at);
+        let mut dst = dev.buffer_mut().slice_mut(at..at + n);
+        rt.stream()
+            .memcpy_htod(&bits[..n], &mut dst)
+            .map_err(tirx::RuntimeError::from)?;
+        at += n;
+    }
+    Ok((dev, host))
+}
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), BenchError> {
     std::fs::write(path, bytes).map_err(|source| BenchError::Write {
@@ -737,6 +806,8 @@ mod tests {
             },
             varlen: false,
             paged: None,
+            decode_splits: None,
+            decode_pack: None,
             tile: None,
             median_ms: 1.0,
             tflops,

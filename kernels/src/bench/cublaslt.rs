@@ -99,6 +99,8 @@ pub(super) fn data_type(e: ElemType) -> sys::cudaDataType_t {
         ElemType::I8 => sys::cudaDataType_t::CUDA_R_8I,
         ElemType::U8 => sys::cudaDataType_t::CUDA_R_8U,
         ElemType::U32 => sys::cudaDataType_t::CUDA_R_32U,
+        ElemType::I64 => sys::cudaDataType_t::CUDA_R_64I,
+        ElemType::U64 => sys::cudaDataType_t::CUDA_R_64U,
     }
 }
 

@@ -14,10 +14,20 @@
 //!   of op(B), in cuBLAS's terms — with the mapping above, cuBLAS's A scale vector is ours
 //!   per row of B (`sb`, length N), its B scale vector ours per row of A (`sa`, length M).
 //!   Where the heuristic finds no algorithm (older libraries), the plan fails and the bench
-//!   says so.
+//!   says so;
+//! - block-wise ([`LtScales::Blocks`], the DeepSeek-V3 recipe, cuBLASLt 12.9+ on Hopper): our
+//!   B's scales per 128×128 block as cuBLAS's A scales (`CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F`,
+//!   5) and our A's per 1×128 block as its B scales (`_VEC128_32F`, 4), in the layouts
+//!   `torch._scaled_mm` hands cuBLASLt for this recipe (PyTorch `ScaledBlas.cpp`,
+//!   `_scaled_block1x128_block128x128`): A's scales K-block-major, `[KB, M]` with M
+//!   contiguous (ours `[M, KB]` transposed), B's `[NB, KB']` with KB' = KB rounded up to a
+//!   multiple of 4 (ours with each row padded). No fast accumulation here: cuBLASLt promotes
+//!   per block as our kernel does (`gemm/fp8_block.rs`). The bench checks cuBLASLt's D
+//!   against the f64 reference like ours, so a layout cuBLASLt reads otherwise shows as its
+//!   check failing.
 //!
-//! Accumulation: `CUBLASLT_MATMUL_DESC_FAST_ACCUM` (25) = 1, the tensor core's own FP8
-//! accumulation with no promotion to CUDA-core f32 — what our kernel does (`gemm/fp8.rs`), so
+//! Accumulation (per-tensor and row-wise): `CUBLASLT_MATMUL_DESC_FAST_ACCUM` (25) = 1, the
+//! tensor core's own FP8 accumulation with no promotion to CUDA-core f32 — what our kernel does (`gemm/fp8.rs`), so
 //! both do the same arithmetic (PyTorch: `torch._scaled_mm(..., use_fast_accum=True)`).
 
 use cudarc::cublaslt::result;
@@ -36,6 +46,18 @@ pub enum LtScales {
     Tensor,
     /// One f32 per row of A and per row of B (per column of D).
     Rows,
+    /// One f32 per 1×128 block of A and per 128×128 block of B, in cuBLASLt's layouts
+    /// ([`LtScales::block_shapes`]).
+    Blocks,
+}
+
+impl LtScales {
+    /// The shapes of cuBLASLt's block scale tensors for M×N×K: A's `[KB, M]` (our `[M, KB]`
+    /// transposed) and B's `[NB, KB']`, KB' = KB rounded up to a multiple of 4.
+    pub fn block_shapes((m, n, k): (usize, usize, usize)) -> ([usize; 2], [usize; 2]) {
+        let kb = k.div_ceil(128);
+        ([kb, m], [n.div_ceil(128), kb.div_ceil(4) * 4])
+    }
 }
 
 /// An FP8 GEMM plan: descriptors and the heuristic's first algorithm.
@@ -78,12 +100,24 @@ impl CublasLt {
         use sys::cublasLtMatmulDescAttributes_t as Attr;
         desc.set(Attr::CUBLASLT_MATMUL_DESC_TRANSA, 1i32)?;
         desc.set(Attr::CUBLASLT_MATMUL_DESC_TRANSB, 0i32)?;
-        desc.set(Attr::CUBLASLT_MATMUL_DESC_FAST_ACCUM, 1i8)?;
-        if scales == LtScales::Rows {
-            let mode =
-                sys::cublasLtMatmulMatrixScale_t::CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F as u32;
-            desc.set(Attr::CUBLASLT_MATMUL_DESC_A_SCALE_MODE, mode)?;
-            desc.set(Attr::CUBLASLT_MATMUL_DESC_B_SCALE_MODE, mode)?;
+        use sys::cublasLtMatmulMatrixScale_t as Scale;
+        match scales {
+            LtScales::Tensor => desc.set(Attr::CUBLASLT_MATMUL_DESC_FAST_ACCUM, 1i8)?,
+            LtScales::Rows => {
+                desc.set(Attr::CUBLASLT_MATMUL_DESC_FAST_ACCUM, 1i8)?;
+                let mode = Scale::CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F as u32;
+                desc.set(Attr::CUBLASLT_MATMUL_DESC_A_SCALE_MODE, mode)?;
+                desc.set(Attr::CUBLASLT_MATMUL_DESC_B_SCALE_MODE, mode)?;
+            }
+            LtScales::Blocks => {
+                // cuBLAS's A is our B (128×128 blocks), its B our A (1×128 blocks).
+                let (a, b) = (
+                    Scale::CUBLASLT_MATMUL_MATRIX_SCALE_BLK128x128_32F as u32,
+                    Scale::CUBLASLT_MATMUL_MATRIX_SCALE_VEC128_32F as u32,
+                );
+                desc.set(Attr::CUBLASLT_MATMUL_DESC_A_SCALE_MODE, a)?;
+                desc.set(Attr::CUBLASLT_MATMUL_DESC_B_SCALE_MODE, b)?;
+            }
         }
         let pref = Pref::with_workspace()?;
         // SAFETY: every descriptor is live and describes this problem.
@@ -110,7 +144,8 @@ impl CublasLt {
 
 impl LtFp8<'_> {
     /// Queues D = s ⊙ A·Bᵀ: `a` M×K, `b` N×K, `d` M×N; `sa`, `sb` the f32 scales on the
-    /// device — one element each ([`LtScales::Tensor`]) or M and N ([`LtScales::Rows`]).
+    /// device — one element each ([`LtScales::Tensor`]), M and N ([`LtScales::Rows`]), or
+    /// the block scales in cuBLASLt's layouts ([`LtScales::block_shapes`]).
     /// Shapes and types checked first.
     pub fn run<A: Element, D: Element>(
         &self,
@@ -141,12 +176,21 @@ impl LtFp8<'_> {
         want("a", a.shape(), &[m, k])?;
         want("b", b.shape(), &[n, k])?;
         want("d", d.shape(), &[m, n])?;
-        let (la, lb) = match self.scales {
-            LtScales::Tensor => (1, 1),
-            LtScales::Rows => (m, n),
-        };
-        want("sa", sa.shape(), &[la])?;
-        want("sb", sb.shape(), &[lb])?;
+        match self.scales {
+            LtScales::Tensor => {
+                want("sa", sa.shape(), &[1])?;
+                want("sb", sb.shape(), &[1])?;
+            }
+            LtScales::Rows => {
+                want("sa", sa.shape(), &[m])?;
+                want("sb", sb.shape(), &[n])?;
+            }
+            LtScales::Blocks => {
+                let (la, lb) = LtScales::block_shapes((m, n, k));
+                want("sa", sa.shape(), &la)?;
+                want("sb", sb.shape(), &lb)?;
+            }
+        }
         let s = &self.lt.stream;
         let (pa, _ra) = a.buffer().device_ptr(s);
         let (pb, _rb) = b.buffer().device_ptr(s);

@@ -1,5 +1,5 @@
-//! `tirx bench gemm --in e4m3 [--out bf16|f16|f32] [--scales tensor|rows]`: our FP8 GEMMs
-//! (`gemm/fp8.rs`, chosen from the catalogue by the problem their artifacts solve, never by
+//! `tirx bench gemm --in e4m3 [--out bf16|f16|f32] [--scales tensor|rows|blocks]`: our FP8
+//! GEMMs (`gemm/fp8.rs`, `fp8_pingpong.rs`, `fp8_block.rs`, chosen from the catalogue by the problem their artifacts solve, never by
 //! name) against cuBLASLt's FP8 GEMM ([`super::cublaslt_fp8`]) on the same buffers and the same
 //! scales, in one process, by the GEMM bench's method ([`super::sweep`]: warm-up, interleaved
 //! rounds timed by CUDA events, the median, inputs rotated past L2). Every config of ours that
@@ -7,18 +7,20 @@
 //!
 //! Data: A and B uniform in [-1, 1) rounded to the FP8 type (the reference reads the rounded
 //! values: the quantisation is applied before either side sees the data); per-tensor scales
-//! 0.375 and 1.75, row-wise scales uniform in [0.5, 2).
+//! 0.375 and 1.75, row-wise and block-wise scales uniform in [0.5, 2) (the block scales also
+//! uploaded in cuBLASLt's own layouts, `LtScales::block_shapes`).
 //!
 //! Checks, untimed, after the rounds (D of set 0 poisoned before each checked run): both
 //! sides element by element over three 64×64 blocks (top-left, centre, bottom-right: the tails)
 //! against the f64 reference of the same FP8 values and scales, within the bound of
-//! `fp8_ref::check` for the tensor core's FP8 accumulation (both run with fast accumulation);
+//! `fp8_ref::check` for the tensor core's FP8 accumulation (both run with fast accumulation,
+//! but for block scales, which both promote per K block);
 //! and ours against cuBLASLt over all of D (a strided sample above 8192²).
 
 use half::{bf16, f16};
 use indicatif::ProgressBar;
 use tirx::abi::ElemType;
-use tirx::problem::{BLayout, Epilogue, GemmProblem, Problem};
+use tirx::problem::{BLayout, GemmProblem, Problem};
 use tirx::{Element, KernelArtifact, Runtime, Target, Tensor};
 
 use super::cublaslt::CublasLt;
@@ -28,7 +30,7 @@ use super::sweep::{self, L2_BYTES, MEMORY_CAP, drop_out, sample_stride, time_rou
 use super::{BenchError, RUNS, WARMUP_MS, progress};
 use crate::dispatch::ProblemDef;
 pub use crate::gemm::fp8_ref::Fp8Host;
-use crate::gemm::fp8_ref::{Fp8Scales, check};
+use crate::gemm::fp8_ref::{Fp8ScaleMode, Fp8Scales, check};
 use crate::gemm::request::{Fp8ScaleArgs, GemmRequest, GemmTypes};
 use crate::gemm::split;
 use crate::reference::{HostElem, Rng};
@@ -36,11 +38,12 @@ use crate::reference::{HostElem, Rng};
 /// The per-tensor scales of the bench's data.
 pub const TENSOR_SCALES: (f32, f32) = (0.375, 1.75);
 
-/// The FP8 GEMM problem of a run: its epilogue (per-tensor or row-wise scales) and types.
+/// The FP8 GEMM problem of a run: its epilogue (per-tensor, row-wise or block-wise scales)
+/// and types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Fp8Problem {
-    /// Row-wise scales (else per tensor).
-    pub rows: bool,
+    /// The scales' form.
+    pub scales: Fp8ScaleMode,
     /// A's and B's type (E4M3 or E5M2).
     pub input: ElemType,
     /// D's type.
@@ -52,11 +55,7 @@ impl Fp8Problem {
     pub fn problem(&self) -> Problem {
         Problem::Gemm(GemmProblem {
             b: BLayout::Tn,
-            epilogue: if self.rows {
-                Epilogue::ScaleRows
-            } else {
-                Epilogue::ScaleTensor
-            },
+            epilogue: self.scales.epilogue(),
         })
     }
 
@@ -88,11 +87,7 @@ impl Fp8Problem {
 
     /// The host's request of this problem at `shape` (contiguous tensors).
     pub fn request(&self, shape: (usize, usize, usize)) -> GemmRequest {
-        let epilogue = if self.rows {
-            Epilogue::ScaleRows
-        } else {
-            Epilogue::ScaleTensor
-        };
+        let epilogue = self.scales.epilogue();
         let types = GemmTypes {
             input: self.input,
             output: self.output,
@@ -106,7 +101,7 @@ impl Fp8Problem {
             "{} -> {}, {} scales",
             self.input.name(),
             self.output.name(),
-            if self.rows { "row-wise" } else { "per-tensor" }
+            self.scales.describe()
         )
     }
 }
@@ -133,9 +128,11 @@ struct Buffers<A: Element, D: Element> {
     a: Vec<Tensor<A>>,
     b: Vec<Tensor<A>>,
     d: Vec<Tensor<D>>,
-    /// The scales on the device: [1] each, or [M] and [N].
+    /// The scales on the device: [1] each, [M] and [N], or [M, KB] and [NB, KB].
     sa: Tensor<f32>,
     sb: Tensor<f32>,
+    /// The block scales in cuBLASLt's layouts (`LtScales::block_shapes`); the others' own.
+    lt_scales: Option<(Tensor<f32>, Tensor<f32>)>,
     scales: Fp8Scales,
     /// The f64 reference and magnitudes over [`super::epilogue::blocks`], block by block.
     want: Vec<f64>,
@@ -143,22 +140,35 @@ struct Buffers<A: Element, D: Element> {
 }
 
 impl<A: Fp8Host, D: HostElem> Buffers<A, D> {
-    fn new(rt: &Runtime, (m, n, k): (usize, usize, usize), rows: bool) -> Result<Self, BenchError> {
+    fn new(
+        rt: &Runtime,
+        (m, n, k): (usize, usize, usize),
+        mode: Fp8ScaleMode,
+    ) -> Result<Self, BenchError> {
         let set = m * k + n * k + m * n * size_of::<D>();
         let sets = sweep::rotation_within(set, L2_BYTES, MEMORY_CAP);
         let mut rng = Rng::new(3);
         let mut q = |len: usize| -> Vec<A> { (0..len).map(|_| A::quantise(rng.unit())).collect() };
         let (ha, hb) = (q(m * k), q(n * k));
-        let scales = if rows {
-            let mut u =
-                |len: usize| -> Vec<f32> { (0..len).map(|_| 1.25 + 0.75 * rng.unit()).collect() };
-            Fp8Scales::Rows(u(m), u(n))
-        } else {
-            Fp8Scales::Tensor(TENSOR_SCALES.0, TENSOR_SCALES.1)
+        let (sa_shape, sb_shape) = mode.shapes((m, n, k));
+        let mut u =
+            |len: usize| -> Vec<f32> { (0..len).map(|_| 1.25 + 0.75 * rng.unit()).collect() };
+        let scales = match mode {
+            Fp8ScaleMode::Rows => Fp8Scales::Rows(u(m), u(n)),
+            Fp8ScaleMode::Blocks => {
+                Fp8Scales::Blocks(u(sa_shape.iter().product()), u(sb_shape.iter().product()))
+            }
+            Fp8ScaleMode::Tensor => Fp8Scales::Tensor(TENSOR_SCALES.0, TENSOR_SCALES.1),
         };
         let (sa, sb) = match &scales {
-            Fp8Scales::Rows(sa, sb) => (rt.upload(sa, &[m])?, rt.upload(sb, &[n])?),
+            Fp8Scales::Rows(sa, sb) | Fp8Scales::Blocks(sa, sb) => {
+                (rt.upload(sa, &sa_shape)?, rt.upload(sb, &sb_shape)?)
+            }
             Fp8Scales::Tensor(a, b) => (rt.upload(&[*a], &[1])?, rt.upload(&[*b], &[1])?),
+        };
+        let lt_scales = match &scales {
+            Fp8Scales::Blocks(sa, sb) => Some(lt_block_scales(rt, (m, n, k), (sa, sb))?),
+            _ => None,
         };
         let upload = |h: &[A], dims: &[usize]| -> Result<Vec<Tensor<A>>, BenchError> {
             (0..sets).map(|_| Ok(rt.upload(h, dims)?)).collect()
@@ -168,17 +178,17 @@ impl<A: Fp8Host, D: HostElem> Buffers<A, D> {
             .map(|_| rt.zeros(&[m, n]))
             .collect::<Result<_, _>>()?;
         let (mut want, mut mag) = (Vec::new(), Vec::new());
+        let row = |h: &[A], i: usize| -> Vec<f64> {
+            h[i * k..(i + 1) * k].iter().map(|x| x.value()).collect()
+        };
         for (r, c, br, bc) in super::epilogue::blocks(m, n) {
+            let rbs: Vec<Vec<f64>> = (c..c + bc).map(|j| row(&hb, j)).collect();
             for i in r..r + br {
-                for j in c..c + bc {
-                    let (ra, rb) = (&ha[i * k..(i + 1) * k], &hb[j * k..(j + 1) * k]);
-                    let (s, g) = ra.iter().zip(rb).fold((0.0, 0.0), |(s, g), (x, y)| {
-                        let p = x.value() * y.value();
-                        (s + p, g + p.abs())
-                    });
-                    let sc = scales.at(i, j);
-                    want.push(s * sc);
-                    mag.push(g * sc.abs());
+                let ra = row(&ha, i);
+                for (j, rb) in (c..c + bc).zip(&rbs) {
+                    let (s, g) = scales.element(&ra, rb, i, j);
+                    want.push(s);
+                    mag.push(g);
                 }
             }
         }
@@ -189,6 +199,7 @@ impl<A: Fp8Host, D: HostElem> Buffers<A, D> {
             d,
             sa,
             sb,
+            lt_scales,
             scales,
             want,
             mag,
@@ -224,10 +235,28 @@ impl<A: Fp8Host, D: HostElem> Buffers<A, D> {
         check(
             sampled,
             (&self.want, &self.mag),
-            (self.shape.2, D::ELEM, false),
+            (self.scales.check_k(self.shape.2), D::ELEM, false),
             BLOCK.min(self.shape.1),
         )
     }
+}
+
+/// The block scales `sa` [M, KB] and `sb` [NB, KB] (row-major, ours) in cuBLASLt's layouts on
+/// the device ([`LtScales::block_shapes`]): `sa` transposed, `sb`'s rows padded with 1s.
+fn lt_block_scales(
+    rt: &Runtime,
+    shape: (usize, usize, usize),
+    (sa, sb): (&[f32], &[f32]),
+) -> Result<(Tensor<f32>, Tensor<f32>), BenchError> {
+    let ([kb, m], [nb, kbp]) = LtScales::block_shapes(shape);
+    let at: Vec<f32> = (0..kb * m).map(|x| sa[(x % m) * kb + x / m]).collect();
+    let bp: Vec<f32> = (0..nb * kbp)
+        .map(|x| {
+            let (r, c) = (x / kbp, x % kbp);
+            if c < kb { sb[r * kb + c] } else { 1.0 }
+        })
+        .collect();
+    Ok((rt.upload(&at, &[kb, m])?, rt.upload(&bp, &[nb, kbp])?))
 }
 
 /// Our launch of `art` on one buffer set, its tensors and scalars by role
@@ -249,13 +278,14 @@ fn launch_ours<A: Element, D: Element>(
     ];
     let (x, y) = match scales {
         Fp8Scales::Tensor(x, y) => (*x, *y),
-        Fp8Scales::Rows(..) => (1.0, 1.0),
+        Fp8Scales::Rows(..) | Fp8Scales::Blocks(..) => (1.0, 1.0),
     };
     if split::is_partial(art) {
         let (sav, sbv) = (sa.view(), sb.view());
         let args = match scales {
             Fp8Scales::Tensor(..) => Fp8ScaleArgs::Tensor(x, y),
             Fp8Scales::Rows(..) => Fp8ScaleArgs::Rows(&sav, &sbv),
+            Fp8Scales::Blocks(..) => Fp8ScaleArgs::Blocks(&sav, &sbv),
         };
         return Ok(split::launch_fp8_split(rt, art, &roles, args)?);
     }
@@ -279,7 +309,7 @@ fn measure_shape<A: Fp8Host, D: HostElem>(
 ) -> Result<Row, BenchError> {
     let label = shape_label(shape);
     progress.set_message(format!("{label} (allocating)"));
-    let mut bufs = Buffers::<A, D>::new(rt, shape, p.rows)?;
+    let mut bufs = Buffers::<A, D>::new(rt, shape, p.scales)?;
     let mut row = Row {
         shape,
         cublas: None,
@@ -303,10 +333,10 @@ fn measure_shape<A: Fp8Host, D: HostElem>(
         failure: None,
         rounds: 0,
     };
-    let lt_scales = if p.rows {
-        LtScales::Rows
-    } else {
-        LtScales::Tensor
+    let lt_scales = match p.scales {
+        Fp8ScaleMode::Tensor => LtScales::Tensor,
+        Fp8ScaleMode::Rows => LtScales::Rows,
+        Fp8ScaleMode::Blocks => LtScales::Blocks,
     };
     let plan = match lt.gemm_fp8(shape, p.input, p.output, lt_scales) {
         Ok(g) => Some(g),
@@ -322,12 +352,16 @@ fn measure_shape<A: Fp8Host, D: HostElem>(
             d,
             sa,
             sb,
+            lt_scales,
             scales,
             ..
         } = bufs;
         let (a, b, d) = (&a[set], &b[set], &mut d[set]);
         match (who, &plan) {
-            (0, Some(g)) => g.run(a, b, (sa, sb), d),
+            (0, Some(g)) => match lt_scales {
+                Some((la, lb)) => g.run(a, b, (la, lb), d),
+                None => g.run(a, b, (sa, sb), d),
+            },
             (0, None) => Err(BenchError::Cublas("no plan for this shape".into())),
             (i, _) => launch_ours(rt, arts[i - 1], (a, b, d), (sa, sb), scales),
         }
@@ -482,10 +516,10 @@ mod tests {
 
     #[test]
     fn the_fp8_problems_find_their_kernels_by_what_they_solve() {
-        for rows in [false, true] {
+        for scales in [Fp8ScaleMode::Tensor, Fp8ScaleMode::Rows] {
             for output in [ElemType::Bf16, ElemType::F16, ElemType::F32] {
                 let p = Fp8Problem {
-                    rows,
+                    scales,
                     input: ElemType::E4m3,
                     output,
                 };
@@ -501,9 +535,21 @@ mod tests {
                 assert!(partials.iter().all(|a| a.elem_of("a") == Some(p.input)));
             }
         }
+        // Block scales: `fp8_block.rs` alone (bf16 and f32 out), no split-K partial (the
+        // scales vary along K; no reduce applies them).
+        for output in [ElemType::Bf16, ElemType::F32] {
+            let p = Fp8Problem {
+                scales: Fp8ScaleMode::Blocks,
+                input: ElemType::E4m3,
+                output,
+            };
+            let arts = p.artifacts();
+            assert!(!arts.is_empty(), "{}", p.describe());
+            assert!(arts.iter().all(|a| a.kernel == "gemm_sm90_fp8_block"));
+        }
         // No FP8 GEMM with 16-bit inputs: the BF16 kernels solve other problems.
         let none = Fp8Problem {
-            rows: false,
+            scales: Fp8ScaleMode::Tensor,
             input: ElemType::Bf16,
             output: ElemType::Bf16,
         };

@@ -32,7 +32,7 @@ fn every_kernel_declares_its_problem_and_types() {
             );
             if let problem::Problem::Gemm(g) = problem {
                 let t = GemmLaunch::of(k).types(a.config).expect("a, d tensors");
-                // The FP8 GEMMs (8-bit A and B, scales in the epilogue: their own problems in
+                // The FP8 GEMMs (8-bit A and B, scales in the epilogue or per K block: their own problems in
                 // the GEMM family, `gemm::check::check_fp8`, `bench::fp8`) and their split-K
                 // partials (`gemm::fp8_splitk`: the reduce applies the scales); every other
                 // GEMM takes a shipped 16-bit combination.
@@ -41,6 +41,7 @@ fn every_kernel_declares_its_problem_and_types() {
                         g.epilogue,
                         problem::Epilogue::ScaleTensor
                             | problem::Epilogue::ScaleRows
+                            | problem::Epilogue::ScaleBlocks
                             | problem::Epilogue::Partial
                     );
                 assert!(t.is_shipped() || fp8, "{}/{}: {t}", k.name, a.config);

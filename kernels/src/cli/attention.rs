@@ -1,7 +1,8 @@
 //! `tirx bench attention [--quick | --shape B,HQ,HKV,SQ,SK,D[,causal]… [--varlen | --paged
-//! PAGE]] [--kernel TILE]… [--peers PATH] [--json PATH] [--dump DIR]`: the attention sweep
-//! ([`tirx_kernels::bench::attention`]), or the shapes given (as packed variable-length
-//! batches with `--varlen`, over a paged K/V cache with `--paged`), against the peers file's
+//! PAGE | --decode [SPLITS] [--unpacked]]] [--kernel TILE]… [--peers PATH] [--json PATH] [--dump DIR]`: the
+//! attention sweep ([`tirx_kernels::bench::attention`]), or the shapes given (as packed
+//! variable-length batches with `--varlen`, over a paged K/V cache with `--paged`, through the
+//! split-KV decode path with `--decode`), against the peers file's
 //! numbers; with `--kernel`, each named tile entry of the configs forced in turn where it has
 //! the shape's head dim.
 
@@ -21,6 +22,10 @@ pub struct Points<'a> {
     pub varlen: bool,
     /// `--paged PAGE`.
     pub paged: Option<usize>,
+    /// `--decode [SPLITS]` (0: the host's split).
+    pub decode: Option<usize>,
+    /// `--unpacked`: no GQA packing on the decode path.
+    pub unpacked: bool,
 }
 
 /// Runs the bench; `Ok(true)` when every point ran and passed its check.
@@ -31,6 +36,8 @@ pub fn bench_attention(
         shapes,
         varlen,
         paged,
+        decode,
+        unpacked,
     }: Points<'_>,
     tiles: &[String],
     peers: Option<&Path>,
@@ -46,10 +53,14 @@ pub fn bench_attention(
     } else {
         shapes.to_vec()
     };
-    let form = match (varlen, paged) {
-        (_, Some(page)) => Form::Paged(page),
-        (true, None) => Form::Varlen,
-        (false, None) => Form::Dense,
+    let form = match (varlen, paged, decode) {
+        (_, _, Some(splits)) => Form::Decode(tirx_kernels::attention::decode::Ask {
+            splits: (splits > 0).then_some(splits),
+            pack: !unpacked,
+        }),
+        (_, Some(page), None) => Form::Paged(page),
+        (true, None, None) => Form::Varlen,
+        (false, None, None) => Form::Dense,
     };
     run_attention_bench(rt, &shapes, tiles, peers.as_ref(), json, dump, form)
         .map(|_| true)

@@ -10,6 +10,7 @@ use tirx::problem::BLayout;
 use tirx_kernels::bench::Problem;
 use tirx_kernels::bench::attention::Shape as AttentionShape;
 use tirx_kernels::bench::fp8::Fp8Problem;
+use tirx_kernels::gemm::fp8_ref::Fp8ScaleMode;
 use tirx_kernels::gemm::reference::{Act, parse_epilogue};
 
 use super::gemm::{
@@ -72,6 +73,22 @@ pub enum BenchCmd {
         /// pages in a shuffled order, through `attention_sm90_paged`.
         #[arg(long, value_name = "PAGE", requires = "shapes", conflicts_with_all = ["kernels", "varlen"])]
         paged: Option<usize>,
+        /// Measure each shape (SQ ≤ 16) through the decode path: `attention_sm90_decode` over
+        /// the keys split into chunks, then `attention_decode_combine` — the host's split for
+        /// the GPU's SMs, or SPLITS chunks when given (`--decode 4`).
+        #[arg(
+            long,
+            value_name = "SPLITS",
+            num_args = 0..=1,
+            default_missing_value = "0",
+            requires = "shapes",
+            conflicts_with_all = ["kernels", "varlen", "paged"]
+        )]
+        decode: Option<usize>,
+        /// With `--decode`: one CTA per query head (`attention_sm90_decode`), never the query
+        /// heads of a K/V head packed into one tile (`attention_sm90_decode_gqa`).
+        #[arg(long, requires = "decode")]
+        unpacked: bool,
         /// Tiles to force (repeatable; a config name of an attention kernel). Default: the
         /// host's choice.
         #[arg(long = "kernel")]
@@ -134,8 +151,10 @@ pub struct GemmBench {
     #[arg(long, value_parser = parse_epilogue, conflicts_with_all = EPILOGUE_CONFLICTS)]
     pub epilogue: Option<Act>,
     /// With `--in e4m3` or `e5m2`: the FP8 GEMMs' scales, `tensor` (one f32 per tensor,
-    /// `Epilogue::ScaleTensor`; the default) or `rows` (one per row of A and per row of B,
-    /// `torch._scaled_mm`'s row-wise form, `Epilogue::ScaleRows`); cuBLASLt applies the same.
+    /// `Epilogue::ScaleTensor`; the default), `rows` (one per row of A and per row of B,
+    /// `torch._scaled_mm`'s row-wise form, `Epilogue::ScaleRows`) or `blocks` (one per 1×128
+    /// block of A and per 128×128 block of B, the DeepSeek-V3 recipe, `Epilogue::ScaleBlocks`;
+    /// E4M3 only); cuBLASLt applies the same.
     #[arg(long, value_enum, conflicts_with_all = FP8_CONFLICTS)]
     pub scales: Option<Scales>,
 }
@@ -147,6 +166,8 @@ pub enum Scales {
     Tensor,
     /// One f32 per row of A and per row of B.
     Rows,
+    /// One f32 per 1×128 block of A and per 128×128 block of B.
+    Blocks,
 }
 
 /// What `--epilogue` fixes (TN, bf16 → bf16, α = 1, β = 0, one fused kernel): the options
@@ -187,7 +208,11 @@ impl GemmBench {
         let output = ElemType::from_name(&self.output)
             .ok_or_else(|| format!("unknown element type `{}`", self.output))?;
         Ok(Some(Fp8Problem {
-            rows: self.scales == Some(Scales::Rows),
+            scales: match self.scales {
+                None | Some(Scales::Tensor) => Fp8ScaleMode::Tensor,
+                Some(Scales::Rows) => Fp8ScaleMode::Rows,
+                Some(Scales::Blocks) => Fp8ScaleMode::Blocks,
+            },
             input,
             output,
         }))
@@ -233,6 +258,8 @@ pub fn bench(rt: &Runtime, cmd: &BenchCmd) -> Result<bool, String> {
             shapes,
             varlen,
             paged,
+            decode,
+            unpacked,
             kernels,
             peers,
             json,
@@ -244,6 +271,8 @@ pub fn bench(rt: &Runtime, cmd: &BenchCmd) -> Result<bool, String> {
                 shapes,
                 varlen: *varlen,
                 paged: *paged,
+                decode: *decode,
+                unpacked: *unpacked,
             },
             kernels,
             peers.as_deref(),

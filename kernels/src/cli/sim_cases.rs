@@ -15,6 +15,7 @@ use tirx::KernelArtifact;
 use tirx::problem::{Epilogue, GemmProblem, Problem};
 use tirx::runtime::{ElemType, Target};
 use tirx_kernels::catalogue;
+use tirx_kernels::gemm::fp8_ref::{Fp8ScaleMode, Fp8Scales};
 use tirx_kernels::reference::Rng;
 use tirx_kernels::row_kernels::host::capacity;
 use tirx_kernels::rows::RowProblem;
@@ -90,6 +91,8 @@ const TABLE: &[Case] = &[
     // FP8 (E4M3) inputs, per-tensor and row-wise scales; K 208 = 128 + 80.
     case("gemm_sm90_fp8", "n128", (130, 136, 208)),
     case("gemm_sm90_fp8_rowwise", "n128", (130, 136, 208)),
+    // Block scales (1×128 of A, 128×128 of B), promoted per K block; K 400 = 3·128 + 16.
+    case("gemm_sm90_fp8_block", "default", (130, 264, 400)),
     // Split-K's first launch: [`SPLIT`] slices of K's four tiles (1, 1 and 2 tiles), each
     // slice's f32 partial into its own plane of the workspace `w`.
     case("gemm_sm90_splitk", "default", (130, 136, 208)),
@@ -336,8 +339,14 @@ pub fn inputs(art: &KernelArtifact, case: &Case) -> Result<CaseData, String> {
                     .flat_map(|_| (1.5 + rng.unit()).to_le_bytes())
                     .collect()
             };
-            named.push(("sa", ElemType::F32, vec![m], f32s(&mut srng, m)));
-            named.push(("sb", ElemType::F32, vec![n], f32s(&mut srng, n)));
+            // Block scales (`ScaleBlocks`): `sa` [M, KB], `sb` [NB, KB].
+            let (sa, sb) = match Fp8ScaleMode::of(epilogue) {
+                Some(mode @ Fp8ScaleMode::Blocks) => mode.shapes((m, n, k)),
+                _ => (vec![m], vec![n]),
+            };
+            let (la, lb) = (sa.iter().product(), sb.iter().product());
+            named.push(("sa", ElemType::F32, sa, f32s(&mut srng, la)));
+            named.push(("sb", ElemType::F32, sb, f32s(&mut srng, lb)));
             // The residual `res` [M, N] of D = act(A·op(B) + bias) + R, from a generator of its
             // own too.
             let tr = elem("res").unwrap_or(td);
@@ -437,7 +446,8 @@ pub fn inputs(art: &KernelArtifact, case: &Case) -> Result<CaseData, String> {
 pub const TENSOR_SCALES: (f32, f32) = tirx_kernels::gemm::check::FP8_TENSOR_SCALES;
 
 /// The scale of element (i, j) of an FP8 GEMM's D (`sa[i]·sb[j]` or `scale_a·scale_b`), 1
-/// for the other GEMMs.
+/// for the other GEMMs and for block scales, whose scale varies along K
+/// ([`fp8_block_scales`]).
 pub fn fp8_scale(art: &KernelArtifact, data: &CaseData, i: usize, j: usize) -> f64 {
     let Some(Problem::Gemm(GemmProblem { epilogue, .. })) = art.problem else {
         return 1.0;
@@ -452,6 +462,27 @@ pub fn fp8_scale(art: &KernelArtifact, data: &CaseData, i: usize, j: usize) -> f
         Epilogue::ScaleTensor => f64::from(TENSOR_SCALES.0) * f64::from(TENSOR_SCALES.1),
         _ => 1.0,
     }
+}
+
+/// The block scales of a `ScaleBlocks` GEMM's case (`sa` [M, KB], `sb` [NB, KB]), `None` for
+/// the other GEMMs.
+pub fn fp8_block_scales(art: &KernelArtifact, data: &CaseData) -> Option<Fp8Scales> {
+    let Some(Problem::Gemm(GemmProblem { epilogue, .. })) = art.problem else {
+        return None;
+    };
+    if epilogue != Epilogue::ScaleBlocks {
+        return None;
+    }
+    let f32s = |name: &str| -> Option<Vec<f32>> {
+        let t = data.input(name)?;
+        Some(
+            t.bytes
+                .chunks_exact(4)
+                .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+                .collect(),
+        )
+    };
+    Some(Fp8Scales::Blocks(f32s("sa")?, f32s("sb")?))
 }
 
 /// α, β of a GEMM epilogue: (1.5, −0.75) where it takes C, as `tirx sim` and the sim tests.

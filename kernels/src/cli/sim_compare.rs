@@ -30,7 +30,9 @@
 //!   the bound is 1. The table also gives each side's worst distance from `w` in units of
 //!   its own one-sided bound.
 
-use super::sim_cases::{CaseData, Fnv, cases, decode, fp8_scale, gemm_scale, inputs};
+use super::sim_cases::{
+    CaseData, Fnv, cases, decode, fp8_block_scales, fp8_scale, gemm_scale, inputs,
+};
 use super::sim_dump::{Entry, Manifest, hex};
 use half::bf16;
 use tirx::KernelArtifact;
@@ -221,6 +223,7 @@ fn gemm_bounds(
         | ElemType::E2m1 => 1.0,
         // Nor integers: an exact integer result would compare with no slack.
         ElemType::I32 | ElemType::U32 | ElemType::I8 | ElemType::U8 => 0.0,
+        ElemType::I64 | ElemType::U64 => 0.0,
     };
     // Split-K's first launch: plane z of `w` holds the product over the z-th slice of K's
     // tiles (`⌊z·T/S⌋ … ⌊(z+1)·T/S⌋`, T = ⌈K/BK⌉, the kernel's split); other GEMMs: one plane, all of K.
@@ -247,6 +250,20 @@ fn gemm_bounds(
         } else {
             (0..m).flat_map(|i| (0..n).map(move |j| (i, j))).collect()
         };
+    // Block scales (`ScaleBlocks`, TN): the reference per K block, the promotion's roundings
+    // in the f32 bound (`fp8_ref::block_check_k`).
+    if let Some(scales) = fp8_block_scales(art, data) {
+        for &(i, j) in &order {
+            let (w, scale) =
+                scales.element(&a[i * kk..(i + 1) * kk], &b[j * kk..(j + 1) * kk], i, j);
+            let acc = (scales.check_k(kk) as f64 + 2.0) * scale / 8_388_608.0;
+            g.exact.push(w);
+            g.side.push((w.abs() + acc) * half_ulp + acc + 1e-30);
+            g.gpu_extra
+                .push(scale * tirx_kernels::gemm::fp8_ref::accumulation_bound(kk, false));
+        }
+        return Ok(g);
+    }
     for &(k_lo, k_hi) in &planes {
         for &(i, j) in &order {
             {
@@ -595,6 +612,35 @@ mod tests {
             .map(|i| (0..SPLIT).map(|z| g.exact[z * plane + i]).sum())
             .collect();
         assert!(!within(&emu[..plane], &sum));
+        let o = judge(art, &data, case.shape, &bytes, &bytes).unwrap();
+        assert!(o.ok() && o.identical == o.total, "{o:?}");
+    }
+
+    /// The block-scaled FP8 GEMM's case (`ScaleBlocks`): its inputs carry `sa` [M, KB] and
+    /// `sb` [NB, KB], and the emulator's D is within one side's bound of the per-K-block
+    /// reference everywhere, judged bit-identical against itself.
+    #[test]
+    fn the_block_scaled_case_is_judged_per_k_block() {
+        let case = *cases()
+            .iter()
+            .find(|c| c.kernel == "gemm_sm90_fp8_block")
+            .unwrap();
+        let art = case.artifact().unwrap();
+        let data = inputs(art, &case).unwrap();
+        let (m, n, k) = case.shape;
+        let (kb, nb) = (k.div_ceil(128), n.div_ceil(128));
+        assert_eq!(data.input("sa").unwrap().shape, vec![m, kb]);
+        assert_eq!(data.input("sb").unwrap().shape, vec![nb, kb]);
+        let (bytes, _) = emulate(art, &data, &DeviceLimits::HOPPER, case.seed).unwrap();
+        let emu = decode(&bytes, data.out().elem);
+        let g = gemm_bounds(art, &data, case.shape).unwrap();
+        assert_eq!(g.exact.len(), emu.len());
+        assert!(
+            emu.iter()
+                .zip(&g.exact)
+                .zip(&g.side)
+                .all(|((e, x), s)| (e - x).abs() <= *s)
+        );
         let o = judge(art, &data, case.shape, &bytes, &bytes).unwrap();
         assert!(o.ok() && o.identical == o.total, "{o:?}");
     }

@@ -219,6 +219,8 @@ enum GpuTensor {
     U8(Tensor<u8>),
     I32(Tensor<i32>),
     U32(Tensor<u32>),
+    I64(Tensor<i64>),
+    U64(Tensor<u64>),
 }
 
 impl GpuTensor {
@@ -299,6 +301,22 @@ impl GpuTensor {
                     .collect();
                 GpuTensor::U32(rt.upload(&v, &t.shape)?)
             }
+            ElemType::I64 => {
+                let v: Vec<i64> = t
+                    .bytes
+                    .chunks_exact(8)
+                    .map(|c| i64::from_le_bytes(c.try_into().expect("8 bytes")))
+                    .collect();
+                GpuTensor::I64(rt.upload(&v, &t.shape)?)
+            }
+            ElemType::U64 => {
+                let v: Vec<u64> = t
+                    .bytes
+                    .chunks_exact(8)
+                    .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
+                    .collect();
+                GpuTensor::U64(rt.upload(&v, &t.shape)?)
+            }
         })
     }
 
@@ -319,6 +337,8 @@ impl GpuTensor {
             GpuTensor::U8(t) => t.view(),
             GpuTensor::I32(t) => t.view(),
             GpuTensor::U32(t) => t.view(),
+            GpuTensor::I64(t) => t.view(),
+            GpuTensor::U64(t) => t.view(),
         }
     }
 
@@ -355,6 +375,16 @@ impl GpuTensor {
                 .flat_map(|v| v.to_le_bytes())
                 .collect(),
             GpuTensor::U32(t) => rt
+                .download(t)?
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect(),
+            GpuTensor::I64(t) => rt
+                .download(t)?
+                .iter()
+                .flat_map(|v| v.to_le_bytes())
+                .collect(),
+            GpuTensor::U64(t) => rt
                 .download(t)?
                 .iter()
                 .flat_map(|v| v.to_le_bytes())

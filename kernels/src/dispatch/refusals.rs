@@ -246,6 +246,94 @@ fn gemm_epilogue_refusal_table() {
     }
 }
 
+/// The block-scaled FP8 GEMM (`Epilogue::ScaleBlocks`, the DeepSeek-V3 recipe): on the H200
+/// `gemm_sm90_fp8_block` takes it (E4M3 → bf16 and → f32), the row-wise and per-tensor FP8
+/// GEMMs refuse it as another problem and it refuses theirs, the FP8 split-K partials refuse
+/// it (no reduce applies scales that vary along K), and scale tensors of the wrong shape are
+/// refused by the launch planner with the kernel's own assertion.
+#[test]
+fn gemm_fp8_block_refusal_table() {
+    use tirx::abi::ElemType::E4m3;
+    use tirx::problem::{GemmProblem, Problem};
+    let h200 = Device::h200();
+    let gemm = |epilogue| {
+        Err(Reject::Problem {
+            found: Some(Problem::Gemm(GemmProblem {
+                b: BLayout::Tn,
+                epilogue,
+            })),
+        })
+    };
+    let types = |output| GemmTypes {
+        input: E4m3,
+        output,
+    };
+    let request = |epilogue, output| {
+        GemmRequest::contiguous(BLayout::Tn, epilogue, types(output), (200, 264, 400))
+    };
+    let blocks = request(Epilogue::ScaleBlocks, Bf16);
+    assert!(outcome(&blocks, &h200, "gemm_sm90_fp8_block", "default").is_ok());
+    assert!(
+        outcome(
+            &request(Epilogue::ScaleBlocks, F32),
+            &h200,
+            "gemm_sm90_fp8_block",
+            "f32"
+        )
+        .is_ok()
+    );
+    assert_eq!(
+        outcome(&blocks, &h200, "gemm_sm90_fp8_block", "f32"),
+        Err(Reject::Types {
+            found: vec![Some(E4m3), Some(F32)]
+        })
+    );
+    assert_eq!(
+        outcome(&blocks, &h200, "gemm_sm90_fp8_rowwise", "n128"),
+        gemm(Epilogue::ScaleRows)
+    );
+    assert_eq!(
+        outcome(&blocks, &h200, "gemm_sm90_fp8", "default"),
+        gemm(Epilogue::ScaleTensor)
+    );
+    assert_eq!(
+        outcome(
+            &request(Epilogue::ScaleRows, Bf16),
+            &h200,
+            "gemm_sm90_fp8_block",
+            "default"
+        ),
+        gemm(Epilogue::ScaleBlocks)
+    );
+    // The FP8 split-K partials take per-tensor and row-wise scales, not block scales.
+    let partials: Vec<_> = judge(&blocks, &catalogue::all(), &h200)
+        .into_iter()
+        .filter(|v| crate::gemm::split::is_partial(v.artifact))
+        .collect();
+    assert!(!partials.is_empty());
+    assert!(partials.iter().all(|v| v.outcome.is_err()));
+    // Scales with K / 128 rounded down (K = 400 needs 4 blocks, not 3): the planner refuses
+    // them with the kernel's `static_assert`.
+    let mut short = blocks.clone();
+    short.row_scales = Some((
+        tirx::runtime::TensorMeta::row_major(F32, &[200, 3], 0),
+        tirx::runtime::TensorMeta::row_major(F32, &[3, 3], 0),
+    ));
+    match outcome(&short, &h200, "gemm_sm90_fp8_block", "default") {
+        Err(Reject::Launch(why)) => assert!(why.contains("KB == cdiv(K, 128)"), "{why}"),
+        other => panic!("expected a launch refusal, got {other:?}"),
+    }
+    only_these_refusals(
+        &blocks,
+        &[|r| {
+            matches!(
+                r,
+                Reject::Problem { .. } | Reject::Target { .. } | Reject::Types { .. }
+            )
+        }],
+    );
+}
+
 /// `silu_mul`'s refusal table (the rows family's other problem): another problem, another
 /// element type, another target; both of its tiles take the problem.
 #[test]

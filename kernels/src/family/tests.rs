@@ -205,9 +205,10 @@ fn every_chunked_row_kernel_runs_past_its_first_chunk() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// The FP8 GEMMs' problems (per-tensor and row-wise scales) go through the GEMM family as
-/// any GEMM does: the dispatcher chooses an FP8 artifact of the problem for E4M3 → bf16 on
-/// contiguous tensors (the row-wise request carries `sa`, `sb`, which the planner checks), a
+/// The FP8 GEMMs' problems (per-tensor, row-wise and block-wise scales) go through the GEMM
+/// family as any GEMM does: the dispatcher chooses an FP8 artifact of the problem for E4M3 →
+/// bf16 on contiguous tensors (the row-wise and block-wise requests carry `sa`, `sb`, which
+/// the planner checks), a
 /// 16-bit request is refused by them with a typed reason, and the choice runs in the
 /// emulator at the family's default shape against the f64 reference with its scales.
 #[test]
@@ -215,7 +216,11 @@ fn the_fp8_gemms_go_through_the_gemm_family() {
     use crate::gemm::request::{GemmRequest, GemmTypes};
     use tirx::abi::ElemType;
     use tirx::problem::{BLayout, Epilogue, GemmProblem};
-    for epilogue in [Epilogue::ScaleTensor, Epilogue::ScaleRows] {
+    for epilogue in [
+        Epilogue::ScaleTensor,
+        Epilogue::ScaleRows,
+        Epilogue::ScaleBlocks,
+    ] {
         let types = GemmTypes {
             input: ElemType::E4m3,
             output: ElemType::Bf16,

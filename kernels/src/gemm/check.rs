@@ -1,10 +1,10 @@
 //! The GEMM family's GPU checks (`tirx run`, the GPU tests): a config run on random data in
 //! its own element types, D poisoned first, against the f64 reference
 //! ([`super::reference`]) within the output type's tolerance — plain, scaled
-//! (D = α·A·op(B) + β·C), fused (D = act(A·Bᵀ + bias)) and FP8 (D = s ⊙ A·Bᵀ with per-tensor
-//! or row-wise scales, [`check_fp8`], against [`super::fp8_ref`]).
+//! (D = α·A·op(B) + β·C), fused (D = act(A·Bᵀ + bias)) and FP8 (D = s ⊙ A·Bᵀ with per-tensor,
+//! row-wise or block-wise scales, [`check_fp8`], against [`super::fp8_ref`]).
 
-use super::fp8_ref::{self, Fp8Host, Fp8Scales, scaled_mm_f64};
+use super::fp8_ref::{self, Fp8Host, Fp8ScaleMode, Fp8Scales, scaled_mm_f64};
 use super::host::{GemmLaunch, launch_roles};
 use super::reference::BOperand;
 use super::request::{Fp8ScaleArgs, GemmTypes};
@@ -264,16 +264,16 @@ pub fn fp8_row_scales(rng: &mut Rng, len: usize) -> Vec<f32> {
     (0..len).map(|_| 1.5 + rng.unit()).collect()
 }
 
-/// `tirx run` of an FP8 GEMM (`Epilogue::ScaleTensor` or `ScaleRows`, B given N×K) on an
-/// M×N×K problem: A and B uniform in [−1, 1) rounded to the artifact's FP8 type (the
-/// reference reads the rounded values), the scales of [`FP8_TENSOR_SCALES`] or
-/// [`fp8_row_scales`], D poisoned first; every element against the f64 reference of
+/// `tirx run` of an FP8 GEMM (`Epilogue::ScaleTensor`, `ScaleRows` or `ScaleBlocks`, B given
+/// N×K) on an M×N×K problem: A and B uniform in [−1, 1) rounded to the artifact's FP8 type
+/// (the reference reads the rounded values), the scales of [`FP8_TENSOR_SCALES`] or
+/// [`fp8_row_scales`] (one per row, or one per block), D poisoned first; every element against the f64 reference of
 /// [`super::fp8_ref`] within its bound for the tensor core's FP8 accumulation. The error
 /// reported is the relative Frobenius error; a failure names the first element out of bounds.
 pub fn check_fp8(
     rt: &Runtime,
     art: &KernelArtifact,
-    rows: bool,
+    mode: Fp8ScaleMode,
     shape: (usize, usize, usize),
     seed: u64,
 ) -> Result<CheckReport, RuntimeError> {
@@ -286,12 +286,12 @@ pub fn check_fp8(
         art.elem_of("d")
     };
     match (art.elem_of("a"), d) {
-        (Some(E4m3), Some(Bf16)) => fp8_typed::<e4m3, bf16>(rt, art, rows, shape, seed),
-        (Some(E4m3), Some(F16)) => fp8_typed::<e4m3, f16>(rt, art, rows, shape, seed),
-        (Some(E4m3), Some(F32)) => fp8_typed::<e4m3, f32>(rt, art, rows, shape, seed),
-        (Some(E5m2), Some(Bf16)) => fp8_typed::<e5m2, bf16>(rt, art, rows, shape, seed),
-        (Some(E5m2), Some(F16)) => fp8_typed::<e5m2, f16>(rt, art, rows, shape, seed),
-        (Some(E5m2), Some(F32)) => fp8_typed::<e5m2, f32>(rt, art, rows, shape, seed),
+        (Some(E4m3), Some(Bf16)) => fp8_typed::<e4m3, bf16>(rt, art, mode, shape, seed),
+        (Some(E4m3), Some(F16)) => fp8_typed::<e4m3, f16>(rt, art, mode, shape, seed),
+        (Some(E4m3), Some(F32)) => fp8_typed::<e4m3, f32>(rt, art, mode, shape, seed),
+        (Some(E5m2), Some(Bf16)) => fp8_typed::<e5m2, bf16>(rt, art, mode, shape, seed),
+        (Some(E5m2), Some(F16)) => fp8_typed::<e5m2, f16>(rt, art, mode, shape, seed),
+        (Some(E5m2), Some(F32)) => fp8_typed::<e5m2, f32>(rt, art, mode, shape, seed),
         (i, o) => Err(RuntimeError::NoKernelFits {
             problem: format!("an FP8 GEMM check of `{}/{}`", art.kernel, art.config),
             table: format!("  it takes {i:?} -> {o:?}, not E4M3/E5M2 in and bf16/f16/f32 out\n"),
@@ -303,23 +303,31 @@ pub fn check_fp8(
 fn fp8_typed<A: Fp8Host, D: HostElem>(
     rt: &Runtime,
     art: &KernelArtifact,
-    rows: bool,
+    mode: Fp8ScaleMode,
     (m, n, k): (usize, usize, usize),
     seed: u64,
 ) -> Result<CheckReport, RuntimeError> {
     let mut rng = Rng::new(seed);
     let ha: Vec<A> = (0..m * k).map(|_| A::quantise(rng.unit())).collect();
     let hb: Vec<A> = (0..n * k).map(|_| A::quantise(rng.unit())).collect();
-    let scales = if rows {
-        let sa = fp8_row_scales(&mut rng, m);
-        Fp8Scales::Rows(sa, fp8_row_scales(&mut rng, n))
-    } else {
-        Fp8Scales::Tensor(FP8_TENSOR_SCALES.0, FP8_TENSOR_SCALES.1)
+    let (sa_shape, sb_shape) = mode.shapes((m, n, k));
+    let scales = match mode {
+        Fp8ScaleMode::Rows => {
+            let sa = fp8_row_scales(&mut rng, m);
+            Fp8Scales::Rows(sa, fp8_row_scales(&mut rng, n))
+        }
+        Fp8ScaleMode::Blocks => {
+            let sa = fp8_row_scales(&mut rng, sa_shape.iter().product());
+            Fp8Scales::Blocks(sa, fp8_row_scales(&mut rng, sb_shape.iter().product()))
+        }
+        Fp8ScaleMode::Tensor => Fp8Scales::Tensor(FP8_TENSOR_SCALES.0, FP8_TENSOR_SCALES.1),
     };
     let a = rt.upload(&ha, &[m, k])?;
     let b = rt.upload(&hb, &[n, k])?;
     let (sa, sb) = match &scales {
-        Fp8Scales::Rows(sa, sb) => (rt.upload(sa, &[m])?, rt.upload(sb, &[n])?),
+        Fp8Scales::Rows(sa, sb) | Fp8Scales::Blocks(sa, sb) => {
+            (rt.upload(sa, &sa_shape)?, rt.upload(sb, &sb_shape)?)
+        }
         Fp8Scales::Tensor(x, y) => (rt.upload(&[*x], &[1])?, rt.upload(&[*y], &[1])?),
     };
     let mut d = rt.zeros::<D>(&[m, n])?;
@@ -333,15 +341,15 @@ fn fp8_typed<A: Fp8Host, D: HostElem>(
     ];
     let (x, y) = match scales {
         Fp8Scales::Tensor(x, y) => (x, y),
-        Fp8Scales::Rows(..) => (1.0, 1.0),
+        Fp8Scales::Rows(..) | Fp8Scales::Blocks(..) => (1.0, 1.0),
     };
     if super::split::is_partial(art) {
         // An FP8 split-K artifact runs its plan: partials, then the reduce applying the scales.
         let (sav, sbv) = (sa.view(), sb.view());
-        let args = if rows {
-            Fp8ScaleArgs::Rows(&sav, &sbv)
-        } else {
-            Fp8ScaleArgs::Tensor(x, y)
+        let args = match mode {
+            Fp8ScaleMode::Rows => Fp8ScaleArgs::Rows(&sav, &sbv),
+            Fp8ScaleMode::Blocks => Fp8ScaleArgs::Blocks(&sav, &sbv),
+            Fp8ScaleMode::Tensor => Fp8ScaleArgs::Tensor(x, y),
         };
         super::split::launch_fp8_split(rt, art, &roles, args)?;
     } else {
@@ -352,7 +360,12 @@ fn fp8_typed<A: Fp8Host, D: HostElem>(
     let values = |h: &[A]| h.iter().map(|v| v.value()).collect::<Vec<f64>>();
     let (want, mag) = scaled_mm_f64(&values(&ha), &values(&hb), (m, n, k), &scales);
     let got64: Vec<f64> = got.iter().map(|g| g.to_f64()).collect();
-    let verdict = fp8_ref::check(&got64, (&want, &mag), (k, D::ELEM, false), n);
+    let verdict = fp8_ref::check(
+        &got64,
+        (&want, &mag),
+        (scales.check_k(k), D::ELEM, false),
+        n,
+    );
     Ok(CheckReport {
         shape: (m, n, k),
         error: rel_frobenius(&got, &want),

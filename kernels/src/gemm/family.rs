@@ -1,7 +1,8 @@
 //! The GEMM family: D = A·op(B) (plain), D = α·A·op(B) + β·C (scaled),
 //! D = act(A·Bᵀ + bias) (fused) and the FP8 GEMMs' D = s ⊙ A·Bᵀ (E4M3/E5M2 in; per-tensor
-//! scales `scale_a`, `scale_b` or row-wise `sa` [M], `sb` [N]: `Epilogue::ScaleTensor` /
-//! `ScaleRows`), B given N×K or K×N, as [`crate::family::Family`] sees it.
+//! scales `scale_a`, `scale_b`, row-wise `sa` [M], `sb` [N], or block-wise `sa` [M, KB],
+//! `sb` [NB, KB]: `Epilogue::ScaleTensor` / `ScaleRows` / `ScaleBlocks`), B given N×K or K×N,
+//! as [`crate::family::Family`] sees it.
 //!
 //! - Problem: `Problem::Gemm` (B's layout and the epilogue from the artifact, never from a
 //!   tensor's or a config's name).
@@ -22,6 +23,7 @@ use tirx::{Runtime, RuntimeError};
 use tirx_sim::{Device, Stats};
 
 use super::check::{Check, FP8_TENSOR_SCALES, check_bias, check_fp8, fp8_row_scales};
+use super::fp8_ref::Fp8ScaleMode;
 use super::host::GemmLaunch;
 use super::request::{GemmRequest, GemmTypes};
 use super::split;
@@ -93,7 +95,7 @@ impl Family for Gemm {
         match problem_of(art) {
             Ok((
                 GemmProblem {
-                    epilogue: Epilogue::ScaleTensor | Epilogue::ScaleRows,
+                    epilogue: Epilogue::ScaleTensor | Epilogue::ScaleRows | Epilogue::ScaleBlocks,
                     ..
                 },
                 _,
@@ -117,8 +119,9 @@ impl Family for Gemm {
             Epilogue::Bias(act) | Epilogue::BiasResidual(act) => {
                 check_bias(rt, art, act, shape, seed)
             }
-            Epilogue::ScaleTensor => check_fp8(rt, art, false, shape, seed),
-            Epilogue::ScaleRows => check_fp8(rt, art, true, shape, seed),
+            Epilogue::ScaleTensor => check_fp8(rt, art, Fp8ScaleMode::Tensor, shape, seed),
+            Epilogue::ScaleRows => check_fp8(rt, art, Fp8ScaleMode::Rows, shape, seed),
+            Epilogue::ScaleBlocks => check_fp8(rt, art, Fp8ScaleMode::Blocks, shape, seed),
             e => Check {
                 rt,
                 launch,
@@ -138,8 +141,53 @@ impl Family for Gemm {
         shape: Shape,
         run: &SimRun,
     ) -> Result<(Stats, String), String> {
-        simulate_gemm(art, shape, run, SplitSim::default())
+        match problem_of(art).map_err(|e| e.to_string())?.0.epilogue {
+            Epilogue::ScaleBlocks => simulate_fp8_blocks(art, shape, run),
+            _ => simulate_gemm(art, shape, run, SplitSim::default()),
+        }
     }
+}
+
+/// A block-scaled FP8 GEMM (`fp8_block.rs`) on M×N×K in the emulator: random FP8 operands
+/// and scales per 1×128 block of A and per 128×128 block of B ([`fp8_row_scales`]), D
+/// poisoned, against [`super::fp8_ref`]'s f64 reference within the f32 bound (the emulator
+/// accumulates each K = 32 step exactly in f32), the promotion's roundings included
+/// (`fp8_ref::block_check_k`).
+fn simulate_fp8_blocks(
+    art: &KernelArtifact,
+    (m, n, k): Shape,
+    run: &SimRun,
+) -> Result<(Stats, String), String> {
+    use super::fp8_ref::{Fp8Scales, check, scaled_mm_f64};
+    let (_, types) = problem_of(art).map_err(|e| e.to_string())?;
+    let (ta, td) = (types.input, types.output);
+    let mut rng = Rng::new(run.seed);
+    let dev = &mut Device::new();
+    let (ab, av) = random_values(&mut rng, ta, m * k);
+    let (bb, bv) = random_values(&mut rng, ta, n * k);
+    let (sa_shape, sb_shape) = Fp8ScaleMode::Blocks.shapes((m, n, k));
+    let sa = fp8_row_scales(&mut rng, sa_shape.iter().product());
+    let sb = fp8_row_scales(&mut rng, sb_shape.iter().product());
+    let bytes = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    let dbytes = m * n * td.bytes() as usize;
+    let dm = put(dev, &vec![0xff; dbytes], td, &[m, n]);
+    let roles: Vec<(&str, TensorMeta)> = vec![
+        ("a", put(dev, &ab, ta, &[m, k])),
+        ("b", put(dev, &bb, ta, &[n, k])),
+        ("sa", put(dev, &bytes(&sa), ElemType::F32, &sa_shape)),
+        ("sb", put(dev, &bytes(&sb), ElemType::F32, &sb_shape)),
+        ("d", dm.clone()),
+    ];
+    let (tensors, scalars) = by_role(art, &roles, &[]).map_err(|e| e.to_string())?;
+    let stats = run.launch(art, dev, &tensors, &scalars)?;
+    let got = decode(&dev.read(dm.addr, dbytes).map_err(|e| e.to_string())?, td);
+    let scales = Fp8Scales::Blocks(sa, sb);
+    let (want, mag) = scaled_mm_f64(&av, &bv, (m, n, k), &scales);
+    let worst = check(&got, (&want, &mag), (scales.check_k(k), td, true), n)?;
+    Ok((
+        stats,
+        format!("K = {k}, block scales, worst error {worst:.2} of the bound"),
+    ))
 }
 
 /// A GEMM on M×N×K in the emulator: D = α·A·op(B) + β·C (or act(A·Bᵀ + bias), or an FP8
@@ -278,6 +326,7 @@ fn simulate_gemm(
         | ElemType::E2m1 => 1.0,
         // Nor integers: an exact integer result would compare with no slack.
         ElemType::I32 | ElemType::U32 | ElemType::I8 | ElemType::U8 => 0.0,
+        ElemType::I64 | ElemType::U64 => 0.0,
     };
     let mut worst = 0.0f64;
     for i in 0..m {

@@ -1,11 +1,13 @@
-//! The host side of the FP8 GEMMs (`fp8.rs`): the f64 reference D = diag(s_a)·A·Bᵀ·diag(s_b)
-//! of the FP8 values the kernel reads (the quantisation already applied: the inputs are the
+//! The host side of the FP8 GEMMs (`fp8.rs`, `fp8_block.rs`): the f64 reference
+//! D = diag(s_a)·A·Bᵀ·diag(s_b) — or, with block scales, Σ_kb (A_kb·B_kbᵀ)·sa[:, kb]·sb[nb, kb]
+//! — of the FP8 values the kernel reads (the quantisation already applied: the inputs are the
 //! E4M3/E5M2 values themselves, decoded exactly), and the bound a result is checked against.
 //! Used by the GEMM family's checks (`tirx run`, `tirx sim`), the emulator tests, the GPU
 //! tests and `tirx bench gemm --in e4m3`.
 
 use tirx::Element;
 use tirx::abi::ElemType;
+use tirx::problem::Epilogue;
 
 /// An FP8 host type: rounding from f32 and the exact value.
 pub trait Fp8Host: Element {
@@ -33,28 +35,134 @@ impl Fp8Host for tirx::e5m2 {
     }
 }
 
-/// The scales of an FP8 GEMM: one per tensor (`torch._scaled_mm`'s tensor-wise form) or one
-/// per row of A and one per row of B (its row-wise form).
+/// The scales of an FP8 GEMM: one per tensor (`torch._scaled_mm`'s tensor-wise form), one
+/// per row of A and one per row of B (its row-wise form), or one per 1×128 block of A and per
+/// 128×128 block of B (the DeepSeek-V3 recipe, `fp8_block.rs`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Fp8Scales {
     /// D = (a·b)·A·Bᵀ.
     Tensor(f32, f32),
     /// D = diag(sa)·A·Bᵀ·diag(sb), `sa` [M], `sb` [N].
     Rows(Vec<f32>, Vec<f32>),
+    /// D = Σ_kb (A_kb·B_kbᵀ)·sa[:, kb]·sb[n / 128, kb], `sa` [M, KB] and `sb` [NB, KB]
+    /// row-major (`KB = cdiv(K, 128)`, `NB = cdiv(N, 128)`).
+    Blocks(Vec<f32>, Vec<f32>),
 }
 
-impl Fp8Scales {
-    /// The scale of element (i, j) of D, exactly.
-    pub fn at(&self, i: usize, j: usize) -> f64 {
+/// Which of the three forms of [`Fp8Scales`] a GEMM takes (the request's epilogue).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Fp8ScaleMode {
+    /// One f32 per tensor: `Epilogue::ScaleTensor`.
+    Tensor,
+    /// One f32 per row of A and per row of B: `Epilogue::ScaleRows`.
+    Rows,
+    /// One f32 per 1×128 block of A and per 128×128 block of B: `Epilogue::ScaleBlocks`.
+    Blocks,
+}
+
+impl Fp8ScaleMode {
+    /// The epilogue of a GEMM with these scales.
+    pub fn epilogue(self) -> Epilogue {
         match self {
-            Fp8Scales::Tensor(a, b) => f64::from(*a) * f64::from(*b),
-            Fp8Scales::Rows(sa, sb) => f64::from(sa[i]) * f64::from(sb[j]),
+            Fp8ScaleMode::Tensor => Epilogue::ScaleTensor,
+            Fp8ScaleMode::Rows => Epilogue::ScaleRows,
+            Fp8ScaleMode::Blocks => Epilogue::ScaleBlocks,
+        }
+    }
+
+    /// The scales of an FP8 epilogue; `None` for the others.
+    pub fn of(epilogue: Epilogue) -> Option<Fp8ScaleMode> {
+        match epilogue {
+            Epilogue::ScaleTensor => Some(Fp8ScaleMode::Tensor),
+            Epilogue::ScaleRows => Some(Fp8ScaleMode::Rows),
+            Epilogue::ScaleBlocks => Some(Fp8ScaleMode::Blocks),
+            _ => None,
+        }
+    }
+
+    /// `per-tensor`, `row-wise`, `block-wise (1x128, 128x128)`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Fp8ScaleMode::Tensor => "per-tensor",
+            Fp8ScaleMode::Rows => "row-wise",
+            Fp8ScaleMode::Blocks => "block-wise (1x128, 128x128)",
+        }
+    }
+
+    /// The shapes of the scale tensors `sa`, `sb` of an M×N×K GEMM: [1] each (the per-tensor
+    /// scales are scalars; a bench keeps them on the device too), [M] and [N], or [M, KB] and
+    /// [NB, KB].
+    pub fn shapes(self, (m, n, k): (usize, usize, usize)) -> (Vec<usize>, Vec<usize>) {
+        let kb = k.div_ceil(SCALE_BLOCK);
+        match self {
+            Fp8ScaleMode::Tensor => (vec![1], vec![1]),
+            Fp8ScaleMode::Rows => (vec![m], vec![n]),
+            Fp8ScaleMode::Blocks => (vec![m, kb], vec![n.div_ceil(SCALE_BLOCK), kb]),
         }
     }
 }
 
-/// D = scale ⊙ A·Bᵀ in f64, A M×K and B N×K given as exact values (row-major), and per element
-/// Σ|a·b|·|scale| (the magnitude the accumulation error is relative to).
+impl Fp8ScaleMode {
+    /// The names of [`Fp8ScaleMode::shapes`]' dimensions, as the kernels declare them.
+    pub fn symbols(self) -> (&'static [&'static str], &'static [&'static str]) {
+        match self {
+            Fp8ScaleMode::Tensor => (&["1"], &["1"]),
+            Fp8ScaleMode::Rows => (&["M"], &["N"]),
+            Fp8ScaleMode::Blocks => (&["M", "KB"], &["NB", "KB"]),
+        }
+    }
+}
+
+impl Fp8Scales {
+    /// Which form these scales are.
+    pub fn mode(&self) -> Fp8ScaleMode {
+        match self {
+            Fp8Scales::Tensor(..) => Fp8ScaleMode::Tensor,
+            Fp8Scales::Rows(..) => Fp8ScaleMode::Rows,
+            Fp8Scales::Blocks(..) => Fp8ScaleMode::Blocks,
+        }
+    }
+
+    /// Element (i, j) of D in f64 from row `i` of A and row `j` of B (exact values, K each),
+    /// and its magnitude Σ|a·b|·|scale| (per K block for block scales).
+    pub fn element(&self, ra: &[f64], rb: &[f64], i: usize, j: usize) -> (f64, f64) {
+        let dot = |r: std::ops::Range<usize>| {
+            r.fold((0.0, 0.0), |(s, g), c| {
+                let x = ra[c] * rb[c];
+                (s + x, g + x.abs())
+            })
+        };
+        let sc = match self {
+            Fp8Scales::Tensor(a, b) => f64::from(*a) * f64::from(*b),
+            Fp8Scales::Rows(sa, sb) => f64::from(sa[i]) * f64::from(sb[j]),
+            Fp8Scales::Blocks(sa, sb) => {
+                let k = ra.len();
+                let kbs = k.div_ceil(SCALE_BLOCK);
+                return (0..kbs).fold((0.0, 0.0), |(s, g), kb| {
+                    let (p, q) = dot(kb * SCALE_BLOCK..((kb + 1) * SCALE_BLOCK).min(k));
+                    let sc =
+                        f64::from(sa[i * kbs + kb]) * f64::from(sb[(j / SCALE_BLOCK) * kbs + kb]);
+                    (s + p * sc, g + q * sc.abs())
+                });
+            }
+        };
+        let (s, g) = dot(0..ra.len());
+        (s * sc, g * sc.abs())
+    }
+
+    /// The K [`check`] is given for a GEMM of depth `k` with these scales: `k`, or
+    /// [`block_check_k`] for block scales.
+    pub fn check_k(&self, k: usize) -> usize {
+        match self {
+            Fp8Scales::Blocks(..) => block_check_k(k),
+            _ => k,
+        }
+    }
+}
+
+/// D = scale ⊙ A·Bᵀ in f64 (per K block for block scales), A M×K and B N×K given as exact
+/// values (row-major), and per element Σ|a·b|·|scale| (the magnitude the accumulation error
+/// is relative to).
 pub fn scaled_mm_f64(
     a: &[f64],
     b: &[f64],
@@ -65,17 +173,37 @@ pub fn scaled_mm_f64(
     for i in 0..m {
         let ra = &a[i * k..(i + 1) * k];
         for j in 0..n {
-            let rb = &b[j * k..(j + 1) * k];
-            let (s, g) = ra
-                .iter()
-                .zip(rb)
-                .fold((0.0, 0.0), |(s, g), (x, y)| (s + x * y, g + (x * y).abs()));
-            let sc = scales.at(i, j);
-            d[i * n + j] = s * sc;
-            mag[i * n + j] = g * sc.abs();
+            let (s, g) = scales.element(ra, &b[j * k..(j + 1) * k], i, j);
+            d[i * n + j] = s;
+            mag[i * n + j] = g;
         }
     }
     (d, mag)
+}
+
+/// The block size of the fine-grained scales (`fp8_block.rs`): 1×128 blocks of A, 128×128
+/// blocks of B.
+pub const SCALE_BLOCK: usize = 128;
+
+/// D = Σ_kb (A_kb·B_kbᵀ)·sa[i, kb]·sb[j / 128, kb] in f64 — the block-scaled GEMM of
+/// `fp8_block.rs` — A M×K and B N×K given as exact values, `sa` [M, KB] and `sb` [NB, KB]
+/// row-major (`KB = cdiv(K, 128)`, `NB = cdiv(N, 128)`); and per element
+/// Σ_kb Σ|a·b|·|sa·sb| (the magnitude the accumulation error is relative to).
+pub fn block_scaled_mm_f64(
+    a: &[f64],
+    b: &[f64],
+    shape: (usize, usize, usize),
+    (sa, sb): (&[f32], &[f32]),
+) -> (Vec<f64>, Vec<f64>) {
+    scaled_mm_f64(a, b, shape, &Fp8Scales::Blocks(sa.to_vec(), sb.to_vec()))
+}
+
+/// The K that [`check`] is given for a block-scaled GEMM of depth `k`: the promotion adds
+/// two f32 roundings per K block (the product of the two scales, and the `fma` into the
+/// accumulator), each at most 2⁻²⁴ of that block's share of the magnitude — counted as two
+/// more K = 32 steps of the chain per block.
+pub fn block_check_k(k: usize) -> usize {
+    k + 2 * 32 * k.div_ceil(SCALE_BLOCK)
 }
 
 /// The relative precision of the accumulation a checker allows, per unit of Σ|a·b|·|scale|:

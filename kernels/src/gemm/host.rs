@@ -7,6 +7,7 @@
 //! `RuntimeError::ElemMismatch` before anything runs. Tensors are passed by role (`a`, `b`,
 //! `c`, `bias`, `d`), in whatever order the kernel declares them.
 
+use super::fp8_ref::Fp8ScaleMode;
 use super::request::{Fp8ScaleArgs, GemmRequest, GemmTypes};
 use super::split;
 use crate::catalogue::all;
@@ -280,12 +281,18 @@ pub enum Fp8Scaling<'t> {
     Tensor(f32, f32),
     /// `sa` [M], `sb` [N] (f32): D = diag(sa)·A·Bᵀ·diag(sb).
     Rows(&'t Tensor<f32>, &'t Tensor<f32>),
+    /// `sa` [M, cdiv(K, 128)] (one per 1×128 block of A, what `quant_block` writes), `sb`
+    /// [cdiv(N, 128), cdiv(K, 128)] (one per 128×128 block of B), f32, row-major:
+    /// D = Σ_kb (A_kb·B_kbᵀ)·sa[:, kb]·sb[n / 128, kb] (`gemm/fp8_block.rs`).
+    Blocks(&'t Tensor<f32>, &'t Tensor<f32>),
 }
 
-/// D = s ⊙ A·Bᵀ with A and B in an FP8 type (E4M3 or E5M2; B given N×K) and per-tensor or
-/// row-wise scales, on the host's choice of an FP8 GEMM (`gemm/fp8.rs`, `fp8_pingpong.rs`, or
-/// the split-K plan of `fp8_splitk.rs` where the cost model splits K); a combination
-/// nothing takes is `RuntimeError::NoKernelFits`, with the table of candidates.
+/// D = s ⊙ A·Bᵀ with A and B in an FP8 type (E4M3 or E5M2; B given N×K) and per-tensor,
+/// row-wise or block-wise scales, on the host's choice of an FP8 GEMM (`gemm/fp8.rs`,
+/// `fp8_pingpong.rs`, `fp8_block.rs`, or the split-K plan of `fp8_splitk.rs` where the cost
+/// model splits K); a combination nothing takes is `RuntimeError::NoKernelFits`, with the
+/// table of candidates. Scale tensors of another shape than the scales' form needs
+/// ([`Fp8ScaleMode::shapes`]) are `RuntimeError::ShapeMismatch` before anything is chosen.
 pub fn gemm_fp8<A: Element, D: Element>(
     rt: &Runtime,
     a: &Tensor<A>,
@@ -294,16 +301,26 @@ pub fn gemm_fp8<A: Element, D: Element>(
     d: &mut Tensor<D>,
 ) -> Result<Choice, RuntimeError> {
     let (av, bv, dv) = (a.view(), b.view(), d.view());
-    let rows = match scales {
-        Fp8Scaling::Rows(sa, sb) => Some((sa.view(), sb.view())),
+    let vectors = match scales {
+        Fp8Scaling::Rows(sa, sb) => Some((Fp8ScaleMode::Rows, sa, sb)),
+        Fp8Scaling::Blocks(sa, sb) => Some((Fp8ScaleMode::Blocks, sa, sb)),
         Fp8Scaling::Tensor(..) => None,
     };
+    if let Some((mode, sa, sb)) = vectors {
+        let dim = |s: &[usize], i: usize| s.get(i).copied().unwrap_or(0);
+        let shape = (dim(a.shape(), 0), dim(d.shape(), 1), dim(a.shape(), 1));
+        let ((want_a, want_b), (sym_a, sym_b)) = (mode.shapes(shape), mode.symbols());
+        scale_shape("sa", sa.shape(), (&want_a, sym_a))?;
+        scale_shape("sb", sb.shape(), (&want_b, sym_b))?;
+    }
+    let views = vectors.map(|(mode, sa, sb)| (mode, sa.view(), sb.view()));
     let (x, y) = match scales {
         Fp8Scaling::Tensor(x, y) => (x, y),
-        Fp8Scaling::Rows(..) => (1.0, 1.0),
+        Fp8Scaling::Rows(..) | Fp8Scaling::Blocks(..) => (1.0, 1.0),
     };
-    let args = match &rows {
-        Some((sa, sb)) => Fp8ScaleArgs::Rows(sa, sb),
+    let args = match &views {
+        Some((Fp8ScaleMode::Blocks, sa, sb)) => Fp8ScaleArgs::Blocks(sa, sb),
+        Some((_, sa, sb)) => Fp8ScaleArgs::Rows(sa, sb),
         None => Fp8ScaleArgs::Tensor(x, y),
     };
     let request = GemmRequest::on_fp8(&av, &bv, args, &dv);
@@ -315,7 +332,7 @@ pub fn gemm_fp8<A: Element, D: Element>(
         return Ok(choice);
     }
     let mut roles = vec![("a", av), ("b", bv), ("d", dv)];
-    if let Some((sa, sb)) = rows {
+    if let Some((_, sa, sb)) = views {
         roles.extend([("sa", sa), ("sb", sb)]);
     }
     family::launch_roles(
@@ -325,6 +342,35 @@ pub fn gemm_fp8<A: Element, D: Element>(
         &[("scale_a", x), ("scale_b", y)],
     )?;
     Ok(choice)
+}
+
+/// The typed refusal of an FP8 scale tensor `name` of shape `got` where its form needs `want`
+/// (dimensions named `symbols`): the rank, or the first dimension that differs, as
+/// `RuntimeError::RankMismatch` / `ShapeMismatch`.
+pub fn scale_shape(
+    name: &str,
+    got: &[usize],
+    (want, symbols): (&[usize], &[&str]),
+) -> Result<(), RuntimeError> {
+    if got.len() != want.len() {
+        return Err(RuntimeError::RankMismatch {
+            tensor: name.into(),
+            got: got.len(),
+            expected: want.len(),
+            shape: format!("[{}]", symbols.join(", ")),
+        });
+    }
+    match got.iter().zip(want).position(|(g, w)| g != w) {
+        None => Ok(()),
+        Some(dim) => Err(RuntimeError::ShapeMismatch {
+            tensor: name.into(),
+            dim,
+            symbol: symbols.get(dim).copied().unwrap_or("?").into(),
+            got: got[dim] as u64,
+            expected: want[dim] as u64,
+            bound_by: "the FP8 scales' form (`a`, `b` and `d`'s M, N, K)".into(),
+        }),
+    }
 }
 
 /// The choice for a GEMM given by its problem alone (contiguous tensors), on `device`:
@@ -340,4 +386,46 @@ pub fn choose_gemm_for(
         device,
         &GemmRequest::contiguous(layout, epilogue, types, shape),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// FP8 scale tensors of the wrong shape are typed errors before any choice or launch:
+    /// block scales of 3 K blocks where K = 400 takes 4 (`ShapeMismatch` naming `KB`), a
+    /// row-wise vector given as a matrix (`RankMismatch`).
+    #[test]
+    fn fp8_scales_of_the_wrong_shape_are_typed_errors() {
+        let shape = (200, 264, 400);
+        let (sa, sb) = Fp8ScaleMode::Blocks.shapes(shape);
+        assert_eq!((sa.as_slice(), sb.as_slice()), (&[200, 4][..], &[3, 4][..]));
+        let (sym_a, sym_b) = Fp8ScaleMode::Blocks.symbols();
+        assert!(scale_shape("sa", &[200, 4], (&sa, sym_a)).is_ok());
+        match scale_shape("sa", &[200, 3], (&sa, sym_a)) {
+            Err(RuntimeError::ShapeMismatch {
+                tensor,
+                dim: 1,
+                symbol,
+                got: 3,
+                expected: 4,
+                ..
+            }) => assert_eq!((tensor.as_str(), symbol.as_str()), ("sa", "KB")),
+            other => panic!("{other:?}"),
+        }
+        match scale_shape("sb", &[2, 4], (&sb, sym_b)) {
+            Err(RuntimeError::ShapeMismatch { dim: 0, symbol, .. }) => assert_eq!(symbol, "NB"),
+            other => panic!("{other:?}"),
+        }
+        let (rows_a, _) = Fp8ScaleMode::Rows.shapes(shape);
+        let (sym_rows, _) = Fp8ScaleMode::Rows.symbols();
+        assert!(matches!(
+            scale_shape("sa", &[200, 1], (&rows_a, sym_rows)),
+            Err(RuntimeError::RankMismatch {
+                got: 2,
+                expected: 1,
+                ..
+            })
+        ));
+    }
 }

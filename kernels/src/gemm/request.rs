@@ -1,7 +1,8 @@
 //! The GEMM problem: D = A·op(B) (plain), D = α·A·op(B) + β·C (scaled), D = act(A·Bᵀ + bias)
-//! (fused) or the FP8 GEMMs' D = s ⊙ A·Bᵀ (per-tensor scales `scale_a`, `scale_b`, or row-wise
-//! `sa` [M], `sb` [N]), B given N×K (TN) or K×N (NN), in one pair of element types — its
-//! acceptance rules and its cost model.
+//! (fused) or the FP8 GEMMs' D = s ⊙ A·Bᵀ (per-tensor scales `scale_a`, `scale_b`, row-wise
+//! `sa` [M], `sb` [N], or block-wise `sa` [M, cdiv(K, 128)], `sb` [cdiv(N, 128), cdiv(K, 128)]),
+//! B given N×K (TN) or K×N (NN), in one pair of element types — its acceptance rules and its
+//! cost model.
 //!
 //! Acceptance ([`ProblemDef::solves`] and the planner): the artifact declares
 //! `solves = gemm` and its signature derives this layout and epilogue; its `a` and `d` hold
@@ -43,6 +44,7 @@ use tirx::problem::{BLayout, Epilogue, GemmProblem, Problem};
 use tirx::runtime::TensorMeta;
 use tirx::{KernelArtifact, TensorArg};
 
+use super::fp8_ref::Fp8ScaleMode;
 use super::split;
 use crate::dispatch::tune::{self, Key};
 use crate::dispatch::{Device, ProblemDef, Reject, mentions_sms};
@@ -72,7 +74,8 @@ pub struct GemmRequest {
     pub d: TensorMeta,
     /// α, β (scaled); `scale_a`, `scale_b` (per-tensor FP8 scales); 1, 0 otherwise.
     pub scalars: (f32, f32),
-    /// The row-wise FP8 scales `sa` [M] and `sb` [N] (f32), for [`Epilogue::ScaleRows`].
+    /// The FP8 scale tensors `sa` and `sb` (f32): [M] and [N] for [`Epilogue::ScaleRows`],
+    /// [M, KB] and [NB, KB] for [`Epilogue::ScaleBlocks`] (`fp8_ref::Fp8ScaleMode::shapes`).
     pub row_scales: Option<(TensorMeta, TensorMeta)>,
 }
 
@@ -83,6 +86,8 @@ pub enum Fp8ScaleArgs<'t, 'a> {
     Tensor(f32, f32),
     /// `sa` [M], `sb` [N]: D = diag(sa)·A·Bᵀ·diag(sb).
     Rows(&'t TensorArg<'a>, &'t TensorArg<'a>),
+    /// `sa` [M, KB], `sb` [NB, KB]: D = Σ_kb (A_kb·B_kbᵀ)·sa[:, kb]·sb[n / 128, kb].
+    Blocks(&'t TensorArg<'a>, &'t TensorArg<'a>),
 }
 
 impl GemmRequest {
@@ -116,8 +121,13 @@ impl GemmRequest {
             } else {
                 (1.0, 0.0)
             },
-            row_scales: (epilogue == Epilogue::ScaleRows)
-                .then(|| (meta(ElemType::F32, &[m]), meta(ElemType::F32, &[n]))),
+            row_scales: match Fp8ScaleMode::of(epilogue) {
+                Some(mode @ (Fp8ScaleMode::Rows | Fp8ScaleMode::Blocks)) => {
+                    let (sa, sb) = mode.shapes((m, n, k));
+                    Some((meta(ElemType::F32, &sa), meta(ElemType::F32, &sb)))
+                }
+                _ => None,
+            },
         }
     }
 
@@ -195,7 +205,7 @@ impl GemmRequest {
     }
 
     /// The request of an FP8 GEMM, D = s ⊙ A·Bᵀ (B given N×K, A and B E4M3 or E5M2), with
-    /// per-tensor or row-wise scales, on the tensors given.
+    /// per-tensor, row-wise or block-wise scales, on the tensors given.
     pub fn on_fp8(
         a: &TensorArg<'_>,
         b: &TensorArg<'_>,
@@ -211,6 +221,11 @@ impl GemmRequest {
             },
             Fp8ScaleArgs::Rows(sa, sb) => GemmRequest {
                 epilogue: Epilogue::ScaleRows,
+                row_scales: Some((sa.meta().clone(), sb.meta().clone())),
+                ..plain
+            },
+            Fp8ScaleArgs::Blocks(sa, sb) => GemmRequest {
+                epilogue: Epilogue::ScaleBlocks,
                 row_scales: Some((sa.meta().clone(), sb.meta().clone())),
                 ..plain
             },
@@ -592,6 +607,7 @@ impl GemmTypes {
             | ElemType::E2m1 => 2f64.powi(-3),
             // No GEMM writes integers (no `Tensor<i32>` GEMM is catalogued); exact if one did.
             ElemType::I32 | ElemType::U32 | ElemType::I8 | ElemType::U8 => 0.0,
+            ElemType::I64 | ElemType::U64 => 0.0,
         }
     }
 }

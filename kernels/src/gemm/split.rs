@@ -112,7 +112,9 @@ pub fn reduce_of(art: &KernelArtifact, request: &GemmRequest) -> Option<&'static
         Epilogue::Plain | Epilogue::Scaled => &splitk_reduce_t::KERNEL,
         Epilogue::Bias(_) => &splitk_reduce_t_bias::KERNEL,
         Epilogue::BiasResidual(_) => &splitk_reduce_t_bias_res::KERNEL,
-        Epilogue::ScaleTensor | Epilogue::ScaleRows | Epilogue::Partial => return None,
+        Epilogue::ScaleTensor | Epilogue::ScaleRows | Epilogue::ScaleBlocks | Epilogue::Partial => {
+            return None;
+        }
     };
     pick(kernel, art.target, request)
 }
@@ -129,7 +131,9 @@ pub fn reduce_for(target: Target, request: &GemmRequest) -> Option<&'static Kern
         Epilogue::ScaleRows => &splitk_reduce_rowwise::KERNEL,
         Epilogue::Bias(_) => &splitk_reduce_bias::KERNEL,
         Epilogue::BiasResidual(_) => &splitk_reduce_bias_res::KERNEL,
-        Epilogue::Partial => return None,
+        // Block scales vary along K: they cannot wait for a reduce (each slice would promote
+        // its own K blocks; no split-K kernel does yet).
+        Epilogue::ScaleBlocks | Epilogue::Partial => return None,
     };
     pick(kernel, target, request)
 }
@@ -174,7 +178,7 @@ pub fn epilogue_fits(art: &KernelArtifact, request: &GemmRequest) -> bool {
         Epilogue::Plain | Epilogue::Scaled | Epilogue::Bias(_) | Epilogue::BiasResidual(_) => {
             !eight_bit
         }
-        Epilogue::Partial => false,
+        Epilogue::ScaleBlocks | Epilogue::Partial => false,
     }
 }
 
@@ -419,7 +423,10 @@ fn launch_plan(
         get(roles, "b", art)?,
         get(roles, "d", art)?,
     );
-    family::launch_roles(rt, art, &[("a", a), ("b", b), ("w", w.clone())], &[])?;
+    // Both launches are prepared (checked, loaded, their descriptors encoded) before either is
+    // queued: a refused reduce is an error before the partial product runs, and the reduce's
+    // host work does not sit between the two kernels on the GPU.
+    let partial = family::prepare_roles(rt, art, &[("a", a), ("b", b), ("w", w.clone())], &[])?;
     // The transposed reduce moves D's rows (and C's, R's) as column statistics of the
     // tensors seen as [M, N, 1].
     fn unit(t: TensorArg<'_>, transposed: bool) -> TensorArg<'_> {
@@ -444,12 +451,14 @@ fn launch_plan(
         reduce_roles.push(("sb", get(roles, "sb", art)?));
     }
     let (alpha, beta) = reduce_scalars(request);
-    family::launch_roles(
+    let finish = family::prepare_roles(
         rt,
         reduce,
         &reduce_roles,
         &[("alpha", alpha), ("beta", beta)],
-    )
+    )?;
+    partial.submit()?;
+    finish.submit()
 }
 
 /// The role `name` of a GEMM's tensors, or the typed error naming it.

@@ -43,6 +43,36 @@ pub fn quantise_e4m3(x: &[bf16], m: usize, n: usize, block: usize) -> (Vec<u8>, 
     (q, s)
 }
 
+/// `w` (`n × k` row-major, a weight matrix B given N×K) quantised with one scale per
+/// `block × block` tile (DeepSeek-V3's 128×128 weight blocks; the edge tiles partial): the
+/// E4M3 bytes `n × k` and the scales `cdiv(n, block) × cdiv(k, block)` row-major, by
+/// [`quantise_e4m3`]'s arithmetic with the amax over the whole tile.
+pub fn quantise_e4m3_tiles(w: &[bf16], n: usize, k: usize, block: usize) -> (Vec<u8>, Vec<f32>) {
+    let (nb, kb) = (n.div_ceil(block), k.div_ceil(block));
+    let mut q = vec![0u8; n * k];
+    let mut s = vec![0f32; nb * kb];
+    for bi in 0..nb {
+        let rows = bi * block..((bi + 1) * block).min(n);
+        for bj in 0..kb {
+            let cols = bj * block..((bj + 1) * block).min(k);
+            let a = rows
+                .clone()
+                .flat_map(|i| cols.clone().map(move |j| (i, j)))
+                .map(|(i, j)| w[i * k + j].to_f32().abs())
+                .fold(0f32, f32::max);
+            let sc = (a / E4M3_MAX).max(SCALE_FLOOR);
+            let r = 1.0 / sc;
+            s[bi * kb + bj] = sc;
+            for i in rows.clone() {
+                for j in cols.clone() {
+                    q[i * k + j] = e4m3::from_f32(w[i * k + j].to_f32() * r).0;
+                }
+            }
+        }
+    }
+    (q, s)
+}
+
 /// Checks a quantiser's output `q`, `s` against [`quantise_e4m3`] (bit for bit) and the
 /// f64 error bound; the first mismatch, by position, as the error.
 pub fn check_e4m3(

@@ -239,7 +239,7 @@ impl Kind {
             ElemType::Ue8m0 | ElemType::Ue4m3 | ElemType::E2m1x2 => None,
             ElemType::I8 | ElemType::U8 => Some(Kind::I8),
             // 32-bit integers are no MMA operand (`kind::i8` takes 8-bit integers).
-            ElemType::I32 | ElemType::U32 => None,
+            ElemType::I32 | ElemType::U32 | ElemType::I64 | ElemType::U64 => None,
         }
     }
 }

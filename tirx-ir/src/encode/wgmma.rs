@@ -242,7 +242,9 @@ pub fn wgmma_k(a: ElemType) -> Option<u32> {
         | ElemType::I8
         | ElemType::U8
         | ElemType::I32
-        | ElemType::U32 => {
+        | ElemType::U32
+        | ElemType::I64
+        | ElemType::U64 => {
             return None;
         }
     })

@@ -42,9 +42,36 @@ impl Inst {
         )
     }
 
+    /// `mov.b64 {lo, hi}, r`: a 64-bit register's two 32-bit halves (§9.7.9.1 mov, vector
+    /// unpacking form), `lo` the low half.
+    pub fn unpack_b64(lo: Handle<Var>, hi: Handle<Var>, r: Handle<Var>) -> Inst {
+        inst(
+            "mov.b64",
+            vec![Operand::Vector(vec![reg(lo), reg(hi)])],
+            vec![reg(r)],
+        )
+    }
+
+    /// `mov.b64 r, {lo, hi}`: two 32-bit halves into a 64-bit register (§9.7.9.1 mov).
+    pub fn pack_b64(r: Handle<Var>, lo: Handle<Var>, hi: Handle<Var>) -> Inst {
+        inst(
+            "mov.b64",
+            vec![reg(r)],
+            vec![Operand::Vector(vec![reg(lo), reg(hi)])],
+        )
+    }
+
     /// `red.<q> [addr+off], v` with `q` = `sem.scope.global.op.type` (§9.7.13.6 red): an
     /// atomic reduction into global memory, no result.
     pub fn red_global(q: &str, addr: Handle<Var>, off: i64, v: Operand) -> Inst {
+        inst(format!("red.{q}"), vec![], vec![mem(addr, off), v])
+    }
+
+    /// `red.<q> [addr+off], {v…}` with `q` naming the vector (`relaxed.gpu.global.add.v4.f32`,
+    /// `….add.noftz.v2.bf16x2`): the vector forms of §9.7.13.6 red (PTX ISA 8.1, sm_90), the
+    /// address aligned to the vector's size.
+    pub fn red_global_vec(q: &str, addr: Handle<Var>, off: i64, vs: &[Handle<Var>]) -> Inst {
+        let v = Operand::Vector(vs.iter().map(|v| reg(*v)).collect());
         inst(format!("red.{q}"), vec![], vec![mem(addr, off), v])
     }
 

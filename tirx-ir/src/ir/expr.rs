@@ -18,6 +18,8 @@ pub enum ScalarType {
     S32,
     /// 64-bit unsigned (addresses, descriptors).
     U64,
+    /// 64-bit signed (an `i64` register tile's elements).
+    S64,
     /// 32-bit float.
     F32,
     /// 128-bit untyped (a cluster-launch-control response, PTX ISA §9.7.13.18).
@@ -34,6 +36,7 @@ impl ScalarType {
             ScalarType::U32 => "u32",
             ScalarType::S32 => "s32",
             ScalarType::U64 => "u64",
+            ScalarType::S64 => "s64",
             ScalarType::F32 => "f32",
             ScalarType::B128 => "b128",
         }
@@ -47,6 +50,7 @@ impl ScalarType {
             "u32" => ScalarType::U32,
             "s32" => ScalarType::S32,
             "u64" => ScalarType::U64,
+            "s64" => ScalarType::S64,
             "f32" => ScalarType::F32,
             "b128" => ScalarType::B128,
             _ => return None,

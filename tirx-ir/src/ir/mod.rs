@@ -146,9 +146,10 @@ pub struct Buffer {
     pub tmem_cols: Option<u32>,
     /// Register tiles: which thread holds which element (`None` for other spaces).
     pub regs: Option<RegLayout>,
-    /// TMEM buffers: the buffer whose columns this one names from its first column (a view:
-    /// no allocation of its own, the same address slot; e.g. a 16-bit P written over the
-    /// columns of the f32 S it was computed from).
+    /// A view: the buffer whose memory this one names, with no allocation of its own. TMEM:
+    /// its columns from the first (the same address slot; e.g. a 16-bit P written over the
+    /// columns of the f32 S it was computed from). Shared: its bytes from its offset, in
+    /// another shape (G boxes of a few rows filling one MMA operand tile).
     pub alias: Option<Handle<Buffer>>,
     /// Where it was declared.
     pub span: Span,

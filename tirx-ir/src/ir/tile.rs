@@ -308,6 +308,10 @@ pub enum TType {
     U32,
     /// A 32-bit signed integer (an `i32` tile).
     I32,
+    /// A 64-bit signed integer (an `i64` tile).
+    I64,
+    /// A 64-bit unsigned integer (a `u64` tile).
+    U64,
 }
 
 impl TType {
@@ -318,6 +322,8 @@ impl TType {
             TType::Pred => "pred",
             TType::U32 => "u32",
             TType::I32 => "i32",
+            TType::I64 => "i64",
+            TType::U64 => "u64",
         }
     }
 }
@@ -394,10 +400,12 @@ impl TUn {
             TUn::Cast(ElemType::U8) => "cast_u8",
             TUn::Cast(ElemType::I32) => "cast_i32",
             TUn::Cast(ElemType::U32) => "cast_u32",
+            TUn::Cast(ElemType::I64) => "cast_i64",
+            TUn::Cast(ElemType::U64) => "cast_u64",
         }
     }
     /// Every function, for parsing.
-    pub const ALL: [TUn; 18] = [
+    pub const ALL: [TUn; 20] = [
         TUn::Neg,
         TUn::Abs,
         TUn::Exp2Approx,
@@ -416,6 +424,8 @@ impl TUn {
         TUn::Cast(ElemType::F32),
         TUn::Cast(ElemType::I32),
         TUn::Cast(ElemType::U32),
+        TUn::Cast(ElemType::I64),
+        TUn::Cast(ElemType::U64),
     ];
 }
 

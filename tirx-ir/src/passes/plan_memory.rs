@@ -10,6 +10,13 @@
 //! - `sig.smem_bytes` is the total plus 1024 bytes of slack, because the kernel aligns the
 //!   dynamic shared-memory base up to 1024 at run time; `sig.tmem_cols` is the TMEM total.
 //!
+//! A shared buffer declared with `alias = base` is a *view*: another shape over the bytes of
+//! the shared buffer `base`, at its offset, with no allocation of its own. It must fit in the
+//! base, name the same swizzle, majorness and element size, and each of its tiles (its last
+//! two dimensions) must span whole swizzle atoms, so that every tile it indexes starts where
+//! an atom starts (the swizzle pattern is a function of the address: a TMA box written
+//! through the view lands where the base's MMA descriptor reads it).
+//!
 //! A TMEM buffer `[stages.., rows, cols]` is allocated as one range of `stages · cols` columns
 //! (the stages side by side). Errors (at the declaration that crosses the limit): shared
 //! memory over 227 KB; TMEM columns of a buffer not a power of two in 32..=512, or more than 512 in total, or more
@@ -62,6 +69,19 @@ pub enum MemoryError {
         "`{buffer}` is a view of `{base}`: {why}; a view names the first columns of a TMEM buffer declared before it"
     )]
     TmemAlias {
+        /// The view.
+        buffer: String,
+        /// The buffer it names.
+        base: String,
+        /// What does not fit.
+        why: String,
+    },
+    /// A shared view (`alias = base`) that does not name the base's bytes the way the base
+    /// lays them out.
+    #[error(
+        "`{buffer}` is a view of `{base}`: {why}; a shared view names the bytes of a shared buffer declared before it, with its swizzle and majorness, each tile whole swizzle atoms"
+    )]
+    SmemAlias {
         /// The view.
         buffer: String,
         /// The buffer it names.
@@ -200,7 +220,8 @@ impl Pass for PlanMemory {
         }
         plan_views(k, &mut errs);
         for (_, b) in k.buffers.iter_mut() {
-            if b.space != Space::Shared {
+            // A view takes its base's offset below; it allocates nothing.
+            if b.space != Space::Shared || b.alias.is_some() {
                 continue;
             }
             let align = b.layout.swizzle.align_bytes();
@@ -221,6 +242,7 @@ impl Pass for PlanMemory {
             }
             off = end as u32;
         }
+        plan_smem_views(k, &mut errs);
         k.sig.smem_bytes = if off == 0 { 0 } else { off + BASE_ALIGN };
         k.sig.tmem_cols = tmem_total;
         if errs.is_empty() { Ok(()) } else { Err(errs) }
@@ -238,6 +260,9 @@ fn plan_views(k: &mut Kernel, errs: &mut Vec<Diagnostic>) {
         .collect();
     for (h, a) in views {
         let (v, base) = (&k.buffers[h], &k.buffers[a]);
+        if v.space == Space::Shared {
+            continue; // `plan_smem_views`
+        }
         let fail = |why: String| {
             Diagnostic::new(
                 v.span,
@@ -264,6 +289,62 @@ fn plan_views(k: &mut Kernel, errs: &mut Vec<Diagnostic>) {
         };
         if let Some(why) = why {
             errs.push(fail(why));
+            continue;
+        }
+        k.buffers[h].offset = k.buffers[a].offset;
+    }
+}
+
+/// Shared views (`alias = base`, module docs): each takes its base's offset once the base is
+/// placed, and must lay out the base's bytes as the base does.
+fn plan_smem_views(k: &mut Kernel, errs: &mut Vec<Diagnostic>) {
+    let views: Vec<_> = k
+        .buffers
+        .iter()
+        .filter(|(_, b)| b.space == Space::Shared)
+        .filter_map(|(h, b)| b.alias.map(|a| (h, a)))
+        .collect();
+    for (h, a) in views {
+        let (v, base) = (&k.buffers[h], &k.buffers[a]);
+        let bytes = |b: &crate::ir::Buffer| b.layout.elements() * b.elem.bytes() as u64;
+        let atom = u64::from(v.layout.swizzle.align_bytes());
+        let tile = match v.layout.shape.as_slice() {
+            [.., r, c] => u64::from(*r) * u64::from(*c) * v.elem.bytes() as u64,
+            [c] => u64::from(*c) * v.elem.bytes() as u64,
+            [] => 0,
+        };
+        let why = if base.space != Space::Shared || base.alias.is_some() {
+            Some("the base must be a shared buffer, not itself a view".to_string())
+        } else if v.layout.swizzle != base.layout.swizzle || v.layout.major != base.layout.major {
+            Some("its swizzle or majorness differs from the base's".to_string())
+        } else if v.elem.bytes() != base.elem.bytes() {
+            Some(format!(
+                "its {}-byte elements are not the base's {}-byte ones",
+                v.elem.bytes(),
+                base.elem.bytes()
+            ))
+        } else if bytes(v) > bytes(base) {
+            Some(format!(
+                "its {} bytes exceed the base's {}",
+                bytes(v),
+                bytes(base)
+            ))
+        } else if !tile.is_multiple_of(atom) {
+            Some(format!(
+                "its tiles of {tile} bytes are not whole {atom}-byte swizzle atoms (a tile would start inside one)"
+            ))
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            errs.push(Diagnostic::new(
+                v.span,
+                MemoryError::SmemAlias {
+                    buffer: v.name.clone(),
+                    base: base.name.clone(),
+                    why,
+                },
+            ));
             continue;
         }
         k.buffers[h].offset = k.buffers[a].offset;

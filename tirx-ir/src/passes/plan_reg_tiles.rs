@@ -147,7 +147,10 @@ fn check(k: &Kernel, op: &mut Op, c: &Ctx) -> Result<Vec<Scratch>, RegTileError>
             // An index statistic (`argmax`/`argmin`) is `u32` whatever the values.
             let want = match vt {
                 _ if kind.is_arg() => Some(crate::abi::ElemType::U32),
-                crate::ir::TType::I32 | crate::ir::TType::U32 => crate::regtile::ttype_elem(vt),
+                crate::ir::TType::I32
+                | crate::ir::TType::U32
+                | crate::ir::TType::I64
+                | crate::ir::TType::U64 => crate::regtile::ttype_elem(vt),
                 _ => Some(crate::abi::ElemType::F32),
             };
             if want != Some(k.buffers[*dst].elem) {
@@ -187,8 +190,13 @@ fn check(k: &Kernel, op: &mut Op, c: &Ctx) -> Result<Vec<Scratch>, RegTileError>
                 });
             }
             let warps = ls.reduce_bits(*axis as usize).iter().any(|&b| b >= 5);
-            // An index statistic exchanges (key, index) pairs: two slots per register.
-            let slots = if kind.is_arg() { 2 } else { 1 };
+            // An index statistic exchanges (key, index) pairs, a 64-bit integer statistic
+            // 8-byte values: two 4-byte slots per register.
+            let slots = if kind.is_arg() || k.buffers[*dst].elem.is_int64() {
+                2
+            } else {
+                1
+            };
             let owner = ls.thread_count();
             let whole = c.threads == Threads::Cta(k.sig.threads) && owner == k.sig.threads;
             let mut out = Vec::new();
@@ -205,12 +213,6 @@ fn check(k: &Kernel, op: &mut Op, c: &Ctx) -> Result<Vec<Scratch>, RegTileError>
                     elements: slots * owner * ld.value_count(),
                     name: format!("{}.scratch", k.buffers[*dst].name),
                     cluster: false,
-                });
-            }
-            if *cluster && kind.is_arg() {
-                return Err(RegTileError::ArgAcrossCluster {
-                    kind: kind.name(),
-                    tile: k.buffers[*src].name.clone(),
                 });
             }
             if *cluster && cluster_scratch.is_none() {

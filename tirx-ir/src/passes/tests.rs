@@ -101,6 +101,59 @@ fn tmem_columns_that_tcgen05_alloc_cannot_take_name_the_buffer_and_count() {
     );
 }
 
+/// A shared view (`alias`) takes its base's offset and allocates nothing; a view larger than
+/// its base, of another swizzle, or whose tiles split a swizzle atom is a typed error at the
+/// view's declaration.
+#[test]
+fn shared_views_take_their_base_offset_or_name_what_does_not_fit() {
+    let base = "  buffer @k_s: smem bf16 (64, 64):(64, 1) swizzle B128\n  buffer @q_s: smem bf16 (64, 64):(64, 1) swizzle B128\n";
+    let view = |decl: &str| {
+        let decls = format!("{base}{decl}");
+        kernel("sm_90a", &decls, "")
+    };
+    let k = view("  buffer @q_h: smem bf16 (4, 16, 64):(1024, 64, 1) swizzle B128 alias @q_s\n");
+    let (planned, _) = super::run_pipeline(k, false).expect("a view that fits");
+    let off = |name: &str| {
+        planned
+            .buffers
+            .iter()
+            .find(|(_, b)| b.name == name)
+            .and_then(|(_, b)| b.offset)
+    };
+    assert_eq!(off("q_h"), off("q_s"));
+    assert_eq!(
+        planned.sig.smem_bytes,
+        2 * 8192 + 1024,
+        "no bytes of its own"
+    );
+    for (decl, why) in [
+        (
+            "  buffer @q_h: smem bf16 (4, 32, 64):(2048, 64, 1) swizzle B128 alias @q_s !7\n",
+            "its 16384 bytes exceed the base's 8192",
+        ),
+        (
+            "  buffer @q_h: smem bf16 (4, 16, 64):(1024, 64, 1) swizzle B64 alias @q_s !7\n",
+            "its swizzle or majorness differs from the base's",
+        ),
+        (
+            "  buffer @q_h: smem bf16 (16, 4, 64):(256, 64, 1) swizzle B128 alias @q_s !7\n",
+            "its tiles of 512 bytes are not whole 1024-byte swizzle atoms (a tile would start inside one)",
+        ),
+    ] {
+        let errs = errors(view(decl));
+        assert_eq!(errs[0].span, Span(7), "{decl}");
+        assert_eq!(
+            errs[0].kind,
+            DiagKind::Memory(MemoryError::SmemAlias {
+                buffer: "q_h".into(),
+                base: "q_s".into(),
+                why: why.into(),
+            }),
+            "{decl}"
+        );
+    }
+}
+
 #[test]
 fn a_copy_no_variant_fits_lists_typed_rejections() {
     let k = kernel(

@@ -205,7 +205,25 @@ fn an_fp8_gemm_is_scaled_per_tensor_by_scalars_or_per_row_by_vectors() {
     let err = ProblemKind::Gemm.derive(&wrong).unwrap_err();
     assert!(err.contains("`sa` must be an f32 vector [M]"), "{err}");
     // One scalar alone is neither form.
-    assert!(ProblemKind::Gemm.derive(&sig(base, &["scale_a"])).is_err());
+    assert!(
+        ProblemKind::Gemm
+            .derive(&sig(base.clone(), &["scale_a"]))
+            .is_err()
+    );
+    // Block scales: sa [M, KB] per 1×128 block of A, sb [NB, KB] per 128×128 block of B.
+    let mut blocks = sig(base, &[]);
+    blocks.tensors.insert(2, tensor("sa", F32, &["M", "KB"]));
+    blocks.tensors.insert(3, tensor("sb", F32, &["NB", "KB"]));
+    assert_eq!(
+        ProblemKind::Gemm.derive(&blocks),
+        want(Epilogue::ScaleBlocks)
+    );
+    assert_eq!(Epilogue::ScaleBlocks.name(), "scale-blocks");
+    // sb with another number of K blocks than sa is refused.
+    let mut wrong = blocks.clone();
+    wrong.tensors[3] = tensor("sb", F32, &["NB", "KC"]);
+    let err = ProblemKind::Gemm.derive(&wrong).unwrap_err();
+    assert!(err.contains("`sa` [M, KB] and `sb` [NB, KB]"), "{err}");
 }
 
 /// A split-K GEMM's partial products: `w` [S, M, N] (or [S, N, M]) f32 instead of `d` is the

@@ -82,7 +82,8 @@ pub fn check_types(tile: ElemType, tensor: ElemType, store: bool) -> Result<(), 
             ElemType::Ue8m0 | ElemType::Ue4m3 | ElemType::U8 | ElemType::I8
         );
         let float = tensor.is_fp8() || tensor == ElemType::E2m1x2;
-        return if store && ((tile == ElemType::F32 && float) || (tile.is_int() && bytes)) {
+        let int32 = tile.is_int() && !tile.is_int64();
+        return if store && ((tile == ElemType::F32 && float) || (int32 && bytes)) {
             Ok(())
         } else {
             Err(RegTileError::Copy(format!(
@@ -116,6 +117,12 @@ pub fn check_types(tile: ElemType, tensor: ElemType, store: bool) -> Result<(), 
             }
         )))
     }
+}
+
+/// The untyped word an integer element moves as: `.b32`, or `.b64` for `i64`/`u64`
+/// (§9.7.9.8 `ld`, §9.7.9.10 `st`: an untyped load fills any register of its size).
+fn word(e: ElemType) -> &'static str {
+    if e.is_int64() { "b64" } else { "b32" }
 }
 
 /// "a" or "an" before the type's name as it is read aloud ("an f32", "an i32", "a bf16").
@@ -581,7 +588,7 @@ fn load_chunk(a: &Access, lw: &mut Lower, c: &Chunk, p: Option<Handle<Var>>) {
     match (a.elem, a.tile_elem) {
         (ElemType::F32, _) => lw.inst(guard(Inst::ld_global_vec("f32", regs, addr, off), p)),
         // Integer words move as bits (§9.7.9.8 `ld`: a `.b32` load fills any 32-bit register).
-        (e, _) if e.is_int() => lw.inst(guard(Inst::ld_global_vec("b32", regs, addr, off), p)),
+        (e, _) if e.is_int() => lw.inst(guard(Inst::ld_global_vec(word(e), regs, addr, off), p)),
         (_, _) if a.w == 1 => {
             let p = p.unwrap_or_else(|| lw.pred_const(true));
             load_element(a, lw, c, 0, p)
@@ -755,7 +762,7 @@ fn load_element(a: &Access, lw: &mut Lower, c: &Chunk, e: u32, p: Handle<Var>) {
     let r = a.frag[(c.reg0 + e) as usize];
     match (a.elem, a.tile_elem) {
         (ElemType::F32, _) => lw.inst(Inst::ld_global("f32", r, addr, off).guarded(p, false)),
-        (e, _) if e.is_int() => lw.inst(Inst::ld_global("b32", r, addr, off).guarded(p, false)),
+        (e, _) if e.is_int() => lw.inst(Inst::ld_global(word(e), r, addr, off).guarded(p, false)),
         (half, tile) if tile == half => {
             lw.inst(Inst::ld_global("b16", r, addr, off).guarded(p, false))
         }
@@ -814,7 +821,7 @@ fn store_chunk(
             lw.inst(guard(Inst::st_global_vec(ty, addr, off, &words), p));
         }
         ElemType::F32 => lw.inst(guard(Inst::st_global_vec("f32", addr, off, regs), p)),
-        e if e.is_int() => lw.inst(guard(Inst::st_global_vec("b32", addr, off, regs), p)),
+        e if e.is_int() => lw.inst(guard(Inst::st_global_vec(word(e), addr, off, regs), p)),
         half => {
             let words = pack_words(lw, regs, half, a.tile_elem);
             lw.inst(guard(Inst::st_global_vec("b32", addr, off, &words), p));
@@ -862,7 +869,7 @@ fn store_element(
         }
         (ElemType::F32, _) => lw.inst(Inst::st_global("f32", addr, off, reg(v)).guarded(p, false)),
         (e, _) if e.is_int() => {
-            lw.inst(Inst::st_global("b32", addr, off, reg(v)).guarded(p, false))
+            lw.inst(Inst::st_global(word(e), addr, off, reg(v)).guarded(p, false))
         }
         (_, T::B16) => lw.inst(Inst::st_global("b16", addr, off, reg(v)).guarded(p, false)),
         (half, _) => {

@@ -3,10 +3,15 @@
 //! store replaced by a `red` (PTX ISA §9.7.13.6) or, when the old values are asked for, an
 //! `atom` (§9.7.13.5).
 //!
-//! Per element for 32-bit types (`red.relaxed.gpu.global.add.f32`, `.s32`, `.u32`; `.min`,
-//! `.max` on integers). 16-bit floats go in pairs where the layout gives a thread two
-//! adjacent columns 4-byte aligned (`red….add.noftz.bf16x2` on a word packed by `mov.b32`,
-//! the lower column in the low half), singly at the edges (`.add.noftz.bf16`). An f32 tile
+//! Per element for integers (`red.relaxed.gpu.global.add.s32`, `.u32`, `.u64` — also for
+//! `i64`, PTX having no `.add.s64`; `.min`, `.max` as `.s32`/`.u32`/`.s64`/`.u64`).
+//! f32 adds go as one vector `red` per run of 2 or 4 adjacent columns a thread holds
+//! (`red.relaxed.gpu.global.add.v4.f32 [a], {…}`: the vector forms of §9.7.13.6, PTX ISA 8.1,
+//! sm_90, each element its own atomic), per element at the masked edges and with old values
+//! (`atom` has no vector form for these). 16-bit floats go in pairs where the layout gives a
+//! thread two adjacent columns 4-byte aligned (`red….add.noftz.bf16x2` on a word packed by
+//! `mov.b32`, the lower column in the low half), runs of 4 or 8 as one vector of pairs
+//! (`red….add.noftz.v2.bf16x2`, `.v4`), singly at the edges (`.add.noftz.bf16`). An f32 tile
 //! reduced into a 16-bit tensor is rounded to it first (to nearest even), then added with the
 //! rounding of the 16-bit add; `.noftz` keeps subnormals.
 //!
@@ -27,16 +32,21 @@ use crate::arena::Handle;
 use crate::diag::Diagnostics;
 use crate::inst::reg;
 use crate::ir::{
-    Atomic, BinOp, Buffer, CmpOp, Expr, Inst, Operand, ScalarType as T, StmtKind, TileRef, Var,
+    Atomic, AtomicOp, BinOp, Buffer, CmpOp, Expr, Inst, Operand, ScalarType as T, StmtKind,
+    TileRef, Var,
 };
 use crate::lower::Lower;
 
-/// The PTX type of one element of `elem` in an atomic, or of a pair (`x2`).
-fn ptx_type(elem: ElemType, pair: bool) -> &'static str {
+/// The PTX type of one element of `elem` in an atomic `op`, or of a pair (`x2`). A 64-bit
+/// add is `.u64` for `i64` too (§9.7.13.6 has no `.add.s64`; two's-complement addition is
+/// the same bits); `min`/`max` compare as `.s64` or `.u64`.
+fn ptx_type(op: AtomicOp, elem: ElemType, pair: bool) -> &'static str {
     match (elem, pair) {
         (ElemType::F32, _) => "f32",
         (ElemType::I32, _) => "s32",
         (ElemType::U32, _) => "u32",
+        (ElemType::I64, _) if op != AtomicOp::Add => "s64",
+        (ElemType::I64 | ElemType::U64, _) => "u64",
         (ElemType::Bf16, false) => "noftz.bf16",
         (ElemType::Bf16, true) => "noftz.bf16x2",
         (ElemType::F16, false) => "noftz.f16",
@@ -60,7 +70,7 @@ impl Plan<'_> {
             self.a.sem,
             self.a.scope,
             self.a.op,
-            ptx_type(elem, pair)
+            ptx_type(self.a.op, elem, pair)
         )
     }
 
@@ -77,16 +87,51 @@ impl Plan<'_> {
         lw.inst(guard(i_, p));
     }
 
-    /// Chunk `c` whole, guarded by `p` where given: pairs of 16-bit floats, else elements.
+    /// `sem.scope.global.op[.noftz].vN.type` of a vector `red` of `n` values (f32, or pairs
+    /// of 16-bit floats).
+    fn vec_qual(&self, elem: ElemType, n: u32) -> String {
+        let ty = match elem {
+            ElemType::F32 => format!("v{n}.f32"),
+            e => format!("noftz.v{n}.{}x2", e.name()),
+        };
+        format!("{}.{}.global.{}.{ty}", self.a.sem, self.a.scope, self.a.op)
+    }
+
+    /// Chunk `c` whole, guarded by `p` where given: a vector `red` where the thread's run
+    /// has two or more f32 values or 32-bit pairs of 16-bit floats (`red.add.v4.f32`,
+    /// `red.add.noftz.v4.bf16x2`: §9.7.13.6, sm_90; the chunk is aligned to its size as a
+    /// vector store's is); with old values, pairs of 16-bit floats, else elements.
     fn chunk(&self, acc: &Access, lw: &mut Lower, c: &Chunk, p: Option<Handle<Var>>) {
         let half = matches!(acc.elem, ElemType::Bf16 | ElemType::F16);
+        let (addr, _) = acc.row(c.dr);
+        let red_f32 = acc.elem == ElemType::F32 && self.a.op == crate::ir::AtomicOp::Add;
+        if self.old.is_none() && red_f32 && acc.w >= 2 {
+            let off = (c.dc * 4) as i64;
+            let regs = &self.vals[c.reg0 as usize..(c.reg0 + acc.w) as usize];
+            let q = self.vec_qual(acc.elem, acc.w);
+            lw.inst(guard(Inst::red_global_vec(&q, addr, off, regs), p));
+            return;
+        }
         if !half || acc.w == 1 {
             for e in 0..acc.w {
                 self.element(acc, lw, c, e, p);
             }
             return;
         }
-        let (addr, _) = acc.row(c.dr);
+        if self.old.is_none() && acc.w >= 4 {
+            let words: Vec<Handle<Var>> = (0..acc.w / 2)
+                .map(|k| {
+                    let i = (c.reg0 + 2 * k) as usize;
+                    let wd = lw.var("red", T::U32);
+                    lw.inst(Inst::pack_b32(wd, self.vals[i], self.vals[i + 1]));
+                    wd
+                })
+                .collect();
+            let q = self.vec_qual(acc.elem, acc.w / 2);
+            let off = (c.dc * 2) as i64;
+            lw.inst(guard(Inst::red_global_vec(&q, addr, off, &words), p));
+            return;
+        }
         let q = self.qual(acc.elem, true);
         for k in 0..acc.w / 2 {
             let i = (c.reg0 + 2 * k) as usize;
@@ -130,6 +175,7 @@ pub fn reduce(
             let (ty, zero) = match acc.elem {
                 ElemType::F32 => ("f32", Operand::F32Bits(0)),
                 ElemType::Bf16 | ElemType::F16 => ("b16", Operand::Imm(0)),
+                e if e.is_int64() => ("b64", Operand::Imm(0)),
                 _ => ("b32", Operand::Imm(0)),
             };
             for &r in &regs {

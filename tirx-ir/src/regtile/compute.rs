@@ -12,8 +12,8 @@
 //! sequence is in `exp2_poly.rs`.
 
 use super::{
-    RegTileError, assignable, frag, frag_values, is_packed, layout, origin, reg_type, tile_ttype,
-    ttype,
+    RegTileError, assignable, frag, frag_values, is_int64, is_packed, layout, origin, reg_type,
+    tile_ttype, ttype,
 };
 use crate::abi::ElemType;
 use crate::arena::Handle;
@@ -94,6 +94,8 @@ pub fn lower(lw: &mut Lower, dst: Handle<Buffer>, value: &TExpr) -> Result<(), D
         let (v, t) = eval(lw, &l, org, &p, i as u32, &mut memo);
         let v = if elem == ElemType::F32 {
             f32_of(lw, v, t)
+        } else if elem.is_int64() {
+            widen(lw, v, t, tile_ttype(elem))
         } else {
             v
         };
@@ -130,8 +132,9 @@ pub(super) fn prepare(
         }
         TExpr::F32(bits) => P::Op(Operand::F32Bits(*bits), TType::Elem(ElemType::F32)),
         TExpr::Arg(name) => {
+            let t = ttype(lw.k, e).map_err(|e| lw.error(e))?;
             let v = lw.scalar_param(name)?;
-            P::Op(reg(v), TType::Elem(ElemType::F32))
+            P::Op(reg(v), t)
         }
         TExpr::Int(x) => {
             let known = match x {
@@ -194,7 +197,7 @@ pub(super) fn f32_of(lw: &mut Lower, v: Operand, t: TType) -> Operand {
 /// nearest), immediates moved.
 pub(super) fn f32_reg(lw: &mut Lower, (v, t): (Operand, TType)) -> Handle<Var> {
     let v = match t {
-        TType::U32 | TType::I32 => int_to_f32(lw, v, t),
+        TType::U32 | TType::I32 | TType::I64 | TType::U64 => int_to_f32(lw, v, t),
         _ => f32_of(lw, v, t),
     };
     match v {
@@ -207,32 +210,77 @@ pub(super) fn f32_reg(lw: &mut Lower, (v, t): (Operand, TType)) -> Handle<Var> {
     }
 }
 
-/// An integer as f32, rounded to nearest: `cvt.rn.f32.u32` / `cvt.rn.f32.s32` (§9.7.9.21).
+/// An integer as f32, rounded to nearest: `cvt.rn.f32.{u32,s32,u64,s64}` (§9.7.9.21).
 fn int_to_f32(lw: &mut Lower, v: Operand, t: TType) -> Operand {
     let d = tmp(lw, T::F32);
-    let cv = if t == TType::I32 {
-        "rn.f32.s32"
-    } else {
-        "rn.f32.u32"
-    };
+    lw.inst(Inst::cvt(&format!("rn.f32.{}", int_suffix(t)), d, v));
+    reg(d)
+}
+
+/// The PTX type suffix of integer values of type `t` (`s32`, `u32`, `s64`, `u64`).
+fn int_suffix(t: TType) -> &'static str {
+    match t {
+        TType::I32 => "s32",
+        TType::I64 => "s64",
+        TType::U64 => "u64",
+        _ => "u32",
+    }
+}
+
+/// The register type of integer values of type `t`.
+fn int_reg(t: TType) -> T {
+    match t {
+        TType::I32 => T::S32,
+        TType::I64 => T::S64,
+        TType::U64 => T::U64,
+        _ => T::U32,
+    }
+}
+
+/// The result type of integer arithmetic on `ta` and `tb`: the 64-bit or `i32` type when
+/// either is one (the type rules let a `u32` meet another type only as an index expression),
+/// else `u32`.
+fn int_result(ta: TType, tb: TType) -> TType {
+    for t in [TType::I64, TType::U64, TType::I32] {
+        if ta == t || tb == t {
+            return t;
+        }
+    }
+    TType::U32
+}
+
+/// A 32-bit integer value as the 64-bit type `to` (unchanged when it is not 32-bit or `to`
+/// is not 64-bit): an `i32`, or an index expression next to an `i64`, sign-extended
+/// (`cvt.s64.s32`, so an `i32` argument of −1 stays −1), a `u32` next to a `u64`
+/// zero-extended (`cvt.u64.u32`, §9.7.9.21).
+fn widen(lw: &mut Lower, v: Operand, from: TType, to: TType) -> Operand {
+    if !is_int64(to) || is_int64(from) || !matches!(from, TType::I32 | TType::U32) {
+        return v;
+    }
+    let signed = from == TType::I32 || to == TType::I64;
+    let d = tmp(lw, int_reg(to));
+    let cv = if signed { "s64.s32" } else { "u64.u32" };
     lw.inst(Inst::cvt(cv, d, v));
     reg(d)
 }
 
-/// The result type of integer arithmetic on `ta` and `tb`: `i32` when either is (the type
-/// rules let a `u32` meet an `i32` only as an index expression), else `u32`.
-fn int_result(ta: TType, tb: TType) -> TType {
-    if ta == TType::I32 || tb == TType::I32 {
-        TType::I32
-    } else {
-        TType::U32
+/// A 64-bit shift count as the `.u32` count `shl`/`shr` take (§9.7.8.7, §9.7.8.8): its low
+/// 32 bits (`cvt.u32.u64`); a count of 64 or more there shifts every bit out (`>>` of an
+/// `i64` fills with the sign).
+fn shift_count(lw: &mut Lower, v: Operand, t: TType) -> Operand {
+    if !is_int64(t) {
+        return v;
     }
+    let d = tmp(lw, T::U32);
+    lw.inst(Inst::cvt("u32.u64", d, v));
+    reg(d)
 }
 
 /// The PTX instruction of integer `op` on values of type `t` (`ta` the left operand's,
-/// which picks the shift: arithmetic for `i32`, logical for `u32`).
+/// which picks the shift: arithmetic for `i32`/`i64`, logical for `u32`/`u64`).
 fn int_op(op: TBin, t: TType, ta: TType) -> String {
-    let s = if t == TType::I32 { "s32" } else { "u32" };
+    let s = int_suffix(t);
+    let b = if is_int64(t) { "b64" } else { "b32" };
     match op {
         TBin::Add => format!("add.{s}"),
         TBin::Sub => format!("sub.{s}"),
@@ -241,12 +289,11 @@ fn int_op(op: TBin, t: TType, ta: TType) -> String {
         TBin::Rem => format!("rem.{s}"),
         TBin::Min => format!("min.{s}"),
         TBin::Max => format!("max.{s}"),
-        TBin::Shl => "shl.b32".into(),
-        TBin::Shr if ta == TType::I32 => "shr.s32".into(),
-        TBin::Shr => "shr.u32".into(),
-        TBin::BitAnd => "and.b32".into(),
-        TBin::BitOr => "or.b32".into(),
-        TBin::BitXor => "xor.b32".into(),
+        TBin::Shl => format!("shl.{b}"),
+        TBin::Shr => format!("shr.{}", int_suffix(ta)),
+        TBin::BitAnd => format!("and.{b}"),
+        TBin::BitOr => format!("or.{b}"),
+        TBin::BitXor => format!("xor.{b}"),
         TBin::And | TBin::Or => unreachable!("predicates are not integers"),
     }
 }
@@ -377,23 +424,35 @@ fn eval_at(
         }
         P::Un(TUn::Cast(to), a) => {
             let (v, t) = eval(lw, l, org, a, i, memo);
+            let int = matches!(t, TType::U32 | TType::I32 | TType::I64 | TType::U64);
             match (t, *to) {
                 (TType::Elem(from), to) if from == to => (v, t),
-                // `i32` ↔ `u32`: the same bits.
-                (TType::U32 | TType::I32, to) if to.is_int() => (v, tile_ttype(to)),
-                (TType::U32 | TType::I32, _) => (int_to_f32(lw, v, t), f32t),
+                // Between integers of one width (`i32` ↔ `u32`, `i64` ↔ `u64`): the same bits.
+                (_, to) if int && to.is_int() && is_int64(t) == to.is_int64() => {
+                    (v, tile_ttype(to))
+                }
+                // 32 → 64 bits: extended by the source's signedness; 64 → 32: the low 32
+                // bits (`cvt.u32.u64` chops, §9.7.9.21) — Rust's `as` both ways.
+                (_, to) if int && to.is_int() => {
+                    let tt = tile_ttype(to);
+                    let d = tmp(lw, int_reg(tt));
+                    let cv = match (t, to.is_int64()) {
+                        (TType::I32, true) => "s64.s32",
+                        (_, true) => "u64.u32",
+                        (_, false) => "u32.u64",
+                    };
+                    lw.inst(Inst::cvt(cv, d, v));
+                    (reg(d), tt)
+                }
+                _ if int => (int_to_f32(lw, v, t), f32t),
                 // Truncation toward zero, NaN to 0, saturating (§9.7.9.21 `cvt.rzi`): Rust's
                 // `as`.
                 (_, to) if to.is_int() => {
                     let src = f32_of(lw, v, t);
-                    let (rt, cv) = if to == ElemType::I32 {
-                        (T::S32, "rzi.s32.f32")
-                    } else {
-                        (T::U32, "rzi.u32.f32")
-                    };
-                    let d = tmp(lw, rt);
-                    lw.inst(Inst::cvt(cv, d, src));
-                    (reg(d), tile_ttype(to))
+                    let tt = tile_ttype(to);
+                    let d = tmp(lw, int_reg(tt));
+                    lw.inst(Inst::cvt(&format!("rzi.{}.f32", int_suffix(tt)), d, src));
+                    (reg(d), tt)
                 }
                 (_, ElemType::F32) => (f32_of(lw, v, t), f32t),
                 (_, half) => {
@@ -426,12 +485,12 @@ fn eval_at(
         }
         P::Un(f, a) => {
             let (v, t) = eval(lw, l, org, a, i, memo);
-            if t == TType::I32 {
+            if matches!(t, TType::I32 | TType::I64) {
                 // `neg.s32` / `abs.s32` (§9.7.1.6, §9.7.1.5; the type rules allow no other).
-                let d = tmp(lw, T::S32);
-                let o = if *f == TUn::Neg { "neg.s32" } else { "abs.s32" };
-                lw.inst(Inst::unary(o, d, v));
-                return (reg(d), TType::I32);
+                let d = tmp(lw, int_reg(t));
+                let o = if *f == TUn::Neg { "neg" } else { "abs" };
+                lw.inst(Inst::unary(&format!("{o}.{}", int_suffix(t)), d, v));
+                return (reg(d), t);
             }
             let v = f32_of(lw, v, t);
             let op = match f {
@@ -465,14 +524,14 @@ fn eval_at(
                 lw.inst(Inst::binary(o, d, va, vb));
                 return (reg(d), TType::Pred);
             }
-            if matches!(ta, TType::U32 | TType::I32) {
-                let tt = if matches!(op, TBin::Shl | TBin::Shr) {
-                    ta
+            if matches!(ta, TType::U32 | TType::I32 | TType::I64 | TType::U64) {
+                let (tt, va, vb) = if matches!(op, TBin::Shl | TBin::Shr) {
+                    (ta, va, shift_count(lw, vb, tb))
                 } else {
-                    int_result(ta, tb)
+                    let tt = int_result(ta, tb);
+                    (tt, widen(lw, va, ta, tt), widen(lw, vb, tb, tt))
                 };
-                let rt = if tt == TType::I32 { T::S32 } else { T::U32 };
-                let d = tmp(lw, rt);
+                let d = tmp(lw, int_reg(tt));
                 lw.inst(Inst::binary(&int_op(*op, tt, ta), d, va, vb));
                 return (reg(d), tt);
             }
@@ -505,19 +564,21 @@ fn eval_at(
             let (va, ta) = eval(lw, l, org, a, i, memo);
             let (vb, tb) = eval(lw, l, org, b, i, memo);
             let kind = match (ta, tb) {
-                (TType::U32 | TType::I32, _) => int_result(ta, tb),
+                (TType::U32 | TType::I32 | TType::I64 | TType::U64, _) => int_result(ta, tb),
                 _ => f32t,
             };
             let (va, vb) = if kind == f32t {
                 (f32_of(lw, va, ta), f32_of(lw, vb, tb))
             } else {
-                (va, vb)
+                (widen(lw, va, ta, kind), widen(lw, vb, tb, kind))
             };
             let d = tmp(lw, T::Pred);
             let (cmp, ty) = match kind {
-                TType::U32 => (cmp_name(*c, false), "u32"),
+                TType::U32 | TType::U64 => (cmp_name(*c, false), int_suffix(kind)),
                 // Signed integers: `setp.lt.s32` (§9.7.7.1: lt/le/gt/ge order signed values).
-                TType::I32 => (cmp_name(*c, true).trim_end_matches('u'), "s32"),
+                TType::I32 | TType::I64 => {
+                    (cmp_name(*c, true).trim_end_matches('u'), int_suffix(kind))
+                }
                 _ => (cmp_name(*c, true), "f32"),
             };
             lw.inst(Inst::setp(cmp, ty, d, va, vb));
@@ -542,9 +603,11 @@ fn eval_at(
             let Operand::Reg(pc) = vc else {
                 unreachable!("predicates are registers")
             };
-            let int = matches!(ta, TType::U32 | TType::I32);
-            let (va, vb, ty, rt, t) = if int && int_result(ta, tb) == TType::I32 {
-                (va, vb, "s32", T::S32, TType::I32)
+            let int = matches!(ta, TType::U32 | TType::I32 | TType::I64 | TType::U64);
+            let it = int_result(ta, tb);
+            let (va, vb, ty, rt, t) = if int && it != TType::U32 {
+                let (va, vb) = (widen(lw, va, ta, it), widen(lw, vb, tb, it));
+                (va, vb, int_suffix(it), int_reg(it), it)
             } else if ta == tb && ta != f32t {
                 let (name, rt) = match ta {
                     TType::U32 => ("u32", T::U32),

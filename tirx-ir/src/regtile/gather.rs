@@ -13,8 +13,8 @@
 //! out of range as well as one at or past the extent. An element whose indices are out of
 //! range is not loaded and reads as 0 (the same fill as the edges of `reg_load`); the address
 //! is computed but never dereferenced. A bf16/f16 tensor loads its 16 bits (`ld.global.b16`)
-//! and widens where arithmetic reads it; an integer tensor loads `.b32` words into an
-//! integer value of its own type.
+//! and widens where arithmetic reads it; an integer tensor loads `.b32` (`.b64` for `i64`/
+//! `u64`) words into an integer value of its own type.
 //!
 //! Checked indices: an index that depends on loaded data — it reads a register tile, a
 //! gathered value or a variable a scalar gather loaded ([`data_vars`]) — is a coordinate the
@@ -114,11 +114,10 @@ pub fn tensor_elem(k: &Kernel, tensor: &str) -> Result<ElemType, RegTileError> {
         .find(|t| t.name == tensor)
         .ok_or_else(|| RegTileError::Copy(format!("`{tensor}` is not a tensor parameter")))?;
     match t.elem {
-        ElemType::F32 | ElemType::Bf16 | ElemType::F16 | ElemType::I32 | ElemType::U32 => {
-            Ok(t.elem)
-        }
+        ElemType::F32 | ElemType::Bf16 | ElemType::F16 => Ok(t.elem),
+        e if e.is_int() => Ok(e),
         e => Err(RegTileError::Copy(format!(
-            "`gather` reads f32, bf16, f16, i32 or u32 tensors; `{tensor}` holds {}",
+            "`gather` reads f32, bf16, f16, i32, u32, i64 or u64 tensors; `{tensor}` holds {}",
             e.name()
         ))),
     }
@@ -235,6 +234,7 @@ pub(super) fn load(lw: &mut Lower, g: &Gather, index: &[Operand]) -> (Operand, T
     let d = lw.var("g", rt);
     let (zero, ld) = match g.elem {
         ElemType::F32 => (Operand::F32Bits(0), "f32"),
+        e if e.is_int64() => (Operand::Imm(0), "b64"),
         e if e.is_int() => (Operand::Imm(0), "b32"),
         _ => (Operand::Imm(0), "b16"),
     };
@@ -258,7 +258,7 @@ pub fn load_scalar(
         .map(|e| !oob_zero && expr_reads(e, lw.data))
         .collect();
     let g = prepare(lw, tensor, check)?;
-    if !g.elem.is_int() || index.len() != g.dims.len() {
+    if !g.elem.is_int() || g.elem.is_int64() || index.len() != g.dims.len() {
         return Err(lw.internal(format!(
             "load_scalar of `{tensor}`: an i32/u32 tensor with one index per dimension"
         )));

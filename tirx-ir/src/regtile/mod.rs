@@ -114,17 +114,6 @@ pub enum RegTileError {
         /// The CTA's threads.
         cta: u32,
     },
-    /// An index reduction across a cluster: each CTA's index would be its own tile's.
-    // TODO(#30): offset each CTA's indices by its tile's position along the axis.
-    #[error(
-        "`{kind}` of `{tile}` does not combine across a cluster yet: the index would be each CTA's tile index, not the row's"
-    )]
-    ArgAcrossCluster {
-        /// `argmax` or `argmin`.
-        kind: &'static str,
-        /// The tile.
-        tile: String,
-    },
     /// The layout of a statistic is not the one its tile reduces to.
     #[error("`{dst}` does not have the layout `{src}` reduces to along axis {axis}")]
     ReduceLayout {
@@ -174,7 +163,12 @@ fn is_float(t: TType) -> bool {
 }
 
 fn is_int(t: TType) -> bool {
-    matches!(t, TType::I32 | TType::U32)
+    matches!(t, TType::I32 | TType::U32 | TType::I64 | TType::U64)
+}
+
+/// Whether `t` is a 64-bit integer (`i64`, `u64`).
+pub fn is_int64(t: TType) -> bool {
+    matches!(t, TType::I64 | TType::U64)
 }
 
 /// The value type of a tile of `elem`: floats as themselves, integers as `i32`/`u32`.
@@ -182,6 +176,8 @@ pub fn tile_ttype(elem: ElemType) -> TType {
     match elem {
         ElemType::I32 => TType::I32,
         ElemType::U32 => TType::U32,
+        ElemType::I64 => TType::I64,
+        ElemType::U64 => TType::U64,
         e => TType::Elem(e),
     }
 }
@@ -192,6 +188,8 @@ pub fn ttype_elem(t: TType) -> Option<ElemType> {
         TType::Elem(e) => Some(e),
         TType::I32 => Some(ElemType::I32),
         TType::U32 => Some(ElemType::U32),
+        TType::I64 => Some(ElemType::I64),
+        TType::U64 => Some(ElemType::U64),
         TType::Pred => None,
     }
 }
@@ -215,21 +213,21 @@ pub fn index_like(k: &Kernel, e: &TExpr) -> bool {
     }
 }
 
-/// The common integer type of two integer operands: their own when equal; `i32` when one is
-/// `i32` and the other an index expression ([`index_like`]).
+/// The common integer type of two integer operands: their own when equal; `i32`, `i64` or
+/// `u64` when one is of that type and the other an index expression ([`index_like`]).
 fn int_pair(k: &Kernel, a: &TExpr, ta: TType, b: &TExpr, tb: TType) -> Option<TType> {
+    let takes_index = |t: TType| matches!(t, TType::I32 | TType::I64 | TType::U64);
     match (ta, tb) {
         (x, y) if x == y && is_int(x) => Some(x),
-        (TType::I32, TType::U32) if index_like(k, b) => Some(TType::I32),
-        (TType::U32, TType::I32) if index_like(k, a) => Some(TType::I32),
+        (x, TType::U32) if takes_index(x) && index_like(k, b) => Some(x),
+        (TType::U32, y) if takes_index(y) && index_like(k, a) => Some(y),
         _ => None,
     }
 }
 
 const FLOAT_OR_INT: &str =
     "two floats or two integers of one type (convert with `cast::<f32>(…)` or `cast::<i32>(…)`)";
-const INTS: &str =
-    "two integers of one type (`i32` tiles with `i32` tiles or indices, `u32` with `u32`)";
+const INTS: &str = "two integers of one type (`i32`, `i64` or `u64` tiles with tiles of their type or indices, `u32` with `u32`)";
 
 /// The type of `a OP b`.
 fn bin_ttype(k: &Kernel, op: TBin, a: &TExpr, b: &TExpr) -> Result<TType, RegTileError> {
@@ -279,12 +277,12 @@ fn cast_ttype(to: ElemType, t: TType) -> Result<TType, RegTileError> {
         (TType::Pred, _) => Err(fail("a float or an integer")),
         // Integers convert to f32 only: an integer rounded to f32 and then to a 16-bit float
         // would round twice.
-        (TType::I32 | TType::U32, ElemType::F32) => Ok(TType::Elem(ElemType::F32)),
-        (TType::I32 | TType::U32, to) if to.is_int() => Ok(tile_ttype(to)),
-        (TType::I32 | TType::U32, _) => Err(fail(
+        (t, ElemType::F32) if is_int(t) => Ok(TType::Elem(ElemType::F32)),
+        (t, to) if is_int(t) && to.is_int() => Ok(tile_ttype(to)),
+        (_, _) if is_int(t) => Err(fail(
             "a float (an integer converts to f32 only: `cast::<bf16>(cast::<f32>(i))`)",
         )),
-        (TType::Elem(_), to) => Ok(tile_ttype(to)),
+        (_, to) => Ok(tile_ttype(to)),
     }
 }
 
@@ -297,7 +295,12 @@ pub fn ttype(k: &Kernel, e: &TExpr) -> Result<TType, RegTileError> {
     let got = |t: TType| t.name();
     Ok(match e {
         TExpr::Tile(b) => tile_ttype(k.buffers[*b].elem),
-        TExpr::F32(_) | TExpr::Arg(_) => TType::Elem(ElemType::F32),
+        TExpr::F32(_) => TType::Elem(ElemType::F32),
+        // An `f32` argument, or an `i64`/`u64` one (32-bit integer arguments are `Int`).
+        TExpr::Arg(name) => match k.sig.int_scalar(name) {
+            Some(e) if e.is_int64() => tile_ttype(e),
+            _ => TType::Elem(ElemType::F32),
+        },
         TExpr::Int(_) | TExpr::Index(_) => TType::U32,
         TExpr::Un(TUn::Not, a) => match ty(a)? {
             TType::Pred => TType::Pred,
@@ -331,15 +334,15 @@ pub fn ttype(k: &Kernel, e: &TExpr) -> Result<TType, RegTileError> {
                 });
             }
         },
-        // `-x` and `abs(x)` of an `i32` (`neg.s32`, `abs.s32`: §9.7.1.6, §9.7.1.5).
-        TExpr::Un(TUn::Neg | TUn::Abs, a) if ty(a)? == TType::I32 => TType::I32,
+        // `-x` and `abs(x)` of an `i32` or `i64` (`neg.s32`, `abs.s32`: §9.7.1.6, §9.7.1.5).
+        TExpr::Un(TUn::Neg | TUn::Abs, a) if matches!(ty(a)?, TType::I32 | TType::I64) => ty(a)?,
         TExpr::Un(f, a) => {
             let t = ty(a)?;
             if !is_float(t) {
                 return Err(RegTileError::Type {
                     op: f.name(),
                     want: if matches!(f, TUn::Neg | TUn::Abs) {
-                        "a float or an i32"
+                        "a float, an i32 or an i64"
                     } else {
                         "a float"
                     },
@@ -410,7 +413,8 @@ pub fn assignable(k: &Kernel, elem: ElemType, value: &TExpr, ty: TType) -> bool 
         (TType::Elem(a), b) if a == b => true,
         (TType::Elem(a), ElemType::F32) => a != ElemType::F32,
         (TType::I32, ElemType::I32) | (TType::U32, ElemType::U32) => true,
-        (TType::U32, ElemType::I32) => index_like(k, value),
+        (TType::I64, ElemType::I64) | (TType::U64, ElemType::U64) => true,
+        (TType::U32, ElemType::I32 | ElemType::I64 | ElemType::U64) => index_like(k, value),
         _ => false,
     }
 }
@@ -422,6 +426,8 @@ pub fn reg_type(elem: ElemType) -> ScalarType {
         ElemType::Bf16 | ElemType::F16 => ScalarType::B16,
         ElemType::I32 => ScalarType::S32,
         ElemType::U32 => ScalarType::U32,
+        ElemType::I64 => ScalarType::S64,
+        ElemType::U64 => ScalarType::U64,
         ElemType::E4m3
         | ElemType::E5m2
         | ElemType::Ue8m0

@@ -18,10 +18,12 @@
 //!    so the next iteration's stores cannot overtake them.
 //!
 //! 4. with `across = cluster`, across the CTAs of the cluster through distributed shared
-//!    memory (see [`across_cluster`]).
+//!    memory (see [`across_cluster`]); an index statistic first counts the row as the CTAs'
+//!    tiles in rank order (see [`rank_offset`]).
 //!
 //! Shape: `scratch` and `cluster_scratch` hold `threads · registers` 4-byte slots, twice
-//! that for (key, index) pairs (`plan-reg-tiles` sizes both).
+//! that for (key, index) pairs and for 64-bit integer statistics, whose registers take
+//! 8-byte slots and cross lanes as two 32-bit shuffles (`plan-reg-tiles` sizes both).
 
 use super::{RegTileError, compute, frag, layout, owner_thread};
 use crate::arena::Handle;
@@ -64,6 +66,18 @@ enum Combine<'a> {
 }
 
 impl Combine<'_> {
+    /// Bytes of one register's slot in the shared-memory exchanges: 8 for a 64-bit integer
+    /// statistic, else 4.
+    fn word(&self) -> u32 {
+        match *self {
+            Combine::Op {
+                rt: T::S64 | T::U64,
+                ..
+            } => 8,
+            _ => 4,
+        }
+    }
+
     /// The registers of one group and their (PTX type, register type).
     fn members(&self) -> Vec<(&str, T)> {
         match *self {
@@ -117,7 +131,17 @@ pub fn lower(lw: &mut Lower, r: &Reduce<'_>) -> Result<(), Diagnostics> {
         Some(v) => super::ttype(lw.k, v).map_err(|e| lw.error(e))?,
         None => super::tile_ttype(lw.k.buffers[r.src].elem),
     };
+    if super::is_int64(vt) && r.kind.is_arg() {
+        // TODO(#30): 64-bit keys for argmax/argmin.
+        return Err(lw.error(RegTileError::Type {
+            op: r.kind.name(),
+            want: "floats or 32-bit integers (no 64-bit keys yet: cast the values to f32 or i32)",
+            got: vt.name(),
+        }));
+    }
     let (ty, rt) = match vt {
+        crate::ir::TType::I64 => ("s64", T::S64),
+        crate::ir::TType::U64 => ("u64", T::U64),
         crate::ir::TType::I32 => ("s32", T::S32),
         crate::ir::TType::U32 => ("u32", T::U32),
         _ => ("f32", T::F32),
@@ -150,11 +174,7 @@ pub fn lower(lw: &mut Lower, r: &Reduce<'_>) -> Result<(), Diagnostics> {
             let part: Vec<Handle<Var>> = g
                 .iter()
                 .zip(c.members())
-                .map(|(&d, (_, rt))| {
-                    let t = lw.var("shfl", rt);
-                    lw.inst(Inst::shfl_bfly(t, d, 1 << b));
-                    t
-                })
+                .map(|(&d, (_, rt))| shfl_bfly(lw, d, rt, 1 << b))
                 .collect();
             c.apply(lw, g, &part);
         }
@@ -166,9 +186,28 @@ pub fn lower(lw: &mut Lower, r: &Reduce<'_>) -> Result<(), Diagnostics> {
     }
     // 4. Across the CTAs of the cluster.
     if let Some(cs) = r.cluster_scratch {
+        if r.kind.is_arg() {
+            rank_offset(lw, r, &dv);
+        }
         across_cluster(lw, r, &ls, &dv, c, &bits, cs)?;
     }
     Ok(())
+}
+
+/// `shfl.sync.bfly.b32` of `d` to the lane `lanemask` away (§9.7.9.6); a 64-bit register as
+/// its two halves (`mov.b64 {lo, hi}`, two shuffles, `mov.b64` back).
+fn shfl_bfly(lw: &mut Lower, d: Handle<Var>, rt: T, lanemask: u32) -> Handle<Var> {
+    let t = lw.var("shfl", rt);
+    if !matches!(rt, T::S64 | T::U64) {
+        lw.inst(Inst::shfl_bfly(t, d, lanemask));
+        return t;
+    }
+    let [lo, hi, plo, phi] = ["lo", "hi", "shfl_lo", "shfl_hi"].map(|n| lw.var(n, T::U32));
+    lw.inst(Inst::unpack_b64(lo, hi, d));
+    lw.inst(Inst::shfl_bfly(plo, lo, lanemask));
+    lw.inst(Inst::shfl_bfly(phi, hi, lanemask));
+    lw.inst(Inst::pack_b64(t, plo, phi));
+    t
 }
 
 /// The values to reduce: the tile's registers, or the expression evaluated per element as it
@@ -411,12 +450,12 @@ fn publish(
     c: Combine<'_>,
     [slot_name, writer_name]: [&str; 2],
 ) -> Handle<Var> {
-    let nv = dv.len() as u32;
+    let (nv, wb) = (dv.len() as u32, c.word());
     let key = Expr::bin(BinOp::And, Expr::Var(t), Expr::u32(!mask));
     let slot = lw.let_(
         slot_name,
         T::U32,
-        crate::lower::add(base, crate::lower::mul(key, Expr::u32(4 * nv))),
+        crate::lower::add(base, crate::lower::mul(key, Expr::u32(wb * nv))),
     );
     let first = Expr::bin(BinOp::And, Expr::Var(t), Expr::u32(mask));
     let writer = lw.let_(
@@ -427,7 +466,8 @@ fn publish(
     let members = c.members();
     for (j, &d) in dv.iter().enumerate() {
         let ty = members[j % members.len()].0;
-        lw.inst(Inst::st_shared(ty, slot, 4 * j as i64, reg(d)).guarded(writer, false));
+        let off = i64::from(wb) * j as i64;
+        lw.inst(Inst::st_shared(ty, slot, off, reg(d)).guarded(writer, false));
     }
     slot
 }
@@ -447,7 +487,7 @@ fn across_warps(
         .ok_or_else(|| lw.internal("cross-warp reduction without scratch"))?;
     let lane_mask: u32 = bits.iter().filter(|&&b| b < 5).map(|b| 1u32 << b).sum();
     let warp_mask: u32 = warp_bits.iter().map(|b| 1u32 << b).sum();
-    let nv = dv.len() as u32;
+    let (nv, wb) = (dv.len() as u32, c.word());
     let t = owner_thread(lw, ls);
     let base = lw.smem_addr(scratch, &[])?;
     // Slot of (warp with the axis bits cleared, lane with the axis bits cleared).
@@ -459,7 +499,7 @@ fn across_warps(
     let slot = lw.let_(
         "slot",
         T::U32,
-        crate::lower::add(base.clone(), crate::lower::mul(own, Expr::u32(4 * nv))),
+        crate::lower::add(base.clone(), crate::lower::mul(own, Expr::u32(wb * nv))),
     );
     publish(lw, t, base, lane_mask, dv, c, ["wslot", "writer"]);
     lw.op(Op::SyncThreads);
@@ -471,7 +511,7 @@ fn across_warps(
             .map(|(_, b)| 1u32 << b)
             .sum();
         let load = |lw: &mut Lower, ty: &str, d, j: usize| {
-            let off = (dep * 32 * nv + j as u32) as i64 * 4;
+            let off = (dep * 32 * nv + j as u32) as i64 * i64::from(wb);
             lw.inst(Inst::ld_shared_vec(ty, &[d], slot, off));
         };
         pull(lw, c, dv, k == 0, "part", load);
@@ -509,8 +549,9 @@ fn across_cluster(
     for p in 0..size {
         let peer = lw.var("cpeer", T::U32);
         lw.inst(Inst::mapa(peer, slot, Operand::Imm(p as i64)));
+        let wb = i64::from(c.word());
         let load = |lw: &mut Lower, ty: &str, d, j: usize| {
-            lw.inst(Inst::ld_shared_cluster(ty, d, peer, 4 * j as i64));
+            lw.inst(Inst::ld_shared_cluster(ty, d, peer, wb * j as i64));
         };
         pull(lw, c, dv, p == 0, "cpart", load);
     }
@@ -518,6 +559,27 @@ fn across_cluster(
         lw.op(Op::ClusterSync);
     }
     Ok(())
+}
+
+/// Before an index statistic crosses the cluster: the row (column) is the CTAs' tiles laid
+/// end to end in rank order, so CTA rank `r`'s index `i` becomes `r · E + i`, `E` the tile's
+/// extent along the axis (`%cluster_ctarank`, PTX ISA §10.27; `mul.lo.u32`, `add.u32`). The
+/// combination in rank order then keeps torch's rule across CTAs too: the greater key, and
+/// on equal keys the lower index, which is the lower rank's.
+fn rank_offset(lw: &mut Lower, r: &Reduce<'_>, dv: &[Handle<Var>]) {
+    let extent = lw.k.buffers[r.src].layout.shape[r.axis];
+    let off = lw.let_(
+        "crank_off",
+        T::U32,
+        crate::lower::mul(
+            Expr::Special(crate::ir::Special::ClusterCtaRank),
+            Expr::u32(extent),
+        ),
+    );
+    // (key, index) pairs: the index is every second register.
+    for &i in dv.iter().skip(1).step_by(2) {
+        lw.inst(Inst::binary("add.u32", i, reg(i), reg(off)));
+    }
 }
 
 /// Reads one partner's statistic (`load(ty, register, slot index)`) group by group: the

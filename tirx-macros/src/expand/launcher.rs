@@ -147,6 +147,7 @@ fn problem_tokens(problem: Option<Problem>) -> TokenStream {
                 Epilogue::Scaled => quote!(#path::Epilogue::Scaled),
                 Epilogue::ScaleTensor => quote!(#path::Epilogue::ScaleTensor),
                 Epilogue::ScaleRows => quote!(#path::Epilogue::ScaleRows),
+                Epilogue::ScaleBlocks => quote!(#path::Epilogue::ScaleBlocks),
                 Epilogue::Partial => quote!(#path::Epilogue::Partial),
                 Epilogue::Bias(act) => {
                     let act = act_tokens(&path, act);
@@ -194,6 +195,8 @@ fn tensor_type(p: &ParamDef) -> TokenStream {
         ElemRef::Lit(ElemType::F32) => quote!(::core::primitive::f32),
         ElemRef::Lit(ElemType::I32) => quote!(::core::primitive::i32),
         ElemRef::Lit(ElemType::U32) => quote!(::core::primitive::u32),
+        ElemRef::Lit(ElemType::I64) => quote!(::core::primitive::i64),
+        ElemRef::Lit(ElemType::U64) => quote!(::core::primitive::u64),
         ElemRef::Lit(ElemType::I8) => quote!(::core::primitive::i8),
         ElemRef::Lit(ElemType::U8) => quote!(::core::primitive::u8),
         // The host types of the 8- and 4-bit formats carry the ISA's spelling (`tirx::e4m3`).

@@ -74,6 +74,8 @@ pub(super) fn elem_tokens(elem: ElemType) -> TokenStream {
         ElemType::Ue4m3 => quote!(::tirx::abi::ElemType::Ue4m3),
         ElemType::I32 => quote!(::tirx::abi::ElemType::I32),
         ElemType::U32 => quote!(::tirx::abi::ElemType::U32),
+        ElemType::I64 => quote!(::tirx::abi::ElemType::I64),
+        ElemType::U64 => quote!(::tirx::abi::ElemType::U64),
     }
 }
 

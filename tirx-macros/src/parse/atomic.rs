@@ -61,6 +61,14 @@ impl Lowerer<'_> {
             if let Err(why) = fits {
                 return Err(self.fail(args.pos[0], why));
             }
+            // A register tile's values convert into the tensor's type as a store's would: an
+            // integer tile adds into a tensor of its own type only.
+            if let (false, TileRef::Buf { buf, .. }) = (tma, &src) {
+                let tile = self.kernel.buffers[*buf].elem;
+                if let Err(why) = tirx_ir::regtile::access::check_types(tile, elem, true) {
+                    return Err(self.fail(args.pos[1], why.to_string()));
+                }
+            }
         }
         let (scope, sem, old) = if tma {
             (MemScope::Gpu, MemSem::Relaxed, None)

@@ -288,7 +288,7 @@ impl Lowerer<'_> {
             return Err(self.fail_at(
                 span_range(&at),
                 format!(
-                    "expected an element type (bf16, f16, f32, i32, u32 or a config's element type): `{usage}`"
+                    "expected an element type (bf16, f16, f32, i32, u32, i64, u64 or a config's element type): `{usage}`"
                 ),
             ));
         };
@@ -488,6 +488,7 @@ impl Lowerer<'_> {
             ));
         }
         let alias = match args.get("alias") {
+            Some(a) if space == Space::Shared => Some(self.smem_alias(a)?),
             Some(a) => Some(self.tmem_alias(a)?),
             None => None,
         };
@@ -540,6 +541,22 @@ impl Lowerer<'_> {
             self.fail(
                 a,
                 "expected a TMEM buffer declared before: `tmem::<bf16>([128, N], alias = s)`",
+            )
+        })
+    }
+
+    /// `alias = s` of a shared buffer: another shape over the bytes of the shared buffer `s`
+    /// declared before (a TMA box of fewer rows written into part of an MMA operand tile);
+    /// `plan-memory` checks that it fits and keeps the base's swizzle atoms whole.
+    fn smem_alias(&mut self, a: &SExpr) -> Res<tirx_ir::arena::Handle<Buffer>> {
+        let base = crate::args::path_ident(a).and_then(|i| match self.local(&i.to_string()) {
+            Some(super::Local::Buf(b)) if self.kernel.buffers[b].space == Space::Shared => Some(b),
+            _ => None,
+        });
+        base.ok_or_else(|| {
+            self.fail(
+                a,
+                "expected a shared buffer declared before: `smem::<bf16>([G, R, 64], swizzle = B128, alias = s)`",
             )
         })
     }

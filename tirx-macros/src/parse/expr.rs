@@ -107,6 +107,17 @@ impl Lowerer<'_> {
                 Local::Value(i) => return Ok(self.values[i].clone()),
                 Local::Poison => return Err(Fail),
                 Local::Tensor(_) => "a global tensor".to_string(),
+                Local::Arg(i) if self.def.scalar_types[i].is_int64() => {
+                    let t = self.def.scalar_types[i].name();
+                    return Err(self.fail(
+                        id,
+                        format!(
+                            "`{name}` is an {t} argument of the kernel: a value in register-tile \
+                             expressions (`t + {name}` with `t` an {t} tile), not a u32 scalar \
+                             (a coordinate, a loop bound or a count is an `i32` or `u32` argument)"
+                        ),
+                    ));
+                }
                 Local::Arg(_) => {
                     return Err(self.fail(
                         id,

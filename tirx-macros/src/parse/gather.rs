@@ -124,7 +124,7 @@ impl Lowerer<'_> {
             .iter()
             .find(|t| t.name == name)
             .map(|t| t.elem);
-        if !elem.is_some_and(|e| e.is_int()) {
+        if !elem.is_some_and(|e| e.is_int() && !e.is_int64()) {
             let elem = elem.map_or("?", |e| e.name());
             return Err(self.fail(
                 c,

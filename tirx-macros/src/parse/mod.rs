@@ -75,21 +75,23 @@ pub fn lower(
         pipelines: Arena::new(),
         body: Vec::new(),
     };
-    // An `f32` scalar is an argument of tile expressions; an integer one a runtime `u32`
-    // value like a shape symbol (`Expr::Dim` of its name: its own parameter, see
-    // `Signature::int_scalar`).
+    // An `f32` or 64-bit integer scalar is an argument of tile expressions; a 32-bit integer
+    // one a runtime `u32` value like a shape symbol (`Expr::Dim` of its name: its own
+    // parameter, see `Signature::int_scalar`).
     let mut values = Vec::new();
     let args: Vec<(String, Local)> = def
         .scalars
         .iter()
         .enumerate()
-        .map(|(i, s)| match def.scalar_types[i].is_int() {
-            true => {
-                values.push(tirx_ir::ir::Expr::Dim(s.to_string()));
-                (s.to_string(), Local::Value(values.len() - 1))
-            }
-            false => (s.to_string(), Local::Arg(i)),
-        })
+        .map(
+            |(i, s)| match def.scalar_types[i].is_int() && !def.scalar_types[i].is_int64() {
+                true => {
+                    values.push(tirx_ir::ir::Expr::Dim(s.to_string()));
+                    (s.to_string(), Local::Value(values.len() - 1))
+                }
+                false => (s.to_string(), Local::Arg(i)),
+            },
+        )
         .collect();
     let tensors = def
         .params

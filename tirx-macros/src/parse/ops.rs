@@ -593,7 +593,9 @@ impl Lowerer<'_> {
     /// The name of a scalar (`f32`) parameter of the kernel, given as an op argument.
     fn scalar_arg(&mut self, e: &SExpr) -> Res<String> {
         let local = crate::args::path_ident(e).map(|id| self.local(&id.to_string()));
-        if let Some(Some(Local::Arg(i))) = local {
+        if let Some(Some(Local::Arg(i))) = local
+            && !self.def.scalar_types[i].is_int()
+        {
             return Ok(self.def.scalars[i].to_string());
         }
         let names: Vec<String> = (self.def.scalars.iter().zip(&self.def.scalar_types))

@@ -394,7 +394,7 @@ impl Lowerer<'_> {
             Some(e) => Ok(e),
             None => Err(self.fail(
                 ab,
-                "expected an element type: bf16, f16, f32, i32, u32 or a config's",
+                "expected an element type: bf16, f16, f32, i32, u32, i64, u64 or a config's",
             )),
         }
     }
@@ -442,14 +442,6 @@ impl Lowerer<'_> {
                 }
             },
         };
-        // TODO(#30): an index across a cluster would be each CTA's tile index; the row's
-        // index needs the CTAs' tile offsets along the axis.
-        if cluster && matches!(w.id, Id::ArgMax | Id::ArgMin) {
-            return Err(self.fail(
-                args.get("across").expect("given"),
-                format!("`{name_of}` does not combine across a cluster yet: the index would be each CTA's tile index, not the row's"),
-            ));
-        }
         // A tile is reduced as it is; an expression is evaluated element by element as the
         // reduction combines it, never stored (its layout is the template tile's).
         let (src, value) = match self.tile_local(args.pos[0]) {
@@ -458,7 +450,7 @@ impl Lowerer<'_> {
                 let mut carriers = Vec::new();
                 let v = self.texpr(args.pos[0], out, &mut carriers)?;
                 match tirx_ir::regtile::ttype(&self.kernel, &v) {
-                    Ok(TType::Elem(_) | TType::I32 | TType::U32) => {}
+                    Ok(TType::Elem(_) | TType::I32 | TType::U32 | TType::I64 | TType::U64) => {}
                     Ok(t) => {
                         return Err(self.fail(
                             args.pos[0],
@@ -473,6 +465,22 @@ impl Lowerer<'_> {
                 (self.template(args.pos[0], &v, &carriers)?, Some(v))
             }
         };
+        let vt = match &value {
+            Some(v) => tirx_ir::regtile::ttype(&self.kernel, v).ok(),
+            None => Some(tirx_ir::regtile::tile_ttype(self.kernel.buffers[src].elem)),
+        };
+        if let Some(t @ (TType::I64 | TType::U64)) = vt
+            && matches!(w.id, Id::ArgMax | Id::ArgMin)
+        {
+            // TODO(#30): 64-bit keys for argmax/argmin.
+            return Err(self.fail(
+                args.pos[0],
+                format!(
+                    "`{name_of}` of {} values is not supported yet: index reductions compare 32-bit keys (cast the values to f32 or i32 first)",
+                    t.name()
+                ),
+            ));
+        }
         let l = tirx_ir::regtile::layout(&self.kernel, src)
             .map_err(|e| self.fail(args.pos[0], e.to_string()))?;
         let stat = l
@@ -499,6 +507,8 @@ impl Lowerer<'_> {
         };
         let elem = match elem {
             _ if kind.is_arg() => ElemType::U32,
+            Some(TType::I64) => ElemType::I64,
+            Some(TType::U64) => ElemType::U64,
             Some(TType::I32) => ElemType::I32,
             Some(TType::U32) => ElemType::U32,
             _ => ElemType::F32,
@@ -538,7 +548,7 @@ impl Lowerer<'_> {
         let mut carriers = Vec::new();
         let value = self.texpr(e, out, &mut carriers)?;
         match tirx_ir::regtile::ttype(&self.kernel, &value) {
-            Ok(TType::Elem(_) | TType::I32) => {
+            Ok(TType::Elem(_) | TType::I32 | TType::I64 | TType::U64) => {
                 self.materialize_value(e, name, value, &carriers, out)
             }
             Ok(TType::U32) if !tirx_ir::regtile::index_like(&self.kernel, &value) => {
@@ -611,13 +621,14 @@ impl Lowerer<'_> {
         let mut tiles = carriers.clone();
         value.tiles(&mut tiles);
         match tirx_ir::regtile::ttype(&self.kernel, &value) {
-            // A float scalar (`cast::<f32>(N)`, `alpha * 0.5`): a named expression too.
-            Ok(TType::Elem(_)) if tiles.is_empty() && !mutable => {
+            // A float scalar (`cast::<f32>(N)`, `alpha * 0.5`), or a 64-bit one
+            // (`cast::<i64>(n)`): a named expression too.
+            Ok(TType::Elem(_) | TType::I64 | TType::U64) if tiles.is_empty() && !mutable => {
                 self.tile_aliases.push(value);
                 let i = self.tile_aliases.len() - 1;
                 return self.bind(ident, Local::TileExpr(i));
             }
-            Ok(TType::Elem(_) | TType::I32) => {}
+            Ok(TType::Elem(_) | TType::I32 | TType::I64 | TType::U64) => {}
             Ok(TType::U32) if !tirx_ir::regtile::index_like(&self.kernel, &value) => {}
             Ok(_) if mutable => {
                 return Err(self.fail(

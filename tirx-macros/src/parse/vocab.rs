@@ -203,7 +203,7 @@ pub(crate) const VOCABULARY: &[Word] = &[
     w(Id::WarpBallot, None, "warp_ballot", Op, (1, 1), &[], "warp_ballot(pred)"),
     w(Id::StaticAssert, None, "static_assert", Assert, (1, 2), &[], "static_assert(condition, \"why it must hold\")"),
     // Declarations.
-    w(Id::Smem, None, "smem", Decl, (1, 1), &["swizzle", "major"], "smem::<bf16>([BM, BK], swizzle = B128)"),
+    w(Id::Smem, None, "smem", Decl, (1, 1), &["swizzle", "major", "alias"], "smem::<bf16>([BM, BK], swizzle = B128)"),
     w(Id::Tmem, None, "tmem", Decl, (1, 1), &["alias", "unpacked"], "tmem::<f32>([BM, BN]), tmem::<bf16>([BM, BN], alias = s) or tmem::<f16>([BM, BN], unpacked = true)"),
     w(Id::Regs, None, "regs", Decl, (1, 1), &["layout"], "regs::<f32>([R, C], layout = blocked(vec = 8))"),
     w(Id::Mbarrier, None, "mbarrier", Decl, (0, 0), &["count", "arrivals"], "mbarrier(count = 1, arrivals = 1)"),

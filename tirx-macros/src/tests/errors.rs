@@ -153,7 +153,7 @@ fn bad_parameters() {
     );
     assert_contains(
         &e,
-        "unknown element type `i16`; tensors hold bf16, f16, f32, i32, u32, the 8-bit MMA formats or a config's element type",
+        "unknown element type `i16`; tensors hold bf16, f16, f32, i32, u32, i64, u64, the 8-bit MMA formats or a config's element type",
     );
     assert_contains(&e, "a fixed extent must be between 1 and 2³² − 1, found 0");
     assert_contains(&e, "a tile kernel returns nothing");
@@ -219,7 +219,7 @@ fn wrong_kinds_and_arities() {
     );
     assert_one(
         &with_prelude("let t = smem::<i16>([4]);"),
-        "expected an element type (bf16, f16, f32, i32, u32 or a config's element type): `smem::<bf16>([BM, BK], swizzle = B128)`",
+        "expected an element type (bf16, f16, f32, i32, u32, i64, u64 or a config's element type): `smem::<bf16>([BM, BK], swizzle = B128)`",
     );
     assert_one(
         &with_prelude("let t = smem::<bf16>([M]);"),
@@ -562,4 +562,26 @@ fn unknown_functions_list_the_nearest_ones() {
         crate::parse::nearest("BX", &["BM".into(), "BN".into(), "BK".into()]),
         ["BM"]
     );
+}
+
+#[test]
+fn an_integer_tile_adds_into_a_tensor_of_its_own_type_only() {
+    let e = errors(
+        "target = sm_90a, threads = 128, grid = (1, 1)",
+        "fn k(#[shape(M, N)] x: Tensor<i64>, #[shape(M, N)] h: Tensor<bf16>) { \
+         let t = regs::<i64>([32, 64], layout = blocked(vec = 2)); copy(t, x.tile(0, 0)); \
+         atomic::add(h.tile(0, 0), t, scope = gpu); }",
+    );
+    assert_contains(
+        &e,
+        "an i64 tile cannot be stored into a bf16 tensor without a cast: integers move between tiles and tensors of their own type",
+    );
+    // 64-bit integers take atomics into their own type.
+    let ok = errors(
+        "target = sm_90a, threads = 128, grid = (1, 1)",
+        "fn k(#[shape(M, N)] x: Tensor<i64>, #[shape(M, N)] y: Tensor<i64>) { \
+         let t = regs::<i64>([32, 64], layout = blocked(vec = 2)); copy(t, x.tile(0, 0)); \
+         atomic::add(y.tile(0, 0), t, scope = gpu); atomic::max(y.tile(0, 0), t, scope = gpu); }",
+    );
+    assert!(ok.is_empty(), "{ok:?}");
 }

@@ -11,6 +11,10 @@
 //! `.add.noftz` on `.f16/.bf16` and the packed `.f16x2/.bf16x2` (one add per half) rounds to
 //! nearest even and keeps subnormals ([`half_apply`]).
 //!
+//! `red` with a vector type (`.v2/.v4.f32` add, `.v2/.v4/.v8` of 16-bit floats and
+//! `.v2/.v4` of their pairs: §9.7.13.6, sm_90) applies each element as its own atomic at
+//! consecutive addresses, each judged by the global-race shadow as an atomic.
+//!
 //! The memory-ordering qualifiers (`.relaxed/.acquire/.release/.acq_rel`, scopes) change
 //! nothing in this sequentially consistent machine. The lanes of one warp-instruction are
 //! atomic one at a time, in an order drawn from the scheduler's seed (the ISA orders them in
@@ -126,6 +130,36 @@ impl Machine<'_> {
         pc: u32,
         inst: &Inst,
     ) -> Result<(), SimError> {
+        if let Op::RedVec {
+            op,
+            ty,
+            scope,
+            addr,
+            vals,
+        } = &inst.op
+        {
+            let order: Vec<u32> = lanes(active).collect();
+            let perm = self.lane_order(order.len());
+            for k in perm {
+                let t = wi * 32 + order[k];
+                let a = self.ea(cl, ci, t, addr, inst.line)?;
+                let size = u64::from(super::decode::bits(*ty) / 8);
+                // The vector is aligned to its whole size (§9.7.13.6, as a vector ld/st).
+                let total = (size * vals.len() as u64) as u32;
+                self.locate(cl, ci, t, inst.line, MemSpace::Global, a, total)?;
+                // Element by element, each its own atomic (§9.7.13.6: a vector `red` is
+                // performed as scalar operations on its elements, in no particular order).
+                for (e, v) in vals.iter().enumerate() {
+                    let bv = self.rd(cl, ci, t, *v, inst.line)?;
+                    let at = a + e as u64 * size;
+                    let what = (*op, *ty, MemSpace::Global, *scope, None);
+                    self.atom_at(cl, ci, t, inst.line, what, at, (bv, 0))?;
+                }
+                cl.ctas[ci].pc[t as usize] = pc + 1;
+                cl.ctas[ci].st[t as usize] = TState::Run;
+            }
+            return Ok(());
+        }
         let Op::Atom {
             op,
             ty,
@@ -174,14 +208,36 @@ impl Machine<'_> {
             Option<Val>,
         ),
     ) -> Result<(), SimError> {
-        let size = super::decode::bits(ty) / 8;
         let a = self.ea(cl, ci, t, addr, line)?;
-        let loc = self.locate(cl, ci, t, line, space, a, size)?;
         let bv = self.rd(cl, ci, t, b, line)?;
         let cv = match c {
             Some(c) => self.rd(cl, ci, t, c, line)?,
             None => 0,
         };
+        self.atom_at(cl, ci, t, line, (op, ty, space, scope, d), a, (bv, cv))
+    }
+
+    /// One atomic read-modify-write of a `ty` at address `a` with operands `(b, c)`, the old
+    /// value written to `d` where given.
+    #[allow(clippy::type_complexity, clippy::too_many_arguments)]
+    fn atom_at(
+        &mut self,
+        cl: &mut Cluster,
+        ci: usize,
+        t: u32,
+        line: u32,
+        (op, ty, space, scope, d): (
+            AtomOp,
+            Type,
+            MemSpace,
+            super::global_race::AtomScope,
+            Option<Reg>,
+        ),
+        a: u64,
+        (bv, cv): (u64, u64),
+    ) -> Result<(), SimError> {
+        let size = super::decode::bits(ty) / 8;
+        let loc = self.locate(cl, ci, t, line, space, a, size)?;
         let n = size as usize;
         let old = match loc {
             Loc::Global(g) => super::mem::le_read(self.dev.slice(g, n).unwrap_or(&[0; 8][..n])),

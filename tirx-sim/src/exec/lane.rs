@@ -217,7 +217,7 @@ impl Machine<'_> {
         if matches!(inst.op, Op::LdMatrix { .. } | Op::StMatrix { .. }) {
             return self.matrix(cl, ci, wi, active, pc, inst);
         }
-        if matches!(inst.op, Op::Atom { .. }) {
+        if matches!(inst.op, Op::Atom { .. } | Op::RedVec { .. }) {
             return self.atom_group(cl, ci, wi, active, pc, inst);
         }
         if matches!(

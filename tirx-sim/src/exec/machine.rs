@@ -501,6 +501,7 @@ fn has_global_atomics(prog: &Program) -> bool {
     use super::ops::{MemSpace, Op};
     prog.insts.iter().any(|i| match &i.op {
         Op::Atom { space, .. } => matches!(space, MemSpace::Global | MemSpace::Generic),
+        Op::RedVec { .. } => true,
         Op::TmaStore { reduce, .. } => reduce.is_some(),
         _ => false,
     })

@@ -284,6 +284,18 @@ pub(crate) enum Op {
         b: Val,
         c: Option<Val>,
     },
+    /// `red[.sem][.scope].global.op[.noftz].vN.type [a], {b…}` (§9.7.13.6, vector forms, PTX
+    /// ISA 8.1, sm_90): `.add.v2/.v4.f32`, `.op.noftz.v2/.v4/.v8.f16|.bf16` and
+    /// `.op.noftz.v2/.v4.f16x2|.bf16x2` (`op` add, min, max), global memory only. Each
+    /// element is its own atomic operation (`atom.rs`).
+    RedVec {
+        op: super::atom::AtomOp,
+        /// The element type (`.f32`, `.bf16x2`, …).
+        ty: Type,
+        scope: super::global_race::AtomScope,
+        addr: Addr,
+        vals: Vec<Val>,
+    },
     /// `clusterlaunchcontrol.try_cancel.async.shared::cta.mbarrier::complete_tx::bytes
     /// [.multicast::cluster::all].b128 [resp], [mbar]` (`clc.rs`).
     ClcTryCancel {

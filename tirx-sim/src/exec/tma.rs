@@ -82,6 +82,8 @@ pub enum TmaElem {
     Bf16,
     /// IEEE single.
     F32,
+    /// 64-bit unsigned (an `i64`/`u64` tensor's words, moved as bits).
+    U64,
 }
 
 impl TmaElem {
@@ -91,6 +93,7 @@ impl TmaElem {
             TmaElem::U8 => 1,
             TmaElem::U16 | TmaElem::F16 | TmaElem::Bf16 => 2,
             TmaElem::U32 | TmaElem::I32 | TmaElem::F32 => 4,
+            TmaElem::U64 => 8,
         }
     }
     fn nan(self) -> Option<u64> {
@@ -311,6 +314,7 @@ pub(crate) fn reduce_box(
         TmaElem::F16 => Type::F16,
         TmaElem::I32 => Type::S32,
         TmaElem::U32 => Type::U32,
+        TmaElem::U64 => Type::U64,
         TmaElem::U8 | TmaElem::U16 => Type::B16,
     };
     map.for_each(start, |linear, dst| {

@@ -1,6 +1,7 @@
 //! The batched forms of `tirx bench attention`: a shape measured as a packed variable-length
-//! batch (`--varlen`, [`Packed`]) or over a paged K/V cache (`--paged PAGE`, [`PagedCache`]),
-//! each viewing the bench's buffer sets with its own layout.
+//! batch (`--varlen`, [`Packed`]), over a paged K/V cache (`--paged PAGE`, [`PagedCache`]) or
+//! through the split-KV decode path (`--decode`, [`Decode`]), each viewing the bench's buffer
+//! sets with its own layout.
 
 use half::bf16;
 use tirx::{Runtime, Tensor};
@@ -16,6 +17,8 @@ pub(super) enum Batched {
     Varlen(Packed),
     /// `--paged PAGE`.
     Paged(PagedCache),
+    /// `--decode [SPLITS]`.
+    Decode(Decode),
 }
 
 impl Batched {
@@ -25,7 +28,16 @@ impl Batched {
             Form::Dense => None,
             Form::Varlen => Some(Batched::Varlen(Packed::new(rt, sh)?)),
             Form::Paged(page) => Some(Batched::Paged(PagedCache::new(rt, sh, page)?)),
+            Form::Decode(ask) => Some(Batched::Decode(Decode::new(rt, sh, ask)?)),
         })
+    }
+
+    /// The splits of the keys and the packed group (`--decode`), `None` for the other forms.
+    pub(super) fn splits(&self) -> Option<(usize, Option<usize>)> {
+        match self {
+            Batched::Decode(d) => Some((d.plan.split.splits, d.plan.tiles.pack.map(|p| p.group))),
+            _ => None,
+        }
     }
 
     /// One launch on buffer set `set` (q, k, v, o) and LSE buffer `lse`.
@@ -39,6 +51,7 @@ impl Batched {
         match self {
             Batched::Varlen(p) => p.launch(rt, set, lse, scale),
             Batched::Paged(p) => p.launch(rt, set, lse, scale),
+            Batched::Decode(p) => p.launch(rt, set, lse, scale),
         }
     }
 
@@ -47,7 +60,7 @@ impl Batched {
     /// the buffers' first rows (dense, varlen).
     pub(super) fn batch0_kv(&self, k: &[bf16], v: &[bf16]) -> Option<(Vec<bf16>, Vec<bf16>)> {
         match self {
-            Batched::Varlen(_) => None,
+            Batched::Varlen(_) | Batched::Decode(_) => None,
             Batched::Paged(p) => Some(p.batch0_kv(k, v)),
         }
     }
@@ -169,5 +182,78 @@ impl PagedCache {
                 .collect()
         };
         (rows(k), rows(v))
+    }
+}
+
+/// A shape measured through the split-KV decode path (`--decode [SPLITS]`): the dense views
+/// (`[B, SQ, HQ·D]`, `[B, SK, HK·D]`, the LSE `[B·HQ, SQ, 1]`) through
+/// `attention::decode::Plan`, the keys cut for the GPU's SMs or into SPLITS chunks, the query
+/// heads of a K/V head packed where the GQA kernel can (not with `--unpacked`), the workspace
+/// allocated once for the plan. Each launch is the decode kernel and, when the plan combines,
+/// the combine.
+pub(super) struct Decode {
+    shape: Shape,
+    plan: crate::attention::decode::Plan,
+    workspace: Option<Tensor<f32>>,
+}
+
+impl Decode {
+    fn new(
+        rt: &Runtime,
+        sh: &Shape,
+        ask: crate::attention::decode::Ask,
+    ) -> Result<Decode, BenchError> {
+        use crate::attention::decode;
+        let wrong = |e: decode::DecodeError| BenchError::Wrong(format!("{}: {e}", sh.label()));
+        let shapes = Decode::shapes(sh);
+        let plan = decode::Plan::new(
+            shapes.each_ref().map(|s| &s[..]),
+            sh.hd,
+            (sh.causal, tirx::abi::ElemType::Bf16),
+            rt.sm_count() as usize,
+            ask,
+        )
+        .map_err(wrong)?;
+        let len = plan.workspace_len();
+        let workspace = (len > 0).then(|| rt.zeros::<f32>(&[len])).transpose()?;
+        Ok(Decode {
+            shape: *sh,
+            plan,
+            workspace,
+        })
+    }
+
+    /// `[q, k, v, o, lse]`'s shapes.
+    fn shapes(sh: &Shape) -> [[usize; 3]; 5] {
+        let (b, s, sk) = (sh.batch, sh.seq, sh.sk());
+        let (wq, wk) = (sh.heads * sh.hd, sh.kv_heads * sh.hd);
+        [
+            [b, s, wq],
+            [b, sk, wk],
+            [b, sk, wk],
+            [b, s, wq],
+            [b * sh.heads, s, 1],
+        ]
+    }
+
+    fn launch(
+        &self,
+        rt: &Runtime,
+        set: &[Tensor<bf16>; 4],
+        lse: &Tensor<f32>,
+        scale: f32,
+    ) -> Result<(), BenchError> {
+        let [qs, ks, vs, os, ls] = Decode::shapes(&self.shape);
+        let strides = |s: &[usize; 3]| [s[1] * s[2], s[2], 1];
+        let args = [
+            set[0].subview(0, &qs, &strides(&qs))?,
+            set[1].subview(0, &ks, &strides(&ks))?,
+            set[2].subview(0, &vs, &strides(&vs))?,
+            set[3].subview(0, &os, &strides(&os))?,
+            lse.subview(0, &ls, &strides(&ls))?,
+        ];
+        self.plan
+            .launch(rt, args, self.workspace.as_ref(), scale)
+            .map_err(|e| BenchError::Wrong(format!("{}: {e}", self.shape.label())))
     }
 }

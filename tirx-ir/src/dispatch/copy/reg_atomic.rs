@@ -38,10 +38,12 @@ fn reject(why: impl Into<String>) -> Reject {
 /// Which operations an element type takes (`red`/`atom` on global memory, sm_90).
 pub fn op_fits(op: AtomicOp, elem: ElemType) -> Result<(), String> {
     let ok = match op {
-        AtomicOp::Add => matches!(
-            elem,
-            ElemType::F32 | ElemType::Bf16 | ElemType::F16 | ElemType::I32 | ElemType::U32
-        ),
+        AtomicOp::Add => {
+            matches!(
+                elem,
+                ElemType::F32 | ElemType::Bf16 | ElemType::F16 | ElemType::I32 | ElemType::U32
+            ) || elem.is_int64()
+        }
         AtomicOp::Min | AtomicOp::Max => elem.is_int(),
     };
     if ok {
@@ -49,11 +51,11 @@ pub fn op_fits(op: AtomicOp, elem: ElemType) -> Result<(), String> {
     }
     Err(match op {
         AtomicOp::Add => format!(
-            "`atomic::add` adds into f32, bf16, f16, i32 or u32 tensors; this one is {}",
+            "`atomic::add` adds into f32, bf16, f16, i32, u32, i64 or u64 tensors; this one is {}",
             elem.name()
         ),
         _ => format!(
-            "`atomic::{op}` is on integers (i32, u32): PTX has no scalar `red.{op}` on floats ({} here); reduce bf16 or f16 by TMA (`tma::reduce_{op}`), or keep the extreme in registers",
+            "`atomic::{op}` is on integers (i32, u32, i64, u64): PTX has no scalar `red.{op}` on floats ({} here); reduce bf16 or f16 by TMA (`tma::reduce_{op}`), or keep the extreme in registers",
             elem.name()
         ),
     })
@@ -87,6 +89,12 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
                 tensor: tensor.clone(),
             })?;
     op_fits(a.op, elem).map_err(reject)?;
+    // The values convert into the tensor's type as a store's would (an f32 tile rounds to a
+    // 16-bit tensor); an integer tile takes a tensor of its own type only.
+    if let TileRef::Buf { buf, .. } = src {
+        crate::regtile::access::check_types(cx.k.buffers[*buf].elem, elem, true)
+            .map_err(|e| reject(e.to_string()))?;
+    }
     old_fits(cx, src, a, elem)
 }
 

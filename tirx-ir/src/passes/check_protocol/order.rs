@@ -233,8 +233,12 @@ impl Walk<'_> {
     }
 
     fn op(&mut self, op: &Op, span: Span, p: &mut Pending) {
+        // A shared view (`alias = base`) is its base's bytes: loads and reads through either
+        // are one buffer here (the rules follow whole buffers, not their tiles).
         let shared = |t: &TileRef| match t {
-            TileRef::Buf { buf, .. } if self.k.buffers[*buf].space == Space::Shared => Some(*buf),
+            TileRef::Buf { buf, .. } if self.k.buffers[*buf].space == Space::Shared => {
+                Some(self.k.buffers[*buf].alias.unwrap_or(*buf))
+            }
             _ => None,
         };
         match op {

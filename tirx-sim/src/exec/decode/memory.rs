@@ -193,6 +193,9 @@ pub(super) fn atom(cx: &Cx<'_>) -> Result<Op, SimError> {
     if m.iter()
         .any(|m| m.starts_with("v2") || m.starts_with("v4") || m.starts_with("v8"))
     {
+        if red {
+            return red_vec(cx, space);
+        }
         return Err(cx.err("vector atomics"));
     }
     if m.iter().any(|m| m.starts_with("L2::")) {
@@ -251,6 +254,65 @@ pub(super) fn atom(cx: &Cx<'_>) -> Result<Op, SimError> {
         addr: cx.addr(k)?,
         b: cx.val(k + 1)?,
         c: if cas { Some(cx.val(k + 2)?) } else { None },
+    })
+}
+
+/// `red` with a vector type (§9.7.13.6, PTX ISA 8.1+, sm_90): `.global` only;
+/// `.add.v2/.v4.f32`, `.{add,min,max}.noftz.v2/.v4/.v8.{f16,bf16}` and
+/// `.{add,min,max}.noftz.v2/.v4.{f16x2,bf16x2}`; the values a brace-enclosed vector of as
+/// many registers as the `.vN` says.
+fn red_vec(cx: &Cx<'_>, space: MemSpace) -> Result<Op, SimError> {
+    use crate::exec::atom::AtomOp;
+    use crate::ptx::Type::*;
+    if space != MemSpace::Global {
+        return Err(cx.err("red with a vector type outside .global"));
+    }
+    let m = &cx.i.opcode.modifiers;
+    if m.iter().any(|m| m.starts_with("L2::")) {
+        return Err(cx.err("cache hints"));
+    }
+    let n: usize = match ["v2", "v4", "v8"].into_iter().find(|v| cx.has(v)) {
+        Some("v2") => 2,
+        Some("v4") => 4,
+        _ => 8,
+    };
+    let op = [
+        ("add", AtomOp::Add),
+        ("min", AtomOp::Min),
+        ("max", AtomOp::Max),
+    ]
+    .into_iter()
+    .find(|(o, _)| cx.has(o))
+    .ok_or_else(|| cx.err("a vector red other than .add, .min, .max"))?
+    .1;
+    let ty = cx.ty()?;
+    let noftz = cx.has("noftz");
+    let ok = match ty {
+        F32 => op == AtomOp::Add && !noftz && n <= 4,
+        F16 | Bf16 => noftz,
+        F16x2 | Bf16x2 => noftz && n <= 4,
+        _ => false,
+    };
+    if !ok {
+        return Err(cx.err(format!(
+            "red.v{n} of this operation on .{ty} (vector red: .add.f32 in v2/v4, .noftz 16-bit floats)"
+        )));
+    }
+    cx.n(2)?;
+    let vals = cx
+        .list(1)?
+        .into_iter()
+        .map(|o| cx.syms.val(o, cx.i.line, &cx.text))
+        .collect::<Result<Vec<_>, _>>()?;
+    if vals.len() != n {
+        return Err(cx.err(format!("red.v{n} with {} values", vals.len())));
+    }
+    Ok(Op::RedVec {
+        op,
+        ty,
+        scope: crate::exec::global_race::AtomScope::of(m),
+        addr: cx.addr(0)?,
+        vals,
     })
 }
 

@@ -142,3 +142,38 @@ fn float_add_rounds_to_nearest_and_flushes_subnormals() {
     let e = atom_kernel("0", "\tred.global.inc.s32 [%rd0+1024], 1;\n", 8).unwrap_err();
     assert!(matches!(e, SimError::Unsupported { .. }), "{e}");
 }
+
+#[test]
+fn vector_red_adds_each_element_atomically() {
+    // 128 threads × {0.5, 1, 2, 4} into four f32 cells at out + 512 (beyond the threads'
+    // words): 64, 128, 256, 512.
+    let v4 = "\tmov.b32 %f1, 0f3F000000;\n\tmov.b32 %f2, 0f3F800000;\n\
+              \tmov.b32 %f3, 0f40000000;\n\tmov.b32 %f4, 0f40800000;\n\
+              \tred.relaxed.gpu.global.add.v4.f32 [%rd0+512], {%f1, %f2, %f3, %f4};\n";
+    let a = atom_kernel("0", v4, 9).unwrap();
+    let got: Vec<f32> = a[128..132].iter().map(|&w| f32::from_bits(w)).collect();
+    assert_eq!(got, [64.0, 128.0, 256.0, 512.0]);
+    // Two bf16 elements, 1 and 2, into one word: 128 (0x4300) low, 256 (0x4380) high.
+    let v2 = "\tmov.b16 %h1, 0x3F80;\n\tmov.b16 %h2, 0x4000;\n\
+              \tred.global.add.noftz.v2.bf16 [%rd0+1024], {%h1, %h2};\n";
+    assert_eq!(atom_kernel("0", v2, 9).unwrap()[256], 0x4380_4300);
+    // A vector of bf16x2 pairs: the same, two words.
+    let x2 = "\tmov.b32 %r2, 0x40003F80;\n\
+              \tred.global.max.noftz.v2.bf16x2 [%rd0+512], {%r2, %r2};\n";
+    let m = atom_kernel("0", x2, 9).unwrap();
+    assert_eq!(m[128..130], [0x4000_3f80, 0x4000_3f80]);
+    // A vector not aligned to its whole size (16 bytes for v4.f32) is an error.
+    let odd = "\tred.global.add.v4.f32 [%rd0+520], {%f1, %f1, %f1, %f1};\n";
+    let e = atom_kernel("0", &format!("\tmov.b32 %f1, 0f3F800000;\n{odd}"), 9).unwrap_err();
+    assert!(matches!(e, SimError::Misaligned { align: 16, .. }), "{e}");
+    // What the ISA does not have is refused by name: integer vectors, shared memory, a
+    // count that differs from the vector's.
+    for bad in [
+        "\tred.global.add.v4.s32 [%rd0+512], {%r0, %r0, %r0, %r0};\n",
+        "\tred.shared.add.v2.f32 [%r9], {%f1, %f1};\n",
+        "\tred.global.add.v4.f32 [%rd0+512], {%f1, %f1};\n",
+    ] {
+        let e = atom_kernel("0", bad, 9).unwrap_err();
+        assert!(matches!(e, SimError::Unsupported { .. }), "{bad}: {e}");
+    }
+}

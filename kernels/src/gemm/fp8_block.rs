@@ -1,0 +1,191 @@
+//! The fine-grained block-scaled FP8 GEMM for Hopper, the DeepSeek-V3 recipe (DeepSeek-V3
+//! technical report, arXiv 2412.19437, §3.3.2 "Improved Precision from Quantization and
+//! Multiplication"): E4M3 operands with one f32 scale per 1×128 block of A (activations: a row
+//! and 128 consecutive K) and one per 128×128 block of B (weights), and
+//!
+//! D[m, n] = Σ_kb (A_kb · B_kbᵀ)[m, n] · sa[m, kb] · sb[n / 128, kb]
+//!
+//! with `sa` f32 [M, cdiv(K, 128)] (what `quant_block` writes, `row_kernels/quant.rs`) and `sb`
+//! f32 [cdiv(N, 128), cdiv(K, 128)], row-major. BF16 or FP32 outputs.
+//!
+//! What it adds to `fp8.rs`: the scales vary along K, so they cannot wait for the epilogue.
+//! Each 128-wide K block's four `wgmma.mma_async.m64n128k32.f32.e4m3.e4m3` (PTX ISA
+//! §9.7.15.5.2) accumulate into a fresh f32 register tile `part` (scale-d = 0 on the first of
+//! the four), and after `wgmma.wait_group 0` the consumer promotes it into the main f32
+//! accumulator in registers, `acc += part · (sa[row, kb] · sb[nb, kb])` — per element one
+//! `fma.rn.f32` with the row's combined scale. The report's second point comes with it: the
+//! tensor core's FP8 adder (about 14 bits on the H800, "a maximum relative error of nearly
+//! 2%" at K = 4096) only ever sums 128 products before they are promoted into full f32.
+//!
+//! The scales of a K block: the row scales by the row-wise epilogue's mechanism (`copy` of the
+//! `[64, 1]` tile at `sa.tile(row, kb)` into the accumulator's row statistic, a guarded
+//! register load: 0 past M), the weight scale — one scalar per (CTA, kb), since the 128-wide N
+//! tile lies within one 128×128 weight block — by `gather(sb, nb, kb)` (a guarded `ld.global`
+//! once per statistic register). Both are loaded one K block ahead (block `kb + 1`'s while
+//! block `kb`'s MMAs run; past the last block they read 0, unused), so their latency hides
+//! behind a whole block of MMAs, and multiplied into the row statistic `sc` at the top of
+//! their block.
+//!
+//! The rest is `fp8.rs`'s (the production GEMM's, level 8): a producer warpgroup multicasting
+//! B halves in a 2×1 cluster through a TMA/mbarrier pipeline, two consumer warpgroups of 64
+//! rows each, the persistent grouped tile walk and the TMA-store epilogue, from
+//! `gemm/pieces.rs`. The stage is released as soon as its wgmmas are waited for (one K block's
+//! MMAs are never in flight across the promotion, as in DeepGEMM's loop; the two consumer
+//! warpgroups' MMAs and promotions interleave).
+//!
+//! Tails: TMA zero-fills A's and B's boxes past M, N and K (so a partial last K block adds
+//! zeros, and its scale applies to the products that exist), rows of `sa` past M load as 0,
+//! and D's stores clip. K must make A's and B's rows 16-byte aligned (K a multiple of 16).
+//! The launch planner refuses `sa`/`sb` of any other shape than `[M, cdiv(K, 128)]` and
+//! `[cdiv(N, 128), cdiv(K, 128)]` (the `static_assert`s) before any launch.
+//!
+//! `tirx check` (ptxas `-arch=sm_90a`, 2026-12-06): both configs clean, 168 registers,
+//! 0 spills; SASS `QGMMA.64x128x32.F32.E4M3.E4M3` ×4 and 64 `FFMA` a K block (the promotion),
+//! `tests/sim_fp8_block.rs` asserts them. Emulator-verified; not yet measured on the H200.
+//!
+//! Design notes: 128×128 tiles (BN = 128, two 64-row consumer warpgroups) keep `acc` and
+//! `part` at 64 registers each a thread; a BN = 256 tile would need 256 accumulator
+//! registers and spill. The promotion waits for its block's wgmmas (`wgmma::wait(0)`) rather
+//! than keeping the next block's in flight, which would need a second `part` tile.
+
+use tirx::prelude::*;
+
+#[tile_module(uses(super::pieces::gemm_pieces))]
+pub mod kernels {
+    use tirx::prelude::*;
+
+    /// D = Σ_kb (A_kb·B_kbᵀ)·sa[:, kb]·sb[nb, kb] (the module's docs): A M×K and B N×K in
+    /// E4M3, `sa` [M, KB] and `sb` [NB, KB] f32, D in `TD`.
+    #[tile_kernel(
+        solves = gemm,
+        target = sm_90a,
+        threads = 384,
+        cluster = (2, 1, 1),
+        grid = (SMS / 2 * 2, 1),
+        configs(
+            product(
+                types(default = (TA = e4m3, TD = bf16)),
+                with = (BM = 128, BK = 128, GROUP = 8, BN = 128, STAGES = 5, EPI_N = 64),
+            ),
+            product(
+                types(f32 = (TA = e4m3, TD = f32)),
+                with = (BM = 128, BK = 128, GROUP = 8, BN = 128, STAGES = 5, EPI_N = 32),
+            ),
+        ),
+    )]
+    pub fn gemm_sm90_fp8_block(
+        #[shape(M, K)] a: Tensor<TA>,
+        #[shape(N, K)] b: Tensor<TA>,
+        #[shape(M, KB)] sa: Tensor<f32>,
+        #[shape(NB, KB)] sb: Tensor<f32>,
+        #[shape(M, N)] d: Tensor<TD>,
+    ) {
+        static_assert(KB == cdiv(K, 128), "one scale per 128 columns of K");
+        static_assert(NB == cdiv(N, 128), "one weight scale per 128 rows of B");
+        static_assert(BK == 128, "a K tile is one scale block");
+        static_assert(128 % BN == 0, "an N tile lies within one weight block");
+        let a_s = smem::<TA>([STAGES, 2, 64, BK], swizzle = B128);
+        let b_s = smem::<TA>([STAGES, 2, BN / 2, BK], swizzle = B128);
+        let d_s = smem::<TD>([2, BN / EPI_N, 64, EPI_N], swizzle = B128);
+        let acc = regs::<f32>([64, BN]);
+        let part = regs::<f32>([64, BN]);
+        let sa_t = regs::<f32>([64, 1], layout = stat(acc, axis = 1));
+        let sb_t = regs::<f32>([64, 1], layout = stat(acc, axis = 1));
+        let sc = regs::<f32>([64, 1], layout = stat(acc, axis = 1));
+        let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
+        let pairs_m = cdiv(cdiv(M, BM), 2);
+        let tiles_n = cdiv(N, BN);
+        let k_tiles = cdiv(K, BK);
+        cluster_producer(pipe, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles);
+        block_scaled_consumers(
+            pipe, acc, part, sa_t, sb_t, sc, a_s, b_s, d_s, d, sa, sb, pairs_m, tiles_n, k_tiles,
+        );
+    }
+
+    /// The consumer warpgroups of [`gemm_sm90_fp8_block`]: level 8's, with the K loop of
+    /// [`consume_blocks`].
+    #[tile_fn]
+    fn block_scaled_consumers(
+        pipe: Pipe,
+        acc: Regs,
+        part: Regs,
+        sa_t: Regs,
+        sb_t: Regs,
+        sc: Regs,
+        a_s: Smem,
+        b_s: Smem,
+        d_s: Smem,
+        d: Global,
+        sa: Global,
+        sb: Global,
+        pairs_m: u32,
+        tiles_n: u32,
+        k_tiles: u32,
+    ) {
+        #[scope(warpgroups = 1..3)]
+        {
+            setmaxnreg::inc(232);
+            let wg = tid / 128 - 1;
+            let mut it = 0;
+            for u in (cta.x / 2..pairs_m * tiles_n).step_by(ncta.x / 2) {
+                let (mp, n) = grouped(u, pairs_m, tiles_n);
+                let row = 2 * (2 * mp + cta_rank) + wg;
+                it = consume_blocks(
+                    pipe, it, acc, part, sa_t, sb_t, sc, a_s, b_s, sa, sb, wg, row, n, k_tiles,
+                );
+                store_tile(d, d_s, acc, wg, row, n * (BN / EPI_N));
+            }
+            #[scope(leader)]
+            {
+                tma::wait_group(0);
+            }
+        }
+    }
+
+    /// A consumer warpgroup's K loop of one tile (D rows `row`, 64-row units; columns `n`,
+    /// BN-column units): per K block, the block's scales into `sc`, its wgmmas into a fresh
+    /// `part`, the wait, the stage released, and `acc += part · sc`; returns the pipeline
+    /// iteration after the tile.
+    #[tile_fn]
+    fn consume_blocks(
+        pipe: Pipe,
+        it: u32,
+        acc: Regs,
+        part: Regs,
+        sa_t: Regs,
+        sb_t: Regs,
+        sc: Regs,
+        a_s: Smem,
+        b_s: Smem,
+        sa: Global,
+        sb: Global,
+        wg: u32,
+        row: u32,
+        n: u32,
+        k_tiles: u32,
+    ) -> u32 {
+        let leader = tid % 128 == 0;
+        let mut it = it;
+        acc = 0.0;
+        // The scales are loaded one K block ahead, so a block's loads have the previous
+        // block's MMAs to land in; past the last block they read 0 (a tile edge) unused.
+        copy(sa_t, sa.tile(row, 0));
+        sb_t = gather(sb, n * BN / 128, 0);
+        for k in 0..k_tiles {
+            sc = sa_t * sb_t;
+            copy(sa_t, sa.tile(row, k + 1));
+            sb_t = gather(sb, n * BN / 128, k + 1);
+            let s = pipe.consumer_wait(it);
+            wgmma::fence();
+            wgmma::mma(part, a_s[s][wg], b_s[s], accumulate = false);
+            wgmma::commit();
+            wgmma::wait(0);
+            if leader {
+                pipe.consumer_release(s);
+            }
+            acc = fma(part, sc, acc);
+            it += 1;
+        }
+        it
+    }
+}

@@ -1,0 +1,364 @@
+//! The block-scaled FP8 GEMM (`kernels/src/gemm/fp8_block.rs`, the DeepSeek-V3 recipe) in the
+//! emulator: bf16 data whose magnitude varies by row, by 128-row block of B and by K block
+//! (so every scale matters), quantised on the CPU with one scale per 1×128 block of A
+//! (`rows::quant::quantise_e4m3`, which `quant_block` matches bit for bit) and per 128×128
+//! block of B (`quantise_e4m3_tiles`), D poisoned, against the f64 reference of the same E4M3
+//! values and scales (`fp8_ref::block_scaled_mm_f64`) within the f32 bound; tails in M, N
+//! and K (K = 128·k + tail, one partial K block, one whole one), more tiles than clusters.
+//! The round trip quantises A with `quant_block` in the emulator and feeds the GEMM; the
+//! launch planner refuses scale tensors of the wrong shape; the language reference's
+//! promotion example (`docs/language.md`, "Block-scaled FP8 on Hopper") runs too.
+
+use half::bf16;
+use tirx::KernelArtifact;
+use tirx::prelude::*;
+use tirx::runtime::{DeviceLimits, ElemType, TensorMeta};
+use tirx_kernels::gemm::fp8_block::kernels::gemm_sm90_fp8_block;
+use tirx_kernels::gemm::fp8_ref::{block_check_k, block_scaled_mm_f64, check};
+use tirx_kernels::reference::Rng;
+use tirx_kernels::rows::quant::{quantise_e4m3, quantise_e4m3_tiles};
+use tirx_kernels::simulate::{self, decode, put};
+use tirx_sim::{Device, Policy};
+
+use super::sim_exec::{EMULATED, sim_launch_on};
+
+fn config(name: &str) -> &'static KernelArtifact {
+    gemm_sm90_fp8_block::KERNEL
+        .artifacts
+        .iter()
+        .find(|a| a.config == name)
+        .unwrap_or_else(|| panic!("gemm_sm90_fp8_block has no config {name}"))
+}
+
+/// `rows × k` bf16 values, uniform in ±2^e with `e` depending on the row (`row_shift` of
+/// it: every row for activations, every 128th for weights) and on the 128-column block.
+fn values(rng: &mut Rng, rows: usize, k: usize, row_block: usize) -> Vec<bf16> {
+    (0..rows * k)
+        .map(|x| {
+            let (i, c) = (x / k, x % k);
+            let e = ((i / row_block) * 5 + (c / 128) * 3) % 11;
+            bf16::from_f32(rng.unit() * 2f32.powi(e as i32 - 5))
+        })
+        .collect()
+}
+
+fn f32_bytes(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+fn e4m3_values(q: &[u8]) -> Vec<f64> {
+    q.iter()
+        .map(|&b| f64::from(tirx::e4m3(b).to_f32()))
+        .collect()
+}
+
+/// Runs the GEMM in the emulator on `sms` SMs with A's bytes and scales either given
+/// (`qa_sa`) or quantised on the CPU; returns the worst error/bound ratio.
+fn run(
+    art: &KernelArtifact,
+    (m, n, k): (usize, usize, usize),
+    sms: u32,
+    seed: u64,
+) -> Result<f64, String> {
+    let sig = (art.signature)();
+    let td = sig
+        .tensors
+        .iter()
+        .find(|t| t.name == "d")
+        .map(|t| t.elem)
+        .expect("d");
+    let mut rng = Rng::new(seed);
+    let (xa, xb) = (values(&mut rng, m, k, 1), values(&mut rng, n, k, 128));
+    let (qa, sa) = quantise_e4m3(&xa, m, k, 128);
+    let (qb, sb) = quantise_e4m3_tiles(&xb, n, k, 128);
+    let (kb, nb) = (k.div_ceil(128), n.div_ceil(128));
+    let mut dev = Device::new();
+    let tensors: Vec<TensorMeta> = vec![
+        put(&mut dev, &qa, ElemType::E4m3, &[m, k]),
+        put(&mut dev, &qb, ElemType::E4m3, &[n, k]),
+        put(&mut dev, &f32_bytes(&sa), ElemType::F32, &[m, kb]),
+        put(&mut dev, &f32_bytes(&sb), ElemType::F32, &[nb, kb]),
+        put(
+            &mut dev,
+            &vec![0xff; m * n * td.bytes() as usize],
+            td,
+            &[m, n],
+        ),
+    ];
+    let names: Vec<&str> = sig.tensors.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["a", "b", "sa", "sb", "d"]);
+    let limits = DeviceLimits {
+        sm_count: sms,
+        ..EMULATED
+    };
+    sim_launch_on(
+        art.ptx,
+        &sig,
+        &mut dev,
+        (&tensors, &[]),
+        seed,
+        &Policy::default(),
+        &limits,
+    )
+    .map_err(|e| e.to_string())?;
+    let got = decode(
+        &dev.read(tensors[4].addr, m * n * td.bytes() as usize)
+            .expect("D"),
+        td,
+    );
+    let (want, mag) =
+        block_scaled_mm_f64(&e4m3_values(&qa), &e4m3_values(&qb), (m, n, k), (&sa, &sb));
+    check(&got, (&want, &mag), (block_check_k(k), td, true), n)
+}
+
+/// Tails in M (200 = 128 + 72), N (264 = 2·128 + 8: the last N tile's weight block holds 8
+/// rows) and K (400 = 3·128 + 16: a partial last block), three tiles for the one cluster; one
+/// whole K block; one partial K block only (K = 80); f32 output; two clusters.
+#[test]
+fn the_block_scaled_fp8_gemm_matches_the_reference_in_the_emulator() {
+    for (cfg, shape, sms, seed) in [
+        ("default", (200, 264, 400), 2, 1),
+        ("default", (72, 136, 128), 2, 2),
+        ("default", (136, 72, 80), 4, 3),
+        ("f32", (200, 136, 272), 4, 4),
+    ] {
+        let worst = run(config(cfg), shape, sms, seed)
+            .unwrap_or_else(|e| panic!("gemm_sm90_fp8_block {cfg} {shape:?}: {e}"));
+        println!("gemm_sm90_fp8_block {cfg} {shape:?}: worst error/bound {worst:.3}");
+    }
+}
+
+/// Planted bugs the check must see: the weight scales of the next block row, and a K
+/// block's scale applied to the whole row (the row-wise form).
+#[test]
+fn a_wrong_block_scale_is_caught() {
+    let (m, n, k) = (8usize, 136usize, 272usize);
+    let mut rng = Rng::new(7);
+    let (xa, xb) = (values(&mut rng, m, k, 1), values(&mut rng, n, k, 128));
+    let (qa, sa) = quantise_e4m3(&xa, m, k, 128);
+    let (qb, sb) = quantise_e4m3_tiles(&xb, n, k, 128);
+    let (va, vb) = (e4m3_values(&qa), e4m3_values(&qb));
+    let (want, mag) = block_scaled_mm_f64(&va, &vb, (m, n, k), (&sa, &sb));
+    let bound = (block_check_k(k), ElemType::F32, true);
+    assert!(check(&want, (&want, &mag), bound, n).is_ok());
+    let swapped: Vec<f32> = sb.chunks(3).rev().flatten().copied().collect();
+    let (bad, _) = block_scaled_mm_f64(&va, &vb, (m, n, k), (&sa, &swapped));
+    assert!(check(&bad, (&want, &mag), bound, n).is_err());
+    let first: Vec<f32> = sa.chunks(3).flat_map(|r| [r[0]; 3]).collect();
+    let (bad, _) = block_scaled_mm_f64(&va, &vb, (m, n, k), (&first, &sb));
+    assert!(check(&bad, (&want, &mag), bound, n).is_err());
+}
+
+/// The round trip: A (bf16) quantised by `quant_block` in the emulator (E4M3 and its 1×128
+/// scales, poisoned first), B by the CPU's 128×128 quantiser, the GEMM on them; D matches the
+/// f64 product of the CPU quantiser's values and scales, and the product of the unquantised
+/// inputs within E4M3's error.
+#[test]
+fn quant_block_feeds_the_block_scaled_gemm_in_the_emulator() {
+    use tirx_kernels::row_kernels::quant::quant_block;
+    let (m, n, k) = (72, 136, 272);
+    let mut rng = Rng::new(31);
+    let (xa, xb) = (values(&mut rng, m, k, 1), values(&mut rng, n, k, 128));
+    let kb = k.div_ceil(128);
+    let mut dev = Device::new();
+    let xab: Vec<u8> = xa.iter().flat_map(|v| v.to_bits().to_le_bytes()).collect();
+    let xt = put(&mut dev, &xab, ElemType::Bf16, &[m, k]);
+    let qa = put(&mut dev, &vec![0xa5; m * k], ElemType::E4m3, &[m, k]);
+    let nan: Vec<u8> = (0..m * kb).flat_map(|_| f32::NAN.to_le_bytes()).collect();
+    let sa = put(&mut dev, &nan, ElemType::F32, &[m, kb]);
+    let quant = &quant_block::KERNEL.artifacts[0];
+    simulate::launch(
+        quant.ptx,
+        &(quant.signature)(),
+        &mut dev,
+        (&[xt, qa.clone(), sa.clone()], &[]),
+        3,
+        &EMULATED,
+    )
+    .expect("quant_block runs");
+    let (qb, sb) = quantise_e4m3_tiles(&xb, n, k, 128);
+    let qbt = put(&mut dev, &qb, ElemType::E4m3, &[n, k]);
+    let sbt = put(
+        &mut dev,
+        &f32_bytes(&sb),
+        ElemType::F32,
+        &[n.div_ceil(128), kb],
+    );
+    let dt = put(&mut dev, &vec![0xff; m * n * 2], ElemType::Bf16, &[m, n]);
+    super::sim_exec::sim_launch(
+        config("default"),
+        &mut dev,
+        &[qa, qbt, sa, sbt, dt.clone()],
+        &[],
+        5,
+    )
+    .unwrap_or_else(|e| panic!("the GEMM: {e}"));
+    let got = decode(&dev.read(dt.addr, m * n * 2).expect("D"), ElemType::Bf16);
+    let (wqa, wsa) = quantise_e4m3(&xa, m, k, 128);
+    let (want, mag) = block_scaled_mm_f64(
+        &e4m3_values(&wqa),
+        &e4m3_values(&qb),
+        (m, n, k),
+        (&wsa, &sb),
+    );
+    check(
+        &got,
+        (&want, &mag),
+        (block_check_k(k), ElemType::Bf16, true),
+        n,
+    )
+    .unwrap_or_else(|e| panic!("against the dequantised product: {e}"));
+    for r in 0..m {
+        for c in 0..n {
+            let (mut exact, mut size) = (0.0, 0.0);
+            for i in 0..k {
+                let p = xa[r * k + i].to_f64() * xb[c * k + i].to_f64();
+                exact += p;
+                size += p.abs();
+            }
+            let g = got[r * n + c];
+            // Two E4M3 roundings (2⁻⁴ each, relative) per product, D's bf16 rounding.
+            let tol = size * 0.14 + exact.abs() * 2f64.powi(-8);
+            assert!(
+                (g - exact).abs() <= tol,
+                "D[{r}][{c}] = {g}, bf16 product {exact} (±{tol})"
+            );
+        }
+    }
+}
+
+/// Scale tensors of the wrong shape are refused by the launch planner before any launch.
+#[test]
+fn the_block_scaled_gemm_refuses_scales_of_the_wrong_shape() {
+    use tirx::RuntimeError;
+    use tirx_kernels::simulate::LaunchError;
+    let art = config("default");
+    let refused = |sa: [usize; 2], sb: [usize; 2]| {
+        let (m, n, k) = (72, 136, 272);
+        let mut dev = Device::new();
+        let (e4, f) = (ElemType::E4m3, ElemType::F32);
+        let mut t = |shape: &[usize], e: ElemType| {
+            let len = shape.iter().product::<usize>() * e.bytes() as usize;
+            put(&mut dev, &vec![0; len], e, shape)
+        };
+        let ts = [
+            t(&[m, k], e4),
+            t(&[n, k], e4),
+            t(&sa, f),
+            t(&sb, f),
+            t(&[m, n], ElemType::Bf16),
+        ];
+        match simulate::launch(
+            art.ptx,
+            &(art.signature)(),
+            &mut dev,
+            (&ts, &[]),
+            1,
+            &EMULATED,
+        ) {
+            Err(LaunchError::Plan(RuntimeError::ShapeAssert { assertion, .. })) => assertion,
+            other => panic!("expected a refused shape, got {other:?}"),
+        }
+    };
+    // K = 272 takes 3 scale blocks, not 2; N = 136 takes 2 weight block rows, not 1.
+    assert!(refused([72, 2], [2, 2]).starts_with("KB == cdiv(K, 128)"));
+    assert!(refused([72, 3], [1, 3]).starts_with("NB == cdiv(N, 128)"));
+}
+
+/// Every config assembles with ptxas for sm_90a without spills, its MMAs SASS's FP8
+/// `QGMMA`, one `FFMA` per accumulator element and K block for the promotion.
+#[test]
+fn the_block_scaled_gemm_assembles_without_spills() {
+    use tirx_kernels::check::check_artifact;
+    use tirx_ptx::tools::{find_ptxas, tool_for_test};
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    for a in gemm_sm90_fp8_block::KERNEL.artifacts {
+        let c = check_artifact("gemm_sm90_fp8_block", a)
+            .unwrap_or_else(|e| panic!("{}: {e}", a.config));
+        println!(
+            "gemm_sm90_fp8_block {}: {} registers, {} spills, sass {:?}",
+            a.config, c.registers, c.spills, c.sass
+        );
+        assert!(c.problems.is_empty(), "{}: {:?}", a.config, c.problems);
+        assert_eq!(c.spills, 0, "{}", a.config);
+        assert!(c.sass.get("FFMA").is_some_and(|&n| n >= 64), "{}", a.config);
+        assert!(
+            c.sass.keys().any(|op| op.starts_with("QGMMA")),
+            "{}: no QGMMA in {:?}",
+            a.config,
+            c.sass
+        );
+    }
+}
+
+/// The language reference's example of the promotion ("Block-scaled FP8 on Hopper",
+/// `docs/language.md`): one warpgroup, one 64 × 128 tile, one stage.
+#[tile_kernel(target = sm_90a, threads = 128, grid = (cdiv(M, 64), 1))]
+pub fn fp8_promote(
+    #[shape(M, K)] a: Tensor<e4m3>,
+    #[shape(N, K)] b: Tensor<e4m3>,
+    #[shape(M, KB)] sa: Tensor<f32>,
+    #[shape(NB, KB)] sb: Tensor<f32>,
+    #[shape(M, N)] d: Tensor<bf16>,
+) {
+    static_assert(KB == cdiv(K, 128), "one scale per 128 columns of K");
+    let a_s = smem::<e4m3>([64, 128], swizzle = B128);
+    let b_s = smem::<e4m3>([128, 128], swizzle = B128);
+    let acc = regs::<f32>([64, 128]);
+    let part = regs::<f32>([64, 128]);
+    let sc = regs::<f32>([64, 1], layout = stat(acc, axis = 1));
+    let bar = mbarrier();
+    acc = 0.0;
+    for k in 0..cdiv(K, 128) {
+        #[scope(thread = 0)]
+        {
+            tma::load(a_s, a.tile(cta.x, k), bar);
+            tma::load(b_s, b.tile(0, k), bar);
+        }
+        copy(sc, sa.tile(cta.x, k));
+        sc = sc * gather(sb, 0, k);
+        bar.wait(k % 2);
+        wgmma::fence();
+        wgmma::mma(part, a_s, b_s, accumulate = false);
+        wgmma::commit();
+        wgmma::wait(0);
+        acc = fma(part, sc, acc);
+        sync_threads();
+    }
+    copy(d.tile(cta.x, 0), acc);
+}
+
+/// The reference's example in the emulator: 72 rows (a tail), 128 columns, K = 272 (two
+/// whole K blocks and a partial one), against the f64 block reference.
+#[test]
+fn the_language_reference_promotion_example_runs_in_the_emulator() {
+    let (m, n, k) = (72usize, 128usize, 272usize);
+    let mut rng = Rng::new(17);
+    let (xa, xb) = (values(&mut rng, m, k, 1), values(&mut rng, n, k, 128));
+    let (qa, sa) = quantise_e4m3(&xa, m, k, 128);
+    let (qb, sb) = quantise_e4m3_tiles(&xb, n, k, 128);
+    let kb = k.div_ceil(128);
+    let mut dev = Device::new();
+    let ts = [
+        put(&mut dev, &qa, ElemType::E4m3, &[m, k]),
+        put(&mut dev, &qb, ElemType::E4m3, &[n, k]),
+        put(&mut dev, &f32_bytes(&sa), ElemType::F32, &[m, kb]),
+        put(&mut dev, &f32_bytes(&sb), ElemType::F32, &[1, kb]),
+        put(&mut dev, &vec![0xff; m * n * 2], ElemType::Bf16, &[m, n]),
+    ];
+    let art = &fp8_promote::KERNEL.artifacts[0];
+    super::sim_exec::sim_launch(art, &mut dev, &ts, &[], 3)
+        .unwrap_or_else(|e| panic!("fp8_promote: {e}"));
+    let got = decode(&dev.read(ts[4].addr, m * n * 2).expect("D"), ElemType::Bf16);
+    let (want, mag) =
+        block_scaled_mm_f64(&e4m3_values(&qa), &e4m3_values(&qb), (m, n, k), (&sa, &sb));
+    check(
+        &got,
+        (&want, &mag),
+        (block_check_k(k), ElemType::Bf16, true),
+        n,
+    )
+    .unwrap_or_else(|e| panic!("fp8_promote: {e}"));
+}
