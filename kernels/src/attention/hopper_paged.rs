@@ -23,9 +23,13 @@
 //! outside the tensor, which is how an out-of-range page id read from `block_table` shows). The
 //! NHD layout keeps a token's heads together (what vLLM writes a token's K/V as); FlashInfer's
 //! HND (`[NP, HK, PAGE, D]`) would read the same boxes from a 3-D view and is not built.
-//! Pages of 64, 128 and 256 tokens: pages of 64 read key blocks of 64 (wgmma N = 64 for S);
-//! pages smaller than 64 (vLLM's 16) would need a box per page or a row gather (cp.async, as
-//! FA3 does for them) — TODO(#31).
+//! Pages of 64, 128 and 256 tokens: pages of 64 read key blocks of 64 (wgmma N = 64 for S).
+//! Pages of 16 (vLLM's default) and 32 read key blocks of one page (BN = PAGE: wgmma N = 16 or
+//! 32 for S, one K step of 16 or two for P·V), correct but with the per-block softmax and
+//! barrier work spread over few keys. A key block of 64 or 128 gathered from BN/PAGE pages
+//! (a TMA box of PAGE rows per page into a row range of the stage, all on the stage's
+//! barrier) needs a TMA destination that is a row range of a shared tile, which the language
+//! does not have yet; FA3 gathers small pages by rows with cp.async instead — TODO(#31).
 //!
 //! The host checks the table and lengths before the launch (`attention::paged`): page ids of
 //! every page a sequence uses in `0..NP`, `seqused_k[b] ≤ MP·PAGE`. A key block's columns past
@@ -46,14 +50,21 @@ pub mod kernels {
             types(default = (T = bf16), f16 = (T = f16)),
             mask(default = (CAUSAL = 0), causal = (CAUSAL = 1)),
             // Head dim × page size; the key block BN divides the page (varlen's BN where it
-            // does: 128, or 64 for pages of 64 and for d256, whose varlen BN 80 divides none).
+            // does: 128, or 64 for pages of 64 and for d256, whose varlen BN 80 divides none; the
+            // page itself for pages of 16 and 32, vLLM's sizes).
             tile(
+                d64_p16 = (D = 64, BN = 16, PAGE = 16, NWG = 2, STAGES = 2),
+                d64_p32 = (D = 64, BN = 32, PAGE = 32, NWG = 2, STAGES = 2),
                 d64_p64 = (D = 64, BN = 64, PAGE = 64, NWG = 2, STAGES = 2),
                 d64_p128 = (D = 64, BN = 128, PAGE = 128, NWG = 2, STAGES = 2),
                 d64_p256 = (D = 64, BN = 128, PAGE = 256, NWG = 2, STAGES = 2),
+                d128_p16 = (D = 128, BN = 16, PAGE = 16, NWG = 2, STAGES = 2),
+                d128_p32 = (D = 128, BN = 32, PAGE = 32, NWG = 2, STAGES = 2),
                 d128_p64 = (D = 128, BN = 64, PAGE = 64, NWG = 2, STAGES = 2),
                 d128_p128 = (D = 128, BN = 128, PAGE = 128, NWG = 2, STAGES = 2),
                 d128_p256 = (D = 128, BN = 128, PAGE = 256, NWG = 2, STAGES = 2),
+                d256_p16 = (D = 256, BN = 16, PAGE = 16, NWG = 2, STAGES = 2),
+                d256_p32 = (D = 256, BN = 32, PAGE = 32, NWG = 2, STAGES = 2),
                 d256_p64 = (D = 256, BN = 64, PAGE = 64, NWG = 2, STAGES = 2),
                 d256_p128 = (D = 256, BN = 64, PAGE = 128, NWG = 2, STAGES = 2),
                 d256_p256 = (D = 256, BN = 64, PAGE = 256, NWG = 2, STAGES = 2),
