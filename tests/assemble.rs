@@ -87,7 +87,7 @@ fn the_varlen_paged_and_decode_attention_kernels_assemble_without_spills() {
     let decode = &hopper_decode::kernels::attention_sm90_decode::KERNEL;
     let gqa = &hopper_decode::kernels::attention_sm90_decode_gqa::KERNEL;
     let combine = &hopper_decode::kernels::attention_decode_combine::KERNEL;
-    assert_eq!((varlen.artifacts.len(), paged.artifacts.len()), (12, 36));
+    assert_eq!((varlen.artifacts.len(), paged.artifacts.len()), (12, 60));
     let counts = [decode, gqa, combine].map(|k| k.artifacts.len());
     assert_eq!(counts, [24, 36, 6]);
     for k in [varlen, paged, decode, gqa, combine] {

@@ -23,9 +23,13 @@
 //! outside the tensor, which is how an out-of-range page id read from `block_table` shows). The
 //! NHD layout keeps a token's heads together (what vLLM writes a token's K/V as); FlashInfer's
 //! HND (`[NP, HK, PAGE, D]`) would read the same boxes from a 3-D view and is not built.
-//! Pages of 64, 128 and 256 tokens: pages of 64 read key blocks of 64 (wgmma N = 64 for S);
-//! pages smaller than 64 (vLLM's 16) would need a box per page or a row gather (cp.async, as
-//! FA3 does for them) — TODO(#31).
+//! Pages of 64, 128 and 256 tokens: pages of 64 read key blocks of 64 (wgmma N = 64 for S).
+//! Pages of 16 (vLLM's default) and 32 read key blocks of one page (BN = PAGE: wgmma N = 16 or
+//! 32 for S, one K step of 16 or two for P·V), correct but with the per-block softmax and
+//! barrier work spread over few keys. A key block of 64 or 128 gathered from BN/PAGE pages
+//! (a TMA box of PAGE rows per page into a row range of the stage, all on the stage's
+//! barrier) needs a TMA destination that is a row range of a shared tile, which the language
+//! does not have yet; FA3 gathers small pages by rows with cp.async instead — TODO(#31).
 //!
 //! The host checks the table and lengths before the launch (`attention::paged`): page ids of
 //! every page a sequence uses in `0..NP`, `seqused_k[b] ≤ MP·PAGE`. A key block's columns past
@@ -34,7 +38,7 @@
 
 use tirx::prelude::*;
 
-#[tile_module]
+#[tile_module(uses(super::pieces::attention_pieces))]
 pub mod kernels {
     use tirx::prelude::*;
 
@@ -46,14 +50,21 @@ pub mod kernels {
             types(default = (T = bf16), f16 = (T = f16)),
             mask(default = (CAUSAL = 0), causal = (CAUSAL = 1)),
             // Head dim × page size; the key block BN divides the page (varlen's BN where it
-            // does: 128, or 64 for pages of 64 and for d256, whose varlen BN 80 divides none).
+            // does: 128, or 64 for pages of 64 and for d256, whose varlen BN 80 divides none; the
+            // page itself for pages of 16 and 32, vLLM's sizes).
             tile(
+                d64_p16 = (D = 64, BN = 16, PAGE = 16, NWG = 2, STAGES = 2),
+                d64_p32 = (D = 64, BN = 32, PAGE = 32, NWG = 2, STAGES = 2),
                 d64_p64 = (D = 64, BN = 64, PAGE = 64, NWG = 2, STAGES = 2),
                 d64_p128 = (D = 64, BN = 128, PAGE = 128, NWG = 2, STAGES = 2),
                 d64_p256 = (D = 64, BN = 128, PAGE = 256, NWG = 2, STAGES = 2),
+                d128_p16 = (D = 128, BN = 16, PAGE = 16, NWG = 2, STAGES = 2),
+                d128_p32 = (D = 128, BN = 32, PAGE = 32, NWG = 2, STAGES = 2),
                 d128_p64 = (D = 128, BN = 64, PAGE = 64, NWG = 2, STAGES = 2),
                 d128_p128 = (D = 128, BN = 128, PAGE = 128, NWG = 2, STAGES = 2),
                 d128_p256 = (D = 128, BN = 128, PAGE = 256, NWG = 2, STAGES = 2),
+                d256_p16 = (D = 256, BN = 16, PAGE = 16, NWG = 2, STAGES = 2),
+                d256_p32 = (D = 256, BN = 32, PAGE = 32, NWG = 2, STAGES = 2),
                 d256_p64 = (D = 256, BN = 64, PAGE = 64, NWG = 2, STAGES = 2),
                 d256_p128 = (D = 256, BN = 64, PAGE = 128, NWG = 2, STAGES = 2),
                 d256_p256 = (D = 256, BN = 64, PAGE = 256, NWG = 2, STAGES = 2),
@@ -142,97 +153,10 @@ pub mod kernels {
         }
         #[scope(warpgroups = 1..NWG + 1)]
         {
-            setmaxnreg::inc(240);
-            let wg = tid / 128 - 1;
-            let leader = tid % 128 == 0;
-            let row0 = (mb * NWG + wg) * 64;
-            q_bar.wait(0);
-            acc = 0.0;
-            s = 0.0;
-            m_i = f32::NEG_INFINITY;
-            l_i = 0.0;
-            corr = 1.0;
-            if n_blocks > 0 {
-                // Block 0: S, its softmax, P.
-                let ks = k_pipe.consumer_wait(0);
-                wgmma::fence();
-                for c in 0..D / 64 {
-                    wgmma::mma(s, q_s[wg][c], k_s[ks][c], accumulate = c > 0);
-                }
-                wgmma::commit();
-                wgmma::wait(0);
-                if leader {
-                    k_pipe.consumer_release(ks);
-                }
-                if n_full == 0 {
-                    s = select(col_index(s) < sk, s, f32::NEG_INFINITY);
-                    if CAUSAL == 1 {
-                        s = select(
-                            col_index(s) + sq <= row_index(s) + row0 + sk,
-                            s,
-                            f32::NEG_INFINITY,
-                        );
-                    }
-                }
-                m_i = reduce_max(s, axis = 1);
-                let m_use = select(m_i == f32::NEG_INFINITY, 0.0, m_i * scale_log2);
-                s = exp2_approx(s * scale_log2 - m_use);
-                l_i = reduce_sum(s, axis = 1);
-                pb = cast::<T>(s);
-                // Block n: S_n = Q·K_nᵀ and O += P_{n−1}·V_{n−1} in flight together.
-                for n in 1..n_blocks {
-                    let ks = k_pipe.consumer_wait(n);
-                    let vs = v_pipe.consumer_wait(n - 1);
-                    wgmma::fence();
-                    for c in 0..D / 64 {
-                        wgmma::mma(s, q_s[wg][c], k_s[ks][c], accumulate = c > 0);
-                    }
-                    wgmma::commit();
-                    wgmma::mma(acc, pb, v_s[vs], accumulate = true);
-                    wgmma::commit();
-                    wgmma::wait(1);
-                    if leader {
-                        k_pipe.consumer_release(ks);
-                    }
-                    if n >= n_full {
-                        let key = col_index(s) + n * BN;
-                        if CAUSAL == 1 {
-                            s = select(key + sq <= row_index(s) + row0 + sk, s, f32::NEG_INFINITY);
-                        } else {
-                            s = select(key < sk, s, f32::NEG_INFINITY);
-                        }
-                    }
-                    let m_new = max(m_i, reduce_max(s, axis = 1));
-                    let m_use = select(m_new == f32::NEG_INFINITY, 0.0, m_new * scale_log2);
-                    s = exp2_approx(s * scale_log2 - m_use);
-                    corr = exp2_approx(m_i * scale_log2 - m_use);
-                    l_i = l_i * corr + reduce_sum(s, axis = 1);
-                    m_i = m_new;
-                    wgmma::wait(0);
-                    if leader {
-                        v_pipe.consumer_release(vs);
-                    }
-                    acc = acc * corr;
-                    pb = cast::<T>(s);
-                }
-                let vs = v_pipe.consumer_wait(n_blocks - 1);
-                wgmma::fence();
-                wgmma::mma(acc, pb, v_s[vs], accumulate = true);
-                wgmma::commit();
-                wgmma::wait(0);
-                if leader {
-                    v_pipe.consumer_release(vs);
-                }
-            }
-            acc = acc * select(l_i == 0.0, 0.0, rcp(l_i));
-            // Rows past the sequence's end (q1) are not stored: they are the next sequence's.
-            let lse_row = select(
-                l_i == 0.0,
-                f32::NEG_INFINITY,
-                (m_i * scale_log2 + log2_approx(l_i)) * 0.6931472,
+            consume_varlen(
+                q_bar, k_pipe, v_pipe, q_s, k_s, v_s, s, acc, pb, m_i, l_i, corr, o, lse,
+                scale_log2, h, mb, q0, q1, sq, sk, n_blocks, n_full,
             );
-            copy(lse.at(h, q0 + row0, 0).within(NH, q1, 1), lse_row);
-            copy(o.at(q0 + row0, h * D).within(q1, HQ), acc);
         }
     }
 }

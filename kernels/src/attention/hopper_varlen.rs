@@ -28,7 +28,7 @@
 
 use tirx::prelude::*;
 
-#[tile_module]
+#[tile_module(uses(super::pieces::attention_pieces))]
 pub mod kernels {
     use tirx::prelude::*;
 
@@ -125,97 +125,10 @@ pub mod kernels {
         }
         #[scope(warpgroups = 1..NWG + 1)]
         {
-            setmaxnreg::inc(240);
-            let wg = tid / 128 - 1;
-            let leader = tid % 128 == 0;
-            let row0 = (mb * NWG + wg) * 64;
-            q_bar.wait(0);
-            acc = 0.0;
-            s = 0.0;
-            m_i = f32::NEG_INFINITY;
-            l_i = 0.0;
-            corr = 1.0;
-            if n_blocks > 0 {
-                // Block 0: S, its softmax, P.
-                let ks = k_pipe.consumer_wait(0);
-                wgmma::fence();
-                for c in 0..D / 64 {
-                    wgmma::mma(s, q_s[wg][c], k_s[ks][c], accumulate = c > 0);
-                }
-                wgmma::commit();
-                wgmma::wait(0);
-                if leader {
-                    k_pipe.consumer_release(ks);
-                }
-                if n_full == 0 {
-                    s = select(col_index(s) < sk, s, f32::NEG_INFINITY);
-                    if CAUSAL == 1 {
-                        s = select(
-                            col_index(s) + sq <= row_index(s) + row0 + sk,
-                            s,
-                            f32::NEG_INFINITY,
-                        );
-                    }
-                }
-                m_i = reduce_max(s, axis = 1);
-                let m_use = select(m_i == f32::NEG_INFINITY, 0.0, m_i * scale_log2);
-                s = exp2_approx(s * scale_log2 - m_use);
-                l_i = reduce_sum(s, axis = 1);
-                pb = cast::<T>(s);
-                // Block n: S_n = Q·K_nᵀ and O += P_{n−1}·V_{n−1} in flight together.
-                for n in 1..n_blocks {
-                    let ks = k_pipe.consumer_wait(n);
-                    let vs = v_pipe.consumer_wait(n - 1);
-                    wgmma::fence();
-                    for c in 0..D / 64 {
-                        wgmma::mma(s, q_s[wg][c], k_s[ks][c], accumulate = c > 0);
-                    }
-                    wgmma::commit();
-                    wgmma::mma(acc, pb, v_s[vs], accumulate = true);
-                    wgmma::commit();
-                    wgmma::wait(1);
-                    if leader {
-                        k_pipe.consumer_release(ks);
-                    }
-                    if n >= n_full {
-                        let key = col_index(s) + n * BN;
-                        if CAUSAL == 1 {
-                            s = select(key + sq <= row_index(s) + row0 + sk, s, f32::NEG_INFINITY);
-                        } else {
-                            s = select(key < sk, s, f32::NEG_INFINITY);
-                        }
-                    }
-                    let m_new = max(m_i, reduce_max(s, axis = 1));
-                    let m_use = select(m_new == f32::NEG_INFINITY, 0.0, m_new * scale_log2);
-                    s = exp2_approx(s * scale_log2 - m_use);
-                    corr = exp2_approx(m_i * scale_log2 - m_use);
-                    l_i = l_i * corr + reduce_sum(s, axis = 1);
-                    m_i = m_new;
-                    wgmma::wait(0);
-                    if leader {
-                        v_pipe.consumer_release(vs);
-                    }
-                    acc = acc * corr;
-                    pb = cast::<T>(s);
-                }
-                let vs = v_pipe.consumer_wait(n_blocks - 1);
-                wgmma::fence();
-                wgmma::mma(acc, pb, v_s[vs], accumulate = true);
-                wgmma::commit();
-                wgmma::wait(0);
-                if leader {
-                    v_pipe.consumer_release(vs);
-                }
-            }
-            acc = acc * select(l_i == 0.0, 0.0, rcp(l_i));
-            // Rows past the sequence's end (q1) are not stored: they are the next sequence's.
-            let lse_row = select(
-                l_i == 0.0,
-                f32::NEG_INFINITY,
-                (m_i * scale_log2 + log2_approx(l_i)) * 0.6931472,
+            consume_varlen(
+                q_bar, k_pipe, v_pipe, q_s, k_s, v_s, s, acc, pb, m_i, l_i, corr, o, lse,
+                scale_log2, h, mb, q0, q1, sq, sk, n_blocks, n_full,
             );
-            copy(lse.at(h, q0 + row0, 0).within(NH, q1, 1), lse_row);
-            copy(o.at(q0 + row0, h * D).within(q1, HQ), acc);
         }
     }
 }

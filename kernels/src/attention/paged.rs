@@ -14,7 +14,8 @@
 //! entries, and the id of every page a sequence uses (its first `cdiv(seqused_k[b], PAGE)`
 //! entries) in `0..num_pages`. Entries past a sequence's pages are not read and may hold
 //! anything (−1, as vLLM pads). The page size is the caches' middle extent and must be one of
-//! the kernel's (`PAGE` of a config: 64, 128 or 256, multiples of the key block). A page's rows
+//! the kernel's (`PAGE` of a config: 16, 32, 64, 128 or 256, multiples of the key block;
+//! anything else is [`PagedError::NoTile`], which lists the pairs there are). A page's rows
 //! past its sequence's keys are read and masked: they must hold finite values (a NaN there
 //! would reach O through 0·NaN in P·V), as a zero-initialized cache does.
 //!

@@ -1,6 +1,8 @@
 //! The attention kernels' shared pieces, a tile library: the load warp of the Hopper kernels
 //! (`attention_sm90`, `attention_sm90_persistent`) and of the Blackwell one (`attention_sm100`),
-//! and their key-block mask ([`mask_block`]) and LSE store ([`store_lse`]).
+//! their key-block mask ([`mask_block`]) and LSE store ([`store_lse`]), and the consumer
+//! warpgroups of the variable-length kernels (`attention_sm90_varlen`, `attention_sm90_paged`:
+//! [`consume_varlen`], which differ only in where their loads read K/V).
 //! Each of them is the same TMA producer — Q's tiles once, then K and V key block after key
 //! block into two stage rings (FA3, arXiv 2407.08608 §3.1; FA4, arXiv 2603.05451, and its
 //! `flash_attn/cute/flash_fwd_sm100.py`, whose load warp does the same) — with what differs
@@ -111,5 +113,131 @@ mod attention_pieces {
             let sv = v_pipe.producer_acquire(it + n);
             tma::load(v_s[sv], v.tile(b, hk, n), v_pipe.full(sv));
         }
+    }
+
+    /// The consumer warpgroups of the variable-length kernels (`attention_sm90_varlen`,
+    /// `attention_sm90_paged`): `attention_sm90`'s loop (block 0's S and softmax, then S_n and
+    /// O += P_{n−1}·V_{n−1} in flight together, the last P·V) on a sequence of `sq` queries
+    /// (rows `q0…q1` of the packed Q, O and LSE) over `sk` keys, query tile `mb`, query head
+    /// `h`; `n_blocks` key blocks, the first `n_full` unmasked. Causal masking is bottom-right
+    /// aligned per sequence; rows past `q1` are not stored. The caller is the consumer
+    /// warpgroups' scope (`1..NWG + 1`).
+    #[tile_fn]
+    fn consume_varlen(
+        q_bar: Bar,
+        k_pipe: Pipe,
+        v_pipe: Pipe,
+        q_s: Smem,
+        k_s: Smem,
+        v_s: Smem,
+        s: Regs,
+        acc: Regs,
+        pb: Regs,
+        m_i: Regs,
+        l_i: Regs,
+        corr: Regs,
+        o: Global,
+        lse: Global,
+        scale_log2: f32,
+        h: u32,
+        mb: u32,
+        q0: u32,
+        q1: u32,
+        sq: u32,
+        sk: u32,
+        n_blocks: u32,
+        n_full: u32,
+    ) {
+        setmaxnreg::inc(240);
+        let wg = tid / 128 - 1;
+        let leader = tid % 128 == 0;
+        let row0 = (mb * NWG + wg) * 64;
+        q_bar.wait(0);
+        acc = 0.0;
+        s = 0.0;
+        m_i = f32::NEG_INFINITY;
+        l_i = 0.0;
+        corr = 1.0;
+        if n_blocks > 0 {
+            // Block 0: S, its softmax, P.
+            let ks = k_pipe.consumer_wait(0);
+            wgmma::fence();
+            for c in 0..D / 64 {
+                wgmma::mma(s, q_s[wg][c], k_s[ks][c], accumulate = c > 0);
+            }
+            wgmma::commit();
+            wgmma::wait(0);
+            if leader {
+                k_pipe.consumer_release(ks);
+            }
+            if n_full == 0 {
+                s = select(col_index(s) < sk, s, f32::NEG_INFINITY);
+                if CAUSAL == 1 {
+                    s = select(
+                        col_index(s) + sq <= row_index(s) + row0 + sk,
+                        s,
+                        f32::NEG_INFINITY,
+                    );
+                }
+            }
+            m_i = reduce_max(s, axis = 1);
+            let m_use = select(m_i == f32::NEG_INFINITY, 0.0, m_i * scale_log2);
+            s = exp2_approx(s * scale_log2 - m_use);
+            l_i = reduce_sum(s, axis = 1);
+            pb = cast::<T>(s);
+            // Block n: S_n = Q·K_nᵀ and O += P_{n−1}·V_{n−1} in flight together.
+            for n in 1..n_blocks {
+                let ks = k_pipe.consumer_wait(n);
+                let vs = v_pipe.consumer_wait(n - 1);
+                wgmma::fence();
+                for c in 0..D / 64 {
+                    wgmma::mma(s, q_s[wg][c], k_s[ks][c], accumulate = c > 0);
+                }
+                wgmma::commit();
+                wgmma::mma(acc, pb, v_s[vs], accumulate = true);
+                wgmma::commit();
+                wgmma::wait(1);
+                if leader {
+                    k_pipe.consumer_release(ks);
+                }
+                if n >= n_full {
+                    let key = col_index(s) + n * BN;
+                    if CAUSAL == 1 {
+                        s = select(key + sq <= row_index(s) + row0 + sk, s, f32::NEG_INFINITY);
+                    } else {
+                        s = select(key < sk, s, f32::NEG_INFINITY);
+                    }
+                }
+                let m_new = max(m_i, reduce_max(s, axis = 1));
+                let m_use = select(m_new == f32::NEG_INFINITY, 0.0, m_new * scale_log2);
+                s = exp2_approx(s * scale_log2 - m_use);
+                corr = exp2_approx(m_i * scale_log2 - m_use);
+                l_i = l_i * corr + reduce_sum(s, axis = 1);
+                m_i = m_new;
+                wgmma::wait(0);
+                if leader {
+                    v_pipe.consumer_release(vs);
+                }
+                acc = acc * corr;
+                pb = cast::<T>(s);
+            }
+            let vs = v_pipe.consumer_wait(n_blocks - 1);
+            wgmma::fence();
+            wgmma::mma(acc, pb, v_s[vs], accumulate = true);
+            wgmma::commit();
+            wgmma::wait(0);
+            if leader {
+                v_pipe.consumer_release(vs);
+            }
+        }
+        acc = acc * select(l_i == 0.0, 0.0, rcp(l_i));
+        // Rows past the sequence's end (q1) are not stored: they are the next sequence's.
+        let lse_row = select(
+            l_i == 0.0,
+            f32::NEG_INFINITY,
+            (m_i * scale_log2 + log2_approx(l_i)) * 0.6931472,
+        );
+        copy(lse.at(h, q0 + row0, 0).within(NH, q1, 1), lse_row);
+        copy(o.at(q0 + row0, h * D).within(q1, HQ), acc);
     }
 }

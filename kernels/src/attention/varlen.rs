@@ -524,7 +524,7 @@ pub fn simulate(
     seed: u64,
     policy: &tirx_sim::Policy,
 ) -> Result<f64, String> {
-    use crate::simulate::{decode, encode, launch_with, put, random_values};
+    use crate::simulate::{encode, put, random_values};
     let d = art.int("D").ok_or("no head dim `D`")? as usize;
     let causal = art.int("CAUSAL") == Some(1);
     let elem = (art.signature)().tensors[0].elem;
@@ -561,6 +561,35 @@ pub fn simulate(
         put(&mut dev, &ints(cu_k), ElemType::I32, &[cu_k.len()]),
         put(&mut dev, &ints(&map), ElemType::I32, &[map.len() / 2, 2]),
     ];
+    launch_and_check(
+        art,
+        dev,
+        &tensors,
+        (tq, hq, d),
+        (sms, seed, policy),
+        (&qv, &kv, &vv),
+        |(q, k, v), scale| attention_varlen_f64(q, k, v, &off, (hq, hk, d), causal, scale),
+    )
+}
+
+/// The emulator run both `simulate`s (this one, `paged::simulate`) end with: `art` launched on
+/// `dev` with `tensors` (O at 3, `[TQ, HQ·D]`, and the LSE at 4, `[HQ, TQ, 1]`, both poisoned)
+/// and the scale 1/√D, then O within 2e-2 and the LSE within 2e-3 of `reference` (given the
+/// inputs `q`, `k`, `v` as the kernel reads them, in f32, and the scale; −∞ exactly where no
+/// key is seen), or the first element that is not, or the emulator's report. Returns
+/// max |o − ref|.
+pub(super) fn launch_and_check(
+    art: &KernelArtifact,
+    mut dev: tirx_sim::Device,
+    tensors: &[tirx::runtime::TensorMeta],
+    (tq, hq, d): (usize, usize, usize),
+    (sms, seed, policy): (u32, u64, &tirx_sim::Policy),
+    (qv, kv, vv): (&[f64], &[f64], &[f64]),
+    reference: impl FnOnce((&[f32], &[f32], &[f32]), f64) -> (Vec<f64>, Vec<f64>),
+) -> Result<f64, String> {
+    use crate::simulate::{decode, launch_with};
+    let elem = (art.signature)().tensors[0].elem;
+    let ob = tq * hq * d * elem.bytes() as usize;
     let scale = 1.0 / (d as f64).sqrt();
     let scalars = [(scale * std::f64::consts::LOG2_E) as f32];
     let limits = tirx::runtime::DeviceLimits {
@@ -571,7 +600,7 @@ pub fn simulate(
         art.ptx,
         &(art.signature)(),
         &mut dev,
-        (&tensors, &scalars),
+        (tensors, &scalars),
         seed,
         &limits,
         policy,
@@ -585,8 +614,7 @@ pub fn simulate(
     let got = read(&tensors[3], ob, elem)?;
     let got_lse = read(&tensors[4], hq * tq * 4, ElemType::F32)?;
     let f = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
-    let (want, want_lse) =
-        attention_varlen_f64(&f(&qv), &f(&kv), &f(&vv), &off, (hq, hk, d), causal, scale);
+    let (want, want_lse) = reference((&f(qv), &f(kv), &f(vv)), scale);
     let mut worst = 0.0f64;
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
         let e = (g - w).abs();

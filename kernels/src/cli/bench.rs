@@ -68,7 +68,7 @@ pub enum BenchCmd {
         /// HQ·D]`, offsets `cu_seqlens` = SQ·i and SK·i) through `attention_sm90_varlen`.
         #[arg(long, requires = "shapes", conflicts_with = "kernels")]
         varlen: bool,
-        /// Measure each shape over a paged K/V cache of pages of PAGE tokens (64, 128 or 256):
+        /// Measure each shape over a paged K/V cache of pages of PAGE tokens (16, 32, 64, 128 or 256):
         /// queries packed as with `--varlen`, K/V `[pages, PAGE, HK·D]` with each sequence's
         /// pages in a shuffled order, through `attention_sm90_paged`.
         #[arg(long, value_name = "PAGE", requires = "shapes", conflicts_with_all = ["kernels", "varlen"])]

@@ -5,7 +5,7 @@ use tirx::KernelArtifact;
 use tirx::abi::ElemType;
 
 use super::{Paging, page_of};
-use crate::attention::varlen::{attention_varlen_f64, rows_in, tile_list};
+use crate::attention::varlen::{attention_varlen_f64, launch_and_check, rows_in, tile_list};
 use crate::reference::HostElem;
 
 /// The f64 reference: O `[TQ, HQ·D]` and the LSE `[HQ, TQ]`, each sequence's keys gathered
@@ -87,7 +87,7 @@ pub fn simulate(
     seed: u64,
     policy: &tirx_sim::Policy,
 ) -> Result<f64, String> {
-    use crate::simulate::{decode, encode, launch_with, put, random_values};
+    use crate::simulate::{encode, put, random_values};
     let d = art.int("D").ok_or("no head dim `D`")? as usize;
     let page = page_of(art).map_err(|e| e.to_string())?;
     if page != paging.page {
@@ -135,59 +135,13 @@ pub fn simulate(
         ),
         put(&mut dev, &ints(&map), ElemType::I32, &[map.len() / 2, 2]),
     ];
-    let scale = 1.0 / (d as f64).sqrt();
-    let scalars = [(scale * std::f64::consts::LOG2_E) as f32];
-    let limits = tirx::runtime::DeviceLimits {
-        sm_count: sms,
-        ..tirx::runtime::DeviceLimits::HOPPER
-    };
-    launch_with(
-        art.ptx,
-        &(art.signature)(),
-        &mut dev,
-        (&tensors, &scalars),
-        seed,
-        &limits,
-        policy,
+    launch_and_check(
+        art,
+        dev,
+        &tensors,
+        (tq, hq, d),
+        (sms, seed, policy),
+        (&qv, &kv, &vv),
+        |(q, k, v), scale| attention_paged_f64(q, (k, v), paging, (hq, hk, d), causal, scale),
     )
-    .map_err(|e| crate::simulate::with_source_lines(art, &e.to_string()))?;
-    let read = |t: &tirx::runtime::TensorMeta, bytes: usize, elem| {
-        dev.read(t.addr, bytes)
-            .map(|b| decode(&b, elem))
-            .map_err(|e| e.to_string())
-    };
-    let got = read(&tensors[3], ob, elem)?;
-    let got_lse = read(&tensors[4], hq * tq * 4, ElemType::F32)?;
-    let f = |v: &[f64]| v.iter().map(|&x| x as f32).collect::<Vec<f32>>();
-    let (want, want_lse) = attention_paged_f64(
-        &f(&qv),
-        (&f(&kv), &f(&vv)),
-        paging,
-        (hq, hk, d),
-        causal,
-        scale,
-    );
-    let mut worst = 0.0f64;
-    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
-        let e = (g - w).abs();
-        if e.is_nan() || e > 2e-2 {
-            return Err(format!("O element {i} is {g}, the reference {w:.6e}"));
-        }
-        worst = worst.max(e);
-    }
-    for (i, (g, w)) in got_lse.iter().zip(&want_lse).enumerate() {
-        let ok = if *w == f64::NEG_INFINITY {
-            g == w
-        } else {
-            (g - w).abs() <= 2e-3
-        };
-        if !ok {
-            return Err(format!(
-                "LSE of head {} token {} is {g}, the reference {w:.6e}",
-                i / tq,
-                i % tq
-            ));
-        }
-    }
-    Ok(worst)
 }

@@ -113,16 +113,37 @@ fn every_tile_reads_whole_key_blocks_of_one_page() {
         assert_eq!(page % bn, 0, "{}", a.config);
         assert_eq!(page_of(a).unwrap(), page as usize);
     }
-    for (d, page) in [(64, 64), (64, 128), (128, 256), (256, 64), (256, 128)] {
+    for (d, page) in [
+        (64, 16),
+        (64, 64),
+        (64, 128),
+        (128, 32),
+        (128, 256),
+        (256, 16),
+        (256, 64),
+        (256, 128),
+    ] {
         let a = tile_for(d, page, true, ElemType::Bf16).unwrap();
         assert_eq!(
             (a.int("D"), a.int("PAGE")),
             (Some(d as i64), Some(page as i64))
         );
     }
-    let e = tile_for(128, 32, false, ElemType::F16).unwrap_err();
+    // vLLM's page sizes 16 and 32 in every head dim, mask and type (`tirx bench attention
+    // --paged 16` takes its tile so), with key blocks of one page.
+    for d in [64, 128, 256] {
+        for page in [16, 32] {
+            for (causal, elem) in [(false, ElemType::Bf16), (true, ElemType::F16)] {
+                let a = tile_for(d, page, causal, elem).unwrap();
+                assert_eq!(a.int("BN"), Some(page as i64), "{}", a.config);
+            }
+        }
+    }
+    // vLLM's other small page, 8, has no tile (wgmma's N for S would be 8, its K for P·V 8).
+    let e = tile_for(128, 8, false, ElemType::F16).unwrap_err();
     assert!(
-        e.to_string().contains("(128, 64), (128, 128), (128, 256)"),
+        e.to_string()
+            .contains("(128, 16), (128, 32), (128, 64), (128, 128), (128, 256)"),
         "{e}"
     );
     let varlen = &crate::attention::hopper_varlen::kernels::attention_sm90_varlen::KERNEL;
