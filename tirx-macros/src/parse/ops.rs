@@ -510,14 +510,6 @@ impl Lowerer<'_> {
         } else {
             false
         };
-        if pair && let Some(m) = args.get("multicast") {
-            return Err(self.fail(
-                m,
-                "the pair's TMA load (`cta_group = 2`) is not multicast: each CTA of the pair \
-                 loads its own half into its own shared memory, and the bytes complete on the \
-                 even CTA's barrier",
-            ));
-        }
         Ok(Op::Copy {
             dst: dst?,
             src: src?,
