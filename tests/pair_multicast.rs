@@ -93,8 +93,95 @@ pub fn pair_multicast_gemm(
     }
 }
 
+/// [`pair_multicast_gemm`] pipelined: a ring of stages, each freed by both pairs' MMAs — the
+/// pair's commit multicast to the whole cluster (`multicast = 15`), the empty barrier counting
+/// one arrival from each pair (`peers = 2`) — since a CTA's next half lands in the other
+/// pair's stage as well as its own.
+#[tile_kernel(
+    target = sm_100a,
+    threads = 128,
+    cluster = (4, 1, 1),
+    grid = (4 * cdiv(M, 256), cdiv(N, 2 * BN)),
+    configs(default = (BN = 64, BK = 64, STAGES = 2)),
+)]
+pub fn pair_multicast_ring(
+    #[shape(M, K)] a: Tensor<bf16>,
+    #[shape(N, K)] b: Tensor<bf16>,
+    #[shape(M, N)] d: Tensor<bf16>,
+) {
+    let a_s = smem::<bf16>([STAGES, 2, 64, BK], swizzle = B128);
+    let b_s = smem::<bf16>([STAGES, BN / 2, BK], swizzle = B128);
+    let acc = tmem::<f32>([128, BN]);
+    let pipe = pipeline::<STAGES>(peers = 2);
+    let done = mbarrier();
+    let p = cta_rank / 2;
+    let q = cta_rank % 2;
+    let row = 2 * (cta.x / 4) + q;
+    let n = 2 * cta.y + p;
+
+    #[scope(warp = 0)]
+    {
+        tcgen05::alloc(acc, cta_group = 2);
+        tcgen05::relinquish(cta_group = 2);
+    }
+    tcgen05::fence_before();
+    cluster_sync();
+    tcgen05::fence_after();
+
+    #[scope(warp = 0, elect)]
+    {
+        for k in 0..cdiv(K, BK) {
+            let s = pipe.producer_acquire(k);
+            tma::load(
+                a_s[s][p],
+                a.tile(2 * row + p, k),
+                pipe.full(s),
+                multicast = 5 * (1 + cta_rank % 2),
+                cta_group = 2,
+            );
+            tma::load(b_s[s], b.tile(2 * n + q, k), pipe.full(s), cta_group = 2);
+        }
+    }
+    #[scope(warp = 1, elect)]
+    {
+        if cta_rank % 2 == 0 {
+            for k in 0..cdiv(K, BK) {
+                let s = pipe.consumer_wait(k);
+                tcgen05::mma(acc, a_s[s], b_s[s], accumulate = k > 0, cta_group = 2);
+                tcgen05::commit(pipe.empty(s), cta_group = 2, multicast = 15);
+            }
+            tcgen05::commit(done, cta_group = 2);
+        }
+    }
+    done.wait(0);
+    tcgen05::fence_after();
+    copy(d.tile(row, n), acc);
+    tcgen05::fence_before();
+    // Every CTA's last TMEM read, and every multicast into a peer, before the pair releases.
+    cluster_sync();
+    #[scope(warp = 0)]
+    {
+        tcgen05::dealloc(acc, cta_group = 2);
+    }
+}
+
 /// Runs `ptx` on m×n×k random data; returns (D, reference).
 fn run(
+    ptx: &str,
+    (m, n, k): (usize, usize, usize),
+    seed: u64,
+) -> Result<(Vec<bf16>, Vec<f64>), SimError> {
+    run_art(
+        &pair_multicast_gemm::KERNEL.artifacts[0],
+        ptx,
+        (m, n, k),
+        seed,
+    )
+}
+
+/// [`run`] for the kernel of `art`.
+fn run_art(
+    art: &tirx::KernelArtifact,
     ptx: &str,
     (m, n, k): (usize, usize, usize),
     seed: u64,
@@ -106,7 +193,7 @@ fn run(
     let tb = upload(&mut dev, &b, &[n, k]);
     // Poisoned: every element of D must be written.
     let td = upload(&mut dev, &vec![bf16::from_f32(f32::NAN); m * n], &[m, n]);
-    let sig = (pair_multicast_gemm::KERNEL.artifacts[0].signature)();
+    let sig = (art.signature)();
     sim_launch_ptx(ptx, &sig, &mut dev, &[ta, tb, td.clone()], &[], seed)?;
     let mut want = vec![0f64; m * n];
     for i in 0..m {
@@ -142,6 +229,57 @@ fn the_pairs_multicast_load_matches_the_reference_in_the_emulator() {
             );
         }
     }
+}
+
+#[test]
+fn the_pipelined_ring_with_the_commit_over_both_pairs_matches_the_reference() {
+    let art = &pair_multicast_ring::KERNEL.artifacts[0];
+    // K = 520: more K steps than stages, so every stage is refilled while the other pair may
+    // still read it unless both pairs' commits free it.
+    for (shape, seed) in [
+        ((256, 128, 520), 5),
+        ((300, 200, 136), 6),
+        ((384, 64, 72), 7),
+    ] {
+        let (got, want) =
+            run_art(art, art.ptx, shape, seed).unwrap_or_else(|e| panic!("{shape:?}: {e}"));
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            let err = (g.to_f64() - w).abs();
+            assert!(
+                err <= 1e-2 * w.abs().max(1.0),
+                "{shape:?}: D[{}][{}] = {g}, want {w}",
+                i / shape.1,
+                i % shape.1
+            );
+        }
+    }
+    assert!(
+        art.ptx.contains("tcgen05.commit.cta_group::2"),
+        "{}",
+        art.ptx
+    );
+    if tool_for_test(find_ptxas()).is_some() {
+        let c = check_artifact("pair_multicast_ring", art).expect("assembles");
+        assert!(c.problems.is_empty(), "{:?}", c.problems);
+        assert_eq!(c.spills, 0);
+    }
+}
+
+/// Planted bug: the ring's commit not over the whole cluster (the PTX's mask edited from 15 to
+/// 3, pair 0's CTAs): pair 1's empty barriers then hear no MMA, and its producers wait for ever
+/// — the emulator reports the deadlock.
+#[test]
+fn the_ring_with_the_commit_over_one_pair_deadlocks() {
+    let art = &pair_multicast_ring::KERNEL.artifacts[0];
+    // The commit's mask: the one 16-bit move of 15.
+    let line = art
+        .ptx
+        .lines()
+        .find(|l| l.contains("mov.b16") && l.trim_end().ends_with(", 15;"))
+        .unwrap_or_else(|| panic!("no 16-bit move of the mask 15:\n{}", art.ptx));
+    let edited = art.ptx.replace(line, &line.replace(", 15;", ", 3;"));
+    let e = run_art(art, &edited, (256, 128, 520), 5).unwrap_err();
+    assert!(matches!(e, SimError::Deadlock(_)), "{e}");
 }
 
 #[test]
