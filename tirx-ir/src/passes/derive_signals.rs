@@ -72,7 +72,7 @@ pub enum SignalError {
     MulticastMask,
     /// A pair load's multicast mask that is not the same shape in every rank.
     #[error(
-        "the pair's multicast mask (`multicast = M, cta_group = 2`) must be a function of `cta_rank` and constants that, in every rank, includes the rank itself, not its pair's peer, and the same number of CTAs: each even CTA's barrier then counts both CTAs' boxes from every CTA of the mask"
+        "the pair's multicast mask (`multicast = M, cta_group = 2`) must be a function of `cta_rank` and constants that, in every rank, includes the rank itself, not its pair's peer, and the same number of CTAs as the ranks whose masks include it: each even CTA's barrier then counts both CTAs' boxes from every CTA of the mask"
     )]
     PairMulticastMask,
     /// One phase's loads move more bytes than a phase counts.
@@ -162,23 +162,25 @@ fn load_bar(op: &Op) -> Option<&BarRef> {
 
 /// The CTAs of a pair load's multicast mask (`multicast = M, cta_group = 2`), when `M` is a
 /// function of `cta_rank` and constants whose every rank's value has that many bits, includes
-/// the rank itself and no rank of its own pair's peer (the peer loads its own half): the boxes
-/// each receiver gets per phase. `None` otherwise.
+/// the rank itself and not its own pair's peer (the peer loads its own half), and every rank
+/// is in that many ranks' masks: the boxes each receiver gets per phase. `None` otherwise.
 fn pair_mask_copies(k: &Kernel, mask: &Expr) -> Option<u64> {
     let size: u32 = k.sig.cluster.iter().product();
-    let mut n = None;
+    let mut masks = Vec::new();
     for r in 0..i64::from(size) {
         let m = crate::passes::check_protocol::eval_rank(k, mask, r)?;
         if m <= 0 || m >> size != 0 || m & (1 << r) == 0 || m & (1 << (r ^ 1)) != 0 {
             return None;
         }
-        let c = (m as u64).count_ones() as u64;
-        if n.is_some_and(|n| n != c) {
-            return None;
-        }
-        n = Some(c);
+        masks.push(m as u64);
     }
-    n
+    let c = u64::from(masks.first()?.count_ones());
+    // Every rank sends `c` boxes and receives `c` (one from every rank whose mask holds it).
+    let ok = (0..masks.len()).all(|r| {
+        u64::from(masks[r].count_ones()) == c
+            && masks.iter().filter(|m| *m & (1 << r) != 0).count() as u64 == c
+    });
+    ok.then_some(c)
 }
 
 /// Boxes per barrier reference of a constant-trip loop that is one phase spread over its
