@@ -64,6 +64,7 @@ mod kinds;
 mod pair_block_scale;
 mod pair_m128;
 mod pair_mma;
+mod pair_multicast;
 mod pair_tmem_a;
 mod pipeline_counters;
 mod quant;

@@ -1,6 +1,7 @@
 use tirx::prelude::*;
 
-// The pair's load asked to multicast as well: each CTA loads its own half.
+// The pair's load multicast to its own peer: the peer loads its own half, so a box the mask
+// also sends there would land twice (and the even CTA's barrier could not count it).
 #[tile_kernel(target = sm_100a, threads = 128, cluster = (2, 1, 1), grid = (2 * cdiv(M, 256), cdiv(N, 64)))]
 pub fn pair_load_multicast(
     #[shape(M, K)] a: Tensor<bf16>,

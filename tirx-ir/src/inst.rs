@@ -293,6 +293,33 @@ impl Inst {
         )
     }
 
+    /// The CTA pair's multicast TMA load, `cp.async.bulk.tensor.Nd.shared::cluster.global.
+    /// mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2 [dst], [map, {…}], [mbar],
+    /// mask` (§9.7.9.25.5.1): the box lands at `dst`'s offset in every CTA of `mask`, and each
+    /// of them completes its bytes on the mbarrier at `mbar`'s offset in the CTA of its own pair
+    /// that `mbar` names (rank parity), as `.cta_group::2` allows.
+    pub fn cp_async_bulk_tensor_load_pair_multicast(
+        dst: Handle<Var>,
+        map: Handle<Var>,
+        coords: Vec<Operand>,
+        mbar: Handle<Var>,
+        mask: Handle<Var>,
+    ) -> Inst {
+        let n = coords.len();
+        inst(
+            format!(
+                "cp.async.bulk.tensor.{n}d.shared::cluster.global.mbarrier::complete_tx::bytes.multicast::cluster.cta_group::2"
+            ),
+            vec![],
+            vec![
+                mem(dst, 0),
+                Operand::TensorMem(Box::new(reg(map)), coords),
+                mem(mbar, 0),
+                reg(mask),
+            ],
+        )
+    }
+
     /// The `.multicast::cluster` form of the TMA load (§9.7.9.25.5.1): the box lands at the
     /// same shared-memory offset in every CTA of `mask` and completes tx-count on the barrier
     /// at `mbar`'s offset in each of them. `mask` is a 16-bit register.

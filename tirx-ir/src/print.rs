@@ -637,10 +637,18 @@ impl<'k> Printer<'_, 'k> {
                 self.out.write_str(" ")?;
                 self.bar_ref(bar)
             }
-            Op::Tcgen05Commit { bar, pair } => {
+            Op::Tcgen05Commit {
+                bar,
+                pair,
+                multicast,
+            } => {
                 self.out.write_str(" ")?;
                 self.bar_ref(bar)?;
-                self.pair(*pair)
+                self.pair(*pair)?;
+                match multicast {
+                    Some(m) => write!(self.out, " multicast {m}"),
+                    None => Ok(()),
+                }
             }
             Op::TmemRelinquish { pair } => self.pair(*pair),
             Op::Tcgen05Shift { tile, pair } => {

@@ -262,6 +262,10 @@ pub enum Op {
         bar: BarRef,
         /// `.cta_group::2` with `.multicast::cluster` over the pair.
         pair: bool,
+        /// With `pair`, the CTAs the arrival is multicast to when that is more than the pair
+        /// (a constant mask of whole pairs: `tcgen05::commit(bar, cta_group = 2, multicast =
+        /// M)`); `None`: the pair's own two CTAs.
+        multicast: Option<u32>,
     },
     /// Cluster launch control (PTX ISA §9.7.13.17): ask to cancel the launch of a cluster
     /// that has not started; the 16-byte response lands in `resp` (16-byte aligned shared

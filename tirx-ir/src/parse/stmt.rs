@@ -352,6 +352,11 @@ impl Parser<'_> {
             "tcgen05_commit" => Op::Tcgen05Commit {
                 bar: self.bar_ref()?,
                 pair: self.pair()?,
+                multicast: if self.c.eat_kw("multicast") {
+                    Some(self.c.expect_u32("the commit's multicast mask")?)
+                } else {
+                    None
+                },
             },
             "clc_try_cancel" => {
                 let resp = self.tile()?;

@@ -30,6 +30,11 @@
 //! `%cluster_ctarank & 1 == 0`); the odd CTA does not arrive on its own barrier, which nothing
 //! signals. A barrier is signalled by pair loads or by plain ones, not both, and its bytes are
 //! never written by hand (`expect_tx`), since no one count is right for both CTAs.
+//! The pair's load multicast to other pairs (`multicast = M, cta_group = 2`,
+//! `.multicast::cluster.cta_group::2`): every CTA of `M` receives the box and counts it on its
+//! own pair's even CTA's barrier. `M` is evaluated for every rank (a function of `cta_rank`);
+//! when every rank's mask holds the rank, not its peer, and the same number `c` of CTAs, each
+//! receiver gets `c` boxes a phase and the even CTA's arm counts the load `2c` times.
 //!
 //! Each block with loads for a barrier reference gets its own expect-tx, which is an arrival.
 //! A thread that loads for one barrier phase both in a block and in an `if` or scope nested in
@@ -65,6 +70,11 @@ pub enum SignalError {
         "the multicast mask must be a build-time constant: the barrier's byte count depends on it"
     )]
     MulticastMask,
+    /// A pair load's multicast mask that is not the same shape in every rank.
+    #[error(
+        "the pair's multicast mask (`multicast = M, cta_group = 2`) must be a function of `cta_rank` and constants that, in every rank, includes the rank itself, not its pair's peer, and the same number of CTAs as the ranks whose masks include it: each even CTA's barrier then counts both CTAs' boxes from every CTA of the mask"
+    )]
+    PairMulticastMask,
     /// One phase's loads move more bytes than a phase counts.
     #[error(
         "the TMA loads signalling this barrier move {bytes} bytes in one phase; an mbarrier phase counts at most {}",
@@ -150,6 +160,29 @@ fn load_bar(op: &Op) -> Option<&BarRef> {
     }
 }
 
+/// The CTAs of a pair load's multicast mask (`multicast = M, cta_group = 2`), when `M` is a
+/// function of `cta_rank` and constants whose every rank's value has that many bits, includes
+/// the rank itself and not its own pair's peer (the peer loads its own half), and every rank
+/// is in that many ranks' masks: the boxes each receiver gets per phase. `None` otherwise.
+fn pair_mask_copies(k: &Kernel, mask: &Expr) -> Option<u64> {
+    let size: u32 = k.sig.cluster.iter().product();
+    let mut masks = Vec::new();
+    for r in 0..i64::from(size) {
+        let m = crate::passes::check_protocol::eval_rank(k, mask, r)?;
+        if m <= 0 || m >> size != 0 || m & (1 << r) == 0 || m & (1 << (r ^ 1)) != 0 {
+            return None;
+        }
+        masks.push(m as u64);
+    }
+    let c = u64::from(masks.first()?.count_ones());
+    // Every rank sends `c` boxes and receives `c` (one from every rank whose mask holds it).
+    let ok = (0..masks.len()).all(|r| {
+        u64::from(masks[r].count_ones()) == c
+            && masks.iter().filter(|m| *m & (1 << r) != 0).count() as u64 == c
+    });
+    ok.then_some(c)
+}
+
 /// Boxes per barrier reference of a constant-trip loop that is one phase spread over its
 /// iterations (see the module docs): `(bar, bytes over all iterations, span of the first
 /// load)`, or `None` when `s` is not such a loop (not a `for`, bounds not constant, no loads,
@@ -184,6 +217,7 @@ fn counted_loop(k: &Kernel, s: &Stmt) -> Option<Vec<(BarRef, u64, Span)>> {
                 let copies = match multicast {
                     None if pair_load(op) => 2,
                     None => 1,
+                    Some(m) if pair_load(op) => 2 * pair_mask_copies(k, m)?,
                     Some(Expr::Imm(mask, _)) => (*mask as u64).count_ones() as u64,
                     Some(_) => return None,
                 };
@@ -310,7 +344,16 @@ fn process(k: &Kernel, block: Block, skip: &[BarRef], errs: &mut Diagnostics) ->
                 // The pair's load: the even CTA's barrier receives both CTAs' boxes.
                 None if pair_load(op) => 2,
                 None => 1,
-                Some(Expr::Imm(mask, _)) => (*mask as u64).count_ones() as u64,
+                // The pair's multicast load: each CTA of the mask receives one box from every
+                // CTA of its own mask, and its pair's even CTA's barrier counts both CTAs'.
+                Some(m) if pair_load(op) && pair_mask_copies(k, m).is_some() => {
+                    2 * pair_mask_copies(k, m).unwrap_or(0)
+                }
+                Some(Expr::Imm(mask, _)) if !pair_load(op) => (*mask as u64).count_ones() as u64,
+                Some(_) if pair_load(op) => {
+                    errs.push(Diagnostic::new(s.span, SignalError::PairMulticastMask));
+                    1
+                }
                 Some(_) => {
                     errs.push(Diagnostic::new(s.span, SignalError::MulticastMask));
                     1

@@ -188,8 +188,25 @@ fn lower(lw: &mut Lower, op: Op) -> Result<(), Diagnostics> {
             lower_shift(lw, &tile, pair)?;
             return Ok(());
         }
-        Op::Tcgen05Commit { bar, pair: false } => Inst::tcgen05_commit(lw.bar_addr_var(&bar)?),
-        Op::Tcgen05Commit { bar, pair: true } => {
+        Op::Tcgen05Commit {
+            bar, pair: false, ..
+        } => Inst::tcgen05_commit(lw.bar_addr_var(&bar)?),
+        Op::Tcgen05Commit {
+            bar,
+            pair: true,
+            multicast: Some(m),
+        } => {
+            // A mask of whole pairs (checked at the macro): the arrival in every CTA of it.
+            let bar = lw.bar_addr_var(&bar)?;
+            let mask = lw.let_("pair_mask", T::B16, Expr::u32(m));
+            let issuer = lw.pair_issuer();
+            let mut i = Inst::tcgen05_commit_pair(bar, mask);
+            i.guard = Some(Operand::Reg(issuer));
+            i
+        }
+        Op::Tcgen05Commit {
+            bar, pair: true, ..
+        } => {
             // The pair's CTAs are ranks 2k and 2k + 1 (§9.7.16.5): the mask `0b11 << (rank & !1)`
             // multicasts the arrival to the barrier's offset in both.
             let bar = lw.bar_addr_var(&bar)?;

@@ -339,10 +339,7 @@ impl Lowerer<'_> {
                 inc: w.id == Id::SetMaxNRegInc,
                 count: self.count(&args)?,
             },
-            Id::Tcgen05Commit => Op::Tcgen05Commit {
-                bar: self.bar_ref(args.pos[0])?,
-                pair: self.cta_group(&args)?,
-            },
+            Id::Tcgen05Commit => self.commit_op(&args)?,
             Id::Tcgen05Alloc => Op::TmemAlloc {
                 buf: self.tmem_buffer(args.pos[0], w.name)?,
                 pair: self.cta_group(&args)?,
@@ -510,14 +507,6 @@ impl Lowerer<'_> {
         } else {
             false
         };
-        if pair && let Some(m) = args.get("multicast") {
-            return Err(self.fail(
-                m,
-                "the pair's TMA load (`cta_group = 2`) is not multicast: each CTA of the pair \
-                 loads its own half into its own shared memory, and the bytes complete on the \
-                 even CTA's barrier",
-            ));
-        }
         Ok(Op::Copy {
             dst: dst?,
             src: src?,
@@ -726,6 +715,38 @@ impl Lowerer<'_> {
             ));
         }
         Ok(t)
+    }
+
+    /// `tcgen05::commit(bar[, cta_group = 2[, multicast = M]])`: the pair's commit multicast
+    /// to the whole pairs of the constant mask `M` (by default its own pair's two CTAs).
+    fn commit_op(&mut self, args: &CallArgs) -> Res<Op> {
+        let bar = self.bar_ref(args.pos[0]);
+        let pair = self.cta_group(args)?;
+        let multicast = match args.get("multicast") {
+            None => None,
+            Some(e) => {
+                let m = self.const_u32(e, "the commit's multicast mask")?;
+                let [x, y, z] = self.kernel.sig.cluster;
+                let size = x * y * z;
+                if !pair || m == 0 || m >> size != 0 || (m & 0x5555) << 1 != m & 0xaaaa {
+                    return Err(self.fail(
+                        e,
+                        format!(
+                            "the pair's commit (`cta_group = 2`) multicasts its arrival to whole \
+                             pairs of the cluster (ranks 2k and 2k + 1, both bits set), a constant \
+                             mask within its {size} CTAs — e.g. `multicast = 15` for two pairs — \
+                             not {m:#b}"
+                        ),
+                    ));
+                }
+                Some(m)
+            }
+        };
+        Ok(Op::Tcgen05Commit {
+            bar: bar?,
+            pair,
+            multicast,
+        })
     }
 
     fn cta_group(&mut self, args: &CallArgs) -> Res<bool> {

@@ -231,7 +231,7 @@ pub(crate) const VOCABULARY: &[Word] = &[
     w(Id::WgmmaWait, WGMMA, "wait", Op, (1, 1), &[], "wgmma::wait(n)"),
     w(Id::Tcgen05Mma, TCGEN05, "mma", Op, (3, 3), &["accumulate", "cta_group", "scale_a", "scale_b", "kind", "saturate"], "tcgen05::mma(acc, a, b, accumulate = …[, cta_group = 2][, scale_a = sfa, scale_b = sfb[, kind = mxf4]][, saturate = true])"),
     w(Id::Tcgen05Cp, TCGEN05, "cp", Op, (2, 2), PAIR, "tcgen05::cp(tmem_dst, smem_src[, cta_group = 2])"),
-    w(Id::Tcgen05Commit, TCGEN05, "commit", Op, (1, 1), PAIR, "tcgen05::commit(bar[, cta_group = 2])"),
+    w(Id::Tcgen05Commit, TCGEN05, "commit", Op, (1, 1), &["cta_group", "multicast"], "tcgen05::commit(bar[, cta_group = 2[, multicast = M]])"),
     w(Id::Tcgen05Alloc, TCGEN05, "alloc", Op, (1, 1), PAIR, "tcgen05::alloc(tmem_buffer[, cta_group = 2])"),
     w(Id::Tcgen05Dealloc, TCGEN05, "dealloc", Op, (1, 1), PAIR, "tcgen05::dealloc(tmem_buffer[, cta_group = 2])"),
     w(Id::Tcgen05Shift, TCGEN05, "shift", Op, (1, 1), PAIR, "tcgen05::shift(tmem_tile[, cta_group = 2])"),

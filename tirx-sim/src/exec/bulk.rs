@@ -68,7 +68,8 @@ pub(crate) struct AsyncOp {
 #[derive(Clone, Debug)]
 pub(crate) enum AsyncKind {
     /// A tensor load into `dst` of each CTA in `ctas` (rank mask), signalling the mbarrier
-    /// at `mbar` of the same CTAs — or, for the pair's `.cta_group::2` load, of `mbar_cta`.
+    /// at `mbar` of the same CTAs — or, for the pair's `.cta_group::2` load, of the CTA of each
+    /// destination's pair with `mbar_cta`'s rank parity.
     Load {
         map: usize,
         coords: Vec<i64>,
@@ -276,6 +277,22 @@ impl Machine<'_> {
                                 ),
                             ));
                         }
+                        // `.multicast::cluster.cta_group::2`: the mbarrier is in the issuer's
+                        // pair (this CTA or its peer); each destination signals the one at its
+                        // offset in its own pair's CTA of that parity.
+                        if *pair && mcta != dcta as usize && mcta != (dcta ^ 1) as usize {
+                            return Err(self.protocol(
+                                cl,
+                                ci,
+                                t,
+                                line,
+                                format!(
+                                    "the mbarrier of a .cta_group::2 multicast TMA load must be in \
+                                     the issuer's pair (rank {dcta} or {}), not in CTA rank {mcta}",
+                                    dcta ^ 1
+                                ),
+                            ));
+                        }
                         m
                     }
                     // `.cta_group::2` (§9.7.9.25.5.1): the mbarrier is in the destination's CTA
@@ -317,7 +334,7 @@ impl Machine<'_> {
                     ctas,
                     dst: doff,
                     mbar: moff,
-                    mbar_cta: (*pair && multicast.is_none()).then_some(mcta),
+                    mbar_cta: pair.then_some(mcta),
                 }
             }
             Op::TmaStore { src, reduce, .. } => {
@@ -436,9 +453,15 @@ impl Machine<'_> {
                 }
                 for r in lanes(*ctas) {
                     let bytes = i64::from(desc.box_bytes());
+                    // A pair's load signals the barrier in destination `r`'s pair, in the CTA
+                    // whose rank parity the issuer's `mbar` names.
+                    let at = match mbar_cta {
+                        Some(m) => (r as usize & !1) | (m & 1),
+                        None => r as usize,
+                    };
                     self.mbar_update(
                         cl,
-                        (mbar_cta.unwrap_or(r as usize), *mbar),
+                        (at, *mbar),
                         (op.cta as usize, op.tid),
                         op.line,
                         0,

@@ -13,7 +13,11 @@
 //! CTA's shared memory and its bytes complete on the barrier at `bar`'s offset in the pair's
 //! even CTA (`mapa` to rank `%cluster_ctarank & ~1`), which the ISA allows of `.cta_group::2`
 //! only — the barrier may be in the peer CTA of the destination. `derive-signals` arms that
-//! barrier in the even CTA with both CTAs' bytes.
+//! barrier in the even CTA with both CTAs' bytes. Both (`multicast = MASK, cta_group = 2`, the
+//! mask a function of `cta_rank`): `.multicast::cluster.cta_group::2`, the box lands at the same
+//! offset in every CTA of the mask and each completes its bytes on the barrier at `bar`'s
+//! offset in its own pair's even CTA — the pair's load shared with the other pairs of a larger
+//! cluster.
 //! PTX used: PTX ISA §9.7.9.25.5.1 (cp.async.bulk.tensor), §9.7.9.18 (cvta.param), §9.7.9.15
 //! (mapa).
 //! The runtime encodes the map with the same box and swizzle (`AbiParam::TensorMap`), so the
@@ -47,19 +51,14 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
     else {
         return Err(Reject::WrongOp { expected: "a copy" });
     };
-    if *pair {
-        if multicast.is_some() {
-            return Err(Reject::PairLoad {
-                why: "is not multicast: each CTA of the pair loads its own half",
-            });
-        }
-        if !cx.k.sig.cluster.iter().product::<u32>().is_multiple_of(2) {
-            return Err(Reject::PairLoad {
-                why: "needs a cluster of an even number of CTAs",
-            });
-        }
+    if *pair && !cx.k.sig.cluster.iter().product::<u32>().is_multiple_of(2) {
+        return Err(Reject::PairLoad {
+            why: "needs a cluster of an even number of CTAs",
+        });
     }
-    if let Some(m) = multicast {
+    // The pair's multicast mask may depend on `cta_rank` (each CTA sends to its counterparts
+    // in the other pairs); `derive-signals` evaluates it per rank.
+    if let Some(m) = multicast.as_ref().filter(|_| !*pair) {
         let size: u32 = cx.k.sig.cluster.iter().product();
         match m {
             Expr::Imm(v, _) if *v > 0 && (*v as u64) < (1u64 << size) => {}
@@ -164,9 +163,25 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         if let Some(c) = check {
             lw.inst(c);
         }
-        lw.inst(Inst::cp_async_bulk_tensor_load_pair(
-            dst_v, map, crd, remote,
-        ));
+        match multicast {
+            None => lw.inst(Inst::cp_async_bulk_tensor_load_pair(
+                dst_v, map, crd, remote,
+            )),
+            Some(mask) => {
+                // Computed in 32 bits (it may depend on the rank), then the 16-bit operand.
+                let wide = lw.let_("mask32", ScalarType::U32, mask.clone());
+                let m = lw.var("mask", ScalarType::B16);
+                lw.inst(Inst {
+                    opcode: "cvt.u16.u32".into(),
+                    dsts: vec![reg(m)],
+                    srcs: vec![reg(wide)],
+                    guard: None,
+                });
+                lw.inst(Inst::cp_async_bulk_tensor_load_pair_multicast(
+                    dst_v, map, crd, remote, m,
+                ))
+            }
+        }
         return Ok(());
     }
     match multicast {

@@ -362,7 +362,7 @@ pub(super) fn constant(k: &Kernel, e: &Expr) -> Option<i64> {
 }
 
 /// The value of `e` in the CTA of cluster rank `rank`, when it depends on nothing else.
-pub(super) fn eval_rank(k: &Kernel, e: &Expr, rank: i64) -> Option<i64> {
+pub(crate) fn eval_rank(k: &Kernel, e: &Expr, rank: i64) -> Option<i64> {
     eval(k, e, Some(rank), 0)
 }
 

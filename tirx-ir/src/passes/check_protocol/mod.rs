@@ -33,6 +33,7 @@
 mod bulk;
 mod counters;
 mod counts;
+pub(crate) use counts::eval_rank;
 pub(super) mod flow;
 mod multicast;
 mod operands;

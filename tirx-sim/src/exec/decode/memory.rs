@@ -140,9 +140,6 @@ pub(super) fn tma(cx: &Cx<'_>) -> Result<Op, SimError> {
         if cx.i.opcode.modifiers.iter().any(|m| m.starts_with("L2::")) {
             return Err(cx.err("L2 cache hints"));
         }
-        if multicast && cx.has("cta_group::2") {
-            return Err(cx.err("the multicast form of a .cta_group::2 tensor load"));
-        }
         let (map, coords) = tensor(1)?;
         return Ok(Op::TmaLoad {
             dst: cx.addr(0)?,
