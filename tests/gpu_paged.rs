@@ -228,9 +228,11 @@ fn paged_launches_that_disagree_with_their_batch_are_refused() {
         ),
         "{e}"
     );
-    let k64: Tensor<bf16> = rt.zeros(&[8, 64, 64]).unwrap();
-    let e = call(&[1, 2], &k64);
-    assert!(matches!(e, PagedError::NoTile { page: 64, .. }), "{e}");
+    // Pages of 512 tokens: no config of `attention_sm90_paged` takes them (16…256 do), and
+    // the sequence's 200 keys fit the table's 2 pages, so the page size is the first refusal.
+    let k512: Tensor<bf16> = rt.zeros(&[2, 512, 64]).unwrap();
+    let e = call(&[1, 0], &k512);
+    assert!(matches!(e, PagedError::NoTile { page: 512, .. }), "{e}");
     // A batch checked for 4 pages, launched on caches of 3.
     let art = paged::tile_for(64, 128, false, tirx::abi::ElemType::Bf16).unwrap();
     let p = Paging::new((&[0, 3], &[200]), (&[1, 2], 2), 128, 4, 3).unwrap();

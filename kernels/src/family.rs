@@ -197,8 +197,21 @@ pub fn launch_roles(
     rt.launch_with(art, &ts, &ss)
 }
 
-/// [`launch_roles`] prepared, not queued (`Runtime::prepare_args`): a plan of several
-/// launches checks and encodes them all before it queues the first.
+/// [`launch_roles`]'s checks alone (`Runtime::check_args`): a plan of several launches checks
+/// the later ones before it queues the first.
+pub fn check_roles(
+    rt: &Runtime,
+    art: &KernelArtifact,
+    tensors: &[(&str, TensorArg<'_>)],
+    scalars: &[(&str, f32)],
+) -> Result<(), RuntimeError> {
+    let (ts, ss) = by_role(art, tensors, scalars)?;
+    let ss: Vec<tirx::runtime::ScalarArg> =
+        ss.into_iter().map(tirx::runtime::ScalarArg::F32).collect();
+    rt.check_args(art, &ts, &ss).map(drop)
+}
+
+/// [`launch_roles`] prepared, not queued (`Runtime::prepare_args`).
 pub fn prepare_roles<'a>(
     rt: &'a Runtime,
     art: &KernelArtifact,

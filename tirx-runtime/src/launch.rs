@@ -329,40 +329,49 @@ impl Runtime {
         args: &[TensorArg<'_>],
         scalars: &[ScalarArg],
     ) -> Result<(), RuntimeError> {
-        let target = self.target()?;
-        if artifact.target != target {
-            return Err(RuntimeError::UnsupportedDevice {
-                cc: self.compute_capability(),
-                want: Some(artifact.target),
-            });
-        }
-        let sig = (artifact.signature)();
-        if sig.target != artifact.target {
-            return Err(RuntimeError::BadSignature {
-                entry: sig.entry,
-                reason: format!(
-                    "the artifact is for {} but its signature says {}",
-                    artifact.target.name(),
-                    sig.target.name()
-                ),
-            });
-        }
+        let sig = self.artifact_signature(artifact)?;
         // SAFETY: `KernelArtifact::new`'s contract is exactly `launch_ptx`'s.
         unsafe { self.launch_text(PtxText::Static(artifact.ptx), &sig, args, scalars) }
     }
 
+    /// The checks [`Runtime::launch_args`] makes before it loads or encodes anything — the
+    /// artifact's target against the device, the tensors' context, every argument against the
+    /// signature and the launch plan ([`plan_launch_args`]) — without queueing: the error a
+    /// later kernel of a plan would raise, raised before the plan's first kernel is queued.
+    pub fn check_args(
+        &self,
+        artifact: &KernelArtifact,
+        args: &[TensorArg<'_>],
+        scalars: &[ScalarArg],
+    ) -> Result<LaunchPlan, RuntimeError> {
+        let sig = self.artifact_signature(artifact)?;
+        self.checked_plan(&sig, args, scalars).map(|(_, plan)| plan)
+    }
+
     /// Everything [`Runtime::launch_args`] does before queueing the kernel — the checks, the
     /// module load, the TMA descriptors, the parameter buffer — as a launch that
-    /// [`PreparedLaunch::submit`] queues later on this runtime's stream. A plan of several
-    /// kernels (split-K's partial product and its reduce) prepares them all first, so a bad
-    /// argument of the last is an error before the first runs, and the host work of the second
-    /// does not sit between the two kernels on the GPU.
+    /// [`PreparedLaunch::submit`] queues later on this runtime's stream.
+    ///
+    /// A plan of several kernels should not prepare the later ones before queueing the first:
+    /// while the GPU is idle (a decode GEMM called once per token) the second kernel's host work
+    /// then sits in front of the first kernel instead of overlapping it (measured on an H100,
+    /// 2026-12-06: split-K at 1×4096×4096 fell from 0.86× to 0.53× cuBLASLt that way). It checks
+    /// the later ones with [`Runtime::check_args`] (an error before anything runs), then
+    /// prepares and submits each in turn.
     pub fn prepare_args<'a>(
         &'a self,
         artifact: &KernelArtifact,
         args: &[TensorArg<'a>],
         scalars: &[ScalarArg],
     ) -> Result<PreparedLaunch<'a>, RuntimeError> {
+        let sig = self.artifact_signature(artifact)?;
+        // SAFETY: `KernelArtifact::new`'s contract is exactly `launch_ptx`'s.
+        unsafe { self.prepare_text(PtxText::Static(artifact.ptx), &sig, args, scalars) }
+    }
+
+    /// `artifact`'s signature, once its target is checked against the device's and the
+    /// signature's own.
+    fn artifact_signature(&self, artifact: &KernelArtifact) -> Result<Signature, RuntimeError> {
         let target = self.target()?;
         if artifact.target != target {
             return Err(RuntimeError::UnsupportedDevice {
@@ -381,8 +390,7 @@ impl Runtime {
                 ),
             });
         }
-        // SAFETY: `KernelArtifact::new`'s contract is exactly `launch_ptx`'s.
-        unsafe { self.prepare_text(PtxText::Static(artifact.ptx), &sig, args, scalars) }
+        Ok(sig)
     }
 
     /// Selects the variant for `config` on this device's target ([`select`]) and launches it:
@@ -451,17 +459,14 @@ impl Runtime {
         unsafe { self.prepare_text(ptx, sig, args, scalars) }?.submit()
     }
 
-    /// The steps of [`Runtime::launch_text`] up to the launch itself.
-    ///
-    /// # Safety
-    /// As [`Runtime::launch_ptx`].
-    unsafe fn prepare_text<'a>(
-        &'a self,
-        ptx: PtxText<'_>,
+    /// `sig`'s target against the device's, the tensors' context and the launch plan of
+    /// `args`: the checks before anything is loaded or encoded.
+    fn checked_plan(
+        &self,
         sig: &Signature,
-        args: &[TensorArg<'a>],
+        args: &[TensorArg<'_>],
         scalars: &[ScalarArg],
-    ) -> Result<PreparedLaunch<'a>, RuntimeError> {
+    ) -> Result<(Vec<TensorMeta>, LaunchPlan), RuntimeError> {
         let target = self.target()?;
         if sig.target != target {
             return Err(RuntimeError::UnsupportedDevice {
@@ -478,6 +483,21 @@ impl Runtime {
         }
         let metas: Vec<TensorMeta> = args.iter().map(|a| a.meta().clone()).collect();
         let plan = plan_launch_args(sig, &metas, scalars, self.limits())?;
+        Ok((metas, plan))
+    }
+
+    /// The steps of [`Runtime::launch_text`] up to the launch itself.
+    ///
+    /// # Safety
+    /// As [`Runtime::launch_ptx`].
+    unsafe fn prepare_text<'a>(
+        &'a self,
+        ptx: PtxText<'_>,
+        sig: &Signature,
+        args: &[TensorArg<'a>],
+        scalars: &[ScalarArg],
+    ) -> Result<PreparedLaunch<'a>, RuntimeError> {
+        let (metas, plan) = self.checked_plan(sig, args, scalars)?;
         let function = self.function(&sig.entry, ptx, sig.smem_bytes, |f| {
             verify_param_layout(f, sig)
         })?;

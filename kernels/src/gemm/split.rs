@@ -423,10 +423,7 @@ fn launch_plan(
         get(roles, "b", art)?,
         get(roles, "d", art)?,
     );
-    // Both launches are prepared (checked, loaded, their descriptors encoded) before either is
-    // queued: a refused reduce is an error before the partial product runs, and the reduce's
-    // host work does not sit between the two kernels on the GPU.
-    let partial = family::prepare_roles(rt, art, &[("a", a), ("b", b), ("w", w.clone())], &[])?;
+    let partial_roles = [("a", a), ("b", b), ("w", w.clone())];
     // The transposed reduce moves D's rows (and C's, R's) as column statistics of the
     // tensors seen as [M, N, 1].
     fn unit(t: TensorArg<'_>, transposed: bool) -> TensorArg<'_> {
@@ -451,14 +448,14 @@ fn launch_plan(
         reduce_roles.push(("sb", get(roles, "sb", art)?));
     }
     let (alpha, beta) = reduce_scalars(request);
-    let finish = family::prepare_roles(
-        rt,
-        reduce,
-        &reduce_roles,
-        &[("alpha", alpha), ("beta", beta)],
-    )?;
-    partial.submit()?;
-    finish.submit()
+    let scalars = [("alpha", alpha), ("beta", beta)];
+    // The reduce is checked before the partial product is queued (a refused reduce is an error
+    // before anything runs); the reduce's module and descriptors are prepared only once
+    // the partial product is queued, so on an idle GPU that host work overlaps the partial
+    // product instead of delaying it (`Runtime::prepare_args`).
+    family::check_roles(rt, reduce, &reduce_roles, &scalars)?;
+    family::prepare_roles(rt, art, &partial_roles, &[])?.submit()?;
+    family::prepare_roles(rt, reduce, &reduce_roles, &scalars)?.submit()
 }
 
 /// The role `name` of a GEMM's tensors, or the typed error naming it.
