@@ -208,7 +208,7 @@ pub fn check_roles(
     let (ts, ss) = by_role(art, tensors, scalars)?;
     let ss: Vec<tirx::runtime::ScalarArg> =
         ss.into_iter().map(tirx::runtime::ScalarArg::F32).collect();
-    rt.check_args(art, &ts, &ss).map(drop)
+    rt.check_args(art, &ts, &ss)
 }
 
 /// [`launch_roles`] prepared, not queued (`Runtime::prepare_args`).

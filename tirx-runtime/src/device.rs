@@ -29,6 +29,7 @@ use cudarc::nvrtc::Ptx;
 use tirx_ir::abi::Target;
 
 use crate::error::RuntimeError;
+use crate::launch::{CachedLaunch, LaunchKey};
 use crate::plan::DeviceLimits;
 
 /// Dynamic shared memory a kernel gets without opting in (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`).
@@ -101,6 +102,8 @@ pub struct Runtime {
     /// Shared by the runtimes [`Runtime::on_borrowed_stream`] makes: a kernel loads once per
     /// context, whichever stream launches it.
     modules: Arc<Mutex<HashMap<String, LoadedKernel>>>,
+    /// The launches prepared so far ([`crate::launch::CachedLaunch`]), shared like `modules`.
+    launches: Arc<Mutex<HashMap<LaunchKey, Arc<CachedLaunch>>>>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -170,6 +173,7 @@ impl Runtime {
             sm_count,
             limits,
             modules: Arc::new(Mutex::new(HashMap::new())),
+            launches: Arc::new(Mutex::new(HashMap::new())),
         })
     }
 
@@ -195,6 +199,7 @@ impl Runtime {
             sm_count: self.sm_count,
             limits: self.limits,
             modules: self.modules.clone(),
+            launches: self.launches.clone(),
         }
     }
 
@@ -232,6 +237,11 @@ impl Runtime {
     /// (`a`) code runs only on its exact compute capability, so anything else is unsupported.
     pub fn target(&self) -> Result<Target, RuntimeError> {
         target_for(self.cc)
+    }
+
+    /// The launches this runtime's context has prepared ([`Runtime::prepare_args`]).
+    pub(crate) fn launches(&self) -> &Mutex<HashMap<LaunchKey, Arc<CachedLaunch>>> {
+        &self.launches
     }
 
     /// How many kernels are loaded (in the cache this runtime shares).

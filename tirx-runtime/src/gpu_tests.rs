@@ -535,3 +535,62 @@ fn cluster_attribute_reaches_the_kernel() {
     unsafe { rt.launch_ptx(CLUSTER_RANKS, &sig, &[out.view()]) }.unwrap();
     assert_eq!(rt.download(&out).unwrap(), vec![10.; 8]);
 }
+
+/// The runtime keeps a prepared launch per artifact, tensors and scalars: launching the same
+/// artifact on the same tensors again reuses it (one entry, same result), other tensors make
+/// another entry, and a kept launch still runs on the tensors' current contents. A call that
+/// differs in what the checks judge (a tensor of another shape) is checked, not served from the
+/// cache.
+#[test]
+fn prepared_launches_are_kept_per_artifact_and_arguments() {
+    // SAFETY: ADD_ONE's entry takes exactly add_one_sig's parameters and touches only x and y.
+    static ART: KernelArtifact = unsafe {
+        KernelArtifact::new(
+            "add_one",
+            "default",
+            Target::Sm90a,
+            ADD_ONE,
+            "",
+            add_one_sig,
+        )
+    };
+    let rt = rt();
+    let kept = || rt.launches().lock().unwrap().len();
+    let before = kept();
+    let (r, c) = (5, 130);
+    let host: Vec<f32> = (0..r * c).map(|i| i as f32 * 0.25 - 7.0).collect();
+    let x = rt.upload(&host, &[r, c]).unwrap();
+    let mut y = rt.zeros::<f32>(&[r, c]).unwrap();
+    let want: Vec<f32> = host.iter().map(|v| v + 1.0).collect();
+    for _ in 0..3 {
+        rt.poison(&mut y).unwrap();
+        rt.launch(&ART, &[x.view(), y.view()]).unwrap();
+        assert_eq!(rt.download(&y).unwrap(), want);
+    }
+    assert_eq!(
+        kept(),
+        before + 1,
+        "three launches on the same tensors, one kept launch"
+    );
+    // New contents of the same buffers: the kept launch reads them.
+    let host2: Vec<f32> = host.iter().map(|v| v * -2.0).collect();
+    let x = {
+        drop(x);
+        rt.upload(&host2, &[r, c]).unwrap()
+    };
+    rt.poison(&mut y).unwrap();
+    rt.launch(&ART, &[x.view(), y.view()]).unwrap();
+    let want2: Vec<f32> = host2.iter().map(|v| v + 1.0).collect();
+    assert_eq!(rt.download(&y).unwrap(), want2);
+    // Another output tensor: another entry, and its own result.
+    let mut z = rt.zeros::<f32>(&[r, c]).unwrap();
+    rt.poison(&mut z).unwrap();
+    rt.launch(&ART, &[x.view(), z.view()]).unwrap();
+    assert_eq!(rt.download(&z).unwrap(), want2);
+    assert!(kept() >= before + 2);
+    // A disagreeing shape is refused (checked, never a kept launch), before the GPU.
+    let small = rt.zeros::<f32>(&[r, c - 1]).unwrap();
+    assert!(rt.launch(&ART, &[x.view(), small.view()]).is_err());
+    assert!(rt.check_args(&ART, &[x.view(), small.view()], &[]).is_err());
+    rt.check_args(&ART, &[x.view(), z.view()], &[]).unwrap();
+}

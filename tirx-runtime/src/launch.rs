@@ -15,6 +15,7 @@
 //! 4. encode the TMA descriptors, fill the parameter buffer, launch with the cluster attribute.
 
 use std::ffi::c_void;
+use std::sync::Arc;
 
 use cudarc::driver::CudaFunction;
 use cudarc::driver::sys;
@@ -273,29 +274,86 @@ impl ParamBuffer {
 /// [`PreparedLaunch::submit`].
 pub struct PreparedLaunch<'a> {
     rt: &'a Runtime,
-    function: CudaFunction,
-    plan: LaunchPlan,
+    launch: Arc<CachedLaunch>,
     params: ParamBuffer,
 }
 
 impl PreparedLaunch<'_> {
     /// The plan it was prepared with (grid, block, cluster, shared memory, parameters).
     pub fn plan(&self) -> &LaunchPlan {
-        &self.plan
+        &self.launch.plan
     }
 
     /// Queues the kernel on the runtime's stream (`cuLaunchKernelEx`); returns once queued.
     pub fn submit(mut self) -> Result<(), RuntimeError> {
         self.rt.context().bind_to_thread()?;
-        // SAFETY: `prepare_text` checked the arguments against the signature and laid out
+        // SAFETY: `prepare_parts` checked the arguments against the signature and laid out
         // exactly its parameters; the tensors outlive `self` (its lifetime), and the rest is
         // the promise of the artifact or of `launch_ptx`'s caller, made when it was prepared.
         unsafe {
             self.rt
-                .launch_planned(&self.function, &self.plan, &mut self.params)
+                .launch_planned(&self.launch.function, &self.launch.plan, &mut self.params)
         }
     }
 }
+
+/// A launch of a compiled artifact as its preparation left it — the loaded function, the
+/// checked plan and the encoded TMA descriptors — kept by the runtime ([`LaunchKey`]) so that
+/// the next launch of the same artifact on the same tensors and scalars skips the signature,
+/// the plan, the module lookup and the descriptors' encoding: a decode step calls the same
+/// GEMMs on the same buffers every token, and on an idle GPU that host work is the step's
+/// time.
+pub(crate) struct CachedLaunch {
+    function: CudaFunction,
+    plan: LaunchPlan,
+    maps: Vec<[u8; 128]>,
+}
+
+/// What a prepared launch of an artifact depends on, so equal keys prepare equal launches: the
+/// artifact (the addresses of its `'static` PTX text and of its signature function) and, for
+/// each tensor, its context, element type, extents, strides and address, and each scalar's
+/// type and bits. A tensor freed and another allocated at the same address with the same
+/// layout gives the same parameters, so a hit is right whatever the tensors' history.
+#[derive(Clone, PartialEq, Eq, Hash)]
+pub(crate) struct LaunchKey {
+    words: Vec<u64>,
+    elems: Vec<ElemType>,
+}
+
+impl LaunchKey {
+    fn of(artifact: &KernelArtifact, args: &[TensorArg<'_>], scalars: &[ScalarArg]) -> LaunchKey {
+        let mut words = Vec::with_capacity(4 + args.len() * 9 + scalars.len() * 2);
+        words.push(artifact.ptx.as_ptr() as u64);
+        words.push(artifact.ptx.len() as u64);
+        words.push(artifact.signature as usize as u64);
+        for a in args {
+            let m = a.meta();
+            words.push(a.context_key() as u64);
+            words.push(m.addr);
+            words.push(m.shape.len() as u64);
+            words.extend(m.shape.iter().map(|&x| x as u64));
+            words.extend(m.strides.iter().map(|&x| x as u64));
+        }
+        for v in scalars {
+            let (tag, bits) = match *v {
+                ScalarArg::F32(x) => (0, u64::from(x.to_bits())),
+                ScalarArg::I32(x) => (1, u64::from(x as u32)),
+                ScalarArg::U32(x) => (2, u64::from(x)),
+                ScalarArg::I64(x) => (3, x as u64),
+                ScalarArg::U64(x) => (4, x),
+            };
+            words.extend([tag, bits]);
+        }
+        LaunchKey {
+            words,
+            elems: args.iter().map(|a| a.meta().elem).collect(),
+        }
+    }
+}
+
+/// Launches a runtime keeps prepared ([`CachedLaunch`]); past this many, the cache starts over
+/// (a loop over fewer distinct launches than this never prepares twice).
+const LAUNCH_CACHE_ENTRIES: usize = 1024;
 
 impl Runtime {
     /// Launches a compiled variant on this runtime's stream after checking `args` against its
@@ -329,28 +387,37 @@ impl Runtime {
         args: &[TensorArg<'_>],
         scalars: &[ScalarArg],
     ) -> Result<(), RuntimeError> {
-        let sig = self.artifact_signature(artifact)?;
-        // SAFETY: `KernelArtifact::new`'s contract is exactly `launch_ptx`'s.
-        unsafe { self.launch_text(PtxText::Static(artifact.ptx), &sig, args, scalars) }
+        self.prepare_args(artifact, args, scalars)?.submit()
     }
 
     /// The checks [`Runtime::launch_args`] makes before it loads or encodes anything — the
     /// artifact's target against the device, the tensors' context, every argument against the
     /// signature and the launch plan ([`plan_launch_args`]) — without queueing: the error a
-    /// later kernel of a plan would raise, raised before the plan's first kernel is queued.
+    /// later kernel of a plan would raise, raised before the plan's first kernel is queued. A
+    /// launch prepared before on the same arguments passed them already and is not checked
+    /// again.
     pub fn check_args(
         &self,
         artifact: &KernelArtifact,
         args: &[TensorArg<'_>],
         scalars: &[ScalarArg],
-    ) -> Result<LaunchPlan, RuntimeError> {
+    ) -> Result<(), RuntimeError> {
+        if self
+            .cached_launch(&LaunchKey::of(artifact, args, scalars))
+            .is_some()
+        {
+            return Ok(());
+        }
         let sig = self.artifact_signature(artifact)?;
-        self.checked_plan(&sig, args, scalars).map(|(_, plan)| plan)
+        self.checked_plan(&sig, args, scalars).map(drop)
     }
 
     /// Everything [`Runtime::launch_args`] does before queueing the kernel — the checks, the
     /// module load, the TMA descriptors, the parameter buffer — as a launch that
-    /// [`PreparedLaunch::submit`] queues later on this runtime's stream.
+    /// [`PreparedLaunch::submit`] queues later on this runtime's stream. The runtime keeps what
+    /// it prepared (up to 1024 launches, shared by the runtimes of one context): the same
+    /// artifact on the same tensors (addresses and layouts) and scalars again only copies the
+    /// parameters.
     ///
     /// A plan of several kernels should not prepare the later ones before queueing the first:
     /// while the GPU is idle (a decode GEMM called once per token) the second kernel's host work
@@ -364,9 +431,37 @@ impl Runtime {
         args: &[TensorArg<'a>],
         scalars: &[ScalarArg],
     ) -> Result<PreparedLaunch<'a>, RuntimeError> {
-        let sig = self.artifact_signature(artifact)?;
-        // SAFETY: `KernelArtifact::new`'s contract is exactly `launch_ptx`'s.
-        unsafe { self.prepare_text(PtxText::Static(artifact.ptx), &sig, args, scalars) }
+        let key = LaunchKey::of(artifact, args, scalars);
+        let launch = match self.cached_launch(&key) {
+            Some(launch) => launch,
+            None => {
+                let sig = self.artifact_signature(artifact)?;
+                // SAFETY: `KernelArtifact::new`'s contract is exactly `launch_ptx`'s.
+                let launch = Arc::new(unsafe {
+                    self.prepare_parts(PtxText::Static(artifact.ptx), &sig, args, scalars)
+                }?);
+                let mut kept = self.launches().lock().unwrap_or_else(|e| e.into_inner());
+                if kept.len() >= LAUNCH_CACHE_ENTRIES {
+                    kept.clear();
+                }
+                kept.insert(key, launch.clone());
+                launch
+            }
+        };
+        Ok(PreparedLaunch {
+            rt: self,
+            params: ParamBuffer::new(&launch.plan, &launch.maps),
+            launch,
+        })
+    }
+
+    /// The launch prepared before under `key`, if the runtime kept it.
+    fn cached_launch(&self, key: &LaunchKey) -> Option<Arc<CachedLaunch>> {
+        self.launches()
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(key)
+            .cloned()
     }
 
     /// `artifact`'s signature, once its target is checked against the device's and the
@@ -456,7 +551,14 @@ impl Runtime {
         scalars: &[ScalarArg],
     ) -> Result<(), RuntimeError> {
         // SAFETY: the caller's promise, passed on.
-        unsafe { self.prepare_text(ptx, sig, args, scalars) }?.submit()
+        let launch = unsafe { self.prepare_parts(ptx, sig, args, scalars) }?;
+        let launch = Arc::new(launch);
+        PreparedLaunch {
+            rt: self,
+            params: ParamBuffer::new(&launch.plan, &launch.maps),
+            launch,
+        }
+        .submit()
     }
 
     /// `sig`'s target against the device's, the tensors' context and the launch plan of
@@ -486,17 +588,18 @@ impl Runtime {
         Ok((metas, plan))
     }
 
-    /// The steps of [`Runtime::launch_text`] up to the launch itself.
+    /// The steps of [`Runtime::launch_text`] up to the parameter buffer: the checks, the
+    /// function (its module loaded once per context) and the TMA descriptors.
     ///
     /// # Safety
     /// As [`Runtime::launch_ptx`].
-    unsafe fn prepare_text<'a>(
-        &'a self,
+    unsafe fn prepare_parts(
+        &self,
         ptx: PtxText<'_>,
         sig: &Signature,
-        args: &[TensorArg<'a>],
+        args: &[TensorArg<'_>],
         scalars: &[ScalarArg],
-    ) -> Result<PreparedLaunch<'a>, RuntimeError> {
+    ) -> Result<CachedLaunch, RuntimeError> {
         let (metas, plan) = self.checked_plan(sig, args, scalars)?;
         let function = self.function(&sig.entry, ptx, sig.smem_bytes, |f| {
             verify_param_layout(f, sig)
@@ -516,12 +619,10 @@ impl Runtime {
                 );
             }
         }
-        let params = ParamBuffer::new(&plan, &maps);
-        Ok(PreparedLaunch {
-            rt: self,
+        Ok(CachedLaunch {
             function,
             plan,
-            params,
+            maps,
         })
     }
 

@@ -310,6 +310,11 @@ impl<'a> TensorArg<'a> {
     pub(crate) fn belongs_to(&self, rt: &Runtime) -> bool {
         self.ctx == rt.context().cu_ctx() as usize
     }
+
+    /// The owning context's address (part of a launch's cache key).
+    pub(crate) fn context_key(&self) -> usize {
+        self.ctx
+    }
 }
 
 /// Elements a tensor of `shape` and `strides` reaches (0 when a dimension is empty), or `None`
