@@ -55,6 +55,7 @@ mod gpu_smem;
 mod gpu_splitk;
 #[cfg(feature = "gpu")]
 mod gpu_transpose;
+mod griddep;
 mod guide;
 mod i8_saturate;
 mod int64_tiles;

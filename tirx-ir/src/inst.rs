@@ -246,6 +246,19 @@ impl Inst {
         inst("fence.proxy.async.shared::cta", vec![], vec![])
     }
 
+    /// `griddepcontrol.wait` (PTX ISA §9.7.13, `griddepcontrol`, sm_90): waits until every prerequisite grid
+    /// of a programmatic dependent launch has completed and its memory operations are
+    /// performed and visible to this grid.
+    pub fn griddepcontrol_wait() -> Inst {
+        inst("griddepcontrol.wait", vec![], vec![])
+    }
+
+    /// `griddepcontrol.launch_dependents` (§9.7.13, `griddepcontrol`): signals that the dependents of this
+    /// grid may be scheduled once every CTA of it has signalled or completed.
+    pub fn griddepcontrol_launch_dependents() -> Inst {
+        inst("griddepcontrol.launch_dependents", vec![], vec![])
+    }
+
     /// `cp.async.bulk.tensor.Nd.shared::cluster.global.mbarrier::complete_tx::bytes
     /// [dst], [map, {coords}], [mbar]` (§9.7.9.25.5.1 cp.async.bulk.tensor): a TMA load that
     /// completes `box bytes` of tx-count on `mbar`.

@@ -732,6 +732,8 @@ impl<'k> Printer<'_, 'k> {
             }
             Op::FenceMbarrierInit
             | Op::FenceProxyAsync
+            | Op::GridDepWait
+            | Op::GridDepLaunch
             | Op::SyncThreads
             | Op::TmaCommitGroup
             | Op::Tcgen05FenceBefore
@@ -758,6 +760,8 @@ pub(crate) fn op_name(op: &Op) -> &'static str {
         Op::MbarWait { .. } => "mbar_wait",
         Op::FenceMbarrierInit => "fence_mbarrier_init",
         Op::FenceProxyAsync => "fence_proxy_async",
+        Op::GridDepWait => "grid_dep_wait",
+        Op::GridDepLaunch => "grid_dep_launch",
         Op::SyncThreads => "sync_threads",
         Op::TmaCommitGroup => "tma_commit_group",
         Op::TmaWaitGroup { .. } => "tma_wait_group",

@@ -291,8 +291,12 @@ impl PreparedLaunch<'_> {
         // exactly its parameters; the tensors outlive `self` (its lifetime), and the rest is
         // the promise of the artifact or of `launch_ptx`'s caller, made when it was prepared.
         unsafe {
-            self.rt
-                .launch_planned(&self.launch.function, &self.launch.plan, &mut self.params)
+            self.rt.launch_planned(
+                &self.launch.function,
+                &self.launch.plan,
+                &mut self.params,
+                self.launch.dependent,
+            )
         }
     }
 }
@@ -307,6 +311,10 @@ pub(crate) struct CachedLaunch {
     function: CudaFunction,
     plan: LaunchPlan,
     maps: Vec<[u8; 128]>,
+    /// The kernel waits for its prerequisite grids (`griddepcontrol.wait`, the language's
+    /// `grid::dependency_wait()`): it is launched as a programmatic dependent of the work
+    /// before it on the stream.
+    dependent: bool,
 }
 
 /// What a prepared launch of an artifact depends on, so equal keys prepare equal launches: the
@@ -619,15 +627,22 @@ impl Runtime {
                 );
             }
         }
+        // A kernel that waits for its prerequisites may start before they finish (programmatic
+        // dependent launch); one that does not must not, or it would read their outputs early.
+        let dependent = ptx.text().contains("griddepcontrol.wait");
         Ok(CachedLaunch {
             function,
             plan,
             maps,
+            dependent,
         })
     }
 
-    /// `cuLaunchKernelEx` with the plan's grid, block, shared memory and (when not 1×1×1) the
-    /// cluster-dimension attribute.
+    /// `cuLaunchKernelEx` with the plan's grid, block, shared memory, (when not 1×1×1) the
+    /// cluster-dimension attribute and, for a `dependent` kernel, the programmatic stream
+    /// serialization attribute (programmatic dependent launch: the kernel may be scheduled once
+    /// the grid before it on the stream has issued `griddepcontrol.launch_dependents` in every
+    /// CTA or finished, and its `griddepcontrol.wait` holds it until that grid completed).
     ///
     /// # Safety
     /// `params` must hold the entry's parameters, as [`Runtime::launch_ptx`] builds them.
@@ -636,19 +651,31 @@ impl Runtime {
         function: &CudaFunction,
         plan: &LaunchPlan,
         params: &mut ParamBuffer,
+        dependent: bool,
     ) -> Result<(), RuntimeError> {
-        let mut value = sys::CUlaunchAttributeValue { pad: [0; 64] };
-        value.clusterDim = sys::CUlaunchAttributeValue_union__bindgen_ty_1 {
-            x: plan.cluster[0],
-            y: plan.cluster[1],
-            z: plan.cluster[2],
-        };
-        let mut attrs = [sys::CUlaunchAttribute {
-            id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
-            pad: [0; 4],
-            value,
-        }];
-        let clustered = plan.cluster != [1, 1, 1];
+        let mut attrs = Vec::with_capacity(2);
+        if plan.cluster != [1, 1, 1] {
+            let mut value = sys::CUlaunchAttributeValue { pad: [0; 64] };
+            value.clusterDim = sys::CUlaunchAttributeValue_union__bindgen_ty_1 {
+                x: plan.cluster[0],
+                y: plan.cluster[1],
+                z: plan.cluster[2],
+            };
+            attrs.push(sys::CUlaunchAttribute {
+                id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+                pad: [0; 4],
+                value,
+            });
+        }
+        if dependent {
+            let mut value = sys::CUlaunchAttributeValue { pad: [0; 64] };
+            value.programmaticStreamSerializationAllowed = 1;
+            attrs.push(sys::CUlaunchAttribute {
+                id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+                pad: [0; 4],
+                value,
+            });
+        }
         let config = sys::CUlaunchConfig {
             gridDimX: plan.grid[0],
             gridDimY: plan.grid[1],
@@ -658,12 +685,12 @@ impl Runtime {
             blockDimZ: plan.block[2],
             sharedMemBytes: plan.smem_bytes,
             hStream: self.stream().cu_stream(),
-            attrs: if clustered {
-                attrs.as_mut_ptr()
-            } else {
+            attrs: if attrs.is_empty() {
                 std::ptr::null_mut()
+            } else {
+                attrs.as_mut_ptr()
             },
-            numAttrs: u32::from(clustered),
+            numAttrs: attrs.len() as u32,
         };
         let mut pointers = params.pointers();
         // SAFETY: `config`, `attrs` and `pointers` (each into `params`) outlive the call, which

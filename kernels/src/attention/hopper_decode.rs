@@ -99,6 +99,9 @@ pub mod kernels {
         let m_i = regs::<f32>([64, 1], layout = stat(s, axis = 1));
         let l_i = regs::<f32>([64, 1], layout = stat(s, axis = 1));
         let corr = regs::<f32>([64, 1], layout = stat(s, axis = 1));
+        // The combine may be scheduled once every CTA has started: it waits for this grid
+        // (`grid::dependency_wait()`) before it reads the partials.
+        grid::launch_dependents();
         let split = cta.x;
         let h = cta.y;
         let b = cta.z;
@@ -270,6 +273,9 @@ pub mod kernels {
         let m_i = regs::<f32>([64, 1], layout = stat(s, axis = 1));
         let l_i = regs::<f32>([64, 1], layout = stat(s, axis = 1));
         let corr = regs::<f32>([64, 1], layout = stat(s, axis = 1));
+        // The combine may be scheduled once every CTA has started: it waits for this grid
+        // (`grid::dependency_wait()`) before it reads the partials.
+        grid::launch_dependents();
         let split = cta.x;
         let hk = cta.y;
         let b = cta.z;
@@ -423,6 +429,9 @@ pub mod kernels {
         let lc = regs::<f32>([16, 1], layout = stat(acc, axis = 1));
         let h = cta.x;
         let b = cta.y;
+        // Launched as a programmatic dependent of the split kernel: wait for it to complete
+        // before reading its partials.
+        grid::dependency_wait();
         // Head h's partials: block (c, b, h / group) of each split, rows (h % group)·pitch…
         let heads = HQ / D;
         let blocks = heads / group;

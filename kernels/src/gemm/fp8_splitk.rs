@@ -61,6 +61,8 @@ pub mod kernels {
         let k_tiles = cdiv(K, BK);
         let k0 = cta.z * k_tiles / S;
         let k_len = (cta.z + 1) * k_tiles / S - k0;
+        // The reduce may be scheduled once every CTA has started (it waits for this grid).
+        grid::launch_dependents();
         #[scope(warpgroup = 0)]
         {
             setmaxnreg::dec(40);

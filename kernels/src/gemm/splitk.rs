@@ -80,6 +80,9 @@ pub mod kernels {
         let k_tiles = cdiv(K, BK);
         let k0 = cta.z * k_tiles / S;
         let k_len = (cta.z + 1) * k_tiles / S - k0;
+        // The reduce may be scheduled once every CTA of this grid has started: it waits for
+        // this grid to complete (`grid::dependency_wait()`) before it reads the workspace.
+        grid::launch_dependents();
         #[scope(warp = 0, elect)]
         for i in 0..k_len {
             let s = pipe.producer_acquire(i);
@@ -129,6 +132,9 @@ pub mod kernels {
         let k_tiles = cdiv(K, BK);
         let k0 = cta.z * k_tiles / S;
         let k_len = (cta.z + 1) * k_tiles / S - k0;
+        // The reduce may be scheduled once every CTA of this grid has started: it waits for
+        // this grid to complete (`grid::dependency_wait()`) before it reads the workspace.
+        grid::launch_dependents();
         #[scope(warp = 0, elect)]
         for i in 0..k_len {
             let s = pipe.producer_acquire(i);
@@ -424,6 +430,9 @@ pub mod reduce {
     /// [N, M], in the same fixed order.
     #[tile_fn]
     fn sum_slices_t(acc: Regs, p0: Regs, p1: Regs, p2: Regs, p3: Regs, w: Global) {
+        // Launched as a programmatic dependent of the partial products (they signal
+        // `grid::launch_dependents()` as they start): wait for them before reading a slice.
+        grid::dependency_wait();
         copy(acc, w.tile(0, cta.x, cta.y));
         let quads = (S - 1) / 4;
         for j in 0..quads {
@@ -479,6 +488,9 @@ pub mod reduce {
     /// loads in flight), then the remaining slices one by one.
     #[tile_fn]
     fn sum_slices(acc: Regs, p0: Regs, p1: Regs, p2: Regs, p3: Regs, w: Global) {
+        // Launched as a programmatic dependent of the partial products (they signal
+        // `grid::launch_dependents()` as they start): wait for them before reading a slice.
+        grid::dependency_wait();
         copy(acc, w.tile(0, cta.y, cta.x));
         let quads = (S - 1) / 4;
         for j in 0..quads {

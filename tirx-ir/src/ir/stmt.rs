@@ -212,6 +212,12 @@ pub enum Op {
     FenceMbarrierInit,
     /// `fence.proxy.async.shared::cta`.
     FenceProxyAsync,
+    /// `griddepcontrol.wait`: the thread waits until the grids this launch depends on
+    /// (programmatic dependent launch) have completed and their memory operations are visible.
+    GridDepWait,
+    /// `griddepcontrol.launch_dependents`: the grid that depends on this one may be scheduled
+    /// once every CTA of this grid has issued it or exited.
+    GridDepLaunch,
     /// `bar.sync 0` over the whole CTA.
     SyncThreads,
     /// `cp.async.bulk.commit_group`.

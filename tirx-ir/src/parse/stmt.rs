@@ -434,6 +434,8 @@ impl Parser<'_> {
                 }
             }
             "fence_proxy_async" => Op::FenceProxyAsync,
+            "grid_dep_wait" => Op::GridDepWait,
+            "grid_dep_launch" => Op::GridDepLaunch,
             "sync_threads" => Op::SyncThreads,
             "tma_commit_group" => Op::TmaCommitGroup,
             "tcgen05_fence_before" => Op::Tcgen05FenceBefore,

@@ -320,6 +320,8 @@ fn variants(m: &Module) -> std::collections::BTreeSet<String> {
             Op::MbarInit { .. }
             | Op::FenceMbarrierInit
             | Op::FenceProxyAsync
+            | Op::GridDepWait
+            | Op::GridDepLaunch
             | Op::SyncThreads
             | Op::TmaCommitGroup
             | Op::TmaWaitGroup { .. }
@@ -449,7 +451,7 @@ fn fixture_uses_every_variant() {
         }
     };
     let ops = "Copy Mma ProducerAcquire ConsumerWait ConsumerRelease MbarInit MbarArrive \
-        MbarArriveExpectTx MbarWait FenceMbarrierInit FenceProxyAsync SyncThreads TmaCommitGroup \
+        MbarArriveExpectTx MbarWait FenceMbarrierInit FenceProxyAsync GridDepWait GridDepLaunch SyncThreads TmaCommitGroup \
         TmaWaitGroup TmemAlloc TmemRelinquish TmemDealloc Tcgen05Commit Tcgen05FenceBefore \
         Tcgen05FenceAfter WgmmaFence WgmmaCommit WgmmaWait SetMaxNReg ClusterSync NamedBarrier \
         Compute Reduce ClcTryCancel ClcIsCanceled ClcFirstCta LoadScalar WarpVote Tcgen05Shift";

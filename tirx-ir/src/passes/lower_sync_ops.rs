@@ -170,6 +170,8 @@ fn lower(lw: &mut Lower, op: Op) -> Result<(), Diagnostics> {
         }
         Op::FenceMbarrierInit => Inst::fence_mbarrier_init(),
         Op::FenceProxyAsync => Inst::fence_proxy_async(),
+        Op::GridDepWait => Inst::griddepcontrol_wait(),
+        Op::GridDepLaunch => Inst::griddepcontrol_launch_dependents(),
         Op::SyncThreads => Inst::bar_sync(),
         Op::TmaCommitGroup => Inst::cp_async_bulk_commit_group(),
         Op::TmaWaitGroup { n, read } => Inst::cp_async_bulk_wait_group(n, read),

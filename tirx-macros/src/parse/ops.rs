@@ -362,6 +362,8 @@ impl Lowerer<'_> {
             Id::WarpAny | Id::WarpAll | Id::WarpBallot => return Err(self.vote_unbound(w, c)),
             Id::FenceProxyAsync => Op::FenceProxyAsync,
             Id::FenceMbarrierInit => Op::FenceMbarrierInit,
+            Id::GridDependencyWait => Op::GridDepWait,
+            Id::GridLaunchDependents => Op::GridDepLaunch,
             // `lookup` was asked for ops only.
             Id::StaticAssert
             | Id::Smem

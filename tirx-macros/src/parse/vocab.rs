@@ -87,6 +87,8 @@ pub(crate) enum Id {
     ClcFirstCta,
     FenceProxyAsync,
     FenceMbarrierInit,
+    GridDependencyWait,
+    GridLaunchDependents,
     SetMaxNRegInc,
     SetMaxNRegDec,
     Arrive,
@@ -182,6 +184,7 @@ const WGMMA: Option<&str> = Some("wgmma");
 const TCGEN05: Option<&str> = Some("tcgen05");
 const CLC: Option<&str> = Some("clc");
 const FENCE: Option<&str> = Some("fence");
+const GRID: Option<&str> = Some("grid");
 const ATOMIC: Option<&str> = Some("atomic");
 const ATOMIC_ARGS: &[&str] = &["scope", "sem", "old"];
 const SETMAXNREG: Option<&str> = Some("setmaxnreg");
@@ -243,6 +246,8 @@ pub(crate) const VOCABULARY: &[Word] = &[
     w(Id::ClcFirstCta, CLC, "first_cta", Op, (1, 1), &[], "clc::first_cta(resp)"),
     w(Id::FenceProxyAsync, FENCE, "proxy_async", Op, (0, 0), &[], "fence::proxy_async()"),
     w(Id::FenceMbarrierInit, FENCE, "mbarrier_init", Op, (0, 0), &[], "fence::mbarrier_init()"),
+    w(Id::GridDependencyWait, GRID, "dependency_wait", Op, (0, 0), &[], "grid::dependency_wait()"),
+    w(Id::GridLaunchDependents, GRID, "launch_dependents", Op, (0, 0), &[], "grid::launch_dependents()"),
     w(Id::SetMaxNRegInc, SETMAXNREG, "inc", Op, (1, 1), &[], "setmaxnreg::inc(count)"),
     w(Id::SetMaxNRegDec, SETMAXNREG, "dec", Op, (1, 1), &[], "setmaxnreg::dec(count)"),
     // Methods.

@@ -35,7 +35,7 @@ fn unknown_op() {
     let e = with_prelude("cpy(tile, src.tile(0, 0));");
     assert_contains(
         &e,
-        "unknown op `cpy`; ops are copy, mma, sync_threads, cluster_sync, named_barrier, named_barrier_arrive, warp_any, warp_all, warp_ballot, tma::…, atomic::…, wgmma::…, tcgen05::…, clc::…, fence::…, setmaxnreg::…; did you mean `copy`?",
+        "unknown op `cpy`; ops are copy, mma, sync_threads, cluster_sync, named_barrier, named_barrier_arrive, warp_any, warp_all, warp_ballot, tma::…, atomic::…, wgmma::…, tcgen05::…, clc::…, fence::…, grid::…, setmaxnreg::…; did you mean `copy`?",
     );
     assert_one(
         &with_prelude("tmaa::load(tile, src.tile(0, 0), bar);"),
@@ -550,7 +550,7 @@ fn unknown_functions_list_the_nearest_ones() {
     assert_contains(
         &body_errors(&format!("{tile} my_helper(t);")),
         &format!(
-            "unknown op `my_helper`; ops are copy, mma, sync_threads, cluster_sync, named_barrier, named_barrier_arrive, warp_any, warp_all, warp_ballot, tma::…, atomic::…, wgmma::…, tcgen05::…, clc::…, fence::…, setmaxnreg::…; {own}"
+            "unknown op `my_helper`; ops are copy, mma, sync_threads, cluster_sync, named_barrier, named_barrier_arrive, warp_any, warp_all, warp_ballot, tma::…, atomic::…, wgmma::…, tcgen05::…, clc::…, fence::…, grid::…, setmaxnreg::…; {own}"
         ),
     );
     assert_one(

@@ -435,7 +435,7 @@ fn unknown_callees_list_the_tile_fns() {
     assert_eq!(
         helper_errors(helper, "load_j();"),
         [
-            "unknown op `load_j`; ops are copy, mma, sync_threads, cluster_sync, named_barrier, named_barrier_arrive, warp_any, warp_all, warp_ballot, tma::…, atomic::…, wgmma::…, tcgen05::…, clc::…, fence::…, setmaxnreg::…; tile functions of this module are tile_of, load_k; did you mean `load_k`?"
+            "unknown op `load_j`; ops are copy, mma, sync_threads, cluster_sync, named_barrier, named_barrier_arrive, warp_any, warp_all, warp_ballot, tma::…, atomic::…, wgmma::…, tcgen05::…, clc::…, fence::…, grid::…, setmaxnreg::…; tile functions of this module are tile_of, load_k; did you mean `load_k`?"
         ]
     );
 }

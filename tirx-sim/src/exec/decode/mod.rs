@@ -229,6 +229,11 @@ pub(crate) fn decode(i: &Instr, syms: &Symbols) -> Result<Inst, SimError> {
         }
         "fence" if cx.has("proxy") && cx.has("async") && !cx.has("global") => Op::FenceProxyAsync,
         "fence" | "membar" | "prefetch" | "prefetchu" | "nanosleep" => Op::Nop,
+        // Programmatic dependent launch (PTX ISA §9.7.13, `griddepcontrol`): the emulator runs launches one after
+        // another, so every prerequisite grid has completed, its writes visible, before a
+        // dependent starts — `wait` returns at once and `launch_dependents` has nothing to
+        // release.
+        "griddepcontrol" => Op::Nop,
         "shfl.sync" => {
             cx.n(5)?;
             let mode = [
