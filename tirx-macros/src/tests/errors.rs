@@ -39,7 +39,7 @@ fn unknown_op() {
     );
     assert_one(
         &with_prelude("tmaa::load(tile, src.tile(0, 0), bar);"),
-        "unknown op namespace `tmaa` in `tmaa::load`; namespaces are tma, atomic, wgmma, tcgen05, clc, fence, setmaxnreg",
+        "unknown op namespace `tmaa` in `tmaa::load`; namespaces are tma, atomic, wgmma, tcgen05, clc, fence, grid, setmaxnreg",
     );
     assert_one(
         &with_prelude("bar.arive();"),
