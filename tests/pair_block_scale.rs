@@ -221,6 +221,11 @@ pub(crate) enum Plant {
 /// Bumps `pl`'s factor by one code in the uploaded `scale_image` of A (`t[2]`) or B (`t[3]`),
 /// an image of 4 factors per 16-byte cell column (UE8M0 per 32 K, or UE4M3 per 16 K).
 pub(crate) fn plant(dev: &mut Device, t: &[TensorMeta; 5], pl: Plant) {
+    plant_by(dev, t, pl, 1);
+}
+
+/// [`plant`] by `bump` codes (8 doubles a UE4M3 factor: one step of its exponent).
+pub(crate) fn plant_by(dev: &mut Device, t: &[TensorMeta; 5], pl: Plant, bump: u8) {
     let (img, r, f) = match pl {
         Plant::A(r, f) => (&t[2], r, f),
         Plant::B(r, f) => (&t[3], r, f),
@@ -230,7 +235,7 @@ pub(crate) fn plant(dev: &mut Device, t: &[TensorMeta; 5], pl: Plant) {
     let (row, byte) = (32 * (r / 128) + o / 16, 16 * (f / 4) + o % 16);
     let at = img.addr + (row * img.shape[1] + byte) as u64;
     let old = dev.read(at, 1).expect("factor")[0];
-    dev.write(at, &[old.wrapping_add(1)]).expect("plant");
+    dev.write(at, &[old.wrapping_add(bump)]).expect("plant");
 }
 
 /// Runs `art` on `p` in the emulator (with `planted`'s factor bumped by one code) and returns

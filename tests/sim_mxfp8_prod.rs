@@ -1,8 +1,10 @@
 //! The block-scaled production GEMMs (`gemm_sm100_mxfp8_prod`, `kernels/src/gemm/
-//! mxfp8_prod_tcgen05.rs`: level 10's CTA pair, CLC walk, two TMEM accumulator stages and
-//! TMA-store epilogue over MXFP8 operands and their factor images) in the emulator, against an
-//! f64 reference of the same quantised values (E4M3 elements, one UE8M0 factor per 32 of a
-//! row, `block_scale_lang.rs`'s `Mx`), with the BF16 output's rounding: a shape with tails in
+//! mxfp8_prod_tcgen05.rs`, and `gemm_sm100_nvfp4_prod`, `nvfp4_prod_tcgen05.rs`: level 10's
+//! CTA pair, CLC walk, two TMEM accumulator stages and TMA-store epilogue over block-scaled
+//! operands and their factor images) in the emulator, against an f64 reference of the same
+//! quantised values (MXFP8: E4M3 elements, one UE8M0 factor per 32 of a row,
+//! `block_scale_lang.rs`'s `Mx`; NVFP4: E2M1 elements, one UE4M3 factor per 16,
+//! `block_scale_fp4.rs`'s `Fp4Problem`), with the BF16 output's rounding: a shape with tails in
 //! M, N and K and more pair tiles than clusters (launched on 4 SMs: two clusters, so the walks
 //! wrap and both accumulator stages and the factor stages are reused), under every CLC mode;
 //! and factors planted wrong that make exactly the row or column they scale disagree, so the
@@ -11,16 +13,24 @@
 use tirx::KernelArtifact;
 use tirx::abi::ElemType::Bf16;
 use tirx_kernels::gemm::mxfp8_prod_tcgen05::kernels::gemm_sm100_mxfp8_prod;
+use tirx_kernels::gemm::nvfp4_prod_tcgen05::kernels::gemm_sm100_nvfp4_prod;
 use tirx_sim::{ClcMode, Device, Policy, Stats};
 
+use super::block_scale_fp4::{Fp4, Fp4Problem};
 use super::block_scale_lang::Mx;
-use super::pair_block_scale::{Plant, Problem, plant};
+use super::pair_block_scale::{Plant, Problem, plant_by};
 use super::sim_exec::{report, sim_launch_on};
 use super::sim_gemm::{schedules, sms};
 
 /// M = 300 (a second pair row of 44 rows), N = 264 (a third column tile of 8), K = 208 (a
-/// second K tile of 80): 2 × 3 pair tiles on two clusters.
+/// second K tile of 80 E4M3): 2 × 3 pair tiles on two clusters.
 pub(crate) const SHAPE: (usize, usize, usize) = (300, 264, 208);
+
+/// [`SHAPE`] with K = 416 for FP4 (a second K tile of 160 of a tile's 256 values).
+pub(crate) const SHAPE_FP4: (usize, usize, usize) = (300, 264, 416);
+
+/// A factor planted wrong: where, and by how many codes (a doubling: 1 for UE8M0, 8 for UE4M3).
+type Planted = Option<(Plant, u8)>;
 
 /// A run's verdict: the elements of D that disagree with the reference, how many elements
 /// of the reference stand clear of the bound, and the emulator's statistics.
@@ -31,11 +41,11 @@ pub(crate) struct Verdict {
 }
 
 /// Runs `art` (BF16 D) on `p` in the emulator on four SMs under CLC mode `clc` and the
-/// `ci`-th schedule, with `planted`'s factor bumped by one code, D poisoned with NaN first.
+/// `ci`-th schedule, with `planted`'s factor bumped, D poisoned with NaN first.
 pub(crate) fn run_scaled(
     art: &KernelArtifact,
     p: &dyn Problem,
-    planted: Option<Plant>,
+    planted: Planted,
     (clc, ci): (ClcMode, usize),
     seed: u64,
 ) -> Verdict {
@@ -43,8 +53,8 @@ pub(crate) fn run_scaled(
     let mut dev = Device::new();
     let mut t = p.upload(&mut dev);
     t[4] = tirx_kernels::simulate::put(&mut dev, &vec![0xff; m * n * 2], Bf16, &[m, n]);
-    if let Some(pl) = planted {
-        plant(&mut dev, &t, pl);
+    if let Some((pl, bump)) = planted {
+        plant_by(&mut dev, &t, pl, bump);
     }
     let policy = Policy {
         clc,
@@ -102,14 +112,20 @@ pub(crate) fn check_every_clc_mode(art: &KernelArtifact, p: &dyn Problem, seed: 
     report((art.signature)().entry.as_str(), &runs);
 }
 
-/// Checks that factors planted wrong are seen where they scale, and only there: one of A's
-/// in the odd CTA's rows of the first pair (row 165, factor 5: the K tail tile), one of A's in
-/// the second pair row's tail (row 296, factor 0), and one of B's in the partial column tile
-/// (row 260, factor 1), which every row of D reads — both CTAs' halves of both pair rows.
-pub(crate) fn check_planted_factors(art: &KernelArtifact, p: &dyn Problem, seed: u64) {
-    for (ci, row) in [(1, 128 + 37), (2, 296)] {
-        let f = if row == 296 { 0 } else { 5 };
-        let v = run_scaled(art, p, Some(Plant::A(row, f)), (ClcMode::Random, ci), seed);
+/// Checks that factors planted wrong (doubled: `bump` codes) are seen where they scale, and
+/// only there: one of A's in the odd CTA's rows of the first pair (row 165, factor `tail`: in
+/// the K tail tile), one of A's in the second pair row's tail (row 296, factor 0), and one of
+/// B's in the partial column tile (row 260, factor 1), which every row of D reads — both CTAs'
+/// halves of both pair rows.
+pub(crate) fn check_planted_factors(
+    art: &KernelArtifact,
+    p: &dyn Problem,
+    (tail, bump): (usize, u8),
+    seed: u64,
+) {
+    for (ci, row, f) in [(1, 128 + 37, tail), (2, 296, 0)] {
+        let planted = Some((Plant::A(row, f), bump));
+        let v = run_scaled(art, p, planted, (ClcMode::Random, ci), seed);
         assert!(
             !v.bad.is_empty(),
             "the planted A factor ({row}, {f}) went unnoticed"
@@ -120,7 +136,8 @@ pub(crate) fn check_planted_factors(art: &KernelArtifact, p: &dyn Problem, seed:
             v.bad
         );
     }
-    let v = run_scaled(art, p, Some(Plant::B(260, 1)), (ClcMode::Succeed, 0), seed);
+    let planted = Some((Plant::B(260, 1), bump));
+    let v = run_scaled(art, p, planted, (ClcMode::Succeed, 0), seed);
     assert!(
         v.bad.iter().all(|&(_, j)| j == 260),
         "B (260, 1): {:?}",
@@ -150,5 +167,24 @@ fn the_mxfp8_prod_gemm_matches_the_scaled_reference_under_every_clc_mode() {
 #[test]
 fn the_mxfp8_prod_gemm_sees_a_factor_planted_wrong_exactly_where_it_scales() {
     let art = &gemm_sm100_mxfp8_prod::KERNEL.artifacts[0];
-    check_planted_factors(art, &Mx::new(SHAPE, 502), 521);
+    check_planted_factors(art, &Mx::new(SHAPE, 502), (5, 1), 521);
+}
+
+#[test]
+fn the_nvfp4_prod_gemm_matches_the_scaled_reference_under_every_clc_mode() {
+    let art = &gemm_sm100_nvfp4_prod::KERNEL.artifacts[0];
+    let sig = (art.signature)();
+    assert!(
+        sig.tmem_cols <= 512 && sig.smem_bytes <= 227 * 1024,
+        "{sig:?}"
+    );
+    check_every_clc_mode(art, &Fp4Problem::new(Fp4::Nv, SHAPE_FP4, 503), 531);
+}
+
+#[test]
+fn the_nvfp4_prod_gemm_sees_a_factor_planted_wrong_exactly_where_it_scales() {
+    let art = &gemm_sm100_nvfp4_prod::KERNEL.artifacts[0];
+    // Factor 20 of a row: K 320..336, in the K tail tile.
+    let p = Fp4Problem::new(Fp4::Nv, SHAPE_FP4, 504);
+    check_planted_factors(art, &p, (20, 8), 541);
 }
