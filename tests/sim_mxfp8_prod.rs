@@ -188,3 +188,32 @@ fn the_nvfp4_prod_gemm_sees_a_factor_planted_wrong_exactly_where_it_scales() {
     let p = Fp4Problem::new(Fp4::Nv, SHAPE_FP4, 504);
     check_planted_factors(art, &p, (20, 8), 541);
 }
+
+/// 100 seeded schedules a kernel (34, 33 and 33 under the three CLC modes, the three
+/// schedule policies in turn) on [`SHAPE`] / [`SHAPE_FP4`]: `cargo test -p tirx-tests --test
+/// main seeded_schedules -- --ignored` (minutes in a debug build).
+#[test]
+#[ignore = "a sweep of 100 schedules a kernel; minutes"]
+fn the_block_scaled_prod_gemms_pass_100_seeded_schedules() {
+    let mx = Mx::new(SHAPE, 601);
+    let nv = Fp4Problem::new(Fp4::Nv, SHAPE_FP4, 602);
+    let kernels: [(&KernelArtifact, &dyn Problem); 2] = [
+        (&gemm_sm100_mxfp8_prod::KERNEL.artifacts[0], &mx),
+        (&gemm_sm100_nvfp4_prod::KERNEL.artifacts[0], &nv),
+    ];
+    for (art, p) in kernels {
+        let mut runs = Vec::new();
+        for s in 0..100u64 {
+            let clc = [ClcMode::Fail, ClcMode::Succeed, ClcMode::Random][s as usize % 3];
+            let v = run_scaled(art, p, None, (clc, s as usize / 3), 1000 + s);
+            assert!(
+                v.bad.is_empty(),
+                "seed {} {clc:?}: {:?}",
+                1000 + s,
+                &v.bad[..8.min(v.bad.len())]
+            );
+            runs.push(v.stats);
+        }
+        report((art.signature)().entry.as_str(), &runs);
+    }
+}
