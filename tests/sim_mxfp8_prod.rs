@@ -189,6 +189,29 @@ fn the_nvfp4_prod_gemm_sees_a_factor_planted_wrong_exactly_where_it_scales() {
     check_planted_factors(art, &p, (20, 8), 541);
 }
 
+/// The text form carries both kernels (the pair's factor loads, copies and block-scaled MMAs):
+/// their IR parses back to the same text after every pass and recompiles to the PTX the macro
+/// emitted.
+#[test]
+fn the_block_scaled_prod_gemms_round_trip_through_the_text_form() {
+    use tirx_ir::parse::parse_module;
+    for art in [
+        &gemm_sm100_mxfp8_prod::KERNEL.artifacts[0],
+        &gemm_sm100_nvfp4_prod::KERNEL.artifacts[0],
+    ] {
+        assert!(art.ir.contains(" scale ") && art.ir.contains("cta_group 2"));
+        let m = parse_module(art.ir).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(m.to_string(), art.ir);
+        let kernel = m.kernels.into_iter().next().expect("one kernel");
+        let (lowered, snaps) = tirx_ir::passes::run_pipeline(kernel, true).expect("compiles");
+        for s in &snaps {
+            let again = parse_module(&s.text).unwrap_or_else(|e| panic!("after {}: {e}", s.pass));
+            assert_eq!(again.to_string(), s.text, "after {}", s.pass);
+        }
+        assert_eq!(tirx_ptx::write_string(&lowered).expect("prints"), art.ptx);
+    }
+}
+
 /// 100 seeded schedules a kernel (34, 33 and 33 under the three CLC modes, the three
 /// schedule policies in turn) on [`SHAPE`] / [`SHAPE_FP4`]: `cargo test -p tirx-tests --test
 /// main seeded_schedules -- --ignored` (minutes in a debug build).
