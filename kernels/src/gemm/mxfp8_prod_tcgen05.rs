@@ -19,10 +19,12 @@
 //! are `pieces_sm100.rs`'s (`clc_scheduler`, `pair_epilogue`), shared with `gemm_sm100_prod`.
 //!
 //! Budgets. TMEM: the two accumulator stages take 2 × 128 columns and each factor tile's seven
-//! stages (one 32-bit column of 4 UE8M0 a stage) one 32-column allocation: 320 of the 512
-//! columns (a 256-wide tile's 512 accumulator columns would leave none for the factors, so the
-//! tile is 256×128). Shared memory: a stage is 16 KiB of A, 8 KiB of B and 2 × 512 bytes of
-//! factors, D's staging tile 32 KiB: seven stages, 207 KiB of the 227 a CTA may use.
+//! stages one 32-column allocation (a stage's 128 rows × 4 UE8M0 are 4 columns: the copy's
+//! image puts row `r` in lane `r % 32`, column `r / 32`): 320 of the 512 columns (a 256-wide
+//! tile's 512 accumulator columns would leave none for the factors, so the tile is 256×128).
+//! Shared memory: a stage is 16 KiB of A, 8 KiB of B and 2 × 512 bytes of factors, D's staging
+//! tile 32 KiB: seven stages, 207 KiB, 214,032 bytes with the alignment, barriers and the
+//! scheduler's response, of the 232,448 (227 KiB) a CTA may use.
 //!
 //! Not in the catalogue (as `gemm_sm100_mxfp8`): no problem kind takes A, B, their factor
 //! images and D yet (#29); its tests name it directly, and `tirx sim` cannot reach it.
@@ -90,9 +92,10 @@ pub mod kernels {
             BN == 128,
             "the pair MMA's B factors are one 128-row image: each CTA loads B's factors whole",
         );
-        // TMEM: the accumulator stages and one 32-column allocation a factor tile.
+        // TMEM: the accumulator stages and one 32-column allocation a factor tile (4 columns
+        // a cell and stage).
         static_assert(
-            STAGES * SFC <= 32 && 2 * BN + 2 * 32 <= 512,
+            4 * SFC * STAGES <= 32 && 2 * BN + 2 * 32 <= 512,
             "the accumulator and factor stages exceed the 512 TMEM columns",
         );
         // Shared memory: the operand and factor stages and D's staging tile within 225 KiB

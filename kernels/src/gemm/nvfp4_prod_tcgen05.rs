@@ -18,10 +18,11 @@
 //! (`pieces_sm100_scaled.rs`'s `pair_clc_roles_scaled`, `pieces_sm100.rs`'s `pair_epilogue`),
 //! over K in bytes (`cdiv(KB, BK)` K tiles).
 //!
-//! Budgets. TMEM: 2 × 128 accumulator columns, and each factor tile's six stages of 4 columns
-//! (16 UE4M3 a row) one 32-column allocation: 320 of the 512. Shared memory: a stage is 16 KiB
-//! of A, 8 KiB of B and 2 × 2 KiB of factor cells, D's staging tile 32 KiB: six stages, 200
-//! KiB of the 227 a CTA may use.
+//! Budgets. TMEM: 2 × 128 accumulator columns, and each factor tile's six stages of 16 columns
+//! (four cells of 4: 16 UE4M3 a row) 96 columns, one 128-column allocation: all 512 columns.
+//! Shared memory: a stage is 16 KiB of A, 8 KiB of B and 2 × 2 KiB of factor cells, D's
+//! staging tile 32 KiB: six stages, 200 KiB, 206,864 bytes with the alignment, barriers and the
+//! scheduler's response, of the 232,448 (227 KiB) a CTA may use (a seventh stage would not fit).
 //!
 //! Not in the catalogue (as `gemm_sm100_nvfp4`): no problem kind takes A, B, their factor
 //! images and D yet (#29); its tests name it directly, and `tirx sim` cannot reach it.
@@ -89,9 +90,10 @@ pub mod kernels {
             BN == 128,
             "the pair MMA's B factors are one 128-row image: each CTA loads B's factors whole",
         );
-        // TMEM: the accumulator stages and one 32-column allocation a factor tile.
+        // TMEM: the accumulator stages and one 128-column allocation a factor tile (4 columns
+        // a cell and stage).
         static_assert(
-            STAGES * SFC <= 32 && 2 * BN + 2 * 32 <= 512,
+            4 * SFC * STAGES <= 128 && 2 * BN + 2 * 128 <= 512,
             "the accumulator and factor stages exceed the 512 TMEM columns",
         );
         // Shared memory: the operand and factor stages and D's staging tile within 225 KiB
