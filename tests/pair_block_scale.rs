@@ -181,7 +181,7 @@ pub fn pair_fp4(
 }
 
 /// A problem: its tensors, its shape and D's reference (value, Σ|products|).
-trait Problem {
+pub(crate) trait Problem {
     fn upload(&self, dev: &mut Device) -> [TensorMeta; 5];
     fn mn(&self) -> (usize, usize);
     fn want(&self, i: usize, j: usize) -> (f64, f64);
@@ -213,32 +213,43 @@ impl Problem for Fp4Problem {
 
 /// A factor to plant wrong before the launch: (A's or B's image, row, factor column).
 #[derive(Clone, Copy, Debug)]
-enum Plant {
+pub(crate) enum Plant {
     A(usize, usize),
     B(usize, usize),
 }
 
-/// Runs `art` on `p` in the emulator (with `plant`'s factor bumped by one code) and returns
+/// Bumps `pl`'s factor by one code in the uploaded `scale_image` of A (`t[2]`) or B (`t[3]`),
+/// an image of 4 factors per 16-byte cell column (UE8M0 per 32 K, or UE4M3 per 16 K).
+pub(crate) fn plant(dev: &mut Device, t: &[TensorMeta; 5], pl: Plant) {
+    plant_by(dev, t, pl, 1);
+}
+
+/// [`plant`] by `bump` codes (8 doubles a UE4M3 factor: one step of its exponent).
+pub(crate) fn plant_by(dev: &mut Device, t: &[TensorMeta; 5], pl: Plant, bump: u8) {
+    let (img, r, f) = match pl {
+        Plant::A(r, f) => (&t[2], r, f),
+        Plant::B(r, f) => (&t[3], r, f),
+    };
+    // Row r's factor f in the scale_image tensor (`tirx::runtime::image_offset`).
+    let o = tirx::runtime::image_offset(r % 128, f % 4);
+    let (row, byte) = (32 * (r / 128) + o / 16, 16 * (f / 4) + o % 16);
+    let at = img.addr + (row * img.shape[1] + byte) as u64;
+    let old = dev.read(at, 1).expect("factor")[0];
+    dev.write(at, &[old.wrapping_add(bump)]).expect("plant");
+}
+
+/// Runs `art` on `p` in the emulator (with `planted`'s factor bumped by one code) and returns
 /// the elements of D that disagree with the reference, and whether any element was nonzero.
 fn mismatches(
     art: &tirx::KernelArtifact,
     p: &dyn Problem,
-    plant: Option<Plant>,
+    planted: Option<Plant>,
     seed: u64,
 ) -> (Vec<(usize, usize)>, bool) {
     let mut dev = Device::new();
     let t = p.upload(&mut dev);
-    if let Some(pl) = plant {
-        let (img, r, f) = match pl {
-            Plant::A(r, f) => (&t[2], r, f),
-            Plant::B(r, f) => (&t[3], r, f),
-        };
-        // Row r's factor f in the scale_image tensor (`tirx::runtime::image_offset`).
-        let o = tirx::runtime::image_offset(r % 128, f % 4);
-        let (row, byte) = (32 * (r / 128) + o / 16, 16 * (f / 4) + o % 16);
-        let at = img.addr + (row * img.shape[1] + byte) as u64;
-        let old = dev.read(at, 1).expect("factor")[0];
-        dev.write(at, &[old.wrapping_add(1)]).expect("plant");
+    if let Some(pl) = planted {
+        plant(&mut dev, &t, pl);
     }
     let (m, n) = p.mn();
     sim_launch(art, &mut dev, &t, &[], seed).unwrap_or_else(|e| panic!("{m}×{n}: {e}"));

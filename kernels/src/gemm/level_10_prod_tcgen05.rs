@@ -40,9 +40,11 @@
 //! tiles at full efficiency), the 256×128 tiles at 4096³ (7 waves of 128 columns against 4
 //! of 256).
 //!
-//! The roles (TMA, MMA and scheduler warps; the epilogue warpgroup's walk over the CLC
-//! responses) are the tile library `pieces_sm100.rs`, shared with the scaled and
-//! fused-epilogue kernels of `level_10_epi_tcgen05.rs`.
+//! The roles are the tile library `pieces_sm100.rs`: warpgroup 0's TMA, MMA and scheduler warps
+//! (`pair_clc_roles`), shared with the scaled and fused-epilogue kernels of
+//! `level_10_epi_tcgen05.rs`, and the epilogue warpgroup's walk over the CLC responses
+//! (`pair_epilogue`), shared with the block-scaled production GEMMs (`mxfp8_prod_tcgen05.rs`,
+//! `nvfp4_prod_tcgen05.rs`, whose warpgroup 0 is `pieces_sm100_scaled.rs`'s).
 //!
 //! Verified without a Blackwell GPU (none was used): ptxas `-arch=sm_100a` with 0 spills for
 //! every config (`tests/assemble.rs`), and the SASS (`tirx check`, its `gemm_sm100_prod`
@@ -143,58 +145,7 @@ pub mod kernels {
         );
 
         // The epilogue warpgroup: level 9's, over D's type.
-        #[scope(warpgroup = 1)]
-        {
-            setmaxnreg::inc(REG_EPILOGUE);
-            let mut j = 0;
-            let mut w = cta.x / 2;
-            let mut i = 0;
-            let mut more = true;
-            while more {
-                for u in (w..pairs_m * tiles_n).step_by(ncta.x / 2) {
-                    let (mp, n) = grouped(u, pairs_m, tiles_n);
-                    let s = accp.consumer_wait(j);
-                    tcgen05::fence_after();
-                    if EPI_R == BN {
-                        copy(r, acc[s]);
-                        // The row is in registers: the stage goes back to the MMA warp at once.
-                        tcgen05::fence_before();
-                        named_barrier(1, 128);
-                        #[scope(leader)]
-                        {
-                            accp.consumer_release(s);
-                            tma::wait_group_read(0);
-                        }
-                        named_barrier(1, 128);
-                        copy(d_s, r);
-                    } else {
-                        // A row of BN f32 is more registers than the thread holds (224): each
-                        // staging block in turn, the stage released once all are staged.
-                        #[scope(leader)]
-                        {
-                            tma::wait_group_read(0);
-                        }
-                        named_barrier(1, 128);
-                        for cb in 0..BN / EPI_N {
-                            copy(r, accv[s * (BN / EPI_N) + cb]);
-                            copy(d_s[cb], r);
-                        }
-                        release_acc(accp, s);
-                    }
-                    store_staged(d, d_s, 2 * mp + cta_rank, n * (BN / EPI_N));
-                    j += 1;
-                }
-                let (go, nw) = next_walk(clcp, resp, i, w);
-                more = go == 1;
-                w = nw;
-                release_walk(clcp);
-                i += 1;
-            }
-            #[scope(leader)]
-            {
-                tma::wait_group(0);
-            }
-        }
+        pair_epilogue(d, d_s, r, acc, accv, accp, clcp, resp, pairs_m, tiles_n);
 
         pair_tmem_release(acc);
     }

@@ -1,7 +1,8 @@
 //! The Blackwell CTA pair's roles under cluster launch control, a tile library shared by the
 //! production GEMMs (ladder level 10, `level_10_prod_tcgen05.rs`, and its scaled and fused
 //! epilogues, `level_10_epi_tcgen05.rs`): the pair's TMEM and warpgroup 0's TMA, MMA and
-//! scheduler warps ([`pair_clc_roles`]), the epilogue's release of an accumulator stage
+//! scheduler warps ([`pair_clc_roles`], the scheduler warp's loop [`clc_scheduler`]), the
+//! plain epilogue warpgroup ([`pair_epilogue`]), the epilogue's release of an accumulator stage
 //! ([`release_acc`]), the decoding of each scheduler response ([`next_walk`]) and the
 //! epilogue warpgroup's release of it ([`release_walk`]), and the staging tile's TMA loads of C
 //! or a residual ([`load_staged`]) and TMA stores to D ([`store_staged`]). Each using module names it with
@@ -118,16 +119,99 @@ mod gemm_pieces_sm100 {
             }
             #[scope(warp = 2, elect)]
             {
-                let mut i = 0;
-                let mut more = true;
-                while more {
-                    let s = clcp.producer_acquire(i);
-                    clc::try_cancel(resp, clcp.full(s), multicast = true);
-                    let (go, _) = next_walk(clcp, resp, i, 0);
-                    more = go == 1;
-                    clcp.consumer_release(0);
-                    i += 1;
+                clc_scheduler(clcp, resp);
+            }
+        }
+    }
+
+    /// The scheduler warp's elected thread (rank 0's asks, both CTAs' follow): it asks for
+    /// the next walk once every reader of the last response released it, and never again
+    /// after a failure.
+    #[tile_fn]
+    fn clc_scheduler(clcp: Pipe, resp: Smem) {
+        let mut i = 0;
+        let mut more = true;
+        while more {
+            let s = clcp.producer_acquire(i);
+            clc::try_cancel(resp, clcp.full(s), multicast = true);
+            let (go, _) = next_walk(clcp, resp, i, 0);
+            more = go == 1;
+            clcp.consumer_release(0);
+            i += 1;
+        }
+    }
+
+    /// The production GEMM's epilogue warpgroup (warpgroup 1, level 9's over D's type): it
+    /// takes its registers, walks the tiles as warpgroup 0 does, and per tile reads
+    /// accumulator stage `s` of `acc` into `r` (`tcgen05.ld`), converts it into the staging
+    /// tile `d_s` (`EPI_N`-column blocks, one 128-byte swizzle row wide) and stores it to D
+    /// with TMA ([`store_staged`]). `EPI_R == BN`: the whole row at once, the stage released
+    /// before staging; `EPI_R == EPI_N`: one staging block at a time through the view `accv`
+    /// (`[2 · BN / EPI_N, 128, EPI_N]`, aliasing `acc`), the stage released once all are staged
+    /// — a build-time `if`. The last stores are waited for before the warpgroup leaves.
+    #[tile_fn]
+    fn pair_epilogue(
+        d: Global,
+        d_s: Smem,
+        r: Regs,
+        acc: Tmem,
+        accv: Tmem,
+        accp: Pipe,
+        clcp: Pipe,
+        resp: Smem,
+        pairs_m: u32,
+        tiles_n: u32,
+    ) {
+        #[scope(warpgroup = 1)]
+        {
+            setmaxnreg::inc(REG_EPILOGUE);
+            let mut j = 0;
+            let mut w = cta.x / 2;
+            let mut i = 0;
+            let mut more = true;
+            while more {
+                for u in (w..pairs_m * tiles_n).step_by(ncta.x / 2) {
+                    let (mp, n) = grouped(u, pairs_m, tiles_n);
+                    let s = accp.consumer_wait(j);
+                    tcgen05::fence_after();
+                    if EPI_R == BN {
+                        copy(r, acc[s]);
+                        // The row is in registers: the stage goes back to the MMA warp at once.
+                        tcgen05::fence_before();
+                        named_barrier(1, 128);
+                        #[scope(leader)]
+                        {
+                            accp.consumer_release(s);
+                            tma::wait_group_read(0);
+                        }
+                        named_barrier(1, 128);
+                        copy(d_s, r);
+                    } else {
+                        // A row of BN f32 is more registers than the thread holds (224): each
+                        // staging block in turn, the stage released once all are staged.
+                        #[scope(leader)]
+                        {
+                            tma::wait_group_read(0);
+                        }
+                        named_barrier(1, 128);
+                        for cb in 0..BN / EPI_N {
+                            copy(r, accv[s * (BN / EPI_N) + cb]);
+                            copy(d_s[cb], r);
+                        }
+                        release_acc(accp, s);
+                    }
+                    store_staged(d, d_s, 2 * mp + cta_rank, n * (BN / EPI_N));
+                    j += 1;
                 }
+                let (go, nw) = next_walk(clcp, resp, i, w);
+                more = go == 1;
+                w = nw;
+                release_walk(clcp);
+                i += 1;
+            }
+            #[scope(leader)]
+            {
+                tma::wait_group(0);
             }
         }
     }

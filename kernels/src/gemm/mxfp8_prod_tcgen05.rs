@@ -1,0 +1,131 @@
+//! Block-scaled MXFP8 GEMM on Blackwell (sm_100a) on the production GEMM's structure:
+//! D = (A·sA)·(B·sB)ᵀ with A M×K and B N×K E4M3 row-major, one UE8M0 factor per 32 elements of
+//! each row (the OCP MX recipe), FP32 accumulate in tensor memory, BF16 out — `gemm_sm100_prod`
+//! (ladder level 10: a CTA pair per 256×128 tile with `cta_group::2`, the cluster launch control
+//! scheduler walk with the static walk as its fallback, two TMEM accumulator stages, the
+//! TMA-store epilogue through the 128B-swizzled staging tile) over `gemm_sm100_mxfp8`'s
+//! operands.
+//!
+//! What it adds to `gemm_sm100_prod`. Each operand stage carries the K tile's factor images
+//! (`tirx::runtime::scale_image`, the layout `tcgen05.cp.32x128b.warpx4` copies, PTX ISA
+//! §9.7.16.9.2): this CTA's 128 rows of A (`[32, 16]` bytes) and all 128 rows of the tile's B
+//! (`[32, 16]`), both loaded by the TMA warp with `.cta_group::2` onto the even CTA's full
+//! barrier (§9.7.9.25.5.1). The even CTA's MMA thread copies both CTAs' factors of the stage
+//! into their TMEM factor stage (`tcgen05.cp.cta_group::2`) and issues the stage's four
+//! `tcgen05.mma.cta_group::2.kind::mxf8f6f4.block_scale.scale_vec::1X` (K = 32 each,
+//! scale-factor data IDs 0–3, §9.7.16.10.7), each CTA's MMA half reading its own TMEM's factors
+//! — CUTLASS's 2-SM placement (SFA per CTA rank like A, SFB whole in each CTA). The roles are
+//! `pieces_sm100_scaled.rs`'s [`pair_clc_roles_scaled`]; the scheduler warp and the epilogue
+//! are `pieces_sm100.rs`'s (`clc_scheduler`, `pair_epilogue`), shared with `gemm_sm100_prod`.
+//!
+//! Budgets. TMEM: the two accumulator stages take 2 × 128 columns and each factor tile's seven
+//! stages one 32-column allocation (a stage's 128 rows × 4 UE8M0 are 4 columns: the copy's
+//! image puts row `r` in lane `r % 32`, column `r / 32`): 320 of the 512 columns (a 256-wide
+//! tile's 512 accumulator columns would leave none for the factors, so the tile is 256×128).
+//! Shared memory: a stage is 16 KiB of A, 8 KiB of B and 2 × 512 bytes of factors, D's staging
+//! tile 32 KiB: seven stages, 207 KiB, 214,032 bytes with the alignment, barriers and the
+//! scheduler's response, of the 232,448 (227 KiB) a CTA may use.
+//!
+//! Not in the catalogue (as `gemm_sm100_mxfp8`): no problem kind takes A, B, their factor
+//! images and D yet (#29); its tests name it directly, and `tirx sim` cannot reach it.
+//!
+//! Verified without a Blackwell GPU (none was used): the emulator against an f64 reference of
+//! the same quantised values with tails in M, N and K and more tiles than clusters, under
+//! every CLC mode, and a factor planted wrong that makes exactly the row or column it scales
+//! disagree (`tests/sim_mxfp8_prod.rs`); ptxas `-arch=sm_100a` (ptxas 13.5) with 0 spills
+//! and the SASS (`tests/assemble.rs`; `tirx check`'s form: `224 0 UTCQMMA×4 UTMALDG×4
+//! UTMASTG×1 LDTM×4 USETMAXREG×2 SYNCS×80 LDS.128×5 STS.128×16`): the four MMAs are the pair's
+//! `UTCQMMA.2CTA` and the factor copies two `UTCCP.T.S.2CTA.4x32dp128bit` (A's image and B's),
+//! the two TMA loads beyond `gemm_sm100_prod`'s the factor boxes, the epilogue's `UTMASTG`,
+//! `LDTM` and `STS.128` as `gemm_sm100_prod`'s on 256×128 tiles.
+
+use tirx::prelude::*;
+
+#[tile_module(uses(
+    super::pieces::gemm_pieces,
+    super::pieces_sm100::gemm_pieces_sm100,
+    super::pieces_sm100_scaled::gemm_pieces_sm100_scaled
+))]
+pub mod kernels {
+    use tirx::prelude::*;
+
+    /// Level 10 over MXFP8 operands. `grid = (SMS / 2 * 2, 1)`. D's rows must be 16-byte
+    /// aligned (N a multiple of 8) and K a multiple of 16 (A's and B's rows 16-byte aligned).
+    #[tile_kernel(
+        target = sm_100a,
+        threads = 256,
+        cluster = (2, 1, 1),
+        grid = (SMS / 2 * 2, 1),
+        configs(
+            default = (BM = 256, BN = 128, BK = 128, SFC = 1, STAGES = 7, GROUP = 8, EPI_N = 64, EPI_R = BN, REG_ISSUE = 56, REG_EPILOGUE = 224),
+        ),
+    )]
+    pub fn gemm_sm100_mxfp8_prod(
+        #[shape(M, K)] a: Tensor<e4m3>,
+        #[shape(N, K)] b: Tensor<e4m3>,
+        #[shape(MS, KS)] sfa: Tensor<ue8m0>,
+        #[shape(NS, KS)] sfb: Tensor<ue8m0>,
+        #[shape(M, N)] d: Tensor<bf16>,
+    ) {
+        let a_s = smem::<e4m3>([STAGES, 128, BK], swizzle = B128);
+        let b_s = smem::<e4m3>([STAGES, BN / 2, BK], swizzle = B128);
+        // A K tile's factors: one [32, 16] image of 128 rows × 4 UE8M0 (SFC = 1 cell).
+        let sfa_s = smem::<ue8m0>([STAGES, SFC, 32, 16]);
+        let sfb_s = smem::<ue8m0>([STAGES, SFC, BN / 4, 16]);
+        let acc = tmem::<f32>([2, 128, BN]);
+        let sfa_t = tmem::<ue8m0>([STAGES, 128, 4 * SFC]);
+        let sfb_t = tmem::<ue8m0>([STAGES, BN, 4 * SFC]);
+        let r = regs::<f32>([128, EPI_R], layout = tmem_32x32b);
+        let accv = tmem::<f32>([2 * BN / EPI_R, 128, EPI_R], alias = acc);
+        let d_s = smem::<bf16>([BN / EPI_N, 128, EPI_N], swizzle = B128);
+        let pipe = pipeline::<STAGES>();
+        let accp = pipeline::<2>(peers = 2);
+        let resp = clc_response();
+        let clcp = pipeline::<1>(consumers = 4, peers = 2);
+        let pairs_m = cdiv(M, 256);
+        let tiles_n = cdiv(N, BN);
+        static_assert(
+            BK == 128 && SFC == 1,
+            "an E4M3 K tile is one 128-byte swizzle row: 4 factors a row, one image",
+        );
+        static_assert(
+            BN == 128,
+            "the pair MMA's B factors are one 128-row image: each CTA loads B's factors whole",
+        );
+        // TMEM: the accumulator stages and one 32-column allocation a factor tile (4 columns
+        // a cell and stage).
+        static_assert(
+            4 * SFC * STAGES <= 32 && 2 * BN + 2 * 32 <= 512,
+            "the accumulator and factor stages exceed the 512 TMEM columns",
+        );
+        // Shared memory: the operand and factor stages and D's staging tile within 225 KiB
+        // (the 227 a CTA may use less 2 KiB of alignment, barriers and the scheduler's slots).
+        static_assert(
+            STAGES * ((128 + BN / 2) * BK + 2 * SFC * 512) + 128 * BN * 2 <= 225 * 1024,
+            "the operand and factor stages and D's staging tile exceed the shared memory",
+        );
+
+        pair_clc_roles_scaled(
+            pipe,
+            accp,
+            clcp,
+            resp,
+            acc,
+            a_s,
+            b_s,
+            sfa_s,
+            sfb_s,
+            sfa_t,
+            sfb_t,
+            a,
+            b,
+            sfa,
+            sfb,
+            pairs_m,
+            tiles_n,
+            cdiv(K, BK),
+        );
+        pair_epilogue(d, d_s, r, acc, accv, accp, clcp, resp, pairs_m, tiles_n);
+        pair_tmem_release_scaled(acc, sfa_t, sfb_t);
+    }
+}
