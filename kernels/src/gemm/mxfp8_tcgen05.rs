@@ -19,10 +19,10 @@
 //!   it (the ISA does not order a `tcgen05.cp` after an earlier `tcgen05.mma` of the thread);
 //! - warpgroup 1 waits for the last commit and converts the accumulator to BF16.
 //!
-//! Not in the catalogue yet: every catalogued kernel declares the problem it solves, and a
-//! block-scaled GEMM (A, B, their factor images, D) is not one of the problem kinds
-//! (`solves = gemm` takes A, B and D of shipped types) — a `ProblemKind` for it, its host
-//! request and reference come with the host side (issue #29). Its tests name it directly.
+//! In the catalogue as `gemm(b = tn, epilogue = scale-mx)` (`Epilogue::ScaleFactors`, told by
+//! the factor images' UE8M0 type): the host's `gemm::factors::gemm_block_scaled` chooses it,
+//! `tirx sim` runs it against `gemm/factors_ref.rs`'s reference, and the shape assertions
+//! hold the images to `scale_image`'s extents at launch.
 //!
 //! Verified without a Blackwell GPU (none was used): the emulator runs both configs against
 //! an f64 reference of the same quantised values on odd shapes (`tests/sim_mxfp8.rs`), and

@@ -24,8 +24,9 @@
 //! staging tile 32 KiB: six stages, 200 KiB, 206,864 bytes with the alignment, barriers and the
 //! scheduler's response, of the 232,448 (227 KiB) a CTA may use (a seventh stage would not fit).
 //!
-//! Not in the catalogue (as `gemm_sm100_nvfp4`): no problem kind takes A, B, their factor
-//! images and D yet (#29); its tests name it directly, and `tirx sim` cannot reach it.
+//! In the catalogue as `gemm(b = tn, epilogue = scale-nv)` (`Epilogue::ScaleFactors`), beside
+//! `gemm_sm100_nvfp4`: the dispatcher takes it over the one-CTA kernel at large shapes (its persistent
+//! pair grid), `gemm::factors::gemm_block_scaled` is its host entry, and `tirx sim` reaches it.
 //!
 //! Verified without a Blackwell GPU (none was used): the emulator against an f64 reference of
 //! the same quantised values with tails in M, N and K and more tiles than clusters, under

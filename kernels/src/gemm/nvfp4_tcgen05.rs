@@ -20,8 +20,8 @@
 //!   commit released it);
 //! - warpgroup 1 waits for the last commit and converts the accumulator to BF16.
 //!
-//! Not in the catalogue (as `gemm_sm100_mxfp8`): no problem kind takes A, B, their factors
-//! and D yet (#29). Verified without a Blackwell GPU (none was used): the emulator runs both
+//! In the catalogue as `gemm(b = tn, epilogue = scale-nv)` (`Epilogue::ScaleFactors`, told by
+//! the factor images' UE4M3 type; host entry `gemm::factors::gemm_block_scaled`). Verified without a Blackwell GPU (none was used): the emulator runs both
 //! configs against an f64 reference of the same quantised values on odd shapes
 //! (`tests/sim_nvfp4.rs`), and ptxas `-arch=sm_100a` assembles them with 0 spills,
 //! `UTCOMMA.4X` (four per K tile) and `UTCCP.T.S.4x32dp128bit` (four for A's cells, eight
