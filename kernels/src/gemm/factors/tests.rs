@@ -127,18 +127,22 @@ fn wrong_block_scaled_tensors_are_typed_errors_before_the_choice() {
 #[test]
 fn block_scaled_requests_choose_their_recipes_kernel_on_a_blackwell_device() {
     let b200 = Device::b200();
-    for (factors, input, other, want) in [
+    // (recipe, A's type, the other recipe, the choice, its shared memory: the headers' 7 and
+    // 6 stages of operands and factors, D's staging tile, barriers and alignment)
+    for (factors, input, other, want, smem) in [
         (
             Factors::Mx,
             E4m3,
             Factors::Nv,
             "gemm_sm100_mxfp8_prod/default",
+            214_032,
         ),
         (
             Factors::Nv,
             E2m1x2,
             Factors::Mx,
             "gemm_sm100_nvfp4_prod/default",
+            206_864,
         ),
     ] {
         // K in `a`'s elements: 8192 E4M3 values, or 8192 FP4 values in 4096 bytes.
@@ -155,6 +159,7 @@ fn block_scaled_requests_choose_their_recipes_kernel_on_a_blackwell_device() {
             ([148, 1, 1], [2, 1, 1], [256, 1, 1]),
             "{want}"
         );
+        assert_eq!(plan.smem_bytes, smem, "{want}");
         // A small problem too: the one-CTA kernels and the pair's both take it.
         let small = request_of(&tensors(factors, input, (200, 264, 208))).expect("tensors");
         let verdicts = judge(&small, &catalogue::all(), &b200);
