@@ -1,6 +1,7 @@
 //! The GEMM problem: D = A·op(B) (plain), D = α·A·op(B) + β·C (scaled), D = act(A·Bᵀ + bias)
 //! (fused) or the FP8 GEMMs' D = s ⊙ A·Bᵀ (per-tensor scales `scale_a`, `scale_b`, row-wise
 //! `sa` [M], `sb` [N], or block-wise `sa` [M, cdiv(K, 128)], `sb` [cdiv(N, 128), cdiv(K, 128)]),
+//! or Blackwell's block-scaled D = (A·sA)·(B·sB)ᵀ (factor images `sfa`, `sfb`: `factors.rs`),
 //! B given N×K (TN) or K×N (NN), in one pair of element types — its acceptance rules and its
 //! cost model.
 //!
