@@ -216,6 +216,7 @@ fn gemm_request(op: &Op) -> GemmRequest {
         d: d.clone(),
         scalars: (1.0, 0.0),
         row_scales: None,
+        factors: None,
     }
 }
 

@@ -204,6 +204,13 @@ pub enum Epilogue {
     /// (one per 128×128 block of B), `KB = cdiv(K, 128)`, `NB = cdiv(N, 128)`; applied per
     /// K block into the f32 accumulator (`kernels/src/gemm/fp8_block.rs`).
     ScaleBlocks,
+    /// D = (A·sA)·(B·sB)ᵀ: Blackwell's block-scaled MMA (`tcgen05.mma … .block_scale`, PTX
+    /// ISA §9.7.16.10.7), one factor per [`Factors::vector`] elements of each row of A and of
+    /// B (B given N×K), the factor matrices `sfa` [MS, KS] and `sfb` [NS, KS] laid out as
+    /// `tirx::runtime::scale_image` writes them; applied inside the MMA, f32 accumulate. The
+    /// recipe comes from the factors' element type (`ue8m0` or `ue4m3`), A's and B's from the
+    /// GEMM's input type (`e4m3`, or `e2m1x2` packed FP4 whose `a` is [M, K / 2] bytes).
+    ScaleFactors(Factors),
     /// Split K: `w[z] = A·op(B)` over the z-th of `S` slices of K, into an f32 workspace `w`
     /// [S, M, N] instead of `d` (one launch of a split-K GEMM; a second kernel sums the
     /// slices and applies the requested epilogue, `kernels/src/gemm/splitk.rs`).
@@ -221,7 +228,62 @@ impl Epilogue {
             Epilogue::ScaleTensor => "scale-tensor",
             Epilogue::ScaleRows => "scale-rows",
             Epilogue::ScaleBlocks => "scale-blocks",
+            Epilogue::ScaleFactors(f) => f.epilogue_name(),
             Epilogue::Partial => "partial",
+        }
+    }
+}
+
+/// The block-scale factors of [`Epilogue::ScaleFactors`]: which recipe, told by the factors'
+/// element type (never by a kernel's name).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Factors {
+    /// The OCP MX recipe: one UE8M0 (a power of two) per 32 elements of a row (MXFP8 with
+    /// E4M3 operands; MXFP4 with `e2m1x2`).
+    Mx,
+    /// NVFP4's recipe: one UE4M3 per 16 FP4 values of a row (its per-tensor f32 scale is the
+    /// caller's to fold into the output).
+    Nv,
+}
+
+impl Factors {
+    /// Both recipes.
+    pub const ALL: [Factors; 2] = [Factors::Mx, Factors::Nv];
+    /// The recipe whose factors are of type `elem` (`ue8m0` or `ue4m3`).
+    pub fn of(elem: ElemType) -> Option<Factors> {
+        match elem {
+            ElemType::Ue8m0 => Some(Factors::Mx),
+            ElemType::Ue4m3 => Some(Factors::Nv),
+            _ => None,
+        }
+    }
+    /// The factors' element type.
+    pub fn elem(self) -> ElemType {
+        match self {
+            Factors::Mx => ElemType::Ue8m0,
+            Factors::Nv => ElemType::Ue4m3,
+        }
+    }
+    /// Elements of a row one factor scales.
+    pub fn vector(self) -> usize {
+        match self {
+            Factors::Mx => 32,
+            Factors::Nv => 16,
+        }
+    }
+    /// Whether A and B of type `input` take these factors: MX E4M3 or packed FP4, NVFP4
+    /// packed FP4 only (the block-scaled MMA kinds `mxf8f6f4` and `mxf4nvf4`).
+    pub fn takes(self, input: ElemType) -> bool {
+        match self {
+            Factors::Mx => matches!(input, ElemType::E4m3 | ElemType::E2m1x2),
+            Factors::Nv => input == ElemType::E2m1x2,
+        }
+    }
+    /// `scale-mx` / `scale-nv`: the epilogue's name.
+    pub fn epilogue_name(self) -> &'static str {
+        match self {
+            Factors::Mx => "scale-mx",
+            Factors::Nv => "scale-nv",
         }
     }
 }
@@ -280,7 +342,9 @@ impl ProblemKind {
                  bias) a vector `bias` [N] in D's type, and for act(A·op(B) + bias) + R also \
                  `res` [M, N] in D's type; for D = (s_a·s_b)·A·op(B) \
                  the scalars `scale_a` and `scale_b`; for D = diag(sa)·A·op(B)·diag(sb) the f32 \
-                 vectors `sa` [M] and `sb` [N]; for split K's partial products an f32 `w` \
+                 vectors `sa` [M] and `sb` [N] (or matrices `sa` [M, KB], `sb` [NB, KB] per \
+                 block); for D = (A·sA)·(B·sB)ᵀ the factor images `sfa` [MS, KS] and `sfb` \
+                 [NS, KS] (ue8m0 or ue4m3); for split K's partial products an f32 `w` \
                  [S, M, N] instead of `d`"
             }
             ProblemKind::Row(RowOp::Softmax) => "tensors `x` [M, N] and `y` [M, N]",
@@ -513,6 +577,9 @@ fn derive_gemm(sig: &Signature, consts: &[(String, i64)]) -> Result<GemmProblem,
                 Epilogue::ScaleRows
             }
         }
+        None if sig.scalars.is_empty() && sig.tensors.iter().any(|t| t.name == "sfa") => {
+            Epilogue::ScaleFactors(factor_images(sig, kind, (a, b), n)?)
+        }
         None if sig.scalars.is_empty() => Epilogue::Plain,
         None if scalars(&["scale_a", "scale_b"]) && sig.scalars.len() == 2 => Epilogue::ScaleTensor,
         Some(c) if scalars(&["alpha", "beta"]) && sig.scalars.len() == 2 => {
@@ -543,7 +610,10 @@ fn derive_gemm(sig: &Signature, consts: &[(String, i64)]) -> Result<GemmProblem,
     };
     let extra = match epilogue {
         Epilogue::Scaled | Epilogue::Bias(_) => 1,
-        Epilogue::ScaleRows | Epilogue::ScaleBlocks | Epilogue::BiasResidual(_) => 2,
+        Epilogue::ScaleRows
+        | Epilogue::ScaleBlocks
+        | Epilogue::ScaleFactors(_)
+        | Epilogue::BiasResidual(_) => 2,
         Epilogue::Plain | Epilogue::ScaleTensor | Epilogue::Partial => 0,
     };
     if sig.tensors.len() != 3 + extra {
@@ -580,6 +650,48 @@ fn block_scales(sig: &Signature, kind: ProblemKind, m: &str) -> Result<(), Strin
         ));
     }
     Ok(())
+}
+
+/// The factor images of [`Epilogue::ScaleFactors`]: `sfa` [MS, KS] and `sfb` [NS, KS] (one
+/// column symbol: both operands have K's factors) of one factor type, which names the recipe
+/// ([`Factors::of`]), and A and B of a type that recipe scales ([`Factors::takes`]). How the
+/// image's extents follow from M, N and K (`scale_image`'s layout) the kernel states as shape
+/// assertions, checked at launch; B is given N×K (the block-scaled MMAs read K-major factors).
+fn factor_images(
+    sig: &Signature,
+    kind: ProblemKind,
+    (a, b): (&TensorDecl, &TensorDecl),
+    n: &str,
+) -> Result<Factors, String> {
+    let (sfa, sfb) = (role(sig, kind, "sfa")?, role(sig, kind, "sfb")?);
+    let images = sfa.shape.len() == 2
+        && sfb.shape.len() == 2
+        && sfa.shape[1] == sfb.shape[1]
+        && sfa.elem == sfb.elem;
+    let factors = Factors::of(sfa.elem).filter(|_| images).ok_or_else(|| {
+        format!(
+            "factor images must be 2-D `sfa` [MS, KS] and `sfb` [NS, KS] of one factor type \
+             (ue8m0 or ue4m3), found {} {:?} and {} {:?}",
+            sfa.elem.name(),
+            sfa.shape,
+            sfb.elem.name(),
+            sfb.shape
+        )
+    })?;
+    if !factors.takes(a.elem) {
+        return Err(format!(
+            "{} factors do not scale {} operands (ue8m0: e4m3 or e2m1x2; ue4m3: e2m1x2)",
+            sfa.elem.name(),
+            a.elem.name()
+        ));
+    }
+    if b.shape.first().map(String::as_str) != Some(n) {
+        return Err(format!(
+            "a block-scaled GEMM takes B given N×K (`b` [{n}, K]), found {:?}",
+            b.shape
+        ));
+    }
+    Ok(factors)
 }
 
 /// A split-K GEMM's partial products: `a` [M, K], `b` [N, K] or [K, N], and the f32

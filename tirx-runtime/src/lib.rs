@@ -40,7 +40,7 @@ pub use plan::{
     DeviceLimits, LaunchPlan, PlannedParam, ScalarArg, TensorMeta, layout_params, plan_launch,
     plan_launch_args, plan_launch_with, row_major_strides,
 };
-pub use scale::{image_offset, scale_image, ue8m0};
+pub use scale::{image_offset, image_shape, scale_image, ue8m0};
 pub use tensor::{Element, Tensor, TensorArg};
 pub use tma::{MAX_BOX_EXTENT, MAX_RANK, TensorMap, TmaEncoding, tiled_encoding, validate_tiled};
 

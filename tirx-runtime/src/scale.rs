@@ -55,6 +55,12 @@ pub fn image_offset(r: usize, f: usize) -> usize {
     16 * (32 * (r / 128) + r % 32) + 4 * ((r / 32) % 4) + f
 }
 
+/// The shape of [`scale_image`]'s tensor for `rows` × `cols` factors: `[ceil(rows / 128) · 32,
+/// ceil(cols / 4) · 16]` (what a host checks a factor image against before a launch).
+pub fn image_shape(rows: usize, cols: usize) -> [usize; 2] {
+    [rows.div_ceil(128) * 32, cols.div_ceil(4) * 16]
+}
+
 /// A matrix of factors (`ue8m0`, or NVFP4's `ue4m3`), `rows` × `cols` (row-major, one per
 /// 32 — NVFP4: 16 — elements of a row of the operand), as the 2-D tensor a kernel loads by
 /// TMA: `[ceil(rows / 128) · 32, ceil(cols / 4) · 16]` bytes, each 32 × 16 box one 128 × 4
@@ -67,8 +73,7 @@ pub fn scale_image<T: Copy>(
     cols: usize,
     fill: T,
 ) -> (Vec<T>, [usize; 2]) {
-    let (rb, cb) = (rows.div_ceil(128), cols.div_ceil(4));
-    let shape = [rb * 32, cb * 16];
+    let shape = image_shape(rows, cols);
     let mut out = vec![fill; shape[0] * shape[1]];
     for r in 0..rows {
         for c in 0..cols {

@@ -36,14 +36,17 @@ fn every_kernel_declares_its_problem_and_types() {
                 // the GEMM family, `gemm::check::check_fp8`, `bench::fp8`) and their split-K
                 // partials (`gemm::fp8_splitk`: the reduce applies the scales); every other
                 // GEMM takes a shipped 16-bit combination.
-                let fp8 = t.input.is_fp8()
+                // The block-scaled GEMMs (E4M3 or packed FP4 with factor images,
+                // `gemm::factors`) likewise.
+                let fp8 = (t.input.is_fp8()
                     && matches!(
                         g.epilogue,
                         problem::Epilogue::ScaleTensor
                             | problem::Epilogue::ScaleRows
                             | problem::Epilogue::ScaleBlocks
                             | problem::Epilogue::Partial
-                    );
+                    ))
+                    || matches!(g.epilogue, problem::Epilogue::ScaleFactors(_));
                 assert!(t.is_shipped() || fp8, "{}/{}: {t}", k.name, a.config);
                 assert!(
                     a.int("BM").is_some() && a.int("BN").is_some(),

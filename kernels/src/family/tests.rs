@@ -263,6 +263,50 @@ fn the_fp8_gemms_go_through_the_gemm_family() {
     }
 }
 
+/// The block-scaled GEMMs (`Epilogue::ScaleFactors`: MXFP8 and NVFP4 with factor images) go
+/// through the GEMM family as any GEMM does: on a B200 (described) the family's request at
+/// the default shape chooses an artifact of the recipe, and every block-scaled artifact —
+/// the one-CTA kernels' configs and the CTA pair's — runs in the emulator at the family's
+/// default shape (tails in M, N and K) against the f64 reference of the same quantised values.
+#[test]
+fn the_block_scaled_gemms_go_through_the_gemm_family() {
+    use tirx::problem::{Epilogue, Factors, GemmProblem};
+    let mut ran = Vec::new();
+    for k in catalogue::all() {
+        for art in k.artifacts {
+            let Some(Problem::Gemm(GemmProblem {
+                epilogue: Epilogue::ScaleFactors(f),
+                ..
+            })) = art.problem
+            else {
+                continue;
+            };
+            let family = catalogue::family_of(art).expect("owned");
+            let shape = family.default_shape(art);
+            assert_eq!(shape, (200, 264, 208));
+            let request = family.request(art, shape).expect("a request");
+            let choice = dispatch::choose(
+                request.as_ref(),
+                &catalogue::all(),
+                &Device::b200(),
+                &Cache::default(),
+            )
+            .unwrap_or_else(|e| panic!("{}: {e}", request.describe()));
+            assert_eq!(choice.artifact.problem, art.problem);
+            if let Err(e) = family.simulate(art, shape, &SimRun::seeded(3)) {
+                panic!("{}/{} at {shape:?}: {e}", k.name, art.config);
+            }
+            ran.push((f, format!("{}/{}", k.name, art.config)));
+        }
+    }
+    for f in Factors::ALL {
+        assert!(
+            ran.iter().filter(|(g, _)| *g == f).count() >= 3,
+            "{f:?}: {ran:?}"
+        );
+    }
+}
+
 /// Every shipped artifact (both targets) in the emulator at its family's default shape:
 /// `cargo xtask sim-all`, which runs
 /// `cargo test --release -p tirx-kernels --lib every_artifact -- --ignored` (173 s in a

@@ -2,7 +2,9 @@
 //! D = act(A·Bᵀ + bias) (fused) and the FP8 GEMMs' D = s ⊙ A·Bᵀ (E4M3/E5M2 in; per-tensor
 //! scales `scale_a`, `scale_b`, row-wise `sa` [M], `sb` [N], or block-wise `sa` [M, KB],
 //! `sb` [NB, KB]: `Epilogue::ScaleTensor` / `ScaleRows` / `ScaleBlocks`), B given N×K or K×N,
-//! as [`crate::family::Family`] sees it.
+//! and Blackwell's block-scaled GEMMs' D = (A·sA)·(B·sB)ᵀ (MXFP8, NVFP4: factor images `sfa`,
+//! `sfb`, `Epilogue::ScaleFactors`, `factors.rs` / `factors_ref.rs`), as
+//! [`crate::family::Family`] sees it.
 //!
 //! - Problem: `Problem::Gemm` (B's layout and the epilogue from the artifact, never from a
 //!   tensor's or a config's name).
@@ -13,7 +15,10 @@
 //!
 //! Default shape 130×136×96: tails in M and N, 1.5 K tiles of 64, and rows of A, B and D
 //! whose byte strides TMA takes (a multiple of 16 bytes in every element type shipped). The
-//! FP8 GEMMs (K tiles of 128) take 130×136×208: a full K tile and a tail of 80.
+//! FP8 GEMMs (K tiles of 128) take 130×136×208: a full K tile and a tail of 80; the
+//! block-scaled GEMMs 200×264×208 (the CTA pair's 256-row tile with its second CTA's rows
+//! partial, a 256-wide tile and a tail of 8 columns, a K tile of 128 elements and a tail of
+//! 80 — a factor block of 16 values in the tail).
 
 use tirx::KernelArtifact;
 use tirx::abi::ElemType;
@@ -23,6 +28,7 @@ use tirx::{Runtime, RuntimeError};
 use tirx_sim::{Device, Stats};
 
 use super::check::{Check, FP8_TENSOR_SCALES, check_bias, check_fp8, fp8_row_scales};
+use super::factors_ref::{check_factors, simulate_factors};
 use super::fp8_ref::Fp8ScaleMode;
 use super::host::GemmLaunch;
 use super::request::{GemmRequest, GemmTypes};
@@ -100,6 +106,13 @@ impl Family for Gemm {
                 },
                 _,
             )) => (130, 136, 208),
+            Ok((
+                GemmProblem {
+                    epilogue: Epilogue::ScaleFactors(_),
+                    ..
+                },
+                _,
+            )) => (200, 264, 208),
             _ => (130, 136, 96),
         }
     }
@@ -111,7 +124,7 @@ impl Family for Gemm {
         shape: Shape,
         seed: u64,
     ) -> Result<CheckReport, RuntimeError> {
-        let (g, _) = problem_of(art)?;
+        let (g, types) = problem_of(art)?;
         let launch = GemmLaunch {
             artifacts: std::slice::from_ref(art),
         };
@@ -122,6 +135,9 @@ impl Family for Gemm {
             Epilogue::ScaleTensor => check_fp8(rt, art, Fp8ScaleMode::Tensor, shape, seed),
             Epilogue::ScaleRows => check_fp8(rt, art, Fp8ScaleMode::Rows, shape, seed),
             Epilogue::ScaleBlocks => check_fp8(rt, art, Fp8ScaleMode::Blocks, shape, seed),
+            Epilogue::ScaleFactors(f) => {
+                check_factors(rt, art, (f, types.input, types.output), shape, seed)
+            }
             e => Check {
                 rt,
                 launch,
@@ -141,8 +157,12 @@ impl Family for Gemm {
         shape: Shape,
         run: &SimRun,
     ) -> Result<(Stats, String), String> {
-        match problem_of(art).map_err(|e| e.to_string())?.0.epilogue {
+        let (g, types) = problem_of(art).map_err(|e| e.to_string())?;
+        match g.epilogue {
             Epilogue::ScaleBlocks => simulate_fp8_blocks(art, shape, run),
+            Epilogue::ScaleFactors(f) => {
+                simulate_factors(art, (f, types.input, types.output), shape, run)
+            }
             _ => simulate_gemm(art, shape, run, SplitSim::default()),
         }
     }

@@ -131,6 +131,9 @@ pub fn choose_launch(rt: &Runtime, request: &GemmRequest) -> Result<Choice, Runt
     if let Some((sa, sb)) = &request.row_scales {
         tensors.extend([sa, sb]);
     }
+    if let Some((sfa, sfb)) = &request.factors {
+        tensors.extend([sfa, sfb]);
+    }
     let scalars = [request.scalars.0, request.scalars.1];
     dispatch::choose_remembered(request, &tensors, &scalars, &Device::of(rt)?)
 }

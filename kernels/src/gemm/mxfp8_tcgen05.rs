@@ -19,10 +19,10 @@
 //!   it (the ISA does not order a `tcgen05.cp` after an earlier `tcgen05.mma` of the thread);
 //! - warpgroup 1 waits for the last commit and converts the accumulator to BF16.
 //!
-//! Not in the catalogue yet: every catalogued kernel declares the problem it solves, and a
-//! block-scaled GEMM (A, B, their factor images, D) is not one of the problem kinds
-//! (`solves = gemm` takes A, B and D of shipped types) — a `ProblemKind` for it, its host
-//! request and reference come with the host side (issue #29). Its tests name it directly.
+//! In the catalogue as `gemm(b = tn, epilogue = scale-mx)` (`Epilogue::ScaleFactors`, told by
+//! the factor images' UE8M0 type): the host's `gemm::factors::gemm_block_scaled` chooses it,
+//! `tirx sim` runs it against `gemm/factors_ref.rs`'s reference, and the shape assertions
+//! hold the images to `scale_image`'s extents at launch.
 //!
 //! Verified without a Blackwell GPU (none was used): the emulator runs both configs against
 //! an f64 reference of the same quantised values on odd shapes (`tests/sim_mxfp8.rs`), and
@@ -34,6 +34,7 @@ use tirx::prelude::*;
 /// Level 4's roles over MXFP8 operands: one CTA per BM×BN tile, STAGES stages of A, B and
 /// their factor images, the factors copied into TMEM by the MMA's thread.
 #[tile_kernel(
+    solves = gemm,
     target = sm_100a,
     threads = 256,
     grid = (cdiv(N, BN), cdiv(M, BM)),
@@ -49,6 +50,20 @@ pub fn gemm_sm100_mxfp8(
     #[shape(NS, KS)] sfb: Tensor<ue8m0>,
     #[shape(M, N)] d: Tensor<bf16>,
 ) {
+    // The factor images are `tirx::runtime::scale_image`'s: 32 rows a 128 rows of the
+    // operand, 16 bytes a 4 factors (one per 32 of K).
+    static_assert(
+        MS == cdiv(M, 128) * 32,
+        "sfa is scale_image's: 32 rows an image of 128 rows of A",
+    );
+    static_assert(
+        NS == cdiv(N, 128) * 32,
+        "sfb is scale_image's: 32 rows an image of 128 rows of B",
+    );
+    static_assert(
+        KS == cdiv(K, 128) * 16,
+        "16 bytes (4 UE8M0 factors) an image of 128 of K",
+    );
     let a_s = smem::<e4m3>([STAGES, BM, BK], swizzle = B128);
     let b_s = smem::<e4m3>([STAGES, BN, BK], swizzle = B128);
     // 128 rows × 4 factors per 32 × 16-byte image.

@@ -24,8 +24,9 @@
 //! staging tile 32 KiB: six stages, 200 KiB, 206,864 bytes with the alignment, barriers and the
 //! scheduler's response, of the 232,448 (227 KiB) a CTA may use (a seventh stage would not fit).
 //!
-//! Not in the catalogue (as `gemm_sm100_nvfp4`): no problem kind takes A, B, their factor
-//! images and D yet (#29); its tests name it directly, and `tirx sim` cannot reach it.
+//! In the catalogue as `gemm(b = tn, epilogue = scale-nv)` (`Epilogue::ScaleFactors`), beside
+//! `gemm_sm100_nvfp4`: the dispatcher takes it over the one-CTA kernel at large shapes (its persistent
+//! pair grid), `gemm::factors::gemm_block_scaled` is its host entry, and `tirx sim` reaches it.
 //!
 //! Verified without a Blackwell GPU (none was used): the emulator against an f64 reference of
 //! the same quantised values with tails in M, N and K and more tiles than clusters, under
@@ -50,6 +51,7 @@ pub mod kernels {
     /// Level 10 over NVFP4 operands. `grid = (SMS / 2 * 2, 1)`. D's rows must be 16-byte
     /// aligned (N a multiple of 8) and K a multiple of 32 (A's and B's rows 16-byte aligned).
     #[tile_kernel(
+        solves = gemm,
         target = sm_100a,
         threads = 256,
         cluster = (2, 1, 1),
@@ -65,6 +67,20 @@ pub mod kernels {
         #[shape(NS, KS)] sfb: Tensor<ue4m3>,
         #[shape(M, N)] d: Tensor<bf16>,
     ) {
+        // The factor images are `tirx::runtime::scale_image`'s: 32 rows a 128 rows of the
+        // operand, 16 bytes a 4 factors (one per 16 values, 8 bytes, of K).
+        static_assert(
+            MS == cdiv(M, 128) * 32,
+            "sfa is scale_image's: 32 rows an image of 128 rows of A",
+        );
+        static_assert(
+            NS == cdiv(N, 128) * 32,
+            "sfb is scale_image's: 32 rows an image of 128 rows of B",
+        );
+        static_assert(
+            KS == cdiv(KB, 32) * 16,
+            "16 bytes (4 UE4M3 factors) an image of 32 bytes (64 values) of K",
+        );
         let a_s = smem::<e2m1x2>([STAGES, 128, BK], swizzle = B128);
         let b_s = smem::<e2m1x2>([STAGES, BN / 2, BK], swizzle = B128);
         // A K tile's factors: SFC = 4 cells of [32, 16], 128 rows × 4 UE4M3 each.

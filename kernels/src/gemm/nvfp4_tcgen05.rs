@@ -20,8 +20,8 @@
 //!   commit released it);
 //! - warpgroup 1 waits for the last commit and converts the accumulator to BF16.
 //!
-//! Not in the catalogue (as `gemm_sm100_mxfp8`): no problem kind takes A, B, their factors
-//! and D yet (#29). Verified without a Blackwell GPU (none was used): the emulator runs both
+//! In the catalogue as `gemm(b = tn, epilogue = scale-nv)` (`Epilogue::ScaleFactors`, told by
+//! the factor images' UE4M3 type; host entry `gemm::factors::gemm_block_scaled`). Verified without a Blackwell GPU (none was used): the emulator runs both
 //! configs against an f64 reference of the same quantised values on odd shapes
 //! (`tests/sim_nvfp4.rs`), and ptxas `-arch=sm_100a` assembles them with 0 spills,
 //! `UTCOMMA.4X` (four per K tile) and `UTCCP.T.S.4x32dp128bit` (four for A's cells, eight
@@ -32,6 +32,7 @@ use tirx::prelude::*;
 /// Level 4's roles over NVFP4 operands: one CTA per BM×BN tile, STAGES stages of A, B and
 /// their factor cells, the factors copied into TMEM by the MMA's thread.
 #[tile_kernel(
+    solves = gemm,
     target = sm_100a,
     threads = 256,
     grid = (cdiv(N, BN), cdiv(M, BM)),
@@ -47,6 +48,20 @@ pub fn gemm_sm100_nvfp4(
     #[shape(NS, KS)] sfb: Tensor<ue4m3>,
     #[shape(M, N)] d: Tensor<bf16>,
 ) {
+    // The factor images are `tirx::runtime::scale_image`'s: 32 rows a 128 rows of the
+    // operand, 16 bytes a 4 factors (one per 16 values, 8 bytes, of K).
+    static_assert(
+        MS == cdiv(M, 128) * 32,
+        "sfa is scale_image's: 32 rows an image of 128 rows of A",
+    );
+    static_assert(
+        NS == cdiv(N, 128) * 32,
+        "sfb is scale_image's: 32 rows an image of 128 rows of B",
+    );
+    static_assert(
+        KS == cdiv(KB, 32) * 16,
+        "16 bytes (4 UE4M3 factors) an image of 32 bytes (64 values) of K",
+    );
     // BK bytes a row: 2·BK FP4 values.
     let a_s = smem::<e2m1x2>([STAGES, BM, BK], swizzle = B128);
     let b_s = smem::<e2m1x2>([STAGES, BN, BK], swizzle = B128);

@@ -1,6 +1,7 @@
 //! The GEMM problem: D = A·op(B) (plain), D = α·A·op(B) + β·C (scaled), D = act(A·Bᵀ + bias)
 //! (fused) or the FP8 GEMMs' D = s ⊙ A·Bᵀ (per-tensor scales `scale_a`, `scale_b`, row-wise
 //! `sa` [M], `sb` [N], or block-wise `sa` [M, cdiv(K, 128)], `sb` [cdiv(N, 128), cdiv(K, 128)]),
+//! or Blackwell's block-scaled D = (A·sA)·(B·sB)ᵀ (factor images `sfa`, `sfb`: `factors.rs`),
 //! B given N×K (TN) or K×N (NN), in one pair of element types — its acceptance rules and its
 //! cost model.
 //!
@@ -77,6 +78,9 @@ pub struct GemmRequest {
     /// The FP8 scale tensors `sa` and `sb` (f32): [M] and [N] for [`Epilogue::ScaleRows`],
     /// [M, KB] and [NB, KB] for [`Epilogue::ScaleBlocks`] (`fp8_ref::Fp8ScaleMode::shapes`).
     pub row_scales: Option<(TensorMeta, TensorMeta)>,
+    /// The factor images `sfa` [MS, KS] and `sfb` [NS, KS] of a block-scaled GEMM
+    /// ([`Epilogue::ScaleFactors`], `super::factors`).
+    pub factors: Option<(TensorMeta, TensorMeta)>,
 }
 
 /// The scales of an FP8 GEMM's request ([`GemmRequest::on_fp8`]).
@@ -104,6 +108,13 @@ impl GemmRequest {
             BLayout::Tn => [n, k],
             BLayout::Nn => [k, n],
         };
+        let factors = match epilogue {
+            Epilogue::ScaleFactors(f) => {
+                let (sfa, sfb) = super::factors::image_shapes(f, types.input, (m, n, k));
+                Some((meta(f.elem(), &sfa), meta(f.elem(), &sfb)))
+            }
+            _ => None,
+        };
         GemmRequest {
             layout,
             epilogue,
@@ -128,6 +139,7 @@ impl GemmRequest {
                 }
                 _ => None,
             },
+            factors,
         }
     }
 
@@ -164,6 +176,7 @@ impl GemmRequest {
             d,
             scalars,
             row_scales: None,
+            factors: None,
         }
     }
 
@@ -278,6 +291,8 @@ impl ProblemDef for GemmRequest {
                 "res" => self.res.clone(),
                 "sa" => self.row_scales.as_ref().map(|s| s.0.clone()),
                 "sb" => self.row_scales.as_ref().map(|s| s.1.clone()),
+                "sfa" => self.factors.as_ref().map(|s| s.0.clone()),
+                "sfb" => self.factors.as_ref().map(|s| s.1.clone()),
                 // A split-K plan's workspace, for planning only (address 0; `split::launch_split`
                 // runs the plan), at the slices an H200 would take (the
                 // planner's checks of `w` do not depend on S).

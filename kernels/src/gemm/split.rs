@@ -112,7 +112,11 @@ pub fn reduce_of(art: &KernelArtifact, request: &GemmRequest) -> Option<&'static
         Epilogue::Plain | Epilogue::Scaled => &splitk_reduce_t::KERNEL,
         Epilogue::Bias(_) => &splitk_reduce_t_bias::KERNEL,
         Epilogue::BiasResidual(_) => &splitk_reduce_t_bias_res::KERNEL,
-        Epilogue::ScaleTensor | Epilogue::ScaleRows | Epilogue::ScaleBlocks | Epilogue::Partial => {
+        Epilogue::ScaleTensor
+        | Epilogue::ScaleRows
+        | Epilogue::ScaleBlocks
+        | Epilogue::ScaleFactors(_)
+        | Epilogue::Partial => {
             return None;
         }
     };
@@ -133,7 +137,8 @@ pub fn reduce_for(target: Target, request: &GemmRequest) -> Option<&'static Kern
         Epilogue::BiasResidual(_) => &splitk_reduce_bias_res::KERNEL,
         // Block scales vary along K: they cannot wait for a reduce (each slice would promote
         // its own K blocks; no split-K kernel does yet).
-        Epilogue::ScaleBlocks | Epilogue::Partial => return None,
+        // Factors scale inside the MMA: no partial product is ever unscaled.
+        Epilogue::ScaleBlocks | Epilogue::ScaleFactors(_) | Epilogue::Partial => return None,
     };
     pick(kernel, target, request)
 }
@@ -178,7 +183,7 @@ pub fn epilogue_fits(art: &KernelArtifact, request: &GemmRequest) -> bool {
         Epilogue::Plain | Epilogue::Scaled | Epilogue::Bias(_) | Epilogue::BiasResidual(_) => {
             !eight_bit
         }
-        Epilogue::ScaleBlocks | Epilogue::Partial => false,
+        Epilogue::ScaleBlocks | Epilogue::ScaleFactors(_) | Epilogue::Partial => false,
     }
 }
 

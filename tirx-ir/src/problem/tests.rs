@@ -226,6 +226,61 @@ fn an_fp8_gemm_is_scaled_per_tensor_by_scalars_or_per_row_by_vectors() {
     assert!(err.contains("`sa` [M, KB] and `sb` [NB, KB]"), "{err}");
 }
 
+/// A block-scaled GEMM (Blackwell's `tcgen05.mma … .block_scale`): factor images `sfa`
+/// [MS, KS] and `sfb` [NS, KS] beside A and B; the recipe is the factors' type (UE8M0: MX,
+/// UE4M3: NVFP4), which must scale A's type; B given N×K; the images share K's extent.
+#[test]
+fn a_block_scaled_gemm_is_told_by_its_factor_images_type() {
+    use ElemType::{E2m1x2, E4m3, Ue4m3, Ue8m0};
+    let with = |input, factor| {
+        sig(
+            vec![
+                tensor("a", input, &["M", "K"]),
+                tensor("b", input, &["N", "K"]),
+                tensor("sfa", factor, &["MS", "KS"]),
+                tensor("sfb", factor, &["NS", "KS"]),
+                tensor("d", Bf16, &["M", "N"]),
+            ],
+            &[],
+        )
+    };
+    let want = |f| {
+        Ok(Problem::Gemm(GemmProblem {
+            b: BLayout::Tn,
+            epilogue: Epilogue::ScaleFactors(f),
+        }))
+    };
+    assert_eq!(
+        ProblemKind::Gemm.derive(&with(E4m3, Ue8m0)),
+        want(Factors::Mx)
+    );
+    assert_eq!(
+        ProblemKind::Gemm.derive(&with(E2m1x2, Ue4m3)),
+        want(Factors::Nv)
+    );
+    assert_eq!(
+        ProblemKind::Gemm.derive(&with(E2m1x2, Ue8m0)),
+        want(Factors::Mx)
+    );
+    assert_eq!(
+        want(Factors::Nv).unwrap().to_string(),
+        "gemm(b = tn, epilogue = scale-nv)"
+    );
+    // NVFP4's factors do not scale E4M3; f32 is no factor type.
+    let err = ProblemKind::Gemm.derive(&with(E4m3, Ue4m3)).unwrap_err();
+    assert!(err.contains("ue4m3 factors do not scale e4m3"), "{err}");
+    let err = ProblemKind::Gemm.derive(&with(E4m3, F32)).unwrap_err();
+    assert!(err.contains("`sfa` [MS, KS] and `sfb` [NS, KS]"), "{err}");
+    // Images of two K extents, or B given K×N, are refused.
+    let mut wrong = with(E4m3, Ue8m0);
+    wrong.tensors[3] = tensor("sfb", Ue8m0, &["NS", "KT"]);
+    assert!(ProblemKind::Gemm.derive(&wrong).is_err());
+    let mut nn = with(E4m3, Ue8m0);
+    nn.tensors[1] = tensor("b", E4m3, &["K", "N"]);
+    let err = ProblemKind::Gemm.derive(&nn).unwrap_err();
+    assert!(err.contains("B given N×K"), "{err}");
+}
+
 /// A split-K GEMM's partial products: `w` [S, M, N] (or [S, N, M]) f32 instead of `d` is the
 /// `partial` epilogue; a workspace of another type or shape is refused with what it must be.
 #[test]

@@ -13,7 +13,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use tirx_ir::Major;
 use tirx_ir::abi::{ConfigValue, ElemType, Target};
-use tirx_ir::problem::{Act, BLayout, Epilogue, Problem, RowOp};
+use tirx_ir::problem::{Act, BLayout, Epilogue, Factors, Problem, RowOp};
 
 /// The kernel's source file as the artifact names it: `file!()`, made relative to the
 /// compiler's working directory (the workspace root) where the file lies below it — a module
@@ -148,6 +148,13 @@ fn problem_tokens(problem: Option<Problem>) -> TokenStream {
                 Epilogue::ScaleTensor => quote!(#path::Epilogue::ScaleTensor),
                 Epilogue::ScaleRows => quote!(#path::Epilogue::ScaleRows),
                 Epilogue::ScaleBlocks => quote!(#path::Epilogue::ScaleBlocks),
+                Epilogue::ScaleFactors(f) => {
+                    let f = match f {
+                        Factors::Mx => quote!(#path::Factors::Mx),
+                        Factors::Nv => quote!(#path::Factors::Nv),
+                    };
+                    quote!(#path::Epilogue::ScaleFactors(#f))
+                }
                 Epilogue::Partial => quote!(#path::Epilogue::Partial),
                 Epilogue::Bias(act) => {
                     let act = act_tokens(&path, act);
