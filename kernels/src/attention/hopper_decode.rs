@@ -38,6 +38,12 @@
 //! `[NS·B·HK, 64, 1]`), and the combine writes O: a head's rows of a packed tile are not a
 //! tile of O's `[B, SQ, HQ·D]`, and the combine's pass over them is small beside the cache's.
 //!
+//! **One consumer loop** (`consume_split`): both kernels' consumer warpgroups run the same
+//! tile function on their 64 rows — `attention_sm90`'s loop over the split's key blocks, O
+//! left normalised in registers — differing in which tile of `q_s` they read and the mask
+//! (`mask_block` on one head's positions, `mask_packed` on a packed tile); each kernel then
+//! stores its own way.
+//!
 //! **The combine** (`attention_decode_combine`): one CTA per (query head, batch), 16 rows (the
 //! query positions; rows past SQ are not stored) × D columns in a `blocked` register tile,
 //! reading head h's partials at block `(c·B + b)·(HQ/group) + h/group`, rows
@@ -87,7 +93,9 @@ pub mod kernels {
             NL % (B * (HQ / D)) == 0,
             "lse has a row per split, batch and head",
         );
-        let q_s = smem::<T>([D / 64, 64, 64], swizzle = B128);
+        // `[chunk, tile, row, column]`, the tile index 0: `consume_split`'s layout (the packed
+        // kernel's warpgroups own a tile each).
+        let q_s = smem::<T>([D / 64, 1, 64, 64], swizzle = B128);
         let k_s = smem::<T>([STAGES, D / 64, BN, 64], swizzle = B128);
         let v_s = smem::<T>([STAGES, D, BN], swizzle = B128, major = mn);
         let q_bar = mbarrier();
@@ -121,7 +129,7 @@ pub mod kernels {
             #[scope(warp = 0, elect)]
             {
                 for c in 0..D / 64 {
-                    tma::load(q_s[c], q.tile(b, 0, h * (D / 64) + c), q_bar);
+                    tma::load(q_s[c][0], q.tile(b, 0, h * (D / 64) + c), q_bar);
                 }
                 for n in 0..n_blocks {
                     let ks = k_pipe.producer_acquire(n);
@@ -139,74 +147,13 @@ pub mod kernels {
         }
         #[scope(warpgroup = 1)]
         {
-            let leader = tid % 128 == 0;
-            q_bar.wait(0);
-            acc = 0.0;
-            s = 0.0;
-            m_i = f32::NEG_INFINITY;
-            l_i = 0.0;
-            corr = 1.0;
-            if n_blocks > 0 {
-                // Block n0: S, its softmax, P.
-                let ks = k_pipe.consumer_wait(0);
-                wgmma::fence();
-                for c in 0..D / 64 {
-                    wgmma::mma(s, q_s[c], k_s[ks][c], accumulate = c > 0);
-                }
-                wgmma::commit();
-                wgmma::wait(0);
-                if leader {
-                    k_pipe.consumer_release(ks);
-                }
-                mask_block(s, n0, n_full, 0);
-                m_i = reduce_max(s, axis = 1);
-                let m_use = select(m_i == f32::NEG_INFINITY, 0.0, m_i * scale_log2);
-                s = exp2_approx(s * scale_log2 - m_use);
-                l_i = reduce_sum(s, axis = 1);
-                pb = cast::<T>(s);
-                // Block n: S_n = Q·K_nᵀ and O += P_{n−1}·V_{n−1} in flight together.
-                for n in 1..n_blocks {
-                    let ks = k_pipe.consumer_wait(n);
-                    let vs = v_pipe.consumer_wait(n - 1);
-                    wgmma::fence();
-                    for c in 0..D / 64 {
-                        wgmma::mma(s, q_s[c], k_s[ks][c], accumulate = c > 0);
-                    }
-                    wgmma::commit();
-                    wgmma::mma(acc, pb, v_s[vs], accumulate = true);
-                    wgmma::commit();
-                    wgmma::wait(1);
-                    if leader {
-                        k_pipe.consumer_release(ks);
-                    }
-                    mask_block(s, n0 + n, n_full, 0);
-                    let m_new = max(m_i, reduce_max(s, axis = 1));
-                    // A row with no key seen yet keeps a max of −∞: subtract 0 (exp2(−∞) = 0).
-                    let m_use = select(m_new == f32::NEG_INFINITY, 0.0, m_new * scale_log2);
-                    s = exp2_approx(s * scale_log2 - m_use);
-                    corr = exp2_approx(m_i * scale_log2 - m_use);
-                    l_i = l_i * corr + reduce_sum(s, axis = 1);
-                    m_i = m_new;
-                    wgmma::wait(0);
-                    if leader {
-                        v_pipe.consumer_release(vs);
-                    }
-                    acc = acc * corr;
-                    pb = cast::<T>(s);
-                }
-                let vs = v_pipe.consumer_wait(n_blocks - 1);
-                wgmma::fence();
-                wgmma::mma(acc, pb, v_s[vs], accumulate = true);
-                wgmma::commit();
-                wgmma::wait(0);
-                if leader {
-                    v_pipe.consumer_release(vs);
-                }
-            }
+            consume_split(
+                q_bar, k_pipe, v_pipe, q_s, k_s, v_s, s, acc, pb, m_i, l_i, corr, scale_log2,
+                0, 0, n0, n_blocks, n_full,
+            );
             // Normalised over the split's keys (O = 0, LSE = −∞ for a row that saw none);
             // rows past S are clipped at the tensor's extent, never stored. The answer goes
             // to head h of `[B, S, HQ·D]`, a split's partial to its own `[S, D]` block.
-            acc = acc * select(l_i == 0.0, 0.0, rcp(l_i));
             let blk = (split * B + b) * (HQ / D) + h;
             store_lse(lse, m_i, l_i, scale_log2, blk, 0);
             if SPLIT == 1 {
@@ -258,9 +205,10 @@ pub mod kernels {
             NL % (B * (HK / D)) == 0,
             "o has a block per split, batch and K/V head",
         );
-        // The tile as the MMA reads it, and as G boxes of SQB rows (one per query head) the
-        // TMA loads write: a view of the same bytes.
-        let q_s = smem::<T>([D / 64, 64, 64], swizzle = B128);
+        // The tile as the MMA reads it (`[chunk, tile, row, column]`, `consume_split`'s layout,
+        // one tile), and as G boxes of SQB rows (one per query head) the TMA loads write: a
+        // view of the same bytes.
+        let q_s = smem::<T>([D / 64, 1, 64, 64], swizzle = B128);
         let q_heads = smem::<T>([D / 64, G, SQB, 64], swizzle = B128, alias = q_s);
         let k_s = smem::<T>([STAGES, D / 64, BN, 64], swizzle = B128);
         let v_s = smem::<T>([STAGES, D, BN], swizzle = B128, major = mn);
@@ -317,86 +265,134 @@ pub mod kernels {
         }
         #[scope(warpgroup = 1)]
         {
-            let leader = tid % 128 == 0;
-            q_bar.wait(0);
-            acc = 0.0;
-            s = 0.0;
-            m_i = f32::NEG_INFINITY;
-            l_i = 0.0;
-            corr = 1.0;
-            if n_blocks > 0 {
-                let ks = k_pipe.consumer_wait(0);
-                wgmma::fence();
-                for c in 0..D / 64 {
-                    wgmma::mma(s, q_s[c], k_s[ks][c], accumulate = c > 0);
-                }
-                wgmma::commit();
-                wgmma::wait(0);
-                if leader {
-                    k_pipe.consumer_release(ks);
-                }
-                mask_packed(s, n0, n_full);
-                m_i = reduce_max(s, axis = 1);
-                let m_use = select(m_i == f32::NEG_INFINITY, 0.0, m_i * scale_log2);
-                s = exp2_approx(s * scale_log2 - m_use);
-                l_i = reduce_sum(s, axis = 1);
-                pb = cast::<T>(s);
-                for n in 1..n_blocks {
-                    let ks = k_pipe.consumer_wait(n);
-                    let vs = v_pipe.consumer_wait(n - 1);
-                    wgmma::fence();
-                    for c in 0..D / 64 {
-                        wgmma::mma(s, q_s[c], k_s[ks][c], accumulate = c > 0);
-                    }
-                    wgmma::commit();
-                    wgmma::mma(acc, pb, v_s[vs], accumulate = true);
-                    wgmma::commit();
-                    wgmma::wait(1);
-                    if leader {
-                        k_pipe.consumer_release(ks);
-                    }
-                    mask_packed(s, n0 + n, n_full);
-                    let m_new = max(m_i, reduce_max(s, axis = 1));
-                    let m_use = select(m_new == f32::NEG_INFINITY, 0.0, m_new * scale_log2);
-                    s = exp2_approx(s * scale_log2 - m_use);
-                    corr = exp2_approx(m_i * scale_log2 - m_use);
-                    l_i = l_i * corr + reduce_sum(s, axis = 1);
-                    m_i = m_new;
-                    wgmma::wait(0);
-                    if leader {
-                        v_pipe.consumer_release(vs);
-                    }
-                    acc = acc * corr;
-                    pb = cast::<T>(s);
-                }
-                let vs = v_pipe.consumer_wait(n_blocks - 1);
-                wgmma::fence();
-                wgmma::mma(acc, pb, v_s[vs], accumulate = true);
-                wgmma::commit();
-                wgmma::wait(0);
-                if leader {
-                    v_pipe.consumer_release(vs);
-                }
-            }
+            consume_split(
+                q_bar, k_pipe, v_pipe, q_s, k_s, v_s, s, acc, pb, m_i, l_i, corr, scale_log2,
+                0, SQB, n0, n_blocks, n_full,
+            );
             // The split's partial, normalised, as the tile holds it: block (split, b, hk),
             // row g·SQB + s (rows past S written too: the workspace's, never read into O).
-            acc = acc * select(l_i == 0.0, 0.0, rcp(l_i));
             let blk = (split * B + b) * (HK / D) + hk;
             store_lse(lse, m_i, l_i, scale_log2, blk, 0);
             copy(o.tile(blk, 0, 0), acc);
         }
     }
 
-    /// Key block `n`'s mask on the packed scores `s` (row g·SQB + s is query position s of
-    /// head g): nothing for the blocks every row sees whole (`n < n_full`); else keys past
-    /// SK, or with CAUSAL = 1 keys after the position's last (bottom-right aligned: query s
-    /// sees keys j ≤ s + SK − S), become −∞.
+    /// A consumer warpgroup of the split decode kernels: `attention_sm90`'s loop (block n0's
+    /// S and softmax, then S_n = Q·K_nᵀ and O += P_{n−1}·V_{n−1} in flight together, the last
+    /// P·V) over key blocks `n0…n0 + n_blocks` (those before `n_full` unmasked) on its 64 query
+    /// rows, tile `wg` of `q_s` (`[chunk, tile, 64, 64]`). It leaves O normalised over these
+    /// keys in `acc` (0 for a row that saw none) and the rows' running max and sum in `m_i`
+    /// and `l_i`. `pitch` is the rows of one query head in a packed tile (the row mod `pitch`
+    /// is its query position), 0 for a tile of one head's positions.
     #[tile_fn]
-    fn mask_packed(s: Regs, n: u32, n_full: u32) {
+    fn consume_split(
+        q_bar: Bar,
+        k_pipe: Pipe,
+        v_pipe: Pipe,
+        q_s: Smem,
+        k_s: Smem,
+        v_s: Smem,
+        s: Regs,
+        acc: Regs,
+        pb: Regs,
+        m_i: Regs,
+        l_i: Regs,
+        corr: Regs,
+        scale_log2: f32,
+        wg: u32,
+        pitch: u32,
+        n0: u32,
+        n_blocks: u32,
+        n_full: u32,
+    ) {
+        let leader = tid % 128 == 0;
+        q_bar.wait(0);
+        acc = 0.0;
+        s = 0.0;
+        m_i = f32::NEG_INFINITY;
+        l_i = 0.0;
+        corr = 1.0;
+        if n_blocks > 0 {
+            // Block n0: S, its softmax, P.
+            let ks = k_pipe.consumer_wait(0);
+            wgmma::fence();
+            for c in 0..D / 64 {
+                wgmma::mma(s, q_s[c][wg], k_s[ks][c], accumulate = c > 0);
+            }
+            wgmma::commit();
+            wgmma::wait(0);
+            if leader {
+                k_pipe.consumer_release(ks);
+            }
+            mask_split(s, n0, n_full, pitch);
+            m_i = reduce_max(s, axis = 1);
+            let m_use = select(m_i == f32::NEG_INFINITY, 0.0, m_i * scale_log2);
+            s = exp2_approx(s * scale_log2 - m_use);
+            l_i = reduce_sum(s, axis = 1);
+            pb = cast::<T>(s);
+            // Block n: S_n = Q·K_nᵀ and O += P_{n−1}·V_{n−1} in flight together.
+            for n in 1..n_blocks {
+                let ks = k_pipe.consumer_wait(n);
+                let vs = v_pipe.consumer_wait(n - 1);
+                wgmma::fence();
+                for c in 0..D / 64 {
+                    wgmma::mma(s, q_s[c][wg], k_s[ks][c], accumulate = c > 0);
+                }
+                wgmma::commit();
+                wgmma::mma(acc, pb, v_s[vs], accumulate = true);
+                wgmma::commit();
+                wgmma::wait(1);
+                if leader {
+                    k_pipe.consumer_release(ks);
+                }
+                mask_split(s, n0 + n, n_full, pitch);
+                let m_new = max(m_i, reduce_max(s, axis = 1));
+                // A row with no key seen yet keeps a max of −∞: subtract 0 (exp2(−∞) = 0).
+                let m_use = select(m_new == f32::NEG_INFINITY, 0.0, m_new * scale_log2);
+                s = exp2_approx(s * scale_log2 - m_use);
+                corr = exp2_approx(m_i * scale_log2 - m_use);
+                l_i = l_i * corr + reduce_sum(s, axis = 1);
+                m_i = m_new;
+                wgmma::wait(0);
+                if leader {
+                    v_pipe.consumer_release(vs);
+                }
+                acc = acc * corr;
+                pb = cast::<T>(s);
+            }
+            let vs = v_pipe.consumer_wait(n_blocks - 1);
+            wgmma::fence();
+            wgmma::mma(acc, pb, v_s[vs], accumulate = true);
+            wgmma::commit();
+            wgmma::wait(0);
+            if leader {
+                v_pipe.consumer_release(vs);
+            }
+        }
+        acc = acc * select(l_i == 0.0, 0.0, rcp(l_i));
+    }
+
+    /// Key block `n`'s mask on a consumer's scores `s`: `mask_block`'s on one head's
+    /// positions (`pitch` 0: row r is position r), else `mask_packed`'s.
+    #[tile_fn]
+    fn mask_split(s: Regs, n: u32, n_full: u32, pitch: u32) {
+        if pitch == 0 {
+            mask_block(s, n, n_full, 0);
+        } else {
+            mask_packed(s, n, n_full, pitch);
+        }
+    }
+
+    /// Key block `n`'s mask on the packed scores `s` (row g·pitch + s is query position s of
+    /// head g): nothing for the blocks
+    /// every row sees whole (`n < n_full`); else keys past SK, or with CAUSAL = 1 keys after
+    /// the position's last (bottom-right aligned: query s sees keys j ≤ s + SK − S), become −∞.
+    #[tile_fn]
+    fn mask_packed(s: Regs, n: u32, n_full: u32, pitch: u32) {
         if n >= n_full {
             let key = col_index(s) + n * BN;
             if CAUSAL == 1 {
-                s = select(key + S <= row_index(s) % SQB + SK, s, f32::NEG_INFINITY);
+                s = select(key + S <= row_index(s) % pitch + SK, s, f32::NEG_INFINITY);
             } else {
                 s = select(key < SK, s, f32::NEG_INFINITY);
             }
