@@ -26,17 +26,26 @@
 //! weighted mean.
 //!
 //! **GQA packing** (`attention_sm90_decode_gqa`): the G = HQ/HK query heads that share a K/V
-//! head, SQB = 64/G rows each (G = 2: 32 rows, up to 16 positions; G = 4: 16; G = 8: 8 — a
-//! head's box at least a 128B-swizzle atom of 8 rows, so no G = 16), fill one 64-row
-//! tile, so one CTA per (chunk, K/V head, batch) reads each K/V block once for the whole group
-//! (FlashInfer's and FA3's `pack_gqa`). Row g·SQB + s is position s of query head hk·G + g:
-//! the producer loads G boxes of `[SQB, 64]` per 64 columns, each head's positions clipped at
-//! SQ, into a view of the Q tile (`smem(…, alias = q_s)`, `docs/language.md` §5: the MMA reads
-//! the tile, TMA writes the heads' rows), and the causal mask takes the position as the row
-//! index mod SQB. It always writes partials (any NS, 1 included), a `[64, D]` block per
-//! (split, batch, K/V head) of the workspace (`[NS·B·HK, 64, D]`, rows as the tile's; the LSE
-//! `[NS·B·HK, 64, 1]`), and the combine writes O: a head's rows of a packed tile are not a
-//! tile of O's `[B, SQ, HQ·D]`, and the combine's pass over them is small beside the cache's.
+//! head fill one tile of R rows, SQB = R/G each, so one CTA per (chunk, K/V head, batch) reads
+//! each K/V block once for the whole group (FlashInfer's and FA3's `pack_gqa`). R = 64 (one
+//! consumer warpgroup, 256 threads): G = 2 with SQB = 32 (up to 16 positions), G = 4 with 16,
+//! G = 8 with 8. R = 128 (configs `g8w2`, `g16w2`: NWG = 2 consumer warpgroups of 64 rows
+//! each sharing the K/V rings, `pipeline(consumers = 2)`, 384 threads, the producer's
+//! registers given to them by `setmaxnreg` as in `attention_sm90`): G = 8 with SQB = 16 (the
+//! speculative-decoding SQ 9…16 of Llama-3-70B's 64/8 heads) and G = 16 with SQB = 8. A head
+//! keeps at least 8 rows (a TMA box of a 128B-swizzle atom), which is why G = 16 needs R = 128
+//! and why nothing packs G = 16 with SQ > 8 (unpacked, it reads each K/V head G times). Row
+//! g·SQB + s of the tile is position s of query head hk·G + g: the producer loads G boxes of
+//! `[SQB, 64]` per 64 columns, each head's positions clipped at SQ, into a view of the Q tile
+//! (`smem(…, alias = q_s)`, `docs/language.md` §5: the MMA reads the tile, TMA writes the
+//! heads' rows). `q_s` is `[chunk, warpgroup, 64, 64]`, so a chunk's R rows are contiguous for
+//! the heads' boxes and warpgroup w's MMAs read its 64 (heads w·G/NWG…); the causal mask takes
+//! the position as the row index mod SQB (64 is a multiple of SQB, so a warpgroup's local row
+//! gives it). It always writes partials (any NS, 1 included), an `[R, D]` block per
+//! (split, batch, K/V head) of the workspace (`[NS·B·HK, R, D]`, rows as the tile's,
+//! warpgroup w's at w·64; the LSE `[NS·B·HK, R, 1]`), and the combine writes O: a head's rows
+//! of a packed tile are not a tile of O's `[B, SQ, HQ·D]`, and the combine's pass over them is
+//! small beside the cache's.
 //!
 //! **One consumer loop** (`consume_split`): both kernels' consumer warpgroups run the same
 //! tile function on their 64 rows — `attention_sm90`'s loop over the split's key blocks, O
@@ -47,7 +56,8 @@
 //! **The combine** (`attention_decode_combine`): one CTA per (query head, batch), 16 rows (the
 //! query positions; rows past SQ are not stored) × D columns in a `blocked` register tile,
 //! reading head h's partials at block `(c·B + b)·(HQ/group) + h/group`, rows
-//! `(h % group)·pitch…` (unpacked: group 1; packed: group G, pitch SQB). It walks the NS splits
+//! `(h % group)·pitch…` of the block's RP (unpacked: group 1, RP = SQ; packed: group G, pitch
+//! SQB, RP = R, 64 or 128). It walks the NS splits
 //! in order with a running max of their LSEs: `m' = max(m, lse_c)`, `w = e^(lse_c − m')`,
 //! `O ← O·e^(m − m') + w·O_c`, `l ← l·e^(m − m') + w`; at the end O/l in `T` and LSE = m + ln l
 //! (−∞, O = 0 where every split saw nothing). The order is fixed, so the result is
@@ -166,10 +176,13 @@ pub mod kernels {
 
     #[tile_kernel(
         target = sm_90a,
-        threads = 256,
+        threads = 128 * (NWG + 1),
         grid = (NL / (B * (HK / D)), HK / D, B),
-        // G query heads share a K/V head: their rows packed into one 64-row tile, each head
-        // SQB = 64 / G rows (its query positions, S ≤ SQB; the combine takes S ≤ 16).
+        // G query heads share a K/V head: their rows packed into one tile of 64·NWG rows (a
+        // consumer warpgroup per 64), each head SQB = 64·NWG / G rows (its query positions,
+        // S ≤ SQB; the combine takes S ≤ 16). One warpgroup for G ≤ 8 with S ≤ 64 / G; two
+        // (`w2`) for G = 8 with S ≤ 16 and G = 16 with S ≤ 8, where a 64-row tile would give a
+        // head fewer rows than its positions or than a TMA box of 8.
         configs(product(
             types(default = (T = bf16), f16 = (T = f16)),
             mask(default = (CAUSAL = 0), causal = (CAUSAL = 1)),
@@ -179,9 +192,11 @@ pub mod kernels {
                 d256 = (D = 256, BN = 80, STAGES = 2),
             ),
             group(
-                g2 = (G = 2, SQB = 32),
-                g4 = (G = 4, SQB = 16),
-                g8 = (G = 8, SQB = 8),
+                g2 = (G = 2, SQB = 32, NWG = 1),
+                g4 = (G = 4, SQB = 16, NWG = 1),
+                g8 = (G = 8, SQB = 8, NWG = 1),
+                g8w2 = (G = 8, SQB = 16, NWG = 2),
+                g16w2 = (G = 16, SQB = 8, NWG = 2),
             ),
         )),
     )]
@@ -191,8 +206,8 @@ pub mod kernels {
         #[shape(B, HK, SK)]
         #[major(mn)]
         v: Tensor<T>,
-        #[shape(NL, 64, D)] o: Tensor<f32>,
-        #[shape(NL, 64, 1)] lse: Tensor<f32>,
+        #[shape(NL, 64 * NWG, D)] o: Tensor<f32>,
+        #[shape(NL, 64 * NWG, 1)] lse: Tensor<f32>,
         scale_log2: f32,
         chunk_blocks: u32,
     ) {
@@ -205,16 +220,16 @@ pub mod kernels {
             NL % (B * (HK / D)) == 0,
             "o has a block per split, batch and K/V head",
         );
-        // The tile as the MMA reads it (`[chunk, tile, row, column]`, `consume_split`'s layout,
-        // one tile), and as G boxes of SQB rows (one per query head) the TMA loads write: a
-        // view of the same bytes.
-        let q_s = smem::<T>([D / 64, 1, 64, 64], swizzle = B128);
+        // The tile as the MMAs read it (`[chunk, warpgroup, row, column]`: warpgroup w's 64
+        // rows of each 64-column chunk), and as G boxes of SQB rows (one per query head) the
+        // TMA loads write: a view of the same bytes, a chunk's NWG·64 rows being contiguous.
+        let q_s = smem::<T>([D / 64, NWG, 64, 64], swizzle = B128);
         let q_heads = smem::<T>([D / 64, G, SQB, 64], swizzle = B128, alias = q_s);
         let k_s = smem::<T>([STAGES, D / 64, BN, 64], swizzle = B128);
         let v_s = smem::<T>([STAGES, D, BN], swizzle = B128, major = mn);
         let q_bar = mbarrier();
-        let k_pipe = pipeline::<STAGES>(consumers = 1);
-        let v_pipe = pipeline::<STAGES>(consumers = 1);
+        let k_pipe = pipeline::<STAGES>(consumers = NWG);
+        let v_pipe = pipeline::<STAGES>(consumers = NWG);
         let s = regs::<f32>([64, BN]);
         let acc = regs::<f32>([64, D]);
         let pb = regs::<T>([64, BN]);
@@ -236,6 +251,11 @@ pub mod kernels {
         }
         #[scope(warpgroup = 0)]
         {
+            // Two consumer warpgroups at 384 threads: the producer gives its registers up
+            // (`attention_sm90`'s split; one consumer at 256 threads has 255 without it).
+            if NWG == 2 {
+                setmaxnreg::dec(24);
+            }
             #[scope(warp = 0, elect)]
             {
                 // Query head hk·G + g's positions 0…SQB (zeros past S: the box clips at the
@@ -263,17 +283,22 @@ pub mod kernels {
                 }
             }
         }
-        #[scope(warpgroup = 1)]
+        #[scope(warpgroups = 1..NWG + 1)]
         {
+            if NWG == 2 {
+                setmaxnreg::inc(240);
+            }
+            let wg = tid / 128 - 1;
             consume_split(
                 q_bar, k_pipe, v_pipe, q_s, k_s, v_s, s, acc, pb, m_i, l_i, corr, scale_log2,
-                0, SQB, n0, n_blocks, n_full,
+                wg, SQB, n0, n_blocks, n_full,
             );
             // The split's partial, normalised, as the tile holds it: block (split, b, hk),
-            // row g·SQB + s (rows past S written too: the workspace's, never read into O).
+            // row g·SQB + s (rows past S written too: the workspace's, never read into O);
+            // warpgroup wg's are rows wg·64….
             let blk = (split * B + b) * (HK / D) + hk;
-            store_lse(lse, m_i, l_i, scale_log2, blk, 0);
-            copy(o.tile(blk, 0, 0), acc);
+            store_lse(lse, m_i, l_i, scale_log2, blk, wg);
+            copy(o.tile(blk, wg, 0), acc);
         }
     }
 
@@ -383,8 +408,8 @@ pub mod kernels {
         }
     }
 
-    /// Key block `n`'s mask on the packed scores `s` (row g·pitch + s is query position s of
-    /// head g): nothing for the blocks
+    /// Key block `n`'s mask on the packed scores `s` (row g·pitch + s of a warpgroup's 64 is
+    /// query position s of a head: 64 is a multiple of the pitch): nothing for the blocks
     /// every row sees whole (`n < n_full`); else keys past SK, or with CAUSAL = 1 keys after
     /// the position's last (bottom-right aligned: query s sees keys j ≤ s + SK − S), become −∞.
     #[tile_fn]
