@@ -103,13 +103,15 @@ fn run_decode<T: HostElem + tirx::Element + Sync>(
 
 /// The decode path on the GPU against the f64 reference: decode shapes (SQ 1…16, contexts of
 /// 1…16k keys, none a multiple of the key block but one, batch 1…8, GQA 32/8, 64/8, 16/8 and
-/// 4/4) at the host's split and packing, at 1 split unpacked, 2 packed and 7 both, in every
-/// head dim, mask and element type (one reference per problem).
+/// 4/4; the 128-row packed tiles at 64/8 with SQ 12 and 16 and at G = 16 — 32/2, 16/1 — with
+/// SQ 8 and 1; G = 16 with SQ 12, which no tile packs) at the host's split and packing, at 1
+/// split unpacked, 2 packed and 7 both, in every head dim, mask and element type (one
+/// reference per problem).
 #[test]
 fn decode_attention_matches_the_f64_reference() {
     let rt = rt();
     // (b, sq, sk, hq, hk)
-    let shapes: [(usize, usize, usize, usize, usize); 7] = [
+    let shapes: [(usize, usize, usize, usize, usize); 12] = [
         (1, 1, 16000, 32, 8),
         (2, 16, 4097, 8, 2),
         (8, 3, 1000, 4, 4),
@@ -117,6 +119,12 @@ fn decode_attention_matches_the_f64_reference() {
         (3, 16, 10, 4, 1),
         (2, 7, 3000, 64, 8),
         (2, 9, 2000, 16, 8),
+        // Two warpgroups, 128 rows: G = 8 at SQ 9…16, G = 16 at SQ ≤ 8.
+        (2, 16, 5000, 64, 8),
+        (1, 12, 3001, 64, 8),
+        (2, 8, 2049, 32, 2),
+        (1, 1, 9000, 16, 1),
+        (1, 12, 300, 16, 1),
     ];
     let mut failures = Vec::new();
     let mut n = 0;

@@ -870,3 +870,66 @@ fn decode_attention_in_the_emulator_matches_the_f64_reference() {
         assert!(err <= 2e-2, "case {n}: max |o − ref| {err:.3e}");
     }
 }
+
+/// The 128-row packed tiles of `attention_sm90_decode_gqa` (two consumer warpgroups sharing the
+/// K/V rings) in the emulator, through the host's choice: G = 8 with 9…16 query positions a
+/// head and G = 16 with 1…8, both masks, keys that end in a partial block (300, 333, 140, 1000
+/// with blocks of 128 or 80), 2, 3 and 5 splits so the combine weighs them, batch and K/V
+/// heads above one (the blocks' order), and causal rows that see no key (16 positions against
+/// 10 keys: O = 0, LSE = −∞). O and the LSE against the f64 reference; O, the LSE and the
+/// workspace poisoned first.
+#[test]
+fn decode_attention_in_128_row_packed_tiles_matches_the_f64_reference() {
+    use tirx::abi::ElemType;
+    use tirx_kernels::attention::decode::{self, Ask, Pack};
+    /// ((b, sq, sk, hq, hk, d), causal, elem, splits asked, (splits run, pack)).
+    type Case = (
+        (usize, usize, usize, usize, usize, usize),
+        bool,
+        ElemType,
+        usize,
+        (usize, Pack),
+    );
+    let (bf, f16) = (ElemType::Bf16, ElemType::F16);
+    let g8 = Pack { group: 8, rows: 16 };
+    let g16 = Pack { group: 16, rows: 8 };
+    let cases: [Case; 8] = [
+        ((1, 9, 300, 8, 1, 64), false, bf, 2, (2, g8)),
+        ((1, 16, 300, 8, 1, 128), true, f16, 2, (2, g8)),
+        ((1, 12, 1000, 16, 2, 256), true, f16, 5, (5, g8)),
+        ((1, 16, 10, 8, 1, 64), true, bf, 1, (1, g8)),
+        ((1, 1, 200, 16, 1, 64), true, bf, 2, (2, g16)),
+        ((1, 1, 300, 16, 1, 128), false, bf, 2, (2, g16)),
+        ((1, 8, 333, 16, 1, 256), false, bf, 3, (3, g16)),
+        ((2, 8, 140, 32, 2, 128), true, bf, 2, (2, g16)),
+    ];
+    let policy = Policy {
+        strict_wgmma_fence: true,
+        ..Policy::default()
+    };
+    for (n, ((b, s, sk, hq, hk, d), causal, elem, splits, want)) in cases.into_iter().enumerate() {
+        let dims = Dims {
+            b,
+            s,
+            sk,
+            hq,
+            hk,
+            d,
+            dv: d,
+        };
+        let ask = Ask {
+            splits: Some(splits),
+            pack: true,
+        };
+        let (plan, err) = decode::simulate(dims, (causal, elem), ask, 4, 90 + n as u64, &policy)
+            .unwrap_or_else(|e| panic!("case {n} {dims:?} causal {causal}: {e}"));
+        let got = (plan.split.splits, plan.tiles.pack);
+        assert_eq!(got, (want.0, Some(want.1)), "case {n}: splits and packing");
+        assert_eq!(
+            plan.tiles.decode.int("NWG"),
+            Some(2),
+            "case {n}: two warpgroups"
+        );
+        assert!(err <= 2e-2, "case {n}: max |o − ref| {err:.3e}");
+    }
+}

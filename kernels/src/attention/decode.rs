@@ -10,9 +10,11 @@
 //! h reads K/V head h / (HQ / HK)).
 //!
 //! [`Plan::new`] picks the kernel: `attention_sm90_decode_gqa` when the G = HQ/HK query heads
-//! of a K/V head pack into one 64-row tile (G = 2 or 4 with SQ ≤ 16, G = 8 with SQ ≤ 8: one CTA
-//! reads each K/V block once for the whole group), else `attention_sm90_decode` (one CTA per
-//! query head). [`Split::plan`] cuts the SK keys into NS chunks of whole key blocks so that the
+//! of a K/V head pack into one tile (one CTA reads each K/V block once for the whole group) —
+//! of 64 rows, one consumer warpgroup, for G = 2 or 4 with SQ ≤ 16 and G = 8 with SQ ≤ 8; of
+//! 128 rows, two, for G = 8 with SQ 9…16 and G = 16 with SQ ≤ 8 (the smallest tile whose rows
+//! per head hold SQ) — else `attention_sm90_decode` (one CTA per query head: G = 16 with SQ > 8,
+//! other groups). [`Split::plan`] cuts the SK keys into NS chunks of whole key blocks so that the
 //! CTAs of all chunks (B·HK·NS packed, B·HQ·NS not) fill whole waves of the SMs (FA2's
 //! heuristic; at least one key block a chunk, no empty chunk), one when the CTAs of one chunk
 //! already fill 80% of them.
@@ -197,13 +199,21 @@ impl Split {
     }
 }
 
-/// GQA packing: the G query heads of a K/V head in one 64-row tile, `rows` (64 / G) each.
+/// GQA packing: the G query heads of a K/V head in one tile of G·`rows` rows (64: one
+/// consumer warpgroup; 128: two), `rows` each.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Pack {
     /// G = HQ / HK.
     pub group: usize,
     /// Rows of the tile per query head (SQB; SQ ≤ SQB).
     pub rows: usize,
+}
+
+impl Pack {
+    /// Rows of the packed tile, G·SQB (64 or 128): the rows of a workspace block.
+    pub fn tile_rows(&self) -> usize {
+        self.group * self.rows
+    }
 }
 
 /// The kernels of one call: the decode tile and the combine.
@@ -219,13 +229,13 @@ pub struct Tiles {
 }
 
 /// The artifacts for head dim `d`, the mask and the element type: with `pack`, the GQA
-/// kernel of that group; else `attention_sm90_decode`, `split` picking its form that writes
-/// f32 partials.
+/// kernel of that group and rows per head; else `attention_sm90_decode`, `split` picking its
+/// form that writes f32 partials.
 pub fn tiles_for(
     d: usize,
     (causal, elem): (bool, ElemType),
     split: bool,
-    pack: Option<usize>,
+    pack: Option<Pack>,
 ) -> Result<Tiles, DecodeError> {
     let no_tile = || {
         let mut have: Vec<usize> = attention_sm90_decode::KERNEL
@@ -249,15 +259,16 @@ pub fn tiles_for(
     };
     let out = if split { ElemType::F32 } else { elem };
     let (decode, pack) = match pack {
-        Some(g) => {
+        Some(p) => {
             let art = attention_sm90_decode_gqa::KERNEL
                 .artifacts
                 .iter()
                 .filter(ours)
-                .find(|a| a.int("G") == Some(g as i64))
+                .find(|a| {
+                    a.int("G") == Some(p.group as i64) && a.int("SQB") == Some(p.rows as i64)
+                })
                 .ok_or_else(no_tile)?;
-            let rows = art.int("SQB").unwrap_or(0) as usize;
-            (art, Some(Pack { group: g, rows }))
+            (art, Some(p))
         }
         None => {
             let art = attention_sm90_decode::KERNEL
@@ -281,7 +292,9 @@ pub fn tiles_for(
     })
 }
 
-/// The groups the GQA kernel packs, with the query positions each takes (SQB = 64 / G).
+/// The groups the GQA kernel packs, with the query positions each takes (SQB = 64 / G, or
+/// 128 / G in the two-warpgroup tiles), by group and then rows: the first that holds SQ is
+/// the smallest tile.
 pub fn pack_groups() -> Vec<Pack> {
     let mut out: Vec<Pack> = attention_sm90_decode_gqa::KERNEL
         .artifacts
@@ -293,7 +306,7 @@ pub fn pack_groups() -> Vec<Pack> {
             })
         })
         .collect();
-    out.sort_by_key(|p| p.group);
+    out.sort_by_key(|p| (p.group, p.rows));
     out.dedup();
     out
 }
@@ -353,10 +366,10 @@ impl Plan {
     ) -> Result<Plan, DecodeError> {
         let dims = dims_of(shapes, d)?;
         let group = dims.hq / dims.hk;
+        // The smallest tile whose rows per head hold SQ (`pack_groups`' order).
         let pack = pack_groups()
             .into_iter()
-            .find(|p| ask.pack && p.group == group && dims.s <= p.rows)
-            .map(|p| p.group);
+            .find(|p| ask.pack && p.group == group && dims.s <= p.rows);
         // The block is the tile's, the same in every form.
         let probe = tiles_for(d, (causal, elem), false, pack)?;
         let block = probe.decode.int("BN").unwrap_or(128) as usize;
@@ -387,14 +400,15 @@ impl Plan {
     }
 
     /// The workspace's partial O and LSE shapes: a block per (split, batch, head) of
-    /// `[SQ, D]` (unpacked), or per (split, batch, K/V head) of `[64, D]` (packed).
+    /// `[SQ, D]` (unpacked), or per (split, batch, K/V head) of `[G·SQB, D]` (packed: 64 or
+    /// 128 rows).
     fn part_shapes(&self) -> ([usize; 3], [usize; 3]) {
         let Dims {
             b, s, hq, hk, d, ..
         } = self.dims;
         let ns = self.split.splits;
         let (blocks, rows) = match self.tiles.pack {
-            Some(_) => (ns * b * hk, 64),
+            Some(p) => (ns * b * hk, p.tile_rows()),
             None => (ns * b * hq, s),
         };
         ([blocks, rows, d], [blocks, rows, 1])

@@ -26,22 +26,38 @@
 //! weighted mean.
 //!
 //! **GQA packing** (`attention_sm90_decode_gqa`): the G = HQ/HK query heads that share a K/V
-//! head, SQB = 64/G rows each (G = 2: 32 rows, up to 16 positions; G = 4: 16; G = 8: 8 — a
-//! head's box at least a 128B-swizzle atom of 8 rows, so no G = 16), fill one 64-row
-//! tile, so one CTA per (chunk, K/V head, batch) reads each K/V block once for the whole group
-//! (FlashInfer's and FA3's `pack_gqa`). Row g·SQB + s is position s of query head hk·G + g:
-//! the producer loads G boxes of `[SQB, 64]` per 64 columns, each head's positions clipped at
-//! SQ, into a view of the Q tile (`smem(…, alias = q_s)`, `docs/language.md` §5: the MMA reads
-//! the tile, TMA writes the heads' rows), and the causal mask takes the position as the row
-//! index mod SQB. It always writes partials (any NS, 1 included), a `[64, D]` block per
-//! (split, batch, K/V head) of the workspace (`[NS·B·HK, 64, D]`, rows as the tile's; the LSE
-//! `[NS·B·HK, 64, 1]`), and the combine writes O: a head's rows of a packed tile are not a
-//! tile of O's `[B, SQ, HQ·D]`, and the combine's pass over them is small beside the cache's.
+//! head fill one tile of R rows, SQB = R/G each, so one CTA per (chunk, K/V head, batch) reads
+//! each K/V block once for the whole group (FlashInfer's and FA3's `pack_gqa`). R = 64 (one
+//! consumer warpgroup, 256 threads): G = 2 with SQB = 32 (up to 16 positions), G = 4 with 16,
+//! G = 8 with 8. R = 128 (configs `g8w2`, `g16w2`: NWG = 2 consumer warpgroups of 64 rows
+//! each sharing the K/V rings, `pipeline(consumers = 2)`, 384 threads, the producer's
+//! registers given to them by `setmaxnreg` as in `attention_sm90`): G = 8 with SQB = 16 (the
+//! speculative-decoding SQ 9…16 of Llama-3-70B's 64/8 heads) and G = 16 with SQB = 8. A head
+//! keeps at least 8 rows (a TMA box of a 128B-swizzle atom), which is why G = 16 needs R = 128
+//! and why nothing packs G = 16 with SQ > 8 (unpacked, it reads each K/V head G times). Row
+//! g·SQB + s of the tile is position s of query head hk·G + g: the producer loads G boxes of
+//! `[SQB, 64]` per 64 columns, each head's positions clipped at SQ, into a view of the Q tile
+//! (`smem(…, alias = q_s)`, `docs/language.md` §5: the MMA reads the tile, TMA writes the
+//! heads' rows). `q_s` is `[chunk, warpgroup, 64, 64]`, so a chunk's R rows are contiguous for
+//! the heads' boxes and warpgroup w's MMAs read its 64 (heads w·G/NWG…); the causal mask takes
+//! the position as the row index mod SQB (64 is a multiple of SQB, so a warpgroup's local row
+//! gives it). It always writes partials (any NS, 1 included), an `[R, D]` block per
+//! (split, batch, K/V head) of the workspace (`[NS·B·HK, R, D]`, rows as the tile's,
+//! warpgroup w's at w·64; the LSE `[NS·B·HK, R, 1]`), and the combine writes O: a head's rows
+//! of a packed tile are not a tile of O's `[B, SQ, HQ·D]`, and the combine's pass over them is
+//! small beside the cache's.
+//!
+//! **One consumer loop** (`consume_split`): both kernels' consumer warpgroups run the same
+//! tile function on their 64 rows — `attention_sm90`'s loop over the split's key blocks, O
+//! left normalised in registers — differing in which tile of `q_s` they read and the mask
+//! (`mask_block` on one head's positions, `mask_packed` on a packed tile); each kernel then
+//! stores its own way.
 //!
 //! **The combine** (`attention_decode_combine`): one CTA per (query head, batch), 16 rows (the
 //! query positions; rows past SQ are not stored) × D columns in a `blocked` register tile,
 //! reading head h's partials at block `(c·B + b)·(HQ/group) + h/group`, rows
-//! `(h % group)·pitch…` (unpacked: group 1; packed: group G, pitch SQB). It walks the NS splits
+//! `(h % group)·pitch…` of the block's RP (unpacked: group 1, RP = SQ; packed: group G, pitch
+//! SQB, RP = R, 64 or 128). It walks the NS splits
 //! in order with a running max of their LSEs: `m' = max(m, lse_c)`, `w = e^(lse_c − m')`,
 //! `O ← O·e^(m − m') + w·O_c`, `l ← l·e^(m − m') + w`; at the end O/l in `T` and LSE = m + ln l
 //! (−∞, O = 0 where every split saw nothing). The order is fixed, so the result is
@@ -87,7 +103,9 @@ pub mod kernels {
             NL % (B * (HQ / D)) == 0,
             "lse has a row per split, batch and head",
         );
-        let q_s = smem::<T>([D / 64, 64, 64], swizzle = B128);
+        // `[chunk, tile, row, column]`, the tile index 0: `consume_split`'s layout (the packed
+        // kernel's warpgroups own a tile each).
+        let q_s = smem::<T>([D / 64, 1, 64, 64], swizzle = B128);
         let k_s = smem::<T>([STAGES, D / 64, BN, 64], swizzle = B128);
         let v_s = smem::<T>([STAGES, D, BN], swizzle = B128, major = mn);
         let q_bar = mbarrier();
@@ -121,7 +139,7 @@ pub mod kernels {
             #[scope(warp = 0, elect)]
             {
                 for c in 0..D / 64 {
-                    tma::load(q_s[c], q.tile(b, 0, h * (D / 64) + c), q_bar);
+                    tma::load(q_s[c][0], q.tile(b, 0, h * (D / 64) + c), q_bar);
                 }
                 for n in 0..n_blocks {
                     let ks = k_pipe.producer_acquire(n);
@@ -139,74 +157,13 @@ pub mod kernels {
         }
         #[scope(warpgroup = 1)]
         {
-            let leader = tid % 128 == 0;
-            q_bar.wait(0);
-            acc = 0.0;
-            s = 0.0;
-            m_i = f32::NEG_INFINITY;
-            l_i = 0.0;
-            corr = 1.0;
-            if n_blocks > 0 {
-                // Block n0: S, its softmax, P.
-                let ks = k_pipe.consumer_wait(0);
-                wgmma::fence();
-                for c in 0..D / 64 {
-                    wgmma::mma(s, q_s[c], k_s[ks][c], accumulate = c > 0);
-                }
-                wgmma::commit();
-                wgmma::wait(0);
-                if leader {
-                    k_pipe.consumer_release(ks);
-                }
-                mask_block(s, n0, n_full, 0);
-                m_i = reduce_max(s, axis = 1);
-                let m_use = select(m_i == f32::NEG_INFINITY, 0.0, m_i * scale_log2);
-                s = exp2_approx(s * scale_log2 - m_use);
-                l_i = reduce_sum(s, axis = 1);
-                pb = cast::<T>(s);
-                // Block n: S_n = Q·K_nᵀ and O += P_{n−1}·V_{n−1} in flight together.
-                for n in 1..n_blocks {
-                    let ks = k_pipe.consumer_wait(n);
-                    let vs = v_pipe.consumer_wait(n - 1);
-                    wgmma::fence();
-                    for c in 0..D / 64 {
-                        wgmma::mma(s, q_s[c], k_s[ks][c], accumulate = c > 0);
-                    }
-                    wgmma::commit();
-                    wgmma::mma(acc, pb, v_s[vs], accumulate = true);
-                    wgmma::commit();
-                    wgmma::wait(1);
-                    if leader {
-                        k_pipe.consumer_release(ks);
-                    }
-                    mask_block(s, n0 + n, n_full, 0);
-                    let m_new = max(m_i, reduce_max(s, axis = 1));
-                    // A row with no key seen yet keeps a max of −∞: subtract 0 (exp2(−∞) = 0).
-                    let m_use = select(m_new == f32::NEG_INFINITY, 0.0, m_new * scale_log2);
-                    s = exp2_approx(s * scale_log2 - m_use);
-                    corr = exp2_approx(m_i * scale_log2 - m_use);
-                    l_i = l_i * corr + reduce_sum(s, axis = 1);
-                    m_i = m_new;
-                    wgmma::wait(0);
-                    if leader {
-                        v_pipe.consumer_release(vs);
-                    }
-                    acc = acc * corr;
-                    pb = cast::<T>(s);
-                }
-                let vs = v_pipe.consumer_wait(n_blocks - 1);
-                wgmma::fence();
-                wgmma::mma(acc, pb, v_s[vs], accumulate = true);
-                wgmma::commit();
-                wgmma::wait(0);
-                if leader {
-                    v_pipe.consumer_release(vs);
-                }
-            }
+            consume_split(
+                q_bar, k_pipe, v_pipe, q_s, k_s, v_s, s, acc, pb, m_i, l_i, corr, scale_log2,
+                0, 0, n0, n_blocks, n_full,
+            );
             // Normalised over the split's keys (O = 0, LSE = −∞ for a row that saw none);
             // rows past S are clipped at the tensor's extent, never stored. The answer goes
             // to head h of `[B, S, HQ·D]`, a split's partial to its own `[S, D]` block.
-            acc = acc * select(l_i == 0.0, 0.0, rcp(l_i));
             let blk = (split * B + b) * (HQ / D) + h;
             store_lse(lse, m_i, l_i, scale_log2, blk, 0);
             if SPLIT == 1 {
@@ -219,10 +176,13 @@ pub mod kernels {
 
     #[tile_kernel(
         target = sm_90a,
-        threads = 256,
+        threads = 128 * (NWG + 1),
         grid = (NL / (B * (HK / D)), HK / D, B),
-        // G query heads share a K/V head: their rows packed into one 64-row tile, each head
-        // SQB = 64 / G rows (its query positions, S ≤ SQB; the combine takes S ≤ 16).
+        // G query heads share a K/V head: their rows packed into one tile of 64·NWG rows (a
+        // consumer warpgroup per 64), each head SQB = 64·NWG / G rows (its query positions,
+        // S ≤ SQB; the combine takes S ≤ 16). One warpgroup for G ≤ 8 with S ≤ 64 / G; two
+        // (`w2`) for G = 8 with S ≤ 16 and G = 16 with S ≤ 8, where a 64-row tile would give a
+        // head fewer rows than its positions or than a TMA box of 8.
         configs(product(
             types(default = (T = bf16), f16 = (T = f16)),
             mask(default = (CAUSAL = 0), causal = (CAUSAL = 1)),
@@ -232,9 +192,11 @@ pub mod kernels {
                 d256 = (D = 256, BN = 80, STAGES = 2),
             ),
             group(
-                g2 = (G = 2, SQB = 32),
-                g4 = (G = 4, SQB = 16),
-                g8 = (G = 8, SQB = 8),
+                g2 = (G = 2, SQB = 32, NWG = 1),
+                g4 = (G = 4, SQB = 16, NWG = 1),
+                g8 = (G = 8, SQB = 8, NWG = 1),
+                g8w2 = (G = 8, SQB = 16, NWG = 2),
+                g16w2 = (G = 16, SQB = 8, NWG = 2),
             ),
         )),
     )]
@@ -244,8 +206,8 @@ pub mod kernels {
         #[shape(B, HK, SK)]
         #[major(mn)]
         v: Tensor<T>,
-        #[shape(NL, 64, D)] o: Tensor<f32>,
-        #[shape(NL, 64, 1)] lse: Tensor<f32>,
+        #[shape(NL, 64 * NWG, D)] o: Tensor<f32>,
+        #[shape(NL, 64 * NWG, 1)] lse: Tensor<f32>,
         scale_log2: f32,
         chunk_blocks: u32,
     ) {
@@ -258,15 +220,16 @@ pub mod kernels {
             NL % (B * (HK / D)) == 0,
             "o has a block per split, batch and K/V head",
         );
-        // The tile as the MMA reads it, and as G boxes of SQB rows (one per query head) the
-        // TMA loads write: a view of the same bytes.
-        let q_s = smem::<T>([D / 64, 64, 64], swizzle = B128);
+        // The tile as the MMAs read it (`[chunk, warpgroup, row, column]`: warpgroup w's 64
+        // rows of each 64-column chunk), and as G boxes of SQB rows (one per query head) the
+        // TMA loads write: a view of the same bytes, a chunk's NWG·64 rows being contiguous.
+        let q_s = smem::<T>([D / 64, NWG, 64, 64], swizzle = B128);
         let q_heads = smem::<T>([D / 64, G, SQB, 64], swizzle = B128, alias = q_s);
         let k_s = smem::<T>([STAGES, D / 64, BN, 64], swizzle = B128);
         let v_s = smem::<T>([STAGES, D, BN], swizzle = B128, major = mn);
         let q_bar = mbarrier();
-        let k_pipe = pipeline::<STAGES>(consumers = 1);
-        let v_pipe = pipeline::<STAGES>(consumers = 1);
+        let k_pipe = pipeline::<STAGES>(consumers = NWG);
+        let v_pipe = pipeline::<STAGES>(consumers = NWG);
         let s = regs::<f32>([64, BN]);
         let acc = regs::<f32>([64, D]);
         let pb = regs::<T>([64, BN]);
@@ -288,6 +251,11 @@ pub mod kernels {
         }
         #[scope(warpgroup = 0)]
         {
+            // Two consumer warpgroups at 384 threads: the producer gives its registers up
+            // (`attention_sm90`'s split; one consumer at 256 threads has 255 without it).
+            if NWG == 2 {
+                setmaxnreg::dec(24);
+            }
             #[scope(warp = 0, elect)]
             {
                 // Query head hk·G + g's positions 0…SQB (zeros past S: the box clips at the
@@ -315,88 +283,141 @@ pub mod kernels {
                 }
             }
         }
-        #[scope(warpgroup = 1)]
+        #[scope(warpgroups = 1..NWG + 1)]
         {
-            let leader = tid % 128 == 0;
-            q_bar.wait(0);
-            acc = 0.0;
-            s = 0.0;
-            m_i = f32::NEG_INFINITY;
-            l_i = 0.0;
-            corr = 1.0;
-            if n_blocks > 0 {
-                let ks = k_pipe.consumer_wait(0);
+            if NWG == 2 {
+                setmaxnreg::inc(240);
+            }
+            let wg = tid / 128 - 1;
+            consume_split(
+                q_bar, k_pipe, v_pipe, q_s, k_s, v_s, s, acc, pb, m_i, l_i, corr, scale_log2,
+                wg, SQB, n0, n_blocks, n_full,
+            );
+            // The split's partial, normalised, as the tile holds it: block (split, b, hk),
+            // row g·SQB + s (rows past S written too: the workspace's, never read into O);
+            // warpgroup wg's are rows wg·64….
+            let blk = (split * B + b) * (HK / D) + hk;
+            store_lse(lse, m_i, l_i, scale_log2, blk, wg);
+            copy(o.tile(blk, wg, 0), acc);
+        }
+    }
+
+    /// A consumer warpgroup of the split decode kernels: `attention_sm90`'s loop (block n0's
+    /// S and softmax, then S_n = Q·K_nᵀ and O += P_{n−1}·V_{n−1} in flight together, the last
+    /// P·V) over key blocks `n0…n0 + n_blocks` (those before `n_full` unmasked) on its 64 query
+    /// rows, tile `wg` of `q_s` (`[chunk, tile, 64, 64]`). It leaves O normalised over these
+    /// keys in `acc` (0 for a row that saw none) and the rows' running max and sum in `m_i`
+    /// and `l_i`. `pitch` is the rows of one query head in a packed tile (the row mod `pitch`
+    /// is its query position), 0 for a tile of one head's positions.
+    #[tile_fn]
+    fn consume_split(
+        q_bar: Bar,
+        k_pipe: Pipe,
+        v_pipe: Pipe,
+        q_s: Smem,
+        k_s: Smem,
+        v_s: Smem,
+        s: Regs,
+        acc: Regs,
+        pb: Regs,
+        m_i: Regs,
+        l_i: Regs,
+        corr: Regs,
+        scale_log2: f32,
+        wg: u32,
+        pitch: u32,
+        n0: u32,
+        n_blocks: u32,
+        n_full: u32,
+    ) {
+        let leader = tid % 128 == 0;
+        q_bar.wait(0);
+        acc = 0.0;
+        s = 0.0;
+        m_i = f32::NEG_INFINITY;
+        l_i = 0.0;
+        corr = 1.0;
+        if n_blocks > 0 {
+            // Block n0: S, its softmax, P.
+            let ks = k_pipe.consumer_wait(0);
+            wgmma::fence();
+            for c in 0..D / 64 {
+                wgmma::mma(s, q_s[c][wg], k_s[ks][c], accumulate = c > 0);
+            }
+            wgmma::commit();
+            wgmma::wait(0);
+            if leader {
+                k_pipe.consumer_release(ks);
+            }
+            mask_split(s, n0, n_full, pitch);
+            m_i = reduce_max(s, axis = 1);
+            let m_use = select(m_i == f32::NEG_INFINITY, 0.0, m_i * scale_log2);
+            s = exp2_approx(s * scale_log2 - m_use);
+            l_i = reduce_sum(s, axis = 1);
+            pb = cast::<T>(s);
+            // Block n: S_n = Q·K_nᵀ and O += P_{n−1}·V_{n−1} in flight together.
+            for n in 1..n_blocks {
+                let ks = k_pipe.consumer_wait(n);
+                let vs = v_pipe.consumer_wait(n - 1);
                 wgmma::fence();
                 for c in 0..D / 64 {
-                    wgmma::mma(s, q_s[c], k_s[ks][c], accumulate = c > 0);
+                    wgmma::mma(s, q_s[c][wg], k_s[ks][c], accumulate = c > 0);
                 }
                 wgmma::commit();
-                wgmma::wait(0);
+                wgmma::mma(acc, pb, v_s[vs], accumulate = true);
+                wgmma::commit();
+                wgmma::wait(1);
                 if leader {
                     k_pipe.consumer_release(ks);
                 }
-                mask_packed(s, n0, n_full);
-                m_i = reduce_max(s, axis = 1);
-                let m_use = select(m_i == f32::NEG_INFINITY, 0.0, m_i * scale_log2);
+                mask_split(s, n0 + n, n_full, pitch);
+                let m_new = max(m_i, reduce_max(s, axis = 1));
+                // A row with no key seen yet keeps a max of −∞: subtract 0 (exp2(−∞) = 0).
+                let m_use = select(m_new == f32::NEG_INFINITY, 0.0, m_new * scale_log2);
                 s = exp2_approx(s * scale_log2 - m_use);
-                l_i = reduce_sum(s, axis = 1);
-                pb = cast::<T>(s);
-                for n in 1..n_blocks {
-                    let ks = k_pipe.consumer_wait(n);
-                    let vs = v_pipe.consumer_wait(n - 1);
-                    wgmma::fence();
-                    for c in 0..D / 64 {
-                        wgmma::mma(s, q_s[c], k_s[ks][c], accumulate = c > 0);
-                    }
-                    wgmma::commit();
-                    wgmma::mma(acc, pb, v_s[vs], accumulate = true);
-                    wgmma::commit();
-                    wgmma::wait(1);
-                    if leader {
-                        k_pipe.consumer_release(ks);
-                    }
-                    mask_packed(s, n0 + n, n_full);
-                    let m_new = max(m_i, reduce_max(s, axis = 1));
-                    let m_use = select(m_new == f32::NEG_INFINITY, 0.0, m_new * scale_log2);
-                    s = exp2_approx(s * scale_log2 - m_use);
-                    corr = exp2_approx(m_i * scale_log2 - m_use);
-                    l_i = l_i * corr + reduce_sum(s, axis = 1);
-                    m_i = m_new;
-                    wgmma::wait(0);
-                    if leader {
-                        v_pipe.consumer_release(vs);
-                    }
-                    acc = acc * corr;
-                    pb = cast::<T>(s);
-                }
-                let vs = v_pipe.consumer_wait(n_blocks - 1);
-                wgmma::fence();
-                wgmma::mma(acc, pb, v_s[vs], accumulate = true);
-                wgmma::commit();
+                corr = exp2_approx(m_i * scale_log2 - m_use);
+                l_i = l_i * corr + reduce_sum(s, axis = 1);
+                m_i = m_new;
                 wgmma::wait(0);
                 if leader {
                     v_pipe.consumer_release(vs);
                 }
+                acc = acc * corr;
+                pb = cast::<T>(s);
             }
-            // The split's partial, normalised, as the tile holds it: block (split, b, hk),
-            // row g·SQB + s (rows past S written too: the workspace's, never read into O).
-            acc = acc * select(l_i == 0.0, 0.0, rcp(l_i));
-            let blk = (split * B + b) * (HK / D) + hk;
-            store_lse(lse, m_i, l_i, scale_log2, blk, 0);
-            copy(o.tile(blk, 0, 0), acc);
+            let vs = v_pipe.consumer_wait(n_blocks - 1);
+            wgmma::fence();
+            wgmma::mma(acc, pb, v_s[vs], accumulate = true);
+            wgmma::commit();
+            wgmma::wait(0);
+            if leader {
+                v_pipe.consumer_release(vs);
+            }
+        }
+        acc = acc * select(l_i == 0.0, 0.0, rcp(l_i));
+    }
+
+    /// Key block `n`'s mask on a consumer's scores `s`: `mask_block`'s on one head's
+    /// positions (`pitch` 0: row r is position r), else `mask_packed`'s.
+    #[tile_fn]
+    fn mask_split(s: Regs, n: u32, n_full: u32, pitch: u32) {
+        if pitch == 0 {
+            mask_block(s, n, n_full, 0);
+        } else {
+            mask_packed(s, n, n_full, pitch);
         }
     }
 
-    /// Key block `n`'s mask on the packed scores `s` (row g·SQB + s is query position s of
-    /// head g): nothing for the blocks every row sees whole (`n < n_full`); else keys past
-    /// SK, or with CAUSAL = 1 keys after the position's last (bottom-right aligned: query s
-    /// sees keys j ≤ s + SK − S), become −∞.
+    /// Key block `n`'s mask on the packed scores `s` (row g·pitch + s of a warpgroup's 64 is
+    /// query position s of a head: 64 is a multiple of the pitch): nothing for the blocks
+    /// every row sees whole (`n < n_full`); else keys past SK, or with CAUSAL = 1 keys after
+    /// the position's last (bottom-right aligned: query s sees keys j ≤ s + SK − S), become −∞.
     #[tile_fn]
-    fn mask_packed(s: Regs, n: u32, n_full: u32) {
+    fn mask_packed(s: Regs, n: u32, n_full: u32, pitch: u32) {
         if n >= n_full {
             let key = col_index(s) + n * BN;
             if CAUSAL == 1 {
-                s = select(key + S <= row_index(s) % SQB + SK, s, f32::NEG_INFINITY);
+                s = select(key + S <= row_index(s) % pitch + SK, s, f32::NEG_INFINITY);
             } else {
                 s = select(key < SK, s, f32::NEG_INFINITY);
             }

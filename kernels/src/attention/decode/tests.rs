@@ -105,12 +105,7 @@ fn the_plan_packs_where_the_gqa_kernel_has_the_group_and_sizes_the_workspace() {
     let p = plan(g4, unpacked);
     assert_eq!((p.tiles.pack, p.split.splits), (None, 4));
     assert_eq!(p.workspace_len(), 4 * 32 * 129);
-    // G = 8 takes 8 positions a head, not 9; G = 2 takes 16 (in 32 rows); G = 3 has no
-    // packed kernel.
-    let g8 = dims(2, 8, 1000, 64, 8, 64);
-    assert_eq!(plan(g8, host).tiles.pack.map(|p| p.rows), Some(8));
-    let g8_9 = dims(2, 9, 1000, 64, 8, 64);
-    assert_eq!(plan(g8_9, host).tiles.pack, None);
+    // G = 2 takes 16 positions (in 32 rows); G = 3 has no packed kernel.
     let g2 = plan(dims(1, 16, 1000, 4, 2, 64), host).tiles.pack;
     assert_eq!(g2, Some(Pack { group: 2, rows: 32 }));
     assert_eq!(plan(dims(1, 1, 1000, 6, 2, 64), host).tiles.pack, None);
@@ -118,8 +113,39 @@ fn the_plan_packs_where_the_gqa_kernel_has_the_group_and_sizes_the_workspace() {
     let full = dims(64, 1, 8192, 32, 32, 128);
     let p = plan(full, host);
     assert!(!p.combines() && p.workspace_len() == 0);
-    let names: Vec<usize> = pack_groups().iter().map(|p| p.group).collect();
-    assert_eq!(names, [2, 4, 8]);
+    let packs: Vec<(usize, usize)> = pack_groups().iter().map(|p| (p.group, p.rows)).collect();
+    assert_eq!(packs, [(2, 32), (4, 16), (8, 8), (8, 16), (16, 8)]);
+}
+
+#[test]
+fn the_plan_takes_the_128_row_tile_where_a_64_row_one_cannot_hold_the_positions() {
+    let bf = (true, ElemType::Bf16);
+    let plan = |d: Dims| Plan::new(refs(&shapes(&d)), d.d, bf, 132, Ask::default()).unwrap();
+    let pack = |d: Dims| plan(d).tiles.pack.map(|p| (p.group, p.rows, p.tile_rows()));
+    let rows = |p: &Plan| p.tiles.decode.int("NWG").map(|w| 64 * w);
+    // G = 8 (Llama-3-70B's 64/8 heads): 8 positions a head in 64 rows; 9…16 in 128.
+    for (s, want) in [(1, (8, 8, 64)), (8, (8, 8, 64)), (9, (8, 16, 128)), (16, (8, 16, 128))] {
+        let d = dims(8, s, 16384, 64, 8, 128);
+        assert_eq!(pack(d), Some(want), "G = 8, SQ = {s}");
+        assert_eq!(rows(&plan(d)), Some(want.2 as i64));
+    }
+    // G = 16: 8 positions a head in 128 rows; 9 and more unpacked.
+    for s in [1, 8] {
+        assert_eq!(pack(dims(2, s, 4096, 32, 2, 64)), Some((16, 8, 128)), "SQ = {s}");
+    }
+    assert_eq!(pack(dims(2, 9, 4096, 32, 2, 64)), None);
+    // G = 2 and 4 keep their 64-row tiles whatever SQ (≤ 16).
+    assert_eq!(pack(dims(1, 16, 4096, 16, 4, 256)), Some((4, 16, 64)));
+    assert_eq!(pack(dims(1, 16, 4096, 16, 8, 256)), Some((2, 32, 64)));
+    // The 128-row tile's workspace: blocks of 128 rows, one per (split, batch, K/V head).
+    let p = plan(dims(8, 16, 16384, 64, 8, 128));
+    let ns = p.split.splits;
+    assert_eq!(p.workspace_len(), ns * 8 * 8 * 128 * 129);
+    // A head dim with no tile is the typed refusal, packed as unpacked.
+    assert!(matches!(
+        tiles_for(96, bf, true, Some(Pack { group: 16, rows: 8 })).unwrap_err(),
+        DecodeError::NoTile { d: 96, .. }
+    ));
 }
 
 #[test]
