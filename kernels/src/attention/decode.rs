@@ -264,9 +264,7 @@ pub fn tiles_for(
                 .artifacts
                 .iter()
                 .filter(ours)
-                .find(|a| {
-                    a.int("G") == Some(p.group as i64) && a.int("SQB") == Some(p.rows as i64)
-                })
+                .find(|a| a.int("G") == Some(p.group as i64) && a.int("SQB") == Some(p.rows as i64))
                 .ok_or_else(no_tile)?;
             (art, Some(p))
         }

@@ -158,8 +158,8 @@ pub mod kernels {
         #[scope(warpgroup = 1)]
         {
             consume_split(
-                q_bar, k_pipe, v_pipe, q_s, k_s, v_s, s, acc, pb, m_i, l_i, corr, scale_log2,
-                0, 0, n0, n_blocks, n_full,
+                q_bar, k_pipe, v_pipe, q_s, k_s, v_s, s, acc, pb, m_i, l_i, corr, scale_log2, 0, 0,
+                n0, n_blocks, n_full,
             );
             // Normalised over the split's keys (O = 0, LSE = −∞ for a row that saw none);
             // rows past S are clipped at the tensor's extent, never stored. The answer goes
@@ -290,8 +290,8 @@ pub mod kernels {
             }
             let wg = tid / 128 - 1;
             consume_split(
-                q_bar, k_pipe, v_pipe, q_s, k_s, v_s, s, acc, pb, m_i, l_i, corr, scale_log2,
-                wg, SQB, n0, n_blocks, n_full,
+                q_bar, k_pipe, v_pipe, q_s, k_s, v_s, s, acc, pb, m_i, l_i, corr, scale_log2, wg,
+                SQB, n0, n_blocks, n_full,
             );
             // The split's partial, normalised, as the tile holds it: block (split, b, hk),
             // row g·SQB + s (rows past S written too: the workspace's, never read into O);

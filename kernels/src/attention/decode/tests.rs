@@ -124,14 +124,23 @@ fn the_plan_takes_the_128_row_tile_where_a_64_row_one_cannot_hold_the_positions(
     let pack = |d: Dims| plan(d).tiles.pack.map(|p| (p.group, p.rows, p.tile_rows()));
     let rows = |p: &Plan| p.tiles.decode.int("NWG").map(|w| 64 * w);
     // G = 8 (Llama-3-70B's 64/8 heads): 8 positions a head in 64 rows; 9…16 in 128.
-    for (s, want) in [(1, (8, 8, 64)), (8, (8, 8, 64)), (9, (8, 16, 128)), (16, (8, 16, 128))] {
+    for (s, want) in [
+        (1, (8, 8, 64)),
+        (8, (8, 8, 64)),
+        (9, (8, 16, 128)),
+        (16, (8, 16, 128)),
+    ] {
         let d = dims(8, s, 16384, 64, 8, 128);
         assert_eq!(pack(d), Some(want), "G = 8, SQ = {s}");
         assert_eq!(rows(&plan(d)), Some(want.2 as i64));
     }
     // G = 16: 8 positions a head in 128 rows; 9 and more unpacked.
     for s in [1, 8] {
-        assert_eq!(pack(dims(2, s, 4096, 32, 2, 64)), Some((16, 8, 128)), "SQ = {s}");
+        assert_eq!(
+            pack(dims(2, s, 4096, 32, 2, 64)),
+            Some((16, 8, 128)),
+            "SQ = {s}"
+        );
     }
     assert_eq!(pack(dims(2, 9, 4096, 32, 2, 64)), None);
     // G = 2 and 4 keep their 64-row tiles whatever SQ (≤ 16).
