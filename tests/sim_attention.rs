@@ -647,8 +647,8 @@ fn paged_attention_in_the_emulator_matches_the_f64_reference() {
     }
 }
 
-/// Pages smaller than 64 tokens (vLLM's default 16, and 32): key blocks of one page each
-/// (BN = PAGE), random tables (pages shuffled, spare pages, −1 padding), sequences of odd
+/// Pages smaller than 64 tokens (vLLM's default 16, and 32): key blocks of BN/PAGE pages each
+/// (the `w` tiles: BN 128, 64 for d256), random tables (pages shuffled, spare pages, −1 padding), sequences of odd
 /// lengths whose last page is partly filled, an empty one, decode and prefill, every head dim,
 /// both masks, both element types, GQA — against the f64 reference, outputs poisoned.
 #[test]
@@ -658,12 +658,12 @@ fn small_pages_in_the_emulator_match_the_f64_reference() {
     use tirx_kernels::reference::Rng;
     let mut rng = Rng::new(0x16_3216);
     let configs = [
-        "d64_p16",
-        "causal_d64_p32",
-        "f16_causal_d128_p16",
-        "d128_p32",
-        "causal_d256_p16",
-        "f16_d256_p32",
+        "d64_p16w",
+        "causal_d64_p32w",
+        "f16_causal_d128_p16w",
+        "d128_p32w",
+        "causal_d256_p16w",
+        "f16_d256_p32w",
     ];
     for (case, config) in configs.into_iter().enumerate() {
         let b = rng.range(1, 3);
@@ -685,6 +685,73 @@ fn small_pages_in_the_emulator_match_the_f64_reference() {
             .expect("a config of the kernel");
         let page = art.int("PAGE").unwrap() as usize;
         let p = paged::shuffled((&cu_q, &seqused), page, rng.range(0, 3), 700 + case as u64);
+        let policy = Policy {
+            strict_wgmma_fence: true,
+            launch_regs: Some(65536 / 384 / 8 * 8),
+            ..Policy::default()
+        };
+        let err = paged::simulate(art, &p, heads, 4, case as u64, &policy)
+            .unwrap_or_else(|e| panic!("#{case} {config} {cu_q:?} {seqused:?}: {e}"));
+        assert!(err <= 2e-2, "#{case} {config}: max |o − ref| {err:.3e}");
+    }
+}
+
+/// Pages of 16 and 32 gathered into wide key blocks (the `…_p16w` / `…_p32w` tiles: BN 128, 64
+/// for d256, one TMA box of PAGE rows per page of the block into its rows of the stage): every
+/// head dim and page size, each with both masks and both element types, shuffled tables with
+/// spare pages and −1 padding. Key counts: none (with queries), fewer than one page, fewer
+/// than one key block, a whole number of pages but not of key blocks, and lengths that are a
+/// multiple of neither (the last block's page slots past the sequence reload its last page,
+/// masked); decode (1 query) and prefill (70 queries after a cached prefix, causal
+/// bottom-right), a sequence with no query, GQA — O and the LSE against the f64 reference,
+/// outputs poisoned first.
+#[test]
+fn wide_key_blocks_over_small_pages_in_the_emulator_match_the_f64_reference() {
+    use tirx_kernels::attention::hopper_paged::kernels::attention_sm90_paged;
+    use tirx_kernels::attention::paged;
+    for (case, (d, page, prefix)) in [64, 128, 256]
+        .into_iter()
+        .flat_map(|d| {
+            [
+                (d, 16, ""),
+                (d, 16, "f16_causal_"),
+                (d, 32, "causal_"),
+                (d, 32, "f16_"),
+            ]
+        })
+        .enumerate()
+    {
+        let config = format!("{prefix}d{d}_p{page}w");
+        let art = attention_sm90_paged::KERNEL
+            .artifacts
+            .iter()
+            .find(|a| a.config == config)
+            .expect("a config of the kernel");
+        let bn = art.int("BN").unwrap() as i32;
+        assert!(bn > page, "{config}");
+        // (queries, keys): no key; fewer than a page; fewer than a key block; whole pages, not
+        // a whole block; a prefill over a tail; no query; a decode over blocks and a tail.
+        let seqs = [
+            (3, 0),
+            (1, 5),
+            (20, bn - page / 2 - 3),
+            (5, 3 * page),
+            (70, 2 * bn + page + 7),
+            (0, 50),
+            (1, 3 * bn - 1),
+        ];
+        let mut cu_q = vec![0i32];
+        for (q, _) in seqs {
+            cu_q.push(cu_q.last().unwrap() + q);
+        }
+        let seqused: Vec<i32> = seqs.iter().map(|s| s.1).collect();
+        let heads = [(1, 1), (2, 1)][case % 2];
+        let p = paged::shuffled(
+            (&cu_q, &seqused),
+            page as usize,
+            case % 3,
+            900 + case as u64,
+        );
         let policy = Policy {
             strict_wgmma_fence: true,
             launch_regs: Some(65536 / 384 / 8 * 8),

@@ -16,20 +16,33 @@
 //!
 //! Why this layout: the key block is one TMA box of BN rows × 64 columns per 64-column chunk
 //! (K) and one MN-major box of D × BN (V), exactly `attention_sm90_varlen`'s, at a row the
-//! kernel computes from the table instead of from `cu_k`. `PAGE` is a config constant and a
-//! multiple of BN, so a key block never straddles two pages: block `n` starts at key `n·BN`,
-//! row `n·BN % PAGE` of page `block_table[b][n·BN / PAGE]`, and its box lies inside that page
-//! (hence inside the cache: the emulator's `tirx.check tma` reports a box whose start lies
-//! outside the tensor, which is how an out-of-range page id read from `block_table` shows). The
-//! NHD layout keeps a token's heads together (what vLLM writes a token's K/V as); FlashInfer's
-//! HND (`[NP, HK, PAGE, D]`) would read the same boxes from a 3-D view and is not built.
-//! Pages of 64, 128 and 256 tokens: pages of 64 read key blocks of 64 (wgmma N = 64 for S).
-//! Pages of 16 (vLLM's default) and 32 read key blocks of one page (BN = PAGE: wgmma N = 16 or
-//! 32 for S, one K step of 16 or two for P·V), correct but with the per-block softmax and
-//! barrier work spread over few keys. A key block of 64 or 128 gathered from BN/PAGE pages
-//! (a TMA box of PAGE rows per page into a row range of the stage, all on the stage's
-//! barrier) needs a TMA destination that is a row range of a shared tile, which the language
-//! does not have yet; FA3 gathers small pages by rows with cp.async instead — TODO(#31).
+//! kernel computes from the table instead of from `cu_k` — or, for small pages, BN/PAGE such
+//! boxes of PAGE rows each. Pages of 64, 128 and 256 tokens: `PAGE` is a multiple of BN, so
+//! a key block never straddles two pages: block `n` starts at key `n·BN`, row `n·BN % PAGE`
+//! of page `block_table[b][n·BN / PAGE]`, and its box lies inside that page (hence inside the
+//! cache: the emulator's `tirx.check tma` reports a box whose start lies outside the tensor,
+//! which is how an out-of-range page id read from `block_table` shows); pages of 64 read key
+//! blocks of 64 (wgmma N = 64 for S). Pages of 16 (vLLM's default) and 32, the `…_p16w` /
+//! `…_p32w` tiles: the page divides the key block (varlen's BN = 128, 64 for d256), and the
+//! producer gathers block `n` from the table's slots `n·BN/PAGE + p`, `p < BN/PAGE`: one box
+//! of PAGE rows per page and 64-column chunk into rows `p·PAGE…` of the K stage, one of
+//! PAGE keys per page and 64-row chunk of D into keys `p·PAGE…` of that chunk of the
+//! MN-major V stage, each through a shared view of the stage (`k_pages`, `v_pages`:
+//! `smem(…, alias = k_s)`, `docs/language.md` §5), all on the stage's one barrier, whose
+//! expect-tx the compiler derives as the sum of the boxes (a constant-trip loop of loads and
+//! table `gather`s is one phase). A slot past the sequence's last used page (the last block
+//! of a sequence whose length is not a multiple of BN) is never read from the table: its box
+//! reloads the last page, whose keys there lie past `seqused_k[b]` and are masked like the
+//! rest of a partly filled page; so every box starts inside the cache. The S tile is then
+//! wgmma N = 128 (64) as in varlen, not 16 or 32. Verified in the emulator against the f64
+//! reference (`tests/sim_attention.rs`: every head dim, both page sizes, masks and element
+//! types; shuffled tables; keys none, fewer than a page or a block, whole pages but not whole
+//! blocks, neither; decode and prefill; outputs poisoned, O and LSE checked) and by ptxas (0
+//! spills, `tests/assemble.rs`); not yet timed on a GPU. The earlier tiles with BN = PAGE for
+//! pages of 16 and 32 are dropped: the wide ones cover every head dim with varlen's S width.
+//! The NHD layout keeps a token's heads together (what vLLM writes a token's K/V as);
+//! FlashInfer's HND (`[NP, HK, PAGE, D]`) would read the same boxes from a 3-D view and is
+//! not built. FA3 gathers small pages by rows with cp.async instead.
 //!
 //! The host checks the table and lengths before the launch (`attention::paged`): page ids of
 //! every page a sequence uses in `0..NP`, `seqused_k[b] ≤ MP·PAGE`. A key block's columns past
@@ -49,25 +62,26 @@ pub mod kernels {
         configs(product(
             types(default = (T = bf16), f16 = (T = f16)),
             mask(default = (CAUSAL = 0), causal = (CAUSAL = 1)),
-            // Head dim × page size; the key block BN divides the page (varlen's BN where it
-            // does: 128, or 64 for pages of 64 and for d256, whose varlen BN 80 divides none; the
-            // page itself for pages of 16 and 32, vLLM's sizes).
+            // Head dim × page size. Pages of 64 and more: the key block BN divides the page
+            // (varlen's BN where it does: 128, or 64 for pages of 64 and for d256, whose varlen
+            // BN 80 divides none). Pages of 16 and 32 (vLLM's sizes), the `w` tiles: the page
+            // divides the key block (varlen's 128, 64 for d256), BN/PAGE pages gathered per block.
             tile(
-                d64_p16 = (D = 64, BN = 16, PAGE = 16, NWG = 2, STAGES = 2),
-                d64_p32 = (D = 64, BN = 32, PAGE = 32, NWG = 2, STAGES = 2),
                 d64_p64 = (D = 64, BN = 64, PAGE = 64, NWG = 2, STAGES = 2),
                 d64_p128 = (D = 64, BN = 128, PAGE = 128, NWG = 2, STAGES = 2),
                 d64_p256 = (D = 64, BN = 128, PAGE = 256, NWG = 2, STAGES = 2),
-                d128_p16 = (D = 128, BN = 16, PAGE = 16, NWG = 2, STAGES = 2),
-                d128_p32 = (D = 128, BN = 32, PAGE = 32, NWG = 2, STAGES = 2),
                 d128_p64 = (D = 128, BN = 64, PAGE = 64, NWG = 2, STAGES = 2),
                 d128_p128 = (D = 128, BN = 128, PAGE = 128, NWG = 2, STAGES = 2),
                 d128_p256 = (D = 128, BN = 128, PAGE = 256, NWG = 2, STAGES = 2),
-                d256_p16 = (D = 256, BN = 16, PAGE = 16, NWG = 2, STAGES = 2),
-                d256_p32 = (D = 256, BN = 32, PAGE = 32, NWG = 2, STAGES = 2),
                 d256_p64 = (D = 256, BN = 64, PAGE = 64, NWG = 2, STAGES = 2),
                 d256_p128 = (D = 256, BN = 64, PAGE = 128, NWG = 2, STAGES = 2),
                 d256_p256 = (D = 256, BN = 64, PAGE = 256, NWG = 2, STAGES = 2),
+                d64_p16w = (D = 64, BN = 128, PAGE = 16, NWG = 2, STAGES = 2),
+                d64_p32w = (D = 64, BN = 128, PAGE = 32, NWG = 2, STAGES = 2),
+                d128_p16w = (D = 128, BN = 128, PAGE = 16, NWG = 2, STAGES = 2),
+                d128_p32w = (D = 128, BN = 128, PAGE = 32, NWG = 2, STAGES = 2),
+                d256_p16w = (D = 256, BN = 64, PAGE = 16, NWG = 2, STAGES = 2),
+                d256_p32w = (D = 256, BN = 64, PAGE = 32, NWG = 2, STAGES = 2),
             ),
         )),
     )]
@@ -88,6 +102,22 @@ pub mod kernels {
         let q_s = smem::<T>([NWG, D / 64, 64, 64], swizzle = B128);
         let k_s = smem::<T>([STAGES, D / 64, BN, 64], swizzle = B128);
         let v_s = smem::<T>([STAGES, D, BN], swizzle = B128, major = mn);
+        // The stages as the TMA loads of a wide key block (BN > PAGE) write them: BN/PAGE boxes
+        // of one page each (`[.., box, rows, 64]` for K; for V, MN-major, `[.., chunk, box, 64,
+        // keys]`: a chunk's keys are contiguous, page p's at key p·PAGE of it). Views of the
+        // same bytes (no allocation); a key block within one page (BN ≤ PAGE) uses one box
+        // of BN rows, the stage itself.
+        let k_pages = smem::<T>(
+            [STAGES, D / 64, BN / min(BN, PAGE), min(BN, PAGE), 64],
+            swizzle = B128,
+            alias = k_s,
+        );
+        let v_pages = smem::<T>(
+            [STAGES, D / 64, BN / min(BN, PAGE), 64, min(BN, PAGE)],
+            swizzle = B128,
+            major = mn,
+            alias = v_s,
+        );
         let q_bar = mbarrier();
         let k_pipe = pipeline::<STAGES>(consumers = NWG);
         let v_pipe = pipeline::<STAGES>(consumers = NWG);
@@ -133,21 +163,57 @@ pub mod kernels {
                         tma::load(q_s[w][c], q.at(row, (h * (D / 64) + c) * 64), q_bar);
                     }
                 }
-                for n in 0..n_blocks {
-                    // Key block n lies in one page (BN divides PAGE): the table's page for
-                    // its first key, at that key's row within the page.
-                    let page = gather(block_table, b, n * BN / PAGE);
-                    let row = page * PAGE + n * BN % PAGE;
-                    let ks = k_pipe.producer_acquire(n);
-                    for c in 0..D / 64 {
-                        tma::load(
-                            k_s[ks][c],
-                            k.at(row, (hk * (D / 64) + c) * 64),
-                            k_pipe.full(ks),
-                        );
+                if BN > PAGE {
+                    // Key block n spans BN/PAGE pages: a box of PAGE rows from each, into rows
+                    // p·PAGE… of the stage (K) or keys p·PAGE… of each chunk (V), all on the
+                    // stage's barrier (their bytes are the stage's). A page slot past the
+                    // sequence's last (`cdiv(sk, PAGE)`, in the last block only) is never read
+                    // from the table: its box reloads the last page, whose keys all lie past
+                    // `sk` there and are masked like the rest of a partly filled page.
+                    // (`cdiv(BN, PAGE)` is BN/PAGE here, and 1, not an empty loop, in the
+                    // configs that build this branch without taking it.)
+                    let last = cdiv(sk, PAGE) - 1;
+                    for n in 0..n_blocks {
+                        let ks = k_pipe.producer_acquire(n);
+                        for p in 0..cdiv(BN, PAGE) {
+                            let page = gather(block_table, b, min(n * cdiv(BN, PAGE) + p, last));
+                            for c in 0..D / 64 {
+                                tma::load(
+                                    k_pages[ks][c][p],
+                                    k.at(page * PAGE, (hk * (D / 64) + c) * 64),
+                                    k_pipe.full(ks),
+                                );
+                            }
+                        }
+                        let vs = v_pipe.producer_acquire(n);
+                        for p in 0..cdiv(BN, PAGE) {
+                            let page = gather(block_table, b, min(n * cdiv(BN, PAGE) + p, last));
+                            for c in 0..D / 64 {
+                                tma::load(
+                                    v_pages[vs][c][p],
+                                    v.at(hk * D + c * 64, page * PAGE),
+                                    v_pipe.full(vs),
+                                );
+                            }
+                        }
                     }
-                    let vs = v_pipe.producer_acquire(n);
-                    tma::load(v_s[vs], v.at(hk * D, row), v_pipe.full(vs));
+                } else {
+                    for n in 0..n_blocks {
+                        // Key block n lies in one page (BN divides PAGE): the table's page for
+                        // its first key, at that key's row within the page.
+                        let page = gather(block_table, b, n * BN / PAGE);
+                        let row = page * PAGE + n * BN % PAGE;
+                        let ks = k_pipe.producer_acquire(n);
+                        for c in 0..D / 64 {
+                            tma::load(
+                                k_s[ks][c],
+                                k.at(row, (hk * (D / 64) + c) * 64),
+                                k_pipe.full(ks),
+                            );
+                        }
+                        let vs = v_pipe.producer_acquire(n);
+                        tma::load(v_s[vs], v.at(hk * D, row), v_pipe.full(vs));
+                    }
                 }
             }
         }

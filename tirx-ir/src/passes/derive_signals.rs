@@ -44,7 +44,8 @@
 //! of one `if` are one arrival: only one branch runs.
 //!
 //! A `for` loop with constant bounds whose body is only loads signalling barrier references
-//! the loop does not change (and plain statements) is one phase spread over its iterations
+//! the loop does not change (and plain statements, scalar loads among them: a `gather` of the
+//! block-table entry each box reads) is one phase spread over its iterations
 //! (`for c in 0..BN / 64 { tma::load(b_s[s][c], b.tile(k, c), pipe.full(s)) }`): its boxes
 //! count trip-count times toward the enclosing block's sum, and its body gets no expect-tx of
 //! its own. A nest of such loops is one phase as well (Q's boxes per warpgroup and per column
@@ -240,7 +241,12 @@ fn counted_loop(k: &Kernel, s: &Stmt) -> Option<Vec<(BarRef, u64, Span)>> {
                     }
                 }
             }
-            StmtKind::Let { .. } | StmtKind::Assign { .. } | StmtKind::Inst(_) => {}
+            // A scalar load (`gather` of a table entry: the page a box reads) neither signals
+            // nor waits on a barrier: a plain statement.
+            StmtKind::Let { .. }
+            | StmtKind::Assign { .. }
+            | StmtKind::Inst(_)
+            | StmtKind::Op(Op::LoadScalar { .. }) => {}
             _ => return None,
         }
     }

@@ -104,13 +104,14 @@ fn shuffled_tables_are_valid_and_shuffled() {
     assert_eq!(p.block_table[9..18], [-1; 9]);
 }
 
-/// Every tile's page is a multiple of its key block (a TMA box never straddles two pages),
-/// and `tile_for` finds each (head dim, page) and names them all when it cannot.
+/// Every tile's page is a multiple of its key block or divides it (a TMA box never straddles
+/// two pages: a block within one page, or whole pages), and `tile_for` finds each (head dim,
+/// page) and names them all when it cannot.
 #[test]
-fn every_tile_reads_whole_key_blocks_of_one_page() {
+fn every_tile_reads_key_blocks_of_whole_pages_or_within_one() {
     for a in attention_sm90_paged::KERNEL.artifacts {
         let (page, bn) = (a.int("PAGE").unwrap(), a.int("BN").unwrap());
-        assert_eq!(page % bn, 0, "{}", a.config);
+        assert!(page % bn == 0 || bn % page == 0, "{}", a.config);
         assert_eq!(page_of(a).unwrap(), page as usize);
     }
     for (d, page) in [
@@ -130,12 +131,19 @@ fn every_tile_reads_whole_key_blocks_of_one_page() {
         );
     }
     // vLLM's page sizes 16 and 32 in every head dim, mask and type (`tirx bench attention
-    // --paged 16` takes its tile so), with key blocks of one page.
+    // --paged 16` takes its tile so), with wide key blocks gathered from BN/PAGE pages:
+    // varlen's 128, 64 for d256.
     for d in [64, 128, 256] {
         for page in [16, 32] {
             for (causal, elem) in [(false, ElemType::Bf16), (true, ElemType::F16)] {
                 let a = tile_for(d, page, causal, elem).unwrap();
-                assert_eq!(a.int("BN"), Some(page as i64), "{}", a.config);
+                let bn = if d == 256 { 64 } else { 128 };
+                assert_eq!(a.int("BN"), Some(bn), "{}", a.config);
+                assert!(
+                    a.config.ends_with(&format!("d{d}_p{page}w")),
+                    "{}",
+                    a.config
+                );
             }
         }
     }
@@ -173,4 +181,40 @@ fn the_reference_reads_keys_through_the_table() {
     let want = attention_varlen_f64(&q, &k, &v, &p.offsets(), (2, 1, d), true, 0.5);
     let got = attention_paged_f64(&q, (&kc, &vc), &p, (2, 1, d), true, 0.5);
     assert_eq!(got, want);
+}
+
+/// The wide tiles over pages of 16 and 32 arm each K and V stage barrier with the bytes of
+/// the whole key block (BN·D elements: BN/PAGE boxes of PAGE rows per 64-column chunk), the
+/// sum the compiler derives over the producer's page loop, and Q's with its two 64-row tiles.
+#[test]
+fn wide_tiles_expect_the_bytes_of_all_their_page_boxes() {
+    let wide = attention_sm90_paged::KERNEL
+        .artifacts
+        .iter()
+        .filter(|a| a.int("BN") > a.int("PAGE"));
+    let mut n = 0;
+    for a in wide {
+        let (d, bn) = (a.int("D").unwrap() as u64, a.int("BN").unwrap() as u64);
+        let bytes: Vec<u64> = a
+            .ptx
+            .lines()
+            .filter(|l| l.contains("mbarrier.arrive.expect_tx"))
+            .map(|l| {
+                l.trim_end_matches(';')
+                    .rsplit(' ')
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap()
+            })
+            .collect();
+        assert_eq!(
+            bytes,
+            [2 * 64 * d * 2, bn * d * 2, bn * d * 2],
+            "{}",
+            a.config
+        );
+        n += 1;
+    }
+    assert_eq!(n, 24);
 }
