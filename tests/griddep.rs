@@ -94,8 +94,9 @@ fn the_two_launch_plans_signal_and_wait() {
                 art.config
             );
             // The row-wise reduce loads its scales first (the caller's inputs, complete before
-            // the partial product started), overlapping the wait; every other one reads
-            // nothing before it.
+            // the partial product started, declared `#[independent]`), overlapping the wait;
+            // every other one reads nothing before it (the build checks both: a dependent
+            // tensor accessed before the wait is a compile error, `ui/griddep_*.rs`).
             if k.name == "splitk_reduce_rowwise" {
                 continue;
             }

@@ -40,6 +40,9 @@ pub enum DiagKind {
     /// Asynchronous-protocol rules (`check-protocol`).
     #[error(transparent)]
     Protocol(#[from] crate::passes::ProtocolError),
+    /// A dependent tensor accessed before `grid::dependency_wait()` (`check-grid-dep`).
+    #[error(transparent)]
+    GridDep(#[from] crate::passes::GridDepError),
     /// Register-tile ops that do not fit their tiles or threads (`plan-reg-tiles`).
     #[error(transparent)]
     RegTile(#[from] crate::regtile::RegTileError),

@@ -86,7 +86,7 @@ impl ShapeDim {
 }
 
 /// A tensor parameter: `#[shape(M, N)] name: Tensor<bf16>` or `Tensor<TA>`, optionally
-/// `#[major(mn)]` (or `#[major(MB)]` with a config's majorness entry).
+/// `#[major(mn)]` (or `#[major(MB)]` with a config's majorness entry) and `#[independent]`.
 #[derive(Clone, Debug)]
 pub struct ParamDef {
     /// Parameter name.
@@ -101,6 +101,10 @@ pub struct ParamDef {
     /// with its last two logical dimensions swapped (`#[shape(N, K)] #[major(mn)]` is a K×N
     /// row-major array, `#[shape(B, N, K)] #[major(mn)]` a B×K×N one).
     pub major: Option<MajorRef>,
+    /// `#[independent]`: no kernel before this one on the stream writes the tensor (or reads
+    /// it, when this kernel writes it), so a kernel that calls `grid::dependency_wait()` may
+    /// access it before the wait (`tirx_ir::passes::CheckGridDep`).
+    pub independent: bool,
 }
 
 /// A tensor's majorness as written: `k`/`mn`, or a config's majorness entry.
@@ -245,6 +249,15 @@ impl KernelDef {
         self.params.iter().map(|p| p.decl(config)).collect()
     }
 
+    /// The tensors declared `#[independent]`, by name.
+    pub fn independent_tensors(&self) -> Vec<String> {
+        self.params
+            .iter()
+            .filter(|p| p.independent)
+            .map(|p| p.ident.to_string())
+            .collect()
+    }
+
     /// The config symbols tensor parameters use as element types, in first-use order: the
     /// type parameters of the generated launcher.
     pub fn type_params(&self) -> Vec<&Ident> {
@@ -335,6 +348,7 @@ fn param(arg: &FnArg, sink: &mut ErrorSink) -> Option<Param> {
     let elem = tensor_elem(&pt.ty, sink)?;
     let mut shape = None;
     let mut major = None;
+    let mut independent = false;
     for a in &pt.attrs {
         if a.path().is_ident("shape") && shape.is_none() {
             match a.parse_args_with(Punctuated::<Expr, Token![,]>::parse_terminated) {
@@ -363,10 +377,18 @@ fn param(arg: &FnArg, sink: &mut ErrorSink) -> Option<Param> {
                     "expected `#[major(k)]`, `#[major(mn)]` or `#[major(MB)]` with a config's majorness entry",
                 ),
             }
+        } else if a.path().is_ident("independent") && !independent {
+            match &a.meta {
+                syn::Meta::Path(_) => independent = true,
+                _ => sink.push(
+                    span_range(a),
+                    "`#[independent]` takes no arguments: it says that no kernel before this one on the stream writes this tensor (or reads it, if this kernel writes it)",
+                ),
+            }
         } else {
             sink.push(
                 span_range(a),
-                "expected one `#[shape(M, N)]` and at most one `#[major(k | mn | MB)]` attribute on a tensor parameter",
+                "expected one `#[shape(M, N)]`, at most one `#[major(k | mn | MB)]` and at most one `#[independent]` attribute on a tensor parameter",
             );
         }
     }
@@ -392,6 +414,7 @@ fn param(arg: &FnArg, sink: &mut ErrorSink) -> Option<Param> {
         elem,
         shape,
         major,
+        independent,
     }))
 }
 

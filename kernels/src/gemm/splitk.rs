@@ -466,8 +466,14 @@ pub mod reduce {
     )]
     pub fn splitk_reduce_rowwise(
         #[shape(S, M, N)] w: Tensor<f32>,
-        #[shape(M)] sa: Tensor<f32>,
-        #[shape(N)] sb: Tensor<f32>,
+        // The caller's scales: complete before the partial product started (no kernel of
+        // the plan writes them), so they are loaded before the wait, overlapping its tail.
+        #[independent]
+        #[shape(M)]
+        sa: Tensor<f32>,
+        #[independent]
+        #[shape(N)]
+        sb: Tensor<f32>,
         #[shape(M, N)] d: Tensor<TD>,
     ) {
         let acc = regs::<f32>([R, C], layout = blocked(vec = V));

@@ -6,6 +6,7 @@
 //! the IR before and after that pass to stderr.
 
 mod carry_stage_counters;
+mod check_grid_dep;
 mod check_protocol;
 mod check_wgmma_regs;
 mod derive_signals;
@@ -22,6 +23,7 @@ mod verify_pair;
 mod verify_scopes;
 pub(crate) mod walk;
 
+pub use check_grid_dep::{CheckGridDep, GridDepError};
 pub use check_protocol::ProtocolError;
 pub use derive_signals::SignalError;
 pub use plan_memory::MemoryError;

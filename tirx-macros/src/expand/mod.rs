@@ -289,22 +289,32 @@ fn compile_instance(
         ),
     };
     let ir = kernel.to_string();
-    let (compiled, _) = tirx_ir::passes::run_pipeline(kernel, false).map_err(|diags| {
-        diags
-            .iter()
-            .map(|d| Diag {
-                range: low.spans.get(d.span),
-                message: d.message.clone(),
-                calls: low.spans.calls(d.span),
-                assertion: false,
-                notes: d
-                    .notes
-                    .iter()
-                    .map(|(span, note)| (low.spans.get(*span), note.clone()))
-                    .collect(),
-            })
-            .collect::<Vec<_>>()
-    })?;
+    // A kernel that waits for the grid before it reads no dependent tensor before the wait;
+    // the `#[independent]` declarations are the source's, so the check runs here, on the
+    // front end's IR, before the pipeline.
+    let independent = def.independent_tensors();
+    let checked = tirx_ir::passes::CheckGridDep {
+        independent: &independent,
+    }
+    .check(&kernel);
+    let (compiled, _) = checked
+        .and_then(|()| tirx_ir::passes::run_pipeline(kernel, false))
+        .map_err(|diags| {
+            diags
+                .iter()
+                .map(|d| Diag {
+                    range: low.spans.get(d.span),
+                    message: d.message.clone(),
+                    calls: low.spans.calls(d.span),
+                    assertion: false,
+                    notes: d
+                        .notes
+                        .iter()
+                        .map(|(span, note)| (low.spans.get(*span), note.clone()))
+                        .collect(),
+                })
+                .collect::<Vec<_>>()
+        })?;
     let (ptx, marks) = tirx_ptx::write_with_lines(&compiled).map_err(|e| {
         vec![Diag {
             range: span_range(&def.name),

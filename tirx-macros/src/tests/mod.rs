@@ -3,6 +3,7 @@
 
 mod elem_types;
 mod errors;
+mod griddep;
 mod language_doc;
 mod lower;
 mod module;
