@@ -4,9 +4,9 @@
 //! Hopper consumers' online softmax that `attention_sm90`, the split decode kernels and
 //! [`consume_varlen`] take alike ([`softmax_init`], [`softmax_first`], [`softmax_next`],
 //! [`pv_retire`], [`pv_last`]: what differs between them, the Q tile's layout, the mask and
-//! the ping-pong turns, stays with the caller), and the consumer warpgroups of the
-//! variable-length kernels (`attention_sm90_varlen`, `attention_sm90_paged`:
-//! [`consume_varlen`], which differ only in where their loads read K/V).
+//! the ping-pong turns, stays with the caller), and the Q loads and consumer warpgroups of
+//! the variable-length kernels (`attention_sm90_varlen`, `attention_sm90_paged`:
+//! [`load_varlen_q`], [`consume_varlen`]; they differ only in where their loads read K/V).
 //! Each of them is the same TMA producer — Q's tiles once, then K and V key block after key
 //! block into two stage rings (FA3, arXiv 2407.08608 §3.1; FA4, arXiv 2603.05451, and its
 //! `flash_attn/cute/flash_fwd_sm100.py`, whose load warp does the same) — with what differs
@@ -181,6 +181,22 @@ mod attention_pieces {
         wgmma::wait(0);
         if leader {
             v_pipe.consumer_release(vs);
+        }
+    }
+
+    /// The Q tiles of a variable-length query tile (the load warp's elected thread): warpgroup
+    /// w's 64 rows from row `q0 + (mb·NWG + w)·64` of the packed Q, query head `h`, `D / 64`
+    /// boxes into `q_s[w]`, on `q_bar`.
+    #[tile_fn]
+    fn load_varlen_q(q_bar: Bar, q_s: Smem, q: Global, h: u32, mb: u32, q0: u32, q1: u32) {
+        for w in 0..NWG {
+            // A warpgroup whose 64 rows all lie past the sequence's end stores nothing:
+            // its box starts at the sequence's last row instead (never past the
+            // tensor, where the emulator reports a loaded coordinate).
+            let row = min(q0 + (mb * NWG + w) * 64, q1 - 1);
+            for c in 0..D / 64 {
+                tma::load(q_s[w][c], q.at(row, (h * (D / 64) + c) * 64), q_bar);
+            }
         }
     }
 
