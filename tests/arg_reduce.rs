@@ -7,14 +7,13 @@
 //! extreme of both `argmax` and `argmin` (the first NaN of a row wins). Every output is
 //! bit-exact.
 
-use tirx::KernelArtifact;
 use tirx::prelude::*;
 use tirx::runtime::{ElemType, TensorMeta};
 use tirx_kernels::reference::Rng;
-use tirx_kernels::simulate::{self, put};
+use tirx_kernels::simulate::put;
 use tirx_sim::Device;
 
-use super::sim_exec::EMULATED;
+use super::emu_io::{assert_ir_round_trips, launch, poisoned, read32, words32};
 
 /// Row statistics within a warp's lanes (16 lanes share a row), the tail masked: the index of
 /// the max and of the min (each plus the column, so the whole tile is written) and the row
@@ -69,30 +68,6 @@ pub fn arg_int_cols(
     copy(cmin.tile(cta.x, 0), x - reduce_min(x, axis = 0));
 }
 
-fn words<T: Copy>(v: &[T], bits: impl Fn(T) -> u32) -> Vec<u8> {
-    v.iter().flat_map(|&x| bits(x).to_le_bytes()).collect()
-}
-
-fn read_words(dev: &Device, t: &TensorMeta, n: usize) -> Vec<u32> {
-    dev.read(t.addr, n * 4)
-        .expect("the tensor's allocation")
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
-
-fn launch(art: &KernelArtifact, dev: &mut Device, tensors: &[TensorMeta]) {
-    simulate::launch(
-        art.ptx,
-        &(art.signature)(),
-        dev,
-        (tensors, &[]),
-        3,
-        &EMULATED,
-    )
-    .expect("the kernel runs");
-}
-
 /// Values from a few levels (ties everywhere), ±0 among them; with `nan`, a NaN in some rows.
 pub(crate) fn tied(rng: &mut Rng, rows: usize, cols: usize, nan: bool) -> Vec<f32> {
     (0..rows * cols)
@@ -142,15 +117,15 @@ fn argmax_argmin_and_min_along_rows_match_torch() {
     const N: usize = 61;
     let mut dev = Device::new();
     let x = tied(&mut Rng::new(11), M, N, true);
-    let xt = put(&mut dev, &words(&x, f32::to_bits), ElemType::F32, &[M, N]);
+    let xt = put(&mut dev, &words32(&x, f32::to_bits), ElemType::F32, &[M, N]);
     let outs: Vec<TensorMeta> = [ElemType::U32, ElemType::U32, ElemType::F32]
         .iter()
-        .map(|&e| put(&mut dev, &vec![0xa5; M * N * 4], e, &[M, N]))
+        .map(|&e| poisoned(&mut dev, e, &[M, N]))
         .collect();
     let mut all = vec![xt];
     all.extend(outs.iter().cloned());
     launch(&arg_rows::KERNEL.artifacts[0], &mut dev, &all);
-    let got: Vec<Vec<u32>> = outs.iter().map(|t| read_words(&dev, t, M * N)).collect();
+    let got: Vec<Vec<u32>> = outs.iter().map(|t| read32(&dev, t, M * N)).collect();
     for r in 0..M {
         let row = &x[r * N..(r + 1) * N];
         let (amax, amin) = (torch_arg(row, true, nan32), torch_arg(row, false, nan32));
@@ -176,16 +151,16 @@ fn argmax_argmin_across_warps_match_torch() {
     const N: usize = 1001;
     let mut dev = Device::new();
     let x = tied(&mut Rng::new(12), M, N, true);
-    let xt = put(&mut dev, &words(&x, f32::to_bits), ElemType::F32, &[M, N]);
+    let xt = put(&mut dev, &words32(&x, f32::to_bits), ElemType::F32, &[M, N]);
     let outs: Vec<TensorMeta> = (0..2)
-        .map(|_| put(&mut dev, &vec![0xa5; M * N * 4], ElemType::U32, &[M, N]))
+        .map(|_| poisoned(&mut dev, ElemType::U32, &[M, N]))
         .collect();
     launch(
         &arg_wide_rows::KERNEL.artifacts[0],
         &mut dev,
         &[xt, outs[0].clone(), outs[1].clone()],
     );
-    let got: Vec<Vec<u32>> = outs.iter().map(|t| read_words(&dev, t, M * N)).collect();
+    let got: Vec<Vec<u32>> = outs.iter().map(|t| read32(&dev, t, M * N)).collect();
     for r in 0..M {
         let row = &x[r * N..(r + 1) * N];
         let (amax, amin) = (torch_arg(row, true, nan32), torch_arg(row, false, nan32));
@@ -206,15 +181,15 @@ fn integer_argmax_argmin_down_columns_match_rust() {
     let a: Vec<i32> = (0..M * C)
         .map(|_| (rng.unit() * 3.0).round() as i32 * 1_000_000)
         .collect();
-    let at = put(&mut dev, &words(&a, |v| v as u32), ElemType::I32, &[M, C]);
+    let at = put(&mut dev, &words32(&a, |v| v as u32), ElemType::I32, &[M, C]);
     let outs: Vec<TensorMeta> = [ElemType::U32, ElemType::U32, ElemType::I32]
         .iter()
-        .map(|&e| put(&mut dev, &vec![0xa5; M * C * 4], e, &[M, C]))
+        .map(|&e| poisoned(&mut dev, e, &[M, C]))
         .collect();
     let mut all = vec![at];
     all.extend(outs.iter().cloned());
     launch(&arg_int_cols::KERNEL.artifacts[0], &mut dev, &all);
-    let got: Vec<Vec<u32>> = outs.iter().map(|t| read_words(&dev, t, M * C)).collect();
+    let got: Vec<Vec<u32>> = outs.iter().map(|t| read32(&dev, t, M * C)).collect();
     for r in 0..M {
         let tile = r / 32 * 32..r / 32 * 32 + 32;
         for c in 0..C {
@@ -294,11 +269,7 @@ fn index_reduction_ir_prints_parses_and_recompiles() {
         &arg_cluster::KERNEL.artifacts[0],
         &arg_cluster::KERNEL.artifacts[1],
     ] {
-        let m = tirx_ir::parse::parse_module(a.ir).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(m.to_string(), a.ir);
-        let kernel = m.kernels.into_iter().next().expect("one kernel");
-        let (lowered, _) = tirx_ir::passes::run_pipeline(kernel, false).expect("compiles");
-        assert_eq!(tirx_ptx::write_string(&lowered).expect("prints"), a.ptx);
+        assert_ir_round_trips(a, false);
     }
 }
 
@@ -325,15 +296,15 @@ fn the_reference_example_predicts_classes() {
     const N: usize = 333;
     let mut dev = Device::new();
     let x = tied(&mut Rng::new(15), M, N, false);
-    let xt = put(&mut dev, &words(&x, f32::to_bits), ElemType::F32, &[M, N]);
-    let ct = put(&mut dev, &vec![0xa5; M * N * 4], ElemType::U32, &[M, N]);
-    let mt = put(&mut dev, &vec![0xa5; M * N * 4], ElemType::F32, &[M, N]);
+    let xt = put(&mut dev, &words32(&x, f32::to_bits), ElemType::F32, &[M, N]);
+    let ct = poisoned(&mut dev, ElemType::U32, &[M, N]);
+    let mt = poisoned(&mut dev, ElemType::F32, &[M, N]);
     launch(
         &predict::KERNEL.artifacts[0],
         &mut dev,
         &[xt, ct.clone(), mt.clone()],
     );
-    let (class, margin) = (read_words(&dev, &ct, M * N), read_words(&dev, &mt, M * N));
+    let (class, margin) = (read32(&dev, &ct, M * N), read32(&dev, &mt, M * N));
     for r in 0..M {
         let row = &x[r * N..(r + 1) * N];
         let k = torch_arg(row, true, nan32);
@@ -397,9 +368,9 @@ fn argmax_and_argmin_across_a_cluster_match_torch() {
             x[2 * n + c] = 1.0;
             x[3 * n + c] = if c % 512 == 100 { 5.0 } else { 0.0 };
         }
-        let xt = put(&mut dev, &words(&x, f32::to_bits), ElemType::F32, &[M, n]);
+        let xt = put(&mut dev, &words32(&x, f32::to_bits), ElemType::F32, &[M, n]);
         let outs: Vec<TensorMeta> = (0..2)
-            .map(|_| put(&mut dev, &vec![0xa5; M * n * 4], ElemType::U32, &[M, n]))
+            .map(|_| poisoned(&mut dev, ElemType::U32, &[M, n]))
             .collect();
         let art = arg_cluster::KERNEL
             .artifacts
@@ -409,7 +380,7 @@ fn argmax_and_argmin_across_a_cluster_match_torch() {
         let mut all = vec![xt];
         all.extend(outs.iter().cloned());
         launch(art, &mut dev, &all);
-        let got: Vec<Vec<u32>> = outs.iter().map(|t| read_words(&dev, t, M * n)).collect();
+        let got: Vec<Vec<u32>> = outs.iter().map(|t| read32(&dev, t, M * n)).collect();
         for r in 0..M {
             let row = &x[r * n..(r + 1) * n];
             let want = [torch_arg(row, true, nan32), torch_arg(row, false, nan32)];
@@ -463,14 +434,14 @@ fn the_reference_example_splits_argmax_over_a_cluster() {
         let n = cs * 512 - 200;
         let mut dev = Device::new();
         let x = tied(&mut Rng::new(50 + cs as u64), M, n, true);
-        let xt = put(&mut dev, &words(&x, f32::to_bits), ElemType::F32, &[M, n]);
-        let ct = put(&mut dev, &[0xa5; M * 4], ElemType::U32, &[M, 1]);
+        let xt = put(&mut dev, &words32(&x, f32::to_bits), ElemType::F32, &[M, n]);
+        let ct = poisoned(&mut dev, ElemType::U32, &[M, 1]);
         launch(
             &split_argmax::KERNEL.artifacts[i],
             &mut dev,
             &[xt, ct.clone()],
         );
-        let got = read_words(&dev, &ct, M);
+        let got = read32(&dev, &ct, M);
         for r in 0..M {
             let want = torch_arg(&x[r * n..(r + 1) * n], true, nan32);
             assert_eq!(got[r], want, "cluster of {cs}: row {r}");
@@ -512,14 +483,14 @@ fn min_across_a_cluster_and_argmin_of_bf16_match_rust() {
         .flat_map(|v| ((v.to_bits() >> 16) as u16).to_le_bytes())
         .collect();
     let xt = put(&mut dev, &bits, ElemType::Bf16, &[R, C]);
-    let yt = put(&mut dev, &vec![0xa5; R * C * 4], ElemType::F32, &[R, C]);
-    let kt = put(&mut dev, &vec![0xa5; R * C * 4], ElemType::U32, &[R, C]);
+    let yt = poisoned(&mut dev, ElemType::F32, &[R, C]);
+    let kt = poisoned(&mut dev, ElemType::U32, &[R, C]);
     launch(
         &min_cluster_bf16::KERNEL.artifacts[0],
         &mut dev,
         &[xt, yt.clone(), kt.clone()],
     );
-    let (y, k) = (read_words(&dev, &yt, R * C), read_words(&dev, &kt, R * C));
+    let (y, k) = (read32(&dev, &yt, R * C), read32(&dev, &kt, R * C));
     for r in 0..R {
         let row = &x[r * C..(r + 1) * C];
         let m = row.iter().copied().fold(f32::INFINITY, f32::min);

@@ -21,13 +21,13 @@
 //! lane's atomic in a seeded order; several seeds run.
 
 use half::bf16;
-use tirx::KernelArtifact;
 use tirx::prelude::*;
-use tirx::runtime::{ElemType, TensorMeta};
+use tirx::runtime::ElemType;
 use tirx_kernels::reference::Rng;
 use tirx_kernels::simulate::{self, put};
 use tirx_sim::Device;
 
+use super::emu_io::{launch_seeded, poisoned, read32, words32};
 use super::sim_exec::EMULATED;
 
 /// Split-K: partial `s` of output tile `(i, j)` is `p[s]`'s tile, added into `y`.
@@ -135,35 +135,11 @@ pub(crate) const M: usize = 45;
 pub(crate) const N: usize = 70;
 pub(crate) const S: usize = 3;
 
-pub(crate) fn words<T: Copy>(v: &[T], bits: impl Fn(T) -> u32) -> Vec<u8> {
-    v.iter().flat_map(|&x| bits(x).to_le_bytes()).collect()
-}
-
-fn read_words(dev: &Device, t: &TensorMeta, n: usize) -> Vec<u32> {
-    dev.read(t.addr, n * 4)
-        .expect("the tensor's allocation")
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
-
 /// Random multiples of 1/256 in (-4, 4): sums of a few are exact in f32 in any order.
 pub(crate) fn dyadic(rng: &mut Rng, n: usize) -> Vec<f32> {
     (0..n)
         .map(|_| (rng.unit() * 1024.0).round() / 256.0)
         .collect()
-}
-
-fn launch(art: &KernelArtifact, dev: &mut Device, tensors: &[TensorMeta], seed: u64) {
-    simulate::launch(
-        art.ptx,
-        &(art.signature)(),
-        dev,
-        (tensors, &[]),
-        seed,
-        &EMULATED,
-    )
-    .expect("the kernel runs");
 }
 
 #[test]
@@ -175,18 +151,23 @@ fn splitk_red_add_f32_from_several_ctas() {
         let y0 = dyadic(&mut rng, M * N);
         let pt = put(
             &mut dev,
-            &words(&p, f32::to_bits),
+            &words32(&p, f32::to_bits),
             ElemType::F32,
             &[S, M, N],
         );
-        let yt = put(&mut dev, &words(&y0, f32::to_bits), ElemType::F32, &[M, N]);
-        launch(
+        let yt = put(
+            &mut dev,
+            &words32(&y0, f32::to_bits),
+            ElemType::F32,
+            &[M, N],
+        );
+        launch_seeded(
             &splitk_red::KERNEL.artifacts[0],
             &mut dev,
             &[pt, yt.clone()],
             seed,
         );
-        let got = read_words(&dev, &yt, M * N);
+        let got = read32(&dev, &yt, M * N);
         for i in 0..M * N {
             let want = y0[i] + (0..S).map(|s| p[s * M * N + i]).sum::<f32>();
             assert_eq!(f32::from_bits(got[i]), want, "y at ({}, {})", i / N, i % N);
@@ -199,15 +180,15 @@ fn column_sums_add_each_column_once() {
     let mut dev = Device::new();
     let mut rng = Rng::new(21);
     let x = dyadic(&mut rng, M * N);
-    let xt = put(&mut dev, &words(&x, f32::to_bits), ElemType::F32, &[M, N]);
+    let xt = put(&mut dev, &words32(&x, f32::to_bits), ElemType::F32, &[M, N]);
     let cst = put(&mut dev, &vec![0; N * 4], ElemType::F32, &[N]);
-    launch(
+    launch_seeded(
         &column_sums::KERNEL.artifacts[0],
         &mut dev,
         &[xt, cst.clone()],
         5,
     );
-    let got = read_words(&dev, &cst, N);
+    let got = read32(&dev, &cst, N);
     for c in 0..N {
         let want: f32 = (0..M).map(|r| x[r * N + c]).sum();
         assert_eq!(f32::from_bits(got[c]), want, "column {c}");
@@ -230,23 +211,20 @@ fn histogram_atom_gives_each_cta_its_slots() {
         let h0: Vec<i32> = (0..B).map(|b| (b as i32 * 7) % 5).collect();
         let ot = put(
             &mut dev,
-            &words(&onehot, |v| v as u32),
+            &words32(&onehot, |v| v as u32),
             ElemType::I32,
             &[M, B],
         );
-        let ht = put(&mut dev, &words(&h0, |v| v as u32), ElemType::I32, &[B]);
-        let ft = put(&mut dev, &vec![0xa5; G * B * 4], ElemType::I32, &[G, B]);
-        launch(
+        let ht = put(&mut dev, &words32(&h0, |v| v as u32), ElemType::I32, &[B]);
+        let ft = poisoned(&mut dev, ElemType::I32, &[G, B]);
+        launch_seeded(
             &histogram_slots::KERNEL.artifacts[0],
             &mut dev,
             &[ot, ht.clone(), ft.clone()],
             seed,
         );
-        let hist: Vec<i32> = read_words(&dev, &ht, B).iter().map(|&w| w as i32).collect();
-        let first: Vec<i32> = read_words(&dev, &ft, G * B)
-            .iter()
-            .map(|&w| w as i32)
-            .collect();
+        let hist: Vec<i32> = read32(&dev, &ht, B).iter().map(|&w| w as i32).collect();
+        let first: Vec<i32> = read32(&dev, &ft, G * B).iter().map(|&w| w as i32).collect();
         for b in 0..B {
             let count = |g: usize| {
                 (32 * g..(32 * g + 32).min(M))
@@ -283,7 +261,7 @@ fn bf16_pairs_add_with_the_isa_rounding() {
     let half_words = |v: &[bf16]| -> Vec<u8> { v.iter().flat_map(|h| h.to_le_bytes()).collect() };
     let xt = put(&mut dev, &half_words(&x), ElemType::Bf16, &[M, N]);
     let yt = put(&mut dev, &half_words(&y0), ElemType::Bf16, &[M, N]);
-    launch(
+    launch_seeded(
         &bf16_red::KERNEL.artifacts[0],
         &mut dev,
         &[xt, yt.clone()],
@@ -310,18 +288,23 @@ fn tma_reduce_add_and_max_from_several_ctas() {
     let y0 = dyadic(&mut rng, M * NT);
     let pt = put(
         &mut dev,
-        &words(&p, f32::to_bits),
+        &words32(&p, f32::to_bits),
         ElemType::F32,
         &[S, M, NT],
     );
-    let yt = put(&mut dev, &words(&y0, f32::to_bits), ElemType::F32, &[M, NT]);
-    launch(
+    let yt = put(
+        &mut dev,
+        &words32(&y0, f32::to_bits),
+        ElemType::F32,
+        &[M, NT],
+    );
+    launch_seeded(
         &splitk_tma_reduce::KERNEL.artifacts[0],
         &mut dev,
         &[pt, yt.clone()],
         6,
     );
-    let got = read_words(&dev, &yt, M * NT);
+    let got = read32(&dev, &yt, M * NT);
     for i in 0..M * NT {
         let want = y0[i] + (0..S).map(|s| p[s * M * NT + i]).sum::<f32>();
         assert_eq!(
@@ -342,7 +325,7 @@ fn tma_reduce_add_and_max_from_several_ctas() {
     let hw = |v: &[bf16]| -> Vec<u8> { v.iter().flat_map(|h| h.to_le_bytes()).collect() };
     let qt = put(&mut dev, &hw(&q), ElemType::Bf16, &[S, M, NT]);
     let zt = put(&mut dev, &hw(&z0), ElemType::Bf16, &[M, NT]);
-    launch(
+    launch_seeded(
         &max_tma_reduce::KERNEL.artifacts[0],
         &mut dev,
         &[qt, zt.clone()],
@@ -436,7 +419,7 @@ fn the_emulator_reports_atomics_that_race() {
     let p = dyadic(&mut rng, S * M * N);
     let pt = put(
         &mut dev,
-        &words(&p, f32::to_bits),
+        &words32(&p, f32::to_bits),
         ElemType::F32,
         &[S, M, N],
     );
@@ -450,7 +433,7 @@ fn the_emulator_reports_atomics_that_race() {
 
     let xt = put(
         &mut dev,
-        &words(&p[..M * N], f32::to_bits),
+        &words32(&p[..M * N], f32::to_bits),
         ElemType::F32,
         &[M, N],
     );

@@ -13,6 +13,7 @@ use tirx_kernels::reference::Rng;
 use tirx_kernels::simulate::{self, put};
 use tirx_sim::Device;
 
+use super::emu_io::{assert_ir_round_trips, poisoned, read32, words32};
 use super::sim_exec::EMULATED;
 
 /// Cross-entropy per row: `logsumexp(x[r, :]) - x[r, target[r]]`, the target a row statistic
@@ -138,18 +139,6 @@ pub fn segment_scale(
     }
 }
 
-fn words<T: Copy>(v: &[T], bits: impl Fn(T) -> u32) -> Vec<u8> {
-    v.iter().flat_map(|&x| bits(x).to_le_bytes()).collect()
-}
-
-fn read_words(dev: &Device, t: &TensorMeta, n: usize) -> Vec<u32> {
-    dev.read(t.addr, n * 4)
-        .expect("the tensor's allocation")
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
-
 fn launch(art: &KernelArtifact, dev: &mut Device, tensors: &[TensorMeta]) {
     try_launch(art, dev, tensors).expect("the kernel runs");
 }
@@ -236,17 +225,17 @@ fn an_out_of_range_target_is_reported_by_the_emulator() {
         let x: Vec<f32> = (0..CE_M * CE_N).map(|_| rng.unit()).collect();
         let xt = put(
             &mut dev,
-            &words(&x, f32::to_bits),
+            &words32(&x, f32::to_bits),
             ElemType::F32,
             &[CE_M, CE_N],
         );
         let tt = put(
             &mut dev,
-            &words(&target, |v| v as u32),
+            &words32(&target, |v| v as u32),
             ElemType::I32,
             &[CE_M],
         );
-        let lt = put(&mut dev, &[0xa5; CE_M * 4], ElemType::F32, &[CE_M]);
+        let lt = poisoned(&mut dev, ElemType::F32, &[CE_M]);
         let err = try_launch(art, &mut dev, &[xt, tt, lt]).expect_err("an out-of-range target");
         let want = data_index("gather", "x", i64::from(bad), 1, CE_N);
         assert!(err.contains(&want), "{err}");
@@ -260,11 +249,16 @@ fn cross_entropy_vs_reference(art: &KernelArtifact, rng: &mut Rng, target: &[i32
     const N: usize = CE_N;
     let mut dev = Device::new();
     let x: Vec<f32> = (0..M * N).map(|_| rng.unit() * 4.0).collect();
-    let xt = put(&mut dev, &words(&x, f32::to_bits), ElemType::F32, &[M, N]);
-    let tt = put(&mut dev, &words(target, |v| v as u32), ElemType::I32, &[M]);
-    let lt = put(&mut dev, &[0xa5; M * 4], ElemType::F32, &[M]);
+    let xt = put(&mut dev, &words32(&x, f32::to_bits), ElemType::F32, &[M, N]);
+    let tt = put(
+        &mut dev,
+        &words32(target, |v| v as u32),
+        ElemType::I32,
+        &[M],
+    );
+    let lt = poisoned(&mut dev, ElemType::F32, &[M]);
     launch(art, &mut dev, &[xt, tt, lt.clone()]);
-    let got = read_words(&dev, &lt, M);
+    let got = read32(&dev, &lt, M);
     for r in 0..M {
         let row = &x[r * N..(r + 1) * N];
         let m = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
@@ -312,7 +306,12 @@ fn embedding_rows_gather_by_id() {
         let mut planted = ids.clone();
         planted[9] = bad;
         let mut d = Device::new();
-        let it = put(&mut d, &words(&planted, |v| v as u32), ElemType::I32, &[S]);
+        let it = put(
+            &mut d,
+            &words32(&planted, |v| v as u32),
+            ElemType::I32,
+            &[S],
+        );
         let tt = put(&mut d, &tb, ElemType::Bf16, &[V, D]);
         let ot = put(&mut d, &vec![0; S * D * 4], ElemType::F32, &[S, D]);
         let err = try_launch(&embed_rows::KERNEL.artifacts[0], &mut d, &[it, tt, ot])
@@ -320,15 +319,15 @@ fn embedding_rows_gather_by_id() {
         let want = data_index("gather", "table", i64::from(bad), 0, V);
         assert!(err.contains(&want), "{err}");
     }
-    let it = put(&mut dev, &words(&ids, |v| v as u32), ElemType::I32, &[S]);
+    let it = put(&mut dev, &words32(&ids, |v| v as u32), ElemType::I32, &[S]);
     let tt = put(&mut dev, &tb, ElemType::Bf16, &[V, D]);
-    let ot = put(&mut dev, &vec![0xa5; S * D * 4], ElemType::F32, &[S, D]);
+    let ot = poisoned(&mut dev, ElemType::F32, &[S, D]);
     launch(
         &embed_rows::KERNEL.artifacts[0],
         &mut dev,
         &[it, tt, ot.clone()],
     );
-    let got = read_words(&dev, &ot, S * D);
+    let got = read32(&dev, &ot, S * D);
     for s in 0..S {
         for c in 0..D {
             let want = match usize::try_from(ids[s]) {
@@ -361,15 +360,15 @@ fn page_table_then_word_gather() {
         })
         .collect();
     let pool: Vec<u32> = (0..P * 16).map(|_| rng.next_u64() as u32).collect();
-    let pt = put(&mut dev, &words(&pages, |v| v), ElemType::U32, &[M]);
-    let pl = put(&mut dev, &words(&pool, |v| v), ElemType::U32, &[P, 16]);
-    let ot = put(&mut dev, &vec![0xa5; M * 16 * 4], ElemType::U32, &[M, 16]);
+    let pt = put(&mut dev, &words32(&pages, |v| v), ElemType::U32, &[M]);
+    let pl = put(&mut dev, &words32(&pool, |v| v), ElemType::U32, &[P, 16]);
+    let ot = poisoned(&mut dev, ElemType::U32, &[M, 16]);
     launch(
         &paged_words::KERNEL.artifacts[0],
         &mut dev,
         &[pt, pl, ot.clone()],
     );
-    let got = read_words(&dev, &ot, M * 16);
+    let got = read32(&dev, &ot, M * 16);
     for r in 0..M {
         for c in 0..16 {
             let p = pages[r] as usize;
@@ -403,7 +402,12 @@ fn embedding_rows_by_tma_at_loaded_coordinates() {
         let mut planted = ids.clone();
         planted[6] = bad;
         let mut d = Device::new();
-        let it = put(&mut d, &words(&planted, |v| v as u32), ElemType::I32, &[S]);
+        let it = put(
+            &mut d,
+            &words32(&planted, |v| v as u32),
+            ElemType::I32,
+            &[S],
+        );
         let tt = put(&mut d, &tb, ElemType::Bf16, &[V, 64]);
         let ot = put(&mut d, &vec![0; S * 64 * 2], ElemType::Bf16, &[S, 64]);
         let err = try_launch(art, &mut d, &[it, tt, ot]).expect_err("an id outside the table");
@@ -411,9 +415,9 @@ fn embedding_rows_by_tma_at_loaded_coordinates() {
         assert!(err.contains(&want), "{err}");
         assert!(err.contains("CTA (6,0,0)"), "{err}");
     }
-    let it = put(&mut dev, &words(&ids, |v| v as u32), ElemType::I32, &[S]);
+    let it = put(&mut dev, &words32(&ids, |v| v as u32), ElemType::I32, &[S]);
     let tt = put(&mut dev, &tb, ElemType::Bf16, &[V, 64]);
-    let ot = put(&mut dev, &vec![0xa5; S * 64 * 2], ElemType::Bf16, &[S, 64]);
+    let ot = poisoned(&mut dev, ElemType::Bf16, &[S, 64]);
     launch(
         &embed_tma::KERNEL.artifacts[0],
         &mut dev,
@@ -504,16 +508,7 @@ fn gather_ir_prints_parses_and_recompiles() {
             "{}",
             a.ir
         );
-        let m = tirx_ir::parse::parse_module(a.ir).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(m.to_string(), a.ir);
-        let kernel = m.kernels.into_iter().next().expect("one kernel");
-        let (lowered, snaps) = tirx_ir::passes::run_pipeline(kernel, true).expect("compiles");
-        for s in &snaps {
-            let again = tirx_ir::parse::parse_module(&s.text)
-                .unwrap_or_else(|e| panic!("after {}: {e}", s.pass));
-            assert_eq!(again.to_string(), s.text, "after {}", s.pass);
-        }
-        assert_eq!(tirx_ptx::write_string(&lowered).expect("prints"), a.ptx);
+        assert_ir_round_trips(a, true);
     }
 }
 
@@ -534,14 +529,14 @@ fn segments_at_element_offsets_are_loaded_and_stored_within_their_ends() {
     let xt = put(&mut dev, &xb, ElemType::Bf16, &[T, 64]);
     let ct = put(
         &mut dev,
-        &words(&cu, |v| v as u32),
+        &words32(&cu, |v| v as u32),
         ElemType::I32,
         &[cu.len()],
     );
     let yt = put(&mut dev, &vec![0xff; T * 64 * 4], ElemType::F32, &[T, 64]);
     let art = &segment_scale::KERNEL.artifacts[0];
     launch(art, &mut dev, &[xt, ct, yt.clone()]);
-    let y = read_words(&dev, &yt, T * 64);
+    let y = read32(&dev, &yt, T * 64);
     for r in 0..T {
         let seg = cu
             .windows(2)

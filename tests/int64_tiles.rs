@@ -14,13 +14,15 @@
 //! §9.7.9.21), `as f32` rounding to nearest (`cvt.rn.f32.s64`), `as i64` from f32 truncating
 //! toward zero and saturating (`cvt.rzi.s64.f32`).
 
-use tirx::KernelArtifact;
 use tirx::prelude::*;
 use tirx::runtime::{DeviceLimits, ElemType, ScalarArg, TensorMeta, plan_launch_args};
 use tirx_kernels::reference::Rng;
 use tirx_kernels::simulate::{self, put};
 use tirx_sim::{Device, Policy};
 
+use super::emu_io::{
+    assert_ir_round_trips, launch, launch_seeded, poisoned, read32, read64, words32, words64,
+};
 use super::sim_exec::EMULATED;
 
 /// `y = x`, an `i64` tile in and out.
@@ -189,30 +191,6 @@ pub fn i64_gather(
 pub(crate) const M: usize = 45;
 pub(crate) const N: usize = 70;
 
-fn words64<T: Copy>(v: &[T], bits: impl Fn(T) -> u64) -> Vec<u8> {
-    v.iter().flat_map(|&x| bits(x).to_le_bytes()).collect()
-}
-
-fn words32<T: Copy>(v: &[T], bits: impl Fn(T) -> u32) -> Vec<u8> {
-    v.iter().flat_map(|&x| bits(x).to_le_bytes()).collect()
-}
-
-fn read64(dev: &Device, t: &TensorMeta) -> Vec<u64> {
-    dev.read(t.addr, M * N * 8)
-        .expect("the tensor's allocation")
-        .chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-        .collect()
-}
-
-fn read32(dev: &Device, t: &TensorMeta) -> Vec<u32> {
-    dev.read(t.addr, M * N * 4)
-        .expect("the tensor's allocation")
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes(c.try_into().expect("4 bytes")))
-        .collect()
-}
-
 /// Random `i64` in `(-lim, lim)` (`lim` a power of two up to 2⁶²), every bit below `lim`
 /// varying, with a few zeros.
 pub(crate) fn ints64(rng: &mut Rng, lim: i64) -> Vec<i64> {
@@ -228,36 +206,14 @@ pub(crate) fn ints64(rng: &mut Rng, lim: i64) -> Vec<i64> {
         .collect()
 }
 
-/// Launches `art` on `tensors` in the emulator (outputs poisoned by the caller).
-fn launch(art: &KernelArtifact, dev: &mut Device, tensors: &[TensorMeta]) {
-    simulate::launch(
-        art.ptx,
-        &(art.signature)(),
-        dev,
-        (tensors, &[]),
-        3,
-        &EMULATED,
-    )
-    .expect("the kernel runs");
-}
-
-fn poisoned(dev: &mut Device, elem: ElemType) -> TensorMeta {
-    put(
-        dev,
-        &vec![0xa5; M * N * elem.bytes() as usize],
-        elem,
-        &[M, N],
-    )
-}
-
 #[test]
 fn i64_tiles_copy_with_tails() {
     let mut dev = Device::new();
     let x = ints64(&mut Rng::new(11), 1 << 62);
     let xt = put(&mut dev, &words64(&x, |v| v as u64), ElemType::I64, &[M, N]);
-    let yt = poisoned(&mut dev, ElemType::I64);
+    let yt = poisoned(&mut dev, ElemType::I64, &[M, N]);
     launch(&i64_copy::KERNEL.artifacts[0], &mut dev, &[xt, yt.clone()]);
-    let got: Vec<i64> = read64(&dev, &yt).iter().map(|&w| w as i64).collect();
+    let got: Vec<i64> = read64(&dev, &yt, M * N).iter().map(|&w| w as i64).collect();
     assert_eq!(got, x);
 }
 
@@ -268,13 +224,15 @@ fn i64_arithmetic_matches_rust() {
     let (a, b) = (ints64(&mut rng, 1 << 50), ints64(&mut rng, 1 << 20));
     let at = put(&mut dev, &words64(&a, |v| v as u64), ElemType::I64, &[M, N]);
     let bt = put(&mut dev, &words64(&b, |v| v as u64), ElemType::I64, &[M, N]);
-    let outs: Vec<TensorMeta> = (0..4).map(|_| poisoned(&mut dev, ElemType::I64)).collect();
+    let outs: Vec<TensorMeta> = (0..4)
+        .map(|_| poisoned(&mut dev, ElemType::I64, &[M, N]))
+        .collect();
     let mut all = vec![at, bt];
     all.extend(outs.iter().cloned());
     launch(&i64_ops::KERNEL.artifacts[0], &mut dev, &all);
     let got: Vec<Vec<i64>> = outs
         .iter()
-        .map(|t| read64(&dev, t).iter().map(|&w| w as i64).collect())
+        .map(|t| read64(&dev, t, M * N).iter().map(|&w| w as i64).collect())
         .collect();
     for i in 0..M * N {
         let (x, y, col) = (a[i], b[i], (i % N % 64) as i64);
@@ -318,11 +276,11 @@ fn i64_conversions_and_offsets_past_2_31_match_rust() {
     );
     let at = put(&mut dev, &words64(&a, |v| v as u64), ElemType::I64, &[M, N]);
     let ft = put(&mut dev, &words32(&f, f32::to_bits), ElemType::F32, &[M, N]);
-    let offs = poisoned(&mut dev, ElemType::I64);
-    let low = poisoned(&mut dev, ElemType::I32);
-    let af = poisoned(&mut dev, ElemType::F32);
-    let fi = poisoned(&mut dev, ElemType::I64);
-    let un = poisoned(&mut dev, ElemType::U64);
+    let offs = poisoned(&mut dev, ElemType::I64, &[M, N]);
+    let low = poisoned(&mut dev, ElemType::I32, &[M, N]);
+    let af = poisoned(&mut dev, ElemType::F32, &[M, N]);
+    let fi = poisoned(&mut dev, ElemType::I64, &[M, N]);
+    let un = poisoned(&mut dev, ElemType::U64, &[M, N]);
     launch(
         &i64_casts::KERNEL.artifacts[0],
         &mut dev,
@@ -338,11 +296,11 @@ fn i64_conversions_and_offsets_past_2_31_match_rust() {
         ],
     );
     let (g_offs, g_low, g_af, g_fi, g_un) = (
-        read64(&dev, &offs),
-        read32(&dev, &low),
-        read32(&dev, &af),
-        read64(&dev, &fi),
-        read64(&dev, &un),
+        read64(&dev, &offs, M * N),
+        read32(&dev, &low, M * N),
+        read32(&dev, &af, M * N),
+        read64(&dev, &fi, M * N),
+        read64(&dev, &un, M * N),
     );
     let mut past = 0;
     for i in 0..M * N {
@@ -379,9 +337,9 @@ fn u64_arithmetic_is_unsigned() {
         .map(|&v| v as u64)
         .collect();
     let at = put(&mut dev, &words64(&a, |v| v), ElemType::U64, &[M, N]);
-    let ot = poisoned(&mut dev, ElemType::U64);
+    let ot = poisoned(&mut dev, ElemType::U64, &[M, N]);
     launch(&u64_ops::KERNEL.artifacts[0], &mut dev, &[at, ot.clone()]);
-    let got = read64(&dev, &ot);
+    let got = read64(&dev, &ot, M * N);
     for i in 0..M * N {
         let (x, col) = (a[i], (i % N % 64) as u64);
         let acc = ((x / 3) ^ (x % 5)).wrapping_add(x.min(col));
@@ -448,11 +406,7 @@ fn int64_ir_prints_parses_and_recompiles() {
         &i64_row_stats::KERNEL.artifacts[0],
         &i64_cluster_stats::KERNEL.artifacts[0],
     ] {
-        let m = tirx_ir::parse::parse_module(a.ir).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(m.to_string(), a.ir);
-        let kernel = m.kernels.into_iter().next().expect("one kernel");
-        let (lowered, _) = tirx_ir::passes::run_pipeline(kernel, false).expect("compiles");
-        assert_eq!(tirx_ptx::write_string(&lowered).expect("prints"), a.ptx);
+        assert_ir_round_trips(a, false);
     }
 }
 
@@ -500,7 +454,7 @@ fn i64_and_u64_scalar_arguments_reach_the_tile() {
         ElemType::I32,
         &[M, N],
     );
-    let offs = poisoned(&mut dev, ElemType::I64);
+    let offs = poisoned(&mut dev, ElemType::I64, &[M, N]);
     let art = &token_offsets::KERNEL.artifacts[0];
     let scalars = [
         ScalarArg::I64(base),
@@ -517,7 +471,7 @@ fn i64_and_u64_scalar_arguments_reach_the_tile() {
         &Policy::default(),
     )
     .expect("the kernel runs");
-    let got = read64(&dev, &offs);
+    let got = read64(&dev, &offs, M * N);
     for i in 0..M * N {
         let (t, col) = (ids[i], (i % N % 64) as i64);
         let want = if t < 0 {
@@ -629,16 +583,17 @@ fn i64_atomics_from_several_ctas_match_rust() {
             &[M, N],
         );
         let art = &i64_atomics::KERNEL.artifacts[0];
-        simulate::launch(
-            art.ptx,
-            &(art.signature)(),
+        launch_seeded(
+            art,
             &mut dev,
-            (&[pt, yt.clone(), zt.clone(), wt.clone()], &[]),
+            &[pt, yt.clone(), zt.clone(), wt.clone()],
             seed,
-            &EMULATED,
-        )
-        .expect("the kernel runs");
-        let (y, z, w) = (read64(&dev, &yt), read64(&dev, &zt), read64(&dev, &wt));
+        );
+        let (y, z, w) = (
+            read64(&dev, &yt, M * N),
+            read64(&dev, &zt, M * N),
+            read64(&dev, &wt, M * N),
+        );
         for i in 0..M * N {
             let parts: Vec<i64> = (0..S).map(|s| p[s * M * N + i]).collect();
             let sum = parts.iter().fold(y0[i], |a, &b| a.wrapping_add(b));
@@ -678,28 +633,13 @@ fn i64_reductions_across_lanes_warps_and_a_cluster_match_rust() {
     let xt = put(&mut dev, &words64(&x, |v| v as u64), ElemType::I64, &[M, W]);
     let outs: Vec<TensorMeta> = [ElemType::I64, ElemType::I64, ElemType::U64]
         .iter()
-        .map(|&e| put(&mut dev, &vec![0xa5; M * W * 8], e, &[M, W]))
+        .map(|&e| poisoned(&mut dev, e, &[M, W]))
         .collect();
     let art = &i64_row_stats::KERNEL.artifacts[0];
     let mut all = vec![xt];
     all.extend(outs.iter().cloned());
-    simulate::launch(
-        art.ptx,
-        &(art.signature)(),
-        &mut dev,
-        (&all, &[]),
-        4,
-        &EMULATED,
-    )
-    .expect("the kernel runs");
-    let read = |dev: &Device, t: &TensorMeta| -> Vec<u64> {
-        dev.read(t.addr, M * W * 8)
-            .expect("the tensor's allocation")
-            .chunks_exact(8)
-            .map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes")))
-            .collect()
-    };
-    let got: Vec<Vec<u64>> = outs.iter().map(|t| read(&dev, t)).collect();
+    launch_seeded(art, &mut dev, &all, 4);
+    let got: Vec<Vec<u64>> = outs.iter().map(|t| read64(&dev, t, M * W)).collect();
     for r in 0..M {
         let row = &x[r * W..(r + 1) * W];
         let sum = row.iter().fold(0i64, |a, &b| a.wrapping_add(b));
@@ -721,27 +661,16 @@ fn i64_reductions_across_lanes_warps_and_a_cluster_match_rust() {
         ElemType::I64,
         &[M, 512],
     );
-    let st = put(&mut dev, &vec![0xa5; M * 512 * 8], ElemType::I64, &[M, 512]);
+    let st = poisoned(&mut dev, ElemType::I64, &[M, 512]);
     let art = &i64_cluster_stats::KERNEL.artifacts[0];
-    simulate::launch(
-        art.ptx,
-        &(art.signature)(),
-        &mut dev,
-        (&[xt, st.clone()], &[]),
-        5,
-        &EMULATED,
-    )
-    .expect("the kernel runs");
-    let got = dev
-        .read(st.addr, M * 512 * 8)
-        .expect("the tensor's allocation");
+    launch_seeded(art, &mut dev, &[xt, st.clone()], 5);
+    let got = read64(&dev, &st, M * 512);
     for r in 0..M {
         let row = &x[r * 512..(r + 1) * 512];
         let want =
             row.iter().fold(0i64, |a, &b| a.wrapping_add(b)) - row.iter().max().expect("a row");
         for c in 0..512 {
-            let i = (r * 512 + c) * 8;
-            let g = i64::from_le_bytes(got[i..i + 8].try_into().expect("8 bytes"));
+            let g = got[r * 512 + c] as i64;
             assert_eq!(g, want + (c % 256) as i64, "cluster at ({r}, {c})");
         }
     }
@@ -788,18 +717,10 @@ fn a_gather_from_an_i64_table_reads_its_words() {
         ElemType::I64,
         &[V],
     );
-    let ot = poisoned(&mut dev, ElemType::I64);
+    let ot = poisoned(&mut dev, ElemType::I64, &[M, N]);
     let art = &i64_gather::KERNEL.artifacts[0];
-    simulate::launch(
-        art.ptx,
-        &(art.signature)(),
-        &mut dev,
-        (&[it, tt, ot.clone()], &[]),
-        6,
-        &EMULATED,
-    )
-    .expect("the kernel runs");
-    let got = read64(&dev, &ot);
+    launch_seeded(art, &mut dev, &[it, tt, ot.clone()], 6);
+    let got = read64(&dev, &ot, M * N);
     for i in 0..M * N {
         let want = usize::try_from(idx[i])
             .ok()

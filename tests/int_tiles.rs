@@ -14,10 +14,10 @@ use tirx::KernelArtifact;
 use tirx::prelude::*;
 use tirx::runtime::{ElemType, TensorMeta};
 use tirx_kernels::reference::Rng;
-use tirx_kernels::simulate::{self, put};
+use tirx_kernels::simulate::put;
 use tirx_sim::Device;
 
-use super::sim_exec::EMULATED;
+use super::emu_io::{assert_ir_round_trips, launch, poisoned, read32, words32};
 
 /// `y = x`, an `i32` tile in and out.
 #[tile_kernel(target = sm_90a, threads = 128, grid = (cdiv(M, 32), cdiv(N, 64)))]
@@ -83,18 +83,6 @@ pub fn u32_ops(#[shape(M, N)] a: Tensor<u32>, #[shape(M, N)] o: Tensor<u32>) {
 const M: usize = 45;
 const N: usize = 70;
 
-fn words<T: Copy>(v: &[T], bits: impl Fn(T) -> u32) -> Vec<u8> {
-    v.iter().flat_map(|&x| bits(x).to_le_bytes()).collect()
-}
-
-fn read_words(dev: &Device, t: &TensorMeta) -> Vec<u32> {
-    dev.read(t.addr, M * N * 4)
-        .expect("the tensor's allocation")
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect()
-}
-
 /// Random `i32` in `[-lim, lim]`, with a few zeros.
 fn ints(rng: &mut Rng, lim: i32) -> Vec<i32> {
     (0..M * N)
@@ -108,31 +96,14 @@ fn ints(rng: &mut Rng, lim: i32) -> Vec<i32> {
         .collect()
 }
 
-/// Launches `art` on `tensors` in the emulator (outputs poisoned by the caller).
-fn launch(art: &KernelArtifact, dev: &mut Device, tensors: &[TensorMeta]) {
-    simulate::launch(
-        art.ptx,
-        &(art.signature)(),
-        dev,
-        (tensors, &[]),
-        3,
-        &EMULATED,
-    )
-    .expect("the kernel runs");
-}
-
-fn poisoned(dev: &mut Device, elem: ElemType) -> TensorMeta {
-    put(dev, &vec![0xa5; M * N * 4], elem, &[M, N])
-}
-
 #[test]
 fn i32_tiles_copy_with_tails() {
     let mut dev = Device::new();
     let x = ints(&mut Rng::new(1), 1 << 30);
-    let xt = put(&mut dev, &words(&x, |v| v as u32), ElemType::I32, &[M, N]);
-    let yt = poisoned(&mut dev, ElemType::I32);
+    let xt = put(&mut dev, &words32(&x, |v| v as u32), ElemType::I32, &[M, N]);
+    let yt = poisoned(&mut dev, ElemType::I32, &[M, N]);
     launch(&i32_copy::KERNEL.artifacts[0], &mut dev, &[xt, yt.clone()]);
-    let got: Vec<i32> = read_words(&dev, &yt).iter().map(|&w| w as i32).collect();
+    let got: Vec<i32> = read32(&dev, &yt, M * N).iter().map(|&w| w as i32).collect();
     assert_eq!(got, x);
 }
 
@@ -141,15 +112,17 @@ fn i32_arithmetic_matches_rust() {
     let mut dev = Device::new();
     let mut rng = Rng::new(2);
     let (a, b) = (ints(&mut rng, 1 << 20), ints(&mut rng, 300));
-    let at = put(&mut dev, &words(&a, |v| v as u32), ElemType::I32, &[M, N]);
-    let bt = put(&mut dev, &words(&b, |v| v as u32), ElemType::I32, &[M, N]);
-    let outs: Vec<TensorMeta> = (0..4).map(|_| poisoned(&mut dev, ElemType::I32)).collect();
+    let at = put(&mut dev, &words32(&a, |v| v as u32), ElemType::I32, &[M, N]);
+    let bt = put(&mut dev, &words32(&b, |v| v as u32), ElemType::I32, &[M, N]);
+    let outs: Vec<TensorMeta> = (0..4)
+        .map(|_| poisoned(&mut dev, ElemType::I32, &[M, N]))
+        .collect();
     let mut all = vec![at, bt];
     all.extend(outs.iter().cloned());
     launch(&i32_ops::KERNEL.artifacts[0], &mut dev, &all);
     let got: Vec<Vec<i32>> = outs
         .iter()
-        .map(|t| read_words(&dev, t).iter().map(|&w| w as i32).collect())
+        .map(|t| read32(&dev, t, M * N).iter().map(|&w| w as i32).collect())
         .collect();
     for i in 0..M * N {
         let (x, y, col) = (a[i], b[i], (i % N % 64) as i32);
@@ -179,19 +152,19 @@ fn i32_f32_conversions_round_as_documented() {
     // Odd integers above 2^24 round to even in f32; negative halves truncate toward zero.
     let a: Vec<i32> = ints(&mut rng, 1 << 26);
     let f: Vec<f32> = (0..M * N).map(|_| rng.unit() * 50.0).collect();
-    let at = put(&mut dev, &words(&a, |v| v as u32), ElemType::I32, &[M, N]);
-    let ft = put(&mut dev, &words(&f, f32::to_bits), ElemType::F32, &[M, N]);
+    let at = put(&mut dev, &words32(&a, |v| v as u32), ElemType::I32, &[M, N]);
+    let ft = put(&mut dev, &words32(&f, f32::to_bits), ElemType::F32, &[M, N]);
     let (aft, fit) = (
-        poisoned(&mut dev, ElemType::F32),
-        poisoned(&mut dev, ElemType::I32),
+        poisoned(&mut dev, ElemType::F32, &[M, N]),
+        poisoned(&mut dev, ElemType::I32, &[M, N]),
     );
     launch(
         &i32_casts::KERNEL.artifacts[0],
         &mut dev,
         &[at, ft, aft.clone(), fit.clone()],
     );
-    let af = read_words(&dev, &aft);
-    let fi = read_words(&dev, &fit);
+    let af = read32(&dev, &aft, M * N);
+    let fi = read32(&dev, &fit, M * N);
     for i in 0..M * N {
         let row = (i / N % 32) as i32;
         assert_eq!(f32::from_bits(af[i]), a[i] as f32 * 0.5, "af at {i}");
@@ -207,10 +180,10 @@ fn u32_arithmetic_is_unsigned() {
         .iter()
         .map(|&v| v as u32)
         .collect();
-    let at = put(&mut dev, &words(&a, |v| v), ElemType::U32, &[M, N]);
-    let ot = poisoned(&mut dev, ElemType::U32);
+    let at = put(&mut dev, &words32(&a, |v| v), ElemType::U32, &[M, N]);
+    let ot = poisoned(&mut dev, ElemType::U32, &[M, N]);
     launch(&u32_ops::KERNEL.artifacts[0], &mut dev, &[at, ot.clone()]);
-    let got = read_words(&dev, &ot);
+    let got = read32(&dev, &ot, M * N);
     for i in 0..M * N {
         let (x, col) = (a[i], (i % N % 64) as u32);
         let acc = ((x / 3) ^ (x % 5)).wrapping_add(x.min(col));
@@ -280,16 +253,7 @@ fn integer_ir_prints_parses_and_recompiles() {
         &int_reduce_cluster::KERNEL.artifacts[0],
     ];
     for a in arts {
-        let m = tirx_ir::parse::parse_module(a.ir).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(m.to_string(), a.ir);
-        let kernel = m.kernels.into_iter().next().expect("one kernel");
-        let (lowered, snaps) = tirx_ir::passes::run_pipeline(kernel, true).expect("compiles");
-        for s in &snaps {
-            let again = tirx_ir::parse::parse_module(&s.text)
-                .unwrap_or_else(|e| panic!("after {}: {e}", s.pass));
-            assert_eq!(again.to_string(), s.text, "after {}", s.pass);
-        }
-        assert_eq!(tirx_ptx::write_string(&lowered).expect("prints"), a.ptx);
+        assert_ir_round_trips(a, true);
     }
 }
 
@@ -311,17 +275,22 @@ pub fn shard_ids(
 fn the_reference_example_shards_token_ids() {
     let mut dev = Device::new();
     let ids: Vec<i32> = ints(&mut Rng::new(5), 10_000);
-    let it = put(&mut dev, &words(&ids, |v| v as u32), ElemType::I32, &[M, N]);
+    let it = put(
+        &mut dev,
+        &words32(&ids, |v| v as u32),
+        ElemType::I32,
+        &[M, N],
+    );
     let (lt, pt) = (
-        poisoned(&mut dev, ElemType::I32),
-        poisoned(&mut dev, ElemType::F32),
+        poisoned(&mut dev, ElemType::I32, &[M, N]),
+        poisoned(&mut dev, ElemType::F32, &[M, N]),
     );
     launch(
         &shard_ids::KERNEL.artifacts[0],
         &mut dev,
         &[it, lt.clone(), pt.clone()],
     );
-    let (local, pos) = (read_words(&dev, &lt), read_words(&dev, &pt));
+    let (local, pos) = (read32(&dev, &lt, M * N), read32(&dev, &pt, M * N));
     for (i, &id) in ids.iter().enumerate() {
         let l = id - 4096;
         let want = if (0..4096).contains(&l) { l } else { -1 };
@@ -362,24 +331,15 @@ fn integer_reductions_match_rust() {
     let mut dev = Device::new();
     let a = ints(&mut Rng::new(6), 1 << 20);
     let a = &a[..M * C];
-    let at = put(&mut dev, &words(a, |v| v as u32), ElemType::I32, &[M, C]);
+    let at = put(&mut dev, &words32(a, |v| v as u32), ElemType::I32, &[M, C]);
     let outs: Vec<TensorMeta> = [ElemType::I32, ElemType::I32, ElemType::I32, ElemType::U32]
         .iter()
-        .map(|&e| put(&mut dev, &vec![0xa5; M * C * 4], e, &[M, C]))
+        .map(|&e| poisoned(&mut dev, e, &[M, C]))
         .collect();
     let mut all = vec![at];
     all.extend(outs.iter().cloned());
     launch(&int_reduce::KERNEL.artifacts[0], &mut dev, &all);
-    let got: Vec<Vec<u32>> = outs
-        .iter()
-        .map(|t| {
-            dev.read(t.addr, M * C * 4)
-                .expect("the tensor's allocation")
-                .chunks_exact(4)
-                .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-                .collect()
-        })
-        .collect();
+    let got: Vec<Vec<u32>> = outs.iter().map(|t| read32(&dev, t, M * C)).collect();
     let at = |r: usize, c: usize| a[r * C + c];
     for r in 0..M {
         // The CTA's 32-row tile: rows past M loaded as 0, which a sum and an unsigned max
@@ -432,19 +392,14 @@ fn integer_reductions_across_a_cluster() {
     let a: Vec<i32> = (0..R * C)
         .map(|_| (rng.unit() * (1 << 20) as f32) as i32)
         .collect();
-    let at = put(&mut dev, &words(&a, |v| v as u32), ElemType::I32, &[R, C]);
-    let yt = put(&mut dev, &vec![0xa5; R * C * 4], ElemType::I32, &[R, C]);
+    let at = put(&mut dev, &words32(&a, |v| v as u32), ElemType::I32, &[R, C]);
+    let yt = poisoned(&mut dev, ElemType::I32, &[R, C]);
     launch(
         &int_reduce_cluster::KERNEL.artifacts[0],
         &mut dev,
         &[at, yt.clone()],
     );
-    let got: Vec<i32> = dev
-        .read(yt.addr, R * C * 4)
-        .expect("y's allocation")
-        .chunks_exact(4)
-        .map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
+    let got: Vec<i32> = read32(&dev, &yt, R * C).iter().map(|&w| w as i32).collect();
     for r in 0..R {
         let row = &a[r * C..(r + 1) * C];
         let (m, s) = (*row.iter().max().expect("a row"), row.iter().sum::<i32>());

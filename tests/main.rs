@@ -13,6 +13,7 @@ mod clc;
 mod contracts;
 mod dispatch;
 mod elem_types;
+mod emu_io;
 mod exp2_poly;
 mod f16_acc;
 mod fp4_store;

@@ -13,6 +13,7 @@ use tirx_kernels::reference::Rng;
 use tirx_kernels::simulate::{self, put};
 use tirx_sim::Device;
 
+use super::emu_io::{assert_ir_round_trips, poisoned};
 use super::sim_exec::EMULATED;
 
 /// `y = xᵀ` by `ldmatrix.trans`: a 64×64 box of `x` by TMA, into registers transposed, stored
@@ -102,7 +103,7 @@ fn run(art: &KernelArtifact, m: usize, n: usize, seed: u64, f32_in: bool) {
     };
     let mut dev = Device::new();
     let xt: TensorMeta = put(&mut dev, &xb, xe, &[m, n]);
-    let yt = put(&mut dev, &vec![0xa5; m * n * 2], ElemType::Bf16, &[n, m]);
+    let yt = poisoned(&mut dev, ElemType::Bf16, &[n, m]);
     simulate::launch(
         art.ptx,
         &(art.signature)(),
@@ -204,10 +205,6 @@ fn transposing_copies_print_parse_and_recompile() {
         &transpose_st::KERNEL.artifacts[0],
     ] {
         assert!(a.ir.contains("_trans"), "{}", a.ir);
-        let m = tirx_ir::parse::parse_module(a.ir).unwrap_or_else(|e| panic!("{e}"));
-        assert_eq!(m.to_string(), a.ir);
-        let kernel = m.kernels.into_iter().next().expect("one kernel");
-        let (lowered, _) = tirx_ir::passes::run_pipeline(kernel, false).expect("compiles");
-        assert_eq!(tirx_ptx::write_string(&lowered).expect("prints"), a.ptx);
+        assert_ir_round_trips(a, false);
     }
 }

@@ -113,13 +113,7 @@ pub mod kernels {
             let leader = tid % 128 == 0;
             let row0 = (mb * NWG + wg) * 64;
             q_bar.wait(0);
-            // Defined here, in the consumers' register budget: an MMA with `accumulate = false`
-            // still names its accumulator, which ptxas would otherwise keep live from the entry.
-            acc = 0.0;
-            s = 0.0;
-            m_i = f32::NEG_INFINITY;
-            l_i = 0.0;
-            corr = 1.0;
+            softmax_init(s, acc, m_i, l_i, corr);
             // Ping-pong: the warpgroups take turns issuing their MMAs (named barrier 3 + wg is
             // this warpgroup's turn; it passes the turn on when its MMAs are issued), so one
             // warpgroup's softmax runs while the other's MMAs do. Warpgroup 0 starts.
@@ -155,11 +149,7 @@ pub mod kernels {
                         );
                     }
                 }
-                m_i = reduce_max(s, axis = 1);
-                let m_use = select(m_i == f32::NEG_INFINITY, 0.0, m_i * scale_log2);
-                s = exp2_approx(s * scale_log2 - m_use);
-                l_i = reduce_sum(s, axis = 1);
-                pb = cast::<T>(s);
+                softmax_first(s, pb, m_i, l_i, scale_log2);
                 // Block n: S_n = Q·K_nᵀ and O += P_{n−1}·V_{n−1} in flight together; the softmax
                 // of S_n runs while the second product does.
                 for n in 1..n_blocks {
@@ -189,13 +179,7 @@ pub mod kernels {
                         k_pipe.consumer_release(sk);
                     }
                     mask_block(s, n, n_full, row0);
-                    let m_new = max(m_i, reduce_max(s, axis = 1));
-                    // A row with no key seen yet keeps a max of −∞: subtract 0 (exp2(−∞) = 0).
-                    let m_use = select(m_new == f32::NEG_INFINITY, 0.0, m_new * scale_log2);
-                    s = exp2_approx(s * scale_log2 - m_use);
-                    corr = exp2_approx(m_i * scale_log2 - m_use);
-                    l_i = l_i * corr + reduce_sum(s, axis = 1);
-                    m_i = m_new;
+                    softmax_next(s, m_i, l_i, corr, scale_log2);
                     wgmma::wait(0);
                     if leader {
                         v_pipe.consumer_release(sv);

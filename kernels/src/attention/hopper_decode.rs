@@ -51,7 +51,9 @@
 //! tile function on their 64 rows — `attention_sm90`'s loop over the split's key blocks, O
 //! left normalised in registers — differing in which tile of `q_s` they read and the mask
 //! (`mask_block` on one head's positions, `mask_packed` on a packed tile); each kernel then
-//! stores its own way.
+//! stores its own way. Its softmax steps and last P·V are `attention_pieces`' (`softmax_first`,
+//! `softmax_next`, `pv_retire`, `pv_last`), as `attention_sm90`'s and the varlen kernels' are;
+//! both producers load K/V by `load_split_kv`.
 //!
 //! **The combine** (`attention_decode_combine`): one CTA per (query head, batch), 16 rows (the
 //! query positions; rows past SQ are not stored) × D columns in a `blocked` register tile,
@@ -141,18 +143,7 @@ pub mod kernels {
                 for c in 0..D / 64 {
                     tma::load(q_s[c][0], q.tile(b, 0, h * (D / 64) + c), q_bar);
                 }
-                for n in 0..n_blocks {
-                    let ks = k_pipe.producer_acquire(n);
-                    for c in 0..D / 64 {
-                        tma::load(
-                            k_s[ks][c],
-                            k.tile(b, n0 + n, hk * (D / 64) + c),
-                            k_pipe.full(ks),
-                        );
-                    }
-                    let vs = v_pipe.producer_acquire(n);
-                    tma::load(v_s[vs], v.tile(b, hk, n0 + n), v_pipe.full(vs));
-                }
+                load_split_kv(k_pipe, v_pipe, k_s, v_s, k, v, b, hk, n0, n_blocks);
             }
         }
         #[scope(warpgroup = 1)]
@@ -269,18 +260,7 @@ pub mod kernels {
                         );
                     }
                 }
-                for n in 0..n_blocks {
-                    let ks = k_pipe.producer_acquire(n);
-                    for c in 0..D / 64 {
-                        tma::load(
-                            k_s[ks][c],
-                            k.tile(b, n0 + n, hk * (D / 64) + c),
-                            k_pipe.full(ks),
-                        );
-                    }
-                    let vs = v_pipe.producer_acquire(n);
-                    tma::load(v_s[vs], v.tile(b, hk, n0 + n), v_pipe.full(vs));
-                }
+                load_split_kv(k_pipe, v_pipe, k_s, v_s, k, v, b, hk, n0, n_blocks);
             }
         }
         #[scope(warpgroups = 1..NWG + 1)]
@@ -299,6 +279,36 @@ pub mod kernels {
             let blk = (split * B + b) * (HK / D) + hk;
             store_lse(lse, m_i, l_i, scale_log2, blk, wg);
             copy(o.tile(blk, wg, 0), acc);
+        }
+    }
+
+    /// The split's K/V rings (the load warp's elected thread): key blocks `n0…n0 + n_blocks` of
+    /// batch `b`, K/V head `hk`, block `n0 + n` into the stages of pipeline iteration `n` (K in
+    /// `D / 64` boxes of 64 columns, V one MN-major box).
+    #[tile_fn]
+    fn load_split_kv(
+        k_pipe: Pipe,
+        v_pipe: Pipe,
+        k_s: Smem,
+        v_s: Smem,
+        k: Global,
+        v: Global,
+        b: u32,
+        hk: u32,
+        n0: u32,
+        n_blocks: u32,
+    ) {
+        for n in 0..n_blocks {
+            let ks = k_pipe.producer_acquire(n);
+            for c in 0..D / 64 {
+                tma::load(
+                    k_s[ks][c],
+                    k.tile(b, n0 + n, hk * (D / 64) + c),
+                    k_pipe.full(ks),
+                );
+            }
+            let vs = v_pipe.producer_acquire(n);
+            tma::load(v_s[vs], v.tile(b, hk, n0 + n), v_pipe.full(vs));
         }
     }
 
@@ -332,11 +342,7 @@ pub mod kernels {
     ) {
         let leader = tid % 128 == 0;
         q_bar.wait(0);
-        acc = 0.0;
-        s = 0.0;
-        m_i = f32::NEG_INFINITY;
-        l_i = 0.0;
-        corr = 1.0;
+        softmax_init(s, acc, m_i, l_i, corr);
         if n_blocks > 0 {
             // Block n0: S, its softmax, P.
             let ks = k_pipe.consumer_wait(0);
@@ -350,11 +356,7 @@ pub mod kernels {
                 k_pipe.consumer_release(ks);
             }
             mask_split(s, n0, n_full, pitch);
-            m_i = reduce_max(s, axis = 1);
-            let m_use = select(m_i == f32::NEG_INFINITY, 0.0, m_i * scale_log2);
-            s = exp2_approx(s * scale_log2 - m_use);
-            l_i = reduce_sum(s, axis = 1);
-            pb = cast::<T>(s);
+            softmax_first(s, pb, m_i, l_i, scale_log2);
             // Block n: S_n = Q·K_nᵀ and O += P_{n−1}·V_{n−1} in flight together.
             for n in 1..n_blocks {
                 let ks = k_pipe.consumer_wait(n);
@@ -371,28 +373,10 @@ pub mod kernels {
                     k_pipe.consumer_release(ks);
                 }
                 mask_split(s, n0 + n, n_full, pitch);
-                let m_new = max(m_i, reduce_max(s, axis = 1));
-                // A row with no key seen yet keeps a max of −∞: subtract 0 (exp2(−∞) = 0).
-                let m_use = select(m_new == f32::NEG_INFINITY, 0.0, m_new * scale_log2);
-                s = exp2_approx(s * scale_log2 - m_use);
-                corr = exp2_approx(m_i * scale_log2 - m_use);
-                l_i = l_i * corr + reduce_sum(s, axis = 1);
-                m_i = m_new;
-                wgmma::wait(0);
-                if leader {
-                    v_pipe.consumer_release(vs);
-                }
-                acc = acc * corr;
-                pb = cast::<T>(s);
+                softmax_next(s, m_i, l_i, corr, scale_log2);
+                pv_retire(acc, pb, s, corr, v_pipe, vs, leader);
             }
-            let vs = v_pipe.consumer_wait(n_blocks - 1);
-            wgmma::fence();
-            wgmma::mma(acc, pb, v_s[vs], accumulate = true);
-            wgmma::commit();
-            wgmma::wait(0);
-            if leader {
-                v_pipe.consumer_release(vs);
-            }
+            pv_last(acc, pb, v_pipe, v_s, n_blocks, leader);
         }
         acc = acc * select(l_i == 0.0, 0.0, rcp(l_i));
     }

@@ -154,15 +154,7 @@ pub mod kernels {
             setmaxnreg::dec(24);
             #[scope(warp = 0, elect)]
             {
-                for w in 0..NWG {
-                    // A warpgroup whose 64 rows all lie past the sequence's end stores nothing:
-                    // its box starts at the sequence's last row instead (never past the
-                    // tensor, where the emulator reports a loaded coordinate).
-                    let row = min(q0 + (mb * NWG + w) * 64, q1 - 1);
-                    for c in 0..D / 64 {
-                        tma::load(q_s[w][c], q.at(row, (h * (D / 64) + c) * 64), q_bar);
-                    }
-                }
+                load_varlen_q(q_bar, q_s, q, h, mb, q0, q1);
                 if BN > PAGE {
                     // Key block n spans BN/PAGE pages: a box of PAGE rows from each, into rows
                     // p·PAGE… of the stage (K) or keys p·PAGE… of each chunk (V), all on the

@@ -1,8 +1,12 @@
 //! The attention kernels' shared pieces, a tile library: the load warp of the Hopper kernels
 //! (`attention_sm90`, `attention_sm90_persistent`) and of the Blackwell one (`attention_sm100`),
-//! their key-block mask ([`mask_block`]) and LSE store ([`store_lse`]), and the consumer
-//! warpgroups of the variable-length kernels (`attention_sm90_varlen`, `attention_sm90_paged`:
-//! [`consume_varlen`], which differ only in where their loads read K/V).
+//! their key-block mask ([`mask_block`]) and LSE store ([`store_lse`]), the steps of the
+//! Hopper consumers' online softmax that `attention_sm90`, the split decode kernels and
+//! [`consume_varlen`] take alike ([`softmax_init`], [`softmax_first`], [`softmax_next`],
+//! [`pv_retire`], [`pv_last`]: what differs between them, the Q tile's layout, the mask and
+//! the ping-pong turns, stays with the caller), and the Q loads and consumer warpgroups of
+//! the variable-length kernels (`attention_sm90_varlen`, `attention_sm90_paged`:
+//! [`load_varlen_q`], [`consume_varlen`]; they differ only in where their loads read K/V).
 //! Each of them is the same TMA producer — Q's tiles once, then K and V key block after key
 //! block into two stage rings (FA3, arXiv 2407.08608 §3.1; FA4, arXiv 2603.05451, and its
 //! `flash_attn/cute/flash_fwd_sm100.py`, whose load warp does the same) — with what differs
@@ -115,6 +119,87 @@ mod attention_pieces {
         }
     }
 
+    /// A consumer's online-softmax state before its first key block: O and S zero (defined
+    /// here, in the consumers' register budget: an MMA with `accumulate = false` still names
+    /// its accumulator, which ptxas would otherwise keep live from the entry), the rows'
+    /// running max −∞, their sum 0 and the correction 1.
+    #[tile_fn]
+    fn softmax_init(s: Regs, acc: Regs, m_i: Regs, l_i: Regs, corr: Regs) {
+        acc = 0.0;
+        s = 0.0;
+        m_i = f32::NEG_INFINITY;
+        l_i = 0.0;
+        corr = 1.0;
+    }
+
+    /// The first key block's softmax on its (masked) scores `s`: the rows' max `m_i`,
+    /// s ← 2^(s·scale_log2 − m·scale_log2) (a row that sees no key keeps m = −∞ and subtracts
+    /// 0), their sum `l_i`, and P = `pb` in the element type `T` for the P·V product.
+    #[tile_fn]
+    fn softmax_first(s: Regs, pb: Regs, m_i: Regs, l_i: Regs, scale_log2: f32) {
+        m_i = reduce_max(s, axis = 1);
+        let m_use = select(m_i == f32::NEG_INFINITY, 0.0, m_i * scale_log2);
+        s = exp2_approx(s * scale_log2 - m_use);
+        l_i = reduce_sum(s, axis = 1);
+        pb = cast::<T>(s);
+    }
+
+    /// A later key block's online-softmax update on its (masked) scores `s`: the new row max,
+    /// s ← 2^(s·scale_log2 − m'·scale_log2), `corr` = 2^((m − m')·scale_log2) that rescales
+    /// the running sum `l_i` here and O by the caller (when its P·V product allows), `m_i` ← m'.
+    #[tile_fn]
+    fn softmax_next(s: Regs, m_i: Regs, l_i: Regs, corr: Regs, scale_log2: f32) {
+        let m_new = max(m_i, reduce_max(s, axis = 1));
+        // A row with no key seen yet keeps a max of −∞: subtract 0 (exp2(−∞) = 0).
+        let m_use = select(m_new == f32::NEG_INFINITY, 0.0, m_new * scale_log2);
+        s = exp2_approx(s * scale_log2 - m_use);
+        corr = exp2_approx(m_i * scale_log2 - m_use);
+        l_i = l_i * corr + reduce_sum(s, axis = 1);
+        m_i = m_new;
+    }
+
+    /// After [`softmax_next`], with O += P_{n−1}·V_{n−1} in flight: wait for it, release V's
+    /// stage `vs` (the warpgroup's `leader`), rescale O by `corr` and take this block's P.
+    #[tile_fn]
+    fn pv_retire(acc: Regs, pb: Regs, s: Regs, corr: Regs, v_pipe: Pipe, vs: u32, leader: bool) {
+        wgmma::wait(0);
+        if leader {
+            v_pipe.consumer_release(vs);
+        }
+        acc = acc * corr;
+        pb = cast::<T>(s);
+    }
+
+    /// The last key block's O += P·V: V's stage of block `n_blocks − 1` (the pipeline's
+    /// iteration), waited on, multiplied, retired, released (the warpgroup's `leader`).
+    #[tile_fn]
+    fn pv_last(acc: Regs, pb: Regs, v_pipe: Pipe, v_s: Smem, n_blocks: u32, leader: bool) {
+        let vs = v_pipe.consumer_wait(n_blocks - 1);
+        wgmma::fence();
+        wgmma::mma(acc, pb, v_s[vs], accumulate = true);
+        wgmma::commit();
+        wgmma::wait(0);
+        if leader {
+            v_pipe.consumer_release(vs);
+        }
+    }
+
+    /// The Q tiles of a variable-length query tile (the load warp's elected thread): warpgroup
+    /// w's 64 rows from row `q0 + (mb·NWG + w)·64` of the packed Q, query head `h`, `D / 64`
+    /// boxes into `q_s[w]`, on `q_bar`.
+    #[tile_fn]
+    fn load_varlen_q(q_bar: Bar, q_s: Smem, q: Global, h: u32, mb: u32, q0: u32, q1: u32) {
+        for w in 0..NWG {
+            // A warpgroup whose 64 rows all lie past the sequence's end stores nothing:
+            // its box starts at the sequence's last row instead (never past the
+            // tensor, where the emulator reports a loaded coordinate).
+            let row = min(q0 + (mb * NWG + w) * 64, q1 - 1);
+            for c in 0..D / 64 {
+                tma::load(q_s[w][c], q.at(row, (h * (D / 64) + c) * 64), q_bar);
+            }
+        }
+    }
+
     /// The consumer warpgroups of the variable-length kernels (`attention_sm90_varlen`,
     /// `attention_sm90_paged`): `attention_sm90`'s loop (block 0's S and softmax, then S_n and
     /// O += P_{n−1}·V_{n−1} in flight together, the last P·V) on a sequence of `sq` queries
@@ -153,11 +238,7 @@ mod attention_pieces {
         let leader = tid % 128 == 0;
         let row0 = (mb * NWG + wg) * 64;
         q_bar.wait(0);
-        acc = 0.0;
-        s = 0.0;
-        m_i = f32::NEG_INFINITY;
-        l_i = 0.0;
-        corr = 1.0;
+        softmax_init(s, acc, m_i, l_i, corr);
         if n_blocks > 0 {
             // Block 0: S, its softmax, P.
             let ks = k_pipe.consumer_wait(0);
@@ -180,11 +261,7 @@ mod attention_pieces {
                     );
                 }
             }
-            m_i = reduce_max(s, axis = 1);
-            let m_use = select(m_i == f32::NEG_INFINITY, 0.0, m_i * scale_log2);
-            s = exp2_approx(s * scale_log2 - m_use);
-            l_i = reduce_sum(s, axis = 1);
-            pb = cast::<T>(s);
+            softmax_first(s, pb, m_i, l_i, scale_log2);
             // Block n: S_n = Q·K_nᵀ and O += P_{n−1}·V_{n−1} in flight together.
             for n in 1..n_blocks {
                 let ks = k_pipe.consumer_wait(n);
@@ -208,27 +285,10 @@ mod attention_pieces {
                         s = select(key < sk, s, f32::NEG_INFINITY);
                     }
                 }
-                let m_new = max(m_i, reduce_max(s, axis = 1));
-                let m_use = select(m_new == f32::NEG_INFINITY, 0.0, m_new * scale_log2);
-                s = exp2_approx(s * scale_log2 - m_use);
-                corr = exp2_approx(m_i * scale_log2 - m_use);
-                l_i = l_i * corr + reduce_sum(s, axis = 1);
-                m_i = m_new;
-                wgmma::wait(0);
-                if leader {
-                    v_pipe.consumer_release(vs);
-                }
-                acc = acc * corr;
-                pb = cast::<T>(s);
+                softmax_next(s, m_i, l_i, corr, scale_log2);
+                pv_retire(acc, pb, s, corr, v_pipe, vs, leader);
             }
-            let vs = v_pipe.consumer_wait(n_blocks - 1);
-            wgmma::fence();
-            wgmma::mma(acc, pb, v_s[vs], accumulate = true);
-            wgmma::commit();
-            wgmma::wait(0);
-            if leader {
-                v_pipe.consumer_release(vs);
-            }
+            pv_last(acc, pb, v_pipe, v_s, n_blocks, leader);
         }
         acc = acc * select(l_i == 0.0, 0.0, rcp(l_i));
         // Rows past the sequence's end (q1) are not stored: they are the next sequence's.

@@ -1,12 +1,11 @@
 //! The GEMM ladder's shared pieces, a tile library: the tile walk ([`grouped`]), the
 //! producers' K loops and roles (plain, multicasting B's half in a 2×1 cluster, or A's half in
 //! a 1×2 pair), the consumers' K loop ([`consume`]) and the epilogue blocks (TMA store of one
-//! warpgroup's accumulator; C loaded for the scaled epilogue; the fused bias and activation,
-//! [`bias_act`]), and the Blackwell CTA pair's
+//! warpgroup's accumulator, plain or scaled, both ending in [`issue_stores`]; C loaded for the
+//! scaled epilogue; the fused bias and activation, [`bias_act`]), and the Blackwell CTA pair's
 //! pieces (its TMEM acquire and release, its producer's and MMA issuer's K loops). Each level's
-//! file names it
-//! with `#[tile_module(uses(super::pieces::gemm_pieces))]`, and the functions are inlined
-//! there as if written in that file.
+//! file names it with `#[tile_module(uses(super::pieces::gemm_pieces))]`, and the functions
+//! are inlined there as if written in that file.
 //!
 //! Every function here is generic over B's layout: a producer's `tma::load(b_s[s], b.tile(n,
 //! k), …)` loads a K-major B in one box and an MN-major B (`#[major(mn)]`, shared tile
@@ -219,6 +218,15 @@ mod gemm_pieces {
         }
         named_barrier(wg + 1, 128);
         copy(d_s[wg], acc);
+        issue_stores(d, d_s, wg, row, col);
+    }
+
+    /// The end of a TMA-store epilogue, once the warpgroup has written its tile into `d_s[wg]`:
+    /// fence the generic proxy against the async one, sync the warpgroup, and the leader
+    /// issues the stores of D rows `row` (64-row units), columns from `col` (EPI_N-column
+    /// units), without waiting for them.
+    #[tile_fn]
+    fn issue_stores(d: Global, d_s: Smem, wg: u32, row: u32, col: u32) {
         fence::proxy_async();
         named_barrier(wg + 1, 128);
         #[scope(leader)]
@@ -376,15 +384,7 @@ mod gemm_pieces {
     ) {
         c_bar[wg].wait(tile % 2);
         copy(d_s[wg], acc, alpha = alpha, beta = beta);
-        fence::proxy_async();
-        named_barrier(wg + 1, 128);
-        #[scope(leader)]
-        {
-            for cb in 0..BN / EPI_N {
-                tma::store(d.tile(row, col + cb), d_s[wg][cb]);
-            }
-            tma::commit_group();
-        }
+        issue_stores(d, d_s, wg, row, col);
     }
 
     /// The fused epilogue's arithmetic on an accumulator tile `acc` in registers (a Hopper
