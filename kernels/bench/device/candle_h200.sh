@@ -20,14 +20,21 @@
 #   xz -9 -f devbin/candle_gpu_tests devbin/transformer_block
 #   -> devbin/candle_gpu_tests.xz, devbin/transformer_block.xz (devbin/ is git-ignored)
 #
-# Libraries: cudarc's dynamic linking (candle's choice) puts libcuda.so.1 (the driver's),
-# libnvrtc.so.13, libcurand.so.10, libcublas.so.13 and libcublasLt.so.13 in the binaries'
-# NEEDED list (see `ldd` in $OUT/ldd.txt); CUDA 13's are in /usr/local/cuda/lib64 on the device
-# (torch 2.11+cu130, cuBLASLt 13.1). Torch's own CUDA 13 wheels (site-packages/nvidia/cu13/lib)
-# are appended as a fallback. Nothing else is carried.
+# Libraries (`ldd`, built 2026-12-06): NEEDED libcuda.so.1 (the driver's), libcurand.so.10,
+# libcublas.so.13 (which itself needs libcublasLt.so.13), libgcc_s, libm, libc (GLIBC_2.34 at
+# most). cudarc also asks for libnvrtc and libcublasLt; they are not NEEDED (the linker's
+# --as-needed: no symbol of theirs is referenced). No libcudart. CUDA 13's are in
+# /usr/local/cuda/lib64 on the device (torch 2.11+cu130, cuBLASLt 13.1); torch's own CUDA 13
+# wheels (site-packages/nvidia/*/lib) are appended as a fallback. Nothing else is carried
+# (libcurand alone is ~100 MB: a device without CUDA 13's cuRAND cannot run candle's CUDA
+# backend at all). $OUT/ldd.txt records what resolved.
 #
-# Carry: the tracked tree is ~61 MB and the limit 64 MiB with devbin/ (~4 MB here); if it does
-# not fit, call from a tree without tests/snapshots (see session47_h200.sh's header).
+# Sizes: stripped 69.1 MB (tests) and 68.5 MB (example), mostly PTX text (tirx's catalogue and
+# candle's kernels); xz -9: 3.05 MB and 2.90 MB. The tracked tree is 62.2 MB, so tree + devbin/
+# (5.96 MB) is past the 64 MiB carry: call from a tree without tests/snapshots (53 MB), as
+# session47_h200.sh's header says:
+#   git switch -c devtree && git rm -rq tests/snapshots && git commit -qm "device tree"
+# then this script with carry ["devbin"], and after it: git switch candle && git branch -D devtree
 set -u
 BUDGET=${BUDGET:-520}
 left() { local l=$((BUDGET - SECONDS)); [ $l -lt $1 ] && echo $((l > 5 ? l : 5)) || echo $1; }
