@@ -59,6 +59,9 @@ pub enum Op {
         b: TensorMeta,
         /// `[N]` and its activation: the fused epilogue.
         bias: Option<(TensorMeta, Act)>,
+        /// `[M, N]`, added last: `act(a·op(b) + bias) + res`, or `a·op(b) + res` without a
+        /// bias (the scaled kernels with C = `res`, α = β = 1).
+        res: Option<TensorMeta>,
         /// `[M, N]`, the output.
         d: TensorMeta,
     },
@@ -74,6 +77,15 @@ pub enum Op {
         y: TensorMeta,
         /// ε.
         eps: f32,
+    },
+    /// `y = silu(x)·g` elementwise (a SwiGLU MLP's gate), all `[M, N]`.
+    SiluMul {
+        /// `[M, N]`, the gate's input.
+        x: TensorMeta,
+        /// `[M, N]`, what the activated gate multiplies.
+        g: TensorMeta,
+        /// `[M, N]`, the output.
+        y: TensorMeta,
     },
     /// Attention forward on `[q, k, v, o, lse]` in the kernels' layout.
     Attention {
@@ -95,7 +107,7 @@ impl Op {
     pub fn outputs_mut(&mut self) -> Vec<&mut TensorMeta> {
         match self {
             Op::Gemm { d, .. } => vec![d],
-            Op::Row { y, .. } => vec![y],
+            Op::Row { y, .. } | Op::SiluMul { y, .. } => vec![y],
             Op::Attention { tensors, .. } => {
                 let [_, _, _, o, lse] = tensors;
                 vec![o, lse]
@@ -203,13 +215,22 @@ const HALVES: &[DType] = &[DType::BF16, DType::F16];
 const B_LAYOUTS: &str = "a row-major [K, N], or the transpose of a row-major [N, K] (`w.t()?`)";
 
 /// `gemm(a, b)` (`a @ b`, `a` `[M, K]`, `b` `[K, N]`), with `act(a @ b + bias)` when `bias`
-/// (`[N]`) is given. The output is `[M, N]` in `a`'s type.
-pub fn gemm(a: &Desc<'_>, b: &Desc<'_>, bias: Option<(&Desc<'_>, Act)>) -> Result<Op, Error> {
+/// (`[N]`) is given, and `res` (`[M, N]`) added last when given. The output is `[M, N]` in
+/// `a`'s type.
+pub fn gemm(
+    a: &Desc<'_>,
+    b: &Desc<'_>,
+    bias: Option<(&Desc<'_>, Act)>,
+    res: Option<&Desc<'_>>,
+) -> Result<Op, Error> {
     let ck = Checker { op: "gemm" };
     let input = ck.dtype("a", a, HALVES)?;
     ck.same_dtype("b", b, a.dtype, "a")?;
     if let Some((bias, _)) = bias {
         ck.same_dtype("bias", bias, a.dtype, "a")?;
+    }
+    if let Some(res) = res {
+        ck.same_dtype("res", res, a.dtype, "a")?;
     }
     ck.rank("a", a, 2, "[M, K]")?;
     ck.rank("b", b, 2, "[K, N]")?;
@@ -249,11 +270,27 @@ pub fn gemm(a: &Desc<'_>, b: &Desc<'_>, bias: Option<(&Desc<'_>, Act)>) -> Resul
             Some((TensorMeta::row_major(input, &[n], t.addr), act))
         }
     };
+    let res = match res {
+        None => None,
+        Some(t) => {
+            ck.rank("res", t, 2, "[M, N]")?;
+            let meta = rows_meta(input, t)
+                .ok_or_else(|| ck.layout("res", t, "a unit stride along N (row-major [M, N])"))?;
+            if t.shape != [m, n] {
+                return Err(ck.shape(format!(
+                    "`res` has shape {:?}; a @ b is [M, N] = [{m}, {n}]",
+                    t.shape
+                )));
+            }
+            Some(meta)
+        }
+    };
     Ok(Op::Gemm {
         layout,
         a: am,
         b: bm,
         bias,
+        res,
         d: TensorMeta::row_major(input, &[m, n], 0),
     })
 }
@@ -295,6 +332,27 @@ pub fn row(op: RowOp, x: &Desc<'_>, w: Option<&Desc<'_>>, eps: f32) -> Result<Op
         y,
         eps,
     })
+}
+
+/// `silu_mul(x, g)`: `silu(x)·g` elementwise over contiguous bf16 `x` and `g` of one shape
+/// (flattened to `[rows, last]`, as the row ops are).
+pub fn silu_mul(x: &Desc<'_>, g: &Desc<'_>) -> Result<Op, Error> {
+    let ck = Checker { op: "silu_mul" };
+    let e = ck.dtype("x", x, &[DType::BF16])?;
+    ck.same_dtype("g", g, x.dtype, "x")?;
+    if x.shape.is_empty() {
+        return Err(ck.shape("`x` is a scalar; silu_mul takes a tensor".into()));
+    }
+    let xm = flat_meta(e, x).ok_or_else(|| ck.layout("x", x, "a contiguous tensor"))?;
+    let gm = flat_meta(e, g).ok_or_else(|| ck.layout("g", g, "a contiguous tensor"))?;
+    if g.shape != x.shape {
+        return Err(ck.shape(format!(
+            "`g` has shape {:?} but `x` has {:?}: they must agree",
+            g.shape, x.shape
+        )));
+    }
+    let y = TensorMeta::row_major(e, &xm.shape, 0);
+    Ok(Op::SiluMul { x: xm, g: gm, y })
 }
 
 /// `attention(q, k, v)` on flash-attention's `[B, S, H, D]` layout; `scale` `None` is 1/√D.
@@ -385,14 +443,14 @@ mod tests {
         let a = desc(DType::BF16, &[64, 32], &[32, 1]);
         let nn = desc(DType::BF16, &[32, 48], &[48, 1]);
         let tn = desc(DType::BF16, &[32, 48], &[1, 32]); // [48, 32] row-major, transposed
-        let Op::Gemm { layout, b, d, .. } = gemm(&a, &nn, None).unwrap() else {
+        let Op::Gemm { layout, b, d, .. } = gemm(&a, &nn, None, None).unwrap() else {
             panic!()
         };
         assert_eq!(
             (layout, b.shape, d.shape),
             (BLayout::Nn, vec![32, 48], vec![64, 48])
         );
-        let Op::Gemm { layout, b, .. } = gemm(&a, &tn, None).unwrap() else {
+        let Op::Gemm { layout, b, .. } = gemm(&a, &tn, None, None).unwrap() else {
             panic!()
         };
         assert_eq!(
@@ -400,7 +458,7 @@ mod tests {
             (BLayout::Tn, vec![48, 32], vec![32, 1])
         );
         let neither = desc(DType::BF16, &[32, 48], &[96, 2]);
-        let e = gemm(&a, &neither, None).unwrap_err().to_string();
+        let e = gemm(&a, &neither, None, None).unwrap_err().to_string();
         assert!(
             e.contains("`b` has shape [32, 48] and strides [96, 2]"),
             "{e}"
@@ -412,27 +470,27 @@ mod tests {
         let a = desc(DType::BF16, &[64, 32], &[32, 1]);
         let b = desc(DType::BF16, &[32, 48], &[48, 1]);
         let f32a = desc(DType::F32, &[64, 32], &[32, 1]);
-        let e = gemm(&f32a, &b, None).unwrap_err().to_string();
+        let e = gemm(&f32a, &b, None, None).unwrap_err().to_string();
         assert!(
             e.contains("`a` has dtype F32; gemm takes BF16 or F16"),
             "{e}"
         );
         let f16b = desc(DType::F16, &[32, 48], &[48, 1]);
-        let e = gemm(&a, &f16b, None).unwrap_err().to_string();
+        let e = gemm(&a, &f16b, None, None).unwrap_err().to_string();
         assert!(
             e.contains("`b` has dtype F16; gemm takes BF16 (the dtype of `a`)"),
             "{e}"
         );
         let k_off = desc(DType::BF16, &[31, 48], &[48, 1]);
-        let e = gemm(&a, &k_off, None).unwrap_err().to_string();
+        let e = gemm(&a, &k_off, None, None).unwrap_err().to_string();
         assert!(e.contains("K disagrees (32 vs 31)"), "{e}");
         let bias = desc(DType::BF16, &[47], &[1]);
-        let e = gemm(&a, &b, Some((&bias, Act::Relu)))
+        let e = gemm(&a, &b, Some((&bias, Act::Relu)), None)
             .unwrap_err()
             .to_string();
         assert!(e.contains("`bias` has shape [47]"), "{e}");
         let at = desc(DType::BF16, &[64, 32], &[1, 64]);
-        let e = gemm(&at, &b, None).unwrap_err().to_string();
+        let e = gemm(&at, &b, None, None).unwrap_err().to_string();
         assert!(e.contains("a unit stride along K"), "{e}");
     }
 
@@ -464,6 +522,83 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("`x` has dtype F16; softmax takes BF16"), "{e}");
+    }
+
+    #[test]
+    fn gemm_takes_a_residual_of_the_output_shape() {
+        let a = desc(DType::BF16, &[64, 32], &[32, 1]);
+        let tn = desc(DType::BF16, &[32, 48], &[1, 32]);
+        let res = desc(DType::BF16, &[64, 48], &[48, 1]);
+        let Op::Gemm { res: r, d, .. } = gemm(&a, &tn, None, Some(&res)).unwrap() else {
+            panic!()
+        };
+        assert_eq!((r.unwrap().shape, d.shape), (vec![64, 48], vec![64, 48]));
+        // Rows of the residual may be padded, as A's.
+        let padded = desc(DType::BF16, &[64, 48], &[64, 1]);
+        let Op::Gemm { res: r, .. } = gemm(&a, &tn, None, Some(&padded)).unwrap() else {
+            panic!()
+        };
+        assert_eq!(r.unwrap().strides, vec![64, 1]);
+        let short = desc(DType::BF16, &[64, 47], &[47, 1]);
+        let e = gemm(&a, &tn, None, Some(&short)).unwrap_err().to_string();
+        assert!(
+            e.contains("`res` has shape [64, 47]; a @ b is [M, N] = [64, 48]"),
+            "{e}"
+        );
+        let f16 = desc(DType::F16, &[64, 48], &[48, 1]);
+        let e = gemm(&a, &tn, None, Some(&f16)).unwrap_err().to_string();
+        assert!(
+            e.contains("`res` has dtype F16; gemm takes BF16 (the dtype of `a`)"),
+            "{e}"
+        );
+        let cols = desc(DType::BF16, &[64, 48], &[1, 64]);
+        let e = gemm(&a, &tn, None, Some(&cols)).unwrap_err().to_string();
+        assert!(
+            e.contains("`res` has shape [64, 48] and strides [1, 64]"),
+            "{e}"
+        );
+        let flat = desc(DType::BF16, &[3072], &[1]);
+        let e = gemm(&a, &tn, None, Some(&flat)).unwrap_err().to_string();
+        assert!(
+            e.contains("`res` has shape [3072]; it must be [M, N]"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn silu_mul_flattens_two_tensors_of_one_shape() {
+        let x = desc(DType::BF16, &[2, 3, 40], &[120, 40, 1]);
+        let Op::SiluMul { x: xm, g, y } = silu_mul(&x, &x).unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (xm.shape, g.shape, y.shape),
+            (vec![6, 40], vec![6, 40], vec![6, 40])
+        );
+        let other = desc(DType::BF16, &[2, 40, 3], &[120, 3, 1]);
+        let e = silu_mul(&x, &other).unwrap_err().to_string();
+        assert!(
+            e.contains("silu_mul: `g` has shape [2, 40, 3] but `x` has [2, 3, 40]"),
+            "{e}"
+        );
+        let f16 = desc(DType::F16, &[2, 3, 40], &[120, 40, 1]);
+        let e = silu_mul(&x, &f16).unwrap_err().to_string();
+        assert!(
+            e.contains("`g` has dtype F16; silu_mul takes BF16 (the dtype of `x`)"),
+            "{e}"
+        );
+        let e = silu_mul(&f16, &f16).unwrap_err().to_string();
+        assert!(e.contains("`x` has dtype F16; silu_mul takes BF16"), "{e}");
+        let xt = desc(DType::BF16, &[40, 6], &[1, 40]);
+        let e = silu_mul(&xt, &xt).unwrap_err().to_string();
+        assert!(
+            e.contains("`x` has shape [40, 6] and strides [1, 40]"),
+            "{e}"
+        );
+        let e = silu_mul(&desc(DType::BF16, &[], &[]), &desc(DType::BF16, &[], &[]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`x` is a scalar"), "{e}");
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! On a GPU (`--features gpu`, an sm_90a device with CUDA 13's libraries): every op against
 //! the same computation in candle's own ops in f32, on random inputs with tails in every
-//! tiled dimension. Not run by CI (no GPU there).
+//! tiled dimension. Not run by CI (no GPU there); `kernels/bench/device/candle_h200.sh` runs
+//! them from a binary built here.
 
 use candle_core::{D, DType, Device, Tensor};
 
@@ -73,6 +74,42 @@ fn gemm_tn_nn_and_the_fused_epilogue_match_candle() {
         let e = worst(&got, &want, 2e-2, 1e-2);
         assert!(e <= 1.0, "{act:?}: {e}");
     }
+}
+
+#[test]
+fn gemm_with_a_residual_matches_candle() {
+    let dev = gpu();
+    // N a multiple of 8: the residual is read (and D written) by TMA.
+    let (m, n, k) = (300, 264, 136);
+    let a = randn(&[m, k], &dev, DType::BF16);
+    let w = randn(&[n, k], &dev, DType::BF16);
+    let res = randn(&[m, n], &dev, DType::BF16);
+    let want = f32(&a)
+        .matmul(&f32(&w).t().unwrap())
+        .unwrap()
+        .add(&f32(&res))
+        .unwrap();
+    let tn = gemm_residual(&a, &w.t().unwrap(), &res).unwrap();
+    assert_eq!(tn.dims(), &[m, n]);
+    let e = worst(&tn, &want, 2e-2, 1e-2);
+    assert!(e <= 1.0, "TN + residual: {e}");
+    let b = w.t().unwrap().contiguous().unwrap();
+    let nn = gemm_residual(&a, &b, &res).unwrap();
+    let e = worst(&nn, &want, 2e-2, 1e-2);
+    assert!(e <= 1.0, "NN + residual: {e}");
+}
+
+#[test]
+fn silu_mul_matches_candle() {
+    let dev = gpu();
+    let x = randn(&[3, 37, 1000], &dev, DType::BF16);
+    let g = randn(&[3, 37, 1000], &dev, DType::BF16);
+    let want = f32(&x).silu().unwrap().mul(&f32(&g)).unwrap();
+    let got = silu_mul(&x, &g).unwrap();
+    assert_eq!(got.dims(), x.dims());
+    // One bf16 rounding of the product (2⁻⁸ relative) plus the exponential's few ulps.
+    let e = worst(&got, &want, 1e-3, 1e-2);
+    assert!(e <= 1.0, "silu_mul: {e}");
 }
 
 #[test]

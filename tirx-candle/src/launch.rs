@@ -27,6 +27,7 @@ use tirx_kernels::attention::request::AttentionRequest;
 use tirx_kernels::dispatch::{self, Device, ProblemDef};
 use tirx_kernels::gemm::request::{GemmRequest, GemmTypes};
 use tirx_kernels::gemm::split;
+use tirx_kernels::row_kernels::family::SiluMulRequest;
 use tirx_kernels::row_kernels::request::RowRequest;
 
 use tirx::problem::Epilogue;
@@ -168,6 +169,9 @@ fn request(op: &Op) -> Box<dyn ProblemDef> {
             y: y.clone(),
             eps: *eps,
         }),
+        Op::SiluMul { x, g, y } => Box::new(SiluMulRequest {
+            tensors: [x.clone(), g.clone(), y.clone()],
+        }),
         Op::Attention {
             tensors,
             d,
@@ -191,14 +195,31 @@ fn gemm_request(op: &Op) -> GemmRequest {
         a,
         b,
         bias,
+        res,
         d,
     } = op
     else {
         unreachable!("gemm_request of a GEMM only")
     };
-    let (epilogue, bias) = match bias {
-        Some((meta, act)) => (Epilogue::Bias(*act), Some(meta.clone())),
-        None => (Epilogue::Plain, None),
+    // The residual after a bias is its own tensor (`BiasResidual`); without one it is C of the
+    // scaled epilogue with α = β = 1, as tirx's Python binding asks for it.
+    let (epilogue, bias, c, res, scalars) = match (bias, res) {
+        (Some((meta, act)), Some(r)) => (
+            Epilogue::BiasResidual(*act),
+            Some(meta.clone()),
+            None,
+            Some(r.clone()),
+            (1.0, 0.0),
+        ),
+        (Some((meta, act)), None) => (
+            Epilogue::Bias(*act),
+            Some(meta.clone()),
+            None,
+            None,
+            (1.0, 0.0),
+        ),
+        (None, Some(r)) => (Epilogue::Scaled, None, Some(r.clone()), None, (1.0, 1.0)),
+        (None, None) => (Epilogue::Plain, None, None, None, (1.0, 0.0)),
     };
     GemmRequest {
         layout: *layout,
@@ -210,11 +231,11 @@ fn gemm_request(op: &Op) -> GemmRequest {
         shape: (a.shape[0], d.shape[1], a.shape[1]),
         a: a.clone(),
         b: b.clone(),
-        c: None,
+        c,
         bias,
-        res: None,
+        res,
         d: d.clone(),
-        scalars: (1.0, 0.0),
+        scalars,
         row_scales: None,
         factors: None,
     }
@@ -223,11 +244,15 @@ fn gemm_request(op: &Op) -> GemmRequest {
 /// Every tensor of the op (the remembered choice's key).
 fn metas(op: &Op) -> Vec<TensorMeta> {
     match op {
-        Op::Gemm { a, b, bias, d, .. } => {
+        Op::Gemm {
+            a, b, bias, res, d, ..
+        } => {
             let mut v = vec![a.clone(), b.clone(), d.clone()];
             v.extend(bias.as_ref().map(|b| b.0.clone()));
+            v.extend(res.clone());
             v
         }
+        Op::SiluMul { x, g, y } => vec![x.clone(), g.clone(), y.clone()],
         Op::Row { x, w, y, .. } => {
             let mut v = vec![x.clone(), y.clone()];
             v.extend(w.clone());
@@ -248,15 +273,19 @@ unsafe fn launch(op: &Op, rt: &Runtime) -> Result<(), RuntimeError> {
     let tensors: Vec<&TensorMeta> = all.iter().collect();
     let choice = dispatch::choose_remembered(req.as_ref(), &tensors, &[], &Device::of(rt)?)?;
     let artifact = choice.artifact;
-    if let Op::Gemm { a, b, bias, d, .. } = op
+    if let Op::Gemm { .. } = op
         && split::is_partial(artifact)
     {
-        // A split-K artifact is a plan of two launches with a workspace: the GEMM host runs it.
+        // A split-K artifact is a plan of two launches with a workspace: the GEMM host runs it,
+        // with the tensors by the roles of the request (the residual as `c` or `res`).
+        let g = gemm_request(op);
         // SAFETY: the caller's promise, for each tensor of the op.
         let arg = |m: &TensorMeta| unsafe { TensorArg::from_raw(rt, m.clone()) };
-        let mut roles = vec![("a", arg(a)), ("b", arg(b)), ("d", arg(d))];
-        roles.extend(bias.as_ref().map(|(m, _)| ("bias", arg(m))));
-        return split::launch_split_for(rt, artifact, &roles, &gemm_request(op));
+        let mut roles = vec![("a", arg(&g.a)), ("b", arg(&g.b)), ("d", arg(&g.d))];
+        roles.extend(g.c.as_ref().map(|m| ("c", arg(m))));
+        roles.extend(g.bias.as_ref().map(|m| ("bias", arg(m))));
+        roles.extend(g.res.as_ref().map(|m| ("res", arg(m))));
+        return split::launch_split_for(rt, artifact, &roles, &g);
     }
     let (tensors, scalars) = req.arguments(artifact);
     let args: Vec<TensorArg<'_>> = tensors

@@ -1,6 +1,6 @@
-//! tirx kernels over candle's CUDA tensors: `CustomOp`s for attention, GEMM (plain, or with a
-//! fused bias + activation epilogue), RMSNorm and softmax, launched on the stream of the
-//! candle device the tensors live on. The kernels are PTX compiled into this crate at
+//! tirx kernels over candle's CUDA tensors: `CustomOp`s for attention, GEMM (plain, with a
+//! fused bias + activation epilogue, or with a residual added), RMSNorm, softmax and a SwiGLU
+//! gate (`silu_mul`), launched on the stream of the candle device the tensors live on. The kernels are PTX compiled into this crate at
 //! `cargo build` and loaded by the driver: nvcc runs for candle's own kernels only.
 //!
 //! ```no_run
@@ -127,7 +127,7 @@ fn out_shape(op: &Op, first: &Layout) -> Shape {
     match op {
         Op::Gemm { d, .. } => Shape::from(d.shape.clone()),
         // Row ops and attention keep the first input's shape.
-        Op::Row { .. } | Op::Attention { .. } => first.shape().clone(),
+        Op::Row { .. } | Op::SiluMul { .. } | Op::Attention { .. } => first.shape().clone(),
     }
 }
 
@@ -160,6 +160,14 @@ pub fn gemm_bias_act(
     a.apply_op3_no_bwd(b, bias, &GemmBiasAct { act })
 }
 
+/// `a @ b + res` with `res` `[M, N]` in `a`'s type (a transformer block's residual after its
+/// output projection or MLP): [`gemm`] with the residual added in f32 before the output is
+/// rounded, in one kernel (the scaled epilogue with C = `res`, α = β = 1; TN or NN as for
+/// [`gemm`]). Rows of `res` may be padded (unit stride along N).
+pub fn gemm_residual(a: &Tensor, b: &Tensor, res: &Tensor) -> candle_core::Result<Tensor> {
+    a.apply_op3_no_bwd(b, res, &GemmResidual)
+}
+
 /// `softmax(q·kᵀ·scale)·v` on flash-attention's layout: `q` `[B, S, HQ, D]`, `k` and `v`
 /// `[B, SK, HK, D]` (bf16 or f16, heads and head dims packed), HK dividing HQ (grouped-query
 /// attention); `causal` is bottom-right aligned; `scale` `None` is 1/√D. Returns
@@ -185,6 +193,12 @@ pub fn softmax(x: &Tensor) -> candle_core::Result<Tensor> {
     x.apply_op1_no_bwd(&Softmax)
 }
 
+/// `silu(x)·g` elementwise (the gate of a SwiGLU MLP), `x` and `g` contiguous bf16 of one
+/// shape.
+pub fn silu_mul(x: &Tensor, g: &Tensor) -> candle_core::Result<Tensor> {
+    x.apply_op2_no_bwd(g, &SiluMul)
+}
+
 /// The op of [`gemm`].
 pub struct Gemm;
 
@@ -200,7 +214,7 @@ impl CustomOp2 for Gemm {
         s2: &CpuStorage,
         l2: &Layout,
     ) -> candle_core::Result<(CpuStorage, Shape)> {
-        check::gemm(&cpu_desc(s1, l1), &cpu_desc(s2, l2), None)?;
+        check::gemm(&cpu_desc(s1, l1), &cpu_desc(s2, l2), None, None)?;
         Err(Error::NotCuda { op: "gemm" }.into())
     }
 
@@ -211,7 +225,7 @@ impl CustomOp2 for Gemm {
         s2: &CudaStorage,
         l2: &Layout,
     ) -> candle_core::Result<(CudaStorage, Shape)> {
-        let op = check::gemm(&launch::desc(s1, l1), &launch::desc(s2, l2), None)?;
+        let op = check::gemm(&launch::desc(s1, l1), &launch::desc(s2, l2), None, None)?;
         cuda_run(op, &[s1, s2], l1)
     }
 }
@@ -241,6 +255,7 @@ impl CustomOp3 for GemmBiasAct {
             &cpu_desc(s1, l1),
             &cpu_desc(s2, l2),
             Some((&bias, self.act)),
+            None,
         )?;
         Err(Error::NotCuda { op: "gemm" }.into())
     }
@@ -259,6 +274,49 @@ impl CustomOp3 for GemmBiasAct {
             &launch::desc(s1, l1),
             &launch::desc(s2, l2),
             Some((&bias, self.act)),
+            None,
+        )?;
+        cuda_run(op, &[s1, s2, s3], l1)
+    }
+}
+
+/// The op of [`gemm_residual`].
+pub struct GemmResidual;
+
+impl CustomOp3 for GemmResidual {
+    fn name(&self) -> &'static str {
+        "tirx-gemm-residual"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+        s3: &CpuStorage,
+        l3: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        let res = cpu_desc(s3, l3);
+        check::gemm(&cpu_desc(s1, l1), &cpu_desc(s2, l2), None, Some(&res))?;
+        Err(Error::NotCuda { op: "gemm" }.into())
+    }
+
+    fn cuda_fwd(
+        &self,
+        s1: &CudaStorage,
+        l1: &Layout,
+        s2: &CudaStorage,
+        l2: &Layout,
+        s3: &CudaStorage,
+        l3: &Layout,
+    ) -> candle_core::Result<(CudaStorage, Shape)> {
+        let res = launch::desc(s3, l3);
+        let op = check::gemm(
+            &launch::desc(s1, l1),
+            &launch::desc(s2, l2),
+            None,
+            Some(&res),
         )?;
         cuda_run(op, &[s1, s2, s3], l1)
     }
@@ -362,6 +420,37 @@ impl CustomOp1 for Softmax {
     fn cuda_fwd(&self, s: &CudaStorage, l: &Layout) -> candle_core::Result<(CudaStorage, Shape)> {
         let op = check::row(RowOp::Softmax, &launch::desc(s, l), None, 0.0)?;
         cuda_run(op, &[s], l)
+    }
+}
+
+/// The op of [`silu_mul`].
+pub struct SiluMul;
+
+impl CustomOp2 for SiluMul {
+    fn name(&self) -> &'static str {
+        "tirx-silu-mul"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &CpuStorage,
+        l1: &Layout,
+        s2: &CpuStorage,
+        l2: &Layout,
+    ) -> candle_core::Result<(CpuStorage, Shape)> {
+        check::silu_mul(&cpu_desc(s1, l1), &cpu_desc(s2, l2))?;
+        Err(Error::NotCuda { op: "silu_mul" }.into())
+    }
+
+    fn cuda_fwd(
+        &self,
+        s1: &CudaStorage,
+        l1: &Layout,
+        s2: &CudaStorage,
+        l2: &Layout,
+    ) -> candle_core::Result<(CudaStorage, Shape)> {
+        let op = check::silu_mul(&launch::desc(s1, l1), &launch::desc(s2, l2))?;
+        cuda_run(op, &[s1, s2], l1)
     }
 }
 

@@ -41,6 +41,13 @@ fn well_formed_cpu_calls_pass_the_checks_then_ask_for_cuda() {
         e.contains("tirx softmax: the tensors are on the CPU"),
         "{e}"
     );
+    let e = err(gemm_residual(&x, &w.t().unwrap(), &t(&[64, 48], bf)));
+    assert!(e.contains("tirx gemm: the tensors are on the CPU"), "{e}");
+    let e = err(silu_mul(&t(&[3, 5, 32], bf), &t(&[3, 5, 32], bf)));
+    assert!(
+        e.contains("tirx silu_mul: the tensors are on the CPU"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -91,6 +98,16 @@ fn misuse_is_a_candle_error_naming_the_argument() {
     );
     let e = err(softmax(&t(&[8, 32], DType::F32)));
     assert!(e.contains("`x` has dtype F32; softmax takes BF16"), "{e}");
+    let e = err(gemm_residual(&x, &t(&[32, 48], bf), &t(&[48, 64], bf)));
+    assert!(
+        e.contains("`res` has shape [48, 64]; a @ b is [M, N] = [64, 48]"),
+        "{e}"
+    );
+    let e = err(silu_mul(&t(&[8, 32], bf), &t(&[8, 33], bf)));
+    assert!(
+        e.contains("`g` has shape [8, 33] but `x` has [8, 32]"),
+        "{e}"
+    );
 }
 
 #[test]
