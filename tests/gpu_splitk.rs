@@ -244,3 +244,64 @@ fn a_workspace_with_an_empty_slice_is_refused_before_launch() {
     let d = rt.download(&d).unwrap();
     assert!(d.iter().all(|x| x.is_nan()), "D was written");
 }
+
+/// CPU microseconds per call of `call`, the median of `rounds` batches of `per` calls queued
+/// without waiting (the stream synchronised between batches, so the launch queue never
+/// fills), after a warm-up batch.
+fn host_us(rt: &Runtime, rounds: usize, per: usize, mut call: impl FnMut()) -> f64 {
+    let mut batch = |t: &mut Vec<f64>| {
+        let started = std::time::Instant::now();
+        (0..per).for_each(|_| call());
+        t.push(started.elapsed().as_secs_f64() * 1e6 / per as f64);
+        rt.synchronize().unwrap();
+    };
+    batch(&mut Vec::new());
+    let mut t = Vec::new();
+    (0..rounds).for_each(|_| batch(&mut t));
+    t.sort_by(f64::total_cmp);
+    t[t.len() / 2]
+}
+
+/// The host queues a decode GEMM faster than the GPU runs it: a decode step calls the same
+/// GEMM on the same buffers every token, and on an idle GPU host time in front of the
+/// kernels is the step's time (stop 46 measured split-K at 1×4096×4096 at 0.53× cuBLASLt
+/// that way, with the kernels alone at 0.95×). Prints the host path's parts: one plain
+/// launch, the split-K plan forced, and the host's choice (the dispatcher's remembered
+/// choice in front of the plan), beside the GPU time per run.
+#[test]
+fn the_host_queues_a_decode_gemm_faster_than_the_gpu_runs_it() {
+    let rt = rt();
+    let (m, n, k) = (1, 4096, 4096);
+    let mut rng = Rng::new(7);
+    let a = rt.upload(&rng.bf16s(m * k), &[m, k]).unwrap();
+    let b = rt.upload(&rng.bf16s(n * k), &[n, k]).unwrap();
+    let mut d = rt.zeros::<bf16>(&[m, n]).unwrap();
+    let choice = host::gemm_auto(&rt, &a, &b, &mut d).expect("runs");
+    assert!(split::is_partial(choice.artifact), "{}", choice.label());
+    let config = choice.artifact.config;
+    let plain = GemmLaunch::of(catalogue::find("gemm_sm90_ws").expect("shipped"));
+    let plan = GemmLaunch::of(catalogue::find(choice.artifact.kernel).expect("shipped"));
+    let us_plain = host_us(&rt, 9, 100, || {
+        plain.launch(&rt, "n64", &a, &b, &mut d).unwrap()
+    });
+    println!("host µs per call of one plain launch: {us_plain:.1}");
+    let us_plan = host_us(&rt, 9, 100, || {
+        plan.launch(&rt, config, &a, &b, &mut d).unwrap()
+    });
+    let us_host = host_us(&rt, 9, 100, || {
+        host::gemm_auto(&rt, &a, &b, &mut d).unwrap();
+    });
+    let gpu_us = 1e3
+        * f64::from(
+            rt.bench_ms(10, 200, || plan.launch(&rt, config, &a, &b, &mut d))
+                .unwrap(),
+        );
+    println!(
+        "host µs per call at {m}x{n}x{k}: one plain launch {us_plain:.1}, the split-K plan \
+         ({config}) {us_plan:.1}, the host's choice {us_host:.1}; GPU µs per plan run {gpu_us:.1}"
+    );
+    assert!(
+        us_host < gpu_us,
+        "the host takes {us_host:.1} µs to queue a plan the GPU runs in {gpu_us:.1} µs"
+    );
+}

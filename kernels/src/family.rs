@@ -134,7 +134,7 @@ impl SimRun {
     ) -> Result<Stats, String> {
         crate::simulate::launch_with(
             art.ptx,
-            &(art.signature)(),
+            &art.sig(),
             dev,
             (tensors, scalars),
             self.seed,
@@ -156,7 +156,7 @@ pub fn by_role<T: Clone>(
     tensors: &[(&str, T)],
     scalars: &[(&str, f32)],
 ) -> Result<(Vec<T>, Vec<f32>), RuntimeError> {
-    let sig = (art.signature)();
+    let sig = art.sig();
     let missing = |what: &str, role: &str| RuntimeError::NoKernelFits {
         problem: format!("`{}/{}` takes the {what} `{role}`", art.kernel, art.config),
         table: "  which this problem does not have\n".into(),

@@ -14,8 +14,9 @@
 //!    of dynamic shared memory and checking the entry's parameter count and sizes once;
 //! 4. encode the TMA descriptors, fill the parameter buffer, launch with the cluster attribute.
 
+use std::collections::HashMap;
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::CudaFunction;
 use cudarc::driver::sys;
@@ -144,9 +145,32 @@ impl KernelArtifact {
         }
     }
 
+    /// The artifact's signature, built on the first call and kept for the process (one per
+    /// artifact, never freed): a launch consults it several times — the roles' order, a
+    /// plan's workspace and reduce, the cost model — and building it allocates every
+    /// name, extent and grid expression anew, which on a decode GEMM's launch path cost more
+    /// host time than the launches (measured on an H100, 2026-12-06: split-K at 1×4096×4096
+    /// queued in 23–35 µs against 5 µs for one plain launch, `gpu_splitk`'s host-time test).
+    pub fn sig(&self) -> &'static Signature {
+        type Kept = Mutex<HashMap<usize, &'static Signature>>;
+        static KEPT: OnceLock<Kept> = OnceLock::new();
+        let key = self.signature as usize;
+        let kept = KEPT.get_or_init(Kept::default);
+        if let Some(sig) = kept.lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+            return sig;
+        }
+        // Built outside the lock; a racing thread's copy is equal, and the first one kept wins.
+        let built: &'static Signature = Box::leak(Box::new((self.signature)()));
+        *kept
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(key)
+            .or_insert(built)
+    }
+
     /// The element type of the tensor parameter `tensor` (from the signature).
     pub fn elem_of(&self, tensor: &str) -> Option<ElemType> {
-        (self.signature)()
+        self.sig()
             .tensors
             .iter()
             .find(|t| t.name == tensor)
@@ -474,7 +498,10 @@ impl Runtime {
 
     /// `artifact`'s signature, once its target is checked against the device's and the
     /// signature's own.
-    fn artifact_signature(&self, artifact: &KernelArtifact) -> Result<Signature, RuntimeError> {
+    fn artifact_signature(
+        &self,
+        artifact: &KernelArtifact,
+    ) -> Result<&'static Signature, RuntimeError> {
         let target = self.target()?;
         if artifact.target != target {
             return Err(RuntimeError::UnsupportedDevice {
@@ -482,10 +509,10 @@ impl Runtime {
                 want: Some(artifact.target),
             });
         }
-        let sig = (artifact.signature)();
+        let sig = artifact.sig();
         if sig.target != artifact.target {
             return Err(RuntimeError::BadSignature {
-                entry: sig.entry,
+                entry: sig.entry.clone(),
                 reason: format!(
                     "the artifact is for {} but its signature says {}",
                     artifact.target.name(),

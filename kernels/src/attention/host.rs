@@ -119,7 +119,7 @@ pub fn check(
         dv,
     };
     let mut rng = Rng::new(seed);
-    let elem = (art.signature)().tensors[0].elem;
+    let elem = art.sig().tensors[0].elem;
     let (err, ok) = match elem {
         ElemType::F16 => check_typed::<half::f16>(rt, art, dims, causal, &mut rng, attention_f64)?,
         _ => check_typed::<half::bf16>(rt, art, dims, causal, &mut rng, attention_f64)?,

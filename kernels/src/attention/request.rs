@@ -290,7 +290,7 @@ impl ProblemDef for AttentionRequest {
         let tiles = b * hq * s.div_ceil(rows);
         let blocks = sk.div_ceil(bn).max(1) as f64;
         let waves = tiles.div_ceil(device.limits.sm_count.max(1) as usize) as f64;
-        let persistent = (artifact.signature)().grid.iter().any(mentions_sms);
+        let persistent = artifact.sig().grid.iter().any(mentions_sms);
         let exposed = if persistent { 0.0 } else { EXPOSED_BLOCKS };
         let mut efficiency = if nwg >= 3 { 1.13 } else { 1.0 };
         if artifact.int("PING") == Some(1) {

@@ -527,7 +527,7 @@ pub fn simulate(
     use crate::simulate::{encode, put, random_values};
     let d = art.int("D").ok_or("no head dim `D`")? as usize;
     let causal = art.int("CAUSAL") == Some(1);
-    let elem = (art.signature)().tensors[0].elem;
+    let elem = art.sig().tensors[0].elem;
     let (tq, tk) = (
         *cu_q.last().unwrap_or(&0) as usize,
         *cu_k.last().unwrap_or(&0) as usize,
@@ -588,7 +588,7 @@ pub(super) fn launch_and_check(
     reference: impl FnOnce((&[f32], &[f32], &[f32]), f64) -> (Vec<f64>, Vec<f64>),
 ) -> Result<f64, String> {
     use crate::simulate::{decode, launch_with};
-    let elem = (art.signature)().tensors[0].elem;
+    let elem = art.sig().tensors[0].elem;
     let ob = tq * hq * d * elem.bytes() as usize;
     let scale = 1.0 / (d as f64).sqrt();
     let scalars = [(scale * std::f64::consts::LOG2_E) as f32];
@@ -598,7 +598,7 @@ pub(super) fn launch_and_check(
     };
     launch_with(
         art.ptx,
-        &(art.signature)(),
+        &art.sig(),
         &mut dev,
         (tensors, &scalars),
         seed,

@@ -119,6 +119,19 @@ impl CublasLt {
                 desc.set(Attr::CUBLASLT_MATMUL_DESC_B_SCALE_MODE, b)?;
             }
         }
+        if scales != LtScales::Tensor {
+            // The heuristic refuses a vector or block scale mode whose scale pointers are not
+            // set yet (cuBLASLt 13.1's log: "The scaling mode for A scale (BLK128x128_32F)
+            // requires a custom pointer for A scale"; measured on an H100, 2026-12-06): it
+            // is given the workspace's address, which it does not read; `run` sets the real
+            // scales before each matmul.
+            let (pw, _rw) = self.workspace.device_ptr(&self.stream);
+            // SAFETY: a live device allocation; nothing is queued with it as the scales.
+            unsafe {
+                desc.set_pointer(Attr::CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, pw)?;
+                desc.set_pointer(Attr::CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, pw)?;
+            }
+        }
         let pref = Pref::with_workspace()?;
         // SAFETY: every descriptor is live and describes this problem.
         let heuristic = unsafe {

@@ -93,7 +93,7 @@ impl ProblemDef for CopyRequest {
         let (bm, bn) = (bm.max(1) as usize, bn.max(1) as usize);
         let (m, n) = self.dims();
         let tiles = m.div_ceil(bm) * n.div_ceil(bn);
-        let persistent = (artifact.signature)().grid.iter().any(mentions_sms);
+        let persistent = artifact.sig().grid.iter().any(mentions_sms);
         let per_cta = if persistent { 1 } else { tiles };
         let waves = per_cta.div_ceil(device.limits.sm_count.max(1) as usize);
         Ok((waves * bm * bn) as f64 / 4096.0)

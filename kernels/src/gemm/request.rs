@@ -279,7 +279,7 @@ impl ProblemDef for GemmRequest {
 
     fn arguments(&self, artifact: &KernelArtifact) -> (Vec<TensorMeta>, Vec<f32>) {
         let (m, n, _) = self.shape;
-        let sig = (artifact.signature)();
+        let sig = artifact.sig();
         let tensors = sig
             .tensors
             .iter()
@@ -335,7 +335,7 @@ impl ProblemDef for GemmRequest {
             ));
         };
         let (bm, bn) = (bm.max(1) as usize, bn.max(1) as usize);
-        let sig = (artifact.signature)();
+        let sig = artifact.sig();
         let by_tma = |tensor: &str| {
             sig.params.iter().any(
                 |p| matches!(p, tirx::abi::AbiParam::TensorMap { tensor: t, .. } if t == tensor),
@@ -438,7 +438,7 @@ const SM_THREADS: u32 = 2048;
 /// The CTAs of `art` one SM holds at once, by its shared memory (with the 1 KB the driver
 /// reserves per CTA) and its threads (registers are not modelled).
 pub(crate) fn ctas_per_sm(art: &KernelArtifact) -> usize {
-    let sig = (art.signature)();
+    let sig = art.sig();
     let by_smem = SM_SHARED_BYTES / (sig.smem_bytes + 1024).max(1);
     let by_threads = SM_THREADS / sig.threads.max(1);
     by_smem.min(by_threads).max(1) as usize
@@ -452,7 +452,7 @@ pub(crate) fn ctas_per_sm(art: &KernelArtifact) -> usize {
 /// SMs for the time one CTA's 128 rows take: waves count tiles over `SMS / 2` pair slots.
 pub(crate) fn ctas_per_tile(art: &KernelArtifact) -> usize {
     let bm = art.int("BM").unwrap_or(128).max(1) as usize;
-    let cluster: u32 = (art.signature)().cluster.iter().product();
+    let cluster: u32 = art.sig().cluster.iter().product();
     if art.target.has_tcgen05() && bm > 128 {
         (bm / 128).clamp(1, cluster.max(1) as usize)
     } else {

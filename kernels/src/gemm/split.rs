@@ -75,7 +75,7 @@ pub fn is_partial(art: &KernelArtifact) -> bool {
 /// kernel `gemm_sm90_splitk_t`, whose MMA takes B's rows on its 64-row side): read from its
 /// signature, the workspace's last extent being A's rows.
 pub fn is_transposed(art: &KernelArtifact) -> bool {
-    let sig = (art.signature)();
+    let sig = art.sig();
     let shape = |name: &str| {
         sig.tensors
             .iter()

@@ -239,7 +239,7 @@ mod tests {
             for n in [24577, 30001, 32767] {
                 let c = pick(op, 64, n).unwrap();
                 let by_tma = |a: &KernelArtifact| {
-                    (a.signature)()
+                    a.sig()
                         .params
                         .iter()
                         .any(|p| matches!(p, tirx::abi::AbiParam::TensorMap { .. }))
@@ -276,7 +276,7 @@ mod tests {
                 TensorMeta::row_major(tirx::abi::ElemType::Bf16, &[64, 32768], 1 << 32),
             );
             let c = pick(op, 64, 32768).unwrap();
-            let sig = (c.artifact.signature)();
+            let sig = c.artifact.sig();
             let mut ts = vec![x];
             if op.takes_weight() {
                 ts.push(w);

@@ -151,7 +151,7 @@ impl ProblemDef for RowRequest {
             }
             Some(_) => {}
         }
-        let sig = (artifact.signature)();
+        let sig = artifact.sig();
         if let Some(t) = sig.tensors.iter().find(|t| self.tensor(&t.name).is_none()) {
             return Err(Reject::Tensor {
                 role: t.name.clone(),
@@ -164,7 +164,7 @@ impl ProblemDef for RowRequest {
     }
 
     fn arguments(&self, artifact: &KernelArtifact) -> (Vec<TensorMeta>, Vec<f32>) {
-        let sig = (artifact.signature)();
+        let sig = artifact.sig();
         let tensors = sig
             .tensors
             .iter()
@@ -176,7 +176,7 @@ impl ProblemDef for RowRequest {
     fn cost(&self, artifact: &KernelArtifact, device: &Device) -> Result<f64, Reject> {
         let capacity =
             capacity(artifact).ok_or_else(|| Reject::Unranked("no row capacity".into()))?;
-        let sig = (artifact.signature)();
+        let sig = artifact.sig();
         let rows = self.x.shape.first().copied().unwrap_or(0);
         let cluster: u32 = sig.cluster.iter().product();
         if cluster > 1 && rows >= device.limits.sm_count as usize {
