@@ -149,11 +149,14 @@ fn check() -> bool {
         for a in k.artifacts {
             match check_artifact(k.name, a) {
                 Ok(c) => {
-                    let status = if c.problems.is_empty() {
+                    let mut status = if c.problems.is_empty() {
                         "ok".to_string()
                     } else {
                         format!("FAIL: {}", c.problems.join("; "))
                     };
+                    for note in &c.pipeline_losses {
+                        status.push_str(&format!(" (note: {note})"));
+                    }
                     println!(
                         "{:<12} {:<8} {:<8} {:>5} {:>6}  {}  {status}",
                         c.kernel,

@@ -41,12 +41,67 @@
 //!
 //! `tirx check` (ptxas `-arch=sm_90a`, 2026-12-06): both configs clean, 168 registers,
 //! 0 spills; SASS `QGMMA.64x128x32.F32.E4M3.E4M3` ×4 and 64 `FFMA` a K block (the promotion),
-//! `tests/sim_fp8_block.rs` asserts them. Emulator-verified; not yet measured on the H200.
+//! `tests/sim_fp8_block.rs` asserts them. Emulator-verified; measured on the H100 (below).
 //!
 //! Design notes: 128×128 tiles (BN = 128, two 64-row consumer warpgroups) keep `acc` and
 //! `part` at 64 registers each a thread; a BN = 256 tile would need 256 accumulator
-//! registers and spill. The promotion waits for its block's wgmmas (`wgmma::wait(0)`) rather
-//! than keeping the next block's in flight, which would need a second `part` tile.
+//! registers and spill. `gemm_sm90_fp8_block` waits for its block's wgmmas (`wgmma::wait(0)`)
+//! before promoting, so a warpgroup has no MMAs queued while it promotes;
+//! `gemm_sm90_fp8_block_overlap` keeps the next block's in flight in a second `part` tile.
+//!
+//! ## The overlapped schedule (`gemm_sm90_fp8_block_overlap`, config `default`)
+//!
+//! Measured on an H100 on 2026-12-06 (cuBLASLt 13.1, same process, inputs rotated past L2),
+//! `gemm_sm90_fp8_block/default` reaches 854–880 TFLOP/s at the large shapes against
+//! cuBLASLt's block-scaled 1172–1300 (ratio 0.68–0.73), while the row-wise `fp8.rs`, the
+//! same pipeline with the scales in the epilogue, reaches 1288–1315. The difference is the
+//! promotion's place in the K loop: each warpgroup issues block `kb`'s four wgmmas, waits for
+//! all of them, promotes, and only then issues block `kb + 1`'s; its MMAs are never queued
+//! across its own wait and promotion, and the other warpgroup's single group is all the
+//! tensor core has then.
+//!
+//! The overlapped K loop keeps one group queued at all times. Two `part` tiles take turns:
+//! block `kb + 1`'s wgmmas are issued into one (`issue_block`: the full-barrier wait, fence,
+//! four m64n128k32, commit) **before** block `kb`'s, in the other, are waited for with
+//! `wgmma::wait(1)` (PTX ISA §9.7.15.7.4: all but the most recent group complete) — then
+//! block `kb`'s stage is released and `acc += part · sc` runs on the FMA pipe while the
+//! tensor core works on block `kb + 1` (`promote_behind`). This is the language's ordinary
+//! `wgmma::wait(n)`: `check-wgmma-registers` follows the groups in order and proves that
+//! the promotion reads only the retired tile. A tile's blocks are walked in pairs (block
+//! `2j` in `part0`, `2j + 1` in `part1`) so that every wgmma names its tile statically;
+//! the last block, or the last two (an even count), close the tile with `wgmma::wait(0)`
+//! (`promote_last`). Each warpgroup now holds two K stages at once (the one being promoted
+//! and the one in flight), so the ring has six stages (6 × 32 KB + the 32 KB staging tile
+//! = 226 KB of the 227), keeping four loads ahead as the five-stage kernel keeps three to
+//! four. The scales are loaded one block ahead as in `gemm_sm90_fp8_block`, and a block's
+//! scale is formed after the next block's MMAs are issued, so a late scale load delays the
+//! promotion, never the tensor core. BF16 output only (an f32 staging tile, 64 KB, leaves
+//! room for five stages: `gemm_sm90_fp8_block/f32`'s footprint).
+//!
+//! `tirx check` (ptxas 13.5 `-arch=sm_90a`, 2026-12-06): 0 spills; ptxas reports the
+//! launch's 168 registers (384 threads), the consumers reach R217 (218 of the 232 that
+//! `setmaxnreg` gives them: 64 `acc` + 2 × 64 `part` + the scales, addresses and counters;
+//! `gemm_sm90_fp8_block` reaches R145); SASS `QGMMA.64x128x32.F32.E4M3.E4M3` ×16 (four issue
+//! sites of four), `WARPGROUP.DEPBAR.LE gsb0, 0x1` before each overlapped promotion, whose 64
+//! `FFMA` read the retired tile's registers while the newer group's write the other's (no
+//! wait injected or wgmma serialized: `check_artifact`'s `pipeline_losses`, ptxas's notes,
+//! are empty). `tests/sim_fp8_block.rs` asserts these and runs it in the emulator at 1, 2,
+//! 3, 4, 6 and 9 K blocks. The host's cost model ranks it
+//! level with `gemm_sm90_fp8_block/default` (same tiles) and the tie goes to the smaller
+//! footprint, the five-stage kernel; measurement decides (`tirx tune`).
+//!
+//! **Prediction** (not measured): 1100–1200 TFLOP/s at 4096³, 8192³ and 4096×7168×16384
+//! (0.9–1.0× cuBLASLt; about +30 %), about 950 at 4096×2112×7168 (544 tiles, 4.1 waves of
+//! 132). Why: with a group always queued per warpgroup the tensor core should be as busy as
+//! in a row-wise kernel of the same 128×128 cooperative tile — the cost model's efficiency
+//! 0.92 (`request.rs`, measured on the H200 for BF16, 2026-11-30) of the row-wise 128×256
+//! tile's 1288–1315 on the H100 — since the promotion's 64 FFMA a thread a block (128 issue
+//! cycles a scheduler for its two consumer warps) fit well inside the block's eight
+//! m64n128k32 wgmmas (about 512 tensor cycles at peak). What may keep it below: the FFMAs
+//! share the register file's ports with the QGMMAs' accumulators, and cuBLASLt may run a
+//! wider tile. A wider tile does not fit with two `part` tiles: 64×160 a warpgroup is
+//! 3 × 80 = 240 registers before the scales and addresses, and ping-pong's 128×128 a
+//! warpgroup (`fp8_pingpong.rs`'s `m128`) 3 × 128.
 
 use tirx::prelude::*;
 
@@ -187,5 +242,212 @@ pub mod kernels {
             it += 1;
         }
         it
+    }
+
+    /// [`gemm_sm90_fp8_block`] with the promotion overlapped with the MMAs (the module's
+    /// docs, "The overlapped schedule"): two `part` tiles by turns, block `kb + 1`'s wgmmas
+    /// issued into one before block `kb`'s, in the other, are waited for (`wgmma::wait(1)`)
+    /// and promoted.
+    #[tile_kernel(
+        solves = gemm,
+        target = sm_90a,
+        threads = 384,
+        cluster = (2, 1, 1),
+        grid = (SMS / 2 * 2, 1),
+        configs(product(
+            types(default = (TA = e4m3, TD = bf16)),
+            with = (BM = 128, BK = 128, GROUP = 8, BN = 128, STAGES = 6, EPI_N = 64),
+        )),
+    )]
+    pub fn gemm_sm90_fp8_block_overlap(
+        #[shape(M, K)] a: Tensor<TA>,
+        #[shape(N, K)] b: Tensor<TA>,
+        #[shape(M, KB)] sa: Tensor<f32>,
+        #[shape(NB, KB)] sb: Tensor<f32>,
+        #[shape(M, N)] d: Tensor<TD>,
+    ) {
+        static_assert(KB == cdiv(K, 128), "one scale per 128 columns of K");
+        static_assert(NB == cdiv(N, 128), "one weight scale per 128 rows of B");
+        static_assert(BK == 128, "a K tile is one scale block");
+        static_assert(128 % BN == 0, "an N tile lies within one weight block");
+        let a_s = smem::<TA>([STAGES, 2, 64, BK], swizzle = B128);
+        let b_s = smem::<TA>([STAGES, 2, BN / 2, BK], swizzle = B128);
+        let d_s = smem::<TD>([2, BN / EPI_N, 64, EPI_N], swizzle = B128);
+        let acc = regs::<f32>([64, BN]);
+        let part0 = regs::<f32>([64, BN]);
+        let part1 = regs::<f32>([64, BN]);
+        let sa_t = regs::<f32>([64, 1], layout = stat(acc, axis = 1));
+        let sb_t = regs::<f32>([64, 1], layout = stat(acc, axis = 1));
+        let sc = regs::<f32>([64, 1], layout = stat(acc, axis = 1));
+        let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
+        let pairs_m = cdiv(cdiv(M, BM), 2);
+        let tiles_n = cdiv(N, BN);
+        let k_tiles = cdiv(K, BK);
+        cluster_producer(pipe, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles);
+        overlapped_consumers(
+            pipe, acc, part0, part1, sa_t, sb_t, sc, a_s, b_s, d_s, d, sa, sb, pairs_m, tiles_n,
+            k_tiles,
+        );
+    }
+
+    /// The consumer warpgroups of [`gemm_sm90_fp8_block_overlap`]: [`block_scaled_consumers`]
+    /// with the K loop of [`consume_blocks_overlapped`].
+    #[tile_fn]
+    fn overlapped_consumers(
+        pipe: Pipe,
+        acc: Regs,
+        part0: Regs,
+        part1: Regs,
+        sa_t: Regs,
+        sb_t: Regs,
+        sc: Regs,
+        a_s: Smem,
+        b_s: Smem,
+        d_s: Smem,
+        d: Global,
+        sa: Global,
+        sb: Global,
+        pairs_m: u32,
+        tiles_n: u32,
+        k_tiles: u32,
+    ) {
+        #[scope(warpgroups = 1..3)]
+        {
+            setmaxnreg::inc(232);
+            let wg = tid / 128 - 1;
+            let mut it = 0;
+            for u in (cta.x / 2..pairs_m * tiles_n).step_by(ncta.x / 2) {
+                let (mp, n) = grouped(u, pairs_m, tiles_n);
+                let row = 2 * (2 * mp + cta_rank) + wg;
+                it = consume_blocks_overlapped(
+                    pipe, it, acc, part0, part1, sa_t, sb_t, sc, a_s, b_s, sa, sb, wg, row, n,
+                    k_tiles,
+                );
+                store_tile(d, d_s, acc, wg, row, n * (BN / EPI_N));
+            }
+            #[scope(leader)]
+            {
+                tma::wait_group(0);
+            }
+        }
+    }
+
+    /// The overlapped K loop of one tile (D rows `row`, 64-row units; columns `n`, BN-column
+    /// units): block 0 issued into `part0`, then blocks `2j` (in `part0`) and `2j + 1` (in
+    /// `part1`) each promoted behind the next block's MMAs ([`promote_behind`]), and the
+    /// tile closed by its last block (an odd count: in `part0`) or last two
+    /// ([`promote_last`]); returns the pipeline iteration after the tile.
+    #[tile_fn]
+    fn consume_blocks_overlapped(
+        pipe: Pipe,
+        it: u32,
+        acc: Regs,
+        part0: Regs,
+        part1: Regs,
+        sa_t: Regs,
+        sb_t: Regs,
+        sc: Regs,
+        a_s: Smem,
+        b_s: Smem,
+        sa: Global,
+        sb: Global,
+        wg: u32,
+        row: u32,
+        n: u32,
+        k_tiles: u32,
+    ) -> u32 {
+        let nb = n * BN / 128;
+        let mut it = it;
+        acc = 0.0;
+        copy(sa_t, sa.tile(row, 0));
+        sb_t = gather(sb, nb, 0);
+        issue_block(pipe, it, part0, a_s, b_s, wg);
+        for j in 0..(k_tiles - 1) / 2 {
+            let k0 = 2 * j;
+            let k1 = k0 + 1;
+            it = promote_behind(
+                pipe, it, acc, part0, part1, sa_t, sb_t, sc, a_s, b_s, sa, sb, wg, row, nb, k0,
+            );
+            it = promote_behind(
+                pipe, it, acc, part1, part0, sa_t, sb_t, sc, a_s, b_s, sa, sb, wg, row, nb, k1,
+            );
+        }
+        if k_tiles % 2 == 0 {
+            let k = k_tiles - 2;
+            it = promote_behind(
+                pipe, it, acc, part0, part1, sa_t, sb_t, sc, a_s, b_s, sa, sb, wg, row, nb, k,
+            );
+            it = promote_last(pipe, it, acc, part1, sa_t, sb_t, sc);
+        } else {
+            it = promote_last(pipe, it, acc, part0, sa_t, sb_t, sc);
+        }
+        it
+    }
+
+    /// Pipeline iteration `it`'s K block: its wgmmas into a fresh `part`, committed as one
+    /// group, not waited for.
+    #[tile_fn]
+    fn issue_block(pipe: Pipe, it: u32, part: Regs, a_s: Smem, b_s: Smem, wg: u32) {
+        let s = pipe.consumer_wait(it);
+        wgmma::fence();
+        wgmma::mma(part, a_s[s][wg], b_s[s], accumulate = false);
+        wgmma::commit();
+    }
+
+    /// K block `k` (pipeline iteration `it`, its wgmmas in flight into `cur`) promoted behind
+    /// the next block's: block `k + 1`'s wgmmas issued into `next`, block `k`'s scale formed
+    /// and block `k + 1`'s loaded, block `k`'s group waited for (`wgmma::wait(1)` keeps the
+    /// newer one in flight), its stage released and `acc += cur · sc` while the tensor core
+    /// works on `next`; returns `it + 1`.
+    #[tile_fn]
+    fn promote_behind(
+        pipe: Pipe,
+        it: u32,
+        acc: Regs,
+        cur: Regs,
+        next: Regs,
+        sa_t: Regs,
+        sb_t: Regs,
+        sc: Regs,
+        a_s: Smem,
+        b_s: Smem,
+        sa: Global,
+        sb: Global,
+        wg: u32,
+        row: u32,
+        nb: u32,
+        k: u32,
+    ) -> u32 {
+        issue_block(pipe, it + 1, next, a_s, b_s, wg);
+        sc = sa_t * sb_t;
+        copy(sa_t, sa.tile(row, k + 1));
+        sb_t = gather(sb, nb, k + 1);
+        wgmma::wait(1);
+        if tid % 128 == 0 {
+            pipe.consumer_release(it % STAGES);
+        }
+        acc = fma(cur, sc, acc);
+        it + 1
+    }
+
+    /// A tile's last K block (pipeline iteration `it`, in flight into `cur`): waited for,
+    /// its stage released, promoted; returns `it + 1`.
+    #[tile_fn]
+    fn promote_last(
+        pipe: Pipe,
+        it: u32,
+        acc: Regs,
+        cur: Regs,
+        sa_t: Regs,
+        sb_t: Regs,
+        sc: Regs,
+    ) -> u32 {
+        sc = sa_t * sb_t;
+        wgmma::wait(0);
+        if tid % 128 == 0 {
+            pipe.consumer_release(it % STAGES);
+        }
+        acc = fma(cur, sc, acc);
+        it + 1
     }
 }
