@@ -324,42 +324,46 @@ fn the_quantisers_assemble_without_spills() {
     }
 }
 
-/// The block-scaled production GEMMs (`gemm_sm100_mxfp8_prod`, `gemm_sm100_nvfp4_prod`,
-/// outside the catalogue: no problem kind takes factor images yet) assemble for sm_100a with no
-/// spills, and their SASS has the pair's block-scaled MMA (`UTCQMMA.2CTA`, `UTCOMMA.2CTA.4X`:
-/// four per K tile), the pair's factor copies (`UTCCP.T.S.2CTA.4x32dp128bit`: A's image and
-/// B's, one per cell: one cell a K tile in MXFP8, four in NVFP4), TMA loads and stores, TMEM loads and
-/// the register moves between the roles.
+/// The block-scaled production GEMM (`gemm_sm100_block_scaled_prod`, both formats) assembles
+/// for sm_100a with no spills, and its SASS has the pair's block-scaled MMA (`UTCQMMA.2CTA`
+/// for `mxfp8`, `UTCOMMA.2CTA.4X` for `nvfp4`: four per K tile), the pair's factor copies
+/// (`UTCCP.T.S.2CTA.4x32dp128bit`: A's image and B's, one per cell: one cell a K tile in
+/// MXFP8, four in NVFP4), TMA loads and stores, TMEM loads and the register moves between the
+/// roles.
 #[test]
 fn the_block_scaled_production_gemms_assemble_with_the_pairs_scaled_sass() {
     use tirx_kernels::check::key_sass;
-    use tirx_kernels::gemm::mxfp8_prod_tcgen05::kernels::gemm_sm100_mxfp8_prod;
-    use tirx_kernels::gemm::nvfp4_prod_tcgen05::kernels::gemm_sm100_nvfp4_prod;
+    use tirx_kernels::gemm::block_scaled_prod_tcgen05::kernels::gemm_sm100_block_scaled_prod;
     if tool_for_test(find_ptxas()).is_none() {
         return;
     }
-    // (kernel, its MMA, the 2-CTA copies a K tile: A's and B's images × their cells).
-    for (k, mma, cps) in [
-        (&gemm_sm100_mxfp8_prod::KERNEL, "UTCQMMA.2CTA", 2),
-        (&gemm_sm100_nvfp4_prod::KERNEL, "UTCOMMA.2CTA.4X", 8),
+    let k = &gemm_sm100_block_scaled_prod::KERNEL;
+    assert_eq!(k.artifacts.len(), 2);
+    // (format, its MMA, the 2-CTA copies a K tile: A's and B's images × their cells).
+    for (format, mma, cps) in [
+        ("mxfp8", "UTCQMMA.2CTA", 2),
+        ("nvfp4", "UTCOMMA.2CTA.4X", 8),
     ] {
-        for a in k.artifacts {
-            let c = check_artifact(k.name, a).unwrap_or_else(|e| panic!("{}: {e}", k.name));
-            println!("{} {}: {} {}", k.name, a.config, c.registers, key_sass(&c));
-            assert!(
-                c.problems.is_empty(),
-                "{} {}: {:?}",
-                k.name,
-                a.config,
-                c.problems
-            );
-            assert_eq!(c.spills, 0, "{} {}", k.name, a.config);
-            let n = |op: &str| c.sass.get(op).copied();
-            assert_eq!(n(mma), Some(4), "{} {}: {:?}", k.name, a.config, c.sass);
-            assert_eq!(n("UTCCP.T.S.2CTA.4x32dp128bit"), Some(cps), "{:?}", c.sass);
-            for op in ["UTMALDG", "UTMASTG", "LDTM", "USETMAXREG"] {
-                assert!(c.sass.contains_key(op), "{} {}: no {op}", k.name, a.config);
-            }
+        let a = k
+            .artifacts
+            .iter()
+            .find(|a| a.config == format)
+            .expect(format);
+        let c = check_artifact(k.name, a).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+        println!("{} {}: {} {}", k.name, a.config, c.registers, key_sass(&c));
+        assert!(
+            c.problems.is_empty(),
+            "{} {}: {:?}",
+            k.name,
+            a.config,
+            c.problems
+        );
+        assert_eq!(c.spills, 0, "{} {}", k.name, a.config);
+        let n = |op: &str| c.sass.get(op).copied();
+        assert_eq!(n(mma), Some(4), "{} {}: {:?}", k.name, a.config, c.sass);
+        assert_eq!(n("UTCCP.T.S.2CTA.4x32dp128bit"), Some(cps), "{:?}", c.sass);
+        for op in ["UTMALDG", "UTMASTG", "LDTM", "USETMAXREG"] {
+            assert!(c.sass.contains_key(op), "{} {}: no {op}", k.name, a.config);
         }
     }
 }

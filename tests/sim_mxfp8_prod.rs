@@ -1,8 +1,8 @@
-//! The block-scaled production GEMMs (`gemm_sm100_mxfp8_prod`, `kernels/src/gemm/
-//! mxfp8_prod_tcgen05.rs`, and `gemm_sm100_nvfp4_prod`, `nvfp4_prod_tcgen05.rs`: level 10's
-//! CTA pair, CLC walk, two TMEM accumulator stages and TMA-store epilogue over block-scaled
-//! operands and their factor images) in the emulator, against an f64 reference of the same
-//! quantised values (MXFP8: E4M3 elements, one UE8M0 factor per 32 of a row,
+//! The block-scaled production GEMM (`gemm_sm100_block_scaled_prod`, `kernels/src/gemm/
+//! block_scaled_prod_tcgen05.rs`, its two formats `mxfp8` and `nvfp4`: level 10's CTA pair,
+//! CLC walk, two TMEM accumulator stages and TMA-store epilogue over block-scaled operands
+//! and their factor images) in the emulator, against an f64 reference of the same quantised
+//! values (MXFP8: E4M3 elements, one UE8M0 factor per 32 of a row,
 //! `block_scale_lang.rs`'s `Mx`; NVFP4: E2M1 elements, one UE4M3 factor per 16,
 //! `block_scale_fp4.rs`'s `Fp4Problem`), with the BF16 output's rounding: a shape with tails in
 //! M, N and K and more pair tiles than clusters (launched on 4 SMs: two clusters, so the walks
@@ -12,8 +12,7 @@
 
 use tirx::KernelArtifact;
 use tirx::abi::ElemType::Bf16;
-use tirx_kernels::gemm::mxfp8_prod_tcgen05::kernels::gemm_sm100_mxfp8_prod;
-use tirx_kernels::gemm::nvfp4_prod_tcgen05::kernels::gemm_sm100_nvfp4_prod;
+use tirx_kernels::gemm::block_scaled_prod_tcgen05::kernels::gemm_sm100_block_scaled_prod;
 use tirx_sim::{ClcMode, Device, Policy, Stats};
 
 use super::block_scale_fp4::{Fp4, Fp4Problem};
@@ -21,6 +20,15 @@ use super::block_scale_lang::Mx;
 use super::pair_block_scale::{Plant, Problem, plant_by};
 use super::sim_exec::{report, sim_launch_on};
 use super::sim_gemm::{schedules, sms};
+
+/// The artifact of format `config` (`mxfp8` or `nvfp4`).
+fn artifact(config: &str) -> &'static KernelArtifact {
+    gemm_sm100_block_scaled_prod::KERNEL
+        .artifacts
+        .iter()
+        .find(|a| a.config == config)
+        .unwrap_or_else(|| panic!("no config {config}"))
+}
 
 /// M = 300 (a second pair row of 44 rows), N = 264 (a third column tile of 8), K = 208 (a
 /// second K tile of 80 E4M3): 2 × 3 pair tiles on two clusters.
@@ -155,7 +163,7 @@ pub(crate) fn check_planted_factors(
 
 #[test]
 fn the_mxfp8_prod_gemm_matches_the_scaled_reference_under_every_clc_mode() {
-    let art = &gemm_sm100_mxfp8_prod::KERNEL.artifacts[0];
+    let art = artifact("mxfp8");
     let sig = (art.signature)();
     // 2 × 128 accumulator columns and 32 for each factor tile's 7 stages of 4.
     assert_eq!(sig.tmem_cols, 320);
@@ -165,13 +173,13 @@ fn the_mxfp8_prod_gemm_matches_the_scaled_reference_under_every_clc_mode() {
 
 #[test]
 fn the_mxfp8_prod_gemm_sees_a_factor_planted_wrong_exactly_where_it_scales() {
-    let art = &gemm_sm100_mxfp8_prod::KERNEL.artifacts[0];
+    let art = artifact("mxfp8");
     check_planted_factors(art, &Mx::new(SHAPE, 502), (5, 1), 521);
 }
 
 #[test]
 fn the_nvfp4_prod_gemm_matches_the_scaled_reference_under_every_clc_mode() {
-    let art = &gemm_sm100_nvfp4_prod::KERNEL.artifacts[0];
+    let art = artifact("nvfp4");
     let sig = (art.signature)();
     // 2 × 128 accumulator columns and 128 for each factor tile's 6 stages of 16: all 512.
     assert_eq!(sig.tmem_cols, 512);
@@ -181,22 +189,20 @@ fn the_nvfp4_prod_gemm_matches_the_scaled_reference_under_every_clc_mode() {
 
 #[test]
 fn the_nvfp4_prod_gemm_sees_a_factor_planted_wrong_exactly_where_it_scales() {
-    let art = &gemm_sm100_nvfp4_prod::KERNEL.artifacts[0];
+    let art = artifact("nvfp4");
     // Factor 20 of a row: K 320..336, in the K tail tile.
     let p = Fp4Problem::new(Fp4::Nv, SHAPE_FP4, 504);
     check_planted_factors(art, &p, (20, 8), 541);
 }
 
-/// The text form carries both kernels (the pair's factor loads, copies and block-scaled MMAs):
+/// The text form carries both formats (the pair's factor loads, copies and block-scaled MMAs):
 /// their IR parses back to the same text after every pass and recompiles to the PTX the macro
 /// emitted.
 #[test]
 fn the_block_scaled_prod_gemms_round_trip_through_the_text_form() {
     use tirx_ir::parse::parse_module;
-    for art in [
-        &gemm_sm100_mxfp8_prod::KERNEL.artifacts[0],
-        &gemm_sm100_nvfp4_prod::KERNEL.artifacts[0],
-    ] {
+    assert_eq!(gemm_sm100_block_scaled_prod::KERNEL.artifacts.len(), 2);
+    for art in gemm_sm100_block_scaled_prod::KERNEL.artifacts {
         assert!(art.ir.contains(" scale ") && art.ir.contains("cta_group 2"));
         let m = parse_module(art.ir).unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(m.to_string(), art.ir);
@@ -210,18 +216,17 @@ fn the_block_scaled_prod_gemms_round_trip_through_the_text_form() {
     }
 }
 
-/// 100 seeded schedules a kernel (34, 33 and 33 under the three CLC modes, the three
+/// 100 seeded schedules a format (34, 33 and 33 under the three CLC modes, the three
 /// schedule policies in turn) on [`SHAPE`] / [`SHAPE_FP4`]: `cargo test -p tirx-tests --test
-/// main seeded_schedules -- --ignored` (minutes in a debug build).
+/// main the_block_scaled_prod_gemms_pass_100_seeded_schedules -- --ignored` (minutes in a
+/// debug build; `cargo xtask sim-all` runs it in release).
 #[test]
 #[ignore = "a sweep of 100 schedules a kernel; minutes"]
 fn the_block_scaled_prod_gemms_pass_100_seeded_schedules() {
     let mx = Mx::new(SHAPE, 601);
     let nv = Fp4Problem::new(Fp4::Nv, SHAPE_FP4, 602);
-    let kernels: [(&KernelArtifact, &dyn Problem); 2] = [
-        (&gemm_sm100_mxfp8_prod::KERNEL.artifacts[0], &mx),
-        (&gemm_sm100_nvfp4_prod::KERNEL.artifacts[0], &nv),
-    ];
+    let kernels: [(&KernelArtifact, &dyn Problem); 2] =
+        [(artifact("mxfp8"), &mx), (artifact("nvfp4"), &nv)];
     for (art, p) in kernels {
         let mut runs = Vec::new();
         for s in 0..100u64 {

@@ -14,9 +14,12 @@
 //! - `test-candle`: only tirx-candle's build and tests, with nvcc and the CUDA headers from
 //!   PyPI and link stubs for the CUDA libraries (`candle.rs`).
 //! - `sim-all`: every shipped artifact of both targets in the emulator at its family's default
-//!   shape (the `#[ignore]`d `every_artifact_runs_in_the_emulator`, release build; see
-//!   `test.rs`). Not part of `test`: about 3 minutes in release after a release build of the
-//!   kernels' tests, an hour in the debug build `test` uses.
+//!   shape (the `#[ignore]`d `every_artifact_runs_in_the_emulator`), then the block-scaled
+//!   production GEMM's 100 seeded schedules a format (the `#[ignore]`d
+//!   `the_block_scaled_prod_gemms_pass_100_seeded_schedules`), release builds; see `test.rs`.
+//!   Not part of `test`: about 3 minutes in release for the catalogue after a release build of
+//!   the kernels' tests, an hour in the debug build `test` uses; the sweep about 12 minutes in
+//!   a debug build.
 //!
 //! Invariant: every failure ends the process with a non-zero exit code and a one-line reason
 //! on stderr; nothing ever waits for input.
@@ -43,7 +46,8 @@ commands:
                   and tirx-candle's tests, as CI does; --quick skips fmt and clippy
   test-python     install-tools, then only the Python wheel's build and tests
   sim-all         every shipped artifact (sm_90a and sm_100a) in the emulator at its family's
-                  default shape: the ignored test every_artifact_runs_in_the_emulator, --release
+                  default shape: the ignored test every_artifact_runs_in_the_emulator, then the
+                  block-scaled prod GEMM's ignored 100-schedule sweep, --release
   test-candle     only tirx-candle (its own workspace): nvcc and CUDA headers from PyPI
                   into target/tirx-tools/cuda/, link stubs, cargo test into target/candle/
   tour [ARGS…]    install-tools, then run the `tirx` tool (release build) with ARGS;

@@ -15,7 +15,8 @@
 //! that assemble PTX fail rather than skip when the tools are missing. Children never read
 //! stdin, so a run can never hang waiting for input (on CI or off).
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 /// Which steps to run.
@@ -67,18 +68,7 @@ pub fn run(mode: Mode) -> Result<(), String> {
         crate::fmt::run(&root, true)?;
     }
     for step in STEPS.iter().filter(|s| mode == Mode::Full || s.quick) {
-        let shown = format!("cargo {}", step.args.join(" "));
-        println!("==> {shown}");
-        let status = Command::new(&cargo)
-            .args(step.args)
-            .envs(env)
-            .current_dir(&root)
-            .stdin(Stdio::null())
-            .status()
-            .map_err(|e| format!("could not run `{shown}`: {e}"))?;
-        if !status.success() {
-            return Err(format!("`{shown}` failed ({status})"));
-        }
+        cargo_step(&cargo, step.args, &env, &root)?;
     }
     println!("==> python: maturin build + unittest (tirx-py/tests)");
     crate::python::test(&root, &env)?;
@@ -96,14 +86,12 @@ pub fn run_python() -> Result<(), String> {
     crate::python::test(&crate::workspace_root(), &env)
 }
 
-/// `sim-all`: the ignored whole-catalogue emulator run (`kernels/src/family/tests.rs`,
-/// `every_artifact_runs_in_the_emulator`) in a release build, with the tools in the
-/// environment like [`run`]'s steps.
-pub fn run_sim_all() -> Result<(), String> {
-    let tools = crate::tools::install()?;
-    let env = crate::tools::env_for_children(&tools);
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
-    let args = [
+/// The ignored emulator runs of `sim-all`, in order, each a release build: the whole
+/// catalogue at each family's default shape (`kernels/src/family/tests.rs`), then the
+/// block-scaled production GEMM's sweep of 100 seeded schedules a format
+/// (`tests/sim_mxfp8_prod.rs`: schedules and CLC modes the catalogue run does not vary).
+const SIM_ALL: &[&[&str]] = &[
+    &[
         "test",
         "--release",
         "-p",
@@ -112,13 +100,47 @@ pub fn run_sim_all() -> Result<(), String> {
         "every_artifact_runs_in_the_emulator",
         "--",
         "--ignored",
-    ];
+    ],
+    &[
+        "test",
+        "--release",
+        "-p",
+        "tirx-tests",
+        "--test",
+        "main",
+        "sim_mxfp8_prod::the_block_scaled_prod_gemms_pass_100_seeded_schedules",
+        "--",
+        "--ignored",
+    ],
+];
+
+/// `sim-all`: the ignored emulator runs ([`SIM_ALL`]), with the tools in the environment like
+/// [`run`]'s steps, stopping at the first failure.
+pub fn run_sim_all() -> Result<(), String> {
+    let tools = crate::tools::install()?;
+    let env = crate::tools::env_for_children(&tools);
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| OsString::from("cargo"));
+    let root = crate::workspace_root();
+    for args in SIM_ALL {
+        cargo_step(&cargo, args, &env, &root)?;
+    }
+    Ok(())
+}
+
+/// Runs `cargo ARGS` in `root` with `env` and no stdin, announcing it; a failure is an error
+/// that names the command.
+fn cargo_step(
+    cargo: &OsStr,
+    args: &[&str],
+    env: &[(&str, &OsStr)],
+    root: &Path,
+) -> Result<(), String> {
     let shown = format!("cargo {}", args.join(" "));
     println!("==> {shown}");
-    let status = Command::new(&cargo)
+    let status = Command::new(cargo)
         .args(args)
-        .envs(env)
-        .current_dir(crate::workspace_root())
+        .envs(env.iter().copied())
+        .current_dir(root)
         .stdin(Stdio::null())
         .status()
         .map_err(|e| format!("could not run `{shown}`: {e}"))?;

@@ -43,8 +43,8 @@
 //! The roles are the tile library `pieces_sm100.rs`: warpgroup 0's TMA, MMA and scheduler warps
 //! (`pair_clc_roles`), shared with the scaled and fused-epilogue kernels of
 //! `level_10_epi_tcgen05.rs`, and the epilogue warpgroup's walk over the CLC responses
-//! (`pair_epilogue`), shared with the block-scaled production GEMMs (`mxfp8_prod_tcgen05.rs`,
-//! `nvfp4_prod_tcgen05.rs`, whose warpgroup 0 is `pieces_sm100_scaled.rs`'s).
+//! (`pair_epilogue`), shared with the block-scaled production GEMM
+//! (`block_scaled_prod_tcgen05.rs`, whose warpgroup 0 is `pieces_sm100_scaled.rs`'s).
 //!
 //! Verified without a Blackwell GPU (none was used): ptxas `-arch=sm_100a` with 0 spills for
 //! every config (`tests/assemble.rs`), and the SASS (`tirx check`, its `gemm_sm100_prod`

@@ -1,5 +1,5 @@
 //! The Blackwell CTA pair's roles for block-scaled operands (MXFP8, NVFP4), a tile library
-//! for the block-scaled production GEMMs (`mxfp8_prod_tcgen05.rs`, `nvfp4_prod_tcgen05.rs`):
+//! for the block-scaled production GEMM (`block_scaled_prod_tcgen05.rs`, both its formats):
 //! `pieces_sm100.rs`'s [`pair_clc_roles`] with each stage carrying the operands' factor
 //! images beside A and B ([`pair_clc_roles_scaled`]), and the pair's TMEM taken and freed with
 //! the factor tiles ([`pair_tmem_acquire_scaled`], [`pair_tmem_release_scaled`]). The

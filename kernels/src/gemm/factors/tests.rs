@@ -134,14 +134,14 @@ fn block_scaled_requests_choose_their_recipes_kernel_on_a_blackwell_device() {
             Factors::Mx,
             E4m3,
             Factors::Nv,
-            "gemm_sm100_mxfp8_prod/default",
+            "gemm_sm100_block_scaled_prod/mxfp8",
             214_032,
         ),
         (
             Factors::Nv,
             E2m1x2,
             Factors::Mx,
-            "gemm_sm100_nvfp4_prod/default",
+            "gemm_sm100_block_scaled_prod/nvfp4",
             206_864,
         ),
     ] {
@@ -209,8 +209,11 @@ fn an_image_of_the_wrong_shape_is_refused_by_the_kernels_assertion() {
         })
         .collect();
     assert_eq!(launch.len(), 3, "{}", crate::dispatch::table(&verdicts));
+    // The one-CTA kernel's assertion names MXFP8's 128 elements an image column; the pair's,
+    // over both formats, names them `BK / SFC`, with the values that fail it.
     assert!(
-        launch.iter().all(|w| w.contains("KS == cdiv(K, 128)")),
+        launch.iter().all(|w| w.contains("KS == cdiv(K, 128)")
+            || w.contains("KS == cdiv(K, BK / SFC)") && w.contains("KS = 16, K = 208")),
         "{launch:?}"
     );
 }
@@ -227,7 +230,7 @@ fn on_hopper_the_block_scaled_refusal_names_the_target() {
             assert_eq!(problem, "gemm tn scale-mx, e4m3 -> bf16, 4096x4096x4096");
             let row = table
                 .lines()
-                .find(|l| l.contains("gemm_sm100_mxfp8_prod/default"))
+                .find(|l| l.contains("gemm_sm100_block_scaled_prod/mxfp8"))
                 .expect("a row");
             assert!(
                 row.contains("sm_100a") && row.contains("refused: compiled for sm_100a"),
