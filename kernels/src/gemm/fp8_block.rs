@@ -90,7 +90,7 @@
 //! level with `gemm_sm90_fp8_block/default` (same tiles) and the tie goes to the smaller
 //! footprint, the five-stage kernel; measurement decides (`tirx tune`).
 //!
-//! **Prediction** (not measured): 1100–1200 TFLOP/s at 4096³, 8192³ and 4096×7168×16384
+//! **Prediction** (made before the measurement below): 1100–1200 TFLOP/s at 4096³, 8192³ and 4096×7168×16384
 //! (0.9–1.0× cuBLASLt; about +30 %), about 950 at 4096×2112×7168 (544 tiles, 4.1 waves of
 //! 132). Why: with a group always queued per warpgroup the tensor core should be as busy as
 //! in a row-wise kernel of the same 128×128 cooperative tile — the cost model's efficiency
@@ -102,6 +102,13 @@
 //! wider tile. A wider tile does not fit with two `part` tiles: 64×160 a warpgroup is
 //! 3 × 80 = 240 registers before the scales and addresses, and ping-pong's 128×128 a
 //! warpgroup (`fp8_pingpong.rs`'s `m128`) 3 × 128.
+//!
+//! **Measured** (H100, 2026-12-06, `docs/perf/h100-2026-12-06-stop47.md`): prediction missed —
+//! 784.6 / 800.9 / 827.9 / 709.8 TFLOP/s at 4096³ / 8192³ / 4096×7168×16384 / 4096×2112×7168,
+//! 4–6 % *below* `gemm_sm90_fp8_block/default` (829.9 / 848.1 / 882.7 / 744.6), against
+//! cuBLASLt's 1130–1300. ncu at 4096³: the SM's compute throughput 48.5 % (51.5 % for the
+//! waiting kernel), neither memory nor issue bound — the exposed promotion is not what
+//! limits the 128×128 tile. Kept as the measured alternative; the host does not choose it.
 
 use tirx::prelude::*;
 
