@@ -134,7 +134,7 @@ impl SimRun {
     ) -> Result<Stats, String> {
         crate::simulate::launch_with(
             art.ptx,
-            &art.sig(),
+            art.sig(),
             dev,
             (tensors, scalars),
             self.seed,

@@ -161,8 +161,7 @@ impl KernelArtifact {
         }
         // Built outside the lock; a racing thread's copy is equal, and the first one kept wins.
         let built: &'static Signature = Box::leak(Box::new((self.signature)()));
-        *kept
-            .lock()
+        kept.lock()
             .unwrap_or_else(|e| e.into_inner())
             .entry(key)
             .or_insert(built)
@@ -441,7 +440,7 @@ impl Runtime {
             return Ok(());
         }
         let sig = self.artifact_signature(artifact)?;
-        self.checked_plan(&sig, args, scalars).map(drop)
+        self.checked_plan(sig, args, scalars).map(drop)
     }
 
     /// Everything [`Runtime::launch_args`] does before queueing the kernel — the checks, the
@@ -470,7 +469,7 @@ impl Runtime {
                 let sig = self.artifact_signature(artifact)?;
                 // SAFETY: `KernelArtifact::new`'s contract is exactly `launch_ptx`'s.
                 let launch = Arc::new(unsafe {
-                    self.prepare_parts(PtxText::Static(artifact.ptx), &sig, args, scalars)
+                    self.prepare_parts(PtxText::Static(artifact.ptx), sig, args, scalars)
                 }?);
                 let mut kept = self.launches().lock().unwrap_or_else(|e| e.into_inner());
                 if kept.len() >= LAUNCH_CACHE_ENTRIES {

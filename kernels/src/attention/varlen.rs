@@ -598,7 +598,7 @@ pub(super) fn launch_and_check(
     };
     launch_with(
         art.ptx,
-        &art.sig(),
+        art.sig(),
         &mut dev,
         (tensors, &scalars),
         seed,

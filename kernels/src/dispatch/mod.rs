@@ -345,7 +345,7 @@ fn judge_one(
     }
     problem.solves(artifact)?;
     let (tensors, scalars) = problem.arguments(artifact);
-    let plan = plan_launch_with(&artifact.sig(), &tensors, &scalars, &device.limits)
+    let plan = plan_launch_with(artifact.sig(), &tensors, &scalars, &device.limits)
         .map_err(|e| Reject::Launch(e.to_string()))?;
     Ok((problem.cost(artifact, device)?, Footprint::of(&plan)))
 }

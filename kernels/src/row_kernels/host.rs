@@ -283,7 +283,7 @@ mod tests {
             }
             ts.push(y);
             let scalars = vec![0.0; sig.scalars.len()];
-            assert!(plan_launch_with(&sig, &ts, &scalars, &DeviceLimits::HOPPER).is_ok());
+            assert!(plan_launch_with(sig, &ts, &scalars, &DeviceLimits::HOPPER).is_ok());
         }
     }
 
