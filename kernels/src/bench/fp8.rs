@@ -535,8 +535,9 @@ mod tests {
                 assert!(partials.iter().all(|a| a.elem_of("a") == Some(p.input)));
             }
         }
-        // Block scales: `fp8_block.rs`'s kernels alone (bf16 and f32 out), no split-K partial
-        // (the scales vary along K; no reduce applies them).
+        // Block scales: `fp8_block.rs`'s two schedules and `fp8_block_wide.rs` (bf16 and f32
+        // out; the overlapped and wide ones bf16 only), no split-K partial (the scales vary
+        // along K; no reduce applies them).
         for output in [ElemType::Bf16, ElemType::F32] {
             let p = Fp8Problem {
                 scales: Fp8ScaleMode::Blocks,
@@ -545,11 +546,15 @@ mod tests {
             };
             let arts = p.artifacts();
             assert!(!arts.is_empty(), "{}", p.describe());
+            const BLOCK_SCALED: [&str; 3] = [
+                "gemm_sm90_fp8_block",
+                "gemm_sm90_fp8_block_overlap",
+                "gemm_sm90_fp8_block_wide",
+            ];
+            let kernels: Vec<&str> = arts.iter().map(|a| a.kernel).collect();
             assert!(
-                arts.iter()
-                    .all(|a| a.kernel.starts_with("gemm_sm90_fp8_block") && !split::is_partial(a)),
-                "{}",
-                p.describe()
+                kernels.iter().all(|k| BLOCK_SCALED.contains(k)),
+                "{kernels:?}"
             );
         }
         // No FP8 GEMM with 16-bit inputs: the BF16 kernels solve other problems.

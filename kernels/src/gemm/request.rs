@@ -38,6 +38,9 @@
 //!   the cooperative 128×256 at the four large shapes, 128×128 ping-pong (S = 6) 0–5 % ahead
 //!   (row-wise 8192³ 1313.6 against 1279.9 TFLOP/s, 8192×28672×4096 1329.4 against 1264.5).
 //!
+//! - a block-scaled FP8 tile straddling weight blocks (`BN` not dividing 128): ×1.25, a
+//!   placeholder until measured ([`BLOCK_STRADDLE`]).
+//!
 //! The model ranks; the tune cache corrects it where it is wrong.
 
 use tirx::abi::ElemType;
@@ -391,6 +394,9 @@ impl ProblemDef for GemmRequest {
         if pingpong {
             cost *= if bm >= 128 { 0.98 } else { 1.04 };
         }
+        if self.epilogue == Epilogue::ScaleBlocks && !128usize.is_multiple_of(bn) {
+            cost *= BLOCK_STRADDLE;
+        }
         // Skinny shapes stream A and B through few SMs: the time is their bytes at what those
         // CTAs pull, whenever that exceeds the tile work.
         let room = device.limits.sm_count as usize * ctas_per_sm(artifact);
@@ -414,6 +420,13 @@ impl ProblemDef for GemmRequest {
     }
 }
 
+/// A block-scaled FP8 tile whose N extent does not divide the 128-row weight blocks
+/// (`fp8_block_wide.rs`: a tile straddling two blocks chooses each column's scale in the
+/// promotion). Not measured yet: a placeholder that keeps `gemm_sm90_fp8_block`'s 128-wide
+/// tile first at every shape (the model would otherwise rank 128×192 ahead, by up to 15 % at
+/// 4096×2112×7168) until the H100/H200 measurement of 2026-12-06 sets it or the tune cache
+/// corrects it.
+pub(crate) const BLOCK_STRADDLE: f64 = 1.25;
 /// Bytes a second of HBM moves: the H200's device copy (about 4300 GB/s, measured beside the
 /// peers on 2026-12-01, `/work/shared/ANCHORS.md`).
 pub(crate) const HBM_BYTES_PER_S: f64 = 4.3e12;

@@ -511,6 +511,14 @@ fn eval_at(
             lw.inst(Inst::unary(op, d, v));
             (reg(d), f32t)
         }
+        // An index quotient the same for every thread ([`index_quotient`]): a constant, so a
+        // comparison with it is a `setp` against an immediate and no column index is kept.
+        P::Bin(TBin::Div, a, _) if matches!(**a, P::Index(_)) && known_u32(l, p, i).is_some() => {
+            let k = known_u32(l, p, i).expect("known");
+            let d = tmp(lw, T::U32);
+            lw.inst(Inst::mov("u32", d, Operand::Imm(i64::from(k))));
+            (reg(d), TType::U32)
+        }
         P::Bin(op, a, b) => {
             let (va, ta) = eval(lw, l, org, a, i, memo);
             let (vb, tb) = eval(lw, l, org, b, i, memo);
@@ -649,6 +657,12 @@ fn known_u32(l: &RegLayout, p: &P, i: u32) -> Option<u32> {
     match p {
         P::Index(a) if l.threads.iter().all(|m| m.stride[*a] == 0) => Some(l.value_coord(i)[*a]),
         P::Int(_, v) => *v,
+        P::Bin(TBin::Div, a, b) if known_u32(l, b, i).is_some_and(|d| d > 0) => {
+            let d = known_u32(l, b, i)?;
+            known_u32(l, a, i)
+                .map(|x| x / d)
+                .or_else(|| index_quotient(l, a, d, i))
+        }
         P::Bin(op, a, b) => {
             let (x, y) = (known_u32(l, a, i)?, known_u32(l, b, i)?);
             match op {
@@ -662,6 +676,17 @@ fn known_u32(l: &RegLayout, p: &P, i: u32) -> Option<u32> {
         }
         _ => None,
     }
+}
+
+/// `col_index(t) / d` (or `row_index`) at register `i` when every thread's origin along the
+/// axis stays inside the register's `d`-aligned group: the wgmma accumulator fragment's
+/// `col_index(t) / 8` is its 8-column group (the threads' origins reach columns 0..6, a
+/// register sits at column 0 or 1 of its group), the same for every thread.
+fn index_quotient(l: &RegLayout, p: &P, d: u32, i: u32) -> Option<u32> {
+    let P::Index(a) = p else { return None };
+    let v = l.value_coord(i)[*a];
+    let reach: u32 = l.threads.iter().map(|m| m.stride[*a] * (m.size - 1)).sum();
+    (v % d + reach < d).then_some(v / d)
 }
 
 /// `p`'s truth at register `i` when the build knows it: comparisons of known `u32` values
@@ -702,3 +727,7 @@ fn cmp_name(c: CmpOp, float: bool) -> &'static str {
         (CmpOp::Ge, false) => "hs",
     }
 }
+
+#[cfg(test)]
+#[path = "compute_tests.rs"]
+mod tests;
