@@ -41,9 +41,18 @@
 //!
 //! Configs (E4M3 in, BF16 out, BM = 128, BK = 128, GROUP = 8):
 //! - `default`: BN = 192, 4 stages of 40 KB (16 KB of A, 24 KB of B) and a 48 KB staging
-//!   tile (EPI_N = 64): 208 KB. A tile at n0 = 192·n starts at offset 0 or 64 of its block.
-//! - `n160`: BN = 160, 5 stages of 36 KB and a 40 KB staging tile (EPI_N = 32): 220 KB.
-//!   Offsets 0, 32, 64, 96.
+//!   tile: 208 KB. A tile at n0 = 192·n starts at offset 0 or 64 of its block.
+//! - `n160`: BN = 160, 5 stages of 36 KB and a 40 KB staging tile: 220 KB. Offsets 0, 32,
+//!   64, 96.
+//!
+//! The staging tile is stored in boxes of 64 rows × 32 columns (EPI_N = 32, which divides
+//! both widths) under the 64-byte swizzle, the span of a 32-column bf16 row. The first
+//! version staged `n160` in 64-byte rows under the 128-byte swizzle: the TMA unit lays such
+//! a box's rows 128 bytes apart, so each box covered twice its bytes and the second consumer
+//! warpgroup's last box ran past the allocation (H100, compute-sanitizer: "Out-of-range
+//! shared or local address" at the `UTMASTG`, 2026-12-06). The compiler now refuses a box
+//! narrower than its swizzle's span (`dispatch/copy`'s `tma_box`) and the emulator's tensor
+//! map does too, so neither can pass such a tile again.
 //!
 //! Registers: a consumer thread holds `acc` and `part`, BN / 2 f32 each (m64nBN: BN / 2
 //! registers a thread), plus five 2-register row statistics; `setmaxnreg` gives consumers
@@ -91,8 +100,8 @@ pub mod kernels {
         grid = (SMS / 2 * 2, 1),
         configs(product(
             types(default = (TA = e4m3, TD = bf16)),
-            tile(default = (BN = 192, STAGES = 4, EPI_N = 64), n160 = (BN = 160, STAGES = 5, EPI_N = 32)),
-            with = (BM = 128, BK = 128, GROUP = 8),
+            tile(default = (BN = 192, STAGES = 4), n160 = (BN = 160, STAGES = 5)),
+            with = (BM = 128, BK = 128, GROUP = 8, EPI_N = 32),
         )),
     )]
     pub fn gemm_sm90_fp8_block_wide(
@@ -112,7 +121,7 @@ pub mod kernels {
         );
         let a_s = smem::<TA>([STAGES, 2, 64, BK], swizzle = B128);
         let b_s = smem::<TA>([STAGES, 2, BN / 2, BK], swizzle = B128);
-        let d_s = smem::<TD>([2, BN / EPI_N, 64, EPI_N], swizzle = B128);
+        let d_s = smem::<TD>([2, BN / EPI_N, 64, EPI_N], swizzle = B64);
         let acc = regs::<f32>([64, BN]);
         let part = regs::<f32>([64, BN]);
         let sa_t = regs::<f32>([64, 1], layout = stat(acc, axis = 1));

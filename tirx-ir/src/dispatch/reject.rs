@@ -197,6 +197,27 @@ pub enum Reject {
         /// The swizzle.
         swizzle: Swizzle,
     },
+    /// A swizzled TMA box whose rows are narrower than its swizzle's span: the TMA unit lays
+    /// each row of such a box one span apart in shared memory, not at the tile's row pitch.
+    #[error(
+        "the box's rows are {bytes} bytes but swizzle {} lays shared-memory rows {span} bytes apart: \
+         TMA would read or write past each row of `{buffer}` (and past its end); declare the \
+         buffer with the swizzle whose span is its row ({bytes} bytes: {}), or widen its rows to {span} bytes",
+        .swizzle.name(),
+        .fit
+    )]
+    BoxUnderSwizzle {
+        /// The buffer.
+        buffer: String,
+        /// The inner extent in bytes.
+        bytes: u32,
+        /// The swizzle's span in bytes.
+        span: u32,
+        /// The swizzle.
+        swizzle: Swizzle,
+        /// The swizzle that fits the row (`B32`, `B64`, or `none`).
+        fit: &'static str,
+    },
     /// A TMA box into a buffer that is not dense row-major.
     #[error("`{buffer}` is not dense row-major, which is the layout a TMA box has")]
     TmaRowMajor {
@@ -700,6 +721,7 @@ impl Reject {
             Reject::TmaElem { buffer, .. }
             | Reject::MergedBox { buffer, .. }
             | Reject::TmaRowMajor { buffer, .. }
+            | Reject::BoxUnderSwizzle { buffer, .. }
             | Reject::TmemAShape { buffer, .. }
             | Reject::UnpackedA { buffer, .. }
             | Reject::OperandElem { buffer, .. }

@@ -169,6 +169,16 @@ impl TensorMapDesc {
                 "inner box row of {inner} bytes exceeds the {span}-byte swizzle span"
             ));
         }
+        // The hardware lays a swizzled box's rows one span apart: a narrower row would make
+        // the box cover more shared memory than its bytes (an H100 faulted on a 64-byte row
+        // under the 128-byte swizzle, 2026-12-06), which the packed model below does not.
+        if let Some(span) = self.swizzle.span()
+            && inner < span
+        {
+            return Err(format!(
+                "inner box row of {inner} bytes is narrower than the {span}-byte swizzle span"
+            ));
+        }
         if !self.global_address.is_multiple_of(16) {
             return Err(format!(
                 "global address {:#x} is not 16-byte aligned",

@@ -268,6 +268,26 @@ pub fn tma_box<'k>(
             swizzle: b.layout.swizzle,
         });
     }
+    // Narrower rows are not packed: with a swizzle the TMA unit places box row `r` at
+    // `r · span` bytes (the 16-byte chunks of a row are permuted within its span), so a box of
+    // 64-byte rows under B128 covers twice the tile's bytes. Measured: a `[64, 32]` bf16 B128
+    // staging tile's TMA store faulted on an H100 ("out-of-range shared address", the last
+    // box of the buffer; compute-sanitizer, 2026-12-06).
+    if let Some(span) = b.layout.swizzle.span_bytes()
+        && inner < span
+    {
+        return Err(Reject::BoxUnderSwizzle {
+            buffer: b.name.clone(),
+            bytes: inner,
+            span,
+            swizzle: b.layout.swizzle,
+            fit: match inner {
+                32 => "B32",
+                64 => "B64",
+                _ => "no swizzle",
+            },
+        });
+    }
     // The buffer must be dense row-major for the box TMA writes to be the buffer's layout.
     if !b.layout.is_row_major() {
         return Err(Reject::TmaRowMajor {

@@ -130,4 +130,25 @@ mod tests {
             "{err}"
         );
     }
+
+    /// A box of rows narrower than its swizzle's span is refused at the buffer: the TMA unit
+    /// lays such rows one span apart (the H100 fault of a `[64, 32]` bf16 B128 staging tile),
+    /// and the swizzle of the row's own width is the fix the message names.
+    #[test]
+    fn a_box_narrower_than_its_swizzle_is_refused_with_the_swizzle_that_fits() {
+        let err = store_from("(2, 64, 32):(2048, 32, 1) swizzle B128").unwrap_err();
+        assert!(
+            err.contains("rows are 64 bytes")
+                && err.contains("128 bytes apart")
+                && err.contains("64 bytes: B64"),
+            "{err}"
+        );
+        let err = store_from("(2, 64, 16):(1024, 16, 1) swizzle B64").unwrap_err();
+        assert!(err.contains("32 bytes: B32"), "{err}");
+        let k = store_from("(2, 64, 32):(2048, 32, 1) swizzle B64").expect("compiles");
+        assert!(
+            k.contains("cp.async.bulk.tensor.2d.global.shared::cta"),
+            "{k}"
+        );
+    }
 }

@@ -103,6 +103,17 @@ fn encoder_rules_are_checked() {
             .unwrap_err()
             .contains("exceeds the 128-byte swizzle span")
     );
+    // 32 bf16 = 64-byte rows under the 128-byte swizzle: the hardware's rows would be a span
+    // apart, which the emulator does not model, so it refuses the map like the compiler does.
+    map.box_dims = vec![32, 8];
+    assert!(
+        map.validate()
+            .unwrap_err()
+            .contains("narrower than the 128-byte swizzle span")
+    );
+    map.swizzle = TmaSwizzle::B64;
+    map.validate().unwrap();
+    map.swizzle = TmaSwizzle::B128;
     map.box_dims = vec![64, 8];
     map.strides_bytes = vec![100];
     assert!(map.validate().unwrap_err().contains("multiple of 16"));
