@@ -66,22 +66,23 @@
 //! predicates `UISETP` on the uniform datapath. `tests/sim_fp8_block.rs` asserts these and
 //! runs both configs in the emulator at every tile alignment.
 //!
-//! The host's cost model ranks a tile that straddles weight blocks behind the 128-wide one
-//! (`gemm/request.rs`, `BLOCK_STRADDLE`, a placeholder): `gemm_sm90_fp8_block/default`
-//! stays the default until measured.
+//! **Measured** (H100, 2026-12-06, `docs/perf/h100-2026-12-06-stop48.md`, cuBLASLt 13.1 in the
+//! same process; every config checked against the f64 reference, compute-sanitizer clean):
 //!
-//! **Prediction** (not measured), H100, against `gemm_sm90_fp8_block/default`'s 830–883
-//! TFLOP/s: `default` 960–1060 at 8192³ and 4096×7168×16384 (+15–20 %), 900–1000 at 4096³
-//! (352 cluster tiles over 66 clusters: 5.3 rounds in 6), about 800 at 4096×2112×7168 (2.7
-//! rounds in 3); `n160` within ±5 % of `default` at the large shapes (4.2 % more waves at
-//! 8192³, one stage more), about 820 at 4096×2112×7168. Why: a K block's MMA work per
-//! warpgroup grows 1.5× (64×192×128: about 384 tensor cycles at peak) for 1.25× the shared
-//! memory bytes a stage, and the tiles per CTA fall by a third, so the full/empty barrier
-//! round trips and the epilogues per FLOP fall by a third — ncu on the 128-wide kernel
-//! at 4096³ (H100, 2026-12-06) saw about 45 % of stalls at a barrier and 51.5 % SM throughput.
-//! What eats into it: the promotion grows to 144 issue slots a thread and K block (96 FFMA +
-//! 48 FSEL against 64 FFMA), run while the other warpgroup's MMAs hold the tensor core, and
-//! one stage less of prefetch (4 against 5) for `default`.
+//! | shape | `fp8_block/default` | `wide/default` (192) | `wide/n160` | cuBLASLt |
+//! |---|---|---|---|---|
+//! | 4096³ | 874.9 | 767.0 | 733.2 | 1162.4 |
+//! | 8192³ | 889.8 | 893.1 | 805.2 | 1281.8 |
+//! | 4096×7168×16384 | 900.9 | 839.5 | 844.3 | 1303.4 |
+//! | 4096×2112×7168 | 752.5 | 800.2 | 688.3 | 1036.0 |
+//!
+//! The prediction (+15–20 % at the large shapes) was wrong: the wider tile is level at 8192³,
+//! 7–12 % slower at 4096³ and 4096×7168×16384, and ahead (+6 %) only at 4096×2112×7168, where
+//! the 128-wide grid's last wave is partial. Fewer barrier round trips a FLOP did not move the
+//! kernel, so they are not what holds the block-scaled GEMM at 0.70–0.77 of cuBLASLt (ncu on
+//! the 128-wide kernel: SM throughput ~51 %, no eligible warp ~59 %). The host's cost model
+//! keeps the 128-wide tile first (`gemm/request.rs`, `BLOCK_STRADDLE`); `tirx tune` finds the
+//! wide one where it wins.
 
 use tirx::prelude::*;
 

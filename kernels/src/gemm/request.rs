@@ -38,8 +38,8 @@
 //!   the cooperative 128×256 at the four large shapes, 128×128 ping-pong (S = 6) 0–5 % ahead
 //!   (row-wise 8192³ 1313.6 against 1279.9 TFLOP/s, 8192×28672×4096 1329.4 against 1264.5).
 //!
-//! - a block-scaled FP8 tile straddling weight blocks (`BN` not dividing 128): ×1.25, a
-//!   placeholder until measured ([`BLOCK_STRADDLE`]).
+//! - a block-scaled FP8 tile straddling weight blocks (`BN` not dividing 128): ×1.25, which
+//!   keeps the 128-wide tile first as measured at three of four shapes ([`BLOCK_STRADDLE`]).
 //!
 //! The model ranks; the tune cache corrects it where it is wrong.
 
@@ -422,10 +422,12 @@ impl ProblemDef for GemmRequest {
 
 /// A block-scaled FP8 tile whose N extent does not divide the 128-row weight blocks
 /// (`fp8_block_wide.rs`: a tile straddling two blocks chooses each column's scale in the
-/// promotion). Not measured yet: a placeholder that keeps `gemm_sm90_fp8_block`'s 128-wide
-/// tile first at every shape (the model would otherwise rank 128×192 ahead, by up to 15 % at
-/// 4096×2112×7168) until the H100/H200 measurement of 2026-12-06 sets it or the tune cache
-/// corrects it.
+/// promotion). Measured on an H100 on 2026-12-06 (`docs/perf/h100-2026-12-06-stop48.md`), the
+/// 128×192 tile against the 128-wide one: 767 / 875 TFLOP/s at 4096³, 893 / 890 at 8192³,
+/// 840 / 901 at 4096×7168×16384, 800 / 752 at 4096×2112×7168 — ahead only where the 128-wide
+/// grid leaves a partial last wave. The factor keeps the 128-wide tile first at every shape
+/// (the model alone would rank 128×192 ahead by up to 15 %), which costs 6 % at
+/// 4096×2112×7168; `tirx tune` picks the wide tile there.
 pub(crate) const BLOCK_STRADDLE: f64 = 1.25;
 /// Bytes a second of HBM moves: the H200's device copy (about 4300 GB/s, measured beside the
 /// peers on 2026-12-01, `/work/shared/ANCHORS.md`).
