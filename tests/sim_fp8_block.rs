@@ -114,7 +114,7 @@ fn run(
 
 /// Tails in M (200 = 128 + 72), N (264 = 2·128 + 8: the last N tile's weight block holds 8
 /// rows) and K (400 = 3·128 + 16: a partial last block), three tiles for the one cluster; one
-/// whole K block; one partial K block only (K = 80); f32 output; two clusters.
+/// whole K block; one partial K block only (K = 80); f32 output; two clusters; `ping`'s turns.
 #[test]
 fn the_block_scaled_fp8_gemm_matches_the_reference_in_the_emulator() {
     for (cfg, shape, sms, seed) in [
@@ -122,6 +122,11 @@ fn the_block_scaled_fp8_gemm_matches_the_reference_in_the_emulator() {
         ("default", (72, 136, 128), 2, 2),
         ("default", (136, 72, 80), 4, 3),
         ("f32", (200, 136, 272), 4, 4),
+        // The warpgroups' turns: several tiles a cluster (the turn passed on across tiles and
+        // taken back after the last), a lone K block, more blocks than stages.
+        ("ping", (200, 264, 400), 2, 5),
+        ("ping", (136, 72, 80), 4, 6),
+        ("ping", (130, 136, 1040), 2, 7),
     ] {
         let worst = run(config(cfg), shape, sms, seed)
             .unwrap_or_else(|e| panic!("gemm_sm90_fp8_block {cfg} {shape:?}: {e}"));

@@ -127,11 +127,12 @@ pub mod kernels {
         configs(
             product(
                 types(default = (TA = e4m3, TD = bf16)),
+                tile(default = (PING = 0), ping = (PING = 1)),
                 with = (BM = 128, BK = 128, GROUP = 8, BN = 128, STAGES = 5, EPI_N = 64),
             ),
             product(
                 types(f32 = (TA = e4m3, TD = f32)),
-                with = (BM = 128, BK = 128, GROUP = 8, BN = 128, STAGES = 5, EPI_N = 32),
+                with = (BM = 128, BK = 128, GROUP = 8, BN = 128, STAGES = 5, EPI_N = 32, PING = 0),
             ),
         ),
     )]
@@ -189,6 +190,15 @@ pub mod kernels {
             setmaxnreg::inc(232);
             let wg = tid / 128 - 1;
             let mut it = 0;
+            // PING: the warpgroups issue their K blocks' wgmmas by turns (named barrier 3 + wg
+            // is warpgroup wg's turn, passed on once its group is committed), so one
+            // warpgroup's wait and promotion run while the other's group holds the tensor
+            // core instead of both draining it at once. Warpgroup 0 takes the first turn and,
+            // after its last tile, the turn warpgroup 1 passes after its last group.
+            let any = cta.x / 2 < pairs_m * tiles_n;
+            if PING == 1 && wg == 1 && any {
+                named_barrier_arrive(3, 256);
+            }
             for u in (cta.x / 2..pairs_m * tiles_n).step_by(ncta.x / 2) {
                 let (mp, n) = grouped(u, pairs_m, tiles_n);
                 let row = 2 * (2 * mp + cta_rank) + wg;
@@ -196,6 +206,9 @@ pub mod kernels {
                     pipe, it, acc, part, sa_t, sb_t, sc, a_s, b_s, sa, sb, wg, row, n, k_tiles,
                 );
                 store_tile(d, d_s, acc, wg, row, n * (BN / EPI_N));
+            }
+            if PING == 1 && wg == 0 && any {
+                named_barrier(3, 256);
             }
             #[scope(leader)]
             {
@@ -238,9 +251,15 @@ pub mod kernels {
             copy(sa_t, sa.tile(row, k + 1));
             sb_t = gather(sb, n * BN / 128, k + 1);
             let s = pipe.consumer_wait(it);
+            if PING == 1 {
+                named_barrier(3 + wg, 256);
+            }
             wgmma::fence();
             wgmma::mma(part, a_s[s][wg], b_s[s], accumulate = false);
             wgmma::commit();
+            if PING == 1 {
+                named_barrier_arrive(3 + (wg + 1) % 2, 256);
+            }
             wgmma::wait(0);
             if leader {
                 pipe.consumer_release(s);
