@@ -190,7 +190,10 @@ pub mod kernels {
             setmaxnreg::inc(232);
             let wg = tid / 128 - 1;
             let mut it = 0;
-            // PING: the warpgroups issue their K blocks' wgmmas by turns (named barrier 3 + wg
+            // PING (config `ping`; measured 4 % slower than without at four shapes on the
+            // H100, 2026-12-06, so the host never chooses it — the two warpgroups draining the
+            // tensor core together is not what holds this kernel back):
+            // the warpgroups issue their K blocks' wgmmas by turns (named barrier 3 + wg
             // is warpgroup wg's turn, passed on once its group is committed), so one
             // warpgroup's wait and promotion run while the other's group holds the tensor
             // core instead of both draining it at once. Warpgroup 0 takes the first turn and,

@@ -39,7 +39,8 @@
 //!   (row-wise 8192³ 1313.6 against 1279.9 TFLOP/s, 8192×28672×4096 1329.4 against 1264.5).
 //!
 //! - a block-scaled FP8 tile straddling weight blocks (`BN` not dividing 128): ×1.25, which
-//!   keeps the 128-wide tile first as measured at three of four shapes ([`BLOCK_STRADDLE`]).
+//!   keeps the 128-wide tile first as measured at three of four shapes ([`BLOCK_STRADDLE`]);
+//!   the block-scaled kernel's warpgroups by turns (`PING`): ×1.045, measured ([`BLOCK_TURNS`]).
 //!
 //! The model ranks; the tune cache corrects it where it is wrong.
 
@@ -397,6 +398,11 @@ impl ProblemDef for GemmRequest {
         if self.epilogue == Epilogue::ScaleBlocks && !128usize.is_multiple_of(bn) {
             cost *= BLOCK_STRADDLE;
         }
+        // Turns between the cooperative warpgroups' K blocks (`gemm_sm90_fp8_block/ping`):
+        // measured 4 % slower than without them at every shape (H100, 2026-12-06).
+        if artifact.int("PING") == Some(1) {
+            cost *= BLOCK_TURNS;
+        }
         // Skinny shapes stream A and B through few SMs: the time is their bytes at what those
         // CTAs pull, whenever that exceeds the tile work.
         let room = device.limits.sm_count as usize * ctas_per_sm(artifact);
@@ -429,6 +435,10 @@ impl ProblemDef for GemmRequest {
 /// (the model alone would rank 128×192 ahead by up to 15 %), which costs 6 % at
 /// 4096×2112×7168; `tirx tune` picks the wide tile there.
 pub(crate) const BLOCK_STRADDLE: f64 = 1.25;
+/// `gemm_sm90_fp8_block/ping` against `/default` (the same tile, the warpgroups' MMAs issued
+/// by turns): 845 / 880, 856 / 894, 857 / 898 and 739 / 773 TFLOP/s at 4096³, 8192³,
+/// 4096×7168×16384 and 4096×2112×7168 (H100, 2026-12-06, `docs/perf/h100-2026-12-06-stop48.md`).
+pub(crate) const BLOCK_TURNS: f64 = 1.045;
 /// Bytes a second of HBM moves: the H200's device copy (about 4300 GB/s, measured beside the
 /// peers on 2026-12-01, `/work/shared/ANCHORS.md`).
 pub(crate) const HBM_BYTES_PER_S: f64 = 4.3e12;
