@@ -22,7 +22,7 @@
 //!   argument order, the role's name the tensor, so a family never relies on parameter order.
 
 use tirx::problem::Problem;
-use tirx::runtime::{DeviceLimits, TensorMeta};
+use tirx::runtime::{DeviceLimits, PreparedLaunch, ScalarArg, TensorMeta};
 use tirx::{KernelArtifact, Runtime, RuntimeError, TensorArg};
 use tirx_sim::{Device as SimDevice, Policy, Stats};
 
@@ -156,6 +156,19 @@ pub fn by_role<T: Clone>(
     tensors: &[(&str, T)],
     scalars: &[(&str, f32)],
 ) -> Result<(Vec<T>, Vec<f32>), RuntimeError> {
+    let (ts, ss) = in_role_order(art, tensors, scalars, |v| v)?;
+    Ok((ts.into_iter().cloned().collect(), ss))
+}
+
+/// [`by_role`] without cloning the tensors: references to them, in the signature's order, and
+/// each scalar as `scalar` makes it (a launch's path takes this: every clone of a tensor
+/// argument is two allocations).
+fn in_role_order<'t, T, S>(
+    art: &KernelArtifact,
+    tensors: &'t [(&str, T)],
+    scalars: &[(&str, f32)],
+    scalar: impl Fn(f32) -> S,
+) -> Result<(Vec<&'t T>, Vec<S>), RuntimeError> {
     let sig = art.sig();
     let missing = |what: &str, role: &str| RuntimeError::NoKernelFits {
         problem: format!("`{}/{}` takes the {what} `{role}`", art.kernel, art.config),
@@ -168,7 +181,7 @@ pub fn by_role<T: Clone>(
             tensors
                 .iter()
                 .find(|(r, _)| *r == t.name)
-                .map(|(_, v)| v.clone())
+                .map(|(_, v)| v)
                 .ok_or_else(|| missing("tensor", &t.name))
         })
         .collect::<Result<_, _>>()?;
@@ -179,7 +192,7 @@ pub fn by_role<T: Clone>(
             scalars
                 .iter()
                 .find(|(r, _)| r == s)
-                .map(|(_, v)| *v)
+                .map(|(_, v)| scalar(*v))
                 .ok_or_else(|| missing("scalar", s))
         })
         .collect::<Result<_, _>>()?;
@@ -193,8 +206,7 @@ pub fn launch_roles(
     tensors: &[(&str, TensorArg<'_>)],
     scalars: &[(&str, f32)],
 ) -> Result<(), RuntimeError> {
-    let (ts, ss) = by_role(art, tensors, scalars)?;
-    rt.launch_with(art, &ts, &ss)
+    prepare_roles(rt, art, tensors, scalars)?.submit()
 }
 
 /// [`launch_roles`]'s checks alone (`Runtime::check_args`): a plan of several launches checks
@@ -205,10 +217,8 @@ pub fn check_roles(
     tensors: &[(&str, TensorArg<'_>)],
     scalars: &[(&str, f32)],
 ) -> Result<(), RuntimeError> {
-    let (ts, ss) = by_role(art, tensors, scalars)?;
-    let ss: Vec<tirx::runtime::ScalarArg> =
-        ss.into_iter().map(tirx::runtime::ScalarArg::F32).collect();
-    rt.check_args(art, &ts, &ss)
+    let (ts, ss) = in_role_order(art, tensors, scalars, ScalarArg::F32)?;
+    rt.check_refs(art, &ts, &ss)
 }
 
 /// [`launch_roles`] prepared, not queued (`Runtime::prepare_args`).
@@ -217,11 +227,9 @@ pub fn prepare_roles<'a>(
     art: &KernelArtifact,
     tensors: &[(&str, TensorArg<'a>)],
     scalars: &[(&str, f32)],
-) -> Result<tirx::runtime::PreparedLaunch<'a>, RuntimeError> {
-    let (ts, ss) = by_role(art, tensors, scalars)?;
-    let ss: Vec<tirx::runtime::ScalarArg> =
-        ss.into_iter().map(tirx::runtime::ScalarArg::F32).collect();
-    rt.prepare_args(art, &ts, &ss)
+) -> Result<PreparedLaunch<'a>, RuntimeError> {
+    let (ts, ss) = in_role_order(art, tensors, scalars, ScalarArg::F32)?;
+    rt.prepare_refs(art, &ts, &ss)
 }
 
 #[cfg(test)]

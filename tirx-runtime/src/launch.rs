@@ -36,7 +36,7 @@ use crate::error::RuntimeError;
 use crate::plan::{LaunchPlan, PlannedParam, ScalarArg, TensorMeta, plan_launch_args};
 use crate::tensor::TensorArg;
 
-pub(crate) use cache::{LaunchCache, LaunchKey};
+pub(crate) use cache::{AsArg, LaunchCache, LaunchKey};
 pub use params::ParamBuffer;
 
 /// One compiled variant of a kernel (one config on one target), as the `#[tile_kernel]` macro
@@ -349,6 +349,26 @@ impl Runtime {
         args: &[TensorArg<'_>],
         scalars: &[ScalarArg],
     ) -> Result<(), RuntimeError> {
+        self.check_in(artifact, args, scalars)
+    }
+
+    /// [`Runtime::check_args`] on references to the tensor arguments (a launch by role orders
+    /// references to its caller's arguments instead of cloning them).
+    pub fn check_refs(
+        &self,
+        artifact: &KernelArtifact,
+        args: &[&TensorArg<'_>],
+        scalars: &[ScalarArg],
+    ) -> Result<(), RuntimeError> {
+        self.check_in(artifact, args, scalars)
+    }
+
+    fn check_in<A: AsArg>(
+        &self,
+        artifact: &KernelArtifact,
+        args: &[A],
+        scalars: &[ScalarArg],
+    ) -> Result<(), RuntimeError> {
         if self
             .launches()
             .get(&LaunchKey::of(artifact, args, scalars))
@@ -377,6 +397,28 @@ impl Runtime {
         &'a self,
         artifact: &KernelArtifact,
         args: &[TensorArg<'a>],
+        scalars: &[ScalarArg],
+    ) -> Result<PreparedLaunch<'a>, RuntimeError> {
+        self.prepare_in(artifact, args, scalars)
+    }
+
+    /// [`Runtime::prepare_args`] on references to the tensor arguments (a launch by role orders
+    /// references to its caller's arguments instead of cloning them).
+    pub fn prepare_refs<'a>(
+        &'a self,
+        artifact: &KernelArtifact,
+        args: &[&TensorArg<'a>],
+        scalars: &[ScalarArg],
+    ) -> Result<PreparedLaunch<'a>, RuntimeError> {
+        self.prepare_in(artifact, args, scalars)
+    }
+
+    /// [`Runtime::prepare_args`] for either form of the arguments; the public entries tie the
+    /// tensors' lifetime to the returned launch's.
+    fn prepare_in<'a, A: AsArg>(
+        &'a self,
+        artifact: &KernelArtifact,
+        args: &[A],
         scalars: &[ScalarArg],
     ) -> Result<PreparedLaunch<'a>, RuntimeError> {
         let key = LaunchKey::of(artifact, args, scalars);
@@ -495,10 +537,10 @@ impl Runtime {
 
     /// `sig`'s target against the device's, the tensors' context and the launch plan of
     /// `args`: the checks before anything is loaded or encoded.
-    fn checked_plan(
+    fn checked_plan<A: AsArg>(
         &self,
         sig: &Signature,
-        args: &[TensorArg<'_>],
+        args: &[A],
         scalars: &[ScalarArg],
     ) -> Result<(Vec<TensorMeta>, LaunchPlan), RuntimeError> {
         let target = self.target()?;
@@ -508,14 +550,14 @@ impl Runtime {
                 want: Some(sig.target),
             });
         }
-        if let Some(i) = args.iter().position(|a| !a.belongs_to(self)) {
+        if let Some(i) = args.iter().position(|a| !a.as_arg().belongs_to(self)) {
             let tensor = sig
                 .tensors
                 .get(i)
                 .map_or_else(|| format!("#{i}"), |t| t.name.clone());
             return Err(RuntimeError::WrongContext { tensor });
         }
-        let metas: Vec<TensorMeta> = args.iter().map(|a| a.meta().clone()).collect();
+        let metas: Vec<TensorMeta> = args.iter().map(|a| a.as_arg().meta().clone()).collect();
         let plan = plan_launch_args(sig, &metas, scalars, self.limits())?;
         Ok((metas, plan))
     }
@@ -525,11 +567,11 @@ impl Runtime {
     ///
     /// # Safety
     /// As [`Runtime::launch_ptx`].
-    unsafe fn prepare_parts(
+    unsafe fn prepare_parts<A: AsArg>(
         &self,
         ptx: PtxText<'_>,
         sig: &Signature,
-        args: &[TensorArg<'_>],
+        args: &[A],
         scalars: &[ScalarArg],
     ) -> Result<CachedLaunch, RuntimeError> {
         let (metas, plan) = self.checked_plan(sig, args, scalars)?;

@@ -29,21 +29,41 @@ pub(crate) const LAUNCH_CACHE_ENTRIES: usize = 1024;
 /// type and bits. A tensor freed and another allocated at the same address with the same
 /// layout gives the same parameters, so a hit is right whatever the tensors' history.
 ///
-/// Borrowed: it names the call's arguments and carries their hash, computed once per launch.
-pub(crate) struct LaunchKey<'k> {
+/// Borrowed: it names the call's arguments (tensor arguments or references to them, [`AsArg`])
+/// and carries their hash, computed once per launch.
+pub(crate) struct LaunchKey<'k, A> {
     artifact: &'k KernelArtifact,
-    args: &'k [TensorArg<'k>],
+    args: &'k [A],
     scalars: &'k [ScalarArg],
     hash: u64,
 }
 
-impl<'k> LaunchKey<'k> {
+/// A launch's tensor argument as the launch reads it: the argument itself, or a reference to
+/// one (a launch by role orders references to the caller's arguments instead of cloning them).
+pub(crate) trait AsArg {
+    /// The argument.
+    fn as_arg(&self) -> &TensorArg<'_>;
+}
+
+impl AsArg for TensorArg<'_> {
+    fn as_arg(&self) -> &TensorArg<'_> {
+        self
+    }
+}
+
+impl AsArg for &TensorArg<'_> {
+    fn as_arg(&self) -> &TensorArg<'_> {
+        self
+    }
+}
+
+impl<'k, A: AsArg> LaunchKey<'k, A> {
     /// The key of launching `artifact` on `args` and `scalars`.
     pub(crate) fn of(
         artifact: &'k KernelArtifact,
-        args: &'k [TensorArg<'k>],
+        args: &'k [A],
         scalars: &'k [ScalarArg],
-    ) -> LaunchKey<'k> {
+    ) -> LaunchKey<'k, A> {
         let mut key = LaunchKey {
             artifact,
             args,
@@ -64,6 +84,7 @@ impl<'k> LaunchKey<'k> {
         f(a.ptx.len() as u64);
         f(a.signature as usize as u64);
         for arg in self.args {
+            let arg = arg.as_arg();
             let m = arg.meta();
             f(arg.context_key() as u64);
             f(m.elem as u64);
@@ -133,7 +154,7 @@ impl<V> Default for LaunchCache<V> {
 
 impl<V> LaunchCache<V> {
     /// The launch kept under `key`, if any.
-    pub(crate) fn get(&self, key: &LaunchKey<'_>) -> Option<Arc<V>> {
+    pub(crate) fn get<A: AsArg>(&self, key: &LaunchKey<'_, A>) -> Option<Arc<V>> {
         let kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
         kept.buckets
             .get(&key.hash)?
@@ -144,7 +165,7 @@ impl<V> LaunchCache<V> {
 
     /// Keeps `launch` under `key` (replacing what another thread kept under it meanwhile);
     /// starts over first when the cache is full.
-    pub(crate) fn insert(&self, key: &LaunchKey<'_>, launch: Arc<V>) {
+    pub(crate) fn insert<A: AsArg>(&self, key: &LaunchKey<'_, A>, launch: Arc<V>) {
         let mut kept = self.kept.lock().unwrap_or_else(|e| e.into_inner());
         if kept.len >= LAUNCH_CACHE_ENTRIES {
             kept.buckets.clear();
