@@ -21,6 +21,8 @@
 //! - Tensors go to a kernel by role ([`launch_roles`]): the signature's order decides the
 //!   argument order, the role's name the tensor, so a family never relies on parameter order.
 
+use std::borrow::Borrow;
+
 use tirx::problem::Problem;
 use tirx::runtime::{DeviceLimits, PreparedLaunch, ScalarArg, TensorMeta};
 use tirx::{KernelArtifact, Runtime, RuntimeError, TensorArg};
@@ -156,19 +158,19 @@ pub fn by_role<T: Clone>(
     tensors: &[(&str, T)],
     scalars: &[(&str, f32)],
 ) -> Result<(Vec<T>, Vec<f32>), RuntimeError> {
-    let (ts, ss) = in_role_order(art, tensors, scalars, |v| v)?;
+    let (ts, ss) = in_role_order::<T, T, f32>(art, tensors, scalars, |v| v)?;
     Ok((ts.into_iter().cloned().collect(), ss))
 }
 
 /// [`by_role`] without cloning the tensors: references to them, in the signature's order, and
 /// each scalar as `scalar` makes it (a launch's path takes this: every clone of a tensor
 /// argument is two allocations).
-fn in_role_order<'t, T, S>(
+fn in_role_order<'t, T: Borrow<U>, U: ?Sized, S>(
     art: &KernelArtifact,
     tensors: &'t [(&str, T)],
     scalars: &[(&str, f32)],
     scalar: impl Fn(f32) -> S,
-) -> Result<(Vec<&'t T>, Vec<S>), RuntimeError> {
+) -> Result<(Vec<&'t U>, Vec<S>), RuntimeError> {
     let sig = art.sig();
     let missing = |what: &str, role: &str| RuntimeError::NoKernelFits {
         problem: format!("`{}/{}` takes the {what} `{role}`", art.kernel, art.config),
@@ -181,7 +183,7 @@ fn in_role_order<'t, T, S>(
             tensors
                 .iter()
                 .find(|(r, _)| *r == t.name)
-                .map(|(_, v)| v)
+                .map(|(_, v)| v.borrow())
                 .ok_or_else(|| missing("tensor", &t.name))
         })
         .collect::<Result<_, _>>()?;
@@ -199,11 +201,12 @@ fn in_role_order<'t, T, S>(
     Ok((ts, ss))
 }
 
-/// Launches `art` on `rt` with its tensors and scalars by role ([`by_role`]).
-pub fn launch_roles(
-    rt: &Runtime,
+/// Launches `art` on `rt` with its tensors and scalars by role ([`by_role`]); the tensors are
+/// arguments or references to them (`R` is `TensorArg` or `&TensorArg`).
+pub fn launch_roles<'a, R: Borrow<TensorArg<'a>>>(
+    rt: &'a Runtime,
     art: &KernelArtifact,
-    tensors: &[(&str, TensorArg<'_>)],
+    tensors: &[(&str, R)],
     scalars: &[(&str, f32)],
 ) -> Result<(), RuntimeError> {
     prepare_roles(rt, art, tensors, scalars)?.submit()
@@ -211,24 +214,24 @@ pub fn launch_roles(
 
 /// [`launch_roles`]'s checks alone (`Runtime::check_args`): a plan of several launches checks
 /// the later ones before it queues the first.
-pub fn check_roles(
+pub fn check_roles<'a, R: Borrow<TensorArg<'a>>>(
     rt: &Runtime,
     art: &KernelArtifact,
-    tensors: &[(&str, TensorArg<'_>)],
+    tensors: &[(&str, R)],
     scalars: &[(&str, f32)],
 ) -> Result<(), RuntimeError> {
-    let (ts, ss) = in_role_order(art, tensors, scalars, ScalarArg::F32)?;
+    let (ts, ss) = in_role_order::<R, TensorArg<'a>, _>(art, tensors, scalars, ScalarArg::F32)?;
     rt.check_refs(art, &ts, &ss)
 }
 
 /// [`launch_roles`] prepared, not queued (`Runtime::prepare_args`).
-pub fn prepare_roles<'a>(
+pub fn prepare_roles<'a, R: Borrow<TensorArg<'a>>>(
     rt: &'a Runtime,
     art: &KernelArtifact,
-    tensors: &[(&str, TensorArg<'a>)],
+    tensors: &[(&str, R)],
     scalars: &[(&str, f32)],
 ) -> Result<PreparedLaunch<'a>, RuntimeError> {
-    let (ts, ss) = in_role_order(art, tensors, scalars, ScalarArg::F32)?;
+    let (ts, ss) = in_role_order::<R, TensorArg<'a>, _>(art, tensors, scalars, ScalarArg::F32)?;
     rt.prepare_refs(art, &ts, &ss)
 }
 
