@@ -287,6 +287,20 @@ fn a_split_k_plan_queues_in_about_the_host_time_of_its_two_launches() {
         plain.launch(&rt, "n64", &a, &b, &mut d).unwrap()
     });
     println!("host µs per call of one plain launch: {us_plain:.1}");
+    // The same launch prepared and dropped, not queued: everything before `cuLaunchKernelEx`
+    // (the rest of a plain launch is the driver's; issue #32 asks which side the time is on).
+    let art = tirx::select(plain.artifacts, "n64", rt.target().unwrap()).unwrap();
+    let us_prepare = host_us(&rt, 9, 100, || {
+        let roles = [("a", a.view()), ("b", b.view()), ("d", d.view())];
+        let scalars = [("alpha", 1.0), ("beta", 0.0)];
+        let launch = tirx_kernels::family::prepare_roles(&rt, art, &roles, &scalars).unwrap();
+        std::hint::black_box(launch.params().bytes().len());
+    });
+    println!(
+        "of which before the driver (prepared, not queued): {us_prepare:.2}; in \
+         cuLaunchKernelEx and the context check: {:.2}",
+        us_plain - us_prepare
+    );
     let us_plan = host_us(&rt, 9, 100, || {
         plan.launch(&rt, config, &a, &b, &mut d).unwrap()
     });

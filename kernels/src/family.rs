@@ -21,8 +21,10 @@
 //! - Tensors go to a kernel by role ([`launch_roles`]): the signature's order decides the
 //!   argument order, the role's name the tensor, so a family never relies on parameter order.
 
+use std::borrow::Borrow;
+
 use tirx::problem::Problem;
-use tirx::runtime::{DeviceLimits, TensorMeta};
+use tirx::runtime::{DeviceLimits, PreparedLaunch, ScalarArg, TensorMeta};
 use tirx::{KernelArtifact, Runtime, RuntimeError, TensorArg};
 use tirx_sim::{Device as SimDevice, Policy, Stats};
 
@@ -156,6 +158,19 @@ pub fn by_role<T: Clone>(
     tensors: &[(&str, T)],
     scalars: &[(&str, f32)],
 ) -> Result<(Vec<T>, Vec<f32>), RuntimeError> {
+    let (ts, ss) = in_role_order::<T, T, f32>(art, tensors, scalars, |v| v)?;
+    Ok((ts.into_iter().cloned().collect(), ss))
+}
+
+/// [`by_role`] without cloning the tensors: references to them, in the signature's order, and
+/// each scalar as `scalar` makes it (a launch's path takes this: every clone of a tensor
+/// argument is two allocations).
+fn in_role_order<'t, T: Borrow<U>, U: ?Sized, S>(
+    art: &KernelArtifact,
+    tensors: &'t [(&str, T)],
+    scalars: &[(&str, f32)],
+    scalar: impl Fn(f32) -> S,
+) -> Result<(Vec<&'t U>, Vec<S>), RuntimeError> {
     let sig = art.sig();
     let missing = |what: &str, role: &str| RuntimeError::NoKernelFits {
         problem: format!("`{}/{}` takes the {what} `{role}`", art.kernel, art.config),
@@ -168,7 +183,7 @@ pub fn by_role<T: Clone>(
             tensors
                 .iter()
                 .find(|(r, _)| *r == t.name)
-                .map(|(_, v)| v.clone())
+                .map(|(_, v)| v.borrow())
                 .ok_or_else(|| missing("tensor", &t.name))
         })
         .collect::<Result<_, _>>()?;
@@ -179,49 +194,45 @@ pub fn by_role<T: Clone>(
             scalars
                 .iter()
                 .find(|(r, _)| r == s)
-                .map(|(_, v)| *v)
+                .map(|(_, v)| scalar(*v))
                 .ok_or_else(|| missing("scalar", s))
         })
         .collect::<Result<_, _>>()?;
     Ok((ts, ss))
 }
 
-/// Launches `art` on `rt` with its tensors and scalars by role ([`by_role`]).
-pub fn launch_roles(
-    rt: &Runtime,
+/// Launches `art` on `rt` with its tensors and scalars by role ([`by_role`]); the tensors are
+/// arguments or references to them (`R` is `TensorArg` or `&TensorArg`).
+pub fn launch_roles<'a, R: Borrow<TensorArg<'a>>>(
+    rt: &'a Runtime,
     art: &KernelArtifact,
-    tensors: &[(&str, TensorArg<'_>)],
+    tensors: &[(&str, R)],
     scalars: &[(&str, f32)],
 ) -> Result<(), RuntimeError> {
-    let (ts, ss) = by_role(art, tensors, scalars)?;
-    rt.launch_with(art, &ts, &ss)
+    prepare_roles(rt, art, tensors, scalars)?.submit()
 }
 
 /// [`launch_roles`]'s checks alone (`Runtime::check_args`): a plan of several launches checks
 /// the later ones before it queues the first.
-pub fn check_roles(
+pub fn check_roles<'a, R: Borrow<TensorArg<'a>>>(
     rt: &Runtime,
     art: &KernelArtifact,
-    tensors: &[(&str, TensorArg<'_>)],
+    tensors: &[(&str, R)],
     scalars: &[(&str, f32)],
 ) -> Result<(), RuntimeError> {
-    let (ts, ss) = by_role(art, tensors, scalars)?;
-    let ss: Vec<tirx::runtime::ScalarArg> =
-        ss.into_iter().map(tirx::runtime::ScalarArg::F32).collect();
-    rt.check_args(art, &ts, &ss)
+    let (ts, ss) = in_role_order::<R, TensorArg<'a>, _>(art, tensors, scalars, ScalarArg::F32)?;
+    rt.check_refs(art, &ts, &ss)
 }
 
 /// [`launch_roles`] prepared, not queued (`Runtime::prepare_args`).
-pub fn prepare_roles<'a>(
+pub fn prepare_roles<'a, R: Borrow<TensorArg<'a>>>(
     rt: &'a Runtime,
     art: &KernelArtifact,
-    tensors: &[(&str, TensorArg<'a>)],
+    tensors: &[(&str, R)],
     scalars: &[(&str, f32)],
-) -> Result<tirx::runtime::PreparedLaunch<'a>, RuntimeError> {
-    let (ts, ss) = by_role(art, tensors, scalars)?;
-    let ss: Vec<tirx::runtime::ScalarArg> =
-        ss.into_iter().map(tirx::runtime::ScalarArg::F32).collect();
-    rt.prepare_args(art, &ts, &ss)
+) -> Result<PreparedLaunch<'a>, RuntimeError> {
+    let (ts, ss) = in_role_order::<R, TensorArg<'a>, _>(art, tensors, scalars, ScalarArg::F32)?;
+    rt.prepare_refs(art, &ts, &ss)
 }
 
 #[cfg(test)]

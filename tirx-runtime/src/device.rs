@@ -29,7 +29,7 @@ use cudarc::nvrtc::Ptx;
 use tirx_ir::abi::Target;
 
 use crate::error::RuntimeError;
-use crate::launch::{CachedLaunch, LaunchKey};
+use crate::launch::{CachedLaunch, LaunchCache};
 use crate::plan::DeviceLimits;
 
 /// Dynamic shared memory a kernel gets without opting in (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`).
@@ -103,7 +103,7 @@ pub struct Runtime {
     /// context, whichever stream launches it.
     modules: Arc<Mutex<HashMap<String, LoadedKernel>>>,
     /// The launches prepared so far ([`crate::launch::CachedLaunch`]), shared like `modules`.
-    launches: Arc<Mutex<HashMap<LaunchKey, Arc<CachedLaunch>>>>,
+    launches: Arc<LaunchCache<CachedLaunch>>,
 }
 
 impl std::fmt::Debug for Runtime {
@@ -173,7 +173,7 @@ impl Runtime {
             sm_count,
             limits,
             modules: Arc::new(Mutex::new(HashMap::new())),
-            launches: Arc::new(Mutex::new(HashMap::new())),
+            launches: Arc::default(),
         })
     }
 
@@ -240,7 +240,7 @@ impl Runtime {
     }
 
     /// The launches this runtime's context has prepared ([`Runtime::prepare_args`]).
-    pub(crate) fn launches(&self) -> &Mutex<HashMap<LaunchKey, Arc<CachedLaunch>>> {
+    pub(crate) fn launches(&self) -> &LaunchCache<CachedLaunch> {
         &self.launches
     }
 

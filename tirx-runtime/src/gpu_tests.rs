@@ -555,7 +555,7 @@ fn prepared_launches_are_kept_per_artifact_and_arguments() {
         )
     };
     let rt = rt();
-    let kept = || rt.launches().lock().unwrap().len();
+    let kept = || rt.launches().len();
     let before = kept();
     let (r, c) = (5, 130);
     let host: Vec<f32> = (0..r * c).map(|i| i as f32 * 0.25 - 7.0).collect();

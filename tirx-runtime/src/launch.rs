@@ -13,9 +13,17 @@
 //! 3. load: module from the cache, or JIT (with the JIT log on failure), opting in to > 48 KB
 //!    of dynamic shared memory and checking the entry's parameter count and sizes once;
 //! 4. encode the TMA descriptors, fill the parameter buffer, launch with the cluster attribute.
+//!
+//! A launch of an artifact is kept ([`cache`]): the same artifact on the same tensors and
+//! scalars again skips steps 1–4 up to the launch itself, and its path before
+//! `cuLaunchKernelEx` allocates nothing — the key is hashed from the arguments in place, the
+//! parameter bytes ([`params`]) were filled when it was prepared, and the `kernelParams` array
+//! and launch attributes live on the stack (`host_path_timing` in `launch/tests.rs` times it).
+
+mod cache;
+mod params;
 
 use std::collections::HashMap;
-use std::ffi::c_void;
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::driver::CudaFunction;
@@ -27,6 +35,9 @@ use crate::device::{PtxText, Runtime};
 use crate::error::RuntimeError;
 use crate::plan::{LaunchPlan, PlannedParam, ScalarArg, TensorMeta, plan_launch_args};
 use crate::tensor::TensorArg;
+
+pub(crate) use cache::{AsArg, LaunchCache, LaunchKey};
+pub use params::ParamBuffer;
 
 /// One compiled variant of a kernel (one config on one target), as the `#[tile_kernel]` macro
 /// emits it in a `static` array.
@@ -233,64 +244,6 @@ pub fn select<'a>(
         })
 }
 
-/// A kernel's parameter bytes, laid out as the plan says, with the buffer's start aligned to
-/// 128 bytes so every parameter sits at its natural alignment in host memory too.
-#[derive(Clone, Debug)]
-pub struct ParamBuffer {
-    storage: Vec<u8>,
-    start: usize,
-    offsets: Vec<usize>,
-    len: usize,
-}
-
-impl ParamBuffer {
-    /// Fills the buffer from `plan`; `maps` holds the encoded descriptors of the plan's
-    /// `TensorMap` parameters, in order.
-    pub fn new(plan: &LaunchPlan, maps: &[[u8; 128]]) -> ParamBuffer {
-        let mut storage = vec![0u8; plan.param_bytes + 128];
-        let start = storage.as_ptr().align_offset(128).min(128);
-        let mut maps = maps.iter();
-        for (param, &offset) in plan.params.iter().zip(&plan.param_offsets) {
-            let at = start + offset;
-            match param {
-                PlannedParam::TensorMap { .. } => {
-                    let map = maps
-                        .next()
-                        .expect("one encoded descriptor per TensorMap parameter");
-                    storage[at..at + 128].copy_from_slice(map);
-                }
-                PlannedParam::Pointer(v) | PlannedParam::Stride(v) => {
-                    storage[at..at + 8].copy_from_slice(&v.to_ne_bytes());
-                }
-                PlannedParam::Dim(v) | PlannedParam::Scalar(v) => {
-                    storage[at..at + 4].copy_from_slice(&v.to_ne_bytes())
-                }
-                PlannedParam::Scalar64(v) => storage[at..at + 8].copy_from_slice(&v.to_ne_bytes()),
-            }
-        }
-        ParamBuffer {
-            storage,
-            start,
-            offsets: plan.param_offsets.clone(),
-            len: plan.param_bytes,
-        }
-    }
-
-    /// The parameter bytes, from offset 0.
-    pub fn bytes(&self) -> &[u8] {
-        &self.storage[self.start..self.start + self.len]
-    }
-
-    /// One pointer per parameter, to its bytes: the `kernelParams` array of a launch.
-    fn pointers(&mut self) -> Vec<*mut c_void> {
-        let base = self.storage.as_mut_ptr().wrapping_add(self.start);
-        self.offsets
-            .iter()
-            .map(|&o| base.wrapping_add(o).cast::<c_void>())
-            .collect()
-    }
-}
-
 /// A launch checked against its signature, its module loaded and its parameters encoded, not
 /// yet queued ([`Runtime::prepare_args`]). It borrows the runtime for as long as the tensors
 /// it was prepared with (one lifetime), so none of them can go away before
@@ -298,7 +251,6 @@ impl ParamBuffer {
 pub struct PreparedLaunch<'a> {
     rt: &'a Runtime,
     launch: Arc<CachedLaunch>,
-    params: ParamBuffer,
 }
 
 impl PreparedLaunch<'_> {
@@ -308,83 +260,35 @@ impl PreparedLaunch<'_> {
     }
 
     /// Queues the kernel on the runtime's stream (`cuLaunchKernelEx`); returns once queued.
-    pub fn submit(mut self) -> Result<(), RuntimeError> {
+    pub fn submit(self) -> Result<(), RuntimeError> {
         self.rt.context().bind_to_thread()?;
         // SAFETY: `prepare_parts` checked the arguments against the signature and laid out
         // exactly its parameters; the tensors outlive `self` (its lifetime), and the rest is
         // the promise of the artifact or of `launch_ptx`'s caller, made when it was prepared.
-        unsafe {
-            self.rt.launch_planned(
-                &self.launch.function,
-                &self.launch.plan,
-                &mut self.params,
-                self.launch.dependent,
-            )
-        }
+        unsafe { self.rt.launch_planned(&self.launch) }
+    }
+
+    /// The parameter bytes it will launch with.
+    pub fn params(&self) -> &ParamBuffer {
+        &self.launch.params
     }
 }
 
 /// A launch of a compiled artifact as its preparation left it — the loaded function, the
-/// checked plan and the encoded TMA descriptors — kept by the runtime ([`LaunchKey`]) so that
-/// the next launch of the same artifact on the same tensors and scalars skips the signature,
-/// the plan, the module lookup and the descriptors' encoding: a decode step calls the same
-/// GEMMs on the same buffers every token, and on an idle GPU that host work is the step's
-/// time.
+/// checked plan and the parameter bytes with the encoded TMA descriptors — kept by the runtime
+/// ([`LaunchKey`]) so that the next launch of the same artifact on the same tensors and scalars
+/// skips the signature, the plan, the module lookup, the descriptors' encoding and the filling
+/// of the parameters (the key fixes every byte of them): a decode step calls the same GEMMs on
+/// the same buffers every token, and on an idle GPU that host work is the step's time.
 pub(crate) struct CachedLaunch {
     function: CudaFunction,
     plan: LaunchPlan,
-    maps: Vec<[u8; 128]>,
+    params: ParamBuffer,
     /// The kernel waits for its prerequisite grids (`griddepcontrol.wait`, the language's
     /// `grid::dependency_wait()`): it is launched as a programmatic dependent of the work
     /// before it on the stream.
     dependent: bool,
 }
-
-/// What a prepared launch of an artifact depends on, so equal keys prepare equal launches: the
-/// artifact (the addresses of its `'static` PTX text and of its signature function) and, for
-/// each tensor, its context, element type, extents, strides and address, and each scalar's
-/// type and bits. A tensor freed and another allocated at the same address with the same
-/// layout gives the same parameters, so a hit is right whatever the tensors' history.
-#[derive(Clone, PartialEq, Eq, Hash)]
-pub(crate) struct LaunchKey {
-    words: Vec<u64>,
-    elems: Vec<ElemType>,
-}
-
-impl LaunchKey {
-    fn of(artifact: &KernelArtifact, args: &[TensorArg<'_>], scalars: &[ScalarArg]) -> LaunchKey {
-        let mut words = Vec::with_capacity(4 + args.len() * 9 + scalars.len() * 2);
-        words.push(artifact.ptx.as_ptr() as u64);
-        words.push(artifact.ptx.len() as u64);
-        words.push(artifact.signature as usize as u64);
-        for a in args {
-            let m = a.meta();
-            words.push(a.context_key() as u64);
-            words.push(m.addr);
-            words.push(m.shape.len() as u64);
-            words.extend(m.shape.iter().map(|&x| x as u64));
-            words.extend(m.strides.iter().map(|&x| x as u64));
-        }
-        for v in scalars {
-            let (tag, bits) = match *v {
-                ScalarArg::F32(x) => (0, u64::from(x.to_bits())),
-                ScalarArg::I32(x) => (1, u64::from(x as u32)),
-                ScalarArg::U32(x) => (2, u64::from(x)),
-                ScalarArg::I64(x) => (3, x as u64),
-                ScalarArg::U64(x) => (4, x),
-            };
-            words.extend([tag, bits]);
-        }
-        LaunchKey {
-            words,
-            elems: args.iter().map(|a| a.meta().elem).collect(),
-        }
-    }
-}
-
-/// Launches a runtime keeps prepared ([`CachedLaunch`]); past this many, the cache starts over
-/// (a loop over fewer distinct launches than this never prepares twice).
-const LAUNCH_CACHE_ENTRIES: usize = 1024;
 
 impl Runtime {
     /// Launches a compiled variant on this runtime's stream after checking `args` against its
@@ -405,6 +309,18 @@ impl Runtime {
         args: &[TensorArg<'_>],
         scalars: &[f32],
     ) -> Result<(), RuntimeError> {
+        // On the stack for the usual few scalars: this is every plain launch's path.
+        const INLINE: usize = 8;
+        if let Some(inline) = scalars.get(..INLINE.min(scalars.len()))
+            && inline.len() == scalars.len()
+        {
+            let mut typed = [ScalarArg::F32(0.0); INLINE];
+            typed
+                .iter_mut()
+                .zip(inline)
+                .for_each(|(t, &v)| *t = ScalarArg::F32(v));
+            return self.launch_args(artifact, args, &typed[..inline.len()]);
+        }
         let scalars: Vec<ScalarArg> = scalars.iter().map(|&v| ScalarArg::F32(v)).collect();
         self.launch_args(artifact, args, &scalars)
     }
@@ -433,8 +349,29 @@ impl Runtime {
         args: &[TensorArg<'_>],
         scalars: &[ScalarArg],
     ) -> Result<(), RuntimeError> {
+        self.check_in(artifact, args, scalars)
+    }
+
+    /// [`Runtime::check_args`] on references to the tensor arguments (a launch by role orders
+    /// references to its caller's arguments instead of cloning them).
+    pub fn check_refs(
+        &self,
+        artifact: &KernelArtifact,
+        args: &[&TensorArg<'_>],
+        scalars: &[ScalarArg],
+    ) -> Result<(), RuntimeError> {
+        self.check_in(artifact, args, scalars)
+    }
+
+    fn check_in<A: AsArg>(
+        &self,
+        artifact: &KernelArtifact,
+        args: &[A],
+        scalars: &[ScalarArg],
+    ) -> Result<(), RuntimeError> {
         if self
-            .cached_launch(&LaunchKey::of(artifact, args, scalars))
+            .launches()
+            .get(&LaunchKey::of(artifact, args, scalars))
             .is_some()
         {
             return Ok(());
@@ -462,8 +399,30 @@ impl Runtime {
         args: &[TensorArg<'a>],
         scalars: &[ScalarArg],
     ) -> Result<PreparedLaunch<'a>, RuntimeError> {
+        self.prepare_in(artifact, args, scalars)
+    }
+
+    /// [`Runtime::prepare_args`] on references to the tensor arguments (a launch by role orders
+    /// references to its caller's arguments instead of cloning them).
+    pub fn prepare_refs<'a>(
+        &'a self,
+        artifact: &KernelArtifact,
+        args: &[&TensorArg<'a>],
+        scalars: &[ScalarArg],
+    ) -> Result<PreparedLaunch<'a>, RuntimeError> {
+        self.prepare_in(artifact, args, scalars)
+    }
+
+    /// [`Runtime::prepare_args`] for either form of the arguments; the public entries tie the
+    /// tensors' lifetime to the returned launch's.
+    fn prepare_in<'a, A: AsArg>(
+        &'a self,
+        artifact: &KernelArtifact,
+        args: &[A],
+        scalars: &[ScalarArg],
+    ) -> Result<PreparedLaunch<'a>, RuntimeError> {
         let key = LaunchKey::of(artifact, args, scalars);
-        let launch = match self.cached_launch(&key) {
+        let launch = match self.launches().get(&key) {
             Some(launch) => launch,
             None => {
                 let sig = self.artifact_signature(artifact)?;
@@ -471,28 +430,11 @@ impl Runtime {
                 let launch = Arc::new(unsafe {
                     self.prepare_parts(PtxText::Static(artifact.ptx), sig, args, scalars)
                 }?);
-                let mut kept = self.launches().lock().unwrap_or_else(|e| e.into_inner());
-                if kept.len() >= LAUNCH_CACHE_ENTRIES {
-                    kept.clear();
-                }
-                kept.insert(key, launch.clone());
+                self.launches().insert(&key, launch.clone());
                 launch
             }
         };
-        Ok(PreparedLaunch {
-            rt: self,
-            params: ParamBuffer::new(&launch.plan, &launch.maps),
-            launch,
-        })
-    }
-
-    /// The launch prepared before under `key`, if the runtime kept it.
-    fn cached_launch(&self, key: &LaunchKey) -> Option<Arc<CachedLaunch>> {
-        self.launches()
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .get(key)
-            .cloned()
+        Ok(PreparedLaunch { rt: self, launch })
     }
 
     /// `artifact`'s signature, once its target is checked against the device's and the
@@ -586,21 +528,19 @@ impl Runtime {
     ) -> Result<(), RuntimeError> {
         // SAFETY: the caller's promise, passed on.
         let launch = unsafe { self.prepare_parts(ptx, sig, args, scalars) }?;
-        let launch = Arc::new(launch);
         PreparedLaunch {
             rt: self,
-            params: ParamBuffer::new(&launch.plan, &launch.maps),
-            launch,
+            launch: Arc::new(launch),
         }
         .submit()
     }
 
     /// `sig`'s target against the device's, the tensors' context and the launch plan of
     /// `args`: the checks before anything is loaded or encoded.
-    fn checked_plan(
+    fn checked_plan<A: AsArg>(
         &self,
         sig: &Signature,
-        args: &[TensorArg<'_>],
+        args: &[A],
         scalars: &[ScalarArg],
     ) -> Result<(Vec<TensorMeta>, LaunchPlan), RuntimeError> {
         let target = self.target()?;
@@ -610,14 +550,14 @@ impl Runtime {
                 want: Some(sig.target),
             });
         }
-        if let Some(i) = args.iter().position(|a| !a.belongs_to(self)) {
+        if let Some(i) = args.iter().position(|a| !a.as_arg().belongs_to(self)) {
             let tensor = sig
                 .tensors
                 .get(i)
                 .map_or_else(|| format!("#{i}"), |t| t.name.clone());
             return Err(RuntimeError::WrongContext { tensor });
         }
-        let metas: Vec<TensorMeta> = args.iter().map(|a| a.meta().clone()).collect();
+        let metas: Vec<TensorMeta> = args.iter().map(|a| a.as_arg().meta().clone()).collect();
         let plan = plan_launch_args(sig, &metas, scalars, self.limits())?;
         Ok((metas, plan))
     }
@@ -627,11 +567,11 @@ impl Runtime {
     ///
     /// # Safety
     /// As [`Runtime::launch_ptx`].
-    unsafe fn prepare_parts(
+    unsafe fn prepare_parts<A: AsArg>(
         &self,
         ptx: PtxText<'_>,
         sig: &Signature,
-        args: &[TensorArg<'_>],
+        args: &[A],
         scalars: &[ScalarArg],
     ) -> Result<CachedLaunch, RuntimeError> {
         let (metas, plan) = self.checked_plan(sig, args, scalars)?;
@@ -658,50 +598,21 @@ impl Runtime {
         let dependent = ptx.text().contains("griddepcontrol.wait");
         Ok(CachedLaunch {
             function,
+            params: ParamBuffer::new(&plan, &maps),
             plan,
-            maps,
             dependent,
         })
     }
 
-    /// `cuLaunchKernelEx` with the plan's grid, block, shared memory, (when not 1×1×1) the
-    /// cluster-dimension attribute and, for a `dependent` kernel, the programmatic stream
-    /// serialization attribute (programmatic dependent launch: the kernel may be scheduled once
-    /// the grid before it on the stream has issued `griddepcontrol.launch_dependents` in every
-    /// CTA or finished, and its `griddepcontrol.wait` holds it until that grid completed).
+    /// `cuLaunchKernelEx` with the plan's grid, block, shared memory and attributes
+    /// ([`launch_attributes`]), and the kept parameter bytes.
     ///
     /// # Safety
-    /// `params` must hold the entry's parameters, as [`Runtime::launch_ptx`] builds them.
-    unsafe fn launch_planned(
-        &self,
-        function: &CudaFunction,
-        plan: &LaunchPlan,
-        params: &mut ParamBuffer,
-        dependent: bool,
-    ) -> Result<(), RuntimeError> {
-        let mut attrs = Vec::with_capacity(2);
-        if plan.cluster != [1, 1, 1] {
-            let mut value = sys::CUlaunchAttributeValue { pad: [0; 64] };
-            value.clusterDim = sys::CUlaunchAttributeValue_union__bindgen_ty_1 {
-                x: plan.cluster[0],
-                y: plan.cluster[1],
-                z: plan.cluster[2],
-            };
-            attrs.push(sys::CUlaunchAttribute {
-                id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
-                pad: [0; 4],
-                value,
-            });
-        }
-        if dependent {
-            let mut value = sys::CUlaunchAttributeValue { pad: [0; 64] };
-            value.programmaticStreamSerializationAllowed = 1;
-            attrs.push(sys::CUlaunchAttribute {
-                id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
-                pad: [0; 4],
-                value,
-            });
-        }
+    /// `launch.params` must hold the entry's parameters, as [`Runtime::launch_ptx`] builds
+    /// them, for tensors that are still allocated.
+    unsafe fn launch_planned(&self, launch: &CachedLaunch) -> Result<(), RuntimeError> {
+        let plan = &launch.plan;
+        let (mut attrs, num_attrs) = launch_attributes(plan, launch.dependent);
         let config = sys::CUlaunchConfig {
             gridDimX: plan.grid[0],
             gridDimY: plan.grid[1],
@@ -711,20 +622,22 @@ impl Runtime {
             blockDimZ: plan.block[2],
             sharedMemBytes: plan.smem_bytes,
             hStream: self.stream().cu_stream(),
-            attrs: if attrs.is_empty() {
+            attrs: if num_attrs == 0 {
                 std::ptr::null_mut()
             } else {
                 attrs.as_mut_ptr()
             },
-            numAttrs: attrs.len() as u32,
+            numAttrs: num_attrs as u32,
         };
-        let mut pointers = params.pointers();
-        // SAFETY: `config`, `attrs` and `pointers` (each into `params`) outlive the call, which
-        // copies the parameters before returning; the rest is this function's precondition.
+        let mut pointers = launch.params.pointers();
+        debug_assert_eq!(pointers.as_slice().len(), plan.params.len());
+        // SAFETY: `config`, `attrs` and `pointers` (each into `launch.params`) outlive the
+        // call, which only reads the parameters and copies them before returning; the rest is
+        // this function's precondition.
         unsafe {
             sys::cuLaunchKernelEx(
                 &config,
-                function.cu_function(),
+                launch.function.cu_function(),
                 pointers.as_mut_ptr(),
                 std::ptr::null_mut(),
             )
@@ -732,6 +645,47 @@ impl Runtime {
         }
         Ok(())
     }
+}
+
+/// The launch attributes of `plan`, in the first `.1` entries: (when not 1×1×1) the
+/// cluster-dimension attribute and, for a `dependent` kernel, the programmatic stream
+/// serialization attribute (programmatic dependent launch: the kernel may be scheduled once
+/// the grid before it on the stream has issued `griddepcontrol.launch_dependents` in every CTA
+/// or finished, and its `griddepcontrol.wait` holds it until that grid completed). On the
+/// stack: this runs on every launch.
+fn launch_attributes(plan: &LaunchPlan, dependent: bool) -> ([sys::CUlaunchAttribute; 2], usize) {
+    let blank = sys::CUlaunchAttribute {
+        id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_IGNORE,
+        pad: [0; 4],
+        value: sys::CUlaunchAttributeValue { pad: [0; 64] },
+    };
+    let mut attrs = [blank; 2];
+    let mut n = 0;
+    if plan.cluster != [1, 1, 1] {
+        let mut value = sys::CUlaunchAttributeValue { pad: [0; 64] };
+        value.clusterDim = sys::CUlaunchAttributeValue_union__bindgen_ty_1 {
+            x: plan.cluster[0],
+            y: plan.cluster[1],
+            z: plan.cluster[2],
+        };
+        attrs[n] = sys::CUlaunchAttribute {
+            id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+            pad: [0; 4],
+            value,
+        };
+        n += 1;
+    }
+    if dependent {
+        let mut value = sys::CUlaunchAttributeValue { pad: [0; 64] };
+        value.programmaticStreamSerializationAllowed = 1;
+        attrs[n] = sys::CUlaunchAttribute {
+            id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+            pad: [0; 4],
+            value,
+        };
+        n += 1;
+    }
+    (attrs, n)
 }
 
 /// Checks that the loaded entry has every parameter of the signature, with the same sizes,
@@ -787,111 +741,4 @@ fn verify_param_layout(function: &CudaFunction, sig: &Signature) -> Result<(), R
 }
 
 #[cfg(test)]
-mod tests {
-    use tirx_ir::abi::{AbiParam, ElemType, Swizzle, SymExpr, TensorDecl};
-
-    use super::*;
-    use crate::plan::{DeviceLimits, layout_params, plan_launch};
-
-    fn sig() -> Signature {
-        Signature {
-            entry: "copy_default_sm_90a".into(),
-            target: Target::Sm90a,
-            tensors: vec![TensorDecl {
-                name: "x".into(),
-                elem: ElemType::F32,
-                shape: vec!["N".into()],
-            }],
-            scalars: vec![],
-            scalar_types: vec![],
-            params: vec![
-                AbiParam::Dim { symbol: "N".into() },
-                AbiParam::TensorMap {
-                    tensor: "x".into(),
-                    box_dims: vec![64],
-                    swizzle: Swizzle::None,
-                },
-                AbiParam::Pointer { tensor: "x".into() },
-            ],
-            threads: 128,
-            cluster: [1, 1, 1],
-            grid: [SymExpr::Const(1), SymExpr::Const(1), SymExpr::Const(1)],
-            checks: Vec::new(),
-            smem_bytes: 0,
-            tmem_cols: 0,
-        }
-    }
-
-    fn artifacts() -> [KernelArtifact; 3] {
-        // SAFETY: never launched; only selected.
-        unsafe {
-            [
-                KernelArtifact::new("copy", "default", Target::Sm90a, "", "", sig),
-                KernelArtifact::new("copy", "default", Target::Sm100a, "", "", sig),
-                KernelArtifact::new("copy", "wide", Target::Sm100a, "", "", sig),
-            ]
-        }
-    }
-
-    #[test]
-    fn select_finds_config_and_target() {
-        let arts = artifacts();
-        assert_eq!(
-            select(&arts, "wide", Target::Sm100a).unwrap().config,
-            "wide"
-        );
-        assert_eq!(
-            select(&arts, "default", Target::Sm90a).unwrap().target,
-            Target::Sm90a
-        );
-    }
-
-    #[test]
-    fn select_lists_what_exists() {
-        let err = select(&artifacts(), "wide", Target::Sm90a).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            "`copy` has no variant for config `wide` on sm_90a; compiled:\n  config `default` on \
-             sm_90a\n  config `default` on sm_100a\n  config `wide` on sm_100a"
-        );
-        let err = select(&[], "default", Target::Sm90a).unwrap_err();
-        assert!(err.to_string().ends_with("compiled: none"), "{err}");
-    }
-
-    #[test]
-    fn param_buffer_honours_offsets_and_alignment() {
-        let s = sig();
-        let meta = TensorMeta::row_major(ElemType::F32, &[1000], 0xdead_0000);
-        let plan = plan_launch(&s, &[meta], &DeviceLimits::HOPPER).unwrap();
-        // Dim at 0 (4 B), the map at 64 (64-aligned, 128 B), the pointer at 192.
-        assert_eq!(plan.param_offsets, vec![0, 64, 192]);
-        assert_eq!(plan.param_bytes, 200);
-        assert_eq!(layout_params(&s), (plan.param_offsets.clone(), 200));
-        let map = [0xabu8; 128];
-        let mut buf = ParamBuffer::new(&plan, &[map]);
-        let bytes = buf.bytes().to_vec();
-        assert_eq!(bytes.len(), 200);
-        assert_eq!(&bytes[0..4], &1000u32.to_ne_bytes());
-        assert_eq!(&bytes[4..64], &[0u8; 60]);
-        assert_eq!(&bytes[64..192], &map);
-        assert_eq!(&bytes[192..200], &0xdead_0000u64.to_ne_bytes());
-        let ptrs = buf.pointers();
-        assert_eq!(ptrs.len(), 3);
-        assert_eq!(
-            ptrs[1] as usize % 64,
-            0,
-            "the descriptor's bytes are 64-aligned in host memory"
-        );
-        assert_eq!(ptrs[2] as usize - ptrs[0] as usize, 192);
-    }
-
-    #[test]
-    fn artifact_fields_are_readable() {
-        let a = &artifacts()[2];
-        assert_eq!(
-            (a.kernel, a.config, a.target),
-            ("copy", "wide", Target::Sm100a)
-        );
-        assert_eq!((a.signature)().entry, "copy_default_sm_90a");
-    }
-}
+mod tests;

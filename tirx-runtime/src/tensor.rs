@@ -265,6 +265,17 @@ impl<'a> TensorArg<'a> {
         }
     }
 
+    /// A launch argument that no runtime made, for the host-path tests and benchmarks (no
+    /// GPU): `ctx` stands in for the owning context's address.
+    #[cfg(test)]
+    pub(crate) fn detached(meta: TensorMeta, ctx: usize) -> TensorArg<'a> {
+        TensorArg {
+            meta,
+            ctx,
+            _borrow: PhantomData,
+        }
+    }
+
     /// The plain description planning takes.
     pub fn meta(&self) -> &TensorMeta {
         &self.meta

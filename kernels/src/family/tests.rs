@@ -332,3 +332,62 @@ fn every_artifact_runs_in_the_emulator() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Median nanoseconds per call of `f`, over 51 batches of `per` calls.
+fn median_ns(per: u32, mut f: impl FnMut()) -> f64 {
+    let mut t: Vec<f64> = (0..51)
+        .map(|_| {
+            let started = std::time::Instant::now();
+            (0..per).for_each(|_| f());
+            started.elapsed().as_nanos() as f64 / f64::from(per)
+        })
+        .collect();
+    t.sort_by(f64::total_cmp);
+    t[t.len() / 2]
+}
+
+/// The host path of a launch by role before the runtime ([`launch_roles`]'s ordering of the
+/// caller's tensors and scalars), timed on the CPU for `gemm_sm90_ws`'s `bf16_f16_n64` config
+/// with `TensorMeta`s standing in for the tensor arguments (a `TensorArg` is a `TensorMeta` and
+/// a context address, so it clones at the same cost). Prints the median.
+#[test]
+#[ignore = "timing: cargo test --release -p tirx-kernels --lib role_order_timing -- --ignored --nocapture"]
+fn role_order_timing() {
+    use tirx::abi::ElemType;
+    use tirx::runtime::TensorMeta;
+    let art = catalogue::find("gemm_sm90_ws")
+        .expect("shipped")
+        .artifacts
+        .iter()
+        .find(|a| a.config == "bf16_f16_n64")
+        .expect("config");
+    let (m, n, k) = (128usize, 4096usize, 4096usize);
+    let roles = [
+        (
+            "a",
+            TensorMeta::row_major(ElemType::Bf16, &[m, k], 0x7000_0000_0000),
+        ),
+        (
+            "b",
+            TensorMeta::row_major(ElemType::Bf16, &[n, k], 0x7000_1000_0000),
+        ),
+        (
+            "d",
+            TensorMeta::row_major(ElemType::F16, &[m, n], 0x7000_2000_0000),
+        ),
+    ];
+    let scalars = [("alpha", 1.0f32), ("beta", 0.0f32)];
+    let cloned = median_ns(10_000, || {
+        std::hint::black_box(by_role(art, &roles, &scalars).unwrap());
+    });
+    let refs = median_ns(10_000, || {
+        std::hint::black_box(in_role_order(art, &roles, &scalars, ScalarArg::F32).unwrap());
+    });
+    let sig = median_ns(10_000, || {
+        std::hint::black_box(std::hint::black_box(art).sig());
+    });
+    println!(
+        "ordering by role: cloned (by_role) {cloned:.0} ns, by reference {refs:.0} ns (of which \
+         the artifact's kept signature {sig:.0} ns)"
+    );
+}

@@ -80,7 +80,7 @@ pub fn is_transposed(art: &KernelArtifact) -> bool {
         sig.tensors
             .iter()
             .find(|t| t.name == name)
-            .map(|t| t.shape.clone())
+            .map(|t| t.shape.as_slice())
     };
     match (shape("a"), shape("w")) {
         (Some(a), Some(w)) => w.len() == 3 && a.first().is_some_and(|m| *m == w[2]),
@@ -424,18 +424,18 @@ fn launch_plan(
         )
     })?;
     let (a, b, d) = (
-        get(roles, "a", art)?,
-        get(roles, "b", art)?,
+        get_ref(roles, "a", art)?,
+        get_ref(roles, "b", art)?,
         get(roles, "d", art)?,
     );
-    let partial_roles = [("a", a), ("b", b), ("w", w.clone())];
+    let partial_roles = [("a", a), ("b", b), ("w", &w)];
     // The transposed reduce moves D's rows (and C's, R's) as column statistics of the
     // tensors seen as [M, N, 1].
     fn unit(t: TensorArg<'_>, transposed: bool) -> TensorArg<'_> {
         if transposed { t.with_unit_dim() } else { t }
     }
     let transposed = is_transposed(art);
-    let mut reduce_roles = vec![("w", w), ("d", unit(d, transposed))];
+    let mut reduce_roles = vec![("w", w.clone()), ("d", unit(d, transposed))];
     if reads_c(request) {
         reduce_roles.push(("c", unit(get(roles, "c", art)?, transposed)));
     }
@@ -469,12 +469,19 @@ fn get<'a>(
     name: &str,
     art: &KernelArtifact,
 ) -> Result<TensorArg<'a>, RuntimeError> {
-    role(roles, name)
-        .cloned()
-        .ok_or_else(|| RuntimeError::NoKernelFits {
-            problem: format!("split K with `{}/{}`", art.kernel, art.config),
-            table: format!("  the GEMM has no tensor `{name}`\n"),
-        })
+    get_ref(roles, name, art).cloned()
+}
+
+/// [`get`] by reference.
+fn get_ref<'r, 'a>(
+    roles: &'r [(&str, TensorArg<'a>)],
+    name: &str,
+    art: &KernelArtifact,
+) -> Result<&'r TensorArg<'a>, RuntimeError> {
+    role(roles, name).ok_or_else(|| RuntimeError::NoKernelFits {
+        problem: format!("split K with `{}/{}`", art.kernel, art.config),
+        table: format!("  the GEMM has no tensor `{name}`\n"),
+    })
 }
 
 /// The request the plan's tensors make (plain, or scaled when C is given; refused for 8-bit
@@ -492,9 +499,9 @@ fn request_of(
         });
     };
     let (a, b, d) = (
-        get(roles, "a", art)?,
-        get(roles, "b", art)?,
-        get(roles, "d", art)?,
+        get_ref(roles, "a", art)?,
+        get_ref(roles, "b", art)?,
+        get_ref(roles, "d", art)?,
     );
     // An FP8 partial's scales are per tensor or row-wise, which roles alone do not say: its
     // callers build the request ([`launch_fp8_split`]).
@@ -507,7 +514,7 @@ fn request_of(
     }
     let c = role(roles, "c");
     let scaled = c.map(|c| (alpha, c, beta));
-    let mut request = GemmRequest::on(g.b, &a, &b, scaled, &d);
+    let mut request = GemmRequest::on(g.b, a, b, scaled, d);
     request.scalars = (alpha, beta);
     Ok(request)
 }
