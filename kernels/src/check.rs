@@ -51,8 +51,9 @@ pub const EXPECTED_SASS: &[(&str, &[&str])] = &[
 
 /// What ptxas prints when it does not keep a kernel's wgmma pipeline as written: "Potential
 /// Performance Loss: wgmma.mma_async instructions are serialized due to …" (a wait after
-/// every wgmma; ptxas 13.5 on 2026-12-06 says it of `attention_sm90_decode/d64`, C7519 "…
-/// due to program dependence on compiler-inserted WG.AR in divergent path"), and "(C7517)
+/// every wgmma; ptxas 13.5 on 2026-12-06 said it of `attention_sm90_decode/d64`, C7519 "…
+/// due to program dependence on compiler-inserted WG.AR in divergent path", until constant
+/// loops were tested at the bottom: `tirx_ptx`'s writer, issue #31), and "(C7517)
 /// wgmma.wait_group is injected in around line N by compiler to allow use of registers
 /// defined by GMMA" (a register of an MMA in flight read before its `wait_group`).
 pub const WGMMA_PIPELINE_LOSS: &[&str] = &[

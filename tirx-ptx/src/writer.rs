@@ -24,7 +24,8 @@
 //!   (`2` → `0f40000000`); to move raw bits use an `Inst` with `Operand::F32Bits`.
 //! - Addresses are `[base]` or `[base+off]`; a negative offset prints as `[base+-4]`, the only
 //!   spelling ptxas parses (`[base-4]` is a syntax error).
-//! - An `If` on a constant predicate (`Expr::Imm`) prints only the branch that runs.
+//! - An `If` on a constant predicate (`Expr::Imm`) prints only the branch that runs; a `For`
+//!   of wgmmas whose constant bounds run its body at least once is tested at the bottom.
 //!
 //! The `.version` is 8.7: the lowest that knows both `sm_100a` and the tcgen05 family is 8.6,
 //! and the H200's driver (CUDA 13.0) rejects anything above 9.0 (DESIGN.md §6).
@@ -363,7 +364,17 @@ impl<'k> Writer<'k> {
         Ok(())
     }
 
-    /// Counted loop, tested at the top: `var = start; while var < end { body; var += step }`.
+    /// Counted loop: `var = start; while var < end { body; var += step }`. Tested at the top,
+    /// or at the bottom when it issues wgmmas and constant bounds say it runs at least once
+    /// ([`issues_wgmma`], [`runs_once`]): ptxas then sees no path that skips it. On a path
+    /// that skips a loop of `wgmma.mma_async`, the `wgmma.commit_group` after it commits an
+    /// empty group; ptxas fills it with a dummy MMA behind a warpgroup arrive of its own, and
+    /// where it cannot prove the warps converged there (no `.aligned` instruction since a
+    /// branch on `%tid`, as in the decode kernels without `setmaxnreg`) it serialises every
+    /// wgmma of the kernel (its C7519, issue #31). Other loops keep the test at the top:
+    /// rotating every constant loop moved ptxas's register allocation elsewhere (8–32 spilled
+    /// bytes in `attention_sm90_decode_gqa`'s `w2` configs and `attention_sm100`'s
+    /// `fa4_d192_128`, ptxas 13).
     fn for_loop(
         &mut self,
         var: Handle<Var>,
@@ -376,6 +387,7 @@ impl<'k> Writer<'k> {
             return Err(self.mismatch(var, "loop counter", "u32, s32 or u64"));
         }
         let iv = self.reg(var)?;
+        let bottom = runs_once(start, end, ty) && issues_wgmma(body);
         let (start, end, step) = (
             self.atom(start, ty, span)?,
             self.atom(end, ty, span)?,
@@ -387,11 +399,18 @@ impl<'k> Writer<'k> {
         let t = ty.name();
         writeln!(self.body, "\tmov.{t} {iv}, {start};")?;
         writeln!(self.body, "$L_for_{n}:")?;
-        writeln!(self.body, "\tsetp.lt.{t} {pred}, {iv}, {end};")?;
-        writeln!(self.body, "\t@!{pred} bra $L_for_end_{n};")?;
+        if !bottom {
+            writeln!(self.body, "\tsetp.lt.{t} {pred}, {iv}, {end};")?;
+            writeln!(self.body, "\t@!{pred} bra $L_for_end_{n};")?;
+        }
         self.block(body)?;
         writeln!(self.body, "\tadd.{t} {iv}, {iv}, {step};")?;
-        writeln!(self.body, "\tbra.uni $L_for_{n};")?;
+        if bottom {
+            writeln!(self.body, "\tsetp.lt.{t} {pred}, {iv}, {end};")?;
+            writeln!(self.body, "\t@{pred} bra $L_for_{n};")?;
+        } else {
+            writeln!(self.body, "\tbra.uni $L_for_{n};")?;
+        }
         writeln!(self.body, "$L_for_end_{n}:")?;
         Ok(())
     }
@@ -511,6 +530,30 @@ fn param_decl(sig: &tirx_ir::abi::Signature, param: &AbiParam) -> String {
             None => format!(".param .f32 {name}"),
         },
     }
+}
+
+/// Whether a counted loop's constant bounds say its body runs at least once: `start < end`,
+/// compared as the counter's type compares them (unsigned for `u32`/`u64`).
+fn runs_once(start: &Expr, end: &Expr, ty: ScalarType) -> bool {
+    match (start, end) {
+        (Expr::Imm(s, _), Expr::Imm(e, _)) if ty == ScalarType::S32 => s < e,
+        (Expr::Imm(s, _), Expr::Imm(e, _)) => (*s as u64) < (*e as u64),
+        _ => false,
+    }
+}
+
+/// Whether a block issues a `wgmma.mma_async` (PTX ISA §9.7.15.5.2), at any depth.
+fn issues_wgmma(block: &Block) -> bool {
+    block.iter().any(|stmt| match &stmt.kind {
+        StmtKind::Inst(inst) => inst.opcode.starts_with("wgmma.mma_async"),
+        StmtKind::If {
+            then_body,
+            else_body,
+            ..
+        } => issues_wgmma(then_body) || issues_wgmma(else_body),
+        StmtKind::For { body, .. } | StmtKind::Loop { body, .. } => issues_wgmma(body),
+        _ => false,
+    })
 }
 
 /// A 32-bit float literal by its bits (`0f3F800000`, PTX ISA §4.5.1).

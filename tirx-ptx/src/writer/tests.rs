@@ -595,6 +595,54 @@ fn constant_conditions_print_one_branch() {
     );
 }
 
+/// A counted loop of wgmmas whose constant bounds run it at least once is tested at the
+/// bottom (no path skips it, so none commits an empty group: issue #31's C7519); one that
+/// may run no time (constant `2..2` or run-time bounds), or that issues no wgmma, at the top.
+#[test]
+fn loops_of_wgmmas_known_to_run_are_tested_at_the_bottom() {
+    let mut kernel = shell("k", Target::Sm90a, Vec::new(), [1, 1, 1]);
+    let i = kernel.new_var("i", U32);
+    let m = kernel.new_var("m", U32);
+    let counted = |start, end, opcode| {
+        Stmt::new(StmtKind::For {
+            var: i,
+            start: Expr::u32(start),
+            end,
+            step: Expr::u32(1),
+            body: vec![inst(opcode, Vec::new(), Vec::new())],
+        })
+    };
+    // Opcodes stand for the instructions: the writer prints them as they are.
+    let mma = "wgmma.mma_async.sync.aligned";
+    kernel.body = vec![
+        let_(m, Expr::u32(3)),
+        counted(0, Expr::u32(2), mma),
+        counted(2, Expr::u32(2), mma),
+        counted(0, Expr::Var(m), mma),
+        counted(0, Expr::u32(2), "nop"),
+    ];
+    let text = write_string(&kernel).unwrap();
+    let body = &text[text.find("\tmov.u32 %r1, 3;").unwrap()..];
+    let top = |n: u32, start: u32, end: &str, opcode: &str| {
+        format!(
+            "\tmov.u32 %r0, {start};\n$L_for_{n}:\n\tsetp.lt.u32 %pf{n}, %r0, {end};\n\
+             \t@!%pf{n} bra $L_for_end_{n};\n\t{opcode};\n\tadd.u32 %r0, %r0, 1;\n\
+             \tbra.uni $L_for_{n};\n$L_for_end_{n}:\n"
+        )
+    };
+    let bottom = format!(
+        "\tmov.u32 %r0, 0;\n$L_for_0:\n\t{mma};\n\tadd.u32 %r0, %r0, 1;\n\
+         \tsetp.lt.u32 %pf0, %r0, 2;\n\t@%pf0 bra $L_for_0;\n$L_for_end_0:\n"
+    );
+    let expected = format!(
+        "\tmov.u32 %r1, 3;\n{bottom}{}{}{}\tret;\n}}\n",
+        top(1, 2, "2", mma),
+        top(2, 0, "%r1", mma),
+        top(3, 0, "2", "nop"),
+    );
+    assert_eq!(body, expected);
+}
+
 /// Both kernels assemble for both targets with the real ptxas, without spills or warnings.
 #[test]
 fn kernels_assemble_with_ptxas() {
