@@ -247,12 +247,15 @@ pub mod kernels {
         acc = 0.0;
         // The scales are loaded one K block ahead, so a block's loads have the previous
         // block's MMAs to land in; past the last block they read 0 (a tile edge) unused.
-        copy(sa_t, sa.tile(row, 0));
+        // They are issued while the block's MMAs run (between the commit and the wait), so
+        // their address arithmetic (about 50 instructions a thread) is off the path from one
+        // block's promotion to the next block's MMAs; as predicated gathers they put no
+        // branch between the MMAs and their wait (which would make ptxas serialise them).
+        let row0 = 64 * row;
+        sa_t = gather(sa, row0 + row_index(sa_t), 0);
         sb_t = gather(sb, n * BN / 128, 0);
         for k in 0..k_tiles {
             sc = sa_t * sb_t;
-            copy(sa_t, sa.tile(row, k + 1));
-            sb_t = gather(sb, n * BN / 128, k + 1);
             let s = pipe.consumer_wait(it);
             if PING == 1 {
                 named_barrier(3 + wg, 256);
@@ -263,6 +266,8 @@ pub mod kernels {
             if PING == 1 {
                 named_barrier_arrive(3 + (wg + 1) % 2, 256);
             }
+            sa_t = gather(sa, row0 + row_index(sa_t), k + 1);
+            sb_t = gather(sb, n * BN / 128, k + 1);
             wgmma::wait(0);
             if leader {
                 pipe.consumer_release(s);
