@@ -464,6 +464,8 @@ pub(crate) fn mentions_sms(e: &tirx::abi::SymExpr) -> bool {
 }
 
 #[cfg(test)]
+mod measured;
+#[cfg(test)]
 mod refusals;
 #[cfg(test)]
 mod tests;

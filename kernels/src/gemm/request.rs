@@ -42,6 +42,20 @@
 //!   keeps the 128-wide tile first as measured at three of four shapes ([`BLOCK_STRADDLE`]);
 //!   the block-scaled kernel's warpgroups by turns (`PING`): ×1.045, measured ([`BLOCK_TURNS`]).
 //!
+//! Skinny shapes are bound by the stream, not the tiles: the cost is at least the time of
+//! reading A and B and writing D ([`memory_units`]) at the HBM's rate or at what the CTAs'
+//! pipelines pull ([`pull_rate`]: their stage bytes in flight over [`STAGE_LATENCY_S`]),
+//! whichever is less, plus one pipeline fill ([`fill_units`]). The CTAs that pull are counted
+//! by the busiest one (wave quantisation of the stream): a grid of `T` tiles on `R < T`
+//! resident CTAs (persistent, or in waves) gives `⌈T / R⌉` tiles' bytes to one CTA, so the
+//! stream takes as long as `T / ⌈T / R⌉` CTAs pulling the whole time, not `R`. Measured on an
+//! H100 on 2026-12-06
+//! (`docs/perf/h100-2026-12-06-stop48/call4/bench-gemm.json`): at 64×14336×4096,
+//! `gemm_sm90_ws/n64`'s 224 tiles on 132 CTAs took 62.8 µs, 2.2× the 28.8 µs of its one tile a
+//! CTA at 64×4096×4096, and behind `gemm_sm90_ws/n128`'s 112 tiles in one wave (51.2 µs);
+//! counting all 132 CTAs had ranked it first (at 0.777 of the fastest config measured there).
+//! `dispatch::measured` checks the choice against that file at its 15 skinny shapes.
+//!
 //! The model ranks; the tune cache corrects it where it is wrong.
 
 use tirx::abi::ElemType;
@@ -406,11 +420,16 @@ impl ProblemDef for GemmRequest {
         // Skinny shapes stream A and B through few SMs: the time is their bytes at what those
         // CTAs pull, whenever that exceeds the tile work.
         let room = device.limits.sm_count as usize * ctas_per_sm(artifact);
-        let resident = (tiles * per_tile).min(room);
+        let ctas = tiles * per_tile;
+        let resident = ctas.min(room);
+        // The busiest CTA streams `⌈ctas / resident⌉` tiles' bytes: as long as
+        // `ctas / ⌈ctas / resident⌉` CTAs streaming the whole time (the header's wave
+        // quantisation of the stream).
+        let streams = ctas as f64 / ctas.div_ceil(resident.max(1)) as f64;
         let rate = pull_rate(self, artifact);
         // One pipeline fill before anything streams (the later waves of a grid that is not
         // persistent are in its ×1.25).
-        Ok(cost.max(memory_units(self, resident, rate, 0.0)) + fill_units(1, k))
+        Ok(cost.max(memory_units(self, streams, rate, 0.0)) + fill_units(1, k))
     }
 
     fn cache_key(&self, device: &Device) -> Key {
@@ -520,14 +539,16 @@ pub(crate) fn unit_seconds(k: usize) -> f64 {
 
 /// The time, in units, of reading A and B once and writing D (plus `extra` bytes) by
 /// `resident` CTAs each pulling `rate` bytes a second: at the HBM's rate, or at what those
-/// CTAs pull when that is less.
-pub(crate) fn memory_units(request: &GemmRequest, resident: usize, rate: f64, extra: f64) -> f64 {
+/// CTAs pull when that is less. `resident` need not be whole: a grid whose busiest CTA streams
+/// more than its share counts as the fewer CTAs that would stream it all in that time (this
+/// file's header).
+pub(crate) fn memory_units(request: &GemmRequest, resident: f64, rate: f64, extra: f64) -> f64 {
     let (m, n, k) = request.shape;
     let (mf, nf, kf) = (m as f64, n as f64, k as f64);
     let bytes = (mf + nf) * kf * request.types.input.bytes() as f64
         + mf * nf * request.types.output.bytes() as f64
         + extra;
-    let rate = HBM_BYTES_PER_S.min(resident.max(1) as f64 * rate);
+    let rate = HBM_BYTES_PER_S.min(resident.max(1.0) * rate);
     bytes / rate / unit_seconds(k)
 }
 

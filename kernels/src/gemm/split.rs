@@ -244,7 +244,10 @@ pub fn best_split(
         let partials = (m * n) as f64 * (8.0 * s as f64 + c_bytes);
         let resident = ctas.min(sms * per_sm);
         let fills = ctas.div_ceil(sms * per_sm);
-        let memory = memory_units(request, resident, rate, partials);
+        // Every resident CTA counts as streaming (the one-launch model's wave quantisation
+        // of the stream is not applied here: it moves the slices the measured plans ran with,
+        // TODO(#32)); the later waves pay their fills.
+        let memory = memory_units(request, resident as f64, rate, partials);
         let rounds = (1 + (s - 1) / 4 + (s - 1) % 4) as f64;
         let cost = compute.max(memory)
             + fill_units(fills, k)

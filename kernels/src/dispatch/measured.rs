@@ -1,0 +1,196 @@
+//! The cost model's choice against a measurement: at each of the 15 skinny bf16 shapes that
+//! `tirx bench gemm --all` timed on an H100 on 2026-12-06 (every accepted config beside
+//! cuBLASLt, `docs/perf/h100-2026-12-06-stop48/call4/bench-gemm.json`), the config the model
+//! chooses must have measured within 5 % of the fastest config measured there (issue #32),
+//! but at the shapes of [`KNOWN_MISSES`], which must still miss (so that a change that mends
+//! one also strikes it from the list).
+//!
+//! The file records each candidate's time but not the slices `S` a split-K candidate ran
+//! with: the bench runs a split-K config through the host's plan (`split::launch_split`),
+//! whose `S` is `split::best_split`'s for the device's 132 SMs. [`MEASURED_SPLITS`] holds
+//! those `S` as the model of the measured commit (`46d59a2`) picked them; a split-K choice
+//! counts only at the `S` it was measured with (a plan at another `S` has no time in the file,
+//! and the test says so rather than borrow another plan's).
+
+use super::tune::Cache;
+use super::{Device, choose};
+use crate::bench::json::ReportJson;
+use crate::catalogue;
+use crate::gemm::request::{GemmRequest, GemmTypes};
+use crate::gemm::split;
+use tirx::problem::{BLayout, Epilogue};
+
+/// The measurement (H100 SXM, 132 SMs, bf16 → bf16, D = A·Bᵀ).
+const MEASURED: &str =
+    include_str!("../../../docs/perf/h100-2026-12-06-stop48/call4/bench-gemm.json");
+
+/// The least ratio of the fastest measured time to the chosen config's (issue #32: 0.95).
+const LEAST_RATIO: f64 = 0.95;
+
+/// The split-K candidates of the measurement, in [`MEASURED_SPLITS`]' column order.
+const SPLIT_CONFIGS: [(&str, &str); 5] = [
+    ("gemm_sm90_splitk", "default"),
+    ("gemm_sm90_splitk", "n64"),
+    ("gemm_sm90_splitk", "n256"),
+    ("gemm_sm90_splitk_t", "m16"),
+    ("gemm_sm90_splitk_t", "m16_s10"),
+];
+
+/// M, N, K.
+type Shape = (usize, usize, usize);
+
+/// The slices each split-K candidate ([`SPLIT_CONFIGS`]) ran with at each measured shape
+/// (`best_split` at `46d59a2` on 132 SMs).
+const MEASURED_SPLITS: &[(Shape, [usize; 5])] = &[
+    ((8, 4096, 4096), [4, 2, 7, 2, 4]),
+    ((32, 4096, 4096), [4, 2, 7, 2, 2]),
+    ((64, 4096, 4096), [4, 2, 6, 2, 2]),
+    ((128, 4096, 4096), [2, 2, 4, 2, 2]),
+    ((256, 4096, 4096), [2, 2, 2, 2, 2]),
+    ((64, 8192, 8192), [2, 2, 3, 2, 2]),
+    ((128, 8192, 8192), [2, 2, 2, 2, 2]),
+    ((256, 8192, 2048), [2, 2, 2, 2, 2]),
+    ((64, 14336, 4096), [2, 2, 2, 2, 2]),
+    ((128, 4096, 14336), [2, 2, 4, 2, 2]),
+    ((4096, 64, 4096), [2, 2, 2, 2, 2]),
+    ((4096, 128, 8192), [2, 2, 2, 2, 2]),
+    ((64, 64, 4104), [21, 17, 21, 9, 9]),
+    ((32, 128, 4096), [21, 17, 21, 9, 9]),
+    ((64, 256, 8192), [25, 21, 29, 5, 9]),
+];
+
+/// The shapes where the model's choice is still under [`LEAST_RATIO`] of the fastest
+/// measured config (issue #32), and why the model ranks it first:
+/// - 32×4096×4096, `gemm_sm90_splitk_t/m16_s10` (S = 2, 0.938 of `gemm_sm90_splitk/n64`):
+///   four split plans measured 18.8–20.5 µs for the same 36–41 MB, a spread the model's
+///   terms do not resolve: it holds the H200's HBM rate (4.3 TB/s; the H100's is lower), and
+///   counts `m16_s10`'s two CTAs a SM as about twice the bytes in flight of `n64`'s one;
+/// - 64×8192×8192, `gemm_sm90_ws/n64` (0.820 of `gemm_sm90_splitk/default`, S = 2): a
+///   128-row tile with half its rows past M measured slower per tile than a whole one (28.8
+///   against 22.1 µs at 64 and 128 × 4096 × 4096); the model has no term for the zero-filled
+///   rows and re-read rows of A a stage carries;
+/// - 64×256×8192, `gemm_sm90_splitk_t/m16` (S = 5, 0.891 of `gemm_sm90_splitk/n64`, S = 21):
+///   the transposed plan's 16-row tiles read B once per 16 rows of M, which the stream term
+///   (A and B once over all resident CTAs) does not count, and the 21-slice reduce's rounds
+///   (0.5 µs each, an estimate) overcharge `n64`. Mending either moves the slices of the
+///   measured plans, which this file cannot then judge.
+const KNOWN_MISSES: &[Shape] = &[(32, 4096, 4096), (64, 8192, 8192), (64, 256, 8192)];
+
+/// One shape's verdict: the model's choice, its slices, and its measured ratio to the fastest
+/// config (`Err`: why the measurement cannot judge it).
+struct Judged {
+    /// M, N, K.
+    shape: Shape,
+    /// `kernel/config`.
+    label: String,
+    /// The slices of a split-K choice.
+    splits: Option<usize>,
+    /// The fastest measured time over the choice's.
+    ratio: Result<f64, String>,
+}
+
+impl Judged {
+    /// Whether the choice measured within [`LEAST_RATIO`] of the fastest.
+    fn meets(&self) -> bool {
+        self.ratio.as_ref().is_ok_and(|r| *r >= LEAST_RATIO)
+    }
+}
+
+impl std::fmt::Display for Judged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (m, n, k) = self.shape;
+        let s = self.splits.map_or(String::new(), |s| format!(" (S = {s})"));
+        match &self.ratio {
+            Ok(r) => write!(f, "{m}x{n}x{k}: {}{s}, {r:.3} of the fastest", self.label),
+            Err(why) => write!(f, "{m}x{n}x{k}: {}{s}: {why}", self.label),
+        }
+    }
+}
+
+/// The slices `(kernel, config)` ran with at `shape` in the measurement, if it is a split-K
+/// candidate of [`SPLIT_CONFIGS`].
+fn measured_splits(shape: Shape, kernel: &str, config: &str) -> Option<usize> {
+    let column = SPLIT_CONFIGS.iter().position(|c| *c == (kernel, config))?;
+    let (_, splits) = MEASURED_SPLITS.iter().find(|(s, _)| *s == shape)?;
+    Some(splits[column])
+}
+
+/// The model's choice at every measured shape on a 132-SM Hopper, judged by the measurement.
+fn judge_measured() -> Vec<Judged> {
+    let report: ReportJson = serde_json::from_str(MEASURED).expect("the committed file parses");
+    let device = Device::h200();
+    report
+        .rows
+        .iter()
+        .map(|row| {
+            let shape = (row.m, row.n, row.k);
+            let request =
+                GemmRequest::contiguous(BLayout::Tn, Epilogue::Plain, GemmTypes::BF16, shape);
+            let choice = choose(&request, &catalogue::all(), &device, &Cache::default())
+                .unwrap_or_else(|e| panic!("{shape:?}: {e}"));
+            let (kernel, config) = (choice.kernel.name, choice.artifact.config);
+            let splits = split::is_partial(choice.artifact).then(|| {
+                split::best_split(&request, choice.artifact, device.limits.sm_count)
+                    .expect("a ranked split-K plan has slices")
+                    .0
+            });
+            let fastest = row
+                .candidates
+                .iter()
+                .filter_map(|c| c.ms)
+                .fold(f64::INFINITY, f64::min);
+            let time = row
+                .candidates
+                .iter()
+                .find(|c| c.kernel == kernel && c.config == config)
+                .and_then(|c| c.ms)
+                .ok_or_else(|| format!("{kernel}/{config} has no time in the measurement"));
+            let ratio =
+                time.and_then(
+                    |ms| match (splits, measured_splits(shape, kernel, config)) {
+                        (Some(s), Some(at)) if s != at => Err(format!(
+                            "{kernel}/{config} splits K in {s}, but was measured split in {at}"
+                        )),
+                        (Some(_), None) => {
+                            Err(format!("{kernel}/{config}'s measured S is not recorded"))
+                        }
+                        _ => Ok(fastest / ms),
+                    },
+                );
+            Judged {
+                shape,
+                label: format!("{kernel}/{config}"),
+                splits,
+                ratio,
+            }
+        })
+        .collect()
+}
+
+/// Issue #32's target on the measured skinny shapes: the host's choice within 5 % of the
+/// fastest config measured, at every one of them but the known misses (which must still miss).
+#[test]
+fn the_model_chooses_within_5_percent_of_the_fastest_measured_config() {
+    let judged = judge_measured();
+    assert_eq!(judged.len(), 15, "the measurement has 15 shapes");
+    let misses: Vec<String> = judged
+        .iter()
+        .filter(|j| !j.meets() && !KNOWN_MISSES.contains(&j.shape))
+        .map(|j| j.to_string())
+        .collect();
+    assert!(
+        misses.is_empty(),
+        "the model's choice is under {LEAST_RATIO} of the fastest measured config at:\n{}",
+        misses.join("\n")
+    );
+    let mended: Vec<String> = judged
+        .iter()
+        .filter(|j| j.meets() && KNOWN_MISSES.contains(&j.shape))
+        .map(|j| j.to_string())
+        .collect();
+    assert!(
+        mended.is_empty(),
+        "known misses now within {LEAST_RATIO}; strike them from KNOWN_MISSES:\n{}",
+        mended.join("\n")
+    );
+}
