@@ -43,6 +43,15 @@
 //! 0 spills; SASS `QGMMA.64x128x32.F32.E4M3.E4M3` ×4 and 64 `FFMA` a K block (the promotion),
 //! `tests/sim_fp8_block.rs` asserts them. Emulator-verified; measured on the H100 (below).
 //!
+//! Measured on an H100 on 2026-12-06 after two changes to the K loop
+//! (`docs/perf/h100-2026-12-06-stop48.md`): the weight scale's load no longer copied into the
+//! statistic's second register at once (a compiler change: each register of a gathered tile
+//! is loaded itself), and the next block's scales are gathered while the block's MMAs run
+//! rather than before them — 938 / 998 / 961 / 831 TFLOP/s at 4096³ / 8192³ /
+//! 4096×7168×16384 / 4096×2112×7168 (from 875 / 890 / 901 / 753), 0.75–0.82 of cuBLASLt. ncu
+//! before the second change: 178 SASS instructions a warp and K block, the tensor pipe 52.6 %
+//! busy.
+//!
 //! Design notes: 128×128 tiles (BN = 128, two 64-row consumer warpgroups) keep `acc` and
 //! `part` at 64 registers each a thread; a BN = 256 tile would need 256 accumulator
 //! registers and spill. `gemm_sm90_fp8_block` waits for its block's wgmmas (`wgmma::wait(0)`)
