@@ -603,7 +603,7 @@ fn paged_attention_in_the_emulator_matches_the_f64_reference() {
     use tirx_kernels::attention::paged;
     /// (config, cu_seqlens_q, seqused_k, (hq, hk)).
     type Case = (&'static str, &'static [i32], &'static [i32], (usize, usize));
-    let cases: [Case; 9] = [
+    let cases: [Case; 10] = [
         // Empty, one token, a prefill of 130 after 5 cached keys' worth more, a tail.
         ("d64_p128", &[0, 0, 1, 131, 140], &[5, 1, 300, 200], (2, 1)),
         (
@@ -623,8 +623,10 @@ fn paged_attention_in_the_emulator_matches_the_f64_reference() {
         // Queries before every key: the first 60 rows see none.
         ("f16_causal_d256_p128", &[0, 90, 91], &[30, 200], (1, 1)),
         ("causal_d256_p256", &[0, 1], &[1], (1, 1)),
-        // Pages of 64 (key blocks of 64): a prefill of 128 after 172 cached keys, a decode.
-        ("causal_d128_p64", &[0, 5, 133], &[300, 129], (2, 1)),
+        // Pages of 64 (key blocks of 128, two pages each): a prefill of 128 after 172 cached
+        // keys, a decode; an odd number of pages (the last block's second page past the end).
+        ("causal_d128_p64w", &[0, 5, 133], &[300, 129], (2, 1)),
+        ("d64_p64w", &[0, 1, 40], &[191, 65], (2, 1)),
         ("f16_d256_p64", &[0, 2], &[130], (1, 1)),
         ("d256_p128", &[0, 3, 3, 8], &[0, 0, 150], (2, 1)),
     ];

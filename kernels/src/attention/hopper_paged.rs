@@ -21,9 +21,10 @@
 //! a key block never straddles two pages: block `n` starts at key `n·BN`, row `n·BN % PAGE`
 //! of page `block_table[b][n·BN / PAGE]`, and its box lies inside that page (hence inside the
 //! cache: the emulator's `tirx.check tma` reports a box whose start lies outside the tensor,
-//! which is how an out-of-range page id read from `block_table` shows); pages of 64 read key
-//! blocks of 64 (wgmma N = 64 for S). Pages of 16 (vLLM's default) and 32, the `…_p16w` /
-//! `…_p32w` tiles: the page divides the key block (varlen's BN = 128, 64 for d256), and the
+//! which is how an out-of-range page id read from `block_table` shows). Pages of 64 at head
+//! dims 64 and 128 (`…_p64w`), 16 (vLLM's default) and 32 (`…_p16w` / `…_p32w`) are smaller
+//! than the key block (pages of 64 first read key blocks of 64, wgmma N = 64 for S: 0.77–0.81 of
+//! the fastest peer on the H100, 2026-12-06, against 0.91–0.93 for varlen's 128-key blocks): the page divides the key block (varlen's BN = 128, 64 for d256), and the
 //! producer gathers block `n` from the table's slots `n·BN/PAGE + p`, `p < BN/PAGE`: one box
 //! of PAGE rows per page and 64-column chunk into rows `p·PAGE…` of the K stage, one of
 //! PAGE keys per page and 64-row chunk of D into keys `p·PAGE…` of that chunk of the
@@ -62,15 +63,15 @@ pub mod kernels {
         configs(product(
             types(default = (T = bf16), f16 = (T = f16)),
             mask(default = (CAUSAL = 0), causal = (CAUSAL = 1)),
-            // Head dim × page size. Pages of 64 and more: the key block BN divides the page
-            // (varlen's BN where it does: 128, or 64 for pages of 64 and for d256, whose varlen
-            // BN 80 divides none). Pages of 16 and 32 (vLLM's sizes), the `w` tiles: the page
-            // divides the key block (varlen's 128, 64 for d256), BN/PAGE pages gathered per block.
+            // Head dim × page size. Pages of 128 and more (and of 64 for d256): the key block BN
+            // divides the page (varlen's BN where it does: 128, or 64 for d256, whose varlen
+            // BN 80 divides none). Pages of 16, 32 and 64, the `w` tiles: the page divides the
+            // key block (varlen's 128, 64 for d256), BN/PAGE pages gathered per block.
             tile(
-                d64_p64 = (D = 64, BN = 64, PAGE = 64, NWG = 2, STAGES = 2),
+                d64_p64w = (D = 64, BN = 128, PAGE = 64, NWG = 2, STAGES = 2),
                 d64_p128 = (D = 64, BN = 128, PAGE = 128, NWG = 2, STAGES = 2),
                 d64_p256 = (D = 64, BN = 128, PAGE = 256, NWG = 2, STAGES = 2),
-                d128_p64 = (D = 128, BN = 64, PAGE = 64, NWG = 2, STAGES = 2),
+                d128_p64w = (D = 128, BN = 128, PAGE = 64, NWG = 2, STAGES = 2),
                 d128_p128 = (D = 128, BN = 128, PAGE = 128, NWG = 2, STAGES = 2),
                 d128_p256 = (D = 128, BN = 128, PAGE = 256, NWG = 2, STAGES = 2),
                 d256_p64 = (D = 256, BN = 64, PAGE = 64, NWG = 2, STAGES = 2),

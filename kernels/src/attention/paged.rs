@@ -14,8 +14,8 @@
 //! entries, and the id of every page a sequence uses (its first `cdiv(seqused_k[b], PAGE)`
 //! entries) in `0..num_pages`. Entries past a sequence's pages are not read and may hold
 //! anything (−1, as vLLM pads). The page size is the caches' middle extent and must be one of
-//! the kernel's (`PAGE` of a config: 64, 128 or 256, multiples of the key block, or 16 and 32,
-//! divisors of it, each key block gathered from BN/PAGE pages; anything else is
+//! the kernel's (`PAGE` of a config: 128 or 256, multiples of the key block, or 16, 32 and 64
+//! (64 is a multiple at d256), divisors of it, each key block gathered from BN/PAGE pages; anything else is
 //! [`PagedError::NoTile`], which lists the pairs there are). A page's rows past its
 //! sequence's keys are read and masked: they must hold finite values (a NaN there would reach
 //! O through 0·NaN in P·V), as a zero-initialized cache does.
@@ -238,8 +238,8 @@ impl Paging {
 }
 
 /// The `attention_sm90_paged` artifact for head dim `d`, page size `page`, the mask and the
-/// element type (pages of 16 and 32: the `…_p16w` / `…_p32w` tiles, key blocks of BN/PAGE
-/// pages).
+/// element type (pages of 16, 32 and 64: the `…_p16w` / `…_p32w` / `…_p64w` tiles, key blocks of
+/// BN/PAGE pages).
 pub fn tile_for(
     d: usize,
     page: usize,
