@@ -811,10 +811,10 @@ fn random_paged_batches_in_the_emulator_match_the_f64_reference() {
         }
         let seqused: Vec<i32> = (0..b).map(|_| rng.range(0, 400) as i32).collect();
         let config = format!(
-            "{}{}d64_p{}",
+            "{}{}d64_{}",
             ["", "f16_"][rng.range(0, 1)],
             ["", "causal_"][rng.range(0, 1)],
-            [64, 128, 256][rng.range(0, 2)]
+            ["p64w", "p128", "p256"][rng.range(0, 2)]
         );
         let heads = [(1, 1), (2, 1)][rng.range(0, 1)];
         let art = attention_sm90_paged::KERNEL
