@@ -29,6 +29,7 @@ _raw_stream = getattr(getattr(_torch, "_C", None), "_cuda_getCurrentRawStream", 
 
 __all__ = [
     "gemm",
+    "gemm_fp8",
     "attention",
     "softmax",
     "rms_norm",
@@ -148,6 +149,45 @@ def gemm(a, b, *, bias=None, activation=None, residual=None, alpha=1.0, beta=0.0
     return out
 
 
+def _scale_value(s):
+    """A per-tensor scale as a float: Python numbers as they are, a one-element tensor read
+    with ``.item()`` (a device synchronization for a CUDA tensor: pass floats to avoid it);
+    anything else (row-wise and block-wise scales) unchanged."""
+    if isinstance(s, (int, float)):
+        return float(s)
+    if _is_torch(s) and s.numel() == 1 and s.dim() <= 1:
+        return float(s.item())
+    return s
+
+
+def gemm_fp8(a, b, scale_a=1.0, scale_b=1.0, *, out_dtype=None, out=None, stream=None,
+             _explain=None):
+    """``torch._scaled_mm``'s ``s ⊙ (a @ b)`` on tirx's FP8 GEMM kernels.
+
+    ``a`` [M, K] row-major and ``b`` [K, N] the transpose of a row-major [N, K] (a Linear's
+    ``weight.t()``), both ``torch.float8_e4m3fn`` or both ``torch.float8_e5m2``; K a multiple
+    of 16. Scales (float32), told apart by their shapes: per-tensor (floats, or tensors of
+    shape [] or [1], read with ``.item()``), row-wise (``scale_a`` [M, 1], ``scale_b`` [1, N]:
+    ``out[i, j] = scale_a[i] * scale_b[j] * (a @ b)[i, j]``) or block-wise, DeepSeek-V3's
+    (``scale_a`` [M, cdiv(K, 128)] per 1×128 block of ``a``, ``scale_b``
+    [cdiv(N, 128), cdiv(K, 128)] per 128×128 block of the [N, K] weight). ``out_dtype``
+    bf16 (default), f16 or f32.
+    """
+    a, b, out = _d(a), _d(b), _d(out)
+    scale_a, scale_b = _d(scale_a), _d(scale_b)
+    kw = dict(out_dtype=_dtype_name(out_dtype), **_streams(a, stream))
+    if _explain is not None:
+        return _tirx.gemm_fp8(a, b, scale_a, scale_b, out, explain=_explain, **kw)
+    # Checked before a one-element scale is read (a wrong dtype or device raises first).
+    _tirx.gemm_fp8(a, b, scale_a, scale_b, out, explain="check", **kw)
+    scale_a, scale_b = _scale_value(scale_a), _scale_value(scale_b)
+    if out is None:
+        out = _empty(a, "gemm_fp8", (a.shape[0], b.shape[1]),
+                     out_dtype or getattr(_torch, "bfloat16", None))
+    _done(_tirx.gemm_fp8(a, b, scale_a, scale_b, out, **kw))
+    return out
+
+
 def attention(q, k, v, *, causal=False, scale=None, return_lse=False, out=None, lse=None,
               stream=None, _explain=None):
     """Attention forward on flash-attention's layout: ``q`` [B, S, HQ, D], ``k``
@@ -222,6 +262,7 @@ def silu_mul(x, g, *, out=None, stream=None, _explain=None):
 
 _OPS = {
     "gemm": gemm,
+    "gemm_fp8": gemm_fp8,
     "attention": attention,
     "softmax": softmax,
     "rms_norm": rms_norm,
