@@ -18,7 +18,7 @@ use tirx_kernels::catalogue;
 use tirx_kernels::dispatch::tune::Cache;
 use tirx_kernels::dispatch::{self, Device, ProblemDef};
 use tirx_kernels::gemm::request::{Fp8ScaleArgs, GemmRequest, GemmTypes};
-use tirx_kernels::gemm::split;
+use tirx_kernels::gemm::{factors, split};
 use tirx_kernels::row_kernels::family::SiluMulRequest;
 use tirx_kernels::row_kernels::request::RowRequest;
 
@@ -39,6 +39,7 @@ pub fn request(op: &Op) -> Box<dyn ProblemDef> {
     match op {
         Op::Gemm(g) => Box::new(gemm_request(g)),
         Op::GemmFp8(g) => Box::new(fp8_request(g)),
+        Op::BlockScaled(r) => Box::new((**r).clone()),
         Op::Row {
             op,
             x,
@@ -140,6 +141,18 @@ fn fp8_request(g: &GemmFp8) -> GemmRequest {
     }
 }
 
+/// The block-scaled GEMM's request on these tensors (`factors::factor_request`: a rank, a
+/// recipe's types or an image's extent that does not fit is its typed error).
+pub fn block_scaled_request(
+    a: &TensorMeta,
+    b: &TensorMeta,
+    sfa: &TensorMeta,
+    sfb: &TensorMeta,
+    d: &TensorMeta,
+) -> Result<GemmRequest, RuntimeError> {
+    factors::factor_request(factors::FactorTensors { a, sfa, b, sfb, d })
+}
+
 /// What the dispatcher makes of `op` on `device`: the problem, the choice (or why none), and
 /// every candidate's verdict.
 pub fn explain(op: &Op, device: &Device) -> String {
@@ -176,7 +189,7 @@ pub fn explain(op: &Op, device: &Device) -> String {
 /// and epilogues say why they refuse), the same row op, silu_mul, attention.
 fn same_family(p: Problem, op: &Op) -> bool {
     match (p, op) {
-        (Problem::Gemm(_), Op::Gemm(_) | Op::GemmFp8(_)) => true,
+        (Problem::Gemm(_), Op::Gemm(_) | Op::GemmFp8(_) | Op::BlockScaled(_)) => true,
         (Problem::Row(a), Op::Row { op, .. }) => a == *op,
         (Problem::SiluMul, Op::SiluMul { .. }) => true,
         (Problem::Attention, Op::Attention { .. }) => true,
@@ -262,6 +275,15 @@ fn metas(op: &Op) -> Vec<TensorMeta> {
             if let Fp8Scales::Rows(sa, sb) | Fp8Scales::Blocks(sa, sb) = &g.scales {
                 v.extend([sa.clone(), sb.clone()]);
             }
+            v
+        }
+        Op::BlockScaled(r) => {
+            let mut v = vec![r.a.clone(), r.b.clone(), r.d.clone()];
+            v.extend(
+                r.factors
+                    .iter()
+                    .flat_map(|(sa, sb)| [sa.clone(), sb.clone()]),
+            );
             v
         }
         Op::Row { x, w, b, y, .. } => {

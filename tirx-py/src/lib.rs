@@ -1,6 +1,6 @@
 //! `tirx._tirx`: the Python extension behind the `tirx` package (pyo3, abi3).
 //!
-//! Each op (`gemm`, `gemm_fp8`, `row`, `silu_mul`, `attention`) reads its tensors through DLPack or
+//! Each op (`gemm`, `gemm_fp8`, `gemm_block_scaled`, `row`, `silu_mul`, `attention`) reads its tensors through DLPack or
 //! `__cuda_array_interface__` ([`tensor`]), checks them ([`ops`]) — all before any driver call,
 //! so every misuse is an exception on a machine without a GPU too — then opens the device the
 //! tensors are on (once per process; its primary context, PyTorch's), borrows the caller's
@@ -320,6 +320,52 @@ fn gemm_fp8(
     Ok(finish(call, stream, explain)?)
 }
 
+/// Blackwell's block-scaled `out = (a·sfa) @ (b·sfb)` (MXFP8: float8_e4m3fn with
+/// float8_e8m0fnu factors; NVFP4: float4_e2m1fn_x2 with UE4M3 factors as float8_e4m3fn), the
+/// factor images in `scale_image`'s layout (`ops::gemm_block_scaled`). Returns the chosen
+/// `kernel/config` (or the explanation); on a Hopper GPU, `NoKernelFitsError` naming sm_100a.
+#[pyfunction]
+#[pyo3(signature = (a, b, sfa, sfb, out=None, *, out_dtype=None, stream=0, dlpack_stream=None, explain=None))]
+#[allow(clippy::too_many_arguments)]
+fn gemm_block_scaled(
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+    sfa: &Bound<'_, PyAny>,
+    sfb: &Bound<'_, PyAny>,
+    out: Option<&Bound<'_, PyAny>>,
+    out_dtype: Option<&str>,
+    stream: u64,
+    dlpack_stream: Option<i64>,
+    explain: Option<&str>,
+) -> PyResult<String> {
+    let ds = dl(stream, dlpack_stream);
+    let (a, b) = (read(a, "a", ds)?, read(b, "b", ds)?);
+    let (sfa, sfb) = (read(sfa, "sfa", ds)?, read(sfb, "sfb", ds)?);
+    let out = read_opt(out, "out", ds)?;
+    let out_dtype = match out_dtype {
+        Some(s) => dtype_named("gemm_block_scaled", s)?,
+        None => ElemType::Bf16,
+    };
+    if out.is_none() && explain.is_none() {
+        return Err(BindError::Option {
+            op: "gemm_block_scaled",
+            why: "`out` is required to launch".into(),
+        }
+        .into());
+    }
+    let call = profile::time(profile::Phase::Check, || {
+        ops::gemm_block_scaled(&ops::BlockScaledArgs {
+            a: &a,
+            b: &b,
+            sfa: &sfa,
+            sfb: &sfb,
+            out: out.as_ref(),
+            out_dtype,
+        })
+    })?;
+    Ok(finish(call, stream, explain)?)
+}
+
 /// A row op over the last dimension: `op` is `softmax`, `rms_norm` or `layer_norm`.
 #[pyfunction]
 #[pyo3(signature = (op, x, out=None, *, weight=None, bias=None, eps=1e-6, stream=0, dlpack_stream=None, explain=None))]
@@ -482,6 +528,7 @@ fn _tirx(m: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     m.add_function(wrap_pyfunction!(gemm, m)?)?;
     m.add_function(wrap_pyfunction!(gemm_fp8, m)?)?;
+    m.add_function(wrap_pyfunction!(gemm_block_scaled, m)?)?;
     m.add_function(wrap_pyfunction!(row, m)?)?;
     m.add_function(wrap_pyfunction!(silu_mul, m)?)?;
     m.add_function(wrap_pyfunction!(attention, m)?)?;

@@ -42,6 +42,9 @@ pub enum Op {
     Gemm(Gemm),
     /// D = s ⊙ A·Bᵀ in FP8, per-tensor, row-wise or block-wise scales.
     GemmFp8(GemmFp8),
+    /// Blackwell's block-scaled D = (A·sA)·(B·sB)ᵀ (MXFP8, NVFP4): the host's request, checked
+    /// by `factors::factor_request`.
+    BlockScaled(Box<tirx_kernels::gemm::request::GemmRequest>),
     /// A row op; `w`, `b` present as the op takes them.
     Row {
         /// Which.
@@ -533,9 +536,11 @@ pub fn attention(g: &AttentionArgs<'_>) -> Result<Call, BindError> {
 }
 
 mod gemm;
+mod gemm_block_scaled;
 mod gemm_fp8;
 #[cfg(test)]
 mod tests;
 
 pub use self::gemm::{Gemm, GemmArgs, gemm};
+pub use self::gemm_block_scaled::{BlockScaledArgs, gemm_block_scaled};
 pub use self::gemm_fp8::{Fp8Scales, GemmFp8, GemmFp8Args, ScaleArg, gemm_fp8};

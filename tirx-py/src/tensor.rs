@@ -153,6 +153,7 @@ fn dl_dtype(t: DlDataType) -> Result<ElemType, String> {
         6 => "bool",
         10 => "float8_e4m3fn",
         12 => "float8_e5m2",
+        14 => "float8_e8m0fnu",
         _ => "dtype code ",
     };
     let name = if kind == "dtype code " {
@@ -175,6 +176,8 @@ fn dl_dtype(t: DlDataType) -> Result<ElemType, String> {
         // torch tensor's dtype from the tensor itself on the current stream: `read_torch`).
         (10, 8) => Ok(ElemType::E4m3),
         (12, 8) => Ok(ElemType::E5m2),
+        // kDLFloat8_e8m0fnu: MXFP8's factors.
+        (14, 8) => Ok(ElemType::Ue8m0),
         _ => Err(name),
     }
 }
@@ -272,6 +275,8 @@ fn read_torch(obj: &Bound<'_, PyAny>) -> PyResult<Option<Foreign>> {
             "float32" => Ok(ElemType::F32),
             "float8_e4m3fn" => Ok(ElemType::E4m3),
             "float8_e5m2" => Ok(ElemType::E5m2),
+            "float8_e8m0fnu" => Ok(ElemType::Ue8m0),
+            "float4_e2m1fn_x2" => Ok(ElemType::E2m1x2),
             other => Err(other.to_string()),
         },
         shape,

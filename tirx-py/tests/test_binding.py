@@ -56,7 +56,7 @@ _PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 
 # float8: DLPack 1.1's kDLFloat8_e4m3fn (10) and kDLFloat8_e5m2 (12).
 _DTYPES = {"bf16": (4, 16), "f16": (2, 16), "f32": (2, 32), "f64": (2, 64), "i32": (0, 32),
-           "e4m3": (10, 8), "e5m2": (12, 8)}
+           "e4m3": (10, 8), "e5m2": (12, 8), "e8m0": (14, 8)}
 _ADDR = 0x7F0000000000  # 256-byte aligned, never read
 
 
@@ -429,6 +429,31 @@ class Fp8(unittest.TestCase):
         a, b = self.operands()
         with self.assertRaises(tirx.NoGpuError):
             tirx.gemm_fp8(a, b, 0.5, 2.0, out=FakeCuda((self.M, self.N)))
+
+
+class BlockScaled(unittest.TestCase):
+    """``tirx.gemm_block_scaled`` (MXFP8) on described tensors: Blackwell only."""
+
+    def operands(self, sfa_shape=(64, 64), sf_dtype="e8m0"):
+        m, n, k = 256, 256, 512  # 16 factors a row: images [64, 64]
+        return (FakeCuda((m, k), "e4m3"), FakeCuda((n, k), "e4m3").t(),
+                FakeCuda(sfa_shape, sf_dtype), FakeCuda((64, 64), sf_dtype))
+
+    def test_chosen_on_a_b200_refused_on_an_h200_naming_sm_100a(self):
+        text = tirx.explain("gemm_block_scaled", *self.operands(), device="b200")
+        self.assertIn("chosen: gemm_sm100_block_scaled_prod/mxfp8", text)
+        text = tirx.explain("gemm_block_scaled", *self.operands(), device="h200")
+        self.assertIn("chosen: none", text)
+        self.assertIn("refused: compiled for sm_100a", text)
+
+    def test_misuse_raises_before_any_driver_call(self):
+        with self.assertRaises(tirx.ArgumentError) as e:
+            tirx.gemm_block_scaled(*self.operands(sf_dtype="e4m3"), out=FakeCuda((256, 256)))
+        self.assertIn("`sfa` has dtype torch.float8_e4m3fn; tirx.gemm_block_scaled takes "
+                      "torch.float8_e8m0fnu", _msg(e))
+        with self.assertRaises(tirx.ArgumentError) as e:
+            tirx.gemm_block_scaled(*self.operands(sfa_shape=(64, 48)), out=FakeCuda((256, 256)))
+        self.assertIn("sfa", _msg(e))
 
 
 class _FakeTorchModule:

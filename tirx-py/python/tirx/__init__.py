@@ -30,6 +30,7 @@ _raw_stream = getattr(getattr(_torch, "_C", None), "_cuda_getCurrentRawStream", 
 __all__ = [
     "gemm",
     "gemm_fp8",
+    "gemm_block_scaled",
     "attention",
     "softmax",
     "rms_norm",
@@ -188,6 +189,30 @@ def gemm_fp8(a, b, scale_a=1.0, scale_b=1.0, *, out_dtype=None, out=None, stream
     return out
 
 
+def gemm_block_scaled(a, b, sfa, sfb, *, out_dtype=None, out=None, stream=None, _explain=None):
+    """Blackwell's block-scaled ``(a·sfa) @ (b·sfb)`` (``tcgen05.mma … .block_scale``).
+
+    MXFP8: ``a`` [M, K] and ``b`` [K, N] (the transpose of a row-major [N, K]) in
+    ``torch.float8_e4m3fn``, factors ``torch.float8_e8m0fnu`` (one per 32 values of a row).
+    NVFP4: ``torch.float4_e2m1fn_x2`` (K counts bytes, two values each), UE4M3 factors given as
+    ``torch.float8_e4m3fn`` (one per 16 values). ``sfa`` / ``sfb``: the factor matrices in
+    ``tirx::runtime::scale_image``'s layout, [ceil(rows/128)·32, ceil(factors/4)·16].
+    ``out_dtype`` bf16 (default). Only sm_100a kernels take it: on a Hopper GPU this raises
+    ``NoKernelFitsError`` whose table names sm_100a.
+    """
+    a, b, out = _d(a), _d(b), _d(out)
+    kw = dict(out_dtype=_dtype_name(out_dtype), **_streams(a, stream))
+    if _explain is not None:
+        return _tirx.gemm_block_scaled(a, b, sfa, sfb, out, explain=_explain, **kw)
+    if out is None:
+        if not _torch_out(a, b):
+            _tirx.gemm_block_scaled(a, b, sfa, sfb, None, explain="check", **kw)
+        out = _empty(a, "gemm_block_scaled", (a.shape[0], b.shape[1]),
+                     out_dtype or getattr(_torch, "bfloat16", None))
+    _done(_tirx.gemm_block_scaled(a, b, sfa, sfb, out, **kw))
+    return out
+
+
 def attention(q, k, v, *, causal=False, scale=None, return_lse=False, out=None, lse=None,
               stream=None, _explain=None):
     """Attention forward on flash-attention's layout: ``q`` [B, S, HQ, D], ``k``
@@ -263,6 +288,7 @@ def silu_mul(x, g, *, out=None, stream=None, _explain=None):
 _OPS = {
     "gemm": gemm,
     "gemm_fp8": gemm_fp8,
+    "gemm_block_scaled": gemm_block_scaled,
     "attention": attention,
     "softmax": softmax,
     "rms_norm": rms_norm,

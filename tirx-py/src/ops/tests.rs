@@ -494,3 +494,87 @@ fn gemm_fp8_explains_each_scale_form_on_the_h200() {
         assert!(text.contains("chosen: gemm_sm90_fp8"), "{text}");
     }
 }
+
+fn block_scaled_call(
+    input: ElemType,
+    factor: ElemType,
+    (m, n, k): (usize, usize, usize),
+    images: ([usize; 2], [usize; 2]),
+) -> Result<Call, BindError> {
+    let (a, b) = (c(input, &[m, k]), fp8_w(input, n, k));
+    let (sfa, sfb) = (c(factor, &images.0), c(factor, &images.1));
+    gemm_block_scaled(&BlockScaledArgs {
+        a: &a,
+        b: &b,
+        sfa: &sfa,
+        sfb: &sfb,
+        out: None,
+        out_dtype: ElemType::Bf16,
+    })
+}
+
+/// MXFP8 and NVFP4 reach the Blackwell kernels on a described B200; on an H200 nothing takes
+/// them and the table names sm_100a (what `NoKernelFitsError` carries); a factor image of the
+/// wrong extent is refused by the host's own check, before any device.
+#[test]
+fn gemm_block_scaled_runs_on_blackwell_and_is_refused_on_hopper_naming_sm_100a() {
+    use tirx_kernels::dispatch::Device;
+    let (m, n) = (256, 256);
+    // MXFP8: K = 512 values, 16 factors a row; NVFP4: K = 256 bytes = 512 values, 32 a row.
+    for (input, factor, k, images) in [
+        (ElemType::E4m3, ElemType::Ue8m0, 512, ([64, 64], [64, 64])),
+        (
+            ElemType::E2m1x2,
+            ElemType::E4m3,
+            256,
+            ([64, 128], [64, 128]),
+        ),
+    ] {
+        let call = block_scaled_call(input, factor, (m, n, k), images).unwrap();
+        let b = crate::host::explain(&call.op, &Device::b200());
+        assert!(b.contains("chosen: gemm_sm100"), "{b}");
+        let h = crate::host::explain(&call.op, &Device::h200());
+        assert!(h.contains("chosen: none"), "{h}");
+        assert!(h.contains("refused: compiled for sm_100a"), "{h}");
+        // What a launch on an H200 raises (`tirx.NoKernelFitsError`).
+        let err = tirx_kernels::dispatch::choose(
+            crate::host::request(&call.op).as_ref(),
+            &tirx_kernels::catalogue::all(),
+            &Device::h200(),
+            tirx_kernels::dispatch::tune::Cache::host(),
+        )
+        .unwrap_err();
+        let err = BindError::from(err);
+        assert!(err.to_string().contains("compiled for sm_100a"), "{err}");
+        assert!(
+            matches!(
+                err,
+                BindError::Runtime(tirx::RuntimeError::NoKernelFits { .. })
+            ),
+            "{err:?}"
+        );
+    }
+    let e = block_scaled_call(
+        ElemType::E4m3,
+        ElemType::Ue8m0,
+        (m, n, 512),
+        ([64, 48], [64, 64]),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("sfa"), "{e}");
+    let e = block_scaled_call(
+        ElemType::E4m3,
+        ElemType::E4m3,
+        (m, n, 512),
+        ([64, 64], [64, 64]),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains(
+            "`sfa` has dtype torch.float8_e4m3fn; tirx.gemm_block_scaled takes torch.float8_e8m0fnu"
+        ),
+        "{e}"
+    );
+}
