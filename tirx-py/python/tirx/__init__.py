@@ -179,8 +179,12 @@ def gemm_fp8(a, b, scale_a=1.0, scale_b=1.0, *, out_dtype=None, out=None, stream
     kw = dict(out_dtype=_dtype_name(out_dtype), **_streams(a, stream))
     if _explain is not None:
         return _tirx.gemm_fp8(a, b, scale_a, scale_b, out, explain=_explain, **kw)
-    # Checked before a one-element scale is read (a wrong dtype or device raises first).
-    _tirx.gemm_fp8(a, b, scale_a, scale_b, out, explain="check", **kw)
+    # A one-element scale tensor is read on the host (`.item()`) only after the call is
+    # checked (a wrong dtype or device raises first); other producers are checked before the
+    # output is allocated.
+    reads = any(_is_torch(s) and s.numel() == 1 for s in (scale_a, scale_b))
+    if reads or (out is None and not _torch_out(a, b)):
+        _tirx.gemm_fp8(a, b, scale_a, scale_b, out, explain="check", **kw)
     scale_a, scale_b = _scale_value(scale_a), _scale_value(scale_b)
     if out is None:
         out = _empty(a, "gemm_fp8", (a.shape[0], b.shape[1]),
