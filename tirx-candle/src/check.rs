@@ -34,7 +34,7 @@ pub struct Desc<'a> {
 }
 
 impl Desc<'_> {
-    fn is_contiguous(&self) -> bool {
+    pub(crate) fn is_contiguous(&self) -> bool {
         let mut want = 1;
         for (&n, &s) in self.shape.iter().zip(self.strides).rev() {
             if n != 1 && s != want {
@@ -65,6 +65,8 @@ pub enum Op {
         /// `[M, N]`, the output.
         d: TensorMeta,
     },
+    /// `d = s ⊙ a·bᵀ` in FP8 (`crate::fp8`).
+    GemmFp8(crate::fp8::GemmFp8),
     /// A row op over the last dimension.
     Row {
         /// Which.
@@ -106,7 +108,7 @@ impl Op {
     /// scratch (attention's log-sum-exp).
     pub fn outputs_mut(&mut self) -> Vec<&mut TensorMeta> {
         match self {
-            Op::Gemm { d, .. } => vec![d],
+            Op::Gemm { d, .. } | Op::GemmFp8(crate::fp8::GemmFp8 { d, .. }) => vec![d],
             Op::Row { y, .. } | Op::SiluMul { y, .. } => vec![y],
             Op::Attention { tensors, .. } => {
                 let [_, _, _, o, lse] = tensors;

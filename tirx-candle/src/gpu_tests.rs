@@ -182,3 +182,86 @@ fn rms_norm_and_softmax_match_candle() {
     let e = worst(&got, &want, 1e-4, 1e-2);
     assert!(e <= 1.0, "softmax: {e}");
 }
+
+/// The f64 reference of one element `(i, j)` of an FP8 GEMM.
+type Reference<'r> = Box<dyn Fn(usize, usize) -> f64 + 'r>;
+
+/// `[rows, cols]` of E4M3 from random normals (quantised on the CPU), on the GPU, and the
+/// exact values the kernel reads, in f64.
+fn fp8_operand(rows: usize, cols: usize, dev: &Device) -> (Tensor, Vec<f64>) {
+    let q = Tensor::randn(0f32, 1.0, (rows, cols), &Device::Cpu)
+        .and_then(|t| t.to_dtype(DType::F8E4M3))
+        .unwrap();
+    let exact = q
+        .to_dtype(DType::F64)
+        .and_then(|t| t.flatten_all())
+        .and_then(|t| t.to_vec1::<f64>())
+        .unwrap();
+    (q.to_device(dev).unwrap(), exact)
+}
+
+/// f32 scales in (0.5, 1.5) on the GPU, and their values.
+fn scales_on(shape: &[usize], dev: &Device) -> (Tensor, Vec<f64>) {
+    let s = Tensor::rand(0.5f32, 1.5, shape, &Device::Cpu).unwrap();
+    let v = s
+        .flatten_all()
+        .and_then(|t| t.to_vec1::<f32>())
+        .unwrap()
+        .into_iter()
+        .map(f64::from)
+        .collect();
+    (s.to_device(dev).unwrap(), v)
+}
+
+/// Every scale form of `gemm_fp8` against a CPU f64 reference of the same E4M3 values, at
+/// shapes with tails in M, N and K (K = 400 is 3 full 128-blocks and one of 16).
+#[test]
+fn gemm_fp8_matches_an_f64_reference_in_every_scale_form() {
+    let dev = gpu();
+    for (m, n, k) in [(300, 264, 400), (77, 136, 208)] {
+        let (a, av) = fp8_operand(m, k, &dev);
+        let (w, wv) = fp8_operand(n, k, &dev); // [N, K]: passed as `w.t()`
+        let dot = |i: usize, j: usize, ks: std::ops::Range<usize>| -> f64 {
+            ks.map(|x| av[i * k + x] * wv[j * k + x]).sum()
+        };
+        let (kb, nb) = (k.div_ceil(128), n.div_ceil(128));
+        let (ra, rav) = scales_on(&[m], &dev);
+        let (rb, rbv) = scales_on(&[1, n], &dev);
+        let (ba, bav) = scales_on(&[m, kb], &dev);
+        let (bb, bbv) = scales_on(&[nb, kb], &dev);
+        let forms: [(&str, Fp8Scales<'_>, Reference<'_>); 3] = [
+            (
+                "tensor",
+                Fp8Scales::Tensor(0.5, 1.25),
+                Box::new(|i, j| 0.625 * dot(i, j, 0..k)),
+            ),
+            (
+                "rows",
+                Fp8Scales::Rows(&ra, &rb),
+                Box::new(|i, j| rav[i] * rbv[j] * dot(i, j, 0..k)),
+            ),
+            (
+                "blocks",
+                Fp8Scales::Blocks(&ba, &bb),
+                Box::new(|i, j| {
+                    (0..kb)
+                        .map(|b| {
+                            let ks = b * 128..((b + 1) * 128).min(k);
+                            bav[i * kb + b] * bbv[(j / 128) * kb + b] * dot(i, j, ks)
+                        })
+                        .sum()
+                }),
+            ),
+        ];
+        for (name, scales, reference) in forms {
+            let got = gemm_fp8(&a, &w.t().unwrap(), scales).unwrap();
+            assert_eq!(got.dims(), &[m, n]);
+            assert_eq!(got.dtype(), DType::BF16);
+            let want: Vec<f32> = (0..m * n).map(|x| reference(x / n, x % n) as f32).collect();
+            let want = Tensor::from_vec(want, (m, n), &Device::Cpu).unwrap();
+            // One bf16 rounding (2⁻⁸ relative) of sums of |value| ~ √K.
+            let e = worst(&got.to_device(&Device::Cpu).unwrap(), &want, 5e-2, 1e-2);
+            assert!(e <= 1.0, "{name} {m}x{n}x{k}: {e}");
+        }
+    }
+}

@@ -25,7 +25,7 @@ use tirx::runtime::TensorMeta;
 use tirx::{Runtime, RuntimeError, TensorArg};
 use tirx_kernels::attention::request::AttentionRequest;
 use tirx_kernels::dispatch::{self, Device, ProblemDef};
-use tirx_kernels::gemm::request::{GemmRequest, GemmTypes};
+use tirx_kernels::gemm::request::{Fp8ScaleArgs, GemmRequest, GemmTypes};
 use tirx_kernels::gemm::split;
 use tirx_kernels::row_kernels::family::SiluMulRequest;
 use tirx_kernels::row_kernels::request::RowRequest;
@@ -34,6 +34,7 @@ use tirx::problem::Epilogue;
 
 use crate::Error;
 use crate::check::{Desc, Op};
+use crate::fp8::{GemmFp8, Scales};
 
 /// Opened devices by ordinal: a runtime (and its loaded kernels) lives for the process.
 static RUNTIMES: Mutex<Option<HashMap<usize, Arc<Runtime>>>> = Mutex::new(None);
@@ -69,6 +70,7 @@ pub fn desc<'a>(storage: &CudaStorage, layout: &'a Layout) -> Desc<'a> {
         CudaStorageSlice::BF16(s) => (s.device_ptr(&stream).0, 2),
         CudaStorageSlice::F16(s) => (s.device_ptr(&stream).0, 2),
         CudaStorageSlice::F32(s) => (s.device_ptr(&stream).0, 4),
+        CudaStorageSlice::F8E4M3(s) => (s.device_ptr(&stream).0, 1),
         _ => (0, 0),
     };
     Desc {
@@ -143,6 +145,7 @@ fn mark_read(storage: &CudaStorage, stream: &CudaStream) {
         CudaStorageSlice::BF16(s) => drop(s.device_ptr(stream)),
         CudaStorageSlice::F16(s) => drop(s.device_ptr(stream)),
         CudaStorageSlice::F32(s) => drop(s.device_ptr(stream)),
+        CudaStorageSlice::F8E4M3(s) => drop(s.device_ptr(stream)),
         _ => {}
     }
 }
@@ -161,6 +164,7 @@ fn mark_written(storage: &mut CudaStorage, stream: &CudaStream) {
 fn request(op: &Op) -> Box<dyn ProblemDef> {
     match op {
         Op::Gemm { .. } => Box::new(gemm_request(op)),
+        Op::GemmFp8(g) => Box::new(fp8_request(g)),
         Op::Row { op, x, w, y, eps } => Box::new(RowRequest {
             op: *op,
             x: x.clone(),
@@ -241,6 +245,41 @@ fn gemm_request(op: &Op) -> GemmRequest {
     }
 }
 
+/// The FP8 GEMM's request (`GemmRequest::on_fp8`'s, from checked metas).
+fn fp8_request(g: &GemmFp8) -> GemmRequest {
+    let (epilogue, scalars, row_scales) = match &g.scales {
+        Scales::Tensor(x, y) => (Epilogue::ScaleTensor, (*x, *y), None),
+        Scales::Rows(sa, sb) => (
+            Epilogue::ScaleRows,
+            (1.0, 1.0),
+            Some((sa.clone(), sb.clone())),
+        ),
+        Scales::Blocks(sa, sb) => (
+            Epilogue::ScaleBlocks,
+            (1.0, 1.0),
+            Some((sa.clone(), sb.clone())),
+        ),
+    };
+    GemmRequest {
+        layout: tirx::problem::BLayout::Tn,
+        epilogue,
+        types: GemmTypes {
+            input: g.a.elem,
+            output: g.d.elem,
+        },
+        shape: (g.a.shape[0], g.d.shape[1], g.a.shape[1]),
+        a: g.a.clone(),
+        b: g.b.clone(),
+        c: None,
+        bias: None,
+        res: None,
+        d: g.d.clone(),
+        scalars,
+        row_scales,
+        factors: None,
+    }
+}
+
 /// Every tensor of the op (the remembered choice's key).
 fn metas(op: &Op) -> Vec<TensorMeta> {
     match op {
@@ -250,6 +289,13 @@ fn metas(op: &Op) -> Vec<TensorMeta> {
             let mut v = vec![a.clone(), b.clone(), d.clone()];
             v.extend(bias.as_ref().map(|b| b.0.clone()));
             v.extend(res.clone());
+            v
+        }
+        Op::GemmFp8(g) => {
+            let mut v = vec![g.a.clone(), g.b.clone(), g.d.clone()];
+            if let Scales::Rows(sa, sb) | Scales::Blocks(sa, sb) = &g.scales {
+                v.extend([sa.clone(), sb.clone()]);
+            }
             v
         }
         Op::SiluMul { x, g, y } => vec![x.clone(), g.clone(), y.clone()],
@@ -286,6 +332,25 @@ unsafe fn launch(op: &Op, rt: &Runtime) -> Result<(), RuntimeError> {
         roles.extend(g.bias.as_ref().map(|m| ("bias", arg(m))));
         roles.extend(g.res.as_ref().map(|m| ("res", arg(m))));
         return split::launch_split_for(rt, artifact, &roles, &g);
+    }
+    if let Op::GemmFp8(g) = op
+        && split::is_partial(artifact)
+    {
+        // The FP8 split-K plan (`fp8_splitk.rs`): its reduce applies the scales.
+        // SAFETY: the caller's promise, for each tensor of the op.
+        let arg = |m: &TensorMeta| unsafe { TensorArg::from_raw(rt, m.clone()) };
+        let roles = [("a", arg(&g.a)), ("b", arg(&g.b)), ("d", arg(&g.d))];
+        let vectors = match &g.scales {
+            Scales::Rows(sa, sb) | Scales::Blocks(sa, sb) => Some((arg(sa), arg(sb))),
+            Scales::Tensor(..) => None,
+        };
+        let scales = match (&g.scales, &vectors) {
+            (Scales::Rows(..), Some((sa, sb))) => Fp8ScaleArgs::Rows(sa, sb),
+            (Scales::Blocks(..), Some((sa, sb))) => Fp8ScaleArgs::Blocks(sa, sb),
+            (Scales::Tensor(x, y), _) => Fp8ScaleArgs::Tensor(*x, *y),
+            _ => unreachable!("vectors are present exactly for the row and block forms"),
+        };
+        return split::launch_fp8_split(rt, artifact, &roles, scales);
     }
     let (tensors, scalars) = req.arguments(artifact);
     let args: Vec<TensorArg<'_>> = tensors

@@ -1,5 +1,6 @@
 //! tirx kernels over candle's CUDA tensors: `CustomOp`s for attention, GEMM (plain, with a
-//! fused bias + activation epilogue, or with a residual added), RMSNorm, softmax and a SwiGLU
+//! fused bias + activation epilogue, or with a residual added; FP8 with per-tensor, row-wise
+//! or block-wise scales: [`gemm_fp8`]), RMSNorm, softmax and a SwiGLU
 //! gate (`silu_mul`), launched on the stream of the candle device the tensors live on. The kernels are PTX compiled into this crate at
 //! `cargo build` and loaded by the driver: nvcc runs for candle's own kernels only.
 //!
@@ -29,6 +30,7 @@
 //! build (nvcc for candle's kernels) and `cargo xtask test-candle`.
 
 pub mod check;
+pub mod fp8;
 mod launch;
 
 use candle_core::backend::BackendStorage;
@@ -39,6 +41,8 @@ use tirx::RuntimeError;
 use tirx::problem::RowOp;
 
 pub use tirx::problem::Act;
+
+pub use crate::fp8::{Fp8Scales, gemm_fp8};
 
 use crate::check::{Desc, Op};
 
@@ -125,7 +129,7 @@ fn cpu_desc<'a>(s: &CpuStorage, l: &'a Layout) -> Desc<'a> {
 /// The output's shape as candle sees it.
 fn out_shape(op: &Op, first: &Layout) -> Shape {
     match op {
-        Op::Gemm { d, .. } => Shape::from(d.shape.clone()),
+        Op::Gemm { d, .. } | Op::GemmFp8(fp8::GemmFp8 { d, .. }) => Shape::from(d.shape.clone()),
         // Row ops and attention keep the first input's shape.
         Op::Row { .. } | Op::SiluMul { .. } | Op::Attention { .. } => first.shape().clone(),
     }

@@ -134,3 +134,61 @@ fn without_a_gpu_asking_for_one_is_an_error_not_a_panic() {
     // An ordinal beyond any machine's devices.
     assert!(device_name(1 << 20).is_err());
 }
+
+#[test]
+fn gemm_fp8_checks_its_arguments_then_asks_for_cuda() {
+    let f8 = DType::F8E4M3;
+    let (m, n, k) = (64, 48, 256);
+    let (x, w) = (t(&[m, k], f8), t(&[n, k], f8));
+    let wt = w.t().unwrap();
+    let (ra, rb) = (t(&[m], DType::F32), t(&[1, n], DType::F32));
+    let (ba, bb) = (t(&[m, 2], DType::F32), t(&[1, 2], DType::F32));
+    for scales in [
+        Fp8Scales::Tensor(0.5, 2.0),
+        Fp8Scales::Rows(&ra, &rb),
+        Fp8Scales::Blocks(&ba, &bb),
+    ] {
+        let e = err(gemm_fp8(&x, &wt, scales));
+        assert!(
+            e.contains("tirx gemm_fp8: the tensors are on the CPU"),
+            "{e}"
+        );
+    }
+    let one = Fp8Scales::Tensor(1.0, 1.0);
+    let e = err(gemm_fp8(&t(&[m, k], DType::BF16), &wt, one));
+    assert!(
+        e.contains("`a` has dtype BF16; gemm_fp8 takes F8E4M3"),
+        "{e}"
+    );
+    let e = err(gemm_fp8(&x, &t(&[k, n], f8), one));
+    assert!(e.contains("the FP8 kernels read B as N×K"), "{e}");
+    let e = err(gemm_fp8(&x, &t(&[n, 128], f8).t().unwrap(), one));
+    assert!(e.contains("K disagrees (256 vs 128)"), "{e}");
+    let e = err(gemm_fp8(
+        &t(&[m, 40], f8),
+        &t(&[n, 40], f8).t().unwrap(),
+        one,
+    ));
+    assert!(e.contains("K = 40 is not a multiple of 16"), "{e}");
+    let e = err(gemm_fp8(
+        &x,
+        &wt,
+        Fp8Scales::Rows(&ra, &t(&[n, 1], DType::F32)),
+    ));
+    assert!(
+        e.contains("row-wise scales: `sa` has shape [64] and `sb` [48, 1]"),
+        "{e}"
+    );
+    let e = err(gemm_fp8(
+        &x,
+        &wt,
+        Fp8Scales::Blocks(&ba, &t(&[2, 2], DType::F32)),
+    ));
+    assert!(e.contains("[cdiv(N, 128), cdiv(K, 128)] = [1, 2]"), "{e}");
+    let e = err(gemm_fp8(
+        &x,
+        &wt,
+        Fp8Scales::Rows(&t(&[m], DType::BF16), &rb),
+    ));
+    assert!(e.contains("`sa` has dtype BF16; gemm_fp8 takes F32"), "{e}");
+}

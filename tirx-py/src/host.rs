@@ -7,21 +7,22 @@
 //! `row_kernels::request`, `row_kernels::family::SiluMulRequest`, `attention::request`); the
 //! launch goes through the runtime (`Runtime::launch_with`) with the tensors in the order the
 //! request's [`ProblemDef::arguments`] gives for the chosen artifact; a split-K GEMM artifact's
-//! two launches and workspace through `gemm::split::launch_split_for`.
+//! two launches and workspace through `gemm::split::launch_split_for` (an FP8 one's through
+//! `gemm::split::launch_fp8_split`).
 
-use tirx::problem::{Epilogue, Problem};
+use tirx::problem::{BLayout, Epilogue, Problem};
 use tirx::runtime::TensorMeta;
 use tirx::{KernelArtifact, Runtime, RuntimeError, TensorArg};
 use tirx_kernels::attention::request::AttentionRequest;
 use tirx_kernels::catalogue;
 use tirx_kernels::dispatch::tune::Cache;
 use tirx_kernels::dispatch::{self, Device, ProblemDef};
-use tirx_kernels::gemm::request::{GemmRequest, GemmTypes};
-use tirx_kernels::gemm::split;
+use tirx_kernels::gemm::request::{Fp8ScaleArgs, GemmRequest, GemmTypes};
+use tirx_kernels::gemm::{factors, split};
 use tirx_kernels::row_kernels::family::SiluMulRequest;
 use tirx_kernels::row_kernels::request::RowRequest;
 
-use crate::ops::{Gemm, Op};
+use crate::ops::{Fp8Scales, Gemm, GemmFp8, Op};
 use crate::profile::{self, Phase};
 
 /// A described device by name (`h200`, `b200`), for choices made without one.
@@ -37,6 +38,8 @@ pub fn device_named(name: &str) -> Option<Device> {
 pub fn request(op: &Op) -> Box<dyn ProblemDef> {
     match op {
         Op::Gemm(g) => Box::new(gemm_request(g)),
+        Op::GemmFp8(g) => Box::new(fp8_request(g)),
+        Op::BlockScaled(r) => Box::new((**r).clone()),
         Op::Row {
             op,
             x,
@@ -102,6 +105,54 @@ fn gemm_request(g: &Gemm) -> GemmRequest {
     }
 }
 
+/// The FP8 GEMM's request (`GemmRequest::on_fp8`'s, from checked metas): TN, the scales'
+/// epilogue, the per-tensor values as the request's scalars.
+fn fp8_request(g: &GemmFp8) -> GemmRequest {
+    let (epilogue, scalars, row_scales) = match &g.scales {
+        Fp8Scales::Tensor(x, y) => (Epilogue::ScaleTensor, (*x, *y), None),
+        Fp8Scales::Rows(sa, sb) => (
+            Epilogue::ScaleRows,
+            (1.0, 1.0),
+            Some((sa.clone(), sb.clone())),
+        ),
+        Fp8Scales::Blocks(sa, sb) => (
+            Epilogue::ScaleBlocks,
+            (1.0, 1.0),
+            Some((sa.clone(), sb.clone())),
+        ),
+    };
+    GemmRequest {
+        layout: BLayout::Tn,
+        epilogue,
+        types: GemmTypes {
+            input: g.a.elem,
+            output: g.d.elem,
+        },
+        shape: (g.a.shape[0], g.d.shape[1], g.a.shape[1]),
+        a: g.a.clone(),
+        b: g.b.clone(),
+        c: None,
+        bias: None,
+        res: None,
+        d: g.d.clone(),
+        scalars,
+        row_scales,
+        factors: None,
+    }
+}
+
+/// The block-scaled GEMM's request on these tensors (`factors::factor_request`: a rank, a
+/// recipe's types or an image's extent that does not fit is its typed error).
+pub fn block_scaled_request(
+    a: &TensorMeta,
+    b: &TensorMeta,
+    sfa: &TensorMeta,
+    sfb: &TensorMeta,
+    d: &TensorMeta,
+) -> Result<GemmRequest, RuntimeError> {
+    factors::factor_request(factors::FactorTensors { a, sfa, b, sfb, d })
+}
+
 /// What the dispatcher makes of `op` on `device`: the problem, the choice (or why none), and
 /// every candidate's verdict.
 pub fn explain(op: &Op, device: &Device) -> String {
@@ -138,7 +189,7 @@ pub fn explain(op: &Op, device: &Device) -> String {
 /// and epilogues say why they refuse), the same row op, silu_mul, attention.
 fn same_family(p: Problem, op: &Op) -> bool {
     match (p, op) {
-        (Problem::Gemm(_), Op::Gemm(_)) => true,
+        (Problem::Gemm(_), Op::Gemm(_) | Op::GemmFp8(_) | Op::BlockScaled(_)) => true,
         (Problem::Row(a), Op::Row { op, .. }) => a == *op,
         (Problem::SiluMul, Op::SiluMul { .. }) => true,
         (Problem::Attention, Op::Attention { .. }) => true,
@@ -165,6 +216,25 @@ pub unsafe fn launch(op: &Op, rt: &Runtime) -> Result<String, RuntimeError> {
             roles.extend(g.c.as_ref().map(|c| ("c", arg(c))));
             roles.extend(g.bias.as_ref().map(|(b, _)| ("bias", arg(b))));
             return split::launch_split_for(rt, artifact, &roles, &gemm_request(g));
+        }
+        if let Op::GemmFp8(g) = op
+            && split::is_partial(artifact)
+        {
+            // The FP8 split-K plan (`fp8_splitk.rs`): its reduce applies the scales.
+            // SAFETY: the caller's promise, for each tensor of the op.
+            let arg = |m: &TensorMeta| unsafe { TensorArg::from_raw(rt, m.clone()) };
+            let roles = [("a", arg(&g.a)), ("b", arg(&g.b)), ("d", arg(&g.d))];
+            let vectors = match &g.scales {
+                Fp8Scales::Rows(sa, sb) | Fp8Scales::Blocks(sa, sb) => Some((arg(sa), arg(sb))),
+                Fp8Scales::Tensor(..) => None,
+            };
+            let scales = match (&g.scales, &vectors) {
+                (Fp8Scales::Rows(..), Some((sa, sb))) => Fp8ScaleArgs::Rows(sa, sb),
+                (Fp8Scales::Blocks(..), Some((sa, sb))) => Fp8ScaleArgs::Blocks(sa, sb),
+                (Fp8Scales::Tensor(x, y), _) => Fp8ScaleArgs::Tensor(*x, *y),
+                _ => unreachable!("vectors are present exactly for the row and block forms"),
+            };
+            return split::launch_fp8_split(rt, artifact, &roles, scales);
         }
         let (tensors, scalars) = req.arguments(artifact);
         let args: Vec<TensorArg<'_>> = tensors
@@ -198,6 +268,22 @@ fn metas(op: &Op) -> Vec<TensorMeta> {
             v.extend(g.c.clone());
             v.extend(g.bias.as_ref().map(|b| b.0.clone()));
             v.extend(g.res.clone());
+            v
+        }
+        Op::GemmFp8(g) => {
+            let mut v = vec![g.a.clone(), g.b.clone(), g.d.clone()];
+            if let Fp8Scales::Rows(sa, sb) | Fp8Scales::Blocks(sa, sb) = &g.scales {
+                v.extend([sa.clone(), sb.clone()]);
+            }
+            v
+        }
+        Op::BlockScaled(r) => {
+            let mut v = vec![r.a.clone(), r.b.clone(), r.d.clone()];
+            v.extend(
+                r.factors
+                    .iter()
+                    .flat_map(|(sa, sb)| [sa.clone(), sb.clone()]),
+            );
             v
         }
         Op::Row { x, w, b, y, .. } => {

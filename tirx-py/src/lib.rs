@@ -1,6 +1,6 @@
 //! `tirx._tirx`: the Python extension behind the `tirx` package (pyo3, abi3).
 //!
-//! Each op (`gemm`, `row`, `silu_mul`, `attention`) reads its tensors through DLPack or
+//! Each op (`gemm`, `gemm_fp8`, `gemm_block_scaled`, `row`, `silu_mul`, `attention`) reads its tensors through DLPack or
 //! `__cuda_array_interface__` ([`tensor`]), checks them ([`ops`]) — all before any driver call,
 //! so every misuse is an exception on a machine without a GPU too — then opens the device the
 //! tensors are on (once per process; its primary context, PyTorch's), borrows the caller's
@@ -179,13 +179,13 @@ fn dl(stream: u64, dlpack_stream: Option<i64>) -> i64 {
     dlpack_stream.unwrap_or_else(|| tensor::dlpack_stream(stream))
 }
 
-fn dtype_named(s: &str) -> Result<ElemType, BindError> {
+fn dtype_named(op: &'static str, s: &str) -> Result<ElemType, BindError> {
     match s.trim_start_matches("torch.") {
         "bfloat16" | "bf16" => Ok(ElemType::Bf16),
         "float16" | "half" | "f16" => Ok(ElemType::F16),
         "float32" | "float" | "f32" => Ok(ElemType::F32),
         other => Err(BindError::Option {
-            op: "gemm",
+            op,
             why: format!("out_dtype {other:?} is not one of bfloat16, float16, float32"),
         }),
     }
@@ -217,7 +217,7 @@ fn gemm(
     let residual = read_opt(residual, "residual", ds)?;
     let out = read_opt(out, "out", ds)?;
     let out_dtype = match out_dtype {
-        Some(s) => dtype_named(s)?,
+        Some(s) => dtype_named("gemm", s)?,
         None => a.dtype.clone().unwrap_or(ElemType::Bf16),
     };
     if out.is_none() && explain.is_none() {
@@ -237,6 +237,128 @@ fn gemm(
             residual: residual.as_ref(),
             alpha,
             beta,
+            out: out.as_ref(),
+            out_dtype,
+        })
+    })?;
+    Ok(finish(call, stream, explain)?)
+}
+
+/// A scale argument of `gemm_fp8`: a Python number (per-tensor), else a tensor. A number is
+/// told apart by its type, not by `float(x)`, which a one-element CUDA tensor would answer
+/// by synchronizing the device.
+fn read_scale(
+    obj: &Bound<'_, PyAny>,
+    arg: &str,
+    dl_stream: i64,
+) -> Result<ops::ScaleArg, BindError> {
+    use pyo3::types::{PyFloat, PyInt};
+    if obj.is_instance_of::<PyFloat>() || obj.is_instance_of::<PyInt>() {
+        let v: f64 = obj
+            .extract()
+            .map_err(|e| BindError::protocol(arg, "float", e))?;
+        return Ok(ops::ScaleArg::Value(v as f32));
+    }
+    Ok(ops::ScaleArg::Tensor(read(obj, arg, dl_stream)?))
+}
+
+/// `out = s ⊙ (a @ b)` in FP8 (`torch._scaled_mm`'s form): `a` `[M, K]`, `b` `[K, N]` the
+/// transpose of a row-major `[N, K]`, float8_e4m3fn or float8_e5m2; scales per-tensor,
+/// row-wise or block-wise (`ops::gemm_fp8`). Returns the chosen `kernel/config` (or the
+/// explanation).
+#[pyfunction]
+#[pyo3(signature = (a, b, scale_a, scale_b, out=None, *, out_dtype=None, stream=0, dlpack_stream=None, explain=None))]
+#[allow(clippy::too_many_arguments)]
+fn gemm_fp8(
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+    scale_a: &Bound<'_, PyAny>,
+    scale_b: &Bound<'_, PyAny>,
+    out: Option<&Bound<'_, PyAny>>,
+    out_dtype: Option<&str>,
+    stream: u64,
+    dlpack_stream: Option<i64>,
+    explain: Option<&str>,
+) -> PyResult<String> {
+    let ds = dl(stream, dlpack_stream);
+    let (a, b) = (read(a, "a", ds)?, read(b, "b", ds)?);
+    let sa = read_scale(scale_a, "scale_a", ds)?;
+    let sb = read_scale(scale_b, "scale_b", ds)?;
+    let out = read_opt(out, "out", ds)?;
+    let out_dtype = match out_dtype {
+        Some(s) => dtype_named("gemm_fp8", s)?,
+        None => ElemType::Bf16,
+    };
+    if out.is_none() && explain.is_none() {
+        return Err(BindError::Option {
+            op: "gemm_fp8",
+            why: "`out` is required to launch".into(),
+        }
+        .into());
+    }
+    let call = profile::time(profile::Phase::Check, || {
+        ops::gemm_fp8(&ops::GemmFp8Args {
+            a: &a,
+            b: &b,
+            scale_a: &sa,
+            scale_b: &sb,
+            out: out.as_ref(),
+            out_dtype,
+        })
+    })?;
+    if let ops::Op::GemmFp8(g) = &call.op
+        && g.values_on_device
+        && explain.is_none()
+    {
+        return Err(BindError::Option {
+            op: "gemm_fp8",
+            why: "per-tensor scales are launch parameters: pass them as floats (tirx.gemm_fp8                   reads one-element scale tensors with `.item()`)"
+                .into(),
+        }
+        .into());
+    }
+    Ok(finish(call, stream, explain)?)
+}
+
+/// Blackwell's block-scaled `out = (a·sfa) @ (b·sfb)` (MXFP8: float8_e4m3fn with
+/// float8_e8m0fnu factors; NVFP4: float4_e2m1fn_x2 with UE4M3 factors as float8_e4m3fn), the
+/// factor images in `scale_image`'s layout (`ops::gemm_block_scaled`). Returns the chosen
+/// `kernel/config` (or the explanation); on a Hopper GPU, `NoKernelFitsError` naming sm_100a.
+#[pyfunction]
+#[pyo3(signature = (a, b, sfa, sfb, out=None, *, out_dtype=None, stream=0, dlpack_stream=None, explain=None))]
+#[allow(clippy::too_many_arguments)]
+fn gemm_block_scaled(
+    a: &Bound<'_, PyAny>,
+    b: &Bound<'_, PyAny>,
+    sfa: &Bound<'_, PyAny>,
+    sfb: &Bound<'_, PyAny>,
+    out: Option<&Bound<'_, PyAny>>,
+    out_dtype: Option<&str>,
+    stream: u64,
+    dlpack_stream: Option<i64>,
+    explain: Option<&str>,
+) -> PyResult<String> {
+    let ds = dl(stream, dlpack_stream);
+    let (a, b) = (read(a, "a", ds)?, read(b, "b", ds)?);
+    let (sfa, sfb) = (read(sfa, "sfa", ds)?, read(sfb, "sfb", ds)?);
+    let out = read_opt(out, "out", ds)?;
+    let out_dtype = match out_dtype {
+        Some(s) => dtype_named("gemm_block_scaled", s)?,
+        None => ElemType::Bf16,
+    };
+    if out.is_none() && explain.is_none() {
+        return Err(BindError::Option {
+            op: "gemm_block_scaled",
+            why: "`out` is required to launch".into(),
+        }
+        .into());
+    }
+    let call = profile::time(profile::Phase::Check, || {
+        ops::gemm_block_scaled(&ops::BlockScaledArgs {
+            a: &a,
+            b: &b,
+            sfa: &sfa,
+            sfb: &sfb,
             out: out.as_ref(),
             out_dtype,
         })
@@ -405,6 +527,8 @@ fn _tirx(m: &Bound<'_, PyModule>) -> PyResult<()> {
         py.get_type::<error::NoKernelFitsError>(),
     )?;
     m.add_function(wrap_pyfunction!(gemm, m)?)?;
+    m.add_function(wrap_pyfunction!(gemm_fp8, m)?)?;
+    m.add_function(wrap_pyfunction!(gemm_block_scaled, m)?)?;
     m.add_function(wrap_pyfunction!(row, m)?)?;
     m.add_function(wrap_pyfunction!(silu_mul, m)?)?;
     m.add_function(wrap_pyfunction!(attention, m)?)?;

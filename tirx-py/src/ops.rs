@@ -10,7 +10,7 @@
 //!
 //! Layouts follow PyTorch: `gemm(a, b)` is `a @ b` with `a` `[M, K]` and `b` `[K, N]` — a
 //! row-major `b` runs the NN kernels, the transpose of a row-major `[N, K]` (a Linear's
-//! `weight.t()`) the TN kernels; `attention` takes flash-attention's `[B, S, H, D]`; the row
+//! `weight.t()`) the TN kernels; `gemm_fp8` is `torch._scaled_mm`'s `a @ b` (TN only); `attention` takes flash-attention's `[B, S, H, D]`; the row
 //! ops work on the last dimension.
 //!
 //! Outputs are `None` only when a call is explained rather than launched: then they are
@@ -40,6 +40,11 @@ pub struct Call {
 pub enum Op {
     /// D = act(A·op(B) + bias), or α·A·op(B) + β·C.
     Gemm(Gemm),
+    /// D = s ⊙ A·Bᵀ in FP8, per-tensor, row-wise or block-wise scales.
+    GemmFp8(GemmFp8),
+    /// Blackwell's block-scaled D = (A·sA)·(B·sB)ᵀ (MXFP8, NVFP4): the host's request, checked
+    /// by `factors::factor_request`.
+    BlockScaled(Box<tirx_kernels::gemm::request::GemmRequest>),
     /// A row op; `w`, `b` present as the op takes them.
     Row {
         /// Which.
@@ -531,7 +536,11 @@ pub fn attention(g: &AttentionArgs<'_>) -> Result<Call, BindError> {
 }
 
 mod gemm;
+mod gemm_block_scaled;
+mod gemm_fp8;
 #[cfg(test)]
 mod tests;
 
 pub use self::gemm::{Gemm, GemmArgs, gemm};
+pub use self::gemm_block_scaled::{BlockScaledArgs, gemm_block_scaled};
+pub use self::gemm_fp8::{Fp8Scales, GemmFp8, GemmFp8Args, ScaleArg, gemm_fp8};

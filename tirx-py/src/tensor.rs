@@ -151,10 +151,16 @@ fn dl_dtype(t: DlDataType) -> Result<ElemType, String> {
         4 => "bfloat",
         5 => "complex",
         6 => "bool",
+        10 => "float8_e4m3fn",
+        12 => "float8_e5m2",
+        14 => "float8_e8m0fnu",
         _ => "dtype code ",
     };
     let name = if kind == "dtype code " {
         format!("{kind}{} of {} bits", t.code, t.bits)
+    } else if t.code >= 7 {
+        // DLPack 1.1's float8 codes carry their width in the name.
+        format!("{kind} of {} bits", t.bits)
     } else {
         format!("{kind}{}", t.bits)
     };
@@ -165,6 +171,13 @@ fn dl_dtype(t: DlDataType) -> Result<ElemType, String> {
         (2, 16) => Ok(ElemType::F16),
         (2, 32) => Ok(ElemType::F32),
         (4, 16) => Ok(ElemType::Bf16),
+        // DLPack 1.1: kDLFloat8_e4m3fn = 10, kDLFloat8_e5m2 = 12 (torch ≥ 2.8 exports float8
+        // with these codes; older torch refuses float8 in `__dlpack__`, and tirx reads a CUDA
+        // torch tensor's dtype from the tensor itself on the current stream: `read_torch`).
+        (10, 8) => Ok(ElemType::E4m3),
+        (12, 8) => Ok(ElemType::E5m2),
+        // kDLFloat8_e8m0fnu: MXFP8's factors.
+        (14, 8) => Ok(ElemType::Ue8m0),
         _ => Err(name),
     }
 }
@@ -260,6 +273,10 @@ fn read_torch(obj: &Bound<'_, PyAny>) -> PyResult<Option<Foreign>> {
             "bfloat16" => Ok(ElemType::Bf16),
             "float16" => Ok(ElemType::F16),
             "float32" => Ok(ElemType::F32),
+            "float8_e4m3fn" => Ok(ElemType::E4m3),
+            "float8_e5m2" => Ok(ElemType::E5m2),
+            "float8_e8m0fnu" => Ok(ElemType::Ue8m0),
+            "float4_e2m1fn_x2" => Ok(ElemType::E2m1x2),
             other => Err(other.to_string()),
         },
         shape,
@@ -440,6 +457,9 @@ mod tests {
         assert_eq!(t(2, 64, 1), Err("float64".into()));
         assert_eq!(t(0, 32, 1), Err("int32".into()));
         assert_eq!(t(2, 16, 2), Err("float16x2".into()));
+        assert_eq!(t(10, 8, 1), Ok(ElemType::E4m3));
+        assert_eq!(t(12, 8, 1), Ok(ElemType::E5m2));
+        assert_eq!(t(11, 8, 1), Err("dtype code 11 of 8 bits".into()));
         assert_eq!(typestr_dtype("<f2"), Ok(ElemType::F16));
         assert_eq!(typestr_dtype("<i8"), Err("<i8".into()));
     }

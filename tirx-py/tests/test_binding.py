@@ -54,7 +54,9 @@ _PyCapsule_New = ctypes.pythonapi.PyCapsule_New
 _PyCapsule_New.restype = ctypes.py_object
 _PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 
-_DTYPES = {"bf16": (4, 16), "f16": (2, 16), "f32": (2, 32), "f64": (2, 64), "i32": (0, 32)}
+# float8: DLPack 1.1's kDLFloat8_e4m3fn (10) and kDLFloat8_e5m2 (12).
+_DTYPES = {"bf16": (4, 16), "f16": (2, 16), "f32": (2, 32), "f64": (2, 64), "i32": (0, 32),
+           "e4m3": (10, 8), "e5m2": (12, 8), "e8m0": (14, 8)}
 _ADDR = 0x7F0000000000  # 256-byte aligned, never read
 
 
@@ -367,6 +369,91 @@ class Explain(unittest.TestCase):
         a, b = FakeCuda((128, 1001)), FakeCuda((1001, 256))
         text = tirx.explain(tirx.gemm, a, b, device="h200")
         self.assertIn("launch refused: tensor `a` dim 0 has a stride of 2002 bytes", text)
+
+
+class Fp8(unittest.TestCase):
+    """``tirx.gemm_fp8`` (``torch._scaled_mm``'s form) on described FP8 tensors."""
+
+    M, N, K = 256, 512, 1024
+
+    def operands(self, dtype="e4m3", k=None):
+        k = k or self.K
+        # b: the [N, K] weight's transpose, as torch._scaled_mm takes it.
+        return FakeCuda((self.M, k), dtype), FakeCuda((self.N, k), dtype).t()
+
+    def test_each_scale_form_is_explained_on_the_h200(self):
+        a, b = self.operands()
+        m, n = self.M, self.N
+        for sa, sb, problem in [
+            (0.5, 2.0, "gemm tn scale-tensor"),
+            (FakeCuda((), "f32"), FakeCuda((1,), "f32"), "gemm tn scale-tensor"),
+            (FakeCuda((m, 1), "f32"), FakeCuda((1, n), "f32"), "gemm tn scale-rows"),
+            (FakeCuda((m, 8), "f32"), FakeCuda((4, 8), "f32"), "gemm tn scale-blocks"),
+        ]:
+            text = tirx.explain("gemm_fp8", a, b, sa, sb, device="h200")
+            self.assertIn(problem, text)
+            self.assertIn("chosen: gemm_sm90_fp8", text)
+
+    def test_misuse_raises_before_any_driver_call(self):
+        a, b = self.operands()
+        m, n = self.M, self.N
+        cases = [
+            ((FakeCuda((m, self.K)), b, 1.0, 1.0),
+             "`a` has dtype torch.bfloat16; tirx.gemm_fp8 takes torch.float8_e4m3fn or torch.float8_e5m2"),
+            ((a, self.operands("e5m2")[1], 1.0, 1.0),
+             "`b` has dtype torch.float8_e5m2; tirx.gemm_fp8 takes torch.float8_e4m3fn (the dtype of `a`)"),
+            ((a, FakeCuda((self.K, n), "e4m3"), 1.0, 1.0), "torch._scaled_mm"),
+            (self.operands(k=1000) + (1.0, 1.0), "K = 1000 is not a multiple of 16"),
+            ((a, b, FakeCuda((m, 1), "f32"), FakeCuda((n, 1), "f32")),
+             "`scale_a` has shape [256, 1] and `scale_b` [512, 1]"),
+            ((a, b, FakeCuda((m, 1), "bf16"), FakeCuda((1, n), "f32")),
+             "`scale_a` has dtype torch.bfloat16; tirx.gemm_fp8 takes torch.float32"),
+            ((a, b, FakeCuda((m, 1), "f32", device=1), FakeCuda((1, n), "f32")),
+             "`scale_a` is on cuda:1 but `a` is on cuda:0"),
+            ((a, b, np.ones((m, 1), np.float32), FakeCuda((1, n), "f32")), "`scale_a` is on cpu"),
+        ]
+        for args, want in cases:
+            with self.assertRaises(tirx.ArgumentError) as e:
+                tirx.gemm_fp8(*args, out=FakeCuda((m, n)))
+            self.assertIn(want, _msg(e))
+
+    def test_per_tensor_scales_in_tensors_are_read_on_the_host(self):
+        # Without torch the layer cannot read a described tensor: the binding refuses it.
+        a, b = self.operands()
+        with self.assertRaises(tirx.ArgumentError) as e:
+            tirx.gemm_fp8(a, b, FakeCuda((1,), "f32"), 1.0, out=FakeCuda((self.M, self.N)))
+        self.assertIn("per-tensor scales are launch parameters: pass them as floats", _msg(e))
+
+    @unittest.skipIf(gpu_present(), "a GPU is present")
+    def test_a_well_formed_call_needs_the_gpu(self):
+        a, b = self.operands()
+        with self.assertRaises(tirx.NoGpuError):
+            tirx.gemm_fp8(a, b, 0.5, 2.0, out=FakeCuda((self.M, self.N)))
+
+
+class BlockScaled(unittest.TestCase):
+    """``tirx.gemm_block_scaled`` (MXFP8) on described tensors: Blackwell only."""
+
+    def operands(self, sfa_shape=(64, 64), sf_dtype="e8m0"):
+        m, n, k = 256, 256, 512  # 16 factors a row: images [64, 64]
+        return (FakeCuda((m, k), "e4m3"), FakeCuda((n, k), "e4m3").t(),
+                FakeCuda(sfa_shape, sf_dtype), FakeCuda((64, 64), sf_dtype))
+
+    def test_chosen_on_a_b200_refused_on_an_h200_naming_sm_100a(self):
+        text = tirx.explain("gemm_block_scaled", *self.operands(), device="b200")
+        self.assertIn("chosen: gemm_sm100_block_scaled_prod/mxfp8", text)
+        text = tirx.explain("gemm_block_scaled", *self.operands(), device="h200")
+        self.assertIn("chosen: none", text)
+        self.assertIn("refused: compiled for sm_100a", text)
+
+    def test_misuse_raises_before_any_driver_call(self):
+        with self.assertRaises(tirx.ArgumentError) as e:
+            tirx.gemm_block_scaled(*self.operands(sf_dtype="e4m3"), out=FakeCuda((256, 256)))
+        self.assertIn("`sfa` has dtype torch.float8_e4m3fn; tirx.gemm_block_scaled takes "
+                      "torch.float8_e8m0fnu", _msg(e))
+        with self.assertRaises(tirx.ArgumentError) as e:
+            tirx.gemm_block_scaled(*self.operands(sfa_shape=(64, 48)), out=FakeCuda((256, 256)))
+        self.assertIn("sfa", _msg(e))
 
 
 class _FakeTorchModule:

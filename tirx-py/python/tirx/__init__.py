@@ -29,6 +29,8 @@ _raw_stream = getattr(getattr(_torch, "_C", None), "_cuda_getCurrentRawStream", 
 
 __all__ = [
     "gemm",
+    "gemm_fp8",
+    "gemm_block_scaled",
     "attention",
     "softmax",
     "rms_norm",
@@ -148,6 +150,73 @@ def gemm(a, b, *, bias=None, activation=None, residual=None, alpha=1.0, beta=0.0
     return out
 
 
+def _scale_value(s):
+    """A per-tensor scale as a float: Python numbers as they are, a one-element tensor read
+    with ``.item()`` (a device synchronization for a CUDA tensor: pass floats to avoid it);
+    anything else (row-wise and block-wise scales) unchanged."""
+    if isinstance(s, (int, float)):
+        return float(s)
+    if _is_torch(s) and s.numel() == 1 and s.dim() <= 1:
+        return float(s.item())
+    return s
+
+
+def gemm_fp8(a, b, scale_a=1.0, scale_b=1.0, *, out_dtype=None, out=None, stream=None,
+             _explain=None):
+    """``torch._scaled_mm``'s ``s ⊙ (a @ b)`` on tirx's FP8 GEMM kernels.
+
+    ``a`` [M, K] row-major and ``b`` [K, N] the transpose of a row-major [N, K] (a Linear's
+    ``weight.t()``), both ``torch.float8_e4m3fn`` or both ``torch.float8_e5m2``; K a multiple
+    of 16. Scales (float32), told apart by their shapes: per-tensor (floats, or tensors of
+    shape [] or [1], read with ``.item()``), row-wise (``scale_a`` [M, 1], ``scale_b`` [1, N]:
+    ``out[i, j] = scale_a[i] * scale_b[j] * (a @ b)[i, j]``) or block-wise, DeepSeek-V3's
+    (``scale_a`` [M, cdiv(K, 128)] per 1×128 block of ``a``, ``scale_b``
+    [cdiv(N, 128), cdiv(K, 128)] per 128×128 block of the [N, K] weight). ``out_dtype``
+    bf16 (default), f16 or f32.
+    """
+    a, b, out = _d(a), _d(b), _d(out)
+    scale_a, scale_b = _d(scale_a), _d(scale_b)
+    kw = dict(out_dtype=_dtype_name(out_dtype), **_streams(a, stream))
+    if _explain is not None:
+        return _tirx.gemm_fp8(a, b, scale_a, scale_b, out, explain=_explain, **kw)
+    # A one-element scale tensor is read on the host (`.item()`) only after the call is
+    # checked (a wrong dtype or device raises first); other producers are checked before the
+    # output is allocated.
+    reads = any(_is_torch(s) and s.numel() == 1 for s in (scale_a, scale_b))
+    if reads or (out is None and not _torch_out(a, b)):
+        _tirx.gemm_fp8(a, b, scale_a, scale_b, out, explain="check", **kw)
+    scale_a, scale_b = _scale_value(scale_a), _scale_value(scale_b)
+    if out is None:
+        out = _empty(a, "gemm_fp8", (a.shape[0], b.shape[1]),
+                     out_dtype or getattr(_torch, "bfloat16", None))
+    _done(_tirx.gemm_fp8(a, b, scale_a, scale_b, out, **kw))
+    return out
+
+
+def gemm_block_scaled(a, b, sfa, sfb, *, out_dtype=None, out=None, stream=None, _explain=None):
+    """Blackwell's block-scaled ``(a·sfa) @ (b·sfb)`` (``tcgen05.mma … .block_scale``).
+
+    MXFP8: ``a`` [M, K] and ``b`` [K, N] (the transpose of a row-major [N, K]) in
+    ``torch.float8_e4m3fn``, factors ``torch.float8_e8m0fnu`` (one per 32 values of a row).
+    NVFP4: ``torch.float4_e2m1fn_x2`` (K counts bytes, two values each), UE4M3 factors given as
+    ``torch.float8_e4m3fn`` (one per 16 values). ``sfa`` / ``sfb``: the factor matrices in
+    ``tirx::runtime::scale_image``'s layout, [ceil(rows/128)·32, ceil(factors/4)·16].
+    ``out_dtype`` bf16 (default). Only sm_100a kernels take it: on a Hopper GPU this raises
+    ``NoKernelFitsError`` whose table names sm_100a.
+    """
+    a, b, out = _d(a), _d(b), _d(out)
+    kw = dict(out_dtype=_dtype_name(out_dtype), **_streams(a, stream))
+    if _explain is not None:
+        return _tirx.gemm_block_scaled(a, b, sfa, sfb, out, explain=_explain, **kw)
+    if out is None:
+        if not _torch_out(a, b):
+            _tirx.gemm_block_scaled(a, b, sfa, sfb, None, explain="check", **kw)
+        out = _empty(a, "gemm_block_scaled", (a.shape[0], b.shape[1]),
+                     out_dtype or getattr(_torch, "bfloat16", None))
+    _done(_tirx.gemm_block_scaled(a, b, sfa, sfb, out, **kw))
+    return out
+
+
 def attention(q, k, v, *, causal=False, scale=None, return_lse=False, out=None, lse=None,
               stream=None, _explain=None):
     """Attention forward on flash-attention's layout: ``q`` [B, S, HQ, D], ``k``
@@ -222,6 +291,8 @@ def silu_mul(x, g, *, out=None, stream=None, _explain=None):
 
 _OPS = {
     "gemm": gemm,
+    "gemm_fp8": gemm_fp8,
+    "gemm_block_scaled": gemm_block_scaled,
     "attention": attention,
     "softmax": softmax,
     "rms_norm": rms_norm,

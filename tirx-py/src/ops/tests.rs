@@ -305,3 +305,276 @@ fn attention_takes_vs_head_dim_from_v() {
         "{msg}"
     );
 }
+
+/// `weight` [N, K] row-major in FP8, passed as `weight.t()`: [K, N] with strides (1, K).
+fn fp8_w(e: ElemType, n: usize, k: usize) -> Foreign {
+    t(e, &[k, n], &[1, k as i64])
+}
+
+fn scale(shape: &[usize]) -> ScaleArg {
+    ScaleArg::Tensor(c(ElemType::F32, shape))
+}
+
+fn fp8_call(a: &Foreign, b: &Foreign, sa: &ScaleArg, sb: &ScaleArg) -> Result<GemmFp8, BindError> {
+    let call = gemm_fp8(&GemmFp8Args {
+        a,
+        b,
+        scale_a: sa,
+        scale_b: sb,
+        out: None,
+        out_dtype: ElemType::Bf16,
+    })?;
+    match call.op {
+        Op::GemmFp8(g) => Ok(g),
+        other => panic!("{other:?}"),
+    }
+}
+
+fn fp8_err(a: &Foreign, b: &Foreign, sa: &ScaleArg, sb: &ScaleArg) -> String {
+    fp8_call(a, b, sa, sb).unwrap_err().to_string()
+}
+
+/// The three scale forms are told apart by their shapes, and each becomes the metas the
+/// FP8 kernels take (row-wise [M, 1] / [1, N] as the vectors [M] / [N]).
+#[test]
+fn gemm_fp8_scale_forms_follow_their_shapes() {
+    let (m, n, k) = (200, 264, 400);
+    let a = c(ElemType::E4m3, &[m, k]);
+    let b = fp8_w(ElemType::E4m3, n, k);
+    let g = fp8_call(&a, &b, &ScaleArg::Value(0.5), &ScaleArg::Value(2.0)).unwrap();
+    assert!(matches!(g.scales, Fp8Scales::Tensor(0.5, 2.0)) && !g.values_on_device);
+    assert_eq!(
+        (g.b.shape.clone(), g.b.strides.clone()),
+        (vec![n, k], vec![k, 1])
+    );
+    let g = fp8_call(&a, &b, &scale(&[]), &scale(&[1])).unwrap();
+    assert!(matches!(g.scales, Fp8Scales::Tensor(..)) && g.values_on_device);
+    let g = fp8_call(&a, &b, &scale(&[m, 1]), &scale(&[1, n])).unwrap();
+    let Fp8Scales::Rows(sa, sb) = g.scales else {
+        panic!()
+    };
+    assert_eq!((sa.shape, sb.shape), (vec![m], vec![n]));
+    let g = fp8_call(&a, &b, &scale(&[m, 4]), &scale(&[3, 4])).unwrap();
+    let Fp8Scales::Blocks(sa, sb) = g.scales else {
+        panic!()
+    };
+    assert_eq!((sa.shape, sb.shape), (vec![m, 4], vec![3, 4]));
+    assert_eq!(g.d.shape, vec![m, n]);
+    assert_eq!(g.d.elem, ElemType::Bf16);
+}
+
+/// Every misuse of `gemm_fp8` is refused before any driver call, naming the argument.
+#[test]
+fn gemm_fp8_misuse_is_refused_naming_the_argument() {
+    let (m, n, k) = (64, 48, 32);
+    let e4 = ElemType::E4m3;
+    let a = c(e4, &[m, k]);
+    let b = fp8_w(e4, n, k);
+    let one = ScaleArg::Value(1.0);
+    let e = fp8_err(&c(ElemType::Bf16, &[m, k]), &b, &one, &one);
+    assert!(
+        e.contains("`a` has dtype torch.bfloat16; tirx.gemm_fp8 takes torch.float8_e4m3fn or torch.float8_e5m2"),
+        "{e}"
+    );
+    let e = fp8_err(&a, &fp8_w(ElemType::E5m2, n, k), &one, &one);
+    assert!(
+        e.contains("`b` has dtype torch.float8_e5m2; tirx.gemm_fp8 takes torch.float8_e4m3fn (the dtype of `a`)"),
+        "{e}"
+    );
+    let bf_scale = ScaleArg::Tensor(c(ElemType::Bf16, &[m, 1]));
+    let e = fp8_err(&a, &b, &bf_scale, &scale(&[1, n]));
+    assert!(
+        e.contains("`scale_a` has dtype torch.bfloat16; tirx.gemm_fp8 takes torch.float32"),
+        "{e}"
+    );
+    // A row-major [K, N] B: the FP8 kernels read B as N×K only.
+    let e = fp8_err(&a, &c(e4, &[k, n]), &one, &one);
+    assert!(
+        e.contains("`b` (shape [32, 48], strides [48, 1]) is not contiguous"),
+        "{e}"
+    );
+    assert!(e.contains("torch._scaled_mm"), "{e}");
+    let e = fp8_err(&a, &fp8_w(e4, n, k + 16), &one, &one);
+    assert!(e.contains("K disagrees (32 vs 48)"), "{e}");
+    let (a40, b40) = (c(e4, &[m, 40]), fp8_w(e4, n, 40));
+    let e = fp8_err(&a40, &b40, &one, &one);
+    assert!(e.contains("K = 40 is not a multiple of 16"), "{e}");
+    let e = fp8_err(&a, &b, &scale(&[m, 1]), &scale(&[n, 1]));
+    assert!(
+        e.contains(
+            "`scale_a` has shape [64, 1] and `scale_b` [48, 1]; for [M, N, K] = [64, 48, 32]"
+        ),
+        "{e}"
+    );
+    assert!(
+        e.contains("row-wise ([64, 1] and [1, 48]) or block-wise ([64, 1] and [1, 1]"),
+        "{e}"
+    );
+    let e = fp8_err(&a, &b, &one, &scale(&[1, n]));
+    assert!(e.contains("one scale is a number"), "{e}");
+    // [M, 1] as a column of a wider matrix: not a vector along M.
+    let strided = ScaleArg::Tensor(t(ElemType::F32, &[m, 1], &[2, 1]));
+    let e = fp8_err(&a, &b, &strided, &scale(&[1, n]));
+    assert!(
+        e.contains("`scale_a` (shape [64, 1], strides [2, 1]) is not contiguous"),
+        "{e}"
+    );
+    // Devices: a CPU scale, and B on another GPU.
+    let cpu = ScaleArg::Tensor(Foreign {
+        place: Place::Other(1, 0),
+        ..c(ElemType::F32, &[m, 1])
+    });
+    let e = fp8_err(&a, &b, &cpu, &scale(&[1, n]));
+    assert!(e.contains("`scale_a` is on cpu"), "{e}");
+    let b1 = Foreign {
+        place: Place::Cuda(1),
+        ..b.clone()
+    };
+    let e = fp8_err(&a, &b1, &one, &one);
+    assert!(e.contains("`b` is on cuda:1 but `a` is on cuda:0"), "{e}");
+    // The output.
+    let out = c(ElemType::Bf16, &[n, m]);
+    let e = gemm_fp8(&GemmFp8Args {
+        a: &a,
+        b: &b,
+        scale_a: &one,
+        scale_b: &one,
+        out: Some(&out),
+        out_dtype: ElemType::Bf16,
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("`out` has shape [48, 64]; a @ b is [M, N] = [64, 48]"),
+        "{e}"
+    );
+    let e = gemm_fp8(&GemmFp8Args {
+        a: &a,
+        b: &b,
+        scale_a: &one,
+        scale_b: &one,
+        out: None,
+        out_dtype: ElemType::E4m3,
+    })
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("out_dtype torch.float8_e4m3fn is not one of"),
+        "{e}"
+    );
+}
+
+/// On a described H200 each scale form reaches an FP8 kernel of its epilogue.
+#[test]
+fn gemm_fp8_explains_each_scale_form_on_the_h200() {
+    use tirx_kernels::dispatch::Device;
+    let (m, n, k) = (256, 512, 1024);
+    let a = c(ElemType::E4m3, &[m, k]);
+    let b = fp8_w(ElemType::E4m3, n, k);
+    for (sa, sb, problem) in [
+        (
+            ScaleArg::Value(0.5),
+            ScaleArg::Value(2.0),
+            "gemm tn scale-tensor",
+        ),
+        (scale(&[m, 1]), scale(&[1, n]), "gemm tn scale-rows"),
+        (scale(&[m, 8]), scale(&[4, 8]), "gemm tn scale-blocks"),
+    ] {
+        let call = gemm_fp8(&GemmFp8Args {
+            a: &a,
+            b: &b,
+            scale_a: &sa,
+            scale_b: &sb,
+            out: None,
+            out_dtype: ElemType::Bf16,
+        })
+        .unwrap();
+        let text = crate::host::explain(&call.op, &Device::h200());
+        assert!(text.contains(problem), "{text}");
+        assert!(text.contains("chosen: gemm_sm90_fp8"), "{text}");
+    }
+}
+
+fn block_scaled_call(
+    input: ElemType,
+    factor: ElemType,
+    (m, n, k): (usize, usize, usize),
+    images: ([usize; 2], [usize; 2]),
+) -> Result<Call, BindError> {
+    let (a, b) = (c(input, &[m, k]), fp8_w(input, n, k));
+    let (sfa, sfb) = (c(factor, &images.0), c(factor, &images.1));
+    gemm_block_scaled(&BlockScaledArgs {
+        a: &a,
+        b: &b,
+        sfa: &sfa,
+        sfb: &sfb,
+        out: None,
+        out_dtype: ElemType::Bf16,
+    })
+}
+
+/// MXFP8 and NVFP4 reach the Blackwell kernels on a described B200; on an H200 nothing takes
+/// them and the table names sm_100a (what `NoKernelFitsError` carries); a factor image of the
+/// wrong extent is refused by the host's own check, before any device.
+#[test]
+fn gemm_block_scaled_runs_on_blackwell_and_is_refused_on_hopper_naming_sm_100a() {
+    use tirx_kernels::dispatch::Device;
+    let (m, n) = (256, 256);
+    // MXFP8: K = 512 values, 16 factors a row; NVFP4: K = 256 bytes = 512 values, 32 a row.
+    for (input, factor, k, images) in [
+        (ElemType::E4m3, ElemType::Ue8m0, 512, ([64, 64], [64, 64])),
+        (
+            ElemType::E2m1x2,
+            ElemType::E4m3,
+            256,
+            ([64, 128], [64, 128]),
+        ),
+    ] {
+        let call = block_scaled_call(input, factor, (m, n, k), images).unwrap();
+        let b = crate::host::explain(&call.op, &Device::b200());
+        assert!(b.contains("chosen: gemm_sm100"), "{b}");
+        let h = crate::host::explain(&call.op, &Device::h200());
+        assert!(h.contains("chosen: none"), "{h}");
+        assert!(h.contains("refused: compiled for sm_100a"), "{h}");
+        // What a launch on an H200 raises (`tirx.NoKernelFitsError`).
+        let err = tirx_kernels::dispatch::choose(
+            crate::host::request(&call.op).as_ref(),
+            &tirx_kernels::catalogue::all(),
+            &Device::h200(),
+            tirx_kernels::dispatch::tune::Cache::host(),
+        )
+        .unwrap_err();
+        let err = BindError::from(err);
+        assert!(err.to_string().contains("compiled for sm_100a"), "{err}");
+        assert!(
+            matches!(
+                err,
+                BindError::Runtime(tirx::RuntimeError::NoKernelFits { .. })
+            ),
+            "{err:?}"
+        );
+    }
+    let e = block_scaled_call(
+        ElemType::E4m3,
+        ElemType::Ue8m0,
+        (m, n, 512),
+        ([64, 48], [64, 64]),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("sfa"), "{e}");
+    let e = block_scaled_call(
+        ElemType::E4m3,
+        ElemType::E4m3,
+        (m, n, 512),
+        ([64, 64], [64, 64]),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains(
+            "`sfa` has dtype torch.float8_e4m3fn; tirx.gemm_block_scaled takes torch.float8_e8m0fnu"
+        ),
+        "{e}"
+    );
+}
