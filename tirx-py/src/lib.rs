@@ -179,6 +179,18 @@ fn dl(stream: u64, dlpack_stream: Option<i64>) -> i64 {
     dlpack_stream.unwrap_or_else(|| tensor::dlpack_stream(stream))
 }
 
+/// A launch writes into the caller's `out`: refused without one, unless the call only
+/// explains its choice.
+fn need_out(op: &'static str, has_out: bool, explain: Option<&str>) -> Result<(), BindError> {
+    if has_out || explain.is_some() {
+        return Ok(());
+    }
+    Err(BindError::Option {
+        op,
+        why: "`out` is required to launch".into(),
+    })
+}
+
 fn dtype_named(op: &'static str, s: &str) -> Result<ElemType, BindError> {
     match s.trim_start_matches("torch.") {
         "bfloat16" | "bf16" => Ok(ElemType::Bf16),
@@ -220,13 +232,7 @@ fn gemm(
         Some(s) => dtype_named("gemm", s)?,
         None => a.dtype.clone().unwrap_or(ElemType::Bf16),
     };
-    if out.is_none() && explain.is_none() {
-        return Err(BindError::Option {
-            op: "gemm",
-            why: "`out` is required to launch".into(),
-        }
-        .into());
-    }
+    need_out("gemm", out.is_some(), explain)?;
     let call = profile::time(profile::Phase::Check, || {
         ops::gemm(&ops::GemmArgs {
             a: &a,
@@ -289,13 +295,7 @@ fn gemm_fp8(
         Some(s) => dtype_named("gemm_fp8", s)?,
         None => ElemType::Bf16,
     };
-    if out.is_none() && explain.is_none() {
-        return Err(BindError::Option {
-            op: "gemm_fp8",
-            why: "`out` is required to launch".into(),
-        }
-        .into());
-    }
+    need_out("gemm_fp8", out.is_some(), explain)?;
     let call = profile::time(profile::Phase::Check, || {
         ops::gemm_fp8(&ops::GemmFp8Args {
             a: &a,
@@ -312,7 +312,7 @@ fn gemm_fp8(
     {
         return Err(BindError::Option {
             op: "gemm_fp8",
-            why: "per-tensor scales are launch parameters: pass them as floats (tirx.gemm_fp8                   reads one-element scale tensors with `.item()`)"
+            why: "per-tensor scales are launch parameters: pass them as floats (tirx.gemm_fp8 reads one-element scale tensors with `.item()`)"
                 .into(),
         }
         .into());
@@ -346,13 +346,7 @@ fn gemm_block_scaled(
         Some(s) => dtype_named("gemm_block_scaled", s)?,
         None => ElemType::Bf16,
     };
-    if out.is_none() && explain.is_none() {
-        return Err(BindError::Option {
-            op: "gemm_block_scaled",
-            why: "`out` is required to launch".into(),
-        }
-        .into());
-    }
+    need_out("gemm_block_scaled", out.is_some(), explain)?;
     let call = profile::time(profile::Phase::Check, || {
         ops::gemm_block_scaled(&ops::BlockScaledArgs {
             a: &a,
@@ -397,13 +391,7 @@ fn row(
     let x = read(x, "x", ds)?;
     let (w, b) = (read_opt(weight, "weight", ds)?, read_opt(bias, "bias", ds)?);
     let out = read_opt(out, "out", ds)?;
-    if out.is_none() && explain.is_none() {
-        return Err(BindError::Option {
-            op: "row",
-            why: "`out` is required to launch".into(),
-        }
-        .into());
-    }
+    need_out("row", out.is_some(), explain)?;
     let call = profile::time(profile::Phase::Check, || {
         ops::row(op, &x, w.as_ref(), b.as_ref(), out.as_ref(), eps)
     })?;
@@ -424,13 +412,7 @@ fn silu_mul(
     let ds = dl(stream, dlpack_stream);
     let (x, g) = (read(x, "x", ds)?, read(g, "g", ds)?);
     let out = read_opt(out, "out", ds)?;
-    if out.is_none() && explain.is_none() {
-        return Err(BindError::Option {
-            op: "silu_mul",
-            why: "`out` is required to launch".into(),
-        }
-        .into());
-    }
+    need_out("silu_mul", out.is_some(), explain)?;
     let call = profile::time(profile::Phase::Check, || {
         ops::silu_mul(&x, &g, out.as_ref())
     })?;
