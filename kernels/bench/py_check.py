@@ -177,6 +177,79 @@ def checks(quick):
             record(f"refused: {name}", 0.0 if ok else 1.0, 0.0, note=str(e)[:120])
 
 
+E4M3, E5M2 = torch.float8_e4m3fn, torch.float8_e5m2
+
+
+def fp8_operands(m, n, k, dt=E4M3):
+    """a [M, K] and w [N, K] in FP8 (random values spread over the format's range), b = w.t()."""
+    a = (torch.randn(m, k, device=DEV) * 4).to(dt)
+    w = (torch.randn(n, k, device=DEV) * 4).to(dt)
+    return a, w
+
+
+def fp8_reference(a, w, sa, sb):
+    """f64 on the GPU from the FP8 values (exact in f64) and the scales, in every form
+    `tirx.gemm_fp8` reads: floats (per tensor), [M, 1] / [1, N] (per row / column), or
+    [M, cdiv(K, 128)] / [cdiv(N, 128), cdiv(K, 128)] (per block, DeepSeek-V3's)."""
+    m, k = a.shape
+    n = w.shape[0]
+    af, wf = a.double(), w.double()
+    if torch.is_tensor(sa) and sa.dim() == 2 and sa.shape[1] != 1:
+        af = af * sa.double().repeat_interleave(128, 1)[:, :k]
+        wf = wf * sb.double().repeat_interleave(128, 0)[:n].repeat_interleave(128, 1)[:, :k]
+        return af @ wf.t()
+    ref = af @ wf.t()
+    sa = sa.double() if torch.is_tensor(sa) else float(sa)
+    sb = sb.double() if torch.is_tensor(sb) else float(sb)
+    return ref * sa * sb
+
+
+def fp8_checks(quick):
+    """`tirx.gemm_fp8` against an f64 reference in each scale form, and beside
+    `torch._scaled_mm` where torch has the same form (per tensor, per row)."""
+    shapes = [(256, 512, 128), (1024, 1024, 1024), (129, 384, 272), (4096, 4096, 4096), (1000, 1064, 1040)]
+    if quick:
+        shapes = shapes[:3]
+    tol = {BF16: 1e-2, F16: 2e-3, F32: 1e-4}
+    for (m, n, k) in shapes:
+        kb, nb = -(-k // 128), -(-n // 128)
+        a, w = fp8_operands(m, n, k)
+        forms = [
+            ("tensor", 0.5, torch.tensor(0.25, device=DEV)),
+            ("rows", torch.rand(m, 1, device=DEV) + 0.5, torch.rand(1, n, device=DEV) + 0.5),
+            ("blocks", torch.rand(m, kb, device=DEV) + 0.5, torch.rand(nb, kb, device=DEV) + 0.5),
+        ]
+        for form, sa, sb in forms:
+            for out_dt in ([None, F32] if form != "blocks" else [None, F16]):
+                check_call(f"gemm_fp8 {form} {m}x{n}x{k} e4m3->{out_dt or BF16}",
+                           lambda: (tirx.gemm_fp8(a, w.t(), sa, sb, out_dtype=out_dt), fp8_reference(a, w, sa, sb)),
+                           tol[out_dt or BF16], rel_fro)
+    a, w = fp8_operands(512, 768, 384, E5M2)
+    check_call("gemm_fp8 tensor 512x768x384 e5m2",
+               lambda: (tirx.gemm_fp8(a, w.t(), 2.0, 0.5), fp8_reference(a, w, 2.0, 0.5)), 1e-2, rel_fro)
+    # Beside torch's own scaled GEMM (cuBLASLt underneath): the same bf16 result to rounding.
+    m, n, k = 1024, 2048, 512
+    a, w = fp8_operands(m, n, k)
+    sa, sb = torch.rand(m, 1, device=DEV) + 0.5, torch.rand(1, n, device=DEV) + 0.5
+    try:
+        theirs = torch._scaled_mm(a, w.t(), scale_a=sa, scale_b=sb, out_dtype=BF16)
+        check_call("gemm_fp8 rows vs torch._scaled_mm", lambda: (tirx.gemm_fp8(a, w.t(), sa, sb), theirs), 1e-2, rel_fro)
+    except RuntimeError as e:  # a torch without the row-wise form: said, not failed
+        print(f"note: torch._scaled_mm row-wise unavailable: {str(e)[:200]}")
+    misuses = [
+        ("fp8 mixed e4m3/e5m2", lambda: tirx.gemm_fp8(a, w.t().to(E5M2)), "e5m2"),
+        ("fp8 bf16 operand", lambda: tirx.gemm_fp8(a, rnd(k, n)), "bfloat16"),
+        ("fp8 scale rows of wrong length", lambda: tirx.gemm_fp8(a, w.t(), torch.ones(m + 1, 1, device=DEV), sb), "scale"),
+    ]
+    for name, fn, want in misuses:
+        try:
+            fn()
+            record(f"refused: {name}", 1.0, 0.0, note="was not refused")
+        except (tirx.ArgumentError, tirx.NoKernelFitsError) as e:
+            ok = want.lower() in str(e).lower()
+            record(f"refused: {name}", 0.0 if ok else 1.0, 0.0, note=str(e)[:160])
+
+
 def time_ms(fn, iters=30):
     for _ in range(5):
         fn()
@@ -213,6 +286,11 @@ def bench(quick):
     for n in ([4096] if quick else [2048, 4096, 8192]):
         a, w = rnd(n, n), rnd(n, n)
         pair(f"gemm tn {n}³ bf16", 2 * n**3, lambda: tirx.gemm(a, w.t()), lambda: a @ w.t(), "TFLOP/s")
+    for n in ([4096] if quick else [4096, 8192]):
+        a8, w8 = fp8_operands(n, n, n)
+        sa, sb = torch.rand(n, 1, device=DEV) + 0.5, torch.rand(1, n, device=DEV) + 0.5
+        pair(f"gemm_fp8 rows {n}³ e4m3", 2 * n**3, lambda: tirx.gemm_fp8(a8, w8.t(), sa, sb),
+             lambda: torch._scaled_mm(a8, w8.t(), scale_a=sa, scale_b=sb, out_dtype=BF16), "TFLOP/s")
     m, k, n = 2048, 4096, 6144
     a, w = rnd(m, k), rnd(n, k)
     pair(f"gemm tn {m}x{n}x{k} (QKV of the block)", 2 * m * n * k, lambda: tirx.gemm(a, w.t()), lambda: a @ w.t(), "TFLOP/s")
@@ -301,6 +379,7 @@ def main():
     torch.backends.cuda.matmul.allow_tf32 = False  # the f32 references are f32
     t0 = time.time()
     checks(args.quick)
+    fp8_checks(args.quick)
     print(f"-- checks: {len(results['checks']) - len(failed)}/{len(results['checks'])} ok ({time.time() - t0:.1f} s)")
     bench(args.quick)
     try:
