@@ -165,12 +165,9 @@ pub mod kernels {
                     // `sk` there and are masked like the rest of a partly filled page.
                     // (`cdiv(BN, PAGE)` is BN/PAGE here, and 1, not an empty loop, in the
                     // configs that build this branch without taking it.)
-                    // Each page id is read once a block, for its K and its V boxes (both
-                    // stages acquired first).
                     let last = cdiv(sk, PAGE) - 1;
                     for n in 0..n_blocks {
                         let ks = k_pipe.producer_acquire(n);
-                        let vs = v_pipe.producer_acquire(n);
                         for p in 0..cdiv(BN, PAGE) {
                             let page = gather(block_table, b, min(n * cdiv(BN, PAGE) + p, last));
                             for c in 0..D / 64 {
@@ -180,6 +177,10 @@ pub mod kernels {
                                     k_pipe.full(ks),
                                 );
                             }
+                        }
+                        let vs = v_pipe.producer_acquire(n);
+                        for p in 0..cdiv(BN, PAGE) {
+                            let page = gather(block_table, b, min(n * cdiv(BN, PAGE) + p, last));
                             for c in 0..D / 64 {
                                 tma::load(
                                     v_pages[vs][c][p],
