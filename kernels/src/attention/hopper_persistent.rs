@@ -30,7 +30,7 @@ pub mod kernels {
         grid = (SMS, 1, 1),
         configs(product(
             types(default = (T = bf16), f16 = (T = f16)),
-            mask(default = (CAUSAL = 0)),
+            mask(default = (CAUSAL = 0), causal = (CAUSAL = 1)),
             tile(d128_sms = (D = 128, BN = 128, NWG = 2, STAGES = 2, QS = 2)),
         )),
     )]
@@ -59,10 +59,8 @@ pub mod kernels {
         let corr = regs::<f32>([64, 1], layout = stat(s, axis = 1));
         let heads = HQ / D;
         let m_tiles = cdiv(S, 64 * NWG);
-        let n_tiles = m_tiles * heads * B;
-        // Key blocks per tile, and how many need no tail mask.
-        let n_blocks = cdiv(SK, BN);
-        let n_full = SK / BN;
+        let per_head = items_per_head(m_tiles);
+        let n_items = per_head * heads * B;
         #[scope(warpgroup = 0)]
         {
             setmaxnreg::dec(24);
@@ -71,25 +69,26 @@ pub mod kernels {
                 // K/V blocks and Q tiles loaded so far: the rings' counters run on across tiles.
                 let mut it = 0;
                 let mut j = 0;
-                for t in (cta.x..n_tiles).step_by(ncta.x) {
-                    // Query tiles fastest (a wave of CTAs shares a head's K/V in L2).
-                    let mb = m_tiles - 1 - t % m_tiles;
-                    let h = t / m_tiles % heads;
-                    let b = t / m_tiles / heads;
+                for t in (cta.x..n_items).step_by(ncta.x) {
+                    let (first, span, h, b) = walk_item(t, m_tiles);
                     let hk = h / (HQ / HK);
-                    let sq = q_pipe.producer_acquire(j);
-                    for w in 0..NWG {
-                        for c in 0..D / 64 {
-                            tma::load(
-                                q_s[sq * NWG + w][c],
-                                q.tile(b, mb * NWG + w, h * (D / 64) + c),
-                                q_pipe.full(sq),
-                            );
+                    for u in 0..min(span, 1) + 1 {
+                        let mb = first - u * span;
+                        let (n_blocks, _) = key_blocks(mb);
+                        let sq = q_pipe.producer_acquire(j);
+                        for w in 0..NWG {
+                            for c in 0..D / 64 {
+                                tma::load(
+                                    q_s[sq * NWG + w][c],
+                                    q.tile(b, mb * NWG + w, h * (D / 64) + c),
+                                    q_pipe.full(sq),
+                                );
+                            }
                         }
+                        load_kv(k_pipe, v_pipe, k_s, v_s, k, v, b, hk, it, D / 64, n_blocks);
+                        it = it + n_blocks;
+                        j = j + 1;
                     }
-                    load_kv(k_pipe, v_pipe, k_s, v_s, k, v, b, hk, it, D / 64, n_blocks);
-                    it = it + n_blocks;
-                    j = j + 1;
                 }
             }
         }
@@ -101,18 +100,15 @@ pub mod kernels {
             // The producer's walk; `it` counts K/V blocks, `j` tiles.
             let mut it = 0;
             let mut j = 0;
-            for t in (cta.x..n_tiles).step_by(ncta.x) {
-                let mb = m_tiles - 1 - t % m_tiles;
-                let h = t / m_tiles % heads;
-                let b = t / m_tiles / heads;
+            for t in (cta.x..n_items).step_by(ncta.x) {
+                let (first, span, h, b) = walk_item(t, m_tiles);
+                for u in 0..min(span, 1) + 1 {
+                let mb = first - u * span;
+                let (n_blocks, n_full) = key_blocks(mb);
+                let row0 = (mb * NWG + wg) * 64;
                 let sq = q_pipe.consumer_wait(j);
                 let qw = sq * NWG + wg;
-                // Defined here, in the consumers' register budget: an MMA with `accumulate = false`
-                // still names its accumulator, which ptxas would otherwise keep live from the entry.
-                acc = 0.0;
-                s = 0.0;
-                m_i = f32::NEG_INFINITY;
-                l_i = 0.0;
+                softmax_init(s, acc, m_i, l_i, corr);
                 if n_blocks > 0 {
                     // Block 0: S, its softmax, P.
                     let sk = k_pipe.consumer_wait(it);
@@ -125,15 +121,8 @@ pub mod kernels {
                     if leader {
                         k_pipe.consumer_release(sk);
                     }
-                    if n_full == 0 {
-                        s = select(col_index(s) < SK, s, f32::NEG_INFINITY);
-                    }
-                    // Without a mask every row sees key 0, so its max is finite from block 0 on (no
-                    // −∞ guard as in `attention_sm90`).
-                    m_i = reduce_max(s, axis = 1);
-                    s = exp2_approx(s * scale_log2 - m_i * scale_log2);
-                    l_i = reduce_sum(s, axis = 1);
-                    pb = cast::<T>(s);
+                    mask_block(s, 0, n_full, row0);
+                    softmax_first(s, pb, m_i, l_i, scale_log2);
                     // Block n: S_n = Q·K_nᵀ and O += P_{n−1}·V_{n−1} in flight together; the softmax
                     // of S_n runs while the second product does.
                     for n in 1..n_blocks {
@@ -150,29 +139,11 @@ pub mod kernels {
                         if leader {
                             k_pipe.consumer_release(sk);
                         }
-                        if n >= n_full {
-                            s = select(col_index(s) + n * BN < SK, s, f32::NEG_INFINITY);
-                        }
-                        let m_new = max(m_i, reduce_max(s, axis = 1));
-                        s = exp2_approx(s * scale_log2 - m_new * scale_log2);
-                        corr = exp2_approx(m_i * scale_log2 - m_new * scale_log2);
-                        l_i = l_i * corr + reduce_sum(s, axis = 1);
-                        m_i = m_new;
-                        wgmma::wait(0);
-                        if leader {
-                            v_pipe.consumer_release(sv);
-                        }
-                        acc = acc * corr;
-                        pb = cast::<T>(s);
+                        mask_block(s, n, n_full, row0);
+                        softmax_next(s, m_i, l_i, corr, scale_log2);
+                        pv_retire(acc, pb, s, corr, v_pipe, sv, leader);
                     }
-                    let sv = v_pipe.consumer_wait(it + n_blocks - 1);
-                    wgmma::fence();
-                    wgmma::mma(acc, pb, v_s[sv], accumulate = true);
-                    wgmma::commit();
-                    wgmma::wait(0);
-                    if leader {
-                        v_pipe.consumer_release(sv);
-                    }
+                    pv_last(acc, pb, v_pipe, v_s, it + n_blocks, leader);
                 }
                 acc = acc * select(l_i == 0.0, 0.0, rcp(l_i));
                 store_lse(lse, m_i, l_i, scale_log2, b * heads + h, mb * NWG + wg);
@@ -192,6 +163,7 @@ pub mod kernels {
                 }
                 it = it + n_blocks;
                 j = j + 1;
+                }
             }
             // Every store has written O before the CTA exits.
             #[scope(leader)]
