@@ -11,11 +11,32 @@
 //!
 //! Measured against `attention_sm90` on the H200 (docs/perf/attention-h200.md, 2026-12-03
 //! 12:32): hd 128 without a mask +21% at s512, +11% at 1k, +6% at 2k, +2% at 8k; hd 64, hd 256
-//! and every causal problem slower (a static round-robin walk cannot balance the causal
-//! tiles' unequal work, which the hardware's CTA scheduler does for one CTA per tile). So it
-//! holds the hd 128 unmasked tile only (no causal mask, no ping-pong, O rescaled after the P·V
-//! product: the branches of `attention_sm90` those tiles need are left out), and the host's
-//! cost model takes it for them (`dispatch::attention`).
+//! and, with the walk of single tiles, every causal problem slower. That walk cannot balance
+//! the causal tiles' unequal work: with `m` query tiles a head and an SM count that `m`
+//! divides (132 at s512, hd 128: m = 4), CTA c takes query tile `m − 1 − c mod m` every
+//! round, so a quarter of the CTAs read 4 key blocks a tile while the mean is 2.5; the
+//! hardware's CTA scheduler balances one CTA per tile by handing the next tile to the first
+//! SM free.
+//!
+//! The causal walk (`walk_item` of `pieces.rs`) is balanced by construction instead: a work
+//! item is a pair of query tiles of one (head, batch), `m − 1 − p` and `p`, whose key blocks
+//! sum to `m + 1` whatever `p` (the tile of 128 rows and 128-column key blocks on S = SK;
+//! about that otherwise); an odd `m`'s middle tiles, half an item each, come after every
+//! pair, so they neither fall on the same CTAs round after round nor leave a long item to the
+//! walk's end. The items run round-robin over the CTAs, the longer tile of each first; the
+//! rings run on across both tiles of an item as across items. The mask, the block counts
+//! (`key_blocks`, bottom-right aligned as `attention_sm90`: a tile whose rows see no key reads
+//! no block) and the softmax steps (`softmax_first`/`softmax_next`, whose −∞ guards such rows
+//! need) are `attention_pieces`', the unmasked tile's too. Left out as before: ping-pong, O
+//! rescaled early (`EARLY`), three consumer warpgroups; so the tile is hd 128 alone.
+//!
+//! Predicted by the host's cost model (`dispatch::attention`, the busiest SM's key blocks),
+//! causal hd 128, 16k tokens, 16 heads, against one CTA a tile: +35% at s512, +22% at 1k,
+//! +14% at 2k, +9% at 4k, +5% at 8k — the unmasked tile's exposed prologue (0.8 of a block a
+//! tile) and the hardware schedule's uneven end, which the pairs leave only where the items
+//! do not divide the SMs. The emulator's walk on 4 SMs (s512, 4 heads: 16 tiles, 8 items)
+//! gives CTA 0 10 key blocks where the walk of single tiles gave it 16 (`tirx sim
+//! --timeline`). Device measurements: the lead's record in docs/perf/attention-h200.md.
 
 use tirx::prelude::*;
 
@@ -28,11 +49,21 @@ pub mod kernels {
         target = sm_90a,
         threads = 128 * (NWG + 1),
         grid = (SMS, 1, 1),
-        configs(product(
-            types(default = (T = bf16), f16 = (T = f16)),
-            mask(default = (CAUSAL = 0), causal = (CAUSAL = 1)),
-            tile(d128_sms = (D = 128, BN = 128, NWG = 2, STAGES = 2, QS = 2)),
-        )),
+        // hd 128 with and without the mask; hd 64 causal only (unmasked, the one-CTA-per-tile
+        // three-warpgroup tile measured faster; causal, the pairs' balance is predicted to win
+        // at short sequences: see the module docs).
+        configs(
+            product(
+                types(default = (T = bf16), f16 = (T = f16)),
+                mask(default = (CAUSAL = 0), causal = (CAUSAL = 1)),
+                tile(d128_sms = (D = 128, BN = 128, NWG = 2, STAGES = 2, QS = 2)),
+            ),
+            product(
+                types(default = (T = bf16), f16 = (T = f16)),
+                mask(causal = (CAUSAL = 1)),
+                tile(d64_sms = (D = 64, BN = 128, NWG = 2, STAGES = 2, QS = 2)),
+            ),
+        ),
     )]
     pub fn attention_sm90_persistent(
         #[shape(B, S, HQ)] q: Tensor<T>,

@@ -89,22 +89,34 @@ mod attention_pieces {
 
     /// Work item `t` of the persistent Hopper walk over `m_tiles` query tiles per (head,
     /// batch): `(first, span, h, b)`, its query tiles `first` and, when `span > 0`,
-    /// `first − span`, of query head `h`, batch `b`. Items run query tiles fastest (a wave of
-    /// CTAs shares a head's K/V in L2). Without a mask an item is one tile, `m_tiles − 1 − p`
-    /// for the item's place `p` in its head (the longest first, as `attention_sm90`'s grid).
-    /// With CAUSAL = 1 tile `mb` reads about `mb + 1` key blocks, so an item is the pair
+    /// `first − span`, of query head `h`, batch `b`. Without a mask an item is one tile,
+    /// `m_tiles − 1 − p` for the item's place `p` in its head (the longest first, as
+    /// `attention_sm90`'s grid), query tiles fastest (a wave of CTAs shares a head's K/V in
+    /// L2). With CAUSAL = 1 tile `mb` reads about `mb + 1` key blocks, so an item is the pair
     /// `m_tiles − 1 − p` and `p` (`span = m_tiles − 1 − 2p`), whose blocks sum to about
     /// `m_tiles + 1` whatever `p`: the items cost the same and a static round-robin walk is
-    /// balanced by construction (an odd `m_tiles`' middle tile is an item alone).
+    /// balanced by construction. An odd `m_tiles`' middle tiles (half an item's work each) come
+    /// after every pair, one item each: among their heads' pairs they would fall on the same
+    /// CTAs every round wherever the items a head divide the SM count; last, they fill the
+    /// walk's uneven end.
     #[tile_fn]
     fn walk_item(t: u32, m_tiles: u32) -> (u32, u32, u32, u32) {
-        let per_head = items_per_head(m_tiles);
-        let p = t % per_head;
+        let mut first = m_tiles - 1 - t % m_tiles;
         let mut span = 0;
+        let mut hb = t / m_tiles;
         if CAUSAL == 1 {
-            span = m_tiles - 1 - 2 * p;
+            let pairs = m_tiles / 2;
+            let paired = pairs * (HQ / D) * B;
+            if t < paired {
+                first = m_tiles - 1 - t % pairs;
+                span = first - t % pairs;
+                hb = t / pairs;
+            } else {
+                first = m_tiles / 2;
+                hb = t - paired;
+            }
         }
-        (m_tiles - 1 - p, span, t / per_head % (HQ / D), t / per_head / (HQ / D))
+        (first, span, hb % (HQ / D), hb / (HQ / D))
     }
 
     /// Key block `n`'s mask on the scores `s` of query rows `row0…` (one row per tile row):
