@@ -28,13 +28,20 @@
 //! (`key_blocks`, bottom-right aligned as `attention_sm90`: a tile whose rows see no key reads
 //! no block) and the softmax steps (`softmax_first`/`softmax_next`, whose −∞ guards such rows
 //! need) are `attention_pieces`', the unmasked tile's too. Left out as before: ping-pong, O
-//! rescaled early (`EARLY`), three consumer warpgroups; so the tile is hd 128 alone.
+//! rescaled early (`EARLY`), three consumer warpgroups. So unmasked the tile is hd 128 alone
+//! (at hd 64 `attention_sm90`'s three-warpgroup tile with `EARLY` was faster), and causal
+//! hd 128 and hd 64 (two warpgroups, where the pairs' balance is predicted to outweigh the
+//! third warpgroup at short sequences).
 //!
-//! Predicted by the host's cost model (`dispatch::attention`, the busiest SM's key blocks),
-//! causal hd 128, 16k tokens, 16 heads, against one CTA a tile: +35% at s512, +22% at 1k,
-//! +14% at 2k, +9% at 4k, +5% at 8k — the unmasked tile's exposed prologue (0.8 of a block a
-//! tile) and the hardware schedule's uneven end, which the pairs leave only where the items
-//! do not divide the SMs. The emulator's walk on 4 SMs (s512, 4 heads: 16 tiles, 8 items)
+//! Predicted by the host's cost model (`AttentionRequest::cost`, the busiest SM's key
+//! blocks), causal, 16k tokens, heads × hd 2048, against the one-CTA-a-tile tile it takes
+//! now: hd 128 (`causal_d128`) +35% at s512, +22% at 1k, +14% at 2k, +9% at 4k, +5% at 8k;
+//! hd 64 (`causal_d64_w3`, its 1.13 for the third warpgroup counted) +51% at s512, +36% at
+//! 1k, +9% at 2k, +3% at 4k, −5% at 8k (not taken there) — the exposed prologue (0.8 of a
+//! block a tile) and the hardware schedule's uneven end, which the pairs leave only where the
+//! items do not divide the SMs. The model knows nothing of hd 64's softmax-bound blocks
+//! (the unmasked two-warpgroup tile lost there though the model favoured it): the hd 64
+//! numbers are the less certain. The emulator's walk on 4 SMs (s512, 4 heads: 16 tiles, 8 items)
 //! gives CTA 0 10 key blocks where the walk of single tiles gave it 16 (`tirx sim
 //! --timeline`). Device measurements: the lead's record in docs/perf/attention-h200.md.
 
