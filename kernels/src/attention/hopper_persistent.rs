@@ -41,9 +41,14 @@
 //! block a tile) and the hardware schedule's uneven end, which the pairs leave only where the
 //! items do not divide the SMs. The model knows nothing of hd 64's softmax-bound blocks
 //! (the unmasked two-warpgroup tile lost there though the model favoured it): the hd 64
-//! numbers are the less certain. The emulator's walk on 4 SMs (s512, 4 heads: 16 tiles, 8 items)
-//! gives CTA 0 10 key blocks where the walk of single tiles gave it 16 (`tirx sim
-//! --timeline`). Device measurements: the lead's record in docs/perf/attention-h200.md.
+//! numbers are the less certain.
+//!
+//! In the emulator (`tirx sim attention_sm90_persistent --config causal_d128_sms --m 512
+//! --n 512 --sms 4 --timeline FILE`: s512, 4 heads, 16 tiles on 4 CTAs, the pattern of 132
+//! SMs at m = 4) CTA 0 issues 5120 wgmma operations over 10.67 M steps with the pairs, 8192
+//! over 15.31 M with the walk of single tiles (always tile 3: 16 key blocks against the pairs'
+//! 10 = the mean), the whole grid's thread-instructions the same (1.296 G against 1.300 G).
+//! Device measurements: the lead's record in docs/perf/attention-h200.md.
 
 use tirx::prelude::*;
 
