@@ -56,10 +56,17 @@ fn attention_in_the_emulator_matches_the_f64_reference() {
 
 /// The persistent kernel on two SMs: six tiles (three per CTA, so the two Q stages wrap) with a
 /// key tail, and three tiles of one query tile each (the two CTAs walk unequal
-/// counts: two tiles and one).
+/// counts: two tiles and one); causal, three query tiles a head (an odd count: the pair
+/// (2, 0) of each head, then the middle tiles 1 alone) with a key tail, and hd 64's pairs
+/// over three heads (two items for one CTA, one for the other).
 #[test]
 fn persistent_attention_in_the_emulator_walks_several_tiles() {
-    for (config, s, h) in [("d128_sms", 130, 3), ("f16_d128_sms", 70, 3)] {
+    for (config, s, h) in [
+        ("d128_sms", 130, 3),
+        ("f16_d128_sms", 70, 3),
+        ("causal_d128_sms", 300, 2),
+        ("f16_causal_d64_sms", 200, 3),
+    ] {
         for seed in 1..=2 {
             let err = run(&attention_sm90_persistent::KERNEL, config, s, h, seed);
             assert!(
@@ -78,7 +85,7 @@ fn persistent_attention_in_the_emulator_walks_several_tiles() {
 /// LSE against the f64 reference ([`simulate::attention_values`] checks both).
 #[test]
 fn hopper_attention_with_other_key_lengths_matches_the_f64_reference() {
-    let cases: [(&Kernel, &str, [usize; 5]); 7] = [
+    let cases: [(&Kernel, &str, [usize; 5]); 9] = [
         // (kernel, config, [b, s, sk, hq, hk])
         (&attention_sm90::KERNEL, "causal_d64", [1, 70, 300, 2, 1]),
         (&attention_sm90::KERNEL, "causal_d64", [2, 200, 65, 1, 1]),
@@ -90,6 +97,18 @@ fn hopper_attention_with_other_key_lengths_matches_the_f64_reference() {
             &attention_sm90_persistent::KERNEL,
             "d128_sms",
             [1, 300, 77, 2, 1],
+        ),
+        // The causal pairs with fewer keys than queries (query tile 0 sees no key: it reads
+        // no block, its partner all of them) and with more, GQA, a batch of two.
+        (
+            &attention_sm90_persistent::KERNEL,
+            "causal_d128_sms",
+            [1, 300, 77, 2, 1],
+        ),
+        (
+            &attention_sm90_persistent::KERNEL,
+            "f16_causal_d128_sms",
+            [2, 65, 257, 4, 2],
         ),
     ];
     for (kernel, config, [b, s, sk, hq, hk]) in cases {

@@ -74,14 +74,8 @@ pub mod kernels {
         let hk = h / (HQ / HK);
         // Longest first: with the causal mask, later query tiles see more keys.
         let mb = ncta.x - 1 - cta.x;
-        // Key blocks this tile reads, and how many of them need no mask (every key of the block
-        // seen by every row of the tile): causal rows see keys j ≤ i + SK − S.
-        let mut n_blocks = cdiv(SK, BN);
-        let mut n_full = SK / BN;
-        if CAUSAL == 1 {
-            n_blocks = min(n_blocks, cdiv(max((mb + 1) * (64 * NWG) + SK, S) - S, BN));
-            n_full = min(n_full, (max(mb * (64 * NWG) + SK + 1, S) - S) / BN);
-        }
+        // Key blocks this tile reads, and how many of them need no mask.
+        let (n_blocks, n_full) = key_blocks(mb);
         #[scope(warpgroup = 0)]
         {
             setmaxnreg::dec(24 + 8 * (NWG - 2));

@@ -11,11 +11,44 @@
 //!
 //! Measured against `attention_sm90` on the H200 (docs/perf/attention-h200.md, 2026-12-03
 //! 12:32): hd 128 without a mask +21% at s512, +11% at 1k, +6% at 2k, +2% at 8k; hd 64, hd 256
-//! and every causal problem slower (a static round-robin walk cannot balance the causal
-//! tiles' unequal work, which the hardware's CTA scheduler does for one CTA per tile). So it
-//! holds the hd 128 unmasked tile only (no causal mask, no ping-pong, O rescaled after the P·V
-//! product: the branches of `attention_sm90` those tiles need are left out), and the host's
-//! cost model takes it for them (`dispatch::attention`).
+//! and, with the walk of single tiles, every causal problem slower. That walk cannot balance
+//! the causal tiles' unequal work: with `m` query tiles a head and an SM count that `m`
+//! divides (132 at s512, hd 128: m = 4), CTA c takes query tile `m − 1 − c mod m` every
+//! round, so a quarter of the CTAs read 4 key blocks a tile while the mean is 2.5; the
+//! hardware's CTA scheduler balances one CTA per tile by handing the next tile to the first
+//! SM free.
+//!
+//! The causal walk (`walk_item` of `pieces.rs`) is balanced by construction instead: a work
+//! item is a pair of query tiles of one (head, batch), `m − 1 − p` and `p`, whose key blocks
+//! sum to `m + 1` whatever `p` (the tile of 128 rows and 128-column key blocks on S = SK;
+//! about that otherwise); an odd `m`'s middle tiles, half an item each, come after every
+//! pair, so they neither fall on the same CTAs round after round nor leave a long item to the
+//! walk's end. The items run round-robin over the CTAs, the longer tile of each first; the
+//! rings run on across both tiles of an item as across items. The mask, the block counts
+//! (`key_blocks`, bottom-right aligned as `attention_sm90`: a tile whose rows see no key reads
+//! no block) and the softmax steps (`softmax_first`/`softmax_next`, whose −∞ guards such rows
+//! need) are `attention_pieces`', the unmasked tile's too. Left out as before: ping-pong, O
+//! rescaled early (`EARLY`), three consumer warpgroups. So unmasked the tile is hd 128 alone
+//! (at hd 64 `attention_sm90`'s three-warpgroup tile with `EARLY` was faster), and causal
+//! hd 128 and hd 64 (two warpgroups, where the pairs' balance is predicted to outweigh the
+//! third warpgroup at short sequences).
+//!
+//! Predicted by the host's cost model (`AttentionRequest::cost`, the busiest SM's key
+//! blocks), causal, 16k tokens, heads × hd 2048, against the one-CTA-a-tile tile it takes
+//! now: hd 128 (`causal_d128`) +35% at s512, +22% at 1k, +14% at 2k, +9% at 4k, +5% at 8k;
+//! hd 64 (`causal_d64_w3`, its 1.13 for the third warpgroup counted) +51% at s512, +36% at
+//! 1k, +9% at 2k, +3% at 4k, −5% at 8k (not taken there) — the exposed prologue (0.8 of a
+//! block a tile) and the hardware schedule's uneven end, which the pairs leave only where the
+//! items do not divide the SMs. The model knows nothing of hd 64's softmax-bound blocks
+//! (the unmasked two-warpgroup tile lost there though the model favoured it): the hd 64
+//! numbers are the less certain.
+//!
+//! In the emulator (`tirx sim attention_sm90_persistent --config causal_d128_sms --m 512
+//! --n 512 --sms 4 --timeline FILE`: s512, 4 heads, 16 tiles on 4 CTAs, the pattern of 132
+//! SMs at m = 4) CTA 0 issues 5120 wgmma operations over 10.67 M steps with the pairs, 8192
+//! over 15.31 M with the walk of single tiles (always tile 3: 16 key blocks against the pairs'
+//! 10 = the mean), the whole grid's thread-instructions the same (1.296 G against 1.300 G).
+//! Device measurements: the lead's record in docs/perf/attention-h200.md.
 
 use tirx::prelude::*;
 
@@ -28,11 +61,21 @@ pub mod kernels {
         target = sm_90a,
         threads = 128 * (NWG + 1),
         grid = (SMS, 1, 1),
-        configs(product(
-            types(default = (T = bf16), f16 = (T = f16)),
-            mask(default = (CAUSAL = 0)),
-            tile(d128_sms = (D = 128, BN = 128, NWG = 2, STAGES = 2, QS = 2)),
-        )),
+        // hd 128 with and without the mask; hd 64 causal only (unmasked, the one-CTA-per-tile
+        // three-warpgroup tile measured faster; causal, the pairs' balance is predicted to win
+        // at short sequences: see the module docs).
+        configs(
+            product(
+                types(default = (T = bf16), f16 = (T = f16)),
+                mask(default = (CAUSAL = 0), causal = (CAUSAL = 1)),
+                tile(d128_sms = (D = 128, BN = 128, NWG = 2, STAGES = 2, QS = 2)),
+            ),
+            product(
+                types(default = (T = bf16), f16 = (T = f16)),
+                mask(causal = (CAUSAL = 1)),
+                tile(d64_sms = (D = 64, BN = 128, NWG = 2, STAGES = 2, QS = 2)),
+            ),
+        ),
     )]
     pub fn attention_sm90_persistent(
         #[shape(B, S, HQ)] q: Tensor<T>,
@@ -59,10 +102,8 @@ pub mod kernels {
         let corr = regs::<f32>([64, 1], layout = stat(s, axis = 1));
         let heads = HQ / D;
         let m_tiles = cdiv(S, 64 * NWG);
-        let n_tiles = m_tiles * heads * B;
-        // Key blocks per tile, and how many need no tail mask.
-        let n_blocks = cdiv(SK, BN);
-        let n_full = SK / BN;
+        let per_head = items_per_head(m_tiles);
+        let n_items = per_head * heads * B;
         #[scope(warpgroup = 0)]
         {
             setmaxnreg::dec(24);
@@ -71,25 +112,26 @@ pub mod kernels {
                 // K/V blocks and Q tiles loaded so far: the rings' counters run on across tiles.
                 let mut it = 0;
                 let mut j = 0;
-                for t in (cta.x..n_tiles).step_by(ncta.x) {
-                    // Query tiles fastest (a wave of CTAs shares a head's K/V in L2).
-                    let mb = m_tiles - 1 - t % m_tiles;
-                    let h = t / m_tiles % heads;
-                    let b = t / m_tiles / heads;
+                for t in (cta.x..n_items).step_by(ncta.x) {
+                    let (first, span, h, b) = walk_item(t, m_tiles);
                     let hk = h / (HQ / HK);
-                    let sq = q_pipe.producer_acquire(j);
-                    for w in 0..NWG {
-                        for c in 0..D / 64 {
-                            tma::load(
-                                q_s[sq * NWG + w][c],
-                                q.tile(b, mb * NWG + w, h * (D / 64) + c),
-                                q_pipe.full(sq),
-                            );
+                    for u in 0..min(span, 1) + 1 {
+                        let mb = first - u * span;
+                        let (n_blocks, _) = key_blocks(mb);
+                        let sq = q_pipe.producer_acquire(j);
+                        for w in 0..NWG {
+                            for c in 0..D / 64 {
+                                tma::load(
+                                    q_s[sq * NWG + w][c],
+                                    q.tile(b, mb * NWG + w, h * (D / 64) + c),
+                                    q_pipe.full(sq),
+                                );
+                            }
                         }
+                        load_kv(k_pipe, v_pipe, k_s, v_s, k, v, b, hk, it, D / 64, n_blocks);
+                        it = it + n_blocks;
+                        j = j + 1;
                     }
-                    load_kv(k_pipe, v_pipe, k_s, v_s, k, v, b, hk, it, D / 64, n_blocks);
-                    it = it + n_blocks;
-                    j = j + 1;
                 }
             }
         }
@@ -101,18 +143,15 @@ pub mod kernels {
             // The producer's walk; `it` counts K/V blocks, `j` tiles.
             let mut it = 0;
             let mut j = 0;
-            for t in (cta.x..n_tiles).step_by(ncta.x) {
-                let mb = m_tiles - 1 - t % m_tiles;
-                let h = t / m_tiles % heads;
-                let b = t / m_tiles / heads;
+            for t in (cta.x..n_items).step_by(ncta.x) {
+                let (first, span, h, b) = walk_item(t, m_tiles);
+                for u in 0..min(span, 1) + 1 {
+                let mb = first - u * span;
+                let (n_blocks, n_full) = key_blocks(mb);
+                let row0 = (mb * NWG + wg) * 64;
                 let sq = q_pipe.consumer_wait(j);
                 let qw = sq * NWG + wg;
-                // Defined here, in the consumers' register budget: an MMA with `accumulate = false`
-                // still names its accumulator, which ptxas would otherwise keep live from the entry.
-                acc = 0.0;
-                s = 0.0;
-                m_i = f32::NEG_INFINITY;
-                l_i = 0.0;
+                softmax_init(s, acc, m_i, l_i, corr);
                 if n_blocks > 0 {
                     // Block 0: S, its softmax, P.
                     let sk = k_pipe.consumer_wait(it);
@@ -125,15 +164,8 @@ pub mod kernels {
                     if leader {
                         k_pipe.consumer_release(sk);
                     }
-                    if n_full == 0 {
-                        s = select(col_index(s) < SK, s, f32::NEG_INFINITY);
-                    }
-                    // Without a mask every row sees key 0, so its max is finite from block 0 on (no
-                    // −∞ guard as in `attention_sm90`).
-                    m_i = reduce_max(s, axis = 1);
-                    s = exp2_approx(s * scale_log2 - m_i * scale_log2);
-                    l_i = reduce_sum(s, axis = 1);
-                    pb = cast::<T>(s);
+                    mask_block(s, 0, n_full, row0);
+                    softmax_first(s, pb, m_i, l_i, scale_log2);
                     // Block n: S_n = Q·K_nᵀ and O += P_{n−1}·V_{n−1} in flight together; the softmax
                     // of S_n runs while the second product does.
                     for n in 1..n_blocks {
@@ -150,29 +182,11 @@ pub mod kernels {
                         if leader {
                             k_pipe.consumer_release(sk);
                         }
-                        if n >= n_full {
-                            s = select(col_index(s) + n * BN < SK, s, f32::NEG_INFINITY);
-                        }
-                        let m_new = max(m_i, reduce_max(s, axis = 1));
-                        s = exp2_approx(s * scale_log2 - m_new * scale_log2);
-                        corr = exp2_approx(m_i * scale_log2 - m_new * scale_log2);
-                        l_i = l_i * corr + reduce_sum(s, axis = 1);
-                        m_i = m_new;
-                        wgmma::wait(0);
-                        if leader {
-                            v_pipe.consumer_release(sv);
-                        }
-                        acc = acc * corr;
-                        pb = cast::<T>(s);
+                        mask_block(s, n, n_full, row0);
+                        softmax_next(s, m_i, l_i, corr, scale_log2);
+                        pv_retire(acc, pb, s, corr, v_pipe, sv, leader);
                     }
-                    let sv = v_pipe.consumer_wait(it + n_blocks - 1);
-                    wgmma::fence();
-                    wgmma::mma(acc, pb, v_s[sv], accumulate = true);
-                    wgmma::commit();
-                    wgmma::wait(0);
-                    if leader {
-                        v_pipe.consumer_release(sv);
-                    }
+                    pv_last(acc, pb, v_pipe, v_s, it + n_blocks, leader);
                 }
                 acc = acc * select(l_i == 0.0, 0.0, rcp(l_i));
                 store_lse(lse, m_i, l_i, scale_log2, b * heads + h, mb * NWG + wg);
@@ -192,6 +206,7 @@ pub mod kernels {
                 }
                 it = it + n_blocks;
                 j = j + 1;
+                }
             }
             // Every store has written O before the CTA exits.
             #[scope(leader)]

@@ -364,9 +364,11 @@ mod tests {
         assert!(e.contains("3 query heads over 2 K/V heads"), "{e}");
     }
 
-    /// On the bench's sweep: the persistent hd 128 tile takes the unmasked hd 128 problems
-    /// (its overlapped prologue is cheaper at every length), the three-warpgroup tile the hd 64
-    /// ones, ping-pong none.
+    /// On the bench's sweep: the persistent hd 128 tile takes the hd 128 problems, unmasked
+    /// and causal (its overlapped prologue is cheaper at every length, and its walk of pairs
+    /// of query tiles keeps the causal tiles balanced), the three-warpgroup tile the unmasked
+    /// hd 64 ones and the long causal ones, the persistent hd 64 tile the short causal ones,
+    /// ping-pong none.
     #[test]
     fn the_cost_model_ranks_tiles_by_what_they_are() {
         let dev = Device::h200();
@@ -380,9 +382,18 @@ mod tests {
                 "attention_sm90_persistent/d128_sms",
                 "s {s}"
             );
-            assert_eq!(label(128, true, s), "attention_sm90/causal_d128", "s {s}");
+            assert_eq!(
+                label(128, true, s),
+                "attention_sm90_persistent/causal_d128_sms",
+                "s {s}"
+            );
             assert_eq!(label(64, false, s), "attention_sm90/d64_w3", "s {s}");
-            assert_eq!(label(64, true, s), "attention_sm90/causal_d64_w3", "s {s}");
+            let causal_d64 = if s < 8192 {
+                "attention_sm90_persistent/causal_d64_sms"
+            } else {
+                "attention_sm90/causal_d64_w3"
+            };
+            assert_eq!(label(64, true, s), causal_d64, "s {s}");
         }
     }
 

@@ -61,6 +61,64 @@ mod attention_pieces {
         );
     }
 
+    /// The key blocks query tile `mb` (`64·NWG` rows) of a Hopper kernel reads, and how many
+    /// of them need no mask (every key of the block seen by every row of the tile): all of
+    /// SK's, or with CAUSAL = 1 those up to the tile's last row's last key (bottom-right
+    /// aligned: query i sees keys j ≤ i + SK − S; a tile whose rows see no key reads none).
+    #[tile_fn]
+    fn key_blocks(mb: u32) -> (u32, u32) {
+        let mut n_blocks = cdiv(SK, BN);
+        let mut n_full = SK / BN;
+        if CAUSAL == 1 {
+            n_blocks = min(n_blocks, cdiv(max((mb + 1) * (64 * NWG) + SK, S) - S, BN));
+            n_full = min(n_full, (max(mb * (64 * NWG) + SK + 1, S) - S) / BN);
+        }
+        (n_blocks, n_full)
+    }
+
+    /// The persistent Hopper walk's work items per (head, batch) over `m_tiles` query tiles:
+    /// one per tile, or with CAUSAL = 1 one per pair of tiles ([`walk_item`]).
+    #[tile_fn]
+    fn items_per_head(m_tiles: u32) -> u32 {
+        let mut per_head = m_tiles;
+        if CAUSAL == 1 {
+            per_head = cdiv(m_tiles, 2);
+        }
+        per_head
+    }
+
+    /// Work item `t` of the persistent Hopper walk over `m_tiles` query tiles per (head,
+    /// batch): `(first, span, h, b)`, its query tiles `first` and, when `span > 0`,
+    /// `first − span`, of query head `h`, batch `b`. Without a mask an item is one tile,
+    /// `m_tiles − 1 − p` for the item's place `p` in its head (the longest first, as
+    /// `attention_sm90`'s grid), query tiles fastest (a wave of CTAs shares a head's K/V in
+    /// L2). With CAUSAL = 1 tile `mb` reads about `mb + 1` key blocks, so an item is the pair
+    /// `m_tiles − 1 − p` and `p` (`span = m_tiles − 1 − 2p`), whose blocks sum to about
+    /// `m_tiles + 1` whatever `p`: the items cost the same and a static round-robin walk is
+    /// balanced by construction. An odd `m_tiles`' middle tiles (half an item's work each) come
+    /// after every pair, one item each: among their heads' pairs they would fall on the same
+    /// CTAs every round wherever the items a head divide the SM count; last, they fill the
+    /// walk's uneven end.
+    #[tile_fn]
+    fn walk_item(t: u32, m_tiles: u32) -> (u32, u32, u32, u32) {
+        let mut first = m_tiles - 1 - t % m_tiles;
+        let mut span = 0;
+        let mut hb = t / m_tiles;
+        if CAUSAL == 1 {
+            let pairs = m_tiles / 2;
+            let paired = pairs * (HQ / D) * B;
+            if t < paired {
+                first = m_tiles - 1 - t % pairs;
+                span = first - t % pairs;
+                hb = t / pairs;
+            } else {
+                first = m_tiles / 2;
+                hb = t - paired;
+            }
+        }
+        (first, span, hb % (HQ / D), hb / (HQ / D))
+    }
+
     /// Key block `n`'s mask on the scores `s` of query rows `row0…` (one row per tile row):
     /// nothing for the blocks every row sees whole (`n < n_full`); else keys past SK, or with
     /// CAUSAL = 1 keys after the row's last (bottom-right aligned: query i sees keys

@@ -17,7 +17,11 @@
 //! grid is persistent (`SMS`) from its signature. A CTA's tile costs one unit per key block
 //! (`rows·BN·D`, divided by the tile's efficiency), and a wave of CTAs costs its longest
 //! tile; a tile of a one-CTA-per-tile grid also pays its Q load, first Q·Kᵀ and O store
-//! unoverlapped, which a persistent CTA overlaps with its previous tile. Every number is a
+//! unoverlapped, which a persistent CTA overlaps with its previous tile. With the causal
+//! mask the tiles differ (tile `mb` reads about `mb + 1` blocks), so the cost is the busiest
+//! SM's: a one-CTA-per-tile grid's tiles handed, longest first, to the first SM free (the
+//! hardware's CTA scheduler, `greedy`); a persistent grid's static walk of pairs of tiles
+//! (`walk_item` in `attention_pieces`, `paired_walk`). Every number is a
 //! measurement on the H200 (docs/perf/attention-h200.md):
 //! - the unoverlapped prologue and epilogue: 0.8 of a key block (hd 128 unmasked, persistent
 //!   against one CTA per tile, 2026-12-02: +20% at seq 512 = 4 blocks, +12% at 1k, +6% at 2k,
@@ -289,16 +293,29 @@ impl ProblemDef for AttentionRequest {
         let bn = bn.max(1) as usize;
         let tiles = b * hq * s.div_ceil(rows);
         let blocks = sk.div_ceil(bn).max(1) as f64;
-        let waves = tiles.div_ceil(device.limits.sm_count.max(1) as usize) as f64;
+        let sms = device.limits.sm_count.max(1) as usize;
+        let waves = tiles.div_ceil(sms) as f64;
         let persistent = artifact.sig().grid.iter().any(mentions_sms);
         let exposed = if persistent { 0.0 } else { EXPOSED_BLOCKS };
+        // Key blocks' worth of time the busiest SM spends: every tile alike without the mask,
+        // else the tiles' own counts scheduled as the grid runs them.
+        let span = if self.causal {
+            let per_tile = causal_blocks(self.dims(), rows, bn);
+            if persistent {
+                paired_walk(&per_tile, b * hq, sms)
+            } else {
+                greedy(&per_tile, b * hq, sms, exposed)
+            }
+        } else {
+            waves * (blocks + exposed)
+        };
         let mut efficiency = if nwg >= 3 { 1.13 } else { 1.0 };
         if artifact.int("PING") == Some(1) {
             efficiency *= 0.99;
         }
         // Q·Kᵀ contracts over d, P·V produces dv columns: a block costs their mean.
         let block = (rows * bn * (self.d + self.dv)) as f64 / 2.0 / efficiency;
-        Ok(waves * (blocks + exposed) * block / 1e6)
+        Ok(span * block / 1e6)
     }
 
     fn cache_key(&self, device: &Device) -> Key {
@@ -319,5 +336,160 @@ impl ProblemDef for AttentionRequest {
                 tune::alignment(self.d),
             ],
         }
+    }
+}
+
+/// The key blocks each query tile of `rows` rows reads under the causal mask (bottom-right
+/// aligned, as the kernels' `key_blocks`): tile `mb`'s last row `(mb + 1)·rows − 1` sees keys up
+/// to `SK − S` past it; at least one block each (a tile whose rows see no key still pays its
+/// loads and store).
+fn causal_blocks(dims: Dims, rows: usize, bn: usize) -> Vec<f64> {
+    let Dims { s, sk, .. } = dims;
+    (0..s.div_ceil(rows))
+        .map(|mb| {
+            let seen = ((mb + 1) * rows + sk).saturating_sub(s).min(sk);
+            seen.div_ceil(bn).max(1) as f64
+        })
+        .collect()
+}
+
+/// The busiest SM of a one-CTA-per-tile grid of `heads` (head, batch) pairs of `per_tile`
+/// query tiles each, the longest first as the grid launches them (`attention_sm90`'s
+/// `mb = ncta.x − 1 − cta.x`), each tile paying `exposed` blocks beside its own: the hardware
+/// hands the next tile to the first SM free.
+fn greedy(per_tile: &[f64], heads: usize, sms: usize, exposed: f64) -> f64 {
+    // The walk below costs heads·m heap steps (4096 at 16k tokens of hd 64 in 512-query
+    // sequences), paid by every candidate at every launch: on an H100 (stop 49, call 4) the
+    // host's choice at s512 causal ran 26 µs (hd 128) and 80 µs (hd 64) a launch slower than
+    // the same tile forced, the GPU waiting on the host. A program launches the same shapes
+    // again and again: each thread remembers its last answers, keyed by the exact inputs (so
+    // the result is the walk's, bit for bit).
+    type Key = (Vec<u64>, usize, usize, u64);
+    thread_local! {
+        static MEMO: std::cell::RefCell<std::collections::HashMap<Key, f64>> =
+            std::cell::RefCell::new(std::collections::HashMap::new());
+    }
+    let key: Key = (
+        per_tile.iter().map(|x| x.to_bits()).collect(),
+        heads,
+        sms,
+        exposed.to_bits(),
+    );
+    if let Some(end) = MEMO.with(|m| m.borrow().get(&key).copied()) {
+        return end;
+    }
+    let end = greedy_walk(per_tile, heads, sms, exposed);
+    MEMO.with(|m| {
+        let mut m = m.borrow_mut();
+        if m.len() >= 256 {
+            m.clear();
+        }
+        m.insert(key, end);
+    });
+    end
+}
+
+/// [`greedy`]'s walk itself.
+fn greedy_walk(per_tile: &[f64], heads: usize, sms: usize, exposed: f64) -> f64 {
+    let mut free = std::collections::BinaryHeap::new();
+    free.extend((0..sms).map(|_| std::cmp::Reverse(0u64)));
+    // Times in thousandths of a block: integers order exactly in the heap.
+    let milli = |x: f64| (x * 1000.0).round() as u64;
+    let mut end = 0;
+    for _ in 0..heads {
+        for &n in per_tile.iter().rev() {
+            let std::cmp::Reverse(t) = free.pop().expect("sms > 0");
+            let done = t + milli(n + exposed);
+            end = end.max(done);
+            free.push(std::cmp::Reverse(done));
+        }
+    }
+    end as f64 / 1000.0
+}
+
+/// The busiest CTA of the persistent kernel's causal walk (`walk_item` of
+/// `attention_pieces`): per (head, batch), `heads` of them, the pairs of query tiles
+/// `m − 1 − p` and `p`, then an odd count's middle tiles one item each, walked round-robin
+/// over `sms` CTAs.
+fn paired_walk(per_tile: &[f64], heads: usize, sms: usize) -> f64 {
+    let m = per_tile.len();
+    let pairs = (0..m / 2).map(|p| per_tile[m - 1 - p] + per_tile[p]);
+    let mut items: Vec<f64> = Vec::with_capacity(m.div_ceil(2) * heads);
+    for _ in 0..heads {
+        items.extend(pairs.clone());
+    }
+    if m % 2 == 1 {
+        items.extend(std::iter::repeat_n(per_tile[m / 2], heads));
+    }
+    let sms = sms.max(1);
+    let mut load = vec![0.0; sms];
+    for (t, w) in items.into_iter().enumerate() {
+        load[t % sms] += w;
+    }
+    load.into_iter().fold(0.0, f64::max)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_remembered_greedy_walk_is_the_walk() {
+        let tiles = causal_blocks(dims(512, 512), 128, 128);
+        for (heads, sms) in [(1024, 132), (7, 132), (1024, 3)] {
+            let t0 = std::time::Instant::now();
+            let first = greedy(&tiles, heads, sms, EXPOSED_BLOCKS);
+            let walk = t0.elapsed();
+            let t1 = std::time::Instant::now();
+            let again = greedy(&tiles, heads, sms, EXPOSED_BLOCKS);
+            let memo = t1.elapsed();
+            let direct = greedy_walk(&tiles, heads, sms, EXPOSED_BLOCKS);
+            assert_eq!(first.to_bits(), direct.to_bits());
+            assert_eq!(again.to_bits(), direct.to_bits());
+            eprintln!("heads {heads} sms {sms}: walk {walk:?}, remembered {memo:?}");
+        }
+    }
+
+    fn dims(s: usize, sk: usize) -> Dims {
+        Dims {
+            b: 1,
+            s,
+            sk,
+            hq: 1,
+            hk: 1,
+        }
+    }
+
+    /// Tile `mb` reads `mb + 1` blocks on a square problem; with more keys than queries
+    /// (bottom-right aligned) every tile sees the extra keys; a tile that sees none still
+    /// counts one.
+    #[test]
+    fn causal_tiles_read_the_blocks_up_to_their_last_row() {
+        assert_eq!(causal_blocks(dims(512, 512), 128, 128), [1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(causal_blocks(dims(300, 556), 128, 128), [3.0, 4.0, 5.0]);
+        assert_eq!(causal_blocks(dims(512, 100), 128, 128), [1.0, 1.0, 1.0, 1.0]);
+    }
+
+    /// The pairs `(m − 1 − p, p)` cost the same, so every CTA of the walk carries the same load
+    /// where the items divide evenly; the one-CTA-per-tile grid pays its exposed prologues and
+    /// the uneven ends of the hardware's schedule. An odd count's middle tile is an item alone.
+    #[test]
+    fn the_paired_walk_balances_the_causal_tiles() {
+        let tiles = causal_blocks(dims(512, 512), 128, 128);
+        // 16k tokens, 16 heads: 512 (head, batch) pairs, two items of 5 blocks each.
+        assert_eq!(paired_walk(&tiles, 512, 132), 8.0 * 5.0);
+        // One CTA a tile: 2048 tiles of 1–4 blocks and 0.8 exposed each, 51.2 on every SM at
+        // best, 54 as the hardware hands them out.
+        let one_per_tile = greedy(&tiles, 512, 132, EXPOSED_BLOCKS);
+        assert!((one_per_tile - 54.0).abs() < 1e-9, "{one_per_tile}");
+        assert_eq!(paired_walk(&[1.0, 2.0, 3.0], 1, 2), 4.0);
+        assert_eq!(paired_walk(&[1.0, 2.0, 3.0], 2, 2), 6.0);
+    }
+
+    /// Equal tiles scheduled greedily take whole waves, the unmasked model's cost.
+    #[test]
+    fn equal_tiles_take_whole_waves() {
+        assert!((greedy(&[4.0; 3], 100, 132, 0.8) - 3.0 * 4.8).abs() < 1e-9);
+        assert_eq!(greedy(&[4.0; 3], 45, 132, 0.0), 4.0 * 2.0);
     }
 }

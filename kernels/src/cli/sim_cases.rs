@@ -104,6 +104,13 @@ const TABLE: &[Case] = &[
     case("attention_sm90", "causal_d64", (130, 128, 0)),
     // The persistent walk: three heads of 128, two query tiles each (six tiles).
     case("attention_sm90_persistent", "d128_sms", (130, 384, 0)),
+    // Its causal walk: two heads of 128, three query tiles each (the pair (2, 0), then the
+    // middle tile 1 alone), a key tail.
+    case(
+        "attention_sm90_persistent",
+        "causal_d128_sms",
+        (300, 256, 0),
+    ),
 ];
 
 /// Every case with its seed: [`TABLE`], then one case for each shipped sm_90a kernel the
