@@ -40,7 +40,10 @@ const SPLIT_CONFIGS: [(&str, &str); 5] = [
 type Shape = (usize, usize, usize);
 
 /// The slices each split-K candidate ([`SPLIT_CONFIGS`]) ran with at each measured shape
-/// (`best_split` at `46d59a2` on 132 SMs).
+/// (`best_split` at `46d59a2` on 132 SMs, whose model held every device to the H200's HBM
+/// rate; at the H100's own rate the model still picks these `S` for every config it
+/// chooses here, though not for every candidate: `gemm_sm90_splitk/n256` at 64×8192×8192 would
+/// take 2).
 const MEASURED_SPLITS: &[(Shape, [usize; 5])] = &[
     ((8, 4096, 4096), [4, 2, 7, 2, 4]),
     ((32, 4096, 4096), [4, 2, 7, 2, 2]),
@@ -115,10 +118,11 @@ fn measured_splits(shape: Shape, kernel: &str, config: &str) -> Option<usize> {
     Some(splits[column])
 }
 
-/// The model's choice at every measured shape on a 132-SM Hopper, judged by the measurement.
+/// The model's choice at every measured shape on the device of the measurement (an H100 SXM:
+/// 132 SMs, its HBM rate), judged by the measurement.
 fn judge_measured() -> Vec<Judged> {
     let report: ReportJson = serde_json::from_str(MEASURED).expect("the committed file parses");
-    let device = Device::h200();
+    let device = Device::h100();
     report
         .rows
         .iter()
@@ -130,7 +134,7 @@ fn judge_measured() -> Vec<Judged> {
                 .unwrap_or_else(|e| panic!("{shape:?}: {e}"));
             let (kernel, config) = (choice.kernel.name, choice.artifact.config);
             let splits = split::is_partial(choice.artifact).then(|| {
-                split::best_split(&request, choice.artifact, device.limits.sm_count)
+                split::best_split(&request, choice.artifact, &device)
                     .expect("a ranked split-K plan has slices")
                     .0
             });
