@@ -329,6 +329,10 @@ fn measure_shape<A: Fp8Host, D: HostElem>(
                 err_vs_cublas: None,
                 err_vs_ref: None,
                 failure: None,
+                splits: split::is_partial(a)
+                    .then(|| split::best_split(&p.request(shape), a, &device).ok())
+                    .flatten()
+                    .map(|(s, _)| s),
             })
             .collect(),
         failure: None,

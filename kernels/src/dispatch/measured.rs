@@ -6,15 +6,16 @@
 //! one also strikes it from the list).
 //!
 //! The file records each candidate's time but not the slices `S` a split-K candidate ran
-//! with: the bench runs a split-K config through the host's plan (`split::launch_split`),
-//! whose `S` is `split::best_split`'s for the device's 132 SMs. [`MEASURED_SPLITS`] holds
-//! those `S` as the model of the measured commit (`46d59a2`) picked them; a split-K choice
+//! with (the bench records them since, as each candidate's `splits`): the bench runs a
+//! split-K config through the host's plan (`split::launch_split`), whose `S` is
+//! `split::best_split`'s for the device. [`MEASURED_SPLITS`] holds those `S` as the model of
+//! the measured commit (`46d59a2`) picked them, for files without `splits`; a split-K choice
 //! counts only at the `S` it was measured with (a plan at another `S` has no time in the file,
 //! and the test says so rather than borrow another plan's).
 
 use super::tune::Cache;
 use super::{Device, choose};
-use crate::bench::json::ReportJson;
+use crate::bench::json::{CandidateJson, ReportJson};
 use crate::catalogue;
 use crate::gemm::request::{GemmRequest, GemmTypes};
 use crate::gemm::split;
@@ -110,9 +111,15 @@ impl std::fmt::Display for Judged {
     }
 }
 
-/// The slices `(kernel, config)` ran with at `shape` in the measurement, if it is a split-K
-/// candidate of [`SPLIT_CONFIGS`].
-fn measured_splits(shape: Shape, kernel: &str, config: &str) -> Option<usize> {
+/// The slices `(kernel, config)` ran with at `shape` in the measurement: the candidate's
+/// recorded `splits`, else [`MEASURED_SPLITS`]' if it is a split-K candidate of
+/// [`SPLIT_CONFIGS`].
+fn measured_splits(shape: Shape, candidate: Option<&CandidateJson>) -> Option<usize> {
+    let c = candidate?;
+    if c.splits.is_some() {
+        return c.splits;
+    }
+    let (kernel, config) = (c.kernel.as_str(), c.config.as_str());
     let column = SPLIT_CONFIGS.iter().position(|c| *c == (kernel, config))?;
     let (_, splits) = MEASURED_SPLITS.iter().find(|(s, _)| *s == shape)?;
     Some(splits[column])
@@ -143,24 +150,20 @@ fn judge_measured() -> Vec<Judged> {
                 .iter()
                 .filter_map(|c| c.ms)
                 .fold(f64::INFINITY, f64::min);
-            let time = row
+            let candidate = row
                 .candidates
                 .iter()
-                .find(|c| c.kernel == kernel && c.config == config)
+                .find(|c| c.kernel == kernel && c.config == config);
+            let time = candidate
                 .and_then(|c| c.ms)
                 .ok_or_else(|| format!("{kernel}/{config} has no time in the measurement"));
-            let ratio =
-                time.and_then(
-                    |ms| match (splits, measured_splits(shape, kernel, config)) {
-                        (Some(s), Some(at)) if s != at => Err(format!(
-                            "{kernel}/{config} splits K in {s}, but was measured split in {at}"
-                        )),
-                        (Some(_), None) => {
-                            Err(format!("{kernel}/{config}'s measured S is not recorded"))
-                        }
-                        _ => Ok(fastest / ms),
-                    },
-                );
+            let ratio = time.and_then(|ms| match (splits, measured_splits(shape, candidate)) {
+                (Some(s), Some(at)) if s != at => Err(format!(
+                    "{kernel}/{config} splits K in {s}, but was measured split in {at}"
+                )),
+                (Some(_), None) => Err(format!("{kernel}/{config}'s measured S is not recorded")),
+                _ => Ok(fastest / ms),
+            });
             Judged {
                 shape,
                 label: format!("{kernel}/{config}"),
