@@ -259,6 +259,7 @@ fn measure_shape(
             err_vs_cublas: None,
             err_vs_ref: None,
             failure: None,
+            splits: None,
         }],
         failure: None,
         rounds: 0,

@@ -28,7 +28,7 @@ use super::cublaslt_fp8::LtScales;
 use super::report::{Candidate, Failure, Report, Row, shape_label};
 use super::sweep::{self, L2_BYTES, MEMORY_CAP, drop_out, sample_stride, time_rounds};
 use super::{BenchError, RUNS, WARMUP_MS, progress};
-use crate::dispatch::ProblemDef;
+use crate::dispatch::{Device, ProblemDef};
 pub use crate::gemm::fp8_ref::Fp8Host;
 use crate::gemm::fp8_ref::{Fp8ScaleMode, Fp8Scales, check};
 use crate::gemm::request::{Fp8ScaleArgs, GemmRequest, GemmTypes};
@@ -309,6 +309,7 @@ fn measure_shape<A: Fp8Host, D: HostElem>(
 ) -> Result<Row, BenchError> {
     let label = shape_label(shape);
     progress.set_message(format!("{label} (allocating)"));
+    let device = Device::of(rt)?;
     let mut bufs = Buffers::<A, D>::new(rt, shape, p.scales)?;
     let mut row = Row {
         shape,
@@ -320,7 +321,7 @@ fn measure_shape<A: Fp8Host, D: HostElem>(
                 kernel: a.kernel.to_string(),
                 // A split-K plan's slices: the host's model's for this shape on this device.
                 config: match split::is_partial(a) {
-                    true => split::best_split(&p.request(shape), a, rt.limits().sm_count)
+                    true => split::best_split(&p.request(shape), a, &device)
                         .map_or(a.config.to_string(), |(s, _)| format!("{} S={s}", a.config)),
                     false => a.config.to_string(),
                 },
@@ -328,6 +329,10 @@ fn measure_shape<A: Fp8Host, D: HostElem>(
                 err_vs_cublas: None,
                 err_vs_ref: None,
                 failure: None,
+                splits: split::is_partial(a)
+                    .then(|| split::best_split(&p.request(shape), a, &device).ok())
+                    .flatten()
+                    .map(|(s, _)| s),
             })
             .collect(),
         failure: None,

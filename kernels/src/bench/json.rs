@@ -110,6 +110,11 @@ pub struct CandidateJson {
     pub failure: Option<FailureKind>,
     /// The failure's detail.
     pub why: Option<String>,
+    /// The slices `S` a split-K candidate ran with (its time is that plan's, at that `S`);
+    /// absent for a one-launch kernel and in files from before the bench recorded it (issue
+    /// #32: `dispatch::measured` judges a split-K choice only at the `S` it was measured with).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub splits: Option<usize>,
 }
 
 /// [`Failure`]'s kind, as the file spells it.
@@ -180,6 +185,7 @@ impl From<&Row> for RowJson {
                         rel_err_vs_ref: c.err_vs_ref,
                         failure,
                         why,
+                        splits: c.splits,
                     }
                 })
                 .collect(),
@@ -270,6 +276,30 @@ mod tests {
         assert_eq!(v["rows"][0]["ratio"], 0.5);
         assert_eq!(v["rows"][0]["candidates"][0]["failure"], Value::Null);
         assert_eq!(v["rows"][2]["ok"], false);
+    }
+
+    /// A split-K candidate's slices are written beside its time; a one-launch candidate, and
+    /// every candidate of a file from before they were recorded, has none.
+    #[test]
+    fn a_split_k_candidate_records_its_slices() {
+        let mut r = report();
+        r.rows[0].candidates[0].splits = Some(3);
+        let file = ReportJson::from(&r);
+        let text = file.to_text();
+        assert_eq!(ReportJson::parse(&text).unwrap(), file);
+        let v: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(v["rows"][0]["candidates"][0]["splits"], 3);
+        assert!(
+            v["rows"][0]["candidates"][1].get("splits").is_none(),
+            "{text}"
+        );
+        let old = ReportJson::parse(include_str!(
+            "../../../docs/perf/h100-2026-12-06-stop48/call4/bench-gemm.json"
+        ))
+        .unwrap();
+        let mut candidates = old.rows.iter().flat_map(|r| &r.candidates).peekable();
+        assert!(candidates.peek().is_some());
+        assert!(candidates.all(|c| c.splits.is_none()));
     }
 
     #[test]

@@ -54,6 +54,9 @@ pub struct Candidate {
     pub err_vs_ref: Option<f64>,
     /// Why it cannot be chosen, if it cannot.
     pub failure: Option<Failure>,
+    /// The slices `S` a split-K candidate ran with (the host's plan, `split::best_split` on
+    /// this device); `None` for a one-launch kernel.
+    pub splits: Option<usize>,
 }
 
 /// One shape: cuBLASLt and every candidate.
@@ -292,6 +295,7 @@ pub(crate) mod tests {
             err_vs_cublas: Some(1e-3),
             err_vs_ref: Some(2e-3),
             failure,
+            splits: None,
         }
     }
 

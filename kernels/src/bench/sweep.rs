@@ -56,9 +56,12 @@ use super::report::{Candidate, Failure, Measured, Row, shape_label};
 use super::{
     BenchError, MAX_RUNS, RUNS, TIMED_MS, WARMUP, WARMUP_MS, elapsed, event_pair, median, record,
 };
+use crate::dispatch::Device;
 use crate::gemm::reference::BOperand;
-use crate::gemm::request::GemmTypes;
+use crate::gemm::request::{GemmRequest, GemmTypes};
+use crate::gemm::split;
 use crate::reference::{HostElem, Rng, rel_frobenius};
+use tirx::problem::Epilogue;
 
 /// L2 cache of an H200, in bytes.
 pub const L2_BYTES: usize = 60 << 20;
@@ -239,6 +242,34 @@ pub fn round_order(round: usize, p: usize) -> impl Iterator<Item = usize> {
     (0..p).map(move |i| (round + i) % p)
 }
 
+/// The slices `S` the host's split-K plan of `name/config` takes for `problem` at `shape` on
+/// `device` (`split::best_split`, as `split::launch_split` picks them), if it is a split-K
+/// artifact of the catalogue.
+fn splits_of(
+    name: &str,
+    config: &str,
+    problem: Problem,
+    types: GemmTypes,
+    shape: (usize, usize, usize),
+    device: &Device,
+) -> Option<usize> {
+    let art = crate::catalogue::find(name)?
+        .artifacts
+        .iter()
+        .find(|a| a.config == config && split::is_partial(a))?;
+    let epilogue = match problem.scale {
+        Some(_) => Epilogue::Scaled,
+        None => Epilogue::Plain,
+    };
+    let mut request = GemmRequest::contiguous(problem.layout, epilogue, types, shape);
+    if let Some(scalars) = problem.scale {
+        request.scalars = scalars;
+    }
+    split::best_split(&request, art, device)
+        .ok()
+        .map(|(s, _)| s)
+}
+
 /// Takes out of the rounds a participant whose launch failed: cuBLASLt (participant 0) fails
 /// the row and loses its timing; a candidate (participant `1 + i`) is refused.
 pub(super) fn drop_out(row: &mut Row, alive: &mut [bool], who: usize, e: &BenchError) {
@@ -272,6 +303,7 @@ pub fn measure_shape<A: HostElem, D: HostElem>(
     progress.set_message(format!("{label} (allocating)"));
     let mut bufs = Buffers::<A, D>::new(rt, shape, problem)?;
     let tol = types::<A, D>().tolerance();
+    let device = Device::of(rt)?;
     let mut row = Row {
         shape,
         cublas: None,
@@ -285,6 +317,7 @@ pub fn measure_shape<A: HostElem, D: HostElem>(
                 err_vs_cublas: None,
                 err_vs_ref: None,
                 failure: None,
+                splits: splits_of(name, config, problem, types::<A, D>(), shape, &device),
             })
             .collect(),
         failure: None,

@@ -240,7 +240,7 @@ pub fn bench_gemm(
         let slices = split::is_partial(c.artifact)
             .then(|| {
                 let request = gemm_request(problem, types, shape);
-                split::best_split(&request, c.artifact, device.limits.sm_count).ok()
+                split::best_split(&request, c.artifact, &device).ok()
             })
             .flatten()
             .map_or(String::new(), |(s, _)| format!(", split K in {s}"));

@@ -44,15 +44,52 @@ pub struct Device {
     pub target: Target,
     /// Launch limits, the SM count among them.
     pub limits: DeviceLimits,
+    /// Bytes a second its HBM moves in a device copy: the most a cost model's stream can pull
+    /// ([`hbm_bytes_per_s`]).
+    pub hbm_bytes_per_s: f64,
+}
+
+/// Bytes a second an H200's HBM moves: its device copy, about 4300 GB/s (3560–4210 on
+/// 2026-12-03), measured beside the peers on 2026-12-01 (`/work/shared/ANCHORS.md`).
+pub const H200_HBM_BYTES_PER_S: f64 = 4.3e12;
+
+/// Bytes a second an H100 SXM's HBM3 moves: its device copy (`cuMemcpyDtoD` of 8192×7168
+/// bf16), 2.87 TB/s, measured on 2026-12-06 (`docs/perf/h100-2026-12-06-stop46.md`, the
+/// quantisers' table; 86 % of the datasheet's 3.35 TB/s).
+pub const H100_HBM_BYTES_PER_S: f64 = 2.87e12;
+
+/// The HBM rate of the device named `name` (the driver's name, [`tirx::Runtime::name`]): the
+/// measured device copy of an H100 ([`H100_HBM_BYTES_PER_S`]), else the H200's
+/// ([`H200_HBM_BYTES_PER_S`]; a device without a measurement takes it, as every device did
+/// before the H100's was measured). TODO(#32): derive it from the driver's memory clock and
+/// bus width, scaled by the measured copy's share of that peak, instead of by name.
+pub fn hbm_bytes_per_s(name: &str) -> f64 {
+    if name.contains("H100") {
+        H100_HBM_BYTES_PER_S
+    } else {
+        H200_HBM_BYTES_PER_S
+    }
 }
 
 impl Device {
-    /// An H100/H200 SXM (132 SMs), for choices made without a GPU (tests, listings).
+    /// An H200 SXM (132 SMs), for choices made without a GPU (tests, listings).
     pub fn h200() -> Device {
         Device {
             name: "NVIDIA H200".into(),
             target: Target::Sm90a,
             limits: DeviceLimits::HOPPER,
+            hbm_bytes_per_s: H200_HBM_BYTES_PER_S,
+        }
+    }
+
+    /// An H100 SXM (132 SMs, the H200's limits, its slower HBM3), for choices made without a
+    /// GPU: the device of the measurements `dispatch::measured` judges the model by.
+    pub fn h100() -> Device {
+        let name = "NVIDIA H100 80GB HBM3";
+        Device {
+            name: name.into(),
+            hbm_bytes_per_s: hbm_bytes_per_s(name),
+            ..Device::h200()
         }
     }
 
@@ -66,6 +103,8 @@ impl Device {
                 sm_count: 148,
                 ..DeviceLimits::HOPPER
             },
+            // No Blackwell GPU here: the H200's until one is measured.
+            hbm_bytes_per_s: H200_HBM_BYTES_PER_S,
         }
     }
 
@@ -82,6 +121,7 @@ impl Device {
             name: rt.name().to_string(),
             target: rt.target()?,
             limits: *rt.limits(),
+            hbm_bytes_per_s: hbm_bytes_per_s(rt.name()),
         })
     }
 }

@@ -441,7 +441,11 @@ fn simulate_split(
     let splits = match splits {
         Some(s) => s,
         None => {
-            split::best_split(request, art, run.sms)
+            split::best_split(
+                request,
+                art,
+                &crate::dispatch::Device::hopper_with_sms(run.sms),
+            )
                 .map_err(|r| r.to_string())?
                 .0
         }

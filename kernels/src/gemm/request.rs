@@ -43,8 +43,9 @@
 //!   the block-scaled kernel's warpgroups by turns (`PING`): ×1.045, measured ([`BLOCK_TURNS`]).
 //!
 //! Skinny shapes are bound by the stream, not the tiles: the cost is at least the time of
-//! reading A and B and writing D ([`memory_units`]) at the HBM's rate or at what the CTAs'
-//! pipelines pull ([`pull_rate`]: their stage bytes in flight over [`STAGE_LATENCY_S`]),
+//! reading A and B and writing D ([`memory_units`]) at the device's HBM rate (its measured
+//! device copy, `Device::hbm_bytes_per_s`: 4.3 TB/s on the H200, 2.87 on the H100) or at what
+//! the CTAs' pipelines pull ([`pull_rate`]: their stage bytes in flight over [`STAGE_LATENCY_S`]),
 //! whichever is less, plus one pipeline fill ([`fill_units`]). The CTAs that pull are counted
 //! by the busiest one (wave quantisation of the stream): a grid of `T` tiles on `R < T`
 //! resident CTAs (persistent, or in waves) gives `⌈T / R⌉` tiles' bytes to one CTA, so the
@@ -315,8 +316,7 @@ impl ProblemDef for GemmRequest {
                 // runs the plan), at the slices an H200 would take (the
                 // planner's checks of `w` do not depend on S).
                 "w" => {
-                    let sms = tirx::runtime::DeviceLimits::HOPPER.sm_count;
-                    let s = split::best_split(self, artifact, sms).map_or(2, |(s, _)| s);
+                    let s = split::best_split(self, artifact, &Device::h200()).map_or(2, |(s, _)| s);
                     let shape = split::workspace_shape(artifact, s, (m, n));
                     Some(TensorMeta::row_major(ElemType::F32, &shape, 0))
                 }
@@ -344,7 +344,7 @@ impl ProblemDef for GemmRequest {
 
     fn cost(&self, artifact: &KernelArtifact, device: &Device) -> Result<f64, Reject> {
         if split::is_partial(artifact) {
-            return split::best_split(self, artifact, device.limits.sm_count).map(|(_, c)| c);
+            return split::best_split(self, artifact, device).map(|(_, c)| c);
         }
         let (m, n, k) = self.shape;
         let (Some(bm), Some(bn)) = (artifact.int("BM"), artifact.int("BN")) else {
@@ -429,7 +429,8 @@ impl ProblemDef for GemmRequest {
         let rate = pull_rate(self, artifact);
         // One pipeline fill before anything streams (the later waves of a grid that is not
         // persistent are in its ×1.25).
-        Ok(cost.max(memory_units(self, streams, rate, 0.0)) + fill_units(1, k))
+        let memory = memory_units(self, (streams, rate), 0.0, device.hbm_bytes_per_s);
+        Ok(cost.max(memory) + fill_units(1, k))
     }
 
     fn cache_key(&self, device: &Device) -> Key {
@@ -458,9 +459,6 @@ pub(crate) const BLOCK_STRADDLE: f64 = 1.25;
 /// by turns): 845 / 880, 856 / 894, 857 / 898 and 739 / 773 TFLOP/s at 4096³, 8192³,
 /// 4096×7168×16384 and 4096×2112×7168 (H100, 2026-12-06, `docs/perf/h100-2026-12-06-stop48.md`).
 pub(crate) const BLOCK_TURNS: f64 = 1.045;
-/// Bytes a second of HBM moves: the H200's device copy (about 4300 GB/s, measured beside the
-/// peers on 2026-12-01, `/work/shared/ANCHORS.md`).
-pub(crate) const HBM_BYTES_PER_S: f64 = 4.3e12;
 /// Bytes a second one CTA's TMA pipeline pulls from HBM when its config does not say how deep
 /// it is (no `STAGES`): an estimate from issue #32's decode ratios (32–41 GB/s a CTA); the
 /// tune cache corrects it.
@@ -538,17 +536,23 @@ pub(crate) fn unit_seconds(k: usize) -> f64 {
 }
 
 /// The time, in units, of reading A and B once and writing D (plus `extra` bytes) by
-/// `resident` CTAs each pulling `rate` bytes a second: at the HBM's rate, or at what those
+/// `resident` CTAs each pulling `rate` bytes a second: at the HBM's rate `hbm` (the device's,
+/// `Device::hbm_bytes_per_s`), or at what those
 /// CTAs pull when that is less. `resident` need not be whole: a grid whose busiest CTA streams
 /// more than its share counts as the fewer CTAs that would stream it all in that time (this
 /// file's header).
-pub(crate) fn memory_units(request: &GemmRequest, resident: f64, rate: f64, extra: f64) -> f64 {
+pub(crate) fn memory_units(
+    request: &GemmRequest,
+    (resident, rate): (f64, f64),
+    extra: f64,
+    hbm: f64,
+) -> f64 {
     let (m, n, k) = request.shape;
     let (mf, nf, kf) = (m as f64, n as f64, k as f64);
     let bytes = (mf + nf) * kf * request.types.input.bytes() as f64
         + mf * nf * request.types.output.bytes() as f64
         + extra;
-    let rate = HBM_BYTES_PER_S.min(resident.max(1.0) * rate);
+    let rate = hbm.min(resident.max(1.0) * rate);
     bytes / rate / unit_seconds(k)
 }
 

@@ -22,9 +22,10 @@
 //! - memory: A and B read, D written, and the partials' traffic (`S·M·N` f32 written and read
 //!   back, C read where β ≠ 0) at what the resident CTAs pull (`request::memory_units` with
 //!   `request::pull_rate`: each CTA's stage bytes in flight over the measured stage latency,
-//!   as in the one-launch model's floor); the plan takes the larger of compute and memory,
-//!   plus one stage latency per wave of resident CTAs (`request::fill_units`: each wave waits
-//!   for its first stage; the one-launch model pays one);
+//!   as in the one-launch model's floor, at most the device's HBM rate); the plan takes the
+//!   larger of compute and memory, plus one stage latency per wave of resident CTAs
+//!   (`request::fill_units`: each wave waits for its first stage; the one-launch model pays
+//!   one);
 //! - the second launch: 2 µs (an estimate of a dependent launch's gap on one stream), and the
 //!   reduce's rounds of dependent loads (`reduce`'s `sum_slices`: one for slice 0, one per four
 //!   slices, one per slice left over) at 0.5 µs each (an estimate of an L2 round trip under
@@ -55,7 +56,7 @@ use super::splitk::reduce::{
     splitk_reduce_scaled, splitk_reduce_t, splitk_reduce_t_bias, splitk_reduce_t_bias_res,
     splitk_reduce_t_scaled,
 };
-use crate::dispatch::Reject;
+use crate::dispatch::{Device, Reject};
 use crate::family;
 use tirx::Kernel;
 
@@ -193,14 +194,15 @@ pub fn reads_c(request: &GemmRequest) -> bool {
     request.epilogue == Epilogue::Scaled && request.scalars.1 != 0.0
 }
 
-/// The slices and the cost of `art`'s plan for `request` on `sms` SMs: the cheapest `S` of the
-/// model in this file's header (ties to the fewer slices). `Err` when the artifact lacks the
-/// constants the model reads or K has fewer than two tiles.
+/// The slices and the cost of `art`'s plan for `request` on `device` (its SMs and its HBM
+/// rate): the cheapest `S` of the model in this file's header (ties to the fewer slices).
+/// `Err` when the artifact lacks the constants the model reads or K has fewer than two tiles.
 pub fn best_split(
     request: &GemmRequest,
     art: &KernelArtifact,
-    sms: u32,
+    device: &Device,
 ) -> Result<(usize, f64), Reject> {
+    let sms = device.limits.sm_count;
     let (Some(bm), Some(bn), Some(bk)) = (art.int("BM"), art.int("BN"), art.int("BK")) else {
         return Err(Reject::Unranked(
             "the split-K model needs the config constants BM, BN and BK".into(),
@@ -247,7 +249,12 @@ pub fn best_split(
         // Every resident CTA counts as streaming (the one-launch model's wave quantisation
         // of the stream is not applied here: it moves the slices the measured plans ran with,
         // TODO(#32)); the later waves pay their fills.
-        let memory = memory_units(request, resident as f64, rate, partials);
+        let memory = memory_units(
+            request,
+            (resident as f64, rate),
+            partials,
+            device.hbm_bytes_per_s,
+        );
         let rounds = (1 + (s - 1) / 4 + (s - 1) % 4) as f64;
         let cost = compute.max(memory)
             + fill_units(fills, k)
@@ -320,8 +327,8 @@ pub fn launch_split_for(
     roles: &[(&str, TensorArg<'_>)],
     request: &GemmRequest,
 ) -> Result<(), RuntimeError> {
-    let sms = rt.limits().sm_count;
-    let (splits, _) = best_split(request, art, sms).map_err(|r| refused(request, art, r))?;
+    let device = Device::of(rt)?;
+    let (splits, _) = best_split(request, art, &device).map_err(|r| refused(request, art, r))?;
     let (m, n, _) = request.shape;
     let len = splits * m * n;
     let key = Arc::as_ptr(rt.stream()) as usize;
