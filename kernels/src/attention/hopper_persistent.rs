@@ -43,6 +43,12 @@
 //! (the unmasked two-warpgroup tile lost there though the model favoured it): the hd 64
 //! numbers are the less certain.
 //!
+//! Measured on an H100 (stop 49, `docs/perf/h100-2026-12-06-stop49.md` call 4, each tile
+//! forced): hd 128 +13 % at s512, +9 % at 1k, +4 % at 2k, level at 8k (312.5 / 405.5 / 481.9
+//! / 578.3 TFLOP/s); hd 64 +28 % at s512, +11 % at 1k, +1 % at 2k over the best
+//! one-CTA-a-tile tile, −13 % at 8k (where the model keeps `causal_d64_w3`). Every sign as
+//! predicted, each gain about half the prediction.
+//!
 //! In the emulator (`tirx sim attention_sm90_persistent --config causal_d128_sms --m 512
 //! --n 512 --sms 4 --timeline FILE`: s512, 4 heads, 16 tiles on 4 CTAs, the pattern of 132
 //! SMs at m = 4) CTA 0 issues 5120 wgmma operations over 10.67 M steps with the pairs, 8192
