@@ -101,7 +101,7 @@ impl Inst {
 
     /// `shfl.sync.idx.b32 d, a, 0, 0x1f, 0xffffffff` (§9.7.9.6 shfl.sync): every lane reads
     /// lane 0's `a`; every lane of the warp takes part. Of a value that is already the same
-    /// in every lane (`%tid.x / 32·2ⁿ`), it tells ptxas so: the result may live in a uniform
+    /// in every lane (`%tid.x / 128`), it tells ptxas so: the result may live in a uniform
     /// register (what a wgmma descriptor needs) instead of being moved there per use.
     pub fn shfl_idx0(d: Handle<Var>, a: Handle<Var>) -> Inst {
         inst(

@@ -7,11 +7,13 @@
 //!
 //! Special registers, shape parameters and the aligned shared-memory base are read once, in a
 //! prologue at kernel entry (registers are function-wide in PTX, so one read serves every
-//! use). Unsigned division and remainder by a power of two become shifts and masks. A warp's
-//! or warpgroup's index (`%tid.x / 2ⁿ`, n ≥ 5, and `warp_id`) is read there too and broadcast
-//! from lane 0 (`shfl.sync.idx`, §9.7.9.6), so ptxas knows it is warp-uniform and keeps the
-//! addresses and wgmma descriptors computed from it in uniform registers (in
-//! `gemm_sm90_fp8_block`'s K loop this removed 8 `R2UR` and 8 64-bit adds a K block).
+//! use). Unsigned division and remainder by a power of two become shifts and masks. A
+//! warpgroup's index (`%tid.x / 2ⁿ`, n ≥ 7) is read there too and broadcast from lane 0
+//! (`shfl.sync.idx`, §9.7.9.6), so ptxas knows it is warp-uniform and keeps the addresses and
+//! wgmma descriptors computed from it in uniform registers (in `gemm_sm90_fp8_block`'s K loop
+//! this removed 8 `R2UR` and 8 64-bit adds a K block). Not a warp's index (`warp_id`,
+//! `%tid.x / 32`): broadcast, it made ptxas spill 280 bytes in a `tcgen05.ld`/`st` test
+//! kernel (`tests/tmem_shapes.rs`), whose TMEM lane quarter it selects.
 //! PTX used: §9.7.1 (integer arithmetic), §9.7.8 (logic and shift), §9.7.7.1 (setp),
 //! §9.7.9.1 (mov), §10 (special registers `%tid`, `%ctaid`, `%nctaid`, `%laneid`,
 //! `%cluster_ctarank`), §9.7.9.8 (ld.param).
@@ -36,7 +38,7 @@ struct Flat {
     specials: HashMap<&'static str, Handle<Var>>,
     dims: HashMap<String, Handle<Var>>,
     zero: Option<Handle<Var>>,
-    /// `%tid.x >> shift` (shift ≥ 5: the same in every lane of a warp), by shift.
+    /// `%tid.x >> shift` (shift ≥ 7: the same in every lane of a warp), by shift.
     uniform: HashMap<u32, Handle<Var>>,
 }
 
@@ -122,8 +124,8 @@ impl Flat {
         let v = k.new_var(s.name(), T::U32);
         match s {
             Special::WarpId => {
-                let w = self.warp_uniform(k, 5);
-                self.pre_inst(Inst::mov("u32", v, reg(w)));
+                let tid = self.special(k, Special::TidX);
+                self.pre_inst(Inst::binary("shr.u32", v, reg(tid), Operand::Imm(5)));
             }
             Special::SmemBase => {
                 self.pre_inst(Inst::mov("u32", v, Operand::Sym("tirx_smem".into())));
@@ -135,7 +137,7 @@ impl Flat {
         self.specials.insert(s.name(), v);
         v
     }
-    /// `%tid.x >> shift` for `shift ≥ 5` (a warp's or warpgroup's index), read in the
+    /// `%tid.x >> shift` for `shift ≥ 7` (a warpgroup's index or coarser), read in the
     /// prologue: a value the same in every lane of a warp, broadcast from lane 0 with
     /// `shfl.sync.idx` so that ptxas knows it and keeps what is computed from it (a
     /// warpgroup's shared-memory offsets, its wgmma descriptors) in uniform registers. At
@@ -239,10 +241,10 @@ impl Flat {
                 );
                 self.emit_into(k, out, d, &Expr::bin(BinOp::Div, sum, (**b).clone()));
             }
-            // A warp's or warpgroup's index: the prologue's broadcast value.
+            // A warpgroup's index: the prologue's broadcast value.
             Expr::Bin(BinOp::Div, a, b)
                 if matches!(**a, Expr::Special(Special::TidX))
-                    && matches!(**b, Expr::Imm(v, _) if v >= 32 && (v as u64).is_power_of_two())
+                    && matches!(**b, Expr::Imm(v, _) if v >= 128 && (v as u64).is_power_of_two())
                     && ty == T::U32 =>
             {
                 let Expr::Imm(v, _) = **b else { unreachable!() };
