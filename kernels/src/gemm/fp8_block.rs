@@ -17,9 +17,10 @@
 //! tensor core's FP8 adder (about 14 bits on the H800, "a maximum relative error of nearly
 //! 2%" at K = 4096) only ever sums 128 products before they are promoted into full f32.
 //!
-//! The scales of a K block: the row scales by the row-wise epilogue's mechanism (`copy` of the
-//! `[64, 1]` tile at `sa.tile(row, kb)` into the accumulator's row statistic, a guarded
-//! register load: 0 past M), the weight scale — one scalar per (CTA, kb), since the 128-wide N
+//! The scales of a K block: the row scales by `gather(sa, rows, kb, oob = zero)` into the
+//! accumulator's row statistic (`rows`, a `u32` statistic of the same layout, holds the D rows
+//! of the thread's registers, computed once per tile before the K loop; a guarded register
+//! load: 0 past M), the weight scale — one scalar per (CTA, kb), since the 128-wide N
 //! tile lies within one 128×128 weight block — by `gather(sb, nb, kb)` (a guarded `ld.global`
 //! once per statistic register). Both are loaded one K block ahead (block `kb + 1`'s while
 //! block `kb`'s MMAs run; past the last block they read 0, unused), so their latency hides
@@ -42,6 +43,14 @@
 //! `tirx check` (ptxas `-arch=sm_90a`, 2026-12-06): both configs clean, 168 registers,
 //! 0 spills; SASS `QGMMA.64x128x32.F32.E4M3.E4M3` ×4 and 64 `FFMA` a K block (the promotion),
 //! `tests/sim_fp8_block.rs` asserts them. Emulator-verified; measured on the H100 (below).
+//! The K loop's body is 141 SASS instructions a warp and K block (ptxas 13.5, `default`;
+//! 170 before 2026-12-06's branch fp8k): the warpgroup index broadcast in the prologue
+//! (`flatten-exprs`) keeps the wgmma descriptors in uniform registers (−17: no `R2UR`, the
+//! descriptor adds `UIADD3.64`), and the scales' rows and weight block computed before the
+//! loop leave it only `rows · KB + k + 1` per scale (−12: ptxas kept the row index's
+//! arithmetic from `%tid.x` in the loop). What remains besides the 64 `FFMA` and 4 `QGMMA`:
+//! the pipeline's wait and release and the descriptors (~35, as in `fp8.rs`'s loop of 51),
+//! and the scales' four guarded loads with their 64-bit addresses (~35).
 //!
 //! Measured on an H100 on 2026-12-06 after two changes to the K loop
 //! (`docs/perf/h100-2026-12-06-stop48.md`): the weight scale's load no longer copied into the
@@ -164,13 +173,15 @@ pub mod kernels {
         let sa_t = regs::<f32>([64, 1], layout = stat(acc, axis = 1));
         let sb_t = regs::<f32>([64, 1], layout = stat(acc, axis = 1));
         let sc = regs::<f32>([64, 1], layout = stat(acc, axis = 1));
+        let rows = regs::<u32>([64, 1], layout = stat(acc, axis = 1));
         let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
         let pairs_m = cdiv(cdiv(M, BM), 2);
         let tiles_n = cdiv(N, BN);
         let k_tiles = cdiv(K, BK);
         cluster_producer(pipe, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles);
         block_scaled_consumers(
-            pipe, acc, part, sa_t, sb_t, sc, a_s, b_s, d_s, d, sa, sb, pairs_m, tiles_n, k_tiles,
+            pipe, acc, part, sa_t, sb_t, sc, rows, a_s, b_s, d_s, d, sa, sb, pairs_m, tiles_n,
+            k_tiles,
         );
     }
 
@@ -184,6 +195,7 @@ pub mod kernels {
         sa_t: Regs,
         sb_t: Regs,
         sc: Regs,
+        rows: Regs,
         a_s: Smem,
         b_s: Smem,
         d_s: Smem,
@@ -215,7 +227,8 @@ pub mod kernels {
                 let (mp, n) = grouped(u, pairs_m, tiles_n);
                 let row = 2 * (2 * mp + cta_rank) + wg;
                 it = consume_blocks(
-                    pipe, it, acc, part, sa_t, sb_t, sc, a_s, b_s, sa, sb, wg, row, n, k_tiles,
+                    pipe, it, acc, part, sa_t, sb_t, sc, rows, a_s, b_s, sa, sb, wg, row, n,
+                    k_tiles,
                 );
                 store_tile(d, d_s, acc, wg, row, n * (BN / EPI_N));
             }
@@ -242,6 +255,7 @@ pub mod kernels {
         sa_t: Regs,
         sb_t: Regs,
         sc: Regs,
+        rows: Regs,
         a_s: Smem,
         b_s: Smem,
         sa: Global,
@@ -260,9 +274,14 @@ pub mod kernels {
         // their address arithmetic (about 50 instructions a thread) is off the path from one
         // block's promotion to the next block's MMAs; as predicated gathers they put no
         // branch between the MMAs and their wait (which would make ptxas serialise them).
-        let row0 = 64 * row;
-        sa_t = gather(sa, row0 + row_index(sa_t), 0);
-        sb_t = gather(sb, n * BN / 128, 0);
+        // The rows of `sa` a thread reads and the weight block are computed once, here: in
+        // the loop a scale's address is then `rows · KB + k + 1` (ptxas kept the row index's
+        // arithmetic from `%tid.x` in the loop, 13 SASS instructions a K block). A row past M
+        // reads 0 by intent (`oob = zero`), as the tile edge did.
+        rows = 64 * row + row_index(rows);
+        let nb = n * BN / 128;
+        sa_t = gather(sa, rows, 0, oob = zero);
+        sb_t = gather(sb, nb, 0);
         for k in 0..k_tiles {
             sc = sa_t * sb_t;
             let s = pipe.consumer_wait(it);
@@ -275,8 +294,8 @@ pub mod kernels {
             if PING == 1 {
                 named_barrier_arrive(3 + (wg + 1) % 2, 256);
             }
-            sa_t = gather(sa, row0 + row_index(sa_t), k + 1);
-            sb_t = gather(sb, n * BN / 128, k + 1);
+            sa_t = gather(sa, rows, k + 1, oob = zero);
+            sb_t = gather(sb, nb, k + 1);
             wgmma::wait(0);
             if leader {
                 pipe.consumer_release(s);

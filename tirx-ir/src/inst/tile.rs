@@ -99,6 +99,23 @@ impl Inst {
         )
     }
 
+    /// `shfl.sync.idx.b32 d, a, 0, 0x1f, 0xffffffff` (§9.7.9.6 shfl.sync): every lane reads
+    /// lane 0's `a`; every lane of the warp takes part. Of a value that is already the same
+    /// in every lane (`%tid.x / 128`), it tells ptxas so: the result may live in a uniform
+    /// register (what a wgmma descriptor needs) instead of being moved there per use.
+    pub fn shfl_idx0(d: Handle<Var>, a: Handle<Var>) -> Inst {
+        inst(
+            "shfl.sync.idx.b32",
+            vec![reg(d)],
+            vec![
+                reg(a),
+                Operand::Imm(0),
+                Operand::Imm(0x1f),
+                Operand::Imm(0xffff_ffff),
+            ],
+        )
+    }
+
     /// `shfl.sync.bfly.b32 d, a, lanemask, 0x1f, 0xffffffff` (§9.7.9.6 shfl.sync): lane `l`
     /// reads `a` of lane `l ^ lanemask`; every lane of the warp takes part.
     pub fn shfl_bfly(d: Handle<Var>, a: Handle<Var>, lanemask: u32) -> Inst {

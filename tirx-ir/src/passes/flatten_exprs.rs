@@ -7,7 +7,13 @@
 //!
 //! Special registers, shape parameters and the aligned shared-memory base are read once, in a
 //! prologue at kernel entry (registers are function-wide in PTX, so one read serves every
-//! use). Unsigned division and remainder by a power of two become shifts and masks.
+//! use). Unsigned division and remainder by a power of two become shifts and masks. A
+//! warpgroup's index (`%tid.x / 2ⁿ`, n ≥ 7) is read there too and broadcast from lane 0
+//! (`shfl.sync.idx`, §9.7.9.6), so ptxas knows it is warp-uniform and keeps the addresses and
+//! wgmma descriptors computed from it in uniform registers (in `gemm_sm90_fp8_block`'s K loop
+//! this removed 8 `R2UR` and 8 64-bit adds a K block). Not a warp's index (`warp_id`,
+//! `%tid.x / 32`): broadcast, it made ptxas spill 280 bytes in a `tcgen05.ld`/`st` test
+//! kernel (`tests/tmem_shapes.rs`), whose TMEM lane quarter it selects.
 //! PTX used: §9.7.1 (integer arithmetic), §9.7.8 (logic and shift), §9.7.7.1 (setp),
 //! §9.7.9.1 (mov), §10 (special registers `%tid`, `%ctaid`, `%nctaid`, `%laneid`,
 //! `%cluster_ctarank`), §9.7.9.8 (ld.param).
@@ -32,6 +38,8 @@ struct Flat {
     specials: HashMap<&'static str, Handle<Var>>,
     dims: HashMap<String, Handle<Var>>,
     zero: Option<Handle<Var>>,
+    /// `%tid.x >> shift` (shift ≥ 7: the same in every lane of a warp), by shift.
+    uniform: HashMap<u32, Handle<Var>>,
 }
 
 /// The type of an expression.
@@ -129,6 +137,34 @@ impl Flat {
         self.specials.insert(s.name(), v);
         v
     }
+    /// `%tid.x >> shift` for `shift ≥ 7` (a warpgroup's index or coarser), read in the
+    /// prologue: a value the same in every lane of a warp, broadcast from lane 0 with
+    /// `shfl.sync.idx` so that ptxas knows it and keeps what is computed from it (a
+    /// warpgroup's shared-memory offsets, its wgmma descriptors) in uniform registers. At
+    /// kernel entry every lane of every warp is present (a CTA of whole warps; otherwise the
+    /// plain shift).
+    fn warp_uniform(&mut self, k: &mut Kernel, shift: u32) -> Handle<Var> {
+        if let Some(v) = self.uniform.get(&shift) {
+            return *v;
+        }
+        let tid = self.special(k, Special::TidX);
+        let s = k.new_var("tid_shr", T::U32);
+        self.pre_inst(Inst::binary(
+            "shr.u32",
+            s,
+            reg(tid),
+            Operand::Imm(shift as i64),
+        ));
+        let v = if k.sig.threads.is_multiple_of(32) {
+            let v = k.new_var("warp_uniform", T::U32);
+            self.pre_inst(Inst::shfl_idx0(v, s));
+            v
+        } else {
+            s
+        };
+        self.uniform.insert(shift, v);
+        v
+    }
     fn dim(&mut self, k: &mut Kernel, sym: &str) -> Handle<Var> {
         if let Some(v) = self.dims.get(sym) {
             return *v;
@@ -204,6 +240,19 @@ impl Flat {
                     Expr::Imm(1, t),
                 );
                 self.emit_into(k, out, d, &Expr::bin(BinOp::Div, sum, (**b).clone()));
+            }
+            // A warpgroup's index: the prologue's broadcast value.
+            Expr::Bin(BinOp::Div, a, b)
+                if matches!(**a, Expr::Special(Special::TidX))
+                    && matches!(**b, Expr::Imm(v, _) if v >= 128 && (v as u64).is_power_of_two())
+                    && ty == T::U32 =>
+            {
+                let Expr::Imm(v, _) = **b else { unreachable!() };
+                let w = self.warp_uniform(k, v.trailing_zeros());
+                out.push(Stmt::new(StmtKind::Let {
+                    var: d,
+                    value: Expr::Var(w),
+                }));
             }
             Expr::Bin(op @ (BinOp::Div | BinOp::Rem), a, b)
                 if matches!(**b, Expr::Imm(v, _) if v > 0 && (v as u64).is_power_of_two())
@@ -323,6 +372,7 @@ impl Pass for FlattenExprs {
             specials: HashMap::new(),
             dims: HashMap::new(),
             zero: None,
+            uniform: HashMap::new(),
         };
         rewrite_body_with(k, &mut f)?;
         let body = std::mem::take(&mut k.body);
