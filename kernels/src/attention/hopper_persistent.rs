@@ -152,66 +152,66 @@ pub mod kernels {
             for t in (cta.x..n_items).step_by(ncta.x) {
                 let (first, span, h, b) = walk_item(t, m_tiles);
                 for u in 0..min(span, 1) + 1 {
-                let mb = first - u * span;
-                let (n_blocks, n_full) = key_blocks(mb);
-                let row0 = (mb * NWG + wg) * 64;
-                let sq = q_pipe.consumer_wait(j);
-                let qw = sq * NWG + wg;
-                softmax_init(s, acc, m_i, l_i, corr);
-                if n_blocks > 0 {
-                    // Block 0: S, its softmax, P.
-                    let sk = k_pipe.consumer_wait(it);
-                    wgmma::fence();
-                    for c in 0..D / 64 {
-                        wgmma::mma(s, q_s[qw][c], k_s[sk][c], accumulate = c > 0);
-                    }
-                    wgmma::commit();
-                    wgmma::wait(0);
-                    if leader {
-                        k_pipe.consumer_release(sk);
-                    }
-                    mask_block(s, 0, n_full, row0);
-                    softmax_first(s, pb, m_i, l_i, scale_log2);
-                    // Block n: S_n = Q·K_nᵀ and O += P_{n−1}·V_{n−1} in flight together; the softmax
-                    // of S_n runs while the second product does.
-                    for n in 1..n_blocks {
-                        let sk = k_pipe.consumer_wait(it + n);
-                        let sv = v_pipe.consumer_wait(it + n - 1);
+                    let mb = first - u * span;
+                    let (n_blocks, n_full) = key_blocks(mb);
+                    let row0 = (mb * NWG + wg) * 64;
+                    let sq = q_pipe.consumer_wait(j);
+                    let qw = sq * NWG + wg;
+                    softmax_init(s, acc, m_i, l_i, corr);
+                    if n_blocks > 0 {
+                        // Block 0: S, its softmax, P.
+                        let sk = k_pipe.consumer_wait(it);
                         wgmma::fence();
                         for c in 0..D / 64 {
                             wgmma::mma(s, q_s[qw][c], k_s[sk][c], accumulate = c > 0);
                         }
                         wgmma::commit();
-                        wgmma::mma(acc, pb, v_s[sv], accumulate = true);
-                        wgmma::commit();
-                        wgmma::wait(1);
+                        wgmma::wait(0);
                         if leader {
                             k_pipe.consumer_release(sk);
                         }
-                        mask_block(s, n, n_full, row0);
-                        softmax_next(s, m_i, l_i, corr, scale_log2);
-                        pv_retire(acc, pb, s, corr, v_pipe, sv, leader);
+                        mask_block(s, 0, n_full, row0);
+                        softmax_first(s, pb, m_i, l_i, scale_log2);
+                        // Block n: S_n = Q·K_nᵀ and O += P_{n−1}·V_{n−1} in flight together; the softmax
+                        // of S_n runs while the second product does.
+                        for n in 1..n_blocks {
+                            let sk = k_pipe.consumer_wait(it + n);
+                            let sv = v_pipe.consumer_wait(it + n - 1);
+                            wgmma::fence();
+                            for c in 0..D / 64 {
+                                wgmma::mma(s, q_s[qw][c], k_s[sk][c], accumulate = c > 0);
+                            }
+                            wgmma::commit();
+                            wgmma::mma(acc, pb, v_s[sv], accumulate = true);
+                            wgmma::commit();
+                            wgmma::wait(1);
+                            if leader {
+                                k_pipe.consumer_release(sk);
+                            }
+                            mask_block(s, n, n_full, row0);
+                            softmax_next(s, m_i, l_i, corr, scale_log2);
+                            pv_retire(acc, pb, s, corr, v_pipe, sv, leader);
+                        }
+                        pv_last(acc, pb, v_pipe, v_s, it + n_blocks, leader);
                     }
-                    pv_last(acc, pb, v_pipe, v_s, it + n_blocks, leader);
-                }
-                acc = acc * select(l_i == 0.0, 0.0, rcp(l_i));
-                store_lse(lse, m_i, l_i, scale_log2, b * heads + h, mb * NWG + wg);
-                // Q is no longer read: its stage holds O for the TMA store.
-                copy(q_s[qw], acc);
-                fence::proxy_async();
-                named_barrier(wg + 1, 128);
-                #[scope(leader)]
-                {
-                    for c in 0..D / 64 {
-                        tma::store(o.tile(b, mb * NWG + wg, h * (D / 64) + c), q_s[qw][c]);
+                    acc = acc * select(l_i == 0.0, 0.0, rcp(l_i));
+                    store_lse(lse, m_i, l_i, scale_log2, b * heads + h, mb * NWG + wg);
+                    // Q is no longer read: its stage holds O for the TMA store.
+                    copy(q_s[qw], acc);
+                    fence::proxy_async();
+                    named_barrier(wg + 1, 128);
+                    #[scope(leader)]
+                    {
+                        for c in 0..D / 64 {
+                            tma::store(o.tile(b, mb * NWG + wg, h * (D / 64) + c), q_s[qw][c]);
+                        }
+                        tma::commit_group();
+                        // The stage goes back to the producer once the store has read it.
+                        tma::wait_group_read(0);
+                        q_pipe.consumer_release(sq);
                     }
-                    tma::commit_group();
-                    // The stage goes back to the producer once the store has read it.
-                    tma::wait_group_read(0);
-                    q_pipe.consumer_release(sq);
-                }
-                it = it + n_blocks;
-                j = j + 1;
+                    it = it + n_blocks;
+                    j = j + 1;
                 }
             }
             // Every store has written O before the CTA exits.

@@ -465,9 +465,15 @@ mod tests {
     /// counts one.
     #[test]
     fn causal_tiles_read_the_blocks_up_to_their_last_row() {
-        assert_eq!(causal_blocks(dims(512, 512), 128, 128), [1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(
+            causal_blocks(dims(512, 512), 128, 128),
+            [1.0, 2.0, 3.0, 4.0]
+        );
         assert_eq!(causal_blocks(dims(300, 556), 128, 128), [3.0, 4.0, 5.0]);
-        assert_eq!(causal_blocks(dims(512, 100), 128, 128), [1.0, 1.0, 1.0, 1.0]);
+        assert_eq!(
+            causal_blocks(dims(512, 100), 128, 128),
+            [1.0, 1.0, 1.0, 1.0]
+        );
     }
 
     /// The pairs `(m − 1 − p, p)` cost the same, so every CTA of the walk carries the same load

@@ -88,6 +88,7 @@ const MEASURED_SPLITS: &[(Shape, [usize; 5])] = &[
 ///   `gemm_sm90_splitk/n256` first at five shapes that pass now (0.735–0.917 where its `S`
 ///   is the measured one); the reduce's estimates (0.5 µs a round, 2 µs the second launch)
 ///   swept over 0–1 and 0–4 µs mend none of the three without breaking another.
+///
 /// A new measurement that records each split candidate's `S` (the bench does now) and times
 /// the split plans at more than the model's `S` would let the split model be refitted.
 const KNOWN_MISSES: &[Shape] = &[(32, 4096, 4096), (64, 8192, 8192), (64, 256, 8192)];

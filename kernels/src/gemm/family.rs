@@ -446,8 +446,8 @@ fn simulate_split(
                 art,
                 &crate::dispatch::Device::hopper_with_sms(run.sms),
             )
-                .map_err(|r| r.to_string())?
-                .0
+            .map_err(|r| r.to_string())?
+            .0
         }
     };
     let shape = split::workspace_shape(art, splits, (m, n));

@@ -316,7 +316,8 @@ impl ProblemDef for GemmRequest {
                 // runs the plan), at the slices an H200 would take (the
                 // planner's checks of `w` do not depend on S).
                 "w" => {
-                    let s = split::best_split(self, artifact, &Device::h200()).map_or(2, |(s, _)| s);
+                    let s =
+                        split::best_split(self, artifact, &Device::h200()).map_or(2, |(s, _)| s);
                     let shape = split::workspace_shape(artifact, s, (m, n));
                     Some(TensorMeta::row_major(ElemType::F32, &shape, 0))
                 }

@@ -15,11 +15,8 @@ fn chosen(request: &GemmRequest) -> (String, &'static KernelArtifact, Option<usi
     let h200 = Device::h200();
     let c = choose(request, &catalogue::all(), &h200, &Cache::default())
         .unwrap_or_else(|e| panic!("{:?}: {e}", request.shape));
-    let splits = is_partial(c.artifact).then(|| {
-        best_split(request, c.artifact, &h200)
-            .expect("ranked")
-            .0
-    });
+    let splits =
+        is_partial(c.artifact).then(|| best_split(request, c.artifact, &h200).expect("ranked").0);
     (c.label(), c.artifact, splits)
 }
 
@@ -73,7 +70,8 @@ fn the_slices_stay_within_the_k_tiles() {
         .find(|a| a.config == "n64")
         .expect("n64");
     for (shape, k_tiles) in [((64, 64, 4104), 65), ((1, 64, 130), 3), ((8, 64, 128), 2)] {
-        let (s, _) = best_split(&plain(GemmTypes::BF16, shape), art, &Device::h200()).expect("ranked");
+        let (s, _) =
+            best_split(&plain(GemmTypes::BF16, shape), art, &Device::h200()).expect("ranked");
         assert!((2..=k_tiles).contains(&s), "{shape:?}: {s}");
     }
     let one_tile = best_split(&plain(GemmTypes::BF16, (8, 64, 64)), art, &Device::h200());
