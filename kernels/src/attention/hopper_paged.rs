@@ -31,7 +31,9 @@
 //! MN-major V stage, each through a shared view of the stage (`k_pages`, `v_pages`:
 //! `smem(…, alias = k_s)`, `docs/language.md` §5), all on the stage's one barrier, whose
 //! expect-tx the compiler derives as the sum of the boxes (a constant-trip loop of loads and
-//! table `gather`s is one phase). A slot past the sequence's last used page (the last block
+//! plain statements is one phase). The block's page ids are read from the table together, eight
+//! independent loads issued back to back after the previous block's boxes, and serve both its K
+//! and its V boxes (the producer's comments say how). A slot past the sequence's last used page (the last block
 //! of a sequence whose length is not a multiple of BN) is never read from the table: its box
 //! reloads the last page, whose keys there lie past `seqused_k[b]` and are masked like the
 //! rest of a partly filled page; so every box starts inside the cache. The S tile is then
@@ -159,36 +161,86 @@ pub mod kernels {
                 if BN > PAGE {
                     // Key block n spans BN/PAGE pages: a box of PAGE rows from each, into rows
                     // p·PAGE… of the stage (K) or keys p·PAGE… of each chunk (V), all on the
-                    // stage's barrier (their bytes are the stage's). A page slot past the
-                    // sequence's last (`cdiv(sk, PAGE)`, in the last block only) is never read
-                    // from the table: its box reloads the last page, whose keys all lie past
-                    // `sk` there and are masked like the rest of a partly filled page.
-                    // (`cdiv(BN, PAGE)` is BN/PAGE here, and 1, not an empty loop, in the
-                    // configs that build this branch without taking it.)
-                    let last = cdiv(sk, PAGE) - 1;
+                    // stage's barrier (their bytes are the stage's). The block's page ids are
+                    // loaded together, before their boxes, into eight registers: `ik` holds
+                    // slot `k % (BN/PAGE)` (an id repeated when a block has fewer than eight
+                    // pages), page p's boxes read `i0`, and after each page the eight rotate by
+                    // one, so that after the block's BN/PAGE pages they are back in order for
+                    // V's boxes (the table is read once for both). The next block's ids are
+                    // loaded after V's boxes, in flight while the producer waits for the next K
+                    // stage: no dependent load stands before a page's boxes (it did, 16 of them
+                    // a block at page 16: the consumers waited on K/V in 31 % of ncu's samples,
+                    // H100). A slot past the sequence's last (`cdiv(sk, PAGE)`, in the last
+                    // block only) is never read from the table: its box reloads the last page,
+                    // whose keys all lie past `sk` there and are masked like the rest of a
+                    // partly filled page. (`cdiv(BN, PAGE)` is BN/PAGE here, and 1, not an
+                    // empty loop, in the configs that build this branch without taking it;
+                    // `last` is slot 0 for a sequence with no key, whose ids are never used.)
+                    let last = max(cdiv(sk, PAGE), 1) - 1;
+                    let mut i0 = gather(block_table, b, min(0 % cdiv(BN, PAGE), last));
+                    let mut i1 = gather(block_table, b, min(1 % cdiv(BN, PAGE), last));
+                    let mut i2 = gather(block_table, b, min(2 % cdiv(BN, PAGE), last));
+                    let mut i3 = gather(block_table, b, min(3 % cdiv(BN, PAGE), last));
+                    let mut i4 = gather(block_table, b, min(4 % cdiv(BN, PAGE), last));
+                    let mut i5 = gather(block_table, b, min(5 % cdiv(BN, PAGE), last));
+                    let mut i6 = gather(block_table, b, min(6 % cdiv(BN, PAGE), last));
+                    let mut i7 = gather(block_table, b, min(7 % cdiv(BN, PAGE), last));
                     for n in 0..n_blocks {
                         let ks = k_pipe.producer_acquire(n);
                         for p in 0..cdiv(BN, PAGE) {
-                            let page = gather(block_table, b, min(n * cdiv(BN, PAGE) + p, last));
                             for c in 0..D / 64 {
                                 tma::load(
                                     k_pages[ks][c][p],
-                                    k.at(page * PAGE, (hk * (D / 64) + c) * 64),
+                                    k.at(i0 * PAGE, (hk * (D / 64) + c) * 64),
                                     k_pipe.full(ks),
                                 );
                             }
+                            let i = i0;
+                            i0 = i1;
+                            i1 = i2;
+                            i2 = i3;
+                            i3 = i4;
+                            i4 = i5;
+                            i5 = i6;
+                            i6 = i7;
+                            i7 = i;
                         }
                         let vs = v_pipe.producer_acquire(n);
                         for p in 0..cdiv(BN, PAGE) {
-                            let page = gather(block_table, b, min(n * cdiv(BN, PAGE) + p, last));
                             for c in 0..D / 64 {
                                 tma::load(
                                     v_pages[vs][c][p],
-                                    v.at(hk * D + c * 64, page * PAGE),
+                                    v.at(hk * D + c * 64, i0 * PAGE),
                                     v_pipe.full(vs),
                                 );
                             }
+                            let i = i0;
+                            i0 = i1;
+                            i1 = i2;
+                            i2 = i3;
+                            i3 = i4;
+                            i4 = i5;
+                            i5 = i6;
+                            i6 = i7;
+                            i7 = i;
                         }
+                        let next = (n + 1) * cdiv(BN, PAGE);
+                        let g0 = gather(block_table, b, min(next + 0 % cdiv(BN, PAGE), last));
+                        let g1 = gather(block_table, b, min(next + 1 % cdiv(BN, PAGE), last));
+                        let g2 = gather(block_table, b, min(next + 2 % cdiv(BN, PAGE), last));
+                        let g3 = gather(block_table, b, min(next + 3 % cdiv(BN, PAGE), last));
+                        let g4 = gather(block_table, b, min(next + 4 % cdiv(BN, PAGE), last));
+                        let g5 = gather(block_table, b, min(next + 5 % cdiv(BN, PAGE), last));
+                        let g6 = gather(block_table, b, min(next + 6 % cdiv(BN, PAGE), last));
+                        let g7 = gather(block_table, b, min(next + 7 % cdiv(BN, PAGE), last));
+                        i0 = g0;
+                        i1 = g1;
+                        i2 = g2;
+                        i3 = g3;
+                        i4 = g4;
+                        i5 = g5;
+                        i6 = g6;
+                        i7 = g7;
                     }
                 } else {
                     for n in 0..n_blocks {
