@@ -1,8 +1,16 @@
 #!/bin/bash
 # Stop 49's call 5 as the device time left allowed (~170 s of a call; session49d_h200.sh was
-# planned, the machine did not come): the same binaries (tirx_new, tirx_base, tirx_pg16;
-# gpu_tests), carry ["devbin"]. Benches first, alone on the GPU, base before new; then the
-# FP8 GPU tests with what is left.
+# planned, the machine did not come), carry ["devbin"]. It never ran: run it first next stop.
+# Benches first, alone on the GPU, base before new; then the FP8 GPU tests with what is left.
+# devbin/ (each stripped, `xz -6`):
+#   tirx_base.xz  branch attnp at b826816 (before fp8k's warpgroup-index broadcast and block
+#                 FP8 change, before pg16's paged producer): `git worktree add /tmp/b b826816`,
+#                 `cargo build --release -p tirx-kernels --bin tirx` there
+#   tirx_new.xz   main (fp8k and pg16 merged, 2998504 or later)
+#   tirx_pg16.xz  the same binary as tirx_new (the paged A/B is base against pg16)
+#   gpu_tests.xz  main's `cargo test --release -p tirx-tests --features gpu --no-run` binary
+# Then, in further calls: `./devbin/gpu_tests gpu --skip gpu_paged` (~300 s) and
+# `./devbin/gpu_tests gpu_paged` (~275 s on an H100).
 set -u
 BUDGET=${BUDGET:-170}
 left() { local l=$((BUDGET - SECONDS)); [ $l -lt $1 ] && echo $((l > 5 ? l : 5)) || echo $1; }
