@@ -283,3 +283,21 @@ fn lowered_statements_keep_the_span_of_the_statement_they_came_from() {
     assert!(!spans.is_empty());
     assert!(spans.iter().all(|&s| s == Span(4)), "{spans:?}\n{k:#}");
 }
+
+#[test]
+fn a_warpgroup_index_is_broadcast_once_and_a_warp_index_is_not() {
+    // flatten-exprs reads `tid.x / 128` in the prologue and broadcasts it from lane 0 (ptxas
+    // then keeps what is computed from it in uniform registers); `tid.x / 32` stays a shift.
+    let count = |body: &str| {
+        let (k, _) = super::run_pipeline(kernel("sm_90a", "", body), false).expect("compiles");
+        let text = format!("{k:#}");
+        (
+            text.matches("shfl.sync.idx.b32").count(),
+            text.matches("shr.u32").count(),
+        )
+    };
+    let (shfl, _) = count("  let %0 = tid.x / 128:u32 !1\n  let %0 = tid.x / 128:u32 + 1:u32 !2\n");
+    assert_eq!(shfl, 1, "one broadcast serves both uses");
+    let (shfl, shr) = count("  let %0 = tid.x / 32:u32 !1\n");
+    assert_eq!((shfl, shr), (0, 1));
+}
