@@ -35,11 +35,18 @@ use crate::plan::DeviceLimits;
 /// Dynamic shared memory a kernel gets without opting in (`CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES`).
 pub const DEFAULT_DYN_SMEM: u32 = 48 * 1024;
 
-/// Whether the CUDA driver library can be loaded on this machine.
+/// Whether the CUDA driver library can be loaded on this machine, asked once per process.
+///
+/// cudarc's `is_culib_present` formats its 17 candidate library names and `dlopen`s them in
+/// turn (then closes the one it found) on every call; a name that is not there is searched
+/// for along the whole library path. The Python binding asks before every launch (saving the
+/// thread's context), so the answer is kept: a driver installed while a process runs is not
+/// seen by it, as it would not be by the CUDA runtime either.
 #[cfg(not(feature = "dynamic-linking"))]
 pub fn driver_present() -> bool {
+    static PRESENT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     // SAFETY: only tries `dlopen` on the candidate library names; calls nothing in them.
-    unsafe { sys::is_culib_present() }
+    *PRESENT.get_or_init(|| unsafe { sys::is_culib_present() })
 }
 
 /// Whether the CUDA driver library can be loaded on this machine: always, with the
