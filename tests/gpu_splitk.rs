@@ -128,6 +128,34 @@ fn caller_workspaces_with_uneven_slices_are_deterministic() {
     }
 }
 
+/// A caller that wraps one stream anew for every call (the Python binding wrapped torch's
+/// current stream per call) keeps one workspace for it, not one per call (issue #32: each
+/// call allocated, zeroed and kept a fresh workspace), and the plans stay right.
+#[test]
+fn a_stream_wrapped_anew_for_each_call_keeps_one_workspace() {
+    let rt = rt();
+    let art = &splitk().artifacts[0];
+    let (m, n, k) = (16, 4096, 4096);
+    let mut rng = Rng::new(78);
+    let (ha, hb) = (rng.bf16s(m * k), rng.bf16s(n * k));
+    let a = rt.upload(&ha, &[m, k]).unwrap();
+    let b = rt.upload(&hb, &[n, k]).unwrap();
+    let mut d = rt.zeros::<bf16>(&[m, n]).unwrap();
+    split::release_workspaces();
+    for _ in 0..3 {
+        // SAFETY: the runtime's own stream, alive for the whole test.
+        let on = unsafe { rt.on_borrowed_stream(rt.stream().cu_stream()) };
+        rt.poison(&mut d).unwrap();
+        let roles = [("a", a.view()), ("b", b.view()), ("d", d.view())];
+        split::launch_split(&on, art, &roles, 1.0, 0.0).expect("runs");
+        on.synchronize().unwrap();
+    }
+    assert_eq!(split::kept_workspaces(), 1);
+    let err = rel_frobenius(&rt.download(&d).unwrap(), &gemm_tn_f64(&ha, &hb, m, n, k));
+    assert!(err < GemmTypes::BF16.tolerance(), "{err:.3e}");
+    split::release_workspaces();
+}
+
 /// The host's choice at decode shapes is a split-K plan, and it is right: bf16 → bf16 and
 /// bf16 → f32.
 #[test]

@@ -41,7 +41,6 @@
 //! [M, N, 1] (`TensorArg::with_unit_dim`).
 
 use std::cell::RefCell;
-use std::sync::Arc;
 
 use tirx::abi::ElemType;
 use tirx::problem::{Act, Epilogue, Problem};
@@ -290,18 +289,39 @@ fn role<'r, 'a>(roles: &'r [(&str, TensorArg<'a>)], name: &str) -> Option<&'r Te
     roles.iter().find(|(r, _)| *r == name).map(|(_, t)| t)
 }
 
+/// Which stream a kept workspace serves: its context and its `CUstream` handle.
+///
+/// Not the address of the runtime's `Arc<CudaStream>`: a caller that wraps a borrowed stream
+/// anew for each call (the Python binding did, with torch's current stream) makes a new
+/// wrapper every time, and since the kept buffer holds the old one its address is never
+/// reused, so each call allocated and zeroed a fresh workspace and kept it for the thread's
+/// life (issue #32). The handle names the stream whichever wrapper carries it; the context
+/// tells the null (legacy default) streams of two devices apart.
+type StreamKey = (usize, usize);
+
+fn stream_key(rt: &Runtime) -> StreamKey {
+    (
+        rt.context().cu_ctx() as usize,
+        rt.stream().cu_stream() as usize,
+    )
+}
+
 thread_local! {
-    /// The workspaces [`launch_split`] keeps, one per stream (keyed by the stream's address,
-    /// which cannot be reused while the buffer holds the stream): launches on one stream run in
-    /// order, so one buffer serves them all without a race, and a decode step pays neither an
-    /// allocation nor a memset per GEMM. Each grows to the largest plan run on its stream and
-    /// lives until the thread ends or [`release_workspaces`].
-    static WORKSPACES: RefCell<Vec<(usize, Tensor<f32>)>> = const { RefCell::new(Vec::new()) };
+    /// The workspaces [`launch_split`] keeps, one per stream ([`StreamKey`]): launches on one
+    /// stream run in order, so one buffer serves them all without a race, and a decode step
+    /// pays neither an allocation nor a memset per GEMM. Each grows to the largest plan run on
+    /// its stream and lives until the thread ends or [`release_workspaces`].
+    static WORKSPACES: RefCell<Vec<(StreamKey, Tensor<f32>)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Frees this thread's kept split-K workspaces (in stream order).
 pub fn release_workspaces() {
     WORKSPACES.with_borrow_mut(Vec::clear);
+}
+
+/// How many split-K workspaces this thread keeps (one per stream it ran a plan on).
+pub fn kept_workspaces() -> usize {
+    WORKSPACES.with_borrow(Vec::len)
 }
 
 /// Runs `art`'s split-K plan on the GEMM given by role (`a`, `b`, `d`, and `c` when scaled):
@@ -331,7 +351,7 @@ pub fn launch_split_for(
     let (splits, _) = best_split(request, art, &device).map_err(|r| refused(request, art, r))?;
     let (m, n, _) = request.shape;
     let len = splits * m * n;
-    let key = Arc::as_ptr(rt.stream()) as usize;
+    let key = stream_key(rt);
     WORKSPACES.with_borrow_mut(|kept| {
         let at = kept.iter().position(|(k, _)| *k == key);
         let i = match at {
