@@ -22,6 +22,7 @@ use tirx_kernels::gemm::{factors, split};
 use tirx_kernels::row_kernels::family::SiluMulRequest;
 use tirx_kernels::row_kernels::request::RowRequest;
 
+use crate::chosen;
 use crate::ops::{Fp8Scales, Gemm, GemmFp8, Op};
 use crate::profile::{self, Phase};
 
@@ -247,21 +248,27 @@ pub unsafe fn launch(op: &Op, rt: &Runtime) -> Result<String, RuntimeError> {
     Ok(format!("{}/{}", artifact.kernel, artifact.config))
 }
 
-/// The request for `op` and the artifact chosen for it on `rt`'s device (remembered for the
-/// process by `dispatch::choose_remembered`: the same layouts judge the catalogue once).
+/// The request for `op` and the artifact chosen for it on `rt`'s device: this thread's kept
+/// choice for the call's words ([`chosen`]), else the dispatcher's (remembered for the process
+/// by `dispatch::choose_remembered`: the same layouts judge the catalogue once).
 fn choose(
     op: &Op,
     rt: &Runtime,
 ) -> Result<(Box<dyn ProblemDef>, &'static KernelArtifact), RuntimeError> {
     let req = request(op);
+    let ordinal = rt.context().ordinal();
+    if let Some(artifact) = chosen::get(op, ordinal) {
+        return Ok((req, artifact));
+    }
     let all_metas = metas(op);
     let tensors: Vec<&TensorMeta> = all_metas.iter().collect();
     let choice = dispatch::choose_remembered(req.as_ref(), &tensors, &[], &Device::of(rt)?)?;
+    chosen::keep(op, ordinal, choice.artifact);
     Ok((req, choice.artifact))
 }
 
 /// Every tensor of the op (the choice's key).
-fn metas(op: &Op) -> Vec<TensorMeta> {
+pub(crate) fn metas(op: &Op) -> Vec<TensorMeta> {
     match op {
         Op::Gemm(g) => {
             let mut v = vec![g.a.clone(), g.b.clone(), g.d.clone()];
