@@ -16,6 +16,7 @@
 //! (or speaks it wrongly) is an error here.
 
 use std::ffi::{CStr, c_void};
+use std::sync::{Arc, Mutex};
 
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -232,12 +233,101 @@ pub fn read(obj: &Bound<'_, PyAny>, arg: &str, dl_stream: i64) -> Result<Foreign
 /// `sys.modules`, fetched once (the dict itself is never replaced).
 static SYS_MODULES: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
 
+/// What the torch reader looks up in `torch`, kept with the module it came from: its `Tensor`
+/// class (`None` for a module named torch without one) and its dtype objects (singletons, so a
+/// tensor's dtype is told by identity, without formatting its name). Read again whenever
+/// `sys.modules["torch"]` is another object than the one kept (the tests put a stand-in there).
+struct TorchSeen {
+    module: Py<PyAny>,
+    tensor: Option<Py<PyAny>>,
+    dtypes: Vec<(Py<PyAny>, ElemType)>,
+}
+
+/// The torch reader's view of the module last seen. The lock is held only to compare or
+/// swap the pointer, never across a Python call: Python code may release the GIL or call
+/// back into tirx, and either would deadlock on a lock held through it.
+static TORCH_SEEN: Mutex<Option<Arc<TorchSeen>>> = Mutex::new(None);
+
+/// torch's dtype names of the element types tirx has (the names `str(dtype)` gives, less
+/// `torch.`).
+const TORCH_DTYPES: [(&str, ElemType); 7] = [
+    ("bfloat16", ElemType::Bf16),
+    ("float16", ElemType::F16),
+    ("float32", ElemType::F32),
+    ("float8_e4m3fn", ElemType::E4m3),
+    ("float8_e5m2", ElemType::E5m2),
+    ("float8_e8m0fnu", ElemType::Ue8m0),
+    ("float4_e2m1fn_x2", ElemType::E2m1x2),
+];
+
+impl TorchSeen {
+    /// What is kept for `module`, read from it if another module was seen last.
+    fn kept(module: &Bound<'_, PyAny>) -> Arc<TorchSeen> {
+        let lock = || TORCH_SEEN.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(seen) = lock().as_ref().filter(|s| s.module.is(module)) {
+            return seen.clone();
+        }
+        let fresh = Arc::new(TorchSeen::of(module));
+        let old = lock().replace(fresh.clone());
+        // Dropped without the lock: releasing the old module's objects may run Python code.
+        drop(old);
+        fresh
+    }
+
+    fn of(module: &Bound<'_, PyAny>) -> TorchSeen {
+        let py = module.py();
+        let dtypes = TORCH_DTYPES
+            .iter()
+            .filter_map(|&(name, e)| Some((module.getattr(name).ok()?.unbind(), e)))
+            .collect();
+        TorchSeen {
+            module: module.clone().unbind(),
+            tensor: module
+                .getattr(intern!(py, "Tensor"))
+                .ok()
+                .map(Bound::unbind),
+            dtypes,
+        }
+    }
+}
+
+/// The tirx element type of a torch dtype object, or torch's name for it: by identity with the
+/// kept dtype objects, else by its name (`str(dtype)`).
+fn torch_dtype(
+    dtype: &Bound<'_, PyAny>,
+    kept: &[(Py<PyAny>, ElemType)],
+) -> PyResult<Result<ElemType, String>> {
+    if let Some(&(_, e)) = kept.iter().find(|(d, _)| d.is(dtype)) {
+        return Ok(Ok(e));
+    }
+    let name: String = dtype.str()?.extract()?;
+    let name = name.trim_start_matches("torch.");
+    Ok(TORCH_DTYPES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|&(_, e)| e)
+        .ok_or_else(|| name.to_string()))
+}
+
+/// A tuple of ints (torch's `shape` and `stride()`) read in place; any other sequence through
+/// PyO3's generic extraction.
+fn ints(seq: &Bound<'_, PyAny>) -> PyResult<Vec<i64>> {
+    match seq.cast::<PyTuple>() {
+        Ok(t) => t.iter().map(|x| x.extract::<i64>()).collect(),
+        Err(_) => seq.extract(),
+    }
+}
+
 /// A CUDA `torch.Tensor` read from its own fields (`data_ptr()`, `shape`, `stride()`,
 /// `dtype`, `get_device()`) — for a call on torch's current stream only (`dl_stream` −1), where
 /// DLPack's export has nothing to synchronize and would only add its cost (about 5 µs per
 /// tensor on the H200, `kernels/bench/host_overhead.py`). `None` when `obj` is not such a
 /// tensor (torch not imported, another class, not on a CUDA device, or a lazy negation or
 /// conjugation view, which DLPack's export refuses with torch's own message): DLPack reads it.
+///
+/// Eight Python calls a tensor (issue #32): the class is checked by identity first (a
+/// subclass, `nn.Parameter`, by `isinstance`), the dtype by identity with torch's dtype
+/// objects, and `shape`/`stride()` read as tuples in place.
 fn read_torch(obj: &Bound<'_, PyAny>) -> PyResult<Option<Foreign>> {
     let py = obj.py();
     let modules = SYS_MODULES
@@ -252,33 +342,25 @@ fn read_torch(obj: &Bound<'_, PyAny>) -> PyResult<Option<Foreign>> {
     let Some(torch) = modules.get_item(intern!(py, "torch"))? else {
         return Ok(None);
     };
-    let Ok(class) = torch.getattr(intern!(py, "Tensor")) else {
+    let seen = TorchSeen::kept(&torch);
+    let Some(class) = seen.tensor.as_ref().map(|c| c.bind(py)) else {
         return Ok(None);
     };
-    if !obj.is_instance(&class)?
+    if !(obj.get_type().is(class) || obj.is_instance(class)?)
         || !obj.getattr(intern!(py, "is_cuda"))?.is_truthy()?
         || obj.call_method0(intern!(py, "is_neg"))?.is_truthy()?
         || obj.call_method0(intern!(py, "is_conj"))?.is_truthy()?
     {
         return Ok(None);
     }
-    let shape: Vec<usize> = obj.getattr(intern!(py, "shape"))?.extract()?;
-    let strides: Vec<i64> = obj.call_method0(intern!(py, "stride"))?.extract()?;
+    let shape = ints(&obj.getattr(intern!(py, "shape"))?)?;
+    let shape: Vec<usize> = shape.into_iter().map(|n| n.max(0) as usize).collect();
+    let strides = ints(&obj.call_method0(intern!(py, "stride"))?)?;
     let addr: u64 = obj.call_method0(intern!(py, "data_ptr"))?.extract()?;
     let ordinal: i64 = obj.call_method0(intern!(py, "get_device"))?.extract()?;
-    let dtype: String = obj.getattr(intern!(py, "dtype"))?.str()?.extract()?;
-    let dtype = dtype.trim_start_matches("torch.");
+    let dtype = torch_dtype(&obj.getattr(intern!(py, "dtype"))?, &seen.dtypes)?;
     Ok(Some(Foreign {
-        dtype: match dtype {
-            "bfloat16" => Ok(ElemType::Bf16),
-            "float16" => Ok(ElemType::F16),
-            "float32" => Ok(ElemType::F32),
-            "float8_e4m3fn" => Ok(ElemType::E4m3),
-            "float8_e5m2" => Ok(ElemType::E5m2),
-            "float8_e8m0fnu" => Ok(ElemType::Ue8m0),
-            "float4_e2m1fn_x2" => Ok(ElemType::E2m1x2),
-            other => Err(other.to_string()),
-        },
+        dtype,
         shape,
         strides,
         addr,
