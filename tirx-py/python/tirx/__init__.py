@@ -71,7 +71,7 @@ def _is_torch(t):
 def _d(t):
     """A torch tensor without autograd (DLPack refuses tensors that require grad; tirx has no
     backward, so outputs never track gradients); anything else unchanged."""
-    if _is_torch(t) and t.requires_grad:
+    if t is not None and _is_torch(t) and t.requires_grad:
         return t.detach()
     return t
 
@@ -80,11 +80,18 @@ def _streams(t, stream):
     """The stream to launch on — ``stream`` if given, else torch's current stream on ``t``'s
     GPU — and the ``stream=`` for DLPack producers: on torch's current stream the data is
     already ordered before the launch, so torch is told not to synchronize (-1)."""
+    st, ds = _stream_pair(t, stream)
+    return dict(stream=st) if ds is None else dict(stream=st, dlpack_stream=ds)
+
+
+def _stream_pair(t, stream):
+    """``_streams`` as ``(stream, dlpack_stream)`` (``None``: the binding's default), for the
+    short calls, which pass them by name instead of building a dict (issue #32)."""
     if stream is not None:
-        return dict(stream=int(stream))
+        return int(stream), None
     if _is_torch(t) and t.is_cuda:
-        return dict(stream=_current_stream(t), dlpack_stream=-1)
-    return dict(stream=0)
+        return _current_stream(t), -1
+    return 0, None
 
 
 def _current_stream(t):
@@ -134,10 +141,12 @@ def gemm(a, b, *, bias=None, activation=None, residual=None, alpha=1.0, beta=0.0
     ``a @ b + residual``); or ``alpha * (a @ b) + beta * c``. Inputs bf16 or f16; ``out_dtype`` bf16, f16 or f32
     (default: ``a``'s).
     """
+    global _last
     a, b, c, bias, residual, out = _d(a), _d(b), _d(c), _d(bias), _d(residual), _d(out)
+    st, ds = _stream_pair(a, stream)
     kw = dict(c=c, bias=bias, activation=activation, residual=residual, alpha=float(alpha),
-              beta=float(beta),
-              out_dtype=_dtype_name(out_dtype), **_streams(a, stream))
+              beta=float(beta), out_dtype=_dtype_name(out_dtype), stream=st,
+              dlpack_stream=ds)
     if _explain is not None:
         return _tirx.gemm(a, b, out, explain=_explain, **kw)
     if out is None:
@@ -146,7 +155,7 @@ def gemm(a, b, *, bias=None, activation=None, residual=None, alpha=1.0, beta=0.0
         if not fast:
             _tirx.gemm(a, b, None, explain="check", **kw)
         out = _empty(a, "gemm", (a.shape[0], b.shape[1]), out_dtype or a.dtype)
-    _done(_tirx.gemm(a, b, out, **kw))
+    _last = _tirx.gemm(a, b, out, **kw)
     return out
 
 
@@ -247,17 +256,20 @@ def attention(q, k, v, *, causal=False, scale=None, return_lse=False, out=None, 
     return (out, lse) if return_lse else out
 
 
-def _row(op, x, out, stream, explain, **kw):
-    x, out = _d(x), _d(out)
-    kw = {k: _d(v) for k, v in kw.items()}
-    kw.update(_streams(x, stream))
+def _row(op, x, out, stream, explain, weight=None, bias=None, eps=1e-6):
+    global _last
+    x, out, weight, bias = _d(x), _d(out), _d(weight), _d(bias)
+    st, ds = _stream_pair(x, stream)
     if explain is not None:
-        return _tirx.row(op, x, out, explain=explain, **kw)
+        return _tirx.row(op, x, out, weight=weight, bias=bias, eps=eps, stream=st,
+                         dlpack_stream=ds, explain=explain)
     if out is None:
         if not _torch_out(x):
-            _tirx.row(op, x, None, explain="check", **kw)
+            _tirx.row(op, x, None, weight=weight, bias=bias, eps=eps, stream=st,
+                      dlpack_stream=ds, explain="check")
         out = _empty(x, op, x.shape)
-    _done(_tirx.row(op, x, out, **kw))
+    _last = _tirx.row(op, x, out, weight=weight, bias=bias, eps=eps, stream=st,
+                      dlpack_stream=ds)
     return out
 
 
