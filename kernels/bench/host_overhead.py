@@ -84,7 +84,9 @@ def phases(name, fn, n=N):
 
 
 phases("tirx.softmax(x, out=y)", lambda: tirx.softmax(x, out=y))
+phases("tirx.rms_norm(x, w, out=y)", lambda: tirx.rms_norm(x, w, out=y))
 phases("tirx.gemm(a, wt.t(), out=d)", lambda: tirx.gemm(a, wt.t(), out=d))
+phases("tirx.gemm(a, wt.t())", lambda: tirx.gemm(a, wt.t()))
 
 pr = cProfile.Profile()
 pr.enable()
