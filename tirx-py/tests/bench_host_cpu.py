@@ -14,20 +14,34 @@ import sys
 import time
 import types
 
+# A stand-in torch before tirx is imported (by the tests' module too), so that the Python
+# layer takes its torch path: torch's current stream (0) from the raw getter, no DLPack.
+fake = types.ModuleType("torch")
+fake.Tensor = type("Tensor", (), {})
+fake._C = types.SimpleNamespace(_cuda_getCurrentRawStream=lambda ordinal: 0)
+sys.modules["torch"] = fake
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_binding as tb  # noqa: E402  (the stand-ins: FakeTorchTensor)
-
-fake = types.ModuleType("torch")
-fake.Tensor = tb.FakeTorchTensor
-sys.modules["torch"] = fake
 import tirx  # noqa: E402
 import tirx._tirx as _tirx  # noqa: E402
 
-x = tb.FakeTorchTensor((64, 4096))
-y = tb.FakeTorchTensor((64, 4096))
-a = tb.FakeTorchTensor((64, 1024))
-b = tb.FakeTorchTensor((1024, 1024), strides=(1, 1024))
-d = tb.FakeTorchTensor((64, 1024))
+
+
+class Tensor(tb.FakeTorchTensor):
+    """The stand-in with the one field the Python layer reads besides the binding's."""
+
+    requires_grad = False
+
+
+fake.Tensor = Tensor
+if hasattr(tirx, "_Tensor"):  # the class, as the layer keeps it since issue #32
+    tirx._Tensor = Tensor
+
+x = Tensor((64, 4096))
+y = Tensor((64, 4096))
+a = Tensor((64, 1024))
+b = Tensor((1024, 1024), strides=(1, 1024))
+d = Tensor((64, 1024))
 
 
 def per_call(name, fn, n=20000):

@@ -64,14 +64,19 @@ def list_kernels():
     return _tirx.list_kernels()
 
 
+# ``isinstance(t, _Tensor)``: a torch tensor (never, without torch); read once, since a short
+# call asks it of every tensor (issue #32).
+_Tensor = _torch.Tensor if _torch is not None else ()
+
+
 def _is_torch(t):
-    return _torch is not None and isinstance(t, _torch.Tensor)
+    return isinstance(t, _Tensor)
 
 
 def _d(t):
     """A torch tensor without autograd (DLPack refuses tensors that require grad; tirx has no
     backward, so outputs never track gradients); anything else unchanged."""
-    if t is not None and _is_torch(t) and t.requires_grad:
+    if isinstance(t, _Tensor) and t.requires_grad:
         return t.detach()
     return t
 
@@ -89,7 +94,9 @@ def _stream_pair(t, stream):
     short calls, which pass them by name instead of building a dict (issue #32)."""
     if stream is not None:
         return int(stream), None
-    if _is_torch(t) and t.is_cuda:
+    if isinstance(t, _Tensor) and t.is_cuda:
+        if _raw_stream is not None:  # `_current_stream`, without its call
+            return _raw_stream(t.get_device()), -1
         return _current_stream(t), -1
     return 0, None
 
