@@ -61,10 +61,17 @@ per_call("tirx.softmax(x)", lambda: tirx.softmax(x))
 per_call("_tirx.row(check only)", lambda: _tirx.row("softmax", x, None, explain="check", stream=s.cuda_stream, dlpack_stream=-1))
 per_call("_tirx.row(out=y) launch", lambda: _tirx.row("softmax", x, y, stream=s.cuda_stream, dlpack_stream=-1))
 per_call("tirx.rms_norm(x, w, out=y)", lambda: tirx.rms_norm(x, w, out=y))
+torch.cuda.synchronize()
+free_before = torch.cuda.mem_get_info()[0]
 per_call("tirx.gemm(a, wt.t(), out=d)", lambda: tirx.gemm(a, wt.t(), out=d))
 per_call("tirx.gemm(a, wt.t())", lambda: tirx.gemm(a, wt.t()))
 per_call("_tirx.gemm(out=d) launch", lambda: _tirx.gemm(a, wt.t(), d, stream=s.cuda_stream, dlpack_stream=-1))
 print(f"chosen: {tirx.last_choice()}")
+torch.cuda.synchronize()
+# A split-K choice keeps one workspace per stream; before issue #32's fix the binding's
+# per-call stream wrapper made it allocate (and keep) a new one every call.
+print(f"device memory taken during the GEMM calls above (torch reuses its cached blocks): "
+      f"{(free_before - torch.cuda.mem_get_info()[0]) / 2**20:.1f} MiB")
 
 
 def phases(name, fn, n=N):
