@@ -6,7 +6,7 @@
 # process beside the rest (the f64 references are CPU-bound; no test times the GPU).
 set -u
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-BUDGET=200 bash kernels/bench/device/session49e_h200.sh 2>&1 | grep -v "^test \|gpu_fp8" | tail -40
+BUDGET=175 bash kernels/bench/device/session49e_h200.sh 2>&1 | grep -v "^test \|gpu_fp8" | tail -40
 echo "== gpu tests at $(date -u)"
 timeout 360 ./devbin/gpu_tests gpu_paged > $OUT/gpu_paged.txt 2>&1 &
 P=$!
