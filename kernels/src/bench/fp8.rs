@@ -391,7 +391,11 @@ fn measure_shape<A: Fp8Host, D: HostElem>(
             (i, _) => launch_ours(rt, arts[i - 1], (a, b, d), (sa, sb), scales),
         }
     };
-    let mut names = vec![format!("cuBLASLt FP8 {lt_scales:?}")];
+    let promoted = p.accum == Fp8Accum::Promoted && p.scales != Fp8ScaleMode::Blocks;
+    let mut names = vec![format!(
+        "cuBLASLt FP8 {lt_scales:?}{}",
+        if promoted { " FAST_ACCUM=0" } else { "" }
+    )];
     names.extend(arts.iter().map(|a| format!("{}/{}", a.kernel, a.config)));
     let mut alive: Vec<bool> = std::iter::once(plan.is_some())
         .chain(arts.iter().map(|_| true))

@@ -380,3 +380,33 @@ fn bench_quant(rt: &Runtime, shapes: &[String]) -> Result<bool, String> {
 fn parse_attention_shape(text: &str) -> Result<AttentionShape, String> {
     AttentionShape::parse(text)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn gemm(args: &[&str]) -> GemmBench {
+        let cli = crate::Cli::try_parse_from(["tirx", "bench", "gemm"].iter().chain(args))
+            .expect("parses");
+        match cli.cmd {
+            Some(crate::Cmd::Bench(BenchCmd::Gemm(g))) => g,
+            _ => panic!("not a bench gemm command"),
+        }
+    }
+
+    /// `--accum promoted` reaches the FP8 problem (fast by default), and is refused without
+    /// FP8 inputs.
+    #[test]
+    fn the_fp8_accumulation_reaches_the_bench() {
+        let fp8 = |args: &[&str]| gemm(args).fp8().expect("an FP8 bench").expect("FP8");
+        assert_eq!(fp8(&["--in", "e4m3"]).accum, Fp8Accum::Fast);
+        let p = fp8(&["--in", "e4m3", "--scales", "rows", "--accum", "promoted"]);
+        assert_eq!(
+            (p.accum, p.scales),
+            (Fp8Accum::Promoted, Fp8ScaleMode::Rows)
+        );
+        let err = gemm(&["--accum", "promoted"]).fp8().unwrap_err();
+        assert!(err.contains("`--accum` is for the FP8 GEMMs"), "{err}");
+    }
+}
