@@ -1,5 +1,5 @@
 #!/bin/bash
-# Stop 50's third call (the ~200 s of device budget left), carry ["devbin2"]: tirx.xz (lead50
+# Stop 50's third call, not run (the 176 s of device budget left could not start a machine), carry ["devbin2"]: tirx.xz (lead50
 # aad0999: fp8acc's promoted configs, fp8blk's block kernel) and tirx_base.xz (stop 49's base,
 # as session50b_h200.sh). Speed only: promoted against fast row-wise FP8, each beside cuBLASLt
 # with the same FAST_ACCUM; the block kernel's bf16 configs base against fp8blk.
