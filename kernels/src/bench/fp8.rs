@@ -102,6 +102,17 @@ impl Fp8Problem {
         GemmRequest::contiguous(BLayout::Tn, epilogue, types, shape).with_accum(self.accum)
     }
 
+    /// How both sides accumulate, for the report's header: the tensor core's accumulator over
+    /// all of K (`Fast` with per-tensor or row scales: `FAST_ACCUM` = 1), else promoted into
+    /// f32 every 128 of K.
+    pub fn accumulation(&self) -> &'static str {
+        if self.accum == Fp8Accum::Fast && self.scales != Fp8ScaleMode::Blocks {
+            "fast accumulation"
+        } else {
+            "promoted every 128 of K"
+        }
+    }
+
     /// `e4m3 -> bf16, row-wise scales` (`, promoted accumulation` for a promoted per-tensor
     /// or row-wise run).
     pub fn describe(&self) -> String {
@@ -469,14 +480,14 @@ pub fn fp8_report(
     }
     let shapes = shapes.unwrap_or_else(default_shapes);
     println!(
-        "{} (compute capability {:?}), cuBLASLt {}; FP8 GEMM {} (f32 accumulation, fast \
-         accumulation on both sides), B given NxK; median of at least {RUNS} interleaved rounds \
-         after at least {WARMUP_MS} ms of warm-up, inputs rotated past L2; {} config(s) of ours, \
-         {} shape(s)",
+        "{} (compute capability {:?}), cuBLASLt {}; FP8 GEMM {} (f32 accumulation, {} on \
+         both sides), B given NxK; median of at least {RUNS} interleaved rounds after at least \
+         {WARMUP_MS} ms of warm-up, inputs rotated past L2; {} config(s) of ours, {} shape(s)",
         rt.name(),
         rt.compute_capability(),
         lt.version(),
         p.describe(),
+        p.accumulation(),
         arts.len(),
         shapes.len(),
     );
@@ -542,6 +553,30 @@ fn every_config(r: &Report) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_header_names_each_sides_accumulation() {
+        let p = |scales, accum| Fp8Problem {
+            scales,
+            input: ElemType::E4m3,
+            output: ElemType::Bf16,
+            accum,
+        };
+        let promoted = "promoted every 128 of K";
+        assert_eq!(
+            p(Fp8ScaleMode::Rows, Fp8Accum::Fast).accumulation(),
+            "fast accumulation"
+        );
+        assert_eq!(
+            p(Fp8ScaleMode::Tensor, Fp8Accum::Promoted).accumulation(),
+            promoted
+        );
+        // Block scales promote on both sides whichever is asked.
+        assert_eq!(
+            p(Fp8ScaleMode::Blocks, Fp8Accum::Fast).accumulation(),
+            promoted
+        );
+    }
 
     #[test]
     fn the_fp8_problems_find_their_kernels_by_what_they_solve() {
