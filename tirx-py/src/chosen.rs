@@ -28,7 +28,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use tirx::KernelArtifact;
 use tirx::runtime::TensorMeta;
 
-use crate::ops::{Gemm, Op};
+use crate::ops::{Fp8Scales, Gemm, GemmFp8, Op};
 
 /// Choices a thread keeps; past this many it starts over.
 pub const KEPT: usize = 4096;
@@ -46,7 +46,7 @@ struct Chosen {
 }
 
 /// The artifact chosen for `op` on device `ordinal` before, on this thread, if any; `None` for
-/// an op not kept here (the FP8 and block-scaled GEMMs: their options are still growing).
+/// an op not kept here (Blackwell's block-scaled GEMM).
 pub fn get(op: &Op, ordinal: usize) -> Option<&'static KernelArtifact> {
     CHOSEN.with_borrow_mut(|c| {
         c.words.clear();
@@ -150,9 +150,39 @@ fn words(op: &Op, ordinal: usize, out: &mut Vec<u64>) -> bool {
                 tensor(out, Some(t));
             }
         }
-        // TODO(#32): keep these too once their options settle (`use_fast_accum` is in flight):
-        // until then they go to `choose_remembered` on every call.
-        Op::GemmFp8(_) | Op::BlockScaled(_) => return false,
+        Op::GemmFp8(GemmFp8 {
+            a,
+            b,
+            scales,
+            values_on_device,
+            d,
+            accum,
+        }) => {
+            out.extend([5, *accum as u64, u64::from(*values_on_device)]);
+            match scales {
+                // The values are launch parameters; kept anyway (exact bits), so a kept
+                // choice never outlives anything the request carried.
+                Fp8Scales::Tensor(x, y) => {
+                    out.extend([1, u64::from(x.to_bits()), u64::from(y.to_bits())])
+                }
+                Fp8Scales::Rows(sa, sb) => {
+                    out.push(2);
+                    tensor(out, Some(sa));
+                    tensor(out, Some(sb));
+                }
+                Fp8Scales::Blocks(sa, sb) => {
+                    out.push(3);
+                    tensor(out, Some(sa));
+                    tensor(out, Some(sb));
+                }
+            }
+            for t in [a, b, d] {
+                tensor(out, Some(t));
+            }
+        }
+        // Blackwell's block-scaled request (sm_100a only: no device here takes it) carries a
+        // whole `GemmRequest`; it asks `choose_remembered` on every call.
+        Op::BlockScaled(_) => return false,
     }
     true
 }

@@ -18,7 +18,7 @@ use tirx_kernels::dispatch::{self, Device};
 
 use crate::chosen;
 use crate::host;
-use crate::ops::{self, Call, GemmArgs};
+use crate::ops::{self, Call, GemmArgs, GemmFp8Args, ScaleArg};
 use crate::tensor::{Foreign, Place};
 
 /// The median over 21 batches of `n` calls of `f`, in ns per call.
@@ -167,4 +167,45 @@ fn kept_choices_answer_only_their_own_words() {
     assert!(chosen::get(&rms.op, 0).is_none());
     let eps = ops::row(RowOp::Softmax, &x, None, None, Some(&y), 1e-5).unwrap();
     assert!(chosen::get(&eps.op, 0).is_none());
+}
+
+/// The FP8 GEMM's choice is kept by its words too: the accumulation (`use_fast_accum`), the
+/// scales' form and per-tensor values, and each tensor's layout; another of any asks again.
+#[test]
+fn kept_fp8_choices_answer_only_their_own_words() {
+    const ADDR: u64 = 0x7f00_0000_0000;
+    let fp8 = |shape: &[usize], strides: &[i64], addr: u64| Foreign {
+        dtype: Ok(ElemType::E4m3),
+        ..foreign(shape, strides, addr)
+    };
+    let a = fp8(&[256, 512], &[512, 1], ADDR);
+    let b = fp8(&[512, 384], &[1, 512], ADDR + (1 << 20)); // w.t(), w [384, 512]
+    let d = foreign(&[256, 384], &[384, 1], ADDR + (2 << 20));
+    let call = |sa: f32, fast: bool, d: &Foreign| {
+        ops::gemm_fp8(&GemmFp8Args {
+            a: &a,
+            b: &b,
+            scale_a: &ScaleArg::Value(sa),
+            scale_b: &ScaleArg::Value(0.5),
+            out: Some(d),
+            out_dtype: ElemType::Bf16,
+            use_fast_accum: fast,
+        })
+        .unwrap()
+    };
+    let promoted = call(2.0, false, &d);
+    let artifact = choose_remembered(&promoted);
+    chosen::keep(&promoted.op, 0, artifact);
+    assert!(std::ptr::eq(
+        chosen::get(&call(2.0, false, &d).op, 0).unwrap(),
+        artifact
+    ));
+    // use_fast_accum, another scale, another output layout: not kept.
+    assert!(chosen::get(&call(2.0, true, &d).op, 0).is_none());
+    assert!(chosen::get(&call(3.0, false, &d).op, 0).is_none());
+    let d_f32 = Foreign {
+        dtype: Ok(ElemType::F32),
+        ..foreign(&[256, 384], &[384, 1], ADDR + (2 << 20))
+    };
+    assert!(chosen::get(&call(2.0, false, &d_f32).op, 0).is_none());
 }
