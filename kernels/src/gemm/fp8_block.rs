@@ -150,7 +150,7 @@ pub mod kernels {
             ),
             product(
                 types(f32 = (TA = e4m3, TD = f32)),
-                with = (BM = 128, BK = 128, GROUP = 8, BN = 128, STAGES = 5, EPI_N = 32, PING = 0),
+                with = (BM = 128, BK = 128, GROUP = 8, BN = 128, STAGES = 4, EPI_N = 32, PING = 0),
             ),
         ),
     )]
@@ -168,21 +168,69 @@ pub mod kernels {
         let a_s = smem::<TA>([STAGES, 2, 64, BK], swizzle = B128);
         let b_s = smem::<TA>([STAGES, 2, BN / 2, BK], swizzle = B128);
         let d_s = smem::<TD>([2, BN / EPI_N, 64, EPI_N], swizzle = B128);
+        // A stage's combined scales sa[row, kb] · sb[nb, kb], one 64-row half per consumer
+        // warpgroup, written by the scale warp (`scale_producer`): its 32 lanes arrive on the
+        // stage's full barrier beside the TMA thread's `arrive.expect_tx` (`writers = 32`).
+        let sc_s = smem::<f32>([STAGES, 2, 64, 1]);
         let acc = regs::<f32>([64, BN]);
         let part = regs::<f32>([64, BN]);
-        let sa_t = regs::<f32>([64, 1], layout = stat(acc, axis = 1));
-        let sb_t = regs::<f32>([64, 1], layout = stat(acc, axis = 1));
         let sc = regs::<f32>([64, 1], layout = stat(acc, axis = 1));
-        let rows = regs::<u32>([64, 1], layout = stat(acc, axis = 1));
-        let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
+        let w0 = regs::<f32>([64, 1], layout = blocked(vec = 1, threads = 32));
+        let w1 = regs::<f32>([64, 1], layout = blocked(vec = 1, threads = 32));
+        let wb = regs::<f32>([64, 1], layout = blocked(vec = 1, threads = 32));
+        let pipe = pipeline::<STAGES>(consumers = 2, peers = 2, writers = 32);
         let pairs_m = cdiv(cdiv(M, BM), 2);
         let tiles_n = cdiv(N, BN);
         let k_tiles = cdiv(K, BK);
         cluster_producer(pipe, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles);
+        scale_producer(pipe, sc_s, w0, w1, wb, sa, sb, pairs_m, tiles_n, k_tiles);
         block_scaled_consumers(
-            pipe, acc, part, sa_t, sb_t, sc, rows, a_s, b_s, d_s, d, sa, sb, pairs_m, tiles_n,
-            k_tiles,
+            pipe, acc, part, sc, sc_s, a_s, b_s, d_s, d, pairs_m, tiles_n, k_tiles,
         );
+    }
+
+    /// The scale warp (warp 1 of the producer warpgroup, idle in `cluster_producer`): walks
+    /// the same tiles and K blocks as the TMA thread and, for each, loads the tile's 128 row
+    /// scales `sa[rows, kb]` (a `[64, 1]` tile per consumer warpgroup, two a lane; rows past
+    /// M read 0) and the weight block's `sb[nb, kb]`, multiplies them, and — once the stage
+    /// is free (`producer_acquire`: the same empty barrier the TMA thread waits on) — stores
+    /// the products into the stage's `sc_s` and arrives on its `sc_full` (32 arrivals, each
+    /// lane's `mbarrier.arrive` releasing its own stores, PTX ISA §9.7.13.15.13). The loads
+    /// come before the acquire, so their latency overlaps the wait for the stage.
+    #[tile_fn]
+    fn scale_producer(
+        pipe: Pipe,
+        sc_s: Smem,
+        w0: Regs,
+        w1: Regs,
+        wb: Regs,
+        sa: Global,
+        sb: Global,
+        pairs_m: u32,
+        tiles_n: u32,
+        k_tiles: u32,
+    ) {
+        #[scope(warp = 1)]
+        {
+            let mut it = 0;
+            for u in (cta.x / 2..pairs_m * tiles_n).step_by(ncta.x / 2) {
+                let (mp, n) = grouped(u, pairs_m, tiles_n);
+                let row = 2 * (2 * mp + cta_rank);
+                let nb = n * BN / 128;
+                for k in 0..k_tiles {
+                    copy(w0, sa.tile(row, k));
+                    copy(w1, sa.tile(row + 1, k));
+                    wb = gather(sb, nb, k);
+                    w0 = w0 * wb;
+                    w1 = w1 * wb;
+                    let s = pipe.producer_acquire(it);
+                    copy(sc_s[s][0], w0);
+                    copy(sc_s[s][1], w1);
+                    pipe.full(s).arrive();
+                    it += 1;
+                }
+            }
+        }
     }
 
     /// The consumer warpgroups of [`gemm_sm90_fp8_block`]: level 8's, with the K loop of
@@ -192,16 +240,12 @@ pub mod kernels {
         pipe: Pipe,
         acc: Regs,
         part: Regs,
-        sa_t: Regs,
-        sb_t: Regs,
         sc: Regs,
-        rows: Regs,
+        sc_s: Smem,
         a_s: Smem,
         b_s: Smem,
         d_s: Smem,
         d: Global,
-        sa: Global,
-        sb: Global,
         pairs_m: u32,
         tiles_n: u32,
         k_tiles: u32,
@@ -226,10 +270,7 @@ pub mod kernels {
             for u in (cta.x / 2..pairs_m * tiles_n).step_by(ncta.x / 2) {
                 let (mp, n) = grouped(u, pairs_m, tiles_n);
                 let row = 2 * (2 * mp + cta_rank) + wg;
-                it = consume_blocks(
-                    pipe, it, acc, part, sa_t, sb_t, sc, rows, a_s, b_s, sa, sb, wg, row, n,
-                    k_tiles,
-                );
+                it = consume_blocks(pipe, it, acc, part, sc, sc_s, a_s, b_s, wg, k_tiles);
                 store_tile(d, d_s, acc, wg, row, n * (BN / EPI_N));
             }
             if PING == 1 && wg == 0 && any {
@@ -242,49 +283,31 @@ pub mod kernels {
         }
     }
 
-    /// A consumer warpgroup's K loop of one tile (D rows `row`, 64-row units; columns `n`,
-    /// BN-column units): per K block, the block's scales into `sc`, its wgmmas into a fresh
-    /// `part`, the wait, the stage released, and `acc += part · sc`; returns the pipeline
-    /// iteration after the tile.
+    /// A consumer warpgroup's K loop of one tile: per K block, the block's combined scales
+    /// from shared memory into `sc`, its wgmmas into a fresh `part`, the wait, the stage
+    /// released, and `acc += part · sc`; returns the pipeline iteration after the tile.
     #[tile_fn]
     fn consume_blocks(
         pipe: Pipe,
         it: u32,
         acc: Regs,
         part: Regs,
-        sa_t: Regs,
-        sb_t: Regs,
         sc: Regs,
-        rows: Regs,
+        sc_s: Smem,
         a_s: Smem,
         b_s: Smem,
-        sa: Global,
-        sb: Global,
         wg: u32,
-        row: u32,
-        n: u32,
         k_tiles: u32,
     ) -> u32 {
         let leader = tid % 128 == 0;
         let mut it = it;
         acc = 0.0;
-        // The scales are loaded one K block ahead, so a block's loads have the previous
-        // block's MMAs to land in; past the last block they read 0 (a tile edge) unused.
-        // They are issued while the block's MMAs run (between the commit and the wait), so
-        // their address arithmetic (about 50 instructions a thread) is off the path from one
-        // block's promotion to the next block's MMAs; as predicated gathers they put no
-        // branch between the MMAs and their wait (which would make ptxas serialise them).
-        // The rows of `sa` a thread reads and the weight block are computed once, here: in
-        // the loop a scale's address is then `rows · KB + k + 1` (ptxas kept the row index's
-        // arithmetic from `%tid.x` in the loop, 13 SASS instructions a K block). A row past M
-        // reads 0 by intent (`oob = zero`), as the tile edge did.
-        rows = 64 * row + row_index(rows);
-        let nb = n * BN / 128;
-        sa_t = gather(sa, rows, 0, oob = zero);
-        sb_t = gather(sb, nb, 0);
-        for k in 0..k_tiles {
-            sc = sa_t * sb_t;
+        for _k in 0..k_tiles {
+            // The stage's full barrier counts the scale warp's arrivals too, so once it
+            // completes the scales are in `sc_s[s]`; the two `ld.shared` have the block's
+            // MMAs to land in (`sc` is read only by the promotion).
             let s = pipe.consumer_wait(it);
+            copy(sc, sc_s[s][wg]);
             if PING == 1 {
                 named_barrier(3 + wg, 256);
             }
@@ -294,8 +317,6 @@ pub mod kernels {
             if PING == 1 {
                 named_barrier_arrive(3 + (wg + 1) % 2, 256);
             }
-            sa_t = gather(sa, rows, k + 1, oob = zero);
-            sb_t = gather(sb, nb, k + 1);
             wgmma::wait(0);
             if leader {
                 pipe.consumer_release(s);
