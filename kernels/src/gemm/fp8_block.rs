@@ -6,7 +6,7 @@
 //! D[m, n] = Σ_kb (A_kb · B_kbᵀ)[m, n] · sa[m, kb] · sb[n / 128, kb]
 //!
 //! with `sa` f32 [M, cdiv(K, 128)] (what `quant_block` writes, `row_kernels/quant.rs`) and `sb`
-//! f32 [cdiv(N, 128), cdiv(K, 128)], row-major. BF16 or FP32 outputs.
+//! f32 [cdiv(N, 128), cdiv(K, 128)], row-major. BF16, FP16 or FP32 outputs.
 //!
 //! What it adds to `fp8.rs`: the scales vary along K, so they cannot wait for the epilogue.
 //! Each 128-wide K block's four `wgmma.mma_async.m64n128k32.f32.e4m3.e4m3` (PTX ISA
@@ -17,15 +17,26 @@
 //! tensor core's FP8 adder (about 14 bits on the H800, "a maximum relative error of nearly
 //! 2%" at K = 4096) only ever sums 128 products before they are promoted into full f32.
 //!
-//! The scales of a K block: the row scales by `gather(sa, rows, kb, oob = zero)` into the
-//! accumulator's row statistic (`rows`, a `u32` statistic of the same layout, holds the D rows
-//! of the thread's registers, computed once per tile before the K loop; a guarded register
-//! load: 0 past M), the weight scale — one scalar per (CTA, kb), since the 128-wide N
-//! tile lies within one 128×128 weight block — by `gather(sb, nb, kb)` (a guarded `ld.global`
-//! once per statistic register). Both are loaded one K block ahead (block `kb + 1`'s while
-//! block `kb`'s MMAs run; past the last block they read 0, unused), so their latency hides
-//! behind a whole block of MMAs, and multiplied into the row statistic `sc` at the top of
-//! their block.
+//! The scales of a K block go through shared memory, staged by the producer warpgroup's warp 1
+//! (idle in `cluster_producer`, whose warp 0 issues the TMA loads): the **scale warp**
+//! (`scale_producer`) walks the same tiles and K blocks as the TMA thread and for each loads the
+//! tile's 128 row scales `sa[rows, kb]` (two `[64, 1]` tiles, one per consumer warpgroup, two
+//! rows a lane; `copy` from `sa.tile(..)`, so rows past M read 0 exactly as the consumers'
+//! guarded gathers did) and the weight scale `sb[nb, kb]` (one scalar per (CTA, kb), since the
+//! 128-wide N tile lies within one 128×128 weight block), multiplies them, and once the stage
+//! is free (`producer_acquire`, the empty barrier the TMA thread waits on) stores the
+//! products, 512 bytes, into the stage's `sc_s[s]` and arrives on the stage's **full barrier**:
+//! the pipeline is declared with `writers = 32`, so that barrier expects the TMA thread's
+//! `arrive.expect_tx` and the scale warp's 32 `mbarrier.arrive` (each lane's arrive releases its
+//! own `st.shared`, PTX ISA §9.7.13.15.13; the consumers' `try_wait` acquires them,
+//! §9.7.13.15.16). The loads come before the acquire, so their latency overlaps the wait for the
+//! stage, and the warp runs as far ahead as the TMA thread. A consumer then reads its block's
+//! combined scales with `copy(sc, sc_s[s][wg])`: two `ld.shared.f32` a thread, no guard, no
+//! 64-bit address, after the full barrier it waits on anyway. K tails need nothing: every K
+//! block `kb < cdiv(K, 128)` has its scales, and a partial block's scale applies to the
+//! products that exist. Before 2026-12-06's branch fp8blk each consumer thread loaded them
+//! itself, one block ahead, with four guarded `ld.global` and their 64-bit addresses
+//! (`gather(sa, rows, kb + 1, oob = zero)`, `gather(sb, nb, kb + 1)`).
 //!
 //! The rest is `fp8.rs`'s (the production GEMM's, level 8): a producer warpgroup multicasting
 //! B halves in a 2×1 cluster through a TMA/mbarrier pipeline, two consumer warpgroups of 64
@@ -35,22 +46,34 @@
 //! warpgroups' MMAs and promotions interleave).
 //!
 //! Tails: TMA zero-fills A's and B's boxes past M, N and K (so a partial last K block adds
-//! zeros, and its scale applies to the products that exist), rows of `sa` past M load as 0,
-//! and D's stores clip. K must make A's and B's rows 16-byte aligned (K a multiple of 16).
+//! zeros, and its scale applies to the products that exist), rows of `sa` past M load as 0
+//! (the scale warp's edge path), and D's stores clip. K must make A's and B's rows 16-byte aligned (K a multiple of 16).
 //! The launch planner refuses `sa`/`sb` of any other shape than `[M, cdiv(K, 128)]` and
 //! `[cdiv(N, 128), cdiv(K, 128)]` (the `static_assert`s) before any launch.
 //!
-//! `tirx check` (ptxas `-arch=sm_90a`, 2026-12-06): both configs clean, 168 registers,
+//! `tirx check` (ptxas 13.5 `-arch=sm_90a`, 2026-12-06, branch fp8blk): every config clean,
+//! 168 registers (the launch's; the scale warp's loop stays within R33 of the producer's 40),
 //! 0 spills; SASS `QGMMA.64x128x32.F32.E4M3.E4M3` ×4 and 64 `FFMA` a K block (the promotion),
-//! `tests/sim_fp8_block.rs` asserts them. Emulator-verified; measured on the H100 (below).
-//! The K loop's body is 141 SASS instructions a warp and K block (ptxas 13.5, `default`;
-//! 170 before 2026-12-06's branch fp8k): the warpgroup index broadcast in the prologue
-//! (`flatten-exprs`) keeps the wgmma descriptors in uniform registers (−17: no `R2UR`, the
-//! descriptor adds `UIADD3.64`), and the scales' rows and weight block computed before the
-//! loop leave it only `rows · KB + k + 1` per scale (−12: ptxas kept the row index's
-//! arithmetic from `%tid.x` in the loop). What remains besides the 64 `FFMA` and 4 `QGMMA`:
-//! the pipeline's wait and release and the descriptors (~35, as in `fp8.rs`'s loop of 51),
-//! and the scales' four guarded loads with their 64-bit addresses (~35).
+//! `tests/sim_fp8_block.rs` asserts them. Emulator-verified. The K loop's body, counted in
+//! nvdisasm's listing as the innermost loop holding the `QGMMA`s (label to back branch), is
+//! **123** SASS instructions a warp and K block for `default` (141 before the scales went
+//! through shared memory; 170 before branch fp8k), 122 for `f16`/`f32` (f32: 143 before), 130
+//! for `ping` (148): besides the 64 `FFMA` and 4 `QGMMA`, the pipeline's wait and release and
+//! the descriptors (~35, as in `fp8.rs`'s loop of 51) and the scales' two `LDS` with their
+//! address (~10: ptxas recomputes the thread's row from `%tid.x` each block). The four
+//! guarded `LDG`s, their 64-bit addresses and predicates are gone from the consumers.
+//!
+//! **Prediction** for the shared-memory scales (made before any measurement; the lead measures
+//! on the H100/H200): +2–6 % over the 938 / 998 / 961 / 831 TFLOP/s below, i.e. about 0.80–0.85
+//! of cuBLASLt, not 1.0. Why so little: the loads were already issued between the commit and
+//! the wait, in the MMAs' shadow, so what goes is issue slots the other warpgroup's promotion
+//! competed for (two warps of each SMSP share it) and the register-dependency wait on a late
+//! scale, not time on the critical path (full barrier → wgmmas → wait → 64 FFMA → release).
+//! What holds the kernel at ~0.8 is that path's serialisation: both warpgroups wait on the same
+//! full barrier, issue together, drain the tensor core together and promote together.
+//! `f32` has four stages now (the scales' 2.5 KB do not fit beside five stages and the 64 KB
+//! f32 staging tile in 227 KB): expect it a few percent behind its five-stage self at the
+//! large shapes.
 //!
 //! Measured on an H100 on 2026-12-06 after two changes to the K loop
 //! (`docs/perf/h100-2026-12-06-stop48.md`): the weight scale's load no longer copied into the
@@ -149,6 +172,10 @@ pub mod kernels {
                 with = (BM = 128, BK = 128, GROUP = 8, BN = 128, STAGES = 5, EPI_N = 64),
             ),
             product(
+                types(f16 = (TA = e4m3, TD = f16)),
+                with = (BM = 128, BK = 128, GROUP = 8, BN = 128, STAGES = 5, EPI_N = 64, PING = 0),
+            ),
+            product(
                 types(f32 = (TA = e4m3, TD = f32)),
                 with = (BM = 128, BK = 128, GROUP = 8, BN = 128, STAGES = 4, EPI_N = 32, PING = 0),
             ),
@@ -178,7 +205,10 @@ pub mod kernels {
         let w0 = regs::<f32>([64, 1], layout = blocked(vec = 1, threads = 32));
         let w1 = regs::<f32>([64, 1], layout = blocked(vec = 1, threads = 32));
         let wb = regs::<f32>([64, 1], layout = blocked(vec = 1, threads = 32));
-        let pipe = pipeline::<STAGES>(consumers = 2, peers = 2, writers = 32);
+        // Each consumer warp releases a stage itself (`consumers` = 2 warpgroups × 4 warps):
+        // its lanes read the stage's scales with plain `ld.shared`, which a warpgroup leader's
+        // release would not order for the other three warps (`consume_blocks`).
+        let pipe = pipeline::<STAGES>(consumers = 8, peers = 2, writers = 32);
         let pairs_m = cdiv(cdiv(M, BM), 2);
         let tiles_n = cdiv(N, BN);
         let k_tiles = cdiv(K, BK);
@@ -194,9 +224,10 @@ pub mod kernels {
     /// scales `sa[rows, kb]` (a `[64, 1]` tile per consumer warpgroup, two a lane; rows past
     /// M read 0) and the weight block's `sb[nb, kb]`, multiplies them, and — once the stage
     /// is free (`producer_acquire`: the same empty barrier the TMA thread waits on) — stores
-    /// the products into the stage's `sc_s` and arrives on its `sc_full` (32 arrivals, each
-    /// lane's `mbarrier.arrive` releasing its own stores, PTX ISA §9.7.13.15.13). The loads
-    /// come before the acquire, so their latency overlaps the wait for the stage.
+    /// the products into the stage's `sc_s` and arrives on its full barrier (the pipeline's
+    /// `writers = 32`: each lane's `mbarrier.arrive` releases its own stores, PTX ISA
+    /// §9.7.13.15.13). The loads come before the acquire, so their latency overlaps the wait
+    /// for the stage.
     #[tile_fn]
     fn scale_producer(
         pipe: Pipe,
@@ -299,15 +330,18 @@ pub mod kernels {
         wg: u32,
         k_tiles: u32,
     ) -> u32 {
-        let leader = tid % 128 == 0;
+        // One release a warp, after its own reads of the stage (the wgmmas' reads are the
+        // warpgroup's and done at `wgmma::wait(0)`; the scales' `ld.shared` are each warp's,
+        // so a warpgroup leader's release could let the scale warp overwrite them before a
+        // lagging warp has read them — the emulator showed it, a row of warp 1 with the next
+        // round's scale). DeepGEMM's consumers release per warp too.
+        let leader = tid % 32 == 0;
         let mut it = it;
         acc = 0.0;
         for _k in 0..k_tiles {
             // The stage's full barrier counts the scale warp's arrivals too, so once it
-            // completes the scales are in `sc_s[s]`; the two `ld.shared` have the block's
-            // MMAs to land in (`sc` is read only by the promotion).
+            // completes the scales are in `sc_s[s]`.
             let s = pipe.consumer_wait(it);
-            copy(sc, sc_s[s][wg]);
             if PING == 1 {
                 named_barrier(3 + wg, 256);
             }
@@ -317,6 +351,9 @@ pub mod kernels {
             if PING == 1 {
                 named_barrier_arrive(3 + (wg + 1) % 2, 256);
             }
+            // Read while the MMAs run: its address arithmetic and two `ld.shared` (no guard,
+            // no branch) stay off the path from the full barrier to the first wgmma.
+            copy(sc, sc_s[s][wg]);
             wgmma::wait(0);
             if leader {
                 pipe.consumer_release(s);
