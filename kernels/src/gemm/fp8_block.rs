@@ -32,7 +32,11 @@
 //! §9.7.13.15.16). The loads come before the acquire, so their latency overlaps the wait for the
 //! stage, and the warp runs as far ahead as the TMA thread. A consumer then reads its block's
 //! combined scales with `copy(sc, sc_s[s][wg])`: two `ld.shared.f32` a thread, no guard, no
-//! 64-bit address, after the full barrier it waits on anyway. K tails need nothing: every K
+//! 64-bit address, after the full barrier it waits on anyway. Those reads are each warp's own
+//! (the wgmmas' are the warpgroup's, complete at `wgmma::wait(0)`), so each consumer warp
+//! releases the stage itself, after them (`consumers = 8`, lane 0 of each warp, as DeepGEMM's
+//! consumers do): with one release a warpgroup, the emulator ran a lagging warp that read the
+//! next round's scale, already stored by the scale warp. K tails need nothing: every K
 //! block `kb < cdiv(K, 128)` has its scales, and a partial block's scale applies to the
 //! products that exist. Before 2026-12-06's branch fp8blk each consumer thread loaded them
 //! itself, one block ahead, with four guarded `ld.global` and their 64-bit addresses
@@ -56,9 +60,9 @@
 //! 0 spills; SASS `QGMMA.64x128x32.F32.E4M3.E4M3` ×4 and 64 `FFMA` a K block (the promotion),
 //! `tests/sim_fp8_block.rs` asserts them. Emulator-verified. The K loop's body, counted in
 //! nvdisasm's listing as the innermost loop holding the `QGMMA`s (label to back branch), is
-//! **123** SASS instructions a warp and K block for `default` (141 before the scales went
-//! through shared memory; 170 before branch fp8k), 122 for `f16`/`f32` (f32: 143 before), 130
-//! for `ping` (148): besides the 64 `FFMA` and 4 `QGMMA`, the pipeline's wait and release and
+//! **123** SASS instructions a warp and K block for `default` and `f16` (`default`: 141 before
+//! the scales went through shared memory, 170 before branch fp8k), 122 for `f32` (143 before),
+//! 130 for `ping` (148): besides the 64 `FFMA` and 4 `QGMMA`, the pipeline's wait and release and
 //! the descriptors (~35, as in `fp8.rs`'s loop of 51) and the scales' two `LDS` with their
 //! address (~10: ptxas recomputes the thread's row from `%tid.x` each block). The four
 //! guarded `LDG`s, their 64-bit addresses and predicates are gone from the consumers.
@@ -114,7 +118,8 @@
 //! (`promote_last`). Each warpgroup now holds two K stages at once (the one being promoted
 //! and the one in flight), so the ring has six stages (6 × 32 KB + the 32 KB staging tile
 //! = 226 KB of the 227), keeping four loads ahead as the five-stage kernel keeps three to
-//! four. The scales are loaded one block ahead as in `gemm_sm90_fp8_block`, and a block's
+//! four. The scales are gathered by the consumers one block ahead (as `gemm_sm90_fp8_block`'s
+//! were before they went through shared memory), and a block's
 //! scale is formed after the next block's MMAs are issued, so a late scale load delays the
 //! promotion, never the tensor core. BF16 output only (an f32 staging tile, 64 KB, leaves
 //! room for five stages: `gemm_sm90_fp8_block/f32`'s footprint).
