@@ -17,26 +17,31 @@
 //! tensor core's FP8 adder (about 14 bits on the H800, "a maximum relative error of nearly
 //! 2%" at K = 4096) only ever sums 128 products before they are promoted into full f32.
 //!
-//! The scales of a K block go through shared memory, staged by the producer warpgroup's warp 1
-//! (idle in `cluster_producer`, whose warp 0 issues the TMA loads): the **scale warp**
-//! (`scale_producer`) walks the same tiles and K blocks as the TMA thread and for each loads the
-//! tile's 128 row scales `sa[rows, kb]` (two `[64, 1]` tiles, one per consumer warpgroup, two
-//! rows a lane; `copy` from `sa.tile(..)`, so rows past M read 0 exactly as the consumers'
-//! guarded gathers did) and the weight scale `sb[nb, kb]` (one scalar per (CTA, kb), since the
-//! 128-wide N tile lies within one 128×128 weight block), multiplies them, and once the stage
-//! is free (`producer_acquire`, the empty barrier the TMA thread waits on) stores the
-//! products, 512 bytes, into the stage's `sc_s[s]` and arrives on the stage's **full barrier**:
-//! the pipeline is declared with `writers = 32`, so that barrier expects the TMA thread's
-//! `arrive.expect_tx` and the scale warp's 32 `mbarrier.arrive` (each lane's arrive releases its
-//! own `st.shared`, PTX ISA §9.7.13.15.13; the consumers' `try_wait` acquires them,
-//! §9.7.13.15.16). The loads come before the acquire, so their latency overlaps the wait for the
-//! stage, and the warp runs as far ahead as the TMA thread. A consumer then reads its block's
-//! combined scales with `copy(sc, sc_s[s][wg])`: two `ld.shared.f32` a thread, no guard, no
-//! 64-bit address, after the full barrier it waits on anyway. Those reads are each warp's own
+//! The scales of a K block go through shared memory, staged by the producer warpgroup's warps
+//! 1–3 (idle in `cluster_producer`, whose warp 0 issues the TMA loads): the **scale warps**
+//! (`scale_producer`) walk the same tiles as the TMA thread, each every third K block of a tile,
+//! and for a block load the tile's 128 row scales `sa[rows, kb]` (two `[64, 1]` tiles, one per
+//! consumer warpgroup, two rows a lane; `copy` from `sa.tile(..)`, so rows past M read 0 exactly
+//! as the consumers' guarded gathers did) and the weight scale `sb[nb, kb]` (one scalar per
+//! (CTA, kb), since the 128-wide N tile lies within one 128×128 weight block), multiply them,
+//! and once the stage is free (`producer_acquire`, the empty barrier the TMA thread waits on)
+//! store the products, 512 bytes, into the stage's `sc_s[s]` and arrive on the stage's **full
+//! barrier**: the pipeline is declared with `writers = 32`, so that barrier expects the TMA
+//! thread's `arrive.expect_tx` and one scale warp's 32 `mbarrier.arrive` (each lane's arrive
+//! releases its own `st.shared`, PTX ISA §9.7.13.15.13; the consumers' `try_wait` acquires
+//! them, §9.7.13.15.16). The loads come before the acquire, so their latency overlaps the wait
+//! for the stage; three warps keep three blocks' loads in flight, since one warp, waiting for
+//! each block's loads before storing it, would supply one block per L2 latency — about what the
+//! consumers take to use one. Each stage's uses are filled in order whichever warp fills them
+//! (a use's acquire waits for the previous use's release), and a warp is never two phases
+//! ahead of a barrier (its previous acquire waited for a later release of an earlier use).
+//! A consumer then reads its block's combined scales with `copy(sc, sc_s[s][wg])`: two
+//! `ld.shared.f32` a thread, no guard, no 64-bit address, after the full barrier it waits on
+//! anyway. Those reads are each warp's own
 //! (the wgmmas' are the warpgroup's, complete at `wgmma::wait(0)`), so each consumer warp
 //! releases the stage itself, after them (`consumers = 8`, lane 0 of each warp, as DeepGEMM's
 //! consumers do): with one release a warpgroup, the emulator ran a lagging warp that read the
-//! next round's scale, already stored by the scale warp. K tails need nothing: every K
+//! next round's scale, already stored by a scale warp. K tails need nothing: every K
 //! block `kb < cdiv(K, 128)` has its scales, and a partial block's scale applies to the
 //! products that exist. Before 2026-12-06's branch fp8blk each consumer thread loaded them
 //! itself, one block ahead, with four guarded `ld.global` and their 64-bit addresses
@@ -51,12 +56,12 @@
 //!
 //! Tails: TMA zero-fills A's and B's boxes past M, N and K (so a partial last K block adds
 //! zeros, and its scale applies to the products that exist), rows of `sa` past M load as 0
-//! (the scale warp's edge path), and D's stores clip. K must make A's and B's rows 16-byte aligned (K a multiple of 16).
+//! (the scale warps' edge path), and D's stores clip. K must make A's and B's rows 16-byte aligned (K a multiple of 16).
 //! The launch planner refuses `sa`/`sb` of any other shape than `[M, cdiv(K, 128)]` and
 //! `[cdiv(N, 128), cdiv(K, 128)]` (the `static_assert`s) before any launch.
 //!
 //! `tirx check` (ptxas 13.5 `-arch=sm_90a`, 2026-12-06, branch fp8blk): every config clean,
-//! 168 registers (the launch's; the scale warp's loop stays within R33 of the producer's 40),
+//! 168 registers (the launch's; the scale warps' loops stay within R31 of the producer's 40),
 //! 0 spills; SASS `QGMMA.64x128x32.F32.E4M3.E4M3` ×4 and 64 `FFMA` a K block (the promotion),
 //! `tests/sim_fp8_block.rs` asserts them. Emulator-verified. The K loop's body, counted in
 //! nvdisasm's listing as the innermost loop holding the `QGMMA`s (label to back branch), is
@@ -74,7 +79,11 @@
 //! competed for (two warps of each SMSP share it) and the register-dependency wait on a late
 //! scale, not time on the critical path (full barrier → wgmmas → wait → 64 FFMA → release).
 //! What holds the kernel at ~0.8 is that path's serialisation: both warpgroups wait on the same
-//! full barrier, issue together, drain the tensor core together and promote together.
+//! full barrier, issue together, drain the tensor core together and promote together. The
+//! risk on the other side: the scale warps must supply a block in the ~550–700 cycles the
+//! consumers take for one; three warps, each with one block's loads in flight, have about three
+//! L2 latencies for it. If the measurement shows the full barrier's wait grown (ncu: samples
+//! at the consumers' `SYNCS.PHASECHK` rather than `WARPGROUP.DEPBAR`), that is where to look.
 //! `f32` has four stages now (the scales' 2.5 KB do not fit beside five stages and the 64 KB
 //! f32 staging tile in 227 KB): expect it a few percent behind its five-stage self at the
 //! large shapes.
@@ -201,15 +210,20 @@ pub mod kernels {
         let b_s = smem::<TA>([STAGES, 2, BN / 2, BK], swizzle = B128);
         let d_s = smem::<TD>([2, BN / EPI_N, 64, EPI_N], swizzle = B128);
         // A stage's combined scales sa[row, kb] · sb[nb, kb], one 64-row half per consumer
-        // warpgroup, written by the scale warp (`scale_producer`): its 32 lanes arrive on the
+        // warpgroup, written by a scale warp (`scale_producer`): its 32 lanes arrive on the
         // stage's full barrier beside the TMA thread's `arrive.expect_tx` (`writers = 32`).
         let sc_s = smem::<f32>([STAGES, 2, 64, 1]);
         let acc = regs::<f32>([64, BN]);
         let part = regs::<f32>([64, BN]);
         let sc = regs::<f32>([64, 1], layout = stat(acc, axis = 1));
-        let w0 = regs::<f32>([64, 1], layout = blocked(vec = 1, threads = 32));
-        let w1 = regs::<f32>([64, 1], layout = blocked(vec = 1, threads = 32));
-        let wb = regs::<f32>([64, 1], layout = blocked(vec = 1, threads = 32));
+        // The scale warps' tiles (a register tile belongs to the scope that uses it): one
+        // `[64, 1]` tile per consumer warpgroup's rows, for each of the three warps.
+        let x0 = regs::<f32>([64, 1], layout = blocked(vec = 1, threads = 32));
+        let x1 = regs::<f32>([64, 1], layout = blocked(vec = 1, threads = 32));
+        let y0 = regs::<f32>([64, 1], layout = blocked(vec = 1, threads = 32));
+        let y1 = regs::<f32>([64, 1], layout = blocked(vec = 1, threads = 32));
+        let z0 = regs::<f32>([64, 1], layout = blocked(vec = 1, threads = 32));
+        let z1 = regs::<f32>([64, 1], layout = blocked(vec = 1, threads = 32));
         // Each consumer warp releases a stage itself (`consumers` = 2 warpgroups × 4 warps):
         // its lanes read the stage's scales with plain `ld.shared`, which a warpgroup leader's
         // release would not order for the other three warps (`consume_blocks`).
@@ -218,28 +232,29 @@ pub mod kernels {
         let tiles_n = cdiv(N, BN);
         let k_tiles = cdiv(K, BK);
         cluster_producer(pipe, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles);
-        scale_producer(pipe, sc_s, w0, w1, wb, sa, sb, pairs_m, tiles_n, k_tiles);
+        scale_producer(
+            pipe, sc_s, x0, x1, y0, y1, z0, z1, sa, sb, pairs_m, tiles_n, k_tiles,
+        );
         block_scaled_consumers(
             pipe, acc, part, sc, sc_s, a_s, b_s, d_s, d, pairs_m, tiles_n, k_tiles,
         );
     }
 
-    /// The scale warp (warp 1 of the producer warpgroup, idle in `cluster_producer`): walks
-    /// the same tiles and K blocks as the TMA thread and, for each, loads the tile's 128 row
-    /// scales `sa[rows, kb]` (a `[64, 1]` tile per consumer warpgroup, two a lane; rows past
-    /// M read 0) and the weight block's `sb[nb, kb]`, multiplies them, and — once the stage
-    /// is free (`producer_acquire`: the same empty barrier the TMA thread waits on) — stores
-    /// the products into the stage's `sc_s` and arrives on its full barrier (the pipeline's
-    /// `writers = 32`: each lane's `mbarrier.arrive` releases its own stores, PTX ISA
-    /// §9.7.13.15.13). The loads come before the acquire, so their latency overlaps the wait
-    /// for the stage.
+    /// The scale warps (warps 1–3 of the producer warpgroup, idle in `cluster_producer`): each
+    /// walks the same tiles as the TMA thread and every third K block of each ([`scale_blocks`]),
+    /// so three blocks' loads are in flight at once — one warp, whose loop waits for each
+    /// block's loads, would supply a block per load latency (several hundred cycles from L2
+    /// under the TMA traffic), about what the consumers take for one.
     #[tile_fn]
     fn scale_producer(
         pipe: Pipe,
         sc_s: Smem,
-        w0: Regs,
-        w1: Regs,
-        wb: Regs,
+        x0: Regs,
+        x1: Regs,
+        y0: Regs,
+        y1: Regs,
+        z0: Regs,
+        z1: Regs,
         sa: Global,
         sb: Global,
         pairs_m: u32,
@@ -248,24 +263,57 @@ pub mod kernels {
     ) {
         #[scope(warp = 1)]
         {
-            let mut it = 0;
-            for u in (cta.x / 2..pairs_m * tiles_n).step_by(ncta.x / 2) {
-                let (mp, n) = grouped(u, pairs_m, tiles_n);
-                let row = 2 * (2 * mp + cta_rank);
-                let nb = n * BN / 128;
-                for k in 0..k_tiles {
-                    copy(w0, sa.tile(row, k));
-                    copy(w1, sa.tile(row + 1, k));
-                    wb = gather(sb, nb, k);
-                    w0 = w0 * wb;
-                    w1 = w1 * wb;
-                    let s = pipe.producer_acquire(it);
-                    copy(sc_s[s][0], w0);
-                    copy(sc_s[s][1], w1);
-                    pipe.full(s).arrive();
-                    it += 1;
-                }
+            scale_blocks(pipe, sc_s, x0, x1, sa, sb, pairs_m, tiles_n, k_tiles, 0);
+        }
+        #[scope(warp = 2)]
+        {
+            scale_blocks(pipe, sc_s, y0, y1, sa, sb, pairs_m, tiles_n, k_tiles, 1);
+        }
+        #[scope(warp = 3)]
+        {
+            scale_blocks(pipe, sc_s, z0, z1, sa, sb, pairs_m, tiles_n, k_tiles, 2);
+        }
+    }
+
+    /// One scale warp's share: K blocks `first`, `first + 3`, … of each tile. For each, the
+    /// tile's 128 row scales `sa[rows, kb]` (a `[64, 1]` tile per consumer warpgroup, two a
+    /// lane; rows past M read 0) and the weight block's `sb[nb, kb]`, multiplied, and — once
+    /// the stage is free (`producer_acquire`: the same empty barrier the TMA thread waits on)
+    /// — the products stored into the stage's `sc_s` and the warp's 32 arrivals on its full
+    /// barrier (the pipeline's `writers = 32`: each lane's `mbarrier.arrive` releases its own
+    /// stores, PTX ISA §9.7.13.15.13). The loads come before the acquire, so their latency
+    /// overlaps the wait for the stage. The pipeline iteration of block `k` is the tile's
+    /// first (`base`) plus `k`: each stage's uses are filled in order whichever warp fills
+    /// them, since a use's acquire waits for the previous use's release.
+    #[tile_fn]
+    fn scale_blocks(
+        pipe: Pipe,
+        sc_s: Smem,
+        w0: Regs,
+        w1: Regs,
+        sa: Global,
+        sb: Global,
+        pairs_m: u32,
+        tiles_n: u32,
+        k_tiles: u32,
+        first: u32,
+    ) {
+        let mut base = 0;
+        for u in (cta.x / 2..pairs_m * tiles_n).step_by(ncta.x / 2) {
+            let (mp, n) = grouped(u, pairs_m, tiles_n);
+            let row = 2 * (2 * mp + cta_rank);
+            let nb = n * BN / 128;
+            for k in (first..k_tiles).step_by(3) {
+                copy(w0, sa.tile(row, k));
+                copy(w1, sa.tile(row + 1, k));
+                w0 = w0 * gather(sb, nb, k);
+                w1 = w1 * gather(sb, nb, k);
+                let s = pipe.producer_acquire(base + k);
+                copy(sc_s[s][0], w0);
+                copy(sc_s[s][1], w1);
+                pipe.full(s).arrive();
             }
+            base += k_tiles;
         }
     }
 
@@ -337,14 +385,14 @@ pub mod kernels {
     ) -> u32 {
         // One release a warp, after its own reads of the stage (the wgmmas' reads are the
         // warpgroup's and done at `wgmma::wait(0)`; the scales' `ld.shared` are each warp's,
-        // so a warpgroup leader's release could let the scale warp overwrite them before a
+        // so a warpgroup leader's release could let a scale warp overwrite them before a
         // lagging warp has read them — the emulator showed it, a row of warp 1 with the next
         // round's scale). DeepGEMM's consumers release per warp too.
         let leader = tid % 32 == 0;
         let mut it = it;
         acc = 0.0;
         for _k in 0..k_tiles {
-            // The stage's full barrier counts the scale warp's arrivals too, so once it
+            // The stage's full barrier counts a scale warp's arrivals too, so once it
             // completes the scales are in `sc_s[s]`.
             let s = pipe.consumer_wait(it);
             if PING == 1 {
