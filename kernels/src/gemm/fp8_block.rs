@@ -19,9 +19,11 @@
 //!
 //! The scales of a K block go through shared memory, staged by the producer warpgroup's warps
 //! 1–3 (idle in `cluster_producer`, whose warp 0 issues the TMA loads): the **scale warps**
-//! (`scale_producer`) walk the same tiles as the TMA thread, each every third K block of a tile,
-//! and for a block load the tile's 128 row scales `sa[rows, kb]` (two `[64, 1]` tiles, one per
-//! consumer warpgroup, two rows a lane; `copy` from `sa.tile(..)`, so rows past M read 0 exactly
+//! (`scale_producer`) walk the same tiles as the TMA thread, each every third pipeline
+//! iteration (warp 1 + w takes the K blocks whose iteration is ≡ w mod 3, counted over the
+//! CTA's whole tile walk, not afresh in each tile), and for a block load the tile's 128 row
+//! scales `sa[rows, kb]` (two `[64, 1]` tiles, one per consumer warpgroup, two rows a lane;
+//! `copy` from `sa.tile(..)`, so rows past M read 0 exactly
 //! as the consumers' guarded gathers did) and the weight scale `sb[nb, kb]` (one scalar per
 //! (CTA, kb), since the 128-wide N tile lies within one 128×128 weight block), multiply them,
 //! and once the stage is free (`producer_acquire`, the empty barrier the TMA thread waits on)
@@ -33,8 +35,19 @@
 //! for the stage; three warps keep three blocks' loads in flight, since one warp, waiting for
 //! each block's loads before storing it, would supply one block per L2 latency — about what the
 //! consumers take to use one. Each stage's uses are filled in order whichever warp fills them
-//! (a use's acquire waits for the previous use's release), and a warp is never two phases
-//! ahead of a barrier (its previous acquire waited for a later release of an earlier use).
+//! (a use's acquire waits for the previous use's release). A warp is never two phases ahead
+//! of a barrier only while its consecutive iterations are at most `STAGES` apart: its
+//! acquire of iteration `j` waits on a parity (`mbarrier.try_wait.parity`, §9.7.13.15.16),
+//! which the release of `j − 2·STAGES` shows as well as that of `j − STAGES`, and only the
+//! releases up to its previous iteration minus `STAGES` are known to have happened. Hence
+//! the rotation over the whole walk (a gap of exactly 3, `STAGES ≥ 3` asserted): until
+//! 2026-12-06 each warp took blocks `w, w + 3, …` afresh in every tile, so with a K-block
+//! count ≡ 2 (mod 3) warp 3 jumped 5 iterations at a tile's end (block `K − 3` to block 2 of
+//! the next tile), more than `f32`'s four stages; its acquire passed on a still-running use
+//! of the stage, it overwrote that use's scales and arrived on its full barrier — an
+//! unspecified launch failure on the H100 at 4096³ (32 K blocks, several tiles a CTA), an
+//! mbarrier over-arrival in the emulator (`tests/sim_fp8_block.rs`,
+//! `the_scale_warps_keep_their_turns_across_tiles_with_four_stages`).
 //! A consumer then reads its block's combined scales with `copy(sc, sc_s[s][wg])`: two
 //! `ld.shared.f32` a thread, no guard, no 64-bit address, after the full barrier it waits on
 //! anyway. Those reads are each warp's own
@@ -206,6 +219,9 @@ pub mod kernels {
         static_assert(NB == cdiv(N, 128), "one weight scale per 128 rows of B");
         static_assert(BK == 128, "a K tile is one scale block");
         static_assert(128 % BN == 0, "an N tile lies within one weight block");
+        // A scale warp's consecutive pipeline iterations are 3 apart (`scale_blocks`); its
+        // parity-based acquire is exact only while that gap is at most the stage count.
+        static_assert(STAGES >= 3, "three scale warps take turns over the stages");
         let a_s = smem::<TA>([STAGES, 2, 64, BK], swizzle = B128);
         let b_s = smem::<TA>([STAGES, 2, BN / 2, BK], swizzle = B128);
         let d_s = smem::<TD>([2, BN / EPI_N, 64, EPI_N], swizzle = B128);
@@ -241,8 +257,9 @@ pub mod kernels {
     }
 
     /// The scale warps (warps 1–3 of the producer warpgroup, idle in `cluster_producer`): each
-    /// walks the same tiles as the TMA thread and every third K block of each ([`scale_blocks`]),
-    /// so three blocks' loads are in flight at once — one warp, whose loop waits for each
+    /// walks the same tiles as the TMA thread and takes every third pipeline iteration of the
+    /// walk ([`scale_blocks`]), so three blocks' loads are in flight at once — one warp, whose
+    /// loop waits for each
     /// block's loads, would supply a block per load latency (several hundred cycles from L2
     /// under the TMA traffic), about what the consumers take for one.
     #[tile_fn]
@@ -275,7 +292,11 @@ pub mod kernels {
         }
     }
 
-    /// One scale warp's share: K blocks `first`, `first + 3`, … of each tile. For each, the
+    /// One scale warp's share: the pipeline iterations ≡ `turn` (mod 3) of the CTA's walk —
+    /// in a tile whose first iteration is `base`, K blocks `k0`, `k0 + 3`, … with
+    /// `base + k0 ≡ turn`. Counted over the walk, not afresh in each tile, so that the warp's
+    /// consecutive iterations are always 3 apart: a gap over `STAGES` would let its
+    /// parity-based acquire pass two phases early (the module's docs). For each block, the
     /// tile's 128 row scales `sa[rows, kb]` (a `[64, 1]` tile per consumer warpgroup, two a
     /// lane; rows past M read 0) and the weight block's `sb[nb, kb]`, multiplied, and — once
     /// the stage is free (`producer_acquire`: the same empty barrier the TMA thread waits on)
@@ -296,14 +317,15 @@ pub mod kernels {
         pairs_m: u32,
         tiles_n: u32,
         k_tiles: u32,
-        first: u32,
+        turn: u32,
     ) {
         let mut base = 0;
         for u in (cta.x / 2..pairs_m * tiles_n).step_by(ncta.x / 2) {
             let (mp, n) = grouped(u, pairs_m, tiles_n);
             let row = 2 * (2 * mp + cta_rank);
             let nb = n * BN / 128;
-            for k in (first..k_tiles).step_by(3) {
+            let k0 = (turn + 3 - base % 3) % 3;
+            for k in (k0..k_tiles).step_by(3) {
                 copy(w0, sa.tile(row, k));
                 copy(w1, sa.tile(row + 1, k));
                 w0 = w0 * gather(sb, nb, k);
