@@ -122,6 +122,11 @@ fn the_block_scaled_fp8_gemm_matches_the_reference_in_the_emulator() {
         ("default", (72, 136, 128), 2, 2),
         ("default", (136, 72, 80), 4, 3),
         ("f32", (200, 136, 272), 4, 4),
+        ("f16", (200, 264, 400), 2, 8),
+        // Six tiles over two clusters, more K blocks than the stages: the scale warp refills
+        // a stage only once every consumer warp has read its scales.
+        ("f32", (136, 264, 784), 4, 9),
+        ("default", (136, 264, 784), 4, 10),
         // The warpgroups' turns: several tiles a cluster (the turn passed on across tiles and
         // taken back after the last), a lone K block, more blocks than stages.
         ("ping", (200, 264, 400), 2, 5),

@@ -188,8 +188,8 @@ def gemm_fp8(a, b, scale_a=1.0, scale_b=1.0, *, out_dtype=None, out=None, stream
     ``out[i, j] = scale_a[i] * scale_b[j] * (a @ b)[i, j]``) or block-wise, DeepSeek-V3's
     (``scale_a`` [M, cdiv(K, 128)] per 1×128 block of ``a``, ``scale_b``
     [cdiv(N, 128), cdiv(K, 128)] per 128×128 block of the [N, K] weight). ``out_dtype``
-    bf16 (default), f16 or f32 (block-wise: bf16 or f32). At K ≤ 128 a block-wise
-    ``scale_a`` is [M, 1] like a row-wise one; ``scale_b``'s shape tells them apart.
+    bf16 (default), f16 or f32. At K ≤ 128 a block-wise ``scale_a`` is [M, 1] like a
+    row-wise one; ``scale_b``'s shape tells them apart.
     """
     a, b, out = _d(a), _d(b), _d(out)
     scale_a, scale_b = _d(scale_a), _d(scale_b)
