@@ -2,7 +2,8 @@
 //! E4M3 and E5M2 inputs, BF16 / FP16 / FP32 outputs, on shapes with tails in M, N and K and
 //! more tiles than clusters (the persistent walk wraps), against the f64 reference of the same
 //! FP8 values (`fp8_ref`). The emulator accumulates in f32 exactly per K = 32 step, so the
-//! bound here is the f32 one; the GPU tests bound the tensor core's own FP8 accumulation.
+//! bound here is the f32 one; the GPU tests bound the tensor core's own FP8 accumulation —
+//! and the gain of the `promoted*` configs over it, which the emulator cannot show.
 
 use tirx::KernelArtifact;
 use tirx::runtime::{DeviceLimits, ElemType, TensorMeta};
@@ -191,6 +192,83 @@ fn the_pingpong_fp8_gemms_walk_several_tiles_per_warpgroup_in_the_emulator() {
             "{} {cfg} {shape:?}: worst error/bound {worst:.3}",
             kernel.name
         );
+    }
+}
+
+/// The promoted configs (`promoted*`, issue #29: each K tile's four wgmmas into a fresh
+/// `part`, waited for, and `acc += part` in f32), per-tensor and row-wise, every output type
+/// and both inputs: tails in M, N and K, one partial K tile alone (K = 16, 80), several K
+/// tiles with a partial last one (400 = 3·128 + 16, 656 = 5·128 + 16), more tiles than
+/// clusters. The emulator's wgmma accumulates exactly in f32 (it does not model the tensor
+/// core's narrower FP8 adder), so this checks the promoted loop — zeroing, one promotion per K
+/// tile, the stage released after its wait — against the f64 reference at the f32 bound; the
+/// precision gained is the GPU test's (`gpu_fp8.rs`, K = 4096).
+#[test]
+fn the_promoted_fp8_gemms_match_the_reference_in_the_emulator() {
+    let (tensor, rows) = (&gemm_sm90_fp8::KERNEL, &gemm_sm90_fp8_rowwise::KERNEL);
+    for (kernel, rowwise, cfg, shape, sms, seed) in [
+        (tensor, false, "promoted", (200, 264, 400), 2, 41),
+        (tensor, false, "promoted_f16", (72, 136, 16), 2, 42),
+        (tensor, false, "promoted_f32", (136, 264, 656), 4, 43),
+        (tensor, false, "promoted_e5m2", (200, 136, 80), 2, 44),
+        (rows, true, "promoted", (257, 264, 400), 2, 45),
+        (rows, true, "promoted_f32", (72, 136, 208), 4, 46),
+        (rows, true, "promoted_f16", (136, 8, 656), 2, 47),
+    ] {
+        let art = config(kernel, cfg);
+        let worst = run(art, shape, rowwise, sms, seed)
+            .unwrap_or_else(|e| panic!("{} {cfg} {shape:?}: {e}", kernel.name));
+        println!(
+            "{} {cfg} {shape:?}: worst error/bound {worst:.3}",
+            kernel.name
+        );
+    }
+}
+
+/// The promoted configs assemble with ptxas for sm_90a without spills, their wgmma pipeline as
+/// written (no `pipeline_losses`: ptxas serialised nothing), four `QGMMA.64x128x32` a K tile
+/// (one issue site) and the promotion's one `FADD` per accumulator register (64 a thread).
+#[test]
+fn the_promoted_fp8_gemms_assemble_without_spills() {
+    use tirx_kernels::check::check_artifact;
+    use tirx_ptx::tools::{find_ptxas, tool_for_test};
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    for kernel in [&gemm_sm90_fp8::KERNEL, &gemm_sm90_fp8_rowwise::KERNEL] {
+        for a in kernel
+            .artifacts
+            .iter()
+            .filter(|a| a.int("PROMOTE") == Some(128))
+        {
+            let c = check_artifact(kernel.name, a)
+                .unwrap_or_else(|e| panic!("{}/{}: {e}", kernel.name, a.config));
+            println!(
+                "{} {}: {} registers, {} spills, sass {:?}",
+                kernel.name, a.config, c.registers, c.spills, c.sass
+            );
+            assert!(c.problems.is_empty(), "{}: {:?}", a.config, c.problems);
+            assert!(
+                c.pipeline_losses.is_empty(),
+                "{}: {:?}",
+                a.config,
+                c.pipeline_losses
+            );
+            assert_eq!(c.spills, 0, "{}", a.config);
+            let qgmma: usize = c
+                .sass
+                .iter()
+                .filter(|(op, _)| op.starts_with("QGMMA.64x128x32.F32"))
+                .map(|(_, n)| *n)
+                .sum();
+            assert_eq!(qgmma, 4, "{}", a.config);
+            assert!(
+                c.sass.get("FADD").is_some_and(|&n| n >= 64),
+                "{}: {:?}",
+                a.config,
+                c.sass
+            );
+        }
     }
 }
 

@@ -281,6 +281,43 @@ fn fp8_split_k_row_wise_with_tails() {
     );
 }
 
+/// FP8 split-K with promoted accumulation (`promoted`, `promoted_e5m2`: each slice's K tiles
+/// summed in `part` and added into the f32 accumulator tile by tile, issue #29), per-tensor
+/// and row-wise, slices of one and of several K tiles, a partial last K tile (400 = 3·128 + 16).
+/// The emulator's wgmma accumulates exactly in f32, so this checks the promoted loop's
+/// arithmetic and protocol, not the tensor core's precision (the GPU tests do).
+#[test]
+fn fp8_split_k_promoted_with_tails() {
+    let plan = |splits, output, rows| SplitSim {
+        splits: Some(splits),
+        output: Some(output),
+        rows,
+        ..SplitSim::default()
+    };
+    println!(
+        "{}",
+        run_fp8(
+            "promoted",
+            (130, 136, 400),
+            plan(3, ElemType::Bf16, false),
+            71
+        )
+    );
+    println!(
+        "{}",
+        run_fp8("promoted", (70, 264, 528), plan(2, ElemType::F32, true), 72)
+    );
+    println!(
+        "{}",
+        run_fp8(
+            "promoted_e5m2",
+            (33, 72, 400),
+            plan(4, ElemType::F16, true),
+            73
+        )
+    );
+}
+
 /// The host's own slices for an FP8 plan (the cost model on 132 SMs) at a shape with an odd
 /// K, row-wise; and more slices than K tiles refused before anything runs.
 #[test]

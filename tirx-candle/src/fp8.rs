@@ -7,11 +7,16 @@
 //! scale tensors itself, reading their storage in `cuda_fwd` (on `a`'s device, checked here).
 //! Checks, in every op's order: element types, layouts, shapes (K a multiple of 16: TMA rows
 //! of 16-byte strides; the scales' shapes for their form), then the device.
+//!
+//! Accumulation ([`Fp8Accum`], `torch._scaled_mm`'s `use_fast_accum`): [`gemm_fp8`] promotes
+//! the tensor core's FP8 partial sums into f32 every 128 of K, as torch does by default;
+//! [`gemm_fp8_accum`] takes the choice (`Fp8Accum::Fast`: any kernel, the fastest first).
 
 use candle_core::backend::BackendStorage;
 use candle_core::{CpuStorage, CudaStorage, CustomOp2, DType, Layout, Shape, Storage, Tensor};
 use tirx::abi::ElemType;
 use tirx::runtime::TensorMeta;
+pub use tirx_kernels::gemm::fp8_ref::Fp8Accum;
 
 use crate::Error;
 use crate::check::{Desc, Op};
@@ -51,6 +56,8 @@ pub struct GemmFp8 {
     pub scales: Scales,
     /// `[M, N]` bf16, the output.
     pub d: TensorMeta,
+    /// How the products accumulate ([`check`] gives `Promoted`; the op sets its own).
+    pub accum: Fp8Accum,
 }
 
 /// The block of the block-wise form (`gemm/fp8_block.rs`).
@@ -153,6 +160,7 @@ pub fn check(a: &Desc<'_>, b: &Desc<'_>, scales: &ScaleDescs<'_>) -> Result<Gemm
         b: bm,
         scales: scale_metas(scales, (m, n, k))?,
         d: TensorMeta::row_major(ElemType::Bf16, &[m, n], 0),
+        accum: Fp8Accum::Promoted,
     })
 }
 
@@ -205,9 +213,23 @@ fn scale_metas(scales: &ScaleDescs<'_>, (m, n, k): (usize, usize, usize)) -> Res
 
 /// `s ⊙ (a @ b)` in FP8: `a` `[M, K]` and `b` `[K, N]` (`w.t()?` of a row-major `[N, K]`
 /// weight) in `DType::F8E4M3`, K a multiple of 16, the scales per-tensor, row-wise or
-/// block-wise ([`Fp8Scales`]); returns `[M, N]` bf16.
+/// block-wise ([`Fp8Scales`]); returns `[M, N]` bf16. Promoted accumulation, torch's default
+/// numerics ([`gemm_fp8_accum`] with `Fp8Accum::Promoted`).
 pub fn gemm_fp8(a: &Tensor, b: &Tensor, scales: Fp8Scales<'_>) -> candle_core::Result<Tensor> {
+    gemm_fp8_accum(a, b, scales, Fp8Accum::Promoted)
+}
+
+/// [`gemm_fp8`] with the accumulation chosen: `Fp8Accum::Fast` is `torch._scaled_mm`'s
+/// `use_fast_accum=True` (any kernel, the fastest first; the tensor core's FP8 accumulator
+/// may run over all of K), `Promoted` its default.
+pub fn gemm_fp8_accum(
+    a: &Tensor,
+    b: &Tensor,
+    scales: Fp8Scales<'_>,
+    accum: Fp8Accum,
+) -> candle_core::Result<Tensor> {
     let op = GemmFp8Op {
+        accum,
         scales: match scales {
             Fp8Scales::Tensor(x, y) => Held::Tensor(x, y),
             Fp8Scales::Rows(sa, sb) => Held::Rows(sa.clone(), sb.clone()),
@@ -227,6 +249,7 @@ enum Held {
 /// The op of [`gemm_fp8`].
 struct GemmFp8Op {
     scales: Held,
+    accum: Fp8Accum,
 }
 
 impl GemmFp8Op {
@@ -295,7 +318,10 @@ impl CustomOp2 for GemmFp8Op {
             let Held::Tensor(x, y) = self.scales else {
                 unreachable!("no tensors: per-tensor")
             };
-            let g = check(&a, &b, &ScaleDescs::Tensor(x, y))?;
+            let g = GemmFp8 {
+                accum: self.accum,
+                ..check(&a, &b, &ScaleDescs::Tensor(x, y))?
+            };
             let shape = Shape::from(g.d.shape.clone());
             let out = crate::launch::run(Op::GemmFp8(g), s1.device(), &[s1, s2])?;
             return Ok((out, shape));
@@ -327,7 +353,10 @@ impl CustomOp2 for GemmFp8Op {
             crate::launch::desc(cb, lb),
             blocks,
         );
-        let g = check(&a, &b, &descs)?;
+        let g = GemmFp8 {
+            accum: self.accum,
+            ..check(&a, &b, &descs)?
+        };
         let shape = Shape::from(g.d.shape.clone());
         let out = crate::launch::run(Op::GemmFp8(g), s1.device(), &[s1, s2, ca, cb])?;
         Ok((out, shape))

@@ -264,14 +264,17 @@ fn gemm_fp8_matches_an_f64_reference_in_every_scale_form() {
             ),
         ];
         for (name, scales, reference) in forms {
-            let got = gemm_fp8(&a, &w.t().unwrap(), scales).unwrap();
-            assert_eq!(got.dims(), &[m, n]);
-            assert_eq!(got.dtype(), DType::BF16);
-            let want: Vec<f32> = (0..m * n).map(|x| reference(x / n, x % n) as f32).collect();
-            let want = Tensor::from_vec(want, (m, n), &Device::Cpu).unwrap();
-            // One bf16 rounding (2⁻⁸ relative) of sums of |value| ~ √K.
-            let e = worst(&got.to_device(&Device::Cpu).unwrap(), &want, 5e-2, 1e-2);
-            assert!(e <= 1.0, "{name} {m}x{n}x{k}: {e}");
+            // Both accumulations (`gemm_fp8` is `Promoted`, torch's default numerics).
+            for accum in [Fp8Accum::Promoted, Fp8Accum::Fast] {
+                let got = gemm_fp8_accum(&a, &w.t().unwrap(), scales, accum).unwrap();
+                assert_eq!(got.dims(), &[m, n]);
+                assert_eq!(got.dtype(), DType::BF16);
+                let want: Vec<f32> = (0..m * n).map(|x| reference(x / n, x % n) as f32).collect();
+                let want = Tensor::from_vec(want, (m, n), &Device::Cpu).unwrap();
+                // One bf16 rounding (2⁻⁸ relative) of sums of |value| ~ √K.
+                let e = worst(&got.to_device(&Device::Cpu).unwrap(), &want, 5e-2, 1e-2);
+                assert!(e <= 1.0, "{name} {} {m}x{n}x{k}: {e}", accum.name());
+            }
         }
     }
 }

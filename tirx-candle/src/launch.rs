@@ -242,6 +242,7 @@ fn gemm_request(op: &Op) -> GemmRequest {
         scalars,
         row_scales: None,
         factors: None,
+        accum: tirx_kernels::gemm::fp8_ref::Fp8Accum::Fast,
     }
 }
 
@@ -277,6 +278,7 @@ fn fp8_request(g: &GemmFp8) -> GemmRequest {
         scalars,
         row_scales,
         factors: None,
+        accum: g.accum,
     }
 }
 

@@ -42,7 +42,7 @@ use tirx::problem::RowOp;
 
 pub use tirx::problem::Act;
 
-pub use crate::fp8::{Fp8Scales, gemm_fp8};
+pub use crate::fp8::{Fp8Accum, Fp8Scales, gemm_fp8, gemm_fp8_accum};
 
 use crate::check::{Desc, Op};
 

@@ -17,6 +17,7 @@ use tirx_kernels::attention::request::AttentionRequest;
 use tirx_kernels::catalogue;
 use tirx_kernels::dispatch::tune::Cache;
 use tirx_kernels::dispatch::{self, Device, ProblemDef};
+use tirx_kernels::gemm::fp8_ref::Fp8Accum;
 use tirx_kernels::gemm::request::{Fp8ScaleArgs, GemmRequest, GemmTypes};
 use tirx_kernels::gemm::{factors, split};
 use tirx_kernels::row_kernels::family::SiluMulRequest;
@@ -103,6 +104,7 @@ fn gemm_request(g: &Gemm) -> GemmRequest {
         scalars: g.scaled.unwrap_or((1.0, 0.0)),
         row_scales: None,
         factors: None,
+        accum: Fp8Accum::Fast,
     }
 }
 
@@ -139,6 +141,7 @@ fn fp8_request(g: &GemmFp8) -> GemmRequest {
         scalars,
         row_scales,
         factors: None,
+        accum: g.accum,
     }
 }
 
@@ -379,6 +382,41 @@ mod tests {
         assert!(h.contains("chosen: gemm_sm90_bias_act_res/gelu"), "{h}");
         let b = explain(&op, &Device::b200());
         assert!(b.contains("chosen: gemm_sm100_bias_act_res/gelu"), "{b}");
+    }
+
+    /// `use_fast_accum` (issue #29): the promoted request (torch's default) is its own problem
+    /// in the explanation, chooses a promoted config and refuses the fast ones by name of
+    /// their accumulation; the fast request chooses a fast config.
+    #[test]
+    fn the_fp8_accumulation_is_the_callers_choice() {
+        let (m, n, k) = (256, 512, 1024);
+        let e4m3 = |shape: &[usize]| TensorMeta::row_major(ElemType::E4m3, shape, 0);
+        let op = |accum| {
+            Op::GemmFp8(GemmFp8 {
+                a: e4m3(&[m, k]),
+                b: e4m3(&[n, k]),
+                scales: Fp8Scales::Tensor(0.5, 2.0),
+                values_on_device: false,
+                d: bf16(&[m, n]),
+                accum,
+            })
+        };
+        let promoted = explain(&op(Fp8Accum::Promoted), &Device::h200());
+        assert!(
+            promoted.contains("gemm tn scale-tensor promoted,"),
+            "{promoted}"
+        );
+        assert!(promoted.contains("/promoted"), "{promoted}");
+        assert!(
+            promoted.contains("accumulates on the tensor core over all of K"),
+            "{promoted}"
+        );
+        let fast = explain(&op(Fp8Accum::Fast), &Device::h200());
+        let chosen = fast
+            .lines()
+            .find(|l| l.starts_with("chosen:"))
+            .unwrap_or("");
+        assert!(!chosen.contains("promoted"), "{fast}");
     }
 
     #[test]

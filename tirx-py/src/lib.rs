@@ -316,10 +316,10 @@ fn read_scale(
 
 /// `out = s ⊙ (a @ b)` in FP8 (`torch._scaled_mm`'s form): `a` `[M, K]`, `b` `[K, N]` the
 /// transpose of a row-major `[N, K]`, float8_e4m3fn or float8_e5m2; scales per-tensor,
-/// row-wise or block-wise (`ops::gemm_fp8`). Returns the chosen `kernel/config` (or the
-/// explanation).
+/// row-wise or block-wise (`ops::gemm_fp8`); `use_fast_accum` as torch's (default false:
+/// promoted accumulation). Returns the chosen `kernel/config` (or the explanation).
 #[pyfunction]
-#[pyo3(signature = (a, b, scale_a, scale_b, out=None, *, out_dtype=None, stream=0, dlpack_stream=None, explain=None))]
+#[pyo3(signature = (a, b, scale_a, scale_b, out=None, *, out_dtype=None, use_fast_accum=false, stream=0, dlpack_stream=None, explain=None))]
 #[allow(clippy::too_many_arguments)]
 fn gemm_fp8(
     a: &Bound<'_, PyAny>,
@@ -328,6 +328,7 @@ fn gemm_fp8(
     scale_b: &Bound<'_, PyAny>,
     out: Option<&Bound<'_, PyAny>>,
     out_dtype: Option<&str>,
+    use_fast_accum: bool,
     stream: u64,
     dlpack_stream: Option<i64>,
     explain: Option<&str>,
@@ -350,6 +351,7 @@ fn gemm_fp8(
             scale_b: &sb,
             out: out.as_ref(),
             out_dtype,
+            use_fast_accum,
         })
     })?;
     if let ops::Op::GemmFp8(g) = &call.op

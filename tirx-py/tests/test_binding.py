@@ -394,6 +394,21 @@ class Fp8(unittest.TestCase):
             self.assertIn(problem, text)
             self.assertIn("chosen: gemm_sm90_fp8", text)
 
+    def test_use_fast_accum_chooses_the_accumulation(self):
+        # torch's default (use_fast_accum=False): only kernels promoting every 128 of K into
+        # f32, the problem named `promoted`; True: the fast kernels win, promoted ones refused
+        # by nothing but ranked after them.
+        a, b = self.operands()
+        m, n = self.M, self.N
+        for sa, sb in [(0.5, 2.0), (FakeCuda((m, 1), "f32"), FakeCuda((1, n), "f32"))]:
+            text = tirx.explain("gemm_fp8", a, b, sa, sb, device="h200")
+            self.assertIn(" promoted,", text)
+            self.assertRegex(text, r"chosen: gemm_sm90_fp8\S*/promoted")
+            self.assertIn("accumulates on the tensor core over all of K", text)
+            fast = tirx.explain("gemm_fp8", a, b, sa, sb, use_fast_accum=True, device="h200")
+            self.assertNotIn(" promoted,", fast)
+            self.assertNotRegex(fast, r"chosen: \S*/promoted")
+
     def test_misuse_raises_before_any_driver_call(self):
         a, b = self.operands()
         m, n = self.M, self.N

@@ -26,9 +26,12 @@
 //!   against the f64 reference like ours, so a layout cuBLASLt reads otherwise shows as its
 //!   check failing.
 //!
-//! Accumulation (per-tensor and row-wise): `CUBLASLT_MATMUL_DESC_FAST_ACCUM` (25) = 1, the
-//! tensor core's own FP8 accumulation with no promotion to CUDA-core f32 — what our kernel does (`gemm/fp8.rs`), so
-//! both do the same arithmetic (PyTorch: `torch._scaled_mm(..., use_fast_accum=True)`).
+//! Accumulation (per-tensor and row-wise), the plan's `fast_accum`:
+//! `CUBLASLT_MATMUL_DESC_FAST_ACCUM` (25) = 1, the tensor core's own FP8 accumulation with no
+//! promotion to CUDA-core f32 — what our fast configs do (`gemm/fp8.rs`), so both do the same
+//! arithmetic (PyTorch: `torch._scaled_mm(..., use_fast_accum=True)`); = 0, cuBLASLt's
+//! promoted accumulation (torch's default, `use_fast_accum=False`), the peer of our
+//! `promoted*` configs (`Fp8Accum::Promoted`).
 
 use cudarc::cublaslt::result;
 use cudarc::cublaslt::sys;
@@ -75,13 +78,15 @@ pub struct LtFp8<'a> {
 }
 
 impl CublasLt {
-    /// Plans D = s ⊙ A·Bᵀ for M×N×K, A and B of `input` (E4M3/E5M2), D of `output`.
+    /// Plans D = s ⊙ A·Bᵀ for M×N×K, A and B of `input` (E4M3/E5M2), D of `output`, with
+    /// fast accumulation or not (per-tensor and row-wise; block scales always promote).
     pub fn gemm_fp8(
         &self,
         (m, n, k): (usize, usize, usize),
         input: ElemType,
         output: ElemType,
         scales: LtScales,
+        fast_accum: bool,
     ) -> Result<LtFp8<'_>, BenchError> {
         let layout = |elem, rows: usize, cols: usize, ld: usize| {
             result::create_matrix_layout(data_type(elem), rows as u64, cols as u64, ld as i64)
@@ -102,9 +107,11 @@ impl CublasLt {
         desc.set(Attr::CUBLASLT_MATMUL_DESC_TRANSB, 0i32)?;
         use sys::cublasLtMatmulMatrixScale_t as Scale;
         match scales {
-            LtScales::Tensor => desc.set(Attr::CUBLASLT_MATMUL_DESC_FAST_ACCUM, 1i8)?,
+            LtScales::Tensor => {
+                desc.set(Attr::CUBLASLT_MATMUL_DESC_FAST_ACCUM, fast_accum as i8)?
+            }
             LtScales::Rows => {
-                desc.set(Attr::CUBLASLT_MATMUL_DESC_FAST_ACCUM, 1i8)?;
+                desc.set(Attr::CUBLASLT_MATMUL_DESC_FAST_ACCUM, fast_accum as i8)?;
                 let mode = Scale::CUBLASLT_MATMUL_MATRIX_SCALE_OUTER_VEC_32F as u32;
                 desc.set(Attr::CUBLASLT_MATMUL_DESC_A_SCALE_MODE, mode)?;
                 desc.set(Attr::CUBLASLT_MATMUL_DESC_B_SCALE_MODE, mode)?;

@@ -1,4 +1,5 @@
-//! `tirx bench gemm --in e4m3 [--out bf16|f16|f32] [--scales tensor|rows|blocks]`: our FP8
+//! `tirx bench gemm --in e4m3 [--out bf16|f16|f32] [--scales tensor|rows|blocks]
+//! [--accum fast|promoted]`: our FP8
 //! GEMMs (`gemm/fp8.rs`, `fp8_pingpong.rs`, `fp8_block.rs`, chosen from the catalogue by the problem their artifacts solve, never by
 //! name) against cuBLASLt's FP8 GEMM ([`super::cublaslt_fp8`]) on the same buffers and the same
 //! scales, in one process, by the GEMM bench's method ([`super::sweep`]: warm-up, interleaved
@@ -13,8 +14,9 @@
 //! Checks, untimed, after the rounds (D of set 0 poisoned before each checked run): both
 //! sides element by element over three 64×64 blocks (top-left, centre, bottom-right: the tails)
 //! against the f64 reference of the same FP8 values and scales, within the bound of
-//! `fp8_ref::check` for the tensor core's FP8 accumulation (both run with fast accumulation,
-//! but for block scales, which both promote per K block);
+//! `fp8_ref::check` for the tensor core's FP8 accumulation (both run with the accumulation
+//! asked for, [`Fp8Problem::accum`]: fast by default, `--accum promoted` for our `promoted*`
+//! configs against cuBLASLt with `FAST_ACCUM = 0`; block scales always promote, on both sides);
 //! and ours against cuBLASLt over all of D (a strided sample above 8192²).
 
 use half::{bf16, f16};
@@ -30,7 +32,7 @@ use super::sweep::{self, L2_BYTES, MEMORY_CAP, drop_out, sample_stride, time_rou
 use super::{BenchError, RUNS, WARMUP_MS, progress};
 use crate::dispatch::{Device, ProblemDef};
 pub use crate::gemm::fp8_ref::Fp8Host;
-use crate::gemm::fp8_ref::{Fp8ScaleMode, Fp8Scales, check};
+use crate::gemm::fp8_ref::{Fp8Accum, Fp8ScaleMode, Fp8Scales, check};
 use crate::gemm::request::{Fp8ScaleArgs, GemmRequest, GemmTypes};
 use crate::gemm::split;
 use crate::reference::{HostElem, Rng};
@@ -48,6 +50,9 @@ pub struct Fp8Problem {
     pub input: ElemType,
     /// D's type.
     pub output: ElemType,
+    /// The accumulation: our artifacts of this kind compete (block scales: every one, all
+    /// promote), and cuBLASLt runs with `FAST_ACCUM` = 1 for `Fast`, 0 for `Promoted`.
+    pub accum: Fp8Accum,
 }
 
 impl Fp8Problem {
@@ -76,7 +81,9 @@ impl Fp8Problem {
             .filter(|a| {
                 let split = crate::gemm::split::is_partial(a)
                     && self.request((256, 256, 256)).solves(a).is_ok();
+                let accum = self.scales == Fp8ScaleMode::Blocks || Fp8Accum::of(a) == self.accum;
                 a.target == Target::Sm90a
+                    && accum
                     && (split
                         || a.problem == Some(self.problem())
                             && elem(a, "a") == Some(self.input)
@@ -92,16 +99,23 @@ impl Fp8Problem {
             input: self.input,
             output: self.output,
         };
-        GemmRequest::contiguous(BLayout::Tn, epilogue, types, shape)
+        GemmRequest::contiguous(BLayout::Tn, epilogue, types, shape).with_accum(self.accum)
     }
 
-    /// `e4m3 -> bf16, row-wise scales`.
+    /// `e4m3 -> bf16, row-wise scales` (`, promoted accumulation` for a promoted per-tensor
+    /// or row-wise run).
     pub fn describe(&self) -> String {
+        let promoted = self.accum == Fp8Accum::Promoted && self.scales != Fp8ScaleMode::Blocks;
         format!(
-            "{} -> {}, {} scales",
+            "{} -> {}, {} scales{}",
             self.input.name(),
             self.output.name(),
-            self.scales.describe()
+            self.scales.describe(),
+            if promoted {
+                ", promoted accumulation"
+            } else {
+                ""
+            }
         )
     }
 }
@@ -343,7 +357,13 @@ fn measure_shape<A: Fp8Host, D: HostElem>(
         Fp8ScaleMode::Rows => LtScales::Rows,
         Fp8ScaleMode::Blocks => LtScales::Blocks,
     };
-    let plan = match lt.gemm_fp8(shape, p.input, p.output, lt_scales) {
+    let plan = match lt.gemm_fp8(
+        shape,
+        p.input,
+        p.output,
+        lt_scales,
+        p.accum == Fp8Accum::Fast,
+    ) {
         Ok(g) => Some(g),
         Err(e) => {
             row.failure = Some(format!("cuBLASLt: {e}"));
@@ -371,7 +391,11 @@ fn measure_shape<A: Fp8Host, D: HostElem>(
             (i, _) => launch_ours(rt, arts[i - 1], (a, b, d), (sa, sb), scales),
         }
     };
-    let mut names = vec![format!("cuBLASLt FP8 {lt_scales:?}")];
+    let promoted = p.accum == Fp8Accum::Promoted && p.scales != Fp8ScaleMode::Blocks;
+    let mut names = vec![format!(
+        "cuBLASLt FP8 {lt_scales:?}{}",
+        if promoted { " FAST_ACCUM=0" } else { "" }
+    )];
     names.extend(arts.iter().map(|a| format!("{}/{}", a.kernel, a.config)));
     let mut alive: Vec<bool> = std::iter::once(plan.is_some())
         .chain(arts.iter().map(|_| true))
@@ -527,6 +551,7 @@ mod tests {
                     scales,
                     input: ElemType::E4m3,
                     output,
+                    accum: Fp8Accum::Fast,
                 };
                 let arts = p.artifacts();
                 assert!(!arts.is_empty(), "{}", p.describe());
@@ -548,6 +573,7 @@ mod tests {
                 scales: Fp8ScaleMode::Blocks,
                 input: ElemType::E4m3,
                 output,
+                accum: Fp8Accum::Fast,
             };
             let arts = p.artifacts();
             assert!(!arts.is_empty(), "{}", p.describe());
@@ -567,7 +593,36 @@ mod tests {
             scales: Fp8ScaleMode::Tensor,
             input: ElemType::Bf16,
             output: ElemType::Bf16,
+            accum: Fp8Accum::Fast,
         };
         assert!(none.artifacts().is_empty());
+        // `--accum promoted`: only the promoted configs compete (one-launch and split-K), and
+        // `--accum fast` none of them.
+        for scales in [Fp8ScaleMode::Tensor, Fp8ScaleMode::Rows] {
+            for accum in [Fp8Accum::Fast, Fp8Accum::Promoted] {
+                let p = Fp8Problem {
+                    scales,
+                    input: ElemType::E4m3,
+                    output: ElemType::Bf16,
+                    accum,
+                };
+                let arts = p.artifacts();
+                assert!(
+                    arts.iter().any(|a| split::is_partial(a)),
+                    "{}",
+                    p.describe()
+                );
+                assert!(
+                    arts.iter().any(|a| !split::is_partial(a)),
+                    "{}",
+                    p.describe()
+                );
+                assert!(
+                    arts.iter().all(|a| Fp8Accum::of(a) == accum),
+                    "{}",
+                    p.describe()
+                );
+            }
+        }
     }
 }

@@ -10,7 +10,7 @@ use tirx::problem::BLayout;
 use tirx_kernels::bench::Problem;
 use tirx_kernels::bench::attention::Shape as AttentionShape;
 use tirx_kernels::bench::fp8::Fp8Problem;
-use tirx_kernels::gemm::fp8_ref::Fp8ScaleMode;
+use tirx_kernels::gemm::fp8_ref::{Fp8Accum, Fp8ScaleMode};
 use tirx_kernels::gemm::reference::{Act, parse_epilogue};
 
 use super::gemm::{
@@ -157,6 +157,22 @@ pub struct GemmBench {
     /// E4M3 only); cuBLASLt applies the same.
     #[arg(long, value_enum, conflicts_with_all = FP8_CONFLICTS)]
     pub scales: Option<Scales>,
+    /// With `--in e4m3` or `e5m2`: the FP8 accumulation, `fast` (the default: our configs
+    /// that keep the tensor core's accumulator over all of K, cuBLASLt with `FAST_ACCUM = 1`,
+    /// `torch._scaled_mm(use_fast_accum=True)`) or `promoted` (our `promoted*` configs, which
+    /// add each 128 of K into f32 registers, against cuBLASLt with `FAST_ACCUM = 0`, torch's
+    /// default). Block scales always promote, on both sides.
+    #[arg(long, value_enum, conflicts_with_all = FP8_CONFLICTS)]
+    pub accum: Option<Accum>,
+}
+
+/// The FP8 GEMMs' accumulation (`--accum`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Accum {
+    /// The tensor core's accumulator over all of K.
+    Fast,
+    /// Promoted into f32 every 128 of K.
+    Promoted,
 }
 
 /// The FP8 GEMMs' scales (`--scales`).
@@ -186,9 +202,14 @@ impl GemmBench {
     /// the FP8 bench does not take (which `--scales` refuses at parse time).
     pub fn fp8(&self) -> Result<Option<Fp8Problem>, String> {
         let Some(input) = ElemType::from_name(&self.input).filter(|e| e.is_fp8()) else {
-            return match self.scales {
-                Some(_) => Err("`--scales` is for the FP8 GEMMs (`--in e4m3` or `e5m2`)".into()),
-                None => Ok(None),
+            return match (self.scales, self.accum) {
+                (Some(_), _) => {
+                    Err("`--scales` is for the FP8 GEMMs (`--in e4m3` or `e5m2`)".into())
+                }
+                (_, Some(_)) => {
+                    Err("`--accum` is for the FP8 GEMMs (`--in e4m3` or `e5m2`)".into())
+                }
+                (None, None) => Ok(None),
             };
         };
         let defaults = self.kernels.is_empty()
@@ -215,6 +236,10 @@ impl GemmBench {
             },
             input,
             output,
+            accum: match self.accum {
+                None | Some(Accum::Fast) => Fp8Accum::Fast,
+                Some(Accum::Promoted) => Fp8Accum::Promoted,
+            },
         }))
     }
 }
@@ -354,4 +379,34 @@ fn bench_quant(rt: &Runtime, shapes: &[String]) -> Result<bool, String> {
 /// `--shape B,HQ,HKV,SQ,SK,D[,causal]` of `tirx bench attention`.
 fn parse_attention_shape(text: &str) -> Result<AttentionShape, String> {
     AttentionShape::parse(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn gemm(args: &[&str]) -> GemmBench {
+        let cli = crate::Cli::try_parse_from(["tirx", "bench", "gemm"].iter().chain(args))
+            .expect("parses");
+        match cli.cmd {
+            Some(crate::Cmd::Bench(BenchCmd::Gemm(g))) => g,
+            _ => panic!("not a bench gemm command"),
+        }
+    }
+
+    /// `--accum promoted` reaches the FP8 problem (fast by default), and is refused without
+    /// FP8 inputs.
+    #[test]
+    fn the_fp8_accumulation_reaches_the_bench() {
+        let fp8 = |args: &[&str]| gemm(args).fp8().expect("an FP8 bench").expect("FP8");
+        assert_eq!(fp8(&["--in", "e4m3"]).accum, Fp8Accum::Fast);
+        let p = fp8(&["--in", "e4m3", "--scales", "rows", "--accum", "promoted"]);
+        assert_eq!(
+            (p.accum, p.scales),
+            (Fp8Accum::Promoted, Fp8ScaleMode::Rows)
+        );
+        let err = gemm(&["--accum", "promoted"]).fp8().unwrap_err();
+        assert!(err.contains("`--accum` is for the FP8 GEMMs"), "{err}");
+    }
 }

@@ -188,6 +188,9 @@ pub enum Reject {
     Launch(String),
     /// The cost model cannot rank it (a config constant it needs is missing).
     Unranked(String),
+    /// An FP8 kernel that accumulates on the tensor core over all of K, for a request that
+    /// asks for promoted accumulation (`gemm::fp8_ref::Fp8Accum`).
+    FastAccum,
 }
 
 impl Reject {
@@ -250,6 +253,10 @@ impl fmt::Display for Reject {
             Reject::NotForced { forced } => write!(f, "another tile than the forced {forced}"),
             Reject::Launch(why) => write!(f, "launch refused: {why}"),
             Reject::Unranked(why) => write!(f, "cannot be ranked: {why}"),
+            Reject::FastAccum => write!(
+                f,
+                "accumulates on the tensor core over all of K (fast), not promoted into f32"
+            ),
         }
     }
 }

@@ -343,6 +343,56 @@ fn gemm_fp8_block_refusal_table() {
     );
 }
 
+/// FP8 accumulation (`Fp8Accum`, issue #29): a promoted request — per-tensor or row-wise,
+/// at a large, a decode-like and a tailed shape — accepts only promoted kernels (`fp8.rs`'s
+/// and `fp8_splitk.rs`'s `promoted*` configs), refusing the fast ones as `FastAccum`; a fast
+/// request accepts both and ranks a fast kernel first.
+#[test]
+fn gemm_fp8_promoted_refusal_table() {
+    use crate::gemm::fp8_ref::Fp8Accum;
+    use tirx::abi::ElemType::E4m3;
+    let h200 = Device::h200();
+    let types = GemmTypes {
+        input: E4m3,
+        output: Bf16,
+    };
+    for (epilogue, kernel) in [
+        (Epilogue::ScaleTensor, "gemm_sm90_fp8"),
+        (Epilogue::ScaleRows, "gemm_sm90_fp8_rowwise"),
+    ] {
+        for shape in [(8192, 8192, 8192), (128, 8192, 8192), (200, 264, 400)] {
+            let fast = GemmRequest::contiguous(BLayout::Tn, epilogue, types, shape);
+            let promoted = fast.clone().with_accum(Fp8Accum::Promoted);
+            assert!(promoted.problem_name().ends_with(" promoted"));
+            let verdicts = judge(&promoted, &catalogue::all(), &h200);
+            let first = ranked(&verdicts)[0].0;
+            assert_eq!(
+                Fp8Accum::of(first.artifact),
+                Fp8Accum::Promoted,
+                "{}",
+                table(&verdicts)
+            );
+            for v in verdicts.iter().filter(|v| v.outcome.is_ok()) {
+                assert_eq!(Fp8Accum::of(v.artifact), Fp8Accum::Promoted);
+            }
+            assert_eq!(
+                outcome(&promoted, &h200, kernel, "default"),
+                Err(Reject::FastAccum)
+            );
+            assert!(outcome(&promoted, &h200, kernel, "promoted").is_ok());
+            let verdicts = judge(&fast, &catalogue::all(), &h200);
+            let first = ranked(&verdicts)[0].0;
+            assert_eq!(
+                Fp8Accum::of(first.artifact),
+                Fp8Accum::Fast,
+                "{}",
+                table(&verdicts)
+            );
+            assert!(outcome(&fast, &h200, kernel, "promoted").is_ok());
+        }
+    }
+}
+
 /// `silu_mul`'s refusal table (the rows family's other problem): another problem, another
 /// element type, another target; both of its tiles take the problem.
 #[test]

@@ -12,11 +12,26 @@
 //! bytes per stage as the 16-bit ladder's BK = 64, twice the products. Both operands are
 //! K-major (the FP8 wgmma has no transpose), so B is given N×K only.
 //!
-//! Accumulation: the wgmma chain accumulates the whole K extent in its f32 registers, as
-//! cuBLASLt's `CUBLASLT_MATMUL_DESC_FAST_ACCUM` does; on the H100/H200 the tensor core's FP8
-//! adder keeps fewer bits than f32 (about 14 per the DeepSeek-V3 report), which the GPU tests'
-//! tolerance bounds. A promotion per K block into a second f32 accumulator is the
-//! block-scaled kernel's business (TODO(#29)).
+//! Accumulation, the config constant `PROMOTE` (`fp8_ref::Fp8Accum` on the host):
+//! - `PROMOTE = 0` (the fast configs): the wgmma chain accumulates the whole K extent in its
+//!   f32 registers, as cuBLASLt's `CUBLASLT_MATMUL_DESC_FAST_ACCUM` (`torch._scaled_mm`'s
+//!   `use_fast_accum=True`) does; on the H100/H200 the tensor core's FP8 adder keeps fewer
+//!   bits than f32 (about 14 per the DeepSeek-V3 report, §3.3.2): relative error 1.3e-3 at
+//!   K = 4096 with an f32 output.
+//! - `PROMOTE = 128` (the `promoted*` configs, issue #29; torch's default numerics, 1.3e-4
+//!   there): each K tile's four k32 wgmmas accumulate into a fresh f32 fragment `part`, and
+//!   after `wgmma.wait_group 0` the warpgroup adds it into `acc` (`pieces.rs`'s
+//!   `consume_promoted`: 64 `add.f32` a thread a K tile), CUTLASS's "mma promotion interval"
+//!   of 4 MMAs, DeepSeek-V3's N_C = 128. Two 64×128 fragments a thread (128 registers) fit
+//!   the 232 that `setmaxnreg` gives a consumer; a 64×256 one twice (256) does not, so the
+//!   promoted configs are the 128×128 tile only, and the ping-pong kernels
+//!   (`fp8_pingpong.rs`, 128 accumulator registers a warpgroup) have none. The warpgroup
+//!   waits for its K tile's MMAs before adding them (no group stays in flight across the
+//!   promotion, as in `fp8_block.rs`'s `gemm_sm90_fp8_block`), so the tensor core is fed by
+//!   the other consumer warpgroup meanwhile; 16-bit outputs keep six stages (the staging tile
+//!   is 32 KB), f32 five. Predicted 0.7–0.8 of the fast 128×256 configs at large shapes,
+//!   from `gemm_sm90_fp8_block/default`'s measurement (the same tile and loop, plus scale
+//!   loads): not yet measured (`tirx bench gemm --in e4m3 --accum promoted`).
 //!
 //! Tails: TMA zero-fills A's and B's boxes past M, N and K (zeros add nothing) and clips D's
 //! stores; the scale vectors are loaded by guarded register loads (0 past the edge, never
@@ -41,9 +56,19 @@ pub mod kernels {
             product(
                 types(default = (TA = e4m3, TD = bf16), f16 = (TA = e4m3, TD = f16), e5m2 = (TA = e5m2, TD = bf16)),
                 tile(default = (BN = 256, STAGES = 3), n128 = (BN = 128, STAGES = 5)),
-                with = (BM = 128, BK = 128, GROUP = 8, EPI_N = 64),
+                with = (BM = 128, BK = 128, GROUP = 8, EPI_N = 64, PROMOTE = 0),
             ),
             product(
+                types(f32 = (TA = e4m3, TD = f32)),
+                with = (BM = 128, BK = 128, GROUP = 8, BN = 128, STAGES = 5, EPI_N = 32, PROMOTE = 0),
+            ),
+            product(
+                accum(promoted = (PROMOTE = 128)),
+                types(default = (TA = e4m3, TD = bf16), f16 = (TA = e4m3, TD = f16), e5m2 = (TA = e5m2, TD = bf16)),
+                with = (BM = 128, BK = 128, GROUP = 8, BN = 128, STAGES = 6, EPI_N = 64),
+            ),
+            product(
+                accum(promoted = (PROMOTE = 128)),
                 types(f32 = (TA = e4m3, TD = f32)),
                 with = (BM = 128, BK = 128, GROUP = 8, BN = 128, STAGES = 5, EPI_N = 32),
             ),
@@ -56,17 +81,22 @@ pub mod kernels {
         scale_a: f32,
         scale_b: f32,
     ) {
+        static_assert(
+            PROMOTE == 0 || PROMOTE == BK,
+            "a promotion interval of one K tile",
+        );
         let a_s = smem::<TA>([STAGES, 2, 64, BK], swizzle = B128);
         let b_s = smem::<TA>([STAGES, 2, BN / 2, BK], swizzle = B128);
         let d_s = smem::<TD>([2, BN / EPI_N, 64, EPI_N], swizzle = B128);
         let acc = regs::<f32>([64, BN]);
+        let part = regs::<f32>([64, BN]);
         let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
         let pairs_m = cdiv(cdiv(M, BM), 2);
         let tiles_n = cdiv(N, BN);
         let k_tiles = cdiv(K, BK);
         cluster_producer(pipe, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles);
         tensor_scaled_consumers(
-            pipe, acc, a_s, b_s, d_s, d, scale_a, scale_b, pairs_m, tiles_n, k_tiles,
+            pipe, acc, part, a_s, b_s, d_s, d, scale_a, scale_b, pairs_m, tiles_n, k_tiles,
         );
     }
 
@@ -76,6 +106,7 @@ pub mod kernels {
     fn tensor_scaled_consumers(
         pipe: Pipe,
         acc: Regs,
+        part: Regs,
         a_s: Smem,
         b_s: Smem,
         d_s: Smem,
@@ -94,7 +125,7 @@ pub mod kernels {
             let mut it = 0;
             for u in (cta.x / 2..pairs_m * tiles_n).step_by(ncta.x / 2) {
                 let (mp, n) = grouped(u, pairs_m, tiles_n);
-                it = consume(pipe, it, acc, a_s, b_s, wg, k_tiles);
+                it = consume_accum(pipe, it, acc, part, a_s, b_s, wg, k_tiles);
                 acc = acc * scale;
                 let row = 2 * (2 * mp + cta_rank) + wg;
                 store_tile(d, d_s, acc, wg, row, n * (BN / EPI_N));
@@ -123,9 +154,19 @@ pub mod kernels {
             product(
                 types(default = (TA = e4m3, TD = bf16), f16 = (TA = e4m3, TD = f16), e5m2 = (TA = e5m2, TD = bf16)),
                 tile(default = (BN = 256, STAGES = 3), n128 = (BN = 128, STAGES = 5)),
-                with = (BM = 128, BK = 128, GROUP = 8, EPI_N = 64),
+                with = (BM = 128, BK = 128, GROUP = 8, EPI_N = 64, PROMOTE = 0),
             ),
             product(
+                types(f32 = (TA = e4m3, TD = f32)),
+                with = (BM = 128, BK = 128, GROUP = 8, BN = 128, STAGES = 5, EPI_N = 32, PROMOTE = 0),
+            ),
+            product(
+                accum(promoted = (PROMOTE = 128)),
+                types(default = (TA = e4m3, TD = bf16), f16 = (TA = e4m3, TD = f16), e5m2 = (TA = e5m2, TD = bf16)),
+                with = (BM = 128, BK = 128, GROUP = 8, BN = 128, STAGES = 6, EPI_N = 64),
+            ),
+            product(
+                accum(promoted = (PROMOTE = 128)),
                 types(f32 = (TA = e4m3, TD = f32)),
                 with = (BM = 128, BK = 128, GROUP = 8, BN = 128, STAGES = 5, EPI_N = 32),
             ),
@@ -138,10 +179,15 @@ pub mod kernels {
         #[shape(N)] sb: Tensor<f32>,
         #[shape(M, N)] d: Tensor<TD>,
     ) {
+        static_assert(
+            PROMOTE == 0 || PROMOTE == BK,
+            "a promotion interval of one K tile",
+        );
         let a_s = smem::<TA>([STAGES, 2, 64, BK], swizzle = B128);
         let b_s = smem::<TA>([STAGES, 2, BN / 2, BK], swizzle = B128);
         let d_s = smem::<TD>([2, BN / EPI_N, 64, EPI_N], swizzle = B128);
         let acc = regs::<f32>([64, BN]);
+        let part = regs::<f32>([64, BN]);
         let sa_t = regs::<f32>([64, 1], layout = stat(acc, axis = 1));
         let sb_t = regs::<f32>([1, BN], layout = stat(acc, axis = 0));
         let pipe = pipeline::<STAGES>(consumers = 2, peers = 2);
@@ -150,7 +196,7 @@ pub mod kernels {
         let k_tiles = cdiv(K, BK);
         cluster_producer(pipe, a_s, b_s, a, b, pairs_m, tiles_n, k_tiles);
         row_scaled_consumers(
-            pipe, acc, sa_t, sb_t, a_s, b_s, d_s, d, sa, sb, pairs_m, tiles_n, k_tiles,
+            pipe, acc, part, sa_t, sb_t, a_s, b_s, d_s, d, sa, sb, pairs_m, tiles_n, k_tiles,
         );
     }
 
@@ -160,6 +206,7 @@ pub mod kernels {
     fn row_scaled_consumers(
         pipe: Pipe,
         acc: Regs,
+        part: Regs,
         sa_t: Regs,
         sb_t: Regs,
         a_s: Smem,
@@ -182,7 +229,7 @@ pub mod kernels {
                 let row = 2 * (2 * mp + cta_rank) + wg;
                 copy(sa_t, sa.tile(row));
                 copy(sb_t, sb.tile(n));
-                it = consume(pipe, it, acc, a_s, b_s, wg, k_tiles);
+                it = consume_accum(pipe, it, acc, part, a_s, b_s, wg, k_tiles);
                 acc = acc * sa_t * sb_t;
                 store_tile(d, d_s, acc, wg, row, n * (BN / EPI_N));
             }
@@ -191,5 +238,29 @@ pub mod kernels {
                 tma::wait_group(0);
             }
         }
+    }
+
+    /// A consumer warpgroup's K loop of one tile, as the config accumulates: with the
+    /// tensor core's FP8 accumulator over the whole K extent (`PROMOTE = 0`: `pieces.rs`'s
+    /// [`consume`], one wgmma group in flight), or promoted into `acc` in f32 after every
+    /// K tile (`PROMOTE = BK`: [`consume_promoted`], `part` holding one K tile's products).
+    #[tile_fn]
+    fn consume_accum(
+        pipe: Pipe,
+        it: u32,
+        acc: Regs,
+        part: Regs,
+        a_s: Smem,
+        b_s: Smem,
+        wg: u32,
+        k_tiles: u32,
+    ) -> u32 {
+        let mut it = it;
+        if PROMOTE == 0 {
+            it = consume(pipe, it, acc, a_s, b_s, wg, k_tiles);
+        } else {
+            it = consume_promoted(pipe, it, acc, part, a_s, b_s, wg, k_tiles);
+        }
+        it
     }
 }

@@ -35,6 +35,77 @@ impl Fp8Host for tirx::e5m2 {
     }
 }
 
+/// How an FP8 GEMM accumulates its products: `torch._scaled_mm`'s `use_fast_accum`, cuBLASLt's
+/// `CUBLASLT_MATMUL_DESC_FAST_ACCUM`. Hopper's FP8 wgmma adds into its f32 registers with an
+/// adder that keeps fewer bits than f32 (about 14, the DeepSeek-V3 report's §3.3.2), so a
+/// chain over the whole K extent loses precision as K grows: at K = 4096 with an f32 output
+/// the relative Frobenius error against f64 is about 1.3e-3 where a promoted chain's is
+/// 1.3e-4 (measured through `torch._scaled_mm` and `gemm_sm90_fp8_block`, issue #29).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Fp8Accum {
+    /// `use_fast_accum=True`: any FP8 kernel, the fastest first — those that keep the tensor
+    /// core's accumulator over all of K (`fp8.rs`'s fast configs, ping-pong, split-K), and the
+    /// promoted ones where the cost model ranks them ahead.
+    Fast,
+    /// `use_fast_accum=False` (torch's default): only kernels that promote the tensor core's
+    /// partial sum into an f32 register accumulator at least every 128 of K — `fp8.rs`'s and
+    /// `fp8_splitk.rs`'s `promoted*` configs (config constant `PROMOTE`, the interval in K)
+    /// and every block-scaled kernel (`fp8_block.rs`, which promotes each 128-wide K block).
+    Promoted,
+}
+
+impl Fp8Accum {
+    /// The accumulation `artifact` does: promoted when its config declares a promotion
+    /// interval (`PROMOTE` > 0) or it solves the block-scaled problem; fast otherwise.
+    pub fn of(artifact: &tirx::KernelArtifact) -> Fp8Accum {
+        let blocks = matches!(
+            artifact.problem,
+            Some(tirx::problem::Problem::Gemm(g)) if g.epilogue == Epilogue::ScaleBlocks
+        );
+        if blocks || artifact.int("PROMOTE").is_some_and(|p| p > 0) {
+            Fp8Accum::Promoted
+        } else {
+            Fp8Accum::Fast
+        }
+    }
+
+    /// Whether a request for this accumulation may run `artifact`: a promoted request only a
+    /// promoted kernel, a fast one any.
+    pub fn admits(self, artifact: &tirx::KernelArtifact) -> bool {
+        self == Fp8Accum::Fast || Fp8Accum::of(artifact) == Fp8Accum::Promoted
+    }
+
+    /// `fast`, `promoted`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Fp8Accum::Fast => "fast",
+            Fp8Accum::Promoted => "promoted",
+        }
+    }
+
+    /// The accumulation of `torch._scaled_mm(…, use_fast_accum=…)`.
+    pub fn from_fast_accum(use_fast_accum: bool) -> Fp8Accum {
+        if use_fast_accum {
+            Fp8Accum::Fast
+        } else {
+            Fp8Accum::Promoted
+        }
+    }
+}
+
+impl std::str::FromStr for Fp8Accum {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Fp8Accum, String> {
+        match s {
+            "fast" => Ok(Fp8Accum::Fast),
+            "promoted" => Ok(Fp8Accum::Promoted),
+            _ => Err(format!(
+                "`{s}`: an FP8 accumulation is `fast` or `promoted`"
+            )),
+        }
+    }
+}
+
 /// The scales of an FP8 GEMM: one per tensor (`torch._scaled_mm`'s tensor-wise form), one
 /// per row of A and one per row of B (its row-wise form), or one per 1×128 block of A and per
 /// 128×128 block of B (the DeepSeek-V3 recipe, `fp8_block.rs`).

@@ -26,7 +26,10 @@
 //!
 //! Configs: `default` (BN = 128, six stages of 16 + 16 KB) and `n256` (BN = 256, four stages of
 //! 16 + 32 KB), each in E4M3 and E5M2 (`e5m2`, `e5m2_n256`): 192 KB of operands in flight a CTA
-//! either way (the host's model, `request::pull_rate`, weighs it).
+//! either way (the host's model, `request::pull_rate`, weighs it). `promoted` and
+//! `promoted_e5m2` (BN = 128, `PROMOTE = 128`): each K tile promoted into the f32 accumulator
+//! (`pieces.rs`'s `consume_promoted`, `fp8.rs`'s header), the partials of a promoted request
+//! (`fp8_ref::Fp8Accum::Promoted`); the reduce sums them in f32 as it does the others.
 
 use tirx::prelude::*;
 
@@ -43,20 +46,32 @@ pub mod kernels {
         target = sm_90a,
         threads = 384,
         grid = (cdiv(N, BN), cdiv(M, BM), S),
-        configs(product(
-            types(default = (TA = e4m3), e5m2 = (TA = e5m2)),
-            tile(default = (BN = 128, STAGES = 6), n256 = (BN = 256, STAGES = 4)),
-            with = (BM = 128, BK = 128),
-        )),
+        configs(
+            product(
+                types(default = (TA = e4m3), e5m2 = (TA = e5m2)),
+                tile(default = (BN = 128, STAGES = 6), n256 = (BN = 256, STAGES = 4)),
+                with = (BM = 128, BK = 128, PROMOTE = 0),
+            ),
+            product(
+                accum(promoted = (PROMOTE = 128)),
+                types(default = (TA = e4m3), e5m2 = (TA = e5m2)),
+                with = (BM = 128, BK = 128, BN = 128, STAGES = 6),
+            ),
+        ),
     )]
     pub fn gemm_sm90_fp8_splitk(
         #[shape(M, K)] a: Tensor<TA>,
         #[shape(N, K)] b: Tensor<TA>,
         #[shape(S, M, N)] w: Tensor<f32>,
     ) {
+        static_assert(
+            PROMOTE == 0 || PROMOTE == BK,
+            "a promotion interval of one K tile",
+        );
         let a_s = smem::<TA>([STAGES, 2, 64, BK], swizzle = B128);
         let b_s = smem::<TA>([STAGES, BN, BK], swizzle = B128);
         let acc = regs::<f32>([64, BN]);
+        let part = regs::<f32>([64, BN]);
         let pipe = pipeline::<STAGES>(consumers = 2);
         let k_tiles = cdiv(K, BK);
         let k0 = cta.z * k_tiles / S;
@@ -77,7 +92,11 @@ pub mod kernels {
         {
             setmaxnreg::inc(232);
             let wg = tid / 128 - 1;
-            let _ = consume(pipe, 0, acc, a_s, b_s, wg, k_len);
+            if PROMOTE == 0 {
+                let _ = consume(pipe, 0, acc, a_s, b_s, wg, k_len);
+            } else {
+                let _ = consume_promoted(pipe, 0, acc, part, a_s, b_s, wg, k_len);
+            }
             copy(w.tile(cta.z, 2 * cta.y + wg, cta.x), acc);
         }
     }

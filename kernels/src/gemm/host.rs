@@ -7,7 +7,7 @@
 //! `RuntimeError::ElemMismatch` before anything runs. Tensors are passed by role (`a`, `b`,
 //! `c`, `bias`, `d`), in whatever order the kernel declares them.
 
-use super::fp8_ref::Fp8ScaleMode;
+use super::fp8_ref::{Fp8Accum, Fp8ScaleMode};
 use super::request::{Fp8ScaleArgs, GemmRequest, GemmTypes};
 use super::split;
 use crate::catalogue::all;
@@ -296,11 +296,14 @@ pub enum Fp8Scaling<'t> {
 /// model splits K); a combination nothing takes is `RuntimeError::NoKernelFits`, with the
 /// table of candidates. Scale tensors of another shape than the scales' form needs
 /// ([`Fp8ScaleMode::shapes`]) are `RuntimeError::ShapeMismatch` before anything is chosen.
+/// `accum` is `torch._scaled_mm`'s `use_fast_accum` ([`Fp8Accum`]): `Promoted` (torch's
+/// default, its numerics) runs only kernels that promote into f32 every 128 of K, `Fast` any.
 pub fn gemm_fp8<A: Element, D: Element>(
     rt: &Runtime,
     a: &Tensor<A>,
     b: &Tensor<A>,
     scales: Fp8Scaling<'_>,
+    accum: Fp8Accum,
     d: &mut Tensor<D>,
 ) -> Result<Choice, RuntimeError> {
     let (av, bv, dv) = (a.view(), b.view(), d.view());
@@ -326,7 +329,7 @@ pub fn gemm_fp8<A: Element, D: Element>(
         Some((_, sa, sb)) => Fp8ScaleArgs::Rows(sa, sb),
         None => Fp8ScaleArgs::Tensor(x, y),
     };
-    let request = GemmRequest::on_fp8(&av, &bv, args, &dv);
+    let request = GemmRequest::on_fp8(&av, &bv, args, &dv).with_accum(accum);
     let choice = choose_launch(rt, &request)?;
     if split::is_partial(choice.artifact) {
         // The FP8 split-K plan (`fp8_splitk.rs`): the reduce applies the scales.

@@ -352,6 +352,44 @@ mod gemm_pieces {
         it
     }
 
+    /// A consumer warpgroup's K loop of one tile with **promoted** accumulation (the FP8
+    /// GEMMs' `PROMOTE = BK` configs): each K tile's wgmmas accumulate into a fresh f32
+    /// fragment `part` (scale-d = 0 on the first of them, PTX ISA §9.7.15.5.2), and once they
+    /// are done (`wgmma::wait(0)`) the tile's stage is released and `acc += part` runs on the
+    /// FMA pipe — one `add.f32` a register a K tile. The tensor core's FP8 adder, which keeps
+    /// fewer bits than f32, then only sums one K tile's products (BK = 128: CUTLASS's "mma
+    /// promotion interval" of four k32 MMAs) before they reach full f32. `acc` is zeroed here;
+    /// returns the pipeline iteration after the tile. The warpgroup has no MMAs queued across
+    /// its wait and promotion; the other consumer warpgroup's keep the tensor core busy then.
+    #[tile_fn]
+    fn consume_promoted(
+        pipe: Pipe,
+        it: u32,
+        acc: Regs,
+        part: Regs,
+        a_s: Smem,
+        b_s: Smem,
+        wg: u32,
+        k_tiles: u32,
+    ) -> u32 {
+        let leader = tid % 128 == 0;
+        let mut it = it;
+        acc = 0.0;
+        for k in 0..k_tiles {
+            let s = pipe.consumer_wait(it);
+            wgmma::fence();
+            wgmma::mma(part, a_s[s][wg], b_s[s], accumulate = false);
+            wgmma::commit();
+            wgmma::wait(0);
+            if leader {
+                pipe.consumer_release(s);
+            }
+            acc = acc + part;
+            it += 1;
+        }
+        it
+    }
+
     /// The first half of the scaled epilogue, issued before a tile's K loop so that C arrives
     /// while the MMAs run: once the previous tile's stores have read the staging tile, the
     /// leader loads C's blocks (row block `row`, column blocks from `col`) into `d_s[wg]`,

@@ -64,7 +64,7 @@ use tirx::problem::{BLayout, Epilogue, GemmProblem, Problem};
 use tirx::runtime::TensorMeta;
 use tirx::{KernelArtifact, TensorArg};
 
-use super::fp8_ref::Fp8ScaleMode;
+use super::fp8_ref::{Fp8Accum, Fp8ScaleMode};
 use super::split;
 use crate::dispatch::tune::{self, Key};
 use crate::dispatch::{Device, ProblemDef, Reject, mentions_sms};
@@ -100,6 +100,11 @@ pub struct GemmRequest {
     /// The factor images `sfa` [MS, KS] and `sfb` [NS, KS] of a block-scaled GEMM
     /// ([`Epilogue::ScaleFactors`], `super::factors`).
     pub factors: Option<(TensorMeta, TensorMeta)>,
+    /// How an FP8 GEMM (per-tensor, row-wise or block-wise scales) accumulates: a
+    /// [`Fp8Accum::Promoted`] request accepts only kernels that promote into f32 every 128 of
+    /// K. Every constructor gives [`Fp8Accum::Fast`] (any kernel); set it with
+    /// [`GemmRequest::with_accum`]. Other GEMMs ignore it.
+    pub accum: Fp8Accum,
 }
 
 /// The scales of an FP8 GEMM's request ([`GemmRequest::on_fp8`]).
@@ -159,6 +164,7 @@ impl GemmRequest {
                 _ => None,
             },
             factors,
+            accum: Fp8Accum::Fast,
         }
     }
 
@@ -196,6 +202,7 @@ impl GemmRequest {
             scalars,
             row_scales: None,
             factors: None,
+            accum: Fp8Accum::Fast,
         }
     }
 
@@ -264,9 +271,23 @@ impl GemmRequest {
         }
     }
 
-    /// `gemm tn plain`: the problem without types or shape (a cache key's part).
+    /// The request with FP8 accumulation `accum` ([`GemmRequest::accum`]).
+    pub fn with_accum(self, accum: Fp8Accum) -> GemmRequest {
+        GemmRequest { accum, ..self }
+    }
+
+    /// `gemm tn plain`: the problem without types or shape (a cache key's part); a promoted
+    /// FP8 request adds `promoted` (`gemm tn scale-rows promoted`), so its measured entries
+    /// never mix with the fast form's.
     pub fn problem_name(&self) -> String {
-        format!("gemm {} {}", self.layout.name(), self.epilogue.name())
+        let promoted =
+            self.accum == Fp8Accum::Promoted && Fp8ScaleMode::of(self.epilogue).is_some();
+        let accum = if promoted { " promoted" } else { "" };
+        format!(
+            "gemm {} {}{accum}",
+            self.layout.name(),
+            self.epilogue.name()
+        )
     }
 }
 
@@ -282,16 +303,21 @@ impl ProblemDef for GemmRequest {
             epilogue: self.epilogue,
         });
         if split::is_partial(artifact) {
-            return self.solves_split(artifact);
-        }
-        if artifact.problem != Some(want) {
+            self.solves_split(artifact)?;
+        } else if artifact.problem != Some(want) {
             return Err(Reject::problem(artifact));
+        } else {
+            let types = (artifact.elem_of("a"), artifact.elem_of("d"));
+            if types != (Some(self.types.input), Some(self.types.output)) {
+                return Err(Reject::Types {
+                    found: vec![types.0, types.1],
+                });
+            }
         }
-        let types = (artifact.elem_of("a"), artifact.elem_of("d"));
-        if types != (Some(self.types.input), Some(self.types.output)) {
-            return Err(Reject::Types {
-                found: vec![types.0, types.1],
-            });
+        // Promoted FP8 requests take only promoted kernels (the FP8 partials of split K
+        // included; the plain and scaled ones never meet an FP8 request).
+        if Fp8ScaleMode::of(self.epilogue).is_some() && !self.accum.admits(artifact) {
+            return Err(Reject::FastAccum);
         }
         Ok(())
     }
@@ -344,8 +370,13 @@ impl ProblemDef for GemmRequest {
     }
 
     fn cost(&self, artifact: &KernelArtifact, device: &Device) -> Result<f64, Reject> {
+        let promotes = if artifact.int("PROMOTE").is_some_and(|p| p > 0) {
+            PROMOTED
+        } else {
+            1.0
+        };
         if split::is_partial(artifact) {
-            return split::best_split(self, artifact, device).map(|(_, c)| c);
+            return split::best_split(self, artifact, device).map(|(_, c)| c * promotes);
         }
         let (m, n, k) = self.shape;
         let (Some(bm), Some(bn)) = (artifact.int("BM"), artifact.int("BN")) else {
@@ -418,6 +449,7 @@ impl ProblemDef for GemmRequest {
         if artifact.int("PING") == Some(1) {
             cost *= BLOCK_TURNS;
         }
+        cost *= promotes;
         // Skinny shapes stream A and B through few SMs: the time is their bytes at what those
         // CTAs pull, whenever that exceeds the tile work.
         let room = device.limits.sm_count as usize * ctas_per_sm(artifact);
@@ -456,6 +488,14 @@ impl ProblemDef for GemmRequest {
 /// (the model alone would rank 128×192 ahead by up to 15 %), which costs 6 % at
 /// 4096×2112×7168; `tirx tune` picks the wide tile there.
 pub(crate) const BLOCK_STRADDLE: f64 = 1.25;
+/// An FP8 kernel promoting every K tile (`fp8.rs`'s and `fp8_splitk.rs`'s `promoted*`
+/// configs, `PROMOTE = 128`) against the same tile accumulating on the tensor core. Not yet
+/// measured: predicted from the block-scaled kernel of the same 128×128 tile and the same
+/// wait-then-promote K loop (`gemm_sm90_fp8_block/default`, 830–998 TFLOP/s on the H100,
+/// 2026-12-06) against the fast row-wise kernels' 1288–1315, less its scale loads. It only
+/// ranks promoted kernels after fast ones for a fast request (a promoted request sees no
+/// fast kernel); `tirx tune` corrects it.
+pub(crate) const PROMOTED: f64 = 1.25;
 /// `gemm_sm90_fp8_block/ping` against `/default` (the same tile, the warpgroups' MMAs issued
 /// by turns): 845 / 880, 856 / 894, 857 / 898 and 739 / 773 TFLOP/s at 4096³, 8192³,
 /// 4096×7168×16384 and 4096×2112×7168 (H100, 2026-12-06, `docs/perf/h100-2026-12-06-stop48.md`).

@@ -323,6 +323,7 @@ fn fp8_call(a: &Foreign, b: &Foreign, sa: &ScaleArg, sb: &ScaleArg) -> Result<Ge
         scale_b: sb,
         out: None,
         out_dtype: ElemType::Bf16,
+        use_fast_accum: false,
     })?;
     match call.op {
         Op::GemmFp8(g) => Ok(g),
@@ -441,6 +442,7 @@ fn gemm_fp8_misuse_is_refused_naming_the_argument() {
         scale_b: &one,
         out: Some(&out),
         out_dtype: ElemType::Bf16,
+        use_fast_accum: false,
     })
     .unwrap_err()
     .to_string();
@@ -455,6 +457,7 @@ fn gemm_fp8_misuse_is_refused_naming_the_argument() {
         scale_b: &one,
         out: None,
         out_dtype: ElemType::E4m3,
+        use_fast_accum: false,
     })
     .unwrap_err()
     .to_string();
@@ -487,6 +490,7 @@ fn gemm_fp8_explains_each_scale_form_on_the_h200() {
             scale_b: &sb,
             out: None,
             out_dtype: ElemType::Bf16,
+            use_fast_accum: false,
         })
         .unwrap();
         let text = crate::host::explain(&call.op, &Device::h200());
