@@ -480,13 +480,13 @@ fn the_host_takes_fp8_split_k_at_the_decode_shape() {
 
 /// The block-scaled FP8 GEMM (`fp8_block.rs`, the DeepSeek-V3 recipe: one f32 scale per 1×128
 /// block of A and per 128×128 block of B, promoted per K block into the f32 accumulator):
-/// every config (E4M3 → bf16, → f32) on [`SHAPES`] — tails in M, N and K, K = 16 (one partial
+/// every config (E4M3 → bf16, → f16, → f32) on [`SHAPES`] — tails in M, N and K, K = 16 (one partial
 /// K block), more tiles than clusters — random E4M3 values and per-block scales, D poisoned,
 /// against the f64 reference of the same values and scales within the bound of the tensor
 /// core's FP8 accumulation plus the promotion's roundings (`Fp8Scales::check_k`).
 #[test]
 fn the_block_scaled_fp8_gemm_matches_the_f64_reference_with_tails() {
-    use ElemType::{Bf16, E4m3, F32};
+    use ElemType::{Bf16, E4m3, F16, F32};
     let rt = rt();
     let mut failures = Vec::new();
     let p = |output| Fp8Problem {
@@ -496,6 +496,7 @@ fn the_block_scaled_fp8_gemm_matches_the_f64_reference_with_tails() {
         accum: Fp8Accum::Promoted,
     };
     check_problem::<tirx::e4m3, bf16>(&rt, p(Bf16), &mut failures);
+    check_problem::<tirx::e4m3, f16>(&rt, p(F16), &mut failures);
     check_problem::<tirx::e4m3, f32>(&rt, p(F32), &mut failures);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -232,8 +232,8 @@ def fp8_checks(quick):
             ("blocks", torch.rand(m, kb, device=DEV) + 0.5, torch.rand(nb, kb, device=DEV) + 0.5),
         ]
         for form, sa, sb in forms:
-            # f16 out: the per-tensor and row kernels (the block-scaled ones are bf16 / f32)
-            for out_dt in ([None, F32] + ([F16] if form != "blocks" else [])):
+            # f16 out: every form (the block-scaled kernel's f16 config since branch fp8blk)
+            for out_dt in [None, F32, F16]:
                 # use_fast_accum both ways (the block form promotes either way)
                 for fast in (False, True):
                     check_call(f"gemm_fp8 {form} {m}x{n}x{k} e4m3->{out_dt or BF16}{' fast' if fast else ''}",

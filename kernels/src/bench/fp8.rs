@@ -600,10 +600,10 @@ mod tests {
                 assert!(partials.iter().all(|a| a.elem_of("a") == Some(p.input)));
             }
         }
-        // Block scales: `fp8_block.rs`'s two schedules and `fp8_block_wide.rs` (bf16 and f32
-        // out; the overlapped and wide ones bf16 only), no split-K partial (the scales vary
-        // along K; no reduce applies them).
-        for output in [ElemType::Bf16, ElemType::F32] {
+        // Block scales: `fp8_block.rs`'s two schedules and `fp8_block_wide.rs` (bf16, f16 and
+        // f32 out; the overlapped and wide ones bf16 only), no split-K partial (the scales
+        // vary along K; no reduce applies them).
+        for output in [ElemType::Bf16, ElemType::F16, ElemType::F32] {
             let p = Fp8Problem {
                 scales: Fp8ScaleMode::Blocks,
                 input: ElemType::E4m3,

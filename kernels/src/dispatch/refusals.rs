@@ -247,7 +247,7 @@ fn gemm_epilogue_refusal_table() {
 }
 
 /// The block-scaled FP8 GEMM (`Epilogue::ScaleBlocks`, the DeepSeek-V3 recipe): on the H200
-/// `gemm_sm90_fp8_block` takes it (E4M3 → bf16 and → f32), the row-wise and per-tensor FP8
+/// `gemm_sm90_fp8_block` takes it (E4M3 → bf16, → f16 and → f32), the row-wise and per-tensor FP8
 /// GEMMs refuse it as another problem and it refuses theirs, the FP8 split-K partials refuse
 /// it (no reduce applies scales that vary along K), and scale tensors of the wrong shape are
 /// refused by the launch planner with the kernel's own assertion.
@@ -279,6 +279,15 @@ fn gemm_fp8_block_refusal_table() {
             &h200,
             "gemm_sm90_fp8_block",
             "f32"
+        )
+        .is_ok()
+    );
+    assert!(
+        outcome(
+            &request(Epilogue::ScaleBlocks, F16),
+            &h200,
+            "gemm_sm90_fp8_block",
+            "f16"
         )
         .is_ok()
     );

@@ -226,7 +226,9 @@ pub struct Pipeline {
     pub name: String,
     /// Number of stages.
     pub stages: u32,
-    /// Signalled by the producer (expect-tx + TMA bytes), waited on by consumers.
+    /// Signalled by the producer (expect-tx + TMA bytes) and by the pipeline's writers, if
+    /// any (threads that store part of a stage and arrive: its `arrivals` are `1 + writers`),
+    /// waited on by consumers.
     pub full: Handle<Barrier>,
     /// Signalled by consumers when a stage may be overwritten, waited on by the producer.
     pub empty: Handle<Barrier>,

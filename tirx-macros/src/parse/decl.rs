@@ -679,10 +679,17 @@ impl Lowerer<'_> {
                 format!("{consumers} consumers × {peers} peers arrivals overflow a u32 count"),
             ));
         };
+        // Besides the producer's one `arrive.expect_tx` a phase, `writers` threads may fill
+        // part of a stage with plain stores and arrive on its full barrier (`pipe.full(s)
+        // .arrive()`, each releasing its own stores): the stage is full once all have.
+        let writers = self.count_arg(&args, "writers")?;
+        let Some(full_arrivals) = writers.checked_add(1) else {
+            return Err(self.fail(&c.args, format!("{writers} writers overflow a u32 count")));
+        };
         let full = Barrier {
             name: format!("{name}.full"),
             count: stages,
-            arrivals: 1,
+            arrivals: full_arrivals,
             offset: None,
             span,
         };
@@ -719,6 +726,14 @@ impl Lowerer<'_> {
         match self.const_u32(e, &format!("`{key}`"))? {
             0 => Err(self.fail(e, format!("`{key}` must be at least 1"))),
             v => Ok(v),
+        }
+    }
+
+    /// A named count argument (default 0).
+    fn count_arg(&mut self, args: &CallArgs, key: &str) -> Res<u32> {
+        match args.get(key) {
+            Some(e) => self.const_u32(e, &format!("`{key}`")),
+            None => Ok(0),
         }
     }
 }

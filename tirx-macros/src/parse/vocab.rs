@@ -210,7 +210,7 @@ pub(crate) const VOCABULARY: &[Word] = &[
     w(Id::Tmem, None, "tmem", Decl, (1, 1), &["alias", "unpacked"], "tmem::<f32>([BM, BN]), tmem::<bf16>([BM, BN], alias = s) or tmem::<f16>([BM, BN], unpacked = true)"),
     w(Id::Regs, None, "regs", Decl, (1, 1), &["layout"], "regs::<f32>([R, C], layout = blocked(vec = 8))"),
     w(Id::Mbarrier, None, "mbarrier", Decl, (0, 0), &["count", "arrivals"], "mbarrier(count = 1, arrivals = 1)"),
-    w(Id::Pipeline, None, "pipeline", Decl, (0, 0), &["consumers", "peers"], "pipeline::<STAGES>(consumers = 1, peers = 1)"),
+    w(Id::Pipeline, None, "pipeline", Decl, (0, 0), &["consumers", "peers", "writers"], "pipeline::<STAGES>(consumers = 1, peers = 1, writers = 0)"),
     w(Id::ClcResponse, None, "clc_response", Decl, (0, 0), &["stages"], "clc_response(stages = 1)"),
     // Scalar functions.
     w(Id::Cdiv, None, "cdiv", Function, (2, 2), &[], "cdiv(a, b)"),

@@ -9,6 +9,7 @@ mod lower;
 mod module;
 mod mutate;
 mod tiles;
+mod writers;
 
 use crate::error::ErrorSink;
 use crate::expand;

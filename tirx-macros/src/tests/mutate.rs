@@ -269,6 +269,15 @@ mod regressions {
         );
     }
 
+    /// `writers + 1` (a pipeline's full-barrier arrivals: the writers and the TMA producer).
+    #[test]
+    fn pipeline_writers_overflow() {
+        assert_eq!(
+            body_errors("let p = pipeline::<2>(writers = 4294967295);"),
+            ["4294967295 writers overflow a u32 count"]
+        );
+    }
+
     /// `plan-memory` summed `8 * count` bytes of mbarriers unchecked.
     #[test]
     fn barrier_count_overflow() {

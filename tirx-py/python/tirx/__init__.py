@@ -188,8 +188,8 @@ def gemm_fp8(a, b, scale_a=1.0, scale_b=1.0, *, out_dtype=None, out=None, use_fa
     ``out[i, j] = scale_a[i] * scale_b[j] * (a @ b)[i, j]``) or block-wise, DeepSeek-V3's
     (``scale_a`` [M, cdiv(K, 128)] per 1×128 block of ``a``, ``scale_b``
     [cdiv(N, 128), cdiv(K, 128)] per 128×128 block of the [N, K] weight). ``out_dtype``
-    bf16 (default), f16 or f32 (block-wise: bf16 or f32). At K ≤ 128 a block-wise
-    ``scale_a`` is [M, 1] like a row-wise one; ``scale_b``'s shape tells them apart.
+    bf16 (default), f16 or f32. At K ≤ 128 a block-wise ``scale_a`` is [M, 1] like a
+    row-wise one; ``scale_b``'s shape tells them apart.
 
     ``use_fast_accum`` is ``torch._scaled_mm``'s, with its default: ``False`` runs only kernels
     that add the tensor core's FP8 partial sums into an f32 accumulator every 128 of K (torch's

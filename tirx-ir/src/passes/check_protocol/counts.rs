@@ -60,7 +60,7 @@ fn warpgroups(t: ScopeSet) -> Option<u32> {
 /// How many threads run a statement, and words for them, from its enclosing statements: the
 /// intersection of their scopes, where `leader` is one thread per warpgroup of the set it
 /// narrows (`None` when that is not whole warpgroups, or another scope narrows it further).
-fn thread_count(stack: &[&Stmt], cta: u32) -> Option<(u32, String)> {
+pub(super) fn thread_count(stack: &[&Stmt], cta: u32) -> Option<(u32, String)> {
     let mut t = ScopeSet::cta(cta);
     let mut leaders = None;
     for s in stack {
@@ -80,7 +80,7 @@ fn thread_count(stack: &[&Stmt], cta: u32) -> Option<(u32, String)> {
 }
 
 /// Whether a statement sits under an `if` (or, with `loops`, a loop) of `stack`.
-fn under(stack: &[&Stmt], loops: bool) -> bool {
+pub(super) fn under(stack: &[&Stmt], loops: bool) -> bool {
     stack.iter().any(|s| match s.kind {
         StmtKind::If { .. } => true,
         StmtKind::For { .. } | StmtKind::Loop { .. } => loops,
@@ -172,7 +172,7 @@ fn arrivals(k: &Kernel, bar: Handle<Barrier>, errs: &mut Vec<Diagnostic>) {
 
 /// Variables whose value may differ between the threads that run them (read from the
 /// thread index, or from such a variable).
-fn thread_varying(k: &Kernel) -> Vec<Handle<Var>> {
+pub(super) fn thread_varying(k: &Kernel) -> Vec<Handle<Var>> {
     let mut out: Vec<Handle<Var>> = Vec::new();
     loop {
         let before = out.len();
@@ -190,7 +190,7 @@ fn thread_varying(k: &Kernel) -> Vec<Handle<Var>> {
     }
 }
 
-fn varies(e: &Expr, vars: &[Handle<Var>]) -> bool {
+pub(super) fn varies(e: &Expr, vars: &[Handle<Var>]) -> bool {
     match e {
         Expr::Special(Special::TidX | Special::WarpId | Special::LaneId) => true,
         Expr::Var(v) => vars.contains(v),
@@ -203,7 +203,7 @@ fn varies(e: &Expr, vars: &[Handle<Var>]) -> bool {
 }
 
 /// The innermost loop around a statement, by address (`None`: none).
-fn innermost_loop(stack: &[&Stmt]) -> Option<*const Stmt> {
+pub(super) fn innermost_loop(stack: &[&Stmt]) -> Option<*const Stmt> {
     stack
         .iter()
         .rev()
@@ -358,22 +358,31 @@ fn nested_loads(b: &Block, bar: &BarRef) -> Option<&'static str> {
 /// The value of `e`, when it is a constant of the body (literals, config constants folded by
 /// the front end, variables defined once by such a value).
 pub(super) fn constant(k: &Kernel, e: &Expr) -> Option<i64> {
-    eval(k, e, None, 0)
+    eval(k, e, None, None, 0)
 }
 
 /// The value of `e` in the CTA of cluster rank `rank`, when it depends on nothing else.
 pub(crate) fn eval_rank(k: &Kernel, e: &Expr, rank: i64) -> Option<i64> {
-    eval(k, e, Some(rank), 0)
+    eval(k, e, Some(rank), None, 0)
 }
 
-/// The value of `e` in the CTA of cluster rank `rank` (any rank: `None`), when it depends on
-/// nothing else.
-fn eval(k: &Kernel, e: &Expr, rank: Option<i64>, depth: u32) -> Option<i64> {
-    let go = |e: &Expr| eval(k, e, rank, depth);
+/// The value of `e` in the thread of CTA-linear index `tid` (`%tid.x`; its warp and lane
+/// follow), when it depends on nothing else: a guard such as `tid % 32 == 0`.
+pub(super) fn eval_tid(k: &Kernel, e: &Expr, tid: i64) -> Option<i64> {
+    eval(k, e, None, Some(tid), 0)
+}
+
+/// The value of `e` in the CTA of cluster rank `rank` and the thread `tid` (any: `None`),
+/// when it depends on nothing else.
+fn eval(k: &Kernel, e: &Expr, rank: Option<i64>, tid: Option<i64>, depth: u32) -> Option<i64> {
+    let go = |e: &Expr| eval(k, e, rank, tid, depth);
     Some(match e {
         Expr::Imm(v, _) => *v,
         Expr::Special(Special::ClusterCtaRank) => rank?,
-        Expr::Var(v) if depth < 8 => eval(k, single_def(k, *v)?, rank, depth + 1)?,
+        Expr::Special(Special::TidX) => tid?,
+        Expr::Special(Special::WarpId) => tid? / 32,
+        Expr::Special(Special::LaneId) => tid? % 32,
+        Expr::Var(v) if depth < 8 => eval(k, single_def(k, *v)?, rank, tid, depth + 1)?,
         Expr::Bin(op, a, b) => {
             let (a, b) = (go(a)?, go(b)?);
             match op {
@@ -466,7 +475,7 @@ fn multicast_if(
     }
     let mut then_ranks = 0i64;
     for r in 0..size.min(16) {
-        match eval(k, cond, Some(r), 0) {
+        match eval(k, cond, Some(r), None, 0) {
             Some(0) => {}
             Some(_) => then_ranks |= 1 << r,
             None => return,

@@ -23,7 +23,9 @@
 //!   issues): the bytes every rank expects against those its issuers' masks send it;
 //! - [`refill`]: a pipeline stage refilled in a loop without `producer_acquire`;
 //! - [`unwaited`]: a pipeline stage read in a loop that never waits for it (`consumer_wait`);
-//! - [`scales`]: a block-scaled MMA's factors copied into tensor memory, and ordered before it.
+//! - [`scales`]: a block-scaled MMA's factors copied into tensor memory, and ordered before it;
+//! - [`writers`]: a pipeline's `writers = w` against the `pipe.full(s).arrive()` that fill
+//!   its stages (none where `w > 0`, any where `w = 0`, a counted site of other than `w`).
 //!
 //! Each rule reports only what it can prove from the body; a kernel it cannot judge (a
 //! run-time index, a data-dependent branch) is accepted, and the emulator checks it at run
@@ -44,6 +46,7 @@ mod scales;
 mod tiles;
 mod tmem;
 mod unwaited;
+mod writers;
 
 use super::Pass;
 use crate::arena::Handle;
@@ -358,6 +361,44 @@ pub enum ProtocolError {
         /// The fix.
         fix: &'static str,
     },
+    /// `pipe.full(s).arrive()` on a pipeline declared without writers.
+    #[error(
+        "undeclared writers: this `{pipe}.full(..).arrive()` is an arrival on the stage's full barrier{by}, but `{pipe}` is declared without writers (`writers = 0`), so that barrier expects one arrival a phase, the producer's `arrive.expect_tx`: this one completes the phase early, before the TMA bytes land, and a consumer's `consumer_wait` returns on a stage still being filled (the producer's own arrival then counts toward the next phase). Declare the threads that arrive here on one phase as the pipeline's writers: `pipeline::<S>(…, writers = {n})`"
+    )]
+    WritersUndeclared {
+        /// The pipeline.
+        pipe: String,
+        /// ` from N thread(s)`, when counted.
+        by: String,
+        /// The count to declare (`N` when not counted).
+        n: String,
+    },
+    /// A pipeline declared with writers that nothing arrives for.
+    #[error(
+        "missing writers: `{pipe}` is declared with `writers = {writers}`, so each phase of a stage's full barrier expects the producer's `arrive.expect_tx` and {writers} arrivals from `{pipe}.full(s).arrive()`, but nothing in the kernel arrives that way: no phase ever completes and the first `consumer_wait` hangs. Arrive with `{pipe}.full(s).arrive()` from the {writers} thread(s) that store part of the stage, after their stores, or declare the pipeline without `writers`"
+    )]
+    WritersMissing {
+        /// The pipeline.
+        pipe: String,
+        /// Its declared writers.
+        writers: u32,
+    },
+    /// Writer arrivals that provably do not make the declared `writers`.
+    #[error(
+        "writer count: `{pipe}` is declared with `writers = {writers}` (each phase of a stage's full barrier expects the producer's `arrive.expect_tx` and {writers} arrivals from `{pipe}.full(s).arrive()`), but {sites}; {consequence}. {fix}"
+    )]
+    WriterCount {
+        /// The pipeline.
+        pipe: String,
+        /// Its declared writers.
+        writers: u32,
+        /// The arrive sites, in words.
+        sites: String,
+        /// What happens.
+        consequence: &'static str,
+        /// The fix.
+        fix: String,
+    },
     /// An explicit expect-tx outside the block that issues its loads.
     #[error(
         "byte count: `{bar}.expect_tx(..)` arms `{bar}` here, but the TMA loads that signal it are inside {place} below, and the compiler arms the barrier with their bytes there: when they run, `{bar}` expects the bytes twice; when they do not, it expects bytes that never arrive. Either way the wait hangs. Leave this expect_tx out (the bytes are derived), or write it inside {place}, next to the loads"
@@ -558,7 +599,7 @@ impl Pass for CheckProtocol {
 
     fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
         let mut errs: Diagnostics = Vec::new();
-        let rules: [fn(&Kernel) -> Vec<Diagnostic>; 11] = [
+        let rules: [fn(&Kernel) -> Vec<Diagnostic>; 12] = [
             order::check,
             counters::check,
             bulk::check,
@@ -566,6 +607,7 @@ impl Pass for CheckProtocol {
             tmem::check,
             scales::check,
             counts::check,
+            writers::check,
             multicast::check,
             refill::check,
             unwaited::check,
