@@ -23,10 +23,10 @@
 
 use std::cell::RefCell;
 use std::collections::HashMap;
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::BuildHasherDefault;
 
 use tirx::KernelArtifact;
-use tirx::runtime::TensorMeta;
+use tirx::runtime::{TensorMeta, WordHasher};
 
 use crate::ops::{Fp8Scales, Gemm, GemmFp8, Op};
 
@@ -202,37 +202,4 @@ fn tensor(out: &mut Vec<u64>, t: Option<&TensorMeta>) {
     ]);
     out.extend(m.shape.iter().map(|&n| n as u64));
     out.extend(m.strides.iter().map(|&s| s as u64));
-}
-
-/// A word-at-a-time hash (FxHash's step, MurmurHash3's finaliser): keys are compared in full on
-/// a hit, so it needs no resistance to chosen collisions, only speed.
-#[derive(Default)]
-struct WordHasher(u64);
-
-impl Hasher for WordHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        // A `[u64]` key reaches here as its words' bytes, in one call: a word at a time.
-        let mut words = bytes.chunks_exact(8);
-        for w in words.by_ref() {
-            self.write_u64(u64::from_ne_bytes(w.try_into().unwrap_or_default()));
-        }
-        words
-            .remainder()
-            .iter()
-            .for_each(|&b| self.write_u64(u64::from(b)));
-    }
-    fn write_u64(&mut self, w: u64) {
-        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn write_usize(&mut self, w: usize) {
-        self.write_u64(w as u64);
-    }
-    fn finish(&self) -> u64 {
-        let mut h = self.0;
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        h ^ (h >> 33)
-    }
 }

@@ -7,7 +7,8 @@
 //! - [`plan_launch`] (`plan.rs`) checks arguments against a kernel [`Signature`] and the
 //!   device limits, purely, before any driver call.
 //! - `tma.rs` validates and encodes TMA descriptors; `launch.rs` holds [`KernelArtifact`],
-//!   [`select`] and the launch itself.
+//!   [`select`] and the launch itself; [`WordHasher`] (`hash.rs`) is the hash of its launch cache
+//!   and of `tirx-py`'s per-thread choices.
 //!
 //! Invariants: every failure is a [`RuntimeError`]; raw driver calls (`cudarc::driver::sys`)
 //! appear only where the safe cudarc API has no equivalent (JIT logs, TMA encoding, cluster
@@ -24,6 +25,7 @@ mod fp4;
 mod fp8;
 #[cfg(all(test, feature = "gpu"))]
 mod gpu_tests;
+mod hash;
 mod launch;
 mod plan;
 mod scale;
@@ -35,6 +37,7 @@ pub use error::{RuntimeError, TmaReason};
 pub use f6f4::{e2m1, e2m3, e3m2};
 pub use fp4::{e2m1x2, ue4m3};
 pub use fp8::{e4m3, e5m2};
+pub use hash::WordHasher;
 pub use launch::{Kernel, KernelArtifact, ParamBuffer, PreparedLaunch, select};
 pub use plan::{
     DeviceLimits, LaunchPlan, PlannedParam, ScalarArg, TensorMeta, layout_params, plan_launch,

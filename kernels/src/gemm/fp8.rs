@@ -62,15 +62,20 @@ pub mod kernels {
                 types(f32 = (TA = e4m3, TD = f32)),
                 with = (BM = 128, BK = 128, GROUP = 8, BN = 128, STAGES = 5, EPI_N = 32, PROMOTE = 0),
             ),
+            // 224 KB of shared memory: 32 KB a stage (A and B), and a staging tile of 16 KB a
+            // byte of TD, so six stages for 16-bit outputs and five for f32.
             product(
                 accum(promoted = (PROMOTE = 128)),
-                types(default = (TA = e4m3, TD = bf16), f16 = (TA = e4m3, TD = f16), e5m2 = (TA = e5m2, TD = bf16)),
-                with = (BM = 128, BK = 128, GROUP = 8, BN = 128, STAGES = 6, EPI_N = 64),
-            ),
-            product(
-                accum(promoted = (PROMOTE = 128)),
-                types(f32 = (TA = e4m3, TD = f32)),
-                with = (BM = 128, BK = 128, GROUP = 8, BN = 128, STAGES = 5, EPI_N = 32),
+                types(
+                    default = (TA = e4m3, TD = bf16),
+                    f16 = (TA = e4m3, TD = f16),
+                    e5m2 = (TA = e5m2, TD = bf16),
+                    f32 = (TA = e4m3, TD = f32),
+                ),
+                with = (
+                    BM = 128, BK = 128, GROUP = 8, BN = 128,
+                    STAGES = (224 - 16 * size_of(TD)) / 32, EPI_N = 128 / size_of(TD),
+                ),
             ),
         ),
     )]
@@ -160,15 +165,20 @@ pub mod kernels {
                 types(f32 = (TA = e4m3, TD = f32)),
                 with = (BM = 128, BK = 128, GROUP = 8, BN = 128, STAGES = 5, EPI_N = 32, PROMOTE = 0),
             ),
+            // 224 KB of shared memory: 32 KB a stage (A and B), and a staging tile of 16 KB a
+            // byte of TD, so six stages for 16-bit outputs and five for f32.
             product(
                 accum(promoted = (PROMOTE = 128)),
-                types(default = (TA = e4m3, TD = bf16), f16 = (TA = e4m3, TD = f16), e5m2 = (TA = e5m2, TD = bf16)),
-                with = (BM = 128, BK = 128, GROUP = 8, BN = 128, STAGES = 6, EPI_N = 64),
-            ),
-            product(
-                accum(promoted = (PROMOTE = 128)),
-                types(f32 = (TA = e4m3, TD = f32)),
-                with = (BM = 128, BK = 128, GROUP = 8, BN = 128, STAGES = 5, EPI_N = 32),
+                types(
+                    default = (TA = e4m3, TD = bf16),
+                    f16 = (TA = e4m3, TD = f16),
+                    e5m2 = (TA = e5m2, TD = bf16),
+                    f32 = (TA = e4m3, TD = f32),
+                ),
+                with = (
+                    BM = 128, BK = 128, GROUP = 8, BN = 128,
+                    STAGES = (224 - 16 * size_of(TD)) / 32, EPI_N = 128 / size_of(TD),
+                ),
             ),
         ),
     )]

@@ -308,9 +308,7 @@ mod gemm_pieces {
         let mut it = it;
         for k in 0..k_tiles {
             let s = pipe.consumer_wait(it);
-            wgmma::fence();
-            wgmma::mma(acc, a_s[s][0], b_s[s], accumulate = k > 0);
-            wgmma::commit();
+            mma_stage(acc, a_s, b_s, s, 0, k, false);
             wgmma::wait(1);
             if k > 0 && leader {
                 pipe.consumer_release((it + STAGES - 1) % STAGES);
@@ -336,9 +334,7 @@ mod gemm_pieces {
         let mut it = it;
         for k in 0..k_tiles {
             let s = pipe.consumer_wait(it);
-            wgmma::fence();
-            wgmma::mma(acc, a_s[s][wg], b_s[s], accumulate = k > 0);
-            wgmma::commit();
+            mma_stage(acc, a_s, b_s, s, wg, k, false);
             wgmma::wait(1);
             if k > 0 && leader {
                 pipe.consumer_release((it + STAGES - 1) % STAGES);
@@ -350,6 +346,21 @@ mod gemm_pieces {
             pipe.consumer_release((it + STAGES - 1) % STAGES);
         }
         it
+    }
+
+    /// One K step of a consumer warpgroup's loop, on the stage `s` it has waited for: the
+    /// wgmma group of its A rows `a_s[s][wg]` by all of `b_s[s]` into `acc`, between a fence
+    /// and a commit (`wgmma.fence`, `wgmma.mma_async`, `wgmma.commit_group`: PTX ISA
+    /// §9.7.15.7.1, §9.7.15.5.2, §9.7.15.7.3). The products add to `acc` from the second K
+    /// step on (`k > 0`); with `fresh` every K step starts from zero (scale-d = 0: the
+    /// promoted accumulation's fragment). The waits and releases around it differ between the
+    /// loops (one group in flight and each stage released a step later, or none and released
+    /// at once), so they stay there.
+    #[tile_fn]
+    fn mma_stage(acc: Regs, a_s: Smem, b_s: Smem, s: u32, wg: u32, k: u32, fresh: bool) {
+        wgmma::fence();
+        wgmma::mma(acc, a_s[s][wg], b_s[s], accumulate = k > 0 && !fresh);
+        wgmma::commit();
     }
 
     /// A consumer warpgroup's K loop of one tile with **promoted** accumulation (the FP8
@@ -377,9 +388,7 @@ mod gemm_pieces {
         acc = 0.0;
         for k in 0..k_tiles {
             let s = pipe.consumer_wait(it);
-            wgmma::fence();
-            wgmma::mma(part, a_s[s][wg], b_s[s], accumulate = false);
-            wgmma::commit();
+            mma_stage(part, a_s, b_s, s, wg, k, true);
             wgmma::wait(0);
             if leader {
                 pipe.consumer_release(s);

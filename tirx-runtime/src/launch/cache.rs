@@ -17,6 +17,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex};
 
 use super::KernelArtifact;
+use crate::hash::WordHasher;
 use crate::plan::ScalarArg;
 use crate::tensor::TensorArg;
 
@@ -184,30 +185,6 @@ impl<V> LaunchCache<V> {
     #[cfg(test)]
     pub(crate) fn len(&self) -> usize {
         self.kept.lock().unwrap_or_else(|e| e.into_inner()).len
-    }
-}
-
-/// A word-at-a-time hash for keys (FxHash's step, then MurmurHash3's 64-bit finaliser so every
-/// output bit depends on every input bit): the std hasher (SipHash-1-3) costs several times as
-/// much per word, and the key is compared in full on a hit, so it needs no resistance to
-/// chosen collisions.
-#[derive(Default)]
-struct WordHasher(u64);
-
-impl Hasher for WordHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        bytes.iter().for_each(|&b| self.write_u64(u64::from(b)));
-    }
-    fn write_u64(&mut self, w: u64) {
-        self.0 = (self.0.rotate_left(5) ^ w).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn finish(&self) -> u64 {
-        let mut h = self.0;
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-        h ^= h >> 33;
-        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
-        h ^ (h >> 33)
     }
 }
 
