@@ -897,3 +897,30 @@ fn blackwell_large_shapes_choose_the_256x256_pair_tile() {
         }
     }
 }
+
+/// The driver's memory clock and bus width give the peak by CUDA's convention (two transfers a
+/// clock, `width / 8` bytes each), and a device of a measured kind streams at its measured share
+/// of that peak: the H100 SXM's and the H200's copies exactly, an H100 PCIe (HBM2e, 1593 MHz ×
+/// 5120 bits) the H100 SXM's share of its 2.04 TB/s, an unmeasured kind the H100's share.
+#[test]
+fn the_hbm_rate_is_the_peak_at_the_measured_share() {
+    let h100 = hbm_peak_bytes_per_s(2_619_000, 5120);
+    let h200 = hbm_peak_bytes_per_s(3_201_000, 6144);
+    assert!((h100 - 3.352e12).abs() < 1e9, "H100 peak {h100:e}");
+    assert!((h200 - 4.917e12).abs() < 1e9, "H200 peak {h200:e}");
+    let close = |a: f64, b: f64| (a / b - 1.0).abs() < 1e-3;
+    let sxm = hbm_bytes_per_s("NVIDIA H100 80GB HBM3", Some(h100));
+    assert!(close(sxm, H100_HBM_BYTES_PER_S), "{sxm:e}");
+    let h200_rate = hbm_bytes_per_s("NVIDIA H200", Some(h200));
+    assert!(close(h200_rate, H200_HBM_BYTES_PER_S), "{h200_rate:e}");
+    let pcie_peak = hbm_peak_bytes_per_s(1_593_000, 5120);
+    let pcie = hbm_bytes_per_s("NVIDIA H100 PCIe", Some(pcie_peak));
+    assert!(close(pcie, pcie_peak * HBM_SUSTAINED_SHARE), "{pcie:e}");
+    assert!((1.7e12..1.8e12).contains(&pcie), "H100 PCIe {pcie:e}");
+    let other = hbm_bytes_per_s("NVIDIA H20", Some(h200));
+    assert!(close(other, h200 * HBM_SUSTAINED_SHARE), "{other:e}");
+    // Without a GPU the measured copies stand, and an unmeasured name takes the H200's.
+    assert_eq!(hbm_bytes_per_s("NVIDIA H100 80GB HBM3", None), H100_HBM_BYTES_PER_S);
+    assert_eq!(hbm_bytes_per_s("NVIDIA B200", None), H200_HBM_BYTES_PER_S);
+    assert!((0.85..0.86).contains(&HBM_SUSTAINED_SHARE));
+}
