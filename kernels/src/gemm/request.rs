@@ -489,13 +489,17 @@ impl ProblemDef for GemmRequest {
 /// 4096×2112×7168; `tirx tune` picks the wide tile there.
 pub(crate) const BLOCK_STRADDLE: f64 = 1.25;
 /// An FP8 kernel promoting every K tile (`fp8.rs`'s and `fp8_splitk.rs`'s `promoted*`
-/// configs, `PROMOTE = 128`) against the same tile accumulating on the tensor core. Not yet
-/// measured: predicted from the block-scaled kernel of the same 128×128 tile and the same
-/// wait-then-promote K loop (`gemm_sm90_fp8_block/default`, 830–998 TFLOP/s on the H100,
-/// 2026-12-06) against the fast row-wise kernels' 1288–1315, less its scale loads. It only
-/// ranks promoted kernels after fast ones for a fast request (a promoted request sees no
-/// fast kernel); `tirx tune` corrects it.
-pub(crate) const PROMOTED: f64 = 1.25;
+/// configs, `PROMOTE = 128`, all 128×128) against the same tile accumulating on the tensor
+/// core. Measured on an H100: the promoted row-wise kernel ran 8192³ at 1173.9 TFLOP/s
+/// (4096³ 1163.3, 4096×2112×7168 1006.9: 0.974–0.987 of cuBLASLt with `FAST_ACCUM = 0`;
+/// stop 51, `docs/perf/h100-2026-12-06-stop51.md`), the fast row-wise 128×256 kernel 1288.0
+/// (stop 47, `docs/perf/h100-2026-12-06-stop47.md`; 1314.9 at 4096×7168×16384): 1.097. The
+/// fast 128×128 tile ran 8192³ at 0.985 of the fast 128×256 on the H200 (row-wise, 1260.7
+/// against 1279.9 TFLOP/s, `docs/perf/h200-2026-12-05.md`), so against its own tile the
+/// promotion costs 1.097 × 0.985 = 1.08. (It was 1.25, predicted from the block-scaled
+/// kernel before any promoted kernel ran.) It ranks promoted kernels after fast ones for a
+/// fast request (a promoted request sees no fast kernel).
+pub(crate) const PROMOTED: f64 = 1.08;
 /// `gemm_sm90_fp8_block/ping` against `/default` (the same tile, the warpgroups' MMAs issued
 /// by turns): 845 / 880, 856 / 894, 857 / 898 and 739 / 773 TFLOP/s at 4096³, 8192³,
 /// 4096×7168×16384 and 4096×2112×7168 (H100, 2026-12-06, `docs/perf/h100-2026-12-06-stop48.md`).
