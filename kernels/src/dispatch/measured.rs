@@ -72,14 +72,6 @@ const MEASURED_SPLITS: &[(Shape, [usize; 5])] = &[
 ///   8 % of one another (101.2, 102.9, 106.8, 110.0 units), finer than its terms resolve
 ///   (`m16_s10` reads B once per 16 rows of M, from L2, and its transposing reduce, neither
 ///   counted). Even `n64` is 0.94 of cuBLASLt's 17.73 µs there;
-/// - 64×8192×8192, `gemm_sm90_ws/n64` (0.820 of `gemm_sm90_splitk/default`, S = 2, 52.51 µs;
-///   `n256` 0.926): `ws/n64` streamed its 136 MB at 2.1 TB/s (64.06 µs), below the copy rate
-///   it reaches at M = 128 (52.58 µs, which the model predicts). Rows past M do not explain it
-///   as a term: `ws/n64`, `ws/n128` and `gemm_sm90_pair_n` ran 1.16–1.60× slower at M = 64
-///   than at M = 128 (4096² and 8192²), but the file's eleven other one-launch configs ran
-///   0.93–1.14× as long, and a zero-fill weight fitted over all 56 pairs of (M < 128, M = 128)
-///   at equal N and K comes out negative (median −0.33; positive at 5 pairs, all of those three
-///   configs). A term for those configs alone would tune to them;
 /// - 64×256×8192, `gemm_sm90_splitk_t/m16` (S = 5, 0.891 of `gemm_sm90_splitk/n64`, S = 21,
 ///   10.24 µs; `default` S = 25 0.941): the five plans took 10.2–12.6 µs, mostly fixed costs
 ///   (the fill, the second launch, the reduce's rounds). Counting each CTA's own bytes (the
@@ -87,11 +79,14 @@ const MEASURED_SPLITS: &[(Shape, [usize; 5])] = &[
 ///   measured stage latency moves the slices of the measured plans (`m16`: 5 → 6–8) and ranks
 ///   `gemm_sm90_splitk/n256` first at five shapes that pass now (0.735–0.917 where its `S`
 ///   is the measured one); the reduce's estimates (0.5 µs a round, 2 µs the second launch)
-///   swept over 0–1 and 0–4 µs mend none of the three without breaking another.
+///   swept over 0–1 and 0–4 µs mend neither without breaking another.
+///
+/// (64×8192×8192, `gemm_sm90_ws/n64` at 0.820, left the list when the one-launch model's HBM
+/// rate began to count only the bytes of its boxes inside the tensors, `request::box_share`.)
 ///
 /// A new measurement that records each split candidate's `S` (the bench does now) and times
 /// the split plans at more than the model's `S` would let the split model be refitted.
-const KNOWN_MISSES: &[Shape] = &[(32, 4096, 4096), (64, 8192, 8192), (64, 256, 8192)];
+const KNOWN_MISSES: &[Shape] = &[(32, 4096, 4096), (64, 256, 8192)];
 
 /// One shape's verdict: the model's choice, its slices, and its measured ratio to the fastest
 /// config (`Err`: why the measurement cannot judge it).

@@ -58,16 +58,49 @@ pub const H200_HBM_BYTES_PER_S: f64 = 4.3e12;
 /// quantisers' table; 86 % of the datasheet's 3.35 TB/s).
 pub const H100_HBM_BYTES_PER_S: f64 = 2.87e12;
 
-/// The HBM rate of the device named `name` (the driver's name, [`tirx::Runtime::name`]): the
-/// measured device copy of an H100 ([`H100_HBM_BYTES_PER_S`]), else the H200's
-/// ([`H200_HBM_BYTES_PER_S`]; a device without a measurement takes it, as every device did
-/// before the H100's was measured). TODO(#32): derive it from the driver's memory clock and
-/// bus width, scaled by the measured copy's share of that peak, instead of by name.
-pub fn hbm_bytes_per_s(name: &str) -> f64 {
-    if name.contains("H100") {
-        H100_HBM_BYTES_PER_S
-    } else {
-        H200_HBM_BYTES_PER_S
+/// The peak bytes a second of a device memory clocked at `clock_khz` (the driver's
+/// `CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE`, kHz) on a bus `bus_bits` wide
+/// (`CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH`): two transfers a clock (HBM is double data
+/// rate), `bus_bits / 8` bytes each — CUDA's convention for `cudaDeviceProp`'s fields, which
+/// deviceQuery prints (NVIDIA's "How to Query Device Properties and Handle Errors in CUDA
+/// C/C++": `2.0 * memoryClockRate * (memoryBusWidth / 8)`). An H100 SXM reports 2619 MHz
+/// and 5120 bits: 3.35 TB/s, its datasheet's; an H200 3201 MHz and 6144 bits: 4.92 TB/s
+/// (deviceQuery's published outputs for those cards; tirx has not yet read them on ours).
+pub fn hbm_peak_bytes_per_s(clock_khz: u32, bus_bits: u32) -> f64 {
+    2.0 * f64::from(clock_khz) * 1e3 * f64::from(bus_bits) / 8.0
+}
+
+/// The devices whose copy was measured: a fragment of the driver's name, the measured copy
+/// (bytes/s) and the peak its driver reports ([`hbm_peak_bytes_per_s`]), whose ratio is the
+/// share of the peak a stream sustains there.
+const MEASURED_HBM: [(&str, f64, f64); 2] = [
+    ("H100", H100_HBM_BYTES_PER_S, H100_HBM_PEAK),
+    ("H200", H200_HBM_BYTES_PER_S, H200_HBM_PEAK),
+];
+
+/// The H100 SXM's HBM3 peak, 2619 MHz × 5120 bits ([`hbm_peak_bytes_per_s`]).
+const H100_HBM_PEAK: f64 = 3.352e12;
+/// The H200's HBM3e peak, 3201 MHz × 6144 bits ([`hbm_peak_bytes_per_s`]).
+const H200_HBM_PEAK: f64 = 4.917e12;
+
+/// The share of its peak a device copy sustains where it was not measured: the H100 SXM's,
+/// 2.87 of 3.35 TB/s (0.856; the H200's 4.3 of 4.92 is 0.875).
+pub const HBM_SUSTAINED_SHARE: f64 = H100_HBM_BYTES_PER_S / H100_HBM_PEAK;
+
+/// The HBM rate of the device named `name` (the driver's name, [`tirx::Runtime::name`]) whose
+/// memory peaks at `peak` bytes a second where its driver says ([`hbm_peak_bytes_per_s`]):
+/// the peak at the share a device copy of that kind measured ([`MEASURED_HBM`]: so an H100
+/// SXM gets its measured 2.87 TB/s and an H100 PCIe's 2.0 TB/s HBM2e the same share of it), or
+/// at [`HBM_SUSTAINED_SHARE`] for a kind never measured. Without a peak (a choice made with no
+/// GPU: tests, listings), the measured copy of its kind, else the H200's, as every device took
+/// before the H100's was measured.
+pub fn hbm_bytes_per_s(name: &str, peak: Option<f64>) -> f64 {
+    let measured = MEASURED_HBM.iter().find(|(kind, ..)| name.contains(kind));
+    match (peak.filter(|p| *p > 0.0), measured) {
+        (Some(peak), Some((_, copy, at))) => peak * copy / at,
+        (Some(peak), None) => peak * HBM_SUSTAINED_SHARE,
+        (None, Some((_, copy, _))) => *copy,
+        (None, None) => H200_HBM_BYTES_PER_S,
     }
 }
 
@@ -88,7 +121,7 @@ impl Device {
         let name = "NVIDIA H100 80GB HBM3";
         Device {
             name: name.into(),
-            hbm_bytes_per_s: hbm_bytes_per_s(name),
+            hbm_bytes_per_s: hbm_bytes_per_s(name, None),
             ..Device::h200()
         }
     }
@@ -115,13 +148,19 @@ impl Device {
         d
     }
 
-    /// The device `rt` runs on.
+    /// The device `rt` runs on; its HBM rate from its name and the peak its driver reports
+    /// ([`hbm_bytes_per_s`]; a driver that answers neither attribute leaves the peak unknown).
     pub fn of(rt: &tirx::Runtime) -> Result<Device, RuntimeError> {
+        use cudarc::driver::sys::CUdevice_attribute as Attr;
+        let attr = |a| rt.context().attribute(a).ok().filter(|v| *v > 0);
+        let peak = attr(Attr::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)
+            .zip(attr(Attr::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH))
+            .map(|(clock, bits)| hbm_peak_bytes_per_s(clock as u32, bits as u32));
         Ok(Device {
             name: rt.name().to_string(),
             target: rt.target()?,
             limits: *rt.limits(),
-            hbm_bytes_per_s: hbm_bytes_per_s(rt.name()),
+            hbm_bytes_per_s: hbm_bytes_per_s(rt.name(), peak),
         })
     }
 }

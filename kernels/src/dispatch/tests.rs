@@ -897,3 +897,97 @@ fn blackwell_large_shapes_choose_the_256x256_pair_tile() {
         }
     }
 }
+
+/// The driver's memory clock and bus width give the peak by CUDA's convention (two transfers a
+/// clock, `width / 8` bytes each), and a device of a measured kind streams at its measured share
+/// of that peak: the H100 SXM's and the H200's copies exactly, an H100 PCIe (HBM2e, 1593 MHz ×
+/// 5120 bits) the H100 SXM's share of its 2.04 TB/s, an unmeasured kind the H100's share.
+#[test]
+fn the_hbm_rate_is_the_peak_at_the_measured_share() {
+    let h100 = hbm_peak_bytes_per_s(2_619_000, 5120);
+    let h200 = hbm_peak_bytes_per_s(3_201_000, 6144);
+    assert!((h100 - 3.352e12).abs() < 1e9, "H100 peak {h100:e}");
+    assert!((h200 - 4.917e12).abs() < 1e9, "H200 peak {h200:e}");
+    let close = |a: f64, b: f64| (a / b - 1.0).abs() < 1e-3;
+    let sxm = hbm_bytes_per_s("NVIDIA H100 80GB HBM3", Some(h100));
+    assert!(close(sxm, H100_HBM_BYTES_PER_S), "{sxm:e}");
+    let h200_rate = hbm_bytes_per_s("NVIDIA H200", Some(h200));
+    assert!(close(h200_rate, H200_HBM_BYTES_PER_S), "{h200_rate:e}");
+    let pcie_peak = hbm_peak_bytes_per_s(1_593_000, 5120);
+    let pcie = hbm_bytes_per_s("NVIDIA H100 PCIe", Some(pcie_peak));
+    assert!(close(pcie, pcie_peak * HBM_SUSTAINED_SHARE), "{pcie:e}");
+    assert!((1.7e12..1.8e12).contains(&pcie), "H100 PCIe {pcie:e}");
+    let other = hbm_bytes_per_s("NVIDIA H20", Some(h200));
+    assert!(close(other, h200 * HBM_SUSTAINED_SHARE), "{other:e}");
+    // Without a GPU the measured copies stand, and an unmeasured name takes the H200's.
+    assert_eq!(
+        hbm_bytes_per_s("NVIDIA H100 80GB HBM3", None),
+        H100_HBM_BYTES_PER_S
+    );
+    assert_eq!(hbm_bytes_per_s("NVIDIA B200", None), H200_HBM_BYTES_PER_S);
+    assert!((0.85..0.86).contains(&HBM_SUSTAINED_SHARE));
+}
+
+/// The model's choice on an H100 at the shapes `docs/perf/h100-2026-12-06-stop48.md` timed
+/// every accepted bf16 config at, with its slices where it splits K: the two where the
+/// one-launch kernels' 128-row boxes are half zero fill take the 64-row split-K plan that
+/// measured fastest (`gemm/request.rs`, `box_share`), and the choices that measured right stay.
+#[test]
+fn the_h100_takes_the_measured_split_plans_at_m64_and_keeps_the_rest() {
+    let h100 = Device::h100();
+    let choice = |shape: (usize, usize, usize)| {
+        let req = GemmRequest::contiguous(BLayout::Tn, Epilogue::Plain, GemmTypes::BF16, shape);
+        let c = choose(&req, &catalogue::all(), &h100, &Cache::default())
+            .unwrap_or_else(|e| panic!("{shape:?}: {e}"));
+        let splits = crate::gemm::split::is_partial(c.artifact).then(|| {
+            crate::gemm::split::best_split(&req, c.artifact, &h100)
+                .expect("a ranked plan has slices")
+                .0
+        });
+        (c.label(), splits)
+    };
+    // M, N, K; the chosen `kernel/config`; its slices where it splits K.
+    type Case = ((usize, usize, usize), &'static str, Option<usize>);
+    let cases: &[Case] = &[
+        // Mended: `ws/n64` 0.820 and `ws/n128` 0.952 of the fastest, which these were.
+        ((64, 8192, 8192), "gemm_sm90_splitk/default", Some(2)),
+        ((64, 14336, 4096), "gemm_sm90_splitk/n256", Some(2)),
+        // Measured right (0.98–1.0 of the fastest config, or of cuBLASLt for the decode rows).
+        ((1, 4096, 4096), "gemm_sm90_splitk_t/m16", Some(2)),
+        ((8, 4096, 4096), "gemm_sm90_splitk_t/m16", Some(2)),
+        ((64, 4096, 4096), "gemm_sm90_splitk/n64", Some(2)),
+        ((128, 4096, 4096), "gemm_sm90_ws/n64", None),
+        ((128, 8192, 8192), "gemm_sm90_ws/n64", None),
+        ((256, 4096, 4096), "gemm_sm90_ws/n64", None),
+        ((128, 4096, 14336), "gemm_sm90_splitk/default", Some(2)),
+        // The large squares keep their tiles.
+        ((4096, 4096, 4096), "gemm_sm90_tma_epi/default", None),
+        ((8192, 8192, 8192), "gemm_sm90_tma_epi/default", None),
+        ((5120, 5120, 5120), "gemm_sm90_tma_epi/n192", None),
+    ];
+    for (shape, label, splits) in cases {
+        assert_eq!(choice(*shape), (label.to_string(), *splits), "{shape:?}");
+    }
+}
+
+/// A one-launch kernel's boxes inside the tensors: all of them where the tiles divide M and N,
+/// two thirds of a 128×64 tile's at M = 64 (64 + 64 of 192 rows), and a partial last tile
+/// counted by its rows.
+#[test]
+fn the_box_share_counts_the_rows_inside_the_tensors() {
+    use crate::gemm::request::box_share;
+    let ws_n64 = catalogue::all()
+        .iter()
+        .flat_map(|k| k.artifacts.iter())
+        .find(|a| a.kernel == "gemm_sm90_ws" && a.config == "n64")
+        .expect("gemm_sm90_ws/n64 is shipped");
+    let share = |shape| {
+        let req = GemmRequest::contiguous(BLayout::Tn, Epilogue::Plain, GemmTypes::BF16, shape);
+        box_share(&req, ws_n64)
+    };
+    assert_eq!(share((128, 8192, 8192)), 1.0);
+    assert_eq!(share((4096, 4096, 4096)), 1.0);
+    assert!((share((64, 8192, 8192)) - 2.0 / 3.0).abs() < 1e-12);
+    // M = 192: two row tiles, the second half fill: (192·64 + 64·2) rows of 2·192 per column tile.
+    assert!((share((192, 64, 4096)) - (192.0 + 128.0) / 384.0).abs() < 1e-12);
+}

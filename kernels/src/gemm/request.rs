@@ -55,6 +55,10 @@
 //! `gemm_sm90_ws/n64`'s 224 tiles on 132 CTAs took 62.8 µs, 2.2× the 28.8 µs of its one tile a
 //! CTA at 64×4096×4096, and behind `gemm_sm90_ws/n128`'s 112 tiles in one wave (51.2 µs);
 //! counting all 132 CTAs had ranked it first (at 0.777 of the fastest config measured there).
+//! A one-launch kernel's HBM rate counts only the bytes of its TMA boxes inside the tensors
+//! ([`box_share`]: rows past M are zero fill the stream carries too): at 64×8192×8192 and
+//! 64×14336×4096 the 128-row kernels had ranked first at the full rate, at 0.820 and 0.952 of
+//! the fastest config measured there (a 64-row split-K plan, 1.000 now).
 //! `dispatch::measured` checks the choice against that file at its 15 skinny shapes.
 //!
 //! The model ranks; the tune cache corrects it where it is wrong.
@@ -462,7 +466,8 @@ impl ProblemDef for GemmRequest {
         let rate = pull_rate(self, artifact);
         // One pipeline fill before anything streams (the later waves of a grid that is not
         // persistent are in its ×1.25).
-        let memory = memory_units(self, (streams, rate), 0.0, device.hbm_bytes_per_s);
+        let hbm = device.hbm_bytes_per_s * box_share(self, artifact);
+        let memory = memory_units(self, (streams, rate), 0.0, hbm);
         Ok(cost.max(memory) + fill_units(1, k))
     }
 
@@ -489,13 +494,17 @@ impl ProblemDef for GemmRequest {
 /// 4096×2112×7168; `tirx tune` picks the wide tile there.
 pub(crate) const BLOCK_STRADDLE: f64 = 1.25;
 /// An FP8 kernel promoting every K tile (`fp8.rs`'s and `fp8_splitk.rs`'s `promoted*`
-/// configs, `PROMOTE = 128`) against the same tile accumulating on the tensor core. Not yet
-/// measured: predicted from the block-scaled kernel of the same 128×128 tile and the same
-/// wait-then-promote K loop (`gemm_sm90_fp8_block/default`, 830–998 TFLOP/s on the H100,
-/// 2026-12-06) against the fast row-wise kernels' 1288–1315, less its scale loads. It only
-/// ranks promoted kernels after fast ones for a fast request (a promoted request sees no
-/// fast kernel); `tirx tune` corrects it.
-pub(crate) const PROMOTED: f64 = 1.25;
+/// configs, `PROMOTE = 128`, all 128×128) against the same tile accumulating on the tensor
+/// core. Measured on an H100: the promoted row-wise kernel ran 8192³ at 1173.9 TFLOP/s
+/// (4096³ 1163.3, 4096×2112×7168 1006.9: 0.974–0.987 of cuBLASLt with `FAST_ACCUM = 0`;
+/// stop 51, `docs/perf/h100-2026-12-06-stop51.md`), the fast row-wise 128×256 kernel 1288.0
+/// (stop 47, `docs/perf/h100-2026-12-06-stop47.md`; 1314.9 at 4096×7168×16384): 1.097. The
+/// fast 128×128 tile ran 8192³ at 0.985 of the fast 128×256 on the H200 (row-wise, 1260.7
+/// against 1279.9 TFLOP/s, `docs/perf/h200-2026-12-05.md`), so against its own tile the
+/// promotion costs 1.097 × 0.985 = 1.08. (It was 1.25, predicted from the block-scaled
+/// kernel before any promoted kernel ran.) It ranks promoted kernels after fast ones for a
+/// fast request (a promoted request sees no fast kernel).
+pub(crate) const PROMOTED: f64 = 1.08;
 /// `gemm_sm90_fp8_block/ping` against `/default` (the same tile, the warpgroups' MMAs issued
 /// by turns): 845 / 880, 856 / 894, 857 / 898 and 739 / 773 TFLOP/s at 4096³, 8192³,
 /// 4096×7168×16384 and 4096×2112×7168 (H100, 2026-12-06, `docs/perf/h100-2026-12-06-stop48.md`).
@@ -566,6 +575,33 @@ pub(crate) fn pull_rate(request: &GemmRequest, art: &KernelArtifact) -> f64 {
     let stage = rows * bk.min(k) * request.types.input.bytes() as usize;
     (stages.max(1) as usize * stage) as f64 / STAGE_LATENCY_S
 }
+/// The share of the bytes `art`'s TMA boxes move on `request` that lie inside A and B: the
+/// rows of A and B its tiles load inside the tensors, over the box rows `BM + BN` of every
+/// tile. Rows past M or N are TMA's zero fill: they read nothing from HBM, but a one-launch
+/// kernel streaming at the HBM's pace delivers only this share of the device's rate in bytes
+/// that count, as if the fill passed through the stream with them. Measured on an H100
+/// (`docs/perf/h100-2026-12-06-stop48/call4/bench-gemm.json`): at 64×8192×8192 every 128-row
+/// one-launch config streamed at 1.60–2.13 TB/s (`gemm_sm90/default` and `gemm_sm90_ws1`
+/// 2.13 with boxes 0.75 inside, 2.15 predicted; `gemm_sm90_ws/n64` 2.13 with 0.67, 1.91
+/// predicted) against 2.24–2.63 at 128×8192×8192, where no row is fill, while the 64-row
+/// split-K plans, no row past M, streamed 2.75 TB/s at M = 64; at 64×14336×4096 `ws/n64`'s
+/// 1.91 TB/s is the predicted one. This is the persistent `ws` kernel's "14 GB/s a CTA at
+/// M = 64" of `docs/perf/decode-splitk-h200.md` seen from the HBM's side. The split-K plans
+/// (`split::best_split`) keep the whole rate: their 64-row boxes at M = 8 streamed faster than
+/// the share would allow (8×4096×4096, `gemm_sm90_splitk/default`, boxes 0.71 inside: 34.7 MB
+/// in 18.6 µs with its fill and second launch, where 0.71 of 2.87 TB/s alone takes 17 µs).
+pub(crate) fn box_share(request: &GemmRequest, art: &KernelArtifact) -> f64 {
+    let (m, n, _) = request.shape;
+    let (Some(bm), Some(bn)) = (art.int("BM"), art.int("BN")) else {
+        return 1.0;
+    };
+    let (bm, bn) = (bm.max(1) as usize, bn.max(1) as usize);
+    let (tm, tn) = (m.div_ceil(bm), n.div_ceil(bn));
+    let inside = (m * tn + n * tm) as f64;
+    let boxes = (tm * tn * (bm + bn)).max(1) as f64;
+    (inside / boxes).min(1.0)
+}
+
 /// FLOP/s one SM sustains in the shipped GEMM: 697 TFLOP/s at 8192³ over 132 SMs
 /// (`level_08_tma_epi.rs`).
 pub(crate) const SM_FLOPS: f64 = 697e12 / 132.0;
