@@ -34,20 +34,26 @@ pub fn rmsnorm_long(
 ) {
     let t = regs::<f32>([1, C], layout = blocked(vec = V));
     let g = regs::<f32>([1, C], layout = blocked(vec = V));
-    // Columns past `N` read as 0 and add nothing.
-    copy(t, x.tile(cta.x, 0));
+    // The head before the row's first 16-byte aligned column `h`, then chunks from `h`
+    // (the module's docs); columns outside the tensor or the head's bound read as 0.
+    let h = min((V - cta.x * N % V) % V, N);
+    let n = N - h;
+    copy(t, x.at(cta.x, 0).within(M, h));
     let mut sq = t * t;
-    for j in 1..cdiv(N, C) {
-        copy(t, x.tile(cta.x, j));
+    for j in 0..cdiv(n, C) {
+        copy(t, x.at(cta.x, h + j * C));
         sq = fma(t, t, sq);
     }
     let r = rsqrt_approx(reduce_sum(sq, axis = 1) / cast::<f32>(N) + eps);
-    for i in 0..cdiv(N, C) {
-        let j = cdiv(N, C) - 1 - i;
-        copy(t, x.tile(cta.x, j));
-        copy(g, w.tile(j));
-        copy(y.tile(cta.x, j), t * r * g);
+    for i in 0..cdiv(n, C) {
+        let j = cdiv(n, C) - 1 - i;
+        copy(t, x.at(cta.x, h + j * C));
+        copy(g, w.at(h + j * C));
+        copy(y.at(cta.x, h + j * C), t * r * g);
     }
+    copy(t, x.at(cta.x, 0).within(M, h));
+    copy(g, w.at(0).within(h));
+    copy(y.at(cta.x, 0).within(M, h), t * r * g);
 }
 
 #[tile_kernel(
@@ -66,33 +72,44 @@ pub fn layernorm_long(
 ) {
     let t = regs::<f32>([1, C], layout = blocked(vec = V));
     let g = regs::<f32>([1, C], layout = blocked(vec = V));
-    // The shift: the first chunk's mean (columns past `N` read as 0).
-    copy(t, x.tile(cta.x, 0));
-    let shift = reduce_sum(t, axis = 1) / cast::<f32>(min(N, C));
-    let mut s1 = select(col_index(t) < N, t - shift, 0.0);
+    let h = min((V - cta.x * N % V) % V, N);
+    let n = N - h;
+    // The shift: the mean of the row's first chunk after the head (columns past `N` read as 0).
+    copy(t, x.at(cta.x, h));
+    let shift = reduce_sum(t, axis = 1) / cast::<f32>(max(min(n, C), 1));
+    let mut s1 = select(col_index(t) < n, t - shift, 0.0);
     let mut s2 = s1 * s1;
-    for j in 1..N / C {
-        copy(t, x.tile(cta.x, j));
+    for j in 1..n / C {
+        copy(t, x.at(cta.x, h + j * C));
         s1 = s1 + (t - shift);
         s2 = fma(t - shift, t - shift, s2);
     }
-    if N % C != 0 && N > C {
-        copy(t, x.tile(cta.x, N / C));
-        t = select(col_index(t) + N / C * C < N, t - shift, 0.0);
+    if n % C != 0 && n > C {
+        copy(t, x.at(cta.x, h + n / C * C));
+        t = select(col_index(t) + n / C * C < n, t - shift, 0.0);
         s1 = s1 + t;
         s2 = fma(t, t, s2);
     }
-    let n = cast::<f32>(N);
-    let dm = reduce_sum(s1, axis = 1) / n;
-    let var = max(reduce_sum(s2, axis = 1) / n - dm * dm, 0.0);
+    copy(t, x.at(cta.x, 0).within(M, h));
+    t = select(col_index(t) < h, t - shift, 0.0);
+    s1 = s1 + t;
+    s2 = fma(t, t, s2);
+    let nn = cast::<f32>(N);
+    let dm = reduce_sum(s1, axis = 1) / nn;
+    let var = max(reduce_sum(s2, axis = 1) / nn - dm * dm, 0.0);
     let mean = shift + dm;
     let r = rsqrt_approx(var + eps);
-    for i in 0..cdiv(N, C) {
-        let j = cdiv(N, C) - 1 - i;
-        copy(t, x.tile(cta.x, j));
-        copy(g, w.tile(j));
+    for i in 0..cdiv(n, C) {
+        let j = cdiv(n, C) - 1 - i;
+        copy(t, x.at(cta.x, h + j * C));
+        copy(g, w.at(h + j * C));
         t = (t - mean) * r * g;
-        copy(g, b.tile(j));
-        copy(y.tile(cta.x, j), t + g);
+        copy(g, b.at(h + j * C));
+        copy(y.at(cta.x, h + j * C), t + g);
     }
+    copy(t, x.at(cta.x, 0).within(M, h));
+    copy(g, w.at(0).within(h));
+    t = (t - mean) * r * g;
+    copy(g, b.at(0).within(h));
+    copy(y.at(cta.x, 0).within(M, h), t + g);
 }

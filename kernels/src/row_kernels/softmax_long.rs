@@ -13,8 +13,13 @@
 //! Issue #32: the chunk-by-chunk form (a max and a sum reduction per chunk, four CTA barriers,
 //! a forward second pass) ran 4096×65536 at 0.65× QuACK.
 //!
-//! Columns past `N` are −∞ in the first chunk (their sum 0, their `exp(m − M)` 0) and leave
-//! the registers as they are in the ragged last chunk; full middle chunks are unmasked.
+//! A row of odd length starts 16-byte aligned only every few rows, so the chunks walk from the
+//! row's first aligned column `h < V` (`x.at(row, h + j·C)`: a one-row tile whose own start is
+//! aligned takes vector accesses) and the head's `h` columns move in a tile of their own,
+//! clipped by `.within(M, h)`; before, a row of 50257 bf16 moved element by element (33 % of
+//! the device copy on the H100, docs/perf/h100-2026-12-06-stop51.md). Columns outside the head
+//! are −∞ in the head's tile (their sum 0, their `exp(m − M)` 0); the registers start there,
+//! full chunks are unmasked and the ragged last chunk leaves registers past the row as they are.
 
 use tirx::prelude::*;
 
@@ -27,11 +32,15 @@ use tirx::prelude::*;
 )]
 pub fn softmax_long(#[shape(M, N)] x: Tensor<bf16>, #[shape(M, N)] y: Tensor<bf16>) {
     let t = regs::<f32>([1, C], layout = blocked(vec = V));
-    copy(t, x.tile(cta.x, 0));
-    let mut mx = select(col_index(t) < N, t, f32::NEG_INFINITY);
-    let mut se = select(col_index(t) < N, 1.0, 0.0);
-    for j in 1..N / C {
-        copy(t, x.tile(cta.x, j));
+    // The row's first column whose address is 16-byte aligned (bf16: `V` columns a vector):
+    // the head before it moves alone, the chunks walk from it.
+    let h = min((V - cta.x * N % V) % V, N);
+    let n = N - h;
+    copy(t, x.at(cta.x, 0).within(M, h));
+    let mut mx = select(col_index(t) < h, t, f32::NEG_INFINITY);
+    let mut se = select(col_index(t) < h, 1.0, 0.0);
+    for j in 0..n / C {
+        copy(t, x.at(cta.x, h + j * C));
         se = select(
             t > mx,
             fma(se, exp2_approx(abs(t - mx) * -1.442695), 1.0),
@@ -39,9 +48,9 @@ pub fn softmax_long(#[shape(M, N)] x: Tensor<bf16>, #[shape(M, N)] y: Tensor<bf1
         );
         mx = max(mx, t);
     }
-    if N % C != 0 && N > C {
-        copy(t, x.tile(cta.x, N / C));
-        let ok = col_index(t) + N / C * C < N;
+    if n % C != 0 {
+        copy(t, x.at(cta.x, h + n / C * C));
+        let ok = col_index(t) + n / C * C < n;
         se = select(
             ok && t > mx,
             fma(se, exp2_approx(abs(t - mx) * -1.442695), 1.0),
@@ -54,9 +63,11 @@ pub fn softmax_long(#[shape(M, N)] x: Tensor<bf16>, #[shape(M, N)] y: Tensor<bf1
         se * exp2_approx(fma(mx, 1.442695, nml)),
         axis = 1,
     ));
-    for i in 0..cdiv(N, C) {
-        let j = cdiv(N, C) - 1 - i;
-        copy(t, x.tile(cta.x, j));
-        copy(y.tile(cta.x, j), exp2_approx(fma(t, 1.442695, nml)) * inv);
+    for i in 0..cdiv(n, C) {
+        let j = cdiv(n, C) - 1 - i;
+        copy(t, x.at(cta.x, h + j * C));
+        copy(y.at(cta.x, h + j * C), exp2_approx(fma(t, 1.442695, nml)) * inv);
     }
+    copy(t, x.at(cta.x, 0).within(M, h));
+    copy(y.at(cta.x, 0).within(M, h), exp2_approx(fma(t, 1.442695, nml)) * inv);
 }

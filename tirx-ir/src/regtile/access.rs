@@ -366,7 +366,24 @@ pub(super) fn prepare(
         }),
     ));
     let mut aligned_e = Expr::cmp(CmpOp::Eq, Expr::Var(low), Expr::Imm(0, T::U64));
-    if elements.is_some() && w > 1 {
+    if bm == 1 && !vector && !fp4 && w > 1 {
+        // A one-row tile: its own start decides, not the row stride. A row of odd length
+        // starts 16-byte aligned only every few rows, and `x.at(r, c)` can start the tile at
+        // the column where the row's bytes are (a long row walked from its first aligned
+        // column keeps its vectors; rows of 50257 bf16 otherwise moved element by element).
+        let r64 = lw.var("trow64", T::U64);
+        let tr = lw.let_("trow", T::U32, mul(coords[0].clone(), Expr::u32(mult_r)));
+        lw.inst(Inst::cvt("u64.u32", r64, reg(tr)));
+        let tc = lw.let_("tcol", T::U32, mul(coords[1].clone(), Expr::u32(mult_c)));
+        let t64 = lw.var("tcol64", T::U64);
+        lw.inst(Inst::cvt("u64.u32", t64, reg(tc)));
+        lw.inst(Inst::binary("mul.lo.u64", r64, reg(r64), reg(sb)));
+        lw.inst(Inst::binary("shl.b64", t64, reg(t64), Operand::Imm(eb.trailing_zeros() as i64)));
+        lw.inst(Inst::binary("add.u64", r64, reg(r64), reg(t64)));
+        lw.inst(Inst::binary("add.u64", r64, reg(r64), reg(ptr)));
+        lw.inst(Inst::binary("and.b64", r64, reg(r64), Operand::Imm(w as i64 * eb - 1)));
+        aligned_e = Expr::cmp(CmpOp::Eq, Expr::Var(r64), Expr::Imm(0, T::U64));
+    } else if elements.is_some() && w > 1 {
         // An element column offset keeps the chunks aligned only when it is a multiple of
         // the chunk width (a tile coordinate always is).
         let at_chunk = Expr::cmp(
