@@ -1,8 +1,10 @@
 #!/bin/bash
-# Stop 51, rows of odd length (#32), carry ["devbin4"]: tirx.xz and gpu_tests.xz from branch
-# oddrows (a one-row tile's alignment from its own start; the long-row kernels walk from the
-# row's first aligned column), tirx_base.xz = land51's tirx. GPU tests of the row kernels first,
-# then the host's choice base vs new at odd and aligned widths (torch beside each).
+# Stop 51, rows of odd length and the M = 64 GEMM choices (#32), carry ["devbin4"]: tirx.xz and
+# gpu_tests.xz from branch all51 (land51 + dedup + model + oddrows: a one-row tile's alignment
+# from its own start, the long-row kernels walking from the row's first aligned column; the
+# one-launch GEMM's HBM rate counting its boxes' rows inside the tensors), tirx_base.xz =
+# land51's tirx. GPU tests of the row kernels first, then the host's choice base vs new at odd
+# and aligned widths (torch beside each), then the GEMM shapes whose choice moved.
 set -u
 BUDGET=${BUDGET:-400}
 left() { local l=$((BUDGET - SECONDS)); [ $l -lt $1 ] && echo $((l > 5 ? l : 5)) || echo $1; }
@@ -17,5 +19,11 @@ for b in tirx_base tirx; do
   echo "== rows, host's choice: $b at ${SECONDS}s"
   timeout $(left 90) ./devbin4/$b bench rows $S > $OUT/rows_$b.txt 2>&1; echo "rc=$?" >> $OUT/rows_$b.txt
   grep -vE "^  " $OUT/rows_$b.txt | tail -26
+done
+G="--shape 64,8192,8192 --shape 64,14336,4096 --shape 64,11008,4096 --shape 128,4096,4096 --shape 1,4096,4096"
+for b in tirx_base tirx; do
+  echo "== GEMM bf16, host's choice: $b at ${SECONDS}s"
+  timeout $(left 40) ./devbin4/$b bench gemm $G > $OUT/gemm_$b.txt 2>&1; echo "rc=$?" >> $OUT/gemm_$b.txt
+  grep -vE "^  " $OUT/gemm_$b.txt | tail -10
 done
 echo "== done at ${SECONDS}s"
