@@ -26,4 +26,7 @@ for b in tirx_base tirx; do
   timeout $(left 40) ./devbin4/$b bench gemm $G > $OUT/gemm_$b.txt 2>&1; echo "rc=$?" >> $OUT/gemm_$b.txt
   grep -vE "^  " $OUT/gemm_$b.txt | tail -10
 done
+echo "== the long rows: every staged and cluster config forced at ${SECONDS}s"
+timeout $(left 60) ./devbin4/tirx bench rows --shape 4096,65536 --shape 1024,262144 --shape 2048,20000 --op softmax --op rmsnorm --kernel softmax_long --kernel softmax_staged --kernel softmax_staged_cluster --kernel softmax_cluster --kernel rmsnorm_long --kernel rmsnorm_staged --kernel rmsnorm_staged_cluster --kernel rmsnorm_cluster > $OUT/forced_long.txt 2>&1; echo "rc=$?" >> $OUT/forced_long.txt
+grep -vE "^  " $OUT/forced_long.txt | tail -40
 echo "== done at ${SECONDS}s"
