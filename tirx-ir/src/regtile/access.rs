@@ -378,10 +378,20 @@ pub(super) fn prepare(
         let t64 = lw.var("tcol64", T::U64);
         lw.inst(Inst::cvt("u64.u32", t64, reg(tc)));
         lw.inst(Inst::binary("mul.lo.u64", r64, reg(r64), reg(sb)));
-        lw.inst(Inst::binary("shl.b64", t64, reg(t64), Operand::Imm(eb.trailing_zeros() as i64)));
+        lw.inst(Inst::binary(
+            "shl.b64",
+            t64,
+            reg(t64),
+            Operand::Imm(eb.trailing_zeros() as i64),
+        ));
         lw.inst(Inst::binary("add.u64", r64, reg(r64), reg(t64)));
         lw.inst(Inst::binary("add.u64", r64, reg(r64), reg(ptr)));
-        lw.inst(Inst::binary("and.b64", r64, reg(r64), Operand::Imm(w as i64 * eb - 1)));
+        lw.inst(Inst::binary(
+            "and.b64",
+            r64,
+            reg(r64),
+            Operand::Imm(w as i64 * eb - 1),
+        ));
         aligned_e = Expr::cmp(CmpOp::Eq, Expr::Var(r64), Expr::Imm(0, T::U64));
     } else if elements.is_some() && w > 1 {
         // An element column offset keeps the chunks aligned only when it is a multiple of
