@@ -106,6 +106,7 @@ pub struct Runtime {
     cc: (i32, i32),
     sm_count: u32,
     limits: DeviceLimits,
+    memory: Option<(u32, u32)>,
     /// Shared by the runtimes [`Runtime::on_borrowed_stream`] makes: a kernel loads once per
     /// context, whichever stream launches it.
     modules: Arc<Mutex<HashMap<String, LoadedKernel>>>,
@@ -169,6 +170,12 @@ impl Runtime {
             ],
             sm_count,
         };
+        // Read once here: the memory clock is slow to ask for (a cost model asking at every
+        // launch measured ~0.2 ms a launch on the H100 and H200, 2026-12-06).
+        let memory = attr(Attr::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)
+            .ok()
+            .zip(attr(Attr::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH).ok())
+            .filter(|&(clock, bits)| clock > 0 && bits > 0);
         let cc = ctx.compute_capability()?;
         let name = ctx.name()?;
         let stream = ctx.default_stream();
@@ -179,6 +186,7 @@ impl Runtime {
             cc,
             sm_count,
             limits,
+            memory,
             modules: Arc::new(Mutex::new(HashMap::new())),
             launches: Arc::default(),
         })
@@ -205,6 +213,7 @@ impl Runtime {
             cc: self.cc,
             sm_count: self.sm_count,
             limits: self.limits,
+            memory: self.memory,
             modules: self.modules.clone(),
             launches: self.launches.clone(),
         }
@@ -238,6 +247,13 @@ impl Runtime {
     /// The limits launches are checked against.
     pub fn limits(&self) -> &DeviceLimits {
         &self.limits
+    }
+
+    /// The device memory's clock (kHz, `CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE`) and bus width
+    /// (bits, `CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH`), read when the runtime was opened;
+    /// `None` where the driver answers neither.
+    pub fn memory_clock_and_bus(&self) -> Option<(u32, u32)> {
+        self.memory
     }
 
     /// The tirx target this device runs: 9.0 → `sm_90a`, 10.0 → `sm_100a`. Arch-specific

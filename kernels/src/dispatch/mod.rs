@@ -151,11 +151,9 @@ impl Device {
     /// The device `rt` runs on; its HBM rate from its name and the peak its driver reports
     /// ([`hbm_bytes_per_s`]; a driver that answers neither attribute leaves the peak unknown).
     pub fn of(rt: &tirx::Runtime) -> Result<Device, RuntimeError> {
-        use cudarc::driver::sys::CUdevice_attribute as Attr;
-        let attr = |a| rt.context().attribute(a).ok().filter(|v| *v > 0);
-        let peak = attr(Attr::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)
-            .zip(attr(Attr::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH))
-            .map(|(clock, bits)| hbm_peak_bytes_per_s(clock as u32, bits as u32));
+        let peak = rt
+            .memory_clock_and_bus()
+            .map(|(clock, bits)| hbm_peak_bytes_per_s(clock, bits));
         Ok(Device {
             name: rt.name().to_string(),
             target: rt.target()?,
