@@ -26,7 +26,7 @@ for b in tirx_base tirx; do
 done
 for b in tirx_base tirx; do
   echo "== long rows forced at odd widths: $b at ${SECONDS}s"
-  timeout $(left 45) ./devbin4/$b bench rows --shape 1024,50257 --shape 2048,20001 --kernel softmax_long --kernel rmsnorm_long --kernel layernorm_long > $OUT/forced_odd_$b.txt 2>&1; echo "rc=$?" >> $OUT/forced_odd_$b.txt
-  grep -E "^(softmax|rmsnorm|layernorm)|rc=" $OUT/forced_odd_$b.txt | tail -12
+  timeout $(left 60) ./devbin4/$b bench rows --shape 1024,50257 --shape 2048,20001 --shape 4096,4999 --shape 8192,7171 --kernel softmax_long --kernel rmsnorm_long --kernel layernorm_long > $OUT/forced_odd_$b.txt 2>&1; echo "rc=$?" >> $OUT/forced_odd_$b.txt
+  grep -E "^(softmax|rmsnorm|layernorm)|rc=" $OUT/forced_odd_$b.txt | tail -24
 done
 echo "== done at ${SECONDS}s"
