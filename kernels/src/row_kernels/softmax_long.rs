@@ -66,8 +66,14 @@ pub fn softmax_long(#[shape(M, N)] x: Tensor<bf16>, #[shape(M, N)] y: Tensor<bf1
     for i in 0..cdiv(n, C) {
         let j = cdiv(n, C) - 1 - i;
         copy(t, x.at(cta.x, h + j * C));
-        copy(y.at(cta.x, h + j * C), exp2_approx(fma(t, 1.442695, nml)) * inv);
+        copy(
+            y.at(cta.x, h + j * C),
+            exp2_approx(fma(t, 1.442695, nml)) * inv,
+        );
     }
     copy(t, x.at(cta.x, 0).within(M, h));
-    copy(y.at(cta.x, 0).within(M, h), exp2_approx(fma(t, 1.442695, nml)) * inv);
+    copy(
+        y.at(cta.x, 0).within(M, h),
+        exp2_approx(fma(t, 1.442695, nml)) * inv,
+    );
 }
