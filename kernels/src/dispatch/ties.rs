@@ -216,6 +216,34 @@ fn rows_split_over_a_cluster_only_when_rows_are_fewer_than_sms() {
     }
 }
 
+/// A row of an odd bf16 width goes to a kernel that walks it in chunks from its first 16-byte
+/// aligned column (`CAP`), never to a tile holding it from column 0, whose chunks then move
+/// element by element (docs/perf/h100-2026-12-06-stop51.md); a width of whole vectors, or an
+/// odd one below `WALK_ODD_ROWS_FROM`, keeps its register or staged kernel.
+#[test]
+fn rows_of_odd_width_take_a_kernel_that_walks_from_the_aligned_column() {
+    for op in [RowOp::Softmax, RowOp::RmsNorm, RowOp::LayerNorm] {
+        for (rows, cols) in [(4096, 4999), (8192, 7171), (2048, 20001), (1024, 50257)] {
+            let art = choice(&RowRequest::contiguous(op, rows, cols));
+            assert!(
+                art.int("CAP").is_some(),
+                "{op:?} {rows}x{cols}: {}/{}",
+                art.kernel,
+                art.config
+            );
+        }
+        for (rows, cols) in [(4096, 5000), (8192, 4096), (16384, 1000), (16384, 1001)] {
+            let art = choice(&RowRequest::contiguous(op, rows, cols));
+            assert!(
+                art.int("CAP").is_none(),
+                "{op:?} {rows}x{cols}: {}/{}",
+                art.kernel,
+                art.config
+            );
+        }
+    }
+}
+
 /// The cluster rule's bound holds: no one-CTA row kernel holds a longer row than
 /// [`LONGEST_ONE_CTA_ROW`], so a cluster kernel ranked past it ranks after all of them.
 #[test]
