@@ -8,6 +8,11 @@
 //! are the likeliest still in L2 (the CTAs in flight hold a few tens of MB of rows). Registers
 //! stay at a few tiles of one chunk, so several rows are in flight per SM.
 //!
+//! A row of odd length starts 16-byte aligned only every few rows: the chunks walk from the
+//! row's first aligned column `h < V` and the `h` columns before it, where there are any, move
+//! in a tile of their own clipped by `.within(M, h)` (as in `softmax_long`). The weights and
+//! bias are then read at `h + j·C`, misaligned unless `h = 0`, element by element from L1/L2.
+//!
 //! Issue #32: the first form reduced every chunk (RMSNorm one barrier per chunk, LayerNorm's
 //! Chan update two) and read the row forwards twice.
 //!
@@ -34,14 +39,18 @@ pub fn rmsnorm_long(
 ) {
     let t = regs::<f32>([1, C], layout = blocked(vec = V));
     let g = regs::<f32>([1, C], layout = blocked(vec = V));
-    // The head before the row's first 16-byte aligned column `h`, then chunks from `h`
-    // (the module's docs); columns outside the tensor or the head's bound read as 0.
+    // Chunks from the row's first 16-byte aligned column `h`, then the head before it where
+    // there is one (the module's docs); columns outside the tensor or the head's bound read 0.
     let h = min((V - cta.x * N % V) % V, N);
     let n = N - h;
-    copy(t, x.at(cta.x, 0).within(M, h));
+    copy(t, x.at(cta.x, h));
     let mut sq = t * t;
-    for j in 0..cdiv(n, C) {
+    for j in 1..cdiv(n, C) {
         copy(t, x.at(cta.x, h + j * C));
+        sq = fma(t, t, sq);
+    }
+    if h > 0 {
+        copy(t, x.at(cta.x, 0).within(M, h));
         sq = fma(t, t, sq);
     }
     let r = rsqrt_approx(reduce_sum(sq, axis = 1) / cast::<f32>(N) + eps);
@@ -51,9 +60,11 @@ pub fn rmsnorm_long(
         copy(g, w.at(h + j * C));
         copy(y.at(cta.x, h + j * C), t * r * g);
     }
-    copy(t, x.at(cta.x, 0).within(M, h));
-    copy(g, w.at(0).within(h));
-    copy(y.at(cta.x, 0).within(M, h), t * r * g);
+    if h > 0 {
+        copy(t, x.at(cta.x, 0).within(M, h));
+        copy(g, w.at(0).within(h));
+        copy(y.at(cta.x, 0).within(M, h), t * r * g);
+    }
 }
 
 #[tile_kernel(
@@ -90,10 +101,12 @@ pub fn layernorm_long(
         s1 = s1 + t;
         s2 = fma(t, t, s2);
     }
-    copy(t, x.at(cta.x, 0).within(M, h));
-    t = select(col_index(t) < h, t - shift, 0.0);
-    s1 = s1 + t;
-    s2 = fma(t, t, s2);
+    if h > 0 {
+        copy(t, x.at(cta.x, 0).within(M, h));
+        t = select(col_index(t) < h, t - shift, 0.0);
+        s1 = s1 + t;
+        s2 = fma(t, t, s2);
+    }
     let nn = cast::<f32>(N);
     let dm = reduce_sum(s1, axis = 1) / nn;
     let var = max(reduce_sum(s2, axis = 1) / nn - dm * dm, 0.0);
@@ -107,9 +120,11 @@ pub fn layernorm_long(
         copy(g, b.at(h + j * C));
         copy(y.at(cta.x, h + j * C), t + g);
     }
-    copy(t, x.at(cta.x, 0).within(M, h));
-    copy(g, w.at(0).within(h));
-    t = (t - mean) * r * g;
-    copy(g, b.at(0).within(h));
-    copy(y.at(cta.x, 0).within(M, h), t + g);
+    if h > 0 {
+        copy(t, x.at(cta.x, 0).within(M, h));
+        copy(g, w.at(0).within(h));
+        t = (t - mean) * r * g;
+        copy(g, b.at(0).within(h));
+        copy(y.at(cta.x, 0).within(M, h), t + g);
+    }
 }
