@@ -206,7 +206,7 @@ impl ProblemDef for RowRequest {
             cost *= 0.87;
         }
         let walks = artifact.int("CAP").is_some();
-        let odd = self.cols() * self.x.elem.bytes() as usize % 16 != 0;
+        let odd = !(self.cols() * self.x.elem.bytes() as usize).is_multiple_of(16);
         if !walks && odd && self.cols() >= WALK_ODD_ROWS_FROM {
             // A row whose bytes are not a whole number of 16-byte vectors starts aligned only
             // every few rows, and a tile holding it from column 0 moves most of it element by
