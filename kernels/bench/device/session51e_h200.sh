@@ -1,13 +1,15 @@
 #!/bin/bash
-# Stop 51, the last call (about 330 s of device budget left), carry ["devbin4"]: tirx.xz from
-# all51 6b0c4e1 (the per-launch driver query fixed; odd rows walked from their aligned column
-# and given to the chunk walkers from 4096 columns), gpu_tests.xz from cf17611 (the fix, not
-# the rule). New binary only: the base numbers are call 3's (land51's tirx, same GPU kind).
+# Stop 51's last call, not run (the device started no machine; 336 s were left). For the next
+# stop, carry ["devbin4"] holding tirx.xz and gpu_tests.xz built from main 41f5797 or later
+# (the per-launch driver query fixed; odd rows walked from their aligned column and given to
+# the chunk walkers from 4096 columns; helper model's M = 64 split choices), each stripped and
+# `xz -6`. New binary only: the base numbers are stop 51 call 3's (land51's tirx, H100); for a
+# side-by-side A/B add tirx_base.xz (1643e70's tirx) and run the three benches with it too.
 set -u
 BUDGET=${BUDGET:-170}
 left() { local l=$((BUDGET - SECONDS)); [ $l -lt $1 ] && echo $((l > 5 ? l : 5)) || echo $1; }
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-(cd devbin4 && rm -f tirx_base.xz && for f in *.xz; do python3 -c "import lzma,sys; open(sys.argv[1][:-3],'wb').write(lzma.open(sys.argv[1]).read())" "$f" && rm "$f"; done; chmod +x tirx gpu_tests)
+(cd devbin4 && for f in *.xz; do python3 -c "import lzma,sys; open(sys.argv[1][:-3],'wb').write(lzma.open(sys.argv[1]).read())" "$f" && rm "$f"; done; chmod +x tirx gpu_tests; [ -f tirx_base ] && chmod +x tirx_base)
 date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 echo "== host time of a launch"
 timeout $(left 30) ./devbin4/gpu_tests a_split_k_plan_queues --nocapture > $OUT/host_time.txt 2>&1; echo "rc=$?" >> $OUT/host_time.txt
