@@ -170,8 +170,9 @@ impl Runtime {
             ],
             sm_count,
         };
-        // Read once here: the memory clock is slow to ask for (a cost model asking at every
-        // launch measured ~0.2 ms a launch on the H100 and H200, 2026-12-06).
+        // Read once here, not per launch: a cost model that asked for these at every
+        // host-chosen launch made each ~0.25 ms slower on the H100 (2026-12-06; the only
+        // per-launch driver call it added, so the likely cause, not profiled).
         let memory = attr(Attr::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE)
             .ok()
             .zip(attr(Attr::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH).ok())
