@@ -4,10 +4,14 @@
 //! A row held in registers costs 4 bytes of register file per column: a 32k-column row is
 //! half an SM's registers, so one CTA runs per SM and nothing loads while it reduces and
 //! stores (measured: 25% occupancy, DRAM at 52% of peak). Here one thread issues the whole row
-//! as TMA boxes of 256 columns onto one mbarrier (`CAP / 256` boxes counted as one phase), so
-//! the row is in flight at once and lands as bf16 — 2 bytes per column of shared memory — and
-//! the threads walk it in register chunks of `K` columns: each pass over the row reads shared
-//! memory (`ld.shared.v4.b32`), not DRAM. With 64 KB per 32k row, three CTAs share an SM and
+//! as TMA boxes of 256 columns, each chunk of `K` columns onto a barrier of its own (`K / 256`
+//! boxes counted as one phase), so the row is in flight at once and lands as bf16 — 2 bytes per
+//! column of shared memory — and the threads walk it in register chunks of `K` columns: the
+//! first pass waits for each chunk as it reaches it (it starts while the rest of the row is in
+//! flight), and each pass over the row reads shared memory (`ld.shared.v4.b32`), not DRAM. With
+//! one barrier for the whole row, `softmax_staged_cluster` (the same passes) ran 4096×65536 at
+//! 2272 GB/s (`x2`) and 8192×32768 at 2246 (`h2`) on the H100; with a barrier per chunk, 2401
+//! (+5.7 %) and 2467 (+9.8 %) (docs/perf/h100-2026-12-06-stop52.md, forced side by side). With 64 KB per 32k row, three CTAs share an SM and
 //! one's TMA overlaps another's passes. Columns past `N` are zero-filled by TMA and masked.
 //!
 //! Softmax: a pass for the elementwise running max, one reduction; a pass for the sum of
@@ -45,28 +49,38 @@ use tirx::prelude::*;
 )]
 pub fn softmax_staged(#[shape(M, N)] x: Tensor<bf16>, #[shape(M, N)] y: Tensor<bf16>) {
     let xs = smem::<bf16>([CAP / K, K / 256, 1, 256]);
-    let full = mbarrier();
+    // One barrier per chunk of `K` columns: the first pass starts on chunk 0 while the
+    // rest of the row is in flight.
+    let full = mbarrier(count = CAP / K);
     #[scope(thread = 0)]
     {
-        for i in 0..CAP / 256 {
-            tma::load(xs[i / (K / 256)][i % (K / 256)], x.tile(cta.x, i), full);
+        for c in 0..CAP / K {
+            for q in 0..K / 256 {
+                tma::load(xs[c][q], x.tile(cta.x, c * (K / 256) + q), full[c]);
+            }
         }
     }
-    full.wait(0);
     let t = regs::<f32>([1, K], layout = blocked(vec = V));
     // Only the first chunk and the ragged last one are masked.
+    full[0].wait(0);
     copy(t, xs[0]);
     let mut mx = select(col_index(t) < N, t, f32::NEG_INFINITY);
     for j in 1..N / K {
+        full[j].wait(0);
         copy(t, xs[j]);
         mx = max(mx, t);
     }
     if N % K != 0 && N > K {
+        full[N / K].wait(0);
         copy(t, xs[N / K]);
         mx = max(
             mx,
             select(col_index(t) + N / K * K < N, t, f32::NEG_INFINITY),
         );
+    }
+    // The boxes past the row land too (zero-filled) before the CTA may leave.
+    for j in max(cdiv(N, K), 1)..CAP / K {
+        full[j].wait(0);
     }
     // exp(x − m) = exp2(x·log2e − m·log2e): one fma and one ex2 per element.
     let nml = reduce_max(mx, axis = 1) * -1.442695;
@@ -108,21 +122,30 @@ pub fn rmsnorm_staged(
     eps: f32,
 ) {
     let xs = smem::<bf16>([CAP / K, K / 256, 1, 256]);
-    let full = mbarrier();
+    // One barrier per chunk of `K` columns: the first pass starts on chunk 0 while the
+    // rest of the row is in flight.
+    let full = mbarrier(count = CAP / K);
     #[scope(thread = 0)]
     {
-        for i in 0..CAP / 256 {
-            tma::load(xs[i / (K / 256)][i % (K / 256)], x.tile(cta.x, i), full);
+        for c in 0..CAP / K {
+            for q in 0..K / 256 {
+                tma::load(xs[c][q], x.tile(cta.x, c * (K / 256) + q), full[c]);
+            }
         }
     }
-    full.wait(0);
     let t = regs::<f32>([1, K], layout = blocked(vec = V));
     let g = regs::<f32>([1, K], layout = blocked(vec = V));
+    full[0].wait(0);
     copy(t, xs[0]);
     let mut sq = t * t;
     for j in 1..cdiv(N, K) {
+        full[j].wait(0);
         copy(t, xs[j]);
         sq = fma(t, t, sq);
+    }
+    // The boxes past the row land too (zero-filled) before the CTA may leave.
+    for j in max(cdiv(N, K), 1)..CAP / K {
+        full[j].wait(0);
     }
     let r = rsqrt_approx(reduce_sum(sq, axis = 1) / cast::<f32>(N) + eps);
     for j in 0..cdiv(N, K) {

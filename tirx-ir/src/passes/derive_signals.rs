@@ -115,6 +115,18 @@ pub enum SignalError {
         /// What is wrong.
         why: &'static str,
     },
+    /// A loop whose barrier index repeats over its iterations.
+    #[error(
+        "this TMA load signals barrier {index} in iterations {first} and {second} of its loop, and each iteration arms the barrier (one arrival with its bytes), so that phase would get more arrivals than the barrier expects and complete after the first iteration's bytes; nest the loop so that one barrier's loads are one inner loop of constant bounds (`for c in 0..CHUNKS {{ for q in 0..BOXES {{ tma::load(…, bar[c]) }} }}`: its boxes are one phase), or index the barrier by the iteration"
+    )]
+    RepeatedBarrier {
+        /// The barrier index both iterations signal.
+        index: i64,
+        /// The first iteration's loop value.
+        first: i64,
+        /// A later one with the same index.
+        second: i64,
+    },
     /// A loop whose every iteration signals the same barrier reference.
     #[error(
         "this TMA load signals the same barrier in every iteration of its loop, so one barrier phase would receive several arrivals and complete after the first; index the barrier by the iteration (a pipeline stage), or give the loop constant bounds so that its iterations form one phase"
@@ -606,7 +618,16 @@ impl Rewriter for Signals<'_> {
             return Ok(vec![s]);
         }
         match &s.kind {
-            StmtKind::For { var, body, .. } => check_loop(k, Some(*var), body, self.errs),
+            StmtKind::For {
+                var,
+                start,
+                end,
+                step,
+                body,
+            } => {
+                check_loop(k, Some(*var), body, self.errs);
+                check_repeats(k, *var, [start, end, step], body, self.errs);
+            }
             StmtKind::Loop { body, .. } => check_loop(k, None, body, self.errs),
             _ => {}
         }
@@ -643,6 +664,103 @@ fn mentions(e: &Expr, vars: &[Handle<Var>]) -> bool {
         Expr::Not(a) => mentions(a, vars),
         Expr::Imm(..) | Expr::Dim(_) | Expr::Special(_) => false,
     }
+}
+
+/// The value of `e` with the loop variable `var` at `at`, when it depends on nothing else.
+fn eval_at(e: &Expr, var: Handle<Var>, at: i64) -> Option<i64> {
+    use crate::ir::BinOp;
+    Some(match e {
+        Expr::Imm(v, _) => *v,
+        Expr::Var(v) if *v == var => at,
+        Expr::Bin(op, a, b) => {
+            let (a, b) = (eval_at(a, var, at)?, eval_at(b, var, at)?);
+            match op {
+                BinOp::Add => a + b,
+                BinOp::Sub => a - b,
+                BinOp::Mul => a * b,
+                BinOp::Div if b != 0 => a / b,
+                BinOp::Rem if b != 0 => a % b,
+                BinOp::Min => a.min(b),
+                BinOp::Max => a.max(b),
+                _ => return None,
+            }
+        }
+        _ => return None,
+    })
+}
+
+/// The most iterations [`check_repeats`] walks.
+const REPEAT_WALK: i64 = 1 << 16;
+
+/// A loop of constant bounds whose TMA load (directly in the body or in its ifs/scopes, with
+/// no wait on the barrier in the body) signals a barrier array at an index computed from the
+/// loop variable alone: each iteration arms its barrier (an arrival with its bytes), so an
+/// index that repeats (`full[i / 16]`) gives one phase several arrivals and it completes
+/// after the first's bytes. Rejected at the load, with the two iterations; an index that
+/// depends on anything but the loop variable and constants is left to `check_loop`, and a
+/// pipeline's barriers to `check-protocol` (a stage refilled without `producer_acquire`).
+fn check_repeats(
+    k: &Kernel,
+    var: Handle<Var>,
+    bounds: [&Expr; 3],
+    body: &Block,
+    errs: &mut Diagnostics,
+) {
+    let [Expr::Imm(a, _), Expr::Imm(b, _), Expr::Imm(st, _)] = bounds else {
+        return;
+    };
+    let (a, b, st) = (*a, *b, *st);
+    if st <= 0 || b <= a || (b - a) / st > REPEAT_WALK {
+        return;
+    }
+    let mut vars = vec![var];
+    written(body, &mut vars);
+    if vars.len() > 1 && vars[1..].contains(&var) {
+        return;
+    }
+    let mut waits: Vec<&BarRef> = Vec::new();
+    visit(body, &mut |s, _| {
+        if let StmtKind::Op(Op::MbarWait { bar, .. }) = &s.kind {
+            waits.push(bar);
+        }
+    });
+    visit(body, &mut |s, stack| {
+        if stack
+            .iter()
+            .any(|p| matches!(p.kind, StmtKind::For { .. } | StmtKind::Loop { .. }))
+        {
+            return;
+        }
+        let StmtKind::Op(op) = &s.kind else { return };
+        let Some(bar) = load_bar(op) else { return };
+        let piped = k
+            .pipelines
+            .iter()
+            .any(|(_, p)| p.full == bar.bar || p.empty == bar.bar);
+        if piped || waits.iter().any(|w| w.bar == bar.bar) || !mentions(&bar.index, &[var]) {
+            return;
+        }
+        let mut seen = std::collections::HashMap::new();
+        let mut i = a;
+        while i < b {
+            let Some(index) = eval_at(&bar.index, var, i) else {
+                return;
+            };
+            if let Some(&first) = seen.get(&index) {
+                errs.push(Diagnostic::new(
+                    s.span,
+                    SignalError::RepeatedBarrier {
+                        index,
+                        first,
+                        second: i,
+                    },
+                ));
+                return;
+            }
+            seen.insert(index, i);
+            i += st;
+        }
+    });
 }
 
 /// A loop whose every iteration arrives (expect-tx) on the same barrier would arrive several
