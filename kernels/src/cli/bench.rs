@@ -44,7 +44,8 @@ pub enum BenchCmd {
         /// The ops to measure (softmax, rmsnorm, layernorm; repeatable). Default: all.
         #[arg(long = "op")]
         ops: Vec<String>,
-        /// Kernels to measure (repeatable). Default: the host's choice.
+        /// Kernels to measure (repeatable; `NAME` every config, `NAME/CONFIG` one). Default:
+        /// the host's choice.
         #[arg(long = "kernel")]
         kernels: Vec<String>,
         /// The peers' numbers, from `kernels/bench/rows_peers.py` on the same GPU.

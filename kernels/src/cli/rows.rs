@@ -49,8 +49,8 @@ pub fn parse_row_shapes(shapes: &[String]) -> Result<Vec<(usize, usize)>, String
 
 /// `tirx bench rows [--shape R,C]… [--op NAME]… [--kernel NAME]… [--peers PATH] [--json PATH]`:
 /// our row ops against the copy roof and the peers file's numbers — through the host-side
-/// choice (`tirx_kernels::rows::run`), or with `--kernel`, every sm_90a config of the named
-/// row kernels forced in turn (each config's JSON goes to `PATH` with `-<kernel>-<config>`).
+/// choice (`tirx_kernels::rows::run`), or with `--kernel NAME`, every sm_90a config of the named
+/// row kernels forced in turn (`--kernel NAME/CONFIG`: that config) (each config's JSON goes to `PATH` with `-<kernel>-<config>`).
 pub fn bench_rows(
     rt: &Runtime,
     shapes: &[String],
@@ -72,13 +72,22 @@ pub fn bench_rows(
         return run_rows_bench(rt, &bench, json, None).map_err(|e| e.to_string());
     }
     let mut ok = true;
-    for name in kernels {
+    for given in kernels {
+        // `NAME` forces every config of the kernel in turn, `NAME/CONFIG` that one.
+        let (name, config) = given
+            .split_once('/')
+            .map_or((given.as_str(), None), |(n, c)| (n, Some(c)));
         let k = tirx_kernels::catalogue::find(name)
             .ok_or_else(|| format!("unknown kernel `{name}`"))?;
+        if let Some(c) = config
+            && !k.artifacts.iter().any(|a| a.config == c)
+        {
+            return Err(format!("`{name}` has no config `{c}`"));
+        }
         for a in k
             .artifacts
             .iter()
-            .filter(|a| a.target == tirx::Target::Sm90a)
+            .filter(|a| a.target == tirx::Target::Sm90a && config.is_none_or(|c| a.config == c))
         {
             let Some(tirx::problem::Problem::Row(op)) = a.problem else {
                 return Err(format!("`{name}` is not a row kernel"));
