@@ -109,6 +109,46 @@ fn the_host_side_choice_is_correct_for_every_length_class() {
     }
 }
 
+/// Rows of an odd length below 4096 columns (issue #32) go to the register kernels that hold
+/// them from their first 16-byte aligned column (`softmax_odd`, `rmsnorm_odd`,
+/// `layernorm_odd`: `ODD = 1`), and match the f64 reference: random rows, outputs poisoned,
+/// row counts that give every head length (0 to 7 columns before the aligned one).
+#[test]
+fn odd_rows_below_4096_columns_take_the_kernels_that_hold_them_from_the_aligned_column() {
+    let rt = rt();
+    let dev = Device::of(&rt).unwrap();
+    for op in RowOp::ALL {
+        for (i, (m, n)) in [
+            (16384, 1001),
+            (4099, 1003),
+            (8192, 2047),
+            (8192, 3001),
+            (4096, 3999),
+            (1027, 4095),
+            (33, 7),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let c = host::choose(&RowRequest::contiguous(op, m, n), &dev).expect("a kernel fits");
+            let a = c.artifact;
+            assert_eq!(
+                a.int("ODD"),
+                Some(1),
+                "{op} {m}x{n}: {} {}",
+                c.kernel.name,
+                a.config
+            );
+            let r = host::check(&rt, a, op, (m, n), 110 + i as u64).expect("runs");
+            assert!(
+                r.ok,
+                "{op} {m}x{n} by {} {}: {}",
+                c.kernel.name, a.config, r.blocks
+            );
+        }
+    }
+}
+
 #[test]
 fn a_missing_vector_is_a_typed_error_before_launch() {
     let rt = rt();

@@ -294,6 +294,54 @@ fn host_choices_at_odd_widths_match_the_f64_reference() {
     report("row kernels at odd widths", &runs);
 }
 
+/// The register kernels for rows of an odd length (`softmax_odd`, `rmsnorm_odd`,
+/// `layernorm_odd`, issue #32) as the host chooses them below 4096 columns: 1001 … 4095 over 9
+/// rows (heads of 0 to 7 columns before the first aligned one, tails of 1 to 7 after the last
+/// whole vector) and 7 (a row shorter than a vector: all head and tail); every config on
+/// aligned rows (1024, 4096: empty head and tail); LayerNorm also on rows centred at 300.
+/// Random rows, outputs poisoned, against the f64 reference within 2 bf16 ulps.
+#[test]
+fn odd_row_register_kernels_match_the_f64_reference() {
+    use tirx_kernels::dispatch::Device as Gpu;
+    use tirx_kernels::row_kernels::{host, request::RowRequest};
+    let mut runs = Vec::new();
+    for op in RowOp::ALL {
+        for (i, n) in [1001, 1003, 2047, 3001, 4095, 7].into_iter().enumerate() {
+            let c = host::choose(&RowRequest::contiguous(op, 9, n), &Gpu::h200())
+                .unwrap_or_else(|e| panic!("{op} 9x{n}: {e}"));
+            assert_eq!(
+                c.artifact.int("ODD"),
+                Some(1),
+                "{op} 9x{n}: {}",
+                c.artifact.kernel
+            );
+            runs.push(row_case(c.artifact, op, 9, n, 90 + i as u64));
+        }
+    }
+    for (name, op) in [
+        ("softmax_odd", RowOp::Softmax),
+        ("rmsnorm_odd", RowOp::RmsNorm),
+        ("layernorm_odd", RowOp::LayerNorm),
+    ] {
+        let k = catalogue::find(name).expect("shipped");
+        for art in k.artifacts.iter().filter(|a| a.target == Target::Sm90a) {
+            for n in [1024, 4096] {
+                if capacity(art).is_some_and(|c| c >= n) {
+                    runs.push(row_case(art, op, 3, n, 97));
+                }
+            }
+        }
+    }
+    runs.push(row_case_at(
+        smallest("layernorm_odd"),
+        RowOp::LayerNorm,
+        (9, 1001),
+        98,
+        300.0,
+    ));
+    report("odd row register kernels", &runs);
+}
+
 /// The chunked long-row kernels over several chunks with a ragged last one, aligned (24584:
 /// masked vectors) and not (16389: elements), and with whole chunks only (16384); LayerNorm's
 /// on rows of mean 300; the staged-cluster kernels over eight CTAs.

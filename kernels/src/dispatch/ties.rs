@@ -216,10 +216,11 @@ fn rows_split_over_a_cluster_only_when_rows_are_fewer_than_sms() {
     }
 }
 
-/// A row of an odd bf16 width goes to a kernel that walks it in chunks from its first 16-byte
-/// aligned column (`CAP`), never to a tile holding it from column 0, whose chunks then move
-/// element by element (docs/perf/h100-2026-12-06-stop51.md); a width of whole vectors, or an
-/// odd one below `WALK_ODD_ROWS_FROM`, keeps its register or staged kernel.
+/// A row of an odd bf16 width goes to a kernel that holds or walks it from its first 16-byte
+/// aligned column, never to a tile holding it from column 0, whose chunks then move element by
+/// element (docs/perf/h100-2026-12-06-stop51.md): below 4096 columns the register kernels of
+/// `ODD = 1` (`softmax_odd`, …), from there the chunk walkers (`CAP`). A width of whole vectors
+/// keeps its register or staged kernel, never an `ODD` one.
 #[test]
 fn rows_of_odd_width_take_a_kernel_that_walks_from_the_aligned_column() {
     for op in [RowOp::Softmax, RowOp::RmsNorm, RowOp::LayerNorm] {
@@ -232,10 +233,37 @@ fn rows_of_odd_width_take_a_kernel_that_walks_from_the_aligned_column() {
                 art.config
             );
         }
-        for (rows, cols) in [(4096, 5000), (8192, 4096), (16384, 1000), (16384, 1001)] {
+        for (rows, cols) in [
+            (16384, 1001),
+            (16384, 1003),
+            (8192, 2047),
+            (8192, 3001),
+            (4096, 3999),
+            (4096, 4095),
+            (16384, 7),
+        ] {
+            let art = choice(&RowRequest::contiguous(op, rows, cols));
+            assert_eq!(
+                art.int("ODD"),
+                Some(1),
+                "{op:?} {rows}x{cols}: {}/{}",
+                art.kernel,
+                art.config
+            );
+            // The smallest capacity that holds the row.
+            let cap = crate::row_kernels::request::capacity(art).unwrap();
+            assert!(cap < cols + 1024, "{op:?} {rows}x{cols}: {}", art.config);
+        }
+        for (rows, cols) in [
+            (4096, 5000),
+            (8192, 4096),
+            (16384, 1000),
+            (16384, 1024),
+            (8192, 3000),
+        ] {
             let art = choice(&RowRequest::contiguous(op, rows, cols));
             assert!(
-                art.int("CAP").is_none(),
+                art.int("CAP").is_none() && art.int("ODD").is_none(),
                 "{op:?} {rows}x{cols}: {}/{}",
                 art.kernel,
                 art.config

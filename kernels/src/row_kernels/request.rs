@@ -30,13 +30,18 @@
 //!   against 2273; docs/perf/h200-2026-12-05.md). With fewer rows than SMs it is ranked by its
 //!   capacity like the rest.
 //!
-//! - a row whose bytes are not a whole number of 16-byte vectors (an odd bf16 width), taken by
-//!   a kernel holding the row in one tile from column 0 (`C`, no `CAP`), from
-//!   [`WALK_ODD_ROWS_FROM`] columns: ranked after every
-//!   kernel that walks the row in chunks (`CAP`), since those walk it from its first aligned
-//!   column and keep their vectors while the tile moves most of its chunks element by element
-//!   (softmax 4096×4999 at 29 % of the device copy, 1024×50257 at 33 % on the H100,
-//!   docs/perf/h100-2026-12-06-stop51.md).
+//! - a row whose bytes are not a whole number of 16-byte vectors (an odd bf16 width): a kernel
+//!   holding the row in one tile from column 0 (`C`, no `CAP`, no `ODD`) ranks after every
+//!   kernel that walks the row in chunks (`CAP`) and every one marked `ODD = 1`
+//!   (`softmax_odd`, `rmsnorm_odd`, `layernorm_odd`: a row of up to 4096 columns in registers
+//!   from its first aligned column), since those keep their vectors while the tile moves most
+//!   of its chunks element by element (softmax 4096×4999 at 29 % of the device copy, 1024×50257
+//!   at 33 % on the H100, docs/perf/h100-2026-12-06-stop51.md). An `ODD` kernel costs its
+//!   capacity, so it comes first where it holds the row (below 4096 columns), the walkers
+//!   above. On a row of whole vectors an `ODD` kernel takes ×1.15, after the register kernels
+//!   of its capacity: its head, tail and their reductions are dead weight there (emulator,
+//!   softmax 4096×4096: 532 M thread-instructions against `softmax` c4k's 385 M; not
+//!   measured on a GPU).
 //!
 //! Equal costs go by the dispatcher's stated tie order (smaller cluster, fewer threads, …),
 //! never by where a kernel or a config is written. The tune cache corrects the model where it
@@ -54,11 +59,6 @@ use crate::dispatch::{Device, ProblemDef, Reject};
 /// `layernorm_long`: `CAP = 1048576`); a cluster kernel that ranks after the one-CTA kernels
 /// costs more than this.
 pub const LONGEST_ONE_CTA_ROW: usize = 1 << 20;
-
-/// The shortest odd row the chunk walkers take from the register kernels: from here their
-/// 512 threads hold at least 8 columns each of their 8192-column chunk; below it, where a
-/// register kernel runs several rows a CTA, element-wise access is not measured against them.
-pub const WALK_ODD_ROWS_FROM: usize = 4096;
 
 /// The longest row an artifact handles: its config's `CAP` (a kernel that walks a row in
 /// chunks), else `C` (the columns its register tile holds), if it is a row kernel.
@@ -206,13 +206,19 @@ impl ProblemDef for RowRequest {
             cost *= 0.87;
         }
         let walks = artifact.int("CAP").is_some();
+        let from_aligned = artifact.int("ODD") == Some(1);
         let odd = !(self.cols() * self.x.elem.bytes() as usize).is_multiple_of(16);
-        if !walks && odd && self.cols() >= WALK_ODD_ROWS_FROM {
+        if odd && !walks && !from_aligned {
             // A row whose bytes are not a whole number of 16-byte vectors starts aligned only
             // every few rows, and a tile holding it from column 0 moves most of it element by
-            // element; the kernels that walk a row in chunks walk it from its first aligned
-            // column (`softmax_long`'s docs). They rank first.
+            // element; the `ODD` kernels hold it, and the walkers walk it, from its first
+            // aligned column (`softmax_odd`'s, `softmax_long`'s docs). They rank first.
             cost += LONGEST_ONE_CTA_ROW as f64;
+        }
+        if !odd && from_aligned {
+            // Its head and tail are empty on a row of whole vectors: after the register
+            // kernels of its capacity (the module docs).
+            cost *= 1.15;
         }
         Ok(cost)
     }

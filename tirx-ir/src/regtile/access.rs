@@ -12,7 +12,8 @@
 //! - fast: the tile lies inside the tensor and every row starts 16-byte aligned (base address
 //!   and row stride): one unguarded vector access per chunk;
 //! - masked vectors: the rows are 16-byte aligned and `N` is a multiple of `w` (a row of 5000
-//!   bf16 in a 5120-column tile, the tail of a row split into tiles): each chunk is one
+//!   bf16 in a 5120-column tile, the tail of a row split into tiles; for a one-row tile at an
+//!   element offset, its start aligned and `N` less that offset a multiple of `w`): each chunk is one
 //!   vector access guarded by `row < M && col + w <= N`, so a chunk lies wholly inside the row
 //!   or wholly past its end, and nothing moves element by element;
 //! - edge: each chunk is one vector access guarded by `row < M && col + w <= N` (and the
@@ -366,6 +367,9 @@ pub(super) fn prepare(
         }),
     ));
     let mut aligned_e = Expr::cmp(CmpOp::Eq, Expr::Var(low), Expr::Imm(0, T::U64));
+    // The first column of a one-row tile at an element offset (`x.at(r, c)`), where the
+    // chunks' alignment is counted from.
+    let mut start_col = None;
     if bm == 1 && !vector && !fp4 && w > 1 {
         // A one-row tile: its own start decides, not the row stride. A row of odd length
         // starts 16-byte aligned only every few rows, and `x.at(r, c)` can start the tile at
@@ -375,6 +379,9 @@ pub(super) fn prepare(
         let tr = lw.let_("trow", T::U32, mul(coords[0].clone(), Expr::u32(mult_r)));
         lw.inst(Inst::cvt("u64.u32", r64, reg(tr)));
         let tc = lw.let_("tcol", T::U32, mul(coords[1].clone(), Expr::u32(mult_c)));
+        if elements.is_some() {
+            start_col = Some(tc);
+        }
         let t64 = lw.var("tcol64", T::U64);
         lw.inst(Inst::cvt("u64.u32", t64, reg(tc)));
         lw.inst(Inst::binary("mul.lo.u64", r64, reg(r64), reg(sb)));
@@ -417,9 +424,17 @@ pub(super) fn prepare(
         Expr::AndP(Box::new(inside), Box::new(Expr::Var(aligned))),
     );
     // Whole chunks only: aligned rows whose length is a multiple of `w` (uniform as well).
+    // A one-row tile at an element offset counts the length from its own first column: its
+    // chunks start `w`-aligned there, so a bound `c + k·w` (`x.at(r, c).within(M, c + k·w)`,
+    // the whole vectors of a row of odd length) keeps every chunk wholly inside or wholly
+    // past it (wrapping `u32` arithmetic keeps the remainder when the bound is below `c`).
+    let span = match start_col {
+        Some(tc) => Expr::bin(BinOp::Sub, n.clone(), Expr::Var(tc)),
+        None => n.clone(),
+    };
     let whole_chunks = Expr::cmp(
         CmpOp::Eq,
-        Expr::bin(BinOp::And, n.clone(), Expr::u32(w - 1)),
+        Expr::bin(BinOp::And, span, Expr::u32(w - 1)),
         Expr::u32(0),
     );
     let masked = lw.let_(
