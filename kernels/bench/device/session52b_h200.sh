@@ -1,19 +1,22 @@
 #!/bin/bash
-# Stop 52, call 2 (#32), carry ["devbin4", "devbin5"] (+ "devbin6" when present): devbin4/tirx =
-# main 73b905d; devbin5/tirx = branch long (a barrier per chunk in the staged kernels, the long
-# walkers' t1024/c16k configs, `--kernel NAME/CONFIG`); devbin6/tirx = the odd-width register
-# kernels (helper oddreg), if built. The host's choice at odd and long rows, base vs new, then
+# Stop 52, call 2 (#32), carry ["devbin4", "devbin5"] : devbin4/tirx =
+# main 73b905d; devbin5/tirx and gpu_tests = branch long 6eddee4 (a barrier per chunk in the staged kernels,
+# the long walkers' t1024/c16k configs, `--kernel NAME/CONFIG`, merged with oddreg: the
+# odd-width register kernels softmax_odd/rmsnorm_odd/layernorm_odd and their host rule). The host's choice at odd and long rows, base vs new, then
 # every long-row candidate forced side by side, then ncu stall reasons of the staged cluster
 # kernel and the walkers. At most 8 files come back: each step writes one.
 set -u
 BUDGET=${BUDGET:-540}
 left() { local l=$((BUDGET - SECONDS)); [ $l -lt $1 ] && echo $((l > 5 ? l : 5)) || echo $1; }
 export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-for d in devbin4 devbin5 devbin6; do [ -d $d ] && (cd $d && for f in *.xz; do python3 -c "import lzma,sys; open(sys.argv[1][:-3],'wb').write(lzma.open(sys.argv[1]).read())" "$f" && rm "$f"; done; chmod +x tirx*); done
+for d in devbin4 devbin5 devbin6; do [ -d $d ] && (cd $d && for f in *.xz; do python3 -c "import lzma,sys; open(sys.argv[1][:-3],'wb').write(lzma.open(sys.argv[1]).read())" "$f" && rm "$f"; done; chmod +x tirx* ; [ -f gpu_tests ] && chmod +x gpu_tests); done
 rm -f devbin4/gpu_tests devbin4/tirx_base
 date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
+echo "== GPU tests of the row kernels (devbin5) at ${SECONDS}s"
+timeout $(left 90) ./devbin5/gpu_tests gpu_rows > $OUT/gpu_rows.txt 2>&1; echo "rc=$?" >> $OUT/gpu_rows.txt
+grep -E "^test |test result|FAILED|panicked|rc=" $OUT/gpu_rows.txt | head -12
 S="--shape 1024,50257 --shape 2048,20001 --shape 4096,4999 --shape 8192,7171 --shape 16384,1001 --shape 8192,3001 --shape 4096,65536 --shape 1024,262144 --shape 8192,32768 --shape 2048,20000"
-BINS="devbin4 devbin5"; [ -d devbin6 ] && BINS="$BINS devbin6"
+BINS="devbin4 devbin5"
 for b in $BINS; do
   echo "== rows, host's choice: $b at ${SECONDS}s"
   timeout $(left 75) ./$b/tirx bench rows $S > $OUT/rows_$b.txt 2>&1; echo "rc=$?" >> $OUT/rows_$b.txt
