@@ -29,11 +29,7 @@ use tirx::prelude::*;
     target = sm_90a,
     threads = T,
     grid = (M, 1),
-    configs(
-        long = (T = 512, C = 8192, V = 8, CAP = 1048576),
-        t1024 = (T = 1024, C = 16384, V = 8, CAP = 1048576),
-        c16k = (T = 512, C = 16384, V = 8, CAP = 1048576),
-    ),
+    configs(long = (T = 512, C = 8192, V = 8, CAP = 1048576)),
 )]
 pub fn rmsnorm_long(
     #[shape(M, N)] x: Tensor<bf16>,
@@ -76,11 +72,7 @@ pub fn rmsnorm_long(
     target = sm_90a,
     threads = T,
     grid = (M, 1),
-    configs(
-        long = (T = 512, C = 8192, V = 8, CAP = 1048576),
-        t1024 = (T = 1024, C = 16384, V = 8, CAP = 1048576),
-        c16k = (T = 512, C = 16384, V = 8, CAP = 1048576),
-    ),
+    configs(long = (T = 512, C = 8192, V = 8, CAP = 1048576)),
 )]
 pub fn layernorm_long(
     #[shape(M, N)] x: Tensor<bf16>,

@@ -12,6 +12,12 @@
 //!
 //! Issue #32: the chunk-by-chunk form (a max and a sum reduction per chunk, four CTA barriers,
 //! a forward second pass) ran 4096×65536 at 0.65× QuACK.
+//! Fewer rows in flight, so that more of the second pass hits L2 (one CTA per SM: `T = 1024,
+//! C = 16384`, or `T = 512, C = 16384` at 128 registers), measured on the H200 at stop 52
+//! (docs/perf/2026-12-06-stop52.md): 4096×65536 2907 / 2996 GB/s against this config's
+//! 2976, but 8192×32768 2500 / 2668 against 3308 and 2048×20000 1421 / 1485 against 2443 —
+//! not shipped. ncu at 4096×65536 (this config): DRAM 71 % of peak, L2 hit 45 %, the warps
+//! mostly waiting on their global loads (long scoreboard 7.3 of 14 cycles per instruction).
 //!
 //! A row of odd length starts 16-byte aligned only every few rows, so the chunks walk from the
 //! row's first aligned column `h < V` (`x.at(row, h + j·C)`: a one-row tile whose own start is
@@ -30,11 +36,7 @@ use tirx::prelude::*;
     target = sm_90a,
     threads = T,
     grid = (M, 1),
-    configs(
-        long = (T = 512, C = 8192, V = 8, CAP = 1048576),
-        t1024 = (T = 1024, C = 16384, V = 8, CAP = 1048576),
-        c16k = (T = 512, C = 16384, V = 8, CAP = 1048576),
-    ),
+    configs(long = (T = 512, C = 8192, V = 8, CAP = 1048576)),
 )]
 pub fn softmax_long(#[shape(M, N)] x: Tensor<bf16>, #[shape(M, N)] y: Tensor<bf16>) {
     let t = regs::<f32>([1, C], layout = blocked(vec = V));
