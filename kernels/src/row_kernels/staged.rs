@@ -11,8 +11,10 @@
 //! flight), and each pass over the row reads shared memory (`ld.shared.v4.b32`), not DRAM. With
 //! one barrier for the whole row, `softmax_staged_cluster` (the same passes) ran 4096×65536 at
 //! 2272 GB/s (`x2`) and 8192×32768 at 2246 (`h2`) on the H100; with a barrier per chunk, 2401
-//! (+5.7 %) and 2467 (+9.8 %) (docs/perf/2026-12-06-stop52.md, forced side by side). With 64 KB per 32k row, three CTAs share an SM and
-//! one's TMA overlaps another's passes. Columns past `N` are zero-filled by TMA and masked.
+//! (+5.7 %) and 2467 (+9.8 %) (docs/perf/2026-12-06-stop52.md, forced side by side); on the
+//! H200, the host's choice at 8192×32768 (`softmax_staged`) 3498 → 3671 GB/s. With 64 KB per
+//! 32k row, three CTAs share an SM and one's TMA overlaps another's passes. Columns past `N`
+//! are zero-filled by TMA and masked.
 //!
 //! Softmax: a pass for the elementwise running max, one reduction; a pass for the sum of
 //! `exp2(x·log2e − m·log2e)` (one `fma` and one `ex2` per element), one reduction; a pass
