@@ -109,12 +109,12 @@ fn the_host_side_choice_is_correct_for_every_length_class() {
     }
 }
 
-/// Rows of an odd length below 4096 columns (issue #32) go to the register kernels that hold
+/// Rows of an odd length up to 16384 columns (issue #32) go to the register kernels that hold
 /// them from their first 16-byte aligned column (`softmax_odd`, `rmsnorm_odd`,
 /// `layernorm_odd`: `ODD = 1`), and match the f64 reference: random rows, outputs poisoned,
 /// row counts that give every head length (0 to 7 columns before the aligned one).
 #[test]
-fn odd_rows_below_4096_columns_take_the_kernels_that_hold_them_from_the_aligned_column() {
+fn odd_rows_up_to_16k_columns_take_the_kernels_that_hold_them_from_the_aligned_column() {
     let rt = rt();
     let dev = Device::of(&rt).unwrap();
     for op in RowOp::ALL {
@@ -126,6 +126,9 @@ fn odd_rows_below_4096_columns_take_the_kernels_that_hold_them_from_the_aligned_
             (4096, 3999),
             (1027, 4095),
             (33, 7),
+            (4096, 4999),
+            (1031, 7171),
+            (520, 16383),
         ]
         .into_iter()
         .enumerate()

@@ -218,13 +218,14 @@ fn rows_split_over_a_cluster_only_when_rows_are_fewer_than_sms() {
 
 /// A row of an odd bf16 width goes to a kernel that holds or walks it from its first 16-byte
 /// aligned column, never to a tile holding it from column 0, whose chunks then move element by
-/// element (docs/perf/h100-2026-12-06-stop51.md): below 4096 columns the register kernels of
-/// `ODD = 1` (`softmax_odd`, …), from there the chunk walkers (`CAP`). A width of whole vectors
+/// element (docs/perf/h100-2026-12-06-stop51.md): up to 16384 columns the register kernels of
+/// `ODD = 1` (`softmax_odd`, …), past them the chunk walkers (`CAP`). A width of whole vectors
 /// keeps its register or staged kernel, never an `ODD` one.
 #[test]
 fn rows_of_odd_width_take_a_kernel_that_walks_from_the_aligned_column() {
     for op in [RowOp::Softmax, RowOp::RmsNorm, RowOp::LayerNorm] {
-        for (rows, cols) in [(4096, 4999), (8192, 7171), (2048, 20001), (1024, 50257)] {
+        // Past the `ODD` kernels' 16k: the walkers.
+        for (rows, cols) in [(2048, 20001), (1024, 50257), (4096, 16385)] {
             let art = choice(&RowRequest::contiguous(op, rows, cols));
             assert!(
                 art.int("CAP").is_some(),
@@ -241,6 +242,10 @@ fn rows_of_odd_width_take_a_kernel_that_walks_from_the_aligned_column() {
             (4096, 3999),
             (4096, 4095),
             (16384, 7),
+            (4096, 4999),
+            (8192, 7171),
+            (4096, 9999),
+            (2048, 16383),
         ] {
             let art = choice(&RowRequest::contiguous(op, rows, cols));
             assert_eq!(

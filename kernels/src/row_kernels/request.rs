@@ -33,12 +33,14 @@
 //! - a row whose bytes are not a whole number of 16-byte vectors (an odd bf16 width): a kernel
 //!   holding the row in one tile from column 0 (`C`, no `CAP`, no `ODD`) ranks after every
 //!   kernel that walks the row in chunks (`CAP`) and every one marked `ODD = 1`
-//!   (`softmax_odd`, `rmsnorm_odd`, `layernorm_odd`: a row of up to 4096 columns in registers
+//!   (`softmax_odd`, `rmsnorm_odd`, `layernorm_odd`: a row of up to 16384 columns in registers
 //!   from its first aligned column), since those keep their vectors while the tile moves most
 //!   of its chunks element by element (softmax 4096×4999 at 29 % of the device copy, 1024×50257
 //!   at 33 % on the H100, docs/perf/h100-2026-12-06-stop51.md). An `ODD` kernel costs its
-//!   capacity, so it comes first where it holds the row (below 4096 columns), the walkers
-//!   above. On a row of whole vectors an `ODD` kernel takes ×1.15, after the register kernels
+//!   capacity, so it comes first where it holds the row (up to 16384 columns), the walkers
+//!   above. Measured on the H200 (docs/perf/2026-12-06-stop52.md): 16384×1001 and 8192×3001
+//!   softmax 30 % → 92 % / 89 % of the device copy, RMSNorm 77–79 %, LayerNorm 59 %; the
+//!   walkers at 4096×4999 / 8192×7171 ran 23–29 %, so the `ODD` ladder goes on to 16k. On a row of whole vectors an `ODD` kernel takes ×1.15, after the register kernels
 //!   of its capacity: its head, tail and their reductions are dead weight there (emulator,
 //!   softmax 4096×4096: 532 M thread-instructions against `softmax` c4k's 385 M; not
 //!   measured on a GPU).

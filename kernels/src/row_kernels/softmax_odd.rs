@@ -1,5 +1,5 @@
 //! `softmax_odd` — row softmax for rows of an odd length (bytes not a whole number of 16-byte
-//! vectors: bf16 `N % 8 != 0`) up to 4096 columns, bf16 in and out, f32 statistics.
+//! vectors: bf16 `N % 8 != 0`) up to 16384 columns, bf16 in and out, f32 statistics.
 //!
 //! One CTA per row, the row in registers as in `softmax.rs`, but held from the row's first
 //! 16-byte aligned column `h = min((V − r·N % V) % V, N)` up to `e`, the end of its whole
@@ -18,11 +18,15 @@
 //! 4096×1001 (`o1k`, one warp a row) in 130 M against c1k's 175 M; every access of the row
 //! but the head's and tail's ≤ 14 elements is a 16-byte vector. On aligned rows `softmax`
 //! stays first (532 M against 385 M at 4096×4096: the head, the tail and their reductions).
-//! Not yet measured on a GPU. Rows of 4096 columns or more walk in chunks (`softmax_long`).
+//! Measured on the H200 (docs/perf/2026-12-06-stop52.md): 16384×1001 3051 GB/s (92 % of the
+//! device copy; `softmax` c1k 1002), 8192×3001 3215 (89 %; c3k 1044). Rows past 16384 columns
+//! walk in chunks (`softmax_long`), which ran 4096×4999 and 8192×7171 at 23–29 % of the copy:
+//! the ladder goes on to 16k as `softmax`'s does (`o5k`…`o16k`).
 //!
 //! `ODD = 1` marks the kernel for the host (`request.rs`): first for odd rows, after the
 //! register kernels of its capacity for aligned ones. One warp holds a row of 1k, two of 2k
-//! (32 values per thread, as `softmax`'s four rows of 1k per 128 threads), four of 3k and 4k.
+//! (32 values per thread, as `softmax`'s four rows of 1k per 128 threads), four of 3k to 7k,
+//! eight of 8k to 14k, sixteen of 16k (`softmax`'s threads at each capacity).
 
 use tirx::prelude::*;
 
@@ -36,6 +40,14 @@ use tirx::prelude::*;
         o2k = (T = 64, C = 2048, V = 8, ODD = 1),
         o3k = (T = 128, C = 3072, V = 8, ODD = 1),
         o4k = (T = 128, C = 4096, V = 8, ODD = 1),
+        o5k = (T = 128, C = 5120, V = 8, ODD = 1),
+        o6k = (T = 128, C = 6144, V = 8, ODD = 1),
+        o7k = (T = 128, C = 7168, V = 8, ODD = 1),
+        o8k = (T = 256, C = 8192, V = 8, ODD = 1),
+        o10k = (T = 256, C = 10240, V = 8, ODD = 1),
+        o12k = (T = 256, C = 12288, V = 8, ODD = 1),
+        o14k = (T = 256, C = 14336, V = 8, ODD = 1),
+        o16k = (T = 512, C = 16384, V = 8, ODD = 1),
     ),
 )]
 pub fn softmax_odd(#[shape(M, N)] x: Tensor<bf16>, #[shape(M, N)] y: Tensor<bf16>) {
