@@ -295,7 +295,7 @@ fn host_choices_at_odd_widths_match_the_f64_reference() {
 }
 
 /// The register kernels for rows of an odd length (`softmax_odd`, `rmsnorm_odd`,
-/// `layernorm_odd`, issue #32) as the host chooses them below 4096 columns: 1001 … 4095 over 9
+/// `layernorm_odd`, issue #32) as the host chooses them up to 16384 columns: 1001 … 9999 over 9
 /// rows (heads of 0 to 7 columns before the first aligned one, tails of 1 to 7 after the last
 /// whole vector) and 7 (a row shorter than a vector: all head and tail); every config on
 /// aligned rows (1024, 4096: empty head and tail); LayerNorm also on rows centred at 300.
@@ -306,7 +306,10 @@ fn odd_row_register_kernels_match_the_f64_reference() {
     use tirx_kernels::row_kernels::{host, request::RowRequest};
     let mut runs = Vec::new();
     for op in RowOp::ALL {
-        for (i, n) in [1001, 1003, 2047, 3001, 4095, 7].into_iter().enumerate() {
+        for (i, n) in [1001, 1003, 2047, 3001, 4095, 7, 4999, 9999]
+            .into_iter()
+            .enumerate()
+        {
             let c = host::choose(&RowRequest::contiguous(op, 9, n), &Gpu::h200())
                 .unwrap_or_else(|e| panic!("{op} 9x{n}: {e}"));
             assert_eq!(
