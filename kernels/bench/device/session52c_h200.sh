@@ -1,5 +1,6 @@
 #!/bin/bash
-# Stop 52, call 3 (#32, #29), carry ["devbin5", "devbin6"]: devbin5/tirx = branch long 6eddee4
+# Stop 52, call 3 (#32, #29) — NOT RUN at stop 52 (the device started no machine; 197 s were left):
+# the first thing for the next stop, with binaries built from main., carry ["devbin5", "devbin6"]: devbin5/tirx = branch long 6eddee4
 # (odd rows up to 4095 columns held from their aligned column, the walkers past that);
 # devbin6/tirx and gpu_tests = branch oddwide (the ODD ladder on to 16k). GPU tests of the row
 # kernels, the host's choice base vs new at odd widths 4096…16383, then the fast row-wise FP8

@@ -21,7 +21,8 @@
 //! Measured on the H200 (docs/perf/2026-12-06-stop52.md): 16384×1001 3051 GB/s (92 % of the
 //! device copy; `softmax` c1k 1002), 8192×3001 3215 (89 %; c3k 1044). Rows past 16384 columns
 //! walk in chunks (`softmax_long`), which ran 4096×4999 and 8192×7171 at 23–29 % of the copy:
-//! the ladder goes on to 16k as `softmax`'s does (`o5k`…`o16k`).
+//! the ladder goes on to 16k as `softmax`'s does (`o5k`…`o16k`: emulator-verified, not yet run
+//! on a GPU at stop 52 — no device time was left; predicted 75–90 % of the copy at 4999/7171).
 //!
 //! `ODD = 1` marks the kernel for the host (`request.rs`): first for odd rows, after the
 //! register kernels of its capacity for aligned ones. One warp holds a row of 1k, two of 2k
