@@ -63,6 +63,26 @@ fn loads_signalling_one_barrier_phase_from_every_loop_iteration_are_rejected() {
     );
 }
 
+/// A counted loop whose barrier index repeats over its iterations (`bar[i / 2]`) arms that
+/// barrier once per iteration: rejected with the two iterations (the emulator saw the phase
+/// get more arrivals than it expects before this check existed).
+#[test]
+fn a_barrier_index_that_repeats_over_a_counted_loop_is_rejected() {
+    let err = compile(
+        "  scope thread 0 {
+    for %0 = 0:u32 to 2:u32 step 1:u32 {
+      op copy @a_s[%0] <- global a[0:u32, %0] bar @bar[%0 / 2:u32]
+    }
+  }
+  op mbar_wait @bar[0:u32] parity 0:u32",
+    )
+    .unwrap_err();
+    assert!(
+        err.contains("signals barrier 0 in iterations 0 and 1 of its loop"),
+        "{err}"
+    );
+}
+
 #[test]
 fn a_loop_that_waits_on_its_barrier_every_iteration_is_accepted() {
     compile(

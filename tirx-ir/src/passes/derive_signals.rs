@@ -666,29 +666,6 @@ fn mentions(e: &Expr, vars: &[Handle<Var>]) -> bool {
     }
 }
 
-/// The value of `e` with the loop variable `var` at `at`, when it depends on nothing else.
-fn eval_at(e: &Expr, var: Handle<Var>, at: i64) -> Option<i64> {
-    use crate::ir::BinOp;
-    Some(match e {
-        Expr::Imm(v, _) => *v,
-        Expr::Var(v) if *v == var => at,
-        Expr::Bin(op, a, b) => {
-            let (a, b) = (eval_at(a, var, at)?, eval_at(b, var, at)?);
-            match op {
-                BinOp::Add => a + b,
-                BinOp::Sub => a - b,
-                BinOp::Mul => a * b,
-                BinOp::Div if b != 0 => a / b,
-                BinOp::Rem if b != 0 => a % b,
-                BinOp::Min => a.min(b),
-                BinOp::Max => a.max(b),
-                _ => return None,
-            }
-        }
-        _ => return None,
-    })
-}
-
 /// The most iterations [`check_repeats`] walks.
 const REPEAT_WALK: i64 = 1 << 16;
 
@@ -743,7 +720,7 @@ fn check_repeats(
         let mut seen = std::collections::HashMap::new();
         let mut i = a;
         while i < b {
-            let Some(index) = eval_at(&bar.index, var, i) else {
+            let Some(index) = crate::passes::check_protocol::eval_at(k, &bar.index, var, i) else {
                 return;
             };
             if let Some(&first) = seen.get(&index) {

@@ -358,31 +358,45 @@ fn nested_loads(b: &Block, bar: &BarRef) -> Option<&'static str> {
 /// The value of `e`, when it is a constant of the body (literals, config constants folded by
 /// the front end, variables defined once by such a value).
 pub(super) fn constant(k: &Kernel, e: &Expr) -> Option<i64> {
-    eval(k, e, None, None, 0)
+    eval(k, e, None, None, None, 0)
 }
 
 /// The value of `e` in the CTA of cluster rank `rank`, when it depends on nothing else.
 pub(crate) fn eval_rank(k: &Kernel, e: &Expr, rank: i64) -> Option<i64> {
-    eval(k, e, Some(rank), None, 0)
+    eval(k, e, Some(rank), None, None, 0)
 }
 
 /// The value of `e` in the thread of CTA-linear index `tid` (`%tid.x`; its warp and lane
 /// follow), when it depends on nothing else: a guard such as `tid % 32 == 0`.
 pub(super) fn eval_tid(k: &Kernel, e: &Expr, tid: i64) -> Option<i64> {
-    eval(k, e, None, Some(tid), 0)
+    eval(k, e, None, Some(tid), None, 0)
 }
 
-/// The value of `e` in the CTA of cluster rank `rank` and the thread `tid` (any: `None`),
-/// when it depends on nothing else.
-fn eval(k: &Kernel, e: &Expr, rank: Option<i64>, tid: Option<i64>, depth: u32) -> Option<i64> {
-    let go = |e: &Expr| eval(k, e, rank, tid, depth);
+/// The value of `e` with the loop variable `var` at `at`, when it depends on nothing else: a
+/// barrier index of a counted loop's iteration (`derive-signals`).
+pub(crate) fn eval_at(k: &Kernel, e: &Expr, var: Handle<Var>, at: i64) -> Option<i64> {
+    eval(k, e, None, None, Some((var, at)), 0)
+}
+
+/// The value of `e` in the CTA of cluster rank `rank` and the thread `tid` (any: `None`), with
+/// the loop variable of `at` at its value, when it depends on nothing else.
+fn eval(
+    k: &Kernel,
+    e: &Expr,
+    rank: Option<i64>,
+    tid: Option<i64>,
+    at: Option<(Handle<Var>, i64)>,
+    depth: u32,
+) -> Option<i64> {
+    let go = |e: &Expr| eval(k, e, rank, tid, at, depth);
     Some(match e {
         Expr::Imm(v, _) => *v,
         Expr::Special(Special::ClusterCtaRank) => rank?,
         Expr::Special(Special::TidX) => tid?,
         Expr::Special(Special::WarpId) => tid? / 32,
         Expr::Special(Special::LaneId) => tid? % 32,
-        Expr::Var(v) if depth < 8 => eval(k, single_def(k, *v)?, rank, tid, depth + 1)?,
+        Expr::Var(v) if at.is_some_and(|(w, _)| w == *v) => at?.1,
+        Expr::Var(v) if depth < 8 => eval(k, single_def(k, *v)?, rank, tid, at, depth + 1)?,
         Expr::Bin(op, a, b) => {
             let (a, b) = (go(a)?, go(b)?);
             match op {
@@ -475,7 +489,7 @@ fn multicast_if(
     }
     let mut then_ranks = 0i64;
     for r in 0..size.min(16) {
-        match eval(k, cond, Some(r), None, 0) {
+        match eval(k, cond, Some(r), None, None, 0) {
             Some(0) => {}
             Some(_) => then_ranks |= 1 << r,
             None => return,

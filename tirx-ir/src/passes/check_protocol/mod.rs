@@ -35,7 +35,7 @@
 mod bulk;
 mod counters;
 mod counts;
-pub(crate) use counts::eval_rank;
+pub(crate) use counts::{eval_at, eval_rank};
 pub(super) mod flow;
 mod multicast;
 mod operands;
