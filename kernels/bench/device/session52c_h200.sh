@@ -7,9 +7,8 @@
 # GEMM that stop 51 could not time. At most 8 files come back.
 set -u
 BUDGET=${BUDGET:-330}
-left() { local l=$((BUDGET - SECONDS)); [ $l -lt $1 ] && echo $((l > 5 ? l : 5)) || echo $1; }
-export LD_LIBRARY_PATH=/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
-for d in devbin5 devbin6; do (cd $d && for f in *.xz; do python3 -c "import lzma,sys; open(sys.argv[1][:-3],'wb').write(lzma.open(sys.argv[1]).read())" "$f" && rm "$f"; done; chmod +x tirx gpu_tests); done
+source kernels/bench/device/lib.sh
+unpack devbin5 devbin6
 date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 echo "== GPU tests of the row kernels (devbin6) at ${SECONDS}s"
 timeout $(left 100) ./devbin6/gpu_tests gpu_rows > $OUT/gpu_rows.txt 2>&1; echo "rc=$?" >> $OUT/gpu_rows.txt
