@@ -271,7 +271,8 @@ fn row_kernels_match_the_f64_reference() {
 
 /// The host's choice for each op at widths that are not a multiple of the tile (issue #32):
 /// 1000 and 5000 (multiples of 8 in a longer tile: the masked-vector path), 4999 and 7171 (odd:
-/// rows not 16-byte aligned, the element path), 3000 … 14000 (the capacity ladder), 24576 and
+/// rows not 16-byte aligned, held from their first aligned column by the `ODD` kernels),
+/// 3000 … 14000 (the capacity ladder), 24576 and
 /// 65536 (long rows: staged, staged over a cluster). Random rows,
 /// outputs poisoned, against the f64 reference within 2 bf16 ulps.
 #[test]
