@@ -624,10 +624,7 @@ impl Rewriter for Signals<'_> {
                 end,
                 step,
                 body,
-            } => {
-                check_loop(k, Some(*var), body, self.errs);
-                check_repeats(k, *var, [start, end, step], body, self.errs);
-            }
+            } => check_loop(k, Some((*var, [start, end, step])), body, self.errs),
             StmtKind::Loop { body, .. } => check_loop(k, None, body, self.errs),
             _ => {}
         }
@@ -666,78 +663,37 @@ fn mentions(e: &Expr, vars: &[Handle<Var>]) -> bool {
     }
 }
 
-/// The most iterations [`check_repeats`] walks.
+/// The most iterations [`repeated_index`] walks.
 const REPEAT_WALK: i64 = 1 << 16;
 
-/// A loop of constant bounds whose TMA load (directly in the body or in its ifs/scopes, with
-/// no wait on the barrier in the body) signals a barrier array at an index computed from the
-/// loop variable alone: each iteration arms its barrier (an arrival with its bytes), so an
-/// index that repeats (`full[i / 16]`) gives one phase several arrivals and it completes
-/// after the first's bytes. Rejected at the load, with the two iterations; an index that
-/// depends on anything but the loop variable and constants is left to `check_loop`, and a
-/// pipeline's barriers to `check-protocol` (a stage refilled without `producer_acquire`).
-fn check_repeats(
+/// The first two iterations of a loop of constant bounds `[start, end, step]` over `var` at
+/// which a barrier index computed from `var` alone (and constants) is the same: `(index, first,
+/// second)`. `None` when the bounds are not constant, the loop runs more than [`REPEAT_WALK`]
+/// iterations, or the index depends on anything else.
+fn repeated_index(
     k: &Kernel,
     var: Handle<Var>,
     bounds: [&Expr; 3],
-    body: &Block,
-    errs: &mut Diagnostics,
-) {
+    index: &Expr,
+) -> Option<(i64, i64, i64)> {
     let [Expr::Imm(a, _), Expr::Imm(b, _), Expr::Imm(st, _)] = bounds else {
-        return;
+        return None;
     };
     let (a, b, st) = (*a, *b, *st);
     if st <= 0 || b <= a || (b - a) / st > REPEAT_WALK {
-        return;
+        return None;
     }
-    let mut vars = vec![var];
-    written(body, &mut vars);
-    if vars.len() > 1 && vars[1..].contains(&var) {
-        return;
+    let mut seen = std::collections::HashMap::new();
+    let mut i = a;
+    while i < b {
+        let at = crate::passes::check_protocol::eval_at(k, index, var, i)?;
+        if let Some(&first) = seen.get(&at) {
+            return Some((at, first, i));
+        }
+        seen.insert(at, i);
+        i += st;
     }
-    let mut waits: Vec<&BarRef> = Vec::new();
-    visit(body, &mut |s, _| {
-        if let StmtKind::Op(Op::MbarWait { bar, .. }) = &s.kind {
-            waits.push(bar);
-        }
-    });
-    visit(body, &mut |s, stack| {
-        if stack
-            .iter()
-            .any(|p| matches!(p.kind, StmtKind::For { .. } | StmtKind::Loop { .. }))
-        {
-            return;
-        }
-        let StmtKind::Op(op) = &s.kind else { return };
-        let Some(bar) = load_bar(op) else { return };
-        let piped = k
-            .pipelines
-            .iter()
-            .any(|(_, p)| p.full == bar.bar || p.empty == bar.bar);
-        if piped || waits.iter().any(|w| w.bar == bar.bar) || !mentions(&bar.index, &[var]) {
-            return;
-        }
-        let mut seen = std::collections::HashMap::new();
-        let mut i = a;
-        while i < b {
-            let Some(index) = crate::passes::check_protocol::eval_at(k, &bar.index, var, i) else {
-                return;
-            };
-            if let Some(&first) = seen.get(&index) {
-                errs.push(Diagnostic::new(
-                    s.span,
-                    SignalError::RepeatedBarrier {
-                        index,
-                        first,
-                        second: i,
-                    },
-                ));
-                return;
-            }
-            seen.insert(index, i);
-            i += st;
-        }
-    });
+    None
 }
 
 /// A loop whose every iteration arrives (expect-tx) on the same barrier would arrive several
@@ -746,9 +702,22 @@ fn check_repeats(
 /// barrier reference the loop does not change (directly in the body or in its ifs/scopes;
 /// inner loops are checked on their own) — unless the body also waits on that barrier, which
 /// makes each iteration a phase of its own.
-fn check_loop(k: &Kernel, var: Option<Handle<Var>>, body: &Block, errs: &mut Diagnostics) {
-    let mut vars: Vec<Handle<Var>> = var.into_iter().collect();
+///
+/// A `for` of constant bounds whose load signals a barrier array at an index computed from the
+/// loop variable alone arms each iteration's barrier (an arrival with its bytes), so an index
+/// that repeats (`full[i / 16]`) gives one phase several arrivals: rejected at the load with the
+/// two iterations ([`repeated_index`]); a pipeline's barriers are left to `check-protocol` (a
+/// stage refilled without `producer_acquire` says more).
+fn check_loop(
+    k: &Kernel,
+    var: Option<(Handle<Var>, [&Expr; 3])>,
+    body: &Block,
+    errs: &mut Diagnostics,
+) {
+    let mut vars: Vec<Handle<Var>> = var.iter().map(|v| v.0).collect();
     written(body, &mut vars);
+    // A loop variable the body assigns has no value per iteration to evaluate an index at.
+    let var = var.filter(|(v, _)| !vars[1..].contains(v));
     let mut waits: Vec<&BarRef> = Vec::new();
     visit(body, &mut |s, _| {
         if let StmtKind::Op(Op::MbarWait { bar, .. }) = &s.kind {
@@ -764,14 +733,31 @@ fn check_loop(k: &Kernel, var: Option<Handle<Var>>, body: &Block, errs: &mut Dia
         }) {
             return;
         }
-        if let StmtKind::Op(op) = &s.kind
-            && let Some(bar) = load_bar(op)
-            && !mentions(&bar.index, &vars)
-            && !waits.contains(&bar)
-        {
+        let StmtKind::Op(op) = &s.kind else { return };
+        let Some(bar) = load_bar(op) else { return };
+        if !mentions(&bar.index, &vars) && !waits.contains(&bar) {
             errs.push(Diagnostic::new(
                 s.span,
                 SignalError::SameBarrierEveryIteration,
+            ));
+            return;
+        }
+        let piped = k
+            .pipelines
+            .iter()
+            .any(|(_, p)| p.full == bar.bar || p.empty == bar.bar);
+        if let Some((v, bounds)) = var
+            && !piped
+            && !waits.iter().any(|w| w.bar == bar.bar)
+            && let Some((index, first, second)) = repeated_index(k, v, bounds, &bar.index)
+        {
+            errs.push(Diagnostic::new(
+                s.span,
+                SignalError::RepeatedBarrier {
+                    index,
+                    first,
+                    second,
+                },
             ));
         }
     });
