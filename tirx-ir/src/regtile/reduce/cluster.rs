@@ -167,15 +167,14 @@ pub(super) fn push(
 /// packed (0 when every thread shares one statistic).
 fn group_index(t: Handle<crate::ir::Var>, axis_mask: u32, owner: u32) -> Expr {
     let mut g = Expr::u32(0);
-    let mut i = 0;
-    for b in (0..owner.trailing_zeros()).filter(|b| axis_mask >> b & 1 == 0) {
+    let outside = (0..owner.trailing_zeros()).filter(|b| axis_mask >> b & 1 == 0);
+    for (i, b) in outside.enumerate() {
         let bit = Expr::bin(
             BinOp::And,
             Expr::bin(BinOp::Shr, Expr::Var(t), Expr::u32(b)),
             Expr::u32(1),
         );
-        g = add(g, Expr::bin(BinOp::Shl, bit, Expr::u32(i)));
-        i += 1;
+        g = add(g, Expr::bin(BinOp::Shl, bit, Expr::u32(i as u32)));
     }
     g
 }
