@@ -100,7 +100,7 @@ fn the_push_form_has_no_cluster_barrier_per_reduction() {
         "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32",
         "mapa.shared::cluster.u32",
         "mbarrier.arrive.expect_tx.shared::cta.b64",
-        "mbarrier.try_wait.parity.shared::cta.b64",
+        "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64",
     ] {
         assert!(push.contains(op), "push_loop lacks {op}");
     }

@@ -5,7 +5,8 @@
 //! `st.async[.weak].shared::cluster.mbarrier::complete_tx::bytes{.v2,.v4}.type [a], v, [mbar]`:
 //! `a` and `mbar` are `.shared::cluster` addresses (from `mapa`, or a CTA's own shared
 //! address, which is valid in the cluster window); the destination must be aligned to the
-//! access size and the mbarrier must live in the destination's CTA (the ISA requires both).
+//! access size and the mbarrier must live in the destination's CTA (the ISA requires both;
+//! "Conditions": the store is weak, the complete-tx releases at cluster scope).
 //! The values are read at issue; the write and the signal happen when the scheduler completes
 //! the operation (like a TMA load), so a generic access of the destination before the
 //! receiver's wait on its mbarrier is reported as a race, and a receiver that reads without
@@ -103,6 +104,9 @@ impl Machine<'_> {
         let c = &mut cl.ctas[*cta as usize];
         let at = *off as usize;
         c.smem[at..at + data.len()].copy_from_slice(data);
+        // `st.async` writes through the generic proxy (§9.7.9.12); like other stores into a
+        // peer's shared memory it is not tagged for the proxy-fence check (`shadow.rs`), and
+        // the bytes it overwrote lose their earlier writer's tag.
         c.shadow.async_write(*off, data.len() as u32);
         let bytes = data.len() as i64;
         self.mbar_update(

@@ -19,9 +19,10 @@
 //!   expect-tx leaves the tx-count negative while the arrival is pending (its range is
 //!   ±(2^20 − 1), §9.7.13.15.1), so the phase completes only once both the arrival and every
 //!   byte are in.
-//! - *Visibility*: the complete-tx of `st.async` has `.release` semantics at `.cluster` scope
-//!   (§9.7.9.12) and the phase completion observed by `try_wait` (default `.acquire`) makes
-//!   the stored bytes visible, as for a TMA load.
+//! - *Visibility*: `st.async` is a weak store performed in the generic proxy whose
+//!   complete-tx has `.release` semantics at `.cluster` scope (§9.7.9.12, "Conditions"); the
+//!   wait is `mbarrier.try_wait.parity.acquire.cluster`, so the phase completion it observes
+//!   makes every slot visible to plain `ld.shared` (no proxy fence: one proxy).
 //! - *Reuse in a loop* (`again`): two slot sets and two barriers alternate, round `n` using
 //!   set `n mod 2` and waiting on parity `(n div 2) mod 2` (a counter the prologue zeroes).
 //!   A peer writes set `s` again only in round `n + 2`, which it reaches after its round
@@ -44,7 +45,9 @@ use super::{Combine, Reduce, publish, pull};
 use crate::arena::Handle;
 use crate::diag::Diagnostics;
 use crate::inst::reg;
-use crate::ir::{BarRef, Barrier, BinOp, Buffer, CmpOp, Expr, Inst, Op, Operand, ScalarType as T};
+use crate::ir::{
+    BarRef, Barrier, BinOp, Buffer, CmpOp, Expr, Inst, Op, Operand, ScalarType as T, Stmt, StmtKind,
+};
 use crate::lower::{Lower, add, mul};
 use crate::regtile::owner_thread;
 
@@ -148,8 +151,18 @@ pub(super) fn push(
             lw.inst(Inst::st_async(bty, to, off, reg(d), to_bar).guarded(writer, false));
         }
     }
-    // 3. Wait for every rank's bytes, then combine the slots in rank order.
-    lw.op(Op::MbarWait { bar: bref, parity });
+    // 3. Wait for every rank's bytes (acquiring at cluster scope what the peers' complete-tx
+    // released there), then combine the slots in rank order.
+    let par = match parity {
+        Expr::Imm(v, _) => Operand::Imm(v),
+        e => reg(lw.let_("xparity", T::U32, e)),
+    };
+    let done = lw.var("xdone", T::Pred);
+    let wait = Inst::mbarrier_try_wait_parity_cluster(done, mbar, par);
+    lw.emit(StmtKind::Loop {
+        body: vec![Stmt::at(StmtKind::Inst(wait), lw.span)],
+        until: done,
+    });
     for p in 0..size {
         let load = |lw: &mut Lower, ty: &str, d, j: usize| {
             let off = i64::from(p * slot) + i64::from(wb) * j as i64;
