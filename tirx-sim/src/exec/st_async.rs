@@ -12,7 +12,7 @@
 //! receiver's wait on its mbarrier is reported as a race, and a receiver that reads without
 //! waiting reads stale bytes under some schedule. The signal is a `complete_tx` only (no
 //! arrival): the receiver's `mbarrier.arrive.expect_tx` of the bytes it expects completes the
-//! phase together with them, in either order (the tx-count may go negative meanwhile, §9.7.13.15).
+//! phase together with them, in either order (the tx-count may go negative meanwhile, §9.7.13.15.2).
 
 use super::bulk::{AsyncKind, AsyncOp};
 use super::cta::Cluster;

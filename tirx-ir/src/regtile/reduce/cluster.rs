@@ -15,10 +15,10 @@
 //!    order — the pull form's order, so the results are bit-identical to it.
 //!
 //! No cluster barrier and no release fence per reduction. Why it is enough:
-//! - *Arming and data in either order*: a complete-tx that arrives before the receiver's
-//!   expect-tx leaves the tx-count negative while the arrival is pending (its range is
-//!   ±(2^20 − 1), §9.7.13.15.1), so the phase completes only once both the arrival and every
-//!   byte are in.
+//! - *Arming and data in either order*: a complete-tx (§9.7.13.15.5) that arrives before the
+//!   receiver's expect-tx leaves the tx-count negative while the arrival is pending (its
+//!   range is ±(2^20 − 1), §9.7.13.15.2), so the phase completes only once both the arrival
+//!   and every byte are in.
 //! - *Visibility*: `st.async` is a weak store performed in the generic proxy whose
 //!   complete-tx has `.release` semantics at `.cluster` scope (§9.7.9.12, "Conditions"); the
 //!   wait is `mbarrier.try_wait.parity.acquire.cluster`, so the phase completion it observes
