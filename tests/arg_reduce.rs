@@ -228,15 +228,15 @@ fn index_reductions_use_the_documented_instructions() {
     for op in ["setp.gt.s32", "setp.gt.u32", "not.b32", "min.s32"] {
         assert!(i.contains(op), "arg_int_cols lacks {op}");
     }
-    // Across a cluster: the rank's offset, then (key, index) pairs through distributed
-    // shared memory.
+    // Across a cluster: the rank's offset, then (key, index) pairs pushed into every CTA
+    // through distributed shared memory (`st.async`) and read back locally.
     for a in arg_cluster::KERNEL.artifacts {
         for op in [
             "%cluster_ctarank",
-            "barrier.cluster.arrive.release",
             "mapa.shared::cluster",
-            "ld.shared::cluster.s32",
-            "ld.shared::cluster.u32",
+            "st.async.shared::cluster.mbarrier::complete_tx::bytes.b32",
+            "ld.shared.s32",
+            "ld.shared.u32",
         ] {
             assert!(a.ptx.contains(op), "arg_cluster {} lacks {op}", a.config);
         }

@@ -165,7 +165,7 @@ pub fn i64_row_stats(
 }
 
 /// The sum and max of a 512-wide `i64` row over the two CTAs of a cluster
-/// (`ld.shared::cluster.s64`).
+/// (`st.async…b64` into every CTA).
 #[tile_kernel(target = sm_90a, threads = 128, cluster = (2, 1, 1), grid = (M * 2, 1))]
 pub fn i64_cluster_stats(#[shape(M, 512)] x: Tensor<i64>, #[shape(M, 512)] s: Tensor<i64>) {
     let t = regs::<i64>([1, 256], layout = blocked(vec = 2));
@@ -688,7 +688,7 @@ fn i64_reductions_across_lanes_warps_and_a_cluster_match_rust() {
     assert!(
         i64_cluster_stats::KERNEL.artifacts[0]
             .ptx
-            .contains("ld.shared::cluster.s64")
+            .contains("st.async.shared::cluster.mbarrier::complete_tx::bytes.b64")
     );
 }
 

@@ -231,8 +231,9 @@ fn integer_ops_pick_the_signed_or_unsigned_instruction() {
     }
     let rc = ptx(&int_reduce_cluster::KERNEL.artifacts[0]);
     assert!(
-        rc.contains("ld.shared::cluster.s32"),
-        "int_reduce_cluster lacks the s32 pull"
+        rc.contains("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32")
+            && rc.contains("ld.shared.s32"),
+        "int_reduce_cluster lacks the s32 push"
     );
     let c = ptx(&i32_casts::KERNEL.artifacts[0]);
     for op in ["cvt.rzi.s32.f32", "cvt.rn.f32.s32"] {

@@ -10,6 +10,7 @@ mod block_scale;
 mod block_scale_fp4;
 mod block_scale_lang;
 mod clc;
+mod cluster_push;
 mod contracts;
 mod dispatch;
 mod elem_types;

@@ -37,7 +37,7 @@ const WAITS: [(WaitKind, &str); 7] = [
     (WaitKind::Setmaxnreg, "#937860"),
     (WaitKind::Converge, "#da8bc3"),
 ];
-const UNITS: [(Unit, &str); 7] = [
+const UNITS: [(Unit, &str); 8] = [
     (Unit::TmaLoad, "#dd8452"),
     (Unit::TmaStore, "#c44e52"),
     (Unit::Wgmma, "#55a868"),
@@ -45,9 +45,16 @@ const UNITS: [(Unit, &str); 7] = [
     (Unit::TmemLoad, "#8172b3"),
     (Unit::TmemStore, "#64b5cd"),
     (Unit::Clc, "#da8bc3"),
+    (Unit::StAsync, "#4c72b0"),
 ];
 /// The engine lanes, in drawing order.
-const ENGINES: [&str; 4] = ["TMA", "tensor core", "TMEM ld/st", "cluster launch control"];
+const ENGINES: [&str; 5] = [
+    "TMA",
+    "tensor core",
+    "TMEM ld/st",
+    "cluster launch control",
+    "distributed shared memory",
+];
 
 fn unit_colour(u: Unit) -> &'static str {
     UNITS.iter().find(|w| w.0 == u).map_or("#000000", |w| w.1)

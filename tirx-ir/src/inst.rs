@@ -234,6 +234,22 @@ impl Inst {
         )
     }
 
+    /// `mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [addr], parity`
+    /// (§9.7.13.15.16, the `.acquire.cluster` form; PTX 8.0, sm_90): the wait of a barrier
+    /// that peers' `st.async` complete, whose complete-tx releases at cluster scope
+    /// (§9.7.9.12) — the acquire pairs with it at the same scope.
+    pub fn mbarrier_try_wait_parity_cluster(
+        p: Handle<Var>,
+        addr: Handle<Var>,
+        parity: Operand,
+    ) -> Inst {
+        inst(
+            "mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64",
+            vec![reg(p)],
+            vec![mem(addr, 0), parity],
+        )
+    }
+
     /// `fence.mbarrier_init.release.cluster` (§9.7.13.4 membar/fence): makes barrier inits
     /// visible to the async proxy and other CTAs of the cluster.
     pub fn fence_mbarrier_init() -> Inst {

@@ -10,7 +10,8 @@ use crate::arena::Handle;
 use crate::diag::{Diagnostic, Diagnostics};
 use crate::dispatch::Reject;
 use crate::ir::{
-    BarRef, BinOp, Buffer, Expr, Inst, Kernel, Op, ScalarType, Span, Special, Stmt, StmtKind, Var,
+    BarRef, Barrier, BinOp, Buffer, Expr, Inst, Kernel, Op, ScalarType, Span, Special, Stmt,
+    StmtKind, Var,
 };
 use std::collections::HashMap;
 
@@ -70,6 +71,9 @@ pub struct Lower<'k> {
     /// directly or through `let`s): indices and TMA coordinates that read them are checked
     /// by the emulator (`crate::regtile::gather::data_vars`).
     pub data: &'k std::collections::HashSet<Handle<Var>>,
+    /// Per receive barrier of a cluster exchange that runs again (`regtile::reduce`): the
+    /// count of its executions so far, a variable the prologue sets to 0.
+    pub rounds: &'k HashMap<Handle<Barrier>, Handle<Var>>,
 }
 
 /// `a + b` on u32 expressions, folding immediates.

@@ -6,7 +6,10 @@
 //! and nothing loads while it reduces and stores (measured: 25% occupancy, 0.75× QuACK). Split
 //! over a cluster of `CS` CTAs, each holds `32768 / CS` columns — the register footprint of
 //! the 8k kernel, which runs at 98% of the copy roof — so several CTAs of different rows
-//! share an SM and their phases interleave. The cost is one cluster barrier per statistic.
+//! share an SM and their phases interleave. The cost is one exchange per statistic: each CTA
+//! pushes its value into every CTA with `st.async` and waits on its own mbarrier (the push
+//! form of `across = cluster`, no cluster barrier per statistic; measured below with the
+//! earlier pull form, one cluster barrier per statistic).
 //! Columns past `N` are masked in the loads (0) and, for softmax, in the max (−∞); CTA
 //! `cta_rank` holds columns `[cta_rank·C, (cta_rank + 1)·C)` of row `cta.x / CS`.
 //!

@@ -214,6 +214,20 @@ impl Inst {
         )
     }
 
+    /// `st.async.shared::cluster.mbarrier::complete_tx::bytes.ty [addr+off], v, [mbar]`
+    /// (§9.7.9.12 st.async; PTX 8.1, sm_90): stores `v` (`.b32` or `.b64`) into the shared
+    /// memory of a CTA of the cluster (`addr` from `mapa`) and performs complete-tx of its
+    /// bytes on the mbarrier `mbar` of that same CTA. The store is weak; the complete-tx has
+    /// `.release` semantics at `.cluster` scope, so a thread that observes the phase complete
+    /// (`mbarrier.try_wait`) sees the value.
+    pub fn st_async(ty: &str, addr: Handle<Var>, off: i64, v: Operand, mbar: Handle<Var>) -> Inst {
+        inst(
+            format!("st.async.shared::cluster.mbarrier::complete_tx::bytes.{ty}"),
+            vec![],
+            vec![mem(addr, off), v, mem(mbar, 0)],
+        )
+    }
+
     /// `ldmatrix.sync.aligned.m8n8.xN.shared.b16 {d…}, [addr]` (§9.7.14.5.15 ldmatrix): N
     /// 8×8 matrices of 16-bit elements; lanes 8q … 8q+7 give the addresses of matrix q's eight
     /// rows (16 contiguous bytes each), and lane `l` receives in `d[q]` elements

@@ -387,11 +387,18 @@ pub enum Op {
         /// loop): synchronise once more after reading.
         again: bool,
         /// The statistic also combines the CTAs of the cluster (`across = cluster`): each
-        /// CTA's value is pushed into every CTA's `cluster_scratch` through distributed shared
-        /// memory, a cluster barrier, then combined in rank order.
+        /// CTA's value is pushed with `st.async` into slot `[its rank]` of every CTA's
+        /// `cluster_scratch`, completing bytes on that CTA's `cluster_bar`; each CTA waits on
+        /// its own barrier and combines the slots in rank order (`regtile::reduce`).
         cluster: bool,
+        /// The cluster exchange in its pull form (`across = cluster_pull`): publish into the
+        /// own slot, a cluster barrier, read every rank's slot (`ld.shared::cluster`).
+        pull: bool,
         /// Shared memory for the exchange across the cluster (set by `plan-reg-tiles`).
         cluster_scratch: Option<Handle<Buffer>>,
+        /// The push form's receive barriers (one, or two alternating when `again`; set by
+        /// `plan-reg-tiles`).
+        cluster_bar: Option<Handle<Barrier>>,
     },
     /// `setmaxnreg.{inc,dec}.sync.aligned.u32 count` (warpgroup): move registers between
     /// warpgroups of different roles.

@@ -137,8 +137,14 @@ impl Parser<'_> {
                     None
                 };
                 let cluster = self.c.eat_kw("cluster");
+                let pull = cluster && self.c.eat_kw("pull");
                 let cluster_scratch = if cluster && self.c.is_punct("@") {
                     Some(self.buffer_ref()?)
+                } else {
+                    None
+                };
+                let cluster_bar = if cluster && self.c.eat_kw("bar") {
+                    Some(self.barrier_ref_name()?)
                 } else {
                     None
                 };
@@ -151,7 +157,9 @@ impl Parser<'_> {
                     scratch,
                     again: self.c.eat_kw("again"),
                     cluster,
+                    pull,
                     cluster_scratch,
+                    cluster_bar,
                 }
             }
             "warp_vote" => {

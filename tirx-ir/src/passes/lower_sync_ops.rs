@@ -267,6 +267,7 @@ impl Pass for LowerSyncOps {
     fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
         let mut frags = HashMap::new();
         let data = crate::regtile::gather::data_vars(k);
+        let rounds = HashMap::new();
         rewrite_body(k, &mut |k, s| {
             let StmtKind::Op(op) = s.kind else {
                 return Ok(vec![s]);
@@ -277,6 +278,7 @@ impl Pass for LowerSyncOps {
                 span: s.span,
                 frags: &mut frags,
                 data: &data,
+                rounds: &rounds,
             };
             lower(&mut lw, op)?;
             Ok(lw.out)

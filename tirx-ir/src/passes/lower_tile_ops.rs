@@ -21,8 +21,8 @@ use crate::arena::Handle;
 use crate::diag::Diagnostics;
 use crate::dispatch::Table;
 use crate::ir::{
-    BarRef, BinOp, Buffer, Expr, Inst, Kernel, Op, Phase, ScalarType, Scope, Space, Span, Stmt,
-    StmtKind, Var,
+    BarRef, Barrier, BinOp, Buffer, Expr, Inst, Kernel, Op, Phase, ScalarType, Scope, Space, Span,
+    Stmt, StmtKind, Var,
 };
 use crate::lower::Lower;
 use std::collections::HashMap;
@@ -93,7 +93,9 @@ fn lower_op(lw: &mut Lower, op: Op) -> Result<(), Diagnostics> {
             scratch,
             again,
             cluster: _,
+            pull: _,
             cluster_scratch,
+            cluster_bar,
         } => crate::regtile::reduce::lower(
             lw,
             &crate::regtile::reduce::Reduce {
@@ -105,6 +107,7 @@ fn lower_op(lw: &mut Lower, op: Op) -> Result<(), Diagnostics> {
                 scratch: *scratch,
                 again: *again,
                 cluster_scratch: *cluster_scratch,
+                cluster_bar: *cluster_bar,
             },
         ),
         Op::ProducerAcquire { pipe, iter, stage } | Op::ConsumerWait { pipe, iter, stage } => {
@@ -213,6 +216,33 @@ fn prologue(k: &mut Kernel, frags: &mut HashMap<Handle<Buffer>, Vec<Handle<Var>>
     pre
 }
 
+/// The round counters of the cluster exchanges that run again (`Reduce` with `cluster_bar`
+/// and `again`): one variable per receive barrier, set to 0 at the start of the kernel (after
+/// the barrier prologue), counted up by each exchange (`regtile::reduce`).
+fn exchange_rounds(k: &mut Kernel, pre: &mut Vec<Stmt>) -> HashMap<Handle<Barrier>, Handle<Var>> {
+    let mut bars = Vec::new();
+    super::walk::visit(&k.body, &mut |s, _| {
+        if let StmtKind::Op(Op::Reduce {
+            cluster_bar: Some(b),
+            again: true,
+            ..
+        }) = &s.kind
+        {
+            bars.push(*b);
+        }
+    });
+    let mut rounds = HashMap::new();
+    for b in bars {
+        let v = k.new_var("xround", ScalarType::U32);
+        pre.push(Stmt::new(StmtKind::Let {
+            var: v,
+            value: Expr::Imm(0, ScalarType::U32),
+        }));
+        rounds.insert(b, v);
+    }
+    rounds
+}
+
 fn cluster_size(k: &Kernel) -> u32 {
     k.sig.cluster.iter().product()
 }
@@ -224,7 +254,8 @@ impl Pass for LowerTileOps {
     fn run(&self, k: &mut Kernel) -> Result<(), Diagnostics> {
         let mut frags = HashMap::new();
         let data = crate::regtile::gather::data_vars(k);
-        let pre = prologue(k, &mut frags);
+        let mut pre = prologue(k, &mut frags);
+        let rounds = exchange_rounds(k, &mut pre);
         rewrite_body(k, &mut |k, s| {
             let StmtKind::Op(op) = s.kind else {
                 return Ok(vec![s]);
@@ -235,6 +266,7 @@ impl Pass for LowerTileOps {
                 span: s.span,
                 frags: &mut frags,
                 data: &data,
+                rounds: &rounds,
             };
             lower_op(&mut lw, op)?;
             Ok(lw.out)

@@ -7,8 +7,10 @@
 //! widens into it); every `reduce` whose statistic combines warps has `scratch` set (a fresh
 //! shared `f32` buffer of `threads · registers` elements, named `<dst>.scratch`) and is owned
 //! by the whole CTA, and `again` set when it sits in a loop; every `reduce … across = cluster`
-//! has `cluster_scratch` (`threads · registers` f32, `<dst>.cluster`) and is
-//! owned by the whole CTA of a kernel with a cluster. Violations are errors at the op.
+//! has `cluster_scratch` (`<dst>.cluster`) and is owned by the whole CTA of a kernel with a
+//! cluster: in the pull form (`across = cluster_pull`) `threads · registers` f32; in the push
+//! form one slot per (thread group of the statistic, cluster rank), in two sets when the op
+//! runs again, and `cluster_bar` (`<dst>.cluster.full`, one mbarrier per set, one arrival). Violations are errors at the op.
 
 use super::Pass;
 use crate::abi::{ElemType, Swizzle};
@@ -105,6 +107,8 @@ struct Scratch {
     elements: u32,
     name: String,
     cluster: bool,
+    /// Receive barriers of the push form (0: none).
+    bars: u32,
 }
 
 fn check(k: &Kernel, op: &mut Op, c: &Ctx) -> Result<Vec<Scratch>, RegTileError> {
@@ -135,7 +139,9 @@ fn check(k: &Kernel, op: &mut Op, c: &Ctx) -> Result<Vec<Scratch>, RegTileError>
             scratch,
             again,
             cluster,
+            pull,
             cluster_scratch,
+            cluster_bar: _,
         } => {
             let ls = layout(k, *src)?;
             // The statistic holds the values' type: f32 for floats, the integer type for
@@ -213,6 +219,7 @@ fn check(k: &Kernel, op: &mut Op, c: &Ctx) -> Result<Vec<Scratch>, RegTileError>
                     elements: slots * owner * ld.value_count(),
                     name: format!("{}.scratch", k.buffers[*dst].name),
                     cluster: false,
+                    bars: 0,
                 });
             }
             if *cluster && cluster_scratch.is_none() {
@@ -226,10 +233,21 @@ fn check(k: &Kernel, op: &mut Op, c: &Ctx) -> Result<Vec<Scratch>, RegTileError>
                     });
                 }
                 *again = c.in_loop;
+                // The pull form: one slot per thread group, read by every peer. The push form:
+                // one slot per (group, rank) — the statistic's groups are the owner's threads
+                // with the axis bits cleared — in two alternating sets when it runs again.
+                let (elements, bars) = if *pull {
+                    (slots * owner * ld.value_count(), 0)
+                } else {
+                    let groups = owner >> ls.reduce_bits(*axis as usize).len();
+                    let sets = if c.in_loop { 2 } else { 1 };
+                    (sets * size * groups * slots * ld.value_count(), sets)
+                };
                 out.push(Scratch {
-                    elements: slots * owner * ld.value_count(),
+                    elements,
                     name: format!("{}.cluster", k.buffers[*dst].name),
                     cluster: true,
+                    bars,
                 });
             }
             Ok(out)
@@ -307,7 +325,7 @@ impl Pass for PlanRegTiles {
                 Ok(scratches) => {
                     for sc in scratches {
                         let h = k.buffers.append(Buffer {
-                            name: sc.name,
+                            name: sc.name.clone(),
                             space: Space::Shared,
                             elem: ElemType::F32,
                             layout: Layout::row_major(&[sc.elements], Swizzle::None),
@@ -317,14 +335,25 @@ impl Pass for PlanRegTiles {
                             regs: None,
                             span,
                         });
+                        let bar = (sc.bars > 0).then(|| {
+                            k.barriers.append(crate::ir::Barrier {
+                                name: format!("{}.full", sc.name),
+                                count: sc.bars,
+                                arrivals: 1,
+                                offset: None,
+                                span,
+                            })
+                        });
                         if let Op::Reduce {
                             scratch,
                             cluster_scratch,
+                            cluster_bar,
                             ..
                         } = op
                         {
                             if sc.cluster {
                                 *cluster_scratch = Some(h);
+                                *cluster_bar = bar;
                             } else {
                                 *scratch = Some(h);
                             }

@@ -117,7 +117,9 @@ impl Printer<'_, '_> {
                 scratch,
                 again,
                 cluster,
+                pull,
                 cluster_scratch,
+                cluster_bar,
             } => {
                 let (d, s) = (self.buf(*dst), self.buf(*src));
                 write!(self.out, " {d} <- {s} {} axis {axis}", kind.name())?;
@@ -131,9 +133,16 @@ impl Printer<'_, '_> {
                 }
                 if *cluster {
                     self.out.write_str(" cluster")?;
+                    if *pull {
+                        self.out.write_str(" pull")?;
+                    }
                     if let Some(b) = cluster_scratch {
                         let b = self.buf(*b);
                         write!(self.out, " {b}")?;
+                    }
+                    if let Some(b) = cluster_bar {
+                        let b = self.bar(*b);
+                        write!(self.out, " bar {b}")?;
                     }
                 }
                 if *again {

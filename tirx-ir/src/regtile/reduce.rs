@@ -18,12 +18,14 @@
 //!    so the next iteration's stores cannot overtake them.
 //!
 //! 4. with `across = cluster`, across the CTAs of the cluster through distributed shared
-//!    memory (see [`across_cluster`]); an index statistic first counts the row as the CTAs'
-//!    tiles in rank order (see [`rank_offset`]).
+//!    memory (`cluster.rs`: pushed with `st.async` by default, pulled after a cluster barrier
+//!    with `across = cluster_pull`); an index statistic first counts the row as the CTAs'
+//!    tiles in rank order.
 //!
-//! Shape: `scratch` and `cluster_scratch` hold `threads · registers` 4-byte slots, twice
-//! that for (key, index) pairs and for 64-bit integer statistics, whose registers take
-//! 8-byte slots and cross lanes as two 32-bit shuffles (`plan-reg-tiles` sizes both).
+//! Shape: `scratch` (and the pull form's `cluster_scratch`) hold `threads · registers` 4-byte
+//! slots, twice that for (key, index) pairs and for 64-bit integer statistics, whose
+//! registers take 8-byte slots and cross lanes as two 32-bit shuffles (`plan-reg-tiles` sizes
+//! both; the push form's receive area is in `cluster.rs`).
 
 use super::{RegTileError, compute, frag, layout, owner_thread};
 use crate::arena::Handle;
@@ -33,6 +35,8 @@ use crate::ir::{
     BinOp, Buffer, CmpOp, Expr, Inst, Op, Operand, ReduceKind, ScalarType as T, TExpr, Var,
 };
 use crate::lower::Lower;
+
+mod cluster;
 
 /// The operands of one `reduce`.
 pub struct Reduce<'a> {
@@ -52,6 +56,8 @@ pub struct Reduce<'a> {
     pub again: bool,
     /// The exchange across the cluster (`across = cluster`).
     pub cluster_scratch: Option<Handle<Buffer>>,
+    /// The push form's receive barriers (`None`: the pull form).
+    pub cluster_bar: Option<Handle<crate::ir::Barrier>>,
 }
 
 /// How the registers of a statistic combine with a partner's: one register per value and
@@ -187,9 +193,18 @@ pub fn lower(lw: &mut Lower, r: &Reduce<'_>) -> Result<(), Diagnostics> {
     // 4. Across the CTAs of the cluster.
     if let Some(cs) = r.cluster_scratch {
         if r.kind.is_arg() {
-            rank_offset(lw, r, &dv);
+            cluster::rank_offset(lw, r, &dv);
         }
-        across_cluster(lw, r, &ls, &dv, c, &bits, cs)?;
+        let x = cluster::Exchange {
+            dv: &dv,
+            c,
+            bits: &bits,
+            cs,
+        };
+        match r.cluster_bar {
+            Some(bar) => cluster::push(lw, r, &ls, &x, bar)?,
+            None => cluster::pull_form(lw, r, &ls, &x)?,
+        }
     }
     Ok(())
 }
@@ -520,66 +535,6 @@ fn across_warps(
         lw.op(Op::SyncThreads);
     }
     Ok(())
-}
-
-/// Stage 4: the CTAs of the cluster. Each group of threads sharing a statistic has one slot
-/// per register in `cs`; the group's first thread stores its CTA's value there, a cluster
-/// barrier (`barrier.cluster.arrive.release` / `wait.acquire`, PTX ISA §9.7.13.5) makes the
-/// stores visible cluster-wide, and every thread reads the slot of every CTA through
-/// distributed shared memory (`mapa` + `ld.shared::cluster`, §9.7.9.15, §9.7.9.8) and
-/// combines them in rank order — the same order in every CTA, so all hold the bit-identical
-/// result. Pulling after the barrier (rather than pushing before it) never touches a peer
-/// that might not have started; the kernel's exit barrier keeps every CTA alive until its
-/// peers' reads are done, and in a loop a second cluster barrier follows the reads.
-fn across_cluster(
-    lw: &mut Lower,
-    r: &Reduce<'_>,
-    ls: &crate::ir::RegLayout,
-    dv: &[Handle<Var>],
-    c: Combine<'_>,
-    bits: &[u32],
-    cs: Handle<Buffer>,
-) -> Result<(), Diagnostics> {
-    let size: u32 = lw.k.sig.cluster.iter().product();
-    let axis_mask: u32 = bits.iter().map(|b| 1u32 << b).sum();
-    let t = owner_thread(lw, ls);
-    let base = lw.smem_addr(cs, &[])?;
-    let slot = publish(lw, t, base, axis_mask, dv, c, ["cslot", "cwriter"]);
-    lw.op(Op::ClusterSync);
-    for p in 0..size {
-        let peer = lw.var("cpeer", T::U32);
-        lw.inst(Inst::mapa(peer, slot, Operand::Imm(p as i64)));
-        let wb = i64::from(c.word());
-        let load = |lw: &mut Lower, ty: &str, d, j: usize| {
-            lw.inst(Inst::ld_shared_cluster(ty, d, peer, wb * j as i64));
-        };
-        pull(lw, c, dv, p == 0, "cpart", load);
-    }
-    if r.again {
-        lw.op(Op::ClusterSync);
-    }
-    Ok(())
-}
-
-/// Before an index statistic crosses the cluster: the row (column) is the CTAs' tiles laid
-/// end to end in rank order, so CTA rank `r`'s index `i` becomes `r · E + i`, `E` the tile's
-/// extent along the axis (`%cluster_ctarank`, PTX ISA §10.27; `mul.lo.u32`, `add.u32`). The
-/// combination in rank order then keeps torch's rule across CTAs too: the greater key, and
-/// on equal keys the lower index, which is the lower rank's.
-fn rank_offset(lw: &mut Lower, r: &Reduce<'_>, dv: &[Handle<Var>]) {
-    let extent = lw.k.buffers[r.src].layout.shape[r.axis];
-    let off = lw.let_(
-        "crank_off",
-        T::U32,
-        crate::lower::mul(
-            Expr::Special(crate::ir::Special::ClusterCtaRank),
-            Expr::u32(extent),
-        ),
-    );
-    // (key, index) pairs: the index is every second register.
-    for &i in dv.iter().skip(1).step_by(2) {
-        lw.inst(Inst::binary("add.u32", i, reg(i), reg(off)));
-    }
 }
 
 /// Reads one partner's statistic (`load(ty, register, slot index)`) group by group: the

@@ -293,8 +293,12 @@ fn op_exprs<'a>(
             value,
             scratch,
             cluster_scratch,
+            cluster_bar,
             ..
         } => {
+            if let Some(b) = cluster_bar.filter(|b| !k.barriers.contains(*b)) {
+                bad(VerifyError::Barrier { index: b.index() });
+            }
             let mut bufs: Vec<_> = [Some(*dst), Some(*src), *scratch, *cluster_scratch]
                 .into_iter()
                 .flatten()

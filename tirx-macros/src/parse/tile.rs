@@ -420,11 +420,13 @@ impl Lowerer<'_> {
                 "the axis is 0 (down the rows) or 1 (along the columns)",
             ));
         }
-        // `across = cluster`: the statistic combines the CTAs of the cluster too.
-        let cluster = match args.get("across") {
-            None => false,
+        // `across = cluster`: the statistic combines the CTAs of the cluster too (pushed with
+        // `st.async`); `across = cluster_pull`: the same through a cluster barrier and reads of
+        // every peer's slot.
+        let (cluster, pull) = match args.get("across") {
+            None => (false, false),
             Some(a) => match a {
-                SExpr::Path(p) if p.path.is_ident("cluster") => {
+                SExpr::Path(p) if p.path.is_ident("cluster") || p.path.is_ident("cluster_pull") => {
                     let size: u32 = self.kernel.sig.cluster.iter().product();
                     if size < 2 {
                         return Err(self.fail(
@@ -432,12 +434,12 @@ impl Lowerer<'_> {
                             "`across = cluster` combines the CTAs of a cluster, but this kernel's cluster is one CTA: declare `cluster = (n, 1, 1)`",
                         ));
                     }
-                    true
+                    (true, p.path.is_ident("cluster_pull"))
                 }
                 _ => {
                     return Err(self.fail(
                         a,
-                        "`across` takes `cluster`: `reduce_sum(t, axis = 1, across = cluster)`",
+                        "`across` takes `cluster` (or `cluster_pull`): `reduce_sum(t, axis = 1, across = cluster)`",
                     ));
                 }
             },
@@ -536,7 +538,9 @@ impl Lowerer<'_> {
                 scratch: None,
                 again: false,
                 cluster,
+                pull,
                 cluster_scratch: None,
+                cluster_bar: None,
             }),
             span,
         ));

@@ -93,6 +93,14 @@ pub(crate) enum AsyncKind {
         /// The first CTA of the canceled cluster, or `None` for a failed request.
         canceled: Option<[u32; 3]>,
     },
+    /// An `st.async` (`st_async.rs`): `data` written at `off` of CTA `cta`, then
+    /// `complete_tx` of its length on the mbarrier at `mbar` of the same CTA.
+    StAsync {
+        cta: u32,
+        off: u32,
+        data: Vec<u8>,
+        mbar: u32,
+    },
     /// A tensor store from `src` of the issuing CTA (with `reduce`, a reduce-store: each
     /// element combined with the global one atomically).
     Store {
@@ -108,7 +116,7 @@ impl AsyncOp {
     pub(crate) fn map(&self) -> Option<usize> {
         match &self.kind {
             AsyncKind::Load { map, .. } | AsyncKind::Store { map, .. } => Some(*map),
-            AsyncKind::Tc05 { .. } | AsyncKind::Clc { .. } => None,
+            AsyncKind::Tc05 { .. } | AsyncKind::Clc { .. } | AsyncKind::StAsync { .. } => None,
         }
     }
 
@@ -117,6 +125,7 @@ impl AsyncOp {
         match &self.kind {
             AsyncKind::Load { ctas, .. } | AsyncKind::Clc { ctas, .. } => ctas >> ci & 1 == 1,
             AsyncKind::Store { .. } => self.cta == ci,
+            AsyncKind::StAsync { cta, .. } => *cta == ci,
             // A pair's MMA reads both CTAs' shared memory.
             AsyncKind::Tc05 { mmas, .. } => {
                 self.cta == ci || (self.cta ^ 1 == ci && mmas.iter().any(|m| m.pair()))
@@ -135,6 +144,7 @@ impl Machine<'_> {
                 AsyncKind::Store { .. } => Unit::TmaStore,
                 AsyncKind::Tc05 { .. } => Unit::Tcgen05Mma,
                 AsyncKind::Clc { .. } => Unit::Clc,
+                AsyncKind::StAsync { .. } => Unit::StAsync,
             };
             let now = r.at(self.stats.warp_instructions);
             op.rec = r.issue(unit, (op.cta as usize, op.tid / 32), op.line, now);
@@ -402,6 +412,9 @@ impl Machine<'_> {
             {
                 self.clc_complete(cl, &op, (*ctas, *resp, *mbar, *canceled))?;
             }
+            if let AsyncKind::StAsync { .. } = &op.kind {
+                self.st_async_complete(cl, &op)?;
+            }
             return Ok(());
         };
         let desc = &self.params.maps[map].1;
@@ -491,7 +504,9 @@ impl Machine<'_> {
                 }
                 .map_err(|f| fault(f, cl))?;
             }
-            AsyncKind::Tc05 { .. } | AsyncKind::Clc { .. } => unreachable!("handled above"),
+            AsyncKind::Tc05 { .. } | AsyncKind::Clc { .. } | AsyncKind::StAsync { .. } => {
+                unreachable!("handled above")
+            }
         }
         Ok(())
     }

@@ -740,6 +740,13 @@ impl Machine<'_> {
                 if write { "writes" } else { "reads" },
                 op.line
             ),
+            super::shadow::Conflict::StAsync => format!(
+                "{} shared+{off:#x} while the st.async issued at line {} by CTA rank {} is \
+                 still writing it (a missing wait on its mbarrier)",
+                if write { "writes" } else { "reads" },
+                op.line,
+                op.cta
+            ),
             super::shadow::Conflict::Store => format!(
                 "writes shared+{off:#x} while the TMA store issued at line {} is still reading \
                  it (a missing cp.async.bulk.wait_group.read)",

@@ -58,6 +58,7 @@ mod program;
 mod sched;
 mod setmaxnreg;
 mod shadow;
+mod st_async;
 mod sync;
 mod tcgen05;
 mod tcgen05_cp;

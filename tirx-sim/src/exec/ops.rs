@@ -303,6 +303,16 @@ pub(crate) enum Op {
         mbar: Addr,
         multicast: bool,
     },
+    /// `st.async[.weak].shared::cluster.mbarrier::complete_tx::bytes[.v2|.v4].type [a], v,
+    /// [mbar]` (§9.7.9.12, PTX ISA 8.1, sm_90; `st_async.rs`): a store of `bits`-wide values
+    /// into a CTA of the cluster that signals `complete_tx` of its bytes on the mbarrier at
+    /// `mbar` of the same CTA.
+    StAsync {
+        bits: u32,
+        vals: Vec<Val>,
+        addr: Addr,
+        mbar: Addr,
+    },
     /// `clusterlaunchcontrol.query_cancel.is_canceled.pred.b128 p, q` (`first: None`) and
     /// `….get_first_ctaid[::dim][.v4].b32.b128 d, q` (the dimension, or all three into a
     /// `.v4` with its fourth element ignored).

@@ -94,6 +94,8 @@ pub(crate) enum Conflict {
     Store,
     /// The access touches the response a `clusterlaunchcontrol.try_cancel` is still writing.
     Response,
+    /// The access touches bytes an `st.async` of a CTA of the cluster is still writing.
+    StAsync,
 }
 
 /// The shared-memory bytes an async op uses in CTA `ci`: `[lo, hi)`.
@@ -106,6 +108,10 @@ fn range(op: &AsyncOp, ci: u32, box_bytes: u32) -> Option<(u32, u32)> {
         // The 16-byte response, exactly.
         AsyncKind::Clc { ctas, resp, .. } => {
             return (ctas >> ci & 1 == 1).then_some((*resp, resp + 16));
+        }
+        // The stored bytes, exactly.
+        AsyncKind::StAsync { cta, off, data, .. } => {
+            return (*cta == ci).then_some((*off, off + data.len() as u32));
         }
     };
     ok.then(|| (start & !127, (start + box_bytes).next_multiple_of(128)))
@@ -129,6 +135,7 @@ pub(crate) fn conflict(
         match op.kind {
             AsyncKind::Load { .. } => Some((op, Conflict::Load)),
             AsyncKind::Clc { .. } => Some((op, Conflict::Response)),
+            AsyncKind::StAsync { .. } => Some((op, Conflict::StAsync)),
             AsyncKind::Store { .. } if write => Some((op, Conflict::Store)),
             AsyncKind::Store { .. } | AsyncKind::Tc05 { .. } => None,
         }

@@ -497,6 +497,7 @@ impl Machine<'_> {
                 );
             }
             Op::ClcTryCancel { .. } => self.clc_try_cancel(cl, ci, t, inst)?,
+            Op::StAsync { .. } => self.st_async(cl, ci, t, inst)?,
             Op::ClcQuery { .. } => self.clc_query(cl, ci, t, inst)?,
             Op::BulkCommit => cl.ctas[ci].bulk.commit(u),
             Op::BulkWait { n } => {

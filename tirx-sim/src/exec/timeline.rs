@@ -120,6 +120,8 @@ pub enum Unit {
     TmemStore,
     /// `clusterlaunchcontrol.try_cancel`.
     Clc,
+    /// `st.async` into a CTA of the cluster.
+    StAsync,
 }
 
 impl Unit {
@@ -133,6 +135,7 @@ impl Unit {
             Unit::TmemLoad => "tcgen05.ld",
             Unit::TmemStore => "tcgen05.st",
             Unit::Clc => "try_cancel",
+            Unit::StAsync => "st.async",
         }
     }
 
@@ -143,6 +146,7 @@ impl Unit {
             Unit::Wgmma | Unit::Tcgen05Mma => "tensor core",
             Unit::TmemLoad | Unit::TmemStore => "TMEM ld/st",
             Unit::Clc => "cluster launch control",
+            Unit::StAsync => "distributed shared memory",
         }
     }
 }

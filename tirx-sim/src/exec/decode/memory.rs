@@ -313,6 +313,37 @@ fn red_vec(cx: &Cx<'_>, space: MemSpace) -> Result<Op, SimError> {
     })
 }
 
+/// `st.async` (`st_async.rs`): the one form the ISA has (§9.7.9.12), a remote
+/// `.shared::cluster` store completing bytes on an mbarrier, scalar or `.v2`/`.v4` of
+/// 32- or 64-bit values (`.v4` of 32-bit only).
+pub(super) fn st_async(cx: &Cx<'_>) -> Result<Op, SimError> {
+    cx.n(3)?;
+    for m in ["shared::cluster", "mbarrier::complete_tx::bytes"] {
+        if !cx.has(m) {
+            return Err(cx.err(format!("st.async without .{m}")));
+        }
+    }
+    let b = bits(cx.ty()?);
+    let vals = cx
+        .list(1)?
+        .into_iter()
+        .map(|o| cx.syms.val(o, cx.i.line, &cx.text))
+        .collect::<Result<Vec<_>, _>>()?;
+    let ok = matches!((b, vals.len()), (32, 1 | 2 | 4) | (64, 1 | 2));
+    if !ok {
+        return Err(cx.err(format!(
+            "st.async of {} {b}-bit values (the forms: .b32/.b64, .v2 of either, .v4 of 32-bit)",
+            vals.len()
+        )));
+    }
+    Ok(Op::StAsync {
+        bits: b,
+        vals,
+        addr: cx.addr(0)?,
+        mbar: cx.addr(2)?,
+    })
+}
+
 /// `clusterlaunchcontrol.try_cancel` (`clc.rs`): the one form sm_100a has, with or without
 /// `.multicast::cluster::all`.
 pub(super) fn clc_try_cancel(cx: &Cx<'_>) -> Result<Op, SimError> {

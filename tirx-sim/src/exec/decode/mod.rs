@@ -177,6 +177,7 @@ pub(crate) fn decode(i: &Instr, syms: &Symbols) -> Result<Inst, SimError> {
         "ld" | "ld.global.nc" | "st" => memory::ld_st(&cx)?,
         "atom" | "red" => memory::atom(&cx)?,
         "ldmatrix" | "stmatrix" => memory::matrix(&cx)?,
+        "st.async" => memory::st_async(&cx)?,
         "clusterlaunchcontrol.try_cancel" => memory::clc_try_cancel(&cx)?,
         "clusterlaunchcontrol.query_cancel" => memory::clc_query(&cx)?,
         "bra" => {

@@ -9,6 +9,7 @@ mod cluster;
 mod diag;
 mod matrix;
 mod setmaxnreg;
+mod st_async;
 mod sync;
 mod tcgen05;
 mod tcgen05_cp;
