@@ -22,7 +22,12 @@
 //! Before (one CTA a row, `w` and `b` loaded element by element at `h` for every row, 32
 //! elements 16 bytes apart a warp-wide load), emulator thread-instructions at 16384×1001 /
 //! 8192×3001 / 4096×9999: RMSNorm 603 M / 1051 M / 1459 M, LayerNorm 1012 M / 1746 M /
-//! 2496 M (`softmax_odd` 521 M / 955 M / 1324 M). After: RMSNorm NEW_RMS, LayerNorm NEW_LN.
+//! 2496 M (`softmax_odd` 521 M / 955 M / 1324 M). After (132 SMs): RMSNorm 408 M / 696 M /
+//! 888 M (−32 to −39 %, now under `softmax_odd`), LayerNorm 659 M / 1091 M / 1432 M (−35 to
+//! −43 %; 1.26 / 1.14 / 1.08 × `softmax_odd`, about the old RMSNorm's). In SASS a row's loop
+//! moves `w` and `b` by `LDS.128` (LayerNorm `o1k`: 4 `LDG.E.128` of x, 8 `LDS.128`, 4
+//! `STG.E.128` a row and thread), and the L2 round trip for `w` (then `b`) after the
+//! reductions is gone; `tirx check`: ptxas clean, 0 spills.
 //! Registers (ptxas, sm_90a, 0 spills): LayerNorm 80 → 72 at `o1k`, 118 → 86 at `o10k`,
 //! 122 → 100 at `o16k` (the weight is no longer loaded beside the row). `W` is what those
 //! registers let reside (65536 a SM, allocated 8 a thread: `⌊65536 / (⌈regs⌉₈·T)⌋`, at most
