@@ -346,6 +346,35 @@ fn odd_row_register_kernels_match_the_f64_reference() {
     report("odd row register kernels", &runs);
 }
 
+/// The odd-width norms' CTAs walk rows: a grid of `SMS·W` CTAs (rounded down to whole
+/// phases of `V = 8`), each staging `w` (and `b`) once and walking the rows of its column
+/// phase `V·G` apart (`norm_odd.rs`). Two to three rows a CTA, the phases' counts unequal (a
+/// ragged 13 rows past two full rounds), every head length 0 to 7; LayerNorm also on rows
+/// centred at 300.
+#[test]
+fn odd_norms_walk_several_rows_per_cta() {
+    let mut runs = Vec::new();
+    for (name, op) in [
+        ("rmsnorm_odd", RowOp::RmsNorm),
+        ("layernorm_odd", RowOp::LayerNorm),
+    ] {
+        let k = catalogue::find(name).expect("shipped");
+        for (config, n) in [("o1k", 1001), ("o3k", 3001), ("o16k", 16383)] {
+            let art = k
+                .artifacts
+                .iter()
+                .find(|a| a.config == config)
+                .expect(config);
+            let w = art.int("W").expect("W") as usize;
+            let grid = EMULATED.sm_count as usize * w / 8 * 8;
+            assert!(grid >= 8, "{name} {config}: a grid of {grid} CTAs");
+            let offset = if op == RowOp::LayerNorm { 300.0 } else { 0.0 };
+            runs.push(row_case_at(art, op, (2 * grid + 13, n), 99, offset));
+        }
+    }
+    report("odd norms over several rows per CTA", &runs);
+}
+
 /// The chunked long-row kernels over several chunks with a ragged last one, aligned (24584:
 /// masked vectors) and not (16389: elements), and with whole chunks only (16384); LayerNorm's
 /// on rows of mean 300; the staged-cluster kernels over eight CTAs.

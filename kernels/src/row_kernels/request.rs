@@ -39,8 +39,10 @@
 //!   at 33 % on the H100, docs/perf/h100-2026-12-06-stop51.md). An `ODD` kernel costs its
 //!   capacity, so it comes first where it holds the row (up to 16384 columns), the walkers
 //!   above. Measured on the H200 (docs/perf/2026-12-06-stop52.md): 16384×1001 and 8192×3001
-//!   softmax 30 % → 92 % / 89 % of the device copy, RMSNorm 77–79 %, LayerNorm 59 %; the
-//!   walkers at 4096×4999 / 8192×7171 ran 23–29 %, so the `ODD` ladder goes on to 16k. On a row of whole vectors an `ODD` kernel takes ×1.15, after the register kernels
+//!   softmax 30 % → 92 % / 89 % of the device copy, RMSNorm 77–79 %, LayerNorm 59 % (before
+//!   the norms staged `w` and `b` once a CTA, `norm_odd.rs`); the walkers at 4096×4999 /
+//!   8192×7171 ran 23–29 %, so the `ODD` ladder goes on to 16k. On a row of whole vectors an
+//!   `ODD` kernel takes ×1.15, after the register kernels
 //!   of its capacity: its head, tail and their reductions are dead weight there (emulator,
 //!   softmax 4096×4096: 532 M thread-instructions against `softmax` c4k's 385 M; not
 //!   measured on a GPU).
