@@ -60,11 +60,12 @@ pub mod kernels {
             product(
                 types(default = (TA = bf16), f16 = (TA = f16)),
                 tile(
-                    default = (BN = 128, STAGES = 6),
-                    n64 = (BN = 64, STAGES = 8),
-                    n256 = (BN = 256, STAGES = 5),
+                    default = (BM = 64, BN = 128, STAGES = 6),
+                    n64 = (BM = 64, BN = 64, STAGES = 8),
+                    n256 = (BM = 64, BN = 256, STAGES = 5),
+                    m128n64 = (BM = 128, BN = 64, STAGES = 8),
                 ),
-                with = (BM = 64, BK = 64),
+                with = (BK = 64),
             ),
         ),
     )]
