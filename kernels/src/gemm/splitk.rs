@@ -17,8 +17,13 @@
 //!
 //! Configs: `n256` (5 stages of a 64×64 A box and a 256×64 B box: 160 KB of B in flight per
 //! CTA, the deepest stream of B, for decode shapes whose time is B's bytes), `default` (BN =
-//! 128, 6 stages), `n64` (8 stages; more tiles where N is small). The host's model
-//! (`split.rs`, `request::pull_rate`) weighs each config's bytes in flight.
+//! 128, 6 stages), `n64` (8 stages; more tiles where N is small), `m128n64` (BM = 128: the one
+//! consumer warpgroup's 128×64 accumulator, two `m64n64k16` wgmmas a K step, 64 registers a
+//! thread; 8 stages of 16 + 8 KB) for M of 65…128, whose 64-row tiles would read B once per
+//! row block. Measured on an H100 (2026-12-07, `docs/perf/h100-2026-12-07-stop53.md`): the
+//! fastest config at 128×4096×4096 (206.2 TFLOP/s, 0.905 of cuBLASLt; `gemm_sm90_ws/n64`
+//! 0.981 of it) and at 128×4096×14336 (293.2, 1.031 of cuBLASLt, the host's choice). The
+//! host's model (`split.rs`, `request::pull_rate`) weighs each config's bytes in flight.
 //!
 //! The partial kernel is the ladder's level 4 with BM = 64 (a decode M of 1…64 wastes less of
 //! the tile), the producer's K loop offset to its slice, and the consumers' K loop
@@ -60,11 +65,12 @@ pub mod kernels {
             product(
                 types(default = (TA = bf16), f16 = (TA = f16)),
                 tile(
-                    default = (BN = 128, STAGES = 6),
-                    n64 = (BN = 64, STAGES = 8),
-                    n256 = (BN = 256, STAGES = 5),
+                    default = (BM = 64, BN = 128, STAGES = 6),
+                    n64 = (BM = 64, BN = 64, STAGES = 8),
+                    n256 = (BM = 64, BN = 256, STAGES = 5),
+                    m128n64 = (BM = 128, BN = 64, STAGES = 8),
                 ),
-                with = (BM = 64, BK = 64),
+                with = (BK = 64),
             ),
         ),
     )]
