@@ -180,7 +180,7 @@ fn split_k_refuses_what_it_does_not_compute() {
             );
         }
     }
-    assert_eq!(nn_accepted, 3, "gemm_sm90_splitk's three bf16 `nn` configs");
+    assert_eq!(nn_accepted, 4, "gemm_sm90_splitk's four bf16 `nn` configs");
     let e4m3 = plain(
         GemmTypes {
             input: tirx::abi::ElemType::E4m3,
