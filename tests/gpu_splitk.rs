@@ -6,7 +6,8 @@
 //! NaN); slice counts that do not divide the K tiles through a caller's workspace, bit-identical
 //! on a second run (deterministic); the host's choice at decode shapes; and a workspace with an
 //! empty slice refused with a typed error before anything runs; the fused bias + activation
-//! after the reduce, with and without a residual.
+//! after the reduce, with and without a residual; the NN plan (`nn` configs, B given K×N) at
+//! the same shapes, its scaled epilogue, and the host's choice of it at decode shapes.
 
 use half::bf16;
 use tirx::abi::ElemType;
@@ -18,7 +19,7 @@ use tirx_kernels::gemm::host::{self, GemmLaunch};
 use tirx_kernels::gemm::reference::apply_epilogue;
 use tirx_kernels::gemm::request::GemmTypes;
 use tirx_kernels::gemm::split;
-use tirx_kernels::reference::{Rng, gemm_tn_f64, rel_frobenius};
+use tirx_kernels::reference::{Rng, gemm_nn_f64, gemm_tn_f64, rel_frobenius};
 
 fn rt() -> Runtime {
     Runtime::new(0).expect("the gpu feature needs a GPU")
@@ -48,8 +49,24 @@ fn every_split_k_config_matches_the_f64_reference_at_decode_shapes() {
         .iter()
         .filter(|a| a.target == Target::Sm90a)
     {
+        // The `nn` configs take B given K×N, checked against the NN reference (N a multiple
+        // of 8: every NN kernel reads B by TMA, its rows 16-byte aligned).
+        let nn = tirx_kernels::simulate::b_is_k_by_n(a);
         for (i, &(m, n, k)) in SHAPES.iter().enumerate() {
-            match check::check_gemm(&rt, launch, a.config, m, n, k, 40 + i as u64) {
+            let checked = if nn {
+                check::check_gemm_nn(
+                    &rt,
+                    launch,
+                    a.config,
+                    m,
+                    n.next_multiple_of(8),
+                    k,
+                    40 + i as u64,
+                )
+            } else {
+                check::check_gemm(&rt, launch, a.config, m, n, k, 40 + i as u64)
+            };
+            match checked {
                 Ok(r) if r.ok => {}
                 Ok(r) => failures.push(format!(
                     "{} {m}x{n}x{k}: {:.3e}\n{}",
@@ -351,4 +368,59 @@ fn a_split_k_plan_queues_in_about_the_host_time_of_its_two_launches() {
         "the split-K plan takes {us_plan:.1} µs of host time, {:.1} plain launches of {us_plain:.1} µs",
         us_plan / us_plain
     );
+}
+
+/// The NN plan's scaled epilogue with C read (β ≠ 0) and not read (β = 0, C all NaN).
+#[test]
+fn split_k_nn_scaled_reads_c_only_where_beta_is_not_zero() {
+    let rt = rt();
+    let launch = GemmLaunch::of(splitk());
+    for config in ["nn", "nn_n64"] {
+        for (i, &shape) in [(16, 4096, 4096), (33, 264, 1000), (1, 8, 136)]
+            .iter()
+            .enumerate()
+        {
+            for (alpha, beta) in [(1.5f32, -0.75f32), (0.5, 0.0)] {
+                let r = check::check_gemm_scaled(
+                    &rt,
+                    launch,
+                    BLayout::Nn,
+                    config,
+                    shape,
+                    alpha,
+                    beta,
+                    160 + i as u64,
+                )
+                .expect("runs");
+                assert!(
+                    r.ok,
+                    "{config} {shape:?} alpha {alpha} beta {beta}: {:.3e}\n{}",
+                    r.error, r.blocks
+                );
+            }
+        }
+    }
+}
+
+/// The host's choice for D = A·B (B given K×N) at decode shapes is the NN split-K plan, and it
+/// is right.
+#[test]
+fn the_host_splits_k_for_nn_at_decode_shapes() {
+    let rt = rt();
+    for (i, &(m, n, k)) in [(1, 4096, 4096), (16, 4096, 4096), (64, 8192, 8192)]
+        .iter()
+        .enumerate()
+    {
+        let mut rng = Rng::new(190 + i as u64);
+        let (ha, hb) = (rng.bf16s(m * k), rng.bf16s(k * n));
+        let a = rt.upload(&ha, &[m, k]).unwrap();
+        let b = rt.upload(&hb, &[k, n]).unwrap();
+        let want = gemm_nn_f64(&ha, &hb, m, n, k);
+        let mut d = rt.zeros::<bf16>(&[m, n]).unwrap();
+        rt.poison(&mut d).unwrap();
+        let choice = host::gemm_auto_nn(&rt, &a, &b, &mut d).expect("runs");
+        assert!(split::is_partial(choice.artifact), "{}", choice.label());
+        let err = rel_frobenius(&rt.download(&d).unwrap(), &want);
+        assert!(err < GemmTypes::BF16.tolerance(), "{m}x{n}x{k}: {err:.3e}");
+    }
 }

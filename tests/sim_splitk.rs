@@ -340,3 +340,47 @@ fn fp8_split_k_at_the_models_slices_and_refuses_empty_ones() {
     .unwrap_err();
     assert!(err.contains("2 ≤ S ≤ 2"), "{err}");
 }
+
+/// The NN partial (`gemm_sm90_splitk`'s `nn` configs: B given K×N, read MN-major) through the
+/// same reduces, against the f64 NN reference with D poisoned: tails in M, N (a multiple of 8,
+/// as every NN kernel's TMA of B needs, not of 64: the last B box is part zero fill) and K,
+/// slice counts that do not divide the K tiles, every path of the reduce's loop, bf16 and f16.
+#[test]
+fn split_k_nn_sums_uneven_slices_with_tails() {
+    let plan = |splits| SplitSim {
+        splits: Some(splits),
+        ..SplitSim::default()
+    };
+    println!("{}", run("nn", (70, 136, 328), plan(4), 70));
+    println!("{}", run("nn_n64", (1, 136, 1000), plan(3), 71));
+    println!("{}", run("nn_n256", (37, 200, 4104), plan(5), 72));
+    println!("{}", run("nn_f16", (64, 256, 2048), plan(2), 73));
+    println!("{}", run("nn_f16_n64", (7, 264, 200), plan(4), 74));
+    println!("{}", run("nn_f16_n256", (9, 264, 632), plan(6), 75));
+}
+
+/// The NN plan's scaled, fused and residual epilogues (the reduces are the TN plan's: they
+/// never see B), and the host's own slices at a decode-like shape with an odd K.
+#[test]
+fn split_k_nn_every_epilogue_and_the_models_slices() {
+    let scaled = SplitSim {
+        splits: Some(3),
+        scaled: true,
+        output: Some(ElemType::F32),
+        ..SplitSim::default()
+    };
+    println!("{}", run("nn_f16", (33, 72, 264), scaled, 76));
+    let gelu = SplitSim {
+        splits: Some(5),
+        act: Some(tirx::problem::Act::Gelu),
+        ..SplitSim::default()
+    };
+    println!("{}", run("nn_n64", (9, 72, 360), gelu, 77));
+    let silu_res = SplitSim {
+        act: Some(tirx::problem::Act::Silu),
+        residual: true,
+        ..gelu
+    };
+    println!("{}", run("nn", (5, 136, 360), silu_res, 78));
+    println!("{}", run("nn_n64", (7, 264, 4104), SplitSim::default(), 79));
+}

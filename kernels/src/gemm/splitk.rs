@@ -17,13 +17,27 @@
 //!
 //! Configs: `n256` (5 stages of a 64×64 A box and a 256×64 B box: 160 KB of B in flight per
 //! CTA, the deepest stream of B, for decode shapes whose time is B's bytes), `default` (BN =
-//! 128, 6 stages), `n64` (8 stages; more tiles where N is small). The host's model
-//! (`split.rs`, `request::pull_rate`) weighs each config's bytes in flight.
+//! 128, 6 stages), `n64` (8 stages; more tiles where N is small), `m128n64` (BM = 128: the one
+//! consumer warpgroup's 128×64 accumulator, two `m64n64k16` wgmmas a K step, 64 registers a
+//! thread; 8 stages of 16 + 8 KB) for M of 65…128, whose 64-row tiles would read B once per
+//! row block. Measured on an H100 (2026-12-07, `docs/perf/h100-2026-12-07-stop53.md`): the
+//! fastest config at 128×4096×4096 (206.2 TFLOP/s, 0.905 of cuBLASLt; `gemm_sm90_ws/n64`
+//! 0.981 of it) and at 128×4096×14336 (293.2, 1.031 of cuBLASLt, the host's choice). The
+//! host's model (`split.rs`, `request::pull_rate`) weighs each config's bytes in flight.
 //!
 //! The partial kernel is the ladder's level 4 with BM = 64 (a decode M of 1…64 wastes less of
 //! the tile), the producer's K loop offset to its slice, and the consumers' K loop
 //! ([`super::pieces`]'s `consume`, one wgmma group in flight) unchanged. The reduce kernels are
 //! row-kernel style: `blocked` register tiles of 16-byte f32 runs.
+//!
+//! **NN (B given K×N).** The partial kernel's `nn` configs (`nn`, `nn_n64`, `nn_n256` and
+//! their `f16` forms: the config entry `MB = mn`) declare `b` `#[major(MB)]` and its shared
+//! tile `major = MB`, as `gemm_sm90_ws`'s `nn` configs do: the producer's one `tma::load` of
+//! a stage's B becomes one `[BK, 64]` box per 64 columns of N, and wgmma reads the tile
+//! transposed (its transpose-B bit). The same stage bytes, the same workspace [S, M, N] and the
+//! same reduces (which never see B) make the NN plan, so the host plans and ranks it as the TN
+//! one (`split.rs`); N must be a multiple of 8 (B's rows 16-byte aligned for TMA, as for every
+//! NN kernel). Verified in the emulator (`tests/sim_splitk.rs`), not yet measured on a GPU.
 //!
 //! **The decode (GEMV-class) plan, M ≤ 16.** [`kernels::gemm_sm90_splitk_t`] computes each
 //! slice transposed, `w[z] = B·Aᵀ` into `w` [S, N, M]: B's rows fill the 64-row side of
@@ -38,8 +52,9 @@
 //! by one: row `m` of the block is column `m` of the sum, taken out by a row reduction of the
 //! masked tile into an `[R, 1]` statistic and stored as `R` consecutive elements of D seen as
 //! `[M, N, 1]` (C and R are read the same way, the bias as the block's column statistic).
-//! NN (B given K×N) is not offered: B would be the MMA's A operand MN-major, which the
-//! language reads only for B operands.
+//! The transposed plan is TN only: in NN, B would be the MMA's A operand MN-major (wgmma's
+//! transpose-A, PTX ISA §9.7.15.5.1), which the language reads only for B operands; an NN
+//! decode request takes the untransposed `nn` plan.
 
 use tirx::prelude::*;
 
@@ -51,6 +66,12 @@ pub mod kernels {
     /// K (`S` is the workspace's first extent and the grid's z). Warp 0's elected thread loads
     /// the slice's K tiles; warpgroup 1 multiplies them and stores its 64×BN f32 accumulator
     /// into `w[z]`, clipped at M and N.
+    ///
+    /// The `nn` configs (`MB = mn`) take B given K×N (D = A·B): `b` is declared
+    /// `#[major(MB)]` and its shared tile `major = MB`, so the producer's one `tma::load` fills
+    /// the tile one `[BK, 64]` box per 64-column chunk and wgmma reads it transposed (as in
+    /// `gemm_sm90_ws`'s `nn` configs); the slices, the workspace and the reduce are the TN
+    /// plan's.
     #[tile_kernel(
         solves = gemm,
         target = sm_90a,
@@ -58,23 +79,27 @@ pub mod kernels {
         grid = (cdiv(N, BN), cdiv(M, BM), S),
         configs(
             product(
+                layout(default = (MB = k), nn = (MB = mn)),
                 types(default = (TA = bf16), f16 = (TA = f16)),
                 tile(
-                    default = (BN = 128, STAGES = 6),
-                    n64 = (BN = 64, STAGES = 8),
-                    n256 = (BN = 256, STAGES = 5),
+                    default = (BM = 64, BN = 128, STAGES = 6),
+                    n64 = (BM = 64, BN = 64, STAGES = 8),
+                    n256 = (BM = 64, BN = 256, STAGES = 5),
+                    m128n64 = (BM = 128, BN = 64, STAGES = 8),
                 ),
-                with = (BM = 64, BK = 64),
+                with = (BK = 64),
             ),
         ),
     )]
     pub fn gemm_sm90_splitk(
         #[shape(M, K)] a: Tensor<TA>,
-        #[shape(N, K)] b: Tensor<TA>,
+        #[shape(N, K)]
+        #[major(MB)]
+        b: Tensor<TA>,
         #[shape(S, M, N)] w: Tensor<f32>,
     ) {
         let a_s = smem::<TA>([STAGES, 1, BM, BK], swizzle = B128);
-        let b_s = smem::<TA>([STAGES, BN, BK], swizzle = B128);
+        let b_s = smem::<TA>([STAGES, BN, BK], swizzle = B128, major = MB);
         let acc = regs::<f32>([BM, BN]);
         let pipe = pipeline::<STAGES>(consumers = 1);
         let k_tiles = cdiv(K, BK);

@@ -111,10 +111,10 @@ fn the_fused_epilogue_splits_at_decode_shapes() {
     }
 }
 
-/// Split K computes the plain, scaled and fused TN GEMMs of 16-bit inputs and the FP8 GEMMs
-/// of 8-bit ones: B given K×N, the FP8 scales on 16-bit inputs, a 16-bit epilogue on 8-bit
-/// ones and an input type a partial was not compiled for are refusals in the table, not
-/// choices.
+/// Split K computes the plain, scaled and fused GEMMs of 16-bit inputs (TN, and NN through
+/// `gemm_sm90_splitk`'s `nn` configs) and the FP8 TN GEMMs of 8-bit ones: B in the other
+/// layout than a partial's, the FP8 scales on 16-bit inputs, a 16-bit epilogue on 8-bit ones
+/// and an input type a partial was not compiled for are refusals in the table, not choices.
 #[test]
 fn split_k_refuses_what_it_does_not_compute() {
     let h200 = Device::h200();
@@ -124,11 +124,15 @@ fn split_k_refuses_what_it_does_not_compute() {
             Some(tirx::abi::ElemType::E4m3 | tirx::abi::ElemType::E5m2)
         )
     };
-    // The refusals of the partials of 16-bit inputs (`splitk.rs`) or of 8-bit ones.
+    let takes_nn = |a: &KernelArtifact| matches!(a.problem, Some(tirx::problem::Problem::Gemm(g)) if g.b == BLayout::Nn);
+    // The refusals of the TN partials of 16-bit inputs (`splitk.rs`) or of 8-bit ones (the NN
+    // partials refuse every TN request as another problem; NN requests are judged below).
     let refusal_of = |request: &GemmRequest, fp8: bool| {
         judge(request, &catalogue::all(), &h200)
             .into_iter()
-            .filter(|v| is_partial(v.artifact) && eight_bit(v.artifact) == fp8)
+            .filter(|v| {
+                is_partial(v.artifact) && eight_bit(v.artifact) == fp8 && !takes_nn(v.artifact)
+            })
             .map(|v| v.outcome)
             .collect::<Vec<_>>()
     };
@@ -145,14 +149,38 @@ fn split_k_refuses_what_it_does_not_compute() {
         GemmTypes::BF16,
         (16, 4096, 4096),
     );
-    for request in [fp8, nn] {
-        for outcome in refusal(&request) {
+    for outcome in refusal(&fp8) {
+        assert!(
+            matches!(outcome, Err(Reject::Problem { .. })),
+            "{outcome:?}"
+        );
+    }
+    // NN: the TN partials (and the transposed decode partial, TN only) refuse it as another
+    // problem; the bf16 `nn` configs accept it, the f16 ones refuse its type.
+    let nn_verdicts = judge(&nn, &catalogue::all(), &h200);
+    let mut nn_accepted = 0;
+    for v in nn_verdicts
+        .iter()
+        .filter(|v| is_partial(v.artifact) && !eight_bit(v.artifact))
+    {
+        if takes_nn(v.artifact) && v.artifact.elem_of("a") == Some(Bf16) {
+            assert!(v.outcome.is_ok(), "{}: {:?}", v.artifact.config, v.outcome);
+            nn_accepted += 1;
+        } else if takes_nn(v.artifact) {
             assert!(
-                matches!(outcome, Err(Reject::Problem { .. })),
-                "{outcome:?}"
+                matches!(v.outcome, Err(Reject::Types { .. })),
+                "{:?}",
+                v.outcome
+            );
+        } else {
+            assert!(
+                matches!(v.outcome, Err(Reject::Problem { .. })),
+                "{:?}",
+                v.outcome
             );
         }
     }
+    assert_eq!(nn_accepted, 4, "gemm_sm90_splitk's four bf16 `nn` configs");
     let e4m3 = plain(
         GemmTypes {
             input: tirx::abi::ElemType::E4m3,
@@ -420,4 +448,42 @@ fn fp8_decode_shapes_split_k_and_square_ones_do_not() {
     );
     request.scalars = (0.375, -1.75);
     assert_eq!(reduce_scalars(&request), (0.375f32 * -1.75f32, 0.0));
+}
+
+/// NN (B given K×N) at the skinny and decode shapes of issue #32 takes the NN split-K plan
+/// (`gemm_sm90_splitk`'s `nn` configs) on an H200 and an H100, by the TN plan's model (the
+/// same stage bytes: an MN-major B box moves BN·BK elements as a K-major one does), with the
+/// slices the model gives; the TN choices at these shapes are the tests above (and
+/// `dispatch::tests`), unchanged. M ≤ 16 takes the untransposed plan's deepest stream of B
+/// (`nn_n256`): the transposed decode partial is TN only (`splitk.rs`).
+#[test]
+fn nn_skinny_shapes_take_the_nn_split_plan() {
+    type Case = ((usize, usize, usize), &'static str, usize);
+    let h200: &[Case] = &[
+        ((1, 4096, 4096), "gemm_sm90_splitk/nn_n256", 7),
+        ((16, 4096, 4096), "gemm_sm90_splitk/nn_n256", 7),
+        ((64, 8192, 8192), "gemm_sm90_splitk/nn", 2),
+        ((64, 14336, 4096), "gemm_sm90_splitk/nn_n256", 2),
+    ];
+    let h100: &[Case] = &[
+        ((1, 4096, 4096), "gemm_sm90_splitk/nn_n256", 5),
+        ((16, 4096, 4096), "gemm_sm90_splitk/nn_n256", 5),
+        ((64, 8192, 8192), "gemm_sm90_splitk/nn", 2),
+        ((64, 14336, 4096), "gemm_sm90_splitk/nn_n256", 2),
+    ];
+    for (device, cases) in [(Device::h200(), h200), (Device::h100(), h100)] {
+        for &(shape, label, splits) in cases {
+            let req = GemmRequest::contiguous(BLayout::Nn, Epilogue::Plain, GemmTypes::BF16, shape);
+            let c = choose(&req, &catalogue::all(), &device, &Cache::default())
+                .unwrap_or_else(|e| panic!("{shape:?}: {e}"));
+            let s = is_partial(c.artifact)
+                .then(|| best_split(&req, c.artifact, &device).expect("ranked").0);
+            assert_eq!(
+                (c.label(), s),
+                (label.to_string(), Some(splits)),
+                "{} {shape:?}",
+                device.name
+            );
+        }
+    }
 }
