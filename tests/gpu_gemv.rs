@@ -69,33 +69,14 @@ fn every_transposed_config_matches_the_f64_reference() {
 /// and α, β·C with C read (`splitk_reduce_t_scaled`), into bf16 and f32.
 #[test]
 fn transposed_plan_scaled_reads_c_only_where_beta_is_not_zero() {
-    let rt = rt();
-    let launch = GemmLaunch::of(transposed());
-    for config in ["m16", "m16_s10"] {
-        for (i, &shape) in [(16, 4096, 4096), (3, 264, 1000), (1, 8, 136)]
-            .iter()
-            .enumerate()
-        {
-            for (alpha, beta) in [(0.5f32, 0.0f32), (1.5, -0.75)] {
-                let r = check::check_gemm_scaled(
-                    &rt,
-                    launch,
-                    BLayout::Tn,
-                    config,
-                    shape,
-                    alpha,
-                    beta,
-                    160 + i as u64,
-                )
-                .expect("runs");
-                assert!(
-                    r.ok,
-                    "{config} {shape:?} alpha {alpha} beta {beta}: {:.3e}\n{}",
-                    r.error, r.blocks
-                );
-            }
-        }
-    }
+    let shapes = [(16, 4096, 4096), (3, 264, 1000), (1, 8, 136)];
+    super::gpu_splitk::check_scaled_configs(
+        transposed(),
+        BLayout::Tn,
+        &["m16", "m16_s10"],
+        shapes,
+        160,
+    );
 }
 
 /// The fused bias + activation and the residual at decode shapes: the host's choice is the

@@ -79,35 +79,46 @@ fn every_split_k_config_matches_the_f64_reference_at_decode_shapes() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-#[test]
-fn split_k_scaled_reads_c_only_where_beta_is_not_zero() {
+/// `configs` of `kernel` with the scaled epilogue, B in `layout`, at three shapes (decode,
+/// odd M/N/K tails, one row): α with C read (β ≠ 0) and not read (β = 0, C all NaN). Shared
+/// by the split-K plans here and the transposed one (`gpu_gemv`).
+pub(crate) fn check_scaled_configs(
+    kernel: &'static tirx::Kernel,
+    layout: BLayout,
+    configs: &[&str],
+    shapes: [(usize, usize, usize); 3],
+    seed: u64,
+) {
     let rt = rt();
-    let launch = GemmLaunch::of(splitk());
-    for config in ["default", "n64"] {
-        for (i, &shape) in [(16, 4096, 4096), (33, 264, 1000), (1, 8, 136)]
-            .iter()
-            .enumerate()
-        {
+    let launch = GemmLaunch::of(kernel);
+    for &config in configs {
+        for (i, &shape) in shapes.iter().enumerate() {
             for (alpha, beta) in [(1.5f32, -0.75f32), (0.5, 0.0)] {
                 let r = check::check_gemm_scaled(
                     &rt,
                     launch,
-                    BLayout::Tn,
+                    layout,
                     config,
                     shape,
                     alpha,
                     beta,
-                    60 + i as u64,
+                    seed + i as u64,
                 )
                 .expect("runs");
                 assert!(
                     r.ok,
-                    "{config} {shape:?} alpha {alpha} beta {beta}: {:.3e}\n{}",
+                    "{config} {layout:?} {shape:?} alpha {alpha} beta {beta}: {:.3e}\n{}",
                     r.error, r.blocks
                 );
             }
         }
     }
+}
+
+#[test]
+fn split_k_scaled_reads_c_only_where_beta_is_not_zero() {
+    let shapes = [(16, 4096, 4096), (33, 264, 1000), (1, 8, 136)];
+    check_scaled_configs(splitk(), BLayout::Tn, &["default", "n64"], shapes, 60);
 }
 
 /// Slices that do not divide the K tiles (65 tiles in 7 and in 64 slices), in the caller's
@@ -173,29 +184,43 @@ fn a_stream_wrapped_anew_for_each_call_keeps_one_workspace() {
     split::release_workspaces();
 }
 
-/// The host's choice at decode shapes is a split-K plan, and it is right: bf16 → bf16 and
-/// bf16 → f32.
-#[test]
-fn the_host_splits_k_at_decode_shapes() {
+/// The host's choice at `shapes` with B in `layout` is a split-K plan, and it is right, into
+/// bf16 and into f32.
+fn check_host_splits(layout: BLayout, shapes: [(usize, usize, usize); 3], seed: u64) {
     let rt = rt();
-    for (i, &(m, n, k)) in [(1, 4096, 4096), (16, 4096, 4096), (64, 64, 4104)]
-        .iter()
-        .enumerate()
-    {
-        let mut rng = Rng::new(90 + i as u64);
+    let nn = layout == BLayout::Nn;
+    for (i, &(m, n, k)) in shapes.iter().enumerate() {
+        let mut rng = Rng::new(seed + i as u64);
         let (ha, hb) = (rng.bf16s(m * k), rng.bf16s(n * k));
         let a = rt.upload(&ha, &[m, k]).unwrap();
-        let b = rt.upload(&hb, &[n, k]).unwrap();
-        let want = gemm_tn_f64(&ha, &hb, m, n, k);
+        let b = rt.upload(&hb, &if nn { [k, n] } else { [n, k] }).unwrap();
+        let want = if nn {
+            gemm_nn_f64(&ha, &hb, m, n, k)
+        } else {
+            gemm_tn_f64(&ha, &hb, m, n, k)
+        };
         let mut d = rt.zeros::<bf16>(&[m, n]).unwrap();
         rt.poison(&mut d).unwrap();
-        let choice = host::gemm_auto(&rt, &a, &b, &mut d).expect("runs");
+        let choice = if nn {
+            host::gemm_auto_nn(&rt, &a, &b, &mut d)
+        } else {
+            host::gemm_auto(&rt, &a, &b, &mut d)
+        }
+        .expect("runs");
         assert!(split::is_partial(choice.artifact), "{}", choice.label());
         let err = rel_frobenius(&rt.download(&d).unwrap(), &want);
-        assert!(err < GemmTypes::BF16.tolerance(), "{m}x{n}x{k}: {err:.3e}");
+        assert!(
+            err < GemmTypes::BF16.tolerance(),
+            "{layout:?} {m}x{n}x{k}: {err:.3e}"
+        );
         let mut d32 = rt.zeros::<f32>(&[m, n]).unwrap();
         rt.poison(&mut d32).unwrap();
-        let choice = host::gemm_auto(&rt, &a, &b, &mut d32).expect("runs");
+        let choice = if nn {
+            host::gemm_auto_nn(&rt, &a, &b, &mut d32)
+        } else {
+            host::gemm_auto(&rt, &a, &b, &mut d32)
+        }
+        .expect("runs");
         let types = GemmTypes {
             input: ElemType::Bf16,
             output: ElemType::F32,
@@ -203,10 +228,21 @@ fn the_host_splits_k_at_decode_shapes() {
         let err = rel_frobenius(&rt.download(&d32).unwrap(), &want);
         assert!(
             err < types.tolerance(),
-            "{m}x{n}x{k} f32 by {}: {err:.3e}",
+            "{layout:?} {m}x{n}x{k} f32 by {}: {err:.3e}",
             choice.label()
         );
     }
+}
+
+/// The host's choice at decode shapes is a split-K plan, and it is right: bf16 → bf16 and
+/// bf16 → f32.
+#[test]
+fn the_host_splits_k_at_decode_shapes() {
+    check_host_splits(
+        BLayout::Tn,
+        [(1, 4096, 4096), (16, 4096, 4096), (64, 64, 4104)],
+        90,
+    );
 }
 
 /// The fused bias + activation at decode shapes: the host's choice splits K and applies the
@@ -373,54 +409,17 @@ fn a_split_k_plan_queues_in_about_the_host_time_of_its_two_launches() {
 /// The NN plan's scaled epilogue with C read (β ≠ 0) and not read (β = 0, C all NaN).
 #[test]
 fn split_k_nn_scaled_reads_c_only_where_beta_is_not_zero() {
-    let rt = rt();
-    let launch = GemmLaunch::of(splitk());
-    for config in ["nn", "nn_n64"] {
-        for (i, &shape) in [(16, 4096, 4096), (33, 264, 1000), (1, 8, 136)]
-            .iter()
-            .enumerate()
-        {
-            for (alpha, beta) in [(1.5f32, -0.75f32), (0.5, 0.0)] {
-                let r = check::check_gemm_scaled(
-                    &rt,
-                    launch,
-                    BLayout::Nn,
-                    config,
-                    shape,
-                    alpha,
-                    beta,
-                    160 + i as u64,
-                )
-                .expect("runs");
-                assert!(
-                    r.ok,
-                    "{config} {shape:?} alpha {alpha} beta {beta}: {:.3e}\n{}",
-                    r.error, r.blocks
-                );
-            }
-        }
-    }
+    let shapes = [(16, 4096, 4096), (33, 264, 1000), (1, 8, 136)];
+    check_scaled_configs(splitk(), BLayout::Nn, &["nn", "nn_n64"], shapes, 160);
 }
 
 /// The host's choice for D = A·B (B given K×N) at decode shapes is the NN split-K plan, and it
 /// is right.
 #[test]
 fn the_host_splits_k_for_nn_at_decode_shapes() {
-    let rt = rt();
-    for (i, &(m, n, k)) in [(1, 4096, 4096), (16, 4096, 4096), (64, 8192, 8192)]
-        .iter()
-        .enumerate()
-    {
-        let mut rng = Rng::new(190 + i as u64);
-        let (ha, hb) = (rng.bf16s(m * k), rng.bf16s(k * n));
-        let a = rt.upload(&ha, &[m, k]).unwrap();
-        let b = rt.upload(&hb, &[k, n]).unwrap();
-        let want = gemm_nn_f64(&ha, &hb, m, n, k);
-        let mut d = rt.zeros::<bf16>(&[m, n]).unwrap();
-        rt.poison(&mut d).unwrap();
-        let choice = host::gemm_auto_nn(&rt, &a, &b, &mut d).expect("runs");
-        assert!(split::is_partial(choice.artifact), "{}", choice.label());
-        let err = rel_frobenius(&rt.download(&d).unwrap(), &want);
-        assert!(err < GemmTypes::BF16.tolerance(), "{m}x{n}x{k}: {err:.3e}");
-    }
+    check_host_splits(
+        BLayout::Nn,
+        [(1, 4096, 4096), (16, 4096, 4096), (64, 8192, 8192)],
+        190,
+    );
 }
