@@ -3,7 +3,7 @@
 //! (`TIRX_REQUIRE_PTXAS=1`) a missing ptxas fails this test.
 
 use tirx_kernels::catalogue;
-use tirx_kernels::check::check_artifact;
+use tirx_kernels::check::{check_artifact, resident_ctas};
 use tirx_ptx::tools::{find_ptxas, tool_for_test};
 
 #[test]
@@ -32,6 +32,47 @@ fn every_kernel_assembles_without_spills_and_with_its_sass() {
         }
     }
     assert!(count >= 5, "expected every kernel × target, found {count}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// A persistent grid of `SMS·W` CTAs (`W` a config constant, hand-derived from ptxas's
+/// registers: `norm_odd.rs`) runs in one wave only if `W` CTAs reside on an SM at once: `W`
+/// is at most what the artifact's registers, shared memory and threads let reside
+/// ([`resident_ctas`]). A kernel whose registers grew past its `W` fails here.
+#[test]
+fn every_persistent_grids_ctas_per_sm_reside_at_once() {
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    let mut failures = Vec::new();
+    let mut count = 0;
+    for k in catalogue::all() {
+        for a in k.artifacts {
+            let Some(w) = a.int("W") else { continue };
+            count += 1;
+            let c = check_artifact(k.name, a).unwrap_or_else(|e| panic!("{}: {e}", k.name));
+            let resident = resident_ctas(&c, a);
+            println!(
+                "{} {}: W {w}, {} registers, {} resident",
+                k.name, a.config, c.registers, resident
+            );
+            if w < 1 || w > i64::from(resident) {
+                failures.push(format!(
+                    "{} {}: W = {w}, but {} registers × {} threads and {} bytes of shared \
+                     memory let {resident} CTAs reside on an SM",
+                    k.name,
+                    a.config,
+                    c.registers,
+                    a.sig().threads,
+                    a.sig().smem_bytes + c.smem
+                ));
+            }
+        }
+    }
+    assert!(
+        count >= 20,
+        "expected the odd norms' configs, found {count}"
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

@@ -110,8 +110,8 @@ fn the_host_side_choice_is_correct_for_every_length_class() {
 }
 
 /// Rows of an odd length up to 16384 columns (issue #32) go to the register kernels that hold
-/// them from their first 16-byte aligned column (`softmax_odd`, `rmsnorm_odd`,
-/// `layernorm_odd`: `ODD = 1`), and match the f64 reference: random rows, outputs poisoned,
+/// them from their first 16-byte aligned column (`softmax_odd`, `rmsnorm_odd_rows` up to 4096
+/// columns and `rmsnorm_odd` past them, `layernorm_odd`: `ODD = 1`), and match the f64 reference: random rows, outputs poisoned,
 /// row counts that give every head length (0 to 7 columns before the aligned one).
 #[test]
 fn odd_rows_up_to_16k_columns_take_the_kernels_that_hold_them_from_the_aligned_column() {

@@ -324,6 +324,7 @@ fn odd_row_register_kernels_match_the_f64_reference() {
     }
     for (name, op) in [
         ("softmax_odd", RowOp::Softmax),
+        ("rmsnorm_odd_rows", RowOp::RmsNorm),
         ("rmsnorm_odd", RowOp::RmsNorm),
         ("layernorm_odd", RowOp::LayerNorm),
     ] {
@@ -354,12 +355,20 @@ fn odd_row_register_kernels_match_the_f64_reference() {
 #[test]
 fn odd_norms_walk_several_rows_per_cta() {
     let mut runs = Vec::new();
-    for (name, op) in [
-        ("rmsnorm_odd", RowOp::RmsNorm),
-        ("layernorm_odd", RowOp::LayerNorm),
+    for (name, op, configs) in [
+        (
+            "rmsnorm_odd",
+            RowOp::RmsNorm,
+            [("o5k", 4097), ("o7k", 7171), ("o16k", 16383)],
+        ),
+        (
+            "layernorm_odd",
+            RowOp::LayerNorm,
+            [("o1k", 1001), ("o3k", 3001), ("o16k", 16383)],
+        ),
     ] {
         let k = catalogue::find(name).expect("shipped");
-        for (config, n) in [("o1k", 1001), ("o3k", 3001), ("o16k", 16383)] {
+        for (config, n) in configs {
             let art = k
                 .artifacts
                 .iter()
@@ -373,6 +382,48 @@ fn odd_norms_walk_several_rows_per_cta() {
         }
     }
     report("odd norms over several rows per CTA", &runs);
+}
+
+/// RMSNorm's narrow odd rows, one CTA a row (`rmsnorm_odd_rows`, `norm_odd.rs`): every
+/// config at widths that give it every head length (1001, 3001 and the last odd widths of its
+/// capacity, 1023 … 4093: tails of 1 to 7 columns), 17 rows (heads of 0 to 7 columns, twice);
+/// random rows, outputs poisoned, against the f64 reference. The host takes it for every odd
+/// width up to 4096 columns and the staged `rmsnorm_odd` past that, with no gap.
+#[test]
+fn rmsnorm_odd_rows_match_the_f64_reference_and_take_the_narrow_widths() {
+    use tirx_kernels::dispatch::Device as Gpu;
+    use tirx_kernels::row_kernels::{host, request::RowRequest};
+    let k = catalogue::find("rmsnorm_odd_rows").expect("shipped");
+    let mut runs = Vec::new();
+    for (config, widths) in [
+        ("o1k", [1001, 1023, 7]),
+        ("o2k", [2047, 1025, 2041]),
+        ("o3k", [3001, 2049, 3071]),
+        ("o4k", [4093, 3075, 4095]),
+    ] {
+        let art = k
+            .artifacts
+            .iter()
+            .find(|a| a.config == config)
+            .expect(config);
+        for (i, n) in widths.into_iter().enumerate() {
+            runs.push(row_case(art, RowOp::RmsNorm, 17, n, 120 + i as u64));
+        }
+    }
+    report("rmsnorm_odd_rows", &runs);
+    for n in [7, 1001, 2047, 3001, 4093, 4095, 4097, 4999, 16383] {
+        let c = host::choose(
+            &RowRequest::contiguous(RowOp::RmsNorm, 8192, n),
+            &Gpu::h200(),
+        )
+        .unwrap_or_else(|e| panic!("8192x{n}: {e}"));
+        let want = if n <= 4096 {
+            "rmsnorm_odd_rows"
+        } else {
+            "rmsnorm_odd"
+        };
+        assert_eq!(c.kernel.name, want, "8192x{n}: {}", c.artifact.config);
+    }
 }
 
 /// The chunked long-row kernels over several chunks with a ragged last one, aligned (24584:

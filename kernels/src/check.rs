@@ -173,3 +173,35 @@ pub fn key_sass(c: &Checked) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+/// Registers of one sm_90a/sm_100a SM (64 K 32-bit), split over its four sub-partitions.
+const SM_REGISTERS: u32 = 65536;
+/// Sub-partitions of an SM: a warp's registers come from one of them.
+const SUB_PARTITIONS: u32 = 4;
+/// Registers are allocated to a warp in units of 256 (8 a thread).
+const REG_UNIT: u32 = 256;
+/// Shared memory of one H100/H200 SM (228 KB), of which the driver reserves 1 KB a CTA.
+const SM_SHARED_BYTES: u32 = 228 * 1024;
+/// Threads and CTAs one SM holds at once (sm_90).
+const SM_THREADS: u32 = 2048;
+const SM_CTAS: u32 = 32;
+
+/// The CTAs of `a` that reside on one SM at once by ptxas's registers (`c.registers`: a warp
+/// takes `⌈32·regs⌉₂₅₆` from one sub-partition of 16 K), its shared memory (the signature's
+/// dynamic bytes, ptxas's static ones and the driver's 1 KB a CTA, of 228 KB), its threads (of
+/// 2048) and at most 32 CTAs — the occupancy calculator's rules (`cuda_occupancy.h`,
+/// `cudaOccMaxBlocksPerSMRegsLimit`). A persistent grid of `SMS·W` CTAs needs `W` at most
+/// this, else its last CTAs run in a second wave.
+pub fn resident_ctas(c: &Checked, a: &KernelArtifact) -> u32 {
+    let sig = a.sig();
+    let warps = sig.threads.div_ceil(32).max(1);
+    let per_warp = (c.registers * 32).div_ceil(REG_UNIT) * REG_UNIT;
+    let by_regs = match per_warp {
+        0 => SM_CTAS,
+        r => (SM_REGISTERS / SUB_PARTITIONS / r) * SUB_PARTITIONS / warps,
+    };
+    let smem = (sig.smem_bytes + c.smem).div_ceil(128) * 128 + 1024;
+    let by_smem = SM_SHARED_BYTES / smem;
+    let by_threads = SM_THREADS / (warps * 32);
+    by_regs.min(by_smem).min(by_threads).min(SM_CTAS)
+}

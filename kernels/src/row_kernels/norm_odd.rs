@@ -1,6 +1,8 @@
-//! `rmsnorm_odd` and `layernorm_odd` — the norms for rows of an odd length (bytes not a whole
-//! number of 16-byte vectors: bf16 `N % 8 != 0`) up to 16384 columns, bf16 in and out, f32
-//! statistics.
+//! `rmsnorm_odd`, `rmsnorm_odd_rows` and `layernorm_odd` — the norms for rows of an odd length
+//! (bytes not a whole number of 16-byte vectors: bf16 `N % 8 != 0`) up to 16384 columns, bf16
+//! in and out, f32 statistics. Two grids: the staged persistent one below (LayerNorm at every
+//! width, RMSNorm past 4096 columns) and one CTA a row (`rmsnorm_odd_rows`, RMSNorm up to 4096
+//! columns; "RMSNorm's narrow rows" below).
 //!
 //! Each row is held in registers from its first 16-byte aligned column `h` to the end of its
 //! whole vectors `e`, the head (`h < V` columns) and the tail (`N − e < V`) in two small tiles
@@ -32,7 +34,33 @@
 //! 122 → 100 at `o16k` (the weight is no longer loaded beside the row). `W` is what those
 //! registers let reside (65536 a SM, allocated 8 a thread: `⌊65536 / (⌈regs⌉₈·T)⌋`, at most
 //! 32 CTAs and 2048 threads): a grid over what resides would run its last CTAs in a second
-//! wave of whole CTAs, so re-derive `W` when the registers grow (`tirx check`).
+//! wave of whole CTAs, so re-derive `W` when the registers grow (`tirx check`). The test
+//! `assemble::every_persistent_grids_ctas_per_sm_reside_at_once` holds every config's `W` to
+//! what its ptxas registers and shared memory let reside (`check::resident_ctas`, the
+//! occupancy calculator's rules); at ptxas 13 every `W` here is exactly that.
+//!
+//! RMSNorm's narrow rows (`rmsnorm_odd_rows`, `o1k`…`o4k`): measured on the H100
+//! (docs/perf/h100-2026-12-07-stop53.md), the staged walk lifted LayerNorm at every odd width
+//! (16384×1001 +4.6 %, 8192×3001 +4.8 %, … 4096×12345 +86 %) and RMSNorm at 7171 (+2 %) and
+//! 12345 (+48 %), but cost RMSNorm 9 % at 1001 and 3001 columns (host's choice 2243 → 2050 and
+//! 2490 → 2258 GB/s, 88.7 → 81.6 % and 93.0 → 84.3 % of the device copy; forced `o1k` 2270 →
+//! 2062, `o3k` 2484 → 2270), 4999 even (−1 %). The emulator had predicted a gain everywhere
+//! (RMSNorm −32…−39 % thread-instructions): at these widths RMSNorm's only element loads were
+//! `w`'s, `N ≤ 4 K` elements that every CTA finds in L1/L2, while a CTA walking `M / (V·G)`
+//! rows in turn (4–5 at 16384×1001) waits out each row's loads with fewer CTAs to hide them
+//! than one-CTA-a-row's refilled grid (not profiled). So RMSNorm up to 4096 columns keeps the
+//! earlier form as its own kernel (a grid expression is one for every config): one CTA a row,
+//! `w` read at `h` from global memory after the reductions, its PTX that of stop 53's base
+//! `rmsnorm_odd` `o1k`…`o4k` but for the entry's name (ptxas 79 / 79 / 63 / 79 registers, 0
+//! spills). The staged `rmsnorm_odd` starts at `o5k`, so the host's smallest capacity that
+//! holds the row takes `rmsnorm_odd_rows` for every odd width up to 4096 and `rmsnorm_odd`
+//! from 4097 to 16384: no gap, no overlap (`request.rs`; `sim_exec.rs` checks the choice).
+//! The cut is the ladder's `o4k`/`o5k` step, between the measured losses (≤ 3001) and gains
+//! (≥ 7171), 4999 within noise. LayerNorm keeps the staged form everywhere: measured faster at
+//! every width, and in the emulator the one-CTA-a-row LayerNorm took 1012 M thread-instructions
+//! at 16384×1001 against the staged 659 M. `rmsnorm_odd_rows` is not yet measured on a GPU
+//! (force it with `tirx bench rows --kernel rmsnorm_odd_rows/o1k`, the staged form at these
+//! widths with `rmsnorm_odd/o5k`).
 //!
 //! Considered: realigning an aligned vector load of `w` in registers by the runtime shift `h`
 //! (a barrel shifter of `shf`/`selp`, three stages for eight shifts: no IR op says it, and it
@@ -61,10 +89,7 @@ use tirx::prelude::*;
     grid = (SMS * W / V * V, 1),
     // `W`: CTAs resident an SM by ptxas's registers (the module docs).
     configs(
-        o1k = (T = 32, C = 1024, V = 8, W = 28, ODD = 1),
-        o2k = (T = 64, C = 2048, V = 8, W = 14, ODD = 1),
-        o3k = (T = 128, C = 3072, V = 8, W = 9, ODD = 1),
-        o4k = (T = 128, C = 4096, V = 8, W = 7, ODD = 1),
+        // Rows up to 4096 columns: `rmsnorm_odd_rows` (the module docs).
         o5k = (T = 128, C = 5120, V = 8, W = 6, ODD = 1),
         o6k = (T = 128, C = 6144, V = 8, W = 5, ODD = 1),
         o7k = (T = 128, C = 7168, V = 8, W = 5, ODD = 1),
@@ -119,6 +144,51 @@ pub fn rmsnorm_odd(
             copy(y.at(row, e), tl * r * tg);
         }
     }
+}
+
+/// RMSNorm of an odd row up to 4096 columns, one CTA a row: the row from its aligned column
+/// `h` as in [`rmsnorm_odd`], `w` read at `h` from global memory for every row (the module
+/// docs: at these widths it measured faster than the staged walk).
+#[tile_kernel(
+    solves = rmsnorm,
+    target = sm_90a,
+    threads = T,
+    grid = (M, 1),
+    configs(
+        o1k = (T = 32, C = 1024, V = 8, ODD = 1),
+        o2k = (T = 64, C = 2048, V = 8, ODD = 1),
+        o3k = (T = 128, C = 3072, V = 8, ODD = 1),
+        o4k = (T = 128, C = 4096, V = 8, ODD = 1),
+    ),
+)]
+pub fn rmsnorm_odd_rows(
+    #[shape(M, N)] x: Tensor<bf16>,
+    #[shape(N)] w: Tensor<bf16>,
+    #[shape(M, N)] y: Tensor<bf16>,
+    eps: f32,
+) {
+    let t = regs::<f32>([1, C], layout = blocked(vec = V));
+    let g = regs::<f32>([1, C], layout = blocked(vec = V));
+    // The head, the tail and their weight: one column per thread.
+    let hd = regs::<f32>([1, T], layout = blocked(vec = 1));
+    let tl = regs::<f32>([1, T], layout = blocked(vec = 1));
+    let hg = regs::<f32>([1, T], layout = blocked(vec = 1));
+    let h = min((V - cta.x * N % V) % V, N);
+    let e = h + (N - h) / V * V;
+    // Columns outside the tiles' bounds read 0 and add nothing to the sum of squares.
+    copy(t, x.at(cta.x, h).within(M, e));
+    copy(hd, x.at(cta.x, 0).within(M, h));
+    copy(tl, x.at(cta.x, e));
+    let ss = reduce_sum(t * t, axis = 1) + reduce_sum(hd * hd + tl * tl, axis = 1);
+    let r = rsqrt_approx(ss / cast::<f32>(N) + eps);
+    // `w` after the reductions, element by element at `h` (L1/L2: every CTA reads the same
+    // `N` elements), so it is not live beside the row's loads.
+    copy(g, w.at(h).within(e));
+    copy(y.at(cta.x, h).within(M, e), t * r * g);
+    copy(hg, w.at(0).within(h));
+    copy(y.at(cta.x, 0).within(M, h), hd * r * hg);
+    copy(hg, w.at(e));
+    copy(y.at(cta.x, e), tl * r * hg);
 }
 
 #[tile_kernel(

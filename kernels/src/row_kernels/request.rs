@@ -33,10 +33,12 @@
 //! - a row whose bytes are not a whole number of 16-byte vectors (an odd bf16 width): a kernel
 //!   holding the row in one tile from column 0 (`C`, no `CAP`, no `ODD`) ranks after every
 //!   kernel that walks the row in chunks (`CAP`) and every one marked `ODD = 1`
-//!   (`softmax_odd`, `rmsnorm_odd`, `layernorm_odd`: a row of up to 16384 columns in registers
-//!   from its first aligned column), since those keep their vectors while the tile moves most
-//!   of its chunks element by element (softmax 4096×4999 at 29 % of the device copy, 1024×50257
-//!   at 33 % on the H100, docs/perf/h100-2026-12-06-stop51.md). An `ODD` kernel costs its
+//!   (`softmax_odd`, `rmsnorm_odd_rows` to 4096 columns and `rmsnorm_odd` from 5120,
+//!   `layernorm_odd`: a row of up to 16384 columns in registers from its first aligned column;
+//!   RMSNorm's two share no capacity, so the smallest that holds the row picks one), since
+//!   those keep their vectors while the tile moves most of its chunks element by element
+//!   (softmax 4096×4999 at 29 % of the device copy, 1024×50257 at 33 % on the H100,
+//!   docs/perf/h100-2026-12-06-stop51.md). An `ODD` kernel costs its
 //!   capacity, so it comes first where it holds the row (up to 16384 columns), the walkers
 //!   above. Measured on the H200 (docs/perf/2026-12-06-stop52.md): 16384×1001 and 8192×3001
 //!   softmax 30 % → 92 % / 89 % of the device copy, RMSNorm 77–79 %, LayerNorm 59 % (before
