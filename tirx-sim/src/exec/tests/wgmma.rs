@@ -375,7 +375,11 @@ fn ss_trans_a_error(a_mn: bool, seed: u64) -> f64 {
     let mut img = vec![0u8; 8192 + 2048];
     for m in 0..M {
         for k in 0..K {
-            let o = if a_mn { k * 128 + 2 * m } else { m * 128 + 2 * k };
+            let o = if a_mn {
+                k * 128 + 2 * m
+            } else {
+                m * 128 + 2 * k
+            };
             let o = swizzle128(o);
             img[o..o + 2].copy_from_slice(&a[m * K + k].0.to_le_bytes());
         }
@@ -427,11 +431,18 @@ fn ss_trans_a_error(a_mn: bool, seed: u64) -> f64 {
     let mut dev = Device::new();
     let (pimg, out) = (dev.alloc(img.len()), dev.alloc(4096));
     dev.write(pimg, &img).unwrap();
-    dev.write(out, &[0xa5; 4096]).unwrap(); // poisoned: a NaN pattern if never written
+    dev.write(out, &[0xff; 4096]).unwrap(); // poisoned: NaN where never written
     let params = [ParamValue::U64(pimg), ParamValue::U64(out)];
     let p = Program::new(&m, "k").unwrap_or_else(|e| panic!("{e}"));
-    run_program(&p, &one_cta(128, 16384), &params, &mut dev, 5, &Policy::default())
-        .unwrap_or_else(|e| panic!("{e}"));
+    run_program(
+        &p,
+        &one_cta(128, 16384),
+        &params,
+        &mut dev,
+        5,
+        &Policy::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let got = u32s(&dev.read(out, 4096).unwrap());
     let mut worst = 0f64;
     for t in 0..128usize {
@@ -458,7 +469,10 @@ fn wgmma_reads_an_mn_major_a_with_imm_trans_a() {
     for seed in [1, 2, 3] {
         for a_mn in [true, false] {
             let e = ss_trans_a_error(a_mn, seed);
-            assert!(e < 1e-6, "A MN-major {a_mn}, seed {seed}: relative error {e}");
+            assert!(
+                e < 1e-6,
+                "A MN-major {a_mn}, seed {seed}: relative error {e}"
+            );
         }
     }
 }
