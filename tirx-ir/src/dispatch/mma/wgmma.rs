@@ -6,17 +6,18 @@
 //! (`major = mn`: A given K×M, each 64-row chunk one `[BK, 64]` TMA box, read with
 //! `imm-trans-a` = 1); `b` either K-major the same way (N×K: "TN", B given N×K) or MN-major
 //! (`smem::<bf16>([.., N / 64, K, 64], swizzle = B128, major = mn)`: "NN", B given K×N, each
-//! 64-column chunk one `[BK, 64]` TMA box); run by one warpgroup. FP8: `a` and `b` `e4m3` or `e5m2` shared tiles (the two may differ),
-//! both K-major — `[rows, 128]`, 128 8-bit elements a 128-byte row — since the 8-bit forms
-//! have no transpose operands (PTX ISA §9.7.15.5.2; an MN-major one is refused by name,
-//! `WgmmaFp8Major`); `.m64nNk32`, four instructions per 128-wide K tile. A in registers is
-//! 16-bit only (an 8-bit float has no register tile).
+//! 64-column chunk one `[BK, 64]` TMA box); run by one warpgroup. FP8: `a` and `b` `e4m3` or
+//! `e5m2` shared tiles (the two may differ), both K-major — `[rows, 128]`, 128 8-bit
+//! elements a 128-byte row — since the 8-bit forms have no transpose operands (PTX ISA
+//! §9.7.15.5.2; an MN-major one is refused by name, `WgmmaFp8Major`); `.m64nNk32`, four
+//! instructions per 128-wide K tile. A in registers is 16-bit only (an 8-bit float has no
+//! register tile).
 //! Before: `mma @acc, @a_s[%s], @b_s[%s] accumulate (%k > 0)`
 //! After: descriptors for both operands, then for each K-step of 16 and each 64-row slice
 //! `wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16 {d…}, adesc, bdesc, p, 1, 1, ta, tb`
 //! (`.f32.f16.f16` for f16 operands: the same K = 16 shape, descriptors and fragment;
-//! `p` = accumulate for the first K-step, true after; `ta` / `tb` = 1 for an MN-major A / B; FP8:
-//! `wgmma.mma_async.sync.aligned.m64nNk32.f32.e4m3.e5m2 {d…}, adesc, bdesc, p, 1, 1` per
+//! `p` = accumulate for the first K-step, true after; `ta` / `tb` = 1 for an MN-major A / B;
+//! FP8: `wgmma.mma_async.sync.aligned.m64nNk32.f32.e4m3.e5m2 {d…}, adesc, bdesc, p, 1, 1` per
 //! K-step of 32, the same 32-byte descriptor step). Fencing and
 //! completion (`wgmma::fence/commit/wait`) stay explicit in the kernel.
 //! PTX used: PTX ISA §9.7.15.5.2 (wgmma.mma_async); descriptor §9.7.15.5.1.2.2 via
