@@ -9,17 +9,19 @@
 //! the host's entry points (which take this plan); slice counts that do not
 //! divide the K tiles through a caller's [S, N, M] workspace, bit-identical on a second run
 //! (deterministic); and the host's choice at M ≤ 16 decode shapes is this plan, and right.
+//! Each test runs both layouts: TN (B given N×K) and NN (B given K×N, the `nn` configs,
+//! whose MMA reads B as its A operand MN-major; N a multiple of 8, as for every NN kernel).
 
 use half::bf16;
-use tirx::problem::{Act, BLayout};
-use tirx::{Runtime, RuntimeError, Target};
+use tirx::problem::{Act, BLayout, Problem};
+use tirx::{KernelArtifact, Runtime, RuntimeError, Target};
 use tirx_kernels::catalogue;
 use tirx_kernels::gemm::check;
 use tirx_kernels::gemm::host::{self, GemmLaunch};
 use tirx_kernels::gemm::reference::{add_residual, apply_epilogue};
 use tirx_kernels::gemm::request::GemmTypes;
 use tirx_kernels::gemm::split;
-use tirx_kernels::reference::{Rng, gemm_tn_f64, rel_frobenius};
+use tirx_kernels::reference::{Rng, gemm_nn_f64, gemm_tn_f64, rel_frobenius};
 
 fn rt() -> Runtime {
     Runtime::new(0).expect("the gpu feature needs a GPU")
@@ -29,7 +31,36 @@ fn transposed() -> &'static tirx::Kernel {
     catalogue::find("gemm_sm90_splitk_t").expect("shipped")
 }
 
-/// Decode shapes of issue #32 and odd ones.
+/// The layout of B an artifact takes.
+fn layout_of(art: &KernelArtifact) -> BLayout {
+    match art.problem {
+        Some(Problem::Gemm(g)) => g.b,
+        _ => panic!("{}/{} solves no GEMM", art.kernel, art.config),
+    }
+}
+
+/// B (`n × k` of `hb`'s values) uploaded in `layout`: N×K for TN, K×N for NN (the same
+/// values: `hb` is read as B given K×N for NN), and the f64 reference of A·op(B).
+fn b_and_reference(
+    rt: &Runtime,
+    layout: BLayout,
+    (ha, hb): (&[bf16], &[bf16]),
+    (m, n, k): (usize, usize, usize),
+) -> (tirx::Tensor<bf16>, Vec<f64>) {
+    match layout {
+        BLayout::Tn => (
+            rt.upload(hb, &[n, k]).unwrap(),
+            gemm_tn_f64(ha, hb, m, n, k),
+        ),
+        BLayout::Nn => (
+            rt.upload(hb, &[k, n]).unwrap(),
+            gemm_nn_f64(ha, hb, m, n, k),
+        ),
+    }
+}
+
+/// Decode shapes of issue #32 and odd ones (the NN configs skip those whose N is not a
+/// multiple of 8).
 const SHAPES: [(usize, usize, usize); 8] = [
     (1, 4096, 4096),
     (16, 4096, 4096),
@@ -51,8 +82,14 @@ fn every_transposed_config_matches_the_f64_reference() {
         .iter()
         .filter(|a| a.target == Target::Sm90a)
     {
+        let layout = layout_of(a);
         for (i, &(m, n, k)) in SHAPES.iter().enumerate() {
-            match check::check_gemm(&rt, launch, a.config, m, n, k, 140 + i as u64) {
+            let check = match layout {
+                BLayout::Tn => check::check_gemm,
+                BLayout::Nn if n % 8 == 0 => check::check_gemm_nn,
+                BLayout::Nn => continue,
+            };
+            match check(&rt, launch, a.config, m, n, k, 140 + i as u64) {
                 Ok(r) if r.ok => {}
                 Ok(r) => failures.push(format!(
                     "{} {m}x{n}x{k}: {:.3e}\n{}",
@@ -66,21 +103,21 @@ fn every_transposed_config_matches_the_f64_reference() {
 }
 
 /// The scaled epilogue after the transposed partial: α with C not read (β = 0, C all NaN),
-/// and α, β·C with C read (`splitk_reduce_t_scaled`), into bf16 and f32.
+/// and α, β·C with C read (`splitk_reduce_t_scaled`), into bf16 and f32; TN and NN.
 #[test]
 fn transposed_plan_scaled_reads_c_only_where_beta_is_not_zero() {
     let shapes = [(16, 4096, 4096), (3, 264, 1000), (1, 8, 136)];
-    super::gpu_splitk::check_scaled_configs(
-        transposed(),
-        BLayout::Tn,
-        &["m16", "m16_s10"],
-        shapes,
-        160,
-    );
+    for (layout, configs) in [
+        (BLayout::Tn, ["m16", "m16_s10"]),
+        (BLayout::Nn, ["nn_m16", "nn_m16_s10"]),
+    ] {
+        super::gpu_splitk::check_scaled_configs(transposed(), layout, &configs, shapes, 160);
+    }
 }
 
 /// The fused bias + activation and the residual at decode shapes: the host's choice is the
-/// transposed plan, and the transposing reduce applies the epilogue right.
+/// transposed plan, and the transposing reduce applies the epilogue right; TN (bias and
+/// activation alone, and with R) and NN (with R: the host's fused entry point without R is TN).
 #[test]
 fn the_host_takes_the_transposed_plan_for_fused_epilogues() {
     let rt = rt();
@@ -90,48 +127,64 @@ fn the_host_takes_the_transposed_plan_for_fused_epilogues() {
         let hbias: Vec<bf16> = (0..n).map(|_| bf16::from_f32(rng.unit() - 0.5)).collect();
         let hres = rng.bf16s(m * n);
         let a = rt.upload(&ha, &[m, k]).unwrap();
-        let b = rt.upload(&hb, &[n, k]).unwrap();
         let bias = rt.upload(&hbias, &[n]).unwrap();
         let res = rt.upload(&hres, &[m, n]).unwrap();
-        for act in Act::ALL {
-            let mut want = gemm_tn_f64(&ha, &hb, m, n, k);
-            apply_epilogue(&mut want, n, &hbias, act);
-            let mut d = rt.zeros::<bf16>(&[m, n]).unwrap();
-            rt.poison(&mut d).unwrap();
-            let choice = host::gemm_bias_act(&rt, act, &a, &b, &bias, &mut d).expect("runs");
-            assert!(split::is_transposed(choice.artifact), "{}", choice.label());
-            let err = rel_frobenius(&rt.download(&d).unwrap(), &want);
-            assert!(
-                err < GemmTypes::BF16.tolerance(),
-                "{m}x{n}x{k} {act:?}: {err:.3e}"
-            );
-            add_residual(&mut want, &hres);
-            rt.poison(&mut d).unwrap();
-            let choice =
-                host::gemm_residual(&rt, BLayout::Tn, &a, &b, Some((act, &bias)), &res, &mut d)
-                    .expect("runs");
-            assert!(split::is_transposed(choice.artifact), "{}", choice.label());
-            let err = rel_frobenius(&rt.download(&d).unwrap(), &want);
-            assert!(
-                err < GemmTypes::BF16.tolerance(),
-                "{m}x{n}x{k} {act:?} + R: {err:.3e}"
-            );
+        for layout in [BLayout::Tn, BLayout::Nn] {
+            let (b, product) = b_and_reference(&rt, layout, (&ha, &hb), (m, n, k));
+            for act in Act::ALL {
+                let mut want = product.clone();
+                apply_epilogue(&mut want, n, &hbias, act);
+                let mut d = rt.zeros::<bf16>(&[m, n]).unwrap();
+                if layout == BLayout::Tn {
+                    rt.poison(&mut d).unwrap();
+                    let choice =
+                        host::gemm_bias_act(&rt, act, &a, &b, &bias, &mut d).expect("runs");
+                    assert!(split::is_transposed(choice.artifact), "{}", choice.label());
+                    let err = rel_frobenius(&rt.download(&d).unwrap(), &want);
+                    assert!(
+                        err < GemmTypes::BF16.tolerance(),
+                        "{m}x{n}x{k} {act:?}: {err:.3e}"
+                    );
+                }
+                add_residual(&mut want, &hres);
+                rt.poison(&mut d).unwrap();
+                let choice =
+                    host::gemm_residual(&rt, layout, &a, &b, Some((act, &bias)), &res, &mut d)
+                        .expect("runs");
+                assert!(split::is_transposed(choice.artifact), "{}", choice.label());
+                assert_eq!(layout_of(choice.artifact), layout, "{}", choice.label());
+                let err = rel_frobenius(&rt.download(&d).unwrap(), &want);
+                assert!(
+                    err < GemmTypes::BF16.tolerance(),
+                    "{layout:?} {m}x{n}x{k} {act:?} + R: {err:.3e}"
+                );
+            }
         }
     }
 }
 
 /// Slices that do not divide the K tiles (65 tiles in 7 and in 64 slices) in the caller's
-/// [S, N, M] workspace; the same inputs give the same bits twice (fixed-order reduce).
+/// [S, N, M] workspace; the same inputs give the same bits twice (fixed-order reduce); TN and
+/// NN.
 #[test]
 fn transposed_caller_workspaces_are_deterministic() {
+    for config in ["m16", "nn_m16"] {
+        caller_workspaces_are_deterministic(config);
+    }
+}
+
+fn caller_workspaces_are_deterministic(config: &str) {
     let rt = rt();
-    let art = &transposed().artifacts[0];
+    let art = transposed()
+        .artifacts
+        .iter()
+        .find(|a| a.target == Target::Sm90a && a.config == config)
+        .expect("the config");
     let (m, n, k) = (3, 4096, 4104);
     let mut rng = Rng::new(177);
     let (ha, hb) = (rng.bf16s(m * k), rng.bf16s(n * k));
     let a = rt.upload(&ha, &[m, k]).unwrap();
-    let b = rt.upload(&hb, &[n, k]).unwrap();
-    let want = gemm_tn_f64(&ha, &hb, m, n, k);
+    let (b, want) = b_and_reference(&rt, layout_of(art), (&ha, &hb), (m, n, k));
     for splits in [7, 64, 2] {
         let mut w = rt.zeros::<f32>(&[splits, n, m]).unwrap();
         rt.poison(&mut w).unwrap();
@@ -145,12 +198,15 @@ fn transposed_caller_workspaces_are_deterministic() {
             runs.push(rt.download(&d).unwrap());
         }
         let err = rel_frobenius(&runs[0], &want);
-        assert!(err < GemmTypes::BF16.tolerance(), "S = {splits}: {err:.3e}");
+        assert!(
+            err < GemmTypes::BF16.tolerance(),
+            "{config} S = {splits}: {err:.3e}"
+        );
         let bits = |v: &[bf16]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
         assert_eq!(
             bits(&runs[0]),
             bits(&runs[1]),
-            "S = {splits}: not deterministic"
+            "{config} S = {splits}: not deterministic"
         );
     }
     // A workspace in the untransposed orientation is refused before launch.
@@ -164,7 +220,8 @@ fn transposed_caller_workspaces_are_deterministic() {
     );
 }
 
-/// The host's choice at M ≤ 16 decode shapes is the transposed plan, and it is right.
+/// The host's choice at M ≤ 16 decode shapes is the transposed plan of the request's layout
+/// (the `nn` configs for B given K×N), and it is right.
 #[test]
 fn the_host_takes_the_transposed_plan_at_decode_shapes() {
     let rt = rt();
@@ -180,17 +237,21 @@ fn the_host_takes_the_transposed_plan_at_decode_shapes() {
         let mut rng = Rng::new(190 + i as u64);
         let (ha, hb) = (rng.bf16s(m * k), rng.bf16s(n * k));
         let a = rt.upload(&ha, &[m, k]).unwrap();
-        let b = rt.upload(&hb, &[n, k]).unwrap();
-        let want = gemm_tn_f64(&ha, &hb, m, n, k);
-        let mut d = rt.zeros::<bf16>(&[m, n]).unwrap();
-        rt.poison(&mut d).unwrap();
-        let choice = host::gemm_auto(&rt, &a, &b, &mut d).expect("runs");
-        assert!(
-            split::is_transposed(choice.artifact),
-            "{m}x{n}x{k}: {}",
-            choice.label()
-        );
-        let err = rel_frobenius(&rt.download(&d).unwrap(), &want);
-        assert!(err < GemmTypes::BF16.tolerance(), "{m}x{n}x{k}: {err:.3e}");
+        for layout in [BLayout::Tn, BLayout::Nn] {
+            let (b, want) = b_and_reference(&rt, layout, (&ha, &hb), (m, n, k));
+            let mut d = rt.zeros::<bf16>(&[m, n]).unwrap();
+            rt.poison(&mut d).unwrap();
+            let choice = host::gemm(&rt, layout, &a, &b, None, &mut d).expect("runs");
+            assert!(
+                split::is_transposed(choice.artifact) && layout_of(choice.artifact) == layout,
+                "{layout:?} {m}x{n}x{k}: {}",
+                choice.label()
+            );
+            let err = rel_frobenius(&rt.download(&d).unwrap(), &want);
+            assert!(
+                err < GemmTypes::BF16.tolerance(),
+                "{layout:?} {m}x{n}x{k}: {err:.3e}"
+            );
+        }
     }
 }

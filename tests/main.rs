@@ -82,6 +82,7 @@ mod sim_fp8;
 mod sim_fp8_block;
 mod sim_gemm;
 mod sim_gemm_sm100;
+mod sim_mn_major_a;
 mod sim_mxfp8;
 mod sim_mxfp8_prod;
 mod sim_nvfp4;

@@ -384,3 +384,48 @@ fn split_k_nn_every_epilogue_and_the_models_slices() {
     println!("{}", run("nn", (5, 136, 360), silu_res, 78));
     println!("{}", run("nn_n64", (7, 264, 4104), SplitSim::default(), 79));
 }
+
+/// The NN decode partial (`gemm_sm90_splitk_t`'s `nn` configs: B given K×N, the MMA's A
+/// operand read MN-major through wgmma's `imm-trans-a`) and the transposing reduces, against
+/// the f64 NN reference with D poisoned: M = 1, 3 and 16 (a full column block) and past one
+/// block, N a multiple of 8 (every NN kernel's TMA of B needs it) but not of 64 (the last B
+/// box part zero fill), K with a tail inside its last tile, slice counts that do not divide
+/// the K tiles and that take every path of the reduce's loop, bf16 and f16.
+#[test]
+fn split_k_transposed_nn_decode_shapes() {
+    let plan = |splits| SplitSim {
+        splits: Some(splits),
+        ..SplitSim::default()
+    };
+    println!("{}", run_t("nn_m16", (1, 136, 328), plan(4), 80));
+    println!("{}", run_t("nn_m16_s10", (3, 72, 200), plan(2), 81));
+    println!("{}", run_t("nn_m16", (16, 200, 136), plan(3), 82));
+    for (splits, seed) in [(6, 83), (9, 84), (10, 85)] {
+        println!("{}", run_t("nn_f16_m16", (5, 72, 632), plan(splits), seed));
+    }
+    println!("{}", run_t("nn_f16_m16_s10", (19, 264, 200), plan(2), 86));
+}
+
+/// The NN decode plan's other epilogues (the transposing reduces never see B), and the host's
+/// own slices at a decode shape with an odd K tail.
+#[test]
+fn split_k_transposed_nn_every_epilogue_and_the_models_slices() {
+    let scaled = SplitSim {
+        splits: Some(3),
+        scaled: true,
+        output: Some(ElemType::F16),
+        ..SplitSim::default()
+    };
+    println!("{}", run_t("nn_f16_m16", (9, 136, 296), scaled, 87));
+    let silu_res = SplitSim {
+        splits: Some(5),
+        act: Some(tirx::problem::Act::Silu),
+        residual: true,
+        ..SplitSim::default()
+    };
+    println!("{}", run_t("nn_m16", (3, 72, 360), silu_res, 88));
+    println!(
+        "{}",
+        run_t("nn_m16", (2, 200, 4104), SplitSim::default(), 89)
+    );
+}

@@ -472,12 +472,14 @@ impl Inst {
         )
     }
 
-    /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.<ab>.<ab> {d}, adesc, bdesc, p, 1, 1, 0, tb`
-    /// (§9.7.15.5.2 wgmma.mma_async): A and B from shared-memory descriptors, A K-major
-    /// (`imm-trans-a` 0), B K-major (`imm-trans-b` = `trans_b` = 0) or N-major (1, §9.7.15.5.1.2:
-    /// "If the value of the argument imm-trans-b is 1, then N-major is used for matrix B"; the
-    /// transpose exists only for `.f16`/`.bf16`, which the caller checks), scale-d predicate `p`
-    /// (false: D = A·B, true: D += A·B).
+    /// `wgmma.mma_async.sync.aligned.m64nNk16.f32.<ab>.<ab> {d}, adesc, bdesc, p, 1, 1, ta, tb`
+    /// (§9.7.15.5.2 wgmma.mma_async): A and B from shared-memory descriptors, each K-major
+    /// (`imm-trans-a` = `trans_a`, `imm-trans-b` = `trans_b` = 0) or MN-major (1,
+    /// §9.7.15.5.1.2: imm-trans-a = 1 reads A M-major, imm-trans-b = 1 reads B N-major — "If
+    /// the value of the argument imm-trans-b is 1, then N-major is used for matrix B"; the
+    /// transposes exist only for `.f16`/`.bf16`, A's only from shared memory, which the
+    /// caller checks), scale-d
+    /// predicate `p` (false: D = A·B, true: D += A·B).
     pub fn wgmma_mma_async(
         n: u32,
         ab: &str,
@@ -485,7 +487,7 @@ impl Inst {
         adesc: Handle<Var>,
         bdesc: Handle<Var>,
         p: Handle<Var>,
-        trans_b: u32,
+        (trans_a, trans_b): (u32, u32),
     ) -> Inst {
         inst(
             format!("wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{ab}.{ab}"),
@@ -496,7 +498,7 @@ impl Inst {
                 reg(p),
                 Operand::Imm(1),
                 Operand::Imm(1),
-                Operand::Imm(0),
+                Operand::Imm(i64::from(trans_a)),
                 Operand::Imm(i64::from(trans_b)),
             ],
         )

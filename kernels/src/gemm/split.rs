@@ -38,7 +38,9 @@
 //! [S, N, M]) is the same plan with the roles of M and N swapped in the tile count and in the
 //! bytes a stage holds (`BM` of B's rows, `BN` of A's), finished by the transposing reduce of
 //! the request's epilogue ([`reduce_of`]); D, C and R travel to that reduce seen as
-//! [M, N, 1] (`TensorArg::with_unit_dim`).
+//! [M, N, 1] (`TensorArg::with_unit_dim`). Its `nn` configs (B given K×N, read as the MMA's A
+//! operand MN-major) are planned and ranked by the same model: the problem's layout, read
+//! from the artifact, decides which requests each config accepts, never its name.
 
 use std::cell::RefCell;
 

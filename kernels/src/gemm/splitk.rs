@@ -37,7 +37,8 @@
 //! transposed (its transpose-B bit). The same stage bytes, the same workspace [S, M, N] and the
 //! same reduces (which never see B) make the NN plan, so the host plans and ranks it as the TN
 //! one (`split.rs`); N must be a multiple of 8 (B's rows 16-byte aligned for TMA, as for every
-//! NN kernel). Verified in the emulator (`tests/sim_splitk.rs`), not yet measured on a GPU.
+//! NN kernel). Verified in the emulator (`tests/sim_splitk.rs`). The decode plan below has
+//! `nn` configs too.
 //!
 //! **The decode (GEMV-class) plan, M ≤ 16.** [`kernels::gemm_sm90_splitk_t`] computes each
 //! slice transposed, `w[z] = B·Aᵀ` into `w` [S, N, M]: B's rows fill the 64-row side of
@@ -52,9 +53,16 @@
 //! by one: row `m` of the block is column `m` of the sum, taken out by a row reduction of the
 //! masked tile into an `[R, 1]` statistic and stored as `R` consecutive elements of D seen as
 //! `[M, N, 1]` (C and R are read the same way, the bias as the block's column statistic).
-//! The transposed plan is TN only: in NN, B would be the MMA's A operand MN-major (wgmma's
-//! transpose-A, PTX ISA §9.7.15.5.1), which the language reads only for B operands; an NN
-//! decode request takes the untransposed `nn` plan.
+//! The transposed plan takes NN too (`nn_m16`, `nn_m16_s10` and their `f16` forms: the config
+//! entry `MB = mn`): B given K×N is the MMA's A operand MN-major, `b` declared `#[major(MB)]`
+//! and its shared tile `major = MB`, so the producer's load of a stage's B is one `[BK, 64]`
+//! box of the K×N tensor and wgmma reads it transposed (its `imm-trans-a`, PTX ISA
+//! §9.7.15.5.1.2: for `.f16`/`.bf16` an A in shared memory may be M-major). The stage bytes,
+//! the workspace [S, N, M] and the transposing reduces are the TN plan's, so the host ranks
+//! an NN decode request's `nn_m16*` as it ranks TN's `m16*` (`split.rs`); N must be a multiple
+//! of 8, as above. Until then an NN decode request took the untransposed `nn` plan (0.55–0.62
+//! of cuBLASLt at M = 1…16); the NN transposed plan is verified in the emulator
+//! (`tests/sim_splitk.rs`) and by ptxas (0 spills, `HGMMA….tnspA`), not yet measured on a GPU.
 
 use tirx::prelude::*;
 
@@ -132,6 +140,11 @@ pub mod kernels {
     /// A's row blocks (one for M ≤ `BN`), y B's 64-row blocks, z the slices. The workspace's
     /// shape [S, N, M] tells the host (`split::is_transposed`) that `reduce::splitk_reduce_t`
     /// finishes it.
+    ///
+    /// The `nn` configs (`MB = mn`) take B given K×N: `b` is declared `#[major(MB)]` and its
+    /// shared tile `major = MB`, so the producer's `tma::load` of a stage's B is one `[BK, 64]`
+    /// box (64 of B's rows are one 64-element chunk of the K×N tensor's rows) and wgmma reads
+    /// the MMA's A operand transposed (its `imm-trans-a`, PTX ISA §9.7.15.5.1.2).
     #[tile_kernel(
         solves = gemm,
         target = sm_90a,
@@ -139,6 +152,7 @@ pub mod kernels {
         grid = (cdiv(M, BN), cdiv(N, BM), S),
         configs(
             product(
+                layout(default = (MB = k), nn = (MB = mn)),
                 types(default = (TA = bf16), f16 = (TA = f16)),
                 tile(m16 = (BN = 16, STAGES = 20), m16_s10 = (BN = 16, STAGES = 10)),
                 with = (BM = 64, BK = 64),
@@ -147,10 +161,12 @@ pub mod kernels {
     )]
     pub fn gemm_sm90_splitk_t(
         #[shape(M, K)] a: Tensor<TA>,
-        #[shape(N, K)] b: Tensor<TA>,
+        #[shape(N, K)]
+        #[major(MB)]
+        b: Tensor<TA>,
         #[shape(S, N, M)] w: Tensor<f32>,
     ) {
-        let b_rows = smem::<TA>([STAGES, 1, BM, BK], swizzle = B128);
+        let b_rows = smem::<TA>([STAGES, 1, BM, BK], swizzle = B128, major = MB);
         let a_rows = smem::<TA>([STAGES, BN, BK], swizzle = B128);
         let acc = regs::<f32>([BM, BN]);
         let pipe = pipeline::<STAGES>(consumers = 1);

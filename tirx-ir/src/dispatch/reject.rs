@@ -392,10 +392,11 @@ pub enum Reject {
         /// The buffer.
         buffer: String,
     },
-    /// An MN-major A on a path that takes B MN-major but A K-major only (wgmma, tcgen05).
+    /// An MN-major A on a path that takes B MN-major but A K-major only (tcgen05; wgmma
+    /// reads a 16-bit A MN-major with `imm-trans-a`).
     #[error("A `{buffer}` is MN-major; {path} reads A K-major here (only B may be `major = mn`)")]
     MnMajorA {
-        /// The path (`wgmma`, `tcgen05`).
+        /// The path (`tcgen05`).
         path: &'static str,
         /// The buffer.
         buffer: String,

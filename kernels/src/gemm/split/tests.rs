@@ -155,8 +155,9 @@ fn split_k_refuses_what_it_does_not_compute() {
             "{outcome:?}"
         );
     }
-    // NN: the TN partials (and the transposed decode partial, TN only) refuse it as another
-    // problem; the bf16 `nn` configs accept it, the f16 ones refuse its type.
+    // NN: the TN partials refuse it as another problem; the bf16 `nn` configs (four of
+    // `gemm_sm90_splitk`, two of the transposed decode partial) accept it, the f16 ones refuse
+    // its type.
     let nn_verdicts = judge(&nn, &catalogue::all(), &h200);
     let mut nn_accepted = 0;
     for v in nn_verdicts
@@ -180,7 +181,10 @@ fn split_k_refuses_what_it_does_not_compute() {
             );
         }
     }
-    assert_eq!(nn_accepted, 4, "gemm_sm90_splitk's four bf16 `nn` configs");
+    assert_eq!(
+        nn_accepted, 6,
+        "gemm_sm90_splitk's four bf16 `nn` configs and gemm_sm90_splitk_t's two"
+    );
     let e4m3 = plain(
         GemmTypes {
             input: tirx::abi::ElemType::E4m3,
@@ -451,36 +455,53 @@ fn fp8_decode_shapes_split_k_and_square_ones_do_not() {
 }
 
 /// NN (B given K×N) at the skinny and decode shapes of issue #32 takes the NN split-K plan
-/// (`gemm_sm90_splitk`'s `nn` configs) on an H200 and an H100, by the TN plan's model (the
-/// same stage bytes: an MN-major B box moves BN·BK elements as a K-major one does), with the
-/// slices the model gives; the TN choices at these shapes are the tests above (and
-/// `dispatch::tests`), unchanged. M ≤ 16 takes the untransposed plan's deepest stream of B
-/// (`nn_n256`): the transposed decode partial is TN only (`splitk.rs`).
+/// (`gemm_sm90_splitk`'s `nn` configs, and at M ≤ 16 the transposed decode partial's,
+/// `gemm_sm90_splitk_t/nn_m16`, whose MMA reads B as its A operand MN-major) on an H200 and
+/// an H100, by the TN plan's model (the same stage bytes: an MN-major box moves as many
+/// elements as a K-major one), with the slices the model gives: the TN choices at these shapes
+/// (the tests above and `dispatch::tests`, `gemm_sm90_splitk_t/m16` with S = 2 at M = 1, 8).
 #[test]
 fn nn_skinny_shapes_take_the_nn_split_plan() {
     type Case = ((usize, usize, usize), &'static str, usize);
     let h200: &[Case] = &[
-        ((1, 4096, 4096), "gemm_sm90_splitk/nn_n256", 7),
-        ((16, 4096, 4096), "gemm_sm90_splitk/nn_n256", 7),
         ((64, 8192, 8192), "gemm_sm90_splitk/nn", 2),
         ((64, 14336, 4096), "gemm_sm90_splitk/nn_n256", 2),
     ];
     let h100: &[Case] = &[
-        ((1, 4096, 4096), "gemm_sm90_splitk/nn_n256", 5),
-        ((16, 4096, 4096), "gemm_sm90_splitk/nn_n256", 5),
         ((64, 8192, 8192), "gemm_sm90_splitk/nn", 2),
         ((64, 14336, 4096), "gemm_sm90_splitk/nn_n256", 2),
     ];
+    let chosen = |layout, shape, device: &Device| {
+        let req = GemmRequest::contiguous(layout, Epilogue::Plain, GemmTypes::BF16, shape);
+        let c = choose(&req, &catalogue::all(), device, &Cache::default())
+            .unwrap_or_else(|e| panic!("{shape:?}: {e}"));
+        let s = is_partial(c.artifact)
+            .then(|| best_split(&req, c.artifact, device).expect("ranked").0);
+        (c, s)
+    };
     for (device, cases) in [(Device::h200(), h200), (Device::h100(), h100)] {
         for &(shape, label, splits) in cases {
-            let req = GemmRequest::contiguous(BLayout::Nn, Epilogue::Plain, GemmTypes::BF16, shape);
-            let c = choose(&req, &catalogue::all(), &device, &Cache::default())
-                .unwrap_or_else(|e| panic!("{shape:?}: {e}"));
-            let s = is_partial(c.artifact)
-                .then(|| best_split(&req, c.artifact, &device).expect("ranked").0);
+            let (c, s) = chosen(BLayout::Nn, shape, &device);
             assert_eq!(
                 (c.label(), s),
                 (label.to_string(), Some(splits)),
+                "{} {shape:?}",
+                device.name
+            );
+        }
+        // M ≤ 16: the transposed decode plan, ranked as TN ranks it — the same tile and
+        // stages in its `nn` form, the same slices.
+        for shape in [(1, 4096, 4096), (16, 4096, 4096), (8, 8192, 8192), (3, 4096, 14336)] {
+            let (nn, s_nn) = chosen(BLayout::Nn, shape, &device);
+            let (tn, s_tn) = chosen(BLayout::Tn, shape, &device);
+            assert!(is_transposed(nn.artifact), "{} {shape:?}: {}", device.name, nn.label());
+            assert_eq!(
+                (nn.artifact.kernel, nn.artifact.config, s_nn),
+                (
+                    tn.artifact.kernel,
+                    format!("nn_{}", tn.artifact.config).as_str(),
+                    s_tn
+                ),
                 "{} {shape:?}",
                 device.name
             );

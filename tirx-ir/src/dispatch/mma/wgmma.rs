@@ -2,20 +2,22 @@
 //! B from shared memory, accumulator in registers.
 //!
 //! When: sm_90a; `acc` a `regs::<f32>([M, N])` with M a multiple of 64 and N a legal wgmma N;
-//! `a` (M×K) a K-major bf16/f16 shared tile with swizzle B128 and 128-byte rows; `b` either
-//! K-major the same way (N×K: "TN", B given N×K) or MN-major (`smem::<bf16>([.., N / 64, K, 64],
-//! swizzle = B128, major = mn)`: "NN", B given K×N, each 64-column chunk one `[BK, 64]` TMA box);
-//! run by one warpgroup. FP8: `a` and `b` `e4m3` or `e5m2` shared tiles (the two may differ),
-//! both K-major — `[rows, 128]`, 128 8-bit elements a 128-byte row — since the 8-bit forms
-//! have no transpose operands (PTX ISA §9.7.15.5.2; an MN-major one is refused by name,
-//! `WgmmaFp8Major`); `.m64nNk32`, four instructions per 128-wide K tile. A in registers is
-//! 16-bit only (an 8-bit float has no register tile).
+//! `a` (M×K) a bf16/f16 shared tile with swizzle B128, K-major with 128-byte rows or MN-major
+//! (`major = mn`: A given K×M, each 64-row chunk one `[BK, 64]` TMA box, read with
+//! `imm-trans-a` = 1); `b` either K-major the same way (N×K: "TN", B given N×K) or MN-major
+//! (`smem::<bf16>([.., N / 64, K, 64], swizzle = B128, major = mn)`: "NN", B given K×N, each
+//! 64-column chunk one `[BK, 64]` TMA box); run by one warpgroup. FP8: `a` and `b` `e4m3` or
+//! `e5m2` shared tiles (the two may differ), both K-major — `[rows, 128]`, 128 8-bit
+//! elements a 128-byte row — since the 8-bit forms have no transpose operands (PTX ISA
+//! §9.7.15.5.2; an MN-major one is refused by name, `WgmmaFp8Major`); `.m64nNk32`, four
+//! instructions per 128-wide K tile. A in registers is 16-bit only (an 8-bit float has no
+//! register tile).
 //! Before: `mma @acc, @a_s[%s], @b_s[%s] accumulate (%k > 0)`
 //! After: descriptors for both operands, then for each K-step of 16 and each 64-row slice
-//! `wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16 {d…}, adesc, bdesc, p, 1, 1, 0, tb`
+//! `wgmma.mma_async.sync.aligned.m64nNk16.f32.bf16.bf16 {d…}, adesc, bdesc, p, 1, 1, ta, tb`
 //! (`.f32.f16.f16` for f16 operands: the same K = 16 shape, descriptors and fragment;
-//! `p` = accumulate for the first K-step, true after; `tb` = 1 for an MN-major B; FP8:
-//! `wgmma.mma_async.sync.aligned.m64nNk32.f32.e4m3.e5m2 {d…}, adesc, bdesc, p, 1, 1` per
+//! `p` = accumulate for the first K-step, true after; `ta` / `tb` = 1 for an MN-major A / B;
+//! FP8: `wgmma.mma_async.sync.aligned.m64nNk32.f32.e4m3.e5m2 {d…}, adesc, bdesc, p, 1, 1` per
 //! K-step of 32, the same 32-byte descriptor step). Fencing and
 //! completion (`wgmma::fence/commit/wait`) stay explicit in the kernel.
 //! PTX used: PTX ISA §9.7.15.5.2 (wgmma.mma_async); descriptor §9.7.15.5.1.2.2 via
@@ -24,14 +26,18 @@
 //! address. MN-major: K-rows are the chunk's outer dimension, so K + 16 is 16 rows of 128 B =
 //! 2048 B (two 1024-byte 8-row groups, 128 in the address field); LBO = the chunk stride
 //! (K rows × 128 B), SBO = 1024 (`encode::wgmma::mn_major_desc_fields`, §9.7.15.5.1.2.1).
+//! The same fields serve A and B: A's 64 rows of one instruction are one 64-element chunk,
+//! the geometry of an MN-major B of N = 64, and its next 64-row slice the next chunk.
 //!
 //! Why majorness is a declaration attribute (`major = mn` on the shared buffer) and not an
 //! operand marker on the mma: layout is declared once on the buffer and flows to every consumer
 //! (DESIGN §3). The same buffer is the TMA destination (whose `[BK, 64]` boxes are plain
 //! row-major and need no marker) and the MMA operand; a marker at the mma could disagree with
-//! how the buffer was filled, an attribute cannot. Only B may be MN-major here: A would be
-//! the `imm-trans-a` mirror image, but no kernel needs it yet, so it is refused by name rather
-//! than shipped untested.
+//! how the buffer was filled, an attribute cannot. A may be MN-major too (`imm-trans-a`, the
+//! mirror image of B's transpose; `gemm_sm90_splitk_t`'s `nn` configs read B given K×N as
+//! the MMA's A that way) for 16-bit types from shared memory only: the FP8 forms have no
+//! transpose operands (`WgmmaFp8Major`), and the register form of A has no `imm-trans-a`
+//! (PTX ISA §9.7.15.5.2: its A fragment is laid out by the ISA, not by a descriptor).
 
 use super::{accumulator, smem_operand, smem_operand_any};
 use crate::abi::ElemType;
@@ -102,12 +108,8 @@ fn applies(cx: &Cx) -> Result<(), Reject> {
             elem: o.buf.elem,
         });
     }
-    if a.major != Major::K {
-        return Err(Reject::MnMajorA {
-            path: "wgmma",
-            buffer: a.buf.name.clone(),
-        });
-    }
+    // An MN-major A (16-bit, from shared memory: the FP8 forms are refused just above, the
+    // register form has no majorness) is `imm-trans-a` = 1, the mirror image of an MN-major B.
     if a.rows != m || b.rows != n || a.k != b.k {
         return Err(Reject::ShapesDisagree {
             m,
@@ -186,9 +188,9 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     if reg_a(lw.k, a).is_some() {
         return lower_rs(lw, *acc_buf, *a_buf, b, (*b_buf, b_ix), accumulate, (m, n));
     }
-    let (ab, kext) = {
+    let (ab, kext, a_major) = {
         let oa = ss_operand(lw.k, a, "A").map_err(|e| lw.error(e))?;
-        (oa.buf.elem, oa.k)
+        (oa.buf.elem, oa.k, oa.major)
     };
     let (b_major, bb) = {
         let ob = ss_operand(lw.k, b, "B").map_err(|e| lw.error(e))?;
@@ -196,20 +198,10 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
     };
     // One instruction's K: 16 16-bit or 32 8-bit elements, 32 bytes of a row either way.
     let kstep = wgmma_k(ab).ok_or_else(|| lw.internal("no wgmma K"))?;
-    let sw = crate::abi::Swizzle::B128;
-    let enc = |e: crate::encode::EncodeError| lw.internal(e.to_string());
-    let (lbo, sbo) = kmajor_desc_fields(sw, ab.bytes()).map_err(enc)?;
-    let acst = desc_const_part(lbo, sbo, 0, sw).map_err(enc)?;
-    // B: the descriptor's constant part and the address-field step per K-step (MN-major:
-    // 16-bit only, refused for 8-bit operands by `applies`).
-    let (bcst, bstep) = match b_major {
-        Major::K => (acst, 32 / 16),
-        Major::MN => {
-            let (lbo, sbo) = mn_major_desc_fields(sw, ab.bytes(), kext).map_err(enc)?;
-            let step = mn_major_k_advance(sw, 16).ok_or_else(|| lw.internal("no swizzle span"))?;
-            (desc_const_part(lbo, sbo, 0, sw).map_err(enc)?, step / 16)
-        }
-    };
+    // Each operand's descriptor constant and address-field step per K-step (MN-major: 16-bit
+    // only, refused for 8-bit operands by `applies`).
+    let (acst, astep) = desc_layout(lw, a_major, ab, kext)?;
+    let (bcst, bstep) = desc_layout(lw, b_major, ab, kext)?;
     let frag = lw
         .frags
         .get(acc_buf)
@@ -230,23 +222,52 @@ fn lower(lw: &mut Lower, op: &Op) -> Result<(), Diagnostics> {
         ));
         for slice in 0..m / 64 {
             let adesc = lw.var("adesc", T::U64);
-            let off = slice * 64 * row_bytes + kk * 32;
+            // A 64-row slice is 64 K-major rows of `row_bytes`, or one MN-major chunk of
+            // `kext` rows of 128 bytes: the same `64·row_bytes` bytes either way.
+            let off = slice * 64 * row_bytes / 16 + kk * astep;
             lw.inst(Inst::binary(
                 "add.u64",
                 adesc,
                 reg(adesc0),
-                O::Imm((off / 16) as i64),
+                O::Imm(i64::from(off)),
             ));
             let regs = &frag[(slice * n / 2) as usize..((slice + 1) * n / 2) as usize];
             let p = if kk == 0 { first } else { always };
             lw.inst(if ab.is_fp8() {
                 Inst::wgmma_mma_async_fp8(n, (ab.name(), bb.name()), regs, adesc, bdesc, p)
             } else {
-                Inst::wgmma_mma_async(n, ab.name(), regs, adesc, bdesc, p, b_major.transpose_bit())
+                let trans = (a_major.transpose_bit(), b_major.transpose_bit());
+                Inst::wgmma_mma_async(n, ab.name(), regs, adesc, bdesc, p, trans)
             });
         }
     }
     Ok(())
+}
+
+/// The descriptor's constant part (LBO, SBO, swizzle) and its address-field step per K-step
+/// of a 128B-swizzled shared operand of `elem` with `kext` K per tile. K-major: 32 bytes along
+/// the swizzled row (2 in the 16-byte address field; the hardware applies the swizzle to the
+/// address). MN-major (16-bit only, `encode::wgmma::mn_major_desc_fields`, §9.7.15.5.1.2.1):
+/// 16 K-rows of 128 bytes, 2048 B (128), whole swizzle atoms, so the base offset stays 0.
+fn desc_layout(
+    lw: &Lower,
+    major: Major,
+    elem: ElemType,
+    kext: u32,
+) -> Result<(u64, u32), Diagnostics> {
+    let sw = crate::abi::Swizzle::B128;
+    let enc = |e: crate::encode::EncodeError| lw.internal(e.to_string());
+    match major {
+        Major::K => {
+            let (lbo, sbo) = kmajor_desc_fields(sw, elem.bytes()).map_err(enc)?;
+            Ok((desc_const_part(lbo, sbo, 0, sw).map_err(enc)?, 32 / 16))
+        }
+        Major::MN => {
+            let (lbo, sbo) = mn_major_desc_fields(sw, elem.bytes(), kext).map_err(enc)?;
+            let step = mn_major_k_advance(sw, 16).ok_or_else(|| lw.internal("no swizzle span"))?;
+            Ok((desc_const_part(lbo, sbo, 0, sw).map_err(enc)?, step / 16))
+        }
+    }
 }
 
 /// A in registers: the buffer, if `a` is a register tile.
@@ -333,19 +354,7 @@ fn lower_rs(
 ) -> Result<(), Diagnostics> {
     let ob = smem_operand(lw.k, b, "B").map_err(|e| lw.error(e))?;
     let (ab, kext, b_major) = (ob.buf.elem, ob.k, ob.major);
-    let sw = crate::abi::Swizzle::B128;
-    let enc = |e: crate::encode::EncodeError| lw.internal(e.to_string());
-    let (bcst, bstep) = match b_major {
-        Major::K => {
-            let (lbo, sbo) = kmajor_desc_fields(sw, ab.bytes()).map_err(enc)?;
-            (desc_const_part(lbo, sbo, 0, sw).map_err(enc)?, 32 / 16)
-        }
-        Major::MN => {
-            let (lbo, sbo) = mn_major_desc_fields(sw, ab.bytes(), kext).map_err(enc)?;
-            let step = mn_major_k_advance(sw, 16).ok_or_else(|| lw.internal("no swizzle span"))?;
-            (desc_const_part(lbo, sbo, 0, sw).map_err(enc)?, step / 16)
-        }
-    };
+    let (bcst, bstep) = desc_layout(lw, b_major, ab, kext)?;
     let frag = crate::regtile::frag(lw, acc)?;
     let afrag = crate::regtile::frag(lw, a)?;
     // A packed tile's words are the operand's registers as they are.

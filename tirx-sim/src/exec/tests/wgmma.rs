@@ -336,3 +336,143 @@ fn fp8_wgmma_forms_decode_and_the_rest_are_refused() {
         assert!(e.contains(why), "{bad}: {e}");
     }
 }
+
+/// 128B swizzle of byte offset `o` in a 1024-aligned region: the 16-byte chunk index XORs the
+/// row's index within its 8-row atom (the TMA unit's address function, written out here so
+/// the images below do not come from the emulator's own descriptor decoding).
+fn swizzle128(o: usize) -> usize {
+    o ^ (((o >> 7) & 7) << 4)
+}
+
+/// Random bf16 values in (−2, 2), from a fixed LCG: (bits, value).
+fn random_bf16(n: usize, seed: u64) -> Vec<(u16, f64)> {
+    let mut s = seed;
+    (0..n)
+        .map(|_| {
+            s = s
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let x = ((s >> 40) as f32 / (1u64 << 24) as f32) * 4.0 - 2.0;
+            let bits = (x.to_bits() >> 16) as u16;
+            (bits, f64::from(f32::from_bits(u32::from(bits) << 16)))
+        })
+        .collect()
+}
+
+/// One warpgroup, the SS form with A 64 × 32 and B 16 × 32 (K = 32: two `m64n16k16` MMAs, the
+/// descriptors advanced between them as tirx's lowering does). A is MN-major (`imm-trans-a` =
+/// 1: 32 K-rows of 64 M-elements, 128 bytes each; the next K-step 16 rows = 2048 B on) or
+/// K-major (64 rows of 128 bytes, the next K-step 32 B on); B K-major. The shared image is
+/// copied in from global memory by every thread; D is stored per thread, 8 f32 each. Returns
+/// the largest error against the f64 product of the same matrices, relative to Σ|products|.
+fn ss_trans_a_error(a_mn: bool, seed: u64) -> f64 {
+    const M: usize = 64;
+    const N: usize = 16;
+    const K: usize = 32;
+    let a = random_bf16(M * K, seed);
+    let b = random_bf16(N * K, seed ^ 0x5eed);
+    // A's region is 8192 bytes (K-major; MN-major uses 4096), B's follows it.
+    let mut img = vec![0u8; 8192 + 2048];
+    for m in 0..M {
+        for k in 0..K {
+            let o = if a_mn {
+                k * 128 + 2 * m
+            } else {
+                m * 128 + 2 * k
+            };
+            let o = swizzle128(o);
+            img[o..o + 2].copy_from_slice(&a[m * K + k].0.to_le_bytes());
+        }
+    }
+    for n in 0..N {
+        for k in 0..K {
+            let o = 8192 + swizzle128(n * 128 + 2 * k);
+            img[o..o + 2].copy_from_slice(&b[n * K + k].0.to_le_bytes());
+        }
+    }
+    // Descriptors (§9.7.15.5.1.2): 128B swizzle (bits 62–63 = 1), SBO 1024 (64 << 32).
+    // MN-major A: LBO = the 64-element chunk stride, 32 rows × 128 B = 4096 (256 << 16), K-step
+    // +2048 B (128); K-major: LBO 16 (1 << 16), K-step +32 B (2).
+    let (aconst, astep) = if a_mn {
+        (0x4000_0040_0100_0000u64, 128)
+    } else {
+        (0x4000_0040_0001_0000u64, 2)
+    };
+    let copy: String = (0..img.len() / 512)
+        .map(|i| {
+            format!(
+                "\tld.global.u32 %r2, [%rd5+{o}];\n\tst.shared.u32 [%r3+{o}], %r2;\n",
+                o = 512 * i
+            )
+        })
+        .collect();
+    let ta = u32::from(a_mn);
+    let d = "{%f0, %f1, %f2, %f3, %f4, %f5, %f6, %f7}";
+    let body = format!(
+        "\tld.param.u64 %rd2, [p_img];\n\tld.param.u64 %rd0, [p_out];\n\
+         \tmov.u32 %r0, %tid.x;\n\tmov.u32 %r1, smem;\n\
+         \tmul.wide.u32 %rd4, %r0, 4;\n\tadd.u64 %rd5, %rd2, %rd4;\n\
+         \tshl.b32 %r3, %r0, 2;\n\tadd.u32 %r3, %r3, %r1;\n{copy}\
+         \tfence.proxy.async.shared::cta;\n\tbar.sync 0;\n\
+         \tcvt.u64.u32 %rd8, %r1;\n\tshr.u64 %rd8, %rd8, 4;\n\tor.b64 %rd8, %rd8, {aconst:#x};\n\
+         \tadd.u32 %r9, %r1, 8192;\n\tcvt.u64.u32 %rd9, %r9;\n\tshr.u64 %rd9, %rd9, 4;\n\
+         \tor.b64 %rd9, %rd9, 0x4000004000010000;\n\
+         \tadd.u64 %rd10, %rd8, {astep};\n\tadd.u64 %rd11, %rd9, 2;\n\
+         \tsetp.ne.u32 %p1, %r0, 4096;\n\
+         \twgmma.fence.sync.aligned;\n\
+         \twgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {d}, %rd8, %rd9, 0, 1, 1, {ta}, 0;\n\
+         \twgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {d}, %rd10, %rd11, %p1, 1, 1, {ta}, 0;\n\
+         \twgmma.commit_group.sync.aligned;\n\twgmma.wait_group.sync.aligned 0;\n\
+         \tmul.wide.u32 %rd6, %r0, 32;\n\tadd.u64 %rd7, %rd0, %rd6;\n\
+         \tst.global.v4.f32 [%rd7], {{%f0, %f1, %f2, %f3}};\n\
+         \tst.global.v4.f32 [%rd7+16], {{%f4, %f5, %f6, %f7}};\n\tret;\n"
+    );
+    let m = module(".param .u64 p_img, .param .u64 p_out", &body);
+    let mut dev = Device::new();
+    let (pimg, out) = (dev.alloc(img.len()), dev.alloc(4096));
+    dev.write(pimg, &img).unwrap();
+    dev.write(out, &[0xff; 4096]).unwrap(); // poisoned: NaN where never written
+    let params = [ParamValue::U64(pimg), ParamValue::U64(out)];
+    let p = Program::new(&m, "k").unwrap_or_else(|e| panic!("{e}"));
+    run_program(
+        &p,
+        &one_cta(128, 16384),
+        &params,
+        &mut dev,
+        5,
+        &Policy::default(),
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
+    let got = u32s(&dev.read(out, 4096).unwrap());
+    let mut worst = 0f64;
+    for t in 0..128usize {
+        let (w, l) = (t / 32, t % 32);
+        for j in 0..8usize {
+            // The accumulator fragment: n8 block j / 4, row 16w + l/4 (+8), column 2(l % 4) (+1).
+            let row = 16 * w + l / 4 + 8 * ((j % 4) / 2);
+            let col = 8 * (j / 4) + 2 * (l % 4) + j % 2;
+            let prods = (0..K).map(|k| a[row * K + k].1 * b[col * K + k].1);
+            let want: f64 = prods.clone().sum();
+            let scale: f64 = prods.map(f64::abs).sum::<f64>().max(1e-30);
+            let v = f64::from(f32::from_bits(got[t * 8 + j]));
+            assert!(v.is_finite(), "thread {t} register {j} not written");
+            worst = worst.max((v - want).abs() / scale);
+        }
+    }
+    worst
+}
+
+/// An MN-major A (`imm-trans-a` = 1, A given K×M) multiplies like the K-major one: both
+/// agree with the f64 product of random bf16 matrices to the f32 accumulation bound.
+#[test]
+fn wgmma_reads_an_mn_major_a_with_imm_trans_a() {
+    for seed in [1, 2, 3] {
+        for a_mn in [true, false] {
+            let e = ss_trans_a_error(a_mn, seed);
+            assert!(
+                e < 1e-6,
+                "A MN-major {a_mn}, seed {seed}: relative error {e}"
+            );
+        }
+    }
+}
