@@ -58,8 +58,10 @@
 //! The cut is the ladder's `o4k`/`o5k` step, between the measured losses (≤ 3001) and gains
 //! (≥ 7171), 4999 within noise. LayerNorm keeps the staged form everywhere: measured faster at
 //! every width, and in the emulator the one-CTA-a-row LayerNorm took 1012 M thread-instructions
-//! at 16384×1001 against the staged 659 M. `rmsnorm_odd_rows` is not yet measured on a GPU
-//! (force it with `tirx bench rows --kernel rmsnorm_odd_rows/o1k`, the staged form at these
+//! at 16384×1001 against the staged 659 M. Measured on an H100 (stop 54,
+//! `docs/perf/h100-2026-12-07-stop54.md`, forced): `rmsnorm_odd_rows` 16384×1001 o1k 2265 GB/s
+//! (90.5 % of the copy; the staged o5k 48 %, stop 53's staged host choice 81.6 %), 8192×3001
+//! o3k 91.6 % (84.3 %), 8192×4093 o4k 94.6 % (o5k 88.2 %). Force it with `tirx bench rows --kernel rmsnorm_odd_rows/o1k`, the staged form at these
 //! widths with `rmsnorm_odd/o5k`).
 //!
 //! Considered: realigning an aligned vector load of `w` in registers by the runtime shift `h`
@@ -75,7 +77,7 @@
 //! docs/perf/h100-2026-12-06-stop51.md). Measured on the H200 (docs/perf/2026-12-06-stop52.md)
 //! with one CTA a row and `w`/`b` at `h` from global memory: 16384×1001 RMSNorm 2559 GB/s
 //! (77 % of the device copy), LayerNorm 1951 (59 %); 8192×3001 2861 (79 %) and 2131 (59 %).
-//! The staged form is not yet measured on a GPU.
+//! The staged form was measured on an H100 at stop 53 (`docs/perf/h100-2026-12-07-stop53.md`).
 //!
 //! `ODD = 1` marks the kernels for the host (`request.rs`); the capacities and threads are
 //! `softmax_odd`'s. The grid needs `SMS·W ≥ V` (an sm_90a part has 114–132 SMs).
