@@ -109,8 +109,7 @@ fn judge_measured(measured: &str, layout: BLayout) -> Vec<Judged> {
         .iter()
         .map(|row| {
             let shape = (row.m, row.n, row.k);
-            let request =
-                GemmRequest::contiguous(layout, Epilogue::Plain, GemmTypes::BF16, shape);
+            let request = GemmRequest::contiguous(layout, Epilogue::Plain, GemmTypes::BF16, shape);
             let choice = choose(&request, &catalogue::all(), &device, &Cache::default())
                 .unwrap_or_else(|e| panic!("{shape:?}: {e}"));
             let (kernel, config) = (choice.kernel.name, choice.artifact.config);

@@ -61,8 +61,9 @@
 //! at 16384×1001 against the staged 659 M. Measured on an H100 (stop 54,
 //! `docs/perf/h100-2026-12-07-stop54.md`, forced): `rmsnorm_odd_rows` 16384×1001 o1k 2265 GB/s
 //! (90.5 % of the copy; the staged o5k 48 %, stop 53's staged host choice 81.6 %), 8192×3001
-//! o3k 91.6 % (84.3 %), 8192×4093 o4k 94.6 % (o5k 88.2 %). Force it with `tirx bench rows --kernel rmsnorm_odd_rows/o1k`, the staged form at these
-//! widths with `rmsnorm_odd/o5k`).
+//! o3k 91.6 % (84.3 %), 8192×4093 o4k 94.6 % (o5k 88.2 %). Force it with
+//! `tirx bench rows --kernel rmsnorm_odd_rows/o1k`, the staged form at these widths with
+//! `rmsnorm_odd/o5k`.
 //!
 //! Considered: realigning an aligned vector load of `w` in registers by the runtime shift `h`
 //! (a barrel shifter of `shf`/`selp`, three stages for eight shifts: no IR op says it, and it
