@@ -475,8 +475,8 @@ fn nn_skinny_shapes_take_the_nn_split_plan() {
         let req = GemmRequest::contiguous(layout, Epilogue::Plain, GemmTypes::BF16, shape);
         let c = choose(&req, &catalogue::all(), device, &Cache::default())
             .unwrap_or_else(|e| panic!("{shape:?}: {e}"));
-        let s = is_partial(c.artifact)
-            .then(|| best_split(&req, c.artifact, device).expect("ranked").0);
+        let s =
+            is_partial(c.artifact).then(|| best_split(&req, c.artifact, device).expect("ranked").0);
         (c, s)
     };
     for (device, cases) in [(Device::h200(), h200), (Device::h100(), h100)] {
@@ -491,10 +491,20 @@ fn nn_skinny_shapes_take_the_nn_split_plan() {
         }
         // M ≤ 16: the transposed decode plan, ranked as TN ranks it — the same tile and
         // stages in its `nn` form, the same slices.
-        for shape in [(1, 4096, 4096), (16, 4096, 4096), (8, 8192, 8192), (3, 4096, 14336)] {
+        for shape in [
+            (1, 4096, 4096),
+            (16, 4096, 4096),
+            (8, 8192, 8192),
+            (3, 4096, 14336),
+        ] {
             let (nn, s_nn) = chosen(BLayout::Nn, shape, &device);
             let (tn, s_tn) = chosen(BLayout::Tn, shape, &device);
-            assert!(is_transposed(nn.artifact), "{} {shape:?}: {}", device.name, nn.label());
+            assert!(
+                is_transposed(nn.artifact),
+                "{} {shape:?}: {}",
+                device.name,
+                nn.label()
+            );
             assert_eq!(
                 (nn.artifact.kernel, nn.artifact.config, s_nn),
                 (
