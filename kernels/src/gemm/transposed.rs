@@ -33,8 +33,11 @@
 //! need an f32 transposing store (`stmatrix` moves 16-bit elements only), so there is none.
 //!
 //! Verified in the emulator (`tests/sim_transposed.rs`: M, N and K tails) and by ptxas; not
-//! yet measured on a GPU. The host's cost model (`request.rs`, `TRANS = 1`) ranks it only for
-//! TN requests with M in 65…256 not a multiple of 128.
+//! yet measured on a GPU. The host's cost model (`request.rs`, `TRANS = 1`: a tile covers
+//! `BN` rows of D by `64·WG` columns) ranks it only for TN requests with M in 65…256 not a
+//! multiple of 128; on an H100 it then takes `n96` at 150, 160 and 192 × 4096 × 4096 and at
+//! 96 × 8192 × 8192, and keeps the row-major tiles at 224 × 4096 × 4096 and 192 × 8192 × K
+//! (`dispatch/transposed.rs`). The next GPU run decides whether those are right.
 
 use tirx::prelude::*;
 
