@@ -57,6 +57,8 @@ mod gpu_smem;
 mod gpu_splitk;
 #[cfg(feature = "gpu")]
 mod gpu_transpose;
+#[cfg(feature = "gpu")]
+mod gpu_transposed;
 mod griddep;
 mod guide;
 mod i8_saturate;
@@ -90,6 +92,7 @@ mod sim_rs;
 mod sim_smem;
 mod sim_splitk;
 mod sim_timeline;
+mod sim_transposed;
 mod smem_kernels;
 mod snapshots;
 mod tcgen05_shift;

@@ -66,7 +66,7 @@ fn reading_the_accumulator_before_wgmma_wait_group_is_diagnosed() {
 /// A GEMM artifact of any element types, B given N×K (TN) or K×N (NN), with `c`, `alpha`,
 /// `beta` when it takes them: D = α·A·op(B) + β·C against the f64 reference, each element within half an ulp of D's type
 /// plus the f32 accumulation-order bound `(K + 2) · 2⁻²³ · (|α|·Σ|a·b| + |β·c|)`.
-fn typed_gemm_case(
+pub(crate) fn typed_gemm_case(
     art: &KernelArtifact,
     (m, n, kk): (usize, usize, usize),
     seed: u64,

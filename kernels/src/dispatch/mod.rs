@@ -555,3 +555,5 @@ mod refusals;
 mod tests;
 #[cfg(test)]
 mod ties;
+#[cfg(test)]
+mod transposed;

@@ -383,12 +383,15 @@ impl ProblemDef for GemmRequest {
             return split::best_split(self, artifact, device).map(|(_, c)| c * promotes);
         }
         let (m, n, k) = self.shape;
-        let (Some(bm), Some(bn)) = (artifact.int("BM"), artifact.int("BN")) else {
+        let transposed = is_transposed_tile(artifact);
+        if transposed && !self.fits_transposed_tile() {
+            return Err(Reject::Unranked(TRANSPOSED_RANGE.into()));
+        }
+        let Some((bm, bn)) = tile_extent(artifact) else {
             return Err(Reject::Unranked(
                 "the cost model needs the config constants BM and BN".into(),
             ));
         };
-        let (bm, bn) = (bm.max(1) as usize, bn.max(1) as usize);
         let sig = artifact.sig();
         let by_tma = |tensor: &str| {
             sig.params.iter().any(
@@ -400,8 +403,11 @@ impl ProblemDef for GemmRequest {
         let pingpong = artifact.int("PINGPONG") == Some(1);
         // A ping-pong warpgroup accumulates its whole BM×BN tile, a cooperative one its half of
         // the rows: the MMA width that matters is the accumulator a warpgroup holds.
+        // A transposed tile's MMA is `m64nBNk16` with BN its rows of D ([`tile_extent`]).
         let efficiency = if pingpong {
             efficiency(bm * bn / 64)
+        } else if transposed {
+            efficiency(bm)
         } else {
             efficiency(bn)
         };
@@ -559,8 +565,7 @@ pub(crate) fn ctas_per_tile(art: &KernelArtifact) -> usize {
 /// [`STAGE_LATENCY_S`]; [`SM_BYTES_PER_S`] when the config does not name its stages.
 pub(crate) fn pull_rate(request: &GemmRequest, art: &KernelArtifact) -> f64 {
     let (m, n, k) = request.shape;
-    let (Some(stages), Some(bm), Some(bn)) = (art.int("STAGES"), art.int("BM"), art.int("BN"))
-    else {
+    let (Some(stages), Some((bm, bn))) = (art.int("STAGES"), tile_extent(art)) else {
         return SM_BYTES_PER_S;
     };
     let bk = art.int("BK").unwrap_or(64).max(1) as usize;
@@ -571,7 +576,7 @@ pub(crate) fn pull_rate(request: &GemmRequest, art: &KernelArtifact) -> f64 {
     } else {
         (m, n)
     };
-    let rows = ((bm.max(1) as usize).min(m) + (bn.max(1) as usize).min(n)) / ctas_per_tile(art);
+    let rows = (bm.min(m) + bn.min(n)) / ctas_per_tile(art);
     let stage = rows * bk.min(k) * request.types.input.bytes() as usize;
     (stages.max(1) as usize * stage) as f64 / STAGE_LATENCY_S
 }
@@ -592,15 +597,37 @@ pub(crate) fn pull_rate(request: &GemmRequest, art: &KernelArtifact) -> f64 {
 /// in 18.6 µs with its fill and second launch, where 0.71 of 2.87 TB/s alone takes 17 µs).
 pub(crate) fn box_share(request: &GemmRequest, art: &KernelArtifact) -> f64 {
     let (m, n, _) = request.shape;
-    let (Some(bm), Some(bn)) = (art.int("BM"), art.int("BN")) else {
+    let Some((bm, bn)) = tile_extent(art) else {
         return 1.0;
     };
-    let (bm, bn) = (bm.max(1) as usize, bn.max(1) as usize);
     let (tm, tn) = (m.div_ceil(bm), n.div_ceil(bn));
     let inside = (m * tn + n * tm) as f64;
     let boxes = (tm * tn * (bm + bn)).max(1) as f64;
     (inside / boxes).min(1.0)
 }
+
+/// Whether `art` computes D transposed, Dᵀ = B·Aᵀ (`transposed.rs`' `gemm_sm90_t`: its config
+/// constant `TRANS = 1`): `BM` (64) of B's rows for each of its `WG` consumer warpgroups on
+/// the MMA's 64-row side, `BN` of A's rows on its N side.
+pub(crate) fn is_transposed_tile(art: &KernelArtifact) -> bool {
+    art.int("TRANS") == Some(1)
+}
+
+/// The rows of D (of M) and the columns (of N) one tile of `art` covers: `BM × BN`, or for a
+/// transposed tile ([`is_transposed_tile`]) `BN × BM·WG`. `None` without `BM` and `BN`.
+pub(crate) fn tile_extent(art: &KernelArtifact) -> Option<(usize, usize)> {
+    let (bm, bn) = (art.int("BM")?.max(1) as usize, art.int("BN")?.max(1) as usize);
+    if is_transposed_tile(art) {
+        let wg = art.int("WG").unwrap_or(1).max(1) as usize;
+        Some((bn, bm * wg))
+    } else {
+        Some((bm, bn))
+    }
+}
+
+/// Why a transposed tile is not ranked for a request ([`GemmRequest::fits_transposed_tile`]).
+const TRANSPOSED_RANGE: &str = "the cost model ranks a transposed tile (`TRANS = 1`) only for a \
+     TN request whose M is 65…256 and not a multiple of 128 (issue #32; not yet measured)";
 
 /// FLOP/s one SM sustains in the shipped GEMM: 697 TFLOP/s at 8192³ over 132 SMs
 /// (`level_08_tma_epi.rs`).
@@ -651,6 +678,16 @@ pub(crate) fn efficiency(bn: usize) -> f64 {
 }
 
 impl GemmRequest {
+    /// Whether the cost model ranks a transposed tile ([`is_transposed_tile`]) for this
+    /// request: B given N×K and M in 65…256, not a multiple of 128 — the shapes where
+    /// the row-major tiles leave rows of zero fill or too few CTAs (issue #32: 0.66–0.87 of
+    /// cuBLASLt at M = 160…224, where cuBLAS runs a transposed 64×96 tile). Elsewhere the
+    /// kernel runs by name only until a measurement says where it wins.
+    fn fits_transposed_tile(&self) -> bool {
+        let m = self.shape.0;
+        self.layout == BLayout::Tn && (65..=256).contains(&m) && !m.is_multiple_of(128)
+    }
+
     /// Whether a split-K artifact (`Epilogue::Partial`, `split.rs`) computes this request: B in
     /// this layout, A in the input type, an epilogue of the artifact's kind
     /// ([`split::epilogue_fits`]: a plain, scaled or fused bias epilogue, with or without a

@@ -1,0 +1,112 @@
+//! Transposed-tile GEMM, Hopper: D = A·Bᵀ computed as Dᵀ = B·Aᵀ, one launch, for the TN
+//! shapes whose M (129…255, or any M that is not a multiple of 128) leaves the row-major
+//! tiles either empty rows or the wrong number of CTAs.
+//!
+//! **Why.** Measured on an H100 (issue #32, 2026-12-07), our best config ran TN bf16
+//! 160×4096×4096 at 0.66 of cuBLASLt, 192×4096×4096 at 0.70, 224×4096×4096 at 0.79,
+//! 192×8192×4096 at 0.87 and 192×8192×8192 at 0.84: a 128-row tile at M = 192 computes 64
+//! rows of zero fill, a 64-row tile makes three row blocks whose CTAs each read all of B's
+//! tiles they touch. ncu showed cuBLAS running `nvjet_sm90_tst_64x96_64x10_2x1_v_bz_TNT` at
+//! 192×4096×4096 with grid (2, 64): a transposed tile, 64 of B's rows on the MMA's 64-row
+//! side and 96 of A's rows on its N side, so M = 192 is exactly two tiles and N = 4096 sixty
+//! four: 128 CTAs, no zero-filled rows, 18.3 µs. The organisation is the one the decode plan
+//! already uses (`splitk.rs`' `gemm_sm90_splitk_t`); the code is ours.
+//!
+//! **The kernel.** CTA `(x, y)` computes D's rows `y·BN …` and columns `x·64·WG …`: each
+//! consumer warpgroup `wg` holds the accumulator `acc[64 (n), BN (m)] = B_tile·A_tileᵀ` of B's
+//! rows `(x·WG + wg)·64 …` over all of K (`wgmma.m64nBNk16`, BN = 96 or 128: PTX ISA
+//! §9.7.15.5, N a multiple of 8 up to 256), fed by a TMA + mbarrier pipeline of `STAGES`
+//! stages (warp 0's elected thread, one box per 64 of B's rows and one of A's; the consumers' loop is
+//! `pieces::consume`, one wgmma group in flight). The epilogue rounds the accumulator to D's
+//! type and writes it transposed into a `[BN, 64]` 128B-swizzled staging tile
+//! (`copy(d_s[wg], acc, transpose = true)`: `stmatrix…trans`, §9.7.14.5.16), fences the
+//! generic proxy against the async one, and the warpgroup's leader stores it with one TMA
+//! store (`cp.async.bulk.tensor`, §9.7.9.25.5.2) at D's `(y·BN, (x·WG + wg)·64)`; TMA clips the
+//! rows past M and the columns past N, and the loads zero-fill past M, N and K. D's rows must
+//! be 16-byte aligned (N a multiple of 8), as for every TMA-store epilogue.
+//!
+//! Configs: `n96` (BN = 96, 10 stages of 8 + 12 KB, the cuBLAS tile), `n128` (8 stages of
+//! 8 + 16 KB), and the two-warpgroup `w2n96`/`w2n128` (a 128×BN tile: A's box read once for
+//! 128 of B's rows; 7 and 5 stages), bf16 and f16 (D in A's type); `nn_n96`/`nn_n128` take B
+//! given K×N (`b` `#[major(MB)]`, its shared tile `major = MB`: B is the MMA's A operand
+//! MN-major, wgmma's `imm-trans-a`, as `gemm_sm90_splitk_t`'s `nn` configs). An f32 D would
+//! need an f32 transposing store (`stmatrix` moves 16-bit elements only), so there is none.
+//!
+//! Verified in the emulator (`tests/sim_transposed.rs`: M, N and K tails) and by ptxas; not
+//! yet measured on a GPU. The host's cost model (`request.rs`, `TRANS = 1`: a tile covers
+//! `BN` rows of D by `64·WG` columns) ranks it only for TN requests with M in 65…256 not a
+//! multiple of 128; on an H100 it then takes `n96` at 150, 160 and 192 × 4096 × 4096 and at
+//! 96 × 8192 × 8192, and keeps the row-major tiles at 224 × 4096 × 4096 and 192 × 8192 × K
+//! (`dispatch/transposed.rs`). The next GPU run decides whether those are right.
+
+use tirx::prelude::*;
+
+#[tile_module(uses(super::pieces::gemm_pieces))]
+pub mod kernels {
+    use tirx::prelude::*;
+
+    /// D = A·Bᵀ as Dᵀ = B·Aᵀ: each consumer warpgroup multiplies 64 of B's rows by the CTA's
+    /// `BN` rows of A over all of K and stores its `[64, BN]` accumulator transposed into D's
+    /// `[BN, 64]` block through shared memory and one TMA store (see the module docs).
+    #[tile_kernel(
+        solves = gemm,
+        target = sm_90a,
+        threads = 128 * (WG + 1),
+        grid = (cdiv(N, 64 * WG), cdiv(M, BN)),
+        configs(
+            product(
+                types(default = (TA = bf16), f16 = (TA = f16)),
+                tile(
+                    n96 = (WG = 1, BN = 96, STAGES = 10),
+                    n128 = (WG = 1, BN = 128, STAGES = 8),
+                    w2n96 = (WG = 2, BN = 96, STAGES = 7),
+                    w2n128 = (WG = 2, BN = 128, STAGES = 5),
+                ),
+                with = (BM = 64, BK = 64, MB = k, TRANS = 1),
+            ),
+            product(
+                layout(nn = (MB = mn)),
+                types(default = (TA = bf16), f16 = (TA = f16)),
+                tile(n96 = (BN = 96, STAGES = 10), n128 = (BN = 128, STAGES = 8)),
+                with = (WG = 1, BM = 64, BK = 64, TRANS = 1),
+            ),
+        ),
+    )]
+    pub fn gemm_sm90_t(
+        #[shape(M, K)] a: Tensor<TA>,
+        #[shape(N, K)]
+        #[major(MB)]
+        b: Tensor<TA>,
+        #[shape(M, N)] d: Tensor<TA>,
+    ) {
+        let b_rows = smem::<TA>([STAGES, WG, BM, BK], swizzle = B128, major = MB);
+        let a_rows = smem::<TA>([STAGES, BN, BK], swizzle = B128);
+        let d_s = smem::<TA>([WG, BN, 64], swizzle = B128);
+        let acc = regs::<f32>([BM, BN]);
+        let pipe = pipeline::<STAGES>(consumers = WG);
+        let k_tiles = cdiv(K, BK);
+        #[scope(warp = 0, elect)]
+        for k in 0..k_tiles {
+            let s = pipe.producer_acquire(k);
+            // One box per 64 of B's rows: an MN-major B (`nn`) is one `[BK, 64]` box each.
+            for w in 0..WG {
+                tma::load(b_rows[s][w], b.tile(cta.x * WG + w, k), pipe.full(s));
+            }
+            tma::load(a_rows[s], a.tile(cta.y, k), pipe.full(s));
+        }
+        #[scope(warpgroups = 1..WG + 1)]
+        {
+            let wg = tid / 128 - 1;
+            let _ = consume(pipe, 0, acc, b_rows, a_rows, wg, k_tiles);
+            copy(d_s[wg], acc, transpose = true);
+            fence::proxy_async();
+            named_barrier(wg + 1, 128);
+            #[scope(leader)]
+            {
+                tma::store(d.tile(cta.y, cta.x * WG + wg), d_s[wg]);
+                tma::commit_group();
+                tma::wait_group(0);
+            }
+        }
+    }
+}
