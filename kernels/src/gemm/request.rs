@@ -616,7 +616,10 @@ pub(crate) fn is_transposed_tile(art: &KernelArtifact) -> bool {
 /// The rows of D (of M) and the columns (of N) one tile of `art` covers: `BM × BN`, or for a
 /// transposed tile ([`is_transposed_tile`]) `BN × BM·WG`. `None` without `BM` and `BN`.
 pub(crate) fn tile_extent(art: &KernelArtifact) -> Option<(usize, usize)> {
-    let (bm, bn) = (art.int("BM")?.max(1) as usize, art.int("BN")?.max(1) as usize);
+    let (bm, bn) = (
+        art.int("BM")?.max(1) as usize,
+        art.int("BN")?.max(1) as usize,
+    );
     if is_transposed_tile(art) {
         let wg = art.int("WG").unwrap_or(1).max(1) as usize;
         Some((bn, bm * wg))
