@@ -459,6 +459,9 @@ fn long_row_kernels_match_the_f64_reference_over_ragged_chunks() {
         let k = catalogue::find(name).expect("shipped");
         let art = k.artifacts.iter().find(|a| a.config == "x8").expect("x8");
         runs.push(row_case(art, op, 2, 140008, 85));
+        // Eight of 16384: the sixth ragged, the last two past the row.
+        let art = k.artifacts.iter().find(|a| a.config == "h8").expect("h8");
+        runs.push(row_case(art, op, 2, 90008, 86));
     }
     report("long row kernels", &runs);
 }

@@ -21,7 +21,7 @@
 //! zeros and it contributes −∞ to the max and 0 to the sums). Only the first chunk and the
 //! ragged last one of a CTA are masked.
 //!
-//! `h2`/`h4` split 32768/65536 columns into parts of 16384 (32 KB: more CTAs per SM, each
+//! `h2`/`h4`/`h8` split 32768/65536/131072 columns into parts of 16384 (32 KB: more CTAs per SM, each
 //! waiting less for its TMA, for one more cluster exchange). Among configs of one capacity the
 //! host takes the first listed: `x2` at 65536, and at 32768 `softmax_staged`/`rmsnorm_staged`
 //! (catalogue order) — unmeasured against them yet; LayerNorm has no staged kernel of its own,
@@ -44,6 +44,7 @@ use tirx::prelude::*;
         x8 = (T = 256, CS = 8, P = 32768, K = 4096, V = 8, CAP = 262144),
         h2 = (T = 256, CS = 2, P = 16384, K = 4096, V = 8, CAP = 32768),
         h4 = (T = 256, CS = 4, P = 16384, K = 4096, V = 8, CAP = 65536),
+        h8 = (T = 256, CS = 8, P = 16384, K = 4096, V = 8, CAP = 131072),
     ),
 )]
 pub fn softmax_staged_cluster(#[shape(M, N)] x: Tensor<bf16>, #[shape(M, N)] y: Tensor<bf16>) {
@@ -124,6 +125,7 @@ pub fn softmax_staged_cluster(#[shape(M, N)] x: Tensor<bf16>, #[shape(M, N)] y: 
         x8 = (T = 512, CS = 8, P = 32768, K = 4096, V = 8, CAP = 262144),
         h2 = (T = 512, CS = 2, P = 16384, K = 4096, V = 8, CAP = 32768),
         h4 = (T = 512, CS = 4, P = 16384, K = 4096, V = 8, CAP = 65536),
+        h8 = (T = 512, CS = 8, P = 16384, K = 4096, V = 8, CAP = 131072),
     ),
 )]
 pub fn rmsnorm_staged_cluster(
@@ -189,6 +191,7 @@ pub fn rmsnorm_staged_cluster(
         x8 = (T = 512, CS = 8, P = 32768, K = 4096, V = 8, CAP = 262144),
         h2 = (T = 512, CS = 2, P = 16384, K = 4096, V = 8, CAP = 32768),
         h4 = (T = 512, CS = 4, P = 16384, K = 4096, V = 8, CAP = 65536),
+        h8 = (T = 512, CS = 8, P = 16384, K = 4096, V = 8, CAP = 131072),
     ),
 )]
 pub fn layernorm_staged_cluster(
