@@ -293,6 +293,28 @@ mod tests {
     }
 
     #[test]
+    fn the_flat_view_is_planned_only_as_xs_own() {
+        use crate::row_kernels::request::flat;
+        use tirx::abi::ElemType::Bf16;
+        let c = pick(RowOp::Softmax, 64, 20001).unwrap();
+        let sig = c.artifact.sig();
+        let x = TensorMeta::row_major(Bf16, &[64, 20001], 1 << 20);
+        let y = TensorMeta::row_major(Bf16, &[64, 20001], 1 << 32);
+        let with = |xf: TensorMeta| -> Vec<TensorMeta> {
+            let roles = [("x", &x), ("xf", &xf), ("y", &y)];
+            sig.tensors
+                .iter()
+                .map(|t| roles.iter().find(|r| r.0 == t.name).unwrap().1.clone())
+                .collect()
+        };
+        let plan = |xf| plan_launch_with(sig, &with(xf), &[], &DeviceLimits::HOPPER);
+        assert!(plan(flat(&x).unwrap()).is_ok());
+        let short = TensorMeta::row_major(Bf16, &[64 * 20001 - 1], 1 << 20);
+        let e = plan(short).unwrap_err().to_string();
+        assert!(e.contains("L == M * N"), "{e}");
+    }
+
+    #[test]
     fn a_row_longer_than_every_kernel_is_a_typed_error_with_the_table() {
         let e = pick(RowOp::Softmax, 4, (1 << 20) + 1).unwrap_err();
         let text = e.to_string();

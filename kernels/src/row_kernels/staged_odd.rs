@@ -42,8 +42,9 @@
 //! loads and passes do not overlap on the SM, only across SMs). Not yet measured on a GPU.
 //!
 //! `ODD = 1` marks the kernel for the host (`request.rs`): first for odd rows it holds, after
-//! the aligned staged kernels on rows of whole vectors. The flat view's coordinates are
-//! signed 32-bit: the shape assertion keeps `M·N` under 2³¹.
+//! every one-CTA kernel on rows of whole vectors. Two shape assertions, checked by the launch
+//! planner: `xf` has `M·N` elements (it is `x`'s view), and `M·N` stays under 2³¹ (a TMA
+//! coordinate is a signed 32-bit integer, PTX ISA §9.7.9.25.5.1).
 
 use tirx::prelude::*;
 
@@ -64,6 +65,7 @@ pub fn softmax_staged_odd(
     #[shape(L)] xf: Tensor<bf16>,
     #[shape(M, N)] y: Tensor<bf16>,
 ) {
+    static_assert(L == M * N, "`xf` is `x` seen as one dimension");
     static_assert(
         L <= 2147483647,
         "the flat view's TMA coordinates are signed 32-bit",
@@ -187,6 +189,7 @@ pub fn rmsnorm_staged_odd(
     #[shape(M, N)] y: Tensor<bf16>,
     eps: f32,
 ) {
+    static_assert(L == M * N, "`xf` is `x` seen as one dimension");
     static_assert(
         L <= 2147483647,
         "the flat view's TMA coordinates are signed 32-bit",
@@ -282,6 +285,7 @@ pub fn layernorm_staged_odd(
     #[shape(M, N)] y: Tensor<bf16>,
     eps: f32,
 ) {
+    static_assert(L == M * N, "`xf` is `x` seen as one dimension");
     static_assert(
         L <= 2147483647,
         "the flat view's TMA coordinates are signed 32-bit",
