@@ -34,12 +34,26 @@
 //! `exp2(x·log2e − m·log2e)`, a pass writing `exp(x − m) / s`; only the first chunk and the
 //! ragged last one are masked. The head and tail add one reduction per statistic.
 //!
-//! Capacities: `o24k` (48 KB of shared memory a CTA: four CTAs an SM), `o32k` (64 KB: three),
-//! `o52k` (104 KB: two — GPT-2's vocabulary of 50257 columns; one CTA's TMA overlaps the other's
-//! passes), `o100k` (200 KB: one, the most one CTA's 227 KB hold). Predicted: 85–92 % of the
-//! device copy where two or more CTAs share an SM (the aligned `softmax_staged` measured 3561
-//! GB/s, 83–87 % of the copy on the H200, with three), lower at `o100k` (one CTA an SM: its
-//! loads and passes do not overlap on the SM, only across SMs). Not yet measured on a GPU.
+//! Capacities: `o24k` (48 KB of shared memory a CTA for the row: four CTAs an SM), `o32k` (64
+//! KB: three), `o52k` (104 KB: two — GPT-2's vocabulary of 50257 columns; one CTA's TMA
+//! overlaps the other's passes), `o100k` (200 KB: one, the most one CTA's 227 KB hold); `W`
+//! says so. Each cross-warp reduction takes `4·T` bytes of scratch beside the row (four in
+//! softmax and LayerNorm), so `o52k` runs 256 threads: at 512 its 116608 bytes let only one
+//! CTA reside. In the emulator's timeline of one `o52k` CTA (2×50257) its 198 boxes are
+//! issued over its first 18 % of steps and land by 24 %; the passes that follow read no DRAM,
+//! which is why a second CTA an SM (its loads in flight meanwhile) matters.
+//!
+//! Predicted, not yet measured on a GPU: softmax at 80–90 % of the device copy where two or
+//! more CTAs share an SM — the aligned `softmax_staged` ran 3561 GB/s on the H200 (about 85 %
+//! of the copy), and this kernel's emulator count is 3.5 % above it (11×32767 `o32k` 11.41 M
+//! thread-instructions against `s32k`'s 11.02 M at 11×32768); lower at `o100k` (one CTA an
+//! SM: its loads and passes overlap only across SMs). The norms read `w` (and `b`) element by
+//! element where `h > 0`: RMSNorm 12.96 M thread-instructions at 11×32767 against the aligned
+//! `rmsnorm_staged`'s 9.36 M (+38 %), LayerNorm 21.93 M (the walker `layernorm_long` 27.98 M,
+//! reading the row twice), so they may be bound by issue before DRAM: predicted RMSNorm
+//! 75–85 %, LayerNorm 60–75 % of the copy (the walkers: 66–73 %, LayerNorm 46–52 % on the
+//! H100). Staging `w`/`b` by TMA through their own 1-D maps (any start column) would remove
+//! that, at 8–16 KB of shared memory a chunk — more than `o52k`'s two CTAs an SM leave.
 //!
 //! `ODD = 1` marks the kernel for the host (`request.rs`): first for odd rows it holds, after
 //! every one-CTA kernel on rows of whole vectors. Two shape assertions, checked by the launch
@@ -53,11 +67,13 @@ use tirx::prelude::*;
     target = sm_90a,
     threads = T,
     grid = (M, 1),
+    // `W`: the CTAs an SM holds at once by their shared memory, which the design counts on
+    // (the module docs; `tests/assemble.rs` holds it to ptxas's registers too).
     configs(
-        o24k = (T = 256, CAP = 24576, K = 4096, LK = 512, V = 8, ODD = 1),
-        o32k = (T = 256, CAP = 32768, K = 4096, LK = 512, V = 8, ODD = 1),
-        o52k = (T = 512, CAP = 53248, K = 4096, LK = 512, V = 8, ODD = 1),
-        o100k = (T = 512, CAP = 102400, K = 4096, LK = 512, V = 8, ODD = 1),
+        o24k = (T = 256, CAP = 24576, K = 4096, LK = 512, V = 8, W = 4, ODD = 1),
+        o32k = (T = 256, CAP = 32768, K = 4096, LK = 512, V = 8, W = 3, ODD = 1),
+        o52k = (T = 256, CAP = 53248, K = 4096, LK = 512, V = 8, W = 2, ODD = 1),
+        o100k = (T = 512, CAP = 102400, K = 4096, LK = 512, V = 8, W = 1, ODD = 1),
     ),
 )]
 pub fn softmax_staged_odd(
@@ -175,11 +191,13 @@ pub fn softmax_staged_odd(
     target = sm_90a,
     threads = T,
     grid = (M, 1),
+    // `W`: the CTAs an SM holds at once by their shared memory, which the design counts on
+    // (the module docs; `tests/assemble.rs` holds it to ptxas's registers too).
     configs(
-        o24k = (T = 256, CAP = 24576, K = 4096, LK = 512, V = 8, ODD = 1),
-        o32k = (T = 256, CAP = 32768, K = 4096, LK = 512, V = 8, ODD = 1),
-        o52k = (T = 512, CAP = 53248, K = 4096, LK = 512, V = 8, ODD = 1),
-        o100k = (T = 512, CAP = 102400, K = 4096, LK = 512, V = 8, ODD = 1),
+        o24k = (T = 256, CAP = 24576, K = 4096, LK = 512, V = 8, W = 4, ODD = 1),
+        o32k = (T = 256, CAP = 32768, K = 4096, LK = 512, V = 8, W = 3, ODD = 1),
+        o52k = (T = 256, CAP = 53248, K = 4096, LK = 512, V = 8, W = 2, ODD = 1),
+        o100k = (T = 512, CAP = 102400, K = 4096, LK = 512, V = 8, W = 1, ODD = 1),
     ),
 )]
 pub fn rmsnorm_staged_odd(
@@ -270,11 +288,13 @@ pub fn rmsnorm_staged_odd(
     target = sm_90a,
     threads = T,
     grid = (M, 1),
+    // `W`: the CTAs an SM holds at once by their shared memory, which the design counts on
+    // (the module docs; `tests/assemble.rs` holds it to ptxas's registers too).
     configs(
-        o24k = (T = 256, CAP = 24576, K = 4096, LK = 512, V = 8, ODD = 1),
-        o32k = (T = 256, CAP = 32768, K = 4096, LK = 512, V = 8, ODD = 1),
-        o52k = (T = 512, CAP = 53248, K = 4096, LK = 512, V = 8, ODD = 1),
-        o100k = (T = 512, CAP = 102400, K = 4096, LK = 512, V = 8, ODD = 1),
+        o24k = (T = 256, CAP = 24576, K = 4096, LK = 512, V = 8, W = 4, ODD = 1),
+        o32k = (T = 256, CAP = 32768, K = 4096, LK = 512, V = 8, W = 3, ODD = 1),
+        o52k = (T = 256, CAP = 53248, K = 4096, LK = 512, V = 8, W = 2, ODD = 1),
+        o100k = (T = 512, CAP = 102400, K = 4096, LK = 512, V = 8, W = 1, ODD = 1),
     ),
 )]
 pub fn layernorm_staged_odd(
