@@ -9,8 +9,10 @@ use tirx_ptx::tools::{find_ptxas, tool_for_test};
 /// Besides: a persistent grid of `SMS·W` CTAs (`W` a config constant, hand-derived from
 /// ptxas's registers: `norm_odd.rs`) runs in one wave only if `W` CTAs reside on an SM at
 /// once, so `W` is at most what the artifact's registers, shared memory and threads let reside
-/// ([`resident_ctas`]): a kernel whose registers grew past its `W` fails here. Checked on the
-/// same ptxas run as the spills.
+/// ([`resident_ctas`]): a kernel whose registers grew past its `W` fails here. A one-CTA-a-row
+/// kernel whose design counts on `W` CTAs sharing an SM (`staged_odd.rs`: one CTA's TMA in
+/// flight while another runs its passes) declares `W` too and is held to it the same way.
+/// Checked on the same ptxas run as the spills.
 #[test]
 fn every_kernel_assembles_without_spills_and_with_its_sass() {
     if tool_for_test(find_ptxas()).is_none() {

@@ -48,13 +48,17 @@ fn every_row_kernel_config_matches_the_f64_reference_with_tails() {
             } else {
                 cols.push(cap);
             }
+            // Issue #32's odd widths past 16k (the kernels staging them through `x`'s flat
+            // view, `staged_odd.rs`): 16385, 20001 and GPT-2's 50257.
+            cols.extend([16385, 20001, 50257]);
             cols.retain(|&n| n <= cap);
-            // A kernel that stages rows by TMA takes 16-byte aligned rows only: its lengths are
-            // rounded up to a multiple of 8, and an odd one must be a typed error.
+            // A kernel that stages rows by TMA through a 2-D map of `x` takes 16-byte aligned
+            // rows only: its lengths are rounded up to a multiple of 8, and an odd one must be
+            // a typed error (a map of the flat view `xf` takes any row).
             let tma = (a.signature)()
                 .params
                 .iter()
-                .any(|p| matches!(p, AbiParam::TensorMap { .. }));
+                .any(|p| matches!(p, AbiParam::TensorMap { tensor, .. } if tensor == "x"));
             if tma {
                 for n in cols.iter_mut() {
                     *n = (n.div_ceil(8) * 8).min(cap);
@@ -94,7 +98,7 @@ fn the_host_side_choice_is_correct_for_every_length_class() {
     for op in RowOp::ALL {
         for (i, n) in [
             5, 1000, 1024, 1500, 3000, 4096, 4999, 5000, 6000, 7171, 8200, 10000, 14000, 16384,
-            20000, 24577, 30001, 32768, 40000, 65536, 65539, 262144,
+            20000, 20001, 24577, 30001, 32768, 40000, 50257, 65536, 65539, 99999, 262144,
         ]
         .into_iter()
         .enumerate()
@@ -143,6 +147,45 @@ fn odd_rows_up_to_16k_columns_take_the_kernels_that_hold_them_from_the_aligned_c
                 a.config
             );
             let r = host::check(&rt, a, op, (m, n), 110 + i as u64).expect("runs");
+            assert!(
+                r.ok,
+                "{op} {m}x{n} by {} {}: {}",
+                c.kernel.name, a.config, r.blocks
+            );
+        }
+    }
+}
+
+/// Rows of an odd length past 16384 columns (issue #32) up to 102400 go to the kernels that
+/// stage them by TMA through `x`'s flat view (`staged_odd.rs`: `ODD = 1`, a `CAP`, the tensor
+/// `xf`), and match the f64 reference: random rows, outputs poisoned, row counts that give
+/// every head length.
+#[test]
+fn odd_rows_past_16k_columns_are_staged_through_the_flat_view() {
+    let rt = rt();
+    let dev = Device::of(&rt).unwrap();
+    for op in RowOp::ALL {
+        for (i, (m, n)) in [
+            (2048, 20001),
+            (1024, 50257),
+            (4096, 16385),
+            (512, 99999),
+            (1031, 32767),
+            (37, 40009),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let c = host::choose(&RowRequest::contiguous(op, m, n), &dev).expect("a kernel fits");
+            let a = c.artifact;
+            let flat = (a.signature)().tensors.iter().any(|t| t.name == "xf");
+            assert!(
+                a.int("ODD") == Some(1) && flat,
+                "{op} {m}x{n}: {} {}",
+                c.kernel.name,
+                a.config
+            );
+            let r = host::check(&rt, a, op, (m, n), 150 + i as u64).expect("runs");
             assert!(
                 r.ok,
                 "{op} {m}x{n} by {} {}: {}",

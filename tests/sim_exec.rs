@@ -19,6 +19,7 @@ use tirx::runtime::{DeviceLimits, Target, TensorMeta};
 use tirx_kernels::catalogue;
 use tirx_kernels::reference::Rng;
 use tirx_kernels::row_kernels::host::capacity;
+use tirx_kernels::row_kernels::request::flat;
 use tirx_kernels::rows::{RowProblem, reference};
 use tirx_kernels::simulate::{self, LaunchError, download, upload};
 use tirx_sim::ptx;
@@ -212,6 +213,7 @@ fn row_case_at(
         .iter()
         .map(|t| match t.name.as_str() {
             "x" => xm.clone(),
+            "xf" => flat(&xm).expect("a contiguous x"),
             "w" => wm.clone(),
             "b" => bm.clone(),
             "y" => ym.clone(),
@@ -345,6 +347,57 @@ fn odd_row_register_kernels_match_the_f64_reference() {
         300.0,
     ));
     report("odd row register kernels", &runs);
+}
+
+/// The odd rows past 16k columns staged by TMA through `x`'s flat view (`staged_odd.rs`,
+/// issue #32), as the host chooses them: 16385 … 99999 columns (GPT-2's 50257 among them) over
+/// 9 rows (every head length 0 to 7, the last row's boxes running past the tensor's end), each
+/// config at the longest odd width it holds (a ragged last granule and chunk) and at one
+/// inside its first chunk (1001: most granules never issued); LayerNorm also on rows centred
+/// at 300. Random rows, outputs poisoned, against the f64 reference within 2 bf16 ulps.
+#[test]
+fn odd_rows_staged_through_the_flat_view_match_the_f64_reference() {
+    use tirx_kernels::dispatch::Device as Gpu;
+    use tirx_kernels::row_kernels::{host, request::RowRequest};
+    let mut runs = Vec::new();
+    for op in RowOp::ALL {
+        for (i, (rows, n)) in [(9, 16385), (9, 20001), (9, 50257), (5, 37123), (3, 99999)]
+            .into_iter()
+            .enumerate()
+        {
+            let c = host::choose(&RowRequest::contiguous(op, rows, n), &Gpu::h200())
+                .unwrap_or_else(|e| panic!("{op} {rows}x{n}: {e}"));
+            assert!(
+                c.artifact.sig().tensors.iter().any(|t| t.name == "xf"),
+                "{op} {rows}x{n}: {}/{}",
+                c.artifact.kernel,
+                c.artifact.config
+            );
+            runs.push(row_case(c.artifact, op, rows, n, 130 + i as u64));
+        }
+    }
+    for (name, op) in [
+        ("softmax_staged_odd", RowOp::Softmax),
+        ("rmsnorm_staged_odd", RowOp::RmsNorm),
+        ("layernorm_staged_odd", RowOp::LayerNorm),
+    ] {
+        let k = catalogue::find(name).expect("shipped");
+        for art in k.artifacts.iter().filter(|a| a.target == Target::Sm90a) {
+            let cap = capacity(art).expect("a capacity");
+            if cap <= 53248 {
+                runs.push(row_case(art, op, 3, cap - 1, 136));
+            }
+            runs.push(row_case(art, op, 2, 1001, 137));
+        }
+    }
+    runs.push(row_case_at(
+        smallest("layernorm_staged_odd"),
+        RowOp::LayerNorm,
+        (9, 20001),
+        138,
+        300.0,
+    ));
+    report("odd rows staged through the flat view", &runs);
 }
 
 /// The odd-width norms' CTAs walk rows: a grid of `SMS·W` CTAs (rounded down to whole

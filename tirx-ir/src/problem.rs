@@ -347,7 +347,10 @@ impl ProblemKind {
                  [NS, KS] (ue8m0 or ue4m3); for split K's partial products an f32 `w` \
                  [S, M, N] instead of `d`"
             }
-            ProblemKind::Row(RowOp::Softmax) => "tensors `x` [M, N] and `y` [M, N]",
+            ProblemKind::Row(RowOp::Softmax) => {
+                "tensors `x` [M, N] and `y` [M, N], and optionally `xf` [L], `x`'s elements \
+                 seen as one dimension (L = M·N)"
+            }
             ProblemKind::SiluMul => "tensors `x`, `g` and `y`, all [M, N] of one element type",
             ProblemKind::Attention => {
                 "tensors `q` [B, S, HQ], `o` [B, S, HO] (HO = HQ but where the V head dim \
@@ -356,10 +359,12 @@ impl ProblemKind {
                  `scale_log2`"
             }
             ProblemKind::Row(RowOp::RmsNorm) => {
-                "tensors `x` [M, N], `w` [N] and `y` [M, N], and the scalar `eps`"
+                "tensors `x` [M, N], `w` [N] and `y` [M, N], and the scalar `eps`; optionally \
+                 `xf` [L], `x`'s elements seen as one dimension (L = M·N)"
             }
             ProblemKind::Row(RowOp::LayerNorm) => {
-                "tensors `x` [M, N], `w` [N], `b` [N] and `y` [M, N], and the scalar `eps`"
+                "tensors `x` [M, N], `w` [N], `b` [N] and `y` [M, N], and the scalar `eps`; \
+                 optionally `xf` [L], `x`'s elements seen as one dimension (L = M·N)"
             }
         }
     }
@@ -475,7 +480,21 @@ fn derive_row(sig: &Signature, op: RowOp) -> Result<(), String> {
             sig.scalars.join(", ")
         ));
     }
-    if sig.tensors.len() != 2 + op.vectors().len() {
+    // `xf`: the flat view of `x` (its `M·N` elements as one dimension), which a kernel
+    // staging rows of any length by TMA reads (a 1-D tensor map has no row stride to align).
+    let flat = match sig.tensors.iter().find(|t| t.name == "xf") {
+        Some(f) if f.shape.len() != 1 || f.elem != x.elem => {
+            return Err(format!(
+                "`xf` is `x`'s flat view: a vector of {} [L], found {} {:?}",
+                x.elem.name(),
+                f.elem.name(),
+                f.shape
+            ));
+        }
+        Some(_) => 1,
+        None => 0,
+    };
+    if sig.tensors.len() != 2 + op.vectors().len() + flat {
         return Err(format!(
             "`solves = {}` takes {}; this kernel has more tensors",
             op.name(),

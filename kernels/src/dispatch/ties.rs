@@ -219,21 +219,43 @@ fn rows_split_over_a_cluster_only_when_rows_are_fewer_than_sms() {
 /// A row of an odd bf16 width goes to a kernel that holds or walks it from its first 16-byte
 /// aligned column, never to a tile holding it from column 0, whose chunks then move element by
 /// element (docs/perf/h100-2026-12-06-stop51.md): up to 16384 columns the register kernels of
-/// `ODD = 1` (`softmax_odd`, …), past them the chunk walkers (`CAP`). A width of whole vectors
-/// keeps its register or staged kernel, never an `ODD` one.
+/// `ODD = 1` (`softmax_odd`, …), past them up to 102400 the kernels that stage the row from
+/// that column by TMA through `x`'s flat view (`staged_odd.rs`, `ODD = 1` and a `CAP`: read
+/// once), the smallest capacity that holds the row, and past those the chunk walkers (`CAP`,
+/// read twice). A width of whole vectors keeps its register or staged kernel, never an `ODD`
+/// one.
 #[test]
 fn rows_of_odd_width_take_a_kernel_that_walks_from_the_aligned_column() {
+    let flat = |a: &KernelArtifact| a.sig().tensors.iter().any(|t| t.name == "xf");
     for op in [RowOp::Softmax, RowOp::RmsNorm, RowOp::LayerNorm] {
-        // Past the `ODD` kernels' 16k: the walkers.
-        for (rows, cols) in [(2048, 20001), (1024, 50257), (4096, 16385)] {
+        // Past the register `ODD` kernels' 16k: staged from the aligned column, by the
+        // smallest capacity that holds the row.
+        for (rows, cols, config) in [
+            (2048, 20001, "o24k"),
+            (1024, 50257, "o52k"),
+            (4096, 16385, "o24k"),
+            (512, 99999, "o100k"),
+            (8192, 32767, "o32k"),
+        ] {
             let art = choice(&RowRequest::contiguous(op, rows, cols));
+            let what = format!("{op:?} {rows}x{cols}: {}/{}", art.kernel, art.config);
+            assert!(art.int("ODD") == Some(1) && flat(art), "{what}");
+            assert_eq!(art.config, config, "{what}");
+        }
+        // Past them: the walkers.
+        for (rows, cols) in [(512, 102401), (256, 150001)] {
+            let art = choice(&RowRequest::contiguous(op, rows, cols));
+            let what = format!("{op:?} {rows}x{cols}: {}/{}", art.kernel, art.config);
             assert!(
-                art.int("CAP").is_some(),
-                "{op:?} {rows}x{cols}: {}/{}",
-                art.kernel,
-                art.config
+                art.int("CAP").is_some() && art.int("ODD").is_none(),
+                "{what}"
             );
         }
+        // A tensor whose rows do not follow each other has no flat view: the walkers.
+        let mut strided = RowRequest::contiguous(op, 1024, 50257);
+        strided.x.strides = vec![50264, 1];
+        let art = choice(&strided);
+        assert!(!flat(art) && art.int("CAP").is_some(), "{}", art.kernel);
         for (rows, cols) in [
             (16384, 1001),
             (16384, 1003),

@@ -113,8 +113,11 @@ fn simulate_row(
     let p = RowProblem::new(op, m, n);
     let dev = &mut SimDevice::new();
     let ym = upload(dev, &[], &[m, n]);
+    let xm = upload(dev, &x, &[m, n]);
+    let xf = super::request::flat(&xm).expect("a contiguous x");
     let roles = [
-        ("x", upload(dev, &x, &[m, n])),
+        ("x", xm),
+        ("xf", xf),
         ("y", ym.clone()),
         ("w", upload(dev, &w, &[n])),
         ("b", upload(dev, &b, &[n])),

@@ -45,6 +45,8 @@ pub fn launch(
     let mut roles = vec![("x", args.x.view()), ("y", y.view())];
     roles.extend(args.w.map(|w| ("w", w.view())));
     roles.extend(args.b.map(|b| ("b", b.view())));
+    // `x` as one dimension, for the kernels that stage rows of any length (`staged_odd.rs`).
+    roles.extend(args.x.view().merge_outer().map(|f| ("xf", f)));
     crate::family::launch_roles(rt, art, &roles, &[("eps", args.eps)])
 }
 
@@ -234,17 +236,20 @@ mod tests {
     }
 
     #[test]
-    fn rows_tma_cannot_stage_go_to_a_register_kernel() {
+    fn rows_a_2d_map_cannot_stage_go_to_the_flat_view() {
         for op in [RowOp::Softmax, RowOp::RmsNorm] {
             for n in [24577, 30001, 32767] {
                 let c = pick(op, 64, n).unwrap();
+                // A tensor map of `x` [M, N] itself (a kernel staging through the flat view
+                // `xf` maps that instead, `staged_odd.rs`).
                 let by_tma = |a: &KernelArtifact| {
-                    a.sig()
-                        .params
-                        .iter()
-                        .any(|p| matches!(p, tirx::abi::AbiParam::TensorMap { .. }))
+                    a.sig().params.iter().any(|p| {
+                        matches!(p, tirx::abi::AbiParam::TensorMap { tensor, .. } if tensor == "x")
+                    })
                 };
                 assert!(!by_tma(c.artifact), "{op} {n}: {}", c.label());
+                let flat = c.artifact.sig().tensors.iter().any(|t| t.name == "xf");
+                assert!(flat, "{op} {n}: {}", c.label());
                 assert!(capacity(c.artifact).unwrap() >= n);
                 // The planner is what refuses the kernels that stage rows by TMA.
                 let verdicts = dispatch::judge(
@@ -285,6 +290,28 @@ mod tests {
             let scalars = vec![0.0; sig.scalars.len()];
             assert!(plan_launch_with(sig, &ts, &scalars, &DeviceLimits::HOPPER).is_ok());
         }
+    }
+
+    #[test]
+    fn the_flat_view_is_planned_only_as_xs_own() {
+        use crate::row_kernels::request::flat;
+        use tirx::abi::ElemType::Bf16;
+        let c = pick(RowOp::Softmax, 64, 20001).unwrap();
+        let sig = c.artifact.sig();
+        let x = TensorMeta::row_major(Bf16, &[64, 20001], 1 << 20);
+        let y = TensorMeta::row_major(Bf16, &[64, 20001], 1 << 32);
+        let with = |xf: TensorMeta| -> Vec<TensorMeta> {
+            let roles = [("x", &x), ("xf", &xf), ("y", &y)];
+            sig.tensors
+                .iter()
+                .map(|t| roles.iter().find(|r| r.0 == t.name).unwrap().1.clone())
+                .collect()
+        };
+        let plan = |xf| plan_launch_with(sig, &with(xf), &[], &DeviceLimits::HOPPER);
+        assert!(plan(flat(&x).unwrap()).is_ok());
+        let short = TensorMeta::row_major(Bf16, &[64 * 20001 - 1], 1 << 20);
+        let e = plan(short).unwrap_err().to_string();
+        assert!(e.contains("L == M * N"), "{e}");
     }
 
     #[test]

@@ -6,9 +6,12 @@
 //! (`solves = softmax`, …); its row capacity ([`capacity`]: `CAP`, a kernel that walks a row in
 //! chunks, else `C`, the columns its register tile holds) holds the row — columns past `N` are
 //! masked, so any `N ≤ C` runs; it takes only tensors the problem has; and the runtime plans
-//! its launch on exactly these tensors (a kernel that stages rows by TMA needs 16-byte aligned
-//! rows, so a row of an odd length goes to a register kernel of the same capacity, or the next
-//! one up).
+//! its launch on exactly these tensors (a kernel that stages rows by TMA through a 2-D tensor
+//! map needs 16-byte aligned rows, so a row of an odd length goes to a kernel of the same
+//! capacity that holds it from its first aligned column, or the next one up). A kernel may
+//! also take `xf`, `x` seen as one dimension of `M·N` elements ([`flat`]): the odd-width
+//! staged kernels (`staged_odd.rs`) load rows through it, and a tensor whose rows do not
+//! follow each other has no flat view, so they are refused there.
 //!
 //! The cost model ([`RowRequest::cost`]): the row capacity, scaled by what was measured
 //! between designs of one capacity. The smallest capacity that holds the row wastes the fewest
@@ -48,6 +51,16 @@
 //!   of its capacity: its head, tail and their reductions are dead weight there (emulator,
 //!   softmax 4096×4096: 532 M thread-instructions against `softmax` c4k's 385 M; not
 //!   measured on a GPU).
+//!   Past 16384 columns the `ODD` kernels that also walk (`CAP`) are the odd-width staged
+//!   ones (`*_staged_odd`: 24k, 32k, 52k and 100k, the row read from DRAM once through the
+//!   flat view); an odd row takes the smallest of them that holds it, its capacity far under
+//!   the walkers' 1M, and the walkers only past 102400 columns. They take no staged factor
+//!   (×0.87 is for a map of `x` itself): no register kernel of their capacities competes for
+//!   odd rows. On rows of whole vectors they rank after every one-CTA kernel (`+`
+//!   [`LONGEST_ONE_CTA_ROW`], as a tile holding an odd row from column 0 does): there the
+//!   aligned staged kernels, the register kernels and the walkers were measured, these not
+//!   (LayerNorm has no aligned staged kernel, and at 8192×32768 `layernorm_long` keeps its
+//!   place until one measures `layernorm_staged_odd` against it).
 //!
 //! Equal costs go by the dispatcher's stated tie order (smaller cluster, fewer threads, …),
 //! never by where a kernel or a config is written. The tune cache corrects the model where it
@@ -76,6 +89,22 @@ pub fn capacity(a: &KernelArtifact) -> Option<usize> {
         })
     };
     get("CAP").or_else(|| get("C"))
+}
+
+/// `x` [M, N] as the one dimension of its `M·N` elements (the role `xf` of a kernel that
+/// stages rows of any length by TMA, `staged_odd.rs`), when its rows follow each other
+/// (`strides[0] = N·strides[1]`, as [`tirx::TensorArg::merge_outer`] requires); `None`
+/// otherwise, and the artifact taking `xf` is refused for this request.
+pub fn flat(x: &TensorMeta) -> Option<TensorMeta> {
+    match (x.shape.as_slice(), x.strides.as_slice()) {
+        ([m, n], [s0, s1]) if *s0 == n.checked_mul(*s1)? => Some(TensorMeta {
+            elem: x.elem,
+            shape: vec![m.checked_mul(*n)?],
+            strides: vec![*s1],
+            addr: x.addr,
+        }),
+        _ => None,
+    }
 }
 
 /// One row op to run: the op and the tensors it runs on.
@@ -134,13 +163,15 @@ impl RowRequest {
         self.x.shape.get(1).copied().unwrap_or(0)
     }
 
-    /// The tensor of the role `name` (`x`, `w`, `b`, `y`), if the problem has it.
-    pub fn tensor(&self, name: &str) -> Option<&TensorMeta> {
+    /// The tensor of the role `name` (`x`, `w`, `b`, `y`, and `xf`: `x` seen as one
+    /// dimension, [`flat`]), if the problem has it.
+    pub fn tensor(&self, name: &str) -> Option<TensorMeta> {
         match name {
-            "x" => Some(&self.x),
-            "y" => Some(&self.y),
-            "w" => self.w.as_ref(),
-            "b" => self.b.as_ref(),
+            "x" => Some(self.x.clone()),
+            "y" => Some(self.y.clone()),
+            "w" => self.w.clone(),
+            "b" => self.b.clone(),
+            "xf" => flat(&self.x),
             _ => None,
         }
     }
@@ -187,7 +218,7 @@ impl ProblemDef for RowRequest {
         let tensors = sig
             .tensors
             .iter()
-            .filter_map(|t| self.tensor(&t.name).cloned())
+            .filter_map(|t| self.tensor(&t.name))
             .collect();
         (tensors, vec![self.eps; sig.scalars.len()])
     }
@@ -219,6 +250,13 @@ impl ProblemDef for RowRequest {
             // every few rows, and a tile holding it from column 0 moves most of it element by
             // element; the `ODD` kernels hold it, and the walkers walk it, from its first
             // aligned column (`softmax_odd`'s, `softmax_long`'s docs). They rank first.
+            cost += LONGEST_ONE_CTA_ROW as f64;
+        }
+        let flat = sig.tensors.iter().any(|t| t.name == "xf");
+        if !odd && flat {
+            // The flat view is for rows a 2-D tensor map cannot take; on rows of whole vectors
+            // the aligned staged kernels and the walkers keep their measured places (the
+            // module docs).
             cost += LONGEST_ONE_CTA_ROW as f64;
         }
         if !odd && from_aligned {

@@ -23,6 +23,8 @@
 //! walk in chunks (`softmax_long`), which ran 4096×4999 and 8192×7171 at 23–29 % of the copy:
 //! the ladder goes on to 16k as `softmax`'s does (`o5k`…`o16k`: emulator-verified, not yet run
 //! on a GPU at stop 52 — no device time was left; predicted 75–90 % of the copy at 4999/7171).
+//! Past 16384 columns `softmax_staged_odd` (`staged_odd.rs`) stages an odd row by TMA through
+//! `x`'s flat view, read once; the walker takes only rows past its 102400.
 //!
 //! `ODD = 1` marks the kernel for the host (`request.rs`): first for odd rows, after the
 //! register kernels of its capacity for aligned ones. One warp holds a row of 1k, two of 2k

@@ -35,7 +35,8 @@
 //! passes). The host prefers these to the register kernels at 32k by its row cost model.
 //!
 //! The tensor maps need 16-byte aligned rows (`N` a multiple of 8 for bf16); the host takes
-//! another kernel when the launch planner refuses the tensors.
+//! another kernel when the launch planner refuses the tensors — for an odd row past 16k
+//! columns `staged_odd.rs`, which stages it through `x`'s flat view.
 
 use tirx::prelude::*;
 

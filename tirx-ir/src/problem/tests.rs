@@ -103,6 +103,33 @@ fn a_gemm_signature_that_does_not_fit_says_why() {
 }
 
 #[test]
+fn a_row_op_may_take_xs_flat_view_of_its_element_type() {
+    let softmax = ProblemKind::Row(RowOp::Softmax);
+    let with = |f: TensorDecl| {
+        sig(
+            vec![
+                tensor("x", Bf16, &["M", "N"]),
+                f,
+                tensor("y", Bf16, &["M", "N"]),
+            ],
+            &[],
+        )
+    };
+    assert_eq!(
+        softmax.derive(&with(tensor("xf", Bf16, &["L"]))),
+        Ok(Problem::Row(RowOp::Softmax))
+    );
+    for bad in [tensor("xf", F32, &["L"]), tensor("xf", Bf16, &["M", "N"])] {
+        let e = softmax.derive(&with(bad)).unwrap_err();
+        assert!(e.contains("`xf` is `x`'s flat view"), "{e}");
+    }
+    let e = softmax
+        .derive(&with(tensor("z", Bf16, &["L"])))
+        .unwrap_err();
+    assert!(e.contains("this kernel has more tensors"), "{e}");
+}
+
+#[test]
 fn a_copy_needs_src_and_dst_alike() {
     let ok = sig(
         vec![

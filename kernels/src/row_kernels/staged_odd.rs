@@ -1,0 +1,397 @@
+//! `softmax_staged_odd` — rows of an odd length (bytes not a whole number of 16-byte vectors:
+//! bf16 `N % 8 != 0`) past 16384 columns, staged in shared memory by TMA through a flat view
+//! of the tensor: read from DRAM once, written once.
+//!
+//! Issue #32: the staged kernels (`staged.rs`) take `x` through a 2-D tensor map, which needs
+//! a row stride of a whole number of 16-byte vectors; an odd row past 16k columns went to the
+//! chunk walkers (`softmax_long`, …), which read every row twice from global memory (66–73 %
+//! of the device copy on the H100 at 2048×20001 and 1024×50257). A TMA box's start
+//! coordinates are any integers: only the tensor's base address must be 16-byte aligned and
+//! its strides multiples of 16 bytes (`cuTensorMapEncodeTiled`), and a 1-D tensor has no
+//! stride. So the kernel also takes `x` as `xf`, the same buffer seen as one dimension of
+//! `M·N` elements (the host passes `x` with its two dimensions merged,
+//! `TensorArg::merge_outer`), and loads row `r`'s columns from its first 16-byte aligned
+//! column `h = min((V − r·N % V) % V, N)` to the end of its whole vectors `e = h + (N − h) / V
+//! · V` as boxes of 256 elements at `xf.at(r·N + h + …)`. Shared column `j` is row column
+//! `h + j`, so the passes read it by `ld.shared.v4` and the output pass writes `y.at(r, h +
+//! j·K).within(M, e)` by 16-byte vectors, as `softmax_odd` does from registers; the head's `h <
+//! V` columns and the tail's `N − e < V` move in two tiles of one column per thread read from
+//! `x` and written to `y` directly (`softmax_odd`'s docs), their statistics joining the
+//! row's.
+//!
+//! The boxes of a row's last granule run past `e` into the next row (or, on the last row,
+//! past the tensor's end, where TMA fills zeros): those columns are masked like any column
+//! past the row, and nothing writes them. To keep that spill small the row is loaded in
+//! granules of `LK = 512` columns (two boxes) on a barrier each, and only the granules that
+//! start inside `[h, e)` are issued — a granule's boxes are one phase of its barrier (a
+//! constant loop of loads under the granule's `if`), so its expect-tx is derived. At most 511
+//! columns past `e` are read (2.5 % of a 20001-column row, 1 % of 50257), and they are the
+//! next row's, which its own CTA reads at about the same time (L2). The first pass waits for
+//! each granule it reaches (the register chunk of `K = 4096` columns spans 8), while the rest
+//! of the row is in flight; every issued granule is waited for before the CTA leaves.
+//!
+//! Softmax as `softmax_staged`: a pass for the running max, a pass for the sum of
+//! `exp2(x·log2e − m·log2e)`, a pass writing `exp(x − m) / s`; only the first chunk and the
+//! ragged last one are masked. The head and tail add one reduction per statistic.
+//!
+//! Capacities: `o24k` (48 KB of shared memory a CTA for the row: four CTAs an SM), `o32k` (64
+//! KB: three), `o52k` (104 KB: two — GPT-2's vocabulary of 50257 columns; one CTA's TMA
+//! overlaps the other's passes), `o100k` (200 KB: one, the most one CTA's 227 KB hold); `W`
+//! says so. Each cross-warp reduction takes `4·T` bytes of scratch beside the row (four in
+//! softmax and LayerNorm), so `o52k` runs 256 threads: at 512 its 116608 bytes let only one
+//! CTA reside. In the emulator's timeline of one `o52k` CTA (2×50257) its 198 boxes are
+//! issued over its first 18 % of steps and land by 24 %; the passes that follow read no DRAM,
+//! which is why a second CTA an SM (its loads in flight meanwhile) matters.
+//!
+//! Predicted, not yet measured on a GPU: softmax at 80–90 % of the device copy where two or
+//! more CTAs share an SM — the aligned `softmax_staged` ran 3561 GB/s on the H200 (about 85 %
+//! of the copy), and this kernel's emulator count is 3.5 % above it (11×32767 `o32k` 11.41 M
+//! thread-instructions against `s32k`'s 11.02 M at 11×32768); lower at `o100k` (one CTA an
+//! SM: its loads and passes overlap only across SMs). The norms read `w` (and `b`) element by
+//! element where `h > 0`: RMSNorm 12.96 M thread-instructions at 11×32767 against the aligned
+//! `rmsnorm_staged`'s 9.36 M (+38 %), LayerNorm 21.93 M (the walker `layernorm_long` 27.98 M,
+//! reading the row twice), so they may be bound by issue before DRAM: predicted RMSNorm
+//! 75–85 %, LayerNorm 60–75 % of the copy (the walkers: 66–73 %, LayerNorm 46–52 % on the
+//! H100). Staging `w`/`b` by TMA through their own 1-D maps (any start column) would remove
+//! that, at 8–16 KB of shared memory a chunk — more than `o52k`'s two CTAs an SM leave.
+//!
+//! `ODD = 1` marks the kernel for the host (`request.rs`): first for odd rows it holds, after
+//! every one-CTA kernel on rows of whole vectors. Two shape assertions, checked by the launch
+//! planner: `xf` has `M·N` elements (it is `x`'s view), and `M·N` stays under 2³¹ (a TMA
+//! coordinate is a signed 32-bit integer, PTX ISA §9.7.9.25.5.1).
+
+use tirx::prelude::*;
+
+#[tile_kernel(
+    solves = softmax,
+    target = sm_90a,
+    threads = T,
+    grid = (M, 1),
+    // `W`: the CTAs an SM holds at once by their shared memory, which the design counts on
+    // (the module docs; `tests/assemble.rs` holds it to ptxas's registers too).
+    configs(
+        o24k = (T = 256, CAP = 24576, K = 4096, LK = 512, V = 8, W = 4, ODD = 1),
+        o32k = (T = 256, CAP = 32768, K = 4096, LK = 512, V = 8, W = 3, ODD = 1),
+        o52k = (T = 256, CAP = 53248, K = 4096, LK = 512, V = 8, W = 2, ODD = 1),
+        o100k = (T = 512, CAP = 102400, K = 4096, LK = 512, V = 8, W = 1, ODD = 1),
+    ),
+)]
+pub fn softmax_staged_odd(
+    #[shape(M, N)] x: Tensor<bf16>,
+    #[shape(L)] xf: Tensor<bf16>,
+    #[shape(M, N)] y: Tensor<bf16>,
+) {
+    static_assert(L == M * N, "`xf` is `x` seen as one dimension");
+    static_assert(
+        L <= 2147483647,
+        "the flat view's TMA coordinates are signed 32-bit",
+    );
+    let xs = smem::<bf16>([CAP / K, K / 256, 1, 256]);
+    // One barrier per granule of `LK` columns.
+    let full = mbarrier(count = CAP / LK);
+    // The row's first 16-byte aligned column, the end of its whole vectors from there, and
+    // the columns staged between them.
+    let h = min((V - cta.x * N % V) % V, N);
+    let e = h + (N - h) / V * V;
+    let n = e - h;
+    #[scope(thread = 0)]
+    {
+        for c in 0..CAP / K {
+            for g in 0..K / LK {
+                // The first granule is issued whatever `n`, so its wait below need not be
+                // conditional (a row of fewer than `V` columns loads other rows' columns,
+                // or TMA's zeros past the tensor's end: all masked).
+                if c * K + g * LK < max(n, 1) {
+                    for q in 0..LK / 256 {
+                        tma::load(
+                            xs[c][g * (LK / 256) + q],
+                            xf.at(cta.x * N + h + c * K + g * LK + q * 256),
+                            full[c * (K / LK) + g],
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // The head and the tail: one column per thread, from global memory while the row lands.
+    let hd = regs::<f32>([1, T], layout = blocked(vec = 1));
+    let tl = regs::<f32>([1, T], layout = blocked(vec = 1));
+    copy(hd, x.at(cta.x, 0).within(M, h));
+    copy(tl, x.at(cta.x, e));
+    let hv = select(col_index(hd) < h, hd, f32::NEG_INFINITY);
+    let tv = select(col_index(tl) < N - e, tl, f32::NEG_INFINITY);
+    let t = regs::<f32>([1, K], layout = blocked(vec = V));
+    // Only the first chunk and the ragged last one are masked; a chunk's granules are waited
+    // for as the pass reaches it, only those issued.
+    full[0].wait(0);
+    for g in 1..K / LK {
+        if g * LK < n {
+            full[g].wait(0);
+        }
+    }
+    copy(t, xs[0]);
+    let mut mx = select(col_index(t) < n, t, f32::NEG_INFINITY);
+    for j in 1..n / K {
+        for g in 0..K / LK {
+            full[j * (K / LK) + g].wait(0);
+        }
+        copy(t, xs[j]);
+        mx = max(mx, t);
+    }
+    if n % K != 0 && n > K {
+        for g in 0..K / LK {
+            if n / K * K + g * LK < n {
+                full[n / K * (K / LK) + g].wait(0);
+            }
+        }
+        copy(t, xs[n / K]);
+        mx = max(
+            mx,
+            select(col_index(t) + n / K * K < n, t, f32::NEG_INFINITY),
+        );
+    }
+    // exp(x − m) = exp2(x·log2e − m·log2e): one fma and one ex2 per element.
+    let m = max(reduce_max(mx, axis = 1), reduce_max(max(hv, tv), axis = 1));
+    let nml = m * -1.442695;
+    copy(t, xs[0]);
+    let mut se = select(col_index(t) < n, exp2_approx(fma(t, 1.442695, nml)), 0.0);
+    for j in 1..n / K {
+        copy(t, xs[j]);
+        se += exp2_approx(fma(t, 1.442695, nml));
+    }
+    if n % K != 0 && n > K {
+        copy(t, xs[n / K]);
+        se += select(
+            col_index(t) + n / K * K < n,
+            exp2_approx(fma(t, 1.442695, nml)),
+            0.0,
+        );
+    }
+    let hp = exp2_approx(fma(hv, 1.442695, nml));
+    let tp = exp2_approx(fma(tv, 1.442695, nml));
+    let inv = rcp_approx(reduce_sum(se, axis = 1) + reduce_sum(hp + tp, axis = 1));
+    for j in 0..cdiv(n, K) {
+        copy(t, xs[j]);
+        copy(
+            y.at(cta.x, h + j * K).within(M, e),
+            exp2_approx(fma(t, 1.442695, nml)) * inv,
+        );
+    }
+    copy(y.at(cta.x, 0).within(M, h), hp * inv);
+    copy(y.at(cta.x, e), tp * inv);
+}
+
+/// RMSNorm of an odd row past 16k columns, staged as [`softmax_staged_odd`]: a pass for the
+/// sum of squares (the head's and tail's join it in one more reduction), a pass writing
+/// `x · r · w`. `w` is read at `h + j·K` from global memory (L2: every CTA reads the same `N`
+/// elements), element by element where `h > 0`, as `rmsnorm_odd_rows` reads it (measured
+/// 90 % of the device copy at 16384×1001 on the H100).
+#[tile_kernel(
+    solves = rmsnorm,
+    target = sm_90a,
+    threads = T,
+    grid = (M, 1),
+    // `W`: the CTAs an SM holds at once by their shared memory, which the design counts on
+    // (the module docs; `tests/assemble.rs` holds it to ptxas's registers too).
+    configs(
+        o24k = (T = 256, CAP = 24576, K = 4096, LK = 512, V = 8, W = 4, ODD = 1),
+        o32k = (T = 256, CAP = 32768, K = 4096, LK = 512, V = 8, W = 3, ODD = 1),
+        o52k = (T = 256, CAP = 53248, K = 4096, LK = 512, V = 8, W = 2, ODD = 1),
+        o100k = (T = 512, CAP = 102400, K = 4096, LK = 512, V = 8, W = 1, ODD = 1),
+    ),
+)]
+pub fn rmsnorm_staged_odd(
+    #[shape(M, N)] x: Tensor<bf16>,
+    #[shape(L)] xf: Tensor<bf16>,
+    #[shape(N)] w: Tensor<bf16>,
+    #[shape(M, N)] y: Tensor<bf16>,
+    eps: f32,
+) {
+    static_assert(L == M * N, "`xf` is `x` seen as one dimension");
+    static_assert(
+        L <= 2147483647,
+        "the flat view's TMA coordinates are signed 32-bit",
+    );
+    let xs = smem::<bf16>([CAP / K, K / 256, 1, 256]);
+    let full = mbarrier(count = CAP / LK);
+    let h = min((V - cta.x * N % V) % V, N);
+    let e = h + (N - h) / V * V;
+    let n = e - h;
+    #[scope(thread = 0)]
+    {
+        for c in 0..CAP / K {
+            for g in 0..K / LK {
+                if c * K + g * LK < max(n, 1) {
+                    for q in 0..LK / 256 {
+                        tma::load(
+                            xs[c][g * (LK / 256) + q],
+                            xf.at(cta.x * N + h + c * K + g * LK + q * 256),
+                            full[c * (K / LK) + g],
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // The head and the tail (columns outside their bounds read 0 and add nothing).
+    let hd = regs::<f32>([1, T], layout = blocked(vec = 1));
+    let tl = regs::<f32>([1, T], layout = blocked(vec = 1));
+    let hg = regs::<f32>([1, T], layout = blocked(vec = 1));
+    copy(hd, x.at(cta.x, 0).within(M, h));
+    copy(tl, x.at(cta.x, e));
+    let t = regs::<f32>([1, K], layout = blocked(vec = V));
+    let g = regs::<f32>([1, K], layout = blocked(vec = V));
+    full[0].wait(0);
+    for q in 1..K / LK {
+        if q * LK < n {
+            full[q].wait(0);
+        }
+    }
+    copy(t, xs[0]);
+    let mut sq = select(col_index(t) < n, t * t, 0.0);
+    for j in 1..n / K {
+        for q in 0..K / LK {
+            full[j * (K / LK) + q].wait(0);
+        }
+        copy(t, xs[j]);
+        sq = fma(t, t, sq);
+    }
+    if n % K != 0 && n > K {
+        for q in 0..K / LK {
+            if n / K * K + q * LK < n {
+                full[n / K * (K / LK) + q].wait(0);
+            }
+        }
+        copy(t, xs[n / K]);
+        sq += select(col_index(t) + n / K * K < n, t * t, 0.0);
+    }
+    let ss = reduce_sum(sq, axis = 1) + reduce_sum(hd * hd + tl * tl, axis = 1);
+    let r = rsqrt_approx(ss / cast::<f32>(N) + eps);
+    for j in 0..cdiv(n, K) {
+        copy(t, xs[j]);
+        copy(g, w.at(h + j * K).within(e));
+        copy(y.at(cta.x, h + j * K).within(M, e), t * r * g);
+    }
+    copy(hg, w.at(0).within(h));
+    copy(y.at(cta.x, 0).within(M, h), hd * r * hg);
+    copy(hg, w.at(e));
+    copy(y.at(cta.x, e), tl * r * hg);
+}
+
+/// LayerNorm of an odd row past 16k columns, staged as [`softmax_staged_odd`]: three passes
+/// over shared memory — the sum, the squared deviations about the mean (the exact two-pass
+/// order; the row is in shared memory, so it costs no DRAM), the output `(x − μ)·r·w + b` —
+/// the head's and tail's statistics joining each in one more reduction; `w` and `b` from L2
+/// at `h + j·K`, as [`rmsnorm_staged_odd`]'s `w`.
+#[tile_kernel(
+    solves = layernorm,
+    target = sm_90a,
+    threads = T,
+    grid = (M, 1),
+    // `W`: the CTAs an SM holds at once by their shared memory, which the design counts on
+    // (the module docs; `tests/assemble.rs` holds it to ptxas's registers too).
+    configs(
+        o24k = (T = 256, CAP = 24576, K = 4096, LK = 512, V = 8, W = 4, ODD = 1),
+        o32k = (T = 256, CAP = 32768, K = 4096, LK = 512, V = 8, W = 3, ODD = 1),
+        o52k = (T = 256, CAP = 53248, K = 4096, LK = 512, V = 8, W = 2, ODD = 1),
+        o100k = (T = 512, CAP = 102400, K = 4096, LK = 512, V = 8, W = 1, ODD = 1),
+    ),
+)]
+pub fn layernorm_staged_odd(
+    #[shape(M, N)] x: Tensor<bf16>,
+    #[shape(L)] xf: Tensor<bf16>,
+    #[shape(N)] w: Tensor<bf16>,
+    #[shape(N)] b: Tensor<bf16>,
+    #[shape(M, N)] y: Tensor<bf16>,
+    eps: f32,
+) {
+    static_assert(L == M * N, "`xf` is `x` seen as one dimension");
+    static_assert(
+        L <= 2147483647,
+        "the flat view's TMA coordinates are signed 32-bit",
+    );
+    let xs = smem::<bf16>([CAP / K, K / 256, 1, 256]);
+    let full = mbarrier(count = CAP / LK);
+    let h = min((V - cta.x * N % V) % V, N);
+    let e = h + (N - h) / V * V;
+    let n = e - h;
+    #[scope(thread = 0)]
+    {
+        for c in 0..CAP / K {
+            for g in 0..K / LK {
+                if c * K + g * LK < max(n, 1) {
+                    for q in 0..LK / 256 {
+                        tma::load(
+                            xs[c][g * (LK / 256) + q],
+                            xf.at(cta.x * N + h + c * K + g * LK + q * 256),
+                            full[c * (K / LK) + g],
+                        );
+                    }
+                }
+            }
+        }
+    }
+    let hd = regs::<f32>([1, T], layout = blocked(vec = 1));
+    let tl = regs::<f32>([1, T], layout = blocked(vec = 1));
+    let hg = regs::<f32>([1, T], layout = blocked(vec = 1));
+    let hb = regs::<f32>([1, T], layout = blocked(vec = 1));
+    copy(hd, x.at(cta.x, 0).within(M, h));
+    copy(tl, x.at(cta.x, e));
+    let nf = cast::<f32>(N);
+    let t = regs::<f32>([1, K], layout = blocked(vec = V));
+    let g = regs::<f32>([1, K], layout = blocked(vec = V));
+    full[0].wait(0);
+    for q in 1..K / LK {
+        if q * LK < n {
+            full[q].wait(0);
+        }
+    }
+    copy(t, xs[0]);
+    let mut s1 = select(col_index(t) < n, t, 0.0);
+    for j in 1..n / K {
+        for q in 0..K / LK {
+            full[j * (K / LK) + q].wait(0);
+        }
+        copy(t, xs[j]);
+        s1 += t;
+    }
+    if n % K != 0 && n > K {
+        for q in 0..K / LK {
+            if n / K * K + q * LK < n {
+                full[n / K * (K / LK) + q].wait(0);
+            }
+        }
+        copy(t, xs[n / K]);
+        s1 += select(col_index(t) + n / K * K < n, t, 0.0);
+    }
+    // The head's and tail's columns outside their bounds read 0 and add nothing to the sum.
+    let mean = (reduce_sum(s1, axis = 1) + reduce_sum(hd + tl, axis = 1)) / nf;
+    // Squared deviations: only the first chunk and the ragged last one are masked.
+    copy(t, xs[0]);
+    let mut s2 = select(col_index(t) < n, (t - mean) * (t - mean), 0.0);
+    for j in 1..n / K {
+        copy(t, xs[j]);
+        s2 = fma(t - mean, t - mean, s2);
+    }
+    if n % K != 0 && n > K {
+        copy(t, xs[n / K]);
+        s2 += select(col_index(t) + n / K * K < n, (t - mean) * (t - mean), 0.0);
+    }
+    hd = select(col_index(hd) < h, hd - mean, 0.0);
+    tl = select(col_index(tl) < N - e, tl - mean, 0.0);
+    let var = (reduce_sum(s2, axis = 1) + reduce_sum(hd * hd + tl * tl, axis = 1)) / nf;
+    let r = rsqrt_approx(var + eps);
+    for j in 0..cdiv(n, K) {
+        copy(t, xs[j]);
+        copy(g, w.at(h + j * K).within(e));
+        t = (t - mean) * r * g;
+        copy(g, b.at(h + j * K).within(e));
+        copy(y.at(cta.x, h + j * K).within(M, e), t + g);
+    }
+    copy(hg, w.at(0).within(h));
+    copy(hb, b.at(0).within(h));
+    copy(y.at(cta.x, 0).within(M, h), hd * r * hg + hb);
+    copy(hg, w.at(e));
+    copy(hb, b.at(e));
+    copy(y.at(cta.x, e), tl * r * hg + hb);
+}
