@@ -69,6 +69,11 @@ const TABLE: &[Case] = &[
     case("layernorm_long", "", (3, 300, 0)),
     case("softmax_staged", "", (3, 296, 0)),
     case("rmsnorm_staged", "", (3, 296, 0)),
+    // The odd-width staged kernels load rows through `x`'s flat view from each row's first
+    // aligned column: an odd width past 16k, so every row starts elsewhere.
+    case("softmax_staged_odd", "", (3, 16391, 0)),
+    case("rmsnorm_staged_odd", "", (3, 16391, 0)),
+    case("layernorm_staged_odd", "", (3, 16391, 0)),
     case("softmax_cluster", "", (3, 300, 0)),
     case("rmsnorm_cluster", "", (3, 300, 0)),
     case("silu_mul", "default", (3, 300, 0)),
@@ -310,6 +315,9 @@ pub fn inputs(art: &KernelArtifact, case: &Case) -> Result<CaseData, String> {
             let w: Vec<bf16> = (0..n).map(|_| bf16::from_f32(0.5 + rng.unit())).collect();
             let b: Vec<bf16> = (0..n).map(|_| bf16::from_f32(rng.unit() - 0.5)).collect();
             named.push(("x", ElemType::Bf16, vec![m, n], bf16_bytes(&x)));
+            // `x` seen as one dimension (`xf`, the odd-width staged kernels'): the same
+            // elements in a buffer of their own.
+            named.push(("xf", ElemType::Bf16, vec![m * n], bf16_bytes(&x)));
             named.push(("w", ElemType::Bf16, vec![n], bf16_bytes(&w)));
             named.push(("b", ElemType::Bf16, vec![n], bf16_bytes(&b)));
             let eps = RowProblem::new(op, m, n).eps;
