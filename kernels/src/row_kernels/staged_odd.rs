@@ -62,336 +62,313 @@
 
 use tirx::prelude::*;
 
-#[tile_kernel(
-    solves = softmax,
-    target = sm_90a,
-    threads = T,
-    grid = (M, 1),
-    // `W`: the CTAs an SM holds at once by their shared memory, which the design counts on
-    // (the module docs; `tests/assemble.rs` holds it to ptxas's registers too).
-    configs(
-        o24k = (T = 256, CAP = 24576, K = 4096, LK = 512, V = 8, W = 4, ODD = 1),
-        o32k = (T = 256, CAP = 32768, K = 4096, LK = 512, V = 8, W = 3, ODD = 1),
-        o52k = (T = 256, CAP = 53248, K = 4096, LK = 512, V = 8, W = 2, ODD = 1),
-        o100k = (T = 512, CAP = 102400, K = 4096, LK = 512, V = 8, W = 1, ODD = 1),
-    ),
-)]
-pub fn softmax_staged_odd(
-    #[shape(M, N)] x: Tensor<bf16>,
-    #[shape(L)] xf: Tensor<bf16>,
-    #[shape(M, N)] y: Tensor<bf16>,
-) {
-    static_assert(L == M * N, "`xf` is `x` seen as one dimension");
-    static_assert(
-        L <= 2147483647,
-        "the flat view's TMA coordinates are signed 32-bit",
-    );
-    let xs = smem::<bf16>([CAP / K, K / 256, 1, 256]);
-    // One barrier per granule of `LK` columns.
-    let full = mbarrier(count = CAP / LK);
-    // The row's first 16-byte aligned column, the end of its whole vectors from there, and
-    // the columns staged between them.
-    let h = min((V - cta.x * N % V) % V, N);
-    let e = h + (N - h) / V * V;
-    let n = e - h;
-    #[scope(thread = 0)]
-    {
-        for c in 0..CAP / K {
-            for g in 0..K / LK {
-                // The first granule is issued whatever `n`, so its wait below need not be
-                // conditional (a row of fewer than `V` columns loads other rows' columns,
-                // or TMA's zeros past the tensor's end: all masked).
-                if c * K + g * LK < max(n, 1) {
-                    for q in 0..LK / 256 {
-                        tma::load(
-                            xs[c][g * (LK / 256) + q],
-                            xf.at(cta.x * N + h + c * K + g * LK + q * 256),
-                            full[c * (K / LK) + g],
-                        );
+/// The three kernels and the row staging they share (`stage_row` and its waits).
+#[tile_module]
+pub mod kernels {
+    use tirx::prelude::*;
+
+    /// Issues, from thread 0, the TMA loads through `xf` of the CTA's row into
+    /// `xs` (`[CAP / K, K / 256, 1, 256]`) on `full` (one barrier per granule of `LK` columns):
+    /// the granules that start before the row's staged columns end. Returns the row's first
+    /// 16-byte aligned column `h`, the end `e` of its whole vectors from there, and the
+    /// `n = e − h` columns staged between them (shared column `j` is row column `h + j`).
+    #[tile_fn]
+    fn stage_row(xs: Smem, full: Bar, xf: Global) -> (u32, u32, u32) {
+        let h = min((V - cta.x * N % V) % V, N);
+        let e = h + (N - h) / V * V;
+        let n = e - h;
+        #[scope(thread = 0)]
+        {
+            for c in 0..CAP / K {
+                for g in 0..K / LK {
+                    // The first granule is issued whatever `n`, so its wait need not be
+                    // conditional (`wait_first`; a row of fewer than `V` columns loads other
+                    // rows' columns, or TMA's zeros past the tensor's end: all masked).
+                    if c * K + g * LK < max(n, 1) {
+                        for q in 0..LK / 256 {
+                            tma::load(
+                                xs[c][g * (LK / 256) + q],
+                                xf.at(cta.x * N + h + c * K + g * LK + q * 256),
+                                full[c * (K / LK) + g],
+                            );
+                        }
                     }
                 }
             }
         }
+        (h, e, n)
     }
-    // The head and the tail: one column per thread, from global memory while the row lands.
-    let hd = regs::<f32>([1, T], layout = blocked(vec = 1));
-    let tl = regs::<f32>([1, T], layout = blocked(vec = 1));
-    copy(hd, x.at(cta.x, 0).within(M, h));
-    copy(tl, x.at(cta.x, e));
-    let hv = select(col_index(hd) < h, hd, f32::NEG_INFINITY);
-    let tv = select(col_index(tl) < N - e, tl, f32::NEG_INFINITY);
-    let t = regs::<f32>([1, K], layout = blocked(vec = V));
-    // Only the first chunk and the ragged last one are masked; a chunk's granules are waited
-    // for as the pass reaches it, only those issued.
-    full[0].wait(0);
-    for g in 1..K / LK {
-        if g * LK < n {
-            full[g].wait(0);
+
+    /// Waits for the first chunk's granules of `stage_row`: the first always (it is issued
+    /// whatever `n`), the others those issued.
+    #[tile_fn]
+    fn wait_first(full: Bar, n: u32) {
+        full[0].wait(0);
+        for g in 1..K / LK {
+            if g * LK < n {
+                full[g].wait(0);
+            }
         }
     }
-    copy(t, xs[0]);
-    let mut mx = select(col_index(t) < n, t, f32::NEG_INFINITY);
-    for j in 1..n / K {
+
+    /// Waits for whole chunk `j`'s granules (`0 < j < n / K`: all issued).
+    #[tile_fn]
+    fn wait_chunk(full: Bar, j: u32) {
         for g in 0..K / LK {
             full[j * (K / LK) + g].wait(0);
         }
-        copy(t, xs[j]);
-        mx = max(mx, t);
     }
-    if n % K != 0 && n > K {
+
+    /// Waits for the ragged last chunk's granules (`n / K`, where `n % K != 0 && n > K`): those
+    /// issued.
+    #[tile_fn]
+    fn wait_ragged(full: Bar, n: u32) {
         for g in 0..K / LK {
             if n / K * K + g * LK < n {
                 full[n / K * (K / LK) + g].wait(0);
             }
         }
-        copy(t, xs[n / K]);
-        mx = max(
-            mx,
-            select(col_index(t) + n / K * K < n, t, f32::NEG_INFINITY),
-        );
     }
-    // exp(x − m) = exp2(x·log2e − m·log2e): one fma and one ex2 per element.
-    let m = max(reduce_max(mx, axis = 1), reduce_max(max(hv, tv), axis = 1));
-    let nml = m * -1.442695;
-    copy(t, xs[0]);
-    let mut se = select(col_index(t) < n, exp2_approx(fma(t, 1.442695, nml)), 0.0);
-    for j in 1..n / K {
-        copy(t, xs[j]);
-        se += exp2_approx(fma(t, 1.442695, nml));
-    }
-    if n % K != 0 && n > K {
-        copy(t, xs[n / K]);
-        se += select(
-            col_index(t) + n / K * K < n,
-            exp2_approx(fma(t, 1.442695, nml)),
-            0.0,
-        );
-    }
-    let hp = exp2_approx(fma(hv, 1.442695, nml));
-    let tp = exp2_approx(fma(tv, 1.442695, nml));
-    let inv = rcp_approx(reduce_sum(se, axis = 1) + reduce_sum(hp + tp, axis = 1));
-    for j in 0..cdiv(n, K) {
-        copy(t, xs[j]);
-        copy(
-            y.at(cta.x, h + j * K).within(M, e),
-            exp2_approx(fma(t, 1.442695, nml)) * inv,
-        );
-    }
-    copy(y.at(cta.x, 0).within(M, h), hp * inv);
-    copy(y.at(cta.x, e), tp * inv);
-}
 
-/// RMSNorm of an odd row past 16k columns, staged as [`softmax_staged_odd`]: a pass for the
-/// sum of squares (the head's and tail's join it in one more reduction), a pass writing
-/// `x · r · w`. `w` is read at `h + j·K` from global memory (L2: every CTA reads the same `N`
-/// elements), element by element where `h > 0`, as `rmsnorm_odd_rows` reads it (measured
-/// 90 % of the device copy at 16384×1001 on the H100).
-#[tile_kernel(
-    solves = rmsnorm,
-    target = sm_90a,
-    threads = T,
-    grid = (M, 1),
-    // `W`: the CTAs an SM holds at once by their shared memory, which the design counts on
-    // (the module docs; `tests/assemble.rs` holds it to ptxas's registers too).
-    configs(
-        o24k = (T = 256, CAP = 24576, K = 4096, LK = 512, V = 8, W = 4, ODD = 1),
-        o32k = (T = 256, CAP = 32768, K = 4096, LK = 512, V = 8, W = 3, ODD = 1),
-        o52k = (T = 256, CAP = 53248, K = 4096, LK = 512, V = 8, W = 2, ODD = 1),
-        o100k = (T = 512, CAP = 102400, K = 4096, LK = 512, V = 8, W = 1, ODD = 1),
-    ),
-)]
-pub fn rmsnorm_staged_odd(
-    #[shape(M, N)] x: Tensor<bf16>,
-    #[shape(L)] xf: Tensor<bf16>,
-    #[shape(N)] w: Tensor<bf16>,
-    #[shape(M, N)] y: Tensor<bf16>,
-    eps: f32,
-) {
-    static_assert(L == M * N, "`xf` is `x` seen as one dimension");
-    static_assert(
-        L <= 2147483647,
-        "the flat view's TMA coordinates are signed 32-bit",
-    );
-    let xs = smem::<bf16>([CAP / K, K / 256, 1, 256]);
-    let full = mbarrier(count = CAP / LK);
-    let h = min((V - cta.x * N % V) % V, N);
-    let e = h + (N - h) / V * V;
-    let n = e - h;
-    #[scope(thread = 0)]
-    {
-        for c in 0..CAP / K {
-            for g in 0..K / LK {
-                if c * K + g * LK < max(n, 1) {
-                    for q in 0..LK / 256 {
-                        tma::load(
-                            xs[c][g * (LK / 256) + q],
-                            xf.at(cta.x * N + h + c * K + g * LK + q * 256),
-                            full[c * (K / LK) + g],
-                        );
-                    }
-                }
-            }
+    #[tile_kernel(
+        solves = softmax,
+        target = sm_90a,
+        threads = T,
+        grid = (M, 1),
+        // `W`: the CTAs an SM holds at once by their shared memory, which the design counts on
+        // (the module docs; `tests/assemble.rs` holds it to ptxas's registers too).
+        configs(
+            o24k = (T = 256, CAP = 24576, K = 4096, LK = 512, V = 8, W = 4, ODD = 1),
+            o32k = (T = 256, CAP = 32768, K = 4096, LK = 512, V = 8, W = 3, ODD = 1),
+            o52k = (T = 256, CAP = 53248, K = 4096, LK = 512, V = 8, W = 2, ODD = 1),
+            o100k = (T = 512, CAP = 102400, K = 4096, LK = 512, V = 8, W = 1, ODD = 1),
+        ),
+    )]
+    pub fn softmax_staged_odd(
+        #[shape(M, N)] x: Tensor<bf16>,
+        #[shape(L)] xf: Tensor<bf16>,
+        #[shape(M, N)] y: Tensor<bf16>,
+    ) {
+        static_assert(L == M * N, "`xf` is `x` seen as one dimension");
+        static_assert(
+            L <= 2147483647,
+            "the flat view's TMA coordinates are signed 32-bit",
+        );
+        let xs = smem::<bf16>([CAP / K, K / 256, 1, 256]);
+        // One barrier per granule of `LK` columns.
+        let full = mbarrier(count = CAP / LK);
+        let (h, e, n) = stage_row(xs, full, xf);
+        // The head and the tail: one column per thread, from global memory while the row lands.
+        let hd = regs::<f32>([1, T], layout = blocked(vec = 1));
+        let tl = regs::<f32>([1, T], layout = blocked(vec = 1));
+        copy(hd, x.at(cta.x, 0).within(M, h));
+        copy(tl, x.at(cta.x, e));
+        let hv = select(col_index(hd) < h, hd, f32::NEG_INFINITY);
+        let tv = select(col_index(tl) < N - e, tl, f32::NEG_INFINITY);
+        let t = regs::<f32>([1, K], layout = blocked(vec = V));
+        // Only the first chunk and the ragged last one are masked; a chunk's granules are waited
+        // for as the pass reaches it, only those issued.
+        wait_first(full, n);
+        copy(t, xs[0]);
+        let mut mx = select(col_index(t) < n, t, f32::NEG_INFINITY);
+        for j in 1..n / K {
+            wait_chunk(full, j);
+            copy(t, xs[j]);
+            mx = max(mx, t);
         }
-    }
-    // The head and the tail (columns outside their bounds read 0 and add nothing).
-    let hd = regs::<f32>([1, T], layout = blocked(vec = 1));
-    let tl = regs::<f32>([1, T], layout = blocked(vec = 1));
-    let hg = regs::<f32>([1, T], layout = blocked(vec = 1));
-    copy(hd, x.at(cta.x, 0).within(M, h));
-    copy(tl, x.at(cta.x, e));
-    let t = regs::<f32>([1, K], layout = blocked(vec = V));
-    let g = regs::<f32>([1, K], layout = blocked(vec = V));
-    full[0].wait(0);
-    for q in 1..K / LK {
-        if q * LK < n {
-            full[q].wait(0);
+        if n % K != 0 && n > K {
+            wait_ragged(full, n);
+            copy(t, xs[n / K]);
+            mx = max(
+                mx,
+                select(col_index(t) + n / K * K < n, t, f32::NEG_INFINITY),
+            );
         }
-    }
-    copy(t, xs[0]);
-    let mut sq = select(col_index(t) < n, t * t, 0.0);
-    for j in 1..n / K {
-        for q in 0..K / LK {
-            full[j * (K / LK) + q].wait(0);
+        // exp(x − m) = exp2(x·log2e − m·log2e): one fma and one ex2 per element.
+        let m = max(reduce_max(mx, axis = 1), reduce_max(max(hv, tv), axis = 1));
+        let nml = m * -1.442695;
+        copy(t, xs[0]);
+        let mut se = select(col_index(t) < n, exp2_approx(fma(t, 1.442695, nml)), 0.0);
+        for j in 1..n / K {
+            copy(t, xs[j]);
+            se += exp2_approx(fma(t, 1.442695, nml));
         }
-        copy(t, xs[j]);
-        sq = fma(t, t, sq);
-    }
-    if n % K != 0 && n > K {
-        for q in 0..K / LK {
-            if n / K * K + q * LK < n {
-                full[n / K * (K / LK) + q].wait(0);
-            }
+        if n % K != 0 && n > K {
+            copy(t, xs[n / K]);
+            se += select(
+                col_index(t) + n / K * K < n,
+                exp2_approx(fma(t, 1.442695, nml)),
+                0.0,
+            );
         }
-        copy(t, xs[n / K]);
-        sq += select(col_index(t) + n / K * K < n, t * t, 0.0);
+        let hp = exp2_approx(fma(hv, 1.442695, nml));
+        let tp = exp2_approx(fma(tv, 1.442695, nml));
+        let inv = rcp_approx(reduce_sum(se, axis = 1) + reduce_sum(hp + tp, axis = 1));
+        for j in 0..cdiv(n, K) {
+            copy(t, xs[j]);
+            copy(
+                y.at(cta.x, h + j * K).within(M, e),
+                exp2_approx(fma(t, 1.442695, nml)) * inv,
+            );
+        }
+        copy(y.at(cta.x, 0).within(M, h), hp * inv);
+        copy(y.at(cta.x, e), tp * inv);
     }
-    let ss = reduce_sum(sq, axis = 1) + reduce_sum(hd * hd + tl * tl, axis = 1);
-    let r = rsqrt_approx(ss / cast::<f32>(N) + eps);
-    for j in 0..cdiv(n, K) {
-        copy(t, xs[j]);
-        copy(g, w.at(h + j * K).within(e));
-        copy(y.at(cta.x, h + j * K).within(M, e), t * r * g);
-    }
-    copy(hg, w.at(0).within(h));
-    copy(y.at(cta.x, 0).within(M, h), hd * r * hg);
-    copy(hg, w.at(e));
-    copy(y.at(cta.x, e), tl * r * hg);
-}
 
-/// LayerNorm of an odd row past 16k columns, staged as [`softmax_staged_odd`]: three passes
-/// over shared memory — the sum, the squared deviations about the mean (the exact two-pass
-/// order; the row is in shared memory, so it costs no DRAM), the output `(x − μ)·r·w + b` —
-/// the head's and tail's statistics joining each in one more reduction; `w` and `b` from L2
-/// at `h + j·K`, as [`rmsnorm_staged_odd`]'s `w`.
-#[tile_kernel(
-    solves = layernorm,
-    target = sm_90a,
-    threads = T,
-    grid = (M, 1),
-    // `W`: the CTAs an SM holds at once by their shared memory, which the design counts on
-    // (the module docs; `tests/assemble.rs` holds it to ptxas's registers too).
-    configs(
-        o24k = (T = 256, CAP = 24576, K = 4096, LK = 512, V = 8, W = 4, ODD = 1),
-        o32k = (T = 256, CAP = 32768, K = 4096, LK = 512, V = 8, W = 3, ODD = 1),
-        o52k = (T = 256, CAP = 53248, K = 4096, LK = 512, V = 8, W = 2, ODD = 1),
-        o100k = (T = 512, CAP = 102400, K = 4096, LK = 512, V = 8, W = 1, ODD = 1),
-    ),
-)]
-pub fn layernorm_staged_odd(
-    #[shape(M, N)] x: Tensor<bf16>,
-    #[shape(L)] xf: Tensor<bf16>,
-    #[shape(N)] w: Tensor<bf16>,
-    #[shape(N)] b: Tensor<bf16>,
-    #[shape(M, N)] y: Tensor<bf16>,
-    eps: f32,
-) {
-    static_assert(L == M * N, "`xf` is `x` seen as one dimension");
-    static_assert(
-        L <= 2147483647,
-        "the flat view's TMA coordinates are signed 32-bit",
-    );
-    let xs = smem::<bf16>([CAP / K, K / 256, 1, 256]);
-    let full = mbarrier(count = CAP / LK);
-    let h = min((V - cta.x * N % V) % V, N);
-    let e = h + (N - h) / V * V;
-    let n = e - h;
-    #[scope(thread = 0)]
-    {
-        for c in 0..CAP / K {
-            for g in 0..K / LK {
-                if c * K + g * LK < max(n, 1) {
-                    for q in 0..LK / 256 {
-                        tma::load(
-                            xs[c][g * (LK / 256) + q],
-                            xf.at(cta.x * N + h + c * K + g * LK + q * 256),
-                            full[c * (K / LK) + g],
-                        );
-                    }
-                }
-            }
+    /// RMSNorm of an odd row past 16k columns, staged as [`softmax_staged_odd`]: a pass for the
+    /// sum of squares (the head's and tail's join it in one more reduction), a pass writing
+    /// `x · r · w`. `w` is read at `h + j·K` from global memory (L2: every CTA reads the same `N`
+    /// elements), element by element where `h > 0`, as `rmsnorm_odd_rows` reads it (measured
+    /// 90 % of the device copy at 16384×1001 on the H100).
+    #[tile_kernel(
+        solves = rmsnorm,
+        target = sm_90a,
+        threads = T,
+        grid = (M, 1),
+        // `W`: the CTAs an SM holds at once by their shared memory, which the design counts on
+        // (the module docs; `tests/assemble.rs` holds it to ptxas's registers too).
+        configs(
+            o24k = (T = 256, CAP = 24576, K = 4096, LK = 512, V = 8, W = 4, ODD = 1),
+            o32k = (T = 256, CAP = 32768, K = 4096, LK = 512, V = 8, W = 3, ODD = 1),
+            o52k = (T = 256, CAP = 53248, K = 4096, LK = 512, V = 8, W = 2, ODD = 1),
+            o100k = (T = 512, CAP = 102400, K = 4096, LK = 512, V = 8, W = 1, ODD = 1),
+        ),
+    )]
+    pub fn rmsnorm_staged_odd(
+        #[shape(M, N)] x: Tensor<bf16>,
+        #[shape(L)] xf: Tensor<bf16>,
+        #[shape(N)] w: Tensor<bf16>,
+        #[shape(M, N)] y: Tensor<bf16>,
+        eps: f32,
+    ) {
+        static_assert(L == M * N, "`xf` is `x` seen as one dimension");
+        static_assert(
+            L <= 2147483647,
+            "the flat view's TMA coordinates are signed 32-bit",
+        );
+        let xs = smem::<bf16>([CAP / K, K / 256, 1, 256]);
+        let full = mbarrier(count = CAP / LK);
+        let (h, e, n) = stage_row(xs, full, xf);
+        // The head and the tail (columns outside their bounds read 0 and add nothing).
+        let hd = regs::<f32>([1, T], layout = blocked(vec = 1));
+        let tl = regs::<f32>([1, T], layout = blocked(vec = 1));
+        let hg = regs::<f32>([1, T], layout = blocked(vec = 1));
+        copy(hd, x.at(cta.x, 0).within(M, h));
+        copy(tl, x.at(cta.x, e));
+        let t = regs::<f32>([1, K], layout = blocked(vec = V));
+        let g = regs::<f32>([1, K], layout = blocked(vec = V));
+        wait_first(full, n);
+        copy(t, xs[0]);
+        let mut sq = select(col_index(t) < n, t * t, 0.0);
+        for j in 1..n / K {
+            wait_chunk(full, j);
+            copy(t, xs[j]);
+            sq = fma(t, t, sq);
         }
-    }
-    let hd = regs::<f32>([1, T], layout = blocked(vec = 1));
-    let tl = regs::<f32>([1, T], layout = blocked(vec = 1));
-    let hg = regs::<f32>([1, T], layout = blocked(vec = 1));
-    let hb = regs::<f32>([1, T], layout = blocked(vec = 1));
-    copy(hd, x.at(cta.x, 0).within(M, h));
-    copy(tl, x.at(cta.x, e));
-    let nf = cast::<f32>(N);
-    let t = regs::<f32>([1, K], layout = blocked(vec = V));
-    let g = regs::<f32>([1, K], layout = blocked(vec = V));
-    full[0].wait(0);
-    for q in 1..K / LK {
-        if q * LK < n {
-            full[q].wait(0);
+        if n % K != 0 && n > K {
+            wait_ragged(full, n);
+            copy(t, xs[n / K]);
+            sq += select(col_index(t) + n / K * K < n, t * t, 0.0);
         }
-    }
-    copy(t, xs[0]);
-    let mut s1 = select(col_index(t) < n, t, 0.0);
-    for j in 1..n / K {
-        for q in 0..K / LK {
-            full[j * (K / LK) + q].wait(0);
+        let ss = reduce_sum(sq, axis = 1) + reduce_sum(hd * hd + tl * tl, axis = 1);
+        let r = rsqrt_approx(ss / cast::<f32>(N) + eps);
+        for j in 0..cdiv(n, K) {
+            copy(t, xs[j]);
+            copy(g, w.at(h + j * K).within(e));
+            copy(y.at(cta.x, h + j * K).within(M, e), t * r * g);
         }
-        copy(t, xs[j]);
-        s1 += t;
+        copy(hg, w.at(0).within(h));
+        copy(y.at(cta.x, 0).within(M, h), hd * r * hg);
+        copy(hg, w.at(e));
+        copy(y.at(cta.x, e), tl * r * hg);
     }
-    if n % K != 0 && n > K {
-        for q in 0..K / LK {
-            if n / K * K + q * LK < n {
-                full[n / K * (K / LK) + q].wait(0);
-            }
+
+    /// LayerNorm of an odd row past 16k columns, staged as [`softmax_staged_odd`]: three passes
+    /// over shared memory — the sum, the squared deviations about the mean (the exact two-pass
+    /// order; the row is in shared memory, so it costs no DRAM), the output `(x − μ)·r·w + b` —
+    /// the head's and tail's statistics joining each in one more reduction; `w` and `b` from L2
+    /// at `h + j·K`, as [`rmsnorm_staged_odd`]'s `w`.
+    #[tile_kernel(
+        solves = layernorm,
+        target = sm_90a,
+        threads = T,
+        grid = (M, 1),
+        // `W`: the CTAs an SM holds at once by their shared memory, which the design counts on
+        // (the module docs; `tests/assemble.rs` holds it to ptxas's registers too).
+        configs(
+            o24k = (T = 256, CAP = 24576, K = 4096, LK = 512, V = 8, W = 4, ODD = 1),
+            o32k = (T = 256, CAP = 32768, K = 4096, LK = 512, V = 8, W = 3, ODD = 1),
+            o52k = (T = 256, CAP = 53248, K = 4096, LK = 512, V = 8, W = 2, ODD = 1),
+            o100k = (T = 512, CAP = 102400, K = 4096, LK = 512, V = 8, W = 1, ODD = 1),
+        ),
+    )]
+    pub fn layernorm_staged_odd(
+        #[shape(M, N)] x: Tensor<bf16>,
+        #[shape(L)] xf: Tensor<bf16>,
+        #[shape(N)] w: Tensor<bf16>,
+        #[shape(N)] b: Tensor<bf16>,
+        #[shape(M, N)] y: Tensor<bf16>,
+        eps: f32,
+    ) {
+        static_assert(L == M * N, "`xf` is `x` seen as one dimension");
+        static_assert(
+            L <= 2147483647,
+            "the flat view's TMA coordinates are signed 32-bit",
+        );
+        let xs = smem::<bf16>([CAP / K, K / 256, 1, 256]);
+        let full = mbarrier(count = CAP / LK);
+        let (h, e, n) = stage_row(xs, full, xf);
+        let hd = regs::<f32>([1, T], layout = blocked(vec = 1));
+        let tl = regs::<f32>([1, T], layout = blocked(vec = 1));
+        let hg = regs::<f32>([1, T], layout = blocked(vec = 1));
+        let hb = regs::<f32>([1, T], layout = blocked(vec = 1));
+        copy(hd, x.at(cta.x, 0).within(M, h));
+        copy(tl, x.at(cta.x, e));
+        let nf = cast::<f32>(N);
+        let t = regs::<f32>([1, K], layout = blocked(vec = V));
+        let g = regs::<f32>([1, K], layout = blocked(vec = V));
+        wait_first(full, n);
+        copy(t, xs[0]);
+        let mut s1 = select(col_index(t) < n, t, 0.0);
+        for j in 1..n / K {
+            wait_chunk(full, j);
+            copy(t, xs[j]);
+            s1 += t;
         }
-        copy(t, xs[n / K]);
-        s1 += select(col_index(t) + n / K * K < n, t, 0.0);
+        if n % K != 0 && n > K {
+            wait_ragged(full, n);
+            copy(t, xs[n / K]);
+            s1 += select(col_index(t) + n / K * K < n, t, 0.0);
+        }
+        // The head's and tail's columns outside their bounds read 0 and add nothing to the sum.
+        let mean = (reduce_sum(s1, axis = 1) + reduce_sum(hd + tl, axis = 1)) / nf;
+        // Squared deviations: only the first chunk and the ragged last one are masked.
+        copy(t, xs[0]);
+        let mut s2 = select(col_index(t) < n, (t - mean) * (t - mean), 0.0);
+        for j in 1..n / K {
+            copy(t, xs[j]);
+            s2 = fma(t - mean, t - mean, s2);
+        }
+        if n % K != 0 && n > K {
+            copy(t, xs[n / K]);
+            s2 += select(col_index(t) + n / K * K < n, (t - mean) * (t - mean), 0.0);
+        }
+        hd = select(col_index(hd) < h, hd - mean, 0.0);
+        tl = select(col_index(tl) < N - e, tl - mean, 0.0);
+        let var = (reduce_sum(s2, axis = 1) + reduce_sum(hd * hd + tl * tl, axis = 1)) / nf;
+        let r = rsqrt_approx(var + eps);
+        for j in 0..cdiv(n, K) {
+            copy(t, xs[j]);
+            copy(g, w.at(h + j * K).within(e));
+            t = (t - mean) * r * g;
+            copy(g, b.at(h + j * K).within(e));
+            copy(y.at(cta.x, h + j * K).within(M, e), t + g);
+        }
+        copy(hg, w.at(0).within(h));
+        copy(hb, b.at(0).within(h));
+        copy(y.at(cta.x, 0).within(M, h), hd * r * hg + hb);
+        copy(hg, w.at(e));
+        copy(hb, b.at(e));
+        copy(y.at(cta.x, e), tl * r * hg + hb);
     }
-    // The head's and tail's columns outside their bounds read 0 and add nothing to the sum.
-    let mean = (reduce_sum(s1, axis = 1) + reduce_sum(hd + tl, axis = 1)) / nf;
-    // Squared deviations: only the first chunk and the ragged last one are masked.
-    copy(t, xs[0]);
-    let mut s2 = select(col_index(t) < n, (t - mean) * (t - mean), 0.0);
-    for j in 1..n / K {
-        copy(t, xs[j]);
-        s2 = fma(t - mean, t - mean, s2);
-    }
-    if n % K != 0 && n > K {
-        copy(t, xs[n / K]);
-        s2 += select(col_index(t) + n / K * K < n, (t - mean) * (t - mean), 0.0);
-    }
-    hd = select(col_index(hd) < h, hd - mean, 0.0);
-    tl = select(col_index(tl) < N - e, tl - mean, 0.0);
-    let var = (reduce_sum(s2, axis = 1) + reduce_sum(hd * hd + tl * tl, axis = 1)) / nf;
-    let r = rsqrt_approx(var + eps);
-    for j in 0..cdiv(n, K) {
-        copy(t, xs[j]);
-        copy(g, w.at(h + j * K).within(e));
-        t = (t - mean) * r * g;
-        copy(g, b.at(h + j * K).within(e));
-        copy(y.at(cta.x, h + j * K).within(M, e), t + g);
-    }
-    copy(hg, w.at(0).within(h));
-    copy(hb, b.at(0).within(h));
-    copy(y.at(cta.x, 0).within(M, h), hd * r * hg + hb);
-    copy(hg, w.at(e));
-    copy(hb, b.at(e));
-    copy(y.at(cta.x, e), tl * r * hg + hb);
 }
