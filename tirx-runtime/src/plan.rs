@@ -47,6 +47,21 @@ impl TensorMeta {
             addr,
         }
     }
+
+    /// The same elements with the two outermost dimensions merged: `[P, R, …]` as
+    /// `[P·R, …]`, when the outer stride steps over whole rows of the next (`strides[0] =
+    /// shape[1]·strides[1]`, as in any contiguous tensor); `None` otherwise or below two
+    /// dimensions.
+    pub fn merge_outer(&self) -> Option<TensorMeta> {
+        let (shape, strides) = (&self.shape, &self.strides);
+        if shape.len() < 2 || strides[0] != shape[1].checked_mul(strides[1])? {
+            return None;
+        }
+        let mut meta = self.clone();
+        meta.shape.splice(0..2, [shape[0].checked_mul(shape[1])?]);
+        meta.strides.remove(0);
+        Some(meta)
+    }
 }
 
 /// Strides in elements of a contiguous row-major tensor of `shape`.

@@ -296,22 +296,13 @@ impl<'a> TensorArg<'a> {
         }
     }
 
-    /// The same elements with the two outermost dimensions merged: `[P, R, …]` as
-    /// `[P·R, …]`, when the outer stride steps over whole rows of the next (`strides[0] =
-    /// shape[1]·strides[1]`, as in any contiguous tensor); `None` otherwise or below two
-    /// dimensions. A paged K/V cache `[pages, PAGE, width]` is read as one matrix of
-    /// `pages·PAGE` rows so (`attention::paged`). It reaches exactly the elements this
-    /// argument does.
+    /// The same elements with the two outermost dimensions merged
+    /// ([`TensorMeta::merge_outer`]). A paged K/V cache `[pages, PAGE, width]` is read as one
+    /// matrix of `pages·PAGE` rows so (`attention::paged`). It reaches exactly the elements
+    /// this argument does.
     pub fn merge_outer(&self) -> Option<TensorArg<'a>> {
-        let (shape, strides) = (&self.meta.shape, &self.meta.strides);
-        if shape.len() < 2 || strides[0] != shape[1].checked_mul(strides[1])? {
-            return None;
-        }
-        let mut meta = self.meta.clone();
-        meta.shape.splice(0..2, [shape[0].checked_mul(shape[1])?]);
-        meta.strides.remove(0);
         Some(TensorArg {
-            meta,
+            meta: self.meta.merge_outer()?,
             ctx: self.ctx,
             _borrow: PhantomData,
         })

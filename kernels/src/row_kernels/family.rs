@@ -114,7 +114,7 @@ fn simulate_row(
     let dev = &mut SimDevice::new();
     let ym = upload(dev, &[], &[m, n]);
     let xm = upload(dev, &x, &[m, n]);
-    let xf = super::request::flat(&xm).expect("a contiguous x");
+    let xf = xm.merge_outer().expect("a contiguous x");
     let roles = [
         ("x", xm),
         ("xf", xf),

@@ -294,7 +294,6 @@ mod tests {
 
     #[test]
     fn the_flat_view_is_planned_only_as_xs_own() {
-        use crate::row_kernels::request::flat;
         use tirx::abi::ElemType::Bf16;
         let c = pick(RowOp::Softmax, 64, 20001).unwrap();
         let sig = c.artifact.sig();
@@ -308,7 +307,7 @@ mod tests {
                 .collect()
         };
         let plan = |xf| plan_launch_with(sig, &with(xf), &[], &DeviceLimits::HOPPER);
-        assert!(plan(flat(&x).unwrap()).is_ok());
+        assert!(plan(x.merge_outer().unwrap()).is_ok());
         let short = TensorMeta::row_major(Bf16, &[64 * 20001 - 1], 1 << 20);
         let e = plan(short).unwrap_err().to_string();
         assert!(e.contains("L == M * N"), "{e}");

@@ -9,9 +9,9 @@
 //! its launch on exactly these tensors (a kernel that stages rows by TMA through a 2-D tensor
 //! map needs 16-byte aligned rows, so a row of an odd length goes to a kernel of the same
 //! capacity that holds it from its first aligned column, or the next one up). A kernel may
-//! also take `xf`, `x` seen as one dimension of `M·N` elements ([`flat`]): the odd-width
-//! staged kernels (`staged_odd.rs`) load rows through it, and a tensor whose rows do not
-//! follow each other has no flat view, so they are refused there.
+//! also take `xf`, `x` seen as one dimension of `M·N` elements (`TensorMeta::merge_outer`):
+//! the odd-width staged kernels (`staged_odd.rs`) load rows through it, and a tensor whose
+//! rows do not follow each other has no flat view, so they are refused there.
 //!
 //! The cost model ([`RowRequest::cost`]): the row capacity, scaled by what was measured
 //! between designs of one capacity. The smallest capacity that holds the row wastes the fewest
@@ -91,22 +91,6 @@ pub fn capacity(a: &KernelArtifact) -> Option<usize> {
     get("CAP").or_else(|| get("C"))
 }
 
-/// `x` [M, N] as the one dimension of its `M·N` elements (the role `xf` of a kernel that
-/// stages rows of any length by TMA, `staged_odd.rs`), when its rows follow each other
-/// (`strides[0] = N·strides[1]`, as [`tirx::TensorArg::merge_outer`] requires); `None`
-/// otherwise, and the artifact taking `xf` is refused for this request.
-pub fn flat(x: &TensorMeta) -> Option<TensorMeta> {
-    match (x.shape.as_slice(), x.strides.as_slice()) {
-        ([m, n], [s0, s1]) if *s0 == n.checked_mul(*s1)? => Some(TensorMeta {
-            elem: x.elem,
-            shape: vec![m.checked_mul(*n)?],
-            strides: vec![*s1],
-            addr: x.addr,
-        }),
-        _ => None,
-    }
-}
-
 /// One row op to run: the op and the tensors it runs on.
 #[derive(Clone, Debug)]
 pub struct RowRequest {
@@ -164,14 +148,14 @@ impl RowRequest {
     }
 
     /// The tensor of the role `name` (`x`, `w`, `b`, `y`, and `xf`: `x` seen as one
-    /// dimension, [`flat`]), if the problem has it.
+    /// dimension, `TensorMeta::merge_outer`), if the problem has it.
     pub fn tensor(&self, name: &str) -> Option<TensorMeta> {
         match name {
             "x" => Some(self.x.clone()),
             "y" => Some(self.y.clone()),
             "w" => self.w.clone(),
             "b" => self.b.clone(),
-            "xf" => flat(&self.x),
+            "xf" => self.x.merge_outer(),
             _ => None,
         }
     }
