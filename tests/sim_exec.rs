@@ -19,7 +19,6 @@ use tirx::runtime::{DeviceLimits, Target, TensorMeta};
 use tirx_kernels::catalogue;
 use tirx_kernels::reference::Rng;
 use tirx_kernels::row_kernels::host::capacity;
-use tirx_kernels::row_kernels::request::flat;
 use tirx_kernels::rows::{RowProblem, reference};
 use tirx_kernels::simulate::{self, LaunchError, download, upload};
 use tirx_sim::ptx;
@@ -213,7 +212,7 @@ fn row_case_at(
         .iter()
         .map(|t| match t.name.as_str() {
             "x" => xm.clone(),
-            "xf" => flat(&xm).expect("a contiguous x"),
+            "xf" => xm.merge_outer().expect("a contiguous x"),
             "w" => wm.clone(),
             "b" => bm.clone(),
             "y" => ym.clone(),
