@@ -178,15 +178,16 @@ fn the_measured_ping_pong_tile_wins_at_full_waves_and_the_narrow_one_does_not() 
     assert!(asked >= 8, "{asked} ping-pong requests");
 }
 
-/// A row split over a cluster of CTAs is for fewer rows than SMs (docs/perf/h200-2026-12-05.md:
-/// `layernorm_staged_cluster` 0.26–0.84 of `layernorm_long` at 1024–8192 rows): with a row for
-/// every SM every op takes a one-CTA kernel, LayerNorm's long rows the one-CTA `layernorm_long`;
-/// with fewer rows than SMs the cluster kernel of the smallest capacity still wins.
+/// A row longer than a one-CTA kernel stages (32768 columns) is split over a cluster of CTAs,
+/// however many rows there are: the cluster kernels read it from DRAM once where the one-CTA
+/// walkers read it twice (docs/perf/h100-2026-12-07-stop56.md: softmax 4096×65536 `x2` 81.7 %
+/// of the device copy against the walker's 75.5 %, 1024×262144 `x8` 76.2 % against 67.0 %);
+/// a row a one-CTA kernel holds keeps it (8192×32768: `s32k` 97.8 % against `h2`'s 94.9 %).
 #[test]
-fn rows_split_over_a_cluster_only_when_rows_are_fewer_than_sms() {
+fn rows_past_a_one_cta_stage_split_over_a_cluster() {
     let cluster = |a: &KernelArtifact| (a.signature)().cluster.iter().product::<u32>();
     for op in [RowOp::Softmax, RowOp::RmsNorm, RowOp::LayerNorm] {
-        for (rows, cols) in [(8192, 32768), (4096, 65536), (1024, 262144), (132, 100_000)] {
+        for (rows, cols) in [(8192, 32768), (4096, 16384), (8192, 30000)] {
             let art = choice(&RowRequest::contiguous(op, rows, cols));
             assert_eq!(
                 cluster(art),
@@ -196,33 +197,37 @@ fn rows_split_over_a_cluster_only_when_rows_are_fewer_than_sms() {
                 art.config
             );
         }
-        for (rows, cols) in [(64, 262144), (100, 65536), (131, 40000)] {
+        for (rows, cols, want) in [
+            (4096, 65536, 2),
+            (2048, 131072, 4),
+            (1024, 262144, 8),
+            (64, 262144, 8),
+            (100, 65536, 2),
+            (8192, 40000, 2),
+        ] {
             let art = choice(&RowRequest::contiguous(op, rows, cols));
-            assert!(
-                cluster(art) > 1,
+            assert_eq!(
+                cluster(art),
+                want,
                 "{op:?} {rows}x{cols}: {}/{}",
                 art.kernel,
                 art.config
             );
         }
-    }
-    for (rows, cols) in [(8192, 32768), (4096, 65536), (1024, 262144)] {
-        let art = choice(&RowRequest::contiguous(RowOp::LayerNorm, rows, cols));
-        assert_eq!(
-            art.kernel, "layernorm_long",
-            "{rows}x{cols}: {}",
-            art.config
-        );
+        // Past the largest cluster's 262144 columns: the one-CTA walkers.
+        let art = choice(&RowRequest::contiguous(op, 256, 300_000));
+        assert_eq!(cluster(art), 1, "{op:?}: {}/{}", art.kernel, art.config);
     }
 }
 
 /// A row of an odd bf16 width goes to a kernel that holds or walks it from its first 16-byte
 /// aligned column, never to a tile holding it from column 0, whose chunks then move element by
 /// element (docs/perf/h100-2026-12-06-stop51.md): up to 16384 columns the register kernels of
-/// `ODD = 1` (`softmax_odd`, …), past them up to 102400 the kernels that stage the row from
+/// `ODD = 1` (`softmax_odd`, …), past them up to 32768 the kernels that stage the row from
 /// that column by TMA through `x`'s flat view (`staged_odd.rs`, `ODD = 1` and a `CAP`: read
-/// once), the smallest capacity that holds the row, and past those the chunk walkers (`CAP`,
-/// read twice). A width of whole vectors keeps its register or staged kernel, never an `ODD`
+/// once, three or four CTAs an SM), the smallest capacity that holds the row, and past those
+/// the chunk walkers (`CAP`, read twice), which beat the staged `o52k` / `o100k` (two CTAs an
+/// SM, one) at 1024×50257 and 512×99999 (docs/perf/h100-2026-12-07-stop56.md). A width of whole vectors keeps its register or staged kernel, never an `ODD`
 /// one.
 #[test]
 fn rows_of_odd_width_take_a_kernel_that_walks_from_the_aligned_column() {
@@ -232,9 +237,7 @@ fn rows_of_odd_width_take_a_kernel_that_walks_from_the_aligned_column() {
         // smallest capacity that holds the row.
         for (rows, cols, config) in [
             (2048, 20001, "o24k"),
-            (1024, 50257, "o52k"),
             (4096, 16385, "o24k"),
-            (512, 99999, "o100k"),
             (8192, 32767, "o32k"),
         ] {
             let art = choice(&RowRequest::contiguous(op, rows, cols));
@@ -243,7 +246,7 @@ fn rows_of_odd_width_take_a_kernel_that_walks_from_the_aligned_column() {
             assert_eq!(art.config, config, "{what}");
         }
         // Past them: the walkers.
-        for (rows, cols) in [(512, 102401), (256, 150001)] {
+        for (rows, cols) in [(1024, 50257), (512, 99999), (512, 102401), (256, 150001)] {
             let art = choice(&RowRequest::contiguous(op, rows, cols));
             let what = format!("{op:?} {rows}x{cols}: {}/{}", art.kernel, art.config);
             assert!(
@@ -299,16 +302,19 @@ fn rows_of_odd_width_take_a_kernel_that_walks_from_the_aligned_column() {
     }
 }
 
-/// The cluster rule's bound holds: no one-CTA row kernel holds a longer row than
-/// [`LONGEST_ONE_CTA_ROW`], so a cluster kernel ranked past it ranks after all of them.
+/// The cluster rule's bounds hold: no one-CTA row kernel holds a longer row than
+/// [`LONGEST_ONE_CTA_ROW`], so a cluster kernel ranked past it ranks after all of them, and
+/// the longest row a one-CTA kernel stages by a tensor map of `x` is
+/// [`LONGEST_ONE_CTA_STAGE`], where the rule stops keeping clusters off.
 #[test]
 fn no_one_cta_row_kernel_outgrows_the_cluster_rules_bound() {
-    use crate::row_kernels::request::{LONGEST_ONE_CTA_ROW, capacity};
-    let mut seen = 0;
+    use crate::row_kernels::request::{LONGEST_ONE_CTA_ROW, LONGEST_ONE_CTA_STAGE, capacity};
+    let (mut seen, mut staged) = (0, 0);
     for k in catalogue::all() {
         for art in k.artifacts.iter() {
             let Some(cap) = capacity(art) else { continue };
-            if (art.signature)().cluster.iter().product::<u32>() == 1 {
+            let sig = (art.signature)();
+            if sig.cluster.iter().product::<u32>() == 1 {
                 assert!(
                     cap <= LONGEST_ONE_CTA_ROW,
                     "{}/{}: {cap}",
@@ -316,8 +322,15 @@ fn no_one_cta_row_kernel_outgrows_the_cluster_rules_bound() {
                     art.config
                 );
                 seen += 1;
+                let maps_x = sig.params.iter().any(
+                    |p| matches!(p, tirx::abi::AbiParam::TensorMap { tensor, .. } if tensor == "x"),
+                );
+                if maps_x {
+                    staged = staged.max(cap);
+                }
             }
         }
     }
     assert!(seen > 10, "{seen} one-CTA row artifacts");
+    assert_eq!(staged, LONGEST_ONE_CTA_STAGE);
 }

@@ -26,12 +26,17 @@
 //!   3244 GB/s at 32768×8192). The three-tile LayerNorm of 2026-12-02 measured the wider CTAs
 //!   faster (docs/perf/rows-h200-2026-12-02.md); re-measure with `tirx tune` where it matters.
 //!
-//! - a row split over a cluster of CTAs (`*_staged_cluster`, cluster > 1) when there are at
-//!   least as many rows as SMs: ranked after every one-CTA kernel holding the row. Every row
-//!   then has a CTA already, and the split measured 0.26–0.84 of the one-CTA `layernorm_long`
-//!   at 1024–8192 rows (8192×32768: h2 1764, x2 1185 against 3074 GB/s; 1024×262144: x8 1928
-//!   against 2273; docs/perf/h200-2026-12-05.md). With fewer rows than SMs it is ranked by its
-//!   capacity like the rest.
+//! - a row split over a cluster of CTAs (`*_staged_cluster`, cluster > 1): ranked by its
+//!   capacity like the rest, except that with at least as many rows as SMs a row of up to
+//!   [`LONGEST_ONE_CTA_STAGE`] columns keeps its one-CTA kernel (8192×32768 on the H100:
+//!   softmax `s32k` 97.8 % of the device copy against `h2` 94.9 %, LayerNorm's `layernorm_long`
+//!   85.3 % against 62.1 %). Past it the one-CTA kernels walk the row twice and the split
+//!   reads it once: softmax / RMSNorm 4096×65536 `x2` 81.7 / 84.7 % against the walker's 75.5 /
+//!   76.9 %, 2048×131072 `x4` 78.5 / 81.3 % against 69.6 / 69.5 %, 1024×262144 `x8` 76.2 /
+//!   78.6 % against 67.0 / 66.3 % (docs/perf/h100-2026-12-07-stop56.md). LayerNorm's split
+//!   measured even with its walker there (`x2` 74.1 % against 73.2 %, `x4` 69.0 against 61.8,
+//!   `x8` 64.9 against 60.6). Equal capacities go to the smaller cluster (`x2` before `h4`:
+//!   softmax `h4` ran 91.1 %, RMSNorm 78.2 %; the tune cache corrects it per shape).
 //!
 //! - a row whose bytes are not a whole number of 16-byte vectors (an odd bf16 width): a kernel
 //!   holding the row in one tile from column 0 (`C`, no `CAP`, no `ODD`) ranks after every
@@ -54,7 +59,13 @@
 //!   Past 16384 columns the `ODD` kernels that also walk (`CAP`) are the odd-width staged
 //!   ones (`*_staged_odd`: 24k, 32k, 52k and 100k, the row read from DRAM once through the
 //!   flat view); an odd row takes the smallest of them that holds it, its capacity far under
-//!   the walkers' 1M, and the walkers only past 102400 columns. They take no staged factor
+//!   the walkers' 1M — but only those of three or more CTAs an SM (`W`: `o24k`, `o32k`). On
+//!   the H100 (docs/perf/h100-2026-12-07-stop56.md) they beat the walkers at 2048×20001
+//!   (softmax / RMSNorm / LayerNorm 78.3 / 71.8 / 51.4 % of the copy against 65.3 / 67.0 /
+//!   45.9), 4096×16385 and 4096×24573, while `o52k` (two CTAs an SM) lost at 1024×50257 (64.0
+//!   / 54.9 / 39.9 against 73.4 / 69.3 / 52.7) and `o100k` (one) at 512×99999 (38.6 / 35.5 /
+//!   28.9 against 67.7 / 64.4 / 54.3): with few CTAs an SM a CTA's loads and passes do not
+//!   overlap. Those rank after the walkers, which take odd rows past 32768 columns. They take no staged factor
 //!   (×0.87 is for a map of `x` itself): no register kernel of their capacities competes for
 //!   odd rows. On rows of whole vectors they rank after every one-CTA kernel (`+`
 //!   [`LONGEST_ONE_CTA_ROW`], as a tile holding an odd row from column 0 does): there the
@@ -78,6 +89,10 @@ use crate::dispatch::{Device, ProblemDef, Reject};
 /// `layernorm_long`: `CAP = 1048576`); a cluster kernel that ranks after the one-CTA kernels
 /// costs more than this.
 pub const LONGEST_ONE_CTA_ROW: usize = 1 << 20;
+
+/// The longest row one CTA stages in shared memory and reads from DRAM once (`softmax_staged`
+/// and `rmsnorm_staged` `s32k`); past it the one-CTA kernels walk the row twice.
+pub const LONGEST_ONE_CTA_STAGE: usize = 32768;
 
 /// The longest row an artifact handles: its config's `CAP` (a kernel that walks a row in
 /// chunks), else `C` (the columns its register tile holds), if it is a row kernel.
@@ -213,9 +228,12 @@ impl ProblemDef for RowRequest {
         let sig = artifact.sig();
         let rows = self.x.shape.first().copied().unwrap_or(0);
         let cluster: u32 = sig.cluster.iter().product();
-        if cluster > 1 && rows >= device.limits.sm_count as usize {
-            // A row split over a cluster is for fewer rows than SMs; with a row for every SM it
-            // ranks after every one-CTA kernel that holds the row.
+        if cluster > 1
+            && rows >= device.limits.sm_count as usize
+            && self.cols() <= LONGEST_ONE_CTA_STAGE
+        {
+            // With a row for every SM, a row one CTA stages is not split over a cluster (the
+            // module docs); a longer one is, rather than walked twice.
             return Ok(LONGEST_ONE_CTA_ROW as f64 * cluster as f64 + capacity as f64);
         }
         let staged = sig
@@ -237,6 +255,11 @@ impl ProblemDef for RowRequest {
             cost += LONGEST_ONE_CTA_ROW as f64;
         }
         let flat = sig.tensors.iter().any(|t| t.name == "xf");
+        if odd && flat && artifact.int("W").is_some_and(|w| w < 3) {
+            // Fewer than three CTAs an SM stage odd rows slower than the walkers read them
+            // twice (the module docs: `o52k`, `o100k`); those take the row.
+            cost += LONGEST_ONE_CTA_ROW as f64;
+        }
         if !odd && flat {
             // The flat view is for rows a 2-D tensor map cannot take; on rows of whole vectors
             // the aligned staged kernels and the walkers keep their measured places (the

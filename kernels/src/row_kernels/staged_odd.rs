@@ -5,10 +5,11 @@
 //! Issue #32: the staged kernels (`staged.rs`) take `x` through a 2-D tensor map, which needs
 //! a row stride of a whole number of 16-byte vectors; an odd row past 16k columns went to the
 //! chunk walkers (`softmax_long`, …), which read every row twice from global memory (66–73 %
-//! of the device copy on the H100 at 2048×20001 and 1024×50257). A TMA box's start
-//! coordinates are any integers: only the tensor's base address must be 16-byte aligned and
-//! its strides multiples of 16 bytes (`cuTensorMapEncodeTiled`), and a 1-D tensor has no
-//! stride. So the kernel also takes `x` as `xf`, the same buffer seen as one dimension of
+//! of the device copy on the H100 at 2048×20001 and 1024×50257). A TMA box starts anywhere
+//! 16-byte aligned: the tensor's base address must be and its strides multiples of 16 bytes
+//! (`cuTensorMapEncodeTiled`), the box's innermost start coordinate a multiple of 16 bytes
+//! too (the H100 raised an illegal instruction on a 1-D load at element 2; the emulator
+//! diagnoses it), and a 1-D tensor has no stride. So the kernel also takes `x` as `xf`, the same buffer seen as one dimension of
 //! `M·N` elements (the host passes `x` with its two dimensions merged,
 //! `TensorArg::merge_outer`), and loads row `r`'s columns from its first 16-byte aligned
 //! column `h = min((V − r·N % V) % V, N)` to the end of its whole vectors `e = h + (N − h) / V
@@ -43,17 +44,18 @@
 //! issued over its first 18 % of steps and land by 24 %; the passes that follow read no DRAM,
 //! which is why a second CTA an SM (its loads in flight meanwhile) matters.
 //!
-//! Predicted, not yet measured on a GPU: softmax at 80–90 % of the device copy where two or
-//! more CTAs share an SM — the aligned `softmax_staged` ran 3561 GB/s on the H200 (about 85 %
-//! of the copy), and this kernel's emulator count is 3.5 % above it (11×32767 `o32k` 11.41 M
-//! thread-instructions against `s32k`'s 11.02 M at 11×32768); lower at `o100k` (one CTA an
-//! SM: its loads and passes overlap only across SMs). The norms read `w` (and `b`) element by
-//! element where `h > 0`: RMSNorm 12.96 M thread-instructions at 11×32767 against the aligned
-//! `rmsnorm_staged`'s 9.36 M (+38 %), LayerNorm 21.93 M (the walker `layernorm_long` 27.98 M,
-//! reading the row twice), so they may be bound by issue before DRAM: predicted RMSNorm
-//! 75–85 %, LayerNorm 60–75 % of the copy (the walkers: 66–73 %, LayerNorm 46–52 % on the
-//! H100). Staging `w`/`b` by TMA through their own 1-D maps (any start column) would remove
-//! that, at 8–16 KB of shared memory a chunk — more than `o52k`'s two CTAs an SM leave.
+//! Predicted before a GPU ran it: softmax at 80–90 % of the device copy where two or more
+//! CTAs share an SM, RMSNorm 75–85 %, LayerNorm 60–75 % (the norms read `w`, `b` element by
+//! element where `h > 0`: RMSNorm 12.96 M emulated thread-instructions at 11×32767 against
+//! the aligned `rmsnorm_staged`'s 9.36 M). Measured on the H100 (stop 56,
+//! docs/perf/h100-2026-12-07-stop56.md), softmax / RMSNorm / LayerNorm of the copy: `o24k` at
+//! 2048×20001 78.3 / 71.8 / 51.4 %, 4096×16385 78.5 / 73.4 / 53.4 %; `o32k` at 4096×24573
+//! 86.0 / 75.8 / 55.8 % — the walkers ran 65–75 / 67–76 / 46–53 % there; `o52k` at 1024×50257
+//! 64.0 / 54.9 / 39.9 % and `o100k` at 512×99999 38.6 / 35.5 / 28.9 %, below the walkers
+//! (73.4 / 69.3 / 52.7, 67.7 / 64.4 / 54.3): with two CTAs an SM or one, a CTA's loads and
+//! passes do not overlap another's. The host takes `o24k`/`o32k` only (`request.rs`).
+//! Staging `w`/`b` by TMA through their own 1-D maps would remove the norms' element loads,
+//! at 8–16 KB of shared memory a chunk.
 //!
 //! `ODD = 1` marks the kernel for the host (`request.rs`): first for odd rows it holds, after
 //! every one-CTA kernel on rows of whole vectors. Two shape assertions, checked by the launch
@@ -77,6 +79,11 @@ pub mod kernels {
         let h = min((V - cta.x * N % V) % V, N);
         let e = h + (N - h) / V * V;
         let n = e - h;
+        // A box starts 16-byte aligned (else the GPU raises an illegal instruction: the H100
+        // at 3x1). `cta.x * N + h` is, unless the row has no aligned column (`h = N < V`):
+        // then `n = 0` and the first granule, loaded whatever `n` and all masked, starts at
+        // the aligned element before.
+        let s = (cta.x * N + h) / V * V;
         #[scope(thread = 0)]
         {
             for c in 0..CAP / K {
@@ -88,7 +95,7 @@ pub mod kernels {
                         for q in 0..LK / 256 {
                             tma::load(
                                 xs[c][g * (LK / 256) + q],
-                                xf.at(cta.x * N + h + c * K + g * LK + q * 256),
+                                xf.at(s + c * K + g * LK + q * 256),
                                 full[c * (K / LK) + g],
                             );
                         }

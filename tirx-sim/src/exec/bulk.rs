@@ -432,6 +432,33 @@ impl Machine<'_> {
                 detail: " (by the TMA unit: the tensor map points outside its allocation)".into(),
             }
         };
+        if let AsyncKind::Load { coords, .. } | AsyncKind::Store { coords, .. } = &op.kind {
+            // A tile-mode box starts 16-byte aligned in the tensor's innermost dimension: the
+            // base and the strides are (the encoder's rules), the start coordinate must be too.
+            // The H100 raises an illegal instruction on one that is not (a 1-D load at element
+            // 2 of bf16, docs/perf/h100-2026-12-07-stop56.md; a 2-D store at a 4-byte column,
+            // tile-ai/tilelang#2527).
+            let eb = i64::from(desc.elem.bytes());
+            if let Some(&c) = coords.first()
+                && (c * eb).rem_euclid(16) != 0
+            {
+                let what = if matches!(op.kind, AsyncKind::Load { .. }) {
+                    "load"
+                } else {
+                    "store"
+                };
+                return Err(SimError::Protocol {
+                    line: op.line,
+                    thread: cl.ctas[op.cta as usize].thread(op.tid),
+                    what: format!(
+                        "issued a TMA {what} whose box starts at innermost coordinate {c}, {} \
+                         bytes into the row: a box must start 16-byte aligned there (the GPU \
+                         raises an illegal instruction)",
+                        c * eb
+                    ),
+                });
+            }
+        }
         match &op.kind {
             AsyncKind::Load {
                 coords,

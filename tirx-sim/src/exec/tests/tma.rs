@@ -206,3 +206,33 @@ fn a_tensor_map_without_cvta_param_is_diagnosed() {
     let e = run(&m, "k", &one_cta(128, 3072), &params, &mut dev, 0).unwrap_err();
     assert!(e.to_string().contains("cvta.param"), "{e}");
 }
+
+/// A tile-mode box must start 16-byte aligned in the innermost dimension (the GPU raises an
+/// illegal instruction otherwise): a load at column 64·x + 3 of a bf16 tensor is diagnosed at
+/// its line, one at 64·x + 8 (16 bytes) runs.
+#[test]
+fn a_box_starting_off_16_bytes_in_the_innermost_dimension_is_diagnosed() {
+    for (add, bad) in [(3, true), (8, false)] {
+        let body = copy_body(true).replace(
+            "mul.lo.u32 %r3, %r3, 64;",
+            &format!("mul.lo.u32 %r3, %r3, 64;\n\tadd.u32 %r3, %r3, {add};"),
+        );
+        let m = module(COPY_PARAMS, &body);
+        let mut dev = Device::new();
+        let src = tensor(&mut dev, 8, 64, 64);
+        let params = [
+            ParamValue::TensorMap(src.clone()),
+            ParamValue::TensorMap(src),
+        ];
+        let r = run(&m, "k", &one_cta(128, 3072), &params, &mut dev, 0);
+        if bad {
+            let e = r.unwrap_err().to_string();
+            assert!(
+                e.contains("innermost coordinate 3, 6 bytes") && e.contains("16-byte"),
+                "{e}"
+            );
+        } else {
+            r.unwrap();
+        }
+    }
+}
