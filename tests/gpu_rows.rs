@@ -156,10 +156,11 @@ fn odd_rows_up_to_16k_columns_take_the_kernels_that_hold_them_from_the_aligned_c
     }
 }
 
-/// Rows of an odd length past 16384 columns (issue #32) up to 102400 go to the kernels that
+/// Rows of an odd length past 16384 columns (issue #32) up to 32768 go to the kernels that
 /// stage them by TMA through `x`'s flat view (`staged_odd.rs`: `ODD = 1`, a `CAP`, the tensor
-/// `xf`), and match the f64 reference: random rows, outputs poisoned, row counts that give
-/// every head length.
+/// `xf`, three or four CTAs an SM); longer odd rows to the walkers (`CAP`, no `ODD`: the
+/// staged `o52k`/`o100k` measured slower, `request.rs`). Each matches the f64 reference:
+/// random rows, outputs poisoned, row counts that give every head length.
 #[test]
 fn odd_rows_past_16k_columns_are_staged_through_the_flat_view() {
     let rt = rt();
@@ -179,18 +180,14 @@ fn odd_rows_past_16k_columns_are_staged_through_the_flat_view() {
             let c = host::choose(&RowRequest::contiguous(op, m, n), &dev).expect("a kernel fits");
             let a = c.artifact;
             let flat = (a.signature)().tensors.iter().any(|t| t.name == "xf");
-            assert!(
-                a.int("ODD") == Some(1) && flat,
-                "{op} {m}x{n}: {} {}",
-                c.kernel.name,
-                a.config
-            );
+            let what = format!("{op} {m}x{n}: {} {}", c.kernel.name, a.config);
+            if n <= 32768 {
+                assert!(a.int("ODD") == Some(1) && flat, "{what}");
+            } else {
+                assert!(a.int("CAP").is_some() && !flat, "{what}");
+            }
             let r = host::check(&rt, a, op, (m, n), 150 + i as u64).expect("runs");
-            assert!(
-                r.ok,
-                "{op} {m}x{n} by {} {}: {}",
-                c.kernel.name, a.config, r.blocks
-            );
+            assert!(r.ok, "{what}: {}", r.blocks);
         }
     }
 }

@@ -38,6 +38,8 @@ fn the_transposed_gemm_takes_b_given_k_by_n() {
         ("nn_n96", (192, 264, 200), 71),
         ("nn_n128", (150, 136, 1000), 72),
         ("nn_f16_n96", (200, 72, 136), 73),
+        ("nn_w2n96", (150, 264, 200), 74),
+        ("nn_f16_w2n96", (192, 136, 1000), 75),
     ] {
         let stats = typed_gemm_case(sm90("gemm_sm90_t", config), shape, seed)
             .unwrap_or_else(|e| panic!("gemm_sm90_t {config} {shape:?}: {e}"));

@@ -27,13 +27,16 @@
 //!
 //! Configs: `n96` (BN = 96, 10 stages of 8 + 12 KB, the cuBLAS tile), `n128` (8 stages of
 //! 8 + 16 KB), and the two-warpgroup `w2n96`/`w2n128` (a 128×BN tile: A's box read once for
-//! 128 of B's rows; 7 and 5 stages), bf16 and f16 (D in A's type); `nn_n96`/`nn_n128` take B
+//! 128 of B's rows; 7 and 5 stages), bf16 and f16 (D in A's type); `nn_n96`/`nn_n128`/`nn_w2n96` take B
 //! given K×N (`b` `#[major(MB)]`, its shared tile `major = MB`: B is the MMA's A operand
 //! MN-major, wgmma's `imm-trans-a`, as `gemm_sm90_splitk_t`'s `nn` configs). An f32 D would
 //! need an f32 transposing store (`stmatrix` moves 16-bit elements only), so there is none.
 //!
-//! Verified in the emulator (`tests/sim_transposed.rs`: M, N and K tails) and by ptxas; not
-//! yet measured on a GPU. The host's cost model (`request.rs`, `TRANS = 1`: a tile covers
+//! Verified in the emulator (`tests/sim_transposed.rs`: M, N and K tails) and by ptxas; on an
+//! H100 (stop 56, docs/perf/h100-2026-12-07-stop56.md) every TN and NN config then passed
+//! `gpu_transposed`, and the tile was the fastest config at 6 of 9 TN shapes with M = 80…256
+//! (160×4096² `w2n96` 0.840 of cuBLASLt, 192×4096² `n96` 0.908, 96×8192² 1.003); NN `nn_n96`
+//! 0.939 at 192×4096² (the accepted configs' best 0.737). `nn_w2n96` came after that run. The host's cost model (`request.rs`, `TRANS = 1`: a tile covers
 //! `BN` rows of D by `64·WG` columns) ranks it only for TN requests with M in 65…256 not a
 //! multiple of 128; on an H100 it then takes `n96` at 150, 160 and 192 × 4096 × 4096 and at
 //! 96 × 8192 × 8192, and keeps the row-major tiles at 224 × 4096 × 4096 and 192 × 8192 × K
@@ -67,8 +70,12 @@ pub mod kernels {
             product(
                 layout(nn = (MB = mn)),
                 types(default = (TA = bf16), f16 = (TA = f16)),
-                tile(n96 = (BN = 96, STAGES = 10), n128 = (BN = 128, STAGES = 8)),
-                with = (WG = 1, BM = 64, BK = 64, TRANS = 1),
+                tile(
+                    n96 = (WG = 1, BN = 96, STAGES = 10),
+                    n128 = (WG = 1, BN = 128, STAGES = 8),
+                    w2n96 = (WG = 2, BN = 96, STAGES = 7),
+                ),
+                with = (BM = 64, BK = 64, TRANS = 1),
             ),
         ),
     )]
