@@ -1,6 +1,7 @@
 //! The cost model and the transposed-tile GEMM (`gemm_sm90_t`, `gemm/transposed.rs`, issue
-//! #32): where the model ranks it (TN, M in 65…256 and not a multiple of 128) and where it
-//! refuses to (everywhere else, so the choice there is the one measured before it existed).
+//! #32): where the model ranks it (TN, M in 65…256 and not a multiple of 128), against its
+//! first measurement (H100, stop 56), and where it refuses to (everywhere else, so the choice
+//! there is the one measured before it existed).
 
 use super::tune::Cache;
 use super::*;
@@ -26,26 +27,34 @@ fn ranked_transposed(layout: BLayout, shape: (usize, usize, usize)) -> usize {
         .count()
 }
 
-/// At the issue's shapes (0.66–0.87 of cuBLASLt with the row-major tiles; cuBLAS runs a
-/// transposed 64×96 tile at 192×4096×4096) the model takes the transposed 64×96 tile where
-/// it makes one wave without zero-filled rows: two row blocks of 96 at M = 192 (128 CTAs at
-/// N = 4096), two of 96 at M = 160 (32 rows of fill, against 96 in a 128-row tile). At
-/// M = 224 the 96-row tile needs three row blocks (two waves) and the 128-row one is no
-/// wider than `gemm_sm90_ws/n64`'s, which the model keeps (one wave, persistent); at
-/// N = 8192 the 64×96 tile makes 256 CTAs (two waves) and the two-warpgroup 128×96 one
-/// (128 CTAs) is ranked behind the persistent 128×128 tiles (its ×1.25 for a grid that is not
-/// persistent). Only a GPU run can say whether these last three are right.
+/// The model's choice at the shapes of issue #32 against the H100 measurement of stop 56
+/// (`docs/perf/h100-2026-12-07-stop56.md`, the first GPU run of `gemm_sm90_t`; TFLOP/s, the
+/// fastest config first):
+/// - 160×4096×4096: `t/w2n96` 244, `t/n96` 219; the model takes `t/n96` (0.898, a known miss
+///   of `dispatch::measured`: it costs a one-warpgroup CTA at half a two-warpgroup one);
+/// - 192×4096×4096: `t/n96` 300, `t/w2n96` 294; the model takes `t/n96`;
+/// - 224×4096×4096: `ws/n64` 293, `t/n128` 284; the model takes `t/n128` (0.969: one wave of
+///   128 CTAs, which a grid that is not persistent runs as a persistent one would);
+/// - 96×8192×8192: `t/n96` 258, `t/w2n96` 249; the model takes `t/n96`;
+/// - 80×8192×4096: `t/n96` 189, `t/w2n96` 183; the model takes `t/w2n96` (0.969);
+/// - 192×8192×4096: `t/w2n96` 375, `tma_epi/n128` 337, `ws/n128` 325; and 192×8192×8192:
+///   `t/w2n96` 408, `cluster/n192` 378, `tma_epi/n128` 371. The model takes `t/w2n96`, one
+///   wave of 128 two-warpgroup CTAs, where `t/n96`'s 256 one-warpgroup CTAs make two waves
+///   (until stop 56 it charged the one wave ×1.25 for a grid that is not persistent and took
+///   `ws/n128` and `tma_epi/n128`, 0.868 and 0.908).
+///
+/// 150×4096×4096 is not measured: `t/n96`, as at M = 160.
 #[test]
 fn the_model_takes_the_transposed_tile_where_m_is_not_a_multiple_of_128() {
     let cases = [
         ((160, 4096, 4096), "gemm_sm90_t/n96"),
         ((192, 4096, 4096), "gemm_sm90_t/n96"),
-        ((224, 4096, 4096), "gemm_sm90_ws/n64"),
+        ((224, 4096, 4096), "gemm_sm90_t/n128"),
         ((150, 4096, 4096), "gemm_sm90_t/n96"),
-        // One 96-row block, 128 CTAs: measured 0.763 of the fastest with the split plan.
         ((96, 8192, 8192), "gemm_sm90_t/n96"),
-        ((192, 8192, 4096), "gemm_sm90_ws/n128"),
-        ((192, 8192, 8192), "gemm_sm90_tma_epi/n128"),
+        ((80, 8192, 4096), "gemm_sm90_t/w2n96"),
+        ((192, 8192, 4096), "gemm_sm90_t/w2n96"),
+        ((192, 8192, 8192), "gemm_sm90_t/w2n96"),
     ];
     let got: Vec<(_, String)> = cases
         .iter()

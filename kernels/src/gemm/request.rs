@@ -29,7 +29,14 @@
 //!   unshared; scaled 13.6 against 14.9 sharing B) and ×1.06 when they are (1024³: 10.8
 //!   against 10.2 unshared; scaled 16.0 against 12.7 sharing B);
 //! - a grid that is not persistent: ×1.25, no software pipeline (`STAGES` absent): ×1.3, A
-//!   not loaded by TMA: ×3 (the ladder's levels 1–5 at 8192³: 0.22–0.96 of level 8);
+//!   not loaded by TMA: ×3 (the ladder's levels 1–5 at 8192³: 0.22–0.96 of level 8). The
+//!   ×1.25 is the cost of launching CTAs wave after wave, so a grid whose tiles make one wave
+//!   does not pay it: each CTA runs its one tile as a persistent grid's would. Measured on an
+//!   H100 at stop 56 (`docs/perf/h100-2026-12-07-stop56.md`): the transposed two-warpgroup
+//!   tile `gemm_sm90_t/w2n96`, one wave of 128 CTAs, ran 192×8192×8192 at 408 TFLOP/s and
+//!   192×8192×4096 at 375, ahead of the persistent 128×128 tiles (`tma_epi/n128` 371 and
+//!   337) that the ×1.25 had ranked first; the model's one-wave estimate without it, 134.6
+//!   units at 192×8192×8192 (53 µs), is the stream's bound, against 63 µs measured;
 //! - the ping-pong consumer schedule (config entry `PINGPONG = 1`: each consumer warpgroup
 //!   owns whole tiles, the two taking turns): its MMA efficiency is that of the accumulator one
 //!   warpgroup holds (BM×BN, against a cooperative warpgroup's BM/2×BN), then ×1.04 for 64-row
@@ -59,7 +66,8 @@
 //! ([`box_share`]: rows past M are zero fill the stream carries too): at 64×8192×8192 and
 //! 64×14336×4096 the 128-row kernels had ranked first at the full rate, at 0.820 and 0.952 of
 //! the fastest config measured there (a 64-row split-K plan, 1.000 now).
-//! `dispatch::measured` checks the choice against that file at its 15 skinny shapes.
+//! `dispatch::measured` checks the choice against the H100 measurements since (stop 53's 18
+//! skinny TN shapes, stop 56's 9 at M = 80…256 and stop 54's 10 NN ones).
 //!
 //! The model ranks; the tune cache corrects it where it is wrong.
 
@@ -439,7 +447,9 @@ impl ProblemDef for GemmRequest {
                 (true, true) => 1.06,
             };
         }
-        if !persistent {
+        // A grid that is not persistent pays for launching its CTAs wave after wave; one
+        // that fits in one wave runs each CTA's one tile as a persistent grid would.
+        if !persistent && waves > 1 {
             cost *= 1.25;
         }
         if artifact.int("STAGES").is_none() {
@@ -630,7 +640,8 @@ pub(crate) fn tile_extent(art: &KernelArtifact) -> Option<(usize, usize)> {
 
 /// Why a transposed tile is not ranked for a request ([`GemmRequest::fits_transposed_tile`]).
 const TRANSPOSED_RANGE: &str = "the cost model ranks a transposed tile (`TRANS = 1`) only for a \
-     TN request whose M is 65…256 and not a multiple of 128 (issue #32; not yet measured)";
+     TN request whose M is 65…256 and not a multiple of 128 (issue #32; measured there only, \
+     at stop 56)";
 
 /// FLOP/s one SM sustains in the shipped GEMM: 697 TFLOP/s at 8192³ over 132 SMs
 /// (`level_08_tma_epi.rs`).

@@ -32,15 +32,16 @@
 //! MN-major, wgmma's `imm-trans-a`, as `gemm_sm90_splitk_t`'s `nn` configs). An f32 D would
 //! need an f32 transposing store (`stmatrix` moves 16-bit elements only), so there is none.
 //!
-//! Verified in the emulator (`tests/sim_transposed.rs`: M, N and K tails) and by ptxas; on an
-//! H100 (stop 56, docs/perf/h100-2026-12-07-stop56.md) every TN and NN config then passed
-//! `gpu_transposed`, and the tile was the fastest config at 6 of 9 TN shapes with M = 80…256
-//! (160×4096² `w2n96` 0.840 of cuBLASLt, 192×4096² `n96` 0.908, 96×8192² 1.003); NN `nn_n96`
-//! 0.939 at 192×4096² (the accepted configs' best 0.737). `nn_w2n96` came after that run. The host's cost model (`request.rs`, `TRANS = 1`: a tile covers
+//! Verified in the emulator (`tests/sim_transposed.rs`: M, N and K tails) and by ptxas, and
+//! first measured on an H100 at stop 56 (`docs/perf/h100-2026-12-07-stop56.md`, TFLOP/s):
+//! `n96` the fastest config at 192×4096×4096 (300), 96×8192×8192 (258) and 80×8192×4096
+//! (189), `w2n96` within 0.97–0.98 of it there and the fastest at 160×4096×4096 (244),
+//! 192×8192×4096 (375) and 192×8192×8192 (408); at 224×4096×4096 `n128` 284 behind
+//! `gemm_sm90_ws/n64`'s 293. Every TN and NN config passed `gpu_transposed` there; NN
+//! `nn_n96` ran 316 at 192×4096×4096 (0.939 of cuBLASLt; the ranked NN configs' best 0.737),
+//! `nn_w2n96` came after that run. The host's cost model (`request.rs`, `TRANS = 1`: a tile covers
 //! `BN` rows of D by `64·WG` columns) ranks it only for TN requests with M in 65…256 not a
-//! multiple of 128; on an H100 it then takes `n96` at 150, 160 and 192 × 4096 × 4096 and at
-//! 96 × 8192 × 8192, and keeps the row-major tiles at 224 × 4096 × 4096 and 192 × 8192 × K
-//! (`dispatch/transposed.rs`). The next GPU run decides whether those are right.
+//! multiple of 128; its choices at those shapes are `dispatch/transposed.rs`' test.
 
 use tirx::prelude::*;
 
