@@ -65,7 +65,8 @@ fn the_model_takes_the_transposed_tile_where_m_is_not_a_multiple_of_128() {
 }
 
 /// Outside its range the transposed tile is not ranked at all: M a multiple of 128, M ≤ 64,
-/// M > 256, and every NN request (its `nn` configs run by name only).
+/// M > 256, in TN and NN alike; inside it its NN configs are ranked for NN requests (stop 56:
+/// `nn_n96` 0.939 of cuBLASLt at 192×4096×4096, where the other NN configs reached 0.737).
 #[test]
 fn the_transposed_tile_is_unranked_outside_its_range() {
     for shape in [
@@ -77,7 +78,8 @@ fn the_transposed_tile_is_unranked_outside_its_range() {
         (4096, 4096, 4096),
     ] {
         assert_eq!(ranked_transposed(BLayout::Tn, shape), 0, "{shape:?}");
+        assert_eq!(ranked_transposed(BLayout::Nn, shape), 0, "NN {shape:?}");
     }
-    assert_eq!(ranked_transposed(BLayout::Nn, (192, 4096, 4096)), 0);
     assert!(ranked_transposed(BLayout::Tn, (192, 4096, 4096)) >= 4);
+    assert!(ranked_transposed(BLayout::Nn, (192, 4096, 4096)) >= 3);
 }

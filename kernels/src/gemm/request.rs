@@ -30,8 +30,13 @@
 //!   against 10.2 unshared; scaled 16.0 against 12.7 sharing B);
 //! - a grid that is not persistent: ×1.25, no software pipeline (`STAGES` absent): ×1.3, A
 //!   not loaded by TMA: ×3 (the ladder's levels 1–5 at 8192³: 0.22–0.96 of level 8). The
-//!   ×1.25 is the cost of launching CTAs wave after wave, so a grid whose tiles make one wave
-//!   does not pay it: each CTA runs its one tile as a persistent grid's would. Measured on an
+//!   ×1.25 is the cost of launching CTAs wave after wave, so the transposed tile
+//!   (`gemm_sm90_t`, warp-specialised, TMA-stored) does not pay it where its tiles make one
+//!   wave: each CTA runs its one tile as a persistent grid's would. The ladder's
+//!   non-persistent kernels keep it at one wave too, since it also stands for what they lack
+//!   beside the persistent ones (stop 56 call 6: at 208×8192×2048, one wave of 128×128
+//!   tiles, `gemm_sm90/default` ran 274 TFLOP/s against `gemm_sm90_ws/n128`'s 328, and without
+//!   the factor it had tied with it at the stream's bound and won on threads). Measured on an
 //!   H100 at stop 56 (`docs/perf/h100-2026-12-07-stop56.md`): the transposed two-warpgroup
 //!   tile `gemm_sm90_t/w2n96`, one wave of 128 CTAs, ran 192×8192×8192 at 408 TFLOP/s and
 //!   192×8192×4096 at 375, ahead of the persistent 128×128 tiles (`tma_epi/n128` 371 and
@@ -447,9 +452,10 @@ impl ProblemDef for GemmRequest {
                 (true, true) => 1.06,
             };
         }
-        // A grid that is not persistent pays for launching its CTAs wave after wave; one
-        // that fits in one wave runs each CTA's one tile as a persistent grid would.
-        if !persistent && waves > 1 {
+        // A grid that is not persistent pays for launching its CTAs wave after wave; the
+        // transposed tile's one wave runs each CTA's one tile as a persistent grid would (the
+        // module docs: the ladder's kernels keep the factor).
+        if !persistent && (waves > 1 || !transposed) {
             cost *= 1.25;
         }
         if artifact.int("STAGES").is_none() {
@@ -640,7 +646,7 @@ pub(crate) fn tile_extent(art: &KernelArtifact) -> Option<(usize, usize)> {
 
 /// Why a transposed tile is not ranked for a request ([`GemmRequest::fits_transposed_tile`]).
 const TRANSPOSED_RANGE: &str = "the cost model ranks a transposed tile (`TRANS = 1`) only for a \
-     TN request whose M is 65…256 and not a multiple of 128 (issue #32; measured there only, \
+     request whose M is 65…256 and not a multiple of 128 (issue #32; measured there only, \
      at stop 56)";
 
 /// FLOP/s one SM sustains in the shipped GEMM: 697 TFLOP/s at 8192³ over 132 SMs
@@ -693,13 +699,14 @@ pub(crate) fn efficiency(bn: usize) -> f64 {
 
 impl GemmRequest {
     /// Whether the cost model ranks a transposed tile ([`is_transposed_tile`]) for this
-    /// request: B given N×K and M in 65…256, not a multiple of 128 — the shapes where
-    /// the row-major tiles leave rows of zero fill or too few CTAs (issue #32: 0.66–0.87 of
-    /// cuBLASLt at M = 160…224, where cuBLAS runs a transposed 64×96 tile). Elsewhere the
-    /// kernel runs by name only until a measurement says where it wins.
+    /// request: M in 65…256, not a multiple of 128, TN or NN — the shapes where the row-major
+    /// tiles leave rows of zero fill or too few CTAs (issue #32: 0.66–0.87 of cuBLASLt at
+    /// M = 160…224, where cuBLAS runs a transposed 64×96 tile; NN 0.66–0.77 at stop 56, where
+    /// `nn_n96` ran 0.939 at 192×4096×4096 and `nn_w2n96` led at N = 6144…14336,
+    /// docs/perf/h100-2026-12-07-stop56.md). Elsewhere the kernel runs by name only.
     fn fits_transposed_tile(&self) -> bool {
         let m = self.shape.0;
-        self.layout == BLayout::Tn && (65..=256).contains(&m) && !m.is_multiple_of(128)
+        (65..=256).contains(&m) && !m.is_multiple_of(128)
     }
 
     /// Whether a split-K artifact (`Epilogue::Partial`, `split.rs`) computes this request: B in
