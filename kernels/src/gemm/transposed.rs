@@ -56,15 +56,18 @@ pub mod kernels {
         solves = gemm,
         target = sm_90a,
         threads = 128 * (WG + 1),
-        grid = (cdiv(N, 64 * WG), cdiv(M, BN)),
+        cluster = (CL, 1, 1),
+        grid = (cdiv(N, 64 * WG * CL) * CL, cdiv(M, BN)),
         configs(
             product(
                 types(default = (TA = bf16), f16 = (TA = f16)),
                 tile(
-                    n96 = (WG = 1, BN = 96, STAGES = 10),
-                    n128 = (WG = 1, BN = 128, STAGES = 8),
-                    w2n96 = (WG = 2, BN = 96, STAGES = 7),
-                    w2n128 = (WG = 2, BN = 128, STAGES = 5),
+                    n96 = (WG = 1, BN = 96, STAGES = 10, CL = 1),
+                    n128 = (WG = 1, BN = 128, STAGES = 8, CL = 1),
+                    w2n96 = (WG = 2, BN = 96, STAGES = 7, CL = 1),
+                    w2n128 = (WG = 2, BN = 128, STAGES = 5, CL = 1),
+                    c2n96 = (WG = 1, BN = 96, STAGES = 10, CL = 2),
+                    c2n128 = (WG = 1, BN = 128, STAGES = 8, CL = 2),
                 ),
                 with = (BM = 64, BK = 64, MB = k, TRANS = 1),
             ),
@@ -72,9 +75,9 @@ pub mod kernels {
                 layout(nn = (MB = mn)),
                 types(default = (TA = bf16), f16 = (TA = f16)),
                 tile(
-                    n96 = (WG = 1, BN = 96, STAGES = 10),
-                    n128 = (WG = 1, BN = 128, STAGES = 8),
-                    w2n96 = (WG = 2, BN = 96, STAGES = 7),
+                    n96 = (WG = 1, BN = 96, STAGES = 10, CL = 1),
+                    n128 = (WG = 1, BN = 128, STAGES = 8, CL = 1),
+                    w2n96 = (WG = 2, BN = 96, STAGES = 7, CL = 1),
                 ),
                 with = (BM = 64, BK = 64, TRANS = 1),
             ),
@@ -88,19 +91,35 @@ pub mod kernels {
         #[shape(M, N)] d: Tensor<TA>,
     ) {
         let b_rows = smem::<TA>([STAGES, WG, BM, BK], swizzle = B128, major = MB);
-        let a_rows = smem::<TA>([STAGES, BN, BK], swizzle = B128);
+        // A's rows of the CTA, in `CL` parts: with a cluster of two (`c2*`), the CTAs of a
+        // pair compute neighbouring column blocks of the same rows of D, so each loads one
+        // half of A's box and multicasts it to both.
+        let a_rows = smem::<TA>([STAGES, CL, BN / CL, BK], swizzle = B128);
         let d_s = smem::<TA>([WG, BN, 64], swizzle = B128);
         let acc = regs::<f32>([BM, BN]);
-        let pipe = pipeline::<STAGES>(consumers = WG);
+        let pipe = pipeline::<STAGES>(consumers = WG, peers = CL);
         let k_tiles = cdiv(K, BK);
         #[scope(warp = 0, elect)]
         for k in 0..k_tiles {
             let s = pipe.producer_acquire(k);
             // One box per 64 of B's rows: an MN-major B (`nn`) is one `[BK, 64]` box each.
-            for w in 0..WG {
-                tma::load(b_rows[s][w], b.tile(cta.x * WG + w, k), pipe.full(s));
+            // A phase's loads are issued from one block (the barrier's expected bytes).
+            if CL == 1 {
+                for w in 0..WG {
+                    tma::load(b_rows[s][w], b.tile(cta.x * WG + w, k), pipe.full(s));
+                }
+                tma::load(a_rows[s][0], a.tile(cta.y, k), pipe.full(s));
+            } else {
+                for w in 0..WG {
+                    tma::load(b_rows[s][w], b.tile(cta.x * WG + w, k), pipe.full(s));
+                }
+                tma::load(
+                    a_rows[s][cta_rank],
+                    a.tile(cta.y * CL + cta_rank, k),
+                    pipe.full(s),
+                    multicast = 3,
+                );
             }
-            tma::load(a_rows[s], a.tile(cta.y, k), pipe.full(s));
         }
         #[scope(warpgroups = 1..WG + 1)]
         {
