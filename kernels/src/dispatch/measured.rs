@@ -315,7 +315,14 @@ fn the_model_chooses_within_5_percent_of_the_fastest_nn_config_at_stop_56() {
 ///   and 33.9 µs. Until the re-read term (`gemm/reread.rs`) the model took `t/w2n96` there
 ///   (0.776): three 96-row blocks, 288 rows for 240 with 48 of fill and B read three times,
 ///   whose tile term (117 units) undercut the 128-row tiles'; with the term it costs 171.8
-///   (42.9 µs measured).
+///   (42.9 µs measured). What would mend it: the cluster's ×0.98 on the re-read term instead
+///   of the tile term (multicast saves the L2 reads of the shared operand, not MMA time). In a
+///   sketch of the model (not this code) that took `t/w2n128` here, left every other measured
+///   choice within 0.95 (geomean over call 6 0.988 → 0.992) and no bf16 plain choice of
+///   `dispatch::tests` moved; not landed, since the ×0.98 is the levels 6 → 7 measurement at
+///   8192³, where the re-read term does not bind and the cluster would lose its measured
+///   gain. (The cluster tiles led `t/w2n128` at 192×8192×4096 and 192×8192×8192, 128 CTAs,
+///   and trailed it at 160 and 224×4096×4096 and here, 64–80 CTAs.)
 ///
 /// (160×4096×4096 left the list with the re-read term: `t/w2n96`, 1.000; see
 /// [`KNOWN_MISSES_STOP56`].)
