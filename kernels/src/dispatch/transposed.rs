@@ -30,8 +30,9 @@ fn ranked_transposed(layout: BLayout, shape: (usize, usize, usize)) -> usize {
 /// The model's choice at the shapes of issue #32 against the H100 measurement of stop 56
 /// (`docs/perf/h100-2026-12-07-stop56.md`, the first GPU run of `gemm_sm90_t`; TFLOP/s, the
 /// fastest config first):
-/// - 160×4096×4096: `t/w2n96` 244, `t/n96` 219; the model takes `t/n96` (0.898, a known miss
-///   of `dispatch::measured`: it costs a one-warpgroup CTA at half a two-warpgroup one);
+/// - 160×4096×4096: `t/w2n96` 244, `t/n96` 219; the model takes `t/w2n96` (until the re-read
+///   term, `gemm/reread.rs`, it took `t/n96`, 0.898: nothing charged `n96`'s 128 CTAs for
+///   their boxes through the L2, a third of them zero fill);
 /// - 192×4096×4096: `t/n96` 300, `t/w2n96` 294; the model takes `t/n96`;
 /// - 224×4096×4096: `ws/n64` 293, `t/n128` 284; the model takes `t/n128` (0.969: one wave of
 ///   128 CTAs, which a grid that is not persistent runs as a persistent one would);
@@ -43,14 +44,14 @@ fn ranked_transposed(layout: BLayout, shape: (usize, usize, usize)) -> usize {
 ///   (until stop 56 it charged the one wave ×1.25 for a grid that is not persistent and took
 ///   `ws/n128` and `tma_epi/n128`, 0.868 and 0.908).
 ///
-/// 150×4096×4096 is not measured: `t/n96`, as at M = 160.
+/// 150×4096×4096 is not measured: `t/w2n96`, as at M = 160.
 #[test]
 fn the_model_takes_the_transposed_tile_where_m_is_not_a_multiple_of_128() {
     let cases = [
-        ((160, 4096, 4096), "gemm_sm90_t/n96"),
+        ((160, 4096, 4096), "gemm_sm90_t/w2n96"),
         ((192, 4096, 4096), "gemm_sm90_t/n96"),
         ((224, 4096, 4096), "gemm_sm90_t/n128"),
-        ((150, 4096, 4096), "gemm_sm90_t/n96"),
+        ((150, 4096, 4096), "gemm_sm90_t/w2n96"),
         ((96, 8192, 8192), "gemm_sm90_t/n96"),
         ((80, 8192, 4096), "gemm_sm90_t/w2n96"),
         ((192, 8192, 4096), "gemm_sm90_t/w2n96"),
@@ -82,4 +83,34 @@ fn the_transposed_tile_is_unranked_outside_its_range() {
     }
     assert!(ranked_transposed(BLayout::Tn, (192, 4096, 4096)) >= 4);
     assert!(ranked_transposed(BLayout::Nn, (192, 4096, 4096)) >= 3);
+}
+
+/// The re-read term's predictions at shapes no run has measured (`gemm/reread.rs`' header, for
+/// the GPU to confirm; TN and NN, H100), pinned so that a change to the model says which it
+/// moves.
+#[test]
+fn the_reread_terms_predictions_for_unmeasured_shapes() {
+    let cases = [
+        ((176, 4096, 4096), "gemm_sm90_t/n96", "gemm_sm90_t/nn_n96"),
+        (
+            (208, 4096, 4096),
+            "gemm_sm90_tma_epi/n128",
+            "gemm_sm90_splitk/nn_m128n64",
+        ),
+        ((240, 4096, 4096), "gemm_sm90_t/n128", "gemm_sm90_t/nn_n128"),
+        (
+            (160, 8192, 4096),
+            "gemm_sm90_t/w2n96",
+            "gemm_sm90_t/nn_w2n96",
+        ),
+        (
+            (144, 4096, 4096),
+            "gemm_sm90_t/w2n96",
+            "gemm_sm90_t/nn_w2n96",
+        ),
+    ];
+    for (shape, tn, nn) in cases {
+        assert_eq!(choice(BLayout::Tn, shape), tn, "TN {shape:?}");
+        assert_eq!(choice(BLayout::Nn, shape), nn, "NN {shape:?}");
+    }
 }

@@ -21,7 +21,8 @@
 //! - efficiency 1.0 for 256 columns, 0.97 for 192, 0.92 for 128, 0.82 for 64 (2026-11-30
 //!   01:48: 6144³ in 9 waves of 128×256 tiles 682.5 µs, 12 of 128×192 670.5, 18 of 128×128
 //!   743.6; 192 and 64 carry the 3 % margin the measured rule of that session demanded of a
-//!   narrower tile, since at full waves 8192³ measured 128×256 ahead);
+//!   narrower tile, since at full waves 8192³ measured 128×256 ahead); 0.87 for 96, between
+//!   64's and 128's (the transposed tile's 96 rows, measured on an H100: [`efficiency`]);
 //! - D stored from registers instead of by TMA: ×1.02 (levels 7 → 8 at 8192³, 0.98 → 1.01);
 //! - a 2-CTA cluster multicasting a shared operand: ×0.98 (levels 6 → 7 with the TMA store);
 //!   but sharing A (each CTA's TMA box of A holds fewer than BM rows) on 64-column tiles is
@@ -71,6 +72,11 @@
 //! ([`box_share`]: rows past M are zero fill the stream carries too): at 64×8192×8192 and
 //! 64×14336×4096 the 128-row kernels had ranked first at the full rate, at 0.820 and 0.952 of
 //! the fastest config measured there (a 64-row split-K plan, 1.000 now).
+//! The boxes themselves pass through the L2: A's rows once per column of tiles, B's once per
+//! row of tiles, and a box's rows past M as zero fill that costs the stream more than the rows
+//! it stands for. `reread.rs` charges them at the L2's measured rate, counted by the
+//! busiest CTA (issue #32: a 96-row tile splitting M = 240 into three blocks, or a tile with 32
+//! of its 96 rows fill at M = 160, had cost no more than a fuller one).
 //! `dispatch::measured` checks the choice against the H100 measurements since (stop 53's 18
 //! skinny TN shapes, stop 56's 9 at M = 80…256 and stop 54's 10 NN ones).
 //!
@@ -82,7 +88,7 @@ use tirx::runtime::TensorMeta;
 use tirx::{KernelArtifact, TensorArg};
 
 use super::fp8_ref::{Fp8Accum, Fp8ScaleMode};
-use super::split;
+use super::{reread, split};
 use crate::dispatch::tune::{self, Key};
 use crate::dispatch::{Device, ProblemDef, Reject, mentions_sms};
 
@@ -430,7 +436,8 @@ impl ProblemDef for GemmRequest {
         let per_tile = ctas_per_tile(artifact);
         let slots = (device.limits.sm_count as usize / per_tile).max(1);
         let waves = tiles.div_ceil(slots);
-        let mut cost = waves as f64 * ((bm / per_tile) as f64 / 128.0) * bn as f64 / efficiency;
+        let base = waves as f64 * ((bm / per_tile) as f64 / 128.0) * bn as f64 / efficiency;
+        let mut cost = base;
         if !by_tma("d") {
             cost *= 1.02;
         }
@@ -490,7 +497,10 @@ impl ProblemDef for GemmRequest {
         // persistent are in its ×1.25).
         let hbm = device.hbm_bytes_per_s * box_share(self, artifact);
         let memory = memory_units(self, (streams, rate), 0.0, hbm);
-        Ok(cost.max(memory) + fill_units(1, k))
+        // The boxes every CTA pulls through the L2, re-reads and zero fill included, at the
+        // tile's factors (`reread.rs`).
+        let reread = reread::reread_units(self, artifact, device) * (cost / base);
+        Ok(cost.max(memory).max(reread) + fill_units(1, k))
     }
 
     fn cache_key(&self, device: &Device) -> Key {
@@ -687,12 +697,16 @@ pub(crate) fn fill_units(waves: usize, k: usize) -> f64 {
     waves as f64 * STAGE_LATENCY_S / unit_seconds(k)
 }
 
-/// The efficiency of a tile BN columns wide, relative to 256 (this file's header).
+/// The efficiency of a tile BN columns wide, relative to 256 (this file's header); 96…127
+/// columns (the transposed tile's 96 rows of D on its MMA's N side) between 64's and 128's:
+/// `gemm_sm90_t/w2n96`'s 64 CTAs ran 4.6–4.75 TFLOP/s each at 160 and 192×4096×4096 (H100,
+/// stop 56), 0.87–0.90 of [`SM_FLOPS`].
 pub(crate) fn efficiency(bn: usize) -> f64 {
     match bn {
         256.. => 1.0,
         192..=255 => 0.97,
         128..=191 => 0.92,
+        96..=127 => 0.87,
         _ => 0.82,
     }
 }
