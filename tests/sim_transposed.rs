@@ -9,8 +9,8 @@
 use super::sim_exec::report;
 use super::sim_gemm::{sm90, typed_gemm_case};
 
-/// Every TN tile config (one and two consumer warpgroups, BN = 96 and 128) with bf16 and
-/// f16, on M, N and K tails.
+/// Every TN tile config (one and two consumer warpgroups, BN = 96 and 128, the 2×1
+/// clusters) with bf16 and f16, on M, N and K tails.
 #[test]
 fn the_transposed_gemm_matches_the_reference_with_tails() {
     let mut runs = Vec::new();
@@ -22,6 +22,11 @@ fn the_transposed_gemm_matches_the_reference_with_tails() {
         ("w2n128", (192, 136, 1000), 65),
         ("f16_n96", (200, 72, 200), 66),
         ("f16_w2n128", (150, 264, 136), 67),
+        // The 2×1 clusters multicasting A: an even count of column blocks (264 → 5 of 64,
+        // padded to 6: the last CTA's B box is wholly past N), and an odd one with M, K tails.
+        ("c2n96", (150, 264, 200), 68),
+        ("c2n128", (200, 136, 264), 69),
+        ("f16_c2n96", (100, 72, 1000), 70),
     ] {
         let stats = typed_gemm_case(sm90("gemm_sm90_t", config), shape, seed)
             .unwrap_or_else(|e| panic!("gemm_sm90_t {config} {shape:?}: {e}"));

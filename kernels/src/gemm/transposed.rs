@@ -27,7 +27,18 @@
 //!
 //! Configs: `n96` (BN = 96, 10 stages of 8 + 12 KB, the cuBLAS tile), `n128` (8 stages of
 //! 8 + 16 KB), and the two-warpgroup `w2n96`/`w2n128` (a 128×BN tile: A's box read once for
-//! 128 of B's rows; 7 and 5 stages), bf16 and f16 (D in A's type); `nn_n96`/`nn_n128`/`nn_w2n96` take B
+//! 128 of B's rows; 7 and 5 stages), bf16 and f16 (D in A's type); `c2n96`/`c2n128`: `n96`/
+//! `n128` in a 2×1 cluster (`CL = 2`) whose CTAs, neighbours along N, need the same A box —
+//! each loads one half of it (`BN / 2` rows) and multicasts it to both (`multicast = 3`, PTX
+//! ISA §9.7.9.25.5.1), so A crosses the L2 once a pair instead of once a CTA; the pipeline's
+//! empty barrier counts both CTAs' consumers (`peers = 2`: a CTA refills a stage only once its
+//! peer has read the half it wrote there). The grid rounds the column blocks up to pairs; a
+//! CTA past N loads B's zero fill and its store is clipped, but still supplies its half of
+//! A. At 160…240 × 4096 × 4096 A's box is re-read by every column block (64 CTAs × 96 rows ×
+//! K), more L2 traffic than B's (the re-read term of `reread.rs`): the cluster halves it.
+//! emulator-verified (`tests/sim_transposed.rs`, odd column-block counts and tails), not yet
+//! timed, and not chosen by the host's model at any measured shape.
+//! `nn_n96`/`nn_n128`/`nn_w2n96` take B
 //! given K×N (`b` `#[major(MB)]`, its shared tile `major = MB`: B is the MMA's A operand
 //! MN-major, wgmma's `imm-trans-a`, as `gemm_sm90_splitk_t`'s `nn` configs). An f32 D would
 //! need an f32 transposing store (`stmatrix` moves 16-bit elements only), so there is none.
