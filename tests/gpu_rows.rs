@@ -48,8 +48,8 @@ fn every_row_kernel_config_matches_the_f64_reference_with_tails() {
             } else {
                 cols.push(cap);
             }
-            // Issue #32's odd widths past 16k (the kernels staging them through `x`'s flat
-            // view, `staged_odd.rs`): 16385, 20001 and GPT-2's 50257.
+            // Issue #32's odd widths past 16k: 16385 and 20001 (the kernels staging them
+            // through `x`'s flat view, `staged_odd.rs`) and GPT-2's 50257 (past their 32k).
             cols.extend([16385, 20001, 50257]);
             cols.retain(|&n| n <= cap);
             // A kernel that stages rows by TMA through a 2-D map of `x` takes 16-byte aligned
@@ -158,9 +158,9 @@ fn odd_rows_up_to_16k_columns_take_the_kernels_that_hold_them_from_the_aligned_c
 
 /// Rows of an odd length past 16384 columns (issue #32) up to 32768 go to the kernels that
 /// stage them by TMA through `x`'s flat view (`staged_odd.rs`: `ODD = 1`, a `CAP`, the tensor
-/// `xf`, three or four CTAs an SM); longer odd rows to the walkers (`CAP`, no `ODD`: the
-/// staged `o52k`/`o100k` measured slower, `request.rs`). Each matches the f64 reference:
-/// random rows, outputs poisoned, row counts that give every head length.
+/// `xf`, three or four CTAs an SM); longer odd rows to the walkers (`CAP`, no `ODD`: larger
+/// staged configs measured slower and were deleted, `staged_odd.rs`). Each matches the f64
+/// reference: random rows, outputs poisoned, row counts that give every head length.
 #[test]
 fn odd_rows_past_16k_columns_are_staged_through_the_flat_view() {
     let rt = rt();

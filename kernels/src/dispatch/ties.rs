@@ -226,9 +226,9 @@ fn rows_past_a_one_cta_stage_split_over_a_cluster() {
 /// `ODD = 1` (`softmax_odd`, …), past them up to 32768 the kernels that stage the row from
 /// that column by TMA through `x`'s flat view (`staged_odd.rs`, `ODD = 1` and a `CAP`: read
 /// once, three or four CTAs an SM), the smallest capacity that holds the row, and past those
-/// the chunk walkers (`CAP`, read twice), which beat the staged `o52k` / `o100k` (two CTAs an
-/// SM, one) at 1024×50257 and 512×99999 (docs/perf/h100-2026-12-07-stop56.md). A width of whole vectors keeps its register or staged kernel, never an `ODD`
-/// one.
+/// the chunk walkers (`CAP`, read twice), which beat larger staged configs of two CTAs an SM
+/// and one at 1024×50257 and 512×99999 (docs/perf/h100-2026-12-07-stop56.md; deleted). A
+/// width of whole vectors keeps its register or staged kernel, never an `ODD` one.
 #[test]
 fn rows_of_odd_width_take_a_kernel_that_walks_from_the_aligned_column() {
     let flat = |a: &KernelArtifact| a.sig().tensors.iter().any(|t| t.name == "xf");
@@ -245,8 +245,14 @@ fn rows_of_odd_width_take_a_kernel_that_walks_from_the_aligned_column() {
             assert!(art.int("ODD") == Some(1) && flat(art), "{what}");
             assert_eq!(art.config, config, "{what}");
         }
-        // Past them: the walkers.
-        for (rows, cols) in [(1024, 50257), (512, 99999), (512, 102401), (256, 150001)] {
+        // Past them: the walkers, also at the widths the deleted `o52k` and `o100k` held.
+        for (rows, cols) in [
+            (1024, 32769),
+            (1024, 50257),
+            (512, 99999),
+            (512, 102401),
+            (256, 150001),
+        ] {
             let art = choice(&RowRequest::contiguous(op, rows, cols));
             let what = format!("{op:?} {rows}x{cols}: {}/{}", art.kernel, art.config);
             assert!(

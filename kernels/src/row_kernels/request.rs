@@ -57,15 +57,13 @@
 //!   softmax 4096×4096: 532 M thread-instructions against `softmax` c4k's 385 M; not
 //!   measured on a GPU).
 //!   Past 16384 columns the `ODD` kernels that also walk (`CAP`) are the odd-width staged
-//!   ones (`*_staged_odd`: 24k, 32k, 52k and 100k, the row read from DRAM once through the
-//!   flat view); an odd row takes the smallest of them that holds it, its capacity far under
-//!   the walkers' 1M — but only those of three or more CTAs an SM (`W`: `o24k`, `o32k`). On
-//!   the H100 (docs/perf/h100-2026-12-07-stop56.md) they beat the walkers at 2048×20001
-//!   (softmax / RMSNorm / LayerNorm 78.3 / 71.8 / 51.4 % of the copy against 65.3 / 67.0 /
-//!   45.9), 4096×16385 and 4096×24573, while `o52k` (two CTAs an SM) lost at 1024×50257 (64.0
-//!   / 54.9 / 39.9 against 73.4 / 69.3 / 52.7) and `o100k` (one) at 512×99999 (38.6 / 35.5 /
-//!   28.9 against 67.7 / 64.4 / 54.3): with few CTAs an SM a CTA's loads and passes do not
-//!   overlap. Those rank after the walkers, which take odd rows past 32768 columns. They take no staged factor
+//!   ones (`*_staged_odd`: 24k and 32k, three or four CTAs an SM, the row read from DRAM once
+//!   through the flat view); an odd row takes the smallest of them that holds it, its capacity
+//!   far under the walkers' 1M. On the H100 (docs/perf/h100-2026-12-07-stop56.md) they beat
+//!   the walkers at 2048×20001 (softmax / RMSNorm / LayerNorm 78.3 / 71.8 / 51.4 % of the copy
+//!   against 65.3 / 67.0 / 45.9), 4096×16385 and 4096×24573. Past 32768 columns the walkers
+//!   take odd rows: the staged `o52k` (two CTAs an SM) and `o100k` (one) measured slower there
+//!   and were deleted (`staged_odd.rs`). The `*_staged_odd` kernels take no staged factor
 //!   (×0.87 is for a map of `x` itself): no register kernel of their capacities competes for
 //!   odd rows. On rows of whole vectors they rank after every one-CTA kernel (`+`
 //!   [`LONGEST_ONE_CTA_ROW`], as a tile holding an odd row from column 0 does): there the
@@ -255,11 +253,6 @@ impl ProblemDef for RowRequest {
             cost += LONGEST_ONE_CTA_ROW as f64;
         }
         let flat = sig.tensors.iter().any(|t| t.name == "xf");
-        if odd && flat && artifact.int("W").is_some_and(|w| w < 3) {
-            // Fewer than three CTAs an SM stage odd rows slower than the walkers read them
-            // twice (the module docs: `o52k`, `o100k`); those take the row.
-            cost += LONGEST_ONE_CTA_ROW as f64;
-        }
         if !odd && flat {
             // The flat view is for rows a 2-D tensor map cannot take; on rows of whole vectors
             // the aligned staged kernels and the walkers keep their measured places (the

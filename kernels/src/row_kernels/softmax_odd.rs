@@ -24,8 +24,8 @@
 //! the ladder goes on to 16k as `softmax`'s does (`o5k`…`o16k`: emulator-verified, not yet run
 //! on a GPU at stop 52 — no device time was left; predicted 75–90 % of the copy at 4999/7171).
 //! Past 16384 columns `softmax_staged_odd` (`staged_odd.rs`) stages an odd row by TMA through
-//! `x`'s flat view, read once, up to 32768 columns; the walker takes longer odd rows (the
-//! staged `o52k`/`o100k` measured slower than it, `request.rs`).
+//! `x`'s flat view, read once, up to 32768 columns; the walker takes longer odd rows (larger
+//! staged configs measured slower than it and were deleted, `staged_odd.rs`).
 //!
 //! `ODD = 1` marks the kernel for the host (`request.rs`): first for odd rows, after the
 //! register kernels of its capacity for aligned ones. One warp holds a row of 1k, two of 2k

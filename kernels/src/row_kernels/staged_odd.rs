@@ -1,6 +1,6 @@
 //! `softmax_staged_odd` — rows of an odd length (bytes not a whole number of 16-byte vectors:
-//! bf16 `N % 8 != 0`) past 16384 columns, staged in shared memory by TMA through a flat view
-//! of the tensor: read from DRAM once, written once.
+//! bf16 `N % 8 != 0`) past 16384 columns up to 32768, staged in shared memory by TMA through a
+//! flat view of the tensor: read from DRAM once, written once.
 //!
 //! Issue #32: the staged kernels (`staged.rs`) take `x` through a 2-D tensor map, which needs
 //! a row stride of a whole number of 16-byte vectors; an odd row past 16k columns went to the
@@ -26,7 +26,7 @@
 //! granules of `LK = 512` columns (two boxes) on a barrier each, and only the granules that
 //! start inside `[h, e)` are issued — a granule's boxes are one phase of its barrier (a
 //! constant loop of loads under the granule's `if`), so its expect-tx is derived. At most 511
-//! columns past `e` are read (2.5 % of a 20001-column row, 1 % of 50257), and they are the
+//! columns past `e` are read (2.5 % of a 20001-column row, 1.6 % of 32767), and they are the
 //! next row's, which its own CTA reads at about the same time (L2). The first pass waits for
 //! each granule it reaches (the register chunk of `K = 4096` columns spans 8), while the rest
 //! of the row is in flight; every issued granule is waited for before the CTA leaves.
@@ -35,14 +35,9 @@
 //! `exp2(x·log2e − m·log2e)`, a pass writing `exp(x − m) / s`; only the first chunk and the
 //! ragged last one are masked. The head and tail add one reduction per statistic.
 //!
-//! Capacities: `o24k` (48 KB of shared memory a CTA for the row: four CTAs an SM), `o32k` (64
-//! KB: three), `o52k` (104 KB: two — GPT-2's vocabulary of 50257 columns; one CTA's TMA
-//! overlaps the other's passes), `o100k` (200 KB: one, the most one CTA's 227 KB hold); `W`
-//! says so. Each cross-warp reduction takes `4·T` bytes of scratch beside the row (four in
-//! softmax and LayerNorm), so `o52k` runs 256 threads: at 512 its 116608 bytes let only one
-//! CTA reside. In the emulator's timeline of one `o52k` CTA (2×50257) its 198 boxes are
-//! issued over its first 18 % of steps and land by 24 %; the passes that follow read no DRAM,
-//! which is why a second CTA an SM (its loads in flight meanwhile) matters.
+//! Capacities: `o24k` (48 KB of shared memory a CTA for the row: four CTAs an SM) and `o32k`
+//! (64 KB: three); `W` says so. Each cross-warp reduction takes `4·T` bytes of scratch beside
+//! the row (four in softmax and LayerNorm). Longer odd rows go to the chunk walkers.
 //!
 //! Predicted before a GPU ran it: softmax at 80–90 % of the device copy where two or more
 //! CTAs share an SM, RMSNorm 75–85 %, LayerNorm 60–75 % (the norms read `w`, `b` element by
@@ -50,10 +45,11 @@
 //! the aligned `rmsnorm_staged`'s 9.36 M). Measured on the H100 (stop 56,
 //! docs/perf/h100-2026-12-07-stop56.md), softmax / RMSNorm / LayerNorm of the copy: `o24k` at
 //! 2048×20001 78.3 / 71.8 / 51.4 %, 4096×16385 78.5 / 73.4 / 53.4 %; `o32k` at 4096×24573
-//! 86.0 / 75.8 / 55.8 % — the walkers ran 65–75 / 67–76 / 46–53 % there; `o52k` at 1024×50257
-//! 64.0 / 54.9 / 39.9 % and `o100k` at 512×99999 38.6 / 35.5 / 28.9 %, below the walkers
-//! (73.4 / 69.3 / 52.7, 67.7 / 64.4 / 54.3): with two CTAs an SM or one, a CTA's loads and
-//! passes do not overlap another's. The host takes `o24k`/`o32k` only (`request.rs`).
+//! 86.0 / 75.8 / 55.8 % — the walkers ran 65–75 / 67–76 / 46–53 % there. Two larger configs,
+//! `o52k` (104 KB, two CTAs an SM) and `o100k` (200 KB, one), measured below the walkers in
+//! the same record (1024×50257: 64.0 / 54.9 / 39.9 % against 73.4 / 69.3 / 52.7; 512×99999:
+//! 38.6 / 35.5 / 28.9 against 67.7 / 64.4 / 54.3 — with so few CTAs an SM a CTA's loads and
+//! passes do not overlap another's), were never chosen by the host and were deleted (issue #32).
 //! Staging `w`/`b` by TMA through their own 1-D maps would remove the norms' element loads,
 //! at 8–16 KB of shared memory a chunk.
 //!
@@ -147,8 +143,6 @@ pub mod kernels {
         configs(
             o24k = (T = 256, CAP = 24576, K = 4096, LK = 512, V = 8, W = 4, ODD = 1),
             o32k = (T = 256, CAP = 32768, K = 4096, LK = 512, V = 8, W = 3, ODD = 1),
-            o52k = (T = 256, CAP = 53248, K = 4096, LK = 512, V = 8, W = 2, ODD = 1),
-            o100k = (T = 512, CAP = 102400, K = 4096, LK = 512, V = 8, W = 1, ODD = 1),
         ),
     )]
     pub fn softmax_staged_odd(
@@ -237,8 +231,6 @@ pub mod kernels {
         configs(
             o24k = (T = 256, CAP = 24576, K = 4096, LK = 512, V = 8, W = 4, ODD = 1),
             o32k = (T = 256, CAP = 32768, K = 4096, LK = 512, V = 8, W = 3, ODD = 1),
-            o52k = (T = 256, CAP = 53248, K = 4096, LK = 512, V = 8, W = 2, ODD = 1),
-            o100k = (T = 512, CAP = 102400, K = 4096, LK = 512, V = 8, W = 1, ODD = 1),
         ),
     )]
     pub fn rmsnorm_staged_odd(
@@ -305,8 +297,6 @@ pub mod kernels {
         configs(
             o24k = (T = 256, CAP = 24576, K = 4096, LK = 512, V = 8, W = 4, ODD = 1),
             o32k = (T = 256, CAP = 32768, K = 4096, LK = 512, V = 8, W = 3, ODD = 1),
-            o52k = (T = 256, CAP = 53248, K = 4096, LK = 512, V = 8, W = 2, ODD = 1),
-            o100k = (T = 512, CAP = 102400, K = 4096, LK = 512, V = 8, W = 1, ODD = 1),
         ),
     )]
     pub fn layernorm_staged_odd(
