@@ -1,5 +1,5 @@
 #!/bin/bash
-# Stop 57, call a (#29), carry [".device/dg"]: DeepGEMM (deep_gemm.gemm_fp8_fp8_bf16_nt) and
+# Stop 57 (#29) — NOT YET RUN on the device (no machine was lent after call 2); carry [".device/dg"]: DeepGEMM (deep_gemm.gemm_fp8_fp8_bf16_nt) and
 # torch._scaled_mm in its blockwise (1x128 / 128x128) form as peers for the block-scaled FP8 GEMM
 # (`tirx bench gemm --in e4m3 --out bf16 --scales blocks`). No build step: the DeepGEMM revision
 # in .device/dg (03d0be3, 2025-07) is pure Python and JIT-compiles its kernels with the image's

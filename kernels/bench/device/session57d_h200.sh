@@ -1,5 +1,5 @@
 #!/bin/bash
-# Stop 57, call 4 (#32), carry [".device/e57"]: which kernels cuBLASLt runs at the TN shapes
+# Stop 57, planned call 4 (#32) — NOT RUN (no machine lent after call 2), carry [".device/e57"]: which kernels cuBLASLt runs at the TN shapes
 # where our fastest config trails it (M = 160…240, N ≥ 4096: 0.80–0.92 at stop 56): ncu's
 # launch statistics (grid, block, cluster, registers, shared memory) and duration of its
 # kernels, and of our host's choice beside it.

@@ -110,6 +110,20 @@
 //! before the second change: 178 SASS instructions a warp and K block, the tensor pipe 52.6 %
 //! busy.
 //!
+//! **Where the rest goes** (H100, 2026-12-07, `docs/perf/h100-2026-12-07-stop57.md` §1):
+//! 1023.8 / 1034.8 TFLOP/s at 4096³ / 8192³ (0.891 / 0.826 of cuBLASLt's block-scaled
+//! 1148.7 / 1253.0), while `gemm_sm90_fp8_rowwise/promoted` — the same tile, pipeline and
+//! promotion without the scales, six stages — ran 1158.0 / 1235.2. ncu's stall sampling by
+//! SASS line at 4096³: ~830 cycles a K block against the tensor core's 512; of the consumer
+//! warps' samples about 42 % wait for their own wgmmas (`WARPGROUP.DEPBAR`), 35 % issue the
+//! promotion and the loop's bookkeeping (the `FFMA`s stall on dispatch: they share the
+//! register file with the other warpgroup's running `QGMMA`), and only 7 % wait on the full
+//! barrier — the scale warps keep up. The loss is the phase lock described under the
+//! prediction above (both warpgroups promote while no wgmma is queued), which the `ping` and
+//! `overlap` schedules did not break (976.6 and 836.1 at 4096³ in the same run). Still open:
+//! which part of the 12–16 % behind the promoted kernel the scales cost (the diagnostic
+//! configs of `kernels/bench/device/diag57_fp8_block.patch`, ready to run by `session57f`).
+//!
 //! Design notes: 128×128 tiles (BN = 128, two 64-row consumer warpgroups) keep `acc` and
 //! `part` at 64 registers each a thread; a BN = 256 tile would need 256 accumulator
 //! registers and spill. `gemm_sm90_fp8_block` waits for its block's wgmmas (`wgmma::wait(0)`)
