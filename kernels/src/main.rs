@@ -535,6 +535,19 @@ mod tests {
             (Fp8ScaleMode::Blocks, ElemType::E4m3, ElemType::Bf16)
         );
         assert_eq!(fp8_of(&["--in", "f16"]), Ok(None));
+        // `--kernel` narrows the configs measured (checked against the catalogue by
+        // `Fp8Problem::select` before any GPU work).
+        let p = fp8_of(&[
+            "--in",
+            "e4m3",
+            "--scales",
+            "blocks",
+            "--kernel",
+            "gemm_sm90_fp8_block/ping",
+        ])
+        .unwrap()
+        .unwrap();
+        assert_eq!(p.scales, Fp8ScaleMode::Blocks);
         for bad in [
             &["--in", "bf16", "--scales", "rows"][..],
             &["--in", "e4m3", "--layout", "nn"],

@@ -92,6 +92,37 @@ impl Fp8Problem {
             .collect()
     }
 
+    /// [`Self::artifacts`] narrowed to `names` (`tirx bench gemm --in e4m3 --kernel …`):
+    /// `NAME` keeps every config of kernel `NAME`, `NAME/CONFIG` that config; no names keep
+    /// them all. `Err` names the first entry that matches none of them, with what does solve
+    /// the problem, before any GPU work.
+    pub fn select(&self, names: &[String]) -> Result<Vec<&'static KernelArtifact>, String> {
+        let arts = self.artifacts();
+        if names.is_empty() {
+            return Ok(arts);
+        }
+        let named = |a: &KernelArtifact, n: &str| match n.split_once('/') {
+            Some((kernel, config)) => a.kernel == kernel && a.config == config,
+            None => a.kernel == n,
+        };
+        if let Some(n) = names.iter().find(|n| !arts.iter().any(|a| named(a, n))) {
+            let known: Vec<String> = arts
+                .iter()
+                .map(|a| format!("{}/{}", a.kernel, a.config))
+                .collect();
+            return Err(format!(
+                "--kernel {n}: no config of that name solves {} ({}); these do: {}",
+                self.problem(),
+                self.describe(),
+                known.join(", ")
+            ));
+        }
+        Ok(arts
+            .into_iter()
+            .filter(|a| names.iter().any(|n| named(a, n)))
+            .collect())
+    }
+
     /// The host's request of this problem at `shape` (contiguous tensors).
     pub fn request(&self, shape: (usize, usize, usize)) -> GemmRequest {
         let epilogue = self.scales.epilogue();
@@ -462,15 +493,16 @@ fn measure_shape<A: Fp8Host, D: HostElem>(
 }
 
 /// `tirx bench gemm --in e4m3`: for each shape (default [`default_shapes`]) times cuBLASLt's
-/// FP8 GEMM and every config of ours solving `p`, checks them (module docs), prints the table
+/// FP8 GEMM and every config of ours solving `p` (or those of `kernels`, [`Fp8Problem::select`]), checks them (module docs), prints the table
 /// and returns the report. `Err` when nothing could be measured (no cuBLASLt, no kernel).
 pub fn fp8_report(
     rt: &Runtime,
     p: Fp8Problem,
     shapes: Option<Vec<(usize, usize, usize)>>,
+    kernels: &[String],
 ) -> Result<Report, BenchError> {
+    let arts = p.select(kernels).map_err(BenchError::Wrong)?;
     let lt = CublasLt::new(rt)?;
-    let arts = p.artifacts();
     if arts.is_empty() {
         return Err(BenchError::Wrong(format!(
             "no shipped kernel solves {} ({})",
@@ -576,6 +608,48 @@ mod tests {
             p(Fp8ScaleMode::Blocks, Fp8Accum::Fast).accumulation(),
             promoted
         );
+    }
+
+    #[test]
+    fn kernel_names_narrow_the_fp8_configs_and_a_wrong_one_is_refused() {
+        let p = Fp8Problem {
+            scales: Fp8ScaleMode::Blocks,
+            input: ElemType::E4m3,
+            output: ElemType::Bf16,
+            accum: Fp8Accum::Fast,
+        };
+        let all = p.select(&[]).expect("no names: all");
+        assert_eq!(all.len(), p.artifacts().len());
+        let names = |v: &[&KernelArtifact]| -> Vec<String> {
+            v.iter()
+                .map(|a| format!("{}/{}", a.kernel, a.config))
+                .collect()
+        };
+        let one = p
+            .select(&["gemm_sm90_fp8_block/default".into()])
+            .expect("a config");
+        assert_eq!(names(&one), ["gemm_sm90_fp8_block/default"]);
+        let kernel = p.select(&["gemm_sm90_fp8_block".into()]).expect("a kernel");
+        assert!(
+            kernel.len() >= 2 && kernel.len() < all.len(),
+            "{:?}",
+            names(&kernel)
+        );
+        assert!(kernel.iter().all(|a| a.kernel == "gemm_sm90_fp8_block"));
+        // The f16 config solves another problem (D in f16): named here, it is refused.
+        for wrong in [
+            "gemm_sm90_fp8_block/f16",
+            "gemm_sm90_nope",
+            "gemm_sm90_fp8_block/",
+        ] {
+            let e = p
+                .select(&["gemm_sm90_fp8_block".into(), wrong.into()])
+                .unwrap_err();
+            assert!(
+                e.contains(wrong) && e.contains("gemm_sm90_fp8_block/default"),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -114,7 +114,8 @@ pub struct GemmBench {
     #[arg(long = "shape")]
     pub shapes: Vec<String>,
     /// Kernels to measure (repeatable; every config of each competes per shape). Default: the
-    /// host's choice.
+    /// host's choice. With `--in e4m3`/`e5m2` (where every config competes by default), `NAME`
+    /// or `NAME/CONFIG` narrows the FP8 configs measured.
     #[arg(long = "kernel")]
     pub kernels: Vec<String>,
     /// Every level of the ladder on one shape (default 8192³), each against cuBLASLt.
@@ -195,7 +196,7 @@ const EPILOGUE_CONFLICTS: [&str; 9] = [
 
 /// What the FP8 bench fixes (TN, no α/β/C, every FP8 config of the problem against
 /// cuBLASLt): the options that would change it.
-const FP8_CONFLICTS: [&str; 6] = ["kernels", "ladder", "layout", "alpha", "beta", "all"];
+const FP8_CONFLICTS: [&str; 5] = ["ladder", "layout", "alpha", "beta", "all"];
 
 impl GemmBench {
     /// The FP8 GEMM problem these options ask for (`--in e4m3|e5m2`, `--scales`), `None` for
@@ -213,8 +214,8 @@ impl GemmBench {
                 (None, None) => Ok(None),
             };
         };
-        let defaults = self.kernels.is_empty()
-            && !self.ladder
+        // `--kernel` narrows the FP8 configs that compete (`Fp8Problem::select`).
+        let defaults = !self.ladder
             && !self.all
             && self.layout == BLayout::Tn
             && self.alpha == 1.0
@@ -222,8 +223,8 @@ impl GemmBench {
         if !defaults {
             return Err(format!(
                 "`--in {}` measures every FP8 GEMM (TN, scales by `--scales`) against cuBLASLt: \
-                 `--kernel`, `--ladder`, `--all`, `--layout nn`, `--alpha` and `--beta` are not \
-                 for it",
+                 `--ladder`, `--all` (every config competes already), `--layout nn`, \
+                 `--alpha` and `--beta` are not for it",
                 self.input
             ));
         }
@@ -252,7 +253,7 @@ pub fn bench(rt: &Runtime, cmd: &BenchCmd) -> Result<bool, String> {
         BenchCmd::Quant { shapes } => bench_quant(rt, shapes),
         BenchCmd::Gemm(g) => {
             if let Some(p) = g.fp8()? {
-                return bench_gemm_fp8(rt, &g.shapes, p);
+                return bench_gemm_fp8(rt, &g.shapes, &g.kernels, p);
             }
             let types = gemm_types(&g.input, &g.output)?;
             match g.epilogue {

@@ -291,20 +291,27 @@ pub fn bench_gemm_epilogue(
     .map_err(|e| e.to_string())
 }
 
-/// `tirx bench gemm --in e4m3 [--out T] [--scales tensor|rows]`: the FP8 GEMMs solving `p`
+/// `tirx bench gemm --in e4m3 [--out T] [--scales tensor|rows|blocks] [--kernel K]`: the FP8
+/// GEMMs solving `p` (those named by `--kernel`, `NAME` or `NAME/CONFIG`)
 /// against cuBLASLt's FP8 GEMM (`tirx_kernels::bench::fp8`); `Ok(false)` when some shape
 /// failed.
 pub fn bench_gemm_fp8(
     rt: &Runtime,
     shapes: &[String],
+    kernels: &[String],
     p: tirx_kernels::bench::fp8::Fp8Problem,
 ) -> Result<bool, String> {
     let shapes = shapes
         .iter()
         .map(|s| parse_shape(s, 3).map(|v| (v[0], v[1], v[2])))
         .collect::<Result<Vec<_>, _>>()?;
-    let r = tirx_kernels::bench::fp8::fp8_report(rt, p, (!shapes.is_empty()).then_some(shapes))
-        .map_err(|e| e.to_string())?;
+    let r = tirx_kernels::bench::fp8::fp8_report(
+        rt,
+        p,
+        (!shapes.is_empty()).then_some(shapes),
+        kernels,
+    )
+    .map_err(|e| e.to_string())?;
     Ok(r.rows.iter().all(tirx_kernels::bench::report::Row::ok))
 }
 
