@@ -22,7 +22,7 @@ timeout $(left 110) $T bench gemm --all --shape 160,4096,4096 --shape 192,4096,4
 grep -E "^[0-9]|host|fastest|rc=" $OUT/gemm_all.txt | cut -c1-130 | head -12
 grep -E "gemm_sm90_t/|gemm_sm90_ws/n64|tma_epi/n128" $OUT/gemm_all.txt | head -40
 echo "== FP8 blocks at ${SECONDS}s"
-timeout $(left 60) $T bench gemm --in e4m3 --out bf16 --scales blocks --shape 4096,4096,4096 > $OUT/ours_blocks.txt 2>&1; echo "rc=$?"
+timeout $(left 60) $T bench gemm --in e4m3 --out bf16 --scales blocks --kernel gemm_sm90_fp8_block --shape 4096,4096,4096 --shape 8192,8192,8192 > $OUT/ours_blocks.txt 2>&1; echo "rc=$?"
 grep -vE "^  " $OUT/ours_blocks.txt | cut -c1-120 | head -5; sed -n '/every config/,$p' $OUT/ours_blocks.txt
 echo "== DeepGEMM at ${SECONDS}s"
 SHAPES="4096,4096,4096 8192,8192,8192" BUDGET=$(left 100) bash kernels/bench/device/session57a_h200.sh 2>&1 | grep -E "deepgemm|scaled_mm|unsupported|rc=|rror|compile" | head -20
