@@ -143,8 +143,9 @@ pub struct GemmBench {
     /// β of D = α·A·op(B) + β·C (see `--alpha`).
     #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     pub beta: f32,
-    /// Every config the dispatcher accepts competes (instead of the host's choice alone); the
-    /// table marks the host's choice and its time against the fastest.
+    /// Every config the dispatcher accepts competes (instead of the host's choice alone), and
+    /// every config it holds back as not yet timed (`UNTIMED = 1`); the table marks the host's
+    /// choice and its time against the fastest.
     #[arg(long)]
     pub all: bool,
     /// A fused epilogue, D = act(A·Bᵀ + bias) with a bias of length N per column — `bias`,

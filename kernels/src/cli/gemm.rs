@@ -14,6 +14,7 @@ use tirx_kernels::dispatch::{self, Device};
 use tirx_kernels::gemm::host::{self as gemm_host, GemmLaunch};
 use tirx_kernels::gemm::request::{GemmRequest, GemmTypes};
 use tirx_kernels::gemm::split;
+use tirx_kernels::gemm::untimed::WithUntimed;
 
 pub fn parse_shape(s: &str, want: usize) -> Result<Vec<usize>, String> {
     let v: Vec<usize> = s
@@ -87,9 +88,11 @@ fn entries(k: &'static Kernel, solves: &GemmRequest, target: tirx::Target) -> Ve
         .collect()
 }
 
-/// Every artifact the dispatcher accepts for the problem on `device`, cheapest first.
+/// Every artifact the dispatcher accepts for the problem on `device`, and every untimed one it
+/// would accept once timed (`UNTIMED = 1`, [`WithUntimed`]: `--all` is how they are first
+/// timed), cheapest first by the cost model.
 fn accepted(device: &Device, request: &GemmRequest) -> Vec<GemmEntry> {
-    let verdicts = dispatch::judge(request, &catalogue::all(), device);
+    let verdicts = dispatch::judge(&WithUntimed(request), &catalogue::all(), device);
     dispatch::ranked(&verdicts)
         .into_iter()
         .map(|(v, _)| (v.kernel.name, v.artifact.config, GemmLaunch::of(v.kernel)))
@@ -97,8 +100,9 @@ fn accepted(device: &Device, request: &GemmRequest) -> Vec<GemmEntry> {
 }
 
 /// `tirx bench gemm`: ours (the host-side choice per shape, every accepted config with
-/// `--all`, or every config of the named kernels) against cuBLASLt in one process, B in
-/// `layout`, in element types `types` (only configs of those types compete).
+/// `--all` — the untimed ones too —, or every config of the named kernels) against cuBLASLt
+/// in one process, B in `layout`, in element types `types` (only configs of those types
+/// compete).
 #[allow(clippy::too_many_arguments)]
 pub fn bench_gemm(
     rt: &Runtime,
@@ -409,4 +413,36 @@ pub fn tune_gemm(
     cache.save(&path).map_err(|e| e.to_string())?;
     println!("wrote {} ({} entries)", path.display(), cache.entries.len());
     Ok(report.rows.iter().all(|r| r.ok()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--all` times the configs the host holds back as untimed, beside the ranked ones, while
+    /// the host's choice stays a ranked config (`gemm/untimed.rs`).
+    #[test]
+    fn all_times_the_untimed_configs_too() {
+        let device = Device::h100();
+        let request = GemmRequest::contiguous(
+            BLayout::Tn,
+            Epilogue::Plain,
+            GemmTypes::BF16,
+            (160, 4096, 4096),
+        );
+        let configs: Vec<String> = accepted(&device, &request)
+            .iter()
+            .map(|(k, c, _)| format!("{k}/{c}"))
+            .collect();
+        for c in ["n80", "n112", "c2n80", "c2n112", "w2n96", "n96"] {
+            assert!(
+                configs.contains(&format!("gemm_sm90_t/{c}")),
+                "{c}: {configs:?}"
+            );
+        }
+        let empty = dispatch::tune::Cache::default();
+        let choice =
+            dispatch::choose(&request, &catalogue::all(), &device, &empty).expect("a choice");
+        assert_eq!(choice.label(), "gemm_sm90_t/w2n96");
+    }
 }

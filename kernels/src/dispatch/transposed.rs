@@ -7,6 +7,7 @@ use super::tune::Cache;
 use super::*;
 use crate::catalogue;
 use crate::gemm::request::{GemmRequest, GemmTypes};
+use crate::gemm::untimed::{UNTIMED_REASON, WithUntimed, is_untimed};
 use tirx::problem::{BLayout, Epilogue};
 
 /// The model's `kernel/config` on an H100 for a bf16 request.
@@ -112,5 +113,81 @@ fn the_reread_terms_predictions_for_unmeasured_shapes() {
     for (shape, tn, nn) in cases {
         assert_eq!(choice(BLayout::Tn, shape), tn, "TN {shape:?}");
         assert_eq!(choice(BLayout::Nn, shape), nn, "NN {shape:?}");
+    }
+}
+
+/// The model's `kernel/config` on an H100 for a bf16 request with the untimed guard lifted
+/// (`gemm/untimed.rs`: what it would choose once every config is timed).
+fn choice_with_untimed(layout: BLayout, shape: (usize, usize, usize)) -> String {
+    let req = GemmRequest::contiguous(layout, Epilogue::Plain, GemmTypes::BF16, shape);
+    choose(
+        &WithUntimed(&req),
+        &catalogue::all(),
+        &Device::h100(),
+        &Cache::default(),
+    )
+    .unwrap_or_else(|e| panic!("{shape:?}: {e}"))
+    .label()
+}
+
+/// The tiles that split M into exactly two row blocks (`n80`, `n112`, `c2n80`, `c2n112`:
+/// issue #32's hypothesis, `gemm/transposed.rs`) are not timed yet (`UNTIMED = 1`): the model
+/// ranks none of them, and its choices stay those of the measured configs. With the guard
+/// lifted it would choose them where they make two full row blocks — the prediction for their
+/// first GPU run (H100, the model's time in units of `unit_seconds(4096)` = 0.199 µs):
+/// - 160×4096×4096: `t/n80` 98.7 (19.6 µs: 128 CTAs, no row of fill), `t/c2n80` 103.3, then
+///   today's choice `t/w2n96` 133.0 (26.4 µs; measured 21.9 at stop 56);
+/// - 224×4096×4096: `t/n112` 115.6 (23.0 µs), `t/c2n112` 121.2, then today's `t/n128` 154.5
+///   (30.7 µs; measured 26.6 at stop 56);
+/// - 240×4096×4096: `t/n128` 139.2, unchanged (112 would make three row blocks);
+/// - 176×6144×4096: `t/w2n96` 133.0, unchanged (80 and 112 make three and two blocks with
+///   fill, at 192 CTAs and more);
+/// - 150, 144 and 208×4096×4096 and 80×8192×4096 move too (`n80`, `n80`, `n112`, `n80`): the
+///   fill of a tile of 80 or 112 rows there is less than the measured tiles'.
+#[test]
+fn the_untimed_two_block_tiles_are_unranked_but_would_be_chosen() {
+    let cases = [
+        ((160, 4096, 4096), "gemm_sm90_t/w2n96", "gemm_sm90_t/n80"),
+        ((224, 4096, 4096), "gemm_sm90_t/n128", "gemm_sm90_t/n112"),
+        ((240, 4096, 4096), "gemm_sm90_t/n128", "gemm_sm90_t/n128"),
+        ((176, 6144, 4096), "gemm_sm90_t/w2n96", "gemm_sm90_t/w2n96"),
+        ((150, 4096, 4096), "gemm_sm90_t/w2n96", "gemm_sm90_t/n80"),
+        ((144, 4096, 4096), "gemm_sm90_t/w2n96", "gemm_sm90_t/n80"),
+        (
+            (208, 4096, 4096),
+            "gemm_sm90_tma_epi/n128",
+            "gemm_sm90_t/n112",
+        ),
+        ((80, 8192, 4096), "gemm_sm90_t/w2n96", "gemm_sm90_t/n80"),
+        ((192, 4096, 4096), "gemm_sm90_t/n96", "gemm_sm90_t/n96"),
+    ];
+    for (shape, now, lifted) in cases {
+        assert_eq!(choice(BLayout::Tn, shape), now, "{shape:?}");
+        assert_eq!(
+            choice_with_untimed(BLayout::Tn, shape),
+            lifted,
+            "lifted {shape:?}"
+        );
+    }
+    // Ranked by no request, in either type: the reason is the guard's, at a shape where they
+    // would win.
+    let t = catalogue::find("gemm_sm90_t").expect("shipped");
+    let f16 = GemmTypes {
+        input: tirx::abi::ElemType::F16,
+        output: tirx::abi::ElemType::F16,
+    };
+    for types in [GemmTypes::BF16, f16] {
+        let req = GemmRequest::contiguous(BLayout::Tn, Epilogue::Plain, types, (160, 4096, 4096));
+        let untimed: Vec<_> = judge(&req, &[t], &Device::h100())
+            .into_iter()
+            .filter(|v| is_untimed(v.artifact) && req.solves(v.artifact).is_ok())
+            .collect();
+        assert_eq!(untimed.len(), 4, "n80, n112, c2n80, c2n112 in {types}");
+        for v in untimed {
+            match &v.outcome {
+                Err(Reject::Unranked(why)) => assert_eq!(why, UNTIMED_REASON),
+                other => panic!("{}: {other:?}", v.artifact.config),
+            }
+        }
     }
 }

@@ -81,6 +81,9 @@
 //! skinny TN shapes, stop 56's 9 at M = 80…256 and stop 54's 10 NN ones).
 //!
 //! The model ranks; the tune cache corrects it where it is wrong.
+//!
+//! **Untimed configs.** A config whose constants say `UNTIMED = 1` has never run on a GPU;
+//! [`GemmRequest::cost`] refuses it and the host never chooses it (`untimed.rs`).
 
 use tirx::abi::ElemType;
 use tirx::problem::{BLayout, Epilogue, GemmProblem, Problem};
@@ -88,7 +91,7 @@ use tirx::runtime::TensorMeta;
 use tirx::{KernelArtifact, TensorArg};
 
 use super::fp8_ref::{Fp8Accum, Fp8ScaleMode};
-use super::{reread, split};
+use super::{reread, split, untimed};
 use crate::dispatch::tune::{self, Key};
 use crate::dispatch::{Device, ProblemDef, Reject, mentions_sms};
 
@@ -393,6 +396,33 @@ impl ProblemDef for GemmRequest {
     }
 
     fn cost(&self, artifact: &KernelArtifact, device: &Device) -> Result<f64, Reject> {
+        if untimed::is_untimed(artifact) {
+            return Err(Reject::Unranked(untimed::UNTIMED_REASON.into()));
+        }
+        self.model_cost(artifact, device)
+    }
+
+    fn cache_key(&self, device: &Device) -> Key {
+        let (m, n, k) = self.shape;
+        Key {
+            device: device.name.clone(),
+            sms: device.limits.sm_count,
+            problem: self.problem_name(),
+            types: self.types.to_string(),
+            bucket: [tune::bucket(m), tune::bucket(n), tune::bucket(k)],
+            align: [tune::alignment(m), tune::alignment(n), tune::alignment(k)],
+        }
+    }
+}
+
+impl GemmRequest {
+    /// The cost model's estimate ([`ProblemDef::cost`] without the untimed guard:
+    /// `untimed.rs`).
+    pub(crate) fn model_cost(
+        &self,
+        artifact: &KernelArtifact,
+        device: &Device,
+    ) -> Result<f64, Reject> {
         let promotes = if artifact.int("PROMOTE").is_some_and(|p| p > 0) {
             PROMOTED
         } else {
@@ -501,18 +531,6 @@ impl ProblemDef for GemmRequest {
         // tile's factors (`reread.rs`).
         let reread = reread::reread_units(self, artifact, device) * (cost / base);
         Ok(cost.max(memory).max(reread) + fill_units(1, k))
-    }
-
-    fn cache_key(&self, device: &Device) -> Key {
-        let (m, n, k) = self.shape;
-        Key {
-            device: device.name.clone(),
-            sms: device.limits.sm_count,
-            problem: self.problem_name(),
-            types: self.types.to_string(),
-            bucket: [tune::bucket(m), tune::bucket(n), tune::bucket(k)],
-            align: [tune::alignment(m), tune::alignment(n), tune::alignment(k)],
-        }
     }
 }
 

@@ -14,7 +14,7 @@
 //!
 //! **The kernel.** CTA `(x, y)` computes D's rows `y·BN …` and columns `x·64·WG …`: each
 //! consumer warpgroup `wg` holds the accumulator `acc[64 (n), BN (m)] = B_tile·A_tileᵀ` of B's
-//! rows `(x·WG + wg)·64 …` over all of K (`wgmma.m64nBNk16`, BN = 96 or 128: PTX ISA
+//! rows `(x·WG + wg)·64 …` over all of K (`wgmma.m64nBNk16`, BN = 80, 96, 112 or 128: PTX ISA
 //! §9.7.15.5, N a multiple of 8 up to 256), fed by a TMA + mbarrier pipeline of `STAGES`
 //! stages (warp 0's elected thread, one box per 64 of B's rows and one of A's; the consumers' loop is
 //! `pieces::consume`, one wgmma group in flight). The epilogue rounds the accumulator to D's
@@ -38,6 +38,19 @@
 //! K), more L2 traffic than B's (the re-read term of `reread.rs`): the cluster halves it.
 //! emulator-verified (`tests/sim_transposed.rs`, odd column-block counts and tails), not yet
 //! timed, and not chosen by the host's model at any measured shape.
+//! `n80`/`n112` (BN = 80, 11 stages of 8 + 10 KB; BN = 112, 9 of 8 + 14 KB: 210 and 214 KB
+//! with the staging tile and barriers, the most stages under the 227 KB a CTA may take) and
+//! their clusters `c2n80`/`c2n112` (the same stages; each CTA loads a half box of 40 or 56 of
+//! A's rows: a whole number of the 8-row 128B swizzle atoms, so the second half starts 1024-
+//! byte aligned and the two halves read as one `BN`-row operand) split M = 160 and 224 into
+//! exactly two row blocks: issue #32's hypothesis, after cuBLAS's 96-row tile at M = 192 —
+//! no zero-filled rows, and 128 CTAs at N = 4096 where `n96` at M = 160 computes 32 rows of
+//! fill and `n128` at 224 another 32. The epilogue is generic in `BN`: the staging tile
+//! `[BN, 64]` and D's store box take any `BN`, and `stmatrix…trans` moves pairs of 8-column
+//! blocks (80 and 112 are 5 and 7 pairs). Emulator-verified (`tests/sim_transposed.rs`), not
+//! yet timed: their config constant `UNTIMED = 1` keeps them out of the host's ranking
+//! (`untimed.rs`), where the model would choose them at 160 and 224 × 4096 × 4096
+//! (`dispatch/transposed.rs`' test); `tirx bench gemm --all` times them.
 //! `nn_n96`/`nn_n128`/`nn_w2n96` take B
 //! given K×N (`b` `#[major(MB)]`, its shared tile `major = MB`: B is the MMA's A operand
 //! MN-major, wgmma's `imm-trans-a`, as `gemm_sm90_splitk_t`'s `nn` configs). An f32 D would
@@ -79,6 +92,10 @@ pub mod kernels {
                     w2n128 = (WG = 2, BN = 128, STAGES = 5, CL = 1),
                     c2n96 = (WG = 1, BN = 96, STAGES = 10, CL = 2),
                     c2n128 = (WG = 1, BN = 128, STAGES = 8, CL = 2),
+                    n80 = (WG = 1, BN = 80, STAGES = 11, CL = 1, UNTIMED = 1),
+                    n112 = (WG = 1, BN = 112, STAGES = 9, CL = 1, UNTIMED = 1),
+                    c2n80 = (WG = 1, BN = 80, STAGES = 11, CL = 2, UNTIMED = 1),
+                    c2n112 = (WG = 1, BN = 112, STAGES = 9, CL = 2, UNTIMED = 1),
                 ),
                 with = (BM = 64, BK = 64, MB = k, TRANS = 1),
             ),
