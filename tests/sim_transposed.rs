@@ -4,14 +4,14 @@
 //! bound (`sim_gemm.rs`' `typed_gemm_case`), on shapes with tails in M (150, 200: a partial
 //! last row block, clipped by the TMA store), in N (264 = 4·64 + 8: a last column block of 8)
 //! and in K (200, 1000: TMA's zero fill in the last K tile; 1000 is 16 K tiles, more than
-//! every config's stages, so stages are reused); the tiles of 80 and 112 rows
-//! (`n80`/`n112`/`c2n80`/`c2n112`) at M = 160 and 224, two whole row blocks, and with tails.
+//! every config's stages, so stages are reused); the tiles of 80 and 112 rows (`n80`/`n112`,
+//! TN and NN) at M = 160 and 224, two whole row blocks, and with tails.
 
 use super::sim_exec::report;
 use super::sim_gemm::{sm90, typed_gemm_case};
 
-/// The TN tile configs timed first (one and two consumer warpgroups, BN = 96 and 128, the 2×1
-/// clusters) with bf16 and f16, on M, N and K tails.
+/// The TN tile configs timed first (one and two consumer warpgroups, BN = 96 and 128) with
+/// bf16 and f16, on M, N and K tails.
 #[test]
 fn the_transposed_gemm_matches_the_reference_with_tails() {
     let mut runs = Vec::new();
@@ -23,11 +23,6 @@ fn the_transposed_gemm_matches_the_reference_with_tails() {
         ("w2n128", (192, 136, 1000), 65),
         ("f16_n96", (200, 72, 200), 66),
         ("f16_w2n128", (150, 264, 136), 67),
-        // The 2×1 clusters multicasting A: an even count of column blocks (264 → 5 of 64,
-        // padded to 6: the last CTA's B box is wholly past N), and an odd one with M, K tails.
-        ("c2n96", (150, 264, 200), 68),
-        ("c2n128", (200, 136, 264), 69),
-        ("f16_c2n96", (100, 72, 1000), 70),
     ] {
         let stats = typed_gemm_case(sm90("gemm_sm90_t", config), shape, seed)
             .unwrap_or_else(|e| panic!("gemm_sm90_t {config} {shape:?}: {e}"));
@@ -36,14 +31,11 @@ fn the_transposed_gemm_matches_the_reference_with_tails() {
     report("gemm_sm90_t", &runs);
 }
 
-/// The tiles that split M = 160 and 224 into exactly two row blocks (`n80`, `n112` and their
-/// 2×1 clusters `c2n80`, `c2n112`, issue #32), bf16 and f16: M a whole number of row blocks
-/// (160 = 2·80, 224 = 2·112) and with a tail (150, 200, 230, and 100: a second block of
-/// 20 rows whose upper half-box in `c2n80` lies wholly past M); N with a last column block
-/// of 8 (136, 264, 72); K tails (200, 264, 136) and K = 1000 (16 K tiles, more than the 11
-/// and 9 stages, so stages are reused). The clusters get odd counts of column blocks (264 →
-/// 5, 136 → 3: the grid pads to pairs and the last CTA's B box lies wholly past N) and an
-/// even one (256 → 4, 72 → 2).
+/// The tiles that split M = 160 and 224 into exactly two row blocks (`n80`, `n112`, issue
+/// #32), bf16 and f16: M a whole number of row blocks (160 = 2·80, 224 = 2·112) and with a
+/// tail (150, 200, 230, and 100: a second block of 20 rows); N with a last column block of 8
+/// (136, 264, 72); K tails (200, 264, 136) and K = 1000 (16 K tiles, more than the 11 and 9
+/// stages, so stages are reused).
 #[test]
 fn the_two_row_block_tiles_match_the_reference() {
     let mut runs = Vec::new();
@@ -54,12 +46,9 @@ fn the_two_row_block_tiles_match_the_reference() {
         ("n112", (224, 264, 200), 84),
         ("n112", (200, 136, 1000), 85),
         ("f16_n112", (230, 72, 264), 86),
-        ("c2n80", (160, 264, 1000), 87),
-        ("c2n80", (150, 256, 200), 88),
-        ("f16_c2n80", (100, 136, 200), 89),
-        ("c2n112", (224, 136, 1000), 90),
-        ("c2n112", (200, 264, 200), 91),
-        ("f16_c2n112", (230, 72, 264), 92),
+        ("n80", (100, 256, 1000), 87),
+        ("f16_n80", (160, 136, 200), 88),
+        ("n112", (224, 136, 1000), 89),
     ] {
         let stats = typed_gemm_case(sm90("gemm_sm90_t", config), shape, seed)
             .unwrap_or_else(|e| panic!("gemm_sm90_t {config} {shape:?}: {e}"));
@@ -68,7 +57,9 @@ fn the_two_row_block_tiles_match_the_reference() {
     report("gemm_sm90_t two row blocks", &runs);
 }
 
-/// The NN configs: B given K×N, the MMA's A operand read MN-major (`imm-trans-a`).
+/// The NN configs: B given K×N, the MMA's A operand read MN-major (`imm-trans-a`); the
+/// two-row-block tiles `nn_n80`/`nn_n112` at M = 160 and 224 (two whole row blocks) and with
+/// M, N and K tails (150, 230; 136, 72; 200, 1000).
 #[test]
 fn the_transposed_gemm_takes_b_given_k_by_n() {
     let mut runs = Vec::new();
@@ -78,6 +69,12 @@ fn the_transposed_gemm_takes_b_given_k_by_n() {
         ("nn_f16_n96", (200, 72, 136), 73),
         ("nn_w2n96", (150, 264, 200), 74),
         ("nn_f16_w2n96", (192, 136, 1000), 75),
+        ("nn_n80", (160, 264, 200), 76),
+        ("nn_n80", (150, 136, 1000), 77),
+        ("nn_f16_n80", (230, 72, 136), 78),
+        ("nn_n112", (224, 264, 1000), 79),
+        ("nn_n112", (230, 136, 200), 80),
+        ("nn_f16_n112", (224, 72, 264), 93),
     ] {
         let stats = typed_gemm_case(sm90("gemm_sm90_t", config), shape, seed)
             .unwrap_or_else(|e| panic!("gemm_sm90_t {config} {shape:?}: {e}"));

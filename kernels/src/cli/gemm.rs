@@ -425,7 +425,7 @@ mod tests {
     fn all_times_the_untimed_configs_too() {
         let device = Device::h100();
         let request = GemmRequest::contiguous(
-            BLayout::Tn,
+            BLayout::Nn,
             Epilogue::Plain,
             GemmTypes::BF16,
             (160, 4096, 4096),
@@ -434,7 +434,7 @@ mod tests {
             .iter()
             .map(|(k, c, _)| format!("{k}/{c}"))
             .collect();
-        for c in ["n80", "n112", "c2n80", "c2n112", "w2n96", "n96"] {
+        for c in ["nn_n80", "nn_n112", "nn_w2n96", "nn_n96"] {
             assert!(
                 configs.contains(&format!("gemm_sm90_t/{c}")),
                 "{c}: {configs:?}"
@@ -443,6 +443,6 @@ mod tests {
         let empty = dispatch::tune::Cache::default();
         let choice =
             dispatch::choose(&request, &catalogue::all(), &device, &empty).expect("a choice");
-        assert_eq!(choice.label(), "gemm_sm90_t/w2n96");
+        assert_eq!(choice.label(), "gemm_sm90_t/nn_w2n96");
     }
 }

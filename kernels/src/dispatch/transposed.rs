@@ -1,7 +1,8 @@
 //! The cost model and the transposed-tile GEMM (`gemm_sm90_t`, `gemm/transposed.rs`, issue
 //! #32): where the model ranks it (TN, M in 65…256 and not a multiple of 128), against its
-//! first measurement (H100, stop 56), and where it refuses to (everywhere else, so the choice
-//! there is the one measured before it existed).
+//! first measurement (H100, stop 56) and that of its two-row-block tiles (stop 59), where it
+//! refuses to (everywhere else, so the choice there is the one measured before it existed),
+//! and what it would choose once the untimed NN tiles (`nn_n80`, `nn_n112`) are timed.
 
 use super::tune::Cache;
 use super::*;
@@ -30,33 +31,73 @@ fn ranked_transposed(layout: BLayout, shape: (usize, usize, usize)) -> usize {
 
 /// The model's choice at the shapes of issue #32 against the H100 measurement of stop 56
 /// (`docs/perf/h100-2026-12-07-stop56.md`, the first GPU run of `gemm_sm90_t`; TFLOP/s, the
-/// fastest config first):
-/// - 160×4096×4096: `t/w2n96` 244, `t/n96` 219; the model takes `t/w2n96` (until the re-read
-///   term, `gemm/reread.rs`, it took `t/n96`, 0.898: nothing charged `n96`'s 128 CTAs for
-///   their boxes through the L2, a third of them zero fill);
+/// fastest config first), and since stop 59 (`docs/perf/h100-2026-12-07-stop59.md`) with the
+/// two-row-block tiles `n80`/`n112` ranked:
+/// - 160×4096×4096: `t/w2n96` 244, `t/n96` 219 at stop 56; the model takes `t/n80`, the
+///   fastest at stop 59 (20.2 µs against `t/w2n96`'s 22.0; the next test);
 /// - 192×4096×4096: `t/n96` 300, `t/w2n96` 294; the model takes `t/n96`;
-/// - 224×4096×4096: `ws/n64` 293, `t/n128` 284; the model takes `t/n128` (0.969: one wave of
-///   128 CTAs, which a grid that is not persistent runs as a persistent one would);
+/// - 224×4096×4096: `ws/n64` 293, `t/n128` 284 at stop 56; the model takes `t/n112`, the
+///   fastest at stop 59 (21.0 µs against `ws/n64`'s 25.4);
 /// - 96×8192×8192: `t/n96` 258, `t/w2n96` 249; the model takes `t/n96`;
-/// - 80×8192×4096: `t/n96` 189, `t/w2n96` 183; the model takes `t/w2n96` (0.969);
+/// - 80×8192×4096: `t/n96` 189, `t/w2n96` 183 at stop 56; the model takes `t/n80` (stop 59:
+///   28.2 µs against `t/n96`'s 28.1, 0.995);
 /// - 192×8192×4096: `t/w2n96` 375, `tma_epi/n128` 337, `ws/n128` 325; and 192×8192×8192:
 ///   `t/w2n96` 408, `cluster/n192` 378, `tma_epi/n128` 371. The model takes `t/w2n96`, one
 ///   wave of 128 two-warpgroup CTAs, where `t/n96`'s 256 one-warpgroup CTAs make two waves
 ///   (until stop 56 it charged the one wave ×1.25 for a grid that is not persistent and took
 ///   `ws/n128` and `tma_epi/n128`, 0.868 and 0.908).
 ///
-/// 150×4096×4096 is not measured: `t/w2n96`, as at M = 160.
+/// 150×4096×4096 is not measured: `t/n80`, as at M = 144 and 160.
 #[test]
 fn the_model_takes_the_transposed_tile_where_m_is_not_a_multiple_of_128() {
     let cases = [
-        ((160, 4096, 4096), "gemm_sm90_t/w2n96"),
+        ((160, 4096, 4096), "gemm_sm90_t/n80"),
         ((192, 4096, 4096), "gemm_sm90_t/n96"),
-        ((224, 4096, 4096), "gemm_sm90_t/n128"),
-        ((150, 4096, 4096), "gemm_sm90_t/w2n96"),
+        ((224, 4096, 4096), "gemm_sm90_t/n112"),
+        ((150, 4096, 4096), "gemm_sm90_t/n80"),
         ((96, 8192, 8192), "gemm_sm90_t/n96"),
-        ((80, 8192, 4096), "gemm_sm90_t/w2n96"),
+        ((80, 8192, 4096), "gemm_sm90_t/n80"),
         ((192, 8192, 4096), "gemm_sm90_t/w2n96"),
         ((192, 8192, 8192), "gemm_sm90_t/w2n96"),
+    ];
+    let got: Vec<(_, String)> = cases
+        .iter()
+        .map(|(s, _)| (*s, choice(BLayout::Tn, *s)))
+        .collect();
+    let want: Vec<(_, String)> = cases.iter().map(|(s, c)| (*s, c.to_string())).collect();
+    assert_eq!(got, want);
+}
+
+/// The model's choice at the 9 TN shapes of stop 59 (H100, 2026-12-07,
+/// `docs/perf/h100-2026-12-07-stop59.md`, `call2/tn_all.json`: the first run of the
+/// two-row-block tiles `n80`/`n112`; median µs, the fastest first):
+/// - 144×4096×4096: `t/n80` 22.0, `t/w2n96` 22.5, `t/n96` 26.4 (cuBLASLt 18.3); the model
+///   takes `t/n80` (1.000);
+/// - 160×4096×4096: `t/n80` 20.2, `t/w2n96` 22.0, `t/n96` 24.3 (cuBLASLt 18.6): `t/n80`
+///   (1.000), as predicted before it was timed (19.6 µs);
+/// - 176×4096×4096: `t/w2n96` 22.1, `t/n96` 22.4 (cuBLASLt 19.0): `t/n96` (0.984);
+/// - 192×4096×4096: `t/n96` 20.7, `t/w2n96` 22.0, `t/n112` 25.6: `t/n96` (1.000);
+/// - 208×4096×4096: `t/n112` 22.6, `t/w2n128` 26.1, `ws/n128` 26.9, `t/n128` 27.6,
+///   `tma_epi/n128` 29.4: `t/n112` (1.000; with `n112` untimed it took `tma_epi/n128`, 0.770);
+/// - 224×4096×4096: `t/n112` 21.0, `ws/n64` 25.4, `t/n128` 26.5 (cuBLASLt 20.6): `t/n112`
+///   (1.000), predicted 23.0 µs;
+/// - 240×4096×4096: `ws/n64` 21.2, `t/n128` 22.8 (cuBLASLt 21.0): `t/n128` (0.933, a known
+///   miss of `dispatch::measured`: the model ranks `ws/n64`'s two 128-row blocks, 16 rows of
+///   fill, behind `t/n128`'s);
+/// - 176×6144×4096: `t/w2n96` 30.3, `tma_epi/n128` 33.9: `t/w2n96` (1.000);
+/// - 80×8192×4096: `t/n96` 28.1, `t/n80` 28.2, `t/w2n96` 29.3, `t/n112` 29.3: `t/n80` (0.995).
+#[test]
+fn the_model_takes_the_two_row_block_tiles_where_they_measured_fastest() {
+    let cases = [
+        ((144, 4096, 4096), "gemm_sm90_t/n80"),
+        ((160, 4096, 4096), "gemm_sm90_t/n80"),
+        ((176, 4096, 4096), "gemm_sm90_t/n96"),
+        ((192, 4096, 4096), "gemm_sm90_t/n96"),
+        ((208, 4096, 4096), "gemm_sm90_t/n112"),
+        ((224, 4096, 4096), "gemm_sm90_t/n112"),
+        ((240, 4096, 4096), "gemm_sm90_t/n128"),
+        ((176, 6144, 4096), "gemm_sm90_t/w2n96"),
+        ((80, 8192, 4096), "gemm_sm90_t/n80"),
     ];
     let got: Vec<(_, String)> = cases
         .iter()
@@ -86,33 +127,31 @@ fn the_transposed_tile_is_unranked_outside_its_range() {
     assert!(ranked_transposed(BLayout::Nn, (192, 4096, 4096)) >= 3);
 }
 
-/// The re-read term's predictions at shapes no run has measured (`gemm/reread.rs`' header, for
-/// the GPU to confirm; TN and NN, H100), pinned so that a change to the model says which it
-/// moves.
+/// The model's predictions at shapes no run has measured with its choice (TN and NN, H100),
+/// pinned so that a change to the model says which it moves: TN 160×8192×4096 and
+/// 150×4096×4096; 112×4096×8192 and 72×14336×4096, timed at stop 56 (call 6) before `n80` and
+/// `n112` existed (there `t/n128` 32.5 µs, 0.997 of the fastest, and `t/w2n96` 45.3, the
+/// fastest; `t/n96`, whose 224 CTAs `n80` shares, 49.7); NN at 144, 176 and 240×4096×4096 and
+/// 160×8192×4096 (the re-read term's, `gemm/reread.rs`).
 #[test]
-fn the_reread_terms_predictions_for_unmeasured_shapes() {
-    let cases = [
-        ((176, 4096, 4096), "gemm_sm90_t/n96", "gemm_sm90_t/nn_n96"),
-        (
-            (208, 4096, 4096),
-            "gemm_sm90_tma_epi/n128",
-            "gemm_sm90_splitk/nn_m128n64",
-        ),
-        ((240, 4096, 4096), "gemm_sm90_t/n128", "gemm_sm90_t/nn_n128"),
-        (
-            (160, 8192, 4096),
-            "gemm_sm90_t/w2n96",
-            "gemm_sm90_t/nn_w2n96",
-        ),
-        (
-            (144, 4096, 4096),
-            "gemm_sm90_t/w2n96",
-            "gemm_sm90_t/nn_w2n96",
-        ),
+fn the_models_predictions_for_unmeasured_choices() {
+    let tn = [
+        ((160, 8192, 4096), "gemm_sm90_t/w2n96"),
+        ((150, 4096, 4096), "gemm_sm90_t/n80"),
+        ((112, 4096, 8192), "gemm_sm90_t/n112"),
+        ((72, 14336, 4096), "gemm_sm90_t/n80"),
     ];
-    for (shape, tn, nn) in cases {
-        assert_eq!(choice(BLayout::Tn, shape), tn, "TN {shape:?}");
-        assert_eq!(choice(BLayout::Nn, shape), nn, "NN {shape:?}");
+    for (shape, want) in tn {
+        assert_eq!(choice(BLayout::Tn, shape), want, "TN {shape:?}");
+    }
+    let nn = [
+        ((144, 4096, 4096), "gemm_sm90_t/nn_w2n96"),
+        ((176, 4096, 4096), "gemm_sm90_t/nn_n96"),
+        ((240, 4096, 4096), "gemm_sm90_t/nn_n128"),
+        ((160, 8192, 4096), "gemm_sm90_t/nn_w2n96"),
+    ];
+    for (shape, want) in nn {
+        assert_eq!(choice(BLayout::Nn, shape), want, "NN {shape:?}");
     }
 }
 
@@ -130,64 +169,85 @@ fn choice_with_untimed(layout: BLayout, shape: (usize, usize, usize)) -> String 
     .label()
 }
 
-/// The tiles that split M into exactly two row blocks (`n80`, `n112`, `c2n80`, `c2n112`:
-/// issue #32's hypothesis, `gemm/transposed.rs`) are not timed yet (`UNTIMED = 1`): the model
-/// ranks none of them, and its choices stay those of the measured configs. With the guard
-/// lifted it would choose them where they make two full row blocks — the prediction for their
-/// first GPU run (H100, the model's time in units of `unit_seconds(4096)` = 0.199 µs):
-/// - 160×4096×4096: `t/n80` 98.7 (19.6 µs: 128 CTAs, no row of fill), `t/c2n80` 103.3, then
-///   today's choice `t/w2n96` 133.0 (26.4 µs; measured 21.9 at stop 56);
-/// - 224×4096×4096: `t/n112` 115.6 (23.0 µs), `t/c2n112` 121.2, then today's `t/n128` 154.5
-///   (30.7 µs; measured 26.6 at stop 56);
-/// - 240×4096×4096: `t/n128` 139.2, unchanged (112 would make three row blocks);
-/// - 176×6144×4096: `t/w2n96` 133.0, unchanged (80 and 112 make three and two blocks with
-///   fill, at 192 CTAs and more);
-/// - 150, 144 and 208×4096×4096 and 80×8192×4096 move too (`n80`, `n80`, `n112`, `n80`): the
-///   fill of a tile of 80 or 112 rows there is less than the measured tiles'.
+/// The NN two-row-block tiles (`nn_n80`, `nn_n112`: `n80`/`n112` with B given K×N) are not
+/// timed yet (`UNTIMED = 1`): the model ranks neither, and its NN choices stay those of the
+/// measured configs. With the guard lifted it would choose them where the TN tiles were the
+/// fastest at stop 59 — the prediction for their first GPU run (H100, stop 59's NN run,
+/// `call2/nn_all.json`, µs):
+/// - 160×4096×4096: `nn_n80` (today `t/nn_w2n96`, the fastest measured, 21.8; cuBLASLt 19.4;
+///   TN `t/n80` ran 20.2 there);
+/// - 208×4096×4096: `nn_n112` (today `splitk/nn_m128n64`, 33.3, 0.827 of the fastest measured
+///   `ws/nn_n128` 27.6; cuBLASLt 20.8; TN `t/n112` 22.6);
+/// - 224×4096×4096: `nn_n112` (today `t/nn_n128`, 26.3, 0.944 of `ws/nn_n64` 24.8; cuBLASLt
+///   21.2; TN `t/n112` 21.0);
+/// - 144×4096×4096 `nn_n80`; 192 and 240×4096×4096 unchanged (`nn_n96`, `nn_n128`).
 #[test]
-fn the_untimed_two_block_tiles_are_unranked_but_would_be_chosen() {
+fn the_untimed_nn_two_block_tiles_are_unranked_but_would_be_chosen() {
     let cases = [
-        ((160, 4096, 4096), "gemm_sm90_t/w2n96", "gemm_sm90_t/n80"),
-        ((224, 4096, 4096), "gemm_sm90_t/n128", "gemm_sm90_t/n112"),
-        ((240, 4096, 4096), "gemm_sm90_t/n128", "gemm_sm90_t/n128"),
-        ((176, 6144, 4096), "gemm_sm90_t/w2n96", "gemm_sm90_t/w2n96"),
-        ((150, 4096, 4096), "gemm_sm90_t/w2n96", "gemm_sm90_t/n80"),
-        ((144, 4096, 4096), "gemm_sm90_t/w2n96", "gemm_sm90_t/n80"),
+        (
+            (160, 4096, 4096),
+            "gemm_sm90_t/nn_w2n96",
+            "gemm_sm90_t/nn_n80",
+        ),
         (
             (208, 4096, 4096),
-            "gemm_sm90_tma_epi/n128",
-            "gemm_sm90_t/n112",
+            "gemm_sm90_splitk/nn_m128n64",
+            "gemm_sm90_t/nn_n112",
         ),
-        ((80, 8192, 4096), "gemm_sm90_t/w2n96", "gemm_sm90_t/n80"),
-        ((192, 4096, 4096), "gemm_sm90_t/n96", "gemm_sm90_t/n96"),
+        (
+            (224, 4096, 4096),
+            "gemm_sm90_t/nn_n128",
+            "gemm_sm90_t/nn_n112",
+        ),
+        (
+            (144, 4096, 4096),
+            "gemm_sm90_t/nn_w2n96",
+            "gemm_sm90_t/nn_n80",
+        ),
+        (
+            (192, 4096, 4096),
+            "gemm_sm90_t/nn_n96",
+            "gemm_sm90_t/nn_n96",
+        ),
+        (
+            (240, 4096, 4096),
+            "gemm_sm90_t/nn_n128",
+            "gemm_sm90_t/nn_n128",
+        ),
     ];
     for (shape, now, lifted) in cases {
-        assert_eq!(choice(BLayout::Tn, shape), now, "{shape:?}");
+        assert_eq!(choice(BLayout::Nn, shape), now, "{shape:?}");
         assert_eq!(
-            choice_with_untimed(BLayout::Tn, shape),
+            choice_with_untimed(BLayout::Nn, shape),
             lifted,
             "lifted {shape:?}"
         );
     }
     // Ranked by no request, in either type: the reason is the guard's, at a shape where they
-    // would win.
+    // would win; the TN `n80`/`n112` are timed (stop 59) and ranked.
     let t = catalogue::find("gemm_sm90_t").expect("shipped");
     let f16 = GemmTypes {
         input: tirx::abi::ElemType::F16,
         output: tirx::abi::ElemType::F16,
     };
     for types in [GemmTypes::BF16, f16] {
-        let req = GemmRequest::contiguous(BLayout::Tn, Epilogue::Plain, types, (160, 4096, 4096));
+        let req = GemmRequest::contiguous(BLayout::Nn, Epilogue::Plain, types, (160, 4096, 4096));
         let untimed: Vec<_> = judge(&req, &[t], &Device::h100())
             .into_iter()
             .filter(|v| is_untimed(v.artifact) && req.solves(v.artifact).is_ok())
             .collect();
-        assert_eq!(untimed.len(), 4, "n80, n112, c2n80, c2n112 in {types}");
+        assert_eq!(untimed.len(), 2, "nn_n80, nn_n112 in {types}");
         for v in untimed {
             match &v.outcome {
                 Err(Reject::Unranked(why)) => assert_eq!(why, UNTIMED_REASON),
                 other => panic!("{}: {other:?}", v.artifact.config),
             }
         }
+        let tn = GemmRequest::contiguous(BLayout::Tn, Epilogue::Plain, types, (160, 4096, 4096));
+        let untimed_tn = judge(&tn, &[t], &Device::h100())
+            .into_iter()
+            .filter(|v| is_untimed(v.artifact) && tn.solves(v.artifact).is_ok())
+            .count();
+        assert_eq!(untimed_tn, 0, "TN in {types}");
     }
 }

@@ -27,34 +27,32 @@
 //!
 //! Configs: `n96` (BN = 96, 10 stages of 8 + 12 KB, the cuBLAS tile), `n128` (8 stages of
 //! 8 + 16 KB), and the two-warpgroup `w2n96`/`w2n128` (a 128×BN tile: A's box read once for
-//! 128 of B's rows; 7 and 5 stages), bf16 and f16 (D in A's type); `c2n96`/`c2n128`: `n96`/
-//! `n128` in a 2×1 cluster (`CL = 2`) whose CTAs, neighbours along N, need the same A box —
-//! each loads one half of it (`BN / 2` rows) and multicasts it to both (`multicast = 3`, PTX
-//! ISA §9.7.9.25.5.1), so A crosses the L2 once a pair instead of once a CTA; the pipeline's
-//! empty barrier counts both CTAs' consumers (`peers = 2`: a CTA refills a stage only once its
-//! peer has read the half it wrote there). The grid rounds the column blocks up to pairs; a
-//! CTA past N loads B's zero fill and its store is clipped, but still supplies its half of
-//! A. At 160…240 × 4096 × 4096 A's box is re-read by every column block (64 CTAs × 96 rows ×
-//! K), more L2 traffic than B's (the re-read term of `reread.rs`): the cluster halves it.
-//! emulator-verified (`tests/sim_transposed.rs`, odd column-block counts and tails), not yet
-//! timed, and not chosen by the host's model at any measured shape.
-//! `n80`/`n112` (BN = 80, 11 stages of 8 + 10 KB; BN = 112, 9 of 8 + 14 KB: 210 and 214 KB
-//! with the staging tile and barriers, the most stages under the 227 KB a CTA may take) and
-//! their clusters `c2n80`/`c2n112` (the same stages; each CTA loads a half box of 40 or 56 of
-//! A's rows: a whole number of the 8-row 128B swizzle atoms, so the second half starts 1024-
-//! byte aligned and the two halves read as one `BN`-row operand) split M = 160 and 224 into
-//! exactly two row blocks: issue #32's hypothesis, after cuBLAS's 96-row tile at M = 192 —
-//! no zero-filled rows, and 128 CTAs at N = 4096 where `n96` at M = 160 computes 32 rows of
-//! fill and `n128` at 224 another 32. The epilogue is generic in `BN`: the staging tile
-//! `[BN, 64]` and D's store box take any `BN`, and `stmatrix…trans` moves pairs of 8-column
-//! blocks (80 and 112 are 5 and 7 pairs). Emulator-verified (`tests/sim_transposed.rs`), not
-//! yet timed: their config constant `UNTIMED = 1` keeps them out of the host's ranking
-//! (`untimed.rs`), where the model would choose them at 160 and 224 × 4096 × 4096
-//! (`dispatch/transposed.rs`' test); `tirx bench gemm --all` times them.
-//! `nn_n96`/`nn_n128`/`nn_w2n96` take B
-//! given K×N (`b` `#[major(MB)]`, its shared tile `major = MB`: B is the MMA's A operand
-//! MN-major, wgmma's `imm-trans-a`, as `gemm_sm90_splitk_t`'s `nn` configs). An f32 D would
-//! need an f32 transposing store (`stmatrix` moves 16-bit elements only), so there is none.
+//! 128 of B's rows; 7 and 5 stages), bf16 and f16 (D in A's type). `n80`/`n112` (BN = 80, 11
+//! stages of 8 + 10 KB; BN = 112, 9 of 8 + 14 KB: 210 and 214 KB with the staging tile and
+//! barriers, the most stages under the 227 KB a CTA may take) split M = 160 and 224 into
+//! exactly two row blocks: issue #32's hypothesis, after cuBLAS's 96-row tile at M = 192 — no
+//! zero-filled rows, and 128 CTAs at N = 4096 where `n96` at M = 160 computes 32 rows of fill
+//! and `n128` at 224 another 32. The epilogue is generic in `BN`: the staging tile `[BN, 64]`
+//! and D's store box take any `BN`, and `stmatrix…trans` moves pairs of 8-column blocks (80
+//! and 112 are 5 and 7 pairs). First timed at stop 59 (H100,
+//! `docs/perf/h100-2026-12-07-stop59.md`, µs): the fastest config at 144×4096×4096 (`n80`
+//! 22.0), 160×4096×4096 (`n80` 20.2, `w2n96` 22.0), 208×4096×4096 (`n112` 22.6, `w2n128` 26.1)
+//! and 224×4096×4096 (`n112` 21.0, cuBLASLt 20.6), as the model predicted once its guard on
+//! untimed configs was lifted.
+//!
+//! A 2×1 cluster of each one-warpgroup tile (`c2n80`…`c2n128`: the CTAs of a pair, neighbours
+//! along N, each loading half of the shared A box and multicasting it to both) was tried to
+//! halve A's re-reads through the L2. Measured slower than its one-CTA counterpart at all 9 TN
+//! shapes of stop 59 (160×4096×4096: `c2n80` 21.8 against `n80`'s 20.2 µs; 224×4096×4096:
+//! `c2n112` 23.0 against `n112`'s 21.0), it was removed at stop 59.
+//!
+//! `nn_n96`/`nn_n128`/`nn_w2n96` take B given K×N (`b` `#[major(MB)]`, its shared tile
+//! `major = MB`: B is the MMA's A operand MN-major, wgmma's `imm-trans-a`, as
+//! `gemm_sm90_splitk_t`'s `nn` configs); `nn_n80`/`nn_n112` are `n80`/`n112` so, not yet timed
+//! (`UNTIMED = 1`, `gemm/untimed.rs`: the host does not rank them; at stop 59 the fastest NN
+//! configs ran 0.76 of cuBLASLt at 208×4096×4096 and 0.86 at 224, where the TN `n112` ran 0.88
+//! and 0.98). An f32 D would need an f32 transposing store (`stmatrix` moves 16-bit elements
+//! only), so there is none.
 //!
 //! Verified in the emulator (`tests/sim_transposed.rs`: M, N and K tails) and by ptxas, and
 //! first measured on an H100 at stop 56 (`docs/perf/h100-2026-12-07-stop56.md`, TFLOP/s):
@@ -80,22 +78,17 @@ pub mod kernels {
         solves = gemm,
         target = sm_90a,
         threads = 128 * (WG + 1),
-        cluster = (CL, 1, 1),
-        grid = (cdiv(N, 64 * WG * CL) * CL, cdiv(M, BN)),
+        grid = (cdiv(N, 64 * WG), cdiv(M, BN)),
         configs(
             product(
                 types(default = (TA = bf16), f16 = (TA = f16)),
                 tile(
-                    n96 = (WG = 1, BN = 96, STAGES = 10, CL = 1),
-                    n128 = (WG = 1, BN = 128, STAGES = 8, CL = 1),
-                    w2n96 = (WG = 2, BN = 96, STAGES = 7, CL = 1),
-                    w2n128 = (WG = 2, BN = 128, STAGES = 5, CL = 1),
-                    c2n96 = (WG = 1, BN = 96, STAGES = 10, CL = 2),
-                    c2n128 = (WG = 1, BN = 128, STAGES = 8, CL = 2),
-                    n80 = (WG = 1, BN = 80, STAGES = 11, CL = 1, UNTIMED = 1),
-                    n112 = (WG = 1, BN = 112, STAGES = 9, CL = 1, UNTIMED = 1),
-                    c2n80 = (WG = 1, BN = 80, STAGES = 11, CL = 2, UNTIMED = 1),
-                    c2n112 = (WG = 1, BN = 112, STAGES = 9, CL = 2, UNTIMED = 1),
+                    n96 = (WG = 1, BN = 96, STAGES = 10),
+                    n128 = (WG = 1, BN = 128, STAGES = 8),
+                    w2n96 = (WG = 2, BN = 96, STAGES = 7),
+                    w2n128 = (WG = 2, BN = 128, STAGES = 5),
+                    n80 = (WG = 1, BN = 80, STAGES = 11),
+                    n112 = (WG = 1, BN = 112, STAGES = 9),
                 ),
                 with = (BM = 64, BK = 64, MB = k, TRANS = 1),
             ),
@@ -103,9 +96,11 @@ pub mod kernels {
                 layout(nn = (MB = mn)),
                 types(default = (TA = bf16), f16 = (TA = f16)),
                 tile(
-                    n96 = (WG = 1, BN = 96, STAGES = 10, CL = 1),
-                    n128 = (WG = 1, BN = 128, STAGES = 8, CL = 1),
-                    w2n96 = (WG = 2, BN = 96, STAGES = 7, CL = 1),
+                    n96 = (WG = 1, BN = 96, STAGES = 10),
+                    n128 = (WG = 1, BN = 128, STAGES = 8),
+                    w2n96 = (WG = 2, BN = 96, STAGES = 7),
+                    n80 = (WG = 1, BN = 80, STAGES = 11, UNTIMED = 1),
+                    n112 = (WG = 1, BN = 112, STAGES = 9, UNTIMED = 1),
                 ),
                 with = (BM = 64, BK = 64, TRANS = 1),
             ),
@@ -119,35 +114,19 @@ pub mod kernels {
         #[shape(M, N)] d: Tensor<TA>,
     ) {
         let b_rows = smem::<TA>([STAGES, WG, BM, BK], swizzle = B128, major = MB);
-        // A's rows of the CTA, in `CL` parts: with a cluster of two (`c2*`), the CTAs of a
-        // pair compute neighbouring column blocks of the same rows of D, so each loads one
-        // half of A's box and multicasts it to both.
-        let a_rows = smem::<TA>([STAGES, CL, BN / CL, BK], swizzle = B128);
+        let a_rows = smem::<TA>([STAGES, BN, BK], swizzle = B128);
         let d_s = smem::<TA>([WG, BN, 64], swizzle = B128);
         let acc = regs::<f32>([BM, BN]);
-        let pipe = pipeline::<STAGES>(consumers = WG, peers = CL);
+        let pipe = pipeline::<STAGES>(consumers = WG);
         let k_tiles = cdiv(K, BK);
         #[scope(warp = 0, elect)]
         for k in 0..k_tiles {
             let s = pipe.producer_acquire(k);
             // One box per 64 of B's rows: an MN-major B (`nn`) is one `[BK, 64]` box each.
-            // A phase's loads are issued from one block (the barrier's expected bytes).
-            if CL == 1 {
-                for w in 0..WG {
-                    tma::load(b_rows[s][w], b.tile(cta.x * WG + w, k), pipe.full(s));
-                }
-                tma::load(a_rows[s][0], a.tile(cta.y, k), pipe.full(s));
-            } else {
-                for w in 0..WG {
-                    tma::load(b_rows[s][w], b.tile(cta.x * WG + w, k), pipe.full(s));
-                }
-                tma::load(
-                    a_rows[s][cta_rank],
-                    a.tile(cta.y * CL + cta_rank, k),
-                    pipe.full(s),
-                    multicast = 3,
-                );
+            for w in 0..WG {
+                tma::load(b_rows[s][w], b.tile(cta.x * WG + w, k), pipe.full(s));
             }
+            tma::load(a_rows[s], a.tile(cta.y, k), pipe.full(s));
         }
         #[scope(warpgroups = 1..WG + 1)]
         {

@@ -3,7 +3,8 @@
 //! A config whose constants say `UNTIMED = 1` has never run on a GPU. The GEMM cost model
 //! (`request.rs`) is fitted to measured kernels and checked against their times
 //! (`dispatch::measured`); on a config no run has timed it would rank a guess, and it can
-//! rank one first (issue #32: `gemm_sm90_t/n80` at 160×4096×4096, `dispatch::transposed`).
+//! rank one first (issue #32: `gemm_sm90_t/n80` at 160×4096×4096 before stop 59 timed it;
+//! `gemm_sm90_t/nn_n112` at NN 208×4096×4096, `dispatch::transposed`).
 //! So [`GemmRequest::cost`](crate::dispatch::ProblemDef::cost) refuses it
 //! (`Reject::Unranked`, [`UNTIMED_REASON`]) and the host never chooses it. It still runs by
 //! name (`tirx run`, `tirx bench gemm --kernel`), and `tirx bench gemm --all` times it beside
