@@ -2,13 +2,13 @@
 //! #32): where the model ranks it (TN, M in 65…256 and not a multiple of 128), against its
 //! first measurement (H100, stop 56) and that of its two-row-block tiles (stop 59), where it
 //! refuses to (everywhere else, so the choice there is the one measured before it existed),
-//! and what it would choose once the untimed NN tiles (`nn_n80`, `nn_n112`) are timed.
+//! and its NN choices against the first run of the NN two-row-block tiles (stop 59, call 3).
 
 use super::tune::Cache;
 use super::*;
 use crate::catalogue;
 use crate::gemm::request::{GemmRequest, GemmTypes};
-use crate::gemm::untimed::{UNTIMED_REASON, WithUntimed, is_untimed};
+use crate::gemm::untimed::{UNTIMED_REASON, WithUntimed, catalogue_with_untimed_nn_tiles};
 use tirx::problem::{BLayout, Epilogue};
 
 /// The model's `kernel/config` on an H100 for a bf16 request.
@@ -129,103 +129,107 @@ fn the_transposed_tile_is_unranked_outside_its_range() {
 
 /// The model's predictions at shapes no run has measured with its choice (TN and NN, H100),
 /// pinned so that a change to the model says which it moves: TN 160×8192×4096 and
-/// 150×4096×4096; 112×4096×8192 and 72×14336×4096, timed at stop 56 (call 6) before `n80` and
-/// `n112` existed (there `t/n128` 32.5 µs, 0.997 of the fastest, and `t/w2n96` 45.3, the
-/// fastest; `t/n96`, whose 224 CTAs `n80` shares, 49.7); NN at 144, 176 and 240×4096×4096 and
-/// 160×8192×4096 (the re-read term's, `gemm/reread.rs`).
+/// 150×4096×4096; NN at 176 and 240×4096×4096 and 160×8192×4096 (the re-read term's,
+/// `gemm/reread.rs`), and at 80×8192×4096, 112×4096×8192 and 72×14336×4096, where stop 56's
+/// call 6 timed NN before `nn_n80`/`nn_n112` existed (`dispatch::measured`,
+/// `UNTIMED_CHOICES_STOP56_NN6`). (TN 112×4096×8192 and 72×14336×4096 and NN 144×4096×4096 left the list
+/// with stop 59's call 3, which timed the choices there: `dispatch::measured`, and for NN
+/// `the_model_takes_the_nn_two_row_block_tiles_where_they_measured_fastest`.)
 #[test]
 fn the_models_predictions_for_unmeasured_choices() {
     let tn = [
         ((160, 8192, 4096), "gemm_sm90_t/w2n96"),
         ((150, 4096, 4096), "gemm_sm90_t/n80"),
-        ((112, 4096, 8192), "gemm_sm90_t/n112"),
-        ((72, 14336, 4096), "gemm_sm90_t/n80"),
     ];
     for (shape, want) in tn {
         assert_eq!(choice(BLayout::Tn, shape), want, "TN {shape:?}");
     }
     let nn = [
-        ((144, 4096, 4096), "gemm_sm90_t/nn_w2n96"),
         ((176, 4096, 4096), "gemm_sm90_t/nn_n96"),
         ((240, 4096, 4096), "gemm_sm90_t/nn_n128"),
         ((160, 8192, 4096), "gemm_sm90_t/nn_w2n96"),
+        ((80, 8192, 4096), "gemm_sm90_t/nn_n80"),
+        ((112, 4096, 8192), "gemm_sm90_t/nn_n112"),
+        ((72, 14336, 4096), "gemm_sm90_t/nn_n80"),
     ];
     for (shape, want) in nn {
         assert_eq!(choice(BLayout::Nn, shape), want, "NN {shape:?}");
     }
 }
 
-/// The model's `kernel/config` on an H100 for a bf16 request with the untimed guard lifted
-/// (`gemm/untimed.rs`: what it would choose once every config is timed).
-fn choice_with_untimed(layout: BLayout, shape: (usize, usize, usize)) -> String {
-    let req = GemmRequest::contiguous(layout, Epilogue::Plain, GemmTypes::BF16, shape);
-    choose(
-        &WithUntimed(&req),
-        &catalogue::all(),
-        &Device::h100(),
-        &Cache::default(),
-    )
-    .unwrap_or_else(|e| panic!("{shape:?}: {e}"))
-    .label()
+/// The model's `kernel/config` on an H100 for a bf16 NN request among `kernels`, its untimed
+/// guard lifted where `lifted` (`gemm/untimed.rs`).
+fn nn_choice_among(
+    kernels: &[&'static Kernel],
+    lifted: bool,
+    shape: (usize, usize, usize),
+) -> String {
+    let req = GemmRequest::contiguous(BLayout::Nn, Epilogue::Plain, GemmTypes::BF16, shape);
+    let problem: &dyn ProblemDef = if lifted { &WithUntimed(&req) } else { &req };
+    choose(problem, kernels, &Device::h100(), &Cache::default())
+        .unwrap_or_else(|e| panic!("{shape:?}: {e}"))
+        .label()
 }
 
-/// The NN two-row-block tiles (`nn_n80`, `nn_n112`: `n80`/`n112` with B given K×N) are not
-/// timed yet (`UNTIMED = 1`): the model ranks neither, and its NN choices stay those of the
-/// measured configs. With the guard lifted it would choose them where the TN tiles were the
-/// fastest at stop 59 — the prediction for their first GPU run (H100, stop 59's NN run,
-/// `call2/nn_all.json`, µs):
-/// - 160×4096×4096: `nn_n80` (today `t/nn_w2n96`, the fastest measured, 21.8; cuBLASLt 19.4;
-///   TN `t/n80` ran 20.2 there);
-/// - 208×4096×4096: `nn_n112` (today `splitk/nn_m128n64`, 33.3, 0.827 of the fastest measured
-///   `ws/nn_n128` 27.6; cuBLASLt 20.8; TN `t/n112` 22.6);
-/// - 224×4096×4096: `nn_n112` (today `t/nn_n128`, 26.3, 0.944 of `ws/nn_n64` 24.8; cuBLASLt
-///   21.2; TN `t/n112` 21.0);
-/// - 144×4096×4096 `nn_n80`; 192 and 240×4096×4096 unchanged (`nn_n96`, `nn_n128`).
+/// The model's NN choice at the five shapes of stop 59's call 3 (H100, 2026-12-07,
+/// `docs/perf/h100-2026-12-07-stop59.md`, `call3/nn_all.json`: the first run of the NN
+/// two-row-block tiles `nn_n80`/`nn_n112`, added untimed; median µs, the fastest first) is the
+/// fastest config at each, as the model predicted with its untimed guard lifted:
+/// - 144×4096×4096: `t/nn_n80` 23.0, `t/nn_w2n96` 23.3, `t/nn_n96` 25.9 (cuBLASLt 19.3);
+/// - 160×4096×4096: `t/nn_n80` 21.2, `t/nn_w2n96` 22.2, `t/nn_n96` 24.0 (cuBLASLt 19.4);
+/// - 192×4096×4096: `t/nn_n96` 21.4, `t/nn_w2n96` 22.2, `t/nn_n112` 25.0 (cuBLASLt 20.3);
+/// - 208×4096×4096: `t/nn_n112` 22.7, `t/nn_n128` 27.4, `ws/nn_n64` 27.6 (cuBLASLt 20.7;
+///   with `nn_n112` untimed the host took `splitk/nn_m128n64`, S = 2, 32.2: 0.706);
+/// - 224×4096×4096: `t/nn_n112` 22.4, `ws/nn_n64` 24.9, `t/nn_n128` 25.9 (cuBLASLt 21.2).
 #[test]
-fn the_untimed_nn_two_block_tiles_are_unranked_but_would_be_chosen() {
+fn the_model_takes_the_nn_two_row_block_tiles_where_they_measured_fastest() {
     let cases = [
-        (
-            (160, 4096, 4096),
-            "gemm_sm90_t/nn_w2n96",
-            "gemm_sm90_t/nn_n80",
-        ),
-        (
-            (208, 4096, 4096),
-            "gemm_sm90_splitk/nn_m128n64",
-            "gemm_sm90_t/nn_n112",
-        ),
-        (
-            (224, 4096, 4096),
-            "gemm_sm90_t/nn_n128",
-            "gemm_sm90_t/nn_n112",
-        ),
-        (
-            (144, 4096, 4096),
-            "gemm_sm90_t/nn_w2n96",
-            "gemm_sm90_t/nn_n80",
-        ),
-        (
-            (192, 4096, 4096),
-            "gemm_sm90_t/nn_n96",
-            "gemm_sm90_t/nn_n96",
-        ),
-        (
-            (240, 4096, 4096),
-            "gemm_sm90_t/nn_n128",
-            "gemm_sm90_t/nn_n128",
-        ),
+        ((144, 4096, 4096), "gemm_sm90_t/nn_n80"),
+        ((160, 4096, 4096), "gemm_sm90_t/nn_n80"),
+        ((192, 4096, 4096), "gemm_sm90_t/nn_n96"),
+        ((208, 4096, 4096), "gemm_sm90_t/nn_n112"),
+        ((224, 4096, 4096), "gemm_sm90_t/nn_n112"),
     ];
-    for (shape, now, lifted) in cases {
-        assert_eq!(choice(BLayout::Nn, shape), now, "{shape:?}");
+    let got: Vec<(_, String)> = cases
+        .iter()
+        .map(|(s, _)| (*s, choice(BLayout::Nn, *s)))
+        .collect();
+    let want: Vec<(_, String)> = cases.iter().map(|(s, c)| (*s, c.to_string())).collect();
+    assert_eq!(got, want);
+}
+
+/// The untimed guard on the configs it last held back: with `nn_n80`/`nn_n112` marked
+/// untimed (`UNTIMED = 1`, as they were until stop 59's call 3; no shipped config carries it
+/// now), the model ranks neither, in either type, and its NN choices are those it made then
+/// (`t/nn_w2n96` at 160, `splitk/nn_m128n64` at 208, `t/nn_n128` at 224×4096×4096); with the
+/// guard lifted they are the shipped catalogue's (the previous test).
+#[test]
+fn an_untimed_config_is_unranked_but_the_lifted_guard_ranks_it() {
+    let marked = catalogue_with_untimed_nn_tiles();
+    let all = catalogue::all();
+    let cases = [
+        ((160, 4096, 4096), "gemm_sm90_t/nn_w2n96"),
+        ((208, 4096, 4096), "gemm_sm90_splitk/nn_m128n64"),
+        ((224, 4096, 4096), "gemm_sm90_t/nn_n128"),
+        ((192, 4096, 4096), "gemm_sm90_t/nn_n96"),
+    ];
+    for (shape, held_back) in cases {
         assert_eq!(
-            choice_with_untimed(BLayout::Nn, shape),
-            lifted,
+            nn_choice_among(&marked, false, shape),
+            held_back,
+            "{shape:?}"
+        );
+        assert_eq!(
+            nn_choice_among(&marked, true, shape),
+            nn_choice_among(&all, false, shape),
             "lifted {shape:?}"
         );
     }
-    // Ranked by no request, in either type: the reason is the guard's, at a shape where they
-    // would win; the TN `n80`/`n112` are timed (stop 59) and ranked.
-    let t = catalogue::find("gemm_sm90_t").expect("shipped");
+    let t = marked
+        .iter()
+        .copied()
+        .find(|k| k.name == "gemm_sm90_t")
+        .expect("shipped");
     let f16 = GemmTypes {
         input: tirx::abi::ElemType::F16,
         output: tirx::abi::ElemType::F16,
@@ -234,7 +238,9 @@ fn the_untimed_nn_two_block_tiles_are_unranked_but_would_be_chosen() {
         let req = GemmRequest::contiguous(BLayout::Nn, Epilogue::Plain, types, (160, 4096, 4096));
         let untimed: Vec<_> = judge(&req, &[t], &Device::h100())
             .into_iter()
-            .filter(|v| is_untimed(v.artifact) && req.solves(v.artifact).is_ok())
+            .filter(|v| {
+                matches!(v.artifact.int("BN"), Some(80 | 112)) && req.solves(v.artifact).is_ok()
+            })
             .collect();
         assert_eq!(untimed.len(), 2, "nn_n80, nn_n112 in {types}");
         for v in untimed {
@@ -243,11 +249,5 @@ fn the_untimed_nn_two_block_tiles_are_unranked_but_would_be_chosen() {
                 other => panic!("{}: {other:?}", v.artifact.config),
             }
         }
-        let tn = GemmRequest::contiguous(BLayout::Tn, Epilogue::Plain, types, (160, 4096, 4096));
-        let untimed_tn = judge(&tn, &[t], &Device::h100())
-            .into_iter()
-            .filter(|v| is_untimed(v.artifact) && tn.solves(v.artifact).is_ok())
-            .count();
-        assert_eq!(untimed_tn, 0, "TN in {types}");
     }
 }

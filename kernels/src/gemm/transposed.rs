@@ -48,11 +48,15 @@
 //!
 //! `nn_n96`/`nn_n128`/`nn_w2n96` take B given K×N (`b` `#[major(MB)]`, its shared tile
 //! `major = MB`: B is the MMA's A operand MN-major, wgmma's `imm-trans-a`, as
-//! `gemm_sm90_splitk_t`'s `nn` configs); `nn_n80`/`nn_n112` are `n80`/`n112` so, not yet timed
-//! (`UNTIMED = 1`, `gemm/untimed.rs`: the host does not rank them; at stop 59 the fastest NN
-//! configs ran 0.76 of cuBLASLt at 208×4096×4096 and 0.86 at 224, where the TN `n112` ran 0.88
-//! and 0.98). An f32 D would need an f32 transposing store (`stmatrix` moves 16-bit elements
-//! only), so there is none.
+//! `gemm_sm90_splitk_t`'s `nn` configs); `nn_n80`/`nn_n112` are `n80`/`n112` so. Added at
+//! stop 59 untimed (`UNTIMED = 1`, `gemm/untimed.rs`: the host did not rank them), they were
+//! first timed in its call 3 (H100, `call3/nn_all.json`, µs) and are ranked since: the fastest
+//! config at 144×4096×4096 (`nn_n80` 23.0, `nn_w2n96` 23.3; cuBLASLt 19.3), 160×4096×4096
+//! (`nn_n80` 21.2, `nn_w2n96` 22.2; cuBLASLt 19.4), 208×4096×4096 (`nn_n112` 22.7, `nn_n128`
+//! 27.4; cuBLASLt 20.7; the host had taken `splitk/nn_m128n64`, 32.2) and 224×4096×4096
+//! (`nn_n112` 22.4, `ws/nn_n64` 24.9; cuBLASLt 21.2), as the model predicted with its guard
+//! lifted; `nn_n96` stays the fastest at 192 (21.4). An f32 D would need an f32 transposing
+//! store (`stmatrix` moves 16-bit elements only), so there is none.
 //!
 //! Verified in the emulator (`tests/sim_transposed.rs`: M, N and K tails) and by ptxas, and
 //! first measured on an H100 at stop 56 (`docs/perf/h100-2026-12-07-stop56.md`, TFLOP/s):
@@ -99,8 +103,8 @@ pub mod kernels {
                     n96 = (WG = 1, BN = 96, STAGES = 10),
                     n128 = (WG = 1, BN = 128, STAGES = 8),
                     w2n96 = (WG = 2, BN = 96, STAGES = 7),
-                    n80 = (WG = 1, BN = 80, STAGES = 11, UNTIMED = 1),
-                    n112 = (WG = 1, BN = 112, STAGES = 9, UNTIMED = 1),
+                    n80 = (WG = 1, BN = 80, STAGES = 11),
+                    n112 = (WG = 1, BN = 112, STAGES = 9),
                 ),
                 with = (BM = 64, BK = 64, TRANS = 1),
             ),

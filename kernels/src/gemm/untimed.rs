@@ -3,8 +3,9 @@
 //! A config whose constants say `UNTIMED = 1` has never run on a GPU. The GEMM cost model
 //! (`request.rs`) is fitted to measured kernels and checked against their times
 //! (`dispatch::measured`); on a config no run has timed it would rank a guess, and it can
-//! rank one first (issue #32: `gemm_sm90_t/n80` at 160×4096×4096 before stop 59 timed it;
-//! `gemm_sm90_t/nn_n112` at NN 208×4096×4096, `dispatch::transposed`).
+//! rank one first (issue #32: `gemm_sm90_t/n80` at 160×4096×4096 before stop 59 timed it,
+//! `gemm_sm90_t/nn_n112` at NN 208×4096×4096 before stop 59's call 3 did; both were then
+//! the fastest config there, as predicted).
 //! So [`GemmRequest::cost`](crate::dispatch::ProblemDef::cost) refuses it
 //! (`Reject::Unranked`, [`UNTIMED_REASON`]) and the host never chooses it. It still runs by
 //! name (`tirx run`, `tirx bench gemm --kernel`), and `tirx bench gemm --all` times it beside
@@ -14,10 +15,13 @@
 //! the measurement's reason, where the model would choose it wrongly).
 //!
 //! The guard reads a config constant, never a kernel's or config's name: any GEMM kernel's
-//! config may carry it.
+//! config may carry it. No shipped config carries it today (`nn_n80`/`nn_n112`, the last,
+//! were timed at stop 59); the tests of the guard mark shipped configs untimed with
+//! [`marked_untimed`].
 
-use tirx::KernelArtifact;
+use tirx::abi::ConfigValue;
 use tirx::runtime::TensorMeta;
+use tirx::{Kernel, KernelArtifact};
 
 use super::request::GemmRequest;
 use crate::dispatch::tune::Key;
@@ -60,5 +64,65 @@ impl ProblemDef for WithUntimed<'_> {
 
     fn cache_key(&self, device: &Device) -> Key {
         self.0.cache_key(device)
+    }
+}
+
+/// `kernel` with its configs named in `configs` marked untimed (`UNTIMED = 1` added to their
+/// constants; every target's artifact), leaked for the process: a shipped kernel as it was
+/// before the run that first timed those configs, so that the tests of the guard (here, in
+/// `dispatch` and in `tirx bench gemm --all`) exercise it on real artifacts.
+pub fn marked_untimed(kernel: &'static Kernel, configs: &[&str]) -> &'static Kernel {
+    let artifacts: Vec<KernelArtifact> = kernel
+        .artifacts
+        .iter()
+        .map(|a| {
+            let mut a = *a;
+            if configs.contains(&a.config) {
+                let mut consts = a.consts.to_vec();
+                consts.push(("UNTIMED", ConfigValue::Int(1)));
+                a.consts = Box::leak(consts.into_boxed_slice());
+            }
+            a
+        })
+        .collect();
+    Box::leak(Box::new(Kernel {
+        name: kernel.name,
+        artifacts: Box::leak(artifacts.into_boxed_slice()),
+        pruned: kernel.pruned,
+    }))
+}
+
+/// The catalogue with `gemm_sm90_t`'s two-row-block NN tiles (`nn_n80`, `nn_n112`, bf16 and
+/// f16) marked untimed ([`marked_untimed`]): the catalogue as it was before stop 59's call 3 timed them.
+pub fn catalogue_with_untimed_nn_tiles() -> Vec<&'static Kernel> {
+    crate::catalogue::all()
+        .into_iter()
+        .map(|k| {
+            if k.name == "gemm_sm90_t" {
+                marked_untimed(k, &["nn_n80", "nn_n112", "nn_f16_n80", "nn_f16_n112"])
+            } else {
+                k
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The mark is the constant: a shipped config carries none, a marked one is untimed and
+    /// otherwise the same artifact (its other constants, its PTX).
+    #[test]
+    fn marking_a_config_untimed_adds_only_the_constant() {
+        let t = crate::catalogue::find("gemm_sm90_t").expect("shipped");
+        let marked = marked_untimed(t, &["nn_n80"]);
+        assert!(t.artifacts.iter().all(|a| !is_untimed(a)));
+        assert_eq!(marked.artifacts.len(), t.artifacts.len());
+        for (a, b) in t.artifacts.iter().zip(marked.artifacts) {
+            assert_eq!(is_untimed(b), b.config == "nn_n80", "{}", b.config);
+            assert_eq!((a.config, a.ptx), (b.config, b.ptx));
+            assert_eq!(a.int("BN"), b.int("BN"));
+        }
     }
 }
