@@ -13,7 +13,9 @@
 //!   9 TN shapes at M = 80…240, the first run of `gemm_sm90_t`'s `n80`/`n112`, and 3 NN;
 //! - [`STOP59_TN3`] and [`STOP59_NN3`] (stop 59's call 3, `…/stop59/call3/`): 3 TN shapes (two
 //!   choices stop 56's call 6 had not timed, and 240×4096×4096) and 5 NN, the first run of
-//!   `gemm_sm90_t`'s `nn_n80`/`nn_n112`.
+//!   `gemm_sm90_t`'s `nn_n80`/`nn_n112`;
+//! - [`STOP59_NN4`] (stop 59's call 4, `…/stop59/call4/`): the 3 stop-56 NN shapes whose choice
+//!   moved to `nn_n80`/`nn_n112`.
 //!
 //! A choice that a measurement did not time (a kernel newer than the run: `gemm_sm90_t` in
 //! stop 53's) is judged by the next measurement listed that timed it at the same shape.
@@ -111,6 +113,13 @@ const STOP59_TN3: Measurement = Measurement {
 const STOP59_NN3: Measurement = Measurement {
     name: "stop 59 call 3",
     json: include_str!("../../../docs/perf/h100-2026-12-07-stop59/call3/nn_all.json"),
+};
+
+/// Stop 59's call 4 (H100, `session59f_h200.sh`, every NN config): the three stop-56 NN shapes
+/// whose choice moved to `nn_n80`/`nn_n112` once they were ranked.
+const STOP59_NN4: Measurement = Measurement {
+    name: "stop 59 call 4",
+    json: include_str!("../../../docs/perf/h100-2026-12-07-stop59/call4/nn_all.json"),
 };
 
 /// The least ratio of the fastest measured time to the chosen config's (issue #32: 0.95).
@@ -370,13 +379,11 @@ const KNOWN_MISSES_STOP56_TN6: &[Shape] = &[(240, 5120, 5120)];
 /// 0.977 of `t/w2n96`'s 46.6), the choices since the two-row-block tiles are ranked.
 const UNTIMED_CHOICES_STOP56_TN6: &[Shape] = &[];
 
-/// The shapes of [`STOP56_NN6`] where no run listed has timed the model's choice: since
-/// `nn_n80`/`nn_n112` are ranked (stop 59's call 3) it takes `nn_n80` at 80×8192×4096 and
-/// 72×14336×4096 and `nn_n112` at 112×4096×8192, as in TN, where `t/n80` and `t/n112` ran
-/// 0.995, 0.977 and 0.994 of the fastest (stop 59's calls 2 and 3). Not judged until a run
-/// times them; a run that does strikes them from this list.
-const UNTIMED_CHOICES_STOP56_NN6: &[Shape] =
-    &[(80, 8192, 4096), (112, 4096, 8192), (72, 14336, 4096)];
+/// The shapes of [`STOP56_NN6`] where no run listed has timed the model's choice: none since
+/// stop 59's call 4 ([`STOP59_NN4`]) timed the choices the ranked `nn_n80`/`nn_n112` took
+/// there: `nn_n80` at 80×8192×4096 (27.8 µs, the fastest) and 72×14336×4096 (47.6, 0.964 of
+/// `nn_w2n96`'s 45.9), `nn_n112` at 112×4096×8192 (31.1, 0.975 of `nn_n128`'s 30.3).
+const UNTIMED_CHOICES_STOP56_NN6: &[Shape] = &[];
 
 /// The shapes of [`STOP56_NN6`] where the model's choice is under [`LEAST_RATIO`]: none since
 /// the re-read term (`gemm/reread.rs`): 160×4096×4096 takes `nn_w2n96` (1.000, was `nn_n96`
@@ -419,7 +426,7 @@ fn judge_stop56_call6(
 /// Stop 59's runs, in order, by which a choice an earlier run did not time is judged.
 const STOP59_TN_RUNS: &[&Measurement] = &[&STOP59_TN, &STOP59_TN3];
 /// The same for NN.
-const STOP59_NN_RUNS: &[&Measurement] = &[&STOP59_NN, &STOP59_NN3];
+const STOP59_NN_RUNS: &[&Measurement] = &[&STOP59_NN, &STOP59_NN3, &STOP59_NN4];
 
 /// The same at stop 56's second run, TN and NN, with five shapes the model was not fitted to
 /// (a choice first timed at stop 59 judged by the first of its runs that timed it; those no
@@ -478,8 +485,12 @@ const KNOWN_MISSES_STOP59_TN3: &[Shape] = &[(240, 4096, 4096)];
 /// fastest config at all five, `dispatch::transposed`).
 const KNOWN_MISSES_STOP59_NN3: &[Shape] = &[];
 
+/// The shapes of [`STOP59_NN4`] where the model's choice is under [`LEAST_RATIO`]: none
+/// (72×14336×4096's `nn_n80`, 0.964 of `nn_w2n96`, the least).
+const KNOWN_MISSES_STOP59_NN4: &[Shape] = &[];
+
 /// The same at stop 59's shapes (the first runs of the two-row-block tiles), TN and NN, calls
-/// 2 and 3.
+/// 2, 3 and 4.
 #[test]
 fn the_model_chooses_within_5_percent_of_the_fastest_config_at_stop_59() {
     let judged = judge_measured(&[&STOP59_TN], BLayout::Tn);
@@ -494,6 +505,9 @@ fn the_model_chooses_within_5_percent_of_the_fastest_config_at_stop_59() {
     let judged = judge_measured(&[&STOP59_NN3], BLayout::Nn);
     assert_eq!(judged.len(), 5, "call 3's NN measurement has 5 shapes");
     check(&judged, KNOWN_MISSES_STOP59_NN3, "KNOWN_MISSES_STOP59_NN3");
+    let judged = judge_measured(&[&STOP59_NN4], BLayout::Nn);
+    assert_eq!(judged.len(), 3, "call 4's NN measurement has 3 shapes");
+    check(&judged, KNOWN_MISSES_STOP59_NN4, "KNOWN_MISSES_STOP59_NN4");
 }
 
 /// The geometric mean of the choice's ratio to the fastest config over stop 56's second run
@@ -501,8 +515,8 @@ fn the_model_chooses_within_5_percent_of_the_fastest_config_at_stop_59() {
 /// (`gemm/reread.rs`), 0.988 with it; since stop 59 over those whose choice a run timed (a
 /// choice of `n80`/`n112` judged by stop 59's runs): 24 after its call 2, 23 after its call 3
 /// (TN 112×4096×8192 and 72×14336×4096 timed, NN 80×8192×4096, 112×4096×8192 and
-/// 72×14336×4096 now untimed choices, [`UNTIMED_CHOICES_STOP56_NN6`]). It must not fall back
-/// under 0.985; a change that moves it says so in its commit.
+/// 72×14336×4096 then untimed choices), all 26 again after its call 4 timed those three. It
+/// must not fall back under 0.985; a change that moves it says so in its commit.
 #[test]
 fn the_geomean_over_stop_56s_second_run_holds() {
     let ratios: Vec<f64> = [
@@ -523,8 +537,8 @@ fn the_geomean_over_stop_56s_second_run_holds() {
     .flat_map(|(m, later, layout, untimed)| judge_stop56_call6(m, later, layout, untimed))
     .map(|j| j.ratio.unwrap_or_else(|why| panic!("{}: {why}", j.label)))
     .collect();
-    assert_eq!(ratios.len(), 23);
+    assert_eq!(ratios.len(), 26);
     let geomean = (ratios.iter().map(|r| r.ln()).sum::<f64>() / ratios.len() as f64).exp();
-    eprintln!("geomean of choice/fastest over stop 56 call 6 (23 points): {geomean:.4}");
+    eprintln!("geomean of choice/fastest over stop 56 call 6 (26 points): {geomean:.4}");
     assert!(geomean >= 0.985, "geomean {geomean:.4} under 0.985");
 }

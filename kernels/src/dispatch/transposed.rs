@@ -130,11 +130,11 @@ fn the_transposed_tile_is_unranked_outside_its_range() {
 /// The model's predictions at shapes no run has measured with its choice (TN and NN, H100),
 /// pinned so that a change to the model says which it moves: TN 160×8192×4096 and
 /// 150×4096×4096; NN at 176 and 240×4096×4096 and 160×8192×4096 (the re-read term's,
-/// `gemm/reread.rs`), and at 80×8192×4096, 112×4096×8192 and 72×14336×4096, where stop 56's
-/// call 6 timed NN before `nn_n80`/`nn_n112` existed (`dispatch::measured`,
-/// `UNTIMED_CHOICES_STOP56_NN6`). (TN 112×4096×8192 and 72×14336×4096 and NN 144×4096×4096 left the list
+/// `gemm/reread.rs`). (TN 112×4096×8192 and 72×14336×4096 and NN 144×4096×4096 left the list
 /// with stop 59's call 3, which timed the choices there: `dispatch::measured`, and for NN
-/// `the_model_takes_the_nn_two_row_block_tiles_where_they_measured_fastest`.)
+/// `the_model_takes_the_nn_two_row_block_tiles_where_they_measured_fastest`; NN 80×8192×4096,
+/// 112×4096×8192 and 72×14336×4096 with its call 4: `nn_n80` the fastest, `nn_n112` 0.975
+/// and `nn_n80` 0.964 of the fastest, `dispatch::measured`'s `STOP59_NN4`.)
 #[test]
 fn the_models_predictions_for_unmeasured_choices() {
     let tn = [
@@ -148,9 +148,6 @@ fn the_models_predictions_for_unmeasured_choices() {
         ((176, 4096, 4096), "gemm_sm90_t/nn_n96"),
         ((240, 4096, 4096), "gemm_sm90_t/nn_n128"),
         ((160, 8192, 4096), "gemm_sm90_t/nn_w2n96"),
-        ((80, 8192, 4096), "gemm_sm90_t/nn_n80"),
-        ((112, 4096, 8192), "gemm_sm90_t/nn_n112"),
-        ((72, 14336, 4096), "gemm_sm90_t/nn_n80"),
     ];
     for (shape, want) in nn {
         assert_eq!(choice(BLayout::Nn, shape), want, "NN {shape:?}");
