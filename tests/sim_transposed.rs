@@ -82,3 +82,35 @@ fn the_transposed_gemm_takes_b_given_k_by_n() {
     }
     report("gemm_sm90_t nn", &runs);
 }
+
+/// The tiles of an odd count of 8-column blocks (`n72`, `n88`, `n104`: 9, 11 and 13 blocks,
+/// the last stored by `stmatrix.x2.trans`), which split M = 144, 176 and 208 into exactly two
+/// row blocks, TN and NN, bf16 and f16: M a whole number of row blocks and with a tail (140,
+/// 170, 200, 100: a second block of 28 rows); N with a last column block of 8 (136, 264, 72);
+/// K tails (200, 136, 264) and K = 1000 (16 K tiles, more than the 12, 11 and 10 stages).
+#[test]
+fn the_odd_block_two_row_block_tiles_match_the_reference() {
+    let mut runs = Vec::new();
+    for (config, shape, seed) in [
+        ("n72", (144, 264, 200), 101),
+        ("n72", (140, 136, 1000), 102),
+        ("f16_n72", (100, 72, 136), 103),
+        ("n88", (176, 136, 1000), 104),
+        ("f16_n88", (170, 264, 200), 105),
+        ("n104", (208, 264, 200), 106),
+        ("n104", (200, 136, 1000), 107),
+        ("f16_n104", (208, 72, 264), 108),
+        ("nn_n72", (144, 136, 1000), 109),
+        ("nn_f16_n72", (140, 264, 200), 110),
+        ("nn_n88", (176, 264, 200), 111),
+        ("nn_n88", (170, 72, 1000), 112),
+        ("nn_f16_n88", (176, 136, 136), 113),
+        ("nn_n104", (208, 136, 1000), 114),
+        ("nn_f16_n104", (200, 264, 200), 115),
+    ] {
+        let stats = typed_gemm_case(sm90("gemm_sm90_t", config), shape, seed)
+            .unwrap_or_else(|e| panic!("gemm_sm90_t {config} {shape:?}: {e}"));
+        runs.push(stats);
+    }
+    report("gemm_sm90_t odd blocks", &runs);
+}

@@ -76,6 +76,21 @@ pub fn transpose_f32(#[shape(M, N)] x: Tensor<f32>, #[shape(N, M)] y: Tensor<bf1
     copy(y.tile(cta.x, cta.y), u);
 }
 
+/// An odd count of 8-column blocks (the transposed GEMM's `[64, 72]` accumulator, issue #32):
+/// `[64, 72]` registers into a `[72, 64]` shared tile transposed — four `stmatrix.x4.trans`
+/// and one `.x2.trans` for the ninth block — back by a plain copy, stored.
+#[tile_kernel(target = sm_90a, threads = 128, grid = (cdiv(N, 72), cdiv(M, 64)))]
+pub fn transpose_odd(#[shape(M, N)] x: Tensor<bf16>, #[shape(N, M)] y: Tensor<bf16>) {
+    let t = regs::<bf16>([64, 72]);
+    copy(t, x.tile(cta.y, cta.x));
+    let s = smem::<bf16>([72, 64], swizzle = B128);
+    copy(s, t, transpose = true);
+    sync_threads();
+    let u = regs::<bf16>([72, 64], layout = blocked(vec = 4));
+    copy(u, s);
+    copy(y.tile(cta.x, cta.y), u);
+}
+
 /// Runs `y = xᵀ` on an `m × n` `x` of random values (`f32_in`: f32, else bf16) in the emulator
 /// (`y` poisoned first) and compares every element of `y` with the CPU transpose, rounded to
 /// bf16 (round to nearest even) from f32.
@@ -153,6 +168,12 @@ fn an_f32_tile_rounds_into_transposed_chunks_in_the_emulator() {
     run(&transpose_f32::KERNEL.artifacts[0], 150, 100, 54, true);
 }
 
+#[test]
+fn an_odd_count_of_blocks_transposes_in_the_emulator() {
+    // 100 × 152: tails of 36 rows and 8 columns (152 = 2·72 + 8).
+    run(&transpose_odd::KERNEL.artifacts[0], 100, 152, 55, false);
+}
+
 /// The `.trans` instructions are emitted (and only where asked); the kernels assemble for
 /// sm_90a without spills (ptxas where installed; `TIRX_REQUIRE_PTXAS=1` makes it required).
 #[test]
@@ -175,6 +196,20 @@ fn the_transposing_copies_emit_trans_and_assemble() {
         "{st}"
     );
     assert!(!st.contains("ldmatrix.sync.aligned.m8n8.x4.trans"), "{st}");
+    // Nine 8-column blocks: four pairs by `.x4` and the last by `.x2`.
+    let odd = transpose_odd::KERNEL.artifacts[0].ptx;
+    assert_eq!(
+        odd.matches("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16")
+            .count(),
+        4,
+        "{odd}"
+    );
+    assert_eq!(
+        odd.matches("stmatrix.sync.aligned.m8n8.x2.trans.shared.b16")
+            .count(),
+        1,
+        "{odd}"
+    );
     if tool_for_test(find_ptxas()).is_none() {
         return;
     }
@@ -183,6 +218,7 @@ fn the_transposing_copies_emit_trans_and_assemble() {
         &transpose_st::KERNEL,
         &transpose_wide::KERNEL,
         &transpose_f32::KERNEL,
+        &transpose_odd::KERNEL,
     ] {
         for a in k.artifacts {
             let c = check_artifact(k.name, a).unwrap_or_else(|e| panic!("{}: {e}", k.name));

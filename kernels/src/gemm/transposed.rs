@@ -14,7 +14,7 @@
 //!
 //! **The kernel.** CTA `(x, y)` computes D's rows `y·BN …` and columns `x·64·WG …`: each
 //! consumer warpgroup `wg` holds the accumulator `acc[64 (n), BN (m)] = B_tile·A_tileᵀ` of B's
-//! rows `(x·WG + wg)·64 …` over all of K (`wgmma.m64nBNk16`, BN = 80, 96, 112 or 128: PTX ISA
+//! rows `(x·WG + wg)·64 …` over all of K (`wgmma.m64nBNk16`, BN = 72 … 128 by 8: PTX ISA
 //! §9.7.15.5, N a multiple of 8 up to 256), fed by a TMA + mbarrier pipeline of `STAGES`
 //! stages (warp 0's elected thread, one box per 64 of B's rows and one of A's; the consumers' loop is
 //! `pieces::consume`, one wgmma group in flight). The epilogue rounds the accumulator to D's
@@ -34,11 +34,18 @@
 //! zero-filled rows, and 128 CTAs at N = 4096 where `n96` at M = 160 computes 32 rows of fill
 //! and `n128` at 224 another 32. The epilogue is generic in `BN`: the staging tile `[BN, 64]`
 //! and D's store box take any `BN`, and `stmatrix…trans` moves pairs of 8-column blocks (80
-//! and 112 are 5 and 7 pairs). First timed at stop 59 (H100,
+//! and 112 are 5 and 7 pairs; an odd last block by `.x2`). First timed at stop 59 (H100,
 //! `docs/perf/h100-2026-12-07-stop59.md`, µs): the fastest config at 144×4096×4096 (`n80`
 //! 22.0), 160×4096×4096 (`n80` 20.2, `w2n96` 22.0), 208×4096×4096 (`n112` 22.6, `w2n128` 26.1)
 //! and 224×4096×4096 (`n112` 21.0, cuBLASLt 20.6), as the model predicted once its guard on
 //! untimed configs was lifted.
+//!
+//! `n72`/`n88`/`n104` (BN = 72, 88, 104: 12 stages of 8 + 9 KB, 11 of 8 + 11 KB, 10 of 8 +
+//! 13 KB, the most under the same limit) split M = 144, 176 and 208 into exactly two row
+//! blocks, where the even tiles leave 16 rows of zero fill per pair of CTAs; their odd count
+//! of 8-column blocks stores its last by `stmatrix.x2.trans`. Not yet timed (`UNTIMED = 1`, TN
+//! and NN, `nn_n72`…`nn_n104`); with the guard lifted the model would choose each at its M
+//! (`dispatch/transposed.rs`).
 //!
 //! A 2×1 cluster of each one-warpgroup tile (`c2n80`…`c2n128`: the CTAs of a pair, neighbours
 //! along N, each loading half of the shared A box and multicasting it to both) was tried to
@@ -93,6 +100,9 @@ pub mod kernels {
                     w2n128 = (WG = 2, BN = 128, STAGES = 5),
                     n80 = (WG = 1, BN = 80, STAGES = 11),
                     n112 = (WG = 1, BN = 112, STAGES = 9),
+                    n72 = (WG = 1, BN = 72, STAGES = 12, UNTIMED = 1),
+                    n88 = (WG = 1, BN = 88, STAGES = 11, UNTIMED = 1),
+                    n104 = (WG = 1, BN = 104, STAGES = 10, UNTIMED = 1),
                 ),
                 with = (BM = 64, BK = 64, MB = k, TRANS = 1),
             ),
@@ -105,6 +115,9 @@ pub mod kernels {
                     w2n96 = (WG = 2, BN = 96, STAGES = 7),
                     n80 = (WG = 1, BN = 80, STAGES = 11),
                     n112 = (WG = 1, BN = 112, STAGES = 9),
+                    n72 = (WG = 1, BN = 72, STAGES = 12, UNTIMED = 1),
+                    n88 = (WG = 1, BN = 88, STAGES = 11, UNTIMED = 1),
+                    n104 = (WG = 1, BN = 104, STAGES = 10, UNTIMED = 1),
                 ),
                 with = (BM = 64, BK = 64, TRANS = 1),
             ),

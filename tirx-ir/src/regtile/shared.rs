@@ -341,6 +341,15 @@ pub fn matrix_fits(
     let b = &k.buffers[tile];
     let l = layout(k, tile).map_err(|e| e.to_string())?;
     let (fr, fc) = frag_dims(v, trans);
+    // The fragment's columns are 8-column blocks, stored and loaded as `.x4` pairs and an
+    // `.x2` for an odd last one (`block_groups`): any multiple of 8 (wgmma's N, PTX ISA
+    // §9.7.15.5), and nothing narrower.
+    if !fc.is_multiple_of(8) {
+        return Err(format!(
+            "ldmatrix/stmatrix move the wgmma fragment by 8-column blocks: `{}` is {fc} columns wide, not a multiple of 8",
+            b.name
+        ));
+    }
     let frag = RegLayout::wgmma_acc(fr, fc).ok();
     if frag.as_ref() != Some(&l) {
         return Err(format!(
@@ -534,6 +543,14 @@ mod tests {
         assert_eq!(block_groups(64), vec![(0, 2), (2, 2), (4, 2), (6, 2)]);
         assert_eq!(block_groups(24), vec![(0, 2), (2, 1)]);
         assert_eq!(block_groups(8), vec![(0, 1)]);
+        // The transposed GEMM's odd tiles (BN = 72, 88, 104): four, five, six pairs and a
+        // last single block.
+        assert_eq!(block_groups(72).last(), Some(&(8, 1)));
+        assert_eq!(block_groups(88).len(), 6);
+        assert_eq!(
+            block_groups(104),
+            [(0, 2), (2, 2), (4, 2), (6, 2), (8, 2), (10, 2), (12, 1)]
+        );
     }
 
     /// The registers each matrix of an x4 fills are the fragment's: matrix q of blocks (j, j+1)

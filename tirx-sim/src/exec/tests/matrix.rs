@@ -1,4 +1,4 @@
-//! `ldmatrix` / `stmatrix` (`matrix.rs`): the ISA's thread map of `.m8n8.x4.b16`, plain and
+//! `ldmatrix` / `stmatrix` (`matrix.rs`): the ISA's thread map of `.m8n8.x4.b16` (and `stmatrix`'s `.x2`, `.x1`), plain and
 //! `.trans`, with the row addresses permuted so that each lane's address is really used.
 
 use super::*;
@@ -55,13 +55,19 @@ fn ldmatrix_x4_delivers_the_isa_fragment_plain_and_transposed() {
 /// transposed); `stmatrix` stores them with lane `l` naming slot `l ^ 5`; thread `t` copies
 /// slot `t` out.
 fn stmatrix_kernel(trans: bool) -> ptx::Module {
+    stmatrix_kernel_xn(4, trans)
+}
+
+/// [`stmatrix_kernel`] with `.xN`, storing the first `n` of the four registers.
+fn stmatrix_kernel_xn(n: u32, trans: bool) -> ptx::Module {
     let t = if trans { ".trans" } else { "" };
+    let regs = ["%r10", "%r11", "%r12", "%r13"][..n as usize].join(", ");
     let body = format!(
         "{PROLOGUE}\tmov.u32 %r1, smem;\n\tshl.b32 %r3, %r0, 1;\n\tmul.lo.u32 %r4, %r3, 65537;\n\
          \tadd.u32 %r10, %r4, 65536;\n\tadd.u32 %r11, %r10, 4194368;\n\
          \tadd.u32 %r12, %r11, 4194368;\n\tadd.u32 %r13, %r12, 4194368;\n\
          \txor.b32 %r2, %r0, {PERM};\n\tshl.b32 %r6, %r2, 4;\n\tadd.u32 %r6, %r6, %r1;\n\
-         \tstmatrix.sync.aligned.m8n8.x4{t}.shared.b16 [%r6], {{%r10, %r11, %r12, %r13}};\n\
+         \tstmatrix.sync.aligned.m8n8.x{n}{t}.shared.b16 [%r6], {{{regs}}};\n\
          \tbar.sync 0;\n\tshl.b32 %r5, %r0, 4;\n\tadd.u32 %r5, %r5, %r1;\n\
          \tld.shared.v4.b32 {{%r20, %r21, %r22, %r23}}, [%r5];\n\
          \tmul.wide.u32 %rd2, %r0, 16;\n\tadd.u64 %rd2, %rd2, %rd0;\n\
@@ -90,6 +96,39 @@ fn stmatrix_x4_is_the_inverse_map_plain_and_transposed() {
                     want,
                     "trans {trans} slot {s} word {j}"
                 );
+            }
+        }
+    }
+}
+
+/// `.x2` and `.x1` (a transposing store of a fragment with an odd count of 8-column blocks
+/// takes `.x2` for the last, `regtile::shared`): [`stmatrix_kernel`] with the first `n`
+/// registers; only the `8n` slots whose rows
+/// lanes 0…8n−1 name are written, the rest stay zero.
+#[test]
+fn stmatrix_x2_and_x1_are_the_inverse_map_plain_and_transposed() {
+    for n in [2u32, 1] {
+        for trans in [false, true] {
+            let m = stmatrix_kernel_xn(n, trans);
+            let out = u32s(&run_out(&m, &one_cta(32, 512), 512, 0).unwrap());
+            for s in 0..32u32 {
+                let l = s ^ 5;
+                let (i, r) = (l / 8, l % 8);
+                for j in 0..4u32 {
+                    let (c0, c1) = (2 * j, 2 * j + 1);
+                    let want = if s >= 8 * n {
+                        0
+                    } else if trans {
+                        val(i, c0, r) | val(i, c1, r) << 16
+                    } else {
+                        val(i, r, c0) | val(i, r, c1) << 16
+                    };
+                    assert_eq!(
+                        out[(s * 4 + j) as usize],
+                        want,
+                        "x{n} trans {trans} slot {s} word {j}"
+                    );
+                }
             }
         }
     }
