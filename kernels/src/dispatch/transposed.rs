@@ -21,6 +21,17 @@ fn choice(layout: BLayout, shape: (usize, usize, usize)) -> String {
         .label()
 }
 
+/// Asserts the model's choice at each shape, all shapes in one comparison (so a failure lists
+/// every choice that moved).
+fn assert_choices(layout: BLayout, cases: &[((usize, usize, usize), &str)]) {
+    let got: Vec<_> = cases
+        .iter()
+        .map(|(s, _)| (*s, choice(layout, *s)))
+        .collect();
+    let want: Vec<_> = cases.iter().map(|(s, c)| (*s, c.to_string())).collect();
+    assert_eq!(got, want, "{layout:?}");
+}
+
 /// The model's verdicts for `gemm_sm90_t`'s artifacts at one request: how many it ranks.
 fn ranked_transposed(layout: BLayout, shape: (usize, usize, usize)) -> usize {
     let req = GemmRequest::contiguous(layout, Epilogue::Plain, GemmTypes::BF16, shape);
@@ -62,12 +73,7 @@ fn the_model_takes_the_transposed_tile_where_m_is_not_a_multiple_of_128() {
         ((192, 8192, 4096), "gemm_sm90_t/w2n96"),
         ((192, 8192, 8192), "gemm_sm90_t/w2n96"),
     ];
-    let got: Vec<(_, String)> = cases
-        .iter()
-        .map(|(s, _)| (*s, choice(BLayout::Tn, *s)))
-        .collect();
-    let want: Vec<(_, String)> = cases.iter().map(|(s, c)| (*s, c.to_string())).collect();
-    assert_eq!(got, want);
+    assert_choices(BLayout::Tn, &cases);
 }
 
 /// The model's choice at the 9 TN shapes of stop 59 (H100, 2026-12-07,
@@ -101,12 +107,7 @@ fn the_model_takes_the_two_row_block_tiles_where_they_measured_fastest() {
         ((176, 6144, 4096), "gemm_sm90_t/w2n96"),
         ((80, 8192, 4096), "gemm_sm90_t/n80"),
     ];
-    let got: Vec<(_, String)> = cases
-        .iter()
-        .map(|(s, _)| (*s, choice(BLayout::Tn, *s)))
-        .collect();
-    let want: Vec<(_, String)> = cases.iter().map(|(s, c)| (*s, c.to_string())).collect();
-    assert_eq!(got, want);
+    assert_choices(BLayout::Tn, &cases);
 }
 
 /// Outside its range the transposed tile is not ranked at all: M a multiple of 128, M ≤ 64,
@@ -189,12 +190,7 @@ fn the_model_takes_the_nn_two_row_block_tiles_where_they_measured_fastest() {
         ((208, 4096, 4096), "gemm_sm90_t/nn_n112"),
         ((224, 4096, 4096), "gemm_sm90_t/nn_n112"),
     ];
-    let got: Vec<(_, String)> = cases
-        .iter()
-        .map(|(s, _)| (*s, choice(BLayout::Nn, *s)))
-        .collect();
-    let want: Vec<(_, String)> = cases.iter().map(|(s, c)| (*s, c.to_string())).collect();
-    assert_eq!(got, want);
+    assert_choices(BLayout::Nn, &cases);
 }
 
 /// The untimed guard on the configs it last held back: with `nn_n80`/`nn_n112` marked
