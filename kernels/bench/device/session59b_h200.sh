@@ -19,12 +19,7 @@ echo "== TN GEMM --all at ${SECONDS}s"
 timeout $(left 220) $T bench gemm --all --shape 160,4096,4096 --shape 224,4096,4096 --shape 240,4096,4096 --shape 176,6144,4096 --json $OUT/tn_all.json > $OUT/gemm_all.txt 2>&1; echo "rc=$?"
 grep -E "^[0-9]|host|fastest|rc=" $OUT/gemm_all.txt | cut -c1-130 | head -14
 # Every config's time at each shape, fastest first (the text shows the fastest only).
-python3 -c "
-import json, sys
-for r in json.load(open(sys.argv[1]))['rows']:
-    c = sorted((x for x in r['candidates'] if x['ms']), key=lambda x: x['ms'])
-    print(r['m'], r['n'], r['k'], 'cuBLASLt %.1f us' % (1e3 * r['cublas_ms']), ' '.join('%s/%s %.1f' % (x['kernel'][5:], x['config'], 1e3 * x['ms']) for x in c[:8]))
-" $OUT/tn_all.json 2>&1 | cut -c1-400
+python3 kernels/bench/device/all_table.py $OUT/tn_all.json 8 2>&1 | cut -c1-400
 echo "== gpu_transposed at ${SECONDS}s"
 timeout $(left 150) $B gpu_transposed > $OUT/gpu_transposed.txt 2>&1; echo "rc=$?"
 grep -E "^test |test result|panicked" $OUT/gpu_transposed.txt | head -12

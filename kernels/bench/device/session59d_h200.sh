@@ -14,12 +14,7 @@ T=.device/b59/tirx
 B=.device/b59/gpu_tests
 date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 table() {
-python3 -c "
-import json, sys
-for r in json.load(open(sys.argv[1]))['rows']:
-    c = sorted((x for x in r['candidates'] if x['ms']), key=lambda x: x['ms'])
-    print(r['m'], r['n'], r['k'], 'cuBLASLt %.1f us' % (1e3 * r['cublas_ms']), ' '.join('%s/%s %.1f' % (x['kernel'][5:], x['config'], 1e3 * x['ms']) for x in c[:10]))
-" $1 2>&1 | cut -c1-460
+python3 kernels/bench/device/all_table.py $1 10 2>&1 | cut -c1-460
 }
 echo "== TN --all at ${SECONDS}s"
 timeout $(left 120) $T bench gemm --all --shape 144,4096,4096 --shape 160,4096,4096 --shape 176,4096,4096 --shape 192,4096,4096 --shape 208,4096,4096 --shape 224,4096,4096 --shape 240,4096,4096 --shape 176,6144,4096 --shape 80,8192,4096 --json $OUT/tn_all.json > $OUT/tn_all.txt 2>&1; echo "rc=$?"

@@ -12,12 +12,7 @@ unpack .device/n59
 T=.device/n59/tirx
 date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 table() {
-python3 -c "
-import json, sys
-for r in json.load(open(sys.argv[1]))['rows']:
-    c = sorted((x for x in r['candidates'] if x['ms']), key=lambda x: x['ms'])
-    print(r['m'], r['n'], r['k'], 'cuBLASLt %.1f us' % (1e3 * r['cublas_ms']), ' '.join('%s/%s %.1f' % (x['kernel'][5:], x['config'], 1e3 * x['ms']) for x in c[:10]))
-" $1 2>&1 | cut -c1-460
+python3 kernels/bench/device/all_table.py $1 10 2>&1 | cut -c1-460
 }
 echo "== NN --all at ${SECONDS}s"
 timeout $(left 70) $T bench gemm --all --layout nn --shape 144,4096,4096 --shape 160,4096,4096 --shape 192,4096,4096 --shape 208,4096,4096 --shape 224,4096,4096 --json $OUT/nn_all.json > $OUT/nn_all.txt 2>&1; echo "rc=$?"

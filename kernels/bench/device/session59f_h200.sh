@@ -13,10 +13,5 @@ T=$PWD/.device/f59/tirx
 echo "== NN --all at ${SECONDS}s"
 timeout $(left 40) $T bench gemm --all --layout nn --shape 80,8192,4096 --shape 112,4096,8192 --shape 72,14336,4096 --json $OUT/nn_all.json > $OUT/nn_all.txt 2>&1; echo "rc=$?"
 grep -E "^[0-9]|->|worst|geometric|WRONG|failed" $OUT/nn_all.txt | cut -c1-120
-python3 -c "
-import json, sys
-for r in json.load(open(sys.argv[1]))['rows']:
-    c = sorted((x for x in r['candidates'] if x['ms']), key=lambda x: x['ms'])
-    print(r['m'], r['n'], r['k'], 'cuBLASLt %.1f us' % (1e3 * r['cublas_ms']), ' '.join('%s/%s %.1f' % (x['kernel'][5:], x['config'], 1e3 * x['ms']) for x in c[:8]))
-" $OUT/nn_all.json 2>&1 | cut -c1-400
+python3 kernels/bench/device/all_table.py $OUT/nn_all.json 8 2>&1 | cut -c1-400
 BUDGET=$((BUDGET - SECONDS)) bash kernels/bench/device/session59c_h200.sh

@@ -14,11 +14,6 @@ for l in tn nn; do
   echo "== $l --all at ${SECONDS}s"
   timeout $(left 45) $T bench gemm --all --layout $l --shape 144,4096,4096 --shape 176,4096,4096 --shape 208,4096,4096 --json $OUT/${l}_all.json > $OUT/${l}_all.txt 2>&1; echo "rc=$?"
   grep -E "^[0-9]|->|worst|geometric|WRONG|failed" $OUT/${l}_all.txt | cut -c1-120
-  python3 -c "
-import json, sys
-for r in json.load(open(sys.argv[1]))['rows']:
-    c = sorted((x for x in r['candidates'] if x['ms']), key=lambda x: x['ms'])
-    print(r['m'], r['n'], r['k'], 'cuBLASLt %.1f us' % (1e3 * r['cublas_ms']), ' '.join('%s/%s %.1f' % (x['kernel'][5:], x['config'], 1e3 * x['ms']) for x in c[:8]))
-" $OUT/${l}_all.json 2>&1 | cut -c1-400
+  python3 kernels/bench/device/all_table.py $OUT/${l}_all.json 8 2>&1 | cut -c1-400
 done
 echo "== done at ${SECONDS}s"
