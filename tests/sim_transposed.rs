@@ -107,6 +107,10 @@ fn the_odd_block_two_row_block_tiles_match_the_reference() {
         ("nn_f16_n88", (176, 136, 136), 113),
         ("nn_n104", (208, 136, 1000), 114),
         ("nn_f16_n104", (200, 264, 200), 115),
+        ("n120", (240, 136, 1000), 116),
+        ("f16_n120", (230, 264, 200), 117),
+        ("nn_n120", (232, 72, 1000), 118),
+        ("nn_f16_n120", (240, 136, 264), 119),
     ] {
         let stats = typed_gemm_case(sm90("gemm_sm90_t", config), shape, seed)
             .unwrap_or_else(|e| panic!("gemm_sm90_t {config} {shape:?}: {e}"));

@@ -1,7 +1,7 @@
 #!/bin/bash
-# Stop 60, call 1, carry [".device/o60"]: `tirx` of main eb90bff2.
-# (#32) TN and NN `--all` at M = 144, 176, 208 × 4096² (the odd-block tiles n72/n88/n104 and
-# nn_n72/nn_n88/nn_n104, untimed; the model with the guard lifted predicts each at its M:
+# Stop 60, call 1, carry [".device/o60"]: `tirx` of s60 (main eb90bff2 + n120/nn_n120, untimed).
+# (#32) TN and NN `--all` at M = 144, 176, 208, 240 × 4096² (the odd-block tiles n72…n120 and
+# nn_n72…nn_n120, untimed; the model with the guard lifted predicts each at its M:
 # `the_untimed_odd_block_tiles_are_unranked_but_would_be_chosen`), every config's time kept;
 # then ncu's source counters of `t/n96` and of cuBLASLt's kernel at 192×4096² (same 64×96 tile,
 # cuBLASLt ~6 % ahead at stop 59).
@@ -14,7 +14,7 @@ T=$PWD/.device/o60/tirx
 date -u; nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader
 for l in tn nn; do
   echo "== $l --all at ${SECONDS}s"
-  timeout $(left 45) $T bench gemm --all --layout $l --shape 144,4096,4096 --shape 176,4096,4096 --shape 208,4096,4096 --json $OUT/${l}_all.json > $OUT/${l}_all.txt 2>&1; echo "rc=$?"
+  timeout $(left 75) $T bench gemm --all --layout $l --shape 144,4096,4096 --shape 176,4096,4096 --shape 208,4096,4096 --shape 240,4096,4096 --json $OUT/${l}_all.json > $OUT/${l}_all.txt 2>&1; echo "rc=$?"
   grep -E "^[0-9]|->|worst|geometric|WRONG|failed" $OUT/${l}_all.txt | cut -c1-120
   python3 kernels/bench/device/all_table.py $OUT/${l}_all.json 2>&1 | cut -c1-400
 done

@@ -213,6 +213,7 @@ fn gemm_refusal_table() {
             "gemm_sm90_t/nn_n72",
             "gemm_sm90_t/nn_n88",
             "gemm_sm90_t/nn_n104",
+            "gemm_sm90_t/nn_n120",
         ]
     );
 }

@@ -40,12 +40,15 @@
 //! and 224×4096×4096 (`n112` 21.0, cuBLASLt 20.6), as the model predicted once its guard on
 //! untimed configs was lifted.
 //!
-//! `n72`/`n88`/`n104` (BN = 72, 88, 104: 12 stages of 8 + 9 KB, 11 of 8 + 11 KB, 10 of 8 +
-//! 13 KB, the most under the same limit) split M = 144, 176 and 208 into exactly two row
-//! blocks, where the even tiles leave 16 rows of zero fill per pair of CTAs; their odd count
-//! of 8-column blocks stores its last by `stmatrix.x2.trans`. Not yet timed (`UNTIMED = 1`, TN
-//! and NN, `nn_n72`…`nn_n104`); with the guard lifted the model would choose each at its M
-//! (`dispatch/transposed.rs`).
+//! `n72`/`n88`/`n104`/`n120` (BN = 72, 88, 104, 120: 12 stages of 8 + 9 KB, 11 of 8 + 11 KB,
+//! 10 of 8 + 13 KB, 9 of 8 + 15 KB, the most under the same limit) split M = 144, 176, 208 and
+//! 240 into exactly two row blocks, where the even tiles leave 16 rows of zero fill per pair
+//! of CTAs; their odd count of 8-column blocks stores its last by `stmatrix.x2.trans`. With
+//! them the one-warpgroup tiles step by 8 rows from 72 to 128, so every M from 129 to 256
+//! splits into two row blocks with at most 14 rows of fill. Not yet timed (`UNTIMED = 1`, TN
+//! and NN, `nn_n72`…`nn_n120`); with the guard lifted the model would choose each at its M
+//! (`dispatch/transposed.rs`). `n120` was added at stop 60, where the model's choice at
+//! 240×4096×4096 (`n128`, 0.93–0.94 of `ws/n64`) was the one known miss of stop 59.
 //!
 //! A 2×1 cluster of each one-warpgroup tile (`c2n80`…`c2n128`: the CTAs of a pair, neighbours
 //! along N, each loading half of the shared A box and multicasting it to both) was tried to
@@ -103,6 +106,7 @@ pub mod kernels {
                     n72 = (WG = 1, BN = 72, STAGES = 12, UNTIMED = 1),
                     n88 = (WG = 1, BN = 88, STAGES = 11, UNTIMED = 1),
                     n104 = (WG = 1, BN = 104, STAGES = 10, UNTIMED = 1),
+                    n120 = (WG = 1, BN = 120, STAGES = 9, UNTIMED = 1),
                 ),
                 with = (BM = 64, BK = 64, MB = k, TRANS = 1),
             ),
@@ -118,6 +122,7 @@ pub mod kernels {
                     n72 = (WG = 1, BN = 72, STAGES = 12, UNTIMED = 1),
                     n88 = (WG = 1, BN = 88, STAGES = 11, UNTIMED = 1),
                     n104 = (WG = 1, BN = 104, STAGES = 10, UNTIMED = 1),
+                    n120 = (WG = 1, BN = 120, STAGES = 9, UNTIMED = 1),
                 ),
                 with = (BM = 64, BK = 64, TRANS = 1),
             ),

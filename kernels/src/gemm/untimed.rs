@@ -15,7 +15,7 @@
 //! the measurement's reason, where the model would choose it wrongly).
 //!
 //! The guard reads a config constant, never a kernel's or config's name: any GEMM kernel's
-//! config may carry it. `gemm_sm90_t`'s odd-block tiles (`n72`, `n88`, `n104` and their NN
+//! config may carry it. `gemm_sm90_t`'s odd-block tiles (`n72`, `n88`, `n104`, `n120` and their NN
 //! forms) carry it until a run times them (`nn_n80`/`nn_n112` were timed at stop 59); the
 //! tests of the guard also mark shipped configs untimed with [`marked_untimed`].
 
@@ -112,7 +112,7 @@ mod tests {
     use super::*;
 
     /// The mark is the constant: of the shipped configs only the odd-block tiles (BN = 72, 88,
-    /// 104, not yet timed) carry it, a marked one is untimed and otherwise the same artifact
+    /// 104, 120, not yet timed) carry it, a marked one is untimed and otherwise the same artifact
     /// (its other constants, its PTX).
     #[test]
     fn marking_a_config_untimed_adds_only_the_constant() {
@@ -121,7 +121,7 @@ mod tests {
         assert!(
             t.artifacts
                 .iter()
-                .all(|a| is_untimed(a) == matches!(a.int("BN"), Some(72 | 88 | 104)))
+                .all(|a| is_untimed(a) == matches!(a.int("BN"), Some(72 | 88 | 104 | 120)))
         );
         assert_eq!(marked.artifacts.len(), t.artifacts.len());
         for (a, b) in t.artifacts.iter().zip(marked.artifacts) {
