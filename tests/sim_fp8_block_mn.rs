@@ -6,8 +6,9 @@
 //! MN-major layout with **NaN** in its padding columns (rows M ≤ m < M4 are D's clipped rows:
 //! a NaN reaching a stored element would fail the check), D poisoned, against the f64
 //! reference of the same E4M3 values and scales within the f32 bound. Tails in M (M not a
-//! multiple of 4), N and K, more K blocks than stages, several tiles a CTA. The launch planner
-//! refuses an unpadded or row-major `sa`; the SASS has no spills and no scale warps' stores.
+//! multiple of 4), N and K, more K blocks than stages, several tiles a CTA. `quant_block_mn`'s
+//! output feeds it; the launch planner refuses an unpadded or row-major `sa`; the SASS has no
+//! spills, three TMA loads a stage and only the weight scale's global loads.
 
 use tirx::KernelArtifact;
 use tirx::runtime::{DeviceLimits, ElemType, TensorMeta};
@@ -128,6 +129,60 @@ fn the_mn_major_reference_agrees_and_catches_a_row_major_sa() {
     let (bad, _) = scaled_mm_f64(&va, &vb, (m, n, k), &wrong);
     let bound = (block_check_k(k), ElemType::F32, true);
     assert!(check(&bad, (&want, &mag), bound, n).is_err());
+}
+
+/// The round trip: A (bf16) quantised by `quant_block_mn` in the emulator (E4M3 and its
+/// MN-major 1×128 scales, poisoned first; M = 73, so M4 = 76), B by the CPU's 128×128
+/// quantiser, the GEMM on them: D matches the f64 product of the CPU quantiser's values and
+/// scales.
+#[test]
+fn quant_block_mn_feeds_the_mn_major_gemm_in_the_emulator() {
+    use tirx_kernels::row_kernels::quant::quant_block_mn;
+    let (m, n, k) = (73, 136, 400);
+    let mut rng = Rng::new(32);
+    let (xa, xb) = (values(&mut rng, m, k, 1), values(&mut rng, n, k, 128));
+    let (kb, nb) = (k.div_ceil(128), n.div_ceil(128));
+    let mut dev = Device::new();
+    let xab: Vec<u8> = xa.iter().flat_map(|v| v.to_bits().to_le_bytes()).collect();
+    let xt = put(&mut dev, &xab, ElemType::Bf16, &[m, k]);
+    let qa = put(&mut dev, &vec![0xa5; m * k], ElemType::E4m3, &[m, k]);
+    let nan: Vec<u8> = (0..kb * m4(m))
+        .flat_map(|_| f32::NAN.to_le_bytes())
+        .collect();
+    let sa = put(&mut dev, &nan, ElemType::F32, &[kb, m4(m)]);
+    let quant = &quant_block_mn::KERNEL.artifacts[0];
+    simulate::launch(
+        quant.ptx,
+        &(quant.signature)(),
+        &mut dev,
+        (&[xt, qa.clone(), sa.clone()], &[]),
+        3,
+        &EMULATED,
+    )
+    .expect("quant_block_mn runs");
+    let (qb, sb) = quantise_e4m3_tiles(&xb, n, k, 128);
+    let qbt = put(&mut dev, &qb, ElemType::E4m3, &[n, k]);
+    let sbt = put(&mut dev, &f32_bytes(&sb), ElemType::F32, &[nb, kb]);
+    let dt = put(&mut dev, &vec![0xff; m * n * 2], ElemType::Bf16, &[m, n]);
+    super::sim_exec::sim_launch(
+        config("default"),
+        &mut dev,
+        &[qa, qbt, sa, sbt, dt.clone()],
+        &[],
+        5,
+    )
+    .unwrap_or_else(|e| panic!("the GEMM: {e}"));
+    let got = decode(&dev.read(dt.addr, m * n * 2).expect("D"), ElemType::Bf16);
+    let (wqa, wsa) = quantise_e4m3(&xa, m, k, 128);
+    let scales = Fp8Scales::Blocks(wsa, sb);
+    let (want, mag) = scaled_mm_f64(&e4m3_values(&wqa), &e4m3_values(&qb), (m, n, k), &scales);
+    check(
+        &got,
+        (&want, &mag),
+        (block_check_k(k), ElemType::Bf16, true),
+        n,
+    )
+    .unwrap_or_else(|e| panic!("against the dequantised product: {e}"));
 }
 
 /// `sa` of the wrong shape is refused by the launch planner before any launch: unpadded

@@ -7,8 +7,9 @@
 //! scales contiguous, the row padded to a multiple of 4 floats so that every K block's row
 //! starts 16-byte aligned — DeepGEMM's "TMA-aligned" scale layout, and the transpose of
 //! `fp8_block.rs`'s `sa` [M, KB]; torch `_scaled_mm`'s and cuBLASLt's block-wise `scale_a`
-//! is this form (the bench hands cuBLASLt the same tensor). `sb` f32 [NB, KB] row-major as
-//! there. `Epilogue::ScaleBlocksMn`; a request with it is served by this kernel only.
+//! is this form unpadded, `[KB, M]` (`bench::cublaslt_fp8::LtScales::block_shapes`: the bench
+//! hands cuBLASLt the same values in it, which is this very layout wherever M is a multiple
+//! of 4, as at every bench shape). `sb` f32 [NB, KB] row-major as there. `Epilogue::ScaleBlocksMn`; a request with it is served by this kernel only.
 //!
 //! **Why** (H100, 2026-12-07, `docs/perf/h100-2026-12-07-stop59.md`): `gemm_sm90_fp8_block`'s
 //! three scale warps (warps 1–3 of the producer warpgroup: load `sa`/`sb`, multiply, store
@@ -48,23 +49,41 @@
 //! `mul.f32`) and promote `acc += part · sc` (64 `fma.rn.f32`) after `wgmma::wait(0)`, as
 //! `gemm_sm90_fp8_block` does.
 //!
-//! **Its price**: `sa` must be given MN-major and padded (`quant_block` writes the row-major
-//! form; a caller transposes, or asks for the MN-major form where it writes the scales). The
+//! **Its price**: `sa` must be given MN-major and padded (`quant_block_mn` writes it;
+//! `quant_block` writes the row-major form). The
 //! launch planner refuses `sa` of any shape but `[cdiv(K, 128), 4·cdiv(M, 4)]` and `sb` of
 //! any but `[cdiv(N, 128), cdiv(K, 128)]` (the `static_assert`s, `RuntimeError::ShapeAssert`)
 //! before any launch, so TMA's 16-byte stride rule holds whenever a launch happens. Shared
 //! memory: 512 bytes a stage, as `default`'s scale tile. The rest — tile, pipeline, cluster,
 //! walk, epilogue — is `fp8_block.rs`'s `default` (`gemm/pieces.rs`).
 //!
-//! `tirx check` (ptxas 13.5 `-arch=sm_90a`): see the report in the commit that landed this
-//! file; `tests/sim_fp8_block.rs` runs every config in the emulator (tails in M, N and K, M
-//! not a multiple of 4, several K blocks and several tiles a CTA) against the f64 reference.
+//! `tirx check` (ptxas 13.5 `-arch=sm_90a`, 2026-12-07): every config clean, 168 registers
+//! (the launch's; the consumers reach R145, `gemm_sm90_fp8_block/default`'s R133), 0 spills, no
+//! pipeline losses; SASS `QGMMA.64x128x32.F32.E4M3.E4M3` ×4 and 64 `FFMA` a K block,
+//! `UTMALDG.2D` ×2 (A's box and `sa`'s) and `UTMALDG.2D.MULTICAST` ×1 (B's half), and 4
+//! `LDG.E` in the whole kernel (the weight scale's gathers: two before a tile's loop, two in
+//! it) where `gemm_sm90_fp8_block/default`'s scale warps have 42. The K loop's body, counted
+//! as for `fp8_block.rs` (nvdisasm, the innermost loop holding the `QGMMA`s, label to back
+//! branch): **138** SASS instructions a warp and K block against `default`'s 123 — the same
+//! wait, release, descriptors, two `LDS` and 64 `FFMA`, plus the gather of the next block's
+//! weight scale (two predicated `LDG.E`, three `LDC.64` re-reading `sb`'s base and extents
+//! from the constant bank, its 64-bit address and two bound tests, two zero fills: 13) and
+//! the scales' two `FMUL`. ptxas interleaves all of it with the four `QGMMA` issues, before
+//! `WARPGROUP.DEPBAR`, in the MMAs' shadow: two consumer warps a scheduler issue 276 a
+//! block against the tensor core's ~512 cycles. `tests/sim_fp8_block_mn.rs` asserts the counts above and runs
+//! every config in the emulator (tails in M, N and K, M not a multiple of 4 with NaN in the
+//! padding, several K blocks and several tiles a CTA); `quant_block_mn`
+//! (`row_kernels/quant.rs`) writes `sa` in this layout and feeds it there.
 //!
 //! **Prediction** (made before any measurement; the lead measures on the H100): between the
 //! `d3` diagnostic's 1117 / 1196 TFLOP/s at 4096³ / 8192³ and about 5 % below it, i.e.
-//! 1060–1117 / 1135–1196, 1.0–1.06× cuBLASLt. Why: no scale warps, as `d3`; each consumer
-//! warp's K block gains over `d3`'s only the two `LDS`, two `LDG` (a block ahead, in the MMAs'
-//! shadow) and two `FMUL`, and each stage's bytes grow by 512 of 33 280 (1.6 %).
+//! 1060–1117 / 1135–1196, 1.0–1.06× cuBLASLt. Why: no scale warps, as `d3`, and the
+//! scales' bytes come with the stage's TMA loads (512 of 33 280, 1.6 %); what the consumers
+//! add over `d3` is the 15 instructions a warp and block of the weight scale's gather and the
+//! two `FMUL` (138 against `default`'s 123), issued in the MMAs' shadow. The risk: the
+//! gather's `LDG` a block ahead comes back late under the TMA traffic and stalls the `FMUL`
+//! before the promotion (ncu: stalls at the `FMUL`, `long_scoreboard`), or the `[1, 128]` box
+//! — one 512-byte segment — lengthens the stage's completion.
 
 use tirx::prelude::*;
 
