@@ -38,8 +38,10 @@
 //!
 //! The weight scale `sb[nb, kb]` is one scalar per (tile, K block) (a 128-wide N tile lies
 //! within one 128×128 weight block). The consumers `gather` it from global one block ahead,
-//! into a statistic `sb_t` (a uniform address: one `ld.global.f32` a row register, two a
-//! thread, which the warp's lanes share in one L1 request); block `k + 1`'s load is issued
+//! into `sb_t`, a `[1, 1]` statistic of the row statistic `sc` (`stat(sc, axis = 0)`: one
+//! register a thread, so one `ld.global.f32` — a `[64, 1]` tile in `sc`'s layout loads each of
+//! its two row registers itself, two — at a uniform address the warp's lanes share in one L1
+//! request), broadcast over `sc`'s rows by `sc * sb_t`; block `k + 1`'s load is issued
 //! while block `k`'s wgmmas run and has a whole block (~600 cycles) to land, and the block
 //! past the last reads 0 unused (a tile edge: the guarded load is predicated off). Why not by
 //! TMA too: `sb`'s rows are KB·4 bytes apart, a multiple of 16 only when KB is (the `tmasc`
@@ -60,17 +62,18 @@
 //! `tirx check` (ptxas 13.5 `-arch=sm_90a`, 2026-12-07): every config clean, 168 registers
 //! (the launch's; the consumers reach R145, `gemm_sm90_fp8_block/default`'s R133), 0 spills, no
 //! pipeline losses; SASS `QGMMA.64x128x32.F32.E4M3.E4M3` ×4 and 64 `FFMA` a K block,
-//! `UTMALDG.2D` ×2 (A's box and `sa`'s) and `UTMALDG.2D.MULTICAST` ×1 (B's half), and 4
-//! `LDG.E` in the whole kernel (the weight scale's gathers: two before a tile's loop, two in
+//! `UTMALDG.2D` ×2 (A's box and `sa`'s) and `UTMALDG.2D.MULTICAST` ×1 (B's half), and 2
+//! `LDG.E` in the whole kernel (the weight scale's gathers: one before a tile's loop, one in
 //! it) where `gemm_sm90_fp8_block/default`'s scale warps have 42. The K loop's body, counted
 //! as for `fp8_block.rs` (nvdisasm, the innermost loop holding the `QGMMA`s, label to back
-//! branch): **138** SASS instructions a warp and K block against `default`'s 123 — the same
+//! branch): **136** SASS instructions a warp and K block against `default`'s 123 — the same
 //! wait, release, descriptors, two `LDS` and 64 `FFMA`, plus the gather of the next block's
-//! weight scale (two predicated `LDG.E`, three `LDC.64` re-reading `sb`'s base and extents
-//! from the constant bank, its 64-bit address and two bound tests, two zero fills: 13) and
-//! the scales' two `FMUL`. ptxas interleaves all of it with the four `QGMMA` issues, before
-//! `WARPGROUP.DEPBAR`, in the MMAs' shadow: two consumer warps a scheduler issue 276 a
-//! block against the tensor core's ~512 cycles. `tests/sim_fp8_block_mn.rs` asserts the counts above and runs
+//! weight scale (one predicated `LDG.E`, three `LDC.64` re-reading `sb`'s base and extents
+//! from the constant bank, its 64-bit address, two bound tests and the zero fill) and the
+//! scales' two `FMUL` (138 with `sb_t` a `[64, 1]` tile: a second `LDG.E` and zero fill).
+//! ptxas interleaves all of it with the four `QGMMA` issues, before `WARPGROUP.DEPBAR`, in
+//! the MMAs' shadow: two consumer warps a scheduler issue 272 a block against the tensor
+//! core's ~512 cycles. `tests/sim_fp8_block_mn.rs` asserts the counts above and runs
 //! every config in the emulator (tails in M, N and K, M not a multiple of 4 with NaN in the
 //! padding, several K blocks and several tiles a CTA); `quant_block_mn`
 //! (`row_kernels/quant.rs`) writes `sa` in this layout and feeds it there.
@@ -79,8 +82,8 @@
 //! `d3` diagnostic's 1117 / 1196 TFLOP/s at 4096³ / 8192³ and about 5 % below it, i.e.
 //! 1060–1117 / 1135–1196, 1.0–1.06× cuBLASLt. Why: no scale warps, as `d3`, and the
 //! scales' bytes come with the stage's TMA loads (512 of 33 280, 1.6 %); what the consumers
-//! add over `d3` is the 15 instructions a warp and block of the weight scale's gather and the
-//! two `FMUL` (138 against `default`'s 123), issued in the MMAs' shadow. The risk: the
+//! add over `default`'s loop is the 11 instructions a warp and block of the weight scale's
+//! gather and the two `FMUL` (136 against 123), issued in the MMAs' shadow. The risk: the
 //! gather's `LDG` a block ahead comes back late under the TMA traffic and stalls the `FMUL`
 //! before the promotion (ncu: stalls at the `FMUL`, `long_scoreboard`), or the `[1, 128]` box
 //! — one 512-byte segment — lengthens the stage's completion.
@@ -139,7 +142,8 @@ pub mod kernels {
         let acc = regs::<f32>([64, BN]);
         let part = regs::<f32>([64, BN]);
         let sc = regs::<f32>([64, 1], layout = stat(acc, axis = 1));
-        let sb_t = regs::<f32>([64, 1], layout = stat(acc, axis = 1));
+        // The weight scale, one value for the tile's rows: a statistic of `sc` (one register).
+        let sb_t = regs::<f32>([1, 1], layout = stat(sc, axis = 0));
         // Each consumer warp releases a stage itself (2 warpgroups × 4 warps), after its own
         // `ld.shared` of the scales; only the TMA thread fills a stage (`writers` 0).
         let pipe = pipeline::<STAGES>(consumers = 8, peers = 2);
