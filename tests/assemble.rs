@@ -329,13 +329,14 @@ fn descriptor_start_addresses_are_masked_to_their_field() {
 fn the_quantisers_assemble_without_spills() {
     use tirx_kernels::row_kernels::quant::mxfp8::quant_mxfp8;
     use tirx_kernels::row_kernels::quant::nvfp4::quant_nvfp4;
-    use tirx_kernels::row_kernels::quant::{quant_block, quant_rowwise};
+    use tirx_kernels::row_kernels::quant::{quant_block, quant_block_mn, quant_rowwise};
     if tool_for_test(find_ptxas()).is_none() {
         return;
     }
     for (k, fmt) in [
         (&quant_rowwise::KERNEL, "E4M3"),
         (&quant_block::KERNEL, "E4M3"),
+        (&quant_block_mn::KERNEL, "E4M3"),
         (&quant_mxfp8::KERNEL, "E4M3"),
         (&quant_nvfp4::KERNEL, "E2M1"),
     ] {

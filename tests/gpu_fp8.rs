@@ -22,7 +22,9 @@ use tirx::{KernelArtifact, Runtime, Tensor, TensorArg};
 use tirx_kernels::bench::cublaslt::CublasLt;
 use tirx_kernels::bench::cublaslt_fp8::LtScales;
 use tirx_kernels::bench::fp8::{Fp8Host, Fp8Problem};
-use tirx_kernels::gemm::fp8_ref::{Fp8Accum, Fp8ScaleMode, Fp8Scales, check, scaled_mm_f64};
+use tirx_kernels::gemm::fp8_ref::{
+    Fp8Accum, Fp8ScaleMode, Fp8Scales, check, m4, mn_major, scaled_mm_f64,
+};
 use tirx_kernels::gemm::request::Fp8ScaleArgs;
 use tirx_kernels::gemm::split;
 use tirx_kernels::reference::{HostElem, Rng};
@@ -59,6 +61,11 @@ fn case<A: Fp8Host>((m, n, k): (usize, usize, usize), mode: Fp8ScaleMode, seed: 
     let scales = match mode {
         Fp8ScaleMode::Rows => Fp8Scales::Rows(u(m), u(n)),
         Fp8ScaleMode::Blocks => Fp8Scales::Blocks(u(la.iter().product()), u(lb.iter().product())),
+        // MN-major `sa` [KB, M4]: the row-major draw transposed, the padding 0.
+        Fp8ScaleMode::BlocksMn => {
+            let kb = k.div_ceil(128);
+            Fp8Scales::BlocksMn(mn_major(&u(m * kb), m, kb), u(lb.iter().product()))
+        }
         Fp8ScaleMode::Tensor => Fp8Scales::Tensor(0.375, -1.75),
     };
     Case {
@@ -77,7 +84,7 @@ fn upload_scales<A>(
 ) -> Result<(Tensor<f32>, Tensor<f32>), tirx::RuntimeError> {
     let (la, lb) = c.scales.mode().shapes(shape);
     match &c.scales {
-        Fp8Scales::Rows(sa, sb) | Fp8Scales::Blocks(sa, sb) => {
+        Fp8Scales::Rows(sa, sb) | Fp8Scales::Blocks(sa, sb) | Fp8Scales::BlocksMn(sa, sb) => {
             Ok((rt.upload(sa, &la)?, rt.upload(sb, &lb)?))
         }
         Fp8Scales::Tensor(x, y) => Ok((rt.upload(&[*x], &[1])?, rt.upload(&[*y], &[1])?)),
@@ -107,6 +114,7 @@ fn run<A: Fp8Host, D: HostElem>(
                 Fp8Scales::Tensor(x, y) => Fp8ScaleArgs::Tensor(x, y),
                 Fp8Scales::Rows(..) => Fp8ScaleArgs::Rows(&sav, &sbv),
                 Fp8Scales::Blocks(..) => Fp8ScaleArgs::Blocks(&sav, &sbv),
+                Fp8Scales::BlocksMn(..) => Fp8ScaleArgs::BlocksMn(&sav, &sbv),
             };
             let roles = [("a", av), ("b", bv), ("d", dv)];
             split::launch_fp8_split(rt, art, &roles, scales).map_err(e)?;
@@ -127,7 +135,7 @@ fn run<A: Fp8Host, D: HostElem>(
                 .collect();
             let scalars = match c.scales {
                 Fp8Scales::Tensor(x, y) => vec![x, y],
-                Fp8Scales::Rows(..) | Fp8Scales::Blocks(..) => vec![],
+                Fp8Scales::Rows(..) | Fp8Scales::Blocks(..) | Fp8Scales::BlocksMn(..) => vec![],
             };
             rt.launch_with(art, &args, &scalars).map_err(e)?;
         }
@@ -136,16 +144,23 @@ fn run<A: Fp8Host, D: HostElem>(
             let mode = match c.scales {
                 Fp8Scales::Tensor(..) => LtScales::Tensor,
                 Fp8Scales::Rows(..) => LtScales::Rows,
-                Fp8Scales::Blocks(..) => LtScales::Blocks,
+                Fp8Scales::Blocks(..) | Fp8Scales::BlocksMn(..) => LtScales::Blocks,
             };
             let plan = lt
                 .gemm_fp8((m, n, k), A::ELEM, D::ELEM, mode, c.fast_accum)
                 .map_err(|e| format!("plan: {e}"))?;
             match &c.scales {
                 // cuBLASLt's layouts: A's scales [KB, M], B's rows padded to 4 K blocks.
-                Fp8Scales::Blocks(ha, hb) => {
+                Fp8Scales::Blocks(ha, hb) | Fp8Scales::BlocksMn(ha, hb) => {
                     let ([kb, _], [nb, kbp]) = LtScales::block_shapes((m, n, k));
-                    let at: Vec<f32> = (0..kb * m).map(|x| ha[(x % m) * kb + x / m]).collect();
+                    let mn = matches!(c.scales, Fp8Scales::BlocksMn(..));
+                    let at: Vec<f32> = (0..kb * m)
+                        .map(|x| match mn {
+                            // Ours [KB, M4], cuBLASLt's [KB, M]: the padding dropped.
+                            true => ha[x / m * m4(m) + x % m],
+                            false => ha[(x % m) * kb + x / m],
+                        })
+                        .collect();
                     let bp: Vec<f32> = (0..nb * kbp)
                         .map(|x| {
                             if x % kbp < kb {
@@ -175,9 +190,19 @@ fn run<A: Fp8Host, D: HostElem>(
 
 /// Every config solving `p` on every shape; failures collected.
 fn check_problem<A: Fp8Host, D: HostElem>(rt: &Runtime, p: Fp8Problem, failures: &mut Vec<String>) {
+    check_problem_on::<A, D>(rt, p, &SHAPES, failures);
+}
+
+/// [`check_problem`] on `shapes`.
+fn check_problem_on<A: Fp8Host, D: HostElem>(
+    rt: &Runtime,
+    p: Fp8Problem,
+    shapes: &[(usize, usize, usize)],
+    failures: &mut Vec<String>,
+) {
     let arts = p.artifacts();
     assert!(!arts.is_empty(), "no kernel solves {}", p.describe());
-    for (i, &shape) in SHAPES.iter().enumerate() {
+    for (i, &shape) in shapes.iter().enumerate() {
         let c = case::<A>(shape, p.scales, 40 + i as u64);
         let av: Vec<f64> = c.a.iter().map(|x| x.value()).collect();
         let bv: Vec<f64> = c.b.iter().map(|x| x.value()).collect();
@@ -237,6 +262,7 @@ fn cublaslt_fp8_matches_the_same_reference() {
         Fp8ScaleMode::Tensor,
         Fp8ScaleMode::Rows,
         Fp8ScaleMode::Blocks,
+        Fp8ScaleMode::BlocksMn,
     ] {
         let rows = mode != Fp8ScaleMode::Tensor;
         for (i, shape) in [(1000, 1032, 1040), (2048, 3000, 1024)]
@@ -322,6 +348,7 @@ fn run_split_into<A: Fp8Host, D: HostElem>(
         Fp8Scales::Tensor(x, y) => Fp8ScaleArgs::Tensor(x, y),
         Fp8Scales::Rows(..) => Fp8ScaleArgs::Rows(&sav, &sbv),
         Fp8Scales::Blocks(..) => Fp8ScaleArgs::Blocks(&sav, &sbv),
+        Fp8Scales::BlocksMn(..) => Fp8ScaleArgs::BlocksMn(&sav, &sbv),
     };
     let roles = [("a", a.view()), ("b", b.view()), ("d", d.view())];
     split::launch_fp8_split_into(rt, art, &roles, scales, &mut w).map_err(e)?;
@@ -499,6 +526,94 @@ fn the_block_scaled_fp8_gemm_matches_the_f64_reference_with_tails() {
     check_problem::<tirx::e4m3, f16>(&rt, p(F16), &mut failures);
     check_problem::<tirx::e4m3, f32>(&rt, p(F32), &mut failures);
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The block-scaled FP8 GEMM with `sa` MN-major (`fp8_block_mn.rs`: `sa` [KB, M4] loaded by
+/// TMA with the operands, no scale warps): every config (E4M3 → bf16, → f16, → f32) on
+/// [`SHAPES`] and on M not a multiple of 4 (1001 → M4 = 1004, 73 → 76: the padded rows),
+/// more tiles than clusters, K tails, D poisoned, against the f64 reference of the same
+/// values and scales. Only `gemm_sm90_fp8_block_mn` solves the problem.
+#[test]
+fn the_mn_major_block_scaled_fp8_gemm_matches_the_f64_reference_with_tails() {
+    use ElemType::{Bf16, E4m3, F16, F32};
+    let rt = rt();
+    let mut failures = Vec::new();
+    let p = |output| Fp8Problem {
+        scales: Fp8ScaleMode::BlocksMn,
+        input: E4m3,
+        output,
+        accum: Fp8Accum::Promoted,
+    };
+    assert!(
+        p(Bf16)
+            .artifacts()
+            .iter()
+            .all(|a| a.kernel == "gemm_sm90_fp8_block_mn")
+    );
+    let mut shapes = SHAPES.to_vec();
+    shapes.extend([(1001, 1032, 1040), (73, 136, 400)]);
+    check_problem_on::<tirx::e4m3, bf16>(&rt, p(Bf16), &shapes, &mut failures);
+    check_problem_on::<tirx::e4m3, f16>(&rt, p(F16), &shapes, &mut failures);
+    check_problem_on::<tirx::e4m3, f32>(&rt, p(F32), &shapes, &mut failures);
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// The host's FP8 entry with MN-major block scales (`Fp8Scaling::BlocksMn`): it runs
+/// `gemm_sm90_fp8_block_mn` and matches the reference at M = 1001; `sa` given [KB, M]
+/// (unpadded) or row-major [M, KB] is a typed error before anything is chosen or launched.
+#[test]
+fn the_host_runs_mn_major_block_scaled_fp8() {
+    use tirx_kernels::gemm::host::{Fp8Scaling, gemm_fp8};
+    let rt = rt();
+    let shape @ (m, n, k) = (1001, 264, 1040);
+    let c = case::<tirx::e4m3>(shape, Fp8ScaleMode::BlocksMn, 150);
+    let a = rt.upload(&c.a, &[m, k]).expect("upload");
+    let b = rt.upload(&c.b, &[n, k]).expect("upload");
+    let (sa, sb) = upload_scales(&rt, &c, shape).expect("upload");
+    let mut d: Tensor<bf16> = rt.zeros(&[m, n]).expect("alloc");
+    rt.poison(&mut d).expect("poison");
+    let choice = gemm_fp8(
+        &rt,
+        &a,
+        &b,
+        Fp8Scaling::BlocksMn(&sa, &sb),
+        Fp8Accum::Promoted,
+        &mut d,
+    )
+    .expect("runs");
+    assert_eq!(choice.artifact.kernel, "gemm_sm90_fp8_block_mn");
+    rt.synchronize().expect("sync");
+    let got: Vec<f64> = rt
+        .download(&d)
+        .expect("download")
+        .into_iter()
+        .map(|x| x.to_f64())
+        .collect();
+    let av: Vec<f64> = c.a.iter().map(|x| x.value()).collect();
+    let bv: Vec<f64> = c.b.iter().map(|x| x.value()).collect();
+    let (want, mag) = scaled_mm_f64(&av, &bv, shape, &c.scales);
+    let bound = (c.scales.check_k(k), ElemType::Bf16, false);
+    check(&got, (&want, &mag), bound, n).unwrap_or_else(|e| panic!("MN-major: {e}"));
+    let kb = k.div_ceil(128);
+    for wrong in [[kb, m], [m, kb]] {
+        let bad = rt
+            .upload(&vec![1.0f32; wrong[0] * wrong[1]], &wrong)
+            .expect("upload");
+        match gemm_fp8(
+            &rt,
+            &a,
+            &b,
+            Fp8Scaling::BlocksMn(&bad, &sb),
+            Fp8Accum::Fast,
+            &mut d,
+        ) {
+            Err(tirx::RuntimeError::ShapeMismatch { tensor, .. }) => assert_eq!(tensor, "sa"),
+            other => panic!(
+                "{wrong:?}: expected a shape mismatch, got {:?}",
+                other.map(|c| c.label())
+            ),
+        }
+    }
 }
 
 /// `rows × k` bf16 values uniform in ±2^e, `e` varying with the row (every `row_block` rows)

@@ -82,6 +82,7 @@ mod sim_attention;
 mod sim_exec;
 mod sim_fp8;
 mod sim_fp8_block;
+mod sim_fp8_block_mn;
 mod sim_gemm;
 mod sim_gemm_sm100;
 mod sim_mn_major_a;

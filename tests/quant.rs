@@ -16,7 +16,7 @@ use tirx::KernelArtifact;
 use tirx::prelude::*;
 use tirx::runtime::ElemType;
 use tirx_kernels::reference::Rng;
-use tirx_kernels::row_kernels::quant::{quant_block, quant_rowwise};
+use tirx_kernels::row_kernels::quant::{quant_block, quant_block_mn, quant_rowwise};
 use tirx_kernels::rows::quant::check_e4m3;
 use tirx_kernels::simulate::{self, put};
 use tirx_sim::Device;
@@ -106,6 +106,47 @@ fn block_quantises_1x128_blocks_with_tails() {
     run(&quant_block::KERNEL.artifacts[0], 37, 1000, 128, 66);
 }
 
+/// `quant_block_mn`: the same E4M3 values and scales as `quant_block`, bit for bit, with the
+/// scales MN-major (`[NB, M4]`, through shared memory and a TMA store); the padding columns
+/// `M ≤ m < M4` (M = 45 → 48, 71 → 72) hold a zero row's scale, 2⁻¹²⁶, not the poison.
+#[test]
+fn block_mn_quantises_with_mn_major_scales() {
+    for (a, m, n, seed) in [(0, 45, 300, 67), (1, 71, 259, 68), (0, 37, 1000, 69)] {
+        let art = &quant_block_mn::KERNEL.artifacts[a];
+        let x = inputs(m, n, seed);
+        let (nb, m4) = (n.div_ceil(128), m.div_ceil(4) * 4);
+        let mut dev = Device::new();
+        let xb: Vec<u8> = x.iter().flat_map(|v| v.to_bits().to_le_bytes()).collect();
+        let xt = put(&mut dev, &xb, ElemType::Bf16, &[m, n]);
+        let qt = put(&mut dev, &vec![0xa5; m * n], ElemType::E4m3, &[m, n]);
+        let poison: Vec<u8> = (0..nb * m4).flat_map(|_| f32::NAN.to_le_bytes()).collect();
+        let st = put(&mut dev, &poison, ElemType::F32, &[nb, m4]);
+        simulate::launch(
+            art.ptx,
+            &(art.signature)(),
+            &mut dev,
+            (&[xt, qt.clone(), st.clone()], &[]),
+            seed,
+            &EMULATED,
+        )
+        .unwrap_or_else(|e| panic!("quant_block_mn {m}x{n}: {e}"));
+        let q = dev.read(qt.addr, m * n).expect("q");
+        let s_mn: Vec<f32> = dev
+            .read(st.addr, nb * m4 * 4)
+            .expect("s")
+            .chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect();
+        let s: Vec<f32> = (0..m * nb).map(|x| s_mn[(x % nb) * m4 + x / nb]).collect();
+        check_e4m3(&x, (&q, &s), m, n, 128).unwrap_or_else(|e| panic!("{m}x{n}: {e}"));
+        for b in 0..nb {
+            for i in m..m4 {
+                assert_eq!(s_mn[b * m4 + i], 1.1754944e-38, "padding [{b}, {i}]");
+            }
+        }
+    }
+}
+
 /// Every config's stores round by `cvt.rn.satfinite.e4m3x2.f32` (ptxas's assembly of them:
 /// `tests/assemble.rs`).
 #[test]
@@ -114,6 +155,7 @@ fn the_quantisers_round_with_satfinite() {
     for k in [
         &quant_rowwise::KERNEL,
         &quant_block::KERNEL,
+        &quant_block_mn::KERNEL,
         &quant_mxfp8::KERNEL,
     ] {
         for a in k.artifacts {

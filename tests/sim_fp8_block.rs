@@ -33,7 +33,7 @@ fn config(name: &str) -> &'static KernelArtifact {
 
 /// `rows × k` bf16 values, uniform in ±2^e with `e` depending on the row (`row_shift` of
 /// it: every row for activations, every 128th for weights) and on the 128-column block.
-fn values(rng: &mut Rng, rows: usize, k: usize, row_block: usize) -> Vec<bf16> {
+pub(super) fn values(rng: &mut Rng, rows: usize, k: usize, row_block: usize) -> Vec<bf16> {
     (0..rows * k)
         .map(|x| {
             let (i, c) = (x / k, x % k);
@@ -43,11 +43,11 @@ fn values(rng: &mut Rng, rows: usize, k: usize, row_block: usize) -> Vec<bf16> {
         .collect()
 }
 
-fn f32_bytes(v: &[f32]) -> Vec<u8> {
+pub(super) fn f32_bytes(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
-fn e4m3_values(q: &[u8]) -> Vec<f64> {
+pub(super) fn e4m3_values(q: &[u8]) -> Vec<f64> {
     q.iter()
         .map(|&b| f64::from(tirx::e4m3(b).to_f32()))
         .collect()

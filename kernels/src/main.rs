@@ -534,6 +534,14 @@ mod tests {
             (p.scales, p.input, p.output),
             (Fp8ScaleMode::Blocks, ElemType::E4m3, ElemType::Bf16)
         );
+        // MN-major `sa` ([KB, M4]): `Epilogue::ScaleBlocksMn`.
+        let p = fp8_of(&["--in", "e4m3", "--scales", "blocks-mn"])
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            (p.scales, p.input, p.output),
+            (Fp8ScaleMode::BlocksMn, ElemType::E4m3, ElemType::Bf16)
+        );
         assert_eq!(fp8_of(&["--in", "f16"]), Ok(None));
         // `--kernel` narrows the configs measured (checked against the catalogue by
         // `Fp8Problem::select` before any GPU work).

@@ -204,6 +204,14 @@ pub enum Epilogue {
     /// (one per 128×128 block of B), `KB = cdiv(K, 128)`, `NB = cdiv(N, 128)`; applied per
     /// K block into the f32 accumulator (`kernels/src/gemm/fp8_block.rs`).
     ScaleBlocks,
+    /// [`Epilogue::ScaleBlocks`] with `sa` given MN-major (K-block-major): f32 `[KB, M4]`,
+    /// each K block's M row scales contiguous and the row padded to `M4 = 4·cdiv(M, 4)`
+    /// floats so that every K block's row starts 16-byte aligned (TMA's global strides are
+    /// multiples of 16 bytes) — DeepGEMM's "TMA-aligned" scale layout, the transpose of
+    /// `ScaleBlocks`' `sa` (torch `_scaled_mm`'s and cuBLASLt's block-wise `scale_a` is this
+    /// form); `sb` [NB, KB] as there. `sa[kb, m]` scales row `m`'s K block `kb`; the padding
+    /// columns `M ≤ m < M4` are never read into D.
+    ScaleBlocksMn,
     /// D = (A·sA)·(B·sB)ᵀ: Blackwell's block-scaled MMA (`tcgen05.mma … .block_scale`, PTX
     /// ISA §9.7.16.10.7), one factor per [`Factors::vector`] elements of each row of A and of
     /// B (B given N×K), the factor matrices `sfa` [MS, KS] and `sfb` [NS, KS] laid out as
@@ -228,6 +236,7 @@ impl Epilogue {
             Epilogue::ScaleTensor => "scale-tensor",
             Epilogue::ScaleRows => "scale-rows",
             Epilogue::ScaleBlocks => "scale-blocks",
+            Epilogue::ScaleBlocksMn => "scale-blocks-mn",
             Epilogue::ScaleFactors(f) => f.epilogue_name(),
             Epilogue::Partial => "partial",
         }
@@ -588,8 +597,7 @@ fn derive_gemm(sig: &Signature, consts: &[(String, i64)]) -> Result<GemmProblem,
             };
             let sa = role(sig, kind, "sa")?;
             if sa.shape.len() == 2 {
-                block_scales(sig, kind, m)?;
-                Epilogue::ScaleBlocks
+                block_scales(sig, kind, m)?
             } else {
                 vector("sa", m)?;
                 vector("sb", n)?;
@@ -631,6 +639,7 @@ fn derive_gemm(sig: &Signature, consts: &[(String, i64)]) -> Result<GemmProblem,
         Epilogue::Scaled | Epilogue::Bias(_) => 1,
         Epilogue::ScaleRows
         | Epilogue::ScaleBlocks
+        | Epilogue::ScaleBlocksMn
         | Epilogue::ScaleFactors(_)
         | Epilogue::BiasResidual(_) => 2,
         Epilogue::Plain | Epilogue::ScaleTensor | Epilogue::Partial => 0,
@@ -648,27 +657,31 @@ fn derive_gemm(sig: &Signature, consts: &[(String, i64)]) -> Result<GemmProblem,
 }
 
 /// The block scales of [`Epilogue::ScaleBlocks`]: `sa` an f32 matrix whose rows are A's
-/// (`[M, KB]`), `sb` an f32 matrix with as many columns (`[NB, KB]`); that `KB = cdiv(K, 128)`
-/// and `NB = cdiv(N, 128)` the kernel states as shape assertions (checked at launch).
-fn block_scales(sig: &Signature, kind: ProblemKind, m: &str) -> Result<(), String> {
+/// (`[M, KB]`), `sb` an f32 matrix with as many columns (`[NB, KB]`); or, MN-major
+/// ([`Epilogue::ScaleBlocksMn`]), `sa` `[KB, M4]` whose rows are `sb`'s columns (its first
+/// extent `sb`'s second, its second not `M`: the padded `M4`). That `KB = cdiv(K, 128)`,
+/// `NB = cdiv(N, 128)` and `M4 = 4·cdiv(M, 4)` the kernel states as shape assertions
+/// (checked at launch).
+fn block_scales(sig: &Signature, kind: ProblemKind, m: &str) -> Result<Epilogue, String> {
     let (sa, sb) = (role(sig, kind, "sa")?, role(sig, kind, "sb")?);
-    let ok = sa.elem == ElemType::F32
+    let f32s = sa.elem == ElemType::F32
         && sb.elem == ElemType::F32
         && sa.shape.len() == 2
-        && sb.shape.len() == 2
-        && sa.shape[0] == m
-        && sa.shape[1] == sb.shape[1];
-    if !ok {
-        return Err(format!(
-            "block scales must be f32 matrices `sa` [{m}, KB] and `sb` [NB, KB], found {} {:?} \
-             and {} {:?}",
-            sa.elem.name(),
-            sa.shape,
-            sb.elem.name(),
-            sb.shape
-        ));
+        && sb.shape.len() == 2;
+    if f32s && sa.shape[0] == m && sa.shape[1] == sb.shape[1] {
+        return Ok(Epilogue::ScaleBlocks);
     }
-    Ok(())
+    if f32s && sa.shape[0] == sb.shape[1] && sa.shape[1] != m && sa.shape[1] != sb.shape[1] {
+        return Ok(Epilogue::ScaleBlocksMn);
+    }
+    Err(format!(
+        "block scales must be f32 matrices `sa` [{m}, KB] (or MN-major `sa` [KB, M4]) and `sb` \
+         [NB, KB], found {} {:?} and {} {:?}",
+        sa.elem.name(),
+        sa.shape,
+        sb.elem.name(),
+        sb.shape
+    ))
 }
 
 /// The factor images of [`Epilogue::ScaleFactors`]: `sfa` [MS, KS] and `sfb` [NS, KS] (one

@@ -175,6 +175,11 @@ fn words(op: &Op, ordinal: usize, out: &mut Vec<u64>) -> bool {
                     tensor(out, Some(sa));
                     tensor(out, Some(sb));
                 }
+                Fp8Scales::BlocksMn(sa, sb) => {
+                    out.push(4);
+                    tensor(out, Some(sa));
+                    tensor(out, Some(sb));
+                }
             }
             for t in [a, b, d] {
                 tensor(out, Some(t));

@@ -123,6 +123,11 @@ fn fp8_request(g: &GemmFp8) -> GemmRequest {
             (1.0, 1.0),
             Some((sa.clone(), sb.clone())),
         ),
+        Fp8Scales::BlocksMn(sa, sb) => (
+            Epilogue::ScaleBlocksMn,
+            (1.0, 1.0),
+            Some((sa.clone(), sb.clone())),
+        ),
     };
     GemmRequest {
         layout: BLayout::Tn,
@@ -229,12 +234,15 @@ pub unsafe fn launch(op: &Op, rt: &Runtime) -> Result<String, RuntimeError> {
             let arg = |m: &TensorMeta| unsafe { TensorArg::from_raw(rt, m.clone()) };
             let roles = [("a", arg(&g.a)), ("b", arg(&g.b)), ("d", arg(&g.d))];
             let vectors = match &g.scales {
-                Fp8Scales::Rows(sa, sb) | Fp8Scales::Blocks(sa, sb) => Some((arg(sa), arg(sb))),
+                Fp8Scales::Rows(sa, sb)
+                | Fp8Scales::Blocks(sa, sb)
+                | Fp8Scales::BlocksMn(sa, sb) => Some((arg(sa), arg(sb))),
                 Fp8Scales::Tensor(..) => None,
             };
             let scales = match (&g.scales, &vectors) {
                 (Fp8Scales::Rows(..), Some((sa, sb))) => Fp8ScaleArgs::Rows(sa, sb),
                 (Fp8Scales::Blocks(..), Some((sa, sb))) => Fp8ScaleArgs::Blocks(sa, sb),
+                (Fp8Scales::BlocksMn(..), Some((sa, sb))) => Fp8ScaleArgs::BlocksMn(sa, sb),
                 (Fp8Scales::Tensor(x, y), _) => Fp8ScaleArgs::Tensor(*x, *y),
                 _ => unreachable!("vectors are present exactly for the row and block forms"),
             };
@@ -282,7 +290,10 @@ pub(crate) fn metas(op: &Op) -> Vec<TensorMeta> {
         }
         Op::GemmFp8(g) => {
             let mut v = vec![g.a.clone(), g.b.clone(), g.d.clone()];
-            if let Fp8Scales::Rows(sa, sb) | Fp8Scales::Blocks(sa, sb) = &g.scales {
+            if let Fp8Scales::Rows(sa, sb)
+            | Fp8Scales::Blocks(sa, sb)
+            | Fp8Scales::BlocksMn(sa, sb) = &g.scales
+            {
                 v.extend([sa.clone(), sb.clone()]);
             }
             v

@@ -32,7 +32,7 @@ use super::sweep::{self, L2_BYTES, MEMORY_CAP, drop_out, sample_stride, time_rou
 use super::{BenchError, RUNS, WARMUP_MS, progress};
 use crate::dispatch::{Device, ProblemDef};
 pub use crate::gemm::fp8_ref::Fp8Host;
-use crate::gemm::fp8_ref::{Fp8Accum, Fp8ScaleMode, Fp8Scales, check};
+use crate::gemm::fp8_ref::{Fp8Accum, Fp8ScaleMode, Fp8Scales, SCALE_BLOCK, check, mn_major};
 use crate::gemm::request::{Fp8ScaleArgs, GemmRequest, GemmTypes};
 use crate::gemm::split;
 use crate::reference::{HostElem, Rng};
@@ -81,7 +81,7 @@ impl Fp8Problem {
             .filter(|a| {
                 let split = crate::gemm::split::is_partial(a)
                     && self.request((256, 256, 256)).solves(a).is_ok();
-                let accum = self.scales == Fp8ScaleMode::Blocks || Fp8Accum::of(a) == self.accum;
+                let accum = self.scales.is_blocks() || Fp8Accum::of(a) == self.accum;
                 a.target == Target::Sm90a
                     && accum
                     && (split
@@ -137,7 +137,7 @@ impl Fp8Problem {
     /// all of K (`Fast` with per-tensor or row scales: `FAST_ACCUM` = 1), else promoted into
     /// f32 every 128 of K.
     pub fn accumulation(&self) -> &'static str {
-        if self.accum == Fp8Accum::Fast && self.scales != Fp8ScaleMode::Blocks {
+        if self.accum == Fp8Accum::Fast && !self.scales.is_blocks() {
             "fast accumulation"
         } else {
             "promoted every 128 of K"
@@ -147,7 +147,7 @@ impl Fp8Problem {
     /// `e4m3 -> bf16, row-wise scales` (`, promoted accumulation` for a promoted per-tensor
     /// or row-wise run).
     pub fn describe(&self) -> String {
-        let promoted = self.accum == Fp8Accum::Promoted && self.scales != Fp8ScaleMode::Blocks;
+        let promoted = self.accum == Fp8Accum::Promoted && !self.scales.is_blocks();
         format!(
             "{} -> {}, {} scales{}",
             self.input.name(),
@@ -184,7 +184,8 @@ struct Buffers<A: Element, D: Element> {
     a: Vec<Tensor<A>>,
     b: Vec<Tensor<A>>,
     d: Vec<Tensor<D>>,
-    /// The scales on the device: [1] each, [M] and [N], or [M, KB] and [NB, KB].
+    /// The scales on the device: [1] each, [M] and [N], [M, KB] and [NB, KB], or [KB, M4]
+    /// and [NB, KB].
     sa: Tensor<f32>,
     sb: Tensor<f32>,
     /// The block scales in cuBLASLt's layouts (`LtScales::block_shapes`); the others' own.
@@ -209,22 +210,29 @@ impl<A: Fp8Host, D: HostElem> Buffers<A, D> {
         let (sa_shape, sb_shape) = mode.shapes((m, n, k));
         let mut u =
             |len: usize| -> Vec<f32> { (0..len).map(|_| 1.25 + 0.75 * rng.unit()).collect() };
-        let scales = match mode {
-            Fp8ScaleMode::Rows => Fp8Scales::Rows(u(m), u(n)),
-            Fp8ScaleMode::Blocks => {
-                Fp8Scales::Blocks(u(sa_shape.iter().product()), u(sb_shape.iter().product()))
+        // Block scales are drawn row-major ([M, KB]) in either layout, so that both layouts
+        // see the same values; MN-major `sa` is their transpose, padded ([KB, M4]).
+        let kb = k.div_ceil(SCALE_BLOCK);
+        let blocks = mode
+            .is_blocks()
+            .then(|| (u(m * kb), u(sb_shape.iter().product())));
+        let scales = match (mode, &blocks) {
+            (Fp8ScaleMode::Rows, _) => Fp8Scales::Rows(u(m), u(n)),
+            (Fp8ScaleMode::BlocksMn, Some((sa, sb))) => {
+                Fp8Scales::BlocksMn(mn_major(sa, m, kb), sb.clone())
             }
-            Fp8ScaleMode::Tensor => Fp8Scales::Tensor(TENSOR_SCALES.0, TENSOR_SCALES.1),
+            (_, Some((sa, sb))) => Fp8Scales::Blocks(sa.clone(), sb.clone()),
+            (_, None) => Fp8Scales::Tensor(TENSOR_SCALES.0, TENSOR_SCALES.1),
         };
         let (sa, sb) = match &scales {
-            Fp8Scales::Rows(sa, sb) | Fp8Scales::Blocks(sa, sb) => {
+            Fp8Scales::Rows(sa, sb) | Fp8Scales::Blocks(sa, sb) | Fp8Scales::BlocksMn(sa, sb) => {
                 (rt.upload(sa, &sa_shape)?, rt.upload(sb, &sb_shape)?)
             }
             Fp8Scales::Tensor(a, b) => (rt.upload(&[*a], &[1])?, rt.upload(&[*b], &[1])?),
         };
-        let lt_scales = match &scales {
-            Fp8Scales::Blocks(sa, sb) => Some(lt_block_scales(rt, (m, n, k), (sa, sb))?),
-            _ => None,
+        let lt_scales = match &blocks {
+            Some((sa, sb)) => Some(lt_block_scales(rt, (m, n, k), (sa, sb))?),
+            None => None,
         };
         let upload = |h: &[A], dims: &[usize]| -> Result<Vec<Tensor<A>>, BenchError> {
             (0..sets).map(|_| Ok(rt.upload(h, dims)?)).collect()
@@ -334,7 +342,7 @@ fn launch_ours<A: Element, D: Element>(
     ];
     let (x, y) = match scales {
         Fp8Scales::Tensor(x, y) => (*x, *y),
-        Fp8Scales::Rows(..) | Fp8Scales::Blocks(..) => (1.0, 1.0),
+        Fp8Scales::Rows(..) | Fp8Scales::Blocks(..) | Fp8Scales::BlocksMn(..) => (1.0, 1.0),
     };
     if split::is_partial(art) {
         let (sav, sbv) = (sa.view(), sb.view());
@@ -342,6 +350,7 @@ fn launch_ours<A: Element, D: Element>(
             Fp8Scales::Tensor(..) => Fp8ScaleArgs::Tensor(x, y),
             Fp8Scales::Rows(..) => Fp8ScaleArgs::Rows(&sav, &sbv),
             Fp8Scales::Blocks(..) => Fp8ScaleArgs::Blocks(&sav, &sbv),
+            Fp8Scales::BlocksMn(..) => Fp8ScaleArgs::BlocksMn(&sav, &sbv),
         };
         return Ok(split::launch_fp8_split(rt, art, &roles, args)?);
     }
@@ -397,7 +406,7 @@ fn measure_shape<A: Fp8Host, D: HostElem>(
     let lt_scales = match p.scales {
         Fp8ScaleMode::Tensor => LtScales::Tensor,
         Fp8ScaleMode::Rows => LtScales::Rows,
-        Fp8ScaleMode::Blocks => LtScales::Blocks,
+        Fp8ScaleMode::Blocks | Fp8ScaleMode::BlocksMn => LtScales::Blocks,
     };
     let plan = match lt.gemm_fp8(
         shape,
@@ -433,7 +442,7 @@ fn measure_shape<A: Fp8Host, D: HostElem>(
             (i, _) => launch_ours(rt, arts[i - 1], (a, b, d), (sa, sb), scales),
         }
     };
-    let promoted = p.accum == Fp8Accum::Promoted && p.scales != Fp8ScaleMode::Blocks;
+    let promoted = p.accum == Fp8Accum::Promoted && !p.scales.is_blocks();
     let mut names = vec![format!(
         "cuBLASLt FP8 {lt_scales:?}{}",
         if promoted { " FAST_ACCUM=0" } else { "" }
@@ -696,6 +705,13 @@ mod tests {
                 kernels.iter().all(|k| BLOCK_SCALED.contains(k)),
                 "{kernels:?}"
             );
+            // MN-major `sa`: `fp8_block_mn.rs` alone, in every output type.
+            let mn = Fp8Problem {
+                scales: Fp8ScaleMode::BlocksMn,
+                ..p
+            };
+            let kernels: Vec<&str> = mn.artifacts().iter().map(|a| a.kernel).collect();
+            assert_eq!(kernels, ["gemm_sm90_fp8_block_mn"], "{}", mn.describe());
         }
         // No FP8 GEMM with 16-bit inputs: the BF16 kernels solve other problems.
         let none = Fp8Problem {

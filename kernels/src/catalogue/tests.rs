@@ -44,6 +44,7 @@ fn every_kernel_declares_its_problem_and_types() {
                         problem::Epilogue::ScaleTensor
                             | problem::Epilogue::ScaleRows
                             | problem::Epilogue::ScaleBlocks
+                            | problem::Epilogue::ScaleBlocksMn
                             | problem::Epilogue::Partial
                     ))
                     || matches!(g.epilogue, problem::Epilogue::ScaleFactors(_));

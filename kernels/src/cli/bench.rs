@@ -157,7 +157,8 @@ pub struct GemmBench {
     /// `Epilogue::ScaleTensor`; the default), `rows` (one per row of A and per row of B,
     /// `torch._scaled_mm`'s row-wise form, `Epilogue::ScaleRows`) or `blocks` (one per 1×128
     /// block of A and per 128×128 block of B, the DeepSeek-V3 recipe, `Epilogue::ScaleBlocks`;
-    /// E4M3 only); cuBLASLt applies the same.
+    /// E4M3 only) or `blocks-mn` (the same with `sa` MN-major, [KB, 4·cdiv(M, 4)],
+    /// `Epilogue::ScaleBlocksMn`); cuBLASLt applies the same.
     #[arg(long, value_enum, conflicts_with_all = FP8_CONFLICTS)]
     pub scales: Option<Scales>,
     /// With `--in e4m3` or `e5m2`: the FP8 accumulation, `fast` (the default: our configs
@@ -187,6 +188,8 @@ pub enum Scales {
     Rows,
     /// One f32 per 1×128 block of A and per 128×128 block of B.
     Blocks,
+    /// The same block scales with `sa` MN-major, [cdiv(K, 128), 4·cdiv(M, 4)].
+    BlocksMn,
 }
 
 /// What `--epilogue` fixes (TN, bf16 → bf16, α = 1, β = 0, one fused kernel): the options
@@ -236,6 +239,7 @@ impl GemmBench {
                 None | Some(Scales::Tensor) => Fp8ScaleMode::Tensor,
                 Some(Scales::Rows) => Fp8ScaleMode::Rows,
                 Some(Scales::Blocks) => Fp8ScaleMode::Blocks,
+                Some(Scales::BlocksMn) => Fp8ScaleMode::BlocksMn,
             },
             input,
             output,

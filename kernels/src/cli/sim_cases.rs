@@ -354,9 +354,11 @@ pub fn inputs(art: &KernelArtifact, case: &Case) -> Result<CaseData, String> {
                     .flat_map(|_| (1.5 + rng.unit()).to_le_bytes())
                     .collect()
             };
-            // Block scales (`ScaleBlocks`): `sa` [M, KB], `sb` [NB, KB].
+            // Block scales (`ScaleBlocks`): `sa` [M, KB] (MN-major: [KB, M4]), `sb` [NB, KB].
             let (sa, sb) = match Fp8ScaleMode::of(epilogue) {
-                Some(mode @ Fp8ScaleMode::Blocks) => mode.shapes((m, n, k)),
+                Some(mode @ (Fp8ScaleMode::Blocks | Fp8ScaleMode::BlocksMn)) => {
+                    mode.shapes((m, n, k))
+                }
                 _ => (vec![m], vec![n]),
             };
             let (la, lb) = (sa.iter().product(), sb.iter().product());
@@ -479,15 +481,13 @@ pub fn fp8_scale(art: &KernelArtifact, data: &CaseData, i: usize, j: usize) -> f
     }
 }
 
-/// The block scales of a `ScaleBlocks` GEMM's case (`sa` [M, KB], `sb` [NB, KB]), `None` for
-/// the other GEMMs.
+/// The block scales of a `ScaleBlocks` GEMM's case (`sa` [M, KB], `sb` [NB, KB]) or a
+/// `ScaleBlocksMn` one's (`sa` [KB, M4]), `None` for the other GEMMs.
 pub fn fp8_block_scales(art: &KernelArtifact, data: &CaseData) -> Option<Fp8Scales> {
     let Some(Problem::Gemm(GemmProblem { epilogue, .. })) = art.problem else {
         return None;
     };
-    if epilogue != Epilogue::ScaleBlocks {
-        return None;
-    }
+    let mode = Fp8ScaleMode::of(epilogue).filter(|m| m.is_blocks())?;
     let f32s = |name: &str| -> Option<Vec<f32>> {
         let t = data.input(name)?;
         Some(
@@ -497,7 +497,7 @@ pub fn fp8_block_scales(art: &KernelArtifact, data: &CaseData) -> Option<Fp8Scal
                 .collect(),
         )
     };
-    Some(Fp8Scales::Blocks(f32s("sa")?, f32s("sb")?))
+    mode.vectors(f32s("sa")?, f32s("sb")?)
 }
 
 /// α, β of a GEMM epilogue: (1.5, −0.75) where it takes C, as `tirx sim` and the sim tests.

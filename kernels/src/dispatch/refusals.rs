@@ -376,6 +376,80 @@ fn gemm_fp8_block_refusal_table() {
     );
 }
 
+/// The block-scaled FP8 GEMM with `sa` MN-major (`Epilogue::ScaleBlocksMn`, `sa` [KB, M4]):
+/// `gemm_sm90_fp8_block_mn` alone takes it (every output type) and is ranked first; the
+/// row-major kernels refuse it as another problem and it refuses theirs; `sa` of a wrong
+/// shape — unpadded [KB, M] where M is not a multiple of 4, or the row-major [M, KB] — is
+/// refused by the launch planner with the kernel's own assertion, before any launch.
+#[test]
+fn gemm_fp8_block_mn_refusal_table() {
+    use tirx::abi::ElemType::E4m3;
+    use tirx::problem::{GemmProblem, Problem};
+    use tirx::runtime::TensorMeta;
+    let h200 = Device::h200();
+    let gemm = |epilogue| {
+        Err(Reject::Problem {
+            found: Some(Problem::Gemm(GemmProblem {
+                b: BLayout::Tn,
+                epilogue,
+            })),
+        })
+    };
+    let request = |epilogue, output, shape| {
+        let types = GemmTypes {
+            input: E4m3,
+            output,
+        };
+        GemmRequest::contiguous(BLayout::Tn, epilogue, types, shape)
+    };
+    let mn = request(Epilogue::ScaleBlocksMn, Bf16, (201, 264, 400));
+    for (output, config) in [(Bf16, "default"), (F16, "f16"), (F32, "f32")] {
+        let r = request(Epilogue::ScaleBlocksMn, output, (201, 264, 400));
+        assert!(outcome(&r, &h200, "gemm_sm90_fp8_block_mn", config).is_ok());
+    }
+    let verdicts = judge(&mn, &catalogue::all(), &h200);
+    let accepted: Vec<&str> = verdicts
+        .iter()
+        .filter(|v| v.outcome.is_ok())
+        .map(|v| v.kernel.name)
+        .collect();
+    assert!(!accepted.is_empty());
+    assert!(
+        accepted.iter().all(|&k| k == "gemm_sm90_fp8_block_mn"),
+        "{accepted:?}"
+    );
+    assert_eq!(ranked(&verdicts)[0].0.kernel.name, "gemm_sm90_fp8_block_mn");
+    assert_eq!(
+        outcome(&mn, &h200, "gemm_sm90_fp8_block", "default"),
+        gemm(Epilogue::ScaleBlocks)
+    );
+    assert_eq!(
+        outcome(
+            &request(Epilogue::ScaleBlocks, Bf16, (201, 264, 400)),
+            &h200,
+            "gemm_sm90_fp8_block_mn",
+            "default"
+        ),
+        gemm(Epilogue::ScaleBlocksMn)
+    );
+    // `sa` unpadded ([4, 201]: M4 must be 204): refused with the kernel's `static_assert`;
+    // row-major ([201, 4]): its first extent is taken for KB, which `sb` contradicts.
+    for (sa, assertion) in [
+        ([4, 201], "M4 == cdiv(M, 4) * 4"),
+        ([201, 4], "`KB` = 201 (from `sa` dim 0)"),
+    ] {
+        let mut wrong = mn.clone();
+        wrong.row_scales = Some((
+            TensorMeta::row_major(F32, &sa, 0),
+            TensorMeta::row_major(F32, &[3, 4], 0),
+        ));
+        match outcome(&wrong, &h200, "gemm_sm90_fp8_block_mn", "default") {
+            Err(Reject::Launch(why)) => assert!(why.contains(assertion), "{sa:?}: {why}"),
+            other => panic!("{sa:?}: expected a launch refusal, got {other:?}"),
+        }
+    }
+}
+
 /// FP8 accumulation (`Fp8Accum`, issue #29): a promoted request — per-tensor or row-wise,
 /// at a large, a decode-like and a tailed shape — accepts only promoted kernels (`fp8.rs`'s
 /// and `fp8_splitk.rs`'s `promoted*` configs), refusing the fast ones as `FastAccum`; a fast

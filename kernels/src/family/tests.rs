@@ -220,6 +220,7 @@ fn the_fp8_gemms_go_through_the_gemm_family() {
         Epilogue::ScaleTensor,
         Epilogue::ScaleRows,
         Epilogue::ScaleBlocks,
+        Epilogue::ScaleBlocksMn,
     ] {
         let types = GemmTypes {
             input: ElemType::E4m3,

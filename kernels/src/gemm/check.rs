@@ -316,16 +316,17 @@ fn fp8_typed<A: Fp8Host, D: HostElem>(
             let sa = fp8_row_scales(&mut rng, m);
             Fp8Scales::Rows(sa, fp8_row_scales(&mut rng, n))
         }
-        Fp8ScaleMode::Blocks => {
+        Fp8ScaleMode::Blocks | Fp8ScaleMode::BlocksMn => {
             let sa = fp8_row_scales(&mut rng, sa_shape.iter().product());
-            Fp8Scales::Blocks(sa, fp8_row_scales(&mut rng, sb_shape.iter().product()))
+            let sb = fp8_row_scales(&mut rng, sb_shape.iter().product());
+            mode.vectors(sa, sb).expect("block scales")
         }
         Fp8ScaleMode::Tensor => Fp8Scales::Tensor(FP8_TENSOR_SCALES.0, FP8_TENSOR_SCALES.1),
     };
     let a = rt.upload(&ha, &[m, k])?;
     let b = rt.upload(&hb, &[n, k])?;
     let (sa, sb) = match &scales {
-        Fp8Scales::Rows(sa, sb) | Fp8Scales::Blocks(sa, sb) => {
+        Fp8Scales::Rows(sa, sb) | Fp8Scales::Blocks(sa, sb) | Fp8Scales::BlocksMn(sa, sb) => {
             (rt.upload(sa, &sa_shape)?, rt.upload(sb, &sb_shape)?)
         }
         Fp8Scales::Tensor(x, y) => (rt.upload(&[*x], &[1])?, rt.upload(&[*y], &[1])?),
@@ -341,7 +342,7 @@ fn fp8_typed<A: Fp8Host, D: HostElem>(
     ];
     let (x, y) = match scales {
         Fp8Scales::Tensor(x, y) => (x, y),
-        Fp8Scales::Rows(..) | Fp8Scales::Blocks(..) => (1.0, 1.0),
+        Fp8Scales::Rows(..) | Fp8Scales::Blocks(..) | Fp8Scales::BlocksMn(..) => (1.0, 1.0),
     };
     if super::split::is_partial(art) {
         // An FP8 split-K artifact runs its plan: partials, then the reduce applying the scales.
@@ -349,6 +350,7 @@ fn fp8_typed<A: Fp8Host, D: HostElem>(
         let args = match mode {
             Fp8ScaleMode::Rows => Fp8ScaleArgs::Rows(&sav, &sbv),
             Fp8ScaleMode::Blocks => Fp8ScaleArgs::Blocks(&sav, &sbv),
+            Fp8ScaleMode::BlocksMn => Fp8ScaleArgs::BlocksMn(&sav, &sbv),
             Fp8ScaleMode::Tensor => Fp8ScaleArgs::Tensor(x, y),
         };
         super::split::launch_fp8_split(rt, art, &roles, args)?;

@@ -101,7 +101,11 @@ impl Family for Gemm {
         match problem_of(art) {
             Ok((
                 GemmProblem {
-                    epilogue: Epilogue::ScaleTensor | Epilogue::ScaleRows | Epilogue::ScaleBlocks,
+                    epilogue:
+                        Epilogue::ScaleTensor
+                        | Epilogue::ScaleRows
+                        | Epilogue::ScaleBlocks
+                        | Epilogue::ScaleBlocksMn,
                     ..
                 },
                 _,
@@ -135,6 +139,7 @@ impl Family for Gemm {
             Epilogue::ScaleTensor => check_fp8(rt, art, Fp8ScaleMode::Tensor, shape, seed),
             Epilogue::ScaleRows => check_fp8(rt, art, Fp8ScaleMode::Rows, shape, seed),
             Epilogue::ScaleBlocks => check_fp8(rt, art, Fp8ScaleMode::Blocks, shape, seed),
+            Epilogue::ScaleBlocksMn => check_fp8(rt, art, Fp8ScaleMode::BlocksMn, shape, seed),
             Epilogue::ScaleFactors(f) => {
                 check_factors(rt, art, (f, types.input, types.output), shape, seed)
             }
@@ -159,7 +164,8 @@ impl Family for Gemm {
     ) -> Result<(Stats, String), String> {
         let (g, types) = problem_of(art).map_err(|e| e.to_string())?;
         match g.epilogue {
-            Epilogue::ScaleBlocks => simulate_fp8_blocks(art, shape, run),
+            Epilogue::ScaleBlocks => simulate_fp8_blocks(art, Fp8ScaleMode::Blocks, shape, run),
+            Epilogue::ScaleBlocksMn => simulate_fp8_blocks(art, Fp8ScaleMode::BlocksMn, shape, run),
             Epilogue::ScaleFactors(f) => {
                 simulate_factors(art, (f, types.input, types.output), shape, run)
             }
@@ -172,20 +178,22 @@ impl Family for Gemm {
 /// and scales per 1×128 block of A and per 128×128 block of B ([`fp8_row_scales`]), D
 /// poisoned, against [`super::fp8_ref`]'s f64 reference within the f32 bound (the emulator
 /// accumulates each K = 32 step exactly in f32), the promotion's roundings included
-/// (`fp8_ref::block_check_k`).
+/// (`fp8_ref::block_check_k`). `mode` is `sa`'s layout: [M, KB], or MN-major [KB, M4] (its
+/// padding columns random too: nothing may read them into D).
 fn simulate_fp8_blocks(
     art: &KernelArtifact,
+    mode: Fp8ScaleMode,
     (m, n, k): Shape,
     run: &SimRun,
 ) -> Result<(Stats, String), String> {
-    use super::fp8_ref::{Fp8Scales, check, scaled_mm_f64};
+    use super::fp8_ref::{check, scaled_mm_f64};
     let (_, types) = problem_of(art).map_err(|e| e.to_string())?;
     let (ta, td) = (types.input, types.output);
     let mut rng = Rng::new(run.seed);
     let dev = &mut Device::new();
     let (ab, av) = random_values(&mut rng, ta, m * k);
     let (bb, bv) = random_values(&mut rng, ta, n * k);
-    let (sa_shape, sb_shape) = Fp8ScaleMode::Blocks.shapes((m, n, k));
+    let (sa_shape, sb_shape) = mode.shapes((m, n, k));
     let sa = fp8_row_scales(&mut rng, sa_shape.iter().product());
     let sb = fp8_row_scales(&mut rng, sb_shape.iter().product());
     let bytes = |v: &[f32]| v.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
@@ -201,7 +209,7 @@ fn simulate_fp8_blocks(
     let (tensors, scalars) = by_role(art, &roles, &[]).map_err(|e| e.to_string())?;
     let stats = run.launch(art, dev, &tensors, &scalars)?;
     let got = decode(&dev.read(dm.addr, dbytes).map_err(|e| e.to_string())?, td);
-    let scales = Fp8Scales::Blocks(sa, sb);
+    let scales = mode.vectors(sa, sb).ok_or("block scales")?;
     let (want, mag) = scaled_mm_f64(&av, &bv, (m, n, k), &scales);
     let worst = check(&got, (&want, &mag), (scales.check_k(k), td, true), n)?;
     Ok((

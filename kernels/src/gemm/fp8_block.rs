@@ -6,7 +6,9 @@
 //! D[m, n] = Σ_kb (A_kb · B_kbᵀ)[m, n] · sa[m, kb] · sb[n / 128, kb]
 //!
 //! with `sa` f32 [M, cdiv(K, 128)] (what `quant_block` writes, `row_kernels/quant.rs`) and `sb`
-//! f32 [cdiv(N, 128), cdiv(K, 128)], row-major. BF16, FP16 or FP32 outputs.
+//! f32 [cdiv(N, 128), cdiv(K, 128)], row-major. BF16, FP16 or FP32 outputs. With `sa` given
+//! MN-major, [cdiv(K, 128), 4·cdiv(M, 4)], `fp8_block_mn.rs` loads the scales by TMA and needs
+//! no scale warps (`Epilogue::ScaleBlocksMn`).
 //!
 //! What it adds to `fp8.rs`: the scales vary along K, so they cannot wait for the epilogue.
 //! Each 128-wide K block's four `wgmma.mma_async.m64n128k32.f32.e4m3.e4m3` (PTX ISA

@@ -60,7 +60,8 @@ impl Fp8Accum {
     pub fn of(artifact: &tirx::KernelArtifact) -> Fp8Accum {
         let blocks = matches!(
             artifact.problem,
-            Some(tirx::problem::Problem::Gemm(g)) if g.epilogue == Epilogue::ScaleBlocks
+            Some(tirx::problem::Problem::Gemm(g))
+                if matches!(g.epilogue, Epilogue::ScaleBlocks | Epilogue::ScaleBlocksMn)
         );
         if blocks || artifact.int("PROMOTE").is_some_and(|p| p > 0) {
             Fp8Accum::Promoted
@@ -118,6 +119,10 @@ pub enum Fp8Scales {
     /// D = Σ_kb (A_kb·B_kbᵀ)·sa[:, kb]·sb[n / 128, kb], `sa` [M, KB] and `sb` [NB, KB]
     /// row-major (`KB = cdiv(K, 128)`, `NB = cdiv(N, 128)`).
     Blocks(Vec<f32>, Vec<f32>),
+    /// [`Fp8Scales::Blocks`] with `sa` MN-major: `[KB, M4]` (`M4 = 4·cdiv(M, 4)`, the
+    /// padding never read into D; [`mn_major`] makes it from the row-major form), `sb`
+    /// [NB, KB] as there.
+    BlocksMn(Vec<f32>, Vec<f32>),
 }
 
 /// Which of the three forms of [`Fp8Scales`] a GEMM takes (the request's epilogue).
@@ -129,6 +134,8 @@ pub enum Fp8ScaleMode {
     Rows,
     /// One f32 per 1×128 block of A and per 128×128 block of B: `Epilogue::ScaleBlocks`.
     Blocks,
+    /// [`Fp8ScaleMode::Blocks`] with `sa` MN-major, `[KB, M4]`: `Epilogue::ScaleBlocksMn`.
+    BlocksMn,
 }
 
 impl Fp8ScaleMode {
@@ -138,6 +145,7 @@ impl Fp8ScaleMode {
             Fp8ScaleMode::Tensor => Epilogue::ScaleTensor,
             Fp8ScaleMode::Rows => Epilogue::ScaleRows,
             Fp8ScaleMode::Blocks => Epilogue::ScaleBlocks,
+            Fp8ScaleMode::BlocksMn => Epilogue::ScaleBlocksMn,
         }
     }
 
@@ -147,28 +155,31 @@ impl Fp8ScaleMode {
             Epilogue::ScaleTensor => Some(Fp8ScaleMode::Tensor),
             Epilogue::ScaleRows => Some(Fp8ScaleMode::Rows),
             Epilogue::ScaleBlocks => Some(Fp8ScaleMode::Blocks),
+            Epilogue::ScaleBlocksMn => Some(Fp8ScaleMode::BlocksMn),
             _ => None,
         }
     }
 
-    /// `per-tensor`, `row-wise`, `block-wise (1x128, 128x128)`.
+    /// `per-tensor`, `row-wise`, `block-wise (1x128, 128x128)`, `… MN-major sa`.
     pub fn describe(self) -> &'static str {
         match self {
             Fp8ScaleMode::Tensor => "per-tensor",
             Fp8ScaleMode::Rows => "row-wise",
             Fp8ScaleMode::Blocks => "block-wise (1x128, 128x128)",
+            Fp8ScaleMode::BlocksMn => "block-wise (1x128, 128x128), MN-major sa",
         }
     }
 
     /// The shapes of the scale tensors `sa`, `sb` of an M×N×K GEMM: [1] each (the per-tensor
-    /// scales are scalars; a bench keeps them on the device too), [M] and [N], or [M, KB] and
-    /// [NB, KB].
+    /// scales are scalars; a bench keeps them on the device too), [M] and [N], [M, KB] and
+    /// [NB, KB], or (MN-major) [KB, M4] and [NB, KB].
     pub fn shapes(self, (m, n, k): (usize, usize, usize)) -> (Vec<usize>, Vec<usize>) {
         let kb = k.div_ceil(SCALE_BLOCK);
         match self {
             Fp8ScaleMode::Tensor => (vec![1], vec![1]),
             Fp8ScaleMode::Rows => (vec![m], vec![n]),
             Fp8ScaleMode::Blocks => (vec![m, kb], vec![n.div_ceil(SCALE_BLOCK), kb]),
+            Fp8ScaleMode::BlocksMn => (vec![kb, m4(m)], vec![n.div_ceil(SCALE_BLOCK), kb]),
         }
     }
 }
@@ -180,7 +191,26 @@ impl Fp8ScaleMode {
             Fp8ScaleMode::Tensor => (&["1"], &["1"]),
             Fp8ScaleMode::Rows => (&["M"], &["N"]),
             Fp8ScaleMode::Blocks => (&["M", "KB"], &["NB", "KB"]),
+            Fp8ScaleMode::BlocksMn => (&["KB", "M4"], &["NB", "KB"]),
         }
+    }
+}
+
+impl Fp8ScaleMode {
+    /// Scales of this form from their tensors' values (in [`Fp8ScaleMode::shapes`]' layout);
+    /// `None` for the per-tensor form, whose scales are scalars.
+    pub fn vectors(self, sa: Vec<f32>, sb: Vec<f32>) -> Option<Fp8Scales> {
+        match self {
+            Fp8ScaleMode::Tensor => None,
+            Fp8ScaleMode::Rows => Some(Fp8Scales::Rows(sa, sb)),
+            Fp8ScaleMode::Blocks => Some(Fp8Scales::Blocks(sa, sb)),
+            Fp8ScaleMode::BlocksMn => Some(Fp8Scales::BlocksMn(sa, sb)),
+        }
+    }
+
+    /// Whether these are block scales (either layout of `sa`).
+    pub fn is_blocks(self) -> bool {
+        matches!(self, Fp8ScaleMode::Blocks | Fp8ScaleMode::BlocksMn)
     }
 }
 
@@ -191,6 +221,7 @@ impl Fp8Scales {
             Fp8Scales::Tensor(..) => Fp8ScaleMode::Tensor,
             Fp8Scales::Rows(..) => Fp8ScaleMode::Rows,
             Fp8Scales::Blocks(..) => Fp8ScaleMode::Blocks,
+            Fp8Scales::BlocksMn(..) => Fp8ScaleMode::BlocksMn,
         }
     }
 
@@ -206,13 +237,17 @@ impl Fp8Scales {
         let sc = match self {
             Fp8Scales::Tensor(a, b) => f64::from(*a) * f64::from(*b),
             Fp8Scales::Rows(sa, sb) => f64::from(sa[i]) * f64::from(sb[j]),
-            Fp8Scales::Blocks(sa, sb) => {
+            Fp8Scales::Blocks(sa, sb) | Fp8Scales::BlocksMn(sa, sb) => {
                 let k = ra.len();
                 let kbs = k.div_ceil(SCALE_BLOCK);
+                // sa[i, kb] row-major, or sa[kb, i] in rows of M4 = sa.len() / KB.
+                let at = |kb: usize| match self {
+                    Fp8Scales::BlocksMn(..) => sa[kb * (sa.len() / kbs) + i],
+                    _ => sa[i * kbs + kb],
+                };
                 return (0..kbs).fold((0.0, 0.0), |(s, g), kb| {
                     let (p, q) = dot(kb * SCALE_BLOCK..((kb + 1) * SCALE_BLOCK).min(k));
-                    let sc =
-                        f64::from(sa[i * kbs + kb]) * f64::from(sb[(j / SCALE_BLOCK) * kbs + kb]);
+                    let sc = f64::from(at(kb)) * f64::from(sb[(j / SCALE_BLOCK) * kbs + kb]);
                     (s + p * sc, g + q * sc.abs())
                 });
             }
@@ -225,7 +260,7 @@ impl Fp8Scales {
     /// [`block_check_k`] for block scales.
     pub fn check_k(&self, k: usize) -> usize {
         match self {
-            Fp8Scales::Blocks(..) => block_check_k(k),
+            Fp8Scales::Blocks(..) | Fp8Scales::BlocksMn(..) => block_check_k(k),
             _ => k,
         }
     }
@@ -267,6 +302,25 @@ pub fn block_scaled_mm_f64(
     (sa, sb): (&[f32], &[f32]),
 ) -> (Vec<f64>, Vec<f64>) {
     scaled_mm_f64(a, b, shape, &Fp8Scales::Blocks(sa.to_vec(), sb.to_vec()))
+}
+
+/// `M4 = 4·cdiv(M, 4)`: the row length of MN-major block scales ([`Fp8ScaleMode::BlocksMn`]),
+/// so that every K block's row starts 16-byte aligned (TMA's global strides).
+pub fn m4(m: usize) -> usize {
+    m.div_ceil(4) * 4
+}
+
+/// Row-major block scales `sa` [M, KB] in the MN-major layout `[KB, M4]` (zeros in the
+/// padding columns): what [`Fp8Scales::BlocksMn`] and `gemm_sm90_fp8_block_mn` take.
+pub fn mn_major(sa: &[f32], m: usize, kb: usize) -> Vec<f32> {
+    let w = m4(m);
+    let mut t = vec![0.0; kb * w];
+    for (i, row) in sa.chunks_exact(kb).take(m).enumerate() {
+        for (c, &v) in row.iter().enumerate() {
+            t[c * w + i] = v;
+        }
+    }
+    t
 }
 
 /// The K that [`check`] is given for a block-scaled GEMM of depth `k`: the promotion adds

@@ -288,6 +288,10 @@ pub enum Fp8Scaling<'t> {
     /// [cdiv(N, 128), cdiv(K, 128)] (one per 128×128 block of B), f32, row-major:
     /// D = Σ_kb (A_kb·B_kbᵀ)·sa[:, kb]·sb[n / 128, kb] (`gemm/fp8_block.rs`).
     Blocks(&'t Tensor<f32>, &'t Tensor<f32>),
+    /// [`Fp8Scaling::Blocks`] with `sa` MN-major: [cdiv(K, 128), 4·cdiv(M, 4)], each K
+    /// block's row scales contiguous (`fp8_ref::mn_major`; torch `_scaled_mm`'s block-wise
+    /// `scale_a` layout), `sb` as there (`gemm/fp8_block_mn.rs`).
+    BlocksMn(&'t Tensor<f32>, &'t Tensor<f32>),
 }
 
 /// D = s ⊙ A·Bᵀ with A and B in an FP8 type (E4M3 or E5M2; B given N×K) and per-tensor,
@@ -310,6 +314,7 @@ pub fn gemm_fp8<A: Element, D: Element>(
     let vectors = match scales {
         Fp8Scaling::Rows(sa, sb) => Some((Fp8ScaleMode::Rows, sa, sb)),
         Fp8Scaling::Blocks(sa, sb) => Some((Fp8ScaleMode::Blocks, sa, sb)),
+        Fp8Scaling::BlocksMn(sa, sb) => Some((Fp8ScaleMode::BlocksMn, sa, sb)),
         Fp8Scaling::Tensor(..) => None,
     };
     if let Some((mode, sa, sb)) = vectors {
@@ -322,10 +327,11 @@ pub fn gemm_fp8<A: Element, D: Element>(
     let views = vectors.map(|(mode, sa, sb)| (mode, sa.view(), sb.view()));
     let (x, y) = match scales {
         Fp8Scaling::Tensor(x, y) => (x, y),
-        Fp8Scaling::Rows(..) | Fp8Scaling::Blocks(..) => (1.0, 1.0),
+        Fp8Scaling::Rows(..) | Fp8Scaling::Blocks(..) | Fp8Scaling::BlocksMn(..) => (1.0, 1.0),
     };
     let args = match &views {
         Some((Fp8ScaleMode::Blocks, sa, sb)) => Fp8ScaleArgs::Blocks(sa, sb),
+        Some((Fp8ScaleMode::BlocksMn, sa, sb)) => Fp8ScaleArgs::BlocksMn(sa, sb),
         Some((_, sa, sb)) => Fp8ScaleArgs::Rows(sa, sb),
         None => Fp8ScaleArgs::Tensor(x, y),
     };
@@ -433,5 +439,19 @@ mod tests {
                 ..
             })
         ));
+        // MN-major block scales: `sa` [KB, M4], M4 = M rounded up to 4 (201 → 204); an
+        // unpadded [KB, M] is refused on `M4`, the row-major form on `KB`.
+        let (mn_a, _) = Fp8ScaleMode::BlocksMn.shapes((201, 264, 400));
+        let (sym_mn, _) = Fp8ScaleMode::BlocksMn.symbols();
+        assert_eq!(mn_a, [4, 204]);
+        assert!(scale_shape("sa", &[4, 204], (&mn_a, sym_mn)).is_ok());
+        for (got, dim, want) in [([4, 201], 1, "M4"), ([201, 4], 0, "KB")] {
+            match scale_shape("sa", &got, (&mn_a, sym_mn)) {
+                Err(RuntimeError::ShapeMismatch { dim: d, symbol, .. }) => {
+                    assert_eq!((d, symbol.as_str()), (dim, want));
+                }
+                other => panic!("{got:?}: {other:?}"),
+            }
+        }
     }
 }

@@ -121,7 +121,8 @@ pub struct GemmRequest {
     /// α, β (scaled); `scale_a`, `scale_b` (per-tensor FP8 scales); 1, 0 otherwise.
     pub scalars: (f32, f32),
     /// The FP8 scale tensors `sa` and `sb` (f32): [M] and [N] for [`Epilogue::ScaleRows`],
-    /// [M, KB] and [NB, KB] for [`Epilogue::ScaleBlocks`] (`fp8_ref::Fp8ScaleMode::shapes`).
+    /// [M, KB] and [NB, KB] for [`Epilogue::ScaleBlocks`], [KB, M4] and [NB, KB] for
+    /// [`Epilogue::ScaleBlocksMn`] (`fp8_ref::Fp8ScaleMode::shapes`).
     pub row_scales: Option<(TensorMeta, TensorMeta)>,
     /// The factor images `sfa` [MS, KS] and `sfb` [NS, KS] of a block-scaled GEMM
     /// ([`Epilogue::ScaleFactors`], `super::factors`).
@@ -142,6 +143,8 @@ pub enum Fp8ScaleArgs<'t, 'a> {
     Rows(&'t TensorArg<'a>, &'t TensorArg<'a>),
     /// `sa` [M, KB], `sb` [NB, KB]: D = Σ_kb (A_kb·B_kbᵀ)·sa[:, kb]·sb[n / 128, kb].
     Blocks(&'t TensorArg<'a>, &'t TensorArg<'a>),
+    /// `sa` [KB, M4] (MN-major), `sb` [NB, KB]: [`Epilogue::ScaleBlocksMn`].
+    BlocksMn(&'t TensorArg<'a>, &'t TensorArg<'a>),
 }
 
 impl GemmRequest {
@@ -183,7 +186,9 @@ impl GemmRequest {
                 (1.0, 0.0)
             },
             row_scales: match Fp8ScaleMode::of(epilogue) {
-                Some(mode @ (Fp8ScaleMode::Rows | Fp8ScaleMode::Blocks)) => {
+                Some(
+                    mode @ (Fp8ScaleMode::Rows | Fp8ScaleMode::Blocks | Fp8ScaleMode::BlocksMn),
+                ) => {
                     let (sa, sb) = mode.shapes((m, n, k));
                     Some((meta(ElemType::F32, &sa), meta(ElemType::F32, &sb)))
                 }
@@ -291,6 +296,11 @@ impl GemmRequest {
             },
             Fp8ScaleArgs::Blocks(sa, sb) => GemmRequest {
                 epilogue: Epilogue::ScaleBlocks,
+                row_scales: Some((sa.meta().clone(), sb.meta().clone())),
+                ..plain
+            },
+            Fp8ScaleArgs::BlocksMn(sa, sb) => GemmRequest {
+                epilogue: Epilogue::ScaleBlocksMn,
                 row_scales: Some((sa.meta().clone(), sb.meta().clone())),
                 ..plain
             },

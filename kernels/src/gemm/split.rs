@@ -117,6 +117,7 @@ pub fn reduce_of(art: &KernelArtifact, request: &GemmRequest) -> Option<&'static
         Epilogue::ScaleTensor
         | Epilogue::ScaleRows
         | Epilogue::ScaleBlocks
+        | Epilogue::ScaleBlocksMn
         | Epilogue::ScaleFactors(_)
         | Epilogue::Partial => {
             return None;
@@ -140,7 +141,10 @@ pub fn reduce_for(target: Target, request: &GemmRequest) -> Option<&'static Kern
         // Block scales vary along K: they cannot wait for a reduce (each slice would promote
         // its own K blocks; no split-K kernel does yet).
         // Factors scale inside the MMA: no partial product is ever unscaled.
-        Epilogue::ScaleBlocks | Epilogue::ScaleFactors(_) | Epilogue::Partial => return None,
+        Epilogue::ScaleBlocks
+        | Epilogue::ScaleBlocksMn
+        | Epilogue::ScaleFactors(_)
+        | Epilogue::Partial => return None,
     };
     pick(kernel, target, request)
 }
@@ -185,7 +189,10 @@ pub fn epilogue_fits(art: &KernelArtifact, request: &GemmRequest) -> bool {
         Epilogue::Plain | Epilogue::Scaled | Epilogue::Bias(_) | Epilogue::BiasResidual(_) => {
             !eight_bit
         }
-        Epilogue::ScaleBlocks | Epilogue::ScaleFactors(_) | Epilogue::Partial => false,
+        Epilogue::ScaleBlocks
+        | Epilogue::ScaleBlocksMn
+        | Epilogue::ScaleFactors(_)
+        | Epilogue::Partial => false,
     }
 }
 

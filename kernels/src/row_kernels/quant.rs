@@ -5,7 +5,8 @@
 //! - `quant_rowwise`: one scale per row, `s[i] = max(amax(|x[i, :]|) / 448, 2⁻¹²⁶)`, and
 //!   `q[i, j] = e4m3(x[i, j] · (1 / s[i]))`;
 //! - `quant_block`: one scale per 128 consecutive columns of a row, `s[i, b]` over
-//!   `x[i, 128·b .. 128·b + 128]`, scales `[M, cdiv(N, 128)]` row-major;
+//!   `x[i, 128·b .. 128·b + 128]`, scales `[M, cdiv(N, 128)]` row-major; `quant_block_mn`
+//!   the same scales MN-major, `[cdiv(N, 128), 4·cdiv(M, 4)]` (`gemm_sm90_fp8_block_mn`'s `sa`);
 //! - `quant_mxfp8`: MXFP8 for the Blackwell block-scaled GEMM (`gemm_sm100_mxfp8`): a UE8M0
 //!   power of two per 32 elements, written in the GEMM's factor image (its own docs below);
 //! - `quant_nvfp4`: NVFP4 for `gemm_sm100_nvfp4` (sm_100a): E2M1 elements two a byte and a
@@ -86,6 +87,50 @@ pub fn quant_block(
     let a = reduce_max(abs(t), axis = 1);
     let sc = max(a / 448.0, 1.1754944e-38);
     copy(s.tile(cta.x, cta.y), sc);
+    copy(q.tile(cta.x, cta.y), t * rcp(sc));
+}
+
+/// [`quant_block`] writing the scales MN-major: `s` is `[NB, M4]` (`M4 = 4·cdiv(M, 4)`), each
+/// 128-column block's row scales contiguous and every block's row 16-byte aligned — the `sa`
+/// layout `gemm_sm90_fp8_block_mn` loads by TMA (`Epilogue::ScaleBlocksMn`). The same
+/// arithmetic, bit for bit; a CTA's `R` scales go through shared memory: the row statistic
+/// stored as an `[R, 1]` column (`st.shared`), read back through a `[1, R]` view of the same
+/// bytes by one TMA store into `s`'s row `cta.y` (§9.7.9.25.5.2; clipped at `M4`). The padding
+/// columns `M ≤ m < M4` inside the last row tile get the scale of a zero row (2⁻¹²⁶, what rows
+/// past `M`, loaded as 0, give); those past the last row tile are not written.
+#[tile_kernel(
+    target = sm_90a,
+    threads = T,
+    grid = (cdiv(M, R), cdiv(N, 128)),
+    configs(
+        r32 = (T = 128, R = 32, V = 8),
+        r64 = (T = 256, R = 64, V = 8),
+    ),
+)]
+pub fn quant_block_mn(
+    #[shape(M, N)] x: Tensor<bf16>,
+    #[shape(M, N)] q: Tensor<e4m3>,
+    #[shape(NB, M4)] s: Tensor<f32>,
+) {
+    static_assert(NB == cdiv(N, 128), "one scale per 128 columns");
+    static_assert(
+        M4 == cdiv(M, 4) * 4,
+        "s's rows hold M scales padded to a multiple of 4 (16-byte aligned)",
+    );
+    let s_col = smem::<f32>([R, 1]);
+    let s_row = smem::<f32>([1, R], alias = s_col);
+    let t = regs::<f32>([R, 128], layout = blocked(vec = V));
+    copy(t, x.tile(cta.x, cta.y));
+    let a = reduce_max(abs(t), axis = 1);
+    let sc = max(a / 448.0, 1.1754944e-38);
+    copy(s_col, sc);
+    fence::proxy_async();
+    sync_threads();
+    #[scope(thread = 0)]
+    {
+        tma::store(s.tile(cta.y, cta.x), s_row);
+        tma::wait_group(0);
+    }
     copy(q.tile(cta.x, cta.y), t * rcp(sc));
 }
 

@@ -250,7 +250,17 @@ fn an_fp8_gemm_is_scaled_per_tensor_by_scalars_or_per_row_by_vectors() {
     let mut wrong = blocks.clone();
     wrong.tensors[3] = tensor("sb", F32, &["NB", "KC"]);
     let err = ProblemKind::Gemm.derive(&wrong).unwrap_err();
-    assert!(err.contains("`sa` [M, KB] and `sb` [NB, KB]"), "{err}");
+    assert!(err.contains("`sa` [M, KB]"), "{err}");
+    // MN-major block scales: sa [KB, M4] (K-block-major, rows padded to M4).
+    let mut mn = blocks.clone();
+    mn.tensors[2] = tensor("sa", F32, &["KB", "M4"]);
+    assert_eq!(ProblemKind::Gemm.derive(&mn), want(Epilogue::ScaleBlocksMn));
+    assert_eq!(Epilogue::ScaleBlocksMn.name(), "scale-blocks-mn");
+    // … whose first extent must be sb's K blocks.
+    let mut wrong = mn;
+    wrong.tensors[2] = tensor("sa", F32, &["KC", "M4"]);
+    let err = ProblemKind::Gemm.derive(&wrong).unwrap_err();
+    assert!(err.contains("MN-major `sa` [KB, M4]"), "{err}");
 }
 
 /// A block-scaled GEMM (Blackwell's `tcgen05.mma … .block_scale`): factor images `sfa`

@@ -148,6 +148,7 @@ fn problem_tokens(problem: Option<Problem>) -> TokenStream {
                 Epilogue::ScaleTensor => quote!(#path::Epilogue::ScaleTensor),
                 Epilogue::ScaleRows => quote!(#path::Epilogue::ScaleRows),
                 Epilogue::ScaleBlocks => quote!(#path::Epilogue::ScaleBlocks),
+                Epilogue::ScaleBlocksMn => quote!(#path::Epilogue::ScaleBlocksMn),
                 Epilogue::ScaleFactors(f) => {
                     let f = match f {
                         Factors::Mx => quote!(#path::Factors::Mx),

@@ -187,7 +187,9 @@ def gemm_fp8(a, b, scale_a=1.0, scale_b=1.0, *, out_dtype=None, out=None, use_fa
     shape [] or [1], read with ``.item()``), row-wise (``scale_a`` [M, 1], ``scale_b`` [1, N]:
     ``out[i, j] = scale_a[i] * scale_b[j] * (a @ b)[i, j]``) or block-wise, DeepSeek-V3's
     (``scale_a`` [M, cdiv(K, 128)] per 1×128 block of ``a``, ``scale_b``
-    [cdiv(N, 128), cdiv(K, 128)] per 128×128 block of the [N, K] weight). ``out_dtype``
+    [cdiv(N, 128), cdiv(K, 128)] per 128×128 block of the [N, K] weight; ``scale_a`` either
+    row-major or MN-major with strides (1, M4), M4 = 4·cdiv(M, 4), DeepGEMM's TMA-aligned
+    layout, which the scale-warp-free ``gemm_sm90_fp8_block_mn`` takes). ``out_dtype``
     bf16 (default), f16 or f32. At K ≤ 128 a block-wise ``scale_a`` is [M, 1] like a
     row-wise one; ``scale_b``'s shape tells them apart.
 

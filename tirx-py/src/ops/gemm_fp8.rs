@@ -6,7 +6,12 @@
 //! - per-tensor: `scale_a` and `scale_b` of shape `[]` or `[1]` (or Python floats);
 //! - row-wise (`torch._scaled_mm`'s form): `scale_a` `[M, 1]`, `scale_b` `[1, N]`;
 //! - block-wise (DeepSeek-V3): `scale_a` `[M, cdiv(K, 128)]` (one per 1×128 block of A),
-//!   `scale_b` `[cdiv(N, 128), cdiv(K, 128)]` (one per 128×128 block of B), row-major.
+//!   `scale_b` `[cdiv(N, 128), cdiv(K, 128)]` (one per 128×128 block of B), row-major; or
+//!   `scale_a` MN-major, strides `(1, M4)` with `M4 = 4·cdiv(M, 4)` — DeepGEMM's TMA-aligned
+//!   layout, a `[cdiv(K, 128), M4]` row-major array seen transposed and cut to M columns —
+//!   which `gemm_sm90_fp8_block_mn` takes (`Epilogue::ScaleBlocksMn`). Its storage must hold
+//!   the whole padded last row (the kernel's TMA box reads up to `M4`: DeepGEMM's
+//!   allocation does); a transposed `[KB, M]` with M not a multiple of 4 is refused.
 //!
 //! Where a shape fits two forms (K ≤ 128 with N = 1) the forms compute the same D; row-wise is
 //! taken. K must be a multiple of 16 (A's and B's rows are read by TMA: 16-byte strides).
@@ -53,6 +58,8 @@ pub enum Fp8Scales {
     Rows(TensorMeta, TensorMeta),
     /// `sa` [M, KB], `sb` [NB, KB] (f32, row-major).
     Blocks(TensorMeta, TensorMeta),
+    /// `sa` [KB, M4] (MN-major: `scale_a` `[M, KB]` with strides `(1, M4)`), `sb` [NB, KB].
+    BlocksMn(TensorMeta, TensorMeta),
 }
 
 /// A checked FP8 GEMM: D = s ⊙ A·Bᵀ, B given N×K.
@@ -242,13 +249,36 @@ fn scales(
             false,
         ));
     }
+    // MN-major `scale_a` (DeepGEMM's layout): unit steps along M, rows M4 apart. A contiguous
+    // tensor is the row-major form (checked first: with one K block both read the same).
+    let m4 = m.div_ceil(4) * 4;
+    let mn_major = |t: &Foreign| {
+        !t.is_contiguous() && (t.strides[0] == 1 || m == 1) && t.strides[1] == m4 as i64
+    };
+    if ta.shape == [m, kb] && tb.shape == [nb, kb] && mn_major(ta) {
+        if !tb.is_contiguous() {
+            return Err(ck.not_contiguous(
+                "scale_b",
+                tb,
+                "a contiguous (row-major) block-scale matrix",
+            ));
+        }
+        return Ok((
+            Fp8Scales::BlocksMn(
+                TensorMeta::row_major(ElemType::F32, &[kb, m4], ta.addr),
+                TensorMeta::row_major(ElemType::F32, &[nb, kb], tb.addr),
+            ),
+            false,
+        ));
+    }
     if ta.shape == [m, kb] && tb.shape == [nb, kb] {
         for (arg, t) in [("scale_a", ta), ("scale_b", tb)] {
             if !t.is_contiguous() {
                 return Err(ck.not_contiguous(
                     arg,
                     t,
-                    "a contiguous (row-major) block-scale matrix",
+                    "a contiguous (row-major) block-scale matrix, or for `scale_a` an \
+                     MN-major one (strides (1, 4·cdiv(M, 4)))",
                 ));
             }
         }

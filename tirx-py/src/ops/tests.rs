@@ -362,6 +362,20 @@ fn gemm_fp8_scale_forms_follow_their_shapes() {
     assert_eq!((sa.shape, sb.shape), (vec![m, 4], vec![3, 4]));
     assert_eq!(g.d.shape, vec![m, n]);
     assert_eq!(g.d.elem, ElemType::Bf16);
+    // MN-major `scale_a` (DeepGEMM's TMA-aligned layout: strides (1, M4)): the MN-major form,
+    // `sa` [KB, M4]; at M = 201, M4 = 204. A transposed [KB, M] (strides (1, 201)) is refused.
+    let a201 = c(ElemType::E4m3, &[201, k]);
+    let mn = ScaleArg::Tensor(t(ElemType::F32, &[201, 4], &[1, 204]));
+    let g = fp8_call(&a201, &b, &mn, &scale(&[3, 4])).unwrap();
+    let Fp8Scales::BlocksMn(sa, sb) = g.scales else {
+        panic!("{:?}", g.scales)
+    };
+    assert_eq!((sa.shape, sb.shape), (vec![4, 204], vec![3, 4]));
+    let unpadded = ScaleArg::Tensor(t(ElemType::F32, &[201, 4], &[1, 201]));
+    let e = fp8_call(&a201, &b, &unpadded, &scale(&[3, 4]))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("`scale_a`") && e.contains("MN-major"), "{e}");
 }
 
 /// Every misuse of `gemm_fp8` is refused before any driver call, naming the argument.

@@ -1,0 +1,273 @@
+//! The block-scaled FP8 GEMM with MN-major activation scales (`kernels/src/gemm/fp8_block_mn.rs`:
+//! `sa` f32 [KB, M4], M4 = 4·cdiv(M, 4), loaded by the TMA thread into each stage; the weight
+//! scale gathered by the consumers a block ahead) in the emulator, on `sim_fp8_block.rs`'s
+//! data: bf16 whose magnitude varies by row, by 128-row block of B and by K block, quantised
+//! on the CPU per 1×128 block of A and per 128×128 block of B, `sa` then transposed into the
+//! MN-major layout with **NaN** in its padding columns (rows M ≤ m < M4 are D's clipped rows:
+//! a NaN reaching a stored element would fail the check), D poisoned, against the f64
+//! reference of the same E4M3 values and scales within the f32 bound. Tails in M (M not a
+//! multiple of 4), N and K, more K blocks than stages, several tiles a CTA. `quant_block_mn`'s
+//! output feeds it; the launch planner refuses an unpadded or row-major `sa`; the SASS has no
+//! spills, three TMA loads a stage and only the weight scale's global loads.
+
+use tirx::KernelArtifact;
+use tirx::runtime::{DeviceLimits, ElemType, TensorMeta};
+use tirx_kernels::gemm::fp8_block_mn::kernels::gemm_sm90_fp8_block_mn;
+use tirx_kernels::gemm::fp8_ref::{Fp8Scales, block_check_k, check, m4, scaled_mm_f64};
+use tirx_kernels::reference::Rng;
+use tirx_kernels::rows::quant::{quantise_e4m3, quantise_e4m3_tiles};
+use tirx_kernels::simulate::{self, decode, put};
+use tirx_sim::{Device, Policy};
+
+use super::sim_exec::{EMULATED, sim_launch_on};
+use super::sim_fp8_block::{e4m3_values, f32_bytes, values};
+
+fn config(name: &str) -> &'static KernelArtifact {
+    gemm_sm90_fp8_block_mn::KERNEL
+        .artifacts
+        .iter()
+        .find(|a| a.config == name)
+        .unwrap_or_else(|| panic!("gemm_sm90_fp8_block_mn has no config {name}"))
+}
+
+/// Row-major `sa` [M, KB] in the MN-major layout [KB, M4], `pad` in the padding columns.
+fn mn_major_padded(sa: &[f32], m: usize, kb: usize, pad: f32) -> Vec<f32> {
+    let w = m4(m);
+    (0..kb * w)
+        .map(|x| {
+            let (c, i) = (x / w, x % w);
+            if i < m { sa[i * kb + c] } else { pad }
+        })
+        .collect()
+}
+
+/// Runs `art` in the emulator on `sms` SMs; returns the worst error/bound ratio.
+fn run(
+    art: &KernelArtifact,
+    (m, n, k): (usize, usize, usize),
+    sms: u32,
+    seed: u64,
+) -> Result<f64, String> {
+    let sig = (art.signature)();
+    let td = art.elem_of("d").expect("d");
+    let mut rng = Rng::new(seed);
+    let (xa, xb) = (values(&mut rng, m, k, 1), values(&mut rng, n, k, 128));
+    let (qa, sa) = quantise_e4m3(&xa, m, k, 128);
+    let (qb, sb) = quantise_e4m3_tiles(&xb, n, k, 128);
+    let (kb, nb) = (k.div_ceil(128), n.div_ceil(128));
+    let sa_mn = mn_major_padded(&sa, m, kb, f32::NAN);
+    let mut dev = Device::new();
+    let dbytes = m * n * td.bytes() as usize;
+    let tensors: Vec<TensorMeta> = vec![
+        put(&mut dev, &qa, ElemType::E4m3, &[m, k]),
+        put(&mut dev, &qb, ElemType::E4m3, &[n, k]),
+        put(&mut dev, &f32_bytes(&sa_mn), ElemType::F32, &[kb, m4(m)]),
+        put(&mut dev, &f32_bytes(&sb), ElemType::F32, &[nb, kb]),
+        put(&mut dev, &vec![0xff; dbytes], td, &[m, n]),
+    ];
+    let names: Vec<&str> = sig.tensors.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["a", "b", "sa", "sb", "d"]);
+    let limits = DeviceLimits {
+        sm_count: sms,
+        ..EMULATED
+    };
+    sim_launch_on(
+        art.ptx,
+        &sig,
+        &mut dev,
+        (&tensors, &[]),
+        seed,
+        &Policy::default(),
+        &limits,
+    )
+    .map_err(|e| e.to_string())?;
+    let got = decode(&dev.read(tensors[4].addr, dbytes).expect("D"), td);
+    // The reference reads the MN-major tensor itself (padding zeroed: never read for i < M).
+    let scales = Fp8Scales::BlocksMn(mn_major_padded(&sa, m, kb, 0.0), sb);
+    let (want, mag) = scaled_mm_f64(&e4m3_values(&qa), &e4m3_values(&qb), (m, n, k), &scales);
+    check(&got, (&want, &mag), (block_check_k(k), td, true), n)
+}
+
+/// Tails in M (201 = 128 + 73, 73 and 130: none a multiple of 4, so `sa`'s rows are padded),
+/// N (264 = 2·128 + 8) and K (400 = 3·128 + 16: a partial last block; 80: one partial block
+/// only); one whole K block; more K blocks than stages (784: 7 blocks, 1040: 9); several
+/// tiles for one cluster (two SMs); every config (bf16, f16, f32 out).
+#[test]
+fn the_mn_major_block_scaled_fp8_gemm_matches_the_reference_in_the_emulator() {
+    for (cfg, shape, sms, seed) in [
+        ("default", (201, 264, 400), 2, 1),
+        ("default", (73, 136, 128), 2, 2),
+        ("default", (136, 72, 80), 4, 3),
+        ("f32", (201, 136, 272), 4, 4),
+        ("f16", (201, 264, 400), 2, 5),
+        ("f32", (130, 264, 784), 2, 6),
+        ("default", (130, 264, 1040), 2, 7),
+    ] {
+        let worst = run(config(cfg), shape, sms, seed)
+            .unwrap_or_else(|e| panic!("gemm_sm90_fp8_block_mn {cfg} {shape:?}: {e}"));
+        println!("gemm_sm90_fp8_block_mn {cfg} {shape:?}: worst error/bound {worst:.3}");
+    }
+}
+
+/// The reference for MN-major scales is the row-major one (same values, transposed), and a
+/// row-major `sa` read as MN-major — the layout mistake this mode invites — is caught.
+#[test]
+fn the_mn_major_reference_agrees_and_catches_a_row_major_sa() {
+    let (m, n, k) = (12usize, 136usize, 400usize);
+    let mut rng = Rng::new(9);
+    let (xa, xb) = (values(&mut rng, m, k, 1), values(&mut rng, n, k, 128));
+    let (qa, sa) = quantise_e4m3(&xa, m, k, 128);
+    let (qb, sb) = quantise_e4m3_tiles(&xb, n, k, 128);
+    let (va, vb) = (e4m3_values(&qa), e4m3_values(&qb));
+    let kb = k.div_ceil(128);
+    let rows = Fp8Scales::Blocks(sa.clone(), sb.clone());
+    let (want, mag) = scaled_mm_f64(&va, &vb, (m, n, k), &rows);
+    let mn = Fp8Scales::BlocksMn(mn_major_padded(&sa, m, kb, 0.0), sb.clone());
+    assert_eq!(scaled_mm_f64(&va, &vb, (m, n, k), &mn).0, want);
+    // M = 12 is a multiple of 4, so the row-major bytes have the MN-major length.
+    let wrong = Fp8Scales::BlocksMn(sa, sb);
+    let (bad, _) = scaled_mm_f64(&va, &vb, (m, n, k), &wrong);
+    let bound = (block_check_k(k), ElemType::F32, true);
+    assert!(check(&bad, (&want, &mag), bound, n).is_err());
+}
+
+/// The round trip: A (bf16) quantised by `quant_block_mn` in the emulator (E4M3 and its
+/// MN-major 1×128 scales, poisoned first; M = 73, so M4 = 76), B by the CPU's 128×128
+/// quantiser, the GEMM on them: D matches the f64 product of the CPU quantiser's values and
+/// scales.
+#[test]
+fn quant_block_mn_feeds_the_mn_major_gemm_in_the_emulator() {
+    use tirx_kernels::row_kernels::quant::quant_block_mn;
+    let (m, n, k) = (73, 136, 400);
+    let mut rng = Rng::new(32);
+    let (xa, xb) = (values(&mut rng, m, k, 1), values(&mut rng, n, k, 128));
+    let (kb, nb) = (k.div_ceil(128), n.div_ceil(128));
+    let mut dev = Device::new();
+    let xab: Vec<u8> = xa.iter().flat_map(|v| v.to_bits().to_le_bytes()).collect();
+    let xt = put(&mut dev, &xab, ElemType::Bf16, &[m, k]);
+    let qa = put(&mut dev, &vec![0xa5; m * k], ElemType::E4m3, &[m, k]);
+    let nan: Vec<u8> = (0..kb * m4(m))
+        .flat_map(|_| f32::NAN.to_le_bytes())
+        .collect();
+    let sa = put(&mut dev, &nan, ElemType::F32, &[kb, m4(m)]);
+    let quant = &quant_block_mn::KERNEL.artifacts[0];
+    simulate::launch(
+        quant.ptx,
+        &(quant.signature)(),
+        &mut dev,
+        (&[xt, qa.clone(), sa.clone()], &[]),
+        3,
+        &EMULATED,
+    )
+    .expect("quant_block_mn runs");
+    let (qb, sb) = quantise_e4m3_tiles(&xb, n, k, 128);
+    let qbt = put(&mut dev, &qb, ElemType::E4m3, &[n, k]);
+    let sbt = put(&mut dev, &f32_bytes(&sb), ElemType::F32, &[nb, kb]);
+    let dt = put(&mut dev, &vec![0xff; m * n * 2], ElemType::Bf16, &[m, n]);
+    super::sim_exec::sim_launch(
+        config("default"),
+        &mut dev,
+        &[qa, qbt, sa, sbt, dt.clone()],
+        &[],
+        5,
+    )
+    .unwrap_or_else(|e| panic!("the GEMM: {e}"));
+    let got = decode(&dev.read(dt.addr, m * n * 2).expect("D"), ElemType::Bf16);
+    let (wqa, wsa) = quantise_e4m3(&xa, m, k, 128);
+    let scales = Fp8Scales::Blocks(wsa, sb);
+    let (want, mag) = scaled_mm_f64(&e4m3_values(&wqa), &e4m3_values(&qb), (m, n, k), &scales);
+    check(
+        &got,
+        (&want, &mag),
+        (block_check_k(k), ElemType::Bf16, true),
+        n,
+    )
+    .unwrap_or_else(|e| panic!("against the dequantised product: {e}"));
+}
+
+/// `sa` of the wrong shape is refused by the launch planner before any launch: unpadded
+/// ([KB, M] with M = 73: M4 is 76), a K-block count rounded down (2 for K = 272), and
+/// row-major ([M, KB]: its first extent taken for KB, contradicted by `sb`).
+#[test]
+fn the_mn_major_block_scaled_gemm_refuses_scales_of_the_wrong_shape() {
+    use tirx::RuntimeError;
+    use tirx_kernels::simulate::LaunchError;
+    let art = config("default");
+    let (m, n, k) = (73, 136, 272);
+    let refused = |sa: [usize; 2], sb: [usize; 2]| {
+        let mut dev = Device::new();
+        let (e4, f) = (ElemType::E4m3, ElemType::F32);
+        let mut t = |shape: &[usize], e: ElemType| {
+            let len = shape.iter().product::<usize>() * e.bytes() as usize;
+            put(&mut dev, &vec![0; len], e, shape)
+        };
+        let ts = [
+            t(&[m, k], e4),
+            t(&[n, k], e4),
+            t(&sa, f),
+            t(&sb, f),
+            t(&[m, n], ElemType::Bf16),
+        ];
+        match simulate::launch(
+            art.ptx,
+            &(art.signature)(),
+            &mut dev,
+            (&ts, &[]),
+            1,
+            &EMULATED,
+        ) {
+            Err(LaunchError::Plan(e)) => e,
+            other => panic!("{sa:?}: expected a refused shape, got {other:?}"),
+        }
+    };
+    let assertion = |e: RuntimeError| match e {
+        RuntimeError::ShapeAssert { assertion, .. } => assertion,
+        other => other.to_string(),
+    };
+    assert!(assertion(refused([3, 73], [2, 3])).starts_with("M4 == cdiv(M, 4) * 4"));
+    assert!(assertion(refused([2, 76], [2, 2])).starts_with("KB == cdiv(K, 128)"));
+    // Row-major: `sa`'s first extent (73) is taken for KB, which `sb`'s 3 contradicts.
+    let row_major = refused([73, 3], [2, 3]).to_string();
+    assert!(row_major.contains("`KB` = 73"), "{row_major}");
+}
+
+/// Every config assembles with ptxas for sm_90a without spills and with its wgmma pipeline
+/// kept as written; per K block the SASS has the four FP8 `QGMMA`s and the promotion's 64
+/// `FFMA`; the scale box is a third TMA load (`UTMALDG.2D` ×2 — A's box and `sa`'s — and B's
+/// `.MULTICAST`), and the only global loads are the weight scale's gathers (one in the K
+/// loop, one before it), where `gemm_sm90_fp8_block`'s scale warps have 42.
+#[test]
+fn the_mn_major_block_scaled_gemm_assembles_without_spills() {
+    use tirx_kernels::check::check_artifact;
+    use tirx_ptx::tools::{find_ptxas, tool_for_test};
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    let kernel = &gemm_sm90_fp8_block_mn::KERNEL;
+    for a in kernel.artifacts {
+        let c = check_artifact(kernel.name, a)
+            .unwrap_or_else(|e| panic!("{}/{}: {e}", kernel.name, a.config));
+        println!(
+            "{} {}: {} registers, {} spills, sass {:?}",
+            kernel.name, a.config, c.registers, c.spills, c.sass
+        );
+        assert!(c.problems.is_empty(), "{}: {:?}", a.config, c.problems);
+        assert!(
+            c.pipeline_losses.is_empty(),
+            "{}: {:?}",
+            a.config,
+            c.pipeline_losses
+        );
+        assert_eq!(c.spills, 0, "{}", a.config);
+        assert_eq!(
+            c.sass.get("QGMMA.64x128x32.F32.E4M3.E4M3"),
+            Some(&4),
+            "{}",
+            a.config
+        );
+        assert!(c.sass.get("FFMA").is_some_and(|&n| n >= 64), "{}", a.config);
+        assert_eq!(c.sass.get("UTMALDG.2D"), Some(&2), "{}", a.config);
+        assert_eq!(c.sass.get("UTMALDG.2D.MULTICAST"), Some(&1), "{}", a.config);
+        assert_eq!(c.sass.get("LDG.E"), Some(&2), "{}", a.config);
+    }
+}
