@@ -190,9 +190,9 @@ fn gemm_refusal_table() {
             ) || matches!(r, Reject::Unranked(why) if why == UNTIMED_REASON)
         }],
     );
-    // A config not yet timed on a GPU is not ranked (`gemm/untimed.rs`): the shipped odd-block
-    // tiles (`nn_n72`, `nn_n88`, `nn_n104`), and `gemm_sm90_t`'s `nn_n80`/`nn_n112`, marked so
-    // here as they were before stop 59's call 3 timed them, at an NN request all solve.
+    // A config not yet timed on a GPU is not ranked (`gemm/untimed.rs`): `gemm_sm90_t`'s
+    // two-row-block NN tiles (`nn_n72`…`nn_n120`), marked so here as they were before stop 59's
+    // call 3 and stop 60's call 1 timed them, at an NN request all solve.
     let nn = GemmRequest::contiguous(
         BLayout::Nn,
         Epilogue::Plain,

@@ -8,9 +8,7 @@ use super::tune::Cache;
 use super::*;
 use crate::catalogue;
 use crate::gemm::request::{GemmRequest, GemmTypes};
-use crate::gemm::untimed::{
-    UNTIMED_REASON, WithUntimed, catalogue_with_untimed_nn_tiles, is_untimed,
-};
+use crate::gemm::untimed::{UNTIMED_REASON, WithUntimed, catalogue_with_untimed_nn_tiles};
 use tirx::problem::{BLayout, Epilogue};
 
 /// The model's `kernel/config` on an H100 for a bf16 request.
@@ -89,21 +87,28 @@ fn the_model_takes_the_transposed_tile_where_m_is_not_a_multiple_of_128() {
 ///   `tma_epi/n128` 29.4: `t/n112` (1.000; with `n112` untimed it took `tma_epi/n128`, 0.770);
 /// - 224×4096×4096: `t/n112` 21.0, `ws/n64` 25.4, `t/n128` 26.5 (cuBLASLt 20.6): `t/n112`
 ///   (1.000), predicted 23.0 µs;
-/// - 240×4096×4096: `ws/n64` 21.2, `t/n128` 22.8 (cuBLASLt 21.0): `t/n128` (0.933, a known
-///   miss of `dispatch::measured`: the model ranks `ws/n64`'s two 128-row blocks, 16 rows of
-///   fill, behind `t/n128`'s);
+/// - 240×4096×4096: `ws/n64` 21.2, `t/n128` 22.8 (cuBLASLt 21.0): `t/n128` then (0.933);
 /// - 176×6144×4096: `t/w2n96` 30.3, `tma_epi/n128` 33.9: `t/w2n96` (1.000);
 /// - 80×8192×4096: `t/n96` 28.1, `t/n80` 28.2, `t/w2n96` 29.3, `t/n112` 29.3: `t/n80` (0.995).
+///
+/// Since stop 60 (H100, `docs/perf/h100-2026-12-07-stop60.md`, call 1: the first run of the
+/// odd-block tiles `n72`/`n88`/`n104`/`n120`, added untimed, with the model's choice predicted
+/// before it ran, each its M's two exact row blocks), at the four shapes it timed:
+/// - 144×4096×4096: `t/n72` 20.2, `t/n80` 22.0, `t/w2n96` 22.4 (cuBLASLt 18.4): `t/n72` (1.000);
+/// - 176×4096×4096: `t/n88` 20.9, `t/w2n96` 22.2, `t/n96` 22.4 (cuBLASLt 19.1): `t/n88` (1.000);
+/// - 208×4096×4096: `t/n104` 21.2, `t/n112` 22.6 (cuBLASLt 20.3): `t/n104` (1.000);
+/// - 240×4096×4096: `ws/n64` 21.6, `t/n120` 21.7, `t/n128` 22.9 (cuBLASLt 21.4): `t/n120`
+///   (0.995; the known miss of `dispatch::measured` at stop 59, mended).
 #[test]
 fn the_model_takes_the_two_row_block_tiles_where_they_measured_fastest() {
     let cases = [
-        ((144, 4096, 4096), "gemm_sm90_t/n80"),
+        ((144, 4096, 4096), "gemm_sm90_t/n72"),
         ((160, 4096, 4096), "gemm_sm90_t/n80"),
-        ((176, 4096, 4096), "gemm_sm90_t/n96"),
+        ((176, 4096, 4096), "gemm_sm90_t/n88"),
         ((192, 4096, 4096), "gemm_sm90_t/n96"),
-        ((208, 4096, 4096), "gemm_sm90_t/n112"),
+        ((208, 4096, 4096), "gemm_sm90_t/n104"),
         ((224, 4096, 4096), "gemm_sm90_t/n112"),
-        ((240, 4096, 4096), "gemm_sm90_t/n128"),
+        ((240, 4096, 4096), "gemm_sm90_t/n120"),
         ((176, 6144, 4096), "gemm_sm90_t/w2n96"),
         ((80, 8192, 4096), "gemm_sm90_t/n80"),
     ];
@@ -132,8 +137,9 @@ fn the_transposed_tile_is_unranked_outside_its_range() {
 
 /// The model's predictions at shapes no run has measured with its choice (TN and NN, H100),
 /// pinned so that a change to the model says which it moves: TN 160×8192×4096 and
-/// 150×4096×4096; NN at 176 and 240×4096×4096 and 160×8192×4096 (the re-read term's,
-/// `gemm/reread.rs`). (TN 112×4096×8192 and 72×14336×4096 and NN 144×4096×4096 left the list
+/// 150×4096×4096; NN 160×8192×4096 (the re-read term's, `gemm/reread.rs`). (NN 176 and
+/// 240×4096×4096 left the list with stop 60's call 1, which timed their new choices
+/// `nn_n88` and `nn_n120`: the previous test.) (TN 112×4096×8192 and 72×14336×4096 and NN 144×4096×4096 left the list
 /// with stop 59's call 3, which timed the choices there: `dispatch::measured`, and for NN
 /// `the_model_takes_the_nn_two_row_block_tiles_where_they_measured_fastest`; NN 80×8192×4096,
 /// 112×4096×8192 and 72×14336×4096 with its call 4: `nn_n80` the fastest, `nn_n112` 0.975
@@ -147,11 +153,7 @@ fn the_models_predictions_for_unmeasured_choices() {
     for (shape, want) in tn {
         assert_eq!(choice(BLayout::Tn, shape), want, "TN {shape:?}");
     }
-    let nn = [
-        ((176, 4096, 4096), "gemm_sm90_t/nn_n96"),
-        ((240, 4096, 4096), "gemm_sm90_t/nn_n128"),
-        ((160, 8192, 4096), "gemm_sm90_t/nn_w2n96"),
-    ];
+    let nn = [((160, 8192, 4096), "gemm_sm90_t/nn_w2n96")];
     for (shape, want) in nn {
         assert_eq!(choice(BLayout::Nn, shape), want, "NN {shape:?}");
     }
@@ -181,14 +183,23 @@ fn nn_choice_among(
 /// - 208×4096×4096: `t/nn_n112` 22.7, `t/nn_n128` 27.4, `ws/nn_n64` 27.6 (cuBLASLt 20.7;
 ///   with `nn_n112` untimed the host took `splitk/nn_m128n64`, S = 2, 32.2: 0.706);
 /// - 224×4096×4096: `t/nn_n112` 22.4, `ws/nn_n64` 24.9, `t/nn_n128` 25.9 (cuBLASLt 21.2).
+///
+/// Since stop 60's call 1 (the first run of `nn_n72`…`nn_n120`, as predicted with the guard
+/// lifted): 144×4096×4096 `t/nn_n72` 20.0, `t/nn_n80` 21.2 (cuBLASLt 18.9): `nn_n72` (1.000);
+/// 176×4096×4096 `t/nn_n88` 20.5, `t/nn_w2n96` 21.4 (cuBLASLt 19.6): `nn_n88` (1.000);
+/// 208×4096×4096 `t/nn_n104` 20.9, `t/nn_n112` 21.9 (cuBLASLt 20.7): `nn_n104` (1.000);
+/// 240×4096×4096 `ws/nn_n64` 20.9, `t/nn_n120` 21.2, `t/nn_n128` 22.4 (cuBLASLt 21.7):
+/// `nn_n120` (0.986; `nn_n128` had been the prediction there, 0.934).
 #[test]
 fn the_model_takes_the_nn_two_row_block_tiles_where_they_measured_fastest() {
     let cases = [
-        ((144, 4096, 4096), "gemm_sm90_t/nn_n80"),
+        ((144, 4096, 4096), "gemm_sm90_t/nn_n72"),
         ((160, 4096, 4096), "gemm_sm90_t/nn_n80"),
+        ((176, 4096, 4096), "gemm_sm90_t/nn_n88"),
         ((192, 4096, 4096), "gemm_sm90_t/nn_n96"),
-        ((208, 4096, 4096), "gemm_sm90_t/nn_n112"),
+        ((208, 4096, 4096), "gemm_sm90_t/nn_n104"),
         ((224, 4096, 4096), "gemm_sm90_t/nn_n112"),
+        ((240, 4096, 4096), "gemm_sm90_t/nn_n120"),
     ];
     assert_choices(BLayout::Nn, &cases);
 }
@@ -240,79 +251,6 @@ fn an_untimed_config_is_unranked_but_the_lifted_guard_ranks_it() {
             .collect();
         assert_eq!(untimed.len(), 2, "nn_n80, nn_n112 in {types}");
         for v in untimed {
-            match &v.outcome {
-                Err(Reject::Unranked(why)) => assert_eq!(why, UNTIMED_REASON),
-                other => panic!("{}: {other:?}", v.artifact.config),
-            }
-        }
-    }
-}
-
-/// The model's `kernel/config` on an H100 for a bf16 request with the untimed guard lifted
-/// (`gemm/untimed.rs`: what it would choose once every config is timed).
-fn choice_with_untimed(layout: BLayout, shape: (usize, usize, usize)) -> String {
-    let req = GemmRequest::contiguous(layout, Epilogue::Plain, GemmTypes::BF16, shape);
-    choose(
-        &WithUntimed(&req),
-        &catalogue::all(),
-        &Device::h100(),
-        &Cache::default(),
-    )
-    .unwrap_or_else(|e| panic!("{shape:?}: {e}"))
-    .label()
-}
-
-/// The tiles of an odd count of 8-column blocks (`n72`, `n88`, `n104`, `n120` and their NN
-/// forms: BN = 72, 88, 104, 120, the transposing store's last block by `stmatrix.x2.trans`)
-/// split M = 144, 176, 208 and 240 into exactly two row blocks, where `n80`, `n96`, `n112` and `n128` leave 16 rows of
-/// zero fill per pair of CTAs. Not yet timed (`UNTIMED = 1`): the model ranks none of them, and
-/// its choices stay the measured configs'. With the guard lifted, the prediction for their
-/// first GPU run (H100, bf16, ×4096×4096): `(M, TN now, TN lifted, NN now, NN lifted)`.
-#[test]
-fn the_untimed_odd_block_tiles_are_unranked_but_would_be_chosen() {
-    let cases = [
-        (144, "t/n80", "t/n72", "t/nn_n80", "t/nn_n72"),
-        (176, "t/n96", "t/n88", "t/nn_n96", "t/nn_n88"),
-        (208, "t/n112", "t/n104", "t/nn_n112", "t/nn_n104"),
-        (240, "t/n128", "t/n120", "t/nn_n128", "t/nn_n120"),
-    ];
-    let mut got = Vec::new();
-    for (m, ..) in cases {
-        let shape = (m, 4096, 4096);
-        got.push((
-            m,
-            choice(BLayout::Tn, shape),
-            choice_with_untimed(BLayout::Tn, shape),
-            choice(BLayout::Nn, shape),
-            choice_with_untimed(BLayout::Nn, shape),
-        ));
-    }
-    let want: Vec<_> = cases
-        .iter()
-        .map(|&(m, a, b, c, d)| {
-            let l = |s: &str| format!("gemm_sm90_{s}");
-            (m, l(a), l(b), l(c), l(d))
-        })
-        .collect();
-    assert_eq!(got, want);
-    // Ranked by no request while untimed, TN or NN, in either type: the guard's reason.
-    let t = catalogue::find("gemm_sm90_t").expect("shipped");
-    let odd = ["n72", "n88", "n104", "n120"];
-    for layout in [BLayout::Tn, BLayout::Nn] {
-        let req =
-            GemmRequest::contiguous(layout, Epilogue::Plain, GemmTypes::BF16, (176, 4096, 4096));
-        let vs: Vec<_> = judge(&req, &[t], &Device::h100())
-            .into_iter()
-            .filter(|v| {
-                req.solves(v.artifact).is_ok()
-                    && odd
-                        .iter()
-                        .any(|c| v.artifact.config.trim_start_matches("nn_") == *c)
-            })
-            .collect();
-        assert_eq!(vs.len(), 4, "{layout:?}");
-        for v in vs {
-            assert!(is_untimed(v.artifact), "{}", v.artifact.config);
             match &v.outcome {
                 Err(Reject::Unranked(why)) => assert_eq!(why, UNTIMED_REASON),
                 other => panic!("{}: {other:?}", v.artifact.config),

@@ -45,10 +45,15 @@
 //! 240 into exactly two row blocks, where the even tiles leave 16 rows of zero fill per pair
 //! of CTAs; their odd count of 8-column blocks stores its last by `stmatrix.x2.trans`. With
 //! them the one-warpgroup tiles step by 8 rows from 72 to 128, so every M from 129 to 256
-//! splits into two row blocks with at most 14 rows of fill. Not yet timed (`UNTIMED = 1`, TN
-//! and NN, `nn_n72`…`nn_n120`); with the guard lifted the model would choose each at its M
-//! (`dispatch/transposed.rs`). `n120` was added at stop 60, where the model's choice at
-//! 240×4096×4096 (`n128`, 0.93–0.94 of `ws/n64`) was the one known miss of stop 59.
+//! splits into two row blocks with at most 14 rows of fill. Added untimed (`UNTIMED = 1`; `n120`
+//! at stop 60, where the model's choice at 240×4096×4096, `n128` at 0.93–0.94 of `ws/n64`, was
+//! stop 59's one known miss), with the model's choice predicted before the run, they were first
+//! timed at stop 60 (H100, `docs/perf/h100-2026-12-07-stop60.md`, call 1, µs) and are ranked
+//! since: the fastest config at 144×4096×4096 (`n72` 20.2, `n80` 22.0; cuBLASLt 18.4),
+//! 176×4096×4096 (`n88` 20.9, `w2n96` 22.2; 19.1) and 208×4096×4096 (`n104` 21.2, `n112` 22.6;
+//! 20.3), and at 240×4096×4096 `n120` 21.7 against `ws/n64`'s 21.6 (cuBLASLt 21.4); NN alike
+//! (`nn_n72` 20.0, `nn_n88` 20.5, `nn_n104` 20.9 the fastest; `nn_n120` 21.2 against
+//! `ws/nn_n64`'s 20.9), each as predicted.
 //!
 //! A 2×1 cluster of each one-warpgroup tile (`c2n80`…`c2n128`: the CTAs of a pair, neighbours
 //! along N, each loading half of the shared A box and multicasting it to both) was tried to
@@ -103,10 +108,10 @@ pub mod kernels {
                     w2n128 = (WG = 2, BN = 128, STAGES = 5),
                     n80 = (WG = 1, BN = 80, STAGES = 11),
                     n112 = (WG = 1, BN = 112, STAGES = 9),
-                    n72 = (WG = 1, BN = 72, STAGES = 12, UNTIMED = 1),
-                    n88 = (WG = 1, BN = 88, STAGES = 11, UNTIMED = 1),
-                    n104 = (WG = 1, BN = 104, STAGES = 10, UNTIMED = 1),
-                    n120 = (WG = 1, BN = 120, STAGES = 9, UNTIMED = 1),
+                    n72 = (WG = 1, BN = 72, STAGES = 12),
+                    n88 = (WG = 1, BN = 88, STAGES = 11),
+                    n104 = (WG = 1, BN = 104, STAGES = 10),
+                    n120 = (WG = 1, BN = 120, STAGES = 9),
                 ),
                 with = (BM = 64, BK = 64, MB = k, TRANS = 1),
             ),
@@ -119,10 +124,10 @@ pub mod kernels {
                     w2n96 = (WG = 2, BN = 96, STAGES = 7),
                     n80 = (WG = 1, BN = 80, STAGES = 11),
                     n112 = (WG = 1, BN = 112, STAGES = 9),
-                    n72 = (WG = 1, BN = 72, STAGES = 12, UNTIMED = 1),
-                    n88 = (WG = 1, BN = 88, STAGES = 11, UNTIMED = 1),
-                    n104 = (WG = 1, BN = 104, STAGES = 10, UNTIMED = 1),
-                    n120 = (WG = 1, BN = 120, STAGES = 9, UNTIMED = 1),
+                    n72 = (WG = 1, BN = 72, STAGES = 12),
+                    n88 = (WG = 1, BN = 88, STAGES = 11),
+                    n104 = (WG = 1, BN = 104, STAGES = 10),
+                    n120 = (WG = 1, BN = 120, STAGES = 9),
                 ),
                 with = (BM = 64, BK = 64, TRANS = 1),
             ),
