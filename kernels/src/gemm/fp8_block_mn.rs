@@ -87,6 +87,13 @@
 //! gather's `LDG` a block ahead comes back late under the TMA traffic and stalls the `FMUL`
 //! before the promotion (ncu: stalls at the `FMUL`, `long_scoreboard`), or the `[1, 128]` box
 //! — one 512-byte segment — lengthens the stage's completion.
+//!
+//! **Measured** (H100, 2026-12-07, `docs/perf/h100-2026-12-07-stop60.md` §3): prediction
+//! missed — 989.9 / 1011.9 / 1102.5 / 897.9 TFLOP/s at 4096³ / 8192³ / 4096×7168×16384 /
+//! 4096×2112×7168, against `gemm_sm90_fp8_block/default`'s 997.9 / 975.7 / 1097.3 / 846.7 in the
+//! same call (−0.8 / +3.7 / +0.5 / +6.0 %), 0.91 of cuBLASLt over the four (`default` 0.84);
+//! every config correct on the GPU (`gpu_fp8`, 3/3). The risks above are the suspects; ncu's
+//! source counters at 4096³ have not been taken yet.
 
 use tirx::prelude::*;
 
