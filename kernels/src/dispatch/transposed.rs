@@ -12,6 +12,7 @@ use crate::gemm::untimed::{
     UNTIMED_REASON, WithUntimed, catalogue_with_untimed_nn_tiles, is_untimed,
 };
 use tirx::problem::{BLayout, Epilogue};
+use tirx::{Kernel, KernelArtifact};
 
 /// The model's `kernel/config` on an H100 for a bf16 request.
 fn choice(layout: BLayout, shape: (usize, usize, usize)) -> String {
@@ -251,10 +252,19 @@ fn an_untimed_config_is_unranked_but_the_lifted_guard_ranks_it() {
 /// The model's `kernel/config` on an H100 for a bf16 request with the untimed guard lifted
 /// (`gemm/untimed.rs`: what it would choose once every config is timed).
 fn choice_with_untimed(layout: BLayout, shape: (usize, usize, usize)) -> String {
+    choice_with_untimed_among(layout, shape, &catalogue::all())
+}
+
+/// [`choice_with_untimed`] among `kernels`.
+fn choice_with_untimed_among(
+    layout: BLayout,
+    shape: (usize, usize, usize),
+    kernels: &[&'static Kernel],
+) -> String {
     let req = GemmRequest::contiguous(layout, Epilogue::Plain, GemmTypes::BF16, shape);
     choose(
         &WithUntimed(&req),
-        &catalogue::all(),
+        kernels,
         &Device::h100(),
         &Cache::default(),
     )
@@ -262,14 +272,45 @@ fn choice_with_untimed(layout: BLayout, shape: (usize, usize, usize)) -> String 
     .label()
 }
 
+/// Whether `art` is one of `gemm_sm90_t`'s B-sharing cluster tiles (`CL = 2`, `m2*`).
+fn shares_b(art: &KernelArtifact) -> bool {
+    art.int("CL") == Some(2)
+}
+
+/// The catalogue without `gemm_sm90_t`'s B-sharing cluster tiles ([`shares_b`]), leaked for
+/// the process: the one-CTA tiles' choices, as before the clusters were added.
+fn catalogue_without_b_sharing_clusters() -> Vec<&'static Kernel> {
+    catalogue::all()
+        .into_iter()
+        .map(|k| {
+            if k.name != "gemm_sm90_t" {
+                return k;
+            }
+            let artifacts: Vec<KernelArtifact> = k
+                .artifacts
+                .iter()
+                .filter(|a| !shares_b(a))
+                .copied()
+                .collect();
+            &*Box::leak(Box::new(Kernel {
+                name: k.name,
+                artifacts: Box::leak(artifacts.into_boxed_slice()),
+                pruned: k.pruned,
+            }))
+        })
+        .collect()
+}
+
 /// The tiles of an odd count of 8-column blocks (`n72`, `n88`, `n104`, `n120` and their NN
 /// forms: BN = 72, 88, 104, 120, the transposing store's last block by `stmatrix.x2.trans`)
 /// split M = 144, 176, 208 and 240 into exactly two row blocks, where `n80`, `n96`, `n112` and `n128` leave 16 rows of
 /// zero fill per pair of CTAs. Not yet timed (`UNTIMED = 1`): the model ranks none of them, and
 /// its choices stay the measured configs'. With the guard lifted, the prediction for their
-/// first GPU run (H100, bf16, ×4096×4096): `(M, TN now, TN lifted, NN now, NN lifted)`.
+/// first GPU run (H100, bf16, ×4096×4096): `(M, TN now, TN lifted, NN now, NN lifted)`, among
+/// the one-CTA tiles (the B-sharing cluster tiles, also untimed, are the next test's).
 #[test]
 fn the_untimed_odd_block_tiles_are_unranked_but_would_be_chosen() {
+    let one_cta = catalogue_without_b_sharing_clusters();
     let cases = [
         (144, "t/n80", "t/n72", "t/nn_n80", "t/nn_n72"),
         (176, "t/n96", "t/n88", "t/nn_n96", "t/nn_n88"),
@@ -282,9 +323,9 @@ fn the_untimed_odd_block_tiles_are_unranked_but_would_be_chosen() {
         got.push((
             m,
             choice(BLayout::Tn, shape),
-            choice_with_untimed(BLayout::Tn, shape),
+            choice_with_untimed_among(BLayout::Tn, shape, &one_cta),
             choice(BLayout::Nn, shape),
-            choice_with_untimed(BLayout::Nn, shape),
+            choice_with_untimed_among(BLayout::Nn, shape, &one_cta),
         ));
     }
     let want: Vec<_> = cases
@@ -311,6 +352,64 @@ fn the_untimed_odd_block_tiles_are_unranked_but_would_be_chosen() {
             })
             .collect();
         assert_eq!(vs.len(), 4, "{layout:?}");
+        for v in vs {
+            assert!(is_untimed(v.artifact), "{}", v.artifact.config);
+            match &v.outcome {
+                Err(Reject::Unranked(why)) => assert_eq!(why, UNTIMED_REASON),
+                other => panic!("{}: {other:?}", v.artifact.config),
+            }
+        }
+    }
+}
+
+/// The 2×1 clusters that share B (`m2n72`…`m2n128`, TN: the CTAs of a pair compute
+/// neighbouring row blocks of D against the same 64 rows of B, each loading half of B's box and
+/// multicasting it; `gemm/transposed.rs`), after cuBLAS's
+/// `nvjet_sm90_tst_64x96_64x10_2x1_v_bz_TNT`. Not yet timed (`UNTIMED = 1`): the model ranks
+/// none of them and its choices stay the measured configs'. With the guard lifted (the whole
+/// catalogue, the odd-block tiles too), the model halves B's rows in each CTA's re-read
+/// (`reread.rs`' `b_parts`) and takes the cluster's ×0.98 (`request.rs`); its prediction for
+/// their first GPU run (H100, bf16, ×4096×4096): `(M, TN now, TN lifted, NN lifted)`.
+#[test]
+fn the_untimed_b_sharing_clusters_are_unranked_but_would_be_chosen() {
+    let cases = [
+        (144, "t/n80", "t/m2n72", "t/nn_n72"),
+        (176, "t/n96", "t/m2n88", "t/nn_n88"),
+        (192, "t/n96", "t/m2n96", "t/nn_n96"),
+        (208, "t/n112", "t/m2n104", "t/nn_n104"),
+        (240, "t/n128", "t/m2n120", "t/nn_n120"),
+    ];
+    let got: Vec<_> = cases
+        .iter()
+        .map(|&(m, ..)| {
+            let shape = (m, 4096, 4096);
+            (
+                m,
+                choice(BLayout::Tn, shape),
+                choice_with_untimed(BLayout::Tn, shape),
+                choice_with_untimed(BLayout::Nn, shape),
+            )
+        })
+        .collect();
+    let want: Vec<_> = cases
+        .iter()
+        .map(|&(m, a, b, c)| {
+            let l = |s: &str| format!("gemm_sm90_{s}");
+            (m, l(a), l(b), l(c))
+        })
+        .collect();
+    assert_eq!(got, want);
+    // Ranked by no TN request while untimed: the guard's reason; no NN request is solved by
+    // them (TN only, the module docs say why).
+    let t = catalogue::find("gemm_sm90_t").expect("shipped");
+    for (layout, count) in [(BLayout::Tn, 8), (BLayout::Nn, 0)] {
+        let req =
+            GemmRequest::contiguous(layout, Epilogue::Plain, GemmTypes::BF16, (176, 4096, 4096));
+        let vs: Vec<_> = judge(&req, &[t], &Device::h100())
+            .into_iter()
+            .filter(|v| shares_b(v.artifact) && req.solves(v.artifact).is_ok())
+            .collect();
+        assert_eq!(vs.len(), count, "{layout:?}");
         for v in vs {
             assert!(is_untimed(v.artifact), "{}", v.artifact.config);
             match &v.outcome {

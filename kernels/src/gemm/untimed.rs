@@ -16,7 +16,7 @@
 //!
 //! The guard reads a config constant, never a kernel's or config's name: any GEMM kernel's
 //! config may carry it. `gemm_sm90_t`'s odd-block tiles (`n72`, `n88`, `n104`, `n120` and their NN
-//! forms) carry it until a run times them (`nn_n80`/`nn_n112` were timed at stop 59); the
+//! forms) and its B-multicasting cluster tiles (`m2n72`…`m2n128`) carry it until a run times them (`nn_n80`/`nn_n112` were timed at stop 59); the
 //! tests of the guard also mark shipped configs untimed with [`marked_untimed`].
 
 use tirx::abi::ConfigValue;
@@ -111,17 +111,20 @@ pub fn catalogue_with_untimed_nn_tiles() -> Vec<&'static Kernel> {
 mod tests {
     use super::*;
 
-    /// The mark is the constant: of the shipped configs only the odd-block tiles (BN = 72, 88,
-    /// 104, 120, not yet timed) carry it, a marked one is untimed and otherwise the same artifact
-    /// (its other constants, its PTX).
+    /// The mark is the constant: of the shipped configs only the B-multicasting cluster tiles
+    /// (`CL = 2`, the `m2*` configs) and (for now) the odd-block tiles (BN = 72, 88, 104, 120),
+    /// none yet timed, carry it; a marked one is untimed and otherwise the same artifact (its
+    /// other constants, its PTX).
     #[test]
     fn marking_a_config_untimed_adds_only_the_constant() {
         let t = crate::catalogue::find("gemm_sm90_t").expect("shipped");
         let marked = marked_untimed(t, &["nn_n80"]);
+        let cluster = |a: &KernelArtifact| a.int("CL") == Some(2);
+        let odd_block = |a: &KernelArtifact| matches!(a.int("BN"), Some(72 | 88 | 104 | 120));
         assert!(
             t.artifacts
                 .iter()
-                .all(|a| is_untimed(a) == matches!(a.int("BN"), Some(72 | 88 | 104 | 120)))
+                .all(|a| is_untimed(a) == (cluster(a) || odd_block(a)))
         );
         assert_eq!(marked.artifacts.len(), t.artifacts.len());
         for (a, b) in t.artifacts.iter().zip(marked.artifacts) {
