@@ -118,3 +118,33 @@ fn the_odd_block_two_row_block_tiles_match_the_reference() {
     }
     report("gemm_sm90_t odd blocks", &runs);
 }
+
+/// The 2×1 clusters that share B (`m2n72`…`m2n128`, issue #32, after cuBLAS's
+/// `nvjet_sm90_tst_64x96_64x10_2x1_v_bz_TNT`): the CTAs of a pair compute neighbouring row
+/// blocks of D against the same 64 rows of B, each loading 32 of them and multicasting them to
+/// both. M of two row blocks (192 = 2·96, 160 = 2·80, and with a tail: 100, 130, 90), of an odd
+/// count (250 and 300: three blocks, so the grid's fourth CTA holds rows entirely past M: it
+/// loads A's zero fill, its store is clipped, and it still supplies its half of B), and of one
+/// (120, 96: the pair's second CTA past M); N with a last column block of 8 (264, 136, 72);
+/// K tails (200, 136, 264) and K = 1000 (16 K tiles, more than every config's stages).
+#[test]
+fn the_b_sharing_cluster_tiles_match_the_reference() {
+    let mut runs = Vec::new();
+    for (config, shape, seed) in [
+        ("m2n96", (192, 264, 200), 121),
+        ("m2n96", (250, 136, 1000), 122),
+        ("m2n80", (160, 72, 136), 123),
+        ("m2n72", (100, 136, 200), 124),
+        ("f16_m2n112", (300, 72, 264), 125),
+        ("m2n128", (130, 264, 1000), 126),
+        ("m2n88", (90, 136, 200), 127),
+        ("m2n104", (200, 72, 200), 128),
+        ("m2n120", (120, 136, 136), 129),
+        ("f16_m2n96", (96, 136, 200), 130),
+    ] {
+        let stats = typed_gemm_case(sm90("gemm_sm90_t", config), shape, seed)
+            .unwrap_or_else(|e| panic!("gemm_sm90_t {config} {shape:?}: {e}"));
+        runs.push(stats);
+    }
+    report("gemm_sm90_t B-sharing clusters", &runs);
+}

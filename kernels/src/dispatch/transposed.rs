@@ -8,8 +8,11 @@ use super::tune::Cache;
 use super::*;
 use crate::catalogue;
 use crate::gemm::request::{GemmRequest, GemmTypes};
-use crate::gemm::untimed::{UNTIMED_REASON, WithUntimed, catalogue_with_untimed_nn_tiles};
+use crate::gemm::untimed::{
+    UNTIMED_REASON, WithUntimed, catalogue_with_untimed_nn_tiles, is_untimed,
+};
 use tirx::problem::{BLayout, Epilogue};
+use tirx::{Kernel, KernelArtifact};
 
 /// The model's `kernel/config` on an H100 for a bf16 request.
 fn choice(layout: BLayout, shape: (usize, usize, usize)) -> String {
@@ -251,6 +254,91 @@ fn an_untimed_config_is_unranked_but_the_lifted_guard_ranks_it() {
             .collect();
         assert_eq!(untimed.len(), 2, "nn_n80, nn_n112 in {types}");
         for v in untimed {
+            match &v.outcome {
+                Err(Reject::Unranked(why)) => assert_eq!(why, UNTIMED_REASON),
+                other => panic!("{}: {other:?}", v.artifact.config),
+            }
+        }
+    }
+}
+
+/// The model's `kernel/config` on an H100 for a bf16 request with the untimed guard lifted
+/// (`gemm/untimed.rs`: what it would choose once every config is timed).
+fn choice_with_untimed(layout: BLayout, shape: (usize, usize, usize)) -> String {
+    choice_with_untimed_among(layout, shape, &catalogue::all())
+}
+
+/// [`choice_with_untimed`] among `kernels`.
+fn choice_with_untimed_among(
+    layout: BLayout,
+    shape: (usize, usize, usize),
+    kernels: &[&'static Kernel],
+) -> String {
+    let req = GemmRequest::contiguous(layout, Epilogue::Plain, GemmTypes::BF16, shape);
+    choose(
+        &WithUntimed(&req),
+        kernels,
+        &Device::h100(),
+        &Cache::default(),
+    )
+    .unwrap_or_else(|e| panic!("{shape:?}: {e}"))
+    .label()
+}
+
+/// Whether `art` is one of `gemm_sm90_t`'s B-sharing cluster tiles (`CL = 2`, `m2*`).
+fn shares_b(art: &KernelArtifact) -> bool {
+    art.int("CL") == Some(2)
+}
+
+/// The 2×1 clusters that share B (`m2n72`…`m2n128`, TN: the CTAs of a pair compute
+/// neighbouring row blocks of D against the same 64 rows of B, each loading half of B's box and
+/// multicasting it; `gemm/transposed.rs`), after cuBLAS's
+/// `nvjet_sm90_tst_64x96_64x10_2x1_v_bz_TNT`. Not yet timed (`UNTIMED = 1`): the model ranks
+/// none of them and its choices stay the measured configs'. With the guard lifted, the model halves B's rows in each CTA's re-read
+/// (`reread.rs`' `b_parts`) and takes the cluster's ×0.98 (`request.rs`); its prediction for
+/// their first GPU run (H100, bf16, ×4096×4096): `(M, TN now, TN lifted, NN lifted)`.
+#[test]
+fn the_untimed_b_sharing_clusters_are_unranked_but_would_be_chosen() {
+    let cases = [
+        (144, "t/n72", "t/m2n72", "t/nn_n72"),
+        (176, "t/n88", "t/m2n88", "t/nn_n88"),
+        (192, "t/n96", "t/m2n96", "t/nn_n96"),
+        (208, "t/n104", "t/m2n104", "t/nn_n104"),
+        (240, "t/n120", "t/m2n120", "t/nn_n120"),
+    ];
+    let got: Vec<_> = cases
+        .iter()
+        .map(|&(m, ..)| {
+            let shape = (m, 4096, 4096);
+            (
+                m,
+                choice(BLayout::Tn, shape),
+                choice_with_untimed(BLayout::Tn, shape),
+                choice_with_untimed(BLayout::Nn, shape),
+            )
+        })
+        .collect();
+    let want: Vec<_> = cases
+        .iter()
+        .map(|&(m, a, b, c)| {
+            let l = |s: &str| format!("gemm_sm90_{s}");
+            (m, l(a), l(b), l(c))
+        })
+        .collect();
+    assert_eq!(got, want);
+    // Ranked by no TN request while untimed: the guard's reason; no NN request is solved by
+    // them (TN only, the module docs say why).
+    let t = catalogue::find("gemm_sm90_t").expect("shipped");
+    for (layout, count) in [(BLayout::Tn, 8), (BLayout::Nn, 0)] {
+        let req =
+            GemmRequest::contiguous(layout, Epilogue::Plain, GemmTypes::BF16, (176, 4096, 4096));
+        let vs: Vec<_> = judge(&req, &[t], &Device::h100())
+            .into_iter()
+            .filter(|v| shares_b(v.artifact) && req.solves(v.artifact).is_ok())
+            .collect();
+        assert_eq!(vs.len(), count, "{layout:?}");
+        for v in vs {
+            assert!(is_untimed(v.artifact), "{}", v.artifact.config);
             match &v.outcome {
                 Err(Reject::Unranked(why)) => assert_eq!(why, UNTIMED_REASON),
                 other => panic!("{}: {other:?}", v.artifact.config),

@@ -29,6 +29,17 @@
 //!   the model's choice at five of `dispatch::tests`' larger shapes, 1000³ to 4095×4097×4096,
 //!   1000³'s measured `pair_n` among them).
 //!
+//! A cluster that multicasts B (issue #32: `gemm_sm90_t`'s `m2*` configs, after cuBLAS's
+//! `nvjet_sm90_tst_64x96_64x10_2x1_v_bz_TNT`; any kernel whose CTAs each compute their own
+//! tile and load `1 / CL` of B's box, TN) pulls only its part of B's rows through the L2: the
+//! busiest CTA's box rows count `BN / CL` of B's ([`b_parts`]), the same re-read counted per
+//! CTA, with the multicast delivering the rest. Not yet measured: a prediction from this
+//! term's own reading of the L2, which ranks the `m2*` tiles only once they are timed. It is
+//! applied to transposed tiles only (`TRANS = 1`): applied to the row-major Hopper clusters
+//! that share B (`gemm_sm90_tma_epi_abc/n64` and kin) it moved the measured choice at scaled
+//! TN 1000³ (`pair_n_abc`) to `tma_epi_abc/n64` (`dispatch::tests`), whose ×0.98 already
+//! stands for what their sharing measured.
+//!
 //! The two constants hold within a window: at 10 TB/s any fill cost from 2.6 to 3.0 rows gives
 //! the same choices at every measured point (2.5 leaves 160×4096×4096 at `t/n96`; 3.1 moves
 //! 224×4096×4096 off `t/n128`); the window moves with the rate (3.0–3.2 at 10.5 TB/s).
@@ -64,8 +75,11 @@
 //!   (0.87 of the new choice by the model: 48 of its 96 rows of A are fill in the second block).
 
 use tirx::KernelArtifact;
+use tirx::problem::BLayout;
 
-use super::request::{GemmRequest, ctas_per_sm, ctas_per_tile, tile_extent, unit_seconds};
+use super::request::{
+    GemmRequest, ctas_per_sm, ctas_per_tile, is_transposed_tile, tile_extent, unit_seconds,
+};
 use crate::dispatch::Device;
 
 /// Bytes a second the L2 delivers to the SMs' TMA boxes, all SMs together (H100, this file's
@@ -94,8 +108,38 @@ pub(crate) fn reread_units(request: &GemmRequest, art: &KernelArtifact, device: 
     // Its rows of A past M cost [`FILL_ROW_COST`] rows; its columns past N count as box rows
     // (no measured shape had N off the tile).
     let fill = row_tiles * bm - m;
-    let rows = (tiles_each * (bm + bn)) as f64 + (FILL_ROW_COST - 1.0) * fill as f64;
+    let b_rows = bn as f64 / b_parts(request, art, per_tile) as f64;
+    let rows = tiles_each as f64 * (bm as f64 + b_rows) + (FILL_ROW_COST - 1.0) * fill as f64;
     let bytes =
         resident as f64 * rows / per_tile as f64 * k as f64 * request.types.input.bytes() as f64;
     bytes / L2_BYTES_PER_S / unit_seconds(k)
+}
+
+/// The parts B's box of a tile is loaded in by the CTAs of a cluster that multicast it (this
+/// file's header): the cluster's size when `art` is a transposed tile (`TRANS = 1`) each of
+/// whose CTAs computes its own tile (`per_tile` 1) and whose TMA box of a K-major B (TN: the
+/// box's outer extent is B's rows) holds `BN / cluster` of the tile's `BN` rows of B — the
+/// CTAs of the cluster compute neighbouring row blocks of D against the same rows of B, each
+/// pulls its part through the L2 and the multicast delivers the rest; 1 otherwise (a CTA
+/// pair's halves are `per_tile`'s).
+fn b_parts(request: &GemmRequest, art: &KernelArtifact, per_tile: usize) -> usize {
+    let sig = art.sig();
+    let cluster = sig.cluster.iter().product::<u32>().max(1) as usize;
+    if cluster == 1 || per_tile != 1 || request.layout != BLayout::Tn || !is_transposed_tile(art) {
+        return 1;
+    }
+    let Some((_, bn)) = tile_extent(art) else {
+        return 1;
+    };
+    let b_box_rows = sig.params.iter().find_map(|p| match p {
+        tirx::abi::AbiParam::TensorMap {
+            tensor, box_dims, ..
+        } if tensor == "b" => box_dims.last().map(|&r| r as usize),
+        _ => None,
+    });
+    if b_box_rows.is_some_and(|r| r * cluster == bn) {
+        cluster
+    } else {
+        1
+    }
 }

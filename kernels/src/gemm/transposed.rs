@@ -61,6 +61,36 @@
 //! shapes of stop 59 (160×4096×4096: `c2n80` 21.8 against `n80`'s 20.2 µs; 224×4096×4096:
 //! `c2n112` 23.0 against `n112`'s 21.0), it was removed at stop 59.
 //!
+//! **The cluster that shares B** (`m2n72`…`m2n128`, `CL = 2`; issue #32). ncu on an H100 at
+//! 192×4096×4096 measured `n96` at 19.2 µs against cuBLASLt's
+//! `nvjet_sm90_tst_64x96_64x10_2x1_v_bz_TNT` at 18.4 (bench: 20.7 against 19.5): the same
+//! 64×96 tile and 10 stages, grid (2, 64), and a 2×1 cluster along the row blocks of D — the
+//! two CTAs of a cluster compute the same 64 rows of B against two different 96-row blocks of
+//! A, so B's box is shared: each CTA loads half of it and multicasts it to both
+//! (`cp.async.bulk.tensor…multicast::cluster`, PTX ISA §9.7.9.25.5.1), and B crosses the L2
+//! once a pair instead of once a CTA. Here the pair are neighbours along the grid's x
+//! (`cluster = (CL, 1, 1)`, grid `(cdiv(N, 64)·CL, cdiv(M, BN·CL))`): CTA `x` of pair
+//! `p = x / CL` takes B's block `p` and A's row block `y·CL + cta_rank`, and loads B's
+//! `BM / CL` = 32-row box `x` (four 8-row 128B swizzle atoms, so the second half starts
+//! 1024-byte aligned and the halves read as one 64-row operand) into its `cta_rank` half of
+//! the stage with `multicast = 3`. The pipeline's empty barrier counts both CTAs' consumers
+//! (`peers = CL`): a CTA refills a stage only once its peer has read the half it wrote there.
+//! The grid rounds M's row blocks up to pairs: with an odd count the last pair's second CTA
+//! holds rows entirely past M — its A box is TMA's zero fill and its store is clipped, but it
+//! still supplies its half of B. TN only: an MN-major B (`nn`) is one `[BK, 64]` box whose
+//! 64-element rows are one 128-byte swizzle row, so a half along B's rows (N) is a 64-byte
+//! row that no longer fits the operand's 128B-swizzled layout; a half along K (32 of the
+//! box's 64 rows of 128 bytes, contiguous) would fit, but needs the stage split along K, not
+//! along B's rows as here — not built in this change (TODO(#32)). The stages are those of the one-CTA tile of the same `BN` (the half box is no
+//! smaller a stage). This is the other cluster of stop 59's `c2*` tiles (which shared A between
+//! neighbours along N and measured 4–13 % slower): at 192×4096×4096 B's 64 rows are re-read by
+//! each of the two row blocks, which the cluster reads once. **Prediction, before any
+//! measurement:** `m2n96` 3–6 % faster than `n96` at 192×4096×4096 (cuBLAS is ~6 % ahead with
+//! this structure). Emulator-verified (`tests/sim_transposed.rs`: two, one and three row
+//! blocks, M, N and K tails); not yet timed (`UNTIMED = 1`). The host's model halves B's rows
+//! in a CTA's re-read when its cluster multicasts B (`reread.rs`); with the guard lifted it
+//! would choose them at M = 144…240 (`dispatch/transposed.rs`).
+//!
 //! `nn_n96`/`nn_n128`/`nn_w2n96` take B given K×N (`b` `#[major(MB)]`, its shared tile
 //! `major = MB`: B is the MMA's A operand MN-major, wgmma's `imm-trans-a`, as
 //! `gemm_sm90_splitk_t`'s `nn` configs); `nn_n80`/`nn_n112` are `n80`/`n112` so. Added at
@@ -97,21 +127,30 @@ pub mod kernels {
         solves = gemm,
         target = sm_90a,
         threads = 128 * (WG + 1),
-        grid = (cdiv(N, 64 * WG), cdiv(M, BN)),
+        cluster = (CL, 1, 1),
+        grid = (cdiv(N, 64 * WG) * CL, cdiv(M, BN * CL)),
         configs(
             product(
                 types(default = (TA = bf16), f16 = (TA = f16)),
                 tile(
-                    n96 = (WG = 1, BN = 96, STAGES = 10),
-                    n128 = (WG = 1, BN = 128, STAGES = 8),
-                    w2n96 = (WG = 2, BN = 96, STAGES = 7),
-                    w2n128 = (WG = 2, BN = 128, STAGES = 5),
-                    n80 = (WG = 1, BN = 80, STAGES = 11),
-                    n112 = (WG = 1, BN = 112, STAGES = 9),
-                    n72 = (WG = 1, BN = 72, STAGES = 12),
-                    n88 = (WG = 1, BN = 88, STAGES = 11),
-                    n104 = (WG = 1, BN = 104, STAGES = 10),
-                    n120 = (WG = 1, BN = 120, STAGES = 9),
+                    n96 = (WG = 1, BN = 96, STAGES = 10, CL = 1),
+                    n128 = (WG = 1, BN = 128, STAGES = 8, CL = 1),
+                    w2n96 = (WG = 2, BN = 96, STAGES = 7, CL = 1),
+                    w2n128 = (WG = 2, BN = 128, STAGES = 5, CL = 1),
+                    n80 = (WG = 1, BN = 80, STAGES = 11, CL = 1),
+                    n112 = (WG = 1, BN = 112, STAGES = 9, CL = 1),
+                    n72 = (WG = 1, BN = 72, STAGES = 12, CL = 1),
+                    n88 = (WG = 1, BN = 88, STAGES = 11, CL = 1),
+                    n104 = (WG = 1, BN = 104, STAGES = 10, CL = 1),
+                    n120 = (WG = 1, BN = 120, STAGES = 9, CL = 1),
+                    m2n72 = (WG = 1, BN = 72, STAGES = 12, CL = 2, UNTIMED = 1),
+                    m2n80 = (WG = 1, BN = 80, STAGES = 11, CL = 2, UNTIMED = 1),
+                    m2n88 = (WG = 1, BN = 88, STAGES = 11, CL = 2, UNTIMED = 1),
+                    m2n96 = (WG = 1, BN = 96, STAGES = 10, CL = 2, UNTIMED = 1),
+                    m2n104 = (WG = 1, BN = 104, STAGES = 10, CL = 2, UNTIMED = 1),
+                    m2n112 = (WG = 1, BN = 112, STAGES = 9, CL = 2, UNTIMED = 1),
+                    m2n120 = (WG = 1, BN = 120, STAGES = 9, CL = 2, UNTIMED = 1),
+                    m2n128 = (WG = 1, BN = 128, STAGES = 8, CL = 2, UNTIMED = 1),
                 ),
                 with = (BM = 64, BK = 64, MB = k, TRANS = 1),
             ),
@@ -119,15 +158,15 @@ pub mod kernels {
                 layout(nn = (MB = mn)),
                 types(default = (TA = bf16), f16 = (TA = f16)),
                 tile(
-                    n96 = (WG = 1, BN = 96, STAGES = 10),
-                    n128 = (WG = 1, BN = 128, STAGES = 8),
-                    w2n96 = (WG = 2, BN = 96, STAGES = 7),
-                    n80 = (WG = 1, BN = 80, STAGES = 11),
-                    n112 = (WG = 1, BN = 112, STAGES = 9),
-                    n72 = (WG = 1, BN = 72, STAGES = 12),
-                    n88 = (WG = 1, BN = 88, STAGES = 11),
-                    n104 = (WG = 1, BN = 104, STAGES = 10),
-                    n120 = (WG = 1, BN = 120, STAGES = 9),
+                    n96 = (WG = 1, BN = 96, STAGES = 10, CL = 1),
+                    n128 = (WG = 1, BN = 128, STAGES = 8, CL = 1),
+                    w2n96 = (WG = 2, BN = 96, STAGES = 7, CL = 1),
+                    n80 = (WG = 1, BN = 80, STAGES = 11, CL = 1),
+                    n112 = (WG = 1, BN = 112, STAGES = 9, CL = 1),
+                    n72 = (WG = 1, BN = 72, STAGES = 12, CL = 1),
+                    n88 = (WG = 1, BN = 88, STAGES = 11, CL = 1),
+                    n104 = (WG = 1, BN = 104, STAGES = 10, CL = 1),
+                    n120 = (WG = 1, BN = 120, STAGES = 9, CL = 1),
                 ),
                 with = (BM = 64, BK = 64, TRANS = 1),
             ),
@@ -140,20 +179,40 @@ pub mod kernels {
         b: Tensor<TA>,
         #[shape(M, N)] d: Tensor<TA>,
     ) {
-        let b_rows = smem::<TA>([STAGES, WG, BM, BK], swizzle = B128, major = MB);
+        // B's 64 rows of each consumer warpgroup, in `CL` parts: with a cluster of two
+        // (`m2*`), the CTAs of a pair compute neighbouring row blocks of D against the same
+        // rows of B, so each loads one half of B's box (32 rows: four 8-row 128B swizzle
+        // atoms, so the second half starts 1024-byte aligned and the halves read as one
+        // 64-row operand) and multicasts it to both.
+        let b_rows = smem::<TA>([STAGES, WG, CL, BM / CL, BK], swizzle = B128, major = MB);
         let a_rows = smem::<TA>([STAGES, BN, BK], swizzle = B128);
         let d_s = smem::<TA>([WG, BN, 64], swizzle = B128);
         let acc = regs::<f32>([BM, BN]);
-        let pipe = pipeline::<STAGES>(consumers = WG);
+        let pipe = pipeline::<STAGES>(consumers = WG, peers = CL);
         let k_tiles = cdiv(K, BK);
         #[scope(warp = 0, elect)]
         for k in 0..k_tiles {
             let s = pipe.producer_acquire(k);
             // One box per 64 of B's rows: an MN-major B (`nn`) is one `[BK, 64]` box each.
-            for w in 0..WG {
-                tma::load(b_rows[s][w], b.tile(cta.x * WG + w, k), pipe.full(s));
+            // A phase's loads are issued from one block (the barrier's expected bytes).
+            if CL == 1 {
+                for w in 0..WG {
+                    tma::load(b_rows[s][w][0], b.tile(cta.x * WG + w, k), pipe.full(s));
+                }
+                tma::load(a_rows[s], a.tile(cta.y, k), pipe.full(s));
+            } else {
+                // The pair `cta.x = 2p, 2p + 1` shares B's block `p`: the `BM / CL`-row box
+                // `cta.x` is this CTA's half of it.
+                for w in 0..WG {
+                    tma::load(
+                        b_rows[s][w][cta_rank],
+                        b.tile((cta.x / CL * WG + w) * CL + cta_rank, k),
+                        pipe.full(s),
+                        multicast = 3,
+                    );
+                }
+                tma::load(a_rows[s], a.tile(cta.y * CL + cta_rank, k), pipe.full(s));
             }
-            tma::load(a_rows[s], a.tile(cta.y, k), pipe.full(s));
         }
         #[scope(warpgroups = 1..WG + 1)]
         {
@@ -164,7 +223,11 @@ pub mod kernels {
             named_barrier(wg + 1, 128);
             #[scope(leader)]
             {
-                tma::store(d.tile(cta.y, cta.x * WG + wg), d_s[wg]);
+                if CL == 1 {
+                    tma::store(d.tile(cta.y, cta.x * WG + wg), d_s[wg]);
+                } else {
+                    tma::store(d.tile(cta.y * CL + cta_rank, cta.x / CL * WG + wg), d_s[wg]);
+                }
                 tma::commit_group();
                 tma::wait_group(0);
             }
