@@ -466,7 +466,8 @@ pub mod kernels {
     /// `part0`, then blocks `2j` (in `part0`) and `2j + 1` (in `part1`) each promoted behind
     /// the next block's MMAs ([`promote_mn_behind`]), and the tile closed by its last block
     /// (an odd count: in `part0`) or its last two ([`promote_mn_last`]); returns the pipeline
-    /// iteration after the tile. K ≥ 1: a tile has at least one block.
+    /// iteration after the tile. K ≥ 1 (the launch planner refuses an empty dimension), so a
+    /// tile has at least one block.
     #[tile_fn]
     fn consume_mn_dbl(
         pipe: Pipe,
