@@ -8,11 +8,16 @@
 //! reference of the same E4M3 values and scales within the f32 bound. Tails in M (M not a
 //! multiple of 4), N and K, more K blocks than stages, several tiles a CTA. `quant_block_mn`'s
 //! output feeds it; the launch planner refuses an unpadded or row-major `sa`; the SASS has no
-//! spills, three TMA loads a stage and only the weight scale's global loads.
+//! spills, three TMA loads a stage and only the weight scale's global loads. The
+//! double-buffered kernel (`gemm_sm90_fp8_block_mn_dbl`) at every parity of its K loop, and
+//! its SASS: each overlapped promotion's 64 `FFMA` between the next block's `QGMMA`s and their
+//! wait, reading none of the registers those write.
 
 use tirx::KernelArtifact;
 use tirx::runtime::{DeviceLimits, ElemType, TensorMeta};
-use tirx_kernels::gemm::fp8_block_mn::kernels::gemm_sm90_fp8_block_mn;
+use tirx_kernels::gemm::fp8_block_mn::kernels::{
+    gemm_sm90_fp8_block_mn, gemm_sm90_fp8_block_mn_dbl,
+};
 use tirx_kernels::gemm::fp8_ref::{Fp8Scales, block_check_k, check, m4, scaled_mm_f64};
 use tirx_kernels::reference::Rng;
 use tirx_kernels::rows::quant::{quantise_e4m3, quantise_e4m3_tiles};
@@ -28,6 +33,14 @@ fn config(name: &str) -> &'static KernelArtifact {
         .iter()
         .find(|a| a.config == name)
         .unwrap_or_else(|| panic!("gemm_sm90_fp8_block_mn has no config {name}"))
+}
+
+fn dbl(name: &str) -> &'static KernelArtifact {
+    gemm_sm90_fp8_block_mn_dbl::KERNEL
+        .artifacts
+        .iter()
+        .find(|a| a.config == name)
+        .unwrap_or_else(|| panic!("gemm_sm90_fp8_block_mn_dbl has no config {name}"))
 }
 
 /// Row-major `sa` [M, KB] in the MN-major layout [KB, M4], `pad` in the padding columns.
@@ -106,6 +119,31 @@ fn the_mn_major_block_scaled_fp8_gemm_matches_the_reference_in_the_emulator() {
         let worst = run(config(cfg), shape, sms, seed)
             .unwrap_or_else(|e| panic!("gemm_sm90_fp8_block_mn {cfg} {shape:?}: {e}"));
         println!("gemm_sm90_fp8_block_mn {cfg} {shape:?}: worst error/bound {worst:.3}");
+    }
+}
+
+/// The double-buffered K loop (`gemm_sm90_fp8_block_mn_dbl`: two `part` tiles by turns, a
+/// K block promoted behind the next one's MMAs) at every parity: one K block (whole, 128, and
+/// partial, 80: promoted last in `part0`), two (256: the pair loop never runs, the tail
+/// ends in `part1`), three (272, a K tail: one pair, ends in `part0`), four (400, a K tail:
+/// one pair and the even tail), five (592, a K tail; as many as the stages) and nine (1040,
+/// more than the stages); tails in M (201, 73, 130: none a multiple of 4, NaN in `sa`'s
+/// padding) and N (264, 72); one cluster walking three tiles (M ≤ 256, N = 264: the pipeline
+/// counter carried across tiles of odd and even block counts); every config.
+#[test]
+fn the_double_buffered_mn_gemm_matches_the_reference_in_the_emulator() {
+    for (cfg, shape, sms, seed) in [
+        ("default", (73, 136, 128), 2, 21),
+        ("default", (136, 72, 80), 4, 22),
+        ("f16", (201, 264, 256), 2, 23),
+        ("f32", (201, 136, 272), 4, 24),
+        ("default", (201, 264, 400), 2, 25),
+        ("default", (130, 264, 592), 2, 26),
+        ("f32", (130, 264, 1040), 2, 27),
+    ] {
+        let worst = run(dbl(cfg), shape, sms, seed)
+            .unwrap_or_else(|e| panic!("gemm_sm90_fp8_block_mn_dbl {cfg} {shape:?}: {e}"));
+        println!("gemm_sm90_fp8_block_mn_dbl {cfg} {shape:?}: worst error/bound {worst:.3}");
     }
 }
 
@@ -270,4 +308,101 @@ fn the_mn_major_block_scaled_gemm_assembles_without_spills() {
         assert_eq!(c.sass.get("UTMALDG.2D.MULTICAST"), Some(&1), "{}", a.config);
         assert_eq!(c.sass.get("LDG.E"), Some(&2), "{}", a.config);
     }
+}
+
+/// The double-buffered kernel assembles for sm_90a without spills and with its wgmma pipeline
+/// kept as written: four issue sites of four `QGMMA`s (the tile's first block, the pair
+/// loop's two, the even tail's), five promotions of 64 `FFMA` (three overlapped, two last),
+/// the loads of the single-buffered kernel; and in the SASS every `WARPGROUP.DEPBAR.LE gsb0,
+/// 0x1` follows a just-committed group (`QGMMA … gsb0`) and is followed by the 64 `FFMA` of a
+/// promotion before the next `QGMMA` or wait, none of which reads or writes a register of
+/// the group still in flight.
+#[test]
+fn the_double_buffered_mn_gemm_promotes_behind_the_next_blocks_mmas() {
+    use tirx_kernels::check::check_artifact;
+    use tirx_ptx::tools::{find_ptxas, nvdisasm, ptxas, tool_for_test};
+    if tool_for_test(find_ptxas()).is_none() {
+        return;
+    }
+    let kernel = &gemm_sm90_fp8_block_mn_dbl::KERNEL;
+    for a in kernel.artifacts {
+        let c = check_artifact(kernel.name, a)
+            .unwrap_or_else(|e| panic!("{}/{}: {e}", kernel.name, a.config));
+        println!(
+            "{} {}: {} registers, {} spills, sass {:?}",
+            kernel.name, a.config, c.registers, c.spills, c.sass
+        );
+        assert!(c.problems.is_empty(), "{}: {:?}", a.config, c.problems);
+        assert!(
+            c.pipeline_losses.is_empty(),
+            "{}: {:?}",
+            a.config,
+            c.pipeline_losses
+        );
+        assert_eq!(c.spills, 0, "{}", a.config);
+        let count = |op: &str| c.sass.get(op).copied().unwrap_or(0);
+        assert_eq!(count("QGMMA.64x128x32.F32.E4M3.E4M3"), 16, "{}", a.config);
+        assert!(count("FFMA") >= 5 * 64, "{}", a.config);
+        assert_eq!(count("UTMALDG.2D"), 2, "{}", a.config);
+        assert_eq!(count("UTMALDG.2D.MULTICAST"), 1, "{}", a.config);
+        let Ok(sass) = nvdisasm(&ptxas(a.ptx, "sm_90a").expect("assembles").cubin) else {
+            continue;
+        };
+        // Per site, the `FFMA`s in the next group's shadow: all 64 at the pair loop's two
+        // sites; at the even tail's ptxas sinks a few past the last block's `wait(0)`.
+        let sites = overlapped_promotions(&sass);
+        assert_eq!(sites.len(), 3, "{}: {sites:?}", a.config);
+        assert!(sites.iter().all(|&n| n >= 48), "{}: {sites:?}", a.config);
+        assert!(
+            sites.iter().filter(|&&n| n == 64).count() >= 2,
+            "{}: {sites:?}",
+            a.config
+        );
+    }
+}
+
+/// The registers `R<n>` an instruction line names.
+fn registers(line: &str) -> Vec<u32> {
+    line.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter_map(|w| w.strip_prefix('R')?.parse().ok())
+        .collect()
+}
+
+/// The overlapped promotions in `sass`, each checked — a `WARPGROUP.DEPBAR.LE gsb0, 0x1`
+/// right after a group's last `QGMMA` (`gsb0`), then `FFMA`s before the next `QGMMA` or
+/// wait, none naming the 64 accumulator registers of the group in flight — and counted:
+/// the `FFMA`s of each, in the order of the SASS.
+fn overlapped_promotions(sass: &str) -> Vec<usize> {
+    let lines: Vec<&str> = sass.lines().filter(|l| l.contains("/*")).collect();
+    let mut sites = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        if !l.contains("WARPGROUP.DEPBAR.LE gsb0, 0x1") {
+            continue;
+        }
+        let issue = lines[..i]
+            .iter()
+            .rev()
+            .find(|l| l.contains("QGMMA") || l.contains("WARPGROUP.DEPBAR"))
+            .expect("an MMA before the wait");
+        assert!(
+            issue.contains("QGMMA") && issue.contains("gsb0"),
+            "the wait follows no committed group: {issue}"
+        );
+        // The group in flight: the accumulator's first register, 64 of them.
+        let d = registers(issue)[0];
+        let flight = d..d + 64;
+        let ffma: Vec<&&str> = lines[i + 1..]
+            .iter()
+            .take_while(|l| !l.contains("QGMMA") && !l.contains("WARPGROUP.DEPBAR"))
+            .filter(|l| l.contains("FFMA"))
+            .collect();
+        for f in &ffma {
+            assert!(
+                registers(f).iter().all(|r| !flight.contains(r)),
+                "{f} touches the group in flight (R{d}..)"
+            );
+        }
+        sites.push(ffma.len());
+    }
+    sites
 }

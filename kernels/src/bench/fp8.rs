@@ -705,13 +705,18 @@ mod tests {
                 kernels.iter().all(|k| BLOCK_SCALED.contains(k)),
                 "{kernels:?}"
             );
-            // MN-major `sa`: `fp8_block_mn.rs` alone, in every output type.
+            // MN-major `sa`: `fp8_block_mn.rs`'s two kernels alone, in every output type.
             let mn = Fp8Problem {
                 scales: Fp8ScaleMode::BlocksMn,
                 ..p
             };
             let kernels: Vec<&str> = mn.artifacts().iter().map(|a| a.kernel).collect();
-            assert_eq!(kernels, ["gemm_sm90_fp8_block_mn"], "{}", mn.describe());
+            assert_eq!(
+                kernels,
+                ["gemm_sm90_fp8_block_mn", "gemm_sm90_fp8_block_mn_dbl"],
+                "{}",
+                mn.describe()
+            );
         }
         // No FP8 GEMM with 16-bit inputs: the BF16 kernels solve other problems.
         let none = Fp8Problem {

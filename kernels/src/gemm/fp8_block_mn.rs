@@ -9,7 +9,7 @@
 //! `fp8_block.rs`'s `sa` [M, KB]; torch `_scaled_mm`'s and cuBLASLt's block-wise `scale_a`
 //! is this form unpadded, `[KB, M]` (`bench::cublaslt_fp8::LtScales::block_shapes`: the bench
 //! hands cuBLASLt the same values in it, which is this very layout wherever M is a multiple
-//! of 4, as at every bench shape). `sb` f32 [NB, KB] row-major as there. `Epilogue::ScaleBlocksMn`; a request with it is served by this kernel only.
+//! of 4, as at every bench shape). `sb` f32 [NB, KB] row-major as there. `Epilogue::ScaleBlocksMn`; a request with it is served by this file's kernels only.
 //!
 //! **Why** (H100, 2026-12-07, `docs/perf/h100-2026-12-07-stop59.md`): `gemm_sm90_fp8_block`'s
 //! three scale warps (warps 1–3 of the producer warpgroup: load `sa`/`sb`, multiply, store
@@ -94,6 +94,61 @@
 //! same call (−0.8 / +3.7 / +0.5 / +6.0 %), 0.91 of cuBLASLt over the four (`default` 0.84);
 //! every config correct on the GPU (`gpu_fp8`, 3/3). The risks above are the suspects; ncu's
 //! source counters at 4096³ have not been taken yet.
+//!
+//! ## The double-buffered K loop (`gemm_sm90_fp8_block_mn_dbl`, issue #29; untimed)
+//!
+//! `gemm_sm90_fp8_block_mn` waits for each block's wgmmas (`wgmma::wait(0)`) before its
+//! promotion, so while a warpgroup promotes it has no MMA queued. Its sibling keeps one
+//! queued: two partial accumulators, `part0` and `part1`, take turns. A tile's block 0 is
+//! issued into `part0`; then for each block `k` (`promote_mn_behind`): block
+//! `k + 1`'s stage waited for and its four m64n128k32 issued into the other `part` and
+//! committed; block `k`'s row scales read from its stage (still held) and multiplied by its
+//! weight scale; block `k + 1`'s weight scale gathered (one block before its promotion reads
+//! it, as in the single-buffered loop); `wgmma::wait(1)` (PTX ISA §9.7.15.7.4: all but the
+//! most recent group complete) retires block `k`'s group only; each warp releases block `k`'s
+//! stage; `acc += part · sc` runs on the FMA pipe while the tensor core works on block
+//! `k + 1`. Blocks are walked in pairs (`2j` in `part0`, `2j + 1` in `part1`) so that every
+//! wgmma names its tile statically; the tile closes with its last block (an odd count, in
+//! `part0`) or its last two (an even count), through `wgmma::wait(0)`
+//! (`promote_mn_last`). FA3's `wait(1)` overlap (`attention/hopper.rs`), and
+//! `gemm_sm90_fp8_block_overlap`'s schedule (`fp8_block.rs`) on this kernel's TMA-loaded
+//! row scales. Nothing new in the language: `check-wgmma-registers` follows the two groups
+//! and proves each promotion reads only the retired tile. A separate kernel rather than a
+//! config: a config switch would add a constant (and the second `part`) to the IR of
+//! `default`/`f16`/`f32`, whose IR and PTX stay as they are. Each warpgroup now holds two
+//! stages at times (the promoted block's and the one in flight), so the producer runs about
+//! one stage less ahead; six stages do not fit (6 × 33 280 B + the 32 KB staging tile is
+//! the whole 227 KB, before the barriers), so `default`/`f16` keep five and `f32` four.
+//! Configs `default`, `f16`, `f32` (bf16, f16, f32 out), all `UNTIMED = 1`: the host never
+//! chooses them (`gemm/untimed.rs`); `tirx bench gemm --all` times them.
+//!
+//! `tirx check` (ptxas 13.5 `-arch=sm_90a`, 2026-12-07): every config 0 spills, the launch's
+//! 168 registers, the consumers reach R210 (211 of the 232 `setmaxnreg` gives them: 64
+//! `acc` + 2 × 64 `part` + scales, addresses, counters; the single-buffered kernel R145), no
+//! wgmma serialised or wait injected. SASS: `QGMMA.64x128x32.F32.E4M3.E4M3` ×16 (four issue
+//! sites of four), 320 `FFMA` (five promotions), `WARPGROUP.DEPBAR.LE gsb0, 0x1` right after
+//! each overlapped site's last `QGMMA … gsb0`, and after it the promotion's 64 `FFMA`, which
+//! name none of the in-flight group's registers, before the next block's stage wait and
+//! `QGMMA`s (the pair loop's two sites: 64 of 64; the even tail's: 59, ptxas sinking 5 past
+//! the last block's `wait(0)`); ptxas hoists the next stage's `SYNCS.PHASECHK` into the
+//! `FFMA`s. The pair loop is 291 SASS instructions a warp, 145.5 a K block (136 single-
+//! buffered). `tests/sim_fp8_block_mn.rs` asserts this SASS and runs every config in the
+//! emulator at 1 (whole and partial), 2, 3, 4, 5 and 9 K blocks with tails in M, N and K and
+//! three tiles a cluster.
+//!
+//! **Prediction** (before any measurement; the lead measures on the H100): 4096³ 950–1050
+//! TFLOP/s, 8192³ 970–1070 (central 1000 / 1025, about +1–2 % over the single-buffered
+//! 990 / 1012, 0.92–0.93 of cuBLASLt); ≥ 1.0× cuBLASLt is not expected. How: the ceiling
+//! with the promotion wholly hidden is what the same tile and pipeline reach without the
+//! scales' work — `d3` 1117 / 1196, the row-wise promoted kernel 1158 / 1235 — but the same
+//! change to `gemm_sm90_fp8_block` (its `_overlap` kernel) measured 4–6 % slower than its
+//! waiting sibling (stop 47) and 18 % slower at stop 57, with ncu at 4096³ neither issue
+//! nor memory bound: the exposed promotion was not what limited that tile. What differs
+//! here: the scales come with the stage (no per-block global loads of `sa` in the consumers,
+//! which `_overlap` had), so the overlap's own cost is one stage less lookahead and the
+//! `FFMA`s' register-file traffic beside the running `QGMMA`s. A win would show in ncu as
+//! `WARPGROUP.DEPBAR` stall samples falling; a loss as `SYNCS.PHASECHK` samples growing (the
+//! shallower lookahead).
 
 use tirx::prelude::*;
 
@@ -289,5 +344,232 @@ pub mod kernels {
             it += 1;
         }
         it
+    }
+
+    /// [`gemm_sm90_fp8_block_mn`] with the partial accumulator double-buffered (the module's
+    /// docs, "The double-buffered K loop"): block `k + 1`'s wgmmas issued into one `part`
+    /// tile before block `k`'s, in the other, are waited for (`wgmma::wait(1)`) and promoted.
+    /// Not yet timed (`UNTIMED = 1`): the host never chooses it.
+    #[tile_kernel(
+        solves = gemm,
+        target = sm_90a,
+        threads = 384,
+        cluster = (2, 1, 1),
+        grid = (SMS / 2 * 2, 1),
+        configs(
+            product(
+                types(default = (TA = e4m3, TD = bf16), f16 = (TA = e4m3, TD = f16)),
+                with = (
+                    BM = 128,
+                    BK = 128,
+                    GROUP = 8,
+                    BN = 128,
+                    STAGES = 5,
+                    EPI_N = 64,
+                    UNTIMED = 1,
+                ),
+            ),
+            product(
+                types(f32 = (TA = e4m3, TD = f32)),
+                with = (
+                    BM = 128,
+                    BK = 128,
+                    GROUP = 8,
+                    BN = 128,
+                    STAGES = 4,
+                    EPI_N = 32,
+                    UNTIMED = 1,
+                ),
+            ),
+        ),
+    )]
+    pub fn gemm_sm90_fp8_block_mn_dbl(
+        #[shape(M, K)] a: Tensor<TA>,
+        #[shape(N, K)] b: Tensor<TA>,
+        #[shape(KB, M4)] sa: Tensor<f32>,
+        #[shape(NB, KB)] sb: Tensor<f32>,
+        #[shape(M, N)] d: Tensor<TD>,
+    ) {
+        static_assert(KB == cdiv(K, 128), "one scale per 128 columns of K");
+        static_assert(
+            M4 == cdiv(M, 4) * 4,
+            "sa's rows hold M scales padded to a multiple of 4 (16-byte aligned)",
+        );
+        static_assert(NB == cdiv(N, 128), "one weight scale per 128 rows of B");
+        static_assert(BK == 128, "a K tile is one scale block");
+        static_assert(BM == 128, "a stage's scale box is the tile's 128 rows");
+        static_assert(128 % BN == 0, "an N tile lies within one weight block");
+        let a_s = smem::<TA>([STAGES, 2, 64, BK], swizzle = B128);
+        let b_s = smem::<TA>([STAGES, 2, BN / 2, BK], swizzle = B128);
+        let d_s = smem::<TD>([2, BN / EPI_N, 64, EPI_N], swizzle = B128);
+        let sa_s = smem::<f32>([STAGES, 1, BM]);
+        let sc_s = smem::<f32>([STAGES, 2, 64, 1], alias = sa_s);
+        let acc = regs::<f32>([64, BN]);
+        // The two partial accumulators, by turns: one in flight, the other promoted.
+        let part0 = regs::<f32>([64, BN]);
+        let part1 = regs::<f32>([64, BN]);
+        let sc = regs::<f32>([64, 1], layout = stat(acc, axis = 1));
+        let sb_t = regs::<f32>([1, 1], layout = stat(sc, axis = 0));
+        let pipe = pipeline::<STAGES>(consumers = 8, peers = 2);
+        let pairs_m = cdiv(cdiv(M, BM), 2);
+        let tiles_n = cdiv(N, BN);
+        let k_tiles = cdiv(K, BK);
+        mn_producer(pipe, a_s, b_s, sa_s, a, b, sa, pairs_m, tiles_n, k_tiles);
+        mn_consumers_dbl(
+            pipe, acc, part0, part1, sc, sb_t, sc_s, a_s, b_s, d_s, d, sb, pairs_m, tiles_n,
+            k_tiles,
+        );
+    }
+
+    /// The consumer warpgroups of [`gemm_sm90_fp8_block_mn_dbl`]: [`mn_consumers`] with the
+    /// K loop of [`consume_mn_dbl`].
+    #[tile_fn]
+    fn mn_consumers_dbl(
+        pipe: Pipe,
+        acc: Regs,
+        part0: Regs,
+        part1: Regs,
+        sc: Regs,
+        sb_t: Regs,
+        sc_s: Smem,
+        a_s: Smem,
+        b_s: Smem,
+        d_s: Smem,
+        d: Global,
+        sb: Global,
+        pairs_m: u32,
+        tiles_n: u32,
+        k_tiles: u32,
+    ) {
+        #[scope(warpgroups = 1..3)]
+        {
+            setmaxnreg::inc(232);
+            let wg = tid / 128 - 1;
+            let mut it = 0;
+            for u in (cta.x / 2..pairs_m * tiles_n).step_by(ncta.x / 2) {
+                let (mp, n) = grouped(u, pairs_m, tiles_n);
+                let row = 2 * (2 * mp + cta_rank) + wg;
+                let nb = n * BN / 128;
+                it = consume_mn_dbl(
+                    pipe, it, acc, part0, part1, sc, sb_t, sc_s, a_s, b_s, sb, wg, nb, k_tiles,
+                );
+                store_tile(d, d_s, acc, wg, row, n * (BN / EPI_N));
+            }
+            #[scope(leader)]
+            {
+                tma::wait_group(0);
+            }
+        }
+    }
+
+    /// The double-buffered K loop of one tile (weight block row `nb`): block 0 issued into
+    /// `part0`, then blocks `2j` (in `part0`) and `2j + 1` (in `part1`) each promoted behind
+    /// the next block's MMAs ([`promote_mn_behind`]), and the tile closed by its last block
+    /// (an odd count: in `part0`) or its last two ([`promote_mn_last`]); returns the pipeline
+    /// iteration after the tile. K ≥ 1 (the launch planner refuses an empty dimension), so a
+    /// tile has at least one block.
+    #[tile_fn]
+    fn consume_mn_dbl(
+        pipe: Pipe,
+        it: u32,
+        acc: Regs,
+        part0: Regs,
+        part1: Regs,
+        sc: Regs,
+        sb_t: Regs,
+        sc_s: Smem,
+        a_s: Smem,
+        b_s: Smem,
+        sb: Global,
+        wg: u32,
+        nb: u32,
+        k_tiles: u32,
+    ) -> u32 {
+        let mut it = it;
+        acc = 0.0;
+        sb_t = gather(sb, nb, 0);
+        let s = pipe.consumer_wait(it);
+        mma_stage(part0, a_s, b_s, s, wg, 0, true);
+        for j in 0..(k_tiles - 1) / 2 {
+            let k0 = 2 * j;
+            let k1 = k0 + 1;
+            it = promote_mn_behind(
+                pipe, it, acc, part0, part1, sc, sb_t, sc_s, a_s, b_s, sb, wg, nb, k0,
+            );
+            it = promote_mn_behind(
+                pipe, it, acc, part1, part0, sc, sb_t, sc_s, a_s, b_s, sb, wg, nb, k1,
+            );
+        }
+        if k_tiles % 2 == 0 {
+            let k = k_tiles - 2;
+            it = promote_mn_behind(
+                pipe, it, acc, part0, part1, sc, sb_t, sc_s, a_s, b_s, sb, wg, nb, k,
+            );
+            it = promote_mn_last(pipe, it, acc, part1, sc, sb_t, sc_s, wg);
+        } else {
+            it = promote_mn_last(pipe, it, acc, part0, sc, sb_t, sc_s, wg);
+        }
+        it
+    }
+
+    /// K block `k` (pipeline iteration `it`, its wgmmas in flight into `cur`, its weight
+    /// scale in `sb_t`) promoted behind the next block's: block `k + 1`'s wgmmas issued into
+    /// `next` once its stage is full; block `k`'s row scales read from its stage (still held)
+    /// and multiplied by its weight scale; block `k + 1`'s weight scale gathered (a block
+    /// before its promotion needs it); block `k`'s group waited for (`wgmma::wait(1)` keeps
+    /// the newer one in flight); its stage released by each warp; `acc += cur · sc` while the
+    /// tensor core works on `next`. Returns `it + 1`.
+    #[tile_fn]
+    fn promote_mn_behind(
+        pipe: Pipe,
+        it: u32,
+        acc: Regs,
+        cur: Regs,
+        next: Regs,
+        sc: Regs,
+        sb_t: Regs,
+        sc_s: Smem,
+        a_s: Smem,
+        b_s: Smem,
+        sb: Global,
+        wg: u32,
+        nb: u32,
+        k: u32,
+    ) -> u32 {
+        let s = pipe.consumer_wait(it + 1);
+        mma_stage(next, a_s, b_s, s, wg, 0, true);
+        copy(sc, sc_s[it % STAGES][wg]);
+        sc = sc * sb_t;
+        sb_t = gather(sb, nb, k + 1);
+        wgmma::wait(1);
+        if tid % 32 == 0 {
+            pipe.consumer_release(it % STAGES);
+        }
+        acc = fma(cur, sc, acc);
+        it + 1
+    }
+
+    /// A tile's last K block (pipeline iteration `it`, in flight into `cur`, its weight scale
+    /// in `sb_t`): its row scales read and scaled, its group waited for, its stage released by
+    /// each warp, promoted; returns `it + 1`.
+    #[tile_fn]
+    fn promote_mn_last(
+        pipe: Pipe,
+        it: u32,
+        acc: Regs,
+        cur: Regs,
+        sc: Regs,
+        sb_t: Regs,
+        sc_s: Smem,
+        wg: u32,
+    ) -> u32 {
+        copy(sc, sc_s[it % STAGES][wg]);
+        sc = sc * sb_t;
+        wgmma::wait(0);
+        if tid % 32 == 0 {
+            pipe.consumer_release(it % STAGES);
+        }
+        acc = fma(cur, sc, acc);
+        it + 1
     }
 }
