@@ -7,6 +7,7 @@
 
 use tirx::KernelArtifact;
 use tirx::runtime::{DeviceLimits, ElemType, TensorMeta};
+use tirx_kernels::check::{Checked, check_artifact};
 use tirx_kernels::gemm::fp8::kernels::{gemm_sm90_fp8, gemm_sm90_fp8_rowwise};
 use tirx_kernels::gemm::fp8_pingpong::kernels::{
     gemm_sm90_fp8_pingpong, gemm_sm90_fp8_rowwise_pingpong,
@@ -18,11 +19,35 @@ use tirx_sim::{Device, Policy};
 
 use super::sim_exec::{EMULATED, sim_launch_on};
 
-fn config(k: &'static tirx::Kernel, name: &str) -> &'static KernelArtifact {
+/// `k`'s artifact of config `name` (the FP8 tests' look-up, shared with `sim_fp8_block.rs` and
+/// `sim_fp8_block_mn.rs`).
+pub(crate) fn config(k: &'static tirx::Kernel, name: &str) -> &'static KernelArtifact {
     k.artifacts
         .iter()
         .find(|a| a.config == name)
         .unwrap_or_else(|| panic!("{} has no config {name}", k.name))
+}
+
+/// `kernel`'s config `a` assembled for its target and disassembled (`check_artifact`), its
+/// registers, spills and SASS histogram printed, and asserted clean — no problems, its wgmma
+/// pipeline kept as written, no spills — the FP8 tests' common part before each asserts its
+/// own SASS counts.
+pub(crate) fn assembled_clean(kernel: &'static tirx::Kernel, a: &KernelArtifact) -> Checked {
+    let c = check_artifact(kernel.name, a)
+        .unwrap_or_else(|e| panic!("{}/{}: {e}", kernel.name, a.config));
+    println!(
+        "{} {}: {} registers, {} spills, sass {:?}",
+        kernel.name, a.config, c.registers, c.spills, c.sass
+    );
+    assert!(c.problems.is_empty(), "{}: {:?}", a.config, c.problems);
+    assert!(
+        c.pipeline_losses.is_empty(),
+        "{}: {:?}",
+        a.config,
+        c.pipeline_losses
+    );
+    assert_eq!(c.spills, 0, "{}", a.config);
+    c
 }
 
 /// Runs one FP8 GEMM in the emulator on `sms` SMs; returns the worst error/bound ratio.
@@ -230,7 +255,6 @@ fn the_promoted_fp8_gemms_match_the_reference_in_the_emulator() {
 /// (one issue site) and the promotion's one `FADD` per accumulator register (64 a thread).
 #[test]
 fn the_promoted_fp8_gemms_assemble_without_spills() {
-    use tirx_kernels::check::check_artifact;
     use tirx_ptx::tools::{find_ptxas, tool_for_test};
     if tool_for_test(find_ptxas()).is_none() {
         return;
@@ -241,20 +265,7 @@ fn the_promoted_fp8_gemms_assemble_without_spills() {
             .iter()
             .filter(|a| a.int("PROMOTE") == Some(128))
         {
-            let c = check_artifact(kernel.name, a)
-                .unwrap_or_else(|e| panic!("{}/{}: {e}", kernel.name, a.config));
-            println!(
-                "{} {}: {} registers, {} spills, sass {:?}",
-                kernel.name, a.config, c.registers, c.spills, c.sass
-            );
-            assert!(c.problems.is_empty(), "{}: {:?}", a.config, c.problems);
-            assert!(
-                c.pipeline_losses.is_empty(),
-                "{}: {:?}",
-                a.config,
-                c.pipeline_losses
-            );
-            assert_eq!(c.spills, 0, "{}", a.config);
+            let c = assembled_clean(kernel, a);
             let qgmma: usize = c
                 .sass
                 .iter()

@@ -22,13 +22,10 @@ use tirx_kernels::simulate::{self, decode, put};
 use tirx_sim::{Device, Policy};
 
 use super::sim_exec::{EMULATED, sim_launch_on};
+use super::sim_fp8::assembled_clean;
 
 fn config(name: &str) -> &'static KernelArtifact {
-    gemm_sm90_fp8_block::KERNEL
-        .artifacts
-        .iter()
-        .find(|a| a.config == name)
-        .unwrap_or_else(|| panic!("gemm_sm90_fp8_block has no config {name}"))
+    super::sim_fp8::config(&gemm_sm90_fp8_block::KERNEL, name)
 }
 
 /// `rows × k` bf16 values, uniform in ±2^e with `e` depending on the row (`row_shift` of
@@ -369,7 +366,6 @@ fn the_block_scaled_gemm_refuses_scales_of_the_wrong_shape() {
 /// two halves, the even tail), each a group of four m64n128k32, and promotes at four.
 #[test]
 fn the_block_scaled_gemm_assembles_without_spills() {
-    use tirx_kernels::check::check_artifact;
     use tirx_ptx::tools::{find_ptxas, tool_for_test};
     if tool_for_test(find_ptxas()).is_none() {
         return;
@@ -380,20 +376,7 @@ fn the_block_scaled_gemm_assembles_without_spills() {
         (&gemm_sm90_fp8_block_overlap::KERNEL, 4),
     ] {
         for a in kernel.artifacts {
-            let c = check_artifact(kernel.name, a)
-                .unwrap_or_else(|e| panic!("{}/{}: {e}", kernel.name, a.config));
-            println!(
-                "{} {}: {} registers, {} spills, sass {:?}",
-                kernel.name, a.config, c.registers, c.spills, c.sass
-            );
-            assert!(c.problems.is_empty(), "{}: {:?}", a.config, c.problems);
-            assert!(
-                c.pipeline_losses.is_empty(),
-                "{}: {:?}",
-                a.config,
-                c.pipeline_losses
-            );
-            assert_eq!(c.spills, 0, "{}", a.config);
+            let c = assembled_clean(kernel, a);
             assert_eq!(c.sass.get(qgmma), Some(&(4 * issues)), "{}", a.config);
             assert!(
                 c.sass.get("FFMA").is_some_and(|&n| n >= 64 * issues),
@@ -576,27 +559,13 @@ fn the_host_accepts_the_wide_kernel_and_still_chooses_the_128_wide_one() {
 /// the tile's split a uniform predicate, no column index kept in a register).
 #[test]
 fn the_wide_block_scaled_gemm_assembles_without_spills() {
-    use tirx_kernels::check::check_artifact;
     use tirx_ptx::tools::{find_ptxas, tool_for_test};
     if tool_for_test(find_ptxas()).is_none() {
         return;
     }
     let kernel = &gemm_sm90_fp8_block_wide::KERNEL;
     for a in kernel.artifacts {
-        let c = check_artifact(kernel.name, a)
-            .unwrap_or_else(|e| panic!("{}/{}: {e}", kernel.name, a.config));
-        println!(
-            "{} {}: {} registers, {} spills, sass {:?}",
-            kernel.name, a.config, c.registers, c.spills, c.sass
-        );
-        assert!(c.problems.is_empty(), "{}: {:?}", a.config, c.problems);
-        assert!(
-            c.pipeline_losses.is_empty(),
-            "{}: {:?}",
-            a.config,
-            c.pipeline_losses
-        );
-        assert_eq!(c.spills, 0, "{}", a.config);
+        let c = assembled_clean(kernel, a);
         let bn = a.int("BN").expect("BN") as usize;
         let qgmma = format!("QGMMA.64x{bn}x32.F32.E4M3.E4M3");
         assert_eq!(c.sass.get(&qgmma), Some(&4), "{}", a.config);

@@ -25,22 +25,15 @@ use tirx_kernels::simulate::{self, decode, put};
 use tirx_sim::{Device, Policy};
 
 use super::sim_exec::{EMULATED, sim_launch_on};
+use super::sim_fp8::assembled_clean;
 use super::sim_fp8_block::{e4m3_values, f32_bytes, values};
 
 fn config(name: &str) -> &'static KernelArtifact {
-    gemm_sm90_fp8_block_mn::KERNEL
-        .artifacts
-        .iter()
-        .find(|a| a.config == name)
-        .unwrap_or_else(|| panic!("gemm_sm90_fp8_block_mn has no config {name}"))
+    super::sim_fp8::config(&gemm_sm90_fp8_block_mn::KERNEL, name)
 }
 
 fn dbl(name: &str) -> &'static KernelArtifact {
-    gemm_sm90_fp8_block_mn_dbl::KERNEL
-        .artifacts
-        .iter()
-        .find(|a| a.config == name)
-        .unwrap_or_else(|| panic!("gemm_sm90_fp8_block_mn_dbl has no config {name}"))
+    super::sim_fp8::config(&gemm_sm90_fp8_block_mn_dbl::KERNEL, name)
 }
 
 /// Row-major `sa` [M, KB] in the MN-major layout [KB, M4], `pad` in the padding columns.
@@ -276,27 +269,13 @@ fn the_mn_major_block_scaled_gemm_refuses_scales_of_the_wrong_shape() {
 /// loop, one before it), where `gemm_sm90_fp8_block`'s scale warps have 42.
 #[test]
 fn the_mn_major_block_scaled_gemm_assembles_without_spills() {
-    use tirx_kernels::check::check_artifact;
     use tirx_ptx::tools::{find_ptxas, tool_for_test};
     if tool_for_test(find_ptxas()).is_none() {
         return;
     }
     let kernel = &gemm_sm90_fp8_block_mn::KERNEL;
     for a in kernel.artifacts {
-        let c = check_artifact(kernel.name, a)
-            .unwrap_or_else(|e| panic!("{}/{}: {e}", kernel.name, a.config));
-        println!(
-            "{} {}: {} registers, {} spills, sass {:?}",
-            kernel.name, a.config, c.registers, c.spills, c.sass
-        );
-        assert!(c.problems.is_empty(), "{}: {:?}", a.config, c.problems);
-        assert!(
-            c.pipeline_losses.is_empty(),
-            "{}: {:?}",
-            a.config,
-            c.pipeline_losses
-        );
-        assert_eq!(c.spills, 0, "{}", a.config);
+        let c = assembled_clean(kernel, a);
         assert_eq!(
             c.sass.get("QGMMA.64x128x32.F32.E4M3.E4M3"),
             Some(&4),
@@ -319,27 +298,13 @@ fn the_mn_major_block_scaled_gemm_assembles_without_spills() {
 /// the group still in flight.
 #[test]
 fn the_double_buffered_mn_gemm_promotes_behind_the_next_blocks_mmas() {
-    use tirx_kernels::check::check_artifact;
     use tirx_ptx::tools::{find_ptxas, nvdisasm, ptxas, tool_for_test};
     if tool_for_test(find_ptxas()).is_none() {
         return;
     }
     let kernel = &gemm_sm90_fp8_block_mn_dbl::KERNEL;
     for a in kernel.artifacts {
-        let c = check_artifact(kernel.name, a)
-            .unwrap_or_else(|e| panic!("{}/{}: {e}", kernel.name, a.config));
-        println!(
-            "{} {}: {} registers, {} spills, sass {:?}",
-            kernel.name, a.config, c.registers, c.spills, c.sass
-        );
-        assert!(c.problems.is_empty(), "{}: {:?}", a.config, c.problems);
-        assert!(
-            c.pipeline_losses.is_empty(),
-            "{}: {:?}",
-            a.config,
-            c.pipeline_losses
-        );
-        assert_eq!(c.spills, 0, "{}", a.config);
+        let c = assembled_clean(kernel, a);
         let count = |op: &str| c.sass.get(op).copied().unwrap_or(0);
         assert_eq!(count("QGMMA.64x128x32.F32.E4M3.E4M3"), 16, "{}", a.config);
         assert!(count("FFMA") >= 5 * 64, "{}", a.config);
