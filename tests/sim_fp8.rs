@@ -28,6 +28,27 @@ pub(crate) fn config(k: &'static tirx::Kernel, name: &str) -> &'static KernelArt
         .unwrap_or_else(|| panic!("{} has no config {name}", k.name))
 }
 
+/// One emulator case: config, (M, N, K), SMs, seed.
+pub(crate) type Case = (&'static str, (usize, usize, usize), u32, u64);
+
+/// Runs each case's config of `kernel` through `run` (the file's emulator harness, returning
+/// the worst error/bound ratio or why it failed), panicking with the case on a failure and
+/// printing its worst ratio otherwise.
+pub(crate) fn run_cases(
+    kernel: &'static tirx::Kernel,
+    cases: &[Case],
+    run: impl Fn(&KernelArtifact, (usize, usize, usize), u32, u64) -> Result<f64, String>,
+) {
+    for &(cfg, shape, sms, seed) in cases {
+        let worst = run(config(kernel, cfg), shape, sms, seed)
+            .unwrap_or_else(|e| panic!("{} {cfg} {shape:?}: {e}", kernel.name));
+        println!(
+            "{} {cfg} {shape:?}: worst error/bound {worst:.3}",
+            kernel.name
+        );
+    }
+}
+
 /// `kernel`'s config `a` assembled for its target and disassembled (`check_artifact`), its
 /// registers, spills and SASS histogram printed, and asserted clean — no problems, its wgmma
 /// pipeline kept as written, no spills — the FP8 tests' common part before each asserts its
@@ -126,34 +147,32 @@ fn run(
 /// walking them.
 #[test]
 fn the_per_tensor_fp8_gemm_matches_the_reference_in_the_emulator() {
-    for (cfg, shape, sms, seed) in [
+    let cases: [Case; 5] = [
         ("default", (200, 264, 208), 2, 1),
         ("n128", (136, 264, 400), 2, 2),
         ("f16", (72, 72, 208), 2, 3),
         ("f32", (200, 136, 144), 2, 4),
         ("e5m2", (136, 264, 80), 2, 5),
-    ] {
-        let art = config(&gemm_sm90_fp8::KERNEL, cfg);
-        let worst = run(art, shape, false, sms, seed)
-            .unwrap_or_else(|e| panic!("gemm_sm90_fp8 {cfg} {shape:?}: {e}"));
-        println!("gemm_sm90_fp8 {cfg} {shape:?}: worst error/bound {worst:.3}");
-    }
+    ];
+    run_cases(&gemm_sm90_fp8::KERNEL, &cases, |a, shape, sms, seed| {
+        run(a, shape, false, sms, seed)
+    });
 }
 
 /// Row-wise scales (one per row of A, one per row of B): the scale vectors loaded per tile
 /// with guarded loads at the M and N tails.
 #[test]
 fn the_rowwise_fp8_gemm_matches_the_reference_in_the_emulator() {
-    for (cfg, shape, sms, seed) in [
+    let cases: [Case; 3] = [
         ("default", (200, 264, 208), 2, 11),
         ("n128", (136, 136, 144), 2, 12),
         ("f32", (72, 264, 80), 2, 13),
-    ] {
-        let art = config(&gemm_sm90_fp8_rowwise::KERNEL, cfg);
-        let worst = run(art, shape, true, sms, seed)
-            .unwrap_or_else(|e| panic!("gemm_sm90_fp8_rowwise {cfg} {shape:?}: {e}"));
-        println!("gemm_sm90_fp8_rowwise {cfg} {shape:?}: worst error/bound {worst:.3}");
-    }
+    ];
+    run_cases(
+        &gemm_sm90_fp8_rowwise::KERNEL,
+        &cases,
+        |a, shape, sms, seed| run(a, shape, true, sms, seed),
+    );
 }
 
 /// The ping-pong kernels (`fp8_pingpong.rs`: each consumer warpgroup owns whole 64×256

@@ -15,14 +15,16 @@ use tirx::prelude::*;
 use tirx::runtime::{DeviceLimits, ElemType, TensorMeta};
 use tirx_kernels::gemm::fp8_block::kernels::{gemm_sm90_fp8_block, gemm_sm90_fp8_block_overlap};
 use tirx_kernels::gemm::fp8_block_wide::kernels::gemm_sm90_fp8_block_wide;
-use tirx_kernels::gemm::fp8_ref::{block_check_k, block_scaled_mm_f64, check};
+use tirx_kernels::gemm::fp8_ref::{
+    Fp8Scales, block_check_k, block_scaled_mm_f64, check, m4, scaled_mm_f64,
+};
 use tirx_kernels::reference::Rng;
 use tirx_kernels::rows::quant::{quantise_e4m3, quantise_e4m3_tiles};
 use tirx_kernels::simulate::{self, decode, put};
 use tirx_sim::{Device, Policy};
 
 use super::sim_exec::{EMULATED, sim_launch_on};
-use super::sim_fp8::assembled_clean;
+use super::sim_fp8::{Case, assembled_clean, run_cases};
 
 fn config(name: &str) -> &'static KernelArtifact {
     super::sim_fp8::config(&gemm_sm90_fp8_block::KERNEL, name)
@@ -50,38 +52,68 @@ pub(super) fn e4m3_values(q: &[u8]) -> Vec<f64> {
         .collect()
 }
 
-/// Runs the GEMM in the emulator on `sms` SMs with A's bytes and scales either given
-/// (`qa_sa`) or quantised on the CPU; returns the worst error/bound ratio.
+/// How a test hands the activation scales `sa` to the kernel.
+#[derive(Clone, Copy)]
+pub(crate) enum SaLayout {
+    /// Row-major `[M, KB]`: `gemm_sm90_fp8_block`'s and its siblings'.
+    RowMajor,
+    /// MN-major `[KB, M4]` (`fp8_block_mn.rs`), **NaN** in the padding columns `M ≤ m < M4`:
+    /// D's clipped rows, so a NaN reaching a stored element fails the check.
+    MnMajor,
+}
+
+/// Row-major `sa` [M, KB] in the MN-major layout [KB, M4], `pad` in the padding columns.
+pub(crate) fn mn_major_padded(sa: &[f32], m: usize, kb: usize, pad: f32) -> Vec<f32> {
+    let w = m4(m);
+    (0..kb * w)
+        .map(|x| {
+            let (c, i) = (x / w, x % w);
+            if i < m { sa[i * kb + c] } else { pad }
+        })
+        .collect()
+}
+
+/// Runs the GEMM in the emulator on `sms` SMs with `sa` row-major; returns the worst
+/// error/bound ratio.
 fn run(
+    art: &KernelArtifact,
+    shape: (usize, usize, usize),
+    sms: u32,
+    seed: u64,
+) -> Result<f64, String> {
+    run_scales(art, shape, sms, seed, SaLayout::RowMajor)
+}
+
+/// Runs a block-scaled GEMM in the emulator on `sms` SMs, on data quantised on the CPU
+/// (per 1×128 block of A, per 128×128 block of B), `sa` given in `layout`, D poisoned;
+/// returns the worst error/bound ratio against the f64 reference of the same E4M3 values and
+/// scales.
+pub(crate) fn run_scales(
     art: &KernelArtifact,
     (m, n, k): (usize, usize, usize),
     sms: u32,
     seed: u64,
+    layout: SaLayout,
 ) -> Result<f64, String> {
     let sig = (art.signature)();
-    let td = sig
-        .tensors
-        .iter()
-        .find(|t| t.name == "d")
-        .map(|t| t.elem)
-        .expect("d");
+    let td = art.elem_of("d").expect("d");
     let mut rng = Rng::new(seed);
     let (xa, xb) = (values(&mut rng, m, k, 1), values(&mut rng, n, k, 128));
     let (qa, sa) = quantise_e4m3(&xa, m, k, 128);
     let (qb, sb) = quantise_e4m3_tiles(&xb, n, k, 128);
     let (kb, nb) = (k.div_ceil(128), n.div_ceil(128));
+    let (sa_given, sa_shape) = match layout {
+        SaLayout::RowMajor => (sa.clone(), [m, kb]),
+        SaLayout::MnMajor => (mn_major_padded(&sa, m, kb, f32::NAN), [kb, m4(m)]),
+    };
     let mut dev = Device::new();
+    let dbytes = m * n * td.bytes() as usize;
     let tensors: Vec<TensorMeta> = vec![
         put(&mut dev, &qa, ElemType::E4m3, &[m, k]),
         put(&mut dev, &qb, ElemType::E4m3, &[n, k]),
-        put(&mut dev, &f32_bytes(&sa), ElemType::F32, &[m, kb]),
+        put(&mut dev, &f32_bytes(&sa_given), ElemType::F32, &sa_shape),
         put(&mut dev, &f32_bytes(&sb), ElemType::F32, &[nb, kb]),
-        put(
-            &mut dev,
-            &vec![0xff; m * n * td.bytes() as usize],
-            td,
-            &[m, n],
-        ),
+        put(&mut dev, &vec![0xff; dbytes], td, &[m, n]),
     ];
     let names: Vec<&str> = sig.tensors.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["a", "b", "sa", "sb", "d"]);
@@ -99,13 +131,13 @@ fn run(
         &limits,
     )
     .map_err(|e| e.to_string())?;
-    let got = decode(
-        &dev.read(tensors[4].addr, m * n * td.bytes() as usize)
-            .expect("D"),
-        td,
-    );
-    let (want, mag) =
-        block_scaled_mm_f64(&e4m3_values(&qa), &e4m3_values(&qb), (m, n, k), (&sa, &sb));
+    let got = decode(&dev.read(tensors[4].addr, dbytes).expect("D"), td);
+    // The MN-major reference reads the MN-major tensor itself (padding zeroed: never read).
+    let scales = match layout {
+        SaLayout::RowMajor => Fp8Scales::Blocks(sa, sb),
+        SaLayout::MnMajor => Fp8Scales::BlocksMn(mn_major_padded(&sa, m, kb, 0.0), sb),
+    };
+    let (want, mag) = scaled_mm_f64(&e4m3_values(&qa), &e4m3_values(&qb), (m, n, k), &scales);
     check(&got, (&want, &mag), (block_check_k(k), td, true), n)
 }
 
@@ -114,7 +146,7 @@ fn run(
 /// whole K block; one partial K block only (K = 80); f32 output; two clusters; `ping`'s turns.
 #[test]
 fn the_block_scaled_fp8_gemm_matches_the_reference_in_the_emulator() {
-    for (cfg, shape, sms, seed) in [
+    let cases: [Case; 10] = [
         ("default", (200, 264, 400), 2, 1),
         ("default", (72, 136, 128), 2, 2),
         ("default", (136, 72, 80), 4, 3),
@@ -129,11 +161,8 @@ fn the_block_scaled_fp8_gemm_matches_the_reference_in_the_emulator() {
         ("ping", (200, 264, 400), 2, 5),
         ("ping", (136, 72, 80), 4, 6),
         ("ping", (130, 136, 1040), 2, 7),
-    ] {
-        let worst = run(config(cfg), shape, sms, seed)
-            .unwrap_or_else(|e| panic!("gemm_sm90_fp8_block {cfg} {shape:?}: {e}"));
-        println!("gemm_sm90_fp8_block {cfg} {shape:?}: worst error/bound {worst:.3}");
-    }
+    ];
+    run_cases(&gemm_sm90_fp8_block::KERNEL, &cases, run);
 }
 
 /// The scale warps' rotation across a CTA's tiles with fewer stages than a warp's widest gap
@@ -146,16 +175,13 @@ fn the_block_scaled_fp8_gemm_matches_the_reference_in_the_emulator() {
 /// (on the H100 at 4096³, an unspecified launch failure).
 #[test]
 fn the_scale_warps_keep_their_turns_across_tiles_with_four_stages() {
-    for (cfg, shape, sms, seed) in [
+    let cases: [Case; 4] = [
         ("f32", (136, 520, 640), 2, 11),
         ("f32", (136, 520, 1024), 2, 12),
         ("f32", (72, 264, 528), 2, 13),
         ("default", (136, 520, 1024), 2, 14),
-    ] {
-        let worst = run(config(cfg), shape, sms, seed)
-            .unwrap_or_else(|e| panic!("gemm_sm90_fp8_block {cfg} {shape:?}: {e}"));
-        println!("gemm_sm90_fp8_block {cfg} {shape:?}: worst error/bound {worst:.3}");
-    }
+    ];
+    run_cases(&gemm_sm90_fp8_block::KERNEL, &cases, run);
 }
 
 /// The overlapped schedule (`gemm_sm90_fp8_block_overlap`: two `part` tiles by turns, a K

@@ -14,7 +14,7 @@
 //! wait, reading none of the registers those write.
 
 use tirx::KernelArtifact;
-use tirx::runtime::{DeviceLimits, ElemType, TensorMeta};
+use tirx::runtime::ElemType;
 use tirx_kernels::gemm::fp8_block_mn::kernels::{
     gemm_sm90_fp8_block_mn, gemm_sm90_fp8_block_mn_dbl,
 };
@@ -22,76 +22,25 @@ use tirx_kernels::gemm::fp8_ref::{Fp8Scales, block_check_k, check, m4, scaled_mm
 use tirx_kernels::reference::Rng;
 use tirx_kernels::rows::quant::{quantise_e4m3, quantise_e4m3_tiles};
 use tirx_kernels::simulate::{self, decode, put};
-use tirx_sim::{Device, Policy};
+use tirx_sim::Device;
 
-use super::sim_exec::{EMULATED, sim_launch_on};
-use super::sim_fp8::assembled_clean;
-use super::sim_fp8_block::{e4m3_values, f32_bytes, values};
+use super::sim_exec::EMULATED;
+use super::sim_fp8::{Case, assembled_clean, run_cases};
+use super::sim_fp8_block::{SaLayout, e4m3_values, f32_bytes, mn_major_padded, run_scales, values};
 
 fn config(name: &str) -> &'static KernelArtifact {
     super::sim_fp8::config(&gemm_sm90_fp8_block_mn::KERNEL, name)
 }
 
-fn dbl(name: &str) -> &'static KernelArtifact {
-    super::sim_fp8::config(&gemm_sm90_fp8_block_mn_dbl::KERNEL, name)
-}
-
-/// Row-major `sa` [M, KB] in the MN-major layout [KB, M4], `pad` in the padding columns.
-fn mn_major_padded(sa: &[f32], m: usize, kb: usize, pad: f32) -> Vec<f32> {
-    let w = m4(m);
-    (0..kb * w)
-        .map(|x| {
-            let (c, i) = (x / w, x % w);
-            if i < m { sa[i * kb + c] } else { pad }
-        })
-        .collect()
-}
-
-/// Runs `art` in the emulator on `sms` SMs; returns the worst error/bound ratio.
+/// Runs `art` in the emulator on `sms` SMs (`sa` MN-major, NaN in its padding); returns the
+/// worst error/bound ratio.
 fn run(
     art: &KernelArtifact,
-    (m, n, k): (usize, usize, usize),
+    shape: (usize, usize, usize),
     sms: u32,
     seed: u64,
 ) -> Result<f64, String> {
-    let sig = (art.signature)();
-    let td = art.elem_of("d").expect("d");
-    let mut rng = Rng::new(seed);
-    let (xa, xb) = (values(&mut rng, m, k, 1), values(&mut rng, n, k, 128));
-    let (qa, sa) = quantise_e4m3(&xa, m, k, 128);
-    let (qb, sb) = quantise_e4m3_tiles(&xb, n, k, 128);
-    let (kb, nb) = (k.div_ceil(128), n.div_ceil(128));
-    let sa_mn = mn_major_padded(&sa, m, kb, f32::NAN);
-    let mut dev = Device::new();
-    let dbytes = m * n * td.bytes() as usize;
-    let tensors: Vec<TensorMeta> = vec![
-        put(&mut dev, &qa, ElemType::E4m3, &[m, k]),
-        put(&mut dev, &qb, ElemType::E4m3, &[n, k]),
-        put(&mut dev, &f32_bytes(&sa_mn), ElemType::F32, &[kb, m4(m)]),
-        put(&mut dev, &f32_bytes(&sb), ElemType::F32, &[nb, kb]),
-        put(&mut dev, &vec![0xff; dbytes], td, &[m, n]),
-    ];
-    let names: Vec<&str> = sig.tensors.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, ["a", "b", "sa", "sb", "d"]);
-    let limits = DeviceLimits {
-        sm_count: sms,
-        ..EMULATED
-    };
-    sim_launch_on(
-        art.ptx,
-        &sig,
-        &mut dev,
-        (&tensors, &[]),
-        seed,
-        &Policy::default(),
-        &limits,
-    )
-    .map_err(|e| e.to_string())?;
-    let got = decode(&dev.read(tensors[4].addr, dbytes).expect("D"), td);
-    // The reference reads the MN-major tensor itself (padding zeroed: never read for i < M).
-    let scales = Fp8Scales::BlocksMn(mn_major_padded(&sa, m, kb, 0.0), sb);
-    let (want, mag) = scaled_mm_f64(&e4m3_values(&qa), &e4m3_values(&qb), (m, n, k), &scales);
-    check(&got, (&want, &mag), (block_check_k(k), td, true), n)
+    run_scales(art, shape, sms, seed, SaLayout::MnMajor)
 }
 
 /// Tails in M (201 = 128 + 73, 73 and 130: none a multiple of 4, so `sa`'s rows are padded),
@@ -100,7 +49,7 @@ fn run(
 /// tiles for one cluster (two SMs); every config (bf16, f16, f32 out).
 #[test]
 fn the_mn_major_block_scaled_fp8_gemm_matches_the_reference_in_the_emulator() {
-    for (cfg, shape, sms, seed) in [
+    let cases: [Case; 7] = [
         ("default", (201, 264, 400), 2, 1),
         ("default", (73, 136, 128), 2, 2),
         ("default", (136, 72, 80), 4, 3),
@@ -108,11 +57,8 @@ fn the_mn_major_block_scaled_fp8_gemm_matches_the_reference_in_the_emulator() {
         ("f16", (201, 264, 400), 2, 5),
         ("f32", (130, 264, 784), 2, 6),
         ("default", (130, 264, 1040), 2, 7),
-    ] {
-        let worst = run(config(cfg), shape, sms, seed)
-            .unwrap_or_else(|e| panic!("gemm_sm90_fp8_block_mn {cfg} {shape:?}: {e}"));
-        println!("gemm_sm90_fp8_block_mn {cfg} {shape:?}: worst error/bound {worst:.3}");
-    }
+    ];
+    run_cases(&gemm_sm90_fp8_block_mn::KERNEL, &cases, run);
 }
 
 /// The double-buffered K loop (`gemm_sm90_fp8_block_mn_dbl`: two `part` tiles by turns, a
@@ -125,7 +71,7 @@ fn the_mn_major_block_scaled_fp8_gemm_matches_the_reference_in_the_emulator() {
 /// counter carried across tiles of odd and even block counts); every config.
 #[test]
 fn the_double_buffered_mn_gemm_matches_the_reference_in_the_emulator() {
-    for (cfg, shape, sms, seed) in [
+    let cases: [Case; 7] = [
         ("default", (73, 136, 128), 2, 21),
         ("default", (136, 72, 80), 4, 22),
         ("f16", (201, 264, 256), 2, 23),
@@ -133,11 +79,8 @@ fn the_double_buffered_mn_gemm_matches_the_reference_in_the_emulator() {
         ("default", (201, 264, 400), 2, 25),
         ("default", (130, 264, 592), 2, 26),
         ("f32", (130, 264, 1040), 2, 27),
-    ] {
-        let worst = run(dbl(cfg), shape, sms, seed)
-            .unwrap_or_else(|e| panic!("gemm_sm90_fp8_block_mn_dbl {cfg} {shape:?}: {e}"));
-        println!("gemm_sm90_fp8_block_mn_dbl {cfg} {shape:?}: worst error/bound {worst:.3}");
-    }
+    ];
+    run_cases(&gemm_sm90_fp8_block_mn_dbl::KERNEL, &cases, run);
 }
 
 /// The reference for MN-major scales is the row-major one (same values, transposed), and a
