@@ -350,7 +350,7 @@ mod tests {
                         .map(|v| v.artifact.int("CAP"))
                         .collect();
                     assert!(
-                        refused.iter().any(|&c| c == Some(n as i64)),
+                        refused.contains(&Some(n as i64)),
                         "{op} {m}x{n}: an untimed config of capacity {n} refused: {refused:?}"
                     );
                 }
