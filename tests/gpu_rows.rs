@@ -92,6 +92,45 @@ fn every_row_kernel_config_matches_the_f64_reference_with_tails() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// The persistent double-buffered kernels (`staged_pipe.rs`, issue #32) with more rows than
+/// their grid has clusters on this device (`SMS·W·15/16 / CS`): each cluster walks two or
+/// three rows, so the ring's stages, the pipeline's phases and the cluster exchange's rounds
+/// wrap; rows of the full capacity and rows whose last parts are ragged or past `N`
+/// (zero-filled).
+#[test]
+fn staged_pipe_kernels_walk_several_rows_per_cluster() {
+    let rt = rt();
+    let sms = rt.sm_count() as usize;
+    let mut failures = Vec::new();
+    let mut runs = 0;
+    for k in catalogue::all()
+        .into_iter()
+        .filter(|k| k.name.ends_with("_staged_pipe"))
+    {
+        for a in k.artifacts.iter().filter(|a| a.target == Target::Sm90a) {
+            let Some(Problem::Row(op)) = a.problem else {
+                continue;
+            };
+            let int = |c: &str| a.int(c).expect("a config constant") as usize;
+            let (cap, p) = (int("CAP"), int("P"));
+            let clusters = sms * int("W") * 15 / 16 / int("CS");
+            let m = 2 * clusters + 3;
+            for (i, n) in [cap, cap - p - p / 2 - 8].into_iter().enumerate() {
+                runs += 1;
+                match host::check(&rt, a, op, (m, n), 90 + i as u64) {
+                    Ok(r) if r.ok => {}
+                    Ok(r) => {
+                        failures.push(format!("{} {} {m}x{n}: {}", k.name, a.config, r.blocks))
+                    }
+                    Err(e) => failures.push(format!("{} {} {m}x{n}: {e}", k.name, a.config)),
+                }
+            }
+        }
+    }
+    assert!(runs >= 12, "expected every staged_pipe config, ran {runs}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 fn the_host_side_choice_is_correct_for_every_length_class() {
     let rt = rt();

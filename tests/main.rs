@@ -89,6 +89,7 @@ mod sim_mn_major_a;
 mod sim_mxfp8;
 mod sim_mxfp8_prod;
 mod sim_nvfp4;
+mod sim_rows_pipe;
 mod sim_rs;
 mod sim_smem;
 mod sim_splitk;

@@ -185,9 +185,27 @@ fn row_case(art: &KernelArtifact, op: RowOp, rows: usize, cols: usize, seed: u64
 fn row_case_at(
     art: &KernelArtifact,
     op: RowOp,
-    (rows, cols): (usize, usize),
+    shape: (usize, usize),
     seed: u64,
     offset: f32,
+) -> Stats {
+    row_case_on(
+        art,
+        op,
+        shape,
+        (seed, offset),
+        (&EMULATED, &tirx_sim::Policy::default()),
+    )
+}
+
+/// [`row_case_at`] on a device of other limits (fewer SMs: a persistent kernel's grid of
+/// fewer clusters than rows) under a scheduling policy.
+pub(crate) fn row_case_on(
+    art: &KernelArtifact,
+    op: RowOp,
+    (rows, cols): (usize, usize),
+    (seed, offset): (u64, f32),
+    (limits, policy): (&DeviceLimits, &tirx_sim::Policy),
 ) -> Stats {
     let mut rng = Rng::new(seed);
     let scale = 1.0 + 7.0 * rng.unit();
@@ -221,8 +239,16 @@ fn row_case_at(
         .collect();
     let scalars: Vec<f32> = sig.scalars.iter().map(|_| p.eps).collect();
     let label = format!("{} {} {rows}x{cols} seed {seed}", art.kernel, art.config);
-    let stats = sim_launch(art, &mut dev, &tensors, &scalars, seed)
-        .unwrap_or_else(|e| panic!("{label}: {e}"));
+    let stats = sim_launch_on(
+        art.ptx,
+        &sig,
+        &mut dev,
+        (&tensors, &scalars),
+        seed,
+        policy,
+        limits,
+    )
+    .unwrap_or_else(|e| panic!("{label}: {e}"));
     let got = download(&dev, &ym);
     let wv = op.takes_weight().then_some(&w[..]);
     let bv = op.takes_bias().then_some(&b[..]);

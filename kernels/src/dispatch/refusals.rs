@@ -8,6 +8,7 @@ use super::*;
 use crate::catalogue;
 use crate::gemm::request::{GemmRequest, GemmTypes};
 use crate::gemm::untimed::{UNTIMED_REASON, catalogue_with_untimed_nn_tiles};
+use crate::row_kernels::request::UNTIMED_REASON as ROWS_UNTIMED;
 use tirx::abi::ElemType::{Bf16, F16, F32};
 use tirx::problem::{BLayout, Epilogue};
 
@@ -571,13 +572,19 @@ fn rows_refusal_table() {
         outcome(&no_bias, &h200, "layernorm", "c1k"),
         Err(Reject::Tensor { role: "b".into() })
     );
+    // A row config not yet timed on a GPU is refused as unranked (`row_kernels/request.rs`).
+    let long = RowRequest::contiguous(RowOp::Softmax, 4096, 65536);
+    assert_eq!(
+        outcome(&long, &h200, "softmax_staged_pipe", "p64k"),
+        Err(Reject::Unranked(ROWS_UNTIMED.into()))
+    );
     only_these_refusals(
         &softmax,
         &[|r| {
             matches!(
                 r,
                 Reject::Problem { .. } | Reject::Target { .. } | Reject::Capacity { .. }
-            )
+            ) || matches!(r, Reject::Unranked(why) if why == ROWS_UNTIMED)
         }],
     );
 }

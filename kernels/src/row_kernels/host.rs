@@ -332,6 +332,32 @@ mod tests {
         assert!(e.to_string().contains("compiled for sm_90a"), "{e}");
     }
 
+    /// The persistent double-buffered `*_staged_pipe` configs (`staged_pipe.rs`) carry
+    /// `UNTIMED = 1`: at the long widths they are written for, each is refused as unranked
+    /// (`request.rs`) and the host keeps its measured choice.
+    #[test]
+    fn untimed_row_configs_are_refused_and_never_chosen() {
+        use crate::row_kernels::request::UNTIMED_REASON;
+        for op in [RowOp::Softmax, RowOp::RmsNorm] {
+            for (m, n) in [(8192, 32768), (4096, 65536), (2048, 131072), (1024, 262144)] {
+                let r = RowRequest::contiguous(op, m, n);
+                for device in [Device::h100(), Device::h200()] {
+                    let c = choose(&r, &device).expect("fits");
+                    assert_ne!(c.artifact.int("UNTIMED"), Some(1), "{op} {m}x{n}");
+                    let refused: Vec<_> = dispatch::judge(&r, &catalogue::all(), &device)
+                        .into_iter()
+                        .filter(|v| v.outcome == Err(Reject::Unranked(UNTIMED_REASON.into())))
+                        .map(|v| v.artifact.int("CAP"))
+                        .collect();
+                    assert!(
+                        refused.contains(&Some(n as i64)),
+                        "{op} {m}x{n}: an untimed config of capacity {n} refused: {refused:?}"
+                    );
+                }
+            }
+        }
+    }
+
     #[test]
     fn a_missing_vector_refuses_every_kernel_of_the_op() {
         let mut r = RowRequest::contiguous(RowOp::LayerNorm, 4, 64);

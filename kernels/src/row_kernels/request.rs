@@ -71,6 +71,11 @@
 //!   (LayerNorm has no aligned staged kernel, and at 8192×32768 `layernorm_long` keeps its
 //!   place until one measures `layernorm_staged_odd` against it).
 //!
+//! - a config not yet timed on a GPU (`UNTIMED = 1`, as the GEMM configs of
+//!   `gemm/untimed.rs`): refused (`Reject::Unranked`, [`UNTIMED_REASON`]), so the host never
+//!   chooses it until a run measures it; `tirx bench rows --kernel NAME[/CONFIG]` runs it by
+//!   name. The persistent double-buffered `*_staged_pipe` (`staged_pipe.rs`) carry it.
+//!
 //! Equal costs go by the dispatcher's stated tie order (smaller cluster, fewer threads, …),
 //! never by where a kernel or a config is written. The tune cache corrects the model where it
 //! is wrong.
@@ -82,6 +87,13 @@ use tirx::{KernelArtifact, TensorArg};
 
 use crate::dispatch::tune::{self, Key};
 use crate::dispatch::{Device, ProblemDef, Reject};
+use crate::gemm::untimed::is_untimed;
+
+/// Why a row config not yet timed on a GPU (its constant `UNTIMED = 1`) is not ranked (the
+/// module docs).
+pub const UNTIMED_REASON: &str = "not yet timed on a GPU (config constant `UNTIMED = 1`): the \
+     row cost model ranks only designs it was measured on; it runs by name (`tirx bench rows \
+     --kernel NAME/CONFIG`)";
 
 /// The longest row a one-CTA row kernel holds (`softmax_long`, `rmsnorm_long`,
 /// `layernorm_long`: `CAP = 1048576`); a cluster kernel that ranks after the one-CTA kernels
@@ -221,6 +233,10 @@ impl ProblemDef for RowRequest {
     }
 
     fn cost(&self, artifact: &KernelArtifact, device: &Device) -> Result<f64, Reject> {
+        if is_untimed(artifact) {
+            // Never the host's choice before a run measures it (the module docs).
+            return Err(Reject::Unranked(UNTIMED_REASON.into()));
+        }
         let capacity =
             capacity(artifact).ok_or_else(|| Reject::Unranked("no row capacity".into()))?;
         let sig = artifact.sig();
