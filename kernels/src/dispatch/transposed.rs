@@ -61,14 +61,17 @@ fn ranked_transposed(layout: BLayout, shape: (usize, usize, usize)) -> usize {
 ///   (until stop 56 it charged the one wave ×1.25 for a grid that is not persistent and took
 ///   `ws/n128` and `tma_epi/n128`, 0.868 and 0.908).
 ///
-/// 150×4096×4096 is not measured: `t/n80`, as at M = 144 and 160.
+/// 150×4096×4096 is not measured: `t/m2n80`, as at M = 160. Since stop 61 ranks the
+/// B-sharing clusters (`m2*`, timed there: the fastest config at every M = 144…240 ×
+/// 4096×4096), the 4096×4096 shapes take them: 160 `t/m2n80` (20.0 µs against `t/n80`'s
+/// 20.7), 192 `t/m2n96` (20.1 against 21.1), 224 `t/m2n112` (21.2 against 21.6).
 #[test]
 fn the_model_takes_the_transposed_tile_where_m_is_not_a_multiple_of_128() {
     let cases = [
-        ((160, 4096, 4096), "gemm_sm90_t/n80"),
-        ((192, 4096, 4096), "gemm_sm90_t/n96"),
-        ((224, 4096, 4096), "gemm_sm90_t/n112"),
-        ((150, 4096, 4096), "gemm_sm90_t/n80"),
+        ((160, 4096, 4096), "gemm_sm90_t/m2n80"),
+        ((192, 4096, 4096), "gemm_sm90_t/m2n96"),
+        ((224, 4096, 4096), "gemm_sm90_t/m2n112"),
+        ((150, 4096, 4096), "gemm_sm90_t/m2n80"),
         ((96, 8192, 8192), "gemm_sm90_t/n96"),
         ((80, 8192, 4096), "gemm_sm90_t/n80"),
         ((192, 8192, 4096), "gemm_sm90_t/w2n96"),
@@ -102,16 +105,21 @@ fn the_model_takes_the_transposed_tile_where_m_is_not_a_multiple_of_128() {
 /// - 208×4096×4096: `t/n104` 21.2, `t/n112` 22.6 (cuBLASLt 20.3): `t/n104` (1.000);
 /// - 240×4096×4096: `ws/n64` 21.6, `t/n120` 21.7, `t/n128` 22.9 (cuBLASLt 21.4): `t/n120`
 ///   (0.995; the known miss of `dispatch::measured` at stop 59, mended).
+///
+/// Since stop 61 (H100, `docs/perf/h100-2026-12-07-stop61.md`, the first run of the
+/// B-sharing clusters `m2n72`…`m2n128`, predicted before it ran by the previous form of the
+/// next test) the cluster of the same two row blocks is the fastest config at each M =
+/// 144…240 × 4096×4096 and the model takes it (`dispatch::measured`'s stop-61 test).
 #[test]
 fn the_model_takes_the_two_row_block_tiles_where_they_measured_fastest() {
     let cases = [
-        ((144, 4096, 4096), "gemm_sm90_t/n72"),
-        ((160, 4096, 4096), "gemm_sm90_t/n80"),
-        ((176, 4096, 4096), "gemm_sm90_t/n88"),
-        ((192, 4096, 4096), "gemm_sm90_t/n96"),
-        ((208, 4096, 4096), "gemm_sm90_t/n104"),
-        ((224, 4096, 4096), "gemm_sm90_t/n112"),
-        ((240, 4096, 4096), "gemm_sm90_t/n120"),
+        ((144, 4096, 4096), "gemm_sm90_t/m2n72"),
+        ((160, 4096, 4096), "gemm_sm90_t/m2n80"),
+        ((176, 4096, 4096), "gemm_sm90_t/m2n88"),
+        ((192, 4096, 4096), "gemm_sm90_t/m2n96"),
+        ((208, 4096, 4096), "gemm_sm90_t/m2n104"),
+        ((224, 4096, 4096), "gemm_sm90_t/m2n112"),
+        ((240, 4096, 4096), "gemm_sm90_t/m2n120"),
         ((176, 6144, 4096), "gemm_sm90_t/w2n96"),
         ((80, 8192, 4096), "gemm_sm90_t/n80"),
     ];
@@ -151,7 +159,7 @@ fn the_transposed_tile_is_unranked_outside_its_range() {
 fn the_models_predictions_for_unmeasured_choices() {
     let tn = [
         ((160, 8192, 4096), "gemm_sm90_t/w2n96"),
-        ((150, 4096, 4096), "gemm_sm90_t/n80"),
+        ((150, 4096, 4096), "gemm_sm90_t/m2n80"),
     ];
     for (shape, want) in tn {
         assert_eq!(choice(BLayout::Tn, shape), want, "TN {shape:?}");
@@ -293,18 +301,21 @@ fn shares_b(art: &KernelArtifact) -> bool {
 /// The 2×1 clusters that share B (`m2n72`…`m2n128`, TN: the CTAs of a pair compute
 /// neighbouring row blocks of D against the same 64 rows of B, each loading half of B's box and
 /// multicasting it; `gemm/transposed.rs`), after cuBLAS's
-/// `nvjet_sm90_tst_64x96_64x10_2x1_v_bz_TNT`. Not yet timed (`UNTIMED = 1`): the model ranks
-/// none of them and its choices stay the measured configs'. With the guard lifted, the model halves B's rows in each CTA's re-read
-/// (`reread.rs`' `b_parts`) and takes the cluster's ×0.98 (`request.rs`); its prediction for
-/// their first GPU run (H100, bf16, ×4096×4096): `(M, TN now, TN lifted, NN lifted)`.
+/// `nvjet_sm90_tst_64x96_64x10_2x1_v_bz_TNT`. The model halves B's rows in each CTA's re-read
+/// (`reread.rs`' `b_parts`) and takes the cluster's ×0.98 (`request.rs`). Added untimed at stop
+/// 60 with this prediction for their first GPU run (H100, bf16, ×4096×4096): `(M, TN, NN)`;
+/// stop 61's run (`docs/perf/h100-2026-12-07-stop61.md`) confirmed every TN choice as the
+/// fastest config measured (144: `m2n72` 19.7 µs against `n72` 20.5; 176: `m2n88` 20.1 against
+/// `n88` 21.0; 192: `m2n96` 20.1 against `n96` 21.1; 208: `m2n104` 20.5 against `n104` 21.2;
+/// 240: `m2n120` 21.5 against `n120` 21.8), so they are ranked since (no `UNTIMED`).
 #[test]
-fn the_untimed_b_sharing_clusters_are_unranked_but_would_be_chosen() {
+fn the_b_sharing_clusters_are_ranked_for_tn_and_chosen_as_predicted() {
     let cases = [
-        (144, "t/n72", "t/m2n72", "t/nn_n72"),
-        (176, "t/n88", "t/m2n88", "t/nn_n88"),
-        (192, "t/n96", "t/m2n96", "t/nn_n96"),
-        (208, "t/n104", "t/m2n104", "t/nn_n104"),
-        (240, "t/n120", "t/m2n120", "t/nn_n120"),
+        (144, "t/m2n72", "t/nn_n72"),
+        (176, "t/m2n88", "t/nn_n88"),
+        (192, "t/m2n96", "t/nn_n96"),
+        (208, "t/m2n104", "t/nn_n104"),
+        (240, "t/m2n120", "t/nn_n120"),
     ];
     let got: Vec<_> = cases
         .iter()
@@ -320,14 +331,14 @@ fn the_untimed_b_sharing_clusters_are_unranked_but_would_be_chosen() {
         .collect();
     let want: Vec<_> = cases
         .iter()
-        .map(|&(m, a, b, c)| {
+        .map(|&(m, a, b)| {
             let l = |s: &str| format!("gemm_sm90_{s}");
-            (m, l(a), l(b), l(c))
+            (m, l(a), l(a), l(b))
         })
         .collect();
     assert_eq!(got, want);
-    // Ranked by no TN request while untimed: the guard's reason; no NN request is solved by
-    // them (TN only, the module docs say why).
+    // Ranked by TN requests (none untimed); no NN request is solved by them (TN only, the
+    // module docs say why).
     let t = catalogue::find("gemm_sm90_t").expect("shipped");
     for (layout, count) in [(BLayout::Tn, 8), (BLayout::Nn, 0)] {
         let req =
@@ -338,11 +349,13 @@ fn the_untimed_b_sharing_clusters_are_unranked_but_would_be_chosen() {
             .collect();
         assert_eq!(vs.len(), count, "{layout:?}");
         for v in vs {
-            assert!(is_untimed(v.artifact), "{}", v.artifact.config);
-            match &v.outcome {
-                Err(Reject::Unranked(why)) => assert_eq!(why, UNTIMED_REASON),
-                other => panic!("{}: {other:?}", v.artifact.config),
-            }
+            assert!(!is_untimed(v.artifact), "{}", v.artifact.config);
+            assert!(
+                !matches!(&v.outcome, Err(Reject::Unranked(why)) if why == UNTIMED_REASON),
+                "{}: {:?}",
+                v.artifact.config,
+                v.outcome
+            );
         }
     }
 }

@@ -122,6 +122,17 @@
 //! Configs `default`, `f16`, `f32` (bf16, f16, f32 out), all `UNTIMED = 1`: the host never
 //! chooses them (`gemm/untimed.rs`); `tirx bench gemm --all` times them.
 //!
+//! **Measured slower (stop 61, H100, `docs/perf/h100-2026-12-07-stop61.md`)**: in one
+//! `tirx bench gemm --in e4m3 --scales blocks-mn` with both kernels named, `block_mn/default`
+//! was the faster at all four shapes (4096³, 8192³, 4096×7168×16384, 4096×2112×7168); ncu at
+//! 4096³: `dbl` 157.9 µs against 145.3 (+8.7 %), issue rate 0.40 against 0.42 warps a
+//! scheduler a cycle, no eligible warp 60.1 % against 58.0 %. The prediction (950–1050
+//! TFLOP/s, centre 1000) missed: ~932. As `gemm_sm90_fp8_block_overlap` before it, hiding the
+//! promotion behind the next block's MMAs does not pay: one stage less of lookahead and the
+//! FMAs' register traffic beside the running wgmmas cost more than the promotion's wait. So it
+//! keeps `UNTIMED = 1` (the guard's "keeps it, with the measurement's reason"), as a measured
+//! alternative the bench still times.
+//!
 //! `tirx check` (ptxas 13.5 `-arch=sm_90a`, 2026-12-07): every config 0 spills, the launch's
 //! 168 registers, the consumers reach R210 (211 of the 232 `setmaxnreg` gives them: 64
 //! `acc` + 2 × 64 `part` + scales, addresses, counters; the single-buffered kernel R145), no
@@ -349,7 +360,8 @@ pub mod kernels {
     /// [`gemm_sm90_fp8_block_mn`] with the partial accumulator double-buffered (the module's
     /// docs, "The double-buffered K loop"): block `k + 1`'s wgmmas issued into one `part`
     /// tile before block `k`'s, in the other, are waited for (`wgmma::wait(1)`) and promoted.
-    /// Not yet timed (`UNTIMED = 1`): the host never chooses it.
+    /// Measured slower than [`gemm_sm90_fp8_block_mn`] (stop 61; the module's docs): kept
+    /// `UNTIMED = 1`, so the host never chooses it.
     #[tile_kernel(
         solves = gemm,
         target = sm_90a,

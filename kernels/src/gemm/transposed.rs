@@ -87,9 +87,14 @@
 //! each of the two row blocks, which the cluster reads once. **Prediction, before any
 //! measurement:** `m2n96` 3–6 % faster than `n96` at 192×4096×4096 (cuBLAS is ~6 % ahead with
 //! this structure). Emulator-verified (`tests/sim_transposed.rs`: two, one and three row
-//! blocks, M, N and K tails); not yet timed (`UNTIMED = 1`). The host's model halves B's rows
-//! in a CTA's re-read when its cluster multicasts B (`reread.rs`); with the guard lifted it
-//! would choose them at M = 144…240 (`dispatch/transposed.rs`).
+//! blocks, M, N and K tails). The host's model halves B's rows in a CTA's re-read when its
+//! cluster multicasts B (`reread.rs`) and chose them at M = 144…240 before they ran.
+//! **Measured (stop 61, H100, `docs/perf/h100-2026-12-07-stop61.md`, TN `--all` at M =
+//! 144…240 (every 16) × 4096×4096, µs):** the fastest config at all seven — 144 `m2n72` 19.7
+//! (`n72` 20.5), 160 `m2n80` 20.0 (`n80` 20.7), 176 `m2n88` 20.1 (`n88` 21.0), 192 `m2n96`
+//! 20.1 (`n96` 21.1, +5 %: the prediction's 3–6 %), 208 `m2n104` 20.5 (`n104` 21.2), 224
+//! `m2n112` 21.2 (`n112` 21.6), 240 `m2n120` 21.5 (`n120` 21.8); against cuBLASLt 0.937–0.996
+//! (cuBLASLt 18.6–21.4). Ranked since (`dispatch/transposed.rs`).
 //!
 //! `nn_n96`/`nn_n128`/`nn_w2n96` take B given K×N (`b` `#[major(MB)]`, its shared tile
 //! `major = MB`: B is the MMA's A operand MN-major, wgmma's `imm-trans-a`, as
@@ -143,14 +148,14 @@ pub mod kernels {
                     n88 = (WG = 1, BN = 88, STAGES = 11, CL = 1),
                     n104 = (WG = 1, BN = 104, STAGES = 10, CL = 1),
                     n120 = (WG = 1, BN = 120, STAGES = 9, CL = 1),
-                    m2n72 = (WG = 1, BN = 72, STAGES = 12, CL = 2, UNTIMED = 1),
-                    m2n80 = (WG = 1, BN = 80, STAGES = 11, CL = 2, UNTIMED = 1),
-                    m2n88 = (WG = 1, BN = 88, STAGES = 11, CL = 2, UNTIMED = 1),
-                    m2n96 = (WG = 1, BN = 96, STAGES = 10, CL = 2, UNTIMED = 1),
-                    m2n104 = (WG = 1, BN = 104, STAGES = 10, CL = 2, UNTIMED = 1),
-                    m2n112 = (WG = 1, BN = 112, STAGES = 9, CL = 2, UNTIMED = 1),
-                    m2n120 = (WG = 1, BN = 120, STAGES = 9, CL = 2, UNTIMED = 1),
-                    m2n128 = (WG = 1, BN = 128, STAGES = 8, CL = 2, UNTIMED = 1),
+                    m2n72 = (WG = 1, BN = 72, STAGES = 12, CL = 2),
+                    m2n80 = (WG = 1, BN = 80, STAGES = 11, CL = 2),
+                    m2n88 = (WG = 1, BN = 88, STAGES = 11, CL = 2),
+                    m2n96 = (WG = 1, BN = 96, STAGES = 10, CL = 2),
+                    m2n104 = (WG = 1, BN = 104, STAGES = 10, CL = 2),
+                    m2n112 = (WG = 1, BN = 112, STAGES = 9, CL = 2),
+                    m2n120 = (WG = 1, BN = 120, STAGES = 9, CL = 2),
+                    m2n128 = (WG = 1, BN = 128, STAGES = 8, CL = 2),
                 ),
                 with = (BM = 64, BK = 64, MB = k, TRANS = 1),
             ),

@@ -15,10 +15,12 @@
 //! the measurement's reason, where the model would choose it wrongly).
 //!
 //! The guard reads a config constant, never a kernel's or config's name: any GEMM kernel's
-//! config may carry it. `gemm_sm90_t`'s B-multicasting cluster tiles (`m2n72`…`m2n128`, TN)
-//! carry it until a run times them (`n80`/`n112` and their NN forms were timed at stop 59, the
-//! odd-block tiles `n72`…`n120` and their NN forms at stop 60); the tests of the guard also
-//! mark shipped configs untimed with [`marked_untimed`].
+//! config may carry it. No shipped GEMM config carries it since stop 61 (`n80`/`n112` and
+//! their NN forms were timed at stop 59, the odd-block tiles `n72`…`n120` and their NN forms at
+//! stop 60, `gemm_sm90_t`'s B-multicasting clusters `m2n72`…`m2n128` at stop 61), but for
+//! `gemm_sm90_fp8_block_mn_dbl` (timed at stop 61, slower than `gemm_sm90_fp8_block_mn`: kept
+//! out of the host's choice so); the tests of the guard mark shipped configs untimed with
+//! [`marked_untimed`].
 
 use tirx::abi::ConfigValue;
 use tirx::runtime::TensorMeta;
@@ -130,16 +132,15 @@ pub fn catalogue_with_untimed_nn_tiles() -> Vec<&'static Kernel> {
 mod tests {
     use super::*;
 
-    /// The mark is the constant: of the shipped configs only the B-multicasting cluster tiles
-    /// (`CL = 2`, the `m2*` configs), not yet timed, carry it (the odd-block tiles, BN = 72, 88,
-    /// 104 and 120, were timed at stop 60); a marked one is untimed and otherwise the same
+    /// The mark is the constant: no config of `gemm_sm90_t` carries it since stop 61 timed the
+    /// B-multicasting cluster tiles (`CL = 2`, the `m2*` configs; the odd-block tiles, BN = 72,
+    /// 88, 104 and 120, were timed at stop 60); a marked one is untimed and otherwise the same
     /// artifact (its other constants, its PTX).
     #[test]
     fn marking_a_config_untimed_adds_only_the_constant() {
         let t = crate::catalogue::find("gemm_sm90_t").expect("shipped");
         let marked = marked_untimed(t, &["nn_n80"]);
-        let cluster = |a: &KernelArtifact| a.int("CL") == Some(2);
-        assert!(t.artifacts.iter().all(|a| is_untimed(a) == cluster(a)));
+        assert!(t.artifacts.iter().all(|a| !is_untimed(a)));
         assert_eq!(marked.artifacts.len(), t.artifacts.len());
         for (a, b) in t.artifacts.iter().zip(marked.artifacts) {
             assert_eq!(
